@@ -1,0 +1,92 @@
+//! The file-system layer. Every file and directory operation of the engine goes through a
+//! [`FileSystem`], so tests can swap in an in-memory or fault-injecting one.
+//!
+//! Durability contract (what callers rely on, as RocksDB's `FileSystem`):
+//! - data appended to a [`WritableFile`] is durable only after `sync` returns Ok;
+//! - a created, renamed or removed name is durable only after `sync_dir` of its directory.
+
+mod posix;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::error::Result;
+
+pub use posix::PosixFileSystem;
+
+/// A file being written, append-only.
+pub trait WritableFile: Send {
+    fn append(&mut self, data: &[u8]) -> Result<()>;
+    /// Hands buffered data to the OS (no durability promise).
+    fn flush(&mut self) -> Result<()>;
+    /// Makes everything appended so far durable.
+    fn sync(&mut self) -> Result<()>;
+    /// Bytes appended so far.
+    fn size(&self) -> u64;
+}
+
+/// A file read at offsets, shared by readers.
+pub trait RandomAccessFile: Send + Sync {
+    /// Reads up to `buf.len()` bytes at `offset`; returns how many were read (fewer only at
+    /// end of file).
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize>;
+    fn size(&self) -> Result<u64>;
+}
+
+/// A file read front to back (WAL and MANIFEST replay).
+pub trait SequentialFile: Send {
+    /// Reads up to `buf.len()` bytes; 0 means end of file.
+    fn read(&mut self, buf: &mut [u8]) -> Result<usize>;
+}
+
+/// A held lock on a file; released when dropped.
+pub trait FileLock: Send + Sync {}
+
+pub trait FileSystem: Send + Sync {
+    /// Creates (or truncates) `path` for writing.
+    fn new_writable_file(&self, path: &Path) -> Result<Box<dyn WritableFile>>;
+    fn new_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>>;
+    fn new_sequential_file(&self, path: &Path) -> Result<Box<dyn SequentialFile>>;
+    fn file_exists(&self, path: &Path) -> bool;
+    /// Names (not paths) of the entries of `dir`.
+    fn children(&self, dir: &Path) -> Result<Vec<String>>;
+    fn file_size(&self, path: &Path) -> Result<u64>;
+    fn remove_file(&self, path: &Path) -> Result<()>;
+    /// Atomically replaces `to` with `from`.
+    fn rename(&self, from: &Path, to: &Path) -> Result<()>;
+    fn create_dir_all(&self, dir: &Path) -> Result<()>;
+    fn remove_dir(&self, dir: &Path) -> Result<()>;
+    /// Makes the directory's entries (creations, renames, removals) durable.
+    fn sync_dir(&self, dir: &Path) -> Result<()>;
+    /// Takes an exclusive lock on `path` (created if missing), failing with an IO error if
+    /// this or another process holds it.
+    fn lock_file(&self, path: &Path) -> Result<Box<dyn FileLock>>;
+}
+
+pub type FileSystemRef = Arc<dyn FileSystem>;
+
+/// The real file system.
+pub fn default_fs() -> FileSystemRef {
+    Arc::new(PosixFileSystem::default())
+}
+
+/// Reads a whole file through `fs`.
+pub fn read_file(fs: &dyn FileSystem, path: &Path) -> Result<Vec<u8>> {
+    let mut f = fs.new_sequential_file(path)?;
+    let mut out = Vec::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            return Ok(out);
+        }
+        out.extend_from_slice(&buf[..n]);
+    }
+}
+
+/// Writes `data` to a new file at `path` and syncs it.
+pub fn write_file_synced(fs: &dyn FileSystem, path: &Path, data: &[u8]) -> Result<()> {
+    let mut f = fs.new_writable_file(path)?;
+    f.append(data)?;
+    f.sync()
+}

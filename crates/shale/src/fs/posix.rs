@@ -1,0 +1,294 @@
+//! The real file system: std::fs plus `pread`, `fdatasync`, directory fsync and fcntl locks.
+//!
+//! Lock semantics follow RocksDB's PosixFileSystem: fcntl record locks exclude other
+//! processes, and a process-wide set of locked paths excludes a second open in this
+//! process (fcntl locks would not).
+
+use std::collections::HashSet;
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Write};
+use std::os::unix::fs::FileExt;
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use super::{FileLock, FileSystem, RandomAccessFile, SequentialFile, WritableFile};
+use crate::error::{Error, Result};
+
+const WRITE_BUFFER: usize = 64 * 1024;
+
+#[derive(Debug, Default)]
+pub struct PosixFileSystem;
+
+fn ctx(op: &str, path: &Path) -> String {
+    format!("While {op} file: {}", path.display())
+}
+
+struct PosixWritableFile {
+    file: File,
+    path: PathBuf,
+    buf: Vec<u8>,
+    size: u64,
+}
+
+impl PosixWritableFile {
+    fn write_buffered(&mut self) -> Result<()> {
+        if !self.buf.is_empty() {
+            self.file.write_all(&self.buf).map_err(|e| Error::io(ctx("appending to", &self.path), e))?;
+            self.buf.clear();
+        }
+        Ok(())
+    }
+}
+
+impl WritableFile for PosixWritableFile {
+    fn append(&mut self, data: &[u8]) -> Result<()> {
+        if self.buf.len() + data.len() > WRITE_BUFFER {
+            self.write_buffered()?;
+        }
+        if data.len() >= WRITE_BUFFER {
+            self.file.write_all(data).map_err(|e| Error::io(ctx("appending to", &self.path), e))?;
+        } else {
+            self.buf.extend_from_slice(data);
+        }
+        self.size += data.len() as u64;
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        self.write_buffered()
+    }
+
+    fn sync(&mut self) -> Result<()> {
+        self.write_buffered()?;
+        self.file.sync_data().map_err(|e| Error::io(ctx("fdatasync", &self.path), e))
+    }
+
+    fn size(&self) -> u64 {
+        self.size
+    }
+}
+
+impl Drop for PosixWritableFile {
+    fn drop(&mut self) {
+        // Best effort: data not flushed before drop was never promised durable.
+        let _ = self.write_buffered();
+    }
+}
+
+struct PosixRandomAccessFile {
+    file: File,
+    path: PathBuf,
+}
+
+impl RandomAccessFile for PosixRandomAccessFile {
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize> {
+        let mut done = 0;
+        while done < buf.len() {
+            match self.file.read_at(&mut buf[done..], offset + done as u64) {
+                Ok(0) => break,
+                Ok(n) => done += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(Error::io(ctx("reading", &self.path), e)),
+            }
+        }
+        Ok(done)
+    }
+
+    fn size(&self) -> Result<u64> {
+        Ok(self.file.metadata().map_err(|e| Error::io(ctx("stat", &self.path), e))?.len())
+    }
+}
+
+struct PosixSequentialFile {
+    file: File,
+    path: PathBuf,
+}
+
+impl SequentialFile for PosixSequentialFile {
+    fn read(&mut self, buf: &mut [u8]) -> Result<usize> {
+        loop {
+            match self.file.read(buf) {
+                Ok(n) => return Ok(n),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(Error::io(ctx("reading", &self.path), e)),
+            }
+        }
+    }
+}
+
+/// Paths locked by this process (fcntl locks do not exclude the owning process).
+fn locked_paths() -> &'static Mutex<HashSet<PathBuf>> {
+    static LOCKED: OnceLock<Mutex<HashSet<PathBuf>>> = OnceLock::new();
+    LOCKED.get_or_init(|| Mutex::new(HashSet::new()))
+}
+
+struct PosixFileLock {
+    _file: File, // closing the descriptor releases the fcntl lock
+    path: PathBuf,
+}
+
+impl FileLock for PosixFileLock {}
+
+impl Drop for PosixFileLock {
+    fn drop(&mut self) {
+        if let Ok(mut set) = locked_paths().lock() {
+            set.remove(&self.path);
+        }
+    }
+}
+
+fn fcntl_lock(file: &File) -> std::io::Result<()> {
+    // SAFETY: `flock` is a plain C struct that zeroed memory initialises validly, and the
+    // descriptor is owned by `file`, alive for the duration of the call.
+    let rc = unsafe {
+        let mut fl: libc::flock = std::mem::zeroed();
+        fl.l_type = libc::F_WRLCK as libc::c_short;
+        fl.l_whence = libc::SEEK_SET as libc::c_short;
+        libc::fcntl(file.as_raw_fd(), libc::F_SETLK, &fl)
+    };
+    if rc == -1 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+impl FileSystem for PosixFileSystem {
+    fn new_writable_file(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        let file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
+            .map_err(|e| Error::io(ctx("open a file for appending", path), e))?;
+        Ok(Box::new(PosixWritableFile {
+            file,
+            path: path.to_path_buf(),
+            buf: Vec::with_capacity(WRITE_BUFFER),
+            size: 0,
+        }))
+    }
+
+    fn new_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
+        let file = File::open(path).map_err(|e| Error::io(ctx("open a file for random read", path), e))?;
+        Ok(Arc::new(PosixRandomAccessFile { file, path: path.to_path_buf() }))
+    }
+
+    fn new_sequential_file(&self, path: &Path) -> Result<Box<dyn SequentialFile>> {
+        let file =
+            File::open(path).map_err(|e| Error::io(ctx("open a file for sequential reading", path), e))?;
+        Ok(Box::new(PosixSequentialFile { file, path: path.to_path_buf() }))
+    }
+
+    fn file_exists(&self, path: &Path) -> bool {
+        path.exists()
+    }
+
+    fn children(&self, dir: &Path) -> Result<Vec<String>> {
+        let rd = fs::read_dir(dir).map_err(|e| Error::io(ctx("opendir", dir), e))?;
+        let mut out = Vec::new();
+        for entry in rd {
+            let entry = entry.map_err(|e| Error::io(ctx("readdir", dir), e))?;
+            out.push(entry.file_name().to_string_lossy().into_owned());
+        }
+        Ok(out)
+    }
+
+    fn file_size(&self, path: &Path) -> Result<u64> {
+        Ok(fs::metadata(path).map_err(|e| Error::io(ctx("stat", path), e))?.len())
+    }
+
+    fn remove_file(&self, path: &Path) -> Result<()> {
+        fs::remove_file(path).map_err(|e| Error::io(ctx("unlink", path), e))
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> Result<()> {
+        fs::rename(from, to).map_err(|e| {
+            Error::io(format!("While renaming a file to {}: {}", to.display(), from.display()), e)
+        })
+    }
+
+    fn create_dir_all(&self, dir: &Path) -> Result<()> {
+        fs::create_dir_all(dir).map_err(|e| Error::io(ctx("mkdir", dir), e))
+    }
+
+    fn remove_dir(&self, dir: &Path) -> Result<()> {
+        fs::remove_dir(dir).map_err(|e| Error::io(ctx("rmdir", dir), e))
+    }
+
+    fn sync_dir(&self, dir: &Path) -> Result<()> {
+        let d = File::open(dir).map_err(|e| Error::io(ctx("open directory", dir), e))?;
+        d.sync_all().map_err(|e| Error::io(ctx("fsync directory", dir), e))
+    }
+
+    fn lock_file(&self, path: &Path) -> Result<Box<dyn FileLock>> {
+        let key = fs::canonicalize(path.parent().unwrap_or(Path::new(".")))
+            .map(|p| p.join(path.file_name().unwrap_or_default()))
+            .unwrap_or_else(|_| path.to_path_buf());
+        {
+            let mut set = locked_paths().lock().map_err(|_| Error::io_msg("lock table poisoned"))?;
+            if !set.insert(key.clone()) {
+                return Err(Error::io_msg(format!(
+                    "lock hold by current process, acquire time {} acquiring thread 0: {}: No locks available",
+                    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0),
+                    path.display()
+                )));
+            }
+        }
+        let release = |key: &PathBuf| {
+            if let Ok(mut set) = locked_paths().lock() {
+                set.remove(key);
+            }
+        };
+        let file = match OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path) {
+            Ok(f) => f,
+            Err(e) => {
+                release(&key);
+                return Err(Error::io(ctx("open lock", path), e));
+            }
+        };
+        if let Err(e) = fcntl_lock(&file) {
+            release(&key);
+            return Err(Error::io(format!("While lock file: {}", path.display()), e));
+        }
+        Ok(Box::new(PosixFileLock { _file: file, path: key }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn write_sync_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = PosixFileSystem;
+        let p = dir.path().join("f");
+        let mut w = fs.new_writable_file(&p).unwrap();
+        w.append(b"hello ").unwrap();
+        w.append(&vec![b'x'; WRITE_BUFFER + 10]).unwrap();
+        w.sync().unwrap();
+        assert_eq!(w.size(), 6 + WRITE_BUFFER as u64 + 10);
+        let r = fs.new_random_access_file(&p).unwrap();
+        let mut buf = [0u8; 8];
+        assert_eq!(r.read_at(0, &mut buf).unwrap(), 8);
+        assert_eq!(&buf, b"hello xx");
+        let mut tail = [0u8; 100];
+        assert_eq!(r.read_at(w.size() - 4, &mut tail).unwrap(), 4);
+        assert_eq!(super::super::read_file(&fs, &p).unwrap().len() as u64, w.size());
+    }
+
+    #[test]
+    fn second_lock_in_process_fails_until_released() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = PosixFileSystem;
+        let p = dir.path().join("LOCK");
+        let l = fs.lock_file(&p).unwrap();
+        let e = fs.lock_file(&p).err().expect("second lock must fail");
+        assert_eq!(e.kind(), crate::ErrorKind::IOError);
+        assert!(e.to_string().contains("lock hold by current process"), "{e}");
+        drop(l);
+        fs.lock_file(&p).unwrap();
+    }
+}

@@ -1,0 +1,211 @@
+//! Internal keys: a user key tagged with a sequence number and a value type.
+//!
+//! ```text
+//! internal key = user_key | fixed64 LE ( sequence << 8 | value_type )
+//! ```
+//! Order: user key ascending by the user comparator, then the packed trailer descending,
+//! so for one user key the newest entry comes first.
+
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+use crate::coding::{decode_fixed64, put_fixed64};
+use crate::comparator::{Comparator, ComparatorRef};
+use crate::error::{Error, Result};
+
+pub type SequenceNumber = u64;
+
+/// The largest sequence number: 56 bits.
+pub const MAX_SEQUENCE_NUMBER: SequenceNumber = (1 << 56) - 1;
+
+/// RocksDB's value types (db/dbformat.h) that Shale writes or reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum ValueType {
+    Deletion = 0x0,
+    Value = 0x1,
+    Merge = 0x2,
+    SingleDeletion = 0x7,
+    RangeDeletion = 0xF,
+}
+
+/// The type used when building a seek key: the highest type, so that a seek key sorts
+/// before every entry of the same user key and sequence.
+pub const VALUE_TYPE_FOR_SEEK: ValueType = ValueType::RangeDeletion;
+
+impl ValueType {
+    pub fn from_u8(b: u8) -> Option<ValueType> {
+        Some(match b {
+            0x0 => ValueType::Deletion,
+            0x1 => ValueType::Value,
+            0x2 => ValueType::Merge,
+            0x7 => ValueType::SingleDeletion,
+            0xF => ValueType::RangeDeletion,
+            _ => return None,
+        })
+    }
+}
+
+pub fn pack_seq_and_type(seq: SequenceNumber, t: ValueType) -> u64 {
+    debug_assert!(seq <= MAX_SEQUENCE_NUMBER);
+    (seq << 8) | t as u64
+}
+
+/// Appends `user_key | trailer` to `dst`.
+pub fn append_internal_key(dst: &mut Vec<u8>, user_key: &[u8], seq: SequenceNumber, t: ValueType) {
+    dst.extend_from_slice(user_key);
+    put_fixed64(dst, pack_seq_and_type(seq, t));
+}
+
+pub fn make_internal_key(user_key: &[u8], seq: SequenceNumber, t: ValueType) -> Vec<u8> {
+    let mut v = Vec::with_capacity(user_key.len() + 8);
+    append_internal_key(&mut v, user_key, seq, t);
+    v
+}
+
+/// The user-key part of an internal key. Callers pass keys that are at least 8 bytes
+/// (checked on decode by [`parse_internal_key`]); a shorter key yields an empty slice.
+pub fn user_key(ikey: &[u8]) -> &[u8] {
+    &ikey[..ikey.len().saturating_sub(8)]
+}
+
+/// The packed `seq << 8 | type` trailer of an internal key (0 for a short key).
+pub fn trailer(ikey: &[u8]) -> u64 {
+    if ikey.len() < 8 {
+        return 0;
+    }
+    decode_fixed64(&ikey[ikey.len() - 8..])
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParsedInternalKey<'a> {
+    pub user_key: &'a [u8],
+    pub sequence: SequenceNumber,
+    pub value_type: ValueType,
+}
+
+/// Splits an internal key, failing with Corruption on a short key or an unknown type.
+pub fn parse_internal_key(ikey: &[u8]) -> Result<ParsedInternalKey<'_>> {
+    if ikey.len() < 8 {
+        return Err(Error::corruption(format!("internal key too short: {} bytes", ikey.len())));
+    }
+    let t = trailer(ikey);
+    let value_type = ValueType::from_u8((t & 0xff) as u8)
+        .ok_or_else(|| Error::corruption(format!("unknown value type {:#x} in internal key", t & 0xff)))?;
+    Ok(ParsedInternalKey { user_key: user_key(ikey), sequence: t >> 8, value_type })
+}
+
+/// Orders internal keys: user key by the user comparator, then trailer descending.
+#[derive(Clone)]
+pub struct InternalKeyComparator {
+    user: ComparatorRef,
+    bytewise: bool,
+}
+
+impl InternalKeyComparator {
+    pub fn new(user: ComparatorRef) -> Self {
+        let bytewise = user.is_bytewise();
+        InternalKeyComparator { user, bytewise }
+    }
+
+    pub fn user_comparator(&self) -> &ComparatorRef {
+        &self.user
+    }
+
+    #[inline]
+    pub fn compare_user(&self, a: &[u8], b: &[u8]) -> Ordering {
+        if self.bytewise {
+            a.cmp(b)
+        } else {
+            self.user.compare(a, b)
+        }
+    }
+
+    #[inline]
+    pub fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+        match self.compare_user(user_key(a), user_key(b)) {
+            Ordering::Equal => trailer(b).cmp(&trailer(a)),
+            o => o,
+        }
+    }
+
+    /// Shortens `start` to an internal key in `[start, limit)` for an index block.
+    pub fn find_shortest_separator(&self, start: &mut Vec<u8>, limit: &[u8]) {
+        let su = user_key(start);
+        let mut tmp = su.to_vec();
+        self.user.find_shortest_separator(&mut tmp, user_key(limit));
+        if tmp.len() < su.len() && self.compare_user(su, &tmp) == Ordering::Less {
+            put_fixed64(&mut tmp, pack_seq_and_type(MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK));
+            debug_assert_eq!(self.compare(start, &tmp), Ordering::Less);
+            debug_assert_eq!(self.compare(&tmp, limit), Ordering::Less);
+            *start = tmp;
+        }
+    }
+
+    /// Changes `key` to a short internal key `>= key` for the last index entry.
+    pub fn find_short_successor(&self, key: &mut Vec<u8>) {
+        let uk = user_key(key);
+        let mut tmp = uk.to_vec();
+        self.user.find_short_successor(&mut tmp);
+        if tmp.len() < uk.len() && self.compare_user(uk, &tmp) == Ordering::Less {
+            put_fixed64(&mut tmp, pack_seq_and_type(MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK));
+            *key = tmp;
+        }
+    }
+}
+
+impl std::fmt::Debug for InternalKeyComparator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "InternalKeyComparator({})", self.user.name())
+    }
+}
+
+/// A key to look up `user_key` as of `seq`: the internal key that sorts before every entry
+/// of `user_key` visible at `seq`.
+pub fn lookup_key(user_key: &[u8], seq: SequenceNumber) -> Vec<u8> {
+    make_internal_key(user_key, seq, VALUE_TYPE_FOR_SEEK)
+}
+
+/// Shortcut for tests and callers that want the default ordering.
+pub fn bytewise_internal_comparator() -> InternalKeyComparator {
+    InternalKeyComparator::new(Arc::new(crate::comparator::BytewiseComparator))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn newer_entries_sort_first() {
+        let c = bytewise_internal_comparator();
+        let a = make_internal_key(b"k", 10, ValueType::Value);
+        let b = make_internal_key(b"k", 9, ValueType::Value);
+        let d = make_internal_key(b"k", 10, ValueType::Deletion);
+        assert_eq!(c.compare(&a, &b), Ordering::Less);
+        assert_eq!(c.compare(&a, &d), Ordering::Less, "same seq: higher type first");
+        assert_eq!(c.compare(&lookup_key(b"k", 10), &a), Ordering::Less);
+        assert_eq!(c.compare(&make_internal_key(b"j", 1, ValueType::Value), &a), Ordering::Less);
+    }
+
+    #[test]
+    fn parse_rejects_bad_keys() {
+        let k = make_internal_key(b"user", 77, ValueType::SingleDeletion);
+        let p = parse_internal_key(&k).unwrap();
+        assert_eq!((p.user_key, p.sequence, p.value_type), (&b"user"[..], 77, ValueType::SingleDeletion));
+        assert!(parse_internal_key(b"short").is_err());
+        let mut bad = k.clone();
+        let n = bad.len();
+        bad[n - 8] = 0x33;
+        assert_eq!(parse_internal_key(&bad).unwrap_err().kind(), crate::ErrorKind::Corruption);
+    }
+
+    #[test]
+    fn separator_is_between() {
+        let c = bytewise_internal_comparator();
+        let mut s = make_internal_key(b"abcdefgh", 5, ValueType::Value);
+        let l = make_internal_key(b"abzzz", 9, ValueType::Value);
+        c.find_shortest_separator(&mut s, &l);
+        assert_eq!(user_key(&s), b"abd");
+        assert_eq!(c.compare(&s, &l), Ordering::Less);
+    }
+}
