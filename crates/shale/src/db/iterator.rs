@@ -1,0 +1,299 @@
+//! The user-facing iterators: `DBRawIterator` (RocksDB's Iterator) and `DBIterator` (a Rust
+//! `Iterator` of `(key, value)` pairs), as in rust-rocksdb.
+//!
+//! Both sit on `iter::db_iter::DBIter` over a merging iterator of every source of one
+//! column family's SuperVersion; the SuperVersion is held so its files stay on disk.
+
+use std::collections::HashMap;
+use std::marker::PhantomData;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use super::cf::{CfHandle, SuperVersion};
+use super::{DbInner, DB};
+use crate::cf_ref::AsColumnFamilyRef;
+use crate::error::Result;
+use crate::iter::db_iter::DBIter;
+use crate::iter::level::{LevelFile, LevelIterator};
+use crate::iter::merging::MergingIterator;
+use crate::iter::range_del::{self, FragmentedTombstones, RangeTombstone};
+use crate::iter::BoxedIterator;
+use crate::options::ReadOptions;
+use crate::version::edit::FileMetaData;
+
+/// Iteration direction, as rust-rocksdb's `Direction`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Forward,
+    Reverse,
+}
+
+/// Where a `DBIterator` starts, as rust-rocksdb's `IteratorMode`.
+#[derive(Debug, Clone, Copy)]
+pub enum IteratorMode<'a> {
+    Start,
+    End,
+    From(&'a [u8], Direction),
+}
+
+/// `(key, value)` as rust-rocksdb's `KVBytes`.
+pub type KVBytes = (Box<[u8]>, Box<[u8]>);
+
+impl DbInner {
+    /// The merged internal iterator and all range tombstones of one column family's view.
+    pub(crate) fn internal_iterator(
+        self: &Arc<Self>,
+        cf: &Arc<CfHandle>,
+        sv: &SuperVersion,
+        fill_cache: bool,
+    ) -> Result<(BoxedIterator, Arc<FragmentedTombstones>)> {
+        let mut children: Vec<BoxedIterator> = Vec::new();
+        let mut tombstones: Vec<RangeTombstone> = Vec::new();
+        for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
+            children.push(mem.iter());
+            if mem.num_range_deletes() > 0 {
+                tombstones.extend(range_del::from_table_entries(&mem.range_tombstones())?);
+            }
+        }
+        let v = &sv.current;
+        for f in v.files(0) {
+            let e = self.table_cache.get(cf, f)?;
+            tombstones.extend(range_del::from_table_entries(e.table.range_tombstones())?);
+            children.push(e.table.iter(fill_cache));
+        }
+        for level in 1..v.num_levels() {
+            let files = v.files(level);
+            if files.is_empty() {
+                continue;
+            }
+            for f in files {
+                let e = self.table_cache.get(cf, f)?;
+                if !e.table.range_tombstones().is_empty() {
+                    tombstones.extend(range_del::from_table_entries(e.table.range_tombstones())?);
+                }
+            }
+            children.push(Box::new(self.level_iterator(cf, files, fill_cache)));
+        }
+        let tomb = Arc::new(FragmentedTombstones::new(cf.opts.comparator.clone(), tombstones));
+        Ok((Box::new(MergingIterator::new(cf.icmp.clone(), children)), tomb))
+    }
+
+    /// A concatenating iterator over one sorted level, opening tables as it reaches them.
+    pub(crate) fn level_iterator(
+        self: &Arc<Self>,
+        cf: &Arc<CfHandle>,
+        files: &[Arc<FileMetaData>],
+        fill_cache: bool,
+    ) -> LevelIterator {
+        let by_number: HashMap<u64, Arc<FileMetaData>> = files.iter().map(|f| (f.number, f.clone())).collect();
+        let level_files =
+            files.iter().map(|f| LevelFile { number: f.number, smallest: f.smallest.clone(), largest: f.largest.clone() });
+        let icmp = cf.icmp.clone();
+        let inner = self.clone();
+        let cf = cf.clone();
+        let opener = Arc::new(move |lf: &LevelFile| -> Result<BoxedIterator> {
+            let meta = by_number
+                .get(&lf.number)
+                .ok_or_else(|| crate::Error::corruption(format!("level file {} vanished", lf.number)))?;
+            Ok(inner.table_cache.get(&cf, meta)?.table.iter(fill_cache))
+        });
+        LevelIterator::new(icmp, level_files.collect(), opener)
+    }
+}
+
+/// RocksDB's Iterator: positioned explicitly, read with `key`/`value`.
+pub struct DBRawIterator<'a> {
+    iter: DBIter,
+    _sv: Arc<SuperVersion>,
+    _db: PhantomData<&'a DB>,
+}
+
+impl<'a> DBRawIterator<'a> {
+    pub(crate) fn new(db: &'a DB, cf: &Arc<CfHandle>, ro: &ReadOptions) -> DBRawIterator<'a> {
+        let inner = &db.inner;
+        let sv = cf.super_version();
+        let seq = ro.snapshot.unwrap_or_else(|| inner.last_sequence.load(Ordering::Acquire));
+        let (it, tomb) = match inner.internal_iterator(cf, &sv, ro.fill_cache) {
+            Ok(x) => x,
+            Err(e) => (
+                Box::new(crate::iter::ErrorIterator::new(e)) as BoxedIterator,
+                Arc::new(FragmentedTombstones::new(cf.opts.comparator.clone(), Vec::new())),
+            ),
+        };
+        let iter = DBIter::new(cf.icmp.clone(), it, tomb, seq, ro.lower_bound.clone(), ro.upper_bound.clone());
+        DBRawIterator { iter, _sv: sv, _db: PhantomData }
+    }
+
+    pub fn valid(&self) -> bool {
+        self.iter.valid()
+    }
+
+    pub fn status(&self) -> Result<()> {
+        self.iter.status()
+    }
+
+    pub fn seek_to_first(&mut self) {
+        self.iter.seek_to_first()
+    }
+
+    pub fn seek_to_last(&mut self) {
+        self.iter.seek_to_last()
+    }
+
+    pub fn seek<K: AsRef<[u8]>>(&mut self, key: K) {
+        self.iter.seek(key.as_ref())
+    }
+
+    pub fn seek_for_prev<K: AsRef<[u8]>>(&mut self, key: K) {
+        self.iter.seek_for_prev(key.as_ref())
+    }
+
+    pub fn next(&mut self) {
+        if self.iter.valid() {
+            self.iter.next()
+        }
+    }
+
+    pub fn prev(&mut self) {
+        if self.iter.valid() {
+            self.iter.prev()
+        }
+    }
+
+    pub fn key(&self) -> Option<&[u8]> {
+        self.iter.valid().then(|| self.iter.key())
+    }
+
+    pub fn value(&self) -> Option<&[u8]> {
+        self.iter.valid().then(|| self.iter.value())
+    }
+
+    pub fn item(&self) -> Option<(&[u8], &[u8])> {
+        self.iter.valid().then(|| (self.iter.key(), self.iter.value()))
+    }
+}
+
+/// A Rust iterator of `Result<(key, value)>`, as rust-rocksdb's `DBIterator`.
+pub struct DBIterator<'a> {
+    raw: DBRawIterator<'a>,
+    direction: Direction,
+    done: bool,
+}
+
+impl<'a> DBIterator<'a> {
+    pub(crate) fn new(raw: DBRawIterator<'a>, mode: IteratorMode<'_>) -> DBIterator<'a> {
+        let mut it = DBIterator { raw, direction: Direction::Forward, done: false };
+        it.set_mode(mode);
+        it
+    }
+
+    /// Repositions the iterator, as rust-rocksdb's `set_mode`.
+    pub fn set_mode(&mut self, mode: IteratorMode<'_>) {
+        self.done = false;
+        self.direction = match mode {
+            IteratorMode::Start => {
+                self.raw.seek_to_first();
+                Direction::Forward
+            }
+            IteratorMode::End => {
+                self.raw.seek_to_last();
+                Direction::Reverse
+            }
+            IteratorMode::From(key, Direction::Forward) => {
+                self.raw.seek(key);
+                Direction::Forward
+            }
+            IteratorMode::From(key, Direction::Reverse) => {
+                self.raw.seek_for_prev(key);
+                Direction::Reverse
+            }
+        };
+    }
+
+    pub fn valid(&self) -> bool {
+        self.raw.valid()
+    }
+}
+
+impl Iterator for DBIterator<'_> {
+    type Item = Result<KVBytes>;
+
+    fn next(&mut self) -> Option<Result<KVBytes>> {
+        if self.done {
+            return None;
+        }
+        if let Some((k, v)) = self.raw.item() {
+            let kv = (Box::from(k), Box::from(v));
+            match self.direction {
+                Direction::Forward => self.raw.next(),
+                Direction::Reverse => self.raw.prev(),
+            }
+            Some(Ok(kv))
+        } else {
+            self.done = true;
+            self.raw.status().err().map(Err)
+        }
+    }
+}
+
+impl DB {
+    pub fn iterator<'a: 'b, 'b>(&'a self, mode: IteratorMode) -> DBIterator<'b> {
+        self.iterator_opt(mode, ReadOptions::default())
+    }
+
+    pub fn iterator_opt<'a: 'b, 'b>(&'a self, mode: IteratorMode, readopts: ReadOptions) -> DBIterator<'b> {
+        DBIterator::new(self.raw_iterator_opt(readopts), mode)
+    }
+
+    pub fn full_iterator<'a: 'b, 'b>(&'a self, mode: IteratorMode) -> DBIterator<'b> {
+        self.iterator(mode)
+    }
+
+    pub fn iterator_cf<'a: 'b, 'b>(&'a self, cf: &impl AsColumnFamilyRef, mode: IteratorMode) -> DBIterator<'b> {
+        self.iterator_cf_opt(cf, ReadOptions::default(), mode)
+    }
+
+    pub fn iterator_cf_opt<'a: 'b, 'b>(
+        &'a self,
+        cf: &impl AsColumnFamilyRef,
+        readopts: ReadOptions,
+        mode: IteratorMode,
+    ) -> DBIterator<'b> {
+        DBIterator::new(self.raw_iterator_cf_opt(cf, readopts), mode)
+    }
+
+    pub fn raw_iterator<'a: 'b, 'b>(&'a self) -> DBRawIterator<'b> {
+        self.raw_iterator_opt(ReadOptions::default())
+    }
+
+    pub fn raw_iterator_opt<'a: 'b, 'b>(&'a self, readopts: ReadOptions) -> DBRawIterator<'b> {
+        DBRawIterator::new(self, &self.default_handle().handle, &readopts)
+    }
+
+    pub fn raw_iterator_cf<'a: 'b, 'b>(&'a self, cf: &impl AsColumnFamilyRef) -> DBRawIterator<'b> {
+        self.raw_iterator_cf_opt(cf, ReadOptions::default())
+    }
+
+    pub fn raw_iterator_cf_opt<'a: 'b, 'b>(
+        &'a self,
+        cf: &impl AsColumnFamilyRef,
+        readopts: ReadOptions,
+    ) -> DBRawIterator<'b> {
+        match self.inner.handle_of(cf) {
+            Ok(h) => DBRawIterator::new(self, &h, &readopts),
+            Err(e) => {
+                let h = self.default_handle().handle.clone();
+                let mut it = DBRawIterator::new(self, &h, &readopts);
+                it.iter = DBIter::new(
+                    h.icmp.clone(),
+                    Box::new(crate::iter::ErrorIterator::new(e)),
+                    Arc::new(FragmentedTombstones::new(h.opts.comparator.clone(), Vec::new())),
+                    0,
+                    None,
+                    None,
+                );
+                it
+            }
+        }
+    }
+}

@@ -1,0 +1,279 @@
+//! The database: rust-rocksdb's `DB` over Shale's engine.
+//!
+//! Concurrency, in one place (what guards what):
+//! - `DbInner::state` (a Mutex) guards every column family's memtable list and current
+//!   Version, the MANIFEST writer, file numbering, pending outputs and background-work flags.
+//!   Background threads wait on `bg_cv` with it.
+//! - `DbInner::writers` (a Mutex + `write_cv`) is the group-commit queue: the writer at its
+//!   front is the leader and alone touches `wal` and inserts into the active memtables.
+//!   Memtables are switched only by a leader (in `make_room_for_write`), so a leader's
+//!   memtables stay active for its whole write.
+//! - `DbInner::wal` (a Mutex) is the current WAL; only the write leader locks it.
+//! - `DbInner::last_sequence` (atomic) is the last sequence readers may see; a leader stores
+//!   it with Release after its memtable inserts.
+//! - Each `CfHandle::super_version` (a RwLock around an Arc) is what readers take: the active
+//!   memtable, the immutable ones and the current Version. Replaced under `state`.
+//! - `DbInner::snapshots` (a Mutex) holds the sequence numbers of live snapshots.
+
+mod cf;
+mod compact;
+pub(crate) mod filename;
+mod flush;
+mod info_log;
+mod iterator;
+mod open;
+mod properties;
+mod read;
+mod snapshot;
+mod table_cache;
+mod write;
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+
+use parking_lot::{Condvar, Mutex as PlMutex, MutexGuard};
+use std::thread::JoinHandle;
+
+use crate::error::{Error, Result};
+use crate::fs::{FileLock, FileSystemRef};
+use crate::memtable::MemTable;
+use crate::options::Options;
+use crate::version::manifest::ManifestWriter;
+use crate::version::Version;
+use crate::wal::LogWriter;
+
+pub use cf::{ColumnFamily, ColumnFamilyDescriptor, DEFAULT_COLUMN_FAMILY_NAME};
+pub use iterator::{DBIterator, DBRawIterator, Direction, IteratorMode};
+pub use snapshot::Snapshot;
+
+pub(crate) use cf::{CfHandle, SuperVersion};
+use info_log::InfoLog;
+use table_cache::TableCache;
+use write::WriteQueue;
+
+/// A Shale database, with rust-rocksdb's `DB` API.
+pub struct DB {
+    pub(crate) inner: Arc<DbInner>,
+    /// Handles by name, as rust-rocksdb's single-threaded `DB` keeps them.
+    cfs: BTreeMap<String, ColumnFamily>,
+    default_cf: ColumnFamily,
+    threads: Vec<JoinHandle<()>>,
+}
+
+pub(crate) struct DbInner {
+    pub path: PathBuf,
+    pub fs: FileSystemRef,
+    pub opts: Options,
+    pub state: PlMutex<DbState>,
+    pub bg_cv: Condvar,
+    pub writers: PlMutex<WriteQueue>,
+    pub write_cv: Condvar,
+    pub wal: Mutex<WalState>,
+    pub last_sequence: AtomicU64,
+    pub shutting_down: AtomicBool,
+    pub table_cache: TableCache,
+    pub snapshots: Mutex<BTreeMap<u64, usize>>,
+    pub info_log: InfoLog,
+    pub stats: Stats,
+    _lock: Box<dyn FileLock>,
+}
+
+/// State guarded by `DbInner::state`.
+pub(crate) struct DbState {
+    pub cfs: BTreeMap<u32, CfState>,
+    pub manifest: ManifestWriter,
+    pub next_file_number: u64,
+    /// Files being written that no Version names yet (never purged).
+    pub pending_outputs: BTreeSet<u64>,
+    pub max_column_family: u32,
+    /// WAL numbers still on disk, oldest first (the last is the current WAL).
+    pub alive_wals: VecDeque<u64>,
+    /// Versions still referenced by readers; their files must stay.
+    pub live_versions: Vec<Weak<Version>>,
+    pub flush_running: bool,
+    pub compaction_running: bool,
+    pub manual_compaction_waiting: usize,
+    /// A background error stops writes (RocksDB's bg_error); reads continue.
+    pub bg_error: Option<Error>,
+    pub flush_requests: usize,
+}
+
+/// One column family's mutable state, guarded by `DbInner::state`.
+pub(crate) struct CfState {
+    pub handle: Arc<CfHandle>,
+    pub mem: Arc<MemTable>,
+    /// Immutable memtables, oldest first, each with the WAL number that began after it.
+    pub imm: Vec<(Arc<MemTable>, u64)>,
+    pub current: Arc<Version>,
+    /// WALs below this number hold nothing of this column family that is not in its tables.
+    pub log_number: u64,
+    /// Per level: the key after which the next compaction of that level starts.
+    pub compact_pointer: Vec<Vec<u8>>,
+    /// Files that a running compaction reads.
+    pub being_compacted: BTreeSet<u64>,
+}
+
+/// The active WAL, guarded by `DbInner::wal`.
+pub(crate) struct WalState {
+    pub writer: LogWriter,
+    pub number: u64,
+    /// Bytes written to this WAL that are not yet fsynced.
+    pub unsynced: bool,
+}
+
+/// Counters behind `rocksdb.stats` and friends (atomics, updated without locks).
+#[derive(Default)]
+pub(crate) struct Stats {
+    pub flushes: AtomicU64,
+    pub flush_bytes: AtomicU64,
+    pub compactions: AtomicU64,
+    pub compaction_bytes_read: AtomicU64,
+    pub compaction_bytes_written: AtomicU64,
+    pub wal_syncs: AtomicU64,
+    pub write_groups: AtomicU64,
+    pub writes: AtomicU64,
+    pub stall_micros: AtomicU64,
+}
+
+impl DbInner {
+    pub fn lock_state(&self) -> MutexGuard<'_, DbState> {
+        self.state.lock()
+    }
+
+    /// A new file number, registered as a pending output until `release_output`.
+    pub fn new_output_number(&self) -> u64 {
+        let mut st = self.lock_state();
+        let n = st.next_file_number;
+        st.next_file_number += 1;
+        st.pending_outputs.insert(n);
+        n
+    }
+
+    pub fn release_output(&self, number: u64) {
+        self.lock_state().pending_outputs.remove(&number);
+    }
+
+    pub fn cf_handle_by_id(&self, id: u32) -> Option<Arc<CfHandle>> {
+        self.lock_state().cfs.get(&id).map(|c| c.handle.clone())
+    }
+
+    /// The earliest live snapshot, or None.
+    pub fn snapshot_list(&self) -> Vec<u64> {
+        self.snapshots.lock().map(|s| s.keys().copied().collect()).unwrap_or_default()
+    }
+
+    pub fn check_bg_error(&self) -> Result<()> {
+        match &self.lock_state().bg_error {
+            Some(e) => Err(e.clone()),
+            None => Ok(()),
+        }
+    }
+}
+
+impl DB {
+    /// Opens the database at `path` with default options (it must exist).
+    pub fn open_default<P: AsRef<Path>>(path: P) -> Result<DB> {
+        let mut opts = Options::default();
+        opts.create_if_missing(true);
+        DB::open(&opts, path)
+    }
+
+    /// Opens the database at `path` with only the default column family.
+    pub fn open<P: AsRef<Path>>(opts: &Options, path: P) -> Result<DB> {
+        DB::open_cf_descriptors(opts, path, Vec::<ColumnFamilyDescriptor>::new())
+    }
+
+    /// Opens the database with the named column families, each with `opts`.
+    pub fn open_cf<P, I, N>(opts: &Options, path: P, cfs: I) -> Result<DB>
+    where
+        P: AsRef<Path>,
+        I: IntoIterator<Item = N>,
+        N: AsRef<str>,
+    {
+        let descs: Vec<ColumnFamilyDescriptor> =
+            cfs.into_iter().map(|n| ColumnFamilyDescriptor::new(n.as_ref(), opts.clone())).collect();
+        DB::open_cf_descriptors(opts, path, descs)
+    }
+
+    /// Opens the database with column families described by name and options.
+    pub fn open_cf_descriptors<P, I>(opts: &Options, path: P, cfs: I) -> Result<DB>
+    where
+        P: AsRef<Path>,
+        I: IntoIterator<Item = ColumnFamilyDescriptor>,
+    {
+        open::open(opts, path.as_ref(), cfs.into_iter().collect())
+    }
+
+    /// Names of the column families recorded in the database's MANIFEST.
+    pub fn list_cf<P: AsRef<Path>>(opts: &Options, path: P) -> Result<Vec<String>> {
+        open::list_cf(opts, path.as_ref())
+    }
+
+    /// Removes the database's files and directory. Fails if the database is open.
+    pub fn destroy<P: AsRef<Path>>(opts: &Options, path: P) -> Result<()> {
+        open::destroy(opts, path.as_ref())
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// The handle of column family `name`, if it exists.
+    pub fn cf_handle(&self, name: &str) -> Option<&ColumnFamily> {
+        self.cfs.get(name)
+    }
+
+    /// Creates a column family.
+    pub fn create_cf<N: AsRef<str>>(&mut self, name: N, opts: &Options) -> Result<()> {
+        let name = name.as_ref();
+        if self.cfs.contains_key(name) {
+            return Err(Error::invalid_argument(format!("Column family already exists: {name}")));
+        }
+        let handle = cf::create_cf(&self.inner, name, opts)?;
+        self.cfs.insert(name.to_string(), ColumnFamily { handle });
+        Ok(())
+    }
+
+    /// Drops a column family: its data becomes unreachable and its files are removed.
+    pub fn drop_cf(&mut self, name: &str) -> Result<()> {
+        if name == DEFAULT_COLUMN_FAMILY_NAME {
+            return Err(Error::invalid_argument("Can't drop default column family"));
+        }
+        let cf = self
+            .cfs
+            .get(name)
+            .ok_or_else(|| Error::invalid_argument(format!("Invalid column family: {name}")))?;
+        cf::drop_cf(&self.inner, &cf.handle)?;
+        self.cfs.remove(name);
+        Ok(())
+    }
+
+    /// The latest sequence number, as rust-rocksdb's `latest_sequence_number`.
+    pub fn latest_sequence_number(&self) -> u64 {
+        self.inner.last_sequence.load(Ordering::Acquire)
+    }
+
+    /// Lets writes resume after a background error whose cause has gone (RocksDB's Resume).
+    pub fn resume(&self) -> Result<()> {
+        let mut st = self.inner.lock_state();
+        st.bg_error = None;
+        drop(st);
+        self.inner.bg_cv.notify_all();
+        Ok(())
+    }
+
+    pub(crate) fn default_handle(&self) -> &ColumnFamily {
+        &self.default_cf
+    }
+}
+
+impl Drop for DB {
+    fn drop(&mut self) {
+        open::close(&self.inner);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}

@@ -1,0 +1,595 @@
+//! Opening (create, recover, replay WALs), closing, destroying and listing a database, and
+//! the MANIFEST bookkeeping shared by every change (`log_and_apply`).
+//!
+//! Open follows RocksDB: take LOCK; create a new database or read CURRENT and the MANIFEST;
+//! replay the WALs the MANIFEST does not cover into memtables; write what was replayed to
+//! level-0 tables; start a new WAL and a new MANIFEST naming everything; point CURRENT at
+//! it; remove the files no longer needed.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use parking_lot::{Condvar, Mutex as PlMutex};
+
+use super::cf::{CfHandle, ColumnFamily, ColumnFamilyDescriptor, SuperVersion, DEFAULT_COLUMN_FAMILY_NAME};
+use super::filename::{self, FileType};
+use super::info_log::InfoLog;
+use super::table_cache::TableCache;
+use super::{CfState, DbInner, DbState, Stats, WalState, DB};
+use crate::batch::WriteBatch;
+use crate::error::{Error, Result};
+use crate::fs::{default_fs, FileSystem};
+use crate::key::InternalKeyComparator;
+use crate::memtable::MemTable;
+use crate::options::Options;
+use crate::options_file::{self, CfSection, OptionsFile};
+use crate::version::edit::{FileMetaData, VersionEdit};
+use crate::version::manifest::{self, ManifestWriter};
+use crate::version::{Version, VersionBuilder};
+use crate::wal::{LogReader, LogWriter};
+
+pub(crate) fn open(opts: &Options, path: &Path, mut descs: Vec<ColumnFamilyDescriptor>) -> Result<DB> {
+    opts.check_supported()?;
+    for d in &descs {
+        d.options.check_supported()?;
+    }
+    let fs = opts.fs.clone().unwrap_or_else(default_fs);
+    if opts.create_if_missing {
+        fs.create_dir_all(path)?;
+    }
+    let lock = fs.lock_file(&filename::lock_file(path))?;
+    let current = manifest::current_file_path(path);
+    let exists = fs.file_exists(&current);
+    if !exists {
+        if !opts.create_if_missing {
+            return Err(Error::invalid_argument(format!(
+                "{}: does not exist (create_if_missing is false)",
+                current.display()
+            )));
+        }
+        new_db(&*fs, path, opts)?;
+    } else if opts.error_if_exists {
+        return Err(Error::invalid_argument(format!("{}: exists (error_if_exists is true)", path.display())));
+    }
+    let info_log = InfoLog::open(&*fs, path, opts.keep_log_file_num)?;
+    info_log.log(format_args!("Shale version: {}", env!("CARGO_PKG_VERSION")));
+    info_log.log(format_args!("DB path: {}", path.display()));
+
+    let recovered = manifest::recover(&*fs, path)?;
+    // Which families the caller opens, with which options.
+    if !descs.iter().any(|d| d.name == DEFAULT_COLUMN_FAMILY_NAME) {
+        descs.insert(0, ColumnFamilyDescriptor::new(DEFAULT_COLUMN_FAMILY_NAME, opts.clone()));
+    }
+    let mut missing_in_db = Vec::new();
+    for d in &descs {
+        if !recovered.column_families.values().any(|c| c.name == d.name) {
+            if !opts.create_missing_column_families {
+                return Err(Error::invalid_argument(format!("Column family not found: {}", d.name)));
+            }
+            missing_in_db.push(d.clone());
+        }
+    }
+    let not_opened: Vec<&str> = recovered
+        .column_families
+        .values()
+        .filter(|c| !descs.iter().any(|d| d.name == c.name))
+        .map(|c| c.name.as_str())
+        .collect();
+    if !not_opened.is_empty() {
+        return Err(Error::invalid_argument(format!("Column families not opened: {}", not_opened.join(", "))));
+    }
+
+    let default_cache = Arc::new(crate::cache::BlockCache::new(32 << 20));
+    let table_cache = TableCache::new(fs.clone(), path.to_path_buf(), opts.max_open_files, default_cache);
+    let mut cfs = BTreeMap::new();
+    let mut live_versions = Vec::new();
+    for (id, rc) in &recovered.column_families {
+        let Some(d) = descs.iter().find(|d| d.name == rc.name) else { continue };
+        let given = d.options.comparator.name();
+        if let Some(stored) = &rc.comparator {
+            if stored != given {
+                return Err(Error::invalid_argument(format!(
+                    "{given}: does not match existing comparator {stored}"
+                )));
+            }
+        }
+        let icmp = InternalKeyComparator::new(d.options.comparator.clone());
+        let files = rc.files.iter().map(|(l, f)| (*l, Arc::new(f.clone()))).collect::<Vec<_>>();
+        if let Some((l, _)) = files.iter().find(|(l, _)| *l as i32 >= d.options.num_levels) {
+            return Err(Error::invalid_argument(format!(
+                "db has more levels than options.num_levels: file at level {l}, num_levels {}",
+                d.options.num_levels
+            )));
+        }
+        let version = Arc::new(Version::new(icmp.clone(), d.options.num_levels as usize, files));
+        version.check_consistency()?;
+        live_versions.push(Arc::downgrade(&version));
+        let mem = Arc::new(MemTable::new(icmp, 0));
+        let sv = SuperVersion { mem: mem.clone(), imm: Vec::new(), current: version.clone() };
+        let handle = Arc::new(CfHandle::new(*id, &rc.name, d.options.clone(), &table_cache.default_block_cache, sv));
+        cfs.insert(
+            *id,
+            CfState {
+                handle,
+                mem,
+                imm: Vec::new(),
+                current: version,
+                log_number: rc.log_number,
+                compact_pointer: vec![Vec::new(); d.options.num_levels as usize],
+                being_compacted: BTreeSet::new(),
+            },
+        );
+    }
+
+    let mut next_file_number = recovered.next_file_number.max(recovered.manifest_number + 1);
+    let mut last_sequence = recovered.last_sequence;
+    // Replay the WALs.
+    let min_log = cfs.values().map(|c| c.log_number).min().unwrap_or(0);
+    let mut wals: Vec<u64> = fs
+        .children(path)?
+        .iter()
+        .filter_map(|n| match filename::parse_file_name(n) {
+            Some(FileType::Wal(n)) => Some(n),
+            _ => None,
+        })
+        .collect();
+    wals.sort_unstable();
+    let mut new_files: Vec<(u32, FileMetaData)> = Vec::new();
+    let replay_wals: Vec<u64> = wals.iter().copied().filter(|&n| n >= min_log && n >= recovered.prev_log_number).collect();
+    for &n in &wals {
+        next_file_number = next_file_number.max(n + 1);
+    }
+    let fsr: &dyn FileSystem = &*fs;
+    let mut recovery_ctx = RecoveryCtx { fs: fsr, path, next_file_number: &mut next_file_number, new_files: &mut new_files };
+    for &wal in &replay_wals {
+        let stopped = replay_wal(&mut recovery_ctx, opts, wal, &mut cfs, &mut last_sequence, &info_log)?;
+        if stopped {
+            info_log.log(format_args!("Point-in-time recovery stopped at a corrupt record in WAL {wal}"));
+            break;
+        }
+    }
+    // Write what the WALs held to level-0 tables.
+    for (id, cf) in cfs.iter_mut() {
+        if !cf.mem.is_empty() || cf.mem.num_range_deletes() > 0 {
+            let number = *recovery_ctx.next_file_number;
+            *recovery_ctx.next_file_number += 1;
+            if let Some(meta) = super::flush::write_level0_table(fsr, path, &cf.handle, &cf.mem, number, 0)? {
+                recovery_ctx.new_files.push((*id, meta));
+            }
+            cf.mem = Arc::new(MemTable::new(cf.handle.icmp.clone(), 0));
+        }
+    }
+    if !new_files.is_empty() {
+        fs.sync_dir(path)?;
+    }
+    // New WAL, new MANIFEST.
+    let wal_number = next_file_number;
+    let manifest_number = next_file_number + 1;
+    next_file_number += 2;
+    let wal_file = fs.new_writable_file(&filename::wal_file(path, wal_number))?;
+    let mut wal_writer = LogWriter::new(wal_file, wal_number);
+    wal_writer.sync()?;
+    for (id, meta) in new_files {
+        if let Some(cf) = cfs.get_mut(&id) {
+            let mut b = VersionBuilder::new(&cf.current);
+            let mut e = VersionEdit { column_family: id, ..Default::default() };
+            e.new_files.push((0, meta));
+            b.apply(&e)?;
+            cf.current = Arc::new(b.build());
+            live_versions.push(Arc::downgrade(&cf.current));
+        }
+    }
+    for cf in cfs.values_mut() {
+        cf.log_number = wal_number;
+        cf.mem = Arc::new(MemTable::new(cf.handle.icmp.clone(), wal_number));
+        cf.install_super_version();
+    }
+    let max_column_family = recovered.max_column_family.max(cfs.keys().copied().max().unwrap_or(0));
+    let snapshot = snapshot_edits(&cfs, next_file_number, last_sequence, max_column_family);
+    let manifest = ManifestWriter::create(fsr, path, manifest_number, &snapshot)?;
+    manifest::set_current_file(fsr, path, manifest_number, next_file_number)?;
+
+    let inner = Arc::new(DbInner {
+        path: path.to_path_buf(),
+        fs: fs.clone(),
+        opts: opts.clone(),
+        state: PlMutex::new(DbState {
+            cfs,
+            manifest,
+            next_file_number,
+            pending_outputs: BTreeSet::new(),
+            max_column_family,
+            alive_wals: VecDeque::from([wal_number]),
+            live_versions,
+            flush_running: false,
+            compaction_running: false,
+            manual_compaction_waiting: 0,
+            bg_error: None,
+            flush_requests: 0,
+        }),
+        bg_cv: Condvar::new(),
+        writers: PlMutex::new(Default::default()),
+        write_cv: Condvar::new(),
+        wal: Mutex::new(WalState { writer: wal_writer, number: wal_number, unsynced: false }),
+        last_sequence: AtomicU64::new(last_sequence),
+        shutting_down: AtomicBool::new(false),
+        table_cache,
+        snapshots: Mutex::new(BTreeMap::new()),
+        info_log,
+        stats: Stats::default(),
+        _lock: lock,
+    });
+    {
+        let mut st = inner.lock_state();
+        super::flush::purge_obsolete_files(&inner, &mut st);
+    }
+    ensure_identity(&*fs, path)?;
+    write_options_file(&inner)?;
+    inner.info_log.log(format_args!(
+        "Recovered to sequence {last_sequence}; WAL {wal_number}, MANIFEST-{manifest_number:06}"
+    ));
+
+    let threads = super::compact::start_background_threads(&inner)?;
+    let mut handles = BTreeMap::new();
+    {
+        let st = inner.lock_state();
+        for cf in st.cfs.values() {
+            handles.insert(cf.handle.name.clone(), ColumnFamily { handle: cf.handle.clone() });
+        }
+    }
+    let default_cf = handles
+        .get(DEFAULT_COLUMN_FAMILY_NAME)
+        .map(|c| ColumnFamily { handle: c.handle.clone() })
+        .ok_or_else(|| Error::corruption("no default column family"))?;
+    let mut db = DB { inner, cfs: handles, default_cf, threads };
+    for d in missing_in_db {
+        if d.name != DEFAULT_COLUMN_FAMILY_NAME {
+            db.create_cf(&d.name, &d.options)?;
+        }
+    }
+    Ok(db)
+}
+
+struct RecoveryCtx<'a> {
+    fs: &'a dyn FileSystem,
+    path: &'a Path,
+    next_file_number: &'a mut u64,
+    new_files: &'a mut Vec<(u32, FileMetaData)>,
+}
+
+/// Replays one WAL into the memtables. Returns true when point-in-time recovery stopped
+/// at a corrupt record (later WALs must not be replayed).
+fn replay_wal(
+    ctx: &mut RecoveryCtx<'_>,
+    opts: &Options,
+    wal: u64,
+    cfs: &mut BTreeMap<u32, CfState>,
+    last_sequence: &mut u64,
+    info_log: &InfoLog,
+) -> Result<bool> {
+    let path = filename::wal_file(ctx.path, wal);
+    let file = ctx.fs.new_sequential_file(&path)?;
+    let name = format!("{wal:06}.log");
+    let mut reader = LogReader::new(file, name.clone(), wal, opts.wal_recovery_mode);
+    let mut record = Vec::new();
+    let mut records = 0u64;
+    while reader.read_record(&mut record)? {
+        if record.len() < 12 {
+            let e = Error::corruption(format!("log record too small in {name} at offset {}", reader.last_record_offset()));
+            if opts.wal_recovery_mode == crate::wal::WalRecoveryMode::SkipAnyCorruptedRecord {
+                continue;
+            }
+            return Err(e);
+        }
+        let batch = WriteBatch::from_data(&record);
+        let mut seq = batch.sequence();
+        let count = batch.count() as u64;
+        batch.for_each(&mut |e| {
+            if let Some(cf) = cfs.get(&e.cf_id) {
+                if wal >= cf.log_number {
+                    cf.mem.add(seq, e.value_type, e.key, e.value);
+                }
+            }
+            seq += 1;
+            Ok(())
+        })?;
+        if count > 0 {
+            *last_sequence = (*last_sequence).max(batch.sequence() + count - 1);
+        }
+        records += 1;
+        // A memtable that fills during replay goes to a level-0 table at once.
+        for (id, cf) in cfs.iter_mut() {
+            if cf.mem.approximate_memory_usage() >= cf.handle.opts.write_buffer_size {
+                let number = *ctx.next_file_number;
+                *ctx.next_file_number += 1;
+                if let Some(meta) = super::flush::write_level0_table(ctx.fs, ctx.path, &cf.handle, &cf.mem, number, 0)? {
+                    ctx.new_files.push((*id, meta));
+                }
+                cf.mem = Arc::new(MemTable::new(cf.handle.icmp.clone(), 0));
+            }
+        }
+    }
+    info_log.log(format_args!("Recovered {records} records from WAL {name}"));
+    Ok(reader.stopped_at_corruption())
+}
+
+/// The edits that describe the whole state, written at the start of every new MANIFEST.
+pub(crate) fn snapshot_edits(
+    cfs: &BTreeMap<u32, CfState>,
+    next_file_number: u64,
+    last_sequence: u64,
+    max_column_family: u32,
+) -> Vec<VersionEdit> {
+    let mut edits = Vec::new();
+    for (id, cf) in cfs {
+        let mut e = VersionEdit { column_family: *id, ..Default::default() };
+        if *id != 0 {
+            e.column_family_add = Some(cf.handle.name.clone());
+        }
+        e.comparator = Some(cf.handle.opts.comparator.name().to_string());
+        e.log_number = Some(cf.log_number);
+        for (level, f) in cf.current.all_files() {
+            e.new_files.push((level, (**f).clone()));
+        }
+        edits.push(e);
+    }
+    let last = VersionEdit {
+        next_file_number: Some(next_file_number),
+        last_sequence: Some(last_sequence),
+        max_column_family: Some(max_column_family),
+        prev_log_number: Some(0),
+        ..Default::default()
+    };
+    edits.push(last);
+    edits
+}
+
+/// Makes `edits` durable in the MANIFEST (starting a new MANIFEST when the current one is
+/// over `max_manifest_file_size`). The caller then applies them to its in-memory state.
+pub(crate) fn log_and_apply(inner: &DbInner, st: &mut DbState, edits: &[VersionEdit]) -> Result<()> {
+    let mut edits = edits.to_vec();
+    if let Some(last) = edits.last_mut() {
+        last.next_file_number = Some(st.next_file_number);
+        last.last_sequence = Some(inner.last_sequence.load(Ordering::Acquire));
+    }
+    let result = if st.manifest.file_size() > inner.opts.max_manifest_file_size {
+        roll_manifest(inner, st, &edits)
+    } else {
+        st.manifest.append(&edits)
+    };
+    if let Err(e) = &result {
+        inner.set_bg_error_in(st, e.clone(), "MANIFEST write");
+    }
+    result
+}
+
+fn roll_manifest(inner: &DbInner, st: &mut DbState, edits: &[VersionEdit]) -> Result<()> {
+    let number = st.next_file_number;
+    st.next_file_number += 2; // the MANIFEST and CURRENT's temporary file
+    let mut snap = snapshot_edits(
+        &st.cfs,
+        st.next_file_number,
+        inner.last_sequence.load(Ordering::Acquire),
+        st.max_column_family,
+    );
+    snap.extend_from_slice(edits);
+    if let Some(last) = snap.last_mut() {
+        last.next_file_number = Some(st.next_file_number);
+    }
+    let writer = ManifestWriter::create(&*inner.fs, &inner.path, number, &snap)?;
+    manifest::set_current_file(&*inner.fs, &inner.path, number, number + 1)?;
+    let old = std::mem::replace(&mut st.manifest, writer);
+    let _ = inner.fs.remove_file(&inner.path.join(manifest::descriptor_file_name(old.number())));
+    inner.info_log.log(format_args!("Started new MANIFEST-{number:06}"));
+    Ok(())
+}
+
+impl DbInner {
+    pub(crate) fn set_bg_error_in(&self, st: &mut DbState, e: Error, context: &str) {
+        self.info_log.log(format_args!("[ERROR] {context} failed: {e}"));
+        if st.bg_error.is_none() {
+            st.bg_error = Some(e);
+        }
+    }
+}
+
+fn new_db(fs: &dyn FileSystem, path: &Path, opts: &Options) -> Result<()> {
+    let edit = VersionEdit {
+        comparator: Some(opts.comparator.name().to_string()),
+        log_number: Some(0),
+        next_file_number: Some(2),
+        last_sequence: Some(0),
+        ..Default::default()
+    };
+    ManifestWriter::create(fs, path, 1, &[edit])?;
+    manifest::set_current_file(fs, path, 1, 2)?;
+    ensure_identity(fs, path)
+}
+
+fn ensure_identity(fs: &dyn FileSystem, path: &Path) -> Result<()> {
+    let p = filename::identity_file(path);
+    if fs.file_exists(&p) {
+        return Ok(());
+    }
+    let mut b = [0u8; 16];
+    fill_random(&mut b);
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    let uuid = format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32]);
+    let tmp = path.join("IDENTITY.dbtmp");
+    crate::fs::write_file_synced(fs, &tmp, format!("{uuid}\n").as_bytes())?;
+    fs.rename(&tmp, &p)?;
+    fs.sync_dir(path)
+}
+
+/// Random bytes from the OS, falling back to the clock.
+pub(crate) fn fill_random(buf: &mut [u8]) {
+    // SAFETY: getrandom writes at most `buf.len()` bytes into the valid, exclusively borrowed
+    // buffer.
+    let n = unsafe { libc::getrandom(buf.as_mut_ptr().cast(), buf.len(), 0) };
+    if n != buf.len() as isize {
+        let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+        for (i, b) in buf.iter_mut().enumerate() {
+            *b = (t >> ((i % 16) * 8)) as u8 ^ (std::process::id() >> (i % 4)) as u8;
+        }
+    }
+}
+
+/// Writes an OPTIONS file describing the open families (as RocksDB does after each change).
+pub(crate) fn write_options_file(inner: &DbInner) -> Result<()> {
+    let (number, cfs) = {
+        let mut st = inner.lock_state();
+        let n = st.next_file_number;
+        st.next_file_number += 1;
+        let cfs: Vec<Arc<CfHandle>> = st.cfs.values().map(|c| c.handle.clone()).collect();
+        (n, cfs)
+    };
+    let o = &inner.opts;
+    let kv = |k: &str, v: String| (k.to_string(), v);
+    let db_options = vec![
+        kv("create_if_missing", o.create_if_missing.to_string()),
+        kv("create_missing_column_families", o.create_missing_column_families.to_string()),
+        kv("error_if_exists", o.error_if_exists.to_string()),
+        kv("paranoid_checks", o.paranoid_checks.to_string()),
+        kv("max_open_files", o.max_open_files.to_string()),
+        kv("max_background_jobs", o.max_background_jobs.to_string()),
+        kv("use_fsync", o.use_fsync.to_string()),
+        kv("wal_recovery_mode", wal_mode_name(o.wal_recovery_mode).to_string()),
+        kv("max_manifest_file_size", o.max_manifest_file_size.to_string()),
+        kv("keep_log_file_num", o.keep_log_file_num.to_string()),
+    ];
+    let sections = cfs
+        .iter()
+        .map(|h| {
+            let c = &h.opts;
+            CfSection {
+                name: h.name.clone(),
+                options: vec![
+                    kv("comparator", c.comparator.name().to_string()),
+                    kv("write_buffer_size", c.write_buffer_size.to_string()),
+                    kv("max_write_buffer_number", c.max_write_buffer_number.to_string()),
+                    kv("num_levels", c.num_levels.to_string()),
+                    kv("level0_file_num_compaction_trigger", c.level0_file_num_compaction_trigger.to_string()),
+                    kv("level0_slowdown_writes_trigger", c.level0_slowdown_writes_trigger.to_string()),
+                    kv("level0_stop_writes_trigger", c.level0_stop_writes_trigger.to_string()),
+                    kv("target_file_size_base", c.target_file_size_base.to_string()),
+                    kv("target_file_size_multiplier", c.target_file_size_multiplier.to_string()),
+                    kv("max_bytes_for_level_base", c.max_bytes_for_level_base.to_string()),
+                    kv("max_bytes_for_level_multiplier", format!("{:.6}", c.max_bytes_for_level_multiplier)),
+                    kv("disable_auto_compactions", c.disable_auto_compactions.to_string()),
+                    kv("compression", compression_option_name(c.compression).to_string()),
+                    kv("compaction_style", "kCompactionStyleLevel".to_string()),
+                    kv("level_compaction_dynamic_level_bytes", "false".to_string()),
+                ],
+                table_factory: "BlockBasedTable".to_string(),
+                table_options: vec![
+                    kv("block_size", c.table.block_size.to_string()),
+                    kv("block_restart_interval", c.table.block_restart_interval.to_string()),
+                    kv("index_block_restart_interval", c.table.index_block_restart_interval.to_string()),
+                    kv("format_version", c.table.format_version.to_string()),
+                    kv("whole_key_filtering", c.table.whole_key_filtering.to_string()),
+                    kv("no_block_cache", c.table.no_block_cache.to_string()),
+                    kv(
+                        "filter_policy",
+                        match c.table.bloom_bits_per_key {
+                            Some(b) => format!("bloomfilter:{b}:false"),
+                            None => "nullptr".to_string(),
+                        },
+                    ),
+                    kv("checksum", "kCRC32c".to_string()),
+                    kv("index_type", "kBinarySearch".to_string()),
+                ],
+            }
+        })
+        .collect();
+    let file = OptionsFile {
+        rocksdb_version: "7.8.3".to_string(),
+        options_file_version: "1.1".to_string(),
+        db_options,
+        cfs: sections,
+    };
+    options_file::write_options_file(&*inner.fs, &inner.path, number, &file)?;
+    // Keep only the newest two OPTIONS files, as RocksDB does.
+    let mut olds: Vec<u64> = inner
+        .fs
+        .children(&inner.path)?
+        .iter()
+        .filter_map(|n| match filename::parse_file_name(n) {
+            Some(FileType::Options(k)) if !n.ends_with(".dbtmp") => Some(k),
+            _ => None,
+        })
+        .collect();
+    olds.sort_unstable();
+    if olds.len() > 2 {
+        for k in &olds[..olds.len() - 2] {
+            let _ = inner.fs.remove_file(&inner.path.join(options_file::options_file_name(*k)));
+        }
+    }
+    Ok(())
+}
+
+fn wal_mode_name(m: crate::wal::WalRecoveryMode) -> &'static str {
+    use crate::wal::WalRecoveryMode::*;
+    match m {
+        TolerateCorruptedTailRecords => "kTolerateCorruptedTailRecords",
+        AbsoluteConsistency => "kAbsoluteConsistency",
+        PointInTime => "kPointInTimeRecovery",
+        SkipAnyCorruptedRecord => "kSkipAnyCorruptedRecords",
+    }
+}
+
+fn compression_option_name(c: crate::options::DBCompressionType) -> &'static str {
+    use crate::options::DBCompressionType::*;
+    match c {
+        None => "kNoCompression",
+        Snappy => "kSnappyCompression",
+        Zlib => "kZlibCompression",
+        Bz2 => "kBZip2Compression",
+        Lz4 => "kLZ4Compression",
+        Lz4hc => "kLZ4HCCompression",
+        Zstd => "kZSTD",
+    }
+}
+
+/// Stops background work. Called from `DB::drop` before the threads are joined.
+pub(crate) fn close(inner: &Arc<DbInner>) {
+    inner.shutting_down.store(true, Ordering::Release);
+    {
+        let _st = inner.lock_state();
+        inner.bg_cv.notify_all();
+    }
+    if let Ok(mut wal) = inner.wal.lock() {
+        let _ = wal.writer.flush();
+    }
+    inner.info_log.log(format_args!("Shutdown complete"));
+}
+
+pub(crate) fn list_cf(opts: &Options, path: &Path) -> Result<Vec<String>> {
+    let fs = opts.fs.clone().unwrap_or_else(default_fs);
+    let recovered = manifest::recover(&*fs, path)?;
+    Ok(recovered.column_families.values().map(|c| c.name.clone()).collect())
+}
+
+pub(crate) fn destroy(opts: &Options, path: &Path) -> Result<()> {
+    let fs = opts.fs.clone().unwrap_or_else(default_fs);
+    if !fs.file_exists(path) {
+        return Ok(());
+    }
+    let lock_path = filename::lock_file(path);
+    let lock = fs.lock_file(&lock_path)?;
+    for name in fs.children(path)? {
+        if let Some(t) = filename::parse_file_name(&name) {
+            if t != FileType::Lock {
+                fs.remove_file(&path.join(&name))?;
+            }
+        }
+    }
+    drop(lock);
+    let _ = fs.remove_file(&lock_path);
+    // RocksDB leaves a directory that still holds foreign files.
+    let _ = fs.remove_dir(path);
+    Ok(())
+}

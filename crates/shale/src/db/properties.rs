@@ -1,0 +1,163 @@
+//! `property_value` / `property_int_value` with RocksDB's property names.
+
+use std::fmt::Write as _;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use super::cf::CfHandle;
+use super::{DbInner, DB};
+use crate::cf_ref::AsColumnFamilyRef;
+use crate::error::Result;
+
+const PREFIX: &str = "rocksdb.";
+
+impl DbInner {
+    fn int_property(&self, cf: &CfHandle, name: &str) -> Option<u64> {
+        let st = self.lock_state();
+        let c = st.cfs.get(&cf.id)?;
+        let v = &c.current;
+        let prop = name.strip_prefix(PREFIX)?;
+        if let Some(level) = prop.strip_prefix("num-files-at-level") {
+            let level: usize = level.parse().ok()?;
+            return (level < v.num_levels()).then(|| v.num_files(level) as u64);
+        }
+        let mems = || std::iter::once(&c.mem).chain(c.imm.iter().map(|(m, _)| m));
+        Some(match prop {
+            "num-immutable-mem-table" => c.imm.len() as u64,
+            "mem-table-flush-pending" => u64::from(!c.imm.is_empty()),
+            "compaction-pending" => u64::from(crate::compaction::picker::pick(v, &cf.opts, &c.compact_pointer).is_some()),
+            "background-errors" => u64::from(st.bg_error.is_some()),
+            "cur-size-active-mem-table" => c.mem.approximate_memory_usage() as u64,
+            "cur-size-all-mem-tables" | "size-all-mem-tables" => {
+                mems().map(|m| m.approximate_memory_usage() as u64).sum()
+            }
+            "num-entries-active-mem-table" => c.mem.num_entries() as u64,
+            "num-entries-imm-mem-tables" => c.imm.iter().map(|(m, _)| m.num_entries() as u64).sum(),
+            "num-deletes-active-mem-table" => c.mem.num_deletes() as u64,
+            "estimate-num-keys" => {
+                let mut n: i64 = mems().map(|m| m.num_entries() as i64 - 2 * m.num_deletes() as i64).sum();
+                for (_, f) in v.all_files() {
+                    if let Ok(e) = self.table_cache.get(cf, f) {
+                        let p = e.table.properties();
+                        n += p.num_entries as i64 - 2 * p.num_deletions as i64;
+                    }
+                }
+                n.max(0) as u64
+            }
+            "total-sst-files-size" | "live-sst-files-size" => v.all_files().map(|(_, f)| f.file_size).sum(),
+            "estimate-live-data-size" => v.all_files().map(|(_, f)| f.file_size).sum(),
+            "num-snapshots" => self.snapshots.lock().map(|s| s.values().sum::<usize>() as u64).unwrap_or(0),
+            "oldest-snapshot-time" => 0,
+            "num-live-versions" => st.live_versions.iter().filter(|w| w.strong_count() > 0).count() as u64,
+            "current-super-version-number" => 0,
+            "is-write-stopped" => {
+                u64::from(v.num_files(0) as i32 >= cf.opts.level0_stop_writes_trigger)
+            }
+            "actual-delayed-write-rate" => 0,
+            "base-level" => 1,
+            "estimate-pending-compaction-bytes" => {
+                crate::compaction::picker::pick(v, &cf.opts, &c.compact_pointer).map_or(0, |p| p.input_bytes())
+            }
+            "num-running-flushes" => u64::from(st.flush_running),
+            "num-running-compactions" => u64::from(st.compaction_running),
+            "block-cache-capacity" => cf.block_cache.as_ref().map_or(0, |b| b.capacity() as u64),
+            "block-cache-usage" => cf.block_cache.as_ref().map_or(0, |b| b.usage() as u64),
+            "estimate-table-readers-mem" => 0,
+            "min-log-number-to-keep" => st.alive_wals.front().copied().unwrap_or(0),
+            _ => return None,
+        })
+    }
+
+    fn string_property(&self, cf: &CfHandle, name: &str) -> Option<String> {
+        let prop = name.strip_prefix(PREFIX)?;
+        match prop {
+            "stats" => Some(self.stats_text(cf)),
+            "levelstats" => Some(self.level_stats(cf)),
+            "num-files-at-level" => None,
+            _ => self.int_property(cf, name).map(|v| v.to_string()),
+        }
+    }
+
+    fn level_stats(&self, cf: &CfHandle) -> String {
+        let st = self.lock_state();
+        let mut s = String::from("Level Files Size(MB)\n--------------------\n");
+        if let Some(c) = st.cfs.get(&cf.id) {
+            for l in 0..c.current.num_levels() {
+                let _ = writeln!(
+                    s,
+                    "{l:>5} {:>5} {:>8.0}",
+                    c.current.num_files(l),
+                    c.current.level_bytes(l) as f64 / 1048576.0
+                );
+            }
+        }
+        s
+    }
+
+    fn stats_text(&self, cf: &CfHandle) -> String {
+        let mut s = String::new();
+        let _ = writeln!(s, "\n** Compaction Stats [{}] **", cf.name);
+        let _ = writeln!(s, "Level    Files   Size     Score");
+        {
+            let st = self.lock_state();
+            if let Some(c) = st.cfs.get(&cf.id) {
+                let scores = crate::compaction::picker::level_scores(&c.current, &cf.opts);
+                for l in 0..c.current.num_levels() {
+                    let n = c.current.num_files(l);
+                    if n == 0 {
+                        continue;
+                    }
+                    let _ = writeln!(
+                        s,
+                        "  L{l}  {n:>7}   {:>7.2} MB  {:>5.1}",
+                        c.current.level_bytes(l) as f64 / 1048576.0,
+                        scores[l]
+                    );
+                }
+            }
+        }
+        let t = &self.stats;
+        let g = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+        let _ = writeln!(s, "\n** DB Stats **");
+        let _ = writeln!(
+            s,
+            "Cumulative writes: {} writes, {} write groups, {:.2} writes per group",
+            g(&t.writes),
+            g(&t.write_groups),
+            g(&t.writes) as f64 / g(&t.write_groups).max(1) as f64
+        );
+        let _ = writeln!(s, "Cumulative WAL: {} syncs", g(&t.wal_syncs));
+        let _ = writeln!(s, "Cumulative stall: {:.3} secs", g(&t.stall_micros) as f64 / 1e6);
+        let _ = writeln!(s, "Flushes: {}, {:.2} MB written", g(&t.flushes), g(&t.flush_bytes) as f64 / 1048576.0);
+        let _ = writeln!(
+            s,
+            "Compactions: {}, {:.2} MB read, {:.2} MB written",
+            g(&t.compactions),
+            g(&t.compaction_bytes_read) as f64 / 1048576.0,
+            g(&t.compaction_bytes_written) as f64 / 1048576.0
+        );
+        s
+    }
+}
+
+impl DB {
+    /// A property of the default column family, e.g. `rocksdb.stats`; None if unknown.
+    pub fn property_value(&self, name: impl AsRef<str>) -> Result<Option<String>> {
+        Ok(self.inner.string_property(&self.default_handle().handle, name.as_ref()))
+    }
+
+    pub fn property_value_cf(&self, cf: &impl AsColumnFamilyRef, name: impl AsRef<str>) -> Result<Option<String>> {
+        let h: Arc<CfHandle> = self.inner.handle_of(cf)?;
+        Ok(self.inner.string_property(&h, name.as_ref()))
+    }
+
+    /// An integer property, e.g. `rocksdb.estimate-num-keys`; None if unknown.
+    pub fn property_int_value(&self, name: impl AsRef<str>) -> Result<Option<u64>> {
+        Ok(self.inner.int_property(&self.default_handle().handle, name.as_ref()))
+    }
+
+    pub fn property_int_value_cf(&self, cf: &impl AsColumnFamilyRef, name: impl AsRef<str>) -> Result<Option<u64>> {
+        let h = self.inner.handle_of(cf)?;
+        Ok(self.inner.int_property(&h, name.as_ref()))
+    }
+}

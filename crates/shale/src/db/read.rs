@@ -1,0 +1,322 @@
+//! Point reads and the public read/write methods of `DB` (rust-rocksdb's names and shapes).
+//!
+//! A point read walks the sources newest first — active memtable, immutable memtables,
+//! level-0 files newest first, then one file per deeper level — and stops at the first
+//! entry for the key. Range tombstones met on the way (in those sources) hide any older
+//! entry they cover.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use super::cf::{CfHandle, SuperVersion};
+use super::{DbInner, DB};
+use crate::batch::WriteBatch;
+use crate::cf_ref::AsColumnFamilyRef;
+use crate::error::{Error, Result};
+use crate::key::{lookup_key, parse_internal_key, user_key, SequenceNumber, ValueType};
+use crate::options::{FlushOptions, ReadOptions, WriteOptions};
+
+fn resolve(seq: SequenceNumber, t: ValueType, value: Vec<u8>, max_cov: SequenceNumber) -> Result<Option<Vec<u8>>> {
+    if seq < max_cov {
+        return Ok(None);
+    }
+    match t {
+        ValueType::Value => Ok(Some(value)),
+        ValueType::Deletion | ValueType::SingleDeletion | ValueType::RangeDeletion => Ok(None),
+        ValueType::Merge => Err(Error::not_supported("merge operands found but Shale has no merge operator")),
+    }
+}
+
+impl DbInner {
+    pub(crate) fn get_impl(&self, cf: &CfHandle, key: &[u8], ro: &ReadOptions) -> Result<Option<Vec<u8>>> {
+        if cf.is_dropped() {
+            return Err(Error::new(crate::ErrorKind::ColumnFamilyDropped, format!("column family {}", cf.name)));
+        }
+        let sv = cf.super_version();
+        let seq = ro.snapshot.unwrap_or_else(|| self.last_sequence.load(Ordering::Acquire));
+        self.get_from(cf, &sv, key, seq, ro.fill_cache)
+    }
+
+    fn get_from(
+        &self,
+        cf: &CfHandle,
+        sv: &SuperVersion,
+        key: &[u8],
+        seq: SequenceNumber,
+        fill_cache: bool,
+    ) -> Result<Option<Vec<u8>>> {
+        let mut max_cov = 0;
+        for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
+            max_cov = max_cov.max(mem.max_covering_tombstone_seq(key, seq));
+            if let Some((s, t, v)) = mem.get(key, seq) {
+                return resolve(s, t, v, max_cov);
+            }
+        }
+        let lookup = lookup_key(key, seq);
+        let icmp = &cf.icmp;
+        let version = &sv.current;
+        for level in 0..version.num_levels() {
+            let files = version.files(level);
+            let candidates: &[Arc<crate::version::edit::FileMetaData>] = if level == 0 {
+                files
+            } else {
+                match version.find_file(level, &lookup) {
+                    Some(i) if i < files.len() => &files[i..i + 1],
+                    _ => &[],
+                }
+            };
+            for f in candidates {
+                if icmp.compare_user(key, user_key(&f.smallest)).is_lt()
+                    || icmp.compare_user(key, user_key(&f.largest)).is_gt()
+                {
+                    continue;
+                }
+                let entry = self.table_cache.get(cf, f)?;
+                if !entry.tombstones.is_empty() {
+                    max_cov = max_cov.max(entry.tombstones.max_covering_seq(key, seq));
+                }
+                if let Some((ik, v)) = entry.table.get(&lookup, fill_cache)? {
+                    let p = parse_internal_key(&ik)?;
+                    return resolve(p.sequence, p.value_type, v, max_cov);
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    pub(crate) fn handle_of(&self, cf: &impl AsColumnFamilyRef) -> Result<Arc<CfHandle>> {
+        self.cf_handle_by_id(cf.cf_id())
+            .ok_or_else(|| Error::invalid_argument(format!("Invalid column family: id {}", cf.cf_id())))
+    }
+}
+
+impl DB {
+    pub fn put<K: AsRef<[u8]>, V: AsRef<[u8]>>(&self, key: K, value: V) -> Result<()> {
+        self.put_opt(key, value, &WriteOptions::default())
+    }
+
+    pub fn put_opt<K: AsRef<[u8]>, V: AsRef<[u8]>>(&self, key: K, value: V, opts: &WriteOptions) -> Result<()> {
+        let mut b = WriteBatch::default();
+        b.put(key, value);
+        self.write_opt(b, opts)
+    }
+
+    pub fn put_cf<K: AsRef<[u8]>, V: AsRef<[u8]>>(&self, cf: &impl AsColumnFamilyRef, key: K, value: V) -> Result<()> {
+        self.put_cf_opt(cf, key, value, &WriteOptions::default())
+    }
+
+    pub fn put_cf_opt<K: AsRef<[u8]>, V: AsRef<[u8]>>(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        key: K,
+        value: V,
+        opts: &WriteOptions,
+    ) -> Result<()> {
+        let mut b = WriteBatch::default();
+        b.put_cf(cf, key, value);
+        self.write_opt(b, opts)
+    }
+
+    pub fn delete<K: AsRef<[u8]>>(&self, key: K) -> Result<()> {
+        self.delete_opt(key, &WriteOptions::default())
+    }
+
+    pub fn delete_opt<K: AsRef<[u8]>>(&self, key: K, opts: &WriteOptions) -> Result<()> {
+        let mut b = WriteBatch::default();
+        b.delete(key);
+        self.write_opt(b, opts)
+    }
+
+    pub fn delete_cf<K: AsRef<[u8]>>(&self, cf: &impl AsColumnFamilyRef, key: K) -> Result<()> {
+        self.delete_cf_opt(cf, key, &WriteOptions::default())
+    }
+
+    pub fn delete_cf_opt<K: AsRef<[u8]>>(&self, cf: &impl AsColumnFamilyRef, key: K, opts: &WriteOptions) -> Result<()> {
+        let mut b = WriteBatch::default();
+        b.delete_cf(cf, key);
+        self.write_opt(b, opts)
+    }
+
+    pub fn single_delete<K: AsRef<[u8]>>(&self, key: K) -> Result<()> {
+        self.single_delete_opt(key, &WriteOptions::default())
+    }
+
+    pub fn single_delete_opt<K: AsRef<[u8]>>(&self, key: K, opts: &WriteOptions) -> Result<()> {
+        let mut b = WriteBatch::default();
+        b.single_delete(key);
+        self.write_opt(b, opts)
+    }
+
+    pub fn single_delete_cf<K: AsRef<[u8]>>(&self, cf: &impl AsColumnFamilyRef, key: K) -> Result<()> {
+        self.single_delete_cf_opt(cf, key, &WriteOptions::default())
+    }
+
+    pub fn single_delete_cf_opt<K: AsRef<[u8]>>(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        key: K,
+        opts: &WriteOptions,
+    ) -> Result<()> {
+        let mut b = WriteBatch::default();
+        b.single_delete_cf(cf, key);
+        self.write_opt(b, opts)
+    }
+
+    /// Deletes the keys in `[from, to)` of the default column family (a range tombstone).
+    pub fn delete_range<K: AsRef<[u8]>>(&self, from: K, to: K) -> Result<()> {
+        let mut b = WriteBatch::default();
+        b.delete_range(from, to);
+        self.write(b)
+    }
+
+    /// Deletes the keys in `[from, to)` of `cf` (a range tombstone).
+    pub fn delete_range_cf<K: AsRef<[u8]>>(&self, cf: &impl AsColumnFamilyRef, from: K, to: K) -> Result<()> {
+        self.delete_range_cf_opt(cf, from, to, &WriteOptions::default())
+    }
+
+    pub fn delete_range_cf_opt<K: AsRef<[u8]>>(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        from: K,
+        to: K,
+        opts: &WriteOptions,
+    ) -> Result<()> {
+        let mut b = WriteBatch::default();
+        b.delete_range_cf(cf, from, to);
+        self.write_opt(b, opts)
+    }
+
+    pub fn write(&self, batch: WriteBatch) -> Result<()> {
+        self.write_opt(batch, &WriteOptions::default())
+    }
+
+    pub fn write_opt(&self, batch: WriteBatch, opts: &WriteOptions) -> Result<()> {
+        self.inner.write(opts, batch)
+    }
+
+    pub fn write_without_wal(&self, batch: WriteBatch) -> Result<()> {
+        let mut o = WriteOptions::default();
+        o.disable_wal(true);
+        self.write_opt(batch, &o)
+    }
+
+    pub fn get<K: AsRef<[u8]>>(&self, key: K) -> Result<Option<Vec<u8>>> {
+        self.get_opt(key, &ReadOptions::default())
+    }
+
+    pub fn get_opt<K: AsRef<[u8]>>(&self, key: K, opts: &ReadOptions) -> Result<Option<Vec<u8>>> {
+        self.inner.get_impl(&self.default_handle().handle, key.as_ref(), opts)
+    }
+
+    pub fn get_cf<K: AsRef<[u8]>>(&self, cf: &impl AsColumnFamilyRef, key: K) -> Result<Option<Vec<u8>>> {
+        self.get_cf_opt(cf, key, &ReadOptions::default())
+    }
+
+    pub fn get_cf_opt<K: AsRef<[u8]>>(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        key: K,
+        opts: &ReadOptions,
+    ) -> Result<Option<Vec<u8>>> {
+        let h = self.inner.handle_of(cf)?;
+        self.inner.get_impl(&h, key.as_ref(), opts)
+    }
+
+    pub fn multi_get<K, I>(&self, keys: I) -> Vec<Result<Option<Vec<u8>>>>
+    where
+        K: AsRef<[u8]>,
+        I: IntoIterator<Item = K>,
+    {
+        self.multi_get_opt(keys, &ReadOptions::default())
+    }
+
+    pub fn multi_get_opt<K, I>(&self, keys: I, opts: &ReadOptions) -> Vec<Result<Option<Vec<u8>>>>
+    where
+        K: AsRef<[u8]>,
+        I: IntoIterator<Item = K>,
+    {
+        // One consistent view for the whole call, as RocksDB's MultiGet.
+        let mut o = opts.clone();
+        o.snapshot = Some(o.snapshot.unwrap_or_else(|| self.latest_sequence_number()));
+        let h = &self.default_handle().handle;
+        keys.into_iter().map(|k| self.inner.get_impl(h, k.as_ref(), &o)).collect()
+    }
+
+    pub fn multi_get_cf<'a, 'b: 'a, K, I, W>(&'a self, keys: I) -> Vec<Result<Option<Vec<u8>>>>
+    where
+        K: AsRef<[u8]>,
+        I: IntoIterator<Item = (&'b W, K)>,
+        W: 'b + AsColumnFamilyRef,
+    {
+        self.multi_get_cf_opt(keys, &ReadOptions::default())
+    }
+
+    pub fn multi_get_cf_opt<'a, 'b: 'a, K, I, W>(&'a self, keys: I, opts: &ReadOptions) -> Vec<Result<Option<Vec<u8>>>>
+    where
+        K: AsRef<[u8]>,
+        I: IntoIterator<Item = (&'b W, K)>,
+        W: 'b + AsColumnFamilyRef,
+    {
+        let mut o = opts.clone();
+        o.snapshot = Some(o.snapshot.unwrap_or_else(|| self.latest_sequence_number()));
+        keys.into_iter()
+            .map(|(cf, k)| {
+                let h = self.inner.handle_of(cf)?;
+                self.inner.get_impl(&h, k.as_ref(), &o)
+            })
+            .collect()
+    }
+
+    /// Flushes every memtable of the default column family to level 0, waiting for it.
+    pub fn flush(&self) -> Result<()> {
+        self.flush_opt(&FlushOptions::default())
+    }
+
+    pub fn flush_opt(&self, opts: &FlushOptions) -> Result<()> {
+        self.inner.flush_memtables(opts.wait)
+    }
+
+    pub fn flush_cf(&self, cf: &impl AsColumnFamilyRef) -> Result<()> {
+        self.flush_cf_opt(cf, &FlushOptions::default())
+    }
+
+    pub fn flush_cf_opt(&self, cf: &impl AsColumnFamilyRef, opts: &FlushOptions) -> Result<()> {
+        self.inner.handle_of(cf)?;
+        self.inner.flush_memtables(opts.wait)
+    }
+
+    /// Writes buffered WAL data to the OS and, with `sync`, to disk.
+    pub fn flush_wal(&self, sync: bool) -> Result<()> {
+        let mut wal = self.inner.wal.lock().unwrap_or_else(|p| p.into_inner());
+        if sync {
+            wal.unsynced = false;
+            wal.writer.sync()
+        } else {
+            wal.writer.flush()
+        }
+    }
+}
+
+impl DbInner {
+    /// Switches every non-empty memtable and (with `wait`) waits until all are flushed.
+    pub(crate) fn flush_memtables(&self, wait: bool) -> Result<()> {
+        self.exclusive_write(|| self.make_room_for_write(true, false))?;
+        if !wait {
+            return Ok(());
+        }
+        let mut st = self.lock_state();
+        loop {
+            if let Some(e) = &st.bg_error {
+                return Err(e.clone());
+            }
+            if st.cfs.values().all(|c| c.imm.is_empty()) {
+                return Ok(());
+            }
+            if self.shutting_down.load(Ordering::Acquire) {
+                return Err(Error::shutdown("Database shutdown"));
+            }
+            self.bg_cv.notify_all();
+            self.bg_cv.wait_for(&mut st, std::time::Duration::from_millis(100));
+        }
+    }
+}

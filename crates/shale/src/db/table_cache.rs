@@ -1,0 +1,85 @@
+//! Open table readers, by file number (RocksDB's TableCache), with their range tombstones
+//! fragmented once at open.
+//!
+//! `max_open_files = -1` keeps every table open; otherwise the least recently used reader is
+//! closed when the cache is over its size. Guarded by one Mutex (`map`); a reader is opened
+//! outside it.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use super::cf::CfHandle;
+use super::filename;
+use crate::cache::BlockCache;
+use crate::error::Result;
+use crate::fs::FileSystemRef;
+use crate::iter::range_del::{self, FragmentedTombstones};
+use crate::table::reader::{Table, TableReaderOptions};
+use crate::version::edit::FileMetaData;
+
+pub(crate) struct TableEntry {
+    pub table: Arc<Table>,
+    pub tombstones: Arc<FragmentedTombstones>,
+}
+
+pub(crate) struct TableCache {
+    fs: FileSystemRef,
+    dir: PathBuf,
+    capacity: Option<usize>,
+    pub default_block_cache: Arc<BlockCache>,
+    /// file number -> (entry, last use tick)
+    map: Mutex<HashMap<u64, (Arc<TableEntry>, u64)>>,
+    tick: AtomicU64,
+}
+
+impl TableCache {
+    pub fn new(fs: FileSystemRef, dir: PathBuf, max_open_files: i32, default_block_cache: Arc<BlockCache>) -> Self {
+        let capacity = if max_open_files < 0 { None } else { Some((max_open_files as usize).saturating_sub(10).max(16)) };
+        TableCache { fs, dir, capacity, default_block_cache, map: Mutex::new(HashMap::new()), tick: AtomicU64::new(0) }
+    }
+
+    /// The reader of `file`, opening it if needed.
+    pub fn get(&self, cf: &CfHandle, file: &FileMetaData) -> Result<Arc<TableEntry>> {
+        let tick = self.tick.fetch_add(1, Ordering::Relaxed);
+        if let Some((e, t)) = self.map.lock().get_mut(&file.number) {
+            *t = tick;
+            return Ok(e.clone());
+        }
+        let name = filename::table_file_name(file.number);
+        let f = self.fs.new_random_access_file(&self.dir.join(&name))?;
+        let opts = TableReaderOptions {
+            icmp: cf.icmp.clone(),
+            block_cache: cf.block_cache.clone(),
+            verify_checksums: true,
+            file_name: name,
+            cache_id: file.number,
+        };
+        let table = Table::open(f, file.file_size, opts)?;
+        let tombstones = range_del::from_table_entries(table.range_tombstones())?;
+        let entry = Arc::new(TableEntry {
+            tombstones: Arc::new(FragmentedTombstones::new(cf.opts.comparator.clone(), tombstones)),
+            table,
+        });
+        let mut map = self.map.lock();
+        map.insert(file.number, (entry.clone(), tick));
+        if let Some(cap) = self.capacity {
+            while map.len() > cap {
+                let Some(oldest) = map.iter().min_by_key(|(_, (_, t))| *t).map(|(n, _)| *n) else { break };
+                map.remove(&oldest);
+            }
+        }
+        Ok(entry)
+    }
+
+    pub fn evict(&self, number: u64) {
+        self.map.lock().remove(&number);
+    }
+
+    pub fn open_count(&self) -> usize {
+        self.map.lock().len()
+    }
+}

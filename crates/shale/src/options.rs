@@ -1,0 +1,517 @@
+//! Options, with rust-rocksdb's names, setters and RocksDB's defaults.
+//!
+//! As in rust-rocksdb, one `Options` carries both database-wide and column-family options.
+//! Setters return nothing (as rust-rocksdb's do), so a setting Shale does not support is
+//! recorded and `DB::open` refuses it with NotSupported naming the option: nothing is
+//! accepted and silently ignored.
+
+use std::sync::Arc;
+
+use crate::cache::BlockCache;
+use crate::comparator::{BytewiseComparator, CompareFn, ComparatorRef, FnComparator};
+use crate::error::{Error, Result};
+use crate::fs::FileSystemRef;
+use crate::table::format::CompressionType;
+pub use crate::wal::WalRecoveryMode as DBRecoveryMode;
+
+/// Block compression, as rust-rocksdb's `DBCompressionType`.
+#[derive(Debug, Copy, Clone, PartialEq, Eq)]
+pub enum DBCompressionType {
+    None,
+    Snappy,
+    Zlib,
+    Bz2,
+    Lz4,
+    Lz4hc,
+    Zstd,
+}
+
+impl DBCompressionType {
+    pub(crate) fn to_table(self) -> CompressionType {
+        match self {
+            DBCompressionType::None => CompressionType::None,
+            DBCompressionType::Snappy => CompressionType::Snappy,
+            DBCompressionType::Zlib => CompressionType::Zlib,
+            DBCompressionType::Bz2 => CompressionType::BZip2,
+            DBCompressionType::Lz4 => CompressionType::LZ4,
+            DBCompressionType::Lz4hc => CompressionType::LZ4HC,
+            DBCompressionType::Zstd => CompressionType::ZSTD,
+        }
+    }
+}
+
+/// A block cache shared by tables, as rust-rocksdb's `Cache`.
+#[derive(Clone)]
+pub struct Cache(pub(crate) Arc<BlockCache>);
+
+impl Cache {
+    /// An LRU-like cache of `capacity` bytes.
+    pub fn new_lru_cache(capacity: usize) -> Cache {
+        Cache(Arc::new(BlockCache::new(capacity)))
+    }
+
+    pub fn get_usage(&self) -> usize {
+        self.0.usage()
+    }
+
+    pub fn get_pinned_usage(&self) -> usize {
+        0
+    }
+}
+
+/// Options of the block-based table format, as rust-rocksdb's `BlockBasedOptions`.
+#[derive(Clone)]
+pub struct BlockBasedOptions {
+    pub(crate) block_size: usize,
+    pub(crate) block_restart_interval: usize,
+    pub(crate) index_block_restart_interval: usize,
+    pub(crate) bloom_bits_per_key: Option<f64>,
+    pub(crate) whole_key_filtering: bool,
+    pub(crate) format_version: u32,
+    pub(crate) block_cache: Option<Cache>,
+    pub(crate) no_block_cache: bool,
+    pub(crate) unsupported: Vec<&'static str>,
+}
+
+impl Default for BlockBasedOptions {
+    fn default() -> Self {
+        BlockBasedOptions {
+            block_size: 4096,
+            block_restart_interval: 16,
+            index_block_restart_interval: 1,
+            bloom_bits_per_key: None,
+            whole_key_filtering: true,
+            format_version: 5,
+            block_cache: None,
+            no_block_cache: false,
+            unsupported: Vec::new(),
+        }
+    }
+}
+
+impl BlockBasedOptions {
+    pub fn set_block_size(&mut self, size: usize) {
+        self.block_size = size;
+    }
+
+    pub fn set_block_restart_interval(&mut self, interval: i32) {
+        self.block_restart_interval = interval.max(1) as usize;
+    }
+
+    pub fn set_index_block_restart_interval(&mut self, interval: i32) {
+        self.index_block_restart_interval = interval.max(1) as usize;
+    }
+
+    /// A full-key Bloom filter of `bits_per_key`. `block_based = true` asks for RocksDB's
+    /// deprecated block-based filter, which Shale does not write.
+    pub fn set_bloom_filter(&mut self, bits_per_key: f64, block_based: bool) {
+        self.bloom_bits_per_key = Some(bits_per_key);
+        if block_based {
+            self.unsupported.push("block-based (deprecated) bloom filter");
+        }
+    }
+
+    pub fn set_whole_key_filtering(&mut self, v: bool) {
+        if !v {
+            self.unsupported.push("whole_key_filtering=false (prefix filtering)");
+        }
+        self.whole_key_filtering = v;
+    }
+
+    /// Only format_version 5 is written; RocksDB 7.8.3's default.
+    pub fn set_format_version(&mut self, version: i32) {
+        if version != 5 {
+            self.unsupported.push("format_version other than 5");
+        }
+        self.format_version = version as u32;
+    }
+
+    pub fn set_block_cache(&mut self, cache: &Cache) {
+        self.block_cache = Some(cache.clone());
+        self.no_block_cache = false;
+    }
+
+    pub fn disable_cache(&mut self) {
+        self.no_block_cache = true;
+        self.block_cache = None;
+    }
+
+    /// Index and filter blocks are always held by the open table, as with
+    /// `cache_index_and_filter_blocks = false` (RocksDB's default).
+    pub fn set_cache_index_and_filter_blocks(&mut self, v: bool) {
+        if v {
+            self.unsupported.push("cache_index_and_filter_blocks");
+        }
+    }
+}
+
+/// Database and column-family options, as rust-rocksdb's `Options`.
+#[derive(Clone)]
+pub struct Options {
+    // Database-wide.
+    pub(crate) create_if_missing: bool,
+    pub(crate) create_missing_column_families: bool,
+    pub(crate) error_if_exists: bool,
+    pub(crate) paranoid_checks: bool,
+    pub(crate) max_open_files: i32,
+    pub(crate) max_background_jobs: i32,
+    pub(crate) use_fsync: bool,
+    pub(crate) wal_recovery_mode: DBRecoveryMode,
+    pub(crate) max_manifest_file_size: u64,
+    pub(crate) keep_log_file_num: usize,
+    pub(crate) fs: Option<FileSystemRef>,
+    // Per column family.
+    pub(crate) comparator: ComparatorRef,
+    pub(crate) write_buffer_size: usize,
+    pub(crate) max_write_buffer_number: i32,
+    pub(crate) num_levels: i32,
+    pub(crate) level0_file_num_compaction_trigger: i32,
+    pub(crate) level0_slowdown_writes_trigger: i32,
+    pub(crate) level0_stop_writes_trigger: i32,
+    pub(crate) target_file_size_base: u64,
+    pub(crate) target_file_size_multiplier: i32,
+    pub(crate) max_bytes_for_level_base: u64,
+    pub(crate) max_bytes_for_level_multiplier: f64,
+    pub(crate) max_compaction_bytes: u64,
+    pub(crate) disable_auto_compactions: bool,
+    pub(crate) compression: DBCompressionType,
+    pub(crate) table: BlockBasedOptions,
+    pub(crate) unsupported: Vec<&'static str>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            create_if_missing: false,
+            create_missing_column_families: false,
+            error_if_exists: false,
+            paranoid_checks: true,
+            max_open_files: -1,
+            max_background_jobs: 2,
+            use_fsync: false,
+            wal_recovery_mode: DBRecoveryMode::PointInTime,
+            max_manifest_file_size: 1024 * 1024 * 1024,
+            keep_log_file_num: 1000,
+            fs: None,
+            comparator: Arc::new(BytewiseComparator),
+            write_buffer_size: 64 << 20,
+            max_write_buffer_number: 2,
+            num_levels: 7,
+            level0_file_num_compaction_trigger: 4,
+            level0_slowdown_writes_trigger: 20,
+            level0_stop_writes_trigger: 36,
+            target_file_size_base: 64 << 20,
+            target_file_size_multiplier: 1,
+            max_bytes_for_level_base: 256 << 20,
+            max_bytes_for_level_multiplier: 10.0,
+            max_compaction_bytes: 0,
+            disable_auto_compactions: false,
+            compression: DBCompressionType::Snappy,
+            table: BlockBasedOptions::default(),
+            unsupported: Vec::new(),
+        }
+    }
+}
+
+impl Options {
+    pub fn create_if_missing(&mut self, v: bool) {
+        self.create_if_missing = v;
+    }
+
+    pub fn create_missing_column_families(&mut self, v: bool) {
+        self.create_missing_column_families = v;
+    }
+
+    pub fn set_error_if_exists(&mut self, v: bool) {
+        self.error_if_exists = v;
+    }
+
+    pub fn set_paranoid_checks(&mut self, v: bool) {
+        self.paranoid_checks = v;
+    }
+
+    /// -1 keeps every table open; otherwise at most this many table readers stay cached.
+    pub fn set_max_open_files(&mut self, n: i32) {
+        self.max_open_files = n;
+    }
+
+    pub fn set_max_background_jobs(&mut self, n: i32) {
+        self.max_background_jobs = n.max(1);
+    }
+
+    /// As RocksDB: sets the background jobs to `parallelism`.
+    pub fn increase_parallelism(&mut self, parallelism: i32) {
+        self.max_background_jobs = parallelism.max(1);
+    }
+
+    pub fn set_use_fsync(&mut self, v: bool) {
+        self.use_fsync = v;
+    }
+
+    pub fn get_use_fsync(&self) -> bool {
+        self.use_fsync
+    }
+
+    pub fn set_wal_recovery_mode(&mut self, mode: DBRecoveryMode) {
+        self.wal_recovery_mode = mode;
+    }
+
+    pub fn set_max_manifest_file_size(&mut self, size: usize) {
+        self.max_manifest_file_size = size as u64;
+    }
+
+    pub fn set_keep_log_file_num(&mut self, n: usize) {
+        self.keep_log_file_num = n.max(1);
+    }
+
+    /// The file system the database uses (Shale's counterpart of `set_env`).
+    pub fn set_file_system(&mut self, fs: FileSystemRef) {
+        self.fs = Some(fs);
+    }
+
+    /// A user comparator, as rust-rocksdb's `set_comparator`.
+    pub fn set_comparator(&mut self, name: impl AsRef<str>, compare_fn: Box<CompareFn>) {
+        self.comparator = Arc::new(FnComparator::new(name.as_ref(), compare_fn));
+    }
+
+    /// A comparator object (Shale extension; also used for the reverse bytewise comparator).
+    pub fn set_comparator_object(&mut self, cmp: ComparatorRef) {
+        self.comparator = cmp;
+    }
+
+    pub fn set_write_buffer_size(&mut self, size: usize) {
+        self.write_buffer_size = size;
+    }
+
+    pub fn set_max_write_buffer_number(&mut self, n: i32) {
+        self.max_write_buffer_number = n.max(2);
+    }
+
+    /// Memtables are flushed one at a time; merging several before a flush is not done.
+    pub fn set_min_write_buffer_number_to_merge(&mut self, n: i32) {
+        if n > 1 {
+            self.unsupported.push("min_write_buffer_number_to_merge > 1");
+        }
+    }
+
+    pub fn set_num_levels(&mut self, n: i32) {
+        self.num_levels = n;
+    }
+
+    pub fn set_level_zero_file_num_compaction_trigger(&mut self, n: i32) {
+        self.level0_file_num_compaction_trigger = n;
+    }
+
+    pub fn set_level_zero_slowdown_writes_trigger(&mut self, n: i32) {
+        self.level0_slowdown_writes_trigger = n;
+    }
+
+    pub fn set_level_zero_stop_writes_trigger(&mut self, n: i32) {
+        self.level0_stop_writes_trigger = n;
+    }
+
+    pub fn set_target_file_size_base(&mut self, size: u64) {
+        self.target_file_size_base = size;
+    }
+
+    pub fn set_target_file_size_multiplier(&mut self, m: i32) {
+        self.target_file_size_multiplier = m.max(1);
+    }
+
+    pub fn set_max_bytes_for_level_base(&mut self, size: u64) {
+        self.max_bytes_for_level_base = size;
+    }
+
+    pub fn set_max_bytes_for_level_multiplier(&mut self, m: f64) {
+        self.max_bytes_for_level_multiplier = m;
+    }
+
+    pub fn set_max_compaction_bytes(&mut self, n: u64) {
+        self.max_compaction_bytes = n;
+    }
+
+    pub fn set_disable_auto_compactions(&mut self, v: bool) {
+        self.disable_auto_compactions = v;
+    }
+
+    /// Dynamic level sizing is not implemented; Shale uses static level targets
+    /// (RocksDB 7.8.3's default).
+    pub fn set_level_compaction_dynamic_level_bytes(&mut self, v: bool) {
+        if v {
+            self.unsupported.push("level_compaction_dynamic_level_bytes");
+        }
+    }
+
+    pub fn set_compression_type(&mut self, t: DBCompressionType) {
+        self.compression = t;
+    }
+
+    pub fn set_block_based_table_factory(&mut self, factory: &BlockBasedOptions) {
+        self.table = factory.clone();
+    }
+
+    /// As RocksDB's `OptimizeLevelStyleCompaction(memtable_memory_budget)`.
+    pub fn optimize_level_style_compaction(&mut self, memtable_memory_budget: usize) {
+        self.write_buffer_size = memtable_memory_budget / 4;
+        self.max_write_buffer_number = 6;
+        self.level0_file_num_compaction_trigger = 2;
+        self.target_file_size_base = memtable_memory_budget as u64 / 8;
+        self.max_bytes_for_level_base = memtable_memory_budget as u64;
+    }
+
+    /// Every supported option has been checked; the first unsupported one is refused.
+    pub(crate) fn check_supported(&self) -> Result<()> {
+        if let Some(name) = self.unsupported.first().or(self.table.unsupported.first()) {
+            return Err(Error::not_supported(format!("option {name} is not supported by Shale")));
+        }
+        if matches!(self.compression, DBCompressionType::Bz2) {
+            return Err(Error::not_supported("compression type BZip2 is not supported by Shale"));
+        }
+        if self.num_levels < 2 {
+            return Err(Error::invalid_argument("num_levels must be at least 2"));
+        }
+        if self.write_buffer_size == 0 {
+            return Err(Error::invalid_argument("write_buffer_size must be positive"));
+        }
+        Ok(())
+    }
+
+    /// The target size of files in `level` (level >= 1).
+    pub(crate) fn target_file_size(&self, level: usize) -> u64 {
+        let mut size = self.target_file_size_base.max(1);
+        for _ in 1..level.max(1) {
+            size = size.saturating_mul(self.target_file_size_multiplier as u64);
+        }
+        size
+    }
+
+    /// The size target of `level` (level >= 1).
+    pub(crate) fn max_bytes_for_level(&self, level: usize) -> u64 {
+        let mut size = self.max_bytes_for_level_base.max(1) as f64;
+        for _ in 1..level.max(1) {
+            size *= self.max_bytes_for_level_multiplier;
+        }
+        size as u64
+    }
+}
+
+/// Options of one write, as rust-rocksdb's `WriteOptions`.
+#[derive(Clone, Default)]
+pub struct WriteOptions {
+    pub(crate) sync: bool,
+    pub(crate) disable_wal: bool,
+    pub(crate) no_slowdown: bool,
+}
+
+impl WriteOptions {
+    pub fn new() -> WriteOptions {
+        WriteOptions::default()
+    }
+
+    /// The write is durable (WAL fsynced) before it is acknowledged.
+    pub fn set_sync(&mut self, sync: bool) {
+        self.sync = sync;
+    }
+
+    pub fn disable_wal(&mut self, disable: bool) {
+        self.disable_wal = disable;
+    }
+
+    /// Fail with Incomplete instead of waiting when writes are stalled.
+    pub fn set_no_slowdown(&mut self, v: bool) {
+        self.no_slowdown = v;
+    }
+}
+
+/// Options of one read or iterator, as rust-rocksdb's `ReadOptions`.
+#[derive(Clone)]
+pub struct ReadOptions {
+    pub(crate) snapshot: Option<crate::key::SequenceNumber>,
+    pub(crate) lower_bound: Option<Vec<u8>>,
+    pub(crate) upper_bound: Option<Vec<u8>>,
+    pub(crate) fill_cache: bool,
+    pub(crate) verify_checksums: bool,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions { snapshot: None, lower_bound: None, upper_bound: None, fill_cache: true, verify_checksums: true }
+    }
+}
+
+impl ReadOptions {
+    pub fn set_snapshot(&mut self, snapshot: &crate::db::Snapshot<'_>) {
+        self.snapshot = Some(snapshot.sequence_number());
+    }
+
+    pub fn set_iterate_lower_bound<K: Into<Vec<u8>>>(&mut self, key: K) {
+        self.lower_bound = Some(key.into());
+    }
+
+    pub fn set_iterate_upper_bound<K: Into<Vec<u8>>>(&mut self, key: K) {
+        self.upper_bound = Some(key.into());
+    }
+
+    pub fn fill_cache(&mut self, v: bool) {
+        self.fill_cache = v;
+    }
+
+    pub fn set_verify_checksums(&mut self, v: bool) {
+        self.verify_checksums = v;
+    }
+
+    /// Shale has no prefix extractor, so every seek is a total-order seek already.
+    pub fn set_total_order_seek(&mut self, _v: bool) {}
+}
+
+/// Options of a manual flush, as rust-rocksdb's `FlushOptions`.
+#[derive(Clone)]
+pub struct FlushOptions {
+    pub(crate) wait: bool,
+}
+
+impl Default for FlushOptions {
+    fn default() -> Self {
+        FlushOptions { wait: true }
+    }
+}
+
+impl FlushOptions {
+    pub fn new() -> FlushOptions {
+        FlushOptions::default()
+    }
+
+    pub fn set_wait(&mut self, wait: bool) {
+        self.wait = wait;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_rocksdbs() {
+        let o = Options::default();
+        assert_eq!(o.write_buffer_size, 64 << 20);
+        assert_eq!(o.level0_file_num_compaction_trigger, 4);
+        assert_eq!(o.max_bytes_for_level(1), 256 << 20);
+        assert_eq!(o.max_bytes_for_level(3), 25600 << 20);
+        assert_eq!(o.comparator.name(), "leveldb.BytewiseComparator");
+        assert!(o.check_supported().is_ok());
+    }
+
+    #[test]
+    fn unsupported_settings_are_refused_by_name() {
+        let mut o = Options::default();
+        o.set_level_compaction_dynamic_level_bytes(true);
+        let e = o.check_supported().unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::NotSupported);
+        assert!(e.to_string().contains("level_compaction_dynamic_level_bytes"), "{e}");
+        let mut o = Options::default();
+        let mut t = BlockBasedOptions::default();
+        t.set_format_version(6);
+        o.set_block_based_table_factory(&t);
+        assert!(o.check_supported().unwrap_err().to_string().contains("format_version"));
+    }
+}
