@@ -1,6 +1,7 @@
 //! Shale: an LSM-tree key-value store with RocksDB's on-disk formats and the API of the
 //! `rocksdb` crate (rust-rocksdb).
 
+pub mod batch;
 mod cf_ref;
 pub mod coding;
 pub mod comparator;
