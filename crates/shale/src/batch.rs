@@ -1,0 +1,388 @@
+//! RocksDB's WriteBatch: the payload of every WAL record (db/write_batch.cc), with the API
+//! of rust-rocksdb's `WriteBatch`.
+//!
+//! ```text
+//! batch  = sequence fixed64 | count fixed32 | record*          (12-byte header)
+//! record = 0x1 Value            key value        | 0x5 CF Value        cf key value
+//!        | 0x0 Deletion         key              | 0x4 CF Deletion     cf key
+//!        | 0x7 SingleDeletion   key              | 0x8 CF SingleDel.   cf key
+//!        | 0xF RangeDeletion    begin end        | 0xE CF RangeDel.    cf begin end
+//!        | 0x2 Merge            key value        | 0x6 CF Merge        cf key value
+//!        | 0x3 LogData          blob             | 0xD Noop
+//! key, value, begin, end, blob = varint32 length | bytes;   cf = varint32 column family id
+//! ```
+//! `count` counts the Value/Deletion/SingleDeletion/RangeDeletion/Merge records (not
+//! LogData or Noop). The sequence number is that of the first counted record; each
+//! counted record takes the next one. Tags of transactions (0x9-0xC, 0x12, 0x13, 0x15),
+//! blob indexes (0x10, 0x11), timestamps (0x14) and wide columns (0x16, 0x17) are
+//! recognised and refused as NotSupported.
+
+use crate::cf_ref::AsColumnFamilyRef;
+use crate::coding::{put_length_prefixed_slice, put_varint32, Decoder};
+use crate::error::{Error, Result};
+use crate::key::{SequenceNumber, ValueType};
+
+/// Bytes of the sequence + count header.
+pub const HEADER_SIZE: usize = 12;
+
+/// Record tags of db/dbformat.h that appear in batches.
+pub mod tag {
+    pub const DELETION: u8 = 0x0;
+    pub const VALUE: u8 = 0x1;
+    pub const MERGE: u8 = 0x2;
+    pub const LOG_DATA: u8 = 0x3;
+    pub const CF_DELETION: u8 = 0x4;
+    pub const CF_VALUE: u8 = 0x5;
+    pub const CF_MERGE: u8 = 0x6;
+    pub const SINGLE_DELETION: u8 = 0x7;
+    pub const CF_SINGLE_DELETION: u8 = 0x8;
+    pub const BEGIN_PREPARE_XID: u8 = 0x9;
+    pub const END_PREPARE_XID: u8 = 0xA;
+    pub const COMMIT_XID: u8 = 0xB;
+    pub const ROLLBACK_XID: u8 = 0xC;
+    pub const NOOP: u8 = 0xD;
+    pub const CF_RANGE_DELETION: u8 = 0xE;
+    pub const RANGE_DELETION: u8 = 0xF;
+    pub const CF_BLOB_INDEX: u8 = 0x10;
+    pub const BLOB_INDEX: u8 = 0x11;
+    pub const BEGIN_PERSISTED_PREPARE_XID: u8 = 0x12;
+    pub const BEGIN_UNPREPARE_XID: u8 = 0x13;
+    pub const DELETION_WITH_TIMESTAMP: u8 = 0x14;
+    pub const COMMIT_XID_AND_TIMESTAMP: u8 = 0x15;
+    pub const WIDE_COLUMN_ENTITY: u8 = 0x16;
+    pub const CF_WIDE_COLUMN_ENTITY: u8 = 0x17;
+}
+
+/// One counted record of a batch, as the engine applies it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BatchEntry<'a> {
+    pub cf_id: u32,
+    pub value_type: ValueType,
+    pub key: &'a [u8],
+    /// The value of a Put or Merge, the end key of a RangeDeletion, empty for deletions.
+    pub value: &'a [u8],
+}
+
+/// Receives the default-column-family puts and deletes of [`WriteBatch::iterate`], as
+/// rust-rocksdb's trait of the same name.
+pub trait WriteBatchIterator {
+    fn put(&mut self, key: Box<[u8]>, value: Box<[u8]>);
+    fn delete(&mut self, key: Box<[u8]>);
+}
+
+/// An atomic group of writes, encoded the way RocksDB writes it to the WAL.
+#[derive(Clone, Debug)]
+pub struct WriteBatch {
+    rep: Vec<u8>,
+    /// Whether a Merge record is present; None when unknown (a batch from `from_data`).
+    has_merge: Option<bool>,
+}
+
+impl Default for WriteBatch {
+    fn default() -> Self {
+        WriteBatch::new()
+    }
+}
+
+/// A decoded record, counted or not.
+enum Record<'a> {
+    Entry(BatchEntry<'a>),
+    LogData,
+    Noop,
+}
+
+impl WriteBatch {
+    /// An empty batch: a zero header.
+    pub fn new() -> WriteBatch {
+        WriteBatch { rep: vec![0u8; HEADER_SIZE], has_merge: Some(false) }
+    }
+
+    /// A batch over bytes from [`data`](Self::data) or a WAL record. Nothing is checked
+    /// here; a malformed batch fails when it is iterated or applied.
+    pub fn from_data(data: &[u8]) -> WriteBatch {
+        WriteBatch { rep: data.to_vec(), has_merge: None }
+    }
+
+    /// The number of counted records (the header's count).
+    pub fn len(&self) -> usize {
+        self.count() as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count() == 0
+    }
+
+    /// Size of the encoded batch, header included.
+    pub fn size_in_bytes(&self) -> usize {
+        self.rep.len()
+    }
+
+    /// The encoded batch.
+    pub fn data(&self) -> &[u8] {
+        &self.rep
+    }
+
+    /// The header's count (0 for a batch shorter than its header).
+    pub fn count(&self) -> u32 {
+        match self.rep.get(8..HEADER_SIZE) {
+            Some(b) => u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+            None => 0,
+        }
+    }
+
+    /// The sequence number of the first record (0 for a batch shorter than its header).
+    pub fn sequence(&self) -> SequenceNumber {
+        match self.rep.get(..8) {
+            Some(b) => u64::from_le_bytes(b.try_into().unwrap_or([0; 8])),
+            None => 0,
+        }
+    }
+
+    pub fn set_sequence(&mut self, seq: SequenceNumber) {
+        self.ensure_header();
+        self.rep[..8].copy_from_slice(&seq.to_le_bytes());
+    }
+
+    fn set_count(&mut self, n: u32) {
+        self.ensure_header();
+        self.rep[8..HEADER_SIZE].copy_from_slice(&n.to_le_bytes());
+    }
+
+    /// A batch from `from_data` may be shorter than a header; writes first zero-fill one.
+    fn ensure_header(&mut self) {
+        if self.rep.len() < HEADER_SIZE {
+            self.rep.resize(HEADER_SIZE, 0);
+        }
+    }
+
+    /// Starts a counted record: bumps the count and writes the tag (and cf id).
+    fn begin_record(&mut self, cf: u32, default_tag: u8, cf_tag: u8) {
+        self.ensure_header();
+        self.set_count(self.count().wrapping_add(1));
+        if cf == 0 {
+            self.rep.push(default_tag);
+        } else {
+            self.rep.push(cf_tag);
+            put_varint32(&mut self.rep, cf);
+        }
+    }
+
+    /// RocksDB refuses (and rust-rocksdb then ignores) keys or values over 4 GiB.
+    fn too_large(parts: &[&[u8]]) -> bool {
+        parts.iter().any(|p| p.len() > u32::MAX as usize)
+    }
+
+    fn add_kv(&mut self, cf: u32, tags: (u8, u8), key: &[u8], value: Option<&[u8]>) {
+        if Self::too_large(&[key, value.unwrap_or(&[])]) {
+            return;
+        }
+        self.begin_record(cf, tags.0, tags.1);
+        put_length_prefixed_slice(&mut self.rep, key);
+        if let Some(v) = value {
+            put_length_prefixed_slice(&mut self.rep, v);
+        }
+    }
+
+    pub fn put<K: AsRef<[u8]>, V: AsRef<[u8]>>(&mut self, key: K, value: V) {
+        self.add_kv(0, (tag::VALUE, tag::CF_VALUE), key.as_ref(), Some(value.as_ref()));
+    }
+
+    pub fn put_cf<K: AsRef<[u8]>, V: AsRef<[u8]>>(&mut self, cf: &impl AsColumnFamilyRef, key: K, value: V) {
+        self.add_kv(cf.cf_id(), (tag::VALUE, tag::CF_VALUE), key.as_ref(), Some(value.as_ref()));
+    }
+
+    pub fn merge<K: AsRef<[u8]>, V: AsRef<[u8]>>(&mut self, key: K, value: V) {
+        self.add_kv(0, (tag::MERGE, tag::CF_MERGE), key.as_ref(), Some(value.as_ref()));
+        self.has_merge = Some(true);
+    }
+
+    pub fn merge_cf<K: AsRef<[u8]>, V: AsRef<[u8]>>(
+        &mut self,
+        cf: &impl AsColumnFamilyRef,
+        key: K,
+        value: V,
+    ) {
+        self.add_kv(cf.cf_id(), (tag::MERGE, tag::CF_MERGE), key.as_ref(), Some(value.as_ref()));
+        self.has_merge = Some(true);
+    }
+
+    pub fn delete<K: AsRef<[u8]>>(&mut self, key: K) {
+        self.add_kv(0, (tag::DELETION, tag::CF_DELETION), key.as_ref(), None);
+    }
+
+    pub fn delete_cf<K: AsRef<[u8]>>(&mut self, cf: &impl AsColumnFamilyRef, key: K) {
+        self.add_kv(cf.cf_id(), (tag::DELETION, tag::CF_DELETION), key.as_ref(), None);
+    }
+
+    pub fn single_delete<K: AsRef<[u8]>>(&mut self, key: K) {
+        self.add_kv(0, (tag::SINGLE_DELETION, tag::CF_SINGLE_DELETION), key.as_ref(), None);
+    }
+
+    pub fn single_delete_cf<K: AsRef<[u8]>>(&mut self, cf: &impl AsColumnFamilyRef, key: K) {
+        let tags = (tag::SINGLE_DELETION, tag::CF_SINGLE_DELETION);
+        self.add_kv(cf.cf_id(), tags, key.as_ref(), None);
+    }
+
+    /// Deletes the keys in `[from, to)`.
+    pub fn delete_range<K: AsRef<[u8]>>(&mut self, from: K, to: K) {
+        let tags = (tag::RANGE_DELETION, tag::CF_RANGE_DELETION);
+        self.add_kv(0, tags, from.as_ref(), Some(to.as_ref()));
+    }
+
+    pub fn delete_range_cf<K: AsRef<[u8]>>(&mut self, cf: &impl AsColumnFamilyRef, from: K, to: K) {
+        let tags = (tag::RANGE_DELETION, tag::CF_RANGE_DELETION);
+        self.add_kv(cf.cf_id(), tags, from.as_ref(), Some(to.as_ref()));
+    }
+
+    /// Adds a blob that is written to the WAL but not applied or counted.
+    pub fn put_log_data(&mut self, blob: &[u8]) {
+        if Self::too_large(&[blob]) {
+            return;
+        }
+        self.ensure_header();
+        self.rep.push(tag::LOG_DATA);
+        put_length_prefixed_slice(&mut self.rep, blob);
+    }
+
+    /// Removes every record (and resets the sequence number).
+    pub fn clear(&mut self) {
+        self.rep.clear();
+        self.rep.resize(HEADER_SIZE, 0);
+        self.has_merge = Some(false);
+    }
+
+    /// Appends `other`'s records to this batch and adds its count (group commit).
+    pub fn append(&mut self, other: &WriteBatch) {
+        if other.rep.len() <= HEADER_SIZE {
+            return;
+        }
+        self.ensure_header();
+        self.set_count(self.count().wrapping_add(other.count()));
+        self.rep.extend_from_slice(&other.rep[HEADER_SIZE..]);
+        self.has_merge = match (self.has_merge, other.has_merge) {
+            (Some(a), Some(b)) => Some(a || b),
+            _ => None,
+        };
+    }
+
+    /// Whether the batch holds a Merge record.
+    pub fn has_merge(&self) -> bool {
+        match self.has_merge {
+            Some(known) => known,
+            None => {
+                let mut found = false;
+                let _ = self.for_each(&mut |e| {
+                    found |= e.value_type == ValueType::Merge;
+                    Ok(())
+                });
+                found
+            }
+        }
+    }
+
+    /// Calls `f` with each counted record in order (LogData and Noop are skipped), then
+    /// checks the header's count. Stops at the first error from `f` or from decoding.
+    pub fn for_each(&self, f: &mut dyn FnMut(BatchEntry<'_>) -> Result<()>) -> Result<()> {
+        if self.rep.len() < HEADER_SIZE {
+            return Err(Error::corruption("malformed WriteBatch (too small)"));
+        }
+        let mut input = Decoder::new(&self.rep[HEADER_SIZE..]);
+        let mut found = 0u32;
+        while !input.is_empty() {
+            let offset = self.rep.len() - input.remaining().len();
+            if let Record::Entry(e) = decode_record(&mut input, offset)? {
+                found = found.wrapping_add(1);
+                f(e)?;
+            }
+        }
+        if found != self.count() {
+            return Err(Error::corruption("WriteBatch has wrong count"));
+        }
+        Ok(())
+    }
+
+    /// Hands the default column family's puts and deletes to `callbacks`, as rust-rocksdb
+    /// (through RocksDB's C API) does: default-CF single deletes and merges and LogData are
+    /// passed over, and iteration ends quietly at the first record that handler cannot
+    /// take (another column family, a range deletion, a Noop) or at a decoding error.
+    pub fn iterate(&self, callbacks: &mut dyn WriteBatchIterator) {
+        let Some(body) = self.rep.get(HEADER_SIZE..) else { return };
+        let mut input = Decoder::new(body);
+        while !input.is_empty() {
+            let offset = self.rep.len() - input.remaining().len();
+            let e = match decode_record(&mut input, offset) {
+                Ok(Record::Entry(e)) => e,
+                Ok(Record::LogData) => continue,
+                Ok(Record::Noop) | Err(_) => return,
+            };
+            if e.cf_id != 0 {
+                return;
+            }
+            match e.value_type {
+                ValueType::Value => callbacks.put(e.key.into(), e.value.into()),
+                ValueType::Deletion => callbacks.delete(e.key.into()),
+                ValueType::SingleDeletion | ValueType::Merge => {}
+                ValueType::RangeDeletion => return,
+            }
+        }
+    }
+}
+
+/// The name RocksDB gives a tag in its error messages.
+fn unsupported_tag_name(t: u8) -> Option<&'static str> {
+    Some(match t {
+        tag::BEGIN_PREPARE_XID => "BeginPrepareXID",
+        tag::END_PREPARE_XID => "EndPrepareXID",
+        tag::COMMIT_XID => "CommitXID",
+        tag::ROLLBACK_XID => "RollbackXID",
+        tag::CF_BLOB_INDEX => "ColumnFamilyBlobIndex",
+        tag::BLOB_INDEX => "BlobIndex",
+        tag::BEGIN_PERSISTED_PREPARE_XID => "BeginPersistedPrepareXID",
+        tag::BEGIN_UNPREPARE_XID => "BeginUnprepareXID",
+        tag::DELETION_WITH_TIMESTAMP => "DeletionWithTimestamp",
+        tag::COMMIT_XID_AND_TIMESTAMP => "CommitXIDAndTimestamp",
+        tag::WIDE_COLUMN_ENTITY => "WideColumnEntity",
+        tag::CF_WIDE_COLUMN_ENTITY => "ColumnFamilyWideColumnEntity",
+        _ => return None,
+    })
+}
+
+/// Decodes one record starting at byte `offset` of the batch.
+fn decode_record<'a>(input: &mut Decoder<'a>, offset: usize) -> Result<Record<'a>> {
+    let t = input.u8().ok_or_else(|| Error::corruption("malformed WriteBatch (empty record)"))?;
+    let (value_type, has_cf, has_value, what) = match t {
+        tag::VALUE => (ValueType::Value, false, true, "Put"),
+        tag::CF_VALUE => (ValueType::Value, true, true, "Put"),
+        tag::DELETION => (ValueType::Deletion, false, false, "Delete"),
+        tag::CF_DELETION => (ValueType::Deletion, true, false, "Delete"),
+        tag::SINGLE_DELETION => (ValueType::SingleDeletion, false, false, "SingleDelete"),
+        tag::CF_SINGLE_DELETION => (ValueType::SingleDeletion, true, false, "SingleDelete"),
+        tag::RANGE_DELETION => (ValueType::RangeDeletion, false, true, "DeleteRange"),
+        tag::CF_RANGE_DELETION => (ValueType::RangeDeletion, true, true, "DeleteRange"),
+        tag::MERGE => (ValueType::Merge, false, true, "Merge"),
+        tag::CF_MERGE => (ValueType::Merge, true, true, "Merge"),
+        tag::NOOP => return Ok(Record::Noop),
+        tag::LOG_DATA => {
+            return match input.length_prefixed() {
+                Some(_) => Ok(Record::LogData),
+                None => Err(Error::corruption(format!("bad WriteBatch Blob (tag 0x3) at offset {offset}"))),
+            };
+        }
+        _ => {
+            return Err(match unsupported_tag_name(t) {
+                Some(name) => {
+                    Error::not_supported(format!("WriteBatch tag {t:#x} ({name}) at offset {offset}"))
+                }
+                None => Error::corruption(format!("unknown WriteBatch tag {t:#x} at offset {offset}")),
+            });
+        }
+    };
+    let bad = || Error::corruption(format!("bad WriteBatch {what} (tag {t:#x}) at offset {offset}"));
+    let cf_id = if has_cf { input.varint32().ok_or_else(bad)? } else { 0 };
+    let key = input.length_prefixed().ok_or_else(bad)?;
+    let value = if has_value { input.length_prefixed().ok_or_else(bad)? } else { &[] };
+    Ok(Record::Entry(BatchEntry { cf_id, value_type, key, value }))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,342 @@
+//! Tests of the WriteBatch encoding: round trips of every operation, RocksDB's exact
+//! bytes, rust-rocksdb's `iterate`, and corrupt or unsupported input.
+
+use super::*;
+use crate::error::ErrorKind;
+
+struct Cf(u32);
+
+impl AsColumnFamilyRef for Cf {
+    fn cf_id(&self) -> u32 {
+        self.0
+    }
+}
+
+#[derive(Debug, PartialEq)]
+struct Owned {
+    cf: u32,
+    t: ValueType,
+    key: Vec<u8>,
+    value: Vec<u8>,
+}
+
+fn entries(b: &WriteBatch) -> Result<Vec<Owned>> {
+    let mut out = Vec::new();
+    b.for_each(&mut |e| {
+        out.push(Owned { cf: e.cf_id, t: e.value_type, key: e.key.to_vec(), value: e.value.to_vec() });
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+fn o(cf: u32, t: ValueType, key: &[u8], value: &[u8]) -> Owned {
+    Owned { cf, t, key: key.to_vec(), value: value.to_vec() }
+}
+
+fn every_op() -> WriteBatch {
+    let cf = Cf(3);
+    let mut b = WriteBatch::new();
+    b.put(b"k1", b"v1");
+    b.put_cf(&cf, "k2", "v2");
+    b.delete(b"k3");
+    b.delete_cf(&cf, b"k4");
+    b.single_delete(b"k5");
+    b.single_delete_cf(&cf, b"k6");
+    b.put_log_data(b"blob");
+    b.delete_range(b"a", b"m");
+    b.delete_range_cf(&cf, b"n", b"z");
+    b.merge(b"k7", b"+1");
+    b.merge_cf(&Cf(300), b"k8", b"+2");
+    b.put(b"", b"");
+    b
+}
+
+fn every_op_entries() -> Vec<Owned> {
+    use ValueType::*;
+    vec![
+        o(0, Value, b"k1", b"v1"),
+        o(3, Value, b"k2", b"v2"),
+        o(0, Deletion, b"k3", b""),
+        o(3, Deletion, b"k4", b""),
+        o(0, SingleDeletion, b"k5", b""),
+        o(3, SingleDeletion, b"k6", b""),
+        o(0, RangeDeletion, b"a", b"m"),
+        o(3, RangeDeletion, b"n", b"z"),
+        o(0, Merge, b"k7", b"+1"),
+        o(300, Merge, b"k8", b"+2"),
+        o(0, Value, b"", b""),
+    ]
+}
+
+#[test]
+fn new_batch_is_an_empty_header() {
+    let b = WriteBatch::default();
+    assert_eq!(b.data(), &[0u8; 12]);
+    assert_eq!((b.len(), b.is_empty(), b.size_in_bytes()), (0, true, 12));
+    assert_eq!(entries(&b).unwrap(), vec![]);
+    assert!(!b.has_merge());
+}
+
+#[test]
+fn every_operation_round_trips() {
+    let mut b = every_op();
+    b.set_sequence(77);
+    assert_eq!(b.len(), 11, "LogData is not counted");
+    assert_eq!(b.sequence(), 77);
+    assert!(b.has_merge());
+    assert_eq!(entries(&b).unwrap(), every_op_entries());
+    let copy = WriteBatch::from_data(b.data());
+    assert_eq!(copy.data(), b.data());
+    assert_eq!((copy.sequence(), copy.count()), (77, 11));
+    assert_eq!(entries(&copy).unwrap(), every_op_entries());
+    assert!(copy.has_merge());
+    let mut plain = WriteBatch::new();
+    plain.put(b"x", b"y");
+    assert!(!WriteBatch::from_data(plain.data()).has_merge());
+}
+
+#[test]
+fn encoding_matches_rocksdb_bytes() {
+    // Derived from WriteBatchInternal::Put/Delete/DeleteRange/PutLogData in RocksDB's
+    // db/write_batch.cc: fixed64 sequence, fixed32 count, then tag [varint cf] and
+    // varint32-length-prefixed slices.
+    let mut b = WriteBatch::new();
+    b.set_sequence(0x0102);
+    b.put(b"ab", b"xyz");
+    b.delete_cf(&Cf(200), b"k");
+    b.put_log_data(b"L");
+    b.delete_range(b"a", b"b");
+    b.single_delete(b"s");
+    #[rustfmt::skip]
+    let want: Vec<u8> = vec![
+        0x02, 0x01, 0, 0, 0, 0, 0, 0,   // sequence 0x0102
+        4, 0, 0, 0,                     // count 4
+        0x01, 2, b'a', b'b', 3, b'x', b'y', b'z',
+        0x04, 0xc8, 0x01, 1, b'k',      // cf 200 = varint c8 01
+        0x03, 1, b'L',
+        0x0f, 1, b'a', 1, b'b',
+        0x07, 1, b's',
+    ];
+    assert_eq!(b.data(), &want[..]);
+    assert_eq!(b.size_in_bytes(), want.len());
+}
+
+#[test]
+fn append_concatenates_and_adds_counts() {
+    let mut a = WriteBatch::new();
+    a.set_sequence(10);
+    a.put(b"a", b"1");
+    let mut b = WriteBatch::new();
+    b.set_sequence(99);
+    b.delete(b"b");
+    b.merge(b"c", b"2");
+    a.append(&b);
+    a.append(&WriteBatch::new());
+    assert_eq!((a.sequence(), a.count()), (10, 3));
+    assert!(a.has_merge());
+    use ValueType::*;
+    assert_eq!(
+        entries(&a).unwrap(),
+        vec![o(0, Value, b"a", b"1"), o(0, Deletion, b"b", b""), o(0, Merge, b"c", b"2")]
+    );
+    a.clear();
+    assert_eq!(a.data(), &[0u8; 12]);
+    assert!(!a.has_merge());
+}
+
+#[test]
+fn callback_errors_stop_for_each() {
+    let b = every_op();
+    let mut seen = 0;
+    let err = b
+        .for_each(&mut |_| {
+            seen += 1;
+            if seen == 2 {
+                Err(Error::invalid_argument("stop"))
+            } else {
+                Ok(())
+            }
+        })
+        .unwrap_err();
+    assert_eq!((seen, err.kind()), (2, ErrorKind::InvalidArgument));
+}
+
+#[derive(Default)]
+struct Collect {
+    puts: Vec<(Vec<u8>, Vec<u8>)>,
+    dels: Vec<Vec<u8>>,
+}
+
+impl WriteBatchIterator for Collect {
+    fn put(&mut self, key: Box<[u8]>, value: Box<[u8]>) {
+        self.puts.push((key.into(), value.into()));
+    }
+    fn delete(&mut self, key: Box<[u8]>) {
+        self.dels.push(key.into());
+    }
+}
+
+#[test]
+fn iterate_like_rust_rocksdb() {
+    let mut b = WriteBatch::new();
+    b.put(b"a", b"1");
+    b.single_delete(b"ignored");
+    b.merge(b"ignored too", b"x");
+    b.put_log_data(b"blob");
+    b.delete(b"b");
+    b.put_cf(&Cf(1), b"stops here", b"");
+    b.put(b"never", b"seen");
+    let mut c = Collect::default();
+    b.iterate(&mut c);
+    assert_eq!(c.puts, vec![(b"a".to_vec(), b"1".to_vec())]);
+    assert_eq!(c.dels, vec![b"b".to_vec()]);
+    // A malformed batch yields nothing and does not panic.
+    let mut c = Collect::default();
+    WriteBatch::from_data(&[1, 2, 3]).iterate(&mut c);
+    assert!(c.puts.is_empty() && c.dels.is_empty());
+}
+
+#[test]
+fn corrupt_batches_are_reported() {
+    let short = WriteBatch::from_data(&[0u8; 11]);
+    let err = entries(&short).unwrap_err();
+    assert_eq!(err.to_string(), "Corruption: malformed WriteBatch (too small)");
+    assert_eq!((short.count(), short.sequence()), (0, 0));
+
+    let mut b = WriteBatch::new();
+    b.put(b"key", b"value");
+    let data = b.data().to_vec();
+    // Cut inside the value.
+    let err = entries(&WriteBatch::from_data(&data[..data.len() - 1])).unwrap_err();
+    assert_eq!(err.to_string(), "Corruption: bad WriteBatch Put (tag 0x1) at offset 12");
+    // Count says 2, one record present.
+    let mut wrong = data.clone();
+    wrong[8] = 2;
+    let err = entries(&WriteBatch::from_data(&wrong)).unwrap_err();
+    assert_eq!(err.to_string(), "Corruption: WriteBatch has wrong count");
+    // Unknown tag.
+    let mut unknown = data.clone();
+    unknown.push(0x42);
+    let err = entries(&WriteBatch::from_data(&unknown)).unwrap_err();
+    assert_eq!(err.to_string(), "Corruption: unknown WriteBatch tag 0x42 at offset 23");
+    // Truncated column family id.
+    let mut cf = WriteBatch::new().data().to_vec();
+    cf.extend_from_slice(&[tag::CF_VALUE, 0x80]);
+    let err = entries(&WriteBatch::from_data(&cf)).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Corruption);
+    // Truncated LogData.
+    let mut blob = WriteBatch::new().data().to_vec();
+    blob.extend_from_slice(&[tag::LOG_DATA, 5, b'x']);
+    let err = entries(&WriteBatch::from_data(&blob)).unwrap_err();
+    assert_eq!(err.to_string(), "Corruption: bad WriteBatch Blob (tag 0x3) at offset 12");
+}
+
+#[test]
+fn unsupported_tags_are_not_supported() {
+    for t in [0x9u8, 0xA, 0xB, 0xC, 0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17] {
+        let mut data = WriteBatch::new().data().to_vec();
+        data.extend_from_slice(&[t, 1, b'x', 1, b'y']);
+        let err = entries(&WriteBatch::from_data(&data)).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::NotSupported, "tag {t:#x}");
+        assert!(err.to_string().contains(&format!("{t:#x}")), "{err}");
+    }
+    // A Noop is skipped and not counted.
+    let mut data = WriteBatch::new().data().to_vec();
+    data.push(tag::NOOP);
+    assert_eq!(entries(&WriteBatch::from_data(&data)).unwrap(), vec![]);
+}
+
+#[test]
+fn writes_on_a_short_batch_do_not_panic() {
+    let mut b = WriteBatch::from_data(&[7]);
+    b.put(b"k", b"v");
+    assert_eq!(b.count(), 1);
+    assert_eq!(entries(&b).unwrap(), vec![o(0, ValueType::Value, b"k", b"v")]);
+}
+
+#[test]
+fn random_bytes_never_panic() {
+    use rand::rngs::SmallRng;
+    use rand::{Rng, SeedableRng};
+    let mut rng = SmallRng::seed_from_u64(7);
+    let good = every_op();
+    for _ in 0..20_000 {
+        let mut data = good.data().to_vec();
+        for _ in 0..rng.gen_range(1..4) {
+            let i = rng.gen_range(0..data.len());
+            data[i] = rng.gen();
+        }
+        data.truncate(rng.gen_range(0..=data.len()));
+        let b = WriteBatch::from_data(&data);
+        let _ = entries(&b);
+        let _ = b.has_merge();
+        b.iterate(&mut Collect::default());
+    }
+}
+
+#[test]
+fn ldb_decodes_our_batches() {
+    use crate::fs::WritableFile;
+    let ldb = std::path::Path::new("/usr/bin/ldb");
+    if !ldb.exists() {
+        eprintln!("skipping: /usr/bin/ldb not found");
+        return;
+    }
+    struct File(std::fs::File, u64);
+    impl WritableFile for File {
+        fn append(&mut self, data: &[u8]) -> Result<()> {
+            use std::io::Write;
+            self.1 += data.len() as u64;
+            self.0.write_all(data).map_err(|e| Error::io("write", e))
+        }
+        fn flush(&mut self) -> Result<()> {
+            Ok(())
+        }
+        fn sync(&mut self) -> Result<()> {
+            Ok(())
+        }
+        fn size(&self) -> u64 {
+            self.1
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("000012.log");
+    let mut w = crate::wal::LogWriter::new(Box::new(File(std::fs::File::create(&path).unwrap(), 0)), 12);
+    let mut b = every_op();
+    b.set_sequence(1000);
+    w.add_record(b.data()).unwrap();
+    let mut b2 = WriteBatch::new();
+    b2.set_sequence(1011);
+    b2.put(b"last", b"one");
+    w.add_record(b2.data()).unwrap();
+    w.flush().unwrap();
+    drop(w);
+    let out = std::process::Command::new(ldb)
+        .args(["dump_wal", &format!("--walfile={}", path.display()), "--header", "--print_value"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout} {}", String::from_utf8_lossy(&out.stderr));
+    let lines: Vec<&str> = stdout.lines().filter(|l| !l.is_empty()).collect();
+    assert_eq!(lines.len(), 3, "{stdout}");
+    let row = lines[1];
+    assert!(row.starts_with("1000,11,"), "{row}");
+    for part in [
+        "PUT(0) : 0x6B31 : 0x7631",
+        "PUT(3) : 0x6B32 : 0x7632",
+        "DELETE(0) : 0x6B33",
+        "DELETE(3) : 0x6B34",
+        "SINGLE_DELETE(0) : 0x6B35",
+        "SINGLE_DELETE(3) : 0x6B36",
+        "DELETE_RANGE(0) : 0x61 0x6D",
+        "DELETE_RANGE(3) : 0x6E 0x7A",
+        "MERGE(0) : 0x6B37 : 0x2B31",
+        "MERGE(300) : 0x6B38 : 0x2B32",
+    ] {
+        assert!(row.contains(part), "missing {part:?} in {row}");
+    }
+    assert!(
+        lines[2].starts_with("1011,1,") && lines[2].contains("PUT(0) : 0x6C617374 : 0x6F6E65"),
+        "{stdout}"
+    );
+}
