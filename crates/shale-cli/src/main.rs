@@ -1,1 +1,47 @@
-fn main() {}
+//! `shale`: look into and modify a Shale (or RocksDB) database from the shell, with
+//! ldb-like commands and output (`key : value` lines; `--hex` for binary data).
+
+mod admin;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "shale", version, about = "Shale storage engine tools")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print the value of KEY.
+    Get(admin::KeyArgs),
+    /// Set KEY to VALUE.
+    Put(admin::PutArgs),
+    /// Delete KEY.
+    Delete(admin::KeyArgs),
+    /// Print `key : value` for every key in [--from, --to).
+    Scan(admin::ScanArgs),
+    /// List the column families of a database.
+    ListColumnFamilies(admin::DbArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Get(a) => admin::get(&a),
+        Command::Put(a) => admin::put(&a),
+        Command::Delete(a) => admin::delete(&a),
+        Command::Scan(a) => admin::scan(&a),
+        Command::ListColumnFamilies(a) => admin::list_cf(&a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("Failed: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
