@@ -1,0 +1,261 @@
+//! The memtable: recent writes, in memory, sorted by internal key.
+//!
+//! Two skiplists (see [`skiplist`]): point entries (Value, Deletion, SingleDeletion, Merge)
+//! and range tombstones. Every entry is stored inline in the list's arena as
+//!
+//! ```text
+//! varint32 ikey_len | ikey = user_key | fixed64 LE (seq << 8 | type) | varint32 value_len | value
+//! ```
+//! (RocksDB's memtable entry encoding, without per-key protection bytes). A range tombstone
+//! `[start, end)` is stored with `user_key = start`, type RangeDeletion and `value = end`.
+//!
+//! Why hand-written rather than a `BTreeMap` or a crossbeam skiplist: entries are encoded
+//! inline in an arena (one allocation per many entries, no per-node `Box`), and ordering
+//! uses the runtime [`InternalKeyComparator`] — user comparators are runtime values, which a
+//! `K: Ord` map could only take by storing a comparator `Arc` in every key.
+//!
+//! Concurrency: `add` may be called from any thread (writers are serialized inside each
+//! skiplist); `get`, iterators and the counters never block and may run concurrently with
+//! `add`. Counters are atomics updated after the entry is linked.
+
+pub mod arena;
+pub mod skiplist;
+
+use std::cmp::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering as MemOrder};
+use std::sync::Arc;
+
+use crate::error::Result;
+use crate::iter::InternalIterator;
+use crate::key::{
+    pack_seq_and_type, trailer, InternalKeyComparator, SequenceNumber, ValueType, MAX_SEQUENCE_NUMBER,
+    VALUE_TYPE_FOR_SEEK,
+};
+use skiplist::{SkipList, SkipListIter};
+
+/// Arena block size for point entries.
+const POINT_ARENA_BLOCK: usize = arena::DEFAULT_BLOCK_SIZE;
+/// Arena block size for range tombstones (rare, so small blocks).
+const TOMBSTONE_ARENA_BLOCK: usize = 16 << 10;
+
+/// An in-memory, sorted write buffer. Share it through `Arc`.
+pub struct MemTable {
+    icmp: InternalKeyComparator,
+    id: u64,
+    points: Arc<SkipList>,
+    tombstones: SkipList,
+    num_entries: AtomicU64,
+    num_deletes: AtomicU64,
+    num_range_deletes: AtomicU64,
+    first_seqno: AtomicU64,
+    earliest_seqno: AtomicU64,
+}
+
+impl MemTable {
+    /// An empty memtable ordered by `icmp`; `id` is the caller's identifier for it.
+    pub fn new(icmp: InternalKeyComparator, id: u64) -> MemTable {
+        MemTable {
+            points: Arc::new(SkipList::new(icmp.clone(), POINT_ARENA_BLOCK)),
+            tombstones: SkipList::new(icmp.clone(), TOMBSTONE_ARENA_BLOCK),
+            icmp,
+            id,
+            num_entries: AtomicU64::new(0),
+            num_deletes: AtomicU64::new(0),
+            num_range_deletes: AtomicU64::new(0),
+            first_seqno: AtomicU64::new(MAX_SEQUENCE_NUMBER),
+            earliest_seqno: AtomicU64::new(MAX_SEQUENCE_NUMBER),
+        }
+    }
+
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    pub fn comparator(&self) -> &InternalKeyComparator {
+        &self.icmp
+    }
+
+    /// Adds one entry. For `RangeDeletion`, `user_key` is the start and `value` the end
+    /// user key of the deleted range `[start, end)`. Returns false (adding nothing) when an
+    /// entry with the same user key, sequence and type is already present.
+    ///
+    /// # Panics
+    /// If the key or value is 4 GiB or longer.
+    pub fn add(&self, seq: SequenceNumber, t: ValueType, user_key: &[u8], value: &[u8]) -> bool {
+        let seq = seq.min(MAX_SEQUENCE_NUMBER);
+        let packed = pack_seq_and_type(seq, t);
+        let list = if t == ValueType::RangeDeletion { &self.tombstones } else { &self.points };
+        if !list.insert(user_key, packed, value) {
+            return false;
+        }
+        self.num_entries.fetch_add(1, MemOrder::Relaxed);
+        match t {
+            ValueType::Deletion => {
+                self.num_deletes.fetch_add(1, MemOrder::Relaxed);
+            }
+            ValueType::RangeDeletion => {
+                self.num_range_deletes.fetch_add(1, MemOrder::Relaxed);
+            }
+            _ => {}
+        }
+        self.first_seqno.fetch_min(seq, MemOrder::Relaxed);
+        self.earliest_seqno.fetch_min(seq, MemOrder::Relaxed);
+        true
+    }
+
+    /// The newest point entry of `user_key` with sequence <= `snapshot`:
+    /// `(sequence, type, value)`. Range tombstones are not consulted (see
+    /// [`MemTable::max_covering_tombstone_seq`]).
+    pub fn get(
+        &self,
+        user_key: &[u8],
+        snapshot: SequenceNumber,
+    ) -> Option<(SequenceNumber, ValueType, Vec<u8>)> {
+        let packed = pack_seq_and_type(snapshot.min(MAX_SEQUENCE_NUMBER), VALUE_TYPE_FOR_SEEK).to_le_bytes();
+        let mut stack = [0u8; 128];
+        let heap;
+        let lookup: &[u8] = if user_key.len() + 8 <= stack.len() {
+            stack[..user_key.len()].copy_from_slice(user_key);
+            stack[user_key.len()..user_key.len() + 8].copy_from_slice(&packed);
+            &stack[..user_key.len() + 8]
+        } else {
+            heap = [user_key, &packed[..]].concat();
+            &heap
+        };
+        let (ikey, value) = self.points.seek_entry(lookup)?;
+        if self.icmp.compare_user(crate::key::user_key(ikey), user_key) != Ordering::Equal {
+            return None;
+        }
+        let tr = trailer(ikey);
+        let t = ValueType::from_u8((tr & 0xff) as u8)?;
+        Some((tr >> 8, t, value.to_vec()))
+    }
+
+    /// The largest sequence <= `snapshot` of a range tombstone `[start, end)` that contains
+    /// `user_key` (by the user comparator); 0 when none does.
+    pub fn max_covering_tombstone_seq(&self, user_key: &[u8], snapshot: SequenceNumber) -> SequenceNumber {
+        if self.tombstones.is_empty() {
+            return 0;
+        }
+        let mut best = 0;
+        self.tombstones.for_each_while(|ikey, end| {
+            // Tombstones are sorted by start key: once a start is past the key, stop.
+            if self.icmp.compare_user(crate::key::user_key(ikey), user_key) == Ordering::Greater {
+                return false;
+            }
+            let seq = trailer(ikey) >> 8;
+            if seq <= snapshot && seq > best && self.icmp.compare_user(user_key, end) == Ordering::Less {
+                best = seq;
+            }
+            true
+        });
+        best
+    }
+
+    /// An iterator over the point entries in internal-key order. It holds the memtable
+    /// alive, and sees entries added after its creation when it reaches them.
+    pub fn iter(self: &Arc<Self>) -> Box<dyn InternalIterator> {
+        Box::new(MemTableIterator { inner: self.points.iter(), _mem: Arc::clone(self) })
+    }
+
+    /// All range tombstones in order: (start internal key with type RangeDeletion, end user key).
+    pub fn range_tombstones(&self) -> Vec<(Vec<u8>, Vec<u8>)> {
+        let mut out = Vec::with_capacity(self.num_range_deletes() as usize);
+        self.tombstones.for_each_while(|k, v| {
+            out.push((k.to_vec(), v.to_vec()));
+            true
+        });
+        out
+    }
+
+    /// Bytes of arena memory in use by both lists.
+    pub fn approximate_memory_usage(&self) -> usize {
+        self.points.memory_usage() + self.tombstones.memory_usage()
+    }
+
+    /// Entries added, range tombstones included (as RocksDB counts them).
+    pub fn num_entries(&self) -> u64 {
+        self.num_entries.load(MemOrder::Relaxed)
+    }
+
+    /// Deletion entries added (type Deletion only, as RocksDB counts them).
+    pub fn num_deletes(&self) -> u64 {
+        self.num_deletes.load(MemOrder::Relaxed)
+    }
+
+    pub fn num_range_deletes(&self) -> u64 {
+        self.num_range_deletes.load(MemOrder::Relaxed)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.points.is_empty() && self.tombstones.is_empty()
+    }
+
+    /// The smallest sequence added, or `MAX_SEQUENCE_NUMBER` when empty.
+    pub fn first_seqno(&self) -> SequenceNumber {
+        self.first_seqno.load(MemOrder::Relaxed)
+    }
+
+    /// A lower bound on the sequences this memtable holds or will hold: what was set with
+    /// [`MemTable::set_earliest_seqno`], lowered by any smaller sequence added;
+    /// `MAX_SEQUENCE_NUMBER` when neither happened.
+    pub fn earliest_seqno(&self) -> SequenceNumber {
+        self.earliest_seqno.load(MemOrder::Relaxed)
+    }
+
+    pub fn set_earliest_seqno(&self, seq: SequenceNumber) {
+        self.earliest_seqno.store(seq, MemOrder::Relaxed);
+    }
+}
+
+impl std::fmt::Debug for MemTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemTable")
+            .field("id", &self.id)
+            .field("entries", &self.num_entries())
+            .field("memory", &self.approximate_memory_usage())
+            .finish()
+    }
+}
+
+/// The memtable's point iterator; keeps the memtable alive.
+struct MemTableIterator {
+    inner: SkipListIter,
+    _mem: Arc<MemTable>,
+}
+
+impl InternalIterator for MemTableIterator {
+    fn valid(&self) -> bool {
+        self.inner.valid()
+    }
+    fn seek_to_first(&mut self) {
+        self.inner.seek_to_first()
+    }
+    fn seek_to_last(&mut self) {
+        self.inner.seek_to_last()
+    }
+    fn seek(&mut self, target: &[u8]) {
+        self.inner.seek(target)
+    }
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        self.inner.seek_for_prev(target)
+    }
+    fn next(&mut self) {
+        self.inner.next()
+    }
+    fn prev(&mut self) {
+        self.inner.prev()
+    }
+    fn key(&self) -> &[u8] {
+        self.inner.key()
+    }
+    fn value(&self) -> &[u8] {
+        self.inner.value()
+    }
+    fn status(&self) -> Result<()> {
+        self.inner.status()
+    }
+}
+
+#[cfg(test)]
+mod tests;

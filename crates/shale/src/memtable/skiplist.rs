@@ -1,0 +1,567 @@
+//! An arena-backed skiplist of memtable entries: one writer at a time, lock-free readers.
+//!
+//! Each node is one arena allocation: the tower of next pointers, then the encoded entry.
+//! A node pointer points at its level-0 slot; level `i` lives `i` pointers *below* it, so
+//! the entry always starts one pointer past the node pointer whatever the height.
+//!
+//! ```text
+//!   base                                    node
+//!   |                                       |
+//!   v                                       v
+//!   +------------+-----+---------+----------+-------------------------------------------+
+//!   | next[h-1]  | ... | next[1] | next[0]  | varint32 ikey_len | ikey | varint32 vlen | value |
+//!   +------------+-----+---------+----------+-------------------------------------------+
+//!   ikey = user_key | fixed64 LE (seq << 8 | type)
+//! ```
+//! Nodes are ordered by the runtime [`InternalKeyComparator`] on `ikey`. Heights are drawn
+//! with branching factor 4, capped at [`MAX_HEIGHT`].
+//!
+//! Concurrency: `insert` takes `&self` but serializes writers on an internal mutex (which
+//! also owns the arena), so misuse is impossible; readers never lock. A node is fully
+//! written — entry bytes and its own next pointers — before it is linked with a `Release`
+//! store, and readers follow links with `Acquire` loads, so a reader that reaches a node
+//! sees all of it. Nodes are never unlinked or modified (other than their next pointers)
+//! and the arena lives as long as the list, so references handed to readers stay valid.
+
+use std::cmp::Ordering;
+use std::ptr::{self, NonNull};
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering as MemOrder};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use super::arena::Arena;
+use crate::coding::varint_length;
+use crate::error::Result;
+use crate::iter::InternalIterator;
+use crate::key::InternalKeyComparator;
+
+/// The tallest tower a node may have.
+pub const MAX_HEIGHT: usize = 12;
+
+const SLOT: usize = std::mem::size_of::<AtomicPtr<u8>>();
+
+/// Writer-side state: only touched with the writer mutex held.
+struct Writer {
+    arena: Arena,
+    rng: u64,
+}
+
+impl Writer {
+    /// A height >= 1 where each extra level has probability 1/4: one more level per pair
+    /// of trailing zero bits of a random word.
+    fn random_height(&mut self) -> usize {
+        // xorshift64: never yields 0 from a non-zero seed.
+        let mut x = self.rng;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.rng = x;
+        1 + ((x.trailing_zeros() / 2) as usize).min(MAX_HEIGHT - 1)
+    }
+}
+
+/// A sorted set of encoded entries (see the module comment). Share it through `Arc`.
+pub struct SkipList {
+    icmp: InternalKeyComparator,
+    /// The head node: height `MAX_HEIGHT`, empty entry, never read as a key.
+    head: NonNull<u8>,
+    /// Height of the tallest node linked so far (>= 1).
+    max_height: AtomicUsize,
+    writer: Mutex<Writer>,
+    usage: Arc<AtomicUsize>,
+}
+
+// SAFETY: the raw pointers in a SkipList point into its own arena, which it owns (inside
+// `writer`) and frees only on drop. Shared state that changes after construction is either
+// atomic (next pointers, max_height, usage) or guarded by the writer mutex (the arena's
+// bump state). Entry bytes are written before their node is published with Release and
+// are immutable afterwards, so any thread may read them and the list may move threads.
+unsafe impl Send for SkipList {}
+// SAFETY: see the Send impl above.
+unsafe impl Sync for SkipList {}
+
+/// The level-`level` next pointer of `node`.
+///
+/// # Safety
+/// `node` is a node pointer of this module (head or a linked/allocated node) whose arena
+/// is alive for `'a`, and `level` is below the node's height.
+#[inline]
+unsafe fn slot<'a>(node: *mut u8, level: usize) -> &'a AtomicPtr<u8> {
+    // SAFETY: per the contract, the slot lies inside the node's allocation, is aligned for
+    // a pointer (nodes are allocated pointer-aligned) and was zero-initialized (null).
+    unsafe { &*node.cast::<AtomicPtr<u8>>().sub(level) }
+}
+
+/// Decodes the varint32 at `p`, returning the value and the pointer past it.
+///
+/// # Safety
+/// `p` points at a complete varint32 written by [`write_varint32`] inside live memory.
+#[inline]
+unsafe fn read_varint32(p: *const u8) -> (usize, *const u8) {
+    // SAFETY: the varint is complete, so every byte read up to its last is in bounds.
+    unsafe {
+        let b = *p;
+        if b < 0x80 {
+            return (b as usize, p.add(1));
+        }
+        let mut result = (b & 0x7f) as u32;
+        let mut q = p.add(1);
+        let mut shift = 7;
+        loop {
+            let b = *q;
+            q = q.add(1);
+            result |= ((b & 0x7f) as u32) << shift;
+            if b < 0x80 || shift >= 28 {
+                return (result as usize, q);
+            }
+            shift += 7;
+        }
+    }
+}
+
+/// The internal key of a non-head node.
+///
+/// # Safety
+/// `node` is a fully written, non-head node whose arena is alive for `'a`.
+#[inline]
+unsafe fn node_key<'a>(node: *mut u8) -> &'a [u8] {
+    // SAFETY: a written entry starts one slot past the node pointer with a varint length
+    // followed by that many key bytes, all inside the node's allocation.
+    unsafe {
+        let (len, p) = read_varint32(node.add(SLOT));
+        std::slice::from_raw_parts(p, len)
+    }
+}
+
+/// The value of a non-head node.
+///
+/// # Safety
+/// As for [`node_key`].
+#[inline]
+unsafe fn node_value<'a>(node: *mut u8) -> &'a [u8] {
+    // SAFETY: the value's varint length follows the key, and the value bytes follow it,
+    // all inside the node's allocation.
+    unsafe {
+        let (klen, p) = read_varint32(node.add(SLOT));
+        let (vlen, v) = read_varint32(p.add(klen));
+        std::slice::from_raw_parts(v, vlen)
+    }
+}
+
+fn write_varint32(dst: &mut [u8], mut pos: usize, mut v: u32) -> usize {
+    while v >= 0x80 {
+        dst[pos] = (v as u8) | 0x80;
+        v >>= 7;
+        pos += 1;
+    }
+    dst[pos] = v as u8;
+    pos + 1
+}
+
+/// Writes `varint32(ikey_len) | user_key | trailer | varint32(vlen) | value` into `dst`,
+/// which has exactly the encoded length.
+fn encode_entry(dst: &mut [u8], user_key: &[u8], trailer: u64, value: &[u8]) {
+    let mut pos = write_varint32(dst, 0, (user_key.len() + 8) as u32);
+    dst[pos..pos + user_key.len()].copy_from_slice(user_key);
+    pos += user_key.len();
+    dst[pos..pos + 8].copy_from_slice(&trailer.to_le_bytes());
+    pos = write_varint32(dst, pos + 8, value.len() as u32);
+    dst[pos..].copy_from_slice(value);
+}
+
+impl SkipList {
+    /// An empty list ordered by `icmp`, allocating from blocks of `arena_block_size` bytes.
+    pub fn new(icmp: InternalKeyComparator, arena_block_size: usize) -> SkipList {
+        let mut arena = Arena::new(arena_block_size);
+        let base = arena.allocate_aligned(MAX_HEIGHT * SLOT, std::mem::align_of::<AtomicPtr<u8>>());
+        // SAFETY: the allocation holds MAX_HEIGHT zeroed (null) slots; the head pointer is
+        // its last slot, so levels 0..MAX_HEIGHT lie at or below it inside the allocation.
+        let head = unsafe { NonNull::new_unchecked(base.as_ptr().add((MAX_HEIGHT - 1) * SLOT)) };
+        let usage = arena.usage_counter();
+        let seed = 0x9E37_79B9_7F4A_7C15 ^ (base.as_ptr() as u64);
+        SkipList {
+            icmp,
+            head,
+            max_height: AtomicUsize::new(1),
+            writer: Mutex::new(Writer { arena, rng: seed | 1 }),
+            usage,
+        }
+    }
+
+    pub fn comparator(&self) -> &InternalKeyComparator {
+        &self.icmp
+    }
+
+    /// Bytes of arena in use (readable while a writer inserts).
+    pub fn memory_usage(&self) -> usize {
+        self.usage.load(MemOrder::Relaxed)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.first().is_null()
+    }
+
+    /// Inserts the entry `user_key | trailer -> value`. Returns false (inserting nothing)
+    /// when an entry with an equal internal key is already present. Writers are serialized
+    /// internally; readers may run concurrently.
+    ///
+    /// # Panics
+    /// If the internal key or the value is 4 GiB or longer (the encoding's length limit).
+    pub fn insert(&self, user_key: &[u8], trailer: u64, value: &[u8]) -> bool {
+        let ikey_len = user_key.len() + 8;
+        assert!(
+            u32::try_from(ikey_len).is_ok() && u32::try_from(value.len()).is_ok(),
+            "memtable entry too large: key {} bytes, value {} bytes",
+            user_key.len(),
+            value.len()
+        );
+        let entry_len =
+            varint_length(ikey_len as u64) + ikey_len + varint_length(value.len() as u64) + value.len();
+
+        let mut w = self.writer.lock();
+        let height = w.random_height();
+        let base = w.arena.allocate_aligned(height * SLOT + entry_len, std::mem::align_of::<AtomicPtr<u8>>());
+        // SAFETY: the allocation holds `height` slots then `entry_len` bytes; the node
+        // pointer is the last slot.
+        let node = unsafe { base.as_ptr().add((height - 1) * SLOT) };
+        {
+            // SAFETY: the entry region lies inside the fresh, zeroed allocation and no other
+            // thread can reach it before the node is linked below, so this unique borrow
+            // (which ends before linking) aliases nothing.
+            let entry = unsafe { std::slice::from_raw_parts_mut(node.add(SLOT), entry_len) };
+            encode_entry(entry, user_key, trailer, value);
+        }
+        // SAFETY: the node's entry is fully written and the arena outlives this call.
+        let key = unsafe { node_key(node) };
+
+        let mut prev = [self.head.as_ptr(); MAX_HEIGHT];
+        let found = self.find_greater_or_equal(key, Some(&mut prev));
+        // SAFETY: a non-null result is a linked, fully written node.
+        if !found.is_null() && self.icmp.compare(unsafe { node_key(found) }, key) == Ordering::Equal {
+            return false; // the allocation is simply left unused
+        }
+        if height > self.max_height.load(MemOrder::Relaxed) {
+            // prev[] above the old height already holds the head. Readers that see the new
+            // height before the head's new links find null there and descend.
+            self.max_height.store(height, MemOrder::Relaxed);
+        }
+        for (level, &p) in prev.iter().enumerate().take(height) {
+            // SAFETY: `node` has `height` slots; `p` is the head or a node reached at
+            // `level`, so it has a slot at `level`. Only this writer (holding the mutex)
+            // stores to slots, so the Relaxed load sees the latest link. The Release store
+            // publishes the node's entry and its own next pointer to Acquire readers.
+            unsafe {
+                slot(node, level).store(slot(p, level).load(MemOrder::Relaxed), MemOrder::Relaxed);
+                slot(p, level).store(node, MemOrder::Release);
+            }
+        }
+        drop(w);
+        true
+    }
+
+    /// True when an entry with internal key equal to `ikey` is present.
+    pub fn contains(&self, ikey: &[u8]) -> bool {
+        self.seek_entry(ikey).is_some_and(|(k, _)| self.icmp.compare(k, ikey) == Ordering::Equal)
+    }
+
+    /// The (internal key, value) of the first entry with key >= `target`.
+    pub fn seek_entry(&self, target: &[u8]) -> Option<(&[u8], &[u8])> {
+        let n = self.find_greater_or_equal(target, None);
+        // SAFETY: a non-null result is a linked node; the list (and arena) outlive `&self`.
+        (!n.is_null()).then(|| unsafe { (node_key(n), node_value(n)) })
+    }
+
+    /// Calls `f(ikey, value)` on entries in order from the first until it returns false.
+    pub fn for_each_while(&self, mut f: impl FnMut(&[u8], &[u8]) -> bool) {
+        let mut n = self.first();
+        while !n.is_null() {
+            // SAFETY: `n` is a linked node of this live list.
+            let (k, v) = unsafe { (node_key(n), node_value(n)) };
+            if !f(k, v) {
+                return;
+            }
+            // SAFETY: as above; level 0 exists on every node.
+            n = unsafe { slot(n, 0) }.load(MemOrder::Acquire);
+        }
+    }
+
+    /// A cursor over the list that keeps it alive.
+    pub fn iter(self: &Arc<Self>) -> SkipListIter {
+        SkipListIter { list: Arc::clone(self), node: ptr::null_mut() }
+    }
+
+    fn first(&self) -> *mut u8 {
+        // SAFETY: the head has MAX_HEIGHT slots.
+        unsafe { slot(self.head.as_ptr(), 0) }.load(MemOrder::Acquire)
+    }
+
+    /// The first node with key >= `key` (null if none), filling `prev[level]` with the last
+    /// node before it at each level below the current height.
+    fn find_greater_or_equal(&self, key: &[u8], mut prev: Option<&mut [*mut u8; MAX_HEIGHT]>) -> *mut u8 {
+        let mut x = self.head.as_ptr();
+        let mut level = self.max_height.load(MemOrder::Relaxed) - 1;
+        // A node already found >= key at a higher level need not be compared again.
+        let mut known_bigger: *mut u8 = ptr::null_mut();
+        loop {
+            // SAFETY: `x` is the head (MAX_HEIGHT slots) or a node reached through a link
+            // at a level >= `level`, so it has a slot at `level`.
+            let next = unsafe { slot(x, level) }.load(MemOrder::Acquire);
+            // SAFETY: a non-null link points at a published, fully written node.
+            if !next.is_null()
+                && next != known_bigger
+                && self.icmp.compare(unsafe { node_key(next) }, key) == Ordering::Less
+            {
+                x = next;
+            } else {
+                if let Some(p) = prev.as_deref_mut() {
+                    p[level] = x;
+                }
+                if level == 0 {
+                    return next;
+                }
+                known_bigger = next;
+                level -= 1;
+            }
+        }
+    }
+
+    /// The last node whose key stands in `keep` relation to `key` (every node when `key`
+    /// is None), or the head when there is none.
+    fn find_last_where(&self, key: Option<&[u8]>, keep: fn(Ordering) -> bool) -> *mut u8 {
+        let mut x = self.head.as_ptr();
+        let mut level = self.max_height.load(MemOrder::Relaxed) - 1;
+        loop {
+            // SAFETY: as in `find_greater_or_equal`.
+            let next = unsafe { slot(x, level) }.load(MemOrder::Acquire);
+            // SAFETY: a non-null link points at a published, fully written node.
+            let advance =
+                !next.is_null() && key.is_none_or(|k| keep(self.icmp.compare(unsafe { node_key(next) }, k)));
+            if advance {
+                x = next;
+            } else if level == 0 {
+                return x;
+            } else {
+                level -= 1;
+            }
+        }
+    }
+}
+
+/// An [`InternalIterator`] over a skiplist; holds an `Arc` of the list, so its keys and
+/// values stay valid while the iterator lives.
+pub struct SkipListIter {
+    list: Arc<SkipList>,
+    /// The current node; null when not valid. Never the head.
+    node: *mut u8,
+}
+
+// SAFETY: `node` points into the arena of `list`, which the iterator keeps alive through
+// its Arc; the list is Send + Sync, and the node is only read.
+unsafe impl Send for SkipListIter {}
+
+impl SkipListIter {
+    fn set_from_search(&mut self, n: *mut u8) {
+        self.node = if n == self.list.head.as_ptr() { ptr::null_mut() } else { n };
+    }
+}
+
+impl InternalIterator for SkipListIter {
+    #[inline]
+    fn valid(&self) -> bool {
+        !self.node.is_null()
+    }
+
+    fn seek_to_first(&mut self) {
+        self.node = self.list.first();
+    }
+
+    fn seek_to_last(&mut self) {
+        let n = self.list.find_last_where(None, |_| true);
+        self.set_from_search(n);
+    }
+
+    fn seek(&mut self, target: &[u8]) {
+        self.node = self.list.find_greater_or_equal(target, None);
+    }
+
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        let n = self.list.find_last_where(Some(target), |o| o != Ordering::Greater);
+        self.set_from_search(n);
+    }
+
+    #[inline]
+    fn next(&mut self) {
+        assert!(self.valid(), "next() on an invalid skiplist iterator");
+        // SAFETY: a valid iterator is on a linked node of the live list; level 0 exists.
+        self.node = unsafe { slot(self.node, 0) }.load(MemOrder::Acquire);
+    }
+
+    fn prev(&mut self) {
+        assert!(self.valid(), "prev() on an invalid skiplist iterator");
+        // No back links: search for the last node before the current key.
+        let n = self.list.find_last_where(Some(self.key()), |o| o == Ordering::Less);
+        self.set_from_search(n);
+    }
+
+    #[inline]
+    fn key(&self) -> &[u8] {
+        assert!(self.valid(), "key() on an invalid skiplist iterator");
+        // SAFETY: a valid iterator is on a linked, written node; the Arc keeps it alive.
+        unsafe { node_key(self.node) }
+    }
+
+    #[inline]
+    fn value(&self) -> &[u8] {
+        assert!(self.valid(), "value() on an invalid skiplist iterator");
+        // SAFETY: as in `key`.
+        unsafe { node_value(self.node) }
+    }
+
+    fn status(&self) -> Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::comparator::ReverseBytewiseComparator;
+    use crate::key::{bytewise_internal_comparator, make_internal_key, pack_seq_and_type, ValueType};
+    use rand::rngs::SmallRng;
+    use rand::{Rng, SeedableRng};
+    use std::cmp::Reverse;
+    use std::collections::BTreeMap;
+
+    const TYPES: [ValueType; 4] =
+        [ValueType::Value, ValueType::Deletion, ValueType::Merge, ValueType::SingleDeletion];
+
+    fn random_user_key(rng: &mut SmallRng) -> Vec<u8> {
+        let len = rng.gen_range(0..5);
+        (0..len).map(|_| b"abcd\x00\xff"[rng.gen_range(0..6)]).collect()
+    }
+
+    /// Inserts random entries into a list and a BTreeMap keyed by `model_key`, which must
+    /// order like `icmp`; then checks iteration and seeks against the model.
+    fn check_against_model<K: Ord + Clone>(icmp: InternalKeyComparator, model_key: fn(&[u8], u64) -> K) {
+        let mut rng = SmallRng::seed_from_u64(42);
+        let list = Arc::new(SkipList::new(icmp, 4096));
+        let mut model: BTreeMap<K, (Vec<u8>, Vec<u8>)> = BTreeMap::new();
+        for i in 0..3000 {
+            let uk = random_user_key(&mut rng);
+            let tr = pack_seq_and_type(rng.gen_range(0..40), TYPES[rng.gen_range(0..4)]);
+            let value = format!("v{i}").into_bytes();
+            let ikey = [&uk[..], &tr.to_le_bytes()].concat();
+            let fresh = !model.contains_key(&model_key(&uk, tr));
+            assert_eq!(list.insert(&uk, tr, &value), fresh, "duplicate detection");
+            if fresh {
+                model.insert(model_key(&uk, tr), (ikey, value));
+            }
+        }
+        let entries: Vec<_> = model.values().cloned().collect();
+
+        // Forward and backward scans.
+        let mut it = list.iter();
+        it.seek_to_first();
+        for (k, v) in &entries {
+            assert!(it.valid());
+            assert_eq!((it.key(), it.value()), (&k[..], &v[..]));
+            it.next();
+        }
+        assert!(!it.valid());
+        it.seek_to_last();
+        for (k, v) in entries.iter().rev() {
+            assert!(it.valid());
+            assert_eq!((it.key(), it.value()), (&k[..], &v[..]));
+            it.prev();
+        }
+        assert!(!it.valid());
+
+        // Seeks at every key and at random probes between keys.
+        let mut probes: Vec<(Vec<u8>, u64)> =
+            entries.iter().map(|(k, _)| (k[..k.len() - 8].to_vec(), crate::key::trailer(k))).collect();
+        for _ in 0..3000 {
+            let seq = [0, 1, 20, 39, 40, 1000, crate::key::MAX_SEQUENCE_NUMBER][rng.gen_range(0..7)];
+            probes.push((random_user_key(&mut rng), pack_seq_and_type(seq, ValueType::RangeDeletion)));
+            probes.push((random_user_key(&mut rng), pack_seq_and_type(seq, ValueType::Deletion)));
+        }
+        for (uk, tr) in probes {
+            let target = [&uk[..], &tr.to_le_bytes()].concat();
+            let mk = model_key(&uk, tr);
+            it.seek(&target);
+            let want = model.range(mk.clone()..).next().map(|(_, e)| e);
+            assert_eq!(it.valid().then(|| (it.key().to_vec(), it.value().to_vec())).as_ref(), want);
+            if it.valid() {
+                it.prev();
+                let before = model.range(..mk.clone()).next_back().map(|(_, e)| e);
+                assert_eq!(it.valid().then(|| (it.key().to_vec(), it.value().to_vec())).as_ref(), before);
+            }
+            it.seek_for_prev(&target);
+            let want = model.range(..=mk.clone()).next_back().map(|(_, e)| e);
+            assert_eq!(it.valid().then(|| (it.key().to_vec(), it.value().to_vec())).as_ref(), want);
+            if it.valid() {
+                it.next();
+                let after = model.range((std::ops::Bound::Excluded(mk), std::ops::Bound::Unbounded)).next();
+                assert_eq!(
+                    it.valid().then(|| (it.key().to_vec(), it.value().to_vec())).as_ref(),
+                    after.map(|e| e.1)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn matches_model_bytewise() {
+        check_against_model(bytewise_internal_comparator(), |uk, tr| (uk.to_vec(), Reverse(tr)));
+    }
+
+    #[test]
+    fn matches_model_reverse() {
+        let icmp = InternalKeyComparator::new(Arc::new(ReverseBytewiseComparator));
+        check_against_model(icmp, |uk, tr| (Reverse(uk.to_vec()), Reverse(tr)));
+    }
+
+    #[test]
+    fn empty_list_and_duplicates() {
+        let list = Arc::new(SkipList::new(bytewise_internal_comparator(), 4096));
+        assert!(list.is_empty());
+        let mut it = list.iter();
+        assert!(!it.valid());
+        it.seek_to_first();
+        assert!(!it.valid());
+        it.seek_to_last();
+        assert!(!it.valid());
+        it.seek(b"anything");
+        assert!(!it.valid());
+        it.seek_for_prev(b"anything");
+        assert!(!it.valid());
+
+        let tr = pack_seq_and_type(5, ValueType::Value);
+        assert!(list.insert(b"k", tr, b"one"));
+        assert!(!list.insert(b"k", tr, b"two"), "equal internal key is refused");
+        assert!(list.insert(b"k", pack_seq_and_type(5, ValueType::Merge), b"three"));
+        assert!(list.contains(&make_internal_key(b"k", 5, ValueType::Value)));
+        assert!(!list.contains(&make_internal_key(b"k", 4, ValueType::Value)));
+        it.seek_to_first();
+        assert_eq!(it.value(), b"three", "same sequence: the higher type sorts first");
+        it.next();
+        assert_eq!(it.value(), b"one");
+    }
+
+    #[test]
+    fn large_entries_round_trip() {
+        let list = Arc::new(SkipList::new(bytewise_internal_comparator(), 4096));
+        let big_key = vec![b'k'; 300];
+        let big_value = vec![7u8; 100_000];
+        assert!(list.insert(&big_key, pack_seq_and_type(1, ValueType::Value), &big_value));
+        assert!(list.insert(b"a", pack_seq_and_type(2, ValueType::Value), b""));
+        let mut it = list.iter();
+        it.seek_to_last();
+        assert_eq!(crate::key::user_key(it.key()), &big_key[..]);
+        assert_eq!(it.value(), &big_value[..]);
+        it.prev();
+        assert_eq!(it.key(), &make_internal_key(b"a", 2, ValueType::Value)[..]);
+        assert_eq!(it.value(), b"");
+        assert!(list.memory_usage() > 100_000);
+    }
+}
