@@ -8,7 +8,8 @@ mod error;
 pub mod fs;
 pub mod iter;
 pub mod key;
+pub mod options_file;
 pub mod table;
 
-pub use cf_ref::AsColumnFamilyRef;
 pub use error::{Error, ErrorKind, Result};
+pub use cf_ref::AsColumnFamilyRef;
