@@ -10,7 +10,7 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 use crate::coding::{decode_fixed64, put_fixed64};
-use crate::comparator::{Comparator, ComparatorRef};
+use crate::comparator::ComparatorRef;
 use crate::error::{Error, Result};
 
 pub type SequenceNumber = u64;

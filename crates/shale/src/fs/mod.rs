@@ -67,7 +67,7 @@ pub type FileSystemRef = Arc<dyn FileSystem>;
 
 /// The real file system.
 pub fn default_fs() -> FileSystemRef {
-    Arc::new(PosixFileSystem::default())
+    Arc::new(PosixFileSystem)
 }
 
 /// Reads a whole file through `fs`.
