@@ -5,6 +5,16 @@
 
 use crate::error::Result;
 
+pub mod db_iter;
+pub mod level;
+pub mod merging;
+pub mod range_del;
+
+pub use db_iter::DBIter;
+pub use level::{FileOpener, LevelFile, LevelIterator};
+pub use merging::MergingIterator;
+pub use range_del::{FragmentedTombstones, RangeTombstone, TombstoneFragment};
+
 /// A cursor over sorted internal keys. After any positioning call the iterator is either
 /// valid (on an entry) or not; an invalid iterator may carry an error in `status`.
 pub trait InternalIterator: Send {

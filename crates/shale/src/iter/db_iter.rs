@@ -1,0 +1,463 @@
+//! The user-facing iterator: turns the merged stream of internal entries into the user's
+//! view at one snapshot.
+//!
+//! ```text
+//! inner (internal keys, newest first per user key):
+//!   a@9 Value   a@7 Del   b@12 Value   b@8 Value   c@5 Del   c@3 Value
+//! snapshot 10 (no range tombstones)  =>  a -> (a@9)   b -> (b@8)   (c hidden)
+//! ```
+//! Rules, as RocksDB's: entries newer than the snapshot are invisible; per user key the
+//! newest visible entry decides: a Value is yielded, a Deletion or SingleDeletion hides the
+//! key, an entry older than a covering range tombstone (visible at the snapshot) is hidden,
+//! and a Merge makes the iterator fail with NotSupported (Shale has no merge operator).
+//! RangeDeletion entries met in the point stream are ignored; tombstones come through
+//! `tombstones`. Bounds: lower inclusive, upper exclusive.
+//!
+//! Moving forward the inner iterator sits on the current entry. Moving backward it sits
+//! just before every entry of the current key, whose key and value are copied into reused
+//! buffers (LevelDB's scheme).
+
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::iter::range_del::FragmentedTombstones;
+use crate::iter::BoxedIterator;
+use crate::key::{
+    append_internal_key, parse_internal_key, user_key, InternalKeyComparator, SequenceNumber, ValueType,
+    MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK,
+};
+
+/// After this many steps over entries of one user key, iteration re-seeks past them
+/// (RocksDB's `max_sequential_skip_in_iterations` default).
+const MAX_SEQUENTIAL_SKIP: usize = 8;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    Forward,
+    Reverse,
+}
+
+/// What a key's newest visible entry says about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Found {
+    Hidden,
+    Value,
+    Merge,
+}
+
+/// A cursor over user keys and values at a snapshot, within optional bounds.
+pub struct DBIter {
+    icmp: InternalKeyComparator,
+    inner: BoxedIterator,
+    tombstones: Arc<FragmentedTombstones>,
+    sequence: SequenceNumber,
+    lower: Option<Vec<u8>>,
+    upper: Option<Vec<u8>>,
+    direction: Direction,
+    valid: bool,
+    /// Forward: the user key whose older entries are being skipped. Reverse: the current key.
+    saved_key: Vec<u8>,
+    /// Reverse: the current value.
+    saved_value: Vec<u8>,
+    /// Reused buffer for seek targets.
+    scratch: Vec<u8>,
+    err: Option<Error>,
+}
+
+impl DBIter {
+    pub fn new(
+        icmp: InternalKeyComparator,
+        inner: BoxedIterator,
+        tombstones: Arc<FragmentedTombstones>,
+        sequence: SequenceNumber,
+        lower_bound: Option<Vec<u8>>,
+        upper_bound: Option<Vec<u8>>,
+    ) -> Self {
+        DBIter {
+            icmp,
+            inner,
+            tombstones,
+            sequence,
+            lower: lower_bound,
+            upper: upper_bound,
+            direction: Direction::Forward,
+            valid: false,
+            saved_key: Vec::new(),
+            saved_value: Vec::new(),
+            scratch: Vec::new(),
+            err: None,
+        }
+    }
+
+    pub fn valid(&self) -> bool {
+        self.valid
+    }
+
+    /// The current user key. Requires `valid()`.
+    pub fn key(&self) -> &[u8] {
+        debug_assert!(self.valid);
+        match self.direction {
+            Direction::Forward => user_key(self.inner.key()),
+            Direction::Reverse => &self.saved_key,
+        }
+    }
+
+    /// The current value. Requires `valid()`.
+    pub fn value(&self) -> &[u8] {
+        debug_assert!(self.valid);
+        match self.direction {
+            Direction::Forward => self.inner.value(),
+            Direction::Reverse => &self.saved_value,
+        }
+    }
+
+    pub fn status(&self) -> Result<()> {
+        match &self.err {
+            Some(e) => Err(e.clone()),
+            None => self.inner.status(),
+        }
+    }
+
+    pub fn seek_to_first(&mut self) {
+        if let Some(lower) = self.lower.take() {
+            self.seek(&lower);
+            self.lower = Some(lower);
+            return;
+        }
+        self.reset(Direction::Forward);
+        self.inner.seek_to_first();
+        self.find_next_user_entry(false);
+    }
+
+    pub fn seek_to_last(&mut self) {
+        self.reset(Direction::Reverse);
+        if self.upper.is_some() {
+            self.position_before_upper();
+        } else {
+            self.inner.seek_to_last();
+        }
+        self.prev_user_entry();
+    }
+
+    /// Positions at the first key `>= target` (and `>= lower bound`).
+    pub fn seek(&mut self, target: &[u8]) {
+        self.reset(Direction::Forward);
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        let t = match &self.lower {
+            Some(lo) if self.icmp.compare_user(target, lo) == Ordering::Less => lo.as_slice(),
+            _ => target,
+        };
+        let past_upper =
+            self.upper.as_ref().is_some_and(|up| self.icmp.compare_user(t, up) != Ordering::Less);
+        append_internal_key(&mut scratch, t, self.sequence, VALUE_TYPE_FOR_SEEK);
+        if !past_upper {
+            self.inner.seek(&scratch);
+        }
+        self.scratch = scratch;
+        if !past_upper {
+            self.find_next_user_entry(false);
+        }
+    }
+
+    /// Positions at the last key `<= target` (and below the upper bound).
+    pub fn seek_for_prev(&mut self, target: &[u8]) {
+        self.reset(Direction::Reverse);
+        if let Some(lo) = &self.lower {
+            if self.icmp.compare_user(target, lo) == Ordering::Less {
+                return;
+            }
+        }
+        if self.upper.as_ref().is_some_and(|up| self.icmp.compare_user(target, up) != Ordering::Less) {
+            self.position_before_upper();
+        } else {
+            let mut scratch = std::mem::take(&mut self.scratch);
+            scratch.clear();
+            // The last possible internal key of `target`.
+            append_internal_key(&mut scratch, target, 0, ValueType::Deletion);
+            self.inner.seek_for_prev(&scratch);
+            self.scratch = scratch;
+        }
+        self.prev_user_entry();
+    }
+
+    /// Requires `valid()`.
+    pub fn next(&mut self) {
+        debug_assert!(self.valid);
+        if !self.valid {
+            return;
+        }
+        if self.direction == Direction::Reverse {
+            // The inner iterator is before every entry of `saved_key`; step onto them and
+            // let the skipping below pass them.
+            self.direction = Direction::Forward;
+            if self.inner.valid() {
+                self.inner.next();
+            } else {
+                let mut scratch = std::mem::take(&mut self.scratch);
+                scratch.clear();
+                append_internal_key(&mut scratch, &self.saved_key, MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK);
+                self.inner.seek(&scratch);
+                self.scratch = scratch;
+            }
+        } else {
+            self.saved_key.clear();
+            self.saved_key.extend_from_slice(user_key(self.inner.key()));
+            self.inner.next();
+        }
+        self.find_next_user_entry(true);
+    }
+
+    /// Requires `valid()`.
+    pub fn prev(&mut self) {
+        debug_assert!(self.valid);
+        if !self.valid {
+            return;
+        }
+        if self.direction == Direction::Forward {
+            // Move the inner iterator before every entry of the current key.
+            self.saved_key.clear();
+            self.saved_key.extend_from_slice(user_key(self.inner.key()));
+            let mut steps = 0usize;
+            loop {
+                self.inner.prev();
+                if !self.inner.valid()
+                    || self.icmp.compare_user(user_key(self.inner.key()), &self.saved_key) == Ordering::Less
+                {
+                    break;
+                }
+                steps += 1;
+                if steps > MAX_SEQUENTIAL_SKIP {
+                    self.seek_before_saved_key();
+                    break;
+                }
+            }
+            self.direction = Direction::Reverse;
+        }
+        self.prev_user_entry();
+    }
+
+    fn reset(&mut self, direction: Direction) {
+        self.err = None;
+        self.valid = false;
+        self.direction = direction;
+    }
+
+    fn fail(&mut self, e: Error) {
+        self.err = Some(e);
+        self.valid = false;
+        self.saved_key.clear();
+        self.saved_value.clear();
+    }
+
+    #[inline]
+    fn covered(&self, user_key: &[u8], seq: SequenceNumber) -> bool {
+        !self.tombstones.is_empty() && self.tombstones.max_covering_seq(user_key, self.sequence) > seq
+    }
+
+    /// Puts the inner iterator on the last entry whose user key is below the upper bound.
+    fn position_before_upper(&mut self) {
+        let Some(upper) = &self.upper else { return };
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        append_internal_key(&mut scratch, upper, MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK);
+        self.inner.seek_for_prev(&scratch);
+        self.scratch = scratch;
+        while self.inner.valid()
+            && self.icmp.compare_user(user_key(self.inner.key()), upper) != Ordering::Less
+        {
+            self.inner.prev();
+        }
+    }
+
+    /// Moving forward from the inner position, stops on the first entry that is the newest
+    /// visible, live Value of its key. With `skipping`, entries of keys `<= saved_key` are
+    /// passed over (they are older versions of a key already dealt with).
+    fn find_next_user_entry(&mut self, mut skipping: bool) {
+        let mut num_skipped = 0usize;
+        while self.inner.valid() {
+            let p = match parse_internal_key(self.inner.key()) {
+                Ok(p) => p,
+                Err(e) => return self.fail(e),
+            };
+            if let Some(up) = &self.upper {
+                if self.icmp.compare_user(p.user_key, up) != Ordering::Less {
+                    break;
+                }
+            }
+            let hidden = skipping && self.icmp.compare_user(p.user_key, &self.saved_key) != Ordering::Greater;
+            if hidden || p.sequence > self.sequence {
+                num_skipped += 1;
+                if num_skipped > MAX_SEQUENTIAL_SKIP {
+                    // Jump over the rest of these versions with one seek.
+                    num_skipped = 0;
+                    let mut scratch = std::mem::take(&mut self.scratch);
+                    scratch.clear();
+                    if hidden {
+                        append_internal_key(&mut scratch, &self.saved_key, 0, ValueType::Deletion);
+                    } else {
+                        append_internal_key(&mut scratch, p.user_key, self.sequence, VALUE_TYPE_FOR_SEEK);
+                    }
+                    self.inner.seek(&scratch);
+                    self.scratch = scratch;
+                    continue;
+                }
+            } else {
+                num_skipped = 0;
+                match self.classify(p.user_key, p.sequence, p.value_type) {
+                    Some(Found::Value) => {
+                        self.valid = true;
+                        return;
+                    }
+                    Some(Found::Merge) => return self.fail(Error::not_supported("merge operator")),
+                    None => {}
+                    Some(Found::Hidden) => {
+                        // Deleted or covered: hide this key's older entries.
+                        self.saved_key.clear();
+                        self.saved_key.extend_from_slice(p.user_key);
+                        skipping = true;
+                    }
+                }
+            }
+            self.inner.next();
+        }
+        self.valid = false;
+    }
+
+    /// Moving backward from the inner position, finds the previous user key whose newest
+    /// visible entry is a live Value; copies it to `saved_key` / `saved_value` and leaves
+    /// the inner iterator before that key's entries.
+    fn prev_user_entry(&mut self) {
+        loop {
+            if !self.inner.valid() {
+                return self.set_invalid();
+            }
+            // The inner iterator is on the last (oldest) entry of the next candidate key.
+            let uk = user_key(self.inner.key());
+            if let Some(lo) = &self.lower {
+                if self.icmp.compare_user(uk, lo) == Ordering::Less {
+                    return self.set_invalid();
+                }
+            }
+            self.saved_key.clear();
+            self.saved_key.extend_from_slice(uk);
+            match self.find_value_for_current_key() {
+                Ok(Found::Value) => {
+                    self.valid = true;
+                    return;
+                }
+                Ok(Found::Merge) => return self.fail(Error::not_supported("merge operator")),
+                Ok(Found::Hidden) => {}
+                Err(e) => return self.fail(e),
+            }
+        }
+    }
+
+    fn set_invalid(&mut self) {
+        self.valid = false;
+        self.saved_key.clear();
+        self.saved_value.clear();
+    }
+
+    /// What an entry visible at the snapshot says about its key.
+    #[inline]
+    fn classify(&self, user_key: &[u8], seq: SequenceNumber, t: ValueType) -> Option<Found> {
+        match t {
+            ValueType::RangeDeletion => None,
+            ValueType::Deletion | ValueType::SingleDeletion => Some(Found::Hidden),
+            _ if self.covered(user_key, seq) => Some(Found::Hidden),
+            ValueType::Value => Some(Found::Value),
+            ValueType::Merge => Some(Found::Merge),
+        }
+    }
+
+    /// Walks back over the entries of `saved_key` (oldest first), leaving the inner
+    /// iterator before them; the newest visible entry decides. Falls back to a seek when
+    /// the key has many entries.
+    fn find_value_for_current_key(&mut self) -> Result<Found> {
+        let mut found = Found::Hidden;
+        let mut steps = 0usize;
+        while self.inner.valid() {
+            let p = parse_internal_key(self.inner.key())?;
+            if self.icmp.compare_user(p.user_key, &self.saved_key) != Ordering::Equal {
+                break;
+            }
+            if p.sequence <= self.sequence {
+                match self.classify(p.user_key, p.sequence, p.value_type) {
+                    Some(Found::Value) => {
+                        found = Found::Value;
+                        self.saved_value.clear();
+                        self.saved_value.extend_from_slice(self.inner.value());
+                    }
+                    Some(f) => found = f,
+                    None => {}
+                }
+            }
+            steps += 1;
+            if steps > MAX_SEQUENTIAL_SKIP {
+                return self.find_value_for_current_key_using_seek();
+            }
+            self.inner.prev();
+        }
+        Ok(found)
+    }
+
+    /// Seeks to the newest visible entry of `saved_key`, reads the decision there, then
+    /// puts the inner iterator before the key's entries.
+    fn find_value_for_current_key_using_seek(&mut self) -> Result<Found> {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        append_internal_key(&mut scratch, &self.saved_key, self.sequence, VALUE_TYPE_FOR_SEEK);
+        self.inner.seek(&scratch);
+        let mut found = Found::Hidden;
+        while self.inner.valid() {
+            let p = match parse_internal_key(self.inner.key()) {
+                Ok(p) => p,
+                Err(e) => {
+                    self.scratch = scratch;
+                    return Err(e);
+                }
+            };
+            if self.icmp.compare_user(p.user_key, &self.saved_key) != Ordering::Equal {
+                break;
+            }
+            // Every entry here is visible: the seek passed the newer ones.
+            match self.classify(p.user_key, p.sequence, p.value_type) {
+                None => {
+                    self.inner.next();
+                    continue;
+                }
+                Some(f) => {
+                    if f == Found::Value {
+                        self.saved_value.clear();
+                        self.saved_value.extend_from_slice(self.inner.value());
+                    }
+                    found = f;
+                    break;
+                }
+            }
+        }
+        self.scratch = scratch;
+        self.seek_before_saved_key();
+        Ok(found)
+    }
+
+    /// Puts the inner iterator on the last entry whose user key is below `saved_key`.
+    fn seek_before_saved_key(&mut self) {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        append_internal_key(&mut scratch, &self.saved_key, MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK);
+        self.inner.seek_for_prev(&scratch);
+        self.scratch = scratch;
+        while self.inner.valid()
+            && self.icmp.compare_user(user_key(self.inner.key()), &self.saved_key) != Ordering::Less
+        {
+            self.inner.prev();
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "db_iter_tests.rs"]
+mod tests;

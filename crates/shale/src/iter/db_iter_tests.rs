@@ -1,0 +1,541 @@
+//! Tests of [`DBIter`] against a model built from the write history.
+
+use super::*;
+use crate::comparator::BytewiseComparator;
+use crate::iter::range_del::RangeTombstone;
+use crate::iter::{FileOpener, InternalIterator, LevelFile, LevelIterator, MergingIterator, VecIterator};
+use crate::key::{bytewise_internal_comparator, make_internal_key};
+use crate::ErrorKind;
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use std::sync::atomic::{AtomicUsize, Ordering as AtOrd};
+
+type Entries = Vec<(Vec<u8>, Vec<u8>)>;
+
+#[derive(Debug, Clone)]
+enum Op {
+    Put(u32, Vec<u8>),
+    Del(u32),
+    SingleDel(u32),
+    Range(u32, u32),
+}
+
+fn ukey(i: u32) -> Vec<u8> {
+    format!("k{i:02}").into_bytes()
+}
+
+/// A key at, or just after, key `i`.
+fn probe(rng: &mut SmallRng, max: u32) -> Vec<u8> {
+    let mut k = ukey(rng.gen_range(0..max));
+    if rng.gen_bool(0.3) {
+        k.push(b'm');
+    }
+    k
+}
+
+fn no_tombstones() -> Arc<FragmentedTombstones> {
+    Arc::new(FragmentedTombstones::empty(Arc::new(BytewiseComparator)))
+}
+
+/// Spreads sorted `entries` over a random stack of iterators: one vector, several merged
+/// vectors, or merged vectors plus a level iterator of small files.
+fn build_inner(rng: &mut SmallRng, entries: Entries) -> BoxedIterator {
+    let icmp = bytewise_internal_comparator();
+    let shape = rng.gen_range(0..3);
+    if shape == 0 {
+        return Box::new(VecIterator::new(entries, icmp));
+    }
+    let nvec = rng.gen_range(1..4);
+    let mut parts: Vec<Entries> = vec![Vec::new(); nvec + 1];
+    for e in entries {
+        let i = if shape == 2 { rng.gen_range(0..=nvec) } else { rng.gen_range(0..nvec) };
+        parts[i].push(e);
+    }
+    let level_part = parts.pop().unwrap_or_default();
+    let mut children: Vec<BoxedIterator> =
+        parts.into_iter().map(|p| Box::new(VecIterator::new(p, icmp.clone())) as BoxedIterator).collect();
+    if shape == 2 {
+        let mut files = Vec::new();
+        let mut contents: Vec<Entries> = Vec::new();
+        let mut i = 0;
+        while i < level_part.len() {
+            let n = rng.gen_range(1..5).min(level_part.len() - i);
+            let chunk: Entries = level_part[i..i + n].to_vec();
+            files.push(LevelFile {
+                number: files.len() as u64,
+                smallest: chunk[0].0.clone(),
+                largest: chunk[n - 1].0.clone(),
+            });
+            contents.push(chunk);
+            i += n;
+        }
+        let contents = Arc::new(contents);
+        let i2 = icmp.clone();
+        let opener: FileOpener = Arc::new(move |f: &LevelFile| {
+            let c = contents.get(f.number as usize).cloned().unwrap_or_default();
+            Ok(Box::new(VecIterator::new(c, i2.clone())) as BoxedIterator)
+        });
+        children.push(Box::new(LevelIterator::new(icmp.clone(), files, opener)));
+    }
+    Box::new(MergingIterator::new(icmp, children))
+}
+
+fn in_bounds(k: &[u8], lower: &Option<Vec<u8>>, upper: &Option<Vec<u8>>) -> bool {
+    lower.as_ref().is_none_or(|lo| k >= lo.as_slice()) && upper.as_ref().is_none_or(|up| k < up.as_slice())
+}
+
+/// The visible (key, value) pairs at `snap`, by brute force over the history.
+fn model(
+    history: &[(u64, Op)],
+    nkeys: u32,
+    snap: u64,
+    lower: &Option<Vec<u8>>,
+    upper: &Option<Vec<u8>>,
+) -> Entries {
+    let mut out = Vec::new();
+    for k in 0..nkeys {
+        let newest = history.iter().rev().find(|(s, op)| {
+            *s <= snap && matches!(op, Op::Put(x, _) | Op::Del(x) | Op::SingleDel(x) if *x == k)
+        });
+        if let Some((s, Op::Put(_, v))) = newest {
+            let covered = history.iter().any(|(ts, op)| {
+                matches!(op, Op::Range(a, b) if *a <= k && k < *b) && *s < *ts && *ts <= snap
+            });
+            if !covered && in_bounds(&ukey(k), lower, upper) {
+                out.push((ukey(k), v.clone()));
+            }
+        }
+    }
+    out
+}
+
+fn random_bound(rng: &mut SmallRng, nkeys: u32) -> Option<Vec<u8>> {
+    rng.gen_bool(0.35).then(|| probe(rng, nkeys + 2))
+}
+
+fn run_case(rng: &mut SmallRng, case: usize) {
+    let nkeys = rng.gen_range(1..25);
+    let nops = rng.gen_range(0..90);
+    let mut history = Vec::new();
+    let mut seq = 0;
+    for i in 0..nops {
+        seq += rng.gen_range(1..3);
+        let k = rng.gen_range(0..nkeys);
+        let op = match rng.gen_range(0..20) {
+            0..=10 => Op::Put(k, format!("v{i}").into_bytes()),
+            11..=13 => Op::Del(k),
+            14..=15 => Op::SingleDel(k),
+            _ => Op::Range(k, k + rng.gen_range(1..6)),
+        };
+        history.push((seq, op));
+    }
+    let ranges_in_stream = rng.gen_bool(0.5);
+    let mut entries: Entries = Vec::new();
+    let mut tombstones = Vec::new();
+    for (s, op) in &history {
+        match op {
+            Op::Put(k, v) => entries.push((make_internal_key(&ukey(*k), *s, ValueType::Value), v.clone())),
+            Op::Del(k) => entries.push((make_internal_key(&ukey(*k), *s, ValueType::Deletion), Vec::new())),
+            Op::SingleDel(k) => {
+                entries.push((make_internal_key(&ukey(*k), *s, ValueType::SingleDeletion), Vec::new()))
+            }
+            Op::Range(a, b) => {
+                tombstones.push(RangeTombstone { start: ukey(*a), end: ukey(*b), seq: *s });
+                if ranges_in_stream {
+                    entries.push((make_internal_key(&ukey(*a), *s, ValueType::RangeDeletion), ukey(*b)));
+                }
+            }
+        }
+    }
+    let icmp = bytewise_internal_comparator();
+    entries.sort_by(|a, b| icmp.compare(&a.0, &b.0));
+    let snap = rng.gen_range(0..=seq + 1);
+    let lower = random_bound(rng, nkeys);
+    let upper = random_bound(rng, nkeys);
+    let want = model(&history, nkeys, snap, &lower, &upper);
+    let frag = Arc::new(FragmentedTombstones::new(Arc::new(BytewiseComparator), tombstones));
+    let inner = build_inner(rng, entries);
+    let mut it = DBIter::new(icmp, inner, frag, snap, lower.clone(), upper.clone());
+
+    let mut pos: Option<usize> = None;
+    let mut trace = Vec::new();
+    for _ in 0..60 {
+        let op = rng.gen_range(0..10);
+        match op {
+            0 => {
+                it.seek_to_first();
+                pos = (!want.is_empty()).then_some(0);
+                trace.push("first".to_string());
+            }
+            1 => {
+                it.seek_to_last();
+                pos = want.len().checked_sub(1);
+                trace.push("last".to_string());
+            }
+            2 => {
+                let t = probe(rng, nkeys + 2);
+                it.seek(&t);
+                let p = want.partition_point(|(k, _)| k.as_slice() < t.as_slice());
+                pos = (p < want.len()).then_some(p);
+                trace.push(format!("seek {}", String::from_utf8_lossy(&t)));
+            }
+            3 => {
+                let t = probe(rng, nkeys + 2);
+                it.seek_for_prev(&t);
+                let p = want.partition_point(|(k, _)| k.as_slice() <= t.as_slice());
+                pos = p.checked_sub(1);
+                trace.push(format!("seek_for_prev {}", String::from_utf8_lossy(&t)));
+            }
+            4..=6 => {
+                if let Some(p) = pos {
+                    it.next();
+                    pos = (p + 1 < want.len()).then_some(p + 1);
+                    trace.push("next".to_string());
+                }
+            }
+            _ => {
+                if let Some(p) = pos {
+                    it.prev();
+                    pos = p.checked_sub(1);
+                    trace.push("prev".to_string());
+                }
+            }
+        }
+        let ctx = || {
+            format!(
+                "case {case} snap {snap} lower {lower:?} upper {upper:?}\nhistory {history:?}\nops {trace:?}"
+            )
+        };
+        it.status().unwrap_or_else(|e| panic!("{e} {}", ctx()));
+        assert_eq!(it.valid(), pos.is_some(), "{}", ctx());
+        if let Some(p) = pos {
+            assert_eq!(it.key(), &want[p].0[..], "{}", ctx());
+            assert_eq!(it.value(), &want[p].1[..], "{}", ctx());
+        }
+    }
+}
+
+#[test]
+fn matches_model_over_random_histories() {
+    let mut rng = SmallRng::seed_from_u64(2024);
+    for case in 0..4000 {
+        run_case(&mut rng, case);
+    }
+}
+
+fn entry(k: &str, seq: u64, t: ValueType, v: &str) -> (Vec<u8>, Vec<u8>) {
+    (make_internal_key(k.as_bytes(), seq, t), v.as_bytes().to_vec())
+}
+
+fn iter_over(mut entries: Entries, snap: u64) -> DBIter {
+    let icmp = bytewise_internal_comparator();
+    entries.sort_by(|a, b| icmp.compare(&a.0, &b.0));
+    let inner = Box::new(VecIterator::new(entries, icmp.clone()));
+    DBIter::new(icmp, inner, no_tombstones(), snap, None, None)
+}
+
+#[test]
+fn merge_newest_is_not_supported() {
+    let e = vec![
+        entry("a", 1, ValueType::Value, "x"),
+        entry("b", 5, ValueType::Merge, "m"),
+        entry("b", 2, ValueType::Value, "y"),
+    ];
+    let mut it = iter_over(e.clone(), 10);
+    it.seek_to_first();
+    assert_eq!(it.key(), b"a");
+    it.next();
+    assert!(!it.valid());
+    let err = it.status().unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NotSupported);
+    assert_eq!(err.to_string(), "Not implemented: merge operator");
+    it.seek_to_last();
+    assert!(!it.valid());
+    assert_eq!(it.status().unwrap_err().kind(), ErrorKind::NotSupported);
+    // A seek clears the error.
+    it.seek(b"a");
+    assert!(it.valid());
+    it.status().unwrap();
+
+    // Below a newer Value, or newer than the snapshot, a merge operand is harmless.
+    for snap in [4, 10] {
+        let mut e2 = e.clone();
+        e2.push(entry("b", 7, ValueType::Value, "z"));
+        let mut it = iter_over(e2, snap);
+        let want: &[u8] = if snap == 4 { b"y" } else { b"z" };
+        it.seek_to_last();
+        assert_eq!((it.key(), it.value()), (&b"b"[..], want));
+        it.seek_to_first();
+        it.next();
+        assert_eq!((it.key(), it.value()), (&b"b"[..], want));
+        it.status().unwrap();
+    }
+}
+
+#[test]
+fn corrupt_key_is_reported() {
+    let icmp = bytewise_internal_comparator();
+    let mut e = vec![entry("a", 1, ValueType::Value, "x")];
+    let mut bad = make_internal_key(b"b", 1, ValueType::Value);
+    let n = bad.len();
+    bad[n - 8] = 0x44; // unknown type
+    e.push((bad, b"y".to_vec()));
+    let inner = Box::new(VecIterator::new(e, icmp.clone()));
+    let mut it = DBIter::new(icmp, inner, no_tombstones(), 10, None, None);
+    it.seek_to_first();
+    assert_eq!(it.key(), b"a");
+    it.next();
+    assert!(!it.valid());
+    assert_eq!(it.status().unwrap_err().kind(), ErrorKind::Corruption);
+    it.seek_to_last();
+    assert!(!it.valid());
+    assert_eq!(it.status().unwrap_err().kind(), ErrorKind::Corruption);
+}
+
+#[test]
+fn inner_error_surfaces() {
+    let icmp = bytewise_internal_comparator();
+    let files = vec![
+        LevelFile {
+            number: 1,
+            smallest: make_internal_key(b"a", 1, ValueType::Value),
+            largest: make_internal_key(b"a", 1, ValueType::Value),
+        },
+        LevelFile {
+            number: 2,
+            smallest: make_internal_key(b"b", 1, ValueType::Value),
+            largest: make_internal_key(b"b", 1, ValueType::Value),
+        },
+    ];
+    let i2 = icmp.clone();
+    let opener: FileOpener = Arc::new(move |f: &LevelFile| {
+        if f.number == 2 {
+            return Err(Error::corruption("bad block in 000002.sst at offset 0"));
+        }
+        Ok(Box::new(VecIterator::new(vec![entry("a", 1, ValueType::Value, "x")], i2.clone()))
+            as BoxedIterator)
+    });
+    let inner = Box::new(LevelIterator::new(icmp.clone(), files, opener));
+    let mut it = DBIter::new(icmp, inner, no_tombstones(), 10, None, None);
+    it.seek_to_first();
+    assert_eq!(it.key(), b"a");
+    it.next();
+    assert!(!it.valid());
+    assert_eq!(it.status().unwrap_err().kind(), ErrorKind::Corruption);
+}
+
+/// Counts the inner iterator's steps.
+struct Counting {
+    inner: BoxedIterator,
+    steps: Arc<AtomicUsize>,
+}
+
+impl InternalIterator for Counting {
+    fn valid(&self) -> bool {
+        self.inner.valid()
+    }
+    fn seek_to_first(&mut self) {
+        self.inner.seek_to_first()
+    }
+    fn seek_to_last(&mut self) {
+        self.inner.seek_to_last()
+    }
+    fn seek(&mut self, t: &[u8]) {
+        self.steps.fetch_add(1, AtOrd::Relaxed);
+        self.inner.seek(t)
+    }
+    fn seek_for_prev(&mut self, t: &[u8]) {
+        self.steps.fetch_add(1, AtOrd::Relaxed);
+        self.inner.seek_for_prev(t)
+    }
+    fn next(&mut self) {
+        self.steps.fetch_add(1, AtOrd::Relaxed);
+        self.inner.next()
+    }
+    fn prev(&mut self) {
+        self.steps.fetch_add(1, AtOrd::Relaxed);
+        self.inner.prev()
+    }
+    fn key(&self) -> &[u8] {
+        self.inner.key()
+    }
+    fn value(&self) -> &[u8] {
+        self.inner.value()
+    }
+    fn status(&self) -> Result<()> {
+        self.inner.status()
+    }
+}
+
+fn counting(entries: Entries) -> (BoxedIterator, Arc<AtomicUsize>) {
+    let steps = Arc::new(AtomicUsize::new(0));
+    let inner = Box::new(VecIterator::new(entries, bytewise_internal_comparator()));
+    (Box::new(Counting { inner, steps: steps.clone() }), steps)
+}
+
+#[test]
+fn bounds_stop_iteration_early() {
+    let entries: Entries =
+        (0..1000u32).map(|i| entry(&format!("k{i:04}"), 1, ValueType::Value, "v")).collect();
+    let (inner, steps) = counting(entries);
+    let lower = Some(b"k0500".to_vec());
+    let upper = Some(b"k0510".to_vec());
+    let mut it = DBIter::new(bytewise_internal_comparator(), inner, no_tombstones(), 5, lower, upper);
+    it.seek_to_first();
+    let mut n = 0;
+    while it.valid() {
+        n += 1;
+        it.next();
+    }
+    assert_eq!(n, 10);
+    assert!(steps.load(AtOrd::Relaxed) < 15, "{} steps", steps.load(AtOrd::Relaxed));
+    steps.store(0, AtOrd::Relaxed);
+    it.seek_to_last();
+    assert_eq!(it.key(), b"k0509");
+    let mut n = 0;
+    while it.valid() {
+        n += 1;
+        it.prev();
+    }
+    assert_eq!(n, 10);
+    assert!(steps.load(AtOrd::Relaxed) < 15, "{} steps", steps.load(AtOrd::Relaxed));
+    // Seeks outside the bounds clamp.
+    it.seek(b"a");
+    assert_eq!(it.key(), b"k0500");
+    it.seek_for_prev(b"z");
+    assert_eq!(it.key(), b"k0509");
+    it.seek(b"k0510");
+    assert!(!it.valid());
+    it.seek_for_prev(b"k0499");
+    assert!(!it.valid());
+}
+
+#[test]
+fn many_versions_are_skipped_with_a_seek() {
+    let mut entries: Entries = Vec::new();
+    for s in 1..=1000u64 {
+        entries.push(entry("a", s, ValueType::Value, &format!("a{s}")));
+        entries.push(entry("b", s, ValueType::Value, &format!("b{s}")));
+    }
+    entries.push(entry("c", 1, ValueType::Value, "c1"));
+    let icmp = bytewise_internal_comparator();
+    entries.sort_by(|a, b| icmp.compare(&a.0, &b.0));
+    let entries_clone = entries.clone();
+    let (inner, steps) = counting(entries);
+    // Old snapshot: the newer versions are invisible; new snapshot: older ones are hidden.
+    let mut it = DBIter::new(icmp.clone(), inner, no_tombstones(), 3, None, None);
+    it.seek_to_first();
+    assert_eq!((it.key(), it.value()), (&b"a"[..], &b"a3"[..]));
+    it.next();
+    assert_eq!((it.key(), it.value()), (&b"b"[..], &b"b3"[..]));
+    it.next();
+    assert_eq!((it.key(), it.value()), (&b"c"[..], &b"c1"[..]));
+    assert!(steps.load(AtOrd::Relaxed) < 100, "{} steps", steps.load(AtOrd::Relaxed));
+    // Backward, and switching direction, also jump over the versions.
+    steps.store(0, AtOrd::Relaxed);
+    it.prev();
+    assert_eq!((it.key(), it.value()), (&b"b"[..], &b"b3"[..]));
+    it.prev();
+    assert_eq!((it.key(), it.value()), (&b"a"[..], &b"a3"[..]));
+    it.next();
+    assert_eq!((it.key(), it.value()), (&b"b"[..], &b"b3"[..]));
+    it.prev();
+    assert_eq!((it.key(), it.value()), (&b"a"[..], &b"a3"[..]));
+    it.prev();
+    assert!(!it.valid());
+    assert!(steps.load(AtOrd::Relaxed) < 150, "{} steps", steps.load(AtOrd::Relaxed));
+
+    let (inner, steps) = counting(entries_clone);
+    let mut it = DBIter::new(icmp, inner, no_tombstones(), 1000, None, None);
+    it.seek_to_last();
+    assert_eq!((it.key(), it.value()), (&b"c"[..], &b"c1"[..]));
+    it.prev();
+    assert_eq!((it.key(), it.value()), (&b"b"[..], &b"b1000"[..]));
+    it.prev();
+    assert_eq!((it.key(), it.value()), (&b"a"[..], &b"a1000"[..]));
+    it.next();
+    assert_eq!((it.key(), it.value()), (&b"b"[..], &b"b1000"[..]));
+    it.next();
+    assert_eq!((it.key(), it.value()), (&b"c"[..], &b"c1"[..]));
+    assert!(steps.load(AtOrd::Relaxed) < 150, "{} steps", steps.load(AtOrd::Relaxed));
+}
+
+#[test]
+fn user_comparator_orders_keys_and_bounds() {
+    let icmp = InternalKeyComparator::new(Arc::new(crate::comparator::ReverseBytewiseComparator));
+    let mut e = vec![
+        entry("a", 1, ValueType::Value, "a"),
+        entry("b", 2, ValueType::Value, "b"),
+        entry("c", 3, ValueType::Value, "c"),
+        entry("d", 4, ValueType::Value, "d"),
+    ];
+    e.sort_by(|x, y| icmp.compare(&x.0, &y.0));
+    let frag = Arc::new(FragmentedTombstones::new(
+        Arc::new(crate::comparator::ReverseBytewiseComparator),
+        vec![RangeTombstone { start: b"c".to_vec(), end: b"b".to_vec(), seq: 9 }],
+    ));
+    let inner = Box::new(VecIterator::new(e, icmp.clone()));
+    // Order is d, c, b, a; "c" is deleted; bounds [d, a) in that order.
+    let mut it = DBIter::new(icmp, inner, frag, 10, Some(b"d".to_vec()), Some(b"a".to_vec()));
+    it.seek_to_first();
+    assert_eq!(it.key(), b"d");
+    it.next();
+    assert_eq!(it.key(), b"b");
+    it.next();
+    assert!(!it.valid());
+    it.seek_to_last();
+    assert_eq!(it.key(), b"b");
+    it.seek(b"z");
+    assert_eq!(it.key(), b"d");
+    it.seek_for_prev(b"0");
+    assert_eq!(it.key(), b"b");
+}
+
+#[test]
+fn range_tombstones_hide_older_entries() {
+    let icmp = bytewise_internal_comparator();
+    let mut e = vec![
+        entry("a", 1, ValueType::Value, "a1"),
+        entry("b", 2, ValueType::Value, "b2"),
+        entry("c", 3, ValueType::Value, "c3"),
+        entry("c", 8, ValueType::Value, "c8"),
+        entry("d", 4, ValueType::Value, "d4"),
+        entry("e", 6, ValueType::Value, "e6"),
+    ];
+    e.sort_by(|a, b| icmp.compare(&a.0, &b.0));
+    let frag = Arc::new(FragmentedTombstones::new(
+        Arc::new(BytewiseComparator),
+        vec![
+            RangeTombstone { start: b"b".to_vec(), end: b"d".to_vec(), seq: 5 },
+            // A tombstone does not cover an entry of its own sequence number.
+            RangeTombstone { start: b"e".to_vec(), end: b"f".to_vec(), seq: 6 },
+        ],
+    ));
+    let collect = |snap: u64, reverse: bool| {
+        let inner = Box::new(VecIterator::new(e.clone(), icmp.clone()));
+        let mut it = DBIter::new(icmp.clone(), inner, frag.clone(), snap, None, None);
+        let mut out = Vec::new();
+        if reverse {
+            it.seek_to_last();
+        } else {
+            it.seek_to_first();
+        }
+        while it.valid() {
+            out.push(String::from_utf8(it.value().to_vec()).unwrap());
+            if reverse {
+                it.prev();
+            } else {
+                it.next();
+            }
+        }
+        if reverse {
+            out.reverse();
+        }
+        out
+    };
+    for reverse in [false, true] {
+        assert_eq!(collect(10, reverse), ["a1", "c8", "d4", "e6"]);
+        assert_eq!(collect(7, reverse), ["a1", "d4", "e6"]);
+        assert_eq!(collect(4, reverse), ["a1", "b2", "c3", "d4"]);
+    }
+}

@@ -1,0 +1,379 @@
+//! A concatenating iterator over one sorted run: files whose key ranges do not overlap,
+//! ordered by key (any level below 0).
+//!
+//! ```text
+//! files:   [smallest0 .. largest0] [smallest1 .. largest1] ... (internal keys, ascending)
+//! cursor:  file index + that file's iterator, opened lazily through `opener`
+//! ```
+//! A seek binary-searches `largest` for the first file that can hold the target;
+//! `seek_for_prev` binary-searches `smallest` for the last one. Moving off either end of a
+//! file opens its neighbour; empty files are skipped. An error opening a file stops the
+//! cursor there and is reported by `status` until the next positioning call.
+
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::iter::{BoxedIterator, InternalIterator};
+use crate::key::InternalKeyComparator;
+
+/// One file of a sorted run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LevelFile {
+    pub number: u64,
+    /// Internal keys bounding the file's entries (inclusive).
+    pub smallest: Vec<u8>,
+    pub largest: Vec<u8>,
+}
+
+/// Opens the iterator of one file.
+pub type FileOpener = Arc<dyn Fn(&LevelFile) -> Result<BoxedIterator> + Send + Sync>;
+
+/// A cursor over the concatenation of a sorted run's files.
+pub struct LevelIterator {
+    icmp: InternalKeyComparator,
+    files: Vec<LevelFile>,
+    opener: FileOpener,
+    /// The file `file_iter` (or `open_err`) belongs to; `files.len()` when none.
+    file_index: usize,
+    file_iter: Option<BoxedIterator>,
+    open_err: Option<Error>,
+}
+
+impl LevelIterator {
+    /// `files` must be sorted by key and must not overlap.
+    pub fn new(icmp: InternalKeyComparator, files: Vec<LevelFile>, opener: FileOpener) -> Self {
+        let file_index = files.len();
+        LevelIterator { icmp, files, opener, file_index, file_iter: None, open_err: None }
+    }
+
+    /// Makes file `index` current, reusing its iterator when it is already open. Returns
+    /// false when opening it failed (the error is kept for `status`).
+    fn open_file(&mut self, index: usize) -> bool {
+        if index == self.file_index && self.file_iter.is_some() {
+            return true;
+        }
+        self.file_index = index;
+        self.file_iter = None;
+        self.open_err = None;
+        match (self.opener)(&self.files[index]) {
+            Ok(it) => {
+                self.file_iter = Some(it);
+                true
+            }
+            Err(e) => {
+                self.open_err = Some(e);
+                false
+            }
+        }
+    }
+
+    /// Leaves the cursor invalid, with no error.
+    fn clear(&mut self) {
+        self.file_index = self.files.len();
+        self.file_iter = None;
+        self.open_err = None;
+    }
+
+    fn file_valid(&self) -> bool {
+        self.file_iter.as_ref().is_some_and(|it| it.valid())
+    }
+
+    /// True when the current file iterator stopped on an error (iteration must stop too).
+    fn file_failed(&self) -> bool {
+        self.open_err.is_some() || self.file_iter.as_ref().is_some_and(|it| it.status().is_err())
+    }
+
+    /// While the current file is exhausted, moves to the start of the next one.
+    fn skip_empty_forward(&mut self) {
+        while !self.file_valid() && !self.file_failed() {
+            let next = self.file_index + 1;
+            if next >= self.files.len() {
+                self.clear();
+                return;
+            }
+            if self.open_file(next) {
+                if let Some(it) = self.file_iter.as_mut() {
+                    it.seek_to_first();
+                }
+            }
+        }
+    }
+
+    /// While the current file is exhausted, moves to the end of the previous one.
+    fn skip_empty_backward(&mut self) {
+        while !self.file_valid() && !self.file_failed() {
+            if self.file_index == 0 || self.file_index > self.files.len() {
+                self.clear();
+                return;
+            }
+            let prev = self.file_index - 1;
+            if self.open_file(prev) {
+                if let Some(it) = self.file_iter.as_mut() {
+                    it.seek_to_last();
+                }
+            }
+        }
+    }
+
+    fn cur(&self) -> &BoxedIterator {
+        self.file_iter.as_ref().expect("LevelIterator used while not valid")
+    }
+}
+
+impl InternalIterator for LevelIterator {
+    fn valid(&self) -> bool {
+        self.file_valid()
+    }
+
+    fn seek_to_first(&mut self) {
+        if self.files.is_empty() {
+            self.clear();
+            return;
+        }
+        if self.open_file(0) {
+            if let Some(it) = self.file_iter.as_mut() {
+                it.seek_to_first();
+            }
+        }
+        self.skip_empty_forward();
+    }
+
+    fn seek_to_last(&mut self) {
+        if self.files.is_empty() {
+            self.clear();
+            return;
+        }
+        if self.open_file(self.files.len() - 1) {
+            if let Some(it) = self.file_iter.as_mut() {
+                it.seek_to_last();
+            }
+        }
+        self.skip_empty_backward();
+    }
+
+    fn seek(&mut self, target: &[u8]) {
+        let icmp = &self.icmp;
+        let index = self.files.partition_point(|f| icmp.compare(&f.largest, target) == Ordering::Less);
+        if index >= self.files.len() {
+            self.clear();
+            return;
+        }
+        if self.open_file(index) {
+            if let Some(it) = self.file_iter.as_mut() {
+                it.seek(target);
+            }
+        }
+        self.skip_empty_forward();
+    }
+
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        let icmp = &self.icmp;
+        let n = self.files.partition_point(|f| icmp.compare(&f.smallest, target) != Ordering::Greater);
+        if n == 0 {
+            self.clear();
+            return;
+        }
+        if self.open_file(n - 1) {
+            if let Some(it) = self.file_iter.as_mut() {
+                it.seek_for_prev(target);
+            }
+        }
+        self.skip_empty_backward();
+    }
+
+    fn next(&mut self) {
+        if let Some(it) = self.file_iter.as_mut() {
+            it.next();
+        }
+        self.skip_empty_forward();
+    }
+
+    fn prev(&mut self) {
+        if let Some(it) = self.file_iter.as_mut() {
+            it.prev();
+        }
+        self.skip_empty_backward();
+    }
+
+    fn key(&self) -> &[u8] {
+        self.cur().key()
+    }
+
+    fn value(&self) -> &[u8] {
+        self.cur().value()
+    }
+
+    fn status(&self) -> Result<()> {
+        if let Some(e) = &self.open_err {
+            return Err(e.clone());
+        }
+        match &self.file_iter {
+            Some(it) => it.status(),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::iter::VecIterator;
+    use crate::key::{bytewise_internal_comparator, make_internal_key, ValueType};
+    use rand::rngs::SmallRng;
+    use rand::{Rng, SeedableRng};
+    use std::sync::atomic::{AtomicUsize, Ordering as AtOrd};
+
+    type Entries = Vec<(Vec<u8>, Vec<u8>)>;
+
+    fn ikey(k: u32) -> Vec<u8> {
+        make_internal_key(format!("k{k:05}").as_bytes(), 1, ValueType::Value)
+    }
+
+    /// Builds a run of files (some empty, bounded by keys no entry has) and the full model.
+    fn build(rng: &mut SmallRng, nfiles: usize) -> (Vec<LevelFile>, Arc<Vec<Entries>>, Entries) {
+        let mut files = Vec::new();
+        let mut contents = Vec::new();
+        let mut all = Vec::new();
+        let mut next_key = 0u32;
+        for number in 0..nfiles as u64 {
+            let lo = next_key;
+            let span = rng.gen_range(1..8);
+            let mut entries = Vec::new();
+            let empty = rng.gen_bool(0.2);
+            for k in lo + 1..lo + span {
+                if !empty && rng.gen_bool(0.7) {
+                    let e = (ikey(k), format!("v{k}").into_bytes());
+                    entries.push(e.clone());
+                    all.push(e);
+                }
+            }
+            // File bounds may be wider than the entries (as after a compaction's cut).
+            files.push(LevelFile { number, smallest: ikey(lo), largest: ikey(lo + span) });
+            contents.push(entries);
+            next_key = lo + span + 1;
+        }
+        (files, Arc::new(contents), all)
+    }
+
+    #[test]
+    fn matches_model_across_many_files() {
+        let icmp = bytewise_internal_comparator();
+        let mut rng = SmallRng::seed_from_u64(11);
+        for case in 0..300 {
+            let (files, contents, all) = build(&mut rng, case % 25);
+            let upper = (files.len() as u32) * 9 + 3;
+            let (c2, i2) = (contents.clone(), icmp.clone());
+            let opener: FileOpener = Arc::new(move |f: &LevelFile| {
+                Ok(Box::new(VecIterator::new(c2[f.number as usize].clone(), i2.clone())) as BoxedIterator)
+            });
+            let mut it = LevelIterator::new(icmp.clone(), files, opener);
+            let mut pos: Option<usize> = None;
+            for _ in 0..150 {
+                match rng.gen_range(0..8) {
+                    0 => {
+                        it.seek_to_first();
+                        pos = (!all.is_empty()).then_some(0);
+                    }
+                    1 => {
+                        it.seek_to_last();
+                        pos = all.len().checked_sub(1);
+                    }
+                    2 => {
+                        let t = ikey(rng.gen_range(0..upper));
+                        it.seek(&t);
+                        let p = all.partition_point(|(k, _)| icmp.compare(k, &t).is_lt());
+                        pos = (p < all.len()).then_some(p);
+                    }
+                    3 => {
+                        let t = ikey(rng.gen_range(0..upper));
+                        it.seek_for_prev(&t);
+                        let p = all.partition_point(|(k, _)| icmp.compare(k, &t).is_le());
+                        pos = p.checked_sub(1);
+                    }
+                    4 | 5 => {
+                        if let Some(p) = pos {
+                            it.next();
+                            pos = (p + 1 < all.len()).then_some(p + 1);
+                        }
+                    }
+                    _ => {
+                        if let Some(p) = pos {
+                            it.prev();
+                            pos = p.checked_sub(1);
+                        }
+                    }
+                }
+                assert_eq!(it.valid(), pos.is_some(), "case {case}");
+                if let Some(p) = pos {
+                    assert_eq!(it.key(), &all[p].0[..]);
+                    assert_eq!(it.value(), &all[p].1[..]);
+                }
+                it.status().unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn opens_files_lazily() {
+        let icmp = bytewise_internal_comparator();
+        let files: Vec<LevelFile> = (0..100u32)
+            .map(|i| LevelFile { number: i as u64, smallest: ikey(i * 10), largest: ikey(i * 10 + 5) })
+            .collect();
+        let opens = Arc::new(AtomicUsize::new(0));
+        let (o2, i2) = (opens.clone(), icmp.clone());
+        let opener: FileOpener = Arc::new(move |f: &LevelFile| {
+            o2.fetch_add(1, AtOrd::Relaxed);
+            let k = f.number as u32 * 10;
+            let e = vec![(ikey(k), b"a".to_vec()), (ikey(k + 5), b"b".to_vec())];
+            Ok(Box::new(VecIterator::new(e, i2.clone())) as BoxedIterator)
+        });
+        let mut it = LevelIterator::new(icmp, files, opener);
+        it.seek(&ikey(503));
+        assert_eq!(it.key(), &ikey(505)[..]);
+        assert_eq!(opens.load(AtOrd::Relaxed), 1);
+        it.next();
+        assert_eq!(it.key(), &ikey(510)[..]);
+        assert_eq!(opens.load(AtOrd::Relaxed), 2);
+        it.seek_for_prev(&ikey(513));
+        assert_eq!(it.key(), &ikey(510)[..]);
+        assert_eq!(opens.load(AtOrd::Relaxed), 2, "same file reused");
+        it.seek_for_prev(&ikey(508));
+        assert_eq!(it.key(), &ikey(505)[..]);
+        it.seek(&ikey(996));
+        assert!(!it.valid());
+        it.status().unwrap();
+    }
+
+    #[test]
+    fn open_error_stops_and_is_reported() {
+        let icmp = bytewise_internal_comparator();
+        let files: Vec<LevelFile> = (0..3u32)
+            .map(|i| LevelFile { number: i as u64, smallest: ikey(i * 10), largest: ikey(i * 10 + 1) })
+            .collect();
+        let i2 = icmp.clone();
+        let opener: FileOpener = Arc::new(move |f: &LevelFile| {
+            if f.number == 1 {
+                return Err(Error::io_msg("open 000001.sst: no such file"));
+            }
+            let k = f.number as u32 * 10;
+            Ok(Box::new(VecIterator::new(vec![(ikey(k), b"x".to_vec())], i2.clone())) as BoxedIterator)
+        });
+        let mut it = LevelIterator::new(icmp, files, opener);
+        it.seek_to_first();
+        assert!(it.valid());
+        it.status().unwrap();
+        it.next();
+        assert!(!it.valid());
+        assert_eq!(it.status().unwrap_err().kind(), crate::ErrorKind::IOError);
+        it.seek_to_last();
+        assert!(it.valid());
+        it.status().unwrap();
+        it.prev();
+        assert!(!it.valid());
+        assert!(it.status().is_err());
+        it.seek(&ikey(10));
+        assert!(!it.valid());
+        assert!(it.status().is_err());
+    }
+}

@@ -1,0 +1,402 @@
+//! A merging iterator: one sorted cursor over several sorted child cursors (memtables,
+//! level-0 files, deeper levels).
+//!
+//! Children are kept in a binary heap of child indices ordered by their current keys: a
+//! min-heap while moving forward, a max-heap while moving backward. The heap top is the
+//! current entry. Changing direction repositions every other child around the current key
+//! (forward -> backward: each other child goes to its last entry < key; backward -> forward:
+//! to its first entry > key), then rebuilds the heap in the new order.
+
+use std::cmp::Ordering;
+
+use crate::error::Result;
+use crate::iter::{BoxedIterator, InternalIterator};
+use crate::key::InternalKeyComparator;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    Forward,
+    Reverse,
+}
+
+/// A cursor over the union of its children, in internal-key order.
+pub struct MergingIterator {
+    icmp: InternalKeyComparator,
+    children: Vec<BoxedIterator>,
+    /// Indices of the valid children, heap-ordered by key for `direction`.
+    heap: Vec<usize>,
+    direction: Direction,
+    /// Reused copy of the current key during a direction switch.
+    scratch: Vec<u8>,
+}
+
+impl MergingIterator {
+    pub fn new(icmp: InternalKeyComparator, children: Vec<BoxedIterator>) -> Self {
+        let heap = Vec::with_capacity(children.len());
+        MergingIterator { icmp, children, heap, direction: Direction::Forward, scratch: Vec::new() }
+    }
+
+    fn single(&self) -> bool {
+        self.children.len() == 1
+    }
+
+    /// True when child `a` belongs above child `b` in the heap.
+    #[inline]
+    fn above(&self, a: usize, b: usize) -> bool {
+        let o = self.icmp.compare(self.children[a].key(), self.children[b].key());
+        match self.direction {
+            Direction::Forward => o == Ordering::Less,
+            Direction::Reverse => o == Ordering::Greater,
+        }
+    }
+
+    fn sift_down(&mut self, mut pos: usize) {
+        let n = self.heap.len();
+        loop {
+            let l = 2 * pos + 1;
+            if l >= n {
+                break;
+            }
+            let r = l + 1;
+            let best = if r < n && self.above(self.heap[r], self.heap[l]) { r } else { l };
+            if !self.above(self.heap[best], self.heap[pos]) {
+                break;
+            }
+            self.heap.swap(pos, best);
+            pos = best;
+        }
+    }
+
+    /// Rebuilds the heap from every valid child, for the current direction.
+    fn rebuild_heap(&mut self) {
+        self.heap.clear();
+        for i in 0..self.children.len() {
+            if self.children[i].valid() {
+                self.heap.push(i);
+            }
+        }
+        if self.heap.len() > 1 {
+            for pos in (0..self.heap.len() / 2).rev() {
+                self.sift_down(pos);
+            }
+        }
+    }
+
+    /// After the top child moved: re-place it, or drop it if it ran out.
+    fn fix_top(&mut self) {
+        let top = self.heap[0];
+        if self.children[top].valid() {
+            self.sift_down(0);
+        } else {
+            let last = self.heap.len() - 1;
+            self.heap.swap(0, last);
+            self.heap.pop();
+            if !self.heap.is_empty() {
+                self.sift_down(0);
+            }
+        }
+    }
+
+    /// Moves every child but the current one to the first entry after the current key,
+    /// then makes the heap a min-heap.
+    fn switch_to_forward(&mut self) {
+        let cur = self.heap[0];
+        let mut key = std::mem::take(&mut self.scratch);
+        key.clear();
+        key.extend_from_slice(self.children[cur].key());
+        for i in 0..self.children.len() {
+            if i == cur {
+                continue;
+            }
+            let child = &mut self.children[i];
+            child.seek(&key);
+            if child.valid() && self.icmp.compare(child.key(), &key) == Ordering::Equal {
+                child.next();
+            }
+        }
+        self.scratch = key;
+        self.direction = Direction::Forward;
+        self.rebuild_heap();
+        // The current child holds the smallest key, so it is back on top.
+        debug_assert_eq!(self.heap.first().copied(), Some(cur));
+    }
+
+    /// Moves every child but the current one to the last entry before the current key,
+    /// then makes the heap a max-heap.
+    fn switch_to_reverse(&mut self) {
+        let cur = self.heap[0];
+        let mut key = std::mem::take(&mut self.scratch);
+        key.clear();
+        key.extend_from_slice(self.children[cur].key());
+        for i in 0..self.children.len() {
+            if i == cur {
+                continue;
+            }
+            let child = &mut self.children[i];
+            child.seek_for_prev(&key);
+            if child.valid() && self.icmp.compare(child.key(), &key) == Ordering::Equal {
+                child.prev();
+            }
+        }
+        self.scratch = key;
+        self.direction = Direction::Reverse;
+        self.rebuild_heap();
+        debug_assert_eq!(self.heap.first().copied(), Some(cur));
+    }
+
+    fn current(&self) -> &BoxedIterator {
+        &self.children[self.heap[0]]
+    }
+}
+
+impl InternalIterator for MergingIterator {
+    fn valid(&self) -> bool {
+        if self.single() {
+            return self.children[0].valid();
+        }
+        !self.heap.is_empty()
+    }
+
+    fn seek_to_first(&mut self) {
+        for c in &mut self.children {
+            c.seek_to_first();
+        }
+        self.direction = Direction::Forward;
+        if !self.single() {
+            self.rebuild_heap();
+        }
+    }
+
+    fn seek_to_last(&mut self) {
+        for c in &mut self.children {
+            c.seek_to_last();
+        }
+        self.direction = Direction::Reverse;
+        if !self.single() {
+            self.rebuild_heap();
+        }
+    }
+
+    fn seek(&mut self, target: &[u8]) {
+        for c in &mut self.children {
+            c.seek(target);
+        }
+        self.direction = Direction::Forward;
+        if !self.single() {
+            self.rebuild_heap();
+        }
+    }
+
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        for c in &mut self.children {
+            c.seek_for_prev(target);
+        }
+        self.direction = Direction::Reverse;
+        if !self.single() {
+            self.rebuild_heap();
+        }
+    }
+
+    fn next(&mut self) {
+        if self.single() {
+            self.children[0].next();
+            return;
+        }
+        debug_assert!(self.valid());
+        if self.heap.is_empty() {
+            return;
+        }
+        if self.direction != Direction::Forward {
+            self.switch_to_forward();
+        }
+        let top = self.heap[0];
+        self.children[top].next();
+        self.fix_top();
+    }
+
+    fn prev(&mut self) {
+        if self.single() {
+            self.children[0].prev();
+            return;
+        }
+        debug_assert!(self.valid());
+        if self.heap.is_empty() {
+            return;
+        }
+        if self.direction != Direction::Reverse {
+            self.switch_to_reverse();
+        }
+        let top = self.heap[0];
+        self.children[top].prev();
+        self.fix_top();
+    }
+
+    fn key(&self) -> &[u8] {
+        if self.single() {
+            return self.children[0].key();
+        }
+        self.current().key()
+    }
+
+    fn value(&self) -> &[u8] {
+        if self.single() {
+            return self.children[0].value();
+        }
+        self.current().value()
+    }
+
+    fn status(&self) -> Result<()> {
+        for c in &self.children {
+            c.status()?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::iter::VecIterator;
+    use crate::key::{bytewise_internal_comparator, make_internal_key, ValueType};
+    use rand::rngs::SmallRng;
+    use rand::{Rng, SeedableRng};
+
+    fn ikey(k: u32, seq: u64) -> Vec<u8> {
+        make_internal_key(format!("k{k:04}").as_bytes(), seq, ValueType::Value)
+    }
+
+    /// Checks the merging iterator against a sorted vector under random operations.
+    fn run_case(rng: &mut SmallRng, nchildren: usize, nkeys: usize) {
+        let icmp = bytewise_internal_comparator();
+        // Unique internal keys spread over the children.
+        let mut all: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+        let mut per_child: Vec<Vec<(Vec<u8>, Vec<u8>)>> = vec![Vec::new(); nchildren];
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..nkeys {
+            let k = ikey(rng.gen_range(0..60), rng.gen_range(1..5));
+            if !seen.insert(k.clone()) {
+                continue;
+            }
+            let v = format!("v{}", all.len()).into_bytes();
+            per_child[rng.gen_range(0..nchildren)].push((k.clone(), v.clone()));
+            all.push((k, v));
+        }
+        all.sort_by(|a, b| icmp.compare(&a.0, &b.0));
+        let children: Vec<BoxedIterator> = per_child
+            .into_iter()
+            .map(|mut c| {
+                c.sort_by(|a, b| icmp.compare(&a.0, &b.0));
+                Box::new(VecIterator::new(c, icmp.clone())) as BoxedIterator
+            })
+            .collect();
+        let mut it = MergingIterator::new(icmp.clone(), children);
+        let mut pos: Option<usize> = None;
+        for _ in 0..200 {
+            match rng.gen_range(0..10) {
+                0 => {
+                    it.seek_to_first();
+                    pos = if all.is_empty() { None } else { Some(0) };
+                }
+                1 => {
+                    it.seek_to_last();
+                    pos = all.len().checked_sub(1);
+                }
+                2 => {
+                    let t = ikey(rng.gen_range(0..62), rng.gen_range(0..6));
+                    it.seek(&t);
+                    let p = all.partition_point(|(k, _)| icmp.compare(k, &t).is_lt());
+                    pos = (p < all.len()).then_some(p);
+                }
+                3 => {
+                    let t = ikey(rng.gen_range(0..62), rng.gen_range(0..6));
+                    it.seek_for_prev(&t);
+                    let p = all.partition_point(|(k, _)| icmp.compare(k, &t).is_le());
+                    pos = p.checked_sub(1);
+                }
+                4..=6 => {
+                    if let Some(p) = pos {
+                        it.next();
+                        pos = (p + 1 < all.len()).then_some(p + 1);
+                    }
+                }
+                _ => {
+                    if let Some(p) = pos {
+                        it.prev();
+                        pos = p.checked_sub(1);
+                    }
+                }
+            }
+            assert_eq!(it.valid(), pos.is_some());
+            if let Some(p) = pos {
+                assert_eq!(it.key(), &all[p].0[..]);
+                assert_eq!(it.value(), &all[p].1[..]);
+            }
+            it.status().unwrap();
+        }
+    }
+
+    #[test]
+    fn matches_sorted_model() {
+        let mut rng = SmallRng::seed_from_u64(7);
+        for case in 0..600 {
+            let nchildren = 1 + case % 7;
+            let nkeys = rng.gen_range(0..120);
+            run_case(&mut rng, nchildren, nkeys);
+        }
+    }
+
+    #[test]
+    fn empty_and_single_child() {
+        let icmp = bytewise_internal_comparator();
+        let mut it = MergingIterator::new(icmp.clone(), Vec::new());
+        it.seek_to_first();
+        assert!(!it.valid());
+        it.seek_to_last();
+        assert!(!it.valid());
+        it.status().unwrap();
+
+        let entries = vec![(ikey(1, 1), b"a".to_vec()), (ikey(2, 1), b"b".to_vec())];
+        let child = Box::new(VecIterator::new(entries, icmp.clone()));
+        let mut it = MergingIterator::new(icmp, vec![child]);
+        it.seek_to_last();
+        assert_eq!(it.value(), b"b");
+        it.prev();
+        assert_eq!(it.value(), b"a");
+        it.next();
+        assert_eq!(it.value(), b"b");
+        it.next();
+        assert!(!it.valid());
+    }
+
+    struct FailingIter;
+    impl InternalIterator for FailingIter {
+        fn valid(&self) -> bool {
+            false
+        }
+        fn seek_to_first(&mut self) {}
+        fn seek_to_last(&mut self) {}
+        fn seek(&mut self, _: &[u8]) {}
+        fn seek_for_prev(&mut self, _: &[u8]) {}
+        fn next(&mut self) {}
+        fn prev(&mut self) {}
+        fn key(&self) -> &[u8] {
+            &[]
+        }
+        fn value(&self) -> &[u8] {
+            &[]
+        }
+        fn status(&self) -> Result<()> {
+            Err(crate::Error::corruption("bad block in 000007.sst at offset 10"))
+        }
+    }
+
+    #[test]
+    fn status_reports_child_error() {
+        let icmp = bytewise_internal_comparator();
+        let good = Box::new(VecIterator::new(vec![(ikey(1, 1), b"a".to_vec())], icmp.clone()));
+        let mut it = MergingIterator::new(icmp, vec![good, Box::new(FailingIter)]);
+        it.seek_to_first();
+        assert!(it.valid());
+        assert_eq!(it.status().unwrap_err().kind(), crate::ErrorKind::Corruption);
+    }
+}
