@@ -88,3 +88,35 @@ impl InternalIterator for VecIterator {
         Ok(())
     }
 }
+
+/// An empty iterator that reports `err`: stands in when a view cannot be built.
+pub struct ErrorIterator {
+    err: crate::Error,
+}
+
+impl ErrorIterator {
+    pub fn new(err: crate::Error) -> Self {
+        ErrorIterator { err }
+    }
+}
+
+impl InternalIterator for ErrorIterator {
+    fn valid(&self) -> bool {
+        false
+    }
+    fn seek_to_first(&mut self) {}
+    fn seek_to_last(&mut self) {}
+    fn seek(&mut self, _target: &[u8]) {}
+    fn seek_for_prev(&mut self, _target: &[u8]) {}
+    fn next(&mut self) {}
+    fn prev(&mut self) {}
+    fn key(&self) -> &[u8] {
+        &[]
+    }
+    fn value(&self) -> &[u8] {
+        &[]
+    }
+    fn status(&self) -> Result<()> {
+        Err(self.err.clone())
+    }
+}
