@@ -8,6 +8,7 @@ mod error;
 pub mod fs;
 pub mod iter;
 pub mod key;
+pub mod version;
 
 pub use error::{Error, ErrorKind, Result};
 pub use cf_ref::AsColumnFamilyRef;
