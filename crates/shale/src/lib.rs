@@ -9,6 +9,7 @@ pub mod fs;
 pub mod iter;
 pub mod key;
 pub mod version;
+pub mod wal;
 
 pub use error::{Error, ErrorKind, Result};
 pub use cf_ref::AsColumnFamilyRef;
