@@ -178,11 +178,15 @@ mod tests {
         b.apply(&add(&[(1, f(5, "a", "b"))])).unwrap();
         let err = b.apply(&del(&[(1, 6)])).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Corruption);
-        assert!(err.to_string().contains("Cannot delete table file #6 from level 1 since it is not in the LSM tree"));
+        assert!(err
+            .to_string()
+            .contains("Cannot delete table file #6 from level 1 since it is not in the LSM tree"));
         let err = b.apply(&del(&[(2, 5)])).unwrap_err();
         assert!(err.to_string().contains("#5 from level 2 since it is on level 1"), "{err}");
         let err = b.apply(&add(&[(0, f(7, "a", "b")), (3, f(5, "a", "b"))])).unwrap_err();
-        assert!(err.to_string().contains("Cannot add table file #5 to level 3 since it is already in the LSM tree on level 1"));
+        assert!(err
+            .to_string()
+            .contains("Cannot add table file #5 to level 3 since it is already in the LSM tree on level 1"));
         let err = b.apply(&add(&[(0, f(7, "a", "b")), (2, f(7, "a", "b"))])).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Corruption);
         // Nothing of the failed edits was applied.

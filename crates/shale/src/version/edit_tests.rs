@@ -236,7 +236,10 @@ fn reads_older_file_records() {
     let d = VersionEdit::decode(&b).unwrap();
     assert_eq!(d.new_files.len(), 2);
     let (l, f) = &d.new_files[0];
-    assert_eq!((*l, f.number, f.file_size, f.smallest_seqno, f.largest_seqno), (2, 17, 999, MAX_SEQUENCE_NUMBER, 0));
+    assert_eq!(
+        (*l, f.number, f.file_size, f.smallest_seqno, f.largest_seqno),
+        (2, 17, 999, MAX_SEQUENCE_NUMBER, 0)
+    );
     let (l, f) = &d.new_files[1];
     assert_eq!((*l, f.number, f.path_id, f.largest_seqno), (1, 18, 1, 2));
 }

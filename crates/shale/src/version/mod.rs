@@ -4,10 +4,16 @@
 
 pub mod builder;
 pub mod edit;
-// TEMP pub mod manifest;
+mod edit_decode;
+pub mod manifest;
+mod replay;
 #[allow(clippy::module_inception)]
 pub mod version;
 
 pub use builder::{FileSetBuilder, VersionBuilder};
 pub use edit::{FileMetaData, VersionEdit, WalAddition};
+pub use manifest::{
+    current_file_path, descriptor_file_name, read_current, recover, set_current_file, ManifestWriter,
+    RecoveredCf, RecoveredManifest,
+};
 pub use version::Version;

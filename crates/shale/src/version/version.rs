@@ -34,7 +34,11 @@ impl Version {
     /// Builds a version of `num_levels` levels (at least 1) from `(level, file)` pairs. Files
     /// on a level at or beyond `num_levels` are kept aside: `all_files` lists them and
     /// `check_consistency` reports them.
-    pub fn new(icmp: InternalKeyComparator, num_levels: usize, files: Vec<(u32, Arc<FileMetaData>)>) -> Version {
+    pub fn new(
+        icmp: InternalKeyComparator,
+        num_levels: usize,
+        files: Vec<(u32, Arc<FileMetaData>)>,
+    ) -> Version {
         let mut levels = vec![Vec::new(); num_levels.max(1)];
         let mut excess = Vec::new();
         for (level, f) in files {
@@ -209,7 +213,10 @@ impl std::fmt::Debug for Version {
             }
         }
         if !self.excess.is_empty() {
-            d.field("beyond_last_level", &self.excess.iter().map(|(l, f)| (*l, f.number)).collect::<Vec<_>>());
+            d.field(
+                "beyond_last_level",
+                &self.excess.iter().map(|(l, f)| (*l, f.number)).collect::<Vec<_>>(),
+            );
         }
         d.finish()
     }
