@@ -1,0 +1,344 @@
+//! Version edits: the records of the MANIFEST, in RocksDB 7.8.3's encoding.
+//!
+//! A record is a sequence of fields, each `tag varint32 | value`, in the order below
+//! (the order RocksDB 7.8.3 writes them; a reader accepts any order):
+//!
+//! ```text
+//! tag    name                 value
+//! 8193   DbId                 length-prefixed string
+//! 1      Comparator           length-prefixed string
+//! 2      LogNumber            varint64
+//! 9      PrevLogNumber        varint64
+//! 3      NextFileNumber       varint64
+//! 203    MaxColumnFamily      varint32
+//! 10     MinLogNumberToKeep   varint64
+//! 4      LastSequence         varint64
+//! 5      CompactCursor        level varint32 | length-prefixed internal key      (repeated)
+//! 6      DeletedFile          level varint32 | file number varint64            (repeated)
+//! 103    NewFile4             see below                                         (repeated)
+//! 8199   WalAddition2         length-prefixed { number varint64 | [2 | synced size varint64] | 1 }
+//! 8200   WalDeletion2         length-prefixed { number varint64 }
+//! 200    ColumnFamily         varint32 (only when not 0)
+//! 201    ColumnFamilyAdd      length-prefixed name
+//! 202    ColumnFamilyDrop     (no value)
+//! 300    InAtomicGroup        remaining entries varint32
+//! 8198   FullHistoryTsLow     length-prefixed bytes
+//! ```
+//!
+//! Read but never written: NewFile 7, NewFile2 100, NewFile3 102 (older file records),
+//! WalAddition 8196 and WalDeletion 8197 (unprefixed forms). Blob-file records (400, 401,
+//! 8194, 8195) are refused with NotSupported. Any other tag with bit 1 << 13 set is
+//! followed by a varint32 length and is skipped; any other tag without it is Corruption.
+//!
+//! NewFile4:
+//!
+//! ```text
+//! level varint32 | number varint64 | file size varint64 | smallest (length-prefixed internal key)
+//! | largest (length-prefixed internal key) | smallest seqno varint64 | largest seqno varint64
+//! | custom fields: { field tag varint32 | length-prefixed value }*  | 1 (terminate) varint32
+//!
+//! field tag  value (inside the length prefix)          written
+//! 5          oldest ancester time, varint64            always
+//! 6          file creation time, varint64              always
+//! 7          file checksum, raw bytes                  always
+//! 8          checksum function name                    always ("Unknown" when none)
+//! 65         path id, 1 byte                           path id != 0
+//! 9          temperature, 1 byte                       temperature != 0
+//! 2          need compaction, 1 byte = 1               marked for compaction
+//! 3          min log number to keep, fixed64           first file of an edit that has tag 10
+//! 4          oldest blob file number, varint64         != 0
+//! 12         unique id, fixed64 | fixed64              id != (0, 0)
+//! ```
+//! An unknown field tag with bit 1 << 6 set is Corruption; other unknown fields are skipped.
+
+use crate::coding::{put_fixed64, put_length_prefixed_slice, put_varint32, put_varint64};
+use crate::key::MAX_SEQUENCE_NUMBER;
+
+pub const TAG_COMPARATOR: u32 = 1;
+pub const TAG_LOG_NUMBER: u32 = 2;
+pub const TAG_NEXT_FILE_NUMBER: u32 = 3;
+pub const TAG_LAST_SEQUENCE: u32 = 4;
+pub const TAG_COMPACT_CURSOR: u32 = 5;
+pub const TAG_DELETED_FILE: u32 = 6;
+pub const TAG_NEW_FILE: u32 = 7;
+pub const TAG_PREV_LOG_NUMBER: u32 = 9;
+pub const TAG_MIN_LOG_NUMBER_TO_KEEP: u32 = 10;
+pub const TAG_NEW_FILE2: u32 = 100;
+pub const TAG_NEW_FILE3: u32 = 102;
+pub const TAG_NEW_FILE4: u32 = 103;
+pub const TAG_COLUMN_FAMILY: u32 = 200;
+pub const TAG_COLUMN_FAMILY_ADD: u32 = 201;
+pub const TAG_COLUMN_FAMILY_DROP: u32 = 202;
+pub const TAG_MAX_COLUMN_FAMILY: u32 = 203;
+pub const TAG_IN_ATOMIC_GROUP: u32 = 300;
+pub const TAG_BLOB_FILE_ADDITION: u32 = 400;
+pub const TAG_BLOB_FILE_GARBAGE: u32 = 401;
+/// Tags with this bit set may be skipped by a reader that does not know them.
+pub const TAG_SAFE_IGNORE_MASK: u32 = 1 << 13;
+pub const TAG_DB_ID: u32 = TAG_SAFE_IGNORE_MASK + 1;
+pub const TAG_BLOB_FILE_ADDITION_OLD: u32 = TAG_SAFE_IGNORE_MASK + 2;
+pub const TAG_BLOB_FILE_GARBAGE_OLD: u32 = TAG_SAFE_IGNORE_MASK + 3;
+pub const TAG_WAL_ADDITION: u32 = TAG_SAFE_IGNORE_MASK + 4;
+pub const TAG_WAL_DELETION: u32 = TAG_SAFE_IGNORE_MASK + 5;
+pub const TAG_FULL_HISTORY_TS_LOW: u32 = TAG_SAFE_IGNORE_MASK + 6;
+pub const TAG_WAL_ADDITION2: u32 = TAG_SAFE_IGNORE_MASK + 7;
+pub const TAG_WAL_DELETION2: u32 = TAG_SAFE_IGNORE_MASK + 8;
+
+pub const FIELD_TERMINATE: u32 = 1;
+pub const FIELD_NEED_COMPACTION: u32 = 2;
+pub const FIELD_MIN_LOG_NUMBER_TO_KEEP_HACK: u32 = 3;
+pub const FIELD_OLDEST_BLOB_FILE_NUMBER: u32 = 4;
+pub const FIELD_OLDEST_ANCESTER_TIME: u32 = 5;
+pub const FIELD_FILE_CREATION_TIME: u32 = 6;
+pub const FIELD_FILE_CHECKSUM: u32 = 7;
+pub const FIELD_FILE_CHECKSUM_FUNC_NAME: u32 = 8;
+pub const FIELD_TEMPERATURE: u32 = 9;
+pub const FIELD_MIN_TIMESTAMP: u32 = 10;
+pub const FIELD_MAX_TIMESTAMP: u32 = 11;
+pub const FIELD_UNIQUE_ID: u32 = 12;
+/// Custom fields with this bit set must be understood, or the record is refused.
+pub const FIELD_NON_SAFE_IGNORE_MASK: u32 = 1 << 6;
+pub const FIELD_PATH_ID: u32 = FIELD_NON_SAFE_IGNORE_MASK + 1;
+
+/// The checksum function name RocksDB records for a file without a checksum.
+pub const UNKNOWN_CHECKSUM_FUNC_NAME: &str = "Unknown";
+/// The highest temperature RocksDB 7.8.3 knows (kCold); higher values read as unknown (0).
+pub(super) const MAX_KNOWN_TEMPERATURE: u8 = 0x0C;
+/// Path ids above this are refused, as RocksDB does.
+pub(super) const MAX_PATH_ID: u32 = 3;
+
+/// What the MANIFEST records about one table file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileMetaData {
+    pub number: u64,
+    pub path_id: u32,
+    pub file_size: u64,
+    /// Smallest internal key in the file.
+    pub smallest: Vec<u8>,
+    /// Largest internal key in the file.
+    pub largest: Vec<u8>,
+    pub smallest_seqno: u64,
+    pub largest_seqno: u64,
+    pub marked_for_compaction: bool,
+    /// 0 = none (BlobDB only).
+    pub oldest_blob_file_number: u64,
+    pub oldest_ancester_time: u64,
+    pub file_creation_time: u64,
+    pub file_checksum: Vec<u8>,
+    pub file_checksum_func_name: String,
+    /// RocksDB's `Temperature`: 0 unknown, 4 hot, 8 warm, 12 cold.
+    pub temperature: u8,
+    /// The SST's internal unique id, when known.
+    pub unique_id: Option<[u64; 2]>,
+}
+
+impl Default for FileMetaData {
+    fn default() -> Self {
+        FileMetaData {
+            number: 0,
+            path_id: 0,
+            file_size: 0,
+            smallest: Vec::new(),
+            largest: Vec::new(),
+            smallest_seqno: MAX_SEQUENCE_NUMBER,
+            largest_seqno: 0,
+            marked_for_compaction: false,
+            oldest_blob_file_number: 0,
+            oldest_ancester_time: 0,
+            file_creation_time: 0,
+            file_checksum: Vec::new(),
+            file_checksum_func_name: UNKNOWN_CHECKSUM_FUNC_NAME.to_string(),
+            temperature: 0,
+            unique_id: None,
+        }
+    }
+}
+
+/// A WAL recorded as live (RocksDB's `WalAddition`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WalAddition {
+    pub number: u64,
+    pub synced_size: Option<u64>,
+}
+
+/// One change to the state of the database, as stored in one MANIFEST record.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct VersionEdit {
+    pub comparator: Option<String>,
+    pub log_number: Option<u64>,
+    pub prev_log_number: Option<u64>,
+    pub next_file_number: Option<u64>,
+    pub last_sequence: Option<u64>,
+    pub max_column_family: Option<u32>,
+    pub min_log_number_to_keep: Option<u64>,
+    pub column_family: u32,
+    pub column_family_add: Option<String>,
+    pub is_column_family_drop: bool,
+    /// (level, file number); written sorted and without duplicates, as RocksDB's set is.
+    pub deleted_files: Vec<(u32, u64)>,
+    pub new_files: Vec<(u32, FileMetaData)>,
+    pub db_id: Option<String>,
+    pub is_in_atomic_group: bool,
+    pub remaining_entries: u32,
+    /// Round-robin compaction cursors: (level, internal key).
+    pub compact_cursors: Vec<(u32, Vec<u8>)>,
+    pub wal_additions: Vec<WalAddition>,
+    /// WALs below this number are no longer live.
+    pub wal_deletion: Option<u64>,
+    pub full_history_ts_low: Option<Vec<u8>>,
+}
+
+fn put_tag_u64(dst: &mut Vec<u8>, tag: u32, v: u64) {
+    put_varint32(dst, tag);
+    put_varint64(dst, v);
+}
+
+fn put_field(dst: &mut Vec<u8>, field: u32, value: &[u8]) {
+    put_varint32(dst, field);
+    put_length_prefixed_slice(dst, value);
+}
+
+fn varint64_bytes(v: u64) -> Vec<u8> {
+    let mut b = Vec::with_capacity(10);
+    put_varint64(&mut b, v);
+    b
+}
+
+/// True for an internal key RocksDB accepts in a file record: 8+ bytes and a value type
+/// that may appear in a table (RocksDB's `IsExtendedValueType`).
+pub(super) fn valid_internal_key(k: &[u8]) -> bool {
+    k.len() >= 8 && matches!(k[k.len() - 8], 0x0 | 0x1 | 0x2 | 0x7 | 0xF | 0x11 | 0x14 | 0x16)
+}
+
+impl VersionEdit {
+    /// Appends this edit's encoding, field for field as RocksDB 7.8.3 writes it.
+    pub fn encode(&self, dst: &mut Vec<u8>) {
+        if let Some(id) = &self.db_id {
+            put_varint32(dst, TAG_DB_ID);
+            put_length_prefixed_slice(dst, id.as_bytes());
+        }
+        if let Some(name) = &self.comparator {
+            put_varint32(dst, TAG_COMPARATOR);
+            put_length_prefixed_slice(dst, name.as_bytes());
+        }
+        if let Some(v) = self.log_number {
+            put_tag_u64(dst, TAG_LOG_NUMBER, v);
+        }
+        if let Some(v) = self.prev_log_number {
+            put_tag_u64(dst, TAG_PREV_LOG_NUMBER, v);
+        }
+        if let Some(v) = self.next_file_number {
+            put_tag_u64(dst, TAG_NEXT_FILE_NUMBER, v);
+        }
+        if let Some(v) = self.max_column_family {
+            put_varint32(dst, TAG_MAX_COLUMN_FAMILY);
+            put_varint32(dst, v);
+        }
+        if let Some(v) = self.min_log_number_to_keep {
+            put_tag_u64(dst, TAG_MIN_LOG_NUMBER_TO_KEEP, v);
+        }
+        if let Some(v) = self.last_sequence {
+            put_tag_u64(dst, TAG_LAST_SEQUENCE, v);
+        }
+        for (level, key) in &self.compact_cursors {
+            put_varint32(dst, TAG_COMPACT_CURSOR);
+            put_varint32(dst, *level);
+            put_length_prefixed_slice(dst, key);
+        }
+        let mut deleted = self.deleted_files.clone();
+        deleted.sort_unstable();
+        deleted.dedup();
+        for (level, number) in deleted {
+            put_varint32(dst, TAG_DELETED_FILE);
+            put_varint32(dst, level);
+            put_varint64(dst, number);
+        }
+        let mut min_log_written = false;
+        for (level, f) in &self.new_files {
+            self.encode_new_file4(dst, *level, f, &mut min_log_written);
+        }
+        for wal in &self.wal_additions {
+            let mut body = varint64_bytes(wal.number);
+            if let Some(size) = wal.synced_size {
+                put_tag_u64(&mut body, 2, size);
+            }
+            put_varint32(&mut body, 1);
+            put_varint32(dst, TAG_WAL_ADDITION2);
+            put_length_prefixed_slice(dst, &body);
+        }
+        if let Some(n) = self.wal_deletion {
+            put_varint32(dst, TAG_WAL_DELETION2);
+            put_length_prefixed_slice(dst, &varint64_bytes(n));
+        }
+        if self.column_family != 0 {
+            put_varint32(dst, TAG_COLUMN_FAMILY);
+            put_varint32(dst, self.column_family);
+        }
+        if let Some(name) = &self.column_family_add {
+            put_varint32(dst, TAG_COLUMN_FAMILY_ADD);
+            put_length_prefixed_slice(dst, name.as_bytes());
+        }
+        if self.is_column_family_drop {
+            put_varint32(dst, TAG_COLUMN_FAMILY_DROP);
+        }
+        if self.is_in_atomic_group {
+            put_varint32(dst, TAG_IN_ATOMIC_GROUP);
+            put_varint32(dst, self.remaining_entries);
+        }
+        if let Some(ts) = &self.full_history_ts_low {
+            put_varint32(dst, TAG_FULL_HISTORY_TS_LOW);
+            put_length_prefixed_slice(dst, ts);
+        }
+    }
+
+    fn encode_new_file4(&self, dst: &mut Vec<u8>, level: u32, f: &FileMetaData, min_log_written: &mut bool) {
+        put_varint32(dst, TAG_NEW_FILE4);
+        put_varint32(dst, level);
+        put_varint64(dst, f.number);
+        put_varint64(dst, f.file_size);
+        put_length_prefixed_slice(dst, &f.smallest);
+        put_length_prefixed_slice(dst, &f.largest);
+        put_varint64(dst, f.smallest_seqno);
+        put_varint64(dst, f.largest_seqno);
+        put_field(dst, FIELD_OLDEST_ANCESTER_TIME, &varint64_bytes(f.oldest_ancester_time));
+        put_field(dst, FIELD_FILE_CREATION_TIME, &varint64_bytes(f.file_creation_time));
+        put_field(dst, FIELD_FILE_CHECKSUM, &f.file_checksum);
+        put_field(dst, FIELD_FILE_CHECKSUM_FUNC_NAME, f.file_checksum_func_name.as_bytes());
+        if f.path_id != 0 {
+            put_field(dst, FIELD_PATH_ID, &[f.path_id as u8]);
+        }
+        if f.temperature != 0 {
+            put_field(dst, FIELD_TEMPERATURE, &[f.temperature]);
+        }
+        if f.marked_for_compaction {
+            put_field(dst, FIELD_NEED_COMPACTION, &[1]);
+        }
+        if let (Some(min_log), false) = (self.min_log_number_to_keep, *min_log_written) {
+            let mut v = Vec::with_capacity(8);
+            put_fixed64(&mut v, min_log);
+            put_field(dst, FIELD_MIN_LOG_NUMBER_TO_KEEP_HACK, &v);
+            *min_log_written = true;
+        }
+        if f.oldest_blob_file_number != 0 {
+            put_field(dst, FIELD_OLDEST_BLOB_FILE_NUMBER, &varint64_bytes(f.oldest_blob_file_number));
+        }
+        if let Some(id) = f.unique_id.filter(|id| *id != [0, 0]) {
+            let mut v = Vec::with_capacity(16);
+            put_fixed64(&mut v, id[0]);
+            put_fixed64(&mut v, id[1]);
+            put_field(dst, FIELD_UNIQUE_ID, &v);
+        }
+        put_varint32(dst, FIELD_TERMINATE);
+    }
+
+    /// Encodes into a fresh buffer.
+    pub fn encoded(&self) -> Vec<u8> {
+        let mut v = Vec::new();
+        self.encode(&mut v);
+        v
+    }
+}
+
+#[cfg(test)]
+#[path = "edit_tests.rs"]
+mod tests;

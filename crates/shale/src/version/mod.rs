@@ -1,0 +1,19 @@
+//! The MANIFEST and the versions it describes: version edits (its records), immutable
+//! per-column-family file sets, the builder that applies edits, and the manifest writer and
+//! recovery.
+
+pub mod builder;
+pub mod edit;
+mod edit_decode;
+pub mod manifest;
+mod replay;
+#[allow(clippy::module_inception)]
+pub mod version;
+
+pub use builder::{FileSetBuilder, VersionBuilder};
+pub use edit::{FileMetaData, VersionEdit, WalAddition};
+pub use manifest::{
+    current_file_path, descriptor_file_name, read_current, recover, set_current_file, ManifestWriter,
+    RecoveredCf, RecoveredManifest,
+};
+pub use version::Version;

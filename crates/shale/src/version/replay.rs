@@ -1,0 +1,220 @@
+//! Replaying MANIFEST records into a `RecoveredManifest`: RocksDB 7.8.3's
+//! `VersionEditHandler` without table loading (see manifest.rs and docs/manifest.md).
+
+use std::collections::BTreeMap;
+
+use crate::error::{Error, Result};
+use crate::version::builder::FileSetBuilder;
+use crate::version::edit::VersionEdit;
+use crate::version::manifest::{RecoveredCf, RecoveredManifest, DEFAULT_COLUMN_FAMILY_NAME};
+
+struct CfState {
+    name: String,
+    comparator: Option<String>,
+    log_number: u64,
+    files: FileSetBuilder,
+}
+
+impl CfState {
+    fn new(name: String, log_number: u64) -> CfState {
+        CfState { name, comparator: None, log_number, files: FileSetBuilder::new() }
+    }
+}
+
+/// The replay state: RocksDB's VersionEditHandler without table loading.
+pub(crate) struct Replay {
+    cfs: BTreeMap<u32, CfState>,
+    group: Vec<VersionEdit>,
+    group_size: usize,
+    log_number: Option<u64>,
+    next_file_number: Option<u64>,
+    last_sequence: Option<u64>,
+    prev_log_number: u64,
+    min_log_number_to_keep: u64,
+    max_column_family: u32,
+    db_id: Option<String>,
+    wals: BTreeMap<u64, Option<u64>>,
+    min_wal_to_keep: u64,
+}
+
+impl Replay {
+    pub(crate) fn new() -> Replay {
+        let mut cfs = BTreeMap::new();
+        cfs.insert(0, CfState::new(DEFAULT_COLUMN_FAMILY_NAME.to_string(), 0));
+        Replay {
+            cfs,
+            group: Vec::new(),
+            group_size: 0,
+            log_number: None,
+            next_file_number: None,
+            last_sequence: None,
+            prev_log_number: 0,
+            min_log_number_to_keep: 0,
+            max_column_family: 0,
+            db_id: None,
+            wals: BTreeMap::new(),
+            min_wal_to_keep: 0,
+        }
+    }
+
+    /// Takes one edit, buffering atomic groups until they are complete.
+    pub(crate) fn add(&mut self, edit: VersionEdit) -> Result<()> {
+        if !edit.is_in_atomic_group {
+            if !self.group.is_empty() {
+                return Err(Error::corruption("corrupted atomic group"));
+            }
+            return self.apply(&edit);
+        }
+        if self.group.is_empty() {
+            self.group_size = edit.remaining_entries as usize + 1;
+        }
+        if self.group.len() + 1 + edit.remaining_entries as usize != self.group_size {
+            return Err(Error::corruption("corrupted atomic group"));
+        }
+        self.group.push(edit);
+        if self.group.len() == self.group_size {
+            for e in std::mem::take(&mut self.group) {
+                self.apply(&e)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn apply(&mut self, edit: &VersionEdit) -> Result<()> {
+        let id = edit.column_family;
+        let cf_known = if let Some(name) = &edit.column_family_add {
+            if self.cfs.contains_key(&id) {
+                return Err(Error::corruption(format!(
+                    "MANIFEST adding the same column family twice: {name}"
+                )));
+            }
+            self.cfs.insert(id, CfState::new(name.clone(), edit.log_number.unwrap_or(0)));
+            self.max_column_family = self.max_column_family.max(id);
+            true
+        } else if edit.is_column_family_drop {
+            if self.cfs.remove(&id).is_none() {
+                return Err(Error::corruption("MANIFEST - dropping non-existing column family"));
+            }
+            false
+        } else if !edit.wal_additions.is_empty() {
+            self.add_wals(edit)?;
+            false
+        } else if let Some(n) = edit.wal_deletion {
+            if n > self.min_wal_to_keep {
+                self.min_wal_to_keep = n;
+                self.wals = self.wals.split_off(&n);
+            }
+            false
+        } else {
+            let cf = self
+                .cfs
+                .get_mut(&id)
+                .ok_or_else(|| Error::corruption("MANIFEST record referencing unknown column family"))?;
+            cf.files.apply(edit)?;
+            true
+        };
+        self.extract_info(edit, cf_known);
+        Ok(())
+    }
+
+    fn add_wals(&mut self, edit: &VersionEdit) -> Result<()> {
+        for w in &edit.wal_additions {
+            if w.number < self.min_wal_to_keep {
+                continue;
+            }
+            match self.wals.get_mut(&w.number) {
+                None => {
+                    self.wals.insert(w.number, w.synced_size);
+                }
+                Some(_) if w.synced_size.is_none() => {
+                    return Err(Error::corruption(format!(
+                        "WalSet::AddWal: WAL {} is created more than once",
+                        w.number
+                    )));
+                }
+                Some(old) => *old = (*old).max(w.synced_size),
+            }
+        }
+        Ok(())
+    }
+
+    /// The bookkeeping of RocksDB's ExtractInfoFromVersionEdit.
+    fn extract_info(&mut self, edit: &VersionEdit, cf_known: bool) {
+        if let Some(id) = &edit.db_id {
+            self.db_id = Some(id.clone());
+        }
+        if let Some(cf) = self.cfs.get_mut(&edit.column_family).filter(|_| cf_known) {
+            if let Some(n) = edit.log_number {
+                // RocksDB ignores (with a warning) a log number that goes backwards.
+                if n >= cf.log_number {
+                    cf.log_number = n;
+                    self.log_number = Some(n);
+                }
+            }
+            if let Some(c) = &edit.comparator {
+                cf.comparator = Some(c.clone());
+            }
+        }
+        if let Some(n) = edit.prev_log_number {
+            self.prev_log_number = n;
+        }
+        if let Some(n) = edit.next_file_number {
+            self.next_file_number = Some(n);
+        }
+        if let Some(n) = edit.max_column_family {
+            self.max_column_family = self.max_column_family.max(n);
+        }
+        if let Some(n) = edit.min_log_number_to_keep {
+            self.min_log_number_to_keep = self.min_log_number_to_keep.max(n);
+        }
+        if let Some(n) = edit.last_sequence {
+            self.last_sequence = Some(n);
+        }
+    }
+
+    pub(crate) fn finish(self, manifest_number: u64, manifest_size: u64) -> Result<RecoveredManifest> {
+        let (Some(_), Some(next_file_number), Some(last_sequence)) =
+            (self.log_number, self.next_file_number, self.last_sequence)
+        else {
+            let mut missing = Vec::new();
+            if self.log_number.is_none() {
+                missing.push("log_file_number");
+            }
+            if self.next_file_number.is_none() {
+                missing.push("next_file_number");
+            }
+            if self.last_sequence.is_none() {
+                missing.push("last_sequence");
+            }
+            return Err(Error::corruption(format!("no {} entry in MANIFEST", missing.join(", "))));
+        };
+        let column_families = self
+            .cfs
+            .into_iter()
+            .map(|(id, cf)| {
+                let files = cf.files.files();
+                (
+                    id,
+                    RecoveredCf {
+                        name: cf.name,
+                        comparator: cf.comparator,
+                        log_number: cf.log_number,
+                        files,
+                    },
+                )
+            })
+            .collect();
+        Ok(RecoveredManifest {
+            manifest_number,
+            manifest_size,
+            next_file_number,
+            last_sequence,
+            prev_log_number: self.prev_log_number,
+            min_log_number_to_keep: self.min_log_number_to_keep,
+            max_column_family: self.max_column_family,
+            db_id: self.db_id,
+            column_families,
+            wals: self.wals,
+        })
+    }
+}

@@ -1,0 +1,227 @@
+//! A `Version`: the immutable set of table files of one column family at one point in
+//! time, arranged by level.
+//!
+//! Level 0 holds files whose key ranges may overlap; they are kept newest first (largest
+//! sequence number descending, then smallest sequence number descending, then file number
+//! descending, RocksDB's order). Levels 1 and up hold files with disjoint key ranges, kept in
+//! key order (smallest internal key, then file number).
+
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::key::{user_key, InternalKeyComparator};
+use crate::version::edit::FileMetaData;
+
+#[derive(Clone)]
+pub struct Version {
+    icmp: InternalKeyComparator,
+    levels: Vec<Vec<Arc<FileMetaData>>>,
+    /// Files given on levels the version does not have (kept so that nothing is lost;
+    /// `check_consistency` reports them).
+    excess: Vec<(u32, Arc<FileMetaData>)>,
+}
+
+/// Level-0 order: newest first.
+pub(crate) fn l0_order(a: &FileMetaData, b: &FileMetaData) -> Ordering {
+    b.largest_seqno
+        .cmp(&a.largest_seqno)
+        .then(b.smallest_seqno.cmp(&a.smallest_seqno))
+        .then(b.number.cmp(&a.number))
+}
+
+impl Version {
+    /// Builds a version of `num_levels` levels (at least 1) from `(level, file)` pairs. Files
+    /// on a level at or beyond `num_levels` are kept aside: `all_files` lists them and
+    /// `check_consistency` reports them.
+    pub fn new(
+        icmp: InternalKeyComparator,
+        num_levels: usize,
+        files: Vec<(u32, Arc<FileMetaData>)>,
+    ) -> Version {
+        let mut levels = vec![Vec::new(); num_levels.max(1)];
+        let mut excess = Vec::new();
+        for (level, f) in files {
+            match levels.get_mut(level as usize) {
+                Some(l) => l.push(f),
+                None => excess.push((level, f)),
+            }
+        }
+        for (i, level) in levels.iter_mut().enumerate() {
+            if i == 0 {
+                level.sort_by(|a, b| l0_order(a, b));
+            } else {
+                level.sort_by(|a, b| icmp.compare(&a.smallest, &b.smallest).then(a.number.cmp(&b.number)));
+            }
+        }
+        Version { icmp, levels, excess }
+    }
+
+    /// An empty version.
+    pub fn empty(icmp: InternalKeyComparator, num_levels: usize) -> Version {
+        Version::new(icmp, num_levels, Vec::new())
+    }
+
+    pub fn icmp(&self) -> &InternalKeyComparator {
+        &self.icmp
+    }
+
+    pub fn num_levels(&self) -> usize {
+        self.levels.len()
+    }
+
+    /// The files of `level` in the level's order; empty for a level that does not exist.
+    pub fn files(&self, level: usize) -> &[Arc<FileMetaData>] {
+        self.levels.get(level).map(|v| v.as_slice()).unwrap_or(&[])
+    }
+
+    pub fn num_files(&self, level: usize) -> usize {
+        self.files(level).len()
+    }
+
+    pub fn total_files(&self) -> usize {
+        self.levels.iter().map(Vec::len).sum::<usize>() + self.excess.len()
+    }
+
+    /// Sum of the sizes of the files of `level`.
+    pub fn level_bytes(&self, level: usize) -> u64 {
+        self.files(level).iter().map(|f| f.file_size).sum()
+    }
+
+    /// Every file with its level, level by level in each level's order (then any files
+    /// on levels the version does not have).
+    pub fn all_files(&self) -> impl Iterator<Item = (u32, &Arc<FileMetaData>)> {
+        let in_levels =
+            self.levels.iter().enumerate().flat_map(|(l, files)| files.iter().map(move |f| (l as u32, f)));
+        in_levels.chain(self.excess.iter().map(|(l, f)| (*l, f)))
+    }
+
+    fn before(&self, f: &FileMetaData, lo: Option<&[u8]>) -> bool {
+        lo.is_some_and(|lo| self.icmp.compare_user(user_key(&f.largest), lo) == Ordering::Less)
+    }
+
+    fn after(&self, f: &FileMetaData, hi: Option<&[u8]>) -> bool {
+        hi.is_some_and(|hi| self.icmp.compare_user(user_key(&f.smallest), hi) == Ordering::Greater)
+    }
+
+    /// Files of `level` whose user-key range meets `[smallest_user, largest_user]` (None =
+    /// unbounded on that side). On level 0 the range grows to cover each file found, until no
+    /// further file overlaps, so the result is closed under overlap (as RocksDB's
+    /// `GetOverlappingInputs`). The result keeps the level's order.
+    pub fn overlapping_files(
+        &self,
+        level: usize,
+        smallest_user: Option<&[u8]>,
+        largest_user: Option<&[u8]>,
+    ) -> Vec<Arc<FileMetaData>> {
+        let files = self.files(level);
+        if level > 0 {
+            let start = match smallest_user {
+                Some(lo) => files.partition_point(|f| self.before(f, Some(lo))),
+                None => 0,
+            };
+            return files[start..].iter().take_while(|f| !self.after(f, largest_user)).cloned().collect();
+        }
+        let mut lo = smallest_user.map(|k| k.to_vec());
+        let mut hi = largest_user.map(|k| k.to_vec());
+        let mut taken = vec![false; files.len()];
+        loop {
+            let mut grew = false;
+            for (i, f) in files.iter().enumerate() {
+                if taken[i] || self.before(f, lo.as_deref()) || self.after(f, hi.as_deref()) {
+                    continue;
+                }
+                taken[i] = true;
+                grew = true;
+                let (fs, fl) = (user_key(&f.smallest), user_key(&f.largest));
+                if let Some(l) = &mut lo {
+                    if self.icmp.compare_user(fs, l) == Ordering::Less {
+                        *l = fs.to_vec();
+                    }
+                }
+                if let Some(h) = &mut hi {
+                    if self.icmp.compare_user(fl, h) == Ordering::Greater {
+                        *h = fl.to_vec();
+                    }
+                }
+            }
+            if !grew {
+                break;
+            }
+        }
+        files.iter().zip(taken).filter(|(_, t)| *t).map(|(f, _)| f.clone()).collect()
+    }
+
+    /// On a level of 1 or more: the index of the first file whose largest key is at or
+    /// after the internal key `ikey`, which is the only file that can hold it. None when
+    /// every file ends before `ikey`, and for level 0 (not ordered by key).
+    pub fn find_file(&self, level: usize, ikey: &[u8]) -> Option<usize> {
+        if level == 0 {
+            return None;
+        }
+        let files = self.files(level);
+        let i = files.partition_point(|f| self.icmp.compare(&f.largest, ikey) == Ordering::Less);
+        (i < files.len()).then_some(i)
+    }
+
+    /// Checks the invariants RocksDB checks: every file's smallest key is not after its
+    /// largest; on levels 1+ files are in key order and do not overlap; no file sits on a
+    /// level the column family does not have.
+    pub fn check_consistency(&self) -> Result<()> {
+        if !self.excess.is_empty() {
+            return Err(Error::invalid_argument("db has more levels than options.num_levels"));
+        }
+        for (level, files) in self.levels.iter().enumerate() {
+            for f in files {
+                if self.icmp.compare(&f.smallest, &f.largest) == Ordering::Greater {
+                    return Err(Error::corruption(format!(
+                        "VersionBuilder: L{level} file #{} has smallest key after its largest key",
+                        f.number
+                    )));
+                }
+            }
+            if level == 0 {
+                continue;
+            }
+            for pair in files.windows(2) {
+                let (a, b) = (&pair[0], &pair[1]);
+                if self.icmp.compare(&a.smallest, &b.smallest) == Ordering::Greater {
+                    return Err(Error::corruption(format!(
+                        "VersionBuilder: L{level} files are not sorted properly: files #{}, #{}",
+                        a.number, b.number
+                    )));
+                }
+                if self.icmp.compare(&a.largest, &b.smallest) != Ordering::Less {
+                    return Err(Error::corruption(format!(
+                        "VersionBuilder: L{level} has overlapping ranges: file #{} vs. file #{}",
+                        a.number, b.number
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl std::fmt::Debug for Version {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut d = f.debug_struct("Version");
+        for (level, files) in self.levels.iter().enumerate() {
+            if !files.is_empty() {
+                let numbers: Vec<u64> = files.iter().map(|f| f.number).collect();
+                d.field(&format!("L{level}"), &numbers);
+            }
+        }
+        if !self.excess.is_empty() {
+            d.field(
+                "beyond_last_level",
+                &self.excess.iter().map(|(l, f)| (*l, f.number)).collect::<Vec<_>>(),
+            );
+        }
+        d.finish()
+    }
+}
+
+#[cfg(test)]
+#[path = "version_tests.rs"]
+mod tests;
