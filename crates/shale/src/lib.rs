@@ -1,6 +1,7 @@
 //! Shale: an LSM-tree key-value store with RocksDB's on-disk formats and the API of the
 //! `rocksdb` crate (rust-rocksdb).
 
+pub mod cache;
 mod cf_ref;
 pub mod coding;
 pub mod comparator;
@@ -8,6 +9,7 @@ mod error;
 pub mod fs;
 pub mod iter;
 pub mod key;
+pub mod table;
 
-pub use error::{Error, ErrorKind, Result};
 pub use cf_ref::AsColumnFamilyRef;
+pub use error::{Error, ErrorKind, Result};
