@@ -9,6 +9,7 @@ mod error;
 pub mod fs;
 pub mod iter;
 pub mod key;
+pub mod options_file;
 pub mod table;
 
 pub use cf_ref::AsColumnFamilyRef;

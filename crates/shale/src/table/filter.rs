@@ -1,98 +1,365 @@
-// TEMPORARY: replaced by branch filter
-//! A stand-in whole-key Bloom filter with the API of the real filter module.
+//! RocksDB's built-in full filter ("rocksdb.BuiltinBloomFilter"), bit-exact with RocksDB 7.8.3.
+//!
+//! A full filter block is the raw filter bytes followed by a 5-byte metadata trailer. The
+//! first trailer byte says which implementation wrote it:
 //!
 //! ```text
-//! filter : bit array (m bytes) | num_probes u8
+//! FastLocalBloom (format_version 5, what FilterBuilder::new writes):
+//!   0            len          len+1        len+2                len+3 .. len+5
+//!   | bit array  | 0xff (-1)  | 0x00       | block/probes byte  | 00 00 (reserved)
+//!   len is a multiple of 64: one 512-bit cache line ("bucket") per 64 bytes. The probes byte
+//!   holds num_probes in its low 5 bits (1..=30) and log2(bucket bytes) - 6 in its top 3 bits
+//!   (only 0 = 64-byte buckets exists). Key hash h = hash64(key): the low 32 bits pick the
+//!   bucket ((lo * buckets) >> 32), the high 32 bits the probes: bit (h2 >> 23) of the bucket,
+//!   then h2 *= 0x9e3779b9, num_probes times.
+//!
+//! LegacyBloom (format_version < 5, FilterBuilder::new_legacy):
+//!   0            len                   len+1 .. len+5
+//!   | bit array  | num_probes (1..=127) | num_lines u32 LE
+//!   len = num_lines * line size (64 bytes natively; another power of two if written on a
+//!   machine with another cache-line size). h = bloom_hash(key) (32 bits); line h % num_lines;
+//!   probe bit (h & (line_bits - 1)), then h += rotate_right(h, 17), num_probes times.
+//!
+//! Other trailers: first byte 0xfe (-2) = Standard128Ribbon, 0 = "zero probes" (matches
+//! everything), other negative values reserved. A filter of 5 bytes or fewer holds no keys
+//! and matches nothing.
 //! ```
+//!
+//! Reading follows RocksDB: a Ribbon filter, or a Bloom trailer with reserved settings, is not
+//! decoded; the reader reports [`FilterKind::Unsupported`] and `may_match` answers `true` for
+//! every key (reads stay correct, they are just not filtered). Geometry no RocksDB writer can
+//! produce (legacy line count that does not divide the length, a FastLocalBloom array shorter
+//! than one bucket) is a Corruption error.
 
-use crate::error::{Error, Result};
+mod hash;
+#[cfg(test)]
+mod tests;
 
+pub use hash::{bloom_hash, hash32, hash64};
+
+use crate::coding::decode_fixed32;
+use crate::{Error, Result};
+
+/// The filter policy name stored in SST files ("fullfilter." + this is the meta block key).
 pub const BLOOM_POLICY_NAME: &str = "rocksdb.BuiltinBloomFilter";
+/// The metaindex key of a full filter block written with the built-in policy.
+pub const FULL_FILTER_META_KEY: &str = "fullfilter.rocksdb.BuiltinBloomFilter";
 
-pub struct FilterBuilder {
-    bits_per_key: f64,
-    hashes: Vec<u64>,
+/// Length of the metadata trailer at the end of every built-in filter.
+const METADATA_LEN: usize = 5;
+/// Bytes per FastLocalBloom bucket (an x86 cache line).
+const BUCKET_BYTES: usize = 64;
+/// Native cache line size of the legacy Bloom filter, as log2 bytes.
+const LEGACY_LOG2_LINE: u32 = 6;
+/// The golden-ratio multiplier that derives successive FastLocalBloom probes.
+const PROBE_MULT: u32 = 0x9e37_79b9;
+
+/// RocksDB's sanitizing of `bits_per_key` into thousandths of a bit: below 0.5 means "no
+/// filter" (0), below 1 is raised to 1, 100 and above (or NaN) is capped at 100.
+pub fn millibits_per_key(bits_per_key: f64) -> u32 {
+    let b = if bits_per_key < 0.5 {
+        0.0
+    } else if bits_per_key < 1.0 {
+        1.0
+    } else if bits_per_key < 100.0 {
+        bits_per_key
+    } else {
+        100.0
+    };
+    (b * 1000.0 + 0.500001) as u32
 }
 
-fn probes(bits_per_key: f64) -> u8 {
-    ((bits_per_key * 0.69) as u8).clamp(1, 30)
+/// FastLocalBloom's choice of probe count for a given density (thousandths of a bit per key).
+pub fn fast_local_num_probes(millibits: u32) -> u32 {
+    const STEPS: [(u32, u32); 12] = [
+        (2080, 1),
+        (3580, 2),
+        (5100, 3),
+        (6640, 4),
+        (8300, 5),
+        (10070, 6),
+        (11720, 7),
+        (14001, 8),
+        (16050, 9),
+        (18300, 10),
+        (22001, 11),
+        (25501, 12),
+    ];
+    match STEPS.iter().find(|&&(limit, _)| millibits <= limit) {
+        Some(&(_, probes)) => probes,
+        None if millibits > 50000 => 24,
+        None => (millibits - 1) / 2000 - 1,
+    }
+}
+
+/// The legacy filter's probe count: whole bits per key times ln 2, rounded down, in 1..=30.
+fn legacy_num_probes(whole_bits_per_key: u32) -> u32 {
+    ((whole_bits_per_key as f64 * 0.69) as u32).clamp(1, 30)
+}
+
+/// Maps a 32-bit hash uniformly onto `0..range` (Lemire's multiply-shift, RocksDB's FastRange32).
+#[inline]
+fn fast_range32(hash: u32, range: u32) -> u32 {
+    (((hash as u64) * (range as u64)) >> 32) as u32
+}
+
+enum BuilderImpl {
+    /// format_version 5: 64-bit hashes of the distinct keys.
+    FastLocal { millibits: u32, hashes: Vec<u64> },
+    /// format_version < 5: 32-bit hashes, whole bits per key.
+    Legacy { bits_per_key: u32, hashes: Vec<u32> },
+}
+
+/// Builds one full filter. Consecutive keys with the same hash are added once, as RocksDB
+/// does (a table adds keys in sorted order, so repeats are adjacent).
+pub struct FilterBuilder {
+    imp: BuilderImpl,
 }
 
 impl FilterBuilder {
+    /// A FastLocalBloom builder (what RocksDB writes with format_version 5). `bits_per_key` is
+    /// sanitized as RocksDB does (see [`millibits_per_key`]); a value meaning "no filter" is
+    /// raised to 1 bit per key — callers decide beforehand whether to build a filter at all.
     pub fn new(bits_per_key: f64) -> Self {
-        FilterBuilder { bits_per_key: bits_per_key.max(1.0), hashes: Vec::new() }
+        let millibits = millibits_per_key(bits_per_key).max(1000);
+        FilterBuilder { imp: BuilderImpl::FastLocal { millibits, hashes: Vec::new() } }
+    }
+
+    /// A legacy Bloom builder (what RocksDB writes with format_version < 5).
+    pub fn new_legacy(bits_per_key: f64) -> Self {
+        let millibits = millibits_per_key(bits_per_key).max(1000);
+        let bits_per_key = (millibits + 500) / 1000;
+        FilterBuilder { imp: BuilderImpl::Legacy { bits_per_key, hashes: Vec::new() } }
     }
 
     pub fn add_key(&mut self, key: &[u8]) {
-        self.hashes.push(xxhash_rust::xxh3::xxh3_64(key));
-    }
-
-    pub fn num_added(&self) -> usize {
-        self.hashes.len()
-    }
-
-    pub fn finish(&mut self) -> Vec<u8> {
-        let bits = ((self.hashes.len() as f64 * self.bits_per_key) as usize).max(64);
-        let bytes = bits.div_ceil(8);
-        let k = probes(self.bits_per_key);
-        let mut out = vec![0u8; bytes + 1];
-        for &h in &self.hashes {
-            for i in probe_positions(h, k, bytes * 8) {
-                out[i / 8] |= 1 << (i % 8);
+        match &mut self.imp {
+            BuilderImpl::FastLocal { hashes, .. } => {
+                let h = hash64(key);
+                if hashes.last() != Some(&h) {
+                    hashes.push(h);
+                }
+            }
+            BuilderImpl::Legacy { hashes, .. } => {
+                let h = bloom_hash(key);
+                if hashes.last() != Some(&h) {
+                    hashes.push(h);
+                }
             }
         }
-        out[bytes] = k;
-        self.hashes.clear();
-        out
+    }
+
+    /// Number of entries the filter will hold (keys after collapsing adjacent repeats); this
+    /// is the table property "rocksdb.num.filter_entries".
+    pub fn num_added(&self) -> usize {
+        match &self.imp {
+            BuilderImpl::FastLocal { hashes, .. } => hashes.len(),
+            BuilderImpl::Legacy { hashes, .. } => hashes.len(),
+        }
+    }
+
+    /// The filter bytes, metadata trailer included. Clears the builder for reuse.
+    pub fn finish(&mut self) -> Vec<u8> {
+        match &mut self.imp {
+            BuilderImpl::FastLocal { millibits, hashes } => {
+                let out = finish_fast_local(*millibits, hashes);
+                hashes.clear();
+                out
+            }
+            BuilderImpl::Legacy { bits_per_key, hashes } => {
+                let out = finish_legacy(*bits_per_key, hashes);
+                hashes.clear();
+                out
+            }
+        }
     }
 }
 
-fn probe_positions(h: u64, k: u8, nbits: usize) -> impl Iterator<Item = usize> {
-    let (mut a, b) = (h, h.rotate_left(21) | 1);
-    (0..k).map(move |_| {
-        let p = (a % nbits as u64) as usize;
-        a = a.wrapping_add(b);
-        p
-    })
+fn finish_fast_local(millibits: u32, hashes: &[u64]) -> Vec<u8> {
+    let raw_len = (hashes.len() as u64 * millibits as u64).div_ceil(8000).min(0xffff_ffc0);
+    let len = raw_len.next_multiple_of(BUCKET_BYTES as u64) as usize;
+    let num_probes = fast_local_num_probes(millibits);
+    let mut data = vec![0u8; len + METADATA_LEN];
+    let buckets = (len / BUCKET_BYTES) as u32;
+    if buckets > 0 {
+        for &h in hashes {
+            let start = fast_range32(h as u32, buckets) as usize * BUCKET_BYTES;
+            let bucket = &mut data[start..start + BUCKET_BYTES];
+            let mut h2 = (h >> 32) as u32;
+            for _ in 0..num_probes {
+                let bit = (h2 >> 23) as usize;
+                bucket[bit >> 3] |= 1 << (bit & 7);
+                h2 = h2.wrapping_mul(PROBE_MULT);
+            }
+        }
+    }
+    data[len] = 0xff;
+    data[len + 1] = 0;
+    data[len + 2] = num_probes as u8;
+    data
 }
 
+fn finish_legacy(bits_per_key: u32, hashes: &[u32]) -> Vec<u8> {
+    let num_probes = legacy_num_probes(bits_per_key);
+    let line_bits = 8u64 << LEGACY_LOG2_LINE;
+    let num_lines = if hashes.is_empty() {
+        0
+    } else {
+        let total_bits = (hashes.len() as u64 * bits_per_key as u64).min(0xffff_0000);
+        let lines = total_bits.div_ceil(line_bits);
+        // An odd line count lets more hash bits influence the line choice.
+        (lines | 1) as u32
+    };
+    let len = (num_lines as usize) << LEGACY_LOG2_LINE;
+    let mut data = vec![0u8; len + METADATA_LEN];
+    for &h in hashes {
+        let start = ((h % num_lines) as usize) << LEGACY_LOG2_LINE;
+        legacy_probe(h, num_probes, LEGACY_LOG2_LINE, |bit| {
+            data[start + bit / 8] |= 1 << (bit % 8);
+            true
+        });
+    }
+    data[len] = num_probes as u8;
+    data[len + 1..].copy_from_slice(&num_lines.to_le_bytes());
+    data
+}
+
+/// Visits the legacy probe sequence of `h` within one line; stops early when `visit` is false.
+#[inline]
+fn legacy_probe(
+    mut h: u32,
+    num_probes: u32,
+    log2_line_bytes: u32,
+    mut visit: impl FnMut(usize) -> bool,
+) -> bool {
+    let mask = (1u32 << (log2_line_bytes + 3)) - 1;
+    let delta = h.rotate_right(17);
+    for _ in 0..num_probes {
+        if !visit((h & mask) as usize) {
+            return false;
+        }
+        h = h.wrapping_add(delta);
+    }
+    true
+}
+
+/// Which filter implementation a block holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FilterKind {
+    /// format_version 5 cache-local Bloom.
+    FastLocalBloom,
+    /// format_version < 5 Bloom.
+    LegacyBloom,
+    /// No keys (5 bytes or fewer): matches nothing.
+    Empty,
+    /// A legacy trailer with zero probes: matches everything.
+    MatchAll,
+    /// Ribbon, or a trailer with reserved settings: not decoded, matches everything.
+    Unsupported,
+}
+
+enum ReaderImpl {
+    FastLocal { buckets: u32, num_probes: u32 },
+    Legacy { num_lines: u32, log2_line_bytes: u32, num_probes: u32 },
+    Constant(bool),
+}
+
+/// Queries a full filter block (its contents without the block trailer).
 pub struct FilterReader {
     data: Vec<u8>,
+    kind: FilterKind,
+    imp: ReaderImpl,
 }
 
 impl FilterReader {
     pub fn new(data: Vec<u8>) -> Result<FilterReader> {
-        if data.len() < 2 {
-            return Err(Error::corruption("filter block too short"));
-        }
-        Ok(FilterReader { data })
+        let (kind, imp) = decode_trailer(&data)?;
+        Ok(FilterReader { data, kind, imp })
     }
 
+    pub fn kind(&self) -> FilterKind {
+        self.kind
+    }
+
+    /// False only if `key` was certainly not added to the filter.
     pub fn may_match(&self, key: &[u8]) -> bool {
-        let bytes = self.data.len() - 1;
-        let k = self.data[bytes];
-        if k == 0 || k > 30 {
-            return true;
+        match self.imp {
+            ReaderImpl::Constant(answer) => answer,
+            ReaderImpl::FastLocal { buckets, num_probes } => {
+                let h = hash64(key);
+                let start = fast_range32(h as u32, buckets) as usize * BUCKET_BYTES;
+                let bucket = &self.data[start..start + BUCKET_BYTES];
+                let mut h2 = (h >> 32) as u32;
+                for _ in 0..num_probes {
+                    let bit = (h2 >> 23) as usize;
+                    if bucket[bit >> 3] & (1 << (bit & 7)) == 0 {
+                        return false;
+                    }
+                    h2 = h2.wrapping_mul(PROBE_MULT);
+                }
+                true
+            }
+            ReaderImpl::Legacy { num_lines, log2_line_bytes, num_probes } => {
+                let h = bloom_hash(key);
+                let start = ((h % num_lines) as usize) << log2_line_bytes;
+                let line = &self.data[start..start + (1usize << log2_line_bytes)];
+                legacy_probe(h, num_probes, log2_line_bytes, |bit| line[bit / 8] & (1 << (bit % 8)) != 0)
+            }
         }
-        let h = xxhash_rust::xxh3::xxh3_64(key);
-        probe_positions(h, k, bytes * 8).all(|i| self.data[i / 8] & (1 << (i % 8)) != 0)
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+fn corrupt(what: impl std::fmt::Display) -> Error {
+    Error::corruption(format!("bad filter block: {what}"))
+}
 
-    #[test]
-    fn no_false_negatives() {
-        let mut b = FilterBuilder::new(10.0);
-        for i in 0..1000 {
-            b.add_key(format!("k{i}").as_bytes());
-        }
-        assert_eq!(b.num_added(), 1000);
-        let r = FilterReader::new(b.finish()).unwrap();
-        assert!((0..1000).all(|i| r.may_match(format!("k{i}").as_bytes())));
-        let fp = (0..1000).filter(|i| r.may_match(format!("x{i}").as_bytes())).count();
-        assert!(fp < 100, "{fp}");
+/// Reads the metadata trailer and checks that the geometry it describes fits the data.
+fn decode_trailer(data: &[u8]) -> Result<(FilterKind, ReaderImpl)> {
+    if data.len() <= METADATA_LEN {
+        return Ok((FilterKind::Empty, ReaderImpl::Constant(false)));
     }
+    if data.len() > u32::MAX as usize {
+        return Err(corrupt(format!("{} bytes is too large", data.len())));
+    }
+    let len = data.len() - METADATA_LEN;
+    let meta = &data[len..];
+    let marker = meta[0] as i8;
+    match marker {
+        0 => Ok((FilterKind::MatchAll, ReaderImpl::Constant(true))),
+        -1 => decode_fast_local(len, meta),
+        m if m < 0 => Ok((FilterKind::Unsupported, ReaderImpl::Constant(true))),
+        probes => {
+            let num_lines = decode_fixed32(&meta[1..]);
+            if num_lines == 0 || !len.is_multiple_of(num_lines as usize) {
+                return Err(corrupt(format!("{num_lines} lines do not divide {len} bytes")));
+            }
+            let line_bytes = len / num_lines as usize;
+            if !line_bytes.is_power_of_two() {
+                return Err(corrupt(format!("line size {line_bytes} is not a power of two")));
+            }
+            let log2_line_bytes = line_bytes.trailing_zeros();
+            if log2_line_bytes > 28 {
+                return Err(corrupt(format!("line size {line_bytes} is too large")));
+            }
+            let imp = ReaderImpl::Legacy { num_lines, log2_line_bytes, num_probes: probes as u32 };
+            Ok((FilterKind::LegacyBloom, imp))
+        }
+    }
+}
+
+fn decode_fast_local(len: usize, meta: &[u8]) -> Result<(FilterKind, ReaderImpl)> {
+    let sub_impl = meta[1];
+    let block_and_probes = meta[2];
+    let reserved = u16::from_le_bytes([meta[3], meta[4]]);
+    let num_probes = (block_and_probes & 31) as u32;
+    let log2_block = (block_and_probes >> 5) as u32 + 6;
+    if !(1..=30).contains(&num_probes) || reserved != 0 || sub_impl != 0 || log2_block != 6 {
+        // Settings reserved for future writers: RocksDB answers "may match" for every key.
+        return Ok((FilterKind::Unsupported, ReaderImpl::Constant(true)));
+    }
+    let buckets = (len / BUCKET_BYTES) as u32;
+    if buckets == 0 {
+        return Err(corrupt(format!("{len} bytes of bloom data is less than one 64-byte bucket")));
+    }
+    Ok((FilterKind::FastLocalBloom, ReaderImpl::FastLocal { buckets, num_probes }))
 }

@@ -480,6 +480,10 @@ fn reads_tables_rocksdb_wrote() {
             assert!(got.len() > 2000);
             assert_eq!(t.properties().compression_name.to_lowercase().replace("nocompression", "no"), c);
             assert!(t.properties().filter_size > 0);
+            // RocksDB's Bloom filter has no false negatives under Shale's reader.
+            assert!(got.iter().all(|(k, _)| t.may_contain(crate::key::user_key(k))));
+            let absent = (0..1000).filter(|i| !t.may_contain(format!("nokey{i}").as_bytes())).count();
+            assert!(absent > 900, "{absent}");
             checked += 1;
         }
     }
