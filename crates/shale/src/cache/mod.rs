@@ -1,0 +1,5 @@
+//! Caches shared by table readers.
+
+pub mod block_cache;
+
+pub use block_cache::BlockCache;

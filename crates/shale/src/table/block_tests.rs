@@ -1,0 +1,204 @@
+use super::*;
+use crate::iter::InternalIterator;
+use crate::key::{bytewise_internal_comparator, make_internal_key, ValueType};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+fn ikey(i: usize) -> Vec<u8> {
+    make_internal_key(format!("key{:05}", i * 3).as_bytes(), 100 + i as u64, ValueType::Value)
+}
+
+type Entries = Vec<(Vec<u8>, Vec<u8>)>;
+
+fn build(n: usize, interval: usize) -> (Arc<Block>, Entries) {
+    let mut b = BlockBuilder::new(interval);
+    let mut entries = Vec::new();
+    for i in 0..n {
+        let v = format!("value-{i}").repeat(i % 4).into_bytes();
+        b.add(&ikey(i), &v);
+        entries.push((ikey(i), v));
+    }
+    let est = b.current_size_estimate();
+    let data = b.finish().to_vec();
+    assert_eq!(data.len(), est);
+    (Arc::new(Block::new(data).unwrap()), entries)
+}
+
+#[test]
+fn forward_backward_and_seeks_over_every_key() {
+    let icmp = bytewise_internal_comparator();
+    for (n, interval) in [(1, 16), (16, 16), (17, 16), (200, 16), (100, 1), (50, 7)] {
+        let (block, entries) = build(n, interval);
+        assert_eq!(block.num_restarts(), n.div_ceil(interval));
+        let mut it = block.iter(icmp.clone());
+        it.seek_to_first();
+        for (k, v) in &entries {
+            assert!(it.valid());
+            assert_eq!((it.key(), it.value()), (&k[..], &v[..]));
+            it.next();
+        }
+        assert!(!it.valid());
+        it.seek_to_last();
+        for (k, _) in entries.iter().rev() {
+            assert_eq!(it.key(), &k[..]);
+            it.prev();
+        }
+        assert!(!it.valid());
+        for (i, (k, _)) in entries.iter().enumerate() {
+            it.seek(k);
+            assert_eq!(it.key(), &k[..]);
+            it.seek_for_prev(k);
+            assert_eq!(it.key(), &k[..]);
+            // A user key between i and i+1.
+            let between = make_internal_key(format!("key{:05}", i * 3 + 1).as_bytes(), 5, ValueType::Value);
+            it.seek(&between);
+            if i + 1 < n {
+                assert_eq!(it.key(), &entries[i + 1].0[..]);
+            } else {
+                assert!(!it.valid());
+            }
+            it.seek_for_prev(&between);
+            assert_eq!(it.key(), &k[..]);
+            if i > 0 {
+                it.prev();
+                assert_eq!(it.key(), &entries[i - 1].0[..]);
+                it.next();
+                it.next();
+                if i + 1 < n {
+                    assert_eq!(it.key(), &entries[i + 1].0[..]);
+                }
+            }
+        }
+        it.seek(&make_internal_key(b"a", 1, ValueType::Value));
+        assert_eq!(it.key(), &entries[0].0[..]);
+        it.seek_for_prev(&make_internal_key(b"a", 1, ValueType::Value));
+        assert!(!it.valid());
+        it.status().unwrap();
+    }
+}
+
+#[test]
+fn empty_block_and_reset() {
+    let mut b = BlockBuilder::new(16);
+    assert!(b.is_empty());
+    let data = b.finish().to_vec();
+    assert_eq!(data.len(), 8);
+    let block = Arc::new(Block::new(data).unwrap());
+    let mut it = block.iter(bytewise_internal_comparator());
+    it.seek_to_first();
+    assert!(!it.valid());
+    it.seek_to_last();
+    assert!(!it.valid());
+    b.reset();
+    b.add(b"k\0\0\0\0\0\0\0\x01", b"v");
+    assert_eq!(Block::new(b.finish().to_vec()).unwrap().num_restarts(), 1);
+}
+
+#[test]
+fn index_block_delta_values_and_user_keys() {
+    let icmp = bytewise_internal_comparator();
+    for (delta, user) in [(true, true), (true, false), (false, false), (false, true)] {
+        for interval in [1, 4] {
+            let mut b = BlockBuilder::new_index(interval, delta);
+            let mut prev = None;
+            let mut handles = Vec::new();
+            let mut offset = 0;
+            for i in 0..40usize {
+                let h = BlockHandle::new(offset, 4000 + (i as u64 * 37) % 300);
+                offset += h.size + BLOCK_TRAILER_SIZE as u64;
+                let k = ikey(i);
+                let stored = if user { user_key(&k).to_vec() } else { k.clone() };
+                b.add_index(&stored, h, prev);
+                prev = Some(h);
+                handles.push((k, h));
+            }
+            let block = Arc::new(Block::new(b.finish().to_vec()).unwrap());
+            let fmt = IndexFormat { key_is_user_key: user, value_delta_encoded: delta, has_first_key: false };
+            let mut it = block.index_iter(icmp.clone(), fmt);
+            it.seek_to_first();
+            for (_, h) in &handles {
+                assert_eq!(it.handle(), *h);
+                it.next();
+            }
+            assert!(!it.valid());
+            it.seek_to_last();
+            for (_, h) in handles.iter().rev() {
+                assert_eq!(it.handle(), *h);
+                it.prev();
+            }
+            for (k, h) in &handles {
+                it.seek(k);
+                assert_eq!(it.handle(), *h, "delta {delta} user {user}");
+            }
+            it.status().unwrap();
+        }
+    }
+}
+
+#[test]
+fn corrupt_blocks_error_instead_of_panicking() {
+    let icmp = bytewise_internal_comparator();
+    let (block, _) = build(100, 16);
+    let good = block.data().to_vec();
+    let mut rng = SmallRng::seed_from_u64(7);
+    let mut saw_error = false;
+    for round in 0..3000 {
+        let mut data = good.clone();
+        if round % 3 == 0 {
+            data.truncate(rng.gen_range(0..good.len()));
+        } else {
+            for _ in 0..rng.gen_range(1..4) {
+                let i = rng.gen_range(0..data.len());
+                data[i] ^= 1 << rng.gen_range(0..8);
+            }
+        }
+        let Ok(b) = Block::new(data) else {
+            saw_error = true;
+            continue;
+        };
+        let b = Arc::new(b);
+        let mut it = b.iter(icmp.clone());
+        it.seek_to_first();
+        let mut steps = 0;
+        while it.valid() && steps < 1000 {
+            it.next();
+            steps += 1;
+        }
+        saw_error |= it.status().is_err();
+        it.seek_to_last();
+        while it.valid() && steps < 2000 {
+            it.prev();
+            steps += 1;
+        }
+        it.seek(&ikey(50));
+        it.seek_for_prev(&ikey(50));
+        let mut idx =
+            b.index_iter(icmp.clone(), IndexFormat { value_delta_encoded: true, ..Default::default() });
+        idx.seek_to_first();
+        idx.seek(&ikey(3));
+        idx.seek_to_last();
+        if idx.valid() {
+            idx.prev();
+        }
+    }
+    assert!(saw_error);
+    assert_eq!(Block::new(vec![1, 2]).unwrap_err().kind(), crate::ErrorKind::Corruption);
+    assert!(Block::new(vec![0, 0, 0, 0xff, 0xff, 0xff, 0x7f]).is_err());
+}
+
+#[test]
+fn hash_indexed_block_is_read_by_binary_search() {
+    // Build a normal block, then splice in a fake 3-bucket hash map and set the flag.
+    let (block, entries) = build(30, 16);
+    let mut data = block.data().to_vec();
+    let n = data.len();
+    let footer = decode_fixed32(&data[n - 4..]);
+    data.truncate(n - 4);
+    data.extend_from_slice(&[0xff, 0xff, 0xff]);
+    data.extend_from_slice(&3u16.to_le_bytes());
+    put_fixed32(&mut data, footer | HASH_INDEX_FLAG);
+    let b = Arc::new(Block::new(data).unwrap());
+    let mut it = b.iter(bytewise_internal_comparator());
+    it.seek(&entries[20].0);
+    assert_eq!(it.key(), &entries[20].0[..]);
+}

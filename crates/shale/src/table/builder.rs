@@ -1,0 +1,403 @@
+//! Writes a block-based table (SST) the way RocksDB 7.8.3 does with format_version 5.
+//!
+//! ```text
+//! file : data block* | filter block? | index block | range-del block? | properties block
+//!        | metaindex block | footer (53 bytes)
+//! each block is followed by its 5-byte trailer (compression type, checksum)
+//! metaindex : "fullfilter.rocksdb.BuiltinBloomFilter" -> handle, "rocksdb.properties" ->
+//!             handle, "rocksdb.range_del" -> handle   (sorted, restart interval 1)
+//! index     : one entry per data block, key = a separator >= every key of the block and
+//!             < every key of the next (user keys only, if no two adjacent blocks share a
+//!             user key), value = the block's handle (delta-encoded, format_version >= 4)
+//! ```
+//! Data and index blocks are compressed; filter, range-del, properties and metaindex
+//! blocks never are.
+
+use std::cmp::Ordering;
+
+use crate::coding::put_fixed32;
+use crate::error::{Error, Result};
+use crate::fs::WritableFile;
+use crate::key::{
+    pack_seq_and_type, trailer, user_key, InternalKeyComparator, ValueType, MAX_SEQUENCE_NUMBER,
+    VALUE_TYPE_FOR_SEEK,
+};
+
+use super::block::BlockBuilder;
+use super::compression::{compress_block, CompressionType};
+use super::filter::{FilterBuilder, BLOOM_POLICY_NAME};
+use super::format::{
+    block_checksum, BlockHandle, ChecksumType, Footer, BLOCK_TRAILER_SIZE, MAX_FORMAT_VERSION,
+};
+use super::properties::{names, TableProperties, FULL_FILTER_PREFIX, PROPERTIES_BLOCK, RANGE_DEL_BLOCK};
+
+/// The filter policy name RocksDB records for its Bloom filter.
+pub const BLOOM_FILTER_PROPERTY_NAME: &str = "bloomfilter";
+const BLOCK_SIZE_DEVIATION: usize = 10;
+
+/// Options for one table file.
+#[derive(Clone, Debug)]
+pub struct TableBuilderOptions {
+    pub icmp: InternalKeyComparator,
+    pub block_size: usize,
+    pub block_restart_interval: usize,
+    pub index_block_restart_interval: usize,
+    pub compression: CompressionType,
+    pub compression_level: Option<i32>,
+    /// None = no filter.
+    pub filter_bits_per_key: Option<f64>,
+    pub whole_key_filtering: bool,
+    pub format_version: u32,
+    pub column_family_id: u32,
+    pub column_family_name: String,
+    pub creation_time: u64,
+    pub oldest_key_time: u64,
+    pub file_creation_time: u64,
+    pub db_id: String,
+    pub db_session_id: String,
+    pub orig_file_number: u64,
+    /// Block checksum kind (RocksDB 7.8.3's own default is XXH3; Shale writes CRC32C).
+    pub checksum: ChecksumType,
+    /// "rocksdb.merge.operator" ("nullptr" when there is none).
+    pub merge_operator_name: String,
+    /// "rocksdb.prefix.extractor.name" ("nullptr" when there is none).
+    pub prefix_extractor_name: String,
+    /// "rocksdb.creating.host.identity" (not written when empty).
+    pub db_host_id: String,
+}
+
+impl TableBuilderOptions {
+    /// RocksDB's block-based table defaults.
+    pub fn new(icmp: InternalKeyComparator) -> Self {
+        TableBuilderOptions {
+            icmp,
+            block_size: 4096,
+            block_restart_interval: 16,
+            index_block_restart_interval: 1,
+            compression: CompressionType::None,
+            compression_level: None,
+            filter_bits_per_key: None,
+            whole_key_filtering: true,
+            format_version: 5,
+            column_family_id: 0,
+            column_family_name: "default".to_string(),
+            creation_time: 0,
+            oldest_key_time: 0,
+            file_creation_time: 0,
+            db_id: String::new(),
+            db_session_id: String::new(),
+            orig_file_number: 0,
+            checksum: ChecksumType::Crc32c,
+            merge_operator_name: "nullptr".to_string(),
+            prefix_extractor_name: "nullptr".to_string(),
+            db_host_id: String::new(),
+        }
+    }
+}
+
+/// What `finish` reports.
+#[derive(Debug, Clone)]
+pub struct TableBuildResult {
+    pub file_size: u64,
+    pub properties: TableProperties,
+}
+
+/// RocksDB's `CompressionOptionsToString` for default options at `level`.
+fn compression_options_string(level: Option<i32>) -> String {
+    format!(
+        "window_bits=-14; level={}; strategy=0; max_dict_bytes=0; zstd_max_train_bytes=0; enabled=0; \
+         max_dict_buffer_bytes=0; use_zstd_dict_trainer=1; ",
+        level.unwrap_or(32767)
+    )
+}
+
+/// Builds one table file.
+pub struct TableBuilder {
+    opts: TableBuilderOptions,
+    file: Box<dyn WritableFile>,
+    offset: u64,
+    data_block: BlockBuilder,
+    index_with_seq: BlockBuilder,
+    index_user_keys: BlockBuilder,
+    separator_is_key_plus_seq: bool,
+    last_index_handle: Option<BlockHandle>,
+    /// Handle of the last data block written whose index entry is still pending.
+    pending_handle: Option<BlockHandle>,
+    last_key: Vec<u8>,
+    filter: Option<FilterBuilder>,
+    last_filter_key: Option<Vec<u8>>,
+    range_dels: Vec<(Vec<u8>, Vec<u8>)>,
+    props: TableProperties,
+    block_size_deviation_limit: usize,
+}
+
+impl TableBuilder {
+    pub fn new(opts: TableBuilderOptions, file: Box<dyn WritableFile>) -> Self {
+        let delta = opts.format_version >= 4;
+        let filter = opts.filter_bits_per_key.map(FilterBuilder::new);
+        let props = TableProperties {
+            column_family_id: opts.column_family_id as u64,
+            column_family_name: opts.column_family_name.clone(),
+            creation_time: opts.creation_time,
+            oldest_key_time: opts.oldest_key_time,
+            file_creation_time: opts.file_creation_time,
+            orig_file_number: opts.orig_file_number,
+            db_id: opts.db_id.clone(),
+            db_session_id: opts.db_session_id.clone(),
+            db_host_id: opts.db_host_id.clone(),
+            ..Default::default()
+        };
+        TableBuilder {
+            data_block: BlockBuilder::new(opts.block_restart_interval),
+            index_with_seq: BlockBuilder::new_index(opts.index_block_restart_interval, delta),
+            index_user_keys: BlockBuilder::new_index(opts.index_block_restart_interval, delta),
+            separator_is_key_plus_seq: opts.format_version <= 2,
+            last_index_handle: None,
+            pending_handle: None,
+            last_key: Vec::new(),
+            filter,
+            last_filter_key: None,
+            range_dels: Vec::new(),
+            props,
+            block_size_deviation_limit: (opts.block_size * (100 - BLOCK_SIZE_DEVIATION)).div_ceil(100),
+            offset: 0,
+            file,
+            opts,
+        }
+    }
+
+    /// Adds an entry; internal keys must arrive in increasing order. A RangeDeletion key
+    /// is taken as a range tombstone whose value is the end user key.
+    pub fn add(&mut self, ikey: &[u8], value: &[u8]) -> Result<()> {
+        if ikey.len() < 8 {
+            return Err(Error::invalid_argument(format!("internal key too short: {} bytes", ikey.len())));
+        }
+        let vtype = (trailer(ikey) & 0xff) as u8;
+        if vtype == ValueType::RangeDeletion as u8 {
+            return self.add_range_tombstone_parts(ikey.to_vec(), value);
+        }
+        if self.props.num_entries > self.props.num_range_deletions
+            && self.opts.icmp.compare(ikey, &self.last_key) != Ordering::Greater
+        {
+            return Err(Error::invalid_argument("table keys must be added in increasing internal-key order"));
+        }
+        if self.should_flush(ikey, value) {
+            self.flush_data_block()?;
+        }
+        if let Some(h) = self.pending_handle.take() {
+            let mut sep = std::mem::take(&mut self.last_key);
+            self.shorten_separator(&mut sep, ikey);
+            self.add_index_entry(&sep, ikey, h);
+        }
+        if let Some(f) = self.filter.as_mut() {
+            let uk = user_key(ikey);
+            if self.opts.whole_key_filtering && self.last_filter_key.as_deref() != Some(uk) {
+                f.add_key(uk);
+                self.last_filter_key = Some(uk.to_vec());
+            }
+        }
+        self.data_block.add(ikey, value);
+        self.last_key.clear();
+        self.last_key.extend_from_slice(ikey);
+        self.props.num_entries += 1;
+        self.props.raw_key_size += ikey.len() as u64;
+        self.props.raw_value_size += value.len() as u64;
+        if vtype == ValueType::Deletion as u8 || vtype == ValueType::SingleDeletion as u8 {
+            self.props.num_deletions += 1;
+        } else if vtype == ValueType::Merge as u8 {
+            self.props.num_merge_operands += 1;
+        }
+        Ok(())
+    }
+
+    /// Adds a range tombstone `[start, end)`; `start_ikey` is the start user key tagged
+    /// with the tombstone's sequence number and type RangeDeletion.
+    pub fn add_range_tombstone(&mut self, start_ikey: &[u8], end_user_key: &[u8]) -> Result<()> {
+        if start_ikey.len() < 8 {
+            return Err(Error::invalid_argument("range tombstone start key too short"));
+        }
+        self.add_range_tombstone_parts(start_ikey.to_vec(), end_user_key)
+    }
+
+    fn add_range_tombstone_parts(&mut self, key: Vec<u8>, end: &[u8]) -> Result<()> {
+        self.props.num_entries += 1;
+        self.props.num_deletions += 1;
+        self.props.num_range_deletions += 1;
+        self.props.raw_key_size += key.len() as u64;
+        self.props.raw_value_size += end.len() as u64;
+        self.range_dels.push((key, end.to_vec()));
+        Ok(())
+    }
+
+    /// Entries added so far (range tombstones included).
+    pub fn num_entries(&self) -> u64 {
+        self.props.num_entries
+    }
+
+    /// Bytes written to the file so far.
+    pub fn file_size(&self) -> u64 {
+        self.offset
+    }
+
+    /// RocksDB's FlushBlockBySizePolicy.
+    fn should_flush(&self, key: &[u8], value: &[u8]) -> bool {
+        if self.data_block.is_empty() {
+            return false;
+        }
+        let cur = self.data_block.current_size_estimate();
+        cur >= self.opts.block_size
+            || (self.data_block.estimate_size_after(key, value) > self.opts.block_size
+                && cur > self.block_size_deviation_limit)
+    }
+
+    /// Shortens `start` toward `limit` as RocksDB's ShortenedIndexBuilder does.
+    fn shorten_separator(&self, start: &mut Vec<u8>, limit: &[u8]) {
+        let ucmp = self.opts.icmp.user_comparator();
+        let us = user_key(start);
+        let mut tmp = us.to_vec();
+        ucmp.find_shortest_separator(&mut tmp, user_key(limit));
+        if tmp.len() <= us.len() && ucmp.compare(us, &tmp) == Ordering::Less {
+            crate::coding::put_fixed64(&mut tmp, pack_seq_and_type(MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK));
+            *start = tmp;
+        }
+    }
+
+    fn add_index_entry(&mut self, sep: &[u8], next_key: &[u8], handle: BlockHandle) {
+        if !self.separator_is_key_plus_seq
+            && !next_key.is_empty()
+            && self.opts.icmp.compare_user(user_key(sep), user_key(next_key)) == Ordering::Equal
+        {
+            self.separator_is_key_plus_seq = true;
+        }
+        let prev = self.last_index_handle;
+        self.index_with_seq.add_index(sep, handle, prev);
+        if !self.separator_is_key_plus_seq {
+            self.index_user_keys.add_index(user_key(sep), handle, prev);
+        }
+        self.last_index_handle = Some(handle);
+    }
+
+    fn flush_data_block(&mut self) -> Result<()> {
+        if self.data_block.is_empty() {
+            return Ok(());
+        }
+        let raw = self.data_block.finish().to_vec();
+        self.data_block.reset();
+        let handle = self.write_block(&raw, self.opts.compression)?;
+        self.props.data_size = self.offset;
+        self.props.num_data_blocks += 1;
+        self.pending_handle = Some(handle);
+        Ok(())
+    }
+
+    /// Compresses (when `ctype` is not None and it pays) and writes a block with trailer.
+    fn write_block(&mut self, raw: &[u8], ctype: CompressionType) -> Result<BlockHandle> {
+        let (stored, t) = compress_block(ctype, self.opts.compression_level, raw)?;
+        self.write_raw_block(&stored, t)
+    }
+
+    fn write_raw_block(&mut self, contents: &[u8], t: CompressionType) -> Result<BlockHandle> {
+        let handle = BlockHandle::new(self.offset, contents.len() as u64);
+        let mut trailer_bytes = Vec::with_capacity(BLOCK_TRAILER_SIZE);
+        trailer_bytes.push(t as u8);
+        put_fixed32(&mut trailer_bytes, block_checksum(self.opts.checksum, contents, t as u8));
+        self.file.append(contents)?;
+        self.file.append(&trailer_bytes)?;
+        self.offset += (contents.len() + BLOCK_TRAILER_SIZE) as u64;
+        Ok(handle)
+    }
+
+    /// Writes the remaining blocks and the footer, then syncs the file.
+    pub fn finish(mut self) -> Result<TableBuildResult> {
+        if self.opts.format_version == 0 || self.opts.format_version > MAX_FORMAT_VERSION {
+            return Err(Error::not_supported(format!(
+                "format_version {} cannot be written",
+                self.opts.format_version
+            )));
+        }
+        self.flush_data_block()?;
+        if let Some(h) = self.pending_handle.take() {
+            let last = std::mem::take(&mut self.last_key);
+            self.add_index_entry(&last, &[], h);
+        }
+        let mut meta: Vec<(String, BlockHandle)> = Vec::new();
+
+        // Filter.
+        if let Some(mut f) = self.filter.take() {
+            self.props.filter_policy_name = BLOOM_FILTER_PROPERTY_NAME.to_string();
+            if f.num_added() > 0 {
+                self.props.num_filter_entries = f.num_added() as u64;
+                let data = f.finish();
+                self.props.filter_size = data.len() as u64;
+                let h = self.write_raw_block(&data, CompressionType::None)?;
+                meta.push((format!("{FULL_FILTER_PREFIX}{BLOOM_POLICY_NAME}"), h));
+            }
+        }
+
+        // Index.
+        let index_raw = if self.separator_is_key_plus_seq {
+            self.index_with_seq.finish().to_vec()
+        } else {
+            self.index_user_keys.finish().to_vec()
+        };
+        self.props.index_size = (index_raw.len() + BLOCK_TRAILER_SIZE) as u64;
+        let index_handle = self.write_block(&index_raw, self.opts.compression)?;
+
+        // Range tombstones.
+        if !self.range_dels.is_empty() {
+            let icmp = self.opts.icmp.clone();
+            let mut dels = std::mem::take(&mut self.range_dels);
+            dels.sort_by(|a, b| icmp.compare(&a.0, &b.0));
+            let mut b = BlockBuilder::new(1);
+            for (k, v) in &dels {
+                b.add(k, v);
+            }
+            let h = self.write_raw_block(b.finish(), CompressionType::None)?;
+            meta.push((RANGE_DEL_BLOCK.to_string(), h));
+        }
+
+        // Properties.
+        let p = &mut self.props;
+        p.comparator_name = self.opts.icmp.user_comparator().name().to_string();
+        p.merge_operator_name = self.opts.merge_operator_name.clone();
+        p.prefix_extractor_name = self.opts.prefix_extractor_name.clone();
+        p.property_collectors_names = "[]".to_string();
+        p.compression_name = self.opts.compression.name().to_string();
+        p.compression_options = compression_options_string(self.opts.compression_level);
+        p.index_key_is_user_key = u64::from(!self.separator_is_key_plus_seq);
+        p.index_value_is_delta_encoded = u64::from(self.opts.format_version >= 4);
+        let mut index_type = Vec::new();
+        put_fixed32(&mut index_type, 0); // kBinarySearch
+        p.user_collected.insert(names::INDEX_TYPE.to_string(), index_type);
+        let wkf = if self.opts.whole_key_filtering { b"1" } else { b"0" };
+        p.user_collected.insert(names::WHOLE_KEY_FILTERING.to_string(), wkf.to_vec());
+        p.user_collected.insert(names::PREFIX_FILTERING.to_string(), b"0".to_vec());
+        let props_block = self.props.encode();
+        let h = self.write_raw_block(&props_block, CompressionType::None)?;
+        meta.push((PROPERTIES_BLOCK.to_string(), h));
+
+        // Metaindex and footer.
+        meta.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut mb = BlockBuilder::new(1);
+        for (k, h) in &meta {
+            mb.add(k.as_bytes(), &h.encoded());
+        }
+        let metaindex_handle = self.write_raw_block(mb.finish(), CompressionType::None)?;
+        let footer = Footer {
+            checksum: self.opts.checksum,
+            metaindex_handle,
+            index_handle,
+            format_version: self.opts.format_version,
+        };
+        let enc = footer.encode();
+        self.file.append(&enc)?;
+        self.offset += enc.len() as u64;
+        self.file.flush()?;
+        self.file.sync()?;
+        Ok(TableBuildResult { file_size: self.offset, properties: self.props })
+    }
+}
+
+#[cfg(test)]
+#[path = "table_tests.rs"]
+mod tests;

@@ -1,0 +1,273 @@
+//! Block compression in RocksDB's encodings (format_version >= 2).
+//!
+//! ```text
+//! Snappy : raw snappy block (it carries its own uncompressed length)
+//! Zlib   : varint32 uncompressed size | raw deflate stream (no zlib header)
+//! LZ4    : varint32 uncompressed size | LZ4 block
+//! LZ4HC  : same as LZ4 (Shale compresses with the fast LZ4 compressor)
+//! ZSTD   : varint32 uncompressed size | zstd frame
+//! ```
+//! The compression type byte itself lives in the block trailer (see `format.rs`).
+
+use std::io::{Read, Write};
+
+use crate::coding::{decode_varint32, put_varint32};
+use crate::error::{Error, Result};
+
+/// RocksDB's `CompressionType` byte values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum CompressionType {
+    None = 0,
+    Snappy = 1,
+    Zlib = 2,
+    BZip2 = 3,
+    Lz4 = 4,
+    Lz4hc = 5,
+    Xpress = 6,
+    Zstd = 7,
+}
+
+impl CompressionType {
+    pub fn from_u8(b: u8) -> Option<CompressionType> {
+        Some(match b {
+            0 => CompressionType::None,
+            1 => CompressionType::Snappy,
+            2 => CompressionType::Zlib,
+            3 => CompressionType::BZip2,
+            4 => CompressionType::Lz4,
+            5 => CompressionType::Lz4hc,
+            6 => CompressionType::Xpress,
+            7 | 0x40 => CompressionType::Zstd, // 0x40 = ZSTDNotFinal, same encoding
+            _ => return None,
+        })
+    }
+
+    /// RocksDB's name for the type, as written in the "rocksdb.compression" property.
+    pub fn name(self) -> &'static str {
+        match self {
+            CompressionType::None => "NoCompression",
+            CompressionType::Snappy => "Snappy",
+            CompressionType::Zlib => "Zlib",
+            CompressionType::BZip2 => "BZip2",
+            CompressionType::Lz4 => "LZ4",
+            CompressionType::Lz4hc => "LZ4HC",
+            CompressionType::Xpress => "Xpress",
+            CompressionType::Zstd => "ZSTD",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<CompressionType> {
+        [
+            CompressionType::None,
+            CompressionType::Snappy,
+            CompressionType::Zlib,
+            CompressionType::BZip2,
+            CompressionType::Lz4,
+            CompressionType::Lz4hc,
+            CompressionType::Xpress,
+            CompressionType::Zstd,
+        ]
+        .into_iter()
+        .find(|t| t.name() == name)
+    }
+
+    /// True for the codecs Shale can compress and decompress.
+    pub fn is_supported(self) -> bool {
+        !matches!(self, CompressionType::BZip2 | CompressionType::Xpress)
+    }
+}
+
+/// Largest uncompressed block size Shale accepts from a size prefix (guards allocations
+/// driven by corrupt data).
+const MAX_UNCOMPRESSED: usize = 1 << 30;
+
+fn unsupported(t: CompressionType) -> Error {
+    Error::not_supported(format!("compression type {} is not supported by Shale", t.name()))
+}
+
+fn bad(t: CompressionType, what: impl std::fmt::Display) -> Error {
+    Error::corruption(format!("Corrupted compressed block contents ({}): {what}", t.name()))
+}
+
+/// Compresses `raw` in `t`'s block encoding. `level` None means the codec default
+/// (zlib 6, zstd 3).
+pub fn compress(t: CompressionType, level: Option<i32>, raw: &[u8]) -> Result<Vec<u8>> {
+    if raw.len() > u32::MAX as usize {
+        return Err(Error::invalid_argument("block too large to compress"));
+    }
+    let mut out = Vec::with_capacity(raw.len() / 2 + 16);
+    match t {
+        CompressionType::None => out.extend_from_slice(raw),
+        CompressionType::Snappy => {
+            out = snap::raw::Encoder::new().compress_vec(raw).map_err(|e| bad(t, e))?;
+        }
+        CompressionType::Zlib => {
+            put_varint32(&mut out, raw.len() as u32);
+            let lvl = match level {
+                Some(l) if (0..=9).contains(&l) => flate2::Compression::new(l as u32),
+                _ => flate2::Compression::default(),
+            };
+            let mut enc = flate2::write::DeflateEncoder::new(out, lvl);
+            enc.write_all(raw).map_err(|e| Error::io("zlib compress", e))?;
+            out = enc.finish().map_err(|e| Error::io("zlib compress", e))?;
+        }
+        CompressionType::Lz4 | CompressionType::Lz4hc => {
+            put_varint32(&mut out, raw.len() as u32);
+            out.extend_from_slice(&lz4_flex::block::compress(raw));
+        }
+        CompressionType::Zstd => {
+            put_varint32(&mut out, raw.len() as u32);
+            let body =
+                zstd::bulk::compress(raw, level.unwrap_or(3)).map_err(|e| Error::io("zstd compress", e))?;
+            out.extend_from_slice(&body);
+        }
+        CompressionType::BZip2 | CompressionType::Xpress => return Err(unsupported(t)),
+    }
+    Ok(out)
+}
+
+/// RocksDB keeps a compressed block only when it saves at least 1/8 of the raw size.
+pub fn good_compression_ratio(compressed: usize, raw: usize) -> bool {
+    compressed < raw - raw / 8
+}
+
+/// Compresses a block for writing: returns the bytes to store and the type to record,
+/// falling back to `(raw, None)` when compression does not pay.
+pub fn compress_block(
+    t: CompressionType,
+    level: Option<i32>,
+    raw: &[u8],
+) -> Result<(Vec<u8>, CompressionType)> {
+    if t == CompressionType::None {
+        return Ok((raw.to_vec(), CompressionType::None));
+    }
+    let c = compress(t, level, raw)?;
+    if good_compression_ratio(c.len(), raw.len()) {
+        Ok((c, t))
+    } else {
+        Ok((raw.to_vec(), CompressionType::None))
+    }
+}
+
+fn size_prefix(t: CompressionType, data: &[u8]) -> Result<(usize, &[u8])> {
+    let (n, used) = decode_varint32(data).ok_or_else(|| bad(t, "bad uncompressed size prefix"))?;
+    let n = n as usize;
+    if n > MAX_UNCOMPRESSED {
+        return Err(bad(t, format!("uncompressed size {n} too large")));
+    }
+    Ok((n, &data[used..]))
+}
+
+/// Decompresses a block stored with type `t`.
+pub fn uncompress(t: CompressionType, data: &[u8]) -> Result<Vec<u8>> {
+    match t {
+        CompressionType::None => Ok(data.to_vec()),
+        CompressionType::Snappy => {
+            let n = snap::raw::decompress_len(data).map_err(|e| bad(t, e))?;
+            if n > MAX_UNCOMPRESSED {
+                return Err(bad(t, format!("uncompressed size {n} too large")));
+            }
+            snap::raw::Decoder::new().decompress_vec(data).map_err(|e| bad(t, e))
+        }
+        CompressionType::Zlib => {
+            let (n, body) = size_prefix(t, data)?;
+            let mut out = Vec::with_capacity(n);
+            let mut dec = flate2::read::DeflateDecoder::new(body).take(n as u64 + 1);
+            dec.read_to_end(&mut out).map_err(|e| bad(t, e))?;
+            if out.len() != n {
+                return Err(bad(t, format!("expected {n} bytes, got {}", out.len())));
+            }
+            Ok(out)
+        }
+        CompressionType::Lz4 | CompressionType::Lz4hc => {
+            let (n, body) = size_prefix(t, data)?;
+            let mut out = vec![0u8; n];
+            let got = lz4_flex::block::decompress_into(body, &mut out).map_err(|e| bad(t, e))?;
+            if got != n {
+                return Err(bad(t, format!("expected {n} bytes, got {got}")));
+            }
+            Ok(out)
+        }
+        CompressionType::Zstd => {
+            let (n, body) = size_prefix(t, data)?;
+            let out = zstd::bulk::decompress(body, n).map_err(|e| bad(t, e))?;
+            if out.len() != n {
+                return Err(bad(t, format!("expected {n} bytes, got {}", out.len())));
+            }
+            Ok(out)
+        }
+        CompressionType::BZip2 | CompressionType::Xpress => Err(unsupported(t)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ALL: [CompressionType; 6] = [
+        CompressionType::None,
+        CompressionType::Snappy,
+        CompressionType::Zlib,
+        CompressionType::Lz4,
+        CompressionType::Lz4hc,
+        CompressionType::Zstd,
+    ];
+
+    #[test]
+    fn every_codec_round_trips() {
+        let raw: Vec<u8> =
+            (0..20_000u32).flat_map(|i| format!("key{:06}value{}", i % 700, i % 13).into_bytes()).collect();
+        for t in ALL {
+            let c = compress(t, None, &raw).unwrap();
+            if t != CompressionType::None {
+                assert!(good_compression_ratio(c.len(), raw.len()), "{t:?}");
+            }
+            assert_eq!(uncompress(t, &c).unwrap(), raw, "{t:?}");
+            assert_eq!(uncompress(t, &compress(t, None, b"").unwrap()).unwrap(), b"", "{t:?}");
+            assert_eq!(CompressionType::from_name(t.name()), Some(t));
+        }
+    }
+
+    #[test]
+    fn incompressible_data_is_stored_raw() {
+        let mut x = 0x1234_5678u64;
+        let raw: Vec<u8> = (0..4096)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect();
+        for t in ALL {
+            let (stored, ty) = compress_block(t, None, &raw).unwrap();
+            assert_eq!(ty, CompressionType::None, "{t:?}");
+            assert_eq!(stored, raw);
+        }
+    }
+
+    #[test]
+    fn garbage_is_an_error_not_a_panic() {
+        let raw = b"hello hello hello hello hello hello hello hello".repeat(20);
+        for t in ALL.into_iter().skip(1) {
+            let c = compress(t, None, &raw).unwrap();
+            for cut in [0, 1, c.len() / 2, c.len() - 1] {
+                let _ = uncompress(t, &c[..cut]);
+            }
+            let mut flipped = c.clone();
+            for i in 0..flipped.len() {
+                flipped[i] ^= 0x55;
+                if let Ok(v) = uncompress(t, &flipped) {
+                    assert!(v.len() <= MAX_UNCOMPRESSED);
+                }
+                flipped[i] ^= 0x55;
+            }
+        }
+        assert_eq!(
+            uncompress(CompressionType::BZip2, b"x").unwrap_err().kind(),
+            crate::ErrorKind::NotSupported
+        );
+        assert!(compress(CompressionType::Xpress, None, b"x").unwrap_err().to_string().contains("Xpress"));
+    }
+}

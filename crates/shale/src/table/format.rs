@@ -1,0 +1,351 @@
+//! The block-based table's framing: block handles, the per-block trailer and the footer.
+//!
+//! ```text
+//! block handle   : offset varint64 | size varint64            (at most 20 bytes)
+//! block on disk  : contents (size bytes) | type u8 | checksum fixed32
+//!                  checksum covers contents + type byte; CRC32C is masked
+//! footer (v1..5) : checksum type u8
+//!                  | metaindex handle | index handle | zero padding   (40 bytes in all)
+//!                  | format_version fixed32 | magic fixed64 0x88e241b785f4cff7   = 53 bytes
+//! legacy footer  : metaindex handle | index handle | zero padding (40 bytes)
+//!                  | magic fixed64 0xdb4775248b80fb57                              = 48 bytes
+//! ```
+//! A legacy footer means format_version 0 with CRC32C checksums.
+
+use crate::coding::{decode_fixed32, decode_fixed64, put_fixed32, put_fixed64, put_varint64, Decoder};
+use crate::error::{Error, Result};
+use crate::fs::RandomAccessFile;
+
+use super::compression::uncompress;
+pub use super::compression::CompressionType;
+
+/// Size of the trailer after every block: compression type (1) + checksum (4).
+pub const BLOCK_TRAILER_SIZE: usize = 5;
+pub const BLOCK_BASED_TABLE_MAGIC: u64 = 0x88e2_41b7_85f4_cff7;
+pub const LEGACY_BLOCK_BASED_TABLE_MAGIC: u64 = 0xdb47_7524_8b80_fb57;
+/// Longest encoding of a block handle (two varint64s).
+pub const MAX_HANDLE_LEN: usize = 20;
+pub const FOOTER_LEN: usize = 1 + 2 * MAX_HANDLE_LEN + 4 + 8;
+pub const LEGACY_FOOTER_LEN: usize = 2 * MAX_HANDLE_LEN + 8;
+/// The newest format_version Shale reads and writes.
+pub const MAX_FORMAT_VERSION: u32 = 5;
+
+/// Where a block lives in the file; `size` excludes the 5-byte trailer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub struct BlockHandle {
+    pub offset: u64,
+    pub size: u64,
+}
+
+impl BlockHandle {
+    pub fn new(offset: u64, size: u64) -> Self {
+        BlockHandle { offset, size }
+    }
+
+    pub fn encode_to(&self, dst: &mut Vec<u8>) {
+        put_varint64(dst, self.offset);
+        put_varint64(dst, self.size);
+    }
+
+    pub fn encoded(&self) -> Vec<u8> {
+        let mut v = Vec::with_capacity(MAX_HANDLE_LEN);
+        self.encode_to(&mut v);
+        v
+    }
+
+    /// Decodes a handle from the front of `d`.
+    pub fn decode_from(d: &mut Decoder<'_>) -> Option<BlockHandle> {
+        let offset = d.varint64()?;
+        let size = d.varint64()?;
+        Some(BlockHandle { offset, size })
+    }
+
+    /// Decodes a handle that must be the whole of `src`'s prefix; Corruption otherwise.
+    pub fn decode(src: &[u8]) -> Result<BlockHandle> {
+        BlockHandle::decode_from(&mut Decoder::new(src)).ok_or_else(|| Error::corruption("bad block handle"))
+    }
+}
+
+/// The checksum kinds a footer may name (RocksDB's `ChecksumType`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum ChecksumType {
+    None = 0,
+    Crc32c = 1,
+    XxHash = 2,
+    XxHash64 = 3,
+    Xxh3 = 4,
+}
+
+impl ChecksumType {
+    pub fn from_u8(b: u8) -> Option<ChecksumType> {
+        Some(match b {
+            0 => ChecksumType::None,
+            1 => ChecksumType::Crc32c,
+            2 => ChecksumType::XxHash,
+            3 => ChecksumType::XxHash64,
+            4 => ChecksumType::Xxh3,
+            _ => return None,
+        })
+    }
+}
+
+const CRC_MASK_DELTA: u32 = 0xa282_ead8;
+
+/// RocksDB's masked CRC32C (so a CRC stored inside CRC'd data stays well distributed).
+pub fn mask_crc(crc: u32) -> u32 {
+    crc.rotate_right(15).wrapping_add(CRC_MASK_DELTA)
+}
+
+pub fn unmask_crc(masked: u32) -> u32 {
+    masked.wrapping_sub(CRC_MASK_DELTA).rotate_left(15)
+}
+
+/// The checksum stored in a block trailer: computed over `data` followed by `last_byte`
+/// (the compression type).
+pub fn block_checksum(kind: ChecksumType, data: &[u8], last_byte: u8) -> u32 {
+    match kind {
+        ChecksumType::None => 0,
+        ChecksumType::Crc32c => {
+            let crc = crc32c::crc32c_append(crc32c::crc32c(data), &[last_byte]);
+            mask_crc(crc)
+        }
+        ChecksumType::XxHash => {
+            let mut h = xxhash_rust::xxh32::Xxh32::new(0);
+            h.update(data);
+            h.update(&[last_byte]);
+            h.digest()
+        }
+        ChecksumType::XxHash64 => {
+            let mut h = xxhash_rust::xxh64::Xxh64::new(0);
+            h.update(data);
+            h.update(&[last_byte]);
+            h.digest() as u32
+        }
+        ChecksumType::Xxh3 => {
+            // XXH3 of the contents only, with the type byte folded in by a multiply-xor.
+            let v = xxhash_rust::xxh3::xxh3_64(data) as u32;
+            v ^ (last_byte as u32).wrapping_mul(0x6b90_83d9)
+        }
+    }
+}
+
+/// The table footer: where the metaindex and index blocks are, and how blocks are checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Footer {
+    pub checksum: ChecksumType,
+    pub metaindex_handle: BlockHandle,
+    pub index_handle: BlockHandle,
+    /// 0 for a legacy footer.
+    pub format_version: u32,
+}
+
+impl Footer {
+    /// Encodes a format_version >= 1 footer (53 bytes).
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(FOOTER_LEN);
+        out.push(self.checksum as u8);
+        self.metaindex_handle.encode_to(&mut out);
+        self.index_handle.encode_to(&mut out);
+        out.resize(1 + 2 * MAX_HANDLE_LEN, 0);
+        put_fixed32(&mut out, self.format_version);
+        put_fixed64(&mut out, BLOCK_BASED_TABLE_MAGIC);
+        out
+    }
+
+    /// Decodes the footer from the file's tail (`tail` is the last up-to-53 bytes).
+    pub fn decode(tail: &[u8], file_name: &str) -> Result<Footer> {
+        if tail.len() < LEGACY_FOOTER_LEN {
+            return Err(Error::corruption(format!(
+                "file is too short ({} bytes) to be an sstable: {file_name}",
+                tail.len()
+            )));
+        }
+        let magic = decode_fixed64(&tail[tail.len() - 8..]);
+        let bad_handles = || Error::corruption(format!("bad block handle in footer of {file_name}"));
+        if magic == LEGACY_BLOCK_BASED_TABLE_MAGIC {
+            let part = &tail[tail.len() - LEGACY_FOOTER_LEN..];
+            let mut d = Decoder::new(part);
+            let metaindex_handle = BlockHandle::decode_from(&mut d).ok_or_else(bad_handles)?;
+            let index_handle = BlockHandle::decode_from(&mut d).ok_or_else(bad_handles)?;
+            return Ok(Footer {
+                checksum: ChecksumType::Crc32c,
+                metaindex_handle,
+                index_handle,
+                format_version: 0,
+            });
+        }
+        if magic != BLOCK_BASED_TABLE_MAGIC {
+            return Err(Error::corruption(format!(
+                "Bad table magic number: found {magic:#x}, not a block-based table: {file_name}"
+            )));
+        }
+        if tail.len() < FOOTER_LEN {
+            return Err(Error::corruption(format!("Input is too short to be an SST file: {file_name}")));
+        }
+        let part = &tail[tail.len() - FOOTER_LEN..];
+        let format_version = decode_fixed32(&part[FOOTER_LEN - 12..]);
+        if format_version == 0 || format_version > MAX_FORMAT_VERSION {
+            return Err(Error::not_supported(format!(
+                "unsupported format_version {format_version} in {file_name} (Shale reads 0..={MAX_FORMAT_VERSION})"
+            )));
+        }
+        let checksum = ChecksumType::from_u8(part[0]).ok_or_else(|| {
+            Error::corruption(format!("Corrupt or unsupported checksum type {} in {file_name}", part[0]))
+        })?;
+        let mut d = Decoder::new(&part[1..]);
+        let metaindex_handle = BlockHandle::decode_from(&mut d).ok_or_else(bad_handles)?;
+        let index_handle = BlockHandle::decode_from(&mut d).ok_or_else(bad_handles)?;
+        Ok(Footer { checksum, metaindex_handle, index_handle, format_version })
+    }
+}
+
+/// Reads the footer of a table file of `file_size` bytes.
+pub fn read_footer(file: &dyn RandomAccessFile, file_size: u64, file_name: &str) -> Result<Footer> {
+    let n = (FOOTER_LEN as u64).min(file_size) as usize;
+    let mut buf = vec![0u8; n];
+    read_exact_at(file, file_size - n as u64, &mut buf, file_name)?;
+    Footer::decode(&buf, file_name)
+}
+
+/// Reads exactly `buf.len()` bytes at `offset`, failing with Corruption on a short read.
+pub fn read_exact_at(
+    file: &dyn RandomAccessFile,
+    offset: u64,
+    buf: &mut [u8],
+    file_name: &str,
+) -> Result<()> {
+    let mut done = 0;
+    while done < buf.len() {
+        let n = file.read_at(offset + done as u64, &mut buf[done..])?;
+        if n == 0 {
+            return Err(Error::corruption(format!(
+                "truncated block read from {file_name} offset {offset}, expected {} bytes, got {done}",
+                buf.len()
+            )));
+        }
+        done += n;
+    }
+    Ok(())
+}
+
+/// Reads the block at `handle` with its trailer, checks the CRC32C checksum (when
+/// `verify_checksum`) and returns the uncompressed contents.
+pub fn read_block(
+    file: &dyn RandomAccessFile,
+    handle: BlockHandle,
+    verify_checksum: bool,
+    file_name: &str,
+) -> Result<Vec<u8>> {
+    read_block_with(file, handle, ChecksumType::Crc32c, verify_checksum, file_name)
+}
+
+/// [`read_block`] for a file whose footer names `checksum`.
+pub fn read_block_with(
+    file: &dyn RandomAccessFile,
+    handle: BlockHandle,
+    checksum: ChecksumType,
+    verify_checksum: bool,
+    file_name: &str,
+) -> Result<Vec<u8>> {
+    let size = usize::try_from(handle.size).ok().filter(|&s| s <= (1usize << 31)).ok_or_else(|| {
+        Error::corruption(format!(
+            "block size {} too large in {file_name} offset {}",
+            handle.size, handle.offset
+        ))
+    })?;
+    let mut buf = vec![0u8; size + BLOCK_TRAILER_SIZE];
+    read_exact_at(file, handle.offset, &mut buf, file_name)?;
+    let type_byte = buf[size];
+    if verify_checksum && checksum != ChecksumType::None {
+        let stored = decode_fixed32(&buf[size + 1..]);
+        let actual = block_checksum(checksum, &buf[..size], type_byte);
+        if stored != actual {
+            return Err(Error::corruption(format!(
+                "block checksum mismatch: stored = {stored}, computed = {actual}, type = {} in {file_name} offset {} size {}",
+                checksum as u8, handle.offset, handle.size
+            )));
+        }
+    }
+    buf.truncate(size);
+    let ctype = CompressionType::from_u8(type_byte).ok_or_else(|| {
+        Error::corruption(format!(
+            "unknown block compression type {type_byte} in {file_name} offset {}",
+            handle.offset
+        ))
+    })?;
+    if ctype == CompressionType::None {
+        return Ok(buf);
+    }
+    uncompress(ctype, &buf).map_err(|e| {
+        Error::new(e.kind(), format!("{} in {file_name} offset {}", strip_prefix(&e), handle.offset))
+    })
+}
+
+/// The message of an error without RocksDB's kind prefix.
+pub(crate) fn strip_prefix(e: &Error) -> String {
+    let s = e.to_string();
+    match s.find(": ") {
+        Some(i) => s[i + 2..].to_string(),
+        None => s,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn handle_round_trip() {
+        for h in
+            [BlockHandle::new(0, 0), BlockHandle::new(1 << 40, 4096), BlockHandle::new(u64::MAX, u64::MAX)]
+        {
+            let enc = h.encoded();
+            assert!(enc.len() <= MAX_HANDLE_LEN);
+            assert_eq!(BlockHandle::decode(&enc).unwrap(), h);
+            assert!(BlockHandle::decode(&enc[..enc.len() - 1]).is_err());
+        }
+    }
+
+    #[test]
+    fn footer_round_trip_and_refusals() {
+        let f = Footer {
+            checksum: ChecksumType::Crc32c,
+            metaindex_handle: BlockHandle::new(1234, 56),
+            index_handle: BlockHandle::new(99, 1000),
+            format_version: 5,
+        };
+        let enc = f.encode();
+        assert_eq!(enc.len(), FOOTER_LEN);
+        assert_eq!(Footer::decode(&enc, "x.sst").unwrap(), f);
+        let mut v6 = enc.clone();
+        v6[FOOTER_LEN - 12] = 6;
+        let e = Footer::decode(&v6, "x.sst").unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::NotSupported);
+        assert!(e.to_string().contains("x.sst"));
+        let mut bad = enc.clone();
+        bad[FOOTER_LEN - 1] ^= 1;
+        let e = Footer::decode(&bad, "y.sst").unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::Corruption);
+        assert!(e.to_string().contains("y.sst"));
+        // Legacy footer.
+        let mut legacy = Vec::new();
+        f.metaindex_handle.encode_to(&mut legacy);
+        f.index_handle.encode_to(&mut legacy);
+        legacy.resize(40, 0);
+        put_fixed64(&mut legacy, LEGACY_BLOCK_BASED_TABLE_MAGIC);
+        let l = Footer::decode(&legacy, "z").unwrap();
+        assert_eq!((l.format_version, l.index_handle), (0, f.index_handle));
+    }
+
+    #[test]
+    fn crc_mask_round_trip() {
+        for v in [0u32, 1, 0xdead_beef, u32::MAX] {
+            assert_eq!(unmask_crc(mask_crc(v)), v);
+        }
+        assert_ne!(
+            block_checksum(ChecksumType::Xxh3, b"abc", 0),
+            block_checksum(ChecksumType::Xxh3, b"abc", 1)
+        );
+    }
+}

@@ -1,0 +1,418 @@
+//! Reads block-based tables (SSTs) written by Shale or by RocksDB (format_version 0..=5).
+//!
+//! ```text
+//! open : footer (last 53 bytes) -> metaindex block -> properties, filter, range-del
+//!        blocks; the index block is kept in memory
+//! read : index entry (separator -> data block handle) -> data block (via block cache)
+//! ```
+//! Index keys are internal keys, or user keys when the table's
+//! "rocksdb.index.key.is.user.key" property is 1; index values are delta-encoded handles
+//! when "rocksdb.index.value.is.delta.encoded" is 1.
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
+use std::sync::Arc;
+
+use crate::cache::BlockCache;
+use crate::coding::decode_fixed32;
+use crate::error::{Error, ErrorKind, Result};
+use crate::fs::RandomAccessFile;
+use crate::iter::InternalIterator;
+use crate::key::{user_key, InternalKeyComparator};
+
+use super::block::{Block, BlockIter, IndexBlockIter, IndexFormat};
+use super::filter::{FilterReader, BLOOM_POLICY_NAME};
+use super::format::{read_block_with, read_footer, strip_prefix, BlockHandle, Footer};
+use super::properties::{
+    names, TableProperties, FULL_FILTER_PREFIX, PROPERTIES_BLOCK, PROPERTIES_BLOCK_OLD, RANGE_DEL_BLOCK,
+};
+
+/// How to open a table.
+#[derive(Clone)]
+pub struct TableReaderOptions {
+    pub icmp: InternalKeyComparator,
+    pub block_cache: Option<Arc<BlockCache>>,
+    pub verify_checksums: bool,
+    /// Named in error messages.
+    pub file_name: String,
+    /// Distinguishes this file's blocks in the shared block cache.
+    pub cache_id: u64,
+}
+
+/// An open table.
+pub struct Table {
+    file: Arc<dyn RandomAccessFile>,
+    opts: TableReaderOptions,
+    footer: Footer,
+    props: TableProperties,
+    index_block: Arc<Block>,
+    index_format: IndexFormat,
+    filter: Option<FilterReader>,
+    range_tombstones: Vec<(Vec<u8>, Vec<u8>)>,
+    data_blocks_read: AtomicU64,
+}
+
+impl Table {
+    pub fn open(
+        file: Arc<dyn RandomAccessFile>,
+        file_size: u64,
+        opts: TableReaderOptions,
+    ) -> Result<Arc<Table>> {
+        let name = opts.file_name.clone();
+        let footer = read_footer(file.as_ref(), file_size, &name)?;
+        let read_meta = |h: BlockHandle| read_block_with(file.as_ref(), h, footer.checksum, true, &name);
+        let metaindex = Arc::new(
+            Block::new(read_meta(footer.metaindex_handle)?)
+                .map_err(|e| in_file(e, &name, footer.metaindex_handle))?,
+        );
+        let mut meta: HashMap<String, BlockHandle> = HashMap::new();
+        for (k, v) in metaindex.entries().map_err(|e| in_file(e, &name, footer.metaindex_handle))? {
+            let h = BlockHandle::decode(&v).map_err(|e| in_file(e, &name, footer.metaindex_handle))?;
+            meta.insert(String::from_utf8_lossy(&k).into_owned(), h);
+        }
+
+        let props = match meta.get(PROPERTIES_BLOCK).or_else(|| meta.get(PROPERTIES_BLOCK_OLD)) {
+            Some(&h) => TableProperties::decode(read_meta(h)?).map_err(|e| in_file(e, &name, h))?,
+            None => TableProperties::default(),
+        };
+        let ours = opts.icmp.user_comparator().name();
+        if !props.comparator_name.is_empty() && props.comparator_name != ours {
+            return Err(Error::invalid_argument(format!(
+                "{name}: comparator {ours} does not match the table's comparator {}",
+                props.comparator_name
+            )));
+        }
+
+        let index_type = props
+            .user_collected
+            .get(names::INDEX_TYPE)
+            .filter(|v| v.len() == 4)
+            .map(|v| decode_fixed32(v))
+            .unwrap_or(0);
+        let has_first_key = match index_type {
+            0 | 1 => false, // binary search; hash search keeps a binary-searchable index
+            3 => true,
+            2 => {
+                return Err(Error::not_supported(format!(
+                    "{name}: partitioned (two-level) index is not supported"
+                )))
+            }
+            t => return Err(Error::corruption(format!("{name}: unknown index type {t}"))),
+        };
+        let index_format = IndexFormat {
+            key_is_user_key: props.index_key_is_user_key != 0,
+            value_delta_encoded: props.index_value_is_delta_encoded != 0,
+            has_first_key,
+        };
+        let ih = footer.index_handle;
+        let index_data = read_block_with(file.as_ref(), ih, footer.checksum, opts.verify_checksums, &name)?;
+        let index_block = Arc::new(Block::new(index_data).map_err(|e| in_file(e, &name, ih))?);
+
+        let filter_name = format!("{FULL_FILTER_PREFIX}{BLOOM_POLICY_NAME}");
+        let filter = match meta.get(&filter_name) {
+            Some(&h) => match FilterReader::new(read_meta(h)?) {
+                Ok(f) => Some(f),
+                Err(e) if e.kind() == ErrorKind::NotSupported => None,
+                Err(e) => return Err(in_file(e, &name, h)),
+            },
+            None => None,
+        };
+
+        let mut range_tombstones = Vec::new();
+        if let Some(&h) = meta.get(RANGE_DEL_BLOCK) {
+            let b = Arc::new(Block::new(read_meta(h)?).map_err(|e| in_file(e, &name, h))?);
+            range_tombstones = b.entries().map_err(|e| in_file(e, &name, h))?;
+            if range_tombstones.iter().any(|(k, _)| k.len() < 8) {
+                return Err(in_file(Error::corruption("range tombstone key too short"), &name, h));
+            }
+        }
+
+        Ok(Arc::new(Table {
+            file,
+            opts,
+            footer,
+            props,
+            index_block,
+            index_format,
+            filter,
+            range_tombstones,
+            data_blocks_read: AtomicU64::new(0),
+        }))
+    }
+
+    pub fn properties(&self) -> &TableProperties {
+        &self.props
+    }
+
+    pub fn footer(&self) -> &Footer {
+        &self.footer
+    }
+
+    /// Range tombstones as (start internal key, end user key), sorted by start key.
+    pub fn range_tombstones(&self) -> &[(Vec<u8>, Vec<u8>)] {
+        &self.range_tombstones
+    }
+
+    /// Data blocks read from the file (cache misses) since open.
+    pub fn data_blocks_read(&self) -> u64 {
+        self.data_blocks_read.load(AtomicOrdering::Relaxed)
+    }
+
+    fn whole_key_filtering(&self) -> bool {
+        self.props
+            .user_collected
+            .get(names::WHOLE_KEY_FILTERING)
+            .map(|v| v.as_slice() != b"0")
+            .unwrap_or(true)
+    }
+
+    /// False only when the filter proves `user_key` is absent.
+    pub fn may_contain(&self, user_key: &[u8]) -> bool {
+        match &self.filter {
+            Some(f) if self.whole_key_filtering() => f.may_match(user_key),
+            _ => true,
+        }
+    }
+
+    fn index_iter(&self) -> IndexBlockIter {
+        self.index_block.index_iter(self.opts.icmp.clone(), self.index_format)
+    }
+
+    /// Reads (or finds in the cache) the data block at `handle`.
+    fn data_block(&self, handle: BlockHandle, fill_cache: bool) -> Result<Arc<Block>> {
+        if let Some(cache) = &self.opts.block_cache {
+            if let Some(b) = cache.get(self.opts.cache_id, handle.offset) {
+                return Ok(b);
+            }
+        }
+        let name = &self.opts.file_name;
+        let data = read_block_with(
+            self.file.as_ref(),
+            handle,
+            self.footer.checksum,
+            self.opts.verify_checksums,
+            name,
+        )?;
+        self.data_blocks_read.fetch_add(1, AtomicOrdering::Relaxed);
+        let block = Arc::new(Block::new(data).map_err(|e| in_file(e, name, handle))?);
+        if fill_cache {
+            if let Some(cache) = &self.opts.block_cache {
+                cache.insert(self.opts.cache_id, handle.offset, block.clone());
+            }
+        }
+        Ok(block)
+    }
+
+    /// The first entry at or after `lookup_ikey` if it has the same user key.
+    pub fn get(&self, lookup_ikey: &[u8], fill_cache: bool) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        let uk = user_key(lookup_ikey);
+        if !self.may_contain(uk) {
+            return Ok(None);
+        }
+        let mut index = self.index_iter();
+        index.seek(lookup_ikey);
+        while index.valid() {
+            let handle = index.handle();
+            let block = self.data_block(handle, fill_cache)?;
+            let mut it = block.iter(self.opts.icmp.clone());
+            it.seek(lookup_ikey);
+            if it.valid() {
+                if self.opts.icmp.compare_user(user_key(it.key()), uk) == Ordering::Equal {
+                    return Ok(Some((it.key().to_vec(), it.value().to_vec())));
+                }
+                return Ok(None);
+            }
+            it.status().map_err(|e| in_file(e, &self.opts.file_name, handle))?;
+            index.next();
+        }
+        index.status().map_err(|e| in_file(e, &self.opts.file_name, self.footer.index_handle))?;
+        Ok(None)
+    }
+
+    /// The approximate file offset where `ikey` would be.
+    pub fn approximate_offset_of(&self, ikey: &[u8]) -> u64 {
+        let mut index = self.index_iter();
+        index.seek(ikey);
+        if index.valid() {
+            index.handle().offset
+        } else {
+            self.footer.metaindex_handle.offset.min(self.props.data_size.max(self.footer.index_handle.offset))
+        }
+    }
+
+    /// A two-level iterator over every entry (range tombstones excluded).
+    pub fn iter(self: &Arc<Self>, fill_cache: bool) -> Box<dyn InternalIterator> {
+        Box::new(TableIter {
+            index: self.index_iter(),
+            table: self.clone(),
+            data: None,
+            data_handle: None,
+            fill_cache,
+            status: Ok(()),
+        })
+    }
+}
+
+/// Adds the file name and block offset to an error from a block.
+fn in_file(e: Error, file: &str, h: BlockHandle) -> Error {
+    Error::new(e.kind(), format!("{} in {file} block at offset {}", strip_prefix(&e), h.offset))
+}
+
+struct TableIter {
+    table: Arc<Table>,
+    index: IndexBlockIter,
+    data: Option<BlockIter>,
+    data_handle: Option<BlockHandle>,
+    fill_cache: bool,
+    status: Result<()>,
+}
+
+impl TableIter {
+    /// Loads the data block the index points at (if not loaded already).
+    fn init_data_block(&mut self) -> bool {
+        if !self.index.valid() {
+            self.data = None;
+            self.data_handle = None;
+            if let Err(e) = self.index.status() {
+                self.status = Err(in_file(e, &self.table.opts.file_name, self.table.footer.index_handle));
+            }
+            return false;
+        }
+        let h = self.index.handle();
+        if self.data_handle == Some(h) && self.data.is_some() {
+            return true;
+        }
+        match self.table.data_block(h, self.fill_cache) {
+            Ok(b) => {
+                self.data = Some(b.iter(self.table.opts.icmp.clone()));
+                self.data_handle = Some(h);
+                true
+            }
+            Err(e) => {
+                self.status = Err(e);
+                self.data = None;
+                self.data_handle = None;
+                false
+            }
+        }
+    }
+
+    /// Checks the data iterator's status; false (and records it) on error.
+    fn data_ok(&mut self) -> bool {
+        if let (Some(d), Some(h)) = (&self.data, self.data_handle) {
+            if let Err(e) = d.status() {
+                self.status = Err(in_file(e, &self.table.opts.file_name, h));
+                self.data = None;
+                return false;
+            }
+        }
+        self.status.is_ok()
+    }
+
+    fn skip_forward(&mut self) {
+        while self.data_ok() && !self.data.as_ref().is_some_and(|d| d.valid()) {
+            if !self.index.valid() {
+                self.data = None;
+                return;
+            }
+            self.index.next();
+            if !self.init_data_block() {
+                return;
+            }
+            if let Some(d) = self.data.as_mut() {
+                d.seek_to_first();
+            }
+        }
+    }
+
+    fn skip_backward(&mut self) {
+        while self.data_ok() && !self.data.as_ref().is_some_and(|d| d.valid()) {
+            if !self.index.valid() {
+                self.data = None;
+                return;
+            }
+            self.index.prev();
+            if !self.init_data_block() {
+                return;
+            }
+            if let Some(d) = self.data.as_mut() {
+                d.seek_to_last();
+            }
+        }
+    }
+
+    fn reset(&mut self) {
+        self.status = Ok(());
+    }
+}
+
+impl InternalIterator for TableIter {
+    fn valid(&self) -> bool {
+        self.status.is_ok() && self.data.as_ref().is_some_and(|d| d.valid())
+    }
+    fn seek_to_first(&mut self) {
+        self.reset();
+        self.index.seek_to_first();
+        if self.init_data_block() {
+            if let Some(d) = self.data.as_mut() {
+                d.seek_to_first();
+            }
+        }
+        self.skip_forward();
+    }
+    fn seek_to_last(&mut self) {
+        self.reset();
+        self.index.seek_to_last();
+        if self.init_data_block() {
+            if let Some(d) = self.data.as_mut() {
+                d.seek_to_last();
+            }
+        }
+        self.skip_backward();
+    }
+    fn seek(&mut self, target: &[u8]) {
+        self.reset();
+        self.index.seek(target);
+        if self.init_data_block() {
+            if let Some(d) = self.data.as_mut() {
+                d.seek(target);
+            }
+        }
+        self.skip_forward();
+    }
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        self.reset();
+        self.index.seek(target);
+        if !self.index.valid() && self.index.status().is_ok() {
+            self.index.seek_to_last();
+        }
+        if self.init_data_block() {
+            if let Some(d) = self.data.as_mut() {
+                d.seek_for_prev(target);
+            }
+        }
+        self.skip_backward();
+    }
+    fn next(&mut self) {
+        if let Some(d) = self.data.as_mut() {
+            d.next();
+        }
+        self.skip_forward();
+    }
+    fn prev(&mut self) {
+        if let Some(d) = self.data.as_mut() {
+            d.prev();
+        }
+        self.skip_backward();
+    }
+    fn key(&self) -> &[u8] {
+        self.data.as_ref().map(|d| d.key()).unwrap_or(&[])
+    }
+    fn value(&self) -> &[u8] {
+        self.data.as_ref().map(|d| d.value()).unwrap_or(&[])
+    }
+    fn status(&self) -> Result<()> {
+        self.status.clone()
+    }
+}

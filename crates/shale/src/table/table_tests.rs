@@ -1,0 +1,491 @@
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::*;
+use crate::cache::BlockCache;
+use crate::comparator::ReverseBytewiseComparator;
+use crate::fs::default_fs;
+use crate::key::{
+    bytewise_internal_comparator, lookup_key, make_internal_key, parse_internal_key, ValueType,
+};
+use crate::table::reader::{Table, TableReaderOptions};
+use crate::ErrorKind;
+
+fn entries(n: usize) -> Vec<(Vec<u8>, Vec<u8>)> {
+    (0..n)
+        .map(|i| {
+            let t = match i % 10 {
+                3 => ValueType::Deletion,
+                7 => ValueType::Merge,
+                _ => ValueType::Value,
+            };
+            let v = if t == ValueType::Deletion {
+                Vec::new()
+            } else {
+                format!("value-{i}-").repeat(1 + i % 5).into_bytes()
+            };
+            (make_internal_key(format!("key{:08}", i * 2).as_bytes(), 1000 + i as u64, t), v)
+        })
+        .collect()
+}
+
+fn build(path: &Path, opts: TableBuilderOptions, data: &[(Vec<u8>, Vec<u8>)]) -> TableBuildResult {
+    let f = default_fs().new_writable_file(path).unwrap();
+    let mut b = TableBuilder::new(opts, f);
+    for (k, v) in data {
+        b.add(k, v).unwrap();
+    }
+    assert_eq!(b.num_entries(), data.len() as u64);
+    b.finish().unwrap()
+}
+
+fn open_with(
+    path: &Path,
+    cache: Option<Arc<BlockCache>>,
+    icmp: crate::key::InternalKeyComparator,
+) -> crate::Result<Arc<Table>> {
+    let fs = default_fs();
+    let file = fs.new_random_access_file(path).unwrap();
+    let size = fs.file_size(path).unwrap();
+    Table::open(
+        file,
+        size,
+        TableReaderOptions {
+            icmp,
+            block_cache: cache,
+            verify_checksums: true,
+            file_name: path.display().to_string(),
+            cache_id: 1,
+        },
+    )
+}
+
+fn open(path: &Path) -> Arc<Table> {
+    open_with(path, None, bytewise_internal_comparator()).unwrap()
+}
+
+fn check_contents(t: &Arc<Table>, data: &[(Vec<u8>, Vec<u8>)]) {
+    let mut it = t.iter(true);
+    it.seek_to_first();
+    for (k, v) in data {
+        assert!(it.valid(), "{:?}", it.status());
+        assert_eq!((it.key(), it.value()), (&k[..], &v[..]));
+        it.next();
+    }
+    assert!(!it.valid());
+    it.status().unwrap();
+    it.seek_to_last();
+    for (k, _) in data.iter().rev() {
+        assert_eq!(it.key(), &k[..]);
+        it.prev();
+    }
+    assert!(!it.valid());
+    for (i, (k, v)) in data.iter().enumerate().step_by(7) {
+        let p = parse_internal_key(k).unwrap();
+        let got = t.get(&lookup_key(p.user_key, p.sequence), true).unwrap().unwrap();
+        assert_eq!((&got.0, &got.1), (k, v));
+        it.seek(k);
+        assert_eq!(it.key(), &k[..]);
+        it.seek_for_prev(k);
+        assert_eq!(it.key(), &k[..]);
+        if !p.user_key.starts_with(b"key") {
+            continue;
+        }
+        // A key between two user keys is absent.
+        let missing = format!("key{:08}", i * 2 + 1);
+        assert!(t.get(&lookup_key(missing.as_bytes(), 1 << 50), true).unwrap().is_none());
+        it.seek(&lookup_key(missing.as_bytes(), 1 << 50));
+        assert_eq!(it.valid(), i + 1 < data.len());
+        it.seek_for_prev(&lookup_key(missing.as_bytes(), 1 << 50));
+        assert_eq!(it.key(), &k[..]);
+    }
+}
+
+#[test]
+fn round_trip_with_each_compression() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = entries(3000);
+    for c in [
+        CompressionType::None,
+        CompressionType::Snappy,
+        CompressionType::Zlib,
+        CompressionType::Lz4,
+        CompressionType::Lz4hc,
+        CompressionType::Zstd,
+    ] {
+        let path = dir.path().join(format!("{}.sst", c.name()));
+        let mut o = TableBuilderOptions::new(bytewise_internal_comparator());
+        o.compression = c;
+        o.filter_bits_per_key = Some(10.0);
+        let r = build(&path, o, &data);
+        assert_eq!(r.file_size, std::fs::metadata(&path).unwrap().len());
+        let t = open(&path);
+        let mut p = t.properties().clone();
+        p.user_collected.remove(crate::table::properties::names::DELETED_KEYS);
+        p.user_collected.remove(crate::table::properties::names::MERGE_OPERANDS);
+        assert_eq!(p, r.properties);
+        assert_eq!(p.num_entries, 3000);
+        assert_eq!(p.num_deletions, 300);
+        assert_eq!(p.num_merge_operands, 300);
+        assert_eq!(p.compression_name, c.name());
+        assert_eq!(p.index_key_is_user_key, 1);
+        assert_eq!(p.index_value_is_delta_encoded, 1);
+        assert!(p.num_data_blocks > 10);
+        if c != CompressionType::None {
+            assert!(
+                p.data_size < r.properties.raw_key_size + r.properties.raw_value_size,
+                "{c:?} did not compress"
+            );
+        }
+        check_contents(&t, &data);
+        // A snapshot below the entry's sequence does not see it.
+        assert!(t.get(&lookup_key(crate::key::user_key(&data[0].0), 1), true).unwrap().is_none());
+    }
+}
+
+#[test]
+fn same_user_key_across_blocks_keeps_internal_index_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("versions.sst");
+    let mut data = Vec::new();
+    for u in 0..20u64 {
+        for seq in (0..100u64).rev() {
+            data.push((
+                make_internal_key(format!("user{u:03}").as_bytes(), seq + 1, ValueType::Value),
+                vec![b'x'; 50],
+            ));
+        }
+    }
+    let r = build(&path, TableBuilderOptions::new(bytewise_internal_comparator()), &data);
+    assert_eq!(r.properties.index_key_is_user_key, 0);
+    let t = open(&path);
+    check_contents(&t, &data);
+    // A lookup at a snapshot in the middle of a long version chain.
+    let got = t.get(&lookup_key(b"user005", 37), false).unwrap().unwrap();
+    assert_eq!(parse_internal_key(&got.0).unwrap().sequence, 37);
+}
+
+#[test]
+fn range_tombstones_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rd.sst");
+    let f = default_fs().new_writable_file(&path).unwrap();
+    let mut b = TableBuilder::new(TableBuilderOptions::new(bytewise_internal_comparator()), f);
+    b.add_range_tombstone(&make_internal_key(b"m", 9, ValueType::RangeDeletion), b"p").unwrap();
+    b.add(&make_internal_key(b"a", 5, ValueType::Value), b"1").unwrap();
+    b.add_range_tombstone(&make_internal_key(b"c", 7, ValueType::RangeDeletion), b"f").unwrap();
+    b.add(&make_internal_key(b"b", 6, ValueType::Value), b"2").unwrap();
+    assert_eq!(b.num_entries(), 4);
+    let r = b.finish().unwrap();
+    assert_eq!((r.properties.num_range_deletions, r.properties.num_deletions), (2, 2));
+    let t = open(&path);
+    assert_eq!(
+        t.range_tombstones(),
+        &[
+            (make_internal_key(b"c", 7, ValueType::RangeDeletion), b"f".to_vec()),
+            (make_internal_key(b"m", 9, ValueType::RangeDeletion), b"p".to_vec()),
+        ]
+    );
+    let mut it = t.iter(false);
+    it.seek_to_first();
+    assert_eq!(it.value(), b"1");
+    it.next();
+    assert_eq!(it.value(), b"2");
+    it.next();
+    assert!(!it.valid());
+    // A table holding only tombstones.
+    let path2 = dir.path().join("only.sst");
+    let f = default_fs().new_writable_file(&path2).unwrap();
+    let mut b = TableBuilder::new(TableBuilderOptions::new(bytewise_internal_comparator()), f);
+    b.add_range_tombstone(&make_internal_key(b"x", 1, ValueType::RangeDeletion), b"z").unwrap();
+    b.finish().unwrap();
+    let t = open(&path2);
+    assert_eq!(t.range_tombstones().len(), 1);
+    let mut it = t.iter(false);
+    it.seek_to_first();
+    assert!(!it.valid());
+    it.status().unwrap();
+}
+
+#[test]
+fn filter_skips_data_blocks_and_cache_serves_repeats() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f.sst");
+    let data = entries(2000);
+    let mut o = TableBuilderOptions::new(bytewise_internal_comparator());
+    o.filter_bits_per_key = Some(10.0);
+    let r = build(&path, o, &data);
+    assert_eq!(r.properties.filter_policy_name, "bloomfilter");
+    assert!(r.properties.filter_size > 0);
+    let t = open(&path);
+    let mut filtered = 0;
+    for i in 0..1000 {
+        let before = t.data_blocks_read();
+        let k = format!("absent{i}");
+        assert!(t.get(&lookup_key(k.as_bytes(), 1 << 40), false).unwrap().is_none());
+        if !t.may_contain(k.as_bytes()) {
+            assert_eq!(t.data_blocks_read(), before, "filtered lookup read a data block");
+            filtered += 1;
+        }
+    }
+    assert!(filtered > 900, "{filtered}");
+    assert_eq!(t.data_blocks_read() as usize, 1000 - filtered);
+
+    let cache = Arc::new(BlockCache::new(1 << 20));
+    let t = open_with(&path, Some(cache.clone()), bytewise_internal_comparator()).unwrap();
+    let k = lookup_key(crate::key::user_key(&data[500].0), 1 << 40);
+    t.get(&k, true).unwrap().unwrap();
+    assert_eq!(t.data_blocks_read(), 1);
+    t.get(&k, true).unwrap().unwrap();
+    assert_eq!(t.data_blocks_read(), 1);
+    assert!(cache.usage() > 0);
+}
+
+#[test]
+fn comparator_mismatch_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.sst");
+    build(&path, TableBuilderOptions::new(bytewise_internal_comparator()), &entries(10));
+    let rev = crate::key::InternalKeyComparator::new(Arc::new(ReverseBytewiseComparator));
+    let e = open_with(&path, None, rev).err().unwrap();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    let s = e.to_string();
+    assert!(
+        s.contains("leveldb.BytewiseComparator") && s.contains("rocksdb.ReverseBytewiseComparator"),
+        "{s}"
+    );
+}
+
+#[test]
+fn corrupt_files_are_reported_not_panicked() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.sst");
+    let data = entries(500);
+    build(&path, TableBuilderOptions::new(bytewise_internal_comparator()), &data);
+    let good = std::fs::read(&path).unwrap();
+    // Flip a byte in the first data block: iteration reports Corruption naming the file.
+    let mut bytes = good.clone();
+    bytes[10] ^= 0x40;
+    std::fs::write(&path, &bytes).unwrap();
+    let t = open(&path);
+    let mut it = t.iter(false);
+    it.seek_to_first();
+    assert!(!it.valid());
+    let e = it.status().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Corruption);
+    assert!(e.to_string().contains("bad.sst") && e.to_string().contains("offset 0"), "{e}");
+    let e = t.get(&lookup_key(crate::key::user_key(&data[0].0), 1 << 40), false).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Corruption);
+    // Truncations and flips anywhere never panic.
+    for cut in (0..good.len()).step_by(97) {
+        std::fs::write(&path, &good[..cut]).unwrap();
+        assert!(open_with(&path, None, bytewise_internal_comparator()).is_err());
+    }
+    for pos in (good.len() - 300..good.len()).chain((0..good.len()).step_by(53)) {
+        let mut bytes = good.clone();
+        bytes[pos] ^= 0x10;
+        std::fs::write(&path, &bytes).unwrap();
+        if let Ok(t) = open_with(&path, None, bytewise_internal_comparator()) {
+            let mut it = t.iter(false);
+            it.seek_to_first();
+            while it.valid() {
+                it.next();
+            }
+        }
+    }
+}
+
+// ---- Interop with RocksDB 7.8.3's tools ----
+
+fn tool(name: &str) -> Option<PathBuf> {
+    let p = PathBuf::from(format!("/usr/bin/{name}"));
+    if p.exists() {
+        Some(p)
+    } else {
+        println!("skipping: /usr/bin/{name} not found");
+        None
+    }
+}
+
+fn run(cmd: &Path, args: &[&str]) -> (bool, String) {
+    let out = std::process::Command::new(cmd).args(args).output().unwrap();
+    let mut s = String::from_utf8_lossy(&out.stdout).into_owned();
+    s.push_str(&String::from_utf8_lossy(&out.stderr));
+    (out.status.success(), s)
+}
+
+#[test]
+fn sst_dump_accepts_shale_tables() {
+    let Some(sst_dump) = tool("sst_dump") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let data: Vec<(Vec<u8>, Vec<u8>)> = (0..10_000)
+        .map(|i| {
+            (
+                make_internal_key(format!("k{i:06}").as_bytes(), i as u64 + 1, ValueType::Value),
+                format!("v{i}").into_bytes(),
+            )
+        })
+        .collect();
+    for c in [
+        CompressionType::None,
+        CompressionType::Snappy,
+        CompressionType::Zstd,
+        CompressionType::Lz4,
+        CompressionType::Zlib,
+    ] {
+        let path = dir.path().join(format!("00001{}.sst", c as u8));
+        let mut o = TableBuilderOptions::new(bytewise_internal_comparator());
+        o.compression = c;
+        o.filter_bits_per_key = Some(10.0);
+        o.db_id = "shale-test".into();
+        o.orig_file_number = 7;
+        build(&path, o, &data);
+        let f = format!("--file={}", path.display());
+        let (ok, out) = run(&sst_dump, &[&f, "--command=verify"]);
+        assert!(ok && !out.contains("Corruption"), "{c:?}: {out}");
+        let (ok, out) = run(&sst_dump, &[&f, "--command=scan"]);
+        assert!(ok, "{out}");
+        let lines: Vec<&str> = out.lines().filter(|l| l.starts_with('\'')).collect();
+        assert_eq!(lines.len(), 10_000, "{c:?}");
+        assert_eq!(lines[0], "'k000000' seq:1, type:1 => v0");
+        assert_eq!(lines[9999], "'k009999' seq:10000, type:1 => v9999");
+        let (ok, out) = run(&sst_dump, &[&f, "--show_properties", "--command=none"]);
+        assert!(ok, "{out}");
+        assert!(out.contains("# entries: 10000"), "{out}");
+        assert!(out.contains("filter policy name: bloomfilter"), "{out}");
+        assert!(out.contains(&format!("SST file compression algo: {}", c.name())), "{out}");
+        assert!(out.contains("DB identity: shale-test"), "{out}");
+    }
+}
+
+/// Every entry sst_dump prints for `sst`, as (internal key, value).
+fn sst_dump_entries(sst_dump: &Path, sst: &Path) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let (ok, out) = run(sst_dump, &[&format!("--file={}", sst.display()), "--command=scan", "--output_hex"]);
+    assert!(ok, "{out}");
+    let mut expected = Vec::new();
+    for l in out.lines().filter(|l| l.starts_with('\'')) {
+        // 'HEXKEY' seq:N, type:T => HEXVALUE
+        let (k, rest) = l[1..].split_once('\'').unwrap();
+        let (meta, v) = rest.split_once(" => ").unwrap();
+        let seq: u64 = meta.trim().trim_start_matches("seq:").split(',').next().unwrap().parse().unwrap();
+        let ty: u8 = meta.rsplit("type:").next().unwrap().trim().parse().unwrap();
+        let mut ik = unhex(k);
+        crate::coding::put_fixed64(&mut ik, (seq << 8) | ty as u64);
+        expected.push((ik, unhex(v.trim())));
+    }
+    expected
+}
+
+fn scan_all(t: &Arc<Table>) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut it = t.iter(false);
+    it.seek_to_first();
+    let mut got = Vec::new();
+    while it.valid() {
+        got.push((it.key().to_vec(), it.value().to_vec()));
+        it.next();
+    }
+    it.status().unwrap();
+    got
+}
+
+#[test]
+fn reads_db_bench_tables_with_range_tombstones() {
+    let (Some(db_bench), Some(sst_dump)) = (tool("db_bench"), tool("sst_dump")) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("--db={}", dir.path().join("bench").display());
+    let (ok, out) = run(
+        &db_bench,
+        &[
+            "--benchmarks=fillrandom",
+            "--num=5000",
+            &db,
+            "--compression_type=snappy",
+            "--writes_per_range_tombstone=100",
+            "--max_num_range_tombstones=10",
+            "--range_tombstone_width=10",
+            "--write_buffer_size=65536",
+            "--disable_auto_compactions=1",
+            "--bloom_bits=10",
+        ],
+    );
+    assert!(ok, "{out}");
+    let mut tombstones = 0;
+    for e in std::fs::read_dir(dir.path().join("bench")).unwrap() {
+        let sst = e.unwrap().path();
+        if sst.extension().is_none_or(|x| x != "sst") {
+            continue;
+        }
+        let t = open(&sst);
+        let got = scan_all(&t);
+        assert_eq!(got, sst_dump_entries(&sst_dump, &sst));
+        assert_eq!(t.range_tombstones().len() as u64, t.properties().num_range_deletions);
+        for (k, _) in t.range_tombstones() {
+            assert_eq!(parse_internal_key(k).unwrap().value_type, ValueType::RangeDeletion);
+        }
+        tombstones += t.range_tombstones().len();
+        for (k, v) in got.iter().step_by(13) {
+            let found =
+                t.get(&lookup_key(crate::key::user_key(k), crate::key::MAX_SEQUENCE_NUMBER), false).unwrap();
+            assert_eq!(found, Some((k.clone(), v.clone())));
+        }
+    }
+    assert!(tombstones > 0);
+}
+
+fn unhex(s: &str) -> Vec<u8> {
+    (0..s.len() / 2).map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap()).collect()
+}
+
+#[test]
+fn reads_tables_rocksdb_wrote() {
+    let (Some(ldb), Some(sst_dump)) = (tool("ldb"), tool("sst_dump")) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let mut checked = 0;
+    for c in ["no", "snappy", "lz4", "zstd", "zlib"] {
+        let db = dir.path().join(c);
+        let dbarg = format!("--db={}", db.display());
+        let comp = format!("--compression_type={c}");
+        let input: String = (0..3000).map(|i| format!("key{i:05} ==> value{}\n", i * 7)).collect();
+        let mut child = std::process::Command::new(&ldb)
+            .args([&dbarg, "--create_if_missing", &comp, "--bloom_bits=10", "load"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+        assert!(child.wait().unwrap().success());
+        assert!(run(&ldb, &[&dbarg, &comp, "delete", "key00010"]).0);
+        assert!(run(&ldb, &[&dbarg, &comp, "deleterange", "key00100", "key00200"]).0);
+        assert!(run(&ldb, &[&dbarg, &comp, "--bloom_bits=10", "compact"]).0);
+        let mut ssts: Vec<PathBuf> = std::fs::read_dir(&db)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "sst"))
+            .collect();
+        ssts.sort();
+        assert!(!ssts.is_empty());
+        for sst in ssts {
+            let expected = sst_dump_entries(&sst_dump, &sst);
+            let t = open(&sst);
+            let got = scan_all(&t);
+            assert_eq!(got.len(), expected.len(), "{c} {}", sst.display());
+            assert_eq!(got, expected, "{c}");
+            for (k, v) in got.iter().step_by(11) {
+                let found = t
+                    .get(&lookup_key(crate::key::user_key(k), crate::key::MAX_SEQUENCE_NUMBER), false)
+                    .unwrap();
+                assert_eq!(found, Some((k.clone(), v.clone())));
+            }
+            assert!(got.len() > 2000);
+            assert_eq!(t.properties().compression_name.to_lowercase().replace("nocompression", "no"), c);
+            assert!(t.properties().filter_size > 0);
+            // RocksDB's Bloom filter has no false negatives under Shale's reader.
+            assert!(got.iter().all(|(k, _)| t.may_contain(crate::key::user_key(k))));
+            let absent = (0..1000).filter(|i| !t.may_contain(format!("nokey{i}").as_bytes())).count();
+            assert!(absent > 900, "{absent}");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 5);
+}
