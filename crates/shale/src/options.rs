@@ -11,7 +11,7 @@ use crate::cache::BlockCache;
 use crate::comparator::{BytewiseComparator, CompareFn, ComparatorRef, FnComparator};
 use crate::error::{Error, Result};
 use crate::fs::FileSystemRef;
-use crate::table::format::CompressionType;
+use crate::table::compression::CompressionType;
 pub use crate::wal::WalRecoveryMode as DBRecoveryMode;
 
 /// Block compression, as rust-rocksdb's `DBCompressionType`.
@@ -33,9 +33,9 @@ impl DBCompressionType {
             DBCompressionType::Snappy => CompressionType::Snappy,
             DBCompressionType::Zlib => CompressionType::Zlib,
             DBCompressionType::Bz2 => CompressionType::BZip2,
-            DBCompressionType::Lz4 => CompressionType::LZ4,
-            DBCompressionType::Lz4hc => CompressionType::LZ4HC,
-            DBCompressionType::Zstd => CompressionType::ZSTD,
+            DBCompressionType::Lz4 => CompressionType::Lz4,
+            DBCompressionType::Lz4hc => CompressionType::Lz4hc,
+            DBCompressionType::Zstd => CompressionType::Zstd,
         }
     }
 }

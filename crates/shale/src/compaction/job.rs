@@ -76,6 +76,12 @@ pub fn run(mut input: JobInput<'_>) -> Result<JobResult> {
     let mut has_cur = false;
     let mut last_stripe: Option<u64> = None;
 
+    let ctx = Ctx {
+        fs: input.fs,
+        dir: input.dir,
+        builder_options: input.builder_options,
+        new_file_number: input.new_file_number,
+    };
     let iter = &mut input.iter;
     iter.seek_to_first();
     while iter.valid() {
@@ -85,7 +91,7 @@ pub fn run(mut input: JobInput<'_>) -> Result<JobResult> {
         if new_key {
             if out.as_ref().is_some_and(|o| o.builder.file_size() >= input.target_file_size) {
                 let o = out.take();
-                finish(&input_ctx(&input), o, &kept_tombstones, lower.as_deref(), Some(p.user_key), &mut result)?;
+                finish(&ctx, o, &kept_tombstones, lower.as_deref(), Some(p.user_key), &mut result)?;
                 lower = Some(p.user_key.to_vec());
             }
             cur_key.clear();
@@ -107,7 +113,7 @@ pub fn run(mut input: JobInput<'_>) -> Result<JobResult> {
             result.entries_dropped += 1;
         } else {
             if out.is_none() {
-                out = Some(open_output(&input_ctx(&input))?);
+                out = Some(open_output(&ctx)?);
             }
             if let Some(o) = out.as_mut() {
                 o.builder.add(k, iter.value())?;
@@ -120,7 +126,6 @@ pub fn run(mut input: JobInput<'_>) -> Result<JobResult> {
         iter.next();
     }
     iter.status()?;
-    let ctx = input_ctx(&input);
     if out.is_none() && overlaps_any(&ucmp, &kept_tombstones, lower.as_deref(), None) {
         out = Some(open_output(&ctx)?);
     }
@@ -133,10 +138,6 @@ struct Ctx<'a> {
     dir: &'a Path,
     builder_options: &'a dyn Fn(u64) -> TableBuilderOptions,
     new_file_number: &'a dyn Fn() -> u64,
-}
-
-fn input_ctx<'a>(i: &'a JobInput<'a>) -> Ctx<'a> {
-    Ctx { fs: i.fs, dir: i.dir, builder_options: i.builder_options, new_file_number: i.new_file_number }
 }
 
 fn open_output(ctx: &Ctx<'_>) -> Result<Output> {
@@ -215,7 +216,7 @@ fn finish(
     }
     clipped.sort_by(|a, b| icmp.compare(&a.0, &b.0));
     for (start, end) in &clipped {
-        o.builder.add_range_tombstone(start, end);
+        o.builder.add_range_tombstone(start, end)?;
     }
     if o.empty {
         let number = o.meta.number;

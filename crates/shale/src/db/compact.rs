@@ -164,6 +164,7 @@ impl DbInner {
             plan.level,
             plan.next_inputs.len(),
             plan.output_level,
+            plan.output_level,
             edit.new_files.len(),
             if plan.is_trivial_move() { " (trivial move)" } else { "" }
         ));

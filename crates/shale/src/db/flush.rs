@@ -84,7 +84,7 @@ pub(crate) fn write_level0_table(
         let p = parse_internal_key(start)?;
         smallest_seq = smallest_seq.min(p.sequence);
         largest_seq = largest_seq.max(p.sequence);
-        builder.add_range_tombstone(start, end);
+        builder.add_range_tombstone(start, end)?;
         range(&mut meta, start, &mut first);
         // The tombstone's exclusive end, as RocksDB's sentinel largest key.
         let sentinel = crate::key::make_internal_key(end, MAX_SEQUENCE_NUMBER, crate::key::ValueType::RangeDeletion);

@@ -88,7 +88,8 @@ impl DbInner {
         }
         drop(q);
         self.write_cv.notify_all();
-        lock(&me).result.take().unwrap_or(Ok(()))
+        let r = lock(&me).result.take().unwrap_or(Ok(()));
+        r
     }
 
     /// Runs `f` as the only writer: no write group runs meanwhile.
