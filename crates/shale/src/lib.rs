@@ -12,5 +12,5 @@ pub mod key;
 pub mod options_file;
 pub mod table;
 
-pub use cf_ref::AsColumnFamilyRef;
 pub use error::{Error, ErrorKind, Result};
+pub use cf_ref::AsColumnFamilyRef;
