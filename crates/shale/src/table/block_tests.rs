@@ -1,6 +1,6 @@
 use super::*;
 use crate::iter::InternalIterator;
-use crate::key::{bytewise_internal_comparator, make_internal_key, ValueType};
+use crate::key::{bytewise_internal_comparator, make_internal_key, user_key, ValueType};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 

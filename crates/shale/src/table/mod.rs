@@ -2,6 +2,7 @@
 //! table builder and the table reader.
 
 pub mod block;
+pub mod block_iter;
 pub mod builder;
 pub mod compression;
 pub mod filter;

@@ -237,7 +237,12 @@ impl Table {
         if index.valid() {
             index.handle().offset
         } else {
-            self.footer.metaindex_handle.offset.min(self.props.data_size.max(self.footer.index_handle.offset))
+            // Past the last key: the end of the data blocks.
+            if self.props.data_size > 0 {
+                self.props.data_size
+            } else {
+                self.footer.metaindex_handle.offset
+            }
         }
     }
 

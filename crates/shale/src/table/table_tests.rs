@@ -138,6 +138,15 @@ fn round_trip_with_each_compression() {
             );
         }
         check_contents(&t, &data);
+        let mut last = 0;
+        for (k, _) in data.iter().step_by(100) {
+            let o = t.approximate_offset_of(k);
+            assert!(o >= last);
+            last = o;
+        }
+        assert!(last > 0);
+        assert_eq!(t.approximate_offset_of(&make_internal_key(b"a", 1, ValueType::Value)), 0);
+        assert_eq!(t.approximate_offset_of(&make_internal_key(b"zzz", 1, ValueType::Value)), p.data_size);
         // A snapshot below the entry's sequence does not see it.
         assert!(t.get(&lookup_key(crate::key::user_key(&data[0].0), 1), true).unwrap().is_none());
     }

@@ -1,0 +1,398 @@
+//! Cursors over a [`Block`]: [`BlockIter`] for data and meta blocks (internal-key or
+//! bytewise order) and [`IndexBlockIter`] for index blocks, whose values are block handles
+//! (full, or delta-encoded against the previous entry; see `block.rs` for the layout).
+//!
+//! ```text
+//! entry at p : shared | unshared [| value_len] | key delta | value
+//! seek       : binary search over restart keys (shared == 0), then a forward scan
+//! prev       : back to the restart point before the current entry, then scan forward
+//! ```
+
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+use crate::coding::{decode_fixed32, decode_varint32, decode_varint64};
+use crate::error::{Error, Result};
+use crate::key::{user_key, InternalKeyComparator};
+
+use super::block::Block;
+use super::format::{BlockHandle, BLOCK_TRAILER_SIZE};
+
+/// Decodes `shared | unshared [| value_len]` at `p`; returns them and the offset after.
+fn decode_entry_header(
+    data: &[u8],
+    mut p: usize,
+    has_value_len: bool,
+) -> Option<(usize, usize, Option<usize>, usize)> {
+    let mut next = || -> Option<usize> {
+        let (v, n) = decode_varint32(data.get(p..)?)?;
+        p += n;
+        Some(v as usize)
+    };
+    let shared = next()?;
+    let non_shared = next()?;
+    let value_len = if has_value_len { Some(next()?) } else { None };
+    Some((shared, non_shared, value_len, p))
+}
+
+#[derive(Clone)]
+pub(super) enum KeyOrder {
+    Internal(InternalKeyComparator),
+    /// Stored keys are user keys; targets are internal keys compared by their user part.
+    User(InternalKeyComparator),
+    Bytewise,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum EntryFormat {
+    Plain,
+    Index { delta: bool, first_key: bool },
+}
+
+/// A cursor over a block. Implements [`crate::iter::InternalIterator`] for data blocks.
+pub struct BlockIter {
+    block: Arc<Block>,
+    order: KeyOrder,
+    format: EntryFormat,
+    /// Offset of the current entry; `restart_offset` when not valid.
+    current: usize,
+    next: usize,
+    restart_index: usize,
+    key: Vec<u8>,
+    value: (usize, usize),
+    handle: BlockHandle,
+    status: Result<()>,
+}
+
+impl BlockIter {
+    pub(super) fn new(block: Arc<Block>, order: KeyOrder, format: EntryFormat) -> Self {
+        let end = block.restart_offset;
+        BlockIter {
+            block,
+            order,
+            format,
+            current: end,
+            next: end,
+            restart_index: 0,
+            key: Vec::new(),
+            value: (0, 0),
+            handle: BlockHandle::default(),
+            status: Ok(()),
+        }
+    }
+
+    fn is_valid(&self) -> bool {
+        self.status.is_ok() && self.current < self.block.restart_offset
+    }
+
+    fn raw_value(&self) -> &[u8] {
+        &self.block.data[self.value.0..self.value.1]
+    }
+
+    fn corrupt(&mut self, what: &str) {
+        self.status =
+            Err(Error::corruption(format!("bad entry in block: {what} (at block offset {})", self.next)));
+        self.invalidate();
+    }
+
+    fn invalidate(&mut self) {
+        self.current = self.block.restart_offset;
+        self.next = self.block.restart_offset;
+        self.restart_index = self.block.num_restarts;
+    }
+
+    fn restart_point(&self, i: usize) -> Option<usize> {
+        let p = self.block.restart_offset + 4 * i;
+        let off = decode_fixed32(self.block.data.get(p..p + 4)?) as usize;
+        (off <= self.block.restart_offset).then_some(off)
+    }
+
+    fn seek_to_restart(&mut self, i: usize) -> bool {
+        match self.restart_point(i) {
+            Some(off) => {
+                self.key.clear();
+                self.restart_index = i;
+                self.next = off;
+                self.current = self.block.restart_offset;
+                true
+            }
+            None => {
+                self.corrupt("restart point out of range");
+                false
+            }
+        }
+    }
+
+    /// Decodes the entry at `self.next`; false at the end or on corruption.
+    fn parse_next(&mut self) -> bool {
+        let limit = self.block.restart_offset;
+        self.current = self.next;
+        if self.current >= limit {
+            self.invalidate();
+            return false;
+        }
+        let has_value_len = !matches!(self.format, EntryFormat::Index { delta: true, .. });
+        let Some((shared, non_shared, value_len, p)) =
+            decode_entry_header(&self.block.data[..limit], self.current, has_value_len)
+        else {
+            self.corrupt("truncated entry header");
+            return false;
+        };
+        if shared > self.key.len() || limit - p < non_shared {
+            self.corrupt("key overruns block");
+            return false;
+        }
+        self.key.truncate(shared);
+        self.key.extend_from_slice(&self.block.data[p..p + non_shared]);
+        let vstart = p + non_shared;
+        let vend = match (self.format, value_len) {
+            (EntryFormat::Index { first_key, .. }, None) => {
+                match self.decode_handle_delta(vstart, limit, shared != 0, first_key) {
+                    Some(end) => end,
+                    None => {
+                        self.corrupt("bad delta-encoded index value");
+                        return false;
+                    }
+                }
+            }
+            (_, n) => {
+                let n = n.unwrap_or(0);
+                if limit - vstart < n {
+                    self.corrupt("value overruns block");
+                    return false;
+                }
+                if let EntryFormat::Index { first_key, .. } = self.format {
+                    if self.decode_handle_delta(vstart, vstart + n, false, first_key).is_none() {
+                        self.corrupt("bad block handle in index entry");
+                        return false;
+                    }
+                }
+                vstart + n
+            }
+        };
+        self.value = (vstart, vend);
+        self.next = vend;
+        if shared == 0 {
+            while self.restart_index + 1 < self.block.num_restarts {
+                match self.restart_point(self.restart_index + 1) {
+                    Some(r) if r <= self.current => self.restart_index += 1,
+                    _ => break,
+                }
+            }
+        }
+        true
+    }
+
+    /// Decodes an index value (full or delta handle, then the optional first key) starting
+    /// at `start`; returns its end.
+    fn decode_handle_delta(
+        &mut self,
+        start: usize,
+        limit: usize,
+        is_delta: bool,
+        first_key: bool,
+    ) -> Option<usize> {
+        let src = &self.block.data[start..limit];
+        let mut used;
+        if is_delta {
+            let (z, n) = decode_varint64(src)?;
+            let delta = ((z >> 1) as i64) ^ -((z & 1) as i64);
+            let prev = self.handle;
+            self.handle = BlockHandle::new(
+                prev.offset.wrapping_add(prev.size).wrapping_add(BLOCK_TRAILER_SIZE as u64),
+                prev.size.wrapping_add(delta as u64),
+            );
+            used = n;
+        } else {
+            let mut d = crate::coding::Decoder::new(src);
+            self.handle = BlockHandle::decode_from(&mut d)?;
+            used = src.len() - d.remaining().len();
+        }
+        if first_key {
+            let (n, l) = decode_varint32(&src[used..])?;
+            used += l;
+            if src.len() - used < n as usize {
+                return None;
+            }
+            used += n as usize;
+        }
+        Some(start + used)
+    }
+
+    fn compare(&self, key: &[u8], target: &[u8]) -> Ordering {
+        match &self.order {
+            KeyOrder::Internal(c) => c.compare(key, target),
+            KeyOrder::User(c) => c.compare_user(key, user_key(target)),
+            KeyOrder::Bytewise => key.cmp(target),
+        }
+    }
+
+    fn seek_to_first_impl(&mut self) {
+        self.status = Ok(());
+        if self.block.num_restarts == 0 {
+            self.invalidate();
+            return;
+        }
+        if self.seek_to_restart(0) {
+            self.parse_next();
+        }
+    }
+
+    fn seek_to_last_impl(&mut self) {
+        self.status = Ok(());
+        if self.block.num_restarts == 0 {
+            self.invalidate();
+            return;
+        }
+        if !self.seek_to_restart(self.block.num_restarts - 1) {
+            return;
+        }
+        while self.parse_next() && self.next < self.block.restart_offset {}
+    }
+
+    fn seek_impl(&mut self, target: &[u8]) {
+        self.status = Ok(());
+        if self.block.num_restarts == 0 {
+            self.invalidate();
+            return;
+        }
+        // Find the last restart point whose key is < target.
+        let (mut lo, mut hi) = (0usize, self.block.num_restarts - 1);
+        while lo < hi {
+            let mid = (lo + hi).div_ceil(2);
+            if !self.seek_to_restart(mid) || !self.parse_next() {
+                if self.status.is_ok() {
+                    self.corrupt("empty restart interval");
+                }
+                return;
+            }
+            if self.compare(&self.key, target) == Ordering::Less {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        if !self.seek_to_restart(lo) {
+            return;
+        }
+        while self.parse_next() {
+            if self.compare(&self.key, target) != Ordering::Less {
+                return;
+            }
+        }
+    }
+
+    fn seek_for_prev_impl(&mut self, target: &[u8]) {
+        self.seek_impl(target);
+        if self.status.is_err() {
+            return;
+        }
+        if !self.is_valid() {
+            self.seek_to_last_impl();
+        }
+        while self.is_valid() && self.compare(&self.key, target) == Ordering::Greater {
+            self.prev_impl();
+        }
+    }
+
+    fn next_impl(&mut self) {
+        if self.is_valid() {
+            self.parse_next();
+        }
+    }
+
+    fn prev_impl(&mut self) {
+        if !self.is_valid() {
+            return;
+        }
+        let original = self.current;
+        loop {
+            match self.restart_point(self.restart_index) {
+                Some(r) if r < original => break,
+                Some(_) => {}
+                None => return self.corrupt("restart point out of range"),
+            }
+            if self.restart_index == 0 {
+                self.invalidate();
+                return;
+            }
+            self.restart_index -= 1;
+        }
+        if !self.seek_to_restart(self.restart_index) {
+            return;
+        }
+        while self.parse_next() && self.next < original {}
+    }
+}
+
+impl crate::iter::InternalIterator for BlockIter {
+    fn valid(&self) -> bool {
+        self.is_valid()
+    }
+    fn seek_to_first(&mut self) {
+        self.seek_to_first_impl()
+    }
+    fn seek_to_last(&mut self) {
+        self.seek_to_last_impl()
+    }
+    fn seek(&mut self, target: &[u8]) {
+        self.seek_impl(target)
+    }
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        self.seek_for_prev_impl(target)
+    }
+    fn next(&mut self) {
+        self.next_impl()
+    }
+    fn prev(&mut self) {
+        self.prev_impl()
+    }
+    fn key(&self) -> &[u8] {
+        &self.key
+    }
+    fn value(&self) -> &[u8] {
+        self.raw_value()
+    }
+    fn status(&self) -> Result<()> {
+        self.status.clone()
+    }
+}
+
+/// A cursor over an index block; each entry's value is the handle of a data block.
+/// Keys are internal keys, or user keys when the table says `index_key_is_user_key`
+/// (targets are always internal keys).
+pub struct IndexBlockIter {
+    pub(super) inner: BlockIter,
+}
+
+impl IndexBlockIter {
+    pub fn valid(&self) -> bool {
+        self.inner.is_valid()
+    }
+    pub fn seek_to_first(&mut self) {
+        self.inner.seek_to_first_impl()
+    }
+    pub fn seek_to_last(&mut self) {
+        self.inner.seek_to_last_impl()
+    }
+    /// Positions at the first entry whose key is >= `target` (an internal key).
+    pub fn seek(&mut self, target: &[u8]) {
+        self.inner.seek_impl(target)
+    }
+    pub fn next(&mut self) {
+        self.inner.next_impl()
+    }
+    pub fn prev(&mut self) {
+        self.inner.prev_impl()
+    }
+    /// The separator key as stored (an internal key or a user key).
+    pub fn key(&self) -> &[u8] {
+        &self.inner.key
+    }
+    pub fn handle(&self) -> BlockHandle {
+        self.inner.handle
+    }
+    pub fn status(&self) -> Result<()> {
+        self.inner.status.clone()
+    }
+}
