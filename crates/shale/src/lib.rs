@@ -34,5 +34,6 @@ pub use db::{
 };
 pub use error::{Error, ErrorKind, Result};
 pub use options::{
-    BlockBasedOptions, Cache, DBCompressionType, DBRecoveryMode, FlushOptions, Options, ReadOptions, WriteOptions,
+    BlockBasedOptions, Cache, DBCompressionType, DBRecoveryMode, FlushOptions, Options, ReadOptions,
+    WriteOptions,
 };

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use crate::cache::BlockCache;
-use crate::comparator::{BytewiseComparator, CompareFn, ComparatorRef, FnComparator};
+use crate::comparator::{BytewiseComparator, ComparatorRef, CompareFn, FnComparator};
 use crate::error::{Error, Result};
 use crate::fs::FileSystemRef;
 use crate::table::compression::CompressionType;
@@ -435,7 +435,13 @@ pub struct ReadOptions {
 
 impl Default for ReadOptions {
     fn default() -> Self {
-        ReadOptions { snapshot: None, lower_bound: None, upper_bound: None, fill_cache: true, verify_checksums: true }
+        ReadOptions {
+            snapshot: None,
+            lower_bound: None,
+            upper_bound: None,
+            fill_cache: true,
+            verify_checksums: true,
+        }
     }
 }
 

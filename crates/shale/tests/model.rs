@@ -39,7 +39,13 @@ fn range_of<'a>(m: &'a Model, lo: &Option<Vec<u8>>, hi: &Option<Vec<u8>>) -> Vec
     m.range((lb, ub)).collect()
 }
 
-fn check_iterators(db: &DB, model: &Model, rng: &mut SmallRng, snap: Option<&shale::Snapshot<'_>>, ctx: &str) {
+fn check_iterators(
+    db: &DB,
+    model: &Model,
+    rng: &mut SmallRng,
+    snap: Option<&shale::Snapshot<'_>>,
+    ctx: &str,
+) {
     let (lo, hi) = if rng.gen_bool(0.5) {
         let a = rng.gen_range(0..600);
         let b = rng.gen_range(a..620);
@@ -61,13 +67,17 @@ fn check_iterators(db: &DB, model: &Model, rng: &mut SmallRng, snap: Option<&sha
         ro
     };
     let expect = range_of(model, &lo, &hi);
-    let fwd: Vec<(Vec<u8>, Vec<u8>)> =
-        db.iterator_opt(IteratorMode::Start, ro()).map(|r| r.map(|(k, v)| (k.to_vec(), v.to_vec())).unwrap()).collect();
+    let fwd: Vec<(Vec<u8>, Vec<u8>)> = db
+        .iterator_opt(IteratorMode::Start, ro())
+        .map(|r| r.map(|(k, v)| (k.to_vec(), v.to_vec())).unwrap())
+        .collect();
     let want: Vec<(Vec<u8>, Vec<u8>)> = expect.iter().map(|(k, v)| ((*k).clone(), (*v).clone())).collect();
     assert_eq!(fwd.len(), want.len(), "{ctx}: forward scan length, bounds {lo:?}..{hi:?}");
     assert_eq!(fwd, want, "{ctx}: forward scan");
-    let mut rev: Vec<(Vec<u8>, Vec<u8>)> =
-        db.iterator_opt(IteratorMode::End, ro()).map(|r| r.map(|(k, v)| (k.to_vec(), v.to_vec())).unwrap()).collect();
+    let mut rev: Vec<(Vec<u8>, Vec<u8>)> = db
+        .iterator_opt(IteratorMode::End, ro())
+        .map(|r| r.map(|(k, v)| (k.to_vec(), v.to_vec())).unwrap())
+        .collect();
     rev.reverse();
     assert_eq!(rev, want, "{ctx}: reverse scan");
 
@@ -187,11 +197,15 @@ fn run(seed: u64, ops: usize) {
                 91 => {
                     let a = rng.gen_range(0..600);
                     let b = a + rng.gen_range(1..200);
-                    db.try_compact_range_cf(db.cf_handle("default").unwrap(), Some(key(a)), Some(key(b))).unwrap();
+                    db.try_compact_range_cf(db.cf_handle("default").unwrap(), Some(key(a)), Some(key(b)))
+                        .unwrap();
                 }
-                92 => db.try_compact_range_cf(db.cf_handle("default").unwrap(), None::<&[u8]>, None::<&[u8]>).unwrap(),
+                92 => db
+                    .try_compact_range_cf(db.cf_handle("default").unwrap(), None::<&[u8]>, None::<&[u8]>)
+                    .unwrap(),
                 _ => {
-                    let mut it = db.iterator(IteratorMode::From(&key(rng.gen_range(0..600)), Direction::Forward));
+                    let mut it =
+                        db.iterator(IteratorMode::From(&key(rng.gen_range(0..600)), Direction::Forward));
                     if let Some(r) = it.next() {
                         let (k, v) = r.unwrap();
                         assert_eq!(model.get(k.as_ref()).map(|v| v.as_slice()), Some(v.as_ref()), "{ctx}");
@@ -199,7 +213,9 @@ fn run(seed: u64, ops: usize) {
                 }
             }
         }
-        let files: u64 = (0..5).map(|l| db.property_int_value(format!("rocksdb.num-files-at-level{l}")).unwrap().unwrap()).sum();
+        let files: u64 = (0..5)
+            .map(|l| db.property_int_value(format!("rocksdb.num-files-at-level{l}")).unwrap().unwrap())
+            .sum();
         assert!(files > 0 || model.is_empty() || done < 300, "seed {seed}: no tables formed");
         drop(snaps);
         drop(db);
@@ -236,7 +252,9 @@ fn model_many_levels_form() {
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    let deep: u64 = (1..5).map(|l| db.property_int_value(format!("rocksdb.num-files-at-level{l}")).unwrap().unwrap()).sum();
+    let deep: u64 = (1..5)
+        .map(|l| db.property_int_value(format!("rocksdb.num-files-at-level{l}")).unwrap().unwrap())
+        .sum();
     assert!(deep > 1, "expected files below level 0, stats: {:?}", db.property_value("rocksdb.stats"));
     for i in (0..5000u32).step_by(97) {
         assert_eq!(db.get(key(i)).unwrap().map(|v| v.len()), Some(100 + ((15000 + i) % 7) as usize));

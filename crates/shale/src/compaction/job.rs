@@ -61,12 +61,8 @@ pub fn run(mut input: JobInput<'_>) -> Result<JobResult> {
         let i = snapshots.partition_point(|&s| s < seq);
         snapshots.get(i).copied().unwrap_or(MAX_SEQUENCE_NUMBER)
     };
-    let kept_tombstones: Vec<RangeTombstone> = input
-        .tombstones
-        .iter()
-        .filter(|t| !(input.bottommost && t.seq <= earliest))
-        .cloned()
-        .collect();
+    let kept_tombstones: Vec<RangeTombstone> =
+        input.tombstones.iter().filter(|t| !(input.bottommost && t.seq <= earliest)).cloned().collect();
     let frag = FragmentedTombstones::new(ucmp.clone(), input.tombstones.clone());
 
     let mut result = JobResult { outputs: Vec::new(), bytes_written: 0, entries_dropped: 0 };

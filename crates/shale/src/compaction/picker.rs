@@ -57,10 +57,8 @@ pub fn pick(v: &Version, opts: &Options, compact_pointer: &[Vec<u8>]) -> Option<
         return None;
     }
     let scores = level_scores(v, opts);
-    let (level, score) = scores
-        .iter()
-        .enumerate()
-        .max_by(|a, b| a.1.partial_cmp(b.1).unwrap_or(std::cmp::Ordering::Equal))?;
+    let (level, score) =
+        scores.iter().enumerate().max_by(|a, b| a.1.partial_cmp(b.1).unwrap_or(std::cmp::Ordering::Equal))?;
     if *score < 1.0 {
         return None;
     }
@@ -79,7 +77,12 @@ pub fn pick(v: &Version, opts: &Options, compact_pointer: &[Vec<u8>]) -> Option<
 
 /// A manual compaction of `level`'s files overlapping `[begin, end]` (user keys) into the
 /// next level. None when the level holds nothing in the range.
-pub fn pick_manual(v: &Version, level: usize, begin: Option<&[u8]>, end: Option<&[u8]>) -> Option<CompactionPlan> {
+pub fn pick_manual(
+    v: &Version,
+    level: usize,
+    begin: Option<&[u8]>,
+    end: Option<&[u8]>,
+) -> Option<CompactionPlan> {
     if level + 1 >= v.num_levels() {
         return None;
     }
@@ -95,8 +98,8 @@ fn plan_for(v: &Version, level: usize, inputs: Vec<Arc<FileMetaData>>) -> Compac
     let (lo, hi) = key_range(v, &inputs);
     let next_inputs = v.overlapping_files(output_level, Some(&lo), Some(&hi));
     let (all_lo, all_hi) = key_range(v, &inputs.iter().chain(&next_inputs).cloned().collect::<Vec<_>>());
-    let bottommost =
-        (output_level + 1..v.num_levels()).all(|l| v.overlapping_files(l, Some(&all_lo), Some(&all_hi)).is_empty());
+    let bottommost = (output_level + 1..v.num_levels())
+        .all(|l| v.overlapping_files(l, Some(&all_lo), Some(&all_hi)).is_empty());
     CompactionPlan { level, output_level, inputs, next_inputs, bottommost }
 }
 
@@ -170,7 +173,11 @@ mod tests {
     fn deeper_level_round_robins_and_moves_trivially() {
         let mut opts = Options::default();
         opts.set_max_bytes_for_level_base(150);
-        let v = version(vec![(1, file(3, "a", "b", 100)), (1, file(4, "m", "n", 100)), (2, file(7, "x", "z", 10))]);
+        let v = version(vec![
+            (1, file(3, "a", "b", 100)),
+            (1, file(4, "m", "n", 100)),
+            (2, file(7, "x", "z", 10)),
+        ]);
         let p = pick(&v, &opts, &[]).unwrap();
         assert_eq!(p.inputs[0].number, 3);
         assert!(p.is_trivial_move());

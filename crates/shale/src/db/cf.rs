@@ -63,11 +63,19 @@ pub(crate) struct CfHandle {
 }
 
 impl CfHandle {
-    pub fn new(id: u32, name: &str, opts: Options, default_cache: &Arc<BlockCache>, sv: SuperVersion) -> CfHandle {
+    pub fn new(
+        id: u32,
+        name: &str,
+        opts: Options,
+        default_cache: &Arc<BlockCache>,
+        sv: SuperVersion,
+    ) -> CfHandle {
         let block_cache = if opts.table.no_block_cache {
             None
         } else {
-            Some(opts.table.block_cache.as_ref().map(|c| c.0.clone()).unwrap_or_else(|| default_cache.clone()))
+            Some(
+                opts.table.block_cache.as_ref().map(|c| c.0.clone()).unwrap_or_else(|| default_cache.clone()),
+            )
         };
         CfHandle {
             id,
@@ -136,7 +144,8 @@ pub(crate) fn create_cf(inner: &Arc<DbInner>, name: &str, opts: &Options) -> Res
         let version = Arc::new(Version::new(icmp.clone(), opts.num_levels as usize, Vec::new()));
         let mem = Arc::new(MemTable::new(icmp, 0));
         let sv = SuperVersion { mem: mem.clone(), imm: Vec::new(), current: version.clone() };
-        let handle = Arc::new(CfHandle::new(id, name, opts.clone(), &inner.table_cache.default_block_cache, sv));
+        let handle =
+            Arc::new(CfHandle::new(id, name, opts.clone(), &inner.table_cache.default_block_cache, sv));
         st.live_versions.push(Arc::downgrade(&version));
         st.cfs.insert(
             id,
@@ -147,7 +156,6 @@ pub(crate) fn create_cf(inner: &Arc<DbInner>, name: &str, opts: &Options) -> Res
                 current: version,
                 log_number: wal_number,
                 compact_pointer: vec![Vec::new(); opts.num_levels as usize],
-                being_compacted: Default::default(),
             },
         );
         drop(st);
@@ -168,7 +176,8 @@ pub(crate) fn drop_cf(inner: &Arc<DbInner>, handle: &Arc<CfHandle>) -> Result<()
         if !st.cfs.contains_key(&handle.id) {
             return Err(Error::invalid_argument(format!("Invalid column family: {}", handle.name)));
         }
-        let edit = VersionEdit { column_family: handle.id, is_column_family_drop: true, ..Default::default() };
+        let edit =
+            VersionEdit { column_family: handle.id, is_column_family_drop: true, ..Default::default() };
         super::open::log_and_apply(inner, &mut st, &[edit])?;
         st.cfs.remove(&handle.id);
         handle.dropped.store(true, Ordering::Release);

@@ -200,7 +200,12 @@ impl DbInner {
 
     /// RocksDB's CompactRange: flush, then compact each level holding keys of the range
     /// into the next, down to the deepest such level.
-    pub(crate) fn compact_range_impl(self: &Arc<Self>, cf: &Arc<CfHandle>, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+    pub(crate) fn compact_range_impl(
+        self: &Arc<Self>,
+        cf: &Arc<CfHandle>,
+        begin: Option<&[u8]>,
+        end: Option<&[u8]>,
+    ) -> Result<()> {
         self.flush_memtables(true)?;
         let mut st = self.lock_state();
         st.manual_compaction_waiting += 1;
@@ -219,7 +224,8 @@ impl DbInner {
             let last = if deepest == 0 { 1 } else { deepest };
             for level in 0..last {
                 let plan = {
-                    let c = st.cfs.get(&cf.id).ok_or_else(|| Error::invalid_argument("column family dropped"))?;
+                    let c =
+                        st.cfs.get(&cf.id).ok_or_else(|| Error::invalid_argument("column family dropped"))?;
                     picker::pick_manual(&c.current, level, begin, end)
                 };
                 if let Some(plan) = plan {

@@ -48,10 +48,6 @@ pub fn info_log_file(dir: &Path) -> PathBuf {
     dir.join("LOG")
 }
 
-pub fn temp_file(dir: &Path, number: u64) -> PathBuf {
-    dir.join(format!("{number:06}.dbtmp"))
-}
-
 /// Classifies a directory entry; None for files that are not the database's.
 pub fn parse_file_name(name: &str) -> Option<FileType> {
     let num = |s: &str| -> Option<u64> {

@@ -31,7 +31,8 @@ pub(crate) fn builder_options(cf: &CfHandle, orig_file_number: u64) -> TableBuil
     b.format_version = o.table.format_version;
     b.column_family_id = cf.id;
     b.column_family_name = cf.name.clone();
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let now =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     b.creation_time = now;
     b.file_creation_time = now;
     b.oldest_key_time = now;
@@ -61,7 +62,7 @@ pub(crate) fn write_level0_table(
     let mut iter = mem.iter();
     iter.seek_to_first();
     let mut first = true;
-    let mut range = |meta: &mut FileMetaData, k: &[u8], first: &mut bool| {
+    let range = |meta: &mut FileMetaData, k: &[u8], first: &mut bool| {
         if *first || cf.icmp.compare(k, &meta.smallest).is_lt() {
             meta.smallest = k.to_vec();
         }
@@ -87,7 +88,8 @@ pub(crate) fn write_level0_table(
         builder.add_range_tombstone(start, end)?;
         range(&mut meta, start, &mut first);
         // The tombstone's exclusive end, as RocksDB's sentinel largest key.
-        let sentinel = crate::key::make_internal_key(end, MAX_SEQUENCE_NUMBER, crate::key::ValueType::RangeDeletion);
+        let sentinel =
+            crate::key::make_internal_key(end, MAX_SEQUENCE_NUMBER, crate::key::ValueType::RangeDeletion);
         range(&mut meta, &sentinel, &mut first);
     }
     let result = builder.finish()?;
@@ -118,8 +120,13 @@ impl DbInner {
         st.pending_outputs.insert(number);
         // Build the table without the lock.
         let result = MutexGuard::unlocked(st, || {
-            write_level0_table(&*self.fs, &self.path, &handle, &mem, number, 0)
-                .and_then(|m| if m.is_some() { self.fs.sync_dir(&self.path).map(|_| m) } else { Ok(m) })
+            write_level0_table(&*self.fs, &self.path, &handle, &mem, number, 0).and_then(|m| {
+                if m.is_some() {
+                    self.fs.sync_dir(&self.path).map(|_| m)
+                } else {
+                    Ok(m)
+                }
+            })
         });
         st.pending_outputs.remove(&number);
         let meta = match result {
@@ -148,7 +155,8 @@ impl DbInner {
         st.live_versions.push(Arc::downgrade(&version));
         self.stats.flushes.fetch_add(1, Ordering::Relaxed);
         self.stats.flush_bytes.fetch_add(bytes, Ordering::Relaxed);
-        self.info_log.log(format_args!("[{}] Flushed memtable to table #{number} ({bytes} bytes)", handle.name));
+        self.info_log
+            .log(format_args!("[{}] Flushed memtable to table #{number} ({bytes} bytes)", handle.name));
         purge_obsolete_files(self, st);
         Ok(true)
     }

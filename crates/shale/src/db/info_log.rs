@@ -17,7 +17,10 @@ pub(crate) struct InfoLog {
 impl InfoLog {
     pub fn open(fs: &dyn FileSystem, dir: &Path, keep: usize) -> Result<InfoLog> {
         let path = filename::info_log_file(dir);
-        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_micros()).unwrap_or(0);
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_micros())
+            .unwrap_or(0);
         if fs.file_exists(&path) {
             fs.rename(&path, &dir.join(format!("LOG.old.{now}")))?;
         }

@@ -85,9 +85,13 @@ impl DbInner {
         files: &[Arc<FileMetaData>],
         fill_cache: bool,
     ) -> LevelIterator {
-        let by_number: HashMap<u64, Arc<FileMetaData>> = files.iter().map(|f| (f.number, f.clone())).collect();
-        let level_files =
-            files.iter().map(|f| LevelFile { number: f.number, smallest: f.smallest.clone(), largest: f.largest.clone() });
+        let by_number: HashMap<u64, Arc<FileMetaData>> =
+            files.iter().map(|f| (f.number, f.clone())).collect();
+        let level_files = files.iter().map(|f| LevelFile {
+            number: f.number,
+            smallest: f.smallest.clone(),
+            largest: f.largest.clone(),
+        });
         let icmp = cf.icmp.clone();
         let inner = self.clone();
         let cf = cf.clone();
@@ -120,7 +124,8 @@ impl<'a> DBRawIterator<'a> {
                 Arc::new(FragmentedTombstones::new(cf.opts.comparator.clone(), Vec::new())),
             ),
         };
-        let iter = DBIter::new(cf.icmp.clone(), it, tomb, seq, ro.lower_bound.clone(), ro.upper_bound.clone());
+        let iter =
+            DBIter::new(cf.icmp.clone(), it, tomb, seq, ro.lower_bound.clone(), ro.upper_bound.clone());
         DBRawIterator { iter, _sv: sv, _db: PhantomData }
     }
 
@@ -249,7 +254,11 @@ impl DB {
         self.iterator(mode)
     }
 
-    pub fn iterator_cf<'a: 'b, 'b>(&'a self, cf: &impl AsColumnFamilyRef, mode: IteratorMode) -> DBIterator<'b> {
+    pub fn iterator_cf<'a: 'b, 'b>(
+        &'a self,
+        cf: &impl AsColumnFamilyRef,
+        mode: IteratorMode,
+    ) -> DBIterator<'b> {
         self.iterator_cf_opt(cf, ReadOptions::default(), mode)
     }
 

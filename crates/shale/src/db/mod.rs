@@ -48,7 +48,7 @@ pub use cf::{ColumnFamily, ColumnFamilyDescriptor, DEFAULT_COLUMN_FAMILY_NAME};
 pub use iterator::{DBIterator, DBRawIterator, Direction, IteratorMode};
 pub use snapshot::Snapshot;
 
-pub(crate) use cf::{CfHandle, SuperVersion};
+pub(crate) use cf::CfHandle;
 use info_log::InfoLog;
 use table_cache::TableCache;
 use write::WriteQueue;
@@ -111,8 +111,6 @@ pub(crate) struct CfState {
     pub log_number: u64,
     /// Per level: the key after which the next compaction of that level starts.
     pub compact_pointer: Vec<Vec<u8>>,
-    /// Files that a running compaction reads.
-    pub being_compacted: BTreeSet<u64>,
 }
 
 /// The active WAL, guarded by `DbInner::wal`.
@@ -149,10 +147,6 @@ impl DbInner {
         st.next_file_number += 1;
         st.pending_outputs.insert(n);
         n
-    }
-
-    pub fn release_output(&self, number: u64) {
-        self.lock_state().pending_outputs.remove(&number);
     }
 
     pub fn cf_handle_by_id(&self, id: u32) -> Option<Arc<CfHandle>> {

@@ -78,7 +78,10 @@ pub(crate) fn open(opts: &Options, path: &Path, mut descs: Vec<ColumnFamilyDescr
         .map(|c| c.name.as_str())
         .collect();
     if !not_opened.is_empty() {
-        return Err(Error::invalid_argument(format!("Column families not opened: {}", not_opened.join(", "))));
+        return Err(Error::invalid_argument(format!(
+            "Column families not opened: {}",
+            not_opened.join(", ")
+        )));
     }
 
     let default_cache = Arc::new(crate::cache::BlockCache::new(32 << 20));
@@ -108,7 +111,8 @@ pub(crate) fn open(opts: &Options, path: &Path, mut descs: Vec<ColumnFamilyDescr
         live_versions.push(Arc::downgrade(&version));
         let mem = Arc::new(MemTable::new(icmp, 0));
         let sv = SuperVersion { mem: mem.clone(), imm: Vec::new(), current: version.clone() };
-        let handle = Arc::new(CfHandle::new(*id, &rc.name, d.options.clone(), &table_cache.default_block_cache, sv));
+        let handle =
+            Arc::new(CfHandle::new(*id, &rc.name, d.options.clone(), &table_cache.default_block_cache, sv));
         cfs.insert(
             *id,
             CfState {
@@ -118,7 +122,6 @@ pub(crate) fn open(opts: &Options, path: &Path, mut descs: Vec<ColumnFamilyDescr
                 current: version,
                 log_number: rc.log_number,
                 compact_pointer: vec![Vec::new(); d.options.num_levels as usize],
-                being_compacted: BTreeSet::new(),
             },
         );
     }
@@ -137,12 +140,14 @@ pub(crate) fn open(opts: &Options, path: &Path, mut descs: Vec<ColumnFamilyDescr
         .collect();
     wals.sort_unstable();
     let mut new_files: Vec<(u32, FileMetaData)> = Vec::new();
-    let replay_wals: Vec<u64> = wals.iter().copied().filter(|&n| n >= min_log && n >= recovered.prev_log_number).collect();
+    let replay_wals: Vec<u64> =
+        wals.iter().copied().filter(|&n| n >= min_log && n >= recovered.prev_log_number).collect();
     for &n in &wals {
         next_file_number = next_file_number.max(n + 1);
     }
     let fsr: &dyn FileSystem = &*fs;
-    let mut recovery_ctx = RecoveryCtx { fs: fsr, path, next_file_number: &mut next_file_number, new_files: &mut new_files };
+    let mut recovery_ctx =
+        RecoveryCtx { fs: fsr, path, next_file_number: &mut next_file_number, new_files: &mut new_files };
     for &wal in &replay_wals {
         let stopped = replay_wal(&mut recovery_ctx, opts, wal, &mut cfs, &mut last_sequence, &info_log)?;
         if stopped {
@@ -277,7 +282,10 @@ fn replay_wal(
     let mut records = 0u64;
     while reader.read_record(&mut record)? {
         if record.len() < 12 {
-            let e = Error::corruption(format!("log record too small in {name} at offset {}", reader.last_record_offset()));
+            let e = Error::corruption(format!(
+                "log record too small in {name} at offset {}",
+                reader.last_record_offset()
+            ));
             if opts.wal_recovery_mode == crate::wal::WalRecoveryMode::SkipAnyCorruptedRecord {
                 continue;
             }
@@ -304,7 +312,9 @@ fn replay_wal(
             if cf.mem.approximate_memory_usage() >= cf.handle.opts.write_buffer_size {
                 let number = *ctx.next_file_number;
                 *ctx.next_file_number += 1;
-                if let Some(meta) = super::flush::write_level0_table(ctx.fs, ctx.path, &cf.handle, &cf.mem, number, 0)? {
+                if let Some(meta) =
+                    super::flush::write_level0_table(ctx.fs, ctx.path, &cf.handle, &cf.mem, number, 0)?
+                {
                     ctx.new_files.push((*id, meta));
                 }
                 cf.mem = Arc::new(MemTable::new(cf.handle.icmp.clone(), 0));
@@ -431,7 +441,10 @@ pub(crate) fn fill_random(buf: &mut [u8]) {
     // buffer.
     let n = unsafe { libc::getrandom(buf.as_mut_ptr().cast(), buf.len(), 0) };
     if n != buf.len() as isize {
-        let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
         for (i, b) in buf.iter_mut().enumerate() {
             *b = (t >> ((i % 16) * 8)) as u8 ^ (std::process::id() >> (i % 4)) as u8;
         }
@@ -472,7 +485,10 @@ pub(crate) fn write_options_file(inner: &DbInner) -> Result<()> {
                     kv("write_buffer_size", c.write_buffer_size.to_string()),
                     kv("max_write_buffer_number", c.max_write_buffer_number.to_string()),
                     kv("num_levels", c.num_levels.to_string()),
-                    kv("level0_file_num_compaction_trigger", c.level0_file_num_compaction_trigger.to_string()),
+                    kv(
+                        "level0_file_num_compaction_trigger",
+                        c.level0_file_num_compaction_trigger.to_string(),
+                    ),
                     kv("level0_slowdown_writes_trigger", c.level0_slowdown_writes_trigger.to_string()),
                     kv("level0_stop_writes_trigger", c.level0_stop_writes_trigger.to_string()),
                     kv("target_file_size_base", c.target_file_size_base.to_string()),

@@ -25,7 +25,9 @@ impl DbInner {
         Some(match prop {
             "num-immutable-mem-table" => c.imm.len() as u64,
             "mem-table-flush-pending" => u64::from(!c.imm.is_empty()),
-            "compaction-pending" => u64::from(crate::compaction::picker::pick(v, &cf.opts, &c.compact_pointer).is_some()),
+            "compaction-pending" => {
+                u64::from(crate::compaction::picker::pick(v, &cf.opts, &c.compact_pointer).is_some())
+            }
             "background-errors" => u64::from(st.bg_error.is_some()),
             "cur-size-active-mem-table" => c.mem.approximate_memory_usage() as u64,
             "cur-size-all-mem-tables" | "size-all-mem-tables" => {
@@ -50,13 +52,12 @@ impl DbInner {
             "oldest-snapshot-time" => 0,
             "num-live-versions" => st.live_versions.iter().filter(|w| w.strong_count() > 0).count() as u64,
             "current-super-version-number" => 0,
-            "is-write-stopped" => {
-                u64::from(v.num_files(0) as i32 >= cf.opts.level0_stop_writes_trigger)
-            }
+            "is-write-stopped" => u64::from(v.num_files(0) as i32 >= cf.opts.level0_stop_writes_trigger),
             "actual-delayed-write-rate" => 0,
             "base-level" => 1,
             "estimate-pending-compaction-bytes" => {
-                crate::compaction::picker::pick(v, &cf.opts, &c.compact_pointer).map_or(0, |p| p.input_bytes())
+                crate::compaction::picker::pick(v, &cf.opts, &c.compact_pointer)
+                    .map_or(0, |p| p.input_bytes())
             }
             "num-running-flushes" => u64::from(st.flush_running),
             "num-running-compactions" => u64::from(st.compaction_running),
@@ -128,7 +129,8 @@ impl DbInner {
         );
         let _ = writeln!(s, "Cumulative WAL: {} syncs", g(&t.wal_syncs));
         let _ = writeln!(s, "Cumulative stall: {:.3} secs", g(&t.stall_micros) as f64 / 1e6);
-        let _ = writeln!(s, "Flushes: {}, {:.2} MB written", g(&t.flushes), g(&t.flush_bytes) as f64 / 1048576.0);
+        let _ =
+            writeln!(s, "Flushes: {}, {:.2} MB written", g(&t.flushes), g(&t.flush_bytes) as f64 / 1048576.0);
         let _ = writeln!(
             s,
             "Compactions: {}, {:.2} MB read, {:.2} MB written",
@@ -146,7 +148,11 @@ impl DB {
         Ok(self.inner.string_property(&self.default_handle().handle, name.as_ref()))
     }
 
-    pub fn property_value_cf(&self, cf: &impl AsColumnFamilyRef, name: impl AsRef<str>) -> Result<Option<String>> {
+    pub fn property_value_cf(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        name: impl AsRef<str>,
+    ) -> Result<Option<String>> {
         let h: Arc<CfHandle> = self.inner.handle_of(cf)?;
         Ok(self.inner.string_property(&h, name.as_ref()))
     }
@@ -156,7 +162,11 @@ impl DB {
         Ok(self.inner.int_property(&self.default_handle().handle, name.as_ref()))
     }
 
-    pub fn property_int_value_cf(&self, cf: &impl AsColumnFamilyRef, name: impl AsRef<str>) -> Result<Option<u64>> {
+    pub fn property_int_value_cf(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        name: impl AsRef<str>,
+    ) -> Result<Option<u64>> {
         let h = self.inner.handle_of(cf)?;
         Ok(self.inner.int_property(&h, name.as_ref()))
     }

@@ -16,7 +16,12 @@ use crate::error::{Error, Result};
 use crate::key::{lookup_key, parse_internal_key, user_key, SequenceNumber, ValueType};
 use crate::options::{FlushOptions, ReadOptions, WriteOptions};
 
-fn resolve(seq: SequenceNumber, t: ValueType, value: Vec<u8>, max_cov: SequenceNumber) -> Result<Option<Vec<u8>>> {
+fn resolve(
+    seq: SequenceNumber,
+    t: ValueType,
+    value: Vec<u8>,
+    max_cov: SequenceNumber,
+) -> Result<Option<Vec<u8>>> {
     if seq < max_cov {
         return Ok(None);
     }
@@ -30,7 +35,10 @@ fn resolve(seq: SequenceNumber, t: ValueType, value: Vec<u8>, max_cov: SequenceN
 impl DbInner {
     pub(crate) fn get_impl(&self, cf: &CfHandle, key: &[u8], ro: &ReadOptions) -> Result<Option<Vec<u8>>> {
         if cf.is_dropped() {
-            return Err(Error::new(crate::ErrorKind::ColumnFamilyDropped, format!("column family {}", cf.name)));
+            return Err(Error::new(
+                crate::ErrorKind::ColumnFamilyDropped,
+                format!("column family {}", cf.name),
+            ));
         }
         let sv = cf.super_version();
         let seq = ro.snapshot.unwrap_or_else(|| self.last_sequence.load(Ordering::Acquire));
@@ -95,13 +103,23 @@ impl DB {
         self.put_opt(key, value, &WriteOptions::default())
     }
 
-    pub fn put_opt<K: AsRef<[u8]>, V: AsRef<[u8]>>(&self, key: K, value: V, opts: &WriteOptions) -> Result<()> {
+    pub fn put_opt<K: AsRef<[u8]>, V: AsRef<[u8]>>(
+        &self,
+        key: K,
+        value: V,
+        opts: &WriteOptions,
+    ) -> Result<()> {
         let mut b = WriteBatch::default();
         b.put(key, value);
         self.write_opt(b, opts)
     }
 
-    pub fn put_cf<K: AsRef<[u8]>, V: AsRef<[u8]>>(&self, cf: &impl AsColumnFamilyRef, key: K, value: V) -> Result<()> {
+    pub fn put_cf<K: AsRef<[u8]>, V: AsRef<[u8]>>(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        key: K,
+        value: V,
+    ) -> Result<()> {
         self.put_cf_opt(cf, key, value, &WriteOptions::default())
     }
 
@@ -131,7 +149,12 @@ impl DB {
         self.delete_cf_opt(cf, key, &WriteOptions::default())
     }
 
-    pub fn delete_cf_opt<K: AsRef<[u8]>>(&self, cf: &impl AsColumnFamilyRef, key: K, opts: &WriteOptions) -> Result<()> {
+    pub fn delete_cf_opt<K: AsRef<[u8]>>(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        key: K,
+        opts: &WriteOptions,
+    ) -> Result<()> {
         let mut b = WriteBatch::default();
         b.delete_cf(cf, key);
         self.write_opt(b, opts)
@@ -251,7 +274,11 @@ impl DB {
         self.multi_get_cf_opt(keys, &ReadOptions::default())
     }
 
-    pub fn multi_get_cf_opt<'a, 'b: 'a, K, I, W>(&'a self, keys: I, opts: &ReadOptions) -> Vec<Result<Option<Vec<u8>>>>
+    pub fn multi_get_cf_opt<'a, 'b: 'a, K, I, W>(
+        &'a self,
+        keys: I,
+        opts: &ReadOptions,
+    ) -> Vec<Result<Option<Vec<u8>>>>
     where
         K: AsRef<[u8]>,
         I: IntoIterator<Item = (&'b W, K)>,

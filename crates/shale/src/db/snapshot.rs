@@ -54,7 +54,10 @@ impl<'a> Snapshot<'a> {
         self.db.get_cf_opt(cf, key, &self.opts(ro))
     }
 
-    pub fn multi_get<K: AsRef<[u8]>, I: IntoIterator<Item = K>>(&self, keys: I) -> Vec<Result<Option<Vec<u8>>>> {
+    pub fn multi_get<K: AsRef<[u8]>, I: IntoIterator<Item = K>>(
+        &self,
+        keys: I,
+    ) -> Vec<Result<Option<Vec<u8>>>> {
         self.db.multi_get_opt(keys, &self.opts(ReadOptions::default()))
     }
 

@@ -37,9 +37,25 @@ pub(crate) struct TableCache {
 }
 
 impl TableCache {
-    pub fn new(fs: FileSystemRef, dir: PathBuf, max_open_files: i32, default_block_cache: Arc<BlockCache>) -> Self {
-        let capacity = if max_open_files < 0 { None } else { Some((max_open_files as usize).saturating_sub(10).max(16)) };
-        TableCache { fs, dir, capacity, default_block_cache, map: Mutex::new(HashMap::new()), tick: AtomicU64::new(0) }
+    pub fn new(
+        fs: FileSystemRef,
+        dir: PathBuf,
+        max_open_files: i32,
+        default_block_cache: Arc<BlockCache>,
+    ) -> Self {
+        let capacity = if max_open_files < 0 {
+            None
+        } else {
+            Some((max_open_files as usize).saturating_sub(10).max(16))
+        };
+        TableCache {
+            fs,
+            dir,
+            capacity,
+            default_block_cache,
+            map: Mutex::new(HashMap::new()),
+            tick: AtomicU64::new(0),
+        }
     }
 
     /// The reader of `file`, opening it if needed.
@@ -77,9 +93,5 @@ impl TableCache {
 
     pub fn evict(&self, number: u64) {
         self.map.lock().remove(&number);
-    }
-
-    pub fn open_count(&self) -> usize {
-        self.map.lock().len()
     }
 }

@@ -143,7 +143,10 @@ impl DbInner {
                 if mems.iter().any(|(id, _)| *id == e.cf_id) {
                     Ok(())
                 } else {
-                    Err(Error::invalid_argument(format!("Invalid column family specified in write batch: {}", e.cf_id)))
+                    Err(Error::invalid_argument(format!(
+                        "Invalid column family specified in write batch: {}",
+                        e.cf_id
+                    )))
                 }
             })?;
         }
