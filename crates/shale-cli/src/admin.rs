@@ -61,7 +61,7 @@ fn decode(hex: bool, s: &str) -> Result<Vec<u8>> {
         return Ok(s.as_bytes().to_vec());
     }
     let s = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")).unwrap_or(s);
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return Err(format!("odd-length hex string: {s}"));
     }
     (0..s.len())

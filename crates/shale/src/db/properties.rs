@@ -33,9 +33,9 @@ impl DbInner {
             "cur-size-all-mem-tables" | "size-all-mem-tables" => {
                 mems().map(|m| m.approximate_memory_usage() as u64).sum()
             }
-            "num-entries-active-mem-table" => c.mem.num_entries() as u64,
-            "num-entries-imm-mem-tables" => c.imm.iter().map(|(m, _)| m.num_entries() as u64).sum(),
-            "num-deletes-active-mem-table" => c.mem.num_deletes() as u64,
+            "num-entries-active-mem-table" => c.mem.num_entries(),
+            "num-entries-imm-mem-tables" => c.imm.iter().map(|(m, _)| m.num_entries()).sum(),
+            "num-deletes-active-mem-table" => c.mem.num_deletes(),
             "estimate-num-keys" => {
                 let mut n: i64 = mems().map(|m| m.num_entries() as i64 - 2 * m.num_deletes() as i64).sum();
                 for (_, f) in v.all_files() {
@@ -103,7 +103,7 @@ impl DbInner {
             let st = self.lock_state();
             if let Some(c) = st.cfs.get(&cf.id) {
                 let scores = crate::compaction::picker::level_scores(&c.current, &cf.opts);
-                for l in 0..c.current.num_levels() {
+                for (l, score) in scores.iter().enumerate() {
                     let n = c.current.num_files(l);
                     if n == 0 {
                         continue;
@@ -112,7 +112,7 @@ impl DbInner {
                         s,
                         "  L{l}  {n:>7}   {:>7.2} MB  {:>5.1}",
                         c.current.level_bytes(l) as f64 / 1048576.0,
-                        scores[l]
+                        score
                     );
                 }
             }

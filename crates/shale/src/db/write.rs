@@ -298,10 +298,8 @@ impl DbInner {
         }
         let number = st.next_file_number;
         let path = super::filename::wal_file(&self.path, number);
-        let file = self.fs.new_writable_file(&path).map_err(|e| {
-            self.set_bg_error_locked(st, e.clone());
-            e
-        })?;
+        let file =
+            self.fs.new_writable_file(&path).inspect_err(|e| self.set_bg_error_locked(st, e.clone()))?;
         if let Err(e) = wal.writer.sync().and_then(|_| self.fs.sync_dir(&self.path)) {
             self.set_bg_error_locked(st, e.clone());
             return Err(e);
