@@ -26,7 +26,7 @@ fn child_writer() {
     let mut wo = WriteOptions::default();
     wo.set_sync(true);
     for i in start.. {
-        if i % 10 == 0 {
+        if i.is_multiple_of(10) {
             let mut b = WriteBatch::default();
             b.put(format!("k{i:08}"), format!("v{i}"));
             b.put(format!("b{i:08}"), format!("batch{i}"));
@@ -39,7 +39,7 @@ fn child_writer() {
 }
 
 fn expected_value(i: u64) -> String {
-    if i % 10 == 0 {
+    if i.is_multiple_of(10) {
         format!("v{i}")
     } else {
         format!("v{i}").repeat(1 + (i % 5) as usize)
@@ -87,7 +87,7 @@ fn acknowledged_sync_writes_survive_kill_9() {
                 Some(expected_value(i)),
                 "round {round}: acknowledged write {k} lost"
             );
-            if i % 10 == 0 {
+            if i.is_multiple_of(10) {
                 assert_eq!(db.get(format!("b{i:08}")).unwrap(), Some(format!("batch{i}").into_bytes()));
             }
         }
