@@ -102,10 +102,15 @@ impl DbInner {
         } else {
             let snapshots = self.snapshot_list();
             let this = self.clone();
+            let created = parking_lot::Mutex::new(Vec::new());
             let result = MutexGuard::unlocked(st, || -> Result<job::JobResult> {
                 let (iter, tombstones) = this.compaction_input(cf, plan)?;
                 let builder_options = |n: u64| super::flush::builder_options(cf, n);
-                let new_number = || this.new_output_number();
+                let new_number = || {
+                    let n = this.new_output_number();
+                    created.lock().push(n);
+                    n
+                };
                 let r = job::run(JobInput {
                     fs: &*this.fs,
                     dir: &this.path,
@@ -126,14 +131,18 @@ impl DbInner {
                 Ok(r) => r,
                 Err(e) => {
                     self.info_log.log(format_args!("[{}] compaction failed: {e}", cf.name));
+                    // Its partial outputs are garbage now.
+                    for n in created.into_inner() {
+                        st.pending_outputs.remove(&n);
+                    }
                     super::flush::purge_obsolete_files(self, st);
                     return Err(e);
                 }
             };
             self.stats.compaction_bytes_read.fetch_add(plan.input_bytes(), Ordering::Relaxed);
             self.stats.compaction_bytes_written.fetch_add(result.bytes_written, Ordering::Relaxed);
+            outputs_numbers = created.into_inner();
             for m in result.outputs {
-                outputs_numbers.push(m.number);
                 edit.new_files.push((plan.output_level as u32, m));
             }
         }

@@ -73,6 +73,8 @@ pub(crate) struct DbInner {
     pub wal: Mutex<WalState>,
     pub last_sequence: AtomicU64,
     pub shutting_down: AtomicBool,
+    /// Set by a write made without the WAL: close flushes the memtables then.
+    pub unpersisted: AtomicBool,
     pub table_cache: TableCache,
     pub snapshots: Mutex<BTreeMap<u64, usize>>,
     pub info_log: InfoLog,

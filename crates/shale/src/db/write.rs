@@ -138,7 +138,7 @@ impl DbInner {
         }
         let mems = self.active_memtables();
         // Every record must name a live column family before anything is written.
-        if mems.len() > 1 || batch_has_cf_records(batch) {
+        {
             batch.for_each(&mut |e| {
                 if mems.iter().any(|(id, _)| *id == e.cf_id) {
                     Ok(())
@@ -152,7 +152,9 @@ impl DbInner {
         }
         let first_seq = self.last_sequence.load(Ordering::Acquire) + 1;
         batch.set_sequence(first_seq);
-        if !disable_wal {
+        if disable_wal {
+            self.unpersisted.store(true, Ordering::Release);
+        } else {
             let mut wal = self.wal.lock().unwrap_or_else(|p| p.into_inner());
             let r = wal.writer.add_record(batch.data()).and_then(|_| {
                 if sync {
@@ -348,14 +350,4 @@ fn build_group(queue: &VecDeque<Arc<Mutex<PendingWrite>>>) -> Vec<Arc<Mutex<Pend
         group.push(w.clone());
     }
     group
-}
-
-/// True when the batch may hold records of a column family other than the default.
-fn batch_has_cf_records(batch: &WriteBatch) -> bool {
-    let mut any = false;
-    let _ = batch.for_each(&mut |e| {
-        any |= e.cf_id != 0;
-        Ok(())
-    });
-    any
 }
