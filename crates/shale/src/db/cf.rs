@@ -159,7 +159,7 @@ pub(crate) fn create_cf(inner: &Arc<DbInner>, name: &str, opts: &Options) -> Res
             },
         );
         drop(st);
-        super::open::write_options_file(inner)?;
+        super::options_writer::write_options_file(inner)?;
         inner.info_log.log(format_args!("Created column family [{name}] (ID {id})"));
         Ok(handle)
     })
@@ -183,7 +183,7 @@ pub(crate) fn drop_cf(inner: &Arc<DbInner>, handle: &Arc<CfHandle>) -> Result<()
         handle.dropped.store(true, Ordering::Release);
         super::flush::purge_obsolete_files(inner, &mut st);
         drop(st);
-        super::open::write_options_file(inner)?;
+        super::options_writer::write_options_file(inner)?;
         inner.info_log.log(format_args!("Dropped column family [{}] (ID {})", handle.name, handle.id));
         Ok(())
     })

@@ -22,6 +22,7 @@ mod flush;
 mod info_log;
 mod iterator;
 mod open;
+mod options_writer;
 mod properties;
 mod read;
 mod snapshot;

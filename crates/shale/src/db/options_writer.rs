@@ -1,0 +1,129 @@
+//! Writes the OPTIONS-NNNNNN file (RocksDB's INI format) describing the open database, as
+//! RocksDB does at open and after each column-family change; keeps the newest two.
+
+use std::sync::Arc;
+
+use super::cf::CfHandle;
+use super::filename::{self, FileType};
+use super::DbInner;
+use crate::error::Result;
+use crate::options_file::{self, CfSection, OptionsFile};
+
+/// Writes an OPTIONS file describing the open families (as RocksDB does after each change).
+pub(crate) fn write_options_file(inner: &DbInner) -> Result<()> {
+    let (number, cfs) = {
+        let mut st = inner.lock_state();
+        let n = st.next_file_number;
+        st.next_file_number += 1;
+        let cfs: Vec<Arc<CfHandle>> = st.cfs.values().map(|c| c.handle.clone()).collect();
+        (n, cfs)
+    };
+    let o = &inner.opts;
+    let kv = |k: &str, v: String| (k.to_string(), v);
+    let db_options = vec![
+        kv("create_if_missing", o.create_if_missing.to_string()),
+        kv("create_missing_column_families", o.create_missing_column_families.to_string()),
+        kv("error_if_exists", o.error_if_exists.to_string()),
+        kv("paranoid_checks", o.paranoid_checks.to_string()),
+        kv("max_open_files", o.max_open_files.to_string()),
+        kv("max_background_jobs", o.max_background_jobs.to_string()),
+        kv("use_fsync", o.use_fsync.to_string()),
+        kv("wal_recovery_mode", wal_mode_name(o.wal_recovery_mode).to_string()),
+        kv("max_manifest_file_size", o.max_manifest_file_size.to_string()),
+        kv("keep_log_file_num", o.keep_log_file_num.to_string()),
+    ];
+    let sections = cfs
+        .iter()
+        .map(|h| {
+            let c = &h.opts;
+            CfSection {
+                name: h.name.clone(),
+                options: vec![
+                    kv("comparator", c.comparator.name().to_string()),
+                    kv("write_buffer_size", c.write_buffer_size.to_string()),
+                    kv("max_write_buffer_number", c.max_write_buffer_number.to_string()),
+                    kv("num_levels", c.num_levels.to_string()),
+                    kv(
+                        "level0_file_num_compaction_trigger",
+                        c.level0_file_num_compaction_trigger.to_string(),
+                    ),
+                    kv("level0_slowdown_writes_trigger", c.level0_slowdown_writes_trigger.to_string()),
+                    kv("level0_stop_writes_trigger", c.level0_stop_writes_trigger.to_string()),
+                    kv("target_file_size_base", c.target_file_size_base.to_string()),
+                    kv("target_file_size_multiplier", c.target_file_size_multiplier.to_string()),
+                    kv("max_bytes_for_level_base", c.max_bytes_for_level_base.to_string()),
+                    kv("max_bytes_for_level_multiplier", format!("{:.6}", c.max_bytes_for_level_multiplier)),
+                    kv("disable_auto_compactions", c.disable_auto_compactions.to_string()),
+                    kv("compression", compression_option_name(c.compression).to_string()),
+                    kv("compaction_style", "kCompactionStyleLevel".to_string()),
+                    kv("level_compaction_dynamic_level_bytes", "false".to_string()),
+                ],
+                table_factory: "BlockBasedTable".to_string(),
+                table_options: vec![
+                    kv("block_size", c.table.block_size.to_string()),
+                    kv("block_restart_interval", c.table.block_restart_interval.to_string()),
+                    kv("index_block_restart_interval", c.table.index_block_restart_interval.to_string()),
+                    kv("format_version", c.table.format_version.to_string()),
+                    kv("whole_key_filtering", c.table.whole_key_filtering.to_string()),
+                    kv("no_block_cache", c.table.no_block_cache.to_string()),
+                    kv(
+                        "filter_policy",
+                        match c.table.bloom_bits_per_key {
+                            Some(b) => format!("bloomfilter:{b}:false"),
+                            None => "nullptr".to_string(),
+                        },
+                    ),
+                    kv("checksum", "kCRC32c".to_string()),
+                    kv("index_type", "kBinarySearch".to_string()),
+                ],
+            }
+        })
+        .collect();
+    let file = OptionsFile {
+        rocksdb_version: "7.8.3".to_string(),
+        options_file_version: "1.1".to_string(),
+        db_options,
+        cfs: sections,
+    };
+    options_file::write_options_file(&*inner.fs, &inner.path, number, &file)?;
+    // Keep only the newest two OPTIONS files, as RocksDB does.
+    let mut olds: Vec<u64> = inner
+        .fs
+        .children(&inner.path)?
+        .iter()
+        .filter_map(|n| match filename::parse_file_name(n) {
+            Some(FileType::Options(k)) if !n.ends_with(".dbtmp") => Some(k),
+            _ => None,
+        })
+        .collect();
+    olds.sort_unstable();
+    if olds.len() > 2 {
+        for k in &olds[..olds.len() - 2] {
+            let _ = inner.fs.remove_file(&inner.path.join(options_file::options_file_name(*k)));
+        }
+    }
+    Ok(())
+}
+
+fn wal_mode_name(m: crate::wal::WalRecoveryMode) -> &'static str {
+    use crate::wal::WalRecoveryMode::*;
+    match m {
+        TolerateCorruptedTailRecords => "kTolerateCorruptedTailRecords",
+        AbsoluteConsistency => "kAbsoluteConsistency",
+        PointInTime => "kPointInTimeRecovery",
+        SkipAnyCorruptedRecord => "kSkipAnyCorruptedRecords",
+    }
+}
+
+fn compression_option_name(c: crate::options::DBCompressionType) -> &'static str {
+    use crate::options::DBCompressionType::*;
+    match c {
+        None => "kNoCompression",
+        Snappy => "kSnappyCompression",
+        Zlib => "kZlibCompression",
+        Bz2 => "kBZip2Compression",
+        Lz4 => "kLZ4Compression",
+        Lz4hc => "kLZ4HCCompression",
+        Zstd => "kZSTD",
+    }
+}
