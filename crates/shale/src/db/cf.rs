@@ -158,6 +158,7 @@ pub(crate) fn create_cf(inner: &Arc<DbInner>, name: &str, opts: &Options) -> Res
                 compact_pointer: vec![Vec::new(); opts.num_levels as usize],
             },
         );
+        inner.refresh_active_memtables(&st);
         drop(st);
         super::options_writer::write_options_file(inner)?;
         inner.info_log.log(format_args!("Created column family [{name}] (ID {id})"));
@@ -181,6 +182,7 @@ pub(crate) fn drop_cf(inner: &Arc<DbInner>, handle: &Arc<CfHandle>) -> Result<()
         super::open::log_and_apply(inner, &mut st, &[edit])?;
         st.cfs.remove(&handle.id);
         handle.dropped.store(true, Ordering::Release);
+        inner.refresh_active_memtables(&st);
         super::flush::purge_obsolete_files(inner, &mut st);
         drop(st);
         super::options_writer::write_options_file(inner)?;

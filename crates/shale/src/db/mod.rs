@@ -122,6 +122,9 @@ pub(crate) struct WalState {
     pub number: u64,
     /// Bytes written to this WAL that are not yet fsynced.
     pub unsynced: bool,
+    /// The active memtable of every column family, for the write leader. Changed only with
+    /// write leadership held (memtable switch, column family create/drop), under `state`.
+    pub mems: Vec<(u32, Arc<MemTable>)>,
 }
 
 /// Counters behind `rocksdb.stats` and friends (atomics, updated without locks).
@@ -159,6 +162,12 @@ impl DbInner {
     /// The earliest live snapshot, or None.
     pub fn snapshot_list(&self) -> Vec<u64> {
         self.snapshots.lock().map(|s| s.keys().copied().collect()).unwrap_or_default()
+    }
+
+    /// Republishes every family's active memtable to the write leader.
+    pub fn refresh_active_memtables(&self, st: &DbState) {
+        let mems = st.cfs.iter().map(|(id, c)| (*id, c.mem.clone())).collect();
+        self.wal.lock().unwrap_or_else(|p| p.into_inner()).mems = mems;
     }
 
     pub fn check_bg_error(&self) -> Result<()> {

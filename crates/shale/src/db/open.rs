@@ -216,7 +216,12 @@ pub(crate) fn open(opts: &Options, path: &Path, mut descs: Vec<ColumnFamilyDescr
         bg_cv: Condvar::new(),
         writers: PlMutex::new(Default::default()),
         write_cv: Condvar::new(),
-        wal: Mutex::new(WalState { writer: wal_writer, number: wal_number, unsynced: false }),
+        wal: Mutex::new(WalState {
+            writer: wal_writer,
+            number: wal_number,
+            unsynced: false,
+            mems: Vec::new(),
+        }),
         last_sequence: AtomicU64::new(last_sequence),
         shutting_down: AtomicBool::new(false),
         unpersisted: AtomicBool::new(false),
@@ -228,6 +233,7 @@ pub(crate) fn open(opts: &Options, path: &Path, mut descs: Vec<ColumnFamilyDescr
     });
     {
         let mut st = inner.lock_state();
+        inner.refresh_active_memtables(&st);
         super::flush::purge_obsolete_files(&inner, &mut st);
     }
     ensure_identity(&*fs, path)?;

@@ -136,7 +136,9 @@ impl DbInner {
         if count == 0 {
             return Ok(());
         }
-        let mems = self.active_memtables();
+        let mut wal = self.wal.lock().unwrap_or_else(|p| p.into_inner());
+        let wal = &mut *wal;
+        let mems = &wal.mems;
         // Every record must name a live column family before anything is written.
         {
             batch.for_each(&mut |e| {
@@ -155,7 +157,6 @@ impl DbInner {
         if disable_wal {
             self.unpersisted.store(true, Ordering::Release);
         } else {
-            let mut wal = self.wal.lock().unwrap_or_else(|p| p.into_inner());
             let r = wal.writer.add_record(batch.data()).and_then(|_| {
                 if sync {
                     self.stats.wal_syncs.fetch_add(1, Ordering::Relaxed);
@@ -167,7 +168,6 @@ impl DbInner {
                 }
             });
             if let Err(e) = r {
-                drop(wal);
                 self.set_bg_error(e.clone(), "WAL write");
                 return Err(e);
             }
@@ -193,11 +193,6 @@ impl DbInner {
         Ok(())
     }
 
-    /// The active memtable of every column family (stable while this thread leads).
-    fn active_memtables(&self) -> Vec<(u32, Arc<MemTable>)> {
-        self.lock_state().cfs.iter().map(|(id, c)| (*id, c.mem.clone())).collect()
-    }
-
     /// Records a background error: writes stop until `resume`.
     pub fn set_bg_error(&self, e: Error, context: &str) {
         self.info_log.log(format_args!("[ERROR] {context} failed: {e}"));
@@ -215,7 +210,7 @@ impl DbInner {
         let mut st = self.lock_state();
         let mut slowed = false;
         let mut forced = !force;
-        let stall_start = Instant::now();
+        let mut stall_start: Option<Instant> = None;
         loop {
             if let Some(e) = &st.bg_error {
                 return Err(e.clone());
@@ -248,6 +243,7 @@ impl DbInner {
                 if no_slowdown {
                     return Err(Error::new(ErrorKind::Incomplete, "Write stall"));
                 }
+                stall_start.get_or_insert_with(Instant::now);
                 self.bg_cv.notify_all();
                 self.bg_cv.wait_for(&mut st, Duration::from_millis(100));
                 continue;
@@ -269,9 +265,8 @@ impl DbInner {
             }
             break;
         }
-        let waited = stall_start.elapsed();
-        if waited > Duration::from_millis(1) {
-            self.stats.stall_micros.fetch_add(waited.as_micros() as u64, Ordering::Relaxed);
+        if let Some(t) = stall_start {
+            self.stats.stall_micros.fetch_add(t.elapsed().as_micros() as u64, Ordering::Relaxed);
         }
         Ok(())
     }
@@ -287,6 +282,7 @@ impl DbInner {
                 cf.install_super_version();
             }
         }
+        self.refresh_active_memtables(st);
         st.flush_requests += 1;
         self.bg_cv.notify_all();
         Ok(())
