@@ -2,7 +2,7 @@
 //! creating and dropping families.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 
 use super::{CfState, DbInner};
 use crate::cache::BlockCache;
@@ -107,16 +107,24 @@ pub(crate) struct SuperVersion {
     /// Immutable memtables, newest first.
     pub imm: Vec<Arc<MemTable>>,
     pub current: Arc<Version>,
+    /// What iterators need from `current`, computed by the first iterator.
+    pub iter_parts: OnceLock<Arc<super::iterator::IterParts>>,
+}
+
+impl SuperVersion {
+    pub fn new(mem: Arc<MemTable>, imm: Vec<Arc<MemTable>>, current: Arc<Version>) -> SuperVersion {
+        SuperVersion { mem, imm, current, iter_parts: OnceLock::new() }
+    }
 }
 
 impl CfState {
     /// Publishes the state's memtables and version to readers.
     pub fn install_super_version(&self) {
-        self.handle.install(SuperVersion {
-            mem: self.mem.clone(),
-            imm: self.imm.iter().rev().map(|(m, _)| m.clone()).collect(),
-            current: self.current.clone(),
-        });
+        self.handle.install(SuperVersion::new(
+            self.mem.clone(),
+            self.imm.iter().rev().map(|(m, _)| m.clone()).collect(),
+            self.current.clone(),
+        ));
     }
 }
 
@@ -143,7 +151,7 @@ pub(crate) fn create_cf(inner: &Arc<DbInner>, name: &str, opts: &Options) -> Res
         let icmp = InternalKeyComparator::new(opts.comparator.clone());
         let version = Arc::new(Version::new(icmp.clone(), opts.num_levels as usize, Vec::new()));
         let mem = Arc::new(MemTable::new(icmp, 0));
-        let sv = SuperVersion { mem: mem.clone(), imm: Vec::new(), current: version.clone() };
+        let sv = SuperVersion::new(mem.clone(), Vec::new(), version.clone());
         let handle =
             Arc::new(CfHandle::new(id, name, opts.clone(), &inner.table_cache.default_block_cache, sv));
         st.live_versions.push(Arc::downgrade(&version));

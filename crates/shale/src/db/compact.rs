@@ -198,7 +198,7 @@ impl DbInner {
                 }
             }
             if level > 0 && !files.is_empty() {
-                children.push(Box::new(self.level_iterator(cf, files, false)));
+                children.push(Box::new(self.level_iterator_of(cf, files, false)));
             }
             Ok(())
         };

@@ -10,6 +10,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::cf::{CfHandle, SuperVersion};
+use super::table_cache::TableEntry;
 use super::{DbInner, DB};
 use crate::cf_ref::AsColumnFamilyRef;
 use crate::error::Result;
@@ -39,28 +40,29 @@ pub enum IteratorMode<'a> {
 /// `(key, value)` as rust-rocksdb's `KVBytes`.
 pub type KVBytes = (Box<[u8]>, Box<[u8]>);
 
+/// What iterators of one SuperVersion share: its tables, level runs and range tombstones.
+pub(crate) struct IterParts {
+    l0: Vec<Arc<TableEntry>>,
+    levels: Vec<(Arc<[LevelFile]>, Arc<HashMap<u64, Arc<FileMetaData>>>)>,
+    tombstones: Vec<RangeTombstone>,
+    /// `tombstones` fragmented, for views whose memtables hold none.
+    fragmented: Arc<FragmentedTombstones>,
+}
+
 impl DbInner {
-    /// The merged internal iterator and all range tombstones of one column family's view.
-    pub(crate) fn internal_iterator(
-        self: &Arc<Self>,
-        cf: &Arc<CfHandle>,
-        sv: &SuperVersion,
-        fill_cache: bool,
-    ) -> Result<(BoxedIterator, Arc<FragmentedTombstones>)> {
-        let mut children: Vec<BoxedIterator> = Vec::new();
-        let mut tombstones: Vec<RangeTombstone> = Vec::new();
-        for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
-            children.push(mem.iter());
-            if mem.num_range_deletes() > 0 {
-                tombstones.extend(range_del::from_table_entries(&mem.range_tombstones())?);
-            }
+    fn iter_parts(&self, cf: &Arc<CfHandle>, sv: &SuperVersion) -> Result<Arc<IterParts>> {
+        if let Some(p) = sv.iter_parts.get() {
+            return Ok(p.clone());
         }
         let v = &sv.current;
+        let mut tombstones = Vec::new();
+        let mut l0 = Vec::new();
         for f in v.files(0) {
             let e = self.table_cache.get(cf, f)?;
             tombstones.extend(range_del::from_table_entries(e.table.range_tombstones())?);
-            children.push(e.table.iter(fill_cache));
+            l0.push(e);
         }
+        let mut levels = Vec::new();
         for level in 1..v.num_levels() {
             let files = v.files(level);
             if files.is_empty() {
@@ -68,13 +70,53 @@ impl DbInner {
             }
             for f in files {
                 let e = self.table_cache.get(cf, f)?;
-                if !e.table.range_tombstones().is_empty() {
-                    tombstones.extend(range_del::from_table_entries(e.table.range_tombstones())?);
-                }
+                tombstones.extend(range_del::from_table_entries(e.table.range_tombstones())?);
             }
-            children.push(Box::new(self.level_iterator(cf, files, fill_cache)));
+            let run: Arc<[LevelFile]> = files
+                .iter()
+                .map(|f| LevelFile {
+                    number: f.number,
+                    smallest: f.smallest.clone(),
+                    largest: f.largest.clone(),
+                })
+                .collect();
+            let by_number = Arc::new(files.iter().map(|f| (f.number, f.clone())).collect());
+            levels.push((run, by_number));
         }
-        let tomb = Arc::new(FragmentedTombstones::new(cf.opts.comparator.clone(), tombstones));
+        let fragmented = Arc::new(FragmentedTombstones::new(cf.opts.comparator.clone(), tombstones.clone()));
+        let parts = Arc::new(IterParts { l0, levels, tombstones, fragmented });
+        let _ = sv.iter_parts.set(parts.clone());
+        Ok(parts)
+    }
+
+    /// The merged internal iterator and all range tombstones of one column family's view.
+    pub(crate) fn internal_iterator(
+        self: &Arc<Self>,
+        cf: &Arc<CfHandle>,
+        sv: &SuperVersion,
+        fill_cache: bool,
+    ) -> Result<(BoxedIterator, Arc<FragmentedTombstones>)> {
+        let parts = self.iter_parts(cf, sv)?;
+        let mut children: Vec<BoxedIterator> = Vec::new();
+        let mut mem_tombstones: Vec<RangeTombstone> = Vec::new();
+        for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
+            children.push(mem.iter());
+            if mem.num_range_deletes() > 0 {
+                mem_tombstones.extend(range_del::from_table_entries(&mem.range_tombstones())?);
+            }
+        }
+        for e in &parts.l0 {
+            children.push(e.table.iter(fill_cache));
+        }
+        for (run, by_number) in &parts.levels {
+            children.push(Box::new(self.level_iterator(cf, run.clone(), by_number.clone(), fill_cache)));
+        }
+        let tomb = if mem_tombstones.is_empty() {
+            parts.fragmented.clone()
+        } else {
+            mem_tombstones.extend(parts.tombstones.iter().cloned());
+            Arc::new(FragmentedTombstones::new(cf.opts.comparator.clone(), mem_tombstones))
+        };
         Ok((Box::new(MergingIterator::new(cf.icmp.clone(), children)), tomb))
     }
 
@@ -82,16 +124,10 @@ impl DbInner {
     pub(crate) fn level_iterator(
         self: &Arc<Self>,
         cf: &Arc<CfHandle>,
-        files: &[Arc<FileMetaData>],
+        run: Arc<[LevelFile]>,
+        by_number: Arc<HashMap<u64, Arc<FileMetaData>>>,
         fill_cache: bool,
     ) -> LevelIterator {
-        let by_number: HashMap<u64, Arc<FileMetaData>> =
-            files.iter().map(|f| (f.number, f.clone())).collect();
-        let level_files = files.iter().map(|f| LevelFile {
-            number: f.number,
-            smallest: f.smallest.clone(),
-            largest: f.largest.clone(),
-        });
         let icmp = cf.icmp.clone();
         let inner = self.clone();
         let cf = cf.clone();
@@ -101,7 +137,22 @@ impl DbInner {
                 .ok_or_else(|| crate::Error::corruption(format!("level file {} vanished", lf.number)))?;
             Ok(inner.table_cache.get(&cf, meta)?.table.iter(fill_cache))
         });
-        LevelIterator::new(icmp, level_files.collect(), opener)
+        LevelIterator::new(icmp, run, opener)
+    }
+
+    /// A level iterator over `files` (used by compaction).
+    pub(crate) fn level_iterator_of(
+        self: &Arc<Self>,
+        cf: &Arc<CfHandle>,
+        files: &[Arc<FileMetaData>],
+        fill_cache: bool,
+    ) -> LevelIterator {
+        let run: Arc<[LevelFile]> = files
+            .iter()
+            .map(|f| LevelFile { number: f.number, smallest: f.smallest.clone(), largest: f.largest.clone() })
+            .collect();
+        let by_number = Arc::new(files.iter().map(|f| (f.number, f.clone())).collect());
+        self.level_iterator(cf, run, by_number, fill_cache)
     }
 }
 

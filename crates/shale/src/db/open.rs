@@ -109,7 +109,7 @@ pub(crate) fn open(opts: &Options, path: &Path, mut descs: Vec<ColumnFamilyDescr
         version.check_consistency()?;
         live_versions.push(Arc::downgrade(&version));
         let mem = Arc::new(MemTable::new(icmp, 0));
-        let sv = SuperVersion { mem: mem.clone(), imm: Vec::new(), current: version.clone() };
+        let sv = SuperVersion::new(mem.clone(), Vec::new(), version.clone());
         let handle =
             Arc::new(CfHandle::new(*id, &rc.name, d.options.clone(), &table_cache.default_block_cache, sv));
         cfs.insert(

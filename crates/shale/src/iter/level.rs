@@ -32,7 +32,7 @@ pub type FileOpener = Arc<dyn Fn(&LevelFile) -> Result<BoxedIterator> + Send + S
 /// A cursor over the concatenation of a sorted run's files.
 pub struct LevelIterator {
     icmp: InternalKeyComparator,
-    files: Vec<LevelFile>,
+    files: Arc<[LevelFile]>,
     opener: FileOpener,
     /// The file `file_iter` (or `open_err`) belongs to; `files.len()` when none.
     file_index: usize,
@@ -42,7 +42,8 @@ pub struct LevelIterator {
 
 impl LevelIterator {
     /// `files` must be sorted by key and must not overlap.
-    pub fn new(icmp: InternalKeyComparator, files: Vec<LevelFile>, opener: FileOpener) -> Self {
+    pub fn new(icmp: InternalKeyComparator, files: impl Into<Arc<[LevelFile]>>, opener: FileOpener) -> Self {
+        let files: Arc<[LevelFile]> = files.into();
         let file_index = files.len();
         LevelIterator { icmp, files, opener, file_index, file_iter: None, open_err: None }
     }
