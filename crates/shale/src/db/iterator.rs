@@ -40,10 +40,13 @@ pub enum IteratorMode<'a> {
 /// `(key, value)` as rust-rocksdb's `KVBytes`.
 pub type KVBytes = (Box<[u8]>, Box<[u8]>);
 
+/// Files of a level by number, for opening them from a `LevelFile`.
+type FilesByNumber = Arc<HashMap<u64, Arc<FileMetaData>>>;
+
 /// What iterators of one SuperVersion share: its tables, level runs and range tombstones.
 pub(crate) struct IterParts {
     l0: Vec<Arc<TableEntry>>,
-    levels: Vec<(Arc<[LevelFile]>, Arc<HashMap<u64, Arc<FileMetaData>>>)>,
+    levels: Vec<(Arc<[LevelFile]>, FilesByNumber)>,
     tombstones: Vec<RangeTombstone>,
     /// `tombstones` fragmented, for views whose memtables hold none.
     fragmented: Arc<FragmentedTombstones>,
@@ -125,7 +128,7 @@ impl DbInner {
         self: &Arc<Self>,
         cf: &Arc<CfHandle>,
         run: Arc<[LevelFile]>,
-        by_number: Arc<HashMap<u64, Arc<FileMetaData>>>,
+        by_number: FilesByNumber,
         fill_cache: bool,
     ) -> LevelIterator {
         let icmp = cf.icmp.clone();
