@@ -2,6 +2,7 @@
 //! ldb-like commands and output (`key : value` lines; `--hex` for binary data).
 
 mod admin;
+mod stress;
 
 use std::process::ExitCode;
 
@@ -26,6 +27,10 @@ enum Command {
     Scan(admin::ScanArgs),
     /// List the column families of a database.
     ListColumnFamilies(admin::DbArgs),
+    /// Random concurrent operations checked against an expected state that survives crashes.
+    Stress(stress::StressArgs),
+    /// Run `stress` as a child, SIGKILL it at random moments, reopen and verify, repeatedly.
+    CrashTest(stress::CrashTestArgs),
 }
 
 fn main() -> ExitCode {
@@ -36,6 +41,8 @@ fn main() -> ExitCode {
         Command::Delete(a) => admin::delete(&a),
         Command::Scan(a) => admin::scan(&a),
         Command::ListColumnFamilies(a) => admin::list_cf(&a),
+        Command::Stress(a) => stress::stress(&a),
+        Command::CrashTest(a) => stress::crash_test(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
