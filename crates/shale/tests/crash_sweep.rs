@@ -18,8 +18,8 @@ const KINDS: [OpKind; 3] = [OpKind::Sync, OpKind::DirSync, OpKind::Rename];
 
 /// Runs `ops` until the first error. Returns (operations acknowledged as durable: the
 /// recovered state must be at least this prefix, operations attempted: at most this one).
-fn run_until_failure(fs: &Arc<FaultInjectionFs>, ops: &[Op]) -> (usize, usize) {
-    let mut db = match open_all(fs) {
+fn run_until_failure(fs: &Arc<FaultInjectionFs>, ops: &[Op], cfg: Config) -> (usize, usize) {
+    let mut db = match open_all_with(fs, cfg.options(fs)) {
         Ok(db) => db,
         Err(e) => {
             assert_eq!(e.kind(), ErrorKind::IOError, "open failed with a non-IO error: {e}");
@@ -40,6 +40,24 @@ fn run_until_failure(fs: &Arc<FaultInjectionFs>, ops: &[Op]) -> (usize, usize) {
     (durable, ops.len())
 }
 
+#[derive(Clone, Copy)]
+struct Config {
+    /// A small MANIFEST size limit, so that new MANIFESTs are started during the workload.
+    small_manifest: bool,
+    /// Also crash during the recovery itself, at each of its first few crash points.
+    recovery_crashes: u64,
+}
+
+impl Config {
+    fn options(self, fs: &Arc<FaultInjectionFs>) -> shale::Options {
+        let mut o = options(fs);
+        if self.small_manifest {
+            o.set_max_manifest_file_size(1024);
+        }
+        o
+    }
+}
+
 /// Reopens after a crash and checks the state; then checks the database still takes writes.
 fn verify_after_crash(fs: &Arc<FaultInjectionFs>, states: &[State], lo: usize, hi: usize, ctx: &str) {
     let db = open_all(fs).unwrap_or_else(|e| panic!("{ctx}: reopen failed: {e}"));
@@ -51,17 +69,21 @@ fn verify_after_crash(fs: &Arc<FaultInjectionFs>, states: &[State], lo: usize, h
     wo.set_sync(true);
     db.put_opt(b"after-crash", b"1", &wo).unwrap_or_else(|e| panic!("{ctx}: write after recovery: {e}"));
     drop(db);
+    // A second reopen (reading the MANIFEST the first one wrote) sees the same state.
     let db = open_all(fs).unwrap_or_else(|e| panic!("{ctx}: second reopen failed: {e}"));
     assert_eq!(db.get(b"after-crash").unwrap().as_deref(), Some(&b"1"[..]), "{ctx}");
+    let mut again = read_state(&db).unwrap_or_else(|e| panic!("{ctx}: read failed: {e}"));
+    again.get_mut("default").map(|m| m.remove(&b"after-crash"[..]));
+    assert!(again == got, "{ctx}: state changed across a clean reopen");
 }
 
-fn sweep(seed: u64, len: usize, max_points: u64) {
+fn sweep(seed: u64, len: usize, max_points: u64, cfg: Config) {
     let ops = workload(seed, len);
     let states = model_states(&ops);
 
     // A clean run: how many crash points there are, and a sanity check of the model.
     let fs = new_fault_fs();
-    let (durable, attempted) = run_until_failure(&fs, &ops);
+    let (durable, attempted) = run_until_failure(&fs, &ops, cfg);
     assert_eq!((durable <= attempted, attempted), (true, ops.len()));
     let points = fs.count_of(&KINDS);
     {
@@ -83,9 +105,21 @@ fn sweep(seed: u64, len: usize, max_points: u64) {
                 with_timeout(60, &ctx, move || {
                     let fs = new_fault_fs();
                     fs.crash_at(&KINDS, k);
-                    let (lo, hi) = run_until_failure(&fs, &ops);
+                    let (lo, hi) = run_until_failure(&fs, &ops, cfg);
                     fs.crash(drop_unsynced);
                     fs.clear_faults();
+                    // Crashes during recovery: recovery must be repeatable.
+                    for j in 1..=cfg.recovery_crashes {
+                        fs.crash_at(&KINDS, j);
+                        let opened = open_all(&fs);
+                        let reached = fs.is_stopped();
+                        drop(opened);
+                        fs.crash(drop_unsynced);
+                        fs.clear_faults();
+                        if !reached {
+                            break;
+                        }
+                    }
                     verify_after_crash(&fs, &states, lo, hi, &c);
                 })
             });
@@ -100,18 +134,10 @@ fn sweep(seed: u64, len: usize, max_points: u64) {
 
 #[test]
 fn crash_at_every_sync_point() {
-    sweep(7, 90, 400);
+    sweep(7, 90, 400, Config { small_manifest: false, recovery_crashes: 0 });
 }
 
 #[test]
-fn crash_sweep_second_workload() {
-    sweep(20260101, 60, 150);
-}
-
-#[test]
-#[ignore]
-fn print_workload() {
-    for (i, op) in workload(7, 90).iter().enumerate().take(30) {
-        eprintln!("{}: {op:?}", i + 1);
-    }
+fn crash_sweep_with_manifest_rolls_and_crashes_during_recovery() {
+    sweep(20260101, 60, 200, Config { small_manifest: true, recovery_crashes: 6 });
 }

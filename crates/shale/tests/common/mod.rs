@@ -161,7 +161,11 @@ pub fn new_fault_fs() -> Arc<FaultInjectionFs> {
 
 /// Opens the database on `fs` with every family it has.
 pub fn open_all(fs: &Arc<FaultInjectionFs>) -> shale::Result<DB> {
-    let opts = options(fs);
+    open_all_with(fs, options(fs))
+}
+
+/// `open_all` with the given options.
+pub fn open_all_with(fs: &Arc<FaultInjectionFs>, opts: Options) -> shale::Result<DB> {
     let names = if db_exists(fs) { DB::list_cf(&opts, DB_PATH)? } else { Vec::new() };
     DB::open_cf(&opts, DB_PATH, names)
 }
