@@ -213,6 +213,7 @@ pub(crate) fn open(opts: &Options, path: &Path, mut descs: Vec<ColumnFamilyDescr
             manual_compaction_waiting: 0,
             bg_error: None,
             flush_requests: 0,
+            manifest_write_failed: false,
         }),
         bg_cv: Condvar::new(),
         writers: PlMutex::new(Default::default()),
@@ -368,13 +369,19 @@ pub(crate) fn log_and_apply(inner: &DbInner, st: &mut DbState, edits: &[VersionE
         last.next_file_number = Some(st.next_file_number);
         last.last_sequence = Some(inner.last_sequence.load(Ordering::Acquire));
     }
-    let result = if st.manifest.file_size() > inner.opts.max_manifest_file_size {
+    let result = if st.manifest_write_failed || st.manifest.file_size() > inner.opts.max_manifest_file_size {
         roll_manifest(inner, st, &edits)
     } else {
         st.manifest.append(&edits)
     };
-    if let Err(e) = &result {
-        inner.set_bg_error_in(st, e.clone(), "MANIFEST write");
+    match &result {
+        Ok(()) => st.manifest_write_failed = false,
+        Err(e) => {
+            // The edit may or may not be in the MANIFEST: as RocksDB does, write the next
+            // change to a new MANIFEST holding the in-memory state.
+            st.manifest_write_failed = true;
+            inner.set_bg_error_in(st, e.clone(), "MANIFEST write");
+        }
     }
     result
 }
