@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 
-use super::{CfState, DbInner};
+use super::{CfState, DbInner, DbState};
 use crate::cache::BlockCache;
 use crate::cf_ref::AsColumnFamilyRef;
 use crate::error::{Error, Result};
@@ -128,6 +128,22 @@ impl CfState {
     }
 }
 
+/// Makes the WAL durable before a family change reaches the MANIFEST, so that a crash
+/// cannot keep the change yet lose unsynced writes made before it (recovery must yield a
+/// prefix of the history).
+fn sync_wal_before_family_change(inner: &DbInner, st: &mut DbState) -> Result<()> {
+    let mut wal = inner.wal.lock().unwrap_or_else(|p| p.into_inner());
+    if !wal.unsynced {
+        return Ok(());
+    }
+    if let Err(e) = wal.writer.sync() {
+        inner.set_bg_error_in(st, e.clone(), "WAL sync");
+        return Err(e);
+    }
+    wal.unsynced = false;
+    Ok(())
+}
+
 pub(crate) fn create_cf(inner: &Arc<DbInner>, name: &str, opts: &Options) -> Result<Arc<CfHandle>> {
     opts.check_supported()?;
     inner.check_bg_error()?;
@@ -137,6 +153,7 @@ pub(crate) fn create_cf(inner: &Arc<DbInner>, name: &str, opts: &Options) -> Res
         if st.cfs.values().any(|c| c.handle.name == name) {
             return Err(Error::invalid_argument(format!("Column family already exists: {name}")));
         }
+        sync_wal_before_family_change(inner, &mut st)?;
         let id = st.max_column_family + 1;
         let wal_number = inner.wal.lock().map(|w| w.number).unwrap_or(0);
         let mut edit = VersionEdit { column_family: id, ..Default::default() };
@@ -185,6 +202,7 @@ pub(crate) fn drop_cf(inner: &Arc<DbInner>, handle: &Arc<CfHandle>) -> Result<()
         if !st.cfs.contains_key(&handle.id) {
             return Err(Error::invalid_argument(format!("Invalid column family: {}", handle.name)));
         }
+        sync_wal_before_family_change(inner, &mut st)?;
         let edit =
             VersionEdit { column_family: handle.id, is_column_family_drop: true, ..Default::default() };
         super::open::log_and_apply(inner, &mut st, &[edit])?;

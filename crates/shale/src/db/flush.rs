@@ -179,6 +179,9 @@ pub(crate) fn purge_obsolete_files(inner: &DbInner, st: &mut DbState) {
         st.alive_wals.pop_front();
         let _ = inner.fs.remove_file(&filename::wal_file(&inner.path, w));
     }
+    if st.manifest_write_failed {
+        return; // the durable MANIFEST may name any table, and CURRENT any MANIFEST
+    }
     // Tables: keep those of live versions and pending outputs.
     st.live_versions.retain(|w| w.strong_count() > 0);
     let mut live: BTreeSet<u64> = st.pending_outputs.clone();

@@ -101,6 +101,9 @@ pub(crate) struct DbState {
     /// A background error stops writes (RocksDB's bg_error); reads continue.
     pub bg_error: Option<Error>,
     pub flush_requests: usize,
+    /// A MANIFEST write failed: whether its record reached the file is unknown, so the next
+    /// change starts a new MANIFEST, and no table or MANIFEST is removed until then.
+    pub manifest_write_failed: bool,
 }
 
 /// One column family's mutable state, guarded by `DbInner::state`.

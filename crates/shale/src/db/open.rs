@@ -212,6 +212,7 @@ pub(crate) fn open(opts: &Options, path: &Path, mut descs: Vec<ColumnFamilyDescr
             manual_compaction_waiting: 0,
             bg_error: None,
             flush_requests: 0,
+            manifest_write_failed: false,
         }),
         bg_cv: Condvar::new(),
         writers: PlMutex::new(Default::default()),
@@ -340,11 +341,15 @@ pub(crate) fn snapshot_edits(
 ) -> Vec<VersionEdit> {
     let mut edits = Vec::new();
     for (id, cf) in cfs {
-        let mut e = VersionEdit { column_family: *id, ..Default::default() };
+        // Recovery (RocksDB's and ours) takes nothing but the family from an edit that adds
+        // a family, so the files and log number go in an edit of their own.
+        let mut add = VersionEdit { column_family: *id, ..Default::default() };
         if *id != 0 {
-            e.column_family_add = Some(cf.handle.name.clone());
+            add.column_family_add = Some(cf.handle.name.clone());
         }
-        e.comparator = Some(cf.handle.opts.comparator.name().to_string());
+        add.comparator = Some(cf.handle.opts.comparator.name().to_string());
+        edits.push(add);
+        let mut e = VersionEdit { column_family: *id, ..Default::default() };
         e.log_number = Some(cf.log_number);
         for (level, f) in cf.current.all_files() {
             e.new_files.push((level, (**f).clone()));
@@ -370,13 +375,19 @@ pub(crate) fn log_and_apply(inner: &DbInner, st: &mut DbState, edits: &[VersionE
         last.next_file_number = Some(st.next_file_number);
         last.last_sequence = Some(inner.last_sequence.load(Ordering::Acquire));
     }
-    let result = if st.manifest.file_size() > inner.opts.max_manifest_file_size {
+    let result = if st.manifest_write_failed || st.manifest.file_size() > inner.opts.max_manifest_file_size {
         roll_manifest(inner, st, &edits)
     } else {
         st.manifest.append(&edits)
     };
-    if let Err(e) = &result {
-        inner.set_bg_error_in(st, e.clone(), "MANIFEST write");
+    match &result {
+        Ok(()) => st.manifest_write_failed = false,
+        Err(e) => {
+            // The edit may or may not be in the MANIFEST: as RocksDB does, write the next
+            // change to a new MANIFEST holding the in-memory state.
+            st.manifest_write_failed = true;
+            inner.set_bg_error_in(st, e.clone(), "MANIFEST write");
+        }
     }
     result
 }

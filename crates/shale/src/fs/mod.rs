@@ -5,6 +5,8 @@
 //! - data appended to a [`WritableFile`] is durable only after `sync` returns Ok;
 //! - a created, renamed or removed name is durable only after `sync_dir` of its directory.
 
+mod fault;
+mod mem;
 mod posix;
 
 use std::path::Path;
@@ -12,6 +14,8 @@ use std::sync::Arc;
 
 use crate::error::Result;
 
+pub use fault::{FaultInjectionFs, FaultMode, OpKind};
+pub use mem::MemFileSystem;
 pub use posix::PosixFileSystem;
 
 /// A file being written, append-only.

@@ -1,0 +1,143 @@
+//! Crash-point sweep: a deterministic workload runs on a fault-injecting in-memory file
+//! system that "loses power" at its K-th sync, directory sync or rename, for every K (and
+//! both with and without losing unsynced file data). After each crash the database must
+//! open, and its whole state (every family, every key) must equal the model's state after
+//! some prefix of the operations: no acknowledged durable operation lost (sync writes,
+//! flushes, compactions, family creation and drop), nothing that was never written, and
+//! batches all or nothing.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::*;
+use shale::fs::{FaultInjectionFs, OpKind};
+use shale::{ErrorKind, WriteOptions};
+
+const KINDS: [OpKind; 3] = [OpKind::Sync, OpKind::DirSync, OpKind::Rename];
+
+/// Runs `ops` until the first error. Returns (operations acknowledged as durable: the
+/// recovered state must be at least this prefix, operations attempted: at most this one).
+fn run_until_failure(fs: &Arc<FaultInjectionFs>, ops: &[Op], cfg: Config) -> (usize, usize) {
+    let mut db = match open_all_with(fs, cfg.options(fs)) {
+        Ok(db) => db,
+        Err(e) => {
+            assert_eq!(e.kind(), ErrorKind::IOError, "open failed with a non-IO error: {e}");
+            return (0, 0);
+        }
+    };
+    let mut durable = 0;
+    for (i, op) in ops.iter().enumerate() {
+        match apply(&mut db, op) {
+            Ok(()) if op.durable() => durable = i + 1,
+            Ok(()) => {}
+            Err(e) => {
+                assert!(fs.is_stopped(), "op {i} {op:?} failed before the crash point: {e}");
+                return (durable, i + 1);
+            }
+        }
+    }
+    (durable, ops.len())
+}
+
+#[derive(Clone, Copy)]
+struct Config {
+    /// A small MANIFEST size limit, so that new MANIFESTs are started during the workload.
+    small_manifest: bool,
+    /// Also crash during the recovery itself, at each of its first few crash points.
+    recovery_crashes: u64,
+}
+
+impl Config {
+    fn options(self, fs: &Arc<FaultInjectionFs>) -> shale::Options {
+        let mut o = options(fs);
+        if self.small_manifest {
+            o.set_max_manifest_file_size(1024);
+        }
+        o
+    }
+}
+
+/// Reopens after a crash and checks the state; then checks the database still takes writes.
+fn verify_after_crash(fs: &Arc<FaultInjectionFs>, states: &[State], lo: usize, hi: usize, ctx: &str) {
+    let db = open_all(fs).unwrap_or_else(|e| panic!("{ctx}: reopen failed: {e}"));
+    let got = read_state(&db).unwrap_or_else(|e| panic!("{ctx}: read failed: {e}"));
+    if let Err(msg) = match_prefix(&got, states, lo, hi) {
+        panic!("{ctx}: {msg}");
+    }
+    let mut wo = WriteOptions::default();
+    wo.set_sync(true);
+    db.put_opt(b"after-crash", b"1", &wo).unwrap_or_else(|e| panic!("{ctx}: write after recovery: {e}"));
+    drop(db);
+    // A second reopen (reading the MANIFEST the first one wrote) sees the same state.
+    let db = open_all(fs).unwrap_or_else(|e| panic!("{ctx}: second reopen failed: {e}"));
+    assert_eq!(db.get(b"after-crash").unwrap().as_deref(), Some(&b"1"[..]), "{ctx}");
+    let mut again = read_state(&db).unwrap_or_else(|e| panic!("{ctx}: read failed: {e}"));
+    again.get_mut("default").map(|m| m.remove(&b"after-crash"[..]));
+    assert!(again == got, "{ctx}: state changed across a clean reopen");
+}
+
+fn sweep(seed: u64, len: usize, max_points: u64, cfg: Config) {
+    let ops = workload(seed, len);
+    let states = model_states(&ops);
+
+    // A clean run: how many crash points there are, and a sanity check of the model.
+    let fs = new_fault_fs();
+    let (durable, attempted) = run_until_failure(&fs, &ops, cfg);
+    assert_eq!((durable <= attempted, attempted), (true, ops.len()));
+    let points = fs.count_of(&KINDS);
+    {
+        let db = open_all(&fs).unwrap();
+        assert_eq!(read_state(&db).unwrap(), states[ops.len()], "clean run differs from the model");
+    }
+    let stride = points.div_ceil(max_points).max(1);
+    eprintln!("seed {seed}: {} ops, {points} crash points, stride {stride}", ops.len());
+
+    let ops = Arc::new(ops);
+    let states = Arc::new(states);
+    let mut failures = Vec::new();
+    let mut k = 1;
+    while k <= points {
+        for drop_unsynced in [true, false] {
+            let ctx = format!("seed {seed}, crash at point {k}/{points}, drop_unsynced {drop_unsynced}");
+            let (ops, states, c) = (ops.clone(), states.clone(), ctx.clone());
+            let r = std::panic::catch_unwind(|| {
+                with_timeout(60, &ctx, move || {
+                    let fs = new_fault_fs();
+                    fs.crash_at(&KINDS, k);
+                    let (lo, hi) = run_until_failure(&fs, &ops, cfg);
+                    fs.crash(drop_unsynced);
+                    fs.clear_faults();
+                    // Crashes during recovery: recovery must be repeatable.
+                    for j in 1..=cfg.recovery_crashes {
+                        fs.crash_at(&KINDS, j);
+                        let opened = open_all(&fs);
+                        let reached = fs.is_stopped();
+                        drop(opened);
+                        fs.crash(drop_unsynced);
+                        fs.clear_faults();
+                        if !reached {
+                            break;
+                        }
+                    }
+                    verify_after_crash(&fs, &states, lo, hi, &c);
+                })
+            });
+            if r.is_err() {
+                failures.push(ctx);
+            }
+        }
+        k += stride;
+    }
+    assert!(failures.is_empty(), "{} crash runs failed: {failures:#?}", failures.len());
+}
+
+#[test]
+fn crash_at_every_sync_point() {
+    sweep(7, 90, 400, Config { small_manifest: false, recovery_crashes: 0 });
+}
+
+#[test]
+fn crash_sweep_with_manifest_rolls_and_crashes_during_recovery() {
+    sweep(20260101, 60, 200, Config { small_manifest: true, recovery_crashes: 6 });
+}
