@@ -265,12 +265,24 @@ impl DB {
     }
 
     /// Lets writes resume after a background error whose cause has gone (RocksDB's Resume).
+    ///
+    /// As RocksDB's `Resume`: clears the error, starts a new WAL and flushes the memtables,
+    /// so nothing depends on the WAL that may have failed. Fails (and keeps writes stopped)
+    /// if the cause is still there.
     pub fn resume(&self) -> Result<()> {
-        let mut st = self.inner.lock_state();
-        st.bg_error = None;
-        drop(st);
-        self.inner.bg_cv.notify_all();
-        Ok(())
+        let inner = &self.inner;
+        inner.exclusive_write(|| -> Result<()> {
+            let mut st = inner.lock_state();
+            if st.bg_error.is_none() {
+                return Ok(());
+            }
+            inner.roll_wal_for_resume(&mut st)?;
+            st.bg_error = None;
+            inner.refresh_active_memtables(&st);
+            Ok(())
+        })?;
+        inner.bg_cv.notify_all();
+        inner.flush_memtables(true)
     }
 
     pub(crate) fn default_handle(&self) -> &ColumnFamily {
