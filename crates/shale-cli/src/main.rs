@@ -2,6 +2,7 @@
 //! ldb-like commands and output (`key : value` lines; `--hex` for binary data).
 
 mod admin;
+mod bench;
 
 use std::process::ExitCode;
 
@@ -26,6 +27,8 @@ enum Command {
     Scan(admin::ScanArgs),
     /// List the column families of a database.
     ListColumnFamilies(admin::DbArgs),
+    /// Run db_bench's workloads (same flags and output) against a Shale database.
+    Bench(Box<bench::BenchArgs>),
 }
 
 fn main() -> ExitCode {
@@ -36,6 +39,7 @@ fn main() -> ExitCode {
         Command::Delete(a) => admin::delete(&a),
         Command::Scan(a) => admin::scan(&a),
         Command::ListColumnFamilies(a) => admin::list_cf(&a),
+        Command::Bench(a) => bench::run(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
