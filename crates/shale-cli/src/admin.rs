@@ -6,6 +6,7 @@ use clap::Args;
 use shale::{IteratorMode, Options, ReadOptions, DB};
 
 #[derive(Args)]
+#[command(rename_all = "snake_case")]
 pub struct DbArgs {
     /// Database directory.
     #[arg(long)]
@@ -22,6 +23,7 @@ pub struct DbArgs {
 }
 
 #[derive(Args)]
+#[command(rename_all = "snake_case")]
 pub struct KeyArgs {
     #[command(flatten)]
     pub db: DbArgs,
@@ -29,6 +31,7 @@ pub struct KeyArgs {
 }
 
 #[derive(Args)]
+#[command(rename_all = "snake_case")]
 pub struct PutArgs {
     #[command(flatten)]
     pub db: DbArgs,
@@ -37,6 +40,7 @@ pub struct PutArgs {
 }
 
 #[derive(Args)]
+#[command(rename_all = "snake_case")]
 pub struct ScanArgs {
     #[command(flatten)]
     pub db: DbArgs,
