@@ -41,6 +41,7 @@ pub fn parse_bool(s: &str) -> Result<bool, String> {
 }
 
 #[derive(Args, Debug, Clone)]
+#[command(rename_all = "snake_case")]
 pub struct BenchArgs {
     /// Comma-separated list of benchmarks to run, in order. Known: fillseq, fillrandom,
     /// overwrite, fillsync, readrandom, readmissing, readseq, readreverse, seekrandom,
@@ -168,5 +169,111 @@ impl BenchArgs {
         }
         crate::bench::db::compression_from_name(&self.compression_type)?;
         self.benchmark_list().map(|_| ())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        a: BenchArgs,
+    }
+
+    fn parse(args: &[&str]) -> Result<BenchArgs, clap::Error> {
+        Cli::try_parse_from(std::iter::once("bench").chain(args.iter().copied())).map(|c| c.a)
+    }
+
+    /// Our defaults, as db_bench --help prints them.
+    fn ours() -> Vec<(&'static str, String)> {
+        let a = parse(&[]).unwrap();
+        vec![
+            ("num", a.num.to_string()),
+            ("reads", a.reads.to_string()),
+            ("key_size", a.key_size.to_string()),
+            ("value_size", a.value_size.to_string()),
+            ("threads", a.threads.to_string()),
+            ("use_existing_db", a.use_existing_db.to_string()),
+            ("compression_type", format!("\"{}\"", a.compression_type)),
+            ("cache_size", a.cache_size.to_string()),
+            ("bloom_bits", a.bloom_bits.to_string()),
+            ("write_buffer_size", a.write_buffer_size.to_string()),
+            ("max_write_buffer_number", a.max_write_buffer_number.to_string()),
+            ("max_background_jobs", a.max_background_jobs.to_string()),
+            ("target_file_size_base", a.target_file_size_base.to_string()),
+            ("max_bytes_for_level_base", a.max_bytes_for_level_base.to_string()),
+            ("block_size", a.block_size.to_string()),
+            ("num_column_families", a.num_column_families.to_string()),
+            ("seek_nexts", a.seek_nexts.to_string()),
+            ("reverse_iterator", a.reverse_iterator.to_string()),
+            ("disable_wal", a.disable_wal.to_string()),
+            ("sync", a.sync.to_string()),
+            ("duration", a.duration.to_string()),
+            ("statistics", a.statistics.to_string()),
+            ("histogram", a.histogram.to_string()),
+            ("seed", a.seed.to_string()),
+            ("compression_ratio", format!("{:.1}", a.compression_ratio)),
+            ("db", "\"\"".to_string()),
+        ]
+    }
+
+    #[test]
+    fn defaults_are_db_benchs() {
+        let d: std::collections::HashMap<_, _> = ours().into_iter().collect();
+        assert_eq!(d["num"], "1000000");
+        assert_eq!(d["cache_size"], "8388608");
+        assert_eq!(d["write_buffer_size"], "67108864");
+        assert_eq!(d["max_bytes_for_level_base"], "268435456");
+        assert_eq!(d["compression_type"], "\"snappy\"");
+        assert_eq!(d["compression_ratio"], "0.5");
+        let a = parse(&[]).unwrap();
+        assert_eq!(a.benchmarks, DEFAULT_BENCHMARKS);
+        assert!(a.benchmark_list().is_ok());
+    }
+
+    /// Checks every default against the installed db_bench's `--help`.
+    #[test]
+    fn defaults_match_installed_db_bench() {
+        let Ok(out) = std::process::Command::new("/usr/bin/db_bench").arg("--help").output() else {
+            println!("skipped: /usr/bin/db_bench is not installed");
+            return;
+        };
+        let help = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+        // Entries look like "    -num (text...) type: int64 default: 1000000", over lines.
+        let flat = help.split_whitespace().collect::<Vec<_>>().join(" ");
+        for (flag, value) in ours() {
+            let start = flat.find(&format!(" -{flag} (")).unwrap_or_else(|| panic!("db_bench has no -{flag}"));
+            let rest = &flat[start..];
+            let d = rest.find(" default: ").expect("default") + " default: ".len();
+            let got = rest[d..].split(' ').next().unwrap_or("");
+            let value = if flag == "compression_ratio" { value.trim_end_matches(".0").to_string() } else { value };
+            assert_eq!(got, value, "default of --{flag}");
+        }
+    }
+
+    #[test]
+    fn flag_forms() {
+        let a = parse(&["--num=5", "--reads", "7", "--histogram", "--sync=1", "--disable_wal=false"]).unwrap();
+        assert_eq!((a.num, a.reads, a.histogram, a.sync, a.disable_wal), (5, 7, true, true, false));
+        let a = parse(&["--use_existing_db=true", "--bloom_bits=-1", "--compression_type=none"]).unwrap();
+        assert!(a.use_existing_db);
+        assert_eq!(a.compression_type, "none");
+        assert!(parse(&["--histogram=maybe"]).is_err());
+    }
+
+    #[test]
+    fn unknown_flags_and_benchmarks_are_rejected() {
+        let e = parse(&["--num=5", "--no_such_flag=1"]).err().expect("rejected").to_string();
+        assert!(e.contains("--no_such_flag"), "{e}");
+        // A db_bench flag Shale does not support is rejected too, by name.
+        let e = parse(&["--use_direct_reads=1"]).err().expect("rejected").to_string();
+        assert!(e.contains("--use_direct_reads"), "{e}");
+        let a = parse(&["--benchmarks=fillseq,mixgraph"]).unwrap();
+        assert_eq!(a.benchmark_list().unwrap_err(), "unknown benchmark 'mixgraph'");
+        let a = parse(&["--compression_type=lzma"]).unwrap();
+        assert!(a.validate().is_err());
     }
 }
