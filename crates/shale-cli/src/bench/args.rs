@@ -245,18 +245,21 @@ mod tests {
         // Entries look like "    -num (text...) type: int64 default: 1000000", over lines.
         let flat = help.split_whitespace().collect::<Vec<_>>().join(" ");
         for (flag, value) in ours() {
-            let start = flat.find(&format!(" -{flag} (")).unwrap_or_else(|| panic!("db_bench has no -{flag}"));
+            let start =
+                flat.find(&format!(" -{flag} (")).unwrap_or_else(|| panic!("db_bench has no -{flag}"));
             let rest = &flat[start..];
             let d = rest.find(" default: ").expect("default") + " default: ".len();
             let got = rest[d..].split(' ').next().unwrap_or("");
-            let value = if flag == "compression_ratio" { value.trim_end_matches(".0").to_string() } else { value };
+            let value =
+                if flag == "compression_ratio" { value.trim_end_matches(".0").to_string() } else { value };
             assert_eq!(got, value, "default of --{flag}");
         }
     }
 
     #[test]
     fn flag_forms() {
-        let a = parse(&["--num=5", "--reads", "7", "--histogram", "--sync=1", "--disable_wal=false"]).unwrap();
+        let a =
+            parse(&["--num=5", "--reads", "7", "--histogram", "--sync=1", "--disable_wal=false"]).unwrap();
         assert_eq!((a.num, a.reads, a.histogram, a.sync, a.disable_wal), (5, 7, true, true, false));
         let a = parse(&["--use_existing_db=true", "--bloom_bits=-1", "--compression_type=none"]).unwrap();
         assert!(a.use_existing_db);

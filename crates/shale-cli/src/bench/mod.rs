@@ -148,8 +148,8 @@ impl Runner<'_> {
             } else {
                 self.db = None;
                 db::destroy(&self.path)?;
+                self.db = Some(db::open(self.args, &self.path)?);
             }
-            self.db = Some(db::open(self.args, &self.path)?);
         }
         if let Some(method) = plan.method {
             println!("DB path: [{}]", self.path);
