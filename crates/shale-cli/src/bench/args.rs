@@ -269,10 +269,10 @@ mod tests {
 
     #[test]
     fn unknown_flags_and_benchmarks_are_rejected() {
-        let e = parse(&["--num=5", "--no_such_flag=1"]).err().expect("rejected").to_string();
+        let e = parse(&["--num=5", "--no_such_flag=1"]).expect_err("rejected").to_string();
         assert!(e.contains("--no_such_flag"), "{e}");
         // A db_bench flag Shale does not support is rejected too, by name.
-        let e = parse(&["--use_direct_reads=1"]).err().expect("rejected").to_string();
+        let e = parse(&["--use_direct_reads=1"]).expect_err("rejected").to_string();
         assert!(e.contains("--use_direct_reads"), "{e}");
         let a = parse(&["--benchmarks=fillseq,mixgraph"]).unwrap();
         assert_eq!(a.benchmark_list().unwrap_err(), "unknown benchmark 'mixgraph'");
