@@ -67,6 +67,15 @@ pub struct Run {
     pub wall_seconds: f64,
     /// The tool's `WARNING: ...` lines (e.g. a build with assertions).
     pub warnings: Vec<String>,
+    /// The 1-minute load average when the run started (other work on the machine).
+    pub load_before: String,
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().map(str::to_string))
+        .unwrap_or_else(|| "?".into())
 }
 
 fn default_shale() -> PathBuf {
@@ -88,6 +97,7 @@ fn run_one(cli: &Cli, shale: &Path, engine: Engine, rep: usize, flags: &[String]
         }
     };
     cmd.args(flags).arg(format!("--db={}", dir.display()));
+    let load_before = load_average();
     let started = Instant::now();
     let out = cmd.output().map_err(|e| format!("cannot run {engine:?}: {e}"))?;
     let wall_seconds = started.elapsed().as_secs_f64();
@@ -99,7 +109,7 @@ fn run_one(cli: &Cli, shale: &Path, engine: Engine, rep: usize, flags: &[String]
         return Err(format!("{} failed ({}):\n{stdout}\n{tail}", engine.label(), out.status));
     }
     let warnings = stdout.lines().filter(|l| l.starts_with("WARNING")).map(str::to_string).collect();
-    Ok(Run { engine, rep, results: parse_output(&stdout), wall_seconds, warnings })
+    Ok(Run { engine, rep, results: parse_output(&stdout), wall_seconds, warnings, load_before })
 }
 
 fn main() -> ExitCode {

@@ -162,6 +162,14 @@ pub fn document(flags: &[String], reps: usize, table: &str, runs: &[Run], db_ben
             }
         }
     }
+    let loads: Vec<String> =
+        runs.iter().map(|r| format!("{} #{}: {}", r.engine.label(), r.rep, r.load_before)).collect();
+    let _ = writeln!(
+        d,
+        "- Load average (1 min) at the start of each run, in run order: {} — the machine has other work; \
+         the spread columns show how much that moved the numbers",
+        loads.join(", ")
+    );
     for w in &warns {
         let _ = writeln!(d, "- Note — {w}");
     }
@@ -196,6 +204,7 @@ mod tests {
             results: parse_output(&line(ops)),
             wall_seconds: 1.0,
             warnings: vec![],
+            load_before: "0".into(),
         };
         let runs = vec![
             mk(Engine::RocksDb, 1, 100),
