@@ -2,6 +2,7 @@
 //! ldb-like commands and output (`key : value` lines; `--hex` for binary data).
 
 mod admin;
+mod bench;
 mod stress;
 
 use std::process::ExitCode;
@@ -27,6 +28,8 @@ enum Command {
     Scan(admin::ScanArgs),
     /// List the column families of a database.
     ListColumnFamilies(admin::DbArgs),
+    /// Run db_bench's workloads (same flags and output) against a Shale database.
+    Bench(Box<bench::BenchArgs>),
     /// Random concurrent operations checked against an expected state that survives crashes.
     Stress(stress::StressArgs),
     /// Run `stress` as a child, SIGKILL it at random moments, reopen and verify, repeatedly.
@@ -41,6 +44,7 @@ fn main() -> ExitCode {
         Command::Delete(a) => admin::delete(&a),
         Command::Scan(a) => admin::scan(&a),
         Command::ListColumnFamilies(a) => admin::list_cf(&a),
+        Command::Bench(a) => bench::run(&a),
         Command::Stress(a) => stress::stress(&a),
         Command::CrashTest(a) => stress::crash_test(&a),
     };

@@ -1,0 +1,282 @@
+//! The `shale bench` flags: db_bench's names and defaults (RocksDB 7.8.3,
+//! tools/db_bench_tool.cc). Both `--flag=value` and `--flag value` are accepted; a boolean
+//! flag alone (`--histogram`) means true, and takes `--histogram=0|1|true|false` as
+//! db_bench (gflags) does. A flag db_bench has but Shale's bench does not support is
+//! rejected by clap as an unknown argument, naming it.
+
+use clap::Args;
+
+/// The benchmarks run when `--benchmarks` is not given: db_bench's own default list, in
+/// its order, restricted to the workloads `shale bench` implements and without
+/// `fillsync` (db_bench 7.8.3's fillsync does `--num` fsynced writes, which takes tens of
+/// minutes at the default 1M keys).
+pub const DEFAULT_BENCHMARKS: &str =
+    "fillseq,fillrandom,overwrite,readrandom,seekrandom,readseq,readreverse,compact,flush,readseq,readreverse,readwhilewriting";
+
+/// Every benchmark name `shale bench` knows.
+pub const KNOWN_BENCHMARKS: &[&str] = &[
+    "fillseq",
+    "fillrandom",
+    "overwrite",
+    "fillsync",
+    "readrandom",
+    "readmissing",
+    "readseq",
+    "readreverse",
+    "seekrandom",
+    "readwhilewriting",
+    "deleterandom",
+    "compact",
+    "flush",
+    "stats",
+];
+
+/// gflags' spellings of a boolean.
+pub fn parse_bool(s: &str) -> Result<bool, String> {
+    match s.to_ascii_lowercase().as_str() {
+        "1" | "true" | "t" | "yes" | "y" => Ok(true),
+        "0" | "false" | "f" | "no" | "n" => Ok(false),
+        _ => Err(format!("invalid boolean '{s}' (use true/false/1/0)")),
+    }
+}
+
+#[derive(Args, Debug, Clone)]
+#[command(rename_all = "snake_case")]
+pub struct BenchArgs {
+    /// Comma-separated list of benchmarks to run, in order. Known: fillseq, fillrandom,
+    /// overwrite, fillsync, readrandom, readmissing, readseq, readreverse, seekrandom,
+    /// readwhilewriting, deleterandom, compact, flush, stats.
+    #[arg(long, default_value = DEFAULT_BENCHMARKS)]
+    pub benchmarks: String,
+    /// Number of key/values to place in database.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub num: i64,
+    /// Number of read operations to do; negative: --num.
+    #[arg(long, default_value_t = -1, allow_negative_numbers = true)]
+    pub reads: i64,
+    /// Size of each key.
+    #[arg(long, default_value_t = 16)]
+    pub key_size: i32,
+    /// Size of each value.
+    #[arg(long, default_value_t = 100)]
+    pub value_size: i32,
+    /// Number of concurrent threads to run.
+    #[arg(long, default_value_t = 1)]
+    pub threads: i32,
+    /// The database directory (default: a fresh temporary directory removed at exit).
+    #[arg(long, default_value = "")]
+    pub db: String,
+    /// Do not destroy the existing database; benchmarks that want a fresh one are skipped.
+    #[arg(long, default_value_t = false, num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", value_parser = parse_bool)]
+    pub use_existing_db: bool,
+    /// Compression: none, snappy, zlib, bzip2, lz4, lz4hc, zstd.
+    #[arg(long, default_value = "snappy")]
+    pub compression_type: String,
+    /// Block cache size in bytes.
+    #[arg(long, default_value_t = 8 << 20, allow_negative_numbers = true)]
+    pub cache_size: i64,
+    /// Bloom filter bits per key; negative: default (none); 0: none.
+    #[arg(long, default_value_t = -1, allow_negative_numbers = true)]
+    pub bloom_bits: i32,
+    /// Bytes to buffer in a memtable before flushing.
+    #[arg(long, default_value_t = 64 << 20)]
+    pub write_buffer_size: i64,
+    /// Number of memtables.
+    #[arg(long, default_value_t = 2)]
+    pub max_write_buffer_number: i32,
+    /// Maximum number of concurrent background jobs.
+    #[arg(long, default_value_t = 2)]
+    pub max_background_jobs: i32,
+    /// Target file size at level 1.
+    #[arg(long, default_value_t = 64 << 20)]
+    pub target_file_size_base: i64,
+    /// Max bytes for level 1.
+    #[arg(long, default_value_t = 256 << 20)]
+    pub max_bytes_for_level_base: u64,
+    /// Bytes in a block.
+    #[arg(long, default_value_t = 4096)]
+    pub block_size: i32,
+    /// Number of column families to use.
+    #[arg(long, default_value_t = 1)]
+    pub num_column_families: i32,
+    /// How many times to call Next() after Seek() in seekrandom.
+    #[arg(long, default_value_t = 0)]
+    pub seek_nexts: i32,
+    /// Use Prev rather than Next after Seek.
+    #[arg(long, default_value_t = false, num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", value_parser = parse_bool)]
+    pub reverse_iterator: bool,
+    /// Do not write the WAL.
+    #[arg(long, default_value_t = false, num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", value_parser = parse_bool)]
+    pub disable_wal: bool,
+    /// Sync all writes to disk.
+    #[arg(long, default_value_t = false, num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", value_parser = parse_bool)]
+    pub sync: bool,
+    /// Seconds for the random-ops tests to run; 0: --num/--reads decide.
+    #[arg(long, default_value_t = 0)]
+    pub duration: i32,
+    /// Print database statistics at the end.
+    #[arg(long, default_value_t = false, num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", value_parser = parse_bool)]
+    pub statistics: bool,
+    /// Print a histogram of operation timings.
+    #[arg(long, default_value_t = false, num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", value_parser = parse_bool)]
+    pub histogram: bool,
+    /// Seed base for random number generators; 0: derived from the current time.
+    #[arg(long, default_value_t = 0)]
+    pub seed: i64,
+    /// Values shrink to this fraction of their size when compressed.
+    #[arg(long, default_value_t = 0.5)]
+    pub compression_ratio: f64,
+}
+
+impl BenchArgs {
+    /// The benchmark names, checked: an unknown one is an error naming it.
+    pub fn benchmark_list(&self) -> Result<Vec<String>, String> {
+        let mut out = Vec::new();
+        for name in self.benchmarks.split(',') {
+            if name.is_empty() {
+                continue; // db_bench ignores empty names
+            }
+            if !KNOWN_BENCHMARKS.contains(&name) {
+                return Err(format!("unknown benchmark '{name}'"));
+            }
+            out.push(name.to_string());
+        }
+        Ok(out)
+    }
+
+    /// Checks values db_bench would also refuse.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.key_size < 1 {
+            return Err("--key_size must be at least 1".into());
+        }
+        if self.value_size < 0 {
+            return Err("--value_size must not be negative".into());
+        }
+        if self.threads < 1 {
+            return Err("--threads must be at least 1".into());
+        }
+        if self.num_column_families < 1 {
+            return Err("--num_column_families must be at least 1".into());
+        }
+        if self.num < 0 {
+            return Err("--num must not be negative".into());
+        }
+        crate::bench::db::compression_from_name(&self.compression_type)?;
+        self.benchmark_list().map(|_| ())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        a: BenchArgs,
+    }
+
+    fn parse(args: &[&str]) -> Result<BenchArgs, clap::Error> {
+        Cli::try_parse_from(std::iter::once("bench").chain(args.iter().copied())).map(|c| c.a)
+    }
+
+    /// Our defaults, as db_bench --help prints them.
+    fn ours() -> Vec<(&'static str, String)> {
+        let a = parse(&[]).unwrap();
+        vec![
+            ("num", a.num.to_string()),
+            ("reads", a.reads.to_string()),
+            ("key_size", a.key_size.to_string()),
+            ("value_size", a.value_size.to_string()),
+            ("threads", a.threads.to_string()),
+            ("use_existing_db", a.use_existing_db.to_string()),
+            ("compression_type", format!("\"{}\"", a.compression_type)),
+            ("cache_size", a.cache_size.to_string()),
+            ("bloom_bits", a.bloom_bits.to_string()),
+            ("write_buffer_size", a.write_buffer_size.to_string()),
+            ("max_write_buffer_number", a.max_write_buffer_number.to_string()),
+            ("max_background_jobs", a.max_background_jobs.to_string()),
+            ("target_file_size_base", a.target_file_size_base.to_string()),
+            ("max_bytes_for_level_base", a.max_bytes_for_level_base.to_string()),
+            ("block_size", a.block_size.to_string()),
+            ("num_column_families", a.num_column_families.to_string()),
+            ("seek_nexts", a.seek_nexts.to_string()),
+            ("reverse_iterator", a.reverse_iterator.to_string()),
+            ("disable_wal", a.disable_wal.to_string()),
+            ("sync", a.sync.to_string()),
+            ("duration", a.duration.to_string()),
+            ("statistics", a.statistics.to_string()),
+            ("histogram", a.histogram.to_string()),
+            ("seed", a.seed.to_string()),
+            ("compression_ratio", format!("{:.1}", a.compression_ratio)),
+            ("db", "\"\"".to_string()),
+        ]
+    }
+
+    #[test]
+    fn defaults_are_db_benchs() {
+        let d: std::collections::HashMap<_, _> = ours().into_iter().collect();
+        assert_eq!(d["num"], "1000000");
+        assert_eq!(d["cache_size"], "8388608");
+        assert_eq!(d["write_buffer_size"], "67108864");
+        assert_eq!(d["max_bytes_for_level_base"], "268435456");
+        assert_eq!(d["compression_type"], "\"snappy\"");
+        assert_eq!(d["compression_ratio"], "0.5");
+        let a = parse(&[]).unwrap();
+        assert_eq!(a.benchmarks, DEFAULT_BENCHMARKS);
+        assert!(a.benchmark_list().is_ok());
+    }
+
+    /// Checks every default against the installed db_bench's `--help`.
+    #[test]
+    fn defaults_match_installed_db_bench() {
+        let Ok(out) = std::process::Command::new("/usr/bin/db_bench").arg("--help").output() else {
+            println!("skipped: /usr/bin/db_bench is not installed");
+            return;
+        };
+        let help = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+        // Entries look like "    -num (text...) type: int64 default: 1000000", over lines.
+        let flat = help.split_whitespace().collect::<Vec<_>>().join(" ");
+        for (flag, value) in ours() {
+            let start =
+                flat.find(&format!(" -{flag} (")).unwrap_or_else(|| panic!("db_bench has no -{flag}"));
+            let rest = &flat[start..];
+            let d = rest.find(" default: ").expect("default") + " default: ".len();
+            let got = rest[d..].split(' ').next().unwrap_or("");
+            let value =
+                if flag == "compression_ratio" { value.trim_end_matches(".0").to_string() } else { value };
+            assert_eq!(got, value, "default of --{flag}");
+        }
+    }
+
+    #[test]
+    fn flag_forms() {
+        let a =
+            parse(&["--num=5", "--reads", "7", "--histogram", "--sync=1", "--disable_wal=false"]).unwrap();
+        assert_eq!((a.num, a.reads, a.histogram, a.sync, a.disable_wal), (5, 7, true, true, false));
+        let a = parse(&["--use_existing_db=true", "--bloom_bits=-1", "--compression_type=none"]).unwrap();
+        assert!(a.use_existing_db);
+        assert_eq!(a.compression_type, "none");
+        assert!(parse(&["--histogram=maybe"]).is_err());
+    }
+
+    #[test]
+    fn unknown_flags_and_benchmarks_are_rejected() {
+        let e = parse(&["--num=5", "--no_such_flag=1"]).expect_err("rejected").to_string();
+        assert!(e.contains("--no_such_flag"), "{e}");
+        // A db_bench flag Shale does not support is rejected too, by name.
+        let e = parse(&["--use_direct_reads=1"]).expect_err("rejected").to_string();
+        assert!(e.contains("--use_direct_reads"), "{e}");
+        let a = parse(&["--benchmarks=fillseq,mixgraph"]).unwrap();
+        assert_eq!(a.benchmark_list().unwrap_err(), "unknown benchmark 'mixgraph'");
+        let a = parse(&["--compression_type=lzma"]).unwrap();
+        assert!(a.validate().is_err());
+    }
+}

@@ -1,0 +1,85 @@
+//! Opening the benchmark database with db_bench's option mapping, and the column
+//! family names db_bench uses (`default`, `column_family_name_000001`, ...).
+
+use shale::{BlockBasedOptions, Cache, DBCompressionType, Options, WriteOptions, DB};
+
+use super::args::BenchArgs;
+
+/// db_bench's `--compression_type` names (case-insensitive).
+pub fn compression_from_name(name: &str) -> Result<DBCompressionType, String> {
+    Ok(match name.to_ascii_lowercase().as_str() {
+        "none" => DBCompressionType::None,
+        "snappy" => DBCompressionType::Snappy,
+        "zlib" => DBCompressionType::Zlib,
+        "bzip2" => DBCompressionType::Bz2,
+        "lz4" => DBCompressionType::Lz4,
+        "lz4hc" => DBCompressionType::Lz4hc,
+        "zstd" => DBCompressionType::Zstd,
+        "xpress" => return Err("compression type 'xpress' is not supported by Shale".into()),
+        _ => return Err(format!("Cannot parse compression type '{name}'")),
+    })
+}
+
+/// RocksDB's CompressionTypeToString, as db_bench prints it.
+pub fn compression_display(t: DBCompressionType) -> &'static str {
+    match t {
+        DBCompressionType::None => "NoCompression",
+        DBCompressionType::Snappy => "Snappy",
+        DBCompressionType::Zlib => "Zlib",
+        DBCompressionType::Bz2 => "BZip2",
+        DBCompressionType::Lz4 => "LZ4",
+        DBCompressionType::Lz4hc => "LZ4HC",
+        DBCompressionType::Zstd => "ZSTD",
+    }
+}
+
+pub fn cf_name(i: usize) -> String {
+    if i == 0 {
+        "default".to_string()
+    } else {
+        format!("column_family_name_{i:06}")
+    }
+}
+
+/// The options db_bench builds from the flags Shale supports.
+pub fn options(a: &BenchArgs) -> Result<Options, String> {
+    let mut o = Options::default();
+    o.create_if_missing(!a.use_existing_db);
+    o.create_missing_column_families(true);
+    o.set_compression_type(compression_from_name(&a.compression_type)?);
+    o.set_write_buffer_size(a.write_buffer_size.max(0) as usize);
+    o.set_max_write_buffer_number(a.max_write_buffer_number);
+    o.set_max_background_jobs(a.max_background_jobs);
+    o.set_target_file_size_base(a.target_file_size_base.max(0) as u64);
+    o.set_max_bytes_for_level_base(a.max_bytes_for_level_base);
+    let mut t = BlockBasedOptions::default();
+    t.set_block_size(a.block_size.max(1) as usize);
+    if a.cache_size > 0 {
+        t.set_block_cache(&Cache::new_lru_cache(a.cache_size as usize));
+    }
+    if a.bloom_bits > 0 {
+        t.set_bloom_filter(f64::from(a.bloom_bits), false);
+    }
+    o.set_block_based_table_factory(&t);
+    Ok(o)
+}
+
+pub fn write_options(a: &BenchArgs, sync: bool) -> WriteOptions {
+    let mut w = WriteOptions::default();
+    w.set_sync(sync || a.sync);
+    w.disable_wal(a.disable_wal);
+    w
+}
+
+/// Opens (creating unless `--use_existing_db`) the database with its column families.
+pub fn open(a: &BenchArgs, path: &str) -> Result<DB, String> {
+    let o = options(a)?;
+    let names: Vec<String> = (0..a.num_column_families as usize).map(cf_name).collect();
+    DB::open_cf(&o, path, names).map_err(|e| format!("open error: {e}"))
+}
+
+/// db_bench's DestroyDB before a fresh benchmark: removes the database's files (and the
+/// directory when nothing else is left in it).
+pub fn destroy(path: &str) -> Result<(), String> {
+    DB::destroy(&Options::default(), path).map_err(|e| format!("cannot destroy {path}: {e}"))
+}

@@ -1,0 +1,269 @@
+//! `shale bench`: db_bench's workloads, flags and output against a Shale database.
+//!
+//! The driver follows db_bench's `Run`: open (destroying the database first unless
+//! `--use_existing_db`), print the header, then for each benchmark set its parameters,
+//! reopen a fresh database for the fill benchmarks, print `DB path: [...]`, run
+//! `--threads` workers (plus one writer for readwhilewriting), merge their stats and
+//! print the result line.
+
+pub mod args;
+pub mod db;
+pub mod header;
+pub mod histogram;
+pub mod random;
+pub mod stats;
+pub mod workloads;
+
+use std::io::{IsTerminal, Write as _};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Barrier;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use shale::DB;
+
+pub use args::BenchArgs;
+use random::Mt64;
+use stats::{Progress, Stats};
+use workloads::{Ctx, Method, ThreadState};
+
+type Result<T> = std::result::Result<T, String>;
+
+struct Runner<'a> {
+    args: &'a BenchArgs,
+    path: String,
+    seed_base: u64,
+    total_thread_count: u64,
+    db: Option<DB>,
+}
+
+/// One benchmark's parameters (db_bench's per-benchmark sanitised copies of the flags).
+struct Plan {
+    method: Option<Method>,
+    fresh_db: bool,
+    threads: usize,
+    num: i64,
+    key_size: usize,
+    sync: bool,
+}
+
+pub fn run(args: &BenchArgs) -> Result<()> {
+    args.validate()?;
+    let benchmarks = args.benchmark_list()?;
+    let seed_base = if args.seed != 0 {
+        args.seed as u64
+    } else {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_micros() as u64)
+            .unwrap_or(1);
+        println!("Set seed to {now} because --seed was 0");
+        now
+    };
+    // A temporary database unless --db names one; removed when `_tmp` drops.
+    let (_tmp, path) = if args.db.is_empty() {
+        if args.use_existing_db {
+            return Err("--use_existing_db needs --db".into());
+        }
+        let t = tempfile::Builder::new().prefix("shale-bench-").tempdir().map_err(|e| e.to_string())?;
+        let p = t.path().join("dbbench").to_string_lossy().into_owned();
+        (Some(t), p)
+    } else {
+        (None, args.db.clone())
+    };
+    let mut r = Runner { args, path, seed_base, total_thread_count: 0, db: None };
+    if !args.use_existing_db {
+        db::destroy(&r.path)?;
+    }
+    r.db = Some(db::open(args, &r.path)?);
+    eprint!("{}", header::environment());
+    print!("{}", header::header(args));
+    for name in &benchmarks {
+        r.run_one(name)?;
+    }
+    if args.statistics {
+        let s =
+            r.db.as_ref().and_then(|d| d.property_value("rocksdb.stats").ok().flatten()).unwrap_or_default();
+        println!("STATISTICS:\n{s}");
+    }
+    drop(r); // closes the database before the temporary directory goes
+    Ok(())
+}
+
+impl Runner<'_> {
+    fn plan(&self, name: &str) -> Plan {
+        let a = self.args;
+        let mut p = Plan {
+            method: None,
+            fresh_db: false,
+            threads: a.threads as usize,
+            num: a.num,
+            key_size: a.key_size as usize,
+            sync: false,
+        };
+        match name {
+            "fillseq" => (p.fresh_db, p.method) = (true, Some(Method::WriteSeq)),
+            "fillrandom" => (p.fresh_db, p.method) = (true, Some(Method::WriteRandom)),
+            "overwrite" => p.method = Some(Method::WriteRandom),
+            "fillsync" => {
+                (p.fresh_db, p.method, p.sync) = (true, Some(Method::WriteRandom), true);
+                p.num /= 1000;
+            }
+            "readseq" => p.method = Some(Method::ReadSeq),
+            "readreverse" => p.method = Some(Method::ReadReverse),
+            "readrandom" => p.method = Some(Method::ReadRandom),
+            "readmissing" => {
+                p.key_size += 1;
+                p.method = Some(Method::ReadRandom);
+            }
+            "seekrandom" => p.method = Some(Method::SeekRandom),
+            "deleterandom" => p.method = Some(Method::DeleteRandom),
+            "readwhilewriting" => {
+                p.threads += 1;
+                p.method = Some(Method::ReadWhileWriting);
+            }
+            "compact" => p.method = Some(Method::Compact),
+            _ => {} // flush and stats run inline
+        }
+        p
+    }
+
+    fn db(&self) -> Result<&DB> {
+        self.db.as_ref().ok_or_else(|| "database is not open".to_string())
+    }
+
+    fn run_one(&mut self, name: &str) -> Result<()> {
+        let mut plan = self.plan(name);
+        match name {
+            "flush" => self.flush()?,
+            "stats" => {
+                let s = self.db()?.property_value("rocksdb.stats").ok().flatten();
+                println!("\n{}", s.unwrap_or_else(|| "(failed)".into()));
+            }
+            _ => {}
+        }
+        if plan.fresh_db {
+            if self.args.use_existing_db {
+                println!("{name:<12} : skipped (--use_existing_db is true)");
+                plan.method = None;
+            } else {
+                self.db = None;
+                db::destroy(&self.path)?;
+                self.db = Some(db::open(self.args, &self.path)?);
+            }
+        }
+        if let Some(method) = plan.method {
+            println!("DB path: [{}]", self.path);
+            let out = self.run_benchmark(name, method, &plan)?;
+            print!("{out}");
+            let _ = std::io::stdout().flush();
+        }
+        Ok(())
+    }
+
+    fn flush(&self) -> Result<()> {
+        let db = self.db()?;
+        for i in 0..self.args.num_column_families as usize {
+            if let Some(cf) = db.cf_handle(&db::cf_name(i)) {
+                db.flush_cf(cf).map_err(|e| format!("Flush failed: {e}"))?;
+            }
+        }
+        println!("flush memtable");
+        Ok(())
+    }
+
+    fn progress(&self, expected: u64) -> Option<Progress> {
+        if std::io::stderr().is_terminal() {
+            let bar = ProgressBar::new(expected);
+            if let Ok(style) = ProgressStyle::with_template(
+                "{msg:12} [{elapsed_precise}] {wide_bar} {pos}/{len} ops ({per_sec})",
+            ) {
+                bar.set_style(style);
+            }
+            Some(Progress::Bar(bar))
+        } else {
+            Some(Progress::Text)
+        }
+    }
+
+    fn run_benchmark(&mut self, name: &str, method: Method, plan: &Plan) -> Result<String> {
+        let a = self.args;
+        let first_thread = self.total_thread_count;
+        self.total_thread_count += plan.threads as u64;
+        let db = self.db()?;
+        let cfs = (0..a.num_column_families as usize)
+            .map(|i| db.cf_handle(&db::cf_name(i)).ok_or_else(|| format!("column family {i} missing")))
+            .collect::<Result<Vec<_>>>()?;
+        let reads = if a.reads < 0 { a.num } else { a.reads };
+        let ctx = Ctx {
+            db,
+            cfs,
+            flag_num: a.num,
+            num: plan.num,
+            reads,
+            writes: a.num,
+            deletes: a.num,
+            key_size: plan.key_size,
+            value_size: a.value_size as usize,
+            compression_ratio: a.compression_ratio,
+            duration: a.duration.max(0) as u64,
+            seek_nexts: a.seek_nexts,
+            reverse_iterator: a.reverse_iterator,
+            write_opts: db::write_options(a, plan.sync),
+            num_done: AtomicUsize::new(0),
+            total_threads: plan.threads,
+        };
+        let per_thread = match method {
+            Method::WriteSeq | Method::WriteRandom | Method::DeleteRandom => a.num,
+            Method::ReadSeq | Method::ReadReverse => reads.min(a.num),
+            Method::Compact => 1,
+            _ => reads,
+        };
+        let readers = if method == Method::ReadWhileWriting { plan.threads - 1 } else { plan.threads };
+        let progress = self.progress(per_thread.max(0) as u64 * readers as u64);
+        if let Some(Progress::Bar(b)) = &progress {
+            b.set_message(name.to_string());
+        }
+        let mut states: Vec<ThreadState> = (0..plan.threads)
+            .map(|tid| {
+                let writer = method == Method::ReadWhileWriting && tid == 0;
+                ThreadState {
+                    tid,
+                    rand: Mt64::new(self.seed_base.wrapping_add(first_thread + tid as u64 + 1)),
+                    stats: Stats::new(a.histogram, if writer { None } else { progress.clone() }),
+                }
+            })
+            .collect();
+        let barrier = Barrier::new(plan.threads);
+        let results: Vec<Result<()>> = std::thread::scope(|s| {
+            let handles: Vec<_> = states
+                .iter_mut()
+                .map(|t| {
+                    let (ctx, barrier) = (&ctx, &barrier);
+                    s.spawn(move || {
+                        barrier.wait();
+                        t.stats.start();
+                        let r = ctx.run(method, t);
+                        t.stats.stop();
+                        ctx.num_done.fetch_add(1, Ordering::AcqRel);
+                        r
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| Err("benchmark thread panicked".into())))
+                .collect()
+        });
+        if let Some(Progress::Bar(b)) = &progress {
+            b.finish_and_clear();
+        }
+        for r in results {
+            r?;
+        }
+        let mut merged = Stats::new(a.histogram, None);
+        for t in &states {
+            merged.merge(&t.stats);
+        }
+        Ok(merged.report(name))
+    }
+}

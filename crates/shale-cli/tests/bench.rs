@@ -1,0 +1,115 @@
+//! `shale bench` end to end: small runs of every workload report db_bench-format result
+//! lines with the number of operations each workload does.
+
+use std::process::Command;
+
+fn shale() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_shale"))
+}
+
+/// (name, operations, message) of each result line in db_bench's format.
+fn results(stdout: &str) -> Vec<(String, u64, String)> {
+    let mut out = Vec::new();
+    for line in stdout.lines() {
+        let Some((name, rest)) = line.split_once(" : ") else { continue };
+        if !rest.contains(" micros/op ") {
+            continue;
+        }
+        let (head, tail) = rest.split_once(" operations;").expect("operations;");
+        let ops = head.rsplit(' ').next().unwrap().parse().unwrap();
+        out.push((name.trim().to_string(), ops, tail.to_string()));
+    }
+    out
+}
+
+fn run(args: &[&str]) -> (String, String) {
+    let o = shale().arg("bench").args(args).output().expect("run shale");
+    let (stdout, stderr) =
+        (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned());
+    assert!(o.status.success(), "shale bench {args:?} failed:\n{stdout}\n{stderr}");
+    (stdout, stderr)
+}
+
+#[test]
+fn every_workload_does_the_operations_it_reports() {
+    let chain = "fillseq,readrandom,readmissing,seekrandom,readseq,readreverse,overwrite,fillrandom,\
+                 readwhilewriting,deleterandom,compact,flush,stats";
+    let (stdout, stderr) = run(&[
+        "--num=2000",
+        "--seed=42",
+        "--histogram=1",
+        "--seek_nexts=2",
+        &format!("--benchmarks={chain}"),
+    ]);
+    let r = results(&stdout);
+    let names: Vec<&str> = r.iter().map(|x| x.0.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "fillseq",
+            "readrandom",
+            "readmissing",
+            "seekrandom",
+            "readseq",
+            "readreverse",
+            "overwrite",
+            "fillrandom",
+            "readwhilewriting",
+            "deleterandom",
+            "compact"
+        ]
+    );
+    for (name, ops, _) in &r {
+        let want = if name == "compact" { 1 } else { 2000 };
+        assert_eq!(*ops, want, "{name}");
+    }
+    let msg = |n: &str| r.iter().find(|x| x.0 == n).unwrap().2.clone();
+    assert!(msg("readrandom").ends_with(" (2000 of 2000 found)"), "{}", msg("readrandom"));
+    assert!(msg("readmissing").ends_with(" (0 of 2000 found)"));
+    assert!(msg("seekrandom").ends_with(" (2000 of 2000 found)"));
+    assert!(msg("fillseq").contains(" MB/s"));
+    assert!(stdout.contains("Microseconds per write:\nCount: 2000 Average: "));
+    assert!(stdout.contains("Microseconds per seek:\nCount: 2000 "));
+    assert!(stdout.contains("flush memtable\n"));
+    assert!(stdout.starts_with("Keys:       16 bytes each (+ 0 bytes user-defined timestamp)\n"));
+    assert!(stdout.contains("DB path: ["));
+    assert!(stderr.contains("... finished 2000 ops"));
+    assert!(stderr.contains("CPU:        "));
+}
+
+#[test]
+fn threads_multiply_the_work_and_fillsync_uses_num_over_1000_keys() {
+    let (stdout, _) =
+        run(&["--num=1000", "--threads=2", "--seed=1", "--benchmarks=fillseq,readrandom,fillsync"]);
+    let r = results(&stdout);
+    assert_eq!(r[0].1, 2000, "two fillseq threads write --num each");
+    assert_eq!(r[1].1, 2000);
+    // As db_bench, the message is one thread's.
+    assert!(r[1].2.ends_with(" (1000 of 1000 found)"), "{}", r[1].2);
+    // db_bench 7.8.3's fillsync: --num synced writes over --num/1000 keys, "(N ops)".
+    assert_eq!(r[2].1, 2000);
+    assert!(r[2].2.ends_with(" (1 ops)"), "{}", r[2].2);
+}
+
+#[test]
+fn existing_db_is_reused_and_fills_are_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("--db={}", dir.path().join("db").display());
+    run(&["--num=500", "--seed=3", "--benchmarks=fillrandom", &db]);
+    let (stdout, _) =
+        run(&["--num=500", "--seed=3", "--use_existing_db", "--benchmarks=fillseq,readseq", &db]);
+    assert!(stdout.contains("fillseq      : skipped (--use_existing_db is true)\n"), "{stdout}");
+    let r = results(&stdout);
+    assert_eq!(r[0].0, "readseq");
+    assert!(r[0].1 > 250 && r[0].1 < 500, "distinct keys of 500 random writes: {}", r[0].1);
+}
+
+#[test]
+fn unknown_flags_and_benchmarks_fail_naming_them() {
+    let o = shale().args(["bench", "--num=10", "--max_open_filez=1"]).output().unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--max_open_filez"));
+    let o = shale().args(["bench", "--num=10", "--benchmarks=fillseq,nosuch"]).output().unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("unknown benchmark 'nosuch'"));
+}
