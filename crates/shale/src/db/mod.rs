@@ -22,6 +22,7 @@ mod flush;
 mod info_log;
 mod iterator;
 mod open;
+mod pinnable;
 mod properties;
 mod read;
 mod snapshot;
@@ -46,6 +47,7 @@ use crate::wal::LogWriter;
 
 pub use cf::{ColumnFamily, ColumnFamilyDescriptor, DEFAULT_COLUMN_FAMILY_NAME};
 pub use iterator::{DBIterator, DBRawIterator, Direction, IteratorMode};
+pub use pinnable::DBPinnableSlice;
 pub use snapshot::Snapshot;
 
 pub(crate) use cf::CfHandle;
