@@ -75,6 +75,8 @@ pub(crate) struct DbInner {
     pub wal: Mutex<WalState>,
     pub last_sequence: AtomicU64,
     pub shutting_down: AtomicBool,
+    /// Set by a write made without the WAL: close then flushes the memtables (as RocksDB).
+    pub has_unpersisted_data: AtomicBool,
     pub table_cache: TableCache,
     pub snapshots: Mutex<BTreeMap<u64, usize>>,
     pub info_log: InfoLog,

@@ -220,6 +220,7 @@ pub(crate) fn open(opts: &Options, path: &Path, mut descs: Vec<ColumnFamilyDescr
         wal: Mutex::new(WalState { writer: wal_writer, number: wal_number, unsynced: false }),
         last_sequence: AtomicU64::new(last_sequence),
         shutting_down: AtomicBool::new(false),
+        has_unpersisted_data: AtomicBool::new(false),
         table_cache,
         snapshots: Mutex::new(BTreeMap::new()),
         info_log,
@@ -574,6 +575,13 @@ fn compression_option_name(c: crate::options::DBCompressionType) -> &'static str
 
 /// Stops background work. Called from `DB::drop` before the threads are joined.
 pub(crate) fn close(inner: &Arc<DbInner>) {
+    // Writes made without the WAL exist only in memtables: flush them, as RocksDB does at
+    // shutdown (avoid_flush_during_shutdown = false). A failure is logged; close goes on.
+    if inner.has_unpersisted_data.load(Ordering::Acquire) {
+        if let Err(e) = inner.flush_memtables(true, None) {
+            inner.info_log.log(format_args!("[ERROR] flush at shutdown failed: {e}"));
+        }
+    }
     inner.shutting_down.store(true, Ordering::Release);
     {
         let _st = inner.lock_state();

@@ -170,6 +170,9 @@ impl DbInner {
                 return Err(e);
             }
         }
+        if disable_wal {
+            self.has_unpersisted_data.store(true, Ordering::Release);
+        }
         let mut seq = first_seq;
         let single = mems.len() == 1;
         batch.for_each(&mut |e| {
