@@ -181,6 +181,12 @@ pub(crate) fn drop_cf(inner: &Arc<DbInner>, handle: &Arc<CfHandle>) -> Result<()
         super::open::log_and_apply(inner, &mut st, &[edit])?;
         st.cfs.remove(&handle.id);
         handle.dropped.store(true, Ordering::Release);
+        // The handle outlives the drop (rust-rocksdb code may still hold it): let go of the
+        // family's memtables and Version so its tables can be purged now. Readers that are
+        // still open hold their own SuperVersion, which keeps the files they read.
+        let empty = Arc::new(Version::new(handle.icmp.clone(), handle.opts.num_levels as usize, Vec::new()));
+        let mem = Arc::new(MemTable::new(handle.icmp.clone(), 0));
+        handle.install(SuperVersion { mem, imm: Vec::new(), current: empty });
         super::flush::purge_obsolete_files(inner, &mut st);
         drop(st);
         super::open::write_options_file(inner)?;
