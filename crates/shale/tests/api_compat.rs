@@ -59,6 +59,8 @@ fn options_batches_iterators_and_column_families() {
     cf_opts.set_max_write_buffer_number(16);
     let cf = ColumnFamilyDescriptor::new("cf1", cf_opts);
     let db = DB::open_cf_descriptors(&opts, path, vec![cf]).unwrap();
+    drop(db);
+    let db = DB::open_cf_with_opts(&opts, path, [("cf1", Options::default())]).unwrap();
 
     let cf1 = db.cf_handle("cf1").unwrap();
     db.put_cf(cf1, b"key1", b"value1").unwrap();
@@ -152,6 +154,14 @@ fn options_batches_iterators_and_column_families() {
     assert_eq!(cfs, vec!["default".to_string(), "cf1".to_string()]);
     let mut db = DB::open_cf(&opts, path, cfs).unwrap();
     db.create_cf("new_cf", &Options::default()).unwrap();
+    db.put_cf(db.cf_handle("new_cf").unwrap(), b"n", b"1").unwrap();
+    let new_cf = db.cf_handle("new_cf").unwrap();
+    db.flush_cfs_opt(&[new_cf], &rocksdb::FlushOptions::default()).unwrap();
+    assert_eq!(db.property_int_value_cf(new_cf, "rocksdb.num-files-at-level0").unwrap(), Some(1));
+    assert_eq!(db.full_iterator_cf(new_cf, IteratorMode::Start).count(), 1);
+    let identity = db.get_db_identity().unwrap();
+    assert_eq!(identity.len(), 36);
+    assert_eq!(std::fs::read(path.join("IDENTITY")).unwrap(), [identity.as_slice(), b"\n"].concat());
     db.drop_cf("new_cf").unwrap();
     assert_eq!(db.get(b"key5").unwrap(), Some(b"value5".to_vec()));
 }

@@ -17,6 +17,7 @@
 
 mod cf;
 mod compact;
+mod compat;
 pub(crate) mod filename;
 mod flush;
 mod info_log;
