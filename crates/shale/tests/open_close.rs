@@ -165,7 +165,7 @@ fn destroy_removes_the_database_and_fails_while_open() {
     }
     db.flush().unwrap();
     assert!(!files_ending(&path, ".sst").is_empty());
-    let e = DB::destroy(&Options::default(), &path).err().expect("destroy of an open database must fail");
+    let e = DB::destroy(&Options::default(), &path).expect_err("destroy of an open database must fail");
     assert_eq!(e.kind(), ErrorKind::IOError, "{e}");
     // Nothing was removed.
     assert!(path.join("CURRENT").exists());
