@@ -29,8 +29,8 @@ pub use batch::{WriteBatch, WriteBatchIterator};
 pub use cf_ref::AsColumnFamilyRef;
 pub use comparator::{BytewiseComparator, Comparator, ReverseBytewiseComparator};
 pub use db::{
-    ColumnFamily, ColumnFamilyDescriptor, DBIterator, DBRawIterator, Direction, IteratorMode, Snapshot, DB,
-    DEFAULT_COLUMN_FAMILY_NAME,
+    ColumnFamily, ColumnFamilyDescriptor, DBIterator, DBPinnableSlice, DBRawIterator, Direction,
+    IteratorMode, Snapshot, DB, DEFAULT_COLUMN_FAMILY_NAME,
 };
 pub use error::{Error, ErrorKind, Result};
 pub use options::{

@@ -155,6 +155,8 @@ pub struct Options {
     pub(crate) paranoid_checks: bool,
     pub(crate) max_open_files: i32,
     pub(crate) max_background_jobs: i32,
+    pub(crate) max_background_compactions: i32,
+    pub(crate) max_background_flushes: i32,
     pub(crate) use_fsync: bool,
     pub(crate) wal_recovery_mode: DBRecoveryMode,
     pub(crate) max_manifest_file_size: u64,
@@ -188,6 +190,8 @@ impl Default for Options {
             paranoid_checks: true,
             max_open_files: -1,
             max_background_jobs: 2,
+            max_background_compactions: -1,
+            max_background_flushes: -1,
             use_fsync: false,
             wal_recovery_mode: DBRecoveryMode::PointInTime,
             max_manifest_file_size: 1024 * 1024 * 1024,
@@ -237,6 +241,20 @@ impl Options {
 
     pub fn set_max_background_jobs(&mut self, n: i32) {
         self.max_background_jobs = n.max(1);
+    }
+
+    /// Deprecated in RocksDB in favour of `set_max_background_jobs`. Recorded (and written to
+    /// the OPTIONS file); Shale runs one compaction thread whatever the setting.
+    #[deprecated(note = "RocksDB automatically decides this based on the value of max_background_jobs")]
+    pub fn set_max_background_compactions(&mut self, n: i32) {
+        self.max_background_compactions = n;
+    }
+
+    /// Deprecated in RocksDB in favour of `set_max_background_jobs`. Recorded (and written to
+    /// the OPTIONS file); Shale runs one flush thread whatever the setting.
+    #[deprecated(note = "RocksDB automatically decides this based on the value of max_background_jobs")]
+    pub fn set_max_background_flushes(&mut self, n: i32) {
+        self.max_background_flushes = n;
     }
 
     /// As RocksDB: sets the background jobs to `parallelism`.

@@ -209,6 +209,12 @@ pub(crate) fn drop_cf(inner: &Arc<DbInner>, handle: &Arc<CfHandle>) -> Result<()
         st.cfs.remove(&handle.id);
         handle.dropped.store(true, Ordering::Release);
         inner.refresh_active_memtables(&st);
+        // The handle outlives the drop (rust-rocksdb code may still hold it): let go of the
+        // family's memtables and Version so its tables can be purged now. Readers that are
+        // still open hold their own SuperVersion, which keeps the files they read.
+        let empty = Arc::new(Version::new(handle.icmp.clone(), handle.opts.num_levels as usize, Vec::new()));
+        let mem = Arc::new(MemTable::new(handle.icmp.clone(), 0));
+        handle.install(SuperVersion::new(mem, Vec::new(), empty));
         super::flush::purge_obsolete_files(inner, &mut st);
         drop(st);
         super::options_writer::write_options_file(inner)?;

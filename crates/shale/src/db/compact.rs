@@ -215,7 +215,7 @@ impl DbInner {
         begin: Option<&[u8]>,
         end: Option<&[u8]>,
     ) -> Result<()> {
-        self.flush_memtables(true)?;
+        self.flush_memtables(true, Some(cf.id))?;
         let mut st = self.lock_state();
         st.manual_compaction_waiting += 1;
         while st.compaction_running {

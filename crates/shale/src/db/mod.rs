@@ -17,12 +17,14 @@
 
 mod cf;
 mod compact;
+mod compat;
 pub(crate) mod filename;
 mod flush;
 mod info_log;
 mod iterator;
 mod open;
 mod options_writer;
+mod pinnable;
 mod properties;
 mod read;
 mod snapshot;
@@ -47,6 +49,7 @@ use crate::wal::LogWriter;
 
 pub use cf::{ColumnFamily, ColumnFamilyDescriptor, DEFAULT_COLUMN_FAMILY_NAME};
 pub use iterator::{DBIterator, DBRawIterator, Direction, IteratorMode};
+pub use pinnable::DBPinnableSlice;
 pub use snapshot::Snapshot;
 
 pub(crate) use cf::CfHandle;
@@ -282,7 +285,7 @@ impl DB {
             Ok(())
         })?;
         inner.bg_cv.notify_all();
-        inner.flush_memtables(true)
+        inner.flush_memtables(true, None)
     }
 
     pub(crate) fn default_handle(&self) -> &ColumnFamily {

@@ -35,9 +35,9 @@ pub(crate) fn open(opts: &Options, path: &Path, mut descs: Vec<ColumnFamilyDescr
         d.options.check_supported()?;
     }
     let fs = opts.fs.clone().unwrap_or_else(default_fs);
-    if opts.create_if_missing {
-        fs.create_dir_all(path)?;
-    }
+    // RocksDB creates the directory (to hold LOCK) whatever create_if_missing says; a
+    // missing database is then reported by the CURRENT check below as InvalidArgument.
+    fs.create_dir_all(path)?;
     let lock = fs.lock_file(&filename::lock_file(path))?;
     let current = manifest::current_file_path(path);
     let exists = fs.file_exists(&current);
@@ -472,7 +472,7 @@ pub(crate) fn fill_random(buf: &mut [u8]) {
 pub(crate) fn close(inner: &Arc<DbInner>) {
     // Writes made without the WAL exist only in memtables: flush them, as RocksDB does.
     if inner.unpersisted.load(Ordering::Acquire) {
-        if let Err(e) = inner.flush_memtables(true) {
+        if let Err(e) = inner.flush_memtables(true, None) {
             inner.info_log.log(format_args!("[ERROR] flush at close failed: {e}"));
         }
     }

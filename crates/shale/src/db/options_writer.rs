@@ -27,6 +27,8 @@ pub(crate) fn write_options_file(inner: &DbInner) -> Result<()> {
         kv("paranoid_checks", o.paranoid_checks.to_string()),
         kv("max_open_files", o.max_open_files.to_string()),
         kv("max_background_jobs", o.max_background_jobs.to_string()),
+        kv("max_background_compactions", o.max_background_compactions.to_string()),
+        kv("max_background_flushes", o.max_background_flushes.to_string()),
         kv("use_fsync", o.use_fsync.to_string()),
         kv("wal_recovery_mode", wal_mode_name(o.wal_recovery_mode).to_string()),
         kv("max_manifest_file_size", o.max_manifest_file_size.to_string()),

@@ -300,7 +300,7 @@ impl DB {
     }
 
     pub fn flush_opt(&self, opts: &FlushOptions) -> Result<()> {
-        self.inner.flush_memtables(opts.wait)
+        self.inner.flush_memtables(opts.wait, Some(self.default_handle().handle.id))
     }
 
     pub fn flush_cf(&self, cf: &impl AsColumnFamilyRef) -> Result<()> {
@@ -308,8 +308,8 @@ impl DB {
     }
 
     pub fn flush_cf_opt(&self, cf: &impl AsColumnFamilyRef, opts: &FlushOptions) -> Result<()> {
-        self.inner.handle_of(cf)?;
-        self.inner.flush_memtables(opts.wait)
+        let h = self.inner.handle_of(cf)?;
+        self.inner.flush_memtables(opts.wait, Some(h.id))
     }
 
     /// Writes buffered WAL data to the OS and, with `sync`, to disk.
@@ -325,9 +325,10 @@ impl DB {
 }
 
 impl DbInner {
-    /// Switches every non-empty memtable and (with `wait`) waits until all are flushed.
-    pub(crate) fn flush_memtables(&self, wait: bool) -> Result<()> {
-        self.exclusive_write(|| self.make_room_for_write(true, false))?;
+    /// Switches the non-empty memtable of family `only` (of every family when None) and
+    /// (with `wait`) waits until its immutable memtables are flushed.
+    pub(crate) fn flush_memtables(&self, wait: bool, only: Option<u32>) -> Result<()> {
+        self.exclusive_write(|| self.make_room_for_write(true, only, false))?;
         if !wait {
             return Ok(());
         }
@@ -336,7 +337,7 @@ impl DbInner {
             if let Some(e) = &st.bg_error {
                 return Err(e.clone());
             }
-            if st.cfs.values().all(|c| c.imm.is_empty()) {
+            if st.cfs.iter().filter(|(id, _)| only.is_none_or(|o| o == **id)).all(|(_, c)| c.imm.is_empty()) {
                 return Ok(());
             }
             if self.shutting_down.load(Ordering::Acquire) {

@@ -70,7 +70,7 @@ impl DbInner {
         drop(q);
 
         // Leader.
-        let room = self.make_room_for_write(false, opts.no_slowdown);
+        let room = self.make_room_for_write(false, None, opts.no_slowdown);
         let mut q = self.writers.lock();
         let group = build_group(&q.queue);
         drop(q);
@@ -205,8 +205,9 @@ impl DbInner {
     }
 
     /// Ensures the memtables have room, switching full ones and stalling as RocksDB does.
-    /// `force` switches every non-empty memtable (used by `flush`).
-    pub fn make_room_for_write(&self, force: bool, no_slowdown: bool) -> Result<()> {
+    /// `force` switches the non-empty memtable of family `only` (every family when None),
+    /// as a manual flush does.
+    pub fn make_room_for_write(&self, force: bool, only: Option<u32>, no_slowdown: bool) -> Result<()> {
         let mut st = self.lock_state();
         let mut slowed = false;
         let mut forced = !force;
@@ -225,7 +226,8 @@ impl DbInner {
                 let o = &cf.handle.opts;
                 let l0 = cf.current.num_files(0) as i32;
                 let full = cf.mem.approximate_memory_usage() >= o.write_buffer_size;
-                let want = (full || (!forced && !cf.mem.is_empty())) && !cf.mem.is_empty();
+                let forcing = !forced && only.is_none_or(|o| o == *id);
+                let want = (full || forcing) && !cf.mem.is_empty();
                 if want && cf.imm.len() as i32 >= o.max_write_buffer_number - 1 {
                     stall = true; // too many memtables waiting for flush
                 } else if !o.disable_auto_compactions && l0 >= o.level0_stop_writes_trigger {

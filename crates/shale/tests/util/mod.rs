@@ -1,0 +1,58 @@
+//! Helpers shared by the scenario tests (each test file includes this module).
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use shale::DB;
+
+/// Names of the files in `dir` whose names end with `suffix`.
+pub fn files_ending(dir: &Path, suffix: &str) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.ends_with(suffix))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// An integer property of the default column family (panics when unknown).
+pub fn int_prop(db: &DB, name: &str) -> u64 {
+    db.property_int_value(name).unwrap().unwrap_or_else(|| panic!("property {name} unknown"))
+}
+
+/// Polls `cond` until it holds; panics with `what` after `secs` seconds.
+pub fn wait_until(secs: u64, what: &str, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    while !cond() {
+        assert!(Instant::now() < deadline, "timed out waiting for: {what}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Waits until background flushes and compactions have nothing left to do.
+pub fn wait_for_background(db: &DB) {
+    wait_until(60, "background work to finish", || {
+        int_prop(db, "rocksdb.num-immutable-mem-table") == 0
+            && int_prop(db, "rocksdb.compaction-pending") == 0
+            && int_prop(db, "rocksdb.num-running-compactions") == 0
+            && int_prop(db, "rocksdb.num-running-flushes") == 0
+    });
+}
+
+/// A value of `len` bytes derived from `seed` that compresses poorly.
+pub fn value(seed: u64, len: usize) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
