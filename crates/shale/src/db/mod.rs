@@ -267,23 +267,16 @@ impl DB {
         self.inner.last_sequence.load(Ordering::Acquire)
     }
 
-    /// Lets writes resume after a background error whose cause has gone (RocksDB's Resume).
-    ///
-    /// As RocksDB's `Resume`: clears the error, starts a new WAL and flushes the memtables,
-    /// so nothing depends on the WAL that may have failed. Fails (and keeps writes stopped)
-    /// if the cause is still there.
+    /// Lets writes resume after a background error whose cause has gone (RocksDB's Resume):
+    /// clears the error and flushes the memtables, which starts a new WAL. Fails (and keeps
+    /// writes stopped) while the cause is still there.
     pub fn resume(&self) -> Result<()> {
         let inner = &self.inner;
-        inner.exclusive_write(|| -> Result<()> {
+        inner.exclusive_write(|| {
             let mut st = inner.lock_state();
-            if st.bg_error.is_none() {
-                return Ok(());
-            }
-            inner.roll_wal_for_resume(&mut st)?;
             st.bg_error = None;
             inner.refresh_active_memtables(&st);
-            Ok(())
-        })?;
+        });
         inner.bg_cv.notify_all();
         inner.flush_memtables(true, None)
     }

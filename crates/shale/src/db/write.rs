@@ -312,25 +312,6 @@ impl DbInner {
         Ok(number)
     }
 
-    /// Starts a new WAL after a background error, whatever state the current one is in
-    /// (RocksDB's Resume does the same). What only the old WAL held is still in the
-    /// memtables; the caller flushes them next.
-    pub(crate) fn roll_wal_for_resume(&self, st: &mut DbState) -> Result<()> {
-        let mut wal = self.wal.lock().unwrap_or_else(|p| p.into_inner());
-        if let Err(e) = wal.writer.sync() {
-            self.info_log.log(format_args!("resume: the failed WAL {} could not be synced: {e}", wal.number));
-        }
-        let number = st.next_file_number;
-        let file = self.fs.new_writable_file(&super::filename::wal_file(&self.path, number))?;
-        self.fs.sync_dir(&self.path)?;
-        st.next_file_number += 1;
-        wal.writer = LogWriter::new(file, number);
-        wal.number = number;
-        wal.unsynced = false;
-        st.alive_wals.push_back(number);
-        Ok(())
-    }
-
     fn set_bg_error_locked(&self, st: &mut DbState, e: Error) {
         self.info_log.log(format_args!("[ERROR] {e}"));
         if st.bg_error.is_none() {
