@@ -334,11 +334,15 @@ pub(crate) fn snapshot_edits(
 ) -> Vec<VersionEdit> {
     let mut edits = Vec::new();
     for (id, cf) in cfs {
-        let mut e = VersionEdit { column_family: *id, ..Default::default() };
+        // As RocksDB: one edit creates the family (name and comparator), a second one lists
+        // its files. A reader applies no files from an edit that adds a column family.
+        let mut add = VersionEdit { column_family: *id, ..Default::default() };
         if *id != 0 {
-            e.column_family_add = Some(cf.handle.name.clone());
+            add.column_family_add = Some(cf.handle.name.clone());
         }
-        e.comparator = Some(cf.handle.opts.comparator.name().to_string());
+        add.comparator = Some(cf.handle.opts.comparator.name().to_string());
+        edits.push(add);
+        let mut e = VersionEdit { column_family: *id, ..Default::default() };
         e.log_number = Some(cf.log_number);
         for (level, f) in cf.current.all_files() {
             e.new_files.push((level, (**f).clone()));
