@@ -50,8 +50,13 @@ pub fn args(list: &[&str]) -> Vec<String> {
 
 /// Creates a database with `db_bench --benchmarks=fillrandom,overwrite` and extra flags.
 pub fn db_bench_fill(dir: &Path, num: usize, extra: &[&str]) {
+    db_bench_run(dir, "fillrandom,overwrite", num, extra)
+}
+
+/// Runs `db_bench --benchmarks=<benchmarks>` on `dir` with a fixed seed and extra flags.
+pub fn db_bench_run(dir: &Path, benchmarks: &str, num: usize, extra: &[&str]) {
     let mut a = vec![
-        "--benchmarks=fillrandom,overwrite".to_string(),
+        format!("--benchmarks={benchmarks}"),
         format!("--num={num}"),
         format!("--db={}", dir.display()),
         "--seed=42".to_string(),
