@@ -44,6 +44,45 @@ pub fn try_tool(tool: &str, args: &[String]) -> (bool, String, String) {
     (out.status.success(), stdout, stderr)
 }
 
+/// `try_tool` that gives up after `secs` seconds (killing the tool); None on timeout.
+/// RocksDB 7.8.3's log reader can spin forever on some damaged WALs.
+pub fn try_tool_timeout(tool: &str, args: &[String], secs: u64) -> Option<(bool, String, String)> {
+    use std::io::Read;
+    let mut child = Command::new(Path::new("/usr/bin").join(tool))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {tool}: {e}"));
+    // Drain the pipes on threads so a chatty tool cannot block on a full pipe.
+    let mut so = child.stdout.take().expect("stdout");
+    let mut se = child.stderr.take().expect("stderr");
+    let t1 = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = so.read_to_string(&mut s);
+        s
+    });
+    let t2 = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = se.read_to_string(&mut s);
+        s
+    });
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            let out = t1.join().unwrap_or_default();
+            let err = t2.join().unwrap_or_default();
+            return Some((status.success(), out, err));
+        }
+        if start.elapsed().as_secs() >= secs {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 pub fn args(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| s.to_string()).collect()
 }
