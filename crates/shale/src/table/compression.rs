@@ -161,6 +161,41 @@ fn size_prefix(t: CompressionType, data: &[u8]) -> Result<(usize, &[u8])> {
 
 /// Decompresses a block stored with type `t`.
 pub fn uncompress(t: CompressionType, data: &[u8]) -> Result<Vec<u8>> {
+    uncompress_with_dict(t, data, &[])
+}
+
+/// Decompresses a data block of a table that has a compression dictionary (RocksDB's
+/// `compression_opts.max_dict_bytes > 0`; the dictionary is the table's
+/// `rocksdb.compression_dict` meta block). LZ4 and ZSTD use it; Snappy has none; a zlib
+/// dictionary is not supported. An empty `dict` means no dictionary.
+pub fn uncompress_with_dict(t: CompressionType, data: &[u8], dict: &[u8]) -> Result<Vec<u8>> {
+    if !dict.is_empty() {
+        match t {
+            CompressionType::Lz4 | CompressionType::Lz4hc => {
+                let (n, body) = size_prefix(t, data)?;
+                let mut out = vec![0u8; n];
+                let got = lz4_flex::block::decompress_into_with_dict(body, &mut out, dict)
+                    .map_err(|e| bad(t, e))?;
+                if got != n {
+                    return Err(bad(t, format!("expected {n} bytes, got {got}")));
+                }
+                return Ok(out);
+            }
+            CompressionType::Zstd => {
+                let (n, body) = size_prefix(t, data)?;
+                let mut d = zstd::bulk::Decompressor::with_dictionary(dict).map_err(|e| bad(t, e))?;
+                let out = d.decompress(body, n).map_err(|e| bad(t, e))?;
+                if out.len() != n {
+                    return Err(bad(t, format!("expected {n} bytes, got {}", out.len())));
+                }
+                return Ok(out);
+            }
+            CompressionType::Zlib => {
+                return Err(Error::not_supported("zlib compression dictionary is not supported by Shale"))
+            }
+            _ => {}
+        }
+    }
     match t {
         CompressionType::None => Ok(data.to_vec()),
         CompressionType::Snappy => {
@@ -269,5 +304,23 @@ mod tests {
             crate::ErrorKind::NotSupported
         );
         assert!(compress(CompressionType::Xpress, None, b"x").unwrap_err().to_string().contains("Xpress"));
+    }
+
+    #[test]
+    fn dictionary_decompression() {
+        let dict: Vec<u8> = b"common prefix of every value; ".repeat(40);
+        let raw: Vec<u8> = b"common prefix of every value; then something else".repeat(3);
+        let mut z = Vec::new();
+        put_varint32(&mut z, raw.len() as u32);
+        z.extend(zstd::bulk::Compressor::with_dictionary(3, &dict).unwrap().compress(&raw).unwrap());
+        assert_eq!(uncompress_with_dict(CompressionType::Zstd, &z, &dict).unwrap(), raw);
+        let mut l = Vec::new();
+        put_varint32(&mut l, raw.len() as u32);
+        l.extend(lz4_flex::block::compress_with_dict(&raw, &dict));
+        assert_eq!(uncompress_with_dict(CompressionType::Lz4, &l, &dict).unwrap(), raw);
+        // Without the dictionary the LZ4 block refers to bytes it does not have.
+        assert!(uncompress(CompressionType::Lz4, &l).is_err());
+        let e = uncompress_with_dict(CompressionType::Zlib, b"\x01x", &dict).unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::NotSupported);
     }
 }

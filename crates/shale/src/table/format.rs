@@ -16,7 +16,7 @@ use crate::coding::{decode_fixed32, decode_fixed64, put_fixed32, put_fixed64, pu
 use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
 
-use super::compression::uncompress;
+use super::compression::uncompress_with_dict;
 pub use super::compression::CompressionType;
 
 /// Size of the trailer after every block: compression type (1) + checksum (4).
@@ -248,6 +248,19 @@ pub fn read_block_with(
     verify_checksum: bool,
     file_name: &str,
 ) -> Result<Vec<u8>> {
+    read_block_with_dict(file, handle, checksum, verify_checksum, file_name, &[])
+}
+
+/// `read_block_with` for a data block, decompressed with the table's compression
+/// dictionary (empty when the table has none).
+pub fn read_block_with_dict(
+    file: &dyn RandomAccessFile,
+    handle: BlockHandle,
+    checksum: ChecksumType,
+    verify_checksum: bool,
+    file_name: &str,
+    dict: &[u8],
+) -> Result<Vec<u8>> {
     let size = usize::try_from(handle.size).ok().filter(|&s| s <= (1usize << 31)).ok_or_else(|| {
         Error::corruption(format!(
             "block size {} too large in {file_name} offset {}",
@@ -277,7 +290,7 @@ pub fn read_block_with(
     if ctype == CompressionType::None {
         return Ok(buf);
     }
-    uncompress(ctype, &buf).map_err(|e| {
+    uncompress_with_dict(ctype, &buf, dict).map_err(|e| {
         Error::new(e.kind(), format!("{} in {file_name} offset {}", strip_prefix(&e), handle.offset))
     })
 }

@@ -20,6 +20,8 @@ pub const PROPERTIES_BLOCK: &str = "rocksdb.properties";
 /// The name very old RocksDB versions used for the properties block.
 pub const PROPERTIES_BLOCK_OLD: &str = "rocksdb.stats";
 pub const RANGE_DEL_BLOCK: &str = "rocksdb.range_del";
+/// Meta block holding the dictionary data blocks were compressed with (if any).
+pub const COMPRESSION_DICT_BLOCK: &str = "rocksdb.compression_dict";
 pub const FULL_FILTER_PREFIX: &str = "fullfilter.";
 
 pub mod names {

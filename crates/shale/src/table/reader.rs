@@ -1,8 +1,8 @@
 //! Reads block-based tables (SSTs) written by Shale or by RocksDB (format_version 0..=5).
 //!
 //! ```text
-//! open : footer (last 53 bytes) -> metaindex block -> properties, filter, range-del
-//!        blocks; the index block is kept in memory
+//! open : footer (last 53 bytes) -> metaindex block -> properties, filter, range-del and
+//!        compression-dictionary blocks; the index block is kept in memory
 //! read : index entry (separator -> data block handle) -> data block (via block cache)
 //! ```
 //! Index keys are internal keys, or user keys when the table's
@@ -23,9 +23,10 @@ use crate::key::{user_key, InternalKeyComparator};
 
 use super::block::{Block, BlockIter, IndexBlockIter, IndexFormat};
 use super::filter::{FilterReader, BLOOM_POLICY_NAME};
-use super::format::{read_block_with, read_footer, strip_prefix, BlockHandle, Footer};
+use super::format::{read_block_with, read_block_with_dict, read_footer, strip_prefix, BlockHandle, Footer};
 use super::properties::{
-    names, TableProperties, FULL_FILTER_PREFIX, PROPERTIES_BLOCK, PROPERTIES_BLOCK_OLD, RANGE_DEL_BLOCK,
+    names, TableProperties, COMPRESSION_DICT_BLOCK, FULL_FILTER_PREFIX, PROPERTIES_BLOCK,
+    PROPERTIES_BLOCK_OLD, RANGE_DEL_BLOCK,
 };
 
 /// How to open a table.
@@ -50,6 +51,8 @@ pub struct Table {
     index_format: IndexFormat,
     filter: Option<FilterReader>,
     range_tombstones: Vec<(Vec<u8>, Vec<u8>)>,
+    /// The `rocksdb.compression_dict` meta block (empty when the table has none).
+    compression_dict: Vec<u8>,
     data_blocks_read: AtomicU64,
 }
 
@@ -128,6 +131,11 @@ impl Table {
             }
         }
 
+        let compression_dict = match meta.get(COMPRESSION_DICT_BLOCK) {
+            Some(&h) => read_meta(h)?,
+            None => Vec::new(),
+        };
+
         Ok(Arc::new(Table {
             file,
             opts,
@@ -137,6 +145,7 @@ impl Table {
             index_format,
             filter,
             range_tombstones,
+            compression_dict,
             data_blocks_read: AtomicU64::new(0),
         }))
     }
@@ -187,12 +196,13 @@ impl Table {
             }
         }
         let name = &self.opts.file_name;
-        let data = read_block_with(
+        let data = read_block_with_dict(
             self.file.as_ref(),
             handle,
             self.footer.checksum,
             self.opts.verify_checksums,
             name,
+            &self.compression_dict,
         )?;
         self.data_blocks_read.fetch_add(1, AtomicOrdering::Relaxed);
         let block = Arc::new(Block::new(data).map_err(|e| in_file(e, name, handle))?);

@@ -1,0 +1,225 @@
+//! Helpers shared by the interop scenario tests: running RocksDB 7.8.3's own tools
+//! (`db_bench`, `ldb`, `sst_dump`) and reading what they print, and reading a Shale
+//! database completely through its public API.
+//!
+//! A test that needs a tool calls `tools_available` first and returns early (printing the
+//! reason) when the tool is not installed; CI installs them, so the tests run there.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use shale::{IteratorMode, Options, DB};
+
+pub type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
+
+/// True when every named tool is installed in /usr/bin; otherwise prints why the test is
+/// skipped and returns false.
+pub fn tools_available(test: &str, tools: &[&str]) -> bool {
+    for t in tools {
+        if !Path::new("/usr/bin").join(t).exists() {
+            eprintln!("SKIPPED {test}: /usr/bin/{t} (RocksDB 7.8.3 tools) is not installed");
+            return false;
+        }
+    }
+    true
+}
+
+/// Runs `/usr/bin/<tool> args...`; panics with its output if it fails. Returns stdout.
+pub fn run_tool(tool: &str, args: &[String]) -> String {
+    let (ok, out, err) = try_tool(tool, args);
+    assert!(ok, "{tool} {args:?} failed\nstdout:\n{out}\nstderr:\n{err}");
+    out
+}
+
+/// Runs `/usr/bin/<tool> args...` and returns (success, stdout, stderr).
+pub fn try_tool(tool: &str, args: &[String]) -> (bool, String, String) {
+    let out = Command::new(Path::new("/usr/bin").join(tool))
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {tool}: {e}"));
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    // ldb reports most failures on stdout with "Failed:" and still exits 1.
+    (out.status.success(), stdout, stderr)
+}
+
+/// `try_tool` that gives up after `secs` seconds (killing the tool); None on timeout.
+/// RocksDB 7.8.3's log reader can spin forever on some damaged WALs.
+pub fn try_tool_timeout(tool: &str, args: &[String], secs: u64) -> Option<(bool, String, String)> {
+    use std::io::Read;
+    let mut child = Command::new(Path::new("/usr/bin").join(tool))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {tool}: {e}"));
+    // Drain the pipes on threads so a chatty tool cannot block on a full pipe.
+    let mut so = child.stdout.take().expect("stdout");
+    let mut se = child.stderr.take().expect("stderr");
+    let t1 = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = so.read_to_string(&mut s);
+        s
+    });
+    let t2 = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = se.read_to_string(&mut s);
+        s
+    });
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            let out = t1.join().unwrap_or_default();
+            let err = t2.join().unwrap_or_default();
+            return Some((status.success(), out, err));
+        }
+        if start.elapsed().as_secs() >= secs {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+pub fn args(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| s.to_string()).collect()
+}
+
+/// Creates a database with `db_bench --benchmarks=fillrandom,overwrite` and extra flags.
+pub fn db_bench_fill(dir: &Path, num: usize, extra: &[&str]) {
+    db_bench_run(dir, "fillrandom,overwrite", num, extra)
+}
+
+/// Runs `db_bench --benchmarks=<benchmarks>` on `dir` with a fixed seed and extra flags.
+pub fn db_bench_run(dir: &Path, benchmarks: &str, num: usize, extra: &[&str]) {
+    let mut a = vec![
+        format!("--benchmarks={benchmarks}"),
+        format!("--num={num}"),
+        format!("--db={}", dir.display()),
+        "--seed=42".to_string(),
+        "--threads=1".to_string(),
+        "--histogram=0".to_string(),
+    ];
+    a.extend(extra.iter().map(|s| s.to_string()));
+    run_tool("db_bench", &a);
+}
+
+pub fn decode_hex(s: &str) -> Vec<u8> {
+    let s = s.trim();
+    let s = s.strip_prefix("0x").unwrap_or(s);
+    assert!(s.len().is_multiple_of(2), "odd hex string {s:?}");
+    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex digit")).collect()
+}
+
+pub fn encode_hex(b: &[u8]) -> String {
+    let mut s = String::from("0x");
+    for x in b {
+        s.push_str(&format!("{x:02X}"));
+    }
+    s
+}
+
+/// Every pair `ldb scan --hex` prints for the database (optionally one column family).
+pub fn ldb_scan(dir: &Path, cf: Option<&str>) -> Pairs {
+    let mut a = vec![format!("--db={}", dir.display()), "scan".to_string(), "--hex".to_string()];
+    if let Some(cf) = cf {
+        a.push(format!("--column_family={cf}"));
+    }
+    let out = run_tool("ldb", &a);
+    out.lines()
+        .filter(|l| l.starts_with("0x"))
+        .map(|l| {
+            let (k, v) = l.split_once(" : ").unwrap_or_else(|| panic!("unexpected ldb scan line {l:?}"));
+            (decode_hex(k), decode_hex(v))
+        })
+        .collect()
+}
+
+/// `ldb get --hex` of one key (None when ldb says it is not found).
+pub fn ldb_get(dir: &Path, cf: Option<&str>, key: &[u8]) -> Option<Vec<u8>> {
+    let mut a =
+        vec![format!("--db={}", dir.display()), "get".to_string(), "--hex".to_string(), encode_hex(key)];
+    if let Some(cf) = cf {
+        a.push(format!("--column_family={cf}"));
+    }
+    let (ok, out, err) = try_tool("ldb", &a);
+    if !ok {
+        assert!(out.contains("NotFound") || err.contains("NotFound"), "ldb get failed: {out}{err}");
+        return None;
+    }
+    Some(decode_hex(out.trim()))
+}
+
+/// The column families of a database, as Shale lists them.
+pub fn list_cf(dir: &Path) -> Vec<String> {
+    DB::list_cf(&Options::default(), dir).expect("list_cf")
+}
+
+/// Opens an existing database with all its column families.
+pub fn open_all(dir: &Path, opts: &Options) -> DB {
+    let cfs = list_cf(dir);
+    DB::open_cf(opts, dir, cfs).unwrap_or_else(|e| panic!("Shale cannot open {}: {e}", dir.display()))
+}
+
+/// Every pair of one column family, forward.
+pub fn shale_scan(db: &DB, cf: &str) -> Pairs {
+    let it = match db.cf_handle(cf) {
+        Some(h) => db.iterator_cf(h, IteratorMode::Start),
+        None => panic!("no column family {cf}"),
+    };
+    it.map(|r| r.map(|(k, v)| (k.to_vec(), v.to_vec())).expect("iterator error")).collect()
+}
+
+/// Every pair of one column family, in reverse.
+pub fn shale_scan_reverse(db: &DB, cf: &str) -> Pairs {
+    let h = db.cf_handle(cf).unwrap_or_else(|| panic!("no column family {cf}"));
+    db.iterator_cf(h, IteratorMode::End)
+        .map(|r| r.map(|(k, v)| (k.to_vec(), v.to_vec())).expect("iterator error"))
+        .collect()
+}
+
+/// The table files (`*.sst`) of a database directory, sorted.
+pub fn sst_files(dir: &Path) -> Vec<PathBuf> {
+    files_with_suffix(dir, ".sst")
+}
+
+/// The WAL files (`*.log`) of a database directory, sorted.
+pub fn wal_files(dir: &Path) -> Vec<PathBuf> {
+    files_with_suffix(dir, ".log")
+}
+
+pub fn files_with_suffix(dir: &Path, suffix: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("read_dir")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.ends_with(suffix)))
+        .collect();
+    v.sort();
+    v
+}
+
+/// The current MANIFEST file of a database (as CURRENT names it).
+pub fn current_manifest(dir: &Path) -> PathBuf {
+    let cur = std::fs::read_to_string(dir.join("CURRENT")).expect("CURRENT");
+    dir.join(cur.trim())
+}
+
+/// Panics with a short description of the first difference between two pair lists.
+pub fn assert_same_pairs(got: &Pairs, want: &Pairs, ctx: &str) {
+    if got == want {
+        return;
+    }
+    let first = got.iter().zip(want.iter()).position(|(a, b)| a != b).unwrap_or(got.len().min(want.len()));
+    let show = |p: Option<&(Vec<u8>, Vec<u8>)>| {
+        p.map(|(k, v)| format!("{} => {} bytes", String::from_utf8_lossy(k), v.len()))
+    };
+    panic!(
+        "{ctx}: {} pairs, expected {}; first difference at #{first}: got {:?}, expected {:?}",
+        got.len(),
+        want.len(),
+        show(got.get(first)),
+        show(want.get(first))
+    );
+}
