@@ -59,6 +59,13 @@ fn value(cf: usize, i: u32, round: u32) -> Vec<u8> {
 }
 
 /// Builds the database with Shale and returns what it holds.
+/// Flushes every column family (`DB::flush` flushes only the default one, as RocksDB's).
+fn flush_all(db: &DB) {
+    for (name, ..) in FAMILIES.iter() {
+        db.flush_cf(db.cf_handle(name).unwrap()).unwrap();
+    }
+}
+
 fn build(dir: &Path) -> Model {
     let mut model: Model = FAMILIES.iter().map(|(n, ..)| (n.to_string(), BTreeMap::new())).collect();
     let db = open_shale(dir);
@@ -74,7 +81,7 @@ fn build(dir: &Path) -> Model {
             db.write(b).unwrap();
         }
     }
-    db.flush().unwrap();
+    flush_all(&db);
     for (c, (name, ..)) in FAMILIES.iter().enumerate() {
         let h = db.cf_handle(name).unwrap();
         let m = model.get_mut(*name).unwrap();
@@ -89,7 +96,7 @@ fn build(dir: &Path) -> Model {
         db.delete_range_cf(h, key(1000), key(1100)).unwrap();
         m.retain(|k, _| !(k >= &key(1000) && k < &key(1100)));
     }
-    db.flush().unwrap();
+    flush_all(&db);
     for (name, ..) in FAMILIES {
         db.try_compact_range_cf(db.cf_handle(name).unwrap(), None::<&[u8]>, None::<&[u8]>).unwrap();
     }
@@ -104,7 +111,7 @@ fn build(dir: &Path) -> Model {
         db.single_delete_cf(h, key(3)).unwrap();
         m.remove(&key(3));
     }
-    db.flush().unwrap();
+    flush_all(&db);
     // Writes that stay in the WAL.
     for (c, (name, ..)) in FAMILIES.iter().enumerate() {
         let h = db.cf_handle(name).unwrap();
