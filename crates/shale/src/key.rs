@@ -34,6 +34,7 @@ pub enum ValueType {
 pub const VALUE_TYPE_FOR_SEEK: ValueType = ValueType::RangeDeletion;
 
 impl ValueType {
+    #[inline]
     pub fn from_u8(b: u8) -> Option<ValueType> {
         Some(match b {
             0x0 => ValueType::Deletion,
@@ -65,11 +66,13 @@ pub fn make_internal_key(user_key: &[u8], seq: SequenceNumber, t: ValueType) -> 
 
 /// The user-key part of an internal key. Callers pass keys that are at least 8 bytes
 /// (checked on decode by [`parse_internal_key`]); a shorter key yields an empty slice.
+#[inline]
 pub fn user_key(ikey: &[u8]) -> &[u8] {
     &ikey[..ikey.len().saturating_sub(8)]
 }
 
 /// The packed `seq << 8 | type` trailer of an internal key (0 for a short key).
+#[inline]
 pub fn trailer(ikey: &[u8]) -> u64 {
     if ikey.len() < 8 {
         return 0;
@@ -85,14 +88,25 @@ pub struct ParsedInternalKey<'a> {
 }
 
 /// Splits an internal key, failing with Corruption on a short key or an unknown type.
+/// Inlined: every iterator step parses a key.
+#[inline]
 pub fn parse_internal_key(ikey: &[u8]) -> Result<ParsedInternalKey<'_>> {
     if ikey.len() < 8 {
-        return Err(Error::corruption(format!("internal key too short: {} bytes", ikey.len())));
+        return Err(bad_internal_key(ikey, None));
     }
     let t = trailer(ikey);
-    let value_type = ValueType::from_u8((t & 0xff) as u8)
-        .ok_or_else(|| Error::corruption(format!("unknown value type {:#x} in internal key", t & 0xff)))?;
-    Ok(ParsedInternalKey { user_key: user_key(ikey), sequence: t >> 8, value_type })
+    match ValueType::from_u8((t & 0xff) as u8) {
+        Some(value_type) => Ok(ParsedInternalKey { user_key: user_key(ikey), sequence: t >> 8, value_type }),
+        None => Err(bad_internal_key(ikey, Some(t))),
+    }
+}
+
+#[cold]
+fn bad_internal_key(ikey: &[u8], trailer: Option<u64>) -> Error {
+    match trailer {
+        None => Error::corruption(format!("internal key too short: {} bytes", ikey.len())),
+        Some(t) => Error::corruption(format!("unknown value type {:#x} in internal key", t & 0xff)),
+    }
 }
 
 /// Orders internal keys: user key by the user comparator, then trailer descending.

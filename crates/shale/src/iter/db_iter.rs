@@ -380,7 +380,8 @@ impl DBIter {
         let mut steps = 0usize;
         while self.inner.valid() {
             let p = parse_internal_key(self.inner.key())?;
-            if self.icmp.compare_user(p.user_key, &self.saved_key) != Ordering::Equal {
+            // The first entry is the one `saved_key` was copied from.
+            if steps > 0 && self.icmp.compare_user(p.user_key, &self.saved_key) != Ordering::Equal {
                 break;
             }
             if p.sequence <= self.sequence {

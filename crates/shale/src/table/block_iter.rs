@@ -5,7 +5,9 @@
 //! ```text
 //! entry at p : shared | unshared [| value_len] | key delta | value
 //! seek       : binary search over restart keys (shared == 0), then a forward scan
-//! prev       : back to the restart point before the current entry, then scan forward
+//! prev       : back to the restart point before the current entry, then scan forward,
+//!              keeping every entry of that interval in a cache so that the following
+//!              `prev` steps within the interval are O(1) (RocksDB's prev-entries cache)
 //! ```
 
 use std::cmp::Ordering;
@@ -58,10 +60,35 @@ pub struct BlockIter {
     current: usize,
     next: usize,
     restart_index: usize,
-    key: Vec<u8>,
-    value: (usize, usize),
+    /// The current key is `key_buf[key_start..]`. While `prev` scans an interval, each
+    /// entry's key is appended after the previous one, so the cached entries' keys stay
+    /// in this buffer and stepping back is a truncation.
+    key_buf: Vec<u8>,
+    key_start: usize,
+    /// The current value is `block.data[value_start..next]`.
+    value_start: usize,
     handle: BlockHandle,
     status: Result<()>,
+    /// Entries of the restart interval last scanned backward, up to the current one.
+    prev_cache: PrevCache,
+}
+
+/// One decoded entry of a restart interval, as `prev` needs it back.
+#[derive(Clone, Copy)]
+struct CachedEntry {
+    current: usize,
+    next: usize,
+    value_start: usize,
+    key_end: usize,
+    handle: BlockHandle,
+}
+
+/// The entries of one restart interval up to the current one, in block order; their keys
+/// lie end to end in `key_buf`, ending at `key_end`. Any forward step or seek empties it.
+#[derive(Default)]
+struct PrevCache {
+    restart_index: usize,
+    entries: Vec<CachedEntry>,
 }
 
 impl BlockIter {
@@ -74,11 +101,22 @@ impl BlockIter {
             current: end,
             next: end,
             restart_index: 0,
-            key: Vec::new(),
-            value: (0, 0),
+            key_buf: Vec::new(),
+            key_start: 0,
+            value_start: 0,
             handle: BlockHandle::default(),
             status: Ok(()),
+            prev_cache: PrevCache::default(),
         }
+    }
+
+    /// Moves this cursor to another block of the same kind, keeping its buffers (a table
+    /// iterator reuses one cursor for every data block it visits).
+    pub(super) fn reset_block(&mut self, block: Arc<Block>) {
+        self.block = block;
+        self.status = Ok(());
+        self.prev_cache.entries.clear();
+        self.invalidate();
     }
 
     fn is_valid(&self) -> bool {
@@ -86,7 +124,7 @@ impl BlockIter {
     }
 
     fn raw_value(&self) -> &[u8] {
-        &self.block.data[self.value.0..self.value.1]
+        &self.block.data[self.value_start..self.next]
     }
 
     fn corrupt(&mut self, what: &str) {
@@ -96,6 +134,7 @@ impl BlockIter {
     }
 
     fn invalidate(&mut self) {
+        self.value_start = 0;
         self.current = self.block.restart_offset;
         self.next = self.block.restart_offset;
         self.restart_index = self.block.num_restarts;
@@ -110,7 +149,9 @@ impl BlockIter {
     fn seek_to_restart(&mut self, i: usize) -> bool {
         match self.restart_point(i) {
             Some(off) => {
-                self.key.clear();
+                self.key_buf.clear();
+                self.key_start = 0;
+                self.prev_cache.entries.clear();
                 self.restart_index = i;
                 self.next = off;
                 self.current = self.block.restart_offset;
@@ -123,8 +164,22 @@ impl BlockIter {
         }
     }
 
-    /// Decodes the entry at `self.next`; false at the end or on corruption.
+    /// The current key.
+    #[inline]
+    fn cur_key(&self) -> &[u8] {
+        &self.key_buf[self.key_start..]
+    }
+
+    /// Decodes the entry at `self.next`, replacing the current key; false at the end or on
+    /// corruption.
     fn parse_next(&mut self) -> bool {
+        self.prev_cache.entries.clear();
+        self.parse_next_entry(false)
+    }
+
+    /// Decodes the entry at `self.next`. With `append`, the new key is written after the
+    /// current one (which stays in `key_buf`, for the prev cache) instead of over it.
+    fn parse_next_entry(&mut self, append: bool) -> bool {
         let limit = self.block.restart_offset;
         self.current = self.next;
         if self.current >= limit {
@@ -138,12 +193,18 @@ impl BlockIter {
             self.corrupt("truncated entry header");
             return false;
         };
-        if shared > self.key.len() || limit - p < non_shared {
+        if shared > self.key_buf.len() - self.key_start || limit - p < non_shared {
             self.corrupt("key overruns block");
             return false;
         }
-        self.key.truncate(shared);
-        self.key.extend_from_slice(&self.block.data[p..p + non_shared]);
+        if append {
+            let start = self.key_buf.len();
+            self.key_buf.extend_from_within(self.key_start..self.key_start + shared);
+            self.key_start = start;
+        } else {
+            self.key_buf.truncate(self.key_start + shared);
+        }
+        self.key_buf.extend_from_slice(&self.block.data[p..p + non_shared]);
         let vstart = p + non_shared;
         let vend = match (self.format, value_len) {
             (EntryFormat::Index { first_key, .. }, None) => {
@@ -170,8 +231,18 @@ impl BlockIter {
                 vstart + n
             }
         };
-        self.value = (vstart, vend);
+        self.value_start = vstart;
         self.next = vend;
+        if append {
+            // Built from locals: re-reading the fields just stored stalls store forwarding.
+            self.prev_cache.entries.push(CachedEntry {
+                current: self.current,
+                next: vend,
+                value_start: vstart,
+                key_end: self.key_buf.len(),
+                handle: self.handle,
+            });
+        }
         if shared == 0 {
             while self.restart_index + 1 < self.block.num_restarts {
                 match self.restart_point(self.restart_index + 1) {
@@ -244,10 +315,40 @@ impl BlockIter {
             self.invalidate();
             return;
         }
-        if !self.seek_to_restart(self.block.num_restarts - 1) {
+        self.scan_interval_before(self.block.num_restarts - 1, self.block.restart_offset);
+    }
+
+    /// Decodes the entries of restart interval `i` that start before offset `end`, caching
+    /// each, and leaves the cursor on the last of them.
+    fn scan_interval_before(&mut self, i: usize, end: usize) {
+        if !self.seek_to_restart(i) {
             return;
         }
-        while self.parse_next() && self.next < self.block.restart_offset {}
+        self.prev_cache.restart_index = i;
+        while self.parse_next_entry(true) {
+            if self.next >= end {
+                break;
+            }
+        }
+    }
+
+    /// Steps back within the cached interval; false when the cache does not hold the
+    /// entry before the current one.
+    fn prev_from_cache(&mut self) -> bool {
+        let cache = &mut self.prev_cache;
+        if cache.entries.len() < 2 || cache.entries.last().map(|e| e.current) != Some(self.current) {
+            return false;
+        }
+        cache.entries.pop();
+        let Some(e) = cache.entries.last().copied() else { return false };
+        self.key_buf.truncate(e.key_end);
+        self.key_start = cache.entries.len().checked_sub(2).map_or(0, |i| cache.entries[i].key_end);
+        self.current = e.current;
+        self.next = e.next;
+        self.value_start = e.value_start;
+        self.handle = e.handle;
+        self.restart_index = cache.restart_index;
+        true
     }
 
     fn seek_impl(&mut self, target: &[u8]) {
@@ -266,7 +367,7 @@ impl BlockIter {
                 }
                 return;
             }
-            if self.compare(&self.key, target) == Ordering::Less {
+            if self.compare(self.cur_key(), target) == Ordering::Less {
                 lo = mid;
             } else {
                 hi = mid - 1;
@@ -276,7 +377,7 @@ impl BlockIter {
             return;
         }
         while self.parse_next() {
-            if self.compare(&self.key, target) != Ordering::Less {
+            if self.compare(self.cur_key(), target) != Ordering::Less {
                 return;
             }
         }
@@ -290,7 +391,7 @@ impl BlockIter {
         if !self.is_valid() {
             self.seek_to_last_impl();
         }
-        while self.is_valid() && self.compare(&self.key, target) == Ordering::Greater {
+        while self.is_valid() && self.compare(self.cur_key(), target) == Ordering::Greater {
             self.prev_impl();
         }
     }
@@ -303,6 +404,9 @@ impl BlockIter {
 
     fn prev_impl(&mut self) {
         if !self.is_valid() {
+            return;
+        }
+        if self.prev_from_cache() {
             return;
         }
         let original = self.current;
@@ -318,10 +422,7 @@ impl BlockIter {
             }
             self.restart_index -= 1;
         }
-        if !self.seek_to_restart(self.restart_index) {
-            return;
-        }
-        while self.parse_next() && self.next < original {}
+        self.scan_interval_before(self.restart_index, original);
     }
 }
 
@@ -348,7 +449,7 @@ impl crate::iter::InternalIterator for BlockIter {
         self.prev_impl()
     }
     fn key(&self) -> &[u8] {
-        &self.key
+        self.cur_key()
     }
     fn value(&self) -> &[u8] {
         self.raw_value()
@@ -387,7 +488,7 @@ impl IndexBlockIter {
     }
     /// The separator key as stored (an internal key or a user key).
     pub fn key(&self) -> &[u8] {
-        &self.inner.key
+        self.inner.cur_key()
     }
     pub fn handle(&self) -> BlockHandle {
         self.inner.handle

@@ -77,6 +77,49 @@ fn forward_backward_and_seeks_over_every_key() {
     }
 }
 
+/// Random walks of next/prev/seeks against the entry list: the prev cache must give the
+/// same entry (key and value) as a scan from the restart point.
+#[test]
+fn random_walk_mixes_prev_next_and_seeks() {
+    let icmp = bytewise_internal_comparator();
+    let mut rng = SmallRng::seed_from_u64(11);
+    for (n, interval) in [(200, 16), (37, 5), (10, 1), (64, 64)] {
+        let (block, entries) = build(n, interval);
+        let mut it = block.iter(icmp.clone());
+        let mut pos: Option<usize> = None;
+        for _ in 0..5000 {
+            match rng.gen_range(0..10) {
+                0 => {
+                    it.seek_to_last();
+                    pos = Some(n - 1);
+                }
+                1 => {
+                    let i = rng.gen_range(0..n);
+                    it.seek(&entries[i].0);
+                    pos = Some(i);
+                }
+                2..=5 if pos.is_some() => {
+                    it.prev();
+                    pos = pos.and_then(|p| p.checked_sub(1));
+                }
+                _ if pos.is_some() => {
+                    it.next();
+                    pos = pos.map(|p| p + 1).filter(|&p| p < n);
+                }
+                _ => {
+                    it.seek_to_first();
+                    pos = Some(0);
+                }
+            }
+            match pos {
+                Some(p) => assert_eq!((it.key(), it.value()), (&entries[p].0[..], &entries[p].1[..])),
+                None => assert!(!it.valid()),
+            }
+        }
+        it.status().unwrap();
+    }
+}
+
 #[test]
 fn empty_block_and_reset() {
     let mut b = BlockBuilder::new(16);
@@ -126,6 +169,16 @@ fn index_block_delta_values_and_user_keys() {
                 assert_eq!(it.handle(), *h);
                 it.prev();
             }
+            // Backward from the middle, with a step forward in between.
+            it.seek(&handles[30].0);
+            it.prev();
+            it.prev();
+            assert_eq!(it.handle(), handles[28].1);
+            it.next();
+            assert_eq!(it.handle(), handles[29].1);
+            it.prev();
+            it.prev();
+            assert_eq!(it.handle(), handles[27].1);
             for (k, h) in &handles {
                 it.seek(k);
                 assert_eq!(it.handle(), *h, "delta {delta} user {user}");

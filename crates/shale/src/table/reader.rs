@@ -300,7 +300,10 @@ impl TableIter {
         }
         match self.table.data_block(h, self.fill_cache) {
             Ok(b) => {
-                self.data = Some(b.iter(self.table.opts.icmp.clone()));
+                match self.data.as_mut() {
+                    Some(d) => d.reset_block(b),
+                    None => self.data = Some(b.iter(self.table.opts.icmp.clone())),
+                }
                 self.data_handle = Some(h);
                 true
             }
@@ -412,12 +415,18 @@ impl InternalIterator for TableIter {
     fn next(&mut self) {
         if let Some(d) = self.data.as_mut() {
             d.next();
+            if d.valid() {
+                return;
+            }
         }
         self.skip_forward();
     }
     fn prev(&mut self) {
         if let Some(d) = self.data.as_mut() {
             d.prev();
+            if d.valid() {
+                return;
+            }
         }
         self.skip_backward();
     }
