@@ -256,7 +256,7 @@ impl InternalIterator for MergingIterator {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::iter::VecIterator;
+    use crate::iter::{ErrorIterator, VecIterator};
     use crate::key::{bytewise_internal_comparator, make_internal_key, ValueType};
     use rand::rngs::SmallRng;
     use rand::{Rng, SeedableRng};
@@ -368,35 +368,16 @@ mod tests {
         assert!(!it.valid());
     }
 
-    struct FailingIter;
-    impl InternalIterator for FailingIter {
-        fn valid(&self) -> bool {
-            false
-        }
-        fn seek_to_first(&mut self) {}
-        fn seek_to_last(&mut self) {}
-        fn seek(&mut self, _: &[u8]) {}
-        fn seek_for_prev(&mut self, _: &[u8]) {}
-        fn next(&mut self) {}
-        fn prev(&mut self) {}
-        fn key(&self) -> &[u8] {
-            &[]
-        }
-        fn value(&self) -> &[u8] {
-            &[]
-        }
-        fn status(&self) -> Result<()> {
-            Err(crate::Error::corruption("bad block in 000007.sst at offset 10"))
-        }
-    }
-
     #[test]
     fn status_reports_child_error() {
         let icmp = bytewise_internal_comparator();
         let good = Box::new(VecIterator::new(vec![(ikey(1, 1), b"a".to_vec())], icmp.clone()));
-        let mut it = MergingIterator::new(icmp, vec![good, Box::new(FailingIter)]);
+        let failure = crate::Error::corruption("bad block in 000007.sst at offset 10");
+        let mut it = MergingIterator::new(icmp, vec![good, Box::new(ErrorIterator::new(failure))]);
         it.seek_to_first();
         assert!(it.valid());
-        assert_eq!(it.status().unwrap_err().kind(), crate::ErrorKind::Corruption);
+        let err = it.status().unwrap_err();
+        assert_eq!(err.kind(), crate::ErrorKind::Corruption);
+        assert!(err.to_string().contains("000007.sst"), "{err}");
     }
 }
