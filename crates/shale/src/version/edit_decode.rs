@@ -190,7 +190,9 @@ fn decode_file_head(d: &mut Decoder<'_>, seqnos: bool, path: bool) -> Option<(u3
     let level = d.varint32()?;
     f.number = d.varint64()?;
     if path {
-        f.path_id = d.varint32()?;
+        // RocksDB keeps only path ids 0..=3 (two bits beside the file number); a larger
+        // one could not be written back.
+        f.path_id = d.varint32().filter(|&p| p <= MAX_PATH_ID)?;
     }
     f.file_size = d.varint64()?;
     f.smallest = d.length_prefixed().filter(|k| valid_internal_key(k))?.to_vec();

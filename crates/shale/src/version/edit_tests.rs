@@ -244,6 +244,49 @@ fn reads_older_file_records() {
     assert_eq!((*l, f.number, f.path_id, f.largest_seqno), (1, 18, 1, 2));
 }
 
+/// Found by the `manifest_record` fuzz target: a new-file3 record with path id 202 decoded,
+/// and its re-encoding (new-file4, path id as one byte) then failed to decode.
+#[test]
+fn new_file3_path_id_out_of_range_is_corruption() {
+    let small = make_internal_key(b"a", 1, ValueType::Value);
+    let large = make_internal_key(b"b", 2, ValueType::Value);
+    let record = |path_id: u32| {
+        let mut b = Vec::new();
+        put_varint32(&mut b, TAG_NEW_FILE3);
+        put_varint32(&mut b, 1);
+        put_varint64(&mut b, 18);
+        put_varint32(&mut b, path_id);
+        put_varint64(&mut b, 5);
+        put_length_prefixed_slice(&mut b, &small);
+        put_length_prefixed_slice(&mut b, &large);
+        put_varint64(&mut b, 1);
+        put_varint64(&mut b, 2);
+        b
+    };
+    let e = VersionEdit::decode(&record(MAX_PATH_ID)).unwrap();
+    assert_eq!(VersionEdit::decode(&e.encoded()).unwrap(), e);
+    for bad in [MAX_PATH_ID + 1, 202, u32::MAX] {
+        let err = VersionEdit::decode(&record(bad)).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Corruption);
+        assert!(err.to_string().contains("new-file3 entry"), "{err}");
+    }
+    // The fuzzer's input: mode byte 1, then length-prefixed records; every record that
+    // decodes must re-encode to bytes that decode to the same edit.
+    let input: &[u8] = &[
+        0x01, 0x2f, 0x81, 0x40, 0x0a, 0x70, 0x61, 0x72, 0x61, 0x74, 0x6f, 0x72, 0xcb, 0x01, 0x01, 0x66, 0x30,
+        0x52, 0x06, 0x0a, 0x0c, 0x07, 0x00, 0xf4, 0x67, 0x02, 0x09, 0x63, 0x66, 0x31, 0x52, 0x06, 0x0a, 0x0d,
+        0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x07, 0x00, 0xf4, 0x67, 0x02, 0x09, 0x61, 0x01, 0x58,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x07, 0x04, 0x01, 0x32, 0x02, 0x06, 0x01, 0x01, 0xca, 0x01,
+        0xac, 0x02, 0x00,
+    ];
+    let mut d = crate::coding::Decoder::new(&input[1..]);
+    while let Some(rec) = d.length_prefixed() {
+        if let Ok(e) = VersionEdit::decode(rec) {
+            assert_eq!(VersionEdit::decode(&e.encoded()).unwrap(), e);
+        }
+    }
+}
+
 #[test]
 fn bad_internal_keys_in_file_records_are_corruption() {
     let mut e = VersionEdit::default();
