@@ -150,13 +150,35 @@ pub fn compress_block(
     }
 }
 
+/// The most bytes `len` compressed bytes of codec `t` can expand to, so that a corrupt size
+/// prefix cannot make the reader allocate far more than the data could ever fill:
+/// Snappy copies emit at most 64 bytes per 2-3 input bytes; an LZ4 match grows by 255 per
+/// length byte; deflate's limit is 1032:1; a ZSTD block has a 3-byte header and at most
+/// 128 KiB of output.
+fn max_expansion(t: CompressionType, len: usize) -> usize {
+    let bound = match t {
+        CompressionType::Snappy => len.saturating_mul(32),
+        CompressionType::Lz4 | CompressionType::Lz4hc => len.saturating_mul(255),
+        CompressionType::Zlib => len.saturating_mul(1032),
+        CompressionType::Zstd => (len / 3 + 1).saturating_mul(128 << 10),
+        _ => len,
+    };
+    bound.saturating_add(64).min(MAX_UNCOMPRESSED)
+}
+
+fn check_size(t: CompressionType, n: usize, compressed_len: usize) -> Result<()> {
+    if n > max_expansion(t, compressed_len) {
+        return Err(bad(t, format!("uncompressed size {n} too large for {compressed_len} compressed bytes")));
+    }
+    Ok(())
+}
+
 fn size_prefix(t: CompressionType, data: &[u8]) -> Result<(usize, &[u8])> {
     let (n, used) = decode_varint32(data).ok_or_else(|| bad(t, "bad uncompressed size prefix"))?;
     let n = n as usize;
-    if n > MAX_UNCOMPRESSED {
-        return Err(bad(t, format!("uncompressed size {n} too large")));
-    }
-    Ok((n, &data[used..]))
+    let body = &data[used..];
+    check_size(t, n, body.len())?;
+    Ok((n, body))
 }
 
 /// Decompresses a block stored with type `t`.
@@ -200,9 +222,7 @@ pub fn uncompress_with_dict(t: CompressionType, data: &[u8], dict: &[u8]) -> Res
         CompressionType::None => Ok(data.to_vec()),
         CompressionType::Snappy => {
             let n = snap::raw::decompress_len(data).map_err(|e| bad(t, e))?;
-            if n > MAX_UNCOMPRESSED {
-                return Err(bad(t, format!("uncompressed size {n} too large")));
-            }
+            check_size(t, n, data.len())?;
             snap::raw::Decoder::new().decompress_vec(data).map_err(|e| bad(t, e))
         }
         CompressionType::Zlib => {
@@ -304,6 +324,29 @@ mod tests {
             crate::ErrorKind::NotSupported
         );
         assert!(compress(CompressionType::Xpress, None, b"x").unwrap_err().to_string().contains("Xpress"));
+    }
+
+    #[test]
+    fn size_prefix_is_bounded_by_the_codec_expansion() {
+        // The most compressible input still decodes under the bound...
+        let zeros = vec![0u8; 4 << 20];
+        for t in ALL.into_iter().skip(1) {
+            let c = compress(t, None, &zeros).unwrap();
+            assert_eq!(uncompress(t, &c).unwrap(), zeros, "{t:?}");
+        }
+        // ...while a 1 GiB prefix on a few bytes is refused before any allocation.
+        for t in [CompressionType::Lz4, CompressionType::Zlib, CompressionType::Zstd] {
+            let mut data = Vec::new();
+            crate::coding::put_varint32(&mut data, 1 << 30);
+            data.extend_from_slice(&[0u8; 10]);
+            let e = uncompress(t, &data).unwrap_err();
+            assert_eq!(e.kind(), crate::ErrorKind::Corruption, "{t:?}");
+            assert!(e.to_string().contains("too large"), "{e}");
+        }
+        let mut snappy = Vec::new();
+        crate::coding::put_varint32(&mut snappy, 1 << 29);
+        snappy.extend_from_slice(&[0u8; 10]);
+        assert!(uncompress(CompressionType::Snappy, &snappy).unwrap_err().to_string().contains("too large"));
     }
 
     #[test]
