@@ -109,9 +109,7 @@ impl DB {
         value: V,
         opts: &WriteOptions,
     ) -> Result<()> {
-        let mut b = WriteBatch::default();
-        b.put(key, value);
-        self.write_opt(b, opts)
+        self.write_one(opts, |b| b.put(key, value))
     }
 
     pub fn put_cf<K: AsRef<[u8]>, V: AsRef<[u8]>>(
@@ -130,9 +128,7 @@ impl DB {
         value: V,
         opts: &WriteOptions,
     ) -> Result<()> {
-        let mut b = WriteBatch::default();
-        b.put_cf(cf, key, value);
-        self.write_opt(b, opts)
+        self.write_one(opts, |b| b.put_cf(cf, key, value))
     }
 
     pub fn delete<K: AsRef<[u8]>>(&self, key: K) -> Result<()> {
@@ -140,9 +136,7 @@ impl DB {
     }
 
     pub fn delete_opt<K: AsRef<[u8]>>(&self, key: K, opts: &WriteOptions) -> Result<()> {
-        let mut b = WriteBatch::default();
-        b.delete(key);
-        self.write_opt(b, opts)
+        self.write_one(opts, |b| b.delete(key))
     }
 
     pub fn delete_cf<K: AsRef<[u8]>>(&self, cf: &impl AsColumnFamilyRef, key: K) -> Result<()> {
@@ -155,9 +149,7 @@ impl DB {
         key: K,
         opts: &WriteOptions,
     ) -> Result<()> {
-        let mut b = WriteBatch::default();
-        b.delete_cf(cf, key);
-        self.write_opt(b, opts)
+        self.write_one(opts, |b| b.delete_cf(cf, key))
     }
 
     pub fn single_delete<K: AsRef<[u8]>>(&self, key: K) -> Result<()> {
@@ -165,9 +157,7 @@ impl DB {
     }
 
     pub fn single_delete_opt<K: AsRef<[u8]>>(&self, key: K, opts: &WriteOptions) -> Result<()> {
-        let mut b = WriteBatch::default();
-        b.single_delete(key);
-        self.write_opt(b, opts)
+        self.write_one(opts, |b| b.single_delete(key))
     }
 
     pub fn single_delete_cf<K: AsRef<[u8]>>(&self, cf: &impl AsColumnFamilyRef, key: K) -> Result<()> {
@@ -180,16 +170,12 @@ impl DB {
         key: K,
         opts: &WriteOptions,
     ) -> Result<()> {
-        let mut b = WriteBatch::default();
-        b.single_delete_cf(cf, key);
-        self.write_opt(b, opts)
+        self.write_one(opts, |b| b.single_delete_cf(cf, key))
     }
 
     /// Deletes the keys in `[from, to)` of the default column family (a range tombstone).
     pub fn delete_range<K: AsRef<[u8]>>(&self, from: K, to: K) -> Result<()> {
-        let mut b = WriteBatch::default();
-        b.delete_range(from, to);
-        self.write(b)
+        self.write_one(&WriteOptions::default(), |b| b.delete_range(from, to))
     }
 
     /// Deletes the keys in `[from, to)` of `cf` (a range tombstone).
@@ -204,8 +190,13 @@ impl DB {
         to: K,
         opts: &WriteOptions,
     ) -> Result<()> {
+        self.write_one(opts, |b| b.delete_range_cf(cf, from, to))
+    }
+
+    /// Writes a batch of one operation (the single-operation methods above).
+    fn write_one(&self, opts: &WriteOptions, op: impl FnOnce(&mut WriteBatch)) -> Result<()> {
         let mut b = WriteBatch::default();
-        b.delete_range_cf(cf, from, to);
+        op(&mut b);
         self.write_opt(b, opts)
     }
 
