@@ -125,6 +125,8 @@ pub(crate) fn open(opts: &Options, path: &Path, mut descs: Vec<ColumnFamilyDescr
         );
     }
 
+    load_tables(&table_cache, &cfs, opts)?;
+
     let mut next_file_number = recovered.next_file_number.max(recovered.manifest_number + 1);
     let mut last_sequence = recovered.last_sequence;
     // Replay the WALs.
@@ -262,6 +264,34 @@ pub(crate) fn open(opts: &Options, path: &Path, mut descs: Vec<ColumnFamilyDescr
         }
     }
     Ok(db)
+}
+
+/// Opens the live tables before the WALs are replayed, as RocksDB's `LoadTableHandlers`
+/// does: all of them with `max_open_files = -1`, else up to 16 per column family. Opening
+/// reads each table's footer, metaindex, properties, index and filter blocks, so with
+/// `paranoid_checks` (the default) a damaged one fails the open with Corruption, and a
+/// missing one too ("Corruption: IO error: ... No such file ..."). Without it the errors
+/// are left for the reads that need the table.
+fn load_tables(table_cache: &TableCache, cfs: &BTreeMap<u32, CfState>, opts: &Options) -> Result<()> {
+    let limit = if opts.max_open_files < 0 {
+        usize::MAX
+    } else {
+        // A quarter of the table cache (see TableCache::new), at most 16.
+        ((opts.max_open_files as usize).saturating_sub(10).max(16) / 4).min(16)
+    };
+    for cf in cfs.values() {
+        for (_, f) in cf.current.all_files().take(limit) {
+            match table_cache.get(&cf.handle, f) {
+                Ok(_) => {}
+                Err(_) if !opts.paranoid_checks => {}
+                Err(e) if e.os_code() == Some(libc::ENOENT) => {
+                    return Err(Error::corruption(format!("Corruption: {e}")));
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    Ok(())
 }
 
 struct RecoveryCtx<'a> {

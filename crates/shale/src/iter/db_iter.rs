@@ -401,6 +401,9 @@ impl DBIter {
             }
             self.inner.prev();
         }
+        // Stopped by an error, the walk may have missed a newer entry of the key: what was
+        // found so far may be stale.
+        self.inner.status()?;
         Ok(found)
     }
 
@@ -440,6 +443,7 @@ impl DBIter {
             }
         }
         self.scratch = scratch;
+        self.inner.status()?;
         self.seek_before_saved_key();
         Ok(found)
     }

@@ -324,6 +324,65 @@ fn inner_error_surfaces() {
     assert_eq!(it.status().unwrap_err().kind(), ErrorKind::Corruption);
 }
 
+/// A cursor that fails on its first `prev` (a damaged block reached while walking back).
+struct FailsOnPrev {
+    inner: VecIterator,
+    failed: bool,
+}
+
+impl InternalIterator for FailsOnPrev {
+    fn valid(&self) -> bool {
+        !self.failed && self.inner.valid()
+    }
+    fn seek_to_first(&mut self) {
+        self.failed = false;
+        self.inner.seek_to_first();
+    }
+    fn seek_to_last(&mut self) {
+        self.failed = false;
+        self.inner.seek_to_last();
+    }
+    fn seek(&mut self, t: &[u8]) {
+        self.failed = false;
+        self.inner.seek(t);
+    }
+    fn seek_for_prev(&mut self, t: &[u8]) {
+        self.failed = false;
+        self.inner.seek_for_prev(t);
+    }
+    fn next(&mut self) {
+        self.inner.next();
+    }
+    fn prev(&mut self) {
+        self.failed = true;
+    }
+    fn key(&self) -> &[u8] {
+        self.inner.key()
+    }
+    fn value(&self) -> &[u8] {
+        self.inner.value()
+    }
+    fn status(&self) -> Result<()> {
+        if self.failed {
+            return Err(Error::corruption("bad block in 000003.sst at offset 0"));
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn error_while_walking_back_over_a_key_is_not_an_older_value() {
+    let icmp = bytewise_internal_comparator();
+    let mut e = vec![entry("b", 5, ValueType::Value, "new"), entry("b", 2, ValueType::Value, "old")];
+    e.sort_by(|a, b| icmp.compare(&a.0, &b.0));
+    let inner = Box::new(FailsOnPrev { inner: VecIterator::new(e, icmp.clone()), failed: false });
+    let mut it = DBIter::new(icmp, inner, no_tombstones(), 10, None, None);
+    // Backward, the oldest entry of "b" comes first; the step to the newer one fails.
+    it.seek_to_last();
+    assert!(!it.valid(), "a stale value was returned");
+    assert_eq!(it.status().unwrap_err().kind(), ErrorKind::Corruption);
+}
+
 /// Counts the inner iterator's steps.
 struct Counting {
     inner: BoxedIterator,

@@ -6,6 +6,10 @@
 //! current entry. Changing direction repositions every other child around the current key
 //! (forward -> backward: each other child goes to its last entry < key; backward -> forward:
 //! to its first entry > key), then rebuilds the heap in the new order.
+//!
+//! A child that stops on an error (a damaged block) ends the whole iteration, as in
+//! RocksDB: going on with the other children would surface entries the failed child
+//! shadows (older values, deleted keys).
 
 use std::cmp::Ordering;
 
@@ -26,6 +30,8 @@ pub struct MergingIterator {
     /// Indices of the valid children, heap-ordered by key for `direction`.
     heap: Vec<usize>,
     direction: Direction,
+    /// A child stopped on an error since the last positioning: not valid; `status` has it.
+    failed: bool,
     /// Reused copy of the current key during a direction switch.
     scratch: Vec<u8>,
 }
@@ -33,7 +39,14 @@ pub struct MergingIterator {
 impl MergingIterator {
     pub fn new(icmp: InternalKeyComparator, children: Vec<BoxedIterator>) -> Self {
         let heap = Vec::with_capacity(children.len());
-        MergingIterator { icmp, children, heap, direction: Direction::Forward, scratch: Vec::new() }
+        MergingIterator {
+            icmp,
+            children,
+            heap,
+            direction: Direction::Forward,
+            failed: false,
+            scratch: Vec::new(),
+        }
     }
 
     fn single(&self) -> bool {
@@ -70,9 +83,12 @@ impl MergingIterator {
     /// Rebuilds the heap from every valid child, for the current direction.
     fn rebuild_heap(&mut self) {
         self.heap.clear();
+        self.failed = false;
         for i in 0..self.children.len() {
             if self.children[i].valid() {
                 self.heap.push(i);
+            } else if self.children[i].status().is_err() {
+                self.failed = true;
             }
         }
         if self.heap.len() > 1 {
@@ -88,6 +104,9 @@ impl MergingIterator {
         if self.children[top].valid() {
             self.sift_down(0);
         } else {
+            if self.children[top].status().is_err() {
+                self.failed = true;
+            }
             let last = self.heap.len() - 1;
             self.heap.swap(0, last);
             self.heap.pop();
@@ -154,7 +173,7 @@ impl InternalIterator for MergingIterator {
         if self.single() {
             return self.children[0].valid();
         }
-        !self.heap.is_empty()
+        !self.failed && !self.heap.is_empty()
     }
 
     fn seek_to_first(&mut self) {
@@ -369,15 +388,92 @@ mod tests {
     }
 
     #[test]
-    fn status_reports_child_error() {
+    fn child_error_ends_iteration() {
         let icmp = bytewise_internal_comparator();
         let good = Box::new(VecIterator::new(vec![(ikey(1, 1), b"a".to_vec())], icmp.clone()));
         let failure = crate::Error::corruption("bad block in 000007.sst at offset 10");
-        let mut it = MergingIterator::new(icmp, vec![good, Box::new(ErrorIterator::new(failure))]);
+        let mut it = MergingIterator::new(icmp.clone(), vec![good, Box::new(ErrorIterator::new(failure))]);
         it.seek_to_first();
-        assert!(it.valid());
+        // The failed child may hide entries of the good one: no entry is shown.
+        assert!(!it.valid());
         let err = it.status().unwrap_err();
         assert_eq!(err.kind(), crate::ErrorKind::Corruption);
         assert!(err.to_string().contains("000007.sst"), "{err}");
+        it.seek_to_last();
+        assert!(!it.valid());
+        it.seek(&ikey(0, 1));
+        assert!(!it.valid());
+    }
+
+    /// A child that fails part-way (after `ok` entries).
+    struct FailsAfter {
+        inner: VecIterator,
+        ok: usize,
+        steps: usize,
+    }
+    impl InternalIterator for FailsAfter {
+        fn valid(&self) -> bool {
+            self.steps < self.ok && self.inner.valid()
+        }
+        fn seek_to_first(&mut self) {
+            self.steps = 0;
+            self.inner.seek_to_first();
+        }
+        fn seek_to_last(&mut self) {
+            self.steps = 0;
+            self.inner.seek_to_last();
+        }
+        fn seek(&mut self, t: &[u8]) {
+            self.steps = 0;
+            self.inner.seek(t);
+        }
+        fn seek_for_prev(&mut self, t: &[u8]) {
+            self.steps = 0;
+            self.inner.seek_for_prev(t);
+        }
+        fn next(&mut self) {
+            self.steps += 1;
+            self.inner.next();
+        }
+        fn prev(&mut self) {
+            self.steps += 1;
+            self.inner.prev();
+        }
+        fn key(&self) -> &[u8] {
+            self.inner.key()
+        }
+        fn value(&self) -> &[u8] {
+            self.inner.value()
+        }
+        fn status(&self) -> Result<()> {
+            if self.steps >= self.ok {
+                return Err(crate::Error::corruption("bad block in 000009.sst at offset 0"));
+            }
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn child_failing_mid_scan_ends_iteration() {
+        let icmp = bytewise_internal_comparator();
+        // The newer child (seq 2) shadows k0003..k0005 of the older one; it fails after
+        // its first entry, so the older child's k0003.. must never be shown as current.
+        let newer: Vec<_> = (2..6).map(|k| (ikey(k, 2), b"new".to_vec())).collect();
+        let older: Vec<_> = (1..8).map(|k| (ikey(k, 1), b"old".to_vec())).collect();
+        let failing = FailsAfter { inner: VecIterator::new(newer, icmp.clone()), ok: 1, steps: 0 };
+        let mut it = MergingIterator::new(
+            icmp.clone(),
+            vec![Box::new(failing), Box::new(VecIterator::new(older, icmp.clone()))],
+        );
+        it.seek_to_first();
+        let mut seen = Vec::new();
+        while it.valid() {
+            seen.push((it.key().to_vec(), it.value().to_vec()));
+            it.next();
+        }
+        assert!(it.status().is_err());
+        // k0001 (old), k0002 (new), then the newer child fails on its next step.
+        assert_eq!(seen.len(), 2, "{seen:?}");
+        assert!(seen.iter().all(|(k, _)| k[..5] <= b"k0002"[..]));
     }
 }
