@@ -23,6 +23,7 @@
 //! - fatal, unrecoverable: writes and background work stop; `resume()` returns the error;
 //!   reopening the database is the way back (what was acknowledged is in the WAL and
 //!   tables, and is recovered then).
+//!
 //! A stored error is replaced only by a more severe one.
 //!
 //! Recovery (RocksDB's `ResumeImpl`), under write leadership so no write slips in: every
@@ -61,7 +62,8 @@ use super::{DbInner, DbState};
 use crate::error::{Error, ErrorKind, Result};
 use crate::version::edit::VersionEdit;
 
-/// How bad a background error is (RocksDB's `Status::Severity`), least to most.
+/// How bad a background error is (RocksDB's `Status::Severity`, names kept), least to most.
+#[allow(clippy::enum_variant_names)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Severity {
     NoError = 0,
