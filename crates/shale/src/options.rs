@@ -161,6 +161,8 @@ pub struct Options {
     pub(crate) wal_recovery_mode: DBRecoveryMode,
     pub(crate) max_manifest_file_size: u64,
     pub(crate) keep_log_file_num: usize,
+    pub(crate) max_bgerror_resume_count: i32,
+    pub(crate) bgerror_resume_retry_interval: u64,
     pub(crate) fs: Option<FileSystemRef>,
     // Per column family.
     pub(crate) comparator: ComparatorRef,
@@ -196,6 +198,8 @@ impl Default for Options {
             wal_recovery_mode: DBRecoveryMode::PointInTime,
             max_manifest_file_size: 1024 * 1024 * 1024,
             keep_log_file_num: 1000,
+            max_bgerror_resume_count: i32::MAX,
+            bgerror_resume_retry_interval: 1_000_000,
             fs: None,
             comparator: Arc::new(BytewiseComparator),
             write_buffer_size: 64 << 20,
@@ -280,6 +284,20 @@ impl Options {
 
     pub fn set_keep_log_file_num(&mut self, n: usize) {
         self.keep_log_file_num = n.max(1);
+    }
+
+    /// How many times a hard background error is retried automatically before writes stay
+    /// stopped until `DB::resume` (RocksDB's `max_bgerror_resume_count`, default `i32::MAX`;
+    /// 0 or less turns automatic recovery off). See `db/error_handler.rs` for which errors
+    /// recover on their own.
+    pub fn set_max_bgerror_resume_count(&mut self, n: i32) {
+        self.max_bgerror_resume_count = n;
+    }
+
+    /// Microseconds between automatic recovery attempts (RocksDB's
+    /// `bgerror_resume_retry_interval`, default 1 000 000).
+    pub fn set_bgerror_resume_retry_interval(&mut self, micros: u64) {
+        self.bgerror_resume_retry_interval = micros;
     }
 
     /// The file system the database uses (Shale's counterpart of `set_env`).

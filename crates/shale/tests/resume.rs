@@ -1,5 +1,7 @@
-//! After a one-off I/O error on the WAL, writes stop with an error (reads go on), and
-//! `DB::resume()` brings them back: a new WAL, memtables flushed, nothing acknowledged lost.
+//! After a one-off no-space error on the WAL (a hard error, as RocksDB rates it), writes
+//! stop with an error (reads go on), and `DB::resume()` brings them back: a new WAL,
+//! memtables flushed, nothing acknowledged lost. Any other IO error on the WAL is fatal, as
+//! in RocksDB: `resume()` refuses, and a reopen recovers every acknowledged write.
 
 use std::sync::Arc;
 
@@ -13,15 +15,17 @@ fn resume_after_wal_write_error() {
     let mut o = Options::default();
     o.create_if_missing(true);
     o.set_file_system(fault.clone());
+    o.set_max_bgerror_resume_count(0); // only resume() brings writes back
     let mut wo = WriteOptions::default();
     wo.set_sync(true);
     let db = DB::open(&o, "/db").unwrap();
     for i in 0..50 {
         db.put_opt(format!("a{i}"), b"1", &wo).unwrap();
     }
-    fault.fail_nth(OpKind::Write, 1, FaultMode::Once, libc::EIO);
+    fault.fail_nth(OpKind::Write, 1, FaultMode::Once, libc::ENOSPC);
     let e = db.put_opt(b"lost", b"x", &wo).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::IOError, "{e}");
+    assert!(e.is_no_space(), "{e}");
     // Writes stay stopped; reads work.
     assert_eq!(db.put_opt(b"b", b"x", &wo).unwrap_err().kind(), ErrorKind::IOError);
     assert_eq!(db.get(b"a7").unwrap(), Some(b"1".to_vec()));
@@ -56,4 +60,33 @@ fn resume_fails_while_the_fault_persists() {
     db.put(b"k4", b"v").unwrap();
     assert_eq!(db.get(b"k").unwrap(), Some(b"v".to_vec()));
     assert_eq!(db.get(b"k4").unwrap(), Some(b"v".to_vec()));
+}
+
+#[test]
+fn wal_io_error_is_fatal_and_a_reopen_recovers() {
+    let fault = Arc::new(FaultInjectionFs::new(Arc::new(MemFileSystem::new())));
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_file_system(fault.clone());
+    let mut wo = WriteOptions::default();
+    wo.set_sync(true);
+    let db = DB::open(&o, "/db").unwrap();
+    for i in 0..20 {
+        db.put_opt(format!("a{i}"), b"1", &wo).unwrap();
+    }
+    fault.fail_nth(OpKind::Write, 1, FaultMode::Once, libc::EIO);
+    let e = db.put_opt(b"lost", b"x", &wo).unwrap_err();
+    assert_eq!(e.os_code(), Some(libc::EIO), "{e}");
+    assert_eq!(db.property_int_value("rocksdb.shale.background-error-severity").unwrap(), Some(3));
+    // The fault is gone, but a fatal error stays until the database is reopened.
+    let r = db.resume().unwrap_err();
+    assert_eq!(r.os_code(), Some(libc::EIO), "{r}");
+    assert!(db.put_opt(b"b", b"x", &wo).is_err());
+    assert_eq!(db.get(b"a7").unwrap(), Some(b"1".to_vec()));
+    drop(db);
+    let db = DB::open(&o, "/db").unwrap();
+    for i in 0..20 {
+        assert_eq!(db.get(format!("a{i}")).unwrap(), Some(b"1".to_vec()), "a{i}");
+    }
+    db.put_opt(b"b", b"x", &wo).unwrap();
 }

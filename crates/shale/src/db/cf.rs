@@ -137,7 +137,7 @@ fn sync_wal_before_family_change(inner: &DbInner, st: &mut DbState) -> Result<()
         return Ok(());
     }
     if let Err(e) = wal.writer.sync() {
-        inner.set_bg_error_in(st, e.clone(), "WAL sync");
+        inner.set_bg_error_in(st, e.clone(), super::error_handler::BgErrorReason::WriteCallback);
         return Err(e);
     }
     wal.unsynced = false;

@@ -4,16 +4,17 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use parking_lot::MutexGuard;
 
 use super::cf::CfHandle;
+use super::error_handler::BgErrorReason;
 use super::{DbInner, DbState, DB};
 use crate::cf_ref::AsColumnFamilyRef;
 use crate::compaction::job::{self, JobInput};
 use crate::compaction::picker::{self, CompactionPlan};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::iter::merging::MergingIterator;
 use crate::iter::range_del;
 use crate::iter::BoxedIterator;
@@ -31,22 +32,56 @@ pub(crate) fn start_background_threads(inner: &Arc<DbInner>) -> Result<Vec<JoinH
     Ok(vec![spawn("shale:flush", flush_loop)?, spawn("shale:compact", compaction_loop)?])
 }
 
+/// Pause after a failed background job before the next (RocksDB's, fixed).
+const RETRY_PAUSE: Duration = Duration::from_secs(1);
+
+/// The flush thread; it also makes the automatic recovery attempts (`error_handler.rs`).
 fn flush_loop(inner: Arc<DbInner>) {
+    let interval = Duration::from_micros(inner.opts.bgerror_resume_retry_interval);
     let mut st = inner.lock_state();
     loop {
         if inner.shutting_down.load(Ordering::Acquire) {
             return;
         }
-        let work = st.bg_error.is_none() && st.cfs.values().any(|c| !c.imm.is_empty());
+        let mut idle = Duration::from_secs(1);
+        if let Some(wait) = st.errors.auto_recovery_wait(Instant::now()) {
+            if wait.is_zero() {
+                st.errors.start_auto_attempt(interval);
+                let _ = MutexGuard::unlocked(&mut st, || inner.recover(false));
+                continue;
+            }
+            idle = idle.min(wait);
+        }
+        let work =
+            !st.errors.is_db_stopped() && !st.flush_running && st.cfs.values().any(|c| !c.imm.is_empty());
         if !work {
-            inner.bg_cv.wait_for(&mut st, Duration::from_secs(1));
+            inner.bg_cv.wait_for(&mut st, idle);
             continue;
         }
         st.flush_running = true;
-        let _ = inner.flush_one(&mut st);
+        let r = inner.flush_one(&mut st);
         st.flush_running = false;
         inner.bg_cv.notify_all();
+        match r {
+            Ok(_) => st.errors.background_job_succeeded(),
+            Err(e) if counts_as_bg_error(&e) => {
+                st.errors.bg_error_count += 1;
+                // An automatic recovery attempt (due at once) comes before the pause.
+                if st.errors.auto_recovery_wait(Instant::now()).is_none() {
+                    inner.bg_cv.wait_for(&mut st, RETRY_PAUSE);
+                }
+            }
+            Err(_) => {}
+        }
     }
+}
+
+/// Failures that are background errors (not a shutdown or a dropped family).
+fn counts_as_bg_error(e: &Error) -> bool {
+    !matches!(
+        e.kind(),
+        ErrorKind::ShutdownInProgress | ErrorKind::ColumnFamilyDropped | ErrorKind::InvalidArgument
+    )
 }
 
 fn compaction_loop(inner: Arc<DbInner>) {
@@ -55,28 +90,33 @@ fn compaction_loop(inner: Arc<DbInner>) {
         if inner.shutting_down.load(Ordering::Acquire) {
             return;
         }
-        let pick = if st.bg_error.is_none() && !st.compaction_running && st.manual_compaction_waiting == 0 {
-            st.cfs.values().find_map(|c| {
-                picker::pick(&c.current, &c.handle.opts, &c.compact_pointer).map(|p| (c.handle.clone(), p))
-            })
-        } else {
-            None
-        };
+        let pick =
+            if !st.errors.is_db_stopped() && !st.compaction_running && st.manual_compaction_waiting == 0 {
+                st.cfs.values().find_map(|c| {
+                    picker::pick(&c.current, &c.handle.opts, &c.compact_pointer)
+                        .map(|p| (c.handle.clone(), p))
+                })
+            } else {
+                None
+            };
         let Some((cf, plan)) = pick else {
             inner.bg_cv.wait_for(&mut st, Duration::from_secs(1));
             continue;
         };
         st.compaction_running = true;
-        if let Err(e) = inner.run_compaction(&mut st, &cf, &plan) {
-            // No space during compaction is a soft error in RocksDB: retry later.
-            if !e.is_no_space() {
-                inner.set_bg_error_in(&mut st, e, "compaction");
-            } else {
-                inner.bg_cv.wait_for(&mut st, Duration::from_secs(1));
-            }
-        }
+        let r = inner.run_compaction(&mut st, &cf, &plan);
         st.compaction_running = false;
         inner.bg_cv.notify_all();
+        match r {
+            Ok(()) => st.errors.background_job_succeeded(),
+            Err(e) if counts_as_bg_error(&e) => {
+                // ENOSPC is a soft error: writes go on and this thread retries after the pause.
+                st.errors.bg_error_count += 1;
+                inner.set_bg_error_in(&mut st, e, BgErrorReason::Compaction);
+                inner.bg_cv.wait_for(&mut st, RETRY_PAUSE);
+            }
+            Err(_) => {}
+        }
     }
 }
 
@@ -238,7 +278,13 @@ impl DbInner {
                     picker::pick_manual(&c.current, level, begin, end)
                 };
                 if let Some(plan) = plan {
-                    self.run_compaction(&mut st, cf, &plan)?;
+                    if let Err(e) = self.run_compaction(&mut st, cf, &plan) {
+                        if counts_as_bg_error(&e) {
+                            self.set_bg_error_in(&mut st, e.clone(), BgErrorReason::Compaction);
+                        }
+                        return Err(e);
+                    }
+                    st.errors.background_job_succeeded();
                 }
             }
             Ok(())

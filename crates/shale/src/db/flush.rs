@@ -8,6 +8,7 @@ use std::sync::Arc;
 use parking_lot::MutexGuard;
 
 use super::cf::CfHandle;
+use super::error_handler::BgErrorReason;
 use super::filename::{self, FileType};
 use super::{DbInner, DbState};
 use crate::error::Result;
@@ -133,7 +134,7 @@ impl DbInner {
             Ok(m) => m,
             Err(e) => {
                 let _ = self.fs.remove_file(&filename::table_file(&self.path, number));
-                self.set_bg_error_in(st, e.clone(), "flush");
+                self.set_bg_error_in(st, e.clone(), BgErrorReason::Flush);
                 return Err(e);
             }
         };

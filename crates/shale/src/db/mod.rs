@@ -18,6 +18,7 @@
 mod cf;
 mod compact;
 mod compat;
+mod error_handler;
 pub(crate) mod filename;
 mod flush;
 mod info_log;
@@ -53,6 +54,7 @@ pub use pinnable::DBPinnableSlice;
 pub use snapshot::Snapshot;
 
 pub(crate) use cf::CfHandle;
+use error_handler::ErrorHandler;
 use info_log::InfoLog;
 use table_cache::TableCache;
 use write::WriteQueue;
@@ -101,8 +103,9 @@ pub(crate) struct DbState {
     pub flush_running: bool,
     pub compaction_running: bool,
     pub manual_compaction_waiting: usize,
-    /// A background error stops writes (RocksDB's bg_error); reads continue.
-    pub bg_error: Option<Error>,
+    /// The background error, its severity and recovery (RocksDB's ErrorHandler). A hard
+    /// or worse error stops writes; reads continue.
+    pub errors: ErrorHandler,
     pub flush_requests: usize,
     /// A MANIFEST write failed: whether its record reached the file is unknown, so the next
     /// change starts a new MANIFEST, and no table or MANIFEST is removed until then.
@@ -174,13 +177,6 @@ impl DbInner {
     pub fn refresh_active_memtables(&self, st: &DbState) {
         let mems = st.cfs.iter().map(|(id, c)| (*id, c.mem.clone())).collect();
         self.wal.lock().unwrap_or_else(|p| p.into_inner()).mems = mems;
-    }
-
-    pub fn check_bg_error(&self) -> Result<()> {
-        match &self.lock_state().bg_error {
-            Some(e) => Err(e.clone()),
-            None => Ok(()),
-        }
     }
 }
 
@@ -267,18 +263,12 @@ impl DB {
         self.inner.last_sequence.load(Ordering::Acquire)
     }
 
-    /// Lets writes resume after a background error whose cause has gone (RocksDB's Resume):
-    /// clears the error and flushes the memtables, which starts a new WAL. Fails (and keeps
-    /// writes stopped) while the cause is still there.
+    /// Lets writes resume after a hard background error whose cause has gone (RocksDB's
+    /// Resume): starts a new WAL, flushes every memtable, and clears the error once that is
+    /// durable. Fails (and keeps writes stopped) while the cause is still there, and after a
+    /// fatal or unrecoverable error, which need a reopen. See `db/error_handler.rs`.
     pub fn resume(&self) -> Result<()> {
-        let inner = &self.inner;
-        inner.exclusive_write(|| {
-            let mut st = inner.lock_state();
-            st.bg_error = None;
-            inner.refresh_active_memtables(&st);
-        });
-        inner.bg_cv.notify_all();
-        inner.flush_memtables(true, None)
+        self.inner.recover(true)
     }
 
     pub(crate) fn default_handle(&self) -> &ColumnFamily {

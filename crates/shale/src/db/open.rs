@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex};
 use parking_lot::{Condvar, Mutex as PlMutex};
 
 use super::cf::{CfHandle, ColumnFamily, ColumnFamilyDescriptor, SuperVersion, DEFAULT_COLUMN_FAMILY_NAME};
+use super::error_handler::BgErrorReason;
 use super::filename::{self, FileType};
 use super::info_log::InfoLog;
 use super::table_cache::TableCache;
@@ -212,7 +213,7 @@ pub(crate) fn open(opts: &Options, path: &Path, mut descs: Vec<ColumnFamilyDescr
             flush_running: false,
             compaction_running: false,
             manual_compaction_waiting: 0,
-            bg_error: None,
+            errors: super::error_handler::ErrorHandler::new(),
             flush_requests: 0,
             manifest_write_failed: false,
         }),
@@ -416,7 +417,7 @@ pub(crate) fn log_and_apply(inner: &DbInner, st: &mut DbState, edits: &[VersionE
             // The edit may or may not be in the MANIFEST: as RocksDB does, write the next
             // change to a new MANIFEST holding the in-memory state.
             st.manifest_write_failed = true;
-            inner.set_bg_error_in(st, e.clone(), "MANIFEST write");
+            inner.set_bg_error_in(st, e.clone(), BgErrorReason::ManifestWrite);
         }
     }
     result
@@ -441,15 +442,6 @@ fn roll_manifest(inner: &DbInner, st: &mut DbState, edits: &[VersionEdit]) -> Re
     let _ = inner.fs.remove_file(&inner.path.join(manifest::descriptor_file_name(old.number())));
     inner.info_log.log(format_args!("Started new MANIFEST-{number:06}"));
     Ok(())
-}
-
-impl DbInner {
-    pub(crate) fn set_bg_error_in(&self, st: &mut DbState, e: Error, context: &str) {
-        self.info_log.log(format_args!("[ERROR] {context} failed: {e}"));
-        if st.bg_error.is_none() {
-            st.bg_error = Some(e);
-        }
-    }
 }
 
 fn new_db(fs: &dyn FileSystem, path: &Path, opts: &Options) -> Result<()> {

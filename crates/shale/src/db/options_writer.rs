@@ -33,6 +33,8 @@ pub(crate) fn write_options_file(inner: &DbInner) -> Result<()> {
         kv("wal_recovery_mode", wal_mode_name(o.wal_recovery_mode).to_string()),
         kv("max_manifest_file_size", o.max_manifest_file_size.to_string()),
         kv("keep_log_file_num", o.keep_log_file_num.to_string()),
+        kv("max_bgerror_resume_count", o.max_bgerror_resume_count.to_string()),
+        kv("bgerror_resume_retry_interval", o.bgerror_resume_retry_interval.to_string()),
     ];
     let sections = cfs
         .iter()

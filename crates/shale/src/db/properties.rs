@@ -28,7 +28,7 @@ impl DbInner {
             "compaction-pending" => {
                 u64::from(crate::compaction::picker::pick(v, &cf.opts, &c.compact_pointer).is_some())
             }
-            "background-errors" => u64::from(st.bg_error.is_some()),
+            "background-errors" => st.errors.bg_error_count,
             "cur-size-active-mem-table" => c.mem.approximate_memory_usage() as u64,
             "cur-size-all-mem-tables" | "size-all-mem-tables" => {
                 mems().map(|m| m.approximate_memory_usage() as u64).sum()
@@ -67,6 +67,9 @@ impl DbInner {
             "min-log-number-to-keep" => st.alive_wals.front().copied().unwrap_or(0),
             // Shale's own (tests use it to see that filters spare data-block reads): data
             // blocks read from the family's table files, block-cache hits excluded.
+            // Shale's own: the severity of the current background error (0 none, 1 soft,
+            // 2 hard, 3 fatal, 4 unrecoverable; RocksDB's Status::Severity).
+            "shale.background-error-severity" => st.errors.severity() as u64,
             "shale.data-blocks-read" => v
                 .all_files()
                 .filter_map(|(_, f)| self.table_cache.get(cf, f).ok())

@@ -306,12 +306,18 @@ impl DB {
     /// Writes buffered WAL data to the OS and, with `sync`, to disk.
     pub fn flush_wal(&self, sync: bool) -> Result<()> {
         let mut wal = self.inner.wal.lock().unwrap_or_else(|p| p.into_inner());
-        if sync {
+        let r = if sync {
             wal.unsynced = false;
             wal.writer.sync()
         } else {
             wal.writer.flush()
+        };
+        drop(wal);
+        // As RocksDB's FlushWAL: a failure is a WAL write error.
+        if let Err(e) = &r {
+            self.inner.set_bg_error(e.clone(), super::error_handler::BgErrorReason::WriteCallback);
         }
+        r
     }
 }
 
@@ -325,8 +331,8 @@ impl DbInner {
         }
         let mut st = self.lock_state();
         loop {
-            if let Some(e) = &st.bg_error {
-                return Err(e.clone());
+            if let Some(e) = st.errors.stop_error() {
+                return Err(e);
             }
             if st.cfs.iter().filter(|(id, _)| only.is_none_or(|o| o == **id)).all(|(_, c)| c.imm.is_empty()) {
                 return Ok(());

@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex};
 use parking_lot::MutexGuard;
 use std::time::{Duration, Instant};
 
+use super::error_handler::BgErrorReason;
 use super::{DbInner, DbState};
 use crate::batch::WriteBatch;
 use crate::error::{Error, ErrorKind, Result};
@@ -168,7 +169,7 @@ impl DbInner {
                 }
             });
             if let Err(e) = r {
-                self.set_bg_error(e.clone(), "WAL write");
+                self.set_bg_error(e.clone(), BgErrorReason::WriteCallback);
                 return Err(e);
             }
         }
@@ -193,17 +194,6 @@ impl DbInner {
         Ok(())
     }
 
-    /// Records a background error: writes stop until `resume`.
-    pub fn set_bg_error(&self, e: Error, context: &str) {
-        self.info_log.log(format_args!("[ERROR] {context} failed: {e}"));
-        let mut st = self.lock_state();
-        if st.bg_error.is_none() {
-            st.bg_error = Some(e);
-        }
-        drop(st);
-        self.bg_cv.notify_all();
-    }
-
     /// Ensures the memtables have room, switching full ones and stalling as RocksDB does.
     /// `force` switches the non-empty memtable of family `only` (every family when None),
     /// as a manual flush does.
@@ -213,8 +203,8 @@ impl DbInner {
         let mut forced = !force;
         let mut stall_start: Option<Instant> = None;
         loop {
-            if let Some(e) = &st.bg_error {
-                return Err(e.clone());
+            if let Some(e) = st.errors.stop_error() {
+                return Err(e);
             }
             if self.shutting_down.load(Ordering::Acquire) {
                 return Err(Error::shutdown("Database shutdown"));
@@ -259,7 +249,7 @@ impl DbInner {
                 continue;
             }
             if !switch.is_empty() {
-                self.switch_memtables(&mut st, &switch)?;
+                self.switch_memtables(&mut st, &switch, false)?;
             }
             if !forced {
                 forced = true;
@@ -273,9 +263,10 @@ impl DbInner {
         Ok(())
     }
 
-    /// Moves the active memtables of `cfs` to their immutable lists and starts a new WAL.
-    fn switch_memtables(&self, st: &mut DbState, cfs: &[u32]) -> Result<()> {
-        let new_wal = self.roll_wal(st)?;
+    /// Moves the active memtables of `cfs` to their immutable lists and starts a new WAL;
+    /// returns its number. `recovering`: for error recovery (see `roll_wal`).
+    pub(crate) fn switch_memtables(&self, st: &mut DbState, cfs: &[u32], recovering: bool) -> Result<u64> {
+        let new_wal = self.roll_wal(st, recovering)?;
         for id in cfs {
             if let Some(cf) = st.cfs.get_mut(id) {
                 let fresh = Arc::new(MemTable::new(cf.handle.icmp.clone(), new_wal));
@@ -287,36 +278,44 @@ impl DbInner {
         self.refresh_active_memtables(st);
         st.flush_requests += 1;
         self.bg_cv.notify_all();
-        Ok(())
+        Ok(new_wal)
     }
 
     /// Syncs the current WAL and starts a new one (skipped when the current one is empty).
-    fn roll_wal(&self, st: &mut DbState) -> Result<u64> {
+    /// A failure is a memtable-switch error (fatal, as in RocksDB). When `recovering` from a
+    /// background error, a WAL that saw a failed append is replaced too, the old one is
+    /// abandoned without syncing (what it holds is in the memtables about to be flushed;
+    /// what its buffer holds was never acknowledged), and a failure is left to the recovery
+    /// attempt.
+    fn roll_wal(&self, st: &mut DbState, recovering: bool) -> Result<u64> {
         let mut wal = self.wal.lock().unwrap_or_else(|p| p.into_inner());
-        if wal.writer.file_size() == 0 {
+        if wal.writer.file_size() == 0 && !(recovering && wal.writer.has_failed()) {
             return Ok(wal.number);
         }
         let number = st.next_file_number;
         let path = super::filename::wal_file(&self.path, number);
-        let file =
-            self.fs.new_writable_file(&path).inspect_err(|e| self.set_bg_error_locked(st, e.clone()))?;
-        if let Err(e) = wal.writer.sync().and_then(|_| self.fs.sync_dir(&self.path)) {
-            self.set_bg_error_locked(st, e.clone());
-            return Err(e);
-        }
+        let r = self.fs.new_writable_file(&path).and_then(|file| {
+            if !recovering {
+                wal.writer.sync()?;
+            }
+            self.fs.sync_dir(&self.path)?;
+            Ok(file)
+        });
+        let file = match r {
+            Ok(f) => f,
+            Err(e) => {
+                if !recovering {
+                    self.set_bg_error_in(st, e.clone(), BgErrorReason::MemTable);
+                }
+                return Err(e);
+            }
+        };
         st.next_file_number += 1;
         wal.writer = LogWriter::new(file, number);
         wal.number = number;
         wal.unsynced = false;
         st.alive_wals.push_back(number);
         Ok(number)
-    }
-
-    fn set_bg_error_locked(&self, st: &mut DbState, e: Error) {
-        self.info_log.log(format_args!("[ERROR] {e}"));
-        if st.bg_error.is_none() {
-            st.bg_error = Some(e);
-        }
     }
 }
 

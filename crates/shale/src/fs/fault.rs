@@ -16,7 +16,8 @@
 //! modelled (directories are durable at once).
 //!
 //! Faults: the Nth operation of one kind (counted from when the fault is set) fails once or
-//! persistently with a chosen OS code; or, for crash sweeps, the Nth operation among a set
+//! persistently with a chosen OS code; or the next (or every) operation of one kind on a
+//! file whose name ends with a given suffix (`fail_matching`, e.g. only table writes); or, for crash sweeps, the Nth operation among a set
 //! of kinds "crashes": it and every later operation fail until `crash()` or `clear_faults()`.
 
 use std::collections::BTreeMap;
@@ -75,6 +76,8 @@ struct Fault {
     at: u64,
     mode: FaultMode,
     code: i32,
+    /// Only operations on paths ending with this fail (and `at` is the first to consider).
+    suffix: Option<&'static str>,
 }
 
 #[derive(Default)]
@@ -137,7 +140,14 @@ impl Shared {
             }
         }
         if let Some(f) = ctl.fault {
-            if f.kind == kind && (n == f.at || (f.mode == FaultMode::Persistent && n > f.at)) {
+            let fires = match f.suffix {
+                None => n == f.at || (f.mode == FaultMode::Persistent && n > f.at),
+                Some(s) => n >= f.at && what.to_string_lossy().ends_with(s),
+            };
+            if f.kind == kind && fires {
+                if f.suffix.is_some() && f.mode == FaultMode::Once {
+                    ctl.fault = None;
+                }
                 ctl.fired += 1;
                 let reason =
                     if f.code == libc::ENOSPC { "No space left on device" } else { "Input/output error" };
@@ -213,7 +223,15 @@ impl FaultInjectionFs {
     /// Replaces any earlier fault.
     pub fn fail_nth(&self, kind: OpKind, n: u64, mode: FaultMode, code: i32) {
         let at = self.count(kind) + n.max(1);
-        lock(&self.shared.ctl).fault = Some(Fault { kind, at, mode, code });
+        lock(&self.shared.ctl).fault = Some(Fault { kind, at, mode, code, suffix: None });
+    }
+
+    /// Fails the next (`Once`) or every (`Persistent`) operation of `kind` on a file whose
+    /// path ends with `suffix` (".sst": table files only) with OS error `code`. Replaces any
+    /// earlier fault.
+    pub fn fail_matching(&self, kind: OpKind, suffix: &'static str, mode: FaultMode, code: i32) {
+        let at = self.count(kind) + 1;
+        lock(&self.shared.ctl).fault = Some(Fault { kind, at, mode, code, suffix: Some(suffix) });
     }
 
     /// How many operations the injected fault has failed.

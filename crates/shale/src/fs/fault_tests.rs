@@ -152,3 +152,22 @@ fn crash_point_stops_everything_until_crash() {
     write_file_synced(&fs, p("/db/g"), b"ok").unwrap();
     assert_eq!(fs.count_of(&kinds), 3);
 }
+
+#[test]
+fn matching_faults_hit_only_files_with_the_suffix() {
+    let fs = setup();
+    let mut log = fs.new_writable_file(p("/db/000004.log")).unwrap();
+    let mut sst = fs.new_writable_file(p("/db/000005.sst")).unwrap();
+    fs.fail_matching(OpKind::Write, ".sst", FaultMode::Persistent, libc::ENOSPC);
+    log.append(b"wal").unwrap();
+    assert!(sst.append(b"x").unwrap_err().is_no_space());
+    assert!(sst.append(b"y").unwrap_err().is_no_space(), "persistent");
+    log.append(b"more").unwrap();
+    assert_eq!(fs.faults_fired(), 2);
+    fs.fail_matching(OpKind::Write, ".sst", FaultMode::Once, libc::EIO);
+    log.append(b"!").unwrap();
+    assert_eq!(sst.append(b"z").unwrap_err().os_code(), Some(libc::EIO));
+    sst.append(b"z").unwrap();
+    fs.clear_faults();
+    sst.append(b"w").unwrap();
+}

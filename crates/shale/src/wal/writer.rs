@@ -129,6 +129,11 @@ impl LogWriter {
         self.file.size()
     }
 
+    /// True once an append failed (the writer refuses further records).
+    pub fn has_failed(&self) -> bool {
+        self.failed
+    }
+
     pub fn log_number(&self) -> u64 {
         self.log_number
     }

@@ -1,0 +1,92 @@
+//! No space during compaction is a soft background error (RocksDB's ErrorHandler): writes
+//! keep succeeding while every compaction attempt fails; once space is back, the
+//! compaction thread's own retry completes the compaction, the error clears, and the data
+//! (read live and after a reopen) is exactly what was acknowledged.
+
+mod util;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use shale::fs::{FaultInjectionFs, FaultMode, MemFileSystem, OpKind};
+use shale::{DBCompressionType, IteratorMode, Options, DB};
+use util::{int_prop, wait_until};
+
+type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+
+fn options(fs: &Arc<FaultInjectionFs>, auto_compactions: bool) -> Options {
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_file_system(fs.clone());
+    o.set_compression_type(DBCompressionType::None);
+    o.set_level_zero_file_num_compaction_trigger(4);
+    o.set_disable_auto_compactions(!auto_compactions);
+    o
+}
+
+fn check(db: &DB, model: &Model, ctx: &str) {
+    for (k, v) in model {
+        assert_eq!(db.get(k).unwrap().as_ref(), Some(v), "{ctx}: get {}", String::from_utf8_lossy(k));
+    }
+    let got: Model =
+        db.iterator(IteratorMode::Start).map(|r| r.unwrap()).map(|(k, v)| (k.to_vec(), v.to_vec())).collect();
+    assert!(
+        got == *model,
+        "{ctx}: a full scan differs from the model ({} vs {} keys)",
+        got.len(),
+        model.len()
+    );
+}
+
+#[test]
+fn compaction_no_space_is_soft_and_heals_itself() {
+    let fs = Arc::new(FaultInjectionFs::new(Arc::new(MemFileSystem::new())));
+    let mut model = Model::new();
+    // Four level-0 tables, made while automatic compaction is off.
+    {
+        let db = DB::open(&options(&fs, false), "/db").unwrap();
+        for t in 0..4 {
+            for i in 0..200 {
+                let (k, v) = (format!("k{:04}", i * 4 + t), format!("v{t}-{i}"));
+                db.put(&k, &v).unwrap();
+                model.insert(k.into_bytes(), v.into_bytes());
+            }
+            db.flush().unwrap();
+        }
+        assert_eq!(int_prop(&db, "rocksdb.num-files-at-level0"), 4);
+    }
+    // Every table write fails from now on; the reopened database wants to compact at once.
+    fs.fail_matching(OpKind::Write, ".sst", FaultMode::Persistent, libc::ENOSPC);
+    let db = DB::open(&options(&fs, true), "/db").unwrap();
+    wait_until(10, "a failed compaction", || int_prop(&db, "rocksdb.background-errors") >= 1);
+    assert_eq!(int_prop(&db, "rocksdb.shale.background-error-severity"), 1, "soft error");
+    // Writes go on (the WAL is not a table) while compactions keep failing.
+    let until = Instant::now() + Duration::from_millis(1300);
+    let mut n = 0;
+    while Instant::now() < until || n < 100 {
+        let (k, v) = (format!("w{n:05}"), format!("during-{n}"));
+        db.put(&k, &v).unwrap_or_else(|e| panic!("write {n} during the soft error: {e}"));
+        model.insert(k.into_bytes(), v.into_bytes());
+        n += 1;
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    assert!(fs.faults_fired() >= 2, "compaction was retried: {} failed writes", fs.faults_fired());
+    assert!(int_prop(&db, "rocksdb.background-errors") >= 2, "each failed attempt counts");
+    assert_eq!(int_prop(&db, "rocksdb.num-files-at-level0"), 4, "nothing was compacted");
+    assert_eq!(int_prop(&db, "rocksdb.is-write-stopped"), 0);
+    check(&db, &model, "during the soft error");
+    // Space is back: the compaction thread's next retry succeeds on its own.
+    fs.clear_faults();
+    wait_until(10, "the compaction to complete", || int_prop(&db, "rocksdb.num-files-at-level0") == 0);
+    wait_until(5, "the soft error to clear", || {
+        int_prop(&db, "rocksdb.shale.background-error-severity") == 0
+    });
+    assert!(int_prop(&db, "rocksdb.num-files-at-level1") >= 1);
+    db.put("after", "1").unwrap();
+    model.insert(b"after".to_vec(), b"1".to_vec());
+    check(&db, &model, "after the compaction");
+    drop(db);
+    let db = DB::open(&options(&fs, true), "/db").unwrap();
+    check(&db, &model, "after reopening");
+}

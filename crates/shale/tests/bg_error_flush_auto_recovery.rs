@@ -1,0 +1,82 @@
+//! No space during a flush is a hard background error (RocksDB's ErrorHandler): the flush
+//! and every later write fail with a no-space IO error, while gets and iterators keep
+//! returning every acknowledged write. Once space is back, automatic recovery (one attempt
+//! per `bgerror_resume_retry_interval`) brings writes back without `resume()`; nothing
+//! acknowledged is lost, live or after a reopen.
+
+mod util;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use shale::fs::{FaultInjectionFs, FaultMode, MemFileSystem, OpKind};
+use shale::{IteratorMode, Options, WriteOptions, DB};
+use util::{int_prop, wait_until};
+
+type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+
+fn check(db: &DB, model: &Model, ctx: &str) {
+    for (k, v) in model {
+        assert_eq!(db.get(k).unwrap().as_ref(), Some(v), "{ctx}: get {}", String::from_utf8_lossy(k));
+    }
+    let got: Model =
+        db.iterator(IteratorMode::Start).map(|r| r.unwrap()).map(|(k, v)| (k.to_vec(), v.to_vec())).collect();
+    assert!(
+        got == *model,
+        "{ctx}: a full scan differs from the model ({} vs {} keys)",
+        got.len(),
+        model.len()
+    );
+    let back: Vec<Vec<u8>> = db.iterator(IteratorMode::End).map(|r| r.unwrap().0.to_vec()).collect();
+    assert!(back.iter().rev().eq(model.keys()), "{ctx}: a reverse scan differs from the model");
+}
+
+#[test]
+fn flush_no_space_stops_writes_until_automatic_recovery() {
+    let fs = Arc::new(FaultInjectionFs::new(Arc::new(MemFileSystem::new())));
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_file_system(fs.clone());
+    o.set_bgerror_resume_retry_interval(100_000);
+    let db = DB::open(&o, "/db").unwrap();
+    let mut model = Model::new();
+    let mut sync = WriteOptions::default();
+    sync.set_sync(true);
+    let plain = WriteOptions::default();
+    for i in 0..300 {
+        let (k, v) = (format!("k{i:04}"), format!("v{i}"));
+        db.put_opt(&k, &v, if i % 3 == 0 { &sync } else { &plain }).unwrap();
+        model.insert(k.into_bytes(), v.into_bytes());
+        if i == 100 {
+            db.flush().unwrap(); // some data in a table, some in the memtable
+        }
+    }
+    fs.fail_matching(OpKind::Write, ".sst", FaultMode::Persistent, libc::ENOSPC);
+    let e = db.flush().unwrap_err();
+    assert!(e.is_no_space(), "flush: {e}");
+    assert_eq!(int_prop(&db, "rocksdb.shale.background-error-severity"), 2, "hard error");
+    assert_eq!(int_prop(&db, "rocksdb.background-errors"), 1);
+    let e = db.put("new", "x").unwrap_err();
+    assert!(e.is_no_space(), "a write during the hard error: {e}");
+    check(&db, &model, "during the hard error");
+    // Automatic attempts fail while the disk stays full.
+    std::thread::sleep(Duration::from_millis(350));
+    assert!(fs.faults_fired() >= 3, "automatic recovery was attempted: {} faults", fs.faults_fired());
+    assert!(db.put_opt("new", "x", &sync).unwrap_err().is_no_space());
+    check(&db, &model, "while recovery keeps failing");
+    // Space is back: writes resume on their own.
+    fs.clear_faults();
+    wait_until(5, "automatic recovery", || int_prop(&db, "rocksdb.shale.background-error-severity") == 0);
+    assert_eq!(int_prop(&db, "rocksdb.num-immutable-mem-table"), 0, "recovery flushed the memtables");
+    for i in 0..50 {
+        let (k, v) = (format!("r{i:03}"), format!("after-{i}"));
+        db.put_opt(&k, &v, &sync).unwrap();
+        model.insert(k.into_bytes(), v.into_bytes());
+    }
+    check(&db, &model, "after recovery");
+    drop(db);
+    fs.crash(true); // only what was synced (or flushed) survives; all of the model was
+    let db = DB::open(&o, "/db").unwrap();
+    check(&db, &model, "after a crash and reopen");
+}

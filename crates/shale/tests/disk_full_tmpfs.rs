@@ -1,0 +1,148 @@
+//! A real full disk: the database runs on the POSIX file system in a small tmpfs (mounted
+//! by the test; it needs root, and is skipped with a printed reason otherwise). Synced
+//! writes go on until one fails with no space — wherever it hits: WAL append, flush,
+//! compaction, MANIFEST. Then reads must return every acknowledged write; after a filler
+//! file made beforehand in the same tmpfs is deleted, `resume()` brings writes back; and
+//! after close and reopen every acknowledged write is there. The tmpfs is unmounted at the
+//! end, also when the test fails.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use shale::{IteratorMode, Options, WriteOptions, DB};
+
+type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+
+/// Unmounts the tmpfs when dropped (test success or panic).
+struct Mount {
+    dir: PathBuf,
+}
+
+impl Mount {
+    fn new(dir: &Path, size: &str) -> Result<Mount, String> {
+        let out = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir)
+            .output()
+            .map_err(|e| format!("running mount: {e}"))?;
+        if !out.status.success() {
+            return Err(format!("mount failed: {}", String::from_utf8_lossy(&out.stderr).trim()));
+        }
+        Ok(Mount { dir: dir.to_path_buf() })
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let ok = Command::new("umount").arg(&self.dir).status().is_ok_and(|s| s.success());
+        if !ok {
+            // Still busy (a panic left files open): detach it lazily.
+            let _ = Command::new("umount").arg("-l").arg(&self.dir).status();
+        }
+    }
+}
+
+fn check(db: &DB, model: &Model, ctx: &str) {
+    for (k, v) in model {
+        let got = db.get(k).unwrap_or_else(|e| panic!("{ctx}: get failed: {e}"));
+        assert_eq!(got.as_ref(), Some(v), "{ctx}: get {}", String::from_utf8_lossy(k));
+    }
+    let mut n = 0;
+    for (r, (mk, mv)) in db.iterator(IteratorMode::Start).zip(model) {
+        let (k, v) = r.unwrap_or_else(|e| panic!("{ctx}: iterator failed: {e}"));
+        assert_eq!((&*k, &*v), (&mk[..], &mv[..]), "{ctx}: scan entry {n}");
+        n += 1;
+    }
+    assert_eq!(n, model.len(), "{ctx}: the scan ended early");
+    assert_eq!(db.iterator(IteratorMode::Start).count(), model.len(), "{ctx}: extra keys");
+}
+
+fn value(i: usize) -> Vec<u8> {
+    // Poorly compressible, so the disk fills at the pace of the writes.
+    let mut x = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..1000)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+#[test]
+fn writes_stop_on_a_full_tmpfs_and_resume_after_space_is_freed() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        println!("skipped: mounting a tmpfs needs root");
+        return;
+    }
+    // Small memtables: a flush (or compaction) meets the full disk first.
+    scenario(256 << 10, 2 << 20);
+    // One big memtable: the WAL append meets it first (a torn record on a real file).
+    scenario(64 << 20, 5 << 20);
+}
+
+fn scenario(write_buffer_size: usize, filler_size: usize) {
+    let tmp = tempfile::tempdir().unwrap();
+    let mount = match Mount::new(tmp.path(), "8m") {
+        Ok(m) => m,
+        Err(e) => {
+            println!("skipped: {e}");
+            return;
+        }
+    };
+    let filler = mount.dir.join("filler");
+    std::fs::write(&filler, vec![0xa5u8; filler_size]).unwrap();
+    let path = mount.dir.join("db");
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_write_buffer_size(write_buffer_size);
+    o.set_target_file_size_base(512 << 10);
+    o.set_bgerror_resume_retry_interval(50_000);
+    let mut sync = WriteOptions::default();
+    sync.set_sync(true);
+    let mut model = Model::new();
+    let db = DB::open(&o, &path).unwrap();
+    let mut i = 0;
+    let err = loop {
+        assert!(i < 100_000, "an 8 MiB tmpfs never filled up");
+        let k = format!("k{i:06}").into_bytes();
+        match db.put_opt(&k, value(i), &sync) {
+            Ok(()) => {
+                model.insert(k, value(i));
+            }
+            Err(e) => break e,
+        }
+        i += 1;
+    };
+    assert!(err.is_no_space(), "the write failed with {err}, not no-space");
+    println!("disk full after {} acknowledged writes: {err}", model.len());
+    // Reads go on. A write either fails with no space or — when recovery found room (the
+    // failed table was removed) — is acknowledged like any other.
+    match db.put_opt(b"more", b"x", &sync) {
+        Ok(()) => {
+            model.insert(b"more".to_vec(), b"x".to_vec());
+        }
+        Err(e) => assert!(e.is_no_space(), "{e}"),
+    }
+    check(&db, &model, "on the full disk");
+    if let Err(e) = db.resume() {
+        assert!(e.is_no_space(), "resume on the full disk: {e}");
+    }
+    // Free space, then resume (an automatic attempt may get there first: then Ok too).
+    std::fs::remove_file(&filler).unwrap();
+    db.resume().unwrap_or_else(|e| panic!("resume after freeing space: {e}"));
+    for j in 0..200 {
+        let k = format!("r{j:04}").into_bytes();
+        db.put_opt(&k, b"after", &sync).unwrap_or_else(|e| panic!("write {j} after resume: {e}"));
+        model.insert(k, b"after".to_vec());
+    }
+    check(&db, &model, "after resume");
+    drop(db);
+    let db = DB::open(&o, &path).unwrap();
+    check(&db, &model, "after reopening");
+    drop(db);
+    drop(mount);
+}
