@@ -29,15 +29,35 @@ struct PosixWritableFile {
     path: PathBuf,
     buf: Vec<u8>,
     size: u64,
+    /// A write failed: dropping the file then discards the buffer rather than writing it
+    /// late (the caller has given up on this file, e.g. a WAL after a full disk).
+    failed: bool,
 }
 
 impl PosixWritableFile {
+    /// Writes the buffer out. On a failure part-way (a full disk), the bytes that did reach
+    /// the file leave the buffer, so a later retry appends exactly the rest.
     fn write_buffered(&mut self) -> Result<()> {
-        if !self.buf.is_empty() {
-            self.file.write_all(&self.buf).map_err(|e| Error::io(ctx("appending to", &self.path), e))?;
-            self.buf.clear();
+        let mut done = 0;
+        let mut result = Ok(());
+        while done < self.buf.len() {
+            match self.file.write(&self.buf[done..]) {
+                Ok(0) => {
+                    let e = std::io::Error::new(std::io::ErrorKind::WriteZero, "write returned 0 bytes");
+                    result = Err(Error::io(ctx("appending to", &self.path), e));
+                    break;
+                }
+                Ok(n) => done += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    result = Err(Error::io(ctx("appending to", &self.path), e));
+                    break;
+                }
+            }
         }
-        Ok(())
+        self.buf.drain(..done);
+        self.failed |= result.is_err();
+        result
     }
 }
 
@@ -46,8 +66,11 @@ impl WritableFile for PosixWritableFile {
         if self.buf.len() + data.len() > WRITE_BUFFER {
             self.write_buffered()?;
         }
-        if data.len() >= WRITE_BUFFER {
-            self.file.write_all(data).map_err(|e| Error::io(ctx("appending to", &self.path), e))?;
+        if data.len() >= WRITE_BUFFER && self.buf.is_empty() {
+            // Large appends go through the buffer's error handling too: copying them is
+            // cheap next to the write itself.
+            self.buf.extend_from_slice(data);
+            self.write_buffered()?;
         } else {
             self.buf.extend_from_slice(data);
         }
@@ -72,7 +95,9 @@ impl WritableFile for PosixWritableFile {
 impl Drop for PosixWritableFile {
     fn drop(&mut self) {
         // Best effort: data not flushed before drop was never promised durable.
-        let _ = self.write_buffered();
+        if !self.failed {
+            let _ = self.write_buffered();
+        }
     }
 }
 
@@ -167,6 +192,7 @@ impl FileSystem for PosixFileSystem {
             path: path.to_path_buf(),
             buf: Vec::with_capacity(WRITE_BUFFER),
             size: 0,
+            failed: false,
         }))
     }
 
@@ -259,6 +285,27 @@ impl FileSystem for PosixFileSystem {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// /dev/full fails every write with ENOSPC: appends and flushes report a no-space IO
+    /// error (small appends at flush, large ones at once), and dropping the file is quiet.
+    #[test]
+    fn full_device_gives_no_space_errors() {
+        let p = Path::new("/dev/full");
+        if !p.exists() {
+            eprintln!("skipped: no /dev/full");
+            return;
+        }
+        let fs = PosixFileSystem;
+        let mut w = fs.new_writable_file(p).unwrap();
+        w.append(b"small").unwrap();
+        let e = w.flush().unwrap_err();
+        assert!(e.is_no_space(), "{e}");
+        assert!(e.to_string().contains("/dev/full"), "{e}");
+        let e = w.append(&vec![0u8; WRITE_BUFFER * 2]).unwrap_err();
+        assert!(e.is_no_space(), "{e}");
+        assert_eq!(w.size(), 5);
+        drop(w);
+    }
 
     #[test]
     fn write_sync_read_back() {
