@@ -329,29 +329,20 @@ impl DBIter {
     /// visible entry is a live Value; copies it to `saved_key` / `saved_value` and leaves
     /// the inner iterator before that key's entries.
     fn prev_user_entry(&mut self) {
-        loop {
-            if !self.inner.valid() {
-                return self.set_invalid();
-            }
+        while self.inner.valid() {
             // The inner iterator is on the last (oldest) entry of the next candidate key.
-            let uk = user_key(self.inner.key());
-            if let Some(lo) = &self.lower {
-                if self.icmp.compare_user(uk, lo) == Ordering::Less {
-                    return self.set_invalid();
-                }
-            }
-            self.saved_key.clear();
-            self.saved_key.extend_from_slice(uk);
             match self.find_value_for_current_key() {
-                Ok(Found::Value) => {
+                Ok(Some(Found::Value)) => {
                     self.valid = true;
                     return;
                 }
-                Ok(Found::Merge) => return self.fail(Error::not_supported("merge operator")),
-                Ok(Found::Hidden) => {}
+                Ok(Some(Found::Merge)) => return self.fail(Error::not_supported("merge operator")),
+                Ok(Some(Found::Hidden)) => {}
+                Ok(None) => break,
                 Err(e) => return self.fail(e),
             }
         }
+        self.set_invalid();
     }
 
     fn set_invalid(&mut self) {
@@ -372,20 +363,25 @@ impl DBIter {
         }
     }
 
-    /// Walks back over the entries of `saved_key` (oldest first), leaving the inner
-    /// iterator before them; the newest visible entry decides. Falls back to a seek when
-    /// the key has many entries.
-    fn find_value_for_current_key(&mut self) -> Result<Found> {
+    /// From the oldest entry of a key (the inner iterator must be valid), copies the key
+    /// to `saved_key` and walks back over its entries, leaving the inner iterator before
+    /// them; the newest visible entry decides. `None` when the key is below the lower bound.
+    /// Falls back to a seek when the key has many entries.
+    fn find_value_for_current_key(&mut self) -> Result<Option<Found>> {
+        let p = parse_internal_key(self.inner.key())?;
+        if let Some(lo) = &self.lower {
+            if self.icmp.compare_user(p.user_key, lo) == Ordering::Less {
+                return Ok(None);
+            }
+        }
+        self.saved_key.clear();
+        self.saved_key.extend_from_slice(p.user_key);
+        let (mut sequence, mut value_type) = (p.sequence, p.value_type);
         let mut found = Found::Hidden;
         let mut steps = 0usize;
-        while self.inner.valid() {
-            let p = parse_internal_key(self.inner.key())?;
-            // The first entry is the one `saved_key` was copied from.
-            if steps > 0 && self.icmp.compare_user(p.user_key, &self.saved_key) != Ordering::Equal {
-                break;
-            }
-            if p.sequence <= self.sequence {
-                match self.classify(p.user_key, p.sequence, p.value_type) {
+        loop {
+            if sequence <= self.sequence {
+                match self.classify(&self.saved_key, sequence, value_type) {
                     Some(Found::Value) => {
                         found = Found::Value;
                         self.saved_value.clear();
@@ -397,14 +393,22 @@ impl DBIter {
             }
             steps += 1;
             if steps > MAX_SEQUENTIAL_SKIP {
-                return self.find_value_for_current_key_using_seek();
+                return self.find_value_for_current_key_using_seek().map(Some);
             }
             self.inner.prev();
+            if !self.inner.valid() {
+                // Stopped by an error, the walk may have missed a newer entry of the key:
+                // what was found so far may be stale.
+                self.inner.status()?;
+                break;
+            }
+            let p = parse_internal_key(self.inner.key())?;
+            if self.icmp.compare_user(p.user_key, &self.saved_key) != Ordering::Equal {
+                break;
+            }
+            (sequence, value_type) = (p.sequence, p.value_type);
         }
-        // Stopped by an error, the walk may have missed a newer entry of the key: what was
-        // found so far may be stale.
-        self.inner.status()?;
-        Ok(found)
+        Ok(Some(found))
     }
 
     /// Seeks to the newest visible entry of `saved_key`, reads the decision there, then
