@@ -5,15 +5,12 @@
 
 mod util;
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use shale::fs::{FaultInjectionFs, FaultMode, MemFileSystem, OpKind};
-use shale::{DBCompressionType, IteratorMode, Options, DB};
-use util::{int_prop, wait_until};
-
-type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+use shale::{DBCompressionType, Options, DB};
+use util::{check_model, int_prop, wait_until, Model};
 
 fn options(fs: &Arc<FaultInjectionFs>, auto_compactions: bool) -> Options {
     let mut o = Options::default();
@@ -23,20 +20,6 @@ fn options(fs: &Arc<FaultInjectionFs>, auto_compactions: bool) -> Options {
     o.set_level_zero_file_num_compaction_trigger(4);
     o.set_disable_auto_compactions(!auto_compactions);
     o
-}
-
-fn check(db: &DB, model: &Model, ctx: &str) {
-    for (k, v) in model {
-        assert_eq!(db.get(k).unwrap().as_ref(), Some(v), "{ctx}: get {}", String::from_utf8_lossy(k));
-    }
-    let got: Model =
-        db.iterator(IteratorMode::Start).map(|r| r.unwrap()).map(|(k, v)| (k.to_vec(), v.to_vec())).collect();
-    assert!(
-        got == *model,
-        "{ctx}: a full scan differs from the model ({} vs {} keys)",
-        got.len(),
-        model.len()
-    );
 }
 
 #[test]
@@ -75,7 +58,7 @@ fn compaction_no_space_is_soft_and_heals_itself() {
     assert!(int_prop(&db, "rocksdb.background-errors") >= 2, "each failed attempt counts");
     assert_eq!(int_prop(&db, "rocksdb.num-files-at-level0"), 4, "nothing was compacted");
     assert_eq!(int_prop(&db, "rocksdb.is-write-stopped"), 0);
-    check(&db, &model, "during the soft error");
+    check_model(&db, &model, "during the soft error");
     // Space is back: the compaction thread's next retry succeeds on its own.
     fs.clear_faults();
     wait_until(10, "the compaction to complete", || int_prop(&db, "rocksdb.num-files-at-level0") == 0);
@@ -85,8 +68,8 @@ fn compaction_no_space_is_soft_and_heals_itself() {
     assert!(int_prop(&db, "rocksdb.num-files-at-level1") >= 1);
     db.put("after", "1").unwrap();
     model.insert(b"after".to_vec(), b"1".to_vec());
-    check(&db, &model, "after the compaction");
+    check_model(&db, &model, "after the compaction");
     drop(db);
     let db = DB::open(&options(&fs, true), "/db").unwrap();
-    check(&db, &model, "after reopening");
+    check_model(&db, &model, "after reopening");
 }

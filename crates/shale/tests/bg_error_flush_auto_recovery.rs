@@ -6,31 +6,12 @@
 
 mod util;
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use shale::fs::{FaultInjectionFs, FaultMode, MemFileSystem, OpKind};
-use shale::{IteratorMode, Options, WriteOptions, DB};
-use util::{int_prop, wait_until};
-
-type Model = BTreeMap<Vec<u8>, Vec<u8>>;
-
-fn check(db: &DB, model: &Model, ctx: &str) {
-    for (k, v) in model {
-        assert_eq!(db.get(k).unwrap().as_ref(), Some(v), "{ctx}: get {}", String::from_utf8_lossy(k));
-    }
-    let got: Model =
-        db.iterator(IteratorMode::Start).map(|r| r.unwrap()).map(|(k, v)| (k.to_vec(), v.to_vec())).collect();
-    assert!(
-        got == *model,
-        "{ctx}: a full scan differs from the model ({} vs {} keys)",
-        got.len(),
-        model.len()
-    );
-    let back: Vec<Vec<u8>> = db.iterator(IteratorMode::End).map(|r| r.unwrap().0.to_vec()).collect();
-    assert!(back.iter().rev().eq(model.keys()), "{ctx}: a reverse scan differs from the model");
-}
+use shale::{Options, WriteOptions, DB};
+use util::{check_model, int_prop, wait_until, Model};
 
 #[test]
 fn flush_no_space_stops_writes_until_automatic_recovery() {
@@ -59,12 +40,12 @@ fn flush_no_space_stops_writes_until_automatic_recovery() {
     assert_eq!(int_prop(&db, "rocksdb.background-errors"), 1);
     let e = db.put("new", "x").unwrap_err();
     assert!(e.is_no_space(), "a write during the hard error: {e}");
-    check(&db, &model, "during the hard error");
+    check_model(&db, &model, "during the hard error");
     // Automatic attempts fail while the disk stays full.
     std::thread::sleep(Duration::from_millis(350));
     assert!(fs.faults_fired() >= 3, "automatic recovery was attempted: {} faults", fs.faults_fired());
     assert!(db.put_opt("new", "x", &sync).unwrap_err().is_no_space());
-    check(&db, &model, "while recovery keeps failing");
+    check_model(&db, &model, "while recovery keeps failing");
     // Space is back: writes resume on their own.
     fs.clear_faults();
     wait_until(5, "automatic recovery", || int_prop(&db, "rocksdb.shale.background-error-severity") == 0);
@@ -74,9 +55,9 @@ fn flush_no_space_stops_writes_until_automatic_recovery() {
         db.put_opt(&k, &v, &sync).unwrap();
         model.insert(k.into_bytes(), v.into_bytes());
     }
-    check(&db, &model, "after recovery");
+    check_model(&db, &model, "after recovery");
     drop(db);
     fs.crash(true); // only what was synced (or flushed) survives; all of the model was
     let db = DB::open(&o, "/db").unwrap();
-    check(&db, &model, "after a crash and reopen");
+    check_model(&db, &model, "after a crash and reopen");
 }

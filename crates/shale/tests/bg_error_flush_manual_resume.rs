@@ -5,29 +5,12 @@
 
 mod util;
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use shale::fs::{FaultInjectionFs, FaultMode, MemFileSystem, OpKind};
-use shale::{IteratorMode, Options, WriteOptions, DB};
-use util::int_prop;
-
-type Model = BTreeMap<Vec<u8>, Vec<u8>>;
-
-fn check(db: &DB, model: &Model, ctx: &str) {
-    for (k, v) in model {
-        assert_eq!(db.get(k).unwrap().as_ref(), Some(v), "{ctx}: get {}", String::from_utf8_lossy(k));
-    }
-    let got: Model =
-        db.iterator(IteratorMode::Start).map(|r| r.unwrap()).map(|(k, v)| (k.to_vec(), v.to_vec())).collect();
-    assert!(
-        got == *model,
-        "{ctx}: a full scan differs from the model ({} vs {} keys)",
-        got.len(),
-        model.len()
-    );
-}
+use shale::{Options, WriteOptions, DB};
+use util::{check_model, int_prop, Model};
 
 #[test]
 fn without_automatic_recovery_resume_brings_writes_back() {
@@ -51,7 +34,7 @@ fn without_automatic_recovery_resume_brings_writes_back() {
     assert!(db.put("new", "x").unwrap_err().is_no_space());
     let r = db.resume().unwrap_err();
     assert!(r.is_no_space(), "resume while the disk is full: {r}");
-    check(&db, &model, "during the hard error");
+    check_model(&db, &model, "during the hard error");
     let fired = fs.faults_fired();
     fs.clear_faults();
     std::thread::sleep(Duration::from_millis(300));
@@ -66,9 +49,9 @@ fn without_automatic_recovery_resume_brings_writes_back() {
         model.insert(k.into_bytes(), v.into_bytes());
     }
     db.resume().unwrap(); // with no error, resume only flushes
-    check(&db, &model, "after resume");
+    check_model(&db, &model, "after resume");
     drop(db);
     fs.crash(true);
     let db = DB::open(&o, "/db").unwrap();
-    check(&db, &model, "after a crash and reopen");
+    check_model(&db, &model, "after a crash and reopen");
 }

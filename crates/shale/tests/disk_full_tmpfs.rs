@@ -6,13 +6,13 @@
 //! after close and reopen every acknowledged write is there. The tmpfs is unmounted at the
 //! end, also when the test fails.
 
-use std::collections::BTreeMap;
+mod util;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use util::{check_model, Model};
 
-use shale::{IteratorMode, Options, WriteOptions, DB};
-
-type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+use shale::{Options, WriteOptions, DB};
 
 /// Unmounts the tmpfs when dropped (test success or panic).
 struct Mount {
@@ -41,21 +41,6 @@ impl Drop for Mount {
             let _ = Command::new("umount").arg("-l").arg(&self.dir).status();
         }
     }
-}
-
-fn check(db: &DB, model: &Model, ctx: &str) {
-    for (k, v) in model {
-        let got = db.get(k).unwrap_or_else(|e| panic!("{ctx}: get failed: {e}"));
-        assert_eq!(got.as_ref(), Some(v), "{ctx}: get {}", String::from_utf8_lossy(k));
-    }
-    let mut n = 0;
-    for (r, (mk, mv)) in db.iterator(IteratorMode::Start).zip(model) {
-        let (k, v) = r.unwrap_or_else(|e| panic!("{ctx}: iterator failed: {e}"));
-        assert_eq!((&*k, &*v), (&mk[..], &mv[..]), "{ctx}: scan entry {n}");
-        n += 1;
-    }
-    assert_eq!(n, model.len(), "{ctx}: the scan ended early");
-    assert_eq!(db.iterator(IteratorMode::Start).count(), model.len(), "{ctx}: extra keys");
 }
 
 fn value(i: usize) -> Vec<u8> {
@@ -127,7 +112,7 @@ fn scenario(write_buffer_size: usize, filler_size: usize) {
         }
         Err(e) => assert!(e.is_no_space(), "{e}"),
     }
-    check(&db, &model, "on the full disk");
+    check_model(&db, &model, "on the full disk");
     if let Err(e) = db.resume() {
         assert!(e.is_no_space(), "resume on the full disk: {e}");
     }
@@ -139,10 +124,10 @@ fn scenario(write_buffer_size: usize, filler_size: usize) {
         db.put_opt(&k, b"after", &sync).unwrap_or_else(|e| panic!("write {j} after resume: {e}"));
         model.insert(k, b"after".to_vec());
     }
-    check(&db, &model, "after resume");
+    check_model(&db, &model, "after resume");
     drop(db);
     let db = DB::open(&o, &path).unwrap();
-    check(&db, &model, "after reopening");
+    check_model(&db, &model, "after reopening");
     drop(db);
     drop(mount);
 }

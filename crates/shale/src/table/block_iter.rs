@@ -119,6 +119,7 @@ impl BlockIter {
         self.invalidate();
     }
 
+    #[inline]
     fn is_valid(&self) -> bool {
         self.status.is_ok() && self.current < self.block.restart_offset
     }
@@ -334,6 +335,7 @@ impl BlockIter {
 
     /// Steps back within the cached interval; false when the cache does not hold the
     /// entry before the current one.
+    #[inline]
     fn prev_from_cache(&mut self) -> bool {
         let cache = &mut self.prev_cache;
         if cache.entries.len() < 2 || cache.entries.last().map(|e| e.current) != Some(self.current) {
@@ -402,13 +404,17 @@ impl BlockIter {
         }
     }
 
+    /// One step back: the cached interval in the common case (inlined into callers), the
+    /// scan of the previous interval otherwise.
+    #[inline]
     fn prev_impl(&mut self) {
-        if !self.is_valid() {
-            return;
+        if self.is_valid() && !self.prev_from_cache() {
+            self.prev_slow();
         }
-        if self.prev_from_cache() {
-            return;
-        }
+    }
+
+    #[inline(never)]
+    fn prev_slow(&mut self) {
         let original = self.current;
         loop {
             match self.restart_point(self.restart_index) {

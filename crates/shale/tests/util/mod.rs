@@ -4,7 +4,9 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use shale::DB;
+use std::collections::BTreeMap;
+
+use shale::{IteratorMode, DB};
 
 /// Names of the files in `dir` whose names end with `suffix`.
 pub fn files_ending(dir: &Path, suffix: &str) -> Vec<String> {
@@ -55,4 +57,26 @@ pub fn value(seed: u64, len: usize) -> Vec<u8> {
             x as u8
         })
         .collect()
+}
+
+/// The expected contents of a DB: every acknowledged key and its value.
+pub type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+
+/// Asserts that `db` holds exactly `model`: every key by `get`, and full scans forward
+/// and backward with nothing missing, extra or different.
+pub fn check_model(db: &DB, model: &Model, ctx: &str) {
+    for (k, v) in model {
+        let got = db.get(k).unwrap_or_else(|e| panic!("{ctx}: get failed: {e}"));
+        assert_eq!(got.as_ref(), Some(v), "{ctx}: get {}", String::from_utf8_lossy(k));
+    }
+    let scan = |mode| -> Model {
+        db.iterator(mode)
+            .map(|r| r.unwrap_or_else(|e| panic!("{ctx}: iterator failed: {e}")))
+            .map(|(k, v)| (k.to_vec(), v.to_vec()))
+            .collect()
+    };
+    let forward = scan(IteratorMode::Start);
+    assert!(forward == *model, "{ctx}: a full scan differs ({} vs {} keys)", forward.len(), model.len());
+    let back: Vec<Vec<u8>> = db.iterator(IteratorMode::End).map(|r| r.unwrap().0.to_vec()).collect();
+    assert!(back.iter().rev().eq(model.keys()), "{ctx}: a reverse scan differs from the model");
 }
