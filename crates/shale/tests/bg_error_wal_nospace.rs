@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use shale::fs::{FaultInjectionFs, FaultMode, MemFileSystem, OpKind};
 use shale::{Options, WriteOptions, DB};
-use util::{check_model, int_prop, wait_until, Model};
+use util::{int_prop, wait_until};
 
 #[test]
 fn wal_no_space_recovers_automatically() {
