@@ -10,7 +10,10 @@ mod util;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use util::{check_model, Model};
+use util::{check_model, value, Model};
+
+/// Poorly compressible values, so the disk fills at the pace of the writes.
+const VALUE_LEN: usize = 1000;
 
 use shale::{Options, WriteOptions, DB};
 
@@ -41,19 +44,6 @@ impl Drop for Mount {
             let _ = Command::new("umount").arg("-l").arg(&self.dir).status();
         }
     }
-}
-
-fn value(i: usize) -> Vec<u8> {
-    // Poorly compressible, so the disk fills at the pace of the writes.
-    let mut x = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..1000)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
 }
 
 #[test]
@@ -94,9 +84,9 @@ fn scenario(write_buffer_size: usize, filler_size: usize) {
     let err = loop {
         assert!(i < 100_000, "an 8 MiB tmpfs never filled up");
         let k = format!("k{i:06}").into_bytes();
-        match db.put_opt(&k, value(i), &sync) {
+        match db.put_opt(&k, value(i as u64, VALUE_LEN), &sync) {
             Ok(()) => {
-                model.insert(k, value(i));
+                model.insert(k, value(i as u64, VALUE_LEN));
             }
             Err(e) => break e,
         }
