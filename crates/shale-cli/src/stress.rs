@@ -1,7 +1,8 @@
 //! `shale stress` and `shale crash-test`: a db_stress-like tool.
 //!
 //! Keys `0..max_key` are split among the threads; each thread owns its range, so the
-//! expected state of a key changes only in program order. The expected-state file holds,
+//! expected state of a key changes only in program order. With `--column_families N`, key k
+//! lives in family `k % N` (family 0 is "default", the others "cf1", "cf2", ...). The expected-state file holds,
 //! per key, two little-endian u32s:
 //!
 //! ```text
@@ -61,6 +62,12 @@ pub struct StressArgs {
     /// Only verify the database against the expected state, then exit.
     #[arg(long, default_value_t = false)]
     pub verify_only: bool,
+    /// Column families the keys are spread over.
+    #[arg(long, default_value_t = 1)]
+    pub column_families: u32,
+    /// Background jobs (flushes and compactions running at once).
+    #[arg(long, default_value_t = 2)]
+    pub max_background_jobs: i32,
 }
 
 #[derive(Args)]
@@ -131,10 +138,31 @@ fn value(k: u32, v: u32) -> Option<Vec<u8>> {
 fn options(a: &StressArgs) -> Options {
     let mut o = Options::default();
     o.create_if_missing(true);
+    o.create_missing_column_families(true);
     o.set_write_buffer_size(a.write_buffer_size);
     o.set_target_file_size_base(a.write_buffer_size as u64);
     o.set_max_bytes_for_level_base(4 * a.write_buffer_size as u64);
+    o.set_max_background_jobs(a.max_background_jobs);
     o
+}
+
+fn family_name(i: u32) -> String {
+    if i == 0 {
+        "default".to_string()
+    } else {
+        format!("cf{i}")
+    }
+}
+
+fn open_db(a: &StressArgs) -> Result<DB, String> {
+    let names: Vec<String> = (0..a.column_families.max(1)).map(family_name).collect();
+    DB::open_cf(&options(a), &a.db, names).map_err(|e| format!("open: {e}"))
+}
+
+/// The family key `k` lives in.
+fn family(db: &DB, a: &StressArgs, k: u32) -> Result<&shale::ColumnFamily, String> {
+    let name = family_name(k % a.column_families.max(1));
+    db.cf_handle(&name).ok_or_else(|| format!("no column family {name}"))
 }
 
 fn expected_dir(a: &StressArgs) -> PathBuf {
@@ -146,11 +174,11 @@ fn expected_dir(a: &StressArgs) -> PathBuf {
 }
 
 /// Checks every key against the expected state; returns how many disagree.
-fn verify(db: &DB, e: &Expected, max_key: u32) -> Result<u64, String> {
+fn verify(db: &DB, a: &StressArgs, e: &Expected) -> Result<u64, String> {
     let mut bad = 0;
-    for k in 0..max_key {
+    for k in 0..a.max_key {
         let (committed, pending) = e.get(k)?;
-        let got = db.get(key(k)).map_err(|e| format!("get {k}: {e}"))?;
+        let got = db.get_cf(family(db, a, k)?, key(k)).map_err(|e| format!("get {k}: {e}"))?;
         let ok = got == value(k, committed) || (pending != NONE && got == value(k, pending));
         if !ok {
             bad += 1;
@@ -185,8 +213,8 @@ impl Rng {
 
 pub fn stress(a: &StressArgs) -> Result<(), String> {
     let e = Arc::new(Expected::open(&expected_dir(a), a.max_key)?);
-    let db = Arc::new(DB::open(&options(a), &a.db).map_err(|e| format!("open: {e}"))?);
-    let bad = verify(&db, &e, a.max_key)?;
+    let db = Arc::new(open_db(a)?);
+    let bad = verify(&db, a, &e)?;
     if bad > 0 {
         return Err(format!("verification failed: {bad} keys disagree with the expected state"));
     }
@@ -217,14 +245,20 @@ pub fn stress(a: &StressArgs) -> Result<(), String> {
                 match rng.below(100) {
                     0..=49 => {
                         e.set(k, committed, next_version)?;
-                        db.put_opt(key(k), value(k, next_version).unwrap_or_default(), &wo)
-                            .map_err(|err| format!("put: {err}"))?;
+                        db.put_cf_opt(
+                            family(&db, &a, k)?,
+                            key(k),
+                            value(k, next_version).unwrap_or_default(),
+                            &wo,
+                        )
+                        .map_err(|err| format!("put: {err}"))?;
                         e.set(k, next_version, NONE)?;
                     }
                     50..=64 => {
                         let del = next_version | DELETED;
                         e.set(k, committed, del)?;
-                        db.delete_opt(key(k), &wo).map_err(|err| format!("delete: {err}"))?;
+                        db.delete_cf_opt(family(&db, &a, k)?, key(k), &wo)
+                            .map_err(|err| format!("delete: {err}"))?;
                         e.set(k, del, NONE)?;
                     }
                     65..=74 => {
@@ -236,7 +270,7 @@ pub fn stress(a: &StressArgs) -> Result<(), String> {
                             let (c, _) = e.get(j)?;
                             let v = ((c & !DELETED) + 1) & !DELETED;
                             e.set(j, c, v)?;
-                            b.put(key(j), value(j, v).unwrap_or_default());
+                            b.put_cf(family(&db, &a, j)?, key(j), value(j, v).unwrap_or_default());
                             staged.push((j, v));
                         }
                         db.write_opt(b, &wo).map_err(|err| format!("write batch: {err}"))?;
@@ -253,15 +287,23 @@ pub fn stress(a: &StressArgs) -> Result<(), String> {
                             e.set(j, c, del)?;
                             staged.push((j, del));
                         }
-                        db.delete_range_cf(db.cf_handle("default").ok_or("no default cf")?, key(k), key(end))
-                            .map_err(|err| format!("delete_range: {err}"))?;
+                        // One atomic batch deleting the range in every family.
+                        let mut b = WriteBatch::default();
+                        for f in 0..a.column_families.max(1) {
+                            let cf = db.cf_handle(&family_name(f)).ok_or("no column family")?;
+                            b.delete_range_cf(cf, key(k), key(end));
+                        }
+                        db.write_opt(b, &wo).map_err(|err| format!("delete_range: {err}"))?;
                         for (j, del) in staged {
                             e.set(j, del, NONE)?;
                         }
                     }
-                    77 if rng.below(50) == 0 => db.flush().map_err(|err| format!("flush: {err}"))?,
+                    77 if rng.below(50) == 0 => {
+                        db.flush_cf(family(&db, &a, k)?).map_err(|err| format!("flush: {err}"))?
+                    }
                     _ => {
-                        let got = db.get(key(k)).map_err(|err| format!("get: {err}"))?;
+                        let got =
+                            db.get_cf(family(&db, &a, k)?, key(k)).map_err(|err| format!("get: {err}"))?;
                         if got != value(k, committed) {
                             return Err(format!(
                                 "key {k}: read {got:?} but version {committed:#x} was committed"
@@ -281,7 +323,7 @@ pub fn stress(a: &StressArgs) -> Result<(), String> {
         h.join().map_err(|_| "a stress thread panicked".to_string())??;
     }
     println!("stress: {} operations", ops.load(Ordering::Relaxed));
-    let bad = verify(&db, &e, a.max_key)?;
+    let bad = verify(&db, a, &e)?;
     if bad > 0 {
         return Err(format!("verification failed after the run: {bad} keys"));
     }
@@ -306,6 +348,8 @@ pub fn crash_test(a: &CrashTestArgs) -> Result<(), String> {
             .arg(&exp)
             .args(["--max_key", &s.max_key.to_string(), "--threads", &s.threads.to_string()])
             .args(["--write_buffer_size", &s.write_buffer_size.to_string(), "--duration", "3600"])
+            .args(["--column_families", &s.column_families.to_string()])
+            .args(["--max_background_jobs", &s.max_background_jobs.to_string()])
             .args(if s.sync { vec!["--sync"] } else { vec![] })
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -322,10 +366,10 @@ pub fn crash_test(a: &CrashTestArgs) -> Result<(), String> {
         child.kill().map_err(|e| format!("kill: {e}"))?;
         let _ = child.wait();
         // Reopen and verify in this process.
-        match DB::open(&options(s), &s.db) {
+        match open_db(s) {
             Ok(db) => {
                 let e = Expected::open(&exp, s.max_key)?;
-                let bad = verify(&db, &e, s.max_key)?;
+                let bad = verify(&db, s, &e)?;
                 lost += bad;
                 eprintln!("crash-test round {round}/{}: killed after {run_ms} ms, {bad} keys wrong", a.kills);
             }

@@ -1,5 +1,6 @@
-//! `shale crash-test` in CI: 20 SIGKILLs of a running `shale stress`, each followed by a
-//! reopen and a full verification against the expected state.
+//! `shale crash-test` in CI: 20 SIGKILLs of a running `shale stress` (keys spread over 20
+//! column families, 4 background jobs), each followed by a reopen and a full verification
+//! against the expected state.
 
 use std::process::Command;
 
@@ -8,6 +9,7 @@ fn crash_test_twenty_kills_lose_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_shale"))
         .args(["crash-test", "--kills", "20", "--max_run_ms", "700", "--threads", "3", "--max_key", "4000"])
+        .args(["--column_families", "20", "--max_background_jobs", "4", "--write_buffer_size", "65536"])
         .arg("--db")
         .arg(dir.path().join("db"))
         .output()

@@ -163,6 +163,8 @@ pub struct Options {
     pub(crate) keep_log_file_num: usize,
     pub(crate) max_bgerror_resume_count: i32,
     pub(crate) bgerror_resume_retry_interval: u64,
+    pub(crate) delayed_write_rate: u64,
+    pub(crate) db_write_buffer_size: usize,
     pub(crate) fs: Option<FileSystemRef>,
     // Per column family.
     pub(crate) comparator: ComparatorRef,
@@ -177,6 +179,8 @@ pub struct Options {
     pub(crate) max_bytes_for_level_base: u64,
     pub(crate) max_bytes_for_level_multiplier: f64,
     pub(crate) max_compaction_bytes: u64,
+    pub(crate) soft_pending_compaction_bytes_limit: u64,
+    pub(crate) hard_pending_compaction_bytes_limit: u64,
     pub(crate) disable_auto_compactions: bool,
     pub(crate) compression: DBCompressionType,
     pub(crate) table: BlockBasedOptions,
@@ -200,6 +204,8 @@ impl Default for Options {
             keep_log_file_num: 1000,
             max_bgerror_resume_count: i32::MAX,
             bgerror_resume_retry_interval: 1_000_000,
+            delayed_write_rate: 0,
+            db_write_buffer_size: 0,
             fs: None,
             comparator: Arc::new(BytewiseComparator),
             write_buffer_size: 64 << 20,
@@ -213,6 +219,8 @@ impl Default for Options {
             max_bytes_for_level_base: 256 << 20,
             max_bytes_for_level_multiplier: 10.0,
             max_compaction_bytes: 0,
+            soft_pending_compaction_bytes_limit: 64 << 30,
+            hard_pending_compaction_bytes_limit: 256 << 30,
             disable_auto_compactions: false,
             compression: DBCompressionType::Snappy,
             table: BlockBasedOptions::default(),
@@ -247,15 +255,16 @@ impl Options {
         self.max_background_jobs = n.max(1);
     }
 
-    /// Deprecated in RocksDB in favour of `set_max_background_jobs`. Recorded (and written to
-    /// the OPTIONS file); Shale runs one compaction thread whatever the setting.
+    /// Deprecated in RocksDB in favour of `set_max_background_jobs`. As in RocksDB, setting
+    /// it (or `set_max_background_flushes`) splits the pools by these numbers instead of
+    /// by `max_background_jobs` (see `db/scheduler.rs`).
     #[deprecated(note = "RocksDB automatically decides this based on the value of max_background_jobs")]
     pub fn set_max_background_compactions(&mut self, n: i32) {
         self.max_background_compactions = n;
     }
 
-    /// Deprecated in RocksDB in favour of `set_max_background_jobs`. Recorded (and written to
-    /// the OPTIONS file); Shale runs one flush thread whatever the setting.
+    /// Deprecated in RocksDB in favour of `set_max_background_jobs`; see
+    /// `set_max_background_compactions`.
     #[deprecated(note = "RocksDB automatically decides this based on the value of max_background_jobs")]
     pub fn set_max_background_flushes(&mut self, n: i32) {
         self.max_background_flushes = n;
@@ -266,6 +275,7 @@ impl Options {
         self.max_background_jobs = parallelism.max(1);
     }
 
+    /// Syncs files with fsync instead of fdatasync (RocksDB's `use_fsync`).
     pub fn set_use_fsync(&mut self, v: bool) {
         self.use_fsync = v;
     }
@@ -362,8 +372,33 @@ impl Options {
         self.max_bytes_for_level_multiplier = m;
     }
 
+    /// The most a level-0 compaction reads, its level-1 overlaps included (0: 25 times
+    /// `target_file_size_base`, RocksDB's default).
     pub fn set_max_compaction_bytes(&mut self, n: u64) {
         self.max_compaction_bytes = n;
+    }
+
+    /// Pending compaction bytes (`rocksdb.estimate-pending-compaction-bytes`) at which writes
+    /// slow down (0: never). Default 64 GiB.
+    pub fn set_soft_pending_compaction_bytes_limit(&mut self, limit: usize) {
+        self.soft_pending_compaction_bytes_limit = limit as u64;
+    }
+
+    /// Pending compaction bytes at which writes stop (0: never). Default 256 GiB.
+    pub fn set_hard_pending_compaction_bytes_limit(&mut self, limit: usize) {
+        self.hard_pending_compaction_bytes_limit = limit as u64;
+    }
+
+    /// Bytes per second writes are held to while a write-stall condition says "delay"
+    /// (0: 16 MiB/s, RocksDB's default).
+    pub fn set_delayed_write_rate(&mut self, rate: u64) {
+        self.delayed_write_rate = rate;
+    }
+
+    /// The memtable memory of all column families together at which the largest one is
+    /// flushed (0: no limit), RocksDB's `db_write_buffer_size`.
+    pub fn set_db_write_buffer_size(&mut self, size: usize) {
+        self.db_write_buffer_size = size;
     }
 
     pub fn set_disable_auto_compactions(&mut self, v: bool) {
@@ -410,6 +445,34 @@ impl Options {
             return Err(Error::invalid_argument("write_buffer_size must be positive"));
         }
         Ok(())
+    }
+
+    /// `max_compaction_bytes`, with RocksDB's default for 0.
+    pub(crate) fn max_compaction_bytes(&self) -> u64 {
+        if self.max_compaction_bytes == 0 {
+            self.target_file_size_base.saturating_mul(25)
+        } else {
+            self.max_compaction_bytes
+        }
+    }
+
+    /// The rate of delayed writes, bytes per second.
+    pub(crate) fn delayed_write_rate(&self) -> u64 {
+        if self.delayed_write_rate == 0 {
+            16 << 20
+        } else {
+            self.delayed_write_rate
+        }
+    }
+
+    /// How many flushes and compactions may run at once (RocksDB's `GetBGJobLimits`).
+    pub(crate) fn background_job_limits(&self) -> (usize, usize) {
+        let (mut flushes, mut compactions) = (self.max_background_flushes, self.max_background_compactions);
+        if flushes == -1 && compactions == -1 {
+            flushes = (self.max_background_jobs / 4).max(1);
+            compactions = (self.max_background_jobs - flushes).max(1);
+        }
+        (flushes.max(1) as usize, compactions.max(1) as usize)
     }
 
     /// The target size of files in `level` (level >= 1).

@@ -28,7 +28,7 @@ fn run_until_failure(fs: &Arc<FaultInjectionFs>, ops: &[Op], cfg: Config) -> (us
     };
     let mut durable = 0;
     for (i, op) in ops.iter().enumerate() {
-        match apply(&mut db, op) {
+        match apply_with(&mut db, op, &cfg.cf_options()) {
             Ok(()) if op.durable() => durable = i + 1,
             Ok(()) => {}
             Err(e) => {
@@ -46,7 +46,15 @@ struct Config {
     small_manifest: bool,
     /// Also crash during the recovery itself, at each of its first few crash points.
     recovery_crashes: u64,
+    /// Column families the workload starts by creating (default included).
+    families: usize,
+    /// Background jobs, with automatic flushes (small memtables) and compactions on: the
+    /// crash points then fall in background work too, at moments that vary from run to run.
+    background_jobs: Option<i32>,
 }
+
+const PLAIN: Config =
+    Config { small_manifest: false, recovery_crashes: 0, families: 1, background_jobs: None };
 
 impl Config {
     fn options(self, fs: &Arc<FaultInjectionFs>) -> shale::Options {
@@ -54,13 +62,43 @@ impl Config {
         if self.small_manifest {
             o.set_max_manifest_file_size(1024);
         }
+        if let Some(jobs) = self.background_jobs {
+            self.busy(&mut o);
+            o.set_max_background_jobs(jobs);
+        }
         o
+    }
+
+    fn cf_options(self) -> shale::Options {
+        let mut o = shale::Options::default();
+        o.set_disable_auto_compactions(true);
+        o.set_write_buffer_size(4 << 20);
+        o.set_compression_type(shale::DBCompressionType::None);
+        if self.background_jobs.is_some() {
+            self.busy(&mut o);
+        }
+        o
+    }
+
+    fn busy(self, o: &mut shale::Options) {
+        o.set_disable_auto_compactions(false);
+        o.set_write_buffer_size(2 << 10);
+        o.set_level_zero_file_num_compaction_trigger(2);
+        o.set_max_bytes_for_level_base(8 << 10);
+        o.set_target_file_size_base(4 << 10);
     }
 }
 
 /// Reopens after a crash and checks the state; then checks the database still takes writes.
-fn verify_after_crash(fs: &Arc<FaultInjectionFs>, states: &[State], lo: usize, hi: usize, ctx: &str) {
-    let db = open_all(fs).unwrap_or_else(|e| panic!("{ctx}: reopen failed: {e}"));
+fn verify_after_crash(
+    fs: &Arc<FaultInjectionFs>,
+    states: &[State],
+    lo: usize,
+    hi: usize,
+    ctx: &str,
+    cfg: Config,
+) {
+    let db = open_all_with(fs, cfg.options(fs)).unwrap_or_else(|e| panic!("{ctx}: reopen failed: {e}"));
     let got = read_state(&db).unwrap_or_else(|e| panic!("{ctx}: read failed: {e}"));
     if let Err(msg) = match_prefix(&got, states, lo, hi) {
         panic!("{ctx}: {msg}");
@@ -70,7 +108,8 @@ fn verify_after_crash(fs: &Arc<FaultInjectionFs>, states: &[State], lo: usize, h
     db.put_opt(b"after-crash", b"1", &wo).unwrap_or_else(|e| panic!("{ctx}: write after recovery: {e}"));
     drop(db);
     // A second reopen (reading the MANIFEST the first one wrote) sees the same state.
-    let db = open_all(fs).unwrap_or_else(|e| panic!("{ctx}: second reopen failed: {e}"));
+    let db =
+        open_all_with(fs, cfg.options(fs)).unwrap_or_else(|e| panic!("{ctx}: second reopen failed: {e}"));
     assert_eq!(db.get(b"after-crash").unwrap().as_deref(), Some(&b"1"[..]), "{ctx}");
     let mut again = read_state(&db).unwrap_or_else(|e| panic!("{ctx}: read failed: {e}"));
     again.get_mut("default").map(|m| m.remove(&b"after-crash"[..]));
@@ -78,7 +117,7 @@ fn verify_after_crash(fs: &Arc<FaultInjectionFs>, states: &[State], lo: usize, h
 }
 
 fn sweep(seed: u64, len: usize, max_points: u64, cfg: Config) {
-    let ops = workload(seed, len);
+    let ops = workload_with_families(seed, len, cfg.families);
     let states = model_states(&ops);
 
     // A clean run: how many crash points there are, and a sanity check of the model.
@@ -87,7 +126,7 @@ fn sweep(seed: u64, len: usize, max_points: u64, cfg: Config) {
     assert_eq!((durable <= attempted, attempted), (true, ops.len()));
     let points = fs.count_of(&KINDS);
     {
-        let db = open_all(&fs).unwrap();
+        let db = open_all_with(&fs, cfg.options(&fs)).unwrap();
         assert_eq!(read_state(&db).unwrap(), states[ops.len()], "clean run differs from the model");
     }
     let stride = points.div_ceil(max_points).max(1);
@@ -111,7 +150,7 @@ fn sweep(seed: u64, len: usize, max_points: u64, cfg: Config) {
                     // Crashes during recovery: recovery must be repeatable.
                     for j in 1..=cfg.recovery_crashes {
                         fs.crash_at(&KINDS, j);
-                        let opened = open_all(&fs);
+                        let opened = open_all_with(&fs, cfg.options(&fs));
                         let reached = fs.is_stopped();
                         drop(opened);
                         fs.crash(drop_unsynced);
@@ -120,7 +159,7 @@ fn sweep(seed: u64, len: usize, max_points: u64, cfg: Config) {
                             break;
                         }
                     }
-                    verify_after_crash(&fs, &states, lo, hi, &c);
+                    verify_after_crash(&fs, &states, lo, hi, &c, cfg);
                 })
             });
             if r.is_err() {
@@ -134,10 +173,15 @@ fn sweep(seed: u64, len: usize, max_points: u64, cfg: Config) {
 
 #[test]
 fn crash_at_every_sync_point() {
-    sweep(7, 90, 400, Config { small_manifest: false, recovery_crashes: 0 });
+    sweep(7, 90, 400, PLAIN);
 }
 
 #[test]
 fn crash_sweep_with_manifest_rolls_and_crashes_during_recovery() {
-    sweep(20260101, 60, 200, Config { small_manifest: true, recovery_crashes: 6 });
+    sweep(20260101, 60, 200, Config { small_manifest: true, recovery_crashes: 6, ..PLAIN });
+}
+
+#[test]
+fn crash_sweep_with_20_families_and_4_background_jobs() {
+    sweep(99, 120, 120, Config { families: 20, background_jobs: Some(4), ..PLAIN });
 }

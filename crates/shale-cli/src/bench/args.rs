@@ -88,6 +88,40 @@ pub struct BenchArgs {
     /// Maximum number of concurrent background jobs.
     #[arg(long, default_value_t = 2)]
     pub max_background_jobs: i32,
+    /// Maximum number of concurrent flushes (-1: from max_background_jobs).
+    #[arg(long, default_value_t = -1, allow_negative_numbers = true)]
+    pub max_background_flushes: i32,
+    /// Maximum number of concurrent compactions (-1: from max_background_jobs).
+    #[arg(long, default_value_t = -1, allow_negative_numbers = true)]
+    pub max_background_compactions: i32,
+    /// Number of level-0 files that triggers a compaction.
+    #[arg(long, default_value_t = 4, allow_negative_numbers = true)]
+    pub level0_file_num_compaction_trigger: i32,
+    /// Number of level-0 files at which writes slow down.
+    #[arg(long, default_value_t = 20, allow_negative_numbers = true)]
+    pub level0_slowdown_writes_trigger: i32,
+    /// Number of level-0 files at which writes stop.
+    #[arg(long, default_value_t = 36, allow_negative_numbers = true)]
+    pub level0_stop_writes_trigger: i32,
+    /// Pending compaction bytes at which writes slow down.
+    #[arg(long, default_value_t = 64 << 30)]
+    pub soft_pending_compaction_bytes_limit: u64,
+    /// Pending compaction bytes at which writes stop.
+    #[arg(long, default_value_t = 256 << 30)]
+    pub hard_pending_compaction_bytes_limit: u64,
+    /// Delayed write rate in bytes per second (0: 16 MiB/s).
+    #[arg(long, default_value_t = 8388608)]
+    pub delayed_write_rate: u64,
+    /// Memtable memory of all column families at which the largest is flushed (0: none).
+    #[arg(long, default_value_t = 0)]
+    pub db_write_buffer_size: u64,
+    /// Most bytes a compaction reads (0: 25 target files).
+    #[arg(long, default_value_t = 0)]
+    pub max_compaction_bytes: u64,
+    /// Sync with fsync instead of fdatasync.
+    #[arg(long, default_value_t = false, num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", value_parser = parse_bool)]
+    pub use_fsync: bool,
     /// Target file size at level 1.
     #[arg(long, default_value_t = 64 << 20)]
     pub target_file_size_base: i64,

@@ -50,6 +50,20 @@ pub fn options(a: &BenchArgs) -> Result<Options, String> {
     o.set_write_buffer_size(a.write_buffer_size.max(0) as usize);
     o.set_max_write_buffer_number(a.max_write_buffer_number);
     o.set_max_background_jobs(a.max_background_jobs);
+    #[allow(deprecated)]
+    {
+        o.set_max_background_flushes(a.max_background_flushes);
+        o.set_max_background_compactions(a.max_background_compactions);
+    }
+    o.set_level_zero_file_num_compaction_trigger(a.level0_file_num_compaction_trigger);
+    o.set_level_zero_slowdown_writes_trigger(a.level0_slowdown_writes_trigger);
+    o.set_level_zero_stop_writes_trigger(a.level0_stop_writes_trigger);
+    o.set_soft_pending_compaction_bytes_limit(a.soft_pending_compaction_bytes_limit as usize);
+    o.set_hard_pending_compaction_bytes_limit(a.hard_pending_compaction_bytes_limit as usize);
+    o.set_delayed_write_rate(a.delayed_write_rate);
+    o.set_db_write_buffer_size(a.db_write_buffer_size as usize);
+    o.set_max_compaction_bytes(a.max_compaction_bytes);
+    o.set_use_fsync(a.use_fsync);
     o.set_target_file_size_base(a.target_file_size_base.max(0) as u64);
     o.set_max_bytes_for_level_base(a.max_bytes_for_level_base);
     let mut t = BlockBasedOptions::default();

@@ -1,11 +1,19 @@
-//! Leveled compaction picking: a pure function of a Version and the options.
+//! Leveled compaction picking: a pure function of a Version, the options and what is
+//! being compacted already.
 //!
 //! Scores as RocksDB's level style: level 0 by file count over
 //! `level0_file_num_compaction_trigger`, level n by bytes over its target
-//! (`max_bytes_for_level_base * multiplier^(n-1)`). The highest score of at least 1 wins.
-//! Level 0 compacts all its files into level 1; a deeper level compacts one file (round
-//! robin by key, after the level's compact pointer) into the next level.
+//! (`max_bytes_for_level_base * multiplier^(n-1)`). Levels with a score of at least 1 are
+//! tried highest score first. Level 0 compacts its oldest files (all of them, or as many as
+//! fit in `max_compaction_bytes` together with their level-1 overlaps) into level 1, one
+//! such compaction at a time; a deeper level compacts one file (round robin by key, after
+//! the level's compact pointer) into the next level.
+//!
+//! Several compactions may run at once in one family (`Busy`): a plan never reads a file
+//! another compaction reads, and never writes a key range of an output level that another
+//! compaction writes, so the level stays sorted and disjoint whatever finishes first.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use crate::key::user_key;
@@ -51,28 +59,150 @@ pub fn level_scores(v: &Version, opts: &Options) -> Vec<f64> {
     scores
 }
 
-/// The compaction to run next, if any level is over its target.
-pub fn pick(v: &Version, opts: &Options, compact_pointer: &[Vec<u8>]) -> Option<CompactionPlan> {
+/// A compaction in progress, as the picker needs to know it.
+#[derive(Debug, Clone)]
+pub struct RunningCompaction {
+    pub level: usize,
+    pub output_level: usize,
+    /// The user-key range the compaction writes at `output_level`.
+    pub smallest: Vec<u8>,
+    pub largest: Vec<u8>,
+}
+
+impl RunningCompaction {
+    pub fn of(v: &Version, plan: &CompactionPlan) -> RunningCompaction {
+        let all: Vec<Arc<FileMetaData>> = plan.inputs.iter().chain(&plan.next_inputs).cloned().collect();
+        let (smallest, largest) = key_range(v, &all);
+        RunningCompaction { level: plan.level, output_level: plan.output_level, smallest, largest }
+    }
+}
+
+/// What a family is compacting already: files being read and ranges being written.
+#[derive(Default, Clone, Copy)]
+pub struct Busy<'a> {
+    pub files: Option<&'a HashSet<u64>>,
+    pub running: &'a [RunningCompaction],
+}
+
+impl Busy<'_> {
+    fn file(&self, number: u64) -> bool {
+        self.files.is_some_and(|f| f.contains(&number))
+    }
+
+    /// True when `plan` would read a busy file or write a range another compaction writes.
+    fn conflicts(&self, v: &Version, plan: &CompactionPlan) -> bool {
+        if plan.inputs.iter().chain(&plan.next_inputs).any(|f| self.file(f.number)) {
+            return true;
+        }
+        let mine = RunningCompaction::of(v, plan);
+        let icmp = v.icmp();
+        self.running.iter().any(|r| {
+            r.output_level == mine.output_level
+                && icmp.compare_user(&r.smallest, &mine.largest).is_le()
+                && icmp.compare_user(&mine.smallest, &r.largest).is_le()
+        })
+    }
+}
+
+/// The compaction to run next, if any level is over its target and a compaction of it does
+/// not collide with `busy`.
+pub fn pick(
+    v: &Version,
+    opts: &Options,
+    compact_pointer: &[Vec<u8>],
+    busy: Busy<'_>,
+) -> Option<CompactionPlan> {
     if opts.disable_auto_compactions {
         return None;
     }
     let scores = level_scores(v, opts);
-    let (level, score) =
-        scores.iter().enumerate().max_by(|a, b| a.1.partial_cmp(b.1).unwrap_or(std::cmp::Ordering::Equal))?;
-    if *score < 1.0 {
-        return None;
+    let mut order: Vec<(usize, f64)> = scores.into_iter().enumerate().filter(|(_, s)| *s >= 1.0).collect();
+    order.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal));
+    order.into_iter().find_map(|(level, _)| pick_level(v, opts, level, compact_pointer, busy))
+}
+
+fn pick_level(
+    v: &Version,
+    opts: &Options,
+    level: usize,
+    compact_pointer: &[Vec<u8>],
+    busy: Busy<'_>,
+) -> Option<CompactionPlan> {
+    if level == 0 {
+        if busy.running.iter().any(|r| r.level == 0) {
+            return None; // one level-0 compaction at a time, as RocksDB
+        }
+        let inputs = oldest_l0_files(v, opts.max_compaction_bytes());
+        let plan = plan_for(v, 0, inputs);
+        return (!busy.conflicts(v, &plan)).then_some(plan);
     }
-    let inputs = if level == 0 {
-        v.files(0).to_vec()
-    } else {
-        let files = v.files(level);
-        let after = compact_pointer.get(level).filter(|p| !p.is_empty());
-        let pick = after
-            .and_then(|p| files.iter().find(|f| v.icmp().compare(&f.largest, p).is_gt()))
-            .or_else(|| files.first())?;
-        vec![pick.clone()]
-    };
-    Some(plan_for(v, level, inputs))
+    let files = v.files(level);
+    let after = compact_pointer.get(level).filter(|p| !p.is_empty());
+    let start =
+        after.map_or(0, |p| files.iter().position(|f| v.icmp().compare(&f.largest, p).is_gt()).unwrap_or(0));
+    (0..files.len()).map(|i| &files[(start + i) % files.len()]).find_map(|f| {
+        if busy.file(f.number) {
+            return None;
+        }
+        let plan = plan_for(v, level, vec![f.clone()]);
+        (!busy.conflicts(v, &plan)).then_some(plan)
+    })
+}
+
+/// Level 0's oldest files, as many as fit in `max_bytes` together with the level-1 files
+/// they overlap (at least two, when there are two).
+fn oldest_l0_files(v: &Version, max_bytes: u64) -> Vec<Arc<FileMetaData>> {
+    let mut inputs: Vec<Arc<FileMetaData>> = Vec::new();
+    for f in v.files(0).iter().rev() {
+        if inputs.len() >= 2 {
+            let mut candidate = inputs.clone();
+            candidate.push(f.clone());
+            let (lo, hi) = key_range(v, &candidate);
+            let overlap: u64 = v.overlapping_files(1, Some(&lo), Some(&hi)).iter().map(|f| f.file_size).sum();
+            let total: u64 = candidate.iter().map(|f| f.file_size).sum::<u64>() + overlap;
+            if total > max_bytes {
+                break;
+            }
+        }
+        inputs.push(f.clone());
+    }
+    inputs
+}
+
+/// RocksDB's estimate of the bytes compaction must rewrite to bring every level under its
+/// target (`estimated_compaction_needed_bytes`, what the pending-compaction-bytes stall
+/// limits compare with).
+pub fn estimated_pending_bytes(v: &Version, opts: &Options) -> u64 {
+    let n = v.num_levels();
+    if n < 2 || opts.disable_auto_compactions {
+        return 0;
+    }
+    let mut total = 0u64;
+    let l0_bytes = v.level_bytes(0);
+    let l0_triggered = v.num_files(0) as i32 >= opts.level0_file_num_compaction_trigger.max(1)
+        || l0_bytes >= opts.max_bytes_for_level_base;
+    let mut carried = 0u64;
+    if l0_triggered {
+        total += l0_bytes;
+        carried = l0_bytes;
+    }
+    for level in 1..n - 1 {
+        let own = v.level_bytes(level);
+        if level == 1 && l0_triggered {
+            total += own;
+        }
+        let size = own + carried;
+        let target = opts.max_bytes_for_level(level);
+        carried = 0;
+        if size > target {
+            carried = size - target;
+            // Moving the excess down rewrites it and its share of the next level.
+            let next = v.level_bytes(level + 1) as f64;
+            let ratio = if size > 0 { next / size as f64 } else { 0.0 };
+            total += (carried as f64 * (ratio + 1.0)) as u64;
+        }
+    }
+    total
 }
 
 /// A manual compaction of `level`'s files overlapping `[begin, end]` (user keys) into the
@@ -153,7 +283,7 @@ mod tests {
             (1, file(3, "e", "g", 100)),
             (1, file(4, "x", "z", 100)),
         ]);
-        let p = pick(&v, &opts, &[]).expect("L0 over trigger");
+        let p = pick(&v, &opts, &[], Busy::default()).expect("L0 over trigger");
         assert_eq!((p.level, p.output_level), (0, 1));
         assert_eq!(p.inputs.len(), 2);
         let mut next: Vec<u64> = p.next_inputs.iter().map(|f| f.number).collect();
@@ -166,7 +296,7 @@ mod tests {
     fn nothing_to_do_under_targets() {
         let opts = Options::default();
         let v = version(vec![(0, file(5, "a", "b", 100)), (1, file(3, "a", "z", 1000))]);
-        assert!(pick(&v, &opts, &[]).is_none());
+        assert!(pick(&v, &opts, &[], Busy::default()).is_none());
     }
 
     #[test]
@@ -178,11 +308,11 @@ mod tests {
             (1, file(4, "m", "n", 100)),
             (2, file(7, "x", "z", 10)),
         ]);
-        let p = pick(&v, &opts, &[]).unwrap();
+        let p = pick(&v, &opts, &[], Busy::default()).unwrap();
         assert_eq!(p.inputs[0].number, 3);
         assert!(p.is_trivial_move());
         let ptr = vec![Vec::new(), v.files(1)[0].largest.clone()];
-        let p = pick(&v, &opts, &ptr).unwrap();
+        let p = pick(&v, &opts, &ptr, Busy::default()).unwrap();
         assert_eq!(p.inputs[0].number, 4);
     }
 

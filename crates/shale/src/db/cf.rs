@@ -1,12 +1,15 @@
 //! Column families: handles, descriptors, the per-family read view (SuperVersion), and
 //! creating and dropping families.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock, RwLock};
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock, RwLock, Weak};
 
-use super::{CfState, DbInner, DbState};
+use super::write_controller::StallCondition;
+use super::DbInner;
 use crate::cache::BlockCache;
 use crate::cf_ref::AsColumnFamilyRef;
+use crate::compaction::picker::RunningCompaction;
 use crate::error::{Error, Result};
 use crate::key::InternalKeyComparator;
 use crate::memtable::MemTable;
@@ -57,8 +60,11 @@ pub(crate) struct CfHandle {
     pub opts: Options,
     pub icmp: InternalKeyComparator,
     pub block_cache: Option<Arc<BlockCache>>,
-    /// Replaced (under `DbInner::state`) on every memtable switch, flush and compaction.
+    /// Replaced (under the DB mutex) on every memtable switch, flush and compaction.
     pub super_version: RwLock<Arc<SuperVersion>>,
+    /// The number of the installed SuperVersion (`rocksdb.current-super-version-number`);
+    /// readers may compare it with a relaxed load.
+    pub super_version_number: AtomicU64,
     pub dropped: AtomicBool,
 }
 
@@ -83,6 +89,7 @@ impl CfHandle {
             icmp: InternalKeyComparator::new(opts.comparator.clone()),
             opts,
             block_cache,
+            super_version_number: AtomicU64::new(sv.number),
             super_version: RwLock::new(Arc::new(sv)),
             dropped: AtomicBool::new(false),
         }
@@ -92,17 +99,27 @@ impl CfHandle {
         self.super_version.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
-    pub fn install(&self, sv: SuperVersion) {
-        *self.super_version.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(sv);
+    /// Installs a new read view (DB mutex held by the caller, so numbers only grow).
+    pub fn install(&self, mem: Arc<MemTable>, imm: Vec<Arc<MemTable>>, current: Arc<Version>) {
+        let number = self.super_version_number.load(Ordering::Relaxed) + 1;
+        let sv = Arc::new(SuperVersion::new(number, mem, imm, current));
+        *self.super_version.write().unwrap_or_else(|p| p.into_inner()) = sv;
+        self.super_version_number.store(number, Ordering::Release);
     }
 
     pub fn is_dropped(&self) -> bool {
         self.dropped.load(Ordering::Acquire)
     }
+
+    /// A fresh, empty memtable for this family (`log_number`: the WAL it starts in).
+    pub fn new_memtable(&self, log_number: u64) -> Arc<MemTable> {
+        Arc::new(MemTable::for_write_buffer(self.icmp.clone(), log_number, self.opts.write_buffer_size))
+    }
 }
 
 /// A consistent read view of one column family.
 pub(crate) struct SuperVersion {
+    pub number: u64,
     pub mem: Arc<MemTable>,
     /// Immutable memtables, newest first.
     pub imm: Vec<Arc<MemTable>>,
@@ -112,113 +129,215 @@ pub(crate) struct SuperVersion {
 }
 
 impl SuperVersion {
-    pub fn new(mem: Arc<MemTable>, imm: Vec<Arc<MemTable>>, current: Arc<Version>) -> SuperVersion {
-        SuperVersion { mem, imm, current, iter_parts: OnceLock::new() }
+    pub fn new(
+        number: u64,
+        mem: Arc<MemTable>,
+        imm: Vec<Arc<MemTable>>,
+        current: Arc<Version>,
+    ) -> SuperVersion {
+        SuperVersion { number, mem, imm, current, iter_parts: OnceLock::new() }
     }
 }
 
+/// One column family's mutable state, guarded by the DB mutex.
+pub(crate) struct CfState {
+    pub handle: Arc<CfHandle>,
+    pub mem: Arc<MemTable>,
+    /// Immutable memtables, oldest first, each with the WAL number that began after it.
+    pub imm: Vec<(Arc<MemTable>, u64)>,
+    pub current: Arc<Version>,
+    /// WALs below this number hold nothing of this column family that is not in its tables.
+    pub log_number: u64,
+    /// Per level: the key after which the next compaction of that level starts.
+    pub compact_pointer: Vec<Vec<u8>>,
+    /// Versions of this family still held by readers (`rocksdb.num-live-versions`).
+    pub live_versions: Vec<Weak<Version>>,
+    /// Memtables switched to immutable / flushed so far (manual flushes wait on these).
+    pub mems_switched: u64,
+    pub mems_flushed: u64,
+    /// In the flush queue / being flushed (one flush per family at a time, so memtables
+    /// reach level 0 in order).
+    pub flush_queued: bool,
+    pub flush_running: bool,
+    /// In the compaction queue; compactions running; files they read and the key ranges
+    /// they write (the picker keeps parallel compactions apart with these).
+    pub compaction_queued: bool,
+    pub running: Vec<RunningCompaction>,
+    pub being_compacted: HashSet<u64>,
+    /// Manual compactions waiting or running: automatic ones leave the family alone.
+    pub manual_compactions: usize,
+    /// Being dropped: no new job starts.
+    pub dropping: bool,
+    pub stall: StallCondition,
+    /// Under compaction pressure (counted in `DbState::speedup_cfs`).
+    pub speedup: bool,
+}
+
 impl CfState {
+    pub fn new(handle: Arc<CfHandle>, mem: Arc<MemTable>, current: Arc<Version>, log_number: u64) -> CfState {
+        let levels = handle.opts.num_levels.max(1) as usize;
+        CfState {
+            live_versions: vec![Arc::downgrade(&current)],
+            handle,
+            mem,
+            imm: Vec::new(),
+            current,
+            log_number,
+            compact_pointer: vec![Vec::new(); levels],
+            mems_switched: 0,
+            mems_flushed: 0,
+            flush_queued: false,
+            flush_running: false,
+            compaction_queued: false,
+            running: Vec::new(),
+            being_compacted: HashSet::new(),
+            manual_compactions: 0,
+            dropping: false,
+            stall: StallCondition::Normal,
+            speedup: false,
+        }
+    }
+
     /// Publishes the state's memtables and version to readers.
-    pub fn install_super_version(&self) {
-        self.handle.install(SuperVersion::new(
+    pub fn install_super_version(&mut self) {
+        self.handle.install(
             self.mem.clone(),
             self.imm.iter().rev().map(|(m, _)| m.clone()).collect(),
             self.current.clone(),
-        ));
+        );
+    }
+
+    /// Makes `v` the current Version.
+    pub fn set_current(&mut self, v: Arc<Version>) {
+        self.live_versions.retain(|w| w.strong_count() > 0);
+        self.live_versions.push(Arc::downgrade(&v));
+        self.current = v;
     }
 }
 
 /// Makes the WAL durable before a family change reaches the MANIFEST, so that a crash
 /// cannot keep the change yet lose unsynced writes made before it (recovery must yield a
-/// prefix of the history).
-fn sync_wal_before_family_change(inner: &DbInner, st: &mut DbState) -> Result<()> {
-    let mut wal = inner.wal.lock().unwrap_or_else(|p| p.into_inner());
-    if !wal.unsynced {
-        return Ok(());
+/// prefix of the history). Called with write leadership held.
+fn sync_wal_before_family_change(inner: &DbInner) -> Result<()> {
+    inner.sync_wal()
+}
+
+/// Creates column families: one MANIFEST write and one OPTIONS file for the whole batch.
+pub(crate) fn create_cfs(inner: &Arc<DbInner>, new: &[(String, Options)]) -> Result<Vec<Arc<CfHandle>>> {
+    for (_, opts) in new {
+        opts.check_supported()?;
     }
-    if let Err(e) = wal.writer.sync() {
-        inner.set_bg_error_in(st, e.clone(), super::error_handler::BgErrorReason::WriteCallback);
-        return Err(e);
+    inner.check_bg_error()?;
+    // Exclusive write leadership: no write group is inserting while families appear.
+    let handles = inner.exclusive_write(|| -> Result<Vec<Arc<CfHandle>>> {
+        sync_wal_before_family_change(inner)?;
+        let mut st = inner.lock_state();
+        for (i, (name, _)) in new.iter().enumerate() {
+            if st.cfs.values().any(|c| &c.handle.name == name) || new[..i].iter().any(|(n, _)| n == name) {
+                return Err(Error::invalid_argument(format!("Column family already exists: {name}")));
+            }
+        }
+        let wal_number = inner.wal.lock().map(|w| w.number).unwrap_or(0);
+        let first_id = st.max_column_family + 1;
+        let edits: Vec<VersionEdit> = new
+            .iter()
+            .enumerate()
+            .map(|(i, (name, opts))| {
+                let id = first_id + i as u32;
+                VersionEdit {
+                    column_family: id,
+                    column_family_add: Some(name.clone()),
+                    comparator: Some(opts.comparator.name().to_string()),
+                    log_number: Some(wal_number),
+                    max_column_family: Some(id),
+                    ..Default::default()
+                }
+            })
+            .collect();
+        let mut created = Vec::new();
+        inner.log_and_apply(&mut st, edits, |st| {
+            for (i, (name, opts)) in new.iter().enumerate() {
+                let id = first_id + i as u32;
+                let icmp = InternalKeyComparator::new(opts.comparator.clone());
+                let mem =
+                    Arc::new(MemTable::for_write_buffer(icmp.clone(), wal_number, opts.write_buffer_size));
+                let version = Arc::new(Version::new(icmp, opts.num_levels as usize, Vec::new()));
+                let sv = SuperVersion::new(1, mem.clone(), Vec::new(), version.clone());
+                let handle = Arc::new(CfHandle::new(
+                    id,
+                    name,
+                    opts.clone(),
+                    &inner.table_cache.default_block_cache,
+                    sv,
+                ));
+                let cf = CfState::new(handle.clone(), mem, version, wal_number);
+                inner.publish_active_memtable(id, Some(&cf));
+                inner.set_handle(id, Some(handle.clone()));
+                st.cfs.insert(id, cf);
+                st.max_column_family = id;
+                created.push(handle);
+            }
+        })?;
+        Ok(created)
+    })?;
+    super::options_writer::write_options_file(inner)?;
+    for h in &handles {
+        inner.info_log.log(format_args!("Created column family [{}] (ID {})", h.name, h.id));
     }
-    wal.unsynced = false;
-    Ok(())
+    Ok(handles)
 }
 
 pub(crate) fn create_cf(inner: &Arc<DbInner>, name: &str, opts: &Options) -> Result<Arc<CfHandle>> {
-    opts.check_supported()?;
-    inner.check_bg_error()?;
-    // Exclusive write leadership: no write group is inserting while the family appears.
-    inner.exclusive_write(|| {
-        let mut st = inner.lock_state();
-        if st.cfs.values().any(|c| c.handle.name == name) {
-            return Err(Error::invalid_argument(format!("Column family already exists: {name}")));
-        }
-        sync_wal_before_family_change(inner, &mut st)?;
-        let id = st.max_column_family + 1;
-        let wal_number = inner.wal.lock().map(|w| w.number).unwrap_or(0);
-        let mut edit = VersionEdit { column_family: id, ..Default::default() };
-        edit.column_family_add = Some(name.to_string());
-        edit.comparator = Some(opts.comparator.name().to_string());
-        edit.log_number = Some(wal_number);
-        edit.max_column_family = Some(id);
-        edit.next_file_number = Some(st.next_file_number);
-        edit.last_sequence = Some(inner.last_sequence.load(Ordering::Acquire));
-        super::open::log_and_apply(inner, &mut st, &[edit])?;
-        st.max_column_family = id;
-        let icmp = InternalKeyComparator::new(opts.comparator.clone());
-        let version = Arc::new(Version::new(icmp.clone(), opts.num_levels as usize, Vec::new()));
-        let mem = Arc::new(MemTable::new(icmp, 0));
-        let sv = SuperVersion::new(mem.clone(), Vec::new(), version.clone());
-        let handle =
-            Arc::new(CfHandle::new(id, name, opts.clone(), &inner.table_cache.default_block_cache, sv));
-        st.live_versions.push(Arc::downgrade(&version));
-        st.cfs.insert(
-            id,
-            CfState {
-                handle: handle.clone(),
-                mem,
-                imm: Vec::new(),
-                current: version,
-                log_number: wal_number,
-                compact_pointer: vec![Vec::new(); opts.num_levels as usize],
-            },
-        );
-        inner.refresh_active_memtables(&st);
-        drop(st);
-        super::options_writer::write_options_file(inner)?;
-        inner.info_log.log(format_args!("Created column family [{name}] (ID {id})"));
-        Ok(handle)
-    })
+    let mut v = create_cfs(inner, &[(name.to_string(), opts.clone())])?;
+    v.pop().ok_or_else(|| Error::corruption("column family creation returned nothing"))
 }
 
 pub(crate) fn drop_cf(inner: &Arc<DbInner>, handle: &Arc<CfHandle>) -> Result<()> {
     inner.check_bg_error()?;
-    inner.exclusive_write(|| {
+    inner.exclusive_write(|| -> Result<()> {
+        sync_wal_before_family_change(inner)?;
         let mut st = inner.lock_state();
-        // Wait for a running flush or compaction, which may touch this family.
-        while st.flush_running || st.compaction_running {
-            inner.bg_cv.wait(&mut st);
+        match st.cfs.get_mut(&handle.id) {
+            Some(cf) => cf.dropping = true,
+            None => return Err(Error::invalid_argument(format!("Invalid column family: {}", handle.name))),
         }
-        if !st.cfs.contains_key(&handle.id) {
-            return Err(Error::invalid_argument(format!("Invalid column family: {}", handle.name)));
+        // Wait for the family's running flush and compactions; no new one starts.
+        while st.cfs.get(&handle.id).is_some_and(|c| c.flush_running || !c.running.is_empty()) {
+            inner.done_cv.wait(&mut st);
         }
-        sync_wal_before_family_change(inner, &mut st)?;
         let edit =
             VersionEdit { column_family: handle.id, is_column_family_drop: true, ..Default::default() };
-        super::open::log_and_apply(inner, &mut st, &[edit])?;
-        st.cfs.remove(&handle.id);
+        let r = inner.log_and_apply(&mut st, vec![edit], |st| {
+            if let Some(cf) = st.cfs.remove(&handle.id) {
+                super::write_controller::forget(st, &cf);
+                // Its tables are no longer in any current Version: delete them once readers
+                // let go of the Versions that hold them.
+                for (_, f) in cf.current.all_files() {
+                    st.obsolete_tables.push((f.number, Arc::downgrade(f)));
+                }
+            }
+            st.jobs.forget(handle.id);
+        });
+        if let Err(e) = r {
+            if let Some(cf) = st.cfs.get_mut(&handle.id) {
+                cf.dropping = false;
+            }
+            return Err(e);
+        }
         handle.dropped.store(true, Ordering::Release);
-        inner.refresh_active_memtables(&st);
+        inner.publish_active_memtable(handle.id, None);
+        inner.set_handle(handle.id, None);
         // The handle outlives the drop (rust-rocksdb code may still hold it): let go of the
         // family's memtables and Version so its tables can be purged now. Readers that are
         // still open hold their own SuperVersion, which keeps the files they read.
         let empty = Arc::new(Version::new(handle.icmp.clone(), handle.opts.num_levels as usize, Vec::new()));
-        let mem = Arc::new(MemTable::new(handle.icmp.clone(), 0));
-        handle.install(SuperVersion::new(mem, Vec::new(), empty));
-        super::flush::purge_obsolete_files(inner, &mut st);
+        handle.install(Arc::new(MemTable::new(handle.icmp.clone(), 0)), Vec::new(), empty);
+        let dead = inner.find_obsolete_files(&mut st);
         drop(st);
-        super::options_writer::write_options_file(inner)?;
-        inner.info_log.log(format_args!("Dropped column family [{}] (ID {})", handle.name, handle.id));
+        inner.delete_obsolete_files(dead);
         Ok(())
-    })
+    })?;
+    super::options_writer::write_options_file(inner)?;
+    inner.info_log.log(format_args!("Dropped column family [{}] (ID {})", handle.name, handle.id));
+    Ok(())
 }

@@ -1,128 +1,28 @@
-//! Background work: one flush thread and one compaction thread, plus manual compaction
-//! (`compact_range`). At most one compaction runs at a time (`DbState::compaction_running`).
+//! Running compactions (the job the scheduler's compaction threads run, see
+//! `scheduler.rs`) and manual compaction (`compact_range`).
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
 
 use parking_lot::MutexGuard;
 
 use super::cf::CfHandle;
 use super::error_handler::BgErrorReason;
+use super::scheduler::counts_as_bg_error;
 use super::{DbInner, DbState, DB};
 use crate::cf_ref::AsColumnFamilyRef;
 use crate::compaction::job::{self, JobInput};
-use crate::compaction::picker::{self, CompactionPlan};
-use crate::error::{Error, ErrorKind, Result};
+use crate::compaction::picker::{self, CompactionPlan, RunningCompaction};
+use crate::error::{Error, Result};
 use crate::iter::merging::MergingIterator;
 use crate::iter::range_del;
 use crate::iter::BoxedIterator;
 use crate::version::edit::VersionEdit;
-use crate::version::VersionBuilder;
-
-pub(crate) fn start_background_threads(inner: &Arc<DbInner>) -> Result<Vec<JoinHandle<()>>> {
-    let spawn = |name: &str, f: fn(Arc<DbInner>)| {
-        let i = inner.clone();
-        std::thread::Builder::new()
-            .name(name.to_string())
-            .spawn(move || f(i))
-            .map_err(|e| Error::io("spawning a background thread", e))
-    };
-    Ok(vec![spawn("shale:flush", flush_loop)?, spawn("shale:compact", compaction_loop)?])
-}
-
-/// Pause after a failed background job before the next (RocksDB's, fixed).
-const RETRY_PAUSE: Duration = Duration::from_secs(1);
-
-/// The flush thread; it also makes the automatic recovery attempts (`error_handler.rs`).
-fn flush_loop(inner: Arc<DbInner>) {
-    let interval = Duration::from_micros(inner.opts.bgerror_resume_retry_interval);
-    let mut st = inner.lock_state();
-    loop {
-        if inner.shutting_down.load(Ordering::Acquire) {
-            return;
-        }
-        let mut idle = Duration::from_secs(1);
-        if let Some(wait) = st.errors.auto_recovery_wait(Instant::now()) {
-            if wait.is_zero() {
-                st.errors.start_auto_attempt(interval);
-                let _ = MutexGuard::unlocked(&mut st, || inner.recover(false));
-                continue;
-            }
-            idle = idle.min(wait);
-        }
-        let work =
-            !st.errors.is_db_stopped() && !st.flush_running && st.cfs.values().any(|c| !c.imm.is_empty());
-        if !work {
-            inner.bg_cv.wait_for(&mut st, idle);
-            continue;
-        }
-        st.flush_running = true;
-        let r = inner.flush_one(&mut st);
-        st.flush_running = false;
-        inner.bg_cv.notify_all();
-        match r {
-            Ok(_) => st.errors.background_job_succeeded(),
-            Err(e) if counts_as_bg_error(&e) => {
-                st.errors.bg_error_count += 1;
-                // An automatic recovery attempt (due at once) comes before the pause.
-                if st.errors.auto_recovery_wait(Instant::now()).is_none() {
-                    inner.bg_cv.wait_for(&mut st, RETRY_PAUSE);
-                }
-            }
-            Err(_) => {}
-        }
-    }
-}
-
-/// Failures that are background errors (not a shutdown or a dropped family).
-fn counts_as_bg_error(e: &Error) -> bool {
-    !matches!(
-        e.kind(),
-        ErrorKind::ShutdownInProgress | ErrorKind::ColumnFamilyDropped | ErrorKind::InvalidArgument
-    )
-}
-
-fn compaction_loop(inner: Arc<DbInner>) {
-    let mut st = inner.lock_state();
-    loop {
-        if inner.shutting_down.load(Ordering::Acquire) {
-            return;
-        }
-        let pick =
-            if !st.errors.is_db_stopped() && !st.compaction_running && st.manual_compaction_waiting == 0 {
-                st.cfs.values().find_map(|c| {
-                    picker::pick(&c.current, &c.handle.opts, &c.compact_pointer)
-                        .map(|p| (c.handle.clone(), p))
-                })
-            } else {
-                None
-            };
-        let Some((cf, plan)) = pick else {
-            inner.bg_cv.wait_for(&mut st, Duration::from_secs(1));
-            continue;
-        };
-        st.compaction_running = true;
-        let r = inner.run_compaction(&mut st, &cf, &plan);
-        st.compaction_running = false;
-        inner.bg_cv.notify_all();
-        match r {
-            Ok(()) => st.errors.background_job_succeeded(),
-            Err(e) if counts_as_bg_error(&e) => {
-                // ENOSPC is a soft error: writes go on and this thread retries after the pause.
-                st.errors.bg_error_count += 1;
-                inner.set_bg_error_in(&mut st, e, BgErrorReason::Compaction);
-                inner.bg_cv.wait_for(&mut st, RETRY_PAUSE);
-            }
-            Err(_) => {}
-        }
-    }
-}
 
 impl DbInner {
-    /// Runs `plan` on `cf` and installs the result. `state` is unlocked while files are
-    /// written; the caller has set `compaction_running`.
+    /// Runs `plan` on `cf` and installs the result. The DB mutex is released while files
+    /// are written and while the MANIFEST records them; the caller has registered the plan
+    /// as running (its files are busy).
     pub(crate) fn run_compaction(
         self: &Arc<Self>,
         st: &mut MutexGuard<'_, DbState>,
@@ -172,10 +72,13 @@ impl DbInner {
                 Err(e) => {
                     self.info_log.log(format_args!("[{}] compaction failed: {e}", cf.name));
                     // Its partial outputs are garbage now.
-                    for n in created.into_inner() {
-                        st.pending_outputs.remove(&n);
-                    }
-                    super::flush::purge_obsolete_files(self, st);
+                    let created = created.into_inner();
+                    MutexGuard::unlocked(st, || {
+                        for n in &created {
+                            let _ = self.fs.remove_file(&super::filename::table_file(&self.path, *n));
+                            self.versions.release_output(*n);
+                        }
+                    });
                     return Err(e);
                 }
             };
@@ -186,23 +89,17 @@ impl DbInner {
                 edit.new_files.push((plan.output_level as u32, m));
             }
         }
-        let installed = (|| -> Result<()> {
-            let Some(c) = st.cfs.get(&cf.id) else { return Ok(()) };
-            let mut b = VersionBuilder::new(&c.current);
-            b.apply(&edit)?;
-            let version = Arc::new(b.build());
-            super::open::log_and_apply(self, st, std::slice::from_ref(&edit))?;
-            let c = st.cfs.get_mut(&cf.id).ok_or_else(|| Error::corruption("family vanished"))?;
-            if let Some(last) = plan.inputs.iter().map(|f| &f.largest).max_by(|a, b| cf.icmp.compare(a, b)) {
-                c.compact_pointer[plan.level] = last.clone();
+        let pointer = plan.inputs.iter().map(|f| &f.largest).max_by(|a, b| cf.icmp.compare(a, b)).cloned();
+        let outputs = edit.new_files.len();
+        let installed = self.log_and_apply(st, vec![edit], |st| {
+            if let (Some(c), Some(last)) = (st.cfs.get_mut(&cf.id), pointer) {
+                if let Some(p) = c.compact_pointer.get_mut(plan.level) {
+                    *p = last;
+                }
             }
-            c.current = version.clone();
-            c.install_super_version();
-            st.live_versions.push(Arc::downgrade(&version));
-            Ok(())
-        })();
+        });
         for n in &outputs_numbers {
-            st.pending_outputs.remove(n);
+            self.versions.release_output(*n);
         }
         installed?;
         self.stats.compactions.fetch_add(1, Ordering::Relaxed);
@@ -214,10 +111,9 @@ impl DbInner {
             plan.next_inputs.len(),
             plan.output_level,
             plan.output_level,
-            edit.new_files.len(),
+            outputs,
             if plan.is_trivial_move() { " (trivial move)" } else { "" }
         ));
-        super::flush::purge_obsolete_files(self, st);
         Ok(())
     }
 
@@ -248,7 +144,8 @@ impl DbInner {
     }
 
     /// RocksDB's CompactRange: flush, then compact each level holding keys of the range
-    /// into the next, down to the deepest such level.
+    /// into the next, down to the deepest such level. Automatic compactions of the family
+    /// wait meanwhile, and this waits for those already running.
     pub(crate) fn compact_range_impl(
         self: &Arc<Self>,
         cf: &Arc<CfHandle>,
@@ -257,40 +154,51 @@ impl DbInner {
     ) -> Result<()> {
         self.flush_memtables(true, Some(cf.id))?;
         let mut st = self.lock_state();
-        st.manual_compaction_waiting += 1;
-        while st.compaction_running {
-            self.bg_cv.wait(&mut st);
-        }
-        st.manual_compaction_waiting -= 1;
-        st.compaction_running = true;
+        let dropped = || Error::invalid_argument("column family dropped");
+        st.cfs.get_mut(&cf.id).ok_or_else(dropped)?.manual_compactions += 1;
         let r = (|| -> Result<()> {
             let num_levels = cf.opts.num_levels as usize;
             let deepest = {
-                let c = st.cfs.get(&cf.id).ok_or_else(|| Error::invalid_argument("column family dropped"))?;
+                let c = st.cfs.get(&cf.id).ok_or_else(dropped)?;
                 (0..num_levels).rev().find(|&l| !c.current.overlapping_files(l, begin, end).is_empty())
             };
             let Some(deepest) = deepest else { return Ok(()) };
             let last = if deepest == 0 { 1 } else { deepest };
             for level in 0..last {
-                let plan = {
-                    let c =
-                        st.cfs.get(&cf.id).ok_or_else(|| Error::invalid_argument("column family dropped"))?;
-                    picker::pick_manual(&c.current, level, begin, end)
-                };
-                if let Some(plan) = plan {
-                    if let Err(e) = self.run_compaction(&mut st, cf, &plan) {
-                        if counts_as_bg_error(&e) {
-                            self.set_bg_error_in(&mut st, e.clone(), BgErrorReason::Compaction);
-                        }
-                        return Err(e);
-                    }
-                    st.errors.background_job_succeeded();
+                // Wait until no compaction of this family runs (automatic or manual).
+                while st.cfs.get(&cf.id).is_some_and(|c| !c.running.is_empty()) {
+                    self.done_cv.wait(&mut st);
                 }
+                let c = st.cfs.get_mut(&cf.id).ok_or_else(dropped)?;
+                let Some(plan) = picker::pick_manual(&c.current, level, begin, end) else { continue };
+                let running = RunningCompaction::of(&c.current, &plan);
+                c.being_compacted.extend(plan.inputs.iter().chain(&plan.next_inputs).map(|f| f.number));
+                c.running.push(running);
+                st.jobs.running_compactions += 1;
+                let result = self.run_compaction(&mut st, cf, &plan);
+                st.jobs.running_compactions -= 1;
+                if let Some(c) = st.cfs.get_mut(&cf.id) {
+                    c.being_compacted.clear();
+                    c.running.clear();
+                }
+                drop(plan); // its inputs may be deleted now
+                self.purge_obsolete_files(&mut st);
+                self.done_cv.notify_all();
+                if let Err(e) = result {
+                    if counts_as_bg_error(&e) {
+                        self.set_bg_error_in(&mut st, e.clone(), BgErrorReason::Compaction);
+                    }
+                    return Err(e);
+                }
+                st.errors.background_job_succeeded();
             }
             Ok(())
         })();
-        st.compaction_running = false;
-        self.bg_cv.notify_all();
+        if let Some(c) = st.cfs.get_mut(&cf.id) {
+            c.manual_compactions -= 1;
+        }
+        self.schedule_compaction(&mut st, cf.id);
+        self.done_cv.notify_all();
         r
     }
 }

@@ -240,7 +240,9 @@ impl DbInner {
             reason.name(),
             if stored { "" } else { ", a worse or equal error is already set" }
         ));
-        self.bg_cv.notify_all();
+        self.update_write_attention(st);
+        self.done_cv.notify_all();
+        self.work_cv.notify_all();
     }
 
     /// `set_bg_error_in` for callers without the state lock.
@@ -265,7 +267,7 @@ impl DbInner {
             if self.shutting_down.load(Ordering::Acquire) {
                 return Err(Error::shutdown("Database shutdown"));
             }
-            self.bg_cv.wait_for(&mut st, Duration::from_millis(50));
+            self.done_cv.wait_for(&mut st, Duration::from_millis(50));
         }
         if self.shutting_down.load(Ordering::Acquire) {
             return Err(Error::shutdown("Database shutdown"));
@@ -275,6 +277,7 @@ impl DbInner {
             Severity::NoError | Severity::HardError => {}
             Severity::SoftError => {
                 st.errors.clear();
+                self.update_write_attention(&st);
                 return Ok(());
             }
             Severity::FatalError | Severity::UnrecoverableError => {
@@ -305,8 +308,16 @@ impl DbInner {
                 if manual { "manual" } else { "automatic" }
             )),
         }
+        self.update_write_attention(&st);
+        // Work queued while writes were stopped can run now.
+        let ids: Vec<u32> = st.cfs.keys().copied().collect();
+        for id in ids {
+            self.schedule_flush(&mut st, id);
+            self.schedule_compaction(&mut st, id);
+        }
         drop(st);
-        self.bg_cv.notify_all();
+        self.done_cv.notify_all();
+        self.work_cv.notify_all();
         r
     }
 
@@ -318,22 +329,30 @@ impl DbInner {
             self.switch_memtables(&mut st, &ids, true)
         })?;
         let mut st = self.lock_state();
-        loop {
-            if self.shutting_down.load(Ordering::Acquire) {
-                return Err(Error::shutdown("Database shutdown"));
+        // Flush every family here (the flush threads do not run while writes are stopped),
+        // taking each family's flush slot in turn.
+        let ids: Vec<u32> = st.cfs.keys().copied().collect();
+        for id in ids {
+            loop {
+                if self.shutting_down.load(Ordering::Acquire) {
+                    return Err(Error::shutdown("Database shutdown"));
+                }
+                let Some(cf) = st.cfs.get_mut(&id) else { break };
+                if cf.imm.is_empty() {
+                    break;
+                }
+                if cf.flush_running {
+                    self.done_cv.wait_for(&mut st, Duration::from_millis(50));
+                    continue;
+                }
+                cf.flush_running = true;
+                let r = self.flush_cf(&mut st, id);
+                if let Some(cf) = st.cfs.get_mut(&id) {
+                    cf.flush_running = false;
+                }
+                self.done_cv.notify_all();
+                r?;
             }
-            if st.flush_running {
-                self.bg_cv.wait_for(&mut st, Duration::from_millis(50));
-                continue;
-            }
-            if st.cfs.values().all(|c| c.imm.is_empty()) {
-                break;
-            }
-            st.flush_running = true;
-            let r = self.flush_one(&mut st);
-            st.flush_running = false;
-            self.bg_cv.notify_all();
-            r?;
         }
         let mut edits: Vec<VersionEdit> = st
             .cfs
@@ -345,18 +364,22 @@ impl DbInner {
                 ..Default::default()
             })
             .collect();
-        if edits.is_empty() && st.manifest_write_failed {
+        if edits.is_empty() && self.versions.manifest_write_failed() {
             edits.push(VersionEdit::default()); // only to start a new MANIFEST
         }
         if !edits.is_empty() {
-            super::open::log_and_apply(self, &mut st, &edits)?;
-            for e in &edits {
-                if let Some(c) = st.cfs.get_mut(&e.column_family) {
-                    c.log_number = c.log_number.max(new_wal);
+            let ids: Vec<u32> = edits.iter().map(|e| e.column_family).collect();
+            self.log_and_apply(&mut st, edits, |st| {
+                for id in ids {
+                    if let Some(c) = st.cfs.get_mut(&id) {
+                        c.log_number = c.log_number.max(new_wal);
+                    }
                 }
-            }
+            })?;
         }
-        super::flush::purge_obsolete_files(self, &mut st);
+        let dead = self.find_obsolete_files(&mut st);
+        drop(st);
+        self.delete_obsolete_files(dead);
         Ok(())
     }
 }

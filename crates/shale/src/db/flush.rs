@@ -1,6 +1,5 @@
-//! Flushing immutable memtables to level-0 tables, and removing files nothing needs.
+//! Flushing immutable memtables to level-0 tables (the flush job the scheduler runs).
 
-use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -9,7 +8,7 @@ use parking_lot::MutexGuard;
 
 use super::cf::CfHandle;
 use super::error_handler::BgErrorReason;
-use super::filename::{self, FileType};
+use super::filename;
 use super::{DbInner, DbState};
 use crate::error::Result;
 use crate::fs::FileSystem;
@@ -17,7 +16,6 @@ use crate::key::{parse_internal_key, MAX_SEQUENCE_NUMBER};
 use crate::memtable::MemTable;
 use crate::table::builder::{TableBuilder, TableBuilderOptions};
 use crate::version::edit::{FileMetaData, VersionEdit};
-use crate::version::VersionBuilder;
 
 /// Table-builder options for a column family.
 pub(crate) fn builder_options(cf: &CfHandle, orig_file_number: u64) -> TableBuilderOptions {
@@ -104,111 +102,60 @@ pub(crate) fn write_level0_table(
 }
 
 impl DbInner {
-    /// Flushes the oldest immutable memtable of some family. Returns false when there was
-    /// none. Called by the flush thread, with `state` locked and `flush_running` set.
-    pub(crate) fn flush_one(&self, st: &mut MutexGuard<'_, DbState>) -> Result<bool> {
-        let Some((cf_id, mem, next_log)) = st
-            .cfs
-            .iter()
-            .filter_map(|(id, c)| c.imm.first().map(|(m, l)| (*id, m.clone(), *l)))
-            .min_by_key(|(_, m, _)| m.id())
-        else {
-            return Ok(false);
-        };
-        let handle = st.cfs[&cf_id].handle.clone();
-        let number = st.next_file_number;
-        st.next_file_number += 1;
-        st.pending_outputs.insert(number);
-        // Build the table without the lock.
-        let result = MutexGuard::unlocked(st, || {
-            write_level0_table(&*self.fs, &self.path, &handle, &mem, number, 0).and_then(|m| {
-                if m.is_some() {
-                    self.fs.sync_dir(&self.path).map(|_| m)
-                } else {
-                    Ok(m)
+    /// Flushes family `id`'s immutable memtables, oldest first, each to a level-0 table,
+    /// until none is left. The caller has set the family's `flush_running`; the DB mutex is
+    /// released while a table is written and while the MANIFEST records it.
+    pub(crate) fn flush_cf(&self, st: &mut MutexGuard<'_, DbState>, id: u32) -> Result<()> {
+        loop {
+            if self.shutting_down.load(Ordering::Acquire) {
+                return Ok(()); // what is left is in the WAL
+            }
+            let Some(cf) = st.cfs.get(&id) else { return Ok(()) };
+            let Some((mem, next_log)) = cf.imm.first().cloned() else { return Ok(()) };
+            let handle = cf.handle.clone();
+            let number = self.versions.new_output_number();
+            // Build the table without the lock.
+            let result = MutexGuard::unlocked(st, || {
+                write_level0_table(&*self.fs, &self.path, &handle, &mem, number, 0).and_then(|m| {
+                    if m.is_some() {
+                        self.fs.sync_dir(&self.path).map(|_| m)
+                    } else {
+                        Ok(m)
+                    }
+                })
+            });
+            let meta = match result {
+                Ok(m) => m,
+                Err(e) => {
+                    self.versions.release_output(number);
+                    let _ = self.fs.remove_file(&filename::table_file(&self.path, number));
+                    self.set_bg_error_in(st, e.clone(), BgErrorReason::Flush);
+                    return Err(e);
                 }
-            })
-        });
-        st.pending_outputs.remove(&number);
-        let meta = match result {
-            Ok(m) => m,
-            Err(e) => {
-                let _ = self.fs.remove_file(&filename::table_file(&self.path, number));
-                self.set_bg_error_in(st, e.clone(), BgErrorReason::Flush);
-                return Err(e);
+            };
+            let bytes = meta.as_ref().map_or(0, |m| m.file_size);
+            let mut edit =
+                VersionEdit { column_family: id, log_number: Some(next_log), ..Default::default() };
+            if let Some(m) = meta {
+                edit.new_files.push((0, m));
             }
-        };
-        let Some(cf) = st.cfs.get(&cf_id) else { return Ok(true) }; // dropped meanwhile
-        let mut edit = VersionEdit { column_family: cf_id, log_number: Some(next_log), ..Default::default() };
-        let bytes = meta.as_ref().map_or(0, |m| m.file_size);
-        if let Some(m) = meta {
-            edit.new_files.push((0, m));
-        }
-        let mut b = VersionBuilder::new(&cf.current);
-        b.apply(&edit)?;
-        let version = Arc::new(b.build());
-        super::open::log_and_apply(self, st, &[edit])?;
-        let cf = st.cfs.get_mut(&cf_id).ok_or_else(|| crate::Error::corruption("family vanished"))?;
-        cf.current = version.clone();
-        cf.imm.remove(0);
-        cf.log_number = next_log;
-        cf.install_super_version();
-        st.live_versions.push(Arc::downgrade(&version));
-        self.stats.flushes.fetch_add(1, Ordering::Relaxed);
-        self.stats.flush_bytes.fetch_add(bytes, Ordering::Relaxed);
-        self.info_log
-            .log(format_args!("[{}] Flushed memtable to table #{number} ({bytes} bytes)", handle.name));
-        purge_obsolete_files(self, st);
-        Ok(true)
-    }
-}
-
-/// Removes WALs every family has flushed past, and tables no live Version names.
-pub(crate) fn purge_obsolete_files(inner: &DbInner, st: &mut DbState) {
-    // WALs: below the smallest log number any family still needs.
-    let wal_now = st.alive_wals.back().copied().unwrap_or(0);
-    let min_log = st
-        .cfs
-        .values()
-        .map(|c| if c.mem.is_empty() && c.imm.is_empty() { wal_now } else { c.log_number })
-        .min()
-        .unwrap_or(wal_now);
-    while let Some(&w) = st.alive_wals.front() {
-        if w >= min_log || w == wal_now {
-            break;
-        }
-        st.alive_wals.pop_front();
-        let _ = inner.fs.remove_file(&filename::wal_file(&inner.path, w));
-    }
-    if st.manifest_write_failed {
-        return; // the durable MANIFEST may name any table, and CURRENT any MANIFEST
-    }
-    // Tables: keep those of live versions and pending outputs.
-    st.live_versions.retain(|w| w.strong_count() > 0);
-    let mut live: BTreeSet<u64> = st.pending_outputs.clone();
-    for v in st.live_versions.iter().filter_map(|w| w.upgrade()) {
-        live.extend(v.all_files().map(|(_, f)| f.number));
-    }
-    for c in st.cfs.values() {
-        live.extend(c.current.all_files().map(|(_, f)| f.number));
-    }
-    let Ok(children) = inner.fs.children(&inner.path) else { return };
-    for name in children {
-        match filename::parse_file_name(&name) {
-            Some(FileType::Table(n)) if !live.contains(&n) => {
-                inner.table_cache.evict(n);
-                let _ = inner.fs.remove_file(&inner.path.join(&name));
-            }
-            Some(FileType::Wal(n)) if n < min_log && n != wal_now && !st.alive_wals.contains(&n) => {
-                let _ = inner.fs.remove_file(&inner.path.join(&name));
-            }
-            Some(FileType::Manifest(n)) if n != st.manifest.number() => {
-                let _ = inner.fs.remove_file(&inner.path.join(&name));
-            }
-            Some(FileType::Temp(n)) if !st.pending_outputs.contains(&n) => {
-                let _ = inner.fs.remove_file(&inner.path.join(&name));
-            }
-            _ => {}
+            let r = self.log_and_apply(st, vec![edit], |st| {
+                if let Some(cf) = st.cfs.get_mut(&id) {
+                    cf.imm.remove(0);
+                    cf.log_number = next_log;
+                    cf.mems_flushed += 1;
+                }
+            });
+            self.versions.release_output(number);
+            // On failure the table stays: the MANIFEST may name it after all. Once a new
+            // MANIFEST is written without it, the next open removes it.
+            r?;
+            self.stats.flushes.fetch_add(1, Ordering::Relaxed);
+            self.stats.flush_bytes.fetch_add(bytes, Ordering::Relaxed);
+            self.info_log
+                .log(format_args!("[{}] Flushed memtable to table #{number} ({bytes} bytes)", handle.name));
+            self.done_cv.notify_all();
+            self.purge_obsolete_files(st);
         }
     }
 }

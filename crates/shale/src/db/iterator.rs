@@ -6,7 +6,6 @@
 
 use std::collections::HashMap;
 use std::marker::PhantomData;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::cf::{CfHandle, SuperVersion};
@@ -170,7 +169,7 @@ impl<'a> DBRawIterator<'a> {
     pub(crate) fn new(db: &'a DB, cf: &Arc<CfHandle>, ro: &ReadOptions) -> DBRawIterator<'a> {
         let inner = &db.inner;
         let sv = cf.super_version();
-        let seq = ro.snapshot.unwrap_or_else(|| inner.last_sequence.load(Ordering::Acquire));
+        let seq = ro.snapshot.unwrap_or_else(|| inner.last_sequence());
         let (it, tomb) = match inner.internal_iterator(cf, &sv, ro.fill_cache) {
             Ok(x) => x,
             Err(e) => (

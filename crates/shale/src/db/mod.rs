@@ -1,19 +1,34 @@
 //! The database: rust-rocksdb's `DB` over Shale's engine.
 //!
-//! Concurrency, in one place (what guards what):
-//! - `DbInner::state` (a Mutex) guards every column family's memtable list and current
-//!   Version, the MANIFEST writer, file numbering, pending outputs and background-work flags.
-//!   Background threads wait on `bg_cv` with it.
-//! - `DbInner::writers` (a Mutex + `write_cv`) is the group-commit queue: the writer at its
-//!   front is the leader and alone touches `wal` and inserts into the active memtables.
-//!   Memtables are switched only by a leader (in `make_room_for_write`), so a leader's
-//!   memtables stay active for its whole write.
-//! - `DbInner::wal` (a Mutex) is the current WAL; only the write leader locks it.
-//! - `DbInner::last_sequence` (atomic) is the last sequence readers may see; a leader stores
-//!   it with Release after its memtable inserts.
-//! - Each `CfHandle::super_version` (a RwLock around an Arc) is what readers take: the active
-//!   memtable, the immutable ones and the current Version. Replaced under `state`.
-//! - `DbInner::snapshots` (a Mutex) holds the sequence numbers of live snapshots.
+//! `docs/architecture.md` draws the whole; this is what guards what, and the lock order.
+//!
+//! The DB layer is small owned parts, each behind its own lock:
+//! - `DbInner::writers` (+ `write_cv`): the group-commit queue (`write.rs`). The writer at
+//!   its front is the leader; it alone appends to the WAL and inserts into memtables.
+//! - `DbInner::state`, **the DB mutex**: per column family its memtable list, current
+//!   Version, SuperVersion installs, job flags and write-stall condition (`CfState`); the
+//!   flush and compaction queues (`scheduler.rs`); the background error; files waiting to be
+//!   deleted. It is never held across file I/O: flushes, compactions, MANIFEST writes and
+//!   unlinks release it (`MutexGuard::unlocked`). `work_cv` wakes the background pools
+//!   ("work available"), `done_cv` wakes whoever waits for a job ("job done": stalled
+//!   writers, manual flush and compaction, recovery), `manifest_cv` waits for the one
+//!   MANIFEST change in flight.
+//! - `DbInner::wal`: the current WAL and the active memtable of every family, for the
+//!   write leader.
+//! - `DbInner::versions` (`version/set.rs`): file numbers and the last sequence (atomics),
+//!   pending outputs, the MANIFEST writer (its own mutex, held only while the MANIFEST is
+//!   written, without the DB mutex).
+//! - `DbInner::handles`: the open families by id (a RwLock readers take briefly); reads
+//!   resolve a family and take its SuperVersion (`CfHandle::super_version`, an RwLock
+//!   around an Arc) without the DB mutex.
+//! - `DbInner::write_control`: atomics the write leader reads on its fast path (stops,
+//!   delays, pending memtable switches, background error), so an ordinary write takes no
+//!   DB mutex.
+//! - Leaf locks: `snapshots`, the table cache, the block cache, the info log.
+//!
+//! Lock order (never take an earlier one while holding a later one):
+//! `writers` -> `state` (DB mutex) -> `wal` -> `versions.manifest` -> `handles` / a
+//! family's `super_version` -> leaf locks.
 
 mod cf;
 mod compact;
@@ -23,29 +38,33 @@ pub(crate) mod filename;
 mod flush;
 mod info_log;
 mod iterator;
+mod obsolete;
 mod open;
 mod options_writer;
 mod pinnable;
 mod properties;
 mod read;
+mod scheduler;
 mod snapshot;
 mod table_cache;
+mod versions;
 mod write;
+mod write_controller;
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Mutex, Weak};
 
-use parking_lot::{Condvar, Mutex as PlMutex, MutexGuard};
+use parking_lot::{Condvar, Mutex as PlMutex, MutexGuard, RwLock};
 use std::thread::JoinHandle;
 
 use crate::error::{Error, Result};
 use crate::fs::{FileLock, FileSystemRef};
 use crate::memtable::MemTable;
 use crate::options::Options;
-use crate::version::manifest::ManifestWriter;
-use crate::version::Version;
+use crate::version::edit::FileMetaData;
+use crate::version::set::VersionSet;
 use crate::wal::LogWriter;
 
 pub use cf::{ColumnFamily, ColumnFamilyDescriptor, DEFAULT_COLUMN_FAMILY_NAME};
@@ -53,11 +72,13 @@ pub use iterator::{DBIterator, DBRawIterator, Direction, IteratorMode};
 pub use pinnable::DBPinnableSlice;
 pub use snapshot::Snapshot;
 
-pub(crate) use cf::CfHandle;
+pub(crate) use cf::{CfHandle, CfState};
 use error_handler::ErrorHandler;
 use info_log::InfoLog;
+use scheduler::JobQueues;
 use table_cache::TableCache;
 use write::WriteQueue;
+use write_controller::WriteController;
 
 /// A Shale database, with rust-rocksdb's `DB` API.
 pub struct DB {
@@ -72,12 +93,22 @@ pub(crate) struct DbInner {
     pub path: PathBuf,
     pub fs: FileSystemRef,
     pub opts: Options,
+    /// The DB mutex.
     pub state: PlMutex<DbState>,
-    pub bg_cv: Condvar,
+    /// "Work available": background workers wait here (with `state`).
+    pub work_cv: Condvar,
+    /// "Job done" (or a stall condition changed): stalled writers, manual flushes and
+    /// compactions and recovery wait here (with `state`).
+    pub done_cv: Condvar,
+    /// The MANIFEST change in flight finished (with `state`).
+    pub manifest_cv: Condvar,
     pub writers: PlMutex<WriteQueue>,
     pub write_cv: Condvar,
     pub wal: Mutex<WalState>,
-    pub last_sequence: AtomicU64,
+    pub versions: VersionSet,
+    /// Open families by id (None: never existed or dropped).
+    pub handles: RwLock<Vec<Option<Arc<CfHandle>>>>,
+    pub write_control: WriteController,
     pub shutting_down: AtomicBool,
     /// Set by a write made without the WAL: close flushes the memtables then.
     pub unpersisted: AtomicBool,
@@ -88,41 +119,27 @@ pub(crate) struct DbInner {
     _lock: Box<dyn FileLock>,
 }
 
-/// State guarded by `DbInner::state`.
+/// State guarded by the DB mutex (`DbInner::state`).
 pub(crate) struct DbState {
     pub cfs: BTreeMap<u32, CfState>,
-    pub manifest: ManifestWriter,
-    pub next_file_number: u64,
-    /// Files being written that no Version names yet (never purged).
-    pub pending_outputs: BTreeSet<u64>,
     pub max_column_family: u32,
     /// WAL numbers still on disk, oldest first (the last is the current WAL).
     pub alive_wals: VecDeque<u64>,
-    /// Versions still referenced by readers; their files must stay.
-    pub live_versions: Vec<Weak<Version>>,
-    pub flush_running: bool,
-    pub compaction_running: bool,
-    pub manual_compaction_waiting: usize,
+    /// Flush and compaction queues and what runs (`scheduler.rs`).
+    pub jobs: JobQueues,
+    /// A MANIFEST change is being written (`versions.rs`); the next waits on `manifest_cv`.
+    pub manifest_busy: bool,
     /// The background error, its severity and recovery (RocksDB's ErrorHandler). A hard
     /// or worse error stops writes; reads continue.
     pub errors: ErrorHandler,
-    pub flush_requests: usize,
-    /// A MANIFEST write failed: whether its record reached the file is unknown, so the next
-    /// change starts a new MANIFEST, and no table or MANIFEST is removed until then.
-    pub manifest_write_failed: bool,
-}
-
-/// One column family's mutable state, guarded by `DbInner::state`.
-pub(crate) struct CfState {
-    pub handle: Arc<CfHandle>,
-    pub mem: Arc<MemTable>,
-    /// Immutable memtables, oldest first, each with the WAL number that began after it.
-    pub imm: Vec<(Arc<MemTable>, u64)>,
-    pub current: Arc<Version>,
-    /// WALs below this number hold nothing of this column family that is not in its tables.
-    pub log_number: u64,
-    /// Per level: the key after which the next compaction of that level starts.
-    pub compact_pointer: Vec<Vec<u8>>,
+    /// Tables removed from some Version, deleted once no Version holds them
+    /// (`obsolete.rs`): number and a weak reference to the metadata Versions share.
+    pub obsolete_tables: Vec<(u64, Weak<FileMetaData>)>,
+    /// Families whose write-stall condition is stop / delay (`write_controller.rs`).
+    pub stopped_cfs: usize,
+    pub delayed_cfs: usize,
+    /// Families under compaction pressure (more compactions may run at once).
+    pub speedup_cfs: usize,
 }
 
 /// The active WAL, guarded by `DbInner::wal`.
@@ -131,9 +148,23 @@ pub(crate) struct WalState {
     pub number: u64,
     /// Bytes written to this WAL that are not yet fsynced.
     pub unsynced: bool,
-    /// The active memtable of every column family, for the write leader. Changed only with
-    /// write leadership held (memtable switch, column family create/drop), under `state`.
-    pub mems: Vec<(u32, Arc<MemTable>)>,
+    /// The active memtable of every family by id, with its write buffer size, for the
+    /// write leader. Changed only with write leadership held (memtable switch, column
+    /// family create/drop), under the DB mutex.
+    pub mems: Vec<Option<(Arc<MemTable>, usize)>>,
+    /// Families whose active memtable the leader found full; the next write switches them
+    /// (RocksDB's flush scheduler).
+    pub full: Vec<u32>,
+}
+
+impl WalState {
+    pub fn set_mem(&mut self, id: u32, mem: Option<(Arc<MemTable>, usize)>) {
+        let i = id as usize;
+        if self.mems.len() <= i {
+            self.mems.resize(i + 1, None);
+        }
+        self.mems[i] = mem;
+    }
 }
 
 /// Counters behind `rocksdb.stats` and friends (atomics, updated without locks).
@@ -147,7 +178,11 @@ pub(crate) struct Stats {
     pub wal_syncs: AtomicU64,
     pub write_groups: AtomicU64,
     pub writes: AtomicU64,
+    /// Microseconds writers spent stopped or delayed.
     pub stall_micros: AtomicU64,
+    /// Writes that were delayed / stopped (RocksDB's stall counters).
+    pub stall_delays: AtomicU64,
+    pub stall_stops: AtomicU64,
 }
 
 impl DbInner {
@@ -155,28 +190,39 @@ impl DbInner {
         self.state.lock()
     }
 
+    /// The last sequence number readers may see.
+    pub fn last_sequence(&self) -> u64 {
+        self.versions.last_sequence()
+    }
+
     /// A new file number, registered as a pending output until `release_output`.
     pub fn new_output_number(&self) -> u64 {
-        let mut st = self.lock_state();
-        let n = st.next_file_number;
-        st.next_file_number += 1;
-        st.pending_outputs.insert(n);
-        n
+        self.versions.new_output_number()
     }
 
+    /// The open family with this id, without the DB mutex.
     pub fn cf_handle_by_id(&self, id: u32) -> Option<Arc<CfHandle>> {
-        self.lock_state().cfs.get(&id).map(|c| c.handle.clone())
+        self.handles.read().get(id as usize).and_then(|h| h.clone())
     }
 
-    /// The earliest live snapshot, or None.
+    pub fn set_handle(&self, id: u32, h: Option<Arc<CfHandle>>) {
+        let mut hs = self.handles.write();
+        let i = id as usize;
+        if hs.len() <= i {
+            hs.resize(i + 1, None);
+        }
+        hs[i] = h;
+    }
+
+    /// The live snapshots' sequence numbers, ascending.
     pub fn snapshot_list(&self) -> Vec<u64> {
         self.snapshots.lock().map(|s| s.keys().copied().collect()).unwrap_or_default()
     }
 
-    /// Republishes every family's active memtable to the write leader.
-    pub fn refresh_active_memtables(&self, st: &DbState) {
-        let mems = st.cfs.iter().map(|(id, c)| (*id, c.mem.clone())).collect();
-        self.wal.lock().unwrap_or_else(|p| p.into_inner()).mems = mems;
+    /// Publishes family `id`'s active memtable to the write leader (None: dropped).
+    pub fn publish_active_memtable(&self, id: u32, cf: Option<&CfState>) {
+        let entry = cf.map(|c| (c.mem.clone(), c.handle.opts.write_buffer_size));
+        self.wal.lock().unwrap_or_else(|p| p.into_inner()).set_mem(id, entry);
     }
 }
 
@@ -260,7 +306,7 @@ impl DB {
 
     /// The latest sequence number, as rust-rocksdb's `latest_sequence_number`.
     pub fn latest_sequence_number(&self) -> u64 {
-        self.inner.last_sequence.load(Ordering::Acquire)
+        self.inner.last_sequence()
     }
 
     /// Lets writes resume after a hard background error whose cause has gone (RocksDB's

@@ -1,23 +1,23 @@
-//! Opening (create, recover, replay WALs), closing, destroying and listing a database, and
-//! the MANIFEST bookkeeping shared by every change (`log_and_apply`).
+//! Opening (create, recover, replay WALs), closing, destroying and listing a database.
 //!
 //! Open follows RocksDB: take LOCK; create a new database or read CURRENT and the MANIFEST;
 //! replay the WALs the MANIFEST does not cover into memtables; write what was replayed to
 //! level-0 tables; start a new WAL and a new MANIFEST naming everything; point CURRENT at
 //! it; remove the files no longer needed.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use parking_lot::{Condvar, Mutex as PlMutex};
+use parking_lot::{Condvar, Mutex as PlMutex, RwLock};
 
 use super::cf::{CfHandle, ColumnFamily, ColumnFamilyDescriptor, SuperVersion, DEFAULT_COLUMN_FAMILY_NAME};
-use super::error_handler::BgErrorReason;
 use super::filename::{self, FileType};
 use super::info_log::InfoLog;
+use super::scheduler::JobQueues;
 use super::table_cache::TableCache;
+use super::write_controller::WriteController;
 use super::{CfState, DbInner, DbState, Stats, WalState, DB};
 use crate::batch::WriteBatch;
 use crate::error::{Error, Result};
@@ -27,6 +27,7 @@ use crate::memtable::MemTable;
 use crate::options::Options;
 use crate::version::edit::{FileMetaData, VersionEdit};
 use crate::version::manifest::{self, ManifestWriter};
+use crate::version::set::VersionSet;
 use crate::version::{Version, VersionBuilder};
 use crate::wal::{LogReader, LogWriter};
 
@@ -35,7 +36,15 @@ pub(crate) fn open(opts: &Options, path: &Path, mut descs: Vec<ColumnFamilyDescr
     for d in &descs {
         d.options.check_supported()?;
     }
-    let fs = opts.fs.clone().unwrap_or_else(default_fs);
+    // With `use_fsync` the default file system syncs with fsync; a file system given with
+    // `set_file_system` syncs as it implements `sync`.
+    let fs = opts.fs.clone().unwrap_or_else(|| {
+        if opts.use_fsync {
+            Arc::new(crate::fs::PosixFileSystem::with_fsync())
+        } else {
+            default_fs()
+        }
+    });
     // RocksDB creates the directory (to hold LOCK) whatever create_if_missing says; a
     // missing database is then reported by the CURRENT check below as InvalidArgument.
     fs.create_dir_all(path)?;
@@ -87,7 +96,6 @@ pub(crate) fn open(opts: &Options, path: &Path, mut descs: Vec<ColumnFamilyDescr
     let default_cache = Arc::new(crate::cache::BlockCache::new(32 << 20));
     let table_cache = TableCache::new(fs.clone(), path.to_path_buf(), opts.max_open_files, default_cache);
     let mut cfs = BTreeMap::new();
-    let mut live_versions = Vec::new();
     for (id, rc) in &recovered.column_families {
         let Some(d) = descs.iter().find(|d| d.name == rc.name) else { continue };
         let given = d.options.comparator.name();
@@ -108,22 +116,11 @@ pub(crate) fn open(opts: &Options, path: &Path, mut descs: Vec<ColumnFamilyDescr
         }
         let version = Arc::new(Version::new(icmp.clone(), d.options.num_levels as usize, files));
         version.check_consistency()?;
-        live_versions.push(Arc::downgrade(&version));
-        let mem = Arc::new(MemTable::new(icmp, 0));
-        let sv = SuperVersion::new(mem.clone(), Vec::new(), version.clone());
+        let mem = Arc::new(MemTable::for_write_buffer(icmp, 0, d.options.write_buffer_size));
+        let sv = SuperVersion::new(1, mem.clone(), Vec::new(), version.clone());
         let handle =
             Arc::new(CfHandle::new(*id, &rc.name, d.options.clone(), &table_cache.default_block_cache, sv));
-        cfs.insert(
-            *id,
-            CfState {
-                handle,
-                mem,
-                imm: Vec::new(),
-                current: version,
-                log_number: rc.log_number,
-                compact_pointer: vec![Vec::new(); d.options.num_levels as usize],
-            },
-        );
+        cfs.insert(*id, CfState::new(handle, mem, version, rc.log_number));
     }
 
     load_tables(&table_cache, &cfs, opts)?;
@@ -184,40 +181,47 @@ pub(crate) fn open(opts: &Options, path: &Path, mut descs: Vec<ColumnFamilyDescr
             let mut e = VersionEdit { column_family: id, ..Default::default() };
             e.new_files.push((0, meta));
             b.apply(&e)?;
-            cf.current = Arc::new(b.build());
-            live_versions.push(Arc::downgrade(&cf.current));
+            cf.set_current(Arc::new(b.build()));
         }
     }
     for cf in cfs.values_mut() {
         cf.log_number = wal_number;
-        cf.mem = Arc::new(MemTable::new(cf.handle.icmp.clone(), wal_number));
+        cf.mem = cf.handle.new_memtable(wal_number);
         cf.install_super_version();
     }
     let max_column_family = recovered.max_column_family.max(cfs.keys().copied().max().unwrap_or(0));
-    let snapshot = snapshot_edits(&cfs, next_file_number, last_sequence, max_column_family);
+    let snapshot = super::versions::snapshot_edits(&cfs, next_file_number, last_sequence, max_column_family);
     let manifest = ManifestWriter::create(fsr, path, manifest_number, &snapshot)?;
     manifest::set_current_file(fsr, path, manifest_number, next_file_number)?;
+    let versions = VersionSet::new(
+        fs.clone(),
+        path,
+        manifest,
+        next_file_number,
+        last_sequence,
+        opts.max_manifest_file_size,
+    );
+    let (max_flushes, max_compactions) = opts.background_job_limits();
 
     let inner = Arc::new(DbInner {
         path: path.to_path_buf(),
         fs: fs.clone(),
         opts: opts.clone(),
         state: PlMutex::new(DbState {
-            cfs,
-            manifest,
-            next_file_number,
-            pending_outputs: BTreeSet::new(),
+            cfs: BTreeMap::new(),
             max_column_family,
             alive_wals: VecDeque::from([wal_number]),
-            live_versions,
-            flush_running: false,
-            compaction_running: false,
-            manual_compaction_waiting: 0,
+            jobs: JobQueues::new(max_flushes, max_compactions),
+            manifest_busy: false,
             errors: super::error_handler::ErrorHandler::new(),
-            flush_requests: 0,
-            manifest_write_failed: false,
+            obsolete_tables: Vec::new(),
+            stopped_cfs: 0,
+            delayed_cfs: 0,
+            speedup_cfs: 0,
         }),
-        bg_cv: Condvar::new(),
+        work_cv: Condvar::new(),
+        done_cv: Condvar::new(),
+        manifest_cv: Condvar::new(),
         writers: PlMutex::new(Default::default()),
         write_cv: Condvar::new(),
         wal: Mutex::new(WalState {
@@ -225,8 +229,11 @@ pub(crate) fn open(opts: &Options, path: &Path, mut descs: Vec<ColumnFamilyDescr
             number: wal_number,
             unsynced: false,
             mems: Vec::new(),
+            full: Vec::new(),
         }),
-        last_sequence: AtomicU64::new(last_sequence),
+        versions,
+        handles: RwLock::new(Vec::new()),
+        write_control: WriteController::new(opts.delayed_write_rate()),
         shutting_down: AtomicBool::new(false),
         unpersisted: AtomicBool::new(false),
         table_cache,
@@ -237,8 +244,17 @@ pub(crate) fn open(opts: &Options, path: &Path, mut descs: Vec<ColumnFamilyDescr
     });
     {
         let mut st = inner.lock_state();
-        inner.refresh_active_memtables(&st);
-        super::flush::purge_obsolete_files(&inner, &mut st);
+        for (id, cf) in cfs {
+            inner.publish_active_memtable(id, Some(&cf));
+            inner.set_handle(id, Some(cf.handle.clone()));
+            st.cfs.insert(id, cf);
+        }
+        let ids: Vec<u32> = st.cfs.keys().copied().collect();
+        for id in ids {
+            inner.stall_changed(&mut st, id);
+            inner.schedule_compaction(&mut st, id);
+        }
+        inner.purge_unreferenced(&mut st);
     }
     ensure_identity(&*fs, path)?;
     super::options_writer::write_options_file(&inner)?;
@@ -246,7 +262,7 @@ pub(crate) fn open(opts: &Options, path: &Path, mut descs: Vec<ColumnFamilyDescr
         "Recovered to sequence {last_sequence}; WAL {wal_number}, MANIFEST-{manifest_number:06}"
     ));
 
-    let threads = super::compact::start_background_threads(&inner)?;
+    let threads = super::scheduler::start_background_threads(&inner)?;
     let mut handles = BTreeMap::new();
     {
         let st = inner.lock_state();
@@ -259,9 +275,16 @@ pub(crate) fn open(opts: &Options, path: &Path, mut descs: Vec<ColumnFamilyDescr
         .map(|c| ColumnFamily { handle: c.handle.clone() })
         .ok_or_else(|| Error::corruption("no default column family"))?;
     let mut db = DB { inner, cfs: handles, default_cf, threads };
-    for d in missing_in_db {
-        if d.name != DEFAULT_COLUMN_FAMILY_NAME {
-            db.create_cf(&d.name, &d.options)?;
+    // Families the caller names that the database lacks: created together, with one
+    // MANIFEST write and one OPTIONS file.
+    let missing: Vec<(String, Options)> = missing_in_db
+        .into_iter()
+        .filter(|d| d.name != DEFAULT_COLUMN_FAMILY_NAME)
+        .map(|d| (d.name, d.options))
+        .collect();
+    if !missing.is_empty() {
+        for handle in super::cf::create_cfs(&db.inner, &missing)? {
+            db.cfs.insert(handle.name.clone(), ColumnFamily { handle });
         }
     }
     Ok(db)
@@ -363,87 +386,6 @@ fn replay_wal(
     Ok(reader.stopped_at_corruption())
 }
 
-/// The edits that describe the whole state, written at the start of every new MANIFEST.
-pub(crate) fn snapshot_edits(
-    cfs: &BTreeMap<u32, CfState>,
-    next_file_number: u64,
-    last_sequence: u64,
-    max_column_family: u32,
-) -> Vec<VersionEdit> {
-    let mut edits = Vec::new();
-    for (id, cf) in cfs {
-        // Recovery (RocksDB's and ours) takes nothing but the family from an edit that adds
-        // a family, so the files and log number go in an edit of their own.
-        let mut add = VersionEdit { column_family: *id, ..Default::default() };
-        if *id != 0 {
-            add.column_family_add = Some(cf.handle.name.clone());
-        }
-        add.comparator = Some(cf.handle.opts.comparator.name().to_string());
-        edits.push(add);
-        let mut e = VersionEdit { column_family: *id, ..Default::default() };
-        e.log_number = Some(cf.log_number);
-        for (level, f) in cf.current.all_files() {
-            e.new_files.push((level, (**f).clone()));
-        }
-        edits.push(e);
-    }
-    let last = VersionEdit {
-        next_file_number: Some(next_file_number),
-        last_sequence: Some(last_sequence),
-        max_column_family: Some(max_column_family),
-        prev_log_number: Some(0),
-        ..Default::default()
-    };
-    edits.push(last);
-    edits
-}
-
-/// Makes `edits` durable in the MANIFEST (starting a new MANIFEST when the current one is
-/// over `max_manifest_file_size`). The caller then applies them to its in-memory state.
-pub(crate) fn log_and_apply(inner: &DbInner, st: &mut DbState, edits: &[VersionEdit]) -> Result<()> {
-    let mut edits = edits.to_vec();
-    if let Some(last) = edits.last_mut() {
-        last.next_file_number = Some(st.next_file_number);
-        last.last_sequence = Some(inner.last_sequence.load(Ordering::Acquire));
-    }
-    let result = if st.manifest_write_failed || st.manifest.file_size() > inner.opts.max_manifest_file_size {
-        roll_manifest(inner, st, &edits)
-    } else {
-        st.manifest.append(&edits)
-    };
-    match &result {
-        Ok(()) => st.manifest_write_failed = false,
-        Err(e) => {
-            // The edit may or may not be in the MANIFEST: as RocksDB does, write the next
-            // change to a new MANIFEST holding the in-memory state.
-            st.manifest_write_failed = true;
-            inner.set_bg_error_in(st, e.clone(), BgErrorReason::ManifestWrite);
-        }
-    }
-    result
-}
-
-fn roll_manifest(inner: &DbInner, st: &mut DbState, edits: &[VersionEdit]) -> Result<()> {
-    let number = st.next_file_number;
-    st.next_file_number += 2; // the MANIFEST and CURRENT's temporary file
-    let mut snap = snapshot_edits(
-        &st.cfs,
-        st.next_file_number,
-        inner.last_sequence.load(Ordering::Acquire),
-        st.max_column_family,
-    );
-    snap.extend_from_slice(edits);
-    if let Some(last) = snap.last_mut() {
-        last.next_file_number = Some(st.next_file_number);
-    }
-    let writer = ManifestWriter::create(&*inner.fs, &inner.path, number, &snap)?;
-    manifest::set_current_file(&*inner.fs, &inner.path, number, number + 1)?;
-    let old = std::mem::replace(&mut st.manifest, writer);
-    let _ = inner.fs.remove_file(&inner.path.join(manifest::descriptor_file_name(old.number())));
-    inner.info_log.log(format_args!("Started new MANIFEST-{number:06}"));
-    Ok(())
-}
-
 fn new_db(fs: &dyn FileSystem, path: &Path, opts: &Options) -> Result<()> {
     let edit = VersionEdit {
         comparator: Some(opts.comparator.name().to_string()),
@@ -501,7 +443,9 @@ pub(crate) fn close(inner: &Arc<DbInner>) {
     inner.shutting_down.store(true, Ordering::Release);
     {
         let _st = inner.lock_state();
-        inner.bg_cv.notify_all();
+        inner.work_cv.notify_all();
+        inner.done_cv.notify_all();
+        inner.manifest_cv.notify_all();
     }
     if let Ok(mut wal) = inner.wal.lock() {
         let _ = wal.writer.flush();

@@ -11,13 +11,8 @@ use crate::options_file::{self, CfSection, OptionsFile};
 
 /// Writes an OPTIONS file describing the open families (as RocksDB does after each change).
 pub(crate) fn write_options_file(inner: &DbInner) -> Result<()> {
-    let (number, cfs) = {
-        let mut st = inner.lock_state();
-        let n = st.next_file_number;
-        st.next_file_number += 1;
-        let cfs: Vec<Arc<CfHandle>> = st.cfs.values().map(|c| c.handle.clone()).collect();
-        (n, cfs)
-    };
+    let number = inner.versions.new_file_number();
+    let cfs: Vec<Arc<CfHandle>> = inner.lock_state().cfs.values().map(|c| c.handle.clone()).collect();
     let o = &inner.opts;
     let kv = |k: &str, v: String| (k.to_string(), v);
     let db_options = vec![

@@ -13,20 +13,30 @@ const PREFIX: &str = "rocksdb.";
 
 impl DbInner {
     fn int_property(&self, cf: &CfHandle, name: &str) -> Option<u64> {
+        let prop = name.strip_prefix(PREFIX)?;
+        // Properties of the read view need no DB mutex.
+        match prop {
+            "current-super-version-number" => return Some(cf.super_version_number.load(Ordering::Acquire)),
+            "actual-delayed-write-rate" => {
+                let delayed = self.lock_state().delayed_cfs > 0;
+                return Some(if delayed { self.write_control.delayed_write_rate() } else { 0 });
+            }
+            _ => {}
+        }
         let st = self.lock_state();
         let c = st.cfs.get(&cf.id)?;
         let v = &c.current;
-        let prop = name.strip_prefix(PREFIX)?;
         if let Some(level) = prop.strip_prefix("num-files-at-level") {
             let level: usize = level.parse().ok()?;
             return (level < v.num_levels()).then(|| v.num_files(level) as u64);
         }
         let mems = || std::iter::once(&c.mem).chain(c.imm.iter().map(|(m, _)| m));
+        let busy = crate::compaction::picker::Busy { files: Some(&c.being_compacted), running: &c.running };
         Some(match prop {
             "num-immutable-mem-table" => c.imm.len() as u64,
             "mem-table-flush-pending" => u64::from(!c.imm.is_empty()),
             "compaction-pending" => {
-                u64::from(crate::compaction::picker::pick(v, &cf.opts, &c.compact_pointer).is_some())
+                u64::from(crate::compaction::picker::pick(v, &cf.opts, &c.compact_pointer, busy).is_some())
             }
             "background-errors" => st.errors.bg_error_count,
             "cur-size-active-mem-table" => c.mem.approximate_memory_usage() as u64,
@@ -50,26 +60,23 @@ impl DbInner {
             "estimate-live-data-size" => v.all_files().map(|(_, f)| f.file_size).sum(),
             "num-snapshots" => self.snapshots.lock().map(|s| s.values().sum::<usize>() as u64).unwrap_or(0),
             "oldest-snapshot-time" => 0,
-            "num-live-versions" => st.live_versions.iter().filter(|w| w.strong_count() > 0).count() as u64,
-            "current-super-version-number" => 0,
-            "is-write-stopped" => u64::from(v.num_files(0) as i32 >= cf.opts.level0_stop_writes_trigger),
-            "actual-delayed-write-rate" => 0,
+            "num-live-versions" => c.live_versions.iter().filter(|w| w.strong_count() > 0).count() as u64,
+            "is-write-stopped" => u64::from(st.stopped_cfs > 0),
             "base-level" => 1,
             "estimate-pending-compaction-bytes" => {
-                crate::compaction::picker::pick(v, &cf.opts, &c.compact_pointer)
-                    .map_or(0, |p| p.input_bytes())
+                crate::compaction::picker::estimated_pending_bytes(v, &cf.opts)
             }
-            "num-running-flushes" => u64::from(st.flush_running),
-            "num-running-compactions" => u64::from(st.compaction_running),
+            "num-running-flushes" => st.jobs.running_flushes as u64,
+            "num-running-compactions" => st.jobs.running_compactions as u64,
             "block-cache-capacity" => cf.block_cache.as_ref().map_or(0, |b| b.capacity() as u64),
             "block-cache-usage" => cf.block_cache.as_ref().map_or(0, |b| b.usage() as u64),
             "estimate-table-readers-mem" => 0,
             "min-log-number-to-keep" => st.alive_wals.front().copied().unwrap_or(0),
-            // Shale's own (tests use it to see that filters spare data-block reads): data
-            // blocks read from the family's table files, block-cache hits excluded.
             // Shale's own: the severity of the current background error (0 none, 1 soft,
             // 2 hard, 3 fatal, 4 unrecoverable; RocksDB's Status::Severity).
             "shale.background-error-severity" => st.errors.severity() as u64,
+            // Shale's own (tests use it to see that filters spare data-block reads): data
+            // blocks read from the family's table files, block-cache hits excluded.
             "shale.data-blocks-read" => v
                 .all_files()
                 .filter_map(|(_, f)| self.table_cache.get(cf, f).ok())
@@ -138,7 +145,13 @@ impl DbInner {
             g(&t.writes) as f64 / g(&t.write_groups).max(1) as f64
         );
         let _ = writeln!(s, "Cumulative WAL: {} syncs", g(&t.wal_syncs));
-        let _ = writeln!(s, "Cumulative stall: {:.3} secs", g(&t.stall_micros) as f64 / 1e6);
+        let _ = writeln!(
+            s,
+            "Cumulative stall: {:.3} secs ({} delays, {} stops)",
+            g(&t.stall_micros) as f64 / 1e6,
+            g(&t.stall_delays),
+            g(&t.stall_stops)
+        );
         let _ =
             writeln!(s, "Flushes: {}, {:.2} MB written", g(&t.flushes), g(&t.flush_bytes) as f64 / 1048576.0);
         let _ = writeln!(

@@ -41,7 +41,7 @@ impl DbInner {
             ));
         }
         let sv = cf.super_version();
-        let seq = ro.snapshot.unwrap_or_else(|| self.last_sequence.load(Ordering::Acquire));
+        let seq = ro.snapshot.unwrap_or_else(|| self.last_sequence());
         self.get_from(cf, &sv, key, seq, ro.fill_cache)
     }
 
@@ -323,9 +323,9 @@ impl DB {
 
 impl DbInner {
     /// Switches the non-empty memtable of family `only` (of every family when None) and
-    /// (with `wait`) waits until its immutable memtables are flushed.
+    /// (with `wait`) waits until the memtables switched so far are flushed.
     pub(crate) fn flush_memtables(&self, wait: bool, only: Option<u32>) -> Result<()> {
-        self.exclusive_write(|| self.make_room_for_write(true, only, false))?;
+        let targets = self.switch_for_flush(only)?;
         if !wait {
             return Ok(());
         }
@@ -334,14 +334,13 @@ impl DbInner {
             if let Some(e) = st.errors.stop_error() {
                 return Err(e);
             }
-            if st.cfs.iter().filter(|(id, _)| only.is_none_or(|o| o == **id)).all(|(_, c)| c.imm.is_empty()) {
+            if targets.iter().all(|(id, n)| st.cfs.get(id).is_none_or(|c| c.mems_flushed >= *n)) {
                 return Ok(());
             }
             if self.shutting_down.load(Ordering::Acquire) {
                 return Err(Error::shutdown("Database shutdown"));
             }
-            self.bg_cv.notify_all();
-            self.bg_cv.wait_for(&mut st, std::time::Duration::from_millis(100));
+            self.done_cv.wait_for(&mut st, std::time::Duration::from_millis(100));
         }
     }
 }

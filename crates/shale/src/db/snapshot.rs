@@ -1,8 +1,6 @@
 //! Snapshots: a sequence number registered with the database so compaction keeps what it
 //! can see, as rust-rocksdb's `Snapshot`.
 
-use std::sync::atomic::Ordering;
-
 use super::iterator::{DBIterator, DBRawIterator, IteratorMode};
 use super::DB;
 use crate::cf_ref::AsColumnFamilyRef;
@@ -19,7 +17,7 @@ impl<'a> Snapshot<'a> {
     pub(crate) fn new(db: &'a DB) -> Snapshot<'a> {
         let mut snaps = db.inner.snapshots.lock().unwrap_or_else(|p| p.into_inner());
         // Read the sequence under the list's lock, so compaction never misses it.
-        let seq = db.inner.last_sequence.load(Ordering::Acquire);
+        let seq = db.inner.last_sequence();
         *snaps.entry(seq).or_insert(0) += 1;
         Snapshot { db, seq }
     }

@@ -1,9 +1,14 @@
 //! The write path: a group-commit queue (as LevelDB's and RocksDB's write thread).
 //!
-//! Writers queue up; the one at the front leads. The leader makes room (switching a full
-//! memtable, stalling while too many wait to be flushed), gathers the batches queued behind
-//! it, writes them as one WAL record with at most one fsync, inserts them into the
+//! Writers queue up; the one at the front leads. The leader gathers the batches queued
+//! behind it, writes them as one WAL record with at most one fsync, inserts them into the
 //! memtables, publishes the last sequence, and wakes its followers with their results.
+//!
+//! The cost of a write does not depend on the number of column families: a record finds
+//! its memtable by family id in a vector, and the leader takes the DB mutex only when the
+//! write controller asks for attention (`write_controller.rs`): a memtable it found full
+//! (switched by the next write, then queued for flush, as RocksDB's flush scheduler), a
+//! write stall, a background error.
 
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
@@ -16,7 +21,6 @@ use super::error_handler::BgErrorReason;
 use super::{DbInner, DbState};
 use crate::batch::WriteBatch;
 use crate::error::{Error, ErrorKind, Result};
-use crate::memtable::MemTable;
 use crate::options::WriteOptions;
 use crate::wal::LogWriter;
 
@@ -49,6 +53,7 @@ impl DbInner {
         if opts.sync && opts.disable_wal {
             return Err(Error::invalid_argument("Sync writes has to enable WAL."));
         }
+        let bytes = batch.size_in_bytes() as u64;
         let me = Arc::new(Mutex::new(PendingWrite {
             batch: Some(batch),
             sync: opts.sync,
@@ -71,7 +76,11 @@ impl DbInner {
         drop(q);
 
         // Leader.
-        let room = self.make_room_for_write(false, None, opts.no_slowdown);
+        let room = if self.write_control.needs_attention() {
+            self.preprocess_write(opts.no_slowdown, bytes)
+        } else {
+            Ok(())
+        };
         let mut q = self.writers.lock();
         let group = build_group(&q.queue);
         drop(q);
@@ -137,23 +146,20 @@ impl DbInner {
         if count == 0 {
             return Ok(());
         }
-        let mut wal = self.wal.lock().unwrap_or_else(|p| p.into_inner());
-        let wal = &mut *wal;
-        let mems = &wal.mems;
+        let mut wal_guard = self.wal.lock().unwrap_or_else(|p| p.into_inner());
+        let wal = &mut *wal_guard;
         // Every record must name a live column family before anything is written.
         {
-            batch.for_each(&mut |e| {
-                if mems.iter().any(|(id, _)| *id == e.cf_id) {
-                    Ok(())
-                } else {
-                    Err(Error::invalid_argument(format!(
-                        "Invalid column family specified in write batch: {}",
-                        e.cf_id
-                    )))
-                }
+            let mems = &wal.mems;
+            batch.for_each(&mut |e| match mems.get(e.cf_id as usize) {
+                Some(Some(_)) => Ok(()),
+                _ => Err(Error::invalid_argument(format!(
+                    "Invalid column family specified in write batch: {}",
+                    e.cf_id
+                ))),
             })?;
         }
-        let first_seq = self.last_sequence.load(Ordering::Acquire) + 1;
+        let first_seq = self.last_sequence() + 1;
         batch.set_sequence(first_seq);
         if disable_wal {
             self.unpersisted.store(true, Ordering::Release);
@@ -169,153 +175,281 @@ impl DbInner {
                 }
             });
             if let Err(e) = r {
+                // The WAL lock comes after the DB mutex: release it first.
+                drop(wal_guard);
                 self.set_bg_error(e.clone(), BgErrorReason::WriteCallback);
                 return Err(e);
             }
         }
         let mut seq = first_seq;
-        let single = mems.len() == 1;
-        batch.for_each(&mut |e| {
-            let mem = if single {
-                &mems[0].1
-            } else {
-                match mems.iter().find(|(id, _)| *id == e.cf_id) {
-                    Some((_, m)) => m,
-                    None => return Err(Error::invalid_argument("column family vanished")),
+        let mems = &wal.mems;
+        let full = &mut wal.full;
+        let mut last: Option<u32> = None;
+        // Notes a family whose memtable may have filled (checked when the batch moves on to
+        // another family and at the end, not per record).
+        let check = |id: u32, full: &mut Vec<u32>| {
+            if let Some(Some((m, limit))) = mems.get(id as usize) {
+                if m.approximate_memory_usage() >= *limit && !full.contains(&id) {
+                    full.push(id);
                 }
+            }
+        };
+        batch.for_each(&mut |e| {
+            let Some(Some((mem, _))) = mems.get(e.cf_id as usize) else {
+                return Err(Error::invalid_argument("column family vanished"));
             };
             mem.add(seq, e.value_type, e.key, e.value);
             seq += 1;
+            if last != Some(e.cf_id) {
+                if let Some(prev) = last {
+                    check(prev, full);
+                }
+                last = Some(e.cf_id);
+            }
             Ok(())
         })?;
-        self.last_sequence.store(first_seq + count - 1, Ordering::Release);
+        if let Some(prev) = last {
+            check(prev, full);
+        }
+        if !full.is_empty() {
+            self.write_control.set_attention(true);
+        }
+        self.versions.set_last_sequence(first_seq + count - 1);
         self.stats.write_groups.fetch_add(1, Ordering::Relaxed);
         self.stats.writes.fetch_add(guards.len() as u64, Ordering::Relaxed);
         Ok(())
     }
 
-    /// Ensures the memtables have room, switching full ones and stalling as RocksDB does.
-    /// `force` switches the non-empty memtable of family `only` (every family when None),
-    /// as a manual flush does.
-    pub fn make_room_for_write(&self, force: bool, only: Option<u32>, no_slowdown: bool) -> Result<()> {
+    /// The write leader's slow path (RocksDB's `PreprocessWrite`): the background error,
+    /// memtables found full (switched and queued for flush), memtable memory over
+    /// `db_write_buffer_size`, then the write stall (stop: wait for a job, or Incomplete
+    /// with `no_slowdown`; delay: sleep as `delayed_write_rate` says).
+    fn preprocess_write(&self, no_slowdown: bool, bytes: u64) -> Result<()> {
         let mut st = self.lock_state();
-        let mut slowed = false;
-        let mut forced = !force;
         let mut stall_start: Option<Instant> = None;
-        loop {
+        let result = loop {
             if let Some(e) = st.errors.stop_error() {
-                return Err(e);
+                break Err(e);
             }
             if self.shutting_down.load(Ordering::Acquire) {
-                return Err(Error::shutdown("Database shutdown"));
+                break Err(Error::shutdown("Database shutdown"));
             }
-            let mut stall = false;
-            let mut slow = false;
-            let mut switch: Vec<u32> = Vec::new();
-            for (id, cf) in st.cfs.iter() {
-                let o = &cf.handle.opts;
-                let l0 = cf.current.num_files(0) as i32;
-                let full = cf.mem.approximate_memory_usage() >= o.write_buffer_size;
-                let forcing = !forced && only.is_none_or(|o| o == *id);
-                let want = (full || forcing) && !cf.mem.is_empty();
-                if want && cf.imm.len() as i32 >= o.max_write_buffer_number - 1 {
-                    stall = true; // too many memtables waiting for flush
-                } else if !o.disable_auto_compactions && l0 >= o.level0_stop_writes_trigger {
-                    stall = true;
-                } else {
-                    if !o.disable_auto_compactions && l0 >= o.level0_slowdown_writes_trigger {
-                        slow = true;
-                    }
-                    if want {
-                        switch.push(*id);
-                    }
+            let full = std::mem::take(&mut self.wal.lock().unwrap_or_else(|p| p.into_inner()).full);
+            let mut switch: Vec<u32> = full
+                .into_iter()
+                .filter(|id| {
+                    st.cfs.get(id).is_some_and(|c| {
+                        !c.mem.is_empty()
+                            && c.mem.approximate_memory_usage() >= c.handle.opts.write_buffer_size
+                    })
+                })
+                .collect();
+            if let Some(id) = self.over_db_write_buffer(&st) {
+                if !switch.contains(&id) {
+                    switch.push(id);
                 }
-            }
-            if stall {
-                if no_slowdown {
-                    return Err(Error::new(ErrorKind::Incomplete, "Write stall"));
-                }
-                stall_start.get_or_insert_with(Instant::now);
-                self.bg_cv.notify_all();
-                self.bg_cv.wait_for(&mut st, Duration::from_millis(100));
-                continue;
-            }
-            if slow && !slowed {
-                if no_slowdown {
-                    return Err(Error::new(ErrorKind::Incomplete, "Write stall"));
-                }
-                slowed = true;
-                MutexGuard::unlocked(&mut st, || std::thread::sleep(Duration::from_millis(1)));
-                continue;
             }
             if !switch.is_empty() {
-                self.switch_memtables(&mut st, &switch, false)?;
+                if let Err(e) = self.switch_memtables(&mut st, &switch, false) {
+                    break Err(e);
+                }
             }
-            if !forced {
-                forced = true;
+            if st.stopped_cfs > 0 {
+                if no_slowdown {
+                    break Err(Error::new(ErrorKind::Incomplete, "Write stall"));
+                }
+                if stall_start.is_none() {
+                    stall_start = Some(Instant::now());
+                    self.stats.stall_stops.fetch_add(1, Ordering::Relaxed);
+                }
+                self.work_cv.notify_all();
+                self.done_cv.wait_for(&mut st, Duration::from_millis(100));
                 continue;
             }
-            break;
-        }
+            if st.delayed_cfs > 0 {
+                if no_slowdown {
+                    break Err(Error::new(ErrorKind::Incomplete, "Write stall"));
+                }
+                let delay = self.write_control.delay_micros(bytes);
+                if delay > 0 {
+                    self.stats.stall_delays.fetch_add(1, Ordering::Relaxed);
+                    let start = *stall_start.get_or_insert_with(Instant::now);
+                    let _ = start;
+                    // Sleep in slices, ending early when the condition clears (as RocksDB).
+                    let until = Instant::now() + Duration::from_micros(delay);
+                    while Instant::now() < until && st.delayed_cfs > 0 && st.stopped_cfs == 0 {
+                        let left = until.saturating_duration_since(Instant::now());
+                        self.done_cv.wait_for(&mut st, left.min(Duration::from_millis(1)));
+                    }
+                }
+            }
+            break Ok(());
+        };
         if let Some(t) = stall_start {
             self.stats.stall_micros.fetch_add(t.elapsed().as_micros() as u64, Ordering::Relaxed);
         }
+        self.update_write_attention(&st);
+        result
+    }
+
+    /// Whether the write leader must take the slow path, from the state (DB mutex held).
+    pub(crate) fn update_write_attention(&self, st: &DbState) {
+        let full = !self.wal.lock().unwrap_or_else(|p| p.into_inner()).full.is_empty();
+        let v = full
+            || st.stopped_cfs > 0
+            || st.delayed_cfs > 0
+            || st.errors.is_db_stopped()
+            || self.opts.db_write_buffer_size > 0;
+        self.write_control.set_attention(v);
+    }
+
+    /// With `db_write_buffer_size` set and the memtables of all families over it, the family
+    /// with the largest active memtable (RocksDB's WriteBufferManager flushes the largest).
+    fn over_db_write_buffer(&self, st: &DbState) -> Option<u32> {
+        let limit = self.opts.db_write_buffer_size;
+        if limit == 0 {
+            return None;
+        }
+        let mut total = 0usize;
+        let mut largest: Option<(u32, usize)> = None;
+        for (id, c) in &st.cfs {
+            let active = c.mem.approximate_memory_usage();
+            total += active + c.imm.iter().map(|(m, _)| m.approximate_memory_usage()).sum::<usize>();
+            if !c.mem.is_empty() && largest.is_none_or(|(_, n)| active > n) {
+                largest = Some((*id, active));
+            }
+        }
+        (total >= limit).then_some(largest?.0)
+    }
+
+    /// Switches the non-empty memtables of family `only` (every family when None) for a
+    /// manual flush; returns, per family switched, the count its flushes must reach.
+    pub(crate) fn switch_for_flush(&self, only: Option<u32>) -> Result<Vec<(u32, u64)>> {
+        {
+            // Nothing to switch: no need to wait for write leadership (which a writer
+            // stopped by a stall holds).
+            let st = self.lock_state();
+            let empty = |c: &super::CfState| c.mem.is_empty();
+            let nothing = match only {
+                Some(id) => st.cfs.get(&id).is_none_or(empty),
+                None => st.cfs.values().all(empty),
+            };
+            if nothing {
+                if let Some(e) = st.errors.stop_error() {
+                    return Err(e);
+                }
+                let targets = match only {
+                    Some(id) => st.cfs.get(&id).map(|c| vec![(id, c.mems_switched)]).unwrap_or_default(),
+                    None => st.cfs.iter().map(|(id, c)| (*id, c.mems_switched)).collect(),
+                };
+                drop(st);
+                // A flush makes every earlier write durable, as a memtable switch (which
+                // syncs the WAL it closes) would have.
+                self.sync_wal()?;
+                return Ok(targets);
+            }
+        }
+        self.exclusive_write(|| {
+            let mut st = self.lock_state();
+            if let Some(e) = st.errors.stop_error() {
+                return Err(e);
+            }
+            let ids: Vec<u32> = match only {
+                Some(id) => {
+                    st.cfs.get(&id).filter(|c| !c.mem.is_empty()).map(|_| vec![id]).unwrap_or_default()
+                }
+                None => st.cfs.iter().filter(|(_, c)| !c.mem.is_empty()).map(|(id, _)| *id).collect(),
+            };
+            if !ids.is_empty() {
+                self.switch_memtables(&mut st, &ids, false)?;
+            }
+            let targets = match only {
+                Some(id) => st.cfs.get(&id).map(|c| vec![(id, c.mems_switched)]).unwrap_or_default(),
+                None => st.cfs.iter().map(|(id, c)| (*id, c.mems_switched)).collect(),
+            };
+            Ok(targets)
+        })
+    }
+
+    /// Syncs the WAL if it holds unsynced writes. A failure is a WAL write error.
+    pub(crate) fn sync_wal(&self) -> Result<()> {
+        let mut wal = self.wal.lock().unwrap_or_else(|p| p.into_inner());
+        if !wal.unsynced {
+            return Ok(());
+        }
+        if let Err(e) = wal.writer.sync() {
+            drop(wal); // the WAL lock comes after the DB mutex
+            self.set_bg_error(e.clone(), BgErrorReason::WriteCallback);
+            return Err(e);
+        }
+        self.stats.wal_syncs.fetch_add(1, Ordering::Relaxed);
+        wal.unsynced = false;
         Ok(())
     }
 
-    /// Moves the active memtables of `cfs` to their immutable lists and starts a new WAL;
-    /// returns its number. `recovering`: for error recovery (see `roll_wal`).
-    pub(crate) fn switch_memtables(&self, st: &mut DbState, cfs: &[u32], recovering: bool) -> Result<u64> {
+    /// Moves the active memtables of `cfs` to their immutable lists, starts a new WAL, and
+    /// queues the families for flush; returns the new WAL's number. The caller holds write
+    /// leadership. `recovering`: for error recovery (see `roll_wal`).
+    pub(crate) fn switch_memtables(
+        &self,
+        st: &mut MutexGuard<'_, DbState>,
+        cfs: &[u32],
+        recovering: bool,
+    ) -> Result<u64> {
         let new_wal = self.roll_wal(st, recovering)?;
         for id in cfs {
-            if let Some(cf) = st.cfs.get_mut(id) {
-                let fresh = Arc::new(MemTable::new(cf.handle.icmp.clone(), new_wal));
-                let old = std::mem::replace(&mut cf.mem, fresh);
-                cf.imm.push((old, new_wal));
-                cf.install_super_version();
-            }
+            let Some(cf) = st.cfs.get_mut(id) else { continue };
+            let fresh = cf.handle.new_memtable(new_wal);
+            let old = std::mem::replace(&mut cf.mem, fresh);
+            cf.imm.push((old, new_wal));
+            cf.mems_switched += 1;
+            cf.install_super_version();
+            self.publish_active_memtable(*id, Some(cf));
+            self.schedule_flush(st, *id);
+            self.stall_changed(st, *id);
         }
-        self.refresh_active_memtables(st);
-        st.flush_requests += 1;
-        self.bg_cv.notify_all();
         Ok(new_wal)
     }
 
-    /// Syncs the current WAL and starts a new one (skipped when the current one is empty).
-    /// A failure is a memtable-switch error (fatal, as in RocksDB). When `recovering` from a
+    /// Syncs the current WAL and starts a new one (skipped when the current one is empty),
+    /// with the DB mutex released (the caller's write leadership keeps writers out). A
+    /// failure is a memtable-switch error (fatal, as in RocksDB). When `recovering` from a
     /// background error, a WAL that saw a failed append is replaced too, the old one is
     /// abandoned without syncing (what it holds is in the memtables about to be flushed;
     /// what its buffer holds was never acknowledged), and a failure is left to the recovery
     /// attempt.
-    fn roll_wal(&self, st: &mut DbState, recovering: bool) -> Result<u64> {
-        let mut wal = self.wal.lock().unwrap_or_else(|p| p.into_inner());
-        if wal.writer.file_size() == 0 && !(recovering && wal.writer.has_failed()) {
-            return Ok(wal.number);
-        }
-        let number = st.next_file_number;
-        let path = super::filename::wal_file(&self.path, number);
-        let r = self.fs.new_writable_file(&path).and_then(|file| {
+    fn roll_wal(&self, st: &mut MutexGuard<'_, DbState>, recovering: bool) -> Result<u64> {
+        let r = MutexGuard::unlocked(st, || -> Result<(u64, bool)> {
+            let mut wal = self.wal.lock().unwrap_or_else(|p| p.into_inner());
+            if wal.writer.file_size() == 0 && !(recovering && wal.writer.has_failed()) {
+                return Ok((wal.number, false));
+            }
+            let number = self.versions.new_file_number();
+            let path = super::filename::wal_file(&self.path, number);
+            let file = self.fs.new_writable_file(&path)?;
             if !recovering {
                 wal.writer.sync()?;
             }
             self.fs.sync_dir(&self.path)?;
-            Ok(file)
+            wal.writer = LogWriter::new(file, number);
+            wal.number = number;
+            wal.unsynced = false;
+            Ok((number, true))
         });
-        let file = match r {
-            Ok(f) => f,
+        match r {
+            Ok((number, rolled)) => {
+                if rolled {
+                    st.alive_wals.push_back(number);
+                }
+                Ok(number)
+            }
             Err(e) => {
                 if !recovering {
                     self.set_bg_error_in(st, e.clone(), BgErrorReason::MemTable);
                 }
-                return Err(e);
+                Err(e)
             }
-        };
-        st.next_file_number += 1;
-        wal.writer = LogWriter::new(file, number);
-        wal.number = number;
-        wal.unsynced = false;
-        st.alive_wals.push_back(number);
-        Ok(number)
+        }
     }
 }
 

@@ -71,7 +71,7 @@ pub type FileSystemRef = Arc<dyn FileSystem>;
 
 /// The real file system.
 pub fn default_fs() -> FileSystemRef {
-    Arc::new(PosixFileSystem)
+    Arc::new(PosixFileSystem::new())
 }
 
 /// Reads a whole file through `fs`.

@@ -1,4 +1,5 @@
-//! The real file system: std::fs plus `pread`, `fdatasync`, directory fsync and fcntl locks.
+//! The real file system: std::fs plus `pread`, `fdatasync` (or `fsync`, with RocksDB's
+//! `use_fsync`), directory fsync and fcntl locks.
 //!
 //! Lock semantics follow RocksDB's PosixFileSystem: fcntl record locks exclude other
 //! processes, and a process-wide set of locked paths excludes a second open in this
@@ -18,7 +19,21 @@ use crate::error::{Error, Result};
 const WRITE_BUFFER: usize = 64 * 1024;
 
 #[derive(Debug, Default)]
-pub struct PosixFileSystem;
+pub struct PosixFileSystem {
+    /// Sync files with fsync (data and all metadata) instead of fdatasync.
+    use_fsync: bool,
+}
+
+impl PosixFileSystem {
+    pub fn new() -> PosixFileSystem {
+        PosixFileSystem { use_fsync: false }
+    }
+
+    /// A file system whose file syncs are fsync calls (RocksDB's `use_fsync = true`).
+    pub fn with_fsync() -> PosixFileSystem {
+        PosixFileSystem { use_fsync: true }
+    }
+}
 
 fn ctx(op: &str, path: &Path) -> String {
     format!("While {op} file: {}", path.display())
@@ -32,6 +47,7 @@ struct PosixWritableFile {
     /// A write failed: dropping the file then discards the buffer rather than writing it
     /// late (the caller has given up on this file, e.g. a WAL after a full disk).
     failed: bool,
+    use_fsync: bool,
 }
 
 impl PosixWritableFile {
@@ -84,7 +100,11 @@ impl WritableFile for PosixWritableFile {
 
     fn sync(&mut self) -> Result<()> {
         self.write_buffered()?;
-        self.file.sync_data().map_err(|e| Error::io(ctx("fdatasync", &self.path), e))
+        if self.use_fsync {
+            self.file.sync_all().map_err(|e| Error::io(ctx("fsync", &self.path), e))
+        } else {
+            self.file.sync_data().map_err(|e| Error::io(ctx("fdatasync", &self.path), e))
+        }
     }
 
     fn size(&self) -> u64 {
@@ -193,6 +213,7 @@ impl FileSystem for PosixFileSystem {
             buf: Vec::with_capacity(WRITE_BUFFER),
             size: 0,
             failed: false,
+            use_fsync: self.use_fsync,
         }))
     }
 
@@ -295,7 +316,7 @@ mod tests {
             eprintln!("skipped: no /dev/full");
             return;
         }
-        let fs = PosixFileSystem;
+        let fs = PosixFileSystem::new();
         let mut w = fs.new_writable_file(p).unwrap();
         w.append(b"small").unwrap();
         let e = w.flush().unwrap_err();
@@ -310,7 +331,7 @@ mod tests {
     #[test]
     fn write_sync_read_back() {
         let dir = tempfile::tempdir().unwrap();
-        let fs = PosixFileSystem;
+        let fs = PosixFileSystem::new();
         let p = dir.path().join("f");
         let mut w = fs.new_writable_file(&p).unwrap();
         w.append(b"hello ").unwrap();
@@ -329,7 +350,7 @@ mod tests {
     #[test]
     fn second_lock_in_process_fails_until_released() {
         let dir = tempfile::tempdir().unwrap();
-        let fs = PosixFileSystem;
+        let fs = PosixFileSystem::new();
         let p = dir.path().join("LOCK");
         let l = fs.lock_file(&p).unwrap();
         let e = fs.lock_file(&p).err().expect("second lock must fail");

@@ -27,6 +27,9 @@ const BLOCK_ALIGN: usize = 16;
 /// The smallest block size accepted (smaller requests are raised to it).
 const MIN_BLOCK_SIZE: usize = 4096;
 
+/// The size of an arena's first block (at most its block size).
+const FIRST_BLOCK_SIZE: usize = 4096;
+
 /// A bump allocator. Allocation takes `&mut self`; the owner (the skiplist) serializes
 /// writers. Memory handed out stays valid, at a fixed address, until the arena drops.
 pub struct Arena {
@@ -81,11 +84,19 @@ impl Arena {
             // A block of its own; the current block keeps its tail for later requests.
             self.new_block(bytes)
         } else {
-            let p = self.new_block(self.block_size);
-            // SAFETY: `bytes <= block_size / 4`, so `p + bytes` is inside the fresh block,
-            // which is 16-aligned and so satisfies `align`.
+            // The first block is small, so that an arena that stays nearly empty (the
+            // memtable of an idle column family among thousands) costs little.
+            let size = if self.blocks.is_empty() && bytes <= FIRST_BLOCK_SIZE / 4 {
+                FIRST_BLOCK_SIZE.min(self.block_size)
+            } else {
+                self.block_size
+            };
+            let p = self.new_block(size);
+            // SAFETY: `bytes <= size / 4` (a quarter of the block size, or of the first
+            // block), so `p + bytes` is inside the fresh block, which is 16-aligned and so
+            // satisfies `align`.
             self.ptr = unsafe { p.add(bytes) };
-            self.remaining = self.block_size - bytes;
+            self.remaining = size - bytes;
             p
         };
         self.usage.store(self.allocated - self.remaining, Ordering::Relaxed);

@@ -54,8 +54,18 @@ pub struct MemTable {
 impl MemTable {
     /// An empty memtable ordered by `icmp`; `id` is the caller's identifier for it.
     pub fn new(icmp: InternalKeyComparator, id: u64) -> MemTable {
+        MemTable::with_arena_block_size(icmp, id, POINT_ARENA_BLOCK)
+    }
+
+    /// An empty memtable for a write buffer of `write_buffer_size` bytes: its arena blocks
+    /// are an eighth of that, at most 1 MiB (RocksDB's default `arena_block_size`).
+    pub fn for_write_buffer(icmp: InternalKeyComparator, id: u64, write_buffer_size: usize) -> MemTable {
+        MemTable::with_arena_block_size(icmp, id, (write_buffer_size / 8).clamp(4096, POINT_ARENA_BLOCK))
+    }
+
+    fn with_arena_block_size(icmp: InternalKeyComparator, id: u64, block: usize) -> MemTable {
         MemTable {
-            points: Arc::new(SkipList::new(icmp.clone(), POINT_ARENA_BLOCK)),
+            points: Arc::new(SkipList::new(icmp.clone(), block)),
             tombstones: SkipList::new(icmp.clone(), TOMBSTONE_ARENA_BLOCK),
             icmp,
             id,

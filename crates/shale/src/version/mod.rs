@@ -7,6 +7,7 @@ pub mod edit;
 mod edit_decode;
 pub mod manifest;
 mod replay;
+pub mod set;
 #[allow(clippy::module_inception)]
 pub mod version;
 

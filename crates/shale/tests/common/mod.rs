@@ -57,10 +57,21 @@ fn key(i: u32) -> Vec<u8> {
 /// A deterministic mix of puts, deletes, batches, range deletions, flushes, compactions
 /// and column family creation and drop.
 pub fn workload(seed: u64, len: usize) -> Vec<Op> {
+    workload_with_families(seed, len, 1)
+}
+
+/// `workload` that first creates families up to `families` (default included).
+pub fn workload_with_families(seed: u64, len: usize, families: usize) -> Vec<Op> {
     let mut rng = SmallRng::seed_from_u64(seed);
     let mut ops = Vec::new();
     let mut cfs = vec!["default".to_string()];
     let mut next_cf = 0;
+    while cfs.len() < families {
+        next_cf += 1;
+        let name = format!("cf{next_cf}");
+        cfs.push(name.clone());
+        ops.push(Op::CreateCf(name));
+    }
     for i in 0..len {
         let r = rng.gen_range(0..100);
         let cf = cfs[rng.gen_range(0..cfs.len())].clone();
@@ -172,6 +183,11 @@ pub fn open_all_with(fs: &Arc<FaultInjectionFs>, opts: Options) -> shale::Result
 
 /// Applies one operation to the database.
 pub fn apply(db: &mut DB, op: &Op) -> shale::Result<()> {
+    apply_with(db, op, &db_options_for_cf())
+}
+
+/// `apply`, creating families with `cf_opts`.
+pub fn apply_with(db: &mut DB, op: &Op, cf_opts: &Options) -> shale::Result<()> {
     match op {
         Op::Write { entries, sync } => {
             let mut wo = WriteOptions::default();
@@ -195,10 +211,7 @@ pub fn apply(db: &mut DB, op: &Op) -> shale::Result<()> {
             let cf = db.cf_handle(name).expect("live family");
             db.try_compact_range_cf(cf, None::<&[u8]>, None::<&[u8]>)
         }
-        Op::CreateCf(name) => {
-            let o = db_options_for_cf();
-            db.create_cf(name, &o)
-        }
+        Op::CreateCf(name) => db.create_cf(name, cf_opts),
         Op::DropCf(name) => db.drop_cf(name),
     }
 }

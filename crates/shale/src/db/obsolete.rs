@@ -1,0 +1,117 @@
+//! Where files get deleted (RocksDB's `FindObsoleteFiles` / `PurgeObsoleteFiles`).
+//!
+//! - Tables: a flush or compaction that removes a table from a family's Version records it
+//!   in `DbState::obsolete_tables` with a weak reference to the metadata every Version
+//!   holding the table shares (`versions.rs`). Once no Version holds it (no reader, no
+//!   iterator, no running job), the weak reference is dead and the table is deleted.
+//!   Nothing scans the directory for this, so the cost does not grow with the number of
+//!   files or families.
+//! - WALs: below the smallest log number any family still needs (`alive_wals`).
+//! - Everything else the directory holds that nothing names (a crash's leftovers: tables
+//!   never installed, old MANIFESTs, temporary files) is removed by one directory scan when
+//!   the database opens (`purge_unreferenced`).
+//!
+//! The lists are made under the DB mutex (`find_obsolete_files`); the unlinks happen after
+//! it is released (`delete_obsolete_files`). While a MANIFEST write has failed no table is
+//! deleted: the MANIFEST on disk may still name it.
+
+use std::collections::BTreeSet;
+
+use super::filename::{self, FileType};
+use super::{DbInner, DbState};
+
+/// Files to delete, found under the DB mutex, deleted without it.
+#[derive(Default)]
+pub(crate) struct ObsoleteFiles {
+    tables: Vec<u64>,
+    wals: Vec<u64>,
+}
+
+impl ObsoleteFiles {
+    pub fn is_empty(&self) -> bool {
+        self.tables.is_empty() && self.wals.is_empty()
+    }
+}
+
+impl DbInner {
+    /// The WALs and tables that nothing needs any more, taken off the lists.
+    pub(crate) fn find_obsolete_files(&self, st: &mut DbState) -> ObsoleteFiles {
+        let mut out = ObsoleteFiles::default();
+        let wal_now = st.alive_wals.back().copied().unwrap_or(0);
+        let min_log = st
+            .cfs
+            .values()
+            .map(|c| if c.mem.is_empty() && c.imm.is_empty() { wal_now } else { c.log_number })
+            .min()
+            .unwrap_or(wal_now);
+        while let Some(&w) = st.alive_wals.front() {
+            if w >= min_log || w == wal_now {
+                break;
+            }
+            st.alive_wals.pop_front();
+            out.wals.push(w);
+        }
+        if self.versions.manifest_write_failed() {
+            return out;
+        }
+        st.obsolete_tables.retain(|(number, meta)| {
+            if meta.strong_count() > 0 || self.versions.is_pending_output(*number) {
+                return true;
+            }
+            out.tables.push(*number);
+            false
+        });
+        out
+    }
+
+    /// Finds obsolete files under the DB mutex and deletes them with it released.
+    pub(crate) fn purge_obsolete_files(&self, st: &mut parking_lot::MutexGuard<'_, DbState>) {
+        let dead = self.find_obsolete_files(st);
+        if !dead.is_empty() {
+            parking_lot::MutexGuard::unlocked(st, || self.delete_obsolete_files(dead));
+        }
+    }
+
+    /// Deletes what `find_obsolete_files` found. Call without the DB mutex.
+    pub(crate) fn delete_obsolete_files(&self, files: ObsoleteFiles) {
+        for n in files.tables {
+            self.table_cache.evict(n);
+            if let Err(e) = self.fs.remove_file(&filename::table_file(&self.path, n)) {
+                self.info_log.log(format_args!("[WARN] deleting obsolete table {n}: {e}"));
+            }
+        }
+        for w in files.wals {
+            let _ = self.fs.remove_file(&filename::wal_file(&self.path, w));
+        }
+    }
+
+    /// Removes every file of the database's kinds that nothing names: tables of no
+    /// Version, WALs below the oldest one needed, MANIFESTs but the current one, temporary
+    /// files. One directory scan; run at open, before background work starts.
+    pub(crate) fn purge_unreferenced(&self, st: &mut DbState) {
+        let dead = self.find_obsolete_files(st);
+        self.delete_obsolete_files(dead);
+        if self.versions.manifest_write_failed() {
+            return;
+        }
+        let mut live: BTreeSet<u64> = BTreeSet::new();
+        for c in st.cfs.values() {
+            live.extend(c.current.all_files().map(|(_, f)| f.number));
+        }
+        let min_wal = st.alive_wals.front().copied().unwrap_or(0);
+        let manifest = self.versions.manifest_number();
+        let Ok(children) = self.fs.children(&self.path) else { return };
+        for name in children {
+            let dead = match filename::parse_file_name(&name) {
+                Some(FileType::Table(n)) => !live.contains(&n) && !self.versions.is_pending_output(n),
+                Some(FileType::Wal(n)) => n < min_wal,
+                Some(FileType::Manifest(n)) => n != manifest,
+                Some(FileType::Temp(n)) => !self.versions.is_pending_output(n),
+                _ => false,
+            };
+            if dead {
+                let _ = self.fs.remove_file(&self.path.join(&name));
+            }
+        }
+    }
+}

@@ -1,0 +1,247 @@
+//! Background jobs: a flush queue and a compaction queue of column families, drained by two
+//! pools of threads (RocksDB's push model, its `flush_queue_` / `compaction_queue_` and the
+//! HIGH and LOW thread pools).
+//!
+//! A family is pushed when it needs work, never found by a loop over all families: onto the
+//! flush queue when a memtable becomes immutable (`schedule_flush`), onto the compaction
+//! queue when a new Version makes a compaction pickable (`schedule_compaction`, called
+//! after every install and after every compaction). A family is in each queue at most once
+//! (`CfState::flush_queued` / `compaction_queued`), and queues are first in, first out, so
+//! no family starves whatever its id.
+//!
+//! Pool sizes come from `max_background_jobs` split as RocksDB's `GetBGJobLimits` (a quarter
+//! for flushes, at least one each) or from `max_background_flushes` /
+//! `max_background_compactions` when set. As in RocksDB, only one compaction runs at a time
+//! unless some family is under compaction pressure (write stall near, `DbState::speedup_cfs`);
+//! then all compaction threads may run, on inputs the picker keeps apart. Flushes have their
+//! own threads, so they never wait behind compactions. One flush per family runs at a time
+//! (its memtables reach level 0 in order); flushes of different families run in parallel.
+//!
+//! `work_cv` says "work available" to the pools; `done_cv` says "job done" to whoever waits
+//! for one (stalled writers, manual flushes and compactions, recovery, drop).
+
+use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use parking_lot::MutexGuard;
+
+use super::error_handler::BgErrorReason;
+use super::{DbInner, DbState};
+use crate::compaction::picker::{self, Busy, RunningCompaction};
+use crate::error::{Error, ErrorKind, Result};
+
+/// The queues and what runs, guarded by the DB mutex.
+pub(crate) struct JobQueues {
+    flush_queue: VecDeque<u32>,
+    compaction_queue: VecDeque<u32>,
+    pub running_flushes: usize,
+    pub running_compactions: usize,
+    pub max_flushes: usize,
+    pub max_compactions: usize,
+}
+
+impl JobQueues {
+    pub fn new(max_flushes: usize, max_compactions: usize) -> JobQueues {
+        JobQueues {
+            flush_queue: VecDeque::new(),
+            compaction_queue: VecDeque::new(),
+            running_flushes: 0,
+            running_compactions: 0,
+            max_flushes,
+            max_compactions,
+        }
+    }
+
+    /// Takes a dropped family out of the queues.
+    pub fn forget(&mut self, id: u32) {
+        self.flush_queue.retain(|&x| x != id);
+        self.compaction_queue.retain(|&x| x != id);
+    }
+}
+
+/// Pause after a failed background job before the next (RocksDB's, fixed).
+const RETRY_PAUSE: Duration = Duration::from_secs(1);
+
+impl DbInner {
+    /// Queues family `id` for a flush if it has immutable memtables and none is queued or
+    /// running (a running flush takes every immutable memtable before it ends).
+    pub(crate) fn schedule_flush(&self, st: &mut DbState, id: u32) {
+        let Some(cf) = st.cfs.get_mut(&id) else { return };
+        if cf.flush_queued || cf.flush_running || cf.dropping || cf.imm.is_empty() {
+            return;
+        }
+        cf.flush_queued = true;
+        st.jobs.flush_queue.push_back(id);
+        self.work_cv.notify_all();
+    }
+
+    /// Queues family `id` for compaction if a compaction of it can be picked now.
+    pub(crate) fn schedule_compaction(&self, st: &mut DbState, id: u32) {
+        let Some(cf) = st.cfs.get_mut(&id) else { return };
+        if cf.compaction_queued || cf.dropping || cf.manual_compactions > 0 {
+            return;
+        }
+        let busy = Busy { files: Some(&cf.being_compacted), running: &cf.running };
+        if picker::pick(&cf.current, &cf.handle.opts, &cf.compact_pointer, busy).is_none() {
+            return;
+        }
+        cf.compaction_queued = true;
+        st.jobs.compaction_queue.push_back(id);
+        self.work_cv.notify_all();
+    }
+
+    /// How many compactions may run now.
+    fn compaction_limit(st: &DbState) -> usize {
+        if st.speedup_cfs > 0 {
+            st.jobs.max_compactions
+        } else {
+            1
+        }
+    }
+}
+
+pub(crate) fn start_background_threads(inner: &Arc<DbInner>) -> Result<Vec<JoinHandle<()>>> {
+    let (flushes, compactions) = {
+        let st = inner.lock_state();
+        (st.jobs.max_flushes, st.jobs.max_compactions)
+    };
+    let spawn = |name: String, f: fn(Arc<DbInner>)| {
+        let i = inner.clone();
+        std::thread::Builder::new()
+            .name(name)
+            .spawn(move || f(i))
+            .map_err(|e| Error::io("spawning a background thread", e))
+    };
+    let mut threads = Vec::new();
+    for n in 0..flushes {
+        threads.push(spawn(format!("shale:flush{n}"), flush_worker)?);
+    }
+    for n in 0..compactions {
+        threads.push(spawn(format!("shale:compact{n}"), compaction_worker)?);
+    }
+    Ok(threads)
+}
+
+/// Failures that are background errors (not a shutdown or a dropped family).
+pub(crate) fn counts_as_bg_error(e: &Error) -> bool {
+    !matches!(
+        e.kind(),
+        ErrorKind::ShutdownInProgress | ErrorKind::ColumnFamilyDropped | ErrorKind::InvalidArgument
+    )
+}
+
+/// A flush thread (HIGH pool). The flush threads also make the automatic recovery
+/// attempts after a hard background error (`error_handler.rs`).
+fn flush_worker(inner: Arc<DbInner>) {
+    let interval = Duration::from_micros(inner.opts.bgerror_resume_retry_interval);
+    let mut st = inner.lock_state();
+    loop {
+        if inner.shutting_down.load(Ordering::Acquire) {
+            return;
+        }
+        let mut idle = Duration::from_secs(1);
+        if let Some(wait) = st.errors.auto_recovery_wait(Instant::now()) {
+            if wait.is_zero() {
+                st.errors.start_auto_attempt(interval);
+                let _ = MutexGuard::unlocked(&mut st, || inner.recover(false));
+                continue;
+            }
+            idle = idle.min(wait);
+        }
+        let id = if st.errors.is_db_stopped() { None } else { st.jobs.flush_queue.pop_front() };
+        let Some(id) = id else {
+            inner.work_cv.wait_for(&mut st, idle);
+            continue;
+        };
+        let Some(cf) = st.cfs.get_mut(&id) else { continue };
+        cf.flush_queued = false;
+        if cf.flush_running || cf.dropping {
+            continue;
+        }
+        cf.flush_running = true;
+        st.jobs.running_flushes += 1;
+        let r = inner.flush_cf(&mut st, id);
+        if let Some(cf) = st.cfs.get_mut(&id) {
+            cf.flush_running = false;
+        }
+        st.jobs.running_flushes -= 1;
+        inner.done_cv.notify_all();
+        match r {
+            Ok(()) => st.errors.background_job_succeeded(),
+            Err(e) if counts_as_bg_error(&e) => {
+                st.errors.bg_error_count += 1;
+                // An automatic recovery attempt (due at once) comes before the pause.
+                if st.errors.auto_recovery_wait(Instant::now()).is_none() {
+                    inner.work_cv.wait_for(&mut st, RETRY_PAUSE);
+                }
+            }
+            Err(_) => {}
+        }
+        // Memtables that became immutable meanwhile.
+        inner.schedule_flush(&mut st, id);
+    }
+}
+
+/// A compaction thread (LOW pool).
+fn compaction_worker(inner: Arc<DbInner>) {
+    let mut st = inner.lock_state();
+    loop {
+        if inner.shutting_down.load(Ordering::Acquire) {
+            return;
+        }
+        let can_run = !st.errors.is_db_stopped()
+            && st.jobs.running_compactions < DbInner::compaction_limit(&st)
+            && !st.jobs.compaction_queue.is_empty();
+        if !can_run {
+            inner.work_cv.wait_for(&mut st, Duration::from_secs(1));
+            continue;
+        }
+        let Some(id) = st.jobs.compaction_queue.pop_front() else { continue };
+        let Some(cf) = st.cfs.get_mut(&id) else { continue };
+        cf.compaction_queued = false;
+        if cf.dropping || cf.manual_compactions > 0 {
+            continue;
+        }
+        let busy = Busy { files: Some(&cf.being_compacted), running: &cf.running };
+        let Some(plan) = picker::pick(&cf.current, &cf.handle.opts, &cf.compact_pointer, busy) else {
+            continue;
+        };
+        let handle = cf.handle.clone();
+        let running = RunningCompaction::of(&cf.current, &plan);
+        cf.being_compacted.extend(plan.inputs.iter().chain(&plan.next_inputs).map(|f| f.number));
+        cf.running.push(running.clone());
+        st.jobs.running_compactions += 1;
+        // Another compaction of this family may run beside this one.
+        inner.schedule_compaction(&mut st, id);
+        let r = inner.run_compaction(&mut st, &handle, &plan);
+        st.jobs.running_compactions -= 1;
+        if let Some(cf) = st.cfs.get_mut(&id) {
+            for f in plan.inputs.iter().chain(&plan.next_inputs) {
+                cf.being_compacted.remove(&f.number);
+            }
+            if let Some(i) = cf.running.iter().position(|r| {
+                r.level == running.level && r.smallest == running.smallest && r.largest == running.largest
+            }) {
+                cf.running.remove(i);
+            }
+        }
+        drop(plan); // its inputs may be deleted now
+        inner.purge_obsolete_files(&mut st);
+        inner.done_cv.notify_all();
+        inner.work_cv.notify_all();
+        match r {
+            Ok(()) => st.errors.background_job_succeeded(),
+            Err(e) if counts_as_bg_error(&e) => {
+                // ENOSPC is a soft error: writes go on and compaction retries after the pause.
+                st.errors.bg_error_count += 1;
+                inner.set_bg_error_in(&mut st, e, BgErrorReason::Compaction);
+                inner.work_cv.wait_for(&mut st, RETRY_PAUSE);
+            }
+            Err(_) => {}
+        }
+        inner.schedule_compaction(&mut st, id);
+    }
+}

@@ -1,0 +1,166 @@
+//! Write stalls, as RocksDB's WriteController and `RecalculateWriteStallConditions`.
+//!
+//! Each family has a stall condition, recomputed under the DB mutex whenever its memtable
+//! list or Version changes (`recalculate`):
+//!
+//! | condition | stop | delay |
+//! |---|---|---|
+//! | unflushed memtables | `>= max_write_buffer_number` | `>= max_write_buffer_number - 1` (when that is above 3) |
+//! | level-0 files | `>= level0_stop_writes_trigger` | `>= level0_slowdown_writes_trigger` |
+//! | pending compaction bytes | `>= hard_pending_compaction_bytes_limit` | `>= soft_pending_compaction_bytes_limit` |
+//!
+//! (the level-0 and pending-bytes rows only with automatic compactions on). The DB counts
+//! the families that stop or delay (`DbState::stopped_cfs` / `delayed_cfs`) and mirrors
+//! "anything to look at" into `WriteController::attention`, the one atomic the write leader
+//! reads on its fast path. A stopped write waits for a job to finish (`done_cv`), or with
+//! `no_slowdown` fails with Incomplete; a delayed write sleeps as long as
+//! `delayed_write_rate` bytes per second asks (a token bucket refilled every millisecond, as
+//! RocksDB's `GetDelay`).
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
+
+use parking_lot::Mutex;
+
+use super::{CfState, DbState};
+use crate::compaction::picker;
+
+/// A family's write-stall condition (RocksDB's `WriteStallCondition`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StallCondition {
+    Normal,
+    Delayed,
+    Stopped,
+}
+
+/// The condition `cf` puts writes in, and whether it needs compactions sped up (RocksDB's
+/// compaction pressure: more than one compaction may run at once).
+pub(crate) fn condition(cf: &CfState) -> (StallCondition, bool) {
+    let o = &cf.handle.opts;
+    let imm = cf.imm.len() as i32;
+    let l0 = cf.current.num_files(0) as i32;
+    let auto = !o.disable_auto_compactions;
+    let pending = if auto { picker::estimated_pending_bytes(&cf.current, o) } else { 0 };
+    let hard = o.hard_pending_compaction_bytes_limit;
+    let soft = o.soft_pending_compaction_bytes_limit;
+    let stall = if imm >= o.max_write_buffer_number
+        || (auto && l0 >= o.level0_stop_writes_trigger)
+        || (auto && hard > 0 && pending >= hard)
+    {
+        StallCondition::Stopped
+    } else if (o.max_write_buffer_number > 3 && imm >= o.max_write_buffer_number - 1)
+        || (auto && l0 >= o.level0_slowdown_writes_trigger)
+        || (auto && soft > 0 && pending >= soft)
+    {
+        StallCondition::Delayed
+    } else {
+        StallCondition::Normal
+    };
+    // RocksDB's GetL0ThresholdSpeedupCompaction and the quarter-of-soft-limit rule.
+    let trigger = o.level0_file_num_compaction_trigger.max(1);
+    let speedup_l0 = (2 * trigger).min(trigger + (o.level0_slowdown_writes_trigger - trigger) / 4);
+    let speedup = stall != StallCondition::Normal
+        || (auto && l0 >= speedup_l0.max(trigger))
+        || (auto && soft > 0 && pending >= soft / 4);
+    (stall, speedup)
+}
+
+/// Recomputes family `id`'s condition and the DB's counts. Returns true when it changed.
+pub(crate) fn recalculate(st: &mut DbState, id: u32) -> bool {
+    let Some(cf) = st.cfs.get_mut(&id) else { return false };
+    let (new, speedup) = condition(cf);
+    let old = std::mem::replace(&mut cf.stall, new);
+    let old_speedup = std::mem::replace(&mut cf.speedup, speedup);
+    adjust(st, old, -1);
+    adjust(st, new, 1);
+    if old_speedup != speedup {
+        if speedup {
+            st.speedup_cfs += 1;
+        } else {
+            st.speedup_cfs -= 1;
+        }
+    }
+    old != new
+}
+
+/// Takes a removed family out of the counts.
+pub(crate) fn forget(st: &mut DbState, cf: &CfState) {
+    adjust(st, cf.stall, -1);
+    if cf.speedup {
+        st.speedup_cfs -= 1;
+    }
+}
+
+fn adjust(st: &mut DbState, c: StallCondition, by: isize) {
+    let slot = match c {
+        StallCondition::Normal => return,
+        StallCondition::Delayed => &mut st.delayed_cfs,
+        StallCondition::Stopped => &mut st.stopped_cfs,
+    };
+    *slot = slot.saturating_add_signed(by);
+}
+
+/// What the write leader reads without the DB mutex, and the delay token bucket.
+pub(crate) struct WriteController {
+    /// Something needs the leader to take the DB mutex before writing: a stop or delay, a
+    /// full memtable to switch, a background error, memtable memory over its limit.
+    attention: AtomicBool,
+    rate: AtomicU64,
+    bucket: Mutex<Bucket>,
+}
+
+struct Bucket {
+    credit: u64,
+    next_refill: Option<Instant>,
+}
+
+const MICROS_PER_REFILL: u64 = 1000;
+
+impl WriteController {
+    pub fn new(rate: u64) -> WriteController {
+        WriteController {
+            attention: AtomicBool::new(false),
+            rate: AtomicU64::new(rate.max(1)),
+            bucket: Mutex::new(Bucket { credit: 0, next_refill: None }),
+        }
+    }
+
+    pub fn needs_attention(&self) -> bool {
+        self.attention.load(Ordering::Acquire)
+    }
+
+    pub fn set_attention(&self, v: bool) {
+        self.attention.store(v, Ordering::Release);
+    }
+
+    pub fn delayed_write_rate(&self) -> u64 {
+        self.rate.load(Ordering::Relaxed)
+    }
+
+    /// Microseconds a delayed write of `bytes` must wait (RocksDB's `GetDelay`).
+    pub fn delay_micros(&self, bytes: u64) -> u64 {
+        let rate = self.delayed_write_rate();
+        let mut b = self.bucket.lock();
+        if b.credit >= bytes {
+            b.credit -= bytes;
+            return 0;
+        }
+        let now = Instant::now();
+        let refill_at = *b.next_refill.get_or_insert(now);
+        if refill_at <= now {
+            let elapsed = now.duration_since(refill_at).as_micros() as u64 + MICROS_PER_REFILL;
+            b.credit += elapsed.saturating_mul(rate) / 1_000_000;
+            b.next_refill = Some(now + std::time::Duration::from_micros(MICROS_PER_REFILL));
+            if b.credit >= bytes {
+                b.credit -= bytes;
+                return 0;
+            }
+        }
+        let over = bytes - b.credit;
+        b.credit = 0;
+        let needed = over.saturating_mul(1_000_000) / rate;
+        let next = b.next_refill.unwrap_or(now) + std::time::Duration::from_micros(needed);
+        b.next_refill = Some(next);
+        (next.saturating_duration_since(now).as_micros() as u64).max(MICROS_PER_REFILL)
+    }
+}

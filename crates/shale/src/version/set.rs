@@ -1,0 +1,168 @@
+//! The VersionSet (LevelDB's and RocksDB's name): file numbering, the last sequence number,
+//! files being written, and the MANIFEST writer. It is the one place that makes a change of
+//! the LSM shape durable.
+//!
+//! What guards what:
+//! - `next_file_number` and `last_sequence` are atomics: any thread takes a number or reads
+//!   the last sequence without a lock. Only the write leader stores `last_sequence`.
+//! - `pending_outputs` (its own mutex, a leaf) holds files being written that no Version names
+//!   yet; the purge never removes them.
+//! - `manifest` (its own mutex) is held by the one change being written. The DB layer
+//!   serialises changes (only one is in flight: `db::versions`), takes the DB mutex to
+//!   prepare the edits, releases it, and calls `write` here: the MANIFEST append and its
+//!   fsync happen without the DB mutex, as RocksDB's `LogAndApply` does.
+//!
+//! The Versions themselves (each family's current one and its log number) are kept per
+//! family by the DB layer under the DB mutex; `build` turns a base Version and edits into
+//! the next one, outside any lock.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use crate::error::Result;
+use crate::fs::FileSystemRef;
+use crate::version::edit::VersionEdit;
+use crate::version::manifest::{self, ManifestWriter};
+use crate::version::{Version, VersionBuilder};
+
+/// The MANIFEST being appended to, and whether its last write failed.
+pub struct ManifestState {
+    pub writer: ManifestWriter,
+    /// A MANIFEST write failed: whether its record reached the file is unknown, so the next
+    /// change starts a new MANIFEST, and no table or MANIFEST is removed until then.
+    pub write_failed: bool,
+}
+
+pub struct VersionSet {
+    fs: FileSystemRef,
+    dir: PathBuf,
+    max_manifest_file_size: u64,
+    next_file_number: AtomicU64,
+    last_sequence: AtomicU64,
+    pending_outputs: Mutex<BTreeSet<u64>>,
+    manifest: Mutex<ManifestState>,
+}
+
+impl VersionSet {
+    pub fn new(
+        fs: FileSystemRef,
+        dir: &Path,
+        writer: ManifestWriter,
+        next_file_number: u64,
+        last_sequence: u64,
+        max_manifest_file_size: u64,
+    ) -> VersionSet {
+        VersionSet {
+            fs,
+            dir: dir.to_path_buf(),
+            max_manifest_file_size,
+            next_file_number: AtomicU64::new(next_file_number),
+            last_sequence: AtomicU64::new(last_sequence),
+            pending_outputs: Mutex::new(BTreeSet::new()),
+            manifest: Mutex::new(ManifestState { writer, write_failed: false }),
+        }
+    }
+
+    /// A fresh file number (not registered as an output).
+    pub fn new_file_number(&self) -> u64 {
+        self.next_file_number.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// The next file number that will be handed out (what the MANIFEST records).
+    pub fn next_file_number(&self) -> u64 {
+        self.next_file_number.load(Ordering::Relaxed)
+    }
+
+    /// A fresh file number registered as a pending output until `release_output`.
+    pub fn new_output_number(&self) -> u64 {
+        let mut p = self.pending_outputs.lock();
+        let n = self.new_file_number();
+        p.insert(n);
+        n
+    }
+
+    pub fn release_output(&self, number: u64) {
+        self.pending_outputs.lock().remove(&number);
+    }
+
+    pub fn is_pending_output(&self, number: u64) -> bool {
+        self.pending_outputs.lock().contains(&number)
+    }
+
+    pub fn last_sequence(&self) -> u64 {
+        self.last_sequence.load(Ordering::Acquire)
+    }
+
+    /// Publishes `seq` as the last sequence readers may see (the write leader only).
+    pub fn set_last_sequence(&self, seq: u64) {
+        self.last_sequence.store(seq, Ordering::Release);
+    }
+
+    /// The number of the MANIFEST in use.
+    pub fn manifest_number(&self) -> u64 {
+        self.manifest.lock().writer.number()
+    }
+
+    /// True when the next change must start a new MANIFEST (the current one is over
+    /// `max_manifest_file_size`, or its last write failed). The caller then passes the
+    /// whole state as `snapshot` to `write`.
+    pub fn needs_new_manifest(&self) -> bool {
+        let m = self.manifest.lock();
+        m.write_failed || m.writer.file_size() > self.max_manifest_file_size
+    }
+
+    pub fn manifest_write_failed(&self) -> bool {
+        self.manifest.lock().write_failed
+    }
+
+    /// Makes `edits` durable: appended to the MANIFEST and synced, or, with `snapshot`, in a
+    /// new MANIFEST that starts with the snapshot, which CURRENT then names. The last edit
+    /// gets the next file number and the last sequence. Called without the DB mutex, by the
+    /// one change in flight. On failure the next call must start a new MANIFEST.
+    pub fn write(&self, edits: &mut [VersionEdit], snapshot: Option<Vec<VersionEdit>>) -> Result<()> {
+        let mut m = self.manifest.lock();
+        let result = match snapshot {
+            Some(mut snap) => {
+                let number = self.new_file_number();
+                // CURRENT's temporary file takes the next number.
+                let tmp = self.new_file_number();
+                if let Some(last) = edits.last_mut() {
+                    last.next_file_number = Some(self.next_file_number());
+                    last.last_sequence = Some(self.last_sequence());
+                }
+                snap.extend_from_slice(edits);
+                if let Some(last) = snap.last_mut() {
+                    last.next_file_number = Some(self.next_file_number());
+                }
+                ManifestWriter::create(&*self.fs, &self.dir, number, &snap).and_then(|w| {
+                    manifest::set_current_file(&*self.fs, &self.dir, number, tmp)?;
+                    let old = std::mem::replace(&mut m.writer, w);
+                    let _ = self.fs.remove_file(&self.dir.join(manifest::descriptor_file_name(old.number())));
+                    Ok(())
+                })
+            }
+            None => {
+                if let Some(last) = edits.last_mut() {
+                    last.next_file_number = Some(self.next_file_number());
+                    last.last_sequence = Some(self.last_sequence());
+                }
+                m.writer.append(edits)
+            }
+        };
+        m.write_failed = result.is_err();
+        result
+    }
+
+    /// The Version that results from applying `edits` (all of one family) to `base`.
+    pub fn build(base: &Version, edits: &[&VersionEdit]) -> Result<Arc<Version>> {
+        let mut b = VersionBuilder::new(base);
+        for e in edits {
+            b.apply(e)?;
+        }
+        Ok(Arc::new(b.build()))
+    }
+}
