@@ -28,6 +28,7 @@ mod options_writer;
 mod pinnable;
 mod properties;
 mod read;
+mod repair;
 mod snapshot;
 mod table_cache;
 mod write;
