@@ -439,17 +439,19 @@ pub fn dump_live_files(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     w(out, b"Manifest File\n==============================\n")?;
     w(out, format!("{db}/{manifest_name}\n").as_bytes())?;
     w(out, &summary(&r, hex))?;
+    w(out, b"\n")?;
     for cf in &r.cfs {
-        w(out, format!("\nColumn family name: {}\n==============================\n", cf.name).as_bytes())?;
+        w(out, format!("Column family name: {}\n==============================\n", cf.name).as_bytes())?;
         w(out, b"\nSST Files\n==============================\n")?;
         for (level, files) in r.levels(cf, 7).iter().enumerate() {
             for f in files {
                 let path = table_path(&db, f.number);
                 w(out, format!("{path} level:{level}\n------------------------------\n").as_bytes())?;
                 crate::sst_dump::dump_sst_for_ldb(&path, hex, out)?;
+                w(out, b"\n")?;
             }
         }
-        w(out, b"\nBlob Files\n==============================\n")?;
+        w(out, b"Blob Files\n==============================\n")?;
     }
     w(out, b"\nWrite Ahead Log Files\n==============================\n")?;
     let mut wals: Vec<u64> = Vec::new();
@@ -491,9 +493,7 @@ pub fn list_live_files_metadata(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
             w(out, b"Live SST Files:\n")?;
             for (level, files) in r.levels(cf, 7).iter().enumerate() {
                 w(out, format!("---------- level {level} ----------\n").as_bytes())?;
-                let mut names: Vec<String> = files.iter().map(|f| table_path(&db, f.number)).collect();
-                names.sort();
-                for n in names {
+                for n in files.iter().map(|f| table_path(&db, f.number)) {
                     w(out, format!("{n}\n").as_bytes())?;
                 }
             }

@@ -25,7 +25,8 @@ pub fn dump_wal(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         return Err(Failure::new("Argument walfile must be specified for the dump_wal command"));
     };
     let header = p.flag("header");
-    let values = p.bool_opt("print_value", false)?;
+    // RocksDB 7.8.3 reads --print_value as a flag: `--print_value=true` does not print them.
+    let values = p.flags.iter().any(|f| f == "print_value");
     p.bool_opt("write_committed", true)?;
     dump_wal_file(file, header, values, out)
 }
