@@ -152,7 +152,7 @@ pub fn batchput(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     if p.params.len() < 2 {
         return Err(Failure::new("At least one <key> <value> pair must be specified batchput."));
     }
-    if p.params.len() % 2 != 0 {
+    if !p.params.len().is_multiple_of(2) {
         return Err(Failure::new("Equal number of <key>s and <value>s must be specified for batchput."));
     }
     let db = open(p)?;
@@ -195,7 +195,10 @@ pub fn deleterange(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
 }
 
 /// `--from`/`--to` decoded with the key encoding.
-fn range(p: &Parsed, h: &Hex) -> Res<(Option<Vec<u8>>, Option<Vec<u8>>)> {
+/// The optional `--from` and `--to` keys.
+type KeyRange = (Option<Vec<u8>>, Option<Vec<u8>>);
+
+fn range(p: &Parsed, h: &Hex) -> Res<KeyRange> {
     let f = p.opt("from").map(|s| h.key_in(s)).transpose()?;
     let t = p.opt("to").map(|s| h.key_in(s)).transpose()?;
     Ok((f, t))
@@ -230,13 +233,11 @@ pub fn scan(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         Some(f) => IteratorMode::From(f, shale::Direction::Forward),
         None => IteratorMode::Start,
     };
-    let mut n = 0u64;
-    for item in db.iterator_cf_opt(c, ro, mode) {
-        if max.is_some_and(|m| n >= m) {
+    for (n, item) in db.iterator_cf_opt(c, ro, mode).enumerate() {
+        if max.is_some_and(|m| n as u64 >= m) {
             break;
         }
         let (k, v) = item.map_err(Failure::db)?;
-        n += 1;
         let mut line = h.key_out(&k);
         if !no_value {
             line.extend_from_slice(b" : ");
