@@ -203,6 +203,10 @@ pub fn run(args: &[String]) -> i32 {
 pub type Out<'a> = dyn std::io::Write + 'a;
 
 fn dispatch(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
+    if p.cmd.is_empty() && p.flags.iter().any(|f| f == "help") {
+        out.write_all(HELP.as_bytes()).map_err(Failure::io)?;
+        return Ok(());
+    }
     if p.cmd.is_empty() {
         return Err(Failure::usage("Command not specified!".to_string()));
     }
