@@ -3,6 +3,8 @@
 
 mod admin;
 mod bench;
+mod ldb;
+mod sst_dump;
 mod stress;
 
 use std::process::ExitCode;
@@ -28,6 +30,18 @@ enum Command {
     Scan(admin::ScanArgs),
     /// List the column families of a database.
     ListColumnFamilies(admin::DbArgs),
+    /// RocksDB's `ldb` commands, flags and output (`shale ldb --db=<path> <command> ...`).
+    #[command(disable_help_flag = true)]
+    Ldb {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
+    },
+    /// RocksDB's `sst_dump` flags and output (`shale sst_dump --file=<sst or dir> --command=...`).
+    #[command(name = "sst_dump", disable_help_flag = true)]
+    SstDump {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
+    },
     /// Run db_bench's workloads (same flags and output) against a Shale database.
     Bench(Box<bench::BenchArgs>),
     /// Random concurrent operations checked against an expected state that survives crashes.
@@ -39,6 +53,8 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Ldb { args } => return ExitCode::from(ldb::run(&args) as u8),
+        Command::SstDump { args } => return ExitCode::from(sst_dump::run(&args) as u8),
         Command::Get(a) => admin::get(&a),
         Command::Put(a) => admin::put(&a),
         Command::Delete(a) => admin::delete(&a),

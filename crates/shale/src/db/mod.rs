@@ -44,6 +44,7 @@ mod options_writer;
 mod pinnable;
 mod properties;
 mod read;
+mod repair;
 mod scheduler;
 mod snapshot;
 mod table_cache;

@@ -1,0 +1,247 @@
+//! `shale ldb`: RocksDB's `ldb` commands, flags and output (tools/ldb_cmd.cc).
+//!
+//! ldb's command line is not a clap grammar: options (`--name=value`) and flags (`--name`)
+//! may come before or after the command, and everything else is the command and its
+//! parameters. This module parses it the way `LDBCommand::InitFromCmdLineArgs` does, so
+//! runbooks written for `ldb` work unchanged; the top-level `shale` command stays clap.
+//!
+//! Output goes to stdout exactly as ldb prints it; a failure prints `Failed: <status>` on
+//! stderr and exits 1, as ldb does.
+
+mod db_cmds;
+pub(crate) mod fmt;
+mod manifest;
+mod wal;
+
+use std::collections::BTreeMap;
+
+pub use fmt::{Failure, Res};
+
+/// The public form of an SST's internal unique id (`XXXXXXXXXXXXXXXX-XXXXXXXXXXXXXXXX`).
+pub fn manifest_unique_id(id: [u64; 2]) -> String {
+    manifest::unique_id_strings(id).1
+}
+
+/// The command line split the way ldb splits it.
+pub struct Parsed {
+    pub cmd: String,
+    pub params: Vec<String>,
+    pub options: BTreeMap<String, String>,
+    pub flags: Vec<String>,
+}
+
+impl Parsed {
+    pub fn parse(args: &[String]) -> Parsed {
+        let mut p =
+            Parsed { cmd: String::new(), params: Vec::new(), options: BTreeMap::new(), flags: Vec::new() };
+        let mut tokens = Vec::new();
+        for a in args {
+            if let Some(rest) = a.strip_prefix("--") {
+                match rest.split_once('=') {
+                    Some((k, v)) => {
+                        p.options.insert(k.to_string(), v.to_string());
+                    }
+                    None => p.flags.push(rest.to_string()),
+                }
+            } else {
+                tokens.push(a.clone());
+            }
+        }
+        if !tokens.is_empty() {
+            p.cmd = tokens.remove(0);
+        }
+        p.params = tokens;
+        p
+    }
+
+    pub fn flag(&self, name: &str) -> bool {
+        self.flags.iter().any(|f| f == name)
+            || self.options.get(name).is_some_and(|v| v == "true" || v == "1")
+    }
+
+    pub fn opt(&self, name: &str) -> Option<&str> {
+        self.options.get(name).map(String::as_str)
+    }
+
+    /// A boolean given as `--name` or `--name=true|false`, with ldb's default.
+    pub fn bool_opt(&self, name: &str, default: bool) -> Res<bool> {
+        if self.flags.iter().any(|f| f == name) {
+            return Ok(true);
+        }
+        match self.options.get(name).map(String::as_str) {
+            None => Ok(default),
+            Some("true") | Some("1") => Ok(true),
+            Some("false") | Some("0") => Ok(false),
+            Some(v) => Err(Failure::new(format!("Invalid value for {name}: {v}"))),
+        }
+    }
+
+    pub fn int_opt(&self, name: &str) -> Res<Option<i64>> {
+        match self.options.get(name) {
+            None => Ok(None),
+            Some(v) => {
+                v.parse::<i64>().map(Some).map_err(|_| Failure::new(format!("Invalid value for {name}: {v}")))
+            }
+        }
+    }
+
+    /// Fails on an option or flag the command does not take, as ldb's ValidateCmdLineOptions.
+    pub fn check_known(&self, allowed: &[&str]) -> Res<()> {
+        for name in self.options.keys().chain(self.flags.iter()) {
+            if !COMMON_OPTIONS.contains(&name.as_str()) && !allowed.contains(&name.as_str()) {
+                return Err(Failure::usage(format!("Invalid command-line flag {name}")));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Options every command takes (ldb's LDBCommand constructor).
+const COMMON_OPTIONS: &[&str] = &[
+    "db",
+    "column_family",
+    "key_hex",
+    "value_hex",
+    "hex",
+    "create_if_missing",
+    "try_load_options",
+    "ignore_unknown_options",
+    "disable_consistency_checks",
+    "env_uri",
+    "fs_uri",
+];
+
+/// Commands whose feature belongs to another part of Shale not built yet.
+const NOT_SUPPORTED: &[(&str, &str)] = &[
+    ("backup", "backup engine (issue 17)"),
+    ("restore", "backup engine (issue 17)"),
+    ("checkpoint", "checkpoints (issue 17)"),
+    ("write_extern_sst", "external SST files (issue 17)"),
+    ("ingest_extern_sst", "external SST file ingestion (issue 17)"),
+    ("reduce_levels", "reduce_levels (changing a database's number of levels)"),
+    ("change_compaction_style", "change_compaction_style (universal compaction)"),
+    ("query", "the interactive query shell"),
+    ("load", "load (bulk loading from stdin)"),
+    ("update_manifest", "update_manifest"),
+    ("unsafe_remove_sst_file", "unsafe_remove_sst_file"),
+    ("file_checksum_dump", "file_checksum_dump (file checksums are not generated)"),
+    ("list_file_range_deletes", "list_file_range_deletes"),
+    ("dump_trace", "trace files"),
+    ("get_entity", "wide columns"),
+    ("put_entity", "wide columns"),
+    ("multi_get", "multi_get"),
+];
+
+pub const HELP: &str = "ldb - RocksDB Tool (Shale)
+
+commands MUST specify --db=<full_path_to_db_directory> when necessary
+
+The following optional parameters control if keys/values are input/output as hex or as plain strings:
+  --key_hex : Keys are input/output as hex
+  --value_hex : Values are input/output as hex
+  --hex : Both keys and values are input/output as hex
+
+The following optional parameters control the database internals:
+  --column_family=<string> : name of the column family to operate on. default: default column family
+  --try_load_options : Try to load option file from DB.
+  --ignore_unknown_options : Ignore unknown options when loading option file.
+  --create_if_missing : create the database if it does not exist
+
+Data Access Commands:
+  put <key> <value> [--create_if_missing]
+  get <key>
+  batchput <key> <value> [<key> <value>] [..] [--create_if_missing]
+  scan [--from] [--to] [--max_keys=<N>] [--no_value]
+  delete <key>
+  singledelete <key>
+  deleterange <begin key> <end key>
+  approxsize [--from] [--to]
+  checkconsistency
+
+Admin Commands:
+  dump_wal --walfile=<write_ahead_log_file_path> [--header] [--print_value]
+  compact [--from] [--to]
+  dump [--from] [--to] [--max_keys=<N>] [--count_only]
+  manifest_dump [--verbose] [--json] [--path=<path_to_manifest_file>]
+  get_property <property_name>
+  list_column_families
+  create_column_family --db=<db_path> <new_column_family_name>
+  drop_column_family --db=<db_path> <column_family_name_to_drop>
+  dump_live_files
+  idump [--from] [--to] [--input_key_hex] [--max_keys=<N>] [--count_only]
+  list_live_files_metadata [--sort_by_filename]
+  repair [--verbose]
+
+Not supported yet (print NotSupported): backup, restore, checkpoint, write_extern_sst,
+  ingest_extern_sst, reduce_levels, change_compaction_style, query, load, update_manifest,
+  unsafe_remove_sst_file, file_checksum_dump, list_file_range_deletes
+";
+
+/// Runs `shale ldb <args>`; returns the process exit status.
+pub fn run(args: &[String]) -> i32 {
+    let p = Parsed::parse(args);
+    let out = std::io::stdout();
+    let mut out = std::io::BufWriter::new(out.lock());
+    let r = dispatch(&p, &mut out);
+    use std::io::Write;
+    let flushed = out.flush();
+    match r {
+        Ok(()) => {
+            if flushed.is_err() {
+                return 1;
+            }
+            0
+        }
+        Err(f) => {
+            drop(out);
+            f.report();
+            1
+        }
+    }
+}
+
+pub type Out<'a> = dyn std::io::Write + 'a;
+
+fn dispatch(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
+    if p.cmd.is_empty() && p.flags.iter().any(|f| f == "help") {
+        out.write_all(HELP.as_bytes()).map_err(Failure::io)?;
+        return Ok(());
+    }
+    if p.cmd.is_empty() {
+        return Err(Failure::usage("Command not specified!".to_string()));
+    }
+    if let Some((_, what)) = NOT_SUPPORTED.iter().find(|(c, _)| *c == p.cmd) {
+        return Err(Failure::new(format!(
+            "Not implemented: {} is not supported by Shale yet: {what}",
+            p.cmd
+        )));
+    }
+    match p.cmd.as_str() {
+        "get" => db_cmds::get(p, out),
+        "put" => db_cmds::put(p, out),
+        "batchput" => db_cmds::batchput(p, out),
+        "delete" => db_cmds::delete(p, out, false),
+        "singledelete" => db_cmds::delete(p, out, true),
+        "deleterange" => db_cmds::deleterange(p, out),
+        "scan" => db_cmds::scan(p, out),
+        "dump" => db_cmds::dump(p, out),
+        "idump" => db_cmds::idump(p, out),
+        "compact" => db_cmds::compact(p, out),
+        "approxsize" => db_cmds::approxsize(p, out),
+        "get_property" => db_cmds::get_property(p, out),
+        "list_column_families" => db_cmds::list_column_families(p, out),
+        "create_column_family" => db_cmds::create_column_family(p, out),
+        "drop_column_family" => db_cmds::drop_column_family(p, out),
+        "repair" => db_cmds::repair(p, out),
+        "checkconsistency" => manifest::checkconsistency(p, out),
+        "manifest_dump" => manifest::manifest_dump(p, out),
+        "dump_live_files" => manifest::dump_live_files(p, out),
+        "list_live_files_metadata" => manifest::list_live_files_metadata(p, out),
+        "dump_wal" => wal::dump_wal(p, out),
+        "help" | "--help" => {
+            out.write_all(HELP.as_bytes()).map_err(Failure::io)?;
+            Ok(())
+        }
+        _ => Err(Failure::usage("Unknown command".to_string())),
+    }
+}

@@ -1,0 +1,467 @@
+//! `shale sst_dump`: RocksDB's `sst_dump` (tools/sst_dump_tool.cc, table/sst_file_dumper.cc)
+//! flags and output: `--file=<file or directory> --command=check|scan|verify|identify
+//! --show_properties --show_summary --from --to --read_num --output_hex --input_key_hex`.
+
+use std::io::Write;
+
+use shale::key::{make_internal_key, parse_internal_key, VALUE_TYPE_FOR_SEEK};
+use shale::table::{Table, TableProperties};
+
+use crate::ldb::fmt::{parsed_debug, slice_to_string, to_hex, Failure, Res};
+use crate::ldb::Out;
+
+const MAX_SEQ: u64 = (1 << 56) - 1;
+
+#[derive(Default)]
+struct Args {
+    file: Option<String>,
+    command: String,
+    output_hex: bool,
+    input_key_hex: bool,
+    read_num: u64,
+    verify_checksum: bool,
+    from: Option<Vec<u8>>,
+    to: Option<Vec<u8>>,
+    show_properties: bool,
+    show_summary: bool,
+}
+
+const USAGE: &str = "Usage: sst_dump --file=<data_dir_OR_sst_file> [--command=check|scan|raw|verify|identify]
+    --file=<data_dir_OR_sst_file>
+      Path to SST file or directory containing SST files
+
+    --command=check|scan|raw|verify|identify
+        check: Iterate over entries in files but don't print anything except if an error is encountered (default command)
+        scan: Iterate over entries in files and print them to screen
+        raw: Dump all the table contents to <file_name>_dump.txt (not supported by Shale yet)
+        verify: Iterate all the blocks in files verifying checksum to detect possible corruption but don't print anything except if a corruption is encountered
+        recompress: reports the SST file size if recompressed with different compression types (not supported by Shale yet)
+        identify: Reports a file is a valid SST file or lists all valid SST files under a directory
+
+    --output_hex
+      Can be combined with scan command to print the keys and values in Hex
+
+    --from=<user_key>
+      Key to start reading from when executing check|scan
+
+    --to=<user_key>
+      Key to stop reading at when executing check|scan
+
+    --read_num=<num>
+      Maximum number of entries to read when executing check|scan
+
+    --verify_checksum
+      Verify file checksum when executing check|scan
+
+    --input_key_hex
+      Can be combined with --from and --to to indicate that these values are encoded in Hex
+
+    --show_properties
+      Print table properties after iterating over the file when executing check|scan|raw|identify
+
+    --show_summary
+      Print summary of number of files, data blocks and block sizes
+";
+
+fn parse(args: &[String]) -> Res<Args> {
+    let mut a = Args { command: String::new(), ..Default::default() };
+    let mut from: Option<String> = None;
+    let mut to: Option<String> = None;
+    for arg in args {
+        if let Some(v) = arg.strip_prefix("--file=") {
+            a.file = Some(v.to_string());
+        } else if arg == "--output_hex" {
+            a.output_hex = true;
+        } else if arg == "--input_key_hex" {
+            a.input_key_hex = true;
+        } else if let Some(v) = arg.strip_prefix("--read_num=") {
+            a.read_num = v.parse().map_err(|_| Failure::usage(format!("Unrecognized argument '{arg}'\n")))?;
+        } else if arg == "--verify_checksum" {
+            a.verify_checksum = true;
+        } else if let Some(v) = arg.strip_prefix("--command=") {
+            a.command = v.to_string();
+        } else if let Some(v) = arg.strip_prefix("--from=") {
+            from = Some(v.to_string());
+        } else if let Some(v) = arg.strip_prefix("--to=") {
+            to = Some(v.to_string());
+        } else if arg == "--show_properties" {
+            a.show_properties = true;
+        } else if arg == "--show_summary" {
+            a.show_summary = true;
+        } else if arg == "--decode_blob_index" {
+            return Err(Failure::new("Not implemented: --decode_blob_index (BlobDB is not supported)"));
+        } else if arg.starts_with("--compression_types=") || arg.starts_with("--compression_level") {
+            return Err(Failure::new("Not implemented: recompress is not supported by Shale yet"));
+        } else if arg == "--help" {
+            return Err(Failure::usage(String::new()));
+        } else {
+            return Err(Failure::usage(format!("Unrecognized argument '{arg}'\n")));
+        }
+    }
+    let decode = |s: String| -> Res<Vec<u8>> {
+        if a.input_key_hex {
+            crate::ldb::fmt::hex_to_string(&s)
+        } else {
+            Ok(s.into_bytes())
+        }
+    };
+    a.from = from.map(decode).transpose()?;
+    a.to = to.map(decode).transpose()?;
+    Ok(a)
+}
+
+/// Runs `shale sst_dump <args>`; returns the exit status.
+pub fn run(args: &[String]) -> i32 {
+    let a = match parse(args) {
+        Ok(a) => a,
+        Err(f) => {
+            if f.usage {
+                eprint!("{}", f.msg);
+                eprint!("{USAGE}");
+            } else {
+                eprintln!("{}", f.msg);
+            }
+            return 1;
+        }
+    };
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let code = match dump(&a, &mut out) {
+        Ok(c) => c,
+        Err(f) => {
+            let _ = out.flush();
+            eprintln!("{}", f.msg);
+            1
+        }
+    };
+    if out.flush().is_err() {
+        return 1;
+    }
+    code
+}
+
+fn w(out: &mut Out<'_>, b: &[u8]) -> Res<()> {
+    out.write_all(b).map_err(Failure::io)
+}
+
+fn dump(a: &Args, out: &mut Out<'_>) -> Res<i32> {
+    let Some(target) = a.file.as_deref() else {
+        return Err(Failure::new("file or directory must be specified.\n\n".to_string() + USAGE));
+    };
+    match a.command.as_str() {
+        "" | "check" | "scan" | "verify" | "identify" => {}
+        "raw" => {
+            return Err(Failure::new("Not implemented: sst_dump --command=raw is not supported by Shale yet"))
+        }
+        "recompress" => {
+            return Err(Failure::new(
+                "Not implemented: sst_dump --command=recompress is not supported by Shale yet",
+            ))
+        }
+        c => return Err(Failure::new(format!("Unknown command: {c}"))),
+    }
+    // RocksDB prints its Env's address; Shale has no Env object, so a fixed value.
+    w(out, b"options.env is 0x0\n")?;
+    let (files, dir) = match std::fs::read_dir(target) {
+        Ok(rd) => {
+            let mut v = Vec::new();
+            for e in rd {
+                v.push(e.map_err(Failure::io)?.file_name().to_string_lossy().into_owned());
+            }
+            (v, true)
+        }
+        Err(_) => {
+            if std::fs::metadata(target).is_err() {
+                return Err(Failure::new(format!("NotFound: {target}: No such file or directory")));
+            }
+            (vec![target.to_string()], false)
+        }
+    };
+    let mut valid: Vec<String> = Vec::new();
+    let mut total_read = 0u64;
+    let mut totals = [0u64; 5];
+    for name in files {
+        if name.len() <= 4 || !name.ends_with(".sst") {
+            continue;
+        }
+        let path = if dir { format!("{target}/{name}") } else { name };
+        w(out, format!("Process {path}\n").as_bytes())?;
+        out.flush().map_err(Failure::io)?;
+        let table = match open(&path, a.verify_checksum) {
+            Ok(t) => t,
+            Err(f) => {
+                eprintln!("{path}: {}", f.msg);
+                continue;
+            }
+        };
+        w(out, b"Sst file format: block-based\n")?;
+        valid.push(path.clone());
+        if valid.len() == 1 && matches!(a.command.as_str(), "" | "check" | "scan") {
+            let f = a.from.as_deref().map(to_hex).unwrap_or_default();
+            let t = a.to.as_deref().map(to_hex).unwrap_or_default();
+            w(out, format!("from [{f}] to [{t}]\n").as_bytes())?;
+        }
+        if matches!(a.command.as_str(), "" | "check" | "scan") {
+            let limit = if a.read_num > 0 { a.read_num - total_read } else { 0 };
+            let r = read_sequential(&table, a.command == "scan", limit, a, out);
+            match r {
+                Ok(n) => total_read += n,
+                Err(f) => {
+                    out.flush().map_err(Failure::io)?;
+                    eprintln!("{path}: {}", f.msg);
+                }
+            }
+            if a.read_num > 0 && total_read > a.read_num {
+                break;
+            }
+        }
+        if a.command == "verify" {
+            match verify(&table) {
+                Ok(()) => w(out, b"The file is ok\n")?,
+                Err(f) => {
+                    out.flush().map_err(Failure::io)?;
+                    eprintln!("{path} is corrupted: {}", f.msg);
+                }
+            }
+            continue;
+        }
+        if a.show_properties || a.show_summary {
+            let p = table.properties();
+            if a.show_properties {
+                w(out, b"Table Properties:\n------------------------------\n  ")?;
+                w(out, &properties_to_string(p, "\n  ", ": "))?;
+            }
+            totals[0] += 1;
+            totals[1] += p.num_data_blocks;
+            totals[2] += p.data_size;
+            totals[3] += p.index_size;
+            totals[4] += p.filter_size;
+            if a.show_properties {
+                w(out, b"Raw user collected properties\n------------------------------\n")?;
+                for (k, v) in &p.user_collected {
+                    w(out, format!("  # {k}: 0x{}\n", to_hex(v)).as_bytes())?;
+                }
+            }
+        }
+    }
+    if a.show_summary {
+        w(
+            out,
+            format!(
+                "total number of files: {}\ntotal number of data blocks: {}\ntotal data block size: {}\n\
+                 total index block size: {}\ntotal filter block size: {}\n",
+                totals[0], totals[1], totals[2], totals[3], totals[4]
+            )
+            .as_bytes(),
+        )?;
+    }
+    if valid.is_empty() {
+        if dir {
+            w(out, b"------------------------------\n")?;
+            out.flush().map_err(Failure::io)?;
+            eprintln!("No valid SST files found in {target}");
+        } else {
+            out.flush().map_err(Failure::io)?;
+            eprintln!("{target} is not a valid SST file");
+        }
+        return Ok(1);
+    }
+    if a.command == "identify" {
+        if dir {
+            w(
+                out,
+                format!("------------------------------\nList of valid SST files found in {target}:\n")
+                    .as_bytes(),
+            )?;
+            for f in &valid {
+                w(out, format!("{f}\n").as_bytes())?;
+            }
+            w(out, format!("Number of valid SST files: {}\n", valid.len()).as_bytes())?;
+        } else {
+            w(out, format!("{target} is a valid SST file\n").as_bytes())?;
+        }
+    }
+    Ok(0)
+}
+
+fn open(path: &str, verify: bool) -> Res<std::sync::Arc<Table>> {
+    let size = std::fs::metadata(path).map_err(Failure::io)?.len();
+    let fs = shale::fs::default_fs();
+    let file = fs.new_random_access_file(std::path::Path::new(path)).map_err(Failure::db)?;
+    let opts = shale::table::TableReaderOptions {
+        icmp: shale::key::bytewise_internal_comparator(),
+        block_cache: None,
+        verify_checksums: verify,
+        file_name: path.to_string(),
+        cache_id: 0,
+    };
+    Table::open(file, size, opts).map_err(Failure::db)
+}
+
+/// SstFileDumper::ReadSequential: returns the number of entries read.
+fn read_sequential(
+    t: &std::sync::Arc<Table>,
+    print: bool,
+    read_num: u64,
+    a: &Args,
+    out: &mut Out<'_>,
+) -> Res<u64> {
+    let mut it = t.iter(false);
+    match &a.from {
+        Some(f) => it.seek(&make_internal_key(f, MAX_SEQ, VALUE_TYPE_FOR_SEEK)),
+        None => it.seek_to_first(),
+    }
+    let mut i = 0u64;
+    while it.valid() {
+        i += 1;
+        if read_num > 0 && i > read_num {
+            break;
+        }
+        let key = it.key();
+        match parse_internal_key(key) {
+            Ok(p) => {
+                if a.to.as_deref().is_some_and(|t| p.user_key >= t) {
+                    break;
+                }
+                if print {
+                    let mut line = parsed_debug(p.user_key, p.sequence, p.value_type as u8, a.output_hex);
+                    line.extend_from_slice(b" => ");
+                    line.extend(slice_to_string(it.value(), a.output_hex));
+                    line.push(b'\n');
+                    w(out, &line)?;
+                }
+            }
+            Err(e) => eprintln!("{e}"),
+        }
+        it.next();
+    }
+    it.status().map_err(Failure::db)?;
+    Ok(i)
+}
+
+/// Reads every block with its checksum verified.
+fn verify(t: &std::sync::Arc<Table>) -> Res<()> {
+    let mut it = t.iter(false);
+    it.seek_to_first();
+    while it.valid() {
+        it.next();
+    }
+    it.status().map_err(Failure::db)
+}
+
+/// ldb's `dump_live_files` view of one table (ldb's DumpSstFile): the entries, then the
+/// properties as `name=value` lines.
+pub fn dump_sst_for_ldb(path: &str, hex: bool, out: &mut Out<'_>) -> Res<()> {
+    w(out, format!("Process {path}\n").as_bytes())?;
+    let t = match open(path, false) {
+        Ok(t) => t,
+        Err(f) => {
+            out.flush().map_err(Failure::io)?;
+            eprintln!("Error in reading SST file {path}{}", f.msg);
+            return Ok(());
+        }
+    };
+    w(out, b"Sst file format: block-based\n")?;
+    let a = Args { output_hex: hex, ..Default::default() };
+    if let Err(f) = read_sequential(&t, true, u64::MAX, &a, out) {
+        out.flush().map_err(Failure::io)?;
+        eprintln!("Error in reading SST file {path}{}", f.msg);
+        return Ok(());
+    }
+    w(out, b"\nTable Properties:\n")?;
+    w(out, &properties_to_string(t.properties(), "\n", "="))?;
+    w(out, b"\n")
+}
+
+fn base36(s: &[u8]) -> Option<u64> {
+    let mut v: u64 = 0;
+    for &c in s {
+        let d = match c {
+            b'0'..=b'9' => c - b'0',
+            b'A'..=b'Z' => c - b'A' + 10,
+            b'a'..=b'z' => c - b'a' + 10,
+            _ => return None,
+        } as u64;
+        v = v.wrapping_mul(36).wrapping_add(d);
+    }
+    Some(v)
+}
+
+/// The table's public unique id (table/unique_id.cc), from the DB id, session id and file
+/// number in its properties; None when one is missing, as RocksDB prints "N/A".
+pub fn table_unique_id(p: &TableProperties) -> Option<String> {
+    let sid = p.db_session_id.as_bytes();
+    if p.db_id.is_empty() || p.orig_file_number == 0 || sid.len() < 13 || sid.len() > 24 {
+        return None;
+    }
+    let a = base36(&sid[..sid.len() - 12])?;
+    let b = base36(&sid[sid.len() - 12..])?;
+    let upper = a >> 2;
+    let lower = (b & (u64::MAX >> 2)) | (a << 62);
+    let h = xxhash_rust::xxh3::xxh3_128_with_seed(p.db_id.as_bytes(), upper);
+    let db_a = (h >> 64) as u64;
+    let id = [lower, db_a ^ p.orig_file_number];
+    Some(crate::ldb::manifest_unique_id(id))
+}
+
+/// TableProperties::ToString(prop_delim, kv_delim), RocksDB 7.8.3's list and order.
+pub fn properties_to_string(p: &TableProperties, pd: &str, kd: &str) -> Vec<u8> {
+    let mut r = Vec::new();
+    let mut add = |k: &str, v: String| {
+        r.extend(format!("{k}{kd}{v}{pd}").into_bytes());
+    };
+    let na = |s: &str| if s.is_empty() { "N/A".to_string() } else { s.to_string() };
+    let avg = |x: u64| if p.num_entries != 0 { x as f64 / p.num_entries as f64 } else { 0.0 };
+    add("# data blocks", p.num_data_blocks.to_string());
+    add("# entries", p.num_entries.to_string());
+    add("# deletions", p.num_deletions.to_string());
+    add("# merge operands", p.num_merge_operands.to_string());
+    add("# range deletions", p.num_range_deletions.to_string());
+    add("raw key size", p.raw_key_size.to_string());
+    add("raw average key size", format!("{:.6}", avg(p.raw_key_size)));
+    add("raw value size", p.raw_value_size.to_string());
+    add("raw average value size", format!("{:.6}", avg(p.raw_value_size)));
+    add("data block size", p.data_size.to_string());
+    add(
+        &format!(
+            "index block size (user-key? {}, delta-value? {})",
+            p.index_key_is_user_key, p.index_value_is_delta_encoded
+        ),
+        p.index_size.to_string(),
+    );
+    if p.index_partitions != 0 {
+        add("# index partitions", p.index_partitions.to_string());
+        add("top-level index size", p.top_level_index_size.to_string());
+    }
+    add("filter block size", p.filter_size.to_string());
+    add("# entries for filter", p.num_filter_entries.to_string());
+    add("(estimated) table size", (p.data_size + p.index_size + p.filter_size).to_string());
+    add("filter policy name", na(&p.filter_policy_name));
+    add("prefix extractor name", na(&p.prefix_extractor_name));
+    let cf_id = if p.column_family_id == shale::table::properties::UNKNOWN_COLUMN_FAMILY {
+        "N/A".to_string()
+    } else {
+        p.column_family_id.to_string()
+    };
+    add("column family ID", cf_id);
+    add("column family name", na(&p.column_family_name));
+    add("comparator name", na(&p.comparator_name));
+    add("merge operator name", na(&p.merge_operator_name));
+    add("property collectors names", na(&p.property_collectors_names));
+    add("SST file compression algo", na(&p.compression_name));
+    add("SST file compression options", na(&p.compression_options));
+    add("creation time", p.creation_time.to_string());
+    add("time stamp of earliest key", p.oldest_key_time.to_string());
+    add("file creation time", p.file_creation_time.to_string());
+    add("slow compression estimated data size", p.slow_compression_estimated_data_size.to_string());
+    add("fast compression estimated data size", p.fast_compression_estimated_data_size.to_string());
+    add("DB identity", p.db_id.clone());
+    add("DB session identity", p.db_session_id.clone());
+    add("DB host id", p.db_host_id.clone());
+    add("original file number", p.orig_file_number.to_string());
+    add("unique ID", table_unique_id(p).unwrap_or_else(|| "N/A".to_string()));
+    // An empty mapping prints as nothing; a non-empty one is not decoded yet.
+    let seqno_time = if p.seqno_to_time_mapping.is_empty() { String::new() } else { "N/A".to_string() };
+    add("Sequence number to time mapping", seqno_time);
+    r
+}

@@ -1,0 +1,222 @@
+//! `DB::repair`: rebuild a database's MANIFEST from the files in its directory, as
+//! RocksDB's RepairDB (db/repair.cc) does, for a database whose MANIFEST or CURRENT is lost
+//! or damaged.
+//!
+//! Steps:
+//! 1. take LOCK; list the directory: tables (`*.sst`), WALs (`*.log`), MANIFESTs;
+//! 2. open every table, verifying its blocks' checksums and reading every entry: its key
+//!    range, sequence range, and column family (from its properties). A table that does not
+//!    read back whole is moved to `lost/`, as RocksDB archives it;
+//! 3. move the old MANIFESTs to `lost/`, write a new MANIFEST holding every good table at
+//!    level 0 in its column family, each column family's log number 0 (so that every WAL
+//!    left in the directory is replayed), the last sequence the highest in any table, and
+//!    point CURRENT at it (synced, renamed, directory synced);
+//! 4. open the database with all its column families, which replays the WALs, flush every
+//!    column family so the WALs' contents are in tables, and close.
+//!
+//! Unlike RocksDB, step 4 goes through the engine's own recovery rather than a private WAL
+//! converter: the same code path that replays WALs at every open.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::db::filename::{parse_file_name, table_file, FileType};
+use crate::error::{Error, Result};
+use crate::fs::FileSystem;
+use crate::key::{make_internal_key, parse_internal_key, InternalKeyComparator, ValueType};
+use crate::options::Options;
+use crate::table::{Table, TableReaderOptions};
+use crate::version::edit::{FileMetaData, VersionEdit};
+use crate::version::manifest::{set_current_file, ManifestWriter};
+
+use super::DB;
+
+const MAX_SEQ: u64 = (1 << 56) - 1;
+
+/// A table found in the directory, read back whole.
+struct Found {
+    cf_id: u32,
+    cf_name: String,
+    meta: FileMetaData,
+}
+
+fn scan_table(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    number: u64,
+    icmp: &InternalKeyComparator,
+) -> Result<Option<Found>> {
+    let path = table_file(dir, number);
+    let size = fs.file_size(&path)?;
+    let file = fs.new_random_access_file(&path)?;
+    let opts = TableReaderOptions {
+        icmp: icmp.clone(),
+        block_cache: None,
+        verify_checksums: true,
+        file_name: path.display().to_string(),
+        cache_id: 0,
+    };
+    let table = Table::open(file, size, opts)?;
+    let mut meta = FileMetaData { number, file_size: size, ..FileMetaData::default() };
+    let mut smallest: Option<Vec<u8>> = None;
+    let mut largest: Option<Vec<u8>> = None;
+    let note = |ikey: &[u8],
+                meta: &mut FileMetaData,
+                smallest: &mut Option<Vec<u8>>,
+                largest: &mut Option<Vec<u8>>|
+     -> Result<()> {
+        let p = parse_internal_key(ikey)?;
+        meta.smallest_seqno = meta.smallest_seqno.min(p.sequence);
+        meta.largest_seqno = meta.largest_seqno.max(p.sequence);
+        if smallest.as_deref().is_none_or(|s| icmp.compare(ikey, s).is_lt()) {
+            *smallest = Some(ikey.to_vec());
+        }
+        if largest.as_deref().is_none_or(|l| icmp.compare(ikey, l).is_gt()) {
+            *largest = Some(ikey.to_vec());
+        }
+        Ok(())
+    };
+    let mut it = table.iter(false);
+    it.seek_to_first();
+    while it.valid() {
+        note(it.key(), &mut meta, &mut smallest, &mut largest)?;
+        it.next();
+    }
+    it.status()?;
+    for (start, end) in table.range_tombstones() {
+        note(start, &mut meta, &mut smallest, &mut largest)?;
+        // The end of a range tombstone bounds the file with the maximal sequence number,
+        // as RocksDB's sentinel key.
+        let end_key = make_internal_key(end, MAX_SEQ, ValueType::RangeDeletion);
+        if largest.as_deref().is_none_or(|l| icmp.compare(&end_key, l).is_gt()) {
+            largest = Some(end_key);
+        }
+    }
+    let (Some(s), Some(l)) = (smallest, largest) else {
+        return Ok(None); // an empty table holds nothing to recover
+    };
+    meta.smallest = s;
+    meta.largest = l;
+    let props = table.properties();
+    meta.file_creation_time = props.file_creation_time;
+    meta.oldest_ancester_time = props.creation_time;
+    let cf_id = if props.column_family_id == crate::table::properties::UNKNOWN_COLUMN_FAMILY {
+        0
+    } else {
+        props.column_family_id as u32
+    };
+    let cf_name = if props.column_family_name.is_empty() && cf_id == 0 {
+        crate::DEFAULT_COLUMN_FAMILY_NAME.to_string()
+    } else {
+        props.column_family_name.clone()
+    };
+    Ok(Some(Found { cf_id, cf_name, meta }))
+}
+
+fn archive(fs: &dyn FileSystem, dir: &Path, name: &str) -> Result<()> {
+    let lost = dir.join("lost");
+    fs.create_dir_all(&lost)?;
+    fs.rename(&dir.join(name), &lost.join(name))
+}
+
+impl DB {
+    /// Rebuilds the MANIFEST of the database at `path` from its tables and WALs (RocksDB's
+    /// RepairDB, rust-rocksdb's `DB::repair`). Tables that cannot be read whole are moved
+    /// to `path/lost/`, as are the old MANIFESTs.
+    pub fn repair<P: AsRef<Path>>(opts: &Options, path: P) -> Result<()> {
+        let dir = path.as_ref();
+        let fs = opts.fs.clone().unwrap_or_else(crate::fs::default_fs);
+        if !fs.file_exists(dir) {
+            return Err(Error::invalid_argument(format!("{}: does not exist", dir.display())));
+        }
+        let icmp = InternalKeyComparator::new(opts.comparator.clone());
+        let mut tables = Vec::new();
+        let mut manifests = Vec::new();
+        let mut max_number = 1u64;
+        {
+            let _lock = fs.lock_file(&crate::db::filename::lock_file(dir))?;
+            for name in fs.children(dir)? {
+                match parse_file_name(&name) {
+                    Some(FileType::Table(n)) => {
+                        tables.push(n);
+                        max_number = max_number.max(n);
+                    }
+                    Some(FileType::Wal(n)) | Some(FileType::Options(n)) | Some(FileType::Temp(n)) => {
+                        max_number = max_number.max(n)
+                    }
+                    Some(FileType::Manifest(n)) => {
+                        manifests.push(name.clone());
+                        max_number = max_number.max(n);
+                    }
+                    _ => {}
+                }
+            }
+            tables.sort_unstable();
+            let mut found = Vec::new();
+            for n in tables {
+                match scan_table(&*fs, dir, n, &icmp) {
+                    Ok(Some(f)) => found.push(f),
+                    Ok(None) => {}
+                    Err(_) => archive(&*fs, dir, &crate::db::filename::table_file_name(n))?,
+                }
+            }
+            // Column families by id, with the names the tables record.
+            let mut cfs: BTreeMap<u32, String> = BTreeMap::new();
+            cfs.insert(0, crate::DEFAULT_COLUMN_FAMILY_NAME.to_string());
+            for f in &found {
+                if f.cf_id != 0 && !f.cf_name.is_empty() {
+                    cfs.entry(f.cf_id).or_insert_with(|| f.cf_name.clone());
+                }
+            }
+            let last_sequence = found.iter().map(|f| f.meta.largest_seqno).max().unwrap_or(0);
+            let manifest_number = max_number + 1;
+            let next_file_number = manifest_number + 2;
+            let comparator = opts.comparator.name().to_string();
+            let mut edits = Vec::new();
+            for (&id, name) in &cfs {
+                edits.push(VersionEdit {
+                    column_family: id,
+                    column_family_add: (id != 0).then(|| name.clone()),
+                    comparator: Some(comparator.clone()),
+                    ..VersionEdit::default()
+                });
+                let new_files = found
+                    .iter()
+                    .filter(|f| f.cf_id == id || (!cfs.contains_key(&f.cf_id) && id == 0))
+                    .map(|f| (0u32, f.meta.clone()))
+                    .collect();
+                edits.push(VersionEdit {
+                    column_family: id,
+                    new_files,
+                    log_number: Some(0),
+                    last_sequence: Some(last_sequence),
+                    ..VersionEdit::default()
+                });
+            }
+            edits.push(VersionEdit {
+                prev_log_number: Some(0),
+                next_file_number: Some(next_file_number),
+                max_column_family: Some(cfs.keys().copied().max().unwrap_or(0)),
+                last_sequence: Some(last_sequence),
+                ..VersionEdit::default()
+            });
+            for m in &manifests {
+                archive(&*fs, dir, m)?;
+            }
+            drop(ManifestWriter::create(&*fs, dir, manifest_number, &edits)?);
+            set_current_file(&*fs, dir, manifest_number, manifest_number + 1)?;
+        }
+        // Replay the WALs through the engine and flush them into tables.
+        let mut o = opts.clone();
+        o.create_if_missing(false);
+        let names = DB::list_cf(&o, dir)?;
+        let db = DB::open_cf(&o, dir, names.clone())?;
+        for n in &names {
+            if let Some(cf) = db.cf_handle(n) {
+                db.flush_cf(cf)?;
+            }
+        }
+        drop(db);
+        Ok(())
+    }
+}
