@@ -10,12 +10,12 @@
 pub mod batch;
 pub mod cache;
 mod cf_ref;
-pub mod coding;
+pub use shale_base::coding;
 pub mod compaction;
 pub mod comparator;
 pub mod db;
-mod error;
-pub mod fs;
+use shale_base::error;
+pub use shale_base::fs;
 pub mod iter;
 pub mod key;
 pub mod memtable;

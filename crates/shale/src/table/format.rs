@@ -90,16 +90,7 @@ impl ChecksumType {
     }
 }
 
-const CRC_MASK_DELTA: u32 = 0xa282_ead8;
-
-/// RocksDB's masked CRC32C (so a CRC stored inside CRC'd data stays well distributed).
-pub fn mask_crc(crc: u32) -> u32 {
-    crc.rotate_right(15).wrapping_add(CRC_MASK_DELTA)
-}
-
-pub fn unmask_crc(masked: u32) -> u32 {
-    masked.wrapping_sub(CRC_MASK_DELTA).rotate_left(15)
-}
+pub use shale_base::checksum::{mask_crc, unmask_crc};
 
 /// The checksum stored in a block trailer: computed over `data` followed by `last_byte`
 /// (the compression type).

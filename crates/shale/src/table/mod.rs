@@ -4,7 +4,7 @@
 pub mod block;
 pub mod block_iter;
 pub mod builder;
-pub mod compression;
+pub use shale_base::compression;
 pub mod filter;
 pub mod format;
 pub mod properties;
