@@ -18,7 +18,7 @@ use super::error_handler::BgErrorReason;
 use super::filename::{self, FileType};
 use super::info_log::InfoLog;
 use super::table_cache::TableCache;
-use super::{CfState, DbInner, DbState, Stats, WalState, DB};
+use super::{CfState, DBWithThreadMode, DbInner, DbState, Stats, ThreadMode, WalState};
 use crate::batch::WriteBatch;
 use crate::error::{Error, Result};
 use crate::fs::{default_fs, FileSystem};
@@ -30,7 +30,11 @@ use crate::version::manifest::{self, ManifestWriter};
 use crate::version::{Version, VersionBuilder};
 use crate::wal::{LogReader, LogWriter};
 
-pub(crate) fn open(opts: &Options, path: &Path, mut descs: Vec<ColumnFamilyDescriptor>) -> Result<DB> {
+pub(crate) fn open<T: ThreadMode>(
+    opts: &Options,
+    path: &Path,
+    mut descs: Vec<ColumnFamilyDescriptor>,
+) -> Result<DBWithThreadMode<T>> {
     opts.check_supported()?;
     for d in &descs {
         d.options.check_supported()?;
@@ -258,10 +262,10 @@ pub(crate) fn open(opts: &Options, path: &Path, mut descs: Vec<ColumnFamilyDescr
         .get(DEFAULT_COLUMN_FAMILY_NAME)
         .map(|c| ColumnFamily { handle: c.handle.clone() })
         .ok_or_else(|| Error::corruption("no default column family"))?;
-    let mut db = DB { inner, cfs: handles, default_cf, threads };
+    let mut db = DBWithThreadMode::<T>::from_parts(inner, handles, default_cf, threads);
     for d in missing_in_db {
         if d.name != DEFAULT_COLUMN_FAMILY_NAME {
-            db.create_cf(&d.name, &d.options)?;
+            db.create_cf_internal(&d.name, &d.options)?;
         }
     }
     Ok(db)
