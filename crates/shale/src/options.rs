@@ -405,9 +405,6 @@ impl Options {
         if let Some(name) = self.unsupported.first().or(self.table.unsupported.first()) {
             return Err(Error::not_supported(format!("option {name} is not supported by Shale")));
         }
-        if matches!(self.compression, DBCompressionType::Bz2) {
-            return Err(Error::not_supported("compression type BZip2 is not supported by Shale"));
-        }
         if self.num_levels < 2 {
             return Err(Error::invalid_argument("num_levels must be at least 2"));
         }

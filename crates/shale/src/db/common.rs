@@ -496,9 +496,13 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
             .collect()
     }
 
-    /// The WAL's updates since `seq_number`: not built yet (issue 10's remainder).
-    pub fn get_updates_since(&self, _seq_number: u64) -> Result<DBWALIterator> {
-        Err(unsupported("get_updates_since (WAL iterator)", 10))
+    /// The write batches after `seq_number`, read back from the WALs on disk (see
+    /// `wal_iter.rs`).
+    pub fn get_updates_since(&self, seq_number: u64) -> Result<DBWALIterator> {
+        // Buffered WAL bytes must reach the file before it is read back.
+        self.flush_wal(false)?;
+        let last = self.latest_sequence_number();
+        crate::wal_iter::updates_since(&*self.inner.fs, &self.inner.path, seq_number, last)
     }
 
     /// Only secondary instances catch up, and they are not built yet.
