@@ -39,8 +39,73 @@ test_multithreaded test_rocksdb_options test_db"
 
 # file::test  issue-that-turns-it  (what it needs)
 KNOWN_FAILURES="$(cat <<'EOF'
+test_comparator::test_comparator_with_column_family_with_ts  issue 15 (user-defined timestamps)
+test_comparator::test_comparator_with_ts  issue 15 (user-defined timestamps)
+test_db::compact_range_test  issue 18 (universal compaction style)
+test_db::cuckoo  issue 18 (cuckoo tables)
+test_db::env_and_dbpaths_test  issue 10 (Env thread-pool priorities, several db_paths)
+test_db::fifo_compaction_test  issue 18 (FIFO compaction)
+test_db::get_statistics_test  issue 14 (statistics)
+test_db::get_with_cache_and_bulkload_and_blobs_test  issue 18 (blob files)
+test_db::get_with_cache_and_bulkload_test  issue 10 (wal_bytes_per_sync, unordered_write, memtable_whole_key_filtering, db_log_dir are refused)
+test_db::iterator_test_tailing  issue 13 (tailing iterators)
+test_db::prefix_extract_and_iterate_test  issue 15 (prefix extractors)
+test_db::set_column_family_metadata_test  issue 10 (asserts a one-key SST is over 1300 bytes, RocksDB 11's size; Shale's is smaller)
+test_db::set_option_cf_test  issue 10 (set_options_cf, dynamic options)
+test_db::set_option_test  issue 10 (set_options, dynamic options)
+test_db::test_atomic_flush_cfs  issue 10 (atomic_flush)
+test_db::test_enable_and_disable_file_deletions  issue 17 (disable/enable_file_deletions)
+test_db::test_full_history_ts_low  issue 15 (user-defined timestamps)
+test_db::test_open_as_secondary  issue 10 (secondary instances)
+test_db::test_open_cf_descriptors_as_secondary  issue 10 (secondary instances)
+test_db::test_open_cf_descriptors_for_read_only  issue 10 (read-only open)
+test_db::test_open_cf_for_read_only  issue 10 (read-only open)
+test_db::test_open_for_read_only  issue 10 (read-only open)
+test_db::test_open_cf_with_ttl  issue 10 (TTL databases)
+test_db::test_open_with_ttl  issue 10 (TTL databases)
+test_db::test_ttl_mix  issue 10 (TTL databases)
+test_db::test_open_with_multiple_refs_as_single_threaded  rustc (the expected .stderr has an older rustc's wording of E0596; fails the same with rust-rocksdb)
+test_db::wait_for_compact_test  issue 9 (wait_for_compact needs the background-job scheduler)
+test_iterator::test_full_iterator  issue 15 (prefix extractors)
+test_iterator::test_prefix_iterator  issue 15 (prefix extractors)
+test_iterator::test_prefix_iterator_uses_full_prefix  issue 15 (prefix extractors)
+test_iterator::test_iterator_user_defined_timestamp  issue 15 (user-defined timestamps)
+test_column_family::test_column_family  issue 15 (merge operators)
+test_column_family::test_open_column_family_with_opts  issue 10 (min_write_buffer_number_to_merge > 1)
+test_column_family::test_column_family_with_transactiondb  issue 16 (transactions)
+test_rocksdb_options::jemalloc_init  issue 10 (LOG header line "Jemalloc supported")
+test_rocksdb_options::set_compression_options_zstd_max_train_bytes  issue 10 (compression_opts, dictionaries)
+test_rocksdb_options::set_wal_compression_unsupported  deliberate (rust-rocksdb panics in the setter; Shale refuses the option at open instead)
+test_rocksdb_options::set_wal_compression_zstd  issue 10 (WAL compression)
+test_rocksdb_options::test_add_compact_on_deletion_collector_factory  issue 10 (table-properties collectors)
+test_rocksdb_options::test_block_based_options  issue 10 (table options dumped in LOG; format_version 4 and 7)
+test_rocksdb_options::test_block_based_table_pinning_tier  issue 14 (cache pinning tiers)
+test_rocksdb_options::test_crc32_build  issue 10 (LOG header line "Fast CRC32 supported")
+test_rocksdb_options::test_lru_cache_custom_opts  issue 14 (row cache)
+test_rocksdb_options::test_set_avoid_unnecessary_blocking_io  issue 10 (avoid_unnecessary_blocking_io)
+test_rocksdb_options::test_set_blob_cache  issue 18 (blob files)
+test_rocksdb_options::test_set_cf_paths  issue 10 (cf_paths)
+test_rocksdb_options::test_set_data_block_index_type  issue 10 (data-block hash index; options dumped in LOG)
+test_rocksdb_options::test_set_experimental_mempurge_threshold  issue 10 (mempurge)
+test_rocksdb_options::test_set_level_compaction_dynamic_level_bytes  issue 9 (dynamic level sizing in the picker)
+test_rocksdb_options::test_set_periodic_compaction_seconds  issue 10 (periodic compaction)
+test_rocksdb_options::test_set_ratelimiter  issue 10 (rate limiter)
+test_rocksdb_options::test_set_track_and_verify_wals_in_manifest  issue 10 (WAL tracking in the MANIFEST)
+test_rocksdb_options::test_set_ttl  issue 10 (options dumped in LOG)
+test_rocksdb_options::test_set_write_dbid_to_manifest  issue 10 (write_dbid_to_manifest=false)
 EOF
 )"
+
+# The issue that turns the failures of files outside MUST_PASS (tests not listed above).
+default_issue() {
+  case "$1" in
+    test_backup | test_checkpoint | test_sst_file_writer) echo "issue 17 (backups, checkpoints, SST files)" ;;
+    test_merge_operator | test_compactionfilter | test_slice_transform) echo "issue 15 (merge, compaction filters, prefix extractors)" ;;
+    test_perf) echo "issue 14 (perf context, memory usage)" ;;
+    test_transaction_db* | test_optimistic_transaction_db*) echo "issue 16 (transactions)" ;;
+    *) echo "" ;;
+  esac
+}
 
 unset CARGO_TARGET_DIR
 mkdir -p "$WORK"
@@ -167,7 +232,9 @@ for f in $FILES; do
   fi
   out="$WORK/$f.out"
   n="$("$exe" --list 2>/dev/null | grep -c ': test$')"
-  (cd "$WORK" && timeout 600 "$exe" --test-threads="$JOBS" >"$out" 2>&1)
+  # From the crate's directory, as `cargo test` runs them (the suite's trybuild tests read
+  # tests/fail/ relative to it).
+  (cd "$CRATE" && CARGO_MANIFEST_DIR="$CRATE" timeout 600 "$exe" --test-threads="$JOBS" >"$out" 2>&1)
   p="$(grep -c '^test .* \.\.\. ok$' "$out")"
   echo "$f: $p of $n pass"
   total_pass=$((total_pass + p))
@@ -179,8 +246,10 @@ for f in $FILES; do
       why="$(grep -E "^test $t \.\.\. " "$out" | sed 's/.* \.\.\. //')"
       [ -z "$why" ] && why="did not finish"
       known="$(echo "$KNOWN_FAILURES" | grep "^$f::$t " | sed "s/^$f::$t *//")"
+      [ -z "$known" ] && known="$(default_issue "$f")"
       failed_list="$failed_list$f::$t ($why)${known:+ -> $known}"$'\n'
-      if [ -z "$known" ] && echo " $MUST_PASS " | tr '\n' ' ' | grep -q " $f "; then
+      listed="$(echo "$KNOWN_FAILURES" | grep -c "^$f::$t ")"
+      if [ "$listed" = 0 ] && echo " $MUST_PASS " | tr '\n' ' ' | grep -q " $f "; then
         echo "  FATAL: $f::$t must pass ($why)"
         status=1
       fi

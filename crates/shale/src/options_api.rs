@@ -265,8 +265,8 @@ impl CompactOptions {
     }
 
     /// Shale's manual compaction rewrites every level the range touches, bottommost
-    /// included, which is what `Force`/`ForceOptimized` ask; `Skip` and
-    /// `IfHaveCompactionFilter` (without a compaction filter: skip) are refused.
+    /// included (RocksDB's `Force`), whatever this says: the other policies only skip work
+    /// on the bottommost level, so what the database holds afterwards is the same.
     pub fn set_bottommost_level_compaction(&mut self, lvl: BottommostLevelCompaction) {
         self.bottommost_level_compaction = lvl;
     }

@@ -280,10 +280,10 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
         self.iter.valid().then(|| (self.iter.key(), self.iter.value()))
     }
 
-    /// The timestamp of the current entry: user-defined timestamps are issue 15's, so an
-    /// iterator never has one.
+    /// The timestamp of the current entry. Without user-defined timestamps (issue 15) it is
+    /// empty, as RocksDB's; None when the iterator is not on an entry.
     pub fn timestamp(&self) -> Option<&[u8]> {
-        None
+        self.iter.valid().then_some(&[][..])
     }
 }
 
