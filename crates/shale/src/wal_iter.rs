@@ -45,6 +45,12 @@ pub(crate) fn updates_since(
     since: u64,
     last_sequence: u64,
 ) -> Result<DBWALIterator> {
+    if since > last_sequence {
+        // RocksDB's answer to a sequence number from the future.
+        return Err(Error::not_found(format!(
+            "Requested sequence not yet written in the db: {since} (last sequence {last_sequence})"
+        )));
+    }
     let mut wals: Vec<u64> = fs
         .children(dir)?
         .iter()
