@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use super::cf::{CfHandle, SuperVersion};
 use super::table_cache::TableEntry;
@@ -169,8 +169,8 @@ pub struct DBRawIteratorWithThreadMode<'a, D: DBAccess> {
     iter: DBIter,
     _sv: Arc<SuperVersion>,
     /// What `refresh` rebuilds the iterator from (None for an iterator that failed to
-    /// build).
-    source: Option<(Arc<DbInner>, Arc<CfHandle>, ReadOptions)>,
+    /// build). Weak: an iterator must not keep a closed database (and its LOCK) alive.
+    source: Option<(Weak<DbInner>, Arc<CfHandle>, ReadOptions)>,
     _db: PhantomData<&'a D>,
 }
 
@@ -180,7 +180,7 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
         DBRawIteratorWithThreadMode {
             iter,
             _sv: sv,
-            source: Some((inner.clone(), cf.clone(), ro.clone())),
+            source: Some((Arc::downgrade(inner), cf.clone(), ro.clone())),
             _db: PhantomData,
         }
     }
@@ -208,11 +208,14 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
         let Some((inner, cf, ro)) = &mut self.source else {
             return self.iter.status();
         };
+        let Some(inner) = inner.upgrade() else {
+            return Err(crate::Error::invalid_argument("refresh: the database is closed"));
+        };
         if cf.is_dropped() {
             return Err(crate::Error::invalid_argument(format!("column family {} was dropped", cf.name)));
         }
         ro.snapshot = None;
-        let (iter, sv) = Self::build(inner, cf, ro);
+        let (iter, sv) = Self::build(&inner, cf, ro);
         self.iter = iter;
         self._sv = sv;
         Ok(())

@@ -243,7 +243,11 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
         P: AsRef<Path>,
         I: IntoIterator<Item = ColumnFamilyDescriptor>,
     {
-        open::open(opts, path.as_ref(), cfs.into_iter().collect())
+        let db = open::open::<T>(opts, path.as_ref(), cfs.into_iter().collect())?;
+        // RocksDB's LOG header states the allocator; Shale uses the system allocator (the
+        // `jemalloc` feature is accepted for rust-rocksdb's sake and changes nothing).
+        db.inner.info_log.log(format_args!("Jemalloc supported: 0"));
+        Ok(db)
     }
 }
 
