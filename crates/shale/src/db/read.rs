@@ -34,6 +34,7 @@ fn resolve(
 
 impl DbInner {
     pub(crate) fn get_impl(&self, cf: &CfHandle, key: &[u8], ro: &ReadOptions) -> Result<Option<Vec<u8>>> {
+        ro.check_supported()?;
         if cf.is_dropped() {
             return Err(Error::new(
                 crate::ErrorKind::ColumnFamilyDropped,
