@@ -242,8 +242,9 @@ for f in $FILES; do
   [ "$p" -eq "$n" ] && files_ok=$((files_ok + 1))
   # Tests that did not report ok (failed, ignored, or never ran because the binary crashed).
   for t in $("$exe" --list 2>/dev/null | grep ': test$' | sed 's/: test$//'); do
-    if ! grep -q "^test $t \.\.\. ok$" "$out"; then
-      why="$(grep -E "^test $t \.\.\. " "$out" | sed 's/.* \.\.\. //')"
+    # (a #[should_panic] test prints "test NAME - should panic ... ok")
+    if ! grep -Eq "^test $t( - should panic)? \.\.\. ok$" "$out"; then
+      why="$(grep -E "^test $t( - should panic)? \.\.\. " "$out" | sed 's/.* \.\.\. //')"
       [ -z "$why" ] && why="did not finish"
       known="$(echo "$KNOWN_FAILURES" | grep "^$f::$t " | sed "s/^$f::$t *//")"
       [ -z "$known" ] && known="$(default_issue "$f")"
