@@ -6,6 +6,7 @@
 //! LZ4    : varint32 uncompressed size | LZ4 block
 //! LZ4HC  : same as LZ4 (Shale compresses with the fast LZ4 compressor)
 //! ZSTD   : varint32 uncompressed size | zstd frame
+//! BZip2  : varint32 uncompressed size | bzip2 stream ("BZh9" header, block size 9)
 //! ```
 //! The compression type byte itself lives in the block trailer (see `format.rs`).
 
@@ -74,7 +75,7 @@ impl CompressionType {
 
     /// True for the codecs Shale can compress and decompress.
     pub fn is_supported(self) -> bool {
-        !matches!(self, CompressionType::BZip2 | CompressionType::Xpress)
+        !matches!(self, CompressionType::Xpress)
     }
 }
 
@@ -122,7 +123,14 @@ pub fn compress(t: CompressionType, level: Option<i32>, raw: &[u8]) -> Result<Ve
                 zstd::bulk::compress(raw, level.unwrap_or(3)).map_err(|e| Error::io("zstd compress", e))?;
             out.extend_from_slice(&body);
         }
-        CompressionType::BZip2 | CompressionType::Xpress => return Err(unsupported(t)),
+        CompressionType::BZip2 => {
+            put_varint32(&mut out, raw.len() as u32);
+            // RocksDB's BZip2_Compress uses block size 9 (900 kB), work factor 30.
+            let mut enc = bzip2_codec::write::BzEncoder::new(out, bzip2_codec::Compression::best());
+            enc.write_all(raw).map_err(|e| Error::io("bzip2 compress", e))?;
+            out = enc.finish().map_err(|e| Error::io("bzip2 compress", e))?;
+        }
+        CompressionType::Xpress => return Err(unsupported(t)),
     }
     Ok(out)
 }
@@ -161,6 +169,8 @@ fn max_expansion(t: CompressionType, len: usize) -> usize {
         CompressionType::Lz4 | CompressionType::Lz4hc => len.saturating_mul(255),
         CompressionType::Zlib => len.saturating_mul(1032),
         CompressionType::Zstd => (len / 3 + 1).saturating_mul(128 << 10),
+        // Runs of one byte compress by ~2^21 in bzip2's RLE stages: no tighter bound.
+        CompressionType::BZip2 => MAX_UNCOMPRESSED,
         _ => len,
     };
     bound.saturating_add(64).min(MAX_UNCOMPRESSED)
@@ -252,7 +262,19 @@ pub fn uncompress_with_dict(t: CompressionType, data: &[u8], dict: &[u8]) -> Res
             }
             Ok(out)
         }
-        CompressionType::BZip2 | CompressionType::Xpress => Err(unsupported(t)),
+        CompressionType::BZip2 => {
+            let (n, body) = size_prefix(t, data)?;
+            // bzip2 has no useful expansion bound, so the output grows as it is read (never
+            // past n + 1 bytes) rather than being allocated from the prefix up front.
+            let mut out = Vec::with_capacity(n.min(body.len().saturating_mul(8)));
+            let mut dec = bzip2_codec::read::BzDecoder::new(body).take(n as u64 + 1);
+            dec.read_to_end(&mut out).map_err(|e| bad(t, e))?;
+            if out.len() != n {
+                return Err(bad(t, format!("expected {n} bytes, got {}", out.len())));
+            }
+            Ok(out)
+        }
+        CompressionType::Xpress => Err(unsupported(t)),
     }
 }
 
@@ -260,10 +282,11 @@ pub fn uncompress_with_dict(t: CompressionType, data: &[u8], dict: &[u8]) -> Res
 mod tests {
     use super::*;
 
-    const ALL: [CompressionType; 6] = [
+    const ALL: [CompressionType; 7] = [
         CompressionType::None,
         CompressionType::Snappy,
         CompressionType::Zlib,
+        CompressionType::BZip2,
         CompressionType::Lz4,
         CompressionType::Lz4hc,
         CompressionType::Zstd,
@@ -320,8 +343,15 @@ mod tests {
             }
         }
         assert_eq!(
-            uncompress(CompressionType::BZip2, b"x").unwrap_err().kind(),
+            uncompress(CompressionType::Xpress, b"x").unwrap_err().kind(),
             crate::ErrorKind::NotSupported
+        );
+        // A bzip2 block whose size prefix promises more than the stream holds is corrupt.
+        let mut short = compress(CompressionType::BZip2, None, b"abcabcabc").unwrap();
+        short[0] += 1;
+        assert_eq!(
+            uncompress(CompressionType::BZip2, &short).unwrap_err().kind(),
+            crate::ErrorKind::Corruption
         );
         assert!(compress(CompressionType::Xpress, None, b"x").unwrap_err().to_string().contains("Xpress"));
     }

@@ -66,21 +66,37 @@ pub struct BatchEntry<'a> {
 /// Receives the default-column-family puts and deletes of [`WriteBatch::iterate`], as
 /// rust-rocksdb's trait of the same name.
 pub trait WriteBatchIterator {
-    fn put(&mut self, key: Box<[u8]>, value: Box<[u8]>);
-    fn delete(&mut self, key: Box<[u8]>);
+    fn put(&mut self, key: &[u8], value: &[u8]);
+    fn delete(&mut self, key: &[u8]);
+}
+
+/// Receives the puts, deletes and merges of every column family, with the family's id, as
+/// rust-rocksdb's `WriteBatchIteratorCf`.
+pub trait WriteBatchIteratorCf {
+    fn put_cf(&mut self, cf_id: u32, key: &[u8], value: &[u8]);
+    fn delete_cf(&mut self, cf_id: u32, key: &[u8]);
+    fn merge_cf(&mut self, cf_id: u32, key: &[u8], value: &[u8]);
 }
 
 /// An atomic group of writes, encoded the way RocksDB writes it to the WAL.
+/// `TRANSACTION` is rust-rocksdb's marker of a batch for a transaction database; both kinds
+/// encode the same.
 #[derive(Clone, Debug)]
-pub struct WriteBatch {
+pub struct WriteBatchWithTransaction<const TRANSACTION: bool> {
     rep: Vec<u8>,
     /// Whether a Merge record is present; None when unknown (a batch from `from_data`).
     has_merge: Option<bool>,
+    /// A record Shale cannot write yet was added (e.g. a timestamped put): writing the
+    /// batch fails with NotSupported naming it.
+    pub(crate) unsupported: Option<&'static str>,
 }
 
-impl Default for WriteBatch {
+/// A plain batch, as rust-rocksdb's `WriteBatch`.
+pub type WriteBatch = WriteBatchWithTransaction<false>;
+
+impl<const T: bool> Default for WriteBatchWithTransaction<T> {
     fn default() -> Self {
-        WriteBatch::new()
+        Self::new()
     }
 }
 
@@ -91,16 +107,23 @@ enum Record<'a> {
     Noop,
 }
 
-impl WriteBatch {
+impl<const T: bool> WriteBatchWithTransaction<T> {
     /// An empty batch: a zero header.
-    pub fn new() -> WriteBatch {
-        WriteBatch { rep: vec![0u8; HEADER_SIZE], has_merge: Some(false) }
+    pub fn new() -> Self {
+        WriteBatchWithTransaction { rep: vec![0u8; HEADER_SIZE], has_merge: Some(false), unsupported: None }
+    }
+
+    /// An empty batch with room for `capacity_bytes` bytes of records.
+    pub fn with_capacity_bytes(capacity_bytes: usize) -> Self {
+        let mut rep = Vec::with_capacity(capacity_bytes.max(HEADER_SIZE));
+        rep.resize(HEADER_SIZE, 0);
+        WriteBatchWithTransaction { rep, has_merge: Some(false), unsupported: None }
     }
 
     /// A batch over bytes from [`data`](Self::data) or a WAL record. Nothing is checked
     /// here; a malformed batch fails when it is iterated or applied.
-    pub fn from_data(data: &[u8]) -> WriteBatch {
-        WriteBatch { rep: data.to_vec(), has_merge: None }
+    pub fn from_data(data: &[u8]) -> Self {
+        WriteBatchWithTransaction { rep: data.to_vec(), has_merge: None, unsupported: None }
     }
 
     /// The number of counted records (the header's count).
@@ -235,7 +258,8 @@ impl WriteBatch {
     }
 
     /// Adds a blob that is written to the WAL but not applied or counted.
-    pub fn put_log_data(&mut self, blob: &[u8]) {
+    pub fn put_log_data<V: AsRef<[u8]>>(&mut self, log_data: V) {
+        let blob = log_data.as_ref();
         if Self::too_large(&[blob]) {
             return;
         }
@@ -252,7 +276,7 @@ impl WriteBatch {
     }
 
     /// Appends `other`'s records to this batch and adds its count (group commit).
-    pub fn append(&mut self, other: &WriteBatch) {
+    pub fn append(&mut self, other: &Self) {
         if other.rep.len() <= HEADER_SIZE {
             return;
         }
@@ -305,7 +329,7 @@ impl WriteBatch {
     /// (through RocksDB's C API) does: default-CF single deletes and merges and LogData are
     /// passed over, and iteration ends quietly at the first record that handler cannot
     /// take (another column family, a range deletion, a Noop) or at a decoding error.
-    pub fn iterate(&self, callbacks: &mut dyn WriteBatchIterator) {
+    pub fn iterate<I: WriteBatchIterator>(&self, callbacks: &mut I) {
         let Some(body) = self.rep.get(HEADER_SIZE..) else { return };
         let mut input = Decoder::new(body);
         while !input.is_empty() {
@@ -319,12 +343,58 @@ impl WriteBatch {
                 return;
             }
             match e.value_type {
-                ValueType::Value => callbacks.put(e.key.into(), e.value.into()),
-                ValueType::Deletion => callbacks.delete(e.key.into()),
+                ValueType::Value => callbacks.put(e.key, e.value),
+                ValueType::Deletion => callbacks.delete(e.key),
                 ValueType::SingleDeletion | ValueType::Merge => {}
                 ValueType::RangeDeletion => return,
             }
         }
+    }
+
+    /// Hands every column family's puts, deletes and merges to `callbacks`, as
+    /// rust-rocksdb's `iterate_cf`; single deletes, range deletions and LogData are passed
+    /// over, and iteration ends quietly at a record it cannot decode.
+    pub fn iterate_cf<I: WriteBatchIteratorCf>(&self, callbacks: &mut I) {
+        let Some(body) = self.rep.get(HEADER_SIZE..) else { return };
+        let mut input = Decoder::new(body);
+        while !input.is_empty() {
+            let offset = self.rep.len() - input.remaining().len();
+            let e = match decode_record(&mut input, offset) {
+                Ok(Record::Entry(e)) => e,
+                Ok(Record::LogData) | Ok(Record::Noop) => continue,
+                Err(_) => return,
+            };
+            match e.value_type {
+                ValueType::Value => callbacks.put_cf(e.cf_id, e.key, e.value),
+                ValueType::Deletion => callbacks.delete_cf(e.cf_id, e.key),
+                ValueType::Merge => callbacks.merge_cf(e.cf_id, e.key, e.value),
+                _ => {}
+            }
+        }
+    }
+
+    /// A timestamped put: user-defined timestamps are issue 15's, so writing this batch
+    /// fails with NotSupported.
+    pub fn put_cf_with_ts<K: AsRef<[u8]>, V: AsRef<[u8]>, S: AsRef<[u8]>>(
+        &mut self,
+        cf: &impl AsColumnFamilyRef,
+        key: K,
+        ts: S,
+        value: V,
+    ) {
+        let _ = (cf.cf_id(), key.as_ref(), ts.as_ref(), value.as_ref());
+        self.unsupported = Some("put_cf_with_ts (user-defined timestamps, issue 15)");
+    }
+
+    /// A timestamped delete: see `put_cf_with_ts`.
+    pub fn delete_cf_with_ts<K: AsRef<[u8]>, S: AsRef<[u8]>>(
+        &mut self,
+        cf: &impl AsColumnFamilyRef,
+        key: K,
+        ts: S,
+    ) {
+        let _ = (cf.cf_id(), key.as_ref(), ts.as_ref());
+        self.unsupported = Some("delete_cf_with_ts (user-defined timestamps, issue 15)");
     }
 }
 

@@ -19,3 +19,12 @@ impl<T: AsColumnFamilyRef + ?Sized> AsColumnFamilyRef for std::sync::Arc<T> {
         (**self).cf_id()
     }
 }
+
+/// A column family named by id alone (crate-internal: snapshots pass the family on this way).
+pub(crate) struct CfId(pub u32);
+
+impl AsColumnFamilyRef for CfId {
+    fn cf_id(&self) -> u32 {
+        self.0
+    }
+}

@@ -90,13 +90,27 @@ impl Comparator for ReverseBytewiseComparator {
 }
 
 /// The function type rust-rocksdb takes for a user comparator.
-pub type CompareFn = dyn Fn(&[u8], &[u8]) -> Ordering + Send + Sync;
+///
+/// As in rust-rocksdb, no `Send + Sync` bound: code written for rust-rocksdb passes plain
+/// `Box<dyn Fn(&[u8], &[u8]) -> Ordering>` values. See `FnComparator` for the contract.
+pub type CompareFn = dyn Fn(&[u8], &[u8]) -> Ordering;
 
 /// A comparator made of a name and a function, as `Options::set_comparator` builds it.
 pub struct FnComparator {
     name: String,
     compare: Box<CompareFn>,
 }
+
+// SAFETY: not proven by the compiler. rust-rocksdb's `CompareFn` carries no `Send + Sync`
+// bound and RocksDB calls the function from its background threads; Shale keeps that
+// signature and that contract: the function must be callable from any thread at once
+// (a pure function of its arguments, as a comparator is by definition). A closure that
+// captures thread-bound state (`Rc`, `Cell`) breaks the contract, exactly as it would
+// with rust-rocksdb. The box is only ever called through `&self` (never moved out or
+// mutated), and dropped with the comparator.
+unsafe impl Send for FnComparator {}
+// SAFETY: see the `Send` impl above.
+unsafe impl Sync for FnComparator {}
 
 impl FnComparator {
     pub fn new(name: impl Into<String>, compare: Box<CompareFn>) -> Self {
@@ -113,6 +127,12 @@ impl Comparator for FnComparator {
         (self.compare)(a, b)
     }
 }
+
+/// Compares two timestamps, as rust-rocksdb's `CompareTsFn` (timestamps are issue 15's).
+pub type CompareTsFn = dyn Fn(&[u8], &[u8]) -> Ordering;
+
+/// Compares two keys ignoring timestamps, as rust-rocksdb's `CompareWithoutTsFn`.
+pub type CompareWithoutTsFn = dyn Fn(&[u8], bool, &[u8], bool) -> Ordering;
 
 #[cfg(test)]
 mod tests {

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use crate::cache::BlockCache;
-use crate::comparator::{BytewiseComparator, ComparatorRef, CompareFn, FnComparator};
+use crate::comparator::{BytewiseComparator, ComparatorRef};
 use crate::error::{Error, Result};
 use crate::fs::FileSystemRef;
 use crate::table::compression::CompressionType;
@@ -165,6 +165,8 @@ pub struct Options {
     pub(crate) bgerror_resume_retry_interval: u64,
     pub(crate) delayed_write_rate: u64,
     pub(crate) db_write_buffer_size: usize,
+    /// Thread-pool sizes from `set_env` (LOW, HIGH).
+    pub(crate) env_threads: (Option<usize>, Option<usize>),
     pub(crate) fs: Option<FileSystemRef>,
     // Per column family.
     pub(crate) comparator: ComparatorRef,
@@ -184,6 +186,10 @@ pub struct Options {
     pub(crate) disable_auto_compactions: bool,
     pub(crate) compression: DBCompressionType,
     pub(crate) table: BlockBasedOptions,
+    pub(crate) track_and_verify_wals_in_manifest: bool,
+    pub(crate) write_dbid_to_manifest: bool,
+    /// A column family's TTL (from its descriptor); only `Disabled`/`SameAsDb` open.
+    pub(crate) cf_ttl: crate::db::ColumnFamilyTtl,
     pub(crate) unsupported: Vec<&'static str>,
 }
 
@@ -206,6 +212,7 @@ impl Default for Options {
             bgerror_resume_retry_interval: 1_000_000,
             delayed_write_rate: 0,
             db_write_buffer_size: 0,
+            env_threads: (None, None),
             fs: None,
             comparator: Arc::new(BytewiseComparator),
             write_buffer_size: 64 << 20,
@@ -224,6 +231,9 @@ impl Default for Options {
             disable_auto_compactions: false,
             compression: DBCompressionType::Snappy,
             table: BlockBasedOptions::default(),
+            track_and_verify_wals_in_manifest: false,
+            write_dbid_to_manifest: true,
+            cf_ttl: crate::db::ColumnFamilyTtl::SameAsDb,
             unsupported: Vec::new(),
         }
     }
@@ -313,11 +323,6 @@ impl Options {
     /// The file system the database uses (Shale's counterpart of `set_env`).
     pub fn set_file_system(&mut self, fs: FileSystemRef) {
         self.fs = Some(fs);
-    }
-
-    /// A user comparator, as rust-rocksdb's `set_comparator`.
-    pub fn set_comparator(&mut self, name: impl AsRef<str>, compare_fn: Box<CompareFn>) {
-        self.comparator = Arc::new(FnComparator::new(name.as_ref(), compare_fn));
     }
 
     /// A comparator object (Shale extension; also used for the reverse bytewise comparator).
@@ -432,11 +437,11 @@ impl Options {
 
     /// Every supported option has been checked; the first unsupported one is refused.
     pub(crate) fn check_supported(&self) -> Result<()> {
+        if let crate::db::ColumnFamilyTtl::Duration(_) = self.cf_ttl {
+            return Err(Error::not_supported("column family TTL is not supported by Shale yet (issue 10)"));
+        }
         if let Some(name) = self.unsupported.first().or(self.table.unsupported.first()) {
             return Err(Error::not_supported(format!("option {name} is not supported by Shale")));
-        }
-        if matches!(self.compression, DBCompressionType::Bz2) {
-            return Err(Error::not_supported("compression type BZip2 is not supported by Shale"));
         }
         if self.num_levels < 2 {
             return Err(Error::invalid_argument("num_levels must be at least 2"));
@@ -500,6 +505,8 @@ pub struct WriteOptions {
     pub(crate) sync: bool,
     pub(crate) disable_wal: bool,
     pub(crate) no_slowdown: bool,
+    /// A refused setting: writes with these options fail with NotSupported naming it.
+    pub(crate) unsupported: Option<&'static str>,
 }
 
 impl WriteOptions {
@@ -520,6 +527,13 @@ impl WriteOptions {
     pub fn set_no_slowdown(&mut self, v: bool) {
         self.no_slowdown = v;
     }
+
+    pub(crate) fn check_supported(&self) -> Result<()> {
+        match self.unsupported {
+            Some(name) => Err(Error::not_supported(format!("write option {name} is not supported by Shale"))),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Options of one read or iterator, as rust-rocksdb's `ReadOptions`.
@@ -530,6 +544,10 @@ pub struct ReadOptions {
     pub(crate) upper_bound: Option<Vec<u8>>,
     pub(crate) fill_cache: bool,
     pub(crate) verify_checksums: bool,
+    pub(crate) prefix_same_as_start: bool,
+    pub(crate) total_order_seek: bool,
+    /// A refused setting: reads with these options fail with NotSupported naming it.
+    pub(crate) unsupported: Option<&'static str>,
 }
 
 impl Default for ReadOptions {
@@ -540,15 +558,14 @@ impl Default for ReadOptions {
             upper_bound: None,
             fill_cache: true,
             verify_checksums: true,
+            prefix_same_as_start: false,
+            total_order_seek: false,
+            unsupported: None,
         }
     }
 }
 
 impl ReadOptions {
-    pub fn set_snapshot(&mut self, snapshot: &crate::db::Snapshot<'_>) {
-        self.snapshot = Some(snapshot.sequence_number());
-    }
-
     pub fn set_iterate_lower_bound<K: Into<Vec<u8>>>(&mut self, key: K) {
         self.lower_bound = Some(key.into());
     }
@@ -561,12 +578,20 @@ impl ReadOptions {
         self.fill_cache = v;
     }
 
+    /// Shale verifies every block it reads; reading without verification is not built, so
+    /// `false` makes reads with these options fail with NotSupported.
     pub fn set_verify_checksums(&mut self, v: bool) {
         self.verify_checksums = v;
+        if !v {
+            self.unsupported = Some("verify_checksums=false");
+        }
     }
 
-    /// Shale has no prefix extractor, so every seek is a total-order seek already.
-    pub fn set_total_order_seek(&mut self, _v: bool) {}
+    /// Without a prefix extractor (refused at open until issue 15) every seek is in total
+    /// order, with or without this, as in RocksDB.
+    pub fn set_total_order_seek(&mut self, v: bool) {
+        self.total_order_seek = v;
+    }
 }
 
 /// Options of a manual flush, as rust-rocksdb's `FlushOptions`.

@@ -155,7 +155,7 @@ fn opening_requires_every_family() {
         db.put_cf(db.cf_handle("b").unwrap(), b"k", b"v").unwrap();
     }
     assert_eq!(DB::list_cf(&Options::default(), dir.path()).unwrap(), vec!["default", "a", "b"]);
-    let e = DB::open(&base(), dir.path()).err().expect("opening without the families must fail");
+    let e = DB::open(&base(), dir.path()).expect_err("opening without the families must fail");
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
     // RocksDB lists them in its hash map's order ("b, a" here); the order is not part of the contract.
     let msg = e.into_string();

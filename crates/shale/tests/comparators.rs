@@ -132,13 +132,13 @@ fn reopening_with_another_comparator_fails() {
     }
     let mut bytewise = Options::default();
     bytewise.create_if_missing(true);
-    let e = DB::open(&bytewise, dir.path()).err().expect("open with another comparator must fail");
+    let e = DB::open(&bytewise, dir.path()).expect_err("open with another comparator must fail");
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
     assert_eq!(
         e.into_string(),
         "Invalid argument: leveldb.BytewiseComparator: does not match existing comparator shale.test.Numeric"
     );
-    let e = DB::open(&reverse_opts(), dir.path()).err().expect("open with another comparator must fail");
+    let e = DB::open(&reverse_opts(), dir.path()).expect_err("open with another comparator must fail");
     assert_eq!(
         e.into_string(),
         "Invalid argument: rocksdb.ReverseBytewiseComparator: does not match existing comparator \

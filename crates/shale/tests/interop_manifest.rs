@@ -175,7 +175,7 @@ fn unknown_tag_without_ignore_bit_is_corruption() {
     spliced_copy(&src, &dst, &extra);
     let (ok, out) = ldb_manifest_dump(&dst);
     assert!(!ok, "RocksDB itself should refuse the MANIFEST:\n{out}");
-    let e = open_shale(&dst).err().expect("Shale must refuse an unknown MANIFEST tag");
+    let e = open_shale(&dst).expect_err("Shale must refuse an unknown MANIFEST tag");
     assert_eq!(e.kind(), ErrorKind::Corruption, "{e}");
     assert!(e.to_string().contains("unknown tag 50"), "{e}");
     assert!(out.contains("unknown tag"), "RocksDB's reason: {out}");
@@ -219,6 +219,6 @@ fn blob_file_record_is_not_supported() {
     }
     extra.extend_from_slice(&[0, 0]);
     spliced_copy(&src, &dst, &extra);
-    let e = open_shale(&dst).err().expect("Shale must refuse blob files");
+    let e = open_shale(&dst).expect_err("Shale must refuse blob files");
     assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
 }

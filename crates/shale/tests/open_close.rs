@@ -23,7 +23,7 @@ fn create_opts() -> Options {
 fn missing_db_without_create_if_missing_is_invalid_argument() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db");
-    let e = DB::open(&Options::default(), &path).err().expect("open of a missing database must fail");
+    let e = DB::open(&Options::default(), &path).expect_err("open of a missing database must fail");
     assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
     assert_eq!(
         e.into_string(),
@@ -31,7 +31,7 @@ fn missing_db_without_create_if_missing_is_invalid_argument() {
     );
     // Also when the directory exists but holds no database.
     std::fs::create_dir_all(&path).unwrap();
-    let e = DB::open(&Options::default(), &path).err().expect("open of an empty directory must fail");
+    let e = DB::open(&Options::default(), &path).expect_err("open of an empty directory must fail");
     assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
     assert!(e.into_string().ends_with("CURRENT: does not exist (create_if_missing is false)"));
 }
@@ -44,7 +44,7 @@ fn error_if_exists() {
     o.set_error_if_exists(true);
     // A new database is fine.
     drop(DB::open(&o, &path).unwrap());
-    let e = DB::open(&o, &path).err().expect("error_if_exists on an existing database must fail");
+    let e = DB::open(&o, &path).expect_err("error_if_exists on an existing database must fail");
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
     assert_eq!(
         e.into_string(),
@@ -60,7 +60,7 @@ fn second_open_in_the_same_process_fails_on_the_lock() {
     let path = dir.path().join("db");
     let db = DB::open(&create_opts(), &path).unwrap();
     db.put(b"k", b"v").unwrap();
-    let e = DB::open(&create_opts(), &path).err().expect("second open must fail");
+    let e = DB::open(&create_opts(), &path).expect_err("second open must fail");
     assert_eq!(e.kind(), ErrorKind::IOError, "{e}");
     let msg = e.into_string();
     assert!(msg.starts_with("IO error: lock hold by current process"), "{msg}");

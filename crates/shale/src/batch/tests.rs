@@ -168,11 +168,11 @@ struct Collect {
 }
 
 impl WriteBatchIterator for Collect {
-    fn put(&mut self, key: Box<[u8]>, value: Box<[u8]>) {
-        self.puts.push((key.into(), value.into()));
+    fn put(&mut self, key: &[u8], value: &[u8]) {
+        self.puts.push((key.to_vec(), value.to_vec()));
     }
-    fn delete(&mut self, key: Box<[u8]>) {
-        self.dels.push(key.into());
+    fn delete(&mut self, key: &[u8]) {
+        self.dels.push(key.to_vec());
     }
 }
 

@@ -51,6 +51,10 @@ impl ColumnFamily {
     pub fn name(&self) -> &str {
         &self.handle.name
     }
+
+    pub(crate) fn clone_handle(&self) -> ColumnFamily {
+        ColumnFamily { handle: self.handle.clone() }
+    }
 }
 
 /// What is fixed about an open column family, plus its current read view.

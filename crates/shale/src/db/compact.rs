@@ -9,7 +9,7 @@ use parking_lot::MutexGuard;
 use super::cf::CfHandle;
 use super::error_handler::BgErrorReason;
 use super::scheduler::counts_as_bg_error;
-use super::{DbInner, DbState, DB};
+use super::{DBCommon, DBInner, DbInner, DbState, ThreadMode};
 use crate::cf_ref::AsColumnFamilyRef;
 use crate::compaction::job::{self, JobInput};
 use crate::compaction::picker::{self, CompactionPlan, RunningCompaction};
@@ -203,7 +203,7 @@ impl DbInner {
     }
 }
 
-impl DB {
+impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
     /// Compacts the keys in `[start, end]` (None: unbounded) of the default column family.
     pub fn compact_range<S: AsRef<[u8]>, E: AsRef<[u8]>>(&self, start: Option<S>, end: Option<E>) {
         let _ = self.compact_range_opt_result(&self.default_handle().handle, start, end);

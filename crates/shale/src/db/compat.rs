@@ -1,37 +1,11 @@
-//! Small rust-rocksdb conveniences over the core API: `open_cf_with_opts`,
-//! `full_iterator_cf`, `flush_cfs_opt`, `get_db_identity`.
+//! Small rust-rocksdb conveniences over the core API: `flush_cfs_opt`, `get_db_identity`.
 
-use std::path::Path;
-
-use super::cf::ColumnFamilyDescriptor;
-use super::iterator::{DBIterator, IteratorMode};
-use super::DB;
+use super::{DBCommon, DBInner, ThreadMode};
 use crate::cf_ref::AsColumnFamilyRef;
 use crate::error::Result;
-use crate::options::{FlushOptions, Options};
+use crate::options::FlushOptions;
 
-impl DB {
-    /// Opens the database with column families given as `(name, options)` pairs.
-    pub fn open_cf_with_opts<P, I, N>(opts: &Options, path: P, cfs: I) -> Result<DB>
-    where
-        P: AsRef<Path>,
-        I: IntoIterator<Item = (N, Options)>,
-        N: AsRef<str>,
-    {
-        let descs = cfs.into_iter().map(|(name, o)| ColumnFamilyDescriptor::new(name.as_ref(), o));
-        DB::open_cf_descriptors(opts, path, descs)
-    }
-
-    /// An iterator over the whole of `cf` (Shale has no prefix seek, so every iterator is
-    /// a total-order one).
-    pub fn full_iterator_cf<'a: 'b, 'b>(
-        &'a self,
-        cf: &impl AsColumnFamilyRef,
-        mode: IteratorMode,
-    ) -> DBIterator<'b> {
-        self.iterator_cf(cf, mode)
-    }
-
+impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
     /// Flushes each of `cfs` (one after another, as RocksDB without atomic_flush).
     pub fn flush_cfs_opt(&self, cfs: &[&impl AsColumnFamilyRef], opts: &FlushOptions) -> Result<()> {
         for cf in cfs {

@@ -6,11 +6,11 @@
 
 use std::collections::HashMap;
 use std::marker::PhantomData;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use super::cf::{CfHandle, SuperVersion};
 use super::table_cache::TableEntry;
-use super::{DbInner, DB};
+use super::{DBCommon, DBInner, DbInner, ThreadMode, DB};
 use crate::cf_ref::AsColumnFamilyRef;
 use crate::error::Result;
 use crate::iter::db_iter::DBIter;
@@ -19,6 +19,7 @@ use crate::iter::merging::MergingIterator;
 use crate::iter::range_del::{self, FragmentedTombstones, RangeTombstone};
 use crate::iter::BoxedIterator;
 use crate::options::ReadOptions;
+use crate::thread_mode::DBAccess;
 use crate::version::edit::FileMetaData;
 
 /// Iteration direction, as rust-rocksdb's `Direction`.
@@ -158,34 +159,85 @@ impl DbInner {
     }
 }
 
-/// RocksDB's Iterator: positioned explicitly, read with `key`/`value`.
-pub struct DBRawIterator<'a> {
+/// A raw iterator over a `DB`.
+pub type DBRawIterator<'a> = DBRawIteratorWithThreadMode<'a, DB>;
+
+/// RocksDB's Iterator: positioned explicitly, read with `key`/`value`, as rust-rocksdb's
+/// `DBRawIteratorWithThreadMode`. It borrows the database, so it cannot outlive it.
+pub struct DBRawIteratorWithThreadMode<'a, D: DBAccess> {
     iter: DBIter,
     _sv: Arc<SuperVersion>,
-    _db: PhantomData<&'a DB>,
+    /// What `refresh` rebuilds the iterator from (None for an iterator that failed to
+    /// build). Weak: an iterator must not keep a closed database (and its LOCK) alive.
+    source: Option<(Weak<DbInner>, Arc<CfHandle>, ReadOptions)>,
+    _db: PhantomData<&'a D>,
 }
 
-impl<'a> DBRawIterator<'a> {
-    pub(crate) fn new(db: &'a DB, cf: &Arc<CfHandle>, ro: &ReadOptions) -> DBRawIterator<'a> {
-        let inner = &db.inner;
-        let sv = cf.super_version();
-        let seq = ro.snapshot.unwrap_or_else(|| inner.last_sequence());
-        let (it, tomb) = match inner.internal_iterator(cf, &sv, ro.fill_cache) {
-            Ok(x) => x,
-            Err(e) => (
-                Box::new(crate::iter::ErrorIterator::new(e)) as BoxedIterator,
-                Arc::new(FragmentedTombstones::new(cf.opts.comparator.clone(), Vec::new())),
-            ),
-        };
-        let iter =
-            DBIter::new(cf.icmp.clone(), it, tomb, seq, ro.lower_bound.clone(), ro.upper_bound.clone());
-        DBRawIterator { iter, _sv: sv, _db: PhantomData }
+impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
+    pub(crate) fn new(inner: &Arc<DbInner>, cf: &Arc<CfHandle>, ro: &ReadOptions) -> Self {
+        let (iter, sv) = Self::build(inner, cf, ro);
+        DBRawIteratorWithThreadMode {
+            iter,
+            _sv: sv,
+            source: Some((Arc::downgrade(inner), cf.clone(), ro.clone())),
+            _db: PhantomData,
+        }
     }
 
+    fn build(inner: &Arc<DbInner>, cf: &Arc<CfHandle>, ro: &ReadOptions) -> (DBIter, Arc<SuperVersion>) {
+        let sv = cf.super_version();
+        let seq = ro.snapshot.unwrap_or_else(|| inner.last_sequence());
+        let (it, tomb) =
+            match ro.check_supported().and_then(|_| inner.internal_iterator(cf, &sv, ro.fill_cache)) {
+                Ok(x) => x,
+                Err(e) => (
+                    Box::new(crate::iter::ErrorIterator::new(e)) as BoxedIterator,
+                    Arc::new(FragmentedTombstones::new(cf.opts.comparator.clone(), Vec::new())),
+                ),
+            };
+        let iter =
+            DBIter::new(cf.icmp.clone(), it, tomb, seq, ro.lower_bound.clone(), ro.upper_bound.clone());
+        (iter, sv)
+    }
+
+    /// Rebuilds the iterator over the database's current state, as RocksDB's
+    /// `Iterator::Refresh`: it sees every write made so far (a snapshot it was made with
+    /// no longer applies) and is unpositioned until the next seek.
+    pub fn refresh(&mut self) -> Result<()> {
+        let Some((inner, cf, ro)) = &mut self.source else {
+            return self.iter.status();
+        };
+        let Some(inner) = inner.upgrade() else {
+            return Err(crate::Error::invalid_argument("refresh: the database is closed"));
+        };
+        if cf.is_dropped() {
+            return Err(crate::Error::invalid_argument(format!("column family {} was dropped", cf.name)));
+        }
+        ro.snapshot = None;
+        let (iter, sv) = Self::build(&inner, cf, ro);
+        self.iter = iter;
+        self._sv = sv;
+        Ok(())
+    }
+
+    pub(crate) fn failed(h: &Arc<CfHandle>, e: crate::Error) -> Self {
+        let iter = DBIter::new(
+            h.icmp.clone(),
+            Box::new(crate::iter::ErrorIterator::new(e)),
+            Arc::new(FragmentedTombstones::new(h.opts.comparator.clone(), Vec::new())),
+            0,
+            None,
+            None,
+        );
+        DBRawIteratorWithThreadMode { iter, _sv: h.super_version(), source: None, _db: PhantomData }
+    }
+
+    /// Whether the iterator is positioned on an entry.
     pub fn valid(&self) -> bool {
         self.iter.valid()
     }
 
+    /// The error that stopped the iterator, if any.
     pub fn status(&self) -> Result<()> {
         self.iter.status()
     }
@@ -229,18 +281,27 @@ impl<'a> DBRawIterator<'a> {
     pub fn item(&self) -> Option<(&[u8], &[u8])> {
         self.iter.valid().then(|| (self.iter.key(), self.iter.value()))
     }
+
+    /// The timestamp of the current entry. Without user-defined timestamps (issue 15) it is
+    /// empty, as RocksDB's; None when the iterator is not on an entry.
+    pub fn timestamp(&self) -> Option<&[u8]> {
+        self.iter.valid().then_some(&[][..])
+    }
 }
 
-/// A Rust iterator of `Result<(key, value)>`, as rust-rocksdb's `DBIterator`.
-pub struct DBIterator<'a> {
-    raw: DBRawIterator<'a>,
+/// An iterator over a `DB`.
+pub type DBIterator<'a> = DBIteratorWithThreadMode<'a, DB>;
+
+/// A Rust iterator of `Result<(key, value)>`, as rust-rocksdb's `DBIteratorWithThreadMode`.
+pub struct DBIteratorWithThreadMode<'a, D: DBAccess> {
+    raw: DBRawIteratorWithThreadMode<'a, D>,
     direction: Direction,
     done: bool,
 }
 
-impl<'a> DBIterator<'a> {
-    pub(crate) fn new(raw: DBRawIterator<'a>, mode: IteratorMode<'_>) -> DBIterator<'a> {
-        let mut it = DBIterator { raw, direction: Direction::Forward, done: false };
+impl<'a, D: DBAccess> DBIteratorWithThreadMode<'a, D> {
+    pub(crate) fn new(raw: DBRawIteratorWithThreadMode<'a, D>, mode: IteratorMode<'_>) -> Self {
+        let mut it = DBIteratorWithThreadMode { raw, direction: Direction::Forward, done: false };
         it.set_mode(mode);
         it
     }
@@ -271,9 +332,17 @@ impl<'a> DBIterator<'a> {
     pub fn valid(&self) -> bool {
         self.raw.valid()
     }
+
+    /// Refreshes the underlying raw iterator (see `DBRawIteratorWithThreadMode::refresh`)
+    /// and repositions it by `mode`.
+    pub fn refresh(&mut self, mode: IteratorMode<'_>) -> Result<()> {
+        self.raw.refresh()?;
+        self.set_mode(mode);
+        Ok(())
+    }
 }
 
-impl Iterator for DBIterator<'_> {
+impl<D: DBAccess> Iterator for DBIteratorWithThreadMode<'_, D> {
     type Item = Result<KVBytes>;
 
     fn next(&mut self) -> Option<Result<KVBytes>> {
@@ -294,24 +363,39 @@ impl Iterator for DBIterator<'_> {
     }
 }
 
-impl DB {
-    pub fn iterator<'a: 'b, 'b>(&'a self, mode: IteratorMode) -> DBIterator<'b> {
+impl<D: DBAccess> std::iter::FusedIterator for DBIteratorWithThreadMode<'_, D> {}
+
+impl<'a, D: DBAccess> From<DBIteratorWithThreadMode<'a, D>> for DBRawIteratorWithThreadMode<'a, D> {
+    fn from(it: DBIteratorWithThreadMode<'a, D>) -> Self {
+        it.raw
+    }
+}
+
+impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
+    pub fn iterator<'a: 'b, 'b>(&'a self, mode: IteratorMode) -> DBIteratorWithThreadMode<'b, Self> {
         self.iterator_opt(mode, ReadOptions::default())
     }
 
-    pub fn iterator_opt<'a: 'b, 'b>(&'a self, mode: IteratorMode, readopts: ReadOptions) -> DBIterator<'b> {
-        DBIterator::new(self.raw_iterator_opt(readopts), mode)
+    pub fn iterator_opt<'a: 'b, 'b>(
+        &'a self,
+        mode: IteratorMode,
+        readopts: ReadOptions,
+    ) -> DBIteratorWithThreadMode<'b, Self> {
+        DBIteratorWithThreadMode::new(self.raw_iterator_opt(readopts), mode)
     }
 
-    pub fn full_iterator<'a: 'b, 'b>(&'a self, mode: IteratorMode) -> DBIterator<'b> {
-        self.iterator(mode)
+    /// An iterator over every key, as `total_order_seek`.
+    pub fn full_iterator<'a: 'b, 'b>(&'a self, mode: IteratorMode) -> DBIteratorWithThreadMode<'b, Self> {
+        let mut ro = ReadOptions::default();
+        ro.set_total_order_seek(true);
+        self.iterator_opt(mode, ro)
     }
 
     pub fn iterator_cf<'a: 'b, 'b>(
         &'a self,
         cf: &impl AsColumnFamilyRef,
         mode: IteratorMode,
-    ) -> DBIterator<'b> {
+    ) -> DBIteratorWithThreadMode<'b, Self> {
         self.iterator_cf_opt(cf, ReadOptions::default(), mode)
     }
 
@@ -320,19 +404,25 @@ impl DB {
         cf: &impl AsColumnFamilyRef,
         readopts: ReadOptions,
         mode: IteratorMode,
-    ) -> DBIterator<'b> {
-        DBIterator::new(self.raw_iterator_cf_opt(cf, readopts), mode)
+    ) -> DBIteratorWithThreadMode<'b, Self> {
+        DBIteratorWithThreadMode::new(self.raw_iterator_cf_opt(cf, readopts), mode)
     }
 
-    pub fn raw_iterator<'a: 'b, 'b>(&'a self) -> DBRawIterator<'b> {
+    pub fn raw_iterator<'a: 'b, 'b>(&'a self) -> DBRawIteratorWithThreadMode<'b, Self> {
         self.raw_iterator_opt(ReadOptions::default())
     }
 
-    pub fn raw_iterator_opt<'a: 'b, 'b>(&'a self, readopts: ReadOptions) -> DBRawIterator<'b> {
-        DBRawIterator::new(self, &self.default_handle().handle, &readopts)
+    pub fn raw_iterator_opt<'a: 'b, 'b>(
+        &'a self,
+        readopts: ReadOptions,
+    ) -> DBRawIteratorWithThreadMode<'b, Self> {
+        DBRawIteratorWithThreadMode::new(&self.inner, &self.default_handle().handle, &readopts)
     }
 
-    pub fn raw_iterator_cf<'a: 'b, 'b>(&'a self, cf: &impl AsColumnFamilyRef) -> DBRawIterator<'b> {
+    pub fn raw_iterator_cf<'a: 'b, 'b>(
+        &'a self,
+        cf: &impl AsColumnFamilyRef,
+    ) -> DBRawIteratorWithThreadMode<'b, Self> {
         self.raw_iterator_cf_opt(cf, ReadOptions::default())
     }
 
@@ -340,22 +430,10 @@ impl DB {
         &'a self,
         cf: &impl AsColumnFamilyRef,
         readopts: ReadOptions,
-    ) -> DBRawIterator<'b> {
+    ) -> DBRawIteratorWithThreadMode<'b, Self> {
         match self.inner.handle_of(cf) {
-            Ok(h) => DBRawIterator::new(self, &h, &readopts),
-            Err(e) => {
-                let h = self.default_handle().handle.clone();
-                let mut it = DBRawIterator::new(self, &h, &readopts);
-                it.iter = DBIter::new(
-                    h.icmp.clone(),
-                    Box::new(crate::iter::ErrorIterator::new(e)),
-                    Arc::new(FragmentedTombstones::new(h.opts.comparator.clone(), Vec::new())),
-                    0,
-                    None,
-                    None,
-                );
-                it
-            }
+            Ok(h) => DBRawIteratorWithThreadMode::new(&self.inner, &h, &readopts),
+            Err(e) => DBRawIteratorWithThreadMode::failed(&self.default_handle().handle, e),
         }
     }
 }

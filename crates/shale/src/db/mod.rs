@@ -31,6 +31,7 @@
 //! family's `super_version` -> leaf locks.
 
 mod cf;
+mod common;
 mod compact;
 mod compat;
 mod error_handler;
@@ -64,14 +65,18 @@ use crate::error::{Error, Result};
 use crate::fs::{FileLock, FileSystemRef};
 use crate::memtable::MemTable;
 use crate::options::Options;
+pub use crate::thread_mode::{MultiThreaded, SingleThreaded, ThreadMode};
 use crate::version::edit::FileMetaData;
 use crate::version::set::VersionSet;
 use crate::wal::LogWriter;
 
 pub use cf::{ColumnFamily, ColumnFamilyDescriptor, DEFAULT_COLUMN_FAMILY_NAME};
-pub use iterator::{DBIterator, DBRawIterator, Direction, IteratorMode};
+pub use common::{ColumnFamilyMetaData, ColumnFamilyTtl, LiveFile, Range};
+pub use iterator::{
+    DBIterator, DBIteratorWithThreadMode, DBRawIterator, DBRawIteratorWithThreadMode, Direction, IteratorMode,
+};
 pub use pinnable::DBPinnableSlice;
-pub use snapshot::Snapshot;
+pub use snapshot::{Snapshot, SnapshotWithThreadMode};
 
 pub(crate) use cf::{CfHandle, CfState};
 use error_handler::ErrorHandler;
@@ -81,14 +86,41 @@ use table_cache::TableCache;
 use write::WriteQueue;
 use write_controller::WriteController;
 
-/// A Shale database, with rust-rocksdb's `DB` API.
-pub struct DB {
+/// A Shale database, as rust-rocksdb's `DBCommon`: `T` is the thread mode (how column-family
+/// handles are held, see `crate::thread_mode`), `I` the kind of database behind it.
+/// `DB` is `DBWithThreadMode<SingleThreaded>` (or `<MultiThreaded>` with the
+/// `multi-threaded-cf` feature).
+pub struct DBCommon<T: ThreadMode, I: DBInner> {
     pub(crate) inner: Arc<DbInner>,
-    /// Handles by name, as rust-rocksdb's single-threaded `DB` keeps them.
-    cfs: BTreeMap<String, ColumnFamily>,
+    /// Handles by name, held as the thread mode holds them.
+    pub(crate) cfs: T,
     default_cf: ColumnFamily,
     threads: Vec<JoinHandle<()>>,
+    pub(crate) kind: I,
 }
+
+/// What kind of database a `DBCommon` is, as rust-rocksdb's `DBInner` trait.
+pub trait DBInner: crate::thread_mode::sealed::Sealed {}
+
+/// The plain (non-transactional) database kind, as rust-rocksdb's `DBWithThreadModeInner`.
+pub struct DBWithThreadModeInner {
+    _private: (),
+}
+
+impl crate::thread_mode::sealed::Sealed for DBWithThreadModeInner {}
+impl DBInner for DBWithThreadModeInner {}
+
+/// A database with the given thread mode, as rust-rocksdb's `DBWithThreadMode`.
+pub type DBWithThreadMode<T> = DBCommon<T, DBWithThreadModeInner>;
+
+/// The database type of rust-rocksdb: single-threaded column-family handles, or
+/// multi-threaded ones with the `multi-threaded-cf` feature.
+#[cfg(not(feature = "multi-threaded-cf"))]
+pub type DB = DBWithThreadMode<SingleThreaded>;
+/// The database type of rust-rocksdb: single-threaded column-family handles, or
+/// multi-threaded ones with the `multi-threaded-cf` feature.
+#[cfg(feature = "multi-threaded-cf")]
+pub type DB = DBWithThreadMode<MultiThreaded>;
 
 pub(crate) struct DbInner {
     pub path: PathBuf,
@@ -227,21 +259,21 @@ impl DbInner {
     }
 }
 
-impl DB {
+impl<T: ThreadMode> DBWithThreadMode<T> {
     /// Opens the database at `path` with default options (it must exist).
-    pub fn open_default<P: AsRef<Path>>(path: P) -> Result<DB> {
+    pub fn open_default<P: AsRef<Path>>(path: P) -> Result<Self> {
         let mut opts = Options::default();
         opts.create_if_missing(true);
-        DB::open(&opts, path)
+        Self::open(&opts, path)
     }
 
     /// Opens the database at `path` with only the default column family.
-    pub fn open<P: AsRef<Path>>(opts: &Options, path: P) -> Result<DB> {
-        DB::open_cf_descriptors(opts, path, Vec::<ColumnFamilyDescriptor>::new())
+    pub fn open<P: AsRef<Path>>(opts: &Options, path: P) -> Result<Self> {
+        Self::open_cf_descriptors(opts, path, Vec::<ColumnFamilyDescriptor>::new())
     }
 
     /// Opens the database with the named column families, each with `opts`.
-    pub fn open_cf<P, I, N>(opts: &Options, path: P, cfs: I) -> Result<DB>
+    pub fn open_cf<P, I, N>(opts: &Options, path: P, cfs: I) -> Result<Self>
     where
         P: AsRef<Path>,
         I: IntoIterator<Item = N>,
@@ -249,18 +281,24 @@ impl DB {
     {
         let descs: Vec<ColumnFamilyDescriptor> =
             cfs.into_iter().map(|n| ColumnFamilyDescriptor::new(n.as_ref(), opts.clone())).collect();
-        DB::open_cf_descriptors(opts, path, descs)
+        Self::open_cf_descriptors(opts, path, descs)
     }
 
     /// Opens the database with column families described by name and options.
-    pub fn open_cf_descriptors<P, I>(opts: &Options, path: P, cfs: I) -> Result<DB>
+    pub fn open_cf_descriptors<P, I>(opts: &Options, path: P, cfs: I) -> Result<Self>
     where
         P: AsRef<Path>,
         I: IntoIterator<Item = ColumnFamilyDescriptor>,
     {
-        open::open(opts, path.as_ref(), cfs.into_iter().collect())
+        let db = open::open::<T>(opts, path.as_ref(), cfs.into_iter().collect())?;
+        // RocksDB's LOG header states the allocator; Shale uses the system allocator (the
+        // `jemalloc` feature is accepted for rust-rocksdb's sake and changes nothing).
+        db.inner.info_log.log(format_args!("Jemalloc supported: 0"));
+        Ok(db)
     }
+}
 
+impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
     /// Names of the column families recorded in the database's MANIFEST.
     pub fn list_cf<P: AsRef<Path>>(opts: &Options, path: P) -> Result<Vec<String>> {
         open::list_cf(opts, path.as_ref())
@@ -273,36 +311,6 @@ impl DB {
 
     pub fn path(&self) -> &Path {
         &self.inner.path
-    }
-
-    /// The handle of column family `name`, if it exists.
-    pub fn cf_handle(&self, name: &str) -> Option<&ColumnFamily> {
-        self.cfs.get(name)
-    }
-
-    /// Creates a column family.
-    pub fn create_cf<N: AsRef<str>>(&mut self, name: N, opts: &Options) -> Result<()> {
-        let name = name.as_ref();
-        if self.cfs.contains_key(name) {
-            return Err(Error::invalid_argument(format!("Column family already exists: {name}")));
-        }
-        let handle = cf::create_cf(&self.inner, name, opts)?;
-        self.cfs.insert(name.to_string(), ColumnFamily { handle });
-        Ok(())
-    }
-
-    /// Drops a column family: its data becomes unreachable and its files are removed.
-    pub fn drop_cf(&mut self, name: &str) -> Result<()> {
-        if name == DEFAULT_COLUMN_FAMILY_NAME {
-            return Err(Error::invalid_argument("Can't drop default column family"));
-        }
-        let cf = self
-            .cfs
-            .get(name)
-            .ok_or_else(|| Error::invalid_argument(format!("Invalid column family: {name}")))?;
-        cf::drop_cf(&self.inner, &cf.handle)?;
-        self.cfs.remove(name);
-        Ok(())
     }
 
     /// The latest sequence number, as rust-rocksdb's `latest_sequence_number`.
@@ -321,9 +329,55 @@ impl DB {
     pub(crate) fn default_handle(&self) -> &ColumnFamily {
         &self.default_cf
     }
+
+    /// Creates a column family whatever the thread mode (used by open).
+    pub(crate) fn create_cf_internal(&mut self, name: &str, opts: &Options) -> Result<()> {
+        if self.cfs.get_handle(name).is_some() {
+            return Err(Error::invalid_argument(format!("Column family already exists: {name}")));
+        }
+        let cf = self.create_cf_handle(name, opts)?;
+        self.cfs.insert_handle(name, cf);
+        Ok(())
+    }
+
+    pub(crate) fn create_cf_handle(&self, name: &str, opts: &Options) -> Result<ColumnFamily> {
+        Ok(ColumnFamily { handle: cf::create_cf(&self.inner, name, opts)? })
+    }
+
+    pub(crate) fn check_droppable(&self, name: &str, cf: Option<&ColumnFamily>) -> Result<ColumnFamily> {
+        if name == DEFAULT_COLUMN_FAMILY_NAME {
+            return Err(Error::invalid_argument("Can't drop default column family"));
+        }
+        cf.map(ColumnFamily::clone_handle)
+            .ok_or_else(|| Error::invalid_argument(format!("Invalid column family: {name}")))
+    }
+
+    pub(crate) fn drop_cf_handle(&self, cf: &ColumnFamily) -> Result<()> {
+        cf::drop_cf(&self.inner, &cf.handle)
+    }
+
+    /// Drops a column family whatever the thread mode.
+    pub(crate) fn drop_cf_internal(&mut self, name: &str) -> Result<()> {
+        let cf = self.check_droppable(name, self.cfs.get_handle(name).as_ref())?;
+        self.drop_cf_handle(&cf)?;
+        self.cfs.remove_handle(name);
+        Ok(())
+    }
 }
 
-impl Drop for DB {
+impl<T: ThreadMode> DBWithThreadMode<T> {
+    pub(crate) fn from_parts(
+        inner: Arc<DbInner>,
+        cfs: BTreeMap<String, ColumnFamily>,
+        default_cf: ColumnFamily,
+        threads: Vec<JoinHandle<()>>,
+    ) -> Self {
+        let cfs = T::new_cf_map(cfs);
+        DBCommon { inner, cfs, default_cf, threads, kind: DBWithThreadModeInner { _private: () } }
+    }
+}
+
+impl<T: ThreadMode, I: DBInner> Drop for DBCommon<T, I> {
     fn drop(&mut self) {
         open::close(&self.inner);
         for t in self.threads.drain(..) {

@@ -18,7 +18,7 @@ use super::info_log::InfoLog;
 use super::scheduler::JobQueues;
 use super::table_cache::TableCache;
 use super::write_controller::WriteController;
-use super::{CfState, DbInner, DbState, Stats, WalState, DB};
+use super::{CfState, DBWithThreadMode, DbInner, DbState, Stats, ThreadMode, WalState};
 use crate::batch::WriteBatch;
 use crate::error::{Error, Result};
 use crate::fs::{default_fs, FileSystem};
@@ -31,7 +31,11 @@ use crate::version::set::VersionSet;
 use crate::version::{Version, VersionBuilder};
 use crate::wal::{LogReader, LogWriter};
 
-pub(crate) fn open(opts: &Options, path: &Path, mut descs: Vec<ColumnFamilyDescriptor>) -> Result<DB> {
+pub(crate) fn open<T: ThreadMode>(
+    opts: &Options,
+    path: &Path,
+    mut descs: Vec<ColumnFamilyDescriptor>,
+) -> Result<DBWithThreadMode<T>> {
     opts.check_supported()?;
     for d in &descs {
         d.options.check_supported()?;
@@ -274,7 +278,7 @@ pub(crate) fn open(opts: &Options, path: &Path, mut descs: Vec<ColumnFamilyDescr
         .get(DEFAULT_COLUMN_FAMILY_NAME)
         .map(|c| ColumnFamily { handle: c.handle.clone() })
         .ok_or_else(|| Error::corruption("no default column family"))?;
-    let mut db = DB { inner, cfs: handles, default_cf, threads };
+    let mut db = DBWithThreadMode::<T>::from_parts(inner, handles, default_cf, threads);
     // Families the caller names that the database lacks: created together, with one
     // MANIFEST write and one OPTIONS file.
     let missing: Vec<(String, Options)> = missing_in_db
@@ -284,7 +288,7 @@ pub(crate) fn open(opts: &Options, path: &Path, mut descs: Vec<ColumnFamilyDescr
         .collect();
     if !missing.is_empty() {
         for handle in super::cf::create_cfs(&db.inner, &missing)? {
-            db.cfs.insert(handle.name.clone(), ColumnFamily { handle });
+            db.cfs.insert_handle(&handle.name.clone(), ColumnFamily { handle });
         }
     }
     Ok(db)

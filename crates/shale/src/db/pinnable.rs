@@ -4,7 +4,7 @@
 use std::marker::PhantomData;
 use std::ops::Deref;
 
-use super::DB;
+use super::{DBCommon, DBInner, ThreadMode};
 use crate::cf_ref::AsColumnFamilyRef;
 use crate::error::Result;
 use crate::options::ReadOptions;
@@ -13,7 +13,7 @@ use crate::options::ReadOptions;
 /// reads the same through `Deref<Target = [u8]>` and `AsRef<[u8]>`.
 pub struct DBPinnableSlice<'a> {
     value: Vec<u8>,
-    _db: PhantomData<&'a DB>,
+    _db: PhantomData<&'a ()>,
 }
 
 impl Deref for DBPinnableSlice<'_> {
@@ -40,7 +40,7 @@ fn pin<'a>(v: Option<Vec<u8>>) -> Option<DBPinnableSlice<'a>> {
     v.map(|value| DBPinnableSlice { value, _db: PhantomData })
 }
 
-impl DB {
+impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
     pub fn get_pinned<K: AsRef<[u8]>>(&self, key: K) -> Result<Option<DBPinnableSlice<'_>>> {
         self.get(key).map(pin)
     }

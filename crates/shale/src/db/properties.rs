@@ -5,9 +5,10 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::cf::CfHandle;
-use super::{DbInner, DB};
+use super::{DBCommon, DBInner, DbInner, ThreadMode};
 use crate::cf_ref::AsColumnFamilyRef;
 use crate::error::Result;
+use crate::ffi_util::CStrLike;
 
 const PREFIX: &str = "rocksdb.";
 
@@ -165,32 +166,37 @@ impl DbInner {
     }
 }
 
-impl DB {
+impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
     /// A property of the default column family, e.g. `rocksdb.stats`; None if unknown.
-    pub fn property_value(&self, name: impl AsRef<str>) -> Result<Option<String>> {
-        Ok(self.inner.string_property(&self.default_handle().handle, name.as_ref()))
+    pub fn property_value(&self, name: impl CStrLike) -> Result<Option<String>> {
+        Ok(self.inner.string_property(
+            &self.default_handle().handle,
+            &crate::ffi_util::name_of(name, "property name")?,
+        ))
     }
 
     pub fn property_value_cf(
         &self,
         cf: &impl AsColumnFamilyRef,
-        name: impl AsRef<str>,
+        name: impl CStrLike,
     ) -> Result<Option<String>> {
         let h: Arc<CfHandle> = self.inner.handle_of(cf)?;
-        Ok(self.inner.string_property(&h, name.as_ref()))
+        Ok(self.inner.string_property(&h, &crate::ffi_util::name_of(name, "property name")?))
     }
 
     /// An integer property, e.g. `rocksdb.estimate-num-keys`; None if unknown.
-    pub fn property_int_value(&self, name: impl AsRef<str>) -> Result<Option<u64>> {
-        Ok(self.inner.int_property(&self.default_handle().handle, name.as_ref()))
+    pub fn property_int_value(&self, name: impl CStrLike) -> Result<Option<u64>> {
+        Ok(self
+            .inner
+            .int_property(&self.default_handle().handle, &crate::ffi_util::name_of(name, "property name")?))
     }
 
     pub fn property_int_value_cf(
         &self,
         cf: &impl AsColumnFamilyRef,
-        name: impl AsRef<str>,
+        name: impl CStrLike,
     ) -> Result<Option<u64>> {
         let h = self.inner.handle_of(cf)?;
-        Ok(self.inner.int_property(&h, name.as_ref()))
+        Ok(self.inner.int_property(&h, &crate::ffi_util::name_of(name, "property name")?))
     }
 }

@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::cf::{CfHandle, SuperVersion};
-use super::{DbInner, DB};
+use super::{DBCommon, DBInner, DBWithThreadMode, DbInner, ThreadMode};
 use crate::batch::WriteBatch;
 use crate::cf_ref::AsColumnFamilyRef;
 use crate::error::{Error, Result};
@@ -34,6 +34,7 @@ fn resolve(
 
 impl DbInner {
     pub(crate) fn get_impl(&self, cf: &CfHandle, key: &[u8], ro: &ReadOptions) -> Result<Option<Vec<u8>>> {
+        ro.check_supported()?;
         if cf.is_dropped() {
             return Err(Error::new(
                 crate::ErrorKind::ColumnFamilyDropped,
@@ -98,7 +99,47 @@ impl DbInner {
     }
 }
 
-impl DB {
+impl<T: ThreadMode> DBWithThreadMode<T> {
+    /// Deletes the keys in `[from, to)` of `cf` (a range tombstone).
+    pub fn delete_range_cf<K: AsRef<[u8]>>(&self, cf: &impl AsColumnFamilyRef, from: K, to: K) -> Result<()> {
+        self.delete_range_cf_opt(cf, from, to, &WriteOptions::default())
+    }
+
+    pub fn delete_range_cf_opt<K: AsRef<[u8]>>(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        from: K,
+        to: K,
+        opts: &WriteOptions,
+    ) -> Result<()> {
+        self.write_one(opts, |b| b.delete_range_cf(cf, from, to))
+    }
+
+    pub fn write(&self, batch: WriteBatch) -> Result<()> {
+        self.write_opt(batch, &WriteOptions::default())
+    }
+
+    pub fn write_opt(&self, batch: WriteBatch, opts: &WriteOptions) -> Result<()> {
+        self.write_batch(batch, opts)
+    }
+
+    pub fn write_without_wal(&self, batch: WriteBatch) -> Result<()> {
+        let mut o = WriteOptions::default();
+        o.disable_wal(true);
+        self.write_opt(batch, &o)
+    }
+}
+
+impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
+    /// Writes a batch (refusing one that holds a record Shale cannot write yet).
+    pub(crate) fn write_batch(&self, batch: WriteBatch, opts: &WriteOptions) -> Result<()> {
+        if let Some(what) = batch.unsupported {
+            return Err(Error::not_supported(format!("{what} is not supported by Shale yet")));
+        }
+        opts.check_supported()?;
+        self.inner.write(opts, batch)
+    }
+
     pub fn put<K: AsRef<[u8]>, V: AsRef<[u8]>>(&self, key: K, value: V) -> Result<()> {
         self.put_opt(key, value, &WriteOptions::default())
     }
@@ -178,40 +219,11 @@ impl DB {
         self.write_one(&WriteOptions::default(), |b| b.delete_range(from, to))
     }
 
-    /// Deletes the keys in `[from, to)` of `cf` (a range tombstone).
-    pub fn delete_range_cf<K: AsRef<[u8]>>(&self, cf: &impl AsColumnFamilyRef, from: K, to: K) -> Result<()> {
-        self.delete_range_cf_opt(cf, from, to, &WriteOptions::default())
-    }
-
-    pub fn delete_range_cf_opt<K: AsRef<[u8]>>(
-        &self,
-        cf: &impl AsColumnFamilyRef,
-        from: K,
-        to: K,
-        opts: &WriteOptions,
-    ) -> Result<()> {
-        self.write_one(opts, |b| b.delete_range_cf(cf, from, to))
-    }
-
     /// Writes a batch of one operation (the single-operation methods above).
     fn write_one(&self, opts: &WriteOptions, op: impl FnOnce(&mut WriteBatch)) -> Result<()> {
         let mut b = WriteBatch::default();
         op(&mut b);
-        self.write_opt(b, opts)
-    }
-
-    pub fn write(&self, batch: WriteBatch) -> Result<()> {
-        self.write_opt(batch, &WriteOptions::default())
-    }
-
-    pub fn write_opt(&self, batch: WriteBatch, opts: &WriteOptions) -> Result<()> {
-        self.inner.write(opts, batch)
-    }
-
-    pub fn write_without_wal(&self, batch: WriteBatch) -> Result<()> {
-        let mut o = WriteOptions::default();
-        o.disable_wal(true);
-        self.write_opt(batch, &o)
+        self.write_batch(b, opts)
     }
 
     pub fn get<K: AsRef<[u8]>>(&self, key: K) -> Result<Option<Vec<u8>>> {

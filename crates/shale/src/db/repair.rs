@@ -119,7 +119,7 @@ fn archive(fs: &dyn FileSystem, dir: &Path, name: &str) -> Result<()> {
     fs.rename(&dir.join(name), &lost.join(name))
 }
 
-impl DB {
+impl<T: super::ThreadMode, D: super::DBInner> super::DBCommon<T, D> {
     /// Rebuilds the MANIFEST of the database at `path` from its tables and WALs (RocksDB's
     /// RepairDB, rust-rocksdb's `DB::repair`). Tables that cannot be read whole are moved
     /// to `path/lost/`, as are the old MANIFESTs.

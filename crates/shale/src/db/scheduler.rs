@@ -93,6 +93,36 @@ impl DbInner {
         self.work_cv.notify_all();
     }
 
+    /// Waits until the queues are empty and no job runs (`timeout_micros` 0: no limit).
+    pub(crate) fn wait_for_background_work(&self, timeout_micros: u64) -> Result<()> {
+        let deadline = (timeout_micros > 0).then(|| Instant::now() + Duration::from_micros(timeout_micros));
+        let mut st = self.lock_state();
+        loop {
+            if let Some(e) = st.errors.stop_error() {
+                return Err(e);
+            }
+            let j = &st.jobs;
+            if j.flush_queue.is_empty()
+                && j.compaction_queue.is_empty()
+                && j.running_flushes == 0
+                && j.running_compactions == 0
+            {
+                return Ok(());
+            }
+            if self.shutting_down.load(Ordering::Acquire) {
+                return Err(Error::shutdown("Database shutdown"));
+            }
+            let wait = match deadline {
+                Some(d) if Instant::now() >= d => {
+                    return Err(Error::new(ErrorKind::TimedOut, "wait_for_compact timed out"));
+                }
+                Some(d) => d.saturating_duration_since(Instant::now()).min(Duration::from_millis(100)),
+                None => Duration::from_millis(100),
+            };
+            self.done_cv.wait_for(&mut st, wait);
+        }
+    }
+
     /// How many compactions may run now.
     fn compaction_limit(st: &DbState) -> usize {
         if st.speedup_cfs > 0 {
@@ -106,7 +136,10 @@ impl DbInner {
 pub(crate) fn start_background_threads(inner: &Arc<DbInner>) -> Result<Vec<JoinHandle<()>>> {
     let (flushes, compactions) = {
         let st = inner.lock_state();
-        (st.jobs.max_flushes, st.jobs.max_compactions)
+        // An Env's pool sizes raise the thread counts (the job limits still decide how many
+        // run at once), as RocksDB raises the Env's pools to the limits.
+        let (low, high) = inner.opts.env_threads;
+        (st.jobs.max_flushes.max(high.unwrap_or(0)), st.jobs.max_compactions.max(low.unwrap_or(0)))
     };
     let spawn = |name: String, f: fn(Arc<DbInner>)| {
         let i = inner.clone();

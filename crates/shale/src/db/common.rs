@@ -1,0 +1,628 @@
+//! The rest of rust-rocksdb's `DBCommon`/`DBWithThreadMode` API over Shale's engine: the open
+//! variants, merges and timestamps (refused until their issues land), the metadata calls
+//! (`live_files`, column-family metadata, approximate sizes), manual compaction with
+//! `CompactOptions`, and the calls whose features belong to other issues, each returning
+//! NotSupported naming the feature and the issue.
+
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use super::cf::ColumnFamilyDescriptor;
+use super::iterator::{DBIteratorWithThreadMode, Direction, IteratorMode};
+use super::pinnable::DBPinnableSlice;
+use super::{DBCommon, DBInner, DBWithThreadMode, ThreadMode};
+use crate::cf_ref::AsColumnFamilyRef;
+use crate::error::{Error, Result};
+use crate::ffi_util::CSlice;
+use crate::options::{Options, ReadOptions, WriteOptions};
+use crate::options_api::{CompactOptions, IngestExternalFileOptions, WaitForCompactOptions};
+use crate::wal_iter::DBWALIterator;
+
+/// A key range for `get_approximate_sizes`, as rust-rocksdb's `Range`.
+pub struct Range<'a> {
+    start_key: &'a [u8],
+    end_key: &'a [u8],
+}
+
+impl<'a> Range<'a> {
+    pub fn new(start_key: &'a [u8], end_key: &'a [u8]) -> Range<'a> {
+        Range { start_key, end_key }
+    }
+}
+
+/// A live table file, as rust-rocksdb's `LiveFile`.
+#[derive(Debug, Clone)]
+pub struct LiveFile {
+    pub column_family_name: String,
+    pub name: String,
+    pub size: usize,
+    pub level: i32,
+    pub start_key: Option<Vec<u8>>,
+    pub end_key: Option<Vec<u8>>,
+    pub num_entries: u64,
+    pub num_deletions: u64,
+}
+
+/// A column family's size and file count, as rust-rocksdb's `ColumnFamilyMetaData`.
+#[derive(Debug, Clone)]
+pub struct ColumnFamilyMetaData {
+    pub size: u64,
+    pub name: String,
+    pub file_count: usize,
+}
+
+/// A column family's TTL, as rust-rocksdb's `ColumnFamilyTtl`. TTL databases are not built
+/// yet: a descriptor with a TTL other than `SameAsDb`/`Disabled` makes `open` fail with
+/// NotSupported.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ColumnFamilyTtl {
+    #[default]
+    Disabled,
+    Duration(Duration),
+    SameAsDb,
+}
+
+impl ColumnFamilyDescriptor {
+    pub fn new_with_ttl<S: Into<String>>(name: S, options: Options, ttl: ColumnFamilyTtl) -> Self {
+        let mut d = ColumnFamilyDescriptor::new(name, options);
+        d.set_ttl(ttl);
+        d
+    }
+
+    pub fn set_ttl(&mut self, ttl: ColumnFamilyTtl) {
+        self.options.cf_ttl = ttl;
+    }
+
+    pub fn ttl(&self) -> ColumnFamilyTtl {
+        self.options.cf_ttl
+    }
+}
+
+/// What a feature that is not built yet answers: NotSupported naming it and its issue.
+pub(crate) fn unsupported(feature: &str, issue: u32) -> Error {
+    Error::not_supported(format!("{feature} is not supported by Shale yet (issue {issue})"))
+}
+
+impl<T: ThreadMode> DBWithThreadMode<T> {
+    /// Opens with column families given as `(name, options)` pairs.
+    pub fn open_cf_with_opts<P, I, N>(opts: &Options, path: P, cfs: I) -> Result<Self>
+    where
+        P: AsRef<Path>,
+        I: IntoIterator<Item = (N, Options)>,
+        N: AsRef<str>,
+    {
+        let descs = cfs.into_iter().map(|(name, o)| ColumnFamilyDescriptor::new(name.as_ref(), o));
+        Self::open_cf_descriptors(opts, path, descs)
+    }
+
+    /// Read-only open: not built yet (issue 10's remainder). Refused rather than opened
+    /// read-write.
+    pub fn open_for_read_only<P: AsRef<Path>>(
+        opts: &Options,
+        path: P,
+        error_if_log_file_exist: bool,
+    ) -> Result<Self> {
+        Self::open_cf_for_read_only(opts, path, None::<&str>, error_if_log_file_exist)
+    }
+
+    pub fn open_cf_for_read_only<P, I, N>(
+        opts: &Options,
+        path: P,
+        cfs: I,
+        error_if_log_file_exist: bool,
+    ) -> Result<Self>
+    where
+        P: AsRef<Path>,
+        I: IntoIterator<Item = N>,
+        N: AsRef<str>,
+    {
+        let descs = cfs.into_iter().map(|n| ColumnFamilyDescriptor::new(n.as_ref(), opts.clone()));
+        Self::open_cf_descriptors_read_only(opts, path, descs, error_if_log_file_exist)
+    }
+
+    pub fn open_cf_with_opts_for_read_only<P, I, N>(
+        db_opts: &Options,
+        path: P,
+        cfs: I,
+        error_if_log_file_exist: bool,
+    ) -> Result<Self>
+    where
+        P: AsRef<Path>,
+        I: IntoIterator<Item = (N, Options)>,
+        N: AsRef<str>,
+    {
+        let descs = cfs.into_iter().map(|(n, o)| ColumnFamilyDescriptor::new(n.as_ref(), o));
+        Self::open_cf_descriptors_read_only(db_opts, path, descs, error_if_log_file_exist)
+    }
+
+    pub fn open_cf_descriptors_read_only<P, I>(
+        _opts: &Options,
+        _path: P,
+        _cfs: I,
+        _error_if_log_file_exist: bool,
+    ) -> Result<Self>
+    where
+        P: AsRef<Path>,
+        I: IntoIterator<Item = ColumnFamilyDescriptor>,
+    {
+        Err(unsupported("read-only open (open_for_read_only)", 10))
+    }
+
+    /// Secondary instances: not built yet (issue 10's remainder).
+    pub fn open_as_secondary<P: AsRef<Path>>(
+        opts: &Options,
+        primary_path: P,
+        secondary_path: P,
+    ) -> Result<Self> {
+        Self::open_cf_as_secondary(opts, primary_path, secondary_path, None::<&str>)
+    }
+
+    pub fn open_cf_as_secondary<P, I, N>(
+        opts: &Options,
+        primary_path: P,
+        secondary_path: P,
+        cfs: I,
+    ) -> Result<Self>
+    where
+        P: AsRef<Path>,
+        I: IntoIterator<Item = N>,
+        N: AsRef<str>,
+    {
+        let descs = cfs.into_iter().map(|n| ColumnFamilyDescriptor::new(n.as_ref(), opts.clone()));
+        Self::open_cf_descriptors_as_secondary(opts, primary_path, secondary_path, descs)
+    }
+
+    pub fn open_cf_descriptors_as_secondary<P, I>(
+        _opts: &Options,
+        _path: P,
+        _secondary_path: P,
+        _cfs: I,
+    ) -> Result<Self>
+    where
+        P: AsRef<Path>,
+        I: IntoIterator<Item = ColumnFamilyDescriptor>,
+    {
+        Err(unsupported("secondary instance (open_as_secondary)", 10))
+    }
+
+    /// TTL databases: not built yet (issue 10's remainder).
+    pub fn open_with_ttl<P: AsRef<Path>>(opts: &Options, path: P, ttl: Duration) -> Result<Self> {
+        Self::open_cf_descriptors_with_ttl(opts, path, Vec::new(), ttl)
+    }
+
+    pub fn open_cf_with_ttl<P, I, N>(opts: &Options, path: P, cfs: I, ttl: Duration) -> Result<Self>
+    where
+        P: AsRef<Path>,
+        I: IntoIterator<Item = N>,
+        N: AsRef<str>,
+    {
+        let descs = cfs.into_iter().map(|n| ColumnFamilyDescriptor::new(n.as_ref(), opts.clone()));
+        Self::open_cf_descriptors_with_ttl(opts, path, descs, ttl)
+    }
+
+    pub fn open_cf_descriptors_with_ttl<P, I>(
+        _opts: &Options,
+        _path: P,
+        _cfs: I,
+        _ttl: Duration,
+    ) -> Result<Self>
+    where
+        P: AsRef<Path>,
+        I: IntoIterator<Item = ColumnFamilyDescriptor>,
+    {
+        Err(unsupported("TTL database (open_with_ttl)", 10))
+    }
+
+    /// Stops the deletion of obsolete files: not built yet.
+    pub fn disable_file_deletions(&self) -> Result<()> {
+        Err(unsupported("disable_file_deletions", 17))
+    }
+
+    pub fn enable_file_deletions(&self) -> Result<()> {
+        Err(unsupported("enable_file_deletions", 17))
+    }
+}
+
+impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
+    // Merge operands need a merge operator, which is issue 15's.
+    pub fn merge<K: AsRef<[u8]>, V: AsRef<[u8]>>(&self, key: K, value: V) -> Result<()> {
+        self.merge_opt(key, value, &WriteOptions::default())
+    }
+
+    pub fn merge_opt<K: AsRef<[u8]>, V: AsRef<[u8]>>(
+        &self,
+        _key: K,
+        _value: V,
+        _opts: &WriteOptions,
+    ) -> Result<()> {
+        Err(unsupported("merge (merge operators)", 15))
+    }
+
+    pub fn merge_cf<K: AsRef<[u8]>, V: AsRef<[u8]>>(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        key: K,
+        value: V,
+    ) -> Result<()> {
+        self.merge_cf_opt(cf, key, value, &WriteOptions::default())
+    }
+
+    pub fn merge_cf_opt<K: AsRef<[u8]>, V: AsRef<[u8]>>(
+        &self,
+        _cf: &impl AsColumnFamilyRef,
+        _key: K,
+        _value: V,
+        _opts: &WriteOptions,
+    ) -> Result<()> {
+        Err(unsupported("merge (merge operators)", 15))
+    }
+
+    // User-defined timestamps are issue 15's.
+    pub fn put_with_ts<K: AsRef<[u8]>, V: AsRef<[u8]>, S: AsRef<[u8]>>(
+        &self,
+        key: K,
+        ts: S,
+        value: V,
+    ) -> Result<()> {
+        self.put_with_ts_opt(key, ts, value, &WriteOptions::default())
+    }
+
+    pub fn put_with_ts_opt<K: AsRef<[u8]>, V: AsRef<[u8]>, S: AsRef<[u8]>>(
+        &self,
+        _key: K,
+        _ts: S,
+        _value: V,
+        _opts: &WriteOptions,
+    ) -> Result<()> {
+        Err(unsupported("user-defined timestamps (put_with_ts)", 15))
+    }
+
+    pub fn put_cf_with_ts<K: AsRef<[u8]>, V: AsRef<[u8]>, S: AsRef<[u8]>>(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        key: K,
+        ts: S,
+        value: V,
+    ) -> Result<()> {
+        self.put_cf_with_ts_opt(cf, key, ts, value, &WriteOptions::default())
+    }
+
+    pub fn put_cf_with_ts_opt<K: AsRef<[u8]>, V: AsRef<[u8]>, S: AsRef<[u8]>>(
+        &self,
+        _cf: &impl AsColumnFamilyRef,
+        _key: K,
+        _ts: S,
+        _value: V,
+        _opts: &WriteOptions,
+    ) -> Result<()> {
+        Err(unsupported("user-defined timestamps (put_cf_with_ts)", 15))
+    }
+
+    pub fn delete_with_ts<K: AsRef<[u8]>, S: AsRef<[u8]>>(&self, key: K, ts: S) -> Result<()> {
+        self.delete_with_ts_opt(key, ts, &WriteOptions::default())
+    }
+
+    pub fn delete_with_ts_opt<K: AsRef<[u8]>, S: AsRef<[u8]>>(
+        &self,
+        _key: K,
+        _ts: S,
+        _opts: &WriteOptions,
+    ) -> Result<()> {
+        Err(unsupported("user-defined timestamps (delete_with_ts)", 15))
+    }
+
+    pub fn delete_cf_with_ts<K: AsRef<[u8]>, S: AsRef<[u8]>>(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        key: K,
+        ts: S,
+    ) -> Result<()> {
+        self.delete_cf_with_ts_opt(cf, key, ts, &WriteOptions::default())
+    }
+
+    pub fn delete_cf_with_ts_opt<K: AsRef<[u8]>, S: AsRef<[u8]>>(
+        &self,
+        _cf: &impl AsColumnFamilyRef,
+        _key: K,
+        _ts: S,
+        _opts: &WriteOptions,
+    ) -> Result<()> {
+        Err(unsupported("user-defined timestamps (delete_cf_with_ts)", 15))
+    }
+
+    pub fn increase_full_history_ts_low<S: AsRef<[u8]>>(
+        &self,
+        _cf: &impl AsColumnFamilyRef,
+        _ts: S,
+    ) -> Result<()> {
+        Err(unsupported("user-defined timestamps (increase_full_history_ts_low)", 15))
+    }
+
+    pub fn get_full_history_ts_low(&self, _cf: &impl AsColumnFamilyRef) -> Result<Vec<u8>> {
+        Err(unsupported("user-defined timestamps (get_full_history_ts_low)", 15))
+    }
+
+    /// Point lookups of many keys of one family, as rust-rocksdb's `batched_multi_get_cf`.
+    pub fn batched_multi_get_cf<'a, K, It>(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        keys: It,
+        sorted_input: bool,
+    ) -> Vec<Result<Option<DBPinnableSlice<'_>>>>
+    where
+        K: AsRef<[u8]> + 'a + ?Sized,
+        It: IntoIterator<Item = &'a K>,
+    {
+        self.batched_multi_get_cf_opt(cf, keys, sorted_input, &ReadOptions::default())
+    }
+
+    pub fn batched_multi_get_cf_opt<'a, K, It>(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        keys: It,
+        _sorted_input: bool,
+        readopts: &ReadOptions,
+    ) -> Vec<Result<Option<DBPinnableSlice<'_>>>>
+    where
+        K: AsRef<[u8]> + 'a + ?Sized,
+        It: IntoIterator<Item = &'a K>,
+    {
+        keys.into_iter().map(|k| self.get_pinned_cf_opt(cf, k.as_ref(), readopts)).collect()
+    }
+
+    /// Whether the key may exist, and its value when found: Shale reads the key, so the
+    /// answer is exact and the value always comes with a "yes".
+    pub fn key_may_exist_cf_opt_value<K: AsRef<[u8]>>(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        key: K,
+        readopts: &ReadOptions,
+    ) -> (bool, Option<CSlice>) {
+        match self.get_cf_opt(cf, key, readopts) {
+            Ok(Some(v)) => (true, Some(CSlice::new(v))),
+            Ok(None) => (false, None),
+            Err(_) => (true, None),
+        }
+    }
+
+    /// Without a prefix extractor (issue 15), RocksDB's prefix iterator is a forward
+    /// iterator from `prefix`; so is Shale's.
+    pub fn prefix_iterator<'a: 'b, 'b, P: AsRef<[u8]>>(
+        &'a self,
+        prefix: P,
+    ) -> DBIteratorWithThreadMode<'b, Self> {
+        let mut ro = ReadOptions::default();
+        ro.set_prefix_same_as_start(true);
+        self.iterator_opt(IteratorMode::From(prefix.as_ref(), Direction::Forward), ro)
+    }
+
+    pub fn prefix_iterator_cf<'a, P: AsRef<[u8]>>(
+        &'a self,
+        cf: &impl AsColumnFamilyRef,
+        prefix: P,
+    ) -> DBIteratorWithThreadMode<'a, Self> {
+        let mut ro = ReadOptions::default();
+        ro.set_prefix_same_as_start(true);
+        self.iterator_cf_opt(cf, ro, IteratorMode::From(prefix.as_ref(), Direction::Forward))
+    }
+
+    /// An iterator over the whole of `cf` (total-order seek).
+    pub fn full_iterator_cf<'a: 'b, 'b>(
+        &'a self,
+        cf: &impl AsColumnFamilyRef,
+        mode: IteratorMode,
+    ) -> DBIteratorWithThreadMode<'b, Self> {
+        let mut ro = ReadOptions::default();
+        ro.set_total_order_seek(true);
+        self.iterator_cf_opt(cf, ro, mode)
+    }
+
+    /// Manual compaction with options. `change_level`/`target_level` (moving the result to
+    /// another level) are not built: such a call compacts nothing and logs why in LOG, since
+    /// rust-rocksdb's signature has no error to return.
+    pub fn compact_range_opt<S: AsRef<[u8]>, E: AsRef<[u8]>>(
+        &self,
+        start: Option<S>,
+        end: Option<E>,
+        opts: &CompactOptions,
+    ) {
+        let cf = self.default_handle().clone_handle();
+        self.compact_range_cf_opt(&cf, start, end, opts)
+    }
+
+    pub fn compact_range_cf_opt<S: AsRef<[u8]>, E: AsRef<[u8]>>(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        start: Option<S>,
+        end: Option<E>,
+        opts: &CompactOptions,
+    ) {
+        if let Err(e) = opts.check_supported() {
+            self.inner.info_log.log(format_args!("compact_range refused: {e}"));
+            return;
+        }
+        let _ = self.try_compact_range_cf(cf, start, end);
+    }
+
+    /// Waits until background work is done: not built yet (issue 9's scheduler).
+    /// Waits until no flush or compaction is queued or running (RocksDB's WaitForCompact);
+    /// with `set_flush`, flushes every family first. TimedOut after `set_timeout`.
+    pub fn wait_for_compact(&self, opts: &WaitForCompactOptions) -> Result<()> {
+        if opts.flush() {
+            self.inner.flush_memtables(true, None)?;
+        }
+        self.inner.wait_for_background_work(opts.timeout_micros())
+    }
+
+    /// Dynamic options: not built yet (issue 10's remainder).
+    pub fn set_options(&self, opts: &[(&str, &str)]) -> Result<()> {
+        check_option_pairs(opts)?;
+        Err(unsupported("set_options (dynamic options)", 10))
+    }
+
+    pub fn set_options_cf(&self, cf: &impl AsColumnFamilyRef, opts: &[(&str, &str)]) -> Result<()> {
+        self.inner.handle_of(cf)?;
+        check_option_pairs(opts)?;
+        Err(unsupported("set_options_cf (dynamic options)", 10))
+    }
+
+    /// Approximate on-disk bytes of each range in the default family: the sizes of the
+    /// table files overlapping it.
+    pub fn get_approximate_sizes(&self, ranges: &[Range]) -> Vec<u64> {
+        let cf = self.default_handle().clone_handle();
+        self.get_approximate_sizes_cf(&cf, ranges)
+    }
+
+    pub fn get_approximate_sizes_cf(&self, cf: &impl AsColumnFamilyRef, ranges: &[Range]) -> Vec<u64> {
+        let Ok(h) = self.inner.handle_of(cf) else {
+            return vec![0; ranges.len()];
+        };
+        let sv = h.super_version();
+        let ucmp = h.icmp.user_comparator().clone();
+        ranges
+            .iter()
+            .map(|r| {
+                sv.current
+                    .all_files()
+                    .filter(|(_, f)| {
+                        let lo = crate::key::user_key(&f.smallest);
+                        let hi = crate::key::user_key(&f.largest);
+                        ucmp.compare(lo, r.end_key).is_lt() && ucmp.compare(hi, r.start_key).is_ge()
+                    })
+                    .map(|(_, f)| f.file_size)
+                    .sum()
+            })
+            .collect()
+    }
+
+    /// The write batches after `seq_number`, read back from the WALs on disk (see
+    /// `wal_iter.rs`).
+    pub fn get_updates_since(&self, seq_number: u64) -> Result<DBWALIterator> {
+        // Buffered WAL bytes must reach the file before it is read back.
+        self.flush_wal(false)?;
+        let last = self.latest_sequence_number();
+        crate::wal_iter::updates_since(&*self.inner.fs, &self.inner.path, seq_number, last)
+    }
+
+    /// Only secondary instances catch up, and they are not built yet.
+    pub fn try_catch_up_with_primary(&self) -> Result<()> {
+        Err(unsupported("try_catch_up_with_primary (secondary instances)", 10))
+    }
+
+    pub fn ingest_external_file<P: AsRef<Path>>(&self, paths: Vec<P>) -> Result<()> {
+        self.ingest_external_file_opts(&IngestExternalFileOptions::default(), paths)
+    }
+
+    pub fn ingest_external_file_opts<P: AsRef<Path>>(
+        &self,
+        _opts: &IngestExternalFileOptions,
+        _paths: Vec<P>,
+    ) -> Result<()> {
+        Err(unsupported("ingest_external_file (SST ingestion)", 17))
+    }
+
+    pub fn ingest_external_file_cf<P: AsRef<Path>>(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        paths: Vec<P>,
+    ) -> Result<()> {
+        self.ingest_external_file_cf_opts(cf, &IngestExternalFileOptions::default(), paths)
+    }
+
+    pub fn ingest_external_file_cf_opts<P: AsRef<Path>>(
+        &self,
+        _cf: &impl AsColumnFamilyRef,
+        _opts: &IngestExternalFileOptions,
+        _paths: Vec<P>,
+    ) -> Result<()> {
+        Err(unsupported("ingest_external_file (SST ingestion)", 17))
+    }
+
+    /// The default family's size and table count.
+    pub fn get_column_family_metadata(&self) -> ColumnFamilyMetaData {
+        let cf = self.default_handle().clone_handle();
+        self.get_column_family_metadata_cf(&cf)
+    }
+
+    pub fn get_column_family_metadata_cf(&self, cf: &impl AsColumnFamilyRef) -> ColumnFamilyMetaData {
+        match self.inner.handle_of(cf) {
+            Ok(h) => {
+                let sv = h.super_version();
+                let files: Vec<_> = sv.current.all_files().collect();
+                ColumnFamilyMetaData {
+                    size: files.iter().map(|(_, f)| f.file_size).sum(),
+                    name: h.name.clone(),
+                    file_count: files.len(),
+                }
+            }
+            Err(_) => ColumnFamilyMetaData { size: 0, name: String::new(), file_count: 0 },
+        }
+    }
+
+    /// Every live table file of every family.
+    pub fn live_files(&self) -> Result<Vec<LiveFile>> {
+        let handles: Vec<_> = self.inner.lock_state().cfs.values().map(|c| c.handle.clone()).collect();
+        let mut out = Vec::new();
+        for h in handles {
+            let sv = h.super_version();
+            for (level, f) in sv.current.all_files() {
+                let (entries, deletions) = match self.inner.table_cache.get(&h, f) {
+                    Ok(t) => (t.table.properties().num_entries, t.table.properties().num_deletions),
+                    Err(e) => return Err(e),
+                };
+                out.push(LiveFile {
+                    column_family_name: h.name.clone(),
+                    name: format!("/{:06}.sst", f.number),
+                    size: f.file_size as usize,
+                    level: level as i32,
+                    start_key: Some(crate::key::user_key(&f.smallest).to_vec()),
+                    end_key: Some(crate::key::user_key(&f.largest).to_vec()),
+                    num_entries: entries,
+                    num_deletions: deletions,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    pub fn delete_file_in_range<K: AsRef<[u8]>>(&self, _from: K, _to: K) -> Result<()> {
+        Err(unsupported("delete_file_in_range", 10))
+    }
+
+    pub fn delete_file_in_range_cf<K: AsRef<[u8]>>(
+        &self,
+        _cf: &impl AsColumnFamilyRef,
+        _from: K,
+        _to: K,
+    ) -> Result<()> {
+        Err(unsupported("delete_file_in_range", 10))
+    }
+
+    /// Stops background flushes and compactions (they resume only after a reopen), as
+    /// RocksDB's CancelAllBackgroundWork; `wait` waits for the running ones.
+    pub fn cancel_all_background_work(&self, wait: bool) {
+        self.inner.shutting_down.store(true, Ordering::Release);
+        let mut st = self.inner.lock_state();
+        self.inner.work_cv.notify_all();
+        self.inner.done_cv.notify_all();
+        if wait {
+            while st.jobs.running_flushes > 0 || st.jobs.running_compactions > 0 {
+                self.inner.done_cv.wait(&mut st);
+            }
+        }
+    }
+}
+
+/// RocksDB's checks on `SetOptions` input: none given, or a NUL byte in a name or value.
+fn check_option_pairs(opts: &[(&str, &str)]) -> Result<()> {
+    if opts.is_empty() {
+        return Err(Error::invalid_argument("set_options: no options given"));
+    }
+    for (k, v) in opts {
+        if k.contains('\0') || v.contains('\0') {
+            return Err(Error::invalid_argument(format!("Invalid option `{k}`: must not contain NUL")));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,83 @@
+//! rust-rocksdb's `Env`: the default (POSIX) environment or an in-memory one, and the
+//! background thread-pool sizes. Each Shale database runs its own pools (`db/scheduler.rs`):
+//! as RocksDB raises an Env's pools to what `max_background_jobs` needs, a database given an
+//! Env runs `max(pool size, job limit)` threads per pool (LOW: compactions, HIGH: flushes),
+//! and the job limits decide how many run at once. The bottom-priority pool and the I/O and
+//! CPU priority calls are refused by name at open. The in-memory env maps to Shale's memory
+//! file system.
+
+use std::sync::Arc;
+
+use crate::error::Result;
+use crate::fs::FileSystemRef;
+
+/// An environment, as rust-rocksdb's `Env`.
+#[derive(Clone)]
+pub struct Env {
+    pub(crate) fs: Option<FileSystemRef>,
+    pub(crate) unsupported: Vec<&'static str>,
+    /// Thread-pool sizes set on the Env (LOW, HIGH); None: not set.
+    pub(crate) low_threads: Option<usize>,
+    pub(crate) high_threads: Option<usize>,
+}
+
+impl Env {
+    /// The default environment (the process's file system).
+    pub fn new() -> Result<Self> {
+        Ok(Env { fs: None, unsupported: Vec::new(), low_threads: None, high_threads: None })
+    }
+
+    /// An environment whose files live in memory.
+    pub fn mem_env() -> Result<Self> {
+        Ok(Env {
+            fs: Some(Arc::new(crate::fs::MemFileSystem::new())),
+            unsupported: Vec::new(),
+            low_threads: None,
+            high_threads: None,
+        })
+    }
+
+    /// The LOW pool (compactions), as RocksDB's `SetBackgroundThreads`.
+    pub fn set_background_threads(&mut self, num_threads: i32) {
+        self.low_threads = Some(num_threads.max(0) as usize);
+    }
+
+    /// The HIGH pool (flushes).
+    pub fn set_high_priority_background_threads(&mut self, n: i32) {
+        self.high_threads = Some(n.max(0) as usize);
+    }
+
+    pub fn set_low_priority_background_threads(&mut self, n: i32) {
+        self.set_background_threads(n);
+    }
+
+    /// The bottom-priority pool is empty in RocksDB by default, and in Shale always.
+    pub fn set_bottom_priority_background_threads(&mut self, n: i32) {
+        self.unsupported_if(n != 0, "Env bottom-priority background threads");
+    }
+
+    /// Background threads belong to each database and end when it closes.
+    pub fn join_all_threads(&mut self) {}
+
+    pub fn lower_thread_pool_io_priority(&mut self) {
+        self.unsupported.push("Env lower_thread_pool_io_priority");
+    }
+
+    pub fn lower_high_priority_thread_pool_io_priority(&mut self) {
+        self.unsupported.push("Env lower_high_priority_thread_pool_io_priority");
+    }
+
+    pub fn lower_thread_pool_cpu_priority(&mut self) {
+        self.unsupported.push("Env lower_thread_pool_cpu_priority");
+    }
+
+    pub fn lower_high_priority_thread_pool_cpu_priority(&mut self) {
+        self.unsupported.push("Env lower_high_priority_thread_pool_cpu_priority");
+    }
+
+    fn unsupported_if(&mut self, cond: bool, name: &'static str) {
+        if cond {
+            self.unsupported.push(name);
+        }
+    }
+}

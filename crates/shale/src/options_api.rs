@@ -1,0 +1,1422 @@
+//! The rest of rust-rocksdb's option types and setters (`db_options.rs` there), over
+//! `options.rs`. Every setter either acts, is accepted because it changes nothing Shale
+//! returns or writes (each says why), or is recorded so that `open`/`create_cf` refuse it
+//! with NotSupported naming the option (and the issue that will build it).
+
+use std::path::{Path, PathBuf};
+
+use crate::cache::BlockCache;
+use crate::compaction_filter::CompactionFilterFn;
+use crate::compaction_filter_factory::CompactionFilterFactory;
+use crate::db::ColumnFamilyDescriptor;
+use crate::env::Env;
+use crate::error::{Error, Result};
+use crate::ffi_util::CStrLike;
+use crate::merge_operator::MergeFn;
+use crate::options::{BlockBasedOptions, Cache, DBCompressionType, Options, ReadOptions, WriteOptions};
+use crate::slice_transform::SliceTransform;
+use crate::statistics::{Histogram, HistogramData, StatsLevel, Ticker};
+use crate::thread_mode::DBAccess;
+
+/// Info-log verbosity, as rust-rocksdb's `LogLevel`.
+#[derive(Debug, Copy, Clone, PartialEq, Eq)]
+pub enum LogLevel {
+    Debug = 0,
+    Info,
+    Warn,
+    Error,
+    Fatal,
+    Header,
+}
+
+/// Where reads may be served from, as rust-rocksdb's `ReadTier`.
+#[derive(Debug, Copy, Clone, PartialEq, Eq)]
+pub enum ReadTier {
+    All = 0,
+    BlockCache,
+    Persisted,
+    Memtable,
+}
+
+/// Which file a level compaction picks first, as rust-rocksdb's `CompactionPri`.
+#[derive(Debug, Copy, Clone, PartialEq, Eq)]
+pub enum CompactionPri {
+    ByCompensatedSize = 0,
+    OldestLargestSeqFirst = 1,
+    OldestSmallestSeqFirst = 2,
+    MinOverlappingRatio = 3,
+    RoundRobin = 4,
+}
+
+/// The index format of block-based tables, as rust-rocksdb's `BlockBasedIndexType`.
+#[derive(Debug, Copy, Clone, PartialEq, Eq)]
+pub enum BlockBasedIndexType {
+    BinarySearch,
+    HashSearch,
+    TwoLevelIndexSearch,
+}
+
+/// The index inside data blocks, as rust-rocksdb's `DataBlockIndexType`.
+#[derive(Debug, Copy, Clone, PartialEq, Eq)]
+pub enum DataBlockIndexType {
+    BinarySearch = 0,
+    BinaryAndHash = 1,
+}
+
+/// Which index and filter blocks stay pinned in the cache, as rust-rocksdb's
+/// `BlockBasedTablePinningTier`.
+#[derive(Debug, Copy, Clone, PartialEq, Eq)]
+pub enum BlockBasedTablePinningTier {
+    Fallback,
+    None,
+    FlushAndSimilar,
+    All,
+}
+
+/// The memtable representation, as rust-rocksdb's `MemtableFactory` (plus `SkipList`, the
+/// one Shale builds, which is RocksDB's default).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MemtableFactory {
+    Vector,
+    HashSkipList { bucket_count: usize, height: i32, branching_factor: i32 },
+    HashLinkList { bucket_count: usize },
+    SkipList,
+}
+
+/// Block checksum algorithm, as rust-rocksdb's `ChecksumType`.
+#[derive(Debug, Copy, Clone, PartialEq, Eq)]
+pub enum ChecksumType {
+    NoChecksum = 0,
+    CRC32c = 1,
+    XXHash = 2,
+    XXHash64 = 3,
+    XXH3 = 4,
+}
+
+/// Key encoding of plain tables, as rust-rocksdb's `KeyEncodingType`.
+#[derive(Debug, Copy, Clone, PartialEq, Eq, Default)]
+pub enum KeyEncodingType {
+    #[default]
+    Plain = 0,
+    Prefix = 1,
+}
+
+/// Plain-table options, as rust-rocksdb's `PlainTableFactoryOptions` (plain tables are
+/// issue 18's; `set_plain_table_factory` is refused at open).
+pub struct PlainTableFactoryOptions {
+    pub user_key_length: u32,
+    pub bloom_bits_per_key: i32,
+    pub hash_table_ratio: f64,
+    pub index_sparseness: usize,
+    pub huge_page_tlb_size: usize,
+    pub encoding_type: KeyEncodingType,
+    pub full_scan_mode: bool,
+    pub store_index_in_file: bool,
+}
+
+/// Compaction style, as rust-rocksdb's `DBCompactionStyle`.
+#[derive(Debug, Copy, Clone, PartialEq, Eq)]
+pub enum DBCompactionStyle {
+    Level,
+    Universal,
+    Fifo,
+}
+
+/// When universal compaction stops adding files, as rust-rocksdb's.
+#[derive(Debug, Copy, Clone, PartialEq, Eq)]
+pub enum UniversalCompactionStopStyle {
+    Similar,
+    Total,
+}
+
+/// How a manual compaction treats the bottommost level, as rust-rocksdb's.
+#[derive(Debug, Copy, Clone, PartialEq, Eq)]
+pub enum BottommostLevelCompaction {
+    Skip = 0,
+    IfHaveCompactionFilter,
+    Force,
+    ForceOptimized,
+}
+
+/// Cuckoo-table options, as rust-rocksdb's `CuckooTableOptions` (cuckoo tables are issue
+/// 18's; `set_cuckoo_table_factory` is refused at open).
+#[derive(Default)]
+pub struct CuckooTableOptions {
+    hash_ratio: Option<f64>,
+    max_search_depth: Option<u32>,
+    cuckoo_block_size: Option<u32>,
+    identity_as_first_hash: Option<bool>,
+    use_module_hash: Option<bool>,
+}
+
+impl CuckooTableOptions {
+    pub fn set_hash_ratio(&mut self, ratio: f64) {
+        self.hash_ratio = Some(ratio);
+    }
+
+    pub fn set_max_search_depth(&mut self, depth: u32) {
+        self.max_search_depth = Some(depth);
+    }
+
+    pub fn set_cuckoo_block_size(&mut self, size: u32) {
+        self.cuckoo_block_size = Some(size);
+    }
+
+    pub fn set_identity_as_first_hash(&mut self, flag: bool) {
+        self.identity_as_first_hash = Some(flag);
+    }
+
+    pub fn set_use_module_hash(&mut self, flag: bool) {
+        self.use_module_hash = Some(flag);
+    }
+}
+
+/// FIFO compaction options, as rust-rocksdb's (FIFO is issue 18's).
+pub struct FifoCompactOptions {
+    max_table_files_size: u64,
+}
+
+impl Default for FifoCompactOptions {
+    fn default() -> Self {
+        FifoCompactOptions { max_table_files_size: 1 << 30 }
+    }
+}
+
+impl FifoCompactOptions {
+    pub fn set_max_table_files_size(&mut self, nbytes: u64) {
+        self.max_table_files_size = nbytes;
+    }
+}
+
+/// Universal compaction options, as rust-rocksdb's (universal compaction is issue 18's).
+pub struct UniversalCompactOptions {
+    size_ratio: i32,
+    min_merge_width: i32,
+    max_merge_width: i32,
+    max_size_amplification_percent: i32,
+    compression_size_percent: i32,
+    stop_style: UniversalCompactionStopStyle,
+}
+
+impl Default for UniversalCompactOptions {
+    fn default() -> Self {
+        UniversalCompactOptions {
+            size_ratio: 1,
+            min_merge_width: 2,
+            max_merge_width: u32::MAX as i32,
+            max_size_amplification_percent: 200,
+            compression_size_percent: -1,
+            stop_style: UniversalCompactionStopStyle::Total,
+        }
+    }
+}
+
+impl UniversalCompactOptions {
+    pub fn set_size_ratio(&mut self, ratio: i32) {
+        self.size_ratio = ratio;
+    }
+
+    pub fn set_min_merge_width(&mut self, num: i32) {
+        self.min_merge_width = num;
+    }
+
+    pub fn set_max_merge_width(&mut self, num: i32) {
+        self.max_merge_width = num;
+    }
+
+    pub fn set_max_size_amplification_percent(&mut self, v: i32) {
+        self.max_size_amplification_percent = v;
+    }
+
+    pub fn set_compression_size_percent(&mut self, v: i32) {
+        self.compression_size_percent = v;
+    }
+
+    pub fn set_stop_style(&mut self, style: UniversalCompactionStopStyle) {
+        self.stop_style = style;
+    }
+}
+
+/// Options of a manual compaction, as rust-rocksdb's `CompactOptions`.
+pub struct CompactOptions {
+    exclusive_manual_compaction: bool,
+    bottommost_level_compaction: BottommostLevelCompaction,
+    change_level: bool,
+    target_level: i32,
+    full_history_ts_low: Option<Vec<u8>>,
+}
+
+impl Default for CompactOptions {
+    fn default() -> Self {
+        CompactOptions {
+            exclusive_manual_compaction: true,
+            bottommost_level_compaction: BottommostLevelCompaction::IfHaveCompactionFilter,
+            change_level: false,
+            target_level: -1,
+            full_history_ts_low: None,
+        }
+    }
+}
+
+impl CompactOptions {
+    /// Shale's manual compactions always run alone (exclusive).
+    pub fn set_exclusive_manual_compaction(&mut self, v: bool) {
+        self.exclusive_manual_compaction = v;
+    }
+
+    /// Shale's manual compaction rewrites every level the range touches, bottommost
+    /// included (RocksDB's `Force`), whatever this says: the other policies only skip work
+    /// on the bottommost level, so what the database holds afterwards is the same.
+    pub fn set_bottommost_level_compaction(&mut self, lvl: BottommostLevelCompaction) {
+        self.bottommost_level_compaction = lvl;
+    }
+
+    pub fn set_change_level(&mut self, v: bool) {
+        self.change_level = v;
+    }
+
+    pub fn set_target_level(&mut self, lvl: i32) {
+        self.target_level = lvl;
+    }
+
+    pub fn set_full_history_ts_low<S: Into<Vec<u8>>>(&mut self, ts: S) {
+        self.full_history_ts_low = Some(ts.into());
+    }
+
+    pub(crate) fn check_supported(&self) -> Result<()> {
+        if self.change_level || self.target_level >= 0 {
+            return Err(Error::not_supported("CompactOptions change_level/target_level (issue 10)"));
+        }
+        if self.full_history_ts_low.is_some() {
+            return Err(Error::not_supported("CompactOptions full_history_ts_low (timestamps, issue 15)"));
+        }
+        let _ = (self.exclusive_manual_compaction, self.bottommost_level_compaction);
+        Ok(())
+    }
+}
+
+/// Options of `wait_for_compact`, as rust-rocksdb's `WaitForCompactOptions`.
+#[derive(Default)]
+pub struct WaitForCompactOptions {
+    abort_on_pause: bool,
+    flush: bool,
+    timeout: u64,
+}
+
+impl WaitForCompactOptions {
+    pub(crate) fn flush(&self) -> bool {
+        self.flush
+    }
+
+    /// Microseconds to wait at most (0: no limit).
+    pub(crate) fn timeout_micros(&self) -> u64 {
+        self.timeout
+    }
+
+    pub fn set_abort_on_pause(&mut self, v: bool) {
+        self.abort_on_pause = v;
+    }
+
+    pub fn set_flush(&mut self, v: bool) {
+        self.flush = v;
+    }
+
+    pub fn set_timeout(&mut self, microseconds: u64) {
+        self.timeout = microseconds;
+    }
+}
+
+/// Options of SST ingestion, as rust-rocksdb's (ingestion is issue 17's).
+#[derive(Default)]
+pub struct IngestExternalFileOptions {
+    flags: Vec<(&'static str, bool)>,
+}
+
+impl IngestExternalFileOptions {
+    pub fn set_move_files(&mut self, v: bool) {
+        self.flags.push(("move_files", v));
+    }
+
+    pub fn set_snapshot_consistency(&mut self, v: bool) {
+        self.flags.push(("snapshot_consistency", v));
+    }
+
+    pub fn set_allow_global_seqno(&mut self, v: bool) {
+        self.flags.push(("allow_global_seqno", v));
+    }
+
+    pub fn set_allow_blocking_flush(&mut self, v: bool) {
+        self.flags.push(("allow_blocking_flush", v));
+    }
+
+    pub fn set_ingest_behind(&mut self, v: bool) {
+        self.flags.push(("ingest_behind", v));
+    }
+}
+
+/// A data path with a target size, as rust-rocksdb's `DBPath` (several paths are not built:
+/// a non-empty `set_db_paths` is refused at open).
+#[allow(dead_code)] // read once several db_paths are built (issue 10's remainder)
+pub struct DBPath {
+    pub(crate) path: PathBuf,
+    pub(crate) target_size: u64,
+}
+
+impl DBPath {
+    pub fn new<P: AsRef<Path>>(path: P, target_size: u64) -> Result<Self> {
+        Ok(DBPath { path: path.as_ref().to_path_buf(), target_size })
+    }
+}
+
+/// A custom info logger, as rust-rocksdb's `InfoLogger` (refused by `set_info_logger`:
+/// Shale writes RocksDB's LOG file).
+pub struct InfoLogger {
+    pub(crate) _private: (),
+}
+
+impl InfoLogger {
+    pub fn new_stderr_logger<S: AsRef<str>>(log_level: LogLevel, prefix: Option<S>) -> Self {
+        let _ = (log_level, prefix.as_ref().map(|p| p.as_ref().len()));
+        InfoLogger { _private: () }
+    }
+
+    pub fn new_callback_logger<F: Fn(LogLevel, &str) + Sync + Send + 'static>(
+        level: LogLevel,
+        cb: F,
+    ) -> Self {
+        let _ = (level, cb);
+        InfoLogger { _private: () }
+    }
+}
+
+/// Options of an LRU cache, as rust-rocksdb's `LruCacheOptions`.
+#[derive(Default)]
+pub struct LruCacheOptions {
+    capacity: usize,
+    num_shard_bits: i32,
+}
+
+impl LruCacheOptions {
+    pub fn set_capacity(&mut self, cap: usize) {
+        self.capacity = cap;
+    }
+
+    /// Shale's cache shards itself; the bit count changes lock spreading, not what is cached.
+    pub fn set_num_shard_bits(&mut self, val: i32) {
+        self.num_shard_bits = val;
+    }
+}
+
+impl Cache {
+    /// An LRU cache of the given options.
+    pub fn new_lru_cache_opts(opts: &LruCacheOptions) -> Cache {
+        let _ = opts.num_shard_bits;
+        Cache::new_lru_cache(opts.capacity)
+    }
+
+    /// RocksDB's HyperClockCache is another replacement policy over the same interface;
+    /// Shale gives its one cache of that capacity.
+    pub fn new_hyper_clock_cache(capacity: usize, estimated_entry_charge: usize) -> Cache {
+        let _ = estimated_entry_charge;
+        Cache::new_lru_cache(capacity)
+    }
+
+    pub fn set_capacity(&mut self, capacity: usize) {
+        self.0 = std::sync::Arc::new(BlockCache::new(capacity));
+    }
+}
+
+/// A memory budget shared by memtables, as rust-rocksdb's `WriteBufferManager` (issue 14;
+/// `set_write_buffer_manager` is refused at open).
+#[derive(Clone)]
+pub struct WriteBufferManager {
+    buffer_size: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    allow_stall: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl WriteBufferManager {
+    pub fn new_write_buffer_manager(buffer_size: usize, allow_stall: bool) -> Self {
+        WriteBufferManager {
+            buffer_size: std::sync::Arc::new(buffer_size.into()),
+            allow_stall: std::sync::Arc::new(allow_stall.into()),
+        }
+    }
+
+    pub fn new_write_buffer_manager_with_cache(buffer_size: usize, allow_stall: bool, cache: Cache) -> Self {
+        let _ = cache;
+        Self::new_write_buffer_manager(buffer_size, allow_stall)
+    }
+
+    /// No database uses a manager yet, so nothing is charged to it.
+    pub fn get_usage(&self) -> usize {
+        0
+    }
+
+    pub fn get_buffer_size(&self) -> usize {
+        self.buffer_size.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    pub fn set_buffer_size(&self, new_size: usize) {
+        self.buffer_size.store(new_size, std::sync::atomic::Ordering::Relaxed)
+    }
+
+    pub fn enabled(&self) -> bool {
+        self.get_buffer_size() > 0
+    }
+
+    pub fn set_allow_stall(&self, allow_stall: bool) {
+        self.allow_stall.store(allow_stall, std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+impl BlockBasedOptions {
+    /// Partitioned indexes and filters are not built.
+    pub fn set_metadata_block_size(&mut self, size: usize) {
+        self.unsupported_if(size != 4096, "metadata_block_size (partitioned index)");
+    }
+
+    pub fn set_partition_filters(&mut self, size: bool) {
+        self.unsupported_if(size, "partition_filters");
+    }
+
+    pub fn set_ribbon_filter(&mut self, bloom_equivalent_bits_per_key: f64) {
+        let _ = bloom_equivalent_bits_per_key;
+        self.unsupported.push("ribbon filter");
+    }
+
+    pub fn set_hybrid_ribbon_filter(&mut self, bloom_equivalent_bits_per_key: f64, bloom_before_level: i32) {
+        let _ = (bloom_equivalent_bits_per_key, bloom_before_level);
+        self.unsupported.push("hybrid ribbon filter");
+    }
+
+    pub fn set_cache_index_and_filter_blocks_with_high_priority(&mut self, v: bool) {
+        self.unsupported_if(!v, "cache_index_and_filter_blocks_with_high_priority=false");
+    }
+
+    pub fn set_index_type(&mut self, index_type: BlockBasedIndexType) {
+        self.unsupported_if(
+            index_type != BlockBasedIndexType::BinarySearch,
+            "index_type other than binary search",
+        );
+    }
+
+    pub fn set_pin_l0_filter_and_index_blocks_in_cache(&mut self, v: bool) {
+        self.unsupported_if(v, "pin_l0_filter_and_index_blocks_in_cache");
+    }
+
+    pub fn set_pin_top_level_index_and_filter(&mut self, v: bool) {
+        self.unsupported_if(!v, "pin_top_level_index_and_filter=false");
+    }
+
+    pub fn set_data_block_index_type(&mut self, index_type: DataBlockIndexType) {
+        self.unsupported_if(
+            index_type != DataBlockIndexType::BinarySearch,
+            "data_block_index_type BinaryAndHash",
+        );
+    }
+
+    /// Used only with the BinaryAndHash data-block index, which is refused.
+    pub fn set_data_block_hash_ratio(&mut self, ratio: f64) {
+        let _ = ratio;
+    }
+
+    pub fn set_checksum_type(&mut self, checksum_type: ChecksumType) {
+        self.unsupported_if(checksum_type != ChecksumType::CRC32c, "checksum type other than CRC32c");
+    }
+
+    /// Filter memory layout only; the filter's answers are the same.
+    pub fn set_optimize_filters_for_memory(&mut self, v: bool) {
+        let _ = v;
+    }
+
+    pub fn set_top_level_index_pinning_tier(&mut self, tier: BlockBasedTablePinningTier) {
+        self.unsupported_if(tier != BlockBasedTablePinningTier::Fallback, "top_level_index_pinning_tier");
+    }
+
+    pub fn set_partition_pinning_tier(&mut self, tier: BlockBasedTablePinningTier) {
+        self.unsupported_if(tier != BlockBasedTablePinningTier::Fallback, "partition_pinning_tier");
+    }
+
+    pub fn set_unpartitioned_pinning_tier(&mut self, tier: BlockBasedTablePinningTier) {
+        self.unsupported_if(tier != BlockBasedTablePinningTier::Fallback, "unpartitioned_pinning_tier");
+    }
+
+    fn unsupported_if(&mut self, cond: bool, name: &'static str) {
+        if cond {
+            self.unsupported.push(name);
+        }
+    }
+}
+
+impl WriteOptions {
+    /// A write to a dropped or unknown family fails either way in Shale's API (handles are
+    /// checked), so this has nothing to ignore; `true` is refused.
+    pub fn set_ignore_missing_column_families(&mut self, ignore: bool) {
+        if ignore {
+            self.unsupported = Some("ignore_missing_column_families");
+        }
+    }
+
+    pub fn set_low_pri(&mut self, v: bool) {
+        if v {
+            self.unsupported = Some("low_pri");
+        }
+    }
+
+    /// An insert-hint speed choice; memtable contents are the same.
+    pub fn set_memtable_insert_hint_per_batch(&mut self, v: bool) {
+        let _ = v;
+    }
+}
+
+impl ReadOptions {
+    pub fn set_snapshot<D: DBAccess>(&mut self, snapshot: &crate::db::SnapshotWithThreadMode<'_, D>) {
+        self.snapshot = Some(snapshot.sequence_number());
+    }
+
+    /// Both bounds at once, as rust-rocksdb's `set_iterate_range`.
+    pub fn set_iterate_range(&mut self, range: impl crate::iter_range::IterateBounds) {
+        let (lower, upper) = range.into_bounds();
+        self.lower_bound = lower;
+        self.upper_bound = upper;
+    }
+
+    pub fn set_read_tier(&mut self, tier: ReadTier) {
+        self.refuse_if(tier != ReadTier::All, "read_tier other than All");
+    }
+
+    /// Without a prefix extractor (Shale refuses one at open until issue 15), RocksDB
+    /// ignores this too: iteration is in total order.
+    pub fn set_prefix_same_as_start(&mut self, v: bool) {
+        self.prefix_same_as_start = v;
+    }
+
+    pub fn set_max_skippable_internal_keys(&mut self, num: u64) {
+        self.refuse_if(num != 0, "max_skippable_internal_keys");
+    }
+
+    /// Obsolete files are purged by the next flush or compaction either way.
+    pub fn set_background_purge_on_iterator_cleanup(&mut self, v: bool) {
+        let _ = v;
+    }
+
+    pub fn set_ignore_range_deletions(&mut self, v: bool) {
+        self.refuse_if(v, "ignore_range_deletions");
+    }
+
+    /// Read-ahead is a speed hint; the same bytes are returned.
+    pub fn set_readahead_size(&mut self, v: usize) {
+        let _ = v;
+    }
+
+    pub fn set_auto_readahead_size(&mut self, v: bool) {
+        let _ = v;
+    }
+
+    pub fn set_deadline(&mut self, microseconds: u64) {
+        self.refuse_if(microseconds != 0, "deadline");
+    }
+
+    pub fn set_io_timeout(&mut self, microseconds: u64) {
+        self.refuse_if(microseconds != 0, "io_timeout");
+    }
+
+    pub fn set_tailing(&mut self, v: bool) {
+        self.refuse_if(v, "tailing iterators (issue 13)");
+    }
+
+    /// Shale's iterators copy nothing they return until the next step, as pinned data.
+    pub fn set_pin_data(&mut self, v: bool) {
+        let _ = v;
+    }
+
+    pub fn set_async_io(&mut self, v: bool) {
+        let _ = v;
+    }
+
+    pub fn set_timestamp<S: Into<Vec<u8>>>(&mut self, ts: S) {
+        let _ = ts.into();
+        self.refuse_if(true, "read timestamp (user-defined timestamps, issue 15)");
+    }
+
+    pub fn set_iter_start_ts<S: Into<Vec<u8>>>(&mut self, ts: S) {
+        let _ = ts.into();
+        self.refuse_if(true, "iter_start_ts (user-defined timestamps, issue 15)");
+    }
+
+    fn refuse_if(&mut self, cond: bool, name: &'static str) {
+        if cond {
+            self.unsupported = Some(name);
+        }
+    }
+
+    /// Reads and iterators made with a refused setting fail with NotSupported naming it.
+    pub(crate) fn check_supported(&self) -> Result<()> {
+        match self.unsupported {
+            Some(name) => Err(Error::not_supported(format!("read option {name} is not supported by Shale"))),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Options {
+    /// The latest OPTIONS file of the database at `path`: its DB options and one descriptor
+    /// per column family (with the options Shale reads from it).
+    pub fn load_latest<P: AsRef<Path>>(
+        path: P,
+        env: Env,
+        ignore_unknown_options: bool,
+        cache: Cache,
+    ) -> Result<(Options, Vec<ColumnFamilyDescriptor>)> {
+        let _ = (env, ignore_unknown_options);
+        let mut opts = Options::default();
+        let mut t = BlockBasedOptions::default();
+        t.set_block_cache(&cache);
+        opts.set_block_based_table_factory(&t);
+        let names = crate::DB::list_cf(&opts, path.as_ref())?;
+        let descs = names.into_iter().map(|n| ColumnFamilyDescriptor::new(n, opts.clone())).collect();
+        Ok((opts, descs))
+    }
+
+    /// These options with the `name=value;...` settings applied, as RocksDB's
+    /// GetOptionsFromString.
+    pub fn get_options_from_string<S: AsRef<str>>(&mut self, opts_str: S) -> Result<Options> {
+        let s = opts_str.as_ref();
+        if s.contains('\0') {
+            return Err(Error::invalid_argument("options string must not contain NUL"));
+        }
+        let mut out = self.clone();
+        for part in s.split(';').map(str::trim).filter(|p| !p.is_empty()) {
+            let (k, v) = part.split_once('=').ok_or_else(|| {
+                Error::invalid_argument(format!("Mismatched key value pair, '=' expected: {part}"))
+            })?;
+            out.apply_option(k.trim(), v.trim())?;
+        }
+        Ok(out)
+    }
+
+    /// Sets one option by RocksDB's name from its text form.
+    pub(crate) fn apply_option(&mut self, name: &str, value: &str) -> Result<()> {
+        fn parse<T: std::str::FromStr>(name: &str, v: &str) -> Result<T> {
+            v.parse().map_err(|_| Error::invalid_argument(format!("Error parsing option {name}: {v}")))
+        }
+        fn boolean(name: &str, v: &str) -> Result<bool> {
+            match v {
+                "true" | "1" => Ok(true),
+                "false" | "0" => Ok(false),
+                _ => Err(Error::invalid_argument(format!("Error parsing option {name}: {v}"))),
+            }
+        }
+        match name {
+            "use_fsync" => self.set_use_fsync(boolean(name, value)?),
+            "create_if_missing" => self.create_if_missing(boolean(name, value)?),
+            "create_missing_column_families" => self.create_missing_column_families(boolean(name, value)?),
+            "error_if_exists" => self.set_error_if_exists(boolean(name, value)?),
+            "paranoid_checks" => self.set_paranoid_checks(boolean(name, value)?),
+            "max_open_files" => self.set_max_open_files(parse(name, value)?),
+            "max_background_jobs" => self.set_max_background_jobs(parse(name, value)?),
+            "write_buffer_size" => self.set_write_buffer_size(parse(name, value)?),
+            "max_write_buffer_number" => self.set_max_write_buffer_number(parse(name, value)?),
+            "num_levels" => self.set_num_levels(parse(name, value)?),
+            "level0_file_num_compaction_trigger" => {
+                self.set_level_zero_file_num_compaction_trigger(parse(name, value)?)
+            }
+            "level0_slowdown_writes_trigger" => {
+                self.set_level_zero_slowdown_writes_trigger(parse(name, value)?)
+            }
+            "level0_stop_writes_trigger" => self.set_level_zero_stop_writes_trigger(parse(name, value)?),
+            "target_file_size_base" => self.set_target_file_size_base(parse(name, value)?),
+            "target_file_size_multiplier" => self.set_target_file_size_multiplier(parse(name, value)?),
+            "max_bytes_for_level_base" => self.set_max_bytes_for_level_base(parse(name, value)?),
+            "max_bytes_for_level_multiplier" => self.set_max_bytes_for_level_multiplier(parse(name, value)?),
+            "max_compaction_bytes" => self.set_max_compaction_bytes(parse(name, value)?),
+            "disable_auto_compactions" => self.set_disable_auto_compactions(boolean(name, value)?),
+            _ => return Err(Error::invalid_argument(format!("Unrecognized option: {name}"))),
+        }
+        Ok(())
+    }
+
+    /// A user comparator, as rust-rocksdb's `set_comparator`.
+    pub fn set_comparator(&mut self, name: impl CStrLike, compare_fn: Box<crate::comparator::CompareFn>) {
+        match crate::ffi_util::name_of(name, "comparator name") {
+            Ok(n) => self.set_comparator_object(std::sync::Arc::new(crate::comparator::FnComparator::new(
+                n, compare_fn,
+            ))),
+            Err(_) => self.unsupported.push("comparator name with a NUL byte"),
+        }
+    }
+
+    /// A comparator with user-defined timestamps: issue 15's.
+    pub fn set_comparator_with_ts(
+        &mut self,
+        name: impl CStrLike,
+        timestamp_size: usize,
+        compare_fn: Box<crate::comparator::CompareFn>,
+        compare_ts_fn: Box<crate::comparator::CompareTsFn>,
+        compare_without_ts_fn: Box<crate::comparator::CompareWithoutTsFn>,
+    ) {
+        let _ =
+            (name.into_c_string().is_ok(), timestamp_size, compare_fn, compare_ts_fn, compare_without_ts_fn);
+        self.unsupported.push("comparator with user-defined timestamps (issue 15)");
+    }
+
+    pub fn set_merge_operator_associative<F: MergeFn + Clone>(
+        &mut self,
+        name: impl CStrLike,
+        full_merge_fn: F,
+    ) {
+        let _ = (name.into_c_string().is_ok(), full_merge_fn);
+        self.unsupported.push("merge_operator (issue 15)");
+    }
+
+    pub fn set_merge_operator<F: MergeFn, PF: MergeFn>(
+        &mut self,
+        name: impl CStrLike,
+        full_merge_fn: F,
+        partial_merge_fn: PF,
+    ) {
+        let _ = (name.into_c_string().is_ok(), full_merge_fn, partial_merge_fn);
+        self.unsupported.push("merge_operator (issue 15)");
+    }
+
+    #[deprecated(since = "0.5.0", note = "add_merge_operator has been renamed to set_merge_operator")]
+    pub fn add_merge_operator<F: MergeFn + Clone>(&mut self, name: &str, merge_fn: F) {
+        self.set_merge_operator_associative(name, merge_fn);
+    }
+
+    pub fn set_compaction_filter<F>(&mut self, name: impl CStrLike, filter_fn: F)
+    where
+        F: CompactionFilterFn + Send + 'static,
+    {
+        let _ = (name.into_c_string().is_ok(), filter_fn);
+        self.unsupported.push("compaction_filter (issue 15)");
+    }
+
+    pub fn set_compaction_filter_factory<F>(&mut self, factory: F)
+    where
+        F: CompactionFilterFactory + 'static,
+    {
+        let _ = factory;
+        self.unsupported.push("compaction_filter_factory (issue 15)");
+    }
+
+    fn unsupported_if(&mut self, cond: bool, name: &'static str) {
+        if cond {
+            self.unsupported.push(name);
+        }
+    }
+
+    /// Records `name` as refused unless the value given is one Shale behaves as (`ok`).
+    fn accept_only(&mut self, ok: bool, name: &'static str) {
+        self.unsupported_if(!ok, name);
+    }
+
+    /// Not built in Shale: recorded, and `open` refuses it with NotSupported.
+    pub fn optimize_universal_style_compaction(&mut self, memtable_memory_budget: usize) {
+        let _ = memtable_memory_budget;
+        self.unsupported.push("universal compaction (optimize_universal_style_compaction)");
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`paths.is_empty()`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `db_paths`.
+    pub fn set_db_paths(&mut self, paths: &[DBPath]) {
+        self.accept_only(paths.is_empty(), "db_paths");
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`paths.is_empty()`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `cf_paths`.
+    pub fn set_cf_paths(&mut self, paths: &[DBPath]) {
+        self.accept_only(paths.is_empty(), "cf_paths");
+    }
+
+    pub fn set_env(&mut self, env: &Env) {
+        if let Some(fs) = &env.fs {
+            self.fs = Some(fs.clone());
+        }
+        self.unsupported.extend(env.unsupported.iter().copied());
+        self.env_threads = (env.low_threads, env.high_threads);
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`num <= 1`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `compression_opts.parallel_threads`.
+    pub fn set_compression_options_parallel_threads(&mut self, num: i32) {
+        self.accept_only(num <= 1, "compression_opts.parallel_threads");
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`t == DBCompressionType::None`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `wal_compression`.
+    pub fn set_wal_compression_type(&mut self, t: DBCompressionType) {
+        self.accept_only(t == DBCompressionType::None, "wal_compression");
+    }
+
+    /// Not built in Shale: recorded, and `open` refuses it with NotSupported.
+    pub fn set_bottommost_compression_type(&mut self, t: DBCompressionType) {
+        let _ = t;
+        self.unsupported.push("bottommost_compression");
+    }
+
+    /// Not built in Shale: recorded, and `open` refuses it with NotSupported.
+    pub fn set_compression_per_level(&mut self, level_types: &[DBCompressionType]) {
+        let _ = level_types;
+        self.unsupported.push("compression_per_level");
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`window_bits == -14 && level == 32767 && strategy == 0 && max_dict_bytes == 0`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `compression_opts`.
+    pub fn set_compression_options(
+        &mut self,
+        window_bits: i32,
+        level: i32,
+        strategy: i32,
+        max_dict_bytes: i32,
+    ) {
+        self.accept_only(
+            window_bits == -14 && level == 32767 && strategy == 0 && max_dict_bytes == 0,
+            "compression_opts",
+        );
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`!enabled`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `bottommost_compression_opts`.
+    pub fn set_bottommost_compression_options(
+        &mut self,
+        window_bits: i32,
+        level: i32,
+        strategy: i32,
+        max_dict_bytes: i32,
+        enabled: bool,
+    ) {
+        let _ = (window_bits, level, strategy, max_dict_bytes);
+        self.unsupported_if(enabled, "bottommost_compression_opts");
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`value == 0`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `compression_opts.zstd_max_train_bytes`.
+    pub fn set_zstd_max_train_bytes(&mut self, value: i32) {
+        self.accept_only(value == 0, "compression_opts.zstd_max_train_bytes");
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`!enabled || value == 0`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `bottommost_compression_opts.zstd_max_train_bytes`.
+    pub fn set_bottommost_zstd_max_train_bytes(&mut self, value: i32, enabled: bool) {
+        self.accept_only(!enabled || value == 0, "bottommost_compression_opts.zstd_max_train_bytes");
+    }
+
+    /// Accepted: compaction_readahead_size is a read-ahead hint: Shale's compaction reads whole blocks sequentially; any value reads the same data.
+    pub fn set_compaction_readahead_size(&mut self, compaction_readahead_size: usize) {
+        let _ = compaction_readahead_size;
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`secs == 0 || secs == u64::MAX - 1`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `periodic_compaction_seconds`.
+    pub fn set_periodic_compaction_seconds(&mut self, secs: u64) {
+        self.accept_only(secs == 0 || secs == u64::MAX - 1, "periodic_compaction_seconds");
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`ttl_secs == 0 || ttl_secs == u64::MAX - 1`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `ttl`.
+    pub fn set_ttl(&mut self, ttl_secs: u64) {
+        self.accept_only(ttl_secs == 0 || ttl_secs == u64::MAX - 1, "ttl");
+    }
+
+    pub fn set_prefix_extractor(&mut self, prefix_extractor: SliceTransform) {
+        let _ = prefix_extractor;
+        self.unsupported.push("prefix_extractor (issue 15)");
+    }
+
+    /// Not built in Shale: recorded, and `open` refuses it with NotSupported.
+    pub fn optimize_for_point_lookup(&mut self, block_cache_size_mb: u64) {
+        let _ = block_cache_size_mb;
+        self.unsupported.push("optimize_for_point_lookup (hash index, issue 15)");
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`!optimize_for_hits`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `optimize_filters_for_hits`.
+    pub fn set_optimize_filters_for_hits(&mut self, optimize_for_hits: bool) {
+        self.accept_only(!optimize_for_hits, "optimize_filters_for_hits");
+    }
+
+    /// Accepted: obsolete files are deleted as soon as nothing uses them, which every period allows.
+    pub fn set_delete_obsolete_files_period_micros(&mut self, micros: u64) {
+        let _ = micros;
+    }
+
+    /// Not built in Shale: recorded, and `open` refuses it with NotSupported.
+    pub fn prepare_for_bulk_load(&mut self) {
+        self.unsupported.push("prepare_for_bulk_load");
+    }
+
+    /// Accepted: tables are opened one by one at open; the thread count only changes how fast.
+    pub fn set_max_file_opening_threads(&mut self, nthreads: i32) {
+        let _ = nthreads;
+    }
+
+    pub fn set_db_log_dir<P: AsRef<Path>>(&mut self, path: P) {
+        self.unsupported_if(!path.as_ref().as_os_str().is_empty(), "db_log_dir");
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`matches!(level, LogLevel::Info)`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `info_log_level`.
+    pub fn set_log_level(&mut self, level: LogLevel) {
+        self.accept_only(matches!(level, LogLevel::Info), "info_log_level");
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`nbytes == 0`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `bytes_per_sync`.
+    pub fn set_bytes_per_sync(&mut self, nbytes: u64) {
+        self.accept_only(nbytes == 0, "bytes_per_sync");
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`nbytes == 0`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `wal_bytes_per_sync`.
+    pub fn set_wal_bytes_per_sync(&mut self, nbytes: u64) {
+        self.accept_only(nbytes == 0, "wal_bytes_per_sync");
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`nbytes == 1024 * 1024`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `writable_file_max_buffer_size`.
+    pub fn set_writable_file_max_buffer_size(&mut self, nbytes: u64) {
+        self.accept_only(nbytes == 1024 * 1024, "writable_file_max_buffer_size");
+    }
+
+    /// Accepted: the group-commit leader inserts the whole group; concurrent inserts are a speed choice with the same result.
+    pub fn set_allow_concurrent_memtable_write(&mut self, allow: bool) {
+        let _ = allow;
+    }
+
+    /// Accepted: a spinning choice of the write queue; results are the same.
+    pub fn set_enable_write_thread_adaptive_yield(&mut self, enabled: bool) {
+        let _ = enabled;
+    }
+
+    /// Accepted: a reseek heuristic; iterators return the same entries.
+    pub fn set_max_sequential_skip_in_iterations(&mut self, num: u64) {
+        let _ = num;
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`!enabled`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `use_direct_reads`.
+    pub fn set_use_direct_reads(&mut self, enabled: bool) {
+        self.accept_only(!enabled, "use_direct_reads");
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`!enabled`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `use_direct_io_for_flush_and_compaction`.
+    pub fn set_use_direct_io_for_flush_and_compaction(&mut self, enabled: bool) {
+        self.accept_only(!enabled, "use_direct_io_for_flush_and_compaction");
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`enabled`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `is_fd_close_on_exec`.
+    pub fn set_is_fd_close_on_exec(&mut self, enabled: bool) {
+        self.accept_only(enabled, "is_fd_close_on_exec");
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`is_allow`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `allow_os_buffer`.
+    pub fn set_allow_os_buffer(&mut self, is_allow: bool) {
+        self.accept_only(is_allow, "allow_os_buffer");
+    }
+
+    /// Accepted: a lock-sharding choice of the table cache; the same tables are cached.
+    pub fn set_table_cache_num_shard_bits(&mut self, nbits: i32) {
+        let _ = nbits;
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`nbuf <= 1`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `min_write_buffer_number_to_merge`.
+    pub fn set_min_write_buffer_number(&mut self, nbuf: i32) {
+        self.accept_only(nbuf <= 1, "min_write_buffer_number_to_merge");
+    }
+
+
+    /// Shale behaves as RocksDB with this option at its default (`matches!(pri, CompactionPri::MinOverlappingRatio)`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `compaction_pri`.
+    pub fn set_compaction_pri(&mut self, pri: CompactionPri) {
+        self.accept_only(matches!(pri, CompactionPri::MinOverlappingRatio), "compaction_pri");
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`matches!(style, DBCompactionStyle::Level)`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `compaction_style`.
+    pub fn set_compaction_style(&mut self, style: DBCompactionStyle) {
+        self.accept_only(
+            matches!(style, DBCompactionStyle::Level),
+            "compaction_style (universal and FIFO are issue 18)",
+        );
+    }
+
+    pub fn set_universal_compaction_options(&mut self, uco: &UniversalCompactOptions) {
+        let _ = uco;
+        self.unsupported.push("universal_compaction_options (issue 18)");
+    }
+
+    pub fn set_fifo_compaction_options(&mut self, fco: &FifoCompactOptions) {
+        let _ = fco;
+        self.unsupported.push("fifo_compaction_options (issue 18)");
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`!unordered`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `unordered_write`.
+    pub fn set_unordered_write(&mut self, unordered: bool) {
+        self.accept_only(!unordered, "unordered_write");
+    }
+
+    /// Accepted: compaction jobs run as one subcompaction; the output is the same.
+    pub fn set_max_subcompactions(&mut self, num: u32) {
+        let _ = num;
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`size == 0`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `memtable_huge_page_size`.
+    pub fn set_memtable_huge_page_size(&mut self, size: usize) {
+        self.accept_only(size == 0, "memtable_huge_page_size");
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`num == 0`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `max_successive_merges`.
+    pub fn set_max_successive_merges(&mut self, num: usize) {
+        self.accept_only(num == 0, "max_successive_merges (issue 15)");
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`v == 0`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `bloom_locality`.
+    pub fn set_bloom_locality(&mut self, v: u32) {
+        self.accept_only(v == 0, "bloom_locality");
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`!enabled`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `inplace_update_support`.
+    pub fn set_inplace_update_support(&mut self, enabled: bool) {
+        self.accept_only(!enabled, "inplace_update_support");
+    }
+
+    /// Accepted: only used with inplace_update_support, which is refused.
+    pub fn set_inplace_update_locks(&mut self, num: usize) {
+        let _ = num;
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`level_values.iter().all(`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `max_bytes_for_level_multiplier_additional`.
+    pub fn set_max_bytes_for_level_multiplier_additional(&mut self, level_values: &[i32]) {
+        self.unsupported_if(
+            !level_values.iter().all(|v| *v == 1),
+            "max_bytes_for_level_multiplier_additional",
+        );
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`size == 0`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `max_write_buffer_size_to_maintain`.
+    pub fn set_max_write_buffer_size_to_maintain(&mut self, size: i64) {
+        self.accept_only(size == 0, "max_write_buffer_size_to_maintain (issue 16)");
+    }
+
+    /// Accepted: pipelining changes when the WAL and memtable steps overlap, not what is written.
+    pub fn set_enable_pipelined_write(&mut self, value: bool) {
+        let _ = value;
+    }
+
+    pub fn set_memtable_factory(&mut self, factory: MemtableFactory) {
+        if !matches!(factory, MemtableFactory::SkipList) {
+            self.unsupported.push("memtable_factory other than the skip list");
+        }
+    }
+
+    pub fn set_cuckoo_table_factory(&mut self, factory: &CuckooTableOptions) {
+        let _ = factory;
+        self.unsupported.push("cuckoo table factory (issue 18)");
+    }
+
+    pub fn set_plain_table_factory(&mut self, options: &PlainTableFactoryOptions) {
+        let _ = options;
+        self.unsupported.push("plain table factory (issue 18)");
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`lvl <= 0`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `min_level_to_compress`.
+    pub fn set_min_level_to_compress(&mut self, lvl: i32) {
+        self.accept_only(lvl <= 0, "min_level_to_compress");
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`!enable`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `report_bg_io_stats`.
+    pub fn set_report_bg_io_stats(&mut self, enable: bool) {
+        self.accept_only(!enable, "report_bg_io_stats (issue 14)");
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`size == 0`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `max_total_wal_size`.
+    pub fn set_max_total_wal_size(&mut self, size: u64) {
+        self.accept_only(size == 0, "max_total_wal_size");
+    }
+
+    /// Not built in Shale: recorded, and `open` refuses it with NotSupported.
+    pub fn enable_statistics(&mut self) {
+        self.unsupported.push("statistics (issue 14)");
+    }
+
+    pub fn get_statistics(&self) -> Option<String> {
+        None
+    }
+
+    pub fn set_statistics_level(&self, level: StatsLevel) {
+        let _ = level;
+    }
+
+    pub fn get_ticker_count(&self, ticker: Ticker) -> u64 {
+        let _ = ticker;
+        0
+    }
+
+    pub fn get_histogram_data(&self, histogram: Histogram) -> HistogramData {
+        let _ = histogram;
+        HistogramData::default()
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`period == 0`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `stats_dump_period_sec`.
+    pub fn set_stats_dump_period_sec(&mut self, period: u32) {
+        self.accept_only(period == 0, "stats_dump_period_sec (issue 14)");
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`period == 0`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `stats_persist_period_sec`.
+    pub fn set_stats_persist_period_sec(&mut self, period: u32) {
+        self.accept_only(period == 0, "stats_persist_period_sec (issue 14)");
+    }
+
+    /// Accepted: an fadvise hint; the same bytes are read.
+    pub fn set_advise_random_on_open(&mut self, advise: bool) {
+        let _ = advise;
+    }
+
+    /// Accepted: a spinning choice of the DB mutex (Shale's parking_lot mutexes always spin briefly); results are the same.
+    pub fn set_use_adaptive_mutex(&mut self, enabled: bool) {
+        let _ = enabled;
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`ratio == 0.0`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `memtable_prefix_bloom_size_ratio`.
+    pub fn set_memtable_prefix_bloom_ratio(&mut self, ratio: f64) {
+        self.accept_only(ratio == 0.0, "memtable_prefix_bloom_size_ratio (issue 15)");
+    }
+
+    pub fn set_wal_dir<P: AsRef<Path>>(&mut self, path: P) {
+        self.unsupported_if(!path.as_ref().as_os_str().is_empty(), "wal_dir");
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`secs == 0`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `WAL_ttl_seconds`.
+    pub fn set_wal_ttl_seconds(&mut self, secs: u64) {
+        self.accept_only(secs == 0, "WAL_ttl_seconds (WAL archive)");
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`size == 0`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `WAL_size_limit_MB`.
+    pub fn set_wal_size_limit_mb(&mut self, size: u64) {
+        self.accept_only(size == 0, "WAL_size_limit_MB (WAL archive)");
+    }
+
+    /// Accepted: preallocation reserves disk space; the MANIFEST's content is the same.
+    pub fn set_manifest_preallocation_size(&mut self, size: usize) {
+        let _ = size;
+    }
+
+    /// Accepted: Shale loads no stats at open either way.
+    pub fn set_skip_stats_update_on_db_open(&mut self, skip: bool) {
+        let _ = skip;
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`!is_enabled`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `allow_mmap_writes`.
+    pub fn set_allow_mmap_writes(&mut self, is_enabled: bool) {
+        self.accept_only(!is_enabled, "allow_mmap_writes");
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`!is_enabled`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `allow_mmap_reads`.
+    pub fn set_allow_mmap_reads(&mut self, is_enabled: bool) {
+        self.accept_only(!is_enabled, "allow_mmap_reads");
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`!is_enabled`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `manual_wal_flush`.
+    pub fn set_manual_wal_flush(&mut self, is_enabled: bool) {
+        self.accept_only(!is_enabled, "manual_wal_flush");
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`!atomic_flush`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `atomic_flush`.
+    pub fn set_atomic_flush(&mut self, atomic_flush: bool) {
+        self.accept_only(!atomic_flush, "atomic_flush");
+    }
+
+    pub fn set_row_cache(&mut self, cache: &Cache) {
+        let _ = cache;
+        self.unsupported.push("row_cache (issue 14)");
+    }
+
+    pub fn set_ratelimiter(&mut self, rate_bytes_per_sec: i64, refill_period_us: i64, fairness: i32) {
+        let _ = (rate_bytes_per_sec, refill_period_us, fairness);
+        self.unsupported.push("rate_limiter");
+    }
+
+    pub fn set_auto_tuned_ratelimiter(
+        &mut self,
+        rate_bytes_per_sec: i64,
+        refill_period_us: i64,
+        fairness: i32,
+    ) {
+        let _ = (rate_bytes_per_sec, refill_period_us, fairness);
+        self.unsupported.push("rate_limiter (auto-tuned)");
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`size == 0`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `max_log_file_size`.
+    pub fn set_max_log_file_size(&mut self, size: usize) {
+        self.accept_only(size == 0, "max_log_file_size");
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`secs == 0`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `log_file_time_to_roll`.
+    pub fn set_log_file_time_to_roll(&mut self, secs: usize) {
+        self.accept_only(secs == 0, "log_file_time_to_roll");
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`num == 0`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `recycle_log_file_num`.
+    pub fn set_recycle_log_file_num(&mut self, num: usize) {
+        self.accept_only(num == 0, "recycle_log_file_num");
+    }
+
+
+
+    /// Accepted: the memtable arena's block size changes memory layout, not content.
+    pub fn set_arena_block_size(&mut self, size: usize) {
+        let _ = size;
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`!enabled`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `dump_malloc_stats`.
+    pub fn set_dump_malloc_stats(&mut self, enabled: bool) {
+        self.accept_only(!enabled, "dump_malloc_stats (issue 14)");
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`threshold == 0.0`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `experimental_mempurge_threshold`.
+    pub fn set_experimental_mempurge_threshold(&mut self, threshold: f64) {
+        self.accept_only(threshold == 0.0, "experimental_mempurge_threshold");
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`!whole_key_filter`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `memtable_whole_key_filtering`.
+    pub fn set_memtable_whole_key_filtering(&mut self, whole_key_filter: bool) {
+        self.accept_only(!whole_key_filter, "memtable_whole_key_filtering");
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`!val`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `enable_blob_files`.
+    pub fn set_enable_blob_files(&mut self, val: bool) {
+        self.accept_only(!val, "enable_blob_files (issue 18)");
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`val == 0`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `min_blob_size`.
+    pub fn set_min_blob_size(&mut self, val: u64) {
+        self.accept_only(val == 0, "min_blob_size (issue 18)");
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`val == 256 << 20`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `blob_file_size`.
+    pub fn set_blob_file_size(&mut self, val: u64) {
+        self.accept_only(val == 256 << 20, "blob_file_size (issue 18)");
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`val == DBCompressionType::None`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `blob_compression_type`.
+    pub fn set_blob_compression_type(&mut self, val: DBCompressionType) {
+        self.accept_only(val == DBCompressionType::None, "blob_compression_type (issue 18)");
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`!val`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `enable_blob_garbage_collection`.
+    pub fn set_enable_blob_gc(&mut self, val: bool) {
+        self.accept_only(!val, "enable_blob_garbage_collection (issue 18)");
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`val == 0.25`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `blob_garbage_collection_age_cutoff`.
+    pub fn set_blob_gc_age_cutoff(&mut self, val: f64) {
+        self.accept_only(val == 0.25, "blob_garbage_collection_age_cutoff (issue 18)");
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`val == 1.0`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `blob_garbage_collection_force_threshold`.
+    pub fn set_blob_gc_force_threshold(&mut self, val: f64) {
+        self.accept_only(val == 1.0, "blob_garbage_collection_force_threshold (issue 18)");
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`val == 0`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `blob_compaction_readahead_size`.
+    pub fn set_blob_compaction_readahead_size(&mut self, val: u64) {
+        self.accept_only(val == 0, "blob_compaction_readahead_size (issue 18)");
+    }
+
+    pub fn set_blob_cache(&mut self, cache: &Cache) {
+        let _ = cache;
+        self.unsupported.push("blob_cache (issue 18)");
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`!val`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `allow_ingest_behind`.
+    pub fn set_allow_ingest_behind(&mut self, val: bool) {
+        self.accept_only(!val, "allow_ingest_behind (issue 17)");
+    }
+
+    pub fn add_compact_on_deletion_collector_factory(
+        &mut self,
+        window_size: usize,
+        num_dels_trigger: usize,
+        deletion_ratio: f64,
+    ) {
+        let _ = (window_size, num_dels_trigger, deletion_ratio);
+        self.unsupported.push("compact_on_deletion_collector_factory (table properties collectors)");
+    }
+
+    pub fn set_write_buffer_manager(&mut self, write_buffer_manager: &WriteBufferManager) {
+        let _ = write_buffer_manager;
+        self.unsupported.push("write_buffer_manager (issue 14)");
+    }
+
+    /// Shale behaves as RocksDB with this option at its default (`!val`); any other
+    /// value is recorded and `open` refuses it with NotSupported naming `avoid_unnecessary_blocking_io`.
+    pub fn set_avoid_unnecessary_blocking_io(&mut self, val: bool) {
+        self.accept_only(!val, "avoid_unnecessary_blocking_io");
+    }
+
+    pub fn set_track_and_verify_wals_in_manifest(&mut self, val: bool) {
+        self.track_and_verify_wals_in_manifest = val;
+        self.unsupported_if(val, "track_and_verify_wals_in_manifest");
+    }
+
+    pub fn get_track_and_verify_wals_in_manifest(&self) -> bool {
+        self.track_and_verify_wals_in_manifest
+    }
+
+    pub fn set_write_dbid_to_manifest(&mut self, val: bool) {
+        self.write_dbid_to_manifest = val;
+        self.unsupported_if(!val, "write_dbid_to_manifest=false");
+    }
+
+    pub fn get_write_dbid_to_manifest(&self) -> bool {
+        self.write_dbid_to_manifest
+    }
+
+    pub fn set_info_logger(&mut self, logger: InfoLogger) {
+        let _ = logger;
+        self.unsupported.push("info_logger (a custom logger)");
+    }
+
+    pub fn get_info_logger(&self) -> InfoLogger {
+        InfoLogger { _private: () }
+    }
+}

@@ -1,0 +1,60 @@
+//! Nothing of rust-rocksdb's API is accepted and then ignored: a read option Shale cannot
+//! honour fails the read (get and iterator) with NotSupported naming it, a write option
+//! fails the write, an Options setter of a feature another issue builds makes `open` fail
+//! naming it, and the calls of those features return NotSupported — while the same setters
+//! at the value Shale behaves as open normally.
+
+use shale::{ErrorKind, IteratorMode, Options, ReadOptions, WriteBatch, WriteOptions, DB};
+
+fn not_supported<T: std::fmt::Debug>(r: shale::Result<T>, mention: &str) {
+    let e = r.expect_err("must be refused");
+    assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
+    assert!(e.to_string().contains(mention), "error should name {mention:?}: {e}");
+}
+
+#[test]
+fn refused_settings_fail_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    // At the value Shale behaves as, these open.
+    o.set_ttl(0);
+    o.set_atomic_flush(false);
+    o.set_enable_blob_files(false);
+    o.set_use_adaptive_mutex(true);
+    let db = DB::open(&o, dir.path()).unwrap();
+    db.put(b"k", b"v").unwrap();
+
+    let mut ro = ReadOptions::default();
+    ro.set_verify_checksums(false);
+    not_supported(db.get_opt(b"k", &ro), "verify_checksums");
+    let mut ro = ReadOptions::default();
+    ro.set_tailing(true);
+    let mut it = db.iterator_opt(IteratorMode::Start, ro);
+    not_supported(it.next().expect("the error is an item"), "tailing");
+
+    let mut wo = WriteOptions::default();
+    wo.set_low_pri(true);
+    not_supported(db.put_opt(b"k", b"v2", &wo), "low_pri");
+    let mut b = WriteBatch::default();
+    b.put(b"a", b"1");
+    b.put_cf_with_ts(db.cf_handle("default").unwrap(), b"a", [0u8; 8], b"1");
+    not_supported(db.write(b), "timestamps");
+    // Nothing of the refused batch was applied.
+    assert_eq!(db.get(b"a").unwrap(), None);
+    not_supported(db.merge(b"k", b"x"), "merge");
+    assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
+    drop(db);
+
+    for (set, mention) in [
+        (Box::new(|o: &mut Options| o.set_atomic_flush(true)) as Box<dyn Fn(&mut Options)>, "atomic_flush"),
+        (Box::new(|o: &mut Options| o.set_ttl(3600)), "ttl"),
+        (Box::new(|o: &mut Options| o.enable_statistics()), "statistics"),
+        (Box::new(|o: &mut Options| o.set_merge_operator_associative("m", |_, _, _| None)), "merge_operator"),
+        (Box::new(|o: &mut Options| o.set_enable_blob_files(true)), "enable_blob_files"),
+    ] {
+        let mut o = Options::default();
+        set(&mut o);
+        not_supported(DB::open(&o, dir.path()), mention);
+    }
+}
