@@ -160,7 +160,7 @@ fn open_db(a: &StressArgs) -> Result<DB, String> {
 }
 
 /// The family key `k` lives in.
-fn family(db: &DB, a: &StressArgs, k: u32) -> Result<&shale::ColumnFamily, String> {
+fn family<'a>(db: &'a DB, a: &StressArgs, k: u32) -> Result<&'a shale::ColumnFamily, String> {
     let name = family_name(k % a.column_families.max(1));
     db.cf_handle(&name).ok_or_else(|| format!("no column family {name}"))
 }

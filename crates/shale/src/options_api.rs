@@ -1029,7 +1029,6 @@ impl Options {
         self.accept_only(nbuf <= 1, "min_write_buffer_number_to_merge");
     }
 
-
     /// Shale behaves as RocksDB with this option at its default (`matches!(pri, CompactionPri::MinOverlappingRatio)`); any other
     /// value is recorded and `open` refuses it with NotSupported naming `compaction_pri`.
     pub fn set_compaction_pri(&mut self, pri: CompactionPri) {
@@ -1287,8 +1286,6 @@ impl Options {
     pub fn set_recycle_log_file_num(&mut self, num: usize) {
         self.accept_only(num == 0, "recycle_log_file_num");
     }
-
-
 
     /// Accepted: the memtable arena's block size changes memory layout, not content.
     pub fn set_arena_block_size(&mut self, size: usize) {
