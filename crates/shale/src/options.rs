@@ -118,12 +118,14 @@ impl BlockBasedOptions {
         self.whole_key_filtering = v;
     }
 
-    /// Only format_version 5 is written; RocksDB 7.8.3's default.
+    /// The table format_version written: 2 to 7. Shale's default is 5 (what every RocksDB
+    /// since 6.6 reads); 6 (RocksDB 8.6+) adds context checksums, 7 (RocksDB 10.4+, the
+    /// default of RocksDB 11) the compression-manager name. Others are refused at open.
     pub fn set_format_version(&mut self, version: i32) {
-        if version != 5 {
-            self.unsupported.push("format_version other than 5");
+        if !(2..=7).contains(&version) {
+            self.unsupported.push("format_version outside 2..=7");
         }
-        self.format_version = version as u32;
+        self.format_version = version.clamp(2, 7) as u32;
     }
 
     pub fn set_block_cache(&mut self, cache: &Cache) {
@@ -552,7 +554,7 @@ mod tests {
         assert!(e.to_string().contains("level_compaction_dynamic_level_bytes"), "{e}");
         let mut o = Options::default();
         let mut t = BlockBasedOptions::default();
-        t.set_format_version(6);
+        t.set_format_version(8);
         o.set_block_based_table_factory(&t);
         assert!(o.check_supported().unwrap_err().to_string().contains("format_version"));
     }

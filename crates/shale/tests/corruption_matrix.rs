@@ -409,7 +409,7 @@ struct SstLayout {
 fn sst_layout(path: &Path) -> SstLayout {
     let b = std::fs::read(path).unwrap();
     let len = b.len() as u64;
-    let footer = Footer::decode(&b[b.len() - FOOTER_LEN..], "layout").unwrap();
+    let footer = Footer::decode(&b[b.len() - FOOTER_LEN..], len - FOOTER_LEN as u64, "layout").unwrap();
     assert!(footer.format_version >= 1);
     let span = |h: shale::table::BlockHandle| (h.offset, h.offset + h.size + 5);
     let mh = footer.metaindex_handle;
