@@ -178,6 +178,7 @@ pub struct Options {
     pub(crate) target_file_size_multiplier: i32,
     pub(crate) max_bytes_for_level_base: u64,
     pub(crate) max_bytes_for_level_multiplier: f64,
+    pub(crate) level_compaction_dynamic_level_bytes: bool,
     pub(crate) max_compaction_bytes: u64,
     pub(crate) disable_auto_compactions: bool,
     pub(crate) compression: DBCompressionType,
@@ -214,6 +215,7 @@ impl Default for Options {
             target_file_size_multiplier: 1,
             max_bytes_for_level_base: 256 << 20,
             max_bytes_for_level_multiplier: 10.0,
+            level_compaction_dynamic_level_bytes: false,
             max_compaction_bytes: 0,
             disable_auto_compactions: false,
             compression: DBCompressionType::Snappy,
@@ -372,12 +374,12 @@ impl Options {
         self.disable_auto_compactions = v;
     }
 
-    /// Dynamic level sizing is not implemented; Shale uses static level targets
-    /// (RocksDB 7.8.3's default).
+    /// Level targets sized from the last level up (RocksDB's dynamic level bytes, the default
+    /// of RocksDB 8.4 and later; Shale's default stays RocksDB 7.8.3's static targets). Level 0
+    /// then compacts into the "base level", the highest level that needs data; see
+    /// `compaction::picker::level_targets`.
     pub fn set_level_compaction_dynamic_level_bytes(&mut self, v: bool) {
-        if v {
-            self.unsupported.push("level_compaction_dynamic_level_bytes");
-        }
+        self.level_compaction_dynamic_level_bytes = v;
     }
 
     pub fn set_compression_type(&mut self, t: DBCompressionType) {
@@ -549,9 +551,7 @@ mod tests {
     fn unsupported_settings_are_refused_by_name() {
         let mut o = Options::default();
         o.set_level_compaction_dynamic_level_bytes(true);
-        let e = o.check_supported().unwrap_err();
-        assert_eq!(e.kind(), crate::ErrorKind::NotSupported);
-        assert!(e.to_string().contains("level_compaction_dynamic_level_bytes"), "{e}");
+        assert!(o.check_supported().is_ok());
         let mut o = Options::default();
         let mut t = BlockBasedOptions::default();
         t.set_format_version(8);

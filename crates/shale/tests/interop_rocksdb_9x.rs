@@ -63,10 +63,23 @@ fn copy_fixture(name: &str) -> (tempfile::TempDir, PathBuf) {
     (tmp, dst)
 }
 
+/// RocksDB 9's level layout (dynamic level bytes) with the fixtures' small sizes.
+fn options() -> Options {
+    let mut o = Options::default();
+    o.set_level_compaction_dynamic_level_bytes(true);
+    o.set_write_buffer_size(64 << 10);
+    o.set_max_bytes_for_level_base(256 << 10);
+    o.set_level_zero_file_num_compaction_trigger(2);
+    o
+}
+
 fn open(dir: &Path) -> DB {
     let cfs = DB::list_cf(&Options::default(), dir).expect("list_cf");
-    let mut o = Options::default();
-    DB::open_cf(&o, dir, cfs).unwrap_or_else(|e| panic!("Shale cannot open {}: {e}", dir.display()))
+    DB::open_cf(&options(), dir, cfs).unwrap_or_else(|e| panic!("Shale cannot open {}: {e}", dir.display()))
+}
+
+fn files_at(db: &DB, level: usize) -> u64 {
+    db.property_int_value(format!("rocksdb.num-files-at-level{level}")).unwrap().unwrap()
 }
 
 fn check(db: &DB, cf: &str, want: &Model, ctx: &str) {
@@ -152,4 +165,33 @@ fn rocksdb_9_format_6_every_checksum() {
 #[test]
 fn rocksdb_9_recycled_wal() {
     round_trip("fv6-recycled-wal", 300, &["default"]);
+}
+
+/// RocksDB 9 left its data in the last level (dynamic level bytes): Shale's own level-0
+/// compactions go to the base level below level 1, not to level 1.
+#[test]
+fn dynamic_level_bytes_compacts_level_0_into_the_base_level() {
+    let (_tmp, dir) = copy_fixture("defaults");
+    let db = open(&dir);
+    assert!(files_at(&db, 6) > 0, "RocksDB 9 put its data in L6");
+    assert_eq!(files_at(&db, 1), 0);
+    let mut want = model(2000, "default");
+    for round in 0..6 {
+        for i in 0..400 {
+            let k = key(5000 + round * 400 + i);
+            let v = format!("{round}-{i}-").repeat(40).into_bytes();
+            db.put(&k, &v).unwrap();
+            want.insert(k, v);
+        }
+        db.flush().unwrap();
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while files_at(&db, 0) >= 2 || db.property_int_value("rocksdb.compaction-pending").unwrap() != Some(0) {
+        assert!(std::time::Instant::now() < deadline, "compactions did not finish");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    for level in 1..5 {
+        assert_eq!(files_at(&db, level), 0, "level {level} stays empty under dynamic level bytes");
+    }
+    check(&db, "default", &want, "after level-0 compactions");
 }

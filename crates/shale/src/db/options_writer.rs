@@ -60,7 +60,10 @@ pub(crate) fn write_options_file(inner: &DbInner) -> Result<()> {
                     kv("disable_auto_compactions", c.disable_auto_compactions.to_string()),
                     kv("compression", compression_option_name(c.compression).to_string()),
                     kv("compaction_style", "kCompactionStyleLevel".to_string()),
-                    kv("level_compaction_dynamic_level_bytes", "false".to_string()),
+                    kv(
+                        "level_compaction_dynamic_level_bytes",
+                        c.level_compaction_dynamic_level_bytes.to_string(),
+                    ),
                 ],
                 table_factory: "BlockBasedTable".to_string(),
                 table_options: vec![
