@@ -148,6 +148,21 @@ fn rocksdb_9_defaults_format_6_three_cfs_wal() {
     round_trip("defaults", 2000, &["default", "cf1", "cf2"]);
 }
 
+/// RocksDB 9.8.4's OPTIONS file has options RocksDB 7.8.3 lacks: opening reports them in the
+/// info log (by name) and goes on.
+#[test]
+fn rocksdb_9_unknown_options_are_reported_not_fatal() {
+    let (_tmp, dir) = copy_fixture("defaults");
+    drop(open(&dir));
+    let log = std::fs::read_to_string(dir.join("LOG")).unwrap();
+    let line = log
+        .lines()
+        .find(|l| l.contains("options Shale does not know"))
+        .unwrap_or_else(|| panic!("no report of unknown options in LOG:\n{log}"));
+    assert!(line.contains("OPTIONS-000011 (RocksDB 9.8.4)"), "{line}");
+    assert!(line.contains("DBOptions.background_close_inactive_wals"), "{line}");
+}
+
 #[test]
 fn rocksdb_9_format_versions_2_to_5() {
     for fv in 2..=5 {
