@@ -118,12 +118,14 @@ impl BlockBasedOptions {
         self.whole_key_filtering = v;
     }
 
-    /// Only format_version 5 is written; RocksDB 7.8.3's default.
+    /// The table format_version written: 2 to 7. Shale's default is 5 (what every RocksDB
+    /// since 6.6 reads); 6 (RocksDB 8.6+) adds context checksums, 7 (RocksDB 10.4+, the
+    /// default of RocksDB 11) the compression-manager name. Others are refused at open.
     pub fn set_format_version(&mut self, version: i32) {
-        if version != 5 {
-            self.unsupported.push("format_version other than 5");
+        if !(2..=7).contains(&version) {
+            self.unsupported.push("format_version outside 2..=7");
         }
-        self.format_version = version as u32;
+        self.format_version = version.clamp(2, 7) as u32;
     }
 
     pub fn set_block_cache(&mut self, cache: &Cache) {
@@ -180,6 +182,7 @@ pub struct Options {
     pub(crate) target_file_size_multiplier: i32,
     pub(crate) max_bytes_for_level_base: u64,
     pub(crate) max_bytes_for_level_multiplier: f64,
+    pub(crate) level_compaction_dynamic_level_bytes: bool,
     pub(crate) max_compaction_bytes: u64,
     pub(crate) soft_pending_compaction_bytes_limit: u64,
     pub(crate) hard_pending_compaction_bytes_limit: u64,
@@ -225,6 +228,7 @@ impl Default for Options {
             target_file_size_multiplier: 1,
             max_bytes_for_level_base: 256 << 20,
             max_bytes_for_level_multiplier: 10.0,
+            level_compaction_dynamic_level_bytes: false,
             max_compaction_bytes: 0,
             soft_pending_compaction_bytes_limit: 64 << 30,
             hard_pending_compaction_bytes_limit: 256 << 30,
@@ -410,12 +414,12 @@ impl Options {
         self.disable_auto_compactions = v;
     }
 
-    /// Dynamic level sizing is not implemented; Shale uses static level targets
-    /// (RocksDB 7.8.3's default).
+    /// Level targets sized from the last level up (RocksDB's dynamic level bytes, the default
+    /// of RocksDB 8.4 and later; Shale's default stays RocksDB 7.8.3's static targets). Level 0
+    /// then compacts into the "base level", the highest level that needs data; see
+    /// `compaction::picker::level_targets`.
     pub fn set_level_compaction_dynamic_level_bytes(&mut self, v: bool) {
-        if v {
-            self.unsupported.push("level_compaction_dynamic_level_bytes");
-        }
+        self.level_compaction_dynamic_level_bytes = v;
     }
 
     pub fn set_compression_type(&mut self, t: DBCompressionType) {
@@ -635,12 +639,10 @@ mod tests {
     fn unsupported_settings_are_refused_by_name() {
         let mut o = Options::default();
         o.set_level_compaction_dynamic_level_bytes(true);
-        let e = o.check_supported().unwrap_err();
-        assert_eq!(e.kind(), crate::ErrorKind::NotSupported);
-        assert!(e.to_string().contains("level_compaction_dynamic_level_bytes"), "{e}");
+        assert!(o.check_supported().is_ok());
         let mut o = Options::default();
         let mut t = BlockBasedOptions::default();
-        t.set_format_version(6);
+        t.set_format_version(8);
         o.set_block_based_table_factory(&t);
         assert!(o.check_supported().unwrap_err().to_string().contains("format_version"));
     }

@@ -191,6 +191,37 @@ impl OptionsFile {
     pub fn parse(text: &str) -> Result<OptionsFile> {
         Parser::default().run(text)
     }
+
+    /// The options of this file that RocksDB 7.8.3's OPTIONS files do not have (added by
+    /// RocksDB 8.x to 11.x, or unknown altogether), as `section.name`: what RocksDB with
+    /// `ignore_unknown_options` would skip. Reading a newer file never fails on them; the
+    /// caller reports them.
+    pub fn unknown_options(&self) -> Vec<String> {
+        let known = OptionsFile::rocksdb_defaults();
+        let known_cf = known.cfs.first();
+        let has = |list: Option<&Vec<(String, String)>>, name: &str| {
+            list.is_some_and(|l| l.iter().any(|(k, _)| k == name))
+        };
+        let mut out = Vec::new();
+        for (k, _) in &self.db_options {
+            if !has(Some(&known.db_options), k) {
+                out.push(format!("DBOptions.{k}"));
+            }
+        }
+        for cf in &self.cfs {
+            for (k, _) in &cf.options {
+                if !has(known_cf.map(|c| &c.options), k) {
+                    out.push(format!("CFOptions \"{}\".{k}", cf.name));
+                }
+            }
+            for (k, _) in &cf.table_options {
+                if !has(known_cf.map(|c| &c.table_options), k) {
+                    out.push(format!("TableOptions/{} \"{}\".{k}", cf.table_factory, cf.name));
+                }
+            }
+        }
+        out
+    }
 }
 
 /// Writes `  name=value` lines, then the indent-only line RocksDB ends each list with.

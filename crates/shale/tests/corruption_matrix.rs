@@ -56,10 +56,16 @@ fn key(i: usize) -> Vec<u8> {
 }
 
 fn options() -> Options {
+    options_fv(5)
+}
+
+/// The fixture's options, writing tables of format_version `fv`.
+fn options_fv(fv: i32) -> Options {
     let mut o = Options::default();
     o.create_if_missing(true);
     o.set_disable_auto_compactions(true);
     let mut t = BlockBasedOptions::default();
+    t.set_format_version(fv);
     t.set_block_size(256);
     t.set_bloom_filter(10.0, false);
     o.set_block_based_table_factory(&t);
@@ -94,6 +100,12 @@ struct Fixture {
 /// Two flushed tables (the second overwrites and deletes keys of the first), then a reopen
 /// (so the MANIFEST is one snapshot) and 300 single-key writes left in the WAL.
 fn build() -> Fixture {
+    build_fv(5)
+}
+
+/// [`build`] with tables of format_version `fv`.
+fn build_fv(fv: i32) -> Fixture {
+    let options = || options_fv(fv);
     let tmp = tempfile::tempdir().unwrap();
     let src = tmp.path().join("src");
     let mut base = Map::new();
@@ -409,7 +421,7 @@ struct SstLayout {
 fn sst_layout(path: &Path) -> SstLayout {
     let b = std::fs::read(path).unwrap();
     let len = b.len() as u64;
-    let footer = Footer::decode(&b[b.len() - FOOTER_LEN..], "layout").unwrap();
+    let mut footer = Footer::decode(&b[b.len() - FOOTER_LEN..], len - FOOTER_LEN as u64, "layout").unwrap();
     assert!(footer.format_version >= 1);
     let span = |h: shale::table::BlockHandle| (h.offset, h.offset + h.size + 5);
     let mh = footer.metaindex_handle;
@@ -418,13 +430,21 @@ fn sst_layout(path: &Path) -> SstLayout {
     for (k, v) in meta.entries().unwrap() {
         handles.insert(String::from_utf8(k).unwrap(), shale::table::BlockHandle::decode(&v).unwrap());
     }
+    if footer.format_version >= 6 {
+        footer.index_handle = handles["rocksdb.index"];
+    }
     let filter = span(handles[&format!("{FULL_FILTER_PREFIX}{BLOOM_POLICY_NAME}")]);
     let properties = span(handles[PROPERTIES_BLOCK]);
     let index = span(footer.index_handle);
     let data_end =
         handles.values().map(|h| h.offset).chain([footer.index_handle.offset, mh.offset]).min().unwrap();
     let footer_start = len - FOOTER_LEN as u64;
-    let handles_end = footer_start + 1 + (mh.encoded().len() + footer.index_handle.encoded().len()) as u64;
+    // format_version >= 6 footers have no unchecked padding (their checksum covers it all).
+    let handles_end = if footer.format_version >= 6 {
+        len - 12
+    } else {
+        footer_start + 1 + (mh.encoded().len() + footer.index_handle.encoded().len()) as u64
+    };
     SstLayout {
         len,
         data: (0, data_end),
@@ -516,6 +536,107 @@ fn sst_matrix() {
     m.cell("sst", Damage::Delete.label(), || run_cell(&fx, &work, name, Damage::Delete, corrupt, name));
     assert!(l.footer.0 > l.properties.1 && l.index.1 <= l.len);
     m.finish("SST");
+}
+
+/// Tables of format_version 6 and 7: every block's checksum depends on its file (the footer's
+/// base context checksum) and its offset, and the footer has its own checksum. The same
+/// damage as `sst_matrix` is found, any flip in the footer is (except checksum type
+/// CRC32C -> none, which leaves the blocks unchecked), and a data block taken from another
+/// table with the very same bytes at the very same offset fails its checksum, as does the
+/// table moved to another offset in its file.
+#[test]
+fn sst_matrix_format_6_and_7() {
+    for fv in [6, 7] {
+        let fx = build_fv(fv);
+        // A twin: the same writes into another database, so the same table bytes apart from
+        // the base context checksum (and the ids and times in the properties).
+        let twin = build_fv(fv);
+        let work = fx._tmp.path().join("work");
+        let sst_path = fx.src.join(&fx.sst);
+        let l = sst_layout(&sst_path);
+        let name = fx.sst.as_str();
+        let corrupt = Expect::OpenFails(ErrorKind::Corruption);
+        let mut m = Matrix::default();
+        let parts = [
+            ("sst data", l.data),
+            ("sst index", l.index),
+            ("sst filter", l.filter),
+            ("sst props", l.properties),
+            ("sst footer", l.footer),
+        ];
+        for (kind, r) in parts {
+            let mut cells: Vec<(Damage, Expect)> = Vec::new();
+            for d in flips_in(r) {
+                let e = match (kind, d) {
+                    ("sst data", _) => Expect::ReadsDetect,
+                    // Checksum type 1 -> 0: no checksums are checked at all.
+                    ("sst footer", Damage::Flip(off, 0x01)) if off == l.footer.0 => Expect::Intact,
+                    _ => corrupt,
+                };
+                cells.push((d, e));
+            }
+            if kind == "sst footer" {
+                // Every other byte of the footer is under its checksum: the extended magic,
+                // the checksum, the base context, the metaindex size, the reserved bytes.
+                for off in [
+                    l.footer.0 + 1,
+                    l.footer.0 + 6,
+                    l.footer.0 + 10,
+                    l.footer.0 + 14,
+                    l.footer.0 + 20,
+                    l.footer.0 + 36,
+                ] {
+                    cells.push((Damage::Flip(off, 0x02), corrupt));
+                }
+                // 6 <-> 7 keeps a known version: the footer checksum catches it.
+                cells.push((Damage::Flip(l.len - 12, 0x01), corrupt));
+                cells.push((Damage::Flip(l.len - 12, 0x08), Expect::OpenFails(ErrorKind::NotSupported)));
+            }
+            let mid = (r.0 + r.1) / 2;
+            cells.push((Damage::Truncate(mid), corrupt));
+            let page = if kind == "sst data" { r.0 } else { mid };
+            cells.push((
+                Damage::ZeroPage(page),
+                if kind == "sst data" { Expect::ReadsDetect } else { corrupt },
+            ));
+            for (d, e) in cells {
+                m.cell(kind, format!("v{fv} {}", d.label()), || run_cell(&fx, &work, name, d, e, name));
+            }
+        }
+        m.cell("sst data", format!("v{fv} twin's identical blocks"), || {
+            let ours = std::fs::read(&sst_path).unwrap();
+            let theirs = std::fs::read(twin.src.join(&twin.sst)).unwrap();
+            let lt = sst_layout(&twin.src.join(&twin.sst));
+            assert_eq!(lt.data, l.data, "the twin's data blocks sit at the same offsets");
+            let (a, b) = (l.data.0 as usize, l.data.1 as usize);
+            // Block contents are equal; only the trailers' checksums differ.
+            assert_ne!(ours[a..b], theirs[a..b], "context checksums make the trailers differ");
+            copy_dir(&fx.src, &work);
+            let mut spliced = ours.clone();
+            spliced[a..b].copy_from_slice(&theirs[a..b]);
+            std::fs::write(work.join(name), spliced).unwrap();
+            let db = DB::open(&reopen_options(DBRecoveryMode::PointInTime), &work).unwrap();
+            let errors = check_reads(&db, &fx.full, name);
+            assert!(errors > 0, "the twin's blocks passed their checksums");
+            format!("opens; {errors} reads report Corruption, the rest right")
+        });
+        m.cell("sst", format!("v{fv} moved 4 KiB down its file"), || {
+            copy_dir(&fx.src, &work);
+            let mut moved = vec![0u8; PAGE as usize];
+            moved.extend_from_slice(&std::fs::read(&sst_path).unwrap());
+            // The MANIFEST's size of the file no longer matters to the footer: it is read at
+            // the file's end, where its checksum no longer fits its offset.
+            std::fs::write(work.join(name), moved).unwrap();
+            match DB::open(&reopen_options(DBRecoveryMode::PointInTime), &work) {
+                Err(e) => {
+                    assert_eq!(e.kind(), ErrorKind::Corruption, "{e}");
+                    format!("open: {e}")
+                }
+                Ok(_) => panic!("a table moved to another offset opened"),
+            }
+        });
+        m.finish(&format!("SST format_version {fv}"));
+    }
 }
 
 #[test]

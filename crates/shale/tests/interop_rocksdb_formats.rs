@@ -137,11 +137,12 @@ fn merge_operands_are_refused() {
     );
 }
 
-/// RocksDB 8.6+ writes format_version 6 (a different footer), which 7.8.3 cannot read
-/// either: a 7.8.3 table with its footer's version field set to 6 is refused, not misread.
+/// A format_version 5 table whose footer claims version 6 (RocksDB 8.6+'s footer, with an
+/// extended magic where version 5 has its handles) is refused as Corruption, not misread;
+/// one claiming version 8 (unknown) is NotSupported.
 #[test]
-fn format_version_6_is_refused() {
-    let test = "format_version_6_is_refused";
+fn relabelled_format_version_is_refused() {
+    let test = "relabelled_format_version_is_refused";
     if !tools_available(test, &["db_bench", "ldb"]) {
         return;
     }
@@ -152,9 +153,16 @@ fn format_version_6_is_refused() {
     let mut b = std::fs::read(&sst).unwrap();
     let at = b.len() - 12; // footer: ... | format_version u32 | magic u64
     assert_eq!(&b[at..at + 4], &5u32.to_le_bytes());
+    let original = b.clone();
     b[at..at + 4].copy_from_slice(&6u32.to_le_bytes());
-    std::fs::write(&sst, b).unwrap();
-    let e = first_error(&dir).expect("format_version 6 must be refused");
+    std::fs::write(&sst, &b).unwrap();
+    let e = first_error(&dir).expect("a relabelled format_version 6 must be refused");
+    assert_eq!(e.kind(), ErrorKind::Corruption, "{e}");
+    assert!(e.to_string().contains("extended magic"), "{e}");
+    let mut b = original;
+    b[at..at + 4].copy_from_slice(&8u32.to_le_bytes());
+    std::fs::write(&sst, &b).unwrap();
+    let e = first_error(&dir).expect("format_version 8 must be refused");
     assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
-    assert!(e.to_string().contains("format_version 6"), "{e}");
+    assert!(e.to_string().contains("format_version 8"), "{e}");
 }

@@ -2,12 +2,14 @@
 //! being compacted already.
 //!
 //! Scores as RocksDB's level style: level 0 by file count over
-//! `level0_file_num_compaction_trigger`, level n by bytes over its target
-//! (`max_bytes_for_level_base * multiplier^(n-1)`). Levels with a score of at least 1 are
-//! tried highest score first. Level 0 compacts its oldest files (all of them, or as many as
-//! fit in `max_compaction_bytes` together with their level-1 overlaps) into level 1, one
-//! such compaction at a time; a deeper level compacts one file (round robin by key, after
-//! the level's compact pointer) into the next level.
+//! `level0_file_num_compaction_trigger`, level n by bytes over its target (see
+//! [`level_targets`]: `max_bytes_for_level_base * multiplier^(n-1)`, or with
+//! `level_compaction_dynamic_level_bytes` targets sized from the last level up). Levels with
+//! a score of at least 1 are tried highest score first. Level 0 compacts its oldest files
+//! (all of them, or as many as fit in `max_compaction_bytes` together with their overlaps)
+//! into the base level (level 1, or with dynamic level bytes the highest level that needs
+//! data), one such compaction at a time; a deeper level compacts one file (round robin by
+//! key, after the level's compact pointer) into the next level.
 //!
 //! Several compactions may run at once in one family (`Busy`): a plan never reads a file
 //! another compaction reads, and never writes a key range of an output level that another
@@ -45,6 +47,82 @@ impl CompactionPlan {
     }
 }
 
+/// The size targets of a version's levels and where level 0 compacts to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LevelTargets {
+    /// The level that level 0 compacts into.
+    pub base_level: usize,
+    /// Target bytes per level (index = level; u64::MAX = no target: level 0, and with dynamic
+    /// level bytes the empty levels above the base level).
+    pub max_bytes: Vec<u64>,
+}
+
+/// RocksDB's `VersionStorageInfo::CalculateBaseBytes` for level compaction.
+///
+/// Static (the default): base level 1, level n's target is
+/// `max_bytes_for_level_base * multiplier^(n-1)`.
+///
+/// Dynamic (`level_compaction_dynamic_level_bytes`): the largest level's size, divided by the
+/// multiplier once per level up to the first non-empty level, tells how many levels the data
+/// needs. The base level is the first non-empty level, moved up while its would-be target
+/// exceeds `max_bytes_for_level_base` (never above level 1); its target is that size (at
+/// least `base / multiplier + 1` when the data needs fewer levels than it has), and each
+/// level below multiplies it, no target being under `max_bytes_for_level_base`. With no data
+/// below level 0 the base level is the last level.
+pub fn level_targets(v: &Version, opts: &Options) -> LevelTargets {
+    let n = v.num_levels();
+    let mult = opts.max_bytes_for_level_multiplier;
+    let mut max_bytes = vec![u64::MAX; n];
+    if !opts.level_compaction_dynamic_level_bytes {
+        for (level, t) in max_bytes.iter_mut().enumerate().skip(1) {
+            *t = opts.max_bytes_for_level(level);
+        }
+        return LevelTargets { base_level: 1.min(n.saturating_sub(1)), max_bytes };
+    }
+    let sizes: Vec<u64> = (0..n).map(|l| v.level_bytes(l)).collect();
+    let max_level_size = sizes.iter().skip(1).copied().max().unwrap_or(0);
+    let Some(first_non_empty) = (1..n).find(|&l| sizes[l] > 0) else {
+        return LevelTargets { base_level: n.saturating_sub(1), max_bytes };
+    };
+    let base_bytes_max = opts.max_bytes_for_level_base.max(1);
+    let base_bytes_min = (base_bytes_max as f64 / mult) as u64;
+    let mut cur = max_level_size;
+    for _ in (first_non_empty..n - 1).rev() {
+        cur = (cur as f64 / mult) as u64;
+    }
+    let mut base_level = first_non_empty;
+    let base_level_size = if cur <= base_bytes_min {
+        base_bytes_min + 1
+    } else {
+        while base_level > 1 && cur > base_bytes_max {
+            base_level -= 1;
+            cur = (cur as f64 / mult) as u64;
+        }
+        if cur > base_bytes_max {
+            base_bytes_max
+        } else {
+            cur.max(1)
+        }
+    };
+    let mut level_size = base_level_size;
+    for (level, t) in max_bytes.iter_mut().enumerate().skip(base_level) {
+        if level > base_level {
+            level_size = multiply_saturating(level_size, mult);
+        }
+        *t = level_size.max(base_bytes_max);
+    }
+    LevelTargets { base_level, max_bytes }
+}
+
+fn multiply_saturating(v: u64, m: f64) -> u64 {
+    let x = v as f64 * m;
+    if x >= u64::MAX as f64 {
+        u64::MAX
+    } else {
+        x as u64
+    }
+}
+
 /// Per-level scores; index = level (the last level never compacts further).
 pub fn level_scores(v: &Version, opts: &Options) -> Vec<f64> {
     let n = v.num_levels();
@@ -52,9 +130,10 @@ pub fn level_scores(v: &Version, opts: &Options) -> Vec<f64> {
     if n < 2 {
         return scores;
     }
+    let targets = level_targets(v, opts);
     scores[0] = v.num_files(0) as f64 / opts.level0_file_num_compaction_trigger.max(1) as f64;
     for (level, score) in scores.iter_mut().enumerate().take(n - 1).skip(1) {
-        *score = v.level_bytes(level) as f64 / opts.max_bytes_for_level(level) as f64;
+        *score = v.level_bytes(level) as f64 / targets.max_bytes[level] as f64;
     }
     scores
 }
@@ -132,8 +211,9 @@ fn pick_level(
         if busy.running.iter().any(|r| r.level == 0) {
             return None; // one level-0 compaction at a time, as RocksDB
         }
-        let inputs = oldest_l0_files(v, opts.max_compaction_bytes());
-        let plan = plan_for(v, 0, inputs);
+        let base = level_targets(v, opts).base_level;
+        let inputs = oldest_l0_files(v, base, opts.max_compaction_bytes());
+        let plan = plan_for(v, 0, base, inputs);
         return (!busy.conflicts(v, &plan)).then_some(plan);
     }
     let files = v.files(level);
@@ -144,21 +224,22 @@ fn pick_level(
         if busy.file(f.number) {
             return None;
         }
-        let plan = plan_for(v, level, vec![f.clone()]);
+        let plan = plan_for(v, level, level + 1, vec![f.clone()]);
         (!busy.conflicts(v, &plan)).then_some(plan)
     })
 }
 
-/// Level 0's oldest files, as many as fit in `max_bytes` together with the level-1 files
-/// they overlap (at least two, when there are two).
-fn oldest_l0_files(v: &Version, max_bytes: u64) -> Vec<Arc<FileMetaData>> {
+/// Level 0's oldest files, as many as fit in `max_bytes` together with the files of the
+/// base level they overlap (at least two, when there are two).
+fn oldest_l0_files(v: &Version, base: usize, max_bytes: u64) -> Vec<Arc<FileMetaData>> {
     let mut inputs: Vec<Arc<FileMetaData>> = Vec::new();
     for f in v.files(0).iter().rev() {
         if inputs.len() >= 2 {
             let mut candidate = inputs.clone();
             candidate.push(f.clone());
             let (lo, hi) = key_range(v, &candidate);
-            let overlap: u64 = v.overlapping_files(1, Some(&lo), Some(&hi)).iter().map(|f| f.file_size).sum();
+            let overlap: u64 =
+                v.overlapping_files(base, Some(&lo), Some(&hi)).iter().map(|f| f.file_size).sum();
             let total: u64 = candidate.iter().map(|f| f.file_size).sum::<u64>() + overlap;
             if total > max_bytes {
                 break;
@@ -177,6 +258,7 @@ pub fn estimated_pending_bytes(v: &Version, opts: &Options) -> u64 {
     if n < 2 || opts.disable_auto_compactions {
         return 0;
     }
+    let targets = level_targets(v, opts);
     let mut total = 0u64;
     let l0_bytes = v.level_bytes(0);
     let l0_triggered = v.num_files(0) as i32 >= opts.level0_file_num_compaction_trigger.max(1)
@@ -188,11 +270,14 @@ pub fn estimated_pending_bytes(v: &Version, opts: &Options) -> u64 {
     }
     for level in 1..n - 1 {
         let own = v.level_bytes(level);
-        if level == 1 && l0_triggered {
+        if level == targets.base_level && l0_triggered {
             total += own;
         }
+        if level < targets.base_level {
+            continue; // empty under dynamic level bytes; level 0 goes to the base level
+        }
         let size = own + carried;
-        let target = opts.max_bytes_for_level(level);
+        let target = targets.max_bytes[level];
         carried = 0;
         if size > target {
             carried = size - target;
@@ -220,11 +305,15 @@ pub fn pick_manual(
     if inputs.is_empty() {
         return None;
     }
-    Some(plan_for(v, level, inputs))
+    Some(plan_for(v, level, level + 1, inputs))
 }
 
-fn plan_for(v: &Version, level: usize, inputs: Vec<Arc<FileMetaData>>) -> CompactionPlan {
-    let output_level = level + 1;
+fn plan_for(
+    v: &Version,
+    level: usize,
+    output_level: usize,
+    inputs: Vec<Arc<FileMetaData>>,
+) -> CompactionPlan {
     let (lo, hi) = key_range(v, &inputs);
     let next_inputs = v.overlapping_files(output_level, Some(&lo), Some(&hi));
     let (all_lo, all_hi) = key_range(v, &inputs.iter().chain(&next_inputs).cloned().collect::<Vec<_>>());
@@ -323,5 +412,62 @@ mod tests {
         assert!(!p.bottommost);
         let v = version(vec![(1, file(3, "a", "c", 100)), (3, file(9, "x", "y", 10))]);
         assert!(pick_manual(&v, 1, None, None).unwrap().bottommost);
+    }
+
+    fn version7(files: Vec<(u32, Arc<FileMetaData>)>) -> Version {
+        Version::new(bytewise_internal_comparator(), 7, files)
+    }
+
+    fn dynamic(base: u64) -> Options {
+        let mut o = Options::default();
+        o.set_level_compaction_dynamic_level_bytes(true);
+        o.set_max_bytes_for_level_base(base);
+        o.set_max_bytes_for_level_multiplier(10.0);
+        o
+    }
+
+    #[test]
+    fn static_targets_start_at_level_1() {
+        let mut o = Options::default();
+        o.set_max_bytes_for_level_base(100);
+        let t = level_targets(&version7(vec![(6, file(1, "a", "z", 5000))]), &o);
+        assert_eq!(t.base_level, 1);
+        assert_eq!(t.max_bytes[1..4], [100, 1000, 10_000]);
+        assert_eq!(t.max_bytes[0], u64::MAX);
+    }
+
+    #[test]
+    fn dynamic_targets_follow_the_last_level() {
+        let o = dynamic(100);
+        // Nothing below L0: L0 compacts straight into the last level.
+        let t = level_targets(&version7(vec![(0, file(1, "a", "z", 50))]), &o);
+        assert_eq!(t.base_level, 6);
+        let mut opts = o.clone();
+        opts.set_level_zero_file_num_compaction_trigger(1);
+        let p = pick(&version7(vec![(0, file(1, "a", "z", 50))]), &opts, &[]).unwrap();
+        assert_eq!((p.level, p.output_level), (0, 6));
+        assert!(p.bottommost);
+
+        // 1000 bytes in L6: one level above it is enough (L5 target 100, L6 1000).
+        let t = level_targets(&version7(vec![(6, file(1, "a", "z", 1000))]), &o);
+        assert_eq!(t.base_level, 5);
+        assert_eq!(t.max_bytes[5..], [100, 1000]);
+        assert!(t.max_bytes[1..5].iter().all(|&b| b == u64::MAX));
+
+        // 10^7 bytes in L6: every level is needed, L1 = base, x10 per level.
+        let t = level_targets(&version7(vec![(6, file(1, "a", "z", 10_000_000))]), &o);
+        assert_eq!(t.base_level, 1);
+        assert_eq!(t.max_bytes[1..], [100, 1000, 10_000, 100_000, 1_000_000, 10_000_000]);
+
+        // Less data than the levels in use hold: the first non-empty level is the base, with a
+        // target of base / multiplier + 1, and no target is below the base size.
+        let t = level_targets(&version7(vec![(3, file(1, "a", "c", 5)), (6, file(2, "d", "z", 20))]), &o);
+        assert_eq!(t.base_level, 3);
+        assert_eq!(t.max_bytes[3..], [100, 110, 1100, 11_000]);
+
+        // A level over its dynamic target is picked, into the next level.
+        let v = version7(vec![(5, file(1, "a", "c", 300)), (6, file(2, "d", "z", 1000))]);
+        let p = pick(&v, &o, &[]).unwrap();
+        assert_eq!((p.level, p.output_level), (5, 6));
     }
 }

@@ -55,7 +55,10 @@ pub(crate) fn write_options_file(inner: &DbInner) -> Result<()> {
                     kv("disable_auto_compactions", c.disable_auto_compactions.to_string()),
                     kv("compression", compression_option_name(c.compression).to_string()),
                     kv("compaction_style", "kCompactionStyleLevel".to_string()),
-                    kv("level_compaction_dynamic_level_bytes", "false".to_string()),
+                    kv(
+                        "level_compaction_dynamic_level_bytes",
+                        c.level_compaction_dynamic_level_bytes.to_string(),
+                    ),
                 ],
                 table_factory: "BlockBasedTable".to_string(),
                 table_options: vec![
@@ -84,6 +87,7 @@ pub(crate) fn write_options_file(inner: &DbInner) -> Result<()> {
         db_options,
         cfs: sections,
     };
+    report_unknown_options(inner);
     options_file::write_options_file(&*inner.fs, &inner.path, number, &file)?;
     // Keep only the newest two OPTIONS files, as RocksDB does.
     let mut olds: Vec<u64> = inner
@@ -102,6 +106,25 @@ pub(crate) fn write_options_file(inner: &DbInner) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Notes in the info log the options of the database's previous OPTIONS file that Shale does
+/// not know (a newer RocksDB's; RocksDB itself skips them with `ignore_unknown_options`).
+/// A missing or unreadable file is not an error here: DB::Open never depended on it.
+fn report_unknown_options(inner: &DbInner) {
+    let Ok(Some((number, previous))) = options_file::latest_options_file(&*inner.fs, &inner.path) else {
+        return;
+    };
+    let unknown = previous.unknown_options();
+    if !unknown.is_empty() {
+        inner.info_log.log(format_args!(
+            "{} (RocksDB {}) has {} options Shale does not know, ignored: {}",
+            options_file::options_file_name(number),
+            previous.rocksdb_version,
+            unknown.len(),
+            unknown.join(", ")
+        ));
+    }
 }
 
 fn wal_mode_name(m: crate::wal::WalRecoveryMode) -> &'static str {

@@ -189,3 +189,29 @@ fn rocksdb_loads_options_file_we_wrote() {
     let (_, reloaded) = latest_options_file(&*fs, &db).unwrap().unwrap();
     assert_eq!(reloaded.cfs[0].option("write_buffer_size"), Some("1048576"));
 }
+
+/// OPTIONS files of newer RocksDB versions (here 9.8.4's, from tests/data/rocksdb-9.8.4) are
+/// read; the options RocksDB 7.8.3 does not have are listed, not fatal.
+#[test]
+fn reads_newer_rocksdb_options_files_and_lists_unknown_options() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/rocksdb-9.8.4/defaults");
+    let fs = crate::fs::default_fs();
+    let (number, f) = latest_options_file(&*fs, &dir).unwrap().expect("an OPTIONS file");
+    assert_eq!(number, 11);
+    assert_eq!(f.rocksdb_version, "9.8.4");
+    assert_eq!(f.cfs.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["default", "cf1", "cf2"]);
+    assert_eq!(f.cf("cf1").unwrap().table_option("format_version"), Some("6"));
+    assert_eq!(f.cf("default").unwrap().option("level_compaction_dynamic_level_bytes"), Some("true"));
+    let unknown = f.unknown_options();
+    for want in [
+        "DBOptions.background_close_inactive_wals",
+        "CFOptions \"cf2\".persist_user_defined_timestamps",
+        "TableOptions/BlockBasedTable \"default\".decouple_partitioned_filters",
+    ] {
+        assert!(unknown.iter().any(|u| u == want), "{want} not in {unknown:?}");
+    }
+    // Options 7.8.3 has are not listed.
+    assert!(!unknown.iter().any(|u| u.ends_with(".max_open_files") || u.ends_with(".format_version")));
+    // RocksDB 7.8.3's own file has none.
+    assert!(OptionsFile::rocksdb_defaults().unknown_options().is_empty());
+}

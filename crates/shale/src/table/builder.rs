@@ -1,11 +1,17 @@
-//! Writes a block-based table (SST) the way RocksDB 7.8.3 does with format_version 5.
+//! Writes a block-based table (SST) the way RocksDB does with format_version 2 to 7
+//! (5 by default, RocksDB 7.8.3's default; 6 and 7 as RocksDB 8.6+ and 10.4+ write them).
 //!
 //! ```text
 //! file : data block* | filter block? | index block | range-del block? | properties block
 //!        | metaindex block | footer (53 bytes)
-//! each block is followed by its 5-byte trailer (compression type, checksum)
+//! each block is followed by its 5-byte trailer (compression type, checksum; from
+//! format_version 6 the checksum has the footer's base context and the block's offset mixed in)
 //! metaindex : "fullfilter.rocksdb.BuiltinBloomFilter" -> handle, "rocksdb.properties" ->
-//!             handle, "rocksdb.range_del" -> handle   (sorted, restart interval 1)
+//!             handle, "rocksdb.range_del" -> handle, and from format_version 6
+//!             "rocksdb.index" -> handle   (sorted, restart interval 1)
+//! "rocksdb.compression" property: the codec's name (format_version <= 6), or
+//!             "BuiltinV2;" + two hex digits per codec used in the file + ";" (7;
+//!             ";;" when compression is off)
 //! index     : one entry per data block, key = a separator >= every key of the block and
 //!             < every key of the next (user keys only, if no two adjacent blocks share a
 //!             user key), value = the block's handle (delta-encoded, format_version >= 4)
@@ -15,7 +21,7 @@
 
 use std::cmp::Ordering;
 
-use crate::coding::put_fixed32;
+use crate::coding::{put_fixed32, put_varint64};
 use crate::error::{Error, Result};
 use crate::fs::WritableFile;
 use crate::key::{
@@ -27,9 +33,35 @@ use super::block::BlockBuilder;
 use super::compression::{compress_block, CompressionType};
 use super::filter::{FilterBuilder, BLOOM_POLICY_NAME};
 use super::format::{
-    block_checksum, BlockHandle, ChecksumType, Footer, BLOCK_TRAILER_SIZE, MAX_FORMAT_VERSION,
+    uses_context_checksum, BlockChecksum, BlockHandle, ChecksumType, Footer, BLOCK_TRAILER_SIZE,
+    MAX_FORMAT_VERSION,
 };
-use super::properties::{names, TableProperties, FULL_FILTER_PREFIX, PROPERTIES_BLOCK, RANGE_DEL_BLOCK};
+use super::properties::{
+    names, TableProperties, BUILTIN_COMPRESSION_MANAGER, FULL_FILTER_PREFIX, INDEX_BLOCK, PROPERTIES_BLOCK,
+    RANGE_DEL_BLOCK,
+};
+
+/// The oldest format_version Shale writes (RocksDB 11 no longer reads 0 and 1).
+pub const MIN_WRITE_FORMAT_VERSION: u32 = 2;
+
+/// A random, non-zero base context checksum for a new format_version >= 6 table (RocksDB
+/// draws it from its thread-local random generator; std's per-process random hash keys,
+/// mixed with the file's number and the clock, serve the same purpose).
+fn new_base_context_checksum(file_number: u64) -> u32 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(file_number);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    h.write_u64(nanos);
+    let v = h.finish();
+    match (v as u32) ^ ((v >> 32) as u32) {
+        0 => 1,
+        x => x,
+    }
+}
 
 /// The filter policy name RocksDB records for its Bloom filter.
 pub const BLOOM_FILTER_PROPERTY_NAME: &str = "bloomfilter";
@@ -129,12 +161,23 @@ pub struct TableBuilder {
     range_dels: Vec<(Vec<u8>, Vec<u8>)>,
     props: TableProperties,
     block_size_deviation_limit: usize,
+    /// Block checksum kind and (format_version >= 6) base context.
+    checksum: BlockChecksum,
+    /// Bitmap of the compression types of the blocks written (bit = type byte).
+    compression_types_used: u32,
 }
 
 impl TableBuilder {
     pub fn new(opts: TableBuilderOptions, file: Box<dyn WritableFile>) -> Self {
         let delta = opts.format_version >= 4;
-        let filter = opts.filter_bits_per_key.map(FilterBuilder::new);
+        // RocksDB writes its legacy Bloom filter below format_version 5.
+        let filter = opts.filter_bits_per_key.map(|b| {
+            if opts.format_version >= 5 {
+                FilterBuilder::new(b)
+            } else {
+                FilterBuilder::new_legacy(b)
+            }
+        });
         let props = TableProperties {
             column_family_id: opts.column_family_id as u64,
             column_family_name: opts.column_family_name.clone(),
@@ -160,6 +203,15 @@ impl TableBuilder {
             range_dels: Vec::new(),
             props,
             block_size_deviation_limit: (opts.block_size * (100 - BLOCK_SIZE_DEVIATION)).div_ceil(100),
+            checksum: BlockChecksum {
+                kind: opts.checksum,
+                base_context: if uses_context_checksum(opts.format_version) {
+                    new_base_context_checksum(opts.orig_file_number)
+                } else {
+                    0
+                },
+            },
+            compression_types_used: 0,
             offset: 0,
             file,
             opts,
@@ -300,7 +352,8 @@ impl TableBuilder {
         let handle = BlockHandle::new(self.offset, contents.len() as u64);
         let mut trailer_bytes = Vec::with_capacity(BLOCK_TRAILER_SIZE);
         trailer_bytes.push(t as u8);
-        put_fixed32(&mut trailer_bytes, block_checksum(self.opts.checksum, contents, t as u8));
+        put_fixed32(&mut trailer_bytes, self.checksum.compute(self.offset, contents, t as u8));
+        self.compression_types_used |= 1 << (t as u8 as u32 & 31);
         self.file.append(contents)?;
         self.file.append(&trailer_bytes)?;
         self.offset += (contents.len() + BLOCK_TRAILER_SIZE) as u64;
@@ -309,7 +362,9 @@ impl TableBuilder {
 
     /// Writes the remaining blocks and the footer, then syncs the file.
     pub fn finish(mut self) -> Result<TableBuildResult> {
-        if self.opts.format_version == 0 || self.opts.format_version > MAX_FORMAT_VERSION {
+        if self.opts.format_version < MIN_WRITE_FORMAT_VERSION
+            || self.opts.format_version > MAX_FORMAT_VERSION
+        {
             return Err(Error::not_supported(format!(
                 "format_version {} cannot be written",
                 self.opts.format_version
@@ -319,6 +374,13 @@ impl TableBuilder {
         if let Some(h) = self.pending_handle.take() {
             let last = std::mem::take(&mut self.last_key);
             self.add_index_entry(&last, &[], h);
+        }
+        if uses_context_checksum(self.opts.format_version) {
+            // Where the table's tail (everything after the data blocks) starts, as RocksDB 8+
+            // records it (format 5 tables stay byte-identical to RocksDB 7.8.3's).
+            let mut tail_start = Vec::new();
+            put_varint64(&mut tail_start, self.offset);
+            self.props.user_collected.insert(names::TAIL_START_OFFSET.to_string(), tail_start);
         }
         let mut meta: Vec<(String, BlockHandle)> = Vec::new();
 
@@ -342,6 +404,9 @@ impl TableBuilder {
         };
         self.props.index_size = (index_raw.len() + BLOCK_TRAILER_SIZE) as u64;
         let index_handle = self.write_block(&index_raw, self.opts.compression)?;
+        if uses_context_checksum(self.opts.format_version) {
+            meta.push((INDEX_BLOCK.to_string(), index_handle));
+        }
 
         // Range tombstones.
         if !self.range_dels.is_empty() {
@@ -362,7 +427,11 @@ impl TableBuilder {
         p.merge_operator_name = self.opts.merge_operator_name.clone();
         p.prefix_extractor_name = self.opts.prefix_extractor_name.clone();
         p.property_collectors_names = "[]".to_string();
-        p.compression_name = self.opts.compression.name().to_string();
+        p.compression_name = if self.opts.format_version >= 7 {
+            compression_name_v7(self.opts.compression, self.compression_types_used)
+        } else {
+            self.opts.compression.name().to_string()
+        };
         p.compression_options = compression_options_string(self.opts.compression_level);
         p.index_key_is_user_key = u64::from(!self.separator_is_key_plus_seq);
         p.index_value_is_delta_encoded = u64::from(self.opts.format_version >= 4);
@@ -388,14 +457,33 @@ impl TableBuilder {
             metaindex_handle,
             index_handle,
             format_version: self.opts.format_version,
+            base_context_checksum: self.checksum.base_context,
         };
-        let enc = footer.encode();
+        let enc = footer.encode(self.offset);
         self.file.append(&enc)?;
         self.offset += enc.len() as u64;
         self.file.flush()?;
         self.file.sync()?;
         Ok(TableBuildResult { file_size: self.offset, properties: self.props })
     }
+}
+
+/// format_version 7's "rocksdb.compression" property: the built-in manager's name when
+/// compression is configured (empty when not), then the codecs actually used (type bytes
+/// other than "none", sorted, two upper-case hex digits each).
+fn compression_name_v7(configured: CompressionType, used: u32) -> String {
+    let mut s = String::new();
+    if configured != CompressionType::None {
+        s.push_str(BUILTIN_COMPRESSION_MANAGER);
+    }
+    s.push(';');
+    for t in 1..32u32 {
+        if used & (1 << t) != 0 {
+            s.push_str(&format!("{t:02X}"));
+        }
+    }
+    s.push(';');
+    s
 }
 
 #[cfg(test)]

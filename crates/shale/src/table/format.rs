@@ -7,10 +7,24 @@
 //! footer (v1..5) : checksum type u8
 //!                  | metaindex handle | index handle | zero padding   (40 bytes in all)
 //!                  | format_version fixed32 | magic fixed64 0x88e241b785f4cff7   = 53 bytes
+//! footer (v6, 7) : checksum type u8
+//!                  | extended magic 3e 00 7a 00
+//!                  | footer checksum fixed32       (over all 53 bytes with this field zeroed,
+//!                                                   plus the context modifier of the footer offset)
+//!                  | base context checksum fixed32 (random, never 0)
+//!                  | metaindex size fixed32        (the metaindex block ends right before the footer)
+//!                  | 16 reserved bytes (ignored) | 8 reserved bytes (must be 0)
+//!                  | format_version fixed32 | magic fixed64 0x88e241b785f4cff7   = 53 bytes
 //! legacy footer  : metaindex handle | index handle | zero padding (40 bytes)
 //!                  | magic fixed64 0xdb4775248b80fb57                              = 48 bytes
 //! ```
 //! A legacy footer means format_version 0 with CRC32C checksums.
+//!
+//! From format_version 6 on, every block checksum (and the footer's) has a "context
+//! modifier" added (wrapping): `base ^ (low32(offset) + high32(offset))`, where `base` is the
+//! footer's base context checksum and `offset` the block's offset in the file. A block copied
+//! to another file (another base) or another offset therefore fails its checksum. The index
+//! block's handle is no longer in the footer: the metaindex names it ("rocksdb.index").
 
 use crate::coding::{decode_fixed32, decode_fixed64, put_fixed32, put_fixed64, put_varint64, Decoder};
 use crate::error::{Error, Result};
@@ -28,7 +42,45 @@ pub const MAX_HANDLE_LEN: usize = 20;
 pub const FOOTER_LEN: usize = 1 + 2 * MAX_HANDLE_LEN + 4 + 8;
 pub const LEGACY_FOOTER_LEN: usize = 2 * MAX_HANDLE_LEN + 8;
 /// The newest format_version Shale reads and writes.
-pub const MAX_FORMAT_VERSION: u32 = 5;
+pub const MAX_FORMAT_VERSION: u32 = 7;
+/// Part of a format_version >= 6 footer, where older footers start the metaindex handle.
+pub const EXTENDED_MAGIC: [u8; 4] = [0x3e, 0x00, 0x7a, 0x00];
+
+/// True when blocks of this format_version carry context checksums (and the index handle
+/// lives in the metaindex, not the footer).
+pub fn uses_context_checksum(format_version: u32) -> bool {
+    format_version >= 6
+}
+
+/// RocksDB's `ChecksumModifierForContext`: what is added to a block checksum at `offset`
+/// in a file whose footer holds `base` (0 = no context, format_version < 6).
+pub fn checksum_modifier(base: u32, offset: u64) -> u32 {
+    if base == 0 {
+        return 0;
+    }
+    base ^ (offset as u32).wrapping_add((offset >> 32) as u32)
+}
+
+/// How a table's blocks are checksummed: the kind its footer names and, for
+/// format_version >= 6, the base context checksum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockChecksum {
+    pub kind: ChecksumType,
+    pub base_context: u32,
+}
+
+impl From<ChecksumType> for BlockChecksum {
+    fn from(kind: ChecksumType) -> Self {
+        BlockChecksum { kind, base_context: 0 }
+    }
+}
+
+impl BlockChecksum {
+    /// The checksum stored in the trailer of a block at `offset`.
+    pub fn compute(&self, offset: u64, data: &[u8], last_byte: u8) -> u32 {
+        block_checksum(self.kind, data, last_byte).wrapping_add(checksum_modifier(self.base_context, offset))
+    }
+}
 
 /// Where a block lives in the file; `size` excludes the 5-byte trailer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
@@ -129,13 +181,35 @@ pub struct Footer {
     pub index_handle: BlockHandle,
     /// 0 for a legacy footer.
     pub format_version: u32,
+    /// format_version >= 6: the base of every block's context checksum (never 0); 0 before.
+    pub base_context_checksum: u32,
 }
 
 impl Footer {
-    /// Encodes a format_version >= 1 footer (53 bytes).
-    pub fn encode(&self) -> Vec<u8> {
+    /// How this table's blocks are checksummed.
+    pub fn block_checksum(&self) -> BlockChecksum {
+        BlockChecksum { kind: self.checksum, base_context: self.base_context_checksum }
+    }
+
+    /// Encodes a format_version >= 1 footer (53 bytes) that starts at `footer_offset` in the
+    /// file. For format_version >= 6 the metaindex block must end right before the footer
+    /// and `base_context_checksum` must not be 0; the index handle is not stored.
+    pub fn encode(&self, footer_offset: u64) -> Vec<u8> {
         let mut out = Vec::with_capacity(FOOTER_LEN);
         out.push(self.checksum as u8);
+        if uses_context_checksum(self.format_version) {
+            out.extend_from_slice(&EXTENDED_MAGIC);
+            put_fixed32(&mut out, 0); // the footer checksum, filled in below
+            put_fixed32(&mut out, self.base_context_checksum);
+            put_fixed32(&mut out, self.metaindex_handle.size as u32);
+            out.resize(1 + 2 * MAX_HANDLE_LEN, 0);
+            put_fixed32(&mut out, self.format_version);
+            put_fixed64(&mut out, BLOCK_BASED_TABLE_MAGIC);
+            let sum = footer_checksum(self.checksum, &out)
+                .wrapping_add(checksum_modifier(self.base_context_checksum, footer_offset));
+            out[5..9].copy_from_slice(&sum.to_le_bytes());
+            return out;
+        }
         self.metaindex_handle.encode_to(&mut out);
         self.index_handle.encode_to(&mut out);
         out.resize(1 + 2 * MAX_HANDLE_LEN, 0);
@@ -144,8 +218,10 @@ impl Footer {
         out
     }
 
-    /// Decodes the footer from the file's tail (`tail` is the last up-to-53 bytes).
-    pub fn decode(tail: &[u8], file_name: &str) -> Result<Footer> {
+    /// Decodes the footer from the file's tail: `tail` is the last up-to-53 bytes and starts
+    /// at `tail_offset` in the file (format_version >= 6 footers are checked against it).
+    /// For format_version >= 6, `index_handle` is left null: the metaindex names the index.
+    pub fn decode(tail: &[u8], tail_offset: u64, file_name: &str) -> Result<Footer> {
         if tail.len() < LEGACY_FOOTER_LEN {
             return Err(Error::corruption(format!(
                 "file is too short ({} bytes) to be an sstable: {file_name}",
@@ -164,6 +240,7 @@ impl Footer {
                 metaindex_handle,
                 index_handle,
                 format_version: 0,
+                base_context_checksum: 0,
             });
         }
         if magic != BLOCK_BASED_TABLE_MAGIC {
@@ -174,6 +251,7 @@ impl Footer {
         if tail.len() < FOOTER_LEN {
             return Err(Error::corruption(format!("Input is too short to be an SST file: {file_name}")));
         }
+        let footer_offset = tail_offset + (tail.len() - FOOTER_LEN) as u64;
         let part = &tail[tail.len() - FOOTER_LEN..];
         let format_version = decode_fixed32(&part[FOOTER_LEN - 12..]);
         if format_version == 0 || format_version > MAX_FORMAT_VERSION {
@@ -184,10 +262,80 @@ impl Footer {
         let checksum = ChecksumType::from_u8(part[0]).ok_or_else(|| {
             Error::corruption(format!("Corrupt or unsupported checksum type {} in {file_name}", part[0]))
         })?;
+        if uses_context_checksum(format_version) {
+            return Self::decode_v6(part, footer_offset, checksum, format_version, file_name);
+        }
         let mut d = Decoder::new(&part[1..]);
         let metaindex_handle = BlockHandle::decode_from(&mut d).ok_or_else(bad_handles)?;
         let index_handle = BlockHandle::decode_from(&mut d).ok_or_else(bad_handles)?;
-        Ok(Footer { checksum, metaindex_handle, index_handle, format_version })
+        Ok(Footer { checksum, metaindex_handle, index_handle, format_version, base_context_checksum: 0 })
+    }
+
+    /// The format_version >= 6 part of [`Footer::decode`]: `part` is the 53-byte footer at
+    /// `footer_offset`.
+    fn decode_v6(
+        part: &[u8],
+        footer_offset: u64,
+        checksum: ChecksumType,
+        format_version: u32,
+        file_name: &str,
+    ) -> Result<Footer> {
+        if part[1..5] != EXTENDED_MAGIC {
+            return Err(Error::corruption(format!(
+                "Bad extended magic number: 0x{:02X}{:02X}{:02X}{:02X} in {file_name} offset {footer_offset}",
+                part[1], part[2], part[3], part[4]
+            )));
+        }
+        let stored = decode_fixed32(&part[5..]);
+        let base_context_checksum = decode_fixed32(&part[9..]);
+        if base_context_checksum == 0 {
+            return Err(Error::corruption(format!(
+                "Invalid base context checksum in {file_name} offset {footer_offset}"
+            )));
+        }
+        if checksum != ChecksumType::None {
+            let mut copy = part.to_vec();
+            copy[5..9].fill(0);
+            let computed = footer_checksum(checksum, &copy)
+                .wrapping_add(checksum_modifier(base_context_checksum, footer_offset));
+            if computed != stored {
+                return Err(Error::corruption(format!(
+                    "Footer at {footer_offset} checksum mismatch in {file_name}"
+                )));
+            }
+        }
+        if decode_fixed64(&part[33..41]) != 0 {
+            return Err(Error::not_supported(format!(
+                "File uses a future feature not supported in this version: {file_name}"
+            )));
+        }
+        let metaindex_size = u64::from(decode_fixed32(&part[13..]));
+        let metaindex_end = footer_offset.checked_sub(BLOCK_TRAILER_SIZE as u64).ok_or_else(|| {
+            Error::corruption(format!(
+                "footer at {footer_offset} leaves no room for a metaindex: {file_name}"
+            ))
+        })?;
+        let metaindex_offset = metaindex_end.checked_sub(metaindex_size).ok_or_else(|| {
+            Error::corruption(format!(
+                "metaindex size {metaindex_size} larger than the file in {file_name} offset {footer_offset}"
+            ))
+        })?;
+        Ok(Footer {
+            checksum,
+            metaindex_handle: BlockHandle::new(metaindex_offset, metaindex_size),
+            index_handle: BlockHandle::default(),
+            format_version,
+            base_context_checksum,
+        })
+    }
+}
+
+/// RocksDB's `ComputeBuiltinChecksum` over a whole buffer (the footer's checksum): the
+/// block checksum of all but the last byte, extended by the last byte.
+fn footer_checksum(kind: ChecksumType, data: &[u8]) -> u32 {
+    match data.split_last() {
+        Some((&last, rest)) => block_checksum(kind, rest, last),
+        None => 0,
     }
 }
 
@@ -196,7 +344,7 @@ pub fn read_footer(file: &dyn RandomAccessFile, file_size: u64, file_name: &str)
     let n = (FOOTER_LEN as u64).min(file_size) as usize;
     let mut buf = vec![0u8; n];
     read_exact_at(file, file_size - n as u64, &mut buf, file_name)?;
-    Footer::decode(&buf, file_name)
+    Footer::decode(&buf, file_size - n as u64, file_name)
 }
 
 /// Reads exactly `buf.len()` bytes at `offset`, failing with Corruption on a short read.
@@ -231,11 +379,12 @@ pub fn read_block(
     read_block_with(file, handle, ChecksumType::Crc32c, verify_checksum, file_name)
 }
 
-/// [`read_block`] for a file whose footer names `checksum`.
+/// [`read_block`] for a file whose footer names `checksum` (a kind, or a kind with a base
+/// context checksum for format_version >= 6).
 pub fn read_block_with(
     file: &dyn RandomAccessFile,
     handle: BlockHandle,
-    checksum: ChecksumType,
+    checksum: impl Into<BlockChecksum>,
     verify_checksum: bool,
     file_name: &str,
 ) -> Result<Vec<u8>> {
@@ -247,7 +396,7 @@ pub fn read_block_with(
 pub fn read_block_with_dict(
     file: &dyn RandomAccessFile,
     handle: BlockHandle,
-    checksum: ChecksumType,
+    checksum: impl Into<BlockChecksum>,
     verify_checksum: bool,
     file_name: &str,
     dict: &[u8],
@@ -258,16 +407,17 @@ pub fn read_block_with_dict(
             handle.size, handle.offset
         ))
     })?;
+    let checksum: BlockChecksum = checksum.into();
     let mut buf = vec![0u8; size + BLOCK_TRAILER_SIZE];
     read_exact_at(file, handle.offset, &mut buf, file_name)?;
     let type_byte = buf[size];
-    if verify_checksum && checksum != ChecksumType::None {
+    if verify_checksum && checksum.kind != ChecksumType::None {
         let stored = decode_fixed32(&buf[size + 1..]);
-        let actual = block_checksum(checksum, &buf[..size], type_byte);
+        let actual = checksum.compute(handle.offset, &buf[..size], type_byte);
         if stored != actual {
             return Err(Error::corruption(format!(
                 "block checksum mismatch: stored = {stored}, computed = {actual}, type = {} in {file_name} offset {} size {}",
-                checksum as u8, handle.offset, handle.size
+                checksum.kind as u8, handle.offset, handle.size
             )));
         }
     }
@@ -318,18 +468,19 @@ mod tests {
             metaindex_handle: BlockHandle::new(1234, 56),
             index_handle: BlockHandle::new(99, 1000),
             format_version: 5,
+            base_context_checksum: 0,
         };
-        let enc = f.encode();
+        let enc = f.encode(1295);
         assert_eq!(enc.len(), FOOTER_LEN);
-        assert_eq!(Footer::decode(&enc, "x.sst").unwrap(), f);
-        let mut v6 = enc.clone();
-        v6[FOOTER_LEN - 12] = 6;
-        let e = Footer::decode(&v6, "x.sst").unwrap_err();
+        assert_eq!(Footer::decode(&enc, 1295, "x.sst").unwrap(), f);
+        let mut v8 = enc.clone();
+        v8[FOOTER_LEN - 12] = 8;
+        let e = Footer::decode(&v8, 1295, "x.sst").unwrap_err();
         assert_eq!(e.kind(), crate::ErrorKind::NotSupported);
         assert!(e.to_string().contains("x.sst"));
         let mut bad = enc.clone();
         bad[FOOTER_LEN - 1] ^= 1;
-        let e = Footer::decode(&bad, "y.sst").unwrap_err();
+        let e = Footer::decode(&bad, 1295, "y.sst").unwrap_err();
         assert_eq!(e.kind(), crate::ErrorKind::Corruption);
         assert!(e.to_string().contains("y.sst"));
         // Legacy footer.
@@ -338,8 +489,65 @@ mod tests {
         f.index_handle.encode_to(&mut legacy);
         legacy.resize(40, 0);
         put_fixed64(&mut legacy, LEGACY_BLOCK_BASED_TABLE_MAGIC);
-        let l = Footer::decode(&legacy, "z").unwrap();
+        let l = Footer::decode(&legacy, 0, "z").unwrap();
         assert_eq!((l.format_version, l.index_handle), (0, f.index_handle));
+    }
+
+    #[test]
+    fn footer_v6_round_trip_checksum_and_offset() {
+        for kind in [ChecksumType::Crc32c, ChecksumType::XxHash, ChecksumType::XxHash64, ChecksumType::Xxh3] {
+            for fv in [6, 7] {
+                // Metaindex of 56 bytes ending 5 bytes (its trailer) before the footer at 1295.
+                let f = Footer {
+                    checksum: kind,
+                    metaindex_handle: BlockHandle::new(1295 - 5 - 56, 56),
+                    index_handle: BlockHandle::default(),
+                    format_version: fv,
+                    base_context_checksum: 0x1234_5678,
+                };
+                let enc = f.encode(1295);
+                assert_eq!(enc.len(), FOOTER_LEN);
+                assert_eq!(&enc[1..5], &EXTENDED_MAGIC);
+                assert_eq!(Footer::decode(&enc, 1295, "a.sst").unwrap(), f);
+                // The same bytes at another offset fail their checksum.
+                let e = Footer::decode(&enc, 1296, "a.sst").unwrap_err();
+                assert_eq!(e.kind(), crate::ErrorKind::Corruption, "{e}");
+                assert!(e.to_string().contains("checksum mismatch"), "{e}");
+                // Any flipped bit of the footer is caught.
+                for i in 0..FOOTER_LEN {
+                    let mut bad = enc.clone();
+                    bad[i] ^= 0x10;
+                    assert!(Footer::decode(&bad, 1295, "a.sst").is_err(), "flip at {i} with {kind:?}");
+                }
+            }
+        }
+        // The checked reserved bytes must be zero (a future feature), even with a good checksum.
+        let f = Footer {
+            checksum: ChecksumType::None,
+            metaindex_handle: BlockHandle::new(100, 10),
+            index_handle: BlockHandle::default(),
+            format_version: 6,
+            base_context_checksum: 7,
+        };
+        let mut enc = f.encode(115);
+        enc[40] = 1;
+        assert_eq!(Footer::decode(&enc, 115, "r").unwrap_err().kind(), crate::ErrorKind::NotSupported);
+    }
+
+    #[test]
+    fn context_modifier_depends_on_base_and_offset() {
+        assert_eq!(checksum_modifier(0, 12345), 0);
+        let c = BlockChecksum { kind: ChecksumType::Crc32c, base_context: 0xabcd_ef01 };
+        let at0 = c.compute(0, b"block", 1);
+        assert_ne!(at0, c.compute(4096, b"block", 1));
+        assert_ne!(at0, c.compute(1 << 32, b"block", 1));
+        let other = BlockChecksum { kind: ChecksumType::Crc32c, base_context: 0xabcd_ef02 };
+        assert_ne!(at0, other.compute(0, b"block", 1));
+        // Without a base the checksum is the plain block checksum.
+        assert_eq!(
+            BlockChecksum::from(ChecksumType::Crc32c).compute(77, b"block", 1),
+            block_checksum(ChecksumType::Crc32c, b"block", 1)
+        );
     }
 
     #[test]

@@ -23,6 +23,10 @@ pub const RANGE_DEL_BLOCK: &str = "rocksdb.range_del";
 /// Meta block holding the dictionary data blocks were compressed with (if any).
 pub const COMPRESSION_DICT_BLOCK: &str = "rocksdb.compression_dict";
 pub const FULL_FILTER_PREFIX: &str = "fullfilter.";
+/// format_version >= 6: the metaindex entry naming the index block (the footer no longer does).
+pub const INDEX_BLOCK: &str = "rocksdb.index";
+/// The compression manager name format_version 7 records for RocksDB's built-in codecs.
+pub const BUILTIN_COMPRESSION_MANAGER: &str = "BuiltinV2";
 
 pub mod names {
     pub const ORIG_FILE_NUMBER: &str = "rocksdb.original.file.number";
@@ -61,6 +65,17 @@ pub mod names {
     pub const COMPRESSION: &str = "rocksdb.compression";
     pub const COMPRESSION_OPTIONS: &str = "rocksdb.compression_options";
     pub const SEQNO_TIME_MAP: &str = "rocksdb.seqno.time.map";
+    // Added by RocksDB 8.x to 11.x; kept in `user_collected`.
+    pub const TAIL_START_OFFSET: &str = "rocksdb.tail.start.offset";
+    pub const USER_DEFINED_TIMESTAMPS_PERSISTED: &str = "rocksdb.user.defined.timestamps.persisted";
+    pub const KEY_LARGEST_SEQNO: &str = "rocksdb.key.largest.seqno";
+    pub const KEY_SMALLEST_SEQNO: &str = "rocksdb.key.smallest.seqno";
+    pub const NEWEST_KEY_TIME: &str = "rocksdb.newest.key.time";
+    pub const DATA_BLOCK_RESTART_INTERVAL: &str = "rocksdb.data.block.restart.interval";
+    pub const INDEX_BLOCK_RESTART_INTERVAL: &str = "rocksdb.index.block.restart.interval";
+    pub const SEPARATE_KEY_VALUE_IN_DATA_BLOCK: &str = "rocksdb.separate.key.value.in.data.block";
+    pub const UDI_IS_PRIMARY_INDEX: &str = "rocksdb.udi.is.primary.index";
+    pub const NUM_UNIFORM_BLOCKS: &str = "rocksdb.num.uniform.blocks";
     /// Written by RocksDB's BlockBasedTablePropertiesCollector (user-collected).
     pub const INDEX_TYPE: &str = "rocksdb.block.based.table.index.type";
     pub const WHOLE_KEY_FILTERING: &str = "rocksdb.block.based.table.whole.key.filtering";
@@ -112,6 +127,41 @@ pub struct TableProperties {
     pub seqno_to_time_mapping: Vec<u8>,
     /// Every other property, raw.
     pub user_collected: BTreeMap<String, Vec<u8>>,
+}
+
+impl TableProperties {
+    /// An integer property this struct keeps raw in `user_collected` (a varint64), if present.
+    pub fn raw_u64(&self, name: &str) -> Option<u64> {
+        self.user_collected.get(name).and_then(|v| decode_varint64(v)).map(|(x, _)| x)
+    }
+}
+
+/// The codecs a format_version 7 "rocksdb.compression" property lists:
+/// `manager name ";" hex byte per codec used ";" [future fields]`. An empty manager name means
+/// compression was disabled. Corruption when malformed; NotSupported for a compression
+/// manager other than RocksDB's built-in one (its codecs could be custom ones).
+pub fn parse_v7_compression_name(name: &str) -> Result<Vec<u8>> {
+    let bad = |m: &str| Error::corruption(format!("{m} in compression_name property {name:?}"));
+    let (manager, rest) = name.split_once(';').ok_or_else(|| bad("Missing separator"))?;
+    let (types, _future) = rest.split_once(';').ok_or_else(|| bad("Missing second field"))?;
+    if types.len() % 2 != 0 {
+        return Err(bad("Second field has odd size"));
+    }
+    let mut out = Vec::with_capacity(types.len() / 2);
+    for i in (0..types.len()).step_by(2) {
+        let t = types
+            .get(i..i + 2)
+            .and_then(|h| u8::from_str_radix(h, 16).ok())
+            .filter(|&t| t != 0 && t < 0xff)
+            .ok_or_else(|| bad("Error parsing second field"))?;
+        out.push(t);
+    }
+    match manager {
+        "" | BUILTIN_COMPRESSION_MANAGER | "nullptr" => Ok(out),
+        other => Err(Error::not_supported(format!(
+            "compression manager {other:?} (only RocksDB's built-in {BUILTIN_COMPRESSION_MANAGER} is known)"
+        ))),
+    }
 }
 
 impl Default for TableProperties {

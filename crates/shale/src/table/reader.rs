@@ -1,8 +1,9 @@
-//! Reads block-based tables (SSTs) written by Shale or by RocksDB (format_version 0..=5).
+//! Reads block-based tables (SSTs) written by Shale or by RocksDB (format_version 0..=7).
 //!
 //! ```text
 //! open : footer (last 53 bytes) -> metaindex block -> properties, filter, range-del and
-//!        compression-dictionary blocks; the index block is kept in memory
+//!        compression-dictionary blocks (and, format_version >= 6, the index block's handle
+//!        under "rocksdb.index"); the index block is kept in memory
 //! read : index entry (separator -> data block handle) -> data block (via block cache)
 //! ```
 //! Index keys are internal keys, or user keys when the table's
@@ -23,10 +24,13 @@ use crate::key::{user_key, InternalKeyComparator};
 
 use super::block::{Block, BlockIter, IndexBlockIter, IndexFormat};
 use super::filter::{FilterReader, BLOOM_POLICY_NAME};
-use super::format::{read_block_with, read_block_with_dict, read_footer, strip_prefix, BlockHandle, Footer};
+use super::format::{
+    read_block_with, read_block_with_dict, read_footer, strip_prefix, uses_context_checksum, BlockHandle,
+    Footer,
+};
 use super::properties::{
-    names, TableProperties, COMPRESSION_DICT_BLOCK, FULL_FILTER_PREFIX, PROPERTIES_BLOCK,
-    PROPERTIES_BLOCK_OLD, RANGE_DEL_BLOCK,
+    names, parse_v7_compression_name, TableProperties, COMPRESSION_DICT_BLOCK, FULL_FILTER_PREFIX,
+    INDEX_BLOCK, PROPERTIES_BLOCK, PROPERTIES_BLOCK_OLD, RANGE_DEL_BLOCK,
 };
 
 /// How to open a table.
@@ -39,6 +43,24 @@ pub struct TableReaderOptions {
     pub file_name: String,
     /// Distinguishes this file's blocks in the shared block cache.
     pub cache_id: u64,
+}
+
+/// Refuses what a table's properties say it needs and Shale does not read: keys and values
+/// stored apart in data blocks, a user-defined primary index, a compression manager other
+/// than RocksDB's built-in one (format_version 7).
+fn check_table_features(props: &TableProperties, format_version: u32) -> Result<()> {
+    if props.raw_u64(names::SEPARATE_KEY_VALUE_IN_DATA_BLOCK).unwrap_or(0) != 0 {
+        return Err(Error::not_supported(
+            "data blocks with keys and values stored apart (separate_key_value_in_data_block)",
+        ));
+    }
+    if props.raw_u64(names::UDI_IS_PRIMARY_INDEX).unwrap_or(0) != 0 {
+        return Err(Error::not_supported("a user-defined index as the primary index"));
+    }
+    if format_version >= 7 && !props.compression_name.is_empty() {
+        parse_v7_compression_name(&props.compression_name)?;
+    }
+    Ok(())
 }
 
 /// An open table.
@@ -63,8 +85,9 @@ impl Table {
         opts: TableReaderOptions,
     ) -> Result<Arc<Table>> {
         let name = opts.file_name.clone();
-        let footer = read_footer(file.as_ref(), file_size, &name)?;
-        let read_meta = |h: BlockHandle| read_block_with(file.as_ref(), h, footer.checksum, true, &name);
+        let mut footer = read_footer(file.as_ref(), file_size, &name)?;
+        let checksum = footer.block_checksum();
+        let read_meta = |h: BlockHandle| read_block_with(file.as_ref(), h, checksum, true, &name);
         let metaindex = Arc::new(
             Block::new(read_meta(footer.metaindex_handle)?)
                 .map_err(|e| in_file(e, &name, footer.metaindex_handle))?,
@@ -73,6 +96,15 @@ impl Table {
         for (k, v) in metaindex.entries().map_err(|e| in_file(e, &name, footer.metaindex_handle))? {
             let h = BlockHandle::decode(&v).map_err(|e| in_file(e, &name, footer.metaindex_handle))?;
             meta.insert(String::from_utf8_lossy(&k).into_owned(), h);
+        }
+
+        if uses_context_checksum(footer.format_version) {
+            footer.index_handle = *meta.get(INDEX_BLOCK).ok_or_else(|| {
+                Error::corruption(format!(
+                    "{name}: format_version {} table without a \"{INDEX_BLOCK}\" metaindex entry",
+                    footer.format_version
+                ))
+            })?;
         }
 
         let props = match meta.get(PROPERTIES_BLOCK).or_else(|| meta.get(PROPERTIES_BLOCK_OLD)) {
@@ -86,6 +118,9 @@ impl Table {
                 props.comparator_name
             )));
         }
+
+        check_table_features(&props, footer.format_version)
+            .map_err(|e| Error::new(e.kind(), format!("{}: {name}", strip_prefix(&e))))?;
 
         let index_type = props
             .user_collected
@@ -109,7 +144,7 @@ impl Table {
             has_first_key,
         };
         let ih = footer.index_handle;
-        let index_data = read_block_with(file.as_ref(), ih, footer.checksum, opts.verify_checksums, &name)?;
+        let index_data = read_block_with(file.as_ref(), ih, checksum, opts.verify_checksums, &name)?;
         let index_block = Arc::new(Block::new(index_data).map_err(|e| in_file(e, &name, ih))?);
 
         let filter_name = format!("{FULL_FILTER_PREFIX}{BLOOM_POLICY_NAME}");
@@ -199,7 +234,7 @@ impl Table {
         let data = read_block_with_dict(
             self.file.as_ref(),
             handle,
-            self.footer.checksum,
+            self.footer.block_checksum(),
             self.opts.verify_checksums,
             name,
             &self.compression_dict,

@@ -498,3 +498,94 @@ fn reads_tables_rocksdb_wrote() {
     }
     assert!(checked >= 5);
 }
+
+/// Tables of every format_version Shale writes (2..=7) read back whole, with each checksum
+/// kind; from version 6 the footer has no index handle and the v7 compression property lists
+/// the codecs used.
+#[test]
+fn every_format_version_and_checksum_round_trips() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = entries(800);
+    for fv in 2..=7u32 {
+        for checksum in
+            [ChecksumType::Crc32c, ChecksumType::XxHash, ChecksumType::XxHash64, ChecksumType::Xxh3]
+        {
+            for compression in [CompressionType::None, CompressionType::Zstd] {
+                let path = dir.path().join(format!("{fv}-{}-{}.sst", checksum as u8, compression as u8));
+                let mut o = TableBuilderOptions::new(bytewise_internal_comparator());
+                o.format_version = fv;
+                o.checksum = checksum;
+                o.compression = compression;
+                o.filter_bits_per_key = Some(10.0);
+                build(&path, o, &data);
+                let t = open(&path);
+                check_contents(&t, &data);
+                assert_eq!(t.footer().format_version, fv);
+                assert_eq!(t.footer().base_context_checksum != 0, fv >= 6);
+                let name = &t.properties().compression_name;
+                match (fv, compression) {
+                    (7, CompressionType::None) => assert_eq!(name, ";;"),
+                    (7, _) => assert_eq!(name, "BuiltinV2;07;"),
+                    (_, c) => assert_eq!(name, c.name()),
+                }
+            }
+        }
+    }
+}
+
+/// The format_version 6 promise: a block is checked against its file and its offset. The
+/// first data block of a table, read as if it sat at another offset, or checked with another
+/// table's base context, fails its checksum; under format_version 5 only the bytes count.
+#[test]
+fn context_checksums_tie_blocks_to_file_and_offset() {
+    use crate::table::format::{read_block_with, BlockChecksum};
+    let dir = tempfile::tempdir().unwrap();
+    let data = entries(300);
+    for fv in [5u32, 6, 7] {
+        let path = dir.path().join(format!("ctx{fv}.sst"));
+        let mut o = TableBuilderOptions::new(bytewise_internal_comparator());
+        o.format_version = fv;
+        build(&path, o, &data);
+        let t = open(&path);
+        let checksum = t.footer().block_checksum();
+        let fs = default_fs();
+        let file = fs.new_random_access_file(&path).unwrap();
+        let index = read_block_with(file.as_ref(), t.footer().index_handle, checksum, true, "t").unwrap();
+        let format = crate::table::block::IndexFormat {
+            key_is_user_key: t.properties().index_key_is_user_key != 0,
+            value_delta_encoded: t.properties().index_value_is_delta_encoded != 0,
+            has_first_key: false,
+        };
+        let mut index = Arc::new(crate::table::block::Block::new(index).unwrap())
+            .index_iter(bytewise_internal_comparator(), format);
+        index.seek_to_first();
+        let h = index.handle();
+        assert_eq!(h.offset, 0, "data blocks come first");
+        let bytes = std::fs::read(&path).unwrap();
+        let block = &bytes[..h.size as usize + 5];
+        let write = |name: &str, b: &[u8]| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, b).unwrap();
+            fs.new_random_access_file(&p).unwrap()
+        };
+        // The block copied 100 bytes further into a file.
+        let mut moved = vec![0u8; 100];
+        moved.extend_from_slice(block);
+        let moved = write("moved", &moved);
+        let r = read_block_with(moved.as_ref(), BlockHandle::new(100, h.size), checksum, true, "moved.sst");
+        // The block in place, but judged as another table's (another base context).
+        let in_place = write("in_place", block);
+        let other =
+            BlockChecksum { kind: checksum.kind, base_context: checksum.base_context.wrapping_add(1) };
+        let r2 = read_block_with(in_place.as_ref(), h, other, true, "other.sst");
+        let r3 = read_block_with(in_place.as_ref(), h, checksum, true, "same.sst");
+        assert!(r3.is_ok(), "v{fv}: the block in place reads");
+        if fv >= 6 {
+            assert_eq!(r.unwrap_err().kind(), ErrorKind::Corruption, "v{fv}: moved block");
+            assert_eq!(r2.unwrap_err().kind(), ErrorKind::Corruption, "v{fv}: another table's block");
+        } else {
+            assert!(r.is_ok(), "v5 blocks do not depend on their offset");
+            assert_eq!(checksum.base_context, 0, "v5 tables have no base context");
+        }
+    }
+}

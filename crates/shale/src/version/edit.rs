@@ -23,10 +23,14 @@
 //! 202    ColumnFamilyDrop     (no value)
 //! 300    InAtomicGroup        remaining entries varint32
 //! 8198   FullHistoryTsLow     length-prefixed bytes
+//! 8201   PersistUserDefinedTimestamps  length-prefixed 1 byte (RocksDB 8.x+; kept, written back)
+//! 8203   LastCompactedManifestFileSize length-prefixed varint64 (RocksDB 10.x+; kept, written back)
 //! ```
 //!
 //! Read but never written: NewFile 7, NewFile2 100, NewFile3 102 (older file records),
-//! WalAddition 8196 and WalDeletion 8197 (unprefixed forms). Blob-file records (400, 401,
+//! WalAddition 8196 and WalDeletion 8197 (unprefixed forms). SubcompactionProgress 8202
+//! (RocksDB 11's resumable compaction) is checked for its length and dropped: it describes
+//! output files of a compaction that Shale does not resume. Blob-file records (400, 401,
 //! 8194, 8195) are refused with NotSupported. Any other tag with bit 1 << 13 set is
 //! followed by a varint32 length and is skipped; any other tag without it is Corruption.
 //!
@@ -40,6 +44,7 @@
 //! field tag  value (inside the length prefix)          written
 //! 5          oldest ancester time, varint64            always
 //! 6          file creation time, varint64              always
+//! 13         epoch number, varint64                    != 0 (RocksDB 8.x+ writes it always)
 //! 7          file checksum, raw bytes                  always
 //! 8          checksum function name                    always ("Unknown" when none)
 //! 65         path id, 1 byte                           path id != 0
@@ -48,7 +53,14 @@
 //! 3          min log number to keep, fixed64           first file of an edit that has tag 10
 //! 4          oldest blob file number, varint64         != 0
 //! 12         unique id, fixed64 | fixed64              id != (0, 0)
+//! 14         compensated range-deletion size, varint64 != 0
+//! 15         tail size, varint64                       != 0
+//! 16         user-defined timestamps persisted, 1 byte = 0   when false
+//! 10, 11     min / max timestamp, raw bytes            non-empty
+//! 17         file open metadata, raw bytes             non-empty
 //! ```
+//! Fields 13 to 17 come from RocksDB 8.x to 11.x; Shale keeps them with the file and writes
+//! them back, so RocksDB reopens a MANIFEST that Shale rewrote with the same metadata.
 //! An unknown field tag with bit 1 << 6 set is Corruption; other unknown fields are skipped.
 
 use crate::coding::{put_fixed64, put_length_prefixed_slice, put_varint32, put_varint64};
@@ -83,6 +95,9 @@ pub const TAG_WAL_DELETION: u32 = TAG_SAFE_IGNORE_MASK + 5;
 pub const TAG_FULL_HISTORY_TS_LOW: u32 = TAG_SAFE_IGNORE_MASK + 6;
 pub const TAG_WAL_ADDITION2: u32 = TAG_SAFE_IGNORE_MASK + 7;
 pub const TAG_WAL_DELETION2: u32 = TAG_SAFE_IGNORE_MASK + 8;
+pub const TAG_PERSIST_USER_DEFINED_TIMESTAMPS: u32 = TAG_SAFE_IGNORE_MASK + 9;
+pub const TAG_SUBCOMPACTION_PROGRESS: u32 = TAG_SAFE_IGNORE_MASK + 10;
+pub const TAG_LAST_COMPACTED_MANIFEST_FILE_SIZE: u32 = TAG_SAFE_IGNORE_MASK + 11;
 
 pub const FIELD_TERMINATE: u32 = 1;
 pub const FIELD_NEED_COMPACTION: u32 = 2;
@@ -96,14 +111,20 @@ pub const FIELD_TEMPERATURE: u32 = 9;
 pub const FIELD_MIN_TIMESTAMP: u32 = 10;
 pub const FIELD_MAX_TIMESTAMP: u32 = 11;
 pub const FIELD_UNIQUE_ID: u32 = 12;
+pub const FIELD_EPOCH_NUMBER: u32 = 13;
+pub const FIELD_COMPENSATED_RANGE_DELETION_SIZE: u32 = 14;
+pub const FIELD_TAIL_SIZE: u32 = 15;
+pub const FIELD_USER_DEFINED_TIMESTAMPS_PERSISTED: u32 = 16;
+pub const FIELD_FILE_OPEN_METADATA: u32 = 17;
 /// Custom fields with this bit set must be understood, or the record is refused.
 pub const FIELD_NON_SAFE_IGNORE_MASK: u32 = 1 << 6;
 pub const FIELD_PATH_ID: u32 = FIELD_NON_SAFE_IGNORE_MASK + 1;
 
 /// The checksum function name RocksDB records for a file without a checksum.
 pub const UNKNOWN_CHECKSUM_FUNC_NAME: &str = "Unknown";
-/// The highest temperature RocksDB 7.8.3 knows (kCold); higher values read as unknown (0).
-pub(super) const MAX_KNOWN_TEMPERATURE: u8 = 0x0C;
+/// The highest temperature RocksDB 11 knows (kIce; 7.8.3 stopped at kCold 0x0C); higher
+/// values read as unknown (0).
+pub(super) const MAX_KNOWN_TEMPERATURE: u8 = 0x10;
 /// Path ids above this are refused, as RocksDB does.
 pub(super) const MAX_PATH_ID: u32 = 3;
 
@@ -126,10 +147,22 @@ pub struct FileMetaData {
     pub file_creation_time: u64,
     pub file_checksum: Vec<u8>,
     pub file_checksum_func_name: String,
-    /// RocksDB's `Temperature`: 0 unknown, 4 hot, 8 warm, 12 cold.
+    /// RocksDB's `Temperature`: 0 unknown, 4 hot, 8 warm, 10 cool, 12 cold, 16 ice.
     pub temperature: u8,
     /// The SST's internal unique id, when known.
     pub unique_id: Option<[u64; 2]>,
+    /// RocksDB 8+'s order of files by age (0 = unknown: RocksDB then derives it).
+    pub epoch_number: u64,
+    /// Extra size RocksDB's compaction picker counts for the file's range deletions.
+    pub compensated_range_deletion_size: u64,
+    /// Bytes after the data blocks (RocksDB 8+ prefetches them at open).
+    pub tail_size: u64,
+    /// False when user-defined timestamps were stripped from the file's keys.
+    pub user_defined_timestamps_persisted: bool,
+    pub min_timestamp: Vec<u8>,
+    pub max_timestamp: Vec<u8>,
+    /// RocksDB 11's opaque per-file open metadata.
+    pub file_open_metadata: Vec<u8>,
 }
 
 impl Default for FileMetaData {
@@ -150,6 +183,13 @@ impl Default for FileMetaData {
             file_checksum_func_name: UNKNOWN_CHECKSUM_FUNC_NAME.to_string(),
             temperature: 0,
             unique_id: None,
+            epoch_number: 0,
+            compensated_range_deletion_size: 0,
+            tail_size: 0,
+            user_defined_timestamps_persisted: true,
+            min_timestamp: Vec::new(),
+            max_timestamp: Vec::new(),
+            file_open_metadata: Vec::new(),
         }
     }
 }
@@ -186,6 +226,10 @@ pub struct VersionEdit {
     /// WALs below this number are no longer live.
     pub wal_deletion: Option<u64>,
     pub full_history_ts_low: Option<Vec<u8>>,
+    /// RocksDB 8+: whether the column family keeps user-defined timestamps in its files.
+    pub persist_user_defined_timestamps: Option<bool>,
+    /// RocksDB 10+: the MANIFEST's size after its last rewrite.
+    pub last_compacted_manifest_file_size: Option<u64>,
 }
 
 fn put_tag_u64(dst: &mut Vec<u8>, tag: u32, v: u64) {
@@ -289,6 +333,14 @@ impl VersionEdit {
             put_varint32(dst, TAG_FULL_HISTORY_TS_LOW);
             put_length_prefixed_slice(dst, ts);
         }
+        if let Some(p) = self.persist_user_defined_timestamps {
+            put_varint32(dst, TAG_PERSIST_USER_DEFINED_TIMESTAMPS);
+            put_length_prefixed_slice(dst, &[u8::from(p)]);
+        }
+        if let Some(size) = self.last_compacted_manifest_file_size {
+            put_varint32(dst, TAG_LAST_COMPACTED_MANIFEST_FILE_SIZE);
+            put_length_prefixed_slice(dst, &varint64_bytes(size));
+        }
     }
 
     fn encode_new_file4(&self, dst: &mut Vec<u8>, level: u32, f: &FileMetaData, min_log_written: &mut bool) {
@@ -302,6 +354,9 @@ impl VersionEdit {
         put_varint64(dst, f.largest_seqno);
         put_field(dst, FIELD_OLDEST_ANCESTER_TIME, &varint64_bytes(f.oldest_ancester_time));
         put_field(dst, FIELD_FILE_CREATION_TIME, &varint64_bytes(f.file_creation_time));
+        if f.epoch_number != 0 {
+            put_field(dst, FIELD_EPOCH_NUMBER, &varint64_bytes(f.epoch_number));
+        }
         put_field(dst, FIELD_FILE_CHECKSUM, &f.file_checksum);
         put_field(dst, FIELD_FILE_CHECKSUM_FUNC_NAME, f.file_checksum_func_name.as_bytes());
         if f.path_id != 0 {
@@ -327,6 +382,28 @@ impl VersionEdit {
             put_fixed64(&mut v, id[0]);
             put_fixed64(&mut v, id[1]);
             put_field(dst, FIELD_UNIQUE_ID, &v);
+        }
+        if f.compensated_range_deletion_size != 0 {
+            put_field(
+                dst,
+                FIELD_COMPENSATED_RANGE_DELETION_SIZE,
+                &varint64_bytes(f.compensated_range_deletion_size),
+            );
+        }
+        if f.tail_size != 0 {
+            put_field(dst, FIELD_TAIL_SIZE, &varint64_bytes(f.tail_size));
+        }
+        if !f.user_defined_timestamps_persisted {
+            put_field(dst, FIELD_USER_DEFINED_TIMESTAMPS_PERSISTED, &[0]);
+        }
+        if !f.min_timestamp.is_empty() {
+            put_field(dst, FIELD_MIN_TIMESTAMP, &f.min_timestamp);
+        }
+        if !f.max_timestamp.is_empty() {
+            put_field(dst, FIELD_MAX_TIMESTAMP, &f.max_timestamp);
+        }
+        if !f.file_open_metadata.is_empty() {
+            put_field(dst, FIELD_FILE_OPEN_METADATA, &f.file_open_metadata);
         }
         put_varint32(dst, FIELD_TERMINATE);
     }

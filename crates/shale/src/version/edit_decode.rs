@@ -97,6 +97,21 @@ impl VersionEdit {
                 }
                 self.full_history_ts_low = Some(ts.to_vec());
             }
+            TAG_PERSIST_USER_DEFINED_TIMESTAMPS => {
+                let v = d.length_prefixed().ok_or_else(|| bad("persist_user_defined_timestamps"))?;
+                if v.len() != 1 {
+                    return Err(bad("persist_user_defined_timestamps field wrong size"));
+                }
+                self.persist_user_defined_timestamps = Some(v[0] == 1);
+            }
+            TAG_SUBCOMPACTION_PROGRESS => {
+                d.length_prefixed().ok_or_else(|| bad("SubcompactionProgress not prefixed by length"))?;
+            }
+            TAG_LAST_COMPACTED_MANIFEST_FILE_SIZE => {
+                let v = d.length_prefixed().ok_or_else(|| bad("last compacted manifest file size"))?;
+                let (size, _) = decode_varint64(v).ok_or_else(|| bad("last compacted manifest file size"))?;
+                self.last_compacted_manifest_file_size = Some(size);
+            }
             _ if tag & TAG_SAFE_IGNORE_MASK != 0 => {
                 let len = d.varint32().ok_or_else(|| bad("safely ignoreable tag length error"))?;
                 d.bytes(len as usize).ok_or_else(|| bad("safely ignoreable tag length error"))?;
@@ -164,10 +179,24 @@ impl VersionEdit {
                         _ => return Err(bad("invalid unique id")),
                     }
                 }
+                FIELD_EPOCH_NUMBER => f.epoch_number = varint("invalid epoch number")?,
+                FIELD_COMPENSATED_RANGE_DELETION_SIZE => {
+                    f.compensated_range_deletion_size = varint("Invalid compensated range deletion size")?
+                }
+                FIELD_TAIL_SIZE => f.tail_size = varint("invalid tail start offset")?,
+                FIELD_USER_DEFINED_TIMESTAMPS_PERSISTED => {
+                    if v.len() != 1 {
+                        return Err(bad("user-defined timestamps persisted field wrong size"));
+                    }
+                    f.user_defined_timestamps_persisted = v[0] == 1;
+                }
+                FIELD_MIN_TIMESTAMP => f.min_timestamp = v.to_vec(),
+                FIELD_MAX_TIMESTAMP => f.max_timestamp = v.to_vec(),
+                FIELD_FILE_OPEN_METADATA => f.file_open_metadata = v.to_vec(),
                 _ if field & FIELD_NON_SAFE_IGNORE_MASK != 0 => {
                     return Err(bad(format!("new-file4 custom field {field} not supported")))
                 }
-                _ => {} // a field from a newer writer that may be ignored (10, 11, ...)
+                _ => {} // a field from a newer writer that may be ignored
             }
         }
         self.new_files.push((level, f));

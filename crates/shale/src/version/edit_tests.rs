@@ -27,6 +27,13 @@ fn full_edit() -> VersionEdit {
     rich.file_checksum = vec![1, 2, 3, 4];
     rich.file_checksum_func_name = "FileChecksumCrc32c".into();
     rich.unique_id = Some([0x1122334455667788, 0x99aabbccddeeff00]);
+    rich.epoch_number = 17;
+    rich.compensated_range_deletion_size = 4321;
+    rich.tail_size = 777;
+    rich.user_defined_timestamps_persisted = false;
+    rich.min_timestamp = vec![0, 0, 0, 0, 0, 0, 0, 1];
+    rich.max_timestamp = vec![0, 0, 0, 0, 0, 0, 0, 9];
+    rich.file_open_metadata = b"opaque".to_vec();
     VersionEdit {
         comparator: Some("leveldb.BytewiseComparator".into()),
         log_number: Some(12),
@@ -50,6 +57,8 @@ fn full_edit() -> VersionEdit {
         ],
         wal_deletion: None,
         full_history_ts_low: Some(vec![0, 0, 0, 1]),
+        persist_user_defined_timestamps: Some(true),
+        last_compacted_manifest_file_size: Some(123_456),
     }
 }
 
@@ -200,6 +209,10 @@ fn new_file4_custom_fields() {
         (FIELD_UNIQUE_ID, &[0; 15][..]),
         (FIELD_MIN_LOG_NUMBER_TO_KEEP_HACK, &[0; 7][..]),
         (FIELD_OLDEST_ANCESTER_TIME, &[0x80][..]),
+        (FIELD_EPOCH_NUMBER, &[0x80][..]),
+        (FIELD_TAIL_SIZE, &[][..]),
+        (FIELD_COMPENSATED_RANGE_DELETION_SIZE, &[0xff][..]),
+        (FIELD_USER_DEFINED_TIMESTAMPS_PERSISTED, &[0, 0][..]),
     ] {
         let err = VersionEdit::decode(&new_file4_with_field(field, value)).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Corruption, "field {field}");
@@ -345,4 +358,29 @@ fn never_panics_on_garbage() {
     put_varint32(&mut huge, TAG_COMPARATOR);
     put_fixed32(&mut huge, u32::MAX);
     assert!(VersionEdit::decode(&huge).is_err());
+}
+
+#[test]
+fn rocksdb_11_top_level_records() {
+    // SubcompactionProgress (8202) is length-checked and dropped; PersistUserDefinedTimestamps
+    // needs exactly one byte.
+    let mut b = Vec::new();
+    put_varint32(&mut b, TAG_SUBCOMPACTION_PROGRESS);
+    put_length_prefixed_slice(&mut b, &[1, 2, 3]);
+    put_varint32(&mut b, TAG_LOG_NUMBER);
+    put_varint64(&mut b, 9);
+    let d = VersionEdit::decode(&b).unwrap();
+    assert_eq!(d.log_number, Some(9));
+    let mut b = Vec::new();
+    put_varint32(&mut b, TAG_SUBCOMPACTION_PROGRESS);
+    put_varint32(&mut b, 50);
+    assert_eq!(VersionEdit::decode(&b).unwrap_err().kind(), ErrorKind::Corruption);
+    let mut b = Vec::new();
+    put_varint32(&mut b, TAG_PERSIST_USER_DEFINED_TIMESTAMPS);
+    put_length_prefixed_slice(&mut b, &[1, 1]);
+    assert_eq!(VersionEdit::decode(&b).unwrap_err().kind(), ErrorKind::Corruption);
+    let mut b = Vec::new();
+    put_varint32(&mut b, TAG_LAST_COMPACTED_MANIFEST_FILE_SIZE);
+    put_length_prefixed_slice(&mut b, &[0x80]);
+    assert_eq!(VersionEdit::decode(&b).unwrap_err().kind(), ErrorKind::Corruption);
 }

@@ -4,6 +4,10 @@
 //! offset 0      4        6      7               11
 //!        | crc  | length | type | payload ...           legacy header (HEADER_SIZE = 7)
 //!        | crc  | length | type | log number | payload  recyclable header (11)
+//! types  : 0 zero (preallocated) | 1 full | 2 first | 3 middle | 4 last
+//!          | 5..=8 the same, recyclable | 9 set compression type (refused)
+//!          | 10, 11 user-defined timestamp sizes (RocksDB 8+) | 130, 131 predecessor WAL
+//!          info (RocksDB 9+) | other types >= 128 skipped, < 128 corruption
 //! crc    = mask(crc32c(type byte | [log number] | payload)), fixed32 little-endian
 //! length = payload bytes, fixed16 little-endian (a fragment never crosses a 32 KiB block)
 //! mask(c) = ((c >> 15) | (c << 17)) + 0xa282ead8   (wrapping)
@@ -35,6 +39,25 @@ pub enum RecordType {
 /// The largest record type byte RocksDB 7.8.3 knows (9 = SetCompressionType, which Shale
 /// does not write and reports as unsupported when read).
 pub const MAX_RECORD_TYPE: u8 = 9;
+
+/// RocksDB 8.x+: the user-defined timestamp sizes of column families (payload: per column
+/// family `id fixed32 | timestamp size fixed16`); 11 is its recyclable form. Written before
+/// the first batch that touches a column family with timestamps.
+pub const USER_DEFINED_TIMESTAMP_SIZE: u8 = 10;
+pub const RECYCLABLE_USER_DEFINED_TIMESTAMP_SIZE: u8 = 11;
+/// RocksDB 9.x+ (`track_and_verify_wals`): the previous WAL's number, size and last
+/// sequence number (payload: three fixed64); 131 is its recyclable form.
+pub const PREDECESSOR_WAL_INFO: u8 = 130;
+pub const RECYCLABLE_PREDECESSOR_WAL_INFO: u8 = 131;
+/// Unknown record types with this bit set are skipped, as RocksDB does.
+pub const RECORD_TYPE_SAFE_IGNORE_MASK: u8 = 1 << 7;
+
+/// True for the record types whose header carries the log number (11 bytes).
+pub fn is_recyclable_type(ty: u8) -> bool {
+    (5..=8).contains(&ty)
+        || ty == RECYCLABLE_USER_DEFINED_TIMESTAMP_SIZE
+        || ty == RECYCLABLE_PREDECESSOR_WAL_INFO
+}
 
 /// The byte value RocksDB writes for a WAL compression-type record.
 pub const SET_COMPRESSION_TYPE: u8 = 9;

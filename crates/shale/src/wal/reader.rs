@@ -24,7 +24,11 @@
 use crate::error::{Error, Result};
 use crate::fs::SequentialFile;
 
-use super::format::{unmask_crc, BLOCK_SIZE, HEADER_SIZE, RECYCLABLE_HEADER_SIZE, SET_COMPRESSION_TYPE};
+use super::format::{
+    is_recyclable_type, unmask_crc, BLOCK_SIZE, HEADER_SIZE, PREDECESSOR_WAL_INFO,
+    RECORD_TYPE_SAFE_IGNORE_MASK, RECYCLABLE_HEADER_SIZE, RECYCLABLE_PREDECESSOR_WAL_INFO,
+    RECYCLABLE_USER_DEFINED_TIMESTAMP_SIZE, SET_COMPRESSION_TYPE, USER_DEFINED_TIMESTAMP_SIZE,
+};
 use super::WalRecoveryMode;
 
 /// What one step of physical parsing found.
@@ -213,6 +217,39 @@ impl LogReader {
                             self.file_name
                         )));
                     }
+                    USER_DEFINED_TIMESTAMP_SIZE | RECYCLABLE_USER_DEFINED_TIMESTAMP_SIZE => {
+                        if in_fragmented && !record.is_empty() {
+                            report!("user-defined timestamp size record interspersed partial record", offset);
+                        }
+                        in_fragmented = false;
+                        record.clear();
+                        let payload = &self.block[start..start + len];
+                        if len % 6 != 0 {
+                            report!("could not decode user-defined timestamp size record", offset);
+                            continue;
+                        }
+                        if let Some(c) = payload.chunks(6).find(|c| c[4] != 0 || c[5] != 0) {
+                            let cf = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+                            let size = u16::from_le_bytes([c[4], c[5]]);
+                            return Err(Error::not_supported(format!(
+                                "user-defined timestamps ({size}-byte timestamps in column family {cf}) in {} at offset {offset}",
+                                self.file_name
+                            )));
+                        }
+                    }
+                    PREDECESSOR_WAL_INFO | RECYCLABLE_PREDECESSOR_WAL_INFO => {
+                        // Checked for its size only: Shale does not verify the WAL chain
+                        // (RocksDB does so with track_and_verify_wals).
+                        in_fragmented = false;
+                        record.clear();
+                        if len != 24 {
+                            report!("could not decode PredecessorWALInfoType record", offset);
+                        }
+                    }
+                    _ if ty & RECORD_TYPE_SAFE_IGNORE_MASK != 0 => {
+                        in_fragmented = false;
+                        record.clear();
+                    }
                     _ => {
                         report!(&format!("unknown record type {ty}"), offset);
                         in_fragmented = false;
@@ -295,7 +332,7 @@ impl LogReader {
             let len = u16::from_le_bytes([header[4], header[5]]) as usize;
             let ty = header[6];
             let mut header_size = HEADER_SIZE;
-            if (5..=8).contains(&ty) {
+            if is_recyclable_type(ty) {
                 if offset == 0 {
                     self.recycled = true;
                 }

@@ -1,40 +1,103 @@
-//! Helpers shared by the interop scenario tests: running RocksDB 7.8.3's own tools
-//! (`db_bench`, `ldb`, `sst_dump`) and reading what they print, and reading a Shale
-//! database completely through its public API.
+//! Helpers shared by the interop scenario tests: running RocksDB's own tools (`db_bench`,
+//! `ldb`, `sst_dump`) and reading what they print, and reading a Shale database completely
+//! through its public API.
+//!
+//! The tools are Debian's RocksDB 7.8.3 ones in /usr/bin, unless a test first calls
+//! [`use_rocksdb_11`]: then, for that test's thread, they are RocksDB 11.8.1's release build in
+//! `../shared/tools/rocksdb-11.8.1/bin/` beside the checkout (or the directory named by the
+//! `SHALE_ROCKSDB_11_BIN` environment variable).
 //!
 //! A test that needs a tool calls `tools_available` first and returns early (printing the
 //! reason) when the tool is not installed; CI installs them, so the tests run there.
 #![allow(dead_code)]
 
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+thread_local! {
+    /// Where this test thread's tools are.
+    static TOOLS_BIN: RefCell<PathBuf> = RefCell::new(PathBuf::from("/usr/bin"));
+}
+
+fn tool_path(tool: &str) -> PathBuf {
+    TOOLS_BIN.with(|b| b.borrow().join(tool))
+}
+
+/// RocksDB 11.8.1's tool directory: `$SHALE_ROCKSDB_11_BIN`, else
+/// `<checkout>/../shared/tools/rocksdb-11.8.1/bin`.
+pub fn rocksdb_11_bin() -> PathBuf {
+    if let Some(d) = std::env::var_os("SHALE_ROCKSDB_11_BIN") {
+        return PathBuf::from(d);
+    }
+    // CARGO_MANIFEST_DIR is <checkout>/crates/shale.
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/tools/rocksdb-11.8.1/bin")
+}
+
+/// Makes this test thread use RocksDB 11.8.1's tools. False (with the reason printed) when
+/// they are absent or cannot run on this machine (they are built for one processor kind and
+/// die with SIGILL elsewhere).
+pub fn use_rocksdb_11(test: &str) -> bool {
+    let bin = rocksdb_11_bin();
+    for t in ["db_bench", "ldb", "sst_dump"] {
+        let p = bin.join(t);
+        if !p.exists() {
+            eprintln!("SKIPPED {test}: {} (RocksDB 11.8.1 tools) is not there", p.display());
+            return false;
+        }
+        match Command::new(&p).arg("--help").output() {
+            Ok(out) => {
+                use std::os::unix::process::ExitStatusExt;
+                if let Some(sig) = out.status.signal() {
+                    eprintln!(
+                        "SKIPPED {test}: {} dies with signal {sig} on this machine (built for another processor?)",
+                        p.display()
+                    );
+                    return false;
+                }
+                let err = String::from_utf8_lossy(&out.stderr);
+                if err.contains("error while loading shared libraries") {
+                    eprintln!("SKIPPED {test}: {} lacks its libraries: {}", p.display(), err.trim());
+                    return false;
+                }
+            }
+            Err(e) => {
+                eprintln!("SKIPPED {test}: cannot run {}: {e}", p.display());
+                return false;
+            }
+        }
+    }
+    TOOLS_BIN.with(|b| *b.borrow_mut() = bin);
+    true
+}
 
 use shale::{IteratorMode, Options, DB};
 
 pub type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
 
-/// True when every named tool is installed in /usr/bin; otherwise prints why the test is
-/// skipped and returns false.
+/// True when every named tool is installed (in /usr/bin, or where [`use_rocksdb_11`]
+/// pointed this thread); otherwise prints why the test is skipped and returns false.
 pub fn tools_available(test: &str, tools: &[&str]) -> bool {
     for t in tools {
-        if !Path::new("/usr/bin").join(t).exists() {
-            eprintln!("SKIPPED {test}: /usr/bin/{t} (RocksDB 7.8.3 tools) is not installed");
+        let p = tool_path(t);
+        if !p.exists() {
+            eprintln!("SKIPPED {test}: {} (RocksDB tools) is not installed", p.display());
             return false;
         }
     }
     true
 }
 
-/// Runs `/usr/bin/<tool> args...`; panics with its output if it fails. Returns stdout.
+/// Runs `<tool> args...`; panics with its output if it fails. Returns stdout.
 pub fn run_tool(tool: &str, args: &[String]) -> String {
     let (ok, out, err) = try_tool(tool, args);
     assert!(ok, "{tool} {args:?} failed\nstdout:\n{out}\nstderr:\n{err}");
     out
 }
 
-/// Runs `/usr/bin/<tool> args...` and returns (success, stdout, stderr).
+/// Runs `<tool> args...` and returns (success, stdout, stderr).
 pub fn try_tool(tool: &str, args: &[String]) -> (bool, String, String) {
-    let out = Command::new(Path::new("/usr/bin").join(tool))
+    let out = Command::new(tool_path(tool))
         .args(args)
         .output()
         .unwrap_or_else(|e| panic!("cannot run {tool}: {e}"));
@@ -48,7 +111,7 @@ pub fn try_tool(tool: &str, args: &[String]) -> (bool, String, String) {
 /// RocksDB 7.8.3's log reader can spin forever on some damaged WALs.
 pub fn try_tool_timeout(tool: &str, args: &[String], secs: u64) -> Option<(bool, String, String)> {
     use std::io::Read;
-    let mut child = Command::new(Path::new("/usr/bin").join(tool))
+    let mut child = Command::new(tool_path(tool))
         .args(args)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
