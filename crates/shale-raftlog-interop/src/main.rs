@@ -5,6 +5,9 @@
 //! the first engine reads again. A torn tail is then opened by both engines in each
 //! recovery mode, which must agree.
 //!
+//! Benchmarks: `cargo run --release -- bench-recovery [MiB] [regions] [reps]` and
+//! `cargo run --release -- bench-write [seconds] [threads] [regions]` (see bench.rs).
+//!
 //! Run: `cargo run --release` in this directory (its own workspace; not part of CI's test
 //! run, raft-engine pulls protobuf, rayon, prometheus and more).
 
@@ -12,6 +15,11 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use protobuf::well_known_types::BytesValue;
+
+mod bench;
+
+#[global_allocator]
+static ALLOC: bench::Counting = bench::Counting;
 
 /// An entry: its index (8 bytes LE) then a payload, carried in a protobuf `BytesValue`.
 fn entry(index: u64, payload: &[u8]) -> BytesValue {
@@ -391,6 +399,13 @@ fn tear(dir: &Path, cut: u64) -> String {
 }
 
 fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let num = |i: usize, d: u64| args.get(i).and_then(|s| s.parse().ok()).unwrap_or(d);
+    match args.get(1).map(|s| s.as_str()) {
+        Some("bench-recovery") => return bench::recovery(num(2, 256), num(3, 100), num(4, 3) as usize),
+        Some("bench-write") => return bench::write(num(2, 10), num(3, 4), num(4, 100)),
+        _ => {}
+    }
     let mut ok = true;
     for (v2, recycle, seed) in [(true, false, 1u64), (true, true, 2), (false, false, 3)] {
         let tag = format!("format V{} recycle {recycle} seed {seed}", if v2 { 2 } else { 1 });
