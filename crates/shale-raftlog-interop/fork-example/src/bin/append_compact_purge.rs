@@ -51,7 +51,7 @@ fn main() {
             batch.add_entries::<MessageExtTyped>(region, &[e]).unwrap();
             batch.put_message(region, b"last_index".to_vec(), &state).unwrap();
             engine.write(&mut batch, false).unwrap();
-            if state.commit % compact_offset == 0 {
+            if state.commit.is_multiple_of(compact_offset) {
                 let offset = 16 + next() % 32;
                 if state.commit > offset {
                     engine.compact_to(region, state.commit - offset);
