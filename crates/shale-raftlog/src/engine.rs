@@ -15,7 +15,7 @@
 use std::collections::{HashMap, HashSet};
 use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
 use std::time::Instant;
 
 use shale_base::fs::{FileLock, FileSystemRef};
@@ -67,6 +67,10 @@ struct Inner {
     memtables: MemTables,
     group: Mutex<GroupState>,
     group_cv: Condvar,
+    /// Held (shared) by a group leader from its first append until its batches are in the
+    /// index; purge takes it exclusively to find the first file that may hold writes not
+    /// yet in the index, and never removes that file or later ones.
+    apply_gate: RwLock<()>,
     purge_lock: Mutex<()>,
     _lock: Box<dyn FileLock>,
 }
@@ -152,6 +156,7 @@ impl<F: FileSystem> Engine<F, FilePipeLog<F>> {
             memtables: rec.memtables,
             group: Mutex::new(GroupState::default()),
             group_cv: Condvar::new(),
+            apply_gate: RwLock::new(()),
             purge_lock: Mutex::new(()),
             _lock: lock_file,
         };
@@ -527,6 +532,7 @@ impl Inner {
     }
 
     fn lead(&self, jobs: Vec<(u64, Job)>) -> Vec<(u64, Result<usize>)> {
+        let _gate = self.apply_gate.read().unwrap_or_else(|p| p.into_inner());
         let t = Instant::now();
         let mut written: Vec<(u64, Job, FileBlockHandle)> = Vec::with_capacity(jobs.len());
         let mut results = Vec::with_capacity(jobs.len());
@@ -572,7 +578,10 @@ impl Inner {
 
     fn purge(&self) -> Result<Vec<u64>> {
         let _g = lock(&self.purge_lock);
-        let (first_append, active_append) = self.append.file_span();
+        let (first_append, active_append) = {
+            let _gate = self.apply_gate.write().unwrap_or_else(|p| p.into_inner());
+            self.append.file_span()
+        };
         // Everything below the active file at this point may be purged; deletions made
         // from now on land in the active file or later ones.
         let dirty = self.memtables.take_dirty();

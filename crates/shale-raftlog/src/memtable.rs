@@ -423,6 +423,8 @@ impl MemTables {
             let mut s = shard.write().unwrap_or_else(|p| p.into_inner());
             s.retain(|_, r| {
                 r.clear_tombstones();
+                // Replay grew the deques by doubling: give the slack back.
+                r.entries.shrink_to_fit();
                 !r.is_empty()
             });
         }
