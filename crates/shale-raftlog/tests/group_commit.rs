@@ -6,9 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use shale_base::fs::{
-    FileLock, FileSystem, FileSystemRef, OpKind, RandomAccessFile, SequentialFile, WritableFile,
-};
+use shale_base::fs::{FileLock, FileSystem, FileSystemRef, RandomAccessFile, SequentialFile, WritableFile};
 use shale_base::Result;
 use shale_raftlog::env::{FaultInjectionFs, MemFileSystem};
 use shale_raftlog::{Config, Engine, LogBatch};
