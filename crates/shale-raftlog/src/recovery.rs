@@ -334,6 +334,16 @@ pub(crate) fn recover(
     block: usize,
     repair: bool,
 ) -> Result<Recovered> {
+    if repair {
+        // A repair interrupted by a crash leaves its temporary file behind.
+        for name in fs.children(dir)? {
+            if let Some(stem) = name.strip_suffix(".tmp") {
+                if FileId::parse_file_name(stem).is_some() {
+                    fs.remove_file(&dir.join(&name))?;
+                }
+            }
+        }
+    }
     let (append, rewrite, reserved) = list(&**fs, dir)?;
     let threads = threads.max(1);
     // Rewrite queue: one chunk. Append queue: up to `threads` chunks.
