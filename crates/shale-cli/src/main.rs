@@ -4,6 +4,7 @@
 mod admin;
 mod bench;
 mod ldb;
+mod raftlog;
 mod sst_dump;
 mod stress;
 
@@ -48,6 +49,8 @@ enum Command {
     Stress(stress::StressArgs),
     /// Run `stress` as a child, SIGKILL it at random moments, reopen and verify, repeatedly.
     CrashTest(stress::CrashTestArgs),
+    /// Raft log (shale-raftlog, raft-engine's format) tools: dump, check, stress.
+    Raftlog(raftlog::RaftlogArgs),
 }
 
 fn main() -> ExitCode {
@@ -63,6 +66,7 @@ fn main() -> ExitCode {
         Command::Bench(a) => bench::run(&a),
         Command::Stress(a) => stress::stress(&a),
         Command::CrashTest(a) => stress::crash_test(&a),
+        Command::Raftlog(a) => raftlog::run(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

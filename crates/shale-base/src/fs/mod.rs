@@ -16,7 +16,7 @@ use crate::error::Result;
 
 pub use fault::{FaultInjectionFs, FaultMode, OpKind};
 pub use mem::MemFileSystem;
-pub use posix::PosixFileSystem;
+pub use posix::{PosixFileSystem, PosixFsyncFileSystem};
 
 /// A file being written, append-only.
 pub trait WritableFile: Send {

@@ -18,20 +18,75 @@ use crate::error::{Error, Result};
 
 const WRITE_BUFFER: usize = 64 * 1024;
 
-#[derive(Debug, Default)]
-pub struct PosixFileSystem {
-    /// Sync files with fsync (data and all metadata) instead of fdatasync.
-    use_fsync: bool,
-}
+/// The real file system; file syncs are fdatasync calls. A unit struct, as raft-engine's
+/// `DefaultFileSystem` (which the Raft log engine re-exports it as).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct PosixFileSystem;
+
+/// The real file system with file syncs made by fsync (data and all metadata), RocksDB's
+/// `use_fsync = true`. Everything but `new_writable_file` is `PosixFileSystem`'s.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct PosixFsyncFileSystem;
 
 impl PosixFileSystem {
     pub fn new() -> PosixFileSystem {
-        PosixFileSystem { use_fsync: false }
+        PosixFileSystem
     }
 
-    /// A file system whose file syncs are fsync calls (RocksDB's `use_fsync = true`).
-    pub fn with_fsync() -> PosixFileSystem {
-        PosixFileSystem { use_fsync: true }
+    fn open_writable(&self, path: &Path, use_fsync: bool) -> Result<Box<dyn WritableFile>> {
+        let file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
+            .map_err(|e| Error::io(ctx("open a file for appending", path), e))?;
+        Ok(Box::new(PosixWritableFile {
+            file,
+            path: path.to_path_buf(),
+            buf: Vec::with_capacity(WRITE_BUFFER),
+            size: 0,
+            failed: false,
+            use_fsync,
+        }))
+    }
+}
+
+impl FileSystem for PosixFsyncFileSystem {
+    fn new_writable_file(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        PosixFileSystem.open_writable(path, true)
+    }
+    fn new_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
+        PosixFileSystem.new_random_access_file(path)
+    }
+    fn new_sequential_file(&self, path: &Path) -> Result<Box<dyn SequentialFile>> {
+        PosixFileSystem.new_sequential_file(path)
+    }
+    fn file_exists(&self, path: &Path) -> bool {
+        PosixFileSystem.file_exists(path)
+    }
+    fn children(&self, dir: &Path) -> Result<Vec<String>> {
+        PosixFileSystem.children(dir)
+    }
+    fn file_size(&self, path: &Path) -> Result<u64> {
+        PosixFileSystem.file_size(path)
+    }
+    fn remove_file(&self, path: &Path) -> Result<()> {
+        PosixFileSystem.remove_file(path)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> Result<()> {
+        PosixFileSystem.rename(from, to)
+    }
+    fn create_dir_all(&self, dir: &Path) -> Result<()> {
+        PosixFileSystem.create_dir_all(dir)
+    }
+    fn remove_dir(&self, dir: &Path) -> Result<()> {
+        PosixFileSystem.remove_dir(dir)
+    }
+    fn sync_dir(&self, dir: &Path) -> Result<()> {
+        PosixFileSystem.sync_dir(dir)
+    }
+    fn lock_file(&self, path: &Path) -> Result<Box<dyn FileLock>> {
+        PosixFileSystem.lock_file(path)
     }
 }
 
@@ -201,20 +256,7 @@ fn fcntl_lock(file: &File) -> std::io::Result<()> {
 
 impl FileSystem for PosixFileSystem {
     fn new_writable_file(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
-        let file = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(path)
-            .map_err(|e| Error::io(ctx("open a file for appending", path), e))?;
-        Ok(Box::new(PosixWritableFile {
-            file,
-            path: path.to_path_buf(),
-            buf: Vec::with_capacity(WRITE_BUFFER),
-            size: 0,
-            failed: false,
-            use_fsync: self.use_fsync,
-        }))
+        self.open_writable(path, false)
     }
 
     fn new_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {

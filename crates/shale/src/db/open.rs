@@ -44,7 +44,7 @@ pub(crate) fn open<T: ThreadMode>(
     // `set_file_system` syncs as it implements `sync`.
     let fs = opts.fs.clone().unwrap_or_else(|| {
         if opts.use_fsync {
-            Arc::new(crate::fs::PosixFileSystem::with_fsync())
+            Arc::new(crate::fs::PosixFsyncFileSystem)
         } else {
             default_fs()
         }

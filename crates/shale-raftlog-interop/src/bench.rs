@@ -1,0 +1,233 @@
+//! Side-by-side figures, shale-raftlog vs raft-engine 0.4.2, same data, same process:
+//! recovery time with the page cache dropped for the log files (posix_fadvise DONTNEED,
+//! as raft-engine's bench_recovery), heap held after recovery (a counting allocator:
+//! the index, per million entries), and sync-write throughput/latency of the stress
+//! workload (1 KiB entries, several regions, concurrent writers).
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::path::Path;
+use std::sync::atomic::{AtomicIsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+pub struct Counting;
+
+static HEAP: AtomicIsize = AtomicIsize::new(0);
+
+// SAFETY: forwards to the system allocator unchanged, only counting bytes.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        HEAP.fetch_add(l.size() as isize, Ordering::Relaxed);
+        // SAFETY: same layout contract as the caller's.
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        HEAP.fetch_sub(l.size() as isize, Ordering::Relaxed);
+        // SAFETY: `p` came from `alloc` with this layout.
+        unsafe { System.dealloc(p, l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
+        HEAP.fetch_add(n as isize - l.size() as isize, Ordering::Relaxed);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.realloc(p, l, n) }
+    }
+}
+
+fn heap() -> isize {
+    HEAP.load(Ordering::Relaxed)
+}
+
+fn drop_cache(dir: &Path) {
+    for e in std::fs::read_dir(dir).unwrap().filter_map(|e| e.ok()) {
+        if let Ok(f) = std::fs::File::open(e.path()) {
+            use std::os::unix::io::AsRawFd;
+            // SAFETY: a valid open descriptor; fadvise only drops cached pages.
+            unsafe {
+                libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED);
+            }
+        }
+    }
+}
+
+fn payload(i: u64) -> Vec<u8> {
+    let mut s = i.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..1024)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s as u8
+        })
+        .collect()
+}
+
+/// Writes `mb` MiB of 1 KiB entries over `regions` regions (16 entries a batch).
+fn fill_shale(dir: &Path, mb: u64, regions: u64) -> u64 {
+    let e = shale_raftlog::Engine::open(shale_raftlog::Config {
+        dir: dir.to_str().unwrap().into(),
+        ..Default::default()
+    })
+    .unwrap();
+    let n = mb * 1024 / 16;
+    let mut b = shale_raftlog::LogBatch::default();
+    for i in 0..n {
+        let r = 1 + i % regions;
+        let first = 1 + (i / regions) * 16;
+        let es: Vec<_> = (0..16).map(|j| crate::entry(first + j, &payload(i * 16 + j))).collect();
+        b.add_entries::<crate::ShExt>(r, &es).unwrap();
+        e.write(&mut b, false).unwrap();
+    }
+    e.sync().unwrap();
+    n * 16
+}
+
+fn fill_re(dir: &Path, mb: u64, regions: u64) -> u64 {
+    let e = raft_engine::Engine::open(raft_engine::Config {
+        dir: dir.to_str().unwrap().into(),
+        ..Default::default()
+    })
+    .unwrap();
+    let n = mb * 1024 / 16;
+    let mut b = raft_engine::LogBatch::default();
+    for i in 0..n {
+        let r = 1 + i % regions;
+        let first = 1 + (i / regions) * 16;
+        let es: Vec<_> = (0..16).map(|j| crate::entry(first + j, &payload(i * 16 + j))).collect();
+        b.add_entries::<crate::ReExt>(r, &es).unwrap();
+        e.write(&mut b, false).unwrap();
+    }
+    e.sync().unwrap();
+    n * 16
+}
+
+pub fn recovery(mb: u64, regions: u64, reps: usize) {
+    let tmp = tempfile::tempdir_in(std::env::var("BENCH_DIR").unwrap_or_else(|_| "/tmp".into())).unwrap();
+    let (ds, dr) = (tmp.path().join("shale"), tmp.path().join("raft-engine"));
+    let t = Instant::now();
+    let entries = fill_shale(&ds, mb, regions);
+    println!("shale-raftlog wrote {mb} MiB, {entries} entries, {regions} regions in {:.1?}", t.elapsed());
+    let t = Instant::now();
+    fill_re(&dr, mb, regions);
+    println!("raft-engine   wrote {mb} MiB, {entries} entries, {regions} regions in {:.1?}", t.elapsed());
+    let (mut ts, mut tr) = (Vec::new(), Vec::new());
+    let (mut ms, mut mr) = (0isize, 0isize);
+    for _ in 0..reps {
+        // Interleaved: shale, raft-engine, shale, ...
+        drop_cache(&ds);
+        let h = heap();
+        let t = Instant::now();
+        let e = shale_raftlog::Engine::open(shale_raftlog::Config {
+            dir: ds.to_str().unwrap().into(),
+            ..Default::default()
+        })
+        .unwrap();
+        ts.push(t.elapsed());
+        ms = heap() - h;
+        assert_eq!(e.raft_groups().len() as u64, regions);
+        drop(e);
+        drop_cache(&dr);
+        let h = heap();
+        let t = Instant::now();
+        let e = raft_engine::Engine::open(raft_engine::Config {
+            dir: dr.to_str().unwrap().into(),
+            ..Default::default()
+        })
+        .unwrap();
+        tr.push(t.elapsed());
+        mr = heap() - h;
+        assert_eq!(e.raft_groups().len() as u64, regions);
+        drop(e);
+    }
+    let med = |v: &mut Vec<Duration>| {
+        v.sort();
+        v[v.len() / 2]
+    };
+    let (a, b) = (med(&mut ts), med(&mut tr));
+    println!("recovery, page cache dropped, median of {reps}: shale-raftlog {a:.2?}, raft-engine {b:.2?}, ratio {:.2}x", b.as_secs_f64() / a.as_secs_f64());
+    let per_m = |m: isize| m as f64 / (entries as f64 / 1e6) / 1e6;
+    println!(
+        "heap held after recovery: shale-raftlog {:.1} MB ({:.1} MB per million entries), raft-engine {:.1} MB ({:.1} MB per million entries)",
+        ms as f64 / 1e6,
+        per_m(ms),
+        mr as f64 / 1e6,
+        per_m(mr)
+    );
+}
+
+fn percentile(v: &mut [u64], p: f64) -> u64 {
+    v.sort_unstable();
+    v[((v.len() as f64 * p).ceil() as usize).clamp(1, v.len()) - 1]
+}
+
+/// `threads` writers, each writing 10 entries of 1 KiB to one of its regions per batch, sync.
+pub fn write(secs: u64, threads: u64, regions: u64) {
+    let tmp = tempfile::tempdir_in(std::env::var("BENCH_DIR").unwrap_or_else(|_| "/tmp".into())).unwrap();
+    for round in 0..2 {
+        for which in ["shale-raftlog", "raft-engine"] {
+            let dir = tmp.path().join(format!("{which}-{round}"));
+            let cfg_dir = dir.to_str().unwrap().to_owned();
+            let sh = (which == "shale-raftlog").then(|| {
+                Arc::new(
+                    shale_raftlog::Engine::open(shale_raftlog::Config {
+                        dir: cfg_dir.clone(),
+                        ..Default::default()
+                    })
+                    .unwrap(),
+                )
+            });
+            let re = (which == "raft-engine").then(|| {
+                Arc::new(
+                    raft_engine::Engine::open(raft_engine::Config {
+                        dir: cfg_dir.clone(),
+                        ..Default::default()
+                    })
+                    .unwrap(),
+                )
+            });
+            let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let hs: Vec<_> = (0..threads)
+                .map(|t| {
+                    let (sh, re, stop) = (sh.clone(), re.clone(), stop.clone());
+                    std::thread::spawn(move || {
+                        let mut lat = Vec::new();
+                        let mut next = vec![1u64; regions as usize];
+                        let mut k = 0u64;
+                        while !stop.load(Ordering::Relaxed) {
+                            let r = (k % (regions / threads)) * threads + t;
+                            k += 1;
+                            let first = next[r as usize];
+                            next[r as usize] += 10;
+                            let es: Vec<_> =
+                                (0..10).map(|j| crate::entry(first + j, &payload(first + j))).collect();
+                            let start = Instant::now();
+                            if let Some(e) = &sh {
+                                let mut b = shale_raftlog::LogBatch::default();
+                                b.add_entries::<crate::ShExt>(r + 1, &es).unwrap();
+                                e.write(&mut b, true).unwrap();
+                            }
+                            if let Some(e) = &re {
+                                let mut b = raft_engine::LogBatch::default();
+                                b.add_entries::<crate::ReExt>(r + 1, &es).unwrap();
+                                e.write(&mut b, true).unwrap();
+                            }
+                            lat.push(start.elapsed().as_micros() as u64);
+                        }
+                        lat
+                    })
+                })
+                .collect();
+            std::thread::sleep(Duration::from_secs(secs));
+            stop.store(true, Ordering::Relaxed);
+            let mut all: Vec<u64> = hs.into_iter().flat_map(|h| h.join().unwrap()).collect();
+            let n = all.len();
+            println!(
+                "write round {round} {which:13}: {:.0} batches/s ({:.1} MiB/s of entries), p50 {} us, p99 {} us, p99.9 {} us",
+                n as f64 / secs as f64,
+                n as f64 * 10.0 * 1024.0 / secs as f64 / 1048576.0,
+                percentile(&mut all, 0.5),
+                percentile(&mut all, 0.99),
+                percentile(&mut all, 0.999)
+            );
+        }
+    }
+}

@@ -1,0 +1,192 @@
+//! raft-engine 0.4.2's `Config` and `RecoveryMode`, same fields and defaults.
+
+use crate::format::Version;
+use crate::util::ReadableSize;
+use crate::{Error, Result};
+
+const MIN_RECOVERY_READ_BLOCK_SIZE: u64 = 512;
+
+/// What recovery does with a damaged log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RecoveryMode {
+    /// Any damage fails `Engine::open` with a Corruption error naming file and offset.
+    AbsoluteConsistency,
+    /// Damage at the end of the newest file of a queue is cut off (a torn write);
+    /// damage anywhere else fails the open.
+    TolerateTailCorruption,
+    /// Damage anywhere is cut off: a damaged file keeps its valid prefix.
+    TolerateAnyCorruption,
+}
+
+/// The engine's configuration (raft-engine's fields and defaults).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    /// Directory of the log files.
+    pub dir: String,
+    /// A second directory used when `dir` is full. Not supported yet: `open` refuses it.
+    pub spill_dir: Option<String>,
+    pub recovery_mode: RecoveryMode,
+    /// Minimum read size while recovering (Shale reads at least 1 MiB at a time).
+    pub recovery_read_block_size: ReadableSize,
+    /// Threads reading log files in parallel during recovery.
+    pub recovery_threads: usize,
+    /// Entries blobs at least this long are LZ4-compressed; 0 disables compression.
+    pub batch_compression_threshold: ReadableSize,
+    /// LZ4 acceleration. Shale's LZ4 compressor has one speed, raft-engine's default (1):
+    /// `open` refuses any other value.
+    pub compression_level: Option<usize>,
+    /// Deprecated in raft-engine (it warns and ignores it); accepted and unused, as there.
+    pub bytes_per_sync: Option<ReadableSize>,
+    /// Format of new log files.
+    pub format_version: Version,
+    /// A file is sealed and a new one started once it reaches this size.
+    pub target_file_size: ReadableSize,
+    /// When the append queue is larger than this, purge rewrites lagging regions into the
+    /// rewrite queue and asks for stale ones to be compacted.
+    pub purge_threshold: ReadableSize,
+    /// When the rewrite queue is larger than this (default: max(purge_threshold / 10,
+    /// target_file_size)) and mostly garbage, purge rewrites it.
+    pub purge_rewrite_threshold: Option<ReadableSize>,
+    /// Garbage ratio of the rewrite queue above which it is rewritten.
+    pub purge_rewrite_garbage_ratio: f64,
+    /// raft-engine uses it only with its nightly `swap` feature and otherwise warns and
+    /// ignores it; accepted and unused, as there.
+    pub memory_limit: Option<ReadableSize>,
+    /// Keep purged append files as `.raftlog.reserved` files (V2 only); see `pipe.rs`.
+    pub enable_log_recycle: bool,
+    /// Create reserved files at open. Not supported yet: `open` refuses it.
+    pub prefill_for_recycle: bool,
+    pub prefill_limit: Option<ReadableSize>,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            dir: String::new(),
+            spill_dir: None,
+            recovery_mode: RecoveryMode::TolerateTailCorruption,
+            recovery_read_block_size: ReadableSize::kb(16),
+            recovery_threads: 4,
+            batch_compression_threshold: ReadableSize::kb(8),
+            compression_level: None,
+            bytes_per_sync: None,
+            format_version: Version::V2,
+            target_file_size: ReadableSize::mb(128),
+            purge_threshold: ReadableSize::gb(10),
+            purge_rewrite_threshold: None,
+            purge_rewrite_garbage_ratio: 0.6,
+            memory_limit: None,
+            enable_log_recycle: true,
+            prefill_for_recycle: false,
+            prefill_limit: None,
+        }
+    }
+}
+
+impl Config {
+    /// Checks the configuration and fills in derived defaults, as raft-engine's.
+    pub fn sanitize(&mut self) -> Result<()> {
+        if self.purge_threshold.0 < self.target_file_size.0 {
+            return Err(Error::InvalidArgument("purge-threshold < target-file-size".to_owned()));
+        }
+        if self.target_file_size.0 == 0 {
+            return Err(Error::InvalidArgument("target-file-size must be positive".to_owned()));
+        }
+        if self.purge_rewrite_threshold.is_none() {
+            self.purge_rewrite_threshold =
+                Some(ReadableSize(std::cmp::max(self.purge_threshold.0 / 10, self.target_file_size.0)));
+        }
+        if self.recovery_read_block_size.0 < MIN_RECOVERY_READ_BLOCK_SIZE {
+            self.recovery_read_block_size = ReadableSize(MIN_RECOVERY_READ_BLOCK_SIZE);
+        }
+        if self.recovery_threads < 1 {
+            self.recovery_threads = 1;
+        }
+        if self.enable_log_recycle && !self.format_version.has_log_signing() {
+            return Err(Error::InvalidArgument(format!(
+                "format version {} doesn't support log recycle, use 2 or above",
+                self.format_version
+            )));
+        }
+        if !self.enable_log_recycle && self.prefill_for_recycle {
+            return Err(Error::InvalidArgument(
+                "prefill is not allowed when log recycle is disabled".to_owned(),
+            ));
+        }
+        if !self.prefill_for_recycle && self.prefill_limit.is_some() {
+            self.prefill_limit = None;
+        }
+        Ok(())
+    }
+
+    /// Refuses what Shale does not do (yet) rather than ignoring it.
+    pub(crate) fn check_supported(&self) -> Result<()> {
+        if self.spill_dir.is_some() {
+            return Err(Error::InvalidArgument("spill_dir is not supported by shale-raftlog yet".to_owned()));
+        }
+        if self.prefill_for_recycle {
+            return Err(Error::InvalidArgument(
+                "prefill_for_recycle is not supported by shale-raftlog yet".to_owned(),
+            ));
+        }
+        if let Some(l) = self.compression_level {
+            if l != 1 {
+                return Err(Error::InvalidArgument(format!(
+                    "compression_level {l} is not supported by shale-raftlog (its LZ4 compressor has one level, 1)"
+                )));
+            }
+        }
+        if !(0.0..=1.0).contains(&self.purge_rewrite_garbage_ratio) {
+            return Err(Error::InvalidArgument(format!(
+                "purge_rewrite_garbage_ratio {} is not within [0, 1]",
+                self.purge_rewrite_garbage_ratio
+            )));
+        }
+        Ok(())
+    }
+
+    /// How many purged files are kept for recycling.
+    pub(crate) fn recycle_capacity(&self) -> usize {
+        if !self.format_version.has_log_signing() || !self.enable_log_recycle {
+            return 0;
+        }
+        std::cmp::min((self.purge_threshold.0 / self.target_file_size.0) as usize * 3 / 2, u32::MAX as usize)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_match_raft_engine() {
+        let c = Config::default();
+        assert_eq!(c.recovery_mode, RecoveryMode::TolerateTailCorruption);
+        assert_eq!(c.batch_compression_threshold, ReadableSize::kb(8));
+        assert_eq!(c.target_file_size, ReadableSize::mb(128));
+        assert_eq!(c.purge_threshold, ReadableSize::gb(10));
+        assert_eq!(c.format_version, Version::V2);
+        assert!(c.enable_log_recycle);
+        let mut c2 = c.clone();
+        c2.sanitize().unwrap();
+        assert_eq!(c2.purge_rewrite_threshold, Some(ReadableSize::gb(1)));
+    }
+
+    #[test]
+    fn sanitize_and_support_checks() {
+        let mut c = Config {
+            target_file_size: ReadableSize::mb(5),
+            purge_threshold: ReadableSize::mb(3),
+            ..Config::default()
+        };
+        assert!(c.sanitize().is_err());
+        let mut c = Config { format_version: Version::V1, ..Config::default() };
+        assert!(c.sanitize().is_err());
+        c.enable_log_recycle = false;
+        c.sanitize().unwrap();
+        let c = Config { spill_dir: Some("/x".into()), ..Config::default() };
+        assert!(matches!(c.check_supported(), Err(Error::InvalidArgument(m)) if m.contains("spill_dir")));
+        let c = Config { compression_level: Some(3), ..Config::default() };
+        assert!(c.check_supported().is_err());
+    }
+}

@@ -1,0 +1,299 @@
+//! The files of one queue (append or rewrite): the active file being written, the sealed
+//! ones being read, rotation, purge and recycling.
+//!
+//! ```text
+//! SinglePipe
+//!   files:  RwLock<VecDeque<LogFile>>   seq ascending, contiguous; the last is active
+//!   active: Mutex<ActiveFile>           writer, bytes written, format
+//!   recycled: Mutex<VecDeque<seq>>      purged files kept as NNN.raftlog.reserved
+//! ```
+//! Durability: a new file is written with its header, synced, then its directory is
+//! synced before any batch goes in; the previous active file is synced before the switch.
+//! Purge removes files oldest first with a directory sync after each, so a crash leaves a
+//! contiguous suffix of them (recovery relies on that: see `memtable.rs`).
+//!
+//! Recycling (`enable_log_recycle`, V2 only): purged append files are renamed to
+//! `NNN.raftlog.reserved` (up to the recycle capacity) instead of being removed, as
+//! raft-engine keeps them, so a directory handed back to raft-engine finds them. Shale's
+//! `FileSystem` cannot overwrite a file in place, so when Shale rotates it removes one
+//! reserved file and creates the new one fresh: the saving of reusing allocated blocks
+//! that raft-engine gets is not there.
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+
+use shale_base::fs::{FileSystemRef, RandomAccessFile, WritableFile};
+
+use crate::format::{build_reserved_file_name, FileId, FileSeq, LogFileFormat, LogQueue};
+use crate::log_batch::{signature_of, EncodedBatch};
+use crate::memtable::MAX_FILE_SEQ;
+use crate::{Error, Result};
+
+/// Where a batch went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct FileBlockHandle {
+    pub id: FileId,
+    pub offset: u64,
+    pub len: usize,
+}
+
+/// A file of the queue, readable.
+pub(crate) struct LogFile {
+    pub seq: FileSeq,
+    pub reader: Arc<dyn RandomAccessFile>,
+    pub format: LogFileFormat,
+    /// Bytes in the file (grows for the active file).
+    pub size: u64,
+}
+
+struct ActiveFile {
+    seq: FileSeq,
+    writer: Box<dyn WritableFile>,
+    written: u64,
+    format: LogFileFormat,
+    /// Set after a failed write or sync: the file's tail is unknown, no more writes.
+    failed: Option<String>,
+}
+
+pub(crate) struct SinglePipe {
+    queue: LogQueue,
+    dir: PathBuf,
+    fs: FileSystemRef,
+    target_file_size: u64,
+    format: LogFileFormat,
+    files: RwLock<VecDeque<LogFile>>,
+    active: Mutex<ActiveFile>,
+    recycled: Mutex<VecDeque<FileSeq>>,
+    recycle_capacity: usize,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl SinglePipe {
+    #[allow(clippy::too_many_arguments)]
+    /// Opens the queue after recovery: `files` are the recovered files (valid, in order);
+    /// a new active file `last seq + 1` is created (Shale never appends to a file it did
+    /// not create in this run).
+    pub fn open(
+        queue: LogQueue,
+        dir: &Path,
+        fs: FileSystemRef,
+        target_file_size: u64,
+        format: LogFileFormat,
+        files: Vec<LogFile>,
+        recycled: Vec<FileSeq>,
+        recycle_capacity: usize,
+    ) -> Result<SinglePipe> {
+        let next = files.last().map_or(1, |f| f.seq + 1);
+        let (active, file) = create_file(&*fs, dir, FileId::new(queue, next), format, None)?;
+        let mut files: VecDeque<LogFile> = files.into();
+        files.push_back(file);
+        Ok(SinglePipe {
+            queue,
+            dir: dir.to_path_buf(),
+            fs,
+            target_file_size,
+            format,
+            files: RwLock::new(files),
+            active: Mutex::new(active),
+            recycled: Mutex::new(recycled.into()),
+            recycle_capacity,
+        })
+    }
+
+    /// Appends an encoded batch (signing it for the file it lands in).
+    pub fn append(&self, batch: &mut EncodedBatch) -> Result<FileBlockHandle> {
+        let mut active = lock(&self.active);
+        if let Some(why) = &active.failed {
+            return Err(Error::Io(std::io::Error::other(format!(
+                "{} queue stopped after an earlier write error: {why}",
+                queue_name(self.queue)
+            ))));
+        }
+        if active.written >= self.target_file_size {
+            self.rotate_locked(&mut active)?;
+        }
+        let id = FileId::new(self.queue, active.seq);
+        batch.sign(signature_of(id, active.format.version));
+        let offset = active.written;
+        let r = active.writer.append(&batch.bytes).and_then(|_| active.writer.flush());
+        if let Err(e) = r {
+            active.failed = Some(e.to_string());
+            return Err(e.into());
+        }
+        active.written += batch.bytes.len() as u64;
+        let written = active.written;
+        drop(active);
+        self.set_size(id.seq, written);
+        Ok(FileBlockHandle { id, offset, len: batch.bytes.len() })
+    }
+
+    fn set_size(&self, seq: FileSeq, size: u64) {
+        let mut files = self.files.write().unwrap_or_else(|p| p.into_inner());
+        if let Some(f) = files.back_mut() {
+            if f.seq == seq {
+                f.size = size;
+            }
+        }
+    }
+
+    pub fn sync(&self) -> Result<()> {
+        let mut active = lock(&self.active);
+        if let Some(why) = &active.failed {
+            return Err(Error::Io(std::io::Error::other(format!(
+                "queue stopped after an earlier write error: {why}"
+            ))));
+        }
+        if let Err(e) = active.writer.sync() {
+            active.failed = Some(e.to_string());
+            return Err(e.into());
+        }
+        Ok(())
+    }
+
+    pub fn rotate(&self) -> Result<()> {
+        let mut active = lock(&self.active);
+        self.rotate_locked(&mut active)
+    }
+
+    fn rotate_locked(&self, active: &mut ActiveFile) -> Result<()> {
+        if let Some(why) = &active.failed {
+            return Err(Error::Io(std::io::Error::other(format!(
+                "queue stopped after an earlier write error: {why}"
+            ))));
+        }
+        if let Err(e) = active.writer.sync() {
+            active.failed = Some(e.to_string());
+            return Err(e.into());
+        }
+        let seq = active.seq + 1;
+        if seq > MAX_FILE_SEQ {
+            return Err(Error::InvalidArgument(format!("file sequence number {seq} exceeds {MAX_FILE_SEQ}")));
+        }
+        let reuse = lock(&self.recycled).pop_front();
+        let (new_active, file) =
+            create_file(&*self.fs, &self.dir, FileId::new(self.queue, seq), self.format, reuse)?;
+        *active = new_active;
+        self.files.write().unwrap_or_else(|p| p.into_inner()).push_back(file);
+        Ok(())
+    }
+
+    /// Reads `len` bytes at `offset` of file `seq`.
+    pub fn read(&self, seq: FileSeq, offset: u64, len: usize) -> Result<Vec<u8>> {
+        let reader = {
+            let files = self.files.read().unwrap_or_else(|p| p.into_inner());
+            let first = files.front().map_or(0, |f| f.seq);
+            match files.get(seq.wrapping_sub(first) as usize) {
+                Some(f) if f.seq == seq => f.reader.clone(),
+                _ => {
+                    return Err(Error::corruption(format!(
+                        "{} is not a live file of the {} queue",
+                        FileId::new(self.queue, seq),
+                        queue_name(self.queue)
+                    )))
+                }
+            }
+        };
+        let mut buf = vec![0u8; len];
+        let n = reader.read_at(offset, &mut buf)?;
+        if n != len {
+            return Err(Error::corruption(format!(
+                "{}: {len} bytes at offset {offset} asked, {n} read",
+                FileId::new(self.queue, seq)
+            )));
+        }
+        Ok(buf)
+    }
+
+    /// (first seq, active seq).
+    pub fn file_span(&self) -> (FileSeq, FileSeq) {
+        let files = self.files.read().unwrap_or_else(|p| p.into_inner());
+        (files.front().map_or(0, |f| f.seq), files.back().map_or(0, |f| f.seq))
+    }
+
+    pub fn total_size(&self) -> u64 {
+        self.files.read().unwrap_or_else(|p| p.into_inner()).iter().map(|f| f.size).sum()
+    }
+
+    /// The seq of the file at `position` (0.0 = first, 1.0 = active) of the span.
+    pub fn file_at(&self, position: f64) -> FileSeq {
+        let (first, active) = self.file_span();
+        let count = active - first + 1;
+        first + (count as f64 * position.clamp(0.0, 1.0)) as u64
+    }
+
+    /// Removes every file below `seq` (never the active one); returns how many.
+    pub fn purge_to(&self, seq: FileSeq) -> Result<usize> {
+        let active_seq = lock(&self.active).seq;
+        let seq = seq.min(active_seq);
+        let mut purged = 0;
+        loop {
+            let first = {
+                let files = self.files.read().unwrap_or_else(|p| p.into_inner());
+                match files.front() {
+                    Some(f) if f.seq < seq => (f.seq, f.format.version.has_log_signing()),
+                    _ => break,
+                }
+            };
+            let path = FileId::new(self.queue, first.0).build_file_path(&self.dir);
+            let recycle = self.queue == LogQueue::Append
+                && first.1
+                && lock(&self.recycled).len() < self.recycle_capacity;
+            if recycle {
+                self.fs.rename(&path, &self.dir.join(build_reserved_file_name(first.0)))?;
+                lock(&self.recycled).push_back(first.0);
+            } else {
+                self.fs.remove_file(&path)?;
+            }
+            self.files.write().unwrap_or_else(|p| p.into_inner()).pop_front();
+            purged += 1;
+            // One directory sync per file: a crash leaves a contiguous suffix.
+            self.fs.sync_dir(&self.dir)?;
+        }
+        Ok(purged)
+    }
+
+    pub fn recycled_count(&self) -> usize {
+        lock(&self.recycled).len()
+    }
+}
+
+fn queue_name(q: LogQueue) -> &'static str {
+    match q {
+        LogQueue::Append => "append",
+        LogQueue::Rewrite => "rewrite",
+    }
+}
+
+/// Creates file `id` (from a reserved file when `reuse` names one), writes and syncs its
+/// header, and syncs the directory.
+fn create_file(
+    fs: &dyn shale_base::fs::FileSystem,
+    dir: &Path,
+    id: FileId,
+    format: LogFileFormat,
+    reuse: Option<FileSeq>,
+) -> Result<(ActiveFile, LogFile)> {
+    let path = id.build_file_path(dir);
+    if let Some(old) = reuse {
+        // Renaming the reserved file to the new name and overwriting it would leave, after
+        // a crash between the two, a file under the new name holding the old batches; a
+        // fresh file has no such window. The reserved file goes first.
+        let _ = fs.remove_file(&dir.join(build_reserved_file_name(old)));
+    }
+    let mut writer = fs.new_writable_file(&path)?;
+    let mut header = Vec::with_capacity(LogFileFormat::max_encoded_len());
+    format.encode(&mut header);
+    writer.append(&header)?;
+    writer.sync()?;
+    fs.sync_dir(dir)?;
+    let reader = fs.new_random_access_file(&path)?;
+    let written = header.len() as u64;
+    Ok((
+        ActiveFile { seq: id.seq, writer, written, format, failed: None },
+        LogFile { seq: id.seq, reader, format, size: written },
+    ))
+}
