@@ -95,7 +95,7 @@ fn parallel_compactions_across_16_families_match_the_model() {
     stop.store(true, std::sync::atomic::Ordering::Release);
     sampler.join().unwrap();
     eprintln!("peak running compactions observed: {}", peak.lock().unwrap());
-    let db = Arc::try_unwrap(db).ok().expect("no other handle");
+    let db = Arc::try_unwrap(db).expect("no other handle");
     drop(db);
     // Reopen: every family's Version passes the consistency check (levels 1+ disjoint).
     let db = DB::open_cf(&busy_options(), dir.path(), &names).unwrap();

@@ -444,7 +444,7 @@ mod tests {
         assert_eq!(t.base_level, 6);
         let mut opts = o.clone();
         opts.set_level_zero_file_num_compaction_trigger(1);
-        let p = pick(&version7(vec![(0, file(1, "a", "z", 50))]), &opts, &[]).unwrap();
+        let p = pick(&version7(vec![(0, file(1, "a", "z", 50))]), &opts, &[], Busy::default()).unwrap();
         assert_eq!((p.level, p.output_level), (0, 6));
         assert!(p.bottommost);
 
@@ -467,7 +467,7 @@ mod tests {
 
         // A level over its dynamic target is picked, into the next level.
         let v = version7(vec![(5, file(1, "a", "c", 300)), (6, file(2, "d", "z", 1000))]);
-        let p = pick(&v, &o, &[]).unwrap();
+        let p = pick(&v, &o, &[], Busy::default()).unwrap();
         assert_eq!((p.level, p.output_level), (5, 6));
     }
 }
