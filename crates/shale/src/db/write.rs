@@ -273,8 +273,7 @@ impl DbInner {
                 let delay = self.write_control.delay_micros(bytes);
                 if delay > 0 {
                     self.stats.stall_delays.fetch_add(1, Ordering::Relaxed);
-                    let start = *stall_start.get_or_insert_with(Instant::now);
-                    let _ = start;
+                    stall_start.get_or_insert_with(Instant::now);
                     // Sleep in slices, ending early when the condition clears (as RocksDB).
                     let until = Instant::now() + Duration::from_micros(delay);
                     while Instant::now() < until && st.delayed_cfs > 0 && st.stopped_cfs == 0 {

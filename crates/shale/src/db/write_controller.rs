@@ -164,3 +164,98 @@ impl WriteController {
         (next.saturating_duration_since(now).as_micros() as u64).max(MICROS_PER_REFILL)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::StallCondition::{Delayed, Normal, Stopped};
+    use super::*;
+    use crate::cache::BlockCache;
+    use crate::db::cf::{CfHandle, SuperVersion};
+    use crate::key::{bytewise_internal_comparator, make_internal_key, ValueType};
+    use crate::memtable::MemTable;
+    use crate::options::Options;
+    use crate::version::{FileMetaData, Version};
+
+    /// A family with tables of the given (level, size) and `imm` immutable memtables.
+    fn family(opts: &Options, files: &[(u32, u64)], imm: usize) -> CfState {
+        let icmp = bytewise_internal_comparator();
+        let files = files
+            .iter()
+            .enumerate()
+            .map(|(i, &(level, size))| {
+                let f = FileMetaData {
+                    number: i as u64 + 1,
+                    file_size: size,
+                    smallest: make_internal_key(format!("k{i:03}a").as_bytes(), 1, ValueType::Value),
+                    largest: make_internal_key(format!("k{i:03}z").as_bytes(), 1, ValueType::Value),
+                    ..Default::default()
+                };
+                (level, Arc::new(f))
+            })
+            .collect();
+        let v = Arc::new(Version::new(icmp.clone(), 7, files));
+        let mem = Arc::new(MemTable::new(icmp, 0));
+        let sv = SuperVersion::new(1, mem.clone(), Vec::new(), v.clone());
+        let h = Arc::new(CfHandle::new(1, "t", opts.clone(), &Arc::new(BlockCache::new(1 << 20)), sv));
+        let mut c = CfState::new(h, mem.clone(), v, 0);
+        c.imm = (0..imm).map(|_| (mem.clone(), 0)).collect();
+        c
+    }
+
+    fn l0(n: usize) -> Vec<(u32, u64)> {
+        vec![(0, 100); n]
+    }
+
+    #[test]
+    fn conditions_follow_rocksdbs_triggers() {
+        let o = Options::default(); // slowdown 20, stop 36, max_write_buffer_number 2
+        assert_eq!(condition(&family(&o, &[], 0)).0, Normal);
+        assert_eq!(condition(&family(&o, &[], 1)).0, Normal);
+        assert_eq!(condition(&family(&o, &[], 2)).0, Stopped, "memtables >= max_write_buffer_number");
+        assert_eq!(condition(&family(&o, &l0(19), 0)).0, Normal);
+        assert_eq!(condition(&family(&o, &l0(20), 0)).0, Delayed);
+        assert_eq!(condition(&family(&o, &l0(36), 0)).0, Stopped);
+
+        // Without automatic compactions the level-0 triggers do not apply (RocksDB).
+        let mut off = o.clone();
+        off.set_disable_auto_compactions(true);
+        assert_eq!(condition(&family(&off, &l0(36), 0)).0, Normal);
+
+        // More than 3 memtables allowed: one short of the limit delays.
+        let mut many = o.clone();
+        many.set_max_write_buffer_number(5);
+        assert_eq!(condition(&family(&many, &[], 3)).0, Normal);
+        assert_eq!(condition(&family(&many, &[], 4)).0, Delayed);
+        assert_eq!(condition(&family(&many, &[], 5)).0, Stopped);
+
+        // Pending compaction bytes against the soft and hard limits.
+        let mut p = o.clone();
+        p.set_max_bytes_for_level_base(1000);
+        p.set_soft_pending_compaction_bytes_limit(5000);
+        p.set_hard_pending_compaction_bytes_limit(50_000);
+        assert_eq!(condition(&family(&p, &[(1, 2000)], 0)).0, Normal);
+        assert_eq!(condition(&family(&p, &[(1, 10_000)], 0)).0, Delayed);
+        assert_eq!(condition(&family(&p, &[(1, 100_000)], 0)).0, Stopped);
+    }
+
+    #[test]
+    fn compaction_pressure_starts_before_the_slowdown() {
+        // trigger 4, slowdown 20: min(2 * 4, 4 + (20 - 4) / 4) = 8 level-0 files.
+        let o = Options::default();
+        assert!(!condition(&family(&o, &l0(7), 0)).1);
+        assert!(condition(&family(&o, &l0(8), 0)).1);
+    }
+
+    #[test]
+    fn delay_follows_the_rate() {
+        // 1 MiB/s; 100 KiB over an empty bucket: about 100 ms.
+        let w = WriteController::new(1 << 20);
+        let d = w.delay_micros(100 << 10);
+        assert!((80_000..=120_000).contains(&d), "{d} us");
+        // Small writes ride on the credit of a refill.
+        let w = WriteController::new(1 << 30);
+        assert_eq!(w.delay_micros(10), 0);
+    }
+}
