@@ -18,7 +18,7 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -29,12 +29,9 @@ use crate::version::edit::VersionEdit;
 use crate::version::manifest::{self, ManifestWriter};
 use crate::version::{Version, VersionBuilder};
 
-/// The MANIFEST being appended to, and whether its last write failed.
+/// The MANIFEST being appended to.
 pub struct ManifestState {
     pub writer: ManifestWriter,
-    /// A MANIFEST write failed: whether its record reached the file is unknown, so the next
-    /// change starts a new MANIFEST, and no table or MANIFEST is removed until then.
-    pub write_failed: bool,
 }
 
 pub struct VersionSet {
@@ -45,6 +42,10 @@ pub struct VersionSet {
     last_sequence: AtomicU64,
     pending_outputs: Mutex<BTreeSet<u64>>,
     manifest: Mutex<ManifestState>,
+    /// A MANIFEST write failed: whether its record reached the file is unknown, so the next
+    /// change starts a new MANIFEST, and no table or MANIFEST is removed until then. An
+    /// atomic, so that the purge (under the DB mutex) never waits for a MANIFEST fsync.
+    write_failed: AtomicBool,
 }
 
 impl VersionSet {
@@ -63,7 +64,8 @@ impl VersionSet {
             next_file_number: AtomicU64::new(next_file_number),
             last_sequence: AtomicU64::new(last_sequence),
             pending_outputs: Mutex::new(BTreeSet::new()),
-            manifest: Mutex::new(ManifestState { writer, write_failed: false }),
+            manifest: Mutex::new(ManifestState { writer }),
+            write_failed: AtomicBool::new(false),
         }
     }
 
@@ -102,7 +104,8 @@ impl VersionSet {
         self.last_sequence.store(seq, Ordering::Release);
     }
 
-    /// The number of the MANIFEST in use.
+    /// The number of the MANIFEST in use (waits for a MANIFEST write in flight: not for use
+    /// under the DB mutex once background work runs).
     pub fn manifest_number(&self) -> u64 {
         self.manifest.lock().writer.number()
     }
@@ -110,13 +113,13 @@ impl VersionSet {
     /// True when the next change must start a new MANIFEST (the current one is over
     /// `max_manifest_file_size`, or its last write failed). The caller then passes the
     /// whole state as `snapshot` to `write`.
+    /// Called by the change in flight only, so the MANIFEST lock is free.
     pub fn needs_new_manifest(&self) -> bool {
-        let m = self.manifest.lock();
-        m.write_failed || m.writer.file_size() > self.max_manifest_file_size
+        self.manifest_write_failed() || self.manifest.lock().writer.file_size() > self.max_manifest_file_size
     }
 
     pub fn manifest_write_failed(&self) -> bool {
-        self.manifest.lock().write_failed
+        self.write_failed.load(Ordering::Acquire)
     }
 
     /// Makes `edits` durable: appended to the MANIFEST and synced, or, with `snapshot`, in a
@@ -153,7 +156,7 @@ impl VersionSet {
                 m.writer.append(edits)
             }
         };
-        m.write_failed = result.is_err();
+        self.write_failed.store(result.is_err(), Ordering::Release);
         result
     }
 
