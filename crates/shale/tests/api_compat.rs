@@ -110,6 +110,7 @@ fn options_batches_iterators_and_column_families() {
         raw.next();
     }
     raw.status().unwrap();
+    drop(raw);
 
     let snapshot = db.snapshot();
     db.put(b"key3", b"changed").unwrap();

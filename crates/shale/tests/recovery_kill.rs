@@ -102,6 +102,7 @@ fn acknowledged_sync_writes_survive_kill_9() {
             assert!(db.get(format!("k{i:08}")).unwrap().is_some(), "half a batch at {i}");
             it.next();
         }
+        drop(it);
         next = acked.last().copied().unwrap_or(next) + 1_000;
         drop(db);
     }

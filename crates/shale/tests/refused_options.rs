@@ -32,6 +32,7 @@ fn refused_settings_fail_by_name() {
     ro.set_tailing(true);
     let mut it = db.iterator_opt(IteratorMode::Start, ro);
     not_supported(it.next().expect("the error is an item"), "tailing");
+    drop(it);
 
     let mut wo = WriteOptions::default();
     wo.set_low_pri(true);

@@ -162,11 +162,34 @@ impl DbInner {
 /// A raw iterator over a `DB`.
 pub type DBRawIterator<'a> = DBRawIteratorWithThreadMode<'a, DB>;
 
+impl<D: DBAccess> Drop for DBRawIteratorWithThreadMode<'_, D> {
+    fn drop(&mut self) {
+        let Some((weak, cf, _)) = &self.source else { return };
+        let Some(inner) = weak.upgrade() else { return };
+        if !inner.has_obsolete.load(std::sync::atomic::Ordering::Acquire) {
+            return;
+        }
+        // Let go of the read view (the SuperVersion and the table iterators, which hold the
+        // tables' metadata) first, then ask for the purge: tables no other reader holds are
+        // deleted by a flush thread.
+        self.iter = DBIter::new(
+            cf.icmp.clone(),
+            Box::new(crate::iter::ErrorIterator::new(crate::Error::invalid_argument("iterator dropped"))),
+            Arc::new(FragmentedTombstones::new(cf.opts.comparator.clone(), Vec::new())),
+            0,
+            None,
+            None,
+        );
+        self._sv = None;
+        inner.reader_released();
+    }
+}
+
 /// RocksDB's Iterator: positioned explicitly, read with `key`/`value`, as rust-rocksdb's
 /// `DBRawIteratorWithThreadMode`. It borrows the database, so it cannot outlive it.
 pub struct DBRawIteratorWithThreadMode<'a, D: DBAccess> {
     iter: DBIter,
-    _sv: Arc<SuperVersion>,
+    _sv: Option<Arc<SuperVersion>>,
     /// What `refresh` rebuilds the iterator from (None for an iterator that failed to
     /// build). Weak: an iterator must not keep a closed database (and its LOCK) alive.
     source: Option<(Weak<DbInner>, Arc<CfHandle>, ReadOptions)>,
@@ -178,7 +201,7 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
         let (iter, sv) = Self::build(inner, cf, ro);
         DBRawIteratorWithThreadMode {
             iter,
-            _sv: sv,
+            _sv: Some(sv),
             source: Some((Arc::downgrade(inner), cf.clone(), ro.clone())),
             _db: PhantomData,
         }
@@ -216,7 +239,7 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
         ro.snapshot = None;
         let (iter, sv) = Self::build(&inner, cf, ro);
         self.iter = iter;
-        self._sv = sv;
+        self._sv = Some(sv);
         Ok(())
     }
 
@@ -229,7 +252,7 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
             None,
             None,
         );
-        DBRawIteratorWithThreadMode { iter, _sv: h.super_version(), source: None, _db: PhantomData }
+        DBRawIteratorWithThreadMode { iter, _sv: Some(h.super_version()), source: None, _db: PhantomData }
     }
 
     /// Whether the iterator is positioned on an entry.

@@ -145,6 +145,10 @@ pub(crate) struct DbInner {
     pub shutting_down: AtomicBool,
     /// Set by a write made without the WAL: close flushes the memtables then.
     pub unpersisted: AtomicBool,
+    /// Tables wait in `DbState::obsolete_tables` for their last reader (`obsolete.rs`).
+    pub has_obsolete: AtomicBool,
+    /// A reader let go of a SuperVersion while tables waited: a flush thread purges soon.
+    pub purge_requested: AtomicBool,
     pub table_cache: TableCache,
     pub snapshots: Mutex<BTreeMap<u64, usize>>,
     pub info_log: InfoLog,

@@ -12,7 +12,9 @@
 //!   the database opens (`purge_unreferenced`).
 //!
 //! The lists are made under the DB mutex (`find_obsolete_files`); the unlinks happen after
-//! it is released (`delete_obsolete_files`). While a MANIFEST write has failed no table is
+//! it is released (`delete_obsolete_files`). A purge runs after every flush and compaction,
+//! and, when an iterator is dropped while tables wait, on a flush thread
+//! (`reader_released`). While a MANIFEST write has failed no table is
 //! deleted: the MANIFEST on disk may still name it.
 
 use std::collections::BTreeSet;
@@ -61,7 +63,24 @@ impl DbInner {
             out.tables.push(*number);
             false
         });
+        self.note_obsolete(st);
         out
+    }
+
+    /// Records whether tables wait for their last reader (DB mutex held).
+    pub(crate) fn note_obsolete(&self, st: &DbState) {
+        self.has_obsolete.store(!st.obsolete_tables.is_empty(), std::sync::atomic::Ordering::Release);
+    }
+
+    /// Called when a reader lets go of a SuperVersion (an iterator is dropped): if tables
+    /// wait for their last reader, a flush thread purges them soon, off the reader's thread
+    /// (as RocksDB's `background_purge_on_iterator_cleanup`).
+    pub(crate) fn reader_released(&self) {
+        use std::sync::atomic::Ordering;
+        if self.has_obsolete.load(Ordering::Acquire) {
+            self.purge_requested.store(true, Ordering::Release);
+            self.work_cv.notify_all();
+        }
     }
 
     /// Finds obsolete files under the DB mutex and deletes them with it released.

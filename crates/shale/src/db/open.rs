@@ -240,6 +240,8 @@ pub(crate) fn open<T: ThreadMode>(
         write_control: WriteController::new(opts.delayed_write_rate()),
         shutting_down: AtomicBool::new(false),
         unpersisted: AtomicBool::new(false),
+        has_obsolete: AtomicBool::new(false),
+        purge_requested: AtomicBool::new(false),
         table_cache,
         snapshots: Mutex::new(BTreeMap::new()),
         info_log,

@@ -184,6 +184,10 @@ fn flush_worker(inner: Arc<DbInner>) {
             }
             idle = idle.min(wait);
         }
+        if inner.purge_requested.swap(false, Ordering::AcqRel) {
+            inner.purge_obsolete_files(&mut st);
+            continue;
+        }
         let id = if st.errors.is_db_stopped() { None } else { st.jobs.flush_queue.pop_front() };
         let Some(id) = id else {
             inner.work_cv.wait_for(&mut st, idle);

@@ -86,6 +86,7 @@ impl DbInner {
             st.obsolete_tables.extend(gone);
         }
         install(st);
+        self.note_obsolete(st);
         let touched: Vec<u32> = {
             let mut t: Vec<u32> = edits.iter().map(|e| e.column_family).collect();
             t.sort_unstable();
