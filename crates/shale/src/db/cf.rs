@@ -219,13 +219,6 @@ impl CfState {
     }
 }
 
-/// Makes the WAL durable before a family change reaches the MANIFEST, so that a crash
-/// cannot keep the change yet lose unsynced writes made before it (recovery must yield a
-/// prefix of the history). Called with write leadership held.
-fn sync_wal_before_family_change(inner: &DbInner) -> Result<()> {
-    inner.sync_wal()
-}
-
 /// Creates column families: one MANIFEST write and one OPTIONS file for the whole batch.
 pub(crate) fn create_cfs(inner: &Arc<DbInner>, new: &[(String, Options)]) -> Result<Vec<Arc<CfHandle>>> {
     for (_, opts) in new {
@@ -234,7 +227,9 @@ pub(crate) fn create_cfs(inner: &Arc<DbInner>, new: &[(String, Options)]) -> Res
     inner.check_bg_error()?;
     // Exclusive write leadership: no write group is inserting while families appear.
     let handles = inner.exclusive_write(|| -> Result<Vec<Arc<CfHandle>>> {
-        sync_wal_before_family_change(inner)?;
+        // The WAL is durable before a family change reaches the MANIFEST, so that a crash
+        // cannot keep the change yet lose unsynced writes made before it.
+        inner.sync_wal()?;
         let mut st = inner.lock_state();
         for (i, (name, _)) in new.iter().enumerate() {
             if st.cfs.values().any(|c| &c.handle.name == name) || new[..i].iter().any(|(n, _)| n == name) {
@@ -299,7 +294,9 @@ pub(crate) fn create_cf(inner: &Arc<DbInner>, name: &str, opts: &Options) -> Res
 pub(crate) fn drop_cf(inner: &Arc<DbInner>, handle: &Arc<CfHandle>) -> Result<()> {
     inner.check_bg_error()?;
     inner.exclusive_write(|| -> Result<()> {
-        sync_wal_before_family_change(inner)?;
+        // The WAL is durable before a family change reaches the MANIFEST, so that a crash
+        // cannot keep the change yet lose unsynced writes made before it.
+        inner.sync_wal()?;
         let mut st = inner.lock_state();
         match st.cfs.get_mut(&handle.id) {
             Some(cf) => cf.dropping = true,

@@ -12,7 +12,7 @@ use super::scheduler::counts_as_bg_error;
 use super::{DBCommon, DBInner, DbInner, DbState, ThreadMode};
 use crate::cf_ref::AsColumnFamilyRef;
 use crate::compaction::job::{self, JobInput};
-use crate::compaction::picker::{self, CompactionPlan, RunningCompaction};
+use crate::compaction::picker::{self, CompactionPlan};
 use crate::error::{Error, Result};
 use crate::iter::merging::MergingIterator;
 use crate::iter::range_del;
@@ -169,21 +169,11 @@ impl DbInner {
                 while st.cfs.get(&cf.id).is_some_and(|c| !c.running.is_empty()) {
                     self.done_cv.wait(&mut st);
                 }
-                let c = st.cfs.get_mut(&cf.id).ok_or_else(dropped)?;
+                let c = st.cfs.get(&cf.id).ok_or_else(dropped)?;
                 let Some(plan) = picker::pick_manual(&c.current, level, begin, end) else { continue };
-                let running = RunningCompaction::of(&c.current, &plan);
-                c.being_compacted.extend(plan.inputs.iter().chain(&plan.next_inputs).map(|f| f.number));
-                c.running.push(running);
-                st.jobs.running_compactions += 1;
+                let running = self.start_compaction(&mut st, cf.id, &plan);
                 let result = self.run_compaction(&mut st, cf, &plan);
-                st.jobs.running_compactions -= 1;
-                if let Some(c) = st.cfs.get_mut(&cf.id) {
-                    c.being_compacted.clear();
-                    c.running.clear();
-                }
-                drop(plan); // its inputs may be deleted now
-                self.purge_obsolete_files(&mut st);
-                self.done_cv.notify_all();
+                self.end_compaction(&mut st, cf.id, plan, &running);
                 if let Err(e) = result {
                     if counts_as_bg_error(&e) {
                         self.set_bg_error_in(&mut st, e.clone(), BgErrorReason::Compaction);

@@ -30,7 +30,7 @@ use parking_lot::MutexGuard;
 
 use super::error_handler::BgErrorReason;
 use super::{DbInner, DbState};
-use crate::compaction::picker::{self, Busy, RunningCompaction};
+use crate::compaction::picker::{self, Busy, CompactionPlan, RunningCompaction};
 use crate::error::{Error, ErrorKind, Result};
 
 /// The queues and what runs, guarded by the DB mutex.
@@ -121,6 +121,54 @@ impl DbInner {
             };
             self.done_cv.wait_for(&mut st, wait);
         }
+    }
+
+    /// Registers `plan` as running in family `id`: its files are busy and its output range
+    /// taken, for the picker (DB mutex held).
+    pub(crate) fn start_compaction(
+        &self,
+        st: &mut DbState,
+        id: u32,
+        plan: &CompactionPlan,
+    ) -> RunningCompaction {
+        st.jobs.running_compactions += 1;
+        let Some(cf) = st.cfs.get_mut(&id) else {
+            return RunningCompaction {
+                level: plan.level,
+                output_level: plan.output_level,
+                smallest: Vec::new(),
+                largest: Vec::new(),
+            };
+        };
+        let running = RunningCompaction::of(&cf.current, plan);
+        cf.being_compacted.extend(plan.inputs.iter().chain(&plan.next_inputs).map(|f| f.number));
+        cf.running.push(running.clone());
+        running
+    }
+
+    /// Undoes `start_compaction` once `plan` has finished, deletes the tables nothing holds
+    /// any more (the plan's inputs among them) and wakes the waiters.
+    pub(crate) fn end_compaction(
+        &self,
+        st: &mut MutexGuard<'_, DbState>,
+        id: u32,
+        plan: CompactionPlan,
+        running: &RunningCompaction,
+    ) {
+        st.jobs.running_compactions -= 1;
+        if let Some(cf) = st.cfs.get_mut(&id) {
+            for f in plan.inputs.iter().chain(&plan.next_inputs) {
+                cf.being_compacted.remove(&f.number);
+            }
+            if let Some(i) = cf.running.iter().position(|r| {
+                r.level == running.level && r.smallest == running.smallest && r.largest == running.largest
+            }) {
+                cf.running.remove(i);
+            }
+        }
+        drop(plan); // its inputs may be deleted now
+        self.purge_obsolete_files(st);
+        self.done_cv.notify_all();
     }
 
     /// How many compactions may run now.
@@ -247,27 +295,11 @@ fn compaction_worker(inner: Arc<DbInner>) {
             continue;
         };
         let handle = cf.handle.clone();
-        let running = RunningCompaction::of(&cf.current, &plan);
-        cf.being_compacted.extend(plan.inputs.iter().chain(&plan.next_inputs).map(|f| f.number));
-        cf.running.push(running.clone());
-        st.jobs.running_compactions += 1;
+        let running = inner.start_compaction(&mut st, id, &plan);
         // Another compaction of this family may run beside this one.
         inner.schedule_compaction(&mut st, id);
         let r = inner.run_compaction(&mut st, &handle, &plan);
-        st.jobs.running_compactions -= 1;
-        if let Some(cf) = st.cfs.get_mut(&id) {
-            for f in plan.inputs.iter().chain(&plan.next_inputs) {
-                cf.being_compacted.remove(&f.number);
-            }
-            if let Some(i) = cf.running.iter().position(|r| {
-                r.level == running.level && r.smallest == running.smallest && r.largest == running.largest
-            }) {
-                cf.running.remove(i);
-            }
-        }
-        drop(plan); // its inputs may be deleted now
-        inner.purge_obsolete_files(&mut st);
-        inner.done_cv.notify_all();
+        inner.end_compaction(&mut st, id, plan, &running);
         inner.work_cv.notify_all();
         match r {
             Ok(()) => st.errors.background_job_succeeded(),

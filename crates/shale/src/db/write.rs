@@ -337,10 +337,7 @@ impl DbInner {
                 if let Some(e) = st.errors.stop_error() {
                     return Err(e);
                 }
-                let targets = match only {
-                    Some(id) => st.cfs.get(&id).map(|c| vec![(id, c.mems_switched)]).unwrap_or_default(),
-                    None => st.cfs.iter().map(|(id, c)| (*id, c.mems_switched)).collect(),
-                };
+                let targets = flush_targets(&st, only);
                 drop(st);
                 // A flush makes every earlier write durable, as a memtable switch (which
                 // syncs the WAL it closes) would have.
@@ -362,11 +359,7 @@ impl DbInner {
             if !ids.is_empty() {
                 self.switch_memtables(&mut st, &ids, false)?;
             }
-            let targets = match only {
-                Some(id) => st.cfs.get(&id).map(|c| vec![(id, c.mems_switched)]).unwrap_or_default(),
-                None => st.cfs.iter().map(|(id, c)| (*id, c.mems_switched)).collect(),
-            };
-            Ok(targets)
+            Ok(flush_targets(&st, only))
         })
     }
 
@@ -449,6 +442,15 @@ impl DbInner {
                 Err(e)
             }
         }
+    }
+}
+
+/// Per family (`only`, or all), the number of memtable switches a flush waits to see
+/// flushed (`CfState::mems_flushed`).
+fn flush_targets(st: &DbState, only: Option<u32>) -> Vec<(u32, u64)> {
+    match only {
+        Some(id) => st.cfs.get(&id).map(|c| vec![(id, c.mems_switched)]).unwrap_or_default(),
+        None => st.cfs.iter().map(|(id, c)| (*id, c.mems_switched)).collect(),
     }
 }
 
