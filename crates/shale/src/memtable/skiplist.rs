@@ -100,6 +100,23 @@ unsafe fn slot<'a>(node: *mut u8, level: usize) -> &'a AtomicPtr<u8> {
     unsafe { &*node.cast::<AtomicPtr<u8>>().sub(level) }
 }
 
+/// Asks the CPU to start loading the cache line of `node`'s entry (a hint; never faults,
+/// so a null or stale pointer is harmless).
+#[inline(always)]
+fn prefetch(node: *mut u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is only a hint: it reads nothing architecturally and never faults,
+    // whatever the address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(
+            node.wrapping_add(ENTRY).cast::<i8>(),
+            std::arch::x86_64::_MM_HINT_T0,
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = node;
+}
+
 /// The back link of `node` (null for the first node and the head).
 ///
 /// # Safety
@@ -337,6 +354,16 @@ impl SkipList {
             // SAFETY: `x` is the head (MAX_HEIGHT slots) or a node reached through a link
             // at a level >= `level`, so it has a slot at `level`.
             let next = unsafe { slot(x, level) }.load(MemOrder::Acquire);
+            if level > 0 {
+                // If `next` turns out >= key, the search goes on at `x`'s next node one level
+                // down: start loading that node now, so its cache miss overlaps `next`'s
+                // (the walk is a chain of dependent misses in a memtable out of cache).
+                // SAFETY: `x` has a slot at `level`, so also at `level - 1`.
+                let down = unsafe { slot(x, level - 1) }.load(MemOrder::Relaxed);
+                if down != next {
+                    prefetch(down);
+                }
+            }
             // SAFETY: a non-null link points at a published, fully written node.
             if !next.is_null()
                 && next != known_bigger
