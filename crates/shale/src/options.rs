@@ -167,6 +167,10 @@ pub struct Options {
     pub(crate) bgerror_resume_retry_interval: u64,
     pub(crate) delayed_write_rate: u64,
     pub(crate) db_write_buffer_size: usize,
+    /// The memtable budget (`set_write_buffer_manager`; at open, one of the database's own
+    /// when only `db_write_buffer_size` is set).
+    pub(crate) write_buffer_manager:
+        Option<std::sync::Arc<crate::memtable::write_buffer_manager::WriteBufferManagerState>>,
     /// Thread-pool sizes from `set_env` (LOW, HIGH).
     pub(crate) env_threads: (Option<usize>, Option<usize>),
     pub(crate) fs: Option<FileSystemRef>,
@@ -215,6 +219,7 @@ impl Default for Options {
             bgerror_resume_retry_interval: 1_000_000,
             delayed_write_rate: 0,
             db_write_buffer_size: 0,
+            write_buffer_manager: None,
             env_threads: (None, None),
             fs: None,
             comparator: Arc::new(BytewiseComparator),

@@ -426,46 +426,56 @@ impl Cache {
     }
 }
 
-/// A memory budget shared by memtables, as rust-rocksdb's `WriteBufferManager` (issue 14;
-/// `set_write_buffer_manager` is refused at open).
+/// A memory budget shared by memtables, as rust-rocksdb's `WriteBufferManager`: one
+/// manager given to several databases (`Options::set_write_buffer_manager`) bounds the
+/// memtables of all of them (`memtable/write_buffer_manager.rs`).
 #[derive(Clone)]
 pub struct WriteBufferManager {
-    buffer_size: std::sync::Arc<std::sync::atomic::AtomicUsize>,
-    allow_stall: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    pub(crate) state: std::sync::Arc<crate::memtable::write_buffer_manager::WriteBufferManagerState>,
+    /// Made with a cache: RocksDB charges the memtables to it (not built; `open` refuses).
+    pub(crate) costs_to_cache: bool,
 }
 
 impl WriteBufferManager {
     pub fn new_write_buffer_manager(buffer_size: usize, allow_stall: bool) -> Self {
         WriteBufferManager {
-            buffer_size: std::sync::Arc::new(buffer_size.into()),
-            allow_stall: std::sync::Arc::new(allow_stall.into()),
+            state: std::sync::Arc::new(crate::memtable::write_buffer_manager::WriteBufferManagerState::new(
+                buffer_size,
+                allow_stall,
+            )),
+            costs_to_cache: false,
         }
     }
 
+    /// Charging memtable memory to a block cache is not built: a database given this
+    /// manager refuses to open with NotSupported naming it.
     pub fn new_write_buffer_manager_with_cache(buffer_size: usize, allow_stall: bool, cache: Cache) -> Self {
         let _ = cache;
-        Self::new_write_buffer_manager(buffer_size, allow_stall)
+        WriteBufferManager {
+            costs_to_cache: true,
+            ..Self::new_write_buffer_manager(buffer_size, allow_stall)
+        }
     }
 
-    /// No database uses a manager yet, so nothing is charged to it.
+    /// Bytes of memtable memory charged by every database using this manager.
     pub fn get_usage(&self) -> usize {
-        0
+        self.state.memory_usage()
     }
 
     pub fn get_buffer_size(&self) -> usize {
-        self.buffer_size.load(std::sync::atomic::Ordering::Relaxed)
+        self.state.buffer_size()
     }
 
     pub fn set_buffer_size(&self, new_size: usize) {
-        self.buffer_size.store(new_size, std::sync::atomic::Ordering::Relaxed)
+        self.state.set_buffer_size(new_size)
     }
 
     pub fn enabled(&self) -> bool {
-        self.get_buffer_size() > 0
+        self.state.enabled()
     }
 
     pub fn set_allow_stall(&self, allow_stall: bool) {
-        self.allow_stall.store(allow_stall, std::sync::atomic::Ordering::Relaxed)
+        self.state.set_allow_stall(allow_stall)
     }
 }
 
@@ -1379,9 +1389,14 @@ impl Options {
         self.unsupported.push("compact_on_deletion_collector_factory (table properties collectors)");
     }
 
+    /// The memtables of this database charge `write_buffer_manager` (shared with every other
+    /// database given the same manager); it replaces `db_write_buffer_size`, as in RocksDB.
     pub fn set_write_buffer_manager(&mut self, write_buffer_manager: &WriteBufferManager) {
-        let _ = write_buffer_manager;
-        self.unsupported.push("write_buffer_manager (issue 14)");
+        self.write_buffer_manager = Some(write_buffer_manager.state.clone());
+        self.unsupported_if(
+            write_buffer_manager.costs_to_cache,
+            "write_buffer_manager charged to a block cache (issue 14)",
+        );
     }
 
     /// Shale behaves as RocksDB with this option at its default (`!val`); any other

@@ -23,6 +23,7 @@ use crate::batch::WriteBatch;
 use crate::error::{Error, Result};
 use crate::fs::{default_fs, FileSystem};
 use crate::key::InternalKeyComparator;
+use crate::memtable::write_buffer_manager::WriteBufferManagerState;
 use crate::memtable::MemTable;
 use crate::options::Options;
 use crate::version::edit::{FileMetaData, VersionEdit};
@@ -39,6 +40,17 @@ pub(crate) fn open<T: ThreadMode>(
     opts.check_supported()?;
     for d in &descs {
         d.options.check_supported()?;
+    }
+    // The memtable budget of the whole database (RocksDB: the given write buffer manager,
+    // else one of its own when `db_write_buffer_size` is set), shared by every family.
+    let mut db_opts = opts.clone();
+    if db_opts.write_buffer_manager.is_none() && db_opts.db_write_buffer_size > 0 {
+        db_opts.write_buffer_manager =
+            Some(Arc::new(WriteBufferManagerState::new(db_opts.db_write_buffer_size, false)));
+    }
+    let opts = &db_opts;
+    for d in &mut descs {
+        d.options.write_buffer_manager = opts.write_buffer_manager.clone();
     }
     // With `use_fsync` the default file system syncs with fsync; a file system given with
     // `set_file_system` syncs as it implements `sync`.
@@ -120,7 +132,12 @@ pub(crate) fn open<T: ThreadMode>(
         }
         let version = Arc::new(Version::new(icmp.clone(), d.options.num_levels as usize, files));
         version.check_consistency()?;
-        let mem = Arc::new(MemTable::for_write_buffer(icmp, 0, d.options.write_buffer_size));
+        let mem = Arc::new(MemTable::for_write_buffer(
+            icmp,
+            0,
+            d.options.write_buffer_size,
+            d.options.write_buffer_manager.clone(),
+        ));
         let sv = SuperVersion::new(1, mem.clone(), Vec::new(), version.clone());
         let handle =
             Arc::new(CfHandle::new(*id, &rc.name, d.options.clone(), &table_cache.default_block_cache, sv));

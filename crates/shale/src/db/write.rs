@@ -76,7 +76,7 @@ impl DbInner {
         drop(q);
 
         // Leader.
-        let room = if self.write_control.needs_attention() {
+        let room = if self.write_control.needs_attention() || self.write_buffer_manager_wants_attention() {
             self.preprocess_write(opts.no_slowdown, bytes)
         } else {
             Ok(())
@@ -221,9 +221,9 @@ impl DbInner {
     }
 
     /// The write leader's slow path (RocksDB's `PreprocessWrite`): the background error,
-    /// memtables found full (switched and queued for flush), memtable memory over
-    /// `db_write_buffer_size`, then the write stall (stop: wait for a job, or Incomplete
-    /// with `no_slowdown`; delay: sleep as `delayed_write_rate` says).
+    /// memtables found full (switched and queued for flush), the write buffer manager's
+    /// flush, then the write stall (stop: wait for a job, or Incomplete with `no_slowdown`;
+    /// delay: sleep as `delayed_write_rate` says), then the write buffer manager's stall.
     fn preprocess_write(&self, no_slowdown: bool, bytes: u64) -> Result<()> {
         let mut st = self.lock_state();
         let mut stall_start: Option<Instant> = None;
@@ -244,7 +244,7 @@ impl DbInner {
                     })
                 })
                 .collect();
-            if let Some(id) = self.over_db_write_buffer(&st) {
+            if let Some(id) = self.pick_for_write_buffer_manager(&st) {
                 if !switch.contains(&id) {
                     switch.push(id);
                 }
@@ -282,6 +282,20 @@ impl DbInner {
                     }
                 }
             }
+            // The write buffer manager's stall (RocksDB's `WriteBufferManagerStallWrites`):
+            // memtables of every database sharing it hold the budget; wait for a free.
+            if let Some(wbm) = self.opts.write_buffer_manager.as_ref().filter(|w| w.should_stall()) {
+                if no_slowdown {
+                    break Err(Error::new(ErrorKind::Incomplete, "Write stall"));
+                }
+                if stall_start.is_none() {
+                    stall_start = Some(Instant::now());
+                    self.stats.stall_stops.fetch_add(1, Ordering::Relaxed);
+                }
+                self.work_cv.notify_all();
+                MutexGuard::unlocked(&mut st, || wbm.wait_for_room(Duration::from_millis(100)));
+                continue;
+            }
             break Ok(());
         };
         if let Some(t) = stall_start {
@@ -294,31 +308,28 @@ impl DbInner {
     /// Whether the write leader must take the slow path, from the state (DB mutex held).
     pub(crate) fn update_write_attention(&self, st: &DbState) {
         let full = !self.wal.lock().unwrap_or_else(|p| p.into_inner()).full.is_empty();
-        let v = full
-            || st.stopped_cfs > 0
-            || st.delayed_cfs > 0
-            || st.errors.is_db_stopped()
-            || self.opts.db_write_buffer_size > 0;
+        let v = full || st.stopped_cfs > 0 || st.delayed_cfs > 0 || st.errors.is_db_stopped();
         self.write_control.set_attention(v);
     }
 
-    /// With `db_write_buffer_size` set and the memtables of all families over it, the family
-    /// with the largest active memtable (RocksDB's WriteBufferManager flushes the largest).
-    fn over_db_write_buffer(&self, st: &DbState) -> Option<u32> {
-        let limit = self.opts.db_write_buffer_size;
-        if limit == 0 {
+    /// Whether the write buffer manager asks for a flush or a stall (a few relaxed loads,
+    /// checked by every write leader; the families are scanned only when it does).
+    #[inline]
+    fn write_buffer_manager_wants_attention(&self) -> bool {
+        self.opts.write_buffer_manager.as_ref().is_some_and(|w| w.should_flush() || w.should_stall())
+    }
+
+    /// When the write buffer manager says flush, the family whose active memtable holds the
+    /// oldest data (RocksDB's `HandleWriteBufferManagerFlush` picks the oldest memtable).
+    fn pick_for_write_buffer_manager(&self, st: &DbState) -> Option<u32> {
+        if !self.opts.write_buffer_manager.as_ref().is_some_and(|w| w.should_flush()) {
             return None;
         }
-        let mut total = 0usize;
-        let mut largest: Option<(u32, usize)> = None;
-        for (id, c) in &st.cfs {
-            let active = c.mem.approximate_memory_usage();
-            total += active + c.imm.iter().map(|(m, _)| m.approximate_memory_usage()).sum::<usize>();
-            if !c.mem.is_empty() && largest.is_none_or(|(_, n)| active > n) {
-                largest = Some((*id, active));
-            }
-        }
-        (total >= limit).then_some(largest?.0)
+        st.cfs
+            .iter()
+            .filter(|(_, c)| !c.mem.is_empty())
+            .min_by_key(|(_, c)| c.mem.first_seqno())
+            .map(|(id, _)| *id)
     }
 
     /// Switches the non-empty memtables of family `only` (every family when None) for a
@@ -393,6 +404,7 @@ impl DbInner {
             let Some(cf) = st.cfs.get_mut(id) else { continue };
             let fresh = cf.handle.new_memtable(new_wal);
             let old = std::mem::replace(&mut cf.mem, fresh);
+            old.mark_immutable();
             cf.imm.push((old, new_wal));
             cf.mems_switched += 1;
             cf.install_super_version();

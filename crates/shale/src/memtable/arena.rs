@@ -12,11 +12,18 @@
 //! entry does not waste the tail of the current block. Memory usage counts every block
 //! minus the unused tail of the current one; it is an atomic that other threads may read
 //! (through [`Arena::usage_counter`]) while the owner keeps allocating.
+//!
+//! An arena may be charged to a write buffer manager
+//! ([`super::write_buffer_manager`]): each block is reserved when allocated, given up from
+//! the active count by [`Arena::done_allocating`] (the memtable became immutable), and freed
+//! when the arena drops.
 
 use std::alloc::{alloc_zeroed, dealloc, handle_alloc_error, Layout};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+
+use super::write_buffer_manager::WriteBufferManagerState;
 
 /// The default block size: 1 MiB.
 pub const DEFAULT_BLOCK_SIZE: usize = 1 << 20;
@@ -42,6 +49,10 @@ pub struct Arena {
     /// Sum of the sizes of all blocks.
     allocated: usize,
     usage: Arc<AtomicUsize>,
+    /// The budget charged for every block, if any.
+    tracker: Option<Arc<WriteBufferManagerState>>,
+    /// Set by `done_allocating`: the blocks no longer count as active memory.
+    done: bool,
 }
 
 // SAFETY: the arena exclusively owns its blocks (raw pointers from the global allocator,
@@ -60,6 +71,26 @@ impl Arena {
             blocks: Vec::new(),
             allocated: 0,
             usage: Arc::new(AtomicUsize::new(0)),
+            tracker: None,
+            done: false,
+        }
+    }
+
+    /// An arena whose blocks are charged to `tracker`.
+    pub fn with_tracker(block_size: usize, tracker: Option<Arc<WriteBufferManagerState>>) -> Arena {
+        let mut a = Arena::new(block_size);
+        a.tracker = tracker;
+        a
+    }
+
+    /// The owner will take no more writes (RocksDB's `AllocTracker::DoneAllocating`): the
+    /// blocks stop counting as active memory of the tracker.
+    pub fn done_allocating(&mut self) {
+        if !self.done {
+            self.done = true;
+            if let Some(t) = &self.tracker {
+                t.schedule_free(self.allocated);
+            }
         }
     }
 
@@ -115,6 +146,12 @@ impl Arena {
         let Some(nn) = NonNull::new(p) else { handle_alloc_error(layout) };
         self.blocks.push((nn, layout));
         self.allocated += size;
+        if let Some(t) = &self.tracker {
+            t.reserve(size);
+            if self.done {
+                t.schedule_free(size);
+            }
+        }
         p
     }
 
@@ -137,6 +174,10 @@ impl Arena {
 
 impl Drop for Arena {
     fn drop(&mut self) {
+        self.done_allocating();
+        if let Some(t) = &self.tracker {
+            t.free(self.allocated);
+        }
         for (p, layout) in self.blocks.drain(..) {
             // SAFETY: each block was allocated by `alloc_zeroed` with exactly this layout
             // and is freed once, here.
@@ -199,5 +240,26 @@ mod tests {
         }
         assert!(a.memory_usage() >= before + 100_000 + 100 * 1000);
         assert!(a.blocks.len() >= 3);
+    }
+
+    #[test]
+    fn tracker_is_charged_per_block_and_freed_on_drop() {
+        let t = Arc::new(WriteBufferManagerState::new(1 << 20, false));
+        let mut a = Arena::with_tracker(1 << 16, Some(t.clone()));
+        a.allocate_aligned(100, 8); // the 4 KiB first block
+        assert_eq!(t.memory_usage(), 4096);
+        assert_eq!(t.mutable_memtable_memory_usage(), 4096);
+        a.allocate_aligned(4000, 8); // past the first block: a 64 KiB block
+        assert_eq!(t.memory_usage(), 4096 + (1 << 16));
+        a.done_allocating();
+        assert_eq!(t.mutable_memtable_memory_usage(), 0);
+        assert_eq!(t.memory_usage(), 4096 + (1 << 16));
+        a.allocate_aligned(100_000, 8); // after done: used, never active
+        assert_eq!(t.mutable_memtable_memory_usage(), 0);
+        drop(a);
+        assert_eq!(t.memory_usage(), 0);
+        let b = Arena::with_tracker(1 << 16, Some(t.clone()));
+        drop(b);
+        assert_eq!(t.memory_usage(), 0);
     }
 }

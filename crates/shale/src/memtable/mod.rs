@@ -20,6 +20,7 @@
 
 pub mod arena;
 pub mod skiplist;
+pub mod write_buffer_manager;
 
 use std::cmp::Ordering;
 use std::sync::atomic::{AtomicU64, Ordering as MemOrder};
@@ -32,6 +33,7 @@ use crate::key::{
     VALUE_TYPE_FOR_SEEK,
 };
 use skiplist::{SkipList, SkipListIter};
+use write_buffer_manager::WriteBufferManagerState;
 
 /// Arena block size for point entries.
 const POINT_ARENA_BLOCK: usize = arena::DEFAULT_BLOCK_SIZE;
@@ -59,14 +61,30 @@ impl MemTable {
 
     /// An empty memtable for a write buffer of `write_buffer_size` bytes: its arena blocks
     /// are an eighth of that, at most 1 MiB (RocksDB's default `arena_block_size`).
-    pub fn for_write_buffer(icmp: InternalKeyComparator, id: u64, write_buffer_size: usize) -> MemTable {
-        MemTable::with_arena_block_size(icmp, id, (write_buffer_size / 8).clamp(4096, POINT_ARENA_BLOCK))
+    /// Its arenas are charged to `tracker` (the database's write buffer manager), if any.
+    pub fn for_write_buffer(
+        icmp: InternalKeyComparator,
+        id: u64,
+        write_buffer_size: usize,
+        tracker: Option<Arc<WriteBufferManagerState>>,
+    ) -> MemTable {
+        let block = (write_buffer_size / 8).clamp(4096, POINT_ARENA_BLOCK);
+        MemTable::build(icmp, id, block, tracker)
     }
 
     fn with_arena_block_size(icmp: InternalKeyComparator, id: u64, block: usize) -> MemTable {
+        MemTable::build(icmp, id, block, None)
+    }
+
+    fn build(
+        icmp: InternalKeyComparator,
+        id: u64,
+        block: usize,
+        tracker: Option<Arc<WriteBufferManagerState>>,
+    ) -> MemTable {
         MemTable {
-            points: Arc::new(SkipList::new(icmp.clone(), block)),
-            tombstones: SkipList::new(icmp.clone(), TOMBSTONE_ARENA_BLOCK),
+            points: Arc::new(SkipList::with_tracker(icmp.clone(), block, tracker.clone())),
+            tombstones: SkipList::with_tracker(icmp.clone(), TOMBSTONE_ARENA_BLOCK, tracker),
             icmp,
             id,
             num_entries: AtomicU64::new(0),
@@ -75,6 +93,13 @@ impl MemTable {
             first_seqno: AtomicU64::new(MAX_SEQUENCE_NUMBER),
             earliest_seqno: AtomicU64::new(MAX_SEQUENCE_NUMBER),
         }
+    }
+
+    /// The memtable became immutable (switched out for a flush): its memory stops counting
+    /// as active in the write buffer manager.
+    pub fn mark_immutable(&self) {
+        self.points.done_allocating();
+        self.tombstones.done_allocating();
     }
 
     pub fn id(&self) -> u64 {

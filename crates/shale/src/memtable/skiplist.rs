@@ -36,6 +36,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use super::arena::Arena;
+use super::write_buffer_manager::WriteBufferManagerState;
 use crate::coding::varint_length;
 use crate::error::Result;
 use crate::iter::InternalIterator;
@@ -208,7 +209,16 @@ fn encode_entry(dst: &mut [u8], user_key: &[u8], trailer: u64, value: &[u8]) {
 impl SkipList {
     /// An empty list ordered by `icmp`, allocating from blocks of `arena_block_size` bytes.
     pub fn new(icmp: InternalKeyComparator, arena_block_size: usize) -> SkipList {
-        let mut arena = Arena::new(arena_block_size);
+        SkipList::with_tracker(icmp, arena_block_size, None)
+    }
+
+    /// As [`SkipList::new`], the arena charged to a write buffer manager.
+    pub fn with_tracker(
+        icmp: InternalKeyComparator,
+        arena_block_size: usize,
+        tracker: Option<Arc<WriteBufferManagerState>>,
+    ) -> SkipList {
+        let mut arena = Arena::with_tracker(arena_block_size, tracker);
         let base = arena.allocate_aligned((MAX_HEIGHT + 1) * SLOT, std::mem::align_of::<AtomicPtr<u8>>());
         // SAFETY: the allocation holds MAX_HEIGHT zeroed (null) slots; the head pointer is
         // its last slot, so levels 0..MAX_HEIGHT lie at or below it inside the allocation.
@@ -222,6 +232,11 @@ impl SkipList {
             writer: Mutex::new(Writer { arena, rng: seed | 1 }),
             usage,
         }
+    }
+
+    /// No more inserts are expected: the arena stops counting as active memory.
+    pub fn done_allocating(&self) {
+        self.writer.lock().arena.done_allocating();
     }
 
     pub fn comparator(&self) -> &InternalKeyComparator {
