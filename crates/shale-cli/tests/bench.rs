@@ -1,5 +1,6 @@
 //! `shale bench` end to end: small runs of every workload report db_bench-format result
 //! lines with the number of operations each workload does.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 use std::process::Command;
 

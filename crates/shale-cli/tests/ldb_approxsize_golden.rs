@@ -1,5 +1,6 @@
 //! Golden: `shale ldb approxsize`, `get_property` and `list_column_families` print what ldb
 //! prints. No difference is normalised away.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 mod golden;
 use golden::*;

@@ -1,6 +1,7 @@
 //! Golden: `shale ldb checkconsistency` prints `OK` on a sound database, and finds a
 //! missing and a truncated SST with ldb's exit status. The error text is compared too: it
 //! goes to stderr as `Failed: ...`, RocksDB 7.8.3's words.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 mod golden;
 use golden::*;

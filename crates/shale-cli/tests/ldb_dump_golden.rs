@@ -1,6 +1,7 @@
 //! Golden: `shale ldb dump` and `shale ldb idump` print what ldb prints (user keys; internal
 //! keys with sequence numbers and types). No difference is normalised away: the databases
 //! keep nothing only in their WAL, so both engines' opens leave the same tables.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 mod golden;
 use golden::*;

@@ -1,6 +1,7 @@
 //! Golden: `shale ldb dump_wal` prints what `ldb dump_wal` prints for WALs holding puts,
 //! deletes, single deletes, range deletions, batches and column families. No difference is
 //! normalised away.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 mod golden;
 use golden::*;

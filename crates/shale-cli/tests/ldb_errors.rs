@@ -1,6 +1,7 @@
 //! Bad input to `shale ldb` and `shale sst_dump` gives a clear error and a non-zero exit
 //! status, never a panic: missing database, corrupt files, unknown flags and commands, and
 //! the commands whose feature is not built yet (NotSupported).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 mod golden;
 use golden::*;

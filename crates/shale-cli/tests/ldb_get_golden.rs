@@ -1,5 +1,6 @@
 //! Golden: `shale ldb get` prints what `ldb get` prints (found, hex forms, not found with
 //! exit status 1). No difference is normalised away.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 mod golden;
 use golden::*;

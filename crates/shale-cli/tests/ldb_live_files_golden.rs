@@ -5,6 +5,7 @@
 //! `db/MANIFEST-` line, the `log number:` lines, `next_file_number ... min_log_number_to_keep`),
 //! and the WAL list (RocksDB 7.8.3 deletes the empty WAL it recovered; Shale keeps a new
 //! empty one): everything after `Write Ahead Log Files`.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 mod golden;
 use golden::*;

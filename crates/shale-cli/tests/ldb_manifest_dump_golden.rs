@@ -1,6 +1,7 @@
 //! Golden: `shale ldb manifest_dump` prints what `ldb manifest_dump` prints: the version of
 //! each column family (64 levels, as ldb configures), the summary line, and with --verbose
 //! every VersionEdit in RocksDB's DebugString form. No difference is normalised away.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 mod golden;
 use golden::*;

@@ -1,6 +1,7 @@
 //! `shale ldb repair` recovers a database whose MANIFEST was deleted: every key back, in
 //! every column family, from its tables and its WAL, as RocksDB's RepairDB does; the
 //! repaired database reads back the same in RocksDB's ldb.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 mod golden;
 use golden::*;

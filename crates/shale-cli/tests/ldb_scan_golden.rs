@@ -1,5 +1,6 @@
 //! Golden: `shale ldb scan` prints what `ldb scan` prints, with every flag, on databases
 //! written by RocksDB and by Shale. No difference is normalised away.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 mod golden;
 use golden::*;

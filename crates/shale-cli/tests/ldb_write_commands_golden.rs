@@ -1,6 +1,7 @@
 //! Golden: the write commands (put, batchput, delete, singledelete, deleterange, compact,
 //! create_column_family, drop_column_family) print what ldb prints, and leave a database
 //! whose scan, as ldb prints it, is the same as after ldb's own command.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 mod golden;
 use golden::*;

@@ -2,6 +2,7 @@
 //! and --show_properties, on a file and on a directory. One difference is normalised: the
 //! first line, `options.env is 0x<address>`, where RocksDB prints its Env object's address
 //! (Shale has none and prints 0x0).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 mod golden;
 use golden::*;

@@ -1,6 +1,7 @@
 //! What is deleted stays deleted (tikv/raft-engine#141): data rewritten into the rewrite
 //! queue, then deleted (key deletes, compactions, overwrites cutting entries off, Cleans),
 //! then the append files holding the deletions purged, then a restart: nothing comes back.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 mod util;
 

@@ -1,6 +1,7 @@
 //! `Engine::fork`, as raft-engine's: refused with log recycling on or with
 //! TolerateAnyCorruption; otherwise the target holds symlinks to every file but the newest
 //! of each queue, a copy of the newest, and opens with the same content.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 use std::sync::Arc;
 

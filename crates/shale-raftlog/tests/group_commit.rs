@@ -1,5 +1,6 @@
 //! Group commit: concurrent synced writers share syncs (fewer syncs than writes), and every
 //! acknowledged write is there after a power loss.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};

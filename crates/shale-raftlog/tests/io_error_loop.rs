@@ -2,6 +2,7 @@
 //! a workload (writes, rotations, purges, rewrites) fails once with EIO, for every n until
 //! the workload no longer reaches it; the engine reports the error, and after a reopen
 //! holds exactly the acknowledged writes (or those plus the one that failed).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 mod util;
 

@@ -1,5 +1,6 @@
 //! Model test: random appends (with overwrites), compactions, key puts and deletes, Cleans,
 //! purges and reopens against an in-memory model, on the in-memory file system.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 mod util;
 

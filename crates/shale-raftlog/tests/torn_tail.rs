@@ -2,6 +2,7 @@
 //! write leaves it) in each recovery mode: AbsoluteConsistency refuses, naming file and
 //! offset; the tolerant modes cut the damage off on disk, so later opens (when that file is
 //! no longer the newest) still succeed with the same content; stale repair files go away.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 use shale_raftlog::{Config, Engine, LogBatch, RecoveryMode};
 

@@ -3,6 +3,7 @@
 //! returning every acknowledged write. Once space is back, automatic recovery (one attempt
 //! per `bgerror_resume_retry_interval`) brings writes back without `resume()`; nothing
 //! acknowledged is lost, live or after a reopen.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 mod util;
 

@@ -1,6 +1,7 @@
 //! Comparators: the reverse bytewise comparator and a user comparator order iteration
 //! across memtable, flush, compaction and reopen; reopening with another comparator fails
 //! with RocksDB's message.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 mod util;
 

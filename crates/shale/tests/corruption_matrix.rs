@@ -30,6 +30,7 @@
 //! lacks, or a panic. Each cell runs under `catch_unwind`; the whole matrix is printed
 //! (`--nocapture`) and every failing cell is listed before the test fails.
 //! `interop_corruption.rs` covers the same damage on files RocksDB wrote.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 mod util;
 

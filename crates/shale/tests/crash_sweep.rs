@@ -5,6 +5,7 @@
 //! some prefix of the operations: no acknowledged durable operation lost (sync writes,
 //! flushes, compactions, family creation and drop), nothing that was never written, and
 //! batches all or nothing.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 mod common;
 

@@ -5,6 +5,7 @@
 //! file made beforehand in the same tmpfs is deleted, `resume()` brings writes back; and
 //! after close and reopen every acknowledged write is there. The tmpfs is unmounted at the
 //! end, also when the test fails.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 mod util;
 

@@ -5,6 +5,7 @@
 //! property, with the block cache disabled so every block access is a read. RocksDB flushes
 //! and compacts before Shale opens, and Shale's compactions are off, so every table Shale
 //! reads is one RocksDB wrote.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 mod tools;
 

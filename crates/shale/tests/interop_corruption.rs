@@ -9,6 +9,7 @@
 //!   the OPTIONS file), or fails where RocksDB fails: PointInTime keeps the prefix before
 //!   the damage, AbsoluteConsistency refuses any damage, TolerateCorruptedTailRecords
 //!   accepts only a cut tail, SkipAnyCorruptedRecords skips the damaged part.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 mod tools;
 

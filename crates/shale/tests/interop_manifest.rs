@@ -7,6 +7,7 @@
 //! - an unknown tag with the safe-to-ignore bit (1 << 13): both open it, Shale with the
 //!   same data as before;
 //! - a blob-file record (tag 400): Shale refuses it as NotSupported.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 mod tools;
 

@@ -12,6 +12,7 @@
 //!   WAL) are read by 11.8.1's `ldb` (also with `--try_load_options`, which loads Shale's
 //!   OPTIONS file), every table passes `sst_dump --command=verify`; RocksDB then writes and
 //!   compacts, and Shale reopens and sees everything.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 mod tools;
 

@@ -10,6 +10,7 @@
 //! Each is copied to a temporary directory, opened by Shale with all its column families and
 //! checked against the rule the script wrote it by (forward, reverse, get); Shale then writes,
 //! flushes, compacts and reopens, and must see its own writes over RocksDB's data.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -4,6 +4,7 @@
 //! (read as "may match" for every key) all read back exactly as `ldb scan` prints. A
 //! partitioned index, blob files and merge operands are refused with NotSupported: never a
 //! panic and never a wrong value.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 mod tools;
 

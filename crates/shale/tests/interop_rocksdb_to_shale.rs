@@ -3,6 +3,7 @@
 //! open in Shale, which must read back exactly what `ldb scan --hex` prints, forward, in
 //! reverse and by `get`; Shale then writes more in place, closes, and `ldb scan` must show
 //! Shale's writes as well (and Shale must see the same after reopening).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 mod tools;
 

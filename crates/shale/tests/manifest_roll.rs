@@ -1,6 +1,7 @@
 //! A MANIFEST over `max_manifest_file_size` is replaced by a new one holding a snapshot of
 //! the state; CURRENT follows it and the old one is removed. Writes made without the WAL
 //! survive a clean close (they are flushed at close, as RocksDB does).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 use shale::{Options, WriteOptions, DB};
 

@@ -2,6 +2,7 @@
 //! within families keep every family equal to a model (and its levels consistent across a
 //! reopen), and a family that needs a compaction gets one even while another family always
 //! has work (the queues are first in, first out, not by family id).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};

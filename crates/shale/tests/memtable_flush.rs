@@ -1,6 +1,7 @@
 //! Memtables: write_buffer_size and max_write_buffer_number switch memtables and flush them
 //! to level 0 in the background; flush() / flush_cf(); data survives reopen with and
 //! without a flush.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 mod util;
 

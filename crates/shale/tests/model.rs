@@ -2,6 +2,7 @@
 //! buffers and file sizes so that many files and levels form. Every observation — gets,
 //! snapshot reads, iterators in both directions with bounds and direction switches — must
 //! match the model, across flushes, compactions and reopen.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 use std::collections::BTreeMap;
 use std::ops::Bound;

@@ -1,6 +1,7 @@
 //! Where files get deleted: a table that compaction removed stays on disk while an iterator
 //! still reads it, keeps its data for that iterator, and is deleted soon after the iterator
 //! is dropped (by a flush thread, not at the next flush or compaction).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 use std::path::Path;
 use std::time::{Duration, Instant};

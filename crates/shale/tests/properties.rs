@@ -1,4 +1,5 @@
 //! Properties: property_value / property_int_value with RocksDB's names.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 mod util;
 

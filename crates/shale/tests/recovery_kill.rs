@@ -1,6 +1,7 @@
 //! Recovery after kill -9: a child process writes with `sync = true` and reports each
 //! acknowledged write on stdout; the parent kills it with SIGKILL mid-stream, reopens the
 //! database and checks that every acknowledged write is there with its value.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};

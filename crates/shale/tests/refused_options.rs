@@ -3,6 +3,7 @@
 //! fails the write, an Options setter of a feature another issue builds makes `open` fail
 //! naming it, and the calls of those features return NotSupported — while the same setters
 //! at the value Shale behaves as open normally.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 use shale::{ErrorKind, IteratorMode, Options, ReadOptions, WriteBatch, WriteOptions, DB};
 

@@ -2,6 +2,7 @@
 //! stop with an error (reads go on), and `DB::resume()` brings them back: a new WAL,
 //! memtables flushed, nothing acknowledged lost. Any other IO error on the WAL is fatal, as
 //! in RocksDB: `resume()` refuses, and a reopen recovers every acknowledged write.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 use std::sync::Arc;
 

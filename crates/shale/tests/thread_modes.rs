@@ -3,6 +3,7 @@
 //! `BoundColumnFamily` handles read and write, a handle kept past `drop_cf` fails with
 //! InvalidArgument instead of reaching freed state, and a single-threaded `DB` reopens what
 //! the multi-threaded one wrote.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 use std::sync::Arc;
 

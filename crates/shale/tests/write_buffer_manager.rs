@@ -3,6 +3,7 @@
 //! memtable is flushed when the budget says so, `allow_stall` makes writers wait for memory
 //! (`no_slowdown` writers get Incomplete), and `db_write_buffer_size` is a manager of the
 //! database's own.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 use std::time::Duration;
 

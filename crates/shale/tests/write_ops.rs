@@ -1,5 +1,6 @@
 //! Writes: put, delete, single_delete, delete_range, WriteBatch across column families
 //! (atomic), WriteOptions (sync, disable_wal), and group commit under 8 concurrent writers.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 mod util;
 

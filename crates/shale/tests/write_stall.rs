@@ -2,6 +2,7 @@
 //! delay writes (held to `delayed_write_rate`), at `level0_stop_writes_trigger` stop them
 //! until compaction brings level 0 down; `no_slowdown` writers get Incomplete instead of
 //! waiting; the stall properties report each state.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

@@ -116,10 +116,6 @@ impl LevelIterator {
             }
         }
     }
-
-    fn cur(&self) -> &BoxedIterator {
-        self.file_iter.as_ref().expect("LevelIterator used while not valid")
-    }
 }
 
 impl InternalIterator for LevelIterator {
@@ -198,11 +194,11 @@ impl InternalIterator for LevelIterator {
     }
 
     fn key(&self) -> &[u8] {
-        self.cur().key()
+        self.file_iter.as_ref().map_or(&[][..], |it| it.key()) // empty when not valid
     }
 
     fn value(&self) -> &[u8] {
-        self.cur().value()
+        self.file_iter.as_ref().map_or(&[][..], |it| it.value())
     }
 
     fn status(&self) -> Result<()> {
