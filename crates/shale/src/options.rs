@@ -191,6 +191,10 @@ pub struct Options {
     pub(crate) soft_pending_compaction_bytes_limit: u64,
     pub(crate) hard_pending_compaction_bytes_limit: u64,
     pub(crate) disable_auto_compactions: bool,
+    /// Level (the default) or FIFO; universal is refused at open.
+    pub(crate) compaction_style: crate::DBCompactionStyle,
+    /// FIFO: the total table bytes above which the oldest tables are deleted.
+    pub(crate) fifo_max_table_files_size: u64,
     pub(crate) compression: DBCompressionType,
     pub(crate) table: BlockBasedOptions,
     pub(crate) track_and_verify_wals_in_manifest: bool,
@@ -238,6 +242,8 @@ impl Default for Options {
             soft_pending_compaction_bytes_limit: 64 << 30,
             hard_pending_compaction_bytes_limit: 256 << 30,
             disable_auto_compactions: false,
+            compaction_style: crate::DBCompactionStyle::Level,
+            fifo_max_table_files_size: 1 << 30,
             compression: DBCompressionType::Snappy,
             table: BlockBasedOptions::default(),
             track_and_verify_wals_in_manifest: false,

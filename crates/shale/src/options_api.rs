@@ -171,7 +171,8 @@ impl CuckooTableOptions {
     }
 }
 
-/// FIFO compaction options, as rust-rocksdb's (FIFO is issue 18's).
+/// FIFO compaction options, as rust-rocksdb's `FifoCompactOptions` (RocksDB's
+/// `compaction_options_fifo`; `allow_compaction` keeps RocksDB's default, false).
 pub struct FifoCompactOptions {
     max_table_files_size: u64,
 }
@@ -183,6 +184,7 @@ impl Default for FifoCompactOptions {
 }
 
 impl FifoCompactOptions {
+    /// Once the tables of a family hold more than `nbytes`, the oldest are deleted.
     pub fn set_max_table_files_size(&mut self, nbytes: u64) {
         self.max_table_files_size = nbytes;
     }
@@ -1045,12 +1047,13 @@ impl Options {
         self.accept_only(matches!(pri, CompactionPri::MinOverlappingRatio), "compaction_pri");
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`matches!(style, DBCompactionStyle::Level)`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `compaction_style`.
+    /// Level (the default) or FIFO compaction (`compaction/picker.rs`); universal is recorded
+    /// and `open` refuses it with NotSupported naming it.
     pub fn set_compaction_style(&mut self, style: DBCompactionStyle) {
+        self.compaction_style = style;
         self.accept_only(
-            matches!(style, DBCompactionStyle::Level),
-            "compaction_style (universal and FIFO are issue 18)",
+            !matches!(style, DBCompactionStyle::Universal),
+            "compaction_style universal (issue 18)",
         );
     }
 
@@ -1059,9 +1062,9 @@ impl Options {
         self.unsupported.push("universal_compaction_options (issue 18)");
     }
 
+    /// The options of FIFO compaction (used when the style is FIFO).
     pub fn set_fifo_compaction_options(&mut self, fco: &FifoCompactOptions) {
-        let _ = fco;
-        self.unsupported.push("fifo_compaction_options (issue 18)");
+        self.fifo_max_table_files_size = fco.max_table_files_size;
     }
 
     /// Shale behaves as RocksDB with this option at its default (`!unordered`); any other

@@ -22,6 +22,7 @@ use crate::key::user_key;
 use crate::options::Options;
 use crate::version::edit::FileMetaData;
 use crate::version::Version;
+use crate::DBCompactionStyle;
 
 /// What one compaction reads and where it writes.
 #[derive(Debug, Clone)]
@@ -34,12 +35,14 @@ pub struct CompactionPlan {
     pub next_inputs: Vec<Arc<FileMetaData>>,
     /// No deeper level holds keys in the compaction's range: deletions can be dropped.
     pub bottommost: bool,
+    /// FIFO's size compaction: the inputs are deleted, nothing is written.
+    pub deletion_only: bool,
 }
 
 impl CompactionPlan {
     /// One input file and nothing to merge with: the file can move down unchanged.
     pub fn is_trivial_move(&self) -> bool {
-        self.next_inputs.is_empty() && self.inputs.len() == 1
+        !self.deletion_only && self.next_inputs.is_empty() && self.inputs.len() == 1
     }
 
     pub fn input_bytes(&self) -> u64 {
@@ -194,6 +197,9 @@ pub fn pick(
     if opts.disable_auto_compactions {
         return None;
     }
+    if opts.compaction_style == DBCompactionStyle::Fifo {
+        return pick_fifo(v, opts, busy);
+    }
     let scores = level_scores(v, opts);
     let mut order: Vec<(usize, f64)> = scores.into_iter().enumerate().filter(|(_, s)| *s >= 1.0).collect();
     order.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal));
@@ -229,6 +235,50 @@ fn pick_level(
     })
 }
 
+/// FIFO compaction's size pick (RocksDB's `FIFOCompactionPicker::PickSizeCompaction`): when
+/// the family's tables hold more than `max_table_files_size`, delete level 0's oldest files
+/// until the rest fit. A family that held data in deeper levels (it was leveled before)
+/// deletes from its last non-empty level first, smallest keys first, until only level 0
+/// is left. One FIFO compaction at a time, as RocksDB.
+pub fn pick_fifo(v: &Version, opts: &Options, busy: Busy<'_>) -> Option<CompactionPlan> {
+    if !busy.running.is_empty() {
+        return None;
+    }
+    let max = opts.fifo_max_table_files_size;
+    let total: u64 = (0..v.num_levels()).map(|l| v.level_bytes(l)).sum();
+    let last_level = (0..v.num_levels()).rev().find(|&l| v.num_files(l) > 0)?;
+    if total <= max {
+        return None;
+    }
+    let mut remaining = total;
+    let mut inputs = Vec::new();
+    let files = v.files(last_level);
+    // Level 0 lists its newest file first: walk it from the back. Deeper levels go by key.
+    let order: Box<dyn Iterator<Item = &Arc<FileMetaData>>> =
+        if last_level == 0 { Box::new(files.iter().rev()) } else { Box::new(files.iter()) };
+    for f in order {
+        if busy.file(f.number) {
+            continue;
+        }
+        remaining -= remaining.min(f.file_size);
+        inputs.push(f.clone());
+        if remaining <= max {
+            break;
+        }
+    }
+    if inputs.is_empty() {
+        return None;
+    }
+    Some(CompactionPlan {
+        level: last_level,
+        output_level: last_level,
+        inputs,
+        next_inputs: Vec::new(),
+        bottommost: false,
+        deletion_only: true,
+    })
+}
+
 /// Level 0's oldest files, as many as fit in `max_bytes` together with the files of the
 /// base level they overlap (at least two, when there are two).
 fn oldest_l0_files(v: &Version, base: usize, max_bytes: u64) -> Vec<Arc<FileMetaData>> {
@@ -255,7 +305,7 @@ fn oldest_l0_files(v: &Version, base: usize, max_bytes: u64) -> Vec<Arc<FileMeta
 /// limits compare with).
 pub fn estimated_pending_bytes(v: &Version, opts: &Options) -> u64 {
     let n = v.num_levels();
-    if n < 2 || opts.disable_auto_compactions {
+    if n < 2 || opts.disable_auto_compactions || opts.compaction_style == DBCompactionStyle::Fifo {
         return 0;
     }
     let targets = level_targets(v, opts);
@@ -319,7 +369,7 @@ fn plan_for(
     let (all_lo, all_hi) = key_range(v, &inputs.iter().chain(&next_inputs).cloned().collect::<Vec<_>>());
     let bottommost = (output_level + 1..v.num_levels())
         .all(|l| v.overlapping_files(l, Some(&all_lo), Some(&all_hi)).is_empty());
-    CompactionPlan { level, output_level, inputs, next_inputs, bottommost }
+    CompactionPlan { level, output_level, inputs, next_inputs, bottommost, deletion_only: false }
 }
 
 /// The smallest and largest user keys of `files`.

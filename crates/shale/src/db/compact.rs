@@ -37,7 +37,9 @@ impl DbInner {
             edit.deleted_files.push((plan.output_level as u32, f.number));
         }
         let mut outputs_numbers = Vec::new();
-        if plan.is_trivial_move() {
+        if plan.deletion_only {
+            // FIFO: the inputs are dropped; nothing is read or written.
+        } else if plan.is_trivial_move() {
             edit.new_files.push((plan.output_level as u32, (*plan.inputs[0]).clone()));
         } else {
             let snapshots = self.snapshot_list();
@@ -104,8 +106,9 @@ impl DbInner {
         installed?;
         self.stats.compactions.fetch_add(1, Ordering::Relaxed);
         self.info_log.log(format_args!(
-            "[{}] Compacted {}@{} + {}@{} files to L{} ({} outputs){}",
+            "[{}] {} {}@{} + {}@{} files to L{} ({} outputs){}",
             cf.name,
+            if plan.deletion_only { "FIFO compaction deleted" } else { "Compacted" },
             plan.inputs.len(),
             plan.level,
             plan.next_inputs.len(),
@@ -157,6 +160,19 @@ impl DbInner {
         let dropped = || Error::invalid_argument("column family dropped");
         st.cfs.get_mut(&cf.id).ok_or_else(dropped)?.manual_compactions += 1;
         let r = (|| -> Result<()> {
+            if cf.opts.compaction_style == crate::DBCompactionStyle::Fifo {
+                // RocksDB ignores the range under FIFO: it runs FIFO's own pick, once.
+                while st.cfs.get(&cf.id).is_some_and(|c| !c.running.is_empty()) {
+                    self.done_cv.wait(&mut st);
+                }
+                let c = st.cfs.get(&cf.id).ok_or_else(dropped)?;
+                let busy = picker::Busy { files: None, running: &[] };
+                let Some(plan) = picker::pick_fifo(&c.current, &cf.opts, busy) else { return Ok(()) };
+                let running = self.start_compaction(&mut st, cf.id, &plan);
+                let result = self.run_compaction(&mut st, cf, &plan);
+                self.end_compaction(&mut st, cf.id, plan, &running);
+                return result;
+            }
             let num_levels = cf.opts.num_levels as usize;
             let deepest = {
                 let c = st.cfs.get(&cf.id).ok_or_else(dropped)?;

@@ -54,7 +54,22 @@ pub(crate) fn write_options_file(inner: &DbInner) -> Result<()> {
                     kv("max_bytes_for_level_multiplier", format!("{:.6}", c.max_bytes_for_level_multiplier)),
                     kv("disable_auto_compactions", c.disable_auto_compactions.to_string()),
                     kv("compression", compression_option_name(c.compression).to_string()),
-                    kv("compaction_style", "kCompactionStyleLevel".to_string()),
+                    kv(
+                        "compaction_style",
+                        match c.compaction_style {
+                            crate::DBCompactionStyle::Fifo => "kCompactionStyleFIFO",
+                            crate::DBCompactionStyle::Universal => "kCompactionStyleUniversal",
+                            crate::DBCompactionStyle::Level => "kCompactionStyleLevel",
+                        }
+                        .to_string(),
+                    ),
+                    kv(
+                        "compaction_options_fifo",
+                        format!(
+                            "{{allow_compaction=false;max_table_files_size={};}}",
+                            c.fifo_max_table_files_size
+                        ),
+                    ),
                     kv(
                         "level_compaction_dynamic_level_bytes",
                         c.level_compaction_dynamic_level_bytes.to_string(),

@@ -40,6 +40,9 @@ pub(crate) fn condition(cf: &CfState) -> (StallCondition, bool) {
     let imm = cf.imm.len() as i32;
     let l0 = cf.current.num_files(0) as i32;
     let auto = !o.disable_auto_compactions;
+    // FIFO deletes level-0 files instead of compacting them: its file count never stalls
+    // writes (RocksDB sets both triggers to the maximum for FIFO).
+    let l0 = if o.compaction_style == crate::DBCompactionStyle::Fifo { 0 } else { l0 };
     let pending = if auto { picker::estimated_pending_bytes(&cf.current, o) } else { 0 };
     let hard = o.hard_pending_compaction_bytes_limit;
     let soft = o.soft_pending_compaction_bytes_limit;
