@@ -11,10 +11,8 @@
 //! - every key is read exactly once, in order, with the snapshot's value (version 3), with
 //!   and without auto-refresh;
 //! - with `auto_refresh_iterator_with_snapshot`, once the scan has taken a step after a
-//!   writer round, the bound holds:
-//!     bytes on disk           <= 2.5 x V + 1 MiB
-//!     size-all-mem-tables     <= 1 MiB
-//!   where V is the bytes of one version's level-0 table. After the compaction the live
+//!   writer round, the bound holds: bytes on disk <= 2.5 x V + 1 MiB and
+//!   `rocksdb.size-all-mem-tables` <= 1 MiB, where V is the bytes of one version's level-0 table. After the compaction the live
 //!   data is two versions (the snapshot's and the newest), so 2 V, plus the small files
 //!   (MANIFEST, WAL, OPTIONS, LOG); the active memtable was just flushed.
 //! - without it, the iterator keeps the tables and the memtable of the moment it was
@@ -181,7 +179,7 @@ fn run(n: usize, forward: bool, auto_refresh: bool) -> Outcome {
             {
                 std::thread::sleep(Duration::from_millis(1));
             }
-            if count % 256 == 0 {
+            if count.is_multiple_of(256) {
                 std::thread::sleep(Duration::from_micros(200));
             }
             if forward {

@@ -232,7 +232,10 @@ fn run(seed: u64, auto: bool, ops: usize) {
         super_versions_seen += sv_end - sv_start;
         drop(it);
     }
-    assert!(super_versions_seen > 20, "seed {seed}: only {super_versions_seen} SuperVersions under the iterator");
+    assert!(
+        super_versions_seen > 20,
+        "seed {seed}: only {super_versions_seen} SuperVersions under the iterator"
+    );
 }
 
 #[test]
