@@ -645,7 +645,10 @@ impl ReadOptions {
         self.auto_refresh_iterator_with_snapshot = v;
     }
 
-    /// Shale's iterators copy nothing they return until the next step, as pinned data.
+    /// What `pin_data` promises in RocksDB's C++ API (a key or value slice stays valid
+    /// after the iterator moves on) cannot be asked of this API: `key()`/`value()` borrow
+    /// the iterator and every step takes it mutably, so the borrow checker ends a slice's
+    /// life at the next step whatever this says. Accepted; what iterators return is the same.
     pub fn set_pin_data(&mut self, v: bool) {
         let _ = v;
     }
