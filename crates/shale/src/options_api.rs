@@ -629,7 +629,8 @@ impl ReadOptions {
 
     /// A tailing iterator sees writes made after it was created: it reads the live
     /// memtable and follows the family's newer SuperVersions (`db/iterator.rs`). It reads
-    /// the latest data, so it cannot be combined with a snapshot (InvalidArgument).
+    /// the latest data, so it cannot be combined with a snapshot (InvalidArgument), and, as
+    /// RocksDB's, it only moves forward (`prev`, `seek_for_prev`, `seek_to_last`: NotSupported).
     pub fn set_tailing(&mut self, v: bool) {
         self.tailing = v;
     }

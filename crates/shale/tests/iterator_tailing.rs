@@ -1,6 +1,7 @@
 //! Scenario: a tailing iterator (`ReadOptions::set_tailing`) follows a table being written:
 //! it sees keys written after it was made, across memtable switches, flushes and
-//! compactions, and range deletions made after it was made; it refuses a snapshot.
+//! compactions, and range deletions made after it was made; it refuses a snapshot and, as
+//! RocksDB's, backward moves.
 
 use shale::{DBCompressionType, ErrorKind, IteratorMode, Options, ReadOptions, DB};
 
@@ -106,4 +107,26 @@ fn tailing_iterator_refuses_a_snapshot() {
     assert_eq!(it.status().unwrap_err().kind(), ErrorKind::InvalidArgument);
     let mut it = db.raw_iterator_opt(tailing());
     assert_eq!(it.refresh_with_snapshot(&snap).unwrap_err().kind(), ErrorKind::InvalidArgument);
+}
+
+#[test]
+fn tailing_iterator_only_moves_forward() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = DB::open(&options(), dir.path()).unwrap();
+    db.put(b"a", b"1").unwrap();
+    db.put(b"b", b"2").unwrap();
+    let mut it = db.raw_iterator_opt(tailing());
+    it.seek(b"b");
+    assert_eq!(it.key(), Some(&b"b"[..]));
+    it.prev();
+    assert!(!it.valid());
+    assert_eq!(it.status().unwrap_err().kind(), ErrorKind::NotSupported);
+    it.seek_to_last();
+    assert_eq!(it.status().unwrap_err().kind(), ErrorKind::NotSupported);
+    it.seek_for_prev(b"b");
+    assert_eq!(it.status().unwrap_err().kind(), ErrorKind::NotSupported);
+    // A forward seek starts afresh.
+    it.seek_to_first();
+    assert_eq!(it.key(), Some(&b"a"[..]));
+    it.status().unwrap();
 }

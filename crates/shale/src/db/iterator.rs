@@ -223,7 +223,9 @@ struct Source {
 /// current key in its current direction (`seek` forward, `seek_for_prev` backward). The
 /// snapshot keeps every entry it sees from compaction, so the re-seek lands on the same
 /// key and value. A tailing iterator does the same at the latest data (sequence number
-/// unbounded): it reads the live memtable, so it sees writes made after its creation.
+/// unbounded): it reads the live memtable, so it sees writes made after its creation. As
+/// RocksDB's, it only moves forward: `prev`, `seek_for_prev` and `seek_to_last` make it
+/// invalid with NotSupported.
 pub struct DBRawIteratorWithThreadMode<'a, D: DBAccess> {
     iter: DBIter,
     _sv: Option<Arc<SuperVersion>>,
@@ -418,6 +420,17 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
         }
     }
 
+    /// A tailing iterator only moves forward, as RocksDB's (`ForwardIterator`): a backward
+    /// step could not see writes made behind it. It becomes invalid with NotSupported.
+    #[inline]
+    fn refuse_backward(&mut self, what: &str) -> bool {
+        if self.follow != Follow::Tailing {
+            return false;
+        }
+        self.iter.fail_with(crate::Error::not_supported(format!("{what} on a tailing iterator")));
+        true
+    }
+
     #[cold]
     fn move_to_newest(&mut self, reseek: Option<Direction>) {
         let Some(inner) = self.source.as_ref().and_then(|s| s.inner.upgrade()) else { return };
@@ -476,6 +489,9 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
     }
 
     pub fn seek_to_last(&mut self) {
+        if self.refuse_backward("SeekToLast") {
+            return;
+        }
         self.check_before_seek();
         self.iter.seek_to_last()
     }
@@ -486,6 +502,9 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
     }
 
     pub fn seek_for_prev<K: AsRef<[u8]>>(&mut self, key: K) {
+        if self.refuse_backward("SeekForPrev") {
+            return;
+        }
         self.check_before_seek();
         self.iter.seek_for_prev(key.as_ref())
     }
@@ -498,6 +517,9 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
     }
 
     pub fn prev(&mut self) {
+        if self.refuse_backward("Prev") {
+            return;
+        }
         if self.iter.valid() {
             self.iter.prev();
             self.check_after_step(Direction::Reverse);

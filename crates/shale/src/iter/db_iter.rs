@@ -102,6 +102,11 @@ impl DBIter {
         self.max_skip = n;
     }
 
+    /// Makes the iterator invalid with `e` as its status (until the next seek).
+    pub fn fail_with(&mut self, e: Error) {
+        self.fail(e);
+    }
+
     /// Whether the current step passed over more entries than allowed.
     #[inline]
     fn skip_limit_exceeded(&self) -> bool {
