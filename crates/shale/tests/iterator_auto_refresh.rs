@@ -223,7 +223,12 @@ fn check(o: &Outcome, auto_refresh: bool) {
         for (round, &(disk, mem)) in o.samples.iter().enumerate() {
             assert!(disk > disk_bound(o.v) + o.v, "round {}: only {disk} bytes on disk", round + 1);
             // Grown: the first round's writes went into the pinned memtable too.
-            assert!(mem >= o.m0 * 3 / 2, "round {}: only {mem} memtable bytes (at the start: {})", round + 1, o.m0);
+            assert!(
+                mem >= o.m0 * 3 / 2,
+                "round {}: only {mem} memtable bytes (at the start: {})",
+                round + 1,
+                o.m0
+            );
             assert!(disk > o.disk0, "round {}: {disk} bytes on disk, {} at the start", round + 1, o.disk0);
         }
     }
