@@ -24,6 +24,7 @@
 //!
 //! `scan_1m_keys_*` runs the same with 1M keys (minutes; `cargo test --release --test
 //! iterator_auto_refresh -- --ignored`).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -3,6 +3,7 @@
 //! new snapshot, an auto-refreshing iterator keeps its snapshot's view even when the caller
 //! releases the snapshot first, auto-refresh without a snapshot is refused, and
 //! `max_skippable_internal_keys` stops a step that passes over too many entries.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 use std::path::Path;
 use std::time::{Duration, Instant};

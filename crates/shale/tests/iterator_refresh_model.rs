@@ -5,6 +5,7 @@
 //! snapshot sees. Tiny write buffers and files make memtable switches, flushes and
 //! background compactions (each a new SuperVersion) happen under the iterator all the time.
 //! Half the runs iterate within random bounds.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 use std::collections::BTreeMap;
 use std::ops::Bound;

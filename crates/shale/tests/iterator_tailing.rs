@@ -2,6 +2,7 @@
 //! it sees keys written after it was made, across memtable switches, flushes and
 //! compactions, and range deletions made after it was made; it refuses a snapshot and, as
 //! RocksDB's, backward moves.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 use shale::{DBCompressionType, ErrorKind, IteratorMode, Options, ReadOptions, DB};
 
