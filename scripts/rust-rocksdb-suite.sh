@@ -48,7 +48,6 @@ test_db::fifo_compaction_test  issue 10 (its cf1 uses default options and expect
 test_db::get_statistics_test  issue 14 (statistics)
 test_db::get_with_cache_and_bulkload_and_blobs_test  issue 18 (blob files)
 test_db::get_with_cache_and_bulkload_test  issue 10 (wal_bytes_per_sync, unordered_write, memtable_whole_key_filtering, db_log_dir are refused)
-test_db::iterator_test_tailing  issue 13 (tailing iterators)
 test_db::prefix_extract_and_iterate_test  issue 15 (prefix extractors)
 test_db::set_column_family_metadata_test  issue 10 (asserts a one-key SST is over 1300 bytes, RocksDB 11's size; Shale's is smaller)
 test_db::set_option_cf_test  issue 10 (set_options_cf, dynamic options)

@@ -563,6 +563,12 @@ pub struct ReadOptions {
     pub(crate) total_order_seek: bool,
     /// A refused setting: reads with these options fail with NotSupported naming it.
     pub(crate) unsupported: Option<&'static str>,
+    /// `set_tailing`: iterators see writes made after their creation (`db/iterator.rs`).
+    pub(crate) tailing: bool,
+    /// `set_auto_refresh_iterator_with_snapshot` (`db/iterator.rs`).
+    pub(crate) auto_refresh_iterator_with_snapshot: bool,
+    /// `set_max_skippable_internal_keys` (0: no limit; `iter/db_iter.rs`).
+    pub(crate) max_skippable_internal_keys: u64,
 }
 
 impl Default for ReadOptions {
@@ -576,6 +582,9 @@ impl Default for ReadOptions {
             prefix_same_as_start: false,
             total_order_seek: false,
             unsupported: None,
+            tailing: false,
+            auto_refresh_iterator_with_snapshot: false,
+            max_skippable_internal_keys: 0,
         }
     }
 }

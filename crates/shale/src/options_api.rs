@@ -603,11 +603,17 @@ impl ReadOptions {
         self.prefix_same_as_start = v;
     }
 
+    /// An iterator step (a seek, next or prev) that passes over more than `num` internal
+    /// entries it does not return (older versions, deletions, entries newer than the
+    /// snapshot) stops: the iterator is invalid with status Incomplete, as RocksDB's.
+    /// 0 (the default) means no limit.
     pub fn set_max_skippable_internal_keys(&mut self, num: u64) {
-        self.refuse_if(num != 0, "max_skippable_internal_keys");
+        self.max_skippable_internal_keys = num;
     }
 
-    /// Obsolete files are purged by the next flush or compaction either way.
+    /// Either way, tables an iterator was the last to hold are deleted by a flush thread
+    /// when it is dropped, never on the dropping thread (`db/obsolete.rs`), which is what
+    /// `true` asks for; `false` cannot make them go sooner.
     pub fn set_background_purge_on_iterator_cleanup(&mut self, v: bool) {
         let _ = v;
     }
@@ -633,11 +639,29 @@ impl ReadOptions {
         self.refuse_if(microseconds != 0, "io_timeout");
     }
 
+    /// A tailing iterator sees writes made after it was created: it reads the live
+    /// memtable and follows the family's newer SuperVersions (`db/iterator.rs`). It reads
+    /// the latest data, so it cannot be combined with a snapshot (InvalidArgument), and, as
+    /// RocksDB's, it only moves forward (`prev`, `seek_for_prev`, `seek_to_last`: NotSupported).
     pub fn set_tailing(&mut self, v: bool) {
-        self.refuse_if(v, "tailing iterators (issue 13)");
+        self.tailing = v;
     }
 
-    /// Shale's iterators copy nothing they return until the next step, as pinned data.
+    /// RocksDB's `auto_refresh_iterator_with_snapshot` (RocksDB 10.0; a Shale extension to
+    /// rust-rocksdb's API): an iterator with an explicit snapshot moves itself onto the
+    /// family's newest SuperVersion when one is installed (checked with one relaxed atomic
+    /// load before each seek and after each next/prev), re-seeking at its current key, so
+    /// flushed memtables and compacted-away tables are freed while a long scan runs. What
+    /// it returns is what a plain iterator on the same snapshot returns. Without a
+    /// snapshot the iterator fails with InvalidArgument.
+    pub fn set_auto_refresh_iterator_with_snapshot(&mut self, v: bool) {
+        self.auto_refresh_iterator_with_snapshot = v;
+    }
+
+    /// What `pin_data` promises in RocksDB's C++ API (a key or value slice stays valid
+    /// after the iterator moves on) cannot be asked of this API: `key()`/`value()` borrow
+    /// the iterator and every step takes it mutably, so the borrow checker ends a slice's
+    /// life at the next step whatever this says. Accepted; what iterators return is the same.
     pub fn set_pin_data(&mut self, v: bool) {
         let _ = v;
     }

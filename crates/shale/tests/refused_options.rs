@@ -30,9 +30,9 @@ fn refused_settings_fail_by_name() {
     ro.set_verify_checksums(false);
     not_supported(db.get_opt(b"k", &ro), "verify_checksums");
     let mut ro = ReadOptions::default();
-    ro.set_tailing(true);
+    ro.set_ignore_range_deletions(true);
     let mut it = db.iterator_opt(IteratorMode::Start, ro);
-    not_supported(it.next().expect("the error is an item"), "tailing");
+    not_supported(it.next().expect("the error is an item"), "ignore_range_deletions");
     drop(it);
 
     let mut wo = WriteOptions::default();

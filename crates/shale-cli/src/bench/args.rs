@@ -24,6 +24,7 @@ pub const KNOWN_BENCHMARKS: &[&str] = &[
     "readseq",
     "readreverse",
     "seekrandom",
+    "seekrandomwhilewriting",
     "readwhilewriting",
     "deleterandom",
     "compact",
@@ -45,7 +46,7 @@ pub fn parse_bool(s: &str) -> Result<bool, String> {
 pub struct BenchArgs {
     /// Comma-separated list of benchmarks to run, in order. Known: fillseq, fillrandom,
     /// overwrite, fillsync, readrandom, readmissing, readseq, readreverse, seekrandom,
-    /// readwhilewriting, deleterandom, compact, flush, stats.
+    /// seekrandomwhilewriting, readwhilewriting, deleterandom, compact, flush, stats.
     #[arg(long, default_value = DEFAULT_BENCHMARKS)]
     pub benchmarks: String,
     /// Number of key/values to place in database.
@@ -166,6 +167,20 @@ pub struct BenchArgs {
     /// Values shrink to this fraction of their size when compressed.
     #[arg(long, default_value_t = 0.5)]
     pub compression_ratio: f64,
+    /// seekrandom: each thread takes one snapshot when it starts and reads every iterator
+    /// at it (db_bench's flag since RocksDB 10.0).
+    #[arg(long, default_value_t = false, num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", value_parser = parse_bool)]
+    pub explicit_snapshot: bool,
+    /// seekrandom: iterators set `auto_refresh_iterator_with_snapshot` (implies
+    /// --explicit_snapshot, which the option needs; db_bench's flag since RocksDB 10.0).
+    #[arg(long, default_value_t = false, num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", value_parser = parse_bool)]
+    pub auto_refresh_iterator_with_snapshot: bool,
+    /// seekrandom: each thread reuses one tailing iterator for all its seeks.
+    #[arg(long, default_value_t = false, num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", value_parser = parse_bool)]
+    pub use_tailing_iterator: bool,
 }
 
 impl BenchArgs {

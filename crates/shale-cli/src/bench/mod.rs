@@ -121,6 +121,10 @@ impl Runner<'_> {
                 p.threads += 1;
                 p.method = Some(Method::ReadWhileWriting);
             }
+            "seekrandomwhilewriting" => {
+                p.threads += 1;
+                p.method = Some(Method::SeekRandomWhileWriting);
+            }
             "compact" => p.method = Some(Method::Compact),
             _ => {} // flush and stats run inline
         }
@@ -208,6 +212,9 @@ impl Runner<'_> {
             duration: a.duration.max(0) as u64,
             seek_nexts: a.seek_nexts,
             reverse_iterator: a.reverse_iterator,
+            explicit_snapshot: a.explicit_snapshot,
+            auto_refresh_iterator_with_snapshot: a.auto_refresh_iterator_with_snapshot,
+            use_tailing_iterator: a.use_tailing_iterator,
             write_opts: db::write_options(a, plan.sync),
             num_done: AtomicUsize::new(0),
             total_threads: plan.threads,
@@ -218,14 +225,15 @@ impl Runner<'_> {
             Method::Compact => 1,
             _ => reads,
         };
-        let readers = if method == Method::ReadWhileWriting { plan.threads - 1 } else { plan.threads };
+        let with_writer = matches!(method, Method::ReadWhileWriting | Method::SeekRandomWhileWriting);
+        let readers = if with_writer { plan.threads - 1 } else { plan.threads };
         let progress = self.progress(per_thread.max(0) as u64 * readers as u64);
         if let Some(Progress::Bar(b)) = &progress {
             b.set_message(name.to_string());
         }
         let mut states: Vec<ThreadState> = (0..plan.threads)
             .map(|tid| {
-                let writer = method == Method::ReadWhileWriting && tid == 0;
+                let writer = with_writer && tid == 0;
                 ThreadState {
                     tid,
                     rand: Mt64::new(self.seed_base.wrapping_add(first_thread + tid as u64 + 1)),

@@ -20,6 +20,7 @@ pub enum Method {
     SeekRandom,
     DeleteRandom,
     ReadWhileWriting,
+    SeekRandomWhileWriting,
     Compact,
 }
 
@@ -41,6 +42,11 @@ pub struct Ctx<'a> {
     pub duration: u64,
     pub seek_nexts: i32,
     pub reverse_iterator: bool,
+    /// seekrandom: one snapshot per thread for its iterators.
+    pub explicit_snapshot: bool,
+    pub auto_refresh_iterator_with_snapshot: bool,
+    /// seekrandom: one tailing iterator per thread, reused.
+    pub use_tailing_iterator: bool,
     pub write_opts: WriteOptions,
     /// Threads of this benchmark that have finished (the writer of readwhilewriting
     /// stops once all the others have).
@@ -104,6 +110,13 @@ impl Ctx<'_> {
             Method::ReadWhileWriting => {
                 if t.tid > 0 {
                     self.read_random(t)
+                } else {
+                    self.bg_writer(t)
+                }
+            }
+            Method::SeekRandomWhileWriting => {
+                if t.tid > 0 {
+                    self.seek_random(t)
                 } else {
                     self.bg_writer(t)
                 }
@@ -214,10 +227,29 @@ impl Ctx<'_> {
         let mut key = vec![0u8; self.key_size];
         let mut value_buffer = [0u8; 256];
         let (mut read, mut found, mut bytes) = (0u64, 0u64, 0u64);
+        let snapshot =
+            (self.explicit_snapshot || self.auto_refresh_iterator_with_snapshot).then(|| self.db.snapshot());
+        let read_options = || {
+            let mut ro = ReadOptions::default();
+            if let Some(s) = &snapshot {
+                ro.set_snapshot(s);
+            }
+            ro.set_auto_refresh_iterator_with_snapshot(self.auto_refresh_iterator_with_snapshot);
+            ro.set_tailing(self.use_tailing_iterator);
+            ro
+        };
+        let mut tailing = self.use_tailing_iterator.then(|| self.db.raw_iterator_opt(read_options()));
         while !duration.done(1) {
             let seek_pos = modulo(t.rand.next_u64(), self.flag_num);
             key_from_int(seek_pos, &mut key);
-            let mut it = self.db.raw_iterator_opt(ReadOptions::default());
+            let mut fresh;
+            let it = match &mut tailing {
+                Some(it) => it,
+                None => {
+                    fresh = self.db.raw_iterator_opt(read_options());
+                    &mut fresh
+                }
+            };
             it.seek(&key);
             read += 1;
             if it.key() == Some(&key[..]) {

@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock, RwLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 
 use super::write_controller::StallCondition;
 use super::DbInner;
@@ -70,6 +70,10 @@ pub(crate) struct CfHandle {
     /// readers may compare it with a relaxed load.
     pub super_version_number: AtomicU64,
     pub dropped: AtomicBool,
+    /// Every memtable some SuperVersion of this family has held and that is still alive:
+    /// the active one, the immutable ones, and flushed ones an iterator still pins
+    /// (`rocksdb.size-all-mem-tables` counts all three, as RocksDB's). A leaf lock.
+    live_mems: Mutex<Vec<Weak<MemTable>>>,
 }
 
 impl CfHandle {
@@ -94,9 +98,30 @@ impl CfHandle {
             opts,
             block_cache,
             super_version_number: AtomicU64::new(sv.number),
+            live_mems: Mutex::new(
+                std::iter::once(&sv.mem).chain(sv.imm.iter()).map(Arc::downgrade).collect(),
+            ),
             super_version: RwLock::new(Arc::new(sv)),
             dropped: AtomicBool::new(false),
         }
+    }
+
+    /// Notes the memtables of a new SuperVersion, forgetting those no one holds any more.
+    fn note_mems(&self, mem: &Arc<MemTable>, imm: &[Arc<MemTable>]) {
+        let mut live = self.live_mems.lock().unwrap_or_else(|p| p.into_inner());
+        live.retain(|w| w.strong_count() > 0);
+        for m in std::iter::once(mem).chain(imm.iter()) {
+            if !live.iter().any(|w| std::ptr::eq(w.as_ptr(), Arc::as_ptr(m))) {
+                live.push(Arc::downgrade(m));
+            }
+        }
+    }
+
+    /// Bytes of every memtable of this family still alive: active, immutable, and flushed
+    /// ones pinned by readers (`rocksdb.size-all-mem-tables`).
+    pub fn all_mem_tables_size(&self) -> u64 {
+        let live = self.live_mems.lock().unwrap_or_else(|p| p.into_inner());
+        live.iter().filter_map(Weak::upgrade).map(|m| m.approximate_memory_usage() as u64).sum()
     }
 
     pub fn super_version(&self) -> Arc<SuperVersion> {
@@ -106,6 +131,7 @@ impl CfHandle {
     /// Installs a new read view (DB mutex held by the caller, so numbers only grow).
     pub fn install(&self, mem: Arc<MemTable>, imm: Vec<Arc<MemTable>>, current: Arc<Version>) {
         let number = self.super_version_number.load(Ordering::Relaxed) + 1;
+        self.note_mems(&mem, &imm);
         let sv = Arc::new(SuperVersion::new(number, mem, imm, current));
         *self.super_version.write().unwrap_or_else(|p| p.into_inner()) = sv;
         self.super_version_number.store(number, Ordering::Release);

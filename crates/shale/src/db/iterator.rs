@@ -164,83 +164,291 @@ pub type DBRawIterator<'a> = DBRawIteratorWithThreadMode<'a, DB>;
 
 impl<D: DBAccess> Drop for DBRawIteratorWithThreadMode<'_, D> {
     fn drop(&mut self) {
-        let Some((weak, cf, _)) = &self.source else { return };
-        let Some(inner) = weak.upgrade() else { return };
+        let Some(src) = &self.source else { return };
+        let Some(inner) = src.inner.upgrade() else { return };
+        if let Some(seq) = self.held_snapshot.take() {
+            inner.release_snapshot(seq);
+        }
         if !inner.has_obsolete.load(std::sync::atomic::Ordering::Acquire) {
             return;
         }
         // Let go of the read view (the SuperVersion and the table iterators, which hold the
         // tables' metadata) first, then ask for the purge: tables no other reader holds are
         // deleted by a flush thread.
-        self.iter = DBIter::new(
-            cf.icmp.clone(),
-            Box::new(crate::iter::ErrorIterator::new(crate::Error::invalid_argument("iterator dropped"))),
-            Arc::new(FragmentedTombstones::new(cf.opts.comparator.clone(), Vec::new())),
-            0,
-            None,
-            None,
-        );
+        self.iter = empty_iter(&src.cf);
         self._sv = None;
         inner.reader_released();
     }
 }
 
+/// An unpositioned iterator over nothing (stands in while a view is let go).
+fn empty_iter(cf: &CfHandle) -> DBIter {
+    DBIter::new(
+        cf.icmp.clone(),
+        Box::new(crate::iter::ErrorIterator::new(crate::Error::invalid_argument("iterator dropped"))),
+        Arc::new(FragmentedTombstones::new(cf.opts.comparator.clone(), Vec::new())),
+        0,
+        None,
+        None,
+    )
+}
+
+/// How an iterator follows the family's newer SuperVersions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Follow {
+    /// It reads the SuperVersion it was built on until `refresh`.
+    Pinned,
+    /// `auto_refresh_iterator_with_snapshot`: at the same snapshot, onto each newer one.
+    AutoRefresh,
+    /// `tailing`: at the latest data, onto each newer one.
+    Tailing,
+}
+
+/// What `refresh` and the SuperVersion checks rebuild the iterator from. The database is
+/// weak: an iterator must not keep a closed database (and its LOCK) alive.
+struct Source {
+    inner: Weak<DbInner>,
+    cf: Arc<CfHandle>,
+    ro: ReadOptions,
+}
+
 /// RocksDB's Iterator: positioned explicitly, read with `key`/`value`, as rust-rocksdb's
 /// `DBRawIteratorWithThreadMode`. It borrows the database, so it cannot outlive it.
+///
+/// It holds the SuperVersion it reads, which keeps that view's memtables and tables alive.
+/// `refresh` moves it onto the newest one. With `auto_refresh_iterator_with_snapshot` (and
+/// a snapshot) it moves itself: before each seek and after each `next`/`prev` it compares
+/// the family's SuperVersion number (one relaxed load) with its own, and on a change
+/// rebuilds on the new SuperVersion at the same sequence number and re-seeks at its
+/// current key in its current direction (`seek` forward, `seek_for_prev` backward). The
+/// snapshot keeps every entry it sees from compaction, so the re-seek lands on the same
+/// key and value. A tailing iterator does the same at the latest data (sequence number
+/// unbounded): it reads the live memtable, so it sees writes made after its creation. As
+/// RocksDB's, it only moves forward: `prev`, `seek_for_prev` and `seek_to_last` make it
+/// invalid with NotSupported.
 pub struct DBRawIteratorWithThreadMode<'a, D: DBAccess> {
     iter: DBIter,
     _sv: Option<Arc<SuperVersion>>,
-    /// What `refresh` rebuilds the iterator from (None for an iterator that failed to
-    /// build). Weak: an iterator must not keep a closed database (and its LOCK) alive.
-    source: Option<(Weak<DbInner>, Arc<CfHandle>, ReadOptions)>,
+    /// The number of `_sv` (compared with the family's for auto-refresh and tailing).
+    sv_number: u64,
+    /// Tailing: range tombstones the active memtable had when `iter` was built (a seek
+    /// rebuilds when there are more).
+    mem_range_dels: u64,
+    follow: Follow,
+    /// The snapshot sequence this iterator registered while it auto-refreshes, so
+    /// compaction keeps its entries even if the caller releases the snapshot first.
+    held_snapshot: Option<u64>,
+    /// None for an iterator that failed to build.
+    source: Option<Source>,
     _db: PhantomData<&'a D>,
 }
 
 impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
     pub(crate) fn new(inner: &Arc<DbInner>, cf: &Arc<CfHandle>, ro: &ReadOptions) -> Self {
-        let (iter, sv) = Self::build(inner, cf, ro);
-        DBRawIteratorWithThreadMode {
-            iter,
-            _sv: Some(sv),
-            source: Some((Arc::downgrade(inner), cf.clone(), ro.clone())),
+        let mut it = DBRawIteratorWithThreadMode {
+            iter: empty_iter(cf),
+            _sv: None,
+            sv_number: 0,
+            mem_range_dels: 0,
+            follow: Follow::Pinned,
+            held_snapshot: None,
+            source: Some(Source { inner: Arc::downgrade(inner), cf: cf.clone(), ro: ro.clone() }),
             _db: PhantomData,
-        }
+        };
+        it.rebuild(inner);
+        it
     }
 
-    fn build(inner: &Arc<DbInner>, cf: &Arc<CfHandle>, ro: &ReadOptions) -> (DBIter, Arc<SuperVersion>) {
+    /// How iterators made with `ro` follow newer SuperVersions, or why `ro` is refused.
+    fn follow_of(ro: &ReadOptions) -> Result<Follow> {
+        ro.check_supported()?;
+        if ro.tailing {
+            if ro.snapshot.is_some() {
+                return Err(crate::Error::invalid_argument(
+                    "a tailing iterator reads the latest data: it cannot be given a snapshot",
+                ));
+            }
+            return Ok(Follow::Tailing);
+        }
+        if ro.auto_refresh_iterator_with_snapshot {
+            if ro.snapshot.is_none() {
+                return Err(crate::Error::invalid_argument(
+                    "auto_refresh_iterator_with_snapshot needs an explicit snapshot (ReadOptions::set_snapshot)",
+                ));
+            }
+            return Ok(Follow::AutoRefresh);
+        }
+        Ok(Follow::Pinned)
+    }
+
+    /// Builds `iter` over the family's current SuperVersion from `source.ro` (unpositioned),
+    /// releasing the one held before. An error is kept in the iterator's status.
+    fn rebuild(&mut self, inner: &Arc<DbInner>) {
+        let Some(src) = &self.source else { return };
+        let cf = src.cf.clone();
         let sv = cf.super_version();
-        let seq = ro.snapshot.unwrap_or_else(|| inner.last_sequence());
-        let (it, tomb) =
-            match ro.check_supported().and_then(|_| inner.internal_iterator(cf, &sv, ro.fill_cache)) {
-                Ok(x) => x,
-                Err(e) => (
+        let follow = Self::follow_of(&src.ro);
+        let seq = match follow {
+            Ok(Follow::Tailing) => crate::key::MAX_SEQUENCE_NUMBER,
+            _ => src.ro.snapshot.unwrap_or_else(|| inner.last_sequence()),
+        };
+        let want_hold = match follow {
+            Ok(Follow::AutoRefresh) => src.ro.snapshot,
+            _ => None,
+        };
+        let built = follow.and_then(|f| inner.internal_iterator(&cf, &sv, src.ro.fill_cache).map(|x| (f, x)));
+        let (it, tomb) = match built {
+            Ok((f, x)) => {
+                self.follow = f;
+                x
+            }
+            Err(e) => {
+                self.follow = Follow::Pinned;
+                (
                     Box::new(crate::iter::ErrorIterator::new(e)) as BoxedIterator,
                     Arc::new(FragmentedTombstones::new(cf.opts.comparator.clone(), Vec::new())),
-                ),
-            };
-        let iter =
-            DBIter::new(cf.icmp.clone(), it, tomb, seq, ro.lower_bound.clone(), ro.upper_bound.clone());
-        (iter, sv)
+                )
+            }
+        };
+        let mut iter = DBIter::new(
+            cf.icmp.clone(),
+            it,
+            tomb,
+            seq,
+            src.ro.lower_bound.clone(),
+            src.ro.upper_bound.clone(),
+        );
+        iter.set_max_skippable_internal_keys(src.ro.max_skippable_internal_keys);
+        if self.held_snapshot != want_hold {
+            if let Some(s) = want_hold {
+                inner.hold_snapshot(s);
+            }
+            if let Some(s) = std::mem::replace(&mut self.held_snapshot, want_hold) {
+                inner.release_snapshot(s);
+            }
+        }
+        self.sv_number = sv.number;
+        self.mem_range_dels = sv.mem.num_range_deletes();
+        // The old view goes only now: `iter` and `_sv` are replaced together.
+        self.iter = iter;
+        drop(self._sv.replace(sv));
+        inner.reader_released();
+    }
+
+    /// The database and family to rebuild from, or why not.
+    fn source_db(&self) -> Result<Arc<DbInner>> {
+        let Some(src) = &self.source else {
+            return self
+                .iter
+                .status()
+                .and(Err(crate::Error::invalid_argument("refresh: the iterator has no database")));
+        };
+        let Some(inner) = src.inner.upgrade() else {
+            return Err(crate::Error::invalid_argument("refresh: the database is closed"));
+        };
+        if src.cf.is_dropped() {
+            return Err(crate::Error::invalid_argument(format!("column family {} was dropped", src.cf.name)));
+        }
+        Ok(inner)
     }
 
     /// Rebuilds the iterator over the database's current state, as RocksDB's
     /// `Iterator::Refresh`: it sees every write made so far (a snapshot it was made with
-    /// no longer applies) and is unpositioned until the next seek.
+    /// no longer applies, so it no longer auto-refreshes) and is unpositioned until the
+    /// next seek. The SuperVersion it held is released.
     pub fn refresh(&mut self) -> Result<()> {
-        let Some((inner, cf, ro)) = &mut self.source else {
-            return self.iter.status();
-        };
-        let Some(inner) = inner.upgrade() else {
-            return Err(crate::Error::invalid_argument("refresh: the database is closed"));
-        };
-        if cf.is_dropped() {
-            return Err(crate::Error::invalid_argument(format!("column family {} was dropped", cf.name)));
+        let inner = self.source_db()?;
+        if let Some(src) = &mut self.source {
+            src.ro.snapshot = None;
+            src.ro.auto_refresh_iterator_with_snapshot = false;
         }
-        ro.snapshot = None;
-        let (iter, sv) = Self::build(&inner, cf, ro);
-        self.iter = iter;
-        self._sv = Some(sv);
-        Ok(())
+        self.rebuild(&inner);
+        self.iter.status()
+    }
+
+    /// Rebuilds the iterator over the database's current state read at `snapshot`, as
+    /// RocksDB's `Iterator::Refresh(const Snapshot*)` (a Shale extension to rust-rocksdb's
+    /// API). The iterator is unpositioned until the next seek; the SuperVersion it held
+    /// is released. An auto-refreshing iterator keeps auto-refreshing, at `snapshot`. A
+    /// tailing iterator refuses (InvalidArgument): it reads the latest data.
+    pub fn refresh_with_snapshot<S: DBAccess>(
+        &mut self,
+        snapshot: &crate::db::SnapshotWithThreadMode<'_, S>,
+    ) -> Result<()> {
+        let inner = self.source_db()?;
+        if let Some(src) = &mut self.source {
+            if src.ro.tailing {
+                return Err(crate::Error::invalid_argument(
+                    "a tailing iterator reads the latest data: it cannot be refreshed to a snapshot",
+                ));
+            }
+            src.ro.snapshot = Some(snapshot.sequence_number());
+        }
+        self.rebuild(&inner);
+        self.iter.status()
+    }
+
+    /// Whether the family has a newer SuperVersion this iterator should move onto (one
+    /// relaxed load), or (tailing) its active memtable has new range tombstones.
+    #[inline]
+    fn stale(&self) -> bool {
+        if self.follow == Follow::Pinned {
+            return false;
+        }
+        let Some(src) = &self.source else { return false };
+        if src.cf.super_version_number.load(std::sync::atomic::Ordering::Relaxed) != self.sv_number {
+            return true;
+        }
+        self.follow == Follow::Tailing
+            && self._sv.as_ref().is_some_and(|sv| sv.mem.num_range_deletes() != self.mem_range_dels)
+    }
+
+    /// Before a seek: moves onto the newest SuperVersion if there is one.
+    #[inline]
+    fn check_before_seek(&mut self) {
+        if self.stale() {
+            self.move_to_newest(None);
+        }
+    }
+
+    /// After a step: moves onto the newest SuperVersion if there is one, re-seeking at
+    /// the current key in `dir`.
+    #[inline]
+    fn check_after_step(&mut self, dir: Direction) {
+        if self.stale() && self.iter.valid() {
+            self.move_to_newest(Some(dir));
+        }
+    }
+
+    /// A tailing iterator only moves forward, as RocksDB's (`ForwardIterator`): a backward
+    /// step could not see writes made behind it. It becomes invalid with NotSupported.
+    #[inline]
+    fn refuse_backward(&mut self, what: &str) -> bool {
+        if self.follow != Follow::Tailing {
+            return false;
+        }
+        self.iter.fail_with(crate::Error::not_supported(format!("{what} on a tailing iterator")));
+        true
+    }
+
+    #[cold]
+    fn move_to_newest(&mut self, reseek: Option<Direction>) {
+        let Some(inner) = self.source.as_ref().and_then(|s| s.inner.upgrade()) else { return };
+        if self.source.as_ref().is_some_and(|s| s.cf.is_dropped()) {
+            // The family's last SuperVersion stays readable, as its files do.
+            self.follow = Follow::Pinned;
+            return;
+        }
+        let key = match reseek {
+            Some(_) => self.iter.key().to_vec(),
+            None => Vec::new(),
+        };
+        self.rebuild(&inner);
+        match reseek {
+            Some(Direction::Forward) => self.iter.seek(&key),
+            Some(Direction::Reverse) => self.iter.seek_for_prev(&key),
+            None => {}
+        }
     }
 
     pub(crate) fn failed(h: &Arc<CfHandle>, e: crate::Error) -> Self {
@@ -252,7 +460,17 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
             None,
             None,
         );
-        DBRawIteratorWithThreadMode { iter, _sv: Some(h.super_version()), source: None, _db: PhantomData }
+        let sv = h.super_version();
+        DBRawIteratorWithThreadMode {
+            iter,
+            sv_number: sv.number,
+            mem_range_dels: 0,
+            _sv: Some(sv),
+            follow: Follow::Pinned,
+            held_snapshot: None,
+            source: None,
+            _db: PhantomData,
+        }
     }
 
     /// Whether the iterator is positioned on an entry.
@@ -266,30 +484,45 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
     }
 
     pub fn seek_to_first(&mut self) {
+        self.check_before_seek();
         self.iter.seek_to_first()
     }
 
     pub fn seek_to_last(&mut self) {
+        if self.refuse_backward("SeekToLast") {
+            return;
+        }
+        self.check_before_seek();
         self.iter.seek_to_last()
     }
 
     pub fn seek<K: AsRef<[u8]>>(&mut self, key: K) {
+        self.check_before_seek();
         self.iter.seek(key.as_ref())
     }
 
     pub fn seek_for_prev<K: AsRef<[u8]>>(&mut self, key: K) {
+        if self.refuse_backward("SeekForPrev") {
+            return;
+        }
+        self.check_before_seek();
         self.iter.seek_for_prev(key.as_ref())
     }
 
     pub fn next(&mut self) {
         if self.iter.valid() {
-            self.iter.next()
+            self.iter.next();
+            self.check_after_step(Direction::Forward);
         }
     }
 
     pub fn prev(&mut self) {
+        if self.refuse_backward("Prev") {
+            return;
+        }
         if self.iter.valid() {
-            self.iter.prev()
+            self.iter.prev();
+            self.check_after_step(Direction::Reverse);
         }
     }
 
@@ -360,6 +593,19 @@ impl<'a, D: DBAccess> DBIteratorWithThreadMode<'a, D> {
     /// and repositions it by `mode`.
     pub fn refresh(&mut self, mode: IteratorMode<'_>) -> Result<()> {
         self.raw.refresh()?;
+        self.set_mode(mode);
+        Ok(())
+    }
+
+    /// Refreshes the underlying raw iterator to `snapshot` (see
+    /// `DBRawIteratorWithThreadMode::refresh_with_snapshot`; a Shale extension) and
+    /// repositions it by `mode`.
+    pub fn refresh_with_snapshot<S: DBAccess>(
+        &mut self,
+        snapshot: &crate::db::SnapshotWithThreadMode<'_, S>,
+        mode: IteratorMode<'_>,
+    ) -> Result<()> {
+        self.raw.refresh_with_snapshot(snapshot)?;
         self.set_mode(mode);
         Ok(())
     }

@@ -18,6 +18,8 @@ impl DbInner {
         // Properties of the read view need no DB mutex.
         match prop {
             "current-super-version-number" => return Some(cf.super_version_number.load(Ordering::Acquire)),
+            // Active, immutable, and flushed memtables readers still pin (RocksDB's meaning).
+            "size-all-mem-tables" => return Some(cf.all_mem_tables_size()),
             "actual-delayed-write-rate" => {
                 let delayed = self.lock_state().delayed_cfs > 0;
                 return Some(if delayed { self.write_control.delayed_write_rate() } else { 0 });
@@ -41,9 +43,7 @@ impl DbInner {
             }
             "background-errors" => st.errors.bg_error_count,
             "cur-size-active-mem-table" => c.mem.approximate_memory_usage() as u64,
-            "cur-size-all-mem-tables" | "size-all-mem-tables" => {
-                mems().map(|m| m.approximate_memory_usage() as u64).sum()
-            }
+            "cur-size-all-mem-tables" => mems().map(|m| m.approximate_memory_usage() as u64).sum(),
             "num-entries-active-mem-table" => c.mem.num_entries(),
             "num-entries-imm-mem-tables" => c.imm.iter().map(|(m, _)| m.num_entries()).sum(),
             "num-deletes-active-mem-table" => c.mem.num_deletes(),

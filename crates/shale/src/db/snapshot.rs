@@ -29,6 +29,14 @@ impl DbInner {
         seq
     }
 
+    /// Registers one more holder of a snapshot already taken at `seq` (an auto-refreshing
+    /// iterator keeps its snapshot's entries from compaction even if the caller releases
+    /// the snapshot first). Undo with `release_snapshot`.
+    pub(crate) fn hold_snapshot(&self, seq: u64) {
+        let mut snaps = self.snapshots.lock().unwrap_or_else(|p| p.into_inner());
+        *snaps.entry(seq).or_insert(0) += 1;
+    }
+
     pub(crate) fn release_snapshot(&self, seq: u64) {
         let mut snaps = self.snapshots.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(n) = snaps.get_mut(&seq) {

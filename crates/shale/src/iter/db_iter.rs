@@ -63,6 +63,10 @@ pub struct DBIter {
     /// Reused buffer for seek targets.
     scratch: Vec<u8>,
     err: Option<Error>,
+    /// `max_skippable_internal_keys` (0: no limit) and the entries passed over by the
+    /// current step.
+    max_skip: u64,
+    skipped: u64,
 }
 
 impl DBIter {
@@ -87,7 +91,31 @@ impl DBIter {
             saved_value: Vec::new(),
             scratch: Vec::new(),
             err: None,
+            max_skip: 0,
+            skipped: 0,
         }
+    }
+
+    /// A step that passes over more than `n` internal entries it does not return stops
+    /// with status Incomplete (RocksDB's `max_skippable_internal_keys`; 0: no limit).
+    pub fn set_max_skippable_internal_keys(&mut self, n: u64) {
+        self.max_skip = n;
+    }
+
+    /// Makes the iterator invalid with `e` as its status (until the next seek).
+    pub fn fail_with(&mut self, e: Error) {
+        self.fail(e);
+    }
+
+    /// Whether the current step passed over more entries than allowed.
+    #[inline]
+    fn skip_limit_exceeded(&self) -> bool {
+        self.max_skip > 0 && self.skipped > self.max_skip
+    }
+
+    #[cold]
+    fn fail_skipped(&mut self) {
+        self.fail(Error::new(crate::error::ErrorKind::Incomplete, "Too many internal keys skipped."));
     }
 
     pub fn valid(&self) -> bool {
@@ -240,6 +268,7 @@ impl DBIter {
 
     fn reset(&mut self, direction: Direction) {
         self.err = None;
+        self.skipped = 0;
         self.valid = false;
         self.direction = direction;
     }
@@ -275,6 +304,7 @@ impl DBIter {
     /// visible, live Value of its key. With `skipping`, entries of keys `<= saved_key` are
     /// passed over (they are older versions of a key already dealt with).
     fn find_next_user_entry(&mut self, mut skipping: bool) {
+        self.skipped = 0;
         let mut num_skipped = 0usize;
         while self.inner.valid() {
             let p = match parse_internal_key(self.inner.key()) {
@@ -288,6 +318,10 @@ impl DBIter {
             }
             let hidden = skipping && self.icmp.compare_user(p.user_key, &self.saved_key) != Ordering::Greater;
             if hidden || p.sequence > self.sequence {
+                self.skipped += 1;
+                if self.skip_limit_exceeded() {
+                    return self.fail_skipped();
+                }
                 num_skipped += 1;
                 if num_skipped > MAX_SEQUENTIAL_SKIP {
                     // Jump over the rest of these versions with one seek.
@@ -313,6 +347,10 @@ impl DBIter {
                     Some(Found::Merge) => return self.fail(Error::not_supported("merge operator")),
                     None => {}
                     Some(Found::Hidden) => {
+                        self.skipped += 1;
+                        if self.skip_limit_exceeded() {
+                            return self.fail_skipped();
+                        }
                         // Deleted or covered: hide this key's older entries.
                         self.saved_key.clear();
                         self.saved_key.extend_from_slice(p.user_key);
@@ -329,6 +367,7 @@ impl DBIter {
     /// visible entry is a live Value; copies it to `saved_key` / `saved_value` and leaves
     /// the inner iterator before that key's entries.
     fn prev_user_entry(&mut self) {
+        self.skipped = 0;
         while self.inner.valid() {
             // The inner iterator is on the last (oldest) entry of the next candidate key.
             match self.find_value_for_current_key() {
@@ -337,7 +376,11 @@ impl DBIter {
                     return;
                 }
                 Ok(Some(Found::Merge)) => return self.fail(Error::not_supported("merge operator")),
-                Ok(Some(Found::Hidden)) => {}
+                Ok(Some(Found::Hidden)) => {
+                    if self.skip_limit_exceeded() {
+                        return self.fail_skipped();
+                    }
+                }
                 Ok(None) => break,
                 Err(e) => return self.fail(e),
             }
@@ -393,6 +436,7 @@ impl DBIter {
             }
             steps += 1;
             if steps > MAX_SEQUENTIAL_SKIP {
+                self.skipped += steps as u64;
                 return self.find_value_for_current_key_using_seek().map(Some);
             }
             self.inner.prev();
@@ -408,6 +452,8 @@ impl DBIter {
             }
             (sequence, value_type) = (p.sequence, p.value_type);
         }
+        // Entries of this key passed over (all of them when it is hidden).
+        self.skipped += steps as u64 - u64::from(found == Found::Value);
         Ok(Some(found))
     }
 
