@@ -54,7 +54,6 @@ test_db::set_column_family_metadata_test  issue 10 (asserts a one-key SST is ove
 test_db::set_option_cf_test  issue 10 (set_options_cf, dynamic options)
 test_db::set_option_test  issue 10 (set_options, dynamic options)
 test_db::test_atomic_flush_cfs  issue 10 (atomic_flush)
-test_db::test_enable_and_disable_file_deletions  issue 17 (disable/enable_file_deletions)
 test_db::test_full_history_ts_low  issue 15 (user-defined timestamps)
 test_db::test_open_as_secondary  issue 10 (secondary instances)
 test_db::test_open_cf_descriptors_as_secondary  issue 10 (secondary instances)

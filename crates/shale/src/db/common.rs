@@ -214,13 +214,17 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
         Err(unsupported("TTL database (open_with_ttl)", 10))
     }
 
-    /// Stops the deletion of obsolete files: not built yet.
+    /// Stops the deletion of obsolete files (tables and WALs wait on their lists) until as
+    /// many `enable_file_deletions` calls have been made, as RocksDB's counter does.
     pub fn disable_file_deletions(&self) -> Result<()> {
-        Err(unsupported("disable_file_deletions", 17))
+        self.inner.lock_state().file_deletion_holds += 1;
+        Ok(())
     }
 
+    /// Undoes one `disable_file_deletions`; the last one deletes what waited.
     pub fn enable_file_deletions(&self) -> Result<()> {
-        Err(unsupported("enable_file_deletions", 17))
+        self.inner.release_deletion_hold();
+        Ok(())
     }
 }
 

@@ -1,0 +1,1 @@
+//! SST ingestion (filled in below).
