@@ -56,7 +56,6 @@ pub(crate) struct LiveFiles {
     pub manifest: Vec<u8>,
     /// The newest OPTIONS file, name and contents.
     pub options: Option<(String, Vec<u8>)>,
-    #[allow(dead_code)] // the backup meta file records it
     pub last_sequence: u64,
     pub _hold: DeletionHold,
 }
