@@ -404,7 +404,12 @@ impl BackupEngine {
         }
         let meta = BackupMeta { timestamp, sequence: live.last_sequence, files };
         drop(live);
+        // The private directory is in place, durably, before the meta file names it.
         fs.rename(&private_tmp, &self.dir.join(&private_rel))?;
+        if sync {
+            fs.sync_dir(&self.dir.join(&private_rel))?;
+            fs.sync_dir(&self.dir.join(PRIVATE))?;
+        }
         let meta_dir = self.dir.join(META);
         let tmp = meta_dir.join(format!(".{id}.tmp"));
         let mut f = fs.new_writable_file(&tmp)?;
@@ -417,7 +422,6 @@ impl BackupEngine {
         drop(f);
         fs.rename(&tmp, &meta_dir.join(id.to_string()))?;
         if sync {
-            fs.sync_dir(&self.dir.join(PRIVATE))?;
             fs.sync_dir(&meta_dir)?;
         }
         inner.info_log.log(format_args!("Backup {id} created: {} files", meta.files.len()));
