@@ -72,6 +72,11 @@ pub trait FileSystem: Send + Sync {
         let _ = from;
         Err(crate::error::Error::not_supported(format!("hard links ({})", to.display())))
     }
+    /// Makes an existing file's data durable (a file another writer made, such as one
+    /// hard-linked by `link_file`). NotSupported where `link_file` is.
+    fn sync_file(&self, path: &Path) -> Result<()> {
+        Err(crate::error::Error::not_supported(format!("syncing an existing file ({})", path.display())))
+    }
 }
 
 pub type FileSystemRef = Arc<dyn FileSystem>;

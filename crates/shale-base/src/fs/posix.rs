@@ -91,6 +91,9 @@ impl FileSystem for PosixFsyncFileSystem {
     fn link_file(&self, from: &Path, to: &Path) -> Result<()> {
         PosixFileSystem.link_file(from, to)
     }
+    fn sync_file(&self, path: &Path) -> Result<()> {
+        PosixFileSystem.sync_file(path)
+    }
 }
 
 fn ctx(op: &str, path: &Path) -> String {
@@ -303,6 +306,12 @@ impl FileSystem for PosixFileSystem {
 
     fn create_dir_all(&self, dir: &Path) -> Result<()> {
         fs::create_dir_all(dir).map_err(|e| Error::io(ctx("mkdir", dir), e))
+    }
+
+    fn sync_file(&self, path: &Path) -> Result<()> {
+        File::open(path)
+            .and_then(|f| f.sync_all())
+            .map_err(|e| Error::io(ctx("sync an existing file", path), e))
     }
 
     fn link_file(&self, from: &Path, to: &Path) -> Result<()> {

@@ -201,7 +201,11 @@ impl DbInner {
             let dst = filename::table_file(&self.path, number);
             if move_files {
                 match self.fs.link_file(&f.source, &dst) {
-                    Ok(()) => continue,
+                    // The writer of the file may not have synced it.
+                    Ok(()) => {
+                        self.fs.sync_file(&dst)?;
+                        continue;
+                    }
                     Err(e) if e.kind() == ErrorKind::NotSupported => {}
                     Err(e) => return Err(e),
                 }
