@@ -6,10 +6,10 @@
 //! <backup_dir>/
 //!   meta/<id>                the backup's meta file (text, below); meta/.<id>.tmp while written
 //!   private/<id>/            files of this backup only: CURRENT, MANIFEST-*, OPTIONS-*, *.log
-//!   shared_checksum/<n>_<crc32c>_<size>.sst
-//!                            tables, shared by every backup that holds them (the name
-//!                            carries the checksum and size, so a table is copied once:
-//!                            backups are incremental); <name>.tmp while copied
+//!   shared_checksum/<n>_s<db session id>_<size>.sst   (a table with a session id)
+//!   shared_checksum/<n>_<crc32c>_<size>.sst           (one without: RocksDB's legacy naming)
+//!                            tables, shared by every backup that holds them, so a table is
+//!                            copied once: backups are incremental; <name>.tmp while copied
 //!
 //! meta file (schema 1):      <unix time>\n<last sequence>\n<file count>\n
 //!                            then per file: <path under backup_dir> crc32 <crc32c, decimal>\n
@@ -330,32 +330,58 @@ impl BackupEngine {
         let results: Mutex<Vec<(usize, BackupFile)>> = Mutex::new(Vec::new());
         let jobs: Vec<(usize, &crate::db::live_files::LiveFile)> = live.tables.iter().enumerate().collect();
         let shared = self.dir.join(SHARED_CHECKSUM);
+        // Checksums the backups already record, by shared path.
+        let known: BTreeMap<&str, u32> =
+            self.backups.values().flat_map(|m| m.files.iter().map(|f| (f.path.as_str(), f.crc32c))).collect();
         run_parallel(self.threads, jobs, |(i, t)| {
             let src = inner.path.join(&t.name);
-            let (crc, size) = checksum_file(fs, &src)?;
-            if size != t.size {
-                return Err(Error::corruption(format!(
-                    "{}: {size} bytes, the MANIFEST says {}",
-                    t.name, t.size
-                )));
-            }
             let stem = t.name.trim_end_matches(".sst");
-            let name = format!("{stem}_{crc}_{size}.sst");
-            let dst = shared.join(&name);
-            if !fs.file_exists(&dst) {
-                let tmp = shared.join(format!("{name}.tmp"));
+            let copy_new = |dst_name: &str, expect: Option<u32>| -> Result<u32> {
+                let tmp = shared.join(format!("{dst_name}.tmp"));
                 let mut copied = 0u32;
-                copy_file_with(fs, &src, &tmp, Some(size), sync, |b| {
+                let n = copy_file_with(fs, &src, &tmp, Some(t.size), sync, |b| {
                     copied = crc32c::crc32c_append(copied, b)
                 })?;
-                if copied != crc {
+                if n != t.size || expect.is_some_and(|c| c != copied) {
                     let _ = fs.remove_file(&tmp);
                     return Err(Error::corruption(format!("{}: changed while backed up", t.name)));
                 }
-                fs.rename(&tmp, &dst)?;
-            }
+                fs.rename(&tmp, &shared.join(dst_name))?;
+                Ok(copied)
+            };
+            let (name, crc) = if t.db_session_id.is_empty() {
+                // RocksDB's kLegacyCrc32cAndFileSize naming: the checksum is in the name,
+                // so the table is read to compute it.
+                let (crc, size) = checksum_file(fs, &src)?;
+                if size != t.size {
+                    return Err(Error::corruption(format!(
+                        "{}: {size} bytes, the MANIFEST says {}",
+                        t.name, t.size
+                    )));
+                }
+                let name = format!("{stem}_{crc}_{size}.sst");
+                if !fs.file_exists(&shared.join(&name)) {
+                    copy_new(&name, Some(crc))?;
+                }
+                (name, crc)
+            } else {
+                // RocksDB's default naming (kUseDbSessionId | kFlagIncludeFileSize): a
+                // table a backup holds already is neither read nor copied.
+                let name = format!("{stem}_s{}_{}.sst", t.db_session_id, t.size);
+                let path = format!("{SHARED_CHECKSUM}/{name}");
+                match known.get(path.as_str()) {
+                    Some(crc) if fs.file_exists(&shared.join(&name)) => (name, *crc),
+                    _ => {
+                        let crc = copy_new(&name, None)?;
+                        (name, crc)
+                    }
+                }
+            };
             if let Ok(mut r) = results.lock() {
-                r.push((i, BackupFile { path: format!("{SHARED_CHECKSUM}/{name}"), crc32c: crc, size }));
+                r.push((
+                    i,
+                    BackupFile { path: format!("{SHARED_CHECKSUM}/{name}"), crc32c: crc, size: t.size },
+                ));
             }
             Ok(())
         })?;

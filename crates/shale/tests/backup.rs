@@ -221,3 +221,46 @@ fn backups_cross_over_with_ldb() {
     );
     assert_same_pairs(&ldb_scan(&restored, None), &want, "ldb scan of the restore");
 }
+
+#[test]
+fn tables_with_a_session_id_are_named_by_it_as_rocksdb_does() {
+    if !tools_available("backup session naming", &["ldb"]) {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tmp");
+    let src = tmp.path().join("db");
+    let d = format!("--db={}", src.display());
+    let mut kv = vec![d.clone(), "--create_if_missing".into(), "batchput".into()];
+    for i in 0..300 {
+        kv.push(format!("key{i:05}"));
+        kv.push(format!("value{i}"));
+    }
+    run_tool("ldb", &kv);
+    run_tool("ldb", &[d.clone(), "compact".into()]);
+    let bdir = tmp.path().join("backups");
+    let db = DB::open(&opts(), &src).expect("open RocksDB's database");
+    let want = scan(&db);
+    let mut be = engine(&bdir);
+    be.create_new_backup_flush(&db, true).expect("backup 1");
+    let shared = shared_files(&bdir);
+    let named: Vec<String> =
+        shared.iter().map(|p| p.file_name().expect("name").to_string_lossy().into_owned()).collect();
+    assert!(named.iter().any(|n| n.contains("_s")), "RocksDB's tables carry session ids: {named:?}");
+    db.put("extra", "x").expect("put");
+    be.create_new_backup_flush(&db, true).expect("backup 2");
+    for p in &shared {
+        assert!(p.exists(), "{p:?} kept");
+    }
+    be.verify_backup(2).expect("verify");
+    drop(db);
+    let to = tmp.path().join("restored");
+    restore(&mut be, Some(1), &to).expect("restore 1");
+    assert_same_pairs(&scan(&DB::open(&opts(), &to).expect("open")), &want, "backup 1");
+    // Damage in a session-named table is found too.
+    let t = shared.iter().find(|p| p.to_string_lossy().contains("_s")).expect("session-named table");
+    let mut bytes = std::fs::read(t).expect("read");
+    let last = bytes.len() - 100;
+    bytes[last] ^= 1;
+    std::fs::write(t, &bytes).expect("write");
+    assert_eq!(be.verify_backup(1).expect_err("damaged").kind(), ErrorKind::Corruption);
+}

@@ -45,6 +45,9 @@ impl Drop for DeletionHold {
 pub(crate) struct LiveFile {
     pub name: String,
     pub size: u64,
+    /// A table's "rocksdb.db.session.id" property (empty when it has none, or for a
+    /// WAL): backups name shared tables by it, as RocksDB does.
+    pub db_session_id: String,
 }
 
 /// What a checkpoint or backup copies; see the module comment.
@@ -91,13 +94,12 @@ impl DbInner {
             self.manifest_cv.wait(&mut st);
         }
         st.manifest_busy = true;
-        let mut tables = Vec::new();
+        let mut table_metas = Vec::new();
         for cf in st.cfs.values() {
             for (_, f) in cf.current.all_files() {
-                tables.push(LiveFile { name: filename::table_file_name(f.number), size: f.file_size });
+                table_metas.push((cf.handle.clone(), f.clone()));
             }
         }
-        tables.sort_by(|a, b| a.name.cmp(&b.name));
         let wal_now = st.alive_wals.back().copied().unwrap_or(0);
         let min_log = st
             .cfs
@@ -131,7 +133,7 @@ impl DbInner {
                 } else {
                     self.fs.file_size(&filename::wal_file(&self.path, *w))?
                 };
-                wals.push(LiveFile { name: format!("{w:06}.log"), size });
+                wals.push(LiveFile { name: format!("{w:06}.log"), size, db_session_id: String::new() });
             }
             let mut newest: Option<u64> = None;
             for name in self.fs.children(&self.path)? {
@@ -154,6 +156,17 @@ impl DbInner {
         self.manifest_cv.notify_all();
         drop(st);
         let (manifest_name, manifest, wals, options) = read?;
+        // The tables' session ids, from their (cached or newly opened) readers.
+        let mut tables = Vec::with_capacity(table_metas.len());
+        for (h, f) in table_metas {
+            let db_session_id = self.table_cache.get(&h, &f)?.table.properties().db_session_id.clone();
+            tables.push(LiveFile {
+                name: filename::table_file_name(f.number),
+                size: f.file_size,
+                db_session_id,
+            });
+        }
+        tables.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(LiveFiles { tables, wals, manifest_name, manifest, options, last_sequence, _hold: hold })
     }
 }
