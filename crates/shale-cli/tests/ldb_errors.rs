@@ -48,11 +48,6 @@ fn bad_input_fails_cleanly() {
 #[test]
 fn other_issues_commands_say_not_supported() {
     for cmd in [
-        "backup",
-        "restore",
-        "checkpoint",
-        "write_extern_sst",
-        "ingest_extern_sst",
         "reduce_levels",
         "change_compaction_style",
         "query",

@@ -37,6 +37,12 @@ impl Env {
         })
     }
 
+    /// An environment over the given file system (a Shale extension, as
+    /// `Options::set_file_system`; backups use it for their directory).
+    pub fn with_file_system(fs: FileSystemRef) -> Self {
+        Env { fs: Some(fs), unsupported: Vec::new(), low_threads: None, high_threads: None }
+    }
+
     /// The LOW pool (compactions), as RocksDB's `SetBackgroundThreads`.
     pub fn set_background_threads(&mut self, num_threads: i32) {
         self.low_threads = Some(num_threads.max(0) as usize);

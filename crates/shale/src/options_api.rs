@@ -328,7 +328,7 @@ impl WaitForCompactOptions {
     }
 }
 
-/// Options of SST ingestion, as rust-rocksdb's (ingestion is issue 17's).
+/// Options of SST ingestion, as rust-rocksdb's (`db/ingest.rs` reads them).
 #[derive(Default)]
 pub struct IngestExternalFileOptions {
     flags: Vec<(&'static str, bool)>,
@@ -353,6 +353,12 @@ impl IngestExternalFileOptions {
 
     pub fn set_ingest_behind(&mut self, v: bool) {
         self.flags.push(("ingest_behind", v));
+    }
+
+    /// The flag's last setting, or RocksDB's default.
+    pub(crate) fn flag(&self, name: &str) -> bool {
+        let default = matches!(name, "snapshot_consistency" | "allow_global_seqno" | "allow_blocking_flush");
+        self.flags.iter().rev().find(|(n, _)| *n == name).map_or(default, |(_, v)| *v)
     }
 }
 

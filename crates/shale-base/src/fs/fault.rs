@@ -441,6 +441,23 @@ impl FileSystem for FaultInjectionFs {
         let s = &self.shared;
         s.check(OpKind::Rename, from)?;
         let mut ctl = lock(&s.ctl);
+        if !s.base.file_exists(to) {
+            if let Ok(names) = s.base.children(from) {
+                // A directory (one level deep): modelled as each of its files moving, each
+                // name change durable once the directory holding the new name is synced.
+                for n in &names {
+                    s.record_before(&mut ctl, &from.join(n));
+                    s.record_before(&mut ctl, &to.join(n));
+                }
+                s.base.rename(from, to)?;
+                for n in &names {
+                    if let Some(f) = ctl.files.remove(&from.join(n)) {
+                        ctl.files.insert(to.join(n), f);
+                    }
+                }
+                return Ok(());
+            }
+        }
         s.record_before(&mut ctl, from);
         s.record_before(&mut ctl, to);
         s.base.rename(from, to)?;

@@ -188,6 +188,31 @@ impl FileSystem for MemFileSystem {
         if !st.parent_exists(to) {
             return Err(not_found("renaming a file", to));
         }
+        if st.dirs.contains(from) {
+            // A directory: everything under it moves (checkpoints and backups build a
+            // directory under a temporary name, then rename it).
+            if st.files.contains_key(to) || st.dirs.contains(to) {
+                return Err(Error::io_code(
+                    format!("While renaming a directory to {}: File exists", to.display()),
+                    libc::EEXIST,
+                ));
+            }
+            let moved = |p: &Path| p.strip_prefix(from).ok().map(|rest| to.join(rest));
+            let files: Vec<PathBuf> = st.files.keys().filter(|p| p.starts_with(from)).cloned().collect();
+            for p in files {
+                if let (Some(i), Some(n)) = (st.files.remove(&p), moved(&p)) {
+                    st.files.insert(n, i);
+                }
+            }
+            let dirs: Vec<PathBuf> = st.dirs.iter().filter(|p| p.starts_with(from)).cloned().collect();
+            for p in dirs {
+                st.dirs.remove(&p);
+                if let Some(n) = moved(&p) {
+                    st.dirs.insert(n);
+                }
+            }
+            return Ok(());
+        }
         let inode = st.files.remove(from).ok_or_else(|| not_found("renaming a file", from))?;
         st.files.insert(to.to_path_buf(), inode);
         Ok(())

@@ -65,6 +65,18 @@ pub trait FileSystem: Send + Sync {
     /// Takes an exclusive lock on `path` (created if missing), failing with an IO error if
     /// this or another process holds it.
     fn lock_file(&self, path: &Path) -> Result<Box<dyn FileLock>>;
+    /// Makes `to` a hard link to `from` (checkpoints and backups share table files this
+    /// way). File systems without links, or a link across file systems, fail with
+    /// NotSupported; callers then copy the file.
+    fn link_file(&self, from: &Path, to: &Path) -> Result<()> {
+        let _ = from;
+        Err(crate::error::Error::not_supported(format!("hard links ({})", to.display())))
+    }
+    /// Makes an existing file's data durable (a file another writer made, such as one
+    /// hard-linked by `link_file`). NotSupported where `link_file` is.
+    fn sync_file(&self, path: &Path) -> Result<()> {
+        Err(crate::error::Error::not_supported(format!("syncing an existing file ({})", path.display())))
+    }
 }
 
 pub type FileSystemRef = Arc<dyn FileSystem>;

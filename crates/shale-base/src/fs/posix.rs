@@ -88,6 +88,12 @@ impl FileSystem for PosixFsyncFileSystem {
     fn lock_file(&self, path: &Path) -> Result<Box<dyn FileLock>> {
         PosixFileSystem.lock_file(path)
     }
+    fn link_file(&self, from: &Path, to: &Path) -> Result<()> {
+        PosixFileSystem.link_file(from, to)
+    }
+    fn sync_file(&self, path: &Path) -> Result<()> {
+        PosixFileSystem.sync_file(path)
+    }
 }
 
 fn ctx(op: &str, path: &Path) -> String {
@@ -300,6 +306,23 @@ impl FileSystem for PosixFileSystem {
 
     fn create_dir_all(&self, dir: &Path) -> Result<()> {
         fs::create_dir_all(dir).map_err(|e| Error::io(ctx("mkdir", dir), e))
+    }
+
+    fn sync_file(&self, path: &Path) -> Result<()> {
+        File::open(path)
+            .and_then(|f| f.sync_all())
+            .map_err(|e| Error::io(ctx("sync an existing file", path), e))
+    }
+
+    fn link_file(&self, from: &Path, to: &Path) -> Result<()> {
+        fs::hard_link(from, to).map_err(|e| {
+            // EXDEV (another file system), EPERM / ENOTSUP (no links there): the caller copies.
+            if matches!(e.raw_os_error(), Some(18) | Some(1) | Some(95)) {
+                Error::not_supported(format!("hard link {} -> {}: {e}", to.display(), from.display()))
+            } else {
+                Error::io(format!("While linking {} to {}", to.display(), from.display()), e)
+            }
+        })
     }
 
     fn remove_dir(&self, dir: &Path) -> Result<()> {

@@ -101,7 +101,7 @@ fn cf_name(p: &Parsed) -> String {
     p.opt("column_family").unwrap_or("default").to_string()
 }
 
-fn cf<'a>(db: &'a DB, p: &Parsed) -> Res<&'a shale::ColumnFamily> {
+pub fn cf<'a>(db: &'a DB, p: &Parsed) -> Res<&'a shale::ColumnFamily> {
     let name = cf_name(p);
     db.cf_handle(&name)
         .ok_or_else(|| Failure::new(format!("Invalid argument: Column family not found: {name}")))

@@ -8,6 +8,7 @@
 //! Output goes to stdout exactly as ldb prints it; a failure prints `Failed: <status>` on
 //! stderr and exits 1, as ldb does.
 
+mod backup_cmds;
 mod db_cmds;
 pub(crate) mod fmt;
 mod manifest;
@@ -113,11 +114,6 @@ const COMMON_OPTIONS: &[&str] = &[
 
 /// Commands whose feature belongs to another part of Shale not built yet.
 const NOT_SUPPORTED: &[(&str, &str)] = &[
-    ("backup", "backup engine (issue 17)"),
-    ("restore", "backup engine (issue 17)"),
-    ("checkpoint", "checkpoints (issue 17)"),
-    ("write_extern_sst", "external SST files (issue 17)"),
-    ("ingest_extern_sst", "external SST file ingestion (issue 17)"),
     ("reduce_levels", "reduce_levels (changing a database's number of levels)"),
     ("change_compaction_style", "change_compaction_style (universal compaction)"),
     ("query", "the interactive query shell"),
@@ -171,9 +167,14 @@ Admin Commands:
   idump [--from] [--to] [--input_key_hex] [--max_keys=<N>] [--count_only]
   list_live_files_metadata [--sort_by_filename]
   repair [--verbose]
+  backup [--backup_dir] [--num_threads]
+  restore [--backup_dir] [--num_threads]
+  checkpoint [--checkpoint_dir]
+  write_extern_sst <output_sst_path>
+  ingest_extern_sst <input_sst_path> [--move_files] [--snapshot_consistency]
+    [--allow_global_seqno] [--allow_blocking_flush] [--ingest_behind]
 
-Not supported yet (print NotSupported): backup, restore, checkpoint, write_extern_sst,
-  ingest_extern_sst, reduce_levels, change_compaction_style, query, load, update_manifest,
+Not supported yet (print NotSupported): reduce_levels, change_compaction_style, query, load, update_manifest,
   unsafe_remove_sst_file, file_checksum_dump, list_file_range_deletes
 ";
 
@@ -238,6 +239,11 @@ fn dispatch(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         "dump_live_files" => manifest::dump_live_files(p, out),
         "list_live_files_metadata" => manifest::list_live_files_metadata(p, out),
         "dump_wal" => wal::dump_wal(p, out),
+        "checkpoint" => backup_cmds::checkpoint(p, out),
+        "backup" => backup_cmds::backup(p, out),
+        "restore" => backup_cmds::restore(p, out),
+        "write_extern_sst" => backup_cmds::write_extern_sst(p, out),
+        "ingest_extern_sst" => backup_cmds::ingest_extern_sst(p, out),
         "help" | "--help" => {
             out.write_all(HELP.as_bytes()).map_err(Failure::io)?;
             Ok(())

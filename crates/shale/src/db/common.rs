@@ -214,13 +214,17 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
         Err(unsupported("TTL database (open_with_ttl)", 10))
     }
 
-    /// Stops the deletion of obsolete files: not built yet.
+    /// Stops the deletion of obsolete files (tables and WALs wait on their lists) until as
+    /// many `enable_file_deletions` calls have been made, as RocksDB's counter does.
     pub fn disable_file_deletions(&self) -> Result<()> {
-        Err(unsupported("disable_file_deletions", 17))
+        self.inner.lock_state().file_deletion_holds += 1;
+        Ok(())
     }
 
+    /// Undoes one `disable_file_deletions`; the last one deletes what waited.
     pub fn enable_file_deletions(&self) -> Result<()> {
-        Err(unsupported("enable_file_deletions", 17))
+        self.inner.release_deletion_hold();
+        Ok(())
     }
 }
 
@@ -514,12 +518,14 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
         self.ingest_external_file_opts(&IngestExternalFileOptions::default(), paths)
     }
 
+    /// Ingests external SST files into the default family (`db/ingest.rs`).
     pub fn ingest_external_file_opts<P: AsRef<Path>>(
         &self,
-        _opts: &IngestExternalFileOptions,
-        _paths: Vec<P>,
+        opts: &IngestExternalFileOptions,
+        paths: Vec<P>,
     ) -> Result<()> {
-        Err(unsupported("ingest_external_file (SST ingestion)", 17))
+        let cf = self.default_handle().clone_handle();
+        self.ingest_external_file_cf_opts(&cf, opts, paths)
     }
 
     pub fn ingest_external_file_cf<P: AsRef<Path>>(
@@ -530,13 +536,16 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
         self.ingest_external_file_cf_opts(cf, &IngestExternalFileOptions::default(), paths)
     }
 
+    /// Ingests external SST files into `cf`: all of them or none (`db/ingest.rs`).
     pub fn ingest_external_file_cf_opts<P: AsRef<Path>>(
         &self,
-        _cf: &impl AsColumnFamilyRef,
-        _opts: &IngestExternalFileOptions,
-        _paths: Vec<P>,
+        cf: &impl AsColumnFamilyRef,
+        opts: &IngestExternalFileOptions,
+        paths: Vec<P>,
     ) -> Result<()> {
-        Err(unsupported("ingest_external_file (SST ingestion)", 17))
+        let h = self.inner.handle_of(cf)?;
+        let paths: Vec<std::path::PathBuf> = paths.iter().map(|p| p.as_ref().to_path_buf()).collect();
+        self.inner.ingest_external_files(&h, opts, &paths)
     }
 
     /// The default family's size and table count.

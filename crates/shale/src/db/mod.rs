@@ -38,7 +38,9 @@ mod error_handler;
 pub(crate) mod filename;
 mod flush;
 mod info_log;
+mod ingest;
 mod iterator;
+pub(crate) mod live_files;
 mod obsolete;
 mod open;
 mod options_writer;
@@ -177,6 +179,9 @@ pub(crate) struct DbState {
     pub delayed_cfs: usize,
     /// Families under compaction pressure (more compactions may run at once).
     pub speedup_cfs: usize,
+    /// Holds on file deletion (`disable_file_deletions`, checkpoints and backups copying
+    /// files, `live_files.rs`): while above zero no table or WAL is deleted.
+    pub file_deletion_holds: usize,
 }
 
 /// The active WAL, guarded by `DbInner::wal`.

@@ -15,7 +15,9 @@
 //! it is released (`delete_obsolete_files`). A purge runs after every flush and compaction,
 //! and, when an iterator is dropped while tables wait, on a flush thread
 //! (`reader_released`). While a MANIFEST write has failed no table is
-//! deleted: the MANIFEST on disk may still name it.
+//! deleted: the MANIFEST on disk may still name it. While `DbState::file_deletion_holds`
+//! is above zero (`disable_file_deletions`, a checkpoint or backup copying) nothing is
+//! deleted; the files wait on the lists (`live_files.rs`).
 
 use std::collections::BTreeSet;
 
@@ -39,6 +41,11 @@ impl DbInner {
     /// The WALs and tables that nothing needs any more, taken off the lists.
     pub(crate) fn find_obsolete_files(&self, st: &mut DbState) -> ObsoleteFiles {
         let mut out = ObsoleteFiles::default();
+        if st.file_deletion_holds > 0 {
+            // A checkpoint or backup is copying, or deletions were disabled: the lists
+            // keep everything until the last hold goes (`live_files.rs`).
+            return out;
+        }
         let wal_now = st.alive_wals.back().copied().unwrap_or(0);
         let min_log = st
             .cfs

@@ -239,6 +239,7 @@ pub(crate) fn open<T: ThreadMode>(
             stopped_cfs: 0,
             delayed_cfs: 0,
             speedup_cfs: 0,
+            file_deletion_holds: 0,
         }),
         work_cv: Condvar::new(),
         done_cv: Condvar::new(),

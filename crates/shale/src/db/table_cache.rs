@@ -74,7 +74,7 @@ impl TableCache {
             file_name: name,
             cache_id: file.number,
         };
-        let table = Table::open(f, file.file_size, opts)?;
+        let table = Table::open_with_largest_seqno(f, file.file_size, opts, file.largest_seqno)?;
         let tombstones = range_del::from_table_entries(table.range_tombstones())?;
         let entry = Arc::new(TableEntry {
             tombstones: Arc::new(FragmentedTombstones::new(cf.opts.comparator.clone(), tombstones)),

@@ -281,6 +281,12 @@ impl TableBuilder {
         Ok(())
     }
 
+    /// Records a property of RocksDB's "user collected" kind (written as given; the
+    /// properties the builder computes take precedence).
+    pub fn set_user_property(&mut self, name: &str, value: Vec<u8>) {
+        self.props.user_collected.insert(name.to_string(), value);
+    }
+
     /// Entries added so far (range tombstones included).
     pub fn num_entries(&self) -> u64 {
         self.props.num_entries

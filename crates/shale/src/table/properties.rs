@@ -29,6 +29,10 @@ pub const INDEX_BLOCK: &str = "rocksdb.index";
 pub const BUILTIN_COMPRESSION_MANAGER: &str = "BuiltinV2";
 
 pub mod names {
+    /// External files (SstFileWriter): 2 = keys take a global seqno (fixed32).
+    pub const EXTERNAL_SST_VERSION: &str = "rocksdb.external_sst_file.version";
+    /// External files: RocksDB's global seqno placeholder (fixed64, 0 = the MANIFEST's).
+    pub const EXTERNAL_SST_GLOBAL_SEQNO: &str = "rocksdb.external_sst_file.global_seqno";
     pub const ORIG_FILE_NUMBER: &str = "rocksdb.original.file.number";
     pub const DATA_SIZE: &str = "rocksdb.data.size";
     pub const INDEX_SIZE: &str = "rocksdb.index.size";

@@ -9,6 +9,12 @@
 //! Index keys are internal keys, or user keys when the table's
 //! "rocksdb.index.key.is.user.key" property is 1; index values are delta-encoded handles
 //! when "rocksdb.index.value.is.delta.encoded" is 1.
+//!
+//! External files (written by an SstFileWriter and ingested: the
+//! "rocksdb.external_sst_file.version" property is 2) store every key with sequence number
+//! 0; the number they really have (the global seqno) is the file's largest seqno in the
+//! MANIFEST, or the "rocksdb.external_sst_file.global_seqno" property when that is not 0
+//! (RocksDB's `GetGlobalSequenceNumber`). Reads see every key, and range tombstone, with it.
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
@@ -76,6 +82,143 @@ pub struct Table {
     /// The `rocksdb.compression_dict` meta block (empty when the table has none).
     compression_dict: Vec<u8>,
     data_blocks_read: AtomicU64,
+    /// The global seqno of an external file (0: none, keys as stored).
+    global_seqno: u64,
+}
+
+/// The global seqno of an external file (0 when the table is not one or has none), from
+/// its properties and the largest seqno the MANIFEST records (MAX_SEQUENCE_NUMBER: not
+/// known), as RocksDB's `GetGlobalSequenceNumber`.
+fn global_seqno(props: &TableProperties, largest_seqno: u64, name: &str) -> Result<u64> {
+    use crate::coding::decode_fixed64;
+    let version = props.user_collected.get(names::EXTERNAL_SST_VERSION);
+    let seqno = props.user_collected.get(names::EXTERNAL_SST_GLOBAL_SEQNO);
+    let Some(version) = version else {
+        return match seqno {
+            Some(_) => Err(Error::corruption(format!("{name}: a global seqno property without a version"))),
+            None => Ok(0),
+        };
+    };
+    if version.len() != 4 {
+        return Err(Error::corruption(format!("{name}: external file version property is not 4 bytes")));
+    }
+    let version = decode_fixed32(version);
+    if version < 2 {
+        if seqno.is_some() || version != 1 {
+            return Err(Error::corruption(format!(
+                "{name}: an external sst file with version {version} has a global seqno property"
+            )));
+        }
+        return Ok(0);
+    }
+    let mut g = match seqno {
+        Some(v) if v.len() == 8 => decode_fixed64(v),
+        Some(_) => return Err(Error::corruption(format!("{name}: global seqno property is not 8 bytes"))),
+        None => 0,
+    };
+    if largest_seqno < crate::key::MAX_SEQUENCE_NUMBER {
+        if g == 0 {
+            g = largest_seqno;
+        }
+        if g != largest_seqno {
+            return Err(Error::corruption(format!(
+                "{name}: an external sst file with version {version} has global seqno property {g}, \
+                 while the largest seqno in the file is {largest_seqno}"
+            )));
+        }
+    }
+    if g > crate::key::MAX_SEQUENCE_NUMBER {
+        return Err(Error::corruption(format!("{name}: global seqno {g} is too large")));
+    }
+    Ok(g)
+}
+
+/// Reads the properties block. RocksDB writes an ingested file's global seqno into the
+/// properties block in place (`write_global_seqno`) without updating the block's checksum,
+/// so a mismatch is accepted when the checksum matches with that value zeroed, as RocksDB's
+/// `ReadTablePropertiesHelper` accepts it.
+fn read_properties_block(
+    file: &dyn RandomAccessFile,
+    h: BlockHandle,
+    checksum: super::format::BlockChecksum,
+    name: &str,
+) -> Result<Vec<u8>> {
+    let e = match read_block_with(file, h, checksum, true, name) {
+        Ok(b) => return Ok(b),
+        Err(e) if e.kind() == ErrorKind::Corruption => e,
+        Err(e) => return Err(e),
+    };
+    let Ok(size) = usize::try_from(h.size) else { return Err(e) };
+    if size > (1 << 26) {
+        return Err(e);
+    }
+    let mut buf = vec![0u8; size + 5];
+    super::format::read_exact_at(file, h.offset, &mut buf, name)?;
+    if buf[size] != 0 {
+        return Err(e);
+    }
+    let Some(off) = property_value_offset(&buf[..size], names::EXTERNAL_SST_GLOBAL_SEQNO.as_bytes()) else {
+        return Err(e);
+    };
+    if off + 8 > size {
+        return Err(e);
+    }
+    let mut zeroed = buf[..size].to_vec();
+    zeroed[off..off + 8].fill(0);
+    if checksum.compute(h.offset, &zeroed, buf[size]) != decode_fixed32(&buf[size + 1..]) {
+        return Err(e);
+    }
+    buf.truncate(size);
+    Ok(buf)
+}
+
+/// Where the value of property `name` starts in an uncompressed properties block.
+fn property_value_offset(block: &[u8], name: &[u8]) -> Option<usize> {
+    use crate::coding::decode_varint64;
+    if block.len() < 4 {
+        return None;
+    }
+    let restarts = (decode_fixed32(&block[block.len() - 4..]) & 0x7FFF_FFFF) as usize;
+    let end = block.len().checked_sub(4 + restarts.checked_mul(4)?)?;
+    let mut p = 0;
+    let mut key: Vec<u8> = Vec::new();
+    while p < end {
+        let mut next = || -> Option<usize> {
+            let (v, n) = decode_varint64(block.get(p..end)?)?;
+            p += n;
+            usize::try_from(v).ok()
+        };
+        let (shared, non_shared, vlen) = (next()?, next()?, next()?);
+        if shared > key.len() {
+            return None;
+        }
+        key.truncate(shared);
+        key.extend_from_slice(block.get(p..p.checked_add(non_shared)?)?);
+        p += non_shared;
+        if key == name {
+            return Some(p);
+        }
+        p = p.checked_add(vlen)?;
+    }
+    None
+}
+
+/// The trailer `ikey` has with its sequence number replaced by `seqno`.
+fn global_trailer(ikey: &[u8], seqno: u64) -> u64 {
+    (seqno << 8) | (crate::key::trailer(ikey) & 0xff)
+}
+
+/// `ikey` with its sequence number replaced by `seqno` (type kept).
+fn with_seqno(ikey: &[u8], seqno: u64, out: &mut Vec<u8>) {
+    out.clear();
+    if ikey.len() < 8 {
+        out.extend_from_slice(ikey);
+        return;
+    }
+    let n = ikey.len() - 8;
+    out.extend_from_slice(&ikey[..n]);
+    let t = crate::key::trailer(ikey) & 0xff;
+    out.extend_from_slice(&((seqno << 8) | t).to_le_bytes());
 }
 
 impl Table {
@@ -83,6 +226,17 @@ impl Table {
         file: Arc<dyn RandomAccessFile>,
         file_size: u64,
         opts: TableReaderOptions,
+    ) -> Result<Arc<Table>> {
+        Self::open_with_largest_seqno(file, file_size, opts, crate::key::MAX_SEQUENCE_NUMBER)
+    }
+
+    /// `open` for a table the MANIFEST names with `largest_seqno` (an external file's keys
+    /// take it as their global seqno).
+    pub fn open_with_largest_seqno(
+        file: Arc<dyn RandomAccessFile>,
+        file_size: u64,
+        opts: TableReaderOptions,
+        largest_seqno: u64,
     ) -> Result<Arc<Table>> {
         let name = opts.file_name.clone();
         let mut footer = read_footer(file.as_ref(), file_size, &name)?;
@@ -108,7 +262,8 @@ impl Table {
         }
 
         let props = match meta.get(PROPERTIES_BLOCK).or_else(|| meta.get(PROPERTIES_BLOCK_OLD)) {
-            Some(&h) => TableProperties::decode(read_meta(h)?).map_err(|e| in_file(e, &name, h))?,
+            Some(&h) => TableProperties::decode(read_properties_block(file.as_ref(), h, checksum, &name)?)
+                .map_err(|e| in_file(e, &name, h))?,
             None => TableProperties::default(),
         };
         let ours = opts.icmp.user_comparator().name();
@@ -121,6 +276,7 @@ impl Table {
 
         check_table_features(&props, footer.format_version)
             .map_err(|e| Error::new(e.kind(), format!("{}: {name}", strip_prefix(&e))))?;
+        let global_seqno = global_seqno(&props, largest_seqno, &name)?;
 
         let index_type = props
             .user_collected
@@ -164,6 +320,13 @@ impl Table {
             if range_tombstones.iter().any(|(k, _)| k.len() < 8) {
                 return Err(in_file(Error::corruption("range tombstone key too short"), &name, h));
             }
+            if global_seqno != 0 {
+                let mut buf = Vec::new();
+                for (k, _) in range_tombstones.iter_mut() {
+                    with_seqno(k, global_seqno, &mut buf);
+                    std::mem::swap(k, &mut buf);
+                }
+            }
         }
 
         let compression_dict = match meta.get(COMPRESSION_DICT_BLOCK) {
@@ -182,6 +345,7 @@ impl Table {
             range_tombstones,
             compression_dict,
             data_blocks_read: AtomicU64::new(0),
+            global_seqno,
         }))
     }
 
@@ -264,7 +428,18 @@ impl Table {
             it.seek(lookup_ikey);
             if it.valid() {
                 if self.opts.icmp.compare_user(user_key(it.key()), uk) == Ordering::Equal {
-                    return Ok(Some((it.key().to_vec(), it.value().to_vec())));
+                    let mut key = it.key().to_vec();
+                    if self.global_seqno != 0 {
+                        // With its global seqno the entry may sort before the lookup key
+                        // (newer than the snapshot): then this file has nothing visible.
+                        if global_trailer(&key, self.global_seqno) > crate::key::trailer(lookup_ikey) {
+                            return Ok(None);
+                        }
+                        let mut buf = Vec::new();
+                        with_seqno(&key, self.global_seqno, &mut buf);
+                        key = buf;
+                    }
+                    return Ok(Some((key, it.value().to_vec())));
                 }
                 return Ok(None);
             }
@@ -293,14 +468,23 @@ impl Table {
 
     /// A two-level iterator over every entry (range tombstones excluded).
     pub fn iter(self: &Arc<Self>, fill_cache: bool) -> Box<dyn InternalIterator> {
-        Box::new(TableIter {
+        let it = Box::new(TableIter {
             index: self.index_iter(),
             table: self.clone(),
             data: None,
             data_handle: None,
             fill_cache,
             status: Ok(()),
-        })
+        });
+        if self.global_seqno == 0 {
+            return it;
+        }
+        Box::new(GlobalSeqnoIter { inner: it, seqno: self.global_seqno, key: Vec::new() })
+    }
+
+    /// The global seqno of an external file (0: none).
+    pub fn global_seqno(&self) -> u64 {
+        self.global_seqno
     }
 }
 
@@ -473,5 +657,78 @@ impl InternalIterator for TableIter {
     }
     fn status(&self) -> Result<()> {
         self.status.clone()
+    }
+}
+
+/// An external file's entries with the global seqno in every key.
+struct GlobalSeqnoIter {
+    inner: Box<TableIter>,
+    seqno: u64,
+    key: Vec<u8>,
+}
+
+impl GlobalSeqnoIter {
+    fn fix(&mut self) {
+        if self.inner.valid() {
+            with_seqno(self.inner.key(), self.seqno, &mut self.key);
+        }
+    }
+}
+
+impl InternalIterator for GlobalSeqnoIter {
+    fn valid(&self) -> bool {
+        self.inner.valid()
+    }
+    fn seek_to_first(&mut self) {
+        self.inner.seek_to_first();
+        self.fix();
+    }
+    fn seek_to_last(&mut self) {
+        self.inner.seek_to_last();
+        self.fix();
+    }
+    // The file holds each user key once, so the order with global seqnos differs from the
+    // stored order only against a target of the same user key: an entry whose global
+    // trailer is above the target's sorts before it (RocksDB's block iterators compare
+    // with the global seqno applied).
+    fn seek(&mut self, target: &[u8]) {
+        self.inner.seek(target);
+        if self.inner.valid()
+            && target.len() >= 8
+            && self.inner.table.opts.icmp.compare_user(user_key(self.inner.key()), user_key(target))
+                == Ordering::Equal
+            && global_trailer(self.inner.key(), self.seqno) > crate::key::trailer(target)
+        {
+            self.inner.next();
+        }
+        self.fix();
+    }
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        self.seek(target);
+        if !self.inner.valid() {
+            if self.inner.status().is_ok() {
+                self.inner.seek_to_last();
+            }
+        } else if self.key.as_slice() != target {
+            self.inner.prev();
+        }
+        self.fix();
+    }
+    fn next(&mut self) {
+        self.inner.next();
+        self.fix();
+    }
+    fn prev(&mut self) {
+        self.inner.prev();
+        self.fix();
+    }
+    fn key(&self) -> &[u8] {
+        &self.key
+    }
+    fn value(&self) -> &[u8] {
+        self.inner.value()
+    }
+    fn status(&self) -> Result<()> {
+        self.inner.status()
     }
 }

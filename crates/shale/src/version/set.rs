@@ -110,6 +110,13 @@ impl VersionSet {
         self.manifest.lock().writer.number()
     }
 
+    /// The MANIFEST in use and its synced size (what a checkpoint or backup copies). The
+    /// caller has stopped MANIFEST changes (`DbState::manifest_busy`).
+    pub fn manifest_number_and_size(&self) -> (u64, u64) {
+        let m = self.manifest.lock();
+        (m.writer.number(), m.writer.file_size())
+    }
+
     /// True when the next change must start a new MANIFEST (the current one is over
     /// `max_manifest_file_size`, or its last write failed). The caller then passes the
     /// whole state as `snapshot` to `write`.
