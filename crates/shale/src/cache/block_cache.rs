@@ -1,6 +1,33 @@
-//! A sharded, byte-weighted cache of uncompressed blocks, keyed by (table cache id,
-//! block offset). Backed by `quick_cache` (CLOCK-Pro eviction).
+//! A sharded, byte-weighted cache of uncompressed blocks. Backed by `quick_cache`
+//! (CLOCK-Pro eviction).
+//!
+//! # Keys
+//!
+//! A block is keyed by a [`CacheKey`]: the [`OffsetableCacheKey`] of its table file plus the
+//! block's offset in that file, as RocksDB's `OffsetableCacheKey` / `CacheKey`. One `Cache`
+//! may be shared by several databases (rust-rocksdb's documented pattern), and a database may
+//! be destroyed and created again in the same process with the same cache, so a file number
+//! alone names nothing: two tables numbered 7 in two databases must never share a key, or one
+//! database reads the other's blocks (cache hits skip the checksum check).
+//!
+//! ```text
+//!   CacheKey = +-----------------+-----------------+-----------------+
+//!              | session (u64)   | file number     | block offset    |
+//!              +-----------------+-----------------+-----------------+
+//!              \____ OffsetableCacheKey (one per table file) ____/
+//! ```
+//!
+//! `session` stands where RocksDB puts the DB session id: every database open (and every table
+//! opened outside a database, e.g. by `sst_dump`) draws a fresh value from a process-wide
+//! counter, so it is unique in the process by construction, not by chance. Within one open,
+//! file numbers are never reused, so no two table files ever share an `OffsetableCacheKey`.
+//! RocksDB derives its key from the session id recorded in the table's properties so that keys
+//! stay stable across processes for a persistent secondary cache; Shale's caches live and die
+//! with the process, so the in-process counter is enough and cannot collide. The key stays
+//! stable across a table reader closed and opened again in the same database open
+//! (`max_open_files`), so its cached blocks are found again.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use quick_cache::sync::Cache;
@@ -8,11 +35,53 @@ use quick_cache::Weighter;
 
 use crate::table::block::Block;
 
+/// The next cache session; 0 is never handed out.
+static NEXT_SESSION: AtomicU64 = AtomicU64::new(1);
+
+/// A fresh cache session, never returned before in this process (RocksDB's DB session id, as
+/// far as the cache is concerned).
+pub fn new_cache_session() -> u64 {
+    NEXT_SESSION.fetch_add(1, Ordering::Relaxed)
+}
+
+/// The per-file part of a block's cache key: unique to one table file of one database open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct OffsetableCacheKey {
+    session: u64,
+    file_number: u64,
+}
+
+impl OffsetableCacheKey {
+    /// The key base of table `file_number` of the database open that drew `session` from
+    /// [`new_cache_session`].
+    pub fn new(session: u64, file_number: u64) -> Self {
+        OffsetableCacheKey { session, file_number }
+    }
+
+    /// A key base shared with no other file: for a table opened outside a database.
+    pub fn unique() -> Self {
+        OffsetableCacheKey { session: new_cache_session(), file_number: 0 }
+    }
+
+    /// The key of the block at `offset` in this file.
+    pub fn with_offset(&self, offset: u64) -> CacheKey {
+        CacheKey { session: self.session, file_number: self.file_number, offset }
+    }
+}
+
+/// A block's key in the cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CacheKey {
+    session: u64,
+    file_number: u64,
+    offset: u64,
+}
+
 #[derive(Clone, Copy, Default)]
 struct BlockWeighter;
 
-impl Weighter<(u64, u64), Arc<Block>> for BlockWeighter {
-    fn weight(&self, _key: &(u64, u64), block: &Arc<Block>) -> u64 {
+impl Weighter<CacheKey, Arc<Block>> for BlockWeighter {
+    fn weight(&self, _key: &CacheKey, block: &Arc<Block>) -> u64 {
         // Charge the block bytes plus a little bookkeeping, never zero.
         block.size() as u64 + 64
     }
@@ -20,7 +89,7 @@ impl Weighter<(u64, u64), Arc<Block>> for BlockWeighter {
 
 /// The block cache. Cheap to share behind an `Arc`.
 pub struct BlockCache {
-    cache: Cache<(u64, u64), Arc<Block>, BlockWeighter>,
+    cache: Cache<CacheKey, Arc<Block>, BlockWeighter>,
     capacity: usize,
 }
 
@@ -35,12 +104,12 @@ impl BlockCache {
         }
     }
 
-    pub fn get(&self, cache_id: u64, offset: u64) -> Option<Arc<Block>> {
-        self.cache.get(&(cache_id, offset))
+    pub fn get(&self, key: &CacheKey) -> Option<Arc<Block>> {
+        self.cache.get(key)
     }
 
-    pub fn insert(&self, cache_id: u64, offset: u64, block: Arc<Block>) {
-        self.cache.insert((cache_id, offset), block);
+    pub fn insert(&self, key: CacheKey, block: Arc<Block>) {
+        self.cache.insert(key, block);
     }
 
     /// Bytes charged for the blocks held now.
@@ -73,14 +142,27 @@ mod tests {
     #[test]
     fn get_insert_and_capacity_bound() {
         let c = BlockCache::new(64 * 1024);
-        assert!(c.get(1, 0).is_none());
-        c.insert(1, 0, block(100));
-        assert_eq!(c.get(1, 0).unwrap().size(), block(100).size());
-        assert!(c.get(2, 0).is_none());
+        let f1 = OffsetableCacheKey::new(1, 1);
+        assert!(c.get(&f1.with_offset(0)).is_none());
+        c.insert(f1.with_offset(0), block(100));
+        assert_eq!(c.get(&f1.with_offset(0)).unwrap().size(), block(100).size());
+        assert!(c.get(&OffsetableCacheKey::new(1, 2).with_offset(0)).is_none());
+        let f3 = OffsetableCacheKey::new(1, 3);
         for i in 0..200 {
-            c.insert(3, i, block(4000));
+            c.insert(f3.with_offset(i), block(4000));
         }
         assert!(c.usage() <= c.capacity(), "{} > {}", c.usage(), c.capacity());
         assert!(c.usage() > 0);
+    }
+
+    #[test]
+    fn same_file_number_in_two_sessions_never_shares_a_key() {
+        let c = BlockCache::new(1 << 20);
+        let (s1, s2) = (new_cache_session(), new_cache_session());
+        assert_ne!(s1, s2);
+        c.insert(OffsetableCacheKey::new(s1, 7).with_offset(0), block(10));
+        assert!(c.get(&OffsetableCacheKey::new(s2, 7).with_offset(0)).is_none());
+        assert!(c.get(&OffsetableCacheKey::new(s1, 7).with_offset(0)).is_some());
+        assert_ne!(OffsetableCacheKey::unique(), OffsetableCacheKey::unique());
     }
 }

@@ -2,4 +2,4 @@
 
 pub mod block_cache;
 
-pub use block_cache::BlockCache;
+pub use block_cache::{new_cache_session, BlockCache, CacheKey, OffsetableCacheKey};

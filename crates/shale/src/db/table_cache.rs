@@ -14,7 +14,7 @@ use parking_lot::Mutex;
 
 use super::cf::CfHandle;
 use super::filename;
-use crate::cache::BlockCache;
+use crate::cache::{new_cache_session, BlockCache, OffsetableCacheKey};
 use crate::error::Result;
 use crate::fs::FileSystemRef;
 use crate::iter::range_del::{self, FragmentedTombstones};
@@ -31,6 +31,10 @@ pub(crate) struct TableCache {
     dir: PathBuf,
     capacity: Option<usize>,
     pub default_block_cache: Arc<BlockCache>,
+    /// This database open's cache session: with a file number, the key base of the file's
+    /// blocks in a block cache that other databases (or an earlier incarnation of this one)
+    /// may share. Drawn fresh at every open, so no two opens share keys.
+    cache_session: u64,
     /// file number -> (entry, last use tick)
     map: Mutex<HashMap<u64, (Arc<TableEntry>, u64)>>,
     tick: AtomicU64,
@@ -53,6 +57,7 @@ impl TableCache {
             dir,
             capacity,
             default_block_cache,
+            cache_session: new_cache_session(),
             map: Mutex::new(HashMap::new()),
             tick: AtomicU64::new(0),
         }
@@ -72,7 +77,7 @@ impl TableCache {
             block_cache: cf.block_cache.clone(),
             verify_checksums: true,
             file_name: name,
-            cache_id: file.number,
+            cache_key: OffsetableCacheKey::new(self.cache_session, file.number),
         };
         let table = Table::open(f, file.file_size, opts)?;
         let tombstones = range_del::from_table_entries(table.range_tombstones())?;

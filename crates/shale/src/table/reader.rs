@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 use std::sync::Arc;
 
-use crate::cache::BlockCache;
+use crate::cache::{BlockCache, OffsetableCacheKey};
 use crate::coding::decode_fixed32;
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::RandomAccessFile;
@@ -41,8 +41,9 @@ pub struct TableReaderOptions {
     pub verify_checksums: bool,
     /// Named in error messages.
     pub file_name: String,
-    /// Distinguishes this file's blocks in the shared block cache.
-    pub cache_id: u64,
+    /// This file's key base in the (possibly shared) block cache: unique to this file, see
+    /// `cache::block_cache`. `OffsetableCacheKey::unique()` for a table opened outside a DB.
+    pub cache_key: OffsetableCacheKey,
 }
 
 /// Refuses what a table's properties say it needs and Shale does not read: keys and values
@@ -226,7 +227,7 @@ impl Table {
     /// Reads (or finds in the cache) the data block at `handle`.
     fn data_block(&self, handle: BlockHandle, fill_cache: bool) -> Result<Arc<Block>> {
         if let Some(cache) = &self.opts.block_cache {
-            if let Some(b) = cache.get(self.opts.cache_id, handle.offset) {
+            if let Some(b) = cache.get(&self.opts.cache_key.with_offset(handle.offset)) {
                 return Ok(b);
             }
         }
@@ -243,7 +244,7 @@ impl Table {
         let block = Arc::new(Block::new(data).map_err(|e| in_file(e, name, handle))?);
         if fill_cache {
             if let Some(cache) = &self.opts.block_cache {
-                cache.insert(self.opts.cache_id, handle.offset, block.clone());
+                cache.insert(self.opts.cache_key.with_offset(handle.offset), block.clone());
             }
         }
         Ok(block)
