@@ -294,6 +294,7 @@ fn open(path: &str, verify: bool) -> Res<std::sync::Arc<Table>> {
         verify_checksums: verify,
         file_name: path.to_string(),
         cache_key: shale::cache::OffsetableCacheKey::unique(),
+        statistics: None,
     };
     Table::open(file, size, opts).map_err(Failure::db)
 }

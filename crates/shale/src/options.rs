@@ -194,6 +194,9 @@ pub struct Options {
     /// A column family's TTL (from its descriptor); only `Disabled`/`SameAsDb` open.
     pub(crate) cf_ttl: crate::db::ColumnFamilyTtl,
     pub(crate) unsupported: Vec<&'static str>,
+    /// The statistics object `enable_statistics` made, shared by the databases opened with
+    /// these options (RocksDB's `shared_ptr<Statistics>`); issue 14.
+    pub(crate) statistics: Option<Arc<crate::statistics::Statistics>>,
 }
 
 impl Default for Options {
@@ -239,6 +242,7 @@ impl Default for Options {
             write_dbid_to_manifest: true,
             cf_ttl: crate::db::ColumnFamilyTtl::SameAsDb,
             unsupported: Vec::new(),
+            statistics: None,
         }
     }
 }

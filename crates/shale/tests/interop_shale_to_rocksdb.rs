@@ -211,6 +211,7 @@ fn sst_dump_verifies_every_table_and_shows_its_properties() {
             verify_checksums: true,
             file_name: f.display().to_string(),
             cache_key: shale::cache::OffsetableCacheKey::unique(),
+            statistics: None,
         };
         let table = Table::open(file, size, opts).unwrap();
         let p = table.properties();

@@ -561,6 +561,7 @@ pub fn open_table(path: &str, size: u64) -> Res<Arc<Table>> {
         verify_checksums: true,
         file_name: path.to_string(),
         cache_key: shale::cache::OffsetableCacheKey::unique(),
+        statistics: None,
     };
     Table::open(file, size, opts).map_err(Failure::db)
 }

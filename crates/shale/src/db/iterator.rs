@@ -193,6 +193,8 @@ pub struct DBRawIteratorWithThreadMode<'a, D: DBAccess> {
     /// What `refresh` rebuilds the iterator from (None for an iterator that failed to
     /// build). Weak: an iterator must not keep a closed database (and its LOCK) alive.
     source: Option<(Weak<DbInner>, Arc<CfHandle>, ReadOptions)>,
+    /// Seeks and steps, for `Options::enable_statistics` (issue 14).
+    counts: crate::statistics::IterCounts,
     _db: PhantomData<&'a D>,
 }
 
@@ -203,6 +205,7 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
             iter,
             _sv: Some(sv),
             source: Some((Arc::downgrade(inner), cf.clone(), ro.clone())),
+            counts: crate::statistics::IterCounts::new(inner.opts.statistics.clone()),
             _db: PhantomData,
         }
     }
@@ -252,7 +255,13 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
             None,
             None,
         );
-        DBRawIteratorWithThreadMode { iter, _sv: Some(h.super_version()), source: None, _db: PhantomData }
+        DBRawIteratorWithThreadMode {
+            iter,
+            _sv: Some(h.super_version()),
+            source: None,
+            counts: crate::statistics::IterCounts::new(None),
+            _db: PhantomData,
+        }
     }
 
     /// Whether the iterator is positioned on an entry.
@@ -265,31 +274,48 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
         self.iter.status()
     }
 
+    /// The bytes of the entry the iterator is on (for the statistics), None when not on one.
+    fn found(&self) -> Option<usize> {
+        self.iter.valid().then(|| self.iter.key().len() + self.iter.value().len())
+    }
+
     pub fn seek_to_first(&mut self) {
-        self.iter.seek_to_first()
+        let t = self.counts.seek_start();
+        self.iter.seek_to_first();
+        self.counts.seek_done(t, false, self.found());
     }
 
     pub fn seek_to_last(&mut self) {
-        self.iter.seek_to_last()
+        let t = self.counts.seek_start();
+        self.iter.seek_to_last();
+        self.counts.seek_done(t, false, self.found());
     }
 
     pub fn seek<K: AsRef<[u8]>>(&mut self, key: K) {
-        self.iter.seek(key.as_ref())
+        let t = self.counts.seek_start();
+        self.iter.seek(key.as_ref());
+        self.counts.seek_done(t, true, self.found());
     }
 
     pub fn seek_for_prev<K: AsRef<[u8]>>(&mut self, key: K) {
-        self.iter.seek_for_prev(key.as_ref())
+        let t = self.counts.seek_start();
+        self.iter.seek_for_prev(key.as_ref());
+        self.counts.seek_done(t, true, self.found());
     }
 
     pub fn next(&mut self) {
         if self.iter.valid() {
-            self.iter.next()
+            self.iter.next();
+            let found = self.found();
+            self.counts.next_done(found);
         }
     }
 
     pub fn prev(&mut self) {
         if self.iter.valid() {
-            self.iter.prev()
+            self.iter.prev();
+            let found = self.found();
+            self.counts.prev_done(found);
         }
     }
 

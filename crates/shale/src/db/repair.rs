@@ -55,6 +55,7 @@ fn scan_table(
         verify_checksums: true,
         file_name: path.display().to_string(),
         cache_key: crate::cache::OffsetableCacheKey::unique(),
+        statistics: None,
     };
     let table = Table::open(file, size, opts)?;
     let mut meta = FileMetaData { number, file_size: size, ..FileMetaData::default() };

@@ -18,6 +18,7 @@ use crate::cache::{new_cache_session, BlockCache, OffsetableCacheKey};
 use crate::error::Result;
 use crate::fs::FileSystemRef;
 use crate::iter::range_del::{self, FragmentedTombstones};
+use crate::statistics::{record_tick, Histogram, Statistics, StopWatch, Ticker};
 use crate::table::reader::{Table, TableReaderOptions};
 use crate::version::edit::FileMetaData;
 
@@ -35,6 +36,8 @@ pub(crate) struct TableCache {
     /// blocks in a block cache that other databases (or an earlier incarnation of this one)
     /// may share. Drawn fresh at every open, so no two opens share keys.
     cache_session: u64,
+    /// The database's statistics (`Options::enable_statistics`), handed to every reader.
+    statistics: Option<Arc<Statistics>>,
     /// file number -> (entry, last use tick)
     map: Mutex<HashMap<u64, (Arc<TableEntry>, u64)>>,
     tick: AtomicU64,
@@ -46,6 +49,7 @@ impl TableCache {
         dir: PathBuf,
         max_open_files: i32,
         default_block_cache: Arc<BlockCache>,
+        statistics: Option<Arc<Statistics>>,
     ) -> Self {
         let capacity = if max_open_files < 0 {
             None
@@ -58,6 +62,7 @@ impl TableCache {
             capacity,
             default_block_cache,
             cache_session: new_cache_session(),
+            statistics,
             map: Mutex::new(HashMap::new()),
             tick: AtomicU64::new(0),
         }
@@ -70,16 +75,24 @@ impl TableCache {
             *t = tick;
             return Ok(e.clone());
         }
+        let stats = self.statistics.as_deref();
         let name = filename::table_file_name(file.number);
-        let f = self.fs.new_random_access_file(&self.dir.join(&name))?;
-        let opts = TableReaderOptions {
-            icmp: cf.icmp.clone(),
-            block_cache: cf.block_cache.clone(),
-            verify_checksums: true,
-            file_name: name,
-            cache_key: OffsetableCacheKey::new(self.cache_session, file.number),
+        let opened = {
+            let _t = StopWatch::new(stats, Histogram::TableOpenIoMicros);
+            record_tick(stats, Ticker::NoFileOpens, 1);
+            self.fs.new_random_access_file(&self.dir.join(&name)).and_then(|f| {
+                let opts = TableReaderOptions {
+                    icmp: cf.icmp.clone(),
+                    block_cache: cf.block_cache.clone(),
+                    verify_checksums: true,
+                    file_name: name,
+                    cache_key: OffsetableCacheKey::new(self.cache_session, file.number),
+                    statistics: self.statistics.clone(),
+                };
+                Table::open(f, file.file_size, opts)
+            })
         };
-        let table = Table::open(f, file.file_size, opts)?;
+        let table = opened.inspect_err(|_| record_tick(stats, Ticker::NoFileErrors, 1))?;
         let tombstones = range_del::from_table_entries(table.range_tombstones())?;
         let entry = Arc::new(TableEntry {
             tombstones: Arc::new(FragmentedTombstones::new(cf.opts.comparator.clone(), tombstones)),

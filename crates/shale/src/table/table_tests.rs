@@ -56,6 +56,7 @@ fn open_with(
             verify_checksums: true,
             file_name: path.display().to_string(),
             cache_key: crate::cache::OffsetableCacheKey::unique(),
+            statistics: None,
         },
     )
 }
