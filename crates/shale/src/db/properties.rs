@@ -13,7 +13,7 @@ use crate::ffi_util::CStrLike;
 const PREFIX: &str = "rocksdb.";
 
 impl DbInner {
-    fn int_property(&self, cf: &CfHandle, name: &str) -> Option<u64> {
+    pub(crate) fn int_property(&self, cf: &CfHandle, name: &str) -> Option<u64> {
         let prop = name.strip_prefix(PREFIX)?;
         // Properties of the read view need no DB mutex.
         match prop {
@@ -71,7 +71,9 @@ impl DbInner {
             "num-running-compactions" => st.jobs.running_compactions as u64,
             "block-cache-capacity" => cf.block_cache.as_ref().map_or(0, |b| b.capacity() as u64),
             "block-cache-usage" => cf.block_cache.as_ref().map_or(0, |b| b.usage() as u64),
-            "estimate-table-readers-mem" => 0,
+            "estimate-table-readers-mem" => {
+                v.all_files().map(|(_, f)| self.table_cache.reader_memory(f.number)).sum()
+            }
             "min-log-number-to-keep" => st.alive_wals.front().copied().unwrap_or(0),
             // Shale's own: the severity of the current background error (0 none, 1 soft,
             // 2 hard, 3 fatal, 4 unrecoverable; RocksDB's Status::Severity).

@@ -109,6 +109,11 @@ impl TableCache {
         Ok(entry)
     }
 
+    /// The memory table `number`'s reader holds, if it is open (0 if not: nothing is opened).
+    pub fn reader_memory(&self, number: u64) -> u64 {
+        self.map.lock().get(&number).map_or(0, |(e, _)| e.table.approximate_memory_usage() as u64)
+    }
+
     pub fn evict(&self, number: u64) {
         self.map.lock().remove(&number);
     }

@@ -190,6 +190,16 @@ impl Table {
         }))
     }
 
+    /// Bytes this open table holds in memory besides cached data blocks: its index block,
+    /// filter, compression dictionary and range tombstones (RocksDB's
+    /// `ApproximateMemoryUsage`, summed by `rocksdb.estimate-table-readers-mem`).
+    pub fn approximate_memory_usage(&self) -> usize {
+        self.index_block.size()
+            + self.filter.as_ref().map_or(0, |f| f.size())
+            + self.compression_dict.len()
+            + self.range_tombstones.iter().map(|(a, b)| a.len() + b.len()).sum::<usize>()
+    }
+
     pub fn properties(&self) -> &TableProperties {
         &self.props
     }
