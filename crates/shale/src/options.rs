@@ -54,8 +54,9 @@ impl Cache {
         self.0.usage()
     }
 
+    /// Bytes of cached blocks held by readers right now (walks the cache).
     pub fn get_pinned_usage(&self) -> usize {
-        0
+        self.0.pinned_usage()
     }
 }
 

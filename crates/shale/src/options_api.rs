@@ -5,7 +5,6 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::cache::BlockCache;
 use crate::compaction_filter::CompactionFilterFn;
 use crate::compaction_filter_factory::CompactionFilterFactory;
 use crate::db::ColumnFamilyDescriptor;
@@ -421,8 +420,10 @@ impl Cache {
         Cache::new_lru_cache(capacity)
     }
 
+    /// Changes the capacity of this cache in place: every database and clone sharing it
+    /// sees the new capacity, and shrinking evicts blocks until the usage fits.
     pub fn set_capacity(&mut self, capacity: usize) {
-        self.0 = std::sync::Arc::new(BlockCache::new(capacity));
+        self.0.set_capacity(capacity);
     }
 }
 

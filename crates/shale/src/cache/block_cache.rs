@@ -27,7 +27,7 @@
 //! stable across a table reader closed and opened again in the same database open
 //! (`max_open_files`), so its cached blocks are found again.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use quick_cache::sync::Cache;
@@ -90,7 +90,8 @@ impl Weighter<CacheKey, Arc<Block>> for BlockWeighter {
 /// The block cache. Cheap to share behind an `Arc`.
 pub struct BlockCache {
     cache: Cache<CacheKey, Arc<Block>, BlockWeighter>,
-    capacity: usize,
+    /// Bytes; changed in place by `set_capacity`, so every holder of the cache sees it.
+    capacity: AtomicUsize,
 }
 
 impl BlockCache {
@@ -100,7 +101,7 @@ impl BlockCache {
         let items = (capacity_bytes / 4096).max(16);
         BlockCache {
             cache: Cache::with_weighter(items, capacity_bytes as u64, BlockWeighter),
-            capacity: capacity_bytes,
+            capacity: AtomicUsize::new(capacity_bytes),
         }
     }
 
@@ -118,13 +119,32 @@ impl BlockCache {
     }
 
     pub fn capacity(&self) -> usize {
-        self.capacity
+        self.capacity.load(Ordering::Relaxed)
+    }
+
+    /// Changes the capacity in place (RocksDB's `Cache::SetCapacity`): every database sharing
+    /// the cache sees it; shrinking evicts blocks until the usage fits.
+    pub fn set_capacity(&self, capacity_bytes: usize) {
+        self.capacity.store(capacity_bytes, Ordering::Relaxed);
+        self.cache.set_capacity(capacity_bytes as u64);
+    }
+
+    /// Bytes charged for blocks that a reader holds right now besides the cache (an iterator
+    /// positioned in the block, a read in flight), as RocksDB's `GetPinnedUsage`. It walks
+    /// the cache, so it costs time in the number of blocks cached: for reports, not hot paths.
+    pub fn pinned_usage(&self) -> usize {
+        // The walk's own clone and the cache's make two references; more is a reader's.
+        self.cache
+            .iter()
+            .filter(|(_, b)| Arc::strong_count(b) > 2)
+            .map(|(k, b)| BlockWeighter.weight(&k, &b) as usize)
+            .sum()
     }
 }
 
 impl std::fmt::Debug for BlockCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "BlockCache(usage {} of {})", self.usage(), self.capacity)
+        write!(f, "BlockCache(usage {} of {})", self.usage(), self.capacity())
     }
 }
 
@@ -153,6 +173,24 @@ mod tests {
         }
         assert!(c.usage() <= c.capacity(), "{} > {}", c.usage(), c.capacity());
         assert!(c.usage() > 0);
+    }
+
+    #[test]
+    fn set_capacity_in_place_and_pinned_usage() {
+        let c = BlockCache::new(1 << 20);
+        let f = OffsetableCacheKey::unique();
+        for i in 0..100 {
+            c.insert(f.with_offset(i), block(4000));
+        }
+        assert!(c.usage() > 300_000);
+        assert_eq!(c.pinned_usage(), 0, "nothing held outside the cache");
+        let held = c.get(&f.with_offset(99)).unwrap();
+        assert_eq!(c.pinned_usage(), held.size() + 64);
+        drop(held);
+        assert_eq!(c.pinned_usage(), 0);
+        c.set_capacity(64 * 1024);
+        assert_eq!(c.capacity(), 64 * 1024);
+        assert!(c.usage() <= 64 * 1024, "shrinking evicts: {}", c.usage());
     }
 
     #[test]
