@@ -58,6 +58,13 @@ impl Cache {
     pub fn get_pinned_usage(&self) -> usize {
         self.0.pinned_usage()
     }
+
+    /// Runs `hook` in the middle of every block-cache entry-statistics walk (Shale's test
+    /// hook: tests make walks slow, or check that no database lock is held during one).
+    #[doc(hidden)]
+    pub fn set_entry_scan_hook(&self, hook: Option<std::sync::Arc<dyn Fn() + Send + Sync>>) {
+        self.0.set_entry_scan_hook(hook);
+    }
 }
 
 /// Options of the block-based table format, as rust-rocksdb's `BlockBasedOptions`.

@@ -33,6 +33,7 @@ use std::sync::Arc;
 use quick_cache::sync::Cache;
 use quick_cache::Weighter;
 
+use super::entry_stats::{Collector, EntryStats, ScanHook, Walkable, DATA_BLOCK};
 use crate::table::block::Block;
 
 /// The next cache session; 0 is never handed out.
@@ -92,6 +93,8 @@ pub struct BlockCache {
     cache: Cache<CacheKey, Arc<Block>, BlockWeighter>,
     /// Bytes; changed in place by `set_capacity`, so every holder of the cache sees it.
     capacity: AtomicUsize,
+    /// Block-cache entry statistics, shared by every database using this cache.
+    entry_stats: Collector,
 }
 
 impl BlockCache {
@@ -102,6 +105,7 @@ impl BlockCache {
         BlockCache {
             cache: Cache::with_weighter(items, capacity_bytes as u64, BlockWeighter),
             capacity: AtomicUsize::new(capacity_bytes),
+            entry_stats: Collector::default(),
         }
     }
 
@@ -139,6 +143,48 @@ impl BlockCache {
             .filter(|(_, b)| Arc::strong_count(b) > 2)
             .map(|(k, b)| BlockWeighter.weight(&k, &b) as usize)
             .sum()
+    }
+}
+
+impl BlockCache {
+    /// Walks the cache for entry statistics unless the last walk is recent enough
+    /// (`foreground`: RocksDB's 10 s / 10x rule, else 180 s / 500x), and returns the result.
+    /// Takes no database lock.
+    pub fn collect_entry_stats(&self, foreground: bool) -> EntryStats {
+        let (secs, factor) = if foreground { (10, 10) } else { (180, 500) };
+        self.entry_stats.collect(self, secs, factor);
+        self.entry_stats.last()
+    }
+
+    /// The last entry statistics, without walking.
+    pub fn last_entry_stats(&self) -> EntryStats {
+        self.entry_stats.last()
+    }
+
+    /// Runs `hook` during every entry-statistics walk (tests).
+    pub fn set_entry_scan_hook(&self, hook: Option<ScanHook>) {
+        self.entry_stats.set_hook(hook);
+    }
+}
+
+impl Walkable for BlockCache {
+    fn id(&self) -> String {
+        format!("ShaleClockCache@{:p}#{}", self as *const Self, std::process::id())
+    }
+
+    fn capacity(&self) -> u64 {
+        BlockCache::capacity(self) as u64
+    }
+
+    fn usage(&self) -> u64 {
+        BlockCache::usage(self) as u64
+    }
+
+    fn for_each_entry(&self, f: &mut dyn FnMut(usize, u64)) {
+        // Only data blocks are cached (see `entry_stats`).
+        for (k, b) in self.cache.iter() {
+            f(DATA_BLOCK, BlockWeighter.weight(&k, &b));
+        }
     }
 }
 
