@@ -35,7 +35,7 @@ test_transaction_db test_transaction_db_memory_usage test_transaction_db_propert
 
 # Files whose every test must pass, except the KNOWN_FAILURES below.
 MUST_PASS="test_raw_iterator test_write_batch test_property test_pinnable_slice test_comparator
-test_multithreaded test_rocksdb_options test_db test_backup test_checkpoint test_sst_file_writer"
+test_multithreaded test_rocksdb_options test_db test_backup test_checkpoint test_sst_file_writer test_perf"
 
 # file::test  issue-that-turns-it  (what it needs)
 KNOWN_FAILURES="$(cat <<'EOF'
@@ -45,7 +45,6 @@ test_db::compact_range_test  issue 18 (universal compaction style)
 test_db::cuckoo  issue 18 (cuckoo tables)
 test_db::env_and_dbpaths_test  issue 10 (Env thread-pool priorities, several db_paths)
 test_db::fifo_compaction_test  issue 10 (its cf1 uses default options and expects level 6: RocksDB 11 defaults level_compaction_dynamic_level_bytes to true, Shale to false)
-test_db::get_statistics_test  issue 14 (statistics)
 test_db::get_with_cache_and_bulkload_and_blobs_test  issue 18 (blob files)
 test_db::get_with_cache_and_bulkload_test  issue 10 (wal_bytes_per_sync, unordered_write, memtable_whole_key_filtering, db_log_dir are refused)
 test_db::prefix_extract_and_iterate_test  issue 15 (prefix extractors)
@@ -101,7 +100,6 @@ EOF
 default_issue() {
   case "$1" in
     test_merge_operator | test_compactionfilter | test_slice_transform) echo "issue 15 (merge, compaction filters, prefix extractors)" ;;
-    test_perf) echo "issue 14 (perf context, memory usage)" ;;
     test_transaction_db* | test_optimistic_transaction_db*) echo "issue 16 (transactions)" ;;
     *) echo "" ;;
   esac

@@ -293,7 +293,8 @@ fn open(path: &str, verify: bool) -> Res<std::sync::Arc<Table>> {
         block_cache: None,
         verify_checksums: verify,
         file_name: path.to_string(),
-        cache_id: 0,
+        cache_key: shale::cache::OffsetableCacheKey::unique(),
+        statistics: None,
     };
     Table::open(file, size, opts).map_err(Failure::db)
 }

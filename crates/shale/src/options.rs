@@ -54,8 +54,16 @@ impl Cache {
         self.0.usage()
     }
 
+    /// Bytes of cached blocks held by readers right now (walks the cache).
     pub fn get_pinned_usage(&self) -> usize {
-        0
+        self.0.pinned_usage()
+    }
+
+    /// Runs `hook` in the middle of every block-cache entry-statistics walk (Shale's test
+    /// hook: tests make walks slow, or check that no database lock is held during one).
+    #[doc(hidden)]
+    pub fn set_entry_scan_hook(&self, hook: Option<std::sync::Arc<dyn Fn() + Send + Sync>>) {
+        self.0.set_entry_scan_hook(hook);
     }
 }
 
@@ -202,6 +210,9 @@ pub struct Options {
     /// A column family's TTL (from its descriptor); only `Disabled`/`SameAsDb` open.
     pub(crate) cf_ttl: crate::db::ColumnFamilyTtl,
     pub(crate) unsupported: Vec<&'static str>,
+    /// The statistics object `enable_statistics` made, shared by the databases opened with
+    /// these options (RocksDB's `shared_ptr<Statistics>`); issue 14.
+    pub(crate) statistics: Option<Arc<crate::statistics::Statistics>>,
 }
 
 impl Default for Options {
@@ -250,6 +261,7 @@ impl Default for Options {
             write_dbid_to_manifest: true,
             cf_ttl: crate::db::ColumnFamilyTtl::SameAsDb,
             unsupported: Vec::new(),
+            statistics: None,
         }
     }
 }

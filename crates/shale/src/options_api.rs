@@ -5,7 +5,6 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::cache::BlockCache;
 use crate::compaction_filter::CompactionFilterFn;
 use crate::compaction_filter_factory::CompactionFilterFactory;
 use crate::db::ColumnFamilyDescriptor;
@@ -429,8 +428,10 @@ impl Cache {
         Cache::new_lru_cache(capacity)
     }
 
+    /// Changes the capacity of this cache in place: every database and clone sharing it
+    /// sees the new capacity, and shrinking evicts blocks until the usage fits.
     pub fn set_capacity(&mut self, capacity: usize) {
-        self.0 = std::sync::Arc::new(BlockCache::new(capacity));
+        self.0.set_capacity(capacity);
     }
 }
 
@@ -1191,27 +1192,32 @@ impl Options {
         self.accept_only(size == 0, "max_total_wal_size");
     }
 
-    /// Not built in Shale: recorded, and `open` refuses it with NotSupported.
+    /// Makes a statistics object (RocksDB's `CreateDBStatistics`) that every database opened
+    /// with these options (and their clones) counts into; see `statistics.rs`.
     pub fn enable_statistics(&mut self) {
-        self.unsupported.push("statistics (issue 14)");
+        self.statistics = Some(std::sync::Arc::new(crate::statistics::Statistics::new()));
     }
 
+    /// RocksDB's statistics text (`Statistics::ToString`), or None without `enable_statistics`.
     pub fn get_statistics(&self) -> Option<String> {
-        None
+        self.statistics.as_ref().map(|s| s.to_text())
     }
 
+    /// How much the statistics object collects (no effect without `enable_statistics`).
     pub fn set_statistics_level(&self, level: StatsLevel) {
-        let _ = level;
+        if let Some(s) = &self.statistics {
+            s.set_level(level);
+        }
     }
 
+    /// The ticker's count (0 without `enable_statistics`).
     pub fn get_ticker_count(&self, ticker: Ticker) -> u64 {
-        let _ = ticker;
-        0
+        self.statistics.as_ref().map_or(0, |s| s.ticker_count(ticker))
     }
 
+    /// The histogram's summary (all zero without `enable_statistics`).
     pub fn get_histogram_data(&self, histogram: Histogram) -> HistogramData {
-        let _ = histogram;
-        HistogramData::default()
+        self.statistics.as_ref().map_or_else(HistogramData::default, |s| s.histogram_data(histogram))
     }
 
     /// Shale behaves as RocksDB with this option at its default (`period == 0`); any other

@@ -1,11 +1,9 @@
 //! rust-rocksdb's `perf` module: perf levels, the `PerfContext` metrics and memory-usage
-//! reports. Perf contexts and memory accounting are issue 14's: `set_perf_stats` records the
-//! level, and `MemoryUsageBuilder::new` returns NotSupported.
+//! reports (`MemoryUsageBuilder`, `get_memory_usage_stats`: RocksDB's `MemoryUtil`). Perf
+//! contexts are not counted yet (issue 14): `set_perf_stats` records the level.
 
-use std::marker::PhantomData;
-
-use crate::db::{DBCommon, DBInner};
-use crate::error::{Error, Result};
+use crate::db::{DBCommon, DBInner, DbInner};
+use crate::error::Result;
 use crate::options::Cache;
 use crate::thread_mode::ThreadMode;
 use crate::transactions::TransactionDB;
@@ -141,66 +139,91 @@ pub struct MemoryUsageStats {
     pub cache_total: u64,
 }
 
-/// A memory-usage report, as rust-rocksdb's `MemoryUsage`. Not built before issue 14: the
-/// builder refuses, so no value exists.
+/// A memory-usage report, as rust-rocksdb's `MemoryUsage` (RocksDB's
+/// `MemoryUtil::GetApproximateMemoryUsageByType`): memtables of every family of the databases
+/// (`rocksdb.size-all-mem-tables`), those not yet flushed (`rocksdb.cur-size-all-mem-tables`),
+/// table readers (`rocksdb.estimate-table-readers-mem`), and the usage of each distinct cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MemoryUsage {
-    never: std::convert::Infallible,
+    mem_table_total: u64,
+    mem_table_unflushed: u64,
+    mem_table_readers_total: u64,
+    cache_total: u64,
 }
 
 impl MemoryUsage {
     pub fn approximate_mem_table_total(&self) -> u64 {
-        match self.never {}
+        self.mem_table_total
     }
 
     pub fn approximate_mem_table_unflushed(&self) -> u64 {
-        match self.never {}
+        self.mem_table_unflushed
     }
 
     pub fn approximate_mem_table_readers_total(&self) -> u64 {
-        match self.never {}
+        self.mem_table_readers_total
     }
 
     pub fn approximate_cache_total(&self) -> u64 {
-        match self.never {}
+        self.cache_total
     }
 }
 
 /// Collects databases and caches for a memory report, as rust-rocksdb's
 /// `MemoryUsageBuilder`; it borrows what it is given.
 pub struct MemoryUsageBuilder<'a> {
-    never: std::convert::Infallible,
-    _refs: PhantomData<&'a ()>,
+    dbs: Vec<&'a DbInner>,
+    caches: Vec<&'a Cache>,
 }
 
 impl<'a> MemoryUsageBuilder<'a> {
-    /// NotSupported until issue 14.
     pub fn new() -> Result<Self> {
-        Err(Error::not_supported(
-            "memory usage reports (MemoryUsageBuilder) are not supported by Shale yet (issue 14)",
-        ))
+        Ok(MemoryUsageBuilder { dbs: Vec::new(), caches: Vec::new() })
     }
 
+    /// A `TransactionDB` cannot be opened before issue 16, so none can be added.
     pub fn add_tx_db<T: ThreadMode>(&mut self, db: &'a TransactionDB<T>) {
         let _ = db;
-        match self.never {}
     }
 
     pub fn add_db<T: ThreadMode, D: DBInner>(&mut self, db: &'a DBCommon<T, D>) {
-        let _ = db;
-        match self.never {}
+        self.dbs.push(&db.inner);
     }
 
     pub fn add_cache(&mut self, cache: &'a Cache) {
-        let _ = cache;
-        match self.never {}
+        self.caches.push(cache);
     }
 
     pub fn build(&self) -> Result<MemoryUsage> {
-        match self.never {}
+        let mut mu = MemoryUsage {
+            mem_table_total: 0,
+            mem_table_unflushed: 0,
+            mem_table_readers_total: 0,
+            cache_total: 0,
+        };
+        for db in &self.dbs {
+            let handles: Vec<_> = db.handles.read().iter().flatten().cloned().collect();
+            for h in handles.iter().filter(|h| !h.is_dropped()) {
+                let p = |name: &str| db.int_property(h, name).unwrap_or(0);
+                mu.mem_table_total += p("rocksdb.size-all-mem-tables");
+                mu.mem_table_unflushed += p("rocksdb.cur-size-all-mem-tables");
+                mu.mem_table_readers_total += p("rocksdb.estimate-table-readers-mem");
+            }
+        }
+        // Each cache once, however many times it was added.
+        let mut seen: Vec<*const crate::cache::BlockCache> = Vec::new();
+        for c in &self.caches {
+            let ptr = std::sync::Arc::as_ptr(&c.0);
+            if !seen.contains(&ptr) {
+                seen.push(ptr);
+                mu.cache_total += c.0.usage() as u64;
+            }
+        }
+        Ok(mu)
     }
 }
 
-/// Memory use of the given databases and caches: NotSupported until issue 14.
+/// Memory use of the given databases and caches (rust-rocksdb's `get_memory_usage_stats`).
 pub fn get_memory_usage_stats(dbs: Option<&[&DB]>, caches: Option<&[&Cache]>) -> Result<MemoryUsageStats> {
     let mut builder = MemoryUsageBuilder::new()?;
     for db in dbs.unwrap_or_default() {

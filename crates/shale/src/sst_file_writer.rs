@@ -197,7 +197,8 @@ mod tests {
             block_cache: None,
             verify_checksums: true,
             file_name: "x.sst".into(),
-            cache_id: 1,
+            cache_key: crate::cache::block_cache::OffsetableCacheKey::unique(),
+            statistics: None,
         };
         let t = Table::open(f, size, opts).expect("table");
         let mut it = t.iter(false);

@@ -1,6 +1,38 @@
-//! rust-rocksdb's `statistics` module: the `Ticker` and `Histogram` names, `StatsLevel`
-//! and `HistogramData`. Statistics collection is issue 14's: `Options::enable_statistics` is
-//! refused at open, so no database collects any, and the getters have nothing to report.
+//! rust-rocksdb's `statistics` module (the `Ticker` and `Histogram` names, `StatsLevel`,
+//! `HistogramData`) and the statistics object behind `Options::enable_statistics`
+//! (RocksDB's `StatisticsImpl`, `monitoring/statistics.cc`).
+//!
+//! # Counting
+//!
+//! A [`Statistics`] object is shared (`Arc`) by the `Options` that enabled it and every
+//! database opened with them, as RocksDB's `shared_ptr<Statistics>`. Its counters are split in
+//! shards (RocksDB keeps one per core): a thread adds to the shard it was given at its first
+//! count (round robin), with relaxed atomic adds, so counting never takes a lock and threads
+//! on different shards never write the same cache line. Reading (`get_ticker_count`,
+//! `to_string`) sums the shards.
+//!
+//! Histograms use RocksDB's buckets (`HistogramBucketMapper`: 1, 2, then each limit 1.5 times
+//! the last, kept to two significant digits, up to `u64::MAX`) and its interpolated
+//! percentiles, so `P50 : ... P95 : ...` read the same for the same samples.
+//!
+//! # Levels
+//!
+//! As RocksDB's `StatsLevel`: tickers count above `kExceptTickers`, histograms above
+//! `kExceptHistogramOrTimers`, timings (the `*.micros` histograms) above `kExceptTimers`. The
+//! default level is `kExceptDetailedTimers`, RocksDB's.
+//!
+//! # Text
+//!
+//! `to_string` prints, as RocksDB's `StatisticsImpl::ToString`, one line per ticker
+//! (`<name> COUNT : <n>`) then one per histogram
+//! (`<name> P50 : %f P95 : %f P99 : %f P100 : %f COUNT : <n> SUM : <n>`), every one of
+//! RocksDB 11.8.1's tickers and histograms in its order, including the 18 histograms that
+//! rust-rocksdb 0.25's `Histogram` enum does not name (printed, never recorded: see
+//! [`UNCOUNTED_HISTOGRAMS`]).
+
+use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::OnceLock;
+use std::time::Instant;
 
 /// A name that is not a ticker or histogram.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -14,7 +46,8 @@ impl std::fmt::Display for NameParseError {
 
 impl std::error::Error for NameParseError {}
 
-/// How much the statistics object collects, as rust-rocksdb's `StatsLevel`.
+/// How much the statistics object collects, as rust-rocksdb's `StatsLevel` (the values are
+/// RocksDB's; RocksDB's `kExceptTickers` = 1 has no name in rust-rocksdb).
 #[derive(Debug, Copy, Clone, PartialEq, Eq)]
 #[repr(u8)]
 pub enum StatsLevel {
@@ -26,8 +59,7 @@ pub enum StatsLevel {
     All,
 }
 
-/// A histogram's summary, as rust-rocksdb's `HistogramData` (all zero: nothing is collected
-/// until issue 14).
+/// A histogram's summary, as rust-rocksdb's `HistogramData` (RocksDB's `HistogramData`).
 #[derive(Debug, Clone, Default)]
 pub struct HistogramData {
     median: f64,
@@ -1135,5 +1167,927 @@ impl std::str::FromStr for Histogram {
 
     fn from_str(s: &str) -> Result<Histogram, NameParseError> {
         Histogram::iter().find(|t| t.name() == s).copied().ok_or(NameParseError)
+    }
+}
+
+/// Tickers RocksDB 11.8.1 has (its `TICKER_ENUM_MAX`); `Ticker`'s variants, in its order.
+pub const TICKER_COUNT: usize = 263;
+
+/// Every histogram RocksDB 11.8.1 prints, in its order (`HistogramsNameMap`).
+pub const ROCKSDB_HISTOGRAM_NAMES: [&str; 80] = [
+    "rocksdb.db.get.micros",
+    "rocksdb.db.write.micros",
+    "rocksdb.compaction.times.micros",
+    "rocksdb.compaction.times.cpu_micros",
+    "rocksdb.subcompaction.setup.times.micros",
+    "rocksdb.table.sync.micros",
+    "rocksdb.compaction.outfile.sync.micros",
+    "rocksdb.wal.file.sync.micros",
+    "rocksdb.manifest.file.sync.micros",
+    "rocksdb.table.open.io.micros",
+    "rocksdb.db.multiget.micros",
+    "rocksdb.read.block.compaction.micros",
+    "rocksdb.read.block.get.micros",
+    "rocksdb.write.raw.block.micros",
+    "rocksdb.numfiles.in.singlecompaction",
+    "rocksdb.db.seek.micros",
+    "rocksdb.db.write.stall",
+    "rocksdb.sst.read.micros",
+    "rocksdb.file.read.flush.micros",
+    "rocksdb.file.read.compaction.micros",
+    "rocksdb.file.read.db.open.micros",
+    "rocksdb.file.read.get.micros",
+    "rocksdb.file.read.multiget.micros",
+    "rocksdb.file.read.db.iterator.micros",
+    "rocksdb.file.read.verify.db.checksum.micros",
+    "rocksdb.file.read.verify.file.checksums.micros",
+    "rocksdb.sst.write.micros",
+    "rocksdb.file.write.flush.micros",
+    "rocksdb.file.write.compaction.micros",
+    "rocksdb.file.write.db.open.micros",
+    "rocksdb.num.subcompactions.scheduled",
+    "rocksdb.bytes.per.read",
+    "rocksdb.bytes.per.write",
+    "rocksdb.bytes.per.multiget",
+    "rocksdb.compression.times.nanos",
+    "rocksdb.decompression.times.nanos",
+    "rocksdb.read.num.merge_operands",
+    "rocksdb.blobdb.key.size",
+    "rocksdb.blobdb.value.size",
+    "rocksdb.blobdb.write.micros",
+    "rocksdb.blobdb.get.micros",
+    "rocksdb.blobdb.multiget.micros",
+    "rocksdb.blobdb.seek.micros",
+    "rocksdb.blobdb.next.micros",
+    "rocksdb.blobdb.prev.micros",
+    "rocksdb.blobdb.blob.file.write.micros",
+    "rocksdb.blobdb.blob.file.read.micros",
+    "rocksdb.blobdb.blob.file.sync.micros",
+    "rocksdb.blobdb.compression.micros",
+    "rocksdb.blobdb.decompression.micros",
+    "rocksdb.db.flush.micros",
+    "rocksdb.sst.batch.size",
+    "rocksdb.multiget.io.batch.size",
+    "rocksdb.num.index.and.filter.blocks.read.per.level",
+    "rocksdb.num.sst.read.per.level",
+    "rocksdb.num.level.read.per.multiget",
+    "rocksdb.error.handler.autoresume.retry.count",
+    "rocksdb.async.read.bytes",
+    "rocksdb.poll.wait.micros",
+    "rocksdb.compaction.prefetch.bytes",
+    "rocksdb.prefetched.bytes.discarded",
+    "rocksdb.async.prefetch.abort.micros",
+    "rocksdb.table.open.prefetch.tail.read.bytes",
+    "rocksdb.num.op.per.transaction",
+    "rocksdb.multiscan.op.prepare.iterators.micros",
+    "rocksdb.multiscan.prepare.micros",
+    "rocksdb.multiscan.blocks.per.prepare",
+    "rocksdb.iodispatcher.async.read.observed.completion.micros",
+    "rocksdb.iodispatcher.async.read.poll.wait.micros",
+    "rocksdb.iodispatcher.async.read.prefetch.lead.micros",
+    "rocksdb.block.key.distribution.cv",
+    "rocksdb.ingest.external.file.prepare.micros",
+    "rocksdb.ingest.external.file.run.micros",
+    "rocksdb.rate.limiter.wait.micros.read",
+    "rocksdb.rate.limiter.wait.micros.write",
+    "rocksdb.flush.memtable.memory.bytes",
+    "rocksdb.flush.memtable.total.data.size.bytes",
+    "rocksdb.flush.write_buffer_full.memtable.memory.bytes",
+    "rocksdb.flush.write_buffer_manager.memtable.memory.bytes",
+    "rocksdb.open.and.compact.db.open.micros",
+];
+
+/// Histograms RocksDB 11.8.1 prints that rust-rocksdb 0.25's `Histogram` does not name: Shale
+/// prints them (empty) so the text has every line RocksDB's has, and records none of them (no
+/// caller could read them through rust-rocksdb's API, and most belong to features Shale does
+/// not have: transactions' op counts, multiscan, the I/O dispatcher, ingestion timings, rate
+/// limiter waits, write-buffer-manager flushes, OpenAndCompact).
+pub const UNCOUNTED_HISTOGRAMS: [&str; 18] = [
+    "rocksdb.compaction.prefetch.bytes",
+    "rocksdb.num.op.per.transaction",
+    "rocksdb.multiscan.op.prepare.iterators.micros",
+    "rocksdb.multiscan.prepare.micros",
+    "rocksdb.multiscan.blocks.per.prepare",
+    "rocksdb.iodispatcher.async.read.observed.completion.micros",
+    "rocksdb.iodispatcher.async.read.poll.wait.micros",
+    "rocksdb.iodispatcher.async.read.prefetch.lead.micros",
+    "rocksdb.block.key.distribution.cv",
+    "rocksdb.ingest.external.file.prepare.micros",
+    "rocksdb.ingest.external.file.run.micros",
+    "rocksdb.rate.limiter.wait.micros.read",
+    "rocksdb.rate.limiter.wait.micros.write",
+    "rocksdb.flush.memtable.memory.bytes",
+    "rocksdb.flush.memtable.total.data.size.bytes",
+    "rocksdb.flush.write_buffer_full.memtable.memory.bytes",
+    "rocksdb.flush.write_buffer_manager.memtable.memory.bytes",
+    "rocksdb.open.and.compact.db.open.micros",
+];
+
+/// Histograms recorded (rust-rocksdb's `Histogram` variants).
+const HIST_COUNT: usize = 62;
+
+/// RocksDB's `HistogramBucketMapper` limits: 1, 2, then 1.5 times the last, two significant
+/// digits kept, while not above `u64::MAX`.
+fn bucket_limits() -> &'static [u64] {
+    static LIMITS: OnceLock<Vec<u64>> = OnceLock::new();
+    LIMITS.get_or_init(|| {
+        let mut v: Vec<u64> = vec![1, 2];
+        let mut val = 2.0f64;
+        loop {
+            val *= 1.5;
+            if val > u64::MAX as f64 {
+                break;
+            }
+            let mut b = val as u64;
+            let mut pow = 1u64;
+            while b / 10 > 10 {
+                b /= 10;
+                pow *= 10;
+            }
+            v.push(b * pow);
+        }
+        v
+    })
+}
+
+fn bucket_index(limits: &[u64], value: u64) -> usize {
+    let last = limits.len() - 1;
+    if value >= limits[last] {
+        last
+    } else {
+        limits.partition_point(|&l| l < value)
+    }
+}
+
+/// One histogram's counts (RocksDB's `HistogramStat`).
+struct HistStat {
+    min: AtomicU64,
+    max: AtomicU64,
+    num: AtomicU64,
+    sum: AtomicU64,
+    sum_squares: AtomicU64,
+    buckets: Box<[AtomicU64]>,
+}
+
+impl HistStat {
+    fn new(n: usize) -> Self {
+        HistStat {
+            min: AtomicU64::new(u64::MAX),
+            max: AtomicU64::new(0),
+            num: AtomicU64::new(0),
+            sum: AtomicU64::new(0),
+            sum_squares: AtomicU64::new(0),
+            buckets: (0..n).map(|_| AtomicU64::new(0)).collect(),
+        }
+    }
+
+    fn add(&self, limits: &[u64], value: u64) {
+        self.buckets[bucket_index(limits, value)].fetch_add(1, Ordering::Relaxed);
+        self.min.fetch_min(value, Ordering::Relaxed);
+        self.max.fetch_max(value, Ordering::Relaxed);
+        self.num.fetch_add(1, Ordering::Relaxed);
+        self.sum.fetch_add(value, Ordering::Relaxed);
+        self.sum_squares.fetch_add(value.wrapping_mul(value), Ordering::Relaxed);
+    }
+
+    fn clear(&self) {
+        self.min.store(u64::MAX, Ordering::Relaxed);
+        for a in [&self.max, &self.num, &self.sum, &self.sum_squares] {
+            a.store(0, Ordering::Relaxed);
+        }
+        for b in self.buckets.iter() {
+            b.store(0, Ordering::Relaxed);
+        }
+    }
+}
+
+/// A histogram summed over the shards, for reading.
+struct Merged {
+    min: u64,
+    max: u64,
+    num: u64,
+    sum: u64,
+    sum_squares: u64,
+    buckets: Vec<u64>,
+}
+
+impl Merged {
+    fn new(n: usize) -> Self {
+        Merged { min: u64::MAX, max: 0, num: 0, sum: 0, sum_squares: 0, buckets: vec![0; n] }
+    }
+
+    fn merge(&mut self, h: &HistStat) {
+        self.min = self.min.min(h.min.load(Ordering::Relaxed));
+        self.max = self.max.max(h.max.load(Ordering::Relaxed));
+        self.num += h.num.load(Ordering::Relaxed);
+        self.sum = self.sum.wrapping_add(h.sum.load(Ordering::Relaxed));
+        self.sum_squares = self.sum_squares.wrapping_add(h.sum_squares.load(Ordering::Relaxed));
+        for (m, b) in self.buckets.iter_mut().zip(h.buckets.iter()) {
+            *m += b.load(Ordering::Relaxed);
+        }
+    }
+
+    /// RocksDB's `HistogramStat::Percentile`: linear within the bucket, clamped to min/max.
+    fn percentile(&self, limits: &[u64], p: f64) -> f64 {
+        let threshold = self.num as f64 * (p / 100.0);
+        let mut cumulative = 0u64;
+        for (b, &count) in self.buckets.iter().enumerate() {
+            cumulative += count;
+            if cumulative as f64 >= threshold {
+                let left = if b == 0 { 0 } else { limits[b - 1] };
+                let right = limits[b];
+                let left_sum = cumulative - count;
+                let pos = if count != 0 { (threshold - left_sum as f64) / count as f64 } else { 0.0 };
+                let mut r = left as f64 + (right - left) as f64 * pos;
+                if r < self.min as f64 {
+                    r = self.min as f64;
+                }
+                if r > self.max as f64 {
+                    r = self.max as f64;
+                }
+                return r;
+            }
+        }
+        self.max as f64
+    }
+
+    fn data(&self, limits: &[u64]) -> HistogramData {
+        let n = self.num as f64;
+        let (average, std_dev) = if self.num == 0 {
+            (0.0, 0.0)
+        } else {
+            let s = self.sum as f64;
+            let var = (self.sum_squares as f64 * n - s * s) / (n * n);
+            (s / n, var.max(0.0).sqrt())
+        };
+        HistogramData {
+            median: self.percentile(limits, 50.0),
+            average,
+            p95: self.percentile(limits, 95.0),
+            p99: self.percentile(limits, 99.0),
+            max: self.max as f64,
+            min: self.min as f64,
+            sum: self.sum,
+            count: self.num,
+            std_dev,
+        }
+    }
+}
+
+/// One shard of counters, on its own cache lines.
+#[repr(align(128))]
+struct Shard {
+    tickers: [AtomicU64; TICKER_COUNT],
+    hists: Box<[HistStat]>,
+}
+
+/// The statistics object (RocksDB's `StatisticsImpl`). See the module comment.
+pub struct Statistics {
+    level: AtomicU8,
+    shards: Box<[Shard]>,
+}
+
+impl std::fmt::Debug for Statistics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Statistics(level {}, {} shards)", self.level.load(Ordering::Relaxed), self.shards.len())
+    }
+}
+
+/// The shard a thread adds to (assigned round robin at its first count).
+fn shard_index(n: usize) -> usize {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    thread_local! {
+        static MINE: usize = NEXT.fetch_add(1, Ordering::Relaxed);
+    }
+    MINE.with(|m| *m) % n
+}
+
+impl Default for Statistics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Statistics {
+    /// Statistics at RocksDB's default level (`kExceptDetailedTimers`), one shard per core
+    /// (a power of two, at most 64).
+    pub fn new() -> Self {
+        let cores = std::thread::available_parallelism().map_or(4, |n| n.get());
+        let shards = cores.next_power_of_two().clamp(1, 64);
+        let n = bucket_limits().len();
+        Statistics {
+            level: AtomicU8::new(StatsLevel::ExceptDetailedTimers as u8),
+            shards: (0..shards)
+                .map(|_| Shard {
+                    tickers: std::array::from_fn(|_| AtomicU64::new(0)),
+                    hists: (0..HIST_COUNT).map(|_| HistStat::new(n)).collect(),
+                })
+                .collect(),
+        }
+    }
+
+    pub fn set_level(&self, level: StatsLevel) {
+        self.level.store(level as u8, Ordering::Relaxed);
+    }
+
+    pub fn level(&self) -> u8 {
+        self.level.load(Ordering::Relaxed)
+    }
+
+    fn shard(&self) -> &Shard {
+        &self.shards[shard_index(self.shards.len())]
+    }
+
+    /// Adds `n` to `ticker` (RocksDB's `RecordTick`).
+    #[inline]
+    pub fn record_tick(&self, ticker: Ticker, n: u64) {
+        if self.level() <= 1 {
+            return;
+        }
+        self.shard().tickers[ticker as usize].fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// Adds a sample to a histogram (RocksDB's `RecordInHistogram`).
+    #[inline]
+    pub fn record_in_histogram(&self, h: Histogram, value: u64) {
+        if self.level() <= StatsLevel::ExceptHistogramOrTimers as u8 {
+            return;
+        }
+        self.shard().hists[h as usize].add(bucket_limits(), value);
+    }
+
+    /// True when timings are recorded (above `kExceptTimers`): callers read the clock only then.
+    #[inline]
+    pub fn timers_enabled(&self) -> bool {
+        self.level() > StatsLevel::ExceptTimers as u8
+    }
+
+    /// Adds a timing to a histogram (RocksDB's `reportTimeToHistogram`).
+    #[inline]
+    pub fn report_time(&self, h: Histogram, micros: u64) {
+        if self.timers_enabled() {
+            self.shard().hists[h as usize].add(bucket_limits(), micros);
+        }
+    }
+
+    /// The ticker's count, summed over the shards.
+    pub fn ticker_count(&self, ticker: Ticker) -> u64 {
+        self.shards.iter().map(|s| s.tickers[ticker as usize].load(Ordering::Relaxed)).sum()
+    }
+
+    fn merged(&self, index: usize) -> Merged {
+        let mut m = Merged::new(bucket_limits().len());
+        for s in self.shards.iter() {
+            m.merge(&s.hists[index]);
+        }
+        m
+    }
+
+    /// The histogram's summary, summed over the shards.
+    pub fn histogram_data(&self, h: Histogram) -> HistogramData {
+        self.merged(h as usize).data(bucket_limits())
+    }
+
+    /// Zeroes every ticker and histogram (RocksDB's `Statistics::Reset`).
+    pub fn reset(&self) {
+        for s in self.shards.iter() {
+            for t in s.tickers.iter() {
+                t.store(0, Ordering::Relaxed);
+            }
+            for h in s.hists.iter() {
+                h.clear();
+            }
+        }
+    }
+
+    /// RocksDB's `StatisticsImpl::ToString` text: every ticker, then every histogram.
+    pub fn to_text(&self) -> String {
+        use std::fmt::Write;
+        let mut out = String::with_capacity(20000);
+        for t in Ticker::iter() {
+            let _ = writeln!(out, "{} COUNT : {}", t.name(), self.ticker_count(*t));
+        }
+        let limits = bucket_limits();
+        for name in ROCKSDB_HISTOGRAM_NAMES {
+            let d = match name.parse::<Histogram>() {
+                Ok(h) => self.histogram_data(h),
+                Err(_) => Merged::new(limits.len()).data(limits),
+            };
+            let _ = writeln!(
+                out,
+                "{} P50 : {:.6} P95 : {:.6} P99 : {:.6} P100 : {:.6} COUNT : {} SUM : {}",
+                name, d.median, d.p95, d.p99, d.max, d.count, d.sum
+            );
+        }
+        out
+    }
+}
+
+/// Times a scope into a histogram when the statistics record timings (RocksDB's
+/// `StopWatch`): the clock is read only then.
+pub(crate) struct StopWatch<'a> {
+    stats: Option<&'a Statistics>,
+    hist: Histogram,
+    start: Option<Instant>,
+}
+
+impl<'a> StopWatch<'a> {
+    #[inline]
+    pub fn new(stats: Option<&'a Statistics>, hist: Histogram) -> Self {
+        let start = match stats {
+            Some(s) if s.timers_enabled() => Some(Instant::now()),
+            _ => None,
+        };
+        StopWatch { stats, hist, start }
+    }
+}
+
+impl Drop for StopWatch<'_> {
+    fn drop(&mut self) {
+        if let (Some(s), Some(t)) = (self.stats, self.start) {
+            s.report_time(self.hist, t.elapsed().as_micros() as u64);
+        }
+    }
+}
+
+/// Adds to a ticker of optional statistics.
+#[inline]
+pub(crate) fn record_tick(stats: Option<&Statistics>, ticker: Ticker, n: u64) {
+    if let Some(s) = stats {
+        s.record_tick(ticker, n);
+    }
+}
+
+/// The tickers Shale counts, each where RocksDB counts it (see the callers of
+/// `record_tick`). Every other ticker has its reason in [`why_not_counted`].
+pub const COUNTED_TICKERS: &[Ticker] = &[
+    Ticker::BlockCacheMiss,
+    Ticker::BlockCacheHit,
+    Ticker::BlockCacheAdd,
+    Ticker::BlockCacheDataMiss,
+    Ticker::BlockCacheDataHit,
+    Ticker::BlockCacheDataAdd,
+    Ticker::BlockCacheDataBytesInsert,
+    Ticker::BlockCacheBytesRead,
+    Ticker::BlockCacheBytesWrite,
+    Ticker::BloomFilterUseful,
+    Ticker::BloomFilterFullPositive,
+    Ticker::BloomFilterFullTruePositive,
+    Ticker::MemtableHit,
+    Ticker::MemtableMiss,
+    Ticker::GetHitL0,
+    Ticker::GetHitL1,
+    Ticker::GetHitL2AndUp,
+    Ticker::NumberKeysWritten,
+    Ticker::NumberKeysRead,
+    Ticker::BytesWritten,
+    Ticker::BytesRead,
+    Ticker::NumberDbSeek,
+    Ticker::NumberDbNext,
+    Ticker::NumberDbPrev,
+    Ticker::NumberDbSeekFound,
+    Ticker::NumberDbNextFound,
+    Ticker::NumberDbPrevFound,
+    Ticker::IterBytesRead,
+    Ticker::NoIteratorCreated,
+    Ticker::NoIteratorDeleted,
+    Ticker::NoFileOpens,
+    Ticker::NoFileErrors,
+    Ticker::StallMicros,
+    Ticker::NumberMultigetCalls,
+    Ticker::NumberMultigetKeysRead,
+    Ticker::NumberMultigetBytesRead,
+    Ticker::NumberMultigetKeysFound,
+    Ticker::WalFileSynced,
+    Ticker::WalFileBytes,
+    Ticker::WriteDoneBySelf,
+    Ticker::WriteDoneByOther,
+    Ticker::WriteWithWal,
+    Ticker::CompactReadBytes,
+    Ticker::CompactWriteBytes,
+    Ticker::FlushWriteBytes,
+];
+
+/// Why Shale does not count `t` (None: it does, see [`COUNTED_TICKERS`]). Most name features
+/// Shale does not have, where RocksDB also reads 0 without them; the rest are left to do and
+/// say where they would be counted.
+pub fn why_not_counted(t: Ticker) -> Option<&'static str> {
+    use Ticker::*;
+    if COUNTED_TICKERS.contains(&t) {
+        return None;
+    }
+    let name = t.name();
+    Some(match t {
+        BlockCacheIndexMiss
+        | BlockCacheIndexHit
+        | BlockCacheIndexAdd
+        | BlockCacheIndexBytesInsert
+        | BlockCacheFilterMiss
+        | BlockCacheFilterHit
+        | BlockCacheFilterAdd
+        | BlockCacheFilterBytesInsert
+        | BlockCacheIndexAddRedundant
+        | BlockCacheFilterAddRedundant => {
+            "index and filter blocks are held by the table reader, never in the block cache \
+             (RocksDB's cache_index_and_filter_blocks=false, where it counts none either)"
+        }
+        BlockCacheCompressionDictMiss
+        | BlockCacheCompressionDictHit
+        | BlockCacheCompressionDictAdd
+        | BlockCacheCompressionDictBytesInsert
+        | BlockCacheCompressionDictAddRedundant => {
+            "compression dictionaries are held by the table reader, never in the block cache"
+        }
+        BlockCacheAddFailures => "the cache never refuses an insert (no strict_capacity_limit yet)",
+        BlockCacheAddRedundant | BlockCacheDataAddRedundant => {
+            "not counted yet: the cache's insert does not report a key already present"
+        }
+        SecondaryCacheHits
+        | SecondaryCacheFilterHits
+        | SecondaryCacheIndexHits
+        | SecondaryCacheDataHits
+        | CompressedSecondaryCacheDummyHits
+        | CompressedSecondaryCacheHits
+        | CompressedSecondaryCachePromotions
+        | CompressedSecondaryCachePromotionSkips => "no secondary cache in Shale",
+        PersistentCacheHit | PersistentCacheMiss => "no persistent cache in Shale",
+        SimBlockCacheHit | SimBlockCacheMiss => "no simulated cache in Shale",
+        BloomFilterPrefixChecked | BloomFilterPrefixUseful | BloomFilterPrefixTruePositive => {
+            "no prefix extractors yet (issue 15)"
+        }
+        CompactionKeyDropNewerEntry
+        | CompactionKeyDropObsolete
+        | CompactionKeyDropRangeDel
+        | CompactionKeyDropUser
+        | CompactionRangeDelDropObsolete
+        | CompactionOptimizedDelDropObsolete => {
+            "not counted yet: the compaction job counts dropped entries only in total, not by \
+             RocksDB's reasons (compaction/job.rs)"
+        }
+        CompactionCancelled | CompactionAborted => "not counted yet (db/compact.rs)",
+        NumberKeysUpdated => "no in-place updates (inplace_update_support) in Shale",
+        NumberIterSkip | NumberOfReseeksInIteration => {
+            "not counted yet: internal entries skipped inside the iterator (iter/, issue 13's)"
+        }
+        DbMutexWaitMicros => "not timed yet (RocksDB times it only at StatsLevel::All)",
+        NumberMergeFailures => "no merge operators yet (issue 15)",
+        GetUpdatesSinceCalls => "not counted yet (wal_iter.rs)",
+        WalPrecreateHit
+        | WalPrecreateMiss
+        | WalPrecreateWaited
+        | WalPrecreateWaitMicros
+        | WalPrecreateFailed => "Shale does not create WAL files ahead of use",
+        CompactReadBytesMarked
+        | CompactReadBytesPeriodic
+        | CompactReadBytesTtl
+        | CompactWriteBytesMarked
+        | CompactWriteBytesPeriodic
+        | CompactWriteBytesTtl => "no marked-for-compaction, periodic or TTL compactions in Shale",
+        NumberDirectLoadTableProperties => "not counted yet (table properties read at open)",
+        NumberSuperversionAcquires | NumberSuperversionReleases | NumberSuperversionCleanups => {
+            "not counted yet (db/cf.rs SuperVersion)"
+        }
+        NumberBlockCompressed
+        | NumberBlockDecompressed
+        | BytesCompressedFrom
+        | BytesCompressedTo
+        | BytesCompressionBypassed
+        | BytesCompressionRejected
+        | NumberBlockCompressionBypassed
+        | NumberBlockCompressionRejected
+        | BytesDecompressedFrom
+        | BytesDecompressedTo => {
+            "not counted yet: block compression happens in table/format.rs and builder.rs, \
+             which take no statistics"
+        }
+        MergeOperationTotalTime => "no merge operators yet (issue 15)",
+        FilterOperationTotalTime => "not timed yet (compaction filters, compaction/job.rs)",
+        CompactionCpuTotalTime => "not timed yet (per-thread CPU time of compaction jobs)",
+        RowCacheHit | RowCacheMiss => "no row cache yet",
+        ReadAmpEstimateUsefulBytes | ReadAmpTotalReadBytes => "read_amp_bytes_per_bit is not built",
+        NumberRateLimiterDrains
+        | RateLimiterBytesRead
+        | RateLimiterBytesWrite
+        | RateLimiterRequestsRead
+        | RateLimiterRequestsWrite
+        | RateLimiterDelayedRequestsRead
+        | RateLimiterDelayedRequestsWrite
+        | RateLimiterTotalWaitMicrosRead
+        | RateLimiterTotalWaitMicrosWrite => "no rate limiter in Shale",
+        TxnPrepareMutexOverhead
+        | TxnOldCommitMapMutexOverhead
+        | TxnDuplicateKeyOverhead
+        | TxnSnapshotMutexOverhead
+        | TxnGetTryAgain => "not counted by transactions yet (issue 16)",
+        FilesMarkedTrash | FilesDeletedFromTrashQueue => "no SstFileManager trash in Shale",
+        FilesDeletedImmediately => "not counted yet (db/obsolete.rs)",
+        ErrorHandlerBgErrorCount
+        | ErrorHandlerBgIoErrorCount
+        | ErrorHandlerBgRetryableIoErrorCount
+        | ErrorHandlerAutoresumeCount
+        | ErrorHandlerAutoresumeRetryTotalCount
+        | ErrorHandlerAutoresumeSuccessCount => "not counted yet (db/error_handler.rs)",
+        MemtablePayloadBytesAtFlush | MemtableGarbageBytesAtFlush => "not counted yet (db/flush.rs)",
+        VerifyChecksumReadBytes => "not counted yet (verify_checksum)",
+        BackupReadBytes | BackupWriteBytes | CheckpointReadBytes | CheckpointWriteBytes => {
+            "not counted yet (backup.rs, checkpoint.rs: issue 17's)"
+        }
+        RemoteCompactReadBytes | RemoteCompactWriteBytes | RemoteCompactResumedBytes => {
+            "no remote compaction in Shale"
+        }
+        HotFileReadBytes | WarmFileReadBytes | CoolFileReadBytes | ColdFileReadBytes | IceFileReadBytes
+        | HotFileReadCount | WarmFileReadCount | CoolFileReadCount | ColdFileReadCount | IceFileReadCount => {
+            "no file temperatures in Shale"
+        }
+        LastLevelReadBytes
+        | LastLevelReadCount
+        | NonLastLevelReadBytes
+        | NonLastLevelReadCount
+        | LastLevelSeekFiltered
+        | LastLevelSeekFilterMatch
+        | LastLevelSeekData
+        | LastLevelSeekDataUsefulNoFilter
+        | LastLevelSeekDataUsefulFilterMatch
+        | NonLastLevelSeekFiltered
+        | NonLastLevelSeekFilterMatch
+        | NonLastLevelSeekData
+        | NonLastLevelSeekDataUsefulNoFilter
+        | NonLastLevelSeekDataUsefulFilterMatch => {
+            "not counted yet: the table reader does not know its level"
+        }
+        BlockChecksumComputeCount | BlockChecksumMismatchCount => {
+            "not counted yet: checksums are verified in table/format.rs, which takes no statistics"
+        }
+        MultigetCoroutineCount | ReadAsyncMicros | AsyncReadErrorCount | FileSubmitAsyncReadFallback => {
+            "no asynchronous reads in Shale"
+        }
+        TableOpenPrefetchTailMiss | TableOpenPrefetchTailHit => "not counted yet (table open reads)",
+        TimestampFilterTableChecked | TimestampFilterTableFiltered => {
+            "no user-defined timestamps yet (issue 15)"
+        }
+        ReadaheadTrimmed
+        | PrefetchBytes
+        | PrefetchBytesUseful
+        | PrefetchHits
+        | PrefetchMemoryBytesGranted
+        | PrefetchMemoryBytesReleased
+        | PrefetchMemoryRequestsBlocked => "no readahead prefetching in Shale",
+        FifoMaxSizeCompactions | FifoTtlCompactions | FifoChangeTemperatureCompactions => {
+            "no FIFO compaction yet (issue 18)"
+        }
+        SstFooterCorruptionCount | FileReadCorruptionRetryCount | FileReadCorruptionRetrySuccessCount => {
+            "not counted yet: Shale does not retry corrupt reads"
+        }
+        NumberWbwiIngest => "no WriteBatchWithIndex ingestion in Shale",
+        SstUserDefinedIndexLoadFailCount => "no user-defined indexes in Shale",
+        MultiscanPrepareCalls
+        | MultiscanPrepareErrors
+        | MultiscanBlocksPrefetched
+        | MultiscanBlocksFromCache
+        | MultiscanPrefetchBytes
+        | MultiscanPrefetchBlocksWasted
+        | MultiscanIoRequests
+        | MultiscanIoCoalescedNonadjacent
+        | MultiscanSeekErrors => "no multiscan in Shale",
+        ReadPathRangeTombstonesInserted | ReadPathRangeTombstonesDiscarded => {
+            "no read-path range tombstone insertion in Shale"
+        }
+        FileOpenMetadataRetrieved | FileOpenMetadataPassed => "not counted yet (table cache open)",
+        ManifestValidationFailureCount => "not counted yet (version/manifest)",
+        FlushReasonWriteBufferFull | FlushReasonWriteBufferManager | FlushReasonMemtableMaxRangeDeletions => {
+            "not counted yet: flushes do not carry RocksDB's reasons (db/flush.rs)"
+        }
+        AtomicFlushRequestReasonWriteBufferFull
+        | AtomicFlushRequestReasonWriteBufferManager
+        | AtomicFlushRequestReasonMemtableMaxRangeDeletions
+        | AtomicFlushRequestReasonOther => "no atomic flush yet (issue 10)",
+        _ if name.starts_with("rocksdb.blobdb") => "no blob files yet (issue 18)",
+        _ => "not counted yet",
+    })
+}
+
+/// A database iterator's counts (RocksDB's `DBIter` and its `LocalStatistics`): creation and
+/// deletion, seeks (timed into `rocksdb.db.seek.micros`, counted at once as RocksDB does),
+/// and `next`/`prev` steps, kept in plain fields and added to the statistics when the
+/// iterator is dropped, so a scan pays no atomic add per step.
+pub(crate) struct IterCounts {
+    stats: Option<std::sync::Arc<Statistics>>,
+    next: u64,
+    next_found: u64,
+    prev: u64,
+    prev_found: u64,
+    bytes: u64,
+}
+
+impl IterCounts {
+    pub fn new(stats: Option<std::sync::Arc<Statistics>>) -> Self {
+        if let Some(s) = &stats {
+            s.record_tick(Ticker::NoIteratorCreated, 1);
+        }
+        IterCounts { stats, next: 0, next_found: 0, prev: 0, prev_found: 0, bytes: 0 }
+    }
+
+    /// Starts timing a seek (None when nothing is timed).
+    #[inline]
+    pub fn seek_start(&self) -> Option<Instant> {
+        self.stats.as_ref().filter(|s| s.timers_enabled()).map(|_| Instant::now())
+    }
+
+    /// A seek ended; `found`: the bytes of the entry it landed on.
+    #[inline]
+    pub fn seek_done(&self, started: Option<Instant>, timed: bool, found: Option<usize>) {
+        let Some(s) = &self.stats else { return };
+        s.record_tick(Ticker::NumberDbSeek, 1);
+        if let Some(n) = found {
+            s.record_tick(Ticker::NumberDbSeekFound, 1);
+            s.record_tick(Ticker::IterBytesRead, n as u64);
+        }
+        if let (Some(t), true) = (started, timed) {
+            s.report_time(Histogram::DbSeek, t.elapsed().as_micros() as u64);
+        }
+    }
+
+    #[inline]
+    pub fn next_done(&mut self, found: Option<usize>) {
+        self.next += 1;
+        if let Some(n) = found {
+            self.next_found += 1;
+            self.bytes += n as u64;
+        }
+    }
+
+    #[inline]
+    pub fn prev_done(&mut self, found: Option<usize>) {
+        self.prev += 1;
+        if let Some(n) = found {
+            self.prev_found += 1;
+            self.bytes += n as u64;
+        }
+    }
+
+    /// Adds the steps counted so far to the statistics.
+    pub fn flush(&mut self) {
+        if let Some(s) = &self.stats {
+            for (t, n) in [
+                (Ticker::NumberDbNext, self.next),
+                (Ticker::NumberDbNextFound, self.next_found),
+                (Ticker::NumberDbPrev, self.prev),
+                (Ticker::NumberDbPrevFound, self.prev_found),
+                (Ticker::IterBytesRead, self.bytes),
+            ] {
+                if n > 0 {
+                    s.record_tick(t, n);
+                }
+            }
+        }
+        (self.next, self.next_found, self.prev, self.prev_found, self.bytes) = (0, 0, 0, 0, 0);
+    }
+}
+
+impl Drop for IterCounts {
+    fn drop(&mut self) {
+        self.flush();
+        if let Some(s) = &self.stats {
+            s.record_tick(Ticker::NoIteratorDeleted, 1);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn enums_follow_rocksdb_order_and_counts() {
+        assert_eq!(Ticker::iter().len(), TICKER_COUNT);
+        for (i, t) in Ticker::iter().enumerate() {
+            assert_eq!(*t as usize, i, "{t:?}");
+        }
+        assert_eq!(Histogram::iter().len(), HIST_COUNT);
+        for (i, h) in Histogram::iter().enumerate() {
+            assert_eq!(*h as usize, i, "{h:?}");
+        }
+        // The printed histograms: rust-rocksdb's, plus the uncounted ones, nothing else.
+        for name in ROCKSDB_HISTOGRAM_NAMES {
+            assert!(name.parse::<Histogram>().is_ok() != UNCOUNTED_HISTOGRAMS.contains(&name), "{name}");
+        }
+    }
+
+    #[test]
+    fn every_ticker_is_counted_or_explained() {
+        let mut uncounted = Vec::new();
+        for t in Ticker::iter() {
+            match why_not_counted(*t) {
+                None => assert!(COUNTED_TICKERS.contains(t)),
+                Some(why) => {
+                    assert_ne!(why, "not counted yet", "{} needs its reason", t.name());
+                    uncounted.push(format!("{}: {why}", t.name()));
+                }
+            }
+        }
+        assert_eq!(uncounted.len() + COUNTED_TICKERS.len(), TICKER_COUNT);
+        println!("{} tickers not counted:\n{}", uncounted.len(), uncounted.join("\n"));
+    }
+
+    #[test]
+    fn bucket_limits_are_rocksdb_s() {
+        let l = bucket_limits();
+        assert_eq!(l.len(), 109, "RocksDB's HistogramStat has 109 buckets");
+        // RocksDB's familiar limits (its histogram dumps print `( 6, 10 ]`, `( 76, 110 ]` ...).
+        assert_eq!(&l[..12], &[1, 2, 3, 4, 6, 10, 15, 22, 34, 51, 76, 110]);
+        assert_eq!(l[12], 170);
+        assert_eq!(l[13], 250);
+        assert_eq!(bucket_index(l, 0), 0);
+        assert_eq!(bucket_index(l, 1), 0);
+        assert_eq!(bucket_index(l, 3), 2);
+        assert_eq!(bucket_index(l, 5), 4);
+        assert_eq!(bucket_index(l, u64::MAX), l.len() - 1);
+    }
+
+    #[test]
+    fn histogram_summary_and_percentiles() {
+        let s = Statistics::new();
+        s.set_level(StatsLevel::All);
+        for v in 1..=100u64 {
+            s.record_in_histogram(Histogram::DbGet, v);
+        }
+        let d = s.histogram_data(Histogram::DbGet);
+        assert_eq!(d.count(), 100);
+        assert_eq!(d.sum(), 5050);
+        assert_eq!(d.max(), 100.0);
+        assert_eq!(d.min(), 1.0);
+        assert!((d.average() - 50.5).abs() < 1e-9);
+        assert!((d.std_dev() - 28.866).abs() < 0.01, "{}", d.std_dev());
+        // Interpolated within RocksDB's buckets: 50 falls in (34, 51]; 50 samples of 100 lie at or
+        // below 34 + 16, so the median is 34 + 17 * (50 - 34) / 17 = 50.
+        assert!((d.median() - 50.0).abs() < 1e-9, "{}", d.median());
+        // P95 and P99 fall in (76, 110], interpolated past the largest sample: clamped to it.
+        assert_eq!((d.p95(), d.p99()), (100.0, 100.0));
+        let empty = s.histogram_data(Histogram::DbWrite);
+        assert_eq!((empty.count(), empty.median(), empty.max()), (0, 0.0, 0.0));
+    }
+
+    #[test]
+    fn levels_gate_tickers_histograms_and_timers() {
+        let s = Statistics::new();
+        s.set_level(StatsLevel::DisableAll);
+        s.record_tick(Ticker::BytesRead, 5);
+        assert_eq!(s.ticker_count(Ticker::BytesRead), 0);
+        s.set_level(StatsLevel::ExceptHistogramOrTimers);
+        s.record_tick(Ticker::BytesRead, 5);
+        s.record_in_histogram(Histogram::BytesPerRead, 5);
+        assert_eq!(s.ticker_count(Ticker::BytesRead), 5);
+        assert_eq!(s.histogram_data(Histogram::BytesPerRead).count(), 0);
+        s.set_level(StatsLevel::ExceptTimers);
+        s.record_in_histogram(Histogram::BytesPerRead, 5);
+        s.report_time(Histogram::DbGet, 5);
+        assert_eq!(s.histogram_data(Histogram::BytesPerRead).count(), 1);
+        assert_eq!(s.histogram_data(Histogram::DbGet).count(), 0);
+        s.set_level(StatsLevel::ExceptDetailedTimers);
+        s.report_time(Histogram::DbGet, 5);
+        assert_eq!(s.histogram_data(Histogram::DbGet).count(), 1);
+        s.reset();
+        assert_eq!(s.ticker_count(Ticker::BytesRead), 0);
+        assert_eq!(s.histogram_data(Histogram::DbGet).count(), 0);
+    }
+
+    #[test]
+    fn counts_from_many_threads_add_up() {
+        let s = std::sync::Arc::new(Statistics::new());
+        let threads: Vec<_> = (0..8)
+            .map(|_| {
+                let s = s.clone();
+                std::thread::spawn(move || {
+                    for _ in 0..1000 {
+                        s.record_tick(Ticker::NumberKeysWritten, 1);
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(s.ticker_count(Ticker::NumberKeysWritten), 8000);
+    }
+
+    #[test]
+    fn text_has_rocksdb_lines_in_rocksdb_format() {
+        let s = Statistics::new();
+        s.record_tick(Ticker::BlockCacheMiss, 3);
+        s.record_in_histogram(Histogram::DbWrite, 7);
+        let text = s.to_text();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), TICKER_COUNT + ROCKSDB_HISTOGRAM_NAMES.len());
+        assert_eq!(lines[0], "rocksdb.block.cache.miss COUNT : 3");
+        assert_eq!(lines[1], "rocksdb.block.cache.hit COUNT : 0");
+        assert_eq!(
+            lines[TICKER_COUNT + 1],
+            "rocksdb.db.write.micros P50 : 7.000000 P95 : 7.000000 P99 : 7.000000 P100 : 7.000000 COUNT : 1 SUM : 7"
+        );
+        assert_eq!(
+            lines[TICKER_COUNT],
+            "rocksdb.db.get.micros P50 : 0.000000 P95 : 0.000000 P99 : 0.000000 P100 : 0.000000 COUNT : 0 SUM : 0"
+        );
+        assert!(text.ends_with("rocksdb.open.and.compact.db.open.micros P50 : 0.000000 P95 : 0.000000 P99 : 0.000000 P100 : 0.000000 COUNT : 0 SUM : 0\n"));
     }
 }

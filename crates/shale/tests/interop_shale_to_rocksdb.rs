@@ -211,7 +211,8 @@ fn sst_dump_verifies_every_table_and_shows_its_properties() {
             block_cache: None,
             verify_checksums: true,
             file_name: f.display().to_string(),
-            cache_id: 0,
+            cache_key: shale::cache::OffsetableCacheKey::unique(),
+            statistics: None,
         };
         let table = Table::open(file, size, opts).unwrap();
         let p = table.properties();

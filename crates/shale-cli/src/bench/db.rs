@@ -75,6 +75,10 @@ pub fn options(a: &BenchArgs) -> Result<Options, String> {
         t.set_bloom_filter(f64::from(a.bloom_bits), false);
     }
     o.set_block_based_table_factory(&t);
+    if a.statistics {
+        // db_bench's `dbstats` at its default level (kExceptDetailedTimers).
+        o.enable_statistics();
+    }
     Ok(o)
 }
 
@@ -86,10 +90,11 @@ pub fn write_options(a: &BenchArgs, sync: bool) -> WriteOptions {
 }
 
 /// Opens (creating unless `--use_existing_db`) the database with its column families.
-pub fn open(a: &BenchArgs, path: &str) -> Result<DB, String> {
-    let o = options(a)?;
+/// Opens the benchmark database with `o` (from `options`, built once per run so that every
+/// reopen counts into the same `--statistics` object, as db_bench's `dbstats`).
+pub fn open(o: &Options, a: &BenchArgs, path: &str) -> Result<DB, String> {
     let names: Vec<String> = (0..a.num_column_families as usize).map(cf_name).collect();
-    DB::open_cf(&o, path, names).map_err(|e| format!("open error: {e}"))
+    DB::open_cf(o, path, names).map_err(|e| format!("open error: {e}"))
 }
 
 /// db_bench's DestroyDB before a fresh benchmark: removes the database's files (and the

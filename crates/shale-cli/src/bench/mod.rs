@@ -34,6 +34,8 @@ struct Runner<'a> {
     seed_base: u64,
     total_thread_count: u64,
     db: Option<DB>,
+    /// The options every open uses (one statistics object for the run).
+    opts: shale::Options,
 }
 
 /// One benchmark's parameters (db_bench's per-benchmark sanitised copies of the flags).
@@ -70,20 +72,20 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     } else {
         (None, args.db.clone())
     };
-    let mut r = Runner { args, path, seed_base, total_thread_count: 0, db: None };
+    let opts = db::options(args)?;
+    let mut r = Runner { args, path, seed_base, total_thread_count: 0, db: None, opts };
     if !args.use_existing_db {
         db::destroy(&r.path)?;
     }
-    r.db = Some(db::open(args, &r.path)?);
+    r.db = Some(db::open(&r.opts, args, &r.path)?);
     eprint!("{}", header::environment());
     print!("{}", header::header(args));
     for name in &benchmarks {
         r.run_one(name)?;
     }
     if args.statistics {
-        let s =
-            r.db.as_ref().and_then(|d| d.property_value("rocksdb.stats").ok().flatten()).unwrap_or_default();
-        println!("STATISTICS:\n{s}");
+        // As db_bench: `STATISTICS:` then the statistics object's text (RocksDB's format).
+        println!("STATISTICS:\n{}", r.opts.get_statistics().unwrap_or_default());
     }
     drop(r); // closes the database before the temporary directory goes
     Ok(())
@@ -152,7 +154,7 @@ impl Runner<'_> {
             } else {
                 self.db = None;
                 db::destroy(&self.path)?;
-                self.db = Some(db::open(self.args, &self.path)?);
+                self.db = Some(db::open(&self.opts, self.args, &self.path)?);
             }
         }
         if let Some(method) = plan.method {

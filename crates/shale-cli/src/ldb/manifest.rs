@@ -560,7 +560,8 @@ pub fn open_table(path: &str, size: u64) -> Res<Arc<Table>> {
         block_cache: None,
         verify_checksums: true,
         file_name: path.to_string(),
-        cache_id: 0,
+        cache_key: shale::cache::OffsetableCacheKey::unique(),
+        statistics: None,
     };
     Table::open(file, size, opts).map_err(Failure::db)
 }

@@ -1,5 +1,6 @@
 //! Caches shared by table readers.
 
 pub mod block_cache;
+pub mod entry_stats;
 
-pub use block_cache::BlockCache;
+pub use block_cache::{new_cache_session, BlockCache, CacheKey, OffsetableCacheKey};

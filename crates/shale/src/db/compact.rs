@@ -37,6 +37,7 @@ impl DbInner {
             edit.deleted_files.push((plan.output_level as u32, f.number));
         }
         let mut outputs_numbers = Vec::new();
+        let started = std::time::Instant::now();
         if plan.deletion_only {
             // FIFO: the inputs are dropped; nothing is read or written.
         } else if plan.is_trivial_move() {
@@ -86,6 +87,18 @@ impl DbInner {
             };
             self.stats.compaction_bytes_read.fetch_add(plan.input_bytes(), Ordering::Relaxed);
             self.stats.compaction_bytes_written.fetch_add(result.bytes_written, Ordering::Relaxed);
+            if let Some(s) = self.opts.statistics.as_deref() {
+                // As RocksDB's CompactionJob: input bytes read, output bytes written, the
+                // job's input file count and duration (trivial moves read and write nothing).
+                use crate::statistics::{Histogram, Ticker};
+                s.record_tick(Ticker::CompactReadBytes, plan.input_bytes());
+                s.record_tick(Ticker::CompactWriteBytes, result.bytes_written);
+                s.record_in_histogram(
+                    Histogram::NumFilesInSingleCompaction,
+                    (plan.inputs.len() + plan.next_inputs.len()) as u64,
+                );
+                s.report_time(Histogram::CompactionTime, started.elapsed().as_micros() as u64);
+            }
             outputs_numbers = created.into_inner();
             for m in result.outputs {
                 edit.new_files.push((plan.output_level as u32, m));

@@ -114,6 +114,7 @@ impl DbInner {
             let Some((mem, next_log)) = cf.imm.first().cloned() else { return Ok(()) };
             let handle = cf.handle.clone();
             let number = self.versions.new_output_number();
+            let started = std::time::Instant::now();
             // Build the table without the lock.
             let result = MutexGuard::unlocked(st, || {
                 write_level0_table(&*self.fs, &self.path, &handle, &mem, number, 0).and_then(|m| {
@@ -152,6 +153,11 @@ impl DbInner {
             r?;
             self.stats.flushes.fetch_add(1, Ordering::Relaxed);
             self.stats.flush_bytes.fetch_add(bytes, Ordering::Relaxed);
+            if let Some(s) = self.opts.statistics.as_deref() {
+                // As RocksDB's FlushJob: bytes written, and the flush's duration.
+                s.record_tick(crate::statistics::Ticker::FlushWriteBytes, bytes);
+                s.report_time(crate::statistics::Histogram::FlushTime, started.elapsed().as_micros() as u64);
+            }
             self.info_log
                 .log(format_args!("[{}] Flushed memtable to table #{number} ({bytes} bytes)", handle.name));
             self.done_cv.notify_all();

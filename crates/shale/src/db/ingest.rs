@@ -119,7 +119,8 @@ impl DbInner {
             block_cache: None,
             verify_checksums: true,
             file_name: name.clone(),
-            cache_id: 0,
+            cache_key: crate::cache::block_cache::OffsetableCacheKey::unique(),
+            statistics: None,
         };
         let table = Table::open(file, size, ropts)?;
         let props = table.properties();

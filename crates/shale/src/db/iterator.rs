@@ -240,6 +240,8 @@ pub struct DBRawIteratorWithThreadMode<'a, D: DBAccess> {
     held_snapshot: Option<u64>,
     /// None for an iterator that failed to build.
     source: Option<Source>,
+    /// Seeks and steps, for `Options::enable_statistics` (issue 14).
+    counts: crate::statistics::IterCounts,
     _db: PhantomData<&'a D>,
 }
 
@@ -253,6 +255,7 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
             follow: Follow::Pinned,
             held_snapshot: None,
             source: Some(Source { inner: Arc::downgrade(inner), cf: cf.clone(), ro: ro.clone() }),
+            counts: crate::statistics::IterCounts::new(inner.opts.statistics.clone()),
             _db: PhantomData,
         };
         it.rebuild(inner);
@@ -469,6 +472,7 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
             follow: Follow::Pinned,
             held_snapshot: None,
             source: None,
+            counts: crate::statistics::IterCounts::new(None),
             _db: PhantomData,
         }
     }
@@ -483,9 +487,16 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
         self.iter.status()
     }
 
+    /// The bytes of the entry the iterator is on (for the statistics), None when not on one.
+    fn found(&self) -> Option<usize> {
+        self.iter.valid().then(|| self.iter.key().len() + self.iter.value().len())
+    }
+
     pub fn seek_to_first(&mut self) {
         self.check_before_seek();
-        self.iter.seek_to_first()
+        let t = self.counts.seek_start();
+        self.iter.seek_to_first();
+        self.counts.seek_done(t, false, self.found());
     }
 
     pub fn seek_to_last(&mut self) {
@@ -493,12 +504,16 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
             return;
         }
         self.check_before_seek();
-        self.iter.seek_to_last()
+        let t = self.counts.seek_start();
+        self.iter.seek_to_last();
+        self.counts.seek_done(t, false, self.found());
     }
 
     pub fn seek<K: AsRef<[u8]>>(&mut self, key: K) {
         self.check_before_seek();
-        self.iter.seek(key.as_ref())
+        let t = self.counts.seek_start();
+        self.iter.seek(key.as_ref());
+        self.counts.seek_done(t, true, self.found());
     }
 
     pub fn seek_for_prev<K: AsRef<[u8]>>(&mut self, key: K) {
@@ -506,13 +521,17 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
             return;
         }
         self.check_before_seek();
-        self.iter.seek_for_prev(key.as_ref())
+        let t = self.counts.seek_start();
+        self.iter.seek_for_prev(key.as_ref());
+        self.counts.seek_done(t, true, self.found());
     }
 
     pub fn next(&mut self) {
         if self.iter.valid() {
             self.iter.next();
             self.check_after_step(Direction::Forward);
+            let found = self.found();
+            self.counts.next_done(found);
         }
     }
 
@@ -523,6 +542,8 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
         if self.iter.valid() {
             self.iter.prev();
             self.check_after_step(Direction::Reverse);
+            let found = self.found();
+            self.counts.prev_done(found);
         }
     }
 

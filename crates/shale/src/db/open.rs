@@ -110,7 +110,13 @@ pub(crate) fn open<T: ThreadMode>(
     }
 
     let default_cache = Arc::new(crate::cache::BlockCache::new(32 << 20));
-    let table_cache = TableCache::new(fs.clone(), path.to_path_buf(), opts.max_open_files, default_cache);
+    let table_cache = TableCache::new(
+        fs.clone(),
+        path.to_path_buf(),
+        opts.max_open_files,
+        default_cache,
+        opts.statistics.clone(),
+    );
     let mut cfs = BTreeMap::new();
     for (id, rc) in &recovered.column_families {
         let Some(d) = descs.iter().find(|d| d.name == rc.name) else { continue };

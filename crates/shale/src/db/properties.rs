@@ -13,7 +13,7 @@ use crate::ffi_util::CStrLike;
 const PREFIX: &str = "rocksdb.";
 
 impl DbInner {
-    fn int_property(&self, cf: &CfHandle, name: &str) -> Option<u64> {
+    pub(crate) fn int_property(&self, cf: &CfHandle, name: &str) -> Option<u64> {
         let prop = name.strip_prefix(PREFIX)?;
         // Properties of the read view need no DB mutex.
         match prop {
@@ -71,7 +71,9 @@ impl DbInner {
             "num-running-compactions" => st.jobs.running_compactions as u64,
             "block-cache-capacity" => cf.block_cache.as_ref().map_or(0, |b| b.capacity() as u64),
             "block-cache-usage" => cf.block_cache.as_ref().map_or(0, |b| b.usage() as u64),
-            "estimate-table-readers-mem" => 0,
+            "estimate-table-readers-mem" => {
+                v.all_files().map(|(_, f)| self.table_cache.reader_memory(f.number)).sum()
+            }
             "min-log-number-to-keep" => st.alive_wals.front().copied().unwrap_or(0),
             // Shale's own: the severity of the current background error (0 none, 1 soft,
             // 2 hard, 3 fatal, 4 unrecoverable; RocksDB's Status::Severity).
@@ -90,7 +92,14 @@ impl DbInner {
     fn string_property(&self, cf: &CfHandle, name: &str) -> Option<String> {
         let prop = name.strip_prefix(PREFIX)?;
         match prop {
-            "stats" => Some(self.stats_text(cf)),
+            "stats" | "cfstats" => Some(self.stats_text(cf)),
+            // Walked without the DB mutex (see cache/entry_stats.rs); None without a cache.
+            "block-cache-entry-stats" => {
+                cf.block_cache.as_ref().map(|c| c.collect_entry_stats(true).to_text())
+            }
+            "fast-block-cache-entry-stats" => {
+                cf.block_cache.as_ref().map(|c| c.collect_entry_stats(false).to_text())
+            }
             "levelstats" => Some(self.level_stats(cf)),
             "num-files-at-level" => None,
             _ => self.int_property(cf, name).map(|v| v.to_string()),
@@ -162,6 +171,17 @@ impl DbInner {
             g(&t.compaction_bytes_read) as f64 / 1048576.0,
             g(&t.compaction_bytes_written) as f64 / 1048576.0
         );
+        // The last block-cache entry statistics, never collected here (RocksDB: the DB mutex
+        // may be held), printed if under a day old.
+        if let Some(c) = &cf.block_cache {
+            let e = c.last_entry_stats();
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_micros() as u64);
+            if e.collection_count > 0 && now.saturating_sub(e.last_end_micros) < 86_400_000_000 {
+                s.push_str(&e.to_text());
+            }
+        }
         s
     }
 }

@@ -15,6 +15,7 @@ use crate::cf_ref::AsColumnFamilyRef;
 use crate::error::{Error, Result};
 use crate::key::{lookup_key, parse_internal_key, user_key, SequenceNumber, ValueType};
 use crate::options::{FlushOptions, ReadOptions, WriteOptions};
+use crate::statistics::{record_tick, Histogram, StopWatch, Ticker};
 
 fn resolve(
     seq: SequenceNumber,
@@ -33,7 +34,47 @@ fn resolve(
 }
 
 impl DbInner {
+    /// A point read, counted as RocksDB's `DBImpl::Get` counts one: `rocksdb.db.get.micros`,
+    /// keys read, bytes read (found values) and `rocksdb.bytes.per.read`.
     pub(crate) fn get_impl(&self, cf: &CfHandle, key: &[u8], ro: &ReadOptions) -> Result<Option<Vec<u8>>> {
+        let stats = self.opts.statistics.as_deref();
+        let _t = StopWatch::new(stats, Histogram::DbGet);
+        let r = self.get_uncounted(cf, key, ro);
+        if let Some(s) = stats {
+            s.record_tick(Ticker::NumberKeysRead, 1);
+            if let Ok(Some(v)) = &r {
+                s.record_tick(Ticker::BytesRead, v.len() as u64);
+                s.record_in_histogram(Histogram::BytesPerRead, v.len() as u64);
+            }
+        }
+        r
+    }
+
+    /// The keys of one `multi_get` call, counted as RocksDB's `MultiGet` counts them: calls,
+    /// keys read and found, bytes read, `rocksdb.db.multiget.micros`, `rocksdb.bytes.per.multiget`.
+    pub(crate) fn multi_get_impl<'k>(
+        &self,
+        keys: impl Iterator<Item = (Result<Arc<CfHandle>>, &'k [u8])>,
+        ro: &ReadOptions,
+    ) -> Vec<Result<Option<Vec<u8>>>> {
+        let stats = self.opts.statistics.as_deref();
+        let _t = StopWatch::new(stats, Histogram::DbMultiget);
+        let out: Vec<Result<Option<Vec<u8>>>> =
+            keys.map(|(h, k)| h.and_then(|h| self.get_uncounted(&h, k, ro))).collect();
+        if let Some(s) = stats {
+            let found: Vec<u64> =
+                out.iter().filter_map(|r| r.as_ref().ok()?.as_ref().map(|v| v.len() as u64)).collect();
+            let bytes: u64 = found.iter().sum();
+            s.record_tick(Ticker::NumberMultigetCalls, 1);
+            s.record_tick(Ticker::NumberMultigetKeysRead, out.len() as u64);
+            s.record_tick(Ticker::NumberMultigetKeysFound, found.len() as u64);
+            s.record_tick(Ticker::NumberMultigetBytesRead, bytes);
+            s.record_in_histogram(Histogram::BytesPerMultiget, bytes);
+        }
+        out
+    }
+
+    fn get_uncounted(&self, cf: &CfHandle, key: &[u8], ro: &ReadOptions) -> Result<Option<Vec<u8>>> {
         ro.check_supported()?;
         if cf.is_dropped() {
             return Err(Error::new(
@@ -54,13 +95,16 @@ impl DbInner {
         seq: SequenceNumber,
         fill_cache: bool,
     ) -> Result<Option<Vec<u8>>> {
+        let stats = self.opts.statistics.as_deref();
         let mut max_cov = 0;
         for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
             max_cov = max_cov.max(mem.max_covering_tombstone_seq(key, seq));
             if let Some((s, t, v)) = mem.get(key, seq) {
+                record_tick(stats, Ticker::MemtableHit, 1);
                 return resolve(s, t, v, max_cov);
             }
         }
+        record_tick(stats, Ticker::MemtableMiss, 1);
         let lookup = lookup_key(key, seq);
         let icmp = &cf.icmp;
         let version = &sv.current;
@@ -85,6 +129,12 @@ impl DbInner {
                     max_cov = max_cov.max(entry.tombstones.max_covering_seq(key, seq));
                 }
                 if let Some((ik, v)) = entry.table.get(&lookup, fill_cache)? {
+                    let hit = match level {
+                        0 => Ticker::GetHitL0,
+                        1 => Ticker::GetHitL1,
+                        _ => Ticker::GetHitL2AndUp,
+                    };
+                    record_tick(stats, hit, 1);
                     let p = parse_internal_key(&ik)?;
                     return resolve(p.sequence, p.value_type, v, max_cov);
                 }
@@ -265,7 +315,8 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
         let mut o = opts.clone();
         o.snapshot = Some(o.snapshot.unwrap_or_else(|| self.latest_sequence_number()));
         let h = &self.default_handle().handle;
-        keys.into_iter().map(|k| self.inner.get_impl(h, k.as_ref(), &o)).collect()
+        let keys: Vec<K> = keys.into_iter().collect();
+        self.inner.multi_get_impl(keys.iter().map(|k| (Ok(h.clone()), k.as_ref())), &o)
     }
 
     pub fn multi_get_cf<'a, 'b: 'a, K, I, W>(&'a self, keys: I) -> Vec<Result<Option<Vec<u8>>>>
@@ -289,12 +340,8 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
     {
         let mut o = opts.clone();
         o.snapshot = Some(o.snapshot.unwrap_or_else(|| self.latest_sequence_number()));
-        keys.into_iter()
-            .map(|(cf, k)| {
-                let h = self.inner.handle_of(cf)?;
-                self.inner.get_impl(&h, k.as_ref(), &o)
-            })
-            .collect()
+        let keys: Vec<(&'b W, K)> = keys.into_iter().collect();
+        self.inner.multi_get_impl(keys.iter().map(|(cf, k)| (self.inner.handle_of(*cf), k.as_ref())), &o)
     }
 
     /// Flushes every memtable of the default column family to level 0, waiting for it.

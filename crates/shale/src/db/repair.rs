@@ -54,7 +54,8 @@ fn scan_table(
         block_cache: None,
         verify_checksums: true,
         file_name: path.display().to_string(),
-        cache_id: 0,
+        cache_key: crate::cache::OffsetableCacheKey::unique(),
+        statistics: None,
     };
     let table = Table::open(file, size, opts)?;
     let mut meta = FileMetaData { number, file_size: size, ..FileMetaData::default() };

@@ -14,10 +14,11 @@ use parking_lot::Mutex;
 
 use super::cf::CfHandle;
 use super::filename;
-use crate::cache::BlockCache;
+use crate::cache::{new_cache_session, BlockCache, OffsetableCacheKey};
 use crate::error::Result;
 use crate::fs::FileSystemRef;
 use crate::iter::range_del::{self, FragmentedTombstones};
+use crate::statistics::{record_tick, Histogram, Statistics, StopWatch, Ticker};
 use crate::table::reader::{Table, TableReaderOptions};
 use crate::version::edit::FileMetaData;
 
@@ -31,6 +32,12 @@ pub(crate) struct TableCache {
     dir: PathBuf,
     capacity: Option<usize>,
     pub default_block_cache: Arc<BlockCache>,
+    /// This database open's cache session: with a file number, the key base of the file's
+    /// blocks in a block cache that other databases (or an earlier incarnation of this one)
+    /// may share. Drawn fresh at every open, so no two opens share keys.
+    cache_session: u64,
+    /// The database's statistics (`Options::enable_statistics`), handed to every reader.
+    statistics: Option<Arc<Statistics>>,
     /// file number -> (entry, last use tick)
     map: Mutex<HashMap<u64, (Arc<TableEntry>, u64)>>,
     tick: AtomicU64,
@@ -42,6 +49,7 @@ impl TableCache {
         dir: PathBuf,
         max_open_files: i32,
         default_block_cache: Arc<BlockCache>,
+        statistics: Option<Arc<Statistics>>,
     ) -> Self {
         let capacity = if max_open_files < 0 {
             None
@@ -53,6 +61,8 @@ impl TableCache {
             dir,
             capacity,
             default_block_cache,
+            cache_session: new_cache_session(),
+            statistics,
             map: Mutex::new(HashMap::new()),
             tick: AtomicU64::new(0),
         }
@@ -65,16 +75,24 @@ impl TableCache {
             *t = tick;
             return Ok(e.clone());
         }
+        let stats = self.statistics.as_deref();
         let name = filename::table_file_name(file.number);
-        let f = self.fs.new_random_access_file(&self.dir.join(&name))?;
-        let opts = TableReaderOptions {
-            icmp: cf.icmp.clone(),
-            block_cache: cf.block_cache.clone(),
-            verify_checksums: true,
-            file_name: name,
-            cache_id: file.number,
+        let opened = {
+            let _t = StopWatch::new(stats, Histogram::TableOpenIoMicros);
+            record_tick(stats, Ticker::NoFileOpens, 1);
+            self.fs.new_random_access_file(&self.dir.join(&name)).and_then(|f| {
+                let opts = TableReaderOptions {
+                    icmp: cf.icmp.clone(),
+                    block_cache: cf.block_cache.clone(),
+                    verify_checksums: true,
+                    file_name: name,
+                    cache_key: OffsetableCacheKey::new(self.cache_session, file.number),
+                    statistics: self.statistics.clone(),
+                };
+                Table::open_with_largest_seqno(f, file.file_size, opts, file.largest_seqno)
+            })
         };
-        let table = Table::open_with_largest_seqno(f, file.file_size, opts, file.largest_seqno)?;
+        let table = opened.inspect_err(|_| record_tick(stats, Ticker::NoFileErrors, 1))?;
         let tombstones = range_del::from_table_entries(table.range_tombstones())?;
         let entry = Arc::new(TableEntry {
             tombstones: Arc::new(FragmentedTombstones::new(cf.opts.comparator.clone(), tombstones)),
@@ -89,6 +107,11 @@ impl TableCache {
             }
         }
         Ok(entry)
+    }
+
+    /// The memory table `number`'s reader holds, if it is open (0 if not: nothing is opened).
+    pub fn reader_memory(&self, number: u64) -> u64 {
+        self.map.lock().get(&number).map_or(0, |(e, _)| e.table.approximate_memory_usage() as u64)
     }
 
     pub fn evict(&self, number: u64) {

@@ -22,6 +22,7 @@ use super::{DbInner, DbState};
 use crate::batch::WriteBatch;
 use crate::error::{Error, ErrorKind, Result};
 use crate::options::WriteOptions;
+use crate::statistics::{record_tick, Histogram, StopWatch, Ticker};
 use crate::wal::LogWriter;
 
 /// Upper bound of a write group's bytes (RocksDB: 1 MiB; 128 KiB above a small leader).
@@ -54,6 +55,7 @@ impl DbInner {
             return Err(Error::invalid_argument("Sync writes has to enable WAL."));
         }
         let bytes = batch.size_in_bytes() as u64;
+        let _t = StopWatch::new(self.opts.statistics.as_deref(), Histogram::DbWrite);
         let me = Arc::new(Mutex::new(PendingWrite {
             batch: Some(batch),
             sync: opts.sync,
@@ -130,6 +132,7 @@ impl DbInner {
         let mut guards: Vec<_> = group.iter().map(lock).collect();
         let sync = guards.iter().any(|g| g.sync);
         let disable_wal = guards[0].disable_wal;
+        let writers = guards.len() as u64;
         let mut merged;
         let batch: &mut WriteBatch = if guards.len() == 1 {
             guards[0].batch.as_mut().ok_or_else(|| Error::invalid_argument("empty write"))?
@@ -161,12 +164,28 @@ impl DbInner {
         }
         let first_seq = self.last_sequence() + 1;
         batch.set_sequence(first_seq);
+        // As RocksDB's WriteImpl: keys and bytes of the group, who wrote it, through the WAL.
+        let stats = self.opts.statistics.as_deref();
+        if let Some(s) = stats {
+            let n = writers;
+            s.record_tick(Ticker::NumberKeysWritten, count);
+            s.record_tick(Ticker::BytesWritten, batch.data().len() as u64);
+            s.record_in_histogram(Histogram::BytesPerWrite, batch.data().len() as u64);
+            s.record_tick(Ticker::WriteDoneBySelf, 1);
+            s.record_tick(Ticker::WriteDoneByOther, n - 1);
+            if !disable_wal {
+                s.record_tick(Ticker::WriteWithWal, n);
+            }
+        }
         if disable_wal {
             self.unpersisted.store(true, Ordering::Release);
         } else {
+            record_tick(stats, Ticker::WalFileBytes, batch.data().len() as u64);
             let r = wal.writer.add_record(batch.data()).and_then(|_| {
                 if sync {
                     self.stats.wal_syncs.fetch_add(1, Ordering::Relaxed);
+                    record_tick(stats, Ticker::WalFileSynced, 1);
+                    let _t = StopWatch::new(stats, Histogram::WalFileSyncMicros);
                     wal.unsynced = false;
                     wal.writer.sync()
                 } else {
@@ -299,7 +318,12 @@ impl DbInner {
             break Ok(());
         };
         if let Some(t) = stall_start {
-            self.stats.stall_micros.fetch_add(t.elapsed().as_micros() as u64, Ordering::Relaxed);
+            let micros = t.elapsed().as_micros() as u64;
+            self.stats.stall_micros.fetch_add(micros, Ordering::Relaxed);
+            if let Some(s) = self.opts.statistics.as_deref() {
+                s.record_tick(Ticker::StallMicros, micros);
+                s.report_time(Histogram::WriteStall, micros);
+            }
         }
         self.update_write_attention(&st);
         result
@@ -386,6 +410,7 @@ impl DbInner {
             return Err(e);
         }
         self.stats.wal_syncs.fetch_add(1, Ordering::Relaxed);
+        record_tick(self.opts.statistics.as_deref(), Ticker::WalFileSynced, 1);
         wal.unsynced = false;
         Ok(())
     }

@@ -272,6 +272,11 @@ pub struct FilterReader {
 }
 
 impl FilterReader {
+    /// Bytes of filter held in memory.
+    pub fn size(&self) -> usize {
+        self.data.len()
+    }
+
     pub fn new(data: Vec<u8>) -> Result<FilterReader> {
         let (kind, imp) = decode_trailer(&data)?;
         Ok(FilterReader { data, kind, imp })

@@ -21,12 +21,13 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 use std::sync::Arc;
 
-use crate::cache::BlockCache;
+use crate::cache::{BlockCache, OffsetableCacheKey};
 use crate::coding::decode_fixed32;
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::RandomAccessFile;
 use crate::iter::InternalIterator;
 use crate::key::{user_key, InternalKeyComparator};
+use crate::statistics::{Histogram, Statistics, StopWatch, Ticker};
 
 use super::block::{Block, BlockIter, IndexBlockIter, IndexFormat};
 use super::filter::{FilterReader, BLOOM_POLICY_NAME};
@@ -47,8 +48,12 @@ pub struct TableReaderOptions {
     pub verify_checksums: bool,
     /// Named in error messages.
     pub file_name: String,
-    /// Distinguishes this file's blocks in the shared block cache.
-    pub cache_id: u64,
+    /// This file's key base in the (possibly shared) block cache: unique to this file, see
+    /// `cache::block_cache`. `OffsetableCacheKey::unique()` for a table opened outside a DB.
+    pub cache_key: OffsetableCacheKey,
+    /// Where block cache hits and misses, bloom filter results and block reads are counted
+    /// (the database's `Options::enable_statistics`), if anywhere.
+    pub statistics: Option<Arc<Statistics>>,
 }
 
 /// Refuses what a table's properties say it needs and Shale does not read: keys and values
@@ -349,6 +354,16 @@ impl Table {
         }))
     }
 
+    /// Bytes this open table holds in memory besides cached data blocks: its index block,
+    /// filter, compression dictionary and range tombstones (RocksDB's
+    /// `ApproximateMemoryUsage`, summed by `rocksdb.estimate-table-readers-mem`).
+    pub fn approximate_memory_usage(&self) -> usize {
+        self.index_block.size()
+            + self.filter.as_ref().map_or(0, |f| f.size())
+            + self.compression_dict.len()
+            + self.range_tombstones.iter().map(|(a, b)| a.len() + b.len()).sum::<usize>()
+    }
+
     pub fn properties(&self) -> &TableProperties {
         &self.props
     }
@@ -387,27 +402,49 @@ impl Table {
         self.index_block.index_iter(self.opts.icmp.clone(), self.index_format)
     }
 
-    /// Reads (or finds in the cache) the data block at `handle`.
+    /// Reads (or finds in the cache) the data block at `handle`. Counts, as RocksDB's
+    /// `BlockBasedTable::RetrieveBlock` for a data block: a cache hit or miss (data and
+    /// total), the bytes read from the cache, and a block added to it.
     fn data_block(&self, handle: BlockHandle, fill_cache: bool) -> Result<Arc<Block>> {
+        let stats = self.opts.statistics.as_deref();
         if let Some(cache) = &self.opts.block_cache {
-            if let Some(b) = cache.get(self.opts.cache_id, handle.offset) {
+            if let Some(b) = cache.get(&self.opts.cache_key.with_offset(handle.offset)) {
+                if let Some(s) = stats {
+                    s.record_tick(Ticker::BlockCacheHit, 1);
+                    s.record_tick(Ticker::BlockCacheDataHit, 1);
+                    s.record_tick(Ticker::BlockCacheBytesRead, b.size() as u64);
+                }
                 return Ok(b);
+            }
+            if let Some(s) = stats {
+                s.record_tick(Ticker::BlockCacheMiss, 1);
+                s.record_tick(Ticker::BlockCacheDataMiss, 1);
             }
         }
         let name = &self.opts.file_name;
-        let data = read_block_with_dict(
-            self.file.as_ref(),
-            handle,
-            self.footer.block_checksum(),
-            self.opts.verify_checksums,
-            name,
-            &self.compression_dict,
-        )?;
+        let data = {
+            let _t = StopWatch::new(stats, Histogram::SstReadMicros);
+            read_block_with_dict(
+                self.file.as_ref(),
+                handle,
+                self.footer.block_checksum(),
+                self.opts.verify_checksums,
+                name,
+                &self.compression_dict,
+            )?
+        };
         self.data_blocks_read.fetch_add(1, AtomicOrdering::Relaxed);
         let block = Arc::new(Block::new(data).map_err(|e| in_file(e, name, handle))?);
         if fill_cache {
             if let Some(cache) = &self.opts.block_cache {
-                cache.insert(self.opts.cache_id, handle.offset, block.clone());
+                cache.insert(self.opts.cache_key.with_offset(handle.offset), block.clone());
+                if let Some(s) = stats {
+                    let n = block.size() as u64;
+                    s.record_tick(Ticker::BlockCacheAdd, 1);
+                    s.record_tick(Ticker::BlockCacheDataAdd, 1);
+                    s.record_tick(Ticker::BlockCacheDataBytesInsert, n);
+                    s.record_tick(Ticker::BlockCacheBytesWrite, n);
+                }
             }
         }
         Ok(block)
@@ -416,8 +453,15 @@ impl Table {
     /// The first entry at or after `lookup_ikey` if it has the same user key.
     pub fn get(&self, lookup_ikey: &[u8], fill_cache: bool) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
         let uk = user_key(lookup_ikey);
+        let stats = self.opts.statistics.as_deref();
         if !self.may_contain(uk) {
+            // RocksDB's BLOOM_FILTER_USEFUL: the filter spared a data block read.
+            crate::statistics::record_tick(stats, Ticker::BloomFilterUseful, 1);
             return Ok(None);
+        }
+        let filtered = self.filter.is_some() && self.whole_key_filtering();
+        if filtered {
+            crate::statistics::record_tick(stats, Ticker::BloomFilterFullPositive, 1);
         }
         let mut index = self.index_iter();
         index.seek(lookup_ikey);
@@ -428,6 +472,9 @@ impl Table {
             it.seek(lookup_ikey);
             if it.valid() {
                 if self.opts.icmp.compare_user(user_key(it.key()), uk) == Ordering::Equal {
+                    if filtered {
+                        crate::statistics::record_tick(stats, Ticker::BloomFilterFullTruePositive, 1);
+                    }
                     let mut key = it.key().to_vec();
                     if self.global_seqno != 0 {
                         // With its global seqno the entry may sort before the lookup key

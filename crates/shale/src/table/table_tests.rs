@@ -55,7 +55,8 @@ fn open_with(
             block_cache: cache,
             verify_checksums: true,
             file_name: path.display().to_string(),
-            cache_id: 1,
+            cache_key: crate::cache::OffsetableCacheKey::unique(),
+            statistics: None,
         },
     )
 }
