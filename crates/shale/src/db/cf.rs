@@ -224,6 +224,7 @@ pub(crate) fn create_cfs(inner: &Arc<DbInner>, new: &[(String, Options)]) -> Res
     for (_, opts) in new {
         opts.check_supported()?;
     }
+    inner.check_writable()?;
     inner.check_bg_error()?;
     // Exclusive write leadership: no write group is inserting while families appear.
     let handles = inner.exclusive_write(|| -> Result<Vec<Arc<CfHandle>>> {
@@ -292,6 +293,7 @@ pub(crate) fn create_cf(inner: &Arc<DbInner>, name: &str, opts: &Options) -> Res
 }
 
 pub(crate) fn drop_cf(inner: &Arc<DbInner>, handle: &Arc<CfHandle>) -> Result<()> {
+    inner.check_writable()?;
     inner.check_bg_error()?;
     inner.exclusive_write(|| -> Result<()> {
         // The WAL is durable before a family change reaches the MANIFEST, so that a crash

@@ -96,8 +96,7 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
         Self::open_cf_descriptors(opts, path, descs)
     }
 
-    /// Read-only open: not built yet (issue 10's remainder). Refused rather than opened
-    /// read-write.
+    /// Opens the default family read-only (see `open_cf_descriptors_read_only`).
     pub fn open_for_read_only<P: AsRef<Path>>(
         opts: &Options,
         path: P,
@@ -136,20 +135,28 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
         Self::open_cf_descriptors_read_only(db_opts, path, descs, error_if_log_file_exist)
     }
 
+    /// Opens read-only (RocksDB's DBImplReadOnly, see `db/readonly.rs`): no file is
+    /// created, changed or deleted; a subset of the families may be opened; writes return
+    /// NotSupported. With `error_if_log_file_exist`, a non-empty WAL fails the open.
     pub fn open_cf_descriptors_read_only<P, I>(
-        _opts: &Options,
-        _path: P,
-        _cfs: I,
-        _error_if_log_file_exist: bool,
+        opts: &Options,
+        path: P,
+        cfs: I,
+        error_if_log_file_exist: bool,
     ) -> Result<Self>
     where
         P: AsRef<Path>,
         I: IntoIterator<Item = ColumnFamilyDescriptor>,
     {
-        Err(unsupported("read-only open (open_for_read_only)", 10))
+        super::readonly::open_read_only(
+            opts,
+            path.as_ref(),
+            cfs.into_iter().collect(),
+            error_if_log_file_exist,
+        )
     }
 
-    /// Secondary instances: not built yet (issue 10's remainder).
+    /// Opens a secondary instance (see `open_cf_descriptors_as_secondary`).
     pub fn open_as_secondary<P: AsRef<Path>>(
         opts: &Options,
         primary_path: P,
@@ -173,17 +180,25 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
         Self::open_cf_descriptors_as_secondary(opts, primary_path, secondary_path, descs)
     }
 
+    /// Opens a secondary instance of the primary at `path` (RocksDB's DBImplSecondary, see
+    /// `db/readonly.rs`), its info log in `secondary_path`; `try_catch_up_with_primary`
+    /// follows the primary's MANIFEST and WALs.
     pub fn open_cf_descriptors_as_secondary<P, I>(
-        _opts: &Options,
-        _path: P,
-        _secondary_path: P,
-        _cfs: I,
+        opts: &Options,
+        path: P,
+        secondary_path: P,
+        cfs: I,
     ) -> Result<Self>
     where
         P: AsRef<Path>,
         I: IntoIterator<Item = ColumnFamilyDescriptor>,
     {
-        Err(unsupported("secondary instance (open_as_secondary)", 10))
+        super::readonly::open_secondary(
+            opts,
+            path.as_ref(),
+            secondary_path.as_ref(),
+            cfs.into_iter().collect(),
+        )
     }
 
     /// TTL databases: not built yet (issue 10's remainder).
@@ -500,14 +515,17 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
     /// `wal_iter.rs`).
     pub fn get_updates_since(&self, seq_number: u64) -> Result<DBWALIterator> {
         // Buffered WAL bytes must reach the file before it is read back.
-        self.flush_wal(false)?;
+        if self.inner.check_writable().is_ok() {
+            self.flush_wal(false)?;
+        }
         let last = self.latest_sequence_number();
         crate::wal_iter::updates_since(&*self.inner.fs, &self.inner.path, seq_number, last)
     }
 
-    /// Only secondary instances catch up, and they are not built yet.
+    /// A secondary instance reads what its primary wrote since (see `db/readonly.rs`);
+    /// other databases answer NotSupported, as RocksDB's.
     pub fn try_catch_up_with_primary(&self) -> Result<()> {
-        Err(unsupported("try_catch_up_with_primary (secondary instances)", 10))
+        self.inner.try_catch_up_with_primary()
     }
 
     pub fn ingest_external_file<P: AsRef<Path>>(&self, paths: Vec<P>) -> Result<()> {

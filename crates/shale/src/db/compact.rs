@@ -152,6 +152,7 @@ impl DbInner {
         begin: Option<&[u8]>,
         end: Option<&[u8]>,
     ) -> Result<()> {
+        self.check_writable()?;
         self.flush_memtables(true, Some(cf.id))?;
         let mut st = self.lock_state();
         let dropped = || Error::invalid_argument("column family dropped");

@@ -45,6 +45,7 @@ mod options_writer;
 mod pinnable;
 mod properties;
 mod read;
+mod readonly;
 mod repair;
 mod scheduler;
 mod snapshot;
@@ -153,6 +154,8 @@ pub(crate) struct DbInner {
     pub snapshots: Mutex<BTreeMap<u64, usize>>,
     pub info_log: InfoLog,
     pub stats: Stats,
+    /// Read-write, read-only or secondary (`readonly.rs`): the latter two write no file.
+    pub mode: readonly::DbMode,
     _lock: Box<dyn FileLock>,
 }
 
@@ -327,6 +330,7 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
     /// durable. Fails (and keeps writes stopped) while the cause is still there, and after a
     /// fatal or unrecoverable error, which need a reopen. See `db/error_handler.rs`.
     pub fn resume(&self) -> Result<()> {
+        self.inner.check_writable()?;
         self.inner.recover(true)
     }
 

@@ -133,6 +133,7 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
 impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
     /// Writes a batch (refusing one that holds a record Shale cannot write yet).
     pub(crate) fn write_batch(&self, batch: WriteBatch, opts: &WriteOptions) -> Result<()> {
+        self.inner.check_writable()?;
         if let Some(what) = batch.unsupported {
             return Err(Error::not_supported(format!("{what} is not supported by Shale yet")));
         }
@@ -317,6 +318,7 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
 
     /// Writes buffered WAL data to the OS and, with `sync`, to disk.
     pub fn flush_wal(&self, sync: bool) -> Result<()> {
+        self.inner.check_writable()?;
         let mut wal = self.inner.wal.lock().unwrap_or_else(|p| p.into_inner());
         let r = if sync {
             wal.unsynced = false;
@@ -337,6 +339,7 @@ impl DbInner {
     /// Switches the non-empty memtable of family `only` (of every family when None) and
     /// (with `wait`) waits until the memtables switched so far are flushed.
     pub(crate) fn flush_memtables(&self, wait: bool, only: Option<u32>) -> Result<()> {
+        self.check_writable()?;
         let targets = self.switch_for_flush(only)?;
         if !wait {
             return Ok(());
