@@ -194,6 +194,11 @@ pub struct Options {
     /// A column family's TTL (from its descriptor); only `Disabled`/`SameAsDb` open.
     pub(crate) cf_ttl: crate::db::ColumnFamilyTtl,
     pub(crate) unsupported: Vec<&'static str>,
+    /// Tables written by flushes and compactions are read back whole before they are
+    /// installed (`db/dyn_options.rs`; set with `set_options`).
+    pub(crate) paranoid_file_checks: bool,
+    /// Flush and compaction LOG lines carry the time spent writing.
+    pub(crate) report_bg_io_stats: bool,
 }
 
 impl Default for Options {
@@ -239,6 +244,8 @@ impl Default for Options {
             write_dbid_to_manifest: true,
             cf_ttl: crate::db::ColumnFamilyTtl::SameAsDb,
             unsupported: Vec::new(),
+            paranoid_file_checks: false,
+            report_bg_io_stats: false,
         }
     }
 }

@@ -1136,10 +1136,9 @@ impl Options {
         self.accept_only(lvl <= 0, "min_level_to_compress");
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`!enable`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `report_bg_io_stats`.
+    /// Flush and compaction lines in LOG carry the time spent writing their tables.
     pub fn set_report_bg_io_stats(&mut self, enable: bool) {
-        self.accept_only(!enable, "report_bg_io_stats (issue 14)");
+        self.report_bg_io_stats = enable;
     }
 
     /// Shale behaves as RocksDB with this option at its default (`size == 0`); any other

@@ -61,7 +61,8 @@ impl ColumnFamily {
 pub(crate) struct CfHandle {
     pub id: u32,
     pub name: String,
-    pub opts: Options,
+    /// The family's options; `set_options` replaces them (`dyn_options.rs`).
+    pub opts: super::dyn_options::DynOptions,
     pub icmp: InternalKeyComparator,
     pub block_cache: Option<Arc<BlockCache>>,
     /// Replaced (under the DB mutex) on every memtable switch, flush and compaction.
@@ -91,7 +92,7 @@ impl CfHandle {
             id,
             name: name.to_string(),
             icmp: InternalKeyComparator::new(opts.comparator.clone()),
-            opts,
+            opts: super::dyn_options::DynOptions::new(opts),
             block_cache,
             super_version_number: AtomicU64::new(sv.number),
             super_version: RwLock::new(Arc::new(sv)),

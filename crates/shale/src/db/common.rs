@@ -470,16 +470,19 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
         self.inner.wait_for_background_work(opts.timeout_micros())
     }
 
-    /// Dynamic options: not built yet (issue 10's remainder).
+    /// Changes options of the default family by RocksDB's names and value syntax, as
+    /// RocksDB's `SetOptions` (see `db/dyn_options.rs` for what each one does). An unknown
+    /// name or a bad value is InvalidArgument naming it, and nothing changes.
     pub fn set_options(&self, opts: &[(&str, &str)]) -> Result<()> {
         check_option_pairs(opts)?;
-        Err(unsupported("set_options (dynamic options)", 10))
+        self.inner.set_cf_options(&self.default_handle().handle, opts)
     }
 
+    /// `set_options` on the family `cf`.
     pub fn set_options_cf(&self, cf: &impl AsColumnFamilyRef, opts: &[(&str, &str)]) -> Result<()> {
-        self.inner.handle_of(cf)?;
+        let h = self.inner.handle_of(cf)?;
         check_option_pairs(opts)?;
-        Err(unsupported("set_options_cf (dynamic options)", 10))
+        self.inner.set_cf_options(&h, opts)
     }
 
     /// Approximate on-disk bytes of each range in the default family: the sizes of the

@@ -43,6 +43,7 @@ impl DbInner {
             let snapshots = self.snapshot_list();
             let this = self.clone();
             let created = parking_lot::Mutex::new(Vec::new());
+            let started = std::time::Instant::now();
             let result = MutexGuard::unlocked(st, || -> Result<job::JobResult> {
                 let (iter, tombstones) = this.compaction_input(cf, plan)?;
                 let builder_options = |n: u64| super::flush::builder_options(cf, n);
@@ -62,6 +63,11 @@ impl DbInner {
                     builder_options: &builder_options,
                     new_file_number: &new_number,
                 })?;
+                if cf.opts.paranoid_file_checks {
+                    for m in &r.outputs {
+                        this.verify_new_table(cf, m)?;
+                    }
+                }
                 if !r.outputs.is_empty() {
                     this.fs.sync_dir(&this.path)?;
                 }
@@ -87,6 +93,15 @@ impl DbInner {
             outputs_numbers = created.into_inner();
             for m in result.outputs {
                 edit.new_files.push((plan.output_level as u32, m));
+            }
+            if cf.opts.report_bg_io_stats {
+                self.info_log.log(format_args!(
+                    "[{}] compaction to L{} wrote {} bytes, write micros {}",
+                    cf.name,
+                    plan.output_level,
+                    result.bytes_written,
+                    started.elapsed().as_micros()
+                ));
             }
         }
         let pointer = plan.inputs.iter().map(|f| &f.largest).max_by(|a, b| cf.icmp.compare(a, b)).cloned();

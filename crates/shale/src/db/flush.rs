@@ -115,8 +115,12 @@ impl DbInner {
             let handle = cf.handle.clone();
             let number = self.versions.new_output_number();
             // Build the table without the lock.
+            let started = std::time::Instant::now();
             let result = MutexGuard::unlocked(st, || {
                 write_level0_table(&*self.fs, &self.path, &handle, &mem, number, 0).and_then(|m| {
+                    if let Some(meta) = m.as_ref().filter(|_| handle.opts.paranoid_file_checks) {
+                        self.verify_new_table(&handle, meta)?;
+                    }
                     if m.is_some() {
                         self.fs.sync_dir(&self.path).map(|_| m)
                     } else {
@@ -124,6 +128,7 @@ impl DbInner {
                     }
                 })
             });
+            let write_micros = started.elapsed().as_micros();
             let meta = match result {
                 Ok(m) => m,
                 Err(e) => {
@@ -152,8 +157,17 @@ impl DbInner {
             r?;
             self.stats.flushes.fetch_add(1, Ordering::Relaxed);
             self.stats.flush_bytes.fetch_add(bytes, Ordering::Relaxed);
-            self.info_log
-                .log(format_args!("[{}] Flushed memtable to table #{number} ({bytes} bytes)", handle.name));
+            if handle.opts.report_bg_io_stats {
+                self.info_log.log(format_args!(
+                    "[{}] Flushed memtable to table #{number} ({bytes} bytes), write micros {write_micros}",
+                    handle.name
+                ));
+            } else {
+                self.info_log.log(format_args!(
+                    "[{}] Flushed memtable to table #{number} ({bytes} bytes)",
+                    handle.name
+                ));
+            }
             self.done_cv.notify_all();
             self.purge_obsolete_files(st);
         }
