@@ -51,7 +51,6 @@ test_db::get_with_cache_and_bulkload_test  issue 10 (wal_bytes_per_sync, unorder
 test_db::iterator_test_tailing  issue 13 (tailing iterators)
 test_db::prefix_extract_and_iterate_test  issue 15 (prefix extractors)
 test_db::set_column_family_metadata_test  issue 10 (asserts a one-key SST is over 1300 bytes, RocksDB 11's size; Shale's is smaller)
-test_db::test_atomic_flush_cfs  issue 10 (atomic_flush)
 test_db::test_enable_and_disable_file_deletions  issue 17 (disable/enable_file_deletions)
 test_db::test_full_history_ts_low  issue 15 (user-defined timestamps)
 test_db::test_open_cf_with_ttl  issue 10 (TTL databases)

@@ -199,6 +199,9 @@ pub struct Options {
     pub(crate) paranoid_file_checks: bool,
     /// Flush and compaction LOG lines carry the time spent writing.
     pub(crate) report_bg_io_stats: bool,
+    /// Flushes of several families are installed together, one MANIFEST atomic group
+    /// (`db/flush.rs`).
+    pub(crate) atomic_flush: bool,
 }
 
 impl Default for Options {
@@ -246,6 +249,7 @@ impl Default for Options {
             unsupported: Vec::new(),
             paranoid_file_checks: false,
             report_bg_io_stats: false,
+            atomic_flush: false,
         }
     }
 }

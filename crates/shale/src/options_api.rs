@@ -1242,10 +1242,11 @@ impl Options {
         self.accept_only(!is_enabled, "manual_wal_flush");
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`!atomic_flush`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `atomic_flush`.
+    /// Families flushed together are installed together: one MANIFEST write (an atomic
+    /// group), so a crash keeps all of their new tables or none (`db/flush.rs`). A full
+    /// memtable then switches every non-empty family's.
     pub fn set_atomic_flush(&mut self, atomic_flush: bool) {
-        self.accept_only(!atomic_flush, "atomic_flush");
+        self.atomic_flush = atomic_flush;
     }
 
     pub fn set_row_cache(&mut self, cache: &Cache) {

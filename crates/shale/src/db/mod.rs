@@ -181,6 +181,8 @@ pub(crate) struct DbState {
     pub delayed_cfs: usize,
     /// Families under compaction pressure (more compactions may run at once).
     pub speedup_cfs: usize,
+    /// An atomic flush group is being written (`flush.rs`); the next waits.
+    pub atomic_flush_busy: bool,
 }
 
 /// The active WAL, guarded by `DbInner::wal`.

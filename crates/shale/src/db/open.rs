@@ -302,6 +302,7 @@ pub(super) fn new_inner(
             stopped_cfs: 0,
             delayed_cfs: 0,
             speedup_cfs: 0,
+            atomic_flush_busy: false,
         }),
         work_cv: Condvar::new(),
         done_cv: Condvar::new(),
