@@ -202,6 +202,9 @@ pub struct Options {
     /// Flushes of several families are installed together, one MANIFEST atomic group
     /// (`db/flush.rs`).
     pub(crate) atomic_flush: bool,
+    /// In a TTL database (`db/ttl.rs`): the family's TTL in seconds (<= 0: never expires).
+    /// Set on the database's options too, which makes every write carry the write time.
+    pub(crate) ttl_db: Option<i32>,
 }
 
 impl Default for Options {
@@ -250,6 +253,7 @@ impl Default for Options {
             paranoid_file_checks: false,
             report_bg_io_stats: false,
             atomic_flush: false,
+            ttl_db: None,
         }
     }
 }
@@ -453,7 +457,9 @@ impl Options {
     /// Every supported option has been checked; the first unsupported one is refused.
     pub(crate) fn check_supported(&self) -> Result<()> {
         if let crate::db::ColumnFamilyTtl::Duration(_) = self.cf_ttl {
-            return Err(Error::not_supported("column family TTL is not supported by Shale yet (issue 10)"));
+            return Err(Error::invalid_argument(
+                "ColumnFamilyTtl::Duration applies to a database opened with open_cf_descriptors_with_ttl",
+            ));
         }
         if let Some(name) = self.unsupported.first().or(self.table.unsupported.first()) {
             return Err(Error::not_supported(format!("option {name} is not supported by Shale")));

@@ -222,6 +222,22 @@ impl CfState {
 
 /// Creates column families: one MANIFEST write and one OPTIONS file for the whole batch.
 pub(crate) fn create_cfs(inner: &Arc<DbInner>, new: &[(String, Options)]) -> Result<Vec<Arc<CfHandle>>> {
+    // In a TTL database every family's values carry the write time; one created now never
+    // expires (RocksDB's CreateColumnFamily on a DBWithTTL), unless its options say.
+    let with_ttl: Vec<(String, Options)>;
+    let new = if inner.opts.ttl_db.is_some() && new.iter().any(|(_, o)| o.ttl_db.is_none()) {
+        with_ttl = new
+            .iter()
+            .map(|(n, o)| {
+                let mut o = o.clone();
+                o.ttl_db.get_or_insert(0);
+                (n.clone(), o)
+            })
+            .collect();
+        &with_ttl[..]
+    } else {
+        new
+    };
     for (_, opts) in new {
         opts.check_supported()?;
     }

@@ -52,9 +52,9 @@ pub struct ColumnFamilyMetaData {
     pub file_count: usize,
 }
 
-/// A column family's TTL, as rust-rocksdb's `ColumnFamilyTtl`. TTL databases are not built
-/// yet: a descriptor with a TTL other than `SameAsDb`/`Disabled` makes `open` fail with
-/// NotSupported.
+/// A column family's TTL, as rust-rocksdb's `ColumnFamilyTtl`, used by
+/// `open_cf_descriptors_with_ttl` (`db/ttl.rs`). A plain open refuses a `Duration` with
+/// InvalidArgument rather than ignore it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum ColumnFamilyTtl {
     #[default]
@@ -201,7 +201,8 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
         )
     }
 
-    /// TTL databases: not built yet (issue 10's remainder).
+    /// Opens a TTL database with only the default family (see
+    /// `open_cf_descriptors_with_ttl`).
     pub fn open_with_ttl<P: AsRef<Path>>(opts: &Options, path: P, ttl: Duration) -> Result<Self> {
         Self::open_cf_descriptors_with_ttl(opts, path, Vec::new(), ttl)
     }
@@ -216,17 +217,31 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
         Self::open_cf_descriptors_with_ttl(opts, path, descs, ttl)
     }
 
-    pub fn open_cf_descriptors_with_ttl<P, I>(
-        _opts: &Options,
-        _path: P,
-        _cfs: I,
-        _ttl: Duration,
-    ) -> Result<Self>
+    /// Opens a TTL database (RocksDB's DBWithTTL, see `db/ttl.rs`): values carry their
+    /// write time, and compactions drop those older than their family's TTL (`ttl` for the
+    /// database, or the descriptor's `ColumnFamilyTtl`; zero never expires).
+    pub fn open_cf_descriptors_with_ttl<P, I>(opts: &Options, path: P, cfs: I, ttl: Duration) -> Result<Self>
     where
         P: AsRef<Path>,
         I: IntoIterator<Item = ColumnFamilyDescriptor>,
     {
-        Err(unsupported("TTL database (open_with_ttl)", 10))
+        let db_ttl = i32::try_from(ttl.as_secs()).unwrap_or(i32::MAX);
+        let family_ttl = |t: ColumnFamilyTtl| match t {
+            ColumnFamilyTtl::Disabled => i32::MAX,
+            ColumnFamilyTtl::Duration(d) => i32::try_from(d.as_secs()).unwrap_or(i32::MAX),
+            ColumnFamilyTtl::SameAsDb => db_ttl,
+        };
+        let mut db_opts = opts.clone();
+        db_opts.ttl_db = Some(db_ttl);
+        let descs: Vec<ColumnFamilyDescriptor> = cfs
+            .into_iter()
+            .map(|mut d| {
+                d.options.ttl_db = Some(family_ttl(d.options.cf_ttl));
+                d.options.cf_ttl = ColumnFamilyTtl::SameAsDb;
+                d
+            })
+            .collect();
+        Self::open_cf_descriptors(&db_opts, path, descs)
     }
 
     /// Stops the deletion of obsolete files: not built yet.

@@ -29,6 +29,20 @@ impl DbInner {
         cf: &Arc<CfHandle>,
         plan: &CompactionPlan,
     ) -> Result<()> {
+        self.run_compaction_as(st, cf, plan, false)
+    }
+
+    /// `run_compaction`; a `manual` one never moves a file unchanged when the family has a
+    /// compaction filter (a TTL database's), so that the filter sees every entry, as
+    /// RocksDB's `Compaction::IsTrivialMove` decides.
+    fn run_compaction_as(
+        self: &Arc<Self>,
+        st: &mut MutexGuard<'_, DbState>,
+        cf: &Arc<CfHandle>,
+        plan: &CompactionPlan,
+        manual: bool,
+    ) -> Result<()> {
+        let trivial_move = plan.is_trivial_move() && !(manual && cf.opts.ttl_db.is_some_and(|t| t > 0));
         let mut edit = VersionEdit { column_family: cf.id, ..Default::default() };
         for f in &plan.inputs {
             edit.deleted_files.push((plan.level as u32, f.number));
@@ -37,7 +51,7 @@ impl DbInner {
             edit.deleted_files.push((plan.output_level as u32, f.number));
         }
         let mut outputs_numbers = Vec::new();
-        if plan.is_trivial_move() {
+        if trivial_move {
             edit.new_files.push((plan.output_level as u32, (*plan.inputs[0]).clone()));
         } else {
             let snapshots = self.snapshot_list();
@@ -47,6 +61,7 @@ impl DbInner {
             let result = MutexGuard::unlocked(st, || -> Result<job::JobResult> {
                 let (iter, tombstones) = this.compaction_input(cf, plan)?;
                 let builder_options = |n: u64| super::flush::builder_options(cf, n);
+                let ttl_filter = super::ttl::stale_filter(cf);
                 let new_number = || {
                     let n = this.new_output_number();
                     created.lock().push(n);
@@ -62,6 +77,7 @@ impl DbInner {
                     target_file_size: cf.opts.target_file_size(plan.output_level),
                     builder_options: &builder_options,
                     new_file_number: &new_number,
+                    remove_value: ttl_filter.as_ref().map(|f| f as &job::ValueFilter),
                 })?;
                 if cf.opts.paranoid_file_checks {
                     for m in &r.outputs {
@@ -127,7 +143,7 @@ impl DbInner {
             plan.output_level,
             plan.output_level,
             outputs,
-            if plan.is_trivial_move() { " (trivial move)" } else { "" }
+            if trivial_move { " (trivial move)" } else { "" }
         ));
         Ok(())
     }
@@ -180,15 +196,28 @@ impl DbInner {
             };
             let Some(deepest) = deepest else { return Ok(()) };
             let last = if deepest == 0 { 1 } else { deepest };
-            for level in 0..last {
+            // With a compaction filter (a TTL family's), the bottommost level the range
+            // reaches is compacted into itself too, unless the step before wrote it (RocksDB's
+            // default `BottommostLevelCompaction::IfHaveCompactionFilter`).
+            let filtered = cf.opts.ttl_db.is_some_and(|t| t > 0);
+            let mut wrote_deepest = false;
+            for level in 0..=last {
                 // Wait until no compaction of this family runs (automatic or manual).
                 while st.cfs.get(&cf.id).is_some_and(|c| !c.running.is_empty()) {
                     self.done_cv.wait(&mut st);
                 }
                 let c = st.cfs.get(&cf.id).ok_or_else(dropped)?;
-                let Some(plan) = picker::pick_manual(&c.current, level, begin, end) else { continue };
+                let plan = if level < last {
+                    picker::pick_manual(&c.current, level, begin, end)
+                } else if filtered && !wrote_deepest {
+                    bottommost_plan(&c.current, cf, begin, end)
+                } else {
+                    None
+                };
+                let Some(plan) = plan else { continue };
+                wrote_deepest = plan.bottommost;
                 let running = self.start_compaction(&mut st, cf.id, &plan);
-                let result = self.run_compaction(&mut st, cf, &plan);
+                let result = self.run_compaction_as(&mut st, cf, &plan, true);
                 self.end_compaction(&mut st, cf.id, plan, &running);
                 if let Err(e) = result {
                     if counts_as_bg_error(&e) {
@@ -251,4 +280,21 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
         }
         r
     }
+}
+
+/// A manual compaction of the deepest level holding keys of `[begin, end]` into itself.
+fn bottommost_plan(
+    v: &crate::version::Version,
+    cf: &CfHandle,
+    begin: Option<&[u8]>,
+    end: Option<&[u8]>,
+) -> Option<CompactionPlan> {
+    let level = (1..v.num_levels()).rev().find(|&l| !v.overlapping_files(l, begin, end).is_empty())?;
+    let inputs = v.overlapping_files(level, begin, end);
+    let ucmp = cf.icmp.user_comparator();
+    let lo = inputs.iter().map(|f| crate::key::user_key(&f.smallest)).min_by(|a, b| ucmp.compare(a, b))?;
+    let hi = inputs.iter().map(|f| crate::key::user_key(&f.largest)).max_by(|a, b| ucmp.compare(a, b))?;
+    let bottommost =
+        (level + 1..v.num_levels()).all(|l| v.overlapping_files(l, Some(lo), Some(hi)).is_empty());
+    Some(CompactionPlan { level, output_level: level, inputs, next_inputs: Vec::new(), bottommost })
 }

@@ -51,6 +51,7 @@ mod repair;
 mod scheduler;
 mod snapshot;
 mod table_cache;
+mod ttl;
 mod versions;
 mod write;
 mod write_controller;

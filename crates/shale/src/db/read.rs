@@ -43,7 +43,11 @@ impl DbInner {
         }
         let sv = cf.super_version();
         let seq = ro.snapshot.unwrap_or_else(|| self.last_sequence());
-        self.get_from(cf, &sv, key, seq, ro.fill_cache)
+        let found = self.get_from(cf, &sv, key, seq, ro.fill_cache)?;
+        match found {
+            Some(v) if cf.opts.ttl_db.is_some() => super::ttl::strip(v).map(Some),
+            other => Ok(other),
+        }
     }
 
     fn get_from(
@@ -134,6 +138,12 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
     /// Writes a batch (refusing one that holds a record Shale cannot write yet).
     pub(crate) fn write_batch(&self, batch: WriteBatch, opts: &WriteOptions) -> Result<()> {
         self.inner.check_writable()?;
+        // A TTL database's values carry their write time (`ttl.rs`).
+        let batch = if self.inner.opts.ttl_db.is_some() {
+            batch.with_value_suffix(&super::ttl::timestamp_suffix())?
+        } else {
+            batch
+        };
         if let Some(what) = batch.unsupported {
             return Err(Error::not_supported(format!("{what} is not supported by Shale yet")));
         }
