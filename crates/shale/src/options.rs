@@ -205,6 +205,8 @@ pub struct Options {
     /// In a TTL database (`db/ttl.rs`): the family's TTL in seconds (<= 0: never expires).
     /// Set on the database's options too, which makes every write carry the write time.
     pub(crate) ttl_db: Option<i32>,
+    /// Immutable memtables a background flush merges (`flush_merge_min`).
+    pub(crate) min_write_buffer_number_to_merge: i32,
 }
 
 impl Default for Options {
@@ -254,6 +256,7 @@ impl Default for Options {
             report_bg_io_stats: false,
             atomic_flush: false,
             ttl_db: None,
+            min_write_buffer_number_to_merge: 1,
         }
     }
 }
@@ -357,11 +360,17 @@ impl Options {
         self.max_write_buffer_number = n.max(2);
     }
 
-    /// Memtables are flushed one at a time; merging several before a flush is not done.
+    /// A background flush waits until this many immutable memtables exist, then writes them
+    /// as one level-0 table (at most `max_write_buffer_number - 1`, as RocksDB sanitizes
+    /// it). A manual flush flushes whatever there is.
     pub fn set_min_write_buffer_number_to_merge(&mut self, n: i32) {
-        if n > 1 {
-            self.unsupported.push("min_write_buffer_number_to_merge > 1");
-        }
+        self.min_write_buffer_number_to_merge = n;
+    }
+
+    /// The number of immutable memtables a background flush waits for (see
+    /// `set_min_write_buffer_number_to_merge`).
+    pub(crate) fn flush_merge_min(&self) -> usize {
+        self.min_write_buffer_number_to_merge.clamp(1, (self.max_write_buffer_number - 1).max(1)) as usize
     }
 
     pub fn set_num_levels(&mut self, n: i32) {

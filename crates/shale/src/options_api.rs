@@ -1023,10 +1023,10 @@ impl Options {
         let _ = nbits;
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`nbuf <= 1`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `min_write_buffer_number_to_merge`.
+    /// RocksDB's `min_write_buffer_number_to_merge`, as rust-rocksdb maps this setter (see
+    /// `set_min_write_buffer_number_to_merge`).
     pub fn set_min_write_buffer_number(&mut self, nbuf: i32) {
-        self.accept_only(nbuf <= 1, "min_write_buffer_number_to_merge");
+        self.set_min_write_buffer_number_to_merge(nbuf);
     }
 
     /// Shale behaves as RocksDB with this option at its default (`matches!(pri, CompactionPri::MinOverlappingRatio)`); any other

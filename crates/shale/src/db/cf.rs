@@ -173,6 +173,9 @@ pub(crate) struct CfState {
     pub manual_compactions: usize,
     /// Being dropped: no new job starts.
     pub dropping: bool,
+    /// A manual flush (or recovery) wants every immutable memtable flushed, however few
+    /// (`Options::flush_merge_min`); cleared once none is left.
+    pub force_flush: bool,
     pub stall: StallCondition,
     /// Under compaction pressure (counted in `DbState::speedup_cfs`).
     pub speedup: bool,
@@ -198,6 +201,7 @@ impl CfState {
             being_compacted: HashSet::new(),
             manual_compactions: 0,
             dropping: false,
+            force_flush: false,
             stall: StallCondition::Normal,
             speedup: false,
         }

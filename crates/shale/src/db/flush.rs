@@ -48,8 +48,20 @@ pub(crate) fn write_level0_table(
     number: u64,
     _oldest_snapshot: u64,
 ) -> Result<Option<FileMetaData>> {
-    let tombstones = mem.range_tombstones();
-    if mem.is_empty() && tombstones.is_empty() {
+    write_level0_table_of(fs, dir, cf, std::slice::from_ref(mem), number)
+}
+
+/// Writes the memtables `mems` (merged) to table `number` (synced). None when they hold
+/// nothing.
+pub(crate) fn write_level0_table_of(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    cf: &CfHandle,
+    mems: &[Arc<MemTable>],
+    number: u64,
+) -> Result<Option<FileMetaData>> {
+    let tombstones: Vec<(Vec<u8>, Vec<u8>)> = mems.iter().flat_map(|m| m.range_tombstones()).collect();
+    if mems.iter().all(|m| m.is_empty()) && tombstones.is_empty() {
         return Ok(None);
     }
     let path = filename::table_file(dir, number);
@@ -58,7 +70,13 @@ pub(crate) fn write_level0_table(
     let mut meta = FileMetaData { number, ..Default::default() };
     let mut smallest_seq = MAX_SEQUENCE_NUMBER;
     let mut largest_seq = 0;
-    let mut iter = mem.iter();
+    let mut iter: Box<dyn crate::iter::InternalIterator> = match mems {
+        [one] => one.iter(),
+        _ => Box::new(crate::iter::merging::MergingIterator::new(
+            cf.icmp.clone(),
+            mems.iter().map(|m| m.iter()).collect(),
+        )),
+    };
     iter.seek_to_first();
     let mut first = true;
     let range = |meta: &mut FileMetaData, k: &[u8], first: &mut bool| {
@@ -114,13 +132,21 @@ impl DbInner {
                 return Ok(()); // what is left is in the WAL
             }
             let Some(cf) = st.cfs.get(&id) else { return Ok(()) };
-            let Some((mem, next_log)) = cf.imm.first().cloned() else { return Ok(()) };
+            // With min_write_buffer_number_to_merge > 1, a background flush waits for that
+            // many memtables and writes them all as one table.
+            let merge_min = cf.handle.opts.flush_merge_min();
+            if !cf.force_flush && cf.imm.len() < merge_min {
+                return Ok(());
+            }
+            let take = if merge_min > 1 { cf.imm.len() } else { 1 };
+            let Some((_, next_log)) = cf.imm.get(take.wrapping_sub(1)).cloned() else { return Ok(()) };
+            let mems: Vec<Arc<MemTable>> = cf.imm[..take].iter().map(|(m, _)| m.clone()).collect();
             let handle = cf.handle.clone();
             let number = self.versions.new_output_number();
             // Build the table without the lock.
             let started = std::time::Instant::now();
             let result = MutexGuard::unlocked(st, || {
-                write_level0_table(&*self.fs, &self.path, &handle, &mem, number, 0).and_then(|m| {
+                write_level0_table_of(&*self.fs, &self.path, &handle, &mems, number).and_then(|m| {
                     if let Some(meta) = m.as_ref().filter(|_| handle.opts.paranoid_file_checks) {
                         self.verify_new_table(&handle, meta)?;
                     }
@@ -149,9 +175,12 @@ impl DbInner {
             }
             let r = self.log_and_apply(st, vec![edit], |st| {
                 if let Some(cf) = st.cfs.get_mut(&id) {
-                    cf.imm.remove(0);
+                    cf.imm.drain(..take.min(cf.imm.len()));
                     cf.log_number = next_log;
-                    cf.mems_flushed += 1;
+                    cf.mems_flushed += take as u64;
+                    if cf.imm.is_empty() {
+                        cf.force_flush = false;
+                    }
                 }
             });
             self.versions.release_output(number);
@@ -216,6 +245,7 @@ impl DbInner {
             }
             Ok(ids.iter().filter_map(|id| st.cfs.get(id).map(|c| (*id, c.mems_switched))).collect())
         })?;
+        self.force_flushes(&targets);
         // Writes made before are durable once their flush is, as with any flush.
         self.sync_wal()?;
         if !wait {
@@ -334,6 +364,9 @@ impl DbInner {
                     cf.imm.drain(..mems.len().min(cf.imm.len()));
                     cf.log_number = *next_log;
                     cf.mems_flushed += mems.len() as u64;
+                    if cf.imm.is_empty() {
+                        cf.force_flush = false;
+                    }
                 }
             }
         });

@@ -346,11 +346,26 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
 }
 
 impl DbInner {
+    /// A manual flush flushes every immutable memtable of its families, however few
+    /// (`min_write_buffer_number_to_merge` holds back background flushes only).
+    pub(crate) fn force_flushes(&self, targets: &[(u32, u64)]) {
+        let mut st = self.lock_state();
+        for (id, _) in targets {
+            if let Some(cf) = st.cfs.get_mut(id) {
+                if !cf.imm.is_empty() {
+                    cf.force_flush = true;
+                    self.schedule_flush(&mut st, *id);
+                }
+            }
+        }
+    }
+
     /// Switches the non-empty memtable of family `only` (of every family when None) and
     /// (with `wait`) waits until the memtables switched so far are flushed.
     pub(crate) fn flush_memtables(&self, wait: bool, only: Option<u32>) -> Result<()> {
         self.check_writable()?;
         let targets = self.switch_for_flush(only)?;
+        self.force_flushes(&targets);
         if !wait {
             return Ok(());
         }

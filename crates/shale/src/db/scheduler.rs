@@ -73,6 +73,10 @@ impl DbInner {
         if cf.flush_queued || cf.flush_running || cf.dropping || cf.imm.is_empty() {
             return;
         }
+        // min_write_buffer_number_to_merge: wait for enough memtables to merge.
+        if !cf.force_flush && cf.imm.len() < cf.handle.opts.flush_merge_min() {
+            return;
+        }
         cf.flush_queued = true;
         st.jobs.flush_queue.push_back(id);
         self.work_cv.notify_all();
