@@ -73,10 +73,8 @@ test_rocksdb_options::test_set_blob_cache  issue 18 (blob files)
 test_rocksdb_options::test_set_cf_paths  issue 10 (cf_paths)
 test_rocksdb_options::test_set_data_block_index_type  issue 10 (data-block hash index; options dumped in LOG)
 test_rocksdb_options::test_set_experimental_mempurge_threshold  issue 10 (mempurge)
-test_rocksdb_options::test_set_periodic_compaction_seconds  issue 10 (periodic compaction)
 test_rocksdb_options::test_set_ratelimiter  issue 10 (rate limiter)
 test_rocksdb_options::test_set_track_and_verify_wals_in_manifest  issue 10 (WAL tracking in the MANIFEST)
-test_rocksdb_options::test_set_ttl  issue 10 (options dumped in LOG)
 test_rocksdb_options::test_set_write_dbid_to_manifest  issue 10 (write_dbid_to_manifest=false)
 EOF
 )"

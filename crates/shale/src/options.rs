@@ -207,6 +207,10 @@ pub struct Options {
     pub(crate) ttl_db: Option<i32>,
     /// Immutable memtables a background flush merges (`flush_merge_min`).
     pub(crate) min_write_buffer_number_to_merge: i32,
+    /// RocksDB's `ttl` and `periodic_compaction_seconds` (age-based compaction,
+    /// `compaction/picker.rs`); `u64::MAX - 1` is RocksDB's "default" value.
+    pub(crate) ttl: u64,
+    pub(crate) periodic_compaction_seconds: u64,
 }
 
 impl Default for Options {
@@ -257,6 +261,8 @@ impl Default for Options {
             atomic_flush: false,
             ttl_db: None,
             min_write_buffer_number_to_merge: 1,
+            ttl: u64::MAX - 1,
+            periodic_compaction_seconds: u64::MAX - 1,
         }
     }
 }
@@ -365,6 +371,26 @@ impl Options {
     /// it). A manual flush flushes whatever there is.
     pub fn set_min_write_buffer_number_to_merge(&mut self, n: i32) {
         self.min_write_buffer_number_to_merge = n;
+    }
+
+    /// The `ttl` and `periodic_compaction_seconds` in force, as RocksDB sanitizes them for
+    /// leveled compaction: the default means 30 days with a compaction filter (a TTL
+    /// database's), else off; periodic compaction is at most `ttl` when both are on.
+    pub(crate) fn age_compaction_seconds(&self) -> (u64, u64) {
+        const DEFAULT: u64 = u64::MAX - 1;
+        const THIRTY_DAYS: u64 = 30 * 24 * 60 * 60;
+        let filter = self.ttl_db.is_some();
+        let pick = |v: u64| match v {
+            DEFAULT if filter => THIRTY_DAYS,
+            DEFAULT => 0,
+            v => v,
+        };
+        let ttl = pick(self.ttl);
+        let mut periodic = pick(self.periodic_compaction_seconds);
+        if ttl > 0 && (periodic == 0 || periodic > ttl) {
+            periodic = ttl;
+        }
+        (ttl, periodic)
     }
 
     /// The number of immutable memtables a background flush waits for (see

@@ -907,16 +907,20 @@ impl Options {
         let _ = compaction_readahead_size;
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`secs == 0 || secs == u64::MAX - 1`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `periodic_compaction_seconds`.
+    /// Tables older than this (by the time they were written) are compacted again: into the
+    /// next level, or into themselves on the last level (RocksDB's periodic compaction,
+    /// `compaction/picker.rs`). 0 turns it off; the default (`u64::MAX - 1`) means 30 days
+    /// for a family with a compaction filter (a TTL database's), off otherwise.
     pub fn set_periodic_compaction_seconds(&mut self, secs: u64) {
-        self.accept_only(secs == 0 || secs == u64::MAX - 1, "periodic_compaction_seconds");
+        self.periodic_compaction_seconds = secs;
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`ttl_secs == 0 || ttl_secs == u64::MAX - 1`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `ttl`.
+    /// Tables whose oldest data is older than this move down a level by compaction, above
+    /// the last level (RocksDB's TTL compaction for leveled style, `compaction/picker.rs`;
+    /// not a TTL database, which is `DB::open_with_ttl`). 0 turns it off; the default
+    /// (`u64::MAX - 1`) means 30 days with a compaction filter, off otherwise.
     pub fn set_ttl(&mut self, ttl_secs: u64) {
-        self.accept_only(ttl_secs == 0 || ttl_secs == u64::MAX - 1, "ttl");
+        self.ttl = ttl_secs;
     }
 
     pub fn set_prefix_extractor(&mut self, prefix_extractor: SliceTransform) {

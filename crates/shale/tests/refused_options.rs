@@ -48,7 +48,10 @@ fn refused_settings_fail_by_name() {
     drop(db);
 
     for (set, mention) in [
-        (Box::new(|o: &mut Options| o.set_ttl(3600)) as Box<dyn Fn(&mut Options)>, "ttl"),
+        (
+            Box::new(|o: &mut Options| o.set_wal_ttl_seconds(3600)) as Box<dyn Fn(&mut Options)>,
+            "WAL_ttl_seconds",
+        ),
         (Box::new(|o: &mut Options| o.enable_statistics()), "statistics"),
         (Box::new(|o: &mut Options| o.set_merge_operator_associative("m", |_, _, _| None)), "merge_operator"),
         (Box::new(|o: &mut Options| o.set_enable_blob_files(true)), "enable_blob_files"),

@@ -125,7 +125,11 @@ fn bad_input_changes_nothing_and_names_what_is_wrong() {
         ),
         (&[("write_buffer_size", "-5")], ErrorKind::InvalidArgument, "write_buffer_size"),
         (&[("num_levels", "3")], ErrorKind::InvalidArgument, "num_levels"),
-        (&[("periodic_compaction_seconds", "3600")], ErrorKind::NotSupported, "periodic_compaction_seconds"),
+        (
+            &[("memtable_prefix_bloom_size_ratio", "0.1")],
+            ErrorKind::NotSupported,
+            "memtable_prefix_bloom_size_ratio",
+        ),
         (&[("disable_auto_compactions\0", "true")], ErrorKind::InvalidArgument, "NUL"),
         (&[], ErrorKind::InvalidArgument, "no options"),
     ];

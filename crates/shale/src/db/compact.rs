@@ -42,7 +42,10 @@ impl DbInner {
         plan: &CompactionPlan,
         manual: bool,
     ) -> Result<()> {
-        let trivial_move = plan.is_trivial_move() && !(manual && cf.opts.ttl_db.is_some_and(|t| t > 0));
+        // A compaction of a level into itself (bottommost, periodic) rewrites its file.
+        let trivial_move = plan.is_trivial_move()
+            && plan.level != plan.output_level
+            && !(manual && cf.opts.ttl_db.is_some_and(|t| t > 0));
         let mut edit = VersionEdit { column_family: cf.id, ..Default::default() };
         for f in &plan.inputs {
             edit.deleted_files.push((plan.level as u32, f.number));
@@ -60,7 +63,22 @@ impl DbInner {
             let started = std::time::Instant::now();
             let result = MutexGuard::unlocked(st, || -> Result<job::JobResult> {
                 let (iter, tombstones) = this.compaction_input(cf, plan)?;
-                let builder_options = |n: u64| super::flush::builder_options(cf, n);
+                // The outputs' creation time is the oldest of the inputs' (RocksDB's oldest
+                // ancestor time), which `ttl` compaction goes by.
+                let ancestor = plan
+                    .inputs
+                    .iter()
+                    .chain(&plan.next_inputs)
+                    .map(|f| f.oldest_ancester_time)
+                    .filter(|t| *t > 0)
+                    .min();
+                let builder_options = |n: u64| {
+                    let mut b = super::flush::builder_options(cf, n);
+                    if let Some(t) = ancestor {
+                        b.creation_time = b.creation_time.min(t);
+                    }
+                    b
+                };
                 let ttl_filter = super::ttl::stale_filter(cf);
                 let new_number = || {
                     let n = this.new_output_number();
@@ -235,6 +253,22 @@ impl DbInner {
         self.schedule_compaction(&mut st, cf.id);
         self.done_cv.notify_all();
         r
+    }
+}
+
+impl DbInner {
+    /// Queues the families with `ttl` or periodic compaction on, so that the picker looks
+    /// at their tables' ages (called by idle compaction threads, about once a second).
+    pub(crate) fn schedule_aged_compactions(&self, st: &mut DbState) {
+        let ids: Vec<u32> = st
+            .cfs
+            .iter()
+            .filter(|(_, c)| c.handle.opts.age_compaction_seconds() != (0, 0))
+            .map(|(id, _)| *id)
+            .collect();
+        for id in ids {
+            self.schedule_compaction(st, id);
+        }
     }
 }
 

@@ -23,6 +23,8 @@
 //! - `paranoid_file_checks`: every table a flush or compaction writes is read back whole
 //!   (block checksums, key order, entry count) before the MANIFEST names it.
 //! - `report_bg_io_stats`: flush and compaction lines in LOG carry the time spent writing.
+//! - `ttl`, `periodic_compaction_seconds`: the picker's age-based compactions use them from
+//!   the next pick (idle compaction threads look about once a second).
 //!
 //! The OPTIONS file is then rewritten, as RocksDB does after each SetOptions.
 
@@ -110,8 +112,6 @@ const MUTABLE_NOT_BUILT: &[&str] = &[
     "prefix_extractor",
     "max_bytes_for_level_multiplier_additional",
     "max_sequential_skip_in_iterations",
-    "ttl",
-    "periodic_compaction_seconds",
     "compression_opts",
     "bottommost_compression",
     "bottommost_compression_opts",
@@ -204,6 +204,8 @@ pub(crate) fn apply_mutable(o: &mut Options, name: &str, v: &str) -> Result<()> 
         "hard_pending_compaction_bytes_limit" => o.set_hard_pending_compaction_bytes_limit(number(name, v)?),
         "compression" => o.set_compression_type(compression(name, v)?),
         "paranoid_file_checks" => o.paranoid_file_checks = boolean(name, v)?,
+        "ttl" => o.ttl = number(name, v)?,
+        "periodic_compaction_seconds" => o.periodic_compaction_seconds = number(name, v)?,
         "report_bg_io_stats" => o.report_bg_io_stats = boolean(name, v)?,
         _ if MUTABLE_NOT_BUILT.contains(&name) => {
             return Err(Error::not_supported(format!(
@@ -288,6 +290,37 @@ impl DbInner {
     }
 }
 
+/// Writes a family's options to LOG as RocksDB does when it opens or creates one
+/// (`Options.<name>: <value>`, the values in force after sanitizing).
+pub(crate) fn log_cf_options(log: &super::info_log::InfoLog, name: &str, o: &Options) {
+    let (ttl, periodic) = o.age_compaction_seconds();
+    log.log(format_args!("--------------- Options for column family [{name}]:"));
+    let lines: [(&str, String); 19] = [
+        ("comparator", o.comparator.name().to_string()),
+        ("write_buffer_size", o.write_buffer_size.to_string()),
+        ("max_write_buffer_number", o.max_write_buffer_number.to_string()),
+        ("min_write_buffer_number_to_merge", o.flush_merge_min().to_string()),
+        ("num_levels", o.num_levels.to_string()),
+        ("level0_file_num_compaction_trigger", o.level0_file_num_compaction_trigger.to_string()),
+        ("level0_slowdown_writes_trigger", o.level0_slowdown_writes_trigger.to_string()),
+        ("level0_stop_writes_trigger", o.level0_stop_writes_trigger.to_string()),
+        ("target_file_size_base", o.target_file_size_base.to_string()),
+        ("target_file_size_multiplier", o.target_file_size_multiplier.to_string()),
+        ("max_bytes_for_level_base", o.max_bytes_for_level_base.to_string()),
+        ("max_bytes_for_level_multiplier", format!("{:.6}", o.max_bytes_for_level_multiplier)),
+        ("max_compaction_bytes", o.max_compaction_bytes().to_string()),
+        ("disable_auto_compactions", u8::from(o.disable_auto_compactions).to_string()),
+        ("paranoid_file_checks", u8::from(o.paranoid_file_checks).to_string()),
+        ("report_bg_io_stats", u8::from(o.report_bg_io_stats).to_string()),
+        ("ttl", ttl.to_string()),
+        ("periodic_compaction_seconds", periodic.to_string()),
+        ("atomic_flush", u8::from(o.atomic_flush).to_string()),
+    ];
+    for (k, v) in lines {
+        log.log(format_args!("{:>40}: {v}", format!("Options.{k}")));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -307,7 +340,9 @@ mod tests {
         assert_eq!(kind("write_buffer_size", "-1"), ErrorKind::InvalidArgument);
         assert_eq!(kind("INVALID_NAME", "1"), ErrorKind::InvalidArgument);
         assert_eq!(kind("num_levels", "3"), ErrorKind::InvalidArgument);
-        assert_eq!(kind("ttl", "3"), ErrorKind::NotSupported);
+        assert_eq!(kind("arena_block_size", "3"), ErrorKind::NotSupported);
+        apply_mutable(&mut o, "ttl", "3600").unwrap();
+        assert_eq!(o.age_compaction_seconds(), (3600, 3600));
         let e = apply_mutable(&mut o, "INVALID_NAME", "1").unwrap_err();
         assert!(e.to_string().contains("INVALID_NAME"), "{e}");
     }

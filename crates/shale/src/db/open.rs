@@ -193,6 +193,12 @@ pub(crate) fn open<T: ThreadMode>(
         inner.purge_unreferenced(&mut st);
     }
     ensure_identity(&*fs, path)?;
+    {
+        let st = inner.lock_state();
+        for cf in st.cfs.values() {
+            super::dyn_options::log_cf_options(&inner.info_log, &cf.handle.name, &cf.handle.opts);
+        }
+    }
     super::options_writer::write_options_file(&inner)?;
     inner.info_log.log(format_args!(
         "Recovered to sequence {last_sequence}; WAL {wal_number}, MANIFEST-{manifest_number:06}"

@@ -285,7 +285,10 @@ fn compaction_worker(inner: Arc<DbInner>) {
             && st.jobs.running_compactions < DbInner::compaction_limit(&st)
             && !st.jobs.compaction_queue.is_empty();
         if !can_run {
-            inner.work_cv.wait_for(&mut st, Duration::from_secs(1));
+            if inner.work_cv.wait_for(&mut st, Duration::from_secs(1)).timed_out() {
+                // Tables age with nothing else happening (ttl, periodic compaction).
+                inner.schedule_aged_compactions(&mut st);
+            }
             continue;
         }
         let Some(id) = st.jobs.compaction_queue.pop_front() else { continue };
