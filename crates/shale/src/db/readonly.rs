@@ -17,8 +17,10 @@
 //! SuperVersions. Unlike RocksDB, which remembers its position in the MANIFEST and in each
 //! WAL, Shale re-reads them whole at every catch-up: the result is the same state, at a
 //! cost that grows with the primary's unflushed WAL bytes. When the primary deletes a file
-//! between Shale's reads (a new MANIFEST, a WAL or table made obsolete), the catch-up
-//! starts over, a few times at most. Families the primary drops keep their last state.
+//! between Shale's reads (a new MANIFEST, a WAL or table made obsolete), or changes the
+//! MANIFEST while the WALs are read (a flush may have removed a WAL), the catch-up starts
+//! over, eight times at most; the ninth installs what it read. Families the primary drops
+//! keep their last state.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -263,7 +265,7 @@ impl DbInner {
         }
         let mut attempt = 0;
         loop {
-            match self.catch_up_once() {
+            match self.catch_up_once(attempt < 8) {
                 // A file the primary removed while it was being read: read again.
                 Err(e) if attempt < 8 && vanished(&e) => {
                     attempt += 1;
@@ -274,8 +276,16 @@ impl DbInner {
         }
     }
 
-    fn catch_up_once(&self) -> Result<()> {
+    /// One catch-up. With `strict`, a MANIFEST that changed while the WALs were read (a
+    /// flush installed meanwhile may have deleted a WAL read as missing) is TryAgain, and
+    /// nothing is installed.
+    fn catch_up_once(&self, strict: bool) -> Result<()> {
         let fs = &*self.fs;
+        // The MANIFEST's name and size before it is read: if both are the same once the WALs
+        // are read, no change was installed meanwhile (the size `recover` reports may
+        // include records appended after its last read).
+        let before = manifest::read_current(fs, &self.path)?;
+        let before_size = fs.file_size(&self.path.join(&before))?;
         let recovered = manifest::recover(fs, &self.path)?;
         let handles: Vec<Arc<CfHandle>> = self.lock_state().cfs.values().map(|c| c.handle.clone()).collect();
         let mut cfs = BTreeMap::new();
@@ -292,6 +302,19 @@ impl DbInner {
         let wals = wals_to_replay(fs, &self.path, &recovered, &cfs)?;
         let last_sequence =
             replay(fs, &self.path, &self.opts, self.mode, &wals, &recovered, &mut cfs, &self.info_log)?;
+        if strict {
+            let current = manifest::read_current(fs, &self.path)?;
+            let size = fs.file_size(&self.path.join(&current))?;
+            if current != before
+                || manifest::parse_descriptor_file_name(&current) != Some(recovered.manifest_number)
+                || size != before_size
+            {
+                return Err(Error::new(
+                    ErrorKind::TryAgain,
+                    "the primary's MANIFEST changed during the catch-up",
+                ));
+            }
+        }
         let mut st = self.lock_state();
         for (id, new) in cfs {
             let Some(cf) = st.cfs.get_mut(&id) else { continue };
@@ -310,9 +333,11 @@ impl DbInner {
     }
 }
 
-/// A file that was named and is gone (the primary deleted it meanwhile).
+/// A file that was named and is gone (the primary deleted it meanwhile), or a MANIFEST that
+/// changed while the WALs were read.
 fn vanished(e: &Error) -> bool {
     e.os_code() == Some(libc::ENOENT)
         || e.kind() == ErrorKind::NotFound
+        || e.kind() == ErrorKind::TryAgain
         || (e.kind() == ErrorKind::Corruption && e.to_string().contains("No such file"))
 }
