@@ -304,6 +304,48 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
         }
     }
 
+    /// A copy with `suffix` appended to the value of every Put and Merge, the other records
+    /// as they are (RocksDB's DBWithTTL write path, `db/ttl.rs`).
+    pub(crate) fn with_value_suffix(&self, suffix: &[u8]) -> Result<Self> {
+        let mut out = Self::new();
+        out.unsupported = self.unsupported;
+        out.has_merge = self.has_merge;
+        let body = self.rep.get(HEADER_SIZE..).unwrap_or(&[]);
+        let mut input = Decoder::new(body);
+        let mut value = Vec::new();
+        while !input.is_empty() {
+            let before = input.remaining();
+            let offset = self.rep.len() - before.len();
+            match decode_record(&mut input, offset)? {
+                Record::Entry(e) => {
+                    let tags = match e.value_type {
+                        ValueType::Value => (tag::VALUE, tag::CF_VALUE),
+                        ValueType::Merge => (tag::MERGE, tag::CF_MERGE),
+                        ValueType::Deletion => (tag::DELETION, tag::CF_DELETION),
+                        ValueType::SingleDeletion => (tag::SINGLE_DELETION, tag::CF_SINGLE_DELETION),
+                        ValueType::RangeDeletion => (tag::RANGE_DELETION, tag::CF_RANGE_DELETION),
+                    };
+                    match e.value_type {
+                        ValueType::Value | ValueType::Merge => {
+                            value.clear();
+                            value.extend_from_slice(e.value);
+                            value.extend_from_slice(suffix);
+                            out.add_kv(e.cf_id, tags, e.key, Some(&value));
+                        }
+                        ValueType::RangeDeletion => out.add_kv(e.cf_id, tags, e.key, Some(e.value)),
+                        _ => out.add_kv(e.cf_id, tags, e.key, None),
+                    }
+                }
+                // Uncounted records (LogData, Noop) are copied byte for byte.
+                Record::LogData | Record::Noop => {
+                    out.ensure_header();
+                    out.rep.extend_from_slice(&before[..before.len() - input.remaining().len()]);
+                }
+            }
+        }
+        Ok(out)
+    }
+
     /// Calls `f` with each counted record in order (LogData and Noop are skipped), then
     /// checks the header's count. Stops at the first error from `f` or from decoding.
     pub fn for_each(&self, f: &mut dyn FnMut(BatchEntry<'_>) -> Result<()>) -> Result<()> {

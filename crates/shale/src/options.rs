@@ -213,6 +213,23 @@ pub struct Options {
     /// The statistics object `enable_statistics` made, shared by the databases opened with
     /// these options (RocksDB's `shared_ptr<Statistics>`); issue 14.
     pub(crate) statistics: Option<Arc<crate::statistics::Statistics>>,
+    /// Tables written by flushes and compactions are read back whole before they are
+    /// installed (`db/dyn_options.rs`; set with `set_options`).
+    pub(crate) paranoid_file_checks: bool,
+    /// Flush and compaction LOG lines carry the time spent writing.
+    pub(crate) report_bg_io_stats: bool,
+    /// Flushes of several families are installed together, one MANIFEST atomic group
+    /// (`db/flush.rs`).
+    pub(crate) atomic_flush: bool,
+    /// In a TTL database (`db/ttl.rs`): the family's TTL in seconds (<= 0: never expires).
+    /// Set on the database's options too, which makes every write carry the write time.
+    pub(crate) ttl_db: Option<i32>,
+    /// Immutable memtables a background flush merges (`flush_merge_min`).
+    pub(crate) min_write_buffer_number_to_merge: i32,
+    /// RocksDB's `ttl` and `periodic_compaction_seconds` (age-based compaction,
+    /// `compaction/picker.rs`); `u64::MAX - 1` is RocksDB's "default" value.
+    pub(crate) ttl: u64,
+    pub(crate) periodic_compaction_seconds: u64,
 }
 
 impl Default for Options {
@@ -262,6 +279,13 @@ impl Default for Options {
             cf_ttl: crate::db::ColumnFamilyTtl::SameAsDb,
             unsupported: Vec::new(),
             statistics: None,
+            paranoid_file_checks: false,
+            report_bg_io_stats: false,
+            atomic_flush: false,
+            ttl_db: None,
+            min_write_buffer_number_to_merge: 1,
+            ttl: u64::MAX - 1,
+            periodic_compaction_seconds: u64::MAX - 1,
         }
     }
 }
@@ -365,11 +389,37 @@ impl Options {
         self.max_write_buffer_number = n.max(2);
     }
 
-    /// Memtables are flushed one at a time; merging several before a flush is not done.
+    /// A background flush waits until this many immutable memtables exist, then writes them
+    /// as one level-0 table (at most `max_write_buffer_number - 1`, as RocksDB sanitizes
+    /// it). A manual flush flushes whatever there is.
     pub fn set_min_write_buffer_number_to_merge(&mut self, n: i32) {
-        if n > 1 {
-            self.unsupported.push("min_write_buffer_number_to_merge > 1");
+        self.min_write_buffer_number_to_merge = n;
+    }
+
+    /// The `ttl` and `periodic_compaction_seconds` in force, as RocksDB sanitizes them for
+    /// leveled compaction: the default means 30 days with a compaction filter (a TTL
+    /// database's), else off; periodic compaction is at most `ttl` when both are on.
+    pub(crate) fn age_compaction_seconds(&self) -> (u64, u64) {
+        const DEFAULT: u64 = u64::MAX - 1;
+        const THIRTY_DAYS: u64 = 30 * 24 * 60 * 60;
+        let filter = self.ttl_db.is_some();
+        let pick = |v: u64| match v {
+            DEFAULT if filter => THIRTY_DAYS,
+            DEFAULT => 0,
+            v => v,
+        };
+        let ttl = pick(self.ttl);
+        let mut periodic = pick(self.periodic_compaction_seconds);
+        if ttl > 0 && (periodic == 0 || periodic > ttl) {
+            periodic = ttl;
         }
+        (ttl, periodic)
+    }
+
+    /// The number of immutable memtables a background flush waits for (see
+    /// `set_min_write_buffer_number_to_merge`).
+    pub(crate) fn flush_merge_min(&self) -> usize {
+        self.min_write_buffer_number_to_merge.clamp(1, (self.max_write_buffer_number - 1).max(1)) as usize
     }
 
     pub fn set_num_levels(&mut self, n: i32) {
@@ -465,10 +515,20 @@ impl Options {
     /// Every supported option has been checked; the first unsupported one is refused.
     pub(crate) fn check_supported(&self) -> Result<()> {
         if let crate::db::ColumnFamilyTtl::Duration(_) = self.cf_ttl {
-            return Err(Error::not_supported("column family TTL is not supported by Shale yet (issue 10)"));
+            return Err(Error::invalid_argument(
+                "ColumnFamilyTtl::Duration applies to a database opened with open_cf_descriptors_with_ttl",
+            ));
         }
         if let Some(name) = self.unsupported.first().or(self.table.unsupported.first()) {
             return Err(Error::not_supported(format!("option {name} is not supported by Shale")));
+        }
+        if self.compaction_style == crate::DBCompactionStyle::Fifo
+            && self.ttl != 0
+            && self.ttl != u64::MAX - 1
+        {
+            return Err(Error::not_supported(
+                "option ttl with FIFO compaction (TTL deletion) is not supported by Shale",
+            ));
         }
         if self.num_levels < 2 {
             return Err(Error::invalid_argument("num_levels must be at least 2"));

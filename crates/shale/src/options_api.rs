@@ -950,16 +950,20 @@ impl Options {
         let _ = compaction_readahead_size;
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`secs == 0 || secs == u64::MAX - 1`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `periodic_compaction_seconds`.
+    /// Tables older than this (by the time they were written) are compacted again: into the
+    /// next level, or into themselves on the last level (RocksDB's periodic compaction,
+    /// `compaction/picker.rs`). 0 turns it off; the default (`u64::MAX - 1`) means 30 days
+    /// for a family with a compaction filter (a TTL database's), off otherwise.
     pub fn set_periodic_compaction_seconds(&mut self, secs: u64) {
-        self.accept_only(secs == 0 || secs == u64::MAX - 1, "periodic_compaction_seconds");
+        self.periodic_compaction_seconds = secs;
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`ttl_secs == 0 || ttl_secs == u64::MAX - 1`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `ttl`.
+    /// Tables whose oldest data is older than this move down a level by compaction, above
+    /// the last level (RocksDB's TTL compaction for leveled style, `compaction/picker.rs`;
+    /// not a TTL database, which is `DB::open_with_ttl`). 0 turns it off; the default
+    /// (`u64::MAX - 1`) means 30 days with a compaction filter, off otherwise.
     pub fn set_ttl(&mut self, ttl_secs: u64) {
-        self.accept_only(ttl_secs == 0 || ttl_secs == u64::MAX - 1, "ttl");
+        self.ttl = ttl_secs;
     }
 
     pub fn set_prefix_extractor(&mut self, prefix_extractor: SliceTransform) {
@@ -1066,10 +1070,10 @@ impl Options {
         let _ = nbits;
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`nbuf <= 1`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `min_write_buffer_number_to_merge`.
+    /// RocksDB's `min_write_buffer_number_to_merge`, as rust-rocksdb maps this setter (see
+    /// `set_min_write_buffer_number_to_merge`).
     pub fn set_min_write_buffer_number(&mut self, nbuf: i32) {
-        self.accept_only(nbuf <= 1, "min_write_buffer_number_to_merge");
+        self.set_min_write_buffer_number_to_merge(nbuf);
     }
 
     /// Shale behaves as RocksDB with this option at its default (`matches!(pri, CompactionPri::MinOverlappingRatio)`); any other
@@ -1180,10 +1184,9 @@ impl Options {
         self.accept_only(lvl <= 0, "min_level_to_compress");
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`!enable`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `report_bg_io_stats`.
+    /// Flush and compaction lines in LOG carry the time spent writing their tables.
     pub fn set_report_bg_io_stats(&mut self, enable: bool) {
-        self.accept_only(!enable, "report_bg_io_stats (issue 14)");
+        self.report_bg_io_stats = enable;
     }
 
     /// Shale behaves as RocksDB with this option at its default (`size == 0`); any other
@@ -1292,10 +1295,11 @@ impl Options {
         self.accept_only(!is_enabled, "manual_wal_flush");
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`!atomic_flush`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `atomic_flush`.
+    /// Families flushed together are installed together: one MANIFEST write (an atomic
+    /// group), so a crash keeps all of their new tables or none (`db/flush.rs`). A full
+    /// memtable then switches every non-empty family's.
     pub fn set_atomic_flush(&mut self, atomic_flush: bool) {
-        self.accept_only(!atomic_flush, "atomic_flush");
+        self.atomic_flush = atomic_flush;
     }
 
     pub fn set_row_cache(&mut self, cache: &Cache) {

@@ -108,6 +108,16 @@ fn a_leveled_family_switched_to_fifo_loses_its_last_level_first() {
 }
 
 #[test]
+fn fifo_with_ttl_is_refused_not_ignored() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = fifo_options(1 << 20);
+    o.set_ttl(3600);
+    let e = DB::open(&o, dir.path()).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
+    assert!(e.to_string().contains("ttl"), "{e}");
+}
+
+#[test]
 fn universal_compaction_is_still_refused() {
     let dir = tempfile::tempdir().unwrap();
     let mut o = Options::default();

@@ -49,8 +49,10 @@ fn refused_settings_fail_by_name() {
     drop(db);
 
     for (set, mention) in [
-        (Box::new(|o: &mut Options| o.set_atomic_flush(true)) as Box<dyn Fn(&mut Options)>, "atomic_flush"),
-        (Box::new(|o: &mut Options| o.set_ttl(3600)), "ttl"),
+        (
+            Box::new(|o: &mut Options| o.set_wal_ttl_seconds(3600)) as Box<dyn Fn(&mut Options)>,
+            "WAL_ttl_seconds",
+        ),
         (Box::new(|o: &mut Options| o.set_merge_operator_associative("m", |_, _, _| None)), "merge_operator"),
         (Box::new(|o: &mut Options| o.set_enable_blob_files(true)), "enable_blob_files"),
     ] {

@@ -23,6 +23,9 @@ use crate::table::builder::{TableBuilder, TableBuilderOptions};
 use crate::version::edit::FileMetaData;
 
 /// Everything a compaction job needs, handed in by the database.
+/// A compaction filter on values: true removes the entry.
+pub type ValueFilter = dyn Fn(&[u8]) -> bool;
+
 pub struct JobInput<'a> {
     pub fs: &'a dyn FileSystem,
     pub dir: &'a Path,
@@ -37,6 +40,11 @@ pub struct JobInput<'a> {
     pub builder_options: &'a dyn Fn(u64) -> TableBuilderOptions,
     /// Allocates an output file number.
     pub new_file_number: &'a dyn Fn() -> u64,
+    /// A compaction filter on values (a TTL database's expiry, `db/ttl.rs`): true removes
+    /// the entry. Asked, as RocksDB asks its filters, only for the newest Put of a key that
+    /// no snapshot sees; a removed entry becomes a deletion (dropped at the bottommost
+    /// level), so that older versions stay hidden.
+    pub remove_value: Option<&'a ValueFilter>,
 }
 
 struct Output {
@@ -105,14 +113,26 @@ pub fn run(mut input: JobInput<'_>) -> Result<JobResult> {
                     && input.bottommost
                     && p.sequence <= earliest)
         };
+        let filtered = !drop
+            && p.value_type == ValueType::Value
+            && stripe == MAX_SEQUENCE_NUMBER
+            && input.remove_value.is_some_and(|f| f(iter.value()));
+        let drop = drop || (filtered && input.bottommost && p.sequence <= earliest);
         if drop {
             result.entries_dropped += 1;
         } else {
             if out.is_none() {
                 out = Some(open_output(&ctx)?);
             }
+            let tombstone;
+            let (k, v) = if filtered {
+                tombstone = make_internal_key(p.user_key, p.sequence, ValueType::Deletion);
+                (&tombstone[..], &[][..])
+            } else {
+                (k, iter.value())
+            };
             if let Some(o) = out.as_mut() {
-                o.builder.add(k, iter.value())?;
+                o.builder.add(k, v)?;
                 extend(&icmp, &mut o.meta, k, o.empty);
                 o.empty = false;
                 o.meta.smallest_seqno = o.meta.smallest_seqno.min(p.sequence);

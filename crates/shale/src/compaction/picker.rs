@@ -203,7 +203,65 @@ pub fn pick(
     let scores = level_scores(v, opts);
     let mut order: Vec<(usize, f64)> = scores.into_iter().enumerate().filter(|(_, s)| *s >= 1.0).collect();
     order.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal));
-    order.into_iter().find_map(|(level, _)| pick_level(v, opts, level, compact_pointer, busy))
+    order
+        .into_iter()
+        .find_map(|(level, _)| pick_level(v, opts, level, compact_pointer, busy))
+        .or_else(|| pick_by_age(v, opts, busy))
+}
+
+/// RocksDB's age-based compactions for leveled style, asked when no level is over its
+/// target (`Options::age_compaction_seconds`):
+/// - `ttl`: a table above the last level whose oldest data (`oldest_ancester_time`) is older
+///   than `ttl` moves down one level (RocksDB's ExpiredTtlFiles);
+/// - `periodic_compaction_seconds`: a table written (`file_creation_time`) longer ago than
+///   that is compacted into the next level, or into itself on the last non-empty level
+///   (RocksDB's FilesMarkedForPeriodicCompaction).
+///
+/// A table whose time is unknown (0, written by a RocksDB that did not record it) is left
+/// alone (RocksDB falls back to the file's modification time).
+pub fn pick_by_age(v: &Version, opts: &Options, busy: Busy<'_>) -> Option<CompactionPlan> {
+    let (ttl, periodic) = opts.age_compaction_seconds();
+    if ttl == 0 && periodic == 0 {
+        return None;
+    }
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).ok()?;
+    let older = |t: u64, age: u64| age > 0 && t > 0 && now.saturating_sub(age) > t;
+    let n = v.num_levels();
+    let last = (0..n).rev().find(|&l| v.num_files(l) > 0)?;
+    for level in 0..=last {
+        for f in v.files(level) {
+            if busy.file(f.number) {
+                continue;
+            }
+            let expired = level < last && older(f.oldest_ancester_time, ttl);
+            let periodic_due = older(f.file_creation_time, periodic);
+            if !expired && !periodic_due {
+                continue;
+            }
+            let plan = if level == 0 {
+                if busy.running.iter().any(|r| r.level == 0) {
+                    continue;
+                }
+                let base = level_targets(v, opts).base_level;
+                plan_for(v, 0, base, v.files(0).to_vec())
+            } else if level == last {
+                CompactionPlan {
+                    level,
+                    output_level: level,
+                    inputs: vec![f.clone()],
+                    next_inputs: Vec::new(),
+                    bottommost: true,
+                    deletion_only: false,
+                }
+            } else {
+                plan_for(v, level, level + 1, vec![f.clone()])
+            };
+            if !busy.conflicts(v, &plan) {
+                return Some(plan);
+            }
+        }
+    }
+    None
 }
 
 fn pick_level(

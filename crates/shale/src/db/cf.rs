@@ -61,7 +61,8 @@ impl ColumnFamily {
 pub(crate) struct CfHandle {
     pub id: u32,
     pub name: String,
-    pub opts: Options,
+    /// The family's options; `set_options` replaces them (`dyn_options.rs`).
+    pub opts: super::dyn_options::DynOptions,
     pub icmp: InternalKeyComparator,
     pub block_cache: Option<Arc<BlockCache>>,
     /// Replaced (under the DB mutex) on every memtable switch, flush and compaction.
@@ -95,7 +96,7 @@ impl CfHandle {
             id,
             name: name.to_string(),
             icmp: InternalKeyComparator::new(opts.comparator.clone()),
-            opts,
+            opts: super::dyn_options::DynOptions::new(opts),
             block_cache,
             super_version_number: AtomicU64::new(sv.number),
             live_mems: Mutex::new(
@@ -203,6 +204,9 @@ pub(crate) struct CfState {
     pub manual_compactions: usize,
     /// Being dropped: no new job starts.
     pub dropping: bool,
+    /// A manual flush (or recovery) wants every immutable memtable flushed, however few
+    /// (`Options::flush_merge_min`); cleared once none is left.
+    pub force_flush: bool,
     pub stall: StallCondition,
     /// Under compaction pressure (counted in `DbState::speedup_cfs`).
     pub speedup: bool,
@@ -228,6 +232,7 @@ impl CfState {
             being_compacted: HashSet::new(),
             manual_compactions: 0,
             dropping: false,
+            force_flush: false,
             stall: StallCondition::Normal,
             speedup: false,
         }
@@ -252,9 +257,26 @@ impl CfState {
 
 /// Creates column families: one MANIFEST write and one OPTIONS file for the whole batch.
 pub(crate) fn create_cfs(inner: &Arc<DbInner>, new: &[(String, Options)]) -> Result<Vec<Arc<CfHandle>>> {
+    // In a TTL database every family's values carry the write time; one created now never
+    // expires (RocksDB's CreateColumnFamily on a DBWithTTL), unless its options say.
+    let with_ttl: Vec<(String, Options)>;
+    let new = if inner.opts.ttl_db.is_some() && new.iter().any(|(_, o)| o.ttl_db.is_none()) {
+        with_ttl = new
+            .iter()
+            .map(|(n, o)| {
+                let mut o = o.clone();
+                o.ttl_db.get_or_insert(0);
+                (n.clone(), o)
+            })
+            .collect();
+        &with_ttl[..]
+    } else {
+        new
+    };
     for (_, opts) in new {
         opts.check_supported()?;
     }
+    inner.check_writable()?;
     inner.check_bg_error()?;
     // Exclusive write leadership: no write group is inserting while families appear.
     let handles = inner.exclusive_write(|| -> Result<Vec<Arc<CfHandle>>> {
@@ -320,6 +342,7 @@ pub(crate) fn create_cfs(inner: &Arc<DbInner>, new: &[(String, Options)]) -> Res
     super::options_writer::write_options_file(inner)?;
     for h in &handles {
         inner.info_log.log(format_args!("Created column family [{}] (ID {})", h.name, h.id));
+        super::dyn_options::log_cf_options(&inner.info_log, &h.name, &h.opts);
     }
     Ok(handles)
 }
@@ -330,6 +353,7 @@ pub(crate) fn create_cf(inner: &Arc<DbInner>, name: &str, opts: &Options) -> Res
 }
 
 pub(crate) fn drop_cf(inner: &Arc<DbInner>, handle: &Arc<CfHandle>) -> Result<()> {
+    inner.check_writable()?;
     inner.check_bg_error()?;
     inner.exclusive_write(|| -> Result<()> {
         // The WAL is durable before a family change reaches the MANIFEST, so that a crash

@@ -52,9 +52,9 @@ pub struct ColumnFamilyMetaData {
     pub file_count: usize,
 }
 
-/// A column family's TTL, as rust-rocksdb's `ColumnFamilyTtl`. TTL databases are not built
-/// yet: a descriptor with a TTL other than `SameAsDb`/`Disabled` makes `open` fail with
-/// NotSupported.
+/// A column family's TTL, as rust-rocksdb's `ColumnFamilyTtl`, used by
+/// `open_cf_descriptors_with_ttl` (`db/ttl.rs`). A plain open refuses a `Duration` with
+/// InvalidArgument rather than ignore it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum ColumnFamilyTtl {
     #[default]
@@ -96,8 +96,7 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
         Self::open_cf_descriptors(opts, path, descs)
     }
 
-    /// Read-only open: not built yet (issue 10's remainder). Refused rather than opened
-    /// read-write.
+    /// Opens the default family read-only (see `open_cf_descriptors_read_only`).
     pub fn open_for_read_only<P: AsRef<Path>>(
         opts: &Options,
         path: P,
@@ -136,20 +135,28 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
         Self::open_cf_descriptors_read_only(db_opts, path, descs, error_if_log_file_exist)
     }
 
+    /// Opens read-only (RocksDB's DBImplReadOnly, see `db/readonly.rs`): no file is
+    /// created, changed or deleted; a subset of the families may be opened; writes return
+    /// NotSupported. With `error_if_log_file_exist`, a non-empty WAL fails the open.
     pub fn open_cf_descriptors_read_only<P, I>(
-        _opts: &Options,
-        _path: P,
-        _cfs: I,
-        _error_if_log_file_exist: bool,
+        opts: &Options,
+        path: P,
+        cfs: I,
+        error_if_log_file_exist: bool,
     ) -> Result<Self>
     where
         P: AsRef<Path>,
         I: IntoIterator<Item = ColumnFamilyDescriptor>,
     {
-        Err(unsupported("read-only open (open_for_read_only)", 10))
+        super::readonly::open_read_only(
+            opts,
+            path.as_ref(),
+            cfs.into_iter().collect(),
+            error_if_log_file_exist,
+        )
     }
 
-    /// Secondary instances: not built yet (issue 10's remainder).
+    /// Opens a secondary instance (see `open_cf_descriptors_as_secondary`).
     pub fn open_as_secondary<P: AsRef<Path>>(
         opts: &Options,
         primary_path: P,
@@ -173,20 +180,29 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
         Self::open_cf_descriptors_as_secondary(opts, primary_path, secondary_path, descs)
     }
 
+    /// Opens a secondary instance of the primary at `path` (RocksDB's DBImplSecondary, see
+    /// `db/readonly.rs`), its info log in `secondary_path`; `try_catch_up_with_primary`
+    /// follows the primary's MANIFEST and WALs.
     pub fn open_cf_descriptors_as_secondary<P, I>(
-        _opts: &Options,
-        _path: P,
-        _secondary_path: P,
-        _cfs: I,
+        opts: &Options,
+        path: P,
+        secondary_path: P,
+        cfs: I,
     ) -> Result<Self>
     where
         P: AsRef<Path>,
         I: IntoIterator<Item = ColumnFamilyDescriptor>,
     {
-        Err(unsupported("secondary instance (open_as_secondary)", 10))
+        super::readonly::open_secondary(
+            opts,
+            path.as_ref(),
+            secondary_path.as_ref(),
+            cfs.into_iter().collect(),
+        )
     }
 
-    /// TTL databases: not built yet (issue 10's remainder).
+    /// Opens a TTL database with only the default family (see
+    /// `open_cf_descriptors_with_ttl`).
     pub fn open_with_ttl<P: AsRef<Path>>(opts: &Options, path: P, ttl: Duration) -> Result<Self> {
         Self::open_cf_descriptors_with_ttl(opts, path, Vec::new(), ttl)
     }
@@ -201,17 +217,31 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
         Self::open_cf_descriptors_with_ttl(opts, path, descs, ttl)
     }
 
-    pub fn open_cf_descriptors_with_ttl<P, I>(
-        _opts: &Options,
-        _path: P,
-        _cfs: I,
-        _ttl: Duration,
-    ) -> Result<Self>
+    /// Opens a TTL database (RocksDB's DBWithTTL, see `db/ttl.rs`): values carry their
+    /// write time, and compactions drop those older than their family's TTL (`ttl` for the
+    /// database, or the descriptor's `ColumnFamilyTtl`; zero never expires).
+    pub fn open_cf_descriptors_with_ttl<P, I>(opts: &Options, path: P, cfs: I, ttl: Duration) -> Result<Self>
     where
         P: AsRef<Path>,
         I: IntoIterator<Item = ColumnFamilyDescriptor>,
     {
-        Err(unsupported("TTL database (open_with_ttl)", 10))
+        let db_ttl = i32::try_from(ttl.as_secs()).unwrap_or(i32::MAX);
+        let family_ttl = |t: ColumnFamilyTtl| match t {
+            ColumnFamilyTtl::Disabled => i32::MAX,
+            ColumnFamilyTtl::Duration(d) => i32::try_from(d.as_secs()).unwrap_or(i32::MAX),
+            ColumnFamilyTtl::SameAsDb => db_ttl,
+        };
+        let mut db_opts = opts.clone();
+        db_opts.ttl_db = Some(db_ttl);
+        let descs: Vec<ColumnFamilyDescriptor> = cfs
+            .into_iter()
+            .map(|mut d| {
+                d.options.ttl_db = Some(family_ttl(d.options.cf_ttl));
+                d.options.cf_ttl = ColumnFamilyTtl::SameAsDb;
+                d
+            })
+            .collect();
+        Self::open_cf_descriptors(&db_opts, path, descs)
     }
 
     /// Stops the deletion of obsolete files (tables and WALs wait on their lists) until as
@@ -459,16 +489,19 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
         self.inner.wait_for_background_work(opts.timeout_micros())
     }
 
-    /// Dynamic options: not built yet (issue 10's remainder).
+    /// Changes options of the default family by RocksDB's names and value syntax, as
+    /// RocksDB's `SetOptions` (see `db/dyn_options.rs` for what each one does). An unknown
+    /// name or a bad value is InvalidArgument naming it, and nothing changes.
     pub fn set_options(&self, opts: &[(&str, &str)]) -> Result<()> {
         check_option_pairs(opts)?;
-        Err(unsupported("set_options (dynamic options)", 10))
+        self.inner.set_cf_options(&self.default_handle().handle, opts)
     }
 
+    /// `set_options` on the family `cf`.
     pub fn set_options_cf(&self, cf: &impl AsColumnFamilyRef, opts: &[(&str, &str)]) -> Result<()> {
-        self.inner.handle_of(cf)?;
+        let h = self.inner.handle_of(cf)?;
         check_option_pairs(opts)?;
-        Err(unsupported("set_options_cf (dynamic options)", 10))
+        self.inner.set_cf_options(&h, opts)
     }
 
     /// Approximate on-disk bytes of each range in the default family: the sizes of the
@@ -504,14 +537,17 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
     /// `wal_iter.rs`).
     pub fn get_updates_since(&self, seq_number: u64) -> Result<DBWALIterator> {
         // Buffered WAL bytes must reach the file before it is read back.
-        self.flush_wal(false)?;
+        if self.inner.check_writable().is_ok() {
+            self.flush_wal(false)?;
+        }
         let last = self.latest_sequence_number();
         crate::wal_iter::updates_since(&*self.inner.fs, &self.inner.path, seq_number, last)
     }
 
-    /// Only secondary instances catch up, and they are not built yet.
+    /// A secondary instance reads what its primary wrote since (see `db/readonly.rs`);
+    /// other databases answer NotSupported, as RocksDB's.
     pub fn try_catch_up_with_primary(&self) -> Result<()> {
-        Err(unsupported("try_catch_up_with_primary (secondary instances)", 10))
+        self.inner.try_catch_up_with_primary()
     }
 
     pub fn ingest_external_file<P: AsRef<Path>>(&self, paths: Vec<P>) -> Result<()> {

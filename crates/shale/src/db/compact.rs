@@ -29,6 +29,23 @@ impl DbInner {
         cf: &Arc<CfHandle>,
         plan: &CompactionPlan,
     ) -> Result<()> {
+        self.run_compaction_as(st, cf, plan, false)
+    }
+
+    /// `run_compaction`; a `manual` one never moves a file unchanged when the family has a
+    /// compaction filter (a TTL database's), so that the filter sees every entry, as
+    /// RocksDB's `Compaction::IsTrivialMove` decides.
+    fn run_compaction_as(
+        self: &Arc<Self>,
+        st: &mut MutexGuard<'_, DbState>,
+        cf: &Arc<CfHandle>,
+        plan: &CompactionPlan,
+        manual: bool,
+    ) -> Result<()> {
+        // A compaction of a level into itself (bottommost, periodic) rewrites its file.
+        let trivial_move = plan.is_trivial_move()
+            && plan.level != plan.output_level
+            && !(manual && cf.opts.ttl_db.is_some_and(|t| t > 0));
         let mut edit = VersionEdit { column_family: cf.id, ..Default::default() };
         for f in &plan.inputs {
             edit.deleted_files.push((plan.level as u32, f.number));
@@ -37,18 +54,34 @@ impl DbInner {
             edit.deleted_files.push((plan.output_level as u32, f.number));
         }
         let mut outputs_numbers = Vec::new();
-        let started = std::time::Instant::now();
         if plan.deletion_only {
             // FIFO: the inputs are dropped; nothing is read or written.
-        } else if plan.is_trivial_move() {
+        } else if trivial_move {
             edit.new_files.push((plan.output_level as u32, (*plan.inputs[0]).clone()));
         } else {
             let snapshots = self.snapshot_list();
             let this = self.clone();
             let created = parking_lot::Mutex::new(Vec::new());
+            let started = std::time::Instant::now();
             let result = MutexGuard::unlocked(st, || -> Result<job::JobResult> {
                 let (iter, tombstones) = this.compaction_input(cf, plan)?;
-                let builder_options = |n: u64| super::flush::builder_options(cf, n);
+                // The outputs' creation time is the oldest of the inputs' (RocksDB's oldest
+                // ancestor time), which `ttl` compaction goes by.
+                let ancestor = plan
+                    .inputs
+                    .iter()
+                    .chain(&plan.next_inputs)
+                    .map(|f| f.oldest_ancester_time)
+                    .filter(|t| *t > 0)
+                    .min();
+                let builder_options = |n: u64| {
+                    let mut b = super::flush::builder_options(cf, n);
+                    if let Some(t) = ancestor {
+                        b.creation_time = b.creation_time.min(t);
+                    }
+                    b
+                };
+                let ttl_filter = super::ttl::stale_filter(cf);
                 let new_number = || {
                     let n = this.new_output_number();
                     created.lock().push(n);
@@ -64,7 +97,13 @@ impl DbInner {
                     target_file_size: cf.opts.target_file_size(plan.output_level),
                     builder_options: &builder_options,
                     new_file_number: &new_number,
+                    remove_value: ttl_filter.as_ref().map(|f| f as &job::ValueFilter),
                 })?;
+                if cf.opts.paranoid_file_checks {
+                    for m in &r.outputs {
+                        this.verify_new_table(cf, m)?;
+                    }
+                }
                 if !r.outputs.is_empty() {
                     this.fs.sync_dir(&this.path)?;
                 }
@@ -103,6 +142,15 @@ impl DbInner {
             for m in result.outputs {
                 edit.new_files.push((plan.output_level as u32, m));
             }
+            if cf.opts.report_bg_io_stats {
+                self.info_log.log(format_args!(
+                    "[{}] compaction to L{} wrote {} bytes, write micros {}",
+                    cf.name,
+                    plan.output_level,
+                    result.bytes_written,
+                    started.elapsed().as_micros()
+                ));
+            }
         }
         let pointer = plan.inputs.iter().map(|f| &f.largest).max_by(|a, b| cf.icmp.compare(a, b)).cloned();
         let outputs = edit.new_files.len();
@@ -128,7 +176,7 @@ impl DbInner {
             plan.output_level,
             plan.output_level,
             outputs,
-            if plan.is_trivial_move() { " (trivial move)" } else { "" }
+            if trivial_move { " (trivial move)" } else { "" }
         ));
         Ok(())
     }
@@ -168,6 +216,7 @@ impl DbInner {
         begin: Option<&[u8]>,
         end: Option<&[u8]>,
     ) -> Result<()> {
+        self.check_writable()?;
         self.flush_memtables(true, Some(cf.id))?;
         let mut st = self.lock_state();
         let dropped = || Error::invalid_argument("column family dropped");
@@ -193,15 +242,28 @@ impl DbInner {
             };
             let Some(deepest) = deepest else { return Ok(()) };
             let last = if deepest == 0 { 1 } else { deepest };
-            for level in 0..last {
+            // With a compaction filter (a TTL family's), the bottommost level the range
+            // reaches is compacted into itself too, unless the step before wrote it (RocksDB's
+            // default `BottommostLevelCompaction::IfHaveCompactionFilter`).
+            let filtered = cf.opts.ttl_db.is_some_and(|t| t > 0);
+            let mut wrote_deepest = false;
+            for level in 0..=last {
                 // Wait until no compaction of this family runs (automatic or manual).
                 while st.cfs.get(&cf.id).is_some_and(|c| !c.running.is_empty()) {
                     self.done_cv.wait(&mut st);
                 }
                 let c = st.cfs.get(&cf.id).ok_or_else(dropped)?;
-                let Some(plan) = picker::pick_manual(&c.current, level, begin, end) else { continue };
+                let plan = if level < last {
+                    picker::pick_manual(&c.current, level, begin, end)
+                } else if filtered && !wrote_deepest {
+                    bottommost_plan(&c.current, cf, begin, end)
+                } else {
+                    None
+                };
+                let Some(plan) = plan else { continue };
+                wrote_deepest = plan.bottommost;
                 let running = self.start_compaction(&mut st, cf.id, &plan);
-                let result = self.run_compaction(&mut st, cf, &plan);
+                let result = self.run_compaction_as(&mut st, cf, &plan, true);
                 self.end_compaction(&mut st, cf.id, plan, &running);
                 if let Err(e) = result {
                     if counts_as_bg_error(&e) {
@@ -219,6 +281,22 @@ impl DbInner {
         self.schedule_compaction(&mut st, cf.id);
         self.done_cv.notify_all();
         r
+    }
+}
+
+impl DbInner {
+    /// Queues the families with `ttl` or periodic compaction on, so that the picker looks
+    /// at their tables' ages (called by idle compaction threads, about once a second).
+    pub(crate) fn schedule_aged_compactions(&self, st: &mut DbState) {
+        let ids: Vec<u32> = st
+            .cfs
+            .iter()
+            .filter(|(_, c)| c.handle.opts.age_compaction_seconds() != (0, 0))
+            .map(|(id, _)| *id)
+            .collect();
+        for id in ids {
+            self.schedule_compaction(st, id);
+        }
     }
 }
 
@@ -264,4 +342,28 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
         }
         r
     }
+}
+
+/// A manual compaction of the deepest level holding keys of `[begin, end]` into itself.
+fn bottommost_plan(
+    v: &crate::version::Version,
+    cf: &CfHandle,
+    begin: Option<&[u8]>,
+    end: Option<&[u8]>,
+) -> Option<CompactionPlan> {
+    let level = (1..v.num_levels()).rev().find(|&l| !v.overlapping_files(l, begin, end).is_empty())?;
+    let inputs = v.overlapping_files(level, begin, end);
+    let ucmp = cf.icmp.user_comparator();
+    let lo = inputs.iter().map(|f| crate::key::user_key(&f.smallest)).min_by(|a, b| ucmp.compare(a, b))?;
+    let hi = inputs.iter().map(|f| crate::key::user_key(&f.largest)).max_by(|a, b| ucmp.compare(a, b))?;
+    let bottommost =
+        (level + 1..v.num_levels()).all(|l| v.overlapping_files(l, Some(lo), Some(hi)).is_empty());
+    Some(CompactionPlan {
+        level,
+        output_level: level,
+        inputs,
+        next_inputs: Vec::new(),
+        bottommost,
+        deletion_only: false,
+    })
 }

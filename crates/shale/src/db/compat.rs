@@ -6,8 +6,16 @@ use crate::error::Result;
 use crate::options::FlushOptions;
 
 impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
-    /// Flushes each of `cfs` (one after another, as RocksDB without atomic_flush).
+    /// Flushes each of `cfs`: one after another, or, with `atomic_flush`, all together (their
+    /// memtables switched at once and installed by one MANIFEST write).
     pub fn flush_cfs_opt(&self, cfs: &[&impl AsColumnFamilyRef], opts: &FlushOptions) -> Result<()> {
+        if self.inner.opts.atomic_flush {
+            let mut ids = Vec::with_capacity(cfs.len());
+            for cf in cfs {
+                ids.push(self.inner.handle_of(*cf)?.id);
+            }
+            return self.inner.flush_families_atomically(&ids, opts.wait);
+        }
         for cf in cfs {
             self.flush_cf_opt(*cf, opts)?;
         }

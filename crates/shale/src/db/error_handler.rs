@@ -346,6 +346,7 @@ impl DbInner {
                     continue;
                 }
                 cf.flush_running = true;
+                cf.force_flush = true;
                 let r = self.flush_cf(&mut st, id);
                 if let Some(cf) = st.cfs.get_mut(&id) {
                     cf.flush_running = false;

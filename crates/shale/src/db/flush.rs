@@ -48,8 +48,20 @@ pub(crate) fn write_level0_table(
     number: u64,
     _oldest_snapshot: u64,
 ) -> Result<Option<FileMetaData>> {
-    let tombstones = mem.range_tombstones();
-    if mem.is_empty() && tombstones.is_empty() {
+    write_level0_table_of(fs, dir, cf, std::slice::from_ref(mem), number)
+}
+
+/// Writes the memtables `mems` (merged) to table `number` (synced). None when they hold
+/// nothing.
+pub(crate) fn write_level0_table_of(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    cf: &CfHandle,
+    mems: &[Arc<MemTable>],
+    number: u64,
+) -> Result<Option<FileMetaData>> {
+    let tombstones: Vec<(Vec<u8>, Vec<u8>)> = mems.iter().flat_map(|m| m.range_tombstones()).collect();
+    if mems.iter().all(|m| m.is_empty()) && tombstones.is_empty() {
         return Ok(None);
     }
     let path = filename::table_file(dir, number);
@@ -58,7 +70,13 @@ pub(crate) fn write_level0_table(
     let mut meta = FileMetaData { number, ..Default::default() };
     let mut smallest_seq = MAX_SEQUENCE_NUMBER;
     let mut largest_seq = 0;
-    let mut iter = mem.iter();
+    let mut iter: Box<dyn crate::iter::InternalIterator> = match mems {
+        [one] => one.iter(),
+        _ => Box::new(crate::iter::merging::MergingIterator::new(
+            cf.icmp.clone(),
+            mems.iter().map(|m| m.iter()).collect(),
+        )),
+    };
     iter.seek_to_first();
     let mut first = true;
     let range = |meta: &mut FileMetaData, k: &[u8], first: &mut bool| {
@@ -106,18 +124,32 @@ impl DbInner {
     /// until none is left. The caller has set the family's `flush_running`; the DB mutex is
     /// released while a table is written and while the MANIFEST records it.
     pub(crate) fn flush_cf(&self, st: &mut MutexGuard<'_, DbState>, id: u32) -> Result<()> {
+        if self.opts.atomic_flush {
+            return self.flush_atomic(st, id);
+        }
         loop {
             if self.shutting_down.load(Ordering::Acquire) {
                 return Ok(()); // what is left is in the WAL
             }
             let Some(cf) = st.cfs.get(&id) else { return Ok(()) };
-            let Some((mem, next_log)) = cf.imm.first().cloned() else { return Ok(()) };
+            // With min_write_buffer_number_to_merge > 1, a background flush waits for that
+            // many memtables and writes them all as one table.
+            let merge_min = cf.handle.opts.flush_merge_min();
+            if !cf.force_flush && cf.imm.len() < merge_min {
+                return Ok(());
+            }
+            let take = if merge_min > 1 { cf.imm.len() } else { 1 };
+            let Some((_, next_log)) = cf.imm.get(take.wrapping_sub(1)).cloned() else { return Ok(()) };
+            let mems: Vec<Arc<MemTable>> = cf.imm[..take].iter().map(|(m, _)| m.clone()).collect();
             let handle = cf.handle.clone();
             let number = self.versions.new_output_number();
-            let started = std::time::Instant::now();
             // Build the table without the lock.
+            let started = std::time::Instant::now();
             let result = MutexGuard::unlocked(st, || {
-                write_level0_table(&*self.fs, &self.path, &handle, &mem, number, 0).and_then(|m| {
+                write_level0_table_of(&*self.fs, &self.path, &handle, &mems, number).and_then(|m| {
+                    if let Some(meta) = m.as_ref().filter(|_| handle.opts.paranoid_file_checks) {
+                        self.verify_new_table(&handle, meta)?;
+                    }
                     if m.is_some() {
                         self.fs.sync_dir(&self.path).map(|_| m)
                     } else {
@@ -125,6 +157,7 @@ impl DbInner {
                     }
                 })
             });
+            let write_micros = started.elapsed().as_micros();
             let meta = match result {
                 Ok(m) => m,
                 Err(e) => {
@@ -142,9 +175,12 @@ impl DbInner {
             }
             let r = self.log_and_apply(st, vec![edit], |st| {
                 if let Some(cf) = st.cfs.get_mut(&id) {
-                    cf.imm.remove(0);
+                    cf.imm.drain(..take.min(cf.imm.len()));
                     cf.log_number = next_log;
-                    cf.mems_flushed += 1;
+                    cf.mems_flushed += take as u64;
+                    if cf.imm.is_empty() {
+                        cf.force_flush = false;
+                    }
                 }
             });
             self.versions.release_output(number);
@@ -158,10 +194,199 @@ impl DbInner {
                 s.record_tick(crate::statistics::Ticker::FlushWriteBytes, bytes);
                 s.report_time(crate::statistics::Histogram::FlushTime, started.elapsed().as_micros() as u64);
             }
-            self.info_log
-                .log(format_args!("[{}] Flushed memtable to table #{number} ({bytes} bytes)", handle.name));
+            if handle.opts.report_bg_io_stats {
+                self.info_log.log(format_args!(
+                    "[{}] Flushed memtable to table #{number} ({bytes} bytes), write micros {write_micros}",
+                    handle.name
+                ));
+            } else {
+                self.info_log.log(format_args!(
+                    "[{}] Flushed memtable to table #{number} ({bytes} bytes)",
+                    handle.name
+                ));
+            }
             self.done_cv.notify_all();
             self.purge_obsolete_files(st);
         }
+    }
+}
+
+/// One family of an atomic flush: its handle, the immutable memtables taken, the log number
+/// after them.
+type GroupMember = (Arc<CfHandle>, Vec<Arc<MemTable>>, u64);
+
+/// Atomic flush (`Options::set_atomic_flush`), as RocksDB's: the families flushed together
+/// have their memtables switched at once (one WAL roll) and their new tables installed by
+/// one MANIFEST write, an atomic group (`VersionEdit::is_in_atomic_group`, each record
+/// counting the ones after it). Recovery applies a group only when all of it was read, so a
+/// crash keeps every family's flush or none. One group is written at a time
+/// (`DbState::atomic_flush_busy`).
+impl DbInner {
+    /// With atomic flush, a memtable switch covers every non-empty family.
+    pub(crate) fn widen_for_atomic_flush(&self, st: &DbState, switch: &mut Vec<u32>) {
+        if !self.opts.atomic_flush || switch.is_empty() {
+            return;
+        }
+        for (id, cf) in &st.cfs {
+            if !cf.mem.is_empty() && !cf.dropping && !switch.contains(id) {
+                switch.push(*id);
+            }
+        }
+    }
+
+    /// Switches the non-empty memtables of `ids` together and (with `wait`) waits until
+    /// they are flushed.
+    pub(crate) fn flush_families_atomically(&self, ids: &[u32], wait: bool) -> Result<()> {
+        self.check_writable()?;
+        let targets = self.exclusive_write(|| -> Result<Vec<(u32, u64)>> {
+            let mut st = self.lock_state();
+            if let Some(e) = st.errors.stop_error() {
+                return Err(e);
+            }
+            let switch: Vec<u32> =
+                ids.iter().copied().filter(|id| st.cfs.get(id).is_some_and(|c| !c.mem.is_empty())).collect();
+            if !switch.is_empty() {
+                self.switch_memtables(&mut st, &switch, false)?;
+            }
+            Ok(ids.iter().filter_map(|id| st.cfs.get(id).map(|c| (*id, c.mems_switched))).collect())
+        })?;
+        self.force_flushes(&targets);
+        // Writes made before are durable once their flush is, as with any flush.
+        self.sync_wal()?;
+        if !wait {
+            return Ok(());
+        }
+        let mut st = self.lock_state();
+        loop {
+            if let Some(e) = st.errors.stop_error() {
+                return Err(e);
+            }
+            if targets.iter().all(|(id, n)| st.cfs.get(id).is_none_or(|c| c.mems_flushed >= *n)) {
+                return Ok(());
+            }
+            if self.shutting_down.load(Ordering::Acquire) {
+                return Err(crate::error::Error::shutdown("Database shutdown"));
+            }
+            self.done_cv.wait_for(&mut st, std::time::Duration::from_millis(100));
+        }
+    }
+
+    /// The flush job with atomic flush: family `id` (its `flush_running` set by the caller)
+    /// and every other family with immutable memtables that no flush holds, in one group.
+    fn flush_atomic(&self, st: &mut MutexGuard<'_, DbState>, id: u32) -> Result<()> {
+        loop {
+            while st.atomic_flush_busy {
+                self.done_cv.wait(st);
+            }
+            if self.shutting_down.load(Ordering::Acquire) {
+                return Ok(()); // what is left is in the WAL
+            }
+            // Per family: its handle, the immutable memtables taken, the log number after them.
+            let mut group: Vec<GroupMember> = Vec::new();
+            let mut marked = Vec::new();
+            for (cid, cf) in st.cfs.iter_mut() {
+                if cf.imm.is_empty() || cf.dropping || (*cid != id && cf.flush_running) {
+                    continue;
+                }
+                if *cid != id {
+                    cf.flush_running = true;
+                    marked.push(*cid);
+                }
+                let mems = cf.imm.iter().map(|(m, _)| m.clone()).collect();
+                let next_log = cf.imm.last().map(|(_, l)| *l).unwrap_or(cf.log_number);
+                group.push((cf.handle.clone(), mems, next_log));
+            }
+            if group.is_empty() {
+                return Ok(());
+            }
+            st.atomic_flush_busy = true;
+            let r = self.write_atomic_group(st, &group);
+            st.atomic_flush_busy = false;
+            for cid in marked {
+                if let Some(cf) = st.cfs.get_mut(&cid) {
+                    cf.flush_running = false;
+                }
+                self.schedule_flush(st, cid);
+            }
+            self.done_cv.notify_all();
+            r?;
+            self.purge_obsolete_files(st);
+        }
+    }
+
+    fn write_atomic_group(&self, st: &mut MutexGuard<'_, DbState>, group: &[GroupMember]) -> Result<()> {
+        let mut numbers = Vec::new();
+        let written = MutexGuard::unlocked(st, || -> Result<Vec<Vec<FileMetaData>>> {
+            let mut out = Vec::with_capacity(group.len());
+            for (handle, mems, _) in group {
+                let mut metas = Vec::new();
+                for mem in mems {
+                    let number = self.versions.new_output_number();
+                    numbers.push(number);
+                    if let Some(meta) = write_level0_table(&*self.fs, &self.path, handle, mem, number, 0)? {
+                        if handle.opts.paranoid_file_checks {
+                            self.verify_new_table(handle, &meta)?;
+                        }
+                        metas.push(meta);
+                    }
+                }
+                out.push(metas);
+            }
+            self.fs.sync_dir(&self.path)?;
+            Ok(out)
+        });
+        let tables = match written {
+            Ok(t) => t,
+            Err(e) => {
+                MutexGuard::unlocked(st, || {
+                    for n in &numbers {
+                        self.versions.release_output(*n);
+                        let _ = self.fs.remove_file(&filename::table_file(&self.path, *n));
+                    }
+                });
+                self.set_bg_error_in(st, e.clone(), BgErrorReason::Flush);
+                return Err(e);
+            }
+        };
+        let count = group.len();
+        let edits: Vec<VersionEdit> = group
+            .iter()
+            .zip(&tables)
+            .enumerate()
+            .map(|(i, ((handle, _, next_log), metas))| VersionEdit {
+                column_family: handle.id,
+                log_number: Some(*next_log),
+                new_files: metas.iter().map(|m| (0, m.clone())).collect(),
+                is_in_atomic_group: count > 1,
+                remaining_entries: if count > 1 { (count - 1 - i) as u32 } else { 0 },
+                ..Default::default()
+            })
+            .collect();
+        let bytes: u64 = tables.iter().flatten().map(|m| m.file_size).sum();
+        let r = self.log_and_apply(st, edits, |st| {
+            for (handle, mems, next_log) in group {
+                if let Some(cf) = st.cfs.get_mut(&handle.id) {
+                    cf.imm.drain(..mems.len().min(cf.imm.len()));
+                    cf.log_number = *next_log;
+                    cf.mems_flushed += mems.len() as u64;
+                    if cf.imm.is_empty() {
+                        cf.force_flush = false;
+                    }
+                }
+            }
+        });
+        for n in &numbers {
+            self.versions.release_output(*n);
+        }
+        r?;
+        self.stats.flushes.fetch_add(count as u64, Ordering::Relaxed);
+        self.stats.flush_bytes.fetch_add(bytes, Ordering::Relaxed);
+        let names: Vec<&str> = group.iter().map(|(h, _, _)| h.name.as_str()).collect();
+        self.info_log.log(format_args!(
+            "Atomic flush of [{}]: {} tables ({bytes} bytes) in one MANIFEST write",
+            names.join(", "),
+            tables.iter().map(Vec::len).sum::<usize>()
+        ));
+        Ok(())
     }
 }

@@ -38,6 +38,12 @@ impl InfoLog {
         Ok(InfoLog { file: Mutex::new(Some(fs.new_writable_file(&path)?)) })
     }
 
+    /// No info log: a read-only open creates no file, as RocksDB's (which has no logger
+    /// unless one is given).
+    pub fn none() -> InfoLog {
+        InfoLog { file: Mutex::new(None) }
+    }
+
     pub fn log(&self, args: fmt::Arguments<'_>) {
         let line = format!("{} {:x} {}\n", timestamp(), thread_id(), args);
         if let Ok(mut f) = self.file.lock() {

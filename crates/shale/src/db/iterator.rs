@@ -552,11 +552,18 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
     }
 
     pub fn value(&self) -> Option<&[u8]> {
-        self.iter.valid().then(|| self.iter.value())
+        self.iter.valid().then(|| self.user_value())
     }
 
     pub fn item(&self) -> Option<(&[u8], &[u8])> {
-        self.iter.valid().then(|| (self.iter.key(), self.iter.value()))
+        self.iter.valid().then(|| (self.iter.key(), self.user_value()))
+    }
+
+    /// The current value without a TTL database's write-time suffix (`db/ttl.rs`).
+    fn user_value(&self) -> &[u8] {
+        let v = self.iter.value();
+        let strip = self.source.as_ref().map_or(0, |s| super::ttl::suffix_len(&s.cf));
+        &v[..v.len().saturating_sub(strip)]
     }
 
     /// The timestamp of the current entry. Without user-defined timestamps (issue 15) it is

@@ -34,6 +34,7 @@ mod cf;
 mod common;
 mod compact;
 mod compat;
+mod dyn_options;
 mod error_handler;
 pub(crate) mod filename;
 mod flush;
@@ -47,10 +48,12 @@ mod options_writer;
 mod pinnable;
 mod properties;
 mod read;
+mod readonly;
 mod repair;
 mod scheduler;
 mod snapshot;
 mod table_cache;
+mod ttl;
 mod versions;
 mod write;
 mod write_controller;
@@ -155,6 +158,8 @@ pub(crate) struct DbInner {
     pub snapshots: Mutex<BTreeMap<u64, usize>>,
     pub info_log: InfoLog,
     pub stats: Stats,
+    /// Read-write, read-only or secondary (`readonly.rs`): the latter two write no file.
+    pub mode: readonly::DbMode,
     _lock: Box<dyn FileLock>,
 }
 
@@ -182,6 +187,8 @@ pub(crate) struct DbState {
     /// Holds on file deletion (`disable_file_deletions`, checkpoints and backups copying
     /// files, `live_files.rs`): while above zero no table or WAL is deleted.
     pub file_deletion_holds: usize,
+    /// An atomic flush group is being written (`flush.rs`); the next waits.
+    pub atomic_flush_busy: bool,
 }
 
 /// The active WAL, guarded by `DbInner::wal`.
@@ -332,6 +339,7 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
     /// durable. Fails (and keeps writes stopped) while the cause is still there, and after a
     /// fatal or unrecoverable error, which need a reopen. See `db/error_handler.rs`.
     pub fn resume(&self) -> Result<()> {
+        self.inner.check_writable()?;
         self.inner.recover(true)
     }
 

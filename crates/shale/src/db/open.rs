@@ -15,13 +15,14 @@ use parking_lot::{Condvar, Mutex as PlMutex, RwLock};
 use super::cf::{CfHandle, ColumnFamily, ColumnFamilyDescriptor, SuperVersion, DEFAULT_COLUMN_FAMILY_NAME};
 use super::filename::{self, FileType};
 use super::info_log::InfoLog;
+use super::readonly::DbMode;
 use super::scheduler::JobQueues;
 use super::table_cache::TableCache;
 use super::write_controller::WriteController;
 use super::{CfState, DBWithThreadMode, DbInner, DbState, Stats, ThreadMode, WalState};
 use crate::batch::WriteBatch;
 use crate::error::{Error, Result};
-use crate::fs::{default_fs, FileSystem};
+use crate::fs::{default_fs, FileLock, FileSystem, FileSystemRef};
 use crate::key::InternalKeyComparator;
 use crate::memtable::write_buffer_manager::WriteBufferManagerState;
 use crate::memtable::MemTable;
@@ -117,54 +118,14 @@ pub(crate) fn open<T: ThreadMode>(
         default_cache,
         opts.statistics.clone(),
     );
-    let mut cfs = BTreeMap::new();
-    for (id, rc) in &recovered.column_families {
-        let Some(d) = descs.iter().find(|d| d.name == rc.name) else { continue };
-        let given = d.options.comparator.name();
-        if let Some(stored) = &rc.comparator {
-            if stored != given {
-                return Err(Error::invalid_argument(format!(
-                    "{given}: does not match existing comparator {stored}"
-                )));
-            }
-        }
-        let icmp = InternalKeyComparator::new(d.options.comparator.clone());
-        let files = rc.files.iter().map(|(l, f)| (*l, Arc::new(f.clone()))).collect::<Vec<_>>();
-        if let Some((l, _)) = files.iter().find(|(l, _)| *l as i32 >= d.options.num_levels) {
-            return Err(Error::invalid_argument(format!(
-                "db has more levels than options.num_levels: file at level {l}, num_levels {}",
-                d.options.num_levels
-            )));
-        }
-        let version = Arc::new(Version::new(icmp.clone(), d.options.num_levels as usize, files));
-        version.check_consistency()?;
-        let mem = Arc::new(MemTable::for_write_buffer(
-            icmp,
-            0,
-            d.options.write_buffer_size,
-            d.options.write_buffer_manager.clone(),
-        ));
-        let sv = SuperVersion::new(1, mem.clone(), Vec::new(), version.clone());
-        let handle =
-            Arc::new(CfHandle::new(*id, &rc.name, d.options.clone(), &table_cache.default_block_cache, sv));
-        cfs.insert(*id, CfState::new(handle, mem, version, rc.log_number));
-    }
-
+    let mut cfs = recovered_cf_states(&recovered, &descs, &table_cache)?;
     load_tables(&table_cache, &cfs, opts)?;
 
     let mut next_file_number = recovered.next_file_number.max(recovered.manifest_number + 1);
     let mut last_sequence = recovered.last_sequence;
     // Replay the WALs.
     let min_log = cfs.values().map(|c| c.log_number).min().unwrap_or(0);
-    let mut wals: Vec<u64> = fs
-        .children(path)?
-        .iter()
-        .filter_map(|n| match filename::parse_file_name(n) {
-            Some(FileType::Wal(n)) => Some(n),
-            _ => None,
-        })
-        .collect();
-    wals.sort_unstable();
+    let wals = wal_numbers(&*fs, path)?;
     let mut new_files: Vec<(u32, FileMetaData)> = Vec::new();
     let replay_wals: Vec<u64> =
         wals.iter().copied().filter(|&n| n >= min_log && n >= recovered.prev_log_number).collect();
@@ -172,8 +133,13 @@ pub(crate) fn open<T: ThreadMode>(
         next_file_number = next_file_number.max(n + 1);
     }
     let fsr: &dyn FileSystem = &*fs;
-    let mut recovery_ctx =
-        RecoveryCtx { fs: fsr, path, next_file_number: &mut next_file_number, new_files: &mut new_files };
+    let mut recovery_ctx = RecoveryCtx {
+        fs: fsr,
+        path,
+        next_file_number: &mut next_file_number,
+        new_files: &mut new_files,
+        read_only: false,
+    };
     for &wal in &replay_wals {
         let stopped = replay_wal(&mut recovery_ctx, opts, wal, &mut cfs, &mut last_sequence, &info_log)?;
         if stopped {
@@ -228,11 +194,131 @@ pub(crate) fn open<T: ThreadMode>(
         last_sequence,
         opts.max_manifest_file_size,
     );
-    let (max_flushes, max_compactions) = opts.background_job_limits();
+    let parts = InnerParts { fs: fs.clone(), versions, table_cache, info_log, lock, max_column_family };
+    let inner = new_inner(path, opts, parts, wal_writer, wal_number, DbMode::ReadWrite);
+    {
+        let mut st = inner.lock_state();
+        for (id, cf) in cfs {
+            inner.publish_active_memtable(id, Some(&cf));
+            inner.set_handle(id, Some(cf.handle.clone()));
+            st.cfs.insert(id, cf);
+        }
+        let ids: Vec<u32> = st.cfs.keys().copied().collect();
+        for id in ids {
+            inner.stall_changed(&mut st, id);
+            inner.schedule_compaction(&mut st, id);
+        }
+        inner.purge_unreferenced(&mut st);
+    }
+    ensure_identity(&*fs, path)?;
+    {
+        let st = inner.lock_state();
+        for cf in st.cfs.values() {
+            super::dyn_options::log_cf_options(&inner.info_log, &cf.handle.name, &cf.handle.opts);
+        }
+    }
+    super::options_writer::write_options_file(&inner)?;
+    inner.info_log.log(format_args!(
+        "Recovered to sequence {last_sequence}; WAL {wal_number}, MANIFEST-{manifest_number:06}"
+    ));
 
-    let inner = Arc::new(DbInner {
+    let threads = super::scheduler::start_background_threads(&inner)?;
+    let mut db = into_db::<T>(inner, threads)?;
+    // Families the caller names that the database lacks: created together, with one
+    // MANIFEST write and one OPTIONS file.
+    let missing: Vec<(String, Options)> = missing_in_db
+        .into_iter()
+        .filter(|d| d.name != DEFAULT_COLUMN_FAMILY_NAME)
+        .map(|d| (d.name, d.options))
+        .collect();
+    if !missing.is_empty() {
+        for handle in super::cf::create_cfs(&db.inner, &missing)? {
+            db.cfs.insert_handle(&handle.name.clone(), ColumnFamily { handle });
+        }
+    }
+    Ok(db)
+}
+
+/// The families of `descs` the MANIFEST holds, each with its recovered Version and an empty
+/// memtable (the WALs are replayed into it next). Checks comparators and levels.
+pub(super) fn recovered_cf_states(
+    recovered: &manifest::RecoveredManifest,
+    descs: &[ColumnFamilyDescriptor],
+    table_cache: &TableCache,
+) -> Result<BTreeMap<u32, CfState>> {
+    let mut cfs = BTreeMap::new();
+    for (id, rc) in &recovered.column_families {
+        let Some(d) = descs.iter().find(|d| d.name == rc.name) else { continue };
+        let given = d.options.comparator.name();
+        if let Some(stored) = &rc.comparator {
+            if stored != given {
+                return Err(Error::invalid_argument(format!(
+                    "{given}: does not match existing comparator {stored}"
+                )));
+            }
+        }
+        let icmp = InternalKeyComparator::new(d.options.comparator.clone());
+        let files = rc.files.iter().map(|(l, f)| (*l, Arc::new(f.clone()))).collect::<Vec<_>>();
+        if let Some((l, _)) = files.iter().find(|(l, _)| *l as i32 >= d.options.num_levels) {
+            return Err(Error::invalid_argument(format!(
+                "db has more levels than options.num_levels: file at level {l}, num_levels {}",
+                d.options.num_levels
+            )));
+        }
+        let version = Arc::new(Version::new(icmp.clone(), d.options.num_levels as usize, files));
+        version.check_consistency()?;
+        let mem = Arc::new(MemTable::for_write_buffer(
+            icmp,
+            0,
+            d.options.write_buffer_size,
+            d.options.write_buffer_manager.clone(),
+        ));
+        let sv = SuperVersion::new(1, mem.clone(), Vec::new(), version.clone());
+        let handle =
+            Arc::new(CfHandle::new(*id, &rc.name, d.options.clone(), &table_cache.default_block_cache, sv));
+        cfs.insert(*id, CfState::new(handle, mem, version, rc.log_number));
+    }
+    Ok(cfs)
+}
+
+/// The WAL numbers in `path`, ascending.
+pub(super) fn wal_numbers(fs: &dyn FileSystem, path: &Path) -> Result<Vec<u64>> {
+    let mut wals: Vec<u64> = fs
+        .children(path)?
+        .iter()
+        .filter_map(|n| match filename::parse_file_name(n) {
+            Some(FileType::Wal(n)) => Some(n),
+            _ => None,
+        })
+        .collect();
+    wals.sort_unstable();
+    Ok(wals)
+}
+
+/// What a database needs besides its WAL to be built.
+pub(super) struct InnerParts {
+    pub fs: FileSystemRef,
+    pub versions: VersionSet,
+    pub table_cache: TableCache,
+    pub info_log: InfoLog,
+    pub lock: Box<dyn FileLock>,
+    pub max_column_family: u32,
+}
+
+/// The database's shared state, with no family installed yet.
+pub(super) fn new_inner(
+    path: &Path,
+    opts: &Options,
+    parts: InnerParts,
+    wal_writer: LogWriter,
+    wal_number: u64,
+    mode: DbMode,
+) -> Arc<DbInner> {
+    let InnerParts { fs, versions, table_cache, info_log, lock, max_column_family } = parts;
+    let (max_flushes, max_compactions) = opts.background_job_limits();
+    Arc::new(DbInner {
         path: path.to_path_buf(),
-        fs: fs.clone(),
+        fs,
         opts: opts.clone(),
         state: PlMutex::new(DbState {
             cfs: BTreeMap::new(),
@@ -246,6 +332,7 @@ pub(crate) fn open<T: ThreadMode>(
             delayed_cfs: 0,
             speedup_cfs: 0,
             file_deletion_holds: 0,
+            atomic_flush_busy: false,
         }),
         work_cv: Condvar::new(),
         done_cv: Condvar::new(),
@@ -270,29 +357,16 @@ pub(crate) fn open<T: ThreadMode>(
         snapshots: Mutex::new(BTreeMap::new()),
         info_log,
         stats: Stats::default(),
+        mode,
         _lock: lock,
-    });
-    {
-        let mut st = inner.lock_state();
-        for (id, cf) in cfs {
-            inner.publish_active_memtable(id, Some(&cf));
-            inner.set_handle(id, Some(cf.handle.clone()));
-            st.cfs.insert(id, cf);
-        }
-        let ids: Vec<u32> = st.cfs.keys().copied().collect();
-        for id in ids {
-            inner.stall_changed(&mut st, id);
-            inner.schedule_compaction(&mut st, id);
-        }
-        inner.purge_unreferenced(&mut st);
-    }
-    ensure_identity(&*fs, path)?;
-    super::options_writer::write_options_file(&inner)?;
-    inner.info_log.log(format_args!(
-        "Recovered to sequence {last_sequence}; WAL {wal_number}, MANIFEST-{manifest_number:06}"
-    ));
+    })
+}
 
-    let threads = super::scheduler::start_background_threads(&inner)?;
+/// The handle of every installed family, and the database over `inner`.
+pub(super) fn into_db<T: ThreadMode>(
+    inner: Arc<DbInner>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+) -> Result<DBWithThreadMode<T>> {
     let mut handles = BTreeMap::new();
     {
         let st = inner.lock_state();
@@ -304,20 +378,7 @@ pub(crate) fn open<T: ThreadMode>(
         .get(DEFAULT_COLUMN_FAMILY_NAME)
         .map(|c| ColumnFamily { handle: c.handle.clone() })
         .ok_or_else(|| Error::corruption("no default column family"))?;
-    let mut db = DBWithThreadMode::<T>::from_parts(inner, handles, default_cf, threads);
-    // Families the caller names that the database lacks: created together, with one
-    // MANIFEST write and one OPTIONS file.
-    let missing: Vec<(String, Options)> = missing_in_db
-        .into_iter()
-        .filter(|d| d.name != DEFAULT_COLUMN_FAMILY_NAME)
-        .map(|d| (d.name, d.options))
-        .collect();
-    if !missing.is_empty() {
-        for handle in super::cf::create_cfs(&db.inner, &missing)? {
-            db.cfs.insert_handle(&handle.name.clone(), ColumnFamily { handle });
-        }
-    }
-    Ok(db)
+    Ok(DBWithThreadMode::<T>::from_parts(inner, handles, default_cf, threads))
 }
 
 /// Opens the live tables before the WALs are replayed, as RocksDB's `LoadTableHandlers`
@@ -326,7 +387,11 @@ pub(crate) fn open<T: ThreadMode>(
 /// `paranoid_checks` (the default) a damaged one fails the open with Corruption, and a
 /// missing one too ("Corruption: IO error: ... No such file ..."). Without it the errors
 /// are left for the reads that need the table.
-fn load_tables(table_cache: &TableCache, cfs: &BTreeMap<u32, CfState>, opts: &Options) -> Result<()> {
+pub(super) fn load_tables(
+    table_cache: &TableCache,
+    cfs: &BTreeMap<u32, CfState>,
+    opts: &Options,
+) -> Result<()> {
     let limit = if opts.max_open_files < 0 {
         usize::MAX
     } else {
@@ -348,16 +413,18 @@ fn load_tables(table_cache: &TableCache, cfs: &BTreeMap<u32, CfState>, opts: &Op
     Ok(())
 }
 
-struct RecoveryCtx<'a> {
-    fs: &'a dyn FileSystem,
-    path: &'a Path,
-    next_file_number: &'a mut u64,
-    new_files: &'a mut Vec<(u32, FileMetaData)>,
+pub(super) struct RecoveryCtx<'a> {
+    pub fs: &'a dyn FileSystem,
+    pub path: &'a Path,
+    pub next_file_number: &'a mut u64,
+    pub new_files: &'a mut Vec<(u32, FileMetaData)>,
+    /// Read-only and secondary opens write no table: full memtables stay in memory.
+    pub read_only: bool,
 }
 
 /// Replays one WAL into the memtables. Returns true when point-in-time recovery stopped
 /// at a corrupt record (later WALs must not be replayed).
-fn replay_wal(
+pub(super) fn replay_wal(
     ctx: &mut RecoveryCtx<'_>,
     opts: &Options,
     wal: u64,
@@ -399,7 +466,7 @@ fn replay_wal(
         }
         records += 1;
         // A memtable that fills during replay goes to a level-0 table at once.
-        for (id, cf) in cfs.iter_mut() {
+        for (id, cf) in cfs.iter_mut().filter(|_| !ctx.read_only) {
             if cf.mem.approximate_memory_usage() >= cf.handle.opts.write_buffer_size {
                 let number = *ctx.next_file_number;
                 *ctx.next_file_number += 1;

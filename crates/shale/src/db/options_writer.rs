@@ -53,6 +53,17 @@ pub(crate) fn write_options_file(inner: &DbInner) -> Result<()> {
                     kv("max_bytes_for_level_base", c.max_bytes_for_level_base.to_string()),
                     kv("max_bytes_for_level_multiplier", format!("{:.6}", c.max_bytes_for_level_multiplier)),
                     kv("disable_auto_compactions", c.disable_auto_compactions.to_string()),
+                    kv("max_compaction_bytes", c.max_compaction_bytes.to_string()),
+                    kv(
+                        "soft_pending_compaction_bytes_limit",
+                        c.soft_pending_compaction_bytes_limit.to_string(),
+                    ),
+                    kv(
+                        "hard_pending_compaction_bytes_limit",
+                        c.hard_pending_compaction_bytes_limit.to_string(),
+                    ),
+                    kv("paranoid_file_checks", c.paranoid_file_checks.to_string()),
+                    kv("report_bg_io_stats", c.report_bg_io_stats.to_string()),
                     kv("compression", compression_option_name(c.compression).to_string()),
                     kv(
                         "compaction_style",

@@ -84,7 +84,11 @@ impl DbInner {
         }
         let sv = cf.super_version();
         let seq = ro.snapshot.unwrap_or_else(|| self.last_sequence());
-        self.get_from(cf, &sv, key, seq, ro.fill_cache)
+        let found = self.get_from(cf, &sv, key, seq, ro.fill_cache)?;
+        match found {
+            Some(v) if cf.opts.ttl_db.is_some() => super::ttl::strip(v).map(Some),
+            other => Ok(other),
+        }
     }
 
     fn get_from(
@@ -183,6 +187,13 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
 impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
     /// Writes a batch (refusing one that holds a record Shale cannot write yet).
     pub(crate) fn write_batch(&self, batch: WriteBatch, opts: &WriteOptions) -> Result<()> {
+        self.inner.check_writable()?;
+        // A TTL database's values carry their write time (`ttl.rs`).
+        let batch = if self.inner.opts.ttl_db.is_some() {
+            batch.with_value_suffix(&super::ttl::timestamp_suffix())?
+        } else {
+            batch
+        };
         if let Some(what) = batch.unsupported {
             return Err(Error::not_supported(format!("{what} is not supported by Shale yet")));
         }
@@ -364,6 +375,7 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
 
     /// Writes buffered WAL data to the OS and, with `sync`, to disk.
     pub fn flush_wal(&self, sync: bool) -> Result<()> {
+        self.inner.check_writable()?;
         let mut wal = self.inner.wal.lock().unwrap_or_else(|p| p.into_inner());
         let r = if sync {
             wal.unsynced = false;
@@ -381,10 +393,26 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
 }
 
 impl DbInner {
+    /// A manual flush flushes every immutable memtable of its families, however few
+    /// (`min_write_buffer_number_to_merge` holds back background flushes only).
+    pub(crate) fn force_flushes(&self, targets: &[(u32, u64)]) {
+        let mut st = self.lock_state();
+        for (id, _) in targets {
+            if let Some(cf) = st.cfs.get_mut(id) {
+                if !cf.imm.is_empty() {
+                    cf.force_flush = true;
+                    self.schedule_flush(&mut st, *id);
+                }
+            }
+        }
+    }
+
     /// Switches the non-empty memtable of family `only` (of every family when None) and
     /// (with `wait`) waits until the memtables switched so far are flushed.
     pub(crate) fn flush_memtables(&self, wait: bool, only: Option<u32>) -> Result<()> {
+        self.check_writable()?;
         let targets = self.switch_for_flush(only)?;
+        self.force_flushes(&targets);
         if !wait {
             return Ok(());
         }

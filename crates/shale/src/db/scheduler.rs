@@ -73,6 +73,10 @@ impl DbInner {
         if cf.flush_queued || cf.flush_running || cf.dropping || cf.imm.is_empty() {
             return;
         }
+        // min_write_buffer_number_to_merge: wait for enough memtables to merge.
+        if !cf.force_flush && cf.imm.len() < cf.handle.opts.flush_merge_min() {
+            return;
+        }
         cf.flush_queued = true;
         st.jobs.flush_queue.push_back(id);
         self.work_cv.notify_all();
@@ -281,7 +285,10 @@ fn compaction_worker(inner: Arc<DbInner>) {
             && st.jobs.running_compactions < DbInner::compaction_limit(&st)
             && !st.jobs.compaction_queue.is_empty();
         if !can_run {
-            inner.work_cv.wait_for(&mut st, Duration::from_secs(1));
+            if inner.work_cv.wait_for(&mut st, Duration::from_secs(1)).timed_out() {
+                // Tables age with nothing else happening (ttl, periodic compaction).
+                inner.schedule_aged_compactions(&mut st);
+            }
             continue;
         }
         let Some(id) = st.jobs.compaction_queue.pop_front() else { continue };

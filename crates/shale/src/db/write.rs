@@ -268,6 +268,7 @@ impl DbInner {
                     switch.push(id);
                 }
             }
+            self.widen_for_atomic_flush(&st, &mut switch);
             if !switch.is_empty() {
                 if let Err(e) = self.switch_memtables(&mut st, &switch, false) {
                     break Err(e);

@@ -106,6 +106,12 @@ impl ManifestWriter {
         Ok(w)
     }
 
+    /// A writer over `file` as MANIFEST-`number`, writing nothing now. Read-only and
+    /// secondary opens give a file that refuses every write (`db/readonly.rs`).
+    pub fn over(file: Box<dyn crate::fs::WritableFile>, number: u64) -> ManifestWriter {
+        ManifestWriter { log: LogWriter::new(file, 0), number }
+    }
+
     /// Appends one record per edit, then syncs once.
     pub fn append(&mut self, edits: &[VersionEdit]) -> Result<()> {
         let mut buf = Vec::new();

@@ -1,0 +1,361 @@
+//! Dynamic column-family options: rust-rocksdb's `set_options` / `set_options_cf`, RocksDB's
+//! `DB::SetOptions`.
+//!
+//! A family's options live in `CfHandle::opts`, a `DynOptions`: it reads as `&Options`
+//! (every reader of `handle.opts.x` sees the values in force) and `set` publishes a new
+//! `Options` at once. Each published `Options` is kept until the family's handle goes, so a
+//! reference handed out earlier stays valid; `set_options` is rare, and each call keeps one
+//! `Options` value (a few hundred bytes).
+//!
+//! What changes take effect (the rest of RocksDB's mutable options answer NotSupported
+//! naming the option; names that are not options, or options that cannot change, answer
+//! InvalidArgument naming them):
+//! - `write_buffer_size`: the active memtable is full at the new size (the write leader reads
+//!   it from `WalState::mems`, republished here).
+//! - `max_write_buffer_number`, `level0_slowdown_writes_trigger`,
+//!   `level0_stop_writes_trigger`, `soft/hard_pending_compaction_bytes_limit`: the write-stall
+//!   condition is recomputed at once.
+//! - `disable_auto_compactions`, `level0_file_num_compaction_trigger`,
+//!   `max_bytes_for_level_base`, `max_bytes_for_level_multiplier`, `max_compaction_bytes`:
+//!   read by the compaction picker, which is asked again at once.
+//! - `target_file_size_base`, `target_file_size_multiplier`, `compression`: the next table
+//!   written uses them.
+//! - `paranoid_file_checks`: every table a flush or compaction writes is read back whole
+//!   (block checksums, key order, entry count) before the MANIFEST names it.
+//! - `report_bg_io_stats`: flush and compaction lines in LOG carry the time spent writing.
+//! - `ttl`, `periodic_compaction_seconds`: the picker's age-based compactions use them from
+//!   the next pick (idle compaction threads look about once a second).
+//!
+//! The OPTIONS file is then rewritten, as RocksDB does after each SetOptions.
+
+use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::{Arc, Mutex};
+
+use super::cf::CfHandle;
+use super::DbInner;
+use crate::error::{Error, Result};
+use crate::options::{DBCompressionType, Options};
+
+/// A family's options, replaceable while readers hold `&Options` (see the module comment).
+pub(crate) struct DynOptions {
+    current: AtomicPtr<Options>,
+    /// Every value ever published, so that `current`'s pointee outlives any reference.
+    kept: Mutex<Vec<Arc<Options>>>,
+}
+
+impl DynOptions {
+    pub fn new(opts: Options) -> DynOptions {
+        let first = Arc::new(opts);
+        let ptr = Arc::as_ptr(&first) as *mut Options;
+        DynOptions { current: AtomicPtr::new(ptr), kept: Mutex::new(vec![first]) }
+    }
+
+    /// Publishes `opts`; readers see it from their next read on.
+    pub fn set(&self, opts: Options) {
+        let next = Arc::new(opts);
+        let ptr = Arc::as_ptr(&next) as *mut Options;
+        self.kept.lock().unwrap_or_else(|p| p.into_inner()).push(next);
+        self.current.store(ptr, Ordering::Release);
+    }
+}
+
+impl std::ops::Deref for DynOptions {
+    type Target = Options;
+
+    fn deref(&self) -> &Options {
+        let ptr = self.current.load(Ordering::Acquire);
+        // SAFETY: `ptr` always points into an `Arc<Options>` held by `self.kept`, which only
+        // grows and is dropped with `self`; the returned reference borrows `self`, so it
+        // cannot outlive that Arc. The Options behind it are never mutated (a change
+        // publishes a new value).
+        unsafe { &*ptr }
+    }
+}
+
+fn boolean(name: &str, v: &str) -> Result<bool> {
+    match v {
+        "true" | "1" => Ok(true),
+        "false" | "0" => Ok(false),
+        _ => Err(bad_value(name, v)),
+    }
+}
+
+fn number<T: std::str::FromStr>(name: &str, v: &str) -> Result<T> {
+    v.trim().parse().map_err(|_| bad_value(name, v))
+}
+
+fn bad_value(name: &str, v: &str) -> Error {
+    Error::invalid_argument(format!("Error parsing option {name}: invalid value `{v}`"))
+}
+
+fn compression(name: &str, v: &str) -> Result<DBCompressionType> {
+    Ok(match v {
+        "kNoCompression" => DBCompressionType::None,
+        "kSnappyCompression" => DBCompressionType::Snappy,
+        "kZlibCompression" => DBCompressionType::Zlib,
+        "kBZip2Compression" => DBCompressionType::Bz2,
+        "kLZ4Compression" => DBCompressionType::Lz4,
+        "kLZ4HCCompression" => DBCompressionType::Lz4hc,
+        "kZSTD" => DBCompressionType::Zstd,
+        _ => return Err(bad_value(name, v)),
+    })
+}
+
+/// RocksDB's mutable column-family options Shale cannot change yet.
+const MUTABLE_NOT_BUILT: &[&str] = &[
+    "arena_block_size",
+    "memtable_prefix_bloom_size_ratio",
+    "memtable_whole_key_filtering",
+    "memtable_huge_page_size",
+    "max_successive_merges",
+    "inplace_update_num_locks",
+    "prefix_extractor",
+    "max_bytes_for_level_multiplier_additional",
+    "max_sequential_skip_in_iterations",
+    "compression_opts",
+    "bottommost_compression",
+    "bottommost_compression_opts",
+    "sample_for_compression",
+    "enable_blob_files",
+    "min_blob_size",
+    "blob_file_size",
+    "blob_compression_type",
+    "enable_blob_garbage_collection",
+    "blob_garbage_collection_age_cutoff",
+    "blob_garbage_collection_force_threshold",
+    "blob_compaction_readahead_size",
+    "blob_file_starting_level",
+    "prepopulate_blob_cache",
+    "check_flush_compaction_key_order",
+    "compaction_options_fifo",
+    "compaction_options_universal",
+    "table_factory",
+    "block_based_table_factory",
+    "experimental_mempurge_threshold",
+    "memtable_protection_bytes_per_key",
+    "block_protection_bytes_per_key",
+    "preserve_internal_time_seconds",
+    "preclude_last_level_data_seconds",
+    "last_level_temperature",
+    "default_write_temperature",
+    "memtable_max_range_deletions",
+    "bottommost_file_compaction_delay",
+    "uncache_aggressiveness",
+    "paranoid_memory_checks",
+    "memtable_veirfy_per_key_checksum_on_seek",
+    "level0_file_num_compaction_trigger_for_ingest",
+];
+
+/// Column-family options that exist but cannot change while the database is open.
+const NOT_CHANGEABLE: &[&str] = &[
+    "comparator",
+    "merge_operator",
+    "compaction_filter",
+    "compaction_filter_factory",
+    "num_levels",
+    "compaction_style",
+    "compaction_pri",
+    "level_compaction_dynamic_level_bytes",
+    "min_write_buffer_number_to_merge",
+    "max_write_buffer_number_to_maintain",
+    "max_write_buffer_size_to_maintain",
+    "inplace_update_support",
+    "memtable_factory",
+    "bloom_locality",
+    "optimize_filters_for_hits",
+    "force_consistency_checks",
+    "persist_user_defined_timestamps",
+    "cf_paths",
+];
+
+/// Applies one RocksDB option to `o` (see the module comment for what each does).
+pub(crate) fn apply_mutable(o: &mut Options, name: &str, v: &str) -> Result<()> {
+    match name {
+        "write_buffer_size" => {
+            let n: usize = number(name, v)?;
+            if n == 0 {
+                return Err(bad_value(name, v));
+            }
+            o.write_buffer_size = n;
+        }
+        "max_write_buffer_number" => o.set_max_write_buffer_number(number(name, v)?),
+        "disable_auto_compactions" => o.disable_auto_compactions = boolean(name, v)?,
+        "level0_file_num_compaction_trigger" => o.level0_file_num_compaction_trigger = number(name, v)?,
+        "level0_slowdown_writes_trigger" => o.level0_slowdown_writes_trigger = number(name, v)?,
+        "level0_stop_writes_trigger" => o.level0_stop_writes_trigger = number(name, v)?,
+        "target_file_size_base" => {
+            let n: u64 = number(name, v)?;
+            if n == 0 {
+                return Err(bad_value(name, v));
+            }
+            o.set_target_file_size_base(n);
+        }
+        "target_file_size_multiplier" => o.set_target_file_size_multiplier(number(name, v)?),
+        "max_bytes_for_level_base" => o.set_max_bytes_for_level_base(number(name, v)?),
+        "max_bytes_for_level_multiplier" => {
+            let m: f64 = number(name, v)?;
+            if m.is_nan() || m <= 0.0 {
+                return Err(bad_value(name, v));
+            }
+            o.set_max_bytes_for_level_multiplier(m);
+        }
+        "max_compaction_bytes" => o.set_max_compaction_bytes(number(name, v)?),
+        "soft_pending_compaction_bytes_limit" => o.set_soft_pending_compaction_bytes_limit(number(name, v)?),
+        "hard_pending_compaction_bytes_limit" => o.set_hard_pending_compaction_bytes_limit(number(name, v)?),
+        "compression" => o.set_compression_type(compression(name, v)?),
+        "paranoid_file_checks" => o.paranoid_file_checks = boolean(name, v)?,
+        "ttl" => o.ttl = number(name, v)?,
+        "periodic_compaction_seconds" => o.periodic_compaction_seconds = number(name, v)?,
+        "report_bg_io_stats" => o.report_bg_io_stats = boolean(name, v)?,
+        _ if MUTABLE_NOT_BUILT.contains(&name) => {
+            return Err(Error::not_supported(format!(
+                "set_options: option {name} cannot be changed by Shale yet (issue 10)"
+            )))
+        }
+        _ if NOT_CHANGEABLE.contains(&name) => {
+            return Err(Error::invalid_argument(format!("Option not changeable: {name}")))
+        }
+        _ => return Err(Error::invalid_argument(format!("Could not find option: {name}"))),
+    }
+    Ok(())
+}
+
+impl DbInner {
+    /// `paranoid_file_checks`: reads table `meta` of `cf` back whole (every block's checksum,
+    /// strictly ascending internal keys, as many point entries as its properties say).
+    pub(crate) fn verify_new_table(
+        &self,
+        cf: &CfHandle,
+        meta: &crate::version::edit::FileMetaData,
+    ) -> Result<()> {
+        let t = self.table_cache.get(cf, meta)?;
+        let props = t.table.properties();
+        let expected = props.num_entries.saturating_sub(props.num_range_deletions);
+        let mut it = t.table.iter(false);
+        it.seek_to_first();
+        let mut count = 0u64;
+        let mut prev: Vec<u8> = Vec::new();
+        while it.valid() {
+            if count > 0 && !cf.icmp.compare(&prev, it.key()).is_lt() {
+                return Err(Error::corruption(format!(
+                    "paranoid_file_checks: keys out of order in table #{} after entry {count}",
+                    meta.number
+                )));
+            }
+            prev.clear();
+            prev.extend_from_slice(it.key());
+            count += 1;
+            it.next();
+        }
+        it.status()?;
+        if count != expected {
+            return Err(Error::corruption(format!(
+                "paranoid_file_checks: table #{} holds {count} entries, its properties say {expected}",
+                meta.number
+            )));
+        }
+        Ok(())
+    }
+
+    /// RocksDB's SetOptions on one family: all of `pairs` or none of them take effect.
+    pub(crate) fn set_cf_options(&self, handle: &Arc<CfHandle>, pairs: &[(&str, &str)]) -> Result<()> {
+        self.check_writable()?;
+        let mut new = (*handle.opts).clone();
+        for (k, v) in pairs {
+            apply_mutable(&mut new, k, v)?;
+        }
+        new.check_supported()?;
+        if new.level0_stop_writes_trigger < new.level0_slowdown_writes_trigger {
+            new.level0_stop_writes_trigger = new.level0_slowdown_writes_trigger;
+        }
+        {
+            let mut st = self.lock_state();
+            handle.opts.set(new);
+            if let Some(cf) = st.cfs.get(&handle.id) {
+                // The write leader reads the memtable size limit from here.
+                self.publish_active_memtable(handle.id, Some(cf));
+            }
+            if st.cfs.contains_key(&handle.id) {
+                self.stall_changed(&mut st, handle.id);
+                self.schedule_compaction(&mut st, handle.id);
+            }
+        }
+        let listed: Vec<String> = pairs.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+        self.info_log.log(format_args!(
+            "SetOptions() on column family [{}], inputs: {}; succeeded",
+            handle.name,
+            listed.join(", ")
+        ));
+        super::options_writer::write_options_file(self)
+    }
+}
+
+/// Writes a family's options to LOG as RocksDB does when it opens or creates one
+/// (`Options.<name>: <value>`, the values in force after sanitizing).
+pub(crate) fn log_cf_options(log: &super::info_log::InfoLog, name: &str, o: &Options) {
+    let (ttl, periodic) = o.age_compaction_seconds();
+    log.log(format_args!("--------------- Options for column family [{name}]:"));
+    let lines: [(&str, String); 19] = [
+        ("comparator", o.comparator.name().to_string()),
+        ("write_buffer_size", o.write_buffer_size.to_string()),
+        ("max_write_buffer_number", o.max_write_buffer_number.to_string()),
+        ("min_write_buffer_number_to_merge", o.flush_merge_min().to_string()),
+        ("num_levels", o.num_levels.to_string()),
+        ("level0_file_num_compaction_trigger", o.level0_file_num_compaction_trigger.to_string()),
+        ("level0_slowdown_writes_trigger", o.level0_slowdown_writes_trigger.to_string()),
+        ("level0_stop_writes_trigger", o.level0_stop_writes_trigger.to_string()),
+        ("target_file_size_base", o.target_file_size_base.to_string()),
+        ("target_file_size_multiplier", o.target_file_size_multiplier.to_string()),
+        ("max_bytes_for_level_base", o.max_bytes_for_level_base.to_string()),
+        ("max_bytes_for_level_multiplier", format!("{:.6}", o.max_bytes_for_level_multiplier)),
+        ("max_compaction_bytes", o.max_compaction_bytes().to_string()),
+        ("disable_auto_compactions", u8::from(o.disable_auto_compactions).to_string()),
+        ("paranoid_file_checks", u8::from(o.paranoid_file_checks).to_string()),
+        ("report_bg_io_stats", u8::from(o.report_bg_io_stats).to_string()),
+        ("ttl", ttl.to_string()),
+        ("periodic_compaction_seconds", periodic.to_string()),
+        ("atomic_flush", u8::from(o.atomic_flush).to_string()),
+    ];
+    for (k, v) in lines {
+        log.log(format_args!("{:>40}: {v}", format!("Options.{k}")));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ErrorKind;
+
+    #[test]
+    fn values_and_refusals() {
+        let mut o = Options::default();
+        apply_mutable(&mut o, "write_buffer_size", "1048576").unwrap();
+        assert_eq!(o.write_buffer_size, 1 << 20);
+        apply_mutable(&mut o, "disable_auto_compactions", "true").unwrap();
+        assert!(o.disable_auto_compactions);
+        apply_mutable(&mut o, "compression", "kZSTD").unwrap();
+        assert_eq!(o.compression, DBCompressionType::Zstd);
+        let kind = |n: &str, v: &str| apply_mutable(&mut Options::default(), n, v).unwrap_err().kind();
+        assert_eq!(kind("disable_auto_compactions", "INVALID_VALUE"), ErrorKind::InvalidArgument);
+        assert_eq!(kind("write_buffer_size", "-1"), ErrorKind::InvalidArgument);
+        assert_eq!(kind("INVALID_NAME", "1"), ErrorKind::InvalidArgument);
+        assert_eq!(kind("num_levels", "3"), ErrorKind::InvalidArgument);
+        assert_eq!(kind("arena_block_size", "3"), ErrorKind::NotSupported);
+        apply_mutable(&mut o, "ttl", "3600").unwrap();
+        assert_eq!(o.age_compaction_seconds(), (3600, 3600));
+        let e = apply_mutable(&mut o, "INVALID_NAME", "1").unwrap_err();
+        assert!(e.to_string().contains("INVALID_NAME"), "{e}");
+    }
+
+    #[test]
+    fn readers_keep_their_reference_across_a_change() {
+        let d = DynOptions::new(Options::default());
+        let before: &Options = &d;
+        let size = before.write_buffer_size;
+        let mut o = (*d).clone();
+        o.write_buffer_size = 12345;
+        d.set(o);
+        assert_eq!(before.write_buffer_size, size);
+        assert_eq!(d.write_buffer_size, 12345);
+    }
+}

@@ -1,0 +1,349 @@
+//! Read-only and secondary opens, as RocksDB's `DBImplReadOnly` and `DBImplSecondary`.
+//!
+//! A read-only open reads CURRENT, the MANIFEST it names and every WAL the MANIFEST does
+//! not cover, and replays those WALs into memtables kept in memory (they are never written
+//! to tables, however large). It creates, changes and deletes no file: no LOCK is taken
+//! (RocksDB's read-only instances take none, so they open beside a running primary), no
+//! LOG, no new WAL or MANIFEST, no OPTIONS file, no IDENTITY; no background thread runs.
+//! Writes, flushes, compactions, family changes and `set_options` return NotSupported
+//! with RocksDB's message, "Not supported operation in read only mode.".
+//!
+//! A secondary instance opens the primary's directory the same way, keeps its info log in
+//! its own directory (`secondary_path`), and follows the primary with
+//! `try_catch_up_with_primary`: it reads CURRENT and the MANIFEST again, makes each open
+//! family's Version the one the MANIFEST now records, replays the WALs the primary has not
+//! yet flushed into fresh memtables (a torn record at the tail of the WAL being written
+//! ends the replay, as point-in-time recovery), and publishes the result with new
+//! SuperVersions. Unlike RocksDB, which remembers its position in the MANIFEST and in each
+//! WAL, Shale re-reads them whole at every catch-up: the result is the same state, at a
+//! cost that grows with the primary's unflushed WAL bytes. When the primary deletes a file
+//! between Shale's reads (a new MANIFEST, a WAL or table made obsolete), or changes the
+//! MANIFEST while the WALs are read (a flush may have removed a WAL), the catch-up starts
+//! over, eight times at most; the ninth installs what it read. Families the primary drops
+//! keep their last state.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use super::cf::{CfHandle, ColumnFamilyDescriptor, DEFAULT_COLUMN_FAMILY_NAME};
+use super::info_log::InfoLog;
+use super::open::{self, InnerParts, RecoveryCtx};
+use super::table_cache::TableCache;
+use super::{CfState, DBWithThreadMode, DbInner, ThreadMode};
+use crate::error::{Error, ErrorKind, Result};
+use crate::fs::{default_fs, FileLock, FileSystem, WritableFile};
+use crate::memtable::MemTable;
+use crate::options::Options;
+use crate::version::manifest::{self, ManifestWriter, RecoveredManifest};
+use crate::version::set::VersionSet;
+use crate::version::Version;
+use crate::wal::{LogWriter, WalRecoveryMode};
+
+/// How a database was opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DbMode {
+    ReadWrite,
+    ReadOnly,
+    Secondary,
+}
+
+impl DbMode {
+    fn refusal(self) -> Option<&'static str> {
+        match self {
+            DbMode::ReadWrite => None,
+            DbMode::ReadOnly => Some("Not supported operation in read only mode."),
+            DbMode::Secondary => Some("Not supported operation in secondary mode."),
+        }
+    }
+}
+
+impl DbInner {
+    /// NotSupported with RocksDB's message when the database was opened read-only or as a
+    /// secondary instance.
+    pub(crate) fn check_writable(&self) -> Result<()> {
+        match self.mode.refusal() {
+            None => Ok(()),
+            Some(msg) => Err(Error::not_supported(msg)),
+        }
+    }
+}
+
+/// The WAL and MANIFEST "file" of a read-only or secondary instance: every write is refused,
+/// so nothing can reach the disk even by a path that forgot to check the mode.
+struct RefusingFile(DbMode);
+
+impl WritableFile for RefusingFile {
+    fn append(&mut self, _data: &[u8]) -> Result<()> {
+        Err(Error::not_supported(self.0.refusal().unwrap_or("no file to write")))
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        Ok(())
+    }
+
+    fn sync(&mut self) -> Result<()> {
+        Err(Error::not_supported(self.0.refusal().unwrap_or("no file to write")))
+    }
+
+    fn size(&self) -> u64 {
+        0
+    }
+}
+
+/// A read-only instance holds no LOCK.
+struct NoLock;
+
+impl FileLock for NoLock {}
+
+/// Opens `path` read-only (see the module comment).
+pub(crate) fn open_read_only<T: ThreadMode>(
+    opts: &Options,
+    path: &Path,
+    descs: Vec<ColumnFamilyDescriptor>,
+    error_if_wal_file_exists: bool,
+) -> Result<DBWithThreadMode<T>> {
+    open_view(opts, path, descs, DbMode::ReadOnly, InfoLog::none(), error_if_wal_file_exists)
+}
+
+/// Opens a secondary instance of the primary at `path`, its info log in `secondary_path`.
+pub(crate) fn open_secondary<T: ThreadMode>(
+    opts: &Options,
+    path: &Path,
+    secondary_path: &Path,
+    descs: Vec<ColumnFamilyDescriptor>,
+) -> Result<DBWithThreadMode<T>> {
+    let fs = file_system(opts);
+    fs.create_dir_all(secondary_path)?;
+    let info_log = InfoLog::open(&*fs, secondary_path, opts.keep_log_file_num)?;
+    info_log.log(format_args!("Shale version: {}", env!("CARGO_PKG_VERSION")));
+    info_log.log(format_args!("Secondary instance of {}", path.display()));
+    open_view(opts, path, descs, DbMode::Secondary, info_log, false)
+}
+
+fn file_system(opts: &Options) -> crate::fs::FileSystemRef {
+    opts.fs.clone().unwrap_or_else(default_fs)
+}
+
+fn open_view<T: ThreadMode>(
+    opts: &Options,
+    path: &Path,
+    mut descs: Vec<ColumnFamilyDescriptor>,
+    mode: DbMode,
+    info_log: InfoLog,
+    error_if_wal_file_exists: bool,
+) -> Result<DBWithThreadMode<T>> {
+    opts.check_supported()?;
+    for d in &descs {
+        d.options.check_supported()?;
+    }
+    let fs = file_system(opts);
+    if mode == DbMode::ReadOnly && opts.create_if_missing {
+        // RocksDB's "historic behavior": the directory is created, then the missing
+        // CURRENT fails the open.
+        fs.create_dir_all(path)?;
+    }
+    let recovered = manifest::recover(&*fs, path)?;
+    if !descs.iter().any(|d| d.name == DEFAULT_COLUMN_FAMILY_NAME) {
+        descs.insert(0, ColumnFamilyDescriptor::new(DEFAULT_COLUMN_FAMILY_NAME, opts.clone()));
+    }
+    // Unlike a read-write open, a subset of the families may be opened; a family the
+    // database lacks is an error whatever create_missing_column_families says.
+    for d in &descs {
+        if !recovered.column_families.values().any(|c| c.name == d.name) {
+            return Err(Error::invalid_argument(format!("Column family not found: {}", d.name)));
+        }
+    }
+    let default_cache = Arc::new(crate::cache::BlockCache::new(32 << 20));
+    let table_cache = TableCache::new(
+        fs.clone(),
+        path.to_path_buf(),
+        opts.max_open_files,
+        default_cache,
+        opts.statistics.clone(),
+    );
+    let mut cfs = open::recovered_cf_states(&recovered, &descs, &table_cache)?;
+    open::load_tables(&table_cache, &cfs, opts)?;
+
+    let wals = wals_to_replay(&*fs, path, &recovered, &cfs)?;
+    if error_if_wal_file_exists {
+        for &w in &wals {
+            if fs.file_size(&super::filename::wal_file(path, w))? > 0 {
+                return Err(Error::corruption(
+                    "The db was opened in readonly mode with error_if_wal_file_exists flag but a \
+                     non-empty WAL file already exists",
+                ));
+            }
+        }
+    }
+    let mut next_file_number = recovered.next_file_number.max(recovered.manifest_number + 1);
+    let last_sequence = replay(&*fs, path, opts, mode, &wals, &recovered, &mut cfs, &info_log)?;
+    for &w in &wals {
+        next_file_number = next_file_number.max(w + 1);
+    }
+    for cf in cfs.values_mut() {
+        cf.install_super_version();
+    }
+    let max_column_family = recovered.max_column_family.max(cfs.keys().copied().max().unwrap_or(0));
+    let versions = VersionSet::new(
+        fs.clone(),
+        path,
+        ManifestWriter::over(Box::new(RefusingFile(mode)), recovered.manifest_number),
+        next_file_number,
+        last_sequence,
+        opts.max_manifest_file_size,
+    );
+    let wal_number = wals.last().copied().unwrap_or(0);
+    let wal_writer = LogWriter::new(Box::new(RefusingFile(mode)), wal_number);
+    let parts = InnerParts { fs, versions, table_cache, info_log, lock: Box::new(NoLock), max_column_family };
+    let inner = open::new_inner(path, opts, parts, wal_writer, wal_number, mode);
+    {
+        let mut st = inner.lock_state();
+        for (id, cf) in cfs {
+            inner.publish_active_memtable(id, Some(&cf));
+            inner.set_handle(id, Some(cf.handle.clone()));
+            st.cfs.insert(id, cf);
+        }
+    }
+    inner.info_log.log(format_args!("Opened {:?} at sequence {last_sequence}", mode));
+    // No background thread: nothing is flushed, compacted or deleted.
+    open::into_db::<T>(inner, Vec::new())
+}
+
+/// The WALs that hold writes the MANIFEST's tables do not, ascending.
+fn wals_to_replay(
+    fs: &dyn FileSystem,
+    path: &Path,
+    recovered: &RecoveredManifest,
+    cfs: &BTreeMap<u32, CfState>,
+) -> Result<Vec<u64>> {
+    let min_log = cfs.values().map(|c| c.log_number).min().unwrap_or(0);
+    Ok(open::wal_numbers(fs, path)?
+        .into_iter()
+        .filter(|&n| n >= min_log && n >= recovered.prev_log_number)
+        .collect())
+}
+
+/// Replays `wals` into the families' memtables, in memory only. Returns the last sequence.
+#[allow(clippy::too_many_arguments)]
+fn replay(
+    fs: &dyn FileSystem,
+    path: &Path,
+    opts: &Options,
+    mode: DbMode,
+    wals: &[u64],
+    recovered: &RecoveredManifest,
+    cfs: &mut BTreeMap<u32, CfState>,
+    info_log: &InfoLog,
+) -> Result<u64> {
+    let mut last_sequence = recovered.last_sequence;
+    let mut next_file_number = 0;
+    let mut new_files = Vec::new();
+    let mut ctx = RecoveryCtx {
+        fs,
+        path,
+        next_file_number: &mut next_file_number,
+        new_files: &mut new_files,
+        read_only: true,
+    };
+    // The primary may be writing the last WAL: a torn record at its tail ends the replay.
+    let mut ropts;
+    let opts = if mode == DbMode::Secondary {
+        ropts = opts.clone();
+        ropts.wal_recovery_mode = WalRecoveryMode::PointInTime;
+        &ropts
+    } else {
+        opts
+    };
+    for &wal in wals {
+        if open::replay_wal(&mut ctx, opts, wal, cfs, &mut last_sequence, info_log)? {
+            break;
+        }
+    }
+    Ok(last_sequence)
+}
+
+impl DbInner {
+    /// RocksDB's TryCatchUpWithPrimary (see the module comment).
+    pub(crate) fn try_catch_up_with_primary(&self) -> Result<()> {
+        if self.mode != DbMode::Secondary {
+            return Err(Error::not_supported("Supported only by secondary instance"));
+        }
+        let mut attempt = 0;
+        loop {
+            match self.catch_up_once(attempt < 8) {
+                // A file the primary removed while it was being read: read again.
+                Err(e) if attempt < 8 && vanished(&e) => {
+                    attempt += 1;
+                    self.info_log.log(format_args!("Catch-up retried: {e}"));
+                }
+                r => return r,
+            }
+        }
+    }
+
+    /// One catch-up. With `strict`, a MANIFEST that changed while the WALs were read (a
+    /// flush installed meanwhile may have deleted a WAL read as missing) is TryAgain, and
+    /// nothing is installed.
+    fn catch_up_once(&self, strict: bool) -> Result<()> {
+        let fs = &*self.fs;
+        // The MANIFEST's name and size before it is read: if both are the same once the WALs
+        // are read, no change was installed meanwhile (the size `recover` reports may
+        // include records appended after its last read).
+        let before = manifest::read_current(fs, &self.path)?;
+        let before_size = fs.file_size(&self.path.join(&before))?;
+        let recovered = manifest::recover(fs, &self.path)?;
+        let handles: Vec<Arc<CfHandle>> = self.lock_state().cfs.values().map(|c| c.handle.clone()).collect();
+        let mut cfs = BTreeMap::new();
+        for h in handles {
+            // A family the primary dropped keeps the state last read.
+            let Some(rc) = recovered.column_families.get(&h.id) else { continue };
+            let files = rc.files.iter().map(|(l, f)| (*l, Arc::new(f.clone()))).collect();
+            let version = Arc::new(Version::new(h.icmp.clone(), h.opts.num_levels as usize, files));
+            version.check_consistency()?;
+            let mem = Arc::new(MemTable::for_write_buffer(h.icmp.clone(), 0, h.opts.write_buffer_size, None));
+            cfs.insert(h.id, CfState::new(h, mem, version, rc.log_number));
+        }
+        open::load_tables(&self.table_cache, &cfs, &self.opts)?;
+        let wals = wals_to_replay(fs, &self.path, &recovered, &cfs)?;
+        let last_sequence =
+            replay(fs, &self.path, &self.opts, self.mode, &wals, &recovered, &mut cfs, &self.info_log)?;
+        if strict {
+            let current = manifest::read_current(fs, &self.path)?;
+            let size = fs.file_size(&self.path.join(&current))?;
+            if current != before
+                || manifest::parse_descriptor_file_name(&current) != Some(recovered.manifest_number)
+                || size != before_size
+            {
+                return Err(Error::new(
+                    ErrorKind::TryAgain,
+                    "the primary's MANIFEST changed during the catch-up",
+                ));
+            }
+        }
+        let mut st = self.lock_state();
+        for (id, new) in cfs {
+            let Some(cf) = st.cfs.get_mut(&id) else { continue };
+            cf.mem = new.mem;
+            cf.log_number = new.log_number;
+            cf.set_current(new.current);
+            cf.install_super_version();
+            self.publish_active_memtable(id, Some(cf));
+        }
+        if last_sequence > self.versions.last_sequence() {
+            self.versions.set_last_sequence(last_sequence);
+        }
+        drop(st);
+        self.info_log.log(format_args!("Caught up with the primary: last sequence {last_sequence}"));
+        Ok(())
+    }
+}
+
+/// A file that was named and is gone (the primary deleted it meanwhile), or a MANIFEST that
+/// changed while the WALs were read.
+fn vanished(e: &Error) -> bool {
+    e.os_code() == Some(libc::ENOENT)
+        || e.kind() == ErrorKind::NotFound
+        || e.kind() == ErrorKind::TryAgain
+        || (e.kind() == ErrorKind::Corruption && e.to_string().contains("No such file"))
+}
