@@ -15,6 +15,9 @@
 //! after that write returned; `save_vote` and `purge` are synced too. `save_committed` is not
 //! (openraft does not require it: a lost committed id only means entries are re-applied later).
 
+// openraft's traits fix the error type (`StorageError`, large); the helpers return it too.
+#![allow(clippy::result_large_err)]
+
 use std::fmt::Debug;
 use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;

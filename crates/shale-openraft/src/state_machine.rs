@@ -19,6 +19,9 @@
 //! a range deletion of every user key, the snapshot's key-values, the applied id, the
 //! membership and the snapshot itself, written synced: it happens whole or not at all.
 
+// openraft's traits fix the error type (`StorageError`, large); the helpers return it too.
+#![allow(clippy::result_large_err)]
+
 use std::io::Cursor;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -41,6 +44,9 @@ const KEY_SNAPSHOT: &[u8] = b"m/snapshot";
 
 type StorageResult<T> = Result<T, StorageError<NodeId>>;
 type Membership = StoredMembership<NodeId, Node>;
+
+/// Key-value pairs in key order.
+pub type KeyValues = Vec<(Vec<u8>, Vec<u8>)>;
 
 fn sm_err(verb: ErrorVerb, e: impl std::fmt::Display) -> StorageError<NodeId> {
     StorageIOError::new(ErrorSubject::StateMachine, verb, AnyError::error(e.to_string())).into()
@@ -85,7 +91,7 @@ impl ShaleStateMachine {
     }
 
     /// Every user key-value, in key order (for checks and tools).
-    pub fn scan(&self) -> Result<Vec<(Vec<u8>, Vec<u8>)>, shale::Error> {
+    pub fn scan(&self) -> Result<KeyValues, shale::Error> {
         let mut out = Vec::new();
         for kv in self.db.iterator(IteratorMode::From(&[DATA_PREFIX], Direction::Forward)) {
             let (k, v) = kv?;
