@@ -335,6 +335,9 @@ impl Client {
             + DeserializeOwned
             + openraft::TryAsRef<openraft::error::ForwardToLeader<NodeId, Node>>,
     {
+        if self.addrs.is_empty() {
+            return Err("the client has no node address".to_string());
+        }
         let deadline = Instant::now() + self.timeout;
         let mut next = 0usize;
         let mut last_err: String;
