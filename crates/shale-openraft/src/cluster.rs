@@ -204,7 +204,9 @@ pub async fn start_node(id: NodeId, http: SocketAddr, dir: &Path) -> Result<Node
     let addr = listener.local_addr().map_err(|e| format!("local address: {e}"))?;
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(async move {
+        // No Nagle: with delayed ACKs it holds small responses back by tens of milliseconds.
         let _ = axum::serve(listener, router)
+            .tcp_nodelay(true)
             .with_graceful_shutdown(async move {
                 let _ = stopped.await;
             })
