@@ -11,8 +11,8 @@
 //! writes the `purged` key and the `Compact` command in one batch, so the two never disagree
 //! after a crash.
 //!
-//! Durability: `append` writes its batch with `sync = true` and calls openraft's callback only
-//! after that write returned; `save_vote` and `purge` are synced too. `save_committed` is not
+//! Durability: `append` writes its batch unsynced and a sync thread calls openraft's callback
+//! only after the engine synced it (one sync for every append waiting: group commit); `save_vote` and `purge` are synced too. `save_committed` is not
 //! (openraft does not require it: a lost committed id only means entries are re-applied later).
 
 // openraft's traits fix the error type (`StorageError`, large); the helpers return it too.
@@ -59,6 +59,46 @@ fn msg_err(subject: ErrorSubject<NodeId>, verb: ErrorVerb, msg: String) -> Stora
 pub struct ShaleLogStore {
     engine: Arc<Engine>,
     region: u64,
+    syncer: Arc<Syncer>,
+}
+
+/// Group commit of appends: `append` writes its batch unsynced (readable at once) and hands
+/// openraft's callback to this thread, which syncs the engine once for every callback waiting
+/// and then calls them, in append order. openraft goes on while the disk syncs, and concurrent
+/// client writes share one fdatasync.
+struct Syncer {
+    tx: Option<std::sync::mpsc::Sender<LogFlushed<TypeConfig>>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Syncer {
+    fn start(engine: Arc<Engine>) -> std::io::Result<Syncer> {
+        let (tx, rx) = std::sync::mpsc::channel::<LogFlushed<TypeConfig>>();
+        let thread = std::thread::Builder::new().name("raftlog-sync".to_string()).spawn(move || {
+            while let Ok(first) = rx.recv() {
+                let mut waiting = vec![first];
+                while let Ok(cb) = rx.try_recv() {
+                    waiting.push(cb);
+                }
+                let r = engine.sync().map_err(|e| e.to_string());
+                for cb in waiting {
+                    cb.log_io_completed(r.clone().map_err(std::io::Error::other));
+                }
+            }
+        })?;
+        Ok(Syncer { tx: Some(tx), thread: Some(thread) })
+    }
+}
+
+impl Drop for Syncer {
+    fn drop(&mut self) {
+        // Closing the channel ends the thread after it synced what is queued; joining it
+        // releases its engine handle before the store is reported closed.
+        self.tx = None;
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
 }
 
 impl ShaleLogStore {
@@ -66,12 +106,15 @@ impl ShaleLogStore {
     pub fn open(dir: &std::path::Path, region: u64) -> Result<ShaleLogStore, shale_raftlog::Error> {
         let cfg = Config { dir: dir.to_string_lossy().into_owned(), ..Config::default() };
         let engine = Engine::open(cfg)?;
-        Ok(ShaleLogStore::with_engine(Arc::new(engine), region))
+        ShaleLogStore::with_engine(Arc::new(engine), region)
+            .map_err(|e| shale_raftlog::Error::Other(Box::new(e)))
     }
 
     /// The log of group `region` in an engine already open (several groups share one engine).
-    pub fn with_engine(engine: Arc<Engine>, region: u64) -> ShaleLogStore {
-        ShaleLogStore { engine, region }
+    /// Starts the thread that syncs appends.
+    pub fn with_engine(engine: Arc<Engine>, region: u64) -> std::io::Result<ShaleLogStore> {
+        let syncer = Arc::new(Syncer::start(engine.clone())?);
+        Ok(ShaleLogStore { engine, region, syncer })
     }
 
     /// The engine underneath.
@@ -283,18 +326,21 @@ impl RaftLogStorage<TypeConfig> for ShaleLogStore {
                 .add_raw_entries(self.region, chunk_first, &chunk)
                 .map_err(|err| io_err(ErrorSubject::Logs, ErrorVerb::Write, err))?;
         }
-        // Synced (an empty batch with sync still syncs what earlier chunks wrote).
-        let r = self.engine.write(&mut batch, true);
-        match r {
-            Ok(_) => {
-                callback.log_io_completed(Ok(()));
-                Ok(())
+        // Written unsynced (readable when this returns); the sync thread calls `callback` once
+        // the engine synced it.
+        if let Err(e) = self.engine.write(&mut batch, false) {
+            callback.log_io_completed(Err(std::io::Error::other(e.to_string())));
+            return Err(io_err(ErrorSubject::Logs, ErrorVerb::Write, e));
+        }
+        match self.syncer.tx.as_ref().map(|tx| tx.send(callback)) {
+            Some(Ok(())) => Ok(()),
+            Some(Err(std::sync::mpsc::SendError(cb))) => {
+                // The sync thread is gone: sync here.
+                let r = self.engine.sync();
+                cb.log_io_completed(r.as_ref().map(|_| ()).map_err(|e| std::io::Error::other(e.to_string())));
+                r.map_err(|e| io_err(ErrorSubject::Logs, ErrorVerb::Write, e))
             }
-            Err(e) => {
-                let msg = e.to_string();
-                callback.log_io_completed(Err(std::io::Error::other(msg)));
-                Err(io_err(ErrorSubject::Logs, ErrorVerb::Write, e))
-            }
+            None => Err(msg_err(ErrorSubject::Logs, ErrorVerb::Write, "the log store is closed".to_string())),
         }
     }
 
