@@ -29,7 +29,7 @@ use crate::table::properties::names::{EXTERNAL_SST_GLOBAL_SEQNO, EXTERNAL_SST_VE
 
 /// RocksDB's `kUnknownColumnFamily` (i32::MAX), the family id of a file written without a
 /// column family; RocksDB's ingestion refuses any other id that is not the target's.
-pub(crate) const EXTERNAL_FILE_CF_ID: u32 = 0x7FFF_FFFF;
+pub(crate) const EXTERNAL_FILE_CF_ID: u32 = crate::table::properties::UNKNOWN_COLUMN_FAMILY as u32;
 
 /// The file being written.
 struct Open {

@@ -86,8 +86,9 @@ pub mod names {
     pub const PREFIX_FILTERING: &str = "rocksdb.block.based.table.prefix.filtering";
 }
 
-/// RocksDB's "unknown column family" id.
-pub const UNKNOWN_COLUMN_FAMILY: u64 = u32::MAX as u64;
+/// RocksDB's "unknown column family" id (`kUnknownColumnFamily`: `i32::MAX`), what tables
+/// written outside a database (SstFileWriter, sst_dump, ldb) record.
+pub const UNKNOWN_COLUMN_FAMILY: u64 = i32::MAX as u64;
 
 /// The properties RocksDB records for every table.
 #[derive(Debug, Clone, PartialEq, Eq)]
