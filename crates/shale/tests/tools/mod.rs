@@ -194,7 +194,11 @@ pub fn ldb_scan(dir: &Path, cf: Option<&str>) -> Pairs {
     out.lines()
         .filter(|l| l.starts_with("0x"))
         .map(|l| {
-            let (k, v) = l.split_once(" : ").unwrap_or_else(|| panic!("unexpected ldb scan line {l:?}"));
+            // 7.8.3 prints `key : value`; 11.x prints `key ==> value`.
+            let (k, v) = l
+                .split_once(" ==> ")
+                .or_else(|| l.split_once(" : "))
+                .unwrap_or_else(|| panic!("unexpected ldb scan line {l:?}"));
             (decode_hex(k), decode_hex(v))
         })
         .collect()
