@@ -42,7 +42,10 @@ fn runs(tool: &Path) -> Result<(), String> {
 pub fn oracles() -> Vec<Oracle> {
     let mut v = Vec::new();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../..");
-    let bin = root.join("shared/tools/rocksdb-11.8.1/bin");
+    // `$SHALE_ROCKSDB_11_BIN` names another 11.8.1 build (as for the KV engine's interop tests).
+    let bin = std::env::var_os("SHALE_ROCKSDB_11_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("shared/tools/rocksdb-11.8.1/bin"));
     let o11 = Oracle { name: "RocksDB 11.8.1", ldb: bin.join("ldb"), sst_dump: bin.join("sst_dump") };
     match runs(&o11.ldb).and_then(|()| runs(&o11.sst_dump)) {
         Ok(()) => v.push(o11),
