@@ -1287,8 +1287,8 @@ pub const UNCOUNTED_HISTOGRAMS: [&str; 18] = [
 const HIST_COUNT: usize = 62;
 
 /// RocksDB's `HistogramBucketMapper` limits: 1, 2, then 1.5 times the last, two significant
-/// digits kept, while not above `u64::MAX`.
-fn bucket_limits() -> &'static [u64] {
+/// digits kept, while not above `u64::MAX` (also the buckets of `shale bench`'s histograms).
+pub fn bucket_limits() -> &'static [u64] {
     static LIMITS: OnceLock<Vec<u64>> = OnceLock::new();
     LIMITS.get_or_init(|| {
         let mut v: Vec<u64> = vec![1, 2];

@@ -4,29 +4,8 @@
 //! and db_bench's text rendering with one `#` per 5% in the bucket rows.
 
 use std::fmt::Write as _;
-use std::sync::OnceLock;
 
-fn bucket_limits() -> &'static [u64] {
-    static LIMITS: OnceLock<Vec<u64>> = OnceLock::new();
-    LIMITS.get_or_init(|| {
-        let mut v: Vec<u64> = vec![1, 2];
-        let mut bucket_val = 2.0f64;
-        loop {
-            bucket_val *= 1.5;
-            if bucket_val > u64::MAX as f64 {
-                break;
-            }
-            let mut b = bucket_val as u64;
-            let mut pow_of_ten = 1u64;
-            while b / 10 > 10 {
-                b /= 10;
-                pow_of_ten *= 10;
-            }
-            v.push(b * pow_of_ten);
-        }
-        v
-    })
-}
+use shale::statistics::bucket_limits;
 
 fn index_for(value: u64) -> usize {
     let limits = bucket_limits();

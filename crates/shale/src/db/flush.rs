@@ -256,6 +256,13 @@ impl DbInner {
         if !wait {
             return Ok(());
         }
+        self.wait_for_flushes(&targets)
+    }
+
+    /// Waits until each `(family, count)` of `targets` has flushed that many memtables (a
+    /// dropped family counts as done), the background error stops the database, or it shuts
+    /// down.
+    pub(crate) fn wait_for_flushes(&self, targets: &[(u32, u64)]) -> Result<()> {
         let mut st = self.lock_state();
         loop {
             if let Some(e) = st.errors.stop_error() {

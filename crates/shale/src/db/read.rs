@@ -5,7 +5,6 @@
 //! entry for the key. Range tombstones met on the way (in those sources) hide any older
 //! entry they cover.
 
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::cf::{CfHandle, SuperVersion};
@@ -416,18 +415,6 @@ impl DbInner {
         if !wait {
             return Ok(());
         }
-        let mut st = self.lock_state();
-        loop {
-            if let Some(e) = st.errors.stop_error() {
-                return Err(e);
-            }
-            if targets.iter().all(|(id, n)| st.cfs.get(id).is_none_or(|c| c.mems_flushed >= *n)) {
-                return Ok(());
-            }
-            if self.shutting_down.load(Ordering::Acquire) {
-                return Err(Error::shutdown("Database shutdown"));
-            }
-            self.done_cv.wait_for(&mut st, std::time::Duration::from_millis(100));
-        }
+        self.wait_for_flushes(&targets)
     }
 }
