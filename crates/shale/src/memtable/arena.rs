@@ -3,12 +3,15 @@
 //!
 //! ```text
 //! block (block_size bytes, zeroed, 16-aligned)
-//! +--------+--------+--------+---------------------------+
-//! | node 1 | node 2 | node 3 |   free (remaining) ...    |
-//! +--------+--------+--------+---------------------------+
-//!                            ^ ptr
+//! +--------+--------+--------+----------------------+---------+---------+
+//! | node 1 | node 2 | node 3 | free (remaining) ... | value 2 | value 1 |
+//! +--------+--------+--------+----------------------+---------+---------+
+//!                            ^ ptr                  ^ ptr + remaining
 //! ```
-//! A request larger than a quarter of the block size gets a block of its own, so a huge
+//! [`Arena::allocate_aligned`] takes from the bottom of the free span and
+//! [`Arena::allocate_top`] from its top, so a caller can keep two kinds of allocation apart:
+//! the skiplist packs its nodes (searched at random) densely at the bottom of each block,
+//! and the values (read once per lookup) at the top. A request larger than a quarter of the block size gets a block of its own, so a huge
 //! entry does not waste the tail of the current block. Memory usage counts every block
 //! minus the unused tail of the current one; it is an atomic that other threads may read
 //! (through [`Arena::usage_counter`]) while the owner keeps allocating.
@@ -135,6 +138,41 @@ impl Arena {
         unsafe { NonNull::new_unchecked(result) }
     }
 
+    /// Returns `bytes` zeroed bytes aligned to `align` (a power of two, at most 16) from the
+    /// top of the free span, so they do not sit between the allocations of
+    /// [`Arena::allocate_aligned`]. Valid and unmoved until the arena is dropped.
+    ///
+    /// # Panics
+    /// If `align` is not a power of two or exceeds 16.
+    pub fn allocate_top(&mut self, bytes: usize, align: usize) -> NonNull<u8> {
+        assert!(align.is_power_of_two() && align <= BLOCK_ALIGN, "bad arena alignment {align}");
+        let bytes = bytes.max(1);
+        let base = self.ptr as usize;
+        let start = (base + self.remaining).checked_sub(bytes).map(|s| s & !(align - 1));
+        let result = match start {
+            Some(start) if start >= base => {
+                self.remaining = start - base;
+                // SAFETY: `start` lies inside the current block's free span, `bytes` before
+                // its old top.
+                unsafe { self.ptr.add(self.remaining) }
+            }
+            _ if bytes > self.block_size / 4 => self.new_block(bytes),
+            _ => {
+                let p = self.new_block(self.block_size);
+                self.ptr = p;
+                // Blocks are 16-aligned with a size a multiple of 16, so rounding the start
+                // down to `align` stays inside the block (bytes <= block_size / 4).
+                self.remaining = (self.block_size - bytes) & !(align - 1);
+                // SAFETY: the top `block_size - remaining` bytes of the new block are the
+                // result; the rest is the new free span.
+                unsafe { p.add(self.remaining) }
+            }
+        };
+        self.usage.store(self.allocated - self.remaining, Ordering::Relaxed);
+        // SAFETY: `result` points into a live block (non-null).
+        unsafe { NonNull::new_unchecked(result) }
+    }
+
     fn new_block(&mut self, size: usize) -> *mut u8 {
         let size = size.next_multiple_of(BLOCK_ALIGN);
         let layout = match Layout::from_size_align(size, BLOCK_ALIGN) {
@@ -240,6 +278,42 @@ mod tests {
         }
         assert!(a.memory_usage() >= before + 100_000 + 100 * 1000);
         assert!(a.blocks.len() >= 3);
+    }
+
+    #[test]
+    fn top_and_bottom_allocations_share_a_block_without_overlap() {
+        let mut a = Arena::new(4096);
+        let low = a.allocate_aligned(100, 8).as_ptr() as usize;
+        let high = a.allocate_top(50, 1).as_ptr() as usize;
+        assert!(high >= low + 100, "a top allocation lies above the bottom ones");
+        let low2 = a.allocate_aligned(100, 8).as_ptr() as usize;
+        assert_eq!(low2, (low + 100).next_multiple_of(8), "bottom allocations stay packed");
+        let high2 = a.allocate_top(30, 1).as_ptr() as usize;
+        assert_eq!(high2 + 30, high, "top allocations grow downwards, packed");
+        assert_eq!(a.memory_usage(), 104 + 100 + 50 + 30);
+        // Filling the block moves both kinds to a new one; no byte is handed out twice.
+        let mut spans = vec![(low, 100), (high, 50), (low2, 100), (high2, 30)];
+        for i in 0..400usize {
+            let (p, n) = if i % 2 == 0 {
+                {
+                    let p = a.allocate_top(1 + i % 90, 1 << (i % 5)).as_ptr() as usize;
+                    assert_eq!(p % (1 << (i % 5)), 0);
+                    (p, 1 + i % 90)
+                }
+            } else {
+                (a.allocate_aligned(1 + i % 70, 8).as_ptr() as usize, 1 + i % 70)
+            };
+            let s = unsafe { std::slice::from_raw_parts_mut(p as *mut u8, n) };
+            assert!(s.iter().all(|&b| b == 0), "arena memory must start zeroed");
+            s.fill(0xAB);
+            spans.push((p, n));
+        }
+        spans.sort();
+        for w in spans.windows(2) {
+            assert!(w[0].0 + w[0].1 <= w[1].0, "overlapping allocations");
+        }
+        let big = a.allocate_top(10_000, 8).as_ptr() as usize;
+        assert!(spans.iter().all(|&(p, n)| p + n <= big || p >= big + 10_000));
     }
 
     #[test]
