@@ -14,11 +14,17 @@
 //! uses the runtime [`InternalKeyComparator`] — user comparators are runtime values, which a
 //! `K: Ord` map could only take by storing a comparator `Arc` in every key.
 //!
+//! With a prefix extractor or whole-key filtering and `memtable_prefix_bloom_size_ratio`
+//! above 0, a Bloom filter ([`bloom`]) records each point entry's prefix (and key); `get` and
+//! prefix seeks ([`MemTable::iter_prefix_filtered`]) pass over the memtable when it proves
+//! the key or prefix absent, as RocksDB's.
+//!
 //! Concurrency: `add` may be called from any thread (writers are serialized inside each
 //! skiplist); `get`, iterators and the counters never block and may run concurrently with
 //! `add`. Counters are atomics updated after the entry is linked.
 
 pub mod arena;
+pub mod bloom;
 pub mod skiplist;
 pub mod write_buffer_manager;
 
@@ -51,9 +57,29 @@ pub struct MemTable {
     num_range_deletes: AtomicU64,
     first_seqno: AtomicU64,
     earliest_seqno: AtomicU64,
+    /// The prefix (and whole-key) Bloom, if the family's options ask for one.
+    bloom: Option<bloom::MemTableBloom>,
 }
 
 impl MemTable {
+    /// This memtable with the Bloom filter `o` asks for (RocksDB's memtable prefix Bloom:
+    /// `memtable_prefix_bloom_size_ratio`, the prefix extractor,
+    /// `memtable_whole_key_filtering`). Call before the first `add`.
+    pub(crate) fn with_bloom_of(mut self, o: &crate::options::Options) -> MemTable {
+        self.bloom = bloom::MemTableBloom::for_options(
+            o.write_buffer_size,
+            o.memtable_prefix_bloom_ratio,
+            o.prefix_extractor.clone(),
+            o.memtable_whole_key_filtering,
+        );
+        self
+    }
+
+    /// Whether the memtable has a Bloom filter.
+    pub fn has_bloom(&self) -> bool {
+        self.bloom.is_some()
+    }
+
     /// An empty memtable ordered by `icmp`; `id` is the caller's identifier for it.
     pub fn new(icmp: InternalKeyComparator, id: u64) -> MemTable {
         MemTable::with_arena_block_size(icmp, id, POINT_ARENA_BLOCK)
@@ -92,6 +118,7 @@ impl MemTable {
             num_range_deletes: AtomicU64::new(0),
             first_seqno: AtomicU64::new(MAX_SEQUENCE_NUMBER),
             earliest_seqno: AtomicU64::new(MAX_SEQUENCE_NUMBER),
+            bloom: None,
         }
     }
 
@@ -120,6 +147,12 @@ impl MemTable {
         let seq = seq.min(MAX_SEQUENCE_NUMBER);
         let packed = pack_seq_and_type(seq, t);
         let list = if t == ValueType::RangeDeletion { &self.tombstones } else { &self.points };
+        if t != ValueType::RangeDeletion {
+            // Before the entry is linked, so a reader that can see it sees its bits too.
+            if let Some(b) = &self.bloom {
+                b.add(user_key);
+            }
+        }
         if !list.insert(user_key, packed, value) {
             return false;
         }
@@ -146,6 +179,9 @@ impl MemTable {
         user_key: &[u8],
         snapshot: SequenceNumber,
     ) -> Option<(SequenceNumber, ValueType, Vec<u8>)> {
+        if self.bloom.as_ref().and_then(|b| b.get_may_contain(user_key)) == Some(false) {
+            return None;
+        }
         let packed = pack_seq_and_type(snapshot.min(MAX_SEQUENCE_NUMBER), VALUE_TYPE_FOR_SEEK).to_le_bytes();
         let mut stack = [0u8; 128];
         let heap;
@@ -190,7 +226,24 @@ impl MemTable {
     /// An iterator over the point entries in internal-key order. It holds the memtable
     /// alive, and sees entries added after its creation when it reaches them.
     pub fn iter(self: &Arc<Self>) -> Box<dyn InternalIterator> {
-        Box::new(MemTableIterator { inner: self.points.iter(), _mem: Arc::clone(self) })
+        Box::new(MemTableIterator {
+            inner: self.points.iter(),
+            mem: Arc::clone(self),
+            prefix_seek: false,
+            excluded: false,
+        })
+    }
+
+    /// `iter` for a prefix seek: a seek (or seek_for_prev) whose target's prefix the
+    /// memtable's Bloom excludes leaves the iterator invalid (RocksDB's memtable prefix
+    /// iterator). Without a Bloom, the same as `iter`.
+    pub fn iter_prefix_filtered(self: &Arc<Self>) -> Box<dyn InternalIterator> {
+        Box::new(MemTableIterator {
+            inner: self.points.iter(),
+            mem: Arc::clone(self),
+            prefix_seek: self.bloom.is_some(),
+            excluded: false,
+        })
     }
 
     /// All range tombstones in order: (start internal key with type RangeDeletion, end user key).
@@ -205,7 +258,9 @@ impl MemTable {
 
     /// Bytes of arena memory in use by both lists.
     pub fn approximate_memory_usage(&self) -> usize {
-        self.points.memory_usage() + self.tombstones.memory_usage()
+        self.points.memory_usage()
+            + self.tombstones.memory_usage()
+            + self.bloom.as_ref().map_or(0, |b| b.bloom.size())
     }
 
     /// Entries added, range tombstones included (as RocksDB counts them).
@@ -256,24 +311,46 @@ impl std::fmt::Debug for MemTable {
 /// The memtable's point iterator; keeps the memtable alive.
 struct MemTableIterator {
     inner: SkipListIter,
-    _mem: Arc<MemTable>,
+    mem: Arc<MemTable>,
+    /// Seeks check the memtable's prefix Bloom.
+    prefix_seek: bool,
+    /// The last seek's prefix is not in the memtable: the iterator is invalid.
+    excluded: bool,
+}
+
+impl MemTableIterator {
+    /// Prefix seek: whether the Bloom may hold the prefix of internal key `target`.
+    fn prefix_may_match(&self, target: &[u8]) -> bool {
+        if !self.prefix_seek || target.len() < 8 {
+            return true;
+        }
+        self.mem.bloom.as_ref().is_none_or(|b| b.seek_may_match(crate::key::user_key(target)))
+    }
 }
 
 impl InternalIterator for MemTableIterator {
     fn valid(&self) -> bool {
-        self.inner.valid()
+        !self.excluded && self.inner.valid()
     }
     fn seek_to_first(&mut self) {
+        self.excluded = false;
         self.inner.seek_to_first()
     }
     fn seek_to_last(&mut self) {
+        self.excluded = false;
         self.inner.seek_to_last()
     }
     fn seek(&mut self, target: &[u8]) {
-        self.inner.seek(target)
+        self.excluded = !self.prefix_may_match(target);
+        if !self.excluded {
+            self.inner.seek(target)
+        }
     }
     fn seek_for_prev(&mut self, target: &[u8]) {
-        self.inner.seek_for_prev(target)
+        self.excluded = !self.prefix_may_match(target);
+        if !self.excluded {
+            self.inner.seek_for_prev(target)
+        }
     }
     fn next(&mut self) {
         self.inner.next()
