@@ -236,6 +236,9 @@ pub struct Options {
     pub(crate) memtable_prefix_bloom_ratio: f64,
     /// `set_memtable_whole_key_filtering`: whole keys in the memtable Bloom too.
     pub(crate) memtable_whole_key_filtering: bool,
+    /// `set_memtable_factory` with HashSkipList or HashLinkList: prefix iterators over the
+    /// memtable behave as RocksDB's hash memtables (`memtable/mod.rs`).
+    pub(crate) memtable_hash_factory: bool,
 }
 
 impl Default for Options {
@@ -295,6 +298,7 @@ impl Default for Options {
             prefix_extractor: None,
             memtable_prefix_bloom_ratio: 0.0,
             memtable_whole_key_filtering: false,
+            memtable_hash_factory: false,
         }
     }
 }

@@ -1162,9 +1162,20 @@ impl Options {
         let _ = value;
     }
 
+    /// The skip list (the default), or a hash memtable (HashSkipList, HashLinkList): with a
+    /// prefix extractor, Shale gives it RocksDB's hash-memtable iteration (a prefix iterator
+    /// stays in the seek target's prefix and finds nothing from `seek_to_first`; total-order
+    /// iterators see everything), keeping one skip list inside, so `bucket_count`, `height`
+    /// and `branching_factor` (sizing of RocksDB's hash table) change nothing else. Without
+    /// a prefix extractor RocksDB uses the skip list instead, and so does Shale. The vector
+    /// memtable is refused at open.
     pub fn set_memtable_factory(&mut self, factory: MemtableFactory) {
-        if !matches!(factory, MemtableFactory::SkipList) {
-            self.unsupported.push("memtable_factory other than the skip list");
+        match factory {
+            MemtableFactory::SkipList => self.memtable_hash_factory = false,
+            MemtableFactory::HashSkipList { .. } | MemtableFactory::HashLinkList { .. } => {
+                self.memtable_hash_factory = true
+            }
+            MemtableFactory::Vector => self.unsupported.push("memtable_factory Vector"),
         }
     }
 

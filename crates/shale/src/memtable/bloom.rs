@@ -163,4 +163,79 @@ mod tests {
         assert_eq!(w.get_may_contain(b"abc9"), Some(false), "whole keys are checked for get");
         assert!(w.seek_may_match(b"abc5"));
     }
+
+    #[test]
+    fn memtable_prefix_seek_skips_a_memtable_without_the_prefix() {
+        use crate::key::{bytewise_internal_comparator, make_internal_key, ValueType};
+        use crate::memtable::MemTable;
+        let mut o = crate::Options::default();
+        o.set_prefix_extractor(SliceTransform::create_fixed_prefix(3));
+        o.set_memtable_prefix_bloom_ratio(0.1);
+        let mem = Arc::new(MemTable::new(bytewise_internal_comparator(), 1).with_bloom_of(&o));
+        assert!(mem.has_bloom());
+        for (i, k) in [&b"aaa1"[..], b"aaa2", b"ccc1"].iter().enumerate() {
+            mem.add(i as u64 + 1, ValueType::Value, k, b"v");
+        }
+        let target = make_internal_key(b"bbb", 100, ValueType::Value);
+        // Total order: the seek lands on the next prefix's key.
+        let mut it = mem.iter();
+        it.seek(&target);
+        assert!(it.valid());
+        assert_eq!(crate::key::user_key(it.key()), b"ccc1");
+        // Prefix seek: the Bloom excludes "bbb", so nothing.
+        let mut it = mem.iter_prefix_filtered();
+        it.seek(&target);
+        assert!(!it.valid());
+        it.seek(&make_internal_key(b"aaa", 100, ValueType::Value));
+        assert!(it.valid());
+        assert_eq!(crate::key::user_key(it.key()), b"aaa1");
+        // get of a key whose prefix is absent: answered by the Bloom.
+        assert!(mem.get(b"bbb1", 100).is_none());
+        assert!(mem.get(b"aaa2", 100).is_some());
+    }
+
+    #[test]
+    fn hash_memtable_prefix_iterators_stay_in_their_bucket() {
+        use crate::key::{bytewise_internal_comparator, make_internal_key, user_key, ValueType};
+        use crate::memtable::MemTable;
+        let mut o = crate::Options::default();
+        o.set_prefix_extractor(SliceTransform::create_fixed_prefix(3));
+        o.set_memtable_factory(crate::MemtableFactory::HashSkipList {
+            bucket_count: 100,
+            height: 4,
+            branching_factor: 4,
+        });
+        let mem = Arc::new(MemTable::new(bytewise_internal_comparator(), 1).with_bloom_of(&o));
+        for (i, k) in [&b"aaa1"[..], b"aaa2", b"bbb1", b"bbb2"].iter().enumerate() {
+            mem.add(i as u64 + 1, ValueType::Value, k, b"v");
+        }
+        let mut it = mem.iter_prefix_filtered();
+        it.seek_to_first();
+        assert!(!it.valid(), "no total order in a hash memtable's prefix iterator");
+        it.seek_to_last();
+        assert!(!it.valid());
+        it.seek(&make_internal_key(b"aaa", 100, ValueType::Value));
+        let mut got = Vec::new();
+        while it.valid() {
+            got.push(user_key(it.key()).to_vec());
+            it.next();
+        }
+        assert_eq!(got, vec![b"aaa1".to_vec(), b"aaa2".to_vec()]);
+        it.seek_for_prev(&make_internal_key(b"bbb9", 0, ValueType::Value));
+        let mut got = Vec::new();
+        while it.valid() {
+            got.push(user_key(it.key()).to_vec());
+            it.prev();
+        }
+        assert_eq!(got, vec![b"bbb2".to_vec(), b"bbb1".to_vec()]);
+        // The total-order iterator sees everything.
+        let mut it = mem.iter();
+        it.seek_to_first();
+        let mut n = 0;
+        while it.valid() {
+            n += 1;
+            it.next();
+        }
+        assert_eq!(n, 4);
+    }
 }

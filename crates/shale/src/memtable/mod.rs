@@ -59,6 +59,9 @@ pub struct MemTable {
     earliest_seqno: AtomicU64,
     /// The prefix (and whole-key) Bloom, if the family's options ask for one.
     bloom: Option<bloom::MemTableBloom>,
+    /// A hash memtable factory (HashSkipList, HashLinkList) with this prefix extractor:
+    /// prefix iterators see one prefix's bucket only (see [`MemTable::iter_prefix_filtered`]).
+    hash_buckets: Option<crate::slice_transform::SliceTransformRef>,
 }
 
 impl MemTable {
@@ -72,6 +75,10 @@ impl MemTable {
             o.prefix_extractor.clone(),
             o.memtable_whole_key_filtering,
         );
+        if o.memtable_hash_factory {
+            // RocksDB falls back to the skip list when there is no prefix extractor.
+            self.hash_buckets = o.prefix_extractor.clone();
+        }
         self
     }
 
@@ -119,6 +126,7 @@ impl MemTable {
             first_seqno: AtomicU64::new(MAX_SEQUENCE_NUMBER),
             earliest_seqno: AtomicU64::new(MAX_SEQUENCE_NUMBER),
             bloom: None,
+            hash_buckets: None,
         }
     }
 
@@ -231,18 +239,24 @@ impl MemTable {
             mem: Arc::clone(self),
             prefix_seek: false,
             excluded: false,
+            bucket: None,
         })
     }
 
-    /// `iter` for a prefix seek: a seek (or seek_for_prev) whose target's prefix the
-    /// memtable's Bloom excludes leaves the iterator invalid (RocksDB's memtable prefix
-    /// iterator). Without a Bloom, the same as `iter`.
+    /// `iter` for a prefix seek (RocksDB's `GetDynamicPrefixIterator`): a seek (or
+    /// seek_for_prev) whose target's prefix the memtable's Bloom excludes leaves the
+    /// iterator invalid. With a hash memtable factory it also behaves as RocksDB's hash
+    /// memtables do: a seek positions within the target's prefix bucket, stepping stops at
+    /// the bucket's end, and `seek_to_first` / `seek_to_last` find nothing (RocksDB: "prefix
+    /// iterator does not support total order"). Shale keeps one skip list either way; the
+    /// buckets are its runs of one prefix. Otherwise the same as `iter`.
     pub fn iter_prefix_filtered(self: &Arc<Self>) -> Box<dyn InternalIterator> {
         Box::new(MemTableIterator {
             inner: self.points.iter(),
             mem: Arc::clone(self),
             prefix_seek: self.bloom.is_some(),
             excluded: false,
+            bucket: self.hash_buckets.as_ref().map(|_| None),
         })
     }
 
@@ -316,6 +330,8 @@ struct MemTableIterator {
     prefix_seek: bool,
     /// The last seek's prefix is not in the memtable: the iterator is invalid.
     excluded: bool,
+    /// Hash memtable prefix iteration: Some(the bucket's prefix, None: no bucket).
+    bucket: Option<Option<Vec<u8>>>,
 }
 
 impl MemTableIterator {
@@ -326,6 +342,28 @@ impl MemTableIterator {
         }
         self.mem.bloom.as_ref().is_none_or(|b| b.seek_may_match(crate::key::user_key(target)))
     }
+
+    /// Hash memtable: enters the bucket of internal key `target`'s prefix.
+    fn enter_bucket(&mut self, target: &[u8]) {
+        if let (Some(b), Some(t)) = (self.bucket.as_mut(), &self.mem.hash_buckets) {
+            let uk = if target.len() >= 8 { crate::key::user_key(target) } else { target };
+            *b = t.transform(uk).map(|p| p.to_vec());
+        }
+    }
+
+    /// Hash memtable: the iterator is invalid once it leaves its bucket.
+    fn check_bucket(&mut self) {
+        let (Some(b), Some(t)) = (&self.bucket, &self.mem.hash_buckets) else { return };
+        if self.excluded || !self.inner.valid() {
+            return;
+        }
+        let uk = crate::key::user_key(self.inner.key());
+        let inside = match (b, t.transform(uk)) {
+            (Some(b), Some(p)) => self.mem.icmp.compare_user(b, p) == Ordering::Equal,
+            _ => false,
+        };
+        self.excluded = !inside;
+    }
 }
 
 impl InternalIterator for MemTableIterator {
@@ -333,30 +371,37 @@ impl InternalIterator for MemTableIterator {
         !self.excluded && self.inner.valid()
     }
     fn seek_to_first(&mut self) {
-        self.excluded = false;
+        // A hash memtable's prefix iterator has no total order: it finds nothing.
+        self.excluded = self.bucket.is_some();
         self.inner.seek_to_first()
     }
     fn seek_to_last(&mut self) {
-        self.excluded = false;
+        self.excluded = self.bucket.is_some();
         self.inner.seek_to_last()
     }
     fn seek(&mut self, target: &[u8]) {
         self.excluded = !self.prefix_may_match(target);
         if !self.excluded {
-            self.inner.seek(target)
+            self.enter_bucket(target);
+            self.inner.seek(target);
+            self.check_bucket();
         }
     }
     fn seek_for_prev(&mut self, target: &[u8]) {
         self.excluded = !self.prefix_may_match(target);
         if !self.excluded {
-            self.inner.seek_for_prev(target)
+            self.enter_bucket(target);
+            self.inner.seek_for_prev(target);
+            self.check_bucket();
         }
     }
     fn next(&mut self) {
-        self.inner.next()
+        self.inner.next();
+        self.check_bucket();
     }
     fn prev(&mut self) {
-        self.inner.prev()
+        self.inner.prev();
+        self.check_bucket();
     }
     fn key(&self) -> &[u8] {
         self.inner.key()
