@@ -35,7 +35,8 @@ test_transaction_db test_transaction_db_memory_usage test_transaction_db_propert
 
 # Files whose every test must pass, except the KNOWN_FAILURES below.
 MUST_PASS="test_raw_iterator test_write_batch test_property test_pinnable_slice test_comparator
-test_multithreaded test_rocksdb_options test_db test_backup test_checkpoint test_sst_file_writer test_perf"
+test_multithreaded test_rocksdb_options test_db test_backup test_checkpoint test_sst_file_writer test_perf
+test_slice_transform test_iterator"
 
 # file::test  issue-that-turns-it  (what it needs)
 KNOWN_FAILURES="$(cat <<'EOF'
@@ -47,13 +48,9 @@ test_db::env_and_dbpaths_test  issue 10 (Env thread-pool priorities, several db_
 test_db::fifo_compaction_test  issue 10 (its cf1 uses default options and expects level 6: RocksDB 11 defaults level_compaction_dynamic_level_bytes to true, Shale to false)
 test_db::get_with_cache_and_bulkload_and_blobs_test  issue 18 (blob files)
 test_db::get_with_cache_and_bulkload_test  issue 10 (wal_bytes_per_sync, unordered_write, memtable_whole_key_filtering, db_log_dir are refused)
-test_db::prefix_extract_and_iterate_test  issue 15 (prefix extractors)
 test_db::set_column_family_metadata_test  issue 10 (asserts a one-key SST is over 1300 bytes, RocksDB 11's size; Shale's is smaller)
 test_db::test_full_history_ts_low  issue 15 (user-defined timestamps)
 test_db::test_open_with_multiple_refs_as_single_threaded  rustc (the expected .stderr has an older rustc's wording of E0596; fails the same with rust-rocksdb)
-test_iterator::test_full_iterator  issue 15 (prefix extractors)
-test_iterator::test_prefix_iterator  issue 15 (prefix extractors)
-test_iterator::test_prefix_iterator_uses_full_prefix  issue 15 (prefix extractors)
 test_iterator::test_iterator_user_defined_timestamp  issue 15 (user-defined timestamps)
 test_checkpoint::test_checkpoint_wal_over_threshold_is_flushed  upstream (#[ignore] in rust-rocksdb 0.25: RocksDB's log_size_for_flush bug)
 test_checkpoint::test_optimistic_transaction_db_checkpoint_with_large_log_size_skips_flush  issue 16 (OptimisticTransactionDB)

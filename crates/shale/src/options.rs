@@ -119,10 +119,9 @@ impl BlockBasedOptions {
         }
     }
 
+    /// Whether table filters hold whole keys (RocksDB's default, true). With false they
+    /// hold only the prefixes of the column family's prefix extractor, if it has one.
     pub fn set_whole_key_filtering(&mut self, v: bool) {
-        if !v {
-            self.unsupported.push("whole_key_filtering=false (prefix filtering)");
-        }
         self.whole_key_filtering = v;
     }
 
@@ -230,6 +229,16 @@ pub struct Options {
     /// `compaction/picker.rs`); `u64::MAX - 1` is RocksDB's "default" value.
     pub(crate) ttl: u64,
     pub(crate) periodic_compaction_seconds: u64,
+    /// `set_prefix_extractor` (issue 15): prefix Bloom filters and prefix seeks.
+    pub(crate) prefix_extractor: Option<crate::slice_transform::SliceTransformRef>,
+    /// `set_memtable_prefix_bloom_ratio`: the memtable Bloom's share of the write buffer
+    /// (0: none; RocksDB caps it at 0.25), `memtable/bloom.rs`.
+    pub(crate) memtable_prefix_bloom_ratio: f64,
+    /// `set_memtable_whole_key_filtering`: whole keys in the memtable Bloom too.
+    pub(crate) memtable_whole_key_filtering: bool,
+    /// `set_memtable_factory` with HashSkipList or HashLinkList: prefix iterators over the
+    /// memtable behave as RocksDB's hash memtables (`memtable/mod.rs`).
+    pub(crate) memtable_hash_factory: bool,
 }
 
 impl Default for Options {
@@ -286,6 +295,10 @@ impl Default for Options {
             min_write_buffer_number_to_merge: 1,
             ttl: u64::MAX - 1,
             periodic_compaction_seconds: u64::MAX - 1,
+            prefix_extractor: None,
+            memtable_prefix_bloom_ratio: 0.0,
+            memtable_whole_key_filtering: false,
+            memtable_hash_factory: false,
         }
     }
 }
@@ -633,6 +646,8 @@ pub struct ReadOptions {
     pub(crate) verify_checksums: bool,
     pub(crate) prefix_same_as_start: bool,
     pub(crate) total_order_seek: bool,
+    /// `set_auto_prefix_mode` (a Shale extension: RocksDB's `ReadOptions::auto_prefix_mode`).
+    pub(crate) auto_prefix_mode: bool,
     /// A refused setting: reads with these options fail with NotSupported naming it.
     pub(crate) unsupported: Option<&'static str>,
     /// `set_tailing`: iterators see writes made after their creation (`db/iterator.rs`).
@@ -653,6 +668,7 @@ impl Default for ReadOptions {
             verify_checksums: true,
             prefix_same_as_start: false,
             total_order_seek: false,
+            auto_prefix_mode: false,
             unsupported: None,
             tailing: false,
             auto_refresh_iterator_with_snapshot: false,
@@ -683,10 +699,20 @@ impl ReadOptions {
         }
     }
 
-    /// Without a prefix extractor (refused at open until issue 15) every seek is in total
-    /// order, with or without this, as in RocksDB.
+    /// With a prefix extractor, a seek is a prefix seek unless this is true: tables (and
+    /// memtables with a prefix Bloom) whose filter excludes the target's prefix are passed
+    /// over, so keys of other prefixes may be missing, as in RocksDB. `get` with a table
+    /// filter of prefixes only is not affected. Without a prefix extractor every seek is in
+    /// total order either way.
     pub fn set_total_order_seek(&mut self, v: bool) {
         self.total_order_seek = v;
+    }
+
+    /// RocksDB's `auto_prefix_mode` (a Shale extension to rust-rocksdb's API): seeks give
+    /// total-order results, and a table's prefix filter is used only when the seek target
+    /// and `iterate_upper_bound` prove the range lies within one prefix.
+    pub fn set_auto_prefix_mode(&mut self, v: bool) {
+        self.auto_prefix_mode = v;
     }
 }
 

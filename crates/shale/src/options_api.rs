@@ -604,8 +604,9 @@ impl ReadOptions {
         self.refuse_if(tier != ReadTier::All, "read_tier other than All");
     }
 
-    /// Without a prefix extractor (Shale refuses one at open until issue 15), RocksDB
-    /// ignores this too: iteration is in total order.
+    /// With a prefix extractor, an iterator positioned by a seek (or `seek_to_first` /
+    /// `seek_to_last`) stops at the end of the first key's prefix, as RocksDB's. Without
+    /// one, RocksDB ignores this too: iteration is in total order.
     pub fn set_prefix_same_as_start(&mut self, v: bool) {
         self.prefix_same_as_start = v;
     }
@@ -967,8 +968,7 @@ impl Options {
     }
 
     pub fn set_prefix_extractor(&mut self, prefix_extractor: SliceTransform) {
-        let _ = prefix_extractor;
-        self.unsupported.push("prefix_extractor (issue 15)");
+        self.prefix_extractor = Some(std::sync::Arc::new(prefix_extractor));
     }
 
     /// Not built in Shale: recorded, and `open` refuses it with NotSupported.
@@ -1162,9 +1162,20 @@ impl Options {
         let _ = value;
     }
 
+    /// The skip list (the default), or a hash memtable (HashSkipList, HashLinkList): with a
+    /// prefix extractor, Shale gives it RocksDB's hash-memtable iteration (a prefix iterator
+    /// stays in the seek target's prefix and finds nothing from `seek_to_first`; total-order
+    /// iterators see everything), keeping one skip list inside, so `bucket_count`, `height`
+    /// and `branching_factor` (sizing of RocksDB's hash table) change nothing else. Without
+    /// a prefix extractor RocksDB uses the skip list instead, and so does Shale. The vector
+    /// memtable is refused at open.
     pub fn set_memtable_factory(&mut self, factory: MemtableFactory) {
-        if !matches!(factory, MemtableFactory::SkipList) {
-            self.unsupported.push("memtable_factory other than the skip list");
+        match factory {
+            MemtableFactory::SkipList => self.memtable_hash_factory = false,
+            MemtableFactory::HashSkipList { .. } | MemtableFactory::HashLinkList { .. } => {
+                self.memtable_hash_factory = true
+            }
+            MemtableFactory::Vector => self.unsupported.push("memtable_factory Vector"),
         }
     }
 
@@ -1245,10 +1256,12 @@ impl Options {
         let _ = enabled;
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`ratio == 0.0`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `memtable_prefix_bloom_size_ratio`.
+    /// A Bloom filter in each memtable of `write_buffer_size * ratio` bytes (ratio capped at
+    /// 0.25, as RocksDB's sanitizing; 0 or less: none) holding the prefixes of the prefix
+    /// extractor, and whole keys with `set_memtable_whole_key_filtering(true)`. `get` and
+    /// prefix seeks pass over a memtable whose Bloom excludes the key (`memtable/bloom.rs`).
     pub fn set_memtable_prefix_bloom_ratio(&mut self, ratio: f64) {
-        self.accept_only(ratio == 0.0, "memtable_prefix_bloom_size_ratio (issue 15)");
+        self.memtable_prefix_bloom_ratio = if ratio.is_nan() { 0.0 } else { ratio.clamp(0.0, 0.25) };
     }
 
     pub fn set_wal_dir<P: AsRef<Path>>(&mut self, path: P) {
@@ -1357,10 +1370,10 @@ impl Options {
         self.accept_only(threshold == 0.0, "experimental_mempurge_threshold");
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`!whole_key_filter`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `memtable_whole_key_filtering`.
+    /// Whole keys go into the memtable Bloom (which `set_memtable_prefix_bloom_ratio` sizes),
+    /// and `get` checks them there, as RocksDB's.
     pub fn set_memtable_whole_key_filtering(&mut self, whole_key_filter: bool) {
-        self.accept_only(!whole_key_filter, "memtable_whole_key_filtering");
+        self.memtable_whole_key_filtering = whole_key_filter;
     }
 
     /// Shale behaves as RocksDB with this option at its default (`!val`); any other

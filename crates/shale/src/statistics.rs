@@ -1633,6 +1633,9 @@ pub const COUNTED_TICKERS: &[Ticker] = &[
     Ticker::BloomFilterUseful,
     Ticker::BloomFilterFullPositive,
     Ticker::BloomFilterFullTruePositive,
+    Ticker::BloomFilterPrefixChecked,
+    Ticker::BloomFilterPrefixUseful,
+    Ticker::BloomFilterPrefixTruePositive,
     Ticker::MemtableHit,
     Ticker::MemtableMiss,
     Ticker::GetHitL0,
@@ -1712,9 +1715,6 @@ pub fn why_not_counted(t: Ticker) -> Option<&'static str> {
         | CompressedSecondaryCachePromotionSkips => "no secondary cache in Shale",
         PersistentCacheHit | PersistentCacheMiss => "no persistent cache in Shale",
         SimBlockCacheHit | SimBlockCacheMiss => "no simulated cache in Shale",
-        BloomFilterPrefixChecked | BloomFilterPrefixUseful | BloomFilterPrefixTruePositive => {
-            "no prefix extractors yet (issue 15)"
-        }
         CompactionKeyDropNewerEntry
         | CompactionKeyDropObsolete
         | CompactionKeyDropRangeDel

@@ -144,12 +144,15 @@ impl CfHandle {
 
     /// A fresh, empty memtable for this family (`log_number`: the WAL it starts in).
     pub fn new_memtable(&self, log_number: u64) -> Arc<MemTable> {
-        Arc::new(MemTable::for_write_buffer(
-            self.icmp.clone(),
-            log_number,
-            self.opts.write_buffer_size,
-            self.opts.write_buffer_manager.clone(),
-        ))
+        Arc::new(
+            MemTable::for_write_buffer(
+                self.icmp.clone(),
+                log_number,
+                self.opts.write_buffer_size,
+                self.opts.write_buffer_manager.clone(),
+            )
+            .with_bloom_of(&self.opts),
+        )
     }
 }
 
@@ -314,12 +317,15 @@ pub(crate) fn create_cfs(inner: &Arc<DbInner>, new: &[(String, Options)]) -> Res
                 // Every family charges the database's write buffer manager.
                 let mut opts = opts.clone();
                 opts.write_buffer_manager = inner.opts.write_buffer_manager.clone();
-                let mem = Arc::new(MemTable::for_write_buffer(
-                    icmp.clone(),
-                    wal_number,
-                    opts.write_buffer_size,
-                    opts.write_buffer_manager.clone(),
-                ));
+                let mem = Arc::new(
+                    MemTable::for_write_buffer(
+                        icmp.clone(),
+                        wal_number,
+                        opts.write_buffer_size,
+                        opts.write_buffer_manager.clone(),
+                    )
+                    .with_bloom_of(&opts),
+                );
                 let version = Arc::new(Version::new(icmp, opts.num_levels as usize, Vec::new()));
                 let sv = SuperVersion::new(1, mem.clone(), Vec::new(), version.clone());
                 let handle = Arc::new(CfHandle::new(

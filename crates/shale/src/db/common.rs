@@ -420,8 +420,9 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
         }
     }
 
-    /// Without a prefix extractor (issue 15), RocksDB's prefix iterator is a forward
-    /// iterator from `prefix`; so is Shale's.
+    /// A forward iterator from `prefix` with `prefix_same_as_start`, as rust-rocksdb's: with
+    /// a prefix extractor it stops at the end of `prefix`'s extracted prefix (and passes over
+    /// tables whose prefix filter excludes it); without one it runs to the end.
     pub fn prefix_iterator<'a: 'b, 'b, P: AsRef<[u8]>>(
         &'a self,
         prefix: P,

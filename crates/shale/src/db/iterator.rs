@@ -43,6 +43,40 @@ pub type KVBytes = (Box<[u8]>, Box<[u8]>);
 /// Files of a level by number, for opening them from a `LevelFile`.
 type FilesByNumber = Arc<HashMap<u64, Arc<FileMetaData>>>;
 
+/// How an iterator's seeks use prefix filters (RocksDB's prefix seek), from its
+/// ReadOptions and the family's prefix extractor.
+#[derive(Clone, Default)]
+pub(crate) struct PrefixMode {
+    /// Table seeks check prefix filters: `!total_order_seek || auto_prefix_mode ||
+    /// prefix_same_as_start` (RocksDB's `check_filter`).
+    table: Option<Arc<crate::table::PrefixSeek>>,
+    /// Memtable seeks check the memtable's prefix Bloom: `prefix_same_as_start ||
+    /// (!total_order_seek && !auto_prefix_mode)`.
+    memtable: bool,
+    /// Level iterators stop at the end of the target's prefix (legacy prefix seek).
+    level_stop: Option<crate::slice_transform::SliceTransformRef>,
+}
+
+impl PrefixMode {
+    pub(crate) fn of(cf: &CfHandle, ro: &ReadOptions) -> PrefixMode {
+        let Some(pe) = &cf.opts.prefix_extractor else { return PrefixMode::default() };
+        let legacy = !ro.total_order_seek && !ro.auto_prefix_mode;
+        let table = (legacy || ro.auto_prefix_mode || ro.prefix_same_as_start).then(|| {
+            Arc::new(crate::table::PrefixSeek {
+                extractor: pe.clone(),
+                upper_bound: ro.upper_bound.clone(),
+                auto_prefix_mode: ro.auto_prefix_mode,
+            })
+        });
+        let stop = legacy || (ro.prefix_same_as_start && !ro.auto_prefix_mode);
+        PrefixMode {
+            table,
+            memtable: ro.prefix_same_as_start || legacy,
+            level_stop: stop.then(|| pe.clone()),
+        }
+    }
+}
+
 /// What iterators of one SuperVersion share: its tables, level runs and range tombstones.
 pub(crate) struct IterParts {
     l0: Vec<Arc<TableEntry>>,
@@ -98,21 +132,30 @@ impl DbInner {
         cf: &Arc<CfHandle>,
         sv: &SuperVersion,
         fill_cache: bool,
+        prefix: &PrefixMode,
     ) -> Result<(BoxedIterator, Arc<FragmentedTombstones>)> {
         let parts = self.iter_parts(cf, sv)?;
         let mut children: Vec<BoxedIterator> = Vec::new();
         let mut mem_tombstones: Vec<RangeTombstone> = Vec::new();
         for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
-            children.push(mem.iter());
+            children.push(if prefix.memtable { mem.iter_prefix_filtered() } else { mem.iter() });
             if mem.num_range_deletes() > 0 {
                 mem_tombstones.extend(range_del::from_table_entries(&mem.range_tombstones())?);
             }
         }
         for e in &parts.l0 {
-            children.push(e.table.iter(fill_cache));
+            children.push(e.table.iter_with(fill_cache, prefix.table.clone()));
         }
         for (run, by_number) in &parts.levels {
-            children.push(Box::new(self.level_iterator(cf, run.clone(), by_number.clone(), fill_cache)));
+            let mut level = self.level_iterator_with(
+                cf,
+                run.clone(),
+                by_number.clone(),
+                fill_cache,
+                prefix.table.clone(),
+            );
+            level.set_prefix_seek(prefix.level_stop.clone());
+            children.push(Box::new(level));
         }
         let tomb = if mem_tombstones.is_empty() {
             parts.fragmented.clone()
@@ -131,6 +174,18 @@ impl DbInner {
         by_number: FilesByNumber,
         fill_cache: bool,
     ) -> LevelIterator {
+        self.level_iterator_with(cf, run, by_number, fill_cache, None)
+    }
+
+    /// `level_iterator` whose table seeks check prefix filters as `prefix_seek` says.
+    fn level_iterator_with(
+        self: &Arc<Self>,
+        cf: &Arc<CfHandle>,
+        run: Arc<[LevelFile]>,
+        by_number: FilesByNumber,
+        fill_cache: bool,
+        prefix_seek: Option<Arc<crate::table::PrefixSeek>>,
+    ) -> LevelIterator {
         let icmp = cf.icmp.clone();
         let inner = self.clone();
         let cf = cf.clone();
@@ -138,7 +193,7 @@ impl DbInner {
             let meta = by_number
                 .get(&lf.number)
                 .ok_or_else(|| crate::Error::corruption(format!("level file {} vanished", lf.number)))?;
-            Ok(inner.table_cache.get(&cf, meta)?.table.iter(fill_cache))
+            Ok(inner.table_cache.get(&cf, meta)?.table.iter_with(fill_cache, prefix_seek.clone()))
         });
         LevelIterator::new(icmp, run, opener)
     }
@@ -299,7 +354,9 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
             Ok(Follow::AutoRefresh) => src.ro.snapshot,
             _ => None,
         };
-        let built = follow.and_then(|f| inner.internal_iterator(&cf, &sv, src.ro.fill_cache).map(|x| (f, x)));
+        let prefix = PrefixMode::of(&cf, &src.ro);
+        let built = follow
+            .and_then(|f| inner.internal_iterator(&cf, &sv, src.ro.fill_cache, &prefix).map(|x| (f, x)));
         let (it, tomb) = match built {
             Ok((f, x)) => {
                 self.follow = f;
@@ -322,6 +379,9 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
             src.ro.upper_bound.clone(),
         );
         iter.set_max_skippable_internal_keys(src.ro.max_skippable_internal_keys);
+        if src.ro.prefix_same_as_start {
+            iter.set_prefix_same_as_start(cf.opts.prefix_extractor.clone());
+        }
         if self.held_snapshot != want_hold {
             if let Some(s) = want_hold {
                 inner.hold_snapshot(s);

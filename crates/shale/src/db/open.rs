@@ -267,12 +267,15 @@ pub(super) fn recovered_cf_states(
         }
         let version = Arc::new(Version::new(icmp.clone(), d.options.num_levels as usize, files));
         version.check_consistency()?;
-        let mem = Arc::new(MemTable::for_write_buffer(
-            icmp,
-            0,
-            d.options.write_buffer_size,
-            d.options.write_buffer_manager.clone(),
-        ));
+        let mem = Arc::new(
+            MemTable::for_write_buffer(
+                icmp,
+                0,
+                d.options.write_buffer_size,
+                d.options.write_buffer_manager.clone(),
+            )
+            .with_bloom_of(&d.options),
+        );
         let sv = SuperVersion::new(1, mem.clone(), Vec::new(), version.clone());
         let handle =
             Arc::new(CfHandle::new(*id, &rc.name, d.options.clone(), &table_cache.default_block_cache, sv));

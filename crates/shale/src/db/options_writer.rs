@@ -85,6 +85,12 @@ pub(crate) fn write_options_file(inner: &DbInner) -> Result<()> {
                         "level_compaction_dynamic_level_bytes",
                         c.level_compaction_dynamic_level_bytes.to_string(),
                     ),
+                    kv(
+                        "prefix_extractor",
+                        c.prefix_extractor.as_ref().map_or("nullptr".to_string(), |t| t.name().to_string()),
+                    ),
+                    kv("memtable_prefix_bloom_size_ratio", format!("{:.6}", c.memtable_prefix_bloom_ratio)),
+                    kv("memtable_whole_key_filtering", c.memtable_whole_key_filtering.to_string()),
                 ],
                 table_factory: "BlockBasedTable".to_string(),
                 table_options: vec![

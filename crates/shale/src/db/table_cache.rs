@@ -89,7 +89,8 @@ impl TableCache {
                     cache_key: OffsetableCacheKey::new(self.cache_session, file.number),
                     statistics: self.statistics.clone(),
                 };
-                Table::open_with_largest_seqno(f, file.file_size, opts, file.largest_seqno)
+                let pe = cf.opts.prefix_extractor.clone();
+                Table::open_for_cf(f, file.file_size, opts, file.largest_seqno, pe)
             })
         };
         let table = opened.inspect_err(|_| record_tick(stats, Ticker::NoFileErrors, 1))?;

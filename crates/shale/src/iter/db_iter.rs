@@ -13,6 +13,11 @@
 //! RangeDeletion entries met in the point stream are ignored; tombstones come through
 //! `tombstones`. Bounds: lower inclusive, upper exclusive.
 //!
+//! With `prefix_same_as_start` (and a prefix extractor) a positioning call remembers the
+//! prefix of its target (`seek`, `seek_for_prev`) or of the key it lands on
+//! (`seek_to_first`, `seek_to_last`), and the iterator becomes invalid at the first key
+//! without that prefix, in either direction (RocksDB's `PrefixCheck`).
+//!
 //! Moving forward the inner iterator sits on the current entry. Moving backward it sits
 //! just before every entry of the current key, whose key and value are copied into reused
 //! buffers (LevelDB's scheme).
@@ -67,6 +72,10 @@ pub struct DBIter {
     /// current step.
     max_skip: u64,
     skipped: u64,
+    /// `prefix_same_as_start`: the family's prefix extractor.
+    prefix_extractor: Option<crate::slice_transform::SliceTransformRef>,
+    /// The prefix iteration stays within (set by the last positioning call).
+    prefix: Option<Vec<u8>>,
 }
 
 impl DBIter {
@@ -93,6 +102,38 @@ impl DBIter {
             err: None,
             max_skip: 0,
             skipped: 0,
+            prefix_extractor: None,
+            prefix: None,
+        }
+    }
+
+    /// RocksDB's `prefix_same_as_start` with the family's extractor (None: no effect).
+    pub fn set_prefix_same_as_start(&mut self, extractor: Option<crate::slice_transform::SliceTransformRef>) {
+        self.prefix_extractor = extractor;
+    }
+
+    /// Remembers the prefix of `key` (when it has one) as the one iteration stays within.
+    fn set_prefix_from(&mut self, key_is_current: bool, target: Option<&[u8]>) {
+        let Some(t) = &self.prefix_extractor else { return };
+        let prefix = {
+            let key = match target {
+                Some(k) => k,
+                None if key_is_current && self.valid => self.key(),
+                None => return,
+            };
+            t.transform(key).map(|p| p.to_vec())
+        };
+        self.prefix = prefix;
+    }
+
+    /// RocksDB's `PrefixCheck`: `user_key` is within the remembered prefix (or there is none).
+    #[inline]
+    fn prefix_ok(&self, user_key: &[u8]) -> bool {
+        match (&self.prefix, &self.prefix_extractor) {
+            (Some(p), Some(t)) => {
+                t.transform(user_key).is_some_and(|k| self.icmp.compare_user(k, p) == Ordering::Equal)
+            }
+            _ => true,
         }
     }
 
@@ -156,16 +197,22 @@ impl DBIter {
         self.reset(Direction::Forward);
         self.inner.seek_to_first();
         self.find_next_user_entry(false);
+        self.set_prefix_from(true, None);
     }
 
     pub fn seek_to_last(&mut self) {
         self.reset(Direction::Reverse);
-        if self.upper.is_some() {
+        if let Some(upper) = self.upper.take() {
+            // RocksDB seeks for prev at the upper bound: the prefix is the bound's.
+            self.set_prefix_from(false, Some(&upper));
+            self.upper = Some(upper);
             self.position_before_upper();
+            self.prev_user_entry();
         } else {
             self.inner.seek_to_last();
+            self.prev_user_entry();
+            self.set_prefix_from(true, None);
         }
-        self.prev_user_entry();
     }
 
     /// Positions at the first key `>= target` (and `>= lower bound`).
@@ -183,6 +230,10 @@ impl DBIter {
         if !past_upper {
             self.inner.seek(&scratch);
         }
+        if self.prefix_extractor.is_some() {
+            let target = user_key(&scratch).to_vec();
+            self.set_prefix_from(false, Some(&target));
+        }
         self.scratch = scratch;
         if !past_upper {
             self.find_next_user_entry(false);
@@ -192,6 +243,7 @@ impl DBIter {
     /// Positions at the last key `<= target` (and below the upper bound).
     pub fn seek_for_prev(&mut self, target: &[u8]) {
         self.reset(Direction::Reverse);
+        self.set_prefix_from(false, Some(target));
         if let Some(lo) = &self.lower {
             if self.icmp.compare_user(target, lo) == Ordering::Less {
                 return;
@@ -267,6 +319,7 @@ impl DBIter {
     }
 
     fn reset(&mut self, direction: Direction) {
+        self.prefix = None;
         self.err = None;
         self.skipped = 0;
         self.valid = false;
@@ -315,6 +368,9 @@ impl DBIter {
                 if self.icmp.compare_user(p.user_key, up) != Ordering::Less {
                     break;
                 }
+            }
+            if !self.prefix_ok(p.user_key) {
+                break;
             }
             let hidden = skipping && self.icmp.compare_user(p.user_key, &self.saved_key) != Ordering::Greater;
             if hidden || p.sequence > self.sequence {
@@ -416,6 +472,9 @@ impl DBIter {
             if self.icmp.compare_user(p.user_key, lo) == Ordering::Less {
                 return Ok(None);
             }
+        }
+        if !self.prefix_ok(p.user_key) {
+            return Ok(None);
         }
         self.saved_key.clear();
         self.saved_key.extend_from_slice(p.user_key);

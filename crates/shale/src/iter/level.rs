@@ -9,6 +9,12 @@
 //! `seek_for_prev` binary-searches `smallest` for the last one. Moving off either end of a
 //! file opens its neighbour; empty files are skipped. An error opening a file stops the
 //! cursor there and is reported by `status` until the next positioning call.
+//!
+//! In prefix-seek mode ([`LevelIterator::set_prefix_seek`], RocksDB's LevelIterator with a
+//! prefix extractor and no total-order seek) a seek that exhausts its file does not go on
+//! into a next file whose smallest key has another prefix than the target's: the cursor
+//! becomes invalid instead, without opening that file (RocksDB opens it and reads its first
+//! key to decide the same).
 
 use std::cmp::Ordering;
 use std::sync::Arc;
@@ -38,6 +44,8 @@ pub struct LevelIterator {
     file_index: usize,
     file_iter: Option<BoxedIterator>,
     open_err: Option<Error>,
+    /// Prefix-seek mode: the family's prefix extractor.
+    prefix_seek: Option<crate::slice_transform::SliceTransformRef>,
 }
 
 impl LevelIterator {
@@ -45,7 +53,30 @@ impl LevelIterator {
     pub fn new(icmp: InternalKeyComparator, files: impl Into<Arc<[LevelFile]>>, opener: FileOpener) -> Self {
         let files: Arc<[LevelFile]> = files.into();
         let file_index = files.len();
-        LevelIterator { icmp, files, opener, file_index, file_iter: None, open_err: None }
+        LevelIterator { icmp, files, opener, file_index, file_iter: None, open_err: None, prefix_seek: None }
+    }
+
+    /// Seeks stop at the end of the target's prefix (see the module doc).
+    pub fn set_prefix_seek(&mut self, extractor: Option<crate::slice_transform::SliceTransformRef>) {
+        self.prefix_seek = extractor;
+    }
+
+    /// Prefix-seek mode: after a seek to `target` left the current file exhausted, whether
+    /// the next file may hold keys of the target's prefix (false: stop here).
+    fn next_file_may_hold_prefix(&self, target: &[u8]) -> bool {
+        let Some(t) = &self.prefix_seek else { return true };
+        if self.file_valid() || self.file_failed() || target.len() < 8 {
+            return true;
+        }
+        let Some(prefix) = t.transform(crate::key::user_key(target)) else { return true };
+        let Some(next) = self.files.get(self.file_index + 1) else { return true };
+        if next.smallest.len() < 8 {
+            return true;
+        }
+        match t.transform(crate::key::user_key(&next.smallest)) {
+            Some(p) => self.icmp.compare_user(p, prefix) == Ordering::Equal,
+            None => false,
+        }
     }
 
     /// Makes file `index` current, reusing its iterator when it is already open. Returns
@@ -160,6 +191,10 @@ impl InternalIterator for LevelIterator {
             if let Some(it) = self.file_iter.as_mut() {
                 it.seek(target);
             }
+        }
+        if !self.next_file_may_hold_prefix(target) {
+            self.clear();
+            return;
         }
         self.skip_empty_forward();
     }

@@ -14,11 +14,17 @@
 //! uses the runtime [`InternalKeyComparator`] — user comparators are runtime values, which a
 //! `K: Ord` map could only take by storing a comparator `Arc` in every key.
 //!
+//! With a prefix extractor or whole-key filtering and `memtable_prefix_bloom_size_ratio`
+//! above 0, a Bloom filter ([`bloom`]) records each point entry's prefix (and key); `get` and
+//! prefix seeks ([`MemTable::iter_prefix_filtered`]) pass over the memtable when it proves
+//! the key or prefix absent, as RocksDB's.
+//!
 //! Concurrency: `add` may be called from any thread (writers are serialized inside each
 //! skiplist); `get`, iterators and the counters never block and may run concurrently with
 //! `add`. Counters are atomics updated after the entry is linked.
 
 pub mod arena;
+pub mod bloom;
 pub mod skiplist;
 pub mod write_buffer_manager;
 
@@ -51,9 +57,36 @@ pub struct MemTable {
     num_range_deletes: AtomicU64,
     first_seqno: AtomicU64,
     earliest_seqno: AtomicU64,
+    /// The prefix (and whole-key) Bloom, if the family's options ask for one.
+    bloom: Option<bloom::MemTableBloom>,
+    /// A hash memtable factory (HashSkipList, HashLinkList) with this prefix extractor:
+    /// prefix iterators see one prefix's bucket only (see [`MemTable::iter_prefix_filtered`]).
+    hash_buckets: Option<crate::slice_transform::SliceTransformRef>,
 }
 
 impl MemTable {
+    /// This memtable with the Bloom filter `o` asks for (RocksDB's memtable prefix Bloom:
+    /// `memtable_prefix_bloom_size_ratio`, the prefix extractor,
+    /// `memtable_whole_key_filtering`). Call before the first `add`.
+    pub(crate) fn with_bloom_of(mut self, o: &crate::options::Options) -> MemTable {
+        self.bloom = bloom::MemTableBloom::for_options(
+            o.write_buffer_size,
+            o.memtable_prefix_bloom_ratio,
+            o.prefix_extractor.clone(),
+            o.memtable_whole_key_filtering,
+        );
+        if o.memtable_hash_factory {
+            // RocksDB falls back to the skip list when there is no prefix extractor.
+            self.hash_buckets = o.prefix_extractor.clone();
+        }
+        self
+    }
+
+    /// Whether the memtable has a Bloom filter.
+    pub fn has_bloom(&self) -> bool {
+        self.bloom.is_some()
+    }
+
     /// An empty memtable ordered by `icmp`; `id` is the caller's identifier for it.
     pub fn new(icmp: InternalKeyComparator, id: u64) -> MemTable {
         MemTable::with_arena_block_size(icmp, id, POINT_ARENA_BLOCK)
@@ -92,6 +125,8 @@ impl MemTable {
             num_range_deletes: AtomicU64::new(0),
             first_seqno: AtomicU64::new(MAX_SEQUENCE_NUMBER),
             earliest_seqno: AtomicU64::new(MAX_SEQUENCE_NUMBER),
+            bloom: None,
+            hash_buckets: None,
         }
     }
 
@@ -120,6 +155,12 @@ impl MemTable {
         let seq = seq.min(MAX_SEQUENCE_NUMBER);
         let packed = pack_seq_and_type(seq, t);
         let list = if t == ValueType::RangeDeletion { &self.tombstones } else { &self.points };
+        if t != ValueType::RangeDeletion {
+            // Before the entry is linked, so a reader that can see it sees its bits too.
+            if let Some(b) = &self.bloom {
+                b.add(user_key);
+            }
+        }
         if !list.insert(user_key, packed, value) {
             return false;
         }
@@ -146,6 +187,9 @@ impl MemTable {
         user_key: &[u8],
         snapshot: SequenceNumber,
     ) -> Option<(SequenceNumber, ValueType, Vec<u8>)> {
+        if self.bloom.as_ref().and_then(|b| b.get_may_contain(user_key)) == Some(false) {
+            return None;
+        }
         let packed = pack_seq_and_type(snapshot.min(MAX_SEQUENCE_NUMBER), VALUE_TYPE_FOR_SEEK).to_le_bytes();
         let mut stack = [0u8; 128];
         let heap;
@@ -190,7 +234,30 @@ impl MemTable {
     /// An iterator over the point entries in internal-key order. It holds the memtable
     /// alive, and sees entries added after its creation when it reaches them.
     pub fn iter(self: &Arc<Self>) -> Box<dyn InternalIterator> {
-        Box::new(MemTableIterator { inner: self.points.iter(), _mem: Arc::clone(self) })
+        Box::new(MemTableIterator {
+            inner: self.points.iter(),
+            mem: Arc::clone(self),
+            prefix_seek: false,
+            excluded: false,
+            bucket: None,
+        })
+    }
+
+    /// `iter` for a prefix seek (RocksDB's `GetDynamicPrefixIterator`): a seek (or
+    /// seek_for_prev) whose target's prefix the memtable's Bloom excludes leaves the
+    /// iterator invalid. With a hash memtable factory it also behaves as RocksDB's hash
+    /// memtables do: a seek positions within the target's prefix bucket, stepping stops at
+    /// the bucket's end, and `seek_to_first` / `seek_to_last` find nothing (RocksDB: "prefix
+    /// iterator does not support total order"). Shale keeps one skip list either way; the
+    /// buckets are its runs of one prefix. Otherwise the same as `iter`.
+    pub fn iter_prefix_filtered(self: &Arc<Self>) -> Box<dyn InternalIterator> {
+        Box::new(MemTableIterator {
+            inner: self.points.iter(),
+            mem: Arc::clone(self),
+            prefix_seek: self.bloom.is_some(),
+            excluded: false,
+            bucket: self.hash_buckets.as_ref().map(|_| None),
+        })
     }
 
     /// All range tombstones in order: (start internal key with type RangeDeletion, end user key).
@@ -205,7 +272,9 @@ impl MemTable {
 
     /// Bytes of arena memory in use by both lists.
     pub fn approximate_memory_usage(&self) -> usize {
-        self.points.memory_usage() + self.tombstones.memory_usage()
+        self.points.memory_usage()
+            + self.tombstones.memory_usage()
+            + self.bloom.as_ref().map_or(0, |b| b.bloom.size())
     }
 
     /// Entries added, range tombstones included (as RocksDB counts them).
@@ -256,30 +325,83 @@ impl std::fmt::Debug for MemTable {
 /// The memtable's point iterator; keeps the memtable alive.
 struct MemTableIterator {
     inner: SkipListIter,
-    _mem: Arc<MemTable>,
+    mem: Arc<MemTable>,
+    /// Seeks check the memtable's prefix Bloom.
+    prefix_seek: bool,
+    /// The last seek's prefix is not in the memtable: the iterator is invalid.
+    excluded: bool,
+    /// Hash memtable prefix iteration: Some(the bucket's prefix, None: no bucket).
+    bucket: Option<Option<Vec<u8>>>,
+}
+
+impl MemTableIterator {
+    /// Prefix seek: whether the Bloom may hold the prefix of internal key `target`.
+    fn prefix_may_match(&self, target: &[u8]) -> bool {
+        if !self.prefix_seek || target.len() < 8 {
+            return true;
+        }
+        self.mem.bloom.as_ref().is_none_or(|b| b.seek_may_match(crate::key::user_key(target)))
+    }
+
+    /// Hash memtable: enters the bucket of internal key `target`'s prefix.
+    fn enter_bucket(&mut self, target: &[u8]) {
+        if let (Some(b), Some(t)) = (self.bucket.as_mut(), &self.mem.hash_buckets) {
+            let uk = if target.len() >= 8 { crate::key::user_key(target) } else { target };
+            *b = t.transform(uk).map(|p| p.to_vec());
+        }
+    }
+
+    /// Hash memtable: the iterator is invalid once it leaves its bucket.
+    fn check_bucket(&mut self) {
+        let (Some(b), Some(t)) = (&self.bucket, &self.mem.hash_buckets) else { return };
+        if self.excluded || !self.inner.valid() {
+            return;
+        }
+        let uk = crate::key::user_key(self.inner.key());
+        let inside = match (b, t.transform(uk)) {
+            (Some(b), Some(p)) => self.mem.icmp.compare_user(b, p) == Ordering::Equal,
+            _ => false,
+        };
+        self.excluded = !inside;
+    }
 }
 
 impl InternalIterator for MemTableIterator {
     fn valid(&self) -> bool {
-        self.inner.valid()
+        !self.excluded && self.inner.valid()
     }
     fn seek_to_first(&mut self) {
+        // A hash memtable's prefix iterator has no total order: it finds nothing.
+        self.excluded = self.bucket.is_some();
         self.inner.seek_to_first()
     }
     fn seek_to_last(&mut self) {
+        self.excluded = self.bucket.is_some();
         self.inner.seek_to_last()
     }
     fn seek(&mut self, target: &[u8]) {
-        self.inner.seek(target)
+        self.excluded = !self.prefix_may_match(target);
+        if !self.excluded {
+            self.enter_bucket(target);
+            self.inner.seek(target);
+            self.check_bucket();
+        }
     }
     fn seek_for_prev(&mut self, target: &[u8]) {
-        self.inner.seek_for_prev(target)
+        self.excluded = !self.prefix_may_match(target);
+        if !self.excluded {
+            self.enter_bucket(target);
+            self.inner.seek_for_prev(target);
+            self.check_bucket();
+        }
     }
     fn next(&mut self) {
-        self.inner.next()
+        self.inner.next();
+        self.check_bucket();
     }
     fn prev(&mut self) {
-        self.inner.prev()
+        self.inner.prev();
+        self.check_bucket();
     }
     fn key(&self) -> &[u8] {
         self.inner.key()

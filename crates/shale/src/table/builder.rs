@@ -16,6 +16,10 @@
 //!             < every key of the next (user keys only, if no two adjacent blocks share a
 //!             user key), value = the block's handle (delta-encoded, format_version >= 4)
 //! ```
+//! The full filter holds, for each distinct user key, the key and (with a prefix extractor,
+//! when the key is in its domain) its prefix; only the prefix with whole_key_filtering off
+//! (docs/sst.md). The extractor's name goes in "rocksdb.prefix.extractor.name" and
+//! "rocksdb.block.based.table.prefix.filtering" is "1" when there is one.
 //! Data and index blocks are compressed; filter, range-del, properties and metaindex
 //! blocks never are.
 
@@ -92,8 +96,12 @@ pub struct TableBuilderOptions {
     pub checksum: ChecksumType,
     /// "rocksdb.merge.operator" ("nullptr" when there is none).
     pub merge_operator_name: String,
-    /// "rocksdb.prefix.extractor.name" ("nullptr" when there is none).
+    /// "rocksdb.prefix.extractor.name" ("nullptr" when there is none); the name of
+    /// `prefix_extractor` when that is set.
     pub prefix_extractor_name: String,
+    /// The column family's prefix extractor: the filter holds each key's prefix (and the
+    /// key itself unless `whole_key_filtering` is false), as RocksDB's FullFilterBlockBuilder.
+    pub prefix_extractor: Option<crate::slice_transform::SliceTransformRef>,
     /// "rocksdb.creating.host.identity" (not written when empty).
     pub db_host_id: String,
 }
@@ -122,6 +130,7 @@ impl TableBuilderOptions {
             checksum: ChecksumType::Crc32c,
             merge_operator_name: "nullptr".to_string(),
             prefix_extractor_name: "nullptr".to_string(),
+            prefix_extractor: None,
             db_host_id: String::new(),
         }
     }
@@ -243,8 +252,15 @@ impl TableBuilder {
         }
         if let Some(f) = self.filter.as_mut() {
             let uk = user_key(ikey);
-            if self.opts.whole_key_filtering && self.last_filter_key.as_deref() != Some(uk) {
-                f.add_key(uk);
+            if self.last_filter_key.as_deref() != Some(uk) {
+                // RocksDB's FullFilterBlockBuilder::Add.
+                let wkf = self.opts.whole_key_filtering;
+                match self.opts.prefix_extractor.as_deref().and_then(|t| t.transform(uk)) {
+                    Some(prefix) if wkf => f.add_key_and_alt(uk, prefix),
+                    Some(prefix) => f.add_key(prefix),
+                    None if wkf => f.add_key(uk),
+                    None => {}
+                }
                 self.last_filter_key = Some(uk.to_vec());
             }
         }
@@ -431,7 +447,10 @@ impl TableBuilder {
         let p = &mut self.props;
         p.comparator_name = self.opts.icmp.user_comparator().name().to_string();
         p.merge_operator_name = self.opts.merge_operator_name.clone();
-        p.prefix_extractor_name = self.opts.prefix_extractor_name.clone();
+        p.prefix_extractor_name = match &self.opts.prefix_extractor {
+            Some(t) => t.name().to_string(),
+            None => self.opts.prefix_extractor_name.clone(),
+        };
         p.property_collectors_names = "[]".to_string();
         p.compression_name = if self.opts.format_version >= 7 {
             compression_name_v7(self.opts.compression, self.compression_types_used)
@@ -446,7 +465,8 @@ impl TableBuilder {
         p.user_collected.insert(names::INDEX_TYPE.to_string(), index_type);
         let wkf = if self.opts.whole_key_filtering { b"1" } else { b"0" };
         p.user_collected.insert(names::WHOLE_KEY_FILTERING.to_string(), wkf.to_vec());
-        p.user_collected.insert(names::PREFIX_FILTERING.to_string(), b"0".to_vec());
+        let prefix_filtering = if self.opts.prefix_extractor.is_some() { b"1" } else { b"0" };
+        p.user_collected.insert(names::PREFIX_FILTERING.to_string(), prefix_filtering.to_vec());
         let props_block = self.props.encode();
         let h = self.write_raw_block(&props_block, CompressionType::None)?;
         meta.push((PROPERTIES_BLOCK.to_string(), h));

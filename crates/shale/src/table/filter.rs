@@ -112,8 +112,13 @@ enum BuilderImpl {
 
 /// Builds one full filter. Consecutive keys with the same hash are added once, as RocksDB
 /// does (a table adds keys in sorted order, so repeats are adjacent).
+///
+/// With a prefix extractor a table adds each key's prefix too ([`FilterBuilder::add_key_and_alt`],
+/// RocksDB's `AddKeyAndAlt`), or only the prefix when whole-key filtering is off.
 pub struct FilterBuilder {
     imp: BuilderImpl,
+    /// The hash of the last prefix ("alt") added with `add_key_and_alt`.
+    prev_alt_hash: Option<u64>,
 }
 
 impl FilterBuilder {
@@ -122,14 +127,14 @@ impl FilterBuilder {
     /// raised to 1 bit per key — callers decide beforehand whether to build a filter at all.
     pub fn new(bits_per_key: f64) -> Self {
         let millibits = millibits_per_key(bits_per_key).max(1000);
-        FilterBuilder { imp: BuilderImpl::FastLocal { millibits, hashes: Vec::new() } }
+        FilterBuilder { imp: BuilderImpl::FastLocal { millibits, hashes: Vec::new() }, prev_alt_hash: None }
     }
 
     /// A legacy Bloom builder (what RocksDB writes with format_version < 5).
     pub fn new_legacy(bits_per_key: f64) -> Self {
         let millibits = millibits_per_key(bits_per_key).max(1000);
         let bits_per_key = (millibits + 500) / 1000;
-        FilterBuilder { imp: BuilderImpl::Legacy { bits_per_key, hashes: Vec::new() } }
+        FilterBuilder { imp: BuilderImpl::Legacy { bits_per_key, hashes: Vec::new() }, prev_alt_hash: None }
     }
 
     pub fn add_key(&mut self, key: &[u8]) {
@@ -149,6 +154,38 @@ impl FilterBuilder {
         }
     }
 
+    /// Adds a key and its prefix (`alt`), as RocksDB's `AddKeyAndAlt` (RocksDB 8+): the
+    /// prefix first unless it equals the previous prefix, the key or the last entry; then
+    /// the key unless it equals the last entry or the previous prefix. A run of keys of one
+    /// prefix adds the prefix once.
+    pub fn add_key_and_alt(&mut self, key: &[u8], alt: &[u8]) {
+        let prev_alt = self.prev_alt_hash;
+        match &mut self.imp {
+            BuilderImpl::FastLocal { hashes, .. } => {
+                let (kh, ah) = (hash64(key), hash64(alt));
+                let prev_key = hashes.last().copied();
+                if Some(ah) != prev_alt && ah != kh && Some(ah) != prev_key {
+                    hashes.push(ah);
+                }
+                self.prev_alt_hash = Some(ah);
+                if Some(kh) != prev_key && Some(kh) != prev_alt {
+                    hashes.push(kh);
+                }
+            }
+            BuilderImpl::Legacy { hashes, .. } => {
+                let (kh, ah) = (bloom_hash(key) as u64, bloom_hash(alt) as u64);
+                let prev_key = hashes.last().map(|&h| h as u64);
+                if Some(ah) != prev_alt && ah != kh && Some(ah) != prev_key {
+                    hashes.push(ah as u32);
+                }
+                self.prev_alt_hash = Some(ah);
+                if Some(kh) != prev_key && Some(kh) != prev_alt {
+                    hashes.push(kh as u32);
+                }
+            }
+        }
+    }
+
     /// Number of entries the filter will hold (keys after collapsing adjacent repeats); this
     /// is the table property "rocksdb.num.filter_entries".
     pub fn num_added(&self) -> usize {
@@ -160,6 +197,7 @@ impl FilterBuilder {
 
     /// The filter bytes, metadata trailer included. Clears the builder for reuse.
     pub fn finish(&mut self) -> Vec<u8> {
+        self.prev_alt_hash = None;
         match &mut self.imp {
             BuilderImpl::FastLocal { millibits, hashes } => {
                 let out = finish_fast_local(*millibits, hashes);

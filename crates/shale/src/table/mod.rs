@@ -14,4 +14,4 @@ pub use builder::{TableBuildResult, TableBuilder, TableBuilderOptions};
 pub use compression::CompressionType;
 pub use format::{BlockHandle, ChecksumType, Footer};
 pub use properties::TableProperties;
-pub use reader::{Table, TableReaderOptions};
+pub use reader::{PrefixSeek, Table, TableReaderOptions};

@@ -10,6 +10,16 @@
 //! "rocksdb.index.key.is.user.key" property is 1; index values are delta-encoded handles
 //! when "rocksdb.index.value.is.delta.encoded" is 1.
 //!
+//! Prefix filters (RocksDB's `BlockBasedTable::PrefixRangeMayMatch`): a table knows the
+//! extractor its filter was built with from "rocksdb.prefix.extractor.name": the column
+//! family's own when the names match, else a built-in one rebuilt from the name, else none.
+//! `get` checks the whole key when "rocksdb.block.based.table.whole.key.filtering" is 1,
+//! else the key's prefix when the table's extractor is the family's. A seek in prefix mode
+//! ([`PrefixSeek`]) checks the target's prefix; with the family's extractor changed, or in
+//! auto-prefix mode, only when `iterate_upper_bound` proves the seek range stays within
+//! one prefix. A seek the filter excludes leaves the table iterator invalid without
+//! reading a data block.
+//!
 //! External files (written by an SstFileWriter and ingested: the
 //! "rocksdb.external_sst_file.version" property is 2) store every key with sequence number
 //! 0; the number they really have (the global seqno) is the file's largest seqno in the
@@ -27,6 +37,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::fs::RandomAccessFile;
 use crate::iter::InternalIterator;
 use crate::key::{user_key, InternalKeyComparator};
+use crate::slice_transform::{SliceTransform, SliceTransformRef};
 use crate::statistics::{Histogram, Statistics, StopWatch, Ticker};
 
 use super::block::{Block, BlockIter, IndexBlockIter, IndexFormat};
@@ -54,6 +65,39 @@ pub struct TableReaderOptions {
     /// Where block cache hits and misses, bloom filter results and block reads are counted
     /// (the database's `Options::enable_statistics`), if anywhere.
     pub statistics: Option<Arc<Statistics>>,
+}
+
+/// How the seeks of one iterator use table prefix filters (RocksDB's prefix seek), from
+/// its ReadOptions and the column family's prefix extractor.
+#[derive(Clone)]
+pub struct PrefixSeek {
+    /// The column family's prefix extractor.
+    pub extractor: SliceTransformRef,
+    pub upper_bound: Option<Vec<u8>>,
+    /// `auto_prefix_mode`: a filter is used only when the upper bound keeps the seek
+    /// within one prefix.
+    pub auto_prefix_mode: bool,
+}
+
+/// What a table's filter answered for a point lookup.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum GetFilter {
+    NotChecked,
+    WholeKey(bool),
+    Prefix(bool),
+}
+
+/// RocksDB's `IsSameLengthImmediateSuccessor` of the bytewise comparator: `t` is `s` plus
+/// one, as same-length byte strings (other comparators answer false).
+fn is_same_length_immediate_successor(s: &[u8], t: &[u8]) -> bool {
+    if s.len() != t.len() || s.is_empty() {
+        return false;
+    }
+    let Some(d) = s.iter().zip(t).position(|(a, b)| a != b) else { return false };
+    if s[d] == 0xff || s[d] + 1 != t[d] {
+        return false;
+    }
+    s[d + 1..].iter().all(|&b| b == 0xff) && t[d + 1..].iter().all(|&b| b == 0)
 }
 
 /// Refuses what a table's properties say it needs and Shale does not read: keys and values
@@ -89,6 +133,15 @@ pub struct Table {
     data_blocks_read: AtomicU64,
     /// The global seqno of an external file (0: none, keys as stored).
     global_seqno: u64,
+    /// The column family's prefix extractor, if any.
+    cf_prefix_extractor: Option<SliceTransformRef>,
+    /// The extractor the table's filter was built with (see the module doc), if known.
+    table_prefix_extractor: Option<SliceTransformRef>,
+    /// RocksDB's `PrefixExtractorChanged`: the family has no extractor, or the table's
+    /// property names another one (or none).
+    prefix_extractor_changed: bool,
+    /// "rocksdb.block.based.table.prefix.filtering" (true when absent).
+    prefix_filtering: bool,
 }
 
 /// The global seqno of an external file (0 when the table is not one or has none), from
@@ -235,6 +288,30 @@ impl Table {
         Self::open_with_largest_seqno(file, file_size, opts, crate::key::MAX_SEQUENCE_NUMBER)
     }
 
+    /// `open` for a table the MANIFEST names with `largest_seqno`, read with the column
+    /// family's prefix extractor (see the module doc).
+    pub fn open_for_cf(
+        file: Arc<dyn RandomAccessFile>,
+        file_size: u64,
+        opts: TableReaderOptions,
+        largest_seqno: u64,
+        prefix_extractor: Option<SliceTransformRef>,
+    ) -> Result<Arc<Table>> {
+        let mut t = Self::open_inner(file, file_size, opts, largest_seqno)?;
+        let props_name = t.props.prefix_extractor_name.as_str();
+        t.prefix_extractor_changed = match &prefix_extractor {
+            None => true,
+            Some(pe) => props_name.is_empty() || props_name != pe.name(),
+        };
+        t.table_prefix_extractor = if t.prefix_extractor_changed {
+            SliceTransform::from_name(props_name).map(Arc::new)
+        } else {
+            prefix_extractor.clone()
+        };
+        t.cf_prefix_extractor = prefix_extractor;
+        Ok(Arc::new(t))
+    }
+
     /// `open` for a table the MANIFEST names with `largest_seqno` (an external file's keys
     /// take it as their global seqno).
     pub fn open_with_largest_seqno(
@@ -243,6 +320,15 @@ impl Table {
         opts: TableReaderOptions,
         largest_seqno: u64,
     ) -> Result<Arc<Table>> {
+        Self::open_inner(file, file_size, opts, largest_seqno).map(Arc::new)
+    }
+
+    fn open_inner(
+        file: Arc<dyn RandomAccessFile>,
+        file_size: u64,
+        opts: TableReaderOptions,
+        largest_seqno: u64,
+    ) -> Result<Table> {
         let name = opts.file_name.clone();
         let mut footer = read_footer(file.as_ref(), file_size, &name)?;
         let checksum = footer.block_checksum();
@@ -339,7 +425,10 @@ impl Table {
             None => Vec::new(),
         };
 
-        Ok(Arc::new(Table {
+        let prefix_filtering =
+            props.user_collected.get(names::PREFIX_FILTERING).map(|v| v.as_slice() != b"0").unwrap_or(true);
+        let table_prefix_extractor = SliceTransform::from_name(&props.prefix_extractor_name).map(Arc::new);
+        Ok(Table {
             file,
             opts,
             footer,
@@ -351,7 +440,11 @@ impl Table {
             compression_dict,
             data_blocks_read: AtomicU64::new(0),
             global_seqno,
-        }))
+            cf_prefix_extractor: None,
+            table_prefix_extractor,
+            prefix_extractor_changed: true,
+            prefix_filtering,
+        })
     }
 
     /// Bytes this open table holds in memory besides cached data blocks: its index block,
@@ -392,10 +485,59 @@ impl Table {
 
     /// False only when the filter proves `user_key` is absent.
     pub fn may_contain(&self, user_key: &[u8]) -> bool {
-        match &self.filter {
-            Some(f) if self.whole_key_filtering() => f.may_match(user_key),
-            _ => true,
+        !matches!(self.get_filter(user_key), GetFilter::WholeKey(false) | GetFilter::Prefix(false))
+    }
+
+    /// RocksDB's `FullFilterKeyMayMatch`: the whole key when the filter holds whole keys,
+    /// else its prefix when the table's extractor is the family's and the key has one.
+    fn get_filter(&self, user_key: &[u8]) -> GetFilter {
+        let Some(f) = &self.filter else { return GetFilter::NotChecked };
+        if self.whole_key_filtering() {
+            return GetFilter::WholeKey(f.may_match(user_key));
         }
+        if self.prefix_extractor_changed {
+            return GetFilter::NotChecked;
+        }
+        match self.cf_prefix_extractor.as_deref().and_then(|t| t.transform(user_key)) {
+            Some(prefix) => GetFilter::Prefix(f.may_match(prefix)),
+            None => GetFilter::NotChecked,
+        }
+    }
+
+    /// RocksDB's `PrefixRangeMayMatch` for a seek to `target` (a user key): None when the
+    /// filter is not consulted, else whether the target's prefix may be in the table.
+    /// `backward` (seek_for_prev) is checked only when no upper-bound proof is needed.
+    pub fn prefix_may_match(&self, target: &[u8], seek: &PrefixSeek, backward: bool) -> Option<bool> {
+        let f = self.filter.as_ref()?;
+        let need_upper_bound_check = seek.auto_prefix_mode || self.prefix_extractor_changed;
+        if need_upper_bound_check && backward {
+            return None;
+        }
+        let extractor = match &self.table_prefix_extractor {
+            Some(t) => t,
+            None if need_upper_bound_check => return None,
+            None => &seek.extractor,
+        };
+        let prefix = extractor.transform(target)?;
+        if need_upper_bound_check && !self.filter_compatible(seek.upper_bound.as_deref(), prefix) {
+            return None;
+        }
+        Some(f.may_match(prefix))
+    }
+
+    /// RocksDB's `IsFilterCompatible`: every key of `[target, upper)` has the prefix
+    /// `prefix` of the table's extractor.
+    fn filter_compatible(&self, upper: Option<&[u8]>, prefix: &[u8]) -> bool {
+        let Some(upper) = upper else { return false };
+        let Some(t) = self.table_prefix_extractor.as_deref().filter(|_| self.prefix_filtering) else {
+            return false;
+        };
+        let Some(upper_prefix) = t.transform(upper) else { return false };
+        if self.opts.icmp.compare_user(prefix, upper_prefix) == Ordering::Equal {
+            return true;
+        }
+        let bytewise = self.opts.icmp.user_comparator().name() == "leveldb.BytewiseComparator";
+        bytewise && t.full_length() == Some(upper.len()) && is_same_length_immediate_successor(prefix, upper)
     }
 
     fn index_iter(&self) -> IndexBlockIter {
@@ -454,14 +596,24 @@ impl Table {
     pub fn get(&self, lookup_ikey: &[u8], fill_cache: bool) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
         let uk = user_key(lookup_ikey);
         let stats = self.opts.statistics.as_deref();
-        if !self.may_contain(uk) {
-            // RocksDB's BLOOM_FILTER_USEFUL: the filter spared a data block read.
-            crate::statistics::record_tick(stats, Ticker::BloomFilterUseful, 1);
-            return Ok(None);
-        }
-        let filtered = self.filter.is_some() && self.whole_key_filtering();
-        if filtered {
-            crate::statistics::record_tick(stats, Ticker::BloomFilterFullPositive, 1);
+        let check = self.get_filter(uk);
+        match check {
+            GetFilter::WholeKey(false) => {
+                // RocksDB's BLOOM_FILTER_USEFUL: the filter spared a data block read.
+                crate::statistics::record_tick(stats, Ticker::BloomFilterUseful, 1);
+                return Ok(None);
+            }
+            GetFilter::WholeKey(true) => {
+                crate::statistics::record_tick(stats, Ticker::BloomFilterFullPositive, 1)
+            }
+            GetFilter::Prefix(may) => {
+                crate::statistics::record_tick(stats, Ticker::BloomFilterPrefixChecked, 1);
+                if !may {
+                    crate::statistics::record_tick(stats, Ticker::BloomFilterPrefixUseful, 1);
+                    return Ok(None);
+                }
+            }
+            GetFilter::NotChecked => {}
         }
         let mut index = self.index_iter();
         index.seek(lookup_ikey);
@@ -472,8 +624,14 @@ impl Table {
             it.seek(lookup_ikey);
             if it.valid() {
                 if self.opts.icmp.compare_user(user_key(it.key()), uk) == Ordering::Equal {
-                    if filtered {
-                        crate::statistics::record_tick(stats, Ticker::BloomFilterFullTruePositive, 1);
+                    match check {
+                        GetFilter::WholeKey(_) => {
+                            crate::statistics::record_tick(stats, Ticker::BloomFilterFullTruePositive, 1)
+                        }
+                        GetFilter::Prefix(_) => {
+                            crate::statistics::record_tick(stats, Ticker::BloomFilterPrefixTruePositive, 1)
+                        }
+                        GetFilter::NotChecked => {}
                     }
                     let mut key = it.key().to_vec();
                     if self.global_seqno != 0 {
@@ -515,6 +673,15 @@ impl Table {
 
     /// A two-level iterator over every entry (range tombstones excluded).
     pub fn iter(self: &Arc<Self>, fill_cache: bool) -> Box<dyn InternalIterator> {
+        self.iter_with(fill_cache, None)
+    }
+
+    /// `iter` whose seeks check the prefix filter as `prefix_seek` says (None: total order).
+    pub fn iter_with(
+        self: &Arc<Self>,
+        fill_cache: bool,
+        prefix_seek: Option<Arc<PrefixSeek>>,
+    ) -> Box<dyn InternalIterator> {
         let it = Box::new(TableIter {
             index: self.index_iter(),
             table: self.clone(),
@@ -522,6 +689,7 @@ impl Table {
             data_handle: None,
             fill_cache,
             status: Ok(()),
+            prefix_seek,
         });
         if self.global_seqno == 0 {
             return it;
@@ -547,9 +715,26 @@ struct TableIter {
     data_handle: Option<BlockHandle>,
     fill_cache: bool,
     status: Result<()>,
+    /// Seeks check the table's prefix filter (RocksDB's prefix seek).
+    prefix_seek: Option<Arc<PrefixSeek>>,
 }
 
 impl TableIter {
+    /// RocksDB's `CheckPrefixMayMatch`: false (and the iterator left invalid, no block
+    /// read) when the filter excludes the seek target's prefix.
+    fn prefix_may_match(&mut self, target: &[u8], backward: bool) -> bool {
+        let Some(ps) = &self.prefix_seek else { return true };
+        if target.len() < 8 {
+            return true;
+        }
+        if self.table.prefix_may_match(user_key(target), ps, backward) == Some(false) {
+            self.data = None;
+            self.data_handle = None;
+            return false;
+        }
+        true
+    }
+
     /// Loads the data block the index points at (if not loaded already).
     fn init_data_block(&mut self) -> bool {
         if !self.index.valid() {
@@ -657,6 +842,9 @@ impl InternalIterator for TableIter {
     }
     fn seek(&mut self, target: &[u8]) {
         self.reset();
+        if !self.prefix_may_match(target, false) {
+            return;
+        }
         self.index.seek(target);
         if self.init_data_block() {
             if let Some(d) = self.data.as_mut() {
@@ -667,6 +855,9 @@ impl InternalIterator for TableIter {
     }
     fn seek_for_prev(&mut self, target: &[u8]) {
         self.reset();
+        if !self.prefix_may_match(target, true) {
+            return;
+        }
         self.index.seek(target);
         if !self.index.valid() && self.index.status().is_ok() {
             self.index.seek_to_last();
