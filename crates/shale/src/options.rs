@@ -230,6 +230,10 @@ pub struct Options {
     /// `compaction/picker.rs`); `u64::MAX - 1` is RocksDB's "default" value.
     pub(crate) ttl: u64,
     pub(crate) periodic_compaction_seconds: u64,
+    /// RocksDB's `allow_2pc`: the WAL may hold two-phase-commit sections (prepare, commit,
+    /// rollback markers). Set by `TransactionDB::open`; a plain open of a WAL holding a
+    /// prepared section fails with NotSupported, as RocksDB's.
+    pub(crate) allow_2pc: bool,
 }
 
 impl Default for Options {
@@ -286,6 +290,7 @@ impl Default for Options {
             min_write_buffer_number_to_merge: 1,
             ttl: u64::MAX - 1,
             periodic_compaction_seconds: u64::MAX - 1,
+            allow_2pc: false,
         }
     }
 }
