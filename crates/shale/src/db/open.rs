@@ -127,8 +127,14 @@ pub(crate) fn open<T: ThreadMode>(
     let min_log = cfs.values().map(|c| c.log_number).min().unwrap_or(0);
     let wals = wal_numbers(&*fs, path)?;
     let mut new_files: Vec<(u32, FileMetaData)> = Vec::new();
-    let replay_wals: Vec<u64> =
-        wals.iter().copied().filter(|&n| n >= min_log && n >= recovered.prev_log_number).collect();
+    // With two-phase commit, a WAL older than every family's log number is still on disk
+    // only because it holds a prepare section (`transactions/twopc.rs`): it is replayed
+    // too (its other entries are older than the families' log numbers and skipped).
+    let replay_wals: Vec<u64> = wals
+        .iter()
+        .copied()
+        .filter(|&n| (n >= min_log || opts.allow_2pc) && n >= recovered.prev_log_number)
+        .collect();
     for &n in &wals {
         next_file_number = next_file_number.max(n + 1);
     }
