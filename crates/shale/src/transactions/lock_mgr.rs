@@ -173,13 +173,10 @@ impl LockManager {
         }
         let reg = self.registry.lock();
         for id in info.txn_ids.iter().filter(|id| **id != me) {
-            match reg.get(id).and_then(Weak::upgrade) {
-                // A holder that is gone left its lock behind by mistake: take it.
-                None => {}
-                Some(t) => {
-                    if !t.try_steal() {
-                        return false;
-                    }
+            // A holder that is gone (None) left its lock behind by mistake: take it.
+            if let Some(t) = reg.get(id).and_then(Weak::upgrade) {
+                if !t.try_steal() {
+                    return false;
                 }
             }
         }

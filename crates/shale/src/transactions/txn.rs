@@ -504,7 +504,7 @@ impl TxnCore {
             // Recovered transactions take their locks without waiting (RocksDB's
             // recovery does the same: nothing else runs yet).
             let h = self.handle(cf)?;
-            if !st.tracked.contains_key(&(cf, k.clone())) {
+            if let std::collections::hash_map::Entry::Vacant(slot) = st.tracked.entry((cf, k.clone())) {
                 db.locks.lock(
                     &self.shared,
                     h.id,
@@ -516,7 +516,7 @@ impl TxnCore {
                         deadlock_detect_depth: 0,
                     },
                 )?;
-                st.tracked.insert((cf, k.clone()), Tracked { seq: 0, exclusive: true });
+                slot.insert(Tracked { seq: 0, exclusive: true });
             }
             st.batch.push(cf, t, &k, &v);
         }
