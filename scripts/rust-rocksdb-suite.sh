@@ -65,7 +65,7 @@ test_iterator::test_iterator_user_defined_timestamp  issue 15 (user-defined time
 test_checkpoint::test_checkpoint_wal_over_threshold_is_flushed  upstream (#[ignore] in rust-rocksdb 0.25: RocksDB's log_size_for_flush bug)
 test_sst_file_writer::sst_file_writer_with_ts_works  issue 15 (user-defined timestamps)
 test_column_family::test_column_family  issue 15 (merge operators)
-test_column_family::test_column_family_with_transactiondb  issue 16 (transactions)
+test_column_family::test_column_family_with_transactiondb  issue 15 (its options set a merge operator, refused at open; the TransactionDB parts work)
 test_rocksdb_options::set_compression_options_zstd_max_train_bytes  issue 10 (compression_opts, dictionaries)
 test_rocksdb_options::set_wal_compression_unsupported  deliberate (rust-rocksdb panics in the setter; Shale refuses the option at open instead)
 test_rocksdb_options::set_wal_compression_zstd  issue 10 (WAL compression)
