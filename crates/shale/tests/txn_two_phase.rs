@@ -232,3 +232,22 @@ fn power_loss_at_every_sync_point_keeps_decisions_and_atomicity() {
         }
     }
 }
+
+#[test]
+fn a_checkpoint_keeps_prepared_transactions() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(&dir.path().join("db"));
+    let txn = db.transaction();
+    txn.put(b"a", b"1").unwrap();
+    txn.set_name(b"t").unwrap();
+    txn.prepare().unwrap();
+    // The prepare section's WAL is older than every family's log number after this flush.
+    db.put(b"z", b"z").unwrap();
+    db.flush().unwrap();
+    let cp = dir.path().join("cp");
+    shale::checkpoint::TransactionDBCheckpoint::new(&db).unwrap().create_checkpoint(&cp).unwrap();
+    let copy = open(&cp);
+    let names: Vec<Vec<u8>> = copy.prepared_transactions().iter().map(|t| t.get_name().unwrap()).collect();
+    assert_eq!(names, vec![b"t".to_vec()]);
+    assert_eq!(copy.get(b"z").unwrap().unwrap(), b"z");
+}
