@@ -9,11 +9,21 @@
 //!        | 0xF RangeDeletion    begin end        | 0xE CF RangeDel.    cf begin end
 //!        | 0x2 Merge            key value        | 0x6 CF Merge        cf key value
 //!        | 0x3 LogData          blob             | 0xD Noop
-//! key, value, begin, end, blob = varint32 length | bytes;   cf = varint32 column family id
+//! key, value, begin, end, blob, xid = varint32 length | bytes;   cf = varint32 family id
+//!        | 0x9 BeginPrepareXID                   | 0xA EndPrepareXID   xid
+//!        | 0xB CommitXID        xid              | 0xC RollbackXID     xid
 //! ```
 //! `count` counts the Value/Deletion/SingleDeletion/RangeDeletion/Merge records (not
-//! LogData or Noop). The sequence number is that of the first counted record; each
-//! counted record takes the next one. Tags of transactions (0x9-0xC, 0x12, 0x13, 0x15),
+//! LogData, Noop or the two-phase-commit markers). The sequence number is that of the first
+//! counted record; each counted record takes the next one. The markers of two-phase commit
+//! (RocksDB's WRITE_COMMITTED transactions, `transactions/twopc.rs`) frame a prepared
+//! transaction in the WAL:
+//! ```text
+//! prepare  = header(seq, count=n) | 0x9 | n records | 0xA xid     (WAL only)
+//! commit   = header(seq, count=0) | 0xB xid     (the WAL part; the memtables get the n records)
+//! rollback = header(seq, count=0) | 0xC xid     (WAL only)
+//! ```
+//! Other tags of transactions (0x12, 0x13, 0x15: write-prepared/unprepared policies),
 //! blob indexes (0x10, 0x11), timestamps (0x14) and wide columns (0x16, 0x17) are
 //! recognised and refused as NotSupported.
 
@@ -89,6 +99,9 @@ pub struct WriteBatchWithTransaction<const TRANSACTION: bool> {
     /// A record Shale cannot write yet was added (e.g. a timestamped put): writing the
     /// batch fails with NotSupported naming it.
     pub(crate) unsupported: Option<&'static str>,
+    /// RocksDB's WAL termination point: the WAL gets only the bytes before it (with the
+    /// count then), the memtables the whole batch (a two-phase commit).
+    pub(crate) wal_end: Option<(usize, u32)>,
 }
 
 /// A plain batch, as rust-rocksdb's `WriteBatch`.
@@ -105,25 +118,47 @@ enum Record<'a> {
     Entry(BatchEntry<'a>),
     LogData,
     Noop,
+    /// A two-phase-commit marker (`Marker`).
+    Marker(Marker<'a>),
+}
+
+/// A two-phase-commit marker of a batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Marker<'a> {
+    BeginPrepare,
+    EndPrepare(&'a [u8]),
+    Commit(&'a [u8]),
+    Rollback(&'a [u8]),
+}
+
+/// A record as WAL recovery sees it: an entry or a marker.
+pub(crate) enum WalRecord<'a> {
+    Entry(BatchEntry<'a>),
+    Marker(Marker<'a>),
 }
 
 impl<const T: bool> WriteBatchWithTransaction<T> {
     /// An empty batch: a zero header.
     pub fn new() -> Self {
-        WriteBatchWithTransaction { rep: vec![0u8; HEADER_SIZE], has_merge: Some(false), unsupported: None }
+        WriteBatchWithTransaction {
+            rep: vec![0u8; HEADER_SIZE],
+            has_merge: Some(false),
+            unsupported: None,
+            wal_end: None,
+        }
     }
 
     /// An empty batch with room for `capacity_bytes` bytes of records.
     pub fn with_capacity_bytes(capacity_bytes: usize) -> Self {
         let mut rep = Vec::with_capacity(capacity_bytes.max(HEADER_SIZE));
         rep.resize(HEADER_SIZE, 0);
-        WriteBatchWithTransaction { rep, has_merge: Some(false), unsupported: None }
+        WriteBatchWithTransaction { rep, has_merge: Some(false), unsupported: None, wal_end: None }
     }
 
     /// A batch over bytes from [`data`](Self::data) or a WAL record. Nothing is checked
     /// here; a malformed batch fails when it is iterated or applied.
     pub fn from_data(data: &[u8]) -> Self {
-        WriteBatchWithTransaction { rep: data.to_vec(), has_merge: None, unsupported: None }
+        WriteBatchWithTransaction { rep: data.to_vec(), has_merge: None, unsupported: None, wal_end: None }
     }
 
     /// The number of counted records (the header's count).
@@ -273,6 +308,7 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
         self.rep.clear();
         self.rep.resize(HEADER_SIZE, 0);
         self.has_merge = Some(false);
+        self.wal_end = None;
     }
 
     /// Appends `other`'s records to this batch and adds its count (group commit).
@@ -287,6 +323,99 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
             (Some(a), Some(b)) => Some(a || b),
             _ => None,
         };
+    }
+
+    /// The batch as RocksDB's WAL-only writes make it: `header | BeginPrepare | records of
+    /// ops | EndPrepare(xid)`, with ops' count.
+    pub(crate) fn prepare_section<const U: bool>(xid: &[u8], ops: &WriteBatchWithTransaction<U>) -> Self {
+        let mut b = Self::new();
+        b.set_count(ops.count());
+        b.rep.push(tag::BEGIN_PREPARE_XID);
+        b.rep.extend_from_slice(ops.rep.get(HEADER_SIZE..).unwrap_or(&[]));
+        b.rep.push(tag::END_PREPARE_XID);
+        put_length_prefixed_slice(&mut b.rep, xid);
+        b.has_merge = ops.has_merge;
+        b
+    }
+
+    /// A batch of one marker, Commit(xid) or Rollback(xid) (count 0).
+    pub(crate) fn marker(commit: bool, xid: &[u8]) -> Self {
+        let mut b = Self::new();
+        b.rep.push(if commit { tag::COMMIT_XID } else { tag::ROLLBACK_XID });
+        put_length_prefixed_slice(&mut b.rep, xid);
+        b
+    }
+
+    /// Appends a copy of a decoded entry (WAL recovery rebuilding a prepared batch).
+    pub(crate) fn add_entry(&mut self, e: &BatchEntry<'_>) {
+        let tags = match e.value_type {
+            ValueType::Value => (tag::VALUE, tag::CF_VALUE),
+            ValueType::Merge => (tag::MERGE, tag::CF_MERGE),
+            ValueType::Deletion => (tag::DELETION, tag::CF_DELETION),
+            ValueType::SingleDeletion => (tag::SINGLE_DELETION, tag::CF_SINGLE_DELETION),
+            ValueType::RangeDeletion => (tag::RANGE_DELETION, tag::CF_RANGE_DELETION),
+        };
+        let value = match e.value_type {
+            ValueType::Value | ValueType::Merge | ValueType::RangeDeletion => Some(e.value),
+            _ => None,
+        };
+        if e.value_type == ValueType::Merge {
+            self.has_merge = self.has_merge.map(|_| true);
+        }
+        self.add_kv(e.cf_id, tags, e.key, value);
+    }
+
+    /// Marks the end of what the WAL gets (RocksDB's `MarkWalTerminationPoint`).
+    pub(crate) fn mark_wal_termination_point(&mut self) {
+        self.ensure_header();
+        self.wal_end = Some((self.rep.len(), self.count()));
+    }
+
+    /// What the WAL gets: the whole batch, or the part before its termination point.
+    pub(crate) fn wal_data(&self) -> std::borrow::Cow<'_, [u8]> {
+        match self.wal_end {
+            None => std::borrow::Cow::Borrowed(&self.rep),
+            Some((end, count)) => {
+                let mut v = self.rep[..end.min(self.rep.len())].to_vec();
+                v[8..HEADER_SIZE].copy_from_slice(&count.to_le_bytes());
+                std::borrow::Cow::Owned(v)
+            }
+        }
+    }
+
+    /// The same records as a batch of the other kind.
+    pub(crate) fn into_kind<const U: bool>(self) -> WriteBatchWithTransaction<U> {
+        WriteBatchWithTransaction {
+            rep: self.rep,
+            has_merge: self.has_merge,
+            unsupported: self.unsupported,
+            wal_end: self.wal_end,
+        }
+    }
+
+    /// Calls `f` with every entry and two-phase-commit marker in order (LogData and Noop
+    /// are skipped), then checks the header's count (WAL recovery).
+    pub(crate) fn for_each_wal_record(&self, f: &mut dyn FnMut(WalRecord<'_>) -> Result<()>) -> Result<()> {
+        if self.rep.len() < HEADER_SIZE {
+            return Err(Error::corruption("malformed WriteBatch (too small)"));
+        }
+        let mut input = Decoder::new(&self.rep[HEADER_SIZE..]);
+        let mut found = 0u32;
+        while !input.is_empty() {
+            let offset = self.rep.len() - input.remaining().len();
+            match decode_record(&mut input, offset)? {
+                Record::Entry(e) => {
+                    found = found.wrapping_add(1);
+                    f(WalRecord::Entry(e))?;
+                }
+                Record::Marker(m) => f(WalRecord::Marker(m))?,
+                Record::LogData | Record::Noop => {}
+            }
+        }
+        if found != self.count() {
+            return Err(Error::corruption("WriteBatch has wrong count"));
+        }
+        Ok(())
     }
 
     /// Whether the batch holds a Merge record.
@@ -336,8 +465,8 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
                         _ => out.add_kv(e.cf_id, tags, e.key, None),
                     }
                 }
-                // Uncounted records (LogData, Noop) are copied byte for byte.
-                Record::LogData | Record::Noop => {
+                // Uncounted records (LogData, Noop, markers) are copied byte for byte.
+                Record::LogData | Record::Noop | Record::Marker(_) => {
                     out.ensure_header();
                     out.rep.extend_from_slice(&before[..before.len() - input.remaining().len()]);
                 }
@@ -379,7 +508,7 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
             let e = match decode_record(&mut input, offset) {
                 Ok(Record::Entry(e)) => e,
                 Ok(Record::LogData) => continue,
-                Ok(Record::Noop) | Err(_) => return,
+                Ok(Record::Noop) | Ok(Record::Marker(_)) | Err(_) => return,
             };
             if e.cf_id != 0 {
                 return;
@@ -403,7 +532,7 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
             let offset = self.rep.len() - input.remaining().len();
             let e = match decode_record(&mut input, offset) {
                 Ok(Record::Entry(e)) => e,
-                Ok(Record::LogData) | Ok(Record::Noop) => continue,
+                Ok(Record::LogData) | Ok(Record::Noop) | Ok(Record::Marker(_)) => continue,
                 Err(_) => return,
             };
             match e.value_type {
@@ -443,10 +572,6 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
 /// The name RocksDB gives a tag in its error messages.
 fn unsupported_tag_name(t: u8) -> Option<&'static str> {
     Some(match t {
-        tag::BEGIN_PREPARE_XID => "BeginPrepareXID",
-        tag::END_PREPARE_XID => "EndPrepareXID",
-        tag::COMMIT_XID => "CommitXID",
-        tag::ROLLBACK_XID => "RollbackXID",
         tag::CF_BLOB_INDEX => "ColumnFamilyBlobIndex",
         tag::BLOB_INDEX => "BlobIndex",
         tag::BEGIN_PERSISTED_PREPARE_XID => "BeginPersistedPrepareXID",
@@ -474,6 +599,19 @@ fn decode_record<'a>(input: &mut Decoder<'a>, offset: usize) -> Result<Record<'a
         tag::MERGE => (ValueType::Merge, false, true, "Merge"),
         tag::CF_MERGE => (ValueType::Merge, true, true, "Merge"),
         tag::NOOP => return Ok(Record::Noop),
+        tag::BEGIN_PREPARE_XID => return Ok(Record::Marker(Marker::BeginPrepare)),
+        tag::END_PREPARE_XID | tag::COMMIT_XID | tag::ROLLBACK_XID => {
+            let xid = input.length_prefixed().ok_or_else(|| {
+                Error::corruption(format!(
+                    "bad WriteBatch two-phase-commit marker (tag {t:#x}) at offset {offset}"
+                ))
+            })?;
+            return Ok(Record::Marker(match t {
+                tag::END_PREPARE_XID => Marker::EndPrepare(xid),
+                tag::COMMIT_XID => Marker::Commit(xid),
+                _ => Marker::Rollback(xid),
+            }));
+        }
         tag::LOG_DATA => {
             return match input.length_prefixed() {
                 Some(_) => Ok(Record::LogData),

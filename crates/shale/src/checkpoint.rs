@@ -17,10 +17,9 @@
 //! otherwise the memtables are flushed only when the live WALs hold at least that many
 //! bytes, and the WALs are copied for the checkpoint to replay (u64::MAX never flushes).
 //! File deletions are held off from the capture until the copy is done
-//! (`db/live_files.rs`). A checkpoint of a transaction database is the transactions
-//! issue's (16): `TransactionDBCheckpoint::new` returns NotSupported.
+//! (`db/live_files.rs`). A checkpoint of a transaction database is made the same way
+//! (`TransactionDBCheckpoint`).
 
-use std::convert::Infallible;
 use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -59,33 +58,30 @@ impl<'db> Checkpoint<'db> {
     }
 }
 
-/// A checkpoint maker of a transaction database, as rust-rocksdb's (transaction databases
-/// are issue 16's: `new` returns NotSupported and the methods are statically unreachable).
+/// A checkpoint maker of a transaction database, as rust-rocksdb's `TransactionDBCheckpoint`.
 pub struct TransactionDBCheckpoint<'db> {
-    never: Infallible,
+    inner: Arc<DbInner>,
     _db: PhantomData<&'db ()>,
 }
 
 impl<'db> TransactionDBCheckpoint<'db> {
     pub fn new<T: ThreadMode>(db: &'db TransactionDB<T>) -> Result<Self> {
-        let _ = db;
-        Err(Error::not_supported(
-            "checkpoints of transaction databases are not supported by Shale yet (issue 16)",
-        ))
+        Ok(TransactionDBCheckpoint { inner: db.db.inner.clone(), _db: PhantomData })
     }
 
+    /// Makes a checkpoint at `path` (which must not exist), flushing the memtables first.
     pub fn create_checkpoint<P: AsRef<Path>>(&self, path: P) -> Result<()> {
-        let _ = path;
-        match self.never {}
+        create_checkpoint(&self.inner, path.as_ref(), 0)
     }
 
+    /// Makes a checkpoint at `path`, flushing first only when the live WALs hold at least
+    /// `log_size_for_flush` bytes (0: always); see the module comment.
     pub fn create_checkpoint_with_log_size<P: AsRef<Path>>(
         &self,
         path: P,
         log_size_for_flush: u64,
     ) -> Result<()> {
-        let _ = (path, log_size_for_flush);
-        match self.never {}
+        create_checkpoint(&self.inner, path.as_ref(), log_size_for_flush)
     }
 }
 

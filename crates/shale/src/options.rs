@@ -239,6 +239,10 @@ pub struct Options {
     /// `set_memtable_factory` with HashSkipList or HashLinkList: prefix iterators over the
     /// memtable behave as RocksDB's hash memtables (`memtable/mod.rs`).
     pub(crate) memtable_hash_factory: bool,
+    /// RocksDB's `allow_2pc`: the WAL may hold two-phase-commit sections (prepare, commit,
+    /// rollback markers). Set by `TransactionDB::open`; a plain open of a WAL holding a
+    /// prepared section fails with NotSupported, as RocksDB's.
+    pub(crate) allow_2pc: bool,
 }
 
 impl Default for Options {
@@ -299,6 +303,7 @@ impl Default for Options {
             memtable_prefix_bloom_ratio: 0.0,
             memtable_whole_key_filtering: false,
             memtable_hash_factory: false,
+            allow_2pc: false,
         }
     }
 }

@@ -181,9 +181,8 @@ impl<'a> MemoryUsageBuilder<'a> {
         Ok(MemoryUsageBuilder { dbs: Vec::new(), caches: Vec::new() })
     }
 
-    /// A `TransactionDB` cannot be opened before issue 16, so none can be added.
     pub fn add_tx_db<T: ThreadMode>(&mut self, db: &'a TransactionDB<T>) {
-        let _ = db;
+        self.dbs.push(&db.db.inner);
     }
 
     pub fn add_db<T: ThreadMode, D: DBInner>(&mut self, db: &'a DBCommon<T, D>) {

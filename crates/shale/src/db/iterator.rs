@@ -514,6 +514,22 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
         }
     }
 
+    /// An iterator over a view built elsewhere (a transaction's writes over the database,
+    /// `transactions/wbwi.rs`): pinned to `sv`, it cannot be refreshed.
+    pub(crate) fn over_view(inner: &Arc<DbInner>, sv: Arc<SuperVersion>, iter: DBIter) -> Self {
+        DBRawIteratorWithThreadMode {
+            iter,
+            sv_number: sv.number,
+            mem_range_dels: 0,
+            _sv: Some(sv),
+            follow: Follow::Pinned,
+            held_snapshot: None,
+            source: None,
+            counts: crate::statistics::IterCounts::new(inner.opts.statistics.clone()),
+            _db: PhantomData,
+        }
+    }
+
     pub(crate) fn failed(h: &Arc<CfHandle>, e: crate::Error) -> Self {
         let iter = DBIter::new(
             h.icmp.clone(),

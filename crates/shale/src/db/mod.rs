@@ -83,9 +83,12 @@ pub use iterator::{
 pub use pinnable::DBPinnableSlice;
 pub use snapshot::{Snapshot, SnapshotWithThreadMode};
 
+pub(crate) use cf::SuperVersion;
 pub(crate) use cf::{CfHandle, CfState};
+pub(crate) use error_handler::BgErrorReason;
 use error_handler::ErrorHandler;
 use info_log::InfoLog;
+pub(crate) use pinnable::pin as pinned_value;
 use scheduler::JobQueues;
 use table_cache::TableCache;
 use write::WriteQueue;
@@ -160,6 +163,9 @@ pub(crate) struct DbInner {
     pub stats: Stats,
     /// Read-write, read-only or secondary (`readonly.rs`): the latter two write no file.
     pub mode: readonly::DbMode,
+    /// WALs holding prepare sections of two-phase commits still needed
+    /// (`transactions/twopc.rs`); a leaf lock.
+    pub prep: Mutex<crate::transactions::PrepTracker>,
     _lock: Box<dyn FileLock>,
 }
 
@@ -391,6 +397,25 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
     ) -> Self {
         let cfs = T::new_cf_map(cfs);
         DBCommon { inner, cfs, default_cf, threads, kind: DBWithThreadModeInner { _private: () } }
+    }
+}
+
+impl<T: ThreadMode> DBWithThreadMode<T> {
+    /// The same open database as another kind (an `OptimisticTransactionDB`).
+    pub(crate) fn into_kind<J: DBInner>(self, kind: J) -> DBCommon<T, J> {
+        let me = std::mem::ManuallyDrop::new(self);
+        // SAFETY: every field of `me` is read exactly once and `me` is never used or
+        // dropped afterwards (ManuallyDrop), so each value has exactly one owner; the old
+        // kind, `DBWithThreadModeInner`, holds nothing.
+        unsafe {
+            DBCommon {
+                inner: std::ptr::read(&me.inner),
+                cfs: std::ptr::read(&me.cfs),
+                default_cf: std::ptr::read(&me.default_cf),
+                threads: std::ptr::read(&me.threads),
+                kind,
+            }
+        }
     }
 }
 

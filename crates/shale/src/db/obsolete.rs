@@ -53,6 +53,8 @@ impl DbInner {
             .map(|c| if c.mem.is_empty() && c.imm.is_empty() { wal_now } else { c.log_number })
             .min()
             .unwrap_or(wal_now);
+        // WALs holding prepare sections of two-phase commits still needed stay.
+        let min_log = self.prep_tracker().min_log_to_keep(min_log).map_or(min_log, |p| min_log.min(p));
         while let Some(&w) = st.alive_wals.front() {
             if w >= min_log || w == wal_now {
                 break;

@@ -127,8 +127,14 @@ pub(crate) fn open<T: ThreadMode>(
     let min_log = cfs.values().map(|c| c.log_number).min().unwrap_or(0);
     let wals = wal_numbers(&*fs, path)?;
     let mut new_files: Vec<(u32, FileMetaData)> = Vec::new();
-    let replay_wals: Vec<u64> =
-        wals.iter().copied().filter(|&n| n >= min_log && n >= recovered.prev_log_number).collect();
+    // With two-phase commit, a WAL older than every family's log number is still on disk
+    // only because it holds a prepare section (`transactions/twopc.rs`): it is replayed
+    // too (its other entries are older than the families' log numbers and skipped).
+    let replay_wals: Vec<u64> = wals
+        .iter()
+        .copied()
+        .filter(|&n| (n >= min_log || opts.allow_2pc) && n >= recovered.prev_log_number)
+        .collect();
     for &n in &wals {
         next_file_number = next_file_number.max(n + 1);
     }
@@ -139,6 +145,7 @@ pub(crate) fn open<T: ThreadMode>(
         next_file_number: &mut next_file_number,
         new_files: &mut new_files,
         read_only: false,
+        prepared: Default::default(),
     };
     for &wal in &replay_wals {
         let stopped = replay_wal(&mut recovery_ctx, opts, wal, &mut cfs, &mut last_sequence, &info_log)?;
@@ -147,6 +154,7 @@ pub(crate) fn open<T: ThreadMode>(
             break;
         }
     }
+    let prepared = std::mem::take(&mut recovery_ctx.prepared);
     // Write what the WALs held to level-0 tables.
     for (id, cf) in cfs.iter_mut() {
         if !cf.mem.is_empty() || cf.mem.num_range_deletes() > 0 {
@@ -167,6 +175,9 @@ pub(crate) fn open<T: ThreadMode>(
     next_file_number += 2;
     let wal_file = fs.new_writable_file(&filename::wal_file(path, wal_number))?;
     let mut wal_writer = LogWriter::new(wal_file, wal_number);
+    // Prepared transactions still undecided are written again to the new WAL (the old
+    // ones go once the MANIFEST names it), so a crash before their decision keeps them.
+    prepared.relog(&mut wal_writer, last_sequence)?;
     wal_writer.sync()?;
     for (id, meta) in new_files {
         if let Some(cf) = cfs.get_mut(&id) {
@@ -196,6 +207,7 @@ pub(crate) fn open<T: ThreadMode>(
     );
     let parts = InnerParts { fs: fs.clone(), versions, table_cache, info_log, lock, max_column_family };
     let inner = new_inner(path, opts, parts, wal_writer, wal_number, DbMode::ReadWrite);
+    inner.prep_tracker().set_recovered(prepared, wal_number);
     {
         let mut st = inner.lock_state();
         for (id, cf) in cfs {
@@ -361,6 +373,7 @@ pub(super) fn new_inner(
         info_log,
         stats: Stats::default(),
         mode,
+        prep: Mutex::new(Default::default()),
         _lock: lock,
     })
 }
@@ -423,6 +436,9 @@ pub(super) struct RecoveryCtx<'a> {
     pub new_files: &'a mut Vec<(u32, FileMetaData)>,
     /// Read-only and secondary opens write no table: full memtables stay in memory.
     pub read_only: bool,
+    /// Prepared two-phase-commit sections met so far and not yet decided
+    /// (`transactions/twopc.rs`).
+    pub prepared: crate::transactions::RecoveredPrepared,
 }
 
 /// Replays one WAL into the memtables. Returns true when point-in-time recovery stopped
@@ -454,18 +470,21 @@ pub(super) fn replay_wal(
         }
         let batch = WriteBatch::from_data(&record);
         let mut seq = batch.sequence();
-        let count = batch.count() as u64;
-        batch.for_each(&mut |e| {
+        // Entries of a prepare section go to the prepared transaction, not the memtables;
+        // a commit marker inserts its transaction's entries (RocksDB's MemTableInserter
+        // in recovery).
+        let mut insert = |seq: &mut u64, e: &crate::batch::BatchEntry<'_>| {
             if let Some(cf) = cfs.get(&e.cf_id) {
                 if wal >= cf.log_number {
-                    cf.mem.add(seq, e.value_type, e.key, e.value);
+                    cf.mem.add(*seq, e.value_type, e.key, e.value);
                 }
             }
-            seq += 1;
-            Ok(())
-        })?;
-        if count > 0 {
-            *last_sequence = (*last_sequence).max(batch.sequence() + count - 1);
+            *seq += 1;
+        };
+        let prepared = &mut ctx.prepared;
+        batch.for_each_wal_record(&mut |r| prepared.replay(opts, wal, r, &mut seq, &mut insert))?;
+        if seq > batch.sequence() {
+            *last_sequence = (*last_sequence).max(seq - 1);
         }
         records += 1;
         // A memtable that fills during replay goes to a level-0 table at once.

@@ -36,7 +36,7 @@ impl std::fmt::Debug for DBPinnableSlice<'_> {
     }
 }
 
-fn pin<'a>(v: Option<Vec<u8>>) -> Option<DBPinnableSlice<'a>> {
+pub(crate) fn pin<'a>(v: Option<Vec<u8>>) -> Option<DBPinnableSlice<'a>> {
     v.map(|value| DBPinnableSlice { value, _db: PhantomData })
 }
 

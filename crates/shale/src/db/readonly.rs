@@ -245,6 +245,7 @@ fn replay(
         next_file_number: &mut next_file_number,
         new_files: &mut new_files,
         read_only: true,
+        prepared: Default::default(),
     };
     // The primary may be writing the last WAL: a torn record at its tail ends the replay.
     let mut ropts;

@@ -181,7 +181,9 @@ impl DbInner {
             self.unpersisted.store(true, Ordering::Release);
         } else {
             record_tick(stats, Ticker::WalFileBytes, batch.data().len() as u64);
-            let r = wal.writer.add_record(batch.data()).and_then(|_| {
+            // A two-phase commit's batch gives the WAL only its commit marker (it writes
+            // alone: `build_group`).
+            let r = wal.writer.add_record(&batch.wal_data()).and_then(|_| {
                 if sync {
                     self.stats.wal_syncs.fetch_add(1, Ordering::Relaxed);
                     record_tick(stats, Ticker::WalFileSynced, 1);
@@ -498,7 +500,8 @@ fn build_group(queue: &VecDeque<Arc<Mutex<PendingWrite>>>) -> Vec<Arc<Mutex<Pend
     let Some(first) = queue.front() else { return group };
     let (lead_sync, lead_nowal, lead_size, lead_excl) = {
         let g = lock(first);
-        (g.sync, g.disable_wal, g.batch.as_ref().map_or(0, |b| b.size_in_bytes()), g.exclusive)
+        let alone = g.exclusive || g.batch.as_ref().is_some_and(|b| b.wal_end.is_some());
+        (g.sync, g.disable_wal, g.batch.as_ref().map_or(0, |b| b.size_in_bytes()), alone)
     };
     group.push(first.clone());
     if lead_excl {
@@ -508,7 +511,8 @@ fn build_group(queue: &VecDeque<Arc<Mutex<PendingWrite>>>) -> Vec<Arc<Mutex<Pend
     let mut size = lead_size;
     for w in queue.iter().skip(1) {
         let g = lock(w);
-        if g.exclusive || (g.sync && !lead_sync) || g.disable_wal != lead_nowal {
+        let alone = g.batch.as_ref().is_some_and(|b| b.wal_end.is_some());
+        if g.exclusive || alone || (g.sync && !lead_sync) || g.disable_wal != lead_nowal {
             break;
         }
         let n = g.batch.as_ref().map_or(0, |b| b.size_in_bytes());

@@ -1,86 +1,104 @@
-//! rust-rocksdb's transactions: `TransactionDB`, `OptimisticTransactionDB`, `Transaction`
-//! and their options. Transactions are issue 16's. Until then every open of a transaction
-//! database returns NotSupported, so no `TransactionDB` or `Transaction` value can exist:
-//! they hold an uninhabited field, and their methods (which keep rust-rocksdb's signatures,
-//! so code using them compiles) are statically unreachable — not stubs that could return a
-//! made-up answer.
+//! rust-rocksdb's transactions: `TransactionDB` (pessimistic), `OptimisticTransactionDB`,
+//! `Transaction` and their options, over Shale's engine (RocksDB's
+//! utilities/transactions, WRITE_COMMITTED policy).
+//!
+//! - `lock_mgr.rs`: the striped point lock manager (timeouts, expiration and lock
+//!   stealing, deadlock detection, `max_num_locks`).
+//! - `wbwi.rs`: a transaction's writes indexed for its own reads, and the merged view of
+//!   them over the database that its gets and iterators read.
+//! - `txn.rs`: one transaction's rules (locking or conflict tracking, savepoints, commit,
+//!   rollback, two-phase commit).
+//! - `validate.rs`: the write-conflict check (newest sequence number of a key).
+//! - `twopc.rs`: two-phase commit in the WAL and its recovery.
+//!
+//! A `TransactionDB`'s own writes (`put`, `delete`, `merge`, `write`) lock their keys as
+//! a one-operation transaction would, with `default_lock_timeout`, as RocksDB's do.
 
-#![allow(clippy::needless_lifetimes, unused_variables)]
-
-use std::convert::Infallible;
 use std::marker::PhantomData;
 use std::path::Path;
 use std::sync::Arc;
 
 use crate::batch::WriteBatchWithTransaction;
-use crate::cf_ref::AsColumnFamilyRef;
+use crate::cf_ref::{AsColumnFamilyRef, CfId};
 use crate::db::{
-    ColumnFamily, ColumnFamilyDescriptor, DBCommon, DBIteratorWithThreadMode, DBPinnableSlice,
-    DBRawIteratorWithThreadMode, IteratorMode, SnapshotWithThreadMode,
+    pinned_value, ColumnFamily, ColumnFamilyDescriptor, DBCommon, DBIteratorWithThreadMode, DBPinnableSlice,
+    DBRawIteratorWithThreadMode, DBWithThreadMode, Direction, IteratorMode, SnapshotWithThreadMode,
 };
 use crate::error::{Error, Result};
 use crate::ffi_util::CStrLike;
+use crate::key::ValueType;
 use crate::options::{FlushOptions, Options, ReadOptions, WriteOptions};
 use crate::thread_mode::{BoundColumnFamily, DBAccess, MultiThreaded, SingleThreaded, ThreadMode};
 
+mod lock_mgr;
 mod options;
-pub use options::{OptimisticTransactionOptions, TransactionDBOptions, TransactionOptions};
+mod twopc;
+mod txn;
+mod validate;
+mod wbwi;
 
-fn unsupported(what: &str) -> Error {
-    Error::not_supported(format!("{what} is not supported by Shale yet (transactions, issue 16)"))
-}
+pub use options::{OptimisticTransactionOptions, TransactionDBOptions, TransactionOptions};
+pub(crate) use twopc::{PrepTracker, RecoveredPrepared};
+use txn::{Kind, OccShared, TxnCore, TxnDbShared, NO_SNAPSHOT};
 
 #[cfg(not(feature = "multi-threaded-cf"))]
 type DefaultThreadMode = SingleThreaded;
 #[cfg(feature = "multi-threaded-cf")]
 type DefaultThreadMode = MultiThreaded;
 
-/// A pessimistic transaction database, as rust-rocksdb's `TransactionDB` (issue 16).
+/// Commit-lock buckets of an optimistic transaction database (RocksDB's default is 2^20;
+/// a bucket is one byte here, and more buckets only mean fewer false collisions).
+const OCC_LOCK_BUCKETS: usize = 1 << 16;
+
+/// A pessimistic transaction database, as rust-rocksdb's `TransactionDB`.
 pub struct TransactionDB<T: ThreadMode = DefaultThreadMode> {
-    never: Infallible,
-    _mode: PhantomData<T>,
+    pub(crate) db: DBWithThreadMode<T>,
+    shared: Arc<TxnDbShared>,
 }
 
-/// A transaction, as rust-rocksdb's `Transaction` (issue 16). It borrows its database.
+/// A transaction, as rust-rocksdb's `Transaction`. It borrows its database.
 pub struct Transaction<'db, DB> {
-    never: Infallible,
+    core: TxnCore,
     _db: PhantomData<&'db DB>,
 }
 
 /// The optimistic transaction database kind, as rust-rocksdb's `OptimisticTransactionDBInner`.
 pub struct OptimisticTransactionDBInner {
-    pub(crate) never: Infallible,
+    occ: Arc<OccShared>,
 }
 
 impl crate::thread_mode::sealed::Sealed for OptimisticTransactionDBInner {}
 impl crate::db::DBInner for OptimisticTransactionDBInner {}
 
-/// An optimistic transaction database, as rust-rocksdb's `OptimisticTransactionDB` (issue 16).
+/// An optimistic transaction database, as rust-rocksdb's `OptimisticTransactionDB`.
 #[cfg(not(feature = "multi-threaded-cf"))]
 pub type OptimisticTransactionDB<T = SingleThreaded> = DBCommon<T, OptimisticTransactionDBInner>;
-/// An optimistic transaction database, as rust-rocksdb's `OptimisticTransactionDB` (issue 16).
+/// An optimistic transaction database, as rust-rocksdb's `OptimisticTransactionDB`.
 #[cfg(feature = "multi-threaded-cf")]
 pub type OptimisticTransactionDB<T = MultiThreaded> = DBCommon<T, OptimisticTransactionDBInner>;
 
 impl<T: ThreadMode> DBAccess for TransactionDB<T> {
     fn snapshot_acquire(&self) -> u64 {
-        match self.never {}
+        self.db.snapshot_acquire()
     }
 
-    fn snapshot_release(&self, _seq: u64) {
-        match self.never {}
+    fn snapshot_release(&self, seq: u64) {
+        self.db.snapshot_release(seq)
     }
 
     fn raw_iterator_impl(
         &self,
-        _cf: Option<u32>,
-        _readopts: ReadOptions,
+        cf: Option<u32>,
+        readopts: ReadOptions,
     ) -> DBRawIteratorWithThreadMode<'_, Self> {
-        match self.never {}
+        match cf {
+            None => self.raw_iterator_opt(readopts),
+            Some(id) => self.raw_iterator_cf_opt(&CfId(id), readopts),
+        }
     }
 
     fn get_opt<K: AsRef<[u8]>>(&self, key: K, readopts: &ReadOptions) -> Result<Option<Vec<u8>>> {
-        match self.never {}
+        self.db.get_opt(key, readopts)
     }
 
     fn get_cf_opt<K: AsRef<[u8]>>(
@@ -89,7 +107,7 @@ impl<T: ThreadMode> DBAccess for TransactionDB<T> {
         key: K,
         readopts: &ReadOptions,
     ) -> Result<Option<Vec<u8>>> {
-        match self.never {}
+        self.db.get_cf_opt(cf, key, readopts)
     }
 
     fn get_pinned_opt<K: AsRef<[u8]>>(
@@ -97,7 +115,7 @@ impl<T: ThreadMode> DBAccess for TransactionDB<T> {
         key: K,
         readopts: &ReadOptions,
     ) -> Result<Option<DBPinnableSlice<'_>>> {
-        match self.never {}
+        self.db.get_pinned_opt(key, readopts)
     }
 
     fn get_pinned_cf_opt<K: AsRef<[u8]>>(
@@ -106,7 +124,7 @@ impl<T: ThreadMode> DBAccess for TransactionDB<T> {
         key: K,
         readopts: &ReadOptions,
     ) -> Result<Option<DBPinnableSlice<'_>>> {
-        match self.never {}
+        self.db.get_pinned_cf_opt(cf, key, readopts)
     }
 
     fn multi_get_opt<K, I>(&self, keys: I, readopts: &ReadOptions) -> Vec<Result<Option<Vec<u8>>>>
@@ -114,7 +132,7 @@ impl<T: ThreadMode> DBAccess for TransactionDB<T> {
         K: AsRef<[u8]>,
         I: IntoIterator<Item = K>,
     {
-        match self.never {}
+        self.db.multi_get_opt(keys, readopts)
     }
 
     fn multi_get_cf_opt<'b, K, I, W>(
@@ -127,29 +145,38 @@ impl<T: ThreadMode> DBAccess for TransactionDB<T> {
         I: IntoIterator<Item = (&'b W, K)>,
         W: AsColumnFamilyRef + 'b,
     {
-        match self.never {}
+        self.db.multi_get_cf_opt(keys_cf, readopts)
     }
 }
 
 impl<DB> DBAccess for Transaction<'_, DB> {
     fn snapshot_acquire(&self) -> u64 {
-        match self.never {}
+        match self.core.snapshot_seq() {
+            Some(s) => {
+                self.core.inner.hold_snapshot(s);
+                s
+            }
+            // No snapshot: the handle reads the latest data, as RocksDB's null snapshot.
+            None => NO_SNAPSHOT,
+        }
     }
 
-    fn snapshot_release(&self, _seq: u64) {
-        match self.never {}
+    fn snapshot_release(&self, seq: u64) {
+        if seq != NO_SNAPSHOT {
+            self.core.inner.release_snapshot(seq);
+        }
     }
 
     fn raw_iterator_impl(
         &self,
-        _cf: Option<u32>,
-        _readopts: ReadOptions,
+        cf: Option<u32>,
+        readopts: ReadOptions,
     ) -> DBRawIteratorWithThreadMode<'_, Self> {
-        match self.never {}
+        self.raw_iter(cf.unwrap_or(self.core.default_cf.id), &readopts)
     }
 
     fn get_opt<K: AsRef<[u8]>>(&self, key: K, readopts: &ReadOptions) -> Result<Option<Vec<u8>>> {
-        match self.never {}
+        Transaction::get_opt(self, key, readopts)
     }
 
     fn get_cf_opt<K: AsRef<[u8]>>(
@@ -158,7 +185,7 @@ impl<DB> DBAccess for Transaction<'_, DB> {
         key: K,
         readopts: &ReadOptions,
     ) -> Result<Option<Vec<u8>>> {
-        match self.never {}
+        Transaction::get_cf_opt(self, cf, key, readopts)
     }
 
     fn get_pinned_opt<K: AsRef<[u8]>>(
@@ -166,7 +193,7 @@ impl<DB> DBAccess for Transaction<'_, DB> {
         key: K,
         readopts: &ReadOptions,
     ) -> Result<Option<DBPinnableSlice<'_>>> {
-        match self.never {}
+        Transaction::get_pinned_opt(self, key, readopts)
     }
 
     fn get_pinned_cf_opt<K: AsRef<[u8]>>(
@@ -175,7 +202,7 @@ impl<DB> DBAccess for Transaction<'_, DB> {
         key: K,
         readopts: &ReadOptions,
     ) -> Result<Option<DBPinnableSlice<'_>>> {
-        match self.never {}
+        Transaction::get_pinned_cf_opt(self, cf, key, readopts)
     }
 
     fn multi_get_opt<K, I>(&self, keys: I, readopts: &ReadOptions) -> Vec<Result<Option<Vec<u8>>>>
@@ -183,7 +210,7 @@ impl<DB> DBAccess for Transaction<'_, DB> {
         K: AsRef<[u8]>,
         I: IntoIterator<Item = K>,
     {
-        match self.never {}
+        Transaction::multi_get_opt(self, keys, readopts)
     }
 
     fn multi_get_cf_opt<'b, K, I, W>(
@@ -196,18 +223,60 @@ impl<DB> DBAccess for Transaction<'_, DB> {
         I: IntoIterator<Item = (&'b W, K)>,
         W: AsColumnFamilyRef + 'b,
     {
-        match self.never {}
+        let keys: Vec<(&'b W, K)> = keys_cf.into_iter().collect();
+        let ro = self.consistent(readopts);
+        keys.iter().map(|(cf, k)| self.get_cf_opt(*cf, k, &ro)).collect()
     }
 }
 
 impl<DB> Transaction<'_, DB> {
+    fn new(core: TxnCore) -> Self {
+        Transaction { core, _db: PhantomData }
+    }
+
+    /// Read options with one sequence number for a whole multi-get.
+    fn consistent(&self, ro: &ReadOptions) -> ReadOptions {
+        let mut o = ro.clone();
+        if o.snapshot.is_none() || o.snapshot == Some(NO_SNAPSHOT) {
+            o.snapshot = Some(self.core.inner.last_sequence());
+        }
+        o
+    }
+
+    fn raw_iter<'b>(&self, cf: u32, ro: &ReadOptions) -> DBRawIteratorWithThreadMode<'b, Self> {
+        match self.core.handle(cf) {
+            Ok(h) => self.core.raw_iterator(&h, ro),
+            Err(e) => DBRawIteratorWithThreadMode::failed(&self.core.default_cf, e),
+        }
+    }
+
+    fn get_impl(&self, cf: u32, key: &[u8], ro: &ReadOptions) -> Result<Option<Vec<u8>>> {
+        let h = self.core.handle(cf)?;
+        self.core.get(&h, key, ro)
+    }
+
+    fn get_for_update_impl(
+        &self,
+        cf: u32,
+        key: &[u8],
+        exclusive: bool,
+        ro: &ReadOptions,
+    ) -> Result<Option<Vec<u8>>> {
+        let h = self.core.handle(cf)?;
+        self.core.get_for_update(&h, key, exclusive, ro)
+    }
+
+    fn default_id(&self) -> u32 {
+        self.core.default_cf.id
+    }
+
     pub fn multi_get_cf<'a, 'b: 'a, K, I, W>(&'a self, keys: I) -> Vec<Result<Option<Vec<u8>>>>
     where
         K: AsRef<[u8]>,
         I: IntoIterator<Item = (&'b W, K)>,
         W: 'b + AsColumnFamilyRef,
     {
-        match self.never {}
+        self.multi_get_cf_opt(keys, &ReadOptions::default())
     }
 
     pub fn multi_get_cf_opt<'a, 'b: 'a, K, I, W>(
@@ -220,11 +289,11 @@ impl<DB> Transaction<'_, DB> {
         I: IntoIterator<Item = (&'b W, K)>,
         W: 'b + AsColumnFamilyRef,
     {
-        match self.never {}
+        DBAccess::multi_get_cf_opt(self, keys, readopts)
     }
 
     pub fn iterator<'a: 'b, 'b>(&'a self, mode: IteratorMode) -> DBIteratorWithThreadMode<'b, Self> {
-        match self.never {}
+        self.iterator_opt(mode, ReadOptions::default())
     }
 
     pub fn iterator_opt<'a: 'b, 'b>(
@@ -232,7 +301,7 @@ impl<DB> Transaction<'_, DB> {
         mode: IteratorMode,
         readopts: ReadOptions,
     ) -> DBIteratorWithThreadMode<'b, Self> {
-        match self.never {}
+        DBIteratorWithThreadMode::new(self.raw_iterator_opt(readopts), mode)
     }
 
     pub fn iterator_cf_opt<'a: 'b, 'b>(
@@ -241,18 +310,22 @@ impl<DB> Transaction<'_, DB> {
         readopts: ReadOptions,
         mode: IteratorMode,
     ) -> DBIteratorWithThreadMode<'b, Self> {
-        match self.never {}
+        DBIteratorWithThreadMode::new(self.raw_iterator_cf_opt(cf_handle, readopts), mode)
     }
 
     pub fn full_iterator<'a: 'b, 'b>(&'a self, mode: IteratorMode) -> DBIteratorWithThreadMode<'b, Self> {
-        match self.never {}
+        let mut ro = ReadOptions::default();
+        ro.set_total_order_seek(true);
+        self.iterator_opt(mode, ro)
     }
 
     pub fn prefix_iterator<'a: 'b, 'b, P: AsRef<[u8]>>(
         &'a self,
         prefix: P,
     ) -> DBIteratorWithThreadMode<'b, Self> {
-        match self.never {}
+        let mut ro = ReadOptions::default();
+        ro.set_prefix_same_as_start(true);
+        self.iterator_opt(IteratorMode::From(prefix.as_ref(), Direction::Forward), ro)
     }
 
     pub fn iterator_cf<'a: 'b, 'b>(
@@ -260,7 +333,7 @@ impl<DB> Transaction<'_, DB> {
         cf_handle: &impl AsColumnFamilyRef,
         mode: IteratorMode,
     ) -> DBIteratorWithThreadMode<'b, Self> {
-        match self.never {}
+        self.iterator_cf_opt(cf_handle, ReadOptions::default(), mode)
     }
 
     pub fn full_iterator_cf<'a: 'b, 'b>(
@@ -268,7 +341,9 @@ impl<DB> Transaction<'_, DB> {
         cf_handle: &impl AsColumnFamilyRef,
         mode: IteratorMode,
     ) -> DBIteratorWithThreadMode<'b, Self> {
-        match self.never {}
+        let mut ro = ReadOptions::default();
+        ro.set_total_order_seek(true);
+        self.iterator_cf_opt(cf_handle, ro, mode)
     }
 
     pub fn prefix_iterator_cf<'a, P: AsRef<[u8]>>(
@@ -276,25 +351,27 @@ impl<DB> Transaction<'_, DB> {
         cf_handle: &impl AsColumnFamilyRef,
         prefix: P,
     ) -> DBIteratorWithThreadMode<'a, Self> {
-        match self.never {}
+        let mut ro = ReadOptions::default();
+        ro.set_prefix_same_as_start(true);
+        self.iterator_cf_opt(cf_handle, ro, IteratorMode::From(prefix.as_ref(), Direction::Forward))
     }
 
     pub fn raw_iterator<'a: 'b, 'b>(&'a self) -> DBRawIteratorWithThreadMode<'b, Self> {
-        match self.never {}
+        self.raw_iterator_opt(ReadOptions::default())
     }
 
     pub fn raw_iterator_cf<'a: 'b, 'b>(
         &'a self,
         cf_handle: &impl AsColumnFamilyRef,
     ) -> DBRawIteratorWithThreadMode<'b, Self> {
-        match self.never {}
+        self.raw_iterator_cf_opt(cf_handle, ReadOptions::default())
     }
 
     pub fn raw_iterator_opt<'a: 'b, 'b>(
         &'a self,
         readopts: ReadOptions,
     ) -> DBRawIteratorWithThreadMode<'b, Self> {
-        match self.never {}
+        self.raw_iter(self.default_id(), &readopts)
     }
 
     pub fn raw_iterator_cf_opt<'a: 'b, 'b>(
@@ -302,51 +379,59 @@ impl<DB> Transaction<'_, DB> {
         cf_handle: &impl AsColumnFamilyRef,
         readopts: ReadOptions,
     ) -> DBRawIteratorWithThreadMode<'b, Self> {
-        match self.never {}
+        self.raw_iter(cf_handle.cf_id(), &readopts)
     }
 
+    /// Commits: the writes become visible atomically (see `txn.rs` for the checks).
     pub fn commit(self) -> Result<()> {
-        match self.never {}
+        self.core.commit()
     }
 
+    /// Names the transaction, for two-phase commit (1 to 512 bytes, unique among the live
+    /// transactions).
     pub fn set_name(&self, name: &[u8]) -> Result<()> {
-        match self.never {}
+        self.core.set_name(name)
     }
 
     pub fn get_name(&self) -> Option<Vec<u8>> {
-        match self.never {}
+        self.core.name()
     }
 
+    /// Writes the transaction's prepare section to the WAL (two-phase commit).
     pub fn prepare(&self) -> Result<()> {
-        match self.never {}
+        self.core.prepare()
     }
 
+    /// The transaction's snapshot (one that reads the latest data if it has none).
     pub fn snapshot(&self) -> SnapshotWithThreadMode<'_, Self> {
-        match self.never {}
+        SnapshotWithThreadMode::new(self)
     }
 
+    /// Drops every write and releases every lock (a prepared transaction writes a
+    /// rollback marker).
     pub fn rollback(&self) -> Result<()> {
-        match self.never {}
+        self.core.rollback()
     }
 
     pub fn set_savepoint(&self) {
-        match self.never {}
+        self.core.set_savepoint()
     }
 
+    /// Undoes the writes since the last savepoint (NotFound without one).
     pub fn rollback_to_savepoint(&self) -> Result<()> {
-        match self.never {}
+        self.core.rollback_to_savepoint()
     }
 
     pub fn get<K: AsRef<[u8]>>(&self, key: K) -> Result<Option<Vec<u8>>> {
-        match self.never {}
+        self.get_opt(key, &ReadOptions::default())
     }
 
     pub fn get_pinned<K: AsRef<[u8]>>(&self, key: K) -> Result<Option<DBPinnableSlice<'_>>> {
-        match self.never {}
+        self.get_pinned_opt(key, &ReadOptions::default())
     }
 
     pub fn get_cf<K: AsRef<[u8]>>(&self, cf: &impl AsColumnFamilyRef, key: K) -> Result<Option<Vec<u8>>> {
-        match self.never {}
+        self.get_cf_opt(cf, key, &ReadOptions::default())
     }
 
     pub fn get_pinned_cf<K: AsRef<[u8]>>(
@@ -354,11 +439,11 @@ impl<DB> Transaction<'_, DB> {
         cf: &impl AsColumnFamilyRef,
         key: K,
     ) -> Result<Option<DBPinnableSlice<'_>>> {
-        match self.never {}
+        self.get_pinned_cf_opt(cf, key, &ReadOptions::default())
     }
 
     pub fn get_for_update<K: AsRef<[u8]>>(&self, key: K, exclusive: bool) -> Result<Option<Vec<u8>>> {
-        match self.never {}
+        self.get_for_update_opt(key, exclusive, &ReadOptions::default())
     }
 
     pub fn get_pinned_for_update<K: AsRef<[u8]>>(
@@ -366,7 +451,7 @@ impl<DB> Transaction<'_, DB> {
         key: K,
         exclusive: bool,
     ) -> Result<Option<DBPinnableSlice<'_>>> {
-        match self.never {}
+        self.get_pinned_for_update_opt(key, exclusive, &ReadOptions::default())
     }
 
     pub fn get_for_update_cf<K: AsRef<[u8]>>(
@@ -375,7 +460,7 @@ impl<DB> Transaction<'_, DB> {
         key: K,
         exclusive: bool,
     ) -> Result<Option<Vec<u8>>> {
-        match self.never {}
+        self.get_for_update_cf_opt(cf, key, exclusive, &ReadOptions::default())
     }
 
     pub fn get_pinned_for_update_cf<K: AsRef<[u8]>>(
@@ -384,11 +469,11 @@ impl<DB> Transaction<'_, DB> {
         key: K,
         exclusive: bool,
     ) -> Result<Option<DBPinnableSlice<'_>>> {
-        match self.never {}
+        self.get_pinned_for_update_cf_opt(cf, key, exclusive, &ReadOptions::default())
     }
 
     pub fn get_opt<K: AsRef<[u8]>>(&self, key: K, readopts: &ReadOptions) -> Result<Option<Vec<u8>>> {
-        match self.never {}
+        self.get_impl(self.default_id(), key.as_ref(), readopts)
     }
 
     pub fn get_pinned_opt<K: AsRef<[u8]>>(
@@ -396,7 +481,7 @@ impl<DB> Transaction<'_, DB> {
         key: K,
         readopts: &ReadOptions,
     ) -> Result<Option<DBPinnableSlice<'_>>> {
-        match self.never {}
+        self.get_opt(key, readopts).map(pinned_value)
     }
 
     pub fn get_cf_opt<K: AsRef<[u8]>>(
@@ -405,7 +490,7 @@ impl<DB> Transaction<'_, DB> {
         key: K,
         readopts: &ReadOptions,
     ) -> Result<Option<Vec<u8>>> {
-        match self.never {}
+        self.get_impl(cf.cf_id(), key.as_ref(), readopts)
     }
 
     pub fn get_pinned_cf_opt<K: AsRef<[u8]>>(
@@ -414,7 +499,7 @@ impl<DB> Transaction<'_, DB> {
         key: K,
         readopts: &ReadOptions,
     ) -> Result<Option<DBPinnableSlice<'_>>> {
-        match self.never {}
+        self.get_cf_opt(cf, key, readopts).map(pinned_value)
     }
 
     pub fn get_for_update_opt<K: AsRef<[u8]>>(
@@ -423,7 +508,7 @@ impl<DB> Transaction<'_, DB> {
         exclusive: bool,
         opts: &ReadOptions,
     ) -> Result<Option<Vec<u8>>> {
-        match self.never {}
+        self.get_for_update_impl(self.default_id(), key.as_ref(), exclusive, opts)
     }
 
     pub fn get_pinned_for_update_opt<K: AsRef<[u8]>>(
@@ -432,7 +517,7 @@ impl<DB> Transaction<'_, DB> {
         exclusive: bool,
         opts: &ReadOptions,
     ) -> Result<Option<DBPinnableSlice<'_>>> {
-        match self.never {}
+        self.get_for_update_opt(key, exclusive, opts).map(pinned_value)
     }
 
     pub fn get_for_update_cf_opt<K: AsRef<[u8]>>(
@@ -442,7 +527,7 @@ impl<DB> Transaction<'_, DB> {
         exclusive: bool,
         opts: &ReadOptions,
     ) -> Result<Option<Vec<u8>>> {
-        match self.never {}
+        self.get_for_update_impl(cf.cf_id(), key.as_ref(), exclusive, opts)
     }
 
     pub fn get_pinned_for_update_cf_opt<K: AsRef<[u8]>>(
@@ -452,7 +537,7 @@ impl<DB> Transaction<'_, DB> {
         exclusive: bool,
         opts: &ReadOptions,
     ) -> Result<Option<DBPinnableSlice<'_>>> {
-        match self.never {}
+        self.get_for_update_cf_opt(cf, key, exclusive, opts).map(pinned_value)
     }
 
     pub fn multi_get<K, I>(&self, keys: I) -> Vec<Result<Option<Vec<u8>>>>
@@ -460,7 +545,7 @@ impl<DB> Transaction<'_, DB> {
         K: AsRef<[u8]>,
         I: IntoIterator<Item = K>,
     {
-        match self.never {}
+        self.multi_get_opt(keys, &ReadOptions::default())
     }
 
     pub fn multi_get_opt<K, I>(&self, keys: I, readopts: &ReadOptions) -> Vec<Result<Option<Vec<u8>>>>
@@ -468,11 +553,13 @@ impl<DB> Transaction<'_, DB> {
         K: AsRef<[u8]>,
         I: IntoIterator<Item = K>,
     {
-        match self.never {}
+        let ro = self.consistent(readopts);
+        let id = self.default_id();
+        keys.into_iter().map(|k| self.get_impl(id, k.as_ref(), &ro)).collect()
     }
 
     pub fn put<K: AsRef<[u8]>, V: AsRef<[u8]>>(&self, key: K, value: V) -> Result<()> {
-        match self.never {}
+        self.core.write(self.default_id(), ValueType::Value, key.as_ref(), value.as_ref())
     }
 
     pub fn put_cf<K: AsRef<[u8]>, V: AsRef<[u8]>>(
@@ -481,11 +568,14 @@ impl<DB> Transaction<'_, DB> {
         key: K,
         value: V,
     ) -> Result<()> {
-        match self.never {}
+        self.core.write(cf.cf_id(), ValueType::Value, key.as_ref(), value.as_ref())
     }
 
+    /// A Merge in the transaction. Reads of the key through the transaction resolve it as
+    /// the database's iterator does (NotSupported naming the merge operator while Shale
+    /// cannot merge).
     pub fn merge<K: AsRef<[u8]>, V: AsRef<[u8]>>(&self, key: K, value: V) -> Result<()> {
-        match self.never {}
+        self.core.write(self.default_id(), ValueType::Merge, key.as_ref(), value.as_ref())
     }
 
     pub fn merge_cf<K: AsRef<[u8]>, V: AsRef<[u8]>>(
@@ -494,33 +584,88 @@ impl<DB> Transaction<'_, DB> {
         key: K,
         value: V,
     ) -> Result<()> {
-        match self.never {}
+        self.core.write(cf.cf_id(), ValueType::Merge, key.as_ref(), value.as_ref())
     }
 
     pub fn delete<K: AsRef<[u8]>>(&self, key: K) -> Result<()> {
-        match self.never {}
+        self.core.write(self.default_id(), ValueType::Deletion, key.as_ref(), &[])
     }
 
     pub fn delete_cf<K: AsRef<[u8]>>(&self, cf: &impl AsColumnFamilyRef, key: K) -> Result<()> {
-        match self.never {}
+        self.core.write(cf.cf_id(), ValueType::Deletion, key.as_ref(), &[])
     }
 
+    /// The transaction's writes as a batch.
     pub fn get_writebatch(&self) -> WriteBatchWithTransaction<true> {
-        match self.never {}
+        self.core.write_batch()
     }
 
+    /// Replays `writebatch`'s writes into the transaction (taking their locks), as
+    /// RocksDB's `RebuildFromWriteBatch`.
     pub fn rebuild_from_writebatch(&self, writebatch: &WriteBatchWithTransaction<true>) -> Result<()> {
-        match self.never {}
+        writebatch.for_each(&mut |e| match e.value_type {
+            ValueType::RangeDeletion => {
+                Err(Error::not_supported("DeleteRange in a transaction's write batch"))
+            }
+            t => self.core.write(e.cf_id, t, e.key, e.value),
+        })
     }
 }
 
 impl<T: ThreadMode> TransactionDB<T> {
+    fn pessimistic(&self, txn_opts: &TransactionOptions) -> Kind {
+        let timeout_ms =
+            if txn_opts.lock_timeout < 0 { self.shared.opts.txn_lock_timeout } else { txn_opts.lock_timeout };
+        Kind::Pessimistic {
+            db: self.shared.clone(),
+            lock_timeout_us: TxnDbShared::timeout_us(timeout_ms),
+            deadlock_detect: txn_opts.deadlock_detect,
+            deadlock_detect_depth: txn_opts.deadlock_detect_depth,
+            skip_prepare: txn_opts.skip_prepare,
+            max_write_batch_size: txn_opts.max_write_batch_size,
+        }
+    }
+
+    fn core(&self, write_opts: &WriteOptions, txn_opts: &TransactionOptions) -> TxnCore {
+        TxnCore::new(
+            self.db.inner.clone(),
+            self.db.default_handle().handle.clone(),
+            write_opts,
+            self.pessimistic(txn_opts),
+            txn_opts.set_snapshot,
+            txn_opts.expiration,
+        )
+    }
+
+    /// A one-operation transaction for the database's own writes: it waits
+    /// `default_lock_timeout` for its locks (negative: forever).
+    fn internal(&self, write_opts: &WriteOptions) -> TxnCore {
+        let mut kind = self.pessimistic(&TransactionOptions::default());
+        if let Kind::Pessimistic { lock_timeout_us, .. } = &mut kind {
+            *lock_timeout_us = TxnDbShared::timeout_us(self.shared.opts.default_lock_timeout);
+        }
+        TxnCore::new(
+            self.db.inner.clone(),
+            self.db.default_handle().handle.clone(),
+            write_opts,
+            kind,
+            false,
+            -1,
+        )
+    }
+
+    fn write_one(&self, wo: &WriteOptions, cf: u32, t: ValueType, key: &[u8], value: &[u8]) -> Result<()> {
+        let core = self.internal(wo);
+        core.write(cf, t, key, value)?;
+        core.commit()
+    }
+
     pub fn transaction_opt<'a>(
         &'a self,
         write_opts: &WriteOptions,
         txn_opts: &TransactionOptions,
     ) -> Transaction<'a, Self> {
-        match self.never {}
+        Transaction::new(self.core(write_opts, txn_opts))
     }
 
     pub fn multi_get_cf<'a, 'b: 'a, K, I, W>(&'a self, keys: I) -> Vec<Result<Option<Vec<u8>>>>
@@ -529,7 +674,7 @@ impl<T: ThreadMode> TransactionDB<T> {
         I: IntoIterator<Item = (&'b W, K)>,
         W: 'b + AsColumnFamilyRef,
     {
-        match self.never {}
+        self.db.multi_get_cf(keys)
     }
 
     pub fn multi_get_cf_opt<'a, 'b: 'a, K, I, W>(
@@ -542,11 +687,11 @@ impl<T: ThreadMode> TransactionDB<T> {
         I: IntoIterator<Item = (&'b W, K)>,
         W: 'b + AsColumnFamilyRef,
     {
-        match self.never {}
+        self.db.multi_get_cf_opt(keys, readopts)
     }
 
     pub fn iterator<'a: 'b, 'b>(&'a self, mode: IteratorMode) -> DBIteratorWithThreadMode<'b, Self> {
-        match self.never {}
+        self.iterator_opt(mode, ReadOptions::default())
     }
 
     pub fn iterator_opt<'a: 'b, 'b>(
@@ -554,7 +699,7 @@ impl<T: ThreadMode> TransactionDB<T> {
         mode: IteratorMode,
         readopts: ReadOptions,
     ) -> DBIteratorWithThreadMode<'b, Self> {
-        match self.never {}
+        DBIteratorWithThreadMode::new(self.raw_iterator_opt(readopts), mode)
     }
 
     pub fn iterator_cf_opt<'a: 'b, 'b>(
@@ -563,18 +708,22 @@ impl<T: ThreadMode> TransactionDB<T> {
         readopts: ReadOptions,
         mode: IteratorMode,
     ) -> DBIteratorWithThreadMode<'b, Self> {
-        match self.never {}
+        DBIteratorWithThreadMode::new(self.raw_iterator_cf_opt(cf_handle, readopts), mode)
     }
 
     pub fn full_iterator<'a: 'b, 'b>(&'a self, mode: IteratorMode) -> DBIteratorWithThreadMode<'b, Self> {
-        match self.never {}
+        let mut ro = ReadOptions::default();
+        ro.set_total_order_seek(true);
+        self.iterator_opt(mode, ro)
     }
 
     pub fn prefix_iterator<'a: 'b, 'b, P: AsRef<[u8]>>(
         &'a self,
         prefix: P,
     ) -> DBIteratorWithThreadMode<'b, Self> {
-        match self.never {}
+        let mut ro = ReadOptions::default();
+        ro.set_prefix_same_as_start(true);
+        self.iterator_opt(IteratorMode::From(prefix.as_ref(), Direction::Forward), ro)
     }
 
     pub fn iterator_cf<'a: 'b, 'b>(
@@ -582,7 +731,7 @@ impl<T: ThreadMode> TransactionDB<T> {
         cf_handle: &impl AsColumnFamilyRef,
         mode: IteratorMode,
     ) -> DBIteratorWithThreadMode<'b, Self> {
-        match self.never {}
+        self.iterator_cf_opt(cf_handle, ReadOptions::default(), mode)
     }
 
     pub fn full_iterator_cf<'a: 'b, 'b>(
@@ -590,7 +739,9 @@ impl<T: ThreadMode> TransactionDB<T> {
         cf_handle: &impl AsColumnFamilyRef,
         mode: IteratorMode,
     ) -> DBIteratorWithThreadMode<'b, Self> {
-        match self.never {}
+        let mut ro = ReadOptions::default();
+        ro.set_total_order_seek(true);
+        self.iterator_cf_opt(cf_handle, ro, mode)
     }
 
     pub fn prefix_iterator_cf<'a, P: AsRef<[u8]>>(
@@ -598,25 +749,27 @@ impl<T: ThreadMode> TransactionDB<T> {
         cf_handle: &impl AsColumnFamilyRef,
         prefix: P,
     ) -> DBIteratorWithThreadMode<'a, Self> {
-        match self.never {}
+        let mut ro = ReadOptions::default();
+        ro.set_prefix_same_as_start(true);
+        self.iterator_cf_opt(cf_handle, ro, IteratorMode::From(prefix.as_ref(), Direction::Forward))
     }
 
     pub fn raw_iterator<'a: 'b, 'b>(&'a self) -> DBRawIteratorWithThreadMode<'b, Self> {
-        match self.never {}
+        self.raw_iterator_opt(ReadOptions::default())
     }
 
     pub fn raw_iterator_cf<'a: 'b, 'b>(
         &'a self,
         cf_handle: &impl AsColumnFamilyRef,
     ) -> DBRawIteratorWithThreadMode<'b, Self> {
-        match self.never {}
+        self.raw_iterator_cf_opt(cf_handle, ReadOptions::default())
     }
 
     pub fn raw_iterator_opt<'a: 'b, 'b>(
         &'a self,
         readopts: ReadOptions,
     ) -> DBRawIteratorWithThreadMode<'b, Self> {
-        match self.never {}
+        DBRawIteratorWithThreadMode::new(&self.db.inner, &self.db.default_handle().handle, &readopts)
     }
 
     pub fn raw_iterator_cf_opt<'a: 'b, 'b>(
@@ -624,7 +777,10 @@ impl<T: ThreadMode> TransactionDB<T> {
         cf_handle: &impl AsColumnFamilyRef,
         readopts: ReadOptions,
     ) -> DBRawIteratorWithThreadMode<'b, Self> {
-        match self.never {}
+        match self.db.inner.handle_of(cf_handle) {
+            Ok(h) => DBRawIteratorWithThreadMode::new(&self.db.inner, &h, &readopts),
+            Err(e) => DBRawIteratorWithThreadMode::failed(&self.db.default_handle().handle, e),
+        }
     }
 
     pub fn open_default<P: AsRef<Path>>(path: P) -> Result<Self> {
@@ -652,6 +808,8 @@ impl<T: ThreadMode> TransactionDB<T> {
         Self::open_cf_descriptors(opts, txn_db_opts, path, cfs)
     }
 
+    /// Opens with two-phase commit allowed (RocksDB's `allow_2pc`); prepared transactions
+    /// found in the WAL keep their locks until `prepared_transactions` hands them out.
     pub fn open_cf_descriptors<P, I>(
         opts: &Options,
         txn_db_opts: &TransactionDBOptions,
@@ -662,8 +820,32 @@ impl<T: ThreadMode> TransactionDB<T> {
         P: AsRef<Path>,
         I: IntoIterator<Item = ColumnFamilyDescriptor>,
     {
-        let _ = (opts, txn_db_opts, path.as_ref(), cfs.into_iter().count());
-        Err(unsupported("TransactionDB"))
+        let mut o = opts.clone();
+        o.allow_2pc = true;
+        let db = DBWithThreadMode::<T>::open_cf_descriptors(&o, path, cfs)?;
+        let shared = Arc::new(TxnDbShared::new(txn_db_opts));
+        let recovered = db.inner.prep_tracker().take_recovered();
+        let default_cf = db.default_handle().handle.clone();
+        for (name, batch, log) in recovered {
+            let core = TxnCore::new(
+                db.inner.clone(),
+                default_cf.clone(),
+                &WriteOptions::default(),
+                Kind::Pessimistic {
+                    db: shared.clone(),
+                    lock_timeout_us: 0,
+                    deadlock_detect: false,
+                    deadlock_detect_depth: 0,
+                    skip_prepare: true,
+                    max_write_batch_size: 0,
+                },
+                false,
+                -1,
+            );
+            core.restore_prepared(&name, &batch, log)?;
+            shared.recovered.lock().push(core);
+        }
+        Ok(TransactionDB { db, shared })
     }
 
     pub fn list_cf<P: AsRef<Path>>(opts: &Options, path: P) -> Result<Vec<String>> {
@@ -677,52 +859,55 @@ impl<T: ThreadMode> TransactionDB<T> {
     pub fn repair<P: AsRef<Path>>(opts: &Options, path: P) -> Result<()> {
         crate::DB::repair(opts, path)
     }
+
     pub fn path(&self) -> &Path {
-        match self.never {}
+        self.db.path()
     }
 
     pub fn flush_wal(&self, sync: bool) -> Result<()> {
-        match self.never {}
+        self.db.flush_wal(sync)
     }
 
     pub fn flush_opt(&self, flushopts: &FlushOptions) -> Result<()> {
-        match self.never {}
+        self.db.flush_opt(flushopts)
     }
 
     pub fn flush(&self) -> Result<()> {
-        match self.never {}
+        self.db.flush()
     }
 
     pub fn flush_cf_opt(&self, cf: &impl AsColumnFamilyRef, flushopts: &FlushOptions) -> Result<()> {
-        match self.never {}
+        self.db.flush_cf_opt(cf, flushopts)
     }
 
     pub fn flush_cfs_opt(&self, cfs: &[&impl AsColumnFamilyRef], opts: &FlushOptions) -> Result<()> {
-        match self.never {}
+        self.db.flush_cfs_opt(cfs, opts)
     }
 
     pub fn flush_cf(&self, cf: &impl AsColumnFamilyRef) -> Result<()> {
-        match self.never {}
+        self.db.flush_cf(cf)
     }
 
     pub fn transaction(&self) -> Transaction<'_, Self> {
-        match self.never {}
+        self.transaction_opt(&WriteOptions::default(), &TransactionOptions::default())
     }
 
+    /// The prepared transactions recovered from the WAL at open, to commit or roll back
+    /// (each is handed out once).
     pub fn prepared_transactions(&self) -> Vec<Transaction<'_, Self>> {
-        match self.never {}
+        std::mem::take(&mut *self.shared.recovered.lock()).into_iter().map(Transaction::new).collect()
     }
 
     pub fn get<K: AsRef<[u8]>>(&self, key: K) -> Result<Option<Vec<u8>>> {
-        match self.never {}
+        self.db.get(key)
     }
 
     pub fn get_cf<K: AsRef<[u8]>>(&self, cf: &impl AsColumnFamilyRef, key: K) -> Result<Option<Vec<u8>>> {
-        match self.never {}
+        self.db.get_cf(cf, key)
     }
 
     pub fn get_opt<K: AsRef<[u8]>>(&self, key: K, readopts: &ReadOptions) -> Result<Option<Vec<u8>>> {
-        match self.never {}
+        self.db.get_opt(key, readopts)
     }
 
     pub fn get_cf_opt<K: AsRef<[u8]>>(
@@ -731,11 +916,11 @@ impl<T: ThreadMode> TransactionDB<T> {
         key: K,
         readopts: &ReadOptions,
     ) -> Result<Option<Vec<u8>>> {
-        match self.never {}
+        self.db.get_cf_opt(cf, key, readopts)
     }
 
     pub fn get_pinned<K: AsRef<[u8]>>(&self, key: K) -> Result<Option<DBPinnableSlice<'_>>> {
-        match self.never {}
+        self.db.get_pinned(key)
     }
 
     pub fn get_pinned_cf<K: AsRef<[u8]>>(
@@ -743,7 +928,7 @@ impl<T: ThreadMode> TransactionDB<T> {
         cf: &impl AsColumnFamilyRef,
         key: K,
     ) -> Result<Option<DBPinnableSlice<'_>>> {
-        match self.never {}
+        self.db.get_pinned_cf(cf, key)
     }
 
     pub fn get_pinned_opt<K: AsRef<[u8]>>(
@@ -751,7 +936,7 @@ impl<T: ThreadMode> TransactionDB<T> {
         key: K,
         readopts: &ReadOptions,
     ) -> Result<Option<DBPinnableSlice<'_>>> {
-        match self.never {}
+        self.db.get_pinned_opt(key, readopts)
     }
 
     pub fn get_pinned_cf_opt<K: AsRef<[u8]>>(
@@ -760,7 +945,7 @@ impl<T: ThreadMode> TransactionDB<T> {
         key: K,
         readopts: &ReadOptions,
     ) -> Result<Option<DBPinnableSlice<'_>>> {
-        match self.never {}
+        self.db.get_pinned_cf_opt(cf, key, readopts)
     }
 
     pub fn multi_get<K, I>(&self, keys: I) -> Vec<Result<Option<Vec<u8>>>>
@@ -768,7 +953,7 @@ impl<T: ThreadMode> TransactionDB<T> {
         K: AsRef<[u8]>,
         I: IntoIterator<Item = K>,
     {
-        match self.never {}
+        self.db.multi_get(keys)
     }
 
     pub fn multi_get_opt<K, I>(&self, keys: I, readopts: &ReadOptions) -> Vec<Result<Option<Vec<u8>>>>
@@ -776,7 +961,7 @@ impl<T: ThreadMode> TransactionDB<T> {
         K: AsRef<[u8]>,
         I: IntoIterator<Item = K>,
     {
-        match self.never {}
+        self.db.multi_get_opt(keys, readopts)
     }
 
     pub fn put<K, V>(&self, key: K, value: V) -> Result<()>
@@ -784,7 +969,7 @@ impl<T: ThreadMode> TransactionDB<T> {
         K: AsRef<[u8]>,
         V: AsRef<[u8]>,
     {
-        match self.never {}
+        self.put_opt(key, value, &WriteOptions::default())
     }
 
     pub fn put_cf<K, V>(&self, cf: &impl AsColumnFamilyRef, key: K, value: V) -> Result<()>
@@ -792,7 +977,7 @@ impl<T: ThreadMode> TransactionDB<T> {
         K: AsRef<[u8]>,
         V: AsRef<[u8]>,
     {
-        match self.never {}
+        self.put_cf_opt(cf, key, value, &WriteOptions::default())
     }
 
     pub fn put_opt<K, V>(&self, key: K, value: V, writeopts: &WriteOptions) -> Result<()>
@@ -800,7 +985,8 @@ impl<T: ThreadMode> TransactionDB<T> {
         K: AsRef<[u8]>,
         V: AsRef<[u8]>,
     {
-        match self.never {}
+        let id = self.db.default_handle().handle.id;
+        self.write_one(writeopts, id, ValueType::Value, key.as_ref(), value.as_ref())
     }
 
     pub fn put_cf_opt<K, V>(
@@ -814,15 +1000,24 @@ impl<T: ThreadMode> TransactionDB<T> {
         K: AsRef<[u8]>,
         V: AsRef<[u8]>,
     {
-        match self.never {}
+        self.write_one(writeopts, cf.cf_id(), ValueType::Value, key.as_ref(), value.as_ref())
     }
 
     pub fn write(&self, batch: WriteBatchWithTransaction<true>) -> Result<()> {
-        match self.never {}
+        self.write_opt(batch, &WriteOptions::default())
     }
 
+    /// Writes `batch` atomically after locking every key it writes (RocksDB's
+    /// `PessimisticTransactionDB::Write`).
     pub fn write_opt(&self, batch: WriteBatchWithTransaction<true>, writeopts: &WriteOptions) -> Result<()> {
-        match self.never {}
+        let core = self.internal(writeopts);
+        batch.for_each(&mut |e| match e.value_type {
+            ValueType::RangeDeletion => {
+                Err(Error::not_supported("DeleteRange in a TransactionDB write batch"))
+            }
+            _ => core.lock_key(e.cf_id, e.key),
+        })?;
+        txn::write_to(&self.db.inner, batch.into_kind(), writeopts)
     }
 
     pub fn merge<K, V>(&self, key: K, value: V) -> Result<()>
@@ -830,7 +1025,7 @@ impl<T: ThreadMode> TransactionDB<T> {
         K: AsRef<[u8]>,
         V: AsRef<[u8]>,
     {
-        match self.never {}
+        self.merge_opt(key, value, &WriteOptions::default())
     }
 
     pub fn merge_cf<K, V>(&self, cf: &impl AsColumnFamilyRef, key: K, value: V) -> Result<()>
@@ -838,7 +1033,7 @@ impl<T: ThreadMode> TransactionDB<T> {
         K: AsRef<[u8]>,
         V: AsRef<[u8]>,
     {
-        match self.never {}
+        self.merge_cf_opt(cf, key, value, &WriteOptions::default())
     }
 
     pub fn merge_opt<K, V>(&self, key: K, value: V, writeopts: &WriteOptions) -> Result<()>
@@ -846,7 +1041,8 @@ impl<T: ThreadMode> TransactionDB<T> {
         K: AsRef<[u8]>,
         V: AsRef<[u8]>,
     {
-        match self.never {}
+        let id = self.db.default_handle().handle.id;
+        self.write_one(writeopts, id, ValueType::Merge, key.as_ref(), value.as_ref())
     }
 
     pub fn merge_cf_opt<K, V>(
@@ -860,19 +1056,20 @@ impl<T: ThreadMode> TransactionDB<T> {
         K: AsRef<[u8]>,
         V: AsRef<[u8]>,
     {
-        match self.never {}
+        self.write_one(writeopts, cf.cf_id(), ValueType::Merge, key.as_ref(), value.as_ref())
     }
 
     pub fn delete<K: AsRef<[u8]>>(&self, key: K) -> Result<()> {
-        match self.never {}
+        self.delete_opt(key, &WriteOptions::default())
     }
 
     pub fn delete_cf<K: AsRef<[u8]>>(&self, cf: &impl AsColumnFamilyRef, key: K) -> Result<()> {
-        match self.never {}
+        self.delete_cf_opt(cf, key, &WriteOptions::default())
     }
 
     pub fn delete_opt<K: AsRef<[u8]>>(&self, key: K, writeopts: &WriteOptions) -> Result<()> {
-        match self.never {}
+        let id = self.db.default_handle().handle.id;
+        self.write_one(writeopts, id, ValueType::Deletion, key.as_ref(), &[])
     }
 
     pub fn delete_cf_opt<K: AsRef<[u8]>>(
@@ -881,47 +1078,47 @@ impl<T: ThreadMode> TransactionDB<T> {
         key: K,
         writeopts: &WriteOptions,
     ) -> Result<()> {
-        match self.never {}
+        self.write_one(writeopts, cf.cf_id(), ValueType::Deletion, key.as_ref(), &[])
     }
 
     pub fn snapshot(&self) -> SnapshotWithThreadMode<'_, Self> {
-        match self.never {}
+        SnapshotWithThreadMode::new(self)
     }
 }
 
 impl TransactionDB<SingleThreaded> {
     pub fn create_cf<N: AsRef<str>>(&mut self, name: N, opts: &Options) -> Result<()> {
-        match self.never {}
+        self.db.create_cf(name, opts)
     }
 
     pub fn cf_handle(&self, name: &str) -> Option<&ColumnFamily> {
-        match self.never {}
+        self.db.cf_handle(name)
     }
 
     pub fn drop_cf(&mut self, name: &str) -> Result<()> {
-        match self.never {}
+        self.db.drop_cf(name)
     }
 }
 
 impl TransactionDB<MultiThreaded> {
     pub fn create_cf<N: AsRef<str>>(&self, name: N, opts: &Options) -> Result<()> {
-        match self.never {}
+        self.db.create_cf(name, opts)
     }
 
     pub fn cf_handle(&self, name: &str) -> Option<Arc<BoundColumnFamily<'_>>> {
-        match self.never {}
+        self.db.cf_handle(name)
     }
 
     pub fn drop_cf(&self, name: &str) -> Result<()> {
-        match self.never {}
+        self.db.drop_cf(name)
     }
 
     pub fn property_value(&self, name: impl CStrLike) -> Result<Option<String>> {
-        match self.never {}
+        self.db.property_value(name)
     }
 
     pub fn property_int_value(&self, name: impl CStrLike) -> Result<Option<u64>> {
-        match self.never {}
+        self.db.property_int_value(name)
     }
 }
 
@@ -951,12 +1148,12 @@ impl<T: ThreadMode> OptimisticTransactionDB<T> {
         P: AsRef<Path>,
         I: IntoIterator<Item = ColumnFamilyDescriptor>,
     {
-        let _ = (opts, path.as_ref(), cfs.into_iter().count());
-        Err(unsupported("OptimisticTransactionDB"))
+        let db = DBWithThreadMode::<T>::open_cf_descriptors(opts, path, cfs)?;
+        Ok(db.into_kind(OptimisticTransactionDBInner { occ: Arc::new(OccShared::new(OCC_LOCK_BUCKETS)) }))
     }
 
     pub fn transaction(&self) -> Transaction<'_, Self> {
-        match self.kind.never {}
+        self.transaction_opt(&WriteOptions::default(), &OptimisticTransactionOptions::default())
     }
 
     pub fn transaction_opt(
@@ -964,19 +1161,28 @@ impl<T: ThreadMode> OptimisticTransactionDB<T> {
         writeopts: &WriteOptions,
         otxn_opts: &OptimisticTransactionOptions,
     ) -> Transaction<'_, Self> {
-        match self.kind.never {}
+        Transaction::new(TxnCore::new(
+            self.inner.clone(),
+            self.default_handle().handle.clone(),
+            writeopts,
+            Kind::Optimistic { occ: self.kind.occ.clone() },
+            otxn_opts.set_snapshot,
+            -1,
+        ))
     }
 
     pub fn write_opt(&self, batch: WriteBatchWithTransaction<true>, writeopts: &WriteOptions) -> Result<()> {
-        match self.kind.never {}
+        self.write_batch(batch.into_kind(), writeopts)
     }
 
     pub fn write(&self, batch: WriteBatchWithTransaction<true>) -> Result<()> {
-        match self.kind.never {}
+        self.write_opt(batch, &WriteOptions::default())
     }
 
     pub fn write_without_wal(&self, batch: WriteBatchWithTransaction<true>) -> Result<()> {
-        match self.kind.never {}
+        let mut o = WriteOptions::default();
+        o.disable_wal(true);
+        self.write_opt(batch, &o)
     }
 
     pub fn delete_range_cf_opt<K: AsRef<[u8]>>(
@@ -986,10 +1192,12 @@ impl<T: ThreadMode> OptimisticTransactionDB<T> {
         to: K,
         writeopts: &WriteOptions,
     ) -> Result<()> {
-        match self.kind.never {}
+        let mut b = crate::batch::WriteBatch::default();
+        b.delete_range_cf(cf, from, to);
+        self.write_batch(b, writeopts)
     }
 
     pub fn delete_range_cf<K: AsRef<[u8]>>(&self, cf: &impl AsColumnFamilyRef, from: K, to: K) -> Result<()> {
-        match self.kind.never {}
+        self.delete_range_cf_opt(cf, from, to, &WriteOptions::default())
     }
 }
