@@ -77,6 +77,7 @@ use crate::wal::LogWriter;
 
 pub use cf::{ColumnFamily, ColumnFamilyDescriptor, DEFAULT_COLUMN_FAMILY_NAME};
 pub use common::{ColumnFamilyMetaData, ColumnFamilyTtl, LiveFile, Range};
+pub(crate) use iterator::PrefixMode;
 pub use iterator::{
     DBIterator, DBIteratorWithThreadMode, DBRawIterator, DBRawIteratorWithThreadMode, Direction, IteratorMode,
 };

@@ -337,7 +337,8 @@ impl TxnCore {
         }
         let seq = ro.snapshot.unwrap_or_else(|| self.inner.last_sequence());
         let sv = cf.super_version();
-        let (base, tomb) = self.inner.internal_iterator(cf, &sv, ro.fill_cache)?;
+        let prefix = crate::db::PrefixMode::of(cf, ro);
+        let (base, tomb) = self.inner.internal_iterator(cf, &sv, ro.fill_cache, &prefix)?;
         let entries = st.batch.internal_entries(cf.id, seq + 1, &cf.icmp);
         let top = seq + st.batch.len() as u64;
         let tomb = wbwi::cap_tombstones(tomb, seq, &cf.icmp);
@@ -349,6 +350,9 @@ impl TxnCore {
         let mut it =
             DBIter::new(cf.icmp.clone(), merged, tomb, top, ro.lower_bound.clone(), ro.upper_bound.clone());
         it.set_max_skippable_internal_keys(ro.max_skippable_internal_keys);
+        if ro.prefix_same_as_start {
+            it.set_prefix_same_as_start(cf.opts.prefix_extractor.clone());
+        }
         Ok((sv, it))
     }
 
