@@ -230,6 +230,11 @@ pub struct Options {
     /// `compaction/picker.rs`); `u64::MAX - 1` is RocksDB's "default" value.
     pub(crate) ttl: u64,
     pub(crate) periodic_compaction_seconds: u64,
+    /// The family's merge operator (`set_merge_operator*`, issue 15; `merge_operator.rs`).
+    pub(crate) merge_operator: Option<Arc<crate::merge_operator::MergeOperator>>,
+    /// The family's compaction filter and filter factory (`compaction_filter.rs`).
+    pub(crate) compaction_filter: Option<Arc<crate::compaction_filter::FilterSlot>>,
+    pub(crate) compaction_filter_factory: Option<Arc<crate::compaction_filter::FactorySlot>>,
 }
 
 impl Default for Options {
@@ -286,6 +291,9 @@ impl Default for Options {
             min_write_buffer_number_to_merge: 1,
             ttl: u64::MAX - 1,
             periodic_compaction_seconds: u64::MAX - 1,
+            merge_operator: None,
+            compaction_filter: None,
+            compaction_filter_factory: None,
         }
     }
 }
@@ -379,6 +387,12 @@ impl Options {
     /// A comparator object (Shale extension; also used for the reverse bytewise comparator).
     pub fn set_comparator_object(&mut self, cmp: ComparatorRef) {
         self.comparator = cmp;
+    }
+
+    /// A merge operator object (Shale extension): one of RocksDB's built-in operators from
+    /// [`crate::merge_operators`], or one made with [`crate::merge_operator::MergeOperator::new`].
+    pub fn set_merge_operator_object(&mut self, op: crate::merge_operator::MergeOperator) {
+        self.merge_operator = Some(Arc::new(op));
     }
 
     pub fn set_write_buffer_size(&mut self, size: usize) {

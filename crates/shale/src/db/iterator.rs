@@ -322,6 +322,7 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
             src.ro.upper_bound.clone(),
         );
         iter.set_max_skippable_internal_keys(src.ro.max_skippable_internal_keys);
+        iter.set_merge_operator(cf.opts.merge_operator.clone());
         if self.held_snapshot != want_hold {
             if let Some(s) = want_hold {
                 inner.hold_snapshot(s);
