@@ -100,9 +100,18 @@ impl std::fmt::Debug for MergeOperator {
 
 impl MergeOperator {
     /// An operator named `name` with a full-merge function and an optional partial-merge one.
-    pub fn new<F: MergeFn>(name: impl Into<String>, full_merge: F, partial_merge: Option<BoxedMergeFn>) -> Self {
+    pub fn new<F: MergeFn>(
+        name: impl Into<String>,
+        full_merge: F,
+        partial_merge: Option<BoxedMergeFn>,
+    ) -> Self {
         let name = name.into();
-        MergeOperator { options_value: name.clone(), name, full: Box::new(full_merge), partial: partial_merge }
+        MergeOperator {
+            options_value: name.clone(),
+            name,
+            full: Box::new(full_merge),
+            partial: partial_merge,
+        }
     }
 
     pub(crate) fn with_options_value(mut self, v: String) -> Self {
@@ -192,9 +201,14 @@ mod tests {
         let p = MergeOperator::new(
             "panics",
             |_: &[u8], _: Option<&[u8]>, _: &MergeOperands| -> Option<Vec<u8>> { panic!("boom") },
-            Some(Box::new(|_: &[u8], _: Option<&[u8]>, _: &MergeOperands| -> Option<Vec<u8>> { panic!("boom") })),
+            Some(Box::new(|_: &[u8], _: Option<&[u8]>, _: &MergeOperands| -> Option<Vec<u8>> {
+                panic!("boom")
+            })),
         );
-        assert_eq!(p.full_merge(b"k", None, vec![b"x".to_vec()]).unwrap_err().kind(), crate::ErrorKind::Corruption);
+        assert_eq!(
+            p.full_merge(b"k", None, vec![b"x".to_vec()]).unwrap_err().kind(),
+            crate::ErrorKind::Corruption
+        );
         assert!(p.partial_merge(b"k", &[b"x".to_vec(), b"y".to_vec()]).is_err());
     }
 }

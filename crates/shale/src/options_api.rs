@@ -845,7 +845,8 @@ impl Options {
         match name.into_c_string() {
             Ok(n) => {
                 let cb = crate::compaction_filter::CompactionFilterCallback { name: n, filter_fn };
-                self.compaction_filter = Some(std::sync::Arc::new(crate::compaction_filter::FilterSlot::new(cb)));
+                self.compaction_filter =
+                    Some(std::sync::Arc::new(crate::compaction_filter::FilterSlot::new(cb)));
             }
             Err(_) => self.unsupported.push("compaction filter name with a NUL byte"),
         }

@@ -25,12 +25,12 @@
 
 use std::path::Path;
 
+use crate::compaction_filter::Decision;
 use crate::db::filename;
 use crate::error::Result;
 use crate::fs::FileSystem;
 use crate::iter::range_del::{FragmentedTombstones, RangeTombstone};
 use crate::iter::BoxedIterator;
-use crate::compaction_filter::Decision;
 use crate::key::{make_internal_key, parse_internal_key, user_key, ValueType, MAX_SEQUENCE_NUMBER};
 use crate::merge_operator::MergeOperator;
 use crate::table::builder::{TableBuilder, TableBuilderOptions};
@@ -223,8 +223,10 @@ impl KeyCompactor<'_, '_> {
                                 self.dropped += 1;
                             } else {
                                 // A deletion, so that older versions stay hidden.
-                                self.emitted
-                                    .push((make_internal_key(p.user_key, p.sequence, ValueType::Deletion), Vec::new()));
+                                self.emitted.push((
+                                    make_internal_key(p.user_key, p.sequence, ValueType::Deletion),
+                                    Vec::new(),
+                                ));
                             }
                         }
                     }

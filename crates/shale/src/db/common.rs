@@ -264,7 +264,12 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
         self.merge_opt(key, value, &WriteOptions::default())
     }
 
-    pub fn merge_opt<K: AsRef<[u8]>, V: AsRef<[u8]>>(&self, key: K, value: V, opts: &WriteOptions) -> Result<()> {
+    pub fn merge_opt<K: AsRef<[u8]>, V: AsRef<[u8]>>(
+        &self,
+        key: K,
+        value: V,
+        opts: &WriteOptions,
+    ) -> Result<()> {
         let mut b = crate::WriteBatch::default();
         b.merge(key, value);
         self.write_batch(b, opts)

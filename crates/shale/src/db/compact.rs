@@ -12,9 +12,9 @@ use super::scheduler::counts_as_bg_error;
 use super::{DBCommon, DBInner, DbInner, DbState, ThreadMode};
 use crate::cf_ref::AsColumnFamilyRef;
 use crate::compaction::job::{self, JobInput};
+use crate::compaction::picker::{self, CompactionPlan};
 use crate::compaction_filter::Decision;
 use crate::compaction_filter_factory::CompactionFilterContext;
-use crate::compaction::picker::{self, CompactionPlan};
 use crate::error::{Error, Result};
 use crate::iter::merging::MergingIterator;
 use crate::iter::range_del;
@@ -54,8 +54,9 @@ impl DbInner {
         manual: bool,
     ) -> Result<()> {
         // A compaction of a level into itself (bottommost, periodic) rewrites its file.
-        let trivial_move =
-            plan.is_trivial_move() && plan.level != plan.output_level && !(manual && has_compaction_filter(cf));
+        let trivial_move = plan.is_trivial_move()
+            && plan.level != plan.output_level
+            && !(manual && has_compaction_filter(cf));
         let mut edit = VersionEdit { column_family: cf.id, ..Default::default() };
         for f in &plan.inputs {
             edit.deleted_files.push((plan.level as u32, f.number));

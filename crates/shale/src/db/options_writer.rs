@@ -41,7 +41,9 @@ pub(crate) fn write_options_file(inner: &DbInner) -> Result<()> {
                     kv("comparator", c.comparator.name().to_string()),
                     kv(
                         "merge_operator",
-                        c.merge_operator.as_ref().map_or("nullptr".to_string(), |m| m.options_value().to_string()),
+                        c.merge_operator
+                            .as_ref()
+                            .map_or("nullptr".to_string(), |m| m.options_value().to_string()),
                     ),
                     kv(
                         "compaction_filter",
@@ -49,7 +51,9 @@ pub(crate) fn write_options_file(inner: &DbInner) -> Result<()> {
                     ),
                     kv(
                         "compaction_filter_factory",
-                        c.compaction_filter_factory.as_ref().map_or("nullptr".to_string(), |f| f.name().to_string()),
+                        c.compaction_filter_factory
+                            .as_ref()
+                            .map_or("nullptr".to_string(), |f| f.name().to_string()),
                     ),
                     kv("write_buffer_size", c.write_buffer_size.to_string()),
                     kv("max_write_buffer_number", c.max_write_buffer_number.to_string()),

@@ -35,7 +35,13 @@ struct MergeLookup<'a> {
 impl MergeLookup<'_> {
     /// One entry of the key visible at the read's snapshot, newest first; `max_cov` is the
     /// newest covering range tombstone met so far (entries older than it are deleted).
-    fn visit(&mut self, seq: SequenceNumber, t: ValueType, value: &[u8], max_cov: SequenceNumber) -> Result<Lookup> {
+    fn visit(
+        &mut self,
+        seq: SequenceNumber,
+        t: ValueType,
+        value: &[u8],
+        max_cov: SequenceNumber,
+    ) -> Result<Lookup> {
         if seq < max_cov {
             return self.finish(None).map(Lookup::Done);
         }
@@ -138,17 +144,15 @@ impl DbInner {
         for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
             max_cov = max_cov.max(mem.max_covering_tombstone_seq(key, seq));
             let mut done: Option<Result<Option<Vec<u8>>>> = None;
-            mem.for_each_version(key, seq, |s, t, v| {
-                match merge.visit(s, t, v, max_cov) {
-                    Ok(Lookup::Continue) => true,
-                    Ok(Lookup::Done(r)) => {
-                        done = Some(Ok(r));
-                        false
-                    }
-                    Err(e) => {
-                        done = Some(Err(e));
-                        false
-                    }
+            mem.for_each_version(key, seq, |s, t, v| match merge.visit(s, t, v, max_cov) {
+                Ok(Lookup::Continue) => true,
+                Ok(Lookup::Done(r)) => {
+                    done = Some(Ok(r));
+                    false
+                }
+                Err(e) => {
+                    done = Some(Err(e));
+                    false
                 }
             });
             if let Some(r) = done {
@@ -203,7 +207,9 @@ impl DbInner {
                             break;
                         }
                         if p.sequence <= seq {
-                            if let Lookup::Done(r) = merge.visit(p.sequence, p.value_type, it.value(), max_cov)? {
+                            if let Lookup::Done(r) =
+                                merge.visit(p.sequence, p.value_type, it.value(), max_cov)?
+                            {
                                 return Ok(r);
                             }
                         }

@@ -28,11 +28,11 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::iter::range_del::FragmentedTombstones;
 use crate::iter::BoxedIterator;
-use crate::merge_operator::MergeOperator;
 use crate::key::{
     append_internal_key, parse_internal_key, user_key, InternalKeyComparator, SequenceNumber, ValueType,
     MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK,
 };
+use crate::merge_operator::MergeOperator;
 
 /// After this many steps over entries of one user key, iteration re-seeks past them
 /// (RocksDB's `max_sequential_skip_in_iterations` default).
@@ -583,7 +583,8 @@ impl DBIter {
         self.inner.next();
         while self.inner.valid() {
             let p = parse_internal_key(self.inner.key())?;
-            if self.icmp.compare_user(p.user_key, &self.saved_key) != Ordering::Equal || p.sequence < max_cov {
+            if self.icmp.compare_user(p.user_key, &self.saved_key) != Ordering::Equal || p.sequence < max_cov
+            {
                 break;
             }
             match p.value_type {
