@@ -213,8 +213,8 @@ fn run(seed: u64, ops: usize) {
     while done < ops {
         epoch += 1;
         let db = open(&path);
-        for cf in 0..2 {
-            check_iterators(&db, cf, &models[cf], &mut rng, None, &format!("seed {seed} reopen {epoch}"));
+        for (cf, model) in models.iter().enumerate() {
+            check_iterators(&db, cf, model, &mut rng, None, &format!("seed {seed} reopen {epoch}"));
         }
         let mut snaps: Vec<(shale::Snapshot<'_>, [Model; 2])> = Vec::new();
         let epoch_len = rng.gen_range(300..1200);

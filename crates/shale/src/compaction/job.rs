@@ -40,6 +40,9 @@ use crate::version::edit::FileMetaData;
 /// A compaction filter on values: true removes the entry.
 pub type ValueFilter = dyn Fn(&[u8]) -> bool;
 
+/// A compaction filter bound to its compaction's level: `(key, value) -> decision`.
+pub type KeyFilter<'a> = dyn FnMut(&[u8], &[u8]) -> Decision + 'a;
+
 pub struct JobInput<'a> {
     pub fs: &'a dyn FileSystem,
     pub dir: &'a Path,
@@ -61,7 +64,7 @@ pub struct JobInput<'a> {
     pub remove_value: Option<&'a ValueFilter>,
     /// The family's compaction filter (or the one its factory made for this job), already
     /// bound to the compaction's level: `(key, value) -> decision`.
-    pub compaction_filter: Option<&'a mut (dyn FnMut(&[u8], &[u8]) -> Decision + 'a)>,
+    pub compaction_filter: Option<&'a mut KeyFilter<'a>>,
     /// The family's merge operator.
     pub merge_operator: Option<&'a MergeOperator>,
 }
@@ -164,7 +167,7 @@ struct KeyCompactor<'a, 'b> {
     bottommost: bool,
     frag: &'a FragmentedTombstones,
     remove_value: Option<&'b ValueFilter>,
-    filter: Option<&'b mut (dyn FnMut(&[u8], &[u8]) -> Decision + 'b)>,
+    filter: Option<&'b mut KeyFilter<'b>>,
     merge_operator: Option<&'b MergeOperator>,
     /// What to write, in order.
     emitted: Vec<(Vec<u8>, Vec<u8>)>,
