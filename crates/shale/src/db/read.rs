@@ -274,6 +274,13 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
         }
         opts.check_supported()?;
         if batch.has_merge() {
+            if self.inner.opts.ttl_db.is_some() {
+                // RocksDB's DBWithTTL wraps the merge operator to carry the write times;
+                // Shale's TTL database does not yet.
+                return Err(Error::not_supported(
+                    "merge in a TTL database is not supported by Shale yet (issue 15)",
+                ));
+            }
             self.check_merge_operators(&batch)?;
         }
         self.inner.write(opts, batch)
