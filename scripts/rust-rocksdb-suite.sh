@@ -37,13 +37,15 @@ test_transaction_db test_transaction_db_memory_usage test_transaction_db_propert
 MUST_PASS="test_raw_iterator test_write_batch test_property test_pinnable_slice test_comparator
 test_multithreaded test_rocksdb_options test_db test_backup test_checkpoint test_sst_file_writer test_perf
 test_slice_transform test_iterator
-test_transaction_db test_optimistic_transaction_db test_transaction_db_property"
+test_transaction_db test_optimistic_transaction_db test_transaction_db_property
+test_merge_operator test_compactionfilter test_column_family"
 
 # file::test  issue-that-turns-it  (what it needs)
 KNOWN_FAILURES="$(cat <<'EOF'
 test_comparator::test_comparator_with_column_family_with_ts  issue 15 (user-defined timestamps)
 test_comparator::test_comparator_with_ts  issue 15 (user-defined timestamps)
 test_db::compact_range_test  issue 18 (universal compaction style)
+test_merge_operator::counting_merge_test  issue 18 (its options set DBCompactionStyle::Universal, refused at open)
 test_db::cuckoo  issue 18 (cuckoo tables)
 test_transaction_db::cuckoo  issue 18 (cuckoo tables)
 test_optimistic_transaction_db::cuckoo  issue 18 (cuckoo tables)
@@ -61,8 +63,8 @@ test_db::test_open_with_multiple_refs_as_single_threaded  rustc (the expected .s
 test_iterator::test_iterator_user_defined_timestamp  issue 15 (user-defined timestamps)
 test_checkpoint::test_checkpoint_wal_over_threshold_is_flushed  upstream (#[ignore] in rust-rocksdb 0.25: RocksDB's log_size_for_flush bug)
 test_sst_file_writer::sst_file_writer_with_ts_works  issue 15 (user-defined timestamps)
-test_column_family::test_column_family  issue 15 (merge operators)
-test_column_family::test_column_family_with_transactiondb  issue 15 (its options set a merge operator, refused at open; the TransactionDB parts work)
+test_column_family::test_column_family_with_transactiondb  issue 15 (its options set a merge operator; merged from two branches at once, to re-check)
+test_column_family::test_merge_operator  upstream (#[ignore] in rust-rocksdb 0.25)
 test_rocksdb_options::set_compression_options_zstd_max_train_bytes  issue 10 (compression_opts, dictionaries)
 test_rocksdb_options::set_wal_compression_unsupported  deliberate (rust-rocksdb panics in the setter; Shale refuses the option at open instead)
 test_rocksdb_options::set_wal_compression_zstd  issue 10 (WAL compression)

@@ -27,6 +27,7 @@ mod iter_range;
 pub mod key;
 pub mod memtable;
 pub mod merge_operator;
+pub mod merge_operators;
 pub mod options;
 mod options_api;
 pub mod options_file;

@@ -1,5 +1,16 @@
-//! rust-rocksdb's `merge_operator` module: `MergeFn` and `MergeOperands`. Merge operators are
-//! issue 15's: setting one is refused at open, and `DB::merge` returns NotSupported.
+//! rust-rocksdb's `merge_operator` module: `MergeFn` and `MergeOperands`, and Shale's
+//! [`MergeOperator`], the object a column family's options hold (made by
+//! `Options::set_merge_operator*` from closures, or by [`crate::merge_operators`] for
+//! RocksDB's built-in operators).
+//!
+//! How merges resolve (RocksDB's `MergeHelper`, `db/merge_helper.cc`): the operands of a key,
+//! newest first, are gathered down to the first Put (the base value), deletion or range
+//! tombstone (no base), or the end of the key's history (no base); the full-merge function
+//! gets the key, the base and the operands oldest first. A full merge that fails (returns
+//! None) or panics is a Corruption error naming the key ("Merge operator failed", RocksDB's
+//! `kMergeOperatorFailed`), never a panic. Compaction may instead combine operands with the
+//! partial-merge function (where the operator has one) when it cannot see the base; a
+//! partial merge that fails leaves the operands as they were, as RocksDB does.
 
 /// A merge function: `(key, existing value, operands) -> new value` (None fails the merge).
 pub trait MergeFn:
@@ -18,6 +29,10 @@ pub struct MergeOperands {
 }
 
 impl MergeOperands {
+    pub(crate) fn new(operands: Vec<Vec<u8>>) -> MergeOperands {
+        MergeOperands { operands }
+    }
+
     pub fn len(&self) -> usize {
         self.operands.len()
     }
@@ -58,5 +73,142 @@ impl<'a> IntoIterator for &'a MergeOperands {
 
     fn into_iter(self) -> MergeOperandsIter<'a> {
         self.iter()
+    }
+}
+
+/// A boxed merge function: `(key, existing value, operands oldest first)`.
+pub type BoxedMergeFn = Box<dyn Fn(&[u8], Option<&[u8]>, &MergeOperands) -> Option<Vec<u8>> + Send + Sync>;
+
+/// A merge operator: a name (recorded in the OPTIONS file and in every table's
+/// `rocksdb.merge.operator` property), a full-merge function and, optionally, a partial-merge
+/// function (called with no existing value on two or more operands; its result replaces
+/// them). A Shale extension; rust-rocksdb builds the same thing inside `set_merge_operator*`.
+pub struct MergeOperator {
+    name: String,
+    /// The value of `merge_operator=` in the OPTIONS file (the name, or RocksDB's
+    /// `{id=...;delimiter=...;}` form for operators with options).
+    options_value: String,
+    full: BoxedMergeFn,
+    partial: Option<BoxedMergeFn>,
+}
+
+impl std::fmt::Debug for MergeOperator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MergeOperator").field("name", &self.name).finish_non_exhaustive()
+    }
+}
+
+impl MergeOperator {
+    /// An operator named `name` with a full-merge function and an optional partial-merge one.
+    pub fn new<F: MergeFn>(
+        name: impl Into<String>,
+        full_merge: F,
+        partial_merge: Option<BoxedMergeFn>,
+    ) -> Self {
+        let name = name.into();
+        MergeOperator {
+            options_value: name.clone(),
+            name,
+            full: Box::new(full_merge),
+            partial: partial_merge,
+        }
+    }
+
+    pub(crate) fn with_options_value(mut self, v: String) -> Self {
+        self.options_value = v;
+        self
+    }
+
+    /// The operator's name (RocksDB's `MergeOperator::Name()`).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// What the OPTIONS file records for this operator.
+    pub(crate) fn options_value(&self) -> &str {
+        &self.options_value
+    }
+
+    /// The full merge of `operands` (oldest first) onto `existing`: Corruption naming the
+    /// key when the function fails or panics.
+    pub(crate) fn full_merge(
+        &self,
+        key: &[u8],
+        existing: Option<&[u8]>,
+        operands: Vec<Vec<u8>>,
+    ) -> crate::Result<Vec<u8>> {
+        let ops = MergeOperands::new(operands);
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (self.full)(key, existing, &ops)));
+        match r {
+            Ok(Some(v)) => Ok(v),
+            Ok(None) => Err(merge_failed(&self.name, key, "returned no value")),
+            Err(_) => Err(merge_failed(&self.name, key, "panicked")),
+        }
+    }
+
+    /// The partial merge of two or more operands (oldest first): Ok(None) when the operator
+    /// has no partial merge or its function declines (returns None); an error when it panics.
+    pub(crate) fn partial_merge(&self, key: &[u8], operands: &[Vec<u8>]) -> crate::Result<Option<Vec<u8>>> {
+        let Some(partial) = &self.partial else { return Ok(None) };
+        if operands.len() < 2 {
+            return Ok(None);
+        }
+        let ops = MergeOperands::new(operands.to_vec());
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| partial(key, None, &ops)))
+            .map_err(|_| merge_failed(&self.name, key, "panicked in a partial merge"))
+    }
+}
+
+/// RocksDB's status for merge operands read without a merge operator.
+pub(crate) fn no_merge_operator() -> crate::Error {
+    crate::Error::invalid_argument("merge_operator is not properly initialized.")
+}
+
+fn merge_failed(name: &str, key: &[u8], how: &str) -> crate::Error {
+    crate::Error::corruption(format!(
+        "Merge operator failed: merge operator '{name}' {how} for key 0x{}",
+        key.iter().map(|b| format!("{b:02X}")).collect::<String>()
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn concat(_k: &[u8], existing: Option<&[u8]>, ops: &MergeOperands) -> Option<Vec<u8>> {
+        let mut v = existing.map(<[u8]>::to_vec).unwrap_or_default();
+        for o in ops {
+            v.extend_from_slice(o);
+        }
+        Some(v)
+    }
+
+    #[test]
+    fn full_merge_orders_operands_oldest_first() {
+        let m = MergeOperator::new("concat", concat, None);
+        let r = m.full_merge(b"k", Some(b"a"), vec![b"b".to_vec(), b"c".to_vec()]).unwrap();
+        assert_eq!(r, b"abc");
+        assert_eq!(m.partial_merge(b"k", &[b"x".to_vec(), b"y".to_vec()]).unwrap(), None);
+    }
+
+    #[test]
+    fn failing_and_panicking_functions_give_corruption() {
+        let m = MergeOperator::new("none", |_: &[u8], _: Option<&[u8]>, _: &MergeOperands| None, None);
+        let e = m.full_merge(b"\x01k", None, vec![b"x".to_vec()]).unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::Corruption);
+        assert!(e.to_string().contains("Merge operator failed"), "{e}");
+        assert!(e.to_string().contains("016B"), "{e}");
+        let p = MergeOperator::new(
+            "panics",
+            |_: &[u8], _: Option<&[u8]>, _: &MergeOperands| -> Option<Vec<u8>> { panic!("boom") },
+            Some(Box::new(|_: &[u8], _: Option<&[u8]>, _: &MergeOperands| -> Option<Vec<u8>> {
+                panic!("boom")
+            })),
+        );
+        assert_eq!(
+            p.full_merge(b"k", None, vec![b"x".to_vec()]).unwrap_err().kind(),
+            crate::ErrorKind::Corruption
+        );
+        assert!(p.partial_merge(b"k", &[b"x".to_vec(), b"y".to_vec()]).is_err());
     }
 }

@@ -243,6 +243,11 @@ pub struct Options {
     /// rollback markers). Set by `TransactionDB::open`; a plain open of a WAL holding a
     /// prepared section fails with NotSupported, as RocksDB's.
     pub(crate) allow_2pc: bool,
+    /// The family's merge operator (`set_merge_operator*`, issue 15; `merge_operator.rs`).
+    pub(crate) merge_operator: Option<Arc<crate::merge_operator::MergeOperator>>,
+    /// The family's compaction filter and filter factory (`compaction_filter.rs`).
+    pub(crate) compaction_filter: Option<Arc<crate::compaction_filter::FilterSlot>>,
+    pub(crate) compaction_filter_factory: Option<Arc<crate::compaction_filter::FactorySlot>>,
 }
 
 impl Default for Options {
@@ -304,6 +309,9 @@ impl Default for Options {
             memtable_whole_key_filtering: false,
             memtable_hash_factory: false,
             allow_2pc: false,
+            merge_operator: None,
+            compaction_filter: None,
+            compaction_filter_factory: None,
         }
     }
 }
@@ -397,6 +405,12 @@ impl Options {
     /// A comparator object (Shale extension; also used for the reverse bytewise comparator).
     pub fn set_comparator_object(&mut self, cmp: ComparatorRef) {
         self.comparator = cmp;
+    }
+
+    /// A merge operator object (Shale extension): one of RocksDB's built-in operators from
+    /// [`crate::merge_operators`], or one made with [`crate::merge_operator::MergeOperator::new`].
+    pub fn set_merge_operator_object(&mut self, op: crate::merge_operator::MergeOperator) {
+        self.merge_operator = Some(Arc::new(op));
     }
 
     pub fn set_write_buffer_size(&mut self, size: usize) {

@@ -44,7 +44,10 @@ fn refused_settings_fail_by_name() {
     not_supported(db.write(b), "timestamps");
     // Nothing of the refused batch was applied.
     assert_eq!(db.get(b"a").unwrap(), None);
-    not_supported(db.merge(b"k", b"x"), "merge");
+    // A merge into a family without a merge operator: RocksDB's InvalidArgument.
+    let e = db.merge(b"k", b"x").expect_err("no merge operator");
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+    assert!(e.to_string().contains("merge_operator"), "{e}");
     assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
     drop(db);
 
@@ -53,7 +56,7 @@ fn refused_settings_fail_by_name() {
             Box::new(|o: &mut Options| o.set_wal_ttl_seconds(3600)) as Box<dyn Fn(&mut Options)>,
             "WAL_ttl_seconds",
         ),
-        (Box::new(|o: &mut Options| o.set_merge_operator_associative("m", |_, _, _| None)), "merge_operator"),
+        (Box::new(|o: &mut Options| o.set_max_successive_merges(2)), "max_successive_merges"),
         (Box::new(|o: &mut Options| o.set_enable_blob_files(true)), "enable_blob_files"),
     ] {
         let mut o = Options::default();

@@ -2,7 +2,7 @@
 //! iterators (deletes, both directions, bounds, other families, a snapshot below the
 //! writes), savepoints releasing the locks taken after them, snapshot validation of
 //! pessimistic writes, expiration and lock stealing, `max_num_locks`, `max_write_batch_size`,
-//! optimistic read-write conflicts, merges in a transaction (NotSupported while Shale has no
+//! optimistic read-write conflicts, merges in a transaction (resolved by the family's
 //! merge operator), `get_writebatch`/`rebuild_from_writebatch`, and `TransactionDB::write`
 //! locking its keys.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
@@ -225,16 +225,36 @@ fn write_batches_move_between_transactions() {
 }
 
 #[test]
-fn merges_in_a_transaction_are_written_and_reads_say_not_supported() {
+fn merges_in_a_transaction_resolve_over_the_database() {
+    // Without a merge operator, reading an operand is InvalidArgument naming it, as RocksDB.
     let dir = tempfile::tempdir().unwrap();
     let db = tdb(dir.path(), &TransactionDBOptions::default());
     let t = db.transaction();
     t.merge("m", "1").unwrap();
     let e = t.get("m").unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::NotSupported);
-    assert!(e.to_string().contains("merge"), "{e}");
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert!(e.to_string().contains("merge_operator"), "{e}");
     t.put("m", "base").unwrap();
     assert_eq!(t.get("m").unwrap().unwrap(), b"base");
+    drop(t);
+    drop(db);
+
+    // With one, the transaction's operands stack on the committed value, in gets and
+    // iterators, before and after commit.
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = Options::default();
+    opts.create_if_missing(true);
+    opts.set_merge_operator_object(shale::merge_operators::stringappend(","));
+    let db: TransactionDB = TransactionDB::open(&opts, &TransactionDBOptions::default(), dir.path()).unwrap();
+    db.put("m", "a").unwrap();
+    let t = db.transaction();
+    t.merge("m", "b").unwrap();
+    t.merge("m", "c").unwrap();
+    assert_eq!(t.get("m").unwrap().unwrap(), b"a,b,c");
+    assert_eq!(pairs(t.iterator(IteratorMode::Start)), vec![("m".to_string(), "a,b,c".to_string())]);
+    assert_eq!(db.get("m").unwrap().unwrap(), b"a", "uncommitted operands are not visible");
+    t.commit().unwrap();
+    assert_eq!(db.get("m").unwrap().unwrap(), b"a,b,c");
 }
 
 #[test]

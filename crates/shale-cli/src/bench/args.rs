@@ -28,6 +28,8 @@ pub const KNOWN_BENCHMARKS: &[&str] = &[
     "readwhilewriting",
     "deleterandom",
     "compact",
+    "mergerandom",
+    "readrandommergerandom",
     "flush",
     "stats",
 ];
@@ -46,9 +48,22 @@ pub fn parse_bool(s: &str) -> Result<bool, String> {
 pub struct BenchArgs {
     /// Comma-separated list of benchmarks to run, in order. Known: fillseq, fillrandom,
     /// overwrite, fillsync, readrandom, readmissing, readseq, readreverse, seekrandom,
-    /// seekrandomwhilewriting, readwhilewriting, deleterandom, compact, flush, stats.
+    /// seekrandomwhilewriting, readwhilewriting, deleterandom, mergerandom,
+    /// readrandommergerandom, compact, flush, stats.
     #[arg(long, default_value = DEFAULT_BENCHMARKS)]
     pub benchmarks: String,
+    /// The merge operator, by RocksDB's registered name (put, uint64add, max, bytesxor,
+    /// sortlist, stringappend, stringappendtest); needed by mergerandom and
+    /// readrandommergerandom.
+    #[arg(long, default_value = "")]
+    pub merge_operator: String,
+    /// Keys merged into by mergerandom / readrandommergerandom are drawn from
+    /// `[0, merge_keys)`; negative: --num.
+    #[arg(long, default_value_t = -1, allow_negative_numbers = true)]
+    pub merge_keys: i64,
+    /// readrandommergerandom: the percentage of operations that are merges.
+    #[arg(long, default_value_t = 70)]
+    pub mergereadpercent: i32,
     /// Number of key/values to place in database.
     #[arg(long, default_value_t = 1_000_000)]
     pub num: i64,

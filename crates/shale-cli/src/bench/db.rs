@@ -47,6 +47,11 @@ pub fn options(a: &BenchArgs) -> Result<Options, String> {
     o.create_if_missing(!a.use_existing_db);
     o.create_missing_column_families(true);
     o.set_compression_type(compression_from_name(&a.compression_type)?);
+    if !a.merge_operator.is_empty() {
+        let op = shale::merge_operators::by_name(&a.merge_operator)
+            .ok_or_else(|| format!("unknown --merge_operator '{}'", a.merge_operator))?;
+        o.set_merge_operator_object(op);
+    }
     o.set_write_buffer_size(a.write_buffer_size.max(0) as usize);
     o.set_max_write_buffer_number(a.max_write_buffer_number);
     o.set_max_background_jobs(a.max_background_jobs);

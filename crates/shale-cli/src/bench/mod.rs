@@ -128,6 +128,8 @@ impl Runner<'_> {
                 p.method = Some(Method::SeekRandomWhileWriting);
             }
             "compact" => p.method = Some(Method::Compact),
+            "mergerandom" => p.method = Some(Method::MergeRandom),
+            "readrandommergerandom" => p.method = Some(Method::ReadRandomMergeRandom),
             _ => {} // flush and stats run inline
         }
         p
@@ -208,6 +210,8 @@ impl Runner<'_> {
             reads,
             writes: a.num,
             deletes: a.num,
+            merge_keys: if a.merge_keys < 0 { a.num } else { a.merge_keys },
+            mergereadpercent: a.mergereadpercent,
             key_size: plan.key_size,
             value_size: a.value_size as usize,
             compression_ratio: a.compression_ratio,

@@ -26,6 +26,7 @@ pub enum OpType {
     Write,
     Delete,
     Seek,
+    Merge,
 }
 
 impl OpType {
@@ -35,6 +36,7 @@ impl OpType {
             OpType::Write => "write",
             OpType::Delete => "delete",
             OpType::Seek => "seek",
+            OpType::Merge => "merge",
         }
     }
 }

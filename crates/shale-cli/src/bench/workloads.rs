@@ -22,6 +22,8 @@ pub enum Method {
     ReadWhileWriting,
     SeekRandomWhileWriting,
     Compact,
+    MergeRandom,
+    ReadRandomMergeRandom,
 }
 
 /// What every thread of one benchmark shares.
@@ -36,6 +38,9 @@ pub struct Ctx<'a> {
     pub reads: i64,
     pub writes: i64,
     pub deletes: i64,
+    /// Merge benchmarks draw keys from `[0, merge_keys)`.
+    pub merge_keys: i64,
+    pub mergereadpercent: i32,
     pub key_size: usize,
     pub value_size: usize,
     pub compression_ratio: f64,
@@ -121,6 +126,8 @@ impl Ctx<'_> {
                     self.bg_writer(t)
                 }
             }
+            Method::MergeRandom => self.merge_random(t),
+            Method::ReadRandomMergeRandom => self.read_random_merge_random(t),
             Method::Compact => {
                 t.rand.next_u64(); // db_bench's SelectDB draw
                 self.db
@@ -137,6 +144,62 @@ impl Ctx<'_> {
             self.db.put_cf_opt(self.cf_for(rand_num), key, val, &self.write_opts)
         };
         r.map_err(|e| format!("put error: {e}"))
+    }
+
+    /// db_bench's MergeRandom: `reads` merges of generated values into random keys of
+    /// `[0, merge_keys)`.
+    fn merge_random(&self, t: &mut ThreadState) -> Result<(), String> {
+        let mut gen = ValueGenerator::new(self.compression_ratio, self.value_size);
+        let mut duration = Duration::new(self.duration, self.reads);
+        let mut key = vec![0u8; self.key_size];
+        let mut bytes = 0u64;
+        while !duration.done(1) {
+            t.rand.next_u64(); // db_bench's SelectDB draw
+            key_from_int(modulo(t.rand.next_u64(), self.merge_keys), &mut key);
+            let val = gen.generate(self.value_size);
+            self.db.merge_opt(&key, val, &self.write_opts).map_err(|e| format!("merge error: {e}"))?;
+            bytes += (val.len() + self.key_size) as u64;
+            t.stats.finished_ops(1, OpType::Merge);
+        }
+        t.stats.add_bytes(bytes);
+        t.stats.add_message(&format!("( updates:{})", self.reads));
+        Ok(())
+    }
+
+    /// db_bench's ReadRandomMergeRandom: random keys of `[0, merge_keys)`, each merged into
+    /// (`mergereadpercent` of the time) or read.
+    fn read_random_merge_random(&self, t: &mut ThreadState) -> Result<(), String> {
+        let mut gen = ValueGenerator::new(self.compression_ratio, self.value_size);
+        let mut duration = Duration::new(self.duration, self.reads);
+        let mut key = vec![0u8; self.key_size];
+        let (mut gets, mut merges, mut hits, mut max_length) = (0u64, 0u64, 0u64, 0usize);
+        while !duration.done(1) {
+            t.rand.next_u64(); // db_bench's SelectDB draw
+            key_from_int(modulo(t.rand.next_u64(), self.merge_keys), &mut key);
+            let do_merge = (t.rand.next_u64() % 100) < self.mergereadpercent.max(0) as u64;
+            if do_merge {
+                let val = gen.generate(self.value_size);
+                self.db.merge_opt(&key, val, &self.write_opts).map_err(|e| format!("merge error: {e}"))?;
+                merges += 1;
+                t.stats.finished_ops(1, OpType::Merge);
+            } else {
+                match self.db.get(&key) {
+                    Ok(Some(v)) => {
+                        hits += 1;
+                        max_length = max_length.max(v.len());
+                    }
+                    Ok(None) => {}
+                    Err(e) => return Err(format!("Get returned an error: {e}")),
+                }
+                gets += 1;
+                t.stats.finished_ops(1, OpType::Read);
+            }
+        }
+        t.stats.add_message(&format!(
+            "(reads:{gets} merges:{merges} total:{} hits:{hits} maxlength:{max_length})",
+            self.reads
+        ));
+        Ok(())
     }
 
     fn do_write(&self, t: &mut ThreadState, random: bool) -> Result<(), String> {

@@ -10,21 +10,38 @@
 //!
 //! Outputs are cut at `target_file_size`, never inside one user key, so files of a level
 //! stay disjoint by user key.
+//!
+//! Merge operands (RocksDB's `MergeHelper::MergeUntil`): from the newest operand of a
+//! stripe, the operands of that stripe are gathered down to a Put or deletion of the same
+//! stripe (then fully merged onto it: one Put at the newest operand's sequence), or, at the
+//! bottommost level when the key has no older entries at all, fully merged onto nothing.
+//! Otherwise (a snapshot boundary or older levels below) they are combined by the
+//! operator's partial merge into one operand at the newest sequence, or kept as they are
+//! when the operator has none or it declines. A failed full merge fails the compaction
+//! with Corruption naming the key.
+//!
+//! Compaction filters (`compaction_filter.rs`) see the newest version of a key when it is
+//! a Put no snapshot sees.
 
 use std::path::Path;
 
+use crate::compaction_filter::Decision;
 use crate::db::filename;
 use crate::error::Result;
 use crate::fs::FileSystem;
 use crate::iter::range_del::{FragmentedTombstones, RangeTombstone};
 use crate::iter::BoxedIterator;
-use crate::key::{make_internal_key, parse_internal_key, ValueType, MAX_SEQUENCE_NUMBER};
+use crate::key::{make_internal_key, parse_internal_key, user_key, ValueType, MAX_SEQUENCE_NUMBER};
+use crate::merge_operator::MergeOperator;
 use crate::table::builder::{TableBuilder, TableBuilderOptions};
 use crate::version::edit::FileMetaData;
 
 /// Everything a compaction job needs, handed in by the database.
 /// A compaction filter on values: true removes the entry.
 pub type ValueFilter = dyn Fn(&[u8]) -> bool;
+
+/// A compaction filter bound to its compaction's level: `(key, value) -> decision`.
+pub type KeyFilter<'a> = dyn FnMut(&[u8], &[u8]) -> Decision + 'a;
 
 pub struct JobInput<'a> {
     pub fs: &'a dyn FileSystem,
@@ -45,6 +62,11 @@ pub struct JobInput<'a> {
     /// no snapshot sees; a removed entry becomes a deletion (dropped at the bottommost
     /// level), so that older versions stay hidden.
     pub remove_value: Option<&'a ValueFilter>,
+    /// The family's compaction filter (or the one its factory made for this job), already
+    /// bound to the compaction's level: `(key, value) -> decision`.
+    pub compaction_filter: Option<&'a mut KeyFilter<'a>>,
+    /// The family's merge operator.
+    pub merge_operator: Option<&'a MergeOperator>,
 }
 
 struct Output {
@@ -65,10 +87,6 @@ pub fn run(mut input: JobInput<'_>) -> Result<JobResult> {
     let ucmp = icmp.user_comparator().clone();
     let earliest = input.snapshots.first().copied().unwrap_or(MAX_SEQUENCE_NUMBER);
     let snapshots = input.snapshots.clone();
-    let stripe_of = |seq: u64| -> u64 {
-        let i = snapshots.partition_point(|&s| s < seq);
-        snapshots.get(i).copied().unwrap_or(MAX_SEQUENCE_NUMBER)
-    };
     let kept_tombstones: Vec<RangeTombstone> =
         input.tombstones.iter().filter(|t| !(input.bottommost && t.seq <= earliest)).cloned().collect();
     let frag = FragmentedTombstones::new(ucmp.clone(), input.tombstones.clone());
@@ -76,9 +94,6 @@ pub fn run(mut input: JobInput<'_>) -> Result<JobResult> {
     let mut result = JobResult { outputs: Vec::new(), bytes_written: 0, entries_dropped: 0 };
     let mut out: Option<Output> = None;
     let mut lower: Option<Vec<u8>> = None;
-    let mut cur_key: Vec<u8> = Vec::new();
-    let mut has_cur = false;
-    let mut last_stripe: Option<u64> = None;
 
     let ctx = Ctx {
         fs: input.fs,
@@ -86,67 +101,212 @@ pub fn run(mut input: JobInput<'_>) -> Result<JobResult> {
         builder_options: input.builder_options,
         new_file_number: input.new_file_number,
     };
+    let mut kc = KeyCompactor {
+        snapshots: &snapshots,
+        earliest,
+        bottommost: input.bottommost,
+        frag: &frag,
+        remove_value: input.remove_value,
+        filter: input.compaction_filter.take(),
+        merge_operator: input.merge_operator,
+        emitted: Vec::new(),
+        dropped: 0,
+    };
+    // The entries of one user key, newest first.
+    let mut group: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
     let iter = &mut input.iter;
     iter.seek_to_first();
-    while iter.valid() {
-        let k = iter.key();
-        let p = parse_internal_key(k)?;
-        let new_key = !has_cur || ucmp.compare(p.user_key, &cur_key).is_ne();
-        if new_key {
+    loop {
+        let valid = iter.valid();
+        let boundary = !group.is_empty()
+            && (!valid || ucmp.compare(user_key(iter.key()), user_key(&group[0].0)).is_ne());
+        if boundary {
+            let uk = user_key(&group[0].0).to_vec();
             if out.as_ref().is_some_and(|o| o.builder.file_size() >= input.target_file_size) {
                 let o = out.take();
-                finish(&ctx, o, &kept_tombstones, lower.as_deref(), Some(p.user_key), &mut result)?;
-                lower = Some(p.user_key.to_vec());
+                finish(&ctx, o, &kept_tombstones, lower.as_deref(), Some(&uk), &mut result)?;
+                lower = Some(uk);
             }
-            cur_key.clear();
-            cur_key.extend_from_slice(p.user_key);
-            has_cur = true;
-            last_stripe = None;
-        }
-        let stripe = stripe_of(p.sequence);
-        let drop = if last_stripe == Some(stripe) {
-            true
-        } else {
-            last_stripe = Some(stripe);
-            (!frag.is_empty() && frag.max_covering_seq(p.user_key, stripe) > p.sequence)
-                || (matches!(p.value_type, ValueType::Deletion | ValueType::SingleDeletion)
-                    && input.bottommost
-                    && p.sequence <= earliest)
-        };
-        let filtered = !drop
-            && p.value_type == ValueType::Value
-            && stripe == MAX_SEQUENCE_NUMBER
-            && input.remove_value.is_some_and(|f| f(iter.value()));
-        let drop = drop || (filtered && input.bottommost && p.sequence <= earliest);
-        if drop {
-            result.entries_dropped += 1;
-        } else {
-            if out.is_none() {
-                out = Some(open_output(&ctx)?);
-            }
-            let tombstone;
-            let (k, v) = if filtered {
-                tombstone = make_internal_key(p.user_key, p.sequence, ValueType::Deletion);
-                (&tombstone[..], &[][..])
-            } else {
-                (k, iter.value())
-            };
-            if let Some(o) = out.as_mut() {
-                o.builder.add(k, v)?;
-                extend(&icmp, &mut o.meta, k, o.empty);
-                o.empty = false;
-                o.meta.smallest_seqno = o.meta.smallest_seqno.min(p.sequence);
-                o.meta.largest_seqno = o.meta.largest_seqno.max(p.sequence);
+            kc.compact_key(&group)?;
+            group.clear();
+            for (k, v) in kc.emitted.drain(..) {
+                if out.is_none() {
+                    out = Some(open_output(&ctx)?);
+                }
+                if let Some(o) = out.as_mut() {
+                    let seq = crate::key::trailer(&k) >> 8;
+                    o.builder.add(&k, &v)?;
+                    extend(&icmp, &mut o.meta, &k, o.empty);
+                    o.empty = false;
+                    o.meta.smallest_seqno = o.meta.smallest_seqno.min(seq);
+                    o.meta.largest_seqno = o.meta.largest_seqno.max(seq);
+                }
             }
         }
+        if !valid {
+            break;
+        }
+        group.push((iter.key().to_vec(), iter.value().to_vec()));
         iter.next();
     }
     iter.status()?;
+    result.entries_dropped = kc.dropped;
     if out.is_none() && overlaps_any(&ucmp, &kept_tombstones, lower.as_deref(), None) {
         out = Some(open_output(&ctx)?);
     }
     finish(&ctx, out, &kept_tombstones, lower.as_deref(), None, &mut result)?;
     Ok(result)
+}
+
+/// Decides what of one user key's entries a compaction writes (RocksDB's
+/// `CompactionIterator` for one key).
+struct KeyCompactor<'a, 'b> {
+    /// Live snapshots, ascending.
+    snapshots: &'a [u64],
+    earliest: u64,
+    bottommost: bool,
+    frag: &'a FragmentedTombstones,
+    remove_value: Option<&'b ValueFilter>,
+    filter: Option<&'b mut KeyFilter<'b>>,
+    merge_operator: Option<&'b MergeOperator>,
+    /// What to write, in order.
+    emitted: Vec<(Vec<u8>, Vec<u8>)>,
+    dropped: u64,
+}
+
+impl KeyCompactor<'_, '_> {
+    /// The oldest snapshot that sees `seq` (MAX when none does).
+    fn stripe_of(&self, seq: u64) -> u64 {
+        let i = self.snapshots.partition_point(|&s| s < seq);
+        self.snapshots.get(i).copied().unwrap_or(MAX_SEQUENCE_NUMBER)
+    }
+
+    fn covered(&self, key: &[u8], seq: u64, stripe: u64) -> bool {
+        !self.frag.is_empty() && self.frag.max_covering_seq(key, stripe) > seq
+    }
+
+    /// `entries`: every entry of one user key, newest first.
+    fn compact_key(&mut self, entries: &[(Vec<u8>, Vec<u8>)]) -> Result<()> {
+        let mut last_stripe: Option<u64> = None;
+        let mut i = 0;
+        while i < entries.len() {
+            let (k, v) = &entries[i];
+            let p = parse_internal_key(k)?;
+            let stripe = self.stripe_of(p.sequence);
+            if last_stripe == Some(stripe) || self.covered(p.user_key, p.sequence, stripe) {
+                last_stripe = Some(stripe);
+                self.dropped += 1;
+                i += 1;
+                continue;
+            }
+            last_stripe = Some(stripe);
+            match p.value_type {
+                ValueType::Deletion | ValueType::SingleDeletion | ValueType::RangeDeletion => {
+                    if self.bottommost && p.sequence <= self.earliest {
+                        self.dropped += 1;
+                    } else {
+                        self.emitted.push((k.clone(), v.clone()));
+                    }
+                }
+                ValueType::Value => {
+                    // Filters see the newest version of a key, when no snapshot sees it.
+                    let mut decision = Decision::Keep;
+                    if i == 0 && stripe == MAX_SEQUENCE_NUMBER {
+                        if self.remove_value.is_some_and(|f| f(v)) {
+                            decision = Decision::Remove;
+                        } else if let Some(f) = self.filter.as_mut() {
+                            decision = f(p.user_key, v);
+                        }
+                    }
+                    match decision {
+                        Decision::Keep => self.emitted.push((k.clone(), v.clone())),
+                        Decision::Change(nv) => self.emitted.push((k.clone(), nv.to_vec())),
+                        Decision::Remove => {
+                            if self.bottommost && p.sequence <= self.earliest {
+                                self.dropped += 1;
+                            } else {
+                                // A deletion, so that older versions stay hidden.
+                                self.emitted.push((
+                                    make_internal_key(p.user_key, p.sequence, ValueType::Deletion),
+                                    Vec::new(),
+                                ));
+                            }
+                        }
+                    }
+                }
+                ValueType::Merge => {
+                    i = self.merge_until(entries, i, stripe)?;
+                    continue;
+                }
+            }
+            i += 1;
+        }
+        Ok(())
+    }
+
+    /// From the merge operand `entries[i]` (the newest of its stripe), gathers and resolves
+    /// the stripe's operands; returns the index of the first entry not consumed.
+    fn merge_until(&mut self, entries: &[(Vec<u8>, Vec<u8>)], i: usize, stripe: u64) -> Result<usize> {
+        let first = parse_internal_key(&entries[i].0)?;
+        let key = first.user_key;
+        let Some(op) = self.merge_operator else {
+            return Err(crate::merge_operator::no_merge_operator());
+        };
+        // Operands newest first, and the base when one was reached.
+        let mut operands: Vec<Vec<u8>> = Vec::new();
+        let mut base: Option<Option<&[u8]>> = None;
+        let mut j = i;
+        while j < entries.len() {
+            let p = parse_internal_key(&entries[j].0)?;
+            if self.stripe_of(p.sequence) != stripe {
+                break;
+            }
+            if self.covered(key, p.sequence, stripe) {
+                base = Some(None);
+                break;
+            }
+            match p.value_type {
+                ValueType::Merge => operands.push(entries[j].1.clone()),
+                ValueType::Value => {
+                    base = Some(Some(&entries[j].1));
+                    j += 1;
+                    break;
+                }
+                ValueType::Deletion | ValueType::SingleDeletion => {
+                    base = Some(None);
+                    j += 1;
+                    break;
+                }
+                ValueType::RangeDeletion => {}
+            }
+            j += 1;
+        }
+        // At the bottom, with nothing older left anywhere, there is no base.
+        if base.is_none() && self.bottommost && j == entries.len() {
+            base = Some(None);
+        }
+        operands.reverse();
+        match base {
+            Some(b) => {
+                let merged = op.full_merge(key, b, operands)?;
+                // The operands and the base (if any) become one Put.
+                self.dropped += (j - i) as u64 - 1;
+                self.emitted.push((make_internal_key(key, first.sequence, ValueType::Value), merged));
+            }
+            None => match op.partial_merge(key, &operands)? {
+                Some(v) => {
+                    self.dropped += operands.len() as u64 - 1;
+                    self.emitted.push((make_internal_key(key, first.sequence, ValueType::Merge), v));
+                }
+                None => {
+                    for e in &entries[i..j] {
+                        self.emitted.push(e.clone());
+                    }
+                }
+            },
+        }
+        Ok(j)
+    }
 }
 
 struct Ctx<'a> {

@@ -259,18 +259,20 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
 }
 
 impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
-    // Merge operands need a merge operator, which is issue 15's.
+    /// Writes a merge operand for `key` (the family needs a merge operator).
     pub fn merge<K: AsRef<[u8]>, V: AsRef<[u8]>>(&self, key: K, value: V) -> Result<()> {
         self.merge_opt(key, value, &WriteOptions::default())
     }
 
     pub fn merge_opt<K: AsRef<[u8]>, V: AsRef<[u8]>>(
         &self,
-        _key: K,
-        _value: V,
-        _opts: &WriteOptions,
+        key: K,
+        value: V,
+        opts: &WriteOptions,
     ) -> Result<()> {
-        Err(unsupported("merge (merge operators)", 15))
+        let mut b = crate::WriteBatch::default();
+        b.merge(key, value);
+        self.write_batch(b, opts)
     }
 
     pub fn merge_cf<K: AsRef<[u8]>, V: AsRef<[u8]>>(
@@ -284,12 +286,14 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
 
     pub fn merge_cf_opt<K: AsRef<[u8]>, V: AsRef<[u8]>>(
         &self,
-        _cf: &impl AsColumnFamilyRef,
-        _key: K,
-        _value: V,
-        _opts: &WriteOptions,
+        cf: &impl AsColumnFamilyRef,
+        key: K,
+        value: V,
+        opts: &WriteOptions,
     ) -> Result<()> {
-        Err(unsupported("merge (merge operators)", 15))
+        let mut b = crate::WriteBatch::default();
+        b.merge_cf(cf, key, value);
+        self.write_batch(b, opts)
     }
 
     // User-defined timestamps are issue 15's.

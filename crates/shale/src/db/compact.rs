@@ -13,11 +13,22 @@ use super::{DBCommon, DBInner, DbInner, DbState, ThreadMode};
 use crate::cf_ref::AsColumnFamilyRef;
 use crate::compaction::job::{self, JobInput};
 use crate::compaction::picker::{self, CompactionPlan};
+use crate::compaction_filter::Decision;
+use crate::compaction_filter_factory::CompactionFilterContext;
 use crate::error::{Error, Result};
 use crate::iter::merging::MergingIterator;
 use crate::iter::range_del;
 use crate::iter::BoxedIterator;
 use crate::version::edit::VersionEdit;
+
+/// Whether the family has a compaction filter (its own, its factory's, or a TTL family's
+/// expiry): manual compactions then never move a file unchanged and rewrite the bottommost
+/// level (RocksDB's `IsTrivialMove` and `BottommostLevelCompaction::IfHaveCompactionFilter`).
+fn has_compaction_filter(cf: &CfHandle) -> bool {
+    cf.opts.ttl_db.is_some_and(|t| t > 0)
+        || cf.opts.compaction_filter.is_some()
+        || cf.opts.compaction_filter_factory.is_some()
+}
 
 impl DbInner {
     /// Runs `plan` on `cf` and installs the result. The DB mutex is released while files
@@ -45,7 +56,7 @@ impl DbInner {
         // A compaction of a level into itself (bottommost, periodic) rewrites its file.
         let trivial_move = plan.is_trivial_move()
             && plan.level != plan.output_level
-            && !(manual && cf.opts.ttl_db.is_some_and(|t| t > 0));
+            && !(manual && has_compaction_filter(cf));
         let mut edit = VersionEdit { column_family: cf.id, ..Default::default() };
         for f in &plan.inputs {
             edit.deleted_files.push((plan.level as u32, f.number));
@@ -60,6 +71,11 @@ impl DbInner {
             edit.new_files.push((plan.output_level as u32, (*plan.inputs[0]).clone()));
         } else {
             let snapshots = self.snapshot_list();
+            // RocksDB's `Compaction::is_full_compaction`: every file of the family is an input.
+            let is_full_compaction = st.cfs.get(&cf.id).is_some_and(|c| {
+                let total: usize = (0..c.current.num_levels()).map(|l| c.current.files(l).len()).sum();
+                total == plan.inputs.len() + plan.next_inputs.len()
+            });
             let this = self.clone();
             let created = parking_lot::Mutex::new(Vec::new());
             let started = std::time::Instant::now();
@@ -82,6 +98,27 @@ impl DbInner {
                     b
                 };
                 let ttl_filter = super::ttl::stale_filter(cf);
+                // The family's compaction filter, or one its factory makes for this job (on
+                // this thread, dropped at its end).
+                let level = plan.level as u32;
+                let single = cf.opts.compaction_filter.clone();
+                let mut made = match (&single, &cf.opts.compaction_filter_factory) {
+                    (None, Some(factory)) => Some(factory.create(CompactionFilterContext {
+                        is_full_compaction,
+                        is_manual_compaction: manual,
+                    })),
+                    _ => None,
+                };
+                let has_filter = single.is_some() || made.is_some();
+                let mut filter_fn = |k: &[u8], v: &[u8]| -> Decision {
+                    if let Some(f) = &single {
+                        f.filter(level, k, v)
+                    } else if let Some(f) = made.as_mut() {
+                        f.filter(level, k, v)
+                    } else {
+                        Decision::Keep
+                    }
+                };
                 let new_number = || {
                     let n = this.new_output_number();
                     created.lock().push(n);
@@ -98,6 +135,8 @@ impl DbInner {
                     builder_options: &builder_options,
                     new_file_number: &new_number,
                     remove_value: ttl_filter.as_ref().map(|f| f as &job::ValueFilter),
+                    compaction_filter: if has_filter { Some(&mut filter_fn) } else { None },
+                    merge_operator: cf.opts.merge_operator.as_deref(),
                 })?;
                 if cf.opts.paranoid_file_checks {
                     for m in &r.outputs {
@@ -245,7 +284,7 @@ impl DbInner {
             // With a compaction filter (a TTL family's), the bottommost level the range
             // reaches is compacted into itself too, unless the step before wrote it (RocksDB's
             // default `BottommostLevelCompaction::IfHaveCompactionFilter`).
-            let filtered = cf.opts.ttl_db.is_some_and(|t| t > 0);
+            let filtered = has_compaction_filter(cf);
             let mut wrote_deepest = false;
             for level in 0..=last {
                 // Wait until no compaction of this family runs (automatic or manual).

@@ -37,6 +37,9 @@ pub(crate) fn builder_options(cf: &CfHandle, orig_file_number: u64) -> TableBuil
     b.file_creation_time = now;
     b.oldest_key_time = now;
     b.orig_file_number = orig_file_number;
+    if let Some(m) = &o.merge_operator {
+        b.merge_operator_name = m.name().to_string();
+    }
     b
 }
 

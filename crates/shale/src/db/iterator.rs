@@ -382,6 +382,7 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
         if src.ro.prefix_same_as_start {
             iter.set_prefix_same_as_start(cf.opts.prefix_extractor.clone());
         }
+        iter.set_merge_operator(cf.opts.merge_operator.clone());
         if self.held_snapshot != want_hold {
             if let Some(s) = want_hold {
                 inner.hold_snapshot(s);

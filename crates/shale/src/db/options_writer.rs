@@ -42,6 +42,22 @@ pub(crate) fn write_options_file(inner: &DbInner) -> Result<()> {
                 name: h.name.clone(),
                 options: vec![
                     kv("comparator", c.comparator.name().to_string()),
+                    kv(
+                        "merge_operator",
+                        c.merge_operator
+                            .as_ref()
+                            .map_or("nullptr".to_string(), |m| m.options_value().to_string()),
+                    ),
+                    kv(
+                        "compaction_filter",
+                        c.compaction_filter.as_ref().map_or("nullptr".to_string(), |f| f.name().to_string()),
+                    ),
+                    kv(
+                        "compaction_filter_factory",
+                        c.compaction_filter_factory
+                            .as_ref()
+                            .map_or("nullptr".to_string(), |f| f.name().to_string()),
+                    ),
                     kv("write_buffer_size", c.write_buffer_size.to_string()),
                     kv("max_write_buffer_number", c.max_write_buffer_number.to_string()),
                     kv("num_levels", c.num_levels.to_string()),

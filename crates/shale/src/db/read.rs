@@ -13,22 +13,62 @@ use crate::batch::WriteBatch;
 use crate::cf_ref::AsColumnFamilyRef;
 use crate::error::{Error, Result};
 use crate::key::{lookup_key, parse_internal_key, user_key, SequenceNumber, ValueType};
+use crate::merge_operator::{no_merge_operator, MergeOperator};
 use crate::options::{FlushOptions, ReadOptions, WriteOptions};
 use crate::statistics::{record_tick, Histogram, StopWatch, Ticker};
 
-fn resolve(
-    seq: SequenceNumber,
-    t: ValueType,
-    value: Vec<u8>,
-    max_cov: SequenceNumber,
-) -> Result<Option<Vec<u8>>> {
-    if seq < max_cov {
-        return Ok(None);
+/// Where a point lookup stands after one entry.
+enum Lookup {
+    Continue,
+    Done(Option<Vec<u8>>),
+}
+
+/// A point lookup's merge state: the operands met so far, newest first (RocksDB's
+/// `MergeContext`), resolved by the family's merge operator when the walk meets a base
+/// value, a deletion or a covering range tombstone, or runs out of entries.
+struct MergeLookup<'a> {
+    op: Option<&'a MergeOperator>,
+    key: &'a [u8],
+    operands: Vec<Vec<u8>>,
+}
+
+impl MergeLookup<'_> {
+    /// One entry of the key visible at the read's snapshot, newest first; `max_cov` is the
+    /// newest covering range tombstone met so far (entries older than it are deleted).
+    fn visit(
+        &mut self,
+        seq: SequenceNumber,
+        t: ValueType,
+        value: &[u8],
+        max_cov: SequenceNumber,
+    ) -> Result<Lookup> {
+        if seq < max_cov {
+            return self.finish(None).map(Lookup::Done);
+        }
+        match t {
+            ValueType::Value => self.finish(Some(value)).map(Lookup::Done),
+            ValueType::Deletion | ValueType::SingleDeletion | ValueType::RangeDeletion => {
+                self.finish(None).map(Lookup::Done)
+            }
+            ValueType::Merge => {
+                if self.op.is_none() {
+                    return Err(no_merge_operator());
+                }
+                self.operands.push(value.to_vec());
+                Ok(Lookup::Continue)
+            }
+        }
     }
-    match t {
-        ValueType::Value => Ok(Some(value)),
-        ValueType::Deletion | ValueType::SingleDeletion | ValueType::RangeDeletion => Ok(None),
-        ValueType::Merge => Err(Error::not_supported("merge operands found but Shale has no merge operator")),
+
+    /// The value: `base` with the operands merged onto it, if any.
+    fn finish(&mut self, base: Option<&[u8]>) -> Result<Option<Vec<u8>>> {
+        if self.operands.is_empty() {
+            return Ok(base.map(<[u8]>::to_vec));
+        }
+        let Some(op) = self.op else { return Err(no_merge_operator()) };
+        let mut operands = std::mem::take(&mut self.operands);
+        operands.reverse();
+        op.full_merge(self.key, base, operands).map(Some)
     }
 }
 
@@ -100,11 +140,24 @@ impl DbInner {
     ) -> Result<Option<Vec<u8>>> {
         let stats = self.opts.statistics.as_deref();
         let mut max_cov = 0;
+        let mut merge = MergeLookup { op: cf.opts.merge_operator.as_deref(), key, operands: Vec::new() };
         for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
             max_cov = max_cov.max(mem.max_covering_tombstone_seq(key, seq));
-            if let Some((s, t, v)) = mem.get(key, seq) {
+            let mut done: Option<Result<Option<Vec<u8>>>> = None;
+            mem.for_each_version(key, seq, |s, t, v| match merge.visit(s, t, v, max_cov) {
+                Ok(Lookup::Continue) => true,
+                Ok(Lookup::Done(r)) => {
+                    done = Some(Ok(r));
+                    false
+                }
+                Err(e) => {
+                    done = Some(Err(e));
+                    false
+                }
+            });
+            if let Some(r) = done {
                 record_tick(stats, Ticker::MemtableHit, 1);
-                return resolve(s, t, v, max_cov);
+                return r;
             }
         }
         record_tick(stats, Ticker::MemtableMiss, 1);
@@ -139,11 +192,34 @@ impl DbInner {
                     };
                     record_tick(stats, hit, 1);
                     let p = parse_internal_key(&ik)?;
-                    return resolve(p.sequence, p.value_type, v, max_cov);
+                    if p.value_type != ValueType::Merge || p.sequence < max_cov {
+                        if let Lookup::Done(r) = merge.visit(p.sequence, p.value_type, &v, max_cov)? {
+                            return Ok(r);
+                        }
+                        continue;
+                    }
+                    // Merge operands: walk this table's entries of the key.
+                    let mut it = entry.table.iter(fill_cache);
+                    it.seek(&lookup);
+                    while it.valid() {
+                        let p = parse_internal_key(it.key())?;
+                        if icmp.compare_user(p.user_key, key).is_ne() {
+                            break;
+                        }
+                        if p.sequence <= seq {
+                            if let Lookup::Done(r) =
+                                merge.visit(p.sequence, p.value_type, it.value(), max_cov)?
+                            {
+                                return Ok(r);
+                            }
+                        }
+                        it.next();
+                    }
+                    it.status()?;
                 }
             }
         }
-        Ok(None)
+        merge.finish(None)
     }
 
     pub(crate) fn handle_of(&self, cf: &impl AsColumnFamilyRef) -> Result<Arc<CfHandle>> {
@@ -197,7 +273,37 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
             return Err(Error::not_supported(format!("{what} is not supported by Shale yet")));
         }
         opts.check_supported()?;
+        if batch.has_merge() {
+            if self.inner.opts.ttl_db.is_some() {
+                // RocksDB's DBWithTTL wraps the merge operator to carry the write times;
+                // Shale's TTL database does not yet.
+                return Err(Error::not_supported(
+                    "merge in a TTL database is not supported by Shale yet (issue 15)",
+                ));
+            }
+            self.check_merge_operators(&batch)?;
+        }
         self.inner.write(opts, batch)
+    }
+
+    /// A merge into a family without a merge operator is refused before anything is written,
+    /// with RocksDB's message.
+    fn check_merge_operators(&self, batch: &WriteBatch) -> Result<()> {
+        let mut checked: Vec<u32> = Vec::new();
+        batch.for_each(&mut |e| {
+            if e.value_type == ValueType::Merge && !checked.contains(&e.cf_id) {
+                // An unknown family is reported by the write itself.
+                if let Some(h) = self.inner.cf_handle_by_id(e.cf_id) {
+                    if h.opts.merge_operator.is_none() {
+                        return Err(Error::invalid_argument(
+                            "Merge requires `ColumnFamilyOptions::merge_operator != nullptr`",
+                        ));
+                    }
+                }
+                checked.push(e.cf_id);
+            }
+            Ok(())
+        })
     }
 
     pub fn put<K: AsRef<[u8]>, V: AsRef<[u8]>>(&self, key: K, value: V) -> Result<()> {

@@ -9,7 +9,12 @@
 //! Rules, as RocksDB's: entries newer than the snapshot are invisible; per user key the
 //! newest visible entry decides: a Value is yielded, a Deletion or SingleDeletion hides the
 //! key, an entry older than a covering range tombstone (visible at the snapshot) is hidden,
-//! and a Merge makes the iterator fail with NotSupported (Shale has no merge operator).
+//! and a Merge is resolved with the family's merge operator (RocksDB's `DBIter`): forward,
+//! the operands are gathered newest first down to a Put (the base), a deletion, a covered
+//! entry or the key's end (`MergeValuesNewToOld`), which leaves the inner iterator past the
+//! key and the merged value in `saved_value`; backward, the key's entries are walked oldest
+//! to newest, a Put or deletion restarting the stack (`FindValueForCurrentKey`). A merge
+//! that fails makes the iterator invalid with a Corruption status naming the key.
 //! RangeDeletion entries met in the point stream are ignored; tombstones come through
 //! `tombstones`. Bounds: lower inclusive, upper exclusive.
 //!
@@ -32,6 +37,7 @@ use crate::key::{
     append_internal_key, parse_internal_key, user_key, InternalKeyComparator, SequenceNumber, ValueType,
     MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK,
 };
+use crate::merge_operator::MergeOperator;
 
 /// After this many steps over entries of one user key, iteration re-seeks past them
 /// (RocksDB's `max_sequential_skip_in_iterations` default).
@@ -76,6 +82,11 @@ pub struct DBIter {
     prefix_extractor: Option<crate::slice_transform::SliceTransformRef>,
     /// The prefix iteration stays within (set by the last positioning call).
     prefix: Option<Vec<u8>>,
+    /// The family's merge operator.
+    merge_operator: Option<Arc<MergeOperator>>,
+    /// Forward: the current entry is a merge result, in `saved_key` / `saved_value`, and the
+    /// inner iterator is already past (some of) the key's entries.
+    merged: bool,
 }
 
 impl DBIter {
@@ -104,6 +115,8 @@ impl DBIter {
             skipped: 0,
             prefix_extractor: None,
             prefix: None,
+            merge_operator: None,
+            merged: false,
         }
     }
 
@@ -137,6 +150,11 @@ impl DBIter {
         }
     }
 
+    /// The merge operator that resolves merge operands (none: reading one fails).
+    pub fn set_merge_operator(&mut self, op: Option<Arc<MergeOperator>>) {
+        self.merge_operator = op;
+    }
+
     /// A step that passes over more than `n` internal entries it does not return stops
     /// with status Incomplete (RocksDB's `max_skippable_internal_keys`; 0: no limit).
     pub fn set_max_skippable_internal_keys(&mut self, n: u64) {
@@ -167,8 +185,8 @@ impl DBIter {
     pub fn key(&self) -> &[u8] {
         debug_assert!(self.valid);
         match self.direction {
-            Direction::Forward => user_key(self.inner.key()),
-            Direction::Reverse => &self.saved_key,
+            Direction::Forward if !self.merged => user_key(self.inner.key()),
+            _ => &self.saved_key,
         }
     }
 
@@ -176,8 +194,8 @@ impl DBIter {
     pub fn value(&self) -> &[u8] {
         debug_assert!(self.valid);
         match self.direction {
-            Direction::Forward => self.inner.value(),
-            Direction::Reverse => &self.saved_value,
+            Direction::Forward if !self.merged => self.inner.value(),
+            _ => &self.saved_value,
         }
     }
 
@@ -281,6 +299,9 @@ impl DBIter {
                 self.inner.seek(&scratch);
                 self.scratch = scratch;
             }
+        } else if self.merged {
+            // `saved_key` is the current key; the inner iterator is already past its operands.
+            self.merged = false;
         } else {
             self.saved_key.clear();
             self.saved_key.extend_from_slice(user_key(self.inner.key()));
@@ -295,7 +316,12 @@ impl DBIter {
         if !self.valid {
             return;
         }
-        if self.direction == Direction::Forward {
+        if self.direction == Direction::Forward && self.merged {
+            // The inner iterator is past the current key (`saved_key`): go back before it.
+            self.merged = false;
+            self.seek_before_saved_key();
+            self.direction = Direction::Reverse;
+        } else if self.direction == Direction::Forward {
             // Move the inner iterator before every entry of the current key.
             self.saved_key.clear();
             self.saved_key.extend_from_slice(user_key(self.inner.key()));
@@ -320,6 +346,7 @@ impl DBIter {
 
     fn reset(&mut self, direction: Direction) {
         self.prefix = None;
+        self.merged = false;
         self.err = None;
         self.skipped = 0;
         self.valid = false;
@@ -327,6 +354,7 @@ impl DBIter {
     }
 
     fn fail(&mut self, e: Error) {
+        self.merged = false;
         self.err = Some(e);
         self.valid = false;
         self.saved_key.clear();
@@ -400,7 +428,19 @@ impl DBIter {
                         self.valid = true;
                         return;
                     }
-                    Some(Found::Merge) => return self.fail(Error::not_supported("merge operator")),
+                    Some(Found::Merge) => {
+                        self.saved_key.clear();
+                        self.saved_key.extend_from_slice(p.user_key);
+                        match self.merge_values_new_to_old() {
+                            Ok(v) => {
+                                self.saved_value = v;
+                                self.merged = true;
+                                self.valid = true;
+                            }
+                            Err(e) => self.fail(e),
+                        }
+                        return;
+                    }
                     None => {}
                     Some(Found::Hidden) => {
                         self.skipped += 1;
@@ -431,7 +471,8 @@ impl DBIter {
                     self.valid = true;
                     return;
                 }
-                Ok(Some(Found::Merge)) => return self.fail(Error::not_supported("merge operator")),
+                // Merges are resolved into a Value by `find_value_for_current_key`.
+                Ok(Some(Found::Merge)) => return self.fail(Error::corruption("unresolved merge in DBIter")),
                 Ok(Some(Found::Hidden)) => {
                     if self.skip_limit_exceeded() {
                         return self.fail_skipped();
@@ -481,15 +522,29 @@ impl DBIter {
         let (mut sequence, mut value_type) = (p.sequence, p.value_type);
         let mut found = Found::Hidden;
         let mut steps = 0usize;
+        // Merge operands newer than the last Put or deletion, oldest first; whether that
+        // Put (in `saved_value`) is their base.
+        let mut operands: Vec<Vec<u8>> = Vec::new();
+        let mut has_base = false;
         loop {
             if sequence <= self.sequence {
                 match self.classify(&self.saved_key, sequence, value_type) {
                     Some(Found::Value) => {
                         found = Found::Value;
+                        has_base = true;
+                        operands.clear();
                         self.saved_value.clear();
                         self.saved_value.extend_from_slice(self.inner.value());
                     }
-                    Some(f) => found = f,
+                    Some(Found::Merge) => {
+                        found = Found::Merge;
+                        operands.push(self.inner.value().to_vec());
+                    }
+                    Some(f) => {
+                        found = f;
+                        has_base = false;
+                        operands.clear();
+                    }
                     None => {}
                 }
             }
@@ -512,7 +567,12 @@ impl DBIter {
             (sequence, value_type) = (p.sequence, p.value_type);
         }
         // Entries of this key passed over (all of them when it is hidden).
-        self.skipped += steps as u64 - u64::from(found == Found::Value);
+        self.skipped += steps as u64 - u64::from(found != Found::Hidden);
+        if found == Found::Merge {
+            let base = if has_base { Some(std::mem::take(&mut self.saved_value)) } else { None };
+            self.saved_value = self.full_merge(base.as_deref(), operands)?;
+            found = Found::Value;
+        }
         Ok(Some(found))
     }
 
@@ -541,6 +601,17 @@ impl DBIter {
                     self.inner.next();
                     continue;
                 }
+                Some(Found::Merge) => {
+                    match self.merge_values_new_to_old() {
+                        Ok(v) => self.saved_value = v,
+                        Err(e) => {
+                            self.scratch = scratch;
+                            return Err(e);
+                        }
+                    }
+                    found = Found::Value;
+                    break;
+                }
                 Some(f) => {
                     if f == Found::Value {
                         self.saved_value.clear();
@@ -555,6 +626,46 @@ impl DBIter {
         self.inner.status()?;
         self.seek_before_saved_key();
         Ok(found)
+    }
+
+    /// From the newest visible entry of `saved_key`, a merge operand, gathers the operands
+    /// down to a base (RocksDB's `MergeValuesNewToOld`) and returns the merged value; the
+    /// inner iterator is left on the first entry not gathered.
+    fn merge_values_new_to_old(&mut self) -> Result<Vec<u8>> {
+        let max_cov = if self.tombstones.is_empty() {
+            0
+        } else {
+            self.tombstones.max_covering_seq(&self.saved_key, self.sequence)
+        };
+        let mut operands = vec![self.inner.value().to_vec()];
+        let mut base: Option<Vec<u8>> = None;
+        self.inner.next();
+        while self.inner.valid() {
+            let p = parse_internal_key(self.inner.key())?;
+            if self.icmp.compare_user(p.user_key, &self.saved_key) != Ordering::Equal || p.sequence < max_cov
+            {
+                break;
+            }
+            match p.value_type {
+                ValueType::Value => {
+                    base = Some(self.inner.value().to_vec());
+                    break;
+                }
+                ValueType::Deletion | ValueType::SingleDeletion => break,
+                ValueType::RangeDeletion => {}
+                ValueType::Merge => operands.push(self.inner.value().to_vec()),
+            }
+            self.inner.next();
+        }
+        self.inner.status()?;
+        operands.reverse();
+        self.full_merge(base.as_deref(), operands)
+    }
+
+    /// The full merge of `operands` (oldest first) onto `base` for `saved_key`.
+    fn full_merge(&self, base: Option<&[u8]>, operands: Vec<Vec<u8>>) -> Result<Vec<u8>> {
+        let op = self.merge_operator.as_deref().ok_or_else(crate::merge_operator::no_merge_operator)?;
+        op.full_merge(&self.saved_key, base, operands)
     }
 
     /// Puts the inner iterator on the last entry whose user key is below `saved_key`.

@@ -227,6 +227,64 @@ fn entry(k: &str, seq: u64, t: ValueType, v: &str) -> (Vec<u8>, Vec<u8>) {
     (make_internal_key(k.as_bytes(), seq, t), v.as_bytes().to_vec())
 }
 
+#[test]
+fn merges_resolve_in_both_directions() {
+    let concat = |_k: &[u8], e: Option<&[u8]>, ops: &crate::MergeOperands| {
+        let mut v = e.map(<[u8]>::to_vec).unwrap_or_default();
+        for o in ops {
+            v.extend_from_slice(o);
+        }
+        Some(v)
+    };
+    let e = vec![
+        entry("a", 1, ValueType::Value, "x"),
+        entry("b", 5, ValueType::Merge, "m"),
+        entry("b", 2, ValueType::Value, "y"),
+        entry("c", 6, ValueType::Merge, "p"),
+        entry("c", 4, ValueType::Deletion, ""),
+        entry("c", 3, ValueType::Merge, "q"),
+        entry("d", 8, ValueType::Merge, "r"),
+        entry("d", 7, ValueType::Merge, "s"),
+        entry("e", 20, ValueType::Merge, "late"),
+    ];
+    let want: Vec<(&[u8], &[u8])> = vec![(b"a", b"x"), (b"b", b"ym"), (b"c", b"p"), (b"d", b"sr")];
+    let mut it = iter_over(e, 10);
+    it.set_merge_operator(Some(Arc::new(crate::merge_operator::MergeOperator::new("concat", concat, None))));
+    it.seek_to_first();
+    let mut fwd = Vec::new();
+    while it.valid() {
+        fwd.push((it.key().to_vec(), it.value().to_vec()));
+        it.next();
+    }
+    it.status().unwrap();
+    let w: Vec<(Vec<u8>, Vec<u8>)> = want.iter().map(|(k, v)| (k.to_vec(), v.to_vec())).collect();
+    assert_eq!(fwd, w);
+    it.seek_to_last();
+    let mut rev = Vec::new();
+    while it.valid() {
+        rev.push((it.key().to_vec(), it.value().to_vec()));
+        it.prev();
+    }
+    rev.reverse();
+    assert_eq!(rev, w);
+    // Switching direction on a merged key.
+    it.seek(b"b");
+    assert_eq!(it.value(), b"ym");
+    it.prev();
+    assert_eq!((it.key(), it.value()), (&b"a"[..], &b"x"[..]));
+    it.next();
+    assert_eq!((it.key(), it.value()), (&b"b"[..], &b"ym"[..]));
+    it.next();
+    assert_eq!((it.key(), it.value()), (&b"c"[..], &b"p"[..]));
+    it.prev();
+    assert_eq!((it.key(), it.value()), (&b"b"[..], &b"ym"[..]));
+    it.seek_for_prev(b"c");
+    assert_eq!(it.value(), b"p");
+    it.next();
+    assert_eq!((it.key(), it.value()), (&b"d"[..], &b"sr"[..]));
+    it.status().unwrap();
+}
+
 fn iter_over(mut entries: Entries, snap: u64) -> DBIter {
     let icmp = bytewise_internal_comparator();
     entries.sort_by(|a, b| icmp.compare(&a.0, &b.0));
@@ -235,7 +293,7 @@ fn iter_over(mut entries: Entries, snap: u64) -> DBIter {
 }
 
 #[test]
-fn merge_newest_is_not_supported() {
+fn merge_without_an_operator_is_invalid_argument() {
     let e = vec![
         entry("a", 1, ValueType::Value, "x"),
         entry("b", 5, ValueType::Merge, "m"),
@@ -247,11 +305,11 @@ fn merge_newest_is_not_supported() {
     it.next();
     assert!(!it.valid());
     let err = it.status().unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::NotSupported);
-    assert_eq!(err.to_string(), "Not implemented: merge operator");
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+    assert_eq!(err.to_string(), "Invalid argument: merge_operator is not properly initialized.");
     it.seek_to_last();
     assert!(!it.valid());
-    assert_eq!(it.status().unwrap_err().kind(), ErrorKind::NotSupported);
+    assert_eq!(it.status().unwrap_err().kind(), ErrorKind::InvalidArgument);
     // A seek clears the error.
     it.seek(b"a");
     assert!(it.valid());

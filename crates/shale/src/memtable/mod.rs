@@ -210,6 +210,33 @@ impl MemTable {
         Some((tr >> 8, t, value.to_vec()))
     }
 
+    /// Calls `f(sequence, type, value)` on the point entries of `user_key` with sequence <=
+    /// `snapshot`, newest first, until it returns false (a merge lookup's walk, RocksDB's
+    /// `MemTable::Get` with `SaveValue` going on past merge operands).
+    pub fn for_each_version(
+        &self,
+        user_key: &[u8],
+        snapshot: SequenceNumber,
+        mut f: impl FnMut(SequenceNumber, ValueType, &[u8]) -> bool,
+    ) {
+        let lookup = crate::key::lookup_key(user_key, snapshot.min(MAX_SEQUENCE_NUMBER));
+        let mut it = self.points.iter();
+        it.seek(&lookup);
+        while it.valid() {
+            let ikey = it.key();
+            if self.icmp.compare_user(crate::key::user_key(ikey), user_key) != Ordering::Equal {
+                return;
+            }
+            let tr = trailer(ikey);
+            if let Some(t) = ValueType::from_u8((tr & 0xff) as u8) {
+                if !f(tr >> 8, t, it.value()) {
+                    return;
+                }
+            }
+            it.next();
+        }
+    }
+
     /// The largest sequence <= `snapshot` of a range tombstone `[start, end)` that contains
     /// `user_key` (by the user comparator); 0 when none does.
     pub fn max_covering_tombstone_seq(&self, user_key: &[u8], snapshot: SequenceNumber) -> SequenceNumber {

@@ -353,6 +353,7 @@ impl TxnCore {
         if ro.prefix_same_as_start {
             it.set_prefix_same_as_start(cf.opts.prefix_extractor.clone());
         }
+        it.set_merge_operator(cf.opts.merge_operator.clone());
         Ok((sv, it))
     }
 
