@@ -34,7 +34,7 @@ fn checkpoint_backup_restore_and_external_files() {
     ok(&run_in(cwd, &shale(), &[], &["ldb", "--db=db", "ingest_extern_sst", "ext.sst"]), "ingest");
     let want = scan(cwd, "db");
     assert_eq!(want.lines().count(), 50, "{want}");
-    assert!(want.contains("k001 : v1\n"), "{want}");
+    assert!(want.contains("k001 ==> v1\n"), "{want}");
 
     ok(&run_in(cwd, &shale(), &[], &["ldb", "--db=db", "checkpoint", "--checkpoint_dir=cp"]), "checkpoint");
     assert_eq!(scan(cwd, "cp"), want);

@@ -81,17 +81,20 @@ impl Parsed {
         match self.options.get(name) {
             None => Ok(None),
             Some(v) => {
-                v.parse::<i64>().map(Some).map_err(|_| Failure::new(format!("Invalid value for {name}: {v}")))
+                v.parse::<i64>().map(Some).map_err(|_| Failure::new(format!("{name} has an invalid value.")))
             }
         }
     }
 
-    /// Fails on an option or flag the command does not take, as ldb's ValidateCmdLineOptions.
+    /// Fails on an option or flag the command does not take, as ldb's ValidateCmdLineOptions:
+    /// options (`--name=value`) first, then flags, each with its own words.
     pub fn check_known(&self, allowed: &[&str]) -> Res<()> {
-        for name in self.options.keys().chain(self.flags.iter()) {
-            if !COMMON_OPTIONS.contains(&name.as_str()) && !allowed.contains(&name.as_str()) {
-                return Err(Failure::usage(format!("Invalid command-line flag {name}")));
-            }
+        let known = |name: &str| COMMON_OPTIONS.contains(&name) || allowed.contains(&name);
+        if let Some(name) = self.options.keys().find(|n| !known(n)) {
+            return Err(Failure::plain(format!("Invalid command-line option {name}")));
+        }
+        if let Some(name) = self.flags.iter().find(|n| !known(n)) {
+            return Err(Failure::plain(format!("Invalid command-line flag {name}")));
         }
         Ok(())
     }
@@ -128,7 +131,7 @@ const NOT_SUPPORTED: &[(&str, &str)] = &[
     ("multi_get", "multi_get"),
 ];
 
-pub const HELP: &str = "ldb - RocksDB Tool (Shale)
+pub const HELP: &str = "ldb - RocksDB Tool
 
 commands MUST specify --db=<full_path_to_db_directory> when necessary
 
@@ -180,6 +183,24 @@ Not supported yet (print NotSupported): reduce_levels, change_compaction_style, 
 
 /// Runs `shale ldb <args>`; returns the process exit status.
 pub fn run(args: &[String]) -> i32 {
+    // ldb's LDBCommandRunner: with at most one argument, only --version and --help do
+    // something; anything else prints the help on stderr and fails.
+    if args.len() <= 1 {
+        match args.first().map(String::as_str) {
+            Some("--version") => {
+                println!("ldb from Shale {} (RocksDB 11.8.1's commands)", env!("CARGO_PKG_VERSION"));
+                return 0;
+            }
+            Some("--help") => {
+                print!("{HELP}");
+                return 0;
+            }
+            _ => {
+                eprint!("{HELP}");
+                return 1;
+            }
+        }
+    }
     let p = Parsed::parse(args);
     let out = std::io::stdout();
     let mut out = std::io::BufWriter::new(out.lock());
