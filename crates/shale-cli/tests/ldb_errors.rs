@@ -53,7 +53,6 @@ fn other_issues_commands_say_not_supported() {
         "query",
         "unsafe_remove_sst_file",
         "file_checksum_dump",
-        "list_file_range_deletes",
     ] {
         let (code, _, err) = run(&["ldb", "--db=db", cmd]);
         assert_eq!(code, Some(1), "{cmd}");

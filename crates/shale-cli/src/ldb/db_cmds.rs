@@ -251,7 +251,7 @@ fn range(p: &Parsed, h: &Hex) -> Res<KeyRange> {
 
 /// `--max_keys` as scan, dump and idump read it: `std::stoi` (leading digits; a negative
 /// value means no limit), with ldb's messages. idump's parser ends its message with a period.
-fn max_keys(p: &Parsed, period: bool) -> Res<Option<u64>> {
+pub(crate) fn max_keys(p: &Parsed, period: bool) -> Res<Option<u64>> {
     let Some(v) = p.opt("max_keys") else {
         return Ok(None);
     };

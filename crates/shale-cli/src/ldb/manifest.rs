@@ -788,3 +788,65 @@ mod tests {
         assert_eq!(p, "3A1DCB9AFF83F6E7-439FAE957544FFFD");
     }
 }
+
+/// ldb's `list_file_range_deletes` (Version::TablesRangeTombstoneSummary): per table of the
+/// family, level by level in the version's order, `=== file : <path> ===` and its range
+/// tombstones as the fragmented tombstone iterator yields them (non-overlapping pieces in
+/// key order, each piece's sequence numbers newest first), at most `--max_keys` (1000) in
+/// all.
+pub fn list_file_range_deletes(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
+    p.check_known(&["max_keys"])?;
+    let db = db_arg(p)?;
+    let mut left = super::db_cmds::max_keys(p, false)?.map(|n| n as i64).unwrap_or(1000);
+    if p.opt("max_keys").is_some_and(|v| v.trim_start().starts_with('-')) {
+        left = -1;
+    }
+    drop(super::db_cmds::open_read_only(p)?);
+    let r = replay(&current_manifest(Path::new(&db))?)?;
+    let cf = r.cf(&super::db_cmds::cf_name(p))?;
+    let mut s: Vec<u8> = Vec::new();
+    if left > 0 {
+        'files: for files in r.levels(cf, 7) {
+            for f in files {
+                let path = table_path(&db, f.number);
+                s.extend(format!("=== file : {path} ===\n").into_bytes());
+                let t = open_table(&path, f.file_size)?;
+                let mut ts: Vec<(Vec<u8>, Vec<u8>, u64)> = Vec::new();
+                for (start, end) in t.range_tombstones() {
+                    if let Ok(pk) = parse_internal_key(start) {
+                        ts.push((pk.user_key.to_vec(), end.clone(), pk.sequence));
+                    }
+                }
+                let mut bounds: Vec<&[u8]> =
+                    ts.iter().flat_map(|(b, e, _)| [b.as_slice(), e.as_slice()]).collect();
+                bounds.sort();
+                bounds.dedup();
+                for w in bounds.windows(2) {
+                    let (b, e) = (w[0], w[1]);
+                    let mut seqs: Vec<u64> =
+                        ts.iter().filter(|(tb, te, _)| tb.as_slice() <= b && e <= te.as_slice()).map(|t| t.2).collect();
+                    seqs.sort_unstable_by(|x, y| y.cmp(x));
+                    seqs.dedup();
+                    for seq in seqs {
+                        if left <= 0 {
+                            break 'files;
+                        }
+                        s.extend(
+                            format!("start: {} end: {} seq: {seq}\n", super::fmt::to_hex(b), super::fmt::to_hex(e))
+                                .into_bytes(),
+                        );
+                        left -= 1;
+                    }
+                }
+                if left <= 0 {
+                    break 'files;
+                }
+            }
+        }
+        if left <= 0 {
+            s.extend_from_slice(b"(results may not be complete)\n");
+        }
+    }
+    s.push(b'\n');
+    w(out, &s)
+}

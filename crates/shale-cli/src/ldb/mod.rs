@@ -124,7 +124,6 @@ const NOT_SUPPORTED: &[(&str, &str)] = &[
     ("update_manifest", "update_manifest"),
     ("unsafe_remove_sst_file", "unsafe_remove_sst_file"),
     ("file_checksum_dump", "file_checksum_dump (file checksums are not generated)"),
-    ("list_file_range_deletes", "list_file_range_deletes"),
     ("dump_trace", "trace files"),
     ("get_entity", "wide columns"),
     ("put_entity", "wide columns"),
@@ -156,6 +155,7 @@ Data Access Commands:
   deleterange <begin key> <end key>
   approxsize [--from] [--to]
   checkconsistency
+  list_file_range_deletes [--max_keys=<N>] : print tombstones in SST files.
 
 Admin Commands:
   dump_wal --walfile=<write_ahead_log_file_path> [--header] [--print_value]
@@ -178,7 +178,7 @@ Admin Commands:
     [--allow_global_seqno] [--allow_blocking_flush] [--ingest_behind]
 
 Not supported yet (print NotSupported): reduce_levels, change_compaction_style, query, load, update_manifest,
-  unsafe_remove_sst_file, file_checksum_dump, list_file_range_deletes
+  unsafe_remove_sst_file, file_checksum_dump
 ";
 
 /// Runs `shale ldb <args>`; returns the process exit status.
@@ -258,6 +258,7 @@ fn dispatch(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         "checkconsistency" => manifest::checkconsistency(p, out),
         "manifest_dump" => manifest::manifest_dump(p, out),
         "dump_live_files" => manifest::dump_live_files(p, out),
+        "list_file_range_deletes" => manifest::list_file_range_deletes(p, out),
         "list_live_files_metadata" => manifest::list_live_files_metadata(p, out),
         "dump_wal" => wal::dump_wal(p, out),
         "checkpoint" => backup_cmds::checkpoint(p, out),
