@@ -322,7 +322,7 @@ pub fn dump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     if count_only {
         return Err(Failure::new("Not implemented: dump --count_only (value size histogram)"));
     }
-    let db = open(p)?;
+    let db = open_read_only(p)?;
     let c = cf(&db, p)?;
     let mode = match &from {
         Some(f) => IteratorMode::From(f, shale::Direction::Forward),
@@ -484,6 +484,13 @@ pub fn repair(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     p.check_known(&["verbose"])?;
     let path = db_path(p)?;
     let o = options(p)?;
+    // RepairDB takes the database's lock first: RocksDB's words when the directory is missing.
+    if !Path::new(&path).is_dir() {
+        let sep = if path.ends_with('/') { "" } else { "/" };
+        return Err(Failure::new(format!(
+            "IO error: No such file or directory: while open a file for lock: {path}{sep}LOCK: No such file or directory"
+        )));
+    }
     with_progress("repairing", || DB::repair(&o, &path)).map_err(Failure::db)?;
     ok(out)
 }

@@ -823,8 +823,11 @@ pub fn list_file_range_deletes(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
                 bounds.dedup();
                 for w in bounds.windows(2) {
                     let (b, e) = (w[0], w[1]);
-                    let mut seqs: Vec<u64> =
-                        ts.iter().filter(|(tb, te, _)| tb.as_slice() <= b && e <= te.as_slice()).map(|t| t.2).collect();
+                    let mut seqs: Vec<u64> = ts
+                        .iter()
+                        .filter(|(tb, te, _)| tb.as_slice() <= b && e <= te.as_slice())
+                        .map(|t| t.2)
+                        .collect();
                     seqs.sort_unstable_by(|x, y| y.cmp(x));
                     seqs.dedup();
                     for seq in seqs {
@@ -832,8 +835,12 @@ pub fn list_file_range_deletes(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
                             break 'files;
                         }
                         s.extend(
-                            format!("start: {} end: {} seq: {seq}\n", super::fmt::to_hex(b), super::fmt::to_hex(e))
-                                .into_bytes(),
+                            format!(
+                                "start: {} end: {} seq: {seq}\n",
+                                super::fmt::to_hex(b),
+                                super::fmt::to_hex(e)
+                            )
+                            .into_bytes(),
                         );
                         left -= 1;
                     }
@@ -849,4 +856,33 @@ pub fn list_file_range_deletes(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     }
     s.push(b'\n');
     w(out, &s)
+}
+
+/// ldb's `unsafe_remove_sst_file <number>`: the checks RocksDB 11.8.1 makes before it
+/// appends a deletion to the MANIFEST (the number parses; the file is in some level of some
+/// family), with its words. Appending the edit offline needs an offline MANIFEST writer the
+/// engine does not offer yet: for a file that is present, NotSupported naming it.
+pub fn unsafe_remove_sst_file(p: &Parsed, _out: &mut Out<'_>) -> Res<()> {
+    p.check_known(&[])?;
+    let [n] = p.params.as_slice() else {
+        return Err(Failure::new("SST file number must be specified"));
+    };
+    let digits = n.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 || digits != n.len() {
+        return Err(Failure::new(format!("Failed to parse SST file number {n}")));
+    }
+    let number: u64 = n.parse().map_err(|_| Failure::new(format!("Failed to parse SST file number {n}")))?;
+    let db = db_arg(p)?;
+    super::db_cmds::missing_db(&db, true)
+        .map_err(|f| Failure::new(format!("failed to unsafely remove SST file: {}", f.msg)))?;
+    let r = replay(&current_manifest(Path::new(&db))?)
+        .map_err(|f| Failure::new(format!("failed to unsafely remove SST file: {}", f.msg)))?;
+    if !r.cfs.iter().any(|cf| cf.files.values().any(|(_, f)| f.number == number)) {
+        return Err(Failure::new(
+            "failed to unsafely remove SST file: NotFound: File not present in any level",
+        ));
+    }
+    Err(Failure::new(
+        "Not implemented: unsafe_remove_sst_file is not supported by Shale yet: writing the MANIFEST offline",
+    ))
 }
