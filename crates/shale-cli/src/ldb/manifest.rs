@@ -776,19 +776,6 @@ pub fn approximate_size(db: &Path, cf_name: &str, from: &[u8], to: &[u8]) -> Res
     Ok(total)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn public_unique_id_matches_rocksdb() {
-        // From `ldb manifest_dump --verbose` (RocksDB 7.8.3) on a database it wrote.
-        let (i, p) = unique_id_strings([1644502778550930825, 15754328274583837313]);
-        assert_eq!(i, "{1644502778550930825,15754328274583837313}");
-        assert_eq!(p, "3A1DCB9AFF83F6E7-439FAE957544FFFD");
-    }
-}
-
 /// ldb's `list_file_range_deletes` (Version::TablesRangeTombstoneSummary): per table of the
 /// family, level by level in the version's order, `=== file : <path> ===` and its range
 /// tombstones as the fragmented tombstone iterator yields them (non-overlapping pieces in
@@ -885,4 +872,17 @@ pub fn unsafe_remove_sst_file(p: &Parsed, _out: &mut Out<'_>) -> Res<()> {
     Err(Failure::new(
         "Not implemented: unsafe_remove_sst_file is not supported by Shale yet: writing the MANIFEST offline",
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn public_unique_id_matches_rocksdb() {
+        // From `ldb manifest_dump --verbose` (RocksDB 7.8.3) on a database it wrote.
+        let (i, p) = unique_id_strings([1644502778550930825, 15754328274583837313]);
+        assert_eq!(i, "{1644502778550930825,15754328274583837313}");
+        assert_eq!(p, "3A1DCB9AFF83F6E7-439FAE957544FFFD");
+    }
 }
