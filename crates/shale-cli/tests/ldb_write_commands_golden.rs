@@ -18,7 +18,9 @@ fn write_commands_match_ldb() {
             both(&["--db=db", "batchput", "k1"]),
             both(&["--db=db", "put", "k"]),
             both(&["--db=db", "delete", "c"]),
-            both(&["--db=db", "singledelete", "c"]),
+            // Debian's 7.8.3 (built with assertions on) sometimes aborts on this one (a
+            // signal, no exit status: seen in a CI-profile run), so only 11.8.1 judges it.
+            only11(&["--db=db", "singledelete", "c"]),
             both(&["--db=db", "deleterange", "c", "e"]),
             both(&["--db=db", "deleterange", "c"]),
             both(&["--db=db", "compact"]),
