@@ -14,7 +14,8 @@ const MAX_SEQ: u64 = (1 << 56) - 1;
 
 #[derive(Default)]
 struct Args {
-    file: Option<String>,
+    /// The files and directories named (`--file=`, or positional as RocksDB 11 allows).
+    files: Vec<String>,
     command: String,
     output_hex: bool,
     input_key_hex: bool,
@@ -67,9 +68,16 @@ fn parse(args: &[String]) -> Res<Args> {
     let mut a = Args { command: String::new(), ..Default::default() };
     let mut from: Option<String> = None;
     let mut to: Option<String> = None;
+    let mut rest_are_files = false;
     for arg in args {
-        if let Some(v) = arg.strip_prefix("--file=") {
-            a.file = Some(v.to_string());
+        if rest_are_files {
+            a.files.push(arg.clone());
+        } else if arg == "--" {
+            rest_are_files = true;
+        } else if let Some(v) = arg.strip_prefix("--file=") {
+            a.files.push(v.to_string());
+        } else if !arg.starts_with('-') {
+            a.files.push(arg.clone());
         } else if arg == "--output_hex" {
             a.output_hex = true;
         } else if arg == "--input_key_hex" {
@@ -145,11 +153,10 @@ fn w(out: &mut Out<'_>, b: &[u8]) -> Res<()> {
 }
 
 fn dump(a: &Args, out: &mut Out<'_>) -> Res<i32> {
-    let Some(target) = a.file.as_deref() else {
+    if a.files.is_empty() {
         return Err(Failure::new("file or directory must be specified.\n\n".to_string() + USAGE));
-    };
+    }
     match a.command.as_str() {
-        "" | "check" | "scan" | "verify" | "identify" => {}
         "raw" => {
             return Err(Failure::new("Not implemented: sst_dump --command=raw is not supported by Shale yet"))
         }
@@ -158,36 +165,46 @@ fn dump(a: &Args, out: &mut Out<'_>) -> Res<i32> {
                 "Not implemented: sst_dump --command=recompress is not supported by Shale yet",
             ))
         }
-        c => return Err(Failure::new(format!("Unknown command: {c}"))),
+        // Any other command (RocksDB 11 too) opens each file and does nothing more.
+        _ => {}
     }
     // RocksDB prints its Env's address; Shale has no Env object, so a fixed value.
     w(out, b"options.env is 0x0\n")?;
-    let (files, dir) = match std::fs::read_dir(target) {
-        Ok(rd) => {
-            let mut v = Vec::new();
-            for e in rd {
-                v.push(e.map_err(Failure::io)?.file_name().to_string_lossy().into_owned());
+    // RocksDB 11: a directory with entries is listed (in the order the OS gives, as Shale
+    // lists it too); anything else that exists, an empty directory included, is a file.
+    let mut dirs: Vec<bool> = Vec::new();
+    let mut files: Vec<String> = Vec::new();
+    for target in &a.files {
+        let children: Vec<String> = match std::fs::read_dir(target) {
+            Ok(rd) => {
+                rd.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect()
             }
-            (v, true)
-        }
-        Err(_) => {
+            Err(_) => Vec::new(),
+        };
+        if children.is_empty() {
             if std::fs::metadata(target).is_err() {
-                return Err(Failure::new(format!("NotFound: {target}: No such file or directory")));
+                out.flush().map_err(Failure::io)?;
+                eprintln!("NotFound: {target}: No such file or directory");
+                return Ok(1);
             }
-            (vec![target.to_string()], false)
+            files.push(target.clone());
+            dirs.push(false);
+        } else {
+            files.extend(children.into_iter().map(|c| format!("{target}/{c}")));
+            dirs.push(true);
         }
-    };
+    }
+    let verify_checksum = a.verify_checksum || a.command == "verify";
     let mut valid: Vec<String> = Vec::new();
     let mut total_read = 0u64;
     let mut totals = [0u64; 5];
-    for name in files {
-        if name.len() <= 4 || !name.ends_with(".sst") {
+    for path in files {
+        if path.len() <= 4 || !path.ends_with(".sst") {
             continue;
         }
-        let path = if dir { format!("{target}/{name}") } else { name };
         w(out, format!("Process {path}\n").as_bytes())?;
         out.flush().map_err(Failure::io)?;
-        let table = match open(&path, a.verify_checksum) {
+        let table = match open(&path, verify_checksum) {
             Ok(t) => t,
             Err(f) => {
                 eprintln!("{path}: {}", f.msg);
@@ -238,7 +255,7 @@ fn dump(a: &Args, out: &mut Out<'_>) -> Res<i32> {
             totals[4] += p.filter_size;
             if a.show_properties {
                 w(out, b"Raw user collected properties\n------------------------------\n")?;
-                for (k, v) in &p.user_collected {
+                for (k, v) in user_collected(p) {
                     w(out, format!("  # {k}: 0x{}\n", to_hex(v)).as_bytes())?;
                 }
             }
@@ -256,29 +273,32 @@ fn dump(a: &Args, out: &mut Out<'_>) -> Res<i32> {
         )?;
     }
     if valid.is_empty() {
-        if dir {
-            w(out, b"------------------------------\n")?;
-            out.flush().map_err(Failure::io)?;
-            eprintln!("No valid SST files found in {target}");
-        } else {
-            out.flush().map_err(Failure::io)?;
-            eprintln!("{target} is not a valid SST file");
+        for (target, dir) in a.files.iter().zip(&dirs) {
+            if *dir {
+                w(out, b"------------------------------\n")?;
+                out.flush().map_err(Failure::io)?;
+                eprintln!("No valid SST files found in {target}");
+            } else {
+                out.flush().map_err(Failure::io)?;
+                eprintln!("{target} is not a valid SST file");
+            }
         }
         return Ok(1);
     }
     if a.command == "identify" {
-        if dir {
+        if a.files.len() > 1 || dirs[0] {
+            let found_in =
+                if a.files.len() == 1 { format!(" found in {}", a.files[0]) } else { String::new() };
             w(
                 out,
-                format!("------------------------------\nList of valid SST files found in {target}:\n")
-                    .as_bytes(),
+                format!("------------------------------\nList of valid SST files{found_in}:\n").as_bytes(),
             )?;
             for f in &valid {
                 w(out, format!("{f}\n").as_bytes())?;
             }
             w(out, format!("Number of valid SST files: {}\n", valid.len()).as_bytes())?;
         } else {
-            w(out, format!("{target} is a valid SST file\n").as_bytes())?;
+            w(out, format!("{} is a valid SST file\n", a.files[0]).as_bytes())?;
         }
     }
     Ok(0)
@@ -405,7 +425,32 @@ pub fn table_unique_id(p: &TableProperties) -> Option<String> {
     Some(crate::ldb::manifest_unique_id(id))
 }
 
-/// TableProperties::ToString(prop_delim, kv_delim), RocksDB 7.8.3's list and order.
+/// Properties RocksDB 11.8.1 reads into `TableProperties` fields (table/meta_blocks.cc) that
+/// Shale keeps raw in `user_collected`: 11.8.1 does not list them among the "Raw user
+/// collected properties" (7.8.3, which knew fewer, did).
+const KNOWN_TO_ROCKSDB_11: &[&str] = &[
+    "rocksdb.udi.is.primary.index",
+    "rocksdb.num.data.blocks.compression.rejected",
+    "rocksdb.num.data.blocks.compression.bypassed",
+    "rocksdb.num.uniform.blocks",
+    "rocksdb.newest.key.time",
+    "rocksdb.tail.start.offset",
+    "rocksdb.user.defined.timestamps.persisted",
+    "rocksdb.key.largest.seqno",
+    "rocksdb.key.smallest.seqno",
+    "rocksdb.data.block.restart.interval",
+    "rocksdb.index.block.restart.interval",
+    "rocksdb.separate.key.value.in.data.block",
+];
+
+/// The "Raw user collected properties" RocksDB 11.8.1 prints: every property it does not
+/// read into a field (deleted.keys and merge.operands stay listed, as RocksDB keeps them
+/// for compatibility).
+pub fn user_collected(p: &TableProperties) -> impl Iterator<Item = (&String, &Vec<u8>)> {
+    p.user_collected.iter().filter(|(k, _)| !KNOWN_TO_ROCKSDB_11.contains(&k.as_str()))
+}
+
+/// TableProperties::ToString(prop_delim, kv_delim), RocksDB 11.8.1's list and order.
 pub fn properties_to_string(p: &TableProperties, pd: &str, kd: &str) -> Vec<u8> {
     let mut r = Vec::new();
     let mut add = |k: &str, v: String| {
@@ -413,7 +458,12 @@ pub fn properties_to_string(p: &TableProperties, pd: &str, kd: &str) -> Vec<u8> 
     };
     let na = |s: &str| if s.is_empty() { "N/A".to_string() } else { s.to_string() };
     let avg = |x: u64| if p.num_entries != 0 { x as f64 / p.num_entries as f64 } else { 0.0 };
+    // Fields RocksDB 11 reads with these defaults when the property is absent.
+    let raw = |name: &str, default: u64| p.raw_u64(name).unwrap_or(default).to_string();
     add("# data blocks", p.num_data_blocks.to_string());
+    add("# data blocks compression rejected", raw("rocksdb.num.data.blocks.compression.rejected", 0));
+    add("# data blocks compression bypassed", raw("rocksdb.num.data.blocks.compression.bypassed", 0));
+    add("# uniform blocks", raw("rocksdb.num.uniform.blocks", 0));
     add("# entries", p.num_entries.to_string());
     add("# deletions", p.num_deletions.to_string());
     add("# merge operands", p.num_merge_operands.to_string());
@@ -423,6 +473,8 @@ pub fn properties_to_string(p: &TableProperties, pd: &str, kd: &str) -> Vec<u8> 
     add("raw value size", p.raw_value_size.to_string());
     add("raw average value size", format!("{:.6}", avg(p.raw_value_size)));
     add("data block size", p.data_size.to_string());
+    // RocksDB 11 never reads the uncompressed data size back from a file: always 0 here.
+    add("data uncompressed size", "0".to_string());
     add(
         &format!(
             "index block size (user-key? {}, delta-value? {})",
@@ -447,12 +499,17 @@ pub fn properties_to_string(p: &TableProperties, pd: &str, kd: &str) -> Vec<u8> 
     add("column family ID", cf_id);
     add("column family name", na(&p.column_family_name));
     add("comparator name", na(&p.comparator_name));
+    let udt = p.raw_u64("rocksdb.user.defined.timestamps.persisted").unwrap_or(1) != 0;
+    add("user defined timestamps persisted", udt.to_string());
+    add("largest sequence number in file", raw("rocksdb.key.largest.seqno", u64::MAX));
+    add("smallest sequence number in file", raw("rocksdb.key.smallest.seqno", u64::MAX));
     add("merge operator name", na(&p.merge_operator_name));
     add("property collectors names", na(&p.property_collectors_names));
     add("SST file compression algo", na(&p.compression_name));
     add("SST file compression options", na(&p.compression_options));
     add("creation time", p.creation_time.to_string());
     add("time stamp of earliest key", p.oldest_key_time.to_string());
+    add("time stamp of newest key", raw("rocksdb.newest.key.time", 0));
     add("file creation time", p.file_creation_time.to_string());
     add("slow compression estimated data size", p.slow_compression_estimated_data_size.to_string());
     add("fast compression estimated data size", p.fast_compression_estimated_data_size.to_string());

@@ -8,7 +8,8 @@ use golden::*;
 
 fn scan(dir: &std::path::Path, prog: &std::path::Path, pre: &[&str], cf: &str) -> Vec<u8> {
     let c = format!("--column_family={cf}");
-    let o = run_in(dir, prog, pre, &["--db=db", &c, "scan", "--hex"]);
+    // dump prints `key ==> value` in RocksDB 7.8.3 and 11.8.1 alike (scan changed).
+    let o = run_in(dir, prog, pre, &["--db=db", &c, "dump", "--hex"]);
     ok(&o, "scan");
     o.stdout
 }
@@ -34,7 +35,8 @@ fn repair_recovers_every_key_after_the_manifest_is_deleted() {
         assert_eq!(o.stdout, b"OK\n");
         assert_eq!(scan(db.path(), &shale(), &["ldb"], "default"), want_default, "{label}");
         assert_eq!(scan(db.path(), &shale(), &["ldb"], "cf1"), want_cf1, "{label}");
-        for o in &oracles {
+        // 7.8.3 cannot open what 11.8.1 wrote (a newer OPTIONS file).
+        for o in oracles.iter().filter(|o| o.major == 11 || !label.contains("11.8.1")) {
             assert_eq!(scan(db.path(), &o.ldb, &[], "default"), want_default, "{label}, read by {}", o.name);
             assert_eq!(scan(db.path(), &o.ldb, &[], "cf1"), want_cf1, "{label}, read by {}", o.name);
         }

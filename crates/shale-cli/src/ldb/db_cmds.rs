@@ -60,7 +60,7 @@ impl Hex {
 pub fn db_path(p: &Parsed) -> Res<String> {
     match p.opt("db") {
         Some(d) if !d.is_empty() => Ok(d.to_string()),
-        _ => Err(Failure::new("--db must be specified")),
+        _ => Err(Failure::plain("Either db or path must be specified.")),
     }
 }
 
@@ -82,10 +82,43 @@ fn options(p: &Parsed) -> Res<Options> {
     Ok(o)
 }
 
-/// Opens the database with all its column families, as ldb's OpenDB.
+/// Opens the database with all its column families for writing, as ldb's OpenDB.
 pub fn open(p: &Parsed) -> Res<DB> {
+    open_with(p, false)
+}
+
+/// Opens the database read-only, as ldb does for its read-only commands (get, scan, idump,
+/// approxsize, get_property, checkconsistency, dump_live_files, list_live_files_metadata):
+/// no file is written, so no WAL is flushed and no new MANIFEST is started.
+pub fn open_read_only(p: &Parsed) -> Res<DB> {
+    open_with(p, true)
+}
+
+/// RocksDB's error for a database without a CURRENT file: reading it (read-only opens,
+/// ListColumnFamilies) fails with an IO error; DB::Open checks it first.
+pub fn missing_db(path: &str, read_only: bool) -> Res<()> {
+    if Path::new(path).join("CURRENT").exists() {
+        return Ok(());
+    }
+    let sep = if path.ends_with('/') { "" } else { "/" };
+    Err(Failure::new(if read_only {
+        format!(
+            "IO error: No such file or directory: While opening a file for sequentially reading: \
+             {path}{sep}CURRENT: No such file or directory"
+        )
+    } else {
+        format!("Invalid argument: {path}{sep}CURRENT: does not exist (create_if_missing is false)")
+    }))
+}
+
+fn open_with(p: &Parsed, read_only: bool) -> Res<DB> {
     let path = db_path(p)?;
     let o = options(p)?;
+    // RocksDB's words for a database that is not there (DBImplReadOnly reads CURRENT; DB::Open
+    // checks it first).
+    if !p.flag("create_if_missing") {
+        missing_db(&path, read_only)?;
+    }
     let cfs = match DB::list_cf(&o, &path) {
         Ok(c) => c,
         Err(e) if p.flag("create_if_missing") && !Path::new(&path).join("CURRENT").exists() => {
@@ -94,17 +127,27 @@ pub fn open(p: &Parsed) -> Res<DB> {
         }
         Err(e) => return Err(Failure::db(e)),
     };
-    DB::open_cf(&o, &path, cfs).map_err(Failure::db)
+    let db = if read_only {
+        DB::open_cf_for_read_only(&o, &path, cfs, false)
+    } else {
+        DB::open_cf(&o, &path, cfs)
+    }
+    .map_err(Failure::db)?;
+    // ldb's OpenDB fails when --column_family names no family of the database.
+    let name = cf_name(p);
+    if db.cf_handle(&name).is_none() {
+        return Err(Failure::new(format!("Non-existing column family {name}")));
+    }
+    Ok(db)
 }
 
-fn cf_name(p: &Parsed) -> String {
+pub(crate) fn cf_name(p: &Parsed) -> String {
     p.opt("column_family").unwrap_or("default").to_string()
 }
 
 pub fn cf<'a>(db: &'a DB, p: &Parsed) -> Res<&'a shale::ColumnFamily> {
     let name = cf_name(p);
-    db.cf_handle(&name)
-        .ok_or_else(|| Failure::new(format!("Invalid argument: Column family not found: {name}")))
+    db.cf_handle(&name).ok_or_else(|| Failure::new(format!("Non-existing column family {name}")))
 }
 
 fn w(out: &mut Out<'_>, b: &[u8]) -> Res<()> {
@@ -124,13 +167,15 @@ pub fn get(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         return Err(Failure::new("<key> must be specified for the get command"));
     };
     let key = h.key_in(key)?;
-    let db = open(p)?;
-    match db.get_cf(cf(&db, p)?, &key).map_err(Failure::db)? {
+    let db = open_read_only(p)?;
+    // RocksDB 11 prints "Key not found" and succeeds (7.8.3 failed with
+    // "Get failed: NotFound: " and exit status 1).
+    match db.get_cf(cf(&db, p)?, &key).map_err(|e| Failure::new(format!("Get failed: {e}")))? {
         Some(v) => {
             w(out, &h.value_out(&v))?;
             w(out, b"\n")
         }
-        None => Err(Failure::new("Get failed: NotFound: ")),
+        None => w(out, b"Key not found\n"),
     }
 }
 
@@ -204,12 +249,27 @@ fn range(p: &Parsed, h: &Hex) -> Res<KeyRange> {
     Ok((f, t))
 }
 
-fn max_keys(p: &Parsed) -> Res<Option<u64>> {
-    match p.int_opt("max_keys")? {
-        None => Ok(None),
-        Some(n) if n < 0 => Err(Failure::new("max_keys must be non-negative")),
-        Some(n) => Ok(Some(n as u64)),
+/// `--max_keys` as scan, dump and idump read it: `std::stoi` (leading digits; a negative
+/// value means no limit), with ldb's messages. idump's parser ends its message with a period.
+pub(crate) fn max_keys(p: &Parsed, period: bool) -> Res<Option<u64>> {
+    let Some(v) = p.opt("max_keys") else {
+        return Ok(None);
+    };
+    let t = v.trim_start();
+    let (neg, digits) = match t.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, t.strip_prefix('+').unwrap_or(t)),
+    };
+    let end = digits.bytes().position(|b| !b.is_ascii_digit()).unwrap_or(digits.len());
+    if end == 0 {
+        let dot = if period { "." } else { "" };
+        return Err(Failure::new(format!("max_keys has an invalid value{dot}")));
     }
+    let n: i64 = match digits[..end].parse::<i64>() {
+        Ok(n) if n <= i32::MAX as i64 + i64::from(neg) => n,
+        _ => return Err(Failure::new("max_keys has a value out-of-range")),
+    };
+    Ok(if neg { None } else { Some(n as u64) })
 }
 
 pub fn scan(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
@@ -221,9 +281,9 @@ pub fn scan(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     }
     let h = Hex::of(p);
     let (from, to) = range(p, &h)?;
-    let max = max_keys(p)?;
+    let max = max_keys(p, false)?;
     let no_value = p.flag("no_value");
-    let db = open(p)?;
+    let db = open_read_only(p)?;
     let c = cf(&db, p)?;
     let mut ro = ReadOptions::default();
     if let Some(t) = &to {
@@ -240,7 +300,8 @@ pub fn scan(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         let (k, v) = item.map_err(Failure::db)?;
         let mut line = h.key_out(&k);
         if !no_value {
-            line.extend_from_slice(b" : ");
+            // RocksDB 11's PrintKeyValue: " ==> " (7.8.3 printed " : ").
+            line.extend_from_slice(b" ==> ");
             line.extend(h.value_out(&v));
         }
         line.push(b'\n');
@@ -256,12 +317,12 @@ pub fn dump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     }
     let h = Hex::of(p);
     let (from, to) = range(p, &h)?;
-    let max = max_keys(p)?;
+    let max = max_keys(p, false)?;
     let count_only = p.flag("count_only");
     if count_only {
         return Err(Failure::new("Not implemented: dump --count_only (value size histogram)"));
     }
-    let db = open(p)?;
+    let db = open_read_only(p)?;
     let c = cf(&db, p)?;
     let mode = match &from {
         Some(f) => IteratorMode::From(f, shale::Direction::Forward),
@@ -292,11 +353,11 @@ pub fn idump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     // idump reads --from/--to as hex with --input_key_hex (ldb's InternalDumpCommand).
     let input_hex = Hex { key: p.flag("input_key_hex"), value: false };
     let (from, to) = range(p, &input_hex)?;
-    let max = max_keys(p)?;
+    let max = max_keys(p, true)?;
     let count_only = p.flag("count_only");
     let path = db_path(p)?;
     // ldb opens the database; opening checks the files as it does.
-    drop(open(p)?);
+    drop(open_read_only(p)?);
     let entries = internal_entries(Path::new(&path), &cf_name(p))?;
     let mut n = 0u64;
     for (ikey, value) in entries {
@@ -357,7 +418,7 @@ pub fn approxsize(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         return Err(Failure::new("to must be specified for approxsize command"));
     };
     let path = db_path(p)?;
-    drop(open(p)?);
+    drop(open_read_only(p)?);
     let size = manifest::approximate_size(Path::new(&path), &cf_name(p), &from, &to)?;
     w(out, format!("{size}\n").as_bytes())
 }
@@ -367,7 +428,7 @@ pub fn get_property(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     let [name] = p.params.as_slice() else {
         return Err(Failure::new("property name must be specified"));
     };
-    let db = open(p)?;
+    let db = open_read_only(p)?;
     match db.property_value_cf(cf(&db, p)?, name).map_err(Failure::db)? {
         Some(v) => w(out, format!("{name}: {v}\n").as_bytes()),
         None => Err(Failure::new(format!("failed to get property: {name}"))),
@@ -377,7 +438,16 @@ pub fn get_property(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
 pub fn list_column_families(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     p.check_known(&[])?;
     let path = db_path(p)?;
-    let names = DB::list_cf(&Options::default(), &path).map_err(Failure::db)?;
+    // ldb prints a failure here on stderr and still succeeds.
+    let names = match missing_db(&path, true)
+        .and_then(|()| DB::list_cf(&Options::default(), &path).map_err(Failure::db))
+    {
+        Ok(n) => n,
+        Err(f) => {
+            eprintln!("Error in processing db {path} {}", f.msg);
+            return Ok(());
+        }
+    };
     w(out, format!("Column families in {path}: \n{{{}}}\n", names.join(", ")).as_bytes())
 }
 
@@ -387,6 +457,11 @@ pub fn create_column_family(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         return Err(Failure::new("new column family name must be specified"));
     };
     let mut db = open(p)?;
+    if db.cf_handle(name).is_some() {
+        return Err(Failure::new(
+            "Fail to create new column family: Invalid argument: Column family already exists",
+        ));
+    }
     db.create_cf(name, &Options::default())
         .map_err(|e| Failure::new(format!("Fail to create new column family: {e}")))?;
     ok(out)
@@ -409,6 +484,13 @@ pub fn repair(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     p.check_known(&["verbose"])?;
     let path = db_path(p)?;
     let o = options(p)?;
+    // RepairDB takes the database's lock first: RocksDB's words when the directory is missing.
+    if !Path::new(&path).is_dir() {
+        let sep = if path.ends_with('/') { "" } else { "/" };
+        return Err(Failure::new(format!(
+            "IO error: No such file or directory: while open a file for lock: {path}{sep}LOCK: No such file or directory"
+        )));
+    }
     with_progress("repairing", || DB::repair(&o, &path)).map_err(Failure::db)?;
     ok(out)
 }

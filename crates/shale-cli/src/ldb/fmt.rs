@@ -9,17 +9,24 @@ use shale::key::parse_internal_key;
 pub struct Failure {
     pub msg: String,
     pub usage: bool,
+    /// Printed as is, without `Failed: ` (ldb's checks that print before any command runs).
+    pub plain: bool,
 }
 
 pub type Res<T> = std::result::Result<T, Failure>;
 
 impl Failure {
     pub fn new(msg: impl Into<String>) -> Failure {
-        Failure { msg: msg.into(), usage: false }
+        Failure { msg: msg.into(), usage: false, plain: false }
     }
 
     pub fn usage(msg: String) -> Failure {
-        Failure { msg, usage: true }
+        Failure { msg, usage: true, plain: false }
+    }
+
+    /// A message ldb prints on its own line, without `Failed: ` or the help text.
+    pub fn plain(msg: impl Into<String>) -> Failure {
+        Failure { msg: msg.into(), usage: false, plain: true }
     }
 
     pub fn io(e: std::io::Error) -> Failure {
@@ -33,8 +40,12 @@ impl Failure {
     /// Prints the failure on stderr as ldb does.
     pub fn report(&self) {
         if self.usage {
-            eprintln!("{}", self.msg);
+            if !self.msg.is_empty() {
+                eprintln!("{}", self.msg);
+            }
             eprint!("{}", super::HELP);
+        } else if self.plain {
+            eprintln!("{}", self.msg);
         } else {
             eprintln!("Failed: {}", self.msg);
         }
@@ -65,15 +76,17 @@ pub fn string_to_hex(b: &[u8]) -> String {
 
 /// ldb's `HexToString`: the input must start with `0x`.
 pub fn hex_to_string(s: &str) -> Res<Vec<u8>> {
-    let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) else {
-        return Err(Failure::new(format!("Invalid hex input {s}.  Must start with 0x")));
+    // ldb prints this line and then aborts (an uncaught C++ exception, exit status 134);
+    // Shale prints the same line and exits with status 1.
+    let Some(h) = s.strip_prefix("0x") else {
+        return Err(Failure::plain(format!("Invalid hex input {s}.  Must start with 0x")));
     };
     let h = h.as_bytes();
     let digit = |c: u8| -> Res<u8> {
         (c as char)
             .to_digit(16)
             .map(|d| d as u8)
-            .ok_or_else(|| Failure::new(format!("Invalid hex input {s}")))
+            .ok_or_else(|| Failure::plain(format!("Invalid hex input {s}")))
     };
     let mut out = Vec::with_capacity(h.len() / 2 + 1);
     let mut i = 0;

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use shale::fs::default_fs;
-use shale::key::{make_internal_key, parse_internal_key, ValueType, VALUE_TYPE_FOR_SEEK};
+use shale::key::{make_internal_key, parse_internal_key, ValueType};
 use shale::table::{Table, TableReaderOptions};
 use shale::version::edit::{FileMetaData, VersionEdit};
 use shale::wal::{LogReader, WalRecoveryMode};
@@ -227,7 +227,8 @@ pub fn unique_id_strings(id: [u64; 2]) -> (String, String) {
     (internal, format!("{}-{}", &h[..16], &h[16..]))
 }
 
-/// `VersionEdit::DebugString(hex)` as RocksDB 7.8.3 prints it.
+/// `VersionEdit::DebugString(hex)` as RocksDB 11.8.1 prints it (7.8.3 lacked
+/// PersistUserDefinedTimestamps, epoch_number, tail size and the timestamps flag).
 pub fn edit_debug_string(e: &VersionEdit, hex: bool) -> Vec<u8> {
     let mut r: Vec<u8> = b"VersionEdit {".to_vec();
     let line = |r: &mut Vec<u8>, s: String| r.extend(s.into_bytes());
@@ -236,6 +237,9 @@ pub fn edit_debug_string(e: &VersionEdit, hex: bool) -> Vec<u8> {
     }
     if let Some(c) = &e.comparator {
         line(&mut r, format!("\n  Comparator: {c}"));
+    }
+    if let Some(b) = e.persist_user_defined_timestamps {
+        line(&mut r, format!("\n  PersistUserDefinedTimestamps: {b}"));
     }
     if let Some(n) = e.log_number {
         line(&mut r, format!("\n  LogNumber: {n}"));
@@ -272,7 +276,7 @@ pub fn edit_debug_string(e: &VersionEdit, hex: bool) -> Vec<u8> {
         }
         line(&mut r, format!(" oldest_ancester_time:{}", f.oldest_ancester_time));
         line(&mut r, format!(" file_creation_time:{}", f.file_creation_time));
-        // RocksDB 8+ prints " epoch_number:N" here.
+        line(&mut r, format!(" epoch_number:{}", f.epoch_number));
         line(&mut r, format!(" file_checksum:{}", super::fmt::to_hex(&f.file_checksum)));
         line(&mut r, format!(" file_checksum_func_name: {}", f.file_checksum_func_name));
         if f.temperature != 0 {
@@ -282,7 +286,11 @@ pub fn edit_debug_string(e: &VersionEdit, hex: bool) -> Vec<u8> {
             let (i, p) = unique_id_strings(id);
             line(&mut r, format!(" unique_id(internal): {i} public_unique_id: {p}"));
         }
-        // RocksDB 8+ prints " tail size: N User-defined timestamps persisted: B" here.
+        line(&mut r, format!(" tail size: {}", f.tail_size));
+        line(&mut r, format!(" User-defined timestamps persisted: {}", f.user_defined_timestamps_persisted));
+        if !f.file_open_metadata.is_empty() {
+            line(&mut r, format!(" file_open_metadata_size: {}", f.file_open_metadata.len()));
+        }
     }
     for w in &e.wal_additions {
         match w.synced_size {
@@ -311,6 +319,9 @@ pub fn edit_debug_string(e: &VersionEdit, hex: bool) -> Vec<u8> {
         r.extend_from_slice(b"\n FullHistoryTsLow: ");
         r.extend(slice_to_string(ts, hex));
     }
+    if let Some(n) = e.last_compacted_manifest_file_size {
+        line(&mut r, format!("\n  LastCompactedManifestFileSize: {n}"));
+    }
     r.extend_from_slice(b"\n}\n");
     r
 }
@@ -338,8 +349,41 @@ fn version_debug_string(r: &Replayed, cf: &CfState, version: usize, hex: bool, n
     s
 }
 
-/// The summary DumpManifestHandler prints after the edits.
-pub fn summary(r: &Replayed, hex: bool) -> Vec<u8> {
+/// The number of levels each column family is dumped with: ldb passes its column family
+/// descriptors to the dump (with `--db`, those of the latest OPTIONS file, or, when there is
+/// none and the database has several families, ldb's defaults: 7 levels); a family without
+/// a descriptor is dumped with the 64 levels `DumpManifestFile` forces.
+pub type LevelsOf = BTreeMap<String, usize>;
+
+/// What [`LevelsOf`] ldb derives from its command line.
+pub fn levels_of(p: &Parsed) -> LevelsOf {
+    let mut m = LevelsOf::new();
+    let Some(db) = p.opt("db") else {
+        return m;
+    };
+    let try_load = !p.flag("create_if_missing") && p.bool_opt("try_load_options", true).unwrap_or(true);
+    if try_load {
+        if let Ok(Some((_, f))) = shale::options_file::latest_options_file(&*default_fs(), Path::new(db)) {
+            for cf in &f.cfs {
+                let n = cf.option("num_levels").and_then(|v| v.parse().ok()).unwrap_or(7);
+                m.insert(cf.name.clone(), n);
+            }
+            return m;
+        }
+    }
+    if let Ok(cfs) = shale::DB::list_cf(&shale::Options::default(), db) {
+        if cfs.len() > 1 {
+            for c in cfs {
+                m.insert(c, 7);
+            }
+        }
+    }
+    m
+}
+
+/// The summary DumpManifestHandler prints after the edits (RocksDB 11.8.1's, with the note
+/// on the number of levels after each column family).
+pub fn summary(r: &Replayed, hex: bool, levels: &LevelsOf) -> Vec<u8> {
     let mut s = Vec::new();
     for (i, cf) in r.cfs.iter().enumerate() {
         s.extend(
@@ -348,7 +392,16 @@ pub fn summary(r: &Replayed, hex: bool) -> Vec<u8> {
         );
         s.extend(format!("log number: {}\n", cf.log_number).into_bytes());
         s.extend(b"comparator: leveldb.BytewiseComparator\n");
-        s.extend(version_debug_string(r, cf, r.created + i, hex, 64));
+        let n = levels.get(&cf.name).copied().unwrap_or(64);
+        s.extend(version_debug_string(r, cf, r.created + i, hex, n));
+        s.extend(
+            format!(
+                "By default, manifest file dump prints LSM trees as if {n} levels were configured, which is not \
+                 necessarily true for the column family (CF) this manifest is associated with. Please consult \
+                 other DB files, such as the OPTIONS file, to confirm.\n"
+            )
+            .into_bytes(),
+        );
     }
     s.extend(
         format!(
@@ -366,8 +419,12 @@ fn w(out: &mut Out<'_>, b: &[u8]) -> Res<()> {
 
 /// Finds the single MANIFEST of `db` as ldb's manifest_dump does.
 fn find_manifest(db: &str) -> Res<PathBuf> {
-    let entries = std::fs::read_dir(db)
-        .map_err(|e| Failure::new(format!("IO error: {e}: Failed to list the content of {db}")))?;
+    let entries = std::fs::read_dir(db).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => {
+            Failure::new(format!("NotFound: : Failed to list the content of {db}"))
+        }
+        _ => Failure::new(format!("IO error: {e}: Failed to list the content of {db}")),
+    })?;
     let mut found: Option<String> = None;
     for e in entries {
         let name = e.map_err(Failure::io)?.file_name().to_string_lossy().into_owned();
@@ -394,7 +451,9 @@ pub fn manifest_dump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     }
     let path = match p.opt("path") {
         Some(path) => PathBuf::from(path),
-        None => find_manifest(p.opt("db").ok_or_else(|| Failure::new("--db must be specified"))?)?,
+        None => {
+            find_manifest(p.opt("db").ok_or_else(|| Failure::plain("Either db or path must be specified."))?)?
+        }
     };
     let shown = path.display().to_string();
     if verbose {
@@ -413,7 +472,7 @@ pub fn manifest_dump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
             w(out, &edit_debug_string(e, hex))?;
         }
     }
-    w(out, &summary(&r, hex))?;
+    w(out, &summary(&r, hex, &levels_of(p)))?;
     if verbose {
         w(out, format!("Processing Manifest file {shown} done\n").as_bytes())?;
     }
@@ -431,14 +490,16 @@ fn table_path(db: &str, number: u64) -> String {
 pub fn dump_live_files(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     p.check_known(&["decode_blob_index", "dump_uncompressed_blobs"])?;
     let db = db_arg(p)?;
-    drop(super::db_cmds::open(p)?);
+    drop(super::db_cmds::open_read_only(p)?);
     let manifest = current_manifest(Path::new(&db))?;
     let r = replay(&manifest)?;
     let hex = p.flag("hex");
+    let levels = levels_of(p);
     let manifest_name = manifest.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     w(out, b"Manifest File\n==============================\n")?;
     w(out, format!("{db}/{manifest_name}\n").as_bytes())?;
-    w(out, &summary(&r, hex))?;
+    // ldb dumps the MANIFEST here without --hex.
+    w(out, &summary(&r, false, &levels))?;
     w(out, b"\n")?;
     for cf in &r.cfs {
         w(out, format!("Column family name: {}\n==============================\n", cf.name).as_bytes())?;
@@ -464,6 +525,9 @@ pub fn dump_live_files(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     wals.sort_unstable();
     for n in wals {
         let path = format!("{db}/{n:06}.log");
+        if !super::wal::has_record(&path) {
+            continue;
+        }
         w(out, format!("{path}\n").as_bytes())?;
         dump_wal_file(&path, true, true, out)?;
     }
@@ -473,7 +537,7 @@ pub fn dump_live_files(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
 pub fn list_live_files_metadata(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     p.check_known(&["sort_by_filename"])?;
     let db = db_arg(p)?;
-    drop(super::db_cmds::open(p)?);
+    drop(super::db_cmds::open_read_only(p)?);
     let r = replay(&current_manifest(Path::new(&db))?)?;
     if p.flag("sort_by_filename") {
         w(out, b"Live SST and Blob Files:\n")?;
@@ -511,6 +575,8 @@ pub fn check_files(db: &str) -> Res<()> {
         "{db}/{}",
         manifest.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
     );
+    // RocksDB 11.8.1's words (VersionEditHandler's file checks while loading the MANIFEST).
+    let tail = format!("  The file {mshown} may be corrupted.");
     for cf in &r.cfs {
         for (_, f) in cf.files.values() {
             let path = table_path(db, f.number);
@@ -519,26 +585,19 @@ pub fn check_files(db: &str) -> Res<()> {
                 Err(_) => {
                     return Err(Failure::new(format!(
                         "Corruption: Corruption: IO error: No such file or directory: While open a file for \
-                         random read: {db}/{:06}.ldb: No such file or directory in file {mshown}",
-                        f.number
+                         random read: {path}: No such file or directory{tail}"
                     )))
                 }
             };
-            if actual < f.file_size {
-                return Err(Failure::new(format!(
-                    "Corruption: file is too short ({} bytes) to be an sstable{path} in file {mshown}",
-                    f.file_size
-                )));
-            }
             if actual != f.file_size {
                 return Err(Failure::new(format!(
-                    "Corruption: Sst file size mismatch: {path}. Size recorded in manifest {}, actual size {actual} \
-                     in file {mshown}",
+                    "Corruption: Sst file size mismatch between expected {} and file system {actual} sstable: \
+                     {path}{tail}",
                     f.file_size
                 )));
             }
             open_table(&path, f.file_size)
-                .map_err(|e| Failure::new(format!("{} in file {mshown}", e.msg)))?;
+                .map_err(|e| Failure::new(format!("Corruption: {}{tail}", e.msg)))?;
         }
     }
     Ok(())
@@ -547,8 +606,9 @@ pub fn check_files(db: &str) -> Res<()> {
 pub fn checkconsistency(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     p.check_known(&[])?;
     let db = db_arg(p)?;
+    super::db_cmds::missing_db(&db, true)?;
     check_files(&db)?;
-    drop(super::db_cmds::open(p)?);
+    drop(super::db_cmds::open_read_only(p)?);
     w(out, b"OK\n")
 }
 
@@ -573,9 +633,17 @@ pub fn internal_entries(db: &Path, cf_name: &str) -> Res<Vec<(Vec<u8>, Vec<u8>)>
     let r = replay(&current_manifest(db)?)?;
     let cf = r.cf(cf_name)?;
     let mut all: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+    // Range tombstones (begin, end, sequence): RocksDB 11's internal iterator does not show
+    // them, and skips every point entry one of them covers with a newer sequence number.
+    let mut tombstones: Vec<(Vec<u8>, Vec<u8>, u64)> = Vec::new();
     let dbs = db.display().to_string();
     for (_, f) in cf.files.values() {
         let t = open_table(&table_path(&dbs, f.number), f.file_size)?;
+        for (start, end) in t.range_tombstones() {
+            if let Ok(pk) = parse_internal_key(start) {
+                tombstones.push((pk.user_key.to_vec(), end.clone(), pk.sequence));
+            }
+        }
         let mut it = t.iter(false);
         it.seek_to_first();
         while it.valid() {
@@ -615,7 +683,9 @@ pub fn internal_entries(db: &Path, cf_name: &str) -> Res<Vec<(Vec<u8>, Vec<u8>)>
             let mut seq = batch.sequence();
             batch
                 .for_each(&mut |e| {
-                    if e.cf_id == cf.id && e.value_type != ValueType::RangeDeletion {
+                    if e.cf_id == cf.id && e.value_type == ValueType::RangeDeletion && seq > f_max_seq(cf) {
+                        tombstones.push((e.key.to_vec(), e.value.to_vec(), seq));
+                    } else if e.cf_id == cf.id && e.value_type != ValueType::RangeDeletion {
                         let keep = newest.get(e.key).is_none_or(|(s, _, _)| *s < seq);
                         if keep && seq > f_max_seq(cf) {
                             newest.insert(e.key.to_vec(), (seq, e.value_type as u8, e.value.to_vec()));
@@ -631,6 +701,12 @@ pub fn internal_entries(db: &Path, cf_name: &str) -> Res<Vec<(Vec<u8>, Vec<u8>)>
         let vt = ValueType::from_u8(t).unwrap_or(ValueType::Value);
         all.push((make_internal_key(&k, seq, vt), v));
     }
+    all.retain(|(ikey, _)| match parse_internal_key(ikey) {
+        Ok(pk) => !tombstones
+            .iter()
+            .any(|(b, e, s)| *s > pk.sequence && b.as_slice() <= pk.user_key && pk.user_key < e.as_slice()),
+        Err(_) => true,
+    });
     let icmp = shale::key::bytewise_internal_comparator();
     all.sort_by(|a, b| icmp.compare(&a.0, &b.0));
     Ok(all)
@@ -644,33 +720,158 @@ fn f_max_seq(cf: &CfState) -> u64 {
 
 /// RocksDB's GetApproximateSizes over the files of `cf_name` (memtables not included, as
 /// ldb asks).
+/// RocksDB 11's seek key for a user key: the highest sequence number and its
+/// kValueTypeForSeek, kTypeValuePreferredSeqno (0x18). It sorts before a range tombstone
+/// whose end is the same user key at the highest sequence number, where the engine's seek
+/// type (0xF) sorts with it, which changes which side of a file's end the key falls.
+fn seek_key_11(user_key: &[u8]) -> Vec<u8> {
+    let mut k = user_key.to_vec();
+    k.extend_from_slice(&((MAX_SEQ << 8) | 0x18).to_le_bytes());
+    k
+}
+
 pub fn approximate_size(db: &Path, cf_name: &str, from: &[u8], to: &[u8]) -> Res<u64> {
     let r = replay(&current_manifest(db)?)?;
     let cf = r.cf(cf_name)?;
     let dbs = db.display().to_string();
-    let start = make_internal_key(from, MAX_SEQ, VALUE_TYPE_FOR_SEEK);
-    let end = make_internal_key(to, MAX_SEQ, VALUE_TYPE_FOR_SEEK);
+    let start = seek_key_11(from);
+    let end = seek_key_11(to);
     let icmp = shale::key::bytewise_internal_comparator();
+    // RocksDB 11's VersionSet::ApproximateSize, file by file (with no error margin, its
+    // level-by-level walk adds up to the same), and BlockBasedTable's offsets, which
+    // scale a data-block offset to the whole file.
     let mut total = 0u64;
     for (_, f) in cf.files.values() {
-        if icmp.compare(&f.largest, &start) == Ordering::Less
-            || icmp.compare(&f.smallest, &end) != Ordering::Less
+        if icmp.compare(&f.largest, &start) != Ordering::Greater
+            || icmp.compare(&f.smallest, &end) == Ordering::Greater
         {
             continue;
         }
-        let inside_start = icmp.compare(&start, &f.smallest) != Ordering::Greater;
-        let inside_end = icmp.compare(&end, &f.largest) == Ordering::Greater;
-        if inside_start && inside_end {
-            total += f.file_size;
-            continue;
-        }
         let t = open_table(&table_path(&dbs, f.number), f.file_size)?;
-        let a = if inside_start { 0 } else { t.approximate_offset_of(&start) };
-        let b = if inside_end { f.file_size } else { t.approximate_offset_of(&end) };
-        total += b.saturating_sub(a);
+        let data_size = t.properties().data_size;
+        let scaled = |off: u64| ((off as f64 / data_size as f64) * f.file_size as f64) as u64;
+        let offset_of = |key: &[u8]| -> u64 {
+            if icmp.compare(&f.largest, key) != Ordering::Greater {
+                f.file_size
+            } else if icmp.compare(&f.smallest, key) == Ordering::Greater {
+                0
+            } else if data_size == 0 {
+                f.file_size / 2
+            } else {
+                scaled(t.approximate_offset_of(key))
+            }
+        };
+        total += if icmp.compare(&f.smallest, &start) != Ordering::Less {
+            offset_of(&end)
+        } else if icmp.compare(&f.largest, &end) == Ordering::Less {
+            f.file_size.saturating_sub(offset_of(&start))
+        } else if data_size == 0 {
+            f.file_size
+        } else {
+            let a = t.approximate_offset_of(&start);
+            let b = t.approximate_offset_of(&end);
+            scaled(b.saturating_sub(a))
+        };
     }
-    let _ = parse_internal_key;
     Ok(total)
+}
+
+/// ldb's `list_file_range_deletes` (Version::TablesRangeTombstoneSummary): per table of the
+/// family, level by level in the version's order, `=== file : <path> ===` and its range
+/// tombstones as the fragmented tombstone iterator yields them (non-overlapping pieces in
+/// key order, each piece's sequence numbers newest first), at most `--max_keys` (1000) in
+/// all.
+pub fn list_file_range_deletes(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
+    p.check_known(&["max_keys"])?;
+    let db = db_arg(p)?;
+    let mut left = super::db_cmds::max_keys(p, false)?.map(|n| n as i64).unwrap_or(1000);
+    if p.opt("max_keys").is_some_and(|v| v.trim_start().starts_with('-')) {
+        left = -1;
+    }
+    drop(super::db_cmds::open_read_only(p)?);
+    let r = replay(&current_manifest(Path::new(&db))?)?;
+    let cf = r.cf(&super::db_cmds::cf_name(p))?;
+    let mut s: Vec<u8> = Vec::new();
+    if left > 0 {
+        'files: for files in r.levels(cf, 7) {
+            for f in files {
+                let path = table_path(&db, f.number);
+                s.extend(format!("=== file : {path} ===\n").into_bytes());
+                let t = open_table(&path, f.file_size)?;
+                let mut ts: Vec<(Vec<u8>, Vec<u8>, u64)> = Vec::new();
+                for (start, end) in t.range_tombstones() {
+                    if let Ok(pk) = parse_internal_key(start) {
+                        ts.push((pk.user_key.to_vec(), end.clone(), pk.sequence));
+                    }
+                }
+                let mut bounds: Vec<&[u8]> =
+                    ts.iter().flat_map(|(b, e, _)| [b.as_slice(), e.as_slice()]).collect();
+                bounds.sort();
+                bounds.dedup();
+                for w in bounds.windows(2) {
+                    let (b, e) = (w[0], w[1]);
+                    let mut seqs: Vec<u64> = ts
+                        .iter()
+                        .filter(|(tb, te, _)| tb.as_slice() <= b && e <= te.as_slice())
+                        .map(|t| t.2)
+                        .collect();
+                    seqs.sort_unstable_by(|x, y| y.cmp(x));
+                    seqs.dedup();
+                    for seq in seqs {
+                        if left <= 0 {
+                            break 'files;
+                        }
+                        s.extend(
+                            format!(
+                                "start: {} end: {} seq: {seq}\n",
+                                super::fmt::to_hex(b),
+                                super::fmt::to_hex(e)
+                            )
+                            .into_bytes(),
+                        );
+                        left -= 1;
+                    }
+                }
+                if left <= 0 {
+                    break 'files;
+                }
+            }
+        }
+        if left <= 0 {
+            s.extend_from_slice(b"(results may not be complete)\n");
+        }
+    }
+    s.push(b'\n');
+    w(out, &s)
+}
+
+/// ldb's `unsafe_remove_sst_file <number>`: the checks RocksDB 11.8.1 makes before it
+/// appends a deletion to the MANIFEST (the number parses; the file is in some level of some
+/// family), with its words. Appending the edit offline needs an offline MANIFEST writer the
+/// engine does not offer yet: for a file that is present, NotSupported naming it.
+pub fn unsafe_remove_sst_file(p: &Parsed, _out: &mut Out<'_>) -> Res<()> {
+    p.check_known(&[])?;
+    let [n] = p.params.as_slice() else {
+        return Err(Failure::new("SST file number must be specified"));
+    };
+    let digits = n.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 || digits != n.len() {
+        return Err(Failure::new(format!("Failed to parse SST file number {n}")));
+    }
+    let number: u64 = n.parse().map_err(|_| Failure::new(format!("Failed to parse SST file number {n}")))?;
+    let db = db_arg(p)?;
+    super::db_cmds::missing_db(&db, true)
+        .map_err(|f| Failure::new(format!("failed to unsafely remove SST file: {}", f.msg)))?;
+    let r = replay(&current_manifest(Path::new(&db))?)
+        .map_err(|f| Failure::new(format!("failed to unsafely remove SST file: {}", f.msg)))?;
+    if !r.cfs.iter().any(|cf| cf.files.values().any(|(_, f)| f.number == number)) {
+        return Err(Failure::new(
+            "failed to unsafely remove SST file: NotFound: File not present in any level",
+        ));
+    }
+    Err(Failure::new(
+        "Not implemented: unsafe_remove_sst_file is not supported by Shale yet: writing the MANIFEST offline",
+    ))
 }
 
 #[cfg(test)]

@@ -81,17 +81,20 @@ impl Parsed {
         match self.options.get(name) {
             None => Ok(None),
             Some(v) => {
-                v.parse::<i64>().map(Some).map_err(|_| Failure::new(format!("Invalid value for {name}: {v}")))
+                v.parse::<i64>().map(Some).map_err(|_| Failure::new(format!("{name} has an invalid value.")))
             }
         }
     }
 
-    /// Fails on an option or flag the command does not take, as ldb's ValidateCmdLineOptions.
+    /// Fails on an option or flag the command does not take, as ldb's ValidateCmdLineOptions:
+    /// options (`--name=value`) first, then flags, each with its own words.
     pub fn check_known(&self, allowed: &[&str]) -> Res<()> {
-        for name in self.options.keys().chain(self.flags.iter()) {
-            if !COMMON_OPTIONS.contains(&name.as_str()) && !allowed.contains(&name.as_str()) {
-                return Err(Failure::usage(format!("Invalid command-line flag {name}")));
-            }
+        let known = |name: &str| COMMON_OPTIONS.contains(&name) || allowed.contains(&name);
+        if let Some(name) = self.options.keys().find(|n| !known(n)) {
+            return Err(Failure::plain(format!("Invalid command-line option {name}")));
+        }
+        if let Some(name) = self.flags.iter().find(|n| !known(n)) {
+            return Err(Failure::plain(format!("Invalid command-line flag {name}")));
         }
         Ok(())
     }
@@ -119,16 +122,14 @@ const NOT_SUPPORTED: &[(&str, &str)] = &[
     ("query", "the interactive query shell"),
     ("load", "load (bulk loading from stdin)"),
     ("update_manifest", "update_manifest"),
-    ("unsafe_remove_sst_file", "unsafe_remove_sst_file"),
     ("file_checksum_dump", "file_checksum_dump (file checksums are not generated)"),
-    ("list_file_range_deletes", "list_file_range_deletes"),
     ("dump_trace", "trace files"),
     ("get_entity", "wide columns"),
     ("put_entity", "wide columns"),
     ("multi_get", "multi_get"),
 ];
 
-pub const HELP: &str = "ldb - RocksDB Tool (Shale)
+pub const HELP: &str = "ldb - RocksDB Tool
 
 commands MUST specify --db=<full_path_to_db_directory> when necessary
 
@@ -153,6 +154,7 @@ Data Access Commands:
   deleterange <begin key> <end key>
   approxsize [--from] [--to]
   checkconsistency
+  list_file_range_deletes [--max_keys=<N>] : print tombstones in SST files.
 
 Admin Commands:
   dump_wal --walfile=<write_ahead_log_file_path> [--header] [--print_value]
@@ -175,11 +177,29 @@ Admin Commands:
     [--allow_global_seqno] [--allow_blocking_flush] [--ingest_behind]
 
 Not supported yet (print NotSupported): reduce_levels, change_compaction_style, query, load, update_manifest,
-  unsafe_remove_sst_file, file_checksum_dump, list_file_range_deletes
+  unsafe_remove_sst_file, file_checksum_dump
 ";
 
 /// Runs `shale ldb <args>`; returns the process exit status.
 pub fn run(args: &[String]) -> i32 {
+    // ldb's LDBCommandRunner: with at most one argument, only --version and --help do
+    // something; anything else prints the help on stderr and fails.
+    if args.len() <= 1 {
+        match args.first().map(String::as_str) {
+            Some("--version") => {
+                println!("ldb from Shale {} (RocksDB 11.8.1's commands)", env!("CARGO_PKG_VERSION"));
+                return 0;
+            }
+            Some("--help") => {
+                print!("{HELP}");
+                return 0;
+            }
+            _ => {
+                eprint!("{HELP}");
+                return 1;
+            }
+        }
+    }
     let p = Parsed::parse(args);
     let out = std::io::stdout();
     let mut out = std::io::BufWriter::new(out.lock());
@@ -237,6 +257,8 @@ fn dispatch(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         "checkconsistency" => manifest::checkconsistency(p, out),
         "manifest_dump" => manifest::manifest_dump(p, out),
         "dump_live_files" => manifest::dump_live_files(p, out),
+        "list_file_range_deletes" => manifest::list_file_range_deletes(p, out),
+        "unsafe_remove_sst_file" => manifest::unsafe_remove_sst_file(p, out),
         "list_live_files_metadata" => manifest::list_live_files_metadata(p, out),
         "dump_wal" => wal::dump_wal(p, out),
         "checkpoint" => backup_cmds::checkpoint(p, out),

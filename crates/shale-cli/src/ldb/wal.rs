@@ -20,20 +20,76 @@ use super::fmt::{string_to_hex, Failure, Res};
 use super::{Out, Parsed};
 
 pub fn dump_wal(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
-    p.check_known(&["walfile", "header", "print_value", "write_committed"])?;
+    p.check_known(&["walfile", "header", "print_value", "write_committed", "only_print_seqno_gaps"])?;
     let Some(file) = p.opt("walfile") else {
-        return Err(Failure::new("Argument walfile must be specified for the dump_wal command"));
+        return Err(Failure::new("Argument walfile must be specified."));
     };
+    if p.flag("only_print_seqno_gaps") {
+        return Err(Failure::new("Not implemented: dump_wal --only_print_seqno_gaps"));
+    }
     let header = p.flag("header");
-    // RocksDB 7.8.3 reads --print_value as a flag: `--print_value=true` does not print them.
+    // ldb reads --header and --print_value as flags: `--print_value=true` does not print them.
     let values = p.flags.iter().any(|f| f == "print_value");
     p.bool_opt("write_committed", true)?;
-    dump_wal_file(file, header, values, out)
+    // The column families whose keys ldb can format: with --db every family of the database
+    // (ldb opens it); without, none.
+    let mut known: Vec<u32> = Vec::new();
+    if let Some(db) = p.opt("db") {
+        let r = super::manifest::replay(&super::manifest::current_manifest(Path::new(db))?)?;
+        known.extend(r.cfs.iter().map(|c| c.id));
+    }
+    // ldb's DumpWalFiles: a directory is dumped WAL by WAL in file number order.
+    let is_dir = std::fs::read_dir(file).map(|mut d| d.next().is_some()).unwrap_or(false);
+    if !is_dir {
+        if std::fs::metadata(file).is_err() {
+            return Err(Failure::new(format!("{file}: No such file or directory")));
+        }
+        if file.len() <= 4 || !file.ends_with(".log") {
+            return Err(Failure::new(format!("{file}: Invalid log file name")));
+        }
+        return dump_wal_file_known(file, header, values, &known, out);
+    }
+    let mut wals: Vec<(u64, String)> = Vec::new();
+    for e in std::fs::read_dir(file).map_err(Failure::io)? {
+        let name = e.map_err(Failure::io)?.file_name().to_string_lossy().into_owned();
+        if let Some(super::fmt::DbFile::Wal(n)) = super::fmt::parse_db_file(&name) {
+            wals.push((n, name));
+        }
+    }
+    if wals.is_empty() {
+        return Err(Failure::new(format!("{file}: No valid wal logs found")));
+    }
+    wals.sort();
+    let sep = if file.ends_with('/') { "" } else { "/" };
+    for (_, name) in wals {
+        let path = format!("{file}{sep}{name}");
+        out.write_all(format!("Checking wal file: {path}\n").as_bytes()).map_err(Failure::io)?;
+        dump_wal_file_known(&path, header, values, &known, out)?;
+    }
+    Ok(())
+}
+
+/// Dumps one WAL file as dump_live_files does (the database is open: every family known).
+pub fn dump_wal_file(file: &str, header: bool, values: bool, out: &mut Out<'_>) -> Res<()> {
+    dump_wal_file_with(file, header, values, None, out)
+}
+
+fn dump_wal_file_known(file: &str, header: bool, values: bool, known: &[u32], out: &mut Out<'_>) -> Res<()> {
+    dump_wal_file_with(file, header, values, Some(known), out)
 }
 
 /// Dumps one WAL file; corrupt records are reported on stderr and skipped, as ldb's
-/// StdErrReporter does.
-pub fn dump_wal_file(file: &str, header: bool, values: bool, out: &mut Out<'_>) -> Res<()> {
+/// StdErrReporter does. With `known` (the families ldb has comparators for), the families
+/// met in the file but not known are named on a last line, as RocksDB 11 does; ldb keeps
+/// them in an `unordered_set`, whose order (libstdc++: newest first) is followed here.
+fn dump_wal_file_with(
+    file: &str,
+    header: bool,
+    values: bool,
+    known: Option<&[u32]>,
+    out: &mut Out<'_>,
+) -> Res<()> {
+    let mut encountered: Vec<u32> = Vec::new();
     let fs = default_fs();
     let f = fs
         .new_sequential_file(Path::new(file))
@@ -67,6 +123,18 @@ pub fn dump_wal_file(file: &str, header: bool, values: bool, out: &mut Out<'_>) 
             continue;
         }
         let batch = WriteBatch::from_data(&rec);
+        let mut in_batch: Vec<u32> = Vec::new();
+        let _ = batch.for_each(&mut |e| {
+            if !in_batch.contains(&e.cf_id) {
+                in_batch.push(e.cf_id);
+            }
+            Ok(())
+        });
+        for id in in_batch.into_iter().rev() {
+            if !encountered.contains(&id) {
+                encountered.push(id);
+            }
+        }
         let mut row =
             format!("{},{},{},{},", batch.sequence(), batch.count(), rec.len(), reader.last_record_offset())
                 .into_bytes();
@@ -96,5 +164,29 @@ pub fn dump_wal_file(file: &str, header: bool, values: bool, out: &mut Out<'_>) 
         row.push(b'\n');
         out.write_all(&row).map_err(Failure::io)?;
     }
+    if let Some(known) = known {
+        let unknown: Vec<String> =
+            encountered.iter().rev().filter(|id| !known.contains(id)).map(|id| id.to_string()).collect();
+        if !unknown.is_empty() {
+            let line = format!(
+                "(Column family id: [{}] contained in WAL are not opened in DB. Applied default hex formatting \
+                 for user key. Specify --db=<db_path> to open DB for better user key formatting if it contains \
+                 timestamp.)\n",
+                unknown.join(",")
+            );
+            out.write_all(line.as_bytes()).map_err(Failure::io)?;
+        }
+    }
     Ok(())
+}
+
+/// Whether the WAL holds at least one record: RocksDB's GetSortedWalFiles leaves out a WAL
+/// whose first record is missing (an empty file), and so does ldb's dump_live_files.
+pub fn has_record(file: &str) -> bool {
+    let Ok(f) = default_fs().new_sequential_file(Path::new(file)) else {
+        return false;
+    };
+    let mut reader = LogReader::new(f, file.to_string(), 0, WalRecoveryMode::SkipAnyCorruptedRecord);
+    let mut rec = Vec::new();
+    matches!(reader.read_record(&mut rec), Ok(true))
 }

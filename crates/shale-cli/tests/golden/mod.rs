@@ -2,10 +2,33 @@
 //! / `shale sst_dump` on identical copies of a database, at the same relative path (`db`),
 //! and compare what they print.
 //!
-//! Oracles: RocksDB 11.8.1's release tools at `../shared/tools/rocksdb-11.8.1/bin/` beside
-//! the checkout, and Debian's RocksDB 7.8.3 `ldb`/`sst_dump` on PATH. One that is absent or
-//! does not run on this machine (the 11.8.1 build uses the build machine's instruction set
-//! and dies with SIGILL elsewhere) is skipped with the reason printed.
+//! Which tool is right: RocksDB 11.8.1 (the version rust-rocksdb 0.25 bundles). Its tools
+//! are found at `$SHALE_ROCKSDB_11_BIN` (the KV interop tests' variable; on the lead's
+//! machine `/work/rocksdb-src/bin`) or `../shared/tools/rocksdb-11.8.1/bin/` beside the
+//! checkout; a build that does not run here (the shared one dies with SIGILL) is skipped
+//! with the reason printed. Every case is compared with 11.8.1 whenever it runs.
+//!
+//! Debian's RocksDB 7.8.3 (`apt-get install rocksdb-tools`, what CI has) judges only the
+//! cases marked [`Case::v7`]: those where 7.8.3 prints what 11.8.1 prints. Where they differ
+//! 11.8.1 wins (e.g. `get` of a missing key prints `Key not found` and succeeds in 11.8.1,
+//! fails in 7.8.3; `scan` prints `key ==> value`, 7.8.3 `key : value`; manifest_dump's
+//! per-family note and 11.x edit fields; sst_dump's 11.x properties). When both oracles
+//! run, a case marked `v7` is checked against both, so a wrong mark fails. 7.8.3 is not run
+//! on databases 11.8.1 wrote (it cannot open them: their OPTIONS file is newer).
+//!
+//! So that CI (no 11.8.1) still checks the 11.8.1-only behaviour, the tests whose output on
+//! the database Shale writes is deterministic keep 11.8.1's output for it in
+//! `tests/golden/expected/<test>.txt`: facts produced by running 11.8.1, recorded with
+//!
+//! ```text
+//! SHALE_ROCKSDB_11_BIN=/work/rocksdb-src/bin SHALE_GOLDEN_RECORD=1 cargo test -p shale-cli --test <test>
+//! ```
+//!
+//! Without 11.8.1, Shale's output on that database is compared with the recording; with
+//! it, the recording is compared with 11.8.1's live output too (a stale one fails, naming
+//! the command above). Outputs that depend on the machine or the moment (file sizes carry
+//! the host name and times in their properties; MANIFEST edits carry times and ids) are not
+//! recorded.
 
 #![allow(dead_code)]
 
@@ -14,8 +37,27 @@ use std::process::{Command, Output};
 
 pub struct Oracle {
     pub name: &'static str,
+    /// RocksDB's major version: 11 or 7.
+    pub major: u32,
     pub ldb: PathBuf,
     pub sst_dump: PathBuf,
+}
+
+/// One command line compared, and whether RocksDB 7.8.3 prints what 11.8.1 prints for it.
+#[derive(Clone, Copy)]
+pub struct Case<'a> {
+    pub args: &'a [&'a str],
+    pub v7: bool,
+}
+
+/// A case 7.8.3 and 11.8.1 agree on.
+pub fn both<'a>(args: &'a [&'a str]) -> Case<'a> {
+    Case { args, v7: true }
+}
+
+/// A case only 11.8.1 judges.
+pub fn only11<'a>(args: &'a [&'a str]) -> Case<'a> {
+    Case { args, v7: false }
 }
 
 fn runs(tool: &Path) -> Result<(), String> {
@@ -46,12 +88,14 @@ pub fn oracles() -> Vec<Oracle> {
     let bin = std::env::var_os("SHALE_ROCKSDB_11_BIN")
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("shared/tools/rocksdb-11.8.1/bin"));
-    let o11 = Oracle { name: "RocksDB 11.8.1", ldb: bin.join("ldb"), sst_dump: bin.join("sst_dump") };
+    let o11 =
+        Oracle { name: "RocksDB 11.8.1", major: 11, ldb: bin.join("ldb"), sst_dump: bin.join("sst_dump") };
     match runs(&o11.ldb).and_then(|()| runs(&o11.sst_dump)) {
         Ok(()) => v.push(o11),
         Err(e) => println!("skipping the RocksDB 11.8.1 oracle: {e}"),
     }
-    let o7 = Oracle { name: "RocksDB 7.8.3 (Debian)", ldb: "ldb".into(), sst_dump: "sst_dump".into() };
+    let o7 =
+        Oracle { name: "RocksDB 7.8.3 (Debian)", major: 7, ldb: "ldb".into(), sst_dump: "sst_dump".into() };
     match runs(&o7.ldb).and_then(|()| runs(&o7.sst_dump)) {
         Ok(()) => v.push(o7),
         Err(e) => println!("skipping the RocksDB 7.8.3 oracle (apt-get install rocksdb-tools): {e}"),
@@ -135,11 +179,12 @@ pub fn databases(oracles: &[Oracle]) -> Vec<(String, tempfile::TempDir)> {
 pub struct Printed {
     pub stdout: String,
     pub status: Option<i32>,
+    pub stderr: String,
 }
 
 /// Runs the oracle's tool and Shale's on fresh copies of `src/db` at the same relative
 /// path; returns both outputs.
-pub fn both(src: &Path, oracle: &Path, shale_sub: &str, args: &[&str]) -> (Printed, Printed) {
+pub fn run_both(src: &Path, oracle: &Path, shale_sub: &str, args: &[&str]) -> (Printed, Printed) {
     let a = tempfile::tempdir().unwrap();
     let b = tempfile::tempdir().unwrap();
     copy_dir(&src.join("db"), &a.path().join("db"));
@@ -149,13 +194,14 @@ pub fn both(src: &Path, oracle: &Path, shale_sub: &str, args: &[&str]) -> (Print
     let p = |o: &Output| Printed {
         stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
         status: o.status.code(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
     };
     (p(&oa), p(&ob))
 }
 
 /// Asserts `shale ldb args` prints what `ldb args` prints, after `normalise` on both.
 pub fn same_ldb(label: &str, src: &Path, o: &Oracle, args: &[&str], normalise: &dyn Fn(&str) -> String) {
-    let (r, s) = both(src, &o.ldb, "ldb", args);
+    let (r, s) = run_both(src, &o.ldb, "ldb", args);
     assert_eq!(r.status, s.status, "exit status of {args:?} on a database {label}, oracle {}", o.name);
     assert_eq!(
         normalise(&r.stdout),
@@ -167,7 +213,7 @@ pub fn same_ldb(label: &str, src: &Path, o: &Oracle, args: &[&str], normalise: &
 
 /// Asserts `shale sst_dump args` prints what `sst_dump args` prints, after `normalise`.
 pub fn same_sst_dump(label: &str, src: &Path, o: &Oracle, args: &[&str], normalise: &dyn Fn(&str) -> String) {
-    let (r, s) = both(src, &o.sst_dump, "sst_dump", args);
+    let (r, s) = run_both(src, &o.sst_dump, "sst_dump", args);
     assert_eq!(
         r.status, s.status,
         "exit status of sst_dump {args:?} on a database {label}, oracle {}",
@@ -195,4 +241,175 @@ pub fn files_with(src: &Path, suffix: &str) -> Vec<String> {
         .collect();
     v.sort();
     v
+}
+
+/// The oracles that judge `case` on a database with `label`: 11.8.1 always; 7.8.3 for the
+/// cases marked `v7`, on databases 11.8.1 did not write.
+pub fn judges<'a>(oracles: &'a [Oracle], label: &str, case: &Case<'_>) -> Vec<&'a Oracle> {
+    oracles.iter().filter(|o| o.major == 11 || (case.v7 && !label.contains("11.8.1"))).collect()
+}
+
+/// The label of the database Shale writes (the one recordings are made on).
+pub const SHALE_DB: &str = "written by Shale";
+
+/// 11.8.1's recorded outputs for one test, on the database Shale writes.
+pub struct Recording {
+    path: PathBuf,
+    recorded: std::collections::BTreeMap<String, String>,
+    fresh: std::collections::BTreeMap<String, String>,
+    record: bool,
+    live: bool,
+}
+
+impl Recording {
+    /// Opens `tests/golden/expected/<test>.txt`; `oracles` tells whether 11.8.1 runs here.
+    pub fn open(test: &str, oracles: &[Oracle]) -> Recording {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/golden/expected/{test}.txt"));
+        let mut recorded = std::collections::BTreeMap::new();
+        if let Ok(text) = std::fs::read_to_string(&path) {
+            for section in text.split("\n### ").skip(1) {
+                if let Some((key, body)) = section.split_once('\n') {
+                    recorded.insert(key.to_string(), body.trim_end_matches('\n').to_string());
+                }
+            }
+        }
+        let live = oracles.iter().any(|o| o.major == 11);
+        let record = live && std::env::var_os("SHALE_GOLDEN_RECORD").is_some();
+        Recording { path, recorded, fresh: Default::default(), record, live }
+    }
+
+    fn key(tool: &str, args: &[&str]) -> String {
+        format!("{tool} {}", args.join(" ").replace('\n', "\\n"))
+    }
+
+    fn body(p: &Printed) -> String {
+        format!("exit {:?}\nstderr {:?}\n{}\n###end", p.status, first_line(&p.stderr), p.stdout)
+    }
+
+    /// With 11.8.1: keeps its output (`printed`) for `args` and checks any recording
+    /// agrees. Without: checks Shale's output (`shale`) against the recording.
+    pub fn check(&mut self, tool: &str, args: &[&str], oracle11: Option<&Printed>, shale: &Printed) {
+        let key = Self::key(tool, args);
+        match oracle11 {
+            Some(p) => {
+                let body = Self::body(p);
+                if !self.record {
+                    if let Some(r) = self.recorded.get(&key) {
+                        assert_eq!(
+                            r,
+                            &body,
+                            "the recording {} of `{key}` is stale: re-record with SHALE_ROCKSDB_11_BIN=... \
+                             SHALE_GOLDEN_RECORD=1 cargo test -p shale-cli --test <test>",
+                            self.path.display()
+                        );
+                    }
+                }
+                self.fresh.insert(key, body);
+            }
+            None => {
+                if let Some(r) = self.recorded.get(&key) {
+                    assert_eq!(
+                        r,
+                        &Self::body(shale),
+                        "`{key}` on the database Shale writes, against 11.8.1's recording"
+                    );
+                }
+            }
+        }
+    }
+
+    /// How many recorded cases there are.
+    pub fn len(&self) -> usize {
+        self.recorded.len()
+    }
+}
+
+impl Drop for Recording {
+    fn drop(&mut self) {
+        if self.record && !std::thread::panicking() && self.live {
+            let mut text = String::from(
+                "RocksDB 11.8.1's output on the database Shale writes (tests/golden/mod.rs, write_db), recorded by\n\
+                 SHALE_ROCKSDB_11_BIN=/work/rocksdb-src/bin SHALE_GOLDEN_RECORD=1 cargo test -p shale-cli --test <test>\n",
+            );
+            for (k, v) in &self.fresh {
+                text.push_str(&format!("\n### {k}\n{v}"));
+            }
+            text.push('\n');
+            std::fs::create_dir_all(self.path.parent().unwrap()).unwrap();
+            std::fs::write(&self.path, text).unwrap();
+        }
+    }
+}
+
+/// The first line of what a tool printed on stderr (ldb follows some errors with its help
+/// text, which differs: Shale's lists its own commands).
+pub fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or("")
+}
+
+fn assert_same(
+    what: &str,
+    label: &str,
+    o: &Oracle,
+    r: &Printed,
+    s: &Printed,
+    normalise: &dyn Fn(&str) -> String,
+) {
+    assert_eq!(r.status, s.status, "exit status of {what} on a database {label}, oracle {}", o.name);
+    assert_eq!(
+        normalise(&r.stdout),
+        normalise(&s.stdout),
+        "output of {what} on a database {label}, oracle {}",
+        o.name
+    );
+    assert_eq!(
+        first_line(&r.stderr),
+        first_line(&s.stderr),
+        "first line of stderr of {what} on a database {label}, oracle {}",
+        o.name
+    );
+}
+
+/// Runs `case` (an ldb or sst_dump command line, `tool` naming which) on a copy of
+/// `src/db` with each judge and with Shale, and asserts they print the same (exit status,
+/// stdout after `normalise`, first line of stderr). On the database Shale writes, feeds
+/// `rec` when given.
+pub fn check(
+    tool: &str,
+    label: &str,
+    src: &Path,
+    oracles: &[Oracle],
+    case: &Case<'_>,
+    normalise: &dyn Fn(&str) -> String,
+    rec: Option<&mut Recording>,
+) {
+    let mut o11: Option<Printed> = None;
+    let mut shale_out: Option<Printed> = None;
+    for o in judges(oracles, label, case) {
+        let prog = if tool == "ldb" { &o.ldb } else { &o.sst_dump };
+        let (r, s) = run_both(src, prog, tool, case.args);
+        assert_same(&format!("{tool} {:?}", case.args), label, o, &r, &s, normalise);
+        if o.major == 11 {
+            o11 = Some(r);
+        }
+        shale_out = Some(s);
+    }
+    if let Some(rec) = rec {
+        if label == SHALE_DB {
+            let s = match shale_out {
+                Some(s) => s,
+                None => {
+                    let d = tempfile::tempdir().unwrap();
+                    copy_dir(&src.join("db"), &d.path().join("db"));
+                    let o = run_in(d.path(), &shale(), &[tool], case.args);
+                    Printed {
+                        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+                        status: o.status.code(),
+                        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+                    }
+                }
+            };
+            rec.check(tool, case.args, o11.as_ref(), &s);
+        }
+    }
 }
