@@ -37,7 +37,20 @@ pub fn rocksdb_11_bin() -> PathBuf {
 /// Makes this test thread use RocksDB 11.8.1's tools. False (with the reason printed) when
 /// they are absent or cannot run on this machine (they are built for one processor kind and
 /// die with SIGILL elsewhere).
+///
+/// With `SHALE_REQUIRE_ROCKSDB_11` set (CI sets it when the tools run on its machine), a
+/// test that cannot use them fails instead of skipping.
 pub fn use_rocksdb_11(test: &str) -> bool {
+    let ok = find_rocksdb_11(test);
+    if !ok && std::env::var_os("SHALE_REQUIRE_ROCKSDB_11").is_some() {
+        panic!(
+            "{test}: SHALE_REQUIRE_ROCKSDB_11 is set but RocksDB 11.8.1's tools cannot be used (see above)"
+        );
+    }
+    ok
+}
+
+fn find_rocksdb_11(test: &str) -> bool {
     let bin = rocksdb_11_bin();
     for t in ["db_bench", "ldb", "sst_dump"] {
         let p = bin.join(t);
