@@ -81,7 +81,9 @@ impl Env {
         self.unsupported.push("Env lower_high_priority_thread_pool_cpu_priority");
     }
 
+    /// The last value set wins: a refusal recorded earlier for `name` is forgotten first.
     fn unsupported_if(&mut self, cond: bool, name: &'static str) {
+        self.unsupported.retain(|n| *n != name);
         if cond {
             self.unsupported.push(name);
         }

@@ -114,9 +114,9 @@ impl BlockBasedOptions {
     /// deprecated block-based filter, which Shale does not write.
     pub fn set_bloom_filter(&mut self, bits_per_key: f64, block_based: bool) {
         self.bloom_bits_per_key = Some(bits_per_key);
-        if block_based {
-            self.unsupported.push("block-based (deprecated) bloom filter");
-        }
+        // The filter policy is replaced: a ribbon filter set before no longer applies.
+        self.unsupported.retain(|n| !n.contains("ribbon filter"));
+        self.unsupported_if(block_based, "block-based (deprecated) bloom filter");
     }
 
     /// Whether table filters hold whole keys (RocksDB's default, true). With false they
@@ -129,9 +129,7 @@ impl BlockBasedOptions {
     /// since 6.6 reads); 6 (RocksDB 8.6+) adds context checksums, 7 (RocksDB 10.4+, the
     /// default of RocksDB 11) the compression-manager name. Others are refused at open.
     pub fn set_format_version(&mut self, version: i32) {
-        if !(2..=7).contains(&version) {
-            self.unsupported.push("format_version outside 2..=7");
-        }
+        self.unsupported_if(!(2..=7).contains(&version), "format_version outside 2..=7");
         self.format_version = version.clamp(2, 7) as u32;
     }
 
@@ -148,9 +146,7 @@ impl BlockBasedOptions {
     /// Index and filter blocks are always held by the open table, as with
     /// `cache_index_and_filter_blocks = false` (RocksDB's default).
     pub fn set_cache_index_and_filter_blocks(&mut self, v: bool) {
-        if v {
-            self.unsupported.push("cache_index_and_filter_blocks");
-        }
+        self.unsupported_if(v, "cache_index_and_filter_blocks");
     }
 }
 

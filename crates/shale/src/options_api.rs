@@ -500,12 +500,12 @@ impl BlockBasedOptions {
 
     pub fn set_ribbon_filter(&mut self, bloom_equivalent_bits_per_key: f64) {
         let _ = bloom_equivalent_bits_per_key;
-        self.unsupported.push("ribbon filter");
+        self.unsupported_if(true, "ribbon filter");
     }
 
     pub fn set_hybrid_ribbon_filter(&mut self, bloom_equivalent_bits_per_key: f64, bloom_before_level: i32) {
         let _ = (bloom_equivalent_bits_per_key, bloom_before_level);
-        self.unsupported.push("hybrid ribbon filter");
+        self.unsupported_if(true, "hybrid ribbon filter");
     }
 
     pub fn set_cache_index_and_filter_blocks_with_high_priority(&mut self, v: bool) {
@@ -560,7 +560,10 @@ impl BlockBasedOptions {
         self.unsupported_if(tier != BlockBasedTablePinningTier::Fallback, "unpartitioned_pinning_tier");
     }
 
-    fn unsupported_if(&mut self, cond: bool, name: &'static str) {
+    /// Records `name` as refused when `cond` holds, and forgets an earlier refusal of it when
+    /// not: the last value set wins, as with RocksDB's setters (set false, then true, is true).
+    pub(crate) fn unsupported_if(&mut self, cond: bool, name: &'static str) {
+        self.unsupported.retain(|n| *n != name);
         if cond {
             self.unsupported.push(name);
         }
@@ -862,7 +865,10 @@ impl Options {
             Some(std::sync::Arc::new(crate::compaction_filter::FactorySlot::new(factory)));
     }
 
+    /// Records `name` as refused when `cond` holds, and forgets an earlier refusal of it when
+    /// not: the last value set wins, as with RocksDB's setters (set false, then true, is true).
     fn unsupported_if(&mut self, cond: bool, name: &'static str) {
+        self.unsupported.retain(|n| *n != name);
         if cond {
             self.unsupported.push(name);
         }
@@ -1489,9 +1495,12 @@ impl Options {
         self.track_and_verify_wals_in_manifest
     }
 
+    /// With true (the default, as in RocksDB 11), every MANIFEST starts with the DB id, so a
+    /// checkpoint or a copy without the IDENTITY file keeps the database's id; with false only
+    /// the IDENTITY file holds it. On open the MANIFEST's id wins over IDENTITY's, as in
+    /// RocksDB's `SetupDBId` (`db/open.rs`).
     pub fn set_write_dbid_to_manifest(&mut self, val: bool) {
         self.write_dbid_to_manifest = val;
-        self.unsupported_if(!val, "write_dbid_to_manifest=false");
     }
 
     pub fn get_write_dbid_to_manifest(&self) -> bool {

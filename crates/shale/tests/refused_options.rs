@@ -64,3 +64,36 @@ fn refused_settings_fail_by_name() {
         not_supported(DB::open(&o, dir.path()), mention);
     }
 }
+
+/// The last value set wins, as with RocksDB's setters: an option set to a refused value and
+/// then back to one Shale behaves as opens, and one set the other way round is refused.
+#[test]
+fn the_last_value_set_wins() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_wal_ttl_seconds(3600);
+    o.set_wal_ttl_seconds(0);
+    let mut t = shale::BlockBasedOptions::default();
+    t.set_cache_index_and_filter_blocks(true);
+    t.set_cache_index_and_filter_blocks(false);
+    t.set_format_version(9);
+    t.set_format_version(6);
+    t.set_ribbon_filter(10.0);
+    t.set_bloom_filter(10.0, false);
+    o.set_block_based_table_factory(&t);
+    let db = DB::open(&o, dir.path()).unwrap();
+    db.put(b"k", b"v").unwrap();
+    drop(db);
+
+    let mut o = Options::default();
+    o.set_wal_ttl_seconds(0);
+    o.set_wal_ttl_seconds(3600);
+    not_supported(DB::open(&o, dir.path()), "WAL_ttl_seconds");
+    let mut o = Options::default();
+    let mut t = shale::BlockBasedOptions::default();
+    t.set_cache_index_and_filter_blocks(false);
+    t.set_cache_index_and_filter_blocks(true);
+    o.set_block_based_table_factory(&t);
+    not_supported(DB::open(&o, dir.path()), "cache_index_and_filter_blocks");
+}

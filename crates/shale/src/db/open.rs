@@ -194,7 +194,15 @@ pub(crate) fn open<T: ThreadMode>(
         cf.install_super_version();
     }
     let max_column_family = recovered.max_column_family.max(cfs.keys().copied().max().unwrap_or(0));
-    let snapshot = super::versions::snapshot_edits(&cfs, next_file_number, last_sequence, max_column_family);
+    let db_id = setup_db_id(fsr, path, recovered.db_id.as_deref())?;
+    let manifest_db_id = opts.write_dbid_to_manifest.then_some(db_id);
+    let snapshot = super::versions::snapshot_edits(
+        &cfs,
+        next_file_number,
+        last_sequence,
+        max_column_family,
+        manifest_db_id.as_deref(),
+    );
     let manifest = ManifestWriter::create(fsr, path, manifest_number, &snapshot)?;
     manifest::set_current_file(fsr, path, manifest_number, next_file_number)?;
     let versions = VersionSet::new(
@@ -204,7 +212,8 @@ pub(crate) fn open<T: ThreadMode>(
         next_file_number,
         last_sequence,
         opts.max_manifest_file_size,
-    );
+    )
+    .with_db_id(manifest_db_id);
     let parts = InnerParts { fs: fs.clone(), versions, table_cache, info_log, lock, max_column_family };
     let inner = new_inner(path, opts, parts, wal_writer, wal_number, DbMode::ReadWrite);
     inner.prep_tracker().set_recovered(prepared, wal_number);
@@ -222,7 +231,6 @@ pub(crate) fn open<T: ThreadMode>(
         }
         inner.purge_unreferenced(&mut st);
     }
-    ensure_identity(&*fs, path)?;
     {
         let st = inner.lock_state();
         for cf in st.cfs.values() {
@@ -519,20 +527,54 @@ fn new_db(fs: &dyn FileSystem, path: &Path, opts: &Options) -> Result<()> {
 }
 
 fn ensure_identity(fs: &dyn FileSystem, path: &Path) -> Result<()> {
-    let p = filename::identity_file(path);
-    if fs.file_exists(&p) {
+    if fs.file_exists(&filename::identity_file(path)) {
         return Ok(());
     }
+    write_identity(fs, path, &new_db_id())
+}
+
+/// The database's id, as RocksDB's `SetupDBId` settles it: the MANIFEST's when it records
+/// one (the IDENTITY file is rewritten when it is missing or says otherwise), else the
+/// IDENTITY file's, else a new one written to IDENTITY.
+fn setup_db_id(fs: &dyn FileSystem, path: &Path, in_manifest: Option<&str>) -> Result<String> {
+    let p = filename::identity_file(path);
+    let in_file = if fs.file_exists(&p) {
+        let raw = crate::fs::read_file(fs, &p)?;
+        Some(String::from_utf8_lossy(&raw).trim_end_matches('\n').to_string())
+    } else {
+        None
+    };
+    match (in_manifest, in_file) {
+        (Some(m), Some(f)) if m == f => Ok(f),
+        (Some(m), _) => {
+            write_identity(fs, path, m)?;
+            Ok(m.to_string())
+        }
+        (None, Some(f)) if !f.is_empty() => Ok(f),
+        (None, _) => {
+            let id = new_db_id();
+            write_identity(fs, path, &id)?;
+            Ok(id)
+        }
+    }
+}
+
+/// Replaces the IDENTITY file atomically (temporary file synced, renamed, directory synced).
+fn write_identity(fs: &dyn FileSystem, path: &Path, id: &str) -> Result<()> {
+    let tmp = path.join("IDENTITY.dbtmp");
+    crate::fs::write_file_synced(fs, &tmp, format!("{id}\n").as_bytes())?;
+    fs.rename(&tmp, &filename::identity_file(path))?;
+    fs.sync_dir(path)
+}
+
+/// A random (version 4) UUID, as RocksDB's `GenerateUniqueId`.
+fn new_db_id() -> String {
     let mut b = [0u8; 16];
     fill_random(&mut b);
     b[6] = (b[6] & 0x0f) | 0x40;
     b[8] = (b[8] & 0x3f) | 0x80;
     let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    let uuid = format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32]);
-    let tmp = path.join("IDENTITY.dbtmp");
-    crate::fs::write_file_synced(fs, &tmp, format!("{uuid}\n").as_bytes())?;
-    fs.rename(&tmp, &p)?;
-    fs.sync_dir(path)
+    format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32])
 }
 
 /// Random bytes from the OS, falling back to the clock.

@@ -120,6 +120,7 @@ impl DbInner {
             self.versions.next_file_number(),
             self.versions.last_sequence(),
             st.max_column_family,
+            self.versions.db_id(),
         )
     }
 }
@@ -130,8 +131,13 @@ pub(crate) fn snapshot_edits(
     next_file_number: u64,
     last_sequence: u64,
     max_column_family: u32,
+    db_id: Option<&str>,
 ) -> Vec<VersionEdit> {
     let mut edits = Vec::new();
+    // RocksDB starts each MANIFEST with the DB id (with `write_dbid_to_manifest`, its default).
+    if let Some(id) = db_id {
+        edits.push(VersionEdit { db_id: Some(id.to_string()), ..Default::default() });
+    }
     for (id, cf) in cfs {
         // Recovery (RocksDB's and ours) takes nothing but the family from an edit that adds
         // a family, so the files and log number go in an edit of their own.

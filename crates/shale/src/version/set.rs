@@ -46,6 +46,8 @@ pub struct VersionSet {
     /// change starts a new MANIFEST, and no table or MANIFEST is removed until then. An
     /// atomic, so that the purge (under the DB mutex) never waits for a MANIFEST fsync.
     write_failed: AtomicBool,
+    /// The DB id each new MANIFEST starts with (None with `write_dbid_to_manifest = false`).
+    db_id: Option<String>,
 }
 
 impl VersionSet {
@@ -66,7 +68,19 @@ impl VersionSet {
             pending_outputs: Mutex::new(BTreeSet::new()),
             manifest: Mutex::new(ManifestState { writer }),
             write_failed: AtomicBool::new(false),
+            db_id: None,
         }
+    }
+
+    /// Sets the DB id that every new MANIFEST records (RocksDB's `write_dbid_to_manifest`).
+    pub fn with_db_id(mut self, db_id: Option<String>) -> VersionSet {
+        self.db_id = db_id;
+        self
+    }
+
+    /// The DB id new MANIFESTs record, if any.
+    pub fn db_id(&self) -> Option<&str> {
+        self.db_id.as_deref()
     }
 
     /// A fresh file number (not registered as an output).
