@@ -112,8 +112,13 @@ pub fn missing_db(path: &str, read_only: bool) -> Res<()> {
 }
 
 fn open_with(p: &Parsed, read_only: bool) -> Res<DB> {
-    let path = db_path(p)?;
     let o = options(p)?;
+    open_opts(p, o, read_only)
+}
+
+/// Opens the database as [`open`] does, with the options given.
+pub(crate) fn open_opts(p: &Parsed, o: Options, read_only: bool) -> Res<DB> {
+    let path = db_path(p)?;
     // RocksDB's words for a database that is not there (DBImplReadOnly reads CURRENT; DB::Open
     // checks it first).
     if !p.flag("create_if_missing") {
@@ -493,4 +498,130 @@ pub fn repair(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     }
     with_progress("repairing", || DB::repair(&o, &path)).map_err(Failure::db)?;
     ok(out)
+}
+
+/// RocksDB's `EncodeUserProvidedTimestamp` check (`std::istringstream >> uint64_t`): leading
+/// white space, an optional sign, then at least one digit.
+pub(crate) fn timestamp_parses(s: &str) -> bool {
+    let t = s.trim_start();
+    let t = t.strip_prefix(['+', '-']).unwrap_or(t);
+    t.bytes().next().is_some_and(|b| b.is_ascii_digit())
+}
+
+/// ldb's `multi_get <key>...`: one line per key, `key ==> value` or `Key not found: key`;
+/// a key whose read fails is reported on stderr and the command fails after the others.
+pub fn multi_get(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
+    p.check_known(&["read_timestamp"])?;
+    let h = Hex::of(p);
+    if p.params.is_empty() {
+        return Err(Failure::new("At least one <key> must be specified for multi_get."));
+    }
+    let keys = p.params.iter().map(|k| h.key_in(k)).collect::<Res<Vec<_>>>()?;
+    let db = open_read_only(p)?;
+    let c = cf(&db, p)?;
+    // Shale's column families have no user-defined timestamps: RocksDB's words for a
+    // timestamp given to one.
+    if p.opt("read_timestamp").is_some_and(|t| !t.is_empty()) {
+        return Err(Failure::new(
+            "MultiGet failed: Invalid argument: column family does not enable user-defined timestamps \
+             while --read_timestamp is provided.",
+        ));
+    }
+    let results = db.multi_get_cf(keys.iter().map(|k| (c, k.as_slice())));
+    let mut failed = false;
+    for (k, r) in keys.iter().zip(results) {
+        let shown = h.key_out(k);
+        match r {
+            Ok(Some(v)) => {
+                let mut line = shown;
+                line.extend_from_slice(b" ==> ");
+                line.extend(h.value_out(&v));
+                line.push(b'\n');
+                w(out, &line)?;
+            }
+            Ok(None) => {
+                let mut line = b"Key not found: ".to_vec();
+                line.extend(shown);
+                line.push(b'\n');
+                w(out, &line)?;
+            }
+            Err(e) => {
+                out.flush().map_err(Failure::io)?;
+                eprintln!("Status for key {}: {e}", String::from_utf8_lossy(&shown));
+                failed = true;
+            }
+        }
+    }
+    if failed {
+        return Err(Failure::new("one or more keys had non-okay status"));
+    }
+    Ok(())
+}
+
+/// ldb's `load`: `key ==> value` lines from stdin put into the column family (the lines
+/// `dump` and `scan` print), `Keys in range:` lines skipped, others counted as bad.
+/// `--disable_wal` writes without the WAL; `--compact` compacts the family afterwards;
+/// `--bulk_load` is RocksDB's PrepareForBulkLoad as far as it concerns this load: no
+/// automatic compaction and no write stall while the files pile up in level 0.
+pub fn load(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
+    p.check_known(&["from", "to", "disable_wal", "bulk_load", "compact"])?;
+    let h = Hex::of(p);
+    let mut o = options(p)?;
+    if p.flag("bulk_load") {
+        o.set_disable_auto_compactions(true);
+        o.set_level_zero_file_num_compaction_trigger(1 << 30);
+        o.set_level_zero_slowdown_writes_trigger(1 << 30);
+        o.set_level_zero_stop_writes_trigger(1 << 30);
+        o.set_soft_pending_compaction_bytes_limit(0);
+        o.set_hard_pending_compaction_bytes_limit(0);
+    }
+    let db = open_opts(p, o, false)?;
+    let c = cf(&db, p)?;
+    let mut wo = shale::WriteOptions::default();
+    wo.disable_wal(p.flag("disable_wal"));
+    let mut bad_lines = 0u64;
+    let mut status: Option<shale::Error> = None;
+    let stdin = std::io::stdin();
+    let mut input = std::io::BufReader::new(stdin.lock());
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let n = std::io::BufRead::read_until(&mut input, b'\n', &mut line).map_err(Failure::io)?;
+        if n == 0 {
+            break;
+        }
+        if line.last() == Some(&b'\n') {
+            line.pop();
+        }
+        match find(&line, b" ==> ") {
+            Some(pos) => {
+                let (k, v) = (&line[..pos], &line[pos + 5..]);
+                let k = if h.key { hex_to_string(&String::from_utf8_lossy(k))? } else { k.to_vec() };
+                let v = if h.value { hex_to_string(&String::from_utf8_lossy(v))? } else { v.to_vec() };
+                if let Err(e) = db.put_cf_opt(c, k, v, &wo) {
+                    status = Some(e);
+                    break;
+                }
+            }
+            None if line.starts_with(b"Keys in range:") || line.starts_with(b"Created bg thread 0x") => {}
+            None => bad_lines += 1,
+        }
+    }
+    if bad_lines > 0 {
+        w(out, format!("Warning: {bad_lines} bad lines ignored.\n").as_bytes())?;
+    }
+    // RocksDB sets "Load failed: ..." and then, the status still failed, overwrites it
+    // with "Compaction failed: ...": that is what ldb prints for a failed put.
+    if let Some(e) = status {
+        return Err(Failure::new(format!("Compaction failed: {e}")));
+    }
+    if p.flag("compact") {
+        with_progress("compacting", || db.try_compact_range_cf(c, None::<&[u8]>, None::<&[u8]>))
+            .map_err(|e| Failure::new(format!("Compaction failed: {e}")))?;
+    }
+    Ok(())
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
 }

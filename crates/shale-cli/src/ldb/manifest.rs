@@ -874,6 +874,95 @@ pub fn unsafe_remove_sst_file(p: &Parsed, _out: &mut Out<'_>) -> Res<()> {
     ))
 }
 
+/// ldb's `file_checksum_dump`: `<file number>, <checksum function>, <checksum>` for every
+/// live table (`Unknown` and an empty checksum where none was generated, as Shale does not
+/// generate file checksums yet), then `Print SST file checksum information finished `.
+/// `--hex` prints the checksums as `0x...`. Like RocksDB 11.8.1, it reads the MANIFEST of
+/// `--db` whatever `--path` says.
+///
+/// RocksDB prints the files in the order of the `std::unordered_map` they pass through
+/// (FileChecksumListImpl): [`unordered_map_order`] gives libstdc++'s order.
+pub fn file_checksum_dump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
+    // `--path` is accepted and not used, as in RocksDB 11.8.1 (`--path=` is a flag there).
+    p.check_known(&["path"])?;
+    let db = db_arg(p)?;
+    super::db_cmds::missing_db(&db, true)?;
+    let r = replay(&current_manifest(Path::new(&db))?)?;
+    let mut files: Vec<FileMetaData> = Vec::new();
+    for cf in &r.cfs {
+        for level in r.levels(cf, 7) {
+            files.extend(level);
+        }
+    }
+    let numbers: Vec<u64> = files.iter().map(|f| f.number).collect();
+    let hex = p.flag("hex");
+    for i in unordered_map_order(&numbers) {
+        let f = &files[i];
+        let mut line = format!("{}, {}, ", f.number, f.file_checksum_func_name).into_bytes();
+        if hex {
+            line.extend(super::fmt::string_to_hex(&f.file_checksum).into_bytes());
+        } else {
+            line.extend_from_slice(&f.file_checksum);
+        }
+        line.push(b'\n');
+        w(out, &line)?;
+    }
+    w(out, b"Print SST file checksum information finished \n")
+}
+
+/// The order a libstdc++ `std::unordered_map<uint64_t, _>` iterates its keys in after they
+/// were inserted in the order given (duplicates keep their first place): identity hash,
+/// buckets grown by the prime rehash policy (13, 29, 59, 127, 257, ... buckets: at least
+/// twice the old count, the next prime of libstdc++'s table; the table skips some primes
+/// above 257, where Shale takes the next prime), each new key put at the front of its
+/// bucket's run or, in an empty bucket, at the front of the list. Returns indices into
+/// `keys`.
+pub fn unordered_map_order(keys: &[u64]) -> Vec<usize> {
+    fn next_prime(n: u64) -> u64 {
+        let mut c = n.max(2);
+        while (2..).take_while(|d| d * d <= c).any(|d| c % d == 0) {
+            c += 1;
+        }
+        c
+    }
+    // The list as node indices; a bucket's nodes are contiguous in it.
+    let mut list: Vec<usize> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut nb: u64 = 1;
+    let mut next_resize: u64 = 0;
+    for (i, &k) in keys.iter().enumerate() {
+        if !seen.insert(k) {
+            continue;
+        }
+        let n_elt = list.len() as u64;
+        if n_elt + 1 > next_resize {
+            let min_bkts = (n_elt + 1).max(if next_resize == 0 { 11 } else { 0 });
+            if min_bkts >= nb {
+                let want = (min_bkts + 1).max(nb * 2);
+                const FAST: [u64; 14] = [2, 2, 2, 3, 5, 5, 7, 7, 11, 11, 11, 11, 13, 13];
+                nb = if want < 14 { FAST[want as usize] } else { next_prime(want) };
+                next_resize = nb;
+                // Rehash: the nodes in list order, each put as a new one is.
+                for node in std::mem::take(&mut list) {
+                    put(&mut list, keys, nb, node);
+                }
+            } else {
+                next_resize = nb;
+            }
+        }
+        put(&mut list, keys, nb, i);
+    }
+    list
+}
+
+/// Puts node `i` at the front of its bucket's run, or at the front of the list when its
+/// bucket is empty.
+fn put(list: &mut Vec<usize>, keys: &[u64], nb: u64, i: usize) {
+    let b = keys[i] % nb;
+    let pos = list.iter().position(|&x| keys[x] % nb == b).unwrap_or(0);
+    list.insert(pos, i);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -884,5 +973,14 @@ mod tests {
         let (i, p) = unique_id_strings([1644502778550930825, 15754328274583837313]);
         assert_eq!(i, "{1644502778550930825,15754328274583837313}");
         assert_eq!(p, "3A1DCB9AFF83F6E7-439FAE957544FFFD");
+    }
+
+    #[test]
+    fn unordered_map_order_is_libstdcxx() {
+        // 13 buckets: 14 and 1 share bucket 1, the later goes first in it; new buckets go
+        // to the front of the list.
+        let keys = [1u64, 2, 14, 3];
+        let order: Vec<u64> = unordered_map_order(&keys).into_iter().map(|i| keys[i]).collect();
+        assert_eq!(order, vec![3, 14, 1, 2]);
     }
 }
