@@ -845,10 +845,12 @@ pub fn list_file_range_deletes(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     w(out, &s)
 }
 
-/// ldb's `unsafe_remove_sst_file <number>`: the checks RocksDB 11.8.1 makes before it
-/// appends a deletion to the MANIFEST (the number parses; the file is in some level of some
-/// family), with its words. Appending the edit offline needs an offline MANIFEST writer the
-/// engine does not offer yet: for a file that is present, NotSupported naming it.
+/// ldb's `unsafe_remove_sst_file <number>` (RocksDB 11.8.1's OfflineManifestWriter): with the
+/// database closed, recovers the MANIFEST, finds the file in some level of some family, and
+/// starts a new MANIFEST (numbered as RocksDB numbers it: one past the last recorded next
+/// file number) holding the current state and an edit deleting the file; CURRENT then names
+/// it. The old MANIFEST stays, as RocksDB leaves it (the next open deletes it). The table
+/// file itself is not deleted. Success is reported on stderr, as ldb reports it.
 pub fn unsafe_remove_sst_file(p: &Parsed, _out: &mut Out<'_>) -> Res<()> {
     p.check_known(&[])?;
     let [n] = p.params.as_slice() else {
@@ -860,18 +862,41 @@ pub fn unsafe_remove_sst_file(p: &Parsed, _out: &mut Out<'_>) -> Res<()> {
     }
     let number: u64 = n.parse().map_err(|_| Failure::new(format!("Failed to parse SST file number {n}")))?;
     let db = db_arg(p)?;
-    super::db_cmds::missing_db(&db, true)
-        .map_err(|f| Failure::new(format!("failed to unsafely remove SST file: {}", f.msg)))?;
-    let r = replay(&current_manifest(Path::new(&db))?)
-        .map_err(|f| Failure::new(format!("failed to unsafely remove SST file: {}", f.msg)))?;
-    if !r.cfs.iter().any(|cf| cf.files.values().any(|(_, f)| f.number == number)) {
+    let fail = |f: Failure| Failure::new(format!("failed to unsafely remove SST file: {}", f.msg));
+    super::db_cmds::missing_db(&db, true).map_err(fail)?;
+    let fs = default_fs();
+    let dir = Path::new(&db);
+    let rec = shale::version::manifest::recover(&*fs, dir).map_err(|e| fail(Failure::db(e)))?;
+    let found = rec
+        .column_families
+        .iter()
+        .find_map(|(id, cf)| cf.files.iter().find(|(_, f)| f.number == number).map(|(l, _)| (*id, *l)));
+    let Some((cf_id, level)) = found else {
         return Err(Failure::new(
             "failed to unsafely remove SST file: NotFound: File not present in any level",
         ));
-    }
-    Err(Failure::new(
-        "Not implemented: unsafe_remove_sst_file is not supported by Shale yet: writing the MANIFEST offline",
-    ))
+    };
+    let manifest_number = (rec.next_file_number + 1).max(rec.manifest_number + 1);
+    let next = manifest_number + 1;
+    let mut state = rec.clone();
+    state.next_file_number = next;
+    let edit = VersionEdit {
+        column_family: cf_id,
+        deleted_files: vec![(level, number)],
+        prev_log_number: Some(rec.prev_log_number),
+        next_file_number: Some(next),
+        last_sequence: Some(rec.last_sequence),
+        ..VersionEdit::default()
+    };
+    let mut records = state.snapshot();
+    records.push(edit);
+    let written = shale::version::manifest::ManifestWriter::create(&*fs, dir, manifest_number, &records)
+        .and_then(|_| {
+            shale::version::manifest::set_current_file(&*fs, dir, manifest_number, manifest_number)
+        });
+    written.map_err(|e| fail(Failure::db(e)))?;
+    eprintln!("unsafely removed SST file");
+    Ok(())
 }
 
 /// ldb's `file_checksum_dump`: `<file number>, <checksum function>, <checksum>` for every

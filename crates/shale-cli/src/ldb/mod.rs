@@ -191,9 +191,10 @@ Admin Commands:
   write_extern_sst <output_sst_path>
   ingest_extern_sst <input_sst_path> [--move_files] [--snapshot_consistency]
     [--allow_global_seqno] [--allow_blocking_flush] [--ingest_behind]
+  unsafe_remove_sst_file <SST file number>      MUST NOT be used on a live DB.
 
 Not supported yet (print NotSupported): reduce_levels, change_compaction_style, update_manifest,
-  unsafe_remove_sst_file, dump_trace, get_entity, put_entity
+  dump_trace, get_entity, put_entity
 ";
 
 /// Runs `shale ldb <args>`; returns the process exit status.
