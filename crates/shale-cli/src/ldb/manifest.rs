@@ -876,27 +876,33 @@ pub fn unsafe_remove_sst_file(p: &Parsed, _out: &mut Out<'_>) -> Res<()> {
             "failed to unsafely remove SST file: NotFound: File not present in any level",
         ));
     };
-    let manifest_number = (rec.next_file_number + 1).max(rec.manifest_number + 1);
-    let next = manifest_number + 1;
-    let mut state = rec.clone();
-    state.next_file_number = next;
-    let edit = VersionEdit {
-        column_family: cf_id,
-        deleted_files: vec![(level, number)],
-        prev_log_number: Some(rec.prev_log_number),
-        next_file_number: Some(next),
-        last_sequence: Some(rec.last_sequence),
-        ..VersionEdit::default()
-    };
-    let mut records = state.snapshot();
-    records.push(edit);
-    let written = shale::version::manifest::ManifestWriter::create(&*fs, dir, manifest_number, &records)
-        .and_then(|_| {
-            shale::version::manifest::set_current_file(&*fs, dir, manifest_number, manifest_number)
-        });
-    written.map_err(|e| fail(Failure::db(e)))?;
+    let edit =
+        VersionEdit { column_family: cf_id, deleted_files: vec![(level, number)], ..VersionEdit::default() };
+    new_manifest(dir, rec, edit).map_err(|e| fail(Failure::db(e)))?;
     eprintln!("unsafely removed SST file");
     Ok(())
+}
+
+/// What RocksDB's LogAndApply does on a VersionSet just recovered offline: starts a new
+/// MANIFEST, numbered one past the last recorded next file number, holding the state
+/// (`state`) and then `edit` with the next file number, previous log number and last
+/// sequence; CURRENT then names it. The old MANIFEST stays (the next open deletes it).
+pub fn new_manifest(
+    dir: &Path,
+    mut state: shale::version::manifest::RecoveredManifest,
+    mut edit: VersionEdit,
+) -> shale::Result<()> {
+    let fs = default_fs();
+    let manifest_number = (state.next_file_number + 1).max(state.manifest_number + 1);
+    let next = manifest_number + 1;
+    state.next_file_number = next;
+    edit.prev_log_number = Some(state.prev_log_number);
+    edit.next_file_number = Some(next);
+    edit.last_sequence = Some(state.last_sequence);
+    let mut records = state.snapshot();
+    records.push(edit);
+    shale::version::manifest::ManifestWriter::create(&*fs, dir, manifest_number, &records)?;
+    shale::version::manifest::set_current_file(&*fs, dir, manifest_number, manifest_number)
 }
 
 /// ldb's `file_checksum_dump`: `<file number>, <checksum function>, <checksum>` for every

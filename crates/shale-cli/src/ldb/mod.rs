@@ -11,6 +11,7 @@
 mod backup_cmds;
 mod db_cmds;
 pub(crate) mod fmt;
+mod levels;
 mod manifest;
 mod query;
 mod wal;
@@ -132,8 +133,6 @@ const COMMON_OPTIONS: &[&str] = &[
 
 /// Commands whose feature belongs to another part of Shale not built yet.
 const NOT_SUPPORTED: &[(&str, &str)] = &[
-    ("reduce_levels", "reduce_levels (changing a database's number of levels)"),
-    ("change_compaction_style", "change_compaction_style (universal compaction)"),
     ("update_manifest", "update_manifest"),
     ("dump_trace", "trace files"),
     ("get_entity", "wide columns"),
@@ -173,6 +172,8 @@ Data Access Commands:
 Admin Commands:
   dump_wal --walfile=<write_ahead_log_file_path> [--header] [--print_value]
   compact [--from] [--to]
+  reduce_levels --new_levels=<New number of levels> [--print_old_levels]
+  change_compaction_style --old_compaction_style=<Old compaction style: 0 for level compaction, 1 for universal compaction> --new_compaction_style=<New compaction style: 0 for level compaction, 1 for universal compaction>
   dump [--from] [--to] [--max_keys=<N>] [--count_only]
   load [--create_if_missing] [--disable_wal] [--bulk_load] [--compact]
   manifest_dump [--verbose] [--json] [--path=<path_to_manifest_file>]
@@ -193,8 +194,7 @@ Admin Commands:
     [--allow_global_seqno] [--allow_blocking_flush] [--ingest_behind]
   unsafe_remove_sst_file <SST file number>      MUST NOT be used on a live DB.
 
-Not supported yet (print NotSupported): reduce_levels, change_compaction_style, update_manifest,
-  dump_trace, get_entity, put_entity
+Not supported yet (print NotSupported): update_manifest, dump_trace, get_entity, put_entity
 ";
 
 /// Runs `shale ldb <args>`; returns the process exit status.
@@ -257,6 +257,8 @@ fn dispatch(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     match p.cmd.as_str() {
         "get" => db_cmds::get(p, out),
         "multi_get" => db_cmds::multi_get(p, out),
+        "reduce_levels" => levels::reduce_levels(p, out),
+        "change_compaction_style" => levels::change_compaction_style(p, out),
         "load" => db_cmds::load(p, out),
         "query" => query::query(p, out),
         "file_checksum_dump" => manifest::file_checksum_dump(p, out),
