@@ -326,6 +326,151 @@ pub fn edit_debug_string(e: &VersionEdit, hex: bool) -> Vec<u8> {
     r
 }
 
+/// RocksDB's JSONWriter (logging/event_logger.h) as `VersionEdit::DebugJSON` uses it:
+/// `"key": value` pairs joined by `, `; strings quoted as they are (no escaping), numbers
+/// and booleans (`1`/`0`) bare.
+struct Json {
+    s: Vec<u8>,
+    first: bool,
+}
+
+impl Json {
+    fn new() -> Json {
+        Json { s: b"{".to_vec(), first: true }
+    }
+
+    fn key(&mut self, k: &str) {
+        if !self.first {
+            self.s.extend_from_slice(b", ");
+        }
+        self.s.extend(format!("\"{k}\": ").into_bytes());
+        self.first = false;
+    }
+
+    fn num(&mut self, k: &str, v: impl std::fmt::Display) {
+        self.key(k);
+        self.s.extend(v.to_string().into_bytes());
+    }
+
+    fn str(&mut self, k: &str, v: &[u8]) {
+        self.key(k);
+        self.s.push(b'"');
+        self.s.extend_from_slice(v);
+        self.s.push(b'"');
+    }
+
+    /// `"k": [{...}, {...}]`, each object's pairs written by `f`.
+    fn array<T>(&mut self, k: &str, items: &[T], f: impl Fn(&mut Json, &T)) {
+        self.key(k);
+        self.s.push(b'[');
+        for (i, it) in items.iter().enumerate() {
+            if i > 0 {
+                self.s.extend_from_slice(b", ");
+            }
+            self.s.push(b'{');
+            self.first = true;
+            f(self, it);
+            self.s.push(b'}');
+        }
+        self.s.push(b']');
+        self.first = false;
+    }
+}
+
+/// `VersionEdit::DebugJSON(edit_num, hex)` as RocksDB 11.8.1 writes it (one line per edit
+/// in `manifest_dump --json`).
+pub fn edit_debug_json(e: &VersionEdit, n: usize, hex: bool) -> Vec<u8> {
+    let mut j = Json::new();
+    j.num("EditNumber", n);
+    if let Some(id) = &e.db_id {
+        j.str("DB ID", id.as_bytes());
+    }
+    if let Some(c) = &e.comparator {
+        j.str("Comparator", c.as_bytes());
+    }
+    if let Some(v) = e.log_number {
+        j.num("LogNumber", v);
+    }
+    if let Some(v) = e.prev_log_number {
+        j.num("PrevLogNumber", v);
+    }
+    if let Some(v) = e.next_file_number {
+        j.num("NextFileNumber", v);
+    }
+    if let Some(v) = e.max_column_family {
+        j.num("MaxColumnFamily", v);
+    }
+    if let Some(v) = e.min_log_number_to_keep {
+        j.num("MinLogNumberToKeep", v);
+    }
+    if let Some(v) = e.last_sequence {
+        j.num("LastSeq", v);
+    }
+    if !e.deleted_files.is_empty() {
+        j.array("DeletedFiles", &e.deleted_files, |j, (level, n)| {
+            j.num("Level", level);
+            j.num("FileNumber", n);
+        });
+    }
+    if !e.new_files.is_empty() {
+        j.array("AddedFiles", &e.new_files, |j, (level, f)| {
+            j.num("Level", level);
+            j.num("FileNumber", f.number);
+            j.num("FileSize", f.file_size);
+            j.str("SmallestIKey", &ikey_debug(&f.smallest, hex));
+            j.str("LargestIKey", &ikey_debug(&f.largest, hex));
+            j.num("OldestAncesterTime", f.oldest_ancester_time);
+            j.num("FileCreationTime", f.file_creation_time);
+            j.num("EpochNumber", f.epoch_number);
+            j.str("FileChecksum", super::fmt::to_hex(&f.file_checksum).as_bytes());
+            j.str("FileChecksumFuncName", f.file_checksum_func_name.as_bytes());
+            if f.temperature != 0 {
+                j.str("temperature", f.temperature.to_string().as_bytes());
+            }
+            if f.oldest_blob_file_number != 0 {
+                j.num("OldestBlobFile", f.oldest_blob_file_number);
+            }
+            if f.temperature != 0 {
+                j.num("Temperature", f.temperature);
+            }
+            j.num("TailSize", f.tail_size);
+            j.num("UserDefinedTimestampsPersisted", u8::from(f.user_defined_timestamps_persisted));
+            if !f.file_open_metadata.is_empty() {
+                j.num("FileOpenMetadataSize", f.file_open_metadata.len());
+            }
+        });
+    }
+    if !e.wal_additions.is_empty() {
+        j.array("WalAdditions", &e.wal_additions, |j, w| {
+            j.num("LogNumber", w.number);
+            j.num("SyncedSizeInBytes", w.synced_size.unwrap_or(0));
+        });
+    }
+    if let Some(n) = e.wal_deletion {
+        j.key("WalDeletion");
+        j.s.extend(format!("{{\"LogNumber\": {n}}}").into_bytes());
+    }
+    j.num("ColumnFamily", e.column_family);
+    if let Some(name) = &e.column_family_add {
+        j.str("ColumnFamilyAdd", name.as_bytes());
+    }
+    if e.is_column_family_drop {
+        // RocksDB writes the edit's column family name, which a drop record does not carry.
+        j.str("ColumnFamilyDrop", b"");
+    }
+    if e.is_in_atomic_group {
+        j.num("AtomicGroup", e.remaining_entries);
+    }
+    if let Some(ts) = &e.full_history_ts_low {
+        j.str("FullHistoryTsLow", &slice_to_string(ts, hex));
+    }
+    if let Some(n) = e.last_compacted_manifest_file_size {
+        j.num("LastCompactedManifestFileSize", n);
+    }
+    j.s.extend_from_slice(b"}\n");
+    j.s
+}
+
 /// `Version::DebugString(hex)` of one column family, with `num_levels` levels.
 fn version_debug_string(r: &Replayed, cf: &CfState, version: usize, hex: bool, num_levels: usize) -> Vec<u8> {
     let mut s = Vec::new();
@@ -446,9 +591,7 @@ pub fn manifest_dump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     p.check_known(&["verbose", "json", "path"])?;
     let verbose = p.flag("verbose");
     let hex = p.flag("hex") || p.flag("key_hex");
-    if p.flag("json") {
-        return Err(Failure::new("Not implemented: manifest_dump --json"));
-    }
+    let json = p.flag("json");
     let path = match p.opt("path") {
         Some(path) => PathBuf::from(path),
         None => {
@@ -467,7 +610,11 @@ pub fn manifest_dump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
             return Ok(());
         }
     };
-    if verbose {
+    if json {
+        for (n, e) in r.edits.iter().enumerate() {
+            w(out, &edit_debug_json(e, n, hex))?;
+        }
+    } else if verbose {
         for e in &r.edits {
             w(out, &edit_debug_string(e, hex))?;
         }
