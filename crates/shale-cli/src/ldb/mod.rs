@@ -133,10 +133,13 @@ const COMMON_OPTIONS: &[&str] = &[
 
 /// Commands whose feature belongs to another part of Shale not built yet.
 const NOT_SUPPORTED: &[(&str, &str)] = &[
-    ("update_manifest", "update_manifest"),
-    ("dump_trace", "trace files"),
-    ("get_entity", "wide columns"),
-    ("put_entity", "wide columns"),
+    (
+        "update_manifest",
+        "update_manifest --update_temperatures (Shale's file system has no file temperatures)",
+    ),
+    ("dump_trace", "trace files (Shale writes no query traces)"),
+    ("get_entity", "wide-column entities (Shale's engine has none)"),
+    ("put_entity", "wide-column entities (Shale's engine has none)"),
 ];
 
 pub const HELP: &str = "ldb - RocksDB Tool
