@@ -200,7 +200,7 @@ pub fn change_compaction_style(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         let c = cf(&d, p)?;
         let before: Vec<String> = (0..levels)
             .map(|l| {
-                d.property_value_cf(c, &format!("rocksdb.num-files-at-level{l}"))
+                d.property_value_cf(c, format!("rocksdb.num-files-at-level{l}"))
                     .map(|v| v.unwrap_or_default())
                     .map_err(Failure::db)
             })

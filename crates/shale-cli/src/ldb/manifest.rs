@@ -1098,7 +1098,7 @@ pub fn file_checksum_dump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
 pub fn unordered_map_order(keys: &[u64]) -> Vec<usize> {
     fn next_prime(n: u64) -> u64 {
         let mut c = n.max(2);
-        while (2..).take_while(|d| d * d <= c).any(|d| c % d == 0) {
+        while (2..).take_while(|d| d * d <= c).any(|d| c.is_multiple_of(d)) {
             c += 1;
         }
         c
