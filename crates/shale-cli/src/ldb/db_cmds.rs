@@ -315,18 +315,36 @@ pub fn scan(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     Ok(())
 }
 
+/// ldb's `dump`: `key ==> value` lines and `Keys in range: N`; `--count_only` prints the
+/// count and the value-size histogram (RocksDB's HistogramImpl text) instead of the keys;
+/// `--count_delim[=<c>]` prints, per run of keys sharing the prefix before `c` (`.` by
+/// default), `prefix => count:N\tsize:B` (B: key and value bytes).
 pub fn dump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
-    p.check_known(&["from", "to", "max_keys", "count_only", "ttl", "path", "timestamp"])?;
+    p.check_known(&[
+        "from",
+        "to",
+        "max_keys",
+        "count_only",
+        "count_delim",
+        "ttl",
+        "path",
+        "timestamp",
+        "stats",
+    ])?;
     if p.opt("path").is_some() {
         return Err(Failure::new("Not implemented: dump --path (use sst_dump or dump_wal)"));
+    }
+    if p.flag("stats") {
+        return Err(Failure::new("Not implemented: dump --stats (the rocksdb.stats property)"));
     }
     let h = Hex::of(p);
     let (from, to) = range(p, &h)?;
     let max = max_keys(p, false)?;
     let count_only = p.flag("count_only");
-    if count_only {
-        return Err(Failure::new("Not implemented: dump --count_only (value size histogram)"));
-    }
+    let delim: Option<u8> = match p.opt("count_delim") {
+        Some(d) => Some(d.bytes().next().unwrap_or(0)),
+        None => p.flags.iter().any(|f| f == "count_delim").then_some(b'.'),
+    };
     let db = open_read_only(p)?;
     let c = cf(&db, p)?;
     let mode = match &from {
@@ -334,6 +352,9 @@ pub fn dump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         None => IteratorMode::Start,
     };
     let mut n = 0u64;
+    let mut hist = crate::bench::histogram::Histogram::default();
+    // --count_delim: the current run's prefix, count and bytes.
+    let mut run: Option<(Vec<u8>, u64, u64)> = None;
     for item in db.iterator_cf_opt(c, ReadOptions::default(), mode) {
         let (k, v) = item.map_err(Failure::db)?;
         if to.as_deref().is_some_and(|t| k.as_ref() >= t) {
@@ -343,13 +364,48 @@ pub fn dump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
             break;
         }
         n += 1;
-        let mut line = h.key_out(&k);
-        line.extend_from_slice(b" ==> ");
-        line.extend(h.value_out(&v));
-        line.push(b'\n');
-        w(out, &line)?;
+        if let Some(d) = delim {
+            let end = k.iter().position(|&b| b == d || b == 0).unwrap_or(k.len());
+            let prefix = k[..end].to_vec();
+            let size = (k.len() + v.len()) as u64;
+            match &mut run {
+                Some((p0, cnt, bytes)) if !p0.is_empty() && *p0 != prefix => {
+                    let mut line = p0.clone();
+                    line.extend(format!(" => count:{cnt}\tsize:{bytes}\n").into_bytes());
+                    w(out, &line)?;
+                    run = Some((prefix, 1, size));
+                }
+                Some((p0, cnt, bytes)) => {
+                    *p0 = prefix;
+                    *cnt += 1;
+                    *bytes += size;
+                }
+                None => run = Some((prefix, 1, size)),
+            }
+        }
+        if count_only {
+            hist.add(v.len() as u64);
+        }
+        if !count_only && delim.is_none() {
+            let mut line = h.key_out(&k);
+            line.extend_from_slice(b" ==> ");
+            line.extend(h.value_out(&v));
+            line.push(b'\n');
+            w(out, &line)?;
+        }
     }
-    w(out, format!("Keys in range: {n}\n").as_bytes())
+    if delim.is_some() {
+        let (p0, cnt, bytes) = run.unwrap_or_default();
+        let mut line = p0;
+        line.extend(format!(" => count:{cnt}\tsize:{bytes}\n").into_bytes());
+        w(out, &line)?;
+    } else {
+        w(out, format!("Keys in range: {n}\n").as_bytes())?;
+    }
+    if count_only {
+        w(out, format!("Value size distribution: \n{}\n", hist.render()).as_bytes())?;
+    }
+    Ok(())
 }
 
 pub fn idump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
