@@ -493,8 +493,17 @@ pub fn check_script(
     if let Some(rec) = rec {
         if label == SHALE_DB {
             let s = shale_out.unwrap_or_else(|| run_script(src, &shale(), &["ldb"], steps));
+            // Later steps are keyed after the script's first step too, as the same command
+            // (a scan) follows several scripts.
+            let first = steps.first().map(|(a, i)| step_key(a, i)).unwrap_or_default();
             for (i, (args, stdin)) in steps.iter().enumerate() {
-                let key = step_key(args, stdin);
+                let mut key = step_key(args, stdin);
+                if i > 0 {
+                    let mut k = first.clone();
+                    k.push("|");
+                    k.extend(key);
+                    key = k;
+                }
                 rec.check("ldb", &key, o11.as_ref().map(|v| &v[i]), &s[i]);
             }
         }
