@@ -19,7 +19,14 @@ fn file_checksum_dump_matches_ldb() {
             only11(&["--db=nodb", "file_checksum_dump"]),
             only11(&["--db=db", "file_checksum_dump", "--bogus"]),
         ] {
-            check("ldb", &label, db.path(), &oracles, &case, &exact, Some(&mut rec));
+            // The tables the Shale-written database keeps depend on when its background
+            // compactions ran: listings are not recorded for CI, errors are.
+            let r = if case.args.contains(&"--db=db") && !case.args.contains(&"--bogus") {
+                None
+            } else {
+                Some(&mut rec)
+            };
+            check("ldb", &label, db.path(), &oracles, &case, &exact, r);
         }
     }
 }
