@@ -1,6 +1,7 @@
 //! Golden: `shale ldb dump` and `shale ldb idump` print what RocksDB 11.8.1's ldb prints
 //! (user keys; internal keys with sequence numbers and types, without the entries a range
-//! tombstone hides, as 11.8.1's internal iterator does). No difference is normalised away.
+//! tombstone hides, as 11.8.1's internal iterator does); `dump --count_only` (the value-size
+//! histogram) and `--count_delim`. No difference is normalised away.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 mod golden;
@@ -16,6 +17,11 @@ fn dump_and_idump_match_ldb() {
             both(&["--db=db", "dump", "--hex"]),
             both(&["--db=db", "dump", "--from=c", "--to=e", "--max_keys=5"]),
             only11(&["--db=db", "dump", "--max_keys=x"]),
+            both(&["--db=db", "dump", "--count_only"]),
+            both(&["--db=db", "dump", "--count_only", "--from=b", "--max_keys=2"]),
+            both(&["--db=db", "dump", "--count_delim"]),
+            both(&["--db=db", "dump", "--count_delim=k"]),
+            both(&["--db=db", "--column_family=cf1", "dump", "--count_only"]),
             both(&["--db=db", "idump"]),
             both(&["--db=db", "idump", "--key_hex"]),
             both(&["--db=db", "idump", "--hex"]),

@@ -112,8 +112,13 @@ pub fn missing_db(path: &str, read_only: bool) -> Res<()> {
 }
 
 fn open_with(p: &Parsed, read_only: bool) -> Res<DB> {
-    let path = db_path(p)?;
     let o = options(p)?;
+    open_opts(p, o, read_only)
+}
+
+/// Opens the database as [`open`] does, with the options given.
+pub(crate) fn open_opts(p: &Parsed, o: Options, read_only: bool) -> Res<DB> {
+    let path = db_path(p)?;
     // RocksDB's words for a database that is not there (DBImplReadOnly reads CURRENT; DB::Open
     // checks it first).
     if !p.flag("create_if_missing") {
@@ -310,18 +315,36 @@ pub fn scan(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     Ok(())
 }
 
+/// ldb's `dump`: `key ==> value` lines and `Keys in range: N`; `--count_only` prints the
+/// count and the value-size histogram (RocksDB's HistogramImpl text) instead of the keys;
+/// `--count_delim[=<c>]` prints, per run of keys sharing the prefix before `c` (`.` by
+/// default), `prefix => count:N\tsize:B` (B: key and value bytes).
 pub fn dump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
-    p.check_known(&["from", "to", "max_keys", "count_only", "ttl", "path", "timestamp"])?;
+    p.check_known(&[
+        "from",
+        "to",
+        "max_keys",
+        "count_only",
+        "count_delim",
+        "ttl",
+        "path",
+        "timestamp",
+        "stats",
+    ])?;
     if p.opt("path").is_some() {
         return Err(Failure::new("Not implemented: dump --path (use sst_dump or dump_wal)"));
+    }
+    if p.flag("stats") {
+        return Err(Failure::new("Not implemented: dump --stats (the rocksdb.stats property)"));
     }
     let h = Hex::of(p);
     let (from, to) = range(p, &h)?;
     let max = max_keys(p, false)?;
     let count_only = p.flag("count_only");
-    if count_only {
-        return Err(Failure::new("Not implemented: dump --count_only (value size histogram)"));
-    }
+    let delim: Option<u8> = match p.opt("count_delim") {
+        Some(d) => Some(d.bytes().next().unwrap_or(0)),
+        None => p.flags.iter().any(|f| f == "count_delim").then_some(b'.'),
+    };
     let db = open_read_only(p)?;
     let c = cf(&db, p)?;
     let mode = match &from {
@@ -329,6 +352,9 @@ pub fn dump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         None => IteratorMode::Start,
     };
     let mut n = 0u64;
+    let mut hist = crate::bench::histogram::Histogram::default();
+    // --count_delim: the current run's prefix, count and bytes.
+    let mut run: Option<(Vec<u8>, u64, u64)> = None;
     for item in db.iterator_cf_opt(c, ReadOptions::default(), mode) {
         let (k, v) = item.map_err(Failure::db)?;
         if to.as_deref().is_some_and(|t| k.as_ref() >= t) {
@@ -338,13 +364,48 @@ pub fn dump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
             break;
         }
         n += 1;
-        let mut line = h.key_out(&k);
-        line.extend_from_slice(b" ==> ");
-        line.extend(h.value_out(&v));
-        line.push(b'\n');
-        w(out, &line)?;
+        if let Some(d) = delim {
+            let end = k.iter().position(|&b| b == d || b == 0).unwrap_or(k.len());
+            let prefix = k[..end].to_vec();
+            let size = (k.len() + v.len()) as u64;
+            match &mut run {
+                Some((p0, cnt, bytes)) if !p0.is_empty() && *p0 != prefix => {
+                    let mut line = p0.clone();
+                    line.extend(format!(" => count:{cnt}\tsize:{bytes}\n").into_bytes());
+                    w(out, &line)?;
+                    run = Some((prefix, 1, size));
+                }
+                Some((p0, cnt, bytes)) => {
+                    *p0 = prefix;
+                    *cnt += 1;
+                    *bytes += size;
+                }
+                None => run = Some((prefix, 1, size)),
+            }
+        }
+        if count_only {
+            hist.add(v.len() as u64);
+        }
+        if !count_only && delim.is_none() {
+            let mut line = h.key_out(&k);
+            line.extend_from_slice(b" ==> ");
+            line.extend(h.value_out(&v));
+            line.push(b'\n');
+            w(out, &line)?;
+        }
     }
-    w(out, format!("Keys in range: {n}\n").as_bytes())
+    if delim.is_some() {
+        let (p0, cnt, bytes) = run.unwrap_or_default();
+        let mut line = p0;
+        line.extend(format!(" => count:{cnt}\tsize:{bytes}\n").into_bytes());
+        w(out, &line)?;
+    } else {
+        w(out, format!("Keys in range: {n}\n").as_bytes())?;
+    }
+    if count_only {
+        w(out, format!("Value size distribution: \n{}\n", hist.render()).as_bytes())?;
+    }
+    Ok(())
 }
 
 pub fn idump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
@@ -493,4 +554,130 @@ pub fn repair(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     }
     with_progress("repairing", || DB::repair(&o, &path)).map_err(Failure::db)?;
     ok(out)
+}
+
+/// RocksDB's `EncodeUserProvidedTimestamp` check (`std::istringstream >> uint64_t`): leading
+/// white space, an optional sign, then at least one digit.
+pub(crate) fn timestamp_parses(s: &str) -> bool {
+    let t = s.trim_start();
+    let t = t.strip_prefix(['+', '-']).unwrap_or(t);
+    t.bytes().next().is_some_and(|b| b.is_ascii_digit())
+}
+
+/// ldb's `multi_get <key>...`: one line per key, `key ==> value` or `Key not found: key`;
+/// a key whose read fails is reported on stderr and the command fails after the others.
+pub fn multi_get(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
+    p.check_known(&["read_timestamp"])?;
+    let h = Hex::of(p);
+    if p.params.is_empty() {
+        return Err(Failure::new("At least one <key> must be specified for multi_get."));
+    }
+    let keys = p.params.iter().map(|k| h.key_in(k)).collect::<Res<Vec<_>>>()?;
+    let db = open_read_only(p)?;
+    let c = cf(&db, p)?;
+    // Shale's column families have no user-defined timestamps: RocksDB's words for a
+    // timestamp given to one.
+    if p.opt("read_timestamp").is_some_and(|t| !t.is_empty()) {
+        return Err(Failure::new(
+            "MultiGet failed: Invalid argument: column family does not enable user-defined timestamps \
+             while --read_timestamp is provided.",
+        ));
+    }
+    let results = db.multi_get_cf(keys.iter().map(|k| (c, k.as_slice())));
+    let mut failed = false;
+    for (k, r) in keys.iter().zip(results) {
+        let shown = h.key_out(k);
+        match r {
+            Ok(Some(v)) => {
+                let mut line = shown;
+                line.extend_from_slice(b" ==> ");
+                line.extend(h.value_out(&v));
+                line.push(b'\n');
+                w(out, &line)?;
+            }
+            Ok(None) => {
+                let mut line = b"Key not found: ".to_vec();
+                line.extend(shown);
+                line.push(b'\n');
+                w(out, &line)?;
+            }
+            Err(e) => {
+                out.flush().map_err(Failure::io)?;
+                eprintln!("Status for key {}: {e}", String::from_utf8_lossy(&shown));
+                failed = true;
+            }
+        }
+    }
+    if failed {
+        return Err(Failure::new("one or more keys had non-okay status"));
+    }
+    Ok(())
+}
+
+/// ldb's `load`: `key ==> value` lines from stdin put into the column family (the lines
+/// `dump` and `scan` print), `Keys in range:` lines skipped, others counted as bad.
+/// `--disable_wal` writes without the WAL; `--compact` compacts the family afterwards;
+/// `--bulk_load` is RocksDB's PrepareForBulkLoad as far as it concerns this load: no
+/// automatic compaction and no write stall while the files pile up in level 0.
+pub fn load(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
+    p.check_known(&["from", "to", "disable_wal", "bulk_load", "compact"])?;
+    let h = Hex::of(p);
+    let mut o = options(p)?;
+    if p.flag("bulk_load") {
+        o.set_disable_auto_compactions(true);
+        o.set_level_zero_file_num_compaction_trigger(1 << 30);
+        o.set_level_zero_slowdown_writes_trigger(1 << 30);
+        o.set_level_zero_stop_writes_trigger(1 << 30);
+        o.set_soft_pending_compaction_bytes_limit(0);
+        o.set_hard_pending_compaction_bytes_limit(0);
+    }
+    let db = open_opts(p, o, false)?;
+    let c = cf(&db, p)?;
+    let mut wo = shale::WriteOptions::default();
+    wo.disable_wal(p.flag("disable_wal"));
+    let mut bad_lines = 0u64;
+    let mut status: Option<shale::Error> = None;
+    let stdin = std::io::stdin();
+    let mut input = std::io::BufReader::new(stdin.lock());
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let n = std::io::BufRead::read_until(&mut input, b'\n', &mut line).map_err(Failure::io)?;
+        if n == 0 {
+            break;
+        }
+        if line.last() == Some(&b'\n') {
+            line.pop();
+        }
+        match find(&line, b" ==> ") {
+            Some(pos) => {
+                let (k, v) = (&line[..pos], &line[pos + 5..]);
+                let k = if h.key { hex_to_string(&String::from_utf8_lossy(k))? } else { k.to_vec() };
+                let v = if h.value { hex_to_string(&String::from_utf8_lossy(v))? } else { v.to_vec() };
+                if let Err(e) = db.put_cf_opt(c, k, v, &wo) {
+                    status = Some(e);
+                    break;
+                }
+            }
+            None if line.starts_with(b"Keys in range:") || line.starts_with(b"Created bg thread 0x") => {}
+            None => bad_lines += 1,
+        }
+    }
+    if bad_lines > 0 {
+        w(out, format!("Warning: {bad_lines} bad lines ignored.\n").as_bytes())?;
+    }
+    // RocksDB sets "Load failed: ..." and then, the status still failed, overwrites it
+    // with "Compaction failed: ...": that is what ldb prints for a failed put.
+    if let Some(e) = status {
+        return Err(Failure::new(format!("Compaction failed: {e}")));
+    }
+    if p.flag("compact") {
+        with_progress("compacting", || db.try_compact_range_cf(c, None::<&[u8]>, None::<&[u8]>))
+            .map_err(|e| Failure::new(format!("Compaction failed: {e}")))?;
+    }
+    Ok(())
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
 }

@@ -326,6 +326,151 @@ pub fn edit_debug_string(e: &VersionEdit, hex: bool) -> Vec<u8> {
     r
 }
 
+/// RocksDB's JSONWriter (logging/event_logger.h) as `VersionEdit::DebugJSON` uses it:
+/// `"key": value` pairs joined by `, `; strings quoted as they are (no escaping), numbers
+/// and booleans (`1`/`0`) bare.
+struct Json {
+    s: Vec<u8>,
+    first: bool,
+}
+
+impl Json {
+    fn new() -> Json {
+        Json { s: b"{".to_vec(), first: true }
+    }
+
+    fn key(&mut self, k: &str) {
+        if !self.first {
+            self.s.extend_from_slice(b", ");
+        }
+        self.s.extend(format!("\"{k}\": ").into_bytes());
+        self.first = false;
+    }
+
+    fn num(&mut self, k: &str, v: impl std::fmt::Display) {
+        self.key(k);
+        self.s.extend(v.to_string().into_bytes());
+    }
+
+    fn str(&mut self, k: &str, v: &[u8]) {
+        self.key(k);
+        self.s.push(b'"');
+        self.s.extend_from_slice(v);
+        self.s.push(b'"');
+    }
+
+    /// `"k": [{...}, {...}]`, each object's pairs written by `f`.
+    fn array<T>(&mut self, k: &str, items: &[T], f: impl Fn(&mut Json, &T)) {
+        self.key(k);
+        self.s.push(b'[');
+        for (i, it) in items.iter().enumerate() {
+            if i > 0 {
+                self.s.extend_from_slice(b", ");
+            }
+            self.s.push(b'{');
+            self.first = true;
+            f(self, it);
+            self.s.push(b'}');
+        }
+        self.s.push(b']');
+        self.first = false;
+    }
+}
+
+/// `VersionEdit::DebugJSON(edit_num, hex)` as RocksDB 11.8.1 writes it (one line per edit
+/// in `manifest_dump --json`).
+pub fn edit_debug_json(e: &VersionEdit, n: usize, hex: bool) -> Vec<u8> {
+    let mut j = Json::new();
+    j.num("EditNumber", n);
+    if let Some(id) = &e.db_id {
+        j.str("DB ID", id.as_bytes());
+    }
+    if let Some(c) = &e.comparator {
+        j.str("Comparator", c.as_bytes());
+    }
+    if let Some(v) = e.log_number {
+        j.num("LogNumber", v);
+    }
+    if let Some(v) = e.prev_log_number {
+        j.num("PrevLogNumber", v);
+    }
+    if let Some(v) = e.next_file_number {
+        j.num("NextFileNumber", v);
+    }
+    if let Some(v) = e.max_column_family {
+        j.num("MaxColumnFamily", v);
+    }
+    if let Some(v) = e.min_log_number_to_keep {
+        j.num("MinLogNumberToKeep", v);
+    }
+    if let Some(v) = e.last_sequence {
+        j.num("LastSeq", v);
+    }
+    if !e.deleted_files.is_empty() {
+        j.array("DeletedFiles", &e.deleted_files, |j, (level, n)| {
+            j.num("Level", level);
+            j.num("FileNumber", n);
+        });
+    }
+    if !e.new_files.is_empty() {
+        j.array("AddedFiles", &e.new_files, |j, (level, f)| {
+            j.num("Level", level);
+            j.num("FileNumber", f.number);
+            j.num("FileSize", f.file_size);
+            j.str("SmallestIKey", &ikey_debug(&f.smallest, hex));
+            j.str("LargestIKey", &ikey_debug(&f.largest, hex));
+            j.num("OldestAncesterTime", f.oldest_ancester_time);
+            j.num("FileCreationTime", f.file_creation_time);
+            j.num("EpochNumber", f.epoch_number);
+            j.str("FileChecksum", super::fmt::to_hex(&f.file_checksum).as_bytes());
+            j.str("FileChecksumFuncName", f.file_checksum_func_name.as_bytes());
+            if f.temperature != 0 {
+                j.str("temperature", f.temperature.to_string().as_bytes());
+            }
+            if f.oldest_blob_file_number != 0 {
+                j.num("OldestBlobFile", f.oldest_blob_file_number);
+            }
+            if f.temperature != 0 {
+                j.num("Temperature", f.temperature);
+            }
+            j.num("TailSize", f.tail_size);
+            j.num("UserDefinedTimestampsPersisted", u8::from(f.user_defined_timestamps_persisted));
+            if !f.file_open_metadata.is_empty() {
+                j.num("FileOpenMetadataSize", f.file_open_metadata.len());
+            }
+        });
+    }
+    if !e.wal_additions.is_empty() {
+        j.array("WalAdditions", &e.wal_additions, |j, w| {
+            j.num("LogNumber", w.number);
+            j.num("SyncedSizeInBytes", w.synced_size.unwrap_or(0));
+        });
+    }
+    if let Some(n) = e.wal_deletion {
+        j.key("WalDeletion");
+        j.s.extend(format!("{{\"LogNumber\": {n}}}").into_bytes());
+    }
+    j.num("ColumnFamily", e.column_family);
+    if let Some(name) = &e.column_family_add {
+        j.str("ColumnFamilyAdd", name.as_bytes());
+    }
+    if e.is_column_family_drop {
+        // RocksDB writes the edit's column family name, which a drop record does not carry.
+        j.str("ColumnFamilyDrop", b"");
+    }
+    if e.is_in_atomic_group {
+        j.num("AtomicGroup", e.remaining_entries);
+    }
+    if let Some(ts) = &e.full_history_ts_low {
+        j.str("FullHistoryTsLow", &slice_to_string(ts, hex));
+    }
+    if let Some(n) = e.last_compacted_manifest_file_size {
+        j.num("LastCompactedManifestFileSize", n);
+    }
+    j.s.extend_from_slice(b"}\n");
+    j.s
+}
+
 /// `Version::DebugString(hex)` of one column family, with `num_levels` levels.
 fn version_debug_string(r: &Replayed, cf: &CfState, version: usize, hex: bool, num_levels: usize) -> Vec<u8> {
     let mut s = Vec::new();
@@ -446,9 +591,7 @@ pub fn manifest_dump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     p.check_known(&["verbose", "json", "path"])?;
     let verbose = p.flag("verbose");
     let hex = p.flag("hex") || p.flag("key_hex");
-    if p.flag("json") {
-        return Err(Failure::new("Not implemented: manifest_dump --json"));
-    }
+    let json = p.flag("json");
     let path = match p.opt("path") {
         Some(path) => PathBuf::from(path),
         None => {
@@ -467,7 +610,11 @@ pub fn manifest_dump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
             return Ok(());
         }
     };
-    if verbose {
+    if json {
+        for (n, e) in r.edits.iter().enumerate() {
+            w(out, &edit_debug_json(e, n, hex))?;
+        }
+    } else if verbose {
         for e in &r.edits {
             w(out, &edit_debug_string(e, hex))?;
         }
@@ -845,10 +992,12 @@ pub fn list_file_range_deletes(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     w(out, &s)
 }
 
-/// ldb's `unsafe_remove_sst_file <number>`: the checks RocksDB 11.8.1 makes before it
-/// appends a deletion to the MANIFEST (the number parses; the file is in some level of some
-/// family), with its words. Appending the edit offline needs an offline MANIFEST writer the
-/// engine does not offer yet: for a file that is present, NotSupported naming it.
+/// ldb's `unsafe_remove_sst_file <number>` (RocksDB 11.8.1's OfflineManifestWriter): with the
+/// database closed, recovers the MANIFEST, finds the file in some level of some family, and
+/// starts a new MANIFEST (numbered as RocksDB numbers it: one past the last recorded next
+/// file number) holding the current state and an edit deleting the file; CURRENT then names
+/// it. The old MANIFEST stays, as RocksDB leaves it (the next open deletes it). The table
+/// file itself is not deleted. Success is reported on stderr, as ldb reports it.
 pub fn unsafe_remove_sst_file(p: &Parsed, _out: &mut Out<'_>) -> Res<()> {
     p.check_known(&[])?;
     let [n] = p.params.as_slice() else {
@@ -860,18 +1009,136 @@ pub fn unsafe_remove_sst_file(p: &Parsed, _out: &mut Out<'_>) -> Res<()> {
     }
     let number: u64 = n.parse().map_err(|_| Failure::new(format!("Failed to parse SST file number {n}")))?;
     let db = db_arg(p)?;
-    super::db_cmds::missing_db(&db, true)
-        .map_err(|f| Failure::new(format!("failed to unsafely remove SST file: {}", f.msg)))?;
-    let r = replay(&current_manifest(Path::new(&db))?)
-        .map_err(|f| Failure::new(format!("failed to unsafely remove SST file: {}", f.msg)))?;
-    if !r.cfs.iter().any(|cf| cf.files.values().any(|(_, f)| f.number == number)) {
+    let fail = |f: Failure| Failure::new(format!("failed to unsafely remove SST file: {}", f.msg));
+    super::db_cmds::missing_db(&db, true).map_err(fail)?;
+    let fs = default_fs();
+    let dir = Path::new(&db);
+    let rec = shale::version::manifest::recover(&*fs, dir).map_err(|e| fail(Failure::db(e)))?;
+    let found = rec
+        .column_families
+        .iter()
+        .find_map(|(id, cf)| cf.files.iter().find(|(_, f)| f.number == number).map(|(l, _)| (*id, *l)));
+    let Some((cf_id, level)) = found else {
         return Err(Failure::new(
             "failed to unsafely remove SST file: NotFound: File not present in any level",
         ));
+    };
+    let edit =
+        VersionEdit { column_family: cf_id, deleted_files: vec![(level, number)], ..VersionEdit::default() };
+    new_manifest(dir, rec, edit).map_err(|e| fail(Failure::db(e)))?;
+    eprintln!("unsafely removed SST file");
+    Ok(())
+}
+
+/// What RocksDB's LogAndApply does on a VersionSet just recovered offline: starts a new
+/// MANIFEST, numbered one past the last recorded next file number, holding the state
+/// (`state`) and then `edit` with the next file number, previous log number and last
+/// sequence; CURRENT then names it. The old MANIFEST stays (the next open deletes it).
+pub fn new_manifest(
+    dir: &Path,
+    mut state: shale::version::manifest::RecoveredManifest,
+    mut edit: VersionEdit,
+) -> shale::Result<()> {
+    let fs = default_fs();
+    let manifest_number = (state.next_file_number + 1).max(state.manifest_number + 1);
+    let next = manifest_number + 1;
+    state.next_file_number = next;
+    edit.prev_log_number = Some(state.prev_log_number);
+    edit.next_file_number = Some(next);
+    edit.last_sequence = Some(state.last_sequence);
+    let mut records = state.snapshot();
+    records.push(edit);
+    shale::version::manifest::ManifestWriter::create(&*fs, dir, manifest_number, &records)?;
+    shale::version::manifest::set_current_file(&*fs, dir, manifest_number, manifest_number)
+}
+
+/// ldb's `file_checksum_dump`: `<file number>, <checksum function>, <checksum>` for every
+/// live table (`Unknown` and an empty checksum where none was generated, as Shale does not
+/// generate file checksums yet), then `Print SST file checksum information finished `.
+/// `--hex` prints the checksums as `0x...`. Like RocksDB 11.8.1, it reads the MANIFEST of
+/// `--db` whatever `--path` says.
+///
+/// RocksDB prints the files in the order of the `std::unordered_map` they pass through
+/// (FileChecksumListImpl): [`unordered_map_order`] gives libstdc++'s order.
+pub fn file_checksum_dump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
+    // `--path` is accepted and not used, as in RocksDB 11.8.1 (`--path=` is a flag there).
+    p.check_known(&["path"])?;
+    let db = db_arg(p)?;
+    super::db_cmds::missing_db(&db, true)?;
+    let r = replay(&current_manifest(Path::new(&db))?)?;
+    let mut files: Vec<FileMetaData> = Vec::new();
+    for cf in &r.cfs {
+        for level in r.levels(cf, 7) {
+            files.extend(level);
+        }
     }
-    Err(Failure::new(
-        "Not implemented: unsafe_remove_sst_file is not supported by Shale yet: writing the MANIFEST offline",
-    ))
+    let numbers: Vec<u64> = files.iter().map(|f| f.number).collect();
+    let hex = p.flag("hex");
+    for i in unordered_map_order(&numbers) {
+        let f = &files[i];
+        let mut line = format!("{}, {}, ", f.number, f.file_checksum_func_name).into_bytes();
+        if hex {
+            line.extend(super::fmt::string_to_hex(&f.file_checksum).into_bytes());
+        } else {
+            line.extend_from_slice(&f.file_checksum);
+        }
+        line.push(b'\n');
+        w(out, &line)?;
+    }
+    w(out, b"Print SST file checksum information finished \n")
+}
+
+/// The order a libstdc++ `std::unordered_map<uint64_t, _>` iterates its keys in after they
+/// were inserted in the order given (duplicates keep their first place): identity hash,
+/// buckets grown by the prime rehash policy (13, 29, 59, 127, 257, ... buckets: at least
+/// twice the old count, the next prime of libstdc++'s table; the table skips some primes
+/// above 257, where Shale takes the next prime), each new key put at the front of its
+/// bucket's run or, in an empty bucket, at the front of the list. Returns indices into
+/// `keys`.
+pub fn unordered_map_order(keys: &[u64]) -> Vec<usize> {
+    fn next_prime(n: u64) -> u64 {
+        let mut c = n.max(2);
+        while (2..).take_while(|d| d * d <= c).any(|d| c.is_multiple_of(d)) {
+            c += 1;
+        }
+        c
+    }
+    // The list as node indices; a bucket's nodes are contiguous in it.
+    let mut list: Vec<usize> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut nb: u64 = 1;
+    let mut next_resize: u64 = 0;
+    for (i, &k) in keys.iter().enumerate() {
+        if !seen.insert(k) {
+            continue;
+        }
+        let n_elt = list.len() as u64;
+        if n_elt + 1 > next_resize {
+            let min_bkts = (n_elt + 1).max(if next_resize == 0 { 11 } else { 0 });
+            if min_bkts >= nb {
+                let want = (min_bkts + 1).max(nb * 2);
+                const FAST: [u64; 14] = [2, 2, 2, 3, 5, 5, 7, 7, 11, 11, 11, 11, 13, 13];
+                nb = if want < 14 { FAST[want as usize] } else { next_prime(want) };
+                next_resize = nb;
+                // Rehash: the nodes in list order, each put as a new one is.
+                for node in std::mem::take(&mut list) {
+                    put(&mut list, keys, nb, node);
+                }
+            } else {
+                next_resize = nb;
+            }
+        }
+        put(&mut list, keys, nb, i);
+    }
+    list
+}
+
+/// Puts node `i` at the front of its bucket's run, or at the front of the list when its
+/// bucket is empty.
+fn put(list: &mut Vec<usize>, keys: &[u64], nb: u64, i: usize) {
+    let b = keys[i] % nb;
+    let pos = list.iter().position(|&x| keys[x] % nb == b).unwrap_or(0);
+    list.insert(pos, i);
 }
 
 #[cfg(test)]
@@ -884,5 +1151,14 @@ mod tests {
         let (i, p) = unique_id_strings([1644502778550930825, 15754328274583837313]);
         assert_eq!(i, "{1644502778550930825,15754328274583837313}");
         assert_eq!(p, "3A1DCB9AFF83F6E7-439FAE957544FFFD");
+    }
+
+    #[test]
+    fn unordered_map_order_is_libstdcxx() {
+        // 13 buckets: 14 and 1 share bucket 1, the later goes first in its run; a key in
+        // an empty bucket goes to the front of the list.
+        let keys = [1u64, 2, 14, 3];
+        let order: Vec<u64> = unordered_map_order(&keys).into_iter().map(|i| keys[i]).collect();
+        assert_eq!(order, vec![3, 2, 14, 1]);
     }
 }

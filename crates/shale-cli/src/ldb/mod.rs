@@ -11,7 +11,9 @@
 mod backup_cmds;
 mod db_cmds;
 pub(crate) mod fmt;
+mod levels;
 mod manifest;
+mod query;
 mod wal;
 
 use std::collections::BTreeMap;
@@ -38,11 +40,25 @@ impl Parsed {
         let mut tokens = Vec::new();
         for a in args {
             if let Some(rest) = a.strip_prefix("--") {
-                match rest.split_once('=') {
-                    Some((k, v)) => {
+                // ldb splits at '=' with std::getline, which drops a trailing empty piece:
+                // `--name=` is the flag `name`; `--name=v=` the option `name` = `v`; with
+                // more pieces the value is everything after the first '='.
+                let pieces: Vec<&str> = {
+                    let mut v: Vec<&str> = rest.split('=').collect();
+                    if v.len() > 1 && v.last() == Some(&"") {
+                        v.pop();
+                    }
+                    v
+                };
+                match pieces.len() {
+                    1 => p.flags.push(pieces[0].to_string()),
+                    2 => {
+                        p.options.insert(pieces[0].to_string(), pieces[1].to_string());
+                    }
+                    _ => {
+                        let (k, v) = rest.split_once('=').unwrap_or((rest, ""));
                         p.options.insert(k.to_string(), v.to_string());
                     }
-                    None => p.flags.push(rest.to_string()),
                 }
             } else {
                 tokens.push(a.clone());
@@ -117,16 +133,13 @@ const COMMON_OPTIONS: &[&str] = &[
 
 /// Commands whose feature belongs to another part of Shale not built yet.
 const NOT_SUPPORTED: &[(&str, &str)] = &[
-    ("reduce_levels", "reduce_levels (changing a database's number of levels)"),
-    ("change_compaction_style", "change_compaction_style (universal compaction)"),
-    ("query", "the interactive query shell"),
-    ("load", "load (bulk loading from stdin)"),
-    ("update_manifest", "update_manifest"),
-    ("file_checksum_dump", "file_checksum_dump (file checksums are not generated)"),
-    ("dump_trace", "trace files"),
-    ("get_entity", "wide columns"),
-    ("put_entity", "wide columns"),
-    ("multi_get", "multi_get"),
+    (
+        "update_manifest",
+        "update_manifest --update_temperatures (Shale's file system has no file temperatures)",
+    ),
+    ("dump_trace", "trace files (Shale writes no query traces)"),
+    ("get_entity", "wide-column entities (Shale's engine has none)"),
+    ("put_entity", "wide-column entities (Shale's engine has none)"),
 ];
 
 pub const HELP: &str = "ldb - RocksDB Tool
@@ -147,11 +160,14 @@ The following optional parameters control the database internals:
 Data Access Commands:
   put <key> <value> [--create_if_missing]
   get <key>
+  multi_get <key_1> <key_2> <key_3> ...
   batchput <key> <value> [<key> <value>] [..] [--create_if_missing]
   scan [--from] [--to] [--max_keys=<N>] [--no_value]
   delete <key>
   singledelete <key>
   deleterange <begin key> <end key>
+  query
+    Starts a REPL shell.  Type help for list of available commands.
   approxsize [--from] [--to]
   checkconsistency
   list_file_range_deletes [--max_keys=<N>] : print tombstones in SST files.
@@ -159,8 +175,12 @@ Data Access Commands:
 Admin Commands:
   dump_wal --walfile=<write_ahead_log_file_path> [--header] [--print_value]
   compact [--from] [--to]
+  reduce_levels --new_levels=<New number of levels> [--print_old_levels]
+  change_compaction_style --old_compaction_style=<Old compaction style: 0 for level compaction, 1 for universal compaction> --new_compaction_style=<New compaction style: 0 for level compaction, 1 for universal compaction>
   dump [--from] [--to] [--max_keys=<N>] [--count_only]
+  load [--create_if_missing] [--disable_wal] [--bulk_load] [--compact]
   manifest_dump [--verbose] [--json] [--path=<path_to_manifest_file>]
+  file_checksum_dump [--path=<path_to_manifest_file>]
   get_property <property_name>
   list_column_families
   create_column_family --db=<db_path> <new_column_family_name>
@@ -175,9 +195,9 @@ Admin Commands:
   write_extern_sst <output_sst_path>
   ingest_extern_sst <input_sst_path> [--move_files] [--snapshot_consistency]
     [--allow_global_seqno] [--allow_blocking_flush] [--ingest_behind]
+  unsafe_remove_sst_file <SST file number>      MUST NOT be used on a live DB.
 
-Not supported yet (print NotSupported): reduce_levels, change_compaction_style, query, load, update_manifest,
-  unsafe_remove_sst_file, file_checksum_dump
+Not supported yet (print NotSupported): update_manifest, dump_trace, get_entity, put_entity
 ";
 
 /// Runs `shale ldb <args>`; returns the process exit status.
@@ -239,6 +259,12 @@ fn dispatch(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     }
     match p.cmd.as_str() {
         "get" => db_cmds::get(p, out),
+        "multi_get" => db_cmds::multi_get(p, out),
+        "reduce_levels" => levels::reduce_levels(p, out),
+        "change_compaction_style" => levels::change_compaction_style(p, out),
+        "load" => db_cmds::load(p, out),
+        "query" => query::query(p, out),
+        "file_checksum_dump" => manifest::file_checksum_dump(p, out),
         "put" => db_cmds::put(p, out),
         "batchput" => db_cmds::batchput(p, out),
         "delete" => db_cmds::delete(p, out, false),

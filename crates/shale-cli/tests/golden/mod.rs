@@ -413,3 +413,99 @@ pub fn check(
         }
     }
 }
+
+/// One step of a script: an ldb command line and what it reads on stdin.
+pub type Step<'a> = (&'a [&'a str], &'a str);
+
+fn printed(o: &Output) -> Printed {
+    Printed {
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        status: o.status.code(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+/// Runs `prog pre args` in `cwd` with `stdin` on its standard input.
+pub fn run_with_stdin(cwd: &Path, prog: &Path, pre: &[&str], args: &[&str], stdin: &str) -> Printed {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new(prog)
+        .current_dir(cwd)
+        .args(pre)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run tool");
+    let mut input = child.stdin.take().unwrap();
+    // A command that fails before reading its input closes the pipe: not a test failure.
+    let _ = input.write_all(stdin.as_bytes());
+    drop(input);
+    printed(&child.wait_with_output().unwrap())
+}
+
+/// Runs the steps one after the other on one copy of `src/db`.
+pub fn run_script(src: &Path, prog: &Path, pre: &[&str], steps: &[Step<'_>]) -> Vec<Printed> {
+    let d = tempfile::tempdir().unwrap();
+    copy_dir(&src.join("db"), &d.path().join("db"));
+    steps.iter().map(|(args, stdin)| run_with_stdin(d.path(), prog, pre, args, stdin)).collect()
+}
+
+/// The recording key of a step: its arguments, then what it read on stdin.
+pub fn step_key<'a>(args: &[&'a str], stdin: &'a str) -> Vec<&'a str> {
+    let mut v: Vec<&str> = args.to_vec();
+    if !stdin.is_empty() {
+        v.push("<<<");
+        v.push(stdin);
+    }
+    v
+}
+
+/// Runs `steps` (ldb command lines, each with its stdin) on a copy of `src/db` with each
+/// judge (7.8.3 when `v7`) and with `shale ldb`, and asserts every step prints the same
+/// (exit status, stdout after `normalise`, first line of stderr). On the database Shale
+/// writes, feeds `rec` with every step.
+#[allow(clippy::too_many_arguments)]
+pub fn check_script(
+    label: &str,
+    src: &Path,
+    oracles: &[Oracle],
+    v7: bool,
+    steps: &[Step<'_>],
+    normalise: &dyn Fn(&str) -> String,
+    rec: Option<&mut Recording>,
+) {
+    let case = Case { args: &[], v7 };
+    let mut o11: Option<Vec<Printed>> = None;
+    let mut shale_out: Option<Vec<Printed>> = None;
+    for o in judges(oracles, label, &case) {
+        let r = run_script(src, &o.ldb, &[], steps);
+        let s = run_script(src, &shale(), &["ldb"], steps);
+        for ((step, r), s) in steps.iter().zip(&r).zip(&s) {
+            assert_same(&format!("ldb {:?} <<< {:?}", step.0, step.1), label, o, r, s, normalise);
+        }
+        if o.major == 11 {
+            o11 = Some(r);
+        }
+        shale_out = Some(s);
+    }
+    if let Some(rec) = rec {
+        if label == SHALE_DB {
+            let s = shale_out.unwrap_or_else(|| run_script(src, &shale(), &["ldb"], steps));
+            // Later steps are keyed after the script's first step too, as the same command
+            // (a scan) follows several scripts.
+            let first = steps.first().map(|(a, i)| step_key(a, i)).unwrap_or_default();
+            for (i, (args, stdin)) in steps.iter().enumerate() {
+                let mut key = step_key(args, stdin);
+                if i > 0 {
+                    let mut k = first.clone();
+                    k.push("|");
+                    k.extend(key);
+                    key = k;
+                }
+                rec.check("ldb", &key, o11.as_ref().map(|v| &v[i]), &s[i]);
+            }
+        }
+    }
+}

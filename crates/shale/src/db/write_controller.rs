@@ -60,8 +60,12 @@ pub(crate) fn condition(cf: &CfState) -> (StallCondition, bool) {
         StallCondition::Normal
     };
     // RocksDB's GetL0ThresholdSpeedupCompaction and the quarter-of-soft-limit rule.
-    let trigger = o.level0_file_num_compaction_trigger.max(1);
-    let speedup_l0 = (2 * trigger).min(trigger + (o.level0_slowdown_writes_trigger - trigger) / 4);
+    // In 64 bits, as RocksDB computes it: PrepareForBulkLoad's 1 << 30 triggers would
+    // overflow 32.
+    let trigger = i64::from(o.level0_file_num_compaction_trigger.max(1));
+    let slowdown = i64::from(o.level0_slowdown_writes_trigger);
+    let speedup_l0 = (2 * trigger).min(trigger + (slowdown - trigger) / 4);
+    let l0 = i64::from(l0);
     let speedup = stall != StallCondition::Normal
         || (auto && l0 >= speedup_l0.max(trigger))
         || (auto && soft > 0 && pending >= soft / 4);
