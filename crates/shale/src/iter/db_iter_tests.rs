@@ -753,8 +753,8 @@ fn reverse_steps_point_at_pinned_memtable_values() {
     }
     it.status().unwrap();
     let want: Entries = vec![
-        (b"c".to_vec(), long[..60].as_bytes().to_vec()),
-        (b"b".to_vec(), long[..50].as_bytes().to_vec()),
+        (b"c".to_vec(), long.as_bytes()[..60].to_vec()),
+        (b"b".to_vec(), long.as_bytes()[..50].to_vec()),
         (b"a".to_vec(), b"short".to_vec()),
     ];
     assert_eq!(seen, want);
@@ -763,5 +763,5 @@ fn reverse_steps_point_at_pinned_memtable_values() {
         DBIter::new(icmp.clone(), Box::new(VecIterator::new(e, icmp)), no_tombstones(), 10, None, None);
     it.seek_to_last();
     assert!(!it.inner.value_pinned());
-    assert_eq!(it.value(), long[..60].as_bytes());
+    assert_eq!(it.value(), &long.as_bytes()[..60]);
 }
