@@ -24,8 +24,12 @@
 //! without that prefix, in either direction (RocksDB's `PrefixCheck`).
 //!
 //! Moving forward the inner iterator sits on the current entry. Moving backward it sits
-//! just before every entry of the current key, whose key and value are copied into reused
-//! buffers (LevelDB's scheme).
+//! just before every entry of the current key, whose key is copied into a reused buffer
+//! (LevelDB's scheme); its value too, unless the inner iterator says the value's bytes
+//! stay put (`InternalIterator::value_pinned`, a memtable's arena): then the iterator
+//! keeps their address instead, as RocksDB's `DBIter` keeps `pinned_value_`. Copying
+//! would read every value's bytes, which a forward scan never touches: with a memtable
+//! out of cache that was most of a reverse scan's time.
 
 use std::cmp::Ordering;
 use std::sync::Arc;
@@ -69,8 +73,10 @@ pub struct DBIter {
     valid: bool,
     /// Forward: the user key whose older entries are being skipped. Reverse: the current key.
     saved_key: Vec<u8>,
-    /// Reverse: the current value.
+    /// Reverse: the current value, unless `pinned_value` has it.
     saved_value: Vec<u8>,
+    /// Reverse: the current value's bytes, where the inner iterator pinned them.
+    pinned_value: Option<PinnedValue>,
     /// Reused buffer for seek targets.
     scratch: Vec<u8>,
     err: Option<Error>,
@@ -109,6 +115,7 @@ impl DBIter {
             valid: false,
             saved_key: Vec::new(),
             saved_value: Vec::new(),
+            pinned_value: None,
             scratch: Vec::new(),
             err: None,
             max_skip: 0,
@@ -193,8 +200,11 @@ impl DBIter {
     /// The current value. Requires `valid()`.
     pub fn value(&self) -> &[u8] {
         debug_assert!(self.valid);
-        match self.direction {
-            Direction::Forward if !self.merged => self.inner.value(),
+        match (self.direction, &self.pinned_value) {
+            (Direction::Forward, _) if !self.merged => self.inner.value(),
+            // SAFETY: the inner iterator said these bytes stay put while it lives, and
+            // `self` owns it; `pinned_value` is cleared whenever the value changes.
+            (Direction::Reverse, Some(p)) => unsafe { p.get() },
             _ => &self.saved_value,
         }
     }
@@ -347,6 +357,7 @@ impl DBIter {
     fn reset(&mut self, direction: Direction) {
         self.prefix = None;
         self.merged = false;
+        self.pinned_value = None;
         self.err = None;
         self.skipped = 0;
         self.valid = false;
@@ -359,6 +370,7 @@ impl DBIter {
         self.valid = false;
         self.saved_key.clear();
         self.saved_value.clear();
+        self.pinned_value = None;
     }
 
     #[inline]
@@ -489,6 +501,7 @@ impl DBIter {
         self.valid = false;
         self.saved_key.clear();
         self.saved_value.clear();
+        self.pinned_value = None;
     }
 
     /// What an entry visible at the snapshot says about its key.
@@ -519,6 +532,7 @@ impl DBIter {
         }
         self.saved_key.clear();
         self.saved_key.extend_from_slice(p.user_key);
+        self.pinned_value = None;
         let (mut sequence, mut value_type) = (p.sequence, p.value_type);
         let mut found = Found::Hidden;
         let mut steps = 0usize;
@@ -533,8 +547,13 @@ impl DBIter {
                         found = Found::Value;
                         has_base = true;
                         operands.clear();
-                        self.saved_value.clear();
-                        self.saved_value.extend_from_slice(self.inner.value());
+                        if self.inner.value_pinned() {
+                            self.pinned_value = Some(PinnedValue::new(self.inner.value()));
+                        } else {
+                            self.pinned_value = None;
+                            self.saved_value.clear();
+                            self.saved_value.extend_from_slice(self.inner.value());
+                        }
                     }
                     Some(Found::Merge) => {
                         found = Found::Merge;
@@ -569,7 +588,12 @@ impl DBIter {
         // Entries of this key passed over (all of them when it is hidden).
         self.skipped += steps as u64 - u64::from(found != Found::Hidden);
         if found == Found::Merge {
-            let base = if has_base { Some(std::mem::take(&mut self.saved_value)) } else { None };
+            let base = match self.pinned_value.take() {
+                // SAFETY: as in `value`: the inner iterator keeps pinned bytes alive.
+                Some(p) if has_base => Some(unsafe { p.get() }.to_vec()),
+                _ if has_base => Some(std::mem::take(&mut self.saved_value)),
+                _ => None,
+            };
             self.saved_value = self.full_merge(base.as_deref(), operands)?;
             found = Found::Value;
         }
@@ -579,6 +603,7 @@ impl DBIter {
     /// Seeks to the newest visible entry of `saved_key`, reads the decision there, then
     /// puts the inner iterator before the key's entries.
     fn find_value_for_current_key_using_seek(&mut self) -> Result<Found> {
+        self.pinned_value = None;
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
         append_internal_key(&mut scratch, &self.saved_key, self.sequence, VALUE_TYPE_FOR_SEEK);
@@ -680,6 +705,37 @@ impl DBIter {
         {
             self.inner.prev();
         }
+    }
+}
+
+/// The address of a value's bytes that an inner iterator pinned
+/// ([`crate::iter::InternalIterator::value_pinned`]).
+#[derive(Clone, Copy)]
+struct PinnedValue {
+    ptr: *const u8,
+    len: usize,
+}
+
+// SAFETY: a `PinnedValue` only reads bytes that nothing rewrites (a memtable arena's) and
+// lives inside the `DBIter` whose inner iterator keeps them alive; moving it, or sharing
+// it, between threads changes nothing about that.
+unsafe impl Send for PinnedValue {}
+// SAFETY: as for Send: the bytes are read only.
+unsafe impl Sync for PinnedValue {}
+
+impl PinnedValue {
+    fn new(v: &[u8]) -> Self {
+        PinnedValue { ptr: v.as_ptr(), len: v.len() }
+    }
+
+    /// The bytes.
+    ///
+    /// # Safety
+    /// The iterator that pinned them is alive, and the returned slice does not outlive it.
+    #[inline]
+    unsafe fn get<'a>(&self) -> &'a [u8] {
+        // SAFETY: per the contract the `len` bytes at `ptr` are alive and unchanged.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
     }
 }
 

@@ -37,13 +37,42 @@ fn no_tombstones() -> Arc<FragmentedTombstones> {
     Arc::new(FragmentedTombstones::empty(Arc::new(BytewiseComparator)))
 }
 
+/// A memtable holding `entries` (point entries: no RangeDeletion). Its iterator's values
+/// are pinned, so `DBIter` points at them instead of copying them when it steps back.
+fn memtable_of(entries: Entries) -> BoxedIterator {
+    let mem = Arc::new(crate::memtable::MemTable::new(bytewise_internal_comparator(), 1));
+    for (k, v) in entries {
+        let p = parse_internal_key(&k).unwrap();
+        assert_ne!(p.value_type, ValueType::RangeDeletion);
+        mem.add(p.sequence, p.value_type, p.user_key, &v);
+    }
+    mem.iter()
+}
+
 /// Spreads sorted `entries` over a random stack of iterators: one vector, several merged
-/// vectors, or merged vectors plus a level iterator of small files.
+/// vectors, merged vectors plus a level iterator of small files, or a memtable (pinned
+/// values) merged with vectors.
 fn build_inner(rng: &mut SmallRng, entries: Entries) -> BoxedIterator {
     let icmp = bytewise_internal_comparator();
-    let shape = rng.gen_range(0..3);
+    let shape = rng.gen_range(0..4);
     if shape == 0 {
         return Box::new(VecIterator::new(entries, icmp));
+    }
+    if shape == 3 {
+        // Point entries to the memtable (all of them, or about half), the rest to a vector.
+        let all = rng.gen_bool(0.3);
+        let (mut mem, mut rest) = (Vec::new(), Vec::new());
+        for e in entries {
+            let range = parse_internal_key(&e.0).unwrap().value_type == ValueType::RangeDeletion;
+            if !range && (all || rng.gen_bool(0.5)) {
+                mem.push(e);
+            } else {
+                rest.push(e);
+            }
+        }
+        let children =
+            vec![memtable_of(mem), Box::new(VecIterator::new(rest, icmp.clone())) as BoxedIterator];
+        return Box::new(MergingIterator::new(icmp, children));
     }
     let nvec = rng.gen_range(1..4);
     let mut parts: Vec<Entries> = vec![Vec::new(); nvec + 1];
@@ -122,7 +151,9 @@ fn run_case(rng: &mut SmallRng, case: usize) {
         seq += rng.gen_range(1..3);
         let k = rng.gen_range(0..nkeys);
         let op = match rng.gen_range(0..20) {
-            0..=10 => Op::Put(k, format!("v{i}").into_bytes()),
+            // Long values sit out of line in a memtable's arena.
+            0..=5 => Op::Put(k, format!("v{i}-{}", "x".repeat(40)).into_bytes()),
+            6..=10 => Op::Put(k, format!("v{i}").into_bytes()),
             11..=13 => Op::Del(k),
             14..=15 => Op::SingleDel(k),
             _ => Op::Range(k, k + rng.gen_range(1..6)),
@@ -248,7 +279,36 @@ fn merges_resolve_in_both_directions() {
         entry("e", 20, ValueType::Merge, "late"),
     ];
     let want: Vec<(&[u8], &[u8])> = vec![(b"a", b"x"), (b"b", b"ym"), (b"c", b"p"), (b"d", b"sr")];
-    let mut it = iter_over(e, 10);
+    // In a vector (values copied when stepping back), in a memtable (values pinned), and
+    // split between the two (a pinned Put under copied operands and the reverse).
+    for layout in 0..4 {
+        check_merges(e.clone(), concat, &want, layout);
+    }
+}
+
+fn check_merges(
+    mut e: Entries,
+    concat: impl crate::merge_operator::MergeFn,
+    want: &[(&[u8], &[u8])],
+    layout: usize,
+) {
+    let icmp = bytewise_internal_comparator();
+    e.sort_by(|a, b| icmp.compare(&a.0, &b.0));
+    let inner: BoxedIterator = match layout {
+        0 => Box::new(VecIterator::new(e, icmp.clone())),
+        1 => memtable_of(e),
+        _ => {
+            // Values to the memtable, merge operands (and deletions) to the vector, or
+            // the other way round.
+            let (mem, vec): (Entries, Entries) = e.into_iter().partition(|(k, _)| {
+                (parse_internal_key(k).unwrap().value_type == ValueType::Value) == (layout == 2)
+            });
+            let children =
+                vec![memtable_of(mem), Box::new(VecIterator::new(vec, icmp.clone())) as BoxedIterator];
+            Box::new(MergingIterator::new(icmp.clone(), children))
+        }
+    };
+    let mut it = DBIter::new(icmp, inner, no_tombstones(), 10, None, None);
     it.set_merge_operator(Some(Arc::new(crate::merge_operator::MergeOperator::new("concat", concat, None))));
     it.seek_to_first();
     let mut fwd = Vec::new();
@@ -655,4 +715,53 @@ fn range_tombstones_hide_older_entries() {
         assert_eq!(collect(7, reverse), ["a1", "d4", "e6"]);
         assert_eq!(collect(4, reverse), ["a1", "b2", "c3", "d4"]);
     }
+}
+
+#[test]
+fn reverse_steps_point_at_pinned_memtable_values() {
+    let icmp = bytewise_internal_comparator();
+    let long = "y".repeat(100);
+    let mut e = vec![
+        entry("a", 1, ValueType::Value, "short"),
+        entry("b", 2, ValueType::Value, &long),
+        entry("b", 3, ValueType::Value, &long[..50]),
+        entry("c", 4, ValueType::Value, &long[..60]),
+    ];
+    e.sort_by(|a, b| icmp.compare(&a.0, &b.0));
+    let mem = Arc::new(crate::memtable::MemTable::new(icmp.clone(), 1));
+    for (k, v) in &e {
+        let p = parse_internal_key(k).unwrap();
+        mem.add(p.sequence, p.value_type, p.user_key, v);
+    }
+    // Where the memtable keeps each key's newest value.
+    let mut probe = mem.iter();
+    let mut addr = std::collections::HashMap::new();
+    probe.seek_to_last();
+    while probe.valid() {
+        assert!(probe.value_pinned());
+        addr.insert(user_key(probe.key()).to_vec(), probe.value().as_ptr());
+        probe.prev();
+    }
+    let mut it = DBIter::new(icmp.clone(), mem.iter(), no_tombstones(), 10, None, None);
+    it.seek_to_last();
+    let mut seen = Vec::new();
+    while it.valid() {
+        // No copy: the value is the memtable's bytes.
+        assert_eq!(it.value().as_ptr(), addr[it.key()], "{:?}", it.key());
+        seen.push((it.key().to_vec(), it.value().to_vec()));
+        it.prev();
+    }
+    it.status().unwrap();
+    let want: Entries = vec![
+        (b"c".to_vec(), long.as_bytes()[..60].to_vec()),
+        (b"b".to_vec(), long.as_bytes()[..50].to_vec()),
+        (b"a".to_vec(), b"short".to_vec()),
+    ];
+    assert_eq!(seen, want);
+    // A vector's values are not pinned: they are copied.
+    let mut it =
+        DBIter::new(icmp.clone(), Box::new(VecIterator::new(e, icmp)), no_tombstones(), 10, None, None);
+    it.seek_to_last();
+    assert!(!it.inner.value_pinned());
+    assert_eq!(it.value(), &long.as_bytes()[..60]);
 }

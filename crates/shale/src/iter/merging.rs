@@ -270,6 +270,14 @@ impl InternalIterator for MergingIterator {
         }
         Ok(())
     }
+
+    /// The current child's answer: the children live as long as this iterator.
+    fn value_pinned(&self) -> bool {
+        if self.single() {
+            return self.children[0].value_pinned();
+        }
+        self.current().value_pinned()
+    }
 }
 
 #[cfg(test)]

@@ -35,6 +35,13 @@ pub trait InternalIterator: Send {
     fn value(&self) -> &[u8];
     /// The first error met, if any.
     fn status(&self) -> Result<()>;
+    /// Whether the bytes of `value()` stay where they are, unchanged, for as long as this
+    /// iterator lives, however it moves (RocksDB's `IsValuePinned`): a memtable's values
+    /// live in its arena, which the iterator keeps alive. The user-facing iterator then
+    /// points at them instead of copying them when it steps back. Requires `valid()`.
+    fn value_pinned(&self) -> bool {
+        false
+    }
 }
 
 pub type BoxedIterator = Box<dyn InternalIterator>;

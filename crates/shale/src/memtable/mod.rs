@@ -439,6 +439,9 @@ impl InternalIterator for MemTableIterator {
     fn status(&self) -> Result<()> {
         self.inner.status()
     }
+    fn value_pinned(&self) -> bool {
+        self.inner.value_pinned()
+    }
 }
 
 #[cfg(test)]

@@ -534,6 +534,13 @@ impl InternalIterator for SkipListIter {
     fn status(&self) -> Result<()> {
         Ok(())
     }
+
+    /// A value lies in the arena (inline in its node or out of line), which is never
+    /// freed or rewritten while the list lives, and the iterator holds the list.
+    #[inline]
+    fn value_pinned(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]
