@@ -199,6 +199,10 @@ pub async fn start_node(id: NodeId, http: SocketAddr, dir: &Path) -> Result<Node
         .route("/api/add-learner", post(api_add_learner))
         .route("/api/change-membership", post(api_change_membership))
         .route("/api/metrics", post(api_metrics))
+        // axum refuses bodies above 2 MB by default; an append RPC carries up to
+        // `max_payload_entries` entries of any size, and a refused one never gets through
+        // (a follower then stays behind for good, as seen with 210 KB values).
+        .layer(axum::extract::DefaultBodyLimit::disable())
         .with_state(app);
     let listener = tokio::net::TcpListener::bind(http).await.map_err(|e| format!("binding {http}: {e}"))?;
     let addr = listener.local_addr().map_err(|e| format!("local address: {e}"))?;

@@ -49,6 +49,13 @@ fn drop_cache(dir: &Path) {
     }
 }
 
+/// The 1-minute load average, to print beside the figures (the machine is shared).
+pub fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "?".into())
+}
+
 fn payload(i: u64) -> Vec<u8> {
     let mut s = i.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
     (0..1024)
@@ -65,6 +72,7 @@ fn payload(i: u64) -> Vec<u8> {
 fn fill_shale(dir: &Path, mb: u64, regions: u64) -> u64 {
     let e = shale_raftlog::Engine::open(shale_raftlog::Config {
         dir: dir.to_str().unwrap().into(),
+        recovery_index_files: true,
         ..Default::default()
     })
     .unwrap();
@@ -109,10 +117,25 @@ pub fn recovery(mb: u64, regions: u64, reps: usize) {
     let t = Instant::now();
     fill_re(&dr, mb, regions);
     println!("raft-engine   wrote {mb} MiB, {entries} entries, {regions} regions in {:.1?}", t.elapsed());
-    let (mut ts, mut tr) = (Vec::new(), Vec::new());
+    let (mut ts, mut tr, mut ti) = (Vec::new(), Vec::new(), Vec::new());
     let (mut ms, mut mr) = (0isize, 0isize);
+    let mut index_bytes = (0, 0);
+    println!("load before the runs: {}", loadavg());
     for _ in 0..reps {
-        // Interleaved: shale, raft-engine, shale, ...
+        // Interleaved: shale with its recovery index files, shale (raft-engine's format
+        // alone), raft-engine; the same directory serves both shale runs (with the option
+        // off the index files are not read).
+        drop_cache(&ds);
+        let t = Instant::now();
+        let e = shale_raftlog::Engine::open(shale_raftlog::Config {
+            dir: ds.to_str().unwrap().into(),
+            recovery_index_files: true,
+            ..Default::default()
+        })
+        .unwrap();
+        ti.push(t.elapsed());
+        assert_eq!(e.raft_groups().len() as u64, regions);
+        drop(e);
         drop_cache(&ds);
         let h = heap();
         let t = Instant::now();
@@ -123,6 +146,7 @@ pub fn recovery(mb: u64, regions: u64, reps: usize) {
         .unwrap();
         ts.push(t.elapsed());
         ms = heap() - h;
+        index_bytes = e.index_memory();
         assert_eq!(e.raft_groups().len() as u64, regions);
         drop(e);
         drop_cache(&dr);
@@ -137,13 +161,30 @@ pub fn recovery(mb: u64, regions: u64, reps: usize) {
         mr = heap() - h;
         assert_eq!(e.raft_groups().len() as u64, regions);
         drop(e);
+        println!(
+            "  rep: shale-raftlog with index files {:.2?}, shale-raftlog {:.2?}, raft-engine {:.2?} (load {})",
+            ti[ti.len() - 1],
+            ts[ts.len() - 1],
+            tr[tr.len() - 1],
+            loadavg()
+        );
     }
     let med = |v: &mut Vec<Duration>| {
         v.sort();
         v[v.len() / 2]
     };
-    let (a, b) = (med(&mut ts), med(&mut tr));
-    println!("recovery, page cache dropped, median of {reps}: shale-raftlog {a:.2?}, raft-engine {b:.2?}, ratio {:.2}x", b.as_secs_f64() / a.as_secs_f64());
+    let (a, b, c) = (med(&mut ts), med(&mut tr), med(&mut ti));
+    println!(
+        "recovery, page cache dropped, median of {reps}: shale-raftlog {a:.2?} (ratio {:.2}x), with index files {c:.2?} (ratio {:.2}x), raft-engine {b:.2?}",
+        b.as_secs_f64() / a.as_secs_f64(),
+        b.as_secs_f64() / c.as_secs_f64()
+    );
+    println!(
+        "shale-raftlog entry index: {} entries, {} bytes ({:.1} bytes per entry)",
+        index_bytes.0,
+        index_bytes.1,
+        index_bytes.1 as f64 / index_bytes.0.max(1) as f64
+    );
     let per_m = |m: isize| m as f64 / (entries as f64 / 1e6) / 1e6;
     println!(
         "heap held after recovery: shale-raftlog {:.1} MB ({:.1} MB per million entries), raft-engine {:.1} MB ({:.1} MB per million entries)",
@@ -221,13 +262,36 @@ pub fn write(secs: u64, threads: u64, regions: u64) {
             let mut all: Vec<u64> = hs.into_iter().flat_map(|h| h.join().unwrap()).collect();
             let n = all.len();
             println!(
-                "write round {round} {which:13}: {:.0} batches/s ({:.1} MiB/s of entries), p50 {} us, p99 {} us, p99.9 {} us",
+                "write round {round} {which:13}: {:.0} batches/s ({:.1} MiB/s of entries), p50 {} us, p99 {} us, p99.9 {} us (load {})",
                 n as f64 / secs as f64,
                 n as f64 * 10.0 * 1024.0 / secs as f64 / 1048576.0,
                 percentile(&mut all, 0.5),
                 percentile(&mut all, 0.99),
-                percentile(&mut all, 0.999)
+                percentile(&mut all, 0.999),
+                loadavg()
             );
         }
     }
+}
+
+/// Opens an existing shale-raftlog directory `reps` times with the page cache dropped for
+/// its files (for profiling recovery alone: `perf record -- ... bench-open DIR 5 0|1`).
+pub fn open_only(dir: &Path, reps: usize, index: bool) {
+    for _ in 0..reps {
+        drop_cache(dir);
+        let t = Instant::now();
+        let e = shale_raftlog::Engine::open(shale_raftlog::Config {
+            dir: dir.to_str().unwrap().into(),
+            recovery_index_files: index,
+            ..Default::default()
+        })
+        .unwrap();
+        println!("open: {:.2?}, {} regions (load {})", t.elapsed(), e.raft_groups().len(), loadavg());
+    }
+}
+
+/// Fills `dir` as `bench-recovery` does (for `bench-open`).
+pub fn fill_only(dir: &Path, mb: u64, regions: u64) {
+    let n = fill_shale(dir, mb, regions);
+    println!("wrote {mb} MiB, {n} entries, {regions} regions into {}", dir.display());
 }

@@ -288,6 +288,9 @@ fn sh_cfg(dir: &Path, v2: bool, recycle: bool, mode: shale_raftlog::RecoveryMode
         format_version: if v2 { shale_raftlog::Version::V2 } else { shale_raftlog::Version::V1 },
         enable_log_recycle: recycle,
         recovery_mode: mode,
+        // Shale's recovery index files in two of the three runs: raft-engine must ignore
+        // them, and Shale must not trust one for a file raft-engine appended to.
+        recovery_index_files: recycle || !v2,
         ..Default::default()
     }
 }
@@ -403,6 +406,14 @@ fn main() {
     let num = |i: usize, d: u64| args.get(i).and_then(|s| s.parse().ok()).unwrap_or(d);
     match args.get(1).map(|s| s.as_str()) {
         Some("bench-recovery") => return bench::recovery(num(2, 256), num(3, 100), num(4, 3) as usize),
+        Some("bench-open") => {
+            let dir = std::env::args().nth(2).expect("bench-open DIR [reps] [index 0|1]");
+            return bench::open_only(std::path::Path::new(&dir), num(3, 3) as usize, num(4, 0) == 1);
+        }
+        Some("bench-fill") => {
+            let dir = std::env::args().nth(2).expect("bench-fill DIR [MiB] [regions]");
+            return bench::fill_only(std::path::Path::new(&dir), num(3, 1024), num(4, 100));
+        }
         Some("bench-write") => return bench::write(num(2, 10), num(3, 4), num(4, 100)),
         _ => {}
     }

@@ -57,6 +57,11 @@ pub struct Config {
     /// Create reserved files at open. Not supported yet: `open` refuses it.
     pub prefill_for_recycle: bool,
     pub prefill_limit: Option<ReadableSize>,
+    /// Shale's own, not in raft-engine (off by default): keep a recovery index file
+    /// (`NNN.raftlog.idx`) beside each sealed log file, so recovery reads the batches'
+    /// headers and footers from it instead of scanning the log file. The log files keep
+    /// raft-engine's format; raft-engine ignores the index files. See `index_file.rs`.
+    pub recovery_index_files: bool,
 }
 
 impl Default for Config {
@@ -79,6 +84,7 @@ impl Default for Config {
             enable_log_recycle: true,
             prefill_for_recycle: false,
             prefill_limit: None,
+            recovery_index_files: false,
         }
     }
 }

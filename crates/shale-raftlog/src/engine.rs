@@ -126,6 +126,7 @@ impl<F: FileSystem> Engine<F, FilePipeLog<F>> {
             cfg.recovery_threads,
             cfg.recovery_read_block_size.0 as usize,
             true,
+            cfg.recovery_index_files,
         )?;
         let format = LogFileFormat::new(cfg.format_version, 0);
         let target = cfg.target_file_size.0;
@@ -138,6 +139,7 @@ impl<F: FileSystem> Engine<F, FilePipeLog<F>> {
             rec.append,
             rec.reserved,
             cfg.recycle_capacity(),
+            cfg.recovery_index_files,
         )?;
         let rewrite = SinglePipe::open(
             LogQueue::Rewrite,
@@ -148,6 +150,7 @@ impl<F: FileSystem> Engine<F, FilePipeLog<F>> {
             rec.rewrite,
             Vec::new(),
             0,
+            cfg.recovery_index_files,
         )?;
         let inner = Inner {
             cfg,

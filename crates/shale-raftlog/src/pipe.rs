@@ -54,6 +54,9 @@ struct ActiveFile {
     format: LogFileFormat,
     /// Set after a failed write or sync: the file's tail is unknown, no more writes.
     failed: Option<String>,
+    /// Records of the recovery index (`index_file.rs`) of this file, when it is on.
+    index: Vec<u8>,
+    index_count: u64,
 }
 
 pub(crate) struct SinglePipe {
@@ -66,6 +69,8 @@ pub(crate) struct SinglePipe {
     active: Mutex<ActiveFile>,
     recycled: Mutex<VecDeque<FileSeq>>,
     recycle_capacity: usize,
+    /// Write a recovery index for each sealed file (`Config::recovery_index_files`).
+    write_index: bool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -86,6 +91,7 @@ impl SinglePipe {
         files: Vec<LogFile>,
         recycled: Vec<FileSeq>,
         recycle_capacity: usize,
+        write_index: bool,
     ) -> Result<SinglePipe> {
         let next = files.last().map_or(1, |f| f.seq + 1);
         let (active, file) = create_file(&*fs, dir, FileId::new(queue, next), format, None)?;
@@ -101,6 +107,7 @@ impl SinglePipe {
             active: Mutex::new(active),
             recycled: Mutex::new(recycled.into()),
             recycle_capacity,
+            write_index,
         })
     }
 
@@ -125,6 +132,11 @@ impl SinglePipe {
             return Err(e.into());
         }
         active.written += batch.bytes.len() as u64;
+        if self.write_index {
+            let footer = &batch.bytes[batch.header.footer_offset..];
+            crate::index_file::push_record(&mut active.index, offset, &batch.bytes, footer);
+            active.index_count += 1;
+        }
         let written = active.written;
         drop(active);
         self.set_size(id.seq, written);
@@ -168,6 +180,21 @@ impl SinglePipe {
         if let Err(e) = active.writer.sync() {
             active.failed = Some(e.to_string());
             return Err(e.into());
+        }
+        if self.write_index {
+            // The file is sealed (synced above): its recovery index. One that fails to be
+            // written only means the file is scanned at the next open.
+            let _ = crate::index_file::write(
+                &*self.fs,
+                &self.dir,
+                FileId::new(self.queue, active.seq),
+                active.format,
+                active.written,
+                active.index_count,
+                &active.index,
+            );
+            active.index = Vec::new();
+            active.index_count = 0;
         }
         let seq = active.seq + 1;
         if seq > MAX_FILE_SEQ {
@@ -248,6 +275,11 @@ impl SinglePipe {
             } else {
                 self.fs.remove_file(&path)?;
             }
+            // Its recovery index, if any, goes with it (a leftover is removed at open).
+            let idx = crate::index_file::path_of(&self.dir, FileId::new(self.queue, first.0));
+            if self.fs.file_exists(&idx) {
+                self.fs.remove_file(&idx)?;
+            }
             self.files.write().unwrap_or_else(|p| p.into_inner()).pop_front();
             purged += 1;
             // One directory sync per file: a crash leaves a contiguous suffix.
@@ -293,7 +325,7 @@ fn create_file(
     let reader = fs.new_random_access_file(&path)?;
     let written = header.len() as u64;
     Ok((
-        ActiveFile { seq: id.seq, writer, written, format, failed: None },
+        ActiveFile { seq: id.seq, writer, written, format, failed: None, index: Vec::new(), index_count: 0 },
         LogFile { seq: id.seq, reader, format, size: written },
     ))
 }

@@ -82,6 +82,9 @@ pub struct ScannedBatch {
     pub offset: u64,
     pub header: BatchHeader,
     pub items: Vec<LogItem>,
+    /// The batch's header and item footer as on disk (header first), kept only when a
+    /// recovery index is being built.
+    raw: Vec<u8>,
 }
 
 /// How a scan ended.
@@ -102,8 +105,30 @@ pub fn scan_file(
     id: FileId,
     block: usize,
     verify_all_blobs: bool,
+    f: impl FnMut(ScannedBatch) -> Result<()>,
+) -> Result<(Option<LogFileFormat>, ScanEnd)> {
+    scan_file_indexing(file, id, block, verify_all_blobs, None, f)
+}
+
+/// [`scan_file`], also appending each valid batch's recovery-index record to `index`
+/// (records, count) when given.
+fn scan_file_indexing(
+    file: Arc<dyn RandomAccessFile>,
+    id: FileId,
+    block: usize,
+    verify_all_blobs: bool,
+    mut index: Option<&mut (Vec<u8>, u64)>,
     mut f: impl FnMut(ScannedBatch) -> Result<()>,
 ) -> Result<(Option<LogFileFormat>, ScanEnd)> {
+    let keep_raw = index.is_some();
+    let mut emit = |p: ScannedBatch| -> Result<()> {
+        if let Some(ix) = index.as_deref_mut() {
+            let (h, footer) = p.raw.split_at(LOG_BATCH_HEADER_LEN.min(p.raw.len()));
+            crate::index_file::push_record(&mut ix.0, p.offset, h, footer);
+            ix.1 += 1;
+        }
+        f(p)
+    };
     let size = file.size()?;
     let mut w = Window { file, size, start: 0, buf: Vec::new(), block: block.max(MIN_WINDOW) };
     let head_len = LogFileFormat::max_encoded_len().min(size as usize);
@@ -124,6 +149,8 @@ pub fn scan_file(
                 Some(b) => b,
                 None => return Err(Error::corruption("truncated batch header")),
             };
+            let mut hb_copy = [0u8; LOG_BATCH_HEADER_LEN];
+            hb_copy.copy_from_slice(&hb[..LOG_BATCH_HEADER_LEN]);
             let header = match BatchHeader::decode(hb) {
                 Ok(h) => h,
                 Err(e) => {
@@ -141,6 +168,7 @@ pub fn scan_file(
                                             footer_offset: 0,
                                         },
                                         items: Vec::new(),
+                                        raw: Vec::new(),
                                     }));
                                 }
                             }
@@ -159,13 +187,19 @@ pub fn scan_file(
                 .peek(offset + header.footer_offset as u64, header.len - header.footer_offset)?
                 .ok_or_else(|| Error::corruption("truncated item footer"))?;
             let items = decode_items(footer, sig)?;
+            let mut raw = Vec::new();
+            if keep_raw {
+                raw.reserve(LOG_BATCH_HEADER_LEN + footer.len());
+                raw.extend_from_slice(&hb_copy);
+                raw.extend_from_slice(footer);
+            }
             if verify_all_blobs && header.entries_len() > 0 {
                 let blob = w
                     .peek(offset + LOG_BATCH_HEADER_LEN as u64, header.entries_len())?
                     .ok_or_else(|| Error::corruption("truncated entries blob"))?;
                 decode_entries_block(blob, header.compression)?;
             }
-            Ok(Some(ScannedBatch { offset, header, items }))
+            Ok(Some(ScannedBatch { offset, header, items, raw }))
         })();
         match step {
             Ok(Some(b)) if b.header.len == 0 => {
@@ -174,7 +208,7 @@ pub fn scan_file(
             Ok(Some(b)) => {
                 offset += b.header.len as u64;
                 if let Some(p) = pending.replace(b) {
-                    f(p)?;
+                    emit(p)?;
                 }
             }
             Ok(None) => break ScanEnd::Clean,
@@ -203,7 +237,7 @@ pub fn scan_file(
             }
         }
         if ok {
-            f(p)?;
+            emit(p)?;
         }
     }
     Ok((Some(format), end))
@@ -304,25 +338,88 @@ struct Scanned {
 /// Replays `files` (one queue, in order) into a fresh table.
 fn replay_chunk(
     fs: &dyn FileSystem,
+    dir: &Path,
     queue: LogQueue,
     files: &[FileName],
     block: usize,
+    index: bool,
 ) -> Result<(MemTables, Vec<Scanned>)> {
     let table = MemTables::new(true);
     let mut scanned = Vec::with_capacity(files.len());
-    for f in files {
+    let readers = files
+        .iter()
+        .map(|f| fs.new_random_access_file(&f.path))
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    // Files with a usable recovery index are not scanned (see `index_file.rs`).
+    let mut indexes: Vec<Option<(LogFileFormat, Vec<ScannedBatch>)>> = files
+        .iter()
+        .zip(&readers)
+        .map(|(f, r)| if index { load_index(fs, dir, FileId::new(queue, f.seq), r) } else { None })
+        .collect();
+    // Read-ahead hints for the files to scan: the one being scanned and the next, so the
+    // device always has a whole file's reads queued per thread (one sequential reader
+    // waits on each window's read in turn; queued, the reads of all threads overlap). A
+    // hint that fails changes nothing read, so its error is dropped.
+    let to_scan: Vec<usize> = (0..files.len()).filter(|&i| indexes[i].is_none()).collect();
+    let hint = |i: usize| {
+        let r = &readers[i];
+        let _ = r.size().and_then(|n| r.prefetch(0, n));
+    };
+    if let Some(&i) = to_scan.first() {
+        hint(i);
+    }
+    let mut next_hint = 1;
+    for (i, f) in files.iter().enumerate() {
         let id = FileId::new(queue, f.seq);
-        let reader = fs.new_random_access_file(&f.path)?;
+        let reader = readers[i].clone();
         let size = reader.size()?;
-        let (format, end) = scan_file(reader.clone(), id, block, false, |b| {
+        if let Some((fmt, batches)) = indexes[i].take() {
+            for b in batches {
+                for (region, op) in batch_ops(id, b.offset, &b.header, b.items)? {
+                    table.apply(region, op);
+                }
+            }
+            scanned.push(Scanned { id, reader, format: Some(fmt), end: ScanEnd::Clean, size });
+            continue;
+        }
+        if let Some(&j) = to_scan.get(next_hint) {
+            hint(j);
+            next_hint += 1;
+        }
+        let mut records = index.then(|| (Vec::new(), 0u64));
+        let (format, end) = scan_file_indexing(reader.clone(), id, block, false, records.as_mut(), |b| {
             for (region, op) in batch_ops(id, b.offset, &b.header, b.items)? {
                 table.apply(region, op);
             }
             Ok(())
         })?;
+        if let (Some((rec, count)), Some(fmt), ScanEnd::Clean) = (&records, format, &end) {
+            // Sealed from now on (Shale never appends to a file after reopening): index
+            // it. Failing to only means scanning it again next time.
+            let _ = crate::index_file::write(fs, dir, id, fmt, size, *count, rec);
+        }
         scanned.push(Scanned { id, reader, format, end, size });
     }
     Ok((table, scanned))
+}
+
+/// The batches of file `id` from its recovery index, footers decoded and checked; None
+/// when there is no usable index (then the file is scanned).
+fn load_index(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    id: FileId,
+    reader: &Arc<dyn RandomAccessFile>,
+) -> Option<(LogFileFormat, Vec<ScannedBatch>)> {
+    let loaded = crate::index_file::load(fs, dir, id, reader)?;
+    let sig = signature_of(id, loaded.format.version);
+    let mut out = Vec::new();
+    for rec in loaded.records() {
+        let rec = rec.ok()?;
+        let items = decode_items(rec.footer, sig).ok()?;
+        out.push(ScannedBatch { offset: rec.offset, header: rec.header, items, raw: Vec::new() });
+    }
+    Some((loaded.format, out))
 }
 
 /// Recovers the index from `dir`.
@@ -333,13 +430,22 @@ pub(crate) fn recover(
     threads: usize,
     block: usize,
     repair: bool,
+    index: bool,
 ) -> Result<Recovered> {
+    let index = index && repair;
     if repair {
-        // A repair interrupted by a crash leaves its temporary file behind.
-        for name in fs.children(dir)? {
+        // A repair interrupted by a crash leaves its temporary file behind; a purge
+        // interrupted between a log file and its recovery index leaves the index.
+        let names = fs.children(dir)?;
+        for name in &names {
             if let Some(stem) = name.strip_suffix(".tmp") {
                 if FileId::parse_file_name(stem).is_some() {
-                    fs.remove_file(&dir.join(&name))?;
+                    fs.remove_file(&dir.join(name))?;
+                }
+            }
+            if let Some(id) = crate::index_file::parse_name(name) {
+                if !names.contains(&id.build_file_name()) {
+                    fs.remove_file(&dir.join(name))?;
                 }
             }
         }
@@ -350,9 +456,11 @@ pub(crate) fn recover(
     let chunk_len = append.len().div_ceil(threads).max(1);
     let chunks: Vec<&[FileName]> = append.chunks(chunk_len).collect();
     let results: Vec<Result<(MemTables, Vec<Scanned>)>> = std::thread::scope(|s| {
-        let rw = s.spawn(|| replay_chunk(&**fs, LogQueue::Rewrite, &rewrite, block));
-        let handles: Vec<_> =
-            chunks.iter().map(|c| s.spawn(|| replay_chunk(&**fs, LogQueue::Append, c, block))).collect();
+        let rw = s.spawn(|| replay_chunk(&**fs, dir, LogQueue::Rewrite, &rewrite, block, index));
+        let handles: Vec<_> = chunks
+            .iter()
+            .map(|c| s.spawn(|| replay_chunk(&**fs, dir, LogQueue::Append, c, block, index)))
+            .collect();
         let mut out =
             vec![rw.join().unwrap_or_else(|_| Err(Error::Other("recovery thread panicked".into())))];
         for h in handles {

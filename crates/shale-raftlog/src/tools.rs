@@ -80,7 +80,7 @@ impl Iterator for LogItemReader {
 /// Replays `dir` read-only and verifies the entries blob of every live entry; returns
 /// (region, lowest damaged index) for each damaged region.
 pub(crate) fn consistency_check(fs: FileSystemRef, dir: &Path) -> Result<Vec<(u64, u64)>> {
-    let rec = recover(&fs, dir, RecoveryMode::TolerateAnyCorruption, 4, 1 << 20, false)?;
+    let rec = recover(&fs, dir, RecoveryMode::TolerateAnyCorruption, 4, 1 << 20, false, false)?;
     let mut readers = HashMap::new();
     for (q, files) in [(LogQueue::Append, &rec.append), (LogQueue::Rewrite, &rec.rewrite)] {
         for f in files {

@@ -375,6 +375,10 @@ impl RandomAccessFile for FaultRandomAccessFile {
         self.h.check(None)?;
         self.inner.size()
     }
+
+    fn prefetch(&self, offset: u64, len: u64) -> Result<()> {
+        self.inner.prefetch(offset, len)
+    }
 }
 
 struct FaultSequentialFile {

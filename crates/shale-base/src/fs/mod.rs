@@ -35,6 +35,12 @@ pub trait RandomAccessFile: Send + Sync {
     /// end of file).
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize>;
     fn size(&self) -> Result<u64>;
+    /// A hint that `len` bytes at `offset` will be read soon (RocksDB's `Prefetch`): the
+    /// file system may start reading them in the background. No effect on what is read;
+    /// the default does nothing.
+    fn prefetch(&self, _offset: u64, _len: u64) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// A file read front to back (WAL and MANIFEST replay).

@@ -125,6 +125,10 @@ enum Cmd {
         requests: usize,
         #[arg(long, default_value_t = 100)]
         value_size: usize,
+        /// Pseudo-random letters and digits instead of one repeated letter, so the values do
+        /// not compress (the rejoin figure needs a log of a known size on disk).
+        #[arg(long)]
+        random_values: bool,
     },
 }
 
@@ -239,13 +243,33 @@ async fn run(cmd: Cmd) -> Result<(), String> {
             }
             Ok(())
         }
-        Cmd::Bench { addr, clients, requests, value_size } => {
-            bench(addr, clients, requests, value_size).await
+        Cmd::Bench { addr, clients, requests, value_size, random_values } => {
+            bench(addr, clients, requests, value_size, random_values).await
         }
     }
 }
 
-async fn bench(addr: Vec<String>, clients: usize, requests: usize, value_size: usize) -> Result<(), String> {
+/// `len` letters and digits from a xorshift seeded with `seed`.
+fn random_value(seed: u64, len: usize) -> String {
+    const CHARS: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            CHARS[(x % CHARS.len() as u64) as usize] as char
+        })
+        .collect()
+}
+
+async fn bench(
+    addr: Vec<String>,
+    clients: usize,
+    requests: usize,
+    value_size: usize,
+    random_values: bool,
+) -> Result<(), String> {
     let clients = clients.max(1);
     let client = Arc::new(Client::new(addr));
     client.wait_for_leader(Duration::from_secs(20)).await?;
@@ -259,8 +283,13 @@ async fn bench(addr: Vec<String>, clients: usize, requests: usize, value_size: u
         tasks.push(tokio::spawn(async move {
             let mut h = hdrhistogram::Histogram::<u64>::new(3).map_err(|e| e.to_string())?;
             for i in 0..n {
+                let v = if random_values {
+                    random_value((c * 1_000_003 + i) as u64, value_size)
+                } else {
+                    value.clone()
+                };
                 let t = Instant::now();
-                client.put(&format!("bench-{c}-{i}"), &value).await?;
+                client.put(&format!("bench-{c}-{i}"), &v).await?;
                 h.record(t.elapsed().as_micros() as u64).map_err(|e| e.to_string())?;
             }
             Ok::<_, String>(h)
