@@ -114,12 +114,38 @@ fn bad_internal_key(ikey: &[u8], trailer: Option<u64>) -> Error {
 pub struct InternalKeyComparator {
     user: ComparatorRef,
     bytewise: bool,
+    /// The user comparator's timestamp size (0: no user-defined timestamps).
+    ts_sz: usize,
 }
 
 impl InternalKeyComparator {
     pub fn new(user: ComparatorRef) -> Self {
         let bytewise = user.is_bytewise();
-        InternalKeyComparator { user, bytewise }
+        let ts_sz = user.timestamp_size();
+        InternalKeyComparator { user, bytewise, ts_sz }
+    }
+
+    /// The size of the timestamp each user key ends with (0: none).
+    #[inline]
+    pub fn timestamp_size(&self) -> usize {
+        self.ts_sz
+    }
+
+    /// Orders user keys (both carrying their timestamp) by the key proper only: with no
+    /// timestamps, `compare_user`.
+    #[inline]
+    pub fn compare_user_without_ts(&self, a: &[u8], b: &[u8]) -> Ordering {
+        if self.ts_sz == 0 {
+            self.compare_user(a, b)
+        } else {
+            self.user.compare_without_timestamp(a, true, b, true)
+        }
+    }
+
+    /// The user key without its timestamp (the key itself when there are none).
+    #[inline]
+    pub fn strip_ts<'a>(&self, user_key: &'a [u8]) -> &'a [u8] {
+        &user_key[..user_key.len().saturating_sub(self.ts_sz)]
     }
 
     pub fn user_comparator(&self) -> &ComparatorRef {

@@ -87,6 +87,9 @@ pub struct DBIter {
     /// Forward: the current entry is a merge result, in `saved_key` / `saved_value`, and the
     /// inner iterator is already past (some of) the key's entries.
     merged: bool,
+    /// A family with user-defined timestamps: the read timestamps and the current entry
+    /// (`db_iter_ts.rs`, which then does all the positioning).
+    ts: Option<Box<ts::TsView>>,
 }
 
 impl DBIter {
@@ -117,6 +120,7 @@ impl DBIter {
             prefix: None,
             merge_operator: None,
             merged: false,
+            ts: None,
         }
     }
 
@@ -184,6 +188,9 @@ impl DBIter {
     /// The current user key. Requires `valid()`.
     pub fn key(&self) -> &[u8] {
         debug_assert!(self.valid);
+        if self.ts.is_some() {
+            return self.ts_key();
+        }
         match self.direction {
             Direction::Forward if !self.merged => user_key(self.inner.key()),
             _ => &self.saved_key,
@@ -193,6 +200,9 @@ impl DBIter {
     /// The current value. Requires `valid()`.
     pub fn value(&self) -> &[u8] {
         debug_assert!(self.valid);
+        if self.ts.is_some() {
+            return self.ts_value();
+        }
         match self.direction {
             Direction::Forward if !self.merged => self.inner.value(),
             _ => &self.saved_value,
@@ -207,6 +217,9 @@ impl DBIter {
     }
 
     pub fn seek_to_first(&mut self) {
+        if self.ts.is_some() {
+            return self.ts_seek_to_first();
+        }
         if let Some(lower) = self.lower.take() {
             self.seek(&lower);
             self.lower = Some(lower);
@@ -219,6 +232,9 @@ impl DBIter {
     }
 
     pub fn seek_to_last(&mut self) {
+        if self.ts.is_some() {
+            return self.ts_seek_to_last();
+        }
         self.reset(Direction::Reverse);
         if let Some(upper) = self.upper.take() {
             // RocksDB seeks for prev at the upper bound: the prefix is the bound's.
@@ -235,6 +251,9 @@ impl DBIter {
 
     /// Positions at the first key `>= target` (and `>= lower bound`).
     pub fn seek(&mut self, target: &[u8]) {
+        if self.ts.is_some() {
+            return self.ts_seek(target);
+        }
         self.reset(Direction::Forward);
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
@@ -260,6 +279,9 @@ impl DBIter {
 
     /// Positions at the last key `<= target` (and below the upper bound).
     pub fn seek_for_prev(&mut self, target: &[u8]) {
+        if self.ts.is_some() {
+            return self.ts_seek_for_prev(target);
+        }
         self.reset(Direction::Reverse);
         self.set_prefix_from(false, Some(target));
         if let Some(lo) = &self.lower {
@@ -285,6 +307,9 @@ impl DBIter {
         debug_assert!(self.valid);
         if !self.valid {
             return;
+        }
+        if self.ts.is_some() {
+            return self.ts_next();
         }
         if self.direction == Direction::Reverse {
             // The inner iterator is before every entry of `saved_key`; step onto them and
@@ -315,6 +340,9 @@ impl DBIter {
         debug_assert!(self.valid);
         if !self.valid {
             return;
+        }
+        if self.ts.is_some() {
+            return self.ts_prev();
         }
         if self.direction == Direction::Forward && self.merged {
             // The inner iterator is past the current key (`saved_key`): go back before it.
@@ -682,6 +710,9 @@ impl DBIter {
         }
     }
 }
+
+#[path = "db_iter_ts.rs"]
+mod ts;
 
 #[cfg(test)]
 #[path = "db_iter_tests.rs"]

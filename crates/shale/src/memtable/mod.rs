@@ -224,7 +224,9 @@ impl MemTable {
         it.seek(&lookup);
         while it.valid() {
             let ikey = it.key();
-            if self.icmp.compare_user(crate::key::user_key(ikey), user_key) != Ordering::Equal {
+            // With timestamps `user_key` carries the read timestamp: every older version of
+            // the key follows it.
+            if self.icmp.compare_user_without_ts(crate::key::user_key(ikey), user_key) != Ordering::Equal {
                 return;
             }
             let tr = trailer(ikey);
