@@ -244,7 +244,7 @@ impl DbInner {
             }
         }
         record_tick(stats, Ticker::MemtableMiss, 1);
-        let lookup = lookup_key(key, seq);
+        let lookup = if with_ts { crate::key::lookup_key_ts(key, seq) } else { lookup_key(key, seq) };
         let icmp = &cf.icmp;
         let version = &sv.current;
         for level in 0..version.num_levels() {

@@ -73,13 +73,18 @@ impl TsView {
             && self.start_ts.as_ref().is_none_or(|lo| self.ucmp.compare_timestamp(ts, lo) != Ordering::Less)
     }
 
-    /// `key | ts | seq/type` in `dst`.
+    /// `key | ts | seq/type` in `dst`. The seek type is `DELETION_WITH_TIMESTAMP`, the
+    /// highest type a family with timestamps stores (RocksDB writes its deletions so).
     fn seek_key(dst: &mut Vec<u8>, key: &[u8], ts: &[u8], seq: u64, t: ValueType) {
         dst.clear();
         let mut uk = Vec::with_capacity(key.len() + ts.len());
         uk.extend_from_slice(key);
         uk.extend_from_slice(ts);
         append_internal_key(dst, &uk, seq, t);
+        if t == VALUE_TYPE_FOR_SEEK {
+            let n = dst.len();
+            dst[n - 8] = crate::key::DELETION_WITH_TIMESTAMP;
+        }
     }
 
     fn all_versions(&self) -> bool {

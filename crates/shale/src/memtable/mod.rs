@@ -219,7 +219,12 @@ impl MemTable {
         snapshot: SequenceNumber,
         mut f: impl FnMut(SequenceNumber, ValueType, &[u8]) -> bool,
     ) {
-        let lookup = crate::key::lookup_key(user_key, snapshot.min(MAX_SEQUENCE_NUMBER));
+        let seq = snapshot.min(MAX_SEQUENCE_NUMBER);
+        let lookup = if self.icmp.timestamp_size() > 0 {
+            crate::key::lookup_key_ts(user_key, seq)
+        } else {
+            crate::key::lookup_key(user_key, seq)
+        };
         let mut it = self.points.iter();
         it.seek(&lookup);
         while it.valid() {

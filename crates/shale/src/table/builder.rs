@@ -310,7 +310,10 @@ impl TableBuilder {
         self.props.num_entries += 1;
         self.props.raw_key_size += ikey.len() as u64;
         self.props.raw_value_size += value.len() as u64;
-        if vtype == ValueType::Deletion as u8 || vtype == ValueType::SingleDeletion as u8 {
+        if vtype == ValueType::Deletion as u8
+            || vtype == ValueType::SingleDeletion as u8
+            || vtype == crate::key::DELETION_WITH_TIMESTAMP
+        {
             self.props.num_deletions += 1;
         } else if vtype == ValueType::Merge as u8 {
             self.props.num_merge_operands += 1;
