@@ -42,8 +42,6 @@ test_merge_operator test_compactionfilter test_column_family"
 
 # file::test  issue-that-turns-it  (what it needs)
 KNOWN_FAILURES="$(cat <<'EOF'
-test_comparator::test_comparator_with_column_family_with_ts  issue 15 (user-defined timestamps)
-test_comparator::test_comparator_with_ts  issue 15 (user-defined timestamps)
 test_db::compact_range_test  issue 18 (universal compaction style)
 test_merge_operator::counting_merge_test  issue 18 (its options set DBCompactionStyle::Universal, refused at open)
 test_db::cuckoo  issue 18 (cuckoo tables)
@@ -56,11 +54,8 @@ test_db::fifo_compaction_test  issue 10 (its cf1 uses default options and expect
 test_db::get_with_cache_and_bulkload_and_blobs_test  issue 18 (blob files)
 test_db::get_with_cache_and_bulkload_test  issue 10 (wal_bytes_per_sync, unordered_write, memtable_whole_key_filtering, db_log_dir are refused)
 test_db::set_column_family_metadata_test  issue 10 (asserts a one-key SST is over 1300 bytes, RocksDB 11's size; Shale's is smaller)
-test_db::test_full_history_ts_low  issue 15 (user-defined timestamps)
 test_db::test_open_with_multiple_refs_as_single_threaded  rustc (the expected .stderr has an older rustc's wording of E0596; fails the same with rust-rocksdb)
-test_iterator::test_iterator_user_defined_timestamp  issue 15 (user-defined timestamps)
 test_checkpoint::test_checkpoint_wal_over_threshold_is_flushed  upstream (#[ignore] in rust-rocksdb 0.25: RocksDB's log_size_for_flush bug)
-test_sst_file_writer::sst_file_writer_with_ts_works  issue 15 (user-defined timestamps)
 test_column_family::test_merge_operator  upstream (#[ignore] in rust-rocksdb 0.25)
 test_rocksdb_options::set_compression_options_zstd_max_train_bytes  issue 10 (compression_opts, dictionaries)
 test_rocksdb_options::set_wal_compression_unsupported  deliberate (rust-rocksdb panics in the setter; Shale refuses the option at open instead)

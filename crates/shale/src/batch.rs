@@ -102,6 +102,17 @@ pub struct WriteBatchWithTransaction<const TRANSACTION: bool> {
     /// RocksDB's WAL termination point: the WAL gets only the bytes before it (with the
     /// count then), the memtables the whole batch (a two-phase commit).
     pub(crate) wal_end: Option<(usize, u32)>,
+    /// Records written with a user-defined timestamp: per (family, timestamp size) their
+    /// count, checked against the families when the batch is written (`db/read.rs`).
+    pub(crate) ts_writes: Vec<TsWrites>,
+}
+
+/// The records of one family written with timestamps of one size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct TsWrites {
+    pub cf: u32,
+    pub ts_size: usize,
+    pub count: u32,
 }
 
 /// A plain batch, as rust-rocksdb's `WriteBatch`.
@@ -145,6 +156,7 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
             has_merge: Some(false),
             unsupported: None,
             wal_end: None,
+            ts_writes: Vec::new(),
         }
     }
 
@@ -152,13 +164,25 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
     pub fn with_capacity_bytes(capacity_bytes: usize) -> Self {
         let mut rep = Vec::with_capacity(capacity_bytes.max(HEADER_SIZE));
         rep.resize(HEADER_SIZE, 0);
-        WriteBatchWithTransaction { rep, has_merge: Some(false), unsupported: None, wal_end: None }
+        WriteBatchWithTransaction {
+            rep,
+            has_merge: Some(false),
+            unsupported: None,
+            wal_end: None,
+            ts_writes: Vec::new(),
+        }
     }
 
     /// A batch over bytes from [`data`](Self::data) or a WAL record. Nothing is checked
     /// here; a malformed batch fails when it is iterated or applied.
     pub fn from_data(data: &[u8]) -> Self {
-        WriteBatchWithTransaction { rep: data.to_vec(), has_merge: None, unsupported: None, wal_end: None }
+        WriteBatchWithTransaction {
+            rep: data.to_vec(),
+            has_merge: None,
+            unsupported: None,
+            wal_end: None,
+            ts_writes: Vec::new(),
+        }
     }
 
     /// The number of counted records (the header's count).
@@ -309,6 +333,7 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
         self.rep.resize(HEADER_SIZE, 0);
         self.has_merge = Some(false);
         self.wal_end = None;
+        self.ts_writes.clear();
     }
 
     /// Appends `other`'s records to this batch and adds its count (group commit).
@@ -323,6 +348,12 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
             (Some(a), Some(b)) => Some(a || b),
             _ => None,
         };
+        for w in &other.ts_writes {
+            match self.ts_writes.iter_mut().find(|x| x.cf == w.cf && x.ts_size == w.ts_size) {
+                Some(x) => x.count += w.count,
+                None => self.ts_writes.push(*w),
+            }
+        }
     }
 
     /// The batch as RocksDB's WAL-only writes make it: `header | BeginPrepare | records of
@@ -390,6 +421,7 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
             has_merge: self.has_merge,
             unsupported: self.unsupported,
             wal_end: self.wal_end,
+            ts_writes: self.ts_writes,
         }
     }
 
@@ -439,6 +471,7 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
         let mut out = Self::new();
         out.unsupported = self.unsupported;
         out.has_merge = self.has_merge;
+        out.ts_writes = self.ts_writes.clone();
         let body = self.rep.get(HEADER_SIZE..).unwrap_or(&[]);
         let mut input = Decoder::new(body);
         let mut value = Vec::new();
@@ -544,8 +577,9 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
         }
     }
 
-    /// A timestamped put: user-defined timestamps are issue 15's, so writing this batch
-    /// fails with NotSupported.
+    /// A put of `key` at timestamp `ts` into a family with user-defined timestamps: the
+    /// record's key is `key | ts`, as RocksDB encodes it (docs/timestamps.md). Writing the
+    /// batch fails with InvalidArgument if the family has no timestamps or another size.
     pub fn put_cf_with_ts<K: AsRef<[u8]>, V: AsRef<[u8]>, S: AsRef<[u8]>>(
         &mut self,
         cf: &impl AsColumnFamilyRef,
@@ -553,19 +587,40 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
         ts: S,
         value: V,
     ) {
-        let _ = (cf.cf_id(), key.as_ref(), ts.as_ref(), value.as_ref());
-        self.unsupported = Some("put_cf_with_ts (user-defined timestamps, issue 15)");
+        let (key, ts, value) = (key.as_ref(), ts.as_ref(), value.as_ref());
+        if Self::too_large(&[key, ts, value]) {
+            return;
+        }
+        let before = self.count();
+        self.add_kv(cf.cf_id(), (tag::VALUE, tag::CF_VALUE), &[key, ts].concat(), Some(value));
+        self.note_ts(cf.cf_id(), ts.len(), before);
     }
 
-    /// A timestamped delete: see `put_cf_with_ts`.
+    /// A deletion of `key` at timestamp `ts`: see `put_cf_with_ts`.
     pub fn delete_cf_with_ts<K: AsRef<[u8]>, S: AsRef<[u8]>>(
         &mut self,
         cf: &impl AsColumnFamilyRef,
         key: K,
         ts: S,
     ) {
-        let _ = (cf.cf_id(), key.as_ref(), ts.as_ref());
-        self.unsupported = Some("delete_cf_with_ts (user-defined timestamps, issue 15)");
+        let (key, ts) = (key.as_ref(), ts.as_ref());
+        if Self::too_large(&[key, ts]) {
+            return;
+        }
+        let before = self.count();
+        self.add_kv(cf.cf_id(), (tag::DELETION, tag::CF_DELETION), &[key, ts].concat(), None);
+        self.note_ts(cf.cf_id(), ts.len(), before);
+    }
+
+    /// Counts a record just added with a timestamp (if it was added).
+    fn note_ts(&mut self, cf: u32, ts_size: usize, count_before: u32) {
+        if self.count() == count_before {
+            return;
+        }
+        match self.ts_writes.iter_mut().find(|w| w.cf == cf && w.ts_size == ts_size) {
+            Some(w) => w.count += 1,
+            None => self.ts_writes.push(TsWrites { cf, ts_size, count: 1 }),
+        }
     }
 }
 

@@ -21,6 +21,27 @@ pub trait Comparator: Send + Sync {
     fn is_bytewise(&self) -> bool {
         false
     }
+
+    /// The size of the user-defined timestamp every user key ends with (RocksDB's
+    /// `Comparator::timestamp_size`); 0 for a comparator without timestamps.
+    fn timestamp_size(&self) -> usize {
+        0
+    }
+
+    /// Orders two timestamps (`timestamp_size` bytes each), older first.
+    fn compare_timestamp(&self, _a: &[u8], _b: &[u8]) -> Ordering {
+        Ordering::Equal
+    }
+
+    /// Orders two user keys ignoring their timestamps; `a_has_ts` / `b_has_ts` say whether
+    /// each carries one (RocksDB's `CompareWithoutTimestamp`).
+    fn compare_without_timestamp(&self, a: &[u8], a_has_ts: bool, b: &[u8], b_has_ts: bool) -> Ordering {
+        // Comparators with timestamps override this; the rest have none to strip.
+        let ts = self.timestamp_size();
+        let a = if a_has_ts { split_ts(a, ts).0 } else { a };
+        let b = if b_has_ts { split_ts(b, ts).0 } else { b };
+        self.compare(a, b)
+    }
 }
 
 pub type ComparatorRef = Arc<dyn Comparator>;
@@ -72,6 +93,96 @@ impl Comparator for BytewiseComparator {
 
     fn is_bytewise(&self) -> bool {
         true
+    }
+}
+
+pub const BYTEWISE_U64TS_NAME: &str = "leveldb.BytewiseComparator.u64ts";
+pub const REVERSE_BYTEWISE_U64TS_NAME: &str = "rocksdb.ReverseBytewiseComparator.u64ts";
+
+/// The size of RocksDB's built-in timestamps: a u64, fixed 8 bytes little-endian.
+pub const U64_TS_SIZE: usize = 8;
+
+/// RocksDB's `ComparatorWithU64TsImpl` (util/comparator.cc): user keys end with an 8-byte
+/// little-endian u64 timestamp; keys order by the part before it (bytewise, or reverse
+/// bytewise), then by timestamp descending, so the newest version of a key comes first.
+/// Its name is the underlying comparator's with `.u64ts` appended, as RocksDB records it.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct U64TsComparator {
+    reverse: bool,
+}
+
+impl U64TsComparator {
+    /// `leveldb.BytewiseComparator.u64ts` (RocksDB's `BytewiseComparatorWithU64Ts()`).
+    pub fn bytewise() -> Self {
+        U64TsComparator { reverse: false }
+    }
+
+    /// `rocksdb.ReverseBytewiseComparator.u64ts`.
+    pub fn reverse_bytewise() -> Self {
+        U64TsComparator { reverse: true }
+    }
+
+    /// The comparator RocksDB registers under `name`, if it is one of these two.
+    pub fn by_name(name: &str) -> Option<Self> {
+        match name {
+            BYTEWISE_U64TS_NAME => Some(Self::bytewise()),
+            REVERSE_BYTEWISE_U64TS_NAME => Some(Self::reverse_bytewise()),
+            _ => None,
+        }
+    }
+}
+
+/// Splits a user key into the key proper and its `ts` trailing bytes (a shorter key is all key).
+#[inline]
+pub fn split_ts(key: &[u8], ts: usize) -> (&[u8], &[u8]) {
+    key.split_at(key.len().saturating_sub(ts))
+}
+
+/// A u64 timestamp in RocksDB's encoding (fixed 8 bytes little-endian).
+pub fn encode_u64_ts(ts: u64) -> [u8; U64_TS_SIZE] {
+    ts.to_le_bytes()
+}
+
+/// Decodes a u64 timestamp; a short slice reads as its bytes padded with zeros.
+pub fn decode_u64_ts(ts: &[u8]) -> u64 {
+    let mut b = [0u8; U64_TS_SIZE];
+    let n = ts.len().min(U64_TS_SIZE);
+    b[..n].copy_from_slice(&ts[..n]);
+    u64::from_le_bytes(b)
+}
+
+impl Comparator for U64TsComparator {
+    fn name(&self) -> &str {
+        if self.reverse {
+            REVERSE_BYTEWISE_U64TS_NAME
+        } else {
+            BYTEWISE_U64TS_NAME
+        }
+    }
+
+    fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+        let (ak, ats) = split_ts(a, U64_TS_SIZE);
+        let (bk, bts) = split_ts(b, U64_TS_SIZE);
+        let o = if self.reverse { bk.cmp(ak) } else { ak.cmp(bk) };
+        o.then_with(|| decode_u64_ts(bts).cmp(&decode_u64_ts(ats)))
+    }
+
+    fn timestamp_size(&self) -> usize {
+        U64_TS_SIZE
+    }
+
+    fn compare_timestamp(&self, a: &[u8], b: &[u8]) -> Ordering {
+        decode_u64_ts(a).cmp(&decode_u64_ts(b))
+    }
+
+    fn compare_without_timestamp(&self, a: &[u8], a_has_ts: bool, b: &[u8], b_has_ts: bool) -> Ordering {
+        let a = if a_has_ts { split_ts(a, U64_TS_SIZE).0 } else { a };
+        let b = if b_has_ts { split_ts(b, U64_TS_SIZE).0 } else { b };
+        if self.reverse {
+            b.cmp(a)
+        } else {
+            a.cmp(b)
+        }
     }
 }
 
@@ -128,11 +239,69 @@ impl Comparator for FnComparator {
     }
 }
 
-/// Compares two timestamps, as rust-rocksdb's `CompareTsFn` (timestamps are issue 15's).
+/// Compares two timestamps, as rust-rocksdb's `CompareTsFn`.
 pub type CompareTsFn = dyn Fn(&[u8], &[u8]) -> Ordering;
 
 /// Compares two keys ignoring timestamps, as rust-rocksdb's `CompareWithoutTsFn`.
 pub type CompareWithoutTsFn = dyn Fn(&[u8], bool, &[u8], bool) -> Ordering;
+
+/// A comparator with user-defined timestamps made of rust-rocksdb's three functions, as
+/// `Options::set_comparator_with_ts` builds it (RocksDB's `rocksdb_comparator_with_ts_create`).
+pub struct FnTsComparator {
+    name: String,
+    ts_size: usize,
+    compare: Box<CompareFn>,
+    compare_ts: Box<CompareTsFn>,
+    compare_without_ts: Box<CompareWithoutTsFn>,
+}
+
+// SAFETY: as for `FnComparator` above: the functions must be callable from any thread at
+// once (rust-rocksdb's contract, RocksDB calls them from background threads); they are only
+// called through `&self` and dropped with the comparator.
+unsafe impl Send for FnTsComparator {}
+// SAFETY: see the `Send` impl above.
+unsafe impl Sync for FnTsComparator {}
+
+impl FnTsComparator {
+    pub fn new(
+        name: impl Into<String>,
+        ts_size: usize,
+        compare: Box<CompareFn>,
+        compare_ts: Box<CompareTsFn>,
+        compare_without_ts: Box<CompareWithoutTsFn>,
+    ) -> Self {
+        FnTsComparator { name: name.into(), ts_size, compare, compare_ts, compare_without_ts }
+    }
+}
+
+impl Comparator for FnTsComparator {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+        (self.compare)(a, b)
+    }
+
+    fn timestamp_size(&self) -> usize {
+        self.ts_size
+    }
+
+    fn compare_timestamp(&self, a: &[u8], b: &[u8]) -> Ordering {
+        (self.compare_ts)(a, b)
+    }
+
+    fn compare_without_timestamp(&self, a: &[u8], a_has_ts: bool, b: &[u8], b_has_ts: bool) -> Ordering {
+        // The user's function slices the timestamp off itself: never hand it a key too short.
+        let ts = self.ts_size;
+        if (a_has_ts && a.len() < ts) || (b_has_ts && b.len() < ts) {
+            let a = if a_has_ts { split_ts(a, ts).0 } else { a };
+            let b = if b_has_ts { split_ts(b, ts).0 } else { b };
+            return a.cmp(b);
+        }
+        (self.compare_without_ts)(a, a_has_ts, b, b_has_ts)
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -169,6 +338,26 @@ mod tests {
         let mut k = b"\xff\xff".to_vec();
         c.find_short_successor(&mut k);
         assert_eq!(k, b"\xff\xff");
+    }
+
+    #[test]
+    fn u64ts_orders_key_then_newest_first() {
+        let c = U64TsComparator::bytewise();
+        let k = |key: &[u8], ts: u64| [key, &encode_u64_ts(ts)[..]].concat();
+        assert_eq!(c.name(), "leveldb.BytewiseComparator.u64ts");
+        assert_eq!(c.compare(&k(b"a", 1), &k(b"b", 9)), Ordering::Less);
+        assert_eq!(c.compare(&k(b"a", 9), &k(b"a", 1)), Ordering::Less, "newer first");
+        // 256 > 1 although its first little-endian byte is smaller.
+        assert_eq!(c.compare(&k(b"a", 256), &k(b"a", 1)), Ordering::Less);
+        assert_eq!(c.compare_timestamp(&encode_u64_ts(256), &encode_u64_ts(1)), Ordering::Greater);
+        assert_eq!(c.compare_without_timestamp(&k(b"a", 3), true, b"a", false), Ordering::Equal);
+        let r = U64TsComparator::reverse_bytewise();
+        assert_eq!(r.compare(&k(b"a", 1), &k(b"b", 9)), Ordering::Greater);
+        assert_eq!(r.compare(&k(b"a", 9), &k(b"a", 1)), Ordering::Less);
+        assert_eq!(
+            U64TsComparator::by_name("rocksdb.ReverseBytewiseComparator.u64ts").map(|c| c.name().len()),
+            Some(39)
+        );
     }
 
     #[test]

@@ -29,6 +29,9 @@ pub enum ValueType {
     RangeDeletion = 0xF,
 }
 
+/// RocksDB's `kTypeDeletionWithTimestamp` byte.
+pub const DELETION_WITH_TIMESTAMP: u8 = 0x14;
+
 /// The type used when building a seek key: the highest type, so that a seek key sorts
 /// before every entry of the same user key and sequence.
 pub const VALUE_TYPE_FOR_SEEK: ValueType = ValueType::RangeDeletion;
@@ -38,6 +41,10 @@ impl ValueType {
     pub fn from_u8(b: u8) -> Option<ValueType> {
         Some(match b {
             0x0 => ValueType::Deletion,
+            // kTypeDeletionWithTimestamp: RocksDB's memtable (hence its tables) stores a
+            // deletion in a family with user-defined timestamps with this type; it reads as
+            // a deletion (docs/timestamps.md).
+            DELETION_WITH_TIMESTAMP => ValueType::Deletion,
             0x1 => ValueType::Value,
             0x2 => ValueType::Merge,
             0x7 => ValueType::SingleDeletion,
@@ -114,12 +121,38 @@ fn bad_internal_key(ikey: &[u8], trailer: Option<u64>) -> Error {
 pub struct InternalKeyComparator {
     user: ComparatorRef,
     bytewise: bool,
+    /// The user comparator's timestamp size (0: no user-defined timestamps).
+    ts_sz: usize,
 }
 
 impl InternalKeyComparator {
     pub fn new(user: ComparatorRef) -> Self {
         let bytewise = user.is_bytewise();
-        InternalKeyComparator { user, bytewise }
+        let ts_sz = user.timestamp_size();
+        InternalKeyComparator { user, bytewise, ts_sz }
+    }
+
+    /// The size of the timestamp each user key ends with (0: none).
+    #[inline]
+    pub fn timestamp_size(&self) -> usize {
+        self.ts_sz
+    }
+
+    /// Orders user keys (both carrying their timestamp) by the key proper only: with no
+    /// timestamps, `compare_user`.
+    #[inline]
+    pub fn compare_user_without_ts(&self, a: &[u8], b: &[u8]) -> Ordering {
+        if self.ts_sz == 0 {
+            self.compare_user(a, b)
+        } else {
+            self.user.compare_without_timestamp(a, true, b, true)
+        }
+    }
+
+    /// The user key without its timestamp (the key itself when there are none).
+    #[inline]
+    pub fn strip_ts<'a>(&self, user_key: &'a [u8]) -> &'a [u8] {
+        &user_key[..user_key.len().saturating_sub(self.ts_sz)]
     }
 
     pub fn user_comparator(&self) -> &ComparatorRef {
@@ -178,6 +211,16 @@ impl std::fmt::Debug for InternalKeyComparator {
 /// of `user_key` visible at `seq`.
 pub fn lookup_key(user_key: &[u8], seq: SequenceNumber) -> Vec<u8> {
     make_internal_key(user_key, seq, VALUE_TYPE_FOR_SEEK)
+}
+
+/// `lookup_key` for a family with user-defined timestamps: its seek type is
+/// `DELETION_WITH_TIMESTAMP` (0x14), above every type such a family stores, so the key sorts
+/// before a RocksDB-written deletion of the same sequence too.
+pub fn lookup_key_ts(user_key: &[u8], seq: SequenceNumber) -> Vec<u8> {
+    let mut v = Vec::with_capacity(user_key.len() + 8);
+    v.extend_from_slice(user_key);
+    put_fixed64(&mut v, (seq << 8) | DELETION_WITH_TIMESTAMP as u64);
+    v
 }
 
 /// Shortcut for tests and callers that want the default ordering.

@@ -46,7 +46,7 @@ mod wal_iter;
 pub use batch::{WriteBatch, WriteBatchIterator, WriteBatchIteratorCf, WriteBatchWithTransaction};
 pub use cf_ref::AsColumnFamilyRef;
 pub use compaction_filter::Decision as CompactionDecision;
-pub use comparator::{BytewiseComparator, Comparator, ReverseBytewiseComparator};
+pub use comparator::{BytewiseComparator, Comparator, ReverseBytewiseComparator, U64TsComparator};
 pub use db::{
     ColumnFamily, ColumnFamilyDescriptor, ColumnFamilyMetaData, ColumnFamilyTtl, DBCommon, DBIterator,
     DBIteratorWithThreadMode, DBPinnableSlice, DBRawIterator, DBRawIteratorWithThreadMode, DBWithThreadMode,

@@ -558,6 +558,11 @@ impl Options {
                 "option ttl with FIFO compaction (TTL deletion) is not supported by Shale",
             ));
         }
+        if self.comparator.timestamp_size() > 0 && self.prefix_extractor.is_some() {
+            return Err(Error::not_supported(
+                "a prefix extractor in a column family with user-defined timestamps is not supported by Shale",
+            ));
+        }
         if self.num_levels < 2 {
             return Err(Error::invalid_argument("num_levels must be at least 2"));
         }
@@ -671,6 +676,12 @@ pub struct ReadOptions {
     pub(crate) auto_refresh_iterator_with_snapshot: bool,
     /// `set_max_skippable_internal_keys` (0: no limit; `iter/db_iter.rs`).
     pub(crate) max_skippable_internal_keys: u64,
+    /// `set_timestamp`: reads see the newest version with a timestamp <= this one
+    /// (column families with user-defined timestamps only; docs/timestamps.md).
+    pub(crate) timestamp: Option<Vec<u8>>,
+    /// `set_iter_start_ts`: iterators return every version with a timestamp in
+    /// `[iter_start_ts, timestamp]`.
+    pub(crate) iter_start_ts: Option<Vec<u8>>,
 }
 
 impl Default for ReadOptions {
@@ -688,6 +699,8 @@ impl Default for ReadOptions {
             tailing: false,
             auto_refresh_iterator_with_snapshot: false,
             max_skippable_internal_keys: 0,
+            timestamp: None,
+            iter_start_ts: None,
         }
     }
 }

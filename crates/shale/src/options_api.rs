@@ -280,16 +280,19 @@ impl CompactOptions {
         self.target_level = lvl;
     }
 
+    /// Raises the family's `full_history_ts_low` to `ts` before compacting (user-defined
+    /// timestamps; `DB::increase_full_history_ts_low`).
     pub fn set_full_history_ts_low<S: Into<Vec<u8>>>(&mut self, ts: S) {
         self.full_history_ts_low = Some(ts.into());
+    }
+
+    pub(crate) fn full_history_ts_low(&self) -> Option<&[u8]> {
+        self.full_history_ts_low.as_deref()
     }
 
     pub(crate) fn check_supported(&self) -> Result<()> {
         if self.change_level || self.target_level >= 0 {
             return Err(Error::not_supported("CompactOptions change_level/target_level (issue 10)"));
-        }
-        if self.full_history_ts_low.is_some() {
-            return Err(Error::not_supported("CompactOptions full_history_ts_low (timestamps, issue 15)"));
         }
         let _ = (self.exclusive_manual_compaction, self.bottommost_level_compaction);
         Ok(())
@@ -681,14 +684,18 @@ impl ReadOptions {
         let _ = v;
     }
 
+    /// The read timestamp of a column family with user-defined timestamps: reads see, per
+    /// key, the newest version whose timestamp is <= `ts` (docs/timestamps.md). Required
+    /// there; reading a family without timestamps with one set is InvalidArgument.
     pub fn set_timestamp<S: Into<Vec<u8>>>(&mut self, ts: S) {
-        let _ = ts.into();
-        self.refuse_if(true, "read timestamp (user-defined timestamps, issue 15)");
+        self.timestamp = Some(ts.into());
     }
 
+    /// With `set_timestamp`, iterators return every version (deletions included) whose
+    /// timestamp is in `[ts, read timestamp]`, newest first per key, and `key()` is then
+    /// the internal key (user key, timestamp, sequence and type), as RocksDB's.
     pub fn set_iter_start_ts<S: Into<Vec<u8>>>(&mut self, ts: S) {
-        let _ = ts.into();
-        self.refuse_if(true, "iter_start_ts (user-defined timestamps, issue 15)");
+        self.iter_start_ts = Some(ts.into());
     }
 
     fn refuse_if(&mut self, cond: bool, name: &'static str) {
@@ -793,7 +800,9 @@ impl Options {
         }
     }
 
-    /// A comparator with user-defined timestamps: issue 15's.
+    /// A comparator with user-defined timestamps of `timestamp_size` bytes, as rust-rocksdb's
+    /// (docs/timestamps.md): `compare_fn` orders whole user keys (timestamp included, newest
+    /// first), `compare_ts_fn` two timestamps, `compare_without_ts_fn` keys ignoring them.
     pub fn set_comparator_with_ts(
         &mut self,
         name: impl CStrLike,
@@ -802,9 +811,21 @@ impl Options {
         compare_ts_fn: Box<crate::comparator::CompareTsFn>,
         compare_without_ts_fn: Box<crate::comparator::CompareWithoutTsFn>,
     ) {
-        let _ =
-            (name.into_c_string().is_ok(), timestamp_size, compare_fn, compare_ts_fn, compare_without_ts_fn);
-        self.unsupported.push("comparator with user-defined timestamps (issue 15)");
+        match crate::ffi_util::name_of(name, "comparator name") {
+            Ok(n) if timestamp_size > 0 => {
+                self.set_comparator_object(std::sync::Arc::new(crate::comparator::FnTsComparator::new(
+                    n,
+                    timestamp_size,
+                    compare_fn,
+                    compare_ts_fn,
+                    compare_without_ts_fn,
+                )))
+            }
+            Ok(n) => self.set_comparator_object(std::sync::Arc::new(crate::comparator::FnComparator::new(
+                n, compare_fn,
+            ))),
+            Err(_) => self.unsupported.push("comparator name with a NUL byte"),
+        }
     }
 
     /// A merge operator whose partial merge is its full merge (called with no existing

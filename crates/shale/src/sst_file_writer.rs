@@ -14,6 +14,9 @@
 //! so the file itself never changes after `finish`. Keys out of comparator order, an
 //! inverted range, or `finish` with nothing added give InvalidArgument, as RocksDB's.
 //! The table options (block size, compression, filter, format_version) are the `Options`'.
+//! With a comparator with user-defined timestamps, keys go in with `put_with_ts` /
+//! `delete_with_ts` as `key | ts` (plain `put` is InvalidArgument, as RocksDB's), ordered by
+//! that comparator: several versions of a key, newest first (docs/timestamps.md).
 
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
@@ -73,8 +76,11 @@ fn not_open() -> Error {
     Error::invalid_argument("File is not opened")
 }
 
-fn timestamps() -> Error {
-    Error::not_supported("SstFileWriter with user-defined timestamps (issue 15)")
+/// RocksDB's message for a key written with the wrong timestamp size.
+fn ts_mismatch(given: usize, want: usize) -> Error {
+    Error::invalid_argument(format!(
+        "Timestamp size mismatch: {given}-byte timestamp, the comparator's is {want}"
+    ))
 }
 
 impl<'a> SstFileWriter<'a> {
@@ -107,7 +113,25 @@ impl<'a> SstFileWriter<'a> {
         f(o)
     }
 
+    /// A plain key: refused when the comparator has timestamps.
     fn add(&mut self, key: &[u8], value: &[u8], t: ValueType) -> Result<()> {
+        let ts_sz = self.opts.comparator.timestamp_size();
+        if ts_sz != 0 {
+            return Err(ts_mismatch(0, ts_sz));
+        }
+        self.add_raw(key, value, t)
+    }
+
+    /// `key | ts` under a comparator with timestamps of `ts`'s size (docs/timestamps.md).
+    fn add_with_ts(&mut self, key: &[u8], ts: &[u8], value: &[u8], t: ValueType) -> Result<()> {
+        let ts_sz = self.opts.comparator.timestamp_size();
+        if ts_sz == 0 || ts.len() != ts_sz {
+            return Err(ts_mismatch(ts.len(), ts_sz));
+        }
+        self.add_raw(&[key, ts].concat(), value, t)
+    }
+
+    fn add_raw(&mut self, key: &[u8], value: &[u8], t: ValueType) -> Result<()> {
         self.with_open(|o| {
             if let Some(last) = &o.last_user_key {
                 if o.icmp.compare_user(key, last) != Ordering::Greater {
@@ -149,8 +173,7 @@ impl<'a> SstFileWriter<'a> {
         ts: S,
         value: V,
     ) -> Result<()> {
-        let _ = (key, ts, value);
-        Err(timestamps())
+        self.add_with_ts(key.as_ref(), ts.as_ref(), value.as_ref(), ValueType::Value)
     }
 
     pub fn merge<K: AsRef<[u8]>, V: AsRef<[u8]>>(&mut self, key: K, value: V) -> Result<()> {
@@ -165,6 +188,9 @@ impl<'a> SstFileWriter<'a> {
     /// InvalidArgument.
     pub fn delete_range<K: AsRef<[u8]>>(&mut self, begin_key: K, end_key: K) -> Result<()> {
         let (b, e) = (begin_key.as_ref(), end_key.as_ref());
+        if self.opts.comparator.timestamp_size() != 0 {
+            return Err(crate::db::ts_unsupported_error("range deletions"));
+        }
         self.with_open(|o| match o.icmp.compare_user(b, e) {
             Ordering::Greater => Err(Error::invalid_argument("end key comes before start key")),
             Ordering::Equal => Ok(()),
@@ -177,8 +203,7 @@ impl<'a> SstFileWriter<'a> {
     }
 
     pub fn delete_with_ts<K: AsRef<[u8]>, S: AsRef<[u8]>>(&mut self, key: K, ts: S) -> Result<()> {
-        let _ = (key, ts);
-        Err(timestamps())
+        self.add_with_ts(key.as_ref(), ts.as_ref(), &[], ValueType::Deletion)
     }
 }
 

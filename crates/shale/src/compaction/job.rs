@@ -67,6 +67,8 @@ pub struct JobInput<'a> {
     pub compaction_filter: Option<&'a mut KeyFilter<'a>>,
     /// The family's merge operator.
     pub merge_operator: Option<&'a MergeOperator>,
+    /// User-defined timestamps: the family's `full_history_ts_low` (None: not set).
+    pub full_history_ts_low: Option<Vec<u8>>,
 }
 
 struct Output {
@@ -111,15 +113,25 @@ pub fn run(mut input: JobInput<'_>) -> Result<JobResult> {
         merge_operator: input.merge_operator,
         emitted: Vec::new(),
         dropped: 0,
+        may_drop_deletions: true,
     };
+    let ts_sz = ucmp.timestamp_size();
+    let ts_low = input.full_history_ts_low.clone().filter(|l| ts_sz > 0 && l.len() == ts_sz);
     // The entries of one user key, newest first.
     let mut group: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
     let iter = &mut input.iter;
     iter.seek_to_first();
     loop {
         let valid = iter.valid();
+        // With timestamps a group is every version of a key (compared without them).
         let boundary = !group.is_empty()
-            && (!valid || ucmp.compare(user_key(iter.key()), user_key(&group[0].0)).is_ne());
+            && (!valid
+                || if ts_sz > 0 {
+                    ucmp.compare_without_timestamp(user_key(iter.key()), true, user_key(&group[0].0), true)
+                        .is_ne()
+                } else {
+                    ucmp.compare(user_key(iter.key()), user_key(&group[0].0)).is_ne()
+                });
         if boundary {
             let uk = user_key(&group[0].0).to_vec();
             if out.as_ref().is_some_and(|o| o.builder.file_size() >= input.target_file_size) {
@@ -127,7 +139,11 @@ pub fn run(mut input: JobInput<'_>) -> Result<JobResult> {
                 finish(&ctx, o, &kept_tombstones, lower.as_deref(), Some(&uk), &mut result)?;
                 lower = Some(uk);
             }
-            kc.compact_key(&group)?;
+            if ts_sz > 0 {
+                kc.compact_ts_versions(&group, &*ucmp, ts_low.as_deref())?;
+            } else {
+                kc.compact_key(&group)?;
+            }
             group.clear();
             for (k, v) in kc.emitted.drain(..) {
                 if out.is_none() {
@@ -172,6 +188,10 @@ struct KeyCompactor<'a, 'b> {
     /// What to write, in order.
     emitted: Vec<(Vec<u8>, Vec<u8>)>,
     dropped: u64,
+    /// A deletion every snapshot sees may go at the bottommost level. False for a version
+    /// of a key with timestamps at or above `full_history_ts_low`: older versions (other
+    /// user keys to this job) could show through.
+    may_drop_deletions: bool,
 }
 
 impl KeyCompactor<'_, '_> {
@@ -183,6 +203,42 @@ impl KeyCompactor<'_, '_> {
 
     fn covered(&self, key: &[u8], seq: u64, stripe: u64) -> bool {
         !self.frag.is_empty() && self.frag.max_covering_seq(key, stripe) > seq
+    }
+
+    /// User-defined timestamps (docs/timestamps.md): `entries` are every version of one key,
+    /// newest timestamp first. Each version at or above `low` (all of them when it is not
+    /// set) is compacted as a user key of its own, its deletions kept; the versions below
+    /// `low` are compacted together as one key, so only the newest of them per snapshot
+    /// stripe survives (RocksDB's garbage collection below `full_history_ts_low`) and a
+    /// deletion among them that every snapshot sees goes at the bottommost level.
+    fn compact_ts_versions(
+        &mut self,
+        entries: &[(Vec<u8>, Vec<u8>)],
+        ucmp: &dyn crate::comparator::Comparator,
+        low: Option<&[u8]>,
+    ) -> Result<()> {
+        let ts_sz = ucmp.timestamp_size();
+        let mut i = 0;
+        while i < entries.len() {
+            let uk = user_key(&entries[i].0);
+            let ts = &uk[uk.len().saturating_sub(ts_sz)..];
+            let below = low.is_some_and(|l| ucmp.compare_timestamp(ts, l).is_lt());
+            let j = if below {
+                entries.len()
+            } else {
+                let mut j = i + 1;
+                while j < entries.len() && ucmp.compare(user_key(&entries[j].0), uk).is_eq() {
+                    j += 1;
+                }
+                j
+            };
+            self.may_drop_deletions = below;
+            let r = self.compact_key(&entries[i..j]);
+            self.may_drop_deletions = true;
+            r?;
+            i = j;
+        }
+        Ok(())
     }
 
     /// `entries`: every entry of one user key, newest first.
@@ -202,7 +258,7 @@ impl KeyCompactor<'_, '_> {
             last_stripe = Some(stripe);
             match p.value_type {
                 ValueType::Deletion | ValueType::SingleDeletion | ValueType::RangeDeletion => {
-                    if self.bottommost && p.sequence <= self.earliest {
+                    if self.bottommost && p.sequence <= self.earliest && self.may_drop_deletions {
                         self.dropped += 1;
                     } else {
                         self.emitted.push((k.clone(), v.clone()));
@@ -222,7 +278,7 @@ impl KeyCompactor<'_, '_> {
                         Decision::Keep => self.emitted.push((k.clone(), v.clone())),
                         Decision::Change(nv) => self.emitted.push((k.clone(), nv.to_vec())),
                         Decision::Remove => {
-                            if self.bottommost && p.sequence <= self.earliest {
+                            if self.bottommost && p.sequence <= self.earliest && self.may_drop_deletions {
                                 self.dropped += 1;
                             } else {
                                 // A deletion, so that older versions stay hidden.

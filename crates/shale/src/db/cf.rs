@@ -75,6 +75,9 @@ pub(crate) struct CfHandle {
     /// the active one, the immutable ones, and flushed ones an iterator still pins
     /// (`rocksdb.size-all-mem-tables` counts all three, as RocksDB's). A leaf lock.
     live_mems: Mutex<Vec<Weak<MemTable>>>,
+    /// User-defined timestamps: reads below this timestamp are refused and compaction may
+    /// collect versions older than it (empty: none set). Persisted in the MANIFEST.
+    pub full_history_ts_low: Mutex<Vec<u8>>,
 }
 
 impl CfHandle {
@@ -104,7 +107,13 @@ impl CfHandle {
             ),
             super_version: RwLock::new(Arc::new(sv)),
             dropped: AtomicBool::new(false),
+            full_history_ts_low: Mutex::new(Vec::new()),
         }
+    }
+
+    /// The family's `full_history_ts_low` (empty when none is set).
+    pub fn full_history_ts_low(&self) -> Vec<u8> {
+        self.full_history_ts_low.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// Notes the memtables of a new SuperVersion, forgetting those no one holds any more.

@@ -296,7 +296,8 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
         self.write_batch(b, opts)
     }
 
-    // User-defined timestamps are issue 15's.
+    /// A put of `key` at timestamp `ts` into the default family, which must have
+    /// user-defined timestamps of `ts`'s size (docs/timestamps.md).
     pub fn put_with_ts<K: AsRef<[u8]>, V: AsRef<[u8]>, S: AsRef<[u8]>>(
         &self,
         key: K,
@@ -308,12 +309,12 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
 
     pub fn put_with_ts_opt<K: AsRef<[u8]>, V: AsRef<[u8]>, S: AsRef<[u8]>>(
         &self,
-        _key: K,
-        _ts: S,
-        _value: V,
-        _opts: &WriteOptions,
+        key: K,
+        ts: S,
+        value: V,
+        opts: &WriteOptions,
     ) -> Result<()> {
-        Err(unsupported("user-defined timestamps (put_with_ts)", 15))
+        self.put_cf_with_ts_opt(&crate::cf_ref::CfId(0), key, ts, value, opts)
     }
 
     pub fn put_cf_with_ts<K: AsRef<[u8]>, V: AsRef<[u8]>, S: AsRef<[u8]>>(
@@ -328,26 +329,29 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
 
     pub fn put_cf_with_ts_opt<K: AsRef<[u8]>, V: AsRef<[u8]>, S: AsRef<[u8]>>(
         &self,
-        _cf: &impl AsColumnFamilyRef,
-        _key: K,
-        _ts: S,
-        _value: V,
-        _opts: &WriteOptions,
+        cf: &impl AsColumnFamilyRef,
+        key: K,
+        ts: S,
+        value: V,
+        opts: &WriteOptions,
     ) -> Result<()> {
-        Err(unsupported("user-defined timestamps (put_cf_with_ts)", 15))
+        let mut b = crate::WriteBatch::default();
+        b.put_cf_with_ts(cf, key, ts, value);
+        self.write_batch(b, opts)
     }
 
+    /// A deletion of `key` at timestamp `ts` in the default family.
     pub fn delete_with_ts<K: AsRef<[u8]>, S: AsRef<[u8]>>(&self, key: K, ts: S) -> Result<()> {
         self.delete_with_ts_opt(key, ts, &WriteOptions::default())
     }
 
     pub fn delete_with_ts_opt<K: AsRef<[u8]>, S: AsRef<[u8]>>(
         &self,
-        _key: K,
-        _ts: S,
-        _opts: &WriteOptions,
+        key: K,
+        ts: S,
+        opts: &WriteOptions,
     ) -> Result<()> {
-        Err(unsupported("user-defined timestamps (delete_with_ts)", 15))
+        self.delete_cf_with_ts_opt(&crate::cf_ref::CfId(0), key, ts, opts)
     }
 
     pub fn delete_cf_with_ts<K: AsRef<[u8]>, S: AsRef<[u8]>>(
@@ -361,24 +365,38 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
 
     pub fn delete_cf_with_ts_opt<K: AsRef<[u8]>, S: AsRef<[u8]>>(
         &self,
-        _cf: &impl AsColumnFamilyRef,
-        _key: K,
-        _ts: S,
-        _opts: &WriteOptions,
+        cf: &impl AsColumnFamilyRef,
+        key: K,
+        ts: S,
+        opts: &WriteOptions,
     ) -> Result<()> {
-        Err(unsupported("user-defined timestamps (delete_cf_with_ts)", 15))
+        let mut b = crate::WriteBatch::default();
+        b.delete_cf_with_ts(cf, key, ts);
+        self.write_batch(b, opts)
     }
 
+    /// Raises the family's `full_history_ts_low` (recorded in the MANIFEST): reads below it
+    /// are refused from now on, and compaction may collect the versions it hides.
+    /// Lowering it is InvalidArgument, as in RocksDB.
     pub fn increase_full_history_ts_low<S: AsRef<[u8]>>(
         &self,
-        _cf: &impl AsColumnFamilyRef,
-        _ts: S,
+        cf: &impl AsColumnFamilyRef,
+        ts: S,
     ) -> Result<()> {
-        Err(unsupported("user-defined timestamps (increase_full_history_ts_low)", 15))
+        let h = self.inner.handle_of(cf)?;
+        self.inner.increase_full_history_ts_low(&h, ts.as_ref())
     }
 
-    pub fn get_full_history_ts_low(&self, _cf: &impl AsColumnFamilyRef) -> Result<Vec<u8>> {
-        Err(unsupported("user-defined timestamps (get_full_history_ts_low)", 15))
+    /// The family's `full_history_ts_low` (empty when never set).
+    pub fn get_full_history_ts_low(&self, cf: &impl AsColumnFamilyRef) -> Result<Vec<u8>> {
+        let h = self.inner.handle_of(cf)?;
+        if h.icmp.timestamp_size() == 0 {
+            return Err(Error::invalid_argument(format!(
+                "Timestamp is not enabled in column family {}",
+                h.name
+            )));
+        }
+        Ok(h.full_history_ts_low())
     }
 
     /// Point lookups of many keys of one family, as rust-rocksdb's `batched_multi_get_cf`.
@@ -480,6 +498,15 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
         if let Err(e) = opts.check_supported() {
             self.inner.info_log.log(format_args!("compact_range refused: {e}"));
             return;
+        }
+        // RocksDB's CompactRange raises the family's full_history_ts_low first.
+        if let Some(ts) = opts.full_history_ts_low() {
+            let raised =
+                self.inner.handle_of(cf).and_then(|h| self.inner.increase_full_history_ts_low(&h, ts));
+            if let Err(e) = raised {
+                self.inner.info_log.log(format_args!("compact_range refused: {e}"));
+                return;
+            }
         }
         let _ = self.try_compact_range_cf(cf, start, end);
     }

@@ -137,6 +137,7 @@ impl DbInner {
                     remove_value: ttl_filter.as_ref().map(|f| f as &job::ValueFilter),
                     compaction_filter: if has_filter { Some(&mut filter_fn) } else { None },
                     merge_operator: cf.opts.merge_operator.as_deref(),
+                    full_history_ts_low: Some(cf.full_history_ts_low()).filter(|l| !l.is_empty()),
                 })?;
                 if cf.opts.paranoid_file_checks {
                     for m in &r.outputs {

@@ -355,7 +355,10 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
             _ => None,
         };
         let prefix = PrefixMode::of(&cf, &src.ro);
+        // A family with user-defined timestamps needs a read timestamp (`read.rs`).
+        let read_ts = super::read::check_read_timestamp(&cf, &src.ro).map(|t| t.map(<[u8]>::to_vec));
         let built = follow
+            .and_then(|f| read_ts.as_ref().map(|_| f).map_err(Clone::clone))
             .and_then(|f| inner.internal_iterator(&cf, &sv, src.ro.fill_cache, &prefix).map(|x| (f, x)));
         let (it, tomb) = match built {
             Ok((f, x)) => {
@@ -383,6 +386,9 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
             iter.set_prefix_same_as_start(cf.opts.prefix_extractor.clone());
         }
         iter.set_merge_operator(cf.opts.merge_operator.clone());
+        if let Ok(Some(ts)) = read_ts {
+            iter.set_timestamps(cf.opts.comparator.clone(), ts, src.ro.iter_start_ts.clone());
+        }
         if self.held_snapshot != want_hold {
             if let Some(s) = want_hold {
                 inner.hold_snapshot(s);
@@ -643,10 +649,10 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
         &v[..v.len().saturating_sub(strip)]
     }
 
-    /// The timestamp of the current entry. Without user-defined timestamps (issue 15) it is
-    /// empty, as RocksDB's; None when the iterator is not on an entry.
+    /// The timestamp of the current entry (docs/timestamps.md). Without user-defined
+    /// timestamps it is empty, as RocksDB's; None when the iterator is not on an entry.
     pub fn timestamp(&self) -> Option<&[u8]> {
-        self.iter.valid().then_some(&[][..])
+        self.iter.valid().then(|| self.iter.timestamp())
     }
 }
 

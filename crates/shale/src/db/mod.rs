@@ -48,11 +48,13 @@ mod options_writer;
 mod pinnable;
 mod properties;
 mod read;
+pub(crate) use read::ts_unsupported as ts_unsupported_error;
 mod readonly;
 mod repair;
 mod scheduler;
 mod snapshot;
 mod table_cache;
+mod timestamps;
 mod ttl;
 mod versions;
 mod write;
@@ -167,6 +169,8 @@ pub(crate) struct DbInner {
     /// WALs holding prepare sections of two-phase commits still needed
     /// (`transactions/twopc.rs`); a leaf lock.
     pub prep: Mutex<crate::transactions::PrepTracker>,
+    /// Some family has user-defined timestamps: writes check their keys (`read.rs`).
+    pub ts_families: AtomicBool,
     _lock: Box<dyn FileLock>,
 }
 
@@ -262,6 +266,9 @@ impl DbInner {
     }
 
     pub fn set_handle(&self, id: u32, h: Option<Arc<CfHandle>>) {
+        if h.as_ref().is_some_and(|h| h.icmp.timestamp_size() > 0) {
+            self.ts_families.store(true, std::sync::atomic::Ordering::Release);
+        }
         let mut hs = self.handles.write();
         let i = id as usize;
         if hs.len() <= i {

@@ -278,6 +278,13 @@ pub(super) fn recovered_cf_states(
             }
         }
         let icmp = InternalKeyComparator::new(d.options.comparator.clone());
+        if icmp.timestamp_size() > 0 && rc.persist_user_defined_timestamps == Some(false) {
+            return Err(Error::not_supported(format!(
+                "column family {}: user-defined timestamps not persisted in its files \
+                 (persist_user_defined_timestamps=false)",
+                rc.name
+            )));
+        }
         let files = rc.files.iter().map(|(l, f)| (*l, Arc::new(f.clone()))).collect::<Vec<_>>();
         if let Some((l, _)) = files.iter().find(|(l, _)| *l as i32 >= d.options.num_levels) {
             return Err(Error::invalid_argument(format!(
@@ -299,6 +306,10 @@ pub(super) fn recovered_cf_states(
         let sv = SuperVersion::new(1, mem.clone(), Vec::new(), version.clone());
         let handle =
             Arc::new(CfHandle::new(*id, &rc.name, d.options.clone(), &table_cache.default_block_cache, sv));
+        if !rc.full_history_ts_low.is_empty() {
+            *handle.full_history_ts_low.lock().unwrap_or_else(|p| p.into_inner()) =
+                rc.full_history_ts_low.clone();
+        }
         cfs.insert(*id, CfState::new(handle, mem, version, rc.log_number));
     }
     Ok(cfs)
@@ -382,6 +393,7 @@ pub(super) fn new_inner(
         stats: Stats::default(),
         mode,
         prep: Mutex::new(Default::default()),
+        ts_families: AtomicBool::new(false),
         _lock: lock,
     })
 }
@@ -477,6 +489,7 @@ pub(super) fn replay_wal(
             return Err(e);
         }
         let batch = WriteBatch::from_data(&record);
+        check_wal_timestamp_sizes(&batch, reader.recorded_timestamp_sizes(), cfs, &name)?;
         let mut seq = batch.sequence();
         // Entries of a prepare section go to the prepared transaction, not the memtables;
         // a commit marker inserts its transaction's entries (RocksDB's MemTableInserter
@@ -511,6 +524,38 @@ pub(super) fn replay_wal(
     }
     info_log.log(format_args!("Recovered {records} records from WAL {name}"));
     Ok(reader.stopped_at_corruption())
+}
+
+/// The keys of a WAL batch carry the timestamp size the WAL recorded for their family
+/// (RocksDB 8+'s record type 10; none recorded: no timestamps). Shale reads them only when
+/// that is the family's size now; RocksDB would strip or pad them, Shale refuses.
+fn check_wal_timestamp_sizes(
+    batch: &WriteBatch,
+    recorded: &[(u32, u16)],
+    cfs: &BTreeMap<u32, CfState>,
+    wal_name: &str,
+) -> Result<()> {
+    if recorded.is_empty() && cfs.values().all(|c| c.handle.icmp.timestamp_size() == 0) {
+        return Ok(());
+    }
+    let mut checked: Vec<u32> = Vec::new();
+    batch.for_each(&mut |e| {
+        if checked.contains(&e.cf_id) {
+            return Ok(());
+        }
+        checked.push(e.cf_id);
+        let Some(cf) = cfs.get(&e.cf_id) else { return Ok(()) };
+        let running = cf.handle.icmp.timestamp_size();
+        let logged = recorded.iter().find(|(id, _)| *id == e.cf_id).map_or(0, |(_, s)| *s as usize);
+        if running != logged {
+            return Err(Error::not_supported(format!(
+                "{wal_name} holds keys of column family {} with {logged}-byte timestamps; the family has \
+                 {running}-byte ones (reconciling timestamp sizes is not supported by Shale)",
+                cf.handle.name
+            )));
+        }
+        Ok(())
+    })
 }
 
 fn new_db(fs: &dyn FileSystem, path: &Path, opts: &Options) -> Result<()> {

@@ -60,6 +60,21 @@ impl MergeLookup<'_> {
         }
     }
 
+    /// `visit`, refusing merge operands in a family with user-defined timestamps.
+    fn visit_ts(
+        &mut self,
+        with_ts: bool,
+        seq: SequenceNumber,
+        t: ValueType,
+        value: &[u8],
+        max_cov: SequenceNumber,
+    ) -> Result<Lookup> {
+        if with_ts && t == ValueType::Merge {
+            return Err(ts_unsupported("merge operands"));
+        }
+        self.visit(seq, t, value, max_cov)
+    }
+
     /// The value: `base` with the operands merged onto it, if any.
     fn finish(&mut self, base: Option<&[u8]>) -> Result<Option<Vec<u8>>> {
         if self.operands.is_empty() {
@@ -70,6 +85,64 @@ impl MergeLookup<'_> {
         operands.reverse();
         op.full_merge(self.key, base, operands).map(Some)
     }
+}
+
+/// What Shale does not build yet for column families with user-defined timestamps.
+pub(crate) fn ts_unsupported(what: &str) -> Error {
+    Error::not_supported(format!(
+        "{what} in a column family with user-defined timestamps are not supported by Shale"
+    ))
+}
+
+/// Checks a read's timestamps against the family (RocksDB's `FailIfTsMismatchCf` and
+/// `FailIfReadCollapsedHistory`); returns the read timestamp of a family with timestamps.
+pub(crate) fn check_read_timestamp<'r>(cf: &CfHandle, ro: &'r ReadOptions) -> Result<Option<&'r [u8]>> {
+    let ts_sz = cf.icmp.timestamp_size();
+    if ts_sz == 0 {
+        if ro.timestamp.is_some() || ro.iter_start_ts.is_some() {
+            return Err(Error::invalid_argument(format!(
+                "Timestamp is not supported by column family {}: it has no user-defined timestamps",
+                cf.name
+            )));
+        }
+        return Ok(None);
+    }
+    let Some(ts) = ro.timestamp.as_deref() else {
+        return Err(Error::invalid_argument(format!(
+            "column family {} has {ts_sz}-byte user-defined timestamps: ReadOptions::set_timestamp is required",
+            cf.name
+        )));
+    };
+    let ucmp = cf.icmp.user_comparator();
+    for (what, t) in [("read timestamp", Some(ts)), ("iter_start_ts", ro.iter_start_ts.as_deref())] {
+        if let Some(t) = t {
+            if t.len() != ts_sz {
+                return Err(Error::invalid_argument(format!(
+                    "Timestamp size mismatch: {what} has {} bytes, column family {} expects {ts_sz}",
+                    t.len(),
+                    cf.name
+                )));
+            }
+        }
+    }
+    if let Some(start) = ro.iter_start_ts.as_deref() {
+        if ucmp.compare_timestamp(start, ts).is_gt() {
+            return Err(Error::invalid_argument("iter_start_ts is newer than the read timestamp"));
+        }
+    }
+    let low = cf.full_history_ts_low();
+    if !low.is_empty() && ucmp.compare_timestamp(ts, &low).is_lt() {
+        return Err(Error::invalid_argument(format!(
+            "Read timestamp: {} is smaller than full_history_ts_low: {} which has been collapsed",
+            hex(ts),
+            hex(&low)
+        )));
+    }
+    Ok(Some(ts))
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02X}")).collect()
 }
 
 impl DbInner {
@@ -121,9 +194,15 @@ impl DbInner {
                 format!("column family {}", cf.name),
             ));
         }
+        let ts = check_read_timestamp(cf, ro)?;
         let sv = cf.super_version();
         let seq = ro.snapshot.unwrap_or_else(|| self.last_sequence());
-        let found = self.get_from(cf, &sv, key, seq, ro.fill_cache)?;
+        let found = match ts {
+            // The lookup key carries the read timestamp: the newest version at or before it
+            // is the first entry of the key at or after it.
+            Some(ts) => self.get_from(cf, &sv, &[key, ts].concat(), seq, ro.fill_cache)?,
+            None => self.get_from(cf, &sv, key, seq, ro.fill_cache)?,
+        };
         match found {
             Some(v) if cf.opts.ttl_db.is_some() => super::ttl::strip(v).map(Some),
             other => Ok(other),
@@ -141,10 +220,14 @@ impl DbInner {
         let stats = self.opts.statistics.as_deref();
         let mut max_cov = 0;
         let mut merge = MergeLookup { op: cf.opts.merge_operator.as_deref(), key, operands: Vec::new() };
+        let with_ts = cf.icmp.timestamp_size() > 0;
         for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
+            if with_ts && mem.num_range_deletes() > 0 {
+                return Err(ts_unsupported("range deletions"));
+            }
             max_cov = max_cov.max(mem.max_covering_tombstone_seq(key, seq));
             let mut done: Option<Result<Option<Vec<u8>>>> = None;
-            mem.for_each_version(key, seq, |s, t, v| match merge.visit(s, t, v, max_cov) {
+            mem.for_each_version(key, seq, |s, t, v| match merge.visit_ts(with_ts, s, t, v, max_cov) {
                 Ok(Lookup::Continue) => true,
                 Ok(Lookup::Done(r)) => {
                     done = Some(Ok(r));
@@ -161,7 +244,7 @@ impl DbInner {
             }
         }
         record_tick(stats, Ticker::MemtableMiss, 1);
-        let lookup = lookup_key(key, seq);
+        let lookup = if with_ts { crate::key::lookup_key_ts(key, seq) } else { lookup_key(key, seq) };
         let icmp = &cf.icmp;
         let version = &sv.current;
         for level in 0..version.num_levels() {
@@ -175,12 +258,17 @@ impl DbInner {
                 }
             };
             for f in candidates {
-                if icmp.compare_user(key, user_key(&f.smallest)).is_lt()
-                    || icmp.compare_user(key, user_key(&f.largest)).is_gt()
+                // With timestamps a file whose smallest key is a newer version than the read
+                // timestamp may still hold older ones: compare without timestamps.
+                if icmp.compare_user_without_ts(key, user_key(&f.smallest)).is_lt()
+                    || icmp.compare_user_without_ts(key, user_key(&f.largest)).is_gt()
                 {
                     continue;
                 }
                 let entry = self.table_cache.get(cf, f)?;
+                if with_ts && !entry.tombstones.is_empty() {
+                    return Err(ts_unsupported("range deletions"));
+                }
                 if !entry.tombstones.is_empty() {
                     max_cov = max_cov.max(entry.tombstones.max_covering_seq(key, seq));
                 }
@@ -192,6 +280,9 @@ impl DbInner {
                     };
                     record_tick(stats, hit, 1);
                     let p = parse_internal_key(&ik)?;
+                    if with_ts && p.value_type == ValueType::Merge {
+                        return Err(ts_unsupported("merge operands"));
+                    }
                     if p.value_type != ValueType::Merge || p.sequence < max_cov {
                         if let Lookup::Done(r) = merge.visit(p.sequence, p.value_type, &v, max_cov)? {
                             return Ok(r);
@@ -273,6 +364,9 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
             return Err(Error::not_supported(format!("{what} is not supported by Shale yet")));
         }
         opts.check_supported()?;
+        if !batch.ts_writes.is_empty() || self.inner.ts_families.load(std::sync::atomic::Ordering::Acquire) {
+            self.check_timestamps(&batch)?;
+        }
         if batch.has_merge() {
             if self.inner.opts.ttl_db.is_some() {
                 // RocksDB's DBWithTTL wraps the merge operator to carry the write times;
@@ -284,6 +378,57 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
             self.check_merge_operators(&batch)?;
         }
         self.inner.write(opts, batch)
+    }
+
+    /// A batch's records against the families' timestamps (RocksDB's `CheckWriteBatchTs`):
+    /// a family with timestamps takes only records written with one of its size, a family
+    /// without takes none; merges and range deletions with timestamps are not built.
+    fn check_timestamps(&self, batch: &WriteBatch) -> Result<()> {
+        for w in &batch.ts_writes {
+            if let Some(h) = self.inner.cf_handle_by_id(w.cf) {
+                let ts_sz = h.icmp.timestamp_size();
+                if ts_sz == 0 {
+                    return Err(Error::invalid_argument(format!(
+                        "column family {} has no user-defined timestamps: write it without one",
+                        h.name
+                    )));
+                }
+                if w.ts_size != ts_sz {
+                    return Err(Error::invalid_argument(format!(
+                        "Timestamp size mismatch: {}-byte timestamp for column family {}, which has {ts_sz}-byte ones",
+                        w.ts_size, h.name
+                    )));
+                }
+            }
+        }
+        // Records per family with timestamps; each must be one of the timestamped writes.
+        let mut seen: Vec<(u32, u32)> = Vec::new();
+        batch.for_each(&mut |e| {
+            let Some(h) = self.inner.cf_handle_by_id(e.cf_id) else { return Ok(()) };
+            if h.icmp.timestamp_size() == 0 {
+                return Ok(());
+            }
+            match e.value_type {
+                ValueType::Merge => return Err(ts_unsupported("merges")),
+                ValueType::RangeDeletion => return Err(ts_unsupported("range deletions")),
+                _ => {}
+            }
+            match seen.iter_mut().find(|(cf, _)| *cf == e.cf_id) {
+                Some((_, n)) => *n += 1,
+                None => seen.push((e.cf_id, 1)),
+            }
+            Ok(())
+        })?;
+        for (cf, n) in seen {
+            let with_ts: u32 = batch.ts_writes.iter().filter(|w| w.cf == cf).map(|w| w.count).sum();
+            if n > with_ts {
+                let name = self.inner.cf_handle_by_id(cf).map(|h| h.name.clone()).unwrap_or_default();
+                return Err(Error::invalid_argument(format!(
+                    "column family {name} has user-defined timestamps: write it with put_cf_with_ts / delete_cf_with_ts"
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// A merge into a family without a merge operator is refused before anything is written,

@@ -149,6 +149,10 @@ pub(crate) fn snapshot_edits(
         edits.push(add);
         let mut e = VersionEdit { column_family: *id, ..Default::default() };
         e.log_number = Some(cf.log_number);
+        let ts_low = cf.handle.full_history_ts_low();
+        if !ts_low.is_empty() {
+            e.full_history_ts_low = Some(ts_low);
+        }
         for (level, f) in cf.current.all_files() {
             e.new_files.push((level, (**f).clone()));
         }

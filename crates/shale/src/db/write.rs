@@ -183,18 +183,23 @@ impl DbInner {
             record_tick(stats, Ticker::WalFileBytes, batch.data().len() as u64);
             // A two-phase commit's batch gives the WAL only its commit marker (it writes
             // alone: `build_group`).
-            let r = wal.writer.add_record(&batch.wal_data()).and_then(|_| {
-                if sync {
-                    self.stats.wal_syncs.fetch_add(1, Ordering::Relaxed);
-                    record_tick(stats, Ticker::WalFileSynced, 1);
-                    let _t = StopWatch::new(stats, Histogram::WalFileSyncMicros);
-                    wal.unsynced = false;
-                    wal.writer.sync()
-                } else {
-                    wal.unsynced = true;
-                    wal.writer.flush()
-                }
-            });
+            let ts_sizes = self.timestamp_sizes_for_wal();
+            let r = wal
+                .writer
+                .maybe_add_timestamp_sizes(&ts_sizes)
+                .and_then(|_| wal.writer.add_record(&batch.wal_data()))
+                .and_then(|_| {
+                    if sync {
+                        self.stats.wal_syncs.fetch_add(1, Ordering::Relaxed);
+                        record_tick(stats, Ticker::WalFileSynced, 1);
+                        let _t = StopWatch::new(stats, Histogram::WalFileSyncMicros);
+                        wal.unsynced = false;
+                        wal.writer.sync()
+                    } else {
+                        wal.unsynced = true;
+                        wal.writer.flush()
+                    }
+                });
             if let Err(e) = r {
                 // The WAL lock comes after the DB mutex: release it first.
                 drop(wal_guard);

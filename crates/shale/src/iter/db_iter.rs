@@ -93,6 +93,9 @@ pub struct DBIter {
     /// Forward: the current entry is a merge result, in `saved_key` / `saved_value`, and the
     /// inner iterator is already past (some of) the key's entries.
     merged: bool,
+    /// A family with user-defined timestamps: the read timestamps and the current entry
+    /// (`db_iter_ts.rs`, which then does all the positioning).
+    ts: Option<Box<ts::TsView>>,
 }
 
 impl DBIter {
@@ -124,6 +127,7 @@ impl DBIter {
             prefix: None,
             merge_operator: None,
             merged: false,
+            ts: None,
         }
     }
 
@@ -191,6 +195,9 @@ impl DBIter {
     /// The current user key. Requires `valid()`.
     pub fn key(&self) -> &[u8] {
         debug_assert!(self.valid);
+        if self.ts.is_some() {
+            return self.ts_key();
+        }
         match self.direction {
             Direction::Forward if !self.merged => user_key(self.inner.key()),
             _ => &self.saved_key,
@@ -200,6 +207,9 @@ impl DBIter {
     /// The current value. Requires `valid()`.
     pub fn value(&self) -> &[u8] {
         debug_assert!(self.valid);
+        if self.ts.is_some() {
+            return self.ts_value();
+        }
         match (self.direction, &self.pinned_value) {
             (Direction::Forward, _) if !self.merged => self.inner.value(),
             // SAFETY: the inner iterator said these bytes stay put while it lives, and
@@ -217,6 +227,9 @@ impl DBIter {
     }
 
     pub fn seek_to_first(&mut self) {
+        if self.ts.is_some() {
+            return self.ts_seek_to_first();
+        }
         if let Some(lower) = self.lower.take() {
             self.seek(&lower);
             self.lower = Some(lower);
@@ -229,6 +242,9 @@ impl DBIter {
     }
 
     pub fn seek_to_last(&mut self) {
+        if self.ts.is_some() {
+            return self.ts_seek_to_last();
+        }
         self.reset(Direction::Reverse);
         if let Some(upper) = self.upper.take() {
             // RocksDB seeks for prev at the upper bound: the prefix is the bound's.
@@ -245,6 +261,9 @@ impl DBIter {
 
     /// Positions at the first key `>= target` (and `>= lower bound`).
     pub fn seek(&mut self, target: &[u8]) {
+        if self.ts.is_some() {
+            return self.ts_seek(target);
+        }
         self.reset(Direction::Forward);
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
@@ -270,6 +289,9 @@ impl DBIter {
 
     /// Positions at the last key `<= target` (and below the upper bound).
     pub fn seek_for_prev(&mut self, target: &[u8]) {
+        if self.ts.is_some() {
+            return self.ts_seek_for_prev(target);
+        }
         self.reset(Direction::Reverse);
         self.set_prefix_from(false, Some(target));
         if let Some(lo) = &self.lower {
@@ -295,6 +317,9 @@ impl DBIter {
         debug_assert!(self.valid);
         if !self.valid {
             return;
+        }
+        if self.ts.is_some() {
+            return self.ts_next();
         }
         if self.direction == Direction::Reverse {
             // The inner iterator is before every entry of `saved_key`; step onto them and
@@ -325,6 +350,9 @@ impl DBIter {
         debug_assert!(self.valid);
         if !self.valid {
             return;
+        }
+        if self.ts.is_some() {
+            return self.ts_prev();
         }
         if self.direction == Direction::Forward && self.merged {
             // The inner iterator is past the current key (`saved_key`): go back before it.
@@ -738,6 +766,9 @@ impl PinnedValue {
         unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
     }
 }
+
+#[path = "db_iter_ts.rs"]
+mod ts;
 
 #[cfg(test)]
 #[path = "db_iter_tests.rs"]

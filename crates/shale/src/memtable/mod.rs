@@ -219,12 +219,19 @@ impl MemTable {
         snapshot: SequenceNumber,
         mut f: impl FnMut(SequenceNumber, ValueType, &[u8]) -> bool,
     ) {
-        let lookup = crate::key::lookup_key(user_key, snapshot.min(MAX_SEQUENCE_NUMBER));
+        let seq = snapshot.min(MAX_SEQUENCE_NUMBER);
+        let lookup = if self.icmp.timestamp_size() > 0 {
+            crate::key::lookup_key_ts(user_key, seq)
+        } else {
+            crate::key::lookup_key(user_key, seq)
+        };
         let mut it = self.points.iter();
         it.seek(&lookup);
         while it.valid() {
             let ikey = it.key();
-            if self.icmp.compare_user(crate::key::user_key(ikey), user_key) != Ordering::Equal {
+            // With timestamps `user_key` carries the read timestamp: every older version of
+            // the key follows it.
+            if self.icmp.compare_user_without_ts(crate::key::user_key(ikey), user_key) != Ordering::Equal {
                 return;
             }
             let tr = trailer(ikey);

@@ -20,6 +20,9 @@
 //! when the key is in its domain) its prefix; only the prefix with whole_key_filtering off
 //! (docs/sst.md). The extractor's name goes in "rocksdb.prefix.extractor.name" and
 //! "rocksdb.block.based.table.prefix.filtering" is "1" when there is one.
+//! With user-defined timestamps (docs/timestamps.md) every user key ends with its timestamp;
+//! the filter holds keys (and prefixes) without it, and the properties block gains
+//! "rocksdb.timestamp_min" / "rocksdb.timestamp_max" (raw bytes, empty for no entries).
 //! Data and index blocks are compressed; filter, range-del, properties and metaindex
 //! blocks never are.
 
@@ -66,6 +69,10 @@ fn new_base_context_checksum(file_number: u64) -> u32 {
         x => x,
     }
 }
+
+/// The smallest and largest user-defined timestamp of a table's entries (raw bytes).
+pub const TIMESTAMP_MIN_PROPERTY: &str = "rocksdb.timestamp_min";
+pub const TIMESTAMP_MAX_PROPERTY: &str = "rocksdb.timestamp_max";
 
 /// The filter policy name RocksDB records for its Bloom filter.
 pub const BLOOM_FILTER_PROPERTY_NAME: &str = "bloomfilter";
@@ -174,6 +181,9 @@ pub struct TableBuilder {
     checksum: BlockChecksum,
     /// Bitmap of the compression types of the blocks written (bit = type byte).
     compression_types_used: u32,
+    /// With user-defined timestamps: the smallest and largest timestamp of the point
+    /// entries (RocksDB's `TimestampTablePropertiesCollector`).
+    ts_min_max: Option<(Vec<u8>, Vec<u8>)>,
 }
 
 impl TableBuilder {
@@ -221,10 +231,35 @@ impl TableBuilder {
                 },
             },
             compression_types_used: 0,
+            ts_min_max: None,
             offset: 0,
             file,
             opts,
         }
+    }
+
+    /// Tracks the smallest and largest timestamp (`rocksdb.timestamp_min` / `_max`).
+    fn collect_timestamp(&mut self, uk: &[u8], ts_sz: usize) -> Result<()> {
+        if uk.len() < ts_sz {
+            return Err(Error::invalid_argument(format!(
+                "user key of {} bytes is shorter than the {ts_sz}-byte timestamp",
+                uk.len()
+            )));
+        }
+        let ts = &uk[uk.len() - ts_sz..];
+        let ucmp = self.opts.icmp.user_comparator().clone();
+        match &mut self.ts_min_max {
+            None => self.ts_min_max = Some((ts.to_vec(), ts.to_vec())),
+            Some((lo, hi)) => {
+                if ucmp.compare_timestamp(ts, lo) == Ordering::Less {
+                    *lo = ts.to_vec();
+                }
+                if ucmp.compare_timestamp(ts, hi) == Ordering::Greater {
+                    *hi = ts.to_vec();
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Adds an entry; internal keys must arrive in increasing order. A RangeDeletion key
@@ -250,8 +285,13 @@ impl TableBuilder {
             self.shorten_separator(&mut sep, ikey);
             self.add_index_entry(&sep, ikey, h);
         }
+        let ts_sz = self.opts.icmp.timestamp_size();
+        if ts_sz > 0 {
+            self.collect_timestamp(user_key(ikey), ts_sz)?;
+        }
         if let Some(f) = self.filter.as_mut() {
-            let uk = user_key(ikey);
+            // The filter holds keys without their timestamps, as RocksDB's.
+            let uk = self.opts.icmp.strip_ts(user_key(ikey));
             if self.last_filter_key.as_deref() != Some(uk) {
                 // RocksDB's FullFilterBlockBuilder::Add.
                 let wkf = self.opts.whole_key_filtering;
@@ -270,7 +310,10 @@ impl TableBuilder {
         self.props.num_entries += 1;
         self.props.raw_key_size += ikey.len() as u64;
         self.props.raw_value_size += value.len() as u64;
-        if vtype == ValueType::Deletion as u8 || vtype == ValueType::SingleDeletion as u8 {
+        if vtype == ValueType::Deletion as u8
+            || vtype == ValueType::SingleDeletion as u8
+            || vtype == crate::key::DELETION_WITH_TIMESTAMP
+        {
             self.props.num_deletions += 1;
         } else if vtype == ValueType::Merge as u8 {
             self.props.num_merge_operands += 1;
@@ -452,6 +495,12 @@ impl TableBuilder {
             None => self.opts.prefix_extractor_name.clone(),
         };
         p.property_collectors_names = "[]".to_string();
+        if self.opts.icmp.timestamp_size() > 0 {
+            // RocksDB records both, empty for a table without point entries.
+            let (lo, hi) = self.ts_min_max.clone().unwrap_or_default();
+            p.user_collected.insert(TIMESTAMP_MIN_PROPERTY.to_string(), lo);
+            p.user_collected.insert(TIMESTAMP_MAX_PROPERTY.to_string(), hi);
+        }
         p.compression_name = if self.opts.format_version >= 7 {
             compression_name_v7(self.opts.compression, self.compression_types_used)
         } else {

@@ -596,7 +596,8 @@ impl Table {
     pub fn get(&self, lookup_ikey: &[u8], fill_cache: bool) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
         let uk = user_key(lookup_ikey);
         let stats = self.opts.statistics.as_deref();
-        let check = self.get_filter(uk);
+        // Filters hold keys without their timestamps; a lookup matches any version of its key.
+        let check = self.get_filter(self.opts.icmp.strip_ts(uk));
         match check {
             GetFilter::WholeKey(false) => {
                 // RocksDB's BLOOM_FILTER_USEFUL: the filter spared a data block read.
@@ -623,7 +624,7 @@ impl Table {
             let mut it = block.iter(self.opts.icmp.clone());
             it.seek(lookup_ikey);
             if it.valid() {
-                if self.opts.icmp.compare_user(user_key(it.key()), uk) == Ordering::Equal {
+                if self.opts.icmp.compare_user_without_ts(user_key(it.key()), uk) == Ordering::Equal {
                     match check {
                         GetFilter::WholeKey(_) => {
                             crate::statistics::record_tick(stats, Ticker::BloomFilterFullTruePositive, 1)

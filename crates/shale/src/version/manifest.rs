@@ -144,6 +144,10 @@ pub struct RecoveredCf {
     pub log_number: u64,
     /// Live files, by level then file number.
     pub files: Vec<(u32, FileMetaData)>,
+    /// The last `full_history_ts_low` recorded (empty: none; user-defined timestamps).
+    pub full_history_ts_low: Vec<u8>,
+    /// RocksDB 8+'s `persist_user_defined_timestamps` as last recorded (None: never).
+    pub persist_user_defined_timestamps: Option<bool>,
 }
 
 impl RecoveredCf {
@@ -203,6 +207,7 @@ impl RecoveredManifest {
                 column_family: id,
                 column_family_add: (id != 0).then(|| cf.name.clone()),
                 comparator: cf.comparator.clone(),
+                persist_user_defined_timestamps: cf.persist_user_defined_timestamps,
                 ..VersionEdit::default()
             });
             out.push(VersionEdit {
@@ -212,6 +217,8 @@ impl RecoveredManifest {
                 min_log_number_to_keep: (id == 0 && self.min_log_number_to_keep != 0)
                     .then_some(self.min_log_number_to_keep),
                 last_sequence: Some(self.last_sequence),
+                full_history_ts_low: (!cf.full_history_ts_low.is_empty())
+                    .then(|| cf.full_history_ts_low.clone()),
                 ..VersionEdit::default()
             });
         }

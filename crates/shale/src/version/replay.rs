@@ -13,11 +13,20 @@ struct CfState {
     comparator: Option<String>,
     log_number: u64,
     files: FileSetBuilder,
+    full_history_ts_low: Vec<u8>,
+    persist_user_defined_timestamps: Option<bool>,
 }
 
 impl CfState {
     fn new(name: String, log_number: u64) -> CfState {
-        CfState { name, comparator: None, log_number, files: FileSetBuilder::new() }
+        CfState {
+            name,
+            comparator: None,
+            log_number,
+            files: FileSetBuilder::new(),
+            full_history_ts_low: Vec::new(),
+            persist_user_defined_timestamps: None,
+        }
     }
 }
 
@@ -154,6 +163,12 @@ impl Replay {
             if let Some(c) = &edit.comparator {
                 cf.comparator = Some(c.clone());
             }
+            if let Some(ts) = &edit.full_history_ts_low {
+                cf.full_history_ts_low = ts.clone();
+            }
+            if let Some(p) = edit.persist_user_defined_timestamps {
+                cf.persist_user_defined_timestamps = Some(p);
+            }
         }
         if let Some(n) = edit.prev_log_number {
             self.prev_log_number = n;
@@ -200,6 +215,8 @@ impl Replay {
                         comparator: cf.comparator,
                         log_number: cf.log_number,
                         files,
+                        full_history_ts_low: cf.full_history_ts_low,
+                        persist_user_defined_timestamps: cf.persist_user_defined_timestamps,
                     },
                 )
             })

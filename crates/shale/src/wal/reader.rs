@@ -77,6 +77,8 @@ pub struct LogReader {
     finished: bool,
     stopped_at_corruption: bool,
     skipped_corruptions: u64,
+    /// The timestamp sizes recorded so far (RocksDB 8+'s record type 10): family id, size.
+    recorded_ts: Vec<(u32, u16)>,
 }
 
 impl LogReader {
@@ -102,7 +104,14 @@ impl LogReader {
             finished: false,
             stopped_at_corruption: false,
             skipped_corruptions: 0,
+            recorded_ts: Vec::new(),
         }
+    }
+
+    /// The user-defined timestamp sizes the log recorded before the last record read:
+    /// (column family id, size); families not listed have none.
+    pub fn recorded_timestamp_sizes(&self) -> &[(u32, u16)] {
+        &self.recorded_ts
     }
 
     /// Reads the next logical record into `record`. Ok(true): a whole record is there.
@@ -228,13 +237,13 @@ impl LogReader {
                             report!("could not decode user-defined timestamp size record", offset);
                             continue;
                         }
-                        if let Some(c) = payload.chunks(6).find(|c| c[4] != 0 || c[5] != 0) {
+                        for c in payload.chunks(6) {
                             let cf = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
                             let size = u16::from_le_bytes([c[4], c[5]]);
-                            return Err(Error::not_supported(format!(
-                                "user-defined timestamps ({size}-byte timestamps in column family {cf}) in {} at offset {offset}",
-                                self.file_name
-                            )));
+                            match self.recorded_ts.iter_mut().find(|(id, _)| *id == cf) {
+                                Some(e) => e.1 = size,
+                                None => self.recorded_ts.push((cf, size)),
+                            }
                         }
                     }
                     PREDECESSOR_WAL_INFO | RECYCLABLE_PREDECESSOR_WAL_INFO => {

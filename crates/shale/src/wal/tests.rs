@@ -512,15 +512,18 @@ fn rocksdb_8_to_11_record_types() {
     data.extend_from_slice(&physical(5, b"b"));
     let (got, err, _) = read_all(&data, WalRecoveryMode::AbsoluteConsistency);
     assert_eq!((got, err), (vec![b"a".to_vec(), b"b".to_vec()], None));
-    // A column family with timestamps: Shale does not support them.
+    // A column family with timestamps: the reader records its size for recovery.
     let mut ts = 2u32.to_le_bytes().to_vec();
     ts.extend_from_slice(&8u16.to_le_bytes());
     let mut data = write_log(&[b"a".to_vec()]);
     data.extend_from_slice(&physical(10, &ts));
-    let (_, err, _) = read_all(&data, WalRecoveryMode::PointInTime);
-    let err = err.unwrap();
-    assert_eq!(err.kind(), ErrorKind::NotSupported);
-    assert!(err.to_string().contains("8-byte timestamps in column family 2"), "{err}");
+    data.extend_from_slice(&physical(1, b"b"));
+    let mut r = reader(&data, WalRecoveryMode::PointInTime);
+    let mut rec = Vec::new();
+    assert!(r.read_record(&mut rec).unwrap());
+    assert!(r.recorded_timestamp_sizes().is_empty());
+    assert!(r.read_record(&mut rec).unwrap());
+    assert_eq!((rec.as_slice(), r.recorded_timestamp_sizes()), (&b"b"[..], &[(2u32, 8u16)][..]));
     // Malformed payloads are corruption.
     for (ty, payload) in [(10u8, vec![0u8; 5]), (130, vec![0u8; 23])] {
         let mut data = write_log(&[b"a".to_vec()]);

@@ -28,13 +28,24 @@ pub struct LogWriter {
     recycle: bool,
     /// Set after a failed append: the file's tail is unknown, so later writes are refused.
     failed: bool,
+    /// Column families whose timestamp size this file already records (RocksDB's
+    /// `recorded_cf_to_ts_sz_`).
+    recorded_ts: Vec<u32>,
 }
 
 impl LogWriter {
     /// A writer appending to `file` (normally new and empty) for log `log_number`.
     pub fn new(file: Box<dyn WritableFile>, log_number: u64) -> LogWriter {
         let block_offset = (file.size() % BLOCK_SIZE as u64) as usize;
-        LogWriter { file, log_number, block_offset, type_crc: type_crcs(), recycle: false, failed: false }
+        LogWriter {
+            file,
+            log_number,
+            block_offset,
+            type_crc: type_crcs(),
+            recycle: false,
+            failed: false,
+            recorded_ts: Vec::new(),
+        }
     }
 
     /// A writer that emits the recyclable record types, to test the reader with them.
@@ -56,6 +67,70 @@ impl LogWriter {
             self.failed = true;
         }
         result
+    }
+
+    /// RocksDB 8+'s `MaybeAddUserDefinedTimestampSizeRecord`: before a batch, records the
+    /// timestamp size of each family with timestamps that this file does not record yet,
+    /// as one physical record of type 10 (11 recyclable): `{ cf id fixed32 | size fixed16 }*`,
+    /// never split across blocks. RocksDB's recovery reads keys of those families with it.
+    pub fn maybe_add_timestamp_sizes(&mut self, cf_ts_sizes: &[(u32, u16)]) -> Result<()> {
+        let new: Vec<(u32, u16)> = cf_ts_sizes
+            .iter()
+            .copied()
+            .filter(|(cf, sz)| *sz != 0 && !self.recorded_ts.contains(cf))
+            .collect();
+        if new.is_empty() {
+            return Ok(());
+        }
+        if self.failed {
+            return Err(Error::io_msg("log writer saw an earlier write error; not writing"));
+        }
+        let mut payload = Vec::with_capacity(new.len() * 6);
+        for (cf, sz) in &new {
+            payload.extend_from_slice(&cf.to_le_bytes());
+            payload.extend_from_slice(&sz.to_le_bytes());
+        }
+        let header_size = if self.recycle { RECYCLABLE_HEADER_SIZE } else { HEADER_SIZE };
+        let result = (|| -> Result<()> {
+            if header_size + payload.len() > BLOCK_SIZE {
+                return Err(Error::invalid_argument(
+                    "too many column families with timestamps for one WAL record",
+                ));
+            }
+            // RocksDB's MaybeSwitchToNewBlock: the record stays in one block.
+            let left_in_block = BLOCK_SIZE - self.block_offset;
+            if left_in_block < header_size + payload.len() {
+                self.file.append(&vec![0u8; left_in_block])?;
+                self.block_offset = 0;
+            }
+            let t = if self.recycle {
+                super::format::RECYCLABLE_USER_DEFINED_TIMESTAMP_SIZE
+            } else {
+                super::format::USER_DEFINED_TIMESTAMP_SIZE
+            };
+            let mut header = [0u8; RECYCLABLE_HEADER_SIZE];
+            header[4..6].copy_from_slice(&(payload.len() as u16).to_le_bytes());
+            header[6] = t;
+            let log = self.recycle.then_some(self.log_number as u32);
+            if let Some(n) = log {
+                header[7..11].copy_from_slice(&n.to_le_bytes());
+            }
+            header[..4].copy_from_slice(&record_crc(t, log, &payload).to_le_bytes());
+            self.file.append(&header[..header_size])?;
+            self.file.append(&payload)?;
+            self.block_offset += header_size + payload.len();
+            Ok(())
+        })();
+        match result {
+            Ok(()) => {
+                self.recorded_ts.extend(new.iter().map(|(cf, _)| *cf));
+                Ok(())
+            }
+            Err(e) => {
+                self.failed = true;
+                Err(e)
+            }
+        }
     }
 
     fn write_fragments(&mut self, payload: &[u8]) -> Result<()> {
