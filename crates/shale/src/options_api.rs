@@ -527,16 +527,16 @@ impl BlockBasedOptions {
         self.unsupported_if(!v, "pin_top_level_index_and_filter=false");
     }
 
+    /// `BinaryAndHash`: data blocks also carry RocksDB's hash index, which point lookups
+    /// probe instead of binary-searching the restart points (`table/data_block_hash.rs`).
     pub fn set_data_block_index_type(&mut self, index_type: DataBlockIndexType) {
-        self.unsupported_if(
-            index_type != DataBlockIndexType::BinarySearch,
-            "data_block_index_type BinaryAndHash",
-        );
+        self.data_block_index_type = index_type;
     }
 
-    /// Used only with the BinaryAndHash data-block index, which is refused.
+    /// The hash index's keys per bucket (RocksDB's `data_block_hash_table_util_ratio`;
+    /// used with `DataBlockIndexType::BinaryAndHash`).
     pub fn set_data_block_hash_ratio(&mut self, ratio: f64) {
-        let _ = ratio;
+        self.data_block_hash_ratio = ratio;
     }
 
     pub fn set_checksum_type(&mut self, checksum_type: ChecksumType) {
@@ -1460,7 +1460,12 @@ impl Options {
         num_dels_trigger: usize,
         deletion_ratio: f64,
     ) {
-        let _ = (window_size, num_dels_trigger, deletion_ratio);
+        self.deletion_collectors.push(crate::table::deletion_collector::CompactOnDeletionCollectorFactory {
+            window_size,
+            deletion_trigger: num_dels_trigger,
+            deletion_ratio,
+            min_file_size: 0,
+        });
         self.unsupported.push("compact_on_deletion_collector_factory (table properties collectors)");
     }
 

@@ -348,7 +348,7 @@ pub(crate) fn create_cfs(inner: &Arc<DbInner>, new: &[(String, Options)]) -> Res
     super::options_writer::write_options_file(inner)?;
     for h in &handles {
         inner.info_log.log(format_args!("Created column family [{}] (ID {})", h.name, h.id));
-        super::dyn_options::log_cf_options(&inner.info_log, &h.name, &h.opts);
+        super::dyn_options::log_cf_options(&inner.info_log, &h.name, &h.opts, h.block_cache.as_ref());
     }
     Ok(handles)
 }

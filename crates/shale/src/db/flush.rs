@@ -30,6 +30,9 @@ pub(crate) fn builder_options(cf: &CfHandle, orig_file_number: u64) -> TableBuil
     b.prefix_extractor = o.prefix_extractor.clone();
     b.format_version = o.table.format_version;
     b.column_family_id = cf.id;
+    if o.table.data_block_index_type == crate::DataBlockIndexType::BinaryAndHash {
+        b.data_block_hash_ratio = Some(o.table.data_block_hash_ratio);
+    }
     b.column_family_name = cf.name.clone();
     let now =
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);

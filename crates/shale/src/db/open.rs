@@ -226,7 +226,12 @@ pub(crate) fn open<T: ThreadMode>(
     {
         let st = inner.lock_state();
         for cf in st.cfs.values() {
-            super::dyn_options::log_cf_options(&inner.info_log, &cf.handle.name, &cf.handle.opts);
+            super::dyn_options::log_cf_options(
+                &inner.info_log,
+                &cf.handle.name,
+                &cf.handle.opts,
+                cf.handle.block_cache.as_ref(),
+            );
         }
     }
     super::options_writer::write_options_file(&inner)?;

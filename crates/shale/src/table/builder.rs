@@ -104,6 +104,10 @@ pub struct TableBuilderOptions {
     pub prefix_extractor: Option<crate::slice_transform::SliceTransformRef>,
     /// "rocksdb.creating.host.identity" (not written when empty).
     pub db_host_id: String,
+    /// Data blocks also carry RocksDB's hash index (kDataBlockBinaryAndHash) with this
+    /// util ratio; None: binary search only. Taken only with a bytewise or reverse-bytewise
+    /// comparator, as RocksDB.
+    pub data_block_hash_ratio: Option<f64>,
 }
 
 impl TableBuilderOptions {
@@ -132,6 +136,7 @@ impl TableBuilderOptions {
             prefix_extractor_name: "nullptr".to_string(),
             prefix_extractor: None,
             db_host_id: String::new(),
+            data_block_hash_ratio: None,
         }
     }
 }
@@ -141,6 +146,12 @@ impl TableBuilderOptions {
 pub struct TableBuildResult {
     pub file_size: u64,
     pub properties: TableProperties,
+}
+
+/// RocksDB's `CanKeysWithDifferentByteContentsBeEqual() == false`: the comparators for which
+/// RocksDB writes a data-block hash index.
+fn hash_index_allowed(c: &dyn crate::comparator::Comparator) -> bool {
+    c.is_bytewise() || c.name() == crate::comparator::REVERSE_BYTEWISE_NAME
 }
 
 /// RocksDB's `CompressionOptionsToString` for default options at `level`.
@@ -200,7 +211,12 @@ impl TableBuilder {
             ..Default::default()
         };
         TableBuilder {
-            data_block: BlockBuilder::new(opts.block_restart_interval),
+            data_block: match opts.data_block_hash_ratio {
+                Some(ratio) if hash_index_allowed(opts.icmp.user_comparator().as_ref()) => {
+                    BlockBuilder::new_with_hash_index(opts.block_restart_interval, ratio)
+                }
+                _ => BlockBuilder::new(opts.block_restart_interval),
+            },
             index_with_seq: BlockBuilder::new_index(opts.index_block_restart_interval, delta),
             index_user_keys: BlockBuilder::new_index(opts.index_block_restart_interval, delta),
             separator_is_key_plus_seq: opts.format_version <= 2,
