@@ -65,7 +65,6 @@ test_column_family::test_merge_operator  upstream (#[ignore] in rust-rocksdb 0.2
 test_rocksdb_options::set_compression_options_zstd_max_train_bytes  issue 10 (compression_opts, dictionaries)
 test_rocksdb_options::set_wal_compression_unsupported  deliberate (rust-rocksdb panics in the setter; Shale refuses the option at open instead)
 test_rocksdb_options::set_wal_compression_zstd  issue 10 (WAL compression)
-test_rocksdb_options::test_add_compact_on_deletion_collector_factory  issue 10 (table-properties collectors)
 test_rocksdb_options::test_block_based_options  issue 10 (the LOG's table options are dumped; it needs format_version 7 as the default and cache_index_and_filter_blocks / pin_l0_filter_and_index_blocks_in_cache accepted)
 test_rocksdb_options::test_block_based_table_pinning_tier  issue 14 (cache pinning tiers)
 test_rocksdb_options::test_crc32_build  not Shale's (asserts RocksDB's compile-time CRC32 support, "Not supported on x86" for x86-64-v1; Shale's crc32c detects SSE4.2 at run time)
@@ -74,7 +73,6 @@ test_rocksdb_options::test_set_avoid_unnecessary_blocking_io  issue 10 (avoid_un
 test_rocksdb_options::test_set_blob_cache  issue 18 (blob files)
 test_rocksdb_options::test_set_cf_paths  issue 10 (cf_paths)
 test_rocksdb_options::test_set_experimental_mempurge_threshold  issue 10 (mempurge)
-test_rocksdb_options::test_set_ratelimiter  issue 10 (rate limiter)
 test_rocksdb_options::test_set_track_and_verify_wals_in_manifest  issue 10 (WAL tracking in the MANIFEST)
 test_rocksdb_options::test_set_write_dbid_to_manifest  issue 10 (write_dbid_to_manifest=false)
 EOF

@@ -255,6 +255,8 @@ pub struct Options {
     pub(crate) compaction_filter: Option<Arc<crate::compaction_filter::FilterSlot>>,
     pub(crate) compaction_filter_factory: Option<Arc<crate::compaction_filter::FactorySlot>>,
     /// `add_compact_on_deletion_collector_factory` (`table/deletion_collector.rs`).
+    /// `set_ratelimiter` / `set_auto_tuned_ratelimiter` (database-wide; `rate_limiter.rs`).
+    pub(crate) rate_limiter: Option<Arc<crate::rate_limiter::RateLimiter>>,
     pub(crate) deletion_collectors: Vec<crate::table::deletion_collector::CompactOnDeletionCollectorFactory>,
 }
 
@@ -321,6 +323,7 @@ impl Default for Options {
             compaction_filter: None,
             compaction_filter_factory: None,
             deletion_collectors: Vec::new(),
+            rate_limiter: None,
         }
     }
 }

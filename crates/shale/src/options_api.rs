@@ -1339,9 +1339,24 @@ impl Options {
         self.unsupported.push("row_cache (issue 14)");
     }
 
+    /// Flush and compaction table writes go through RocksDB's GenericRateLimiter
+    /// (`rate_limiter.rs`): `rate_bytes_per_sec`, refilled every `refill_period_us`, flushes
+    /// before compactions except one refill in `fairness`.
     pub fn set_ratelimiter(&mut self, rate_bytes_per_sec: i64, refill_period_us: i64, fairness: i32) {
-        let _ = (rate_bytes_per_sec, refill_period_us, fairness);
-        self.unsupported.push("rate_limiter");
+        self.set_rate_limiter_of(rate_bytes_per_sec, refill_period_us, fairness, false);
+    }
+
+    fn set_rate_limiter_of(&mut self, rate: i64, refill_period_us: i64, fairness: i32, auto_tuned: bool) {
+        if rate <= 0 || refill_period_us <= 0 || fairness <= 0 {
+            self.unsupported.push("rate_limiter with a rate, refill period or fairness <= 0");
+            return;
+        }
+        self.rate_limiter = Some(std::sync::Arc::new(crate::rate_limiter::RateLimiter::new(
+            rate,
+            refill_period_us,
+            fairness,
+            auto_tuned,
+        )));
     }
 
     pub fn set_auto_tuned_ratelimiter(
@@ -1350,8 +1365,8 @@ impl Options {
         refill_period_us: i64,
         fairness: i32,
     ) {
-        let _ = (rate_bytes_per_sec, refill_period_us, fairness);
-        self.unsupported.push("rate_limiter (auto-tuned)");
+        // The rate moves within [rate / 20, rate] with how often the limiter runs dry.
+        self.set_rate_limiter_of(rate_bytes_per_sec, refill_period_us, fairness, true);
     }
 
     /// Shale behaves as RocksDB with this option at its default (`size == 0`); any other
@@ -1466,7 +1481,6 @@ impl Options {
             deletion_ratio,
             min_file_size: 0,
         });
-        self.unsupported.push("compact_on_deletion_collector_factory (table properties collectors)");
     }
 
     /// The memtables of this database charge `write_buffer_manager` (shared with every other

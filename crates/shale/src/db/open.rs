@@ -52,6 +52,8 @@ pub(crate) fn open<T: ThreadMode>(
     let opts = &db_opts;
     for d in &mut descs {
         d.options.write_buffer_manager = opts.write_buffer_manager.clone();
+        // The database's rate limiter throttles every family's flushes and compactions.
+        d.options.rate_limiter = opts.rate_limiter.clone();
     }
     // With `use_fsync` the default file system syncs with fsync; a file system given with
     // `set_file_system` syncs as it implements `sync`.

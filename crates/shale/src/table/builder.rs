@@ -108,6 +108,12 @@ pub struct TableBuilderOptions {
     /// util ratio; None: binary search only. Taken only with a bytewise or reverse-bytewise
     /// comparator, as RocksDB.
     pub data_block_hash_ratio: Option<f64>,
+    /// Appends ask this rate limiter first, at this priority (flushes high, compactions low).
+    /// `add_compact_on_deletion_collector_factory`: each watches the entries added; any
+    /// that fires marks the table for compaction (`TableBuildResult::marked_for_compaction`).
+    pub deletion_collectors: Vec<super::deletion_collector::CompactOnDeletionCollectorFactory>,
+    pub(crate) rate_limiter:
+        Option<(std::sync::Arc<crate::rate_limiter::RateLimiter>, crate::rate_limiter::IoPriority)>,
 }
 
 impl TableBuilderOptions {
@@ -137,6 +143,8 @@ impl TableBuilderOptions {
             prefix_extractor: None,
             db_host_id: String::new(),
             data_block_hash_ratio: None,
+            rate_limiter: None,
+            deletion_collectors: Vec::new(),
         }
     }
 }
@@ -146,6 +154,9 @@ impl TableBuilderOptions {
 pub struct TableBuildResult {
     pub file_size: u64,
     pub properties: TableProperties,
+    /// A table-properties collector asked for this table to be compacted (RocksDB's
+    /// `NeedCompact`); recorded in the MANIFEST as `marked_for_compaction`.
+    pub marked_for_compaction: bool,
 }
 
 /// RocksDB's `CanKeysWithDifferentByteContentsBeEqual() == false`: the comparators for which
@@ -185,10 +196,19 @@ pub struct TableBuilder {
     checksum: BlockChecksum,
     /// Bitmap of the compression types of the blocks written (bit = type byte).
     compression_types_used: u32,
+    collectors: Vec<super::deletion_collector::CompactOnDeletionCollector>,
 }
 
 impl TableBuilder {
     pub fn new(opts: TableBuilderOptions, file: Box<dyn WritableFile>) -> Self {
+        let file: Box<dyn WritableFile> = match &opts.rate_limiter {
+            Some((limiter, pri)) => Box::new(crate::rate_limiter::RateLimitedFile {
+                inner: file,
+                limiter: limiter.clone(),
+                pri: *pri,
+            }),
+            None => file,
+        };
         let delta = opts.format_version >= 4;
         // RocksDB writes its legacy Bloom filter below format_version 5.
         let filter = opts.filter_bits_per_key.map(|b| {
@@ -237,6 +257,7 @@ impl TableBuilder {
                 },
             },
             compression_types_used: 0,
+            collectors: opts.deletion_collectors.iter().map(|f| f.new_collector()).collect(),
             offset: 0,
             file,
             opts,
@@ -281,6 +302,12 @@ impl TableBuilder {
             }
         }
         self.data_block.add(ikey, value);
+        if !self.collectors.is_empty() {
+            let del = vtype == ValueType::Deletion as u8 || vtype == ValueType::SingleDeletion as u8;
+            for c in &mut self.collectors {
+                c.add(del, self.offset);
+            }
+        }
         self.last_key.clear();
         self.last_key.extend_from_slice(ikey);
         self.props.num_entries += 1;
@@ -506,7 +533,8 @@ impl TableBuilder {
         self.offset += enc.len() as u64;
         self.file.flush()?;
         self.file.sync()?;
-        Ok(TableBuildResult { file_size: self.offset, properties: self.props })
+        let marked_for_compaction = self.collectors.iter_mut().fold(false, |m, c| c.finish() || m);
+        Ok(TableBuildResult { file_size: self.offset, properties: self.props, marked_for_compaction })
     }
 }
 
