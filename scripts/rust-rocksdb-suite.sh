@@ -69,7 +69,6 @@ test_rocksdb_options::test_block_based_options  issue 10 (the LOG's table option
 test_rocksdb_options::test_block_based_table_pinning_tier  issue 14 (cache pinning tiers)
 test_rocksdb_options::test_crc32_build  not Shale's (asserts RocksDB's compile-time CRC32 support, "Not supported on x86" for x86-64-v1; Shale's crc32c detects SSE4.2 at run time)
 test_rocksdb_options::test_lru_cache_custom_opts  issue 14 (row cache)
-test_rocksdb_options::test_set_avoid_unnecessary_blocking_io  issue 10 (avoid_unnecessary_blocking_io)
 test_rocksdb_options::test_set_blob_cache  issue 18 (blob files)
 test_rocksdb_options::test_set_cf_paths  issue 10 (cf_paths)
 test_rocksdb_options::test_set_experimental_mempurge_threshold  issue 10 (mempurge)

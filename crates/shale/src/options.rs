@@ -256,6 +256,9 @@ pub struct Options {
     pub(crate) compaction_filter_factory: Option<Arc<crate::compaction_filter::FactorySlot>>,
     /// `add_compact_on_deletion_collector_factory` (`table/deletion_collector.rs`).
     /// `set_ratelimiter` / `set_auto_tuned_ratelimiter` (database-wide; `rate_limiter.rs`).
+    /// `set_avoid_unnecessary_blocking_io`: obsolete files are deleted by a background
+    /// thread, never by a user thread (`db/obsolete.rs`).
+    pub(crate) avoid_unnecessary_blocking_io: bool,
     pub(crate) rate_limiter: Option<Arc<crate::rate_limiter::RateLimiter>>,
     pub(crate) deletion_collectors: Vec<crate::table::deletion_collector::CompactOnDeletionCollectorFactory>,
 }
@@ -324,6 +327,7 @@ impl Default for Options {
             compaction_filter_factory: None,
             deletion_collectors: Vec::new(),
             rate_limiter: None,
+            avoid_unnecessary_blocking_io: false,
         }
     }
 }

@@ -1493,10 +1493,11 @@ impl Options {
         );
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`!val`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `avoid_unnecessary_blocking_io`.
+    /// With `true`, obsolete tables and WALs are deleted by a background thread, never by
+    /// the user thread that let go of them (a manual compaction, ingestion, family drop,
+    /// `resume`, the end of a checkpoint's hold), as RocksDB's (`db/obsolete.rs`).
     pub fn set_avoid_unnecessary_blocking_io(&mut self, val: bool) {
-        self.accept_only(!val, "avoid_unnecessary_blocking_io");
+        self.avoid_unnecessary_blocking_io = val;
     }
 
     pub fn set_track_and_verify_wals_in_manifest(&mut self, val: bool) {

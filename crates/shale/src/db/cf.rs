@@ -402,9 +402,7 @@ pub(crate) fn drop_cf(inner: &Arc<DbInner>, handle: &Arc<CfHandle>) -> Result<()
         // still open hold their own SuperVersion, which keeps the files they read.
         let empty = Arc::new(Version::new(handle.icmp.clone(), handle.opts.num_levels as usize, Vec::new()));
         handle.install(Arc::new(MemTable::new(handle.icmp.clone(), 0)), Vec::new(), empty);
-        let dead = inner.find_obsolete_files(&mut st);
-        drop(st);
-        inner.delete_obsolete_files(dead);
+        inner.purge_obsolete_files(&mut st);
         Ok(())
     })?;
     super::options_writer::write_options_file(inner)?;

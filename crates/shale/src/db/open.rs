@@ -568,7 +568,11 @@ pub(crate) fn close(inner: &Arc<DbInner>) {
     }
     inner.shutting_down.store(true, Ordering::Release);
     {
-        let _st = inner.lock_state();
+        let mut st = inner.lock_state();
+        // RocksDB's close waits for scheduled purges; the pool is stopping, so do them here.
+        if inner.purge_requested.swap(false, Ordering::AcqRel) {
+            inner.purge_now(&mut st);
+        }
         inner.work_cv.notify_all();
         inner.done_cv.notify_all();
         inner.manifest_cv.notify_all();
