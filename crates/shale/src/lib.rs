@@ -33,6 +33,7 @@ mod options_api;
 pub mod options_file;
 pub mod perf;
 pub mod properties;
+pub(crate) mod rate_limiter;
 mod slice_transform;
 mod sst_file_writer;
 pub mod statistics;

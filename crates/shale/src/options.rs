@@ -78,6 +78,10 @@ pub struct BlockBasedOptions {
     pub(crate) format_version: u32,
     pub(crate) block_cache: Option<Cache>,
     pub(crate) no_block_cache: bool,
+    /// Binary search only, or also the data-block hash index (`table/data_block_hash.rs`).
+    pub(crate) data_block_index_type: crate::DataBlockIndexType,
+    /// Keys per hash-index bucket wanted (RocksDB's `data_block_hash_table_util_ratio`).
+    pub(crate) data_block_hash_ratio: f64,
     pub(crate) unsupported: Vec<&'static str>,
 }
 
@@ -92,6 +96,8 @@ impl Default for BlockBasedOptions {
             format_version: 5,
             block_cache: None,
             no_block_cache: false,
+            data_block_index_type: crate::DataBlockIndexType::BinarySearch,
+            data_block_hash_ratio: 0.75,
             unsupported: Vec::new(),
         }
     }
@@ -244,6 +250,13 @@ pub struct Options {
     /// The family's compaction filter and filter factory (`compaction_filter.rs`).
     pub(crate) compaction_filter: Option<Arc<crate::compaction_filter::FilterSlot>>,
     pub(crate) compaction_filter_factory: Option<Arc<crate::compaction_filter::FactorySlot>>,
+    /// `add_compact_on_deletion_collector_factory` (`table/deletion_collector.rs`).
+    /// `set_ratelimiter` / `set_auto_tuned_ratelimiter` (database-wide; `rate_limiter.rs`).
+    /// `set_avoid_unnecessary_blocking_io`: obsolete files are deleted by a background
+    /// thread, never by a user thread (`db/obsolete.rs`).
+    pub(crate) avoid_unnecessary_blocking_io: bool,
+    pub(crate) rate_limiter: Option<Arc<crate::rate_limiter::RateLimiter>>,
+    pub(crate) deletion_collectors: Vec<crate::table::deletion_collector::CompactOnDeletionCollectorFactory>,
 }
 
 impl Default for Options {
@@ -308,6 +321,9 @@ impl Default for Options {
             merge_operator: None,
             compaction_filter: None,
             compaction_filter_factory: None,
+            deletion_collectors: Vec::new(),
+            rate_limiter: None,
+            avoid_unnecessary_blocking_io: false,
         }
     }
 }

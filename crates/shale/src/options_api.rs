@@ -530,16 +530,16 @@ impl BlockBasedOptions {
         self.unsupported_if(!v, "pin_top_level_index_and_filter=false");
     }
 
+    /// `BinaryAndHash`: data blocks also carry RocksDB's hash index, which point lookups
+    /// probe instead of binary-searching the restart points (`table/data_block_hash.rs`).
     pub fn set_data_block_index_type(&mut self, index_type: DataBlockIndexType) {
-        self.unsupported_if(
-            index_type != DataBlockIndexType::BinarySearch,
-            "data_block_index_type BinaryAndHash",
-        );
+        self.data_block_index_type = index_type;
     }
 
-    /// Used only with the BinaryAndHash data-block index, which is refused.
+    /// The hash index's keys per bucket (RocksDB's `data_block_hash_table_util_ratio`;
+    /// used with `DataBlockIndexType::BinaryAndHash`).
     pub fn set_data_block_hash_ratio(&mut self, ratio: f64) {
-        let _ = ratio;
+        self.data_block_hash_ratio = ratio;
     }
 
     pub fn set_checksum_type(&mut self, checksum_type: ChecksumType) {
@@ -1366,9 +1366,24 @@ impl Options {
         self.unsupported.push("row_cache (issue 14)");
     }
 
+    /// Flush and compaction table writes go through RocksDB's GenericRateLimiter
+    /// (`rate_limiter.rs`): `rate_bytes_per_sec`, refilled every `refill_period_us`, flushes
+    /// before compactions except one refill in `fairness`.
     pub fn set_ratelimiter(&mut self, rate_bytes_per_sec: i64, refill_period_us: i64, fairness: i32) {
-        let _ = (rate_bytes_per_sec, refill_period_us, fairness);
-        self.unsupported.push("rate_limiter");
+        self.set_rate_limiter_of(rate_bytes_per_sec, refill_period_us, fairness, false);
+    }
+
+    fn set_rate_limiter_of(&mut self, rate: i64, refill_period_us: i64, fairness: i32, auto_tuned: bool) {
+        if rate <= 0 || refill_period_us <= 0 || fairness <= 0 {
+            self.unsupported.push("rate_limiter with a rate, refill period or fairness <= 0");
+            return;
+        }
+        self.rate_limiter = Some(std::sync::Arc::new(crate::rate_limiter::RateLimiter::new(
+            rate,
+            refill_period_us,
+            fairness,
+            auto_tuned,
+        )));
     }
 
     pub fn set_auto_tuned_ratelimiter(
@@ -1377,8 +1392,8 @@ impl Options {
         refill_period_us: i64,
         fairness: i32,
     ) {
-        let _ = (rate_bytes_per_sec, refill_period_us, fairness);
-        self.unsupported.push("rate_limiter (auto-tuned)");
+        // The rate moves within [rate / 20, rate] with how often the limiter runs dry.
+        self.set_rate_limiter_of(rate_bytes_per_sec, refill_period_us, fairness, true);
     }
 
     /// Shale behaves as RocksDB with this option at its default (`size == 0`); any other
@@ -1487,8 +1502,12 @@ impl Options {
         num_dels_trigger: usize,
         deletion_ratio: f64,
     ) {
-        let _ = (window_size, num_dels_trigger, deletion_ratio);
-        self.unsupported.push("compact_on_deletion_collector_factory (table properties collectors)");
+        self.deletion_collectors.push(crate::table::deletion_collector::CompactOnDeletionCollectorFactory {
+            window_size,
+            deletion_trigger: num_dels_trigger,
+            deletion_ratio,
+            min_file_size: 0,
+        });
     }
 
     /// The memtables of this database charge `write_buffer_manager` (shared with every other
@@ -1501,10 +1520,11 @@ impl Options {
         );
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`!val`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `avoid_unnecessary_blocking_io`.
+    /// With `true`, obsolete tables and WALs are deleted by a background thread, never by
+    /// the user thread that let go of them (a manual compaction, ingestion, family drop,
+    /// `resume`, the end of a checkpoint's hold), as RocksDB's (`db/obsolete.rs`).
     pub fn set_avoid_unnecessary_blocking_io(&mut self, val: bool) {
-        self.accept_only(!val, "avoid_unnecessary_blocking_io");
+        self.avoid_unnecessary_blocking_io = val;
     }
 
     pub fn set_track_and_verify_wals_in_manifest(&mut self, val: bool) {

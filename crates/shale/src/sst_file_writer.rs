@@ -63,6 +63,9 @@ fn builder_options(o: &Options) -> TableBuilderOptions {
     b.prefix_extractor = o.prefix_extractor.clone();
     b.format_version = o.table.format_version;
     b.column_family_id = EXTERNAL_FILE_CF_ID;
+    if o.table.data_block_index_type == crate::DataBlockIndexType::BinaryAndHash {
+        b.data_block_hash_ratio = Some(o.table.data_block_hash_ratio);
+    }
     b.column_family_name = String::new();
     let now =
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);

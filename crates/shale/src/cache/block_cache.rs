@@ -126,6 +126,18 @@ impl BlockCache {
         self.capacity.load(Ordering::Relaxed)
     }
 
+    /// log2 of the number of shards (RocksDB's `num_shard_bits`, for the LOG): quick_cache
+    /// makes `4 * cores` shards (a power of two), halved until each holds 32 estimated items.
+    pub(crate) fn num_shard_bits(&self) -> u32 {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let items = (self.capacity() / 4096).max(16) as u64;
+        let mut shards = (cores * 4).next_power_of_two() as u64;
+        while shards > 1 && items.div_ceil(shards) < 32 {
+            shards /= 2;
+        }
+        shards.trailing_zeros()
+    }
+
     /// Changes the capacity in place (RocksDB's `Cache::SetCapacity`): every database sharing
     /// the cache sees it; shrinking evicts blocks until the usage fits.
     pub fn set_capacity(&self, capacity_bytes: usize) {

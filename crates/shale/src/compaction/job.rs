@@ -458,6 +458,7 @@ fn finish(
     }
     let built = o.builder.finish()?;
     o.meta.file_size = built.file_size;
+    o.meta.marked_for_compaction = built.marked_for_compaction;
     o.meta.file_creation_time = built.properties.file_creation_time;
     o.meta.oldest_ancester_time = built.properties.creation_time;
     result.bytes_written += built.file_size;

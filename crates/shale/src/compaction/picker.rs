@@ -206,7 +206,36 @@ pub fn pick(
     order
         .into_iter()
         .find_map(|(level, _)| pick_level(v, opts, level, compact_pointer, busy))
+        .or_else(|| pick_marked(v, opts, busy))
         .or_else(|| pick_by_age(v, opts, busy))
+}
+
+/// RocksDB's PickFilesMarkedForCompaction: a table a properties collector marked
+/// (`add_compact_on_deletion_collector_factory`) is compacted into the next level (L0: all
+/// of L0 into the base level), asked when no level is over its target. As RocksDB's leveled
+/// style, marks on the last level (`num_levels - 1`) are not acted on.
+pub fn pick_marked(v: &Version, opts: &Options, busy: Busy<'_>) -> Option<CompactionPlan> {
+    let n = v.num_levels();
+    for level in 0..n.saturating_sub(1) {
+        for f in v.files(level) {
+            if !f.marked_for_compaction || busy.file(f.number) {
+                continue;
+            }
+            let plan = if level == 0 {
+                if busy.running.iter().any(|r| r.level == 0) {
+                    continue;
+                }
+                let base = level_targets(v, opts).base_level;
+                plan_for(v, 0, base, v.files(0).to_vec())
+            } else {
+                plan_for(v, level, level + 1, vec![f.clone()])
+            };
+            if !busy.conflicts(v, &plan) {
+                return Some(plan);
+            }
+        }
+    }
+    None
 }
 
 /// RocksDB's age-based compactions for leveled style, asked when no level is over its

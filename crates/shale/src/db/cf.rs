@@ -326,6 +326,7 @@ pub(crate) fn create_cfs(inner: &Arc<DbInner>, new: &[(String, Options)]) -> Res
                 // Every family charges the database's write buffer manager.
                 let mut opts = opts.clone();
                 opts.write_buffer_manager = inner.opts.write_buffer_manager.clone();
+                opts.rate_limiter = inner.opts.rate_limiter.clone();
                 let mem = Arc::new(
                     MemTable::for_write_buffer(
                         icmp.clone(),
@@ -357,7 +358,7 @@ pub(crate) fn create_cfs(inner: &Arc<DbInner>, new: &[(String, Options)]) -> Res
     super::options_writer::write_options_file(inner)?;
     for h in &handles {
         inner.info_log.log(format_args!("Created column family [{}] (ID {})", h.name, h.id));
-        super::dyn_options::log_cf_options(&inner.info_log, &h.name, &h.opts);
+        super::dyn_options::log_cf_options(&inner.info_log, &h.name, &h.opts, h.block_cache.as_ref());
     }
     Ok(handles)
 }
@@ -410,9 +411,7 @@ pub(crate) fn drop_cf(inner: &Arc<DbInner>, handle: &Arc<CfHandle>) -> Result<()
         // still open hold their own SuperVersion, which keeps the files they read.
         let empty = Arc::new(Version::new(handle.icmp.clone(), handle.opts.num_levels as usize, Vec::new()));
         handle.install(Arc::new(MemTable::new(handle.icmp.clone(), 0)), Vec::new(), empty);
-        let dead = inner.find_obsolete_files(&mut st);
-        drop(st);
-        inner.delete_obsolete_files(dead);
+        inner.purge_obsolete_files(&mut st);
         Ok(())
     })?;
     super::options_writer::write_options_file(inner)?;

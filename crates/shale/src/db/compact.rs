@@ -92,6 +92,9 @@ impl DbInner {
                     .min();
                 let builder_options = |n: u64| {
                     let mut b = super::flush::builder_options(cf, n);
+                    if let Some((_, pri)) = b.rate_limiter.as_mut() {
+                        *pri = crate::rate_limiter::IoPriority::Low;
+                    }
                     if let Some(t) = ancestor {
                         b.creation_time = b.creation_time.min(t);
                     }

@@ -292,9 +292,17 @@ impl DbInner {
 
 /// Writes a family's options to LOG as RocksDB does when it opens or creates one
 /// (`Options.<name>: <value>`, the values in force after sanitizing).
-pub(crate) fn log_cf_options(log: &super::info_log::InfoLog, name: &str, o: &Options) {
+pub(crate) fn log_cf_options(
+    log: &super::info_log::InfoLog,
+    name: &str,
+    o: &Options,
+    cache: Option<&Arc<crate::cache::BlockCache>>,
+) {
     let (ttl, periodic) = o.age_compaction_seconds();
     log.log(format_args!("--------------- Options for column family [{name}]:"));
+    log.log(format_args!("{:>40}: {}", "Options.table_factory", "BlockBasedTable"));
+    let table = super::options_dump::table_factory_options(&o.table, cache);
+    log.log(format_args!("           table_factory options: {}", table.trim_end_matches('\n')));
     let lines: [(&str, String); 19] = [
         ("comparator", o.comparator.name().to_string()),
         ("write_buffer_size", o.write_buffer_size.to_string()),
@@ -319,6 +327,9 @@ pub(crate) fn log_cf_options(log: &super::info_log::InfoLog, name: &str, o: &Opt
     for (k, v) in lines {
         log.log(format_args!("{:>40}: {v}", format!("Options.{k}")));
     }
+    // RocksDB prints each factory's ToString() followed by ';'.
+    let collectors: String = o.deletion_collectors.iter().map(|f| f.description() + ";").collect();
+    log.log(format_args!("                  Options.table_properties_collectors: {collectors}"));
 }
 
 #[cfg(test)]

@@ -378,9 +378,7 @@ impl DbInner {
                 }
             })?;
         }
-        let dead = self.find_obsolete_files(&mut st);
-        drop(st);
-        self.delete_obsolete_files(dead);
+        self.purge_obsolete_files(&mut st);
         Ok(())
     }
 }

@@ -30,6 +30,12 @@ pub(crate) fn builder_options(cf: &CfHandle, orig_file_number: u64) -> TableBuil
     b.prefix_extractor = o.prefix_extractor.clone();
     b.format_version = o.table.format_version;
     b.column_family_id = cf.id;
+    // Flushes are high-priority writes; compactions lower it (`compact.rs`).
+    b.deletion_collectors = o.deletion_collectors.clone();
+    b.rate_limiter = o.rate_limiter.clone().map(|l| (l, crate::rate_limiter::IoPriority::High));
+    if o.table.data_block_index_type == crate::DataBlockIndexType::BinaryAndHash {
+        b.data_block_hash_ratio = Some(o.table.data_block_hash_ratio);
+    }
     b.column_family_name = cf.name.clone();
     let now =
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
@@ -115,6 +121,7 @@ pub(crate) fn write_level0_table_of(
     }
     let result = builder.finish()?;
     meta.file_size = result.file_size;
+    meta.marked_for_compaction = result.marked_for_compaction;
     meta.smallest_seqno = smallest_seq;
     meta.largest_seqno = largest_seq;
     meta.file_creation_time = result.properties.file_creation_time;

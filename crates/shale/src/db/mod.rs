@@ -44,6 +44,7 @@ mod iterator;
 pub(crate) mod live_files;
 mod obsolete;
 mod open;
+pub(crate) mod options_dump;
 mod options_writer;
 mod pinnable;
 mod properties;

@@ -18,6 +18,12 @@
 //! deleted: the MANIFEST on disk may still name it. While `DbState::file_deletion_holds`
 //! is above zero (`disable_file_deletions`, a checkpoint or backup copying) nothing is
 //! deleted; the files wait on the lists (`live_files.rs`).
+//!
+//! With `avoid_unnecessary_blocking_io` (RocksDB's option of that name) no user thread
+//! unlinks: a manual compaction, ingestion, family drop, `resume` or the end of a deletion
+//! hold only asks for a purge (RocksDB's `SchedulePurge`) and a flush-pool thread does it
+//! (`scheduler.rs`); the background jobs hand their purges to it too. `close` purges what is
+//! still asked for before it returns.
 
 use std::collections::BTreeSet;
 
@@ -92,8 +98,24 @@ impl DbInner {
         }
     }
 
-    /// Finds obsolete files under the DB mutex and deletes them with it released.
+    /// Finds obsolete files under the DB mutex and deletes them with it released; with
+    /// `avoid_unnecessary_blocking_io`, asks a background thread to (`schedule_purge`).
     pub(crate) fn purge_obsolete_files(&self, st: &mut parking_lot::MutexGuard<'_, DbState>) {
+        if self.opts.avoid_unnecessary_blocking_io {
+            self.schedule_purge();
+            return;
+        }
+        self.purge_now(st);
+    }
+
+    /// RocksDB's `SchedulePurge`: a flush-pool thread runs `purge_now` soon.
+    pub(crate) fn schedule_purge(&self) {
+        self.purge_requested.store(true, std::sync::atomic::Ordering::Release);
+        self.work_cv.notify_all();
+    }
+
+    /// The purge itself, on the calling thread.
+    pub(crate) fn purge_now(&self, st: &mut parking_lot::MutexGuard<'_, DbState>) {
         let dead = self.find_obsolete_files(st);
         if !dead.is_empty() {
             parking_lot::MutexGuard::unlocked(st, || self.delete_obsolete_files(dead));

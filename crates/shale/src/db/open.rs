@@ -52,6 +52,8 @@ pub(crate) fn open<T: ThreadMode>(
     let opts = &db_opts;
     for d in &mut descs {
         d.options.write_buffer_manager = opts.write_buffer_manager.clone();
+        // The database's rate limiter throttles every family's flushes and compactions.
+        d.options.rate_limiter = opts.rate_limiter.clone();
     }
     // With `use_fsync` the default file system syncs with fsync; a file system given with
     // `set_file_system` syncs as it implements `sync`.
@@ -234,7 +236,12 @@ pub(crate) fn open<T: ThreadMode>(
     {
         let st = inner.lock_state();
         for cf in st.cfs.values() {
-            super::dyn_options::log_cf_options(&inner.info_log, &cf.handle.name, &cf.handle.opts);
+            super::dyn_options::log_cf_options(
+                &inner.info_log,
+                &cf.handle.name,
+                &cf.handle.opts,
+                cf.handle.block_cache.as_ref(),
+            );
         }
     }
     super::options_writer::write_options_file(&inner)?;
@@ -648,7 +655,11 @@ pub(crate) fn close(inner: &Arc<DbInner>) {
     }
     inner.shutting_down.store(true, Ordering::Release);
     {
-        let _st = inner.lock_state();
+        let mut st = inner.lock_state();
+        // RocksDB's close waits for scheduled purges; the pool is stopping, so do them here.
+        if inner.purge_requested.swap(false, Ordering::AcqRel) {
+            inner.purge_now(&mut st);
+        }
         inner.work_cv.notify_all();
         inner.done_cv.notify_all();
         inner.manifest_cv.notify_all();

@@ -237,7 +237,7 @@ fn flush_worker(inner: Arc<DbInner>) {
             idle = idle.min(wait);
         }
         if inner.purge_requested.swap(false, Ordering::AcqRel) {
-            inner.purge_obsolete_files(&mut st);
+            inner.purge_now(&mut st);
             continue;
         }
         let id = if st.errors.is_db_stopped() { None } else { st.jobs.flush_queue.pop_front() };

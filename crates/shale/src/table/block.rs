@@ -14,8 +14,8 @@
 //! A restart point is an entry stored with `shared == 0`; a reader binary-searches the
 //! restart points and then scans forward. With the hash-index flag set (RocksDB's
 //! kDataBlockBinaryAndHash, blocks up to 64 KiB), a hash map of `num_buckets` bytes and a
-//! fixed16 `num_buckets` sit between the restart array and the footer; Shale skips it and
-//! uses binary search.
+//! fixed16 `num_buckets` sit between the restart array and the footer
+//! (`data_block_hash.rs`); point lookups (`BlockIter::seek_for_get`) probe it.
 
 use std::sync::Arc;
 
@@ -23,6 +23,7 @@ use crate::coding::{decode_fixed32, put_fixed32, put_varint32, put_varint64};
 use crate::error::{Error, Result};
 use crate::key::InternalKeyComparator;
 
+use super::data_block_hash::HashIndexBuilder;
 use super::format::{BlockHandle, BLOCK_TRAILER_SIZE};
 
 const HASH_INDEX_FLAG: u32 = 1 << 31;
@@ -37,6 +38,8 @@ pub struct BlockBuilder {
     last_key: Vec<u8>,
     delta_values: bool,
     finished: bool,
+    /// The data-block hash index being collected (`DataBlockIndexType::BinaryAndHash`).
+    hash: Option<HashIndexBuilder>,
 }
 
 impl BlockBuilder {
@@ -59,7 +62,15 @@ impl BlockBuilder {
             last_key: Vec::new(),
             delta_values,
             finished: false,
+            hash: None,
         }
+    }
+
+    /// A data-block builder that also writes the hash index, `util_ratio` keys per bucket.
+    pub fn new_with_hash_index(restart_interval: usize, util_ratio: f64) -> Self {
+        let mut b = Self::new(restart_interval);
+        b.hash = Some(HashIndexBuilder::new(util_ratio));
+        b
     }
 
     pub fn reset(&mut self) {
@@ -69,6 +80,11 @@ impl BlockBuilder {
         self.counter = 0;
         self.last_key.clear();
         self.finished = false;
+        // As RocksDB's BlockBuilder::Reset: an index turned off by too many restart
+        // intervals stays off for the rest of the table.
+        if let Some(h) = self.hash.as_mut().filter(|h| h.valid()) {
+            h.reset();
+        }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -77,7 +93,10 @@ impl BlockBuilder {
 
     /// The size of the block if finished now.
     pub fn current_size_estimate(&self) -> usize {
-        self.buf.len() + 4 * self.restarts.len() + 4
+        self.buf.len()
+            + 4 * self.restarts.len()
+            + 4
+            + self.hash.as_ref().filter(|h| h.valid()).map_or(0, |h| h.estimate_size())
     }
 
     /// RocksDB's estimate of the size after adding `key`/`value` (used by the flush policy).
@@ -117,6 +136,10 @@ impl BlockBuilder {
     pub fn add(&mut self, key: &[u8], value: &[u8]) {
         self.start_entry(key, Some(value.len()));
         self.buf.extend_from_slice(value);
+        if let Some(h) = self.hash.as_mut().filter(|h| h.valid()) {
+            // Data blocks hold internal keys: the index maps their user keys.
+            h.add(&key[..key.len().saturating_sub(8)], self.restarts.len() - 1);
+        }
     }
 
     /// Adds an index entry pointing at `handle`; `prev_handle` is the handle of the entry
@@ -142,10 +165,19 @@ impl BlockBuilder {
     /// Appends the restart array and footer; the builder must be `reset` before reuse.
     pub fn finish(&mut self) -> &[u8] {
         if !self.finished {
+            let with_hash = self
+                .hash
+                .as_ref()
+                .is_some_and(|h| h.valid() && self.current_size_estimate() <= MAX_HASH_INDEX_BLOCK);
             for &r in &self.restarts {
                 put_fixed32(&mut self.buf, r);
             }
-            put_fixed32(&mut self.buf, self.restarts.len() as u32);
+            let mut footer = self.restarts.len() as u32;
+            if let (true, Some(h)) = (with_hash, self.hash.as_ref()) {
+                h.finish(&mut self.buf);
+                footer |= HASH_INDEX_FLAG;
+            }
+            put_fixed32(&mut self.buf, footer);
             self.finished = true;
         }
         &self.buf
@@ -157,6 +189,9 @@ pub struct Block {
     pub(super) data: Vec<u8>,
     pub(super) restart_offset: usize,
     pub(super) num_restarts: usize,
+    /// The hash index's bucket array, `data[start..end]` (data blocks written with
+    /// kDataBlockBinaryAndHash).
+    pub(super) hash_buckets: Option<(usize, usize)>,
 }
 
 impl std::fmt::Debug for Block {
@@ -175,21 +210,23 @@ impl Block {
         let footer = decode_fixed32(&data[size - 4..]);
         let mut end = size - 4;
         let mut num_restarts = footer as usize;
+        let mut hash_buckets = None;
         if size <= MAX_HASH_INDEX_BLOCK && footer & HASH_INDEX_FLAG != 0 {
             num_restarts = (footer & !HASH_INDEX_FLAG) as usize;
             if end < 2 {
                 return Err(Error::corruption("block too small for its hash index"));
             }
             let buckets = u16::from_le_bytes([data[end - 2], data[end - 1]]) as usize;
-            end = end.checked_sub(2 + buckets).ok_or_else(|| {
+            end = end.checked_sub(2 + buckets).filter(|_| buckets > 0).ok_or_else(|| {
                 Error::corruption(format!("hash index of {buckets} buckets overruns a {size}-byte block"))
             })?;
+            hash_buckets = Some((end, end + buckets));
         }
         let restart_offset =
             num_restarts.checked_mul(4).and_then(|n| end.checked_sub(n)).ok_or_else(|| {
                 Error::corruption(format!("block of {size} bytes cannot hold {num_restarts} restarts"))
             })?;
-        Ok(Block { data, restart_offset, num_restarts })
+        Ok(Block { data, restart_offset, num_restarts, hash_buckets })
     }
 
     pub fn size(&self) -> usize {

@@ -385,6 +385,75 @@ impl BlockIter {
         }
     }
 
+    /// A point lookup's seek (RocksDB's `DataBlockIter::SeekForGet`): with the block's hash
+    /// index, only the restart interval the index names for `target`'s user key is scanned.
+    /// Returns false when that user key is in neither this block nor any later one (the
+    /// cursor's position then means nothing); otherwise the cursor is where `seek` would
+    /// put it for the lookup, or past the end of the block.
+    pub fn seek_for_get(&mut self, target: &[u8]) -> bool {
+        let Some((start, end)) = self.block.hash_buckets else {
+            self.seek_impl(target);
+            return true;
+        };
+        let uk = user_key(target);
+        let n = self.block.num_restarts;
+        let restart = match super::data_block_hash::lookup(&self.block.data[start..end], uk) {
+            super::data_block_hash::COLLISION => {
+                self.seek_impl(target);
+                return true;
+            }
+            // The key may still be in the next block (a boundary key between blocks may be
+            // any key): scan the last interval, which stops at the first key >= target.
+            super::data_block_hash::NO_ENTRY => n.saturating_sub(1),
+            r => r as usize,
+        };
+        self.status = Ok(());
+        if restart >= n {
+            self.corrupt("hash index names a restart interval the block does not have");
+            return true;
+        }
+        if !self.seek_to_restart(restart) {
+            return true;
+        }
+        let limit = if restart + 1 < n {
+            match self.restart_point(restart + 1) {
+                Some(l) => l,
+                None => {
+                    self.corrupt("restart point out of range");
+                    return true;
+                }
+            }
+        } else {
+            self.block.restart_offset
+        };
+        // Scan the interval only: stop at the first key >= target, or at the first key of
+        // the next interval.
+        while self.parse_next() {
+            if self.compare(self.cur_key(), target) != Ordering::Less || self.current >= limit {
+                break;
+            }
+        }
+        if !self.is_valid() {
+            // The end of the block (or corruption, in the status): the key may be in the next block.
+            return true;
+        }
+        let found = match &self.order {
+            KeyOrder::Internal(c) | KeyOrder::User(c) => c.compare_user(user_key(self.cur_key()), uk),
+            KeyOrder::Bytewise => user_key(self.cur_key()).cmp(uk),
+        };
+        if found != Ordering::Equal {
+            return false;
+        }
+        // RocksDB keeps the hash answer only for these entry kinds; others seek again.
+        let k = self.cur_key();
+        let vtype = k.len().checked_sub(8).map_or(0xff, |i| k[i]);
+        const KEPT: [u8; 7] = [0x1, 0x0, 0x2, 0x7, 0x11, 0x16, 0x18];
+        if !KEPT.contains(&vtype) {
+            self.seek_impl(target);
+        }
+        true
+    }
+
     fn seek_for_prev_impl(&mut self, target: &[u8]) {
         self.seek_impl(target);
         if self.status.is_err() {

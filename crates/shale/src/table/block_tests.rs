@@ -255,3 +255,84 @@ fn hash_indexed_block_is_read_by_binary_search() {
     it.seek(&entries[20].0);
     assert_eq!(it.key(), &entries[20].0[..]);
 }
+
+/// A data block with RocksDB's hash index: the footer carries the flag, the estimate counts
+/// the index, `seek_for_get` lands where `seek` does for present keys (every version of a
+/// key, with snapshots between them), and says "not here, not later" for absent ones.
+#[test]
+fn hash_index_seek_for_get() {
+    use crate::key::lookup_key;
+    let icmp = bytewise_internal_comparator();
+    for interval in [1, 4, 16] {
+        let mut b = BlockBuilder::new_with_hash_index(interval, 0.75);
+        let mut entries = Vec::new();
+        for i in 0..120usize {
+            let uk = format!("key{:05}", i * 3);
+            // Every fifth key has three versions (possibly across two intervals: a collision).
+            for v in 0..(if i % 5 == 0 { 3 } else { 1 }) {
+                let k = make_internal_key(uk.as_bytes(), 1000 - v, ValueType::Value);
+                b.add(&k, format!("v{i}-{v}").as_bytes());
+                entries.push(k);
+            }
+        }
+        let est = b.current_size_estimate();
+        let data = b.finish().to_vec();
+        assert_eq!(data.len(), est, "interval {interval}");
+        let footer = u32::from_le_bytes(data[data.len() - 4..].try_into().unwrap());
+        assert_ne!(footer & (1 << 31), 0);
+        let block = Arc::new(Block::new(data).unwrap());
+        assert!(block.hash_buckets.is_some());
+        let mut plain = block.iter(icmp.clone());
+        let mut hashed = block.iter(icmp.clone());
+        for k in &entries {
+            let uk = user_key(k);
+            for seq in [1001, 999, 998, 997] {
+                let target = lookup_key(uk, seq);
+                plain.seek(&target);
+                let may = hashed.seek_for_get(&target);
+                hashed.status().unwrap();
+                let want_here = plain.valid() && user_key(plain.key()) == uk;
+                if want_here {
+                    assert!(may && hashed.valid(), "{:?}@{seq}", String::from_utf8_lossy(uk));
+                    assert_eq!(hashed.key(), plain.key());
+                    assert_eq!(hashed.value(), plain.value());
+                } else {
+                    assert!(!may || !hashed.valid() || user_key(hashed.key()) != uk);
+                }
+            }
+        }
+        // Absent keys between present ones: none is found, most are ruled out by the index.
+        let mut ruled_out = 0;
+        for i in 0..119usize {
+            let target = lookup_key(format!("key{:05}", i * 3 + 1).as_bytes(), 2000);
+            let may = hashed.seek_for_get(&target);
+            hashed.status().unwrap();
+            if !may {
+                ruled_out += 1;
+            } else if hashed.valid() {
+                assert_ne!(user_key(hashed.key()), user_key(&target));
+            }
+        }
+        assert!(ruled_out > 60, "interval {interval}: only {ruled_out} of 119 ruled out");
+        // Past the last key: may be in the next block.
+        assert!(hashed.seek_for_get(&lookup_key(b"zzz", 5)));
+        assert!(!hashed.valid());
+    }
+}
+
+/// More than 254 restart intervals: no hash index, and none for later blocks of the same
+/// builder either (RocksDB's BlockBuilder).
+#[test]
+fn hash_index_off_past_253_restarts() {
+    let mut b = BlockBuilder::new_with_hash_index(1, 0.75);
+    for i in 0..300 {
+        b.add(&ikey(i), b"v");
+    }
+    let data = b.finish().to_vec();
+    assert_eq!(u32::from_le_bytes(data[data.len() - 4..].try_into().unwrap()), 300);
+    assert!(Block::new(data).unwrap().hash_buckets.is_none());
+    b.reset();
+    b.add(&ikey(1), b"v");
+    let data = b.finish().to_vec();
+    assert_eq!(u32::from_le_bytes(data[data.len() - 4..].try_into().unwrap()), 1);
+}

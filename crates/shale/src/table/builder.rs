@@ -111,6 +111,16 @@ pub struct TableBuilderOptions {
     pub prefix_extractor: Option<crate::slice_transform::SliceTransformRef>,
     /// "rocksdb.creating.host.identity" (not written when empty).
     pub db_host_id: String,
+    /// Data blocks also carry RocksDB's hash index (kDataBlockBinaryAndHash) with this
+    /// util ratio; None: binary search only. Taken only with a bytewise or reverse-bytewise
+    /// comparator, as RocksDB.
+    pub data_block_hash_ratio: Option<f64>,
+    /// Appends ask this rate limiter first, at this priority (flushes high, compactions low).
+    /// `add_compact_on_deletion_collector_factory`: each watches the entries added; any
+    /// that fires marks the table for compaction (`TableBuildResult::marked_for_compaction`).
+    pub deletion_collectors: Vec<super::deletion_collector::CompactOnDeletionCollectorFactory>,
+    pub(crate) rate_limiter:
+        Option<(std::sync::Arc<crate::rate_limiter::RateLimiter>, crate::rate_limiter::IoPriority)>,
 }
 
 impl TableBuilderOptions {
@@ -139,6 +149,9 @@ impl TableBuilderOptions {
             prefix_extractor_name: "nullptr".to_string(),
             prefix_extractor: None,
             db_host_id: String::new(),
+            data_block_hash_ratio: None,
+            rate_limiter: None,
+            deletion_collectors: Vec::new(),
         }
     }
 }
@@ -148,6 +161,15 @@ impl TableBuilderOptions {
 pub struct TableBuildResult {
     pub file_size: u64,
     pub properties: TableProperties,
+    /// A table-properties collector asked for this table to be compacted (RocksDB's
+    /// `NeedCompact`); recorded in the MANIFEST as `marked_for_compaction`.
+    pub marked_for_compaction: bool,
+}
+
+/// RocksDB's `CanKeysWithDifferentByteContentsBeEqual() == false`: the comparators for which
+/// RocksDB writes a data-block hash index.
+fn hash_index_allowed(c: &dyn crate::comparator::Comparator) -> bool {
+    c.is_bytewise() || c.name() == crate::comparator::REVERSE_BYTEWISE_NAME
 }
 
 /// RocksDB's `CompressionOptionsToString` for default options at `level`.
@@ -184,10 +206,19 @@ pub struct TableBuilder {
     /// With user-defined timestamps: the smallest and largest timestamp of the point
     /// entries (RocksDB's `TimestampTablePropertiesCollector`).
     ts_min_max: Option<(Vec<u8>, Vec<u8>)>,
+    collectors: Vec<super::deletion_collector::CompactOnDeletionCollector>,
 }
 
 impl TableBuilder {
     pub fn new(opts: TableBuilderOptions, file: Box<dyn WritableFile>) -> Self {
+        let file: Box<dyn WritableFile> = match &opts.rate_limiter {
+            Some((limiter, pri)) => Box::new(crate::rate_limiter::RateLimitedFile {
+                inner: file,
+                limiter: limiter.clone(),
+                pri: *pri,
+            }),
+            None => file,
+        };
         let delta = opts.format_version >= 4;
         // RocksDB writes its legacy Bloom filter below format_version 5.
         let filter = opts.filter_bits_per_key.map(|b| {
@@ -210,7 +241,12 @@ impl TableBuilder {
             ..Default::default()
         };
         TableBuilder {
-            data_block: BlockBuilder::new(opts.block_restart_interval),
+            data_block: match opts.data_block_hash_ratio {
+                Some(ratio) if hash_index_allowed(opts.icmp.user_comparator().as_ref()) => {
+                    BlockBuilder::new_with_hash_index(opts.block_restart_interval, ratio)
+                }
+                _ => BlockBuilder::new(opts.block_restart_interval),
+            },
             index_with_seq: BlockBuilder::new_index(opts.index_block_restart_interval, delta),
             index_user_keys: BlockBuilder::new_index(opts.index_block_restart_interval, delta),
             separator_is_key_plus_seq: opts.format_version <= 2,
@@ -232,6 +268,7 @@ impl TableBuilder {
             },
             compression_types_used: 0,
             ts_min_max: None,
+            collectors: opts.deletion_collectors.iter().map(|f| f.new_collector()).collect(),
             offset: 0,
             file,
             opts,
@@ -305,6 +342,12 @@ impl TableBuilder {
             }
         }
         self.data_block.add(ikey, value);
+        if !self.collectors.is_empty() {
+            let del = vtype == ValueType::Deletion as u8 || vtype == ValueType::SingleDeletion as u8;
+            for c in &mut self.collectors {
+                c.add(del, self.offset);
+            }
+        }
         self.last_key.clear();
         self.last_key.extend_from_slice(ikey);
         self.props.num_entries += 1;
@@ -539,7 +582,8 @@ impl TableBuilder {
         self.offset += enc.len() as u64;
         self.file.flush()?;
         self.file.sync()?;
-        Ok(TableBuildResult { file_size: self.offset, properties: self.props })
+        let marked_for_compaction = self.collectors.iter_mut().fold(false, |m, c| c.finish() || m);
+        Ok(TableBuildResult { file_size: self.offset, properties: self.props, marked_for_compaction })
     }
 }
 

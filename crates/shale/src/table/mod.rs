@@ -4,6 +4,8 @@
 pub mod block;
 pub mod block_iter;
 pub mod builder;
+pub(crate) mod data_block_hash;
+pub mod deletion_collector;
 pub use shale_base::compression;
 pub mod filter;
 pub mod format;

@@ -622,7 +622,11 @@ impl Table {
             let handle = index.handle();
             let block = self.data_block(handle, fill_cache)?;
             let mut it = block.iter(self.opts.icmp.clone());
-            it.seek(lookup_ikey);
+            if !it.seek_for_get(lookup_ikey) {
+                // The block's hash index: the key is neither here nor in a later block.
+                it.status().map_err(|e| in_file(e, &self.opts.file_name, handle))?;
+                return Ok(None);
+            }
             if it.valid() {
                 if self.opts.icmp.compare_user_without_ts(user_key(it.key()), uk) == Ordering::Equal {
                     match check {

@@ -1,0 +1,166 @@
+//! The block-based table factory's options block and the table-properties-collector line of
+//! the LOG, in RocksDB 11.8.1's text (`BlockBasedTableFactory::GetPrintableOptions`,
+//! `ColumnFamilyOptions::Dump`), so tools and tests that read a LOG find the same lines:
+//!
+//! ```text
+//! <time> <tid>            Options.table_factory: BlockBasedTable
+//! <time> <tid>            table_factory options:   flush_block_policy_factory: FlushBlockBySizePolicyFactory (0x...)
+//!   cache_index_and_filter_blocks: 0
+//!   ...                                  (one "  name: value" line per option)
+//!   num_file_reads_for_auto_readahead: 2
+//! <time> <tid>                   Options.table_properties_collectors: <factory>;<factory>;
+//! ```
+//! Values Shale does not let a user change (RocksDB's defaults that Shale behaves as) are
+//! printed as RocksDB prints those defaults; a changed one is refused at open.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use crate::cache::BlockCache;
+use crate::options::BlockBasedOptions;
+
+/// RocksDB's `GetPrintableOptions` of the block-based table factory: `"  name: value\n"` lines.
+pub(crate) fn table_factory_options(t: &BlockBasedOptions, cache: Option<&Arc<BlockCache>>) -> String {
+    let mut s = String::with_capacity(1500);
+    macro_rules! line {
+        ($k:expr, $v:expr $(,)?) => {{
+            let _ = writeln!(s, "  {}: {}", $k, $v);
+        }};
+    }
+    // The flush policy is Shale's only one, RocksDB's default (a block is cut at block_size).
+    line!(
+        "flush_block_policy_factory",
+        &format_args!("FlushBlockBySizePolicyFactory ({:p})", t as *const BlockBasedOptions),
+    );
+    // Index and filter blocks live with the open table; RocksDB's defaults below.
+    line!("cache_index_and_filter_blocks", &0);
+    line!("cache_index_and_filter_blocks_with_high_priority", &1);
+    line!("pin_l0_filter_and_index_blocks_in_cache", &0);
+    line!("pin_top_level_index_and_filter", &1);
+    line!("index_type", &0);
+    line!("data_block_index_type", &(t.data_block_index_type as i32));
+    // kShortenSeparators: index keys are shortened between blocks, not after the last one.
+    line!("index_shortening", &1);
+    line!("data_block_hash_table_util_ratio", &format_args!("{:.6}", t.data_block_hash_ratio));
+    // kCRC32c (RocksDB's enum value 1): the only block checksum Shale writes.
+    line!("checksum", &1);
+    line!("no_block_cache", &u8::from(t.no_block_cache));
+    match cache {
+        Some(c) => {
+            line!("block_cache", &format_args!("{:p}", Arc::as_ptr(c)));
+            // Shale's block cache takes the place of RocksDB's LRUCache
+            // (rust-rocksdb's `Cache::new_lru_cache`); its options in LRUCache's text.
+            line!("block_cache_name", &"LRUCache");
+            s.push_str("  block_cache_options:\n");
+            let _ = writeln!(s, "    capacity : {}", c.capacity());
+            let _ = writeln!(s, "    num_shard_bits : {}", c.num_shard_bits());
+            s.push_str("    strict_capacity_limit : 0\n");
+            s.push_str("    memory_allocator : None\n");
+        }
+        None => s.push_str("  block_cache: (nil)\n"),
+    }
+    line!("persistent_cache", &"(nil)");
+    line!("block_size", &t.block_size);
+    line!("block_size_deviation", &10);
+    line!("block_restart_interval", &t.block_restart_interval);
+    line!("index_block_restart_interval", &t.index_block_restart_interval);
+    line!("metadata_block_size", &4096);
+    line!("partition_filters", &0);
+    line!("use_delta_encoding", &1);
+    line!("filter_policy", &if t.bloom_bits_per_key.is_some() { "bloomfilter" } else { "nullptr" });
+    line!("user_defined_index_factory", &"nullptr");
+    line!("use_udi_as_primary_index", &0);
+    line!("fail_if_no_udi_on_open", &0);
+    line!("whole_key_filtering", &u8::from(t.whole_key_filtering));
+    line!("verify_compression", &0);
+    line!("read_amp_bytes_per_bit", &0);
+    line!("format_version", &t.format_version);
+    line!("uniform_cv_threshold", &format_args!("{:.6}", -1.0f64));
+    line!("enable_index_compression", &1);
+    line!("block_align", &0);
+    line!("super_block_alignment_size", &0);
+    line!("super_block_alignment_space_overhead_ratio", &128);
+    line!("max_auto_readahead_size", &262144);
+    line!("prepopulate_block_cache", &0);
+    line!("initial_auto_readahead_size", &8192);
+    line!("num_file_reads_for_auto_readahead", &2);
+    s
+}
+
+/// A double as C++'s `ostream <<` prints it by default (`%g`, 6 significant digits):
+/// `0.5`, `1`, `0.333333`, `1e+06`.
+pub(crate) fn cpp_ostream_double(v: f64) -> String {
+    if !v.is_finite() {
+        return if v.is_nan() {
+            "nan".into()
+        } else if v > 0.0 {
+            "inf".into()
+        } else {
+            "-inf".into()
+        };
+    }
+    if v == 0.0 {
+        return if v.is_sign_negative() { "-0".into() } else { "0".into() };
+    }
+    // Rounded to 6 significant digits, the decimal exponent decides the style.
+    let sci = format!("{v:.5e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let trim = |m: &str| -> String {
+        if m.contains('.') {
+            m.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            m.to_string()
+        }
+    };
+    if !(-4..6).contains(&exp) {
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{}e{sign}{:02}", trim(mantissa), exp.abs())
+    } else {
+        let decimals = (5 - exp).max(0) as usize;
+        trim(&format!("{v:.decimals$}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn doubles_print_as_cpp_ostream() {
+        assert_eq!(cpp_ostream_double(0.5), "0.5");
+        assert_eq!(cpp_ostream_double(1.0), "1");
+        assert_eq!(cpp_ostream_double(0.0), "0");
+        assert_eq!(cpp_ostream_double(1.0 / 3.0), "0.333333");
+        assert_eq!(cpp_ostream_double(123456.0), "123456");
+        assert_eq!(cpp_ostream_double(1234567.0), "1.23457e+06");
+        assert_eq!(cpp_ostream_double(0.0001), "0.0001");
+        assert_eq!(cpp_ostream_double(0.00001), "1e-05");
+        assert_eq!(cpp_ostream_double(-2.5), "-2.5");
+    }
+
+    #[test]
+    fn table_options_block_has_rocksdb_lines() {
+        let mut t = BlockBasedOptions::default();
+        t.set_index_block_restart_interval(16);
+        t.set_data_block_hash_ratio(0.35);
+        let cache = Arc::new(BlockCache::new(32 << 20));
+        let s = table_factory_options(&t, Some(&cache));
+        assert!(s.starts_with("  flush_block_policy_factory: FlushBlockBySizePolicyFactory (0x"), "{s}");
+        for want in [
+            "\n  cache_index_and_filter_blocks: 0\n",
+            "\n  data_block_index_type: 0\n",
+            "\n  data_block_hash_table_util_ratio: 0.350000\n",
+            "\n  index_block_restart_interval: 16\n",
+            "\n    capacity : 33554432\n",
+            &format!("\n  format_version: {}\n", t.format_version),
+            "\n  num_file_reads_for_auto_readahead: 2\n",
+        ] {
+            assert!(s.contains(want), "missing {want:?} in\n{s}");
+        }
+        assert!(s.ends_with('\n'));
+        let mut t2 = BlockBasedOptions::default();
+        t2.disable_cache();
+        assert!(table_factory_options(&t2, None).contains("\n  no_block_cache: 1\n  block_cache: (nil)\n"));
+    }
+}

@@ -1,0 +1,309 @@
+//! RocksDB's `GenericRateLimiter` (util/rate_limiter.cc), as `Options::set_ratelimiter` and
+//! `set_auto_tuned_ratelimiter` make it: flush (high priority) and compaction (low
+//! priority) table writes ask it for bytes before they write them; WAL writes do not.
+//!
+//! - Every `refill_period_us` the limiter holds `rate * refill_period_us / 1e6` bytes (what
+//!   was not used is not carried over). A request larger than that is split into requests of
+//!   at most that size (the single burst).
+//! - A request that does not fit waits for the next refill, where it takes what is there
+//!   and keeps waiting for the rest (partial grants, as RocksDB's).
+//! - Fairness: waiting high-priority requests are served before low-priority ones, except
+//!   that at each refill, with chance 1/`fairness`, low priority goes first.
+//! - Auto-tuned: the rate starts at half the given one and every 100 refill periods moves
+//!   within `[rate / 20, rate]`: down 5% when under half of the periods ran dry, to the floor
+//!   when none did, up 5% when over 90% did.
+
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// Which writes a request is for (RocksDB's `Env::IOPriority`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum IoPriority {
+    /// Compactions.
+    Low,
+    /// Flushes.
+    High,
+}
+
+const REFILLS_PER_TUNE: u32 = 100;
+const ALLOWED_RANGE_FACTOR: i64 = 20;
+const LOW_WATERMARK_PCT: i64 = 50;
+const HIGH_WATERMARK_PCT: i64 = 90;
+const ADJUST_FACTOR_PCT: i64 = 5;
+
+/// The limiter; shared (`Arc`) by the databases opened with the same `Options`.
+pub struct RateLimiter {
+    max_bytes_per_sec: i64,
+    refill_period: Duration,
+    fairness: u32,
+    auto_tuned: bool,
+    state: Mutex<State>,
+    cv: Condvar,
+}
+
+struct State {
+    bytes_per_sec: i64,
+    refill_bytes: i64,
+    available: i64,
+    next_refill: Instant,
+    /// Requests waiting, by priority (low, high).
+    waiting: [usize; 2],
+    /// At this refill, low priority goes first.
+    low_first: bool,
+    rng: u64,
+    num_drains: i64,
+    tuned_time: Instant,
+    total_bytes: [u64; 2],
+}
+
+impl std::fmt::Debug for RateLimiter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "RateLimiter({} bytes/s, auto_tuned {})", self.bytes_per_second(), self.auto_tuned)
+    }
+}
+
+fn refill_bytes(rate: i64, period: Duration) -> i64 {
+    let us = period.as_micros() as i64;
+    // RocksDB's CalculateRefillBytesPerPeriodLocked, guarding the overflow.
+    if rate > i64::MAX / us.max(1) {
+        rate / 1_000_000 * us
+    } else {
+        (rate * us / 1_000_000).max(1)
+    }
+}
+
+impl RateLimiter {
+    /// `rate_bytes_per_sec` > 0; `refill_period_us` > 0 (RocksDB's default 100 ms);
+    /// `fairness` > 0 (RocksDB's default 10).
+    pub(crate) fn new(
+        rate_bytes_per_sec: i64,
+        refill_period_us: i64,
+        fairness: i32,
+        auto_tuned: bool,
+    ) -> Self {
+        let max = rate_bytes_per_sec.max(1);
+        let period = Duration::from_micros(refill_period_us.max(1) as u64);
+        let rate = if auto_tuned { (max / 2).max(1) } else { max };
+        let now = Instant::now();
+        RateLimiter {
+            max_bytes_per_sec: max,
+            refill_period: period,
+            fairness: fairness.max(1) as u32,
+            auto_tuned,
+            state: Mutex::new(State {
+                bytes_per_sec: rate,
+                refill_bytes: refill_bytes(rate, period),
+                available: 0,
+                next_refill: now,
+                waiting: [0, 0],
+                low_first: false,
+                rng: 0x9e37_79b9_7f4a_7c15,
+                num_drains: 0,
+                tuned_time: now,
+                total_bytes: [0, 0],
+            }),
+            cv: Condvar::new(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The rate in force (auto-tuning moves it).
+    pub fn bytes_per_second(&self) -> i64 {
+        self.lock().bytes_per_sec
+    }
+
+    /// Bytes granted so far to (low, high) priority.
+    #[cfg(test)]
+    pub(crate) fn total_bytes(&self) -> [u64; 2] {
+        self.lock().total_bytes
+    }
+
+    /// The largest request granted at once.
+    fn single_burst(&self) -> i64 {
+        self.lock().refill_bytes
+    }
+
+    /// Blocks until `bytes` may be written at `pri`.
+    pub(crate) fn request(&self, bytes: usize, pri: IoPriority) {
+        let mut left = bytes as i64;
+        while left > 0 {
+            let chunk = left.min(self.single_burst());
+            self.request_chunk(chunk, pri);
+            left -= chunk;
+        }
+    }
+
+    fn refill(&self, st: &mut State, now: Instant) {
+        st.next_refill = now + self.refill_period;
+        st.available = st.refill_bytes;
+        st.rng ^= st.rng << 13;
+        st.rng ^= st.rng >> 7;
+        st.rng ^= st.rng << 17;
+        st.low_first = st.rng % u64::from(self.fairness) == 0;
+    }
+
+    fn tune(&self, st: &mut State, now: Instant) {
+        let elapsed = now.duration_since(st.tuned_time).as_micros() as i64;
+        let period = self.refill_period.as_micros() as i64;
+        let intervals = ((elapsed + period - 1) / period).max(1);
+        st.tuned_time = now;
+        let drained_pct = st.num_drains * 100 / intervals;
+        let prev = st.bytes_per_sec;
+        let floor = (self.max_bytes_per_sec / ALLOWED_RANGE_FACTOR).max(1);
+        let sane = prev.min(i64::MAX / 100);
+        let new = if drained_pct == 0 {
+            floor
+        } else if drained_pct < LOW_WATERMARK_PCT {
+            floor.max(sane * 100 / (100 + ADJUST_FACTOR_PCT))
+        } else if drained_pct > HIGH_WATERMARK_PCT {
+            self.max_bytes_per_sec.min(sane * (100 + ADJUST_FACTOR_PCT) / 100)
+        } else {
+            prev
+        };
+        if new != prev {
+            st.bytes_per_sec = new;
+            st.refill_bytes = refill_bytes(new, self.refill_period);
+        }
+        st.num_drains = 0;
+    }
+
+    fn request_chunk(&self, bytes: i64, pri: IoPriority) {
+        let p = pri as usize;
+        let mut st = self.lock();
+        let now = Instant::now();
+        if self.auto_tuned && now >= st.tuned_time + self.refill_period * REFILLS_PER_TUNE {
+            self.tune(&mut st, now);
+        }
+        let mut need = bytes;
+        let mut waited = false;
+        loop {
+            let now = Instant::now();
+            if now >= st.next_refill && st.available <= 0 {
+                self.refill(&mut st, now);
+            }
+            // High priority goes first unless this refill favours low priority.
+            let blocked = match pri {
+                IoPriority::High => st.low_first && st.waiting[0] > 0,
+                IoPriority::Low => !st.low_first && st.waiting[1] > 0,
+            };
+            if !blocked && st.available > 0 {
+                let take = need.min(st.available);
+                st.available -= take;
+                need -= take;
+                if need == 0 {
+                    break;
+                }
+            }
+            if !waited {
+                // This request ran the period dry (RocksDB's num_drains_).
+                st.num_drains += 1;
+                waited = true;
+                st.waiting[p] += 1;
+            }
+            let wait =
+                st.next_refill.saturating_duration_since(Instant::now()).max(Duration::from_micros(50));
+            st = match self.cv.wait_timeout(st, wait) {
+                Ok((g, _)) => g,
+                Err(e) => e.into_inner().0,
+            };
+        }
+        if waited {
+            st.waiting[p] -= 1;
+        }
+        st.total_bytes[p] += bytes as u64;
+        drop(st);
+        self.cv.notify_all();
+    }
+}
+
+/// A table file whose appends ask the limiter first (RocksDB's WritableFileWriter with a
+/// rate limiter and an I/O priority).
+pub(crate) struct RateLimitedFile {
+    pub inner: Box<dyn crate::fs::WritableFile>,
+    pub limiter: std::sync::Arc<RateLimiter>,
+    pub pri: IoPriority,
+}
+
+impl crate::fs::WritableFile for RateLimitedFile {
+    fn append(&mut self, data: &[u8]) -> crate::error::Result<()> {
+        self.limiter.request(data.len(), self.pri);
+        self.inner.append(data)
+    }
+
+    fn flush(&mut self) -> crate::error::Result<()> {
+        self.inner.flush()
+    }
+
+    fn sync(&mut self) -> crate::error::Result<()> {
+        self.inner.sync()
+    }
+
+    fn size(&self) -> u64 {
+        self.inner.size()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn requests_take_bytes_over_rate() {
+        // 1 MB/s in 10 ms periods: 300 KB takes at least ~0.29 s (the first period is free).
+        let l = RateLimiter::new(1_000_000, 10_000, 10, false);
+        let t = Instant::now();
+        for _ in 0..30 {
+            l.request(10_000, IoPriority::Low);
+        }
+        let took = t.elapsed();
+        assert!(took >= Duration::from_millis(280), "{took:?}");
+        assert_eq!(l.total_bytes(), [300_000, 0]);
+        // A request bigger than a period's bytes is split, not refused.
+        let t = Instant::now();
+        l.request(50_000, IoPriority::High);
+        assert!(t.elapsed() >= Duration::from_millis(35), "{:?}", t.elapsed());
+    }
+
+    #[test]
+    fn high_priority_is_served_first() {
+        let l = Arc::new(RateLimiter::new(100_000, 10_000, 1_000_000, false));
+        let low = {
+            let l = l.clone();
+            std::thread::spawn(move || {
+                for _ in 0..40 {
+                    l.request(1000, IoPriority::Low);
+                }
+            })
+        };
+        std::thread::sleep(Duration::from_millis(20));
+        let t = Instant::now();
+        for _ in 0..10 {
+            l.request(1000, IoPriority::High);
+        }
+        let high_took = t.elapsed();
+        low.join().unwrap();
+        // 10 high requests of one period each: about 100 ms, not queued behind 40 low ones.
+        assert!(high_took < Duration::from_millis(300), "{high_took:?}");
+    }
+
+    #[test]
+    fn auto_tuned_starts_at_half_and_stays_in_range() {
+        let l = RateLimiter::new(2_000_000, 1000, 10, true);
+        assert_eq!(l.bytes_per_second(), 1_000_000);
+        // Idle for 100+ periods: the next request tunes to the floor, rate / 20.
+        std::thread::sleep(Duration::from_millis(120));
+        l.request(10, IoPriority::Low);
+        assert_eq!(l.bytes_per_second(), 100_000);
+        // Drained every period: it climbs 5% per tune, never above the rate.
+        let t = Instant::now();
+        while t.elapsed() < Duration::from_millis(400) {
+            l.request(1000, IoPriority::Low);
+        }
+        let r = l.bytes_per_second();
+        assert!(r > 100_000 && r <= 2_000_000, "{r}");
+    }
+}

@@ -1,0 +1,80 @@
+//! `set_ratelimiter`: compaction (and flush) table writes go through RocksDB's
+//! GenericRateLimiter, so a compaction that writes B bytes at R bytes/s takes at least
+//! about B / R seconds (less one refill period's burst); the data comes out whole. The
+//! auto-tuned limiter opens and throttles too.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
+
+use std::time::{Duration, Instant};
+
+use shale::{DBCompressionType, Options, DB};
+
+const RATE: i64 = 1 << 20; // 1 MiB/s
+const PERIOD_US: i64 = 10_000;
+
+fn value(i: u32) -> Vec<u8> {
+    // Incompressible-looking bytes (compression is off anyway).
+    let mut x = 0x9e37_79b9u32.wrapping_mul(i + 1);
+    (0..400)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x as u8
+        })
+        .collect()
+}
+
+fn sst_bytes(dir: &std::path::Path) -> u64 {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().extension().is_some_and(|x| x == "sst"))
+        .map(|e| e.metadata().unwrap().len())
+        .sum()
+}
+
+fn run(auto_tuned: bool) {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_compression_type(DBCompressionType::None);
+    o.set_disable_auto_compactions(true);
+    if auto_tuned {
+        o.set_auto_tuned_ratelimiter(RATE, PERIOD_US, 10);
+    } else {
+        o.set_ratelimiter(RATE, PERIOD_US, 10);
+    }
+    let db = DB::open(&o, tmp.path()).unwrap();
+    // Four overlapping flushes of 1000 keys x 400 bytes.
+    for round in 0..4u32 {
+        for i in 0..1000u32 {
+            db.put(format!("key{:06}", i * 4 + round % 2).as_bytes(), value(i + round * 1000)).unwrap();
+        }
+        db.flush().unwrap();
+    }
+    let t = Instant::now();
+    db.compact_range(None::<&[u8]>, None::<&[u8]>);
+    let took = t.elapsed();
+    let written = sst_bytes(tmp.path());
+    // The auto-tuned limiter starts at half the rate, so the plain bound holds for both.
+    let burst = (RATE * PERIOD_US / 1_000_000) as u64;
+    let floor = Duration::from_secs_f64((written - burst) as f64 / RATE as f64);
+    assert!(written > 700_000, "compaction output {written} bytes");
+    assert!(took >= floor, "auto_tuned {auto_tuned}: {written} bytes compacted in {took:?}, under {floor:?}");
+    for round in 2..4u32 {
+        for i in (0..1000u32).step_by(37) {
+            let k = format!("key{:06}", i * 4 + round % 2);
+            assert_eq!(db.get(k.as_bytes()).unwrap().unwrap(), value(i + round * 1000), "{k}");
+        }
+    }
+}
+
+#[test]
+fn rate_limited_compaction_takes_bytes_over_rate() {
+    run(false);
+}
+
+#[test]
+fn auto_tuned_rate_limiter_throttles_too() {
+    run(true);
+}
