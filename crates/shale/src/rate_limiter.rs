@@ -142,7 +142,7 @@ impl RateLimiter {
         st.rng ^= st.rng << 13;
         st.rng ^= st.rng >> 7;
         st.rng ^= st.rng << 17;
-        st.low_first = st.rng % u64::from(self.fairness) == 0;
+        st.low_first = st.rng.is_multiple_of(u64::from(self.fairness));
     }
 
     fn tune(&self, st: &mut State, now: Instant) {

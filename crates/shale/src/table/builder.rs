@@ -582,7 +582,11 @@ impl TableBuilder {
         self.offset += enc.len() as u64;
         self.file.flush()?;
         self.file.sync()?;
-        let marked_for_compaction = self.collectors.iter_mut().fold(false, |m, c| c.finish() || m);
+        // Every collector finishes (no short circuit), then any one may mark the table.
+        let mut marked_for_compaction = false;
+        for c in &mut self.collectors {
+            marked_for_compaction |= c.finish();
+        }
         Ok(TableBuildResult { file_size: self.offset, properties: self.props, marked_for_compaction })
     }
 }
