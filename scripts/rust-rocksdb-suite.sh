@@ -67,8 +67,6 @@ test_rocksdb_options::test_lru_cache_custom_opts  issue 14 (row cache)
 test_rocksdb_options::test_set_blob_cache  issue 18 (blob files)
 test_rocksdb_options::test_set_cf_paths  issue 10 (cf_paths)
 test_rocksdb_options::test_set_experimental_mempurge_threshold  issue 10 (mempurge)
-test_rocksdb_options::test_set_track_and_verify_wals_in_manifest  issue 10 (WAL tracking in the MANIFEST)
-test_rocksdb_options::test_set_write_dbid_to_manifest  issue 10 (write_dbid_to_manifest=false)
 EOF
 )"
 

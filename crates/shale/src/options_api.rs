@@ -1527,9 +1527,11 @@ impl Options {
         self.avoid_unnecessary_blocking_io = val;
     }
 
+    /// The MANIFEST records each closed WAL with its synced size (WalAddition) and the WALs
+    /// no longer needed (WalDeletion); an open finds a tracked WAL missing or shorter than
+    /// its synced size and fails with Corruption, as RocksDB's (`db/wal_tracking.rs`).
     pub fn set_track_and_verify_wals_in_manifest(&mut self, val: bool) {
         self.track_and_verify_wals_in_manifest = val;
-        self.unsupported_if(val, "track_and_verify_wals_in_manifest");
     }
 
     pub fn get_track_and_verify_wals_in_manifest(&self) -> bool {

@@ -58,6 +58,7 @@ mod table_cache;
 mod timestamps;
 mod ttl;
 mod versions;
+mod wal_tracking;
 mod write;
 mod write_controller;
 
@@ -181,6 +182,12 @@ pub(crate) struct DbState {
     pub max_column_family: u32,
     /// WAL numbers still on disk, oldest first (the last is the current WAL).
     pub alive_wals: VecDeque<u64>,
+    /// `track_and_verify_wals_in_manifest` (`db/wal_tracking.rs`): closed, synced WALs not
+    /// yet written to the MANIFEST; the WALs the MANIFEST tracks (number -> synced size);
+    /// the number below which the MANIFEST says WALs are deleted.
+    pub pending_wal_additions: Vec<crate::version::edit::WalAddition>,
+    pub tracked_wals: BTreeMap<u64, Option<u64>>,
+    pub wals_deleted_before: u64,
     /// Flush and compaction queues and what runs (`scheduler.rs`).
     pub jobs: JobQueues,
     /// A MANIFEST change is being written (`versions.rs`); the next waits on `manifest_cv`.

@@ -128,6 +128,9 @@ pub(crate) fn open<T: ThreadMode>(
     // Replay the WALs.
     let min_log = cfs.values().map(|c| c.log_number).min().unwrap_or(0);
     let wals = wal_numbers(&*fs, path)?;
+    if opts.track_and_verify_wals_in_manifest {
+        super::wal_tracking::check_wals(&*fs, path, &recovered.wals, &wals)?;
+    }
     let mut new_files: Vec<(u32, FileMetaData)> = Vec::new();
     // With two-phase commit, a WAL older than every family's log number is still on disk
     // only because it holds a prepare section (`transactions/twopc.rs`): it is replayed
@@ -365,6 +368,9 @@ pub(super) fn new_inner(
             cfs: BTreeMap::new(),
             max_column_family,
             alive_wals: VecDeque::from([wal_number]),
+            pending_wal_additions: Vec::new(),
+            tracked_wals: BTreeMap::new(),
+            wals_deleted_before: 0,
             jobs: JobQueues::new(max_flushes, max_compactions),
             manifest_busy: false,
             errors: super::error_handler::ErrorHandler::new(),

@@ -37,6 +37,9 @@ impl DbInner {
             self.manifest_cv.wait(st);
         }
         st.manifest_busy = true;
+        if self.opts.track_and_verify_wals_in_manifest {
+            super::wal_tracking::add_wal_edits(st, &mut edits);
+        }
         // Families whose files change, with their base Versions.
         let mut bases: BTreeMap<u32, Arc<Version>> = BTreeMap::new();
         for e in &edits {
@@ -115,13 +118,25 @@ impl DbInner {
     /// non-default ones) with its comparator, then one with its files and log number; last
     /// the file numbering, last sequence and max column family.
     pub(crate) fn snapshot_edits(&self, st: &DbState) -> Vec<VersionEdit> {
-        snapshot_edits(
+        let mut edits = snapshot_edits(
             &st.cfs,
             self.versions.next_file_number(),
             self.versions.last_sequence(),
             st.max_column_family,
             self.versions.db_id(),
-        )
+        );
+        // A new MANIFEST starts with the WALs it tracks (RocksDB's WriteCurrentStateToManifest).
+        if !st.tracked_wals.is_empty() {
+            let wal_additions = st
+                .tracked_wals
+                .iter()
+                .map(|(&number, &synced_size)| crate::version::edit::WalAddition { number, synced_size })
+                .collect();
+            // After the DB id record, which comes first as in RocksDB.
+            let at = usize::from(self.versions.db_id().is_some());
+            edits.insert(at, VersionEdit { wal_additions, ..Default::default() });
+        }
+        edits
     }
 }
 

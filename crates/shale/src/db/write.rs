@@ -456,6 +456,7 @@ impl DbInner {
     /// what its buffer holds was never acknowledged), and a failure is left to the recovery
     /// attempt.
     fn roll_wal(&self, st: &mut MutexGuard<'_, DbState>, recovering: bool) -> Result<u64> {
+        let mut closed: Option<(u64, u64)> = None;
         let r = MutexGuard::unlocked(st, || -> Result<(u64, bool)> {
             let mut wal = self.wal.lock().unwrap_or_else(|p| p.into_inner());
             if wal.writer.file_size() == 0 && !(recovering && wal.writer.has_failed()) {
@@ -466,6 +467,8 @@ impl DbInner {
             let file = self.fs.new_writable_file(&path)?;
             if !recovering {
                 wal.writer.sync()?;
+                // Closed and synced whole: RocksDB's MarkLogsSynced records it.
+                closed = Some((wal.number, wal.writer.file_size()));
             }
             self.fs.sync_dir(&self.path)?;
             wal.writer = LogWriter::new(file, number);
@@ -477,6 +480,14 @@ impl DbInner {
             Ok((number, rolled)) => {
                 if rolled {
                     st.alive_wals.push_back(number);
+                    if let (true, Some((n, size))) = (self.opts.track_and_verify_wals_in_manifest, closed) {
+                        if size > 0 {
+                            st.pending_wal_additions.push(crate::version::edit::WalAddition {
+                                number: n,
+                                synced_size: Some(size),
+                            });
+                        }
+                    }
                 }
                 Ok(number)
             }
