@@ -58,7 +58,7 @@ fn tracked_wal_cut_short_or_missing_is_corruption() {
     let copy = tmp.path().join("keep.log");
     std::fs::copy(&wal, &copy).unwrap();
     std::fs::OpenOptions::new().write(true).open(&wal).unwrap().set_len(size - 10).unwrap();
-    let e = DB::open_cf(&opts(), &dir, ["a", "b"]).err().expect("open must fail");
+    let e = DB::open_cf(&opts(), &dir, ["a", "b"]).expect_err("open must fail");
     assert_eq!(e.kind(), ErrorKind::Corruption);
     assert!(
         e.to_string().contains(&format!(
@@ -69,7 +69,7 @@ fn tracked_wal_cut_short_or_missing_is_corruption() {
     );
     // Gone: Corruption naming it.
     std::fs::remove_file(&wal).unwrap();
-    let e = DB::open_cf(&opts(), &dir, ["a", "b"]).err().expect("open must fail");
+    let e = DB::open_cf(&opts(), &dir, ["a", "b"]).expect_err("open must fail");
     assert_eq!(e.kind(), ErrorKind::Corruption);
     assert!(e.to_string().contains(&format!("Missing WAL with log number: {n}.")), "{e}");
     // Back whole: it opens with every key.
