@@ -221,14 +221,8 @@ pub fn pick_marked(v: &Version, opts: &Options, busy: Busy<'_>) -> Option<Compac
             if !f.marked_for_compaction || busy.file(f.number) {
                 continue;
             }
-            let plan = if level == 0 {
-                if busy.running.iter().any(|r| r.level == 0) {
-                    continue;
-                }
-                let base = level_targets(v, opts).base_level;
-                plan_for(v, 0, base, v.files(0).to_vec())
-            } else {
-                plan_for(v, level, level + 1, vec![f.clone()])
+            let Some(plan) = plan_one_level_down(v, opts, busy, level, f) else {
+                continue;
             };
             if !busy.conflicts(v, &plan) {
                 return Some(plan);
@@ -236,6 +230,27 @@ pub fn pick_marked(v: &Version, opts: &Options, busy: Busy<'_>) -> Option<Compac
         }
     }
     None
+}
+
+/// The compaction of one table picked on its own merits (a mark, its age) into the next
+/// level: on level 0, all of level 0 into the base level (None while a level-0 compaction
+/// runs); elsewhere the table alone into `level + 1`.
+fn plan_one_level_down(
+    v: &Version,
+    opts: &Options,
+    busy: Busy<'_>,
+    level: usize,
+    f: &Arc<FileMetaData>,
+) -> Option<CompactionPlan> {
+    if level == 0 {
+        if busy.running.iter().any(|r| r.level == 0) {
+            return None;
+        }
+        let base = level_targets(v, opts).base_level;
+        Some(plan_for(v, 0, base, v.files(0).to_vec()))
+    } else {
+        Some(plan_for(v, level, level + 1, vec![f.clone()]))
+    }
 }
 
 /// RocksDB's age-based compactions for leveled style, asked when no level is over its
@@ -267,13 +282,7 @@ pub fn pick_by_age(v: &Version, opts: &Options, busy: Busy<'_>) -> Option<Compac
             if !expired && !periodic_due {
                 continue;
             }
-            let plan = if level == 0 {
-                if busy.running.iter().any(|r| r.level == 0) {
-                    continue;
-                }
-                let base = level_targets(v, opts).base_level;
-                plan_for(v, 0, base, v.files(0).to_vec())
-            } else if level == last {
+            let plan = if level == last && level > 0 {
                 CompactionPlan {
                     level,
                     output_level: level,
@@ -283,7 +292,10 @@ pub fn pick_by_age(v: &Version, opts: &Options, busy: Busy<'_>) -> Option<Compac
                     deletion_only: false,
                 }
             } else {
-                plan_for(v, level, level + 1, vec![f.clone()])
+                let Some(plan) = plan_one_level_down(v, opts, busy, level, f) else {
+                    continue;
+                };
+                plan
             };
             if !busy.conflicts(v, &plan) {
                 return Some(plan);
