@@ -571,9 +571,9 @@ impl<DB> Transaction<'_, DB> {
         self.core.write(cf.cf_id(), ValueType::Value, key.as_ref(), value.as_ref())
     }
 
-    /// A Merge in the transaction. Reads of the key through the transaction resolve it as
-    /// the database's iterator does (NotSupported naming the merge operator while Shale
-    /// cannot merge).
+    /// A Merge in the transaction. Reads of the key through the transaction resolve it with
+    /// the family's merge operator, as the database's reads do (InvalidArgument when the
+    /// family has none, as RocksDB).
     pub fn merge<K: AsRef<[u8]>, V: AsRef<[u8]>>(&self, key: K, value: V) -> Result<()> {
         self.core.write(self.default_id(), ValueType::Merge, key.as_ref(), value.as_ref())
     }
