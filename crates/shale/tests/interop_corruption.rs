@@ -1,5 +1,8 @@
-//! Damaged files RocksDB 7.8.3 wrote. Shale must report Corruption (on open, `get` or while
-//! iterating) and never panic or return a wrong value.
+//! Damaged files RocksDB 7.8.3 (and, for table formats 6 and 7, 11.8.1) wrote. Shale must
+//! report Corruption (on open, `get` or while iterating) and never panic or return a wrong
+//! value.
+//! - SST, formats 6 and 7 (RocksDB 11.8.1's tools): a block copied from another table fails
+//!   its context checksum, in Shale as in 11.8.1's `sst_dump --command=verify`.
 //! - SST: bytes flipped in a data block make the gets of that block's keys and both scans
 //!   fail with Corruption while every other answer stays right; flips anywhere else in the
 //!   file (index, filter, properties, metaindex, footer) give Corruption or NotSupported.
@@ -161,6 +164,50 @@ fn sst_random_flips_never_give_a_wrong_answer() {
     // Every byte of a table is covered by a checksum or checked on open (a flip in a
     // filter may only add false positives, which change no answer).
     assert!(detected >= 30, "only {detected} of 40 flips were detected");
+}
+
+/// Format 6 and 7 tables that RocksDB 11.8.1 wrote: the first 4 KiB of one table spliced
+/// over the same bytes of its twin (same keys and values, another base context checksum)
+/// fail their checksums in Shale and in 11.8.1's `sst_dump --command=verify`.
+#[test]
+fn rocksdb_11_spliced_blocks_fail_their_checksums() {
+    let test = "rocksdb_11 spliced blocks";
+    if !use_rocksdb_11(test) {
+        return;
+    }
+    for fv in [6, 7] {
+        let tmp = tempfile::tempdir().unwrap();
+        let flags = [format!("--format_version={fv}"), "--compression_type=none".to_string()];
+        let flags: Vec<&str> = flags.iter().map(|s| s.as_str()).collect();
+        let mut tables = Vec::new();
+        for name in ["a", "b"] {
+            let dir = tmp.path().join(name);
+            db_bench_run(&dir, "fillrandom,flush", 3000, &flags);
+            let t = sst_files(&dir);
+            assert_eq!(t.len(), 1, "{test}: one table in {name}");
+            tables.push((dir, t[0].clone()));
+        }
+        let a = std::fs::read(&tables[0].1).unwrap();
+        let mut b = std::fs::read(&tables[1].1).unwrap();
+        assert!(a.len() > 8192 && b.len() > 8192, "{test}: tables too small");
+        b[..4096].copy_from_slice(&a[..4096]);
+        std::fs::write(&tables[1].1, &b).unwrap();
+        let (ok, out, err) =
+            try_tool("sst_dump", &args(&[&format!("--file={}", tables[1].1.display()), "--command=verify"]));
+        assert!(
+            !ok || out.contains("Corruption") || err.contains("Corruption"),
+            "{test} v{fv}: sst_dump accepted it"
+        );
+        let e = match DB::open(&Options::default(), &tables[1].0) {
+            Err(e) => e,
+            Ok(db) => db
+                .iterator(IteratorMode::Start)
+                .find_map(|r| r.err())
+                .unwrap_or_else(|| panic!("{test} v{fv}: Shale read the spliced table without an error")),
+        };
+        assert_eq!(e.kind(), ErrorKind::Corruption, "{e}");
+        assert!(e.to_string().contains("checksum mismatch"), "{e}");
+    }
 }
 
 // ---- WAL ----

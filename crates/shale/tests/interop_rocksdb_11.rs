@@ -19,9 +19,7 @@ mod tools;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use shale::{
-    BlockBasedOptions, ColumnFamilyDescriptor, DBCompressionType, ErrorKind, Options, WriteBatch, DB,
-};
+use shale::{BlockBasedOptions, ColumnFamilyDescriptor, DBCompressionType, Options, WriteBatch, DB};
 use tools::*;
 
 /// Flags that make db_bench write many small SSTs on several levels.
@@ -341,48 +339,4 @@ fn shale_format_6_to_rocksdb_11() {
 #[test]
 fn shale_format_7_to_rocksdb_11() {
     shale_to_rocksdb(7);
-}
-
-/// Format 6 and 7 tables that RocksDB 11.8.1 wrote: the first 4 KiB of one table spliced
-/// over the same bytes of its twin (same keys and values, another base context checksum)
-/// fail their checksums in Shale and in 11.8.1's `sst_dump --command=verify`.
-#[test]
-fn rocksdb_11_spliced_blocks_fail_their_checksums() {
-    let test = "rocksdb_11 spliced blocks";
-    if !use_rocksdb_11(test) {
-        return;
-    }
-    for fv in [6, 7] {
-        let tmp = tempfile::tempdir().unwrap();
-        let flags = [format!("--format_version={fv}"), "--compression_type=none".to_string()];
-        let flags: Vec<&str> = flags.iter().map(|s| s.as_str()).collect();
-        let mut tables = Vec::new();
-        for name in ["a", "b"] {
-            let dir = tmp.path().join(name);
-            db_bench_run(&dir, "fillrandom,flush", 3000, &flags);
-            let t = sst_files(&dir);
-            assert_eq!(t.len(), 1, "{test}: one table in {name}");
-            tables.push((dir, t[0].clone()));
-        }
-        let a = std::fs::read(&tables[0].1).unwrap();
-        let mut b = std::fs::read(&tables[1].1).unwrap();
-        assert!(a.len() > 8192 && b.len() > 8192, "{test}: tables too small");
-        b[..4096].copy_from_slice(&a[..4096]);
-        std::fs::write(&tables[1].1, &b).unwrap();
-        let (ok, out, err) =
-            try_tool("sst_dump", &args(&[&format!("--file={}", tables[1].1.display()), "--command=verify"]));
-        assert!(
-            !ok || out.contains("Corruption") || err.contains("Corruption"),
-            "{test} v{fv}: sst_dump accepted it"
-        );
-        let e = match DB::open(&Options::default(), &tables[1].0) {
-            Err(e) => e,
-            Ok(db) => db
-                .iterator(shale::IteratorMode::Start)
-                .find_map(|r| r.err())
-                .unwrap_or_else(|| panic!("{test} v{fv}: Shale read the spliced table without an error")),
-        };
-        assert_eq!(e.kind(), ErrorKind::Corruption, "{e}");
-        assert!(e.to_string().contains("checksum mismatch"), "{e}");
-    }
 }
