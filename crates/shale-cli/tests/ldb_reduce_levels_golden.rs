@@ -14,23 +14,6 @@
 mod golden;
 use golden::*;
 
-/// `db/000123.sst` -> `db/N.sst`.
-fn numbers(s: &str) -> String {
-    let mut out = String::new();
-    let mut rest = s;
-    while let Some(i) = rest.find("db/") {
-        out.push_str(&rest[..i + 3]);
-        rest = &rest[i + 3..];
-        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-        if digits > 0 && rest[digits..].starts_with(".sst") {
-            out.push('N');
-            rest = &rest[digits..];
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
 /// A database with the default column family only (RocksDB's reduce_levels refuses others):
 /// tables in level 0 and deeper, and keys only in the WAL.
 fn write_single(dir: &std::path::Path, ldb: &std::path::Path, pre: &[&str]) {
@@ -78,7 +61,7 @@ fn reduce_levels_matches_ldb() {
             (live, ""),
             (&["--db=db", "scan"], ""),
         ];
-        check_script(&label, db.path(), &oracles, false, &steps, &numbers, Some(&mut rec));
+        check_script(&label, db.path(), &oracles, false, &steps, &mask_table_numbers, Some(&mut rec));
         for args in [
             &["--db=db", "reduce_levels"][..],
             &["--db=db", "reduce_levels", "--new_levels=x"],
