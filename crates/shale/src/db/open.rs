@@ -580,15 +580,8 @@ fn new_db(fs: &dyn FileSystem, path: &Path, opts: &Options) -> Result<()> {
         ..Default::default()
     };
     ManifestWriter::create(fs, path, 1, &[edit])?;
-    manifest::set_current_file(fs, path, 1, 2)?;
-    ensure_identity(fs, path)
-}
-
-fn ensure_identity(fs: &dyn FileSystem, path: &Path) -> Result<()> {
-    if fs.file_exists(&filename::identity_file(path)) {
-        return Ok(());
-    }
-    write_identity(fs, path, &new_db_id())
+    // The IDENTITY file is written by `setup_db_id` once recovery has read this MANIFEST.
+    manifest::set_current_file(fs, path, 1, 2)
 }
 
 /// The database's id, as RocksDB's `SetupDBId` settles it: the MANIFEST's when it records
