@@ -85,41 +85,42 @@ fn payload(i: u64) -> Vec<u8> {
         .collect()
 }
 
-/// Writes `mb` MiB of 1 KiB entries over `regions` regions (16 entries a batch).
-fn fill_shale(dir: &Path, mb: u64, regions: u64) -> Res<u64> {
+/// Writes `mb` MiB of 1 KiB entries over `regions` regions, `k` entries a batch (one
+/// region per batch).
+fn fill_shale(dir: &Path, mb: u64, regions: u64, k: u64) -> Res<u64> {
     let e = shale_raftlog::Engine::open(shale_raftlog::Config {
         dir: dir_str(dir)?,
         recovery_index_files: true,
         ..Default::default()
     })
     .map_err(err("shale-raftlog open"))?;
-    let n = mb * 1024 / 16;
+    let n = mb * 1024 / k;
     let mut b = shale_raftlog::LogBatch::default();
     for i in 0..n {
         let r = 1 + i % regions;
-        let first = 1 + (i / regions) * 16;
-        let es: Vec<_> = (0..16).map(|j| crate::entry(first + j, &payload(i * 16 + j))).collect();
+        let first = 1 + (i / regions) * k;
+        let es: Vec<_> = (0..k).map(|j| crate::entry(first + j, &payload(i * k + j))).collect();
         b.add_entries::<crate::ShExt>(r, &es).map_err(err("shale-raftlog add_entries"))?;
         e.write(&mut b, false).map_err(err("shale-raftlog write"))?;
     }
     e.sync().map_err(err("shale-raftlog sync"))?;
-    Ok(n * 16)
+    Ok(n * k)
 }
 
-fn fill_re(dir: &Path, mb: u64, regions: u64) -> Res<u64> {
+fn fill_re(dir: &Path, mb: u64, regions: u64, k: u64) -> Res<u64> {
     let e = raft_engine::Engine::open(raft_engine::Config { dir: dir_str(dir)?, ..Default::default() })
         .map_err(err("raft-engine open"))?;
-    let n = mb * 1024 / 16;
+    let n = mb * 1024 / k;
     let mut b = raft_engine::LogBatch::default();
     for i in 0..n {
         let r = 1 + i % regions;
-        let first = 1 + (i / regions) * 16;
-        let es: Vec<_> = (0..16).map(|j| crate::entry(first + j, &payload(i * 16 + j))).collect();
+        let first = 1 + (i / regions) * k;
+        let es: Vec<_> = (0..k).map(|j| crate::entry(first + j, &payload(i * k + j))).collect();
         b.add_entries::<crate::ReExt>(r, &es).map_err(err("raft-engine add_entries"))?;
         e.write(&mut b, false).map_err(err("raft-engine write"))?;
     }
     e.sync().map_err(err("raft-engine sync"))?;
-    Ok(n * 16)
+    Ok(n * k)
 }
 
 fn open_shale(dir: &Path, index: bool) -> Res<shale_raftlog::Engine> {
@@ -136,14 +137,18 @@ fn open_re(dir: &Path) -> Res<raft_engine::Engine> {
         .map_err(err("raft-engine open"))
 }
 
-pub fn recovery(mb: u64, regions: u64, reps: usize) -> Res<()> {
+pub fn recovery(mb: u64, regions: u64, reps: usize, k: u64) -> Res<()> {
+    let k = k.max(1);
     let tmp = bench_tmp()?;
     let (ds, dr) = (tmp.path().join("shale"), tmp.path().join("raft-engine"));
     let t = Instant::now();
-    let entries = fill_shale(&ds, mb, regions)?;
-    println!("shale-raftlog wrote {mb} MiB, {entries} entries, {regions} regions in {:.1?}", t.elapsed());
+    let entries = fill_shale(&ds, mb, regions, k)?;
+    println!(
+        "shale-raftlog wrote {mb} MiB, {entries} entries ({k} a batch), {regions} regions in {:.1?}",
+        t.elapsed()
+    );
     let t = Instant::now();
-    fill_re(&dr, mb, regions)?;
+    fill_re(&dr, mb, regions, k)?;
     println!("raft-engine   wrote {mb} MiB, {entries} entries, {regions} regions in {:.1?}", t.elapsed());
     let (mut ts, mut tr, mut ti) = (Vec::new(), Vec::new(), Vec::new());
     let (mut ms, mut mr) = (0isize, 0isize);
@@ -350,7 +355,7 @@ pub fn open_only(dir: &Path, reps: usize, index: bool) -> Res<()> {
 
 /// Fills `dir` as `bench-recovery` does (for `bench-open`).
 pub fn fill_only(dir: &Path, mb: u64, regions: u64) -> Res<()> {
-    let n = fill_shale(dir, mb, regions)?;
+    let n = fill_shale(dir, mb, regions, 16)?;
     println!("wrote {mb} MiB, {n} entries, {regions} regions into {}", dir.display());
     Ok(())
 }

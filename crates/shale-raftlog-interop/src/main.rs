@@ -5,7 +5,7 @@
 //! the first engine reads again. A torn tail is then opened by both engines in each
 //! recovery mode, which must agree.
 //!
-//! Benchmarks: `cargo run --release -- bench-recovery [MiB] [regions] [reps]` and
+//! Benchmarks: `cargo run --release -- bench-recovery [MiB] [regions] [reps] [entries per batch]`,
 //! `cargo run --release -- bench-write [seconds] [threads] [regions]`,
 //! `cargo run --release -- bench-write-one ENGINE [batches] [threads] [regions]` (see bench.rs).
 //!
@@ -407,7 +407,9 @@ fn main() {
     let num = |i: usize, d: u64| args.get(i).and_then(|s| s.parse().ok()).unwrap_or(d);
     let bench =
         match args.get(1).map(|s| s.as_str()) {
-            Some("bench-recovery") => Some(bench::recovery(num(2, 256), num(3, 100), num(4, 3) as usize)),
+            Some("bench-recovery") => {
+                Some(bench::recovery(num(2, 256), num(3, 100), num(4, 3) as usize, num(5, 16)))
+            }
             Some("bench-open") => Some(match args.get(2) {
                 Some(dir) => bench::open_only(std::path::Path::new(dir), num(3, 3) as usize, num(4, 0) == 1),
                 None => Err("usage: bench-open DIR [reps] [index 0|1]".to_owned()),
