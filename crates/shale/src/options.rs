@@ -182,8 +182,18 @@ pub struct Options {
         Option<std::sync::Arc<crate::memtable::write_buffer_manager::WriteBufferManagerState>>,
     /// Thread-pool sizes from `set_env` (LOW, HIGH).
     pub(crate) env_threads: (Option<usize>, Option<usize>),
+    /// `Env::lower_*_priority` calls: (LOW pool, HIGH pool) threads run at the lowest CPU
+    /// priority (nice 19) / idle I/O priority (`db/scheduler.rs`).
+    pub(crate) env_lower_cpu: (bool, bool),
+    pub(crate) env_lower_io: (bool, bool),
     pub(crate) fs: Option<FileSystemRef>,
+    /// `set_wal_compression_type`: None or ZSTD (streaming, one frame per record; `wal/`).
+    pub(crate) wal_compression: CompressionType,
+    /// `set_db_paths`: table directories with target sizes (empty: the database directory).
+    pub(crate) db_paths: Vec<(std::path::PathBuf, u64)>,
     // Per column family.
+    /// `set_cf_paths`: this family's table directories (empty: `db_paths`).
+    pub(crate) cf_paths: Vec<(std::path::PathBuf, u64)>,
     pub(crate) comparator: ComparatorRef,
     pub(crate) write_buffer_size: usize,
     pub(crate) max_write_buffer_number: i32,
@@ -280,7 +290,12 @@ impl Default for Options {
             db_write_buffer_size: 0,
             write_buffer_manager: None,
             env_threads: (None, None),
+            env_lower_cpu: (false, false),
+            env_lower_io: (false, false),
             fs: None,
+            wal_compression: CompressionType::None,
+            db_paths: Vec::new(),
+            cf_paths: Vec::new(),
             comparator: Arc::new(BytewiseComparator),
             write_buffer_size: 64 << 20,
             max_write_buffer_number: 2,

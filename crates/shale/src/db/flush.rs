@@ -74,7 +74,9 @@ pub(crate) fn write_level0_table_of(
     if mems.iter().all(|m| m.is_empty()) && tombstones.is_empty() {
         return Ok(None);
     }
-    let path = filename::table_file(dir, number);
+    // A flush writes to the family's first table path (RocksDB's FlushJob: path id 0).
+    let table_dir = cf.table_dir(dir, 0);
+    let path = filename::table_file(table_dir, number);
     let file = fs.new_writable_file(&path)?;
     let mut builder = TableBuilder::new(builder_options(cf, number), file);
     let mut meta = FileMetaData { number, ..Default::default() };
@@ -127,6 +129,10 @@ pub(crate) fn write_level0_table_of(
     meta.file_creation_time = result.properties.file_creation_time;
     meta.oldest_ancester_time = result.properties.creation_time;
     meta.file_checksum_func_name = "Unknown".to_string();
+    if table_dir != dir {
+        // The callers sync the database directory; the table's is another.
+        fs.sync_dir(table_dir)?;
+    }
     Ok(Some(meta))
 }
 
@@ -173,7 +179,8 @@ impl DbInner {
                 Ok(m) => m,
                 Err(e) => {
                     self.versions.release_output(number);
-                    let _ = self.fs.remove_file(&filename::table_file(&self.path, number));
+                    let _ =
+                        self.fs.remove_file(&filename::table_file(handle.table_dir(&self.path, 0), number));
                     self.set_bg_error_in(st, e.clone(), BgErrorReason::Flush);
                     return Err(e);
                 }
@@ -333,14 +340,14 @@ impl DbInner {
     }
 
     fn write_atomic_group(&self, st: &mut MutexGuard<'_, DbState>, group: &[GroupMember]) -> Result<()> {
-        let mut numbers = Vec::new();
+        let mut numbers: Vec<(u64, std::path::PathBuf)> = Vec::new();
         let written = MutexGuard::unlocked(st, || -> Result<Vec<Vec<FileMetaData>>> {
             let mut out = Vec::with_capacity(group.len());
             for (handle, mems, _) in group {
                 let mut metas = Vec::new();
                 for mem in mems {
                     let number = self.versions.new_output_number();
-                    numbers.push(number);
+                    numbers.push((number, filename::table_file(handle.table_dir(&self.path, 0), number)));
                     if let Some(meta) = write_level0_table(&*self.fs, &self.path, handle, mem, number, 0)? {
                         if handle.opts.paranoid_file_checks {
                             self.verify_new_table(handle, &meta)?;
@@ -357,9 +364,9 @@ impl DbInner {
             Ok(t) => t,
             Err(e) => {
                 MutexGuard::unlocked(st, || {
-                    for n in &numbers {
+                    for (n, p) in &numbers {
                         self.versions.release_output(*n);
-                        let _ = self.fs.remove_file(&filename::table_file(&self.path, *n));
+                        let _ = self.fs.remove_file(p);
                     }
                 });
                 self.set_bg_error_in(st, e.clone(), BgErrorReason::Flush);
@@ -393,7 +400,7 @@ impl DbInner {
                 }
             }
         });
-        for n in &numbers {
+        for (n, _) in &numbers {
             self.versions.release_output(*n);
         }
         r?;

@@ -46,6 +46,7 @@ mod obsolete;
 mod open;
 pub(crate) mod options_dump;
 mod options_writer;
+mod paths;
 mod pinnable;
 mod properties;
 mod read;
@@ -197,7 +198,7 @@ pub(crate) struct DbState {
     pub errors: ErrorHandler,
     /// Tables removed from some Version, deleted once no Version holds them
     /// (`obsolete.rs`): number and a weak reference to the metadata Versions share.
-    pub obsolete_tables: Vec<(u64, Weak<FileMetaData>)>,
+    pub obsolete_tables: Vec<(u64, Weak<FileMetaData>, std::path::PathBuf)>,
     /// Families whose write-stall condition is stop / delay (`write_controller.rs`).
     pub stopped_cfs: usize,
     pub delayed_cfs: usize,

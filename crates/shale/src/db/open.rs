@@ -41,7 +41,9 @@ pub(crate) fn open<T: ThreadMode>(
     opts.check_supported()?;
     for d in &descs {
         d.options.check_supported()?;
+        super::paths::check_supported(opts, &d.options)?;
     }
+    super::paths::check_supported(opts, opts)?;
     // The memtable budget of the whole database (RocksDB: the given write buffer manager,
     // else one of its own when `db_write_buffer_size` is set), shared by every family.
     let mut db_opts = opts.clone();
@@ -68,6 +70,12 @@ pub(crate) fn open<T: ThreadMode>(
     // missing database is then reported by the CURRENT check below as InvalidArgument.
     fs.create_dir_all(path)?;
     let lock = fs.lock_file(&filename::lock_file(path))?;
+    // RocksDB creates every table directory at open (db_paths, the families' cf_paths).
+    for o in descs.iter().map(|d| &d.options).chain(std::iter::once(opts)) {
+        for (dir, _) in super::paths::table_dirs(path, opts, o) {
+            fs.create_dir_all(&dir)?;
+        }
+    }
     let current = manifest::current_file_path(path);
     let exists = fs.file_exists(&current);
     if !exists {
@@ -120,7 +128,7 @@ pub(crate) fn open<T: ThreadMode>(
         default_cache,
         opts.statistics.clone(),
     );
-    let mut cfs = recovered_cf_states(&recovered, &descs, &table_cache)?;
+    let mut cfs = recovered_cf_states(&recovered, &descs, &table_cache, path, opts)?;
     load_tables(&table_cache, &cfs, opts)?;
 
     let mut next_file_number = recovered.next_file_number.max(recovered.manifest_number + 1);
@@ -180,6 +188,7 @@ pub(crate) fn open<T: ThreadMode>(
     next_file_number += 2;
     let wal_file = fs.new_writable_file(&filename::wal_file(path, wal_number))?;
     let mut wal_writer = LogWriter::new(wal_file, wal_number);
+    wal_writer.add_compression_type_record(opts.wal_compression)?;
     // Prepared transactions still undecided are written again to the new WAL (the old
     // ones go once the MANIFEST names it), so a crash before their decision keeps them.
     prepared.relog(&mut wal_writer, last_sequence)?;
@@ -275,6 +284,8 @@ pub(super) fn recovered_cf_states(
     recovered: &manifest::RecoveredManifest,
     descs: &[ColumnFamilyDescriptor],
     table_cache: &TableCache,
+    path: &Path,
+    opts: &Options,
 ) -> Result<BTreeMap<u32, CfState>> {
     let mut cfs = BTreeMap::new();
     for (id, rc) in &recovered.column_families {
@@ -314,8 +325,16 @@ pub(super) fn recovered_cf_states(
             .with_bloom_of(&d.options),
         );
         let sv = SuperVersion::new(1, mem.clone(), Vec::new(), version.clone());
-        let handle =
-            Arc::new(CfHandle::new(*id, &rc.name, d.options.clone(), &table_cache.default_block_cache, sv));
+        let dirs = super::paths::table_dirs(path, opts, &d.options);
+        let mut cf_opts = d.options.clone();
+        if dirs.len() > 1 {
+            // RocksDB's SanitizeOptions: dynamic level sizes and several paths do not go
+            // together.
+            cf_opts.level_compaction_dynamic_level_bytes = false;
+        }
+        let handle = Arc::new(
+            CfHandle::new(*id, &rc.name, cf_opts, &table_cache.default_block_cache, sv).with_table_dirs(dirs),
+        );
         if !rc.full_history_ts_low.is_empty() {
             *handle.full_history_ts_low.lock().unwrap_or_else(|p| p.into_inner()) =
                 rc.full_history_ts_low.clone();
@@ -682,6 +701,17 @@ pub(crate) fn destroy(opts: &Options, path: &Path) -> Result<()> {
     }
     let lock_path = filename::lock_file(path);
     let lock = fs.lock_file(&lock_path)?;
+    // RocksDB's DestroyDB: the tables in every db_path too (and the path directories
+    // left empty).
+    for (dir, _) in opts.db_paths.iter().filter(|(d, _)| d != path) {
+        let Ok(children) = fs.children(dir) else { continue };
+        for name in children {
+            if let Some(FileType::Table(_)) = filename::parse_file_name(&name) {
+                fs.remove_file(&dir.join(&name))?;
+            }
+        }
+        let _ = fs.remove_dir(dir);
+    }
     for name in fs.children(path)? {
         if let Some(t) = filename::parse_file_name(&name) {
             if t != FileType::Lock {

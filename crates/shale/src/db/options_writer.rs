@@ -33,6 +33,15 @@ pub(crate) fn write_options_file(inner: &DbInner) -> Result<()> {
         // A TransactionDB's WAL holds two-phase-commit records; RocksDB's tools (ldb) read
         // this to recover it.
         kv("allow_2pc", o.allow_2pc.to_string()),
+        kv(
+            "wal_compression",
+            if o.wal_compression == crate::table::compression::CompressionType::Zstd {
+                "kZSTD"
+            } else {
+                "kNoCompression"
+            }
+            .to_string(),
+        ),
     ];
     let sections = cfs
         .iter()
