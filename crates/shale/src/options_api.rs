@@ -956,8 +956,11 @@ impl Options {
         self.unsupported.push("compression_per_level");
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`window_bits == -14 && level == 32767 && strategy == 0 && max_dict_bytes == 0`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `compression_opts`.
+    /// RocksDB's `compression_opts`: the codec level (32767: its default; ZSTD and zlib),
+    /// zlib's window bits and strategy, and `max_dict_bytes`, the size of the table's
+    /// compression dictionary (0: none; `table/builder.rs`). What Shale's codecs cannot do
+    /// (zlib's window and strategy or dictionaries, LZ4 levels) makes `open` fail with
+    /// NotSupported naming it.
     pub fn set_compression_options(
         &mut self,
         window_bits: i32,
@@ -965,10 +968,11 @@ impl Options {
         strategy: i32,
         max_dict_bytes: i32,
     ) {
-        self.accept_only(
-            window_bits == -14 && level == 32767 && strategy == 0 && max_dict_bytes == 0,
-            "compression_opts",
-        );
+        let co = &mut self.compression_opts;
+        co.window_bits = window_bits;
+        co.level = level;
+        co.strategy = strategy;
+        co.max_dict_bytes = max_dict_bytes.max(0) as u32;
     }
 
     /// Shale behaves as RocksDB with this option at its default (`!enabled`); any other
@@ -985,10 +989,11 @@ impl Options {
         self.unsupported_if(enabled, "bottommost_compression_opts");
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`value == 0`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `compression_opts.zstd_max_train_bytes`.
+    /// With ZSTD and `max_dict_bytes > 0`: up to this many bytes of samples train the
+    /// dictionary with ZSTD's trainer (0: the samples, `max_dict_bytes` of them, are the
+    /// dictionary), as RocksDB's `compression_opts.zstd_max_train_bytes`.
     pub fn set_zstd_max_train_bytes(&mut self, value: i32) {
-        self.accept_only(value == 0, "compression_opts.zstd_max_train_bytes");
+        self.compression_opts.zstd_max_train_bytes = value.max(0) as u32;
     }
 
     /// Shale behaves as RocksDB with this option at its default (`!enabled || value == 0`); any other
@@ -1431,10 +1436,10 @@ impl Options {
         self.accept_only(!enabled, "dump_malloc_stats (issue 14)");
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`threshold == 0.0`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `experimental_mempurge_threshold`.
+    /// RocksDB's experimental MemPurge: a flush of full write buffers may instead keep one
+    /// garbage-collected immutable memtable (`db/mempurge.rs`); 0 turns it off.
     pub fn set_experimental_mempurge_threshold(&mut self, threshold: f64) {
-        self.accept_only(threshold == 0.0, "experimental_mempurge_threshold");
+        self.experimental_mempurge_threshold = threshold;
     }
 
     /// Whole keys go into the memtable Bloom (which `set_memtable_prefix_bloom_ratio` sizes),

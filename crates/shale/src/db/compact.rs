@@ -102,6 +102,7 @@ impl DbInner {
                     .min();
                 let builder_options = |n: u64| {
                     let mut b = super::flush::builder_options(cf, n);
+                    b.target_file_size = cf.opts.target_file_size(plan.output_level);
                     if let Some((_, pri)) = b.rate_limiter.as_mut() {
                         *pri = crate::rate_limiter::IoPriority::Low;
                     }

@@ -25,6 +25,7 @@ pub(crate) fn builder_options(cf: &CfHandle, orig_file_number: u64) -> TableBuil
     b.block_restart_interval = o.table.block_restart_interval;
     b.index_block_restart_interval = o.table.index_block_restart_interval;
     b.compression = o.compression.to_table();
+    b.compression_opts = o.compression_opts.clone();
     b.filter_bits_per_key = o.table.bloom_bits_per_key;
     b.whole_key_filtering = o.table.whole_key_filtering;
     b.prefix_extractor = o.prefix_extractor.clone();
@@ -43,6 +44,11 @@ pub(crate) fn builder_options(cf: &CfHandle, orig_file_number: u64) -> TableBuil
     b.file_creation_time = now;
     b.oldest_key_time = now;
     b.orig_file_number = orig_file_number;
+    if let Some(ids) = &o.table_ids {
+        b.db_id = ids.db_id.clone();
+        b.db_session_id = ids.session_id.clone();
+        b.db_host_id = ids.host_id.clone();
+    }
     if let Some(m) = &o.merge_operator {
         b.merge_operator_name = m.name().to_string();
     }
@@ -155,6 +161,39 @@ impl DbInner {
             if !cf.force_flush && cf.imm.len() < merge_min {
                 return Ok(());
             }
+            // A flush of full write buffers may be a MemPurge instead (`mempurge.rs`): all
+            // immutable memtables become one, no table is written, the log number stays.
+            let threshold = cf.handle.opts.experimental_mempurge_threshold;
+            if threshold > 0.0 && !cf.force_flush && !self.opts.atomic_flush && !cf.imm.is_empty() {
+                let mems: Vec<Arc<MemTable>> = cf.imm.iter().map(|(m, _)| m.clone()).collect();
+                let handle = cf.handle.clone();
+                let snapshots = self.snapshot_list();
+                let purged = MutexGuard::unlocked(st, || {
+                    super::mempurge::mempurge(&handle, &mems, &snapshots, threshold)
+                });
+                match purged {
+                    Ok(Some(purged)) => {
+                        let Some(cf) = st.cfs.get_mut(&id) else { return Ok(()) };
+                        let n = mems.len().min(cf.imm.len());
+                        let next_log = cf.imm[n - 1].1;
+                        let bytes = purged.approximate_memory_usage();
+                        cf.imm.splice(..n, std::iter::once((purged, next_log)));
+                        cf.install_super_version();
+                        self.stall_changed(st, id);
+                        self.info_log.log(format_args!(
+                            "[{}] Mempurge of {n} memtables into one of {bytes} bytes",
+                            handle.name
+                        ));
+                        self.done_cv.notify_all();
+                        return Ok(());
+                    }
+                    Ok(None) => {}
+                    Err(e) => {
+                        self.info_log.log(format_args!("[{}] Mempurge process failed: {e}", handle.name));
+                    }
+                }
+            }
+            let Some(cf) = st.cfs.get(&id) else { return Ok(()) };
             let take = if merge_min > 1 { cf.imm.len() } else { 1 };
             let Some((_, next_log)) = cf.imm.get(take.wrapping_sub(1)).cloned() else { return Ok(()) };
             let mems: Vec<Arc<MemTable>> = cf.imm[..take].iter().map(|(m, _)| m.clone()).collect();

@@ -128,6 +128,12 @@ pub(crate) fn open<T: ThreadMode>(
         default_cache,
         opts.statistics.clone(),
     );
+    // The database's id, then the identities every table this open writes records
+    // (RocksDB's "rocksdb.creating.db.identity", ".session.identity", ".host.identity").
+    let db_id = setup_db_id(&*fs, path, recovered.db_id.as_deref())?;
+    let mut with_ids = opts.clone();
+    with_ids.table_ids = Some(Arc::new(crate::options::TableIds::new(db_id.clone())));
+    let opts = &with_ids;
     let mut cfs = recovered_cf_states(&recovered, &descs, &table_cache, path, opts)?;
     load_tables(&table_cache, &cfs, opts)?;
 
@@ -208,7 +214,6 @@ pub(crate) fn open<T: ThreadMode>(
         cf.install_super_version();
     }
     let max_column_family = recovered.max_column_family.max(cfs.keys().copied().max().unwrap_or(0));
-    let db_id = setup_db_id(fsr, path, recovered.db_id.as_deref())?;
     let manifest_db_id = opts.write_dbid_to_manifest.then_some(db_id);
     let snapshot = super::versions::snapshot_edits(
         &cfs,
@@ -327,6 +332,7 @@ pub(super) fn recovered_cf_states(
         let sv = SuperVersion::new(1, mem.clone(), Vec::new(), version.clone());
         let dirs = super::paths::table_dirs(path, opts, &d.options);
         let mut cf_opts = d.options.clone();
+        cf_opts.table_ids = opts.table_ids.clone();
         if dirs.len() > 1 {
             // RocksDB's SanitizeOptions: dynamic level sizes and several paths do not go
             // together.
@@ -635,6 +641,42 @@ fn write_identity(fs: &dyn FileSystem, path: &Path, id: &str) -> Result<()> {
     crate::fs::write_file_synced(fs, &tmp, format!("{id}\n").as_bytes())?;
     fs.rename(&tmp, &filename::identity_file(path))?;
     fs.sync_dir(path)
+}
+
+/// A new session id, as RocksDB's `GenerateDbSessionId`: 128 random bits written as 20
+/// upper-case base-36 digits (`EncodeSessionId`: 8 digits, then 12).
+pub(crate) fn new_session_id() -> String {
+    let mut b = [0u8; 16];
+    fill_random(&mut b);
+    let hi = u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
+    let lo = u64::from_le_bytes([b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]]);
+    const DIGITS: &[u8; 36] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    let put = |out: &mut Vec<u8>, n: usize, mut v: u64| {
+        let start = out.len();
+        out.resize(start + n, b'0');
+        for i in (0..n).rev() {
+            out[start + i] = DIGITS[(v % 36) as usize];
+            v /= 36;
+        }
+    };
+    let mut out = Vec::with_capacity(20);
+    put(&mut out, 8, ((hi << 2) | (lo >> 62)) % 36u64.pow(8));
+    put(&mut out, 12, lo & (u64::MAX >> 2));
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The machine's host name (RocksDB's default `db_host_id`, "__hostname__"); empty when
+/// it cannot be read.
+pub(crate) fn host_name() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: gethostname writes at most `buf.len()` bytes into the valid, exclusively
+    // borrowed buffer.
+    let r = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if r != 0 {
+        return String::new();
+    }
+    let end = buf.iter().position(|&c| c == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..end]).into_owned()
 }
 
 /// A random (version 4) UUID, as RocksDB's `GenerateUniqueId`.
