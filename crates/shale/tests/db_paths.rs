@@ -22,10 +22,23 @@ fn tables(dir: &Path) -> Vec<String> {
     v
 }
 
+/// 1000 bytes that do not compress, different for each key.
+fn value(i: u32) -> Vec<u8> {
+    let mut x = u64::from(i).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..1000)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
 fn fill(db: &DB, cf: Option<&str>, from: u32, n: u32) {
     for i in from..from + n {
         let k = format!("key{i:06}");
-        let v = vec![b'v'; 1000];
+        let v = value(i);
         match cf {
             Some(c) => db.put_cf(db.cf_handle(c).unwrap(), k, v).unwrap(),
             None => db.put(k, v).unwrap(),
@@ -67,7 +80,7 @@ fn tables_follow_db_paths_and_cf_paths() {
         let live = db.live_files().unwrap();
         let deep = live.iter().filter(|f| f.column_family_name == "default" && f.level >= 2).count();
         assert!(deep > 0, "expected tables below level 1");
-        assert_eq!(db.get(b"key000123").unwrap().unwrap(), vec![b'v'; 1000]);
+        assert_eq!(db.get(b"key000123").unwrap().unwrap(), value(123));
     }
     assert!(tables(&dir).is_empty(), "no table in the database directory: {:?}", tables(&dir));
     assert!(!tables(&p1).is_empty(), "flushes go to the first path");
@@ -87,7 +100,7 @@ fn tables_follow_db_paths_and_cf_paths() {
         )
         .unwrap();
         for i in (0..3000).step_by(97) {
-            assert_eq!(db.get(format!("key{i:06}")).unwrap().unwrap(), vec![b'v'; 1000], "key {i}");
+            assert_eq!(db.get(format!("key{i:06}")).unwrap().unwrap(), value(i), "key {i}");
         }
         let live: usize = db.get_column_family_metadata().file_count;
         db.compact_range(None::<&[u8]>, None::<&[u8]>);

@@ -70,9 +70,14 @@ fn rocksdb_11_compressed_wal_read_by_shale() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("db");
-    // db_bench's 64 MiB write buffer keeps everything in the WAL; large values make
+    // db_bench's 64 MiB write buffer keeps everything (30 MB) in the WAL; large values make
     // fragmented records.
-    db_bench_fill(&dir, 3000, &["--wal_compression=zstd", "--value_size=40000", "--compression_ratio=0.2"]);
+    db_bench_run(
+        &dir,
+        "fillrandom",
+        1500,
+        &["--wal_compression=zstd", "--value_size=20000", "--compression_ratio=0.2"],
+    );
     assert!(sst_files(&dir).is_empty(), "{test}: expected no tables yet");
     let wals = wal_files(&dir);
     assert!(!wals.is_empty());
@@ -83,7 +88,7 @@ fn rocksdb_11_compressed_wal_read_by_shale() {
         }
     }
     let want = ldb_scan(&dir, None);
-    assert!(want.len() > 1000, "{test}: ldb saw {} keys", want.len());
+    assert!(want.len() > 500, "{test}: ldb saw {} keys", want.len());
     let mut opts = Options::default();
     opts.set_wal_compression_type(DBCompressionType::Zstd);
     let db = DB::open(&opts, &dir).unwrap();
