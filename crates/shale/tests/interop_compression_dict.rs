@@ -20,7 +20,7 @@ fn record(i: u32) -> (Vec<u8>, Vec<u8>) {
     let k = format!("user:{:08}", (i as u64 * 2_654_435_761) % 100_000_000).into_bytes();
     let v = format!(
         "{{\"id\":{i},\"name\":\"user number {i}\",\"email\":\"user{i}@example.com\",\"active\":{},\"score\":{}}}",
-        i % 2 == 0,
+        i.is_multiple_of(2),
         i % 1000
     )
     .into_bytes();

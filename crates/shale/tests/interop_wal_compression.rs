@@ -13,7 +13,7 @@ use tools::*;
 
 fn value(i: u32) -> Vec<u8> {
     // Every 97th value is larger than a log block, so its record is fragmented.
-    let len = if i % 97 == 0 { 70_000 } else { 100 };
+    let len = if i.is_multiple_of(97) { 70_000 } else { 100 };
     format!("value {i} ").repeat(len / 10 + 1).into_bytes()
 }
 

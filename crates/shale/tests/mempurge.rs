@@ -31,7 +31,7 @@ fn overwrites_are_purged_in_memory() {
         // About 12 write buffers of overwrites of 50 keys.
         for round in 0..3000u32 {
             for k in 0..50u32 {
-                if round % 60 == 0 || k == 0 {
+                if round.is_multiple_of(60) || k == 0 {
                     db.put(format!("key{k:02}"), format!("round {round} {}", "x".repeat(10))).unwrap();
                 }
             }

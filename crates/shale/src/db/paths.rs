@@ -10,9 +10,9 @@
 //! Placement follows RocksDB:
 //! - a flush writes to path 0 (FlushJob);
 //! - a level compaction's output goes to the first path that still holds every level up to
-//!   the output level, level sizes estimated from `max_bytes_for_level_base` (level 0 as level
-//!   1) times the multiplier, each path's target size shared by the levels placed in it
-//!   (`LevelCompactionBuilder::GetPathId`); the last path takes what fits nowhere;
+//!   the output level (RocksDB's `LevelCompactionBuilder::GetPathId`): level sizes estimated
+//!   from `max_bytes_for_level_base` (level 0 as level 1) times the multiplier, each path's
+//!   target size shared by the levels placed in it, the last path taking what fits nowhere;
 //! - a universal compaction's output goes to the first path whose target size holds the
 //!   output and, with the paths before it, the files expected before it is compacted again
 //!   (`UniversalCompactionBuilder::GetPathId`).
@@ -119,9 +119,11 @@ mod tests {
 
     #[test]
     fn level_placement_matches_rocksdb() {
-        let mut o = Options::default();
-        o.max_bytes_for_level_base = 10;
-        o.max_bytes_for_level_multiplier = 10.0;
+        let o = Options {
+            max_bytes_for_level_base: 10,
+            max_bytes_for_level_multiplier: 10.0,
+            ..Default::default()
+        };
         // One path: everything there.
         assert_eq!(level_path_id(&dirs(&[0]), &o, 3), 0);
         // 20 bytes hold L0 (10) and L1 (10); L2 (100) goes to the second path (500), L3
