@@ -446,7 +446,8 @@ impl BlockCache {
     pub fn reserve(self: &Arc<Self>, bytes: usize, role: u8) -> Result<CacheReservation> {
         let key = Key::Reservation(self.next_reservation.fetch_add(1, Ordering::Relaxed));
         let token: Arc<()> = Arc::new(());
-        self.insert_entry(key.clone(), token.clone(), bytes, role, true)?;
+        // Low priority: a pinned entry is never evicted, and must not crowd the high pool.
+        self.insert_entry(key.clone(), token.clone(), bytes, role, false)?;
         Ok(CacheReservation { cache: self.clone(), key, _token: token })
     }
 }

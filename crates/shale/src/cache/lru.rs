@@ -17,7 +17,9 @@
 //! An entry is pinned while someone besides the cache holds its value (the `Arc`'s count is
 //! above one): a reader using a block, a table reader holding its index, a reservation's
 //! owner. Pinned entries are charged to the usage and never evicted, as RocksDB's referenced
-//! handles; eviction passes them by. When nothing more can be evicted and the entry does
+//! handles; eviction passes them by. (They stay in their pool's list and count in its usage,
+//! where RocksDB takes a referenced entry out of its list until it is released: a pool full
+//! of pinned entries demotes its unpinned ones sooner than RocksDB's would.) When nothing more can be evicted and the entry does
 //! not fit, the insert fails if `strict_capacity_limit` is set, else the cache goes over its
 //! capacity (RocksDB's `LRUCacheShard::InsertItem`).
 
