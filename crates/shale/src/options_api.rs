@@ -402,14 +402,9 @@ impl InfoLogger {
 /// Options of an LRU cache, as rust-rocksdb's `LruCacheOptions` (RocksDB's
 /// `LRUCacheOptions`): capacity, shard bits (-1: RocksDB's default), and, as Shale
 /// extensions of rust-rocksdb's setters, `strict_capacity_limit` and `high_pri_pool_ratio`.
+#[derive(Default)]
 pub struct LruCacheOptions {
     opts: crate::cache::LruOptions,
-}
-
-impl Default for LruCacheOptions {
-    fn default() -> Self {
-        LruCacheOptions { opts: crate::cache::LruOptions::default() }
-    }
 }
 
 impl LruCacheOptions {

@@ -327,13 +327,8 @@ impl BlockCache {
     }
 
     fn shard(&self, key: &Key) -> &dyn Shard {
-        let h = if self.shard_bits == 0 {
-            0
-        } else {
-            let mut hasher = FxBuild.build_hasher();
-            key.hash(&mut hasher);
-            (hasher.finish() >> (64 - self.shard_bits)) as usize
-        };
+        let h =
+            if self.shard_bits == 0 { 0 } else { (FxBuild.hash_one(key) >> (64 - self.shard_bits)) as usize };
         self.shards[h & (self.shards.len() - 1)].as_ref()
     }
 
