@@ -45,9 +45,21 @@ impl DBCompressionType {
 pub struct Cache(pub(crate) Arc<BlockCache>);
 
 impl Cache {
-    /// An LRU-like cache of `capacity` bytes.
+    /// An LRU cache of `capacity` bytes with RocksDB's defaults (shards of at least 512 KiB,
+    /// no strict limit, half the capacity for the high-priority pool).
     pub fn new_lru_cache(capacity: usize) -> Cache {
         Cache(Arc::new(BlockCache::new(capacity)))
+    }
+
+    /// With true, an insert that does not fit because the entries left are in use fails
+    /// (reads needing it fail with "Memory limit reached"), as RocksDB's
+    /// `SetStrictCapacityLimit`.
+    pub fn set_strict_capacity_limit(&self, strict: bool) {
+        self.0.set_strict_capacity_limit(strict);
+    }
+
+    pub fn get_capacity(&self) -> usize {
+        self.0.capacity()
     }
 
     pub fn get_usage(&self) -> usize {
@@ -82,6 +94,13 @@ pub struct BlockBasedOptions {
     pub(crate) data_block_index_type: crate::DataBlockIndexType,
     /// Keys per hash-index bucket wanted (RocksDB's `data_block_hash_table_util_ratio`).
     pub(crate) data_block_hash_ratio: f64,
+    /// Index and filter blocks in the block cache (`table/reader.rs`, `MetaCachePolicy`).
+    pub(crate) cache_index_and_filter_blocks: bool,
+    pub(crate) cache_index_and_filter_blocks_with_high_priority: bool,
+    pub(crate) pin_l0_filter_and_index_blocks_in_cache: bool,
+    pub(crate) pin_top_level_index_and_filter: bool,
+    /// RocksDB's `MetadataCacheOptions`: top-level index, partition, unpartitioned.
+    pub(crate) pinning_tiers: [crate::BlockBasedTablePinningTier; 3],
     pub(crate) unsupported: Vec<&'static str>,
 }
 
@@ -98,6 +117,11 @@ impl Default for BlockBasedOptions {
             no_block_cache: false,
             data_block_index_type: crate::DataBlockIndexType::BinarySearch,
             data_block_hash_ratio: 0.75,
+            cache_index_and_filter_blocks: false,
+            cache_index_and_filter_blocks_with_high_priority: true,
+            pin_l0_filter_and_index_blocks_in_cache: false,
+            pin_top_level_index_and_filter: true,
+            pinning_tiers: [crate::BlockBasedTablePinningTier::Fallback; 3],
             unsupported: Vec::new(),
         }
     }
@@ -149,10 +173,39 @@ impl BlockBasedOptions {
         self.block_cache = None;
     }
 
-    /// Index and filter blocks are always held by the open table, as with
-    /// `cache_index_and_filter_blocks = false` (RocksDB's default).
+    /// With true, index and filter blocks live in the block cache (charged to it, evictable
+    /// unless pinned) instead of with the open table (RocksDB's default, false).
     pub fn set_cache_index_and_filter_blocks(&mut self, v: bool) {
-        self.unsupported_if(v, "cache_index_and_filter_blocks");
+        self.cache_index_and_filter_blocks = v;
+    }
+
+    /// Whether the index and filter of a table of `level` (None: not known) and `file_size`
+    /// stay pinned, as RocksDB's `PrefetchIndexAndFilterBlocks` decides for an unpartitioned
+    /// index and filter: the unpartitioned pinning tier, falling back to
+    /// `pin_l0_filter_and_index_blocks_in_cache` (flushed-and-similar: level-0 tables no
+    /// larger than 1.5 x `write_buffer_size`).
+    pub(crate) fn meta_cache_policy(
+        &self,
+        level: Option<usize>,
+        file_size: u64,
+        write_buffer_size: usize,
+    ) -> crate::table::reader::MetaCachePolicy {
+        use crate::BlockBasedTablePinningTier as T;
+        let mut tier = self.pinning_tiers[2];
+        if tier == T::Fallback {
+            tier = if self.pin_l0_filter_and_index_blocks_in_cache { T::FlushAndSimilar } else { T::None };
+        }
+        let flushed_like = level == Some(0) && file_size <= (1.5 * write_buffer_size as f64) as u64;
+        let pin = match tier {
+            T::Fallback | T::None => false,
+            T::FlushAndSimilar => flushed_like,
+            T::All => true,
+        };
+        crate::table::reader::MetaCachePolicy {
+            cache_index_and_filter_blocks: self.cache_index_and_filter_blocks,
+            high_priority: self.cache_index_and_filter_blocks_with_high_priority,
+            pin,
+        }
     }
 }
 
@@ -285,6 +338,9 @@ pub struct Options {
     /// thread, never by a user thread (`db/obsolete.rs`).
     pub(crate) avoid_unnecessary_blocking_io: bool,
     pub(crate) rate_limiter: Option<Arc<crate::rate_limiter::RateLimiter>>,
+    /// `set_row_cache`: point lookups cache the entry they find in each table
+    /// (`db/table_cache.rs`, RocksDB's row cache).
+    pub(crate) row_cache: Option<Cache>,
     pub(crate) deletion_collectors: Vec<crate::table::deletion_collector::CompactOnDeletionCollectorFactory>,
     /// `set_experimental_mempurge_threshold` (0: off; `db/mempurge.rs`).
     pub(crate) experimental_mempurge_threshold: f64,
@@ -362,6 +418,7 @@ impl Default for Options {
             compaction_filter_factory: None,
             deletion_collectors: Vec::new(),
             rate_limiter: None,
+            row_cache: None,
             avoid_unnecessary_blocking_io: false,
             table_ids: None,
             experimental_mempurge_threshold: 0.0,

@@ -397,36 +397,50 @@ impl InfoLogger {
     }
 }
 
-/// Options of an LRU cache, as rust-rocksdb's `LruCacheOptions`.
+/// Options of an LRU cache, as rust-rocksdb's `LruCacheOptions` (RocksDB's
+/// `LRUCacheOptions`): capacity, shard bits (-1: RocksDB's default), and, as Shale
+/// extensions of rust-rocksdb's setters, `strict_capacity_limit` and `high_pri_pool_ratio`.
 #[derive(Default)]
 pub struct LruCacheOptions {
-    capacity: usize,
-    num_shard_bits: i32,
+    opts: crate::cache::LruOptions,
 }
 
 impl LruCacheOptions {
     pub fn set_capacity(&mut self, cap: usize) {
-        self.capacity = cap;
+        self.opts.capacity = cap;
     }
 
-    /// Shale's cache shards itself; the bit count changes lock spreading, not what is cached.
+    /// 2^val shards, each with its own lock and an equal share of the capacity.
     pub fn set_num_shard_bits(&mut self, val: i32) {
-        self.num_shard_bits = val;
+        self.opts.num_shard_bits = val;
+    }
+
+    /// Inserts that do not fit because the entries left are in use fail (RocksDB's
+    /// `strict_capacity_limit`, default false).
+    pub fn set_strict_capacity_limit(&mut self, strict: bool) {
+        self.opts.strict_capacity_limit = strict;
+    }
+
+    /// The share of the capacity reserved for high-priority entries (index and filter blocks
+    /// with `cache_index_and_filter_blocks_with_high_priority`) and entries that were hit;
+    /// RocksDB's default 0.5.
+    pub fn set_high_pri_pool_ratio(&mut self, ratio: f64) {
+        self.opts.high_pri_pool_ratio = ratio;
     }
 }
 
 impl Cache {
-    /// An LRU cache of the given options.
+    /// An LRU cache of the given options (`cache/lru.rs`).
     pub fn new_lru_cache_opts(opts: &LruCacheOptions) -> Cache {
-        let _ = opts.num_shard_bits;
-        Cache::new_lru_cache(opts.capacity)
+        Cache(std::sync::Arc::new(crate::cache::BlockCache::new_lru(&opts.opts)))
     }
 
-    /// RocksDB's HyperClockCache is another replacement policy over the same interface;
-    /// Shale gives its one cache of that capacity.
+    /// RocksDB's HyperClockCache: CLOCK eviction, lookups under a shared lock
+    /// (`cache/clock.rs`). `estimated_entry_charge` sizes RocksDB's fixed slot table; Shale's
+    /// tables grow as they fill, so it changes nothing here.
     pub fn new_hyper_clock_cache(capacity: usize, estimated_entry_charge: usize) -> Cache {
         let _ = estimated_entry_charge;
-        Cache::new_lru_cache(capacity)
+        Cache(std::sync::Arc::new(crate::cache::BlockCache::new_hyper_clock(capacity, -1, false)))
     }
 
     /// Changes the capacity of this cache in place: every database and clone sharing it
@@ -442,8 +456,6 @@ impl Cache {
 #[derive(Clone)]
 pub struct WriteBufferManager {
     pub(crate) state: std::sync::Arc<crate::memtable::write_buffer_manager::WriteBufferManagerState>,
-    /// Made with a cache: RocksDB charges the memtables to it (not built; `open` refuses).
-    pub(crate) costs_to_cache: bool,
 }
 
 impl WriteBufferManager {
@@ -453,17 +465,21 @@ impl WriteBufferManager {
                 buffer_size,
                 allow_stall,
             )),
-            costs_to_cache: false,
         }
     }
 
-    /// Charging memtable memory to a block cache is not built: a database given this
-    /// manager refuses to open with NotSupported naming it.
+    /// A manager whose memtables are also charged to `cache` in 256 KiB reservations (role
+    /// write-buffer), so block-cache usage covers them and blocks make room for them
+    /// (`memtable/write_buffer_manager.rs`).
     pub fn new_write_buffer_manager_with_cache(buffer_size: usize, allow_stall: bool, cache: Cache) -> Self {
-        let _ = cache;
         WriteBufferManager {
-            costs_to_cache: true,
-            ..Self::new_write_buffer_manager(buffer_size, allow_stall)
+            state: std::sync::Arc::new(
+                crate::memtable::write_buffer_manager::WriteBufferManagerState::with_cache(
+                    buffer_size,
+                    allow_stall,
+                    cache.0,
+                ),
+            ),
         }
     }
 
@@ -509,8 +525,9 @@ impl BlockBasedOptions {
         self.unsupported_if(true, "hybrid ribbon filter");
     }
 
+    /// Index and filter blocks kept in the block cache go to its high-priority pool.
     pub fn set_cache_index_and_filter_blocks_with_high_priority(&mut self, v: bool) {
-        self.unsupported_if(!v, "cache_index_and_filter_blocks_with_high_priority=false");
+        self.cache_index_and_filter_blocks_with_high_priority = v;
     }
 
     pub fn set_index_type(&mut self, index_type: BlockBasedIndexType) {
@@ -520,12 +537,16 @@ impl BlockBasedOptions {
         );
     }
 
+    /// With `cache_index_and_filter_blocks`, level-0 tables from flushes (no larger than
+    /// 1.5 x write_buffer_size) keep their index and filter pinned in the cache.
     pub fn set_pin_l0_filter_and_index_blocks_in_cache(&mut self, v: bool) {
-        self.unsupported_if(v, "pin_l0_filter_and_index_blocks_in_cache");
+        self.pin_l0_filter_and_index_blocks_in_cache = v;
     }
 
+    /// Pinning of a partitioned index's top level; Shale writes and reads no partitioned
+    /// index (refused at open), so it applies to nothing, as in RocksDB for such tables.
     pub fn set_pin_top_level_index_and_filter(&mut self, v: bool) {
-        self.unsupported_if(!v, "pin_top_level_index_and_filter=false");
+        self.pin_top_level_index_and_filter = v;
     }
 
     /// `BinaryAndHash`: data blocks also carry RocksDB's hash index, which point lookups
@@ -549,16 +570,22 @@ impl BlockBasedOptions {
         let _ = v;
     }
 
+    /// RocksDB's `MetadataCacheOptions::top_level_index_pinning`: the top level of a
+    /// partitioned index or filter, which Shale never has (see `set_index_type`).
     pub fn set_top_level_index_pinning_tier(&mut self, tier: BlockBasedTablePinningTier) {
-        self.unsupported_if(tier != BlockBasedTablePinningTier::Fallback, "top_level_index_pinning_tier");
+        self.pinning_tiers[0] = tier;
     }
 
+    /// `partition_pinning`: the partitions of a partitioned index or filter (none in Shale).
     pub fn set_partition_pinning_tier(&mut self, tier: BlockBasedTablePinningTier) {
-        self.unsupported_if(tier != BlockBasedTablePinningTier::Fallback, "partition_pinning_tier");
+        self.pinning_tiers[1] = tier;
     }
 
+    /// `unpartitioned_pinning`: which tables keep their index and filter pinned in the block
+    /// cache with `cache_index_and_filter_blocks` (None, FlushAndSimilar: level-0 tables no
+    /// larger than 1.5 x write_buffer_size, All; Fallback: `pin_l0_filter_and_index_blocks_in_cache`).
     pub fn set_unpartitioned_pinning_tier(&mut self, tier: BlockBasedTablePinningTier) {
-        self.unsupported_if(tier != BlockBasedTablePinningTier::Fallback, "unpartitioned_pinning_tier");
+        self.pinning_tiers[2] = tier;
     }
 
     /// Records `name` as refused when `cond` holds, and forgets an earlier refusal of it when
@@ -1372,9 +1399,12 @@ impl Options {
         self.atomic_flush = atomic_flush;
     }
 
+    /// Point lookups (`get`, `multi_get`) cache the entry they find in a table file, keyed by
+    /// the file, the key and (when the read's snapshot is older than the file's newest entry)
+    /// the snapshot, and answer from it before the file's index and blocks, as RocksDB's
+    /// `row_cache`. The cache may be shared with other databases or be a block cache.
     pub fn set_row_cache(&mut self, cache: &Cache) {
-        let _ = cache;
-        self.unsupported.push("row_cache (issue 14)");
+        self.row_cache = Some(cache.clone());
     }
 
     /// Flush and compaction table writes go through RocksDB's GenericRateLimiter
@@ -1525,10 +1555,6 @@ impl Options {
     /// database given the same manager); it replaces `db_write_buffer_size`, as in RocksDB.
     pub fn set_write_buffer_manager(&mut self, write_buffer_manager: &WriteBufferManager) {
         self.write_buffer_manager = Some(write_buffer_manager.state.clone());
-        self.unsupported_if(
-            write_buffer_manager.costs_to_cache,
-            "write_buffer_manager charged to a block cache (issue 14)",
-        );
     }
 
     /// With `true`, obsolete tables and WALs are deleted by a background thread, never by

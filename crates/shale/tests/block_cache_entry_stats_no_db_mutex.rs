@@ -58,7 +58,7 @@ fn entry_stats_walk_holds_no_db_mutex() {
     let worst = rx.recv_timeout(Duration::from_secs(1)).expect("the hook ran during the walk");
     assert!(worst < Duration::from_secs(2), "P100 of put + cfstats during the walk: {worst:?}");
 
-    assert!(text.starts_with("Block cache ShaleClockCache@"), "{text}");
+    assert!(text.starts_with("Block cache LRUCache@"), "{text}");
     assert!(text.contains(" collections: 1 "), "{text}");
     let line = text.lines().nth(1).unwrap();
     assert!(line.starts_with("Block cache entry stats(count,size,portion): DataBlock("), "{line}");

@@ -19,7 +19,9 @@ fn report_follows_memtables_readers_and_caches() {
     o.set_block_based_table_factory(&t);
     let db = DB::open_cf(&o, tmp.path(), ["other"]).unwrap();
     let empty = get_memory_usage_stats(Some(&[&db]), Some(&[&cache])).unwrap();
-    assert_eq!(empty.cache_total, 0);
+    // RocksDB's InternalStats puts its cache-entry-stats collector in the cache at open: an
+    // entry of charge 0 whose bookkeeping (64 bytes) counts, held while the database is open.
+    assert_eq!(empty.cache_total, 64);
     assert_eq!(empty.mem_table_readers_total, 0);
 
     let other = db.cf_handle("other").unwrap();

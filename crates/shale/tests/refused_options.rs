@@ -95,8 +95,8 @@ fn the_last_value_set_wins() {
     not_supported(DB::open(&o, dir.path()), "WAL_ttl_seconds");
     let mut o = Options::default();
     let mut t = shale::BlockBasedOptions::default();
-    t.set_cache_index_and_filter_blocks(false);
-    t.set_cache_index_and_filter_blocks(true);
+    t.set_partition_filters(false);
+    t.set_partition_filters(true);
     o.set_block_based_table_factory(&t);
-    not_supported(DB::open(&o, dir.path()), "cache_index_and_filter_blocks");
+    not_supported(DB::open(&o, dir.path()), "partition_filters");
 }

@@ -143,12 +143,27 @@ fn db_write_buffer_size_bounds_memtables_of_all_families() {
     }
 }
 
+/// A manager made with a cache charges the memtables to it (RocksDB's `cost_to_cache`): the
+/// cache's usage covers the memtables in 256 KiB reservations, pinned, and falls back when
+/// they are flushed and freed.
 #[test]
-fn a_manager_charged_to_a_cache_is_refused() {
-    let cache = shale::Cache::new_lru_cache(1 << 20);
-    let wbm = WriteBufferManager::new_write_buffer_manager_with_cache(1 << 20, false, cache);
+fn a_manager_charged_to_a_cache_reserves_the_memtables_there() {
+    let cache = shale::Cache::new_lru_cache(64 << 20);
+    let wbm = WriteBufferManager::new_write_buffer_manager_with_cache(32 << 20, false, cache.clone());
     let dir = tempfile::tempdir().unwrap();
-    let e = DB::open(&options(Some(&wbm)), dir.path()).unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
-    assert!(e.to_string().contains("write_buffer_manager"), "{e}");
+    let db = DB::open(&options(Some(&wbm)), dir.path()).unwrap();
+    assert!(cache.get_usage() >= wbm.get_usage(), "the empty memtables' arenas are charged too");
+    for i in 0..20_000 {
+        db.put(format!("k{i:06}"), vec![7u8; 100]).unwrap();
+    }
+    let used = wbm.get_usage();
+    assert!(used > 2 << 20, "{used}");
+    let usage = cache.get_usage();
+    assert!(usage >= used, "cache usage {usage} must cover the memtables' {used}");
+    assert!(usage < used + (256 << 10) + 64 * 64, "{usage} vs {used}: reservations of 256 KiB");
+    assert!(cache.get_pinned_usage() >= used, "reservations are pinned");
+    db.flush().unwrap();
+    wait_until(|| cache.get_usage() < usage / 2);
+    drop(db);
+    assert!(cache.get_usage() < 1 << 20, "{}", cache.get_usage());
 }

@@ -92,6 +92,28 @@ pub struct BenchArgs {
     /// Block cache size in bytes.
     #[arg(long, default_value_t = 8 << 20, allow_negative_numbers = true)]
     pub cache_size: i64,
+    /// Type of block cache: lru_cache, or hyper_clock_cache (also auto_hyper_clock_cache,
+    /// fixed_hyper_clock_cache: the same clock cache in Shale).
+    #[arg(long, default_value = "lru_cache")]
+    pub cache_type: String,
+    /// The block cache has 2^cache_numshardbits shards; negative: RocksDB's default.
+    #[arg(long, default_value_t = -1, allow_negative_numbers = true)]
+    pub cache_numshardbits: i32,
+    /// LRU cache: the share of the capacity for high-priority blocks; above 0 also puts index
+    /// and filter blocks there (cache_index_and_filter_blocks_with_high_priority).
+    #[arg(long, default_value_t = 0.0)]
+    pub cache_high_pri_pool_ratio: f64,
+    /// Keep index and filter blocks in the block cache.
+    #[arg(long, default_value_t = false, num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", value_parser = parse_bool)]
+    pub cache_index_and_filter_blocks: bool,
+    /// With cache_index_and_filter_blocks: pin those of level-0 tables.
+    #[arg(long, default_value_t = false, num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", value_parser = parse_bool)]
+    pub pin_l0_filter_and_index_blocks_in_cache: bool,
+    /// Bytes of row cache (0: none).
+    #[arg(long, default_value_t = 0)]
+    pub row_cache_size: i64,
     /// Bloom filter bits per key; negative: default (none); 0: none.
     #[arg(long, default_value_t = -1, allow_negative_numbers = true)]
     pub bloom_bits: i32,
@@ -263,6 +285,14 @@ mod tests {
             ("use_existing_db", a.use_existing_db.to_string()),
             ("compression_type", format!("\"{}\"", a.compression_type)),
             ("cache_size", a.cache_size.to_string()),
+            ("cache_type", format!("\"{}\"", a.cache_type)),
+            ("cache_numshardbits", a.cache_numshardbits.to_string()),
+            ("cache_high_pri_pool_ratio", a.cache_high_pri_pool_ratio.to_string()),
+            ("cache_index_and_filter_blocks", a.cache_index_and_filter_blocks.to_string()),
+            (
+                "pin_l0_filter_and_index_blocks_in_cache",
+                a.pin_l0_filter_and_index_blocks_in_cache.to_string(),
+            ),
             ("bloom_bits", a.bloom_bits.to_string()),
             ("write_buffer_size", a.write_buffer_size.to_string()),
             ("max_write_buffer_number", a.max_write_buffer_number.to_string()),

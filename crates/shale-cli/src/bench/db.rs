@@ -74,7 +74,28 @@ pub fn options(a: &BenchArgs) -> Result<Options, String> {
     let mut t = BlockBasedOptions::default();
     t.set_block_size(a.block_size.max(1) as usize);
     if a.cache_size > 0 {
-        t.set_block_cache(&Cache::new_lru_cache(a.cache_size as usize));
+        let cap = a.cache_size as usize;
+        // db_bench's NewCache: the same types and options.
+        let cache = match a.cache_type.as_str() {
+            "lru_cache" => {
+                let mut lo = shale::LruCacheOptions::default();
+                lo.set_capacity(cap);
+                lo.set_num_shard_bits(a.cache_numshardbits);
+                lo.set_high_pri_pool_ratio(a.cache_high_pri_pool_ratio);
+                Cache::new_lru_cache_opts(&lo)
+            }
+            "hyper_clock_cache" | "auto_hyper_clock_cache" | "fixed_hyper_clock_cache" => {
+                Cache::new_hyper_clock_cache(cap, 0)
+            }
+            other => return Err(format!("cache_type {other}: not built (lru_cache, hyper_clock_cache)")),
+        };
+        t.set_block_cache(&cache);
+        t.set_cache_index_and_filter_blocks(a.cache_index_and_filter_blocks);
+        t.set_pin_l0_filter_and_index_blocks_in_cache(a.pin_l0_filter_and_index_blocks_in_cache);
+        t.set_cache_index_and_filter_blocks_with_high_priority(a.cache_high_pri_pool_ratio > 0.0);
+    }
+    if a.row_cache_size > 0 {
+        o.set_row_cache(&Cache::new_lru_cache(a.row_cache_size as usize));
     }
     if a.bloom_bits > 0 {
         t.set_bloom_filter(f64::from(a.bloom_bits), false);

@@ -1,5 +1,20 @@
-//! A sharded, byte-weighted cache of uncompressed blocks. Backed by `quick_cache`
-//! (CLOCK-Pro eviction).
+//! The block cache: a sharded, byte-weighted cache of uncompressed blocks, and of the other
+//! entries RocksDB keeps in it (index and filter blocks with `cache_index_and_filter_blocks`,
+//! memtable reservations of a `WriteBufferManager`, rows of a row cache, the entry-statistics
+//! collector). Two replacement policies, as RocksDB's `NewLRUCache` and `HyperClockCache`:
+//! [`lru`](super::lru) (LRU with a high-priority pool) and [`clock`](super::clock) (CLOCK).
+//!
+//! # Charges, pinning and capacity
+//!
+//! Each entry is charged its bytes plus [`ENTRY_METADATA`] for its bookkeeping (RocksDB's
+//! default `kFullChargeCacheMetadata`), so an entry of charge 0 still counts. An entry whose
+//! value someone besides the cache holds (a reader using a block, a table reader pinning its
+//! index, a reservation's owner) is pinned: counted in `usage` and `pinned_usage`, never
+//! evicted. The capacity is split evenly over 2^num_shard_bits shards (RocksDB's default:
+//! shards of at least 512 KiB for LRU, 32 MiB for HyperClockCache, at most 64); with
+//! `strict_capacity_limit` an insert that does not fit in its shard fails with RocksDB's
+//! `MemoryLimit` status (`Aborted`), otherwise the cache goes over its capacity while the
+//! entries it holds are pinned.
 //!
 //! # Keys
 //!
@@ -27,13 +42,15 @@
 //! stable across a table reader closed and opened again in the same database open
 //! (`max_open_files`), so its cached blocks are found again.
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::any::Any;
+use std::hash::{BuildHasher, Hash, Hasher};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use quick_cache::sync::Cache;
-use quick_cache::Weighter;
-
+use super::clock::ClockShard;
 use super::entry_stats::{Collector, EntryStats, ScanHook, Walkable, DATA_BLOCK};
+use super::lru::LruShard;
+use crate::error::{Error, ErrorKind, Result};
 use crate::table::block::Block;
 
 /// The next cache session; 0 is never handed out.
@@ -68,6 +85,17 @@ impl OffsetableCacheKey {
     pub fn with_offset(&self, offset: u64) -> CacheKey {
         CacheKey { session: self.session, file_number: self.file_number, offset }
     }
+
+    /// The row-cache key of `user_key` in this file as seen at `seq` (0: by any read that
+    /// sees the whole file), as RocksDB's `TableCache::CreateRowCacheKeyPrefix`.
+    pub fn row_key(&self, seq: u64, user_key: &[u8]) -> Key {
+        let mut k = Vec::with_capacity(24 + user_key.len());
+        k.extend_from_slice(&self.session.to_le_bytes());
+        k.extend_from_slice(&self.file_number.to_le_bytes());
+        k.extend_from_slice(&seq.to_le_bytes());
+        k.extend_from_slice(user_key);
+        Key::Row(k.into_boxed_slice())
+    }
 }
 
 /// A block's key in the cache.
@@ -78,83 +106,379 @@ pub struct CacheKey {
     offset: u64,
 }
 
-#[derive(Clone, Copy, Default)]
-struct BlockWeighter;
+/// Any entry's key: a block of a table file, a row of a row cache, or a reservation (memory
+/// charged to the cache by its owner, RocksDB's dummy entries).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Key {
+    Block(CacheKey),
+    Row(Box<[u8]>),
+    Reservation(u64),
+}
 
-impl Weighter<CacheKey, Arc<Block>> for BlockWeighter {
-    fn weight(&self, _key: &CacheKey, block: &Arc<Block>) -> u64 {
-        // Charge the block bytes plus a little bookkeeping, never zero.
-        block.size() as u64 + 64
+/// A cached value; an entry is pinned while the count of this `Arc` is above one.
+pub(crate) type Value = Arc<dyn Any + Send + Sync>;
+
+/// Bytes charged per entry for its bookkeeping besides its own charge.
+pub const ENTRY_METADATA: usize = 64;
+
+/// RocksDB's `CacheEntryRole`, as indexes into `entry_stats::ROLES`.
+pub mod role {
+    pub const DATA_BLOCK: u8 = 0;
+    pub const FILTER_BLOCK: u8 = 1;
+    pub const INDEX_BLOCK: u8 = 4;
+    pub const WRITE_BUFFER: u8 = 6;
+    pub const MISC: u8 = 13;
+}
+
+/// A small multiply-rotate hasher (keys are a few words or a short byte string).
+#[derive(Default, Clone, Copy)]
+pub(crate) struct FxBuild;
+
+pub(crate) struct FxHasher(u64);
+
+impl FxHasher {
+    #[inline]
+    fn add(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+impl Hasher for FxHasher {
+    fn finish(&self) -> u64 {
+        // Spread the low bits into the high ones (shards take the top bits).
+        let h = self.0;
+        h ^ (h >> 29) ^ (h << 31)
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.add(u64::from_le_bytes(w));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut w = [0u8; 8];
+            w[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(w) ^ ((rest.len() as u64) << 56));
+        }
+    }
+
+    fn write_u64(&mut self, x: u64) {
+        self.add(x);
+    }
+
+    fn write_u8(&mut self, x: u8) {
+        self.add(x as u64);
+    }
+
+    fn write_usize(&mut self, x: usize) {
+        self.add(x as u64);
+    }
+}
+
+impl BuildHasher for FxBuild {
+    type Hasher = FxHasher;
+    fn build_hasher(&self) -> FxHasher {
+        FxHasher(0)
+    }
+}
+
+/// One shard of a cache: the operations the LRU and clock shards share.
+pub(crate) trait Shard: Send + Sync {
+    fn lookup(&self, key: &Key) -> Option<Value>;
+    /// False when the entry does not fit and the limit is strict (nothing was inserted).
+    fn insert(&self, key: Key, value: Value, charge: usize, role: u8, high_pri: bool) -> bool;
+    fn erase(&self, key: &Key);
+    fn usage(&self) -> usize;
+    fn set_capacity(&self, capacity: usize);
+    fn set_strict_capacity_limit(&self, strict: bool);
+    /// Calls `f(role, charge, pinned)` for every entry.
+    fn for_each(&self, f: &mut dyn FnMut(u8, usize, bool));
+    /// Whether the entry sits in the high-priority pool (LRU; None for clock or absent).
+    #[cfg(test)]
+    fn in_high_pool(&self, key: &Key) -> Option<bool>;
+}
+
+/// The replacement policy of a cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheKind {
+    Lru,
+    HyperClock,
+}
+
+/// RocksDB's `LRUCacheOptions` (the fields Shale builds).
+#[derive(Debug, Clone)]
+pub struct LruOptions {
+    pub capacity: usize,
+    /// < 0: RocksDB's default (shards of at least 512 KiB, at most 64 shards).
+    pub num_shard_bits: i32,
+    pub strict_capacity_limit: bool,
+    /// The share of the capacity kept for high-priority entries (and entries that were hit).
+    pub high_pri_pool_ratio: f64,
+}
+
+impl Default for LruOptions {
+    fn default() -> Self {
+        LruOptions { capacity: 0, num_shard_bits: -1, strict_capacity_limit: false, high_pri_pool_ratio: 0.5 }
+    }
+}
+
+/// RocksDB's `GetDefaultCacheShardBits`.
+fn default_shard_bits(capacity: usize, min_shard_size: usize) -> u32 {
+    let mut bits = 0;
+    let mut shards = capacity / min_shard_size;
+    loop {
+        shards >>= 1;
+        if shards == 0 {
+            return bits;
+        }
+        bits += 1;
+        if bits >= 6 {
+            return bits;
+        }
     }
 }
 
 /// The block cache. Cheap to share behind an `Arc`.
 pub struct BlockCache {
-    cache: Cache<CacheKey, Arc<Block>, BlockWeighter>,
+    kind: CacheKind,
+    shards: Vec<Box<dyn Shard>>,
+    shard_bits: u32,
     /// Bytes; changed in place by `set_capacity`, so every holder of the cache sees it.
     capacity: AtomicUsize,
+    strict: AtomicBool,
+    high_pri_pool_ratio: f64,
     /// Block-cache entry statistics, shared by every database using this cache.
     entry_stats: Collector,
+    next_reservation: AtomicU64,
+    /// The entry-statistics collector's own entry (see `stats_collector_entry`).
+    collector_entry: parking_lot::Mutex<std::sync::Weak<CacheReservation>>,
+}
+
+fn per_shard(capacity: usize, shards: usize) -> usize {
+    capacity.div_ceil(shards.max(1))
 }
 
 impl BlockCache {
-    /// A cache holding up to `capacity_bytes` of blocks.
+    /// An LRU cache of `capacity_bytes` with RocksDB's default options.
     pub fn new(capacity_bytes: usize) -> Self {
-        // quick_cache sizes its tables from an item estimate; assume 4 KiB blocks.
-        let items = (capacity_bytes / 4096).max(16);
+        Self::new_lru(&LruOptions { capacity: capacity_bytes, ..LruOptions::default() })
+    }
+
+    /// RocksDB's `NewLRUCache(opts)`.
+    pub fn new_lru(opts: &LruOptions) -> Self {
+        let bits = if opts.num_shard_bits < 0 {
+            default_shard_bits(opts.capacity, 512 * 1024)
+        } else {
+            (opts.num_shard_bits as u32).min(19)
+        };
+        let ratio = opts.high_pri_pool_ratio.clamp(0.0, 1.0);
+        let n = 1usize << bits;
+        let shards = (0..n)
+            .map(|_| {
+                Box::new(LruShard::new(per_shard(opts.capacity, n), ratio, opts.strict_capacity_limit))
+                    as Box<dyn Shard>
+            })
+            .collect();
+        Self::with_shards(CacheKind::Lru, shards, bits, opts.capacity, opts.strict_capacity_limit, ratio)
+    }
+
+    /// RocksDB's `HyperClockCacheOptions(capacity, estimated_entry_charge).MakeSharedCache()`:
+    /// the estimate only sizes RocksDB's fixed table, which Shale's clock shards grow as they
+    /// fill, so it changes no behaviour here.
+    pub fn new_hyper_clock(capacity_bytes: usize, num_shard_bits: i32, strict: bool) -> Self {
+        let bits = if num_shard_bits < 0 {
+            default_shard_bits(capacity_bytes, 32 * 1024 * 1024)
+        } else {
+            (num_shard_bits as u32).min(19)
+        };
+        let n = 1usize << bits;
+        let shards = (0..n)
+            .map(|_| Box::new(ClockShard::new(per_shard(capacity_bytes, n), strict)) as Box<dyn Shard>)
+            .collect();
+        Self::with_shards(CacheKind::HyperClock, shards, bits, capacity_bytes, strict, 0.0)
+    }
+
+    fn with_shards(
+        kind: CacheKind,
+        shards: Vec<Box<dyn Shard>>,
+        shard_bits: u32,
+        capacity: usize,
+        strict: bool,
+        high_pri_pool_ratio: f64,
+    ) -> Self {
         BlockCache {
-            cache: Cache::with_weighter(items, capacity_bytes as u64, BlockWeighter),
-            capacity: AtomicUsize::new(capacity_bytes),
+            kind,
+            shards,
+            shard_bits,
+            capacity: AtomicUsize::new(capacity),
+            strict: AtomicBool::new(strict),
+            high_pri_pool_ratio,
             entry_stats: Collector::default(),
+            next_reservation: AtomicU64::new(1),
+            collector_entry: parking_lot::Mutex::new(std::sync::Weak::new()),
         }
     }
 
+    pub fn kind(&self) -> CacheKind {
+        self.kind
+    }
+
+    fn shard(&self, key: &Key) -> &dyn Shard {
+        let h =
+            if self.shard_bits == 0 { 0 } else { (FxBuild.hash_one(key) >> (64 - self.shard_bits)) as usize };
+        self.shards[h & (self.shards.len() - 1)].as_ref()
+    }
+
+    /// The entry of `key`, if cached (a hit moves it as the policy says).
+    pub(crate) fn lookup(&self, key: &Key) -> Option<Value> {
+        self.shard(key).lookup(key)
+    }
+
+    /// Caches `value` under `key`, charged `charge` bytes (plus [`ENTRY_METADATA`]). Fails
+    /// with RocksDB's MemoryLimit (`Aborted`) when the limit is strict and pinned entries
+    /// leave no room.
+    pub(crate) fn insert_entry(
+        &self,
+        key: Key,
+        value: Value,
+        charge: usize,
+        role: u8,
+        high_pri: bool,
+    ) -> Result<()> {
+        if self.shard(&key).insert(key.clone(), value, charge + ENTRY_METADATA, role, high_pri) {
+            return Ok(());
+        }
+        let what = match self.kind {
+            CacheKind::Lru => "Insert failed due to LRU cache being full.",
+            CacheKind::HyperClock => {
+                "Insert failed because unable to evict entries to stay within capacity limit."
+            }
+        };
+        Err(Error::new(ErrorKind::Aborted, format!("Memory limit reached: {what}")))
+    }
+
+    pub(crate) fn erase(&self, key: &Key) {
+        self.shard(key).erase(key)
+    }
+
+    /// The cached data block of `key`.
     pub fn get(&self, key: &CacheKey) -> Option<Arc<Block>> {
-        self.cache.get(key)
+        self.lookup(&Key::Block(*key)).and_then(|v| v.downcast::<Block>().ok())
     }
 
-    pub fn insert(&self, key: CacheKey, block: Arc<Block>) {
-        self.cache.insert(key, block);
+    /// Caches a data block (low priority).
+    pub fn insert(&self, key: CacheKey, block: Arc<Block>) -> Result<()> {
+        let charge = block.size();
+        self.insert_entry(Key::Block(key), block, charge, role::DATA_BLOCK, false)
     }
 
-    /// Bytes charged for the blocks held now.
+    /// Bytes charged for the entries held now (pinned or not).
     pub fn usage(&self) -> usize {
-        self.cache.weight() as usize
+        self.shards.iter().map(|s| s.usage()).sum()
     }
 
     pub fn capacity(&self) -> usize {
         self.capacity.load(Ordering::Relaxed)
     }
 
-    /// log2 of the number of shards (RocksDB's `num_shard_bits`, for the LOG): quick_cache
-    /// makes `4 * cores` shards (a power of two), halved until each holds 32 estimated items.
+    pub fn strict_capacity_limit(&self) -> bool {
+        self.strict.load(Ordering::Relaxed)
+    }
+
+    pub fn high_pri_pool_ratio(&self) -> f64 {
+        self.high_pri_pool_ratio
+    }
+
+    /// log2 of the number of shards (RocksDB's `num_shard_bits`).
     pub(crate) fn num_shard_bits(&self) -> u32 {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let items = (self.capacity() / 4096).max(16) as u64;
-        let mut shards = (cores * 4).next_power_of_two() as u64;
-        while shards > 1 && items.div_ceil(shards) < 32 {
-            shards /= 2;
-        }
-        shards.trailing_zeros()
+        self.shard_bits
     }
 
     /// Changes the capacity in place (RocksDB's `Cache::SetCapacity`): every database sharing
-    /// the cache sees it; shrinking evicts blocks until the usage fits.
+    /// the cache sees it; shrinking evicts unpinned entries until the usage fits.
     pub fn set_capacity(&self, capacity_bytes: usize) {
         self.capacity.store(capacity_bytes, Ordering::Relaxed);
-        self.cache.set_capacity(capacity_bytes as u64);
+        let n = self.shards.len();
+        for s in &self.shards {
+            s.set_capacity(per_shard(capacity_bytes, n));
+        }
     }
 
-    /// Bytes charged for blocks that a reader holds right now besides the cache (an iterator
-    /// positioned in the block, a read in flight), as RocksDB's `GetPinnedUsage`. It walks
-    /// the cache, so it costs time in the number of blocks cached: for reports, not hot paths.
+    /// RocksDB's `SetStrictCapacityLimit`.
+    pub fn set_strict_capacity_limit(&self, strict: bool) {
+        self.strict.store(strict, Ordering::Relaxed);
+        for s in &self.shards {
+            s.set_strict_capacity_limit(strict);
+        }
+    }
+
+    /// Bytes charged for entries held outside the cache right now (a reader using a block, a
+    /// pinned index or filter, a reservation), as RocksDB's `GetPinnedUsage`. It walks the
+    /// cache, so it costs time in the number of entries: for reports, not hot paths.
     pub fn pinned_usage(&self) -> usize {
-        // The walk's own clone and the cache's make two references; more is a reader's.
-        self.cache
-            .iter()
-            .filter(|(_, b)| Arc::strong_count(b) > 2)
-            .map(|(k, b)| BlockWeighter.weight(&k, &b) as usize)
-            .sum()
+        let mut n = 0;
+        for s in &self.shards {
+            s.for_each(&mut |_, charge, pinned| {
+                if pinned {
+                    n += charge;
+                }
+            });
+        }
+        n
+    }
+
+    /// Whether `key` sits in the LRU high-priority pool (tests).
+    #[cfg(test)]
+    pub(crate) fn in_high_pool(&self, key: &Key) -> Option<bool> {
+        self.shard(key).in_high_pool(key)
+    }
+
+    /// Charges `bytes` of `role` to the cache until the returned reservation is dropped (RocksDB's
+    /// dummy entries of a `CacheReservationManager`); pinned while held.
+    pub fn reserve(self: &Arc<Self>, bytes: usize, role: u8) -> Result<CacheReservation> {
+        let key = Key::Reservation(self.next_reservation.fetch_add(1, Ordering::Relaxed));
+        let token: Arc<()> = Arc::new(());
+        // Low priority: a pinned entry is never evicted, and must not crowd the high pool.
+        self.insert_entry(key.clone(), token.clone(), bytes, role, false)?;
+        Ok(CacheReservation { cache: self.clone(), key, _token: token })
+    }
+}
+
+impl BlockCache {
+    /// The entry RocksDB's `InternalStats` puts in each family's block cache at open for the
+    /// cache's `CacheEntryStatsCollector` (`CacheEntryStatsCollector::GetShared`): one per
+    /// cache, role misc, charge 0 (so only its metadata counts), high priority, held (pinned)
+    /// while any family using the cache is open. It is why an unread cache's usage is not 0.
+    pub fn stats_collector_entry(self: &Arc<Self>) -> Option<Arc<CacheReservation>> {
+        let mut g = self.collector_entry.lock();
+        if let Some(e) = g.upgrade() {
+            return Some(e);
+        }
+        let e = Arc::new(self.reserve(0, role::MISC).ok()?);
+        *g = Arc::downgrade(&e);
+        Some(e)
+    }
+}
+
+/// Memory charged to a cache (see [`BlockCache::reserve`]); released when dropped.
+pub struct CacheReservation {
+    cache: Arc<BlockCache>,
+    key: Key,
+    _token: Arc<()>,
+}
+
+impl Drop for CacheReservation {
+    fn drop(&mut self) {
+        self.cache.erase(&self.key);
+    }
+}
+
+impl std::fmt::Debug for CacheReservation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "CacheReservation({:?})", self.key)
     }
 }
 
@@ -181,7 +505,11 @@ impl BlockCache {
 
 impl Walkable for BlockCache {
     fn id(&self) -> String {
-        format!("ShaleClockCache@{:p}#{}", self as *const Self, std::process::id())
+        let name = match self.kind {
+            CacheKind::Lru => "LRUCache",
+            CacheKind::HyperClock => "HyperClockCache",
+        };
+        format!("{name}@{:p}#{}", self as *const Self, std::process::id())
     }
 
     fn capacity(&self) -> u64 {
@@ -193,18 +521,20 @@ impl Walkable for BlockCache {
     }
 
     fn for_each_entry(&self, f: &mut dyn FnMut(usize, u64)) {
-        // Only data blocks are cached (see `entry_stats`).
-        for (k, b) in self.cache.iter() {
-            f(DATA_BLOCK, BlockWeighter.weight(&k, &b));
+        for s in &self.shards {
+            s.for_each(&mut |role, charge, _| f(role as usize, charge as u64));
         }
     }
 }
 
 impl std::fmt::Debug for BlockCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "BlockCache(usage {} of {})", self.usage(), self.capacity())
+        write!(f, "BlockCache({:?}, usage {} of {})", self.kind, self.usage(), self.capacity())
     }
 }
+
+// The data role is the same index in `entry_stats`.
+const _: () = assert!(DATA_BLOCK == role::DATA_BLOCK as usize);
 
 #[cfg(test)]
 mod tests {
@@ -217,38 +547,50 @@ mod tests {
         Arc::new(Block::new(b.finish().to_vec()).unwrap())
     }
 
+    fn lru(capacity: usize, bits: i32, strict: bool, ratio: f64) -> BlockCache {
+        BlockCache::new_lru(&LruOptions {
+            capacity,
+            num_shard_bits: bits,
+            strict_capacity_limit: strict,
+            high_pri_pool_ratio: ratio,
+        })
+    }
+
     #[test]
     fn get_insert_and_capacity_bound() {
-        let c = BlockCache::new(64 * 1024);
-        let f1 = OffsetableCacheKey::new(1, 1);
-        assert!(c.get(&f1.with_offset(0)).is_none());
-        c.insert(f1.with_offset(0), block(100));
-        assert_eq!(c.get(&f1.with_offset(0)).unwrap().size(), block(100).size());
-        assert!(c.get(&OffsetableCacheKey::new(1, 2).with_offset(0)).is_none());
-        let f3 = OffsetableCacheKey::new(1, 3);
-        for i in 0..200 {
-            c.insert(f3.with_offset(i), block(4000));
+        for c in [BlockCache::new(64 * 1024), BlockCache::new_hyper_clock(64 * 1024, -1, false)] {
+            let f1 = OffsetableCacheKey::new(1, 1);
+            assert!(c.get(&f1.with_offset(0)).is_none());
+            c.insert(f1.with_offset(0), block(100)).unwrap();
+            assert_eq!(c.get(&f1.with_offset(0)).unwrap().size(), block(100).size());
+            assert!(c.get(&OffsetableCacheKey::new(1, 2).with_offset(0)).is_none());
+            let f3 = OffsetableCacheKey::new(1, 3);
+            for i in 0..200 {
+                c.insert(f3.with_offset(i), block(4000)).unwrap();
+            }
+            assert!(c.usage() <= c.capacity(), "{:?}: {} > {}", c.kind(), c.usage(), c.capacity());
+            assert!(c.usage() > 0);
         }
-        assert!(c.usage() <= c.capacity(), "{} > {}", c.usage(), c.capacity());
-        assert!(c.usage() > 0);
     }
 
     #[test]
     fn set_capacity_in_place_and_pinned_usage() {
-        let c = BlockCache::new(1 << 20);
-        let f = OffsetableCacheKey::unique();
-        for i in 0..100 {
-            c.insert(f.with_offset(i), block(4000));
+        for c in [BlockCache::new(1 << 20), BlockCache::new_hyper_clock(1 << 20, -1, false)] {
+            let f = OffsetableCacheKey::unique();
+            for i in 0..100 {
+                c.insert(f.with_offset(i), block(4000)).unwrap();
+            }
+            assert!(c.usage() > 300_000);
+            assert_eq!(c.pinned_usage(), 0, "nothing held outside the cache");
+            let held = c.get(&f.with_offset(99)).unwrap();
+            assert_eq!(c.pinned_usage(), held.size() + ENTRY_METADATA);
+            c.set_capacity(64 * 1024);
+            assert_eq!(c.capacity(), 64 * 1024);
+            assert!(c.usage() <= 64 * 1024, "shrinking evicts: {}", c.usage());
+            assert!(c.get(&f.with_offset(99)).is_some(), "a pinned block is not evicted");
+            drop(held);
+            assert_eq!(c.pinned_usage(), 0);
         }
-        assert!(c.usage() > 300_000);
-        assert_eq!(c.pinned_usage(), 0, "nothing held outside the cache");
-        let held = c.get(&f.with_offset(99)).unwrap();
-        assert_eq!(c.pinned_usage(), held.size() + 64);
-        drop(held);
-        assert_eq!(c.pinned_usage(), 0);
-        c.set_capacity(64 * 1024);
-        assert_eq!(c.capacity(), 64 * 1024);
-        assert!(c.usage() <= 64 * 1024, "shrinking evicts: {}", c.usage());
     }
 
     #[test]
@@ -256,9 +598,158 @@ mod tests {
         let c = BlockCache::new(1 << 20);
         let (s1, s2) = (new_cache_session(), new_cache_session());
         assert_ne!(s1, s2);
-        c.insert(OffsetableCacheKey::new(s1, 7).with_offset(0), block(10));
+        c.insert(OffsetableCacheKey::new(s1, 7).with_offset(0), block(10)).unwrap();
         assert!(c.get(&OffsetableCacheKey::new(s2, 7).with_offset(0)).is_none());
         assert!(c.get(&OffsetableCacheKey::new(s1, 7).with_offset(0)).is_some());
         assert_ne!(OffsetableCacheKey::unique(), OffsetableCacheKey::unique());
+    }
+
+    #[test]
+    fn default_shard_bits_follow_rocksdb() {
+        assert_eq!(default_shard_bits(8 << 20, 512 * 1024), 4);
+        assert_eq!(default_shard_bits(1 << 30, 512 * 1024), 6);
+        assert_eq!(default_shard_bits(100, 512 * 1024), 0);
+        assert_eq!(default_shard_bits(64 << 20, 32 << 20), 1);
+        assert_eq!(BlockCache::new(8 << 20).num_shard_bits(), 4);
+    }
+
+    /// With the limit strict, an insert that finds only pinned entries fails with RocksDB's
+    /// MemoryLimit; without it the cache goes over its capacity.
+    #[test]
+    fn strict_capacity_limit_fails_inserts_when_full_of_pinned_entries() {
+        for strict_cache in [lru(40_000, 0, true, 0.5), BlockCache::new_hyper_clock(40_000, 0, true)] {
+            let f = OffsetableCacheKey::unique();
+            let mut held = Vec::new();
+            for i in 0..9 {
+                strict_cache.insert(f.with_offset(i), block(4000)).unwrap();
+                held.push(strict_cache.get(&f.with_offset(i)).unwrap());
+            }
+            let e = strict_cache.insert(f.with_offset(100), block(4000)).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::Aborted);
+            assert!(e.to_string().contains("Memory limit reached"), "{e}");
+            assert!(strict_cache.usage() <= 40_000);
+            assert_eq!(strict_cache.pinned_usage(), strict_cache.usage());
+            // Releasing one makes room again.
+            held.pop();
+            strict_cache.insert(f.with_offset(100), block(4000)).unwrap();
+            assert!(strict_cache.get(&f.with_offset(8)).is_none(), "the released block was evicted");
+            // Not strict: the insert succeeds and the usage goes over.
+            strict_cache.set_strict_capacity_limit(false);
+            held.push(strict_cache.get(&f.with_offset(100)).unwrap());
+            strict_cache.insert(f.with_offset(101), block(4000)).unwrap();
+            assert!(strict_cache.usage() > 40_000);
+        }
+    }
+
+    /// RocksDB's high-priority pool: high-priority entries (and entries that were hit) outlive
+    /// a stream of low-priority inserts while they fit in the pool.
+    #[test]
+    fn high_pri_pool_keeps_high_priority_entries() {
+        let c = lru(100 * 1024, 0, false, 0.5);
+        let f = OffsetableCacheKey::unique();
+        let charge = 4096;
+        let ins = |i: u64, high: bool| {
+            let k = Key::Block(f.with_offset(i));
+            c.insert_entry(k, Arc::new(()), charge - ENTRY_METADATA, role::INDEX_BLOCK, high).unwrap();
+        };
+        for i in 0..5 {
+            ins(i, true);
+        }
+        // A low-priority entry hit once is promoted to the pool too.
+        ins(10, false);
+        assert!(c.lookup(&Key::Block(f.with_offset(10))).is_some());
+        assert_eq!(c.in_high_pool(&Key::Block(f.with_offset(10))), Some(true));
+        for i in 100..200 {
+            ins(i, false);
+        }
+        for i in (0..5).chain([10]) {
+            assert!(c.lookup(&Key::Block(f.with_offset(i))).is_some(), "high-pri entry {i} was evicted");
+        }
+        assert!(c.lookup(&Key::Block(f.with_offset(100))).is_none(), "the oldest low-pri entry goes first");
+        assert!(c.lookup(&Key::Block(f.with_offset(199))).is_some());
+        // Overflowing the pool (50 KiB) demotes its oldest entries to the low pool.
+        for i in 1000..1020 {
+            ins(i, true);
+        }
+        assert_eq!(c.in_high_pool(&Key::Block(f.with_offset(1019))), Some(true));
+        assert!(
+            c.lookup(&Key::Block(f.with_offset(0))).is_none(),
+            "the pool's oldest entry was demoted then evicted"
+        );
+        assert!(c.usage() <= c.capacity());
+
+        // Without a pool, the same stream evicts them in LRU order.
+        let c = lru(100 * 1024, 0, false, 0.0);
+        let k0 = Key::Block(f.with_offset(0));
+        c.insert_entry(k0.clone(), Arc::new(()), 4000, role::INDEX_BLOCK, true).unwrap();
+        for i in 100..200 {
+            c.insert_entry(Key::Block(f.with_offset(i)), Arc::new(()), 4000, role::DATA_BLOCK, false)
+                .unwrap();
+        }
+        assert!(c.lookup(&k0).is_none());
+    }
+
+    /// The clock cache stays within its capacity under a stream of inserts and hits from many
+    /// threads, and keeps entries that are hit.
+    #[test]
+    fn hyper_clock_usage_bound_and_hits() {
+        let c = Arc::new(BlockCache::new_hyper_clock(256 * 1024, 2, false));
+        let f = OffsetableCacheKey::unique();
+        let hot = f.with_offset(u64::MAX);
+        c.insert(hot, block(1000)).unwrap();
+        let threads: Vec<_> = (0..4u64)
+            .map(|t| {
+                let c = c.clone();
+                std::thread::spawn(move || {
+                    for i in 0..2000u64 {
+                        c.insert(f.with_offset(t * 1_000_000 + i), block(3000)).unwrap();
+                        assert!(c.usage() <= c.capacity() + 4 * (3000 + 200));
+                        let _ = c.get(&f.with_offset(t * 1_000_000 + i / 2));
+                    }
+                })
+            })
+            .collect();
+        for (i, t) in threads.into_iter().enumerate() {
+            t.join().unwrap_or_else(|_| panic!("thread {i}"));
+            // Hit the hot entry between the threads' ends: it must survive the sweeps.
+        }
+        assert!(c.usage() <= c.capacity(), "{} > {}", c.usage(), c.capacity());
+        let mut n = 0;
+        c.for_each_entry(&mut |role, _| {
+            assert_eq!(role, DATA_BLOCK);
+            n += 1;
+        });
+        assert!(n > 40, "{n}");
+    }
+
+    #[test]
+    fn clock_keeps_entries_that_are_hit() {
+        let c = BlockCache::new_hyper_clock(64 * 1024, 0, false);
+        let f = OffsetableCacheKey::unique();
+        let hot = f.with_offset(u64::MAX);
+        c.insert(hot, block(1000)).unwrap();
+        for i in 0..1000 {
+            assert!(c.get(&hot).is_some(), "a hot entry hit between inserts stays (insert {i})");
+            c.insert(f.with_offset(i), block(4000)).unwrap();
+        }
+        assert!(c.usage() <= c.capacity());
+    }
+
+    #[test]
+    fn reservations_are_pinned_until_dropped() {
+        let c = Arc::new(BlockCache::new(1 << 20));
+        let r = c.reserve(256 * 1024, role::WRITE_BUFFER).unwrap();
+        assert_eq!(c.usage(), 256 * 1024 + ENTRY_METADATA);
+        assert_eq!(c.pinned_usage(), c.usage());
+        let f = OffsetableCacheKey::unique();
+        for i in 0..1000 {
+            c.insert(f.with_offset(i), block(4000)).unwrap();
+        }
+        assert!(c.pinned_usage() >= 256 * 1024, "a reservation is never evicted");
+        drop(r);
+        assert_eq!(c.pinned_usage(), 0);
+        let mut roles = [0u64; 14];
+        c.for_each_entry(&mut |role, _| roles[role] += 1);
+        assert_eq!(roles[role::WRITE_BUFFER as usize], 0);
     }
 }

@@ -12,10 +12,10 @@
 //! (`rocksdb.fast-block-cache-entry-stats`, the periodic stats dump). `rocksdb.stats` and
 //! `rocksdb.cfstats` only print the saved result (if under a day old) and never walk.
 //!
-//! Shale's block cache holds data blocks only (index and filter blocks stay in the table
-//! reader, as RocksDB with `cache_index_and_filter_blocks = false`), so every entry has the
-//! role `DataBlock`; the other roles are printed with zero counts in the map form, as RocksDB
-//! prints them.
+//! Each cache entry carries its role (`cache::role`): data blocks; index and filter blocks
+//! with `cache_index_and_filter_blocks`; write-buffer reservations of a `WriteBufferManager`
+//! made with the cache; misc (row-cache rows, the collector's own entry). Roles Shale never
+//! caches are printed with zero counts in the map form, as RocksDB prints them.
 
 use std::fmt::Write as _;
 use std::sync::Arc;

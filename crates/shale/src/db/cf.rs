@@ -80,6 +80,9 @@ pub(crate) struct CfHandle {
     pub full_history_ts_low: Mutex<Vec<u8>>,
     /// The family's table directories with target sizes (`paths.rs`); path ids index it.
     pub table_dirs: Vec<(std::path::PathBuf, u64)>,
+    /// The block cache's entry-statistics collector entry, held while the family is open
+    /// (RocksDB's `InternalStats` holds it the same way; `BlockCache::stats_collector_entry`).
+    _cache_stats_entry: Option<Arc<crate::cache::CacheReservation>>,
 }
 
 impl CfHandle {
@@ -97,7 +100,9 @@ impl CfHandle {
                 opts.table.block_cache.as_ref().map(|c| c.0.clone()).unwrap_or_else(|| default_cache.clone()),
             )
         };
+        let _cache_stats_entry = block_cache.as_ref().and_then(|c| c.stats_collector_entry());
         CfHandle {
+            _cache_stats_entry,
             id,
             name: name.to_string(),
             icmp: InternalKeyComparator::new(opts.comparator.clone()),

@@ -127,6 +127,7 @@ pub(crate) fn open<T: ThreadMode>(
         opts.max_open_files,
         default_cache,
         opts.statistics.clone(),
+        opts.row_cache.as_ref().map(|c| c.0.clone()),
     );
     // The database's id, then the identities every table this open writes records
     // (RocksDB's "rocksdb.creating.db.identity", ".session.identity", ".host.identity").
@@ -473,8 +474,8 @@ pub(super) fn load_tables(
         ((opts.max_open_files as usize).saturating_sub(10).max(16) / 4).min(16)
     };
     for cf in cfs.values() {
-        for (_, f) in cf.current.all_files().take(limit) {
-            match table_cache.get(&cf.handle, f) {
+        for (level, f) in cf.current.all_files().take(limit) {
+            match table_cache.get_at(&cf.handle, f, Some(level as usize)) {
                 Ok(_) => {}
                 Err(_) if !opts.paranoid_checks => {}
                 Err(e) if e.os_code() == Some(libc::ENOENT) => {

@@ -32,11 +32,13 @@ pub(crate) fn table_factory_options(t: &BlockBasedOptions, cache: Option<&Arc<Bl
         "flush_block_policy_factory",
         &format_args!("FlushBlockBySizePolicyFactory ({:p})", t as *const BlockBasedOptions),
     );
-    // Index and filter blocks live with the open table; RocksDB's defaults below.
-    line!("cache_index_and_filter_blocks", &0);
-    line!("cache_index_and_filter_blocks_with_high_priority", &1);
-    line!("pin_l0_filter_and_index_blocks_in_cache", &0);
-    line!("pin_top_level_index_and_filter", &1);
+    line!("cache_index_and_filter_blocks", &u8::from(t.cache_index_and_filter_blocks));
+    line!(
+        "cache_index_and_filter_blocks_with_high_priority",
+        &u8::from(t.cache_index_and_filter_blocks_with_high_priority)
+    );
+    line!("pin_l0_filter_and_index_blocks_in_cache", &u8::from(t.pin_l0_filter_and_index_blocks_in_cache));
+    line!("pin_top_level_index_and_filter", &u8::from(t.pin_top_level_index_and_filter));
     line!("index_type", &0);
     line!("data_block_index_type", &(t.data_block_index_type as i32));
     // kShortenSeparators: index keys are shortened between blocks, not after the last one.
@@ -48,14 +50,19 @@ pub(crate) fn table_factory_options(t: &BlockBasedOptions, cache: Option<&Arc<Bl
     match cache {
         Some(c) => {
             line!("block_cache", &format_args!("{:p}", Arc::as_ptr(c)));
-            // Shale's block cache takes the place of RocksDB's LRUCache
-            // (rust-rocksdb's `Cache::new_lru_cache`); its options in LRUCache's text.
-            line!("block_cache_name", &"LRUCache");
+            // RocksDB's cache names: LRUCache, or AutoHyperClockCache (a HyperClockCache
+            // that sizes its table itself, as Shale's clock shards do).
+            let lru = c.kind() == crate::cache::CacheKind::Lru;
+            line!("block_cache_name", &if lru { "LRUCache" } else { "AutoHyperClockCache" });
             s.push_str("  block_cache_options:\n");
             let _ = writeln!(s, "    capacity : {}", c.capacity());
             let _ = writeln!(s, "    num_shard_bits : {}", c.num_shard_bits());
-            s.push_str("    strict_capacity_limit : 0\n");
+            let _ = writeln!(s, "    strict_capacity_limit : {}", u8::from(c.strict_capacity_limit()));
             s.push_str("    memory_allocator : None\n");
+            if lru {
+                let _ = writeln!(s, "    high_pri_pool_ratio: {:.3}", c.high_pri_pool_ratio());
+                s.push_str("    low_pri_pool_ratio: 0.000\n");
+            }
         }
         None => s.push_str("  block_cache: (nil)\n"),
     }
@@ -159,6 +166,23 @@ mod tests {
             assert!(s.contains(want), "missing {want:?} in\n{s}");
         }
         assert!(s.ends_with('\n'));
+        t.set_cache_index_and_filter_blocks(true);
+        t.set_pin_l0_filter_and_index_blocks_in_cache(true);
+        t.set_cache_index_and_filter_blocks_with_high_priority(false);
+        let clock = Arc::new(BlockCache::new_hyper_clock(64 << 20, -1, false));
+        let s = table_factory_options(&t, Some(&clock));
+        for want in [
+            "\n  cache_index_and_filter_blocks: 1\n",
+            "\n  cache_index_and_filter_blocks_with_high_priority: 0\n",
+            "\n  pin_l0_filter_and_index_blocks_in_cache: 1\n",
+            "\n  block_cache_name: AutoHyperClockCache\n",
+            "\n    num_shard_bits : 1\n",
+        ] {
+            assert!(s.contains(want), "missing {want:?} in\n{s}");
+        }
+        assert!(!s.contains("high_pri_pool_ratio"));
+        let s = table_factory_options(&BlockBasedOptions::default(), Some(&cache));
+        assert!(s.contains("\n    strict_capacity_limit : 0\n    memory_allocator : None\n    high_pri_pool_ratio: 0.500\n    low_pri_pool_ratio: 0.000\n"), "{s}");
         let mut t2 = BlockBasedOptions::default();
         t2.disable_cache();
         assert!(table_factory_options(&t2, None).contains("\n  no_block_cache: 1\n  block_cache: (nil)\n"));

@@ -146,6 +146,31 @@ pub(crate) fn write_options_file(inner: &DbInner) -> Result<()> {
                     kv("format_version", c.table.format_version.to_string()),
                     kv("whole_key_filtering", c.table.whole_key_filtering.to_string()),
                     kv("no_block_cache", c.table.no_block_cache.to_string()),
+                    kv("cache_index_and_filter_blocks", c.table.cache_index_and_filter_blocks.to_string()),
+                    kv(
+                        "cache_index_and_filter_blocks_with_high_priority",
+                        c.table.cache_index_and_filter_blocks_with_high_priority.to_string(),
+                    ),
+                    kv(
+                        "pin_l0_filter_and_index_blocks_in_cache",
+                        c.table.pin_l0_filter_and_index_blocks_in_cache.to_string(),
+                    ),
+                    kv("pin_top_level_index_and_filter", c.table.pin_top_level_index_and_filter.to_string()),
+                    kv("metadata_cache_options", {
+                        let tier = |t: crate::BlockBasedTablePinningTier| match t {
+                            crate::BlockBasedTablePinningTier::Fallback => "kFallback",
+                            crate::BlockBasedTablePinningTier::None => "kNone",
+                            crate::BlockBasedTablePinningTier::FlushAndSimilar => "kFlushedAndSimilar",
+                            crate::BlockBasedTablePinningTier::All => "kAll",
+                        };
+                        let [top, part, unpart] = c.table.pinning_tiers;
+                        format!(
+                            "{{unpartitioned_pinning={};partition_pinning={};top_level_index_pinning={};}}",
+                            tier(unpart),
+                            tier(part),
+                            tier(top)
+                        )
+                    }),
                     kv(
                         "filter_policy",
                         match c.table.bloom_bits_per_key {

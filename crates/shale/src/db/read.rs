@@ -265,14 +265,14 @@ impl DbInner {
                 {
                     continue;
                 }
-                let entry = self.table_cache.get(cf, f)?;
+                let entry = self.table_cache.get_at(cf, f, Some(level))?;
                 if with_ts && !entry.tombstones.is_empty() {
                     return Err(ts_unsupported("range deletions"));
                 }
                 if !entry.tombstones.is_empty() {
                     max_cov = max_cov.max(entry.tombstones.max_covering_seq(key, seq));
                 }
-                if let Some((ik, v)) = entry.table.get(&lookup, fill_cache)? {
+                if let Some((ik, v)) = self.table_cache.row_get(f, &entry, &lookup, fill_cache)? {
                     let hit = match level {
                         0 => Ticker::GetHitL0,
                         1 => Ticker::GetHitL1,

@@ -161,6 +161,7 @@ fn open_view<T: ThreadMode>(
         opts.max_open_files,
         default_cache,
         opts.statistics.clone(),
+        opts.row_cache.as_ref().map(|c| c.0.clone()),
     );
     let mut cfs = open::recovered_cf_states(&recovered, &descs, &table_cache, path, opts)?;
     open::load_tables(&table_cache, &cfs, opts)?;

@@ -14,7 +14,7 @@ use parking_lot::Mutex;
 
 use super::cf::CfHandle;
 use super::filename;
-use crate::cache::{new_cache_session, BlockCache, OffsetableCacheKey};
+use crate::cache::{new_cache_session, role, BlockCache, OffsetableCacheKey};
 use crate::error::Result;
 use crate::fs::FileSystemRef;
 use crate::iter::range_del::{self, FragmentedTombstones};
@@ -27,6 +27,9 @@ pub(crate) struct TableEntry {
     pub tombstones: Arc<FragmentedTombstones>,
 }
 
+/// A row cache entry: the internal key and value a table's `get` found.
+struct RowEntry(Vec<u8>, Vec<u8>);
+
 pub(crate) struct TableCache {
     fs: FileSystemRef,
     dir: PathBuf,
@@ -38,6 +41,8 @@ pub(crate) struct TableCache {
     cache_session: u64,
     /// The database's statistics (`Options::enable_statistics`), handed to every reader.
     statistics: Option<Arc<Statistics>>,
+    /// `Options::set_row_cache`: point lookups' results per table file (see `row_get`).
+    row_cache: Option<Arc<BlockCache>>,
     /// file number -> (entry, last use tick)
     map: Mutex<HashMap<u64, (Arc<TableEntry>, u64)>>,
     tick: AtomicU64,
@@ -50,6 +55,7 @@ impl TableCache {
         max_open_files: i32,
         default_block_cache: Arc<BlockCache>,
         statistics: Option<Arc<Statistics>>,
+        row_cache: Option<Arc<BlockCache>>,
     ) -> Self {
         let capacity = if max_open_files < 0 {
             None
@@ -63,6 +69,7 @@ impl TableCache {
             default_block_cache,
             cache_session: new_cache_session(),
             statistics,
+            row_cache,
             map: Mutex::new(HashMap::new()),
             tick: AtomicU64::new(0),
         }
@@ -70,6 +77,17 @@ impl TableCache {
 
     /// The reader of `file`, opening it if needed.
     pub fn get(&self, cf: &CfHandle, file: &FileMetaData) -> Result<Arc<TableEntry>> {
+        self.get_at(cf, file, None)
+    }
+
+    /// `get` for a file of `level` (None: not known), which decides whether a reader opened
+    /// now pins its index and filter in the block cache (see `BlockBasedOptions::meta_cache_policy`).
+    pub fn get_at(
+        &self,
+        cf: &CfHandle,
+        file: &FileMetaData,
+        level: Option<usize>,
+    ) -> Result<Arc<TableEntry>> {
         let tick = self.tick.fetch_add(1, Ordering::Relaxed);
         if let Some((e, t)) = self.map.lock().get_mut(&file.number) {
             *t = tick;
@@ -90,7 +108,8 @@ impl TableCache {
                     statistics: self.statistics.clone(),
                 };
                 let pe = cf.opts.prefix_extractor.clone();
-                Table::open_for_cf(f, file.file_size, opts, file.largest_seqno, pe)
+                let meta = cf.opts.table.meta_cache_policy(level, file.file_size, cf.opts.write_buffer_size);
+                Table::open_for_cf_cached(f, file.file_size, opts, file.largest_seqno, pe, meta)
             })
         };
         let table = opened.inspect_err(|_| record_tick(stats, Ticker::NoFileErrors, 1))?;
@@ -126,6 +145,40 @@ impl TableCache {
             }
             r => r,
         }
+    }
+
+    /// `entry.table.get(lookup, fill_cache)` through the row cache, if the database has one:
+    /// RocksDB's `TableCache::Get` with `row_cache`. The key is the file's cache key, the
+    /// user key and 0 when the lookup sees every entry of the file (its snapshot is at or
+    /// past the file's largest seqno), else 1 + the snapshot; only found entries are cached.
+    pub fn row_get(
+        &self,
+        file: &FileMetaData,
+        entry: &TableEntry,
+        lookup: &[u8],
+        fill_cache: bool,
+    ) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        let Some(rc) = &self.row_cache else { return entry.table.get(lookup, fill_cache) };
+        let stats = self.statistics.as_deref();
+        let snapshot = crate::key::trailer(lookup) >> 8;
+        let seq = if snapshot >= file.largest_seqno { 0 } else { snapshot + 1 };
+        let key = OffsetableCacheKey::new(self.cache_session, file.number)
+            .row_key(seq, crate::key::user_key(lookup));
+        if let Some(row) = rc.lookup(&key).and_then(|v| v.downcast::<RowEntry>().ok()) {
+            record_tick(stats, Ticker::RowCacheHit, 1);
+            return Ok(Some((row.0.clone(), row.1.clone())));
+        }
+        record_tick(stats, Ticker::RowCacheMiss, 1);
+        let found = entry.table.get(lookup, fill_cache)?;
+        if let Some((k, v)) = &found {
+            if fill_cache {
+                let charge = k.len() + v.len() + std::mem::size_of::<RowEntry>();
+                // A full strict cache only loses the caching, not the read (RocksDB ignores it).
+                let _ =
+                    rc.insert_entry(key, Arc::new(RowEntry(k.clone(), v.clone())), charge, role::MISC, false);
+            }
+        }
+        Ok(found)
     }
 
     /// The memory table `number`'s reader holds, if it is open (0 if not: nothing is opened).

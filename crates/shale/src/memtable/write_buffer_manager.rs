@@ -15,12 +15,37 @@
 //! - with `allow_stall`, writers wait while all memtables hold the buffer size or more,
 //!   and are woken when a free brings the usage below it.
 //!
+//! Made with a cache (`new_write_buffer_manager_with_cache`), the manager also charges the
+//! memtables' memory to that cache, as RocksDB's `WriteBufferManager` with a
+//! `CacheReservationManager`: reservations of 256 KiB (RocksDB's `kSizeDummyEntry`, role
+//! write-buffer, pinned) cover the bytes in use, added as memory is reserved and given back
+//! only when the usage falls under 3/4 of what is reserved (RocksDB's delayed decrease). A
+//! reservation the cache refuses (strict limit, full) is skipped, as RocksDB absorbs that
+//! error; the cache then evicts blocks to make room for the memtables.
+//!
 //! Which memtable a database switches when `should_flush` says so is the database's choice
 //! (`db/write.rs`: the family with the oldest data in its active memtable).
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
+
+use crate::cache::{role, BlockCache, CacheReservation};
+
+/// RocksDB's `CacheReservationManager` dummy entry size.
+pub const CACHE_RESERVATION_UNIT: usize = 256 * 1024;
+
+/// The memtables' charge in a block cache.
+struct CacheCharge {
+    cache: Arc<BlockCache>,
+    entries: Mutex<Vec<CacheReservation>>,
+}
+
+impl std::fmt::Debug for CacheCharge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "CacheCharge({:?})", self.cache)
+    }
+}
 
 /// The shared counters and the stall wait queue. Share it through `Arc`.
 #[derive(Debug)]
@@ -35,6 +60,8 @@ pub struct WriteBufferManagerState {
     /// Writers stalled by `allow_stall` sleep here; frees wake them.
     stall_lock: Mutex<()>,
     stall_cv: Condvar,
+    /// The cache the memtables are charged to, if any.
+    cache_charge: Option<CacheCharge>,
 }
 
 impl WriteBufferManagerState {
@@ -48,6 +75,50 @@ impl WriteBufferManagerState {
             allow_stall: AtomicBool::new(allow_stall),
             stall_lock: Mutex::new(()),
             stall_cv: Condvar::new(),
+            cache_charge: None,
+        }
+    }
+
+    /// A budget whose memtables are also charged to `cache` (see the module doc).
+    pub fn with_cache(
+        buffer_size: usize,
+        allow_stall: bool,
+        cache: Arc<BlockCache>,
+    ) -> WriteBufferManagerState {
+        WriteBufferManagerState {
+            cache_charge: Some(CacheCharge { cache, entries: Mutex::new(Vec::new()) }),
+            ..Self::new(buffer_size, allow_stall)
+        }
+    }
+
+    /// Whether the memtables are charged to a cache (RocksDB's `cost_to_cache`).
+    pub fn cost_to_cache(&self) -> bool {
+        self.cache_charge.is_some()
+    }
+
+    /// Bytes reserved in the cache for the memtables (RocksDB's `dummy_entries_in_cache_usage`).
+    pub fn dummy_entries_in_cache_usage(&self) -> usize {
+        self.cache_charge
+            .as_ref()
+            .map_or(0, |c| c.entries.lock().unwrap_or_else(|p| p.into_inner()).len() * CACHE_RESERVATION_UNIT)
+    }
+
+    /// RocksDB's `CacheReservationManagerImpl<delayed_decrease = true>::UpdateCacheReservation`.
+    fn update_cache_charge(&self) {
+        let Some(c) = &self.cache_charge else { return };
+        let mut entries = c.entries.lock().unwrap_or_else(|p| p.into_inner());
+        let used = self.memory_used.load(Ordering::Relaxed);
+        let reserved = entries.len() * CACHE_RESERVATION_UNIT;
+        if used > reserved {
+            while entries.len() * CACHE_RESERVATION_UNIT < used {
+                match c.cache.reserve(CACHE_RESERVATION_UNIT, role::WRITE_BUFFER) {
+                    Ok(r) => entries.push(r),
+                    Err(_) => break,
+                }
+            }
+        } else if used < reserved / 4 * 3 {
+            let keep = used.div_ceil(CACHE_RESERVATION_UNIT);
+            entries.truncate(keep);
         }
     }
 
@@ -87,6 +158,7 @@ impl WriteBufferManagerState {
     pub fn reserve(&self, bytes: usize) {
         self.memory_used.fetch_add(bytes, Ordering::Relaxed);
         self.memory_active.fetch_add(bytes, Ordering::Relaxed);
+        self.update_cache_charge();
     }
 
     /// A memtable holding `bytes` stopped taking writes (it waits for its flush).
@@ -97,6 +169,7 @@ impl WriteBufferManagerState {
     /// A memtable holding `bytes` was dropped.
     pub fn free(&self, bytes: usize) {
         let before = self.memory_used.fetch_sub(bytes, Ordering::Relaxed);
+        self.update_cache_charge();
         let size = self.buffer_size();
         if self.allow_stall.load(Ordering::Relaxed) && before >= size && before - bytes < size {
             self.wake_stalled();
@@ -164,6 +237,27 @@ mod tests {
         assert!(!w.should_flush());
         assert_eq!(w.mutable_memtable_memory_usage(), 400);
         assert!(!WriteBufferManagerState::new(0, true).should_flush());
+    }
+
+    #[test]
+    fn charges_memtables_to_the_cache() {
+        let cache = Arc::new(BlockCache::new(8 << 20));
+        let w = WriteBufferManagerState::with_cache(4 << 20, false, cache.clone());
+        assert!(w.cost_to_cache());
+        w.reserve(100);
+        assert_eq!(w.dummy_entries_in_cache_usage(), CACHE_RESERVATION_UNIT);
+        assert!(cache.usage() >= CACHE_RESERVATION_UNIT);
+        w.reserve(CACHE_RESERVATION_UNIT * 3);
+        assert_eq!(w.dummy_entries_in_cache_usage(), 4 * CACHE_RESERVATION_UNIT);
+        assert_eq!(cache.pinned_usage(), cache.usage(), "reservations are pinned");
+        // Delayed decrease: kept until the usage is under 3/4 of the reservation.
+        w.free(50);
+        assert_eq!(w.dummy_entries_in_cache_usage(), 4 * CACHE_RESERVATION_UNIT);
+        w.free(CACHE_RESERVATION_UNIT * 2);
+        assert_eq!(w.dummy_entries_in_cache_usage(), 2 * CACHE_RESERVATION_UNIT);
+        w.free(w.memory_usage());
+        assert_eq!(w.dummy_entries_in_cache_usage(), 0);
+        assert_eq!(cache.usage(), 0);
     }
 
     #[test]

@@ -6,6 +6,12 @@
 //!        under "rocksdb.index"); the index block is kept in memory
 //! read : index entry (separator -> data block handle) -> data block (via block cache)
 //! ```
+//! Index and filter blocks ([`MetaCachePolicy`], RocksDB's `cache_index_and_filter_blocks`):
+//! held by the open table (the default), or kept in the block cache (role index-block /
+//! filter-block, high priority with `cache_index_and_filter_blocks_with_high_priority`) and
+//! looked up there at each use, read again after an eviction; or both, pinned: cached
+//! (charged to the cache) and held by the table, as RocksDB's pinned handles
+//! (`pin_l0_filter_and_index_blocks_in_cache`, the unpartitioned pinning tier).
 //! Index keys are internal keys, or user keys when the table's
 //! "rocksdb.index.key.is.user.key" property is 1; index values are delta-encoded handles
 //! when "rocksdb.index.value.is.delta.encoded" is 1.
@@ -31,7 +37,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 use std::sync::Arc;
 
-use crate::cache::{BlockCache, OffsetableCacheKey};
+use crate::cache::{role, BlockCache, Key, OffsetableCacheKey};
 use crate::coding::decode_fixed32;
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::RandomAccessFile;
@@ -65,6 +71,25 @@ pub struct TableReaderOptions {
     /// Where block cache hits and misses, bloom filter results and block reads are counted
     /// (the database's `Options::enable_statistics`), if anywhere.
     pub statistics: Option<Arc<Statistics>>,
+}
+
+/// Where an open table keeps its index and filter blocks (RocksDB's
+/// `cache_index_and_filter_blocks`, `..._with_high_priority` and the pinning decision
+/// `BlockBasedTable::PrefetchIndexAndFilterBlocks` makes from the pinning tiers).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MetaCachePolicy {
+    /// In the block cache (if the table has one) instead of held by the table.
+    pub cache_index_and_filter_blocks: bool,
+    /// Inserted with high priority.
+    pub high_priority: bool,
+    /// Also held by the table (pinned in the cache) for its lifetime.
+    pub pin: bool,
+}
+
+/// An index or filter: held by the table, or found in the block cache by its handle.
+enum Meta<T> {
+    Held(Arc<T>),
+    Cached(BlockHandle),
 }
 
 /// How the seeks of one iterator use table prefix filters (RocksDB's prefix seek), from
@@ -124,9 +149,11 @@ pub struct Table {
     opts: TableReaderOptions,
     footer: Footer,
     props: TableProperties,
-    index_block: Arc<Block>,
+    index_block: Meta<Block>,
     index_format: IndexFormat,
-    filter: Option<FilterReader>,
+    filter: Option<Meta<FilterReader>>,
+    filter_handle: Option<BlockHandle>,
+    meta_policy: MetaCachePolicy,
     range_tombstones: Vec<(Vec<u8>, Vec<u8>)>,
     /// The `rocksdb.compression_dict` meta block (empty when the table has none).
     compression_dict: Vec<u8>,
@@ -297,7 +324,26 @@ impl Table {
         largest_seqno: u64,
         prefix_extractor: Option<SliceTransformRef>,
     ) -> Result<Arc<Table>> {
-        let mut t = Self::open_inner(file, file_size, opts, largest_seqno)?;
+        Self::open_for_cf_cached(
+            file,
+            file_size,
+            opts,
+            largest_seqno,
+            prefix_extractor,
+            MetaCachePolicy::default(),
+        )
+    }
+
+    /// `open_for_cf` keeping the index and filter blocks as `meta` says.
+    pub fn open_for_cf_cached(
+        file: Arc<dyn RandomAccessFile>,
+        file_size: u64,
+        opts: TableReaderOptions,
+        largest_seqno: u64,
+        prefix_extractor: Option<SliceTransformRef>,
+        meta: MetaCachePolicy,
+    ) -> Result<Arc<Table>> {
+        let mut t = Self::open_inner(file, file_size, opts, largest_seqno, meta)?;
         let props_name = t.props.prefix_extractor_name.as_str();
         t.prefix_extractor_changed = match &prefix_extractor {
             None => true,
@@ -320,7 +366,7 @@ impl Table {
         opts: TableReaderOptions,
         largest_seqno: u64,
     ) -> Result<Arc<Table>> {
-        Self::open_inner(file, file_size, opts, largest_seqno).map(Arc::new)
+        Self::open_inner(file, file_size, opts, largest_seqno, MetaCachePolicy::default()).map(Arc::new)
     }
 
     fn open_inner(
@@ -328,6 +374,7 @@ impl Table {
         file_size: u64,
         opts: TableReaderOptions,
         largest_seqno: u64,
+        meta_policy: MetaCachePolicy,
     ) -> Result<Table> {
         let name = opts.file_name.clone();
         let mut footer = read_footer(file.as_ref(), file_size, &name)?;
@@ -397,12 +444,40 @@ impl Table {
         let filter_name = format!("{FULL_FILTER_PREFIX}{BLOOM_POLICY_NAME}");
         let filter = match meta.get(&filter_name) {
             Some(&h) => match FilterReader::new(read_meta(h)?) {
-                Ok(f) => Some(f),
+                Ok(f) => Some((h, Arc::new(f))),
                 Err(e) if e.kind() == ErrorKind::NotSupported => None,
                 Err(e) => return Err(in_file(e, &name, h)),
             },
             None => None,
         };
+        let filter_handle = filter.as_ref().map(|(h, _)| *h);
+        // Index and filter: held, or put in the block cache (and held too when pinned).
+        let (index_block, filter) =
+            match opts.block_cache.as_ref().filter(|_| meta_policy.cache_index_and_filter_blocks) {
+                None => (Meta::Held(index_block), filter.map(|(_, f)| Meta::Held(f))),
+                Some(cache) => {
+                    let stats = opts.statistics.as_deref();
+                    let hp = meta_policy.high_priority;
+                    let key = |h: BlockHandle| Key::Block(opts.cache_key.with_offset(h.offset));
+                    cache.insert_entry(
+                        key(ih),
+                        index_block.clone(),
+                        index_block.size(),
+                        role::INDEX_BLOCK,
+                        hp,
+                    )?;
+                    count_meta_add(stats, true, index_block.size());
+                    if let Some((h, f)) = &filter {
+                        cache.insert_entry(key(*h), f.clone(), f.size(), role::FILTER_BLOCK, hp)?;
+                        count_meta_add(stats, false, f.size());
+                    }
+                    if meta_policy.pin {
+                        (Meta::Held(index_block), filter.map(|(_, f)| Meta::Held(f)))
+                    } else {
+                        (Meta::Cached(ih), filter.map(|(h, _)| Meta::Cached(h)))
+                    }
+                }
+            };
 
         let mut range_tombstones = Vec::new();
         if let Some(&h) = meta.get(RANGE_DEL_BLOCK) {
@@ -436,6 +511,8 @@ impl Table {
             index_block,
             index_format,
             filter,
+            filter_handle,
+            meta_policy,
             range_tombstones,
             compression_dict,
             data_blocks_read: AtomicU64::new(0),
@@ -450,9 +527,20 @@ impl Table {
     /// Bytes this open table holds in memory besides cached data blocks: its index block,
     /// filter, compression dictionary and range tombstones (RocksDB's
     /// `ApproximateMemoryUsage`, summed by `rocksdb.estimate-table-readers-mem`).
+    /// Index and filter blocks kept in the block cache are charged there, not here.
     pub fn approximate_memory_usage(&self) -> usize {
-        self.index_block.size()
-            + self.filter.as_ref().map_or(0, |f| f.size())
+        let cached = self.meta_policy.cache_index_and_filter_blocks && self.opts.block_cache.is_some();
+        let held = |size: usize| if cached { 0 } else { size };
+        let index = match &self.index_block {
+            Meta::Held(b) => held(b.size()),
+            Meta::Cached(_) => 0,
+        };
+        let filter = match &self.filter {
+            Some(Meta::Held(f)) => held(f.size()),
+            _ => 0,
+        };
+        index
+            + filter
             + self.compression_dict.len()
             + self.range_tombstones.iter().map(|(a, b)| a.len() + b.len()).sum::<usize>()
     }
@@ -485,13 +573,80 @@ impl Table {
 
     /// False only when the filter proves `user_key` is absent.
     pub fn may_contain(&self, user_key: &[u8]) -> bool {
-        !matches!(self.get_filter(user_key), GetFilter::WholeKey(false) | GetFilter::Prefix(false))
+        !matches!(self.get_filter(user_key), Ok(GetFilter::WholeKey(false) | GetFilter::Prefix(false)))
+    }
+
+    /// The index block: held, or from the block cache (read and cached again on a miss).
+    fn index_block(&self) -> Result<Arc<Block>> {
+        match &self.index_block {
+            Meta::Held(b) => Ok(b.clone()),
+            Meta::Cached(h) => self.cached_meta(*h, true, Block::new),
+        }
+    }
+
+    /// The filter, if the table has one (held, or from the block cache).
+    fn filter(&self) -> Result<Option<Arc<FilterReader>>> {
+        match &self.filter {
+            None => Ok(None),
+            Some(Meta::Held(f)) => Ok(Some(f.clone())),
+            Some(Meta::Cached(h)) => self.cached_meta(*h, false, FilterReader::new).map(Some),
+        }
+    }
+
+    /// An index (`index`) or filter block kept in the block cache, counted as RocksDB's
+    /// `RetrieveBlock` counts them.
+    fn cached_meta<T: Send + Sync + 'static>(
+        &self,
+        h: BlockHandle,
+        index: bool,
+        parse: impl FnOnce(Vec<u8>) -> Result<T>,
+    ) -> Result<Arc<T>> {
+        let stats = self.opts.statistics.as_deref();
+        let name = &self.opts.file_name;
+        let Some(cache) = &self.opts.block_cache else {
+            return Err(Error::corruption(format!("{name}: a cached index or filter without a block cache")));
+        };
+        let key = Key::Block(self.opts.cache_key.with_offset(h.offset));
+        if let Some(v) = cache.lookup(&key).and_then(|v| v.downcast::<T>().ok()) {
+            if let Some(s) = stats {
+                s.record_tick(Ticker::BlockCacheHit, 1);
+                s.record_tick(
+                    if index { Ticker::BlockCacheIndexHit } else { Ticker::BlockCacheFilterHit },
+                    1,
+                );
+            }
+            return Ok(v);
+        }
+        if let Some(s) = stats {
+            s.record_tick(Ticker::BlockCacheMiss, 1);
+            s.record_tick(if index { Ticker::BlockCacheIndexMiss } else { Ticker::BlockCacheFilterMiss }, 1);
+        }
+        let data = read_block_with(
+            self.file.as_ref(),
+            h,
+            self.footer.block_checksum(),
+            self.opts.verify_checksums,
+            name,
+        )?;
+        let size = data.len();
+        let v = Arc::new(parse(data).map_err(|e| in_file(e, name, h))?);
+        let r = if index { role::INDEX_BLOCK } else { role::FILTER_BLOCK };
+        if let Err(e) = cache.insert_entry(key, v.clone(), size, r, self.meta_policy.high_priority) {
+            crate::statistics::record_tick(stats, Ticker::BlockCacheAddFailures, 1);
+            return Err(e);
+        }
+        count_meta_add(stats, index, size);
+        Ok(v)
     }
 
     /// RocksDB's `FullFilterKeyMayMatch`: the whole key when the filter holds whole keys,
     /// else its prefix when the table's extractor is the family's and the key has one.
-    fn get_filter(&self, user_key: &[u8]) -> GetFilter {
-        let Some(f) = &self.filter else { return GetFilter::NotChecked };
+    fn get_filter(&self, user_key: &[u8]) -> Result<GetFilter> {
+        Ok(self.get_filter_with(self.filter()?.as_deref(), user_key))
+    }
+
+    fn get_filter_with(&self, f: Option<&FilterReader>, user_key: &[u8]) -> GetFilter {
+        let Some(f) = f else { return GetFilter::NotChecked };
         if self.whole_key_filtering() {
             return GetFilter::WholeKey(f.may_match(user_key));
         }
@@ -508,7 +663,7 @@ impl Table {
     /// filter is not consulted, else whether the target's prefix may be in the table.
     /// `backward` (seek_for_prev) is checked only when no upper-bound proof is needed.
     pub fn prefix_may_match(&self, target: &[u8], seek: &PrefixSeek, backward: bool) -> Option<bool> {
-        let f = self.filter.as_ref()?;
+        self.filter.as_ref()?;
         let need_upper_bound_check = seek.auto_prefix_mode || self.prefix_extractor_changed;
         if need_upper_bound_check && backward {
             return None;
@@ -522,6 +677,8 @@ impl Table {
         if need_upper_bound_check && !self.filter_compatible(seek.upper_bound.as_deref(), prefix) {
             return None;
         }
+        // A filter that cannot be loaded (read error, cache full) is not consulted.
+        let f = self.filter().ok()??;
         Some(f.may_match(prefix))
     }
 
@@ -540,8 +697,8 @@ impl Table {
         bytewise && t.full_length() == Some(upper.len()) && is_same_length_immediate_successor(prefix, upper)
     }
 
-    fn index_iter(&self) -> IndexBlockIter {
-        self.index_block.index_iter(self.opts.icmp.clone(), self.index_format)
+    fn index_iter(&self) -> Result<IndexBlockIter> {
+        Ok(self.index_block()?.index_iter(self.opts.icmp.clone(), self.index_format))
     }
 
     /// Reads (or finds in the cache) the data block at `handle`. Counts, as RocksDB's
@@ -579,7 +736,11 @@ impl Table {
         let block = Arc::new(Block::new(data).map_err(|e| in_file(e, name, handle))?);
         if fill_cache {
             if let Some(cache) = &self.opts.block_cache {
-                cache.insert(self.opts.cache_key.with_offset(handle.offset), block.clone());
+                if let Err(e) = cache.insert(self.opts.cache_key.with_offset(handle.offset), block.clone()) {
+                    // RocksDB's strict_capacity_limit: the read fails with MemoryLimit.
+                    crate::statistics::record_tick(stats, Ticker::BlockCacheAddFailures, 1);
+                    return Err(e);
+                }
                 if let Some(s) = stats {
                     let n = block.size() as u64;
                     s.record_tick(Ticker::BlockCacheAdd, 1);
@@ -597,7 +758,7 @@ impl Table {
         let uk = user_key(lookup_ikey);
         let stats = self.opts.statistics.as_deref();
         // Filters hold keys without their timestamps; a lookup matches any version of its key.
-        let check = self.get_filter(self.opts.icmp.strip_ts(uk));
+        let check = self.get_filter(self.opts.icmp.strip_ts(uk))?;
         match check {
             GetFilter::WholeKey(false) => {
                 // RocksDB's BLOOM_FILTER_USEFUL: the filter spared a data block read.
@@ -616,7 +777,7 @@ impl Table {
             }
             GetFilter::NotChecked => {}
         }
-        let mut index = self.index_iter();
+        let mut index = self.index_iter()?;
         index.seek(lookup_ikey);
         while index.valid() {
             let handle = index.handle();
@@ -662,7 +823,7 @@ impl Table {
 
     /// The approximate file offset where `ikey` would be.
     pub fn approximate_offset_of(&self, ikey: &[u8]) -> u64 {
-        let mut index = self.index_iter();
+        let Ok(mut index) = self.index_iter() else { return 0 };
         index.seek(ikey);
         if index.valid() {
             index.handle().offset
@@ -687,8 +848,12 @@ impl Table {
         fill_cache: bool,
         prefix_seek: Option<Arc<PrefixSeek>>,
     ) -> Box<dyn InternalIterator> {
+        let index = match self.index_iter() {
+            Ok(i) => i,
+            Err(e) => return Box::new(crate::iter::ErrorIterator::new(e)),
+        };
         let it = Box::new(TableIter {
-            index: self.index_iter(),
+            index,
             table: self.clone(),
             data: None,
             data_handle: None,
@@ -705,6 +870,38 @@ impl Table {
     /// The global seqno of an external file (0: none).
     pub fn global_seqno(&self) -> u64 {
         self.global_seqno
+    }
+}
+
+impl Drop for Table {
+    /// Index and filter blocks this table put in the block cache go with it (RocksDB's
+    /// `BlockBasedTable::Close` erases them too): no other reader can use them.
+    fn drop(&mut self) {
+        let Some(cache) =
+            self.opts.block_cache.as_ref().filter(|_| self.meta_policy.cache_index_and_filter_blocks)
+        else {
+            return;
+        };
+        cache.erase(&Key::Block(self.opts.cache_key.with_offset(self.footer.index_handle.offset)));
+        if let Some(h) = self.filter_handle {
+            cache.erase(&Key::Block(self.opts.cache_key.with_offset(h.offset)));
+        }
+    }
+}
+
+/// Counts an index or filter block added to the block cache.
+fn count_meta_add(stats: Option<&Statistics>, index: bool, bytes: usize) {
+    if let Some(s) = stats {
+        let n = bytes as u64;
+        s.record_tick(Ticker::BlockCacheAdd, 1);
+        s.record_tick(Ticker::BlockCacheBytesWrite, n);
+        if index {
+            s.record_tick(Ticker::BlockCacheIndexAdd, 1);
+            s.record_tick(Ticker::BlockCacheIndexBytesInsert, n);
+        } else {
+            s.record_tick(Ticker::BlockCacheFilterAdd, 1);
+            s.record_tick(Ticker::BlockCacheFilterBytesInsert, n);
+        }
     }
 }
 
