@@ -14,7 +14,8 @@ use crate::error::Result;
 use crate::fs::FileSystem;
 use crate::key::{parse_internal_key, MAX_SEQUENCE_NUMBER};
 use crate::memtable::MemTable;
-use crate::table::builder::{TableBuilder, TableBuilderOptions};
+use crate::table::any::AnyTableBuilder;
+use crate::table::builder::TableBuilderOptions;
 use crate::version::edit::{FileMetaData, VersionEdit};
 
 /// Table-builder options for a column family.
@@ -32,6 +33,7 @@ pub(crate) fn builder_options(cf: &CfHandle, orig_file_number: u64) -> TableBuil
     b.column_family_id = cf.id;
     // Flushes are high-priority writes; compactions lower it (`compact.rs`).
     b.deletion_collectors = o.deletion_collectors.clone();
+    b.table_format = o.table_format.clone();
     b.rate_limiter = o.rate_limiter.clone().map(|l| (l, crate::rate_limiter::IoPriority::High));
     if o.table.data_block_index_type == crate::DataBlockIndexType::BinaryAndHash {
         b.data_block_hash_ratio = Some(o.table.data_block_hash_ratio);
@@ -76,7 +78,7 @@ pub(crate) fn write_level0_table_of(
     }
     let path = filename::table_file(dir, number);
     let file = fs.new_writable_file(&path)?;
-    let mut builder = TableBuilder::new(builder_options(cf, number), file);
+    let mut builder = AnyTableBuilder::new(builder_options(cf, number), file);
     let mut meta = FileMetaData { number, ..Default::default() };
     let mut smallest_seq = MAX_SEQUENCE_NUMBER;
     let mut largest_seq = 0;

@@ -1,5 +1,6 @@
 //! Open table readers, by file number (RocksDB's TableCache), with their range tombstones
-//! fragmented once at open.
+//! fragmented once at open. A file's reader is chosen by its footer magic number
+//! (block-based, plain or cuckoo: `table/any.rs`).
 //!
 //! `max_open_files = -1` keeps every table open; otherwise the least recently used reader is
 //! closed when the cache is over its size. Guarded by one Mutex (`map`); a reader is opened
@@ -19,11 +20,12 @@ use crate::error::Result;
 use crate::fs::FileSystemRef;
 use crate::iter::range_del::{self, FragmentedTombstones};
 use crate::statistics::{record_tick, Histogram, Statistics, StopWatch, Ticker};
-use crate::table::reader::{Table, TableReaderOptions};
+use crate::table::any::AnyTable;
+use crate::table::reader::TableReaderOptions;
 use crate::version::edit::FileMetaData;
 
 pub(crate) struct TableEntry {
-    pub table: Arc<Table>,
+    pub table: AnyTable,
     pub tombstones: Arc<FragmentedTombstones>,
 }
 
@@ -90,7 +92,7 @@ impl TableCache {
                     statistics: self.statistics.clone(),
                 };
                 let pe = cf.opts.prefix_extractor.clone();
-                Table::open_for_cf(f, file.file_size, opts, file.largest_seqno, pe)
+                AnyTable::open_for_cf(f, file.file_size, opts, file.largest_seqno, pe, &cf.opts.table_format)
             })
         };
         let table = opened.inspect_err(|_| record_tick(stats, Ticker::NoFileErrors, 1))?;
