@@ -44,9 +44,6 @@ test_merge_operator test_compactionfilter test_column_family"
 KNOWN_FAILURES="$(cat <<'EOF'
 test_db::compact_range_test  issue 18 (universal compaction style)
 test_merge_operator::counting_merge_test  issue 18 (its options set DBCompactionStyle::Universal, refused at open)
-test_db::cuckoo  issue 18 (cuckoo tables)
-test_transaction_db::cuckoo  issue 18 (cuckoo tables)
-test_optimistic_transaction_db::cuckoo  issue 18 (cuckoo tables)
 test_transaction_db_memory_usage::test_transaction_db_memory_usage  issue 14 (RocksDB's InternalStats puts a cache-entry-stats collector in each family's block cache at open, so an unread cache's usage is not 0)
 test_optimistic_transaction_db_memory_usage::test_optimistic_transaction_db_memory_usage  issue 14 (RocksDB's InternalStats puts a cache-entry-stats collector in each family's block cache at open, so an unread cache's usage is not 0)
 test_db::env_and_dbpaths_test  issue 10 (Env thread-pool priorities, several db_paths)

@@ -76,14 +76,26 @@ impl AnyTable {
             }
             CUCKOO_TABLE_MAGIC => CuckooTable::open(file, file_size, opts.icmp, &name).map(AnyTable::Cuckoo),
             magic => Err(Error::corruption(format!(
-                "Bad table magic number: found {magic:#x}, not a block-based, plain or cuckoo table: {name}"
+                "Bad table magic number: found {magic:#x}, not a block-based, plain or cuckoo table: {name} offset {}",
+                file_size - 8
             ))),
         }
     }
 
     /// `open_for_cf` outside a column family (any largest seqno, no prefix extractor).
-    pub fn open(file: Arc<dyn RandomAccessFile>, file_size: u64, opts: TableReaderOptions) -> Result<AnyTable> {
-        Self::open_for_cf(file, file_size, opts, crate::key::MAX_SEQUENCE_NUMBER, None, &TableFormat::BlockBased)
+    pub fn open(
+        file: Arc<dyn RandomAccessFile>,
+        file_size: u64,
+        opts: TableReaderOptions,
+    ) -> Result<AnyTable> {
+        Self::open_for_cf(
+            file,
+            file_size,
+            opts,
+            crate::key::MAX_SEQUENCE_NUMBER,
+            None,
+            &TableFormat::BlockBased,
+        )
     }
 
     /// The block-based reader, if this is a block-based table.
@@ -108,7 +120,11 @@ impl AnyTable {
     }
 
     /// An iterator; block-based tables check prefix filters as `prefix_seek` says.
-    pub fn iter_with(&self, fill_cache: bool, prefix_seek: Option<Arc<PrefixSeek>>) -> Box<dyn InternalIterator> {
+    pub fn iter_with(
+        &self,
+        fill_cache: bool,
+        prefix_seek: Option<Arc<PrefixSeek>>,
+    ) -> Box<dyn InternalIterator> {
         match self {
             AnyTable::Block(t) => t.iter_with(fill_cache, prefix_seek),
             AnyTable::Plain(t) => t.iter(),

@@ -76,7 +76,7 @@ pub fn encode_footer(magic: u64, format_version: u32, metaindex: BlockHandle) ->
 pub fn read_magic(file: &dyn RandomAccessFile, file_size: u64, file_name: &str) -> Result<u64> {
     if file_size < LEGACY_FOOTER_LEN as u64 {
         return Err(Error::corruption(format!(
-            "file is too short ({file_size} bytes) to be an sstable: {file_name}"
+            "file is too short ({file_size} bytes) to be an sstable: {file_name} offset 0"
         )));
     }
     let mut b = [0u8; 8];
@@ -95,15 +95,21 @@ pub fn read_raw_footer(file: &dyn RandomAccessFile, file_size: u64, file_name: &
         let mut d = Decoder::new(&buf);
         let metaindex_handle =
             BlockHandle::decode_from(&mut d).ok_or_else(|| bad("bad metaindex handle in footer", at))?;
-        return Ok(RawFooter { magic: PLAIN_TABLE_MAGIC, format_version: 0, metaindex_handle, footer_offset: at });
+        return Ok(RawFooter {
+            magic: PLAIN_TABLE_MAGIC,
+            format_version: 0,
+            metaindex_handle,
+            footer_offset: at,
+        });
     }
     if magic != PLAIN_TABLE_MAGIC && magic != CUCKOO_TABLE_MAGIC {
         return Err(Error::corruption(format!(
-            "Bad table magic number: found {magic:#x}, not a plain or cuckoo table: {file_name}"
+            "Bad table magic number: found {magic:#x}, not a plain or cuckoo table: {file_name} offset {}",
+            file_size - 8
         )));
     }
     if file_size < FOOTER_LEN as u64 {
-        return Err(Error::corruption(format!("Input is too short to be an SST file: {file_name}")));
+        return Err(Error::corruption(format!("Input is too short to be an SST file: {file_name} offset 0")));
     }
     let at = file_size - FOOTER_LEN as u64;
     let mut buf = vec![0u8; FOOTER_LEN];
@@ -148,7 +154,11 @@ pub struct RawTail {
 pub fn read_raw_tail(file: &dyn RandomAccessFile, file_size: u64, file_name: &str) -> Result<RawTail> {
     let footer = read_raw_footer(file, file_size, file_name)?;
     let in_block = |e: Error, h: BlockHandle| {
-        Error::corruption(format!("{} in {file_name} block at offset {}", super::format::strip_prefix(&e), h.offset))
+        Error::corruption(format!(
+            "{} in {file_name} block at offset {}",
+            super::format::strip_prefix(&e),
+            h.offset
+        ))
     };
     let mh = footer.metaindex_handle;
     let raw = read_raw_block(file, mh, footer.footer_offset, file_name)?;
@@ -159,7 +169,10 @@ pub fn read_raw_tail(file: &dyn RandomAccessFile, file_size: u64, file_name: &st
         meta.insert(String::from_utf8_lossy(&k).into_owned(), h);
     }
     let ph = *meta.get(PROPERTIES_BLOCK).ok_or_else(|| {
-        Error::corruption(format!("{file_name}: no \"{PROPERTIES_BLOCK}\" block in the metaindex at offset {}", mh.offset))
+        Error::corruption(format!(
+            "{file_name}: no \"{PROPERTIES_BLOCK}\" block in the metaindex at offset {}",
+            mh.offset
+        ))
     })?;
     let raw = read_raw_block(file, ph, mh.offset, file_name)?;
     let props = TableProperties::decode(raw).map_err(|e| in_block(e, ph))?;

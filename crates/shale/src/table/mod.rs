@@ -17,9 +17,9 @@ pub mod plain;
 pub mod properties;
 pub mod reader;
 
+pub use any::{AnyTable, AnyTableBuilder, TableFormat};
 pub use builder::{TableBuildResult, TableBuilder, TableBuilderOptions};
 pub use compression::CompressionType;
 pub use format::{BlockHandle, ChecksumType, Footer};
 pub use properties::TableProperties;
 pub use reader::{PrefixSeek, Table, TableReaderOptions};
-pub use any::{AnyTable, AnyTableBuilder, TableFormat};

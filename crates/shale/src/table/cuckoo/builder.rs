@@ -18,7 +18,7 @@ use std::cmp::Ordering;
 use crate::coding::put_fixed64;
 use crate::error::{Error, Result};
 use crate::fs::WritableFile;
-use crate::key::{parse_internal_key, pack_seq_and_type, ValueType};
+use crate::key::{pack_seq_and_type, parse_internal_key, ValueType};
 use crate::table::builder::{TableBuildResult, TableBuilderOptions};
 use crate::table::meta_tail::{write_raw_tail, CUCKOO_TABLE_MAGIC};
 use crate::table::properties::TableProperties;
@@ -178,18 +178,26 @@ impl CuckooTableBuilder {
 
     fn user_key(&self, idx: u32) -> &[u8] {
         let i = idx as usize;
-        let k = if i < self.values.len() { &self.values[i].0 } else { &self.deletions[i - self.values.len()] };
+        let k =
+            if i < self.values.len() { &self.values[i].0 } else { &self.deletions[i - self.values.len()] };
         &k[..k.len() - 8]
     }
 
     fn hash(&self, uk: &[u8], i: u32) -> u64 {
-        cuckoo_hash(uk, i, self.copts.use_module_hash, self.hash_table_size, self.copts.identity_as_first_hash)
+        cuckoo_hash(
+            uk,
+            i,
+            self.copts.use_module_hash,
+            self.hash_table_size,
+            self.copts.identity_as_first_hash,
+        )
     }
 
     /// RocksDB's `MakeHashTable`.
     fn make_hash_table(&mut self) -> Result<Vec<Bucket>> {
         let block = u64::from(self.copts.cuckoo_block_size.max(1));
-        let mut buckets = vec![Bucket { idx: EMPTY, call_id: 0 }; (self.hash_table_size + block - 1) as usize];
+        let mut buckets =
+            vec![Bucket { idx: EMPTY, call_id: 0 }; (self.hash_table_size + block - 1) as usize];
         let mut call_id = 0u32;
         let ucmp = self.opts.icmp.user_comparator().clone();
         for vidx in 0..self.num_entries_usize() as u32 {
@@ -206,7 +214,9 @@ impl CuckooTableBuilder {
                         break;
                     }
                     if ucmp.compare(&uk, self.user_key(b.idx)) == Ordering::Equal {
-                        return Err(Error::not_supported("Same key is being inserted again in a cuckoo table"));
+                        return Err(Error::not_supported(
+                            "Same key is being inserted again in a cuckoo table",
+                        ));
                     }
                     hash_vals.push(hv);
                     hv += 1;

@@ -112,7 +112,13 @@ pub fn murmur_hash64a(key: &[u8], seed: u32) -> u64 {
 /// RocksDB's `CuckooHash`. With `identity_as_first_hash`, hash 0 is the key's first 8
 /// bytes as a little-endian integer (RocksDB reads 8 bytes even past a shorter key;
 /// Shale pads a shorter key with zero bytes).
-pub fn cuckoo_hash(user_key: &[u8], hash_cnt: u32, use_module_hash: bool, table_size: u64, identity: bool) -> u64 {
+pub fn cuckoo_hash(
+    user_key: &[u8],
+    hash_cnt: u32,
+    use_module_hash: bool,
+    table_size: u64,
+    identity: bool,
+) -> u64 {
     let value = if hash_cnt == 0 && identity {
         let mut b = [0u8; 8];
         let n = user_key.len().min(8);

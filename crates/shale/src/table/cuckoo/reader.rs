@@ -17,7 +17,9 @@ use crate::coding::{decode_fixed32, decode_fixed64};
 use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
 use crate::iter::InternalIterator;
-use crate::key::{pack_seq_and_type, parse_internal_key, trailer, user_key, InternalKeyComparator, ValueType};
+use crate::key::{
+    pack_seq_and_type, parse_internal_key, trailer, user_key, InternalKeyComparator, ValueType,
+};
 use crate::table::format::read_exact_at;
 use crate::table::meta_tail::read_raw_tail;
 use crate::table::properties::TableProperties;
@@ -30,6 +32,7 @@ use super::{
 /// An open cuckoo table.
 pub struct CuckooTable {
     icmp: InternalKeyComparator,
+    file_name: String,
     props: TableProperties,
     data: Vec<u8>,
     is_last_level: bool,
@@ -57,7 +60,9 @@ impl CuckooTable {
         let tail = read_raw_tail(file.as_ref(), file_size, file_name)?;
         let props = tail.props;
         let props_at = tail.meta.values().map(|h| h.offset).min().unwrap_or(0);
-        let corrupt = |what: String| Error::corruption(format!("cuckoo table: {what} in {file_name} offset {props_at}"));
+        let corrupt = |what: String| {
+            Error::corruption(format!("cuckoo table: {what} in {file_name} offset {props_at}"))
+        };
         let ours = icmp.user_comparator().name();
         if !props.comparator_name.is_empty() && props.comparator_name != ours {
             return Err(Error::invalid_argument(format!(
@@ -84,7 +89,11 @@ impl CuckooTable {
         let cuckoo_block_size = u64::from(decode_fixed32(&get(CUCKOO_BLOCK_SIZE, 4, "Cuckoo block size")?));
         if props.num_entries > 0 {
             let want_key = if is_last_level { user_key_len } else { user_key_len + 8 };
-            if key_len != want_key || empty_key.len() != key_len || num_hash_func == 0 || cuckoo_block_size == 0 {
+            if key_len != want_key
+                || empty_key.len() != key_len
+                || num_hash_func == 0
+                || cuckoo_block_size == 0
+            {
                 return Err(corrupt(format!(
                     "inconsistent lengths (key {key_len}, user key {user_key_len}, empty key {}, hash functions {num_hash_func}, block {cuckoo_block_size})",
                     empty_key.len()
@@ -95,7 +104,8 @@ impl CuckooTable {
             }
         }
         let bucket_len = key_len + value_len;
-        let num_buckets = if props.num_entries > 0 { table_size.checked_add(cuckoo_block_size - 1) } else { Some(0) };
+        let num_buckets =
+            if props.num_entries > 0 { table_size.checked_add(cuckoo_block_size - 1) } else { Some(0) };
         let need = num_buckets.and_then(|n| n.checked_mul(bucket_len as u64));
         let data_end = tail.meta.values().map(|h| h.offset).min().unwrap_or(tail.footer.footer_offset);
         match need {
@@ -111,6 +121,7 @@ impl CuckooTable {
         read_exact_at(file.as_ref(), 0, &mut data, file_name)?;
         Ok(Arc::new(CuckooTable {
             icmp,
+            file_name: file_name.to_string(),
             props,
             data,
             is_last_level,
@@ -161,7 +172,8 @@ impl CuckooTable {
         }
         let ucmp = self.icmp.user_comparator();
         for h in 0..self.num_hash_func {
-            let first = cuckoo_hash(uk, h, self.use_module_hash, self.table_size, self.identity_as_first_hash);
+            let first =
+                cuckoo_hash(uk, h, self.use_module_hash, self.table_size, self.identity_as_first_hash);
             for b in first..first + self.cuckoo_block_size {
                 let bk = self.bucket(b);
                 if ucmp.compare(&self.empty_key[..uk.len()], &bk[..uk.len()]) == Ordering::Equal {
@@ -171,7 +183,14 @@ impl CuckooTable {
                     let mut key = Vec::with_capacity(self.user_key_len + 8);
                     self.ikey_of(b, &mut key);
                     if !self.is_last_level {
-                        parse_internal_key(&key)?;
+                        parse_internal_key(&key).map_err(|e| {
+                            Error::corruption(format!(
+                                "cuckoo table: bad key ({}) in {} offset {}",
+                                crate::table::format::strip_prefix(&e),
+                                self.file_name,
+                                b as usize * self.bucket_len
+                            ))
+                        })?;
                         if trailer(&key) >> 8 > trailer(lookup_ikey) >> 8 {
                             // Newer than the lookup's snapshot: nothing older is here.
                             return Ok(None);
@@ -187,9 +206,12 @@ impl CuckooTable {
     /// The non-empty buckets sorted by user key.
     fn sorted(&self) -> &[u32] {
         self.sorted.get_or_init(|| {
-            let n = if self.props.num_entries == 0 { 0 } else { self.table_size + self.cuckoo_block_size - 1 };
-            let mut ids: Vec<u32> =
-                (0..n).filter(|&b| self.bucket(b)[..self.key_len] != self.empty_key[..]).map(|b| b as u32).collect();
+            let n =
+                if self.props.num_entries == 0 { 0 } else { self.table_size + self.cuckoo_block_size - 1 };
+            let mut ids: Vec<u32> = (0..n)
+                .filter(|&b| self.bucket(b)[..self.key_len] != self.empty_key[..])
+                .map(|b| b as u32)
+                .collect();
             let ucmp = self.icmp.user_comparator().clone();
             let ukl = self.user_key_len;
             ids.sort_by(|&a, &b| ucmp.compare(&self.bucket(a.into())[..ukl], &self.bucket(b.into())[..ukl]));

@@ -106,7 +106,11 @@ impl PlainTableBuilder {
             PlainEncoding::Prefix => {
                 let prefix = match self.opts.prefix_extractor.as_deref() {
                     Some(t) => t.transform(uk).unwrap_or(uk),
-                    None => return Err(Error::invalid_argument("plain table kPrefix encoding needs a prefix extractor")),
+                    None => {
+                        return Err(Error::invalid_argument(
+                            "plain table kPrefix encoding needs a prefix extractor",
+                        ))
+                    }
                 };
                 let sparseness = self.popts.index_sparseness.max(1);
                 if self.key_count_for_prefix == 0
@@ -187,7 +191,8 @@ impl PlainTableBuilder {
             Some(t) => t.name().to_string(),
             None => "nullptr".to_string(),
         };
-        let end = write_raw_tail(self.file.as_mut(), self.offset, &self.props, Vec::new(), PLAIN_TABLE_MAGIC, 0)?;
+        let end =
+            write_raw_tail(self.file.as_mut(), self.offset, &self.props, Vec::new(), PLAIN_TABLE_MAGIC, 0)?;
         self.file.flush()?;
         self.file.sync()?;
         let mut marked_for_compaction = false;

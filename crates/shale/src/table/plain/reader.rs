@@ -57,6 +57,11 @@ struct RecordDecoder<'a> {
 }
 
 impl<'a> RecordDecoder<'a> {
+    /// A prefix record needs an earlier full key at least `size` bytes long.
+    fn prefix_len_unset_or_bad(&self, size: usize) -> bool {
+        self.saved_user_key.is_empty() || size > self.saved_user_key.len()
+    }
+
     fn corrupt(&self, what: &str, at: usize) -> Error {
         Error::corruption(format!("plain table: {what} in {} offset {at}", self.file_name))
     }
@@ -78,8 +83,9 @@ impl<'a> RecordDecoder<'a> {
         }
         let end = at.checked_add(size + 8).filter(|&e| e <= self.data.len()).ok_or_else(short)?;
         out.extend_from_slice(&self.data[at..end]);
-        parse_internal_key(&out[out.len() - prefix.len() - size - 8..])
-            .map_err(|e| self.corrupt(&format!("bad internal key ({})", crate::table::format::strip_prefix(&e)), at))?;
+        parse_internal_key(&out[out.len() - prefix.len() - size - 8..]).map_err(|e| {
+            self.corrupt(&format!("bad internal key ({})", crate::table::format::strip_prefix(&e)), at)
+        })?;
         Ok(size + 8)
     }
 
@@ -117,7 +123,7 @@ impl<'a> RecordDecoder<'a> {
                         break;
                     }
                     PREFIX_FROM_PREVIOUS_KEY => {
-                        if at == 0 && self.saved_user_key.is_empty() || size > self.saved_user_key.len() {
+                        if self.prefix_len_unset_or_bad(size) {
                             return Err(self.corrupt("prefix longer than the previous full key", pos));
                         }
                         self.prefix_len = size;
@@ -159,6 +165,7 @@ impl PlainTable {
         }
         let tail = read_raw_tail(file.as_ref(), file_size, file_name)?;
         let props = tail.props;
+        let props_at = tail.meta.get(crate::table::properties::PROPERTIES_BLOCK).map_or(0, |h| h.offset);
         let ours = icmp.user_comparator().name();
         if !props.comparator_name.is_empty() && props.comparator_name != ours {
             return Err(Error::invalid_argument(format!(
@@ -171,15 +178,23 @@ impl PlainTable {
             Some(v) if v.len() == 4 => match decode_fixed32(v) {
                 0 => PlainEncoding::Plain,
                 1 => PlainEncoding::Prefix,
-                t => return Err(Error::corruption(format!("{file_name}: unknown plain table encoding type {t}"))),
+                t => {
+                    return Err(Error::corruption(format!(
+                        "unknown plain table encoding type {t} in {file_name} offset {props_at}"
+                    )))
+                }
             },
-            Some(_) => return Err(Error::corruption(format!("{file_name}: malformed plain table encoding type"))),
+            Some(_) => {
+                return Err(Error::corruption(format!(
+                    "malformed plain table encoding type in {file_name} offset {props_at}"
+                )))
+            }
         };
         // The data ends where the first meta block starts.
         let data_end = tail.meta.values().map(|h| h.offset).min().unwrap_or(tail.footer.footer_offset);
         if props.data_size > data_end {
             return Err(Error::corruption(format!(
-                "{file_name}: data size {} runs into the meta blocks at offset {data_end}",
+                "data size {} runs into the meta blocks in {file_name} offset {data_end}",
                 props.data_size
             )));
         }
@@ -203,7 +218,9 @@ impl PlainTable {
             while pos < data.len() {
                 let start = keys.len();
                 let (v, next) = dec.next(pos, &mut keys)?;
-                if !key_starts.is_empty() && icmp.compare(&keys[prev_start..start], &keys[start..]) != Ordering::Less {
+                if !key_starts.is_empty()
+                    && icmp.compare(&keys[prev_start..start], &keys[start..]) != Ordering::Less
+                {
                     return Err(Error::corruption(format!(
                         "plain table: keys out of order in {file_name} offset {pos}"
                     )));
@@ -280,7 +297,8 @@ impl PlainTable {
         }
         let i = self.lower_bound(lookup_ikey);
         if i < self.len()
-            && self.icmp.compare_user_without_ts(user_key(self.key(i)), user_key(lookup_ikey)) == Ordering::Equal
+            && self.icmp.compare_user_without_ts(user_key(self.key(i)), user_key(lookup_ikey))
+                == Ordering::Equal
         {
             return Ok(Some((self.key(i).to_vec(), self.value(i).to_vec())));
         }
