@@ -19,7 +19,21 @@ use std::path::Path;
 use shale::{CuckooTableOptions, KeyEncodingType, Options, PlainTableFactoryOptions, SliceTransform, DB};
 use tools::*;
 
-fn rocksdb_to_shale(test: &str, flags: &[&str]) {
+const LEGACY_PLAIN_MAGIC: u64 = 0x4f34_18eb_7a8f_13b8;
+const CUCKOO_MAGIC: u64 = 0x9267_89d0_c5f1_7873;
+
+/// The magic numbers (last 8 bytes) of the database's table files.
+fn table_magics(dir: &Path) -> Vec<u64> {
+    sst_files(dir)
+        .iter()
+        .map(|f| {
+            let b = std::fs::read(f).unwrap();
+            u64::from_le_bytes(b[b.len() - 8..].try_into().unwrap())
+        })
+        .collect()
+}
+
+fn rocksdb_to_shale(test: &str, flags: &[&str], magic: u64) {
     if !use_rocksdb_11(test) {
         return;
     }
@@ -28,6 +42,8 @@ fn rocksdb_to_shale(test: &str, flags: &[&str]) {
     db_bench_run(&db, "fillrandom,overwrite", 20_000, flags);
     let want = ldb_scan(&db, None);
     assert!(want.len() > 1000, "{test}: db_bench wrote {} pairs", want.len());
+    let magics = table_magics(&db);
+    assert!(magics.len() > 1 && magics.iter().all(|&m| m == magic), "{test}: table magics {magics:x?}");
     let shale_db =
         DB::open(&Options::default(), &db).unwrap_or_else(|e| panic!("{test}: Shale cannot open: {e}"));
     let got = shale_scan(&shale_db, "default");
@@ -53,6 +69,7 @@ fn rocksdb_11_plain_tables_read_as_ldb_reads_them() {
             "--target_file_size_base=400000",
             "--compression_type=none",
         ],
+        LEGACY_PLAIN_MAGIC,
     );
 }
 
@@ -68,6 +85,7 @@ fn rocksdb_11_cuckoo_tables_read_as_ldb_reads_them() {
             "--write_buffer_size=200000",
             "--compression_type=none",
         ],
+        CUCKOO_MAGIC,
     );
 }
 
@@ -111,7 +129,7 @@ fn shale_plain_tables_read_by_rocksdb_11() {
         return;
     }
     for (encoding, key_len) in
-        [(KeyEncodingType::Plain, 0), (KeyEncodingType::Plain, 14), (KeyEncodingType::Prefix, 0)]
+        [(KeyEncodingType::Plain, 0), (KeyEncodingType::Plain, 13), (KeyEncodingType::Prefix, 0)]
     {
         let ctx = format!("{test} {encoding:?} user_key_len {key_len}");
         let dir = tempfile::tempdir().unwrap();
@@ -130,6 +148,8 @@ fn shale_plain_tables_read_by_rocksdb_11() {
             store_index_in_file: false,
         });
         let want = shale_writes(&db, &opts, 2000, true);
+        let magics = table_magics(&db);
+        assert!(!magics.is_empty() && magics.iter().all(|&m| m == LEGACY_PLAIN_MAGIC), "{ctx}: {magics:x?}");
         let got = ldb_scan(&db, None);
         assert_same_pairs(&got, &want, &ctx);
         sst_dump_reads_every_table(&db, Some(2000), &ctx);
@@ -158,8 +178,10 @@ fn shale_cuckoo_tables_read_by_rocksdb_11() {
         c.set_identity_as_first_hash(identity);
         c.set_use_module_hash(module);
         opts.set_cuckoo_table_factory(&c);
-        // No compaction: every flushed table keeps its version of a key (one per table).
+        // Four flushes (the fourth triggers a level-0 compaction into one cuckoo table).
         let want = shale_writes(&db, &opts, 1200, false);
+        let magics = table_magics(&db);
+        assert!(!magics.is_empty() && magics.iter().all(|&m| m == CUCKOO_MAGIC), "{ctx}: {magics:x?}");
         sst_dump_reads_every_table(&db, Some(1200), &ctx);
         // RocksDB's cuckoo reader needs allow_mmap_reads; ldb takes it from OPTIONS only.
         for f in files_with_suffix(&db, "") {
