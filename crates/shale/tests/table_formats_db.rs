@@ -26,7 +26,7 @@ fn workload(db: &DB, rounds: usize) {
     for r in 0..rounds {
         for i in 0..300u32 {
             let k = format!("k{:07}", (i * 7 + r as u32 * 13) % 500);
-            if (i + r as u32) % 11 == 0 {
+            if (i + r as u32).is_multiple_of(11) {
                 db.delete(k.as_bytes()).unwrap();
             } else {
                 db.put(k.as_bytes(), format!("v{r:03}-{i:06}").as_bytes()).unwrap();

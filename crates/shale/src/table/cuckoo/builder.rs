@@ -206,8 +206,8 @@ impl CuckooTableBuilder {
             let mut hash_vals: Vec<u64> = Vec::new();
             let mut h_cnt = 0;
             while h_cnt < self.num_hash_func && found.is_none() {
-                let mut hv = self.hash(&uk, h_cnt);
-                for _ in 0..block {
+                let first = self.hash(&uk, h_cnt);
+                for hv in first..first + block {
                     let b = buckets[hv as usize];
                     if b.idx == EMPTY {
                         found = Some(hv);
@@ -219,7 +219,6 @@ impl CuckooTableBuilder {
                         ));
                     }
                     hash_vals.push(hv);
-                    hv += 1;
                 }
                 h_cnt += 1;
             }
@@ -232,15 +231,14 @@ impl CuckooTableBuilder {
                 if self.num_hash_func >= MAX_NUM_HASH_FUNC {
                     return Err(Error::not_supported("Too many collisions. Unable to hash (cuckoo table)."));
                 }
-                let mut hv = self.hash(&uk, self.num_hash_func);
+                let first = self.hash(&uk, self.num_hash_func);
                 self.num_hash_func += 1;
-                for _ in 0..block {
+                for hv in first..first + block {
                     if buckets[hv as usize].idx == EMPTY {
                         found = Some(hv);
                         break;
                     }
                     hash_vals.push(hv);
-                    hv += 1;
                 }
             }
             if let Some(b) = found {
@@ -275,8 +273,8 @@ impl CuckooTableBuilder {
             let uk = self.user_key(cur.idx).to_vec();
             let mut h_cnt = 0;
             while h_cnt < self.num_hash_func && !null_found {
-                let mut child = self.hash(&uk, h_cnt);
-                for _ in 0..block {
+                let first = self.hash(&uk, h_cnt);
+                for child in first..first + block {
                     let c = child as usize;
                     if buckets[c].call_id != call_id {
                         buckets[c].call_id = call_id;
@@ -286,7 +284,6 @@ impl CuckooTableBuilder {
                             break;
                         }
                     }
-                    child += 1;
                 }
                 h_cnt += 1;
             }

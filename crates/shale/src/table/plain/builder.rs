@@ -115,7 +115,7 @@ impl PlainTableBuilder {
                 let sparseness = self.popts.index_sparseness.max(1);
                 if self.key_count_for_prefix == 0
                     || prefix != self.pre_prefix.as_slice()
-                    || self.key_count_for_prefix % sparseness == 0
+                    || self.key_count_for_prefix.is_multiple_of(sparseness)
                 {
                     self.key_count_for_prefix = 1;
                     self.pre_prefix.clear();
