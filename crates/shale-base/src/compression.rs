@@ -278,6 +278,86 @@ pub fn uncompress_with_dict(t: CompressionType, data: &[u8], dict: &[u8]) -> Res
     }
 }
 
+/// RocksDB's WAL compression (`ZSTDStreamingCompress`, util/compression.cc): each logical
+/// record is one ZSTD frame with the content checksum, at ZSTD's default level; the frame is
+/// then cut into log fragments like any record (`wal/writer.rs`).
+pub struct WalCompressor {
+    cctx: zstd::bulk::Compressor<'static>,
+}
+
+impl WalCompressor {
+    pub fn new() -> Result<WalCompressor> {
+        let mut cctx = zstd::bulk::Compressor::new(zstd::DEFAULT_COMPRESSION_LEVEL)
+            .map_err(|e| Error::io("zstd WAL compressor", e))?;
+        cctx.include_checksum(true).map_err(|e| Error::io("zstd WAL compressor", e))?;
+        Ok(WalCompressor { cctx })
+    }
+
+    /// One ZSTD frame holding `raw` (an empty record stays empty, as RocksDB's).
+    pub fn compress_record(&mut self, raw: &[u8]) -> Result<Vec<u8>> {
+        if raw.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.cctx.compress(raw).map_err(|e| Error::io("zstd WAL compress", e))
+    }
+}
+
+/// Decompresses a WAL record written by [`WalCompressor`] or RocksDB (one or more ZSTD frames,
+/// streamed: the frames need not carry their content size). `limit` bounds the output.
+pub fn uncompress_wal_record(data: &[u8], limit: usize) -> Result<Vec<u8>> {
+    if data.is_empty() {
+        return Ok(Vec::new());
+    }
+    let t = CompressionType::Zstd;
+    let dec = zstd::stream::read::Decoder::with_buffer(data).map_err(|e| bad(t, e))?;
+    let mut out = Vec::new();
+    dec.take(limit as u64 + 1).read_to_end(&mut out).map_err(|e| bad(t, e))?;
+    if out.len() > limit {
+        return Err(bad(t, format!("WAL record larger than {limit} bytes")));
+    }
+    Ok(out)
+}
+
+/// Compresses a data block of a table with a compression dictionary (RocksDB's
+/// `compression_opts.max_dict_bytes > 0`): ZSTD with the dictionary (raw content or trained),
+/// LZ4 with the dictionary as history; codecs without dictionaries compress as usual.
+/// Falls back to `(raw, None)` when compression does not pay, as [`compress_block`].
+pub fn compress_block_with_dict(
+    t: CompressionType,
+    level: Option<i32>,
+    raw: &[u8],
+    dict: &[u8],
+) -> Result<(Vec<u8>, CompressionType)> {
+    if dict.is_empty() || !matches!(t, CompressionType::Zstd | CompressionType::Lz4 | CompressionType::Lz4hc)
+    {
+        return compress_block(t, level, raw);
+    }
+    if raw.len() > u32::MAX as usize {
+        return Err(Error::invalid_argument("block too large to compress"));
+    }
+    let mut out = Vec::with_capacity(raw.len() / 2 + 16);
+    put_varint32(&mut out, raw.len() as u32);
+    if t == CompressionType::Zstd {
+        let mut c = zstd::bulk::Compressor::with_dictionary(level.unwrap_or(3), dict)
+            .map_err(|e| Error::io("zstd compress", e))?;
+        out.extend_from_slice(&c.compress(raw).map_err(|e| Error::io("zstd compress", e))?);
+    } else {
+        out.extend_from_slice(&lz4_flex::block::compress_with_dict(raw, dict));
+    }
+    if good_compression_ratio(out.len(), raw.len()) {
+        Ok((out, t))
+    } else {
+        Ok((raw.to_vec(), CompressionType::None))
+    }
+}
+
+/// ZSTD's dictionary trainer (`ZDICT_trainFromBuffer`, as RocksDB's `ZSTD_TrainDictionary`)
+/// over `samples`, for a dictionary of at most `max_dict_bytes`. None when training fails
+/// (too few or too small samples); RocksDB then uses the raw samples.
+pub fn zstd_train_dictionary(samples: &[&[u8]], max_dict_bytes: usize) -> Option<Vec<u8>> {
+    zstd::dict::from_samples(samples, max_dict_bytes).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

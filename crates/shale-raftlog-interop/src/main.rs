@@ -5,8 +5,9 @@
 //! the first engine reads again. A torn tail is then opened by both engines in each
 //! recovery mode, which must agree.
 //!
-//! Benchmarks: `cargo run --release -- bench-recovery [MiB] [regions] [reps]` and
-//! `cargo run --release -- bench-write [seconds] [threads] [regions]` (see bench.rs).
+//! Benchmarks: `cargo run --release -- bench-recovery [MiB] [regions] [reps] [entries per batch]`,
+//! `cargo run --release -- bench-write [seconds] [threads] [regions]`,
+//! `cargo run --release -- bench-write-one ENGINE [batches] [threads] [regions]` (see bench.rs).
 //!
 //! Run: `cargo run --release` in this directory (its own workspace; not part of CI's test
 //! run, raft-engine pulls protobuf, rayon, prometheus and more).
@@ -404,18 +405,33 @@ fn tear(dir: &Path, cut: u64) -> String {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let num = |i: usize, d: u64| args.get(i).and_then(|s| s.parse().ok()).unwrap_or(d);
-    match args.get(1).map(|s| s.as_str()) {
-        Some("bench-recovery") => return bench::recovery(num(2, 256), num(3, 100), num(4, 3) as usize),
-        Some("bench-open") => {
-            let dir = std::env::args().nth(2).expect("bench-open DIR [reps] [index 0|1]");
-            return bench::open_only(std::path::Path::new(&dir), num(3, 3) as usize, num(4, 0) == 1);
+    let bench =
+        match args.get(1).map(|s| s.as_str()) {
+            Some("bench-recovery") => {
+                Some(bench::recovery(num(2, 256), num(3, 100), num(4, 3) as usize, num(5, 16)))
+            }
+            Some("bench-open") => Some(match args.get(2) {
+                Some(dir) => bench::open_only(std::path::Path::new(dir), num(3, 3) as usize, num(4, 0) == 1),
+                None => Err("usage: bench-open DIR [reps] [index 0|1]".to_owned()),
+            }),
+            Some("bench-fill") => Some(match args.get(2) {
+                Some(dir) => bench::fill_only(std::path::Path::new(dir), num(3, 1024), num(4, 100)),
+                None => Err("usage: bench-fill DIR [MiB] [regions]".to_owned()),
+            }),
+            Some("bench-write") => Some(bench::write(num(2, 10), num(3, 4), num(4, 100))),
+            Some("bench-write-one") => Some(match args.get(2) {
+                Some(which) => bench::write_one(which, num(3, 20000), num(4, 4), num(5, 100)),
+                None => Err("usage: bench-write-one shale-raftlog|raft-engine [batches] [threads] [regions]"
+                    .to_owned()),
+            }),
+            _ => None,
+        };
+    if let Some(r) = bench {
+        if let Err(e) = r {
+            eprintln!("{e}");
+            std::process::exit(1);
         }
-        Some("bench-fill") => {
-            let dir = std::env::args().nth(2).expect("bench-fill DIR [MiB] [regions]");
-            return bench::fill_only(std::path::Path::new(&dir), num(3, 1024), num(4, 100));
-        }
-        Some("bench-write") => return bench::write(num(2, 10), num(3, 4), num(4, 100)),
-        _ => {}
+        return;
     }
     let mut ok = true;
     for (v2, recycle, seed) in [(true, false, 1u64), (true, true, 2), (false, false, 3)] {

@@ -57,10 +57,12 @@ pub struct Config {
     /// Create reserved files at open. Not supported yet: `open` refuses it.
     pub prefill_for_recycle: bool,
     pub prefill_limit: Option<ReadableSize>,
-    /// Shale's own, not in raft-engine (off by default): keep a recovery index file
+    /// Shale's own, not in raft-engine (on by default): keep a recovery index file
     /// (`NNN.raftlog.idx`) beside each sealed log file, so recovery reads the batches'
     /// headers and footers from it instead of scanning the log file. The log files keep
-    /// raft-engine's format; raft-engine ignores the index files. See `index_file.rs`.
+    /// raft-engine's format; raft-engine ignores the index files, and an index that does
+    /// not match its log file is not used. Off: recovery scans every file, as
+    /// raft-engine's does. See `index_file.rs` and docs/raftlog-format.md.
     pub recovery_index_files: bool,
 }
 
@@ -84,7 +86,7 @@ impl Default for Config {
             enable_log_recycle: true,
             prefill_for_recycle: false,
             prefill_limit: None,
-            recovery_index_files: false,
+            recovery_index_files: true,
         }
     }
 }
@@ -173,6 +175,8 @@ mod tests {
         assert_eq!(c.purge_threshold, ReadableSize::gb(10));
         assert_eq!(c.format_version, Version::V2);
         assert!(c.enable_log_recycle);
+        // Shale's own field, not raft-engine's: on (see the field's comment).
+        assert!(c.recovery_index_files);
         let mut c2 = c.clone();
         c2.sanitize().unwrap();
         assert_eq!(c2.purge_rewrite_threshold, Some(ReadableSize::gb(1)));

@@ -26,7 +26,7 @@ use crate::format::{FileId, FileSeq, LogFileFormat, LogQueue};
 use crate::log_batch::{
     decode_entries_block, decode_entry, EncodedBatch, LogItem, LogItemContent, MessageExt,
 };
-use crate::memtable::{EntryLoc, KvLoc, MemTables, Op};
+use crate::memtable::{EntryLoc, KvLoc, MemTables, NewRun, Op};
 use crate::perf::{with_perf, PerfContext};
 use crate::pipe::{FileBlockHandle, SinglePipe};
 use crate::recovery::{batch_ops, recover};
@@ -238,7 +238,7 @@ impl<F, P> Engine<F, P> {
 
     /// The encoded bytes of entry `log_idx` of `region_id`.
     pub fn get_raw_entry(&self, region_id: u64, log_idx: u64) -> Result<Option<Vec<u8>>> {
-        let loc = self.inner.memtables.read(region_id, |r| r.and_then(|r| r.get_entry(log_idx).copied()));
+        let loc = self.inner.memtables.read(region_id, |r| r.and_then(|r| r.get_entry(log_idx)));
         match loc {
             Some(loc) => {
                 let blob = self.inner.read_blob(&loc)?;
@@ -450,7 +450,7 @@ impl Inner {
 
     fn read_blob(&self, loc: &EntryLoc) -> Result<Vec<u8>> {
         let id = loc.file();
-        let raw = self.pipe(id.queue).read(id.seq, loc.blob_offset(), loc.blob_len as usize)?;
+        let raw = self.pipe(id.queue).read(id.seq, loc.blob_offset(), loc.blob_len() as usize)?;
         let r = decode_entries_block(&raw, loc.compression()).map_err(|e| match e {
             Error::Corruption(m) => Error::Corruption(format!("{id} at offset {}: {m}", loc.blob_offset())),
             e => e,
@@ -480,15 +480,14 @@ impl Inner {
             }
             let mut v = Vec::with_capacity((end - begin) as usize);
             let mut total = 0usize;
-            for i in begin..end {
-                let Some(l) = r.get_entry(i) else { break };
+            for l in r.locs_from(begin).take((end - begin) as usize) {
                 total += l.entry_len as usize;
                 if let Some(m) = max_size {
                     if total > m && !v.is_empty() {
                         break;
                     }
                 }
-                v.push(*l);
+                v.push(l);
             }
             Ok(v)
         })?;
@@ -567,11 +566,11 @@ impl Inner {
                 results.push((id, Err(copy_err(e))));
                 continue;
             }
-            let r = batch_ops(h.id, h.offset, &job.batch.header, job.items).map(|ops| {
+            let r = batch_ops(h.id, h.offset, &job.batch.header, job.items).and_then(|ops| {
                 for (region, op) in ops {
-                    self.memtables.apply(region, op);
+                    self.memtables.apply(region, op)?;
                 }
-                job.batch.bytes.len()
+                Ok(job.batch.bytes.len())
             });
             results.push((id, r));
         }
@@ -615,7 +614,7 @@ impl Inner {
         let rewrite_total = self.rewrite.total_size();
         let mut rewrite_live = 0u64;
         self.memtables.for_each(|_, r| {
-            for e in r.entries.iter().take_while(|e| e.file().queue == LogQueue::Rewrite) {
+            for e in r.locs().take_while(|e| e.in_rewrite()) {
                 rewrite_live += e.entry_len as u64;
             }
             for (k, v) in &r.kvs {
@@ -636,11 +635,7 @@ impl Inner {
             let snapshot = dirty.contains(&id) || (full_rewrite && r.has_rewrite_data());
             let lagging = needs_rewrite && r.min_append_seq().is_some_and(|s| s <= rewrite_wm);
             if lagging && !snapshot {
-                let old_entries = r
-                    .entries
-                    .iter()
-                    .filter(|e| e.file().queue == LogQueue::Append && e.file().seq <= rewrite_wm)
-                    .count();
+                let old_entries = r.count_entries(|f| f.queue == LogQueue::Append && f.seq <= rewrite_wm);
                 if r.min_append_seq().is_some_and(|s| s < compact_wm)
                     && old_entries > MAX_REWRITE_ENTRIES_PER_REGION
                 {
@@ -700,9 +695,8 @@ impl Inner {
         let (first, locs, kvs) = self.memtables.read(id, |r| {
             let Some(r) = r else { return (0, Vec::new(), Vec::new()) };
             // Live entries sit in files in index order, so the picked ones are a run.
-            let start = r.entries.iter().position(|e| pick(e.file())).unwrap_or(r.entries.len());
-            let locs: Vec<EntryLoc> =
-                r.entries.iter().skip(start).take_while(|e| pick(e.file())).copied().collect();
+            let start = r.locs().position(|e| pick(e.file())).unwrap_or(r.len());
+            let locs: Vec<EntryLoc> = r.locs().skip(start).take_while(|e| pick(e.file())).collect();
             let kvs: Vec<(Vec<u8>, KvLoc)> =
                 r.kvs.iter().filter(|(_, v)| pick(v.file)).map(|(k, v)| (k.clone(), v.clone())).collect();
             (r.first_index + start as u64, locs, kvs)
@@ -776,29 +770,20 @@ impl<'a> RewriteWriter<'a> {
         self.wrote = true;
         // New locations, item by item, from the written batch.
         let ops = batch_ops(h.id, h.offset, &enc.header, batch.items)?;
-        let mut new_entries: HashMap<(u64, u64), Vec<EntryLoc>> = HashMap::new();
+        let mut new_entries: HashMap<(u64, u64), NewRun> = HashMap::new();
         for (region, op) in ops {
-            if let Op::Append { first, locs } = op {
-                new_entries.insert((region, first), locs);
+            if let Op::Append(run) = op {
+                new_entries.insert((region, run.first), run);
             }
         }
         for m in moved {
             match m {
                 Moved::Entries { region, first, old } => {
                     let Some(new) = new_entries.remove(&(region, first)) else { continue };
+                    // Only where nothing newer replaced the entries meanwhile.
                     self.inner.memtables.with_region_mut(region, |r| {
-                        let Some(r) = r else { return };
-                        for (i, (o, n)) in old.iter().zip(new.iter()).enumerate() {
-                            let idx = first + i as u64;
-                            if idx < r.first_index {
-                                continue;
-                            }
-                            if let Some(cur) = r.entries.get_mut((idx - r.first_index) as usize) {
-                                // Only where nothing newer replaced the entry meanwhile.
-                                if cur == o {
-                                    *cur = *n;
-                                }
-                            }
+                        if let Some(r) = r {
+                            r.repoint(&old, &new);
                         }
                     });
                 }

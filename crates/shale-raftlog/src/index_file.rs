@@ -1,4 +1,4 @@
-//! Recovery index files (Shale's own, opt-in with `Config::recovery_index_files`): beside a
+//! Recovery index files (Shale's own, `Config::recovery_index_files`, on by default): beside a
 //! sealed log file, a copy of every batch's header and item footer, so recovery reads a
 //! few hundred KiB instead of the whole file. The log files themselves keep raft-engine's
 //! format byte for byte; raft-engine ignores these files (their names end neither in

@@ -27,7 +27,7 @@ use crate::log_batch::{
     decode_entries_block, decode_items, is_internal_key, signature_of, BatchHeader, LogItem, LogItemContent,
     OpType, LOG_BATCH_HEADER_LEN,
 };
-use crate::memtable::{EntryLoc, MemTables, Op};
+use crate::memtable::{BlobLoc, MemTables, NewRun, Op};
 use crate::pipe::LogFile;
 use crate::{Error, Result};
 
@@ -259,20 +259,8 @@ pub(crate) fn batch_ops(
                 if ends.is_empty() {
                     continue;
                 }
-                let mut prev = start;
-                let mut locs = Vec::with_capacity(ends.len());
-                for end in ends {
-                    locs.push(EntryLoc::new(
-                        id,
-                        blob_offset,
-                        header.entries_len(),
-                        header.compression,
-                        prev,
-                        end - prev,
-                    )?);
-                    prev = end;
-                }
-                Op::Append { first: first_index, locs }
+                let blob = BlobLoc::new(id, blob_offset, header.entries_len(), header.compression)?;
+                Op::Append(NewRun::new(first_index, blob, start, ends)?)
             }
             LogItemContent::Command(crate::Command::Clean) => Op::Clean,
             LogItemContent::Command(crate::Command::Compact { index }) => Op::Compact(index),
@@ -376,7 +364,7 @@ fn replay_chunk(
         if let Some((fmt, batches)) = indexes[i].take() {
             for b in batches {
                 for (region, op) in batch_ops(id, b.offset, &b.header, b.items)? {
-                    table.apply(region, op);
+                    table.apply(region, op)?;
                 }
             }
             scanned.push(Scanned { id, reader, format: Some(fmt), end: ScanEnd::Clean, size });
@@ -389,7 +377,7 @@ fn replay_chunk(
         let mut records = index.then(|| (Vec::new(), 0u64));
         let (format, end) = scan_file_indexing(reader.clone(), id, block, false, records.as_mut(), |b| {
             for (region, op) in batch_ops(id, b.offset, &b.header, b.items)? {
-                table.apply(region, op);
+                table.apply(region, op)?;
             }
             Ok(())
         })?;
@@ -553,9 +541,9 @@ pub(crate) fn recover(
     let _ = base.take_dirty();
     if let Some(acc) = it.next() {
         for t in it {
-            acc.merge_newer(t);
+            acc.merge_newer(t)?;
         }
-        base.merge_newer(acc);
+        base.merge_newer(acc)?;
     }
     let [rewrite_files, append_files] = files_out;
     Ok(Recovered { memtables: base.into_live(), append: append_files, rewrite: rewrite_files, reserved })

@@ -88,8 +88,7 @@ pub(crate) fn consistency_check(fs: FileSystemRef, dir: &Path) -> Result<Vec<(u6
         }
     }
     let mut regions = Vec::new();
-    rec.memtables
-        .for_each(|id, r| regions.push((id, r.first_index, r.entries.iter().copied().collect::<Vec<_>>())));
+    rec.memtables.for_each(|id, r| regions.push((id, r.first_index, r.locs().collect::<Vec<_>>())));
     regions.sort_by_key(|r| r.0);
     let mut out = Vec::new();
     let mut verdict: HashMap<(FileId, u64), bool> = HashMap::new();
@@ -101,7 +100,7 @@ pub(crate) fn consistency_check(fs: FileSystemRef, dir: &Path) -> Result<Vec<(u6
                 None => {
                     let v = match readers.get(&l.file()) {
                         Some(f) => {
-                            let mut buf = vec![0u8; l.blob_len as usize];
+                            let mut buf = vec![0u8; l.blob_len() as usize];
                             matches!(f.read_at(l.blob_offset(), &mut buf), Ok(n) if n == buf.len())
                                 && decode_entries_block(&buf, l.compression())
                                     .is_ok_and(|b| (l.entry_offset + l.entry_len) as usize <= b.len())

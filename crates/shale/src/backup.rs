@@ -334,7 +334,7 @@ impl BackupEngine {
         let known: BTreeMap<&str, u32> =
             self.backups.values().flat_map(|m| m.files.iter().map(|f| (f.path.as_str(), f.crc32c))).collect();
         run_parallel(self.threads, jobs, |(i, t)| {
-            let src = inner.path.join(&t.name);
+            let src = t.dir.join(&t.name);
             let stem = t.name.trim_end_matches(".sst");
             let copy_new = |dst_name: &str, expect: Option<u32>| -> Result<u32> {
                 let tmp = shared.join(format!("{dst_name}.tmp"));

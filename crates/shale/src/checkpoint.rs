@@ -135,7 +135,7 @@ fn write_checkpoint(inner: &DbInner, live: &LiveFiles, dir: &Path) -> Result<()>
     fs.create_dir_all(dir)?;
     let mut link = true;
     for t in &live.tables {
-        let (src, dst) = (inner.path.join(&t.name), dir.join(&t.name));
+        let (src, dst) = (t.dir.join(&t.name), dir.join(&t.name));
         if link {
             match fs.link_file(&src, &dst) {
                 Ok(()) => continue,

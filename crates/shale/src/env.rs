@@ -2,9 +2,11 @@
 //! background thread-pool sizes. Each Shale database runs its own pools (`db/scheduler.rs`):
 //! as RocksDB raises an Env's pools to what `max_background_jobs` needs, a database given an
 //! Env runs `max(pool size, job limit)` threads per pool (LOW: compactions, HIGH: flushes),
-//! and the job limits decide how many run at once. The bottom-priority pool and the I/O and
-//! CPU priority calls are refused by name at open. The in-memory env maps to Shale's memory
-//! file system.
+//! and the job limits decide how many run at once. The `lower_*_priority` calls act on those
+//! threads as RocksDB's do on its pools' threads (Linux): CPU priority nice 19
+//! (`setpriority`), I/O priority class idle (`ioprio_set`); elsewhere they are refused at
+//! open. The bottom-priority pool is refused by name at open. The in-memory env maps to
+//! Shale's memory file system.
 
 use std::sync::Arc;
 
@@ -19,28 +21,37 @@ pub struct Env {
     /// Thread-pool sizes set on the Env (LOW, HIGH); None: not set.
     pub(crate) low_threads: Option<usize>,
     pub(crate) high_threads: Option<usize>,
+    /// `lower_*_cpu_priority` / `lower_*_io_priority` asked for: (LOW pool, HIGH pool).
+    pub(crate) lower_cpu: (bool, bool),
+    pub(crate) lower_io: (bool, bool),
 }
 
 impl Env {
     /// The default environment (the process's file system).
     pub fn new() -> Result<Self> {
-        Ok(Env { fs: None, unsupported: Vec::new(), low_threads: None, high_threads: None })
+        Ok(Env { fs: None, ..Env::plain() })
     }
 
     /// An environment whose files live in memory.
     pub fn mem_env() -> Result<Self> {
-        Ok(Env {
-            fs: Some(Arc::new(crate::fs::MemFileSystem::new())),
+        Ok(Env { fs: Some(Arc::new(crate::fs::MemFileSystem::new())), ..Env::plain() })
+    }
+
+    fn plain() -> Env {
+        Env {
+            fs: None,
             unsupported: Vec::new(),
             low_threads: None,
             high_threads: None,
-        })
+            lower_cpu: (false, false),
+            lower_io: (false, false),
+        }
     }
 
     /// An environment over the given file system (a Shale extension, as
     /// `Options::set_file_system`; backups use it for their directory).
     pub fn with_file_system(fs: FileSystemRef) -> Self {
-        Env { fs: Some(fs), unsupported: Vec::new(), low_threads: None, high_threads: None }
+        Env { fs: Some(fs), ..Env::plain() }
     }
 
     /// The LOW pool (compactions), as RocksDB's `SetBackgroundThreads`.
@@ -65,20 +76,33 @@ impl Env {
     /// Background threads belong to each database and end when it closes.
     pub fn join_all_threads(&mut self) {}
 
+    /// The LOW pool's (compaction) threads get the idle I/O class.
     pub fn lower_thread_pool_io_priority(&mut self) {
-        self.unsupported.push("Env lower_thread_pool_io_priority");
+        self.lower_io.0 = true;
+        self.refuse_off_linux("Env lower_thread_pool_io_priority");
     }
 
+    /// The HIGH pool's (flush) threads get the idle I/O class.
     pub fn lower_high_priority_thread_pool_io_priority(&mut self) {
-        self.unsupported.push("Env lower_high_priority_thread_pool_io_priority");
+        self.lower_io.1 = true;
+        self.refuse_off_linux("Env lower_high_priority_thread_pool_io_priority");
     }
 
+    /// The LOW pool's threads run at nice 19 (RocksDB's `CpuPriority::kLow`).
     pub fn lower_thread_pool_cpu_priority(&mut self) {
-        self.unsupported.push("Env lower_thread_pool_cpu_priority");
+        self.lower_cpu.0 = true;
+        self.refuse_off_linux("Env lower_thread_pool_cpu_priority");
     }
 
+    /// The HIGH pool's threads run at nice 19.
     pub fn lower_high_priority_thread_pool_cpu_priority(&mut self) {
-        self.unsupported.push("Env lower_high_priority_thread_pool_cpu_priority");
+        self.lower_cpu.1 = true;
+        self.refuse_off_linux("Env lower_high_priority_thread_pool_cpu_priority");
+    }
+
+    /// Thread priorities are set with Linux system calls; other systems refuse them at open.
+    fn refuse_off_linux(&mut self, name: &'static str) {
+        self.unsupported_if(!cfg!(target_os = "linux"), name);
     }
 
     /// The last value set wins: a refusal recorded earlier for `name` is forgotten first.

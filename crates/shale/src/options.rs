@@ -156,6 +156,22 @@ impl BlockBasedOptions {
     }
 }
 
+/// The identities a database open records in every table it writes (RocksDB's
+/// "rocksdb.creating.db.identity", "rocksdb.creating.session.identity",
+/// "rocksdb.creating.host.identity"); set at open (`db/open.rs`).
+#[derive(Debug)]
+pub(crate) struct TableIds {
+    pub db_id: String,
+    pub session_id: String,
+    pub host_id: String,
+}
+
+impl TableIds {
+    pub(crate) fn new(db_id: String) -> TableIds {
+        TableIds { db_id, session_id: crate::db::new_session_id(), host_id: crate::db::host_name() }
+    }
+}
+
 /// Database and column-family options, as rust-rocksdb's `Options`.
 #[derive(Clone)]
 pub struct Options {
@@ -182,8 +198,18 @@ pub struct Options {
         Option<std::sync::Arc<crate::memtable::write_buffer_manager::WriteBufferManagerState>>,
     /// Thread-pool sizes from `set_env` (LOW, HIGH).
     pub(crate) env_threads: (Option<usize>, Option<usize>),
+    /// `Env::lower_*_priority` calls: (LOW pool, HIGH pool) threads run at the lowest CPU
+    /// priority (nice 19) / idle I/O priority (`db/scheduler.rs`).
+    pub(crate) env_lower_cpu: (bool, bool),
+    pub(crate) env_lower_io: (bool, bool),
     pub(crate) fs: Option<FileSystemRef>,
+    /// `set_wal_compression_type`: None or ZSTD (streaming, one frame per record; `wal/`).
+    pub(crate) wal_compression: CompressionType,
+    /// `set_db_paths`: table directories with target sizes (empty: the database directory).
+    pub(crate) db_paths: Vec<(std::path::PathBuf, u64)>,
     // Per column family.
+    /// `set_cf_paths`: this family's table directories (empty: `db_paths`).
+    pub(crate) cf_paths: Vec<(std::path::PathBuf, u64)>,
     pub(crate) comparator: ComparatorRef,
     pub(crate) write_buffer_size: usize,
     pub(crate) max_write_buffer_number: i32,
@@ -205,6 +231,9 @@ pub struct Options {
     /// FIFO: the total table bytes above which the oldest tables are deleted.
     pub(crate) fifo_max_table_files_size: u64,
     pub(crate) compression: DBCompressionType,
+    /// `set_compression_options` / `set_zstd_max_train_bytes` (RocksDB's `compression_opts`:
+    /// level, zlib's window and strategy, the compression dictionary; `table/builder.rs`).
+    pub(crate) compression_opts: crate::table::builder::CompressionOpts,
     pub(crate) table: BlockBasedOptions,
     /// The table factory new tables are written with (`set_plain_table_factory`,
     /// `set_cuckoo_table_factory`; block-based by default). Any format is read.
@@ -260,6 +289,10 @@ pub struct Options {
     pub(crate) avoid_unnecessary_blocking_io: bool,
     pub(crate) rate_limiter: Option<Arc<crate::rate_limiter::RateLimiter>>,
     pub(crate) deletion_collectors: Vec<crate::table::deletion_collector::CompactOnDeletionCollectorFactory>,
+    /// `set_experimental_mempurge_threshold` (0: off; `db/mempurge.rs`).
+    pub(crate) experimental_mempurge_threshold: f64,
+    /// Set at open: the identities the tables of this open record.
+    pub(crate) table_ids: Option<Arc<TableIds>>,
 }
 
 impl Default for Options {
@@ -283,7 +316,12 @@ impl Default for Options {
             db_write_buffer_size: 0,
             write_buffer_manager: None,
             env_threads: (None, None),
+            env_lower_cpu: (false, false),
+            env_lower_io: (false, false),
             fs: None,
+            wal_compression: CompressionType::None,
+            db_paths: Vec::new(),
+            cf_paths: Vec::new(),
             comparator: Arc::new(BytewiseComparator),
             write_buffer_size: 64 << 20,
             max_write_buffer_number: 2,
@@ -303,6 +341,7 @@ impl Default for Options {
             compaction_style: crate::DBCompactionStyle::Level,
             fifo_max_table_files_size: 1 << 30,
             compression: DBCompressionType::Snappy,
+            compression_opts: Default::default(),
             table: BlockBasedOptions::default(),
             table_format: crate::table::TableFormat::BlockBased,
             track_and_verify_wals_in_manifest: false,
@@ -328,6 +367,8 @@ impl Default for Options {
             deletion_collectors: Vec::new(),
             rate_limiter: None,
             avoid_unnecessary_blocking_io: false,
+            table_ids: None,
+            experimental_mempurge_threshold: 0.0,
         }
     }
 }
@@ -561,6 +602,26 @@ impl Options {
         self.max_bytes_for_level_base = memtable_memory_budget as u64;
     }
 
+    /// The `compression_opts` Shale's codecs honour: zlib's window bits and strategy, and
+    /// dictionaries with zlib, are not built (its pure-Rust deflate has no such settings);
+    /// LZ4 and LZ4HC have no levels in Shale's LZ4 compressor.
+    fn check_compression_opts(&self) -> Result<()> {
+        let co = &self.compression_opts;
+        let refuse = |what: &str| {
+            Err(Error::not_supported(format!(
+                "option compression_opts.{what} with compression {:?} is not supported by Shale",
+                self.compression
+            )))
+        };
+        match self.compression {
+            DBCompressionType::Zlib if co.window_bits != -14 => refuse("window_bits"),
+            DBCompressionType::Zlib if co.strategy != 0 => refuse("strategy"),
+            DBCompressionType::Zlib if co.max_dict_bytes > 0 => refuse("max_dict_bytes"),
+            DBCompressionType::Lz4 | DBCompressionType::Lz4hc if co.level != 32767 => refuse("level"),
+            _ => Ok(()),
+        }
+    }
+
     /// Every supported option has been checked; the first unsupported one is refused.
     pub(crate) fn check_supported(&self) -> Result<()> {
         if let crate::db::ColumnFamilyTtl::Duration(_) = self.cf_ttl {
@@ -605,6 +666,7 @@ impl Options {
         if self.num_levels < 2 {
             return Err(Error::invalid_argument("num_levels must be at least 2"));
         }
+        self.check_compression_opts()?;
         if self.write_buffer_size == 0 {
             return Err(Error::invalid_argument("write_buffer_size must be positive"));
         }

@@ -362,9 +362,7 @@ impl IngestExternalFileOptions {
     }
 }
 
-/// A data path with a target size, as rust-rocksdb's `DBPath` (several paths are not built:
-/// a non-empty `set_db_paths` is refused at open).
-#[allow(dead_code)] // read once several db_paths are built (issue 10's remainder)
+/// A data path with a target size, as rust-rocksdb's `DBPath` (`set_db_paths`, `set_cf_paths`).
 pub struct DBPath {
     pub(crate) path: PathBuf,
     pub(crate) target_size: u64,
@@ -904,16 +902,18 @@ impl Options {
         self.unsupported.push("universal compaction (optimize_universal_style_compaction)");
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`paths.is_empty()`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `db_paths`.
+    /// Table directories with target sizes, as RocksDB's `db_paths`: new tables go to the
+    /// first path whose target size their level still fits (flushes to the first, the last
+    /// path takes what fits nowhere), tables are found in any of them at open, and obsolete
+    /// ones are deleted where they are (`db/paths.rs`). Empty: the database directory.
     pub fn set_db_paths(&mut self, paths: &[DBPath]) {
-        self.accept_only(paths.is_empty(), "db_paths");
+        self.db_paths = paths.iter().map(|p| (p.path.clone(), p.target_size)).collect();
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`paths.is_empty()`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `cf_paths`.
+    /// A family's own table directories (RocksDB's `cf_paths`; empty: `db_paths`), placed as
+    /// `set_db_paths` describes.
     pub fn set_cf_paths(&mut self, paths: &[DBPath]) {
-        self.accept_only(paths.is_empty(), "cf_paths");
+        self.cf_paths = paths.iter().map(|p| (p.path.clone(), p.target_size)).collect();
     }
 
     pub fn set_env(&mut self, env: &Env) {
@@ -922,6 +922,8 @@ impl Options {
         }
         self.unsupported.extend(env.unsupported.iter().copied());
         self.env_threads = (env.low_threads, env.high_threads);
+        self.env_lower_cpu = env.lower_cpu;
+        self.env_lower_io = env.lower_io;
     }
 
     /// Shale behaves as RocksDB with this option at its default (`num <= 1`); any other
@@ -930,10 +932,14 @@ impl Options {
         self.accept_only(num <= 1, "compression_opts.parallel_threads");
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`t == DBCompressionType::None`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `wal_compression`.
+    /// WAL compression, as RocksDB's `wal_compression`: each WAL starts with a
+    /// SetCompressionType record and every record is one ZSTD frame (`wal/writer.rs`).
+    /// Only None and Zstd exist; any other type panics, as rust-rocksdb's setter does.
     pub fn set_wal_compression_type(&mut self, t: DBCompressionType) {
-        self.accept_only(t == DBCompressionType::None, "wal_compression");
+        match t {
+            DBCompressionType::None | DBCompressionType::Zstd => self.wal_compression = t.to_table(),
+            other => unimplemented!("{:?} is not supported for WAL compression", other),
+        }
     }
 
     /// Not built in Shale: recorded, and `open` refuses it with NotSupported.
@@ -948,8 +954,11 @@ impl Options {
         self.unsupported.push("compression_per_level");
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`window_bits == -14 && level == 32767 && strategy == 0 && max_dict_bytes == 0`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `compression_opts`.
+    /// RocksDB's `compression_opts`: the codec level (32767: its default; ZSTD and zlib),
+    /// zlib's window bits and strategy, and `max_dict_bytes`, the size of the table's
+    /// compression dictionary (0: none; `table/builder.rs`). What Shale's codecs cannot do
+    /// (zlib's window and strategy or dictionaries, LZ4 levels) makes `open` fail with
+    /// NotSupported naming it.
     pub fn set_compression_options(
         &mut self,
         window_bits: i32,
@@ -957,10 +966,11 @@ impl Options {
         strategy: i32,
         max_dict_bytes: i32,
     ) {
-        self.accept_only(
-            window_bits == -14 && level == 32767 && strategy == 0 && max_dict_bytes == 0,
-            "compression_opts",
-        );
+        let co = &mut self.compression_opts;
+        co.window_bits = window_bits;
+        co.level = level;
+        co.strategy = strategy;
+        co.max_dict_bytes = max_dict_bytes.max(0) as u32;
     }
 
     /// Shale behaves as RocksDB with this option at its default (`!enabled`); any other
@@ -977,10 +987,11 @@ impl Options {
         self.unsupported_if(enabled, "bottommost_compression_opts");
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`value == 0`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `compression_opts.zstd_max_train_bytes`.
+    /// With ZSTD and `max_dict_bytes > 0`: up to this many bytes of samples train the
+    /// dictionary with ZSTD's trainer (0: the samples, `max_dict_bytes` of them, are the
+    /// dictionary), as RocksDB's `compression_opts.zstd_max_train_bytes`.
     pub fn set_zstd_max_train_bytes(&mut self, value: i32) {
-        self.accept_only(value == 0, "compression_opts.zstd_max_train_bytes");
+        self.compression_opts.zstd_max_train_bytes = value.max(0) as u32;
     }
 
     /// Shale behaves as RocksDB with this option at its default (`!enabled || value == 0`); any other
@@ -1452,10 +1463,10 @@ impl Options {
         self.accept_only(!enabled, "dump_malloc_stats (issue 14)");
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`threshold == 0.0`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `experimental_mempurge_threshold`.
+    /// RocksDB's experimental MemPurge: a flush of full write buffers may instead keep one
+    /// garbage-collected immutable memtable (`db/mempurge.rs`); 0 turns it off.
     pub fn set_experimental_mempurge_threshold(&mut self, threshold: f64) {
-        self.accept_only(threshold == 0.0, "experimental_mempurge_threshold");
+        self.experimental_mempurge_threshold = threshold;
     }
 
     /// Whole keys go into the memtable Bloom (which `set_memtable_prefix_bloom_ratio` sizes),

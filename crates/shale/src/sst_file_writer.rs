@@ -58,6 +58,7 @@ fn builder_options(o: &Options) -> TableBuilderOptions {
     b.block_restart_interval = o.table.block_restart_interval;
     b.index_block_restart_interval = o.table.index_block_restart_interval;
     b.compression = o.compression.to_table();
+    b.compression_opts = o.compression_opts.clone();
     b.filter_bits_per_key = o.table.bloom_bits_per_key;
     b.whole_key_filtering = o.table.whole_key_filtering;
     b.prefix_extractor = o.prefix_extractor.clone();

@@ -47,6 +47,8 @@ pub type KeyFilter<'a> = dyn FnMut(&[u8], &[u8]) -> Decision + 'a;
 pub struct JobInput<'a> {
     pub fs: &'a dyn FileSystem,
     pub dir: &'a Path,
+    /// The table path id of `dir` (RocksDB's db_paths / cf_paths), recorded in each output.
+    pub path_id: u32,
     /// Merged iterator over all input files.
     pub iter: BoxedIterator,
     pub tombstones: Vec<RangeTombstone>,
@@ -101,6 +103,7 @@ pub fn run(mut input: JobInput<'_>) -> Result<JobResult> {
     let ctx = Ctx {
         fs: input.fs,
         dir: input.dir,
+        path_id: input.path_id,
         builder_options: input.builder_options,
         new_file_number: input.new_file_number,
     };
@@ -369,6 +372,7 @@ impl KeyCompactor<'_, '_> {
 struct Ctx<'a> {
     fs: &'a dyn FileSystem,
     dir: &'a Path,
+    path_id: u32,
     builder_options: &'a dyn Fn(u64) -> TableBuilderOptions,
     new_file_number: &'a dyn Fn() -> u64,
 }
@@ -379,6 +383,7 @@ fn open_output(ctx: &Ctx<'_>) -> Result<Output> {
     let builder = AnyTableBuilder::new((ctx.builder_options)(number), file);
     let meta = FileMetaData {
         number,
+        path_id: ctx.path_id,
         smallest_seqno: MAX_SEQUENCE_NUMBER,
         largest_seqno: 0,
         file_checksum_func_name: "Unknown".to_string(),

@@ -78,6 +78,8 @@ pub(crate) struct CfHandle {
     /// User-defined timestamps: reads below this timestamp are refused and compaction may
     /// collect versions older than it (empty: none set). Persisted in the MANIFEST.
     pub full_history_ts_low: Mutex<Vec<u8>>,
+    /// The family's table directories with target sizes (`paths.rs`); path ids index it.
+    pub table_dirs: Vec<(std::path::PathBuf, u64)>,
 }
 
 impl CfHandle {
@@ -108,7 +110,32 @@ impl CfHandle {
             super_version: RwLock::new(Arc::new(sv)),
             dropped: AtomicBool::new(false),
             full_history_ts_low: Mutex::new(Vec::new()),
+            table_dirs: Vec::new(),
         }
+    }
+
+    /// Sets the family's table directories (`paths::table_dirs`).
+    pub fn with_table_dirs(mut self, dirs: Vec<(std::path::PathBuf, u64)>) -> CfHandle {
+        self.table_dirs = dirs;
+        self
+    }
+
+    /// The directory of path `path_id` (the database directory when none is set).
+    pub fn table_dir<'a>(&'a self, db_dir: &'a std::path::Path, path_id: u32) -> &'a std::path::Path {
+        if self.table_dirs.is_empty() {
+            db_dir
+        } else {
+            super::paths::dir_of(&self.table_dirs, path_id)
+        }
+    }
+
+    /// The file of table `f`.
+    pub fn table_path(
+        &self,
+        db_dir: &std::path::Path,
+        f: &crate::version::edit::FileMetaData,
+    ) -> std::path::PathBuf {
+        super::filename::table_file(self.table_dir(db_dir, f.path_id), f.number)
     }
 
     /// The family's `full_history_ts_low` (empty when none is set).
@@ -287,6 +314,10 @@ pub(crate) fn create_cfs(inner: &Arc<DbInner>, new: &[(String, Options)]) -> Res
     };
     for (_, opts) in new {
         opts.check_supported()?;
+        super::paths::check_supported(&inner.opts, opts)?;
+        for (dir, _) in super::paths::table_dirs(&inner.path, &inner.opts, opts) {
+            inner.fs.create_dir_all(&dir)?;
+        }
     }
     inner.check_writable()?;
     inner.check_bg_error()?;
@@ -327,6 +358,7 @@ pub(crate) fn create_cfs(inner: &Arc<DbInner>, new: &[(String, Options)]) -> Res
                 let mut opts = opts.clone();
                 opts.write_buffer_manager = inner.opts.write_buffer_manager.clone();
                 opts.rate_limiter = inner.opts.rate_limiter.clone();
+                opts.table_ids = inner.opts.table_ids.clone();
                 let mem = Arc::new(
                     MemTable::for_write_buffer(
                         icmp.clone(),
@@ -338,13 +370,16 @@ pub(crate) fn create_cfs(inner: &Arc<DbInner>, new: &[(String, Options)]) -> Res
                 );
                 let version = Arc::new(Version::new(icmp, opts.num_levels as usize, Vec::new()));
                 let sv = SuperVersion::new(1, mem.clone(), Vec::new(), version.clone());
-                let handle = Arc::new(CfHandle::new(
-                    id,
-                    name,
-                    opts.clone(),
-                    &inner.table_cache.default_block_cache,
-                    sv,
-                ));
+                let dirs = super::paths::table_dirs(&inner.path, &inner.opts, &opts);
+                if dirs.len() > 1 {
+                    // RocksDB's SanitizeOptions: dynamic level sizes and several paths do
+                    // not go together.
+                    opts.level_compaction_dynamic_level_bytes = false;
+                }
+                let handle = Arc::new(
+                    CfHandle::new(id, name, opts.clone(), &inner.table_cache.default_block_cache, sv)
+                        .with_table_dirs(dirs),
+                );
                 let cf = CfState::new(handle.clone(), mem, version, wal_number);
                 inner.publish_active_memtable(id, Some(&cf));
                 inner.set_handle(id, Some(handle.clone()));
@@ -392,7 +427,11 @@ pub(crate) fn drop_cf(inner: &Arc<DbInner>, handle: &Arc<CfHandle>) -> Result<()
                 // Its tables are no longer in any current Version: delete them once readers
                 // let go of the Versions that hold them.
                 for (_, f) in cf.current.all_files() {
-                    st.obsolete_tables.push((f.number, Arc::downgrade(f)));
+                    st.obsolete_tables.push((
+                        f.number,
+                        Arc::downgrade(f),
+                        cf.handle.table_path(&inner.path, f),
+                    ));
                 }
             }
             st.jobs.forget(handle.id);

@@ -53,10 +53,20 @@ impl DbInner {
         plan: &CompactionPlan,
         manual: bool,
     ) -> Result<()> {
+        // The table path of the outputs (`paths.rs`); a file moves unchanged only within
+        // its path (RocksDB's `Compaction::IsTrivialMove`).
+        let output_path_id = if cf.table_dirs.len() <= 1 {
+            0
+        } else if cf.opts.compaction_style == crate::DBCompactionStyle::Universal {
+            super::paths::universal_path_id(&cf.table_dirs, 1, plan.input_bytes())
+        } else {
+            super::paths::level_path_id(&cf.table_dirs, &cf.opts, plan.output_level)
+        };
         // A compaction of a level into itself (bottommost, periodic) rewrites its file.
         let trivial_move = plan.is_trivial_move()
             && plan.level != plan.output_level
-            && !(manual && has_compaction_filter(cf));
+            && !(manual && has_compaction_filter(cf))
+            && plan.inputs.first().is_some_and(|f| f.path_id == output_path_id);
         let mut edit = VersionEdit { column_family: cf.id, ..Default::default() };
         for f in &plan.inputs {
             edit.deleted_files.push((plan.level as u32, f.number));
@@ -92,6 +102,7 @@ impl DbInner {
                     .min();
                 let builder_options = |n: u64| {
                     let mut b = super::flush::builder_options(cf, n);
+                    b.target_file_size = cf.opts.target_file_size(plan.output_level);
                     if let Some((_, pri)) = b.rate_limiter.as_mut() {
                         *pri = crate::rate_limiter::IoPriority::Low;
                     }
@@ -127,9 +138,11 @@ impl DbInner {
                     created.lock().push(n);
                     n
                 };
+                let out_dir = cf.table_dir(&this.path, output_path_id);
                 let r = job::run(JobInput {
                     fs: &*this.fs,
-                    dir: &this.path,
+                    dir: out_dir,
+                    path_id: output_path_id,
                     iter,
                     tombstones,
                     snapshots,
@@ -148,7 +161,7 @@ impl DbInner {
                     }
                 }
                 if !r.outputs.is_empty() {
-                    this.fs.sync_dir(&this.path)?;
+                    this.fs.sync_dir(out_dir)?;
                 }
                 Ok(r)
             });
@@ -160,7 +173,10 @@ impl DbInner {
                     let created = created.into_inner();
                     MutexGuard::unlocked(st, || {
                         for n in &created {
-                            let _ = self.fs.remove_file(&super::filename::table_file(&self.path, *n));
+                            let _ = self.fs.remove_file(&super::filename::table_file(
+                                cf.table_dir(&self.path, output_path_id),
+                                *n,
+                            ));
                             self.versions.release_output(*n);
                         }
                     });

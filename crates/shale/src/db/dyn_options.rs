@@ -131,7 +131,6 @@ const MUTABLE_NOT_BUILT: &[&str] = &[
     "compaction_options_universal",
     "table_factory",
     "block_based_table_factory",
-    "experimental_mempurge_threshold",
     "memtable_protection_bytes_per_key",
     "block_protection_bytes_per_key",
     "preserve_internal_time_seconds",
@@ -207,6 +206,13 @@ pub(crate) fn apply_mutable(o: &mut Options, name: &str, v: &str) -> Result<()> 
         "ttl" => o.ttl = number(name, v)?,
         "periodic_compaction_seconds" => o.periodic_compaction_seconds = number(name, v)?,
         "report_bg_io_stats" => o.report_bg_io_stats = boolean(name, v)?,
+        "experimental_mempurge_threshold" => {
+            let t: f64 = number(name, v)?;
+            if t.is_nan() || t < 0.0 {
+                return Err(bad_value(name, v));
+            }
+            o.experimental_mempurge_threshold = t;
+        }
         _ if MUTABLE_NOT_BUILT.contains(&name) => {
             return Err(Error::not_supported(format!(
                 "set_options: option {name} cannot be changed by Shale yet (issue 10)"
@@ -303,7 +309,7 @@ pub(crate) fn log_cf_options(
     log.log(format_args!("{:>40}: {}", "Options.table_factory", "BlockBasedTable"));
     let table = super::options_dump::table_factory_options(&o.table, cache);
     log.log(format_args!("           table_factory options: {}", table.trim_end_matches('\n')));
-    let lines: [(&str, String); 19] = [
+    let lines: [(&str, String); 20] = [
         ("comparator", o.comparator.name().to_string()),
         ("write_buffer_size", o.write_buffer_size.to_string()),
         ("max_write_buffer_number", o.max_write_buffer_number.to_string()),
@@ -323,6 +329,7 @@ pub(crate) fn log_cf_options(
         ("ttl", ttl.to_string()),
         ("periodic_compaction_seconds", periodic.to_string()),
         ("atomic_flush", u8::from(o.atomic_flush).to_string()),
+        ("experimental_mempurge_threshold", format!("{:.6}", o.experimental_mempurge_threshold)),
     ];
     for (k, v) in lines {
         log.log(format_args!("{:>40}: {v}", format!("Options.{k}")));

@@ -26,6 +26,7 @@ pub(crate) fn builder_options(cf: &CfHandle, orig_file_number: u64) -> TableBuil
     b.block_restart_interval = o.table.block_restart_interval;
     b.index_block_restart_interval = o.table.index_block_restart_interval;
     b.compression = o.compression.to_table();
+    b.compression_opts = o.compression_opts.clone();
     b.filter_bits_per_key = o.table.bloom_bits_per_key;
     b.whole_key_filtering = o.table.whole_key_filtering;
     b.prefix_extractor = o.prefix_extractor.clone();
@@ -45,6 +46,11 @@ pub(crate) fn builder_options(cf: &CfHandle, orig_file_number: u64) -> TableBuil
     b.file_creation_time = now;
     b.oldest_key_time = now;
     b.orig_file_number = orig_file_number;
+    if let Some(ids) = &o.table_ids {
+        b.db_id = ids.db_id.clone();
+        b.db_session_id = ids.session_id.clone();
+        b.db_host_id = ids.host_id.clone();
+    }
     if let Some(m) = &o.merge_operator {
         b.merge_operator_name = m.name().to_string();
     }
@@ -79,7 +85,9 @@ pub(crate) fn write_level0_table_of(
     if mems.iter().all(|m| m.is_empty()) && tombstones.is_empty() {
         return Ok(None);
     }
-    let path = filename::table_file(dir, number);
+    // A flush writes to the family's first table path (RocksDB's FlushJob: path id 0).
+    let table_dir = cf.table_dir(dir, 0);
+    let path = filename::table_file(table_dir, number);
     let file = fs.new_writable_file(&path)?;
     let mut builder = AnyTableBuilder::new(builder_options(cf, number), file);
     let mut meta = FileMetaData { number, ..Default::default() };
@@ -145,6 +153,10 @@ pub(crate) fn write_level0_table_of(
     meta.file_creation_time = result.properties.file_creation_time;
     meta.oldest_ancester_time = result.properties.creation_time;
     meta.file_checksum_func_name = "Unknown".to_string();
+    if table_dir != dir {
+        // The callers sync the database directory; the table's is another.
+        fs.sync_dir(table_dir)?;
+    }
     Ok(Some(meta))
 }
 
@@ -167,6 +179,39 @@ impl DbInner {
             if !cf.force_flush && cf.imm.len() < merge_min {
                 return Ok(());
             }
+            // A flush of full write buffers may be a MemPurge instead (`mempurge.rs`): all
+            // immutable memtables become one, no table is written, the log number stays.
+            let threshold = cf.handle.opts.experimental_mempurge_threshold;
+            if threshold > 0.0 && !cf.force_flush && !self.opts.atomic_flush && !cf.imm.is_empty() {
+                let mems: Vec<Arc<MemTable>> = cf.imm.iter().map(|(m, _)| m.clone()).collect();
+                let handle = cf.handle.clone();
+                let snapshots = self.snapshot_list();
+                let purged = MutexGuard::unlocked(st, || {
+                    super::mempurge::mempurge(&handle, &mems, &snapshots, threshold)
+                });
+                match purged {
+                    Ok(Some(purged)) => {
+                        let Some(cf) = st.cfs.get_mut(&id) else { return Ok(()) };
+                        let n = mems.len().min(cf.imm.len());
+                        let next_log = cf.imm[n - 1].1;
+                        let bytes = purged.approximate_memory_usage();
+                        cf.imm.splice(..n, std::iter::once((purged, next_log)));
+                        cf.install_super_version();
+                        self.stall_changed(st, id);
+                        self.info_log.log(format_args!(
+                            "[{}] Mempurge of {n} memtables into one of {bytes} bytes",
+                            handle.name
+                        ));
+                        self.done_cv.notify_all();
+                        return Ok(());
+                    }
+                    Ok(None) => {}
+                    Err(e) => {
+                        self.info_log.log(format_args!("[{}] Mempurge process failed: {e}", handle.name));
+                    }
+                }
+            }
+            let Some(cf) = st.cfs.get(&id) else { return Ok(()) };
             let take = if merge_min > 1 { cf.imm.len() } else { 1 };
             let Some((_, next_log)) = cf.imm.get(take.wrapping_sub(1)).cloned() else { return Ok(()) };
             let mems: Vec<Arc<MemTable>> = cf.imm[..take].iter().map(|(m, _)| m.clone()).collect();
@@ -194,7 +239,8 @@ impl DbInner {
                 Ok(m) => m,
                 Err(e) => {
                     self.versions.release_output(number);
-                    let _ = self.fs.remove_file(&filename::table_file(&self.path, number));
+                    let _ =
+                        self.fs.remove_file(&filename::table_file(handle.table_dir(&self.path, 0), number));
                     self.set_bg_error_in(st, e.clone(), BgErrorReason::Flush);
                     return Err(e);
                 }
@@ -354,7 +400,7 @@ impl DbInner {
     }
 
     fn write_atomic_group(&self, st: &mut MutexGuard<'_, DbState>, group: &[GroupMember]) -> Result<()> {
-        let mut numbers = Vec::new();
+        let mut numbers: Vec<(u64, std::path::PathBuf)> = Vec::new();
         let snapshots = self.snapshot_list();
         let written = MutexGuard::unlocked(st, || -> Result<Vec<Vec<FileMetaData>>> {
             let mut out = Vec::with_capacity(group.len());
@@ -362,7 +408,7 @@ impl DbInner {
                 let mut metas = Vec::new();
                 for mem in mems {
                     let number = self.versions.new_output_number();
-                    numbers.push(number);
+                    numbers.push((number, filename::table_file(handle.table_dir(&self.path, 0), number)));
                     if let Some(meta) =
                         write_level0_table(&*self.fs, &self.path, handle, mem, number, &snapshots)?
                     {
@@ -381,9 +427,9 @@ impl DbInner {
             Ok(t) => t,
             Err(e) => {
                 MutexGuard::unlocked(st, || {
-                    for n in &numbers {
+                    for (n, p) in &numbers {
                         self.versions.release_output(*n);
-                        let _ = self.fs.remove_file(&filename::table_file(&self.path, *n));
+                        let _ = self.fs.remove_file(p);
                     }
                 });
                 self.set_bg_error_in(st, e.clone(), BgErrorReason::Flush);
@@ -417,7 +463,7 @@ impl DbInner {
                 }
             }
         });
-        for n in &numbers {
+        for (n, _) in &numbers {
             self.versions.release_output(*n);
         }
         r?;

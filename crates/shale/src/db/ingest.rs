@@ -78,7 +78,8 @@ impl DbInner {
         }
         // Stage copies (or links) under new numbers.
         let mut staged: Vec<u64> = Vec::new();
-        let r = self.stage_files(&mut files, &mut staged, opts.flag("move_files"));
+        let dir = h.table_dir(&self.path, 0).to_path_buf();
+        let r = self.stage_files(&dir, &mut files, &mut staged, opts.flag("move_files"));
         let r = r.and_then(|_| self.exclusive_write(|| self.install_ingested(h, opts, &files)));
         for n in &staged {
             self.versions.release_output(*n);
@@ -101,7 +102,7 @@ impl DbInner {
             // removes them if it did not. Otherwise they were never installed.
             Err(e) if e.kind() != ErrorKind::IOError => {
                 for n in &staged {
-                    let _ = self.fs.remove_file(&filename::table_file(&self.path, *n));
+                    let _ = self.fs.remove_file(&filename::table_file(&dir, *n));
                 }
             }
             Err(_) => {}
@@ -194,12 +195,19 @@ impl DbInner {
         })
     }
 
-    fn stage_files(&self, files: &mut [Ingested], staged: &mut Vec<u64>, move_files: bool) -> Result<()> {
+    /// Copies (or links) the files into `dir`, the family's first table path.
+    fn stage_files(
+        &self,
+        dir: &std::path::Path,
+        files: &mut [Ingested],
+        staged: &mut Vec<u64>,
+        move_files: bool,
+    ) -> Result<()> {
         for f in files.iter_mut() {
             let number = self.versions.new_output_number();
             staged.push(number);
             f.number = number;
-            let dst = filename::table_file(&self.path, number);
+            let dst = filename::table_file(dir, number);
             if move_files {
                 match self.fs.link_file(&f.source, &dst) {
                     // The writer of the file may not have synced it.
@@ -213,7 +221,7 @@ impl DbInner {
             }
             crate::checkpoint::copy_file(&*self.fs, &f.source, &dst, Some(f.size))?;
         }
-        self.fs.sync_dir(&self.path)
+        self.fs.sync_dir(dir)
     }
 
     /// Step 2 and 3 of the module comment; the caller holds write leadership.

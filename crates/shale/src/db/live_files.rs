@@ -44,6 +44,8 @@ impl Drop for DeletionHold {
 #[derive(Debug, Clone)]
 pub(crate) struct LiveFile {
     pub name: String,
+    /// The directory holding it: the database's, or a table path (`paths.rs`).
+    pub dir: std::path::PathBuf,
     pub size: u64,
     /// A table's "rocksdb.db.session.id" property (empty when it has none, or for a
     /// WAL): backups name shared tables by it, as RocksDB does.
@@ -135,7 +137,12 @@ impl DbInner {
                 } else {
                     self.fs.file_size(&filename::wal_file(&self.path, *w))?
                 };
-                wals.push(LiveFile { name: format!("{w:06}.log"), size, db_session_id: String::new() });
+                wals.push(LiveFile {
+                    name: format!("{w:06}.log"),
+                    dir: self.path.clone(),
+                    size,
+                    db_session_id: String::new(),
+                });
             }
             let mut newest: Option<u64> = None;
             for name in self.fs.children(&self.path)? {
@@ -164,6 +171,7 @@ impl DbInner {
             let db_session_id = self.table_cache.get(&h, &f)?.table.properties().db_session_id.clone();
             tables.push(LiveFile {
                 name: filename::table_file_name(f.number),
+                dir: h.table_dir(&self.path, f.path_id).to_path_buf(),
                 size: f.file_size,
                 db_session_id,
             });

@@ -42,10 +42,12 @@ mod info_log;
 mod ingest;
 mod iterator;
 pub(crate) mod live_files;
+mod mempurge;
 mod obsolete;
 mod open;
 pub(crate) mod options_dump;
 mod options_writer;
+mod paths;
 mod pinnable;
 mod properties;
 mod read;
@@ -93,6 +95,7 @@ pub(crate) use cf::{CfHandle, CfState};
 pub(crate) use error_handler::BgErrorReason;
 use error_handler::ErrorHandler;
 use info_log::InfoLog;
+pub(crate) use open::{host_name, new_session_id};
 pub(crate) use pinnable::pin as pinned_value;
 use scheduler::JobQueues;
 use table_cache::TableCache;
@@ -197,7 +200,7 @@ pub(crate) struct DbState {
     pub errors: ErrorHandler,
     /// Tables removed from some Version, deleted once no Version holds them
     /// (`obsolete.rs`): number and a weak reference to the metadata Versions share.
-    pub obsolete_tables: Vec<(u64, Weak<FileMetaData>)>,
+    pub obsolete_tables: Vec<(u64, Weak<FileMetaData>, std::path::PathBuf)>,
     /// Families whose write-stall condition is stop / delay (`write_controller.rs`).
     pub stopped_cfs: usize,
     pub delayed_cfs: usize,

@@ -33,7 +33,8 @@ use super::{DbInner, DbState};
 /// Files to delete, found under the DB mutex, deleted without it.
 #[derive(Default)]
 pub(crate) struct ObsoleteFiles {
-    tables: Vec<u64>,
+    /// Table numbers and files (in the family's table path, `paths.rs`).
+    tables: Vec<(u64, std::path::PathBuf)>,
     wals: Vec<u64>,
 }
 
@@ -71,11 +72,11 @@ impl DbInner {
         if self.versions.manifest_write_failed() {
             return out;
         }
-        st.obsolete_tables.retain(|(number, meta)| {
+        st.obsolete_tables.retain(|(number, meta, path)| {
             if meta.strong_count() > 0 || self.versions.is_pending_output(*number) {
                 return true;
             }
-            out.tables.push(*number);
+            out.tables.push((*number, path.clone()));
             false
         });
         self.note_obsolete(st);
@@ -124,15 +125,44 @@ impl DbInner {
 
     /// Deletes what `find_obsolete_files` found. Call without the DB mutex.
     pub(crate) fn delete_obsolete_files(&self, files: ObsoleteFiles) {
-        for n in files.tables {
+        for (n, path) in files.tables {
             self.table_cache.evict(n);
-            if let Err(e) = self.fs.remove_file(&filename::table_file(&self.path, n)) {
-                self.info_log.log(format_args!("[WARN] deleting obsolete table {n}: {e}"));
+            if let Err(e) = self.fs.remove_file(&path) {
+                // Not under its path id (db_paths given in another order): wherever it is.
+                let elsewhere = self
+                    .table_dirs_all()
+                    .into_iter()
+                    .map(|d| filename::table_file(&d, n))
+                    .find(|p| self.fs.file_exists(p));
+                match elsewhere {
+                    Some(p) => {
+                        let _ = self.fs.remove_file(&p);
+                    }
+                    None => self.info_log.log(format_args!("[WARN] deleting obsolete table {n}: {e}")),
+                }
             }
         }
         for w in files.wals {
             let _ = self.fs.remove_file(&filename::wal_file(&self.path, w));
         }
+    }
+
+    /// Every table directory of the database: its `db_paths` and the open families'
+    /// `cf_paths` (`paths.rs`), the database directory among them when no path is set.
+    pub(crate) fn table_dirs_all(&self) -> Vec<std::path::PathBuf> {
+        let mut dirs: Vec<std::path::PathBuf> = self.opts.db_paths.iter().map(|(d, _)| d.clone()).collect();
+        if dirs.is_empty() {
+            dirs.push(self.path.clone());
+        }
+        let handles = self.handles.read();
+        for h in handles.iter().flatten() {
+            for (d, _) in &h.table_dirs {
+                if !dirs.contains(d) {
+                    dirs.push(d.clone());
+                }
+            }
+        }
+        dirs
     }
 
     /// Removes every file of the database's kinds that nothing names: tables of no
@@ -150,6 +180,18 @@ impl DbInner {
         }
         let min_wal = st.alive_wals.front().copied().unwrap_or(0);
         let manifest = self.versions.manifest_number();
+        // Tables of every path (`paths.rs`): the database directory's other files are
+        // handled below.
+        for dir in self.table_dirs_all().into_iter().filter(|d| *d != self.path) {
+            let Ok(children) = self.fs.children(&dir) else { continue };
+            for name in children {
+                if let Some(FileType::Table(n)) = filename::parse_file_name(&name) {
+                    if !live.contains(&n) && !self.versions.is_pending_output(n) {
+                        let _ = self.fs.remove_file(&dir.join(&name));
+                    }
+                }
+            }
+        }
         let Ok(children) = self.fs.children(&self.path) else { return };
         for name in children {
             let dead = match filename::parse_file_name(&name) {

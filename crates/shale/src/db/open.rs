@@ -41,7 +41,9 @@ pub(crate) fn open<T: ThreadMode>(
     opts.check_supported()?;
     for d in &descs {
         d.options.check_supported()?;
+        super::paths::check_supported(opts, &d.options)?;
     }
+    super::paths::check_supported(opts, opts)?;
     // The memtable budget of the whole database (RocksDB: the given write buffer manager,
     // else one of its own when `db_write_buffer_size` is set), shared by every family.
     let mut db_opts = opts.clone();
@@ -68,6 +70,12 @@ pub(crate) fn open<T: ThreadMode>(
     // missing database is then reported by the CURRENT check below as InvalidArgument.
     fs.create_dir_all(path)?;
     let lock = fs.lock_file(&filename::lock_file(path))?;
+    // RocksDB creates every table directory at open (db_paths, the families' cf_paths).
+    for o in descs.iter().map(|d| &d.options).chain(std::iter::once(opts)) {
+        for (dir, _) in super::paths::table_dirs(path, opts, o) {
+            fs.create_dir_all(&dir)?;
+        }
+    }
     let current = manifest::current_file_path(path);
     let exists = fs.file_exists(&current);
     if !exists {
@@ -120,7 +128,13 @@ pub(crate) fn open<T: ThreadMode>(
         default_cache,
         opts.statistics.clone(),
     );
-    let mut cfs = recovered_cf_states(&recovered, &descs, &table_cache)?;
+    // The database's id, then the identities every table this open writes records
+    // (RocksDB's "rocksdb.creating.db.identity", ".session.identity", ".host.identity").
+    let db_id = setup_db_id(&*fs, path, recovered.db_id.as_deref())?;
+    let mut with_ids = opts.clone();
+    with_ids.table_ids = Some(Arc::new(crate::options::TableIds::new(db_id.clone())));
+    let opts = &with_ids;
+    let mut cfs = recovered_cf_states(&recovered, &descs, &table_cache, path, opts)?;
     load_tables(&table_cache, &cfs, opts)?;
 
     let mut next_file_number = recovered.next_file_number.max(recovered.manifest_number + 1);
@@ -181,6 +195,7 @@ pub(crate) fn open<T: ThreadMode>(
     next_file_number += 2;
     let wal_file = fs.new_writable_file(&filename::wal_file(path, wal_number))?;
     let mut wal_writer = LogWriter::new(wal_file, wal_number);
+    wal_writer.add_compression_type_record(opts.wal_compression)?;
     // Prepared transactions still undecided are written again to the new WAL (the old
     // ones go once the MANIFEST names it), so a crash before their decision keeps them.
     prepared.relog(&mut wal_writer, last_sequence)?;
@@ -200,7 +215,6 @@ pub(crate) fn open<T: ThreadMode>(
         cf.install_super_version();
     }
     let max_column_family = recovered.max_column_family.max(cfs.keys().copied().max().unwrap_or(0));
-    let db_id = setup_db_id(fsr, path, recovered.db_id.as_deref())?;
     let manifest_db_id = opts.write_dbid_to_manifest.then_some(db_id);
     let snapshot = super::versions::snapshot_edits(
         &cfs,
@@ -276,6 +290,8 @@ pub(super) fn recovered_cf_states(
     recovered: &manifest::RecoveredManifest,
     descs: &[ColumnFamilyDescriptor],
     table_cache: &TableCache,
+    path: &Path,
+    opts: &Options,
 ) -> Result<BTreeMap<u32, CfState>> {
     let mut cfs = BTreeMap::new();
     for (id, rc) in &recovered.column_families {
@@ -315,8 +331,17 @@ pub(super) fn recovered_cf_states(
             .with_bloom_of(&d.options),
         );
         let sv = SuperVersion::new(1, mem.clone(), Vec::new(), version.clone());
-        let handle =
-            Arc::new(CfHandle::new(*id, &rc.name, d.options.clone(), &table_cache.default_block_cache, sv));
+        let dirs = super::paths::table_dirs(path, opts, &d.options);
+        let mut cf_opts = d.options.clone();
+        cf_opts.table_ids = opts.table_ids.clone();
+        if dirs.len() > 1 {
+            // RocksDB's SanitizeOptions: dynamic level sizes and several paths do not go
+            // together.
+            cf_opts.level_compaction_dynamic_level_bytes = false;
+        }
+        let handle = Arc::new(
+            CfHandle::new(*id, &rc.name, cf_opts, &table_cache.default_block_cache, sv).with_table_dirs(dirs),
+        );
         if !rc.full_history_ts_low.is_empty() {
             *handle.full_history_ts_low.lock().unwrap_or_else(|p| p.into_inner()) =
                 rc.full_history_ts_low.clone();
@@ -619,6 +644,42 @@ fn write_identity(fs: &dyn FileSystem, path: &Path, id: &str) -> Result<()> {
     fs.sync_dir(path)
 }
 
+/// A new session id, as RocksDB's `GenerateDbSessionId`: 128 random bits written as 20
+/// upper-case base-36 digits (`EncodeSessionId`: 8 digits, then 12).
+pub(crate) fn new_session_id() -> String {
+    let mut b = [0u8; 16];
+    fill_random(&mut b);
+    let hi = u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
+    let lo = u64::from_le_bytes([b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]]);
+    const DIGITS: &[u8; 36] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    let put = |out: &mut Vec<u8>, n: usize, mut v: u64| {
+        let start = out.len();
+        out.resize(start + n, b'0');
+        for i in (0..n).rev() {
+            out[start + i] = DIGITS[(v % 36) as usize];
+            v /= 36;
+        }
+    };
+    let mut out = Vec::with_capacity(20);
+    put(&mut out, 8, ((hi << 2) | (lo >> 62)) % 36u64.pow(8));
+    put(&mut out, 12, lo & (u64::MAX >> 2));
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The machine's host name (RocksDB's default `db_host_id`, "__hostname__"); empty when
+/// it cannot be read.
+pub(crate) fn host_name() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: gethostname writes at most `buf.len()` bytes into the valid, exclusively
+    // borrowed buffer.
+    let r = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if r != 0 {
+        return String::new();
+    }
+    let end = buf.iter().position(|&c| c == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..end]).into_owned()
+}
+
 /// A random (version 4) UUID, as RocksDB's `GenerateUniqueId`.
 fn new_db_id() -> String {
     let mut b = [0u8; 16];
@@ -683,6 +744,17 @@ pub(crate) fn destroy(opts: &Options, path: &Path) -> Result<()> {
     }
     let lock_path = filename::lock_file(path);
     let lock = fs.lock_file(&lock_path)?;
+    // RocksDB's DestroyDB: the tables in every db_path too (and the path directories
+    // left empty).
+    for (dir, _) in opts.db_paths.iter().filter(|(d, _)| d != path) {
+        let Ok(children) = fs.children(dir) else { continue };
+        for name in children {
+            if let Some(FileType::Table(_)) = filename::parse_file_name(&name) {
+                fs.remove_file(&dir.join(&name))?;
+            }
+        }
+        let _ = fs.remove_dir(dir);
+    }
     for name in fs.children(path)? {
         if let Some(t) = filename::parse_file_name(&name) {
             if t != FileType::Lock {

@@ -33,6 +33,15 @@ pub(crate) fn write_options_file(inner: &DbInner) -> Result<()> {
         // A TransactionDB's WAL holds two-phase-commit records; RocksDB's tools (ldb) read
         // this to recover it.
         kv("allow_2pc", o.allow_2pc.to_string()),
+        kv(
+            "wal_compression",
+            if o.wal_compression == crate::table::compression::CompressionType::Zstd {
+                "kZSTD"
+            } else {
+                "kNoCompression"
+            }
+            .to_string(),
+        ),
     ];
     let sections = cfs
         .iter()
@@ -84,6 +93,24 @@ pub(crate) fn write_options_file(inner: &DbInner) -> Result<()> {
                     kv("paranoid_file_checks", c.paranoid_file_checks.to_string()),
                     kv("report_bg_io_stats", c.report_bg_io_stats.to_string()),
                     kv("compression", compression_option_name(c.compression).to_string()),
+                    kv(
+                        "compression_opts",
+                        format!(
+                            "{{window_bits={};level={};strategy={};max_dict_bytes={};zstd_max_train_bytes={};\
+                             parallel_threads=1;enabled=false;max_dict_buffer_bytes={};use_zstd_dict_trainer={};}}",
+                            c.compression_opts.window_bits,
+                            c.compression_opts.level,
+                            c.compression_opts.strategy,
+                            c.compression_opts.max_dict_bytes,
+                            c.compression_opts.zstd_max_train_bytes,
+                            c.compression_opts.max_dict_buffer_bytes,
+                            c.compression_opts.use_zstd_dict_trainer
+                        ),
+                    ),
+                    kv(
+                        "experimental_mempurge_threshold",
+                        format!("{:.6}", c.experimental_mempurge_threshold),
+                    ),
                     kv(
                         "compaction_style",
                         match c.compaction_style {

@@ -162,7 +162,7 @@ fn open_view<T: ThreadMode>(
         default_cache,
         opts.statistics.clone(),
     );
-    let mut cfs = open::recovered_cf_states(&recovered, &descs, &table_cache)?;
+    let mut cfs = open::recovered_cf_states(&recovered, &descs, &table_cache, path, opts)?;
     open::load_tables(&table_cache, &cfs, opts)?;
 
     let wals = wals_to_replay(&*fs, path, &recovered, &cfs)?;

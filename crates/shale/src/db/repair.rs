@@ -130,6 +130,11 @@ impl<T: super::ThreadMode, D: super::DBInner> super::DBCommon<T, D> {
         if !fs.file_exists(dir) {
             return Err(Error::invalid_argument(format!("{}: does not exist", dir.display())));
         }
+        if !opts.db_paths.is_empty() || !opts.cf_paths.is_empty() {
+            // RocksDB's repair scans every path; Shale's scans the database directory only,
+            // so it would drop the tables elsewhere.
+            return Err(Error::not_supported("repair of a database with db_paths or cf_paths"));
+        }
         let icmp = InternalKeyComparator::new(opts.comparator.clone());
         let mut tables = Vec::new();
         let mut manifests = Vec::new();

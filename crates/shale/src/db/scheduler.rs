@@ -193,21 +193,57 @@ pub(crate) fn start_background_threads(inner: &Arc<DbInner>) -> Result<Vec<JoinH
         let (low, high) = inner.opts.env_threads;
         (st.jobs.max_flushes.max(high.unwrap_or(0)), st.jobs.max_compactions.max(low.unwrap_or(0)))
     };
-    let spawn = |name: String, f: fn(Arc<DbInner>)| {
+    let spawn = |name: String, f: fn(Arc<DbInner>), (lower_cpu, lower_io): (bool, bool)| {
         let i = inner.clone();
         std::thread::Builder::new()
             .name(name)
-            .spawn(move || f(i))
+            .spawn(move || {
+                lower_thread_priority(lower_cpu, lower_io);
+                f(i)
+            })
             .map_err(|e| Error::io("spawning a background thread", e))
     };
+    let (cpu, io) = (inner.opts.env_lower_cpu, inner.opts.env_lower_io);
     let mut threads = Vec::new();
     for n in 0..flushes {
-        threads.push(spawn(format!("shale:flush{n}"), flush_worker)?);
+        threads.push(spawn(format!("shale:flush{n}"), flush_worker, (cpu.1, io.1))?);
     }
     for n in 0..compactions {
-        threads.push(spawn(format!("shale:compact{n}"), compaction_worker)?);
+        threads.push(spawn(format!("shale:compact{n}"), compaction_worker, (cpu.0, io.0))?);
     }
     Ok(threads)
+}
+
+/// The Env's `lower_*_priority` calls, applied by a pool thread to itself as RocksDB's thread
+/// pools do (Linux): nice 19 for the CPU, the idle I/O class (`ioprio_set(IOPRIO_WHO_PROCESS,
+/// 0, IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0))`). Failures are ignored, as RocksDB's; other
+/// systems refuse the calls at open (`env.rs`).
+fn lower_thread_priority(cpu: bool, io: bool) {
+    #[cfg(target_os = "linux")]
+    {
+        if cpu {
+            // SAFETY: setpriority on the calling thread (who = 0); no memory is passed.
+            unsafe {
+                libc::setpriority(libc::PRIO_PROCESS, 0, 19);
+            }
+        }
+        if io {
+            const IOPRIO_WHO_PROCESS: libc::c_long = 1;
+            const IOPRIO_CLASS_IDLE: libc::c_long = 3;
+            const IOPRIO_CLASS_SHIFT: libc::c_long = 13;
+            // SAFETY: ioprio_set on the calling thread (who = 0); no memory is passed.
+            unsafe {
+                libc::syscall(
+                    libc::SYS_ioprio_set,
+                    IOPRIO_WHO_PROCESS,
+                    0 as libc::c_long,
+                    IOPRIO_CLASS_IDLE << IOPRIO_CLASS_SHIFT,
+                );
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (cpu, io);
 }
 
 /// Failures that are background errors (not a shutdown or a dropped family).

@@ -82,7 +82,7 @@ impl TableCache {
         let opened = {
             let _t = StopWatch::new(stats, Histogram::TableOpenIoMicros);
             record_tick(stats, Ticker::NoFileOpens, 1);
-            self.fs.new_random_access_file(&self.dir.join(&name)).and_then(|f| {
+            self.open_file(cf, file).and_then(|f| {
                 let opts = TableReaderOptions {
                     icmp: cf.icmp.clone(),
                     block_cache: cf.block_cache.clone(),
@@ -110,6 +110,24 @@ impl TableCache {
             }
         }
         Ok(entry)
+    }
+
+    /// Opens table `file` of `cf` under its path id; not found there, in the family's other
+    /// table paths (paths given in another order than when it was written).
+    fn open_file(&self, cf: &CfHandle, file: &FileMetaData) -> Result<Arc<dyn crate::fs::RandomAccessFile>> {
+        let first = self.fs.new_random_access_file(&cf.table_path(&self.dir, file));
+        match first {
+            Err(e) if e.os_code() == Some(libc::ENOENT) && cf.table_dirs.len() > 1 => {
+                for (dir, _) in &cf.table_dirs {
+                    let p = filename::table_file(dir, file.number);
+                    if self.fs.file_exists(&p) {
+                        return self.fs.new_random_access_file(&p);
+                    }
+                }
+                Err(e)
+            }
+            r => r,
+        }
     }
 
     /// The memory table `number`'s reader holds, if it is open (0 if not: nothing is opened).

@@ -72,6 +72,7 @@ impl DbInner {
         for (id, version) in built {
             let Some(cf) = st.cfs.get_mut(&id) else { continue };
             let old = cf.current.clone();
+            let handle = cf.handle.clone();
             cf.set_current(version);
             // Tables this edit removes (and does not re-add, as a trivial move does) are
             // deleted once no Version holds them.
@@ -82,7 +83,7 @@ impl DbInner {
                         continue;
                     }
                     if let Some(f) = old.files(*level as usize).iter().find(|f| f.number == *number) {
-                        gone.push((*number, Arc::downgrade(f)));
+                        gone.push((*number, Arc::downgrade(f), handle.table_path(&self.path, f)));
                     }
                 }
             }

@@ -459,7 +459,7 @@ impl DbInner {
         let mut closed: Option<(u64, u64)> = None;
         let r = MutexGuard::unlocked(st, || -> Result<(u64, bool)> {
             let mut wal = self.wal.lock().unwrap_or_else(|p| p.into_inner());
-            if wal.writer.file_size() == 0 && !(recovering && wal.writer.has_failed()) {
+            if wal.writer.is_empty_log() && !(recovering && wal.writer.has_failed()) {
                 return Ok((wal.number, false));
             }
             let number = self.versions.new_file_number();
@@ -471,7 +471,9 @@ impl DbInner {
                 closed = Some((wal.number, wal.writer.file_size()));
             }
             self.fs.sync_dir(&self.path)?;
-            wal.writer = LogWriter::new(file, number);
+            let mut writer = LogWriter::new(file, number);
+            writer.add_compression_type_record(self.opts.wal_compression)?;
+            wal.writer = writer;
             wal.number = number;
             wal.unsynced = false;
             Ok((number, true))

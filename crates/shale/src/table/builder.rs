@@ -25,6 +25,16 @@
 //! "rocksdb.timestamp_min" / "rocksdb.timestamp_max" (raw bytes, empty for no entries).
 //! Data and index blocks are compressed; filter, range-del, properties and metaindex
 //! blocks never are.
+//!
+//! With a compression dictionary (`compression_opts.max_dict_bytes > 0`, RocksDB's
+//! `BlockBasedTableBuilder` kBuffered state) the data blocks are held uncompressed until
+//! `max_dict_buffer_bytes` (or the target file size, or the whole file) is buffered; then
+//! samples are taken from them (RocksDB's order: from the middle block, stepping by a large
+//! prime modulo the block count) up to `zstd_max_train_bytes` (ZSTD, dictionary trained
+//! with ZSTD's trainer) or `max_dict_bytes` (the samples are the dictionary), every data
+//! block is compressed with the dictionary, and it is stored raw in the
+//! "rocksdb.compression_dict" meta block. Snappy and BZip2 store it but compress without
+//! it, as RocksDB does; index blocks never use it.
 
 use std::cmp::Ordering;
 
@@ -44,8 +54,8 @@ use super::format::{
     MAX_FORMAT_VERSION,
 };
 use super::properties::{
-    names, TableProperties, BUILTIN_COMPRESSION_MANAGER, FULL_FILTER_PREFIX, INDEX_BLOCK, PROPERTIES_BLOCK,
-    RANGE_DEL_BLOCK,
+    names, TableProperties, BUILTIN_COMPRESSION_MANAGER, COMPRESSION_DICT_BLOCK, FULL_FILTER_PREFIX,
+    INDEX_BLOCK, PROPERTIES_BLOCK, RANGE_DEL_BLOCK,
 };
 
 /// The oldest format_version Shale writes (RocksDB 11 no longer reads 0 and 1).
@@ -86,7 +96,6 @@ pub struct TableBuilderOptions {
     pub block_restart_interval: usize,
     pub index_block_restart_interval: usize,
     pub compression: CompressionType,
-    pub compression_level: Option<i32>,
     /// None = no filter.
     pub filter_bits_per_key: Option<f64>,
     pub whole_key_filtering: bool,
@@ -123,6 +132,61 @@ pub struct TableBuilderOptions {
     pub table_format: super::any::TableFormat,
     pub(crate) rate_limiter:
         Option<(std::sync::Arc<crate::rate_limiter::RateLimiter>, crate::rate_limiter::IoPriority)>,
+    /// RocksDB's `compression_opts` (dictionary sizes, and the values recorded in the
+    /// "rocksdb.compression_options" property).
+    pub compression_opts: CompressionOpts,
+    /// The output's target size (compactions), 0 for a flush: bounds the dictionary
+    /// buffering with `max_dict_buffer_bytes`, as RocksDB's.
+    pub target_file_size: u64,
+}
+
+/// RocksDB's `CompressionOptions` as far as a table's writing depends on them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CompressionOpts {
+    pub window_bits: i32,
+    /// 32767: the codec's default.
+    pub level: i32,
+    pub strategy: i32,
+    pub max_dict_bytes: u32,
+    pub zstd_max_train_bytes: u32,
+    pub max_dict_buffer_bytes: u64,
+    pub use_zstd_dict_trainer: bool,
+}
+
+impl Default for CompressionOpts {
+    fn default() -> Self {
+        CompressionOpts {
+            window_bits: -14,
+            level: 32767,
+            strategy: 0,
+            max_dict_bytes: 0,
+            zstd_max_train_bytes: 0,
+            max_dict_buffer_bytes: 0,
+            use_zstd_dict_trainer: true,
+        }
+    }
+}
+
+impl CompressionOpts {
+    /// RocksDB's `CompressionOptionsToString` (RocksDB 7.8.3's fields).
+    pub fn to_property(&self) -> String {
+        format!(
+            "window_bits={}; level={}; strategy={}; max_dict_bytes={}; zstd_max_train_bytes={}; enabled=0; \
+             max_dict_buffer_bytes={}; use_zstd_dict_trainer={}; ",
+            self.window_bits,
+            self.level,
+            self.strategy,
+            self.max_dict_bytes,
+            self.zstd_max_train_bytes,
+            self.max_dict_buffer_bytes,
+            u8::from(self.use_zstd_dict_trainer)
+        )
+    }
+
+    /// The level to compress with (None: the codec's default).
+    pub fn level(&self) -> Option<i32> {
+        (self.level != 32767).then_some(self.level)
+    }
 }
 
 impl TableBuilderOptions {
@@ -134,7 +198,6 @@ impl TableBuilderOptions {
             block_restart_interval: 16,
             index_block_restart_interval: 1,
             compression: CompressionType::None,
-            compression_level: None,
             filter_bits_per_key: None,
             whole_key_filtering: true,
             format_version: 5,
@@ -155,6 +218,8 @@ impl TableBuilderOptions {
             rate_limiter: None,
             deletion_collectors: Vec::new(),
             table_format: super::any::TableFormat::BlockBased,
+            compression_opts: CompressionOpts::default(),
+            target_file_size: 0,
         }
     }
 }
@@ -173,15 +238,6 @@ pub struct TableBuildResult {
 /// RocksDB writes a data-block hash index.
 fn hash_index_allowed(c: &dyn crate::comparator::Comparator) -> bool {
     c.is_bytewise() || c.name() == crate::comparator::REVERSE_BYTEWISE_NAME
-}
-
-/// RocksDB's `CompressionOptionsToString` for default options at `level`.
-fn compression_options_string(level: Option<i32>) -> String {
-    format!(
-        "window_bits=-14; level={}; strategy=0; max_dict_bytes=0; zstd_max_train_bytes=0; enabled=0; \
-         max_dict_buffer_bytes=0; use_zstd_dict_trainer=1; ",
-        level.unwrap_or(32767)
-    )
 }
 
 /// Builds one table file.
@@ -210,6 +266,49 @@ pub struct TableBuilder {
     /// entries (RocksDB's `TimestampTablePropertiesCollector`).
     ts_min_max: Option<(Vec<u8>, Vec<u8>)>,
     collectors: Vec<super::deletion_collector::CompactOnDeletionCollector>,
+    /// While a compression dictionary is being gathered: the data blocks held back.
+    dict_buffer: Option<DictBuffer>,
+    /// The table's compression dictionary (empty: none).
+    dict: Vec<u8>,
+    /// The first key of the data block being built (kept while buffering).
+    block_first_key: Vec<u8>,
+}
+
+/// Data blocks held uncompressed until the dictionary is made (RocksDB's kBuffered state).
+struct DictBuffer {
+    /// (raw block, its first key, its last key)
+    blocks: Vec<(Vec<u8>, Vec<u8>, Vec<u8>)>,
+    bytes: u64,
+    /// 0: no limit (the whole file).
+    limit: u64,
+}
+
+/// The samples a dictionary is made from (RocksDB's `MaybeEnterUnbuffered`): starting at
+/// the middle block and stepping by a large prime modulo the block count, up to
+/// `max_sample_bytes`. Returns the samples' lengths with their concatenation.
+fn dictionary_samples(blocks: &[&[u8]], max_sample_bytes: usize) -> (Vec<u8>, Vec<usize>) {
+    const PRIME_GENERATOR: u64 = 545_055_921_143;
+    let n = blocks.len();
+    let mut data = Vec::new();
+    let mut lens = Vec::new();
+    if n == 0 {
+        return (data, lens);
+    }
+    let step = (PRIME_GENERATOR % n as u64) as usize;
+    let mut idx = n / 2;
+    for _ in 0..n {
+        if data.len() >= max_sample_bytes {
+            break;
+        }
+        let take = (max_sample_bytes - data.len()).min(blocks[idx].len());
+        data.extend_from_slice(&blocks[idx][..take]);
+        lens.push(take);
+        idx += step;
+        if idx >= n {
+            idx -= n;
+        }
+    }
+    (data, lens)
 }
 
 impl TableBuilder {
@@ -272,6 +371,19 @@ impl TableBuilder {
             compression_types_used: 0,
             ts_min_max: None,
             collectors: opts.deletion_collectors.iter().map(|f| f.new_collector()).collect(),
+            dict_buffer: (opts.compression_opts.max_dict_bytes > 0
+                && opts.compression != CompressionType::None)
+                .then(|| DictBuffer {
+                    blocks: Vec::new(),
+                    bytes: 0,
+                    limit: match (opts.target_file_size, opts.compression_opts.max_dict_buffer_bytes) {
+                        (0, b) => b,
+                        (t, 0) => t,
+                        (t, b) => t.min(b),
+                    },
+                }),
+            dict: Vec::new(),
+            block_first_key: Vec::new(),
             offset: 0,
             file,
             opts,
@@ -318,7 +430,11 @@ impl TableBuilder {
             return Err(Error::invalid_argument("table keys must be added in increasing internal-key order"));
         }
         if self.should_flush(ikey, value) {
-            self.flush_data_block()?;
+            self.flush_data_block(Some(ikey))?;
+        }
+        if self.dict_buffer.is_some() && self.data_block.is_empty() {
+            self.block_first_key.clear();
+            self.block_first_key.extend_from_slice(ikey);
         }
         if let Some(h) = self.pending_handle.take() {
             let mut sep = std::mem::take(&mut self.last_key);
@@ -440,22 +556,85 @@ impl TableBuilder {
         self.last_index_handle = Some(handle);
     }
 
-    fn flush_data_block(&mut self) -> Result<()> {
+    /// Ends the data block being built; `next_key` is the first key of the next one (None at
+    /// the end of the table).
+    fn flush_data_block(&mut self, next_key: Option<&[u8]>) -> Result<()> {
         if self.data_block.is_empty() {
             return Ok(());
         }
         let raw = self.data_block.finish().to_vec();
         self.data_block.reset();
-        let handle = self.write_block(&raw, self.opts.compression)?;
+        if let Some(buf) = self.dict_buffer.as_mut() {
+            buf.bytes += raw.len() as u64;
+            buf.blocks.push((raw, std::mem::take(&mut self.block_first_key), self.last_key.clone()));
+            if next_key.is_some() && buf.limit != 0 && buf.bytes > buf.limit {
+                self.enter_unbuffered()?;
+            }
+            return Ok(());
+        }
+        let handle = self.write_data_block(&raw)?;
+        self.pending_handle = Some(handle);
+        Ok(())
+    }
+
+    /// Compresses (with the dictionary, if any) and writes one data block.
+    fn write_data_block(&mut self, raw: &[u8]) -> Result<BlockHandle> {
+        let (stored, t) = super::compression::compress_block_with_dict(
+            self.opts.compression,
+            self.opts.compression_opts.level(),
+            raw,
+            &self.dict,
+        )?;
+        let handle = self.write_raw_block(&stored, t)?;
         self.props.data_size = self.offset;
         self.props.num_data_blocks += 1;
-        self.pending_handle = Some(handle);
+        Ok(handle)
+    }
+
+    /// Makes the dictionary from the buffered blocks, then writes them (RocksDB's
+    /// `MaybeEnterUnbuffered`). The last one's index entry waits for the next key, as any
+    /// data block's does.
+    fn enter_unbuffered(&mut self) -> Result<()> {
+        let Some(buf) = self.dict_buffer.take() else { return Ok(()) };
+        if buf.blocks.is_empty() {
+            return Ok(());
+        }
+        let co = &self.opts.compression_opts;
+        let train = self.opts.compression == CompressionType::Zstd && co.zstd_max_train_bytes > 0;
+        let max_sample = if train { co.zstd_max_train_bytes } else { co.max_dict_bytes } as usize;
+        let raws: Vec<&[u8]> = buf.blocks.iter().map(|(r, _, _)| r.as_slice()).collect();
+        let (data, lens) = dictionary_samples(&raws, max_sample);
+        self.dict = if train {
+            let mut samples = Vec::with_capacity(lens.len());
+            let mut at = 0;
+            for l in &lens {
+                samples.push(&data[at..at + l]);
+                at += l;
+            }
+            // RocksDB's ZSTD_TrainDictionary: a failed training means no dictionary.
+            super::compression::zstd_train_dictionary(&samples, co.max_dict_bytes as usize)
+                .unwrap_or_default()
+        } else {
+            data
+        };
+        let n = buf.blocks.len();
+        for i in 0..n {
+            let handle = self.write_data_block(&buf.blocks[i].0)?;
+            if i + 1 < n {
+                let next_first = &buf.blocks[i + 1].1;
+                let mut sep = buf.blocks[i].2.clone();
+                self.shorten_separator(&mut sep, next_first);
+                self.add_index_entry(&sep, next_first, handle);
+            } else {
+                self.pending_handle = Some(handle);
+            }
+        }
         Ok(())
     }
 
     /// Compresses (when `ctype` is not None and it pays) and writes a block with trailer.
     fn write_block(&mut self, raw: &[u8], ctype: CompressionType) -> Result<BlockHandle> {
-        let (stored, t) = compress_block(ctype, self.opts.compression_level, raw)?;
+        let (stored, t) = compress_block(ctype, self.opts.compression_opts.level(), raw)?;
         self.write_raw_block(&stored, t)
     }
 
@@ -481,7 +660,8 @@ impl TableBuilder {
                 self.opts.format_version
             )));
         }
-        self.flush_data_block()?;
+        self.flush_data_block(None)?;
+        self.enter_unbuffered()?;
         if let Some(h) = self.pending_handle.take() {
             let last = std::mem::take(&mut self.last_key);
             self.add_index_entry(&last, &[], h);
@@ -519,6 +699,13 @@ impl TableBuilder {
             meta.push((INDEX_BLOCK.to_string(), index_handle));
         }
 
+        // Compression dictionary (never an empty one, as RocksDB).
+        if !self.dict.is_empty() {
+            let dict = std::mem::take(&mut self.dict);
+            let h = self.write_raw_block(&dict, CompressionType::None)?;
+            meta.push((COMPRESSION_DICT_BLOCK.to_string(), h));
+        }
+
         // Range tombstones.
         if !self.range_dels.is_empty() {
             let icmp = self.opts.icmp.clone();
@@ -552,7 +739,7 @@ impl TableBuilder {
         } else {
             self.opts.compression.name().to_string()
         };
-        p.compression_options = compression_options_string(self.opts.compression_level);
+        p.compression_options = self.opts.compression_opts.to_property();
         p.index_key_is_user_key = u64::from(!self.separator_is_key_plus_seq);
         p.index_value_is_delta_encoded = u64::from(self.opts.format_version >= 4);
         let mut index_type = Vec::new();

@@ -590,3 +590,45 @@ fn context_checksums_tie_blocks_to_file_and_offset() {
         }
     }
 }
+
+#[test]
+fn dictionary_samples_follow_rocksdb_order() {
+    // Five blocks: start at the middle (2), step 545055921143 % 5 = 3.
+    let blocks: Vec<Vec<u8>> = (0..5u8).map(|i| vec![i; 10]).collect();
+    let refs: Vec<&[u8]> = blocks.iter().map(|b| b.as_slice()).collect();
+    let (data, lens) = dictionary_samples(&refs, 35);
+    assert_eq!(lens, vec![10, 10, 10, 5]);
+    let order: Vec<u8> = data.chunks(10).map(|c| c[0]).collect();
+    assert_eq!(order, vec![2, 0, 3, 1]);
+    assert_eq!(dictionary_samples(&[], 100).0, Vec::<u8>::new());
+}
+
+#[test]
+fn dictionary_tables_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = entries(5000);
+    // (codec, max_dict_bytes, zstd_max_train_bytes, max_dict_buffer_bytes, dictionary kept)
+    let cases = [
+        (CompressionType::Zstd, 4096, 0, 0, true),
+        (CompressionType::Zstd, 4096, 200_000, 0, true),
+        (CompressionType::Lz4, 4096, 0, 0, true),
+        (CompressionType::Snappy, 4096, 0, 0, true),
+        // The buffer fills after a few blocks: the rest are compressed as they come.
+        (CompressionType::Zstd, 4096, 0, 20_000, true),
+        (CompressionType::None, 4096, 0, 0, false),
+    ];
+    for (i, (c, max_dict, train, buffer, kept)) in cases.into_iter().enumerate() {
+        let path = dir.path().join(format!("{i}.sst"));
+        let mut o = TableBuilderOptions::new(bytewise_internal_comparator());
+        o.compression = c;
+        o.compression_opts.max_dict_bytes = max_dict;
+        o.compression_opts.zstd_max_train_bytes = train;
+        o.compression_opts.max_dict_buffer_bytes = buffer;
+        let r = build(&path, o, &data);
+        assert!(r.properties.compression_options.contains(&format!("max_dict_bytes={max_dict}")));
+        let bytes = std::fs::read(&path).unwrap();
+        let has = bytes.windows(COMPRESSION_DICT_BLOCK.len()).any(|w| w == COMPRESSION_DICT_BLOCK.as_bytes());
+        assert_eq!(has, kept, "case {i}");
+        check_contents(&open(&path), &data);
+    }
+}

@@ -20,6 +20,12 @@
 //! "skip" drops the damaged bytes (the rest of the block for a bad header) and goes on.
 //! In a recycled file (its first record is a recyclable type), Tolerate treats a checksum
 //! mismatch or bad length as the end of the log, as RocksDB does.
+//!
+//! A SetCompressionType record (type 9, payload `compression type fixed32`; RocksDB's WAL
+//! compression) must come before any other record; after it, each logical record's
+//! fragments together are one ZSTD stream, decompressed when the record is whole. A second
+//! such record, one after a data record, an undecodable one, or a frame that does not
+//! decompress is damage, handled by the mode as RocksDB's reader reports it.
 
 use crate::error::{Error, Result};
 use crate::fs::SequentialFile;
@@ -79,7 +85,15 @@ pub struct LogReader {
     skipped_corruptions: u64,
     /// The timestamp sizes recorded so far (RocksDB 8+'s record type 10): family id, size.
     recorded_ts: Vec<(u32, u16)>,
+    /// A SetCompressionType record was read; `compressed`: it named ZSTD.
+    compression_record_read: bool,
+    compressed: bool,
+    /// A logical record was returned (RocksDB's `first_record_read_`).
+    first_record_read: bool,
 }
+
+/// The largest record a compressed WAL may decompress to (a write batch is below 4 GiB).
+const MAX_WAL_RECORD: usize = u32::MAX as usize;
 
 impl LogReader {
     /// A reader over `file`, named `file_name` in error messages, for log `log_number`.
@@ -105,6 +119,9 @@ impl LogReader {
             stopped_at_corruption: false,
             skipped_corruptions: 0,
             recorded_ts: Vec::new(),
+            compression_record_read: false,
+            compressed: false,
+            first_record_read: false,
         }
     }
 
@@ -193,7 +210,13 @@ impl LogReader {
                         }
                         record.clear();
                         record.extend_from_slice(&self.block[start..start + len]);
+                        if !self.uncompress(record)? {
+                            report!("could not uncompress the record", offset);
+                            record.clear();
+                            continue;
+                        }
                         self.last_record_offset = offset;
+                        self.first_record_read = true;
                         return Ok(true);
                     }
                     2 | 6 => {
@@ -215,16 +238,44 @@ impl LogReader {
                     4 | 8 => {
                         if in_fragmented {
                             record.extend_from_slice(&self.block[start..start + len]);
+                            if !self.uncompress(record)? {
+                                report!("could not uncompress the record", record_offset);
+                                in_fragmented = false;
+                                record.clear();
+                                continue;
+                            }
                             self.last_record_offset = record_offset;
+                            self.first_record_read = true;
                             return Ok(true);
                         }
                         report!("missing start of fragmented record", offset);
                     }
                     SET_COMPRESSION_TYPE => {
-                        return Err(Error::not_supported(format!(
-                            "compressed WAL (SetCompressionType record) in {} at offset {offset}",
-                            self.file_name
-                        )));
+                        if self.compression_record_read {
+                            report!("read multiple SetCompressionType records", offset);
+                        }
+                        if self.first_record_read {
+                            report!("SetCompressionType not the first record", offset);
+                        }
+                        in_fragmented = false;
+                        record.clear();
+                        let payload = &self.block[start..start + len];
+                        let t = (len >= 4)
+                            .then(|| u32::from_le_bytes([payload[0], payload[1], payload[2], payload[3]]));
+                        match t {
+                            // RocksDB's StreamingCompressionTypeSupported: none, or ZSTD.
+                            Some(0) => {
+                                self.compression_record_read = true;
+                                self.compressed = false;
+                            }
+                            Some(7) => {
+                                self.compression_record_read = true;
+                                self.compressed = true;
+                            }
+                            _ => {
+                                report!("could not decode SetCompressionType record", offset);
+                            }
+                        }
                     }
                     USER_DEFINED_TIMESTAMP_SIZE | RECYCLABLE_USER_DEFINED_TIMESTAMP_SIZE => {
                         if in_fragmented && !record.is_empty() {
@@ -307,6 +358,21 @@ impl LogReader {
                     }
                 }
             }
+        }
+    }
+
+    /// In a compressed log, replaces `record` (one record's fragments) by its decompressed
+    /// bytes. False: the stream is damaged.
+    fn uncompress(&self, record: &mut Vec<u8>) -> Result<bool> {
+        if !self.compressed {
+            return Ok(true);
+        }
+        match shale_base::compression::uncompress_wal_record(record, MAX_WAL_RECORD) {
+            Ok(raw) => {
+                *record = raw;
+                Ok(true)
+            }
+            Err(_) => Ok(false),
         }
     }
 

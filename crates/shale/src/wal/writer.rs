@@ -7,6 +7,16 @@
 //! A record that does not fit in what is left of a block is cut into FIRST / MIDDLE* /
 //! LAST fragments; when fewer than 7 bytes are left the tail is zero-filled and the next
 //! fragment starts a new block. An empty record is one FULL fragment with no payload.
+//!
+//! With WAL compression (RocksDB's `wal_compression = kZSTD`) the file starts with a
+//! SetCompressionType record (type 9, legacy header, payload `compression type fixed32`)
+//! and every later logical record is replaced by one ZSTD frame of it before it is cut
+//! into fragments (RocksDB's `log::Writer::AddRecord` with `StreamingCompress`: the
+//! reader decompresses the fragments of a record as one stream).
+//!
+//! ```text
+//! | hdr SETCOMPRESSION | 07 00 00 00 | hdr FULL | zstd frame of record 1 | hdr FIRST | frame ...
+//! ```
 
 use crate::error::{Error, Result};
 use crate::fs::WritableFile;
@@ -31,6 +41,8 @@ pub struct LogWriter {
     /// Column families whose timestamp size this file already records (RocksDB's
     /// `recorded_cf_to_ts_sz_`).
     recorded_ts: Vec<u32>,
+    /// Set once a SetCompressionType record for ZSTD was written: records are compressed.
+    compressor: Option<shale_base::compression::WalCompressor>,
 }
 
 impl LogWriter {
@@ -45,7 +57,59 @@ impl LogWriter {
             recycle: false,
             failed: false,
             recorded_ts: Vec::new(),
+            compressor: None,
         }
+    }
+
+    /// RocksDB's `AddCompressionTypeRecord`: on a new, empty file, records that the log's
+    /// records are compressed with `t` and compresses every later record. `None` writes
+    /// nothing; only ZSTD streams (RocksDB's `StreamingCompressionTypeSupported`).
+    pub fn add_compression_type_record(
+        &mut self,
+        t: crate::table::compression::CompressionType,
+    ) -> Result<()> {
+        use crate::table::compression::CompressionType;
+        match t {
+            CompressionType::None => return Ok(()),
+            CompressionType::Zstd => {}
+            other => {
+                return Err(Error::not_supported(format!(
+                    "WAL compression {} (only ZSTD streams)",
+                    other.name()
+                )))
+            }
+        }
+        if self.block_offset != 0 || self.file.size() != 0 {
+            return Err(Error::invalid_argument("the WAL compression record must be a log's first record"));
+        }
+        let compressor = shale_base::compression::WalCompressor::new()?;
+        let payload = (t as u32).to_le_bytes();
+        let result = self.emit_legacy(super::format::SET_COMPRESSION_TYPE, &payload);
+        if result.is_err() {
+            self.failed = true;
+            return result;
+        }
+        self.compressor = Some(compressor);
+        Ok(())
+    }
+
+    /// True when records are compressed (a SetCompressionType record was written).
+    pub fn is_compressed(&self) -> bool {
+        self.compressor.is_some()
+    }
+
+    /// Emits one unfragmented physical record with the 7-byte header (RocksDB's
+    /// EmitPhysicalRecord for the types that never carry a log number).
+    fn emit_legacy(&mut self, t: u8, payload: &[u8]) -> Result<()> {
+        let mut header = [0u8; HEADER_SIZE];
+        header[4..6].copy_from_slice(&(payload.len() as u16).to_le_bytes());
+        header[6] = t;
+        let crc = crc32c::crc32c_append(self.type_crc[t as usize], payload);
+        header[..4].copy_from_slice(&super::format::mask_crc(crc).to_le_bytes());
+        self.file.append(&header)?;
+        self.file.append(payload)?;
+        self.block_offset += HEADER_SIZE + payload.len();
+        Ok(())
     }
 
     /// A writer that emits the recyclable record types, to test the reader with them.
@@ -62,7 +126,13 @@ impl LogWriter {
         if self.failed {
             return Err(Error::io_msg("log writer saw an earlier write error; not writing"));
         }
-        let result = self.write_fragments(payload);
+        let result = match self.compressor.as_mut() {
+            Some(c) => match c.compress_record(payload) {
+                Ok(frame) => self.write_fragments(&frame),
+                Err(e) => Err(e),
+            },
+            None => self.write_fragments(payload),
+        };
         if result.is_err() {
             self.failed = true;
         }
@@ -202,6 +272,12 @@ impl LogWriter {
     /// Bytes written to the file so far (including padding).
     pub fn file_size(&self) -> u64 {
         self.file.size()
+    }
+
+    /// True when no logical record was added (a compression-type record alone does not count).
+    pub fn is_empty_log(&self) -> bool {
+        let prelude = if self.compressor.is_some() { (HEADER_SIZE + 4) as u64 } else { 0 };
+        self.file.size() <= prelude
     }
 
     /// True once an append failed (the writer refuses further records).

@@ -1,0 +1,61 @@
+//! `set_experimental_mempurge_threshold` (RocksDB's MemPurge): overwriting a few keys again
+//! and again fills write buffers with garbage; instead of flushing them, Shale
+//! garbage-collects them into one immutable memtable, so no table is written, reads (and a
+//! snapshot's reads) stay right, the LOG says so, and a reopen recovers everything from the
+//! WALs that were kept. Data that does not fit one memtable is flushed as usual.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
+
+use shale::{Options, DB};
+
+fn sst_count(dir: &std::path::Path) -> usize {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".sst"))
+        .count()
+}
+
+#[test]
+fn overwrites_are_purged_in_memory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let mut opts = Options::default();
+    opts.create_if_missing(true);
+    opts.set_write_buffer_size(256 << 10);
+    opts.set_max_write_buffer_number(4);
+    opts.set_experimental_mempurge_threshold(1.0);
+    {
+        let db = DB::open(&opts, &dir).unwrap();
+        db.put(b"old", b"before the snapshot").unwrap();
+        let snap = db.snapshot();
+        // About 12 write buffers of overwrites of 50 keys.
+        for round in 0..3000u32 {
+            for k in 0..50u32 {
+                if round.is_multiple_of(60) || k == 0 {
+                    db.put(format!("key{k:02}"), format!("round {round} {}", "x".repeat(10))).unwrap();
+                }
+            }
+            db.put(b"old", format!("overwritten {round}").repeat(20)).unwrap();
+        }
+        assert_eq!(sst_count(&dir), 0, "MemPurge writes no table");
+        assert_eq!(snap.get(b"old").unwrap().unwrap(), b"before the snapshot");
+        assert_eq!(db.get(b"key00").unwrap().unwrap(), format!("round 2999 {}", "x".repeat(10)).as_bytes());
+        assert_eq!(db.get(b"key07").unwrap().unwrap(), format!("round 2940 {}", "x".repeat(10)).as_bytes());
+        drop(snap);
+        let log = std::fs::read_to_string(dir.join("LOG")).unwrap();
+        assert!(log.contains("experimental_mempurge_threshold: 1.000000"), "LOG lists the option");
+        assert!(log.contains("Mempurge of"), "LOG records the purges");
+    }
+    // The WALs were kept: a reopen recovers everything.
+    let db = DB::open(&opts, &dir).unwrap();
+    assert_eq!(db.get(b"key00").unwrap().unwrap(), format!("round 2999 {}", "x".repeat(10)).as_bytes());
+    assert_eq!(db.get(b"old").unwrap().unwrap(), "overwritten 2999".repeat(20).as_bytes());
+
+    // Unique keys do not fit one memtable: flushed as usual.
+    for i in 0..20_000u32 {
+        db.put(format!("unique{i:06}"), [b'u'; 100]).unwrap();
+    }
+    db.flush().unwrap();
+    assert!(sst_count(&dir) > 1, "unique data is flushed");
+    assert_eq!(db.get(b"unique000123").unwrap().unwrap(), [b'u'; 100]);
+}
