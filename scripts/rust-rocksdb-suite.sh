@@ -44,9 +44,6 @@ test_merge_operator test_compactionfilter test_column_family"
 KNOWN_FAILURES="$(cat <<'EOF'
 test_db::compact_range_test  issue 18 (universal compaction style)
 test_merge_operator::counting_merge_test  issue 18 (its options set DBCompactionStyle::Universal, refused at open)
-test_db::cuckoo  issue 18 (cuckoo tables)
-test_transaction_db::cuckoo  issue 18 (cuckoo tables)
-test_optimistic_transaction_db::cuckoo  issue 18 (cuckoo tables)
 test_db::fifo_compaction_test  issue 10 (its cf1 uses default options and expects level 6: RocksDB 11 defaults level_compaction_dynamic_level_bytes to true, Shale to false)
 test_db::get_with_cache_and_bulkload_and_blobs_test  issue 18 (blob files)
 test_db::get_with_cache_and_bulkload_test  issue 10 (wal_bytes_per_sync, unordered_write, memtable_whole_key_filtering, db_log_dir are refused)

@@ -288,6 +288,9 @@ pub struct Options {
     /// level, zlib's window and strategy, the compression dictionary; `table/builder.rs`).
     pub(crate) compression_opts: crate::table::builder::CompressionOpts,
     pub(crate) table: BlockBasedOptions,
+    /// The table factory new tables are written with (`set_plain_table_factory`,
+    /// `set_cuckoo_table_factory`; block-based by default). Any format is read.
+    pub(crate) table_format: crate::table::TableFormat,
     pub(crate) track_and_verify_wals_in_manifest: bool,
     pub(crate) write_dbid_to_manifest: bool,
     /// A column family's TTL (from its descriptor); only `Disabled`/`SameAsDb` open.
@@ -396,6 +399,7 @@ impl Default for Options {
             compression: DBCompressionType::Snappy,
             compression_opts: Default::default(),
             table: BlockBasedOptions::default(),
+            table_format: crate::table::TableFormat::BlockBased,
             track_and_verify_wals_in_manifest: false,
             write_dbid_to_manifest: true,
             cf_ttl: crate::db::ColumnFamilyTtl::SameAsDb,
@@ -643,6 +647,7 @@ impl Options {
 
     pub fn set_block_based_table_factory(&mut self, factory: &BlockBasedOptions) {
         self.table = factory.clone();
+        self.table_format = crate::table::TableFormat::BlockBased;
     }
 
     /// As RocksDB's `OptimizeLevelStyleCompaction(memtable_memory_budget)`.
@@ -696,6 +701,24 @@ impl Options {
             return Err(Error::not_supported(
                 "a prefix extractor in a column family with user-defined timestamps is not supported by Shale",
             ));
+        }
+        if let crate::table::TableFormat::Plain(p) = &self.table_format {
+            // RocksDB's PlainTableReader refuses these when it opens a table; Shale refuses
+            // them at open, before a table is written.
+            if self.prefix_extractor.is_none() && p.hash_table_ratio != 0.0 {
+                return Err(Error::not_supported(
+                    "PlainTable requires a prefix extractor enable prefix hash mode \
+                     (set a prefix extractor, or hash_table_ratio 0 for total-order mode)",
+                ));
+            }
+            if self.prefix_extractor.is_none() && p.encoding == crate::table::plain::PlainEncoding::Prefix {
+                return Err(Error::invalid_argument("PlainTable kPrefix encoding needs a prefix extractor"));
+            }
+            if p.store_index_in_file {
+                return Err(Error::not_supported(
+                    "option plain table store_index_in_file is not supported by Shale (its index and Bloom blocks are not written)",
+                ));
+            }
         }
         if self.num_levels < 2 {
             return Err(Error::invalid_argument("num_levels must be at least 2"));

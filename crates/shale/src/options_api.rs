@@ -100,8 +100,7 @@ pub enum KeyEncodingType {
     Prefix = 1,
 }
 
-/// Plain-table options, as rust-rocksdb's `PlainTableFactoryOptions` (plain tables are
-/// issue 18's; `set_plain_table_factory` is refused at open).
+/// Plain-table options, as rust-rocksdb's `PlainTableFactoryOptions` (`set_plain_table_factory`).
 pub struct PlainTableFactoryOptions {
     pub user_key_length: u32,
     pub bloom_bits_per_key: i32,
@@ -137,8 +136,7 @@ pub enum BottommostLevelCompaction {
     ForceOptimized,
 }
 
-/// Cuckoo-table options, as rust-rocksdb's `CuckooTableOptions` (cuckoo tables are issue
-/// 18's; `set_cuckoo_table_factory` is refused at open).
+/// Cuckoo-table options, as rust-rocksdb's `CuckooTableOptions` (`set_cuckoo_table_factory`).
 #[derive(Default)]
 pub struct CuckooTableOptions {
     hash_ratio: Option<f64>,
@@ -1263,14 +1261,43 @@ impl Options {
         }
     }
 
+    /// New tables are cuckoo tables (`table/cuckoo/`, docs/cuckoo-table-format.md): fixed-size
+    /// keys and values, one entry per user key, no merge operands or range deletions (a flush
+    /// or compaction meeting them fails with RocksDB's NotSupported). RocksDB's reader also
+    /// needs `allow_mmap_reads`; Shale reads the table into memory and does not.
     pub fn set_cuckoo_table_factory(&mut self, factory: &CuckooTableOptions) {
-        let _ = factory;
-        self.unsupported.push("cuckoo table factory (issue 18)");
+        let d = crate::table::cuckoo::CuckooOptions::default();
+        self.table_format = crate::table::TableFormat::Cuckoo(crate::table::cuckoo::CuckooOptions {
+            hash_table_ratio: factory.hash_ratio.unwrap_or(d.hash_table_ratio),
+            max_search_depth: factory.max_search_depth.unwrap_or(d.max_search_depth),
+            cuckoo_block_size: factory.cuckoo_block_size.unwrap_or(d.cuckoo_block_size),
+            identity_as_first_hash: factory.identity_as_first_hash.unwrap_or(d.identity_as_first_hash),
+            use_module_hash: factory.use_module_hash.unwrap_or(d.use_module_hash),
+        });
     }
 
+    /// New tables are plain tables (`table/plain/`, docs/plain-table-format.md). As in
+    /// RocksDB, a plain table needs a prefix extractor unless `hash_table_ratio` is 0
+    /// (total-order mode), and kPrefix encoding needs one; open refuses these otherwise.
+    /// `store_index_in_file` is refused (Shale does not write the index and Bloom blocks).
+    /// `bloom_bits_per_key`, `hash_table_ratio`, `huge_page_tlb_size` size RocksDB's
+    /// in-memory hash index and Bloom filter, which Shale's reader replaces by a sorted
+    /// record array (binary search): they change no result. `full_scan_mode` makes point
+    /// lookups and seeks fail with InvalidArgument, as RocksDB's.
     pub fn set_plain_table_factory(&mut self, options: &PlainTableFactoryOptions) {
-        let _ = options;
-        self.unsupported.push("plain table factory (issue 18)");
+        self.table_format = crate::table::TableFormat::Plain(crate::table::plain::PlainTableOptions {
+            user_key_len: options.user_key_length,
+            bloom_bits_per_key: options.bloom_bits_per_key,
+            hash_table_ratio: options.hash_table_ratio,
+            index_sparseness: options.index_sparseness,
+            huge_page_tlb_size: options.huge_page_tlb_size,
+            encoding: match options.encoding_type {
+                KeyEncodingType::Plain => crate::table::plain::PlainEncoding::Plain,
+                KeyEncodingType::Prefix => crate::table::plain::PlainEncoding::Prefix,
+            },
+            full_scan_mode: options.full_scan_mode,
+            store_index_in_file: options.store_index_in_file,
+        });
     }
 
     /// Shale behaves as RocksDB with this option at its default (`lvl <= 0`); any other

@@ -95,6 +95,12 @@ impl<'a> SstFileWriter<'a> {
     /// Creates (or truncates) the file at `path`; a file opened before is abandoned.
     pub fn open<P: AsRef<Path>>(&'a self, path: P) -> Result<()> {
         let path = path.as_ref().to_path_buf();
+        if self.opts.table_format != crate::table::TableFormat::BlockBased {
+            return Err(crate::Error::not_supported(format!(
+                "SstFileWriter with the {} table factory (Shale writes external files as block-based tables only)",
+                self.opts.table_format.factory_name()
+            )));
+        }
         let fs = self.opts.fs.clone().unwrap_or_else(crate::fs::default_fs);
         let file = fs.new_writable_file(&path)?;
         let bo = builder_options(self.opts);

@@ -33,7 +33,8 @@ use crate::iter::range_del::{FragmentedTombstones, RangeTombstone};
 use crate::iter::BoxedIterator;
 use crate::key::{make_internal_key, parse_internal_key, user_key, ValueType, MAX_SEQUENCE_NUMBER};
 use crate::merge_operator::MergeOperator;
-use crate::table::builder::{TableBuilder, TableBuilderOptions};
+use crate::table::any::AnyTableBuilder;
+use crate::table::builder::TableBuilderOptions;
 use crate::version::edit::FileMetaData;
 
 /// Everything a compaction job needs, handed in by the database.
@@ -74,7 +75,7 @@ pub struct JobInput<'a> {
 }
 
 struct Output {
-    builder: TableBuilder,
+    builder: AnyTableBuilder,
     meta: FileMetaData,
     empty: bool,
 }
@@ -379,7 +380,7 @@ struct Ctx<'a> {
 fn open_output(ctx: &Ctx<'_>) -> Result<Output> {
     let number = (ctx.new_file_number)();
     let file = ctx.fs.new_writable_file(&filename::table_file(ctx.dir, number))?;
-    let builder = TableBuilder::new((ctx.builder_options)(number), file);
+    let builder = AnyTableBuilder::new((ctx.builder_options)(number), file);
     let meta = FileMetaData {
         number,
         path_id: ctx.path_id,

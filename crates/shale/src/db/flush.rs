@@ -14,7 +14,8 @@ use crate::error::Result;
 use crate::fs::FileSystem;
 use crate::key::{parse_internal_key, MAX_SEQUENCE_NUMBER};
 use crate::memtable::MemTable;
-use crate::table::builder::{TableBuilder, TableBuilderOptions};
+use crate::table::any::AnyTableBuilder;
+use crate::table::builder::TableBuilderOptions;
 use crate::version::edit::{FileMetaData, VersionEdit};
 
 /// Table-builder options for a column family.
@@ -33,6 +34,7 @@ pub(crate) fn builder_options(cf: &CfHandle, orig_file_number: u64) -> TableBuil
     b.column_family_id = cf.id;
     // Flushes are high-priority writes; compactions lower it (`compact.rs`).
     b.deletion_collectors = o.deletion_collectors.clone();
+    b.table_format = o.table_format.clone();
     b.rate_limiter = o.rate_limiter.clone().map(|l| (l, crate::rate_limiter::IoPriority::High));
     if o.table.data_block_index_type == crate::DataBlockIndexType::BinaryAndHash {
         b.data_block_hash_ratio = Some(o.table.data_block_hash_ratio);
@@ -62,19 +64,22 @@ pub(crate) fn write_level0_table(
     cf: &CfHandle,
     mem: &Arc<MemTable>,
     number: u64,
-    _oldest_snapshot: u64,
+    snapshots: &[u64],
 ) -> Result<Option<FileMetaData>> {
-    write_level0_table_of(fs, dir, cf, std::slice::from_ref(mem), number)
+    write_level0_table_of(fs, dir, cf, std::slice::from_ref(mem), number, snapshots)
 }
 
 /// Writes the memtables `mems` (merged) to table `number` (synced). None when they hold
-/// nothing.
+/// nothing. Every version is written, except for a cuckoo table (one entry per user key):
+/// there a version is dropped when a newer one of its key is visible to the same snapshots
+/// (`snapshots`: the sequence numbers of the live snapshots, sorted), as RocksDB's flush does.
 pub(crate) fn write_level0_table_of(
     fs: &dyn FileSystem,
     dir: &Path,
     cf: &CfHandle,
     mems: &[Arc<MemTable>],
     number: u64,
+    snapshots: &[u64],
 ) -> Result<Option<FileMetaData>> {
     let tombstones: Vec<(Vec<u8>, Vec<u8>)> = mems.iter().flat_map(|m| m.range_tombstones()).collect();
     if mems.iter().all(|m| m.is_empty()) && tombstones.is_empty() {
@@ -84,7 +89,7 @@ pub(crate) fn write_level0_table_of(
     let table_dir = cf.table_dir(dir, 0);
     let path = filename::table_file(table_dir, number);
     let file = fs.new_writable_file(&path)?;
-    let mut builder = TableBuilder::new(builder_options(cf, number), file);
+    let mut builder = AnyTableBuilder::new(builder_options(cf, number), file);
     let mut meta = FileMetaData { number, ..Default::default() };
     let mut smallest_seq = MAX_SEQUENCE_NUMBER;
     let mut largest_seq = 0;
@@ -106,9 +111,22 @@ pub(crate) fn write_level0_table_of(
         }
         *first = false;
     };
+    let dedup = matches!(cf.opts.table_format, crate::table::TableFormat::Cuckoo(_));
+    let mut last_user_key: Option<Vec<u8>> = None;
+    let mut last_stripe = 0;
     while iter.valid() {
         let k = iter.key();
         let seq = crate::key::trailer(k) >> 8;
+        if dedup {
+            let uk = crate::key::user_key(k);
+            let stripe = snapshots.partition_point(|&s| s < seq);
+            if last_user_key.as_deref() == Some(uk) && stripe == last_stripe {
+                iter.next();
+                continue;
+            }
+            last_user_key = Some(uk.to_vec());
+            last_stripe = stripe;
+        }
         smallest_seq = smallest_seq.min(seq);
         largest_seq = largest_seq.max(seq);
         builder.add(k, iter.value())?;
@@ -199,19 +217,22 @@ impl DbInner {
             let mems: Vec<Arc<MemTable>> = cf.imm[..take].iter().map(|(m, _)| m.clone()).collect();
             let handle = cf.handle.clone();
             let number = self.versions.new_output_number();
+            let snapshots = self.snapshot_list();
             // Build the table without the lock.
             let started = std::time::Instant::now();
             let result = MutexGuard::unlocked(st, || {
-                write_level0_table_of(&*self.fs, &self.path, &handle, &mems, number).and_then(|m| {
-                    if let Some(meta) = m.as_ref().filter(|_| handle.opts.paranoid_file_checks) {
-                        self.verify_new_table(&handle, meta)?;
-                    }
-                    if m.is_some() {
-                        self.fs.sync_dir(&self.path).map(|_| m)
-                    } else {
-                        Ok(m)
-                    }
-                })
+                write_level0_table_of(&*self.fs, &self.path, &handle, &mems, number, &snapshots).and_then(
+                    |m| {
+                        if let Some(meta) = m.as_ref().filter(|_| handle.opts.paranoid_file_checks) {
+                            self.verify_new_table(&handle, meta)?;
+                        }
+                        if m.is_some() {
+                            self.fs.sync_dir(&self.path).map(|_| m)
+                        } else {
+                            Ok(m)
+                        }
+                    },
+                )
             });
             let write_micros = started.elapsed().as_micros();
             let meta = match result {
@@ -380,6 +401,7 @@ impl DbInner {
 
     fn write_atomic_group(&self, st: &mut MutexGuard<'_, DbState>, group: &[GroupMember]) -> Result<()> {
         let mut numbers: Vec<(u64, std::path::PathBuf)> = Vec::new();
+        let snapshots = self.snapshot_list();
         let written = MutexGuard::unlocked(st, || -> Result<Vec<Vec<FileMetaData>>> {
             let mut out = Vec::with_capacity(group.len());
             for (handle, mems, _) in group {
@@ -387,7 +409,9 @@ impl DbInner {
                 for mem in mems {
                     let number = self.versions.new_output_number();
                     numbers.push((number, filename::table_file(handle.table_dir(&self.path, 0), number)));
-                    if let Some(meta) = write_level0_table(&*self.fs, &self.path, handle, mem, number, 0)? {
+                    if let Some(meta) =
+                        write_level0_table(&*self.fs, &self.path, handle, mem, number, &snapshots)?
+                    {
                         if handle.opts.paranoid_file_checks {
                             self.verify_new_table(handle, &meta)?;
                         }

@@ -180,7 +180,8 @@ pub(crate) fn open<T: ThreadMode>(
         if !cf.mem.is_empty() || cf.mem.num_range_deletes() > 0 {
             let number = *recovery_ctx.next_file_number;
             *recovery_ctx.next_file_number += 1;
-            if let Some(meta) = super::flush::write_level0_table(fsr, path, &cf.handle, &cf.mem, number, 0)? {
+            if let Some(meta) = super::flush::write_level0_table(fsr, path, &cf.handle, &cf.mem, number, &[])?
+            {
                 recovery_ctx.new_files.push((*id, meta));
             }
             cf.mem = Arc::new(MemTable::new(cf.handle.icmp.clone(), 0));
@@ -553,7 +554,7 @@ pub(super) fn replay_wal(
                 let number = *ctx.next_file_number;
                 *ctx.next_file_number += 1;
                 if let Some(meta) =
-                    super::flush::write_level0_table(ctx.fs, ctx.path, &cf.handle, &cf.mem, number, 0)?
+                    super::flush::write_level0_table(ctx.fs, ctx.path, &cf.handle, &cf.mem, number, &[])?
                 {
                     ctx.new_files.push((*id, meta));
                 }

@@ -137,50 +137,77 @@ pub(crate) fn write_options_file(inner: &DbInner) -> Result<()> {
                     ),
                     kv("memtable_prefix_bloom_size_ratio", format!("{:.6}", c.memtable_prefix_bloom_ratio)),
                     kv("memtable_whole_key_filtering", c.memtable_whole_key_filtering.to_string()),
+                    kv("table_factory", c.table_format.factory_name().to_string()),
                 ],
-                table_factory: "BlockBasedTable".to_string(),
-                table_options: vec![
-                    kv("block_size", c.table.block_size.to_string()),
-                    kv("block_restart_interval", c.table.block_restart_interval.to_string()),
-                    kv("index_block_restart_interval", c.table.index_block_restart_interval.to_string()),
-                    kv("format_version", c.table.format_version.to_string()),
-                    kv("whole_key_filtering", c.table.whole_key_filtering.to_string()),
-                    kv("no_block_cache", c.table.no_block_cache.to_string()),
-                    kv("cache_index_and_filter_blocks", c.table.cache_index_and_filter_blocks.to_string()),
-                    kv(
-                        "cache_index_and_filter_blocks_with_high_priority",
-                        c.table.cache_index_and_filter_blocks_with_high_priority.to_string(),
-                    ),
-                    kv(
-                        "pin_l0_filter_and_index_blocks_in_cache",
-                        c.table.pin_l0_filter_and_index_blocks_in_cache.to_string(),
-                    ),
-                    kv("pin_top_level_index_and_filter", c.table.pin_top_level_index_and_filter.to_string()),
-                    kv("metadata_cache_options", {
-                        let tier = |t: crate::BlockBasedTablePinningTier| match t {
-                            crate::BlockBasedTablePinningTier::Fallback => "kFallback",
-                            crate::BlockBasedTablePinningTier::None => "kNone",
-                            crate::BlockBasedTablePinningTier::FlushAndSimilar => "kFlushedAndSimilar",
-                            crate::BlockBasedTablePinningTier::All => "kAll",
-                        };
-                        let [top, part, unpart] = c.table.pinning_tiers;
-                        format!(
-                            "{{unpartitioned_pinning={};partition_pinning={};top_level_index_pinning={};}}",
-                            tier(unpart),
-                            tier(part),
-                            tier(top)
-                        )
-                    }),
-                    kv(
-                        "filter_policy",
-                        match c.table.bloom_bits_per_key {
-                            Some(b) => format!("bloomfilter:{b}:false"),
-                            None => "nullptr".to_string(),
-                        },
-                    ),
-                    kv("checksum", "kCRC32c".to_string()),
-                    kv("index_type", "kBinarySearch".to_string()),
-                ],
+                table_factory: c.table_format.factory_name().to_string(),
+                table_options: match &c.table_format {
+                    crate::table::TableFormat::Plain(p) => vec![
+                        kv("user_key_len", p.user_key_len.to_string()),
+                        kv("bloom_bits_per_key", p.bloom_bits_per_key.to_string()),
+                        kv("hash_table_ratio", format!("{:.6}", p.hash_table_ratio)),
+                        kv("index_sparseness", p.index_sparseness.to_string()),
+                        kv("huge_page_tlb_size", p.huge_page_tlb_size.to_string()),
+                        kv(
+                            "encoding_type",
+                            match p.encoding {
+                                crate::table::plain::PlainEncoding::Plain => "kPlain",
+                                crate::table::plain::PlainEncoding::Prefix => "kPrefix",
+                            }
+                            .to_string(),
+                        ),
+                        kv("full_scan_mode", p.full_scan_mode.to_string()),
+                        kv("store_index_in_file", p.store_index_in_file.to_string()),
+                    ],
+                    crate::table::TableFormat::Cuckoo(k) => vec![
+                        kv("hash_table_ratio", format!("{:.6}", k.hash_table_ratio)),
+                        kv("max_search_depth", k.max_search_depth.to_string()),
+                        kv("cuckoo_block_size", k.cuckoo_block_size.to_string()),
+                        kv("identity_as_first_hash", k.identity_as_first_hash.to_string()),
+                        kv("use_module_hash", k.use_module_hash.to_string()),
+                    ],
+                    crate::table::TableFormat::BlockBased => vec![
+                        kv("block_size", c.table.block_size.to_string()),
+                        kv("block_restart_interval", c.table.block_restart_interval.to_string()),
+                        kv("index_block_restart_interval", c.table.index_block_restart_interval.to_string()),
+                        kv("format_version", c.table.format_version.to_string()),
+                        kv("whole_key_filtering", c.table.whole_key_filtering.to_string()),
+                        kv("no_block_cache", c.table.no_block_cache.to_string()),
+                        kv("cache_index_and_filter_blocks", c.table.cache_index_and_filter_blocks.to_string()),
+                        kv(
+                            "cache_index_and_filter_blocks_with_high_priority",
+                            c.table.cache_index_and_filter_blocks_with_high_priority.to_string(),
+                        ),
+                        kv(
+                            "pin_l0_filter_and_index_blocks_in_cache",
+                            c.table.pin_l0_filter_and_index_blocks_in_cache.to_string(),
+                        ),
+                        kv("pin_top_level_index_and_filter", c.table.pin_top_level_index_and_filter.to_string()),
+                        kv("metadata_cache_options", {
+                            let tier = |t: crate::BlockBasedTablePinningTier| match t {
+                                crate::BlockBasedTablePinningTier::Fallback => "kFallback",
+                                crate::BlockBasedTablePinningTier::None => "kNone",
+                                crate::BlockBasedTablePinningTier::FlushAndSimilar => "kFlushedAndSimilar",
+                                crate::BlockBasedTablePinningTier::All => "kAll",
+                            };
+                            let [top, part, unpart] = c.table.pinning_tiers;
+                            format!(
+                                "{{unpartitioned_pinning={};partition_pinning={};top_level_index_pinning={};}}",
+                                tier(unpart),
+                                tier(part),
+                                tier(top)
+                            )
+                        }),
+                        kv(
+                            "filter_policy",
+                            match c.table.bloom_bits_per_key {
+                                Some(b) => format!("bloomfilter:{b}:false"),
+                                None => "nullptr".to_string(),
+                            },
+                        ),
+                        kv("checksum", "kCRC32c".to_string()),
+                        kv("index_type", "kBinarySearch".to_string()),
+                    ],
+                },
             }
         })
         .collect();

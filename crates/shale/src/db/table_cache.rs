@@ -1,5 +1,6 @@
 //! Open table readers, by file number (RocksDB's TableCache), with their range tombstones
-//! fragmented once at open.
+//! fragmented once at open. A file's reader is chosen by its footer magic number
+//! (block-based, plain or cuckoo: `table/any.rs`).
 //!
 //! `max_open_files = -1` keeps every table open; otherwise the least recently used reader is
 //! closed when the cache is over its size. Guarded by one Mutex (`map`); a reader is opened
@@ -19,11 +20,12 @@ use crate::error::Result;
 use crate::fs::FileSystemRef;
 use crate::iter::range_del::{self, FragmentedTombstones};
 use crate::statistics::{record_tick, Histogram, Statistics, StopWatch, Ticker};
-use crate::table::reader::{Table, TableReaderOptions};
+use crate::table::any::AnyTable;
+use crate::table::reader::TableReaderOptions;
 use crate::version::edit::FileMetaData;
 
 pub(crate) struct TableEntry {
-    pub table: Arc<Table>,
+    pub table: AnyTable,
     pub tombstones: Arc<FragmentedTombstones>,
 }
 
@@ -109,7 +111,15 @@ impl TableCache {
                 };
                 let pe = cf.opts.prefix_extractor.clone();
                 let meta = cf.opts.table.meta_cache_policy(level, file.file_size, cf.opts.write_buffer_size);
-                Table::open_for_cf_cached(f, file.file_size, opts, file.largest_seqno, pe, meta)
+                AnyTable::open_for_cf(
+                    f,
+                    file.file_size,
+                    opts,
+                    file.largest_seqno,
+                    pe,
+                    &cf.opts.table_format,
+                    meta,
+                )
             })
         };
         let table = opened.inspect_err(|_| record_tick(stats, Ticker::NoFileErrors, 1))?;

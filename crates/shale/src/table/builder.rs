@@ -128,6 +128,8 @@ pub struct TableBuilderOptions {
     /// `add_compact_on_deletion_collector_factory`: each watches the entries added; any
     /// that fires marks the table for compaction (`TableBuildResult::marked_for_compaction`).
     pub deletion_collectors: Vec<super::deletion_collector::CompactOnDeletionCollectorFactory>,
+    /// The format `AnyTableBuilder` writes (this builder writes block-based tables only).
+    pub table_format: super::any::TableFormat,
     pub(crate) rate_limiter:
         Option<(std::sync::Arc<crate::rate_limiter::RateLimiter>, crate::rate_limiter::IoPriority)>,
     /// RocksDB's `compression_opts` (dictionary sizes, and the values recorded in the
@@ -215,6 +217,7 @@ impl TableBuilderOptions {
             data_block_hash_ratio: None,
             rate_limiter: None,
             deletion_collectors: Vec::new(),
+            table_format: super::any::TableFormat::BlockBased,
             compression_opts: CompressionOpts::default(),
             target_file_size: 0,
         }

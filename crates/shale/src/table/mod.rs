@@ -1,17 +1,23 @@
-//! RocksDB's block-based table (SST) format: blocks, compression, properties, the
-//! table builder and the table reader.
+//! RocksDB's table (SST) formats: the block-based table (blocks, compression, properties,
+//! the table builder and the table reader), the plain table (`plain/`) and the cuckoo table
+//! (`cuckoo/`), and the dispatch between them by footer magic number (`any.rs`).
 
+pub mod any;
 pub mod block;
 pub mod block_iter;
 pub mod builder;
+pub mod cuckoo;
 pub(crate) mod data_block_hash;
 pub mod deletion_collector;
 pub use shale_base::compression;
 pub mod filter;
 pub mod format;
+pub mod meta_tail;
+pub mod plain;
 pub mod properties;
 pub mod reader;
 
+pub use any::{AnyTable, AnyTableBuilder, TableFormat};
 pub use builder::{TableBuildResult, TableBuilder, TableBuilderOptions};
 pub use compression::CompressionType;
 pub use format::{BlockHandle, ChecksumType, Footer};

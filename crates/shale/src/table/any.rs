@@ -1,0 +1,247 @@
+//! The table-format dispatch: which reader opens a table file (by the magic number in its
+//! last 8 bytes) and which builder writes one (by the column family's table factory).
+//!
+//! ```text
+//! magic (last 8 bytes)                    reader
+//! 0x88e241b785f4cff7, 0xdb4775248b80fb57  block-based  table/reader.rs   (docs/sst.md)
+//! 0x8242229663bf9564, 0x4f3418eb7a8f13b8  plain        table/plain/      (docs/plain-table-format.md)
+//! 0x926789d0c5f17873                      cuckoo       table/cuckoo/     (docs/cuckoo-table-format.md)
+//! ```
+//! Dispatch is one `match` on an enum per call (a point lookup or an iterator's creation),
+//! never a trait object per block read: the block-based read path is unchanged.
+
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::fs::{RandomAccessFile, WritableFile};
+use crate::iter::InternalIterator;
+use crate::slice_transform::SliceTransformRef;
+
+use super::builder::{TableBuildResult, TableBuilder, TableBuilderOptions};
+use super::cuckoo::{CuckooOptions, CuckooTable, CuckooTableBuilder};
+use super::format::{BLOCK_BASED_TABLE_MAGIC, LEGACY_BLOCK_BASED_TABLE_MAGIC};
+use super::meta_tail::{read_magic, CUCKOO_TABLE_MAGIC, LEGACY_PLAIN_TABLE_MAGIC, PLAIN_TABLE_MAGIC};
+use super::plain::{PlainTable, PlainTableBuilder, PlainTableOptions};
+use super::properties::TableProperties;
+use super::reader::MetaCachePolicy;
+use super::reader::{PrefixSeek, Table, TableReaderOptions};
+
+/// The table format a column family writes (RocksDB's table factory).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum TableFormat {
+    #[default]
+    BlockBased,
+    Plain(PlainTableOptions),
+    Cuckoo(CuckooOptions),
+}
+
+impl TableFormat {
+    /// RocksDB's factory name, as the OPTIONS file writes it.
+    pub fn factory_name(&self) -> &'static str {
+        match self {
+            TableFormat::BlockBased => "BlockBasedTable",
+            TableFormat::Plain(_) => "PlainTable",
+            TableFormat::Cuckoo(_) => "CuckooTable",
+        }
+    }
+}
+
+/// An open table of any format.
+#[derive(Clone)]
+pub enum AnyTable {
+    Block(Arc<Table>),
+    Plain(Arc<PlainTable>),
+    Cuckoo(Arc<CuckooTable>),
+}
+
+impl AnyTable {
+    /// Opens the table `file` with the reader its magic number names. `largest_seqno` and
+    /// `prefix_extractor` are the block-based reader's (see `Table::open_for_cf`);
+    /// `format` is the column family's table factory (a plain table's `full_scan_mode`).
+    pub fn open_for_cf(
+        file: Arc<dyn RandomAccessFile>,
+        file_size: u64,
+        opts: TableReaderOptions,
+        largest_seqno: u64,
+        prefix_extractor: Option<SliceTransformRef>,
+        format: &TableFormat,
+        meta: MetaCachePolicy,
+    ) -> Result<AnyTable> {
+        let name = opts.file_name.clone();
+        match read_magic(file.as_ref(), file_size, &name)? {
+            BLOCK_BASED_TABLE_MAGIC | LEGACY_BLOCK_BASED_TABLE_MAGIC => {
+                Table::open_for_cf_cached(file, file_size, opts, largest_seqno, prefix_extractor, meta)
+                    .map(AnyTable::Block)
+            }
+            PLAIN_TABLE_MAGIC | LEGACY_PLAIN_TABLE_MAGIC => {
+                let full_scan = matches!(format, TableFormat::Plain(p) if p.full_scan_mode);
+                PlainTable::open(file, file_size, opts.icmp, &name, full_scan).map(AnyTable::Plain)
+            }
+            CUCKOO_TABLE_MAGIC => CuckooTable::open(file, file_size, opts.icmp, &name).map(AnyTable::Cuckoo),
+            magic => Err(Error::corruption(format!(
+                "Bad table magic number: found {magic:#x}, not a block-based, plain or cuckoo table: {name} offset {}",
+                file_size - 8
+            ))),
+        }
+    }
+
+    /// `open_for_cf` outside a column family (any largest seqno, no prefix extractor).
+    pub fn open(
+        file: Arc<dyn RandomAccessFile>,
+        file_size: u64,
+        opts: TableReaderOptions,
+    ) -> Result<AnyTable> {
+        Self::open_for_cf(
+            file,
+            file_size,
+            opts,
+            crate::key::MAX_SEQUENCE_NUMBER,
+            None,
+            &TableFormat::BlockBased,
+            MetaCachePolicy::default(),
+        )
+    }
+
+    /// The block-based reader, if this is a block-based table.
+    pub fn as_block(&self) -> Option<&Arc<Table>> {
+        match self {
+            AnyTable::Block(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    #[inline]
+    pub fn get(&self, lookup_ikey: &[u8], fill_cache: bool) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        match self {
+            AnyTable::Block(t) => t.get(lookup_ikey, fill_cache),
+            AnyTable::Plain(t) => t.get(lookup_ikey),
+            AnyTable::Cuckoo(t) => t.get(lookup_ikey),
+        }
+    }
+
+    pub fn iter(&self, fill_cache: bool) -> Box<dyn InternalIterator> {
+        self.iter_with(fill_cache, None)
+    }
+
+    /// An iterator; block-based tables check prefix filters as `prefix_seek` says.
+    pub fn iter_with(
+        &self,
+        fill_cache: bool,
+        prefix_seek: Option<Arc<PrefixSeek>>,
+    ) -> Box<dyn InternalIterator> {
+        match self {
+            AnyTable::Block(t) => t.iter_with(fill_cache, prefix_seek),
+            AnyTable::Plain(t) => t.iter(),
+            AnyTable::Cuckoo(t) => t.iter(),
+        }
+    }
+
+    pub fn properties(&self) -> &TableProperties {
+        match self {
+            AnyTable::Block(t) => t.properties(),
+            AnyTable::Plain(t) => t.properties(),
+            AnyTable::Cuckoo(t) => t.properties(),
+        }
+    }
+
+    /// Range tombstones (only block-based tables hold them).
+    pub fn range_tombstones(&self) -> &[(Vec<u8>, Vec<u8>)] {
+        match self {
+            AnyTable::Block(t) => t.range_tombstones(),
+            _ => &[],
+        }
+    }
+
+    pub fn approximate_memory_usage(&self) -> usize {
+        match self {
+            AnyTable::Block(t) => t.approximate_memory_usage(),
+            AnyTable::Plain(t) => t.approximate_memory_usage(),
+            AnyTable::Cuckoo(t) => t.approximate_memory_usage(),
+        }
+    }
+
+    /// Data blocks read from the file since open (plain and cuckoo tables read theirs at open).
+    pub fn data_blocks_read(&self) -> u64 {
+        match self {
+            AnyTable::Block(t) => t.data_blocks_read(),
+            _ => 0,
+        }
+    }
+
+    /// The approximate file offset where `ikey` would be (RocksDB's cuckoo reader answers 0).
+    pub fn approximate_offset_of(&self, ikey: &[u8]) -> u64 {
+        match self {
+            AnyTable::Block(t) => t.approximate_offset_of(ikey),
+            AnyTable::Plain(t) => t.approximate_offset_of(ikey),
+            AnyTable::Cuckoo(_) => 0,
+        }
+    }
+}
+
+/// A table builder of any format.
+pub enum AnyTableBuilder {
+    Block(Box<TableBuilder>),
+    Plain(Box<PlainTableBuilder>),
+    Cuckoo(Box<CuckooTableBuilder>),
+}
+
+impl AnyTableBuilder {
+    /// A builder of the format `opts.table_format` names.
+    pub fn new(opts: TableBuilderOptions, file: Box<dyn WritableFile>) -> Self {
+        match opts.table_format.clone() {
+            TableFormat::BlockBased => AnyTableBuilder::Block(Box::new(TableBuilder::new(opts, file))),
+            TableFormat::Plain(p) => AnyTableBuilder::Plain(Box::new(PlainTableBuilder::new(opts, p, file))),
+            TableFormat::Cuckoo(c) => {
+                AnyTableBuilder::Cuckoo(Box::new(CuckooTableBuilder::new(opts, c, file)))
+            }
+        }
+    }
+
+    pub fn add(&mut self, ikey: &[u8], value: &[u8]) -> Result<()> {
+        match self {
+            AnyTableBuilder::Block(b) => b.add(ikey, value),
+            AnyTableBuilder::Plain(b) => b.add(ikey, value),
+            AnyTableBuilder::Cuckoo(b) => b.add(ikey, value),
+        }
+    }
+
+    pub fn add_range_tombstone(&mut self, start_ikey: &[u8], end_user_key: &[u8]) -> Result<()> {
+        match self {
+            AnyTableBuilder::Block(b) => b.add_range_tombstone(start_ikey, end_user_key),
+            AnyTableBuilder::Plain(b) => b.add_range_tombstone(start_ikey, end_user_key),
+            AnyTableBuilder::Cuckoo(b) => b.add_range_tombstone(start_ikey, end_user_key),
+        }
+    }
+
+    pub fn set_user_property(&mut self, name: &str, value: Vec<u8>) {
+        match self {
+            AnyTableBuilder::Block(b) => b.set_user_property(name, value),
+            AnyTableBuilder::Plain(b) => b.set_user_property(name, value),
+            AnyTableBuilder::Cuckoo(b) => b.set_user_property(name, value),
+        }
+    }
+
+    pub fn num_entries(&self) -> u64 {
+        match self {
+            AnyTableBuilder::Block(b) => b.num_entries(),
+            AnyTableBuilder::Plain(b) => b.num_entries(),
+            AnyTableBuilder::Cuckoo(b) => b.num_entries(),
+        }
+    }
+
+    pub fn file_size(&self) -> u64 {
+        match self {
+            AnyTableBuilder::Block(b) => b.file_size(),
+            AnyTableBuilder::Plain(b) => b.file_size(),
+            AnyTableBuilder::Cuckoo(b) => b.file_size(),
+        }
+    }
+
+    pub fn finish(self) -> Result<TableBuildResult> {
+        match self {
+            AnyTableBuilder::Block(b) => b.finish(),
+            AnyTableBuilder::Plain(b) => b.finish(),
+            AnyTableBuilder::Cuckoo(b) => b.finish(),
+        }
+    }
+}
