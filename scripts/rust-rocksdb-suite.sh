@@ -42,15 +42,12 @@ test_merge_operator test_compactionfilter test_column_family"
 
 # file::test  issue-that-turns-it  (what it needs)
 KNOWN_FAILURES="$(cat <<'EOF'
-test_db::compact_range_test  issue 18 (universal compaction style)
-test_merge_operator::counting_merge_test  issue 18 (its options set DBCompactionStyle::Universal, refused at open)
 test_db::cuckoo  issue 18 (cuckoo tables)
 test_transaction_db::cuckoo  issue 18 (cuckoo tables)
 test_optimistic_transaction_db::cuckoo  issue 18 (cuckoo tables)
 test_transaction_db_memory_usage::test_transaction_db_memory_usage  issue 14 (RocksDB's InternalStats puts a cache-entry-stats collector in each family's block cache at open, so an unread cache's usage is not 0)
 test_optimistic_transaction_db_memory_usage::test_optimistic_transaction_db_memory_usage  issue 14 (RocksDB's InternalStats puts a cache-entry-stats collector in each family's block cache at open, so an unread cache's usage is not 0)
 test_db::env_and_dbpaths_test  issue 10 (Env thread-pool priorities, several db_paths)
-test_db::fifo_compaction_test  issue 10 (its cf1 uses default options and expects level 6: RocksDB 11 defaults level_compaction_dynamic_level_bytes to true, Shale to false)
 test_db::get_with_cache_and_bulkload_and_blobs_test  issue 18 (blob files)
 test_db::get_with_cache_and_bulkload_test  issue 10 (wal_bytes_per_sync, unordered_write, memtable_whole_key_filtering, db_log_dir are refused)
 test_db::set_column_family_metadata_test  issue 10 (asserts a one-key SST is over 1300 bytes, RocksDB 11's size; Shale's is smaller)

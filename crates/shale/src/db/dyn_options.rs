@@ -303,7 +303,8 @@ pub(crate) fn log_cf_options(
     log.log(format_args!("{:>40}: {}", "Options.table_factory", "BlockBasedTable"));
     let table = super::options_dump::table_factory_options(&o.table, cache);
     log.log(format_args!("           table_factory options: {}", table.trim_end_matches('\n')));
-    let lines: [(&str, String); 19] = [
+    let u = &o.universal;
+    let lines: [(&str, String); 30] = [
         ("comparator", o.comparator.name().to_string()),
         ("write_buffer_size", o.write_buffer_size.to_string()),
         ("max_write_buffer_number", o.max_write_buffer_number.to_string()),
@@ -323,6 +324,23 @@ pub(crate) fn log_cf_options(
         ("ttl", ttl.to_string()),
         ("periodic_compaction_seconds", periodic.to_string()),
         ("atomic_flush", u8::from(o.atomic_flush).to_string()),
+        ("compaction_style", super::options_writer::compaction_style_name(o.compaction_style).to_string()),
+        ("level_compaction_dynamic_level_bytes", u8::from(o.dynamic_level_bytes_in_force()).to_string()),
+        ("compaction_options_universal.size_ratio", u.size_ratio.to_string()),
+        ("compaction_options_universal.min_merge_width", u.min_merge_width.to_string()),
+        ("compaction_options_universal.max_merge_width", u.max_merge_width.to_string()),
+        (
+            "compaction_options_universal.max_size_amplification_percent",
+            u.max_size_amplification_percent.to_string(),
+        ),
+        ("compaction_options_universal.compression_size_percent", u.compression_size_percent.to_string()),
+        (
+            "compaction_options_universal.stop_style",
+            super::options_writer::stop_style_name(u.stop_style).to_string(),
+        ),
+        ("compaction_options_universal.max_read_amp", u.max_read_amp.to_string()),
+        ("compaction_options_fifo.max_table_files_size", o.fifo_max_table_files_size.to_string()),
+        ("compaction_options_fifo.allow_compaction", u8::from(o.fifo_allow_compaction).to_string()),
     ];
     for (k, v) in lines {
         log.log(format_args!("{:>40}: {v}", format!("Options.{k}")));
