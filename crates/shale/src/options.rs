@@ -615,8 +615,13 @@ impl Options {
                 "a prefix extractor in a column family with user-defined timestamps is not supported by Shale",
             ));
         }
-        if self.num_levels < 2 {
-            return Err(Error::invalid_argument("num_levels must be at least 2"));
+        // RocksDB lets universal and FIFO families have a single level (everything in level 0).
+        let min_levels = if self.compaction_style == crate::DBCompactionStyle::Level { 2 } else { 1 };
+        if self.num_levels < min_levels {
+            return Err(Error::invalid_argument(format!(
+                "num_levels must be at least {min_levels} with {:?} compaction",
+                self.compaction_style
+            )));
         }
         if self.write_buffer_size == 0 {
             return Err(Error::invalid_argument("write_buffer_size must be positive"));
