@@ -234,7 +234,9 @@ pub(crate) fn apply_mutable(o: &mut Options, name: &str, v: &str) -> Result<()> 
                     "max_merge_width" => u.max_merge_width = number(k, x)?,
                     "max_size_amplification_percent" => u.max_size_amplification_percent = number(k, x)?,
                     "compression_size_percent" => u.compression_size_percent = number(k, x)?,
-                    "max_read_amp" => u.max_read_amp = number(k, x)?,
+                    // Not in the OPTIONS file Shale writes (RocksDB 7.8.3's fields): default only.
+                    "max_read_amp" if number::<i32>(k, x)? == -1 => {}
+                    "max_read_amp" => return Err(not_built(name, k)),
                     "stop_style" => {
                         u.stop_style = match x {
                             "kCompactionStopStyleSimilarSize" => {
@@ -245,7 +247,9 @@ pub(crate) fn apply_mutable(o: &mut Options, name: &str, v: &str) -> Result<()> 
                         }
                     }
                     // Which files a running compaction locks: no effect on what Shale picks.
-                    "reduce_file_locking" => drop(boolean(k, x)?),
+                    "reduce_file_locking" => {
+                        boolean(k, x)?;
+                    }
                     "allow_trivial_move" | "incremental" if !boolean(k, x)? => {}
                     "allow_trivial_move" | "incremental" => return Err(not_built(name, k)),
                     _ => return Err(Error::invalid_argument(format!("Could not find option: {name}.{k}"))),
@@ -261,7 +265,9 @@ pub(crate) fn apply_mutable(o: &mut Options, name: &str, v: &str) -> Result<()> 
                     "use_kv_ratio_compaction" | "allow_trivial_copy_when_change_temperature"
                         if !boolean(k, x)? => {}
                     "file_temperature_age_thresholds" if x.is_empty() => {}
-                    "trivial_copy_buffer_size" => drop(number::<u64>(k, x)?),
+                    "trivial_copy_buffer_size" => {
+                        number::<u64>(k, x)?;
+                    }
                     "ttl"
                     | "age_for_warm"
                     | "max_data_files_size"

@@ -112,15 +112,16 @@ pub(crate) fn write_options_file(inner: &DbInner) -> Result<()> {
                     kv(
                         "compaction_options_universal",
                         format!(
+                            // RocksDB 7.8.3's fields only (its ldb refuses an OPTIONS file with
+                            // unknown ones, e.g. max_read_amp, which Shale keeps at -1).
                             "{{incremental=false;compression_size_percent={};allow_trivial_move=false;\
                              max_size_amplification_percent={};max_merge_width={};stop_style={};\
-                             min_merge_width={};max_read_amp={};size_ratio={};}}",
+                             min_merge_width={};size_ratio={};}}",
                             c.universal.compression_size_percent,
                             c.universal.max_size_amplification_percent,
                             c.universal.max_merge_width,
                             stop_style_name(c.universal.stop_style),
                             c.universal.min_merge_width,
-                            c.universal.max_read_amp,
                             c.universal.size_ratio
                         ),
                     ),
