@@ -152,11 +152,12 @@ mod tests {
     }
 
     fn opts(max: u64) -> Options {
-        let mut o = Options::default();
-        o.compaction_style = DBCompactionStyle::Fifo;
-        o.fifo_max_table_files_size = max;
-        o.ttl = 0;
-        o
+        Options {
+            compaction_style: DBCompactionStyle::Fifo,
+            fifo_max_table_files_size: max,
+            ttl: 0,
+            ..Default::default()
+        }
     }
 
     fn l0(files: &[(u64, u64, u64)]) -> Version {

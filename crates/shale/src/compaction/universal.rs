@@ -461,10 +461,11 @@ mod tests {
     }
 
     fn opts() -> Options {
-        let mut o = Options::default();
-        o.compaction_style = DBCompactionStyle::Universal;
-        o.level0_file_num_compaction_trigger = 4;
-        o
+        Options {
+            compaction_style: DBCompactionStyle::Universal,
+            level0_file_num_compaction_trigger: 4,
+            ..Default::default()
+        }
     }
 
     fn numbers(files: &[Arc<FileMetaData>]) -> Vec<u64> {
