@@ -279,10 +279,15 @@ pub struct Options {
     pub(crate) soft_pending_compaction_bytes_limit: u64,
     pub(crate) hard_pending_compaction_bytes_limit: u64,
     pub(crate) disable_auto_compactions: bool,
-    /// Level (the default) or FIFO; universal is refused at open.
+    /// Level (the default), universal (`compaction/universal.rs`) or FIFO
+    /// (`compaction/fifo.rs`).
     pub(crate) compaction_style: crate::DBCompactionStyle,
     /// FIFO: the total table bytes above which the oldest tables are deleted.
     pub(crate) fifo_max_table_files_size: u64,
+    /// FIFO: level-0 tables may be merged (intra-L0) to keep their count down.
+    pub(crate) fifo_allow_compaction: bool,
+    /// Universal compaction's options (RocksDB's `compaction_options_universal`).
+    pub(crate) universal: crate::compaction::universal::UniversalSettings,
     pub(crate) compression: DBCompressionType,
     /// `set_compression_options` / `set_zstd_max_train_bytes` (RocksDB's `compression_opts`:
     /// level, zlib's window and strategy, the compression dictionary; `table/builder.rs`).
@@ -389,13 +394,16 @@ impl Default for Options {
             target_file_size_multiplier: 1,
             max_bytes_for_level_base: 256 << 20,
             max_bytes_for_level_multiplier: 10.0,
-            level_compaction_dynamic_level_bytes: false,
+            // RocksDB's default since 8.4 (rust-rocksdb 0.25 bundles 11.x).
+            level_compaction_dynamic_level_bytes: true,
             max_compaction_bytes: 0,
             soft_pending_compaction_bytes_limit: 64 << 30,
             hard_pending_compaction_bytes_limit: 256 << 30,
             disable_auto_compactions: false,
             compaction_style: crate::DBCompactionStyle::Level,
             fifo_max_table_files_size: 1 << 30,
+            fifo_allow_compaction: false,
+            universal: crate::compaction::universal::UniversalSettings::default(),
             compression: DBCompressionType::Snappy,
             compression_opts: Default::default(),
             table: BlockBasedOptions::default(),
@@ -542,12 +550,36 @@ impl Options {
         self.min_write_buffer_number_to_merge = n;
     }
 
-    /// The `ttl` and `periodic_compaction_seconds` in force, as RocksDB sanitizes them for
-    /// leveled compaction: the default means 30 days with a compaction filter (a TTL
-    /// database's), else off; periodic compaction is at most `ttl` when both are on.
+    /// The `ttl` and `periodic_compaction_seconds` in force, as RocksDB sanitizes them:
+    /// - level style: the default means 30 days with a compaction filter (a TTL database's),
+    ///   else off; periodic compaction is at most `ttl` when both are on;
+    /// - FIFO: `ttl` (tables older are deleted) defaults to 30 days; no periodic compaction;
+    /// - universal: `ttl` and periodic compaction mean the same (the stricter wins), and the
+    ///   periodic default is 30 days (returned as `(0, periodic)`).
     pub(crate) fn age_compaction_seconds(&self) -> (u64, u64) {
         const DEFAULT: u64 = u64::MAX - 1;
         const THIRTY_DAYS: u64 = 30 * 24 * 60 * 60;
+        match self.compaction_style {
+            crate::DBCompactionStyle::Fifo => {
+                let ttl = if self.ttl == DEFAULT { THIRTY_DAYS } else { self.ttl };
+                return (ttl, 0);
+            }
+            crate::DBCompactionStyle::Universal => {
+                let ttl = if self.ttl == DEFAULT { THIRTY_DAYS } else { self.ttl };
+                let mut periodic = if self.periodic_compaction_seconds == DEFAULT {
+                    THIRTY_DAYS
+                } else {
+                    self.periodic_compaction_seconds
+                };
+                if periodic == 0 {
+                    periodic = ttl;
+                } else if ttl != 0 {
+                    periodic = periodic.min(ttl);
+                }
+                return (0, periodic);
+            }
+            crate::DBCompactionStyle::Level => {}
+        }
         let filter = self.ttl_db.is_some();
         let pick = |v: u64| match v {
             DEFAULT if filter => THIRTY_DAYS,
@@ -679,6 +711,12 @@ impl Options {
         }
     }
 
+    /// `level_compaction_dynamic_level_bytes` as RocksDB sanitizes it: only the level style
+    /// has level targets.
+    pub(crate) fn dynamic_level_bytes_in_force(&self) -> bool {
+        self.level_compaction_dynamic_level_bytes && self.compaction_style == crate::DBCompactionStyle::Level
+    }
+
     /// Every supported option has been checked; the first unsupported one is refused.
     pub(crate) fn check_supported(&self) -> Result<()> {
         if let crate::db::ColumnFamilyTtl::Duration(_) = self.cf_ttl {
@@ -690,12 +728,10 @@ impl Options {
             return Err(Error::not_supported(format!("option {name} is not supported by Shale")));
         }
         if self.compaction_style == crate::DBCompactionStyle::Fifo
-            && self.ttl != 0
-            && self.ttl != u64::MAX - 1
+            && self.max_open_files != -1
+            && self.age_compaction_seconds().0 > 0
         {
-            return Err(Error::not_supported(
-                "option ttl with FIFO compaction (TTL deletion) is not supported by Shale",
-            ));
+            return Err(Error::not_supported("FIFO compaction only supported with max_open_files = -1."));
         }
         if self.comparator.timestamp_size() > 0 && self.prefix_extractor.is_some() {
             return Err(Error::not_supported(
@@ -720,8 +756,13 @@ impl Options {
                 ));
             }
         }
-        if self.num_levels < 2 {
-            return Err(Error::invalid_argument("num_levels must be at least 2"));
+        // RocksDB lets universal and FIFO families have a single level (everything in level 0).
+        let min_levels = if self.compaction_style == crate::DBCompactionStyle::Level { 2 } else { 1 };
+        if self.num_levels < min_levels {
+            return Err(Error::invalid_argument(format!(
+                "num_levels must be at least {min_levels} with {:?} compaction",
+                self.compaction_style
+            )));
         }
         self.check_compression_opts()?;
         if self.write_buffer_size == 0 {

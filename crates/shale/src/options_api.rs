@@ -169,14 +169,15 @@ impl CuckooTableOptions {
 }
 
 /// FIFO compaction options, as rust-rocksdb's `FifoCompactOptions` (RocksDB's
-/// `compaction_options_fifo`; `allow_compaction` keeps RocksDB's default, false).
+/// `compaction_options_fifo`, `compaction/fifo.rs`).
 pub struct FifoCompactOptions {
     max_table_files_size: u64,
+    allow_compaction: bool,
 }
 
 impl Default for FifoCompactOptions {
     fn default() -> Self {
-        FifoCompactOptions { max_table_files_size: 1 << 30 }
+        FifoCompactOptions { max_table_files_size: 1 << 30, allow_compaction: false }
     }
 }
 
@@ -185,9 +186,16 @@ impl FifoCompactOptions {
     pub fn set_max_table_files_size(&mut self, nbytes: u64) {
         self.max_table_files_size = nbytes;
     }
+
+    /// RocksDB's `allow_compaction` (default false): small level-0 tables are merged to keep
+    /// their number down. Not in rust-rocksdb 0.25's API (a Shale addition; RocksDB's C++
+    /// option of the same name).
+    pub fn set_allow_compaction(&mut self, allow: bool) {
+        self.allow_compaction = allow;
+    }
 }
 
-/// Universal compaction options, as rust-rocksdb's (universal compaction is issue 18's).
+/// Universal compaction options, as rust-rocksdb's (`compaction/universal.rs`).
 pub struct UniversalCompactOptions {
     size_ratio: i32,
     min_merge_width: i32,
@@ -923,10 +931,15 @@ impl Options {
         self.unsupported_if(!ok, name);
     }
 
-    /// Not built in Shale: recorded, and `open` refuses it with NotSupported.
+    /// As RocksDB's `OptimizeUniversalStyleCompaction(memtable_memory_budget)`: universal
+    /// style, write buffers of a quarter of the budget, up to 6 of them, two merged per flush,
+    /// and `compression_size_percent` 80.
     pub fn optimize_universal_style_compaction(&mut self, memtable_memory_budget: usize) {
-        let _ = memtable_memory_budget;
-        self.unsupported.push("universal compaction (optimize_universal_style_compaction)");
+        self.write_buffer_size = memtable_memory_budget / 4;
+        self.min_write_buffer_number_to_merge = 2;
+        self.max_write_buffer_number = 6;
+        self.set_compaction_style(DBCompactionStyle::Universal);
+        self.universal.compression_size_percent = 80;
     }
 
     /// Table directories with target sizes, as RocksDB's `db_paths`: new tables go to the
@@ -1163,24 +1176,32 @@ impl Options {
         self.accept_only(matches!(pri, CompactionPri::MinOverlappingRatio), "compaction_pri");
     }
 
-    /// Level (the default) or FIFO compaction (`compaction/picker.rs`); universal is recorded
-    /// and `open` refuses it with NotSupported naming it.
+    /// Level (the default, `compaction/picker.rs`), universal (`compaction/universal.rs`) or
+    /// FIFO (`compaction/fifo.rs`) compaction. A database may reopen with another style
+    /// (see docs/compaction-styles.md).
     pub fn set_compaction_style(&mut self, style: DBCompactionStyle) {
         self.compaction_style = style;
-        self.accept_only(
-            !matches!(style, DBCompactionStyle::Universal),
-            "compaction_style universal (issue 18)",
-        );
     }
 
+    /// The options of universal compaction (used when the style is universal).
     pub fn set_universal_compaction_options(&mut self, uco: &UniversalCompactOptions) {
-        let _ = uco;
-        self.unsupported.push("universal_compaction_options (issue 18)");
+        use crate::compaction::universal::StopStyle;
+        // RocksDB's fields are unsigned: a negative value wraps as it does through the C API.
+        self.universal.size_ratio = uco.size_ratio as u32;
+        self.universal.min_merge_width = uco.min_merge_width as u32;
+        self.universal.max_merge_width = uco.max_merge_width as u32;
+        self.universal.max_size_amplification_percent = uco.max_size_amplification_percent as u32;
+        self.universal.compression_size_percent = uco.compression_size_percent;
+        self.universal.stop_style = match uco.stop_style {
+            UniversalCompactionStopStyle::Similar => StopStyle::Similar,
+            UniversalCompactionStopStyle::Total => StopStyle::Total,
+        };
     }
 
     /// The options of FIFO compaction (used when the style is FIFO).
     pub fn set_fifo_compaction_options(&mut self, fco: &FifoCompactOptions) {
         self.fifo_max_table_files_size = fco.max_table_files_size;
+        self.fifo_allow_compaction = fco.allow_compaction;
     }
 
     /// Shale behaves as RocksDB with this option at its default (`!unordered`); any other

@@ -32,6 +32,7 @@ fn sustained_writes_compact_into_deeper_levels() {
     o.set_target_file_size_base(64 << 10);
     o.set_max_bytes_for_level_base(256 << 10);
     o.set_max_bytes_for_level_multiplier(4.0);
+    o.set_level_compaction_dynamic_level_bytes(false); // levels fill from level 1 down
     let db = DB::open(&o, dir.path()).unwrap();
     // ~4 MB in a scattered key order, with overwrites.
     let n = 4000u64;

@@ -15,6 +15,7 @@ fn reverse_opts() -> Options {
     o.create_if_missing(true);
     o.set_write_buffer_size(16 << 10);
     o.set_level_zero_file_num_compaction_trigger(2);
+    o.set_level_compaction_dynamic_level_bytes(false); // level 0 compacts into level 1
     o.set_comparator_object(Arc::new(ReverseBytewiseComparator));
     o
 }
@@ -30,6 +31,7 @@ fn numeric_opts() -> Options {
     o.create_if_missing(true);
     o.set_write_buffer_size(16 << 10);
     o.set_level_zero_file_num_compaction_trigger(2);
+    o.set_level_compaction_dynamic_level_bytes(false); // level 0 compacts into level 1
     o.set_comparator("shale.test.Numeric", Box::new(numeric));
     o
 }

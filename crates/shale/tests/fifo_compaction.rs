@@ -108,22 +108,55 @@ fn a_leveled_family_switched_to_fifo_loses_its_last_level_first() {
 }
 
 #[test]
-fn fifo_with_ttl_is_refused_not_ignored() {
+fn ttl_deletes_expired_tables() {
     let dir = tempfile::tempdir().unwrap();
-    let mut o = fifo_options(1 << 20);
-    o.set_ttl(3600);
-    let e = DB::open(&o, dir.path()).unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
-    assert!(e.to_string().contains("ttl"), "{e}");
+    let mut o = fifo_options(1 << 30);
+    o.set_ttl(2);
+    let db = DB::open(&o, dir.path()).unwrap();
+    write_table(&db, 0);
+    write_table(&db, 1);
+    std::thread::sleep(std::time::Duration::from_millis(3500));
+    write_table(&db, 2);
+    // compact_range runs FIFO's pick: the two tables older than 2 s go, the new one stays.
+    db.compact_range::<&[u8], &[u8]>(None, None);
+    wait(&db);
+    assert_eq!(db.get(format!("k{:07}", 0)).unwrap(), None, "table 0 expired");
+    assert_eq!(db.get(format!("k{:07}", 1000)).unwrap(), None, "table 1 expired");
+    assert!(db.get(format!("k{:07}", 2000)).unwrap().is_some(), "table 2 is young");
+    assert_eq!(db.live_files().unwrap().len(), 1);
 }
 
 #[test]
-fn universal_compaction_is_still_refused() {
+fn fifo_ttl_needs_max_open_files_unlimited() {
     let dir = tempfile::tempdir().unwrap();
-    let mut o = Options::default();
-    o.create_if_missing(true);
-    o.set_compaction_style(DBCompactionStyle::Universal);
+    let mut o = fifo_options(1 << 20);
+    o.set_max_open_files(100);
+    // RocksDB's default FIFO ttl is 30 days, so this is refused as RocksDB refuses it.
     let e = DB::open(&o, dir.path()).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
-    assert!(e.to_string().contains("universal"), "{e}");
+    assert!(e.to_string().contains("max_open_files = -1"), "{e}");
+    o.set_ttl(0);
+    DB::open(&o, dir.path()).unwrap();
+}
+
+#[test]
+fn allow_compaction_merges_small_level0_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = fifo_options(1 << 30);
+    let mut f = FifoCompactOptions::default();
+    f.set_max_table_files_size(1 << 30);
+    f.set_allow_compaction(true);
+    o.set_fifo_compaction_options(&f);
+    o.set_level_zero_file_num_compaction_trigger(4);
+    let db = DB::open(&o, dir.path()).unwrap();
+    for t in 0..8 {
+        write_table(&db, t);
+        wait(&db);
+    }
+    let files = db.live_files().unwrap();
+    assert!(files.iter().all(|f| f.level == 0), "FIFO keeps everything in level 0");
+    assert!(files.len() < 8, "{} tables: none merged", files.len());
+    for t in 0..8 {
+        assert!(db.get(format!("k{:07}", t * 1000 + 7)).unwrap().is_some(), "table {t}'s keys");
+    }
 }

@@ -1,7 +1,9 @@
 //! Model test: thousands of random operations against a `BTreeMap`, with tiny write
 //! buffers and file sizes so that many files and levels form. Every observation — gets,
 //! snapshot reads, iterators in both directions with bounds and direction switches — must
-//! match the model, across flushes, compactions and reopen.
+//! match the model, across flushes, compactions and reopen. It runs under leveled, universal
+//! and FIFO compaction (FIFO's size bound large enough to delete nothing), and with the style
+//! switched at every reopen.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 use std::collections::BTreeMap;
@@ -9,7 +11,10 @@ use std::ops::Bound;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use shale::{Direction, IteratorMode, Options, ReadOptions, WriteBatch, DB};
+use shale::{
+    DBCompactionStyle, Direction, FifoCompactOptions, IteratorMode, Options, ReadOptions,
+    UniversalCompactOptions, WriteBatch, DB,
+};
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
@@ -26,6 +31,26 @@ fn options() -> Options {
     o.set_level_zero_file_num_compaction_trigger(2);
     o.set_num_levels(5);
     o.set_compression_type(shale::DBCompressionType::None);
+    o
+}
+
+fn styled(style: DBCompactionStyle) -> Options {
+    let mut o = options();
+    o.set_compaction_style(style);
+    match style {
+        DBCompactionStyle::Universal => {
+            let mut u = UniversalCompactOptions::default();
+            u.set_max_size_amplification_percent(150);
+            o.set_universal_compaction_options(&u);
+        }
+        DBCompactionStyle::Fifo => {
+            let mut f = FifoCompactOptions::default();
+            f.set_max_table_files_size(1 << 40);
+            f.set_allow_compaction(true);
+            o.set_fifo_compaction_options(&f);
+        }
+        DBCompactionStyle::Level => {}
+    }
     o
 }
 
@@ -121,6 +146,11 @@ fn check_iterators(
 }
 
 fn run(seed: u64, ops: usize) {
+    run_styles(seed, ops, &[DBCompactionStyle::Level]);
+}
+
+/// The model run; each reopen uses the next style of `styles` (round robin).
+fn run_styles(seed: u64, ops: usize, styles: &[DBCompactionStyle]) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db");
     let mut rng = SmallRng::seed_from_u64(seed);
@@ -129,7 +159,7 @@ fn run(seed: u64, ops: usize) {
     let mut epoch = 0;
     while done < ops {
         epoch += 1;
-        let db = DB::open(&options(), &path).unwrap();
+        let db = DB::open(&styled(styles[(epoch - 1) % styles.len()]), &path).unwrap();
         // Everything acknowledged before the reopen is there.
         check_iterators(&db, &model, &mut rng, None, &format!("seed {seed} reopen {epoch}"));
         let mut snaps: Vec<(shale::Snapshot<'_>, Model)> = Vec::new();
@@ -236,6 +266,35 @@ fn model_seed_2() {
 #[test]
 fn model_seed_3() {
     run(3, 4000);
+}
+
+#[test]
+fn model_universal_seed_1() {
+    run_styles(1, 4000, &[DBCompactionStyle::Universal]);
+}
+
+#[test]
+fn model_universal_seed_4() {
+    run_styles(4, 4000, &[DBCompactionStyle::Universal]);
+}
+
+#[test]
+fn model_fifo_seed_1() {
+    run_styles(1, 3000, &[DBCompactionStyle::Fifo]);
+}
+
+#[test]
+fn model_fifo_seed_5() {
+    run_styles(5, 3000, &[DBCompactionStyle::Fifo]);
+}
+
+/// The style changes at every reopen: level, universal, FIFO, level... (RocksDB opens a
+/// database written under any style with any other).
+#[test]
+fn model_styles_switched_at_reopen() {
+    let all = [DBCompactionStyle::Level, DBCompactionStyle::Universal, DBCompactionStyle::Fifo];
+    run_styles(6, 6000, &all);
+    run_styles(7, 6000, &[DBCompactionStyle::Universal, DBCompactionStyle::Level]);
 }
 
 #[test]

@@ -166,6 +166,21 @@ pub struct BenchArgs {
     /// Max bytes for level 1.
     #[arg(long, default_value_t = 256 << 20)]
     pub max_bytes_for_level_base: u64,
+    /// Level targets sized from the last level up (db_bench's default is false, unlike
+    /// RocksDB's Options).
+    #[arg(long, default_value_t = false, num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", value_parser = parse_bool)]
+    pub level_compaction_dynamic_level_bytes: bool,
+    /// Compaction style: 0 level, 1 universal, 2 FIFO.
+    #[arg(long, default_value_t = 0)]
+    pub compaction_style: i32,
+    /// FIFO: total table bytes (MiB) above which the oldest tables are deleted.
+    #[arg(long, default_value_t = 0)]
+    pub fifo_compaction_max_table_files_size_mb: u64,
+    /// FIFO: small level-0 tables may be merged.
+    #[arg(long, default_value_t = true, num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", value_parser = parse_bool)]
+    pub fifo_compaction_allow_compaction: bool,
     /// Bytes in a block.
     #[arg(long, default_value_t = 4096)]
     pub block_size: i32,
@@ -252,6 +267,9 @@ impl BenchArgs {
         }
         if self.num < 0 {
             return Err("--num must not be negative".into());
+        }
+        if !(0..=2).contains(&self.compaction_style) {
+            return Err("--compaction_style must be 0 (level), 1 (universal) or 2 (FIFO)".into());
         }
         crate::bench::db::compression_from_name(&self.compression_type)?;
         self.benchmark_list().map(|_| ())

@@ -71,6 +71,18 @@ pub fn options(a: &BenchArgs) -> Result<Options, String> {
     o.set_use_fsync(a.use_fsync);
     o.set_target_file_size_base(a.target_file_size_base.max(0) as u64);
     o.set_max_bytes_for_level_base(a.max_bytes_for_level_base);
+    o.set_level_compaction_dynamic_level_bytes(a.level_compaction_dynamic_level_bytes);
+    match a.compaction_style {
+        1 => o.set_compaction_style(shale::DBCompactionStyle::Universal),
+        2 => {
+            o.set_compaction_style(shale::DBCompactionStyle::Fifo);
+            let mut f = shale::FifoCompactOptions::default();
+            f.set_max_table_files_size(a.fifo_compaction_max_table_files_size_mb << 20);
+            f.set_allow_compaction(a.fifo_compaction_allow_compaction);
+            o.set_fifo_compaction_options(&f);
+        }
+        _ => o.set_compaction_style(shale::DBCompactionStyle::Level),
+    }
     let mut t = BlockBasedOptions::default();
     t.set_block_size(a.block_size.max(1) as usize);
     if a.cache_size > 0 {

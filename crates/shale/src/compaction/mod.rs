@@ -1,4 +1,7 @@
-//! Leveled compaction: `picker` decides what to compact (pure), `job` does it.
+//! Compaction: the pickers decide what to compact (pure functions of a Version and the
+//! options): `picker` (leveled, and the shared plan type), `universal`, `fifo`; `job` does it.
 
+pub mod fifo;
 pub mod job;
 pub mod picker;
+pub mod universal;

@@ -25,28 +25,54 @@ use crate::version::Version;
 use crate::DBCompactionStyle;
 
 /// What one compaction reads and where it writes.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct CompactionPlan {
     pub level: usize,
     pub output_level: usize,
     /// Files of `level`.
     pub inputs: Vec<Arc<FileMetaData>>,
-    /// Files of `output_level` that overlap `inputs`.
+    /// Files of `output_level` that overlap `inputs` (universal: all of them).
     pub next_inputs: Vec<Arc<FileMetaData>>,
+    /// Universal compaction: whole levels strictly between `level` and `output_level` that are
+    /// inputs too (each level once, in level order).
+    pub middle: Vec<(usize, Vec<Arc<FileMetaData>>)>,
     /// No deeper level holds keys in the compaction's range: deletions can be dropped.
     pub bottommost: bool,
-    /// FIFO's size compaction: the inputs are deleted, nothing is written.
+    /// FIFO's size and TTL compactions: the inputs are deleted, nothing is written.
     pub deletion_only: bool,
+    /// Universal's `compression_size_percent`: the outputs are written uncompressed.
+    pub disable_compression: bool,
+    /// The size at which outputs are cut (None: the output level's target file size).
+    pub output_file_size: Option<u64>,
+    /// The inputs are always rewritten, never moved unchanged (universal without
+    /// `allow_trivial_move`).
+    pub rewrite: bool,
 }
 
 impl CompactionPlan {
     /// One input file and nothing to merge with: the file can move down unchanged.
     pub fn is_trivial_move(&self) -> bool {
-        !self.deletion_only && self.next_inputs.is_empty() && self.inputs.len() == 1
+        !self.deletion_only
+            && !self.rewrite
+            && self.next_inputs.is_empty()
+            && self.middle.is_empty()
+            && self.inputs.len() == 1
+    }
+
+    /// Every input with its level: `inputs`, then `middle`, then `next_inputs`.
+    pub fn all_inputs(&self) -> impl Iterator<Item = (usize, &Arc<FileMetaData>)> {
+        let first = self.inputs.iter().map(move |f| (self.level, f));
+        let middle = self.middle.iter().flat_map(|(l, files)| files.iter().map(move |f| (*l, f)));
+        let next = self.next_inputs.iter().map(move |f| (self.output_level, f));
+        first.chain(middle).chain(next)
+    }
+
+    pub fn num_input_files(&self) -> usize {
+        self.all_inputs().count()
     }
 
     pub fn input_bytes(&self) -> u64 {
-        self.inputs.iter().chain(&self.next_inputs).map(|f| f.file_size).sum()
+        self.all_inputs().map(|(_, f)| f.file_size).sum()
     }
 }
 
@@ -153,7 +179,7 @@ pub struct RunningCompaction {
 
 impl RunningCompaction {
     pub fn of(v: &Version, plan: &CompactionPlan) -> RunningCompaction {
-        let all: Vec<Arc<FileMetaData>> = plan.inputs.iter().chain(&plan.next_inputs).cloned().collect();
+        let all: Vec<Arc<FileMetaData>> = plan.all_inputs().map(|(_, f)| f.clone()).collect();
         let (smallest, largest) = key_range(v, &all);
         RunningCompaction { level: plan.level, output_level: plan.output_level, smallest, largest }
     }
@@ -167,13 +193,13 @@ pub struct Busy<'a> {
 }
 
 impl Busy<'_> {
-    fn file(&self, number: u64) -> bool {
+    pub(crate) fn file(&self, number: u64) -> bool {
         self.files.is_some_and(|f| f.contains(&number))
     }
 
     /// True when `plan` would read a busy file or write a range another compaction writes.
-    fn conflicts(&self, v: &Version, plan: &CompactionPlan) -> bool {
-        if plan.inputs.iter().chain(&plan.next_inputs).any(|f| self.file(f.number)) {
+    pub(crate) fn conflicts(&self, v: &Version, plan: &CompactionPlan) -> bool {
+        if plan.all_inputs().any(|(_, f)| self.file(f.number)) {
             return true;
         }
         let mine = RunningCompaction::of(v, plan);
@@ -197,8 +223,12 @@ pub fn pick(
     if opts.disable_auto_compactions {
         return None;
     }
-    if opts.compaction_style == DBCompactionStyle::Fifo {
-        return pick_fifo(v, opts, busy);
+    match opts.compaction_style {
+        DBCompactionStyle::Fifo => return super::fifo::pick_fifo(v, opts, busy, unix_now()),
+        DBCompactionStyle::Universal => {
+            return super::universal::pick_universal(v, opts, busy, unix_now());
+        }
+        DBCompactionStyle::Level => {}
     }
     let scores = level_scores(v, opts);
     let mut order: Vec<(usize, f64)> = scores.into_iter().enumerate().filter(|(_, s)| *s >= 1.0).collect();
@@ -208,6 +238,11 @@ pub fn pick(
         .find_map(|(level, _)| pick_level(v, opts, level, compact_pointer, busy))
         .or_else(|| pick_marked(v, opts, busy))
         .or_else(|| pick_by_age(v, opts, busy))
+}
+
+/// Seconds since the epoch (0 if the clock is before it).
+pub(crate) fn unix_now() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }
 
 /// RocksDB's PickFilesMarkedForCompaction: a table a properties collector marked
@@ -287,9 +322,8 @@ pub fn pick_by_age(v: &Version, opts: &Options, busy: Busy<'_>) -> Option<Compac
                     level,
                     output_level: level,
                     inputs: vec![f.clone()],
-                    next_inputs: Vec::new(),
                     bottommost: true,
-                    deletion_only: false,
+                    ..Default::default()
                 }
             } else {
                 let Some(plan) = plan_one_level_down(v, opts, busy, level, f) else {
@@ -334,50 +368,6 @@ fn pick_level(
     })
 }
 
-/// FIFO compaction's size pick (RocksDB's `FIFOCompactionPicker::PickSizeCompaction`): when
-/// the family's tables hold more than `max_table_files_size`, delete level 0's oldest files
-/// until the rest fit. A family that held data in deeper levels (it was leveled before)
-/// deletes from its last non-empty level first, smallest keys first, until only level 0
-/// is left. One FIFO compaction at a time, as RocksDB.
-pub fn pick_fifo(v: &Version, opts: &Options, busy: Busy<'_>) -> Option<CompactionPlan> {
-    if !busy.running.is_empty() {
-        return None;
-    }
-    let max = opts.fifo_max_table_files_size;
-    let total: u64 = (0..v.num_levels()).map(|l| v.level_bytes(l)).sum();
-    let last_level = (0..v.num_levels()).rev().find(|&l| v.num_files(l) > 0)?;
-    if total <= max {
-        return None;
-    }
-    let mut remaining = total;
-    let mut inputs = Vec::new();
-    let files = v.files(last_level);
-    // Level 0 lists its newest file first: walk it from the back. Deeper levels go by key.
-    let order: Box<dyn Iterator<Item = &Arc<FileMetaData>>> =
-        if last_level == 0 { Box::new(files.iter().rev()) } else { Box::new(files.iter()) };
-    for f in order {
-        if busy.file(f.number) {
-            continue;
-        }
-        remaining -= remaining.min(f.file_size);
-        inputs.push(f.clone());
-        if remaining <= max {
-            break;
-        }
-    }
-    if inputs.is_empty() {
-        return None;
-    }
-    Some(CompactionPlan {
-        level: last_level,
-        output_level: last_level,
-        inputs,
-        next_inputs: Vec::new(),
-        bottommost: false,
-        deletion_only: true,
-    })
-}
-
 /// Level 0's oldest files, as many as fit in `max_bytes` together with the files of the
 /// base level they overlap (at least two, when there are two).
 fn oldest_l0_files(v: &Version, base: usize, max_bytes: u64) -> Vec<Arc<FileMetaData>> {
@@ -404,7 +394,8 @@ fn oldest_l0_files(v: &Version, base: usize, max_bytes: u64) -> Vec<Arc<FileMeta
 /// limits compare with).
 pub fn estimated_pending_bytes(v: &Version, opts: &Options) -> u64 {
     let n = v.num_levels();
-    if n < 2 || opts.disable_auto_compactions || opts.compaction_style == DBCompactionStyle::Fifo {
+    // As RocksDB's EstimateCompactionBytesNeeded: only estimated for the level style.
+    if n < 2 || opts.disable_auto_compactions || opts.compaction_style != DBCompactionStyle::Level {
         return 0;
     }
     let targets = level_targets(v, opts);
@@ -468,7 +459,7 @@ fn plan_for(
     let (all_lo, all_hi) = key_range(v, &inputs.iter().chain(&next_inputs).cloned().collect::<Vec<_>>());
     let bottommost = (output_level + 1..v.num_levels())
         .all(|l| v.overlapping_files(l, Some(&all_lo), Some(&all_hi)).is_empty());
-    CompactionPlan { level, output_level, inputs, next_inputs, bottommost, deletion_only: false }
+    CompactionPlan { level, output_level, inputs, next_inputs, bottommost, ..Default::default() }
 }
 
 /// The smallest and largest user keys of `files`.
@@ -578,6 +569,7 @@ mod tests {
     #[test]
     fn static_targets_start_at_level_1() {
         let mut o = Options::default();
+        o.set_level_compaction_dynamic_level_bytes(false);
         o.set_max_bytes_for_level_base(100);
         let t = level_targets(&version7(vec![(6, file(1, "a", "z", 5000))]), &o);
         assert_eq!(t.base_level, 1);

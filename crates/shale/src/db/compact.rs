@@ -68,11 +68,8 @@ impl DbInner {
             && !(manual && has_compaction_filter(cf))
             && plan.inputs.first().is_some_and(|f| f.path_id == output_path_id);
         let mut edit = VersionEdit { column_family: cf.id, ..Default::default() };
-        for f in &plan.inputs {
-            edit.deleted_files.push((plan.level as u32, f.number));
-        }
-        for f in &plan.next_inputs {
-            edit.deleted_files.push((plan.output_level as u32, f.number));
+        for (level, f) in plan.all_inputs() {
+            edit.deleted_files.push((level as u32, f.number));
         }
         let mut outputs_numbers = Vec::new();
         if plan.deletion_only {
@@ -84,7 +81,7 @@ impl DbInner {
             // RocksDB's `Compaction::is_full_compaction`: every file of the family is an input.
             let is_full_compaction = st.cfs.get(&cf.id).is_some_and(|c| {
                 let total: usize = (0..c.current.num_levels()).map(|l| c.current.files(l).len()).sum();
-                total == plan.inputs.len() + plan.next_inputs.len()
+                total == plan.num_input_files()
             });
             let this = self.clone();
             let created = parking_lot::Mutex::new(Vec::new());
@@ -93,13 +90,8 @@ impl DbInner {
                 let (iter, tombstones) = this.compaction_input(cf, plan)?;
                 // The outputs' creation time is the oldest of the inputs' (RocksDB's oldest
                 // ancestor time), which `ttl` compaction goes by.
-                let ancestor = plan
-                    .inputs
-                    .iter()
-                    .chain(&plan.next_inputs)
-                    .map(|f| f.oldest_ancester_time)
-                    .filter(|t| *t > 0)
-                    .min();
+                let ancestor =
+                    plan.all_inputs().map(|(_, f)| f.oldest_ancester_time).filter(|t| *t > 0).min();
                 let builder_options = |n: u64| {
                     let mut b = super::flush::builder_options(cf, n);
                     b.target_file_size = cf.opts.target_file_size(plan.output_level);
@@ -108,6 +100,9 @@ impl DbInner {
                     }
                     if let Some(t) = ancestor {
                         b.creation_time = b.creation_time.min(t);
+                    }
+                    if plan.disable_compression {
+                        b.compression = crate::table::compression::CompressionType::None;
                     }
                     b
                 };
@@ -147,7 +142,9 @@ impl DbInner {
                     tombstones,
                     snapshots,
                     bottommost: plan.bottommost,
-                    target_file_size: cf.opts.target_file_size(plan.output_level),
+                    target_file_size: plan
+                        .output_file_size
+                        .unwrap_or_else(|| cf.opts.target_file_size(plan.output_level)),
                     builder_options: &builder_options,
                     new_file_number: &new_number,
                     remove_value: ttl_filter.as_ref().map(|f| f as &job::ValueFilter),
@@ -191,10 +188,7 @@ impl DbInner {
                 use crate::statistics::{Histogram, Ticker};
                 s.record_tick(Ticker::CompactReadBytes, plan.input_bytes());
                 s.record_tick(Ticker::CompactWriteBytes, result.bytes_written);
-                s.record_in_histogram(
-                    Histogram::NumFilesInSingleCompaction,
-                    (plan.inputs.len() + plan.next_inputs.len()) as u64,
-                );
+                s.record_in_histogram(Histogram::NumFilesInSingleCompaction, plan.num_input_files() as u64);
                 s.report_time(Histogram::CompactionTime, started.elapsed().as_micros() as u64);
             }
             outputs_numbers = created.into_inner();
@@ -229,7 +223,7 @@ impl DbInner {
             "[{}] {} {}@{} + {}@{} files to L{} ({} outputs){}",
             cf.name,
             if plan.deletion_only { "FIFO compaction deleted" } else { "Compacted" },
-            plan.inputs.len(),
+            plan.num_input_files() - plan.next_inputs.len(),
             plan.level,
             plan.next_inputs.len(),
             plan.output_level,
@@ -262,6 +256,9 @@ impl DbInner {
             Ok(())
         };
         add_level(plan.level, &plan.inputs)?;
+        for (level, files) in &plan.middle {
+            add_level(*level, files)?;
+        }
         add_level(plan.output_level, &plan.next_inputs)?;
         Ok((Box::new(MergingIterator::new(cf.icmp.clone(), children)), tombstones))
     }
@@ -281,17 +278,31 @@ impl DbInner {
         let dropped = || Error::invalid_argument("column family dropped");
         st.cfs.get_mut(&cf.id).ok_or_else(dropped)?.manual_compactions += 1;
         let r = (|| -> Result<()> {
-            if cf.opts.compaction_style == crate::DBCompactionStyle::Fifo {
-                // RocksDB ignores the range under FIFO: it runs FIFO's own pick, once.
+            let style = cf.opts.compaction_style;
+            if style != crate::DBCompactionStyle::Level {
+                // RocksDB ignores the range under FIFO (it runs FIFO's own pick, once) and
+                // under universal (every file of every level goes into the last level).
                 while st.cfs.get(&cf.id).is_some_and(|c| !c.running.is_empty()) {
                     self.done_cv.wait(&mut st);
                 }
                 let c = st.cfs.get(&cf.id).ok_or_else(dropped)?;
                 let busy = picker::Busy { files: None, running: &[] };
-                let Some(plan) = picker::pick_fifo(&c.current, &cf.opts, busy) else { return Ok(()) };
+                let plan = if style == crate::DBCompactionStyle::Fifo {
+                    crate::compaction::fifo::pick_fifo(&c.current, &cf.opts, busy, picker::unix_now())
+                } else {
+                    crate::compaction::universal::pick_manual_universal(&c.current)
+                };
+                let Some(plan) = plan else { return Ok(()) };
                 let running = self.start_compaction(&mut st, cf.id, &plan);
-                let result = self.run_compaction(&mut st, cf, &plan);
+                let result = self.run_compaction_as(&mut st, cf, &plan, true);
                 self.end_compaction(&mut st, cf.id, plan, &running);
+                if let Err(e) = &result {
+                    if counts_as_bg_error(e) {
+                        self.set_bg_error_in(&mut st, e.clone(), BgErrorReason::Compaction);
+                    }
+                } else {
+                    st.errors.background_job_succeeded();
+                }
                 return result;
             }
             let num_levels = cf.opts.num_levels as usize;
@@ -417,12 +428,5 @@ fn bottommost_plan(
     let hi = inputs.iter().map(|f| crate::key::user_key(&f.largest)).max_by(|a, b| ucmp.compare(a, b))?;
     let bottommost =
         (level + 1..v.num_levels()).all(|l| v.overlapping_files(l, Some(lo), Some(hi)).is_empty());
-    Some(CompactionPlan {
-        level,
-        output_level: level,
-        inputs,
-        next_inputs: Vec::new(),
-        bottommost,
-        deletion_only: false,
-    })
+    Some(CompactionPlan { level, output_level: level, inputs, bottommost, ..Default::default() })
 }

@@ -25,6 +25,9 @@
 //! - `report_bg_io_stats`: flush and compaction lines in LOG carry the time spent writing.
 //! - `ttl`, `periodic_compaction_seconds`: the picker's age-based compactions use them from
 //!   the next pick (idle compaction threads look about once a second).
+//! - `compaction_options_universal={size_ratio=..;...}`, `compaction_options_fifo={...}`: the
+//!   fields named change, the others keep their values; the universal and FIFO pickers use
+//!   them from the next pick (fields Shale does not build accept only their default).
 //!
 //! The OPTIONS file is then rewritten, as RocksDB does after each SetOptions.
 
@@ -88,6 +91,23 @@ fn bad_value(name: &str, v: &str) -> Error {
     Error::invalid_argument(format!("Error parsing option {name}: invalid value `{v}`"))
 }
 
+/// The fields of a struct-valued option, `{a=1;b=2;}` (braces optional).
+fn struct_fields<'a>(name: &str, v: &'a str) -> Result<Vec<(&'a str, &'a str)>> {
+    let t = v.trim();
+    let t = t.strip_prefix('{').and_then(|t| t.strip_suffix('}')).unwrap_or(t);
+    t.split(';')
+        .map(str::trim)
+        .filter(|f| !f.is_empty())
+        .map(|f| f.split_once('=').map(|(k, x)| (k.trim(), x.trim())).ok_or_else(|| bad_value(name, v)))
+        .collect()
+}
+
+fn not_built(name: &str, field: &str) -> Error {
+    Error::not_supported(format!(
+        "set_options: option {name}.{field} other than its default is not built by Shale"
+    ))
+}
+
 fn compression(name: &str, v: &str) -> Result<DBCompressionType> {
     Ok(match v {
         "kNoCompression" => DBCompressionType::None,
@@ -127,8 +147,6 @@ const MUTABLE_NOT_BUILT: &[&str] = &[
     "blob_file_starting_level",
     "prepopulate_blob_cache",
     "check_flush_compaction_key_order",
-    "compaction_options_fifo",
-    "compaction_options_universal",
     "table_factory",
     "block_based_table_factory",
     "memtable_protection_bytes_per_key",
@@ -212,6 +230,59 @@ pub(crate) fn apply_mutable(o: &mut Options, name: &str, v: &str) -> Result<()> 
                 return Err(bad_value(name, v));
             }
             o.experimental_mempurge_threshold = t;
+        }
+        "compaction_options_universal" => {
+            for (k, x) in struct_fields(name, v)? {
+                let u = &mut o.universal;
+                match k {
+                    "size_ratio" => u.size_ratio = number(k, x)?,
+                    "min_merge_width" => u.min_merge_width = number(k, x)?,
+                    "max_merge_width" => u.max_merge_width = number(k, x)?,
+                    "max_size_amplification_percent" => u.max_size_amplification_percent = number(k, x)?,
+                    "compression_size_percent" => u.compression_size_percent = number(k, x)?,
+                    // Not in the OPTIONS file Shale writes (RocksDB 7.8.3's fields): default only.
+                    "max_read_amp" if number::<i32>(k, x)? == -1 => {}
+                    "max_read_amp" => return Err(not_built(name, k)),
+                    "stop_style" => {
+                        u.stop_style = match x {
+                            "kCompactionStopStyleSimilarSize" => {
+                                crate::compaction::universal::StopStyle::Similar
+                            }
+                            "kCompactionStopStyleTotalSize" => crate::compaction::universal::StopStyle::Total,
+                            _ => return Err(bad_value(k, x)),
+                        }
+                    }
+                    // Which files a running compaction locks: no effect on what Shale picks.
+                    "reduce_file_locking" => {
+                        boolean(k, x)?;
+                    }
+                    "allow_trivial_move" | "incremental" if !boolean(k, x)? => {}
+                    "allow_trivial_move" | "incremental" => return Err(not_built(name, k)),
+                    _ => return Err(Error::invalid_argument(format!("Could not find option: {name}.{k}"))),
+                }
+            }
+        }
+        "compaction_options_fifo" => {
+            for (k, x) in struct_fields(name, v)? {
+                match k {
+                    "max_table_files_size" => o.fifo_max_table_files_size = number(k, x)?,
+                    "allow_compaction" => o.fifo_allow_compaction = boolean(k, x)?,
+                    "ttl" | "age_for_warm" | "max_data_files_size" if number::<u64>(k, x)? == 0 => {}
+                    "use_kv_ratio_compaction" | "allow_trivial_copy_when_change_temperature"
+                        if !boolean(k, x)? => {}
+                    "file_temperature_age_thresholds" if x.is_empty() => {}
+                    "trivial_copy_buffer_size" => {
+                        number::<u64>(k, x)?;
+                    }
+                    "ttl"
+                    | "age_for_warm"
+                    | "max_data_files_size"
+                    | "use_kv_ratio_compaction"
+                    | "allow_trivial_copy_when_change_temperature"
+                    | "file_temperature_age_thresholds" => return Err(not_built(name, k)),
+                    _ => return Err(Error::invalid_argument(format!("Could not find option: {name}.{k}"))),
+                }
+            }
         }
         _ if MUTABLE_NOT_BUILT.contains(&name) => {
             return Err(Error::not_supported(format!(
@@ -309,7 +380,8 @@ pub(crate) fn log_cf_options(
     log.log(format_args!("{:>40}: {}", "Options.table_factory", "BlockBasedTable"));
     let table = super::options_dump::table_factory_options(&o.table, cache);
     log.log(format_args!("           table_factory options: {}", table.trim_end_matches('\n')));
-    let lines: [(&str, String); 20] = [
+    let u = &o.universal;
+    let lines: [(&str, String); 31] = [
         ("comparator", o.comparator.name().to_string()),
         ("write_buffer_size", o.write_buffer_size.to_string()),
         ("max_write_buffer_number", o.max_write_buffer_number.to_string()),
@@ -330,6 +402,23 @@ pub(crate) fn log_cf_options(
         ("periodic_compaction_seconds", periodic.to_string()),
         ("atomic_flush", u8::from(o.atomic_flush).to_string()),
         ("experimental_mempurge_threshold", format!("{:.6}", o.experimental_mempurge_threshold)),
+        ("compaction_style", super::options_writer::compaction_style_name(o.compaction_style).to_string()),
+        ("level_compaction_dynamic_level_bytes", u8::from(o.dynamic_level_bytes_in_force()).to_string()),
+        ("compaction_options_universal.size_ratio", u.size_ratio.to_string()),
+        ("compaction_options_universal.min_merge_width", u.min_merge_width.to_string()),
+        ("compaction_options_universal.max_merge_width", u.max_merge_width.to_string()),
+        (
+            "compaction_options_universal.max_size_amplification_percent",
+            u.max_size_amplification_percent.to_string(),
+        ),
+        ("compaction_options_universal.compression_size_percent", u.compression_size_percent.to_string()),
+        (
+            "compaction_options_universal.stop_style",
+            super::options_writer::stop_style_name(u.stop_style).to_string(),
+        ),
+        ("compaction_options_universal.max_read_amp", u.max_read_amp.to_string()),
+        ("compaction_options_fifo.max_table_files_size", o.fifo_max_table_files_size.to_string()),
+        ("compaction_options_fifo.allow_compaction", u8::from(o.fifo_allow_compaction).to_string()),
     ];
     for (k, v) in lines {
         log.log(format_args!("{:>40}: {v}", format!("Options.{k}")));
@@ -363,6 +452,35 @@ mod tests {
         assert_eq!(o.age_compaction_seconds(), (3600, 3600));
         let e = apply_mutable(&mut o, "INVALID_NAME", "1").unwrap_err();
         assert!(e.to_string().contains("INVALID_NAME"), "{e}");
+    }
+
+    #[test]
+    fn universal_and_fifo_struct_options() {
+        let mut o = Options::default();
+        apply_mutable(
+            &mut o,
+            "compaction_options_universal",
+            "{size_ratio=5;stop_style=kCompactionStopStyleSimilarSize;}",
+        )
+        .unwrap();
+        assert_eq!(o.universal.size_ratio, 5);
+        assert_eq!(o.universal.stop_style, crate::compaction::universal::StopStyle::Similar);
+        assert_eq!(o.universal.min_merge_width, 2, "fields not named keep their values");
+        apply_mutable(
+            &mut o,
+            "compaction_options_fifo",
+            "{max_table_files_size=1024;allow_compaction=true;}",
+        )
+        .unwrap();
+        assert_eq!((o.fifo_max_table_files_size, o.fifo_allow_compaction), (1024, true));
+        let kind = |n: &str, v: &str| apply_mutable(&mut Options::default(), n, v).unwrap_err().kind();
+        assert_eq!(
+            kind("compaction_options_universal", "{allow_trivial_move=true;}"),
+            ErrorKind::NotSupported
+        );
+        assert_eq!(kind("compaction_options_universal", "{no_such=1;}"), ErrorKind::InvalidArgument);
+        assert_eq!(kind("compaction_options_fifo", "{age_for_warm=10;}"), ErrorKind::NotSupported);
+        assert_eq!(kind("compaction_options_fifo", "{max_table_files_size=x;}"), ErrorKind::InvalidArgument);
     }
 
     #[test]

@@ -9,6 +9,23 @@ use super::DbInner;
 use crate::error::Result;
 use crate::options_file::{self, CfSection, OptionsFile};
 
+/// RocksDB's name of a compaction style in OPTIONS files and LOG.
+pub(crate) fn compaction_style_name(s: crate::DBCompactionStyle) -> &'static str {
+    match s {
+        crate::DBCompactionStyle::Fifo => "kCompactionStyleFIFO",
+        crate::DBCompactionStyle::Universal => "kCompactionStyleUniversal",
+        crate::DBCompactionStyle::Level => "kCompactionStyleLevel",
+    }
+}
+
+/// RocksDB's name of a universal stop style.
+pub(crate) fn stop_style_name(s: crate::compaction::universal::StopStyle) -> &'static str {
+    match s {
+        crate::compaction::universal::StopStyle::Similar => "kCompactionStopStyleSimilarSize",
+        crate::compaction::universal::StopStyle::Total => "kCompactionStopStyleTotalSize",
+    }
+}
+
 /// Writes an OPTIONS file describing the open families (as RocksDB does after each change).
 pub(crate) fn write_options_file(inner: &DbInner) -> Result<()> {
     let number = inner.versions.new_file_number();
@@ -111,26 +128,31 @@ pub(crate) fn write_options_file(inner: &DbInner) -> Result<()> {
                         "experimental_mempurge_threshold",
                         format!("{:.6}", c.experimental_mempurge_threshold),
                     ),
-                    kv(
-                        "compaction_style",
-                        match c.compaction_style {
-                            crate::DBCompactionStyle::Fifo => "kCompactionStyleFIFO",
-                            crate::DBCompactionStyle::Universal => "kCompactionStyleUniversal",
-                            crate::DBCompactionStyle::Level => "kCompactionStyleLevel",
-                        }
-                        .to_string(),
-                    ),
+                    kv("compaction_style", compaction_style_name(c.compaction_style).to_string()),
                     kv(
                         "compaction_options_fifo",
                         format!(
-                            "{{allow_compaction=false;max_table_files_size={};}}",
-                            c.fifo_max_table_files_size
+                            "{{allow_compaction={};max_table_files_size={};}}",
+                            c.fifo_allow_compaction, c.fifo_max_table_files_size
                         ),
                     ),
                     kv(
-                        "level_compaction_dynamic_level_bytes",
-                        c.level_compaction_dynamic_level_bytes.to_string(),
+                        "compaction_options_universal",
+                        format!(
+                            // RocksDB 7.8.3's fields only (its ldb refuses an OPTIONS file with
+                            // unknown ones, e.g. max_read_amp, which Shale keeps at -1).
+                            "{{incremental=false;compression_size_percent={};allow_trivial_move=false;\
+                             max_size_amplification_percent={};max_merge_width={};stop_style={};\
+                             min_merge_width={};size_ratio={};}}",
+                            c.universal.compression_size_percent,
+                            c.universal.max_size_amplification_percent,
+                            c.universal.max_merge_width,
+                            stop_style_name(c.universal.stop_style),
+                            c.universal.min_merge_width,
+                            c.universal.size_ratio
+                        ),
                     ),
+                    kv("level_compaction_dynamic_level_bytes", c.dynamic_level_bytes_in_force().to_string()),
                     kv(
                         "prefix_extractor",
                         c.prefix_extractor.as_ref().map_or("nullptr".to_string(), |t| t.name().to_string()),

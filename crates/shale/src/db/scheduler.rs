@@ -145,7 +145,7 @@ impl DbInner {
             };
         };
         let running = RunningCompaction::of(&cf.current, plan);
-        cf.being_compacted.extend(plan.inputs.iter().chain(&plan.next_inputs).map(|f| f.number));
+        cf.being_compacted.extend(plan.all_inputs().map(|(_, f)| f.number));
         cf.running.push(running.clone());
         running
     }
@@ -161,7 +161,7 @@ impl DbInner {
     ) {
         st.jobs.running_compactions -= 1;
         if let Some(cf) = st.cfs.get_mut(&id) {
-            for f in plan.inputs.iter().chain(&plan.next_inputs) {
+            for (_, f) in plan.all_inputs() {
                 cf.being_compacted.remove(&f.number);
             }
             if let Some(i) = cf.running.iter().position(|r| {

@@ -42,7 +42,14 @@ pub(crate) fn condition(cf: &CfState) -> (StallCondition, bool) {
     let auto = !o.disable_auto_compactions;
     // FIFO deletes level-0 files instead of compacting them: its file count never stalls
     // writes (RocksDB sets both triggers to the maximum for FIFO).
-    let l0 = if o.compaction_style == crate::DBCompactionStyle::Fifo { 0 } else { l0 };
+    // Universal counts every sorted run as RocksDB does (`l0_delay_trigger_count`).
+    let l0 = match o.compaction_style {
+        crate::DBCompactionStyle::Fifo => 0,
+        crate::DBCompactionStyle::Universal => {
+            crate::compaction::universal::num_sorted_runs(&cf.current) as i32
+        }
+        crate::DBCompactionStyle::Level => l0,
+    };
     let pending = if auto { picker::estimated_pending_bytes(&cf.current, o) } else { 0 };
     let hard = o.hard_pending_compaction_bytes_limit;
     let soft = o.soft_pending_compaction_bytes_limit;

@@ -1,0 +1,597 @@
+//! Universal compaction picking (RocksDB's `UniversalCompactionBuilder`,
+//! `db/compaction/compaction_picker_universal.cc`): a pure function of a Version, the
+//! options, what is being compacted already and the time.
+//!
+//! The data is a list of *sorted runs*, newest first: each level-0 file is one run, then each
+//! non-empty level 1.. is one run. Compactions merge consecutive runs. In order:
+//!
+//! 1. periodic: a table older than `periodic_compaction_seconds` makes every run from the
+//!    oldest up to the first busy one compact together;
+//! 2. size amplification: when the runs newer than the oldest hold at least
+//!    `max_size_amplification_percent`% of the oldest run's bytes, they all merge into it
+//!    (leaving out some of the newest level-0 files when that keeps writes from stopping);
+//! 3. size ratio: starting from the newest run not being compacted, runs are added while the
+//!    next run is at most `(100 + size_ratio)%` of what was picked so far (the total, or with
+//!    the `Similar` stop style the last run); `min_merge_width`..`max_merge_width` runs;
+//! 4. run count: when more than `level0_file_num_compaction_trigger` runs (RocksDB's
+//!    `max_read_amp` default) are not being compacted, the newest runs merge regardless of
+//!    size, enough of them to get back to that count.
+//!
+//! Nothing is picked until there are at least `level0_file_num_compaction_trigger` runs
+//! (unless a table is due for periodic compaction). A compaction that takes the oldest run
+//! writes to the last level; otherwise to the level just above the next older run (level 0
+//! when that run is a level-0 file), so with `num_levels` levels the runs settle in the
+//! bottom levels. `compression_size_percent`: a size-ratio compaction whose older, untouched
+//! runs already hold that share of the data writes uncompressed output.
+
+use std::sync::Arc;
+
+use super::picker::{Busy, CompactionPlan};
+use crate::options::Options;
+use crate::version::edit::FileMetaData;
+use crate::version::Version;
+
+/// When a size-ratio pick stops adding runs (RocksDB's `CompactionStopStyle`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopStyle {
+    /// The next run is compared with the last run picked.
+    Similar,
+    /// The next run is compared with the total picked so far (the default).
+    Total,
+}
+
+/// RocksDB's `CompactionOptionsUniversal`, with its defaults.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UniversalSettings {
+    pub size_ratio: u32,
+    pub min_merge_width: u32,
+    pub max_merge_width: u32,
+    pub max_size_amplification_percent: u32,
+    /// -1: always compress; n: a compaction compresses only while the runs older than its
+    /// output hold less than n% of the data.
+    pub compression_size_percent: i32,
+    pub stop_style: StopStyle,
+    /// -1: `level0_file_num_compaction_trigger`; 0: derived from the write buffer size;
+    /// n: at most n runs.
+    pub max_read_amp: i32,
+}
+
+impl Default for UniversalSettings {
+    fn default() -> Self {
+        UniversalSettings {
+            size_ratio: 1,
+            min_merge_width: 2,
+            max_merge_width: u32::MAX,
+            max_size_amplification_percent: 200,
+            compression_size_percent: -1,
+            stop_style: StopStyle::Total,
+            max_read_amp: -1,
+        }
+    }
+}
+
+/// One sorted run: a level-0 file, or a whole level.
+#[derive(Debug, Clone)]
+pub struct SortedRun {
+    pub level: usize,
+    /// The file, for a level-0 run.
+    pub file: Option<Arc<FileMetaData>>,
+    pub size: u64,
+    pub being_compacted: bool,
+}
+
+/// The sorted runs of `v`, newest first.
+pub fn sorted_runs(v: &Version, busy: Busy<'_>) -> Vec<SortedRun> {
+    let mut runs: Vec<SortedRun> = v
+        .files(0)
+        .iter()
+        .map(|f| SortedRun {
+            level: 0,
+            file: Some(f.clone()),
+            size: f.file_size,
+            being_compacted: busy.file(f.number),
+        })
+        .collect();
+    for level in 1..v.num_levels() {
+        let files = v.files(level);
+        if files.is_empty() {
+            continue;
+        }
+        runs.push(SortedRun {
+            level,
+            file: None,
+            size: files.iter().map(|f| f.file_size).sum(),
+            being_compacted: files.iter().any(|f| busy.file(f.number)),
+        });
+    }
+    runs
+}
+
+/// The number of sorted runs (what level-0 write stalls count under universal compaction).
+pub fn num_sorted_runs(v: &Version) -> usize {
+    v.num_files(0) + (1..v.num_levels()).filter(|&l| v.num_files(l) > 0).count()
+}
+
+/// The universal compaction to run next, if any. `now` is the time in seconds since the
+/// epoch (periodic compaction compares table creation times with it).
+pub fn pick_universal(v: &Version, opts: &Options, busy: Busy<'_>, now: u64) -> Option<CompactionPlan> {
+    let u = &opts.universal;
+    let trigger = opts.level0_file_num_compaction_trigger.max(1) as usize;
+    let runs = sorted_runs(v, busy);
+    let periodic = periodic_due(v, opts.age_compaction_seconds().1, now);
+    if runs.is_empty() || (!periodic && runs.len() < trigger) {
+        return None;
+    }
+    let picker = Picker { v, opts, u, runs: &runs, busy, periodic: opts.age_compaction_seconds().1, now };
+    let mut plan = if periodic { picker.periodic() } else { None };
+    if runs.len() >= trigger {
+        plan = plan
+            .or_else(|| picker.size_amp())
+            .or_else(|| picker.reduce_sorted_runs(u.size_ratio, u32::MAX))
+            .or_else(|| {
+                let max_files = picker.max_files_for_read_amp(trigger);
+                if max_files == 0 {
+                    return None;
+                }
+                picker.reduce_sorted_runs(u32::MAX, max_files)
+            });
+    }
+    plan
+}
+
+/// A table written (`file_creation_time`) more than `periodic` seconds ago; tables of unknown
+/// age (0) are left alone.
+fn periodic_due(v: &Version, periodic: u64, now: u64) -> bool {
+    periodic > 0
+        && now > periodic
+        && v.all_files().any(|(_, f)| f.file_creation_time > 0 && f.file_creation_time < now - periodic)
+}
+
+struct Picker<'a> {
+    v: &'a Version,
+    opts: &'a Options,
+    u: &'a UniversalSettings,
+    runs: &'a [SortedRun],
+    busy: Busy<'a>,
+    periodic: u64,
+    now: u64,
+}
+
+impl Picker<'_> {
+    fn max_output_level(&self) -> usize {
+        self.v.num_levels() - 1
+    }
+
+    /// RocksDB's PickPeriodicCompaction: every run from the oldest back to the first busy one.
+    fn periodic(&self) -> Option<CompactionPlan> {
+        let runs = self.runs;
+        let mut start = runs.len();
+        while start > 0 && !runs[start - 1].being_compacted {
+            start -= 1;
+        }
+        if start == runs.len() {
+            return None;
+        }
+        // The last run alone is recompacted only when it holds a table due itself.
+        if start == runs.len() - 1 {
+            let last = &runs[start];
+            let files: Vec<Arc<FileMetaData>> = match &last.file {
+                Some(f) => vec![f.clone()],
+                None => self.v.files(last.level).to_vec(),
+            };
+            let due = |f: &Arc<FileMetaData>| {
+                f.file_creation_time > 0 && f.file_creation_time < self.now.saturating_sub(self.periodic)
+            };
+            if !files.iter().any(due) {
+                return None;
+            }
+        }
+        self.plan_range(start, runs.len() - 1, true)
+    }
+
+    /// RocksDB's PickCompactionToReduceSizeAmp.
+    fn size_amp(&self) -> Option<CompactionPlan> {
+        let runs = self.runs;
+        let end = runs.len() - 1;
+        if runs[end].being_compacted {
+            return None;
+        }
+        let base = runs[end].size;
+        let mut start = end;
+        let mut candidate: u64 = 0;
+        let mut l0 = 0usize;
+        while start > 0 {
+            let r = &runs[start - 1];
+            if r.being_compacted {
+                break;
+            }
+            candidate += r.size;
+            l0 += usize::from(r.level == 0);
+            start -= 1;
+        }
+        if start == end {
+            return None;
+        }
+        self.exclude_new_l0s(l0, end, &mut start, &mut candidate);
+        let ratio = u64::from(self.u.max_size_amplification_percent);
+        if (candidate as u128) * 100 < (ratio as u128) * (base as u128) {
+            return None;
+        }
+        self.plan_range(start, end, true)
+    }
+
+    /// RocksDB's MightExcludeNewL0sToReduceWriteStop: leave some of the newest level-0 files
+    /// out of a size-amplification compaction, so that flushes meanwhile do not stop writes,
+    /// as long as the compaction stays one (at least 90% of its size, still over the ratio).
+    fn exclude_new_l0s(&self, num_l0: usize, end: usize, start: &mut usize, candidate: &mut u64) {
+        if num_l0 == 0 {
+            return;
+        }
+        let stop = self.opts.level0_stop_writes_trigger.max(1) as usize;
+        let max_width = self.u.max_merge_width as usize;
+        let min_width = self.u.min_merge_width as usize;
+        let ratio = u64::from(self.u.max_size_amplification_percent) as u128;
+        let base = self.runs[end].size as u128;
+        let max_exclude = (num_l0 - 1).min(end - *start - 1);
+        let extra_before_stop = stop - stop.min(end - *start + 1);
+        let for_max = (max_width - max_width.min(extra_before_stop)).min(max_exclude);
+        let for_min = (min_width - min_width.min(extra_before_stop)).min(max_exclude);
+        let mut excluded = 0usize;
+        let mut post = *candidate;
+        let mut possible = for_min;
+        while possible <= for_max {
+            let mut current = post;
+            for j in excluded..possible {
+                current -= self.runs[*start + j].size;
+            }
+            if (current as u128) * 100 < ratio * base || (current as u128) * 10 < (*candidate as u128) * 9 {
+                break;
+            }
+            excluded = possible;
+            post = current;
+            possible += 1;
+        }
+        *start += excluded;
+        *candidate = post;
+    }
+
+    /// RocksDB's GetMaxNumFilesToCompactBasedOnMaxReadAmp: how many runs to merge to get back
+    /// to the allowed number of runs (0: within it).
+    fn max_files_for_read_amp(&self, trigger: usize) -> u32 {
+        let mut max_runs = self.u.max_read_amp as i64;
+        if max_runs < 0 {
+            max_runs = trigger as i64;
+        } else if max_runs == 0 {
+            if self.u.stop_style == StopStyle::Total {
+                let max_run_size = self.runs.iter().map(|r| r.size).max().unwrap_or(0) as f64;
+                max_runs = 1;
+                let mut cur = self.opts.write_buffer_size as f64;
+                let mut total = 0.0;
+                while cur < max_run_size {
+                    total += cur;
+                    cur = (100.0 + f64::from(self.u.size_ratio)) / 100.0 * total;
+                    max_runs += 1;
+                }
+            } else {
+                max_runs = trigger as i64;
+            }
+        }
+        let not_compacted = self.runs.iter().filter(|r| !r.being_compacted).count() as i64;
+        if not_compacted > max_runs {
+            (not_compacted - max_runs + 1).min(u32::MAX as i64) as u32
+        } else {
+            0
+        }
+    }
+
+    /// RocksDB's PickCompactionToReduceSortedRuns.
+    fn reduce_sorted_runs(&self, ratio: u32, max_number_of_files: u32) -> Option<CompactionPlan> {
+        let runs = self.runs;
+        let min_width = self.u.min_merge_width.max(2) as usize;
+        let max_files = self.u.max_merge_width.min(max_number_of_files) as usize;
+        let mut picked: Option<(usize, usize)> = None;
+        let mut lp = 0usize;
+        while lp < runs.len() {
+            let mut count = 0usize;
+            while lp < runs.len() {
+                if !runs[lp].being_compacted {
+                    count = 1;
+                    break;
+                }
+                lp += 1;
+            }
+            if count == 0 {
+                break;
+            }
+            let mut candidate = runs[lp].size as f64;
+            let mut i = lp + 1;
+            while count < max_files && i < runs.len() {
+                let next = &runs[i];
+                if next.being_compacted {
+                    break;
+                }
+                let sz = candidate * (100.0 + f64::from(ratio)) / 100.0;
+                if sz < next.size as f64 {
+                    break;
+                }
+                if self.u.stop_style == StopStyle::Similar {
+                    let sz = next.size as f64 * (100.0 + f64::from(ratio)) / 100.0;
+                    if sz < candidate {
+                        break;
+                    }
+                    candidate = next.size as f64;
+                } else {
+                    candidate += next.size as f64;
+                }
+                count += 1;
+                i += 1;
+            }
+            if count >= min_width {
+                picked = Some((lp, count));
+                break;
+            }
+            lp += 1;
+        }
+        let (start, count) = picked?;
+        if count <= 1 {
+            return None;
+        }
+        let first_after = start + count;
+        let mut compress = true;
+        if self.u.compression_size_percent >= 0 {
+            let total: u128 = runs.iter().map(|r| r.size as u128).sum();
+            let mut older: u128 = 0;
+            for r in runs[first_after..].iter().rev() {
+                older += r.size as u128;
+                if older * 100 >= total * self.u.compression_size_percent as u128 {
+                    compress = false;
+                    break;
+                }
+            }
+        }
+        let mut plan = self.plan_range(start, first_after - 1, compress)?;
+        plan.disable_compression = !compress;
+        Some(plan)
+    }
+
+    /// The compaction of runs `start..=end` (RocksDB's PickCompactionWithSortedRunRange):
+    /// into the last level when `end` is the oldest run, else into the level just above the
+    /// next older run (level 0 when that run is a level-0 file). None when it would write a
+    /// key range another compaction writes.
+    fn plan_range(&self, start: usize, end: usize, compress: bool) -> Option<CompactionPlan> {
+        let runs = self.runs;
+        let output_level = if end == runs.len() - 1 {
+            self.max_output_level()
+        } else if runs[end + 1].level == 0 {
+            0
+        } else {
+            runs[end + 1].level - 1
+        };
+        let start_level = runs[start].level;
+        let mut l0_inputs = Vec::new();
+        let mut level_inputs: Vec<(usize, Vec<Arc<FileMetaData>>)> = Vec::new();
+        for r in &runs[start..=end] {
+            match &r.file {
+                Some(f) => l0_inputs.push(f.clone()),
+                None => level_inputs.push((r.level, self.v.files(r.level).to_vec())),
+            }
+        }
+        let mut plan = CompactionPlan {
+            level: start_level,
+            output_level,
+            bottommost: end == runs.len() - 1,
+            disable_compression: !compress,
+            output_file_size: Some(u64::MAX), // universal outputs are not cut by size
+            rewrite: true,
+            ..Default::default()
+        };
+        if start_level == 0 {
+            plan.inputs = l0_inputs;
+        }
+        for (level, files) in level_inputs {
+            if level == start_level {
+                plan.inputs = files;
+            } else if level == output_level {
+                plan.next_inputs = files;
+            } else {
+                plan.middle.push((level, files));
+            }
+        }
+        if output_level != 0 && self.busy.conflicts(self.v, &plan) {
+            return None;
+        }
+        Some(plan)
+    }
+}
+
+/// A manual compaction under universal style (RocksDB's CompactRange with
+/// `kCompactAllLevels`): every file of every level into the last level, whatever range was
+/// asked for. None when the family is empty.
+pub fn pick_manual_universal(v: &Version) -> Option<CompactionPlan> {
+    let last = v.num_levels() - 1;
+    let start = (0..=last).find(|&l| v.num_files(l) > 0)?;
+    let mut plan = CompactionPlan {
+        level: start,
+        output_level: last,
+        inputs: v.files(start).to_vec(),
+        bottommost: true,
+        output_file_size: Some(u64::MAX),
+        rewrite: true,
+        ..Default::default()
+    };
+    for level in start + 1..=last {
+        if v.num_files(level) == 0 {
+            continue;
+        }
+        if level == last {
+            plan.next_inputs = v.files(level).to_vec();
+        } else {
+            plan.middle.push((level, v.files(level).to_vec()));
+        }
+    }
+    Some(plan)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::key::{bytewise_internal_comparator, make_internal_key, ValueType};
+    use crate::DBCompactionStyle;
+    use std::collections::HashSet;
+
+    fn file(number: u64, size: u64) -> Arc<FileMetaData> {
+        Arc::new(FileMetaData {
+            number,
+            file_size: size,
+            smallest: make_internal_key(b"a", number * 10, ValueType::Value),
+            largest: make_internal_key(b"z", number * 10, ValueType::Value),
+            smallest_seqno: number * 10,
+            largest_seqno: number * 10,
+            ..Default::default()
+        })
+    }
+
+    /// Level-0 files given newest first as (number, size); deeper levels as (level, size).
+    fn version(l0: &[(u64, u64)], levels: &[(u32, u64)]) -> Version {
+        let mut files: Vec<(u32, Arc<FileMetaData>)> = l0.iter().map(|&(n, s)| (0, file(n, s))).collect();
+        for (i, &(l, s)) in levels.iter().enumerate() {
+            files.push((l, file(i as u64 + 1, s)));
+        }
+        Version::new(bytewise_internal_comparator(), 7, files)
+    }
+
+    fn opts() -> Options {
+        Options {
+            compaction_style: DBCompactionStyle::Universal,
+            level0_file_num_compaction_trigger: 4,
+            ..Default::default()
+        }
+    }
+
+    fn numbers(files: &[Arc<FileMetaData>]) -> Vec<u64> {
+        files.iter().map(|f| f.number).collect()
+    }
+
+    #[test]
+    fn nothing_below_the_trigger() {
+        let v = version(&[(103, 10), (102, 10), (101, 10)], &[]);
+        assert!(pick_universal(&v, &opts(), Busy::default(), 0).is_none());
+    }
+
+    #[test]
+    fn first_compaction_goes_to_the_last_level() {
+        let v = version(&[(104, 10), (103, 10), (102, 10), (101, 10)], &[]);
+        let p = pick_universal(&v, &opts(), Busy::default(), 0).unwrap();
+        assert_eq!((p.level, p.output_level), (0, 6));
+        assert_eq!(numbers(&p.inputs), vec![104, 103, 102, 101]);
+        assert!(p.bottommost);
+        assert!(!p.is_trivial_move());
+    }
+
+    #[test]
+    fn size_amplification_merges_everything_into_the_oldest_run() {
+        // 4 runs of 100 over a base of 100: 300% > 200%.
+        let v = version(&[(104, 100), (103, 100), (102, 100)], &[(6, 100)]);
+        let p = pick_universal(&v, &opts(), Busy::default(), 0).unwrap();
+        assert_eq!((p.level, p.output_level), (0, 6));
+        assert_eq!(p.inputs.len(), 3);
+        assert_eq!(p.next_inputs.len(), 1);
+        assert!(p.bottommost);
+    }
+
+    #[test]
+    fn size_ratio_picks_the_small_new_runs_above_the_big_one() {
+        // Base 10000: no size amp (30 < 200%); the three new files are similar, the old run is not.
+        let v = version(&[(104, 10), (103, 10), (102, 10)], &[(6, 10_000)]);
+        let p = pick_universal(&v, &opts(), Busy::default(), 0).unwrap();
+        assert_eq!(numbers(&p.inputs), vec![104, 103, 102]);
+        assert_eq!(p.output_level, 5, "the level just above the next older run");
+        assert!(p.next_inputs.is_empty() && p.middle.is_empty());
+        assert!(!p.bottommost);
+    }
+
+    #[test]
+    fn runs_stop_at_a_busy_run_and_output_to_level_0() {
+        let v = version(&[(105, 10), (104, 10), (103, 10), (102, 10), (101, 10)], &[(6, 10_000)]);
+        let busy_files: HashSet<u64> = [102].into_iter().collect();
+        let busy = Busy { files: Some(&busy_files), running: &[] };
+        let p = pick_universal(&v, &opts(), busy, 0).unwrap();
+        assert_eq!(numbers(&p.inputs), vec![105, 104, 103]);
+        assert_eq!(p.output_level, 0, "the next older run is a level-0 file");
+    }
+
+    #[test]
+    fn similar_stop_style_and_merge_widths() {
+        let mut o = opts();
+        o.universal.stop_style = StopStyle::Similar;
+        // 10, 10, 20 would be taken by Total (20 <= 1.01*20); Similar stops at 20 > 1.01*10.
+        let v = version(&[(104, 10), (103, 10), (102, 20)], &[(6, 100_000)]);
+        let p = pick_universal(&v, &o, Busy::default(), 0).unwrap();
+        assert_eq!(numbers(&p.inputs), vec![104, 103]);
+        let p = pick_universal(&v, &opts(), Busy::default(), 0).unwrap();
+        assert_eq!(numbers(&p.inputs), vec![104, 103, 102]);
+        let mut o = opts();
+        o.universal.max_merge_width = 2;
+        let p = pick_universal(&v, &o, Busy::default(), 0).unwrap();
+        assert_eq!(p.inputs.len(), 2);
+        let mut o = opts();
+        o.universal.min_merge_width = 4;
+        // No size-ratio pick of 4; the run count (4 runs, trigger 4) is within bounds.
+        assert!(pick_universal(&v, &o, Busy::default(), 0).is_none());
+    }
+
+    #[test]
+    fn run_count_merges_regardless_of_size() {
+        // Sizes grow fast: no ratio pick; 6 runs over a trigger of 4 -> merge 3 newest.
+        let v = version(&[(105, 1), (104, 10), (103, 100)], &[(3, 1000), (4, 10_000), (6, 100_000)]);
+        let p = pick_universal(&v, &opts(), Busy::default(), 0).unwrap();
+        assert_eq!(numbers(&p.inputs), vec![105, 104, 103]);
+        assert_eq!(p.output_level, 2);
+        let v = version(&[(105, 1), (104, 10)], &[(2, 100), (3, 1000), (4, 10_000), (6, 100_000)]);
+        let p = pick_universal(&v, &opts(), Busy::default(), 0).unwrap();
+        assert_eq!(numbers(&p.inputs), vec![105, 104]);
+        assert_eq!(p.next_inputs.len(), 1, "level 2 is merged into itself");
+        assert_eq!(p.output_level, 2);
+    }
+
+    #[test]
+    fn compression_size_percent_leaves_young_data_uncompressed() {
+        let mut o = opts();
+        o.universal.compression_size_percent = 50;
+        let v = version(&[(104, 10), (103, 10), (102, 10)], &[(6, 10_000)]);
+        let p = pick_universal(&v, &o, Busy::default(), 0).unwrap();
+        assert!(p.disable_compression, "the untouched oldest run holds > 50%");
+        o.universal.compression_size_percent = -1;
+        assert!(!pick_universal(&v, &o, Busy::default(), 0).unwrap().disable_compression);
+    }
+
+    #[test]
+    fn periodic_compaction_takes_every_run() {
+        let mut o = opts();
+        o.periodic_compaction_seconds = 100;
+        let old = Arc::new(FileMetaData { file_creation_time: 500, ..(*file(9, 10)).clone() });
+        let v = Version::new(bytewise_internal_comparator(), 7, vec![(0, file(101, 10)), (6, old)]);
+        let p = pick_universal(&v, &o, Busy::default(), 1000).unwrap();
+        assert_eq!((p.level, p.output_level), (0, 6));
+        assert_eq!((p.inputs.len(), p.next_inputs.len()), (1, 1));
+        assert!(pick_universal(&v, &o, Busy::default(), 550).is_none(), "not due yet, 2 runs < trigger");
+    }
+
+    #[test]
+    fn manual_takes_every_level() {
+        let v = version(&[(104, 10)], &[(3, 100), (5, 100), (6, 1000)]);
+        let p = pick_manual_universal(&v).unwrap();
+        assert_eq!((p.level, p.output_level), (0, 6));
+        assert_eq!(p.middle.iter().map(|(l, _)| *l).collect::<Vec<_>>(), vec![3, 5]);
+        assert_eq!(p.next_inputs.len(), 1);
+        assert_eq!(p.all_inputs().count(), 4);
+    }
+
+    #[test]
+    fn sorted_runs_counts_levels() {
+        let v = version(&[(104, 10), (103, 10)], &[(3, 100), (6, 1000)]);
+        assert_eq!(num_sorted_runs(&v), 4);
+        let runs = sorted_runs(&v, Busy::default());
+        assert_eq!(runs.iter().map(|r| r.level).collect::<Vec<_>>(), vec![0, 0, 3, 6]);
+    }
+}
