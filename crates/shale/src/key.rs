@@ -159,8 +159,11 @@ impl InternalKeyComparator {
         &self.user
     }
 
+    /// Counted in the perf context's `user_key_comparison_count`, as RocksDB's
+    /// `UserComparatorWrapper::Compare`.
     #[inline]
     pub fn compare_user(&self, a: &[u8], b: &[u8]) -> Ordering {
+        crate::perf::count(crate::perf::Field::UserKeyComparisonCount, 1);
         if self.bytewise {
             a.cmp(b)
         } else {

@@ -240,10 +240,12 @@ impl Runner<'_> {
         let mut states: Vec<ThreadState> = (0..plan.threads)
             .map(|tid| {
                 let writer = with_writer && tid == 0;
+                let mut stats = Stats::new(a.histogram, if writer { None } else { progress.clone() });
+                stats.set_interval(tid, a.stats_interval, a.stats_interval_seconds);
                 ThreadState {
                     tid,
                     rand: Mt64::new(self.seed_base.wrapping_add(first_thread + tid as u64 + 1)),
-                    stats: Stats::new(a.histogram, if writer { None } else { progress.clone() }),
+                    stats,
                 }
             })
             .collect();

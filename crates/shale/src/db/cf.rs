@@ -78,6 +78,8 @@ pub(crate) struct CfHandle {
     /// User-defined timestamps: reads below this timestamp are refused and compaction may
     /// collect versions older than it (empty: none set). Persisted in the MANIFEST.
     pub full_history_ts_low: Mutex<Vec<u8>>,
+    /// Compaction and flush figures, stall counts (`rocksdb.cfstats`; a leaf lock).
+    pub internal_stats: super::internal_stats::CfInternalStats,
 }
 
 impl CfHandle {
@@ -108,6 +110,7 @@ impl CfHandle {
             super_version: RwLock::new(Arc::new(sv)),
             dropped: AtomicBool::new(false),
             full_history_ts_low: Mutex::new(Vec::new()),
+            internal_stats: Default::default(),
         }
     }
 

@@ -126,8 +126,14 @@ impl DbInner {
     pub(crate) fn delete_obsolete_files(&self, files: ObsoleteFiles) {
         for n in files.tables {
             self.table_cache.evict(n);
-            if let Err(e) = self.fs.remove_file(&filename::table_file(&self.path, n)) {
-                self.info_log.log(format_args!("[WARN] deleting obsolete table {n}: {e}"));
+            match self.fs.remove_file(&filename::table_file(&self.path, n)) {
+                // RocksDB's DeleteScheduler without a rate limit deletes at once and counts it.
+                Ok(()) => crate::statistics::record_tick(
+                    self.opts.statistics.as_deref(),
+                    crate::statistics::Ticker::FilesDeletedImmediately,
+                    1,
+                ),
+                Err(e) => self.info_log.log(format_args!("[WARN] deleting obsolete table {n}: {e}")),
             }
         }
         for w in files.wals {

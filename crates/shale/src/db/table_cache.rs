@@ -70,6 +70,8 @@ impl TableCache {
 
     /// The reader of `file`, opening it if needed.
     pub fn get(&self, cf: &CfHandle, file: &FileMetaData) -> Result<Arc<TableEntry>> {
+        // RocksDB's TableCache::FindTable time.
+        let _p = crate::perf::PerfTimer::new(crate::perf::Field::FindTableNanos);
         let tick = self.tick.fetch_add(1, Ordering::Relaxed);
         if let Some((e, t)) = self.map.lock().get_mut(&file.number) {
             *t = tick;
