@@ -461,10 +461,18 @@ pub(crate) fn level() -> u8 {
 }
 
 /// Adds `n` to this thread's counter `f` when the perf level counts (RocksDB's
-/// `PERF_COUNTER_ADD`).
-#[inline]
+/// `PERF_COUNTER_ADD`). Inlined to one test of a global flag; the rest is out of line.
+#[inline(always)]
 pub(crate) fn count(f: Field, n: u64) {
-    if level() >= PerfStatsLevel::EnableCount as u8 {
+    if ANY_ENABLED.load(Ordering::Relaxed) {
+        count_enabled(f, n);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn count_enabled(f: Field, n: u64) {
+    if PERF_LEVEL.with(|l| l.get()) >= PerfStatsLevel::EnableCount as u8 {
         add(f, n);
     }
 }
@@ -491,15 +499,21 @@ pub(crate) struct PerfTimer {
 }
 
 impl PerfTimer {
-    #[inline]
+    #[inline(always)]
     pub fn new(field: Field) -> Self {
+        if !ANY_ENABLED.load(Ordering::Relaxed) {
+            return PerfTimer { field, start: None };
+        }
         PerfTimer { field, start: timing().then(Instant::now) }
     }
 
     /// A timer of the DB mutex, which only `EnableTime` times (RocksDB's
     /// `PERF_CONDITIONAL_TIMER_FOR_MUTEX_GUARD`).
-    #[inline]
+    #[inline(always)]
     pub fn for_mutex(field: Field) -> Self {
+        if !ANY_ENABLED.load(Ordering::Relaxed) {
+            return PerfTimer { field, start: None };
+        }
         PerfTimer { field, start: (level() >= PerfStatsLevel::EnableTime as u8).then(Instant::now) }
     }
 }
