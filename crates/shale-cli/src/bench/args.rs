@@ -32,6 +32,8 @@ pub const KNOWN_BENCHMARKS: &[&str] = &[
     "readrandommergerandom",
     "flush",
     "stats",
+    "levelstats",
+    "sstables",
 ];
 
 /// gflags' spellings of a boolean.

@@ -143,8 +143,9 @@ impl Runner<'_> {
         let mut plan = self.plan(name);
         match name {
             "flush" => self.flush()?,
-            "stats" => {
-                let s = self.db()?.property_value("rocksdb.stats").ok().flatten();
+            // db_bench's PrintStats of rocksdb.stats, rocksdb.levelstats, rocksdb.sstables.
+            "stats" | "levelstats" | "sstables" => {
+                let s = self.db()?.property_value(format!("rocksdb.{name}")).ok().flatten();
                 println!("\n{}", s.unwrap_or_else(|| "(failed)".into()));
             }
             _ => {}
