@@ -243,6 +243,9 @@ pub struct Options {
     pub(crate) keep_log_file_num: usize,
     pub(crate) max_bgerror_resume_count: i32,
     pub(crate) bgerror_resume_retry_interval: u64,
+    /// Seconds between dumps of `rocksdb.dbstats` and every family's cfstats into the info
+    /// LOG (0: none; RocksDB's default 600).
+    pub(crate) stats_dump_period_sec: u32,
     pub(crate) delayed_write_rate: u64,
     pub(crate) db_write_buffer_size: usize,
     /// The memtable budget (`set_write_buffer_manager`; at open, one of the database's own
@@ -373,6 +376,7 @@ impl Default for Options {
             keep_log_file_num: 1000,
             max_bgerror_resume_count: i32::MAX,
             bgerror_resume_retry_interval: 1_000_000,
+            stats_dump_period_sec: 600,
             delayed_write_rate: 0,
             db_write_buffer_size: 0,
             write_buffer_manager: None,

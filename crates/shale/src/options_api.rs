@@ -1366,10 +1366,11 @@ impl Options {
         self.statistics.as_ref().map_or_else(HistogramData::default, |s| s.histogram_data(histogram))
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`period == 0`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `stats_dump_period_sec`.
+    /// Every `period` seconds (0: never; default 600, as RocksDB) a thread writes
+    /// `------- DUMPING STATS -------`, `rocksdb.dbstats` and each family's cfstats into the
+    /// info LOG, then the statistics object's text if there is one (RocksDB's `DumpStats`).
     pub fn set_stats_dump_period_sec(&mut self, period: u32) {
-        self.accept_only(period == 0, "stats_dump_period_sec (issue 14)");
+        self.stats_dump_period_sec = period;
     }
 
     /// Shale behaves as RocksDB with this option at its default (`period == 0`); any other

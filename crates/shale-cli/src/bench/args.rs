@@ -32,6 +32,8 @@ pub const KNOWN_BENCHMARKS: &[&str] = &[
     "readrandommergerandom",
     "flush",
     "stats",
+    "levelstats",
+    "sstables",
 ];
 
 /// gflags' spellings of a boolean.
@@ -209,6 +211,18 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = false, num_args = 0..=1, require_equals = true,
           default_missing_value = "true", value_parser = parse_bool)]
     pub statistics: bool,
+    /// Report progress every this many operations per thread, as a line on stderr
+    /// (db_bench's `--stats_interval`; 0: the "... finished N ops" steps).
+    #[arg(long, default_value_t = 0)]
+    pub stats_interval: i64,
+    /// Report progress at most every this many seconds (db_bench's
+    /// `--stats_interval_seconds`; checked every 1000 operations when `--stats_interval` is 0).
+    #[arg(long, default_value_t = 0)]
+    pub stats_interval_seconds: i64,
+    /// Seconds between dumps of the statistics texts into the database's LOG
+    /// (`Options::set_stats_dump_period_sec`; db_bench's default 600).
+    #[arg(long, default_value_t = 600)]
+    pub stats_dump_period_sec: u32,
     /// Print a histogram of operation timings.
     #[arg(long, default_value_t = false, num_args = 0..=1, require_equals = true,
           default_missing_value = "true", value_parser = parse_bool)]

@@ -117,6 +117,7 @@ pub fn options(a: &BenchArgs) -> Result<Options, String> {
         // db_bench's `dbstats` at its default level (kExceptDetailedTimers).
         o.enable_statistics();
     }
+    o.set_stats_dump_period_sec(a.stats_dump_period_sec);
     Ok(o)
 }
 

@@ -143,8 +143,9 @@ impl Runner<'_> {
         let mut plan = self.plan(name);
         match name {
             "flush" => self.flush()?,
-            "stats" => {
-                let s = self.db()?.property_value("rocksdb.stats").ok().flatten();
+            // db_bench's PrintStats of rocksdb.stats, rocksdb.levelstats, rocksdb.sstables.
+            "stats" | "levelstats" | "sstables" => {
+                let s = self.db()?.property_value(format!("rocksdb.{name}")).ok().flatten();
                 println!("\n{}", s.unwrap_or_else(|| "(failed)".into()));
             }
             _ => {}
@@ -240,10 +241,12 @@ impl Runner<'_> {
         let mut states: Vec<ThreadState> = (0..plan.threads)
             .map(|tid| {
                 let writer = with_writer && tid == 0;
+                let mut stats = Stats::new(a.histogram, if writer { None } else { progress.clone() });
+                stats.set_interval(tid, a.stats_interval, a.stats_interval_seconds);
                 ThreadState {
                     tid,
                     rand: Mt64::new(self.seed_base.wrapping_add(first_thread + tid as u64 + 1)),
-                    stats: Stats::new(a.histogram, if writer { None } else { progress.clone() }),
+                    stats,
                 }
             })
             .collect();

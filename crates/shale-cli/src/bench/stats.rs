@@ -42,6 +42,23 @@ impl OpType {
 }
 
 /// Microseconds since the first call (a monotonic clock).
+/// RocksDB's `SystemClock::TimeToString` layout (`YYYY/MM/DD-HH:MM:SS `, with its trailing
+/// space), in UTC.
+pub fn utc_time(secs: u64) -> String {
+    let (days, rem) = (secs / 86400, secs % 86400);
+    // Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}/{m:02}/{d:02}-{:02}:{:02}:{:02} ", rem / 3600, (rem % 3600) / 60, rem % 60)
+}
+
 pub fn now_micros() -> u64 {
     static EPOCH: OnceLock<Instant> = OnceLock::new();
     EPOCH.get_or_init(Instant::now).elapsed().as_micros() as u64
@@ -70,6 +87,13 @@ pub struct Stats {
     histogram_on: bool,
     pub hist: BTreeMap<OpType, Histogram>,
     progress: Option<Progress>,
+    /// db_bench's `--stats_interval` reporting: the thread's id, every how many operations
+    /// and at most how often (seconds, 0: every interval), where the last report was.
+    id: usize,
+    stats_interval: u64,
+    stats_interval_seconds: u64,
+    last_report_done: u64,
+    last_report_finish: u64,
 }
 
 impl Stats {
@@ -89,6 +113,28 @@ impl Stats {
             histogram_on,
             hist: BTreeMap::new(),
             progress,
+            id: 0,
+            stats_interval: 0,
+            stats_interval_seconds: 0,
+            last_report_done: 0,
+            last_report_finish: now,
+        }
+    }
+
+    /// Reports as db_bench's `--stats_interval` / `--stats_interval_seconds` ask: a line
+    /// every `interval` operations, or (with `seconds`) when that long has passed, checked
+    /// every `interval` operations (1000 when only `seconds` is given).
+    pub fn set_interval(&mut self, id: usize, interval: i64, seconds: i64) {
+        let seconds = seconds.max(0) as u64;
+        let mut interval = interval.max(0) as u64;
+        if seconds > 0 && interval == 0 {
+            interval = 1000;
+        }
+        self.id = id;
+        self.stats_interval = interval;
+        self.stats_interval_seconds = seconds;
+        if interval > 0 {
+            self.next_report = interval;
         }
     }
 
@@ -97,6 +143,34 @@ impl Stats {
         self.start = now_micros();
         self.finish = self.start;
         self.last_op_finish = self.start;
+        self.last_report_finish = self.start;
+        self.last_report_done = 0;
+    }
+
+    /// db_bench's interval line: `<time> ... thread N: (interval,total) ops and
+    /// (interval,total) ops/second in (interval,total) seconds`.
+    fn interval_report(&mut self) {
+        let now = now_micros();
+        let since = now.saturating_sub(self.last_report_finish);
+        if self.stats_interval_seconds > 0 && since < self.stats_interval_seconds * 1_000_000 {
+            self.next_report += self.stats_interval;
+            return;
+        }
+        let total = now.saturating_sub(self.start).max(1);
+        eprintln!(
+            "{} ... thread {}: ({},{}) ops and ({:.1},{:.1}) ops/second in ({:.6},{:.6}) seconds",
+            utc_time(now / 1_000_000),
+            self.id,
+            self.done - self.last_report_done,
+            self.done,
+            (self.done - self.last_report_done) as f64 / (since.max(1) as f64 / 1e6),
+            self.done as f64 / (total as f64 / 1e6),
+            since as f64 / 1e6,
+            total as f64 / 1e6
+        );
+        self.next_report += self.stats_interval;
+        self.last_report_finish = now;
+        self.last_report_done = self.done;
     }
 
     pub fn stop(&mut self) {
@@ -123,7 +197,9 @@ impl Stats {
             self.last_op_finish = now;
         }
         self.done += n;
-        if self.done >= self.next_report {
+        if self.done >= self.next_report && self.stats_interval > 0 {
+            self.interval_report();
+        } else if self.done >= self.next_report {
             self.next_report += match self.next_report {
                 0..1000 => 100,
                 1000..5000 => 500,
@@ -231,6 +307,24 @@ fn c_long(x: f64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn interval_reports_follow_db_bench() {
+        assert_eq!(utc_time(0), "1970/01/01-00:00:00 ");
+        assert_eq!(utc_time(1_795_000_000), "2026/11/18-11:06:40 ");
+        let mut s = Stats::new(false, None);
+        s.set_interval(3, 0, 5);
+        assert_eq!((s.stats_interval, s.next_report), (1000, 1000));
+        s.start();
+        // Within 5 s of the start: no line, the next check 1000 operations on.
+        s.finished_ops(1000, OpType::Write);
+        assert_eq!((s.next_report, s.last_report_done), (2000, 0));
+        let mut s = Stats::new(false, None);
+        s.set_interval(0, 10, 0);
+        s.start();
+        s.finished_ops(10, OpType::Write);
+        assert_eq!((s.next_report, s.last_report_done), (20, 10));
+    }
 
     #[test]
     fn result_line_is_byte_exact() {

@@ -85,6 +85,21 @@ pub struct JobResult {
     pub outputs: Vec<FileMetaData>,
     pub bytes_written: u64,
     pub entries_dropped: u64,
+    /// Entries read from the inputs (RocksDB's `num_input_records`).
+    pub entries_in: u64,
+    /// Entries dropped by RocksDB's reasons (its `COMPACTION_KEY_DROP_*` tickers): hidden by
+    /// a newer version in the same snapshot stripe, a deletion obsolete at the bottommost
+    /// level, covered by a range tombstone, removed by a compaction filter.
+    pub drops: DropReasons,
+}
+
+/// Counts of dropped entries by reason (see `JobResult::drops`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DropReasons {
+    pub newer_entry: u64,
+    pub obsolete: u64,
+    pub range_del: u64,
+    pub user: u64,
 }
 
 pub fn run(mut input: JobInput<'_>) -> Result<JobResult> {
@@ -96,7 +111,13 @@ pub fn run(mut input: JobInput<'_>) -> Result<JobResult> {
         input.tombstones.iter().filter(|t| !(input.bottommost && t.seq <= earliest)).cloned().collect();
     let frag = FragmentedTombstones::new(ucmp.clone(), input.tombstones.clone());
 
-    let mut result = JobResult { outputs: Vec::new(), bytes_written: 0, entries_dropped: 0 };
+    let mut result = JobResult {
+        outputs: Vec::new(),
+        bytes_written: 0,
+        entries_dropped: 0,
+        entries_in: 0,
+        drops: DropReasons::default(),
+    };
     let mut out: Option<Output> = None;
     let mut lower: Option<Vec<u8>> = None;
 
@@ -117,6 +138,7 @@ pub fn run(mut input: JobInput<'_>) -> Result<JobResult> {
         merge_operator: input.merge_operator,
         emitted: Vec::new(),
         dropped: 0,
+        drops: DropReasons::default(),
         may_drop_deletions: true,
     };
     let ts_sz = ucmp.timestamp_size();
@@ -167,10 +189,12 @@ pub fn run(mut input: JobInput<'_>) -> Result<JobResult> {
             break;
         }
         group.push((iter.key().to_vec(), iter.value().to_vec()));
+        result.entries_in += 1;
         iter.next();
     }
     iter.status()?;
     result.entries_dropped = kc.dropped;
+    result.drops = kc.drops;
     if out.is_none() && overlaps_any(&ucmp, &kept_tombstones, lower.as_deref(), None) {
         out = Some(open_output(&ctx)?);
     }
@@ -192,6 +216,7 @@ struct KeyCompactor<'a, 'b> {
     /// What to write, in order.
     emitted: Vec<(Vec<u8>, Vec<u8>)>,
     dropped: u64,
+    drops: DropReasons,
     /// A deletion every snapshot sees may go at the bottommost level. False for a version
     /// of a key with timestamps at or above `full_history_ts_low`: older versions (other
     /// user keys to this job) could show through.
@@ -253,7 +278,13 @@ impl KeyCompactor<'_, '_> {
             let (k, v) = &entries[i];
             let p = parse_internal_key(k)?;
             let stripe = self.stripe_of(p.sequence);
-            if last_stripe == Some(stripe) || self.covered(p.user_key, p.sequence, stripe) {
+            let newer = last_stripe == Some(stripe);
+            if newer || self.covered(p.user_key, p.sequence, stripe) {
+                if newer {
+                    self.drops.newer_entry += 1;
+                } else {
+                    self.drops.range_del += 1;
+                }
                 last_stripe = Some(stripe);
                 self.dropped += 1;
                 i += 1;
@@ -263,6 +294,7 @@ impl KeyCompactor<'_, '_> {
             match p.value_type {
                 ValueType::Deletion | ValueType::SingleDeletion | ValueType::RangeDeletion => {
                     if self.bottommost && p.sequence <= self.earliest && self.may_drop_deletions {
+                        self.drops.obsolete += 1;
                         self.dropped += 1;
                     } else {
                         self.emitted.push((k.clone(), v.clone()));
@@ -282,6 +314,7 @@ impl KeyCompactor<'_, '_> {
                         Decision::Keep => self.emitted.push((k.clone(), v.clone())),
                         Decision::Change(nv) => self.emitted.push((k.clone(), nv.to_vec())),
                         Decision::Remove => {
+                            self.drops.user += 1;
                             if self.bottommost && p.sequence <= self.earliest && self.may_drop_deletions {
                                 self.dropped += 1;
                             } else {

@@ -83,6 +83,8 @@ pub(crate) struct CfHandle {
     /// The block cache's entry-statistics collector entry, held while the family is open
     /// (RocksDB's `InternalStats` holds it the same way; `BlockCache::stats_collector_entry`).
     _cache_stats_entry: Option<Arc<crate::cache::CacheReservation>>,
+    /// Compaction and flush figures, stall counts (`rocksdb.cfstats`; a leaf lock).
+    pub internal_stats: super::internal_stats::CfInternalStats,
 }
 
 impl CfHandle {
@@ -116,6 +118,7 @@ impl CfHandle {
             dropped: AtomicBool::new(false),
             full_history_ts_low: Mutex::new(Vec::new()),
             table_dirs: Vec::new(),
+            internal_stats: Default::default(),
         }
     }
 

@@ -568,6 +568,11 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
     /// The write batches after `seq_number`, read back from the WALs on disk (see
     /// `wal_iter.rs`).
     pub fn get_updates_since(&self, seq_number: u64) -> Result<DBWALIterator> {
+        crate::statistics::record_tick(
+            self.inner.opts.statistics.as_deref(),
+            crate::statistics::Ticker::GetUpdatesSinceCalls,
+            1,
+        );
         // Buffered WAL bytes must reach the file before it is read back.
         if self.inner.check_writable().is_ok() {
             self.flush_wal(false)?;

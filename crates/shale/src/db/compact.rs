@@ -72,9 +72,18 @@ impl DbInner {
             edit.deleted_files.push((level as u32, f.number));
         }
         let mut outputs_numbers = Vec::new();
+        // RocksDB's per-job CompactionStats (rocksdb.cfstats), added once installed.
+        let job_started = std::time::Instant::now();
+        let cpu_started = super::internal_stats::thread_cpu_micros();
+        let mut job_stats = super::internal_stats::CompactionStats {
+            count: 1,
+            num_input_files: (plan.inputs.len() + plan.next_inputs.len()) as u64,
+            ..Default::default()
+        };
         if plan.deletion_only {
             // FIFO: the inputs are dropped; nothing is read or written.
         } else if trivial_move {
+            job_stats.bytes_moved = plan.inputs[0].file_size;
             edit.new_files.push((plan.output_level as u32, (*plan.inputs[0]).clone()));
         } else {
             let snapshots = self.snapshot_list();
@@ -180,6 +189,12 @@ impl DbInner {
                     return Err(e);
                 }
             };
+            job_stats.bytes_read_non_output_levels = plan.inputs.iter().map(|f| f.file_size).sum();
+            job_stats.bytes_read_output_level = plan.next_inputs.iter().map(|f| f.file_size).sum();
+            job_stats.bytes_written = result.bytes_written;
+            job_stats.num_output_files = result.outputs.len() as u64;
+            job_stats.num_input_records = result.entries_in;
+            job_stats.num_dropped_records = result.entries_dropped;
             self.stats.compaction_bytes_read.fetch_add(plan.input_bytes(), Ordering::Relaxed);
             self.stats.compaction_bytes_written.fetch_add(result.bytes_written, Ordering::Relaxed);
             if let Some(s) = self.opts.statistics.as_deref() {
@@ -188,6 +203,13 @@ impl DbInner {
                 use crate::statistics::{Histogram, Ticker};
                 s.record_tick(Ticker::CompactReadBytes, plan.input_bytes());
                 s.record_tick(Ticker::CompactWriteBytes, result.bytes_written);
+                // RocksDB's CompactionIterator counts, by reason of the drop.
+                s.record_ticks(&[
+                    (Ticker::CompactionKeyDropNewerEntry, result.drops.newer_entry),
+                    (Ticker::CompactionKeyDropObsolete, result.drops.obsolete),
+                    (Ticker::CompactionKeyDropRangeDel, result.drops.range_del),
+                    (Ticker::CompactionKeyDropUser, result.drops.user),
+                ]);
                 s.record_in_histogram(Histogram::NumFilesInSingleCompaction, plan.num_input_files() as u64);
                 s.report_time(Histogram::CompactionTime, started.elapsed().as_micros() as u64);
             }
@@ -219,6 +241,15 @@ impl DbInner {
         }
         installed?;
         self.stats.compactions.fetch_add(1, Ordering::Relaxed);
+        if !plan.deletion_only {
+            job_stats.micros = job_started.elapsed().as_micros() as u64;
+            job_stats.cpu_micros = super::internal_stats::thread_cpu_micros().saturating_sub(cpu_started);
+            cf.internal_stats.add_compaction(
+                plan.output_level,
+                super::internal_stats::Priority::Low,
+                &job_stats,
+            );
+        }
         self.info_log.log(format_args!(
             "[{}] {} {}@{} + {}@{} files to L{} ({} outputs){}",
             cf.name,

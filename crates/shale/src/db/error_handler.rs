@@ -234,6 +234,15 @@ impl DbInner {
     pub(crate) fn set_bg_error_in(&self, st: &mut DbState, e: Error, reason: BgErrorReason) {
         let paranoid = self.opts.paranoid_checks || reason == BgErrorReason::WriteCallback;
         let severity = classify(reason, &e, paranoid);
+        // RocksDB's ErrorHandler::SetBGError counts every background error, and I/O ones.
+        if let Some(s) = self.opts.statistics.as_deref() {
+            use crate::statistics::Ticker;
+            let io = u64::from(e.kind() == crate::ErrorKind::IOError);
+            s.record_ticks(&[
+                (Ticker::ErrorHandlerBgErrorCount, 1),
+                (Ticker::ErrorHandlerBgIoErrorCount, io),
+            ]);
+        }
         let stored = st.errors.set(e.clone(), severity, &self.opts);
         self.info_log.log(format_args!(
             "[ERROR] {} failed: {e} (severity {severity:?}{})",

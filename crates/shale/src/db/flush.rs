@@ -220,6 +220,8 @@ impl DbInner {
             let snapshots = self.snapshot_list();
             // Build the table without the lock.
             let started = std::time::Instant::now();
+            let cpu_started = super::internal_stats::thread_cpu_micros();
+            let records: u64 = mems.iter().map(|m| m.num_entries()).sum();
             let result = MutexGuard::unlocked(st, || {
                 write_level0_table_of(&*self.fs, &self.path, &handle, &mems, number, &snapshots).and_then(
                     |m| {
@@ -267,6 +269,12 @@ impl DbInner {
             r?;
             self.stats.flushes.fetch_add(1, Ordering::Relaxed);
             self.stats.flush_bytes.fetch_add(bytes, Ordering::Relaxed);
+            handle.internal_stats.add_flush(
+                bytes,
+                write_micros as u64,
+                super::internal_stats::thread_cpu_micros().saturating_sub(cpu_started),
+                records,
+            );
             if let Some(s) = self.opts.statistics.as_deref() {
                 // As RocksDB's FlushJob: bytes written, and the flush's duration.
                 s.record_tick(crate::statistics::Ticker::FlushWriteBytes, bytes);

@@ -40,6 +40,7 @@ pub(crate) mod filename;
 mod flush;
 mod info_log;
 mod ingest;
+pub(crate) mod internal_stats;
 mod iterator;
 pub(crate) mod live_files;
 mod mempurge;
@@ -239,8 +240,23 @@ impl WalState {
 }
 
 /// Counters behind `rocksdb.stats` and friends (atomics, updated without locks).
-#[derive(Default)]
 pub(crate) struct Stats {
+    /// When the database opened (RocksDB's `started_at_`: the uptime of the texts).
+    pub started: std::time::Instant,
+    /// Keys and bytes of the write groups (RocksDB's `kIntStatsNumKeysWritten`,
+    /// `kIntStatsBytesWritten`), writes through the WAL and its bytes.
+    pub keys_written: AtomicU64,
+    pub bytes_written: AtomicU64,
+    pub writes_with_wal: AtomicU64,
+    pub wal_bytes: AtomicU64,
+    /// Writes stopped by the write buffer manager (RocksDB's
+    /// `write-buffer-manager-limit-stops`).
+    pub wbm_stops: AtomicU64,
+    /// The last `dbstats` text's figures (its "Interval" lines start there).
+    pub db_snapshot: parking_lot::Mutex<internal_stats::DbSnapshot>,
+    /// When the first snapshot at each sequence still held was taken, in seconds since the
+    /// epoch (`rocksdb.oldest-snapshot-time`). A leaf lock.
+    pub snapshot_times: parking_lot::Mutex<BTreeMap<u64, u64>>,
     pub flushes: AtomicU64,
     pub flush_bytes: AtomicU64,
     pub compactions: AtomicU64,
@@ -256,8 +272,68 @@ pub(crate) struct Stats {
     pub stall_stops: AtomicU64,
 }
 
+impl Default for Stats {
+    fn default() -> Self {
+        Stats {
+            started: std::time::Instant::now(),
+            keys_written: AtomicU64::new(0),
+            bytes_written: AtomicU64::new(0),
+            writes_with_wal: AtomicU64::new(0),
+            wal_bytes: AtomicU64::new(0),
+            wbm_stops: AtomicU64::new(0),
+            db_snapshot: Default::default(),
+            snapshot_times: Default::default(),
+            flushes: AtomicU64::new(0),
+            flush_bytes: AtomicU64::new(0),
+            compactions: AtomicU64::new(0),
+            compaction_bytes_read: AtomicU64::new(0),
+            compaction_bytes_written: AtomicU64::new(0),
+            wal_syncs: AtomicU64::new(0),
+            write_groups: AtomicU64::new(0),
+            writes: AtomicU64::new(0),
+            stall_micros: AtomicU64::new(0),
+            stall_delays: AtomicU64::new(0),
+            stall_stops: AtomicU64::new(0),
+        }
+    }
+}
+
+impl Stats {
+    /// The figures of `rocksdb.dbstats`.
+    pub fn db_counts(&self) -> internal_stats::DbCounts {
+        let g = |a: &AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);
+        let groups = g(&self.write_groups);
+        internal_stats::DbCounts {
+            write_self: groups,
+            write_other: g(&self.writes).saturating_sub(groups),
+            keys: g(&self.keys_written),
+            bytes: g(&self.bytes_written),
+            wal_bytes: g(&self.wal_bytes),
+            wal_synced: g(&self.wal_syncs),
+            write_with_wal: g(&self.writes_with_wal),
+            stall_micros: g(&self.stall_micros),
+            wbm_stops: g(&self.wbm_stops),
+        }
+    }
+
+    pub fn seconds_up(&self) -> f64 {
+        self.started.elapsed().as_secs_f64()
+    }
+}
+
 impl DbInner {
     pub fn lock_state(&self) -> MutexGuard<'_, DbState> {
+        // RocksDB's db_mutex_lock_nanos (timed only at PerfStatsLevel::EnableTime).
+        let _p = crate::perf::PerfTimer::for_mutex(crate::perf::Field::DbMutexLockNanos);
+        // RocksDB's InstrumentedMutex: DB_MUTEX_WAIT_MICROS only at StatsLevel::All.
+        if let Some(s) =
+            self.opts.statistics.as_deref().filter(|s| s.level() == crate::statistics::StatsLevel::All as u8)
+        {
+            let t = std::time::Instant::now();
+            let g = self.state.lock();
+            s.record_tick(crate::statistics::Ticker::DbMutexWaitMicros, t.elapsed().as_micros() as u64);
+            return g;
+        }
         self.state.lock()
     }
 

@@ -127,18 +127,33 @@ impl DbInner {
     pub(crate) fn delete_obsolete_files(&self, files: ObsoleteFiles) {
         for (n, path) in files.tables {
             self.table_cache.evict(n);
-            if let Err(e) = self.fs.remove_file(&path) {
-                // Not under its path id (db_paths given in another order): wherever it is.
-                let elsewhere = self
-                    .table_dirs_all()
-                    .into_iter()
-                    .map(|d| filename::table_file(&d, n))
-                    .find(|p| self.fs.file_exists(p));
-                match elsewhere {
-                    Some(p) => {
-                        let _ = self.fs.remove_file(&p);
+            let stats = self.opts.statistics.as_deref();
+            match self.fs.remove_file(&path) {
+                // RocksDB's DeleteScheduler without a rate limit deletes at once and counts it.
+                Ok(()) => crate::statistics::record_tick(
+                    stats,
+                    crate::statistics::Ticker::FilesDeletedImmediately,
+                    1,
+                ),
+                Err(e) => {
+                    // Not under its path id (db_paths given in another order): wherever it is.
+                    let elsewhere = self
+                        .table_dirs_all()
+                        .into_iter()
+                        .map(|d| filename::table_file(&d, n))
+                        .find(|p| self.fs.file_exists(p));
+                    match elsewhere {
+                        Some(p) => {
+                            if self.fs.remove_file(&p).is_ok() {
+                                crate::statistics::record_tick(
+                                    stats,
+                                    crate::statistics::Ticker::FilesDeletedImmediately,
+                                    1,
+                                );
+                            }
+                        }
+                        None => self.info_log.log(format_args!("[WARN] deleting obsolete table {n}: {e}")),
                     }
-                    None => self.info_log.log(format_args!("[WARN] deleting obsolete table {n}: {e}")),
                 }
             }
         }

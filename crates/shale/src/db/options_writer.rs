@@ -47,6 +47,7 @@ pub(crate) fn write_options_file(inner: &DbInner) -> Result<()> {
         kv("keep_log_file_num", o.keep_log_file_num.to_string()),
         kv("max_bgerror_resume_count", o.max_bgerror_resume_count.to_string()),
         kv("bgerror_resume_retry_interval", o.bgerror_resume_retry_interval.to_string()),
+        kv("stats_dump_period_sec", o.stats_dump_period_sec.to_string()),
         // A TransactionDB's WAL holds two-phase-commit records; RocksDB's tools (ldb) read
         // this to recover it.
         kv("allow_2pc", o.allow_2pc.to_string()),

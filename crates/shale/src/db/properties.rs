@@ -60,10 +60,10 @@ impl DbInner {
             "total-sst-files-size" | "live-sst-files-size" => v.all_files().map(|(_, f)| f.file_size).sum(),
             "estimate-live-data-size" => v.all_files().map(|(_, f)| f.file_size).sum(),
             "num-snapshots" => self.snapshots.lock().map(|s| s.values().sum::<usize>() as u64).unwrap_or(0),
-            "oldest-snapshot-time" => 0,
+            "oldest-snapshot-time" => self.oldest_snapshot_time(),
             "num-live-versions" => c.live_versions.iter().filter(|w| w.strong_count() > 0).count() as u64,
             "is-write-stopped" => u64::from(st.stopped_cfs > 0),
-            "base-level" => 1,
+            "base-level" => crate::compaction::picker::level_targets(v, &cf.opts).base_level as u64,
             "estimate-pending-compaction-bytes" => {
                 crate::compaction::picker::estimated_pending_bytes(v, &cf.opts)
             }
@@ -92,7 +92,13 @@ impl DbInner {
     fn string_property(&self, cf: &CfHandle, name: &str) -> Option<String> {
         let prop = name.strip_prefix(PREFIX)?;
         match prop {
-            "stats" | "cfstats" => Some(self.stats_text(cf)),
+            // RocksDB's HandleStats: the family's cfstats, then the DB's.
+            "stats" => Some(self.cf_stats_text(cf, false) + &self.db_stats_text()),
+            "cfstats" => Some(self.cf_stats_text(cf, false)),
+            "cfstats-no-file-histogram" => Some(self.cf_stats_no_file_histogram(cf, false)),
+            "cf-file-histogram" => Some(cf_file_histogram(cf)),
+            "dbstats" => Some(self.db_stats_text()),
+            "sstables" => self.sstables_text(cf),
             // Walked without the DB mutex (see cache/entry_stats.rs); None without a cache.
             "block-cache-entry-stats" => {
                 cf.block_cache.as_ref().map(|c| c.collect_entry_stats(true).to_text())
@@ -106,6 +112,7 @@ impl DbInner {
         }
     }
 
+    /// RocksDB's `HandleLevelStats`.
     fn level_stats(&self, cf: &CfHandle) -> String {
         let st = self.lock_state();
         let mut s = String::from("Level Files Size(MB)\n--------------------\n");
@@ -113,7 +120,7 @@ impl DbInner {
             for l in 0..c.current.num_levels() {
                 let _ = writeln!(
                     s,
-                    "{l:>5} {:>5} {:>8.0}",
+                    "{l:>3} {:>8} {:>8.0}",
                     c.current.num_files(l),
                     c.current.level_bytes(l) as f64 / 1048576.0
                 );
@@ -122,57 +129,65 @@ impl DbInner {
         s
     }
 
-    fn stats_text(&self, cf: &CfHandle) -> String {
+    /// RocksDB's `Version::DebugString(hex, print_stats)` for `rocksdb.sstables`: each level's
+    /// tables as `number:size[smallest_seqno .. largest_seqno]['key' seq:N, type:T .. ...](reads)`.
+    /// The version number printed is the family's SuperVersion number (Shale numbers no
+    /// Versions apart), and the sampled read count is 0 (Shale samples no reads per file).
+    fn sstables_text(&self, cf: &CfHandle) -> Option<String> {
+        let st = self.lock_state();
+        let c = st.cfs.get(&cf.id)?;
+        let number = cf.super_version_number.load(Ordering::Acquire);
         let mut s = String::new();
-        let _ = writeln!(s, "\n** Compaction Stats [{}] **", cf.name);
-        let _ = writeln!(s, "Level    Files   Size     Score");
-        {
-            let st = self.lock_state();
-            if let Some(c) = st.cfs.get(&cf.id) {
-                let scores = crate::compaction::picker::level_scores(&c.current, &cf.opts);
-                for (l, score) in scores.iter().enumerate() {
-                    let n = c.current.num_files(l);
-                    if n == 0 {
-                        continue;
-                    }
-                    let _ = writeln!(
-                        s,
-                        "  L{l}  {n:>7}   {:>7.2} MB  {:>5.1}",
-                        c.current.level_bytes(l) as f64 / 1048576.0,
-                        score
-                    );
-                }
+        for l in 0..c.current.num_levels() {
+            let _ = writeln!(s, "--- level {l} --- version# {number} ---");
+            for f in c.current.files(l) {
+                let _ = writeln!(
+                    s,
+                    " {}:{}[{} .. {}][{} .. {}](0)",
+                    f.number,
+                    f.file_size,
+                    f.smallest_seqno,
+                    f.largest_seqno,
+                    internal_key_debug(&f.smallest),
+                    internal_key_debug(&f.largest)
+                );
             }
         }
-        let t = &self.stats;
-        let g = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
-        let _ = writeln!(s, "\n** DB Stats **");
-        let _ = writeln!(
-            s,
-            "Cumulative writes: {} writes, {} write groups, {:.2} writes per group",
-            g(&t.writes),
-            g(&t.write_groups),
-            g(&t.writes) as f64 / g(&t.write_groups).max(1) as f64
-        );
-        let _ = writeln!(s, "Cumulative WAL: {} syncs", g(&t.wal_syncs));
-        let _ = writeln!(
-            s,
-            "Cumulative stall: {:.3} secs ({} delays, {} stops)",
-            g(&t.stall_micros) as f64 / 1e6,
-            g(&t.stall_delays),
-            g(&t.stall_stops)
-        );
-        let _ =
-            writeln!(s, "Flushes: {}, {:.2} MB written", g(&t.flushes), g(&t.flush_bytes) as f64 / 1048576.0);
-        let _ = writeln!(
-            s,
-            "Compactions: {}, {:.2} MB read, {:.2} MB written",
-            g(&t.compactions),
-            g(&t.compaction_bytes_read) as f64 / 1048576.0,
-            g(&t.compaction_bytes_written) as f64 / 1048576.0
-        );
-        // The last block-cache entry statistics, never collected here (RocksDB: the DB mutex
-        // may be held), printed if under a day old.
+        Some(s)
+    }
+
+    /// What the compaction table needs of the family's current Version (DB mutex, briefly).
+    fn level_shape(&self, cf: &CfHandle) -> super::internal_stats::LevelShape {
+        let st = self.lock_state();
+        let mut shape = super::internal_stats::LevelShape {
+            files: Vec::new(),
+            being_compacted: Vec::new(),
+            bytes: Vec::new(),
+            scores: Vec::new(),
+            estimated_pending_compaction_bytes: 0,
+        };
+        if let Some(c) = st.cfs.get(&cf.id) {
+            let v = &c.current;
+            for l in 0..v.num_levels() {
+                shape.files.push(v.num_files(l));
+                shape
+                    .being_compacted
+                    .push(v.files(l).iter().filter(|f| c.being_compacted.contains(&f.number)).count());
+                shape.bytes.push(v.level_bytes(l));
+            }
+            shape.scores = crate::compaction::picker::level_scores(v, &cf.opts);
+            shape.estimated_pending_compaction_bytes =
+                crate::compaction::picker::estimated_pending_bytes(v, &cf.opts);
+        }
+        shape
+    }
+
+    /// RocksDB's `DumpCFStatsNoFileHistogram`: the compaction tables and the family's
+    /// totals, then the last block-cache entry statistics (never collected here: RocksDB's
+    /// rule, as the DB mutex may be held), printed if under a day old.
+    pub(crate) fn cf_stats_no_file_histogram(&self, cf: &CfHandle, periodic: bool) -> String {
+        let shape = self.level_shape(cf);
+        let mut s = cf.internal_stats.cf_text(&cf.name, &shape, self.stats.seconds_up(), periodic);
         if let Some(c) = &cf.block_cache {
             let e = c.last_entry_stats();
             let now = std::time::SystemTime::now()
@@ -183,6 +198,62 @@ impl DbInner {
             }
         }
         s
+    }
+
+    /// RocksDB's `DumpCFStats`: `cfstats-no-file-histogram` then `cf-file-histogram`.
+    pub(crate) fn cf_stats_text(&self, cf: &CfHandle, periodic: bool) -> String {
+        self.cf_stats_no_file_histogram(cf, periodic) + &cf_file_histogram(cf)
+    }
+
+    /// RocksDB's `DBImpl::DumpStats` (run every `stats_dump_period_sec`): the block-cache
+    /// entry statistics re-collected by the background rule, without the DB mutex; then into
+    /// the info LOG `------- DUMPING STATS -------`, `rocksdb.dbstats` and every family's
+    /// periodic cfstats (which move their interval start), and the statistics object's text.
+    pub(crate) fn dump_stats(&self) {
+        let handles: Vec<Arc<CfHandle>> = self.lock_state().cfs.values().map(|c| c.handle.clone()).collect();
+        for h in &handles {
+            if let Some(c) = &h.block_cache {
+                let _ = c.collect_entry_stats(false);
+            }
+        }
+        let mut text = self.db_stats_text();
+        for h in handles.iter().filter(|h| !h.is_dropped()) {
+            text.push_str(&self.cf_stats_text(h, true));
+        }
+        self.info_log.log(format_args!("------- DUMPING STATS -------"));
+        self.info_log.log(format_args!("{text}"));
+        if let Some(s) = &self.opts.statistics {
+            self.info_log.log(format_args!("STATISTICS:\n {}", s.to_text()));
+        }
+    }
+
+    /// RocksDB's `DumpDBStats`.
+    pub(crate) fn db_stats_text(&self) -> String {
+        super::internal_stats::db_text(
+            self.stats.db_counts(),
+            self.stats.seconds_up(),
+            &self.stats.db_snapshot,
+        )
+    }
+}
+
+/// RocksDB's `DumpCFFileHistogram`: the title, then a histogram per level that has read
+/// samples. Shale keeps no per-level read latency histograms yet, so only the title.
+fn cf_file_histogram(cf: &CfHandle) -> String {
+    format!("\n** File Read Latency Histogram By Level [{}] **\n", cf.name)
+}
+
+/// RocksDB's `InternalKey::DebugString(hex = true)`: `'HEX' seq:N, type:T`.
+fn internal_key_debug(ikey: &[u8]) -> String {
+    match crate::key::parse_internal_key(ikey) {
+        Ok(p) => {
+            let hex: String = p.user_key.iter().map(|b| format!("{b:02X}")).collect();
+            format!("'{hex}' seq:{}, type:{}", p.sequence, p.value_type as u8)
+        }
+        Err(_) => {
+            let hex: String = ikey.iter().map(|b| format!("{b:02X}")).collect();
+            format!("{hex}(bad)")
+        }
     }
 }
 

@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 use crate::key::{lookup_key, parse_internal_key, user_key, SequenceNumber, ValueType};
 use crate::merge_operator::{no_merge_operator, MergeOperator};
 use crate::options::{FlushOptions, ReadOptions, WriteOptions};
+use crate::perf::{self, Field, PerfTimer};
 use crate::statistics::{record_tick, Histogram, StopWatch, Ticker};
 
 /// Where a point lookup stands after one entry.
@@ -152,11 +153,17 @@ impl DbInner {
         let stats = self.opts.statistics.as_deref();
         let _t = StopWatch::new(stats, Histogram::DbGet);
         let r = self.get_uncounted(cf, key, ro);
+        let found = match &r {
+            Ok(Some(v)) => Some(v.len() as u64),
+            _ => None,
+        };
+        if let Some(n) = found {
+            perf::count(Field::GetReadBytes, n);
+        }
         if let Some(s) = stats {
-            s.record_tick(Ticker::NumberKeysRead, 1);
-            if let Ok(Some(v)) = &r {
-                s.record_tick(Ticker::BytesRead, v.len() as u64);
-                s.record_in_histogram(Histogram::BytesPerRead, v.len() as u64);
+            s.record_ticks(&[(Ticker::NumberKeysRead, 1), (Ticker::BytesRead, found.unwrap_or(0))]);
+            if let Some(n) = found {
+                s.record_in_histogram(Histogram::BytesPerRead, n);
             }
         }
         r
@@ -177,6 +184,7 @@ impl DbInner {
             let found: Vec<u64> =
                 out.iter().filter_map(|r| r.as_ref().ok()?.as_ref().map(|v| v.len() as u64)).collect();
             let bytes: u64 = found.iter().sum();
+            perf::count(Field::MultigetReadBytes, bytes);
             s.record_tick(Ticker::NumberMultigetCalls, 1);
             s.record_tick(Ticker::NumberMultigetKeysRead, out.len() as u64);
             s.record_tick(Ticker::NumberMultigetKeysFound, found.len() as u64);
@@ -195,8 +203,10 @@ impl DbInner {
             ));
         }
         let ts = check_read_timestamp(cf, ro)?;
+        let snapshot_timer = PerfTimer::new(Field::GetSnapshotTime);
         let sv = cf.super_version();
         let seq = ro.snapshot.unwrap_or_else(|| self.last_sequence());
+        drop(snapshot_timer);
         let found = match ts {
             // The lookup key carries the read timestamp: the newest version at or before it
             // is the first entry of the key at or after it.
@@ -221,7 +231,9 @@ impl DbInner {
         let mut max_cov = 0;
         let mut merge = MergeLookup { op: cf.opts.merge_operator.as_deref(), key, operands: Vec::new() };
         let with_ts = cf.icmp.timestamp_size() > 0;
+        let mem_timer = PerfTimer::new(Field::GetFromMemtableTime);
         for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
+            perf::count(Field::GetFromMemtableCount, 1);
             if with_ts && mem.num_range_deletes() > 0 {
                 return Err(ts_unsupported("range deletions"));
             }
@@ -244,6 +256,8 @@ impl DbInner {
             }
         }
         record_tick(stats, Ticker::MemtableMiss, 1);
+        drop(mem_timer);
+        let _files_timer = PerfTimer::new(Field::GetFromOutputFilesTime);
         let lookup = if with_ts { crate::key::lookup_key_ts(key, seq) } else { lookup_key(key, seq) };
         let icmp = &cf.icmp;
         let version = &sv.current;

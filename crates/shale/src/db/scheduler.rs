@@ -211,6 +211,9 @@ pub(crate) fn start_background_threads(inner: &Arc<DbInner>) -> Result<Vec<JoinH
     for n in 0..compactions {
         threads.push(spawn(format!("shale:compact{n}"), compaction_worker, (cpu.0, io.0))?);
     }
+    if inner.opts.stats_dump_period_sec > 0 {
+        threads.push(spawn("shale:dump_st".to_string(), stats_dump_worker, (false, false))?);
+    }
     Ok(threads)
 }
 
@@ -244,6 +247,29 @@ fn lower_thread_priority(cpu: bool, io: bool) {
     }
     #[cfg(not(target_os = "linux"))]
     let _ = (cpu, io);
+}
+
+/// Dumps the statistics texts into the info LOG every `stats_dump_period_sec` (RocksDB's
+/// periodic `DumpStats` task). It waits on `work_cv` so that close wakes it at once, and
+/// builds the texts without the DB mutex (each takes it briefly, as a property read does).
+fn stats_dump_worker(inner: Arc<DbInner>) {
+    let period = Duration::from_secs(u64::from(inner.opts.stats_dump_period_sec));
+    let mut next = Instant::now() + period;
+    loop {
+        {
+            let mut st = inner.lock_state();
+            if inner.shutting_down.load(Ordering::Acquire) {
+                return;
+            }
+            let left = next.saturating_duration_since(Instant::now());
+            if !left.is_zero() {
+                inner.work_cv.wait_for(&mut st, left.min(Duration::from_secs(1)));
+                continue;
+            }
+        }
+        inner.dump_stats();
+        next = Instant::now() + period;
+    }
 }
 
 /// Failures that are background errors (not a shutdown or a dropped family).

@@ -26,6 +26,7 @@ impl DbInner {
         // Read the sequence under the list's lock, so compaction never misses it.
         let seq = self.last_sequence();
         *snaps.entry(seq).or_insert(0) += 1;
+        self.note_snapshot_time(seq);
         seq
     }
 
@@ -35,6 +36,22 @@ impl DbInner {
     pub(crate) fn hold_snapshot(&self, seq: u64) {
         let mut snaps = self.snapshots.lock().unwrap_or_else(|p| p.into_inner());
         *snaps.entry(seq).or_insert(0) += 1;
+        self.note_snapshot_time(seq);
+    }
+
+    /// Keeps when the first snapshot at `seq` was taken (a leaf lock, taken under the
+    /// snapshot list's).
+    fn note_snapshot_time(&self, seq: u64) {
+        let now =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        self.stats.snapshot_times.lock().entry(seq).or_insert(now);
+    }
+
+    /// RocksDB's `GetOldestSnapshotTime`: when the oldest snapshot held was taken, in
+    /// seconds since the epoch; 0 without snapshots.
+    pub(crate) fn oldest_snapshot_time(&self) -> u64 {
+        let _snaps = self.snapshots.lock().unwrap_or_else(|p| p.into_inner());
+        self.stats.snapshot_times.lock().values().next().copied().unwrap_or(0)
     }
 
     pub(crate) fn release_snapshot(&self, seq: u64) {
@@ -43,6 +60,7 @@ impl DbInner {
             *n -= 1;
             if *n == 0 {
                 snaps.remove(&seq);
+                self.stats.snapshot_times.lock().remove(&seq);
             }
         }
     }

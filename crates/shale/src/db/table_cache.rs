@@ -90,6 +90,8 @@ impl TableCache {
         file: &FileMetaData,
         level: Option<usize>,
     ) -> Result<Arc<TableEntry>> {
+        // RocksDB's TableCache::FindTable time.
+        let _p = crate::perf::PerfTimer::new(crate::perf::Field::FindTableNanos);
         let tick = self.tick.fetch_add(1, Ordering::Relaxed);
         if let Some((e, t)) = self.map.lock().get_mut(&file.number) {
             *t = tick;

@@ -22,6 +22,7 @@ use super::{DbInner, DbState};
 use crate::batch::WriteBatch;
 use crate::error::{Error, ErrorKind, Result};
 use crate::options::WriteOptions;
+use crate::perf::{Field, PerfTimer};
 use crate::statistics::{record_tick, Histogram, StopWatch, Ticker};
 use crate::wal::LogWriter;
 
@@ -66,6 +67,8 @@ impl DbInner {
         }));
         let mut q = self.writers.lock();
         q.queue.push_back(me.clone());
+        // The perf context's wait in the write queue (RocksDB's write_thread_wait_nanos).
+        let wait_timer = PerfTimer::new(Field::WriteThreadWaitNanos);
         loop {
             if lock(&me).done {
                 return lock(&me).result.take().unwrap_or(Ok(()));
@@ -76,6 +79,7 @@ impl DbInner {
             self.write_cv.wait(&mut q);
         }
         drop(q);
+        drop(wait_timer);
 
         // Leader.
         let room = if self.write_control.needs_attention() || self.write_buffer_manager_wants_attention() {
@@ -166,24 +170,39 @@ impl DbInner {
         batch.set_sequence(first_seq);
         // As RocksDB's WriteImpl: keys and bytes of the group, who wrote it, through the WAL.
         let stats = self.opts.statistics.as_deref();
+        // RocksDB's DB-wide `db_stats_` (rocksdb.dbstats), counted whatever the statistics.
+        // Only the write leader adds to them, so a load and a store do (RocksDB's
+        // `AddDBStats(concurrent = false)`), not a locked read-modify-write.
+        let bump = |a: &std::sync::atomic::AtomicU64, n: u64| {
+            a.store(a.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed)
+        };
+        bump(&self.stats.keys_written, count);
+        bump(&self.stats.bytes_written, batch.data().len() as u64);
+        if !disable_wal {
+            bump(&self.stats.writes_with_wal, writers);
+            bump(&self.stats.wal_bytes, batch.data().len() as u64);
+        }
         if let Some(s) = stats {
             let n = writers;
-            s.record_tick(Ticker::NumberKeysWritten, count);
-            s.record_tick(Ticker::BytesWritten, batch.data().len() as u64);
-            s.record_in_histogram(Histogram::BytesPerWrite, batch.data().len() as u64);
-            s.record_tick(Ticker::WriteDoneBySelf, 1);
-            s.record_tick(Ticker::WriteDoneByOther, n - 1);
-            if !disable_wal {
-                s.record_tick(Ticker::WriteWithWal, n);
-            }
+            let bytes = batch.data().len() as u64;
+            let wal = u64::from(!disable_wal);
+            s.record_ticks(&[
+                (Ticker::NumberKeysWritten, count),
+                (Ticker::BytesWritten, bytes),
+                (Ticker::WriteDoneBySelf, 1),
+                (Ticker::WriteDoneByOther, n - 1),
+                (Ticker::WriteWithWal, n * wal),
+                (Ticker::WalFileBytes, bytes * wal),
+            ]);
+            s.record_in_histogram(Histogram::BytesPerWrite, bytes);
         }
         if disable_wal {
             self.unpersisted.store(true, Ordering::Release);
         } else {
-            record_tick(stats, Ticker::WalFileBytes, batch.data().len() as u64);
             // A two-phase commit's batch gives the WAL only its commit marker (it writes
             // alone: `build_group`).
             let ts_sizes = self.timestamp_sizes_for_wal();
+            let _wal_timer = PerfTimer::new(Field::WriteWalTime);
             let r = wal
                 .writer
                 .maybe_add_timestamp_sizes(&ts_sizes)
@@ -208,6 +227,7 @@ impl DbInner {
             }
         }
         let mut seq = first_seq;
+        let memtable_timer = PerfTimer::new(Field::WriteMemtableTime);
         let mems = &wal.mems;
         let full = &mut wal.full;
         let mut last: Option<u32> = None;
@@ -237,12 +257,13 @@ impl DbInner {
         if let Some(prev) = last {
             check(prev, full);
         }
+        drop(memtable_timer);
         if !full.is_empty() {
             self.write_control.set_attention(true);
         }
         self.versions.set_last_sequence(first_seq + count - 1);
-        self.stats.write_groups.fetch_add(1, Ordering::Relaxed);
-        self.stats.writes.fetch_add(guards.len() as u64, Ordering::Relaxed);
+        bump(&self.stats.write_groups, 1);
+        bump(&self.stats.writes, guards.len() as u64);
         Ok(())
     }
 
@@ -318,6 +339,7 @@ impl DbInner {
                 if stall_start.is_none() {
                     stall_start = Some(Instant::now());
                     self.stats.stall_stops.fetch_add(1, Ordering::Relaxed);
+                    self.stats.wbm_stops.fetch_add(1, Ordering::Relaxed);
                 }
                 self.work_cv.notify_all();
                 MutexGuard::unlocked(&mut st, || wbm.wait_for_room(Duration::from_millis(100)));
@@ -327,6 +349,7 @@ impl DbInner {
         };
         if let Some(t) = stall_start {
             let micros = t.elapsed().as_micros() as u64;
+            crate::perf::count(Field::WriteDelayTime, micros.saturating_mul(1000));
             self.stats.stall_micros.fetch_add(micros, Ordering::Relaxed);
             if let Some(s) = self.opts.statistics.as_deref() {
                 s.record_tick(Ticker::StallMicros, micros);

@@ -79,10 +79,38 @@ pub(crate) fn condition(cf: &CfState) -> (StallCondition, bool) {
     (stall, speedup)
 }
 
+/// Which of `condition`'s rules stalls `cf` (checked in RocksDB's order: memtables, then
+/// level-0 files, then pending compaction bytes).
+fn stall_cause(cf: &CfState, stopped: bool) -> super::internal_stats::StallCause {
+    use super::internal_stats::StallCause;
+    let o = &cf.handle.opts;
+    let imm = cf.imm.len() as i32;
+    let memtables = if stopped {
+        imm >= o.max_write_buffer_number
+    } else {
+        o.max_write_buffer_number > 3 && imm >= o.max_write_buffer_number - 1
+    };
+    let l0 = cf.current.num_files(0) as i32;
+    let l0_limit = if stopped { o.level0_stop_writes_trigger } else { o.level0_slowdown_writes_trigger };
+    let fifo = o.compaction_style == crate::DBCompactionStyle::Fifo;
+    if memtables {
+        StallCause::MemtableLimit
+    } else if !o.disable_auto_compactions && !fifo && l0 >= l0_limit {
+        StallCause::L0FileCountLimit
+    } else {
+        StallCause::PendingCompactionBytes
+    }
+}
+
 /// Recomputes family `id`'s condition and the DB's counts. Returns true when it changed.
 pub(crate) fn recalculate(st: &mut DbState, id: u32) -> bool {
     let Some(cf) = st.cfs.get_mut(&id) else { return false };
     let (new, speedup) = condition(cf);
+    if new != StallCondition::Normal {
+        // RocksDB counts each recalculation that finds a stall, by cause (rocksdb.cfstats).
+        let stopped = new == StallCondition::Stopped;
+        cf.handle.internal_stats.add_stall(stall_cause(cf, stopped), stopped, !cf.running.is_empty());
+    }
     let old = std::mem::replace(&mut cf.stall, new);
     let old_speedup = std::mem::replace(&mut cf.speedup, speedup);
     adjust(st, old, -1);

@@ -42,6 +42,7 @@ use crate::key::{
     MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK,
 };
 use crate::merge_operator::MergeOperator;
+use crate::perf::{self, Field};
 
 /// After this many steps over entries of one user key, iteration re-seeks past them
 /// (RocksDB's `max_sequential_skip_in_iterations` default).
@@ -341,6 +342,8 @@ impl DBIter {
             self.saved_key.clear();
             self.saved_key.extend_from_slice(user_key(self.inner.key()));
             self.inner.next();
+            // RocksDB's DBIter::Next counts the entry it steps off.
+            perf::count(Field::InternalKeySkippedCount, 1);
         }
         self.find_next_user_entry(true);
     }
@@ -441,6 +444,11 @@ impl DBIter {
                 break;
             }
             let hidden = skipping && self.icmp.compare_user(p.user_key, &self.saved_key) != Ordering::Greater;
+            if p.sequence > self.sequence {
+                perf::count(Field::InternalRecentSkippedCount, 1);
+            } else if hidden {
+                perf::count(Field::InternalKeySkippedCount, 1);
+            }
             if hidden || p.sequence > self.sequence {
                 self.skipped += 1;
                 if self.skip_limit_exceeded() {
@@ -483,6 +491,7 @@ impl DBIter {
                     }
                     None => {}
                     Some(Found::Hidden) => {
+                        perf::count(Field::InternalDeleteSkippedCount, 1);
                         self.skipped += 1;
                         if self.skip_limit_exceeded() {
                             return self.fail_skipped();
@@ -584,16 +593,24 @@ impl DBIter {
                         }
                     }
                     Some(Found::Merge) => {
+                        perf::count(Field::InternalMergeCount, 1);
                         found = Found::Merge;
                         operands.push(self.inner.value().to_vec());
                     }
                     Some(f) => {
+                        perf::count(Field::InternalDeleteSkippedCount, 1);
                         found = f;
                         has_base = false;
                         operands.clear();
                     }
                     None => {}
                 }
+            }
+            // As RocksDB's FindValueForCurrentKey: every entry of the key walked over.
+            if sequence <= self.sequence {
+                perf::count(Field::InternalKeySkippedCount, 1);
+            } else {
+                perf::count(Field::InternalRecentSkippedCount, 1);
             }
             steps += 1;
             if steps > MAX_SEQUENTIAL_SKIP {

@@ -405,6 +405,8 @@ impl SkipList {
         let mut level = self.max_height.load(MemOrder::Relaxed) - 1;
         // A node already found >= key at a higher level need not be compared again.
         let mut known_bigger: *mut u8 = ptr::null_mut();
+        // The perf context's user_key_comparison_count, added once per search.
+        let mut comparisons = 0u64;
         loop {
             // SAFETY: `x` is the head (MAX_HEIGHT slots) or a node reached through a link
             // at a level >= `level`, so it has a slot at `level`.
@@ -419,17 +421,20 @@ impl SkipList {
                     prefetch(down);
                 }
             }
-            // SAFETY: a non-null link points at a published, fully written node.
-            if !next.is_null()
-                && next != known_bigger
-                && self.icmp.compare(unsafe { node_key(next) }, key) == Ordering::Less
-            {
+            let mut less = false;
+            if !next.is_null() && next != known_bigger {
+                comparisons += 1;
+                // SAFETY: a non-null link points at a published, fully written node.
+                less = self.icmp.compare_uncounted(unsafe { node_key(next) }, key) == Ordering::Less;
+            }
+            if less {
                 x = next;
             } else {
                 if let Some(p) = prev.as_deref_mut() {
                     p[level] = x;
                 }
                 if level == 0 {
+                    crate::perf::count(crate::perf::Field::UserKeyComparisonCount, comparisons);
                     return next;
                 }
                 known_bigger = next;

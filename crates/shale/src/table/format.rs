@@ -409,7 +409,14 @@ pub fn read_block_with_dict(
     })?;
     let checksum: BlockChecksum = checksum.into();
     let mut buf = vec![0u8; size + BLOCK_TRAILER_SIZE];
-    read_exact_at(file, handle.offset, &mut buf, file_name)?;
+    // The perf context's block reads, as RocksDB's BlockFetcher counts every block read
+    // from a file (data, index, filter, meta), trailer included.
+    crate::perf::count(crate::perf::Field::BlockReadCount, 1);
+    crate::perf::count(crate::perf::Field::BlockReadByte, buf.len() as u64);
+    {
+        let _p = crate::perf::PerfTimer::new(crate::perf::Field::BlockReadTime);
+        read_exact_at(file, handle.offset, &mut buf, file_name)?;
+    }
     let type_byte = buf[size];
     if verify_checksum && checksum.kind != ChecksumType::None {
         let stored = decode_fixed32(&buf[size + 1..]);

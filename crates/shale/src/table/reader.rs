@@ -708,19 +708,25 @@ impl Table {
         let stats = self.opts.statistics.as_deref();
         if let Some(cache) = &self.opts.block_cache {
             if let Some(b) = cache.get(&self.opts.cache_key.with_offset(handle.offset)) {
+                crate::perf::count(crate::perf::Field::BlockCacheHitCount, 1);
+                crate::perf::count(crate::perf::Field::BlockCacheReadByte, b.size() as u64);
                 if let Some(s) = stats {
-                    s.record_tick(Ticker::BlockCacheHit, 1);
-                    s.record_tick(Ticker::BlockCacheDataHit, 1);
-                    s.record_tick(Ticker::BlockCacheBytesRead, b.size() as u64);
+                    s.record_ticks(&[
+                        (Ticker::BlockCacheHit, 1),
+                        (Ticker::BlockCacheDataHit, 1),
+                        (Ticker::BlockCacheBytesRead, b.size() as u64),
+                    ]);
                 }
                 return Ok(b);
             }
             if let Some(s) = stats {
-                s.record_tick(Ticker::BlockCacheMiss, 1);
-                s.record_tick(Ticker::BlockCacheDataMiss, 1);
+                s.record_ticks(&[(Ticker::BlockCacheMiss, 1), (Ticker::BlockCacheDataMiss, 1)]);
             }
         }
         let name = &self.opts.file_name;
+        // The perf context's data-block bytes (format.rs counts every block read).
+        let read_bytes = handle.size + crate::table::format::BLOCK_TRAILER_SIZE as u64;
+        crate::perf::count(crate::perf::Field::DataBlockReadByte, read_bytes);
         let data = {
             let _t = StopWatch::new(stats, Histogram::SstReadMicros);
             read_block_with_dict(
@@ -743,10 +749,12 @@ impl Table {
                 }
                 if let Some(s) = stats {
                     let n = block.size() as u64;
-                    s.record_tick(Ticker::BlockCacheAdd, 1);
-                    s.record_tick(Ticker::BlockCacheDataAdd, 1);
-                    s.record_tick(Ticker::BlockCacheDataBytesInsert, n);
-                    s.record_tick(Ticker::BlockCacheBytesWrite, n);
+                    s.record_ticks(&[
+                        (Ticker::BlockCacheAdd, 1),
+                        (Ticker::BlockCacheDataAdd, 1),
+                        (Ticker::BlockCacheDataBytesInsert, n),
+                        (Ticker::BlockCacheBytesWrite, n),
+                    ]);
                 }
             }
         }
@@ -761,11 +769,13 @@ impl Table {
         let check = self.get_filter(self.opts.icmp.strip_ts(uk))?;
         match check {
             GetFilter::WholeKey(false) => {
+                crate::perf::count(crate::perf::Field::BloomSstMissCount, 1);
                 // RocksDB's BLOOM_FILTER_USEFUL: the filter spared a data block read.
                 crate::statistics::record_tick(stats, Ticker::BloomFilterUseful, 1);
                 return Ok(None);
             }
             GetFilter::WholeKey(true) => {
+                crate::perf::count(crate::perf::Field::BloomSstHitCount, 1);
                 crate::statistics::record_tick(stats, Ticker::BloomFilterFullPositive, 1)
             }
             GetFilter::Prefix(may) => {
