@@ -205,6 +205,8 @@ pub struct Options {
     /// FIFO: the total table bytes above which the oldest tables are deleted.
     pub(crate) fifo_max_table_files_size: u64,
     pub(crate) compression: DBCompressionType,
+    /// Integrated BlobDB (`blob/`).
+    pub(crate) blob: BlobOptions,
     pub(crate) table: BlockBasedOptions,
     pub(crate) track_and_verify_wals_in_manifest: bool,
     pub(crate) write_dbid_to_manifest: bool,
@@ -259,9 +261,38 @@ pub struct Options {
     pub(crate) deletion_collectors: Vec<crate::table::deletion_collector::CompactOnDeletionCollectorFactory>,
 }
 
+/// Integrated BlobDB's column-family options, RocksDB's defaults.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct BlobOptions {
+    pub enable_blob_files: bool,
+    pub min_blob_size: u64,
+    pub blob_file_size: u64,
+    pub compression: DBCompressionType,
+    pub enable_gc: bool,
+    pub gc_age_cutoff: f64,
+    pub gc_force_threshold: f64,
+    pub compaction_readahead_size: u64,
+}
+
+impl Default for BlobOptions {
+    fn default() -> Self {
+        BlobOptions {
+            enable_blob_files: false,
+            min_blob_size: 0,
+            blob_file_size: 256 << 20,
+            compression: DBCompressionType::None,
+            enable_gc: false,
+            gc_age_cutoff: 0.25,
+            gc_force_threshold: 1.0,
+            compaction_readahead_size: 0,
+        }
+    }
+}
+
 impl Default for Options {
     fn default() -> Self {
         Options {
+            blob: BlobOptions::default(),
             create_if_missing: false,
             create_missing_column_families: false,
             error_if_exists: false,

@@ -394,6 +394,9 @@ pub(crate) fn drop_cf(inner: &Arc<DbInner>, handle: &Arc<CfHandle>) -> Result<()
                 for (_, f) in cf.current.all_files() {
                     st.obsolete_tables.push((f.number, Arc::downgrade(f)));
                 }
+                for (n, b) in cf.current.blob_files() {
+                    st.obsolete_blobs.push((*n, Arc::downgrade(&b.shared)));
+                }
             }
             st.jobs.forget(handle.id);
         });

@@ -30,6 +30,8 @@ struct MergeLookup<'a> {
     op: Option<&'a MergeOperator>,
     key: &'a [u8],
     operands: Vec<Vec<u8>>,
+    /// Resolves a blob index base (BlobDB).
+    blob: crate::blob::BlobFetcher,
 }
 
 impl MergeLookup<'_> {
@@ -47,6 +49,10 @@ impl MergeLookup<'_> {
         }
         match t {
             ValueType::Value => self.finish(Some(value)).map(Lookup::Done),
+            ValueType::BlobIndex => {
+                let v = self.blob.fetch(self.key, value)?;
+                self.finish(Some(&v)).map(Lookup::Done)
+            }
             ValueType::Deletion | ValueType::SingleDeletion | ValueType::RangeDeletion => {
                 self.finish(None).map(Lookup::Done)
             }
@@ -219,7 +225,9 @@ impl DbInner {
     ) -> Result<Option<Vec<u8>>> {
         let stats = self.opts.statistics.as_deref();
         let mut max_cov = 0;
-        let mut merge = MergeLookup { op: cf.opts.merge_operator.as_deref(), key, operands: Vec::new() };
+        let blob = crate::blob::BlobFetcher { cache: self.blob_cache.clone(), cf_id: cf.id };
+        let mut merge =
+            MergeLookup { op: cf.opts.merge_operator.as_deref(), key, operands: Vec::new(), blob };
         let with_ts = cf.icmp.timestamp_size() > 0;
         for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
             if with_ts && mem.num_range_deletes() > 0 {
