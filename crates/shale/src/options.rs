@@ -207,6 +207,8 @@ pub struct Options {
     pub(crate) compression: DBCompressionType,
     /// Integrated BlobDB (`blob/`).
     pub(crate) blob: BlobOptions,
+    /// BlobDB's blob cache (`set_blob_cache`).
+    pub(crate) blob_cache: Option<Arc<crate::cache::BlockCache>>,
     pub(crate) table: BlockBasedOptions,
     pub(crate) track_and_verify_wals_in_manifest: bool,
     pub(crate) write_dbid_to_manifest: bool,
@@ -270,7 +272,6 @@ pub(crate) struct BlobOptions {
     pub compression: DBCompressionType,
     pub enable_gc: bool,
     pub gc_age_cutoff: f64,
-    pub gc_force_threshold: f64,
     pub compaction_readahead_size: u64,
 }
 
@@ -283,7 +284,6 @@ impl Default for BlobOptions {
             compression: DBCompressionType::None,
             enable_gc: false,
             gc_age_cutoff: 0.25,
-            gc_force_threshold: 1.0,
             compaction_readahead_size: 0,
         }
     }
@@ -293,6 +293,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             blob: BlobOptions::default(),
+            blob_cache: None,
             create_if_missing: false,
             create_missing_column_families: false,
             error_if_exists: false,
@@ -603,6 +604,11 @@ impl Options {
         {
             return Err(Error::not_supported(
                 "option ttl with FIFO compaction (TTL deletion) is not supported by Shale",
+            ));
+        }
+        if self.comparator.timestamp_size() > 0 && self.blob.enable_blob_files {
+            return Err(Error::not_supported(
+                "option enable_blob_files in a column family with user-defined timestamps is not supported by Shale",
             ));
         }
         if self.comparator.timestamp_size() > 0 && self.prefix_extractor.is_some() {

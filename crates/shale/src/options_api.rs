@@ -1469,10 +1469,13 @@ impl Options {
         self.blob.gc_age_cutoff = val;
     }
 
-    /// When the oldest blob files (within the age cutoff) hold at least this fraction of
-    /// garbage, a compaction of the files referencing them is forced (RocksDB's rule).
+    /// RocksDB forces a compaction of the tables linked to the oldest blob files once their
+    /// garbage reaches this fraction. Shale does not force such compactions: it behaves as
+    /// RocksDB at the default (1.0, where only blob files entirely garbage qualify, and those
+    /// go with their tables' next compaction); any other value is recorded and `open` refuses
+    /// it with NotSupported naming `blob_garbage_collection_force_threshold`.
     pub fn set_blob_gc_force_threshold(&mut self, val: f64) {
-        self.blob.gc_force_threshold = val;
+        self.accept_only(val == 1.0, "blob_garbage_collection_force_threshold (issue 18)");
     }
 
     /// Readahead for blob reads in compactions: before reading a blob record, a compaction
@@ -1481,9 +1484,10 @@ impl Options {
         self.blob.compaction_readahead_size = val;
     }
 
+    /// A cache for blob values (BlobDB): gets and iterators look values up there before
+    /// reading the blob file, and add what they read. It may be the block cache.
     pub fn set_blob_cache(&mut self, cache: &Cache) {
-        let _ = cache;
-        self.unsupported.push("blob_cache (issue 18)");
+        self.blob_cache = Some(cache.0.clone());
     }
 
     /// Shale behaves as RocksDB with this option at its default (`!val`); any other

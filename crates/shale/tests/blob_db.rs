@@ -121,6 +121,9 @@ fn reads_see_through_blob_indexes_and_gc_deletes_dead_files() {
     let db = DB::open(&opts(), dir).unwrap();
     check(&db, "after reopen");
     assert_eq!(blob_files(dir), now, "reopen keeps exactly the live blob files");
+    assert_eq!(db.property_int_value("rocksdb.num-blob-files").unwrap(), Some(now.len() as u64));
+    let on_disk: u64 = now.iter().map(|f| std::fs::metadata(dir.join(f)).unwrap().len()).sum();
+    assert_eq!(db.property_int_value("rocksdb.total-blob-file-size").unwrap(), Some(on_disk));
 }
 
 #[test]
@@ -148,4 +151,23 @@ fn damaged_blob_is_corruption_naming_file_and_offset() {
     it.seek_to_first();
     assert!(!it.valid());
     assert_eq!(it.status().unwrap_err().kind(), ErrorKind::Corruption);
+}
+
+#[test]
+fn blob_cache_holds_what_reads_fetched() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = shale::Cache::new_lru_cache(1 << 20);
+    let mut o = opts();
+    o.set_blob_cache(&cache);
+    let db = DB::open(&o, tmp.path()).unwrap();
+    db.put(b"k1", vec![b'q'; 4000]).unwrap();
+    db.flush().unwrap();
+    assert_eq!(cache.get_usage(), 0);
+    assert_eq!(db.get(b"k1").unwrap(), Some(vec![b'q'; 4000]));
+    let used = cache.get_usage();
+    assert!(used >= 4000, "the blob is cached: {used}");
+    // A hit returns the same value; the blob file is not needed for it.
+    assert_eq!(db.get(b"k1").unwrap(), Some(vec![b'q'; 4000]));
+    let it = db.iterator(IteratorMode::Start).map(|r| r.unwrap()).next().unwrap();
+    assert_eq!(&*it.1, &vec![b'q'; 4000][..]);
 }

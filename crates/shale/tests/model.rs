@@ -1,7 +1,8 @@
 //! Model test: thousands of random operations against a `BTreeMap`, with tiny write
 //! buffers and file sizes so that many files and levels form. Every observation — gets,
 //! snapshot reads, iterators in both directions with bounds and direction switches — must
-//! match the model, across flushes, compactions and reopen.
+//! match the model, across flushes, compactions and reopen. The blob seeds run the same
+//! with integrated BlobDB (values in blob files, garbage collection in compactions).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 use std::collections::BTreeMap;
@@ -121,6 +122,23 @@ fn check_iterators(
 }
 
 fn run(seed: u64, ops: usize) {
+    run_with(seed, ops, options)
+}
+
+/// Integrated BlobDB: values of 64 bytes and up go to small blob files (LZ4), garbage
+/// collection relocates the older half at every compaction.
+fn blob_options() -> Options {
+    let mut o = options();
+    o.set_enable_blob_files(true);
+    o.set_min_blob_size(64);
+    o.set_blob_file_size(8 * 1024);
+    o.set_blob_compression_type(shale::DBCompressionType::Lz4);
+    o.set_enable_blob_gc(true);
+    o.set_blob_gc_age_cutoff(0.5);
+    o
+}
+
+fn run_with(seed: u64, ops: usize, options: fn() -> Options) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db");
     let mut rng = SmallRng::seed_from_u64(seed);
@@ -236,6 +254,21 @@ fn model_seed_2() {
 #[test]
 fn model_seed_3() {
     run(3, 4000);
+}
+
+#[test]
+fn model_blob_seed_1() {
+    run_with(11, 4000, blob_options);
+}
+
+#[test]
+fn model_blob_seed_2() {
+    run_with(12, 4000, blob_options);
+}
+
+#[test]
+fn model_blob_seed_3() {
+    run_with(13, 4000, blob_options);
 }
 
 #[test]

@@ -169,11 +169,14 @@ pub struct BlobFileCache {
     fs: FileSystemRef,
     dir: PathBuf,
     map: Mutex<HashMap<u64, Arc<BlobFileReader>>>,
+    /// This open's key base in blob caches (`set_blob_cache`), as tables have theirs in
+    /// block caches (`cache/block_cache.rs`).
+    session: u64,
 }
 
 impl BlobFileCache {
     pub fn new(fs: FileSystemRef, dir: PathBuf) -> BlobFileCache {
-        BlobFileCache { fs, dir, map: Mutex::new(HashMap::new()) }
+        BlobFileCache { fs, dir, map: Mutex::new(HashMap::new()), session: crate::cache::new_cache_session() }
     }
 
     pub fn reader(&self, number: u64, cf_id: u32) -> Result<Arc<BlobFileReader>> {
@@ -214,11 +217,30 @@ impl BlobFileCache {
 pub struct BlobFetcher {
     pub cache: Arc<BlobFileCache>,
     pub cf_id: u32,
+    /// The family's blob cache (`set_blob_cache`): user reads look values up there first
+    /// and add what they read (compactions do not use it, as RocksDB's).
+    pub value_cache: Option<Arc<crate::cache::BlockCache>>,
 }
 
 impl BlobFetcher {
     pub fn fetch(&self, user_key: &[u8], index_bytes: &[u8]) -> Result<Vec<u8>> {
-        self.cache.fetch(self.cf_id, user_key, index_bytes)
+        let Some(vc) = &self.value_cache else { return self.cache.fetch(self.cf_id, user_key, index_bytes) };
+        let index = BlobIndex::decode(index_bytes)?;
+        let key = crate::cache::OffsetableCacheKey::new(self.cache.session, index.file_number)
+            .with_offset(index.offset);
+        if let Some(b) = vc.get(&key) {
+            // A cached value is stored as a block without restarts: the value, then 0u32.
+            let d = b.data();
+            return Ok(d[..d.len().saturating_sub(4)].to_vec());
+        }
+        let value = self.cache.fetch(self.cf_id, user_key, index_bytes)?;
+        let mut data = Vec::with_capacity(value.len() + 4);
+        data.extend_from_slice(&value);
+        data.extend_from_slice(&[0, 0, 0, 0]);
+        if let Ok(block) = crate::table::block::Block::new(data) {
+            vc.insert(key, Arc::new(block));
+        }
+        Ok(value)
     }
 
     /// `fetch` with a prefetch of `readahead` bytes (compactions).

@@ -154,6 +154,7 @@ impl DbInner {
                     blob_fetcher: Some(crate::blob::BlobFetcher {
                         cache: this.blob_cache.clone(),
                         cf_id: cf.id,
+                        value_cache: None,
                     }),
                     blob_write: super::flush::blob_write_options(cf),
                     blob_gc_cutoff,

@@ -52,7 +52,9 @@ pub(crate) fn builder_options(cf: &CfHandle, orig_file_number: u64) -> TableBuil
 /// BlobDB: where a flush or compaction of `cf` writes large values (None: blob files off).
 pub(crate) fn blob_write_options(cf: &CfHandle) -> Option<crate::blob::BlobWriteOptions> {
     let b = &cf.opts.blob;
-    b.enable_blob_files.then(|| crate::blob::BlobWriteOptions {
+    // Families with user-defined timestamps keep their values in their tables (reading blob
+    // values there is not built: `read.rs`).
+    (b.enable_blob_files && cf.icmp.timestamp_size() == 0).then(|| crate::blob::BlobWriteOptions {
         min_blob_size: b.min_blob_size,
         blob_file_size: b.blob_file_size,
         compression: b.compression.to_table(),

@@ -78,6 +78,9 @@ impl MergeLookup<'_> {
         if with_ts && t == ValueType::Merge {
             return Err(ts_unsupported("merge operands"));
         }
+        if with_ts && t == ValueType::BlobIndex {
+            return Err(ts_unsupported("blob values"));
+        }
         self.visit(seq, t, value, max_cov)
     }
 
@@ -225,7 +228,11 @@ impl DbInner {
     ) -> Result<Option<Vec<u8>>> {
         let stats = self.opts.statistics.as_deref();
         let mut max_cov = 0;
-        let blob = crate::blob::BlobFetcher { cache: self.blob_cache.clone(), cf_id: cf.id };
+        let blob = crate::blob::BlobFetcher {
+            cache: self.blob_cache.clone(),
+            cf_id: cf.id,
+            value_cache: cf.opts.blob_cache.clone(),
+        };
         let mut merge =
             MergeLookup { op: cf.opts.merge_operator.as_deref(), key, operands: Vec::new(), blob };
         let with_ts = cf.icmp.timestamp_size() > 0;
@@ -290,6 +297,9 @@ impl DbInner {
                     let p = parse_internal_key(&ik)?;
                     if with_ts && p.value_type == ValueType::Merge {
                         return Err(ts_unsupported("merge operands"));
+                    }
+                    if with_ts && p.value_type == ValueType::BlobIndex {
+                        return Err(ts_unsupported("blob values"));
                     }
                     if p.value_type != ValueType::Merge || p.sequence < max_cov {
                         if let Lookup::Done(r) = merge.visit(p.sequence, p.value_type, &v, max_cov)? {

@@ -357,6 +357,7 @@ impl TxnCore {
         it.set_blob_fetcher(Some(crate::blob::BlobFetcher {
             cache: self.inner.blob_cache.clone(),
             cf_id: cf.id,
+            value_cache: cf.opts.blob_cache.clone(),
         }));
         Ok((sv, it))
     }

@@ -59,6 +59,17 @@ fn full_edit() -> VersionEdit {
         full_history_ts_low: Some(vec![0, 0, 0, 1]),
         persist_user_defined_timestamps: Some(true),
         last_compacted_manifest_file_size: Some(123_456),
+        blob_file_additions: vec![BlobFileAddition {
+            number: 30,
+            total_blob_count: 4,
+            total_blob_bytes: 9000,
+            ..Default::default()
+        }],
+        blob_file_garbages: vec![BlobFileGarbage {
+            number: 30,
+            garbage_blob_count: 1,
+            garbage_blob_bytes: 2000,
+        }],
     }
 }
 
@@ -187,7 +198,10 @@ fn blob_records_round_trip_and_truncation_is_corruption() {
     assert_eq!(VersionEdit::decode(&b).unwrap(), e);
     // RocksDB's bytes: tag 400, then the fields and the end marker.
     assert_eq!(&b[..2], &[0x90, 0x03]);
-    for cut in 1..b.len() {
+    // Cut anywhere but between the two records: Corruption.
+    let first = VersionEdit { blob_file_additions: e.blob_file_additions.clone(), ..VersionEdit::default() };
+    let boundary = first.encoded().len();
+    for cut in (1..b.len()).filter(|c| *c != boundary) {
         let err = VersionEdit::decode(&b[..cut]).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Corruption, "cut at {cut}");
     }
