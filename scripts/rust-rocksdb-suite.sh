@@ -51,7 +51,7 @@ test_transaction_db_memory_usage::test_transaction_db_memory_usage  issue 14 (Ro
 test_optimistic_transaction_db_memory_usage::test_optimistic_transaction_db_memory_usage  issue 14 (RocksDB's InternalStats puts a cache-entry-stats collector in each family's block cache at open, so an unread cache's usage is not 0)
 test_db::env_and_dbpaths_test  issue 10 (Env thread-pool priorities, several db_paths)
 test_db::fifo_compaction_test  issue 10 (its cf1 uses default options and expects level 6: RocksDB 11 defaults level_compaction_dynamic_level_bytes to true, Shale to false)
-test_db::get_with_cache_and_bulkload_and_blobs_test  issue 18 (blob files)
+test_db::get_with_cache_and_bulkload_and_blobs_test  issue 10 (its blob options open since issue 18; wal_bytes_per_sync, unordered_write, db_log_dir are refused; dump_malloc_stats is issue 14)
 test_db::get_with_cache_and_bulkload_test  issue 10 (wal_bytes_per_sync, unordered_write, memtable_whole_key_filtering, db_log_dir are refused)
 test_db::set_column_family_metadata_test  issue 10 (asserts a one-key SST is over 1300 bytes, RocksDB 11's size; Shale's is smaller)
 test_db::test_open_with_multiple_refs_as_single_threaded  rustc (the expected .stderr has an older rustc's wording of E0596; fails the same with rust-rocksdb)
@@ -64,7 +64,6 @@ test_rocksdb_options::test_block_based_options  issue 10 (the LOG's table option
 test_rocksdb_options::test_block_based_table_pinning_tier  issue 14 (cache pinning tiers)
 test_rocksdb_options::test_crc32_build  not Shale's (asserts RocksDB's compile-time CRC32 support, "Not supported on x86" for x86-64-v1; Shale's crc32c detects SSE4.2 at run time)
 test_rocksdb_options::test_lru_cache_custom_opts  issue 14 (row cache)
-test_rocksdb_options::test_set_blob_cache  issue 18 (blob files)
 test_rocksdb_options::test_set_cf_paths  issue 10 (cf_paths)
 test_rocksdb_options::test_set_experimental_mempurge_threshold  issue 10 (mempurge)
 EOF
