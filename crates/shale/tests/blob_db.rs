@@ -68,7 +68,7 @@ fn reads_see_through_blob_indexes_and_gc_deletes_dead_files() {
     let expect = |i: u32| -> Option<Vec<u8>> {
         if i % 10 == 3 {
             None
-        } else if i % 2 == 0 {
+        } else if i.is_multiple_of(2) {
             Some(big(i, 1))
         } else if i % 10 == 1 {
             let mut v = big(i, 0);

@@ -29,8 +29,11 @@ fn build(dir: &Path) -> Map {
     let mut m = Map::new();
     for i in 0..120u32 {
         let k = format!("key{i:04}").into_bytes();
-        let v =
-            if i % 4 == 0 { format!("small {i}").into_bytes() } else { format!("{i:0>400}").into_bytes() };
+        let v = if i.is_multiple_of(4) {
+            format!("small {i}").into_bytes()
+        } else {
+            format!("{i:0>400}").into_bytes()
+        };
         db.put(&k, &v).unwrap();
         m.insert(k, v);
     }

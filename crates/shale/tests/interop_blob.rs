@@ -83,7 +83,7 @@ fn rocksdb_11_blob_db_read_and_extended_by_shale() {
         check_shale(&db, &model, "first open");
         let old: Vec<Vec<u8>> = model.keys().step_by(5).cloned().collect();
         for (i, k) in old.iter().enumerate() {
-            if i % 2 == 0 {
+            if i.is_multiple_of(2) {
                 db.delete(k).unwrap();
                 model.remove(k);
             } else {
