@@ -385,9 +385,12 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
             ValueType::Deletion => (tag::DELETION, tag::CF_DELETION),
             ValueType::SingleDeletion => (tag::SINGLE_DELETION, tag::CF_SINGLE_DELETION),
             ValueType::RangeDeletion => (tag::RANGE_DELETION, tag::CF_RANGE_DELETION),
+            ValueType::BlobIndex => (tag::BLOB_INDEX, tag::CF_BLOB_INDEX),
         };
         let value = match e.value_type {
-            ValueType::Value | ValueType::Merge | ValueType::RangeDeletion => Some(e.value),
+            ValueType::Value | ValueType::Merge | ValueType::RangeDeletion | ValueType::BlobIndex => {
+                Some(e.value)
+            }
             _ => None,
         };
         if e.value_type == ValueType::Merge {
@@ -486,6 +489,7 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
                         ValueType::Deletion => (tag::DELETION, tag::CF_DELETION),
                         ValueType::SingleDeletion => (tag::SINGLE_DELETION, tag::CF_SINGLE_DELETION),
                         ValueType::RangeDeletion => (tag::RANGE_DELETION, tag::CF_RANGE_DELETION),
+                        ValueType::BlobIndex => (tag::BLOB_INDEX, tag::CF_BLOB_INDEX),
                     };
                     match e.value_type {
                         ValueType::Value | ValueType::Merge => {
@@ -494,7 +498,9 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
                             value.extend_from_slice(suffix);
                             out.add_kv(e.cf_id, tags, e.key, Some(&value));
                         }
-                        ValueType::RangeDeletion => out.add_kv(e.cf_id, tags, e.key, Some(e.value)),
+                        ValueType::RangeDeletion | ValueType::BlobIndex => {
+                            out.add_kv(e.cf_id, tags, e.key, Some(e.value))
+                        }
                         _ => out.add_kv(e.cf_id, tags, e.key, None),
                     }
                 }
@@ -549,7 +555,7 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
             match e.value_type {
                 ValueType::Value => callbacks.put(e.key, e.value),
                 ValueType::Deletion => callbacks.delete(e.key),
-                ValueType::SingleDeletion | ValueType::Merge => {}
+                ValueType::SingleDeletion | ValueType::Merge | ValueType::BlobIndex => {}
                 ValueType::RangeDeletion => return,
             }
         }

@@ -27,6 +27,8 @@ pub enum ValueType {
     Merge = 0x2,
     SingleDeletion = 0x7,
     RangeDeletion = 0xF,
+    /// RocksDB's `kTypeBlobIndex`: the value is a blob index (BlobDB, `blob/format.rs`).
+    BlobIndex = 0x11,
 }
 
 /// RocksDB's `kTypeDeletionWithTimestamp` byte.
@@ -35,6 +37,11 @@ pub const DELETION_WITH_TIMESTAMP: u8 = 0x14;
 /// The type used when building a seek key: the highest type, so that a seek key sorts
 /// before every entry of the same user key and sequence.
 pub const VALUE_TYPE_FOR_SEEK: ValueType = ValueType::RangeDeletion;
+
+/// The type of a key that looks up entries at a sequence number: the highest type stored
+/// (a blob index, 0x11), so that the key sorts before every entry of that sequence. (Index
+/// separators, which tables persist, keep `VALUE_TYPE_FOR_SEEK`.)
+pub const VALUE_TYPE_FOR_LOOKUP: ValueType = ValueType::BlobIndex;
 
 impl ValueType {
     #[inline]
@@ -49,6 +56,7 @@ impl ValueType {
             0x2 => ValueType::Merge,
             0x7 => ValueType::SingleDeletion,
             0xF => ValueType::RangeDeletion,
+            0x11 => ValueType::BlobIndex,
             _ => return None,
         })
     }
@@ -228,7 +236,7 @@ impl std::fmt::Debug for InternalKeyComparator {
 /// A key to look up `user_key` as of `seq`: the internal key that sorts before every entry
 /// of `user_key` visible at `seq`.
 pub fn lookup_key(user_key: &[u8], seq: SequenceNumber) -> Vec<u8> {
-    make_internal_key(user_key, seq, VALUE_TYPE_FOR_SEEK)
+    make_internal_key(user_key, seq, VALUE_TYPE_FOR_LOOKUP)
 }
 
 /// `lookup_key` for a family with user-defined timestamps: its seek type is

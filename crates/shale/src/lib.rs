@@ -9,6 +9,7 @@
 
 pub mod backup;
 pub mod batch;
+pub mod blob;
 pub mod cache;
 mod cf_ref;
 pub mod checkpoint;

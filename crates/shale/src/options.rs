@@ -295,6 +295,10 @@ pub struct Options {
     /// `set_compression_options` / `set_zstd_max_train_bytes` (RocksDB's `compression_opts`:
     /// level, zlib's window and strategy, the compression dictionary; `table/builder.rs`).
     pub(crate) compression_opts: crate::table::builder::CompressionOpts,
+    /// Integrated BlobDB (`blob/`).
+    pub(crate) blob: BlobOptions,
+    /// BlobDB's blob cache (`set_blob_cache`).
+    pub(crate) blob_cache: Option<Arc<crate::cache::BlockCache>>,
     pub(crate) table: BlockBasedOptions,
     /// The table factory new tables are written with (`set_plain_table_factory`,
     /// `set_cuckoo_table_factory`; block-based by default). Any format is read.
@@ -359,9 +363,37 @@ pub struct Options {
     pub(crate) table_ids: Option<Arc<TableIds>>,
 }
 
+/// Integrated BlobDB's column-family options, RocksDB's defaults.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct BlobOptions {
+    pub enable_blob_files: bool,
+    pub min_blob_size: u64,
+    pub blob_file_size: u64,
+    pub compression: DBCompressionType,
+    pub enable_gc: bool,
+    pub gc_age_cutoff: f64,
+    pub compaction_readahead_size: u64,
+}
+
+impl Default for BlobOptions {
+    fn default() -> Self {
+        BlobOptions {
+            enable_blob_files: false,
+            min_blob_size: 0,
+            blob_file_size: 256 << 20,
+            compression: DBCompressionType::None,
+            enable_gc: false,
+            gc_age_cutoff: 0.25,
+            compaction_readahead_size: 0,
+        }
+    }
+}
+
 impl Default for Options {
     fn default() -> Self {
         Options {
+            blob: BlobOptions::default(),
+            blob_cache: None,
             create_if_missing: false,
             create_missing_column_families: false,
             error_if_exists: false,
@@ -736,6 +768,11 @@ impl Options {
             && self.age_compaction_seconds().0 > 0
         {
             return Err(Error::not_supported("FIFO compaction only supported with max_open_files = -1."));
+        }
+        if self.comparator.timestamp_size() > 0 && self.blob.enable_blob_files {
+            return Err(Error::not_supported(
+                "option enable_blob_files in a column family with user-defined timestamps is not supported by Shale",
+            ));
         }
         if self.comparator.timestamp_size() > 0 && self.prefix_extractor.is_some() {
             return Err(Error::not_supported(

@@ -1527,57 +1527,57 @@ impl Options {
         self.memtable_whole_key_filtering = whole_key_filter;
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`!val`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `enable_blob_files`.
+    /// Integrated BlobDB: flushes and compactions write values of at least `min_blob_size`
+    /// to blob files, and the SSTs hold blob indexes (`blob/`, docs/blob-format.md).
     pub fn set_enable_blob_files(&mut self, val: bool) {
-        self.accept_only(!val, "enable_blob_files (issue 18)");
+        self.blob.enable_blob_files = val;
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`val == 0`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `min_blob_size`.
+    /// Values at least this long go to blob files (with `enable_blob_files`).
     pub fn set_min_blob_size(&mut self, val: u64) {
-        self.accept_only(val == 0, "min_blob_size (issue 18)");
+        self.blob.min_blob_size = val;
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`val == 256 << 20`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `blob_file_size`.
+    /// A blob file is closed once it reaches this size.
     pub fn set_blob_file_size(&mut self, val: u64) {
-        self.accept_only(val == 256 << 20, "blob_file_size (issue 18)");
+        self.blob.blob_file_size = val;
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`val == DBCompressionType::None`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `blob_compression_type`.
+    /// The compression of blob values.
     pub fn set_blob_compression_type(&mut self, val: DBCompressionType) {
-        self.accept_only(val == DBCompressionType::None, "blob_compression_type (issue 18)");
+        self.blob.compression = val;
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`!val`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `enable_blob_garbage_collection`.
+    /// Garbage collection of blob files during compaction: blobs in the oldest
+    /// `blob_garbage_collection_age_cutoff` of the blob files are rewritten.
     pub fn set_enable_blob_gc(&mut self, val: bool) {
-        self.accept_only(!val, "enable_blob_garbage_collection (issue 18)");
+        self.blob.enable_gc = val;
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`val == 0.25`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `blob_garbage_collection_age_cutoff`.
+    /// The fraction (0 to 1) of the oldest blob files garbage collection relocates from.
     pub fn set_blob_gc_age_cutoff(&mut self, val: f64) {
-        self.accept_only(val == 0.25, "blob_garbage_collection_age_cutoff (issue 18)");
+        self.blob.gc_age_cutoff = val;
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`val == 1.0`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `blob_garbage_collection_force_threshold`.
+    /// RocksDB forces a compaction of the tables linked to the oldest blob files once their
+    /// garbage reaches this fraction. Shale does not force such compactions: it behaves as
+    /// RocksDB at the default (1.0, where only blob files entirely garbage qualify, and those
+    /// go with their tables' next compaction); any other value is recorded and `open` refuses
+    /// it with NotSupported naming `blob_garbage_collection_force_threshold`.
     pub fn set_blob_gc_force_threshold(&mut self, val: f64) {
         self.accept_only(val == 1.0, "blob_garbage_collection_force_threshold (issue 18)");
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`val == 0`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `blob_compaction_readahead_size`.
+    /// Readahead for blob reads in compactions: before reading a blob record, a compaction
+    /// asks the file system to prefetch this many bytes from it (0: no prefetch).
     pub fn set_blob_compaction_readahead_size(&mut self, val: u64) {
-        self.accept_only(val == 0, "blob_compaction_readahead_size (issue 18)");
+        self.blob.compaction_readahead_size = val;
     }
 
+    /// A cache for blob values (BlobDB): gets and iterators look values up there before
+    /// reading the blob file, and add what they read. It may be the block cache.
     pub fn set_blob_cache(&mut self, cache: &Cache) {
-        let _ = cache;
-        self.unsupported.push("blob_cache (issue 18)");
+        self.blob_cache = Some(cache.0.clone());
     }
 
     /// Shale behaves as RocksDB with this option at its default (`!val`); any other

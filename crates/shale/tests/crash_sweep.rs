@@ -4,7 +4,8 @@
 //! open, and its whole state (every family, every key) must equal the model's state after
 //! some prefix of the operations: no acknowledged durable operation lost (sync writes,
 //! flushes, compactions, family creation and drop), nothing that was never written, and
-//! batches all or nothing.
+//! batches all or nothing. One sweep runs with blob files (BlobDB): blob files written at
+//! flush and compaction, relocated by garbage collection and deleted.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 mod common;
@@ -52,10 +53,13 @@ struct Config {
     /// Background jobs, with automatic flushes (small memtables) and compactions on: the
     /// crash points then fall in background work too, at moments that vary from run to run.
     background_jobs: Option<i32>,
+    /// Integrated BlobDB: values of 16 bytes and up go to small blob files at flush and
+    /// compaction, and compactions relocate every blob (garbage collection, age cutoff 1.0).
+    blobs: bool,
 }
 
 const PLAIN: Config =
-    Config { small_manifest: false, recovery_crashes: 0, families: 1, background_jobs: None };
+    Config { small_manifest: false, recovery_crashes: 0, families: 1, background_jobs: None, blobs: false };
 
 impl Config {
     fn options(self, fs: &Arc<FaultInjectionFs>) -> shale::Options {
@@ -66,6 +70,13 @@ impl Config {
         if let Some(jobs) = self.background_jobs {
             self.busy(&mut o);
             o.set_max_background_jobs(jobs);
+        }
+        if self.blobs {
+            o.set_enable_blob_files(true);
+            o.set_min_blob_size(16);
+            o.set_blob_file_size(512);
+            o.set_enable_blob_gc(true);
+            o.set_blob_gc_age_cutoff(1.0);
         }
         o
     }
@@ -180,6 +191,11 @@ fn crash_at_every_sync_point() {
 #[test]
 fn crash_sweep_with_manifest_rolls_and_crashes_during_recovery() {
     sweep(20260101, 60, 200, Config { small_manifest: true, recovery_crashes: 6, ..PLAIN });
+}
+
+#[test]
+fn crash_sweep_with_blob_files() {
+    sweep(4242, 90, 300, Config { blobs: true, recovery_crashes: 2, ..PLAIN });
 }
 
 #[test]

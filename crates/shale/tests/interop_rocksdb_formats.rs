@@ -2,8 +2,8 @@
 //! writes: every format_version 7.8.3 can write (0..=5), every checksum type (none, CRC32c,
 //! xxHash, xxHash64, XXH3), LZ4HC, BZip2, zstd and LZ4 with a dictionary, and a Ribbon filter
 //! (read as "may match" for every key) all read back exactly as `ldb scan` prints. A
-//! partitioned index, blob files and merge operands are refused with NotSupported: never a
-//! panic and never a wrong value.
+//! partitioned index and merge operands are refused with NotSupported: never a panic and
+//! never a wrong value. Blob files (BlobDB) read as ldb reads them (more in interop_blob.rs).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 mod tools;
@@ -123,12 +123,10 @@ fn bzip2_blocks_read() {
 }
 
 #[test]
-fn blob_files_are_refused() {
-    refused(
+fn blob_files_read() {
+    reads_like_ldb(
         "blob files",
-        "fillrandom,flush",
         &["--enable_blob_files=true", "--min_blob_size=0", "--write_buffer_size=65536"],
-        "blob",
     );
 }
 

@@ -4,6 +4,8 @@
 //! match the model, across flushes, compactions and reopen. It runs under leveled, universal
 //! and FIFO compaction (FIFO's size bound large enough to delete nothing), and with the style
 //! switched at every reopen.
+//! The blob seeds run the same with integrated BlobDB (values in blob files, garbage
+//! collection in compactions).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 use std::collections::BTreeMap;
@@ -34,8 +36,8 @@ fn options() -> Options {
     o
 }
 
-fn styled(style: DBCompactionStyle) -> Options {
-    let mut o = options();
+fn styled(base: fn() -> Options, style: DBCompactionStyle) -> Options {
+    let mut o = base();
     o.set_compaction_style(style);
     match style {
         DBCompactionStyle::Universal => {
@@ -146,11 +148,24 @@ fn check_iterators(
 }
 
 fn run(seed: u64, ops: usize) {
-    run_styles(seed, ops, &[DBCompactionStyle::Level]);
+    run_with(seed, ops, options, &[DBCompactionStyle::Level]);
 }
 
-/// The model run; each reopen uses the next style of `styles` (round robin).
-fn run_styles(seed: u64, ops: usize, styles: &[DBCompactionStyle]) {
+/// Integrated BlobDB: values of 64 bytes and up go to small blob files (LZ4), garbage
+/// collection relocates the older half at every compaction.
+fn blob_options() -> Options {
+    let mut o = options();
+    o.set_enable_blob_files(true);
+    o.set_min_blob_size(64);
+    o.set_blob_file_size(8 * 1024);
+    o.set_blob_compression_type(shale::DBCompressionType::Lz4);
+    o.set_enable_blob_gc(true);
+    o.set_blob_gc_age_cutoff(0.5);
+    o
+}
+
+/// The model run on `base`'s options; each reopen uses the next style of `styles` (round robin).
+fn run_with(seed: u64, ops: usize, base: fn() -> Options, styles: &[DBCompactionStyle]) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db");
     let mut rng = SmallRng::seed_from_u64(seed);
@@ -159,7 +174,7 @@ fn run_styles(seed: u64, ops: usize, styles: &[DBCompactionStyle]) {
     let mut epoch = 0;
     while done < ops {
         epoch += 1;
-        let db = DB::open(&styled(styles[(epoch - 1) % styles.len()]), &path).unwrap();
+        let db = DB::open(&styled(base, styles[(epoch - 1) % styles.len()]), &path).unwrap();
         // Everything acknowledged before the reopen is there.
         check_iterators(&db, &model, &mut rng, None, &format!("seed {seed} reopen {epoch}"));
         let mut snaps: Vec<(shale::Snapshot<'_>, Model)> = Vec::new();
@@ -270,22 +285,22 @@ fn model_seed_3() {
 
 #[test]
 fn model_universal_seed_1() {
-    run_styles(1, 4000, &[DBCompactionStyle::Universal]);
+    run_with(1, 4000, options, &[DBCompactionStyle::Universal]);
 }
 
 #[test]
 fn model_universal_seed_4() {
-    run_styles(4, 4000, &[DBCompactionStyle::Universal]);
+    run_with(4, 4000, options, &[DBCompactionStyle::Universal]);
 }
 
 #[test]
 fn model_fifo_seed_1() {
-    run_styles(1, 3000, &[DBCompactionStyle::Fifo]);
+    run_with(1, 3000, options, &[DBCompactionStyle::Fifo]);
 }
 
 #[test]
 fn model_fifo_seed_5() {
-    run_styles(5, 3000, &[DBCompactionStyle::Fifo]);
+    run_with(5, 3000, options, &[DBCompactionStyle::Fifo]);
 }
 
 /// The style changes at every reopen: level, universal, FIFO, level... (RocksDB opens a
@@ -293,8 +308,23 @@ fn model_fifo_seed_5() {
 #[test]
 fn model_styles_switched_at_reopen() {
     let all = [DBCompactionStyle::Level, DBCompactionStyle::Universal, DBCompactionStyle::Fifo];
-    run_styles(6, 6000, &all);
-    run_styles(7, 6000, &[DBCompactionStyle::Universal, DBCompactionStyle::Level]);
+    run_with(6, 6000, options, &all);
+    run_with(7, 6000, options, &[DBCompactionStyle::Universal, DBCompactionStyle::Level]);
+}
+
+#[test]
+fn model_blob_seed_1() {
+    run_with(11, 4000, blob_options, &[DBCompactionStyle::Level]);
+}
+
+#[test]
+fn model_blob_seed_2() {
+    run_with(12, 4000, blob_options, &[DBCompactionStyle::Level]);
+}
+
+#[test]
+fn model_blob_seed_3() {
+    run_with(13, 4000, blob_options, &[DBCompactionStyle::Level]);
 }
 
 #[test]

@@ -60,7 +60,10 @@ fn refused_settings_fail_by_name() {
             "WAL_ttl_seconds",
         ),
         (Box::new(|o: &mut Options| o.set_max_successive_merges(2)), "max_successive_merges"),
-        (Box::new(|o: &mut Options| o.set_enable_blob_files(true)), "enable_blob_files"),
+        (
+            Box::new(|o: &mut Options| o.set_blob_gc_force_threshold(0.5)),
+            "blob_garbage_collection_force_threshold",
+        ),
     ] {
         let mut o = Options::default();
         set(&mut o);

@@ -145,6 +145,7 @@ fn dump_wal_file_with(
                 ValueType::Deletion => "DELETE",
                 ValueType::SingleDeletion => "SINGLE_DELETE",
                 ValueType::RangeDeletion => "DELETE_RANGE",
+                ValueType::BlobIndex => "PUT_BLOB_INDEX",
             };
             row.extend(format!("{kind}({}) : {} ", e.cf_id, string_to_hex(e.key)).into_bytes());
             match e.value_type {

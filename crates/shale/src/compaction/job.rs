@@ -22,8 +22,21 @@
 //!
 //! Compaction filters (`compaction_filter.rs`) see the newest version of a key when it is
 //! a Put no snapshot sees.
+//!
+//! BlobDB (`blob/`): a blob index is kept, dropped or shadowed as a Put is; a filter or a
+//! merge that needs its value reads the blob. What is written goes through `BlobStage`:
+//! with `enable_blob_files` a Put of at least `min_blob_size` goes to a new blob file (its
+//! entry becomes a blob index); with garbage collection, a blob index into a file below the
+//! cutoff is read and written again (to a new blob file, or inline when it no longer
+//! qualifies). Blob indexes read minus those written, per blob file, are the job's
+//! `BlobFileGarbage` (RocksDB's `BlobGarbageMeter`); each output records the oldest blob
+//! file it references.
 
+use std::collections::BTreeMap;
 use std::path::Path;
+
+use crate::blob::{BlobFetcher, BlobFileBuilder, BlobIndex, BlobWriteOptions};
+use crate::version::edit::{BlobFileAddition, BlobFileGarbage};
 
 use crate::compaction_filter::Decision;
 use crate::db::filename;
@@ -47,6 +60,8 @@ pub type KeyFilter<'a> = dyn FnMut(&[u8], &[u8]) -> Decision + 'a;
 pub struct JobInput<'a> {
     pub fs: &'a dyn FileSystem,
     pub dir: &'a Path,
+    /// Where new blob files go: the DB directory (`blob::blob_file_path`), not `dir`.
+    pub blob_dir: &'a Path,
     /// The table path id of `dir` (RocksDB's db_paths / cf_paths), recorded in each output.
     pub path_id: u32,
     /// Merged iterator over all input files.
@@ -72,6 +87,14 @@ pub struct JobInput<'a> {
     pub merge_operator: Option<&'a MergeOperator>,
     /// User-defined timestamps: the family's `full_history_ts_low` (None: not set).
     pub full_history_ts_low: Option<Vec<u8>>,
+    /// BlobDB: resolves blob indexes (merge bases, filters, garbage collection).
+    pub blob_fetcher: Option<BlobFetcher>,
+    /// BlobDB with `enable_blob_files`: where large values go.
+    pub blob_write: Option<BlobWriteOptions>,
+    /// BlobDB garbage collection: blobs of files numbered below this are relocated (0: none).
+    pub blob_gc_cutoff: u64,
+    /// `blob_compaction_readahead_size`.
+    pub blob_readahead: u64,
 }
 
 struct Output {
@@ -85,6 +108,9 @@ pub struct JobResult {
     pub outputs: Vec<FileMetaData>,
     pub bytes_written: u64,
     pub entries_dropped: u64,
+    /// New blob files (synced) and garbage found in the input blob files.
+    pub blob_additions: Vec<BlobFileAddition>,
+    pub blob_garbage: Vec<BlobFileGarbage>,
     /// Entries read from the inputs (RocksDB's `num_input_records`).
     pub entries_in: u64,
     /// Entries dropped by RocksDB's reasons (its `COMPACTION_KEY_DROP_*` tickers): hidden by
@@ -102,7 +128,119 @@ pub struct DropReasons {
     pub user: u64,
 }
 
-pub fn run(mut input: JobInput<'_>) -> Result<JobResult> {
+/// Blob indexes counted per blob file: (count, bytes as RocksDB counts them:
+/// record header + user key + stored value).
+type BlobFlow = BTreeMap<u64, (u64, u64)>;
+
+fn meter(flow: &mut BlobFlow, ikey: &[u8], index: &[u8]) {
+    if let Ok(bi) = BlobIndex::decode(index) {
+        let e = flow.entry(bi.file_number).or_default();
+        e.0 += 1;
+        e.1 += (crate::blob::format::RECORD_HEADER_SIZE + user_key(ikey).len()) as u64 + bi.size;
+    }
+}
+
+fn is_blob_index(ikey: &[u8]) -> bool {
+    (crate::key::trailer(ikey) & 0xff) as u8 == ValueType::BlobIndex as u8
+}
+
+/// What a compaction does with values on their way out (see the module comment).
+struct BlobStage<'a> {
+    builder: Option<BlobFileBuilder<'a>>,
+    fetcher: Option<BlobFetcher>,
+    gc_cutoff: u64,
+    readahead: u64,
+    inflow: BlobFlow,
+    outflow: BlobFlow,
+}
+
+impl BlobStage<'_> {
+    fn fetch(&self, k: &[u8], v: &[u8]) -> Result<Vec<u8>> {
+        match &self.fetcher {
+            Some(f) => f.fetch_with_readahead(user_key(k), v, self.readahead),
+            None => Err(crate::error::Error::corruption("blob index met where no blob files are known")),
+        }
+    }
+
+    fn process(&mut self, k: Vec<u8>, v: Vec<u8>) -> Result<(Vec<u8>, Vec<u8>)> {
+        if is_blob_index(&k) {
+            let bi = BlobIndex::decode(&v)?;
+            if bi.file_number < self.gc_cutoff {
+                let value = self.fetch(&k, &v)?;
+                return self.write_value(&k, value);
+            }
+            meter(&mut self.outflow, &k, &v);
+            return Ok((k, v));
+        }
+        if (crate::key::trailer(&k) & 0xff) as u8 == ValueType::Value as u8 && self.builder.is_some() {
+            return self.write_value(&k, v);
+        }
+        Ok((k, v))
+    }
+
+    /// A Put of `value` at `k`'s key and sequence: to a blob file when it qualifies.
+    fn write_value(&mut self, k: &[u8], value: Vec<u8>) -> Result<(Vec<u8>, Vec<u8>)> {
+        let uk = user_key(k);
+        let seq = crate::key::trailer(k) >> 8;
+        if let Some(b) = self.builder.as_mut() {
+            if let Some(index) = b.add(uk, &value)? {
+                return Ok((make_internal_key(uk, seq, ValueType::BlobIndex), index));
+            }
+        }
+        Ok((make_internal_key(uk, seq, ValueType::Value), value))
+    }
+
+    fn garbage(&self) -> Vec<BlobFileGarbage> {
+        self.inflow
+            .iter()
+            .filter_map(|(n, (c, b))| {
+                let (oc, ob) = self.outflow.get(n).copied().unwrap_or((0, 0));
+                (*c > oc).then(|| BlobFileGarbage {
+                    number: *n,
+                    garbage_blob_count: c - oc,
+                    garbage_blob_bytes: b.saturating_sub(ob),
+                })
+            })
+            .collect()
+    }
+}
+
+pub fn run(input: JobInput<'_>) -> Result<JobResult> {
+    let fs = input.fs;
+    // Blob files live in the DB directory whatever the tables' path (readers look there).
+    let blob_dir = input.blob_dir;
+    let new_file_number = input.new_file_number;
+    let builder = input.blob_write.map(|o| BlobFileBuilder::new(fs, blob_dir, o, new_file_number));
+    let mut stage = BlobStage {
+        builder,
+        fetcher: input.blob_fetcher.clone(),
+        gc_cutoff: input.blob_gc_cutoff,
+        readahead: input.blob_readahead,
+        inflow: BlobFlow::new(),
+        outflow: BlobFlow::new(),
+    };
+    match run_with(input, &mut stage) {
+        Ok(mut r) => {
+            if let Some(b) = stage.builder.as_mut() {
+                if let Err(e) = b.finish() {
+                    b.abandon();
+                    return Err(e);
+                }
+                r.blob_additions = std::mem::take(&mut b.additions);
+            }
+            r.blob_garbage = stage.garbage();
+            Ok(r)
+        }
+        Err(e) => {
+            if let Some(b) = stage.builder.as_mut() {
+                b.abandon();
+            }
+            Err(e)
+        }
+    }
+}
+
+fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobResult> {
     let icmp = (input.builder_options)(0).icmp.clone();
     let ucmp = icmp.user_comparator().clone();
     let earliest = input.snapshots.first().copied().unwrap_or(MAX_SEQUENCE_NUMBER);
@@ -117,6 +255,8 @@ pub fn run(mut input: JobInput<'_>) -> Result<JobResult> {
         entries_dropped: 0,
         entries_in: 0,
         drops: DropReasons::default(),
+        blob_additions: Vec::new(),
+        blob_garbage: Vec::new(),
     };
     let mut out: Option<Output> = None;
     let mut lower: Option<Vec<u8>> = None;
@@ -136,6 +276,7 @@ pub fn run(mut input: JobInput<'_>) -> Result<JobResult> {
         remove_value: input.remove_value,
         filter: input.compaction_filter.take(),
         merge_operator: input.merge_operator,
+        blob: input.blob_fetcher.clone(),
         emitted: Vec::new(),
         dropped: 0,
         drops: DropReasons::default(),
@@ -172,10 +313,19 @@ pub fn run(mut input: JobInput<'_>) -> Result<JobResult> {
             }
             group.clear();
             for (k, v) in kc.emitted.drain(..) {
+                let (k, v) = stage.process(k, v)?;
                 if out.is_none() {
                     out = Some(open_output(&ctx)?);
                 }
                 if let Some(o) = out.as_mut() {
+                    if is_blob_index(&k) {
+                        if let Ok(bi) = BlobIndex::decode(&v) {
+                            let oldest = &mut o.meta.oldest_blob_file_number;
+                            if *oldest == 0 || bi.file_number < *oldest {
+                                *oldest = bi.file_number;
+                            }
+                        }
+                    }
                     let seq = crate::key::trailer(&k) >> 8;
                     o.builder.add(&k, &v)?;
                     extend(&icmp, &mut o.meta, &k, o.empty);
@@ -187,6 +337,9 @@ pub fn run(mut input: JobInput<'_>) -> Result<JobResult> {
         }
         if !valid {
             break;
+        }
+        if is_blob_index(iter.key()) {
+            meter(&mut stage.inflow, iter.key(), iter.value());
         }
         group.push((iter.key().to_vec(), iter.value().to_vec()));
         result.entries_in += 1;
@@ -213,6 +366,8 @@ struct KeyCompactor<'a, 'b> {
     remove_value: Option<&'b ValueFilter>,
     filter: Option<&'b mut KeyFilter<'b>>,
     merge_operator: Option<&'b MergeOperator>,
+    /// Resolves blob indexes a filter or merge needs the value of.
+    blob: Option<BlobFetcher>,
     /// What to write, in order.
     emitted: Vec<(Vec<u8>, Vec<u8>)>,
     dropped: u64,
@@ -270,6 +425,13 @@ impl KeyCompactor<'_, '_> {
         Ok(())
     }
 
+    fn resolve(&self, user_key: &[u8], index: &[u8]) -> Result<Vec<u8>> {
+        match &self.blob {
+            Some(b) => b.fetch(user_key, index),
+            None => Err(crate::error::Error::corruption("blob index met where no blob files are known")),
+        }
+    }
+
     /// `entries`: every entry of one user key, newest first.
     fn compact_key(&mut self, entries: &[(Vec<u8>, Vec<u8>)]) -> Result<()> {
         let mut last_stripe: Option<u64> = None;
@@ -300,19 +462,31 @@ impl KeyCompactor<'_, '_> {
                         self.emitted.push((k.clone(), v.clone()));
                     }
                 }
-                ValueType::Value => {
+                ValueType::Value | ValueType::BlobIndex => {
                     // Filters see the newest version of a key, when no snapshot sees it.
                     let mut decision = Decision::Keep;
-                    if i == 0 && stripe == MAX_SEQUENCE_NUMBER {
-                        if self.remove_value.is_some_and(|f| f(v)) {
+                    if i == 0
+                        && stripe == MAX_SEQUENCE_NUMBER
+                        && (self.remove_value.is_some() || self.filter.is_some())
+                    {
+                        let resolved;
+                        let value: &[u8] = if p.value_type == ValueType::BlobIndex {
+                            resolved = self.resolve(p.user_key, v)?;
+                            &resolved
+                        } else {
+                            v
+                        };
+                        if self.remove_value.is_some_and(|f| f(value)) {
                             decision = Decision::Remove;
                         } else if let Some(f) = self.filter.as_mut() {
-                            decision = f(p.user_key, v);
+                            decision = f(p.user_key, value);
                         }
                     }
                     match decision {
                         Decision::Keep => self.emitted.push((k.clone(), v.clone())),
-                        Decision::Change(nv) => self.emitted.push((k.clone(), nv.to_vec())),
+                        Decision::Change(nv) => self
+                            .emitted
+                            .push((make_internal_key(p.user_key, p.sequence, ValueType::Value), nv.to_vec())),
                         Decision::Remove => {
                             self.drops.user += 1;
                             if self.bottommost && p.sequence <= self.earliest && self.may_drop_deletions {
@@ -348,6 +522,7 @@ impl KeyCompactor<'_, '_> {
         // Operands newest first, and the base when one was reached.
         let mut operands: Vec<Vec<u8>> = Vec::new();
         let mut base: Option<Option<&[u8]>> = None;
+        let resolved: Vec<u8>;
         let mut j = i;
         while j < entries.len() {
             let p = parse_internal_key(&entries[j].0)?;
@@ -362,6 +537,12 @@ impl KeyCompactor<'_, '_> {
                 ValueType::Merge => operands.push(entries[j].1.clone()),
                 ValueType::Value => {
                     base = Some(Some(&entries[j].1));
+                    j += 1;
+                    break;
+                }
+                ValueType::BlobIndex => {
+                    resolved = self.resolve(key, &entries[j].1)?;
+                    base = Some(Some(&resolved));
                     j += 1;
                     break;
                 }

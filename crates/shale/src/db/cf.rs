@@ -441,6 +441,9 @@ pub(crate) fn drop_cf(inner: &Arc<DbInner>, handle: &Arc<CfHandle>) -> Result<()
                         cf.handle.table_path(&inner.path, f),
                     ));
                 }
+                for (n, b) in cf.current.blob_files() {
+                    st.obsolete_blobs.push((*n, Arc::downgrade(&b.shared)));
+                }
             }
             st.jobs.forget(handle.id);
         });

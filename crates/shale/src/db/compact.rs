@@ -92,6 +92,16 @@ impl DbInner {
                 let total: usize = (0..c.current.num_levels()).map(|l| c.current.files(l).len()).sum();
                 total == plan.num_input_files()
             });
+            // BlobDB garbage collection: blobs in the oldest `age_cutoff` of the blob files
+            // are relocated (RocksDB's `ComputeBlobGarbageCollectionCutoffFileNumber`).
+            let blob_gc_cutoff = match st.cfs.get(&cf.id) {
+                Some(c) if cf.opts.blob.enable_gc => {
+                    let blobs: Vec<u64> = c.current.blob_files().keys().copied().collect();
+                    let at = (cf.opts.blob.gc_age_cutoff * blobs.len() as f64) as usize;
+                    blobs.get(at).copied().unwrap_or(u64::MAX)
+                }
+                _ => 0,
+            };
             let this = self.clone();
             let created = parking_lot::Mutex::new(Vec::new());
             let started = std::time::Instant::now();
@@ -146,6 +156,7 @@ impl DbInner {
                 let r = job::run(JobInput {
                     fs: &*this.fs,
                     dir: out_dir,
+                    blob_dir: &this.path,
                     path_id: output_path_id,
                     iter,
                     tombstones,
@@ -160,6 +171,14 @@ impl DbInner {
                     compaction_filter: if has_filter { Some(&mut filter_fn) } else { None },
                     merge_operator: cf.opts.merge_operator.as_deref(),
                     full_history_ts_low: Some(cf.full_history_ts_low()).filter(|l| !l.is_empty()),
+                    blob_fetcher: Some(crate::blob::BlobFetcher {
+                        cache: this.blob_cache.clone(),
+                        cf_id: cf.id,
+                        value_cache: None,
+                    }),
+                    blob_write: super::flush::blob_write_options(cf),
+                    blob_gc_cutoff,
+                    blob_readahead: cf.opts.blob.compaction_readahead_size,
                 })?;
                 if cf.opts.paranoid_file_checks {
                     for m in &r.outputs {
@@ -168,6 +187,9 @@ impl DbInner {
                 }
                 if !r.outputs.is_empty() {
                     this.fs.sync_dir(out_dir)?;
+                }
+                if !r.blob_additions.is_empty() {
+                    this.fs.sync_dir(&this.path)?;
                 }
                 Ok(r)
             });
@@ -183,6 +205,7 @@ impl DbInner {
                                 cf.table_dir(&self.path, output_path_id),
                                 *n,
                             ));
+                            let _ = self.fs.remove_file(&crate::blob::blob_file_path(&self.path, *n));
                             self.versions.release_output(*n);
                         }
                     });
@@ -217,6 +240,8 @@ impl DbInner {
             for m in result.outputs {
                 edit.new_files.push((plan.output_level as u32, m));
             }
+            edit.blob_file_additions = result.blob_additions;
+            edit.blob_file_garbages = result.blob_garbage;
             if cf.opts.report_bg_io_stats {
                 self.info_log.log(format_args!(
                     "[{}] compaction to L{} wrote {} bytes, write micros {}",

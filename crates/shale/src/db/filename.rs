@@ -6,6 +6,7 @@
 //! OPTIONS-000007    options        IDENTITY       the database's unique id
 //! LOCK              process lock   LOG, LOG.old.* info log
 //! 000009.dbtmp      temporary file (CURRENT / OPTIONS being written)
+//! 000015.blob       blob file (BlobDB)
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -14,6 +15,8 @@ use std::path::{Path, PathBuf};
 pub enum FileType {
     Wal(u64),
     Table(u64),
+    /// A blob file, `NNNNNN.blob` (BlobDB).
+    Blob(u64),
     Manifest(u64),
     Options(u64),
     Temp(u64),
@@ -71,6 +74,8 @@ pub fn parse_file_name(name: &str) -> Option<FileType> {
                 FileType::Wal(num(n)?)
             } else if let Some(n) = name.strip_suffix(".sst") {
                 FileType::Table(num(n)?)
+            } else if let Some(n) = name.strip_suffix(".blob") {
+                FileType::Blob(num(n)?)
             } else if let Some(n) = name.strip_suffix(".dbtmp") {
                 FileType::Temp(num(n)?)
             } else {

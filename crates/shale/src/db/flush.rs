@@ -57,7 +57,22 @@ pub(crate) fn builder_options(cf: &CfHandle, orig_file_number: u64) -> TableBuil
     b
 }
 
-/// Writes `mem` to table `number` (synced). None when the memtable holds nothing.
+/// BlobDB: where a flush or compaction of `cf` writes large values (None: blob files off).
+pub(crate) fn blob_write_options(cf: &CfHandle) -> Option<crate::blob::BlobWriteOptions> {
+    let b = &cf.opts.blob;
+    // Families with user-defined timestamps keep their values in their tables (reading blob
+    // values there is not built: `read.rs`).
+    (b.enable_blob_files && cf.icmp.timestamp_size() == 0).then(|| crate::blob::BlobWriteOptions {
+        min_blob_size: b.min_blob_size,
+        blob_file_size: b.blob_file_size,
+        compression: b.compression.to_table(),
+        column_family_id: cf.id,
+    })
+}
+
+/// Writes `mem` to table `number` (synced). None when the memtable holds nothing. Values
+/// stay in the table even with BlobDB (recovery at open and atomic flush); compactions
+/// move the large ones to blob files.
 pub(crate) fn write_level0_table(
     fs: &dyn FileSystem,
     dir: &Path,
@@ -66,13 +81,19 @@ pub(crate) fn write_level0_table(
     number: u64,
     snapshots: &[u64],
 ) -> Result<Option<FileMetaData>> {
-    write_level0_table_of(fs, dir, cf, std::slice::from_ref(mem), number, snapshots)
+    Ok(write_level0_table_of(fs, dir, cf, std::slice::from_ref(mem), number, snapshots, None)?
+        .map(|(m, _)| m))
 }
+
+/// Allocates the numbers of blob files a flush writes.
+pub(crate) type BlobNumbers<'a> = &'a dyn Fn() -> u64;
 
 /// Writes the memtables `mems` (merged) to table `number` (synced). None when they hold
 /// nothing. Every version is written, except for a cuckoo table (one entry per user key):
 /// there a version is dropped when a newer one of its key is visible to the same snapshots
 /// (`snapshots`: the sequence numbers of the live snapshots, sorted), as RocksDB's flush does.
+/// With `blobs` (BlobDB's `enable_blob_files`), values of at least `min_blob_size`
+/// go to blob files (synced), whose additions are returned with the table.
 pub(crate) fn write_level0_table_of(
     fs: &dyn FileSystem,
     dir: &Path,
@@ -80,6 +101,39 @@ pub(crate) fn write_level0_table_of(
     mems: &[Arc<MemTable>],
     number: u64,
     snapshots: &[u64],
+    blobs: Option<BlobNumbers<'_>>,
+) -> Result<Option<(FileMetaData, Vec<crate::version::edit::BlobFileAddition>)>> {
+    let mut blob_builder = match (blob_write_options(cf), blobs) {
+        (Some(o), Some(numbers)) => Some(crate::blob::BlobFileBuilder::new(fs, dir, o, numbers)),
+        _ => None,
+    };
+    let r = write_table_inner(fs, dir, cf, mems, number, snapshots, blob_builder.as_mut());
+    match (r, blob_builder) {
+        (Ok(Some(meta)), Some(mut b)) => match b.finish() {
+            Ok(()) => Ok(Some((meta, std::mem::take(&mut b.additions)))),
+            Err(e) => {
+                b.abandon();
+                Err(e)
+            }
+        },
+        (Ok(m), _) => Ok(m.map(|m| (m, Vec::new()))),
+        (Err(e), b) => {
+            if let Some(mut b) = b {
+                b.abandon();
+            }
+            Err(e)
+        }
+    }
+}
+
+fn write_table_inner(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    cf: &CfHandle,
+    mems: &[Arc<MemTable>],
+    number: u64,
+    snapshots: &[u64],
+    mut blobs: Option<&mut crate::blob::BlobFileBuilder<'_>>,
 ) -> Result<Option<FileMetaData>> {
     let tombstones: Vec<(Vec<u8>, Vec<u8>)> = mems.iter().flat_map(|m| m.range_tombstones()).collect();
     if mems.iter().all(|m| m.is_empty()) && tombstones.is_empty() {
@@ -129,8 +183,32 @@ pub(crate) fn write_level0_table_of(
         }
         smallest_seq = smallest_seq.min(seq);
         largest_seq = largest_seq.max(seq);
-        builder.add(k, iter.value())?;
-        range(&mut meta, k, &mut first);
+        let is_value = (crate::key::trailer(k) & 0xff) as u8 == crate::key::ValueType::Value as u8;
+        match blobs.as_deref_mut().filter(|_| is_value) {
+            Some(b) => match b.add(crate::key::user_key(k), iter.value())? {
+                Some(index) => {
+                    let ik = crate::key::make_internal_key(
+                        crate::key::user_key(k),
+                        seq,
+                        crate::key::ValueType::BlobIndex,
+                    );
+                    let bi = crate::blob::BlobIndex::decode(&index)?;
+                    if meta.oldest_blob_file_number == 0 || bi.file_number < meta.oldest_blob_file_number {
+                        meta.oldest_blob_file_number = bi.file_number;
+                    }
+                    builder.add(&ik, &index)?;
+                    range(&mut meta, &ik, &mut first);
+                }
+                None => {
+                    builder.add(k, iter.value())?;
+                    range(&mut meta, k, &mut first);
+                }
+            },
+            None => {
+                builder.add(k, iter.value())?;
+                range(&mut meta, k, &mut first);
+            }
+        }
         iter.next();
     }
     iter.status()?;
@@ -158,6 +236,11 @@ pub(crate) fn write_level0_table_of(
         fs.sync_dir(table_dir)?;
     }
     Ok(Some(meta))
+}
+
+/// A blob file's size on disk: header, records, footer.
+fn blob_file_bytes(b: &crate::version::edit::BlobFileAddition) -> u64 {
+    b.total_blob_bytes + (crate::blob::format::HEADER_SIZE + crate::blob::format::FOOTER_SIZE) as u64
 }
 
 impl DbInner {
@@ -222,24 +305,41 @@ impl DbInner {
             let started = std::time::Instant::now();
             let cpu_started = super::internal_stats::thread_cpu_micros();
             let records: u64 = mems.iter().map(|m| m.num_entries()).sum();
+            let blob_numbers = parking_lot::Mutex::new(Vec::new());
+            let new_blob_number = || {
+                let n = self.versions.new_output_number();
+                blob_numbers.lock().push(n);
+                n
+            };
             let result = MutexGuard::unlocked(st, || {
-                write_level0_table_of(&*self.fs, &self.path, &handle, &mems, number, &snapshots).and_then(
-                    |m| {
-                        if let Some(meta) = m.as_ref().filter(|_| handle.opts.paranoid_file_checks) {
-                            self.verify_new_table(&handle, meta)?;
-                        }
-                        if m.is_some() {
-                            self.fs.sync_dir(&self.path).map(|_| m)
-                        } else {
-                            Ok(m)
-                        }
-                    },
+                write_level0_table_of(
+                    &*self.fs,
+                    &self.path,
+                    &handle,
+                    &mems,
+                    number,
+                    &snapshots,
+                    Some(&new_blob_number),
                 )
+                .and_then(|m| {
+                    if let Some((meta, _)) = m.as_ref().filter(|_| handle.opts.paranoid_file_checks) {
+                        self.verify_new_table(&handle, meta)?;
+                    }
+                    if m.is_some() {
+                        self.fs.sync_dir(&self.path).map(|_| m)
+                    } else {
+                        Ok(m)
+                    }
+                })
             });
             let write_micros = started.elapsed().as_micros();
+            let blob_numbers = blob_numbers.into_inner();
             let meta = match result {
                 Ok(m) => m,
                 Err(e) => {
+                    for n in &blob_numbers {
+                        self.versions.release_output(*n);
+                    }
                     self.versions.release_output(number);
                     let _ =
                         self.fs.remove_file(&filename::table_file(handle.table_dir(&self.path, 0), number));
@@ -247,11 +347,13 @@ impl DbInner {
                     return Err(e);
                 }
             };
-            let bytes = meta.as_ref().map_or(0, |m| m.file_size);
+            let bytes =
+                meta.as_ref().map_or(0, |(m, b)| m.file_size + b.iter().map(blob_file_bytes).sum::<u64>());
             let mut edit =
                 VersionEdit { column_family: id, log_number: Some(next_log), ..Default::default() };
-            if let Some(m) = meta {
+            if let Some((m, blobs)) = meta {
                 edit.new_files.push((0, m));
+                edit.blob_file_additions = blobs;
             }
             let r = self.log_and_apply(st, vec![edit], |st| {
                 if let Some(cf) = st.cfs.get_mut(&id) {
@@ -264,6 +366,9 @@ impl DbInner {
                 }
             });
             self.versions.release_output(number);
+            for n in &blob_numbers {
+                self.versions.release_output(*n);
+            }
             // On failure the table stays: the MANIFEST may name it after all. Once a new
             // MANIFEST is written without it, the next open removes it.
             r?;

@@ -386,6 +386,11 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
             iter.set_prefix_same_as_start(cf.opts.prefix_extractor.clone());
         }
         iter.set_merge_operator(cf.opts.merge_operator.clone());
+        iter.set_blob_fetcher(Some(crate::blob::BlobFetcher {
+            cache: inner.blob_cache.clone(),
+            cf_id: cf.id,
+            value_cache: cf.opts.blob_cache.clone(),
+        }));
         if let Ok(Some(ts)) = read_ts {
             iter.set_timestamps(cf.opts.comparator.clone(), ts, src.ro.iter_start_ts.clone());
         }

@@ -96,6 +96,13 @@ impl DbInner {
             self.manifest_cv.wait(&mut st);
         }
         st.manifest_busy = true;
+        if st.cfs.values().any(|c| !c.current.blob_files().is_empty()) {
+            st.manifest_busy = false;
+            self.manifest_cv.notify_one();
+            return Err(crate::error::Error::not_supported(
+                "checkpoints, backups and live-file captures of databases with blob files (BlobDB)",
+            ));
+        }
         let mut table_metas = Vec::new();
         for cf in st.cfs.values() {
             for (_, f) in cf.current.all_files() {

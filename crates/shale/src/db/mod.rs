@@ -167,6 +167,8 @@ pub(crate) struct DbInner {
     /// A reader let go of a SuperVersion while tables waited: a flush thread purges soon.
     pub purge_requested: AtomicBool,
     pub table_cache: TableCache,
+    /// Open blob files (BlobDB, `blob/reader.rs`).
+    pub blob_cache: Arc<crate::blob::BlobFileCache>,
     pub snapshots: Mutex<BTreeMap<u64, usize>>,
     pub info_log: InfoLog,
     pub stats: Stats,
@@ -202,6 +204,8 @@ pub(crate) struct DbState {
     /// Tables removed from some Version, deleted once no Version holds them
     /// (`obsolete.rs`): number and a weak reference to the metadata Versions share.
     pub obsolete_tables: Vec<(u64, Weak<FileMetaData>, std::path::PathBuf)>,
+    /// Blob files no Version keeps any more, deleted once no Version holds them.
+    pub obsolete_blobs: Vec<(u64, Weak<crate::version::edit::BlobFileAddition>)>,
     /// Families whose write-stall condition is stop / delay (`write_controller.rs`).
     pub stopped_cfs: usize,
     pub delayed_cfs: usize,

@@ -36,11 +36,12 @@ pub(crate) struct ObsoleteFiles {
     /// Table numbers and files (in the family's table path, `paths.rs`).
     tables: Vec<(u64, std::path::PathBuf)>,
     wals: Vec<u64>,
+    blobs: Vec<u64>,
 }
 
 impl ObsoleteFiles {
     pub fn is_empty(&self) -> bool {
-        self.tables.is_empty() && self.wals.is_empty()
+        self.tables.is_empty() && self.wals.is_empty() && self.blobs.is_empty()
     }
 }
 
@@ -79,13 +80,23 @@ impl DbInner {
             out.tables.push((*number, path.clone()));
             false
         });
+        st.obsolete_blobs.retain(|(number, meta)| {
+            if meta.strong_count() > 0 || self.versions.is_pending_output(*number) {
+                return true;
+            }
+            out.blobs.push(*number);
+            false
+        });
         self.note_obsolete(st);
         out
     }
 
     /// Records whether tables wait for their last reader (DB mutex held).
     pub(crate) fn note_obsolete(&self, st: &DbState) {
-        self.has_obsolete.store(!st.obsolete_tables.is_empty(), std::sync::atomic::Ordering::Release);
+        self.has_obsolete.store(
+            !st.obsolete_tables.is_empty() || !st.obsolete_blobs.is_empty(),
+            std::sync::atomic::Ordering::Release,
+        );
     }
 
     /// Called when a reader lets go of a SuperVersion (an iterator is dropped): if tables
@@ -157,6 +168,12 @@ impl DbInner {
                 }
             }
         }
+        for n in files.blobs {
+            self.blob_cache.evict(n);
+            if let Err(e) = self.fs.remove_file(&crate::blob::blob_file_path(&self.path, n)) {
+                self.info_log.log(format_args!("[WARN] deleting obsolete blob file {n}: {e}"));
+            }
+        }
         for w in files.wals {
             let _ = self.fs.remove_file(&filename::wal_file(&self.path, w));
         }
@@ -192,6 +209,7 @@ impl DbInner {
         let mut live: BTreeSet<u64> = BTreeSet::new();
         for c in st.cfs.values() {
             live.extend(c.current.all_files().map(|(_, f)| f.number));
+            live.extend(c.current.blob_files().keys().copied());
         }
         let min_wal = st.alive_wals.front().copied().unwrap_or(0);
         let manifest = self.versions.manifest_number();
@@ -210,7 +228,9 @@ impl DbInner {
         let Ok(children) = self.fs.children(&self.path) else { return };
         for name in children {
             let dead = match filename::parse_file_name(&name) {
-                Some(FileType::Table(n)) => !live.contains(&n) && !self.versions.is_pending_output(n),
+                Some(FileType::Table(n)) | Some(FileType::Blob(n)) => {
+                    !live.contains(&n) && !self.versions.is_pending_output(n)
+                }
                 Some(FileType::Wal(n)) => n < min_wal,
                 Some(FileType::Manifest(n)) => n != manifest,
                 Some(FileType::Temp(n)) => !self.versions.is_pending_output(n),

@@ -320,7 +320,9 @@ pub(super) fn recovered_cf_states(
                 d.options.num_levels
             )));
         }
-        let version = Arc::new(Version::new(icmp.clone(), d.options.num_levels as usize, files));
+        let version = Arc::new(
+            Version::new(icmp.clone(), d.options.num_levels as usize, files).with_blob_files(&rc.blob_files),
+        );
         version.check_consistency()?;
         let mem = Arc::new(
             MemTable::for_write_buffer(
@@ -387,6 +389,7 @@ pub(super) fn new_inner(
 ) -> Arc<DbInner> {
     let InnerParts { fs, versions, table_cache, info_log, lock, max_column_family } = parts;
     let (max_flushes, max_compactions) = opts.background_job_limits();
+    let fs_for_blobs = fs.clone();
     Arc::new(DbInner {
         path: path.to_path_buf(),
         fs,
@@ -402,6 +405,7 @@ pub(super) fn new_inner(
             manifest_busy: false,
             errors: super::error_handler::ErrorHandler::new(),
             obsolete_tables: Vec::new(),
+            obsolete_blobs: Vec::new(),
             stopped_cfs: 0,
             delayed_cfs: 0,
             speedup_cfs: 0,
@@ -428,6 +432,7 @@ pub(super) fn new_inner(
         has_obsolete: AtomicBool::new(false),
         purge_requested: AtomicBool::new(false),
         table_cache,
+        blob_cache: Arc::new(crate::blob::BlobFileCache::new(fs_for_blobs, path.to_path_buf())),
         snapshots: Mutex::new(BTreeMap::new()),
         info_log,
         stats: Stats::default(),

@@ -31,6 +31,8 @@ struct MergeLookup<'a> {
     op: Option<&'a MergeOperator>,
     key: &'a [u8],
     operands: Vec<Vec<u8>>,
+    /// Resolves a blob index base (BlobDB).
+    blob: crate::blob::BlobFetcher,
 }
 
 impl MergeLookup<'_> {
@@ -48,6 +50,10 @@ impl MergeLookup<'_> {
         }
         match t {
             ValueType::Value => self.finish(Some(value)).map(Lookup::Done),
+            ValueType::BlobIndex => {
+                let v = self.blob.fetch(self.key, value)?;
+                self.finish(Some(&v)).map(Lookup::Done)
+            }
             ValueType::Deletion | ValueType::SingleDeletion | ValueType::RangeDeletion => {
                 self.finish(None).map(Lookup::Done)
             }
@@ -72,6 +78,9 @@ impl MergeLookup<'_> {
     ) -> Result<Lookup> {
         if with_ts && t == ValueType::Merge {
             return Err(ts_unsupported("merge operands"));
+        }
+        if with_ts && t == ValueType::BlobIndex {
+            return Err(ts_unsupported("blob values"));
         }
         self.visit(seq, t, value, max_cov)
     }
@@ -229,7 +238,13 @@ impl DbInner {
     ) -> Result<Option<Vec<u8>>> {
         let stats = self.opts.statistics.as_deref();
         let mut max_cov = 0;
-        let mut merge = MergeLookup { op: cf.opts.merge_operator.as_deref(), key, operands: Vec::new() };
+        let blob = crate::blob::BlobFetcher {
+            cache: self.blob_cache.clone(),
+            cf_id: cf.id,
+            value_cache: cf.opts.blob_cache.clone(),
+        };
+        let mut merge =
+            MergeLookup { op: cf.opts.merge_operator.as_deref(), key, operands: Vec::new(), blob };
         let with_ts = cf.icmp.timestamp_size() > 0;
         let mem_timer = PerfTimer::new(Field::GetFromMemtableTime);
         for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
@@ -296,6 +311,9 @@ impl DbInner {
                     let p = parse_internal_key(&ik)?;
                     if with_ts && p.value_type == ValueType::Merge {
                         return Err(ts_unsupported("merge operands"));
+                    }
+                    if with_ts && p.value_type == ValueType::BlobIndex {
+                        return Err(ts_unsupported("blob values"));
                     }
                     if p.value_type != ValueType::Merge || p.sequence < max_cov {
                         if let Lookup::Done(r) = merge.visit(p.sequence, p.value_type, &v, max_cov)? {

@@ -301,7 +301,10 @@ impl DbInner {
             // A family the primary dropped keeps the state last read.
             let Some(rc) = recovered.column_families.get(&h.id) else { continue };
             let files = rc.files.iter().map(|(l, f)| (*l, Arc::new(f.clone()))).collect();
-            let version = Arc::new(Version::new(h.icmp.clone(), h.opts.num_levels as usize, files));
+            let version = Arc::new(
+                Version::new(h.icmp.clone(), h.opts.num_levels as usize, files)
+                    .with_blob_files(&rc.blob_files),
+            );
             version.check_consistency()?;
             let mem = Arc::new(MemTable::for_write_buffer(h.icmp.clone(), 0, h.opts.write_buffer_size, None));
             cfs.insert(h.id, CfState::new(h, mem, version, rc.log_number));

@@ -43,7 +43,11 @@ impl DbInner {
         // Families whose files change, with their base Versions.
         let mut bases: BTreeMap<u32, Arc<Version>> = BTreeMap::new();
         for e in &edits {
-            if e.new_files.is_empty() && e.deleted_files.is_empty() {
+            if e.new_files.is_empty()
+                && e.deleted_files.is_empty()
+                && e.blob_file_additions.is_empty()
+                && e.blob_file_garbages.is_empty()
+            {
                 continue;
             }
             if let Some(cf) = st.cfs.get(&e.column_family) {
@@ -73,6 +77,12 @@ impl DbInner {
             let Some(cf) = st.cfs.get_mut(&id) else { continue };
             let old = cf.current.clone();
             let handle = cf.handle.clone();
+            let dropped_blobs: Vec<(u64, std::sync::Weak<crate::version::edit::BlobFileAddition>)> = old
+                .blob_files()
+                .iter()
+                .filter(|(n, _)| !version.blob_files().contains_key(n))
+                .map(|(n, b)| (*n, Arc::downgrade(&b.shared)))
+                .collect();
             cf.set_current(version);
             // Tables this edit removes (and does not re-add, as a trivial move does) are
             // deleted once no Version holds them.
@@ -88,6 +98,8 @@ impl DbInner {
                 }
             }
             st.obsolete_tables.extend(gone);
+            // Blob files the new Version dropped go once no Version holds them.
+            st.obsolete_blobs.extend(dropped_blobs);
         }
         install(st);
         self.note_obsolete(st);
@@ -171,6 +183,16 @@ pub(crate) fn snapshot_edits(
         }
         for (level, f) in cf.current.all_files() {
             e.new_files.push((level, (**f).clone()));
+        }
+        for b in cf.current.blob_files().values() {
+            e.blob_file_additions.push((*b.shared).clone());
+            if b.garbage_blob_count > 0 || b.garbage_blob_bytes > 0 {
+                e.blob_file_garbages.push(crate::version::edit::BlobFileGarbage {
+                    number: b.number(),
+                    garbage_blob_count: b.garbage_blob_count,
+                    garbage_blob_bytes: b.garbage_blob_bytes,
+                });
+            }
         }
         edits.push(e);
     }

@@ -97,6 +97,8 @@ pub struct DBIter {
     /// A family with user-defined timestamps: the read timestamps and the current entry
     /// (`db_iter_ts.rs`, which then does all the positioning).
     ts: Option<Box<ts::TsView>>,
+    /// Resolves blob indexes (BlobDB); None: an entry of type BlobIndex is Corruption.
+    blob: Option<crate::blob::BlobFetcher>,
 }
 
 impl DBIter {
@@ -129,6 +131,20 @@ impl DBIter {
             merge_operator: None,
             merged: false,
             ts: None,
+            blob: None,
+        }
+    }
+
+    /// Blob indexes met are resolved through `blob` (BlobDB).
+    pub fn set_blob_fetcher(&mut self, blob: Option<crate::blob::BlobFetcher>) {
+        self.blob = blob;
+    }
+
+    /// The value a blob index of `user_key` points at.
+    fn fetch_blob(&self, user_key: &[u8], index: &[u8]) -> Result<Vec<u8>> {
+        match &self.blob {
+            Some(b) => b.fetch(user_key, index),
+            None => Err(Error::corruption("blob index met where no blob files are known")),
         }
     }
 
@@ -274,7 +290,7 @@ impl DBIter {
         };
         let past_upper =
             self.upper.as_ref().is_some_and(|up| self.icmp.compare_user(t, up) != Ordering::Less);
-        append_internal_key(&mut scratch, t, self.sequence, VALUE_TYPE_FOR_SEEK);
+        append_internal_key(&mut scratch, t, self.sequence, crate::key::VALUE_TYPE_FOR_LOOKUP);
         if !past_upper {
             self.inner.seek(&scratch);
         }
@@ -463,7 +479,12 @@ impl DBIter {
                     if hidden {
                         append_internal_key(&mut scratch, &self.saved_key, 0, ValueType::Deletion);
                     } else {
-                        append_internal_key(&mut scratch, p.user_key, self.sequence, VALUE_TYPE_FOR_SEEK);
+                        append_internal_key(
+                            &mut scratch,
+                            p.user_key,
+                            self.sequence,
+                            crate::key::VALUE_TYPE_FOR_LOOKUP,
+                        );
                     }
                     self.inner.seek(&scratch);
                     self.scratch = scratch;
@@ -473,6 +494,18 @@ impl DBIter {
                 num_skipped = 0;
                 match self.classify(p.user_key, p.sequence, p.value_type) {
                     Some(Found::Value) => {
+                        if p.value_type == ValueType::BlobIndex {
+                            // The blob's value, kept as a merge result is.
+                            let uk = p.user_key.to_vec();
+                            match self.fetch_blob(&uk, self.inner.value()) {
+                                Ok(v) => {
+                                    self.saved_key = uk;
+                                    self.saved_value = v;
+                                    self.merged = true;
+                                }
+                                Err(e) => return self.fail(e),
+                            }
+                        }
                         self.valid = true;
                         return;
                     }
@@ -548,7 +581,7 @@ impl DBIter {
             ValueType::RangeDeletion => None,
             ValueType::Deletion | ValueType::SingleDeletion => Some(Found::Hidden),
             _ if self.covered(user_key, seq) => Some(Found::Hidden),
-            ValueType::Value => Some(Found::Value),
+            ValueType::Value | ValueType::BlobIndex => Some(Found::Value),
             ValueType::Merge => Some(Found::Merge),
         }
     }
@@ -584,7 +617,10 @@ impl DBIter {
                         found = Found::Value;
                         has_base = true;
                         operands.clear();
-                        if self.inner.value_pinned() {
+                        if value_type == ValueType::BlobIndex {
+                            self.pinned_value = None;
+                            self.saved_value = self.fetch_blob(&self.saved_key, self.inner.value())?;
+                        } else if self.inner.value_pinned() {
                             self.pinned_value = Some(PinnedValue::new(self.inner.value()));
                         } else {
                             self.pinned_value = None;
@@ -651,7 +687,7 @@ impl DBIter {
         self.pinned_value = None;
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
-        append_internal_key(&mut scratch, &self.saved_key, self.sequence, VALUE_TYPE_FOR_SEEK);
+        append_internal_key(&mut scratch, &self.saved_key, self.sequence, crate::key::VALUE_TYPE_FOR_LOOKUP);
         self.inner.seek(&scratch);
         let mut found = Found::Hidden;
         while self.inner.valid() {
@@ -683,7 +719,16 @@ impl DBIter {
                     break;
                 }
                 Some(f) => {
-                    if f == Found::Value {
+                    if f == Found::Value && p.value_type == ValueType::BlobIndex {
+                        let v = match self.fetch_blob(&self.saved_key, self.inner.value()) {
+                            Ok(v) => v,
+                            Err(e) => {
+                                self.scratch = scratch;
+                                return Err(e);
+                            }
+                        };
+                        self.saved_value = v;
+                    } else if f == Found::Value {
                         self.saved_value.clear();
                         self.saved_value.extend_from_slice(self.inner.value());
                     }
@@ -719,6 +764,10 @@ impl DBIter {
             match p.value_type {
                 ValueType::Value => {
                     base = Some(self.inner.value().to_vec());
+                    break;
+                }
+                ValueType::BlobIndex => {
+                    base = Some(self.fetch_blob(&self.saved_key, self.inner.value())?);
                     break;
                 }
                 ValueType::Deletion | ValueType::SingleDeletion => break,

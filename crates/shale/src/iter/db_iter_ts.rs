@@ -348,6 +348,7 @@ impl DBIter {
             match p.value_type {
                 ValueType::RangeDeletion => {}
                 ValueType::Merge => return self.fail(crate::db::ts_unsupported_error("merge operands")),
+                ValueType::BlobIndex => return self.fail(crate::db::ts_unsupported_error("blob values")),
                 ValueType::Value => return self.ts_set_current(),
                 ValueType::Deletion | ValueType::SingleDeletion => {
                     if t.all_versions() {

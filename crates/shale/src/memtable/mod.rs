@@ -36,7 +36,6 @@ use crate::error::Result;
 use crate::iter::InternalIterator;
 use crate::key::{
     pack_seq_and_type, trailer, InternalKeyComparator, SequenceNumber, ValueType, MAX_SEQUENCE_NUMBER,
-    VALUE_TYPE_FOR_SEEK,
 };
 use skiplist::{SkipList, SkipListIter};
 use write_buffer_manager::WriteBufferManagerState;
@@ -190,7 +189,8 @@ impl MemTable {
         if self.bloom.as_ref().and_then(|b| b.get_may_contain(user_key)) == Some(false) {
             return None;
         }
-        let packed = pack_seq_and_type(snapshot.min(MAX_SEQUENCE_NUMBER), VALUE_TYPE_FOR_SEEK).to_le_bytes();
+        let packed = pack_seq_and_type(snapshot.min(MAX_SEQUENCE_NUMBER), crate::key::VALUE_TYPE_FOR_LOOKUP)
+            .to_le_bytes();
         let mut stack = [0u8; 128];
         let heap;
         let lookup: &[u8] = if user_key.len() + 8 <= stack.len() {

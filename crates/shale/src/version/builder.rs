@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::key::InternalKeyComparator;
+use crate::version::blob_files::{apply_blob_edit, BlobFiles};
 use crate::version::edit::{FileMetaData, VersionEdit};
 use crate::version::version::Version;
 
@@ -69,6 +70,7 @@ pub struct VersionBuilder {
     icmp: InternalKeyComparator,
     num_levels: usize,
     live: LiveFiles<Arc<FileMetaData>>,
+    blobs: BlobFiles,
 }
 
 impl VersionBuilder {
@@ -77,18 +79,27 @@ impl VersionBuilder {
         for (level, f) in base.all_files() {
             live.by_number.insert(f.number, (level, f.clone()));
         }
-        VersionBuilder { icmp: base.icmp().clone(), num_levels: base.num_levels(), live }
+        VersionBuilder {
+            icmp: base.icmp().clone(),
+            num_levels: base.num_levels(),
+            live,
+            blobs: base.blob_files().clone(),
+        }
     }
 
     /// Applies one edit's file deletions and additions (other fields are the caller's).
     pub fn apply(&mut self, edit: &VersionEdit) -> Result<()> {
-        self.live.apply(edit, |f| Arc::new(f.clone()))
+        let mut blobs = self.blobs.clone();
+        apply_blob_edit(&mut blobs, edit)?;
+        self.live.apply(edit, |f| Arc::new(f.clone()))?;
+        self.blobs = blobs;
+        Ok(())
     }
 
     /// The version with every applied edit. Unchanged files are shared with the base.
     pub fn build(&self) -> Version {
         let files = self.live.by_number.values().map(|(l, f)| (*l, f.clone())).collect();
-        Version::new(self.icmp.clone(), self.num_levels, files)
+        Version::new(self.icmp.clone(), self.num_levels, files).with_blob_files(&self.blobs)
     }
 }
 
@@ -96,6 +107,7 @@ impl VersionBuilder {
 #[derive(Clone, Default)]
 pub struct FileSetBuilder {
     live: LiveFiles<FileMetaData>,
+    blobs: BlobFiles,
 }
 
 impl FileSetBuilder {
@@ -104,7 +116,19 @@ impl FileSetBuilder {
     }
 
     pub fn apply(&mut self, edit: &VersionEdit) -> Result<()> {
-        self.live.apply(edit, FileMetaData::clone)
+        let mut blobs = self.blobs.clone();
+        apply_blob_edit(&mut blobs, edit)?;
+        self.live.apply(edit, FileMetaData::clone)?;
+        self.blobs = blobs;
+        Ok(())
+    }
+
+    /// The blob files the live files keep (RocksDB's rule, `blob_files.rs`).
+    pub fn blob_files(&self) -> BlobFiles {
+        crate::version::blob_files::retained_blob_files(
+            &self.blobs,
+            self.live.by_number.values().map(|(_, f)| f),
+        )
     }
 
     /// The live files, ordered by level then file number.

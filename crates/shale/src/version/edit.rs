@@ -30,9 +30,21 @@
 //! Read but never written: NewFile 7, NewFile2 100, NewFile3 102 (older file records),
 //! WalAddition 8196 and WalDeletion 8197 (unprefixed forms). SubcompactionProgress 8202
 //! (RocksDB 11's resumable compaction) is checked for its length and dropped: it describes
-//! output files of a compaction that Shale does not resume. Blob-file records (400, 401,
-//! 8194, 8195) are refused with NotSupported. Any other tag with bit 1 << 13 set is
-//! followed by a varint32 length and is skipped; any other tag without it is Corruption.
+//! output files of a compaction that Shale does not resume. Any other tag with bit 1 << 13
+//! set is followed by a varint32 length and is skipped; any other tag without it is
+//! Corruption.
+//!
+//! Blob files (BlobDB), written after the NewFile4 records (8194 and 8195 are their old
+//! tags, read only):
+//!
+//! ```text
+//! 400  BlobFileAddition  number varint64 | total blob count varint64 | total blob bytes varint64
+//!                        | checksum method (length-prefixed) | checksum value (length-prefixed)
+//!                        | custom fields { tag varint32 | length-prefixed }* | 0 (end) varint32
+//! 401  BlobFileGarbage   number varint64 | garbage blob count varint64 | garbage blob bytes varint64
+//!                        | custom fields | 0 (end) varint32
+//! ```
+//! A custom field tag with bit 1 << 6 set is Corruption; others are skipped.
 //!
 //! NewFile4:
 //!
@@ -194,6 +206,26 @@ impl Default for FileMetaData {
     }
 }
 
+/// A new blob file (RocksDB's `BlobFileAddition`, tag 400).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct BlobFileAddition {
+    pub number: u64,
+    pub total_blob_count: u64,
+    /// Record headers, keys and (stored) values of all its blobs.
+    pub total_blob_bytes: u64,
+    pub checksum_method: Vec<u8>,
+    pub checksum_value: Vec<u8>,
+}
+
+/// Blobs of a blob file no longer referenced (RocksDB's `BlobFileGarbage`, tag 401);
+/// counts add up over edits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BlobFileGarbage {
+    pub number: u64,
+    pub garbage_blob_count: u64,
+    pub garbage_blob_bytes: u64,
+}
+
 /// A WAL recorded as live (RocksDB's `WalAddition`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WalAddition {
@@ -230,6 +262,8 @@ pub struct VersionEdit {
     pub persist_user_defined_timestamps: Option<bool>,
     /// RocksDB 10+: the MANIFEST's size after its last rewrite.
     pub last_compacted_manifest_file_size: Option<u64>,
+    pub blob_file_additions: Vec<BlobFileAddition>,
+    pub blob_file_garbages: Vec<BlobFileGarbage>,
 }
 
 fn put_tag_u64(dst: &mut Vec<u8>, tag: u32, v: u64) {
@@ -300,6 +334,22 @@ impl VersionEdit {
         let mut min_log_written = false;
         for (level, f) in &self.new_files {
             self.encode_new_file4(dst, *level, f, &mut min_log_written);
+        }
+        for b in &self.blob_file_additions {
+            put_varint32(dst, TAG_BLOB_FILE_ADDITION);
+            put_varint64(dst, b.number);
+            put_varint64(dst, b.total_blob_count);
+            put_varint64(dst, b.total_blob_bytes);
+            put_length_prefixed_slice(dst, &b.checksum_method);
+            put_length_prefixed_slice(dst, &b.checksum_value);
+            put_varint32(dst, 0);
+        }
+        for g in &self.blob_file_garbages {
+            put_varint32(dst, TAG_BLOB_FILE_GARBAGE);
+            put_varint64(dst, g.number);
+            put_varint64(dst, g.garbage_blob_count);
+            put_varint64(dst, g.garbage_blob_bytes);
+            put_varint32(dst, 0);
         }
         for wal in &self.wal_additions {
             let mut body = varint64_bytes(wal.number);

@@ -1,10 +1,24 @@
 //! Decoding of version edits (the layout is drawn in edit.rs). Every malformed input is an
 //! error, never a panic: known tags are parsed, unknown tags with the safe-ignore bit are
-//! skipped, other unknown tags are Corruption, blob-file records are NotSupported.
+//! skipped, other unknown tags are Corruption.
 
 use crate::coding::{decode_varint64, Decoder};
 use crate::error::{Error, Result};
 use crate::version::edit::*;
+
+/// The custom fields closing a blob file record, up to the end marker 0.
+fn skip_blob_custom_fields(d: &mut Decoder<'_>, what: &str) -> Result<()> {
+    loop {
+        let tag = d.varint32().ok_or_else(|| bad(format!("{what}: Error decoding custom field tag")))?;
+        if tag == 0 {
+            return Ok(());
+        }
+        if tag & FIELD_NON_SAFE_IGNORE_MASK != 0 {
+            return Err(bad(format!("{what}: Forward incompatible custom field encountered")));
+        }
+        d.length_prefixed().ok_or_else(|| bad(format!("{what}: Error decoding custom field value")))?;
+    }
+}
 
 impl VersionEdit {
     /// Parses one MANIFEST record.
@@ -61,11 +75,39 @@ impl VersionEdit {
                 self.new_files.push(f);
             }
             TAG_NEW_FILE4 => self.decode_new_file4(d)?,
-            TAG_BLOB_FILE_ADDITION
-            | TAG_BLOB_FILE_GARBAGE
-            | TAG_BLOB_FILE_ADDITION_OLD
-            | TAG_BLOB_FILE_GARBAGE_OLD => {
-                return Err(Error::not_supported(format!("blob files (VersionEdit tag {tag})")))
+            TAG_BLOB_FILE_ADDITION | TAG_BLOB_FILE_ADDITION_OLD => {
+                let (Some(number), Some(total_blob_count), Some(total_blob_bytes)) =
+                    (d.varint64(), d.varint64(), d.varint64())
+                else {
+                    return Err(bad("BlobFileAddition: Error decoding blob file number, count or bytes"));
+                };
+                let method = d
+                    .length_prefixed()
+                    .ok_or_else(|| bad("BlobFileAddition: Error decoding checksum method"))?;
+                let value = d
+                    .length_prefixed()
+                    .ok_or_else(|| bad("BlobFileAddition: Error decoding checksum value"))?;
+                skip_blob_custom_fields(d, "BlobFileAddition")?;
+                self.blob_file_additions.push(BlobFileAddition {
+                    number,
+                    total_blob_count,
+                    total_blob_bytes,
+                    checksum_method: method.to_vec(),
+                    checksum_value: value.to_vec(),
+                });
+            }
+            TAG_BLOB_FILE_GARBAGE | TAG_BLOB_FILE_GARBAGE_OLD => {
+                let (Some(number), Some(garbage_blob_count), Some(garbage_blob_bytes)) =
+                    (d.varint64(), d.varint64(), d.varint64())
+                else {
+                    return Err(bad("BlobFileGarbage: Error decoding blob file number, count or bytes"));
+                };
+                skip_blob_custom_fields(d, "BlobFileGarbage")?;
+                self.blob_file_garbages.push(BlobFileGarbage {
+                    number,
+                    garbage_blob_count,
+                    garbage_blob_bytes,
+                });
             }
             TAG_WAL_ADDITION => self.wal_additions.push(decode_wal_addition(d)?),
             TAG_WAL_ADDITION2 => {

@@ -59,6 +59,17 @@ fn full_edit() -> VersionEdit {
         full_history_ts_low: Some(vec![0, 0, 0, 1]),
         persist_user_defined_timestamps: Some(true),
         last_compacted_manifest_file_size: Some(123_456),
+        blob_file_additions: vec![BlobFileAddition {
+            number: 30,
+            total_blob_count: 4,
+            total_blob_bytes: 9000,
+            ..Default::default()
+        }],
+        blob_file_garbages: vec![BlobFileGarbage {
+            number: 30,
+            garbage_blob_count: 1,
+            garbage_blob_bytes: 2000,
+        }],
     }
 }
 
@@ -167,15 +178,49 @@ fn unknown_tags() {
 }
 
 #[test]
-fn blob_records_are_not_supported() {
-    for tag in [TAG_BLOB_FILE_ADDITION, TAG_BLOB_FILE_GARBAGE, TAG_SAFE_IGNORE_MASK + 2] {
-        let mut b = Vec::new();
-        put_varint32(&mut b, tag);
-        put_varint64(&mut b, 1);
-        let err = VersionEdit::decode(&b).unwrap_err();
-        assert_eq!(err.kind(), ErrorKind::NotSupported);
-        assert!(err.to_string().contains("blob files"));
+fn blob_records_round_trip_and_truncation_is_corruption() {
+    let e = VersionEdit {
+        blob_file_additions: vec![BlobFileAddition {
+            number: 12,
+            total_blob_count: 3,
+            total_blob_bytes: 4000,
+            checksum_method: b"crc32c".to_vec(),
+            checksum_value: vec![1, 2, 3, 4],
+        }],
+        blob_file_garbages: vec![BlobFileGarbage {
+            number: 9,
+            garbage_blob_count: 2,
+            garbage_blob_bytes: 300,
+        }],
+        ..VersionEdit::default()
+    };
+    let b = e.encoded();
+    assert_eq!(VersionEdit::decode(&b).unwrap(), e);
+    // RocksDB's bytes: tag 400, then the fields and the end marker.
+    assert_eq!(&b[..2], &[0x90, 0x03]);
+    // Cut anywhere but between the two records: Corruption.
+    let first = VersionEdit { blob_file_additions: e.blob_file_additions.clone(), ..VersionEdit::default() };
+    let boundary = first.encoded().len();
+    for cut in (1..b.len()).filter(|c| *c != boundary) {
+        let err = VersionEdit::decode(&b[..cut]).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Corruption, "cut at {cut}");
     }
+    // Old tags (8194, 8195) read the same; forward-incompatible custom fields are refused.
+    let mut old = Vec::new();
+    put_varint32(&mut old, TAG_BLOB_FILE_GARBAGE_OLD);
+    put_varint64(&mut old, 9);
+    put_varint64(&mut old, 1);
+    put_varint64(&mut old, 2);
+    put_varint32(&mut old, 5);
+    put_varint32(&mut old, 1);
+    old.push(7);
+    put_varint32(&mut old, 0);
+    assert_eq!(VersionEdit::decode(&old).unwrap().blob_file_garbages[0].garbage_blob_bytes, 2);
+    let mut bad = old[..old.len() - 4].to_vec();
+    put_varint32(&mut bad, 65);
+    put_varint32(&mut bad, 0);
+    put_varint32(&mut bad, 0);
+    assert!(VersionEdit::decode(&bad).unwrap_err().to_string().contains("Forward incompatible"));
 }
 
 fn new_file4_with_field(field: u32, value: &[u8]) -> Vec<u8> {

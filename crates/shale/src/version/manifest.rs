@@ -148,6 +148,8 @@ pub struct RecoveredCf {
     pub full_history_ts_low: Vec<u8>,
     /// RocksDB 8+'s `persist_user_defined_timestamps` as last recorded (None: never).
     pub persist_user_defined_timestamps: Option<bool>,
+    /// Live blob files (BlobDB).
+    pub blob_files: crate::version::blob_files::BlobFiles,
 }
 
 impl RecoveredCf {

@@ -2,6 +2,7 @@
 //! per-column-family file sets, the builder that applies edits, and the manifest writer and
 //! recovery.
 
+pub mod blob_files;
 pub mod builder;
 pub mod edit;
 mod edit_decode;

@@ -208,6 +208,7 @@ impl Replay {
             .into_iter()
             .map(|(id, cf)| {
                 let files = cf.files.files();
+                let blob_files = cf.files.blob_files();
                 (
                     id,
                     RecoveredCf {
@@ -217,6 +218,7 @@ impl Replay {
                         files,
                         full_history_ts_low: cf.full_history_ts_low,
                         persist_user_defined_timestamps: cf.persist_user_defined_timestamps,
+                        blob_files,
                     },
                 )
             })

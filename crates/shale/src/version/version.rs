@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::key::{user_key, InternalKeyComparator};
+use crate::version::blob_files::BlobFiles;
 use crate::version::edit::FileMetaData;
 
 #[derive(Clone)]
@@ -20,6 +21,8 @@ pub struct Version {
     /// Files given on levels the version does not have (kept so that nothing is lost;
     /// `check_consistency` reports them).
     excess: Vec<(u32, Arc<FileMetaData>)>,
+    /// Blob files (BlobDB) the version keeps (`blob_files.rs`).
+    blob_files: Arc<BlobFiles>,
 }
 
 /// Level-0 order: newest first.
@@ -54,12 +57,26 @@ impl Version {
                 level.sort_by(|a, b| icmp.compare(&a.smallest, &b.smallest).then(a.number.cmp(&b.number)));
             }
         }
-        Version { icmp, levels, excess }
+        Version { icmp, levels, excess, blob_files: Arc::new(BlobFiles::new()) }
     }
 
     /// An empty version.
     pub fn empty(icmp: InternalKeyComparator, num_levels: usize) -> Version {
         Version::new(icmp, num_levels, Vec::new())
+    }
+
+    /// This version with `blobs` as its blob files, pruned by RocksDB's rule
+    /// (`blob_files::retained_blob_files`).
+    pub fn with_blob_files(mut self, blobs: &BlobFiles) -> Version {
+        let kept =
+            crate::version::blob_files::retained_blob_files(blobs, self.all_files().map(|(_, f)| &**f));
+        self.blob_files = Arc::new(kept);
+        self
+    }
+
+    /// The blob files of this version, by number.
+    pub fn blob_files(&self) -> &BlobFiles {
+        &self.blob_files
     }
 
     pub fn icmp(&self) -> &InternalKeyComparator {

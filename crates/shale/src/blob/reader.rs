@@ -1,0 +1,256 @@
+//! Reading blobs (RocksDB's `BlobFileReader` and `BlobFileCache`); the layout is drawn in
+//! format.rs.
+//!
+//! A blob file is opened once (header and footer checked: magic, version, column family,
+//! no TTL) and kept in the database's `BlobFileCache` by number. A read takes the blob
+//! index from the SST entry, checks the offset lies within the file, reads the record
+//! (header, key, value), checks the header CRC, that the record's key is the entry's user
+//! key, the value size and the blob CRC, then decompresses. Every failure is Corruption
+//! naming the blob file and the offset, never a wrong value.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use super::format::{
+    valid_blob_offset, BlobFooter, BlobHeader, BlobIndex, RecordHeader, FOOTER_SIZE, HEADER_SIZE,
+    RECORD_HEADER_SIZE,
+};
+use crate::error::{Error, ErrorKind, Result};
+use crate::fs::{FileSystem, FileSystemRef, RandomAccessFile};
+use shale_base::compression::{uncompress, CompressionType};
+
+pub fn blob_file_name(number: u64) -> String {
+    format!("{number:06}.blob")
+}
+
+pub fn blob_file_path(dir: &Path, number: u64) -> PathBuf {
+    dir.join(blob_file_name(number))
+}
+
+fn corrupt_at(number: u64, offset: u64, what: impl std::fmt::Display) -> Error {
+    Error::corruption(format!("blob file {} offset {offset}: {what}", blob_file_name(number)))
+}
+
+/// Reads `len` bytes at `offset`, failing on a short read.
+fn read_exact(file: &dyn RandomAccessFile, number: u64, offset: u64, len: usize) -> Result<Vec<u8>> {
+    let mut buf = vec![0u8; len];
+    let mut done = 0;
+    while done < len {
+        let n = file.read_at(offset + done as u64, &mut buf[done..])?;
+        if n == 0 {
+            return Err(corrupt_at(number, offset, format!("truncated: read {done} of {len} bytes")));
+        }
+        done += n;
+    }
+    Ok(buf)
+}
+
+/// One open blob file.
+pub struct BlobFileReader {
+    number: u64,
+    file: Arc<dyn RandomAccessFile>,
+    file_size: u64,
+    header: BlobHeader,
+}
+
+impl BlobFileReader {
+    /// Opens blob file `number` of column family `cf_id` in `dir`.
+    pub fn open(fs: &dyn FileSystem, dir: &Path, number: u64, cf_id: u32) -> Result<BlobFileReader> {
+        let path = blob_file_path(dir, number);
+        let file = fs.new_random_access_file(&path).map_err(|e| {
+            if e.kind() == ErrorKind::IOError && !fs.file_exists(&path) {
+                Error::corruption(format!("blob file {} is missing", blob_file_name(number)))
+            } else {
+                e
+            }
+        })?;
+        let file_size = file.size()?;
+        if file_size < (HEADER_SIZE + FOOTER_SIZE) as u64 {
+            return Err(corrupt_at(number, 0, format!("Malformed blob file: {file_size} bytes")));
+        }
+        let header = BlobHeader::decode(&read_exact(&*file, number, 0, HEADER_SIZE)?)
+            .map_err(|e| corrupt_at(number, 0, crate::table::format::strip_prefix(&e)))?;
+        if header.column_family_id != cf_id {
+            return Err(corrupt_at(
+                number,
+                0,
+                format!(
+                    "Column family ID mismatch: {} in the file, {cf_id} expected",
+                    header.column_family_id
+                ),
+            ));
+        }
+        if header.has_ttl || header.expiration_range != (0, 0) {
+            return Err(corrupt_at(number, 0, "Unexpected TTL blob file"));
+        }
+        let at = file_size - FOOTER_SIZE as u64;
+        let footer = BlobFooter::decode(&read_exact(&*file, number, at, FOOTER_SIZE)?)
+            .map_err(|e| corrupt_at(number, at, crate::table::format::strip_prefix(&e)))?;
+        if footer.expiration_range != (0, 0) {
+            return Err(corrupt_at(number, at, "Unexpected TTL blob file"));
+        }
+        Ok(BlobFileReader { number, file, file_size, header })
+    }
+
+    pub fn number(&self) -> u64 {
+        self.number
+    }
+
+    pub fn file_size(&self) -> u64 {
+        self.file_size
+    }
+
+    /// The value `index` points at, for `user_key`.
+    pub fn get(&self, user_key: &[u8], index: &BlobIndex) -> Result<Vec<u8>> {
+        self.get_with_readahead(user_key, index, 0)
+    }
+
+    /// `get`, first asking the file system to prefetch `readahead` bytes from the record
+    /// (compactions, `blob_compaction_readahead_size`).
+    pub fn get_with_readahead(&self, user_key: &[u8], index: &BlobIndex, readahead: u64) -> Result<Vec<u8>> {
+        let n = self.number;
+        if index.compression != self.header.compression {
+            return Err(corrupt_at(
+                n,
+                index.offset,
+                format!(
+                    "Compression type mismatch when reading blob: index says {}, file has {}",
+                    index.compression, self.header.compression
+                ),
+            ));
+        }
+        let key_size = user_key.len() as u64;
+        if !valid_blob_offset(index.offset, key_size, index.size, self.file_size) {
+            return Err(corrupt_at(
+                n,
+                index.offset,
+                format!("Invalid blob offset (size {}, file size {})", index.size, self.file_size),
+            ));
+        }
+        let start = index.offset - key_size - RECORD_HEADER_SIZE as u64;
+        let len = RECORD_HEADER_SIZE + user_key.len() + index.size as usize;
+        if readahead > len as u64 {
+            self.file.prefetch(start, readahead.min(self.file_size - start))?;
+        }
+        let rec = read_exact(&*self.file, n, start, len)?;
+        let h = RecordHeader::decode(&rec[..RECORD_HEADER_SIZE])
+            .map_err(|e| corrupt_at(n, start, crate::table::format::strip_prefix(&e)))?;
+        if h.key_size != key_size || h.value_size != index.size {
+            return Err(corrupt_at(n, start, "Invalid blob record: sizes differ from the blob index"));
+        }
+        let (key, value) = rec[RECORD_HEADER_SIZE..].split_at(user_key.len());
+        if key != user_key {
+            return Err(corrupt_at(n, start, "Key mismatch in blob record"));
+        }
+        if super::format::blob_crc(key, value) != h.blob_crc {
+            return Err(corrupt_at(n, start, "Blob CRC mismatch"));
+        }
+        match CompressionType::from_u8(index.compression) {
+            Some(CompressionType::None) => Ok(value.to_vec()),
+            Some(t) => uncompress(t, value).map_err(|e| {
+                corrupt_at(
+                    n,
+                    index.offset,
+                    format!("uncompressing blob: {}", crate::table::format::strip_prefix(&e)),
+                )
+            }),
+            None => {
+                Err(corrupt_at(n, index.offset, format!("unknown compression type {}", index.compression)))
+            }
+        }
+    }
+}
+
+/// Open blob files by number (RocksDB's `BlobFileCache`).
+pub struct BlobFileCache {
+    fs: FileSystemRef,
+    dir: PathBuf,
+    map: Mutex<HashMap<u64, Arc<BlobFileReader>>>,
+    /// This open's key base in blob caches (`set_blob_cache`), as tables have theirs in
+    /// block caches (`cache/block_cache.rs`).
+    session: u64,
+}
+
+impl BlobFileCache {
+    pub fn new(fs: FileSystemRef, dir: PathBuf) -> BlobFileCache {
+        BlobFileCache { fs, dir, map: Mutex::new(HashMap::new()), session: crate::cache::new_cache_session() }
+    }
+
+    pub fn reader(&self, number: u64, cf_id: u32) -> Result<Arc<BlobFileReader>> {
+        if let Some(r) = self.map.lock().get(&number) {
+            return Ok(r.clone());
+        }
+        let r = Arc::new(BlobFileReader::open(&*self.fs, &self.dir, number, cf_id)?);
+        self.map.lock().insert(number, r.clone());
+        Ok(r)
+    }
+
+    /// The value of the blob index `index_bytes` of `user_key` in family `cf_id`.
+    pub fn fetch(&self, cf_id: u32, user_key: &[u8], index_bytes: &[u8]) -> Result<Vec<u8>> {
+        self.fetch_with_readahead(cf_id, user_key, index_bytes, 0)
+    }
+
+    pub fn fetch_with_readahead(
+        &self,
+        cf_id: u32,
+        user_key: &[u8],
+        index_bytes: &[u8],
+        readahead: u64,
+    ) -> Result<Vec<u8>> {
+        let index = BlobIndex::decode(index_bytes)?;
+        if index.expiration.is_some() {
+            return Err(Error::not_supported("blob indexes with TTL (stacked BlobDB) are not supported"));
+        }
+        self.reader(index.file_number, cf_id)?.get_with_readahead(user_key, &index, readahead)
+    }
+
+    pub fn evict(&self, number: u64) {
+        self.map.lock().remove(&number);
+    }
+}
+
+/// Resolves blob indexes of one column family (what iterators and compactions hold).
+#[derive(Clone)]
+pub struct BlobFetcher {
+    pub cache: Arc<BlobFileCache>,
+    pub cf_id: u32,
+    /// The family's blob cache (`set_blob_cache`): user reads look values up there first
+    /// and add what they read (compactions do not use it, as RocksDB's).
+    pub value_cache: Option<Arc<crate::cache::BlockCache>>,
+}
+
+impl BlobFetcher {
+    pub fn fetch(&self, user_key: &[u8], index_bytes: &[u8]) -> Result<Vec<u8>> {
+        let Some(vc) = &self.value_cache else { return self.cache.fetch(self.cf_id, user_key, index_bytes) };
+        let index = BlobIndex::decode(index_bytes)?;
+        let key = crate::cache::OffsetableCacheKey::new(self.cache.session, index.file_number)
+            .with_offset(index.offset);
+        if let Some(b) = vc.get(&key) {
+            // A cached value is stored as a block without restarts: the value, then 0u32.
+            let d = b.data();
+            return Ok(d[..d.len().saturating_sub(4)].to_vec());
+        }
+        let value = self.cache.fetch(self.cf_id, user_key, index_bytes)?;
+        let mut data = Vec::with_capacity(value.len() + 4);
+        data.extend_from_slice(&value);
+        data.extend_from_slice(&[0, 0, 0, 0]);
+        if let Ok(block) = crate::table::block::Block::new(data) {
+            // A full strict-capacity cache only loses the caching, not the read (as RocksDB).
+            let _ = vc.insert(key, Arc::new(block));
+        }
+        Ok(value)
+    }
+
+    /// `fetch` with a prefetch of `readahead` bytes (compactions).
+    pub fn fetch_with_readahead(
+        &self,
+        user_key: &[u8],
+        index_bytes: &[u8],
+        readahead: u64,
+    ) -> Result<Vec<u8>> {
+        self.cache.fetch_with_readahead(self.cf_id, user_key, index_bytes, readahead)
+    }
+}
