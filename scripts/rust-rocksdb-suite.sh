@@ -52,7 +52,7 @@ test_optimistic_transaction_db_memory_usage::test_optimistic_transaction_db_memo
 test_db::env_and_dbpaths_test  issue 10 (Env thread-pool priorities, several db_paths)
 test_db::fifo_compaction_test  issue 10 (its cf1 uses default options and expects level 6: RocksDB 11 defaults level_compaction_dynamic_level_bytes to true, Shale to false)
 test_db::get_with_cache_and_bulkload_and_blobs_test  issue 18 (blob files)
-test_db::get_with_cache_and_bulkload_test  issue 10 (wal_bytes_per_sync, unordered_write, memtable_whole_key_filtering, db_log_dir are refused)
+test_db::get_with_cache_and_bulkload_test  issues 10 and 14 (writable_file_max_buffer_size, dump_malloc_stats, cache_index_and_filter_blocks are refused at open; with them accepted it passes)
 test_db::set_column_family_metadata_test  issue 10 (asserts a one-key SST is over 1300 bytes, RocksDB 11's size; Shale's is smaller)
 test_db::test_open_with_multiple_refs_as_single_threaded  rustc (the expected .stderr has an older rustc's wording of E0596; fails the same with rust-rocksdb)
 test_checkpoint::test_checkpoint_wal_over_threshold_is_flushed  upstream (#[ignore] in rust-rocksdb 0.25: RocksDB's log_size_for_flush bug)

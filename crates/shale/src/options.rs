@@ -257,6 +257,19 @@ pub struct Options {
     pub(crate) avoid_unnecessary_blocking_io: bool,
     pub(crate) rate_limiter: Option<Arc<crate::rate_limiter::RateLimiter>>,
     pub(crate) deletion_collectors: Vec<crate::table::deletion_collector::CompactOnDeletionCollectorFactory>,
+    /// `set_wal_bytes_per_sync`: the WAL's write-back is started every that many bytes, as
+    /// RocksDB's `WritableFileWriter` (`wal/writer.rs`); 0: never.
+    pub(crate) wal_bytes_per_sync: u64,
+    /// `set_unordered_write`: RocksDB's relaxed write ordering, which Shale's ordered write
+    /// path satisfies (`db/write.rs`, "unordered_write").
+    pub(crate) unordered_write: bool,
+    /// Kept for RocksDB's checks of `unordered_write` at open (`check_supported`); the
+    /// write path is the same either way.
+    pub(crate) allow_concurrent_memtable_write: bool,
+    pub(crate) enable_pipelined_write: bool,
+    /// `set_db_log_dir`: the directory of the info log (empty: the database's own), where it
+    /// is named after the database's absolute path (`db/info_log.rs`).
+    pub(crate) db_log_dir: std::path::PathBuf,
 }
 
 impl Default for Options {
@@ -324,6 +337,11 @@ impl Default for Options {
             deletion_collectors: Vec::new(),
             rate_limiter: None,
             avoid_unnecessary_blocking_io: false,
+            wal_bytes_per_sync: 0,
+            unordered_write: false,
+            allow_concurrent_memtable_write: true,
+            enable_pipelined_write: false,
+            db_log_dir: std::path::PathBuf::new(),
         }
     }
 }
@@ -584,6 +602,17 @@ impl Options {
         }
         if self.write_buffer_size == 0 {
             return Err(Error::invalid_argument("write_buffer_size must be positive"));
+        }
+        // RocksDB's ValidateOptions.
+        if self.unordered_write && !self.allow_concurrent_memtable_write {
+            return Err(Error::invalid_argument(
+                "unordered_write is incompatible with !allow_concurrent_memtable_write",
+            ));
+        }
+        if self.unordered_write && self.enable_pipelined_write {
+            return Err(Error::invalid_argument(
+                "unordered_write is incompatible with enable_pipelined_write",
+            ));
         }
         Ok(())
     }

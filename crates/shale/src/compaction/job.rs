@@ -69,7 +69,14 @@ pub struct JobInput<'a> {
     pub merge_operator: Option<&'a MergeOperator>,
     /// User-defined timestamps: the family's `full_history_ts_low` (None: not set).
     pub full_history_ts_low: Option<Vec<u8>>,
+    /// Set when the database closes: the job stops within a few thousand entries with
+    /// ShutdownInProgress (its outputs are then removed by the caller), as RocksDB's
+    /// compaction checks `shutting_down_`, so a close does not wait out a long compaction.
+    pub cancel: Option<&'a std::sync::atomic::AtomicBool>,
 }
+
+/// Entries between two looks at `JobInput::cancel`.
+const CANCEL_CHECK_EVERY: u32 = 4096;
 
 struct Output {
     builder: TableBuilder,
@@ -119,9 +126,18 @@ pub fn run(mut input: JobInput<'_>) -> Result<JobResult> {
     let ts_low = input.full_history_ts_low.clone().filter(|l| ts_sz > 0 && l.len() == ts_sz);
     // The entries of one user key, newest first.
     let mut group: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+    let cancel = input.cancel;
+    let mut until_check = CANCEL_CHECK_EVERY;
     let iter = &mut input.iter;
     iter.seek_to_first();
     loop {
+        until_check -= 1;
+        if until_check == 0 {
+            until_check = CANCEL_CHECK_EVERY;
+            if cancel.is_some_and(|c| c.load(std::sync::atomic::Ordering::Acquire)) {
+                return Err(crate::error::Error::shutdown("Database shutdown: compaction stopped"));
+            }
+        }
         let valid = iter.valid();
         // With timestamps a group is every version of a key (compared without them).
         let boundary = !group.is_empty()

@@ -141,6 +141,7 @@ impl DbInner {
                     compaction_filter: if has_filter { Some(&mut filter_fn) } else { None },
                     merge_operator: cf.opts.merge_operator.as_deref(),
                     full_history_ts_low: Some(cf.full_history_ts_low()).filter(|l| !l.is_empty()),
+                    cancel: Some(&this.shutting_down),
                 })?;
                 if cf.opts.paranoid_file_checks {
                     for m in &r.outputs {
