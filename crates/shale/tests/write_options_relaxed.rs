@@ -48,7 +48,11 @@ fn relaxed_write_options_keep_every_write_and_snapshot() {
         })
         .collect();
     let name = format!("{prefix}_LOG");
-    assert!(logs.join(&name).exists(), "{name} in {:?}", std::fs::read_dir(&logs).unwrap().collect::<Vec<_>>());
+    assert!(
+        logs.join(&name).exists(),
+        "{name} in {:?}",
+        std::fs::read_dir(&logs).unwrap().collect::<Vec<_>>()
+    );
     let olds = std::fs::read_dir(&logs)
         .unwrap()
         .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with(&format!("{name}.old.")))
