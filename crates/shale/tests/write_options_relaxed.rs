@@ -67,12 +67,12 @@ fn unordered_write_is_refused_where_rocksdb_refuses_it() {
     o.create_if_missing(true);
     o.set_unordered_write(true);
     o.set_enable_pipelined_write(true);
-    let e = DB::open(&o, dir.path()).err().expect("refused");
+    let e = DB::open(&o, dir.path()).expect_err("refused");
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
     assert!(e.to_string().contains("unordered_write is incompatible with enable_pipelined_write"), "{e}");
     o.set_enable_pipelined_write(false);
     o.set_allow_concurrent_memtable_write(false);
-    let e = DB::open(&o, dir.path()).err().expect("refused");
+    let e = DB::open(&o, dir.path()).expect_err("refused");
     assert!(e.to_string().contains("!allow_concurrent_memtable_write"), "{e}");
     o.set_allow_concurrent_memtable_write(true);
     // TransactionDB is RocksDB's WRITE_COMMITTED policy.

@@ -28,6 +28,9 @@ use shale::{
 use super::random::Mt64;
 use super::stats::{OpType, Stats};
 
+/// An iterator's key and value.
+type Kv = (Box<[u8]>, Box<[u8]>);
+
 /// The database a transaction benchmark runs on.
 pub enum TxnDb {
     Pessimistic(TransactionDB),
@@ -48,7 +51,7 @@ pub struct TxnParams<'a> {
 
 /// RocksDB's `Random64::OneIn` (one draw).
 fn one_in(r: &mut Mt64, n: u64) -> bool {
-    r.next_u64() % n == 0
+    r.next_u64().is_multiple_of(n)
 }
 
 fn shuffled_sets(r: &mut Mt64, n: u16) -> Vec<u16> {
@@ -252,7 +255,7 @@ pub fn verify(db: &TxnDb, sets: u16, r: &mut Mt64) -> Result<(), String> {
         let prefix = format!("{:04}", u32::from(set) + 1);
         let mode = IteratorMode::From(prefix.as_bytes(), shale::Direction::Forward);
         let mut total = 0u64;
-        let mut add = |kv: Result<(Box<[u8]>, Box<[u8]>), shale::Error>| -> Result<bool, String> {
+        let mut add = |kv: shale::Result<Kv>| -> Result<bool, String> {
             let (k, v) = kv.map_err(|e| format!("iterator: {e}"))?;
             if !k.starts_with(prefix.as_bytes()) {
                 return Ok(false);
