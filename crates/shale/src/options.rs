@@ -361,6 +361,19 @@ pub struct Options {
     pub(crate) experimental_mempurge_threshold: f64,
     /// Set at open: the identities the tables of this open record.
     pub(crate) table_ids: Option<Arc<TableIds>>,
+    /// `set_wal_bytes_per_sync`: the WAL's write-back is started every that many bytes, as
+    /// RocksDB's `WritableFileWriter` (`wal/writer.rs`); 0: never.
+    pub(crate) wal_bytes_per_sync: u64,
+    /// `set_unordered_write`: RocksDB's relaxed write ordering, which Shale's ordered write
+    /// path satisfies (`db/write.rs`, "unordered_write").
+    pub(crate) unordered_write: bool,
+    /// Kept for RocksDB's checks of `unordered_write` at open (`check_supported`); the
+    /// write path is the same either way.
+    pub(crate) allow_concurrent_memtable_write: bool,
+    pub(crate) enable_pipelined_write: bool,
+    /// `set_db_log_dir`: the directory of the info log (empty: the database's own), where it
+    /// is named after the database's absolute path (`db/info_log.rs`).
+    pub(crate) db_log_dir: std::path::PathBuf,
 }
 
 /// Integrated BlobDB's column-family options, RocksDB's defaults.
@@ -470,6 +483,11 @@ impl Default for Options {
             avoid_unnecessary_blocking_io: false,
             table_ids: None,
             experimental_mempurge_threshold: 0.0,
+            wal_bytes_per_sync: 0,
+            unordered_write: false,
+            allow_concurrent_memtable_write: true,
+            enable_pipelined_write: false,
+            db_log_dir: std::path::PathBuf::new(),
         }
     }
 }
@@ -808,6 +826,17 @@ impl Options {
         self.check_compression_opts()?;
         if self.write_buffer_size == 0 {
             return Err(Error::invalid_argument("write_buffer_size must be positive"));
+        }
+        // RocksDB's ValidateOptions.
+        if self.unordered_write && !self.allow_concurrent_memtable_write {
+            return Err(Error::invalid_argument(
+                "unordered_write is incompatible with !allow_concurrent_memtable_write",
+            ));
+        }
+        if self.unordered_write && self.enable_pipelined_write {
+            return Err(Error::invalid_argument(
+                "unordered_write is incompatible with enable_pipelined_write",
+            ));
         }
         Ok(())
     }

@@ -1092,8 +1092,12 @@ impl Options {
         let _ = nthreads;
     }
 
+    /// The info log goes to `path` (created at open) as `<database's absolute path with
+    /// every character other than letters, digits, '-', '.', '_' turned to '_'>_LOG`, and
+    /// old ones as `..._LOG.old.<micros>`, RocksDB's names for a separate log directory
+    /// (`db/info_log.rs`). An empty path: the database's directory, as `LOG`.
     pub fn set_db_log_dir<P: AsRef<Path>>(&mut self, path: P) {
-        self.unsupported_if(!path.as_ref().as_os_str().is_empty(), "db_log_dir");
+        self.db_log_dir = path.as_ref().to_path_buf();
     }
 
     /// Shale behaves as RocksDB with this option at its default (`matches!(level, LogLevel::Info)`); any other
@@ -1108,10 +1112,12 @@ impl Options {
         self.accept_only(nbytes == 0, "bytes_per_sync");
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`nbytes == 0`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `wal_bytes_per_sync`.
+    /// Every `nbytes` written to the WAL, the kernel is asked to start writing them back
+    /// (`sync_file_range(SYNC_FILE_RANGE_WRITE)`, as RocksDB's `RangeSync`), sparing the
+    /// last MiB written, so later syncs find little dirty data. No durability promise by
+    /// itself (that is `sync` in the write options). 0 (the default): never.
     pub fn set_wal_bytes_per_sync(&mut self, nbytes: u64) {
-        self.accept_only(nbytes == 0, "wal_bytes_per_sync");
+        self.wal_bytes_per_sync = nbytes;
     }
 
     /// Shale behaves as RocksDB with this option at its default (`nbytes == 1024 * 1024`); any other
@@ -1121,8 +1127,9 @@ impl Options {
     }
 
     /// Accepted: the group-commit leader inserts the whole group; concurrent inserts are a speed choice with the same result.
+    /// `false` with `unordered_write` fails the open with InvalidArgument, as in RocksDB.
     pub fn set_allow_concurrent_memtable_write(&mut self, allow: bool) {
-        let _ = allow;
+        self.allow_concurrent_memtable_write = allow;
     }
 
     /// Accepted: a spinning choice of the write queue; results are the same.
@@ -1204,10 +1211,18 @@ impl Options {
         self.fifo_allow_compaction = fco.allow_compaction;
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`!unordered`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `unordered_write`.
+    /// RocksDB's `unordered_write`: an option that only *weakens* RocksDB's guarantees
+    /// (memtable inserts may land after the sequence number is published, so a snapshot may
+    /// still change as writes with lower sequence numbers land; read-your-own-writes holds).
+    /// Shale keeps its ordered write path with it set: a write's sequence number is
+    /// published only once the whole group is in the memtables, so snapshots stay immutable,
+    /// which is every promise `unordered_write` keeps and more. It is a valid
+    /// implementation, not an ignored option: what changes is throughput only. As in
+    /// RocksDB, it is refused with `enable_pipelined_write` or without
+    /// `allow_concurrent_memtable_write` (InvalidArgument at open), and by
+    /// `TransactionDB::open` (NotSupported: WRITE_COMMITTED is incompatible with it).
     pub fn set_unordered_write(&mut self, unordered: bool) {
-        self.accept_only(!unordered, "unordered_write");
+        self.unordered_write = unordered;
     }
 
     /// Accepted: compaction jobs run as one subcompaction; the output is the same.
@@ -1261,8 +1276,9 @@ impl Options {
     }
 
     /// Accepted: pipelining changes when the WAL and memtable steps overlap, not what is written.
+    /// `true` with `unordered_write` fails the open with InvalidArgument, as in RocksDB.
     pub fn set_enable_pipelined_write(&mut self, value: bool) {
-        let _ = value;
+        self.enable_pipelined_write = value;
     }
 
     /// The skip list (the default), or a hash memtable (HashSkipList, HashLinkList): with a

@@ -176,6 +176,18 @@ fn backups_cross_over_with_ldb() {
     if !tools_available("backup interop", &["ldb"]) {
         return;
     }
+    backup_interop("RocksDB 7.8.3");
+}
+
+#[test]
+fn backups_cross_over_with_ldb_11() {
+    if !use_rocksdb_11("backup interop (11.8.1)") {
+        return;
+    }
+    backup_interop("RocksDB 11.8.1");
+}
+
+fn backup_interop(rocksdb: &str) {
     let tmp = tempfile::tempdir().expect("tmp");
     let src = tmp.path().join("db");
     let want;
@@ -198,7 +210,11 @@ fn backups_cross_over_with_ldb() {
             format!("--backup_dir={}", tmp.path().join("shale_backups").display()),
         ],
     );
-    assert_same_pairs(&ldb_scan(&rocks_restored, None), &want, "ldb restore of Shale's backup");
+    assert_same_pairs(
+        &ldb_scan(&rocks_restored, None),
+        &want,
+        &format!("{rocksdb} ldb restore of Shale's backup"),
+    );
 
     // `ldb backup` of the (Shale) database restores with Shale's BackupEngine.
     let ldb_backups = tmp.path().join("ldb_backups");
@@ -212,15 +228,16 @@ fn backups_cross_over_with_ldb() {
     );
     let mut be = engine(&ldb_backups);
     assert_eq!(be.get_backup_info().len(), 1);
-    be.verify_backup(be.get_backup_info()[0].backup_id).expect("verify ldb's backup");
+    be.verify_backup(be.get_backup_info()[0].backup_id)
+        .unwrap_or_else(|e| panic!("verify {rocksdb} ldb's backup: {e}"));
     let restored = tmp.path().join("shale_restored");
-    restore(&mut be, None, &restored).expect("restore ldb's backup");
+    restore(&mut be, None, &restored).unwrap_or_else(|e| panic!("restore {rocksdb} ldb's backup: {e}"));
     assert_same_pairs(
         &scan(&DB::open(&opts(), &restored).expect("open")),
         &want,
-        "Shale restore of ldb's backup",
+        &format!("Shale restore of {rocksdb} ldb's backup"),
     );
-    assert_same_pairs(&ldb_scan(&restored, None), &want, "ldb scan of the restore");
+    assert_same_pairs(&ldb_scan(&restored, None), &want, &format!("{rocksdb} ldb scan of the restore"));
 }
 
 #[test]

@@ -140,6 +140,18 @@ fn shale_checkpoint_opens_in_ldb_and_ldb_checkpoint_opens_in_shale() {
     if !tools_available("checkpoint interop", &["ldb"]) {
         return;
     }
+    checkpoint_interop("RocksDB 7.8.3");
+}
+
+#[test]
+fn shale_checkpoint_opens_in_ldb_11_and_ldb_11_checkpoint_opens_in_shale() {
+    if !use_rocksdb_11("checkpoint interop (11.8.1)") {
+        return;
+    }
+    checkpoint_interop("RocksDB 11.8.1");
+}
+
+fn checkpoint_interop(rocksdb: &str) {
     let tmp = tempfile::tempdir().expect("tmp");
     let src = tmp.path().join("db");
     let want;
@@ -152,11 +164,11 @@ fn shale_checkpoint_opens_in_ldb_and_ldb_checkpoint_opens_in_shale() {
         let cp = tmp.path().join("cp");
         Checkpoint::new(&db).expect("cp").create_checkpoint_with_log_size(&cp, u64::MAX).expect("create");
         // RocksDB reads the checkpoint (and replays its WAL).
-        assert_same_pairs(&ldb_scan(&cp, None), &want, "ldb scan of Shale's checkpoint");
+        assert_same_pairs(&ldb_scan(&cp, None), &want, &format!("{rocksdb} ldb scan of Shale's checkpoint"));
     }
     // `ldb checkpoint` of Shale's database opens in Shale.
     let ldb_cp = tmp.path().join("ldb_cp");
     run_tool("ldb", &[ldb_db(&src), "checkpoint".into(), format!("--checkpoint_dir={}", ldb_cp.display())]);
     let c = DB::open_cf(&opts(), &ldb_cp, ["other"]).expect("open ldb checkpoint");
-    assert_same_pairs(&scan(&c, None), &want, "Shale reading ldb's checkpoint");
+    assert_same_pairs(&scan(&c, None), &want, &format!("Shale reading {rocksdb} ldb's checkpoint"));
 }

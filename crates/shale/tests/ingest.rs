@@ -227,12 +227,25 @@ fn external_files_cross_over_with_ldb() {
     if !tools_available("ingest interop", &["ldb", "sst_dump"]) {
         return;
     }
+    external_files_interop();
+}
+
+#[test]
+fn external_files_cross_over_with_ldb_11() {
+    if !use_rocksdb_11("ingest interop (11.8.1)") {
+        return;
+    }
+    external_files_interop();
+}
+
+/// With this thread's tools (7.8.3, or 11.8.1 after `use_rocksdb_11`).
+fn external_files_interop() {
     let tmp = tempfile::tempdir().expect("tmp");
     // ldb write_extern_sst -> Shale ingests.
     let scratch = tmp.path().join("rocks_scratch");
     let ldb_sst = tmp.path().join("from_ldb.sst");
     let input: String = (0..200).map(|i| format!("key{i:05} ==> r{i}\n")).collect();
-    let mut child = std::process::Command::new("ldb")
+    let mut child = tool_command("ldb")
         .args([
             format!("--db={}", scratch.display()),
             "--create_if_missing".into(),

@@ -79,9 +79,13 @@ fn rocksdb_7_randomtransaction_wal_recovers_in_shale() {
     rocksdb_wal_recovers("7.8.3");
 }
 
-// RocksDB 11.8.1's db_bench cannot make such a WAL: its randomtransaction prepares
-// unnamed transactions ("Prepare returned an unexpected error: Invalid argument: Cannot
-// prepare a transaction that has not been named."). Its ldb reads Shale's below.
+// RocksDB 11.8.1's release db_bench cannot make such a WAL, whatever its flags: its
+// RandomTransactionInserter::TransactionDBInsert (test_util/transaction_test_util.cc, the
+// same in 7.8.3) names the transaction inside `assert(txn_->SetName(name).ok())`, which a
+// release build (NDEBUG) compiles out, so every Prepare fails ("Cannot prepare a transaction
+// that has not been named.") and the transactions commit without a prepare section.
+// Debian's 7.8.3 build keeps assertions, hence names and prepares. 11.8.1's ldb reads
+// Shale's 2PC WAL below.
 
 #[test]
 fn shale_2pc_wal_recovers_in_rocksdb() {

@@ -27,6 +27,13 @@ pub trait WritableFile: Send {
     fn sync(&mut self) -> Result<()>;
     /// Bytes appended so far.
     fn size(&self) -> u64;
+    /// Asks the OS to start writing back `len` bytes at `offset`, already handed to it by
+    /// `flush` (RocksDB's `RangeSync`; `sync_file_range(SYNC_FILE_RANGE_WRITE)` on Linux).
+    /// Not a durability promise: only `sync` is. The default does nothing, which is what it
+    /// means for a file system without write-back (in memory) or that cannot ask for it.
+    fn range_sync(&mut self, _offset: u64, _len: u64) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// A file read at offsets, shared by readers.

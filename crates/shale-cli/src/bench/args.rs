@@ -30,6 +30,7 @@ pub const KNOWN_BENCHMARKS: &[&str] = &[
     "compact",
     "mergerandom",
     "readrandommergerandom",
+    "randomtransaction",
     "flush",
     "stats",
     "levelstats",
@@ -51,7 +52,7 @@ pub struct BenchArgs {
     /// Comma-separated list of benchmarks to run, in order. Known: fillseq, fillrandom,
     /// overwrite, fillsync, readrandom, readmissing, readseq, readreverse, seekrandom,
     /// seekrandomwhilewriting, readwhilewriting, deleterandom, mergerandom,
-    /// readrandommergerandom, compact, flush, stats.
+    /// readrandommergerandom, randomtransaction, compact, flush, stats.
     #[arg(long, default_value = DEFAULT_BENCHMARKS)]
     pub benchmarks: String,
     /// The merge operator, by RocksDB's registered name (put, uint64add, max, bytesxor,
@@ -247,6 +248,25 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = false, num_args = 0..=1, require_equals = true,
           default_missing_value = "true", value_parser = parse_bool)]
     pub use_tailing_iterator: bool,
+    /// Open a TransactionDB (randomtransaction runs pessimistic transactions).
+    #[arg(long, default_value_t = false, num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", value_parser = parse_bool)]
+    pub transaction_db: bool,
+    /// Open an OptimisticTransactionDB (takes precedence over --transaction_db, as in db_bench).
+    #[arg(long, default_value_t = false, num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", value_parser = parse_bool)]
+    pub optimistic_transaction_db: bool,
+    /// randomtransaction: keys each transaction modifies, one per set (1 to 9999).
+    #[arg(long, default_value_t = 2)]
+    pub transaction_sets: u64,
+    /// randomtransaction: each transaction gets its snapshot when it starts (reads then
+    /// use it half the time).
+    #[arg(long, default_value_t = false, num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", value_parser = parse_bool)]
+    pub transaction_set_snapshot: bool,
+    /// randomtransaction with --transaction_db: lock wait timeout in milliseconds.
+    #[arg(long, default_value_t = 100)]
+    pub transaction_lock_timeout: u64,
 }
 
 impl BenchArgs {
@@ -286,7 +306,24 @@ impl BenchArgs {
             return Err("--compaction_style must be 0 (level), 1 (universal) or 2 (FIFO)".into());
         }
         crate::bench::db::compression_from_name(&self.compression_type)?;
-        self.benchmark_list().map(|_| ())
+        let list = self.benchmark_list()?;
+        if list.iter().any(|b| b == "randomtransaction") && !(1..=9999).contains(&self.transaction_sets) {
+            return Err("invalid value for transaction_sets".into());
+        }
+        if self.transaction_db || self.optimistic_transaction_db {
+            if let Some(b) = list.iter().find(|b| *b != "randomtransaction") {
+                return Err(format!(
+                    "benchmark '{b}': shale bench runs only randomtransaction on a transaction database \
+                     (--transaction_db / --optimistic_transaction_db)"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// True when the benchmarks run on a TransactionDB or OptimisticTransactionDB.
+    pub fn transactional(&self) -> bool {
+        self.transaction_db || self.optimistic_transaction_db
     }
 }
 
@@ -342,6 +379,11 @@ mod tests {
             ("histogram", a.histogram.to_string()),
             ("seed", a.seed.to_string()),
             ("compression_ratio", format!("{:.1}", a.compression_ratio)),
+            ("transaction_db", a.transaction_db.to_string()),
+            ("optimistic_transaction_db", a.optimistic_transaction_db.to_string()),
+            ("transaction_sets", a.transaction_sets.to_string()),
+            ("transaction_set_snapshot", a.transaction_set_snapshot.to_string()),
+            ("transaction_lock_timeout", a.transaction_lock_timeout.to_string()),
             ("db", "\"\"".to_string()),
         ]
     }
@@ -404,5 +446,11 @@ mod tests {
         assert_eq!(a.benchmark_list().unwrap_err(), "unknown benchmark 'mixgraph'");
         let a = parse(&["--compression_type=lzma"]).unwrap();
         assert!(a.validate().is_err());
+        let a = parse(&["--benchmarks=randomtransaction", "--transaction_sets=0"]).unwrap();
+        assert_eq!(a.validate().unwrap_err(), "invalid value for transaction_sets");
+        let a = parse(&["--benchmarks=fillseq,randomtransaction", "--transaction_db"]).unwrap();
+        assert!(a.validate().unwrap_err().contains("'fillseq'"));
+        let a = parse(&["--benchmarks=randomtransaction", "--optimistic_transaction_db=1"]).unwrap();
+        assert!(a.validate().is_ok() && a.transactional());
     }
 }

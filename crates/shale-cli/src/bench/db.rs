@@ -136,6 +136,21 @@ pub fn open(o: &Options, a: &BenchArgs, path: &str) -> Result<DB, String> {
     DB::open_cf(o, path, names).map_err(|e| format!("open error: {e}"))
 }
 
+/// Opens the benchmark database as an OptimisticTransactionDB (`--optimistic_transaction_db`,
+/// which wins as in db_bench) or a TransactionDB (`--transaction_db`), default family only.
+pub fn open_transactional(o: &Options, a: &BenchArgs, path: &str) -> Result<super::txn::TxnDb, String> {
+    if a.num_column_families != 1 {
+        return Err("randomtransaction in shale bench uses the default column family only".into());
+    }
+    let r = if a.optimistic_transaction_db {
+        shale::OptimisticTransactionDB::open(o, path).map(super::txn::TxnDb::Optimistic)
+    } else {
+        shale::TransactionDB::open(o, &shale::TransactionDBOptions::default(), path)
+            .map(super::txn::TxnDb::Pessimistic)
+    };
+    r.map_err(|e| format!("open error: {e}"))
+}
+
 /// db_bench's DestroyDB before a fresh benchmark: removes the database's files (and the
 /// directory when nothing else is left in it).
 pub fn destroy(path: &str) -> Result<(), String> {

@@ -12,6 +12,7 @@ pub mod header;
 pub mod histogram;
 pub mod random;
 pub mod stats;
+pub mod txn;
 pub mod workloads;
 
 use std::io::{IsTerminal, Write as _};
@@ -34,6 +35,8 @@ struct Runner<'a> {
     seed_base: u64,
     total_thread_count: u64,
     db: Option<DB>,
+    /// With --transaction_db / --optimistic_transaction_db: the database instead of `db`.
+    txn_db: Option<txn::TxnDb>,
     /// The options every open uses (one statistics object for the run).
     opts: shale::Options,
 }
@@ -73,11 +76,15 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         (None, args.db.clone())
     };
     let opts = db::options(args)?;
-    let mut r = Runner { args, path, seed_base, total_thread_count: 0, db: None, opts };
+    let mut r = Runner { args, path, seed_base, total_thread_count: 0, db: None, txn_db: None, opts };
     if !args.use_existing_db {
         db::destroy(&r.path)?;
     }
-    r.db = Some(db::open(&r.opts, args, &r.path)?);
+    if args.transactional() {
+        r.txn_db = Some(db::open_transactional(&r.opts, args, &r.path)?);
+    } else {
+        r.db = Some(db::open(&r.opts, args, &r.path)?);
+    }
     eprint!("{}", header::environment());
     print!("{}", header::header(args));
     for name in &benchmarks {
@@ -130,6 +137,7 @@ impl Runner<'_> {
             "compact" => p.method = Some(Method::Compact),
             "mergerandom" => p.method = Some(Method::MergeRandom),
             "readrandommergerandom" => p.method = Some(Method::ReadRandomMergeRandom),
+            "randomtransaction" => p.method = Some(Method::RandomTransaction),
             _ => {} // flush and stats run inline
         }
         p
@@ -162,11 +170,94 @@ impl Runner<'_> {
         }
         if let Some(method) = plan.method {
             println!("DB path: [{}]", self.path);
-            let out = self.run_benchmark(name, method, &plan)?;
+            let out = if method == Method::RandomTransaction {
+                self.run_random_transaction(name, &plan)?
+            } else {
+                self.run_benchmark(name, method, &plan)?
+            };
             print!("{out}");
             let _ = std::io::stdout().flush();
+            if let (Method::RandomTransaction, Some(t)) = (method, &self.txn_db) {
+                // db_bench's post-process method RandomTransactionVerify.
+                let mut r = Mt64::new(self.seed_base);
+                match txn::verify(t, self.args.transaction_sets as u16, &mut r) {
+                    Ok(()) => println!("RandomTransactionVerify Success."),
+                    Err(e) => {
+                        println!("{e}");
+                        println!("RandomTransactionVerify FAILED!!");
+                        return Err("RandomTransactionVerify failed".into());
+                    }
+                }
+            }
         }
         Ok(())
+    }
+
+    /// randomtransaction: `--threads` threads, each running `txn.rs`'s loop on the
+    /// transaction database, or batches on the plain one.
+    fn run_random_transaction(&mut self, name: &str, plan: &Plan) -> Result<String> {
+        let a = self.args;
+        let first_thread = self.total_thread_count;
+        self.total_thread_count += plan.threads as u64;
+        let write_opts = db::write_options(a, plan.sync);
+        let p = txn::TxnParams {
+            num_keys: a.num.max(0) as u64,
+            sets: a.transaction_sets as u16,
+            ops: if a.reads < 0 { a.num } else { a.reads },
+            duration: a.duration.max(0) as u64,
+            lock_timeout_ms: a.transaction_lock_timeout.min(i64::MAX as u64) as i64,
+            set_snapshot: a.transaction_set_snapshot,
+            write_opts: &write_opts,
+        };
+        let progress = self.progress(p.ops.max(0) as u64 * plan.threads as u64);
+        if let Some(Progress::Bar(b)) = &progress {
+            b.set_message(name.to_string());
+        }
+        let mut states: Vec<ThreadState> = (0..plan.threads)
+            .map(|tid| ThreadState {
+                tid,
+                rand: Mt64::new(self.seed_base.wrapping_add(first_thread + tid as u64 + 1)),
+                stats: Stats::new(a.histogram, progress.clone()),
+            })
+            .collect();
+        let (db, txn_db) = (self.db.as_ref(), self.txn_db.as_ref());
+        let barrier = Barrier::new(plan.threads);
+        let results: Vec<Result<()>> = std::thread::scope(|s| {
+            let handles: Vec<_> = states
+                .iter_mut()
+                .map(|t| {
+                    let (p, barrier) = (&p, &barrier);
+                    s.spawn(move || {
+                        barrier.wait();
+                        t.stats.start();
+                        let r = match (txn_db, db) {
+                            (Some(tdb), _) => {
+                                txn::random_transaction(tdb, p, t.tid, &mut t.rand, &mut t.stats)
+                            }
+                            (None, Some(db)) => txn::random_batches(db, p, &mut t.rand, &mut t.stats),
+                            (None, None) => Err("database is not open".to_string()),
+                        };
+                        t.stats.stop();
+                        r
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| Err("benchmark thread panicked".into())))
+                .collect()
+        });
+        if let Some(Progress::Bar(b)) = &progress {
+            b.finish_and_clear();
+        }
+        for r in results {
+            r?;
+        }
+        let mut merged = Stats::new(a.histogram, None);
+        for t in &states {
+            merged.merge(&t.stats);
+        }
+        Ok(merged.report(name))
     }
 
     fn flush(&self) -> Result<()> {

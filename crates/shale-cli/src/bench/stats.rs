@@ -27,6 +27,8 @@ pub enum OpType {
     Delete,
     Seek,
     Merge,
+    /// db_bench's kOthers (randomtransaction's transactions).
+    Others,
 }
 
 impl OpType {
@@ -37,6 +39,7 @@ impl OpType {
             OpType::Delete => "delete",
             OpType::Seek => "seek",
             OpType::Merge => "merge",
+            OpType::Others => "others",
         }
     }
 }

@@ -24,6 +24,8 @@ pub enum Method {
     Compact,
     MergeRandom,
     ReadRandomMergeRandom,
+    /// Runs on its own path (`txn.rs`), not through `Ctx::run`.
+    RandomTransaction,
 }
 
 /// What every thread of one benchmark shares.
@@ -128,6 +130,7 @@ impl Ctx<'_> {
             }
             Method::MergeRandom => self.merge_random(t),
             Method::ReadRandomMergeRandom => self.read_random_merge_random(t),
+            Method::RandomTransaction => Err("randomtransaction runs through bench/txn.rs".into()),
             Method::Compact => {
                 t.rand.next_u64(); // db_bench's SelectDB draw
                 self.db

@@ -44,8 +44,8 @@ pub fn backup(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     w(out, "open db OK\n")?;
     let mut be = engine(p)?;
     w(out, "open backup engine OK\n")?;
-    super::db_cmds::with_progress("backing up", || be.create_new_backup_flush(&db, true))
-        .map_err(Failure::db)?;
+    // As RocksDB's ldb (BackupEngine::CreateNewBackup): no flush first; the live WAL is copied.
+    super::db_cmds::with_progress("backing up", || be.create_new_backup(&db)).map_err(Failure::db)?;
     w(out, "create new backup OK\n")
 }
 

@@ -95,7 +95,14 @@ pub struct JobInput<'a> {
     pub blob_gc_cutoff: u64,
     /// `blob_compaction_readahead_size`.
     pub blob_readahead: u64,
+    /// Set when the database closes: the job stops within a few thousand entries with
+    /// ShutdownInProgress (its outputs are then removed by the caller), as RocksDB's
+    /// compaction checks `shutting_down_`, so a close does not wait out a long compaction.
+    pub cancel: Option<&'a std::sync::atomic::AtomicBool>,
 }
+
+/// Entries between two looks at `JobInput::cancel`.
+const CANCEL_CHECK_EVERY: u32 = 4096;
 
 struct Output {
     builder: AnyTableBuilder,
@@ -286,9 +293,18 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
     let ts_low = input.full_history_ts_low.clone().filter(|l| ts_sz > 0 && l.len() == ts_sz);
     // The entries of one user key, newest first.
     let mut group: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+    let cancel = input.cancel;
+    let mut until_check = CANCEL_CHECK_EVERY;
     let iter = &mut input.iter;
     iter.seek_to_first();
     loop {
+        until_check -= 1;
+        if until_check == 0 {
+            until_check = CANCEL_CHECK_EVERY;
+            if cancel.is_some_and(|c| c.load(std::sync::atomic::Ordering::Acquire)) {
+                return Err(crate::error::Error::shutdown("Database shutdown: compaction stopped"));
+            }
+        }
         let valid = iter.valid();
         // With timestamps a group is every version of a key (compared without them).
         let boundary = !group.is_empty()

@@ -179,6 +179,7 @@ impl DbInner {
                     blob_write: super::flush::blob_write_options(cf),
                     blob_gc_cutoff,
                     blob_readahead: cf.opts.blob.compaction_readahead_size,
+                    cancel: Some(&this.shutting_down),
                 })?;
                 if cf.opts.paranoid_file_checks {
                     for m in &r.outputs {

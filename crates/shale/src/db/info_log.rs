@@ -1,9 +1,16 @@
 //! The info log, `LOG`, in RocksDB's line format (`2026/11/22-02:41:03.123456 <tid> text`).
 //! The previous LOG is renamed to `LOG.old.<micros>`; at most `keep_log_file_num` old
 //! logs are kept. Writes are best effort: a failing info log never fails the database.
+//!
+//! With `db_log_dir` the log lives in that directory under RocksDB's names for a separate
+//! log directory (`InfoLogFileName`, `OldInfoLogFileName`), so several databases can share
+//! it: the database's absolute path, `//` runs collapsed, its first character dropped if
+//! not kept, every character other than `[A-Za-z0-9._-]` turned to `_`, at most 255
+//! characters, then `_LOG` (`/tmp/db-1` logs to `<dir>/tmp_db-1_LOG`, the old ones to
+//! `<dir>/tmp_db-1_LOG.old.<micros>`).
 
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use super::filename::{self, FileType};
@@ -14,20 +21,76 @@ pub(crate) struct InfoLog {
     file: Mutex<Option<Box<dyn WritableFile>>>,
 }
 
+/// RocksDB's `GetInfoLogPrefix` over the normalized absolute path: the name of the info log
+/// of the database at `db_abs` in a separate log directory.
+pub(crate) fn info_log_prefix(db_abs: &str) -> String {
+    // NormalizePath: runs of '/' become one (a leading "//" is kept, as for UNC names).
+    let mut norm = String::with_capacity(db_abs.len());
+    if db_abs.len() > 2 && db_abs.starts_with("//") {
+        norm.push('/');
+    }
+    for c in db_abs.chars() {
+        if !(c == '/' && norm.ends_with('/')) {
+            norm.push(c);
+        }
+    }
+    // A 260-byte buffer with "_LOG\0" after at most 255 bytes of the path.
+    let mut out = String::new();
+    for (i, b) in norm.bytes().enumerate() {
+        if out.len() >= 260 - 5 {
+            break;
+        }
+        if b.is_ascii_alphanumeric() || b == b'-' || b == b'.' || b == b'_' {
+            out.push(b as char);
+        } else if i > 0 {
+            out.push('_');
+        }
+    }
+    out.push_str("_LOG");
+    out
+}
+
+/// The database path made absolute as RocksDB's posix `GetAbsolutePath`: an absolute path
+/// as given, else the working directory, '/', the path.
+fn absolute(db: &Path) -> String {
+    if db.is_absolute() {
+        return db.to_string_lossy().into_owned();
+    }
+    let cwd = std::env::current_dir().unwrap_or_default();
+    format!("{}/{}", cwd.to_string_lossy(), db.to_string_lossy())
+}
+
 impl InfoLog {
-    pub fn open(fs: &dyn FileSystem, dir: &Path, keep: usize) -> Result<InfoLog> {
-        let path = filename::info_log_file(dir);
+    /// Opens the info log of the database at `db`: in `db` itself as `LOG`, or with a
+    /// non-empty `log_dir` in that directory (created if missing) under RocksDB's names.
+    pub fn open(fs: &dyn FileSystem, db: &Path, log_dir: &Path, keep: usize) -> Result<InfoLog> {
+        let (dir, name): (PathBuf, String) = if log_dir.as_os_str().is_empty() {
+            (db.to_path_buf(), "LOG".to_string())
+        } else {
+            fs.create_dir_all(log_dir)?;
+            (log_dir.to_path_buf(), info_log_prefix(&absolute(db)))
+        };
+        let path =
+            if log_dir.as_os_str().is_empty() { filename::info_log_file(&dir) } else { dir.join(&name) };
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_micros())
             .unwrap_or(0);
         if fs.file_exists(&path) {
-            fs.rename(&path, &dir.join(format!("LOG.old.{now}")))?;
+            fs.rename(&path, &dir.join(format!("{name}.old.{now}")))?;
         }
+        let old_prefix = format!("{name}.old.");
         let mut olds: Vec<String> = fs
-            .children(dir)?
+            .children(&dir)?
             .into_iter()
-            .filter(|n| filename::parse_file_name(n) == Some(FileType::OldInfoLog))
+            .filter(|n| {
+                if log_dir.as_os_str().is_empty() {
+                    filename::parse_file_name(n) == Some(FileType::OldInfoLog)
+                } else {
+                    n.strip_prefix(&old_prefix)
+                        .is_some_and(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))
+                }
+            })
             .collect();
         olds.sort();
         if olds.len() > keep {
@@ -90,6 +153,31 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn prefix_as_rocksdb_names_it() {
+        assert_eq!(super::info_log_prefix("/tmp/db-1"), "tmp_db-1_LOG");
+        assert_eq!(super::info_log_prefix("/a//b/c d/x.y_z"), "a_b_c_d_x.y_z_LOG");
+        let long = format!("/{}", "x".repeat(400));
+        assert_eq!(super::info_log_prefix(&long), format!("{}_LOG", "x".repeat(255)));
+    }
+
+    #[test]
+    fn separate_log_dir() {
+        let fs = crate::fs::MemFileSystem::default();
+        let dir = std::path::Path::new("/logs");
+        let db = std::path::Path::new("/data/db");
+        for _ in 0..3 {
+            let l = super::InfoLog::open(&fs, db, dir, 1).unwrap();
+            l.log(format_args!("hello"));
+        }
+        let mut names = crate::fs::FileSystem::children(&fs, dir).unwrap();
+        names.sort();
+        assert_eq!(names.len(), 2, "{names:?}");
+        assert_eq!(names[0], "data_db_LOG");
+        assert!(names[1].starts_with("data_db_LOG.old."), "{names:?}");
+        assert!(!crate::fs::FileSystem::file_exists(&fs, &db.join("LOG")));
+    }
+
     #[test]
     fn civil_dates() {
         assert_eq!(super::civil_from_days(0), (1970, 1, 1));

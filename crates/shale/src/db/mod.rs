@@ -34,6 +34,7 @@ mod cf;
 mod common;
 mod compact;
 mod compat;
+mod delete_files;
 mod dyn_options;
 mod error_handler;
 pub(crate) mod filename;

@@ -89,7 +89,7 @@ pub(crate) fn open<T: ThreadMode>(
     } else if opts.error_if_exists {
         return Err(Error::invalid_argument(format!("{}: exists (error_if_exists is true)", path.display())));
     }
-    let info_log = InfoLog::open(&*fs, path, opts.keep_log_file_num)?;
+    let info_log = InfoLog::open(&*fs, path, &opts.db_log_dir, opts.keep_log_file_num)?;
     info_log.log(format_args!("Shale version: {}", env!("CARGO_PKG_VERSION")));
     info_log.log(format_args!("DB path: {}", path.display()));
 
@@ -195,7 +195,7 @@ pub(crate) fn open<T: ThreadMode>(
     let manifest_number = next_file_number + 1;
     next_file_number += 2;
     let wal_file = fs.new_writable_file(&filename::wal_file(path, wal_number))?;
-    let mut wal_writer = LogWriter::new(wal_file, wal_number);
+    let mut wal_writer = LogWriter::new(wal_file, wal_number).with_bytes_per_sync(opts.wal_bytes_per_sync);
     wal_writer.add_compression_type_record(opts.wal_compression)?;
     // Prepared transactions still undecided are written again to the new WAL (the old
     // ones go once the MANIFEST names it), so a crash before their decision keeps them.

@@ -9,6 +9,25 @@
 //! write controller asks for attention (`write_controller.rs`): a memtable it found full
 //! (switched by the next write, then queued for flush, as RocksDB's flush scheduler), a
 //! write stall, a background error.
+//!
+//! **unordered_write.** RocksDB's `unordered_write` lets each writer insert into the
+//! memtable after the WAL write group has published its sequence numbers, outside the
+//! group's order. RocksDB documents what that gives up and what it keeps: read-your-own-
+//! writes still holds, and a snapshot never sees writes with larger sequence numbers, but a
+//! snapshot is no longer immutable (a write with a smaller sequence number may land in the
+//! memtable after the snapshot was taken), so repeated gets, MultiGet and iterators lose
+//! their point-in-time view. The option only weakens guarantees; it adds none. Shale runs
+//! the ordered path below with it set: the last sequence is published only after every
+//! batch of the group is in the memtables, so every read at a snapshot sees all writes at
+//! or below it and none above, which is everything `unordered_write` promises (and the
+//! immutability it drops). That makes the ordered path a valid implementation of the
+//! option; only the throughput RocksDB gains from it is not gained. RocksDB's checks are
+//! kept: `Options::check_supported` refuses it with `enable_pipelined_write` or without
+//! `allow_concurrent_memtable_write`, `TransactionDB::open` refuses it (WRITE_COMMITTED).
+//!
+//! **wal_bytes_per_sync.** The WAL writer is built with the option
+//! (`LogWriter::with_bytes_per_sync`): each flush of a group to the file may start the
+//! kernel's write-back of what lies more than 1 MiB behind the end (`wal/writer.rs`).
 
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
@@ -494,7 +513,7 @@ impl DbInner {
                 closed = Some((wal.number, wal.writer.file_size()));
             }
             self.fs.sync_dir(&self.path)?;
-            let mut writer = LogWriter::new(file, number);
+            let mut writer = LogWriter::new(file, number).with_bytes_per_sync(self.opts.wal_bytes_per_sync);
             writer.add_compression_type_record(self.opts.wal_compression)?;
             wal.writer = writer;
             wal.number = number;

@@ -820,6 +820,10 @@ impl<T: ThreadMode> TransactionDB<T> {
         P: AsRef<Path>,
         I: IntoIterator<Item = ColumnFamilyDescriptor>,
     {
+        // Shale's TransactionDB is RocksDB's WRITE_COMMITTED policy.
+        if opts.unordered_write {
+            return Err(Error::not_supported("WRITE_COMMITTED is incompatible with unordered_writes"));
+        }
         let mut o = opts.clone();
         o.allow_2pc = true;
         let db = DBWithThreadMode::<T>::open_cf_descriptors(&o, path, cfs)?;

@@ -43,7 +43,15 @@ pub struct LogWriter {
     recorded_ts: Vec<u32>,
     /// Set once a SetCompressionType record for ZSTD was written: records are compressed.
     compressor: Option<shale_base::compression::WalCompressor>,
+    /// `wal_bytes_per_sync` (0: off) and the offset write-back was last asked up to.
+    bytes_per_sync: u64,
+    range_synced: u64,
 }
+
+/// RocksDB's `WritableFileWriter` leaves the last MiB out of a range sync (pages written
+/// again soon), and aligns the end of the range down to 4 KiB.
+const NOT_SYNCED_TAIL: u64 = 1 << 20;
+const RANGE_SYNC_ALIGN: u64 = 4 << 10;
 
 impl LogWriter {
     /// A writer appending to `file` (normally new and empty) for log `log_number`.
@@ -58,7 +66,17 @@ impl LogWriter {
             failed: false,
             recorded_ts: Vec::new(),
             compressor: None,
+            bytes_per_sync: 0,
+            range_synced: 0,
         }
+    }
+
+    /// With `nbytes > 0`, each [`flush`](Self::flush) asks the file system to start writing
+    /// back what lies more than 1 MiB behind the end, once that is `nbytes` past the last
+    /// such request (RocksDB's `wal_bytes_per_sync`, `WritableFile::range_sync`).
+    pub fn with_bytes_per_sync(mut self, nbytes: u64) -> LogWriter {
+        self.bytes_per_sync = nbytes;
+        self
     }
 
     /// RocksDB's `AddCompressionTypeRecord`: on a new, empty file, records that the log's
@@ -259,9 +277,23 @@ impl LogWriter {
         Ok(())
     }
 
-    /// Hands buffered bytes to the OS.
+    /// Hands buffered bytes to the OS, then (with `bytes_per_sync`) starts their write-back
+    /// as RocksDB's `WritableFileWriter::Flush`.
     pub fn flush(&mut self) -> Result<()> {
-        self.file.flush()
+        self.file.flush()?;
+        if self.bytes_per_sync > 0 {
+            let size = self.file.size();
+            if size > NOT_SYNCED_TAIL {
+                let mut to = size - NOT_SYNCED_TAIL;
+                to -= to % RANGE_SYNC_ALIGN;
+                if to > self.range_synced && to - self.range_synced >= self.bytes_per_sync {
+                    let from = self.range_synced;
+                    self.range_synced = to;
+                    self.file.range_sync(from, to - from)?;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Makes every record added so far durable.
@@ -287,5 +319,75 @@ impl LogWriter {
 
     pub fn log_number(&self) -> u64 {
         self.log_number
+    }
+}
+
+#[cfg(test)]
+mod range_sync_tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::LogWriter;
+    use crate::error::Result;
+    use crate::fs::WritableFile;
+
+    /// Counts bytes and records the write-back requests.
+    #[derive(Default)]
+    struct Recorder {
+        size: u64,
+        ranges: Arc<Mutex<Vec<(u64, u64)>>>,
+    }
+
+    impl WritableFile for Recorder {
+        fn append(&mut self, data: &[u8]) -> Result<()> {
+            self.size += data.len() as u64;
+            Ok(())
+        }
+        fn flush(&mut self) -> Result<()> {
+            Ok(())
+        }
+        fn sync(&mut self) -> Result<()> {
+            Ok(())
+        }
+        fn size(&self) -> u64 {
+            self.size
+        }
+        fn range_sync(&mut self, offset: u64, len: u64) -> Result<()> {
+            self.ranges.lock().map_err(|_| crate::error::Error::io_msg("poisoned"))?.push((offset, len));
+            Ok(())
+        }
+    }
+
+    /// The write-back requests after `records` records (a flush after each), and the size.
+    fn ranges_after(bytes_per_sync: u64, records: usize, record_len: usize) -> (Vec<(u64, u64)>, u64) {
+        let f = Recorder::default();
+        let ranges = f.ranges.clone();
+        let mut w = LogWriter::new(Box::new(f), 1).with_bytes_per_sync(bytes_per_sync);
+        for _ in 0..records {
+            w.add_record(&vec![7u8; record_len]).unwrap();
+            w.flush().unwrap();
+        }
+        let r = ranges.lock().unwrap().clone();
+        (r, w.file_size())
+    }
+
+    #[test]
+    fn write_back_follows_rocksdb_rule() {
+        // Off: never.
+        assert!(ranges_after(0, 300, 10_000).0.is_empty());
+        // 3 MB written, 64 KiB steps: contiguous 4 KiB-aligned ranges, each at least 64 KiB,
+        // ending at least 1 MiB behind the end, the last within 64 KiB + 1 MiB + a record.
+        let (r, size) = ranges_after(64 << 10, 300, 10_000);
+        assert!(!r.is_empty());
+        let mut next = 0;
+        for &(off, len) in &r {
+            assert_eq!(off, next);
+            assert!(len >= 64 << 10, "{r:?}");
+            assert_eq!((off + len) % 4096, 0);
+            next = off + len;
+        }
+        assert!(next + (1 << 20) <= size, "{next} {size}");
+        assert!(size - next < (1 << 20) + (64 << 10) + 20_000 + 4096, "{next} {size}");
+        // Under 1 MiB written: nothing.
+        assert!(ranges_after(8 << 10, 50, 10_000).0.is_empty());
     }
 }

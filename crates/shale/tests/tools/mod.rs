@@ -101,6 +101,11 @@ pub fn tools_available(test: &str, tools: &[&str]) -> bool {
     true
 }
 
+/// A command for `tool` from this thread's tool directory (for a test that pipes stdin).
+pub fn tool_command(tool: &str) -> Command {
+    Command::new(tool_path(tool))
+}
+
 /// Runs `<tool> args...`; panics with its output if it fails. Returns stdout.
 pub fn run_tool(tool: &str, args: &[String]) -> String {
     let (ok, out, err) = try_tool(tool, args);
