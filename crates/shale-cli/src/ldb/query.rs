@@ -124,48 +124,8 @@ fn one(db: &DB, p: &Parsed, h: &Hex, cfname: &str, l: &str, out: &mut Out<'_>) -
         "help" => w(out, HELP.as_bytes())?,
         // ldb reads tokens[1] without a check (undefined behaviour for a bare `delete` or
         // `put`); Shale says the arguments are invalid.
-        "delete" if t.options.is_empty() => {
-            if !(2..=3).contains(&n) {
-                w(out, b"delete gets invalid arguments\n")?;
-                return Ok(None);
-            }
-            let key = h.key_in(&t.tokens[1])?;
-            let mut msg = b"delete ".to_vec();
-            msg.extend(h.key_out(&key));
-            let r = if n == 3 {
-                if !timestamp_parses(&t.tokens[2]) {
-                    line(out, &[b"delete gets invalid argument: ", BAD_TS.as_bytes()])?;
-                    return Ok(None);
-                }
-                msg.extend_from_slice(b" write_ts: ");
-                Err(shale::Error::invalid_argument(no_ts(cfname)))
-            } else {
-                db.delete_cf(c, &key)
-            };
-            return finish(out, msg, r);
-        }
-        "put" if t.options.is_empty() => {
-            if !(3..=4).contains(&n) {
-                w(out, b"put gets invalid arguments\n")?;
-                return Ok(None);
-            }
-            let key = h.key_in(&t.tokens[1])?;
-            let value = h.value_in(&t.tokens[n - 1])?;
-            let mut msg = b"put ".to_vec();
-            msg.extend(h.key_out(&key));
-            let r = if n == 4 {
-                if !timestamp_parses(&t.tokens[2]) {
-                    line(out, &[b"put gets invalid argument: ", BAD_TS.as_bytes()])?;
-                    return Ok(None);
-                }
-                msg.extend_from_slice(b" write_ts: ");
-                Err(shale::Error::invalid_argument(no_ts(cfname)))
-            } else {
-                db.put_cf(c, &key, &value)
-            };
-            msg.extend_from_slice(b" => ");
-            msg.extend(h.value_out(&value));
-            return finish(out, msg, r);
+        "delete" | "put" if t.options.is_empty() => {
+            return write(db, c, h, cfname, &t.tokens, cmd == "put", out);
         }
         "get" if n == 2 => {
             let key = h.key_in(&t.tokens[1])?;
@@ -246,6 +206,47 @@ fn one(db: &DB, p: &Parsed, h: &Hex, cfname: &str, l: &str, out: &mut Out<'_>) -
 }
 
 /// Prints `<msg> succeeded` or `<msg> failed: <status>`.
+/// `put <key> [<write_ts>] <value>` and `delete <key> [<write_ts>]`: ldb's messages, with a
+/// write timestamp refused as ldb refuses it for a family without timestamps.
+fn write(
+    db: &DB,
+    c: &shale::ColumnFamily,
+    h: &Hex,
+    cfname: &str,
+    tokens: &[String],
+    put: bool,
+    out: &mut Out<'_>,
+) -> Res<Option<shale::Error>> {
+    let (name, args): (&[u8], usize) = if put { (b"put", 3) } else { (b"delete", 2) };
+    let n = tokens.len();
+    if !(args..=args + 1).contains(&n) {
+        line(out, &[name, b" gets invalid arguments"])?;
+        return Ok(None);
+    }
+    let key = h.key_in(&tokens[1])?;
+    let value = if put { Some(h.value_in(&tokens[n - 1])?) } else { None };
+    let mut msg = name.to_vec();
+    msg.push(b' ');
+    msg.extend(h.key_out(&key));
+    let r = if n == args + 1 {
+        if !timestamp_parses(&tokens[2]) {
+            line(out, &[name, b" gets invalid argument: ", BAD_TS.as_bytes()])?;
+            return Ok(None);
+        }
+        msg.extend_from_slice(b" write_ts: ");
+        Err(shale::Error::invalid_argument(no_ts(cfname)))
+    } else if let Some(v) = &value {
+        db.put_cf(c, &key, v)
+    } else {
+        db.delete_cf(c, &key)
+    };
+    if let Some(v) = &value {
+        msg.extend_from_slice(b" => ");
+        msg.extend(h.value_out(v));
+    }
+    finish(out, msg, r)
+}
+
 fn finish(out: &mut Out<'_>, msg: Vec<u8>, r: shale::Result<()>) -> Res<Option<shale::Error>> {
     match r {
         Ok(()) => {
