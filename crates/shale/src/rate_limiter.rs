@@ -298,12 +298,19 @@ mod tests {
         std::thread::sleep(Duration::from_millis(120));
         l.request(10, IoPriority::Low);
         assert_eq!(l.bytes_per_second(), 100_000);
-        // Drained every period: it climbs 5% per tune, never above the rate.
+        // Drained every period: it climbs 5% per tune, never above the rate. (On a loaded
+        // machine a preempted thread drains fewer periods: keep asking until it has climbed,
+        // with a bound far above the ~10 ms an idle machine needs.)
         let t = Instant::now();
-        while t.elapsed() < Duration::from_millis(400) {
+        let mut highest = 0;
+        while t.elapsed() < Duration::from_millis(400)
+            || (highest <= 100_000 && t.elapsed() < Duration::from_secs(20))
+        {
             l.request(1000, IoPriority::Low);
+            let r = l.bytes_per_second();
+            assert!(r <= 2_000_000, "{r}");
+            highest = highest.max(r);
         }
-        let r = l.bytes_per_second();
-        assert!(r > 100_000 && r <= 2_000_000, "{r}");
+        assert!(highest > 100_000, "{highest}");
     }
 }

@@ -44,7 +44,9 @@ fn pool_threads_take_the_lowered_cpu_priority() {
     let mut seen = Vec::new();
     for _ in 0..100 {
         seen = nice_of_threads("shale:");
-        if seen.iter().any(|(n, _)| n.starts_with("shale:compact"))
+        // (A thread names itself as it starts: wait for both compaction threads' names.)
+        if seen.iter().any(|(n, _)| n.starts_with("shale:flush"))
+            && seen.iter().filter(|(n, _)| n.starts_with("shale:compact")).count() >= 2
             && seen.iter().all(|(_, nice)| *nice == 19)
         {
             break;
