@@ -3,6 +3,7 @@
 //! named. The option observed here is a merge operator: a merge into a family without one is
 //! refused.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 use shale::{ColumnFamilyDescriptor, MergeOperands, Options, DB};
 use std::time::Duration;
 
