@@ -342,17 +342,7 @@ impl DbInner {
                 (0..num_levels).rev().find(|&l| !c.current.overlapping_files(l, begin, end).is_empty())
             };
             let Some(deepest) = deepest else { return Ok(()) };
-            // As RocksDB's CompactRange: with dynamic level sizes, level 0 goes to the base
-            // level and every level below moves down until the last level; otherwise each
-            // level moves one down until the deepest one holding keys of the range.
-            let dynamic = cf.opts.dynamic_level_bytes_in_force();
-            let last = if dynamic {
-                num_levels.saturating_sub(1).max(1)
-            } else if deepest == 0 {
-                1
-            } else {
-                deepest
-            };
+            let last = if deepest == 0 { 1 } else { deepest };
             // With a compaction filter (a TTL family's), the bottommost level the range
             // reaches is compacted into itself too, unless the step before wrote it (RocksDB's
             // default `BottommostLevelCompaction::IfHaveCompactionFilter`).
@@ -364,10 +354,7 @@ impl DbInner {
                     self.done_cv.wait(&mut st);
                 }
                 let c = st.cfs.get(&cf.id).ok_or_else(dropped)?;
-                let plan = if level == 0 && dynamic {
-                    let base = picker::level_targets(&c.current, &cf.opts).base_level.max(1);
-                    picker::pick_manual_into(&c.current, 0, base, begin, end)
-                } else if level < last {
+                let plan = if level < last {
                     picker::pick_manual(&c.current, level, begin, end)
                 } else if filtered && !wrote_deepest {
                     bottommost_plan(&c.current, cf, begin, end)
