@@ -90,7 +90,7 @@ fn open(a: &DbArgs) -> Result<DB> {
     let mut o = Options::default();
     o.create_if_missing(a.create_if_missing);
     let cfs = DB::list_cf(&o, &a.db).unwrap_or_else(|_| vec!["default".to_string()]);
-    DB::open_cf(&o, &a.db, cfs).map_err(|e| e.to_string())
+    DB::open_cf_descriptors(&o, &a.db, crate::families::descriptors(&o, cfs)).map_err(|e| e.to_string())
 }
 
 fn cf<'a>(db: &'a DB, a: &DbArgs) -> Result<&'a shale::ColumnFamily> {

@@ -3,6 +3,7 @@
 
 mod admin;
 mod bench;
+mod families;
 mod ldb;
 mod raftlog;
 mod sst_dump;

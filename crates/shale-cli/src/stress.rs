@@ -156,7 +156,9 @@ fn family_name(i: u32) -> String {
 
 fn open_db(a: &StressArgs) -> Result<DB, String> {
     let names: Vec<String> = (0..a.column_families.max(1)).map(family_name).collect();
-    DB::open_cf(&options(a), &a.db, names).map_err(|e| format!("open: {e}"))
+    let o = options(a);
+    DB::open_cf_descriptors(&o, &a.db, crate::families::descriptors(&o, names))
+        .map_err(|e| format!("open: {e}"))
 }
 
 /// The family key `k` lives in.

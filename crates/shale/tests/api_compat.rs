@@ -154,7 +154,7 @@ fn options_batches_iterators_and_column_families() {
 
     let cfs = DB::list_cf(&Options::default(), path).unwrap();
     assert_eq!(cfs, vec!["default".to_string(), "cf1".to_string()]);
-    let mut db = DB::open_cf(&opts, path, cfs).unwrap();
+    let mut db = open_cf_all(&opts, path, cfs).unwrap();
     db.create_cf("new_cf", &Options::default()).unwrap();
     db.put_cf(db.cf_handle("new_cf").unwrap(), b"n", b"1").unwrap();
     let new_cf = db.cf_handle("new_cf").unwrap();
@@ -181,4 +181,20 @@ fn errors_display_like_rust_rocksdb() {
     let boxed: Box<dyn std::error::Error> =
         Box::new(DB::open(&Options::default(), dir.path().join("m")).err().unwrap());
     assert!(!boxed.to_string().is_empty());
+}
+
+/// Opens with every family, "default" included, given `o` (`DB::open_cf` gives them
+/// `Options::default()`, as rust-rocksdb's does).
+fn open_cf_all<P, I, N>(o: &Options, path: P, names: I) -> shale::Result<DB>
+where
+    P: AsRef<std::path::Path>,
+    I: IntoIterator<Item = N>,
+    N: AsRef<str>,
+{
+    let mut d: Vec<shale::ColumnFamilyDescriptor> =
+        names.into_iter().map(|n| shale::ColumnFamilyDescriptor::new(n.as_ref(), o.clone())).collect();
+    if !d.iter().any(|d| d.name() == "default") {
+        d.insert(0, shale::ColumnFamilyDescriptor::new("default", o.clone()));
+    }
+    DB::open_cf_descriptors(o, path, d)
 }

@@ -37,7 +37,7 @@ fn record_offsets(data: &[u8]) -> Vec<usize> {
 
 /// Writes k1 to cf1 and k2 to cf2 without the WAL and flushes both together.
 fn write_and_flush(path: &Path) {
-    let db = DB::open_cf(&opts(), path, ["cf1", "cf2"]).unwrap();
+    let db = open_cf_all(&opts(), path, ["cf1", "cf2"]).unwrap();
     let cf1 = db.cf_handle("cf1").unwrap();
     let cf2 = db.cf_handle("cf2").unwrap();
     let mut wo = WriteOptions::default();
@@ -51,7 +51,7 @@ fn write_and_flush(path: &Path) {
 }
 
 fn read_both(path: &Path) -> (Option<Vec<u8>>, Option<Vec<u8>>) {
-    let db = DB::open_cf(&opts(), path, ["cf1", "cf2"]).unwrap();
+    let db = open_cf_all(&opts(), path, ["cf1", "cf2"]).unwrap();
     let a = db.get_cf(db.cf_handle("cf1").unwrap(), b"k1").unwrap();
     let b = db.get_cf(db.cf_handle("cf2").unwrap(), b"k2").unwrap();
     (a, b)
@@ -88,7 +88,7 @@ fn a_full_memtable_switches_every_family() {
     let path = dir.path().join("db");
     let mut o = opts();
     o.set_write_buffer_size(64 << 10);
-    let db = DB::open_cf(&o, &path, ["cf1", "cf2"]).unwrap();
+    let db = open_cf_all(&o, &path, ["cf1", "cf2"]).unwrap();
     let cf1 = db.cf_handle("cf1").unwrap();
     let cf2 = db.cf_handle("cf2").unwrap();
     db.put_cf(cf2, b"small", b"x").unwrap();
@@ -99,4 +99,20 @@ fn a_full_memtable_switches_every_family() {
     db.wait_for_compact(&shale::WaitForCompactOptions::default()).unwrap();
     // cf2's one small write was flushed along with cf1's full memtable.
     assert!(db.live_files().unwrap().iter().any(|f| f.column_family_name == "cf2"));
+}
+
+/// Opens with every family, "default" included, given `o` (`DB::open_cf` gives them
+/// `Options::default()`, as rust-rocksdb's does).
+fn open_cf_all<P, I, N>(o: &Options, path: P, names: I) -> shale::Result<DB>
+where
+    P: AsRef<std::path::Path>,
+    I: IntoIterator<Item = N>,
+    N: AsRef<str>,
+{
+    let mut d: Vec<shale::ColumnFamilyDescriptor> =
+        names.into_iter().map(|n| shale::ColumnFamilyDescriptor::new(n.as_ref(), o.clone())).collect();
+    if !d.iter().any(|d| d.name() == "default") {
+        d.insert(0, shale::ColumnFamilyDescriptor::new("default", o.clone()));
+    }
+    DB::open_cf_descriptors(o, path, d)
 }

@@ -74,7 +74,7 @@ fn scenario(avoid: bool) -> (usize, usize) {
     o.set_disable_auto_compactions(true);
     o.set_avoid_unnecessary_blocking_io(avoid);
     o.set_file_system(fs.clone());
-    let mut db = DB::open_cf(&o, tmp.path(), ["cf1"]).unwrap();
+    let mut db = open_cf_all(&o, tmp.path(), ["cf1"]).unwrap();
     for round in 0..3u32 {
         for i in 0..200u32 {
             db.put(format!("k{i:04}"), format!("v{round}")).unwrap();
@@ -104,4 +104,20 @@ fn obsolete_tables_are_deleted_off_the_user_thread() {
     let (on_me, all) = scenario(false);
     assert_eq!(all, 6);
     assert!(on_me > 0, "without the option the user thread deletes them itself");
+}
+
+/// Opens with every family, "default" included, given `o` (`DB::open_cf` gives them
+/// `Options::default()`, as rust-rocksdb's does).
+fn open_cf_all<P, I, N>(o: &Options, path: P, names: I) -> shale::Result<DB>
+where
+    P: AsRef<std::path::Path>,
+    I: IntoIterator<Item = N>,
+    N: AsRef<str>,
+{
+    let mut d: Vec<shale::ColumnFamilyDescriptor> =
+        names.into_iter().map(|n| shale::ColumnFamilyDescriptor::new(n.as_ref(), o.clone())).collect();
+    if !d.iter().any(|d| d.name() == "default") {
+        d.insert(0, shale::ColumnFamilyDescriptor::new("default", o.clone()));
+    }
+    DB::open_cf_descriptors(o, path, d)
 }

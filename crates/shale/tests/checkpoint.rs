@@ -44,7 +44,7 @@ fn fill(db: &DB, round: u32, n: u32) {
 fn checkpoint_of_live_database_opens_with_the_data_at_the_checkpoint() {
     let tmp = tempfile::tempdir().expect("tmp");
     let src = tmp.path().join("db");
-    let db = DB::open_cf(&opts(), &src, ["other"]).expect("open");
+    let db = open_cf_all(&opts(), &src, ["other"]).expect("open");
     fill(&db, 1, 3000);
     db.flush().expect("flush");
     db.compact_range(None::<&[u8]>, None::<&[u8]>);
@@ -73,7 +73,7 @@ fn checkpoint_of_live_database_opens_with_the_data_at_the_checkpoint() {
     assert_eq!(std::fs::metadata(&wals[0]).expect("stat").len(), 0);
 
     for dir in [&with_wal, &flushed] {
-        let c = DB::open_cf(&opts(), dir, ["other"]).expect("open checkpoint");
+        let c = open_cf_all(&opts(), dir, ["other"]).expect("open checkpoint");
         assert_same_pairs(&scan(&c, None), &want_default, &format!("{} default", dir.display()));
         assert_same_pairs(&scan(&c, Some("other")), &want_other, &format!("{} other", dir.display()));
     }
@@ -86,7 +86,7 @@ fn checkpoint_of_live_database_opens_with_the_data_at_the_checkpoint() {
 fn checkpoint_tables_are_hard_links() {
     let tmp = tempfile::tempdir().expect("tmp");
     let src = tmp.path().join("db");
-    let db = DB::open_cf(&opts(), &src, ["other"]).expect("open");
+    let db = open_cf_all(&opts(), &src, ["other"]).expect("open");
     fill(&db, 1, 500);
     db.flush().expect("flush");
     let cp = tmp.path().join("cp");
@@ -115,7 +115,7 @@ fn disabled_file_deletions_keep_obsolete_tables_until_enabled() {
     let tmp = tempfile::tempdir().expect("tmp");
     let mut o = opts();
     o.set_disable_auto_compactions(true);
-    let db = DB::open_cf(&o, tmp.path(), ["other"]).expect("open");
+    let db = open_cf_all(&o, tmp.path(), ["other"]).expect("open");
     db.disable_file_deletions().expect("disable");
     db.disable_file_deletions().expect("disable twice");
     for round in 0..3 {
@@ -156,7 +156,7 @@ fn checkpoint_interop(rocksdb: &str) {
     let src = tmp.path().join("db");
     let want;
     {
-        let db = DB::open_cf(&opts(), &src, ["other"]).expect("open");
+        let db = open_cf_all(&opts(), &src, ["other"]).expect("open");
         fill(&db, 1, 2000);
         db.flush().expect("flush");
         fill(&db, 2, 700);
@@ -169,6 +169,22 @@ fn checkpoint_interop(rocksdb: &str) {
     // `ldb checkpoint` of Shale's database opens in Shale.
     let ldb_cp = tmp.path().join("ldb_cp");
     run_tool("ldb", &[ldb_db(&src), "checkpoint".into(), format!("--checkpoint_dir={}", ldb_cp.display())]);
-    let c = DB::open_cf(&opts(), &ldb_cp, ["other"]).expect("open ldb checkpoint");
+    let c = open_cf_all(&opts(), &ldb_cp, ["other"]).expect("open ldb checkpoint");
     assert_same_pairs(&scan(&c, None), &want, &format!("Shale reading {rocksdb} ldb's checkpoint"));
+}
+
+/// Opens with every family, "default" included, given `o` (`DB::open_cf` gives them
+/// `Options::default()`, as rust-rocksdb's does).
+fn open_cf_all<P, I, N>(o: &Options, path: P, names: I) -> shale::Result<DB>
+where
+    P: AsRef<std::path::Path>,
+    I: IntoIterator<Item = N>,
+    N: AsRef<str>,
+{
+    let mut d: Vec<shale::ColumnFamilyDescriptor> =
+        names.into_iter().map(|n| shale::ColumnFamilyDescriptor::new(n.as_ref(), o.clone())).collect();
+    if !d.iter().any(|d| d.name() == "default") {
+        d.insert(0, shale::ColumnFamilyDescriptor::new("default", o.clone()));
+    }
+    DB::open_cf_descriptors(o, path, d)
 }

@@ -64,8 +64,16 @@ fn tables_follow_db_paths_and_cf_paths() {
     cf_opts.set_cf_paths(&[DBPath::new(&cfp, 0).unwrap()]);
     {
         let db =
-            DB::open_cf_descriptors(&opts, &dir, vec![ColumnFamilyDescriptor::new("cf1", cf_opts.clone())])
-                .unwrap();
+            // "default" is named: unnamed, it would get Options::default() (as rust-rocksdb).
+            DB::open_cf_descriptors(
+                &opts,
+                &dir,
+                vec![
+                    ColumnFamilyDescriptor::new("default", opts.clone()),
+                    ColumnFamilyDescriptor::new("cf1", cf_opts.clone()),
+                ],
+            )
+            .unwrap();
         // Several flushes; the automatic compactions push data to level 2 and below.
         for part in 0..6 {
             fill(&db, None, part * 500, 500);
@@ -96,7 +104,10 @@ fn tables_follow_db_paths_and_cf_paths() {
         let db = DB::open_cf_descriptors(
             &swapped,
             &dir,
-            vec![ColumnFamilyDescriptor::new("cf1", cf_opts.clone())],
+            vec![
+                ColumnFamilyDescriptor::new("default", swapped.clone()),
+                ColumnFamilyDescriptor::new("cf1", cf_opts.clone()),
+            ],
         )
         .unwrap();
         for i in (0..3000).step_by(97) {

@@ -75,8 +75,13 @@ fn options() -> Options {
 }
 
 fn open(dir: &Path) -> DB {
-    let cfs = DB::list_cf(&Options::default(), dir).expect("list_cf");
-    DB::open_cf(&options(), dir, cfs).unwrap_or_else(|e| panic!("Shale cannot open {}: {e}", dir.display()))
+    let o = options();
+    let cfs = DB::list_cf(&o, dir)
+        .expect("list_cf")
+        .into_iter()
+        .map(|n| shale::ColumnFamilyDescriptor::new(n, o.clone()));
+    DB::open_cf_descriptors(&o, dir, cfs)
+        .unwrap_or_else(|e| panic!("Shale cannot open {}: {e}", dir.display()))
 }
 
 fn files_at(db: &DB, level: usize) -> u64 {

@@ -51,7 +51,7 @@ fn parallel_compactions_across_16_families_match_the_model() {
     const THREADS: usize = 4;
     let dir = tempfile::tempdir().unwrap();
     let names: Vec<String> = (0..FAMILIES).map(name).collect();
-    let db = Arc::new(DB::open_cf(&busy_options(), dir.path(), &names).unwrap());
+    let db = Arc::new(open_cf_all(&busy_options(), dir.path(), &names).unwrap());
     let model: Arc<Model> = Arc::new((0..FAMILIES).map(|_| Mutex::new(BTreeMap::new())).collect());
     let peak = Arc::new(Mutex::new(0u64));
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -99,7 +99,7 @@ fn parallel_compactions_across_16_families_match_the_model() {
     let db = Arc::try_unwrap(db).expect("no other handle");
     drop(db);
     // Reopen: every family's Version passes the consistency check (levels 1+ disjoint).
-    let db = DB::open_cf(&busy_options(), dir.path(), &names).unwrap();
+    let db = open_cf_all(&busy_options(), dir.path(), &names).unwrap();
     check(&db, &model, FAMILIES, "after reopen");
     for i in 0..FAMILIES {
         db.compact_range_cf(db.cf_handle(&name(i)).unwrap(), None::<&[u8]>, None::<&[u8]>);
@@ -117,7 +117,7 @@ fn no_family_starves_while_another_always_has_work() {
     o.set_level_zero_file_num_compaction_trigger(2);
     o.set_max_background_jobs(2);
     let names: Vec<String> = (0..FAMILIES).map(name).collect();
-    let db = Arc::new(DB::open_cf(&o, dir.path(), &names).unwrap());
+    let db = Arc::new(open_cf_all(&o, dir.path(), &names).unwrap());
     // The lowest family keeps making level-0 files, so it always wants compaction.
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let hot = {
@@ -163,4 +163,20 @@ fn no_family_starves_while_another_always_has_work() {
         let cf = db.cf_handle(&name(i)).unwrap();
         assert_eq!(db.get_cf(cf, b"k1").unwrap().as_deref(), Some(&b"v"[..]));
     }
+}
+
+/// Opens with every family, "default" included, given `o` (`DB::open_cf` gives them
+/// `Options::default()`, as rust-rocksdb's does).
+fn open_cf_all<P, I, N>(o: &Options, path: P, names: I) -> shale::Result<DB>
+where
+    P: AsRef<std::path::Path>,
+    I: IntoIterator<Item = N>,
+    N: AsRef<str>,
+{
+    let mut d: Vec<shale::ColumnFamilyDescriptor> =
+        names.into_iter().map(|n| shale::ColumnFamilyDescriptor::new(n.as_ref(), o.clone())).collect();
+    if !d.iter().any(|d| d.name() == "default") {
+        d.insert(0, shale::ColumnFamilyDescriptor::new("default", o.clone()));
+    }
+    DB::open_cf_descriptors(o, path, d)
 }

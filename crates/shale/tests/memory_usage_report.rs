@@ -17,7 +17,7 @@ fn report_follows_memtables_readers_and_caches() {
     o.create_if_missing(true);
     o.create_missing_column_families(true);
     o.set_block_based_table_factory(&t);
-    let db = DB::open_cf(&o, tmp.path(), ["other"]).unwrap();
+    let db = open_cf_all(&o, tmp.path(), ["other"]).unwrap();
     let empty = get_memory_usage_stats(Some(&[&db]), Some(&[&cache])).unwrap();
     // RocksDB's InternalStats puts its cache-entry-stats collector in the cache at open: an
     // entry of charge 0 whose bookkeeping (64 bytes) counts, held while the database is open.
@@ -52,4 +52,20 @@ fn report_follows_memtables_readers_and_caches() {
     );
     assert!(mu.approximate_cache_total() > 0);
     assert_eq!(mu.approximate_cache_total(), cache.get_usage() as u64, "the cache counted once");
+}
+
+/// Opens with every family, "default" included, given `o` (`DB::open_cf` gives them
+/// `Options::default()`, as rust-rocksdb's does).
+fn open_cf_all<P, I, N>(o: &Options, path: P, names: I) -> shale::Result<DB>
+where
+    P: AsRef<std::path::Path>,
+    I: IntoIterator<Item = N>,
+    N: AsRef<str>,
+{
+    let mut d: Vec<shale::ColumnFamilyDescriptor> =
+        names.into_iter().map(|n| shale::ColumnFamilyDescriptor::new(n.as_ref(), o.clone())).collect();
+    if !d.iter().any(|d| d.name() == "default") {
+        d.insert(0, shale::ColumnFamilyDescriptor::new("default", o.clone()));
+    }
+    DB::open_cf_descriptors(o, path, d)
 }

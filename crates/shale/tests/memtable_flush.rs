@@ -57,7 +57,7 @@ fn manual_flush_and_flush_cf() {
     let mut o = small_opts();
     o.set_write_buffer_size(64 << 20); // no automatic flushes
     o.create_missing_column_families(true);
-    let db = DB::open_cf(&o, dir.path(), ["other"]).unwrap();
+    let db = open_cf_all(&o, dir.path(), ["other"]).unwrap();
     let other = db.cf_handle("other").unwrap();
     db.put(b"a", b"1").unwrap();
     db.put_cf(other, b"b", b"2").unwrap();
@@ -125,4 +125,20 @@ fn data_survives_reopen_with_and_without_flush() {
     let db = DB::open(&o, dir.path()).unwrap();
     assert_eq!(db.iterator(shale::IteratorMode::Start).count(), 999);
     assert_eq!(db.get(b"walonly0499").unwrap(), Some(value(1499, 200)));
+}
+
+/// Opens with every family, "default" included, given `o` (`DB::open_cf` gives them
+/// `Options::default()`, as rust-rocksdb's does).
+fn open_cf_all<P, I, N>(o: &Options, path: P, names: I) -> shale::Result<DB>
+where
+    P: AsRef<std::path::Path>,
+    I: IntoIterator<Item = N>,
+    N: AsRef<str>,
+{
+    let mut d: Vec<shale::ColumnFamilyDescriptor> =
+        names.into_iter().map(|n| shale::ColumnFamilyDescriptor::new(n.as_ref(), o.clone())).collect();
+    if !d.iter().any(|d| d.name() == "default") {
+        d.insert(0, shale::ColumnFamilyDescriptor::new("default", o.clone()));
+    }
+    DB::open_cf_descriptors(o, path, d)
 }

@@ -18,7 +18,7 @@ fn opts() -> Options {
 /// Keys k00..k98 (even numbers only) spread over L1, L0 and the memtable; odd numbers are
 /// deleted, k50 is overwritten.
 fn layered_db(path: &std::path::Path) -> DB {
-    let db = DB::open_cf(&opts(), path, ["side"]).unwrap();
+    let db = open_cf_all(&opts(), path, ["side"]).unwrap();
     for i in (0..100).step_by(2) {
         db.put(format!("k{i:02}"), format!("v{i}")).unwrap();
     }
@@ -262,4 +262,20 @@ fn iterate_bounds() {
     let it = db.iterator_cf_opt(side, bounded(Some("k03"), Some("k06")), IteratorMode::Start);
     assert_eq!(keys(it), vec!["k03", "k04", "k05"]);
     assert_eq!(keys(db.iterator_cf(side, IteratorMode::End)).len(), 10);
+}
+
+/// Opens with every family, "default" included, given `o` (`DB::open_cf` gives them
+/// `Options::default()`, as rust-rocksdb's does).
+fn open_cf_all<P, I, N>(o: &Options, path: P, names: I) -> shale::Result<DB>
+where
+    P: AsRef<std::path::Path>,
+    I: IntoIterator<Item = N>,
+    N: AsRef<str>,
+{
+    let mut d: Vec<shale::ColumnFamilyDescriptor> =
+        names.into_iter().map(|n| shale::ColumnFamilyDescriptor::new(n.as_ref(), o.clone())).collect();
+    if !d.iter().any(|d| d.name() == "default") {
+        d.insert(0, shale::ColumnFamilyDescriptor::new("default", o.clone()));
+    }
+    DB::open_cf_descriptors(o, path, d)
 }

@@ -37,7 +37,7 @@ fn secondary_follows_flushes_compactions_and_new_manifests() {
     opts.set_disable_auto_compactions(true);
     // Small MANIFESTs: the primary starts new ones while the secondary follows.
     opts.set_max_manifest_file_size(512);
-    let primary = DB::open_cf(&opts, &primary_path, ["cf1"]).unwrap();
+    let primary = open_cf_all(&opts, &primary_path, ["cf1"]).unwrap();
     let mut model: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
     let pcf = primary.cf_handle("cf1").unwrap();
     primary.put_cf(pcf, b"k000", b"v").unwrap();
@@ -150,4 +150,20 @@ fn catch_up_during_writes_shows_prefixes() {
     writer.join().unwrap();
     secondary.try_catch_up_with_primary().unwrap();
     assert_eq!(secondary.iterator(IteratorMode::Start).count(), 3000);
+}
+
+/// Opens with every family, "default" included, given `o` (`DB::open_cf` gives them
+/// `Options::default()`, as rust-rocksdb's does).
+fn open_cf_all<P, I, N>(o: &Options, path: P, names: I) -> shale::Result<DB>
+where
+    P: AsRef<std::path::Path>,
+    I: IntoIterator<Item = N>,
+    N: AsRef<str>,
+{
+    let mut d: Vec<shale::ColumnFamilyDescriptor> =
+        names.into_iter().map(|n| shale::ColumnFamilyDescriptor::new(n.as_ref(), o.clone())).collect();
+    if !d.iter().any(|d| d.name() == "default") {
+        d.insert(0, shale::ColumnFamilyDescriptor::new("default", o.clone()));
+    }
+    DB::open_cf_descriptors(o, path, d)
 }

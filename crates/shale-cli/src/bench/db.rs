@@ -133,7 +133,8 @@ pub fn write_options(a: &BenchArgs, sync: bool) -> WriteOptions {
 /// reopen counts into the same `--statistics` object, as db_bench's `dbstats`).
 pub fn open(o: &Options, a: &BenchArgs, path: &str) -> Result<DB, String> {
     let names: Vec<String> = (0..a.num_column_families as usize).map(cf_name).collect();
-    DB::open_cf(o, path, names).map_err(|e| format!("open error: {e}"))
+    DB::open_cf_descriptors(o, path, crate::families::descriptors(o, names))
+        .map_err(|e| format!("open error: {e}"))
 }
 
 /// Opens the benchmark database as an OptimisticTransactionDB (`--optimistic_transaction_db`,

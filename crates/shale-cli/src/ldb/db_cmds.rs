@@ -133,9 +133,9 @@ pub(crate) fn open_opts(p: &Parsed, o: Options, read_only: bool) -> Res<DB> {
         Err(e) => return Err(Failure::db(e)),
     };
     let db = if read_only {
-        DB::open_cf_for_read_only(&o, &path, cfs, false)
+        DB::open_cf_descriptors_read_only(&o, &path, crate::families::descriptors(&o, cfs), false)
     } else {
-        DB::open_cf(&o, &path, cfs)
+        DB::open_cf_descriptors(&o, &path, crate::families::descriptors(&o, cfs))
     }
     .map_err(Failure::db)?;
     // ldb's OpenDB fails when --column_family names no family of the database.

@@ -117,7 +117,7 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
         I: IntoIterator<Item = N>,
         N: AsRef<str>,
     {
-        let descs = cfs.into_iter().map(|n| ColumnFamilyDescriptor::new(n.as_ref(), opts.clone()));
+        let descs = cfs.into_iter().map(|n| ColumnFamilyDescriptor::new(n.as_ref(), Options::default()));
         Self::open_cf_descriptors_read_only(opts, path, descs, error_if_log_file_exist)
     }
 
@@ -177,7 +177,7 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
         I: IntoIterator<Item = N>,
         N: AsRef<str>,
     {
-        let descs = cfs.into_iter().map(|n| ColumnFamilyDescriptor::new(n.as_ref(), opts.clone()));
+        let descs = cfs.into_iter().map(|n| ColumnFamilyDescriptor::new(n.as_ref(), Options::default()));
         Self::open_cf_descriptors_as_secondary(opts, primary_path, secondary_path, descs)
     }
 
@@ -214,7 +214,7 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
         I: IntoIterator<Item = N>,
         N: AsRef<str>,
     {
-        let descs = cfs.into_iter().map(|n| ColumnFamilyDescriptor::new(n.as_ref(), opts.clone()));
+        let descs = cfs.into_iter().map(|n| ColumnFamilyDescriptor::new(n.as_ref(), Options::default()));
         Self::open_cf_descriptors_with_ttl(opts, path, descs, ttl)
     }
 
@@ -234,6 +234,12 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
         };
         let mut db_opts = opts.clone();
         db_opts.ttl_db = Some(db_ttl);
+        let mut cfs: Vec<ColumnFamilyDescriptor> = cfs.into_iter().collect();
+        // As rust-rocksdb: a list naming other families but not "default" opens it with
+        // `Options::default()` (added here so that it gets the database's TTL).
+        if !cfs.is_empty() && !cfs.iter().any(|d| d.name == crate::DEFAULT_COLUMN_FAMILY_NAME) {
+            cfs.push(ColumnFamilyDescriptor::new(crate::DEFAULT_COLUMN_FAMILY_NAME, Options::default()));
+        }
         let descs: Vec<ColumnFamilyDescriptor> = cfs
             .into_iter()
             .map(|mut d| {

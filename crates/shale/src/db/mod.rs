@@ -394,7 +394,10 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
         Self::open_cf_descriptors(opts, path, Vec::<ColumnFamilyDescriptor>::new())
     }
 
-    /// Opens the database with the named column families, each with `opts`.
+    /// Opens the database with the named column families. As rust-rocksdb's, every named
+    /// family gets `Options::default()` (not `opts`), and so does the default family when
+    /// the list names others but not it; with no names, the default family gets `opts`.
+    /// To give families options, use `open_cf_descriptors`.
     pub fn open_cf<P, I, N>(opts: &Options, path: P, cfs: I) -> Result<Self>
     where
         P: AsRef<Path>,
@@ -402,11 +405,13 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
         N: AsRef<str>,
     {
         let descs: Vec<ColumnFamilyDescriptor> =
-            cfs.into_iter().map(|n| ColumnFamilyDescriptor::new(n.as_ref(), opts.clone())).collect();
+            cfs.into_iter().map(|n| ColumnFamilyDescriptor::new(n.as_ref(), Options::default())).collect();
         Self::open_cf_descriptors(opts, path, descs)
     }
 
-    /// Opens the database with column families described by name and options.
+    /// Opens the database with column families described by name and options. A list that
+    /// does not name "default" opens the default family with `Options::default()` (as
+    /// rust-rocksdb does); an empty list opens it with `opts`.
     pub fn open_cf_descriptors<P, I>(opts: &Options, path: P, cfs: I) -> Result<Self>
     where
         P: AsRef<Path>,

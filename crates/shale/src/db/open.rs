@@ -95,8 +95,11 @@ pub(crate) fn open<T: ThreadMode>(
 
     let recovered = manifest::recover(&*fs, path)?;
     // Which families the caller opens, with which options.
+    // As rust-rocksdb: with no descriptors the default family gets the DB's options; a
+    // list that names other families but not "default" opens it with `Options::default()`.
     if !descs.iter().any(|d| d.name == DEFAULT_COLUMN_FAMILY_NAME) {
-        descs.insert(0, ColumnFamilyDescriptor::new(DEFAULT_COLUMN_FAMILY_NAME, opts.clone()));
+        let default_opts = if descs.is_empty() { opts.clone() } else { Options::default() };
+        descs.insert(0, ColumnFamilyDescriptor::new(DEFAULT_COLUMN_FAMILY_NAME, default_opts));
     }
     let mut missing_in_db = Vec::new();
     for d in &descs {

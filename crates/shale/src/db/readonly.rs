@@ -144,8 +144,11 @@ fn open_view<T: ThreadMode>(
         fs.create_dir_all(path)?;
     }
     let recovered = manifest::recover(&*fs, path)?;
+    // As rust-rocksdb: with no descriptors the default family gets the DB's options; a
+    // list that names other families but not "default" opens it with `Options::default()`.
     if !descs.iter().any(|d| d.name == DEFAULT_COLUMN_FAMILY_NAME) {
-        descs.insert(0, ColumnFamilyDescriptor::new(DEFAULT_COLUMN_FAMILY_NAME, opts.clone()));
+        let default_opts = if descs.is_empty() { opts.clone() } else { Options::default() };
+        descs.insert(0, ColumnFamilyDescriptor::new(DEFAULT_COLUMN_FAMILY_NAME, default_opts));
     }
     // Unlike a read-write open, a subset of the families may be opened; a family the
     // database lacks is an error whatever create_missing_column_families says.

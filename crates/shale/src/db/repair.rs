@@ -216,7 +216,9 @@ impl<T: super::ThreadMode, D: super::DBInner> super::DBCommon<T, D> {
         let mut o = opts.clone();
         o.create_if_missing(false);
         let names = DB::list_cf(&o, dir)?;
-        let db = DB::open_cf(&o, dir, names.clone())?;
+        // RocksDB's repairer gives every family the options it was given.
+        let descs = names.iter().map(|n| crate::ColumnFamilyDescriptor::new(n, o.clone()));
+        let db = DB::open_cf_descriptors(&o, dir, descs)?;
         for n in &names {
             if let Some(cf) = db.cf_handle(n) {
                 db.flush_cf(cf)?;

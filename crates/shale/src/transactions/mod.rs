@@ -804,7 +804,7 @@ impl<T: ThreadMode> TransactionDB<T> {
         I: IntoIterator<Item = N>,
         N: AsRef<str>,
     {
-        let cfs = cfs.into_iter().map(|n| ColumnFamilyDescriptor::new(n.as_ref(), opts.clone()));
+        let cfs = cfs.into_iter().map(|n| ColumnFamilyDescriptor::new(n.as_ref(), Options::default()));
         Self::open_cf_descriptors(opts, txn_db_opts, path, cfs)
     }
 
@@ -1143,7 +1143,7 @@ impl<T: ThreadMode> OptimisticTransactionDB<T> {
         I: IntoIterator<Item = N>,
         N: AsRef<str>,
     {
-        let cfs = cfs.into_iter().map(|n| ColumnFamilyDescriptor::new(n.as_ref(), opts.clone()));
+        let cfs = cfs.into_iter().map(|n| ColumnFamilyDescriptor::new(n.as_ref(), Options::default()));
         Self::open_cf_descriptors(opts, path, cfs)
     }
 

@@ -178,7 +178,13 @@ pub fn open_all(fs: &Arc<FaultInjectionFs>) -> shale::Result<DB> {
 /// `open_all` with the given options.
 pub fn open_all_with(fs: &Arc<FaultInjectionFs>, opts: Options) -> shale::Result<DB> {
     let names = if db_exists(fs) { DB::list_cf(&opts, DB_PATH)? } else { Vec::new() };
-    DB::open_cf(&opts, DB_PATH, names)
+    // Every family gets `opts` (`open_cf` would give the named ones `Options::default()`).
+    let mut descs: Vec<shale::ColumnFamilyDescriptor> =
+        names.iter().map(|n| shale::ColumnFamilyDescriptor::new(n, opts.clone())).collect();
+    if !names.iter().any(|n| n == "default") {
+        descs.insert(0, shale::ColumnFamilyDescriptor::new("default", opts.clone()));
+    }
+    DB::open_cf_descriptors(&opts, DB_PATH, descs)
 }
 
 /// Applies one operation to the database.

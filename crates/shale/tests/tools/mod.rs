@@ -242,10 +242,11 @@ pub fn list_cf(dir: &Path) -> Vec<String> {
     DB::list_cf(&Options::default(), dir).expect("list_cf")
 }
 
-/// Opens an existing database with all its column families.
+/// Opens an existing database with all its column families, each with `opts`.
 pub fn open_all(dir: &Path, opts: &Options) -> DB {
-    let cfs = list_cf(dir);
-    DB::open_cf(opts, dir, cfs).unwrap_or_else(|e| panic!("Shale cannot open {}: {e}", dir.display()))
+    let cfs = list_cf(dir).into_iter().map(|n| shale::ColumnFamilyDescriptor::new(n, opts.clone()));
+    DB::open_cf_descriptors(opts, dir, cfs)
+        .unwrap_or_else(|e| panic!("Shale cannot open {}: {e}", dir.display()))
 }
 
 /// Every pair of one column family, forward.
