@@ -364,6 +364,12 @@ pub struct Options {
     /// `set_wal_bytes_per_sync`: the WAL's write-back is started every that many bytes, as
     /// RocksDB's `WritableFileWriter` (`wal/writer.rs`); 0: never.
     pub(crate) wal_bytes_per_sync: u64,
+    /// `set_writable_file_max_buffer_size`: the most bytes a file the database writes holds
+    /// before its appends go to the file (`db/buffered_fs.rs`); RocksDB's default 1 MiB.
+    pub(crate) writable_file_max_buffer_size: u64,
+    /// `set_dump_malloc_stats`: the periodic stats dump also logs the allocator's figures
+    /// (`DbInner::dump_stats`).
+    pub(crate) dump_malloc_stats: bool,
     /// `set_unordered_write`: RocksDB's relaxed write ordering, which Shale's ordered write
     /// path satisfies (`db/write.rs`, "unordered_write").
     pub(crate) unordered_write: bool,
@@ -484,6 +490,8 @@ impl Default for Options {
             table_ids: None,
             experimental_mempurge_threshold: 0.0,
             wal_bytes_per_sync: 0,
+            writable_file_max_buffer_size: 1024 * 1024,
+            dump_malloc_stats: false,
             unordered_write: false,
             allow_concurrent_memtable_write: true,
             enable_pipelined_write: false,

@@ -1120,10 +1120,13 @@ impl Options {
         self.wal_bytes_per_sync = nbytes;
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`nbytes == 1024 * 1024`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `writable_file_max_buffer_size`.
+    /// The most bytes each file the database writes (tables, blob files, WALs, MANIFEST)
+    /// holds in its buffer before its appends go to the file, as RocksDB's
+    /// `WritableFileWriter` (default 1 MiB; 0: every append goes to the file). A file
+    /// system given with `set_file_system` gets the size through
+    /// `FileSystem::new_writable_file_with_buffer`.
     pub fn set_writable_file_max_buffer_size(&mut self, nbytes: u64) {
-        self.accept_only(nbytes == 1024 * 1024, "writable_file_max_buffer_size");
+        self.writable_file_max_buffer_size = nbytes;
     }
 
     /// Accepted: the group-commit leader inserts the whole group; concurrent inserts are a speed choice with the same result.
@@ -1525,10 +1528,12 @@ impl Options {
         let _ = size;
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`!enabled`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `dump_malloc_stats`.
+    /// With `stats_dump_period_sec`, each stats dump into the info LOG is followed by
+    /// `------- Malloc STATS -------` and the allocator's figures, as RocksDB's `DumpStats`.
+    /// Shale uses the system allocator: on Linux with glibc the figures are `mallinfo2`'s;
+    /// elsewhere nothing is logged, as RocksDB built without jemalloc.
     pub fn set_dump_malloc_stats(&mut self, enabled: bool) {
-        self.accept_only(!enabled, "dump_malloc_stats (issue 14)");
+        self.dump_malloc_stats = enabled;
     }
 
     /// RocksDB's experimental MemPurge: a flush of full write buffers may instead keep one

@@ -24,6 +24,13 @@ impl FileSystem for Recording {
     fn new_writable_file(&self, path: &Path) -> shale::Result<Box<dyn WritableFile>> {
         self.base.new_writable_file(path)
     }
+    fn new_writable_file_with_buffer(
+        &self,
+        path: &Path,
+        max_buffer_size: usize,
+    ) -> shale::Result<Box<dyn WritableFile>> {
+        self.base.new_writable_file_with_buffer(path, max_buffer_size)
+    }
     fn new_random_access_file(&self, path: &Path) -> shale::Result<Arc<dyn RandomAccessFile>> {
         self.base.new_random_access_file(path)
     }

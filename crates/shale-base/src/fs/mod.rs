@@ -62,6 +62,20 @@ pub trait FileLock: Send + Sync {}
 pub trait FileSystem: Send + Sync {
     /// Creates (or truncates) `path` for writing.
     fn new_writable_file(&self, path: &Path) -> Result<Box<dyn WritableFile>>;
+    /// Creates (or truncates) `path` for writing, its appends held in a buffer of at most
+    /// `max_buffer_size` bytes before they go to the file (RocksDB's
+    /// `writable_file_max_buffer_size`, its `WritableFileWriter` buffer; 0: every append
+    /// goes to the file). The default is `new_writable_file`: right only for a file system
+    /// whose writable files do not buffer (each append reaches the file at once, as
+    /// `MemFileSystem`'s). A file system that buffers, or wraps one that does, overrides it.
+    fn new_writable_file_with_buffer(
+        &self,
+        path: &Path,
+        max_buffer_size: usize,
+    ) -> Result<Box<dyn WritableFile>> {
+        let _ = max_buffer_size;
+        self.new_writable_file(path)
+    }
     fn new_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>>;
     fn new_sequential_file(&self, path: &Path) -> Result<Box<dyn SequentialFile>>;
     fn file_exists(&self, path: &Path) -> bool;

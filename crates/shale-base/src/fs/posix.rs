@@ -16,6 +16,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use super::{FileLock, FileSystem, RandomAccessFile, SequentialFile, WritableFile};
 use crate::error::{Error, Result};
 
+/// The buffer of a file made by `new_writable_file`; `new_writable_file_with_buffer` takes
+/// its own maximum.
 const WRITE_BUFFER: usize = 64 * 1024;
 
 /// The real file system; file syncs are fdatasync calls. A unit struct, as raft-engine's
@@ -33,7 +35,7 @@ impl PosixFileSystem {
         PosixFileSystem
     }
 
-    fn open_writable(&self, path: &Path, use_fsync: bool) -> Result<Box<dyn WritableFile>> {
+    fn open_writable(&self, path: &Path, use_fsync: bool, max_buf: usize) -> Result<Box<dyn WritableFile>> {
         let file = OpenOptions::new()
             .write(true)
             .create(true)
@@ -43,7 +45,9 @@ impl PosixFileSystem {
         Ok(Box::new(PosixWritableFile {
             file,
             path: path.to_path_buf(),
-            buf: Vec::with_capacity(WRITE_BUFFER),
+            // Grows up to `max_buf` as appends need, as RocksDB's buffer (64 KiB at first).
+            buf: Vec::with_capacity(max_buf.min(WRITE_BUFFER)),
+            max_buf,
             size: 0,
             failed: false,
             use_fsync,
@@ -53,7 +57,14 @@ impl PosixFileSystem {
 
 impl FileSystem for PosixFsyncFileSystem {
     fn new_writable_file(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
-        PosixFileSystem.open_writable(path, true)
+        PosixFileSystem.open_writable(path, true, WRITE_BUFFER)
+    }
+    fn new_writable_file_with_buffer(
+        &self,
+        path: &Path,
+        max_buffer_size: usize,
+    ) -> Result<Box<dyn WritableFile>> {
+        PosixFileSystem.open_writable(path, true, max_buffer_size)
     }
     fn new_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
         PosixFileSystem.new_random_access_file(path)
@@ -104,6 +115,8 @@ struct PosixWritableFile {
     file: File,
     path: PathBuf,
     buf: Vec<u8>,
+    /// Appends are held until the buffer would pass this many bytes.
+    max_buf: usize,
     size: u64,
     /// A write failed: dropping the file then discards the buffer rather than writing it
     /// late (the caller has given up on this file, e.g. a WAL after a full disk).
@@ -140,10 +153,10 @@ impl PosixWritableFile {
 
 impl WritableFile for PosixWritableFile {
     fn append(&mut self, data: &[u8]) -> Result<()> {
-        if self.buf.len() + data.len() > WRITE_BUFFER {
+        if self.buf.len() + data.len() > self.max_buf {
             self.write_buffered()?;
         }
-        if data.len() >= WRITE_BUFFER && self.buf.is_empty() {
+        if data.len() >= self.max_buf && self.buf.is_empty() {
             // Large appends go through the buffer's error handling too: copying them is
             // cheap next to the write itself.
             self.buf.extend_from_slice(data);
@@ -311,7 +324,15 @@ fn fcntl_lock(file: &File) -> std::io::Result<()> {
 
 impl FileSystem for PosixFileSystem {
     fn new_writable_file(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
-        self.open_writable(path, false)
+        self.open_writable(path, false, WRITE_BUFFER)
+    }
+
+    fn new_writable_file_with_buffer(
+        &self,
+        path: &Path,
+        max_buffer_size: usize,
+    ) -> Result<Box<dyn WritableFile>> {
+        self.open_writable(path, false, max_buffer_size)
     }
 
     fn new_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
@@ -420,6 +441,39 @@ impl FileSystem for PosixFileSystem {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `new_writable_file_with_buffer`'s maximum decides when appends reach the file: with
+    /// a 4 KiB maximum, 10,000 bytes of small appends are on disk before any flush; with
+    /// 1 MiB they all wait in the buffer; with 0 each append goes to the file at once.
+    #[test]
+    fn buffer_maximum_decides_when_appends_reach_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = PosixFileSystem;
+        let on_disk = |name: &str| std::fs::metadata(dir.path().join(name)).unwrap().len();
+        for (name, max) in [("small", 4096usize), ("large", 1 << 20), ("none", 0)] {
+            let mut f = fs.new_writable_file_with_buffer(&dir.path().join(name), max).unwrap();
+            for _ in 0..100 {
+                f.append(&[7u8; 100]).unwrap();
+            }
+            assert_eq!(f.size(), 10_000);
+            match max {
+                0 => assert_eq!(on_disk(name), 10_000, "{name}"),
+                4096 => {
+                    assert!((10_000 - 4096..10_000).contains(&on_disk(name)), "{name}: {}", on_disk(name))
+                }
+                _ => assert_eq!(on_disk(name), 0, "{name}"),
+            }
+            // One append larger than the maximum goes to the file before any flush.
+            f.append(&vec![8u8; 5000]).unwrap();
+            if max == 4096 {
+                assert_eq!(on_disk(name), 15_000, "{name}");
+            } else if max > 5000 {
+                assert_eq!(on_disk(name), 0, "{name}");
+            }
+            f.flush().unwrap();
+            assert_eq!(on_disk(name), 15_000, "{name}");
+        }
+    }
 
     /// Write-back of a written range is asked for without error (sync_file_range on Linux).
     #[test]

@@ -30,6 +30,7 @@
 //! `writers` -> `state` (DB mutex) -> `wal` -> `versions.manifest` -> `handles` / a
 //! family's `super_version` -> leaf locks.
 
+mod buffered_fs;
 mod cf;
 mod common;
 mod compact;

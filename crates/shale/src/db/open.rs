@@ -66,6 +66,7 @@ pub(crate) fn open<T: ThreadMode>(
             default_fs()
         }
     });
+    let fs = super::buffered_fs::BufferedWritesFs::wrap(fs, opts.writable_file_max_buffer_size);
     // RocksDB creates the directory (to hold LOCK) whatever create_if_missing says; a
     // missing database is then reported by the CURRENT check below as InvalidArgument.
     fs.create_dir_all(path)?;

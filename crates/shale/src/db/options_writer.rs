@@ -61,6 +61,8 @@ pub(crate) fn write_options_file(inner: &DbInner) -> Result<()> {
             .to_string(),
         ),
         kv("wal_bytes_per_sync", o.wal_bytes_per_sync.to_string()),
+        kv("writable_file_max_buffer_size", o.writable_file_max_buffer_size.to_string()),
+        kv("dump_malloc_stats", o.dump_malloc_stats.to_string()),
         kv("unordered_write", o.unordered_write.to_string()),
         kv("allow_concurrent_memtable_write", o.allow_concurrent_memtable_write.to_string()),
         kv("enable_pipelined_write", o.enable_pipelined_write.to_string()),

@@ -237,6 +237,12 @@ impl DbInner {
         if let Some(s) = &self.opts.statistics {
             self.info_log.log(format_args!("STATISTICS:\n {}", s.to_text()));
         }
+        if self.opts.dump_malloc_stats {
+            if let Some(m) = malloc_stats_text() {
+                self.info_log.log(format_args!("------- Malloc STATS -------"));
+                self.info_log.log(format_args!("{m}"));
+            }
+        }
     }
 
     /// RocksDB's `DumpDBStats`.
@@ -247,6 +253,24 @@ impl DbInner {
             &self.stats.db_snapshot,
         )
     }
+}
+
+/// RocksDB's `DumpMallocStats` for the system allocator: glibc's `mallinfo2` figures (bytes).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn malloc_stats_text() -> Option<String> {
+    // SAFETY: mallinfo2 takes no arguments and returns a plain struct by value; glibc
+    // takes its arena locks itself, so any thread may call it at any time.
+    let m = unsafe { libc::mallinfo2() };
+    Some(format!(
+        "glibc mallinfo2: arena: {} ordblks: {} hblkhd: {} uordblks: {} fordblks: {} keepcost: {}",
+        m.arena, m.ordblks, m.hblkhd, m.uordblks, m.fordblks, m.keepcost
+    ))
+}
+
+/// Elsewhere nothing, as RocksDB built without jemalloc.
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn malloc_stats_text() -> Option<String> {
+    None
 }
 
 /// RocksDB's `DumpCFFileHistogram`: the title, then a histogram per level that has read
