@@ -2,6 +2,9 @@
 //! Shale (`use shale as rocksdb;`), and does what it says.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
+mod families;
+use families::open_cf_all;
+
 use shale as rocksdb;
 
 use rocksdb::{
@@ -181,20 +184,4 @@ fn errors_display_like_rust_rocksdb() {
     let boxed: Box<dyn std::error::Error> =
         Box::new(DB::open(&Options::default(), dir.path().join("m")).err().unwrap());
     assert!(!boxed.to_string().is_empty());
-}
-
-/// Opens with every family, "default" included, given `o` (`DB::open_cf` gives them
-/// `Options::default()`, as rust-rocksdb's does).
-fn open_cf_all<P, I, N>(o: &Options, path: P, names: I) -> shale::Result<DB>
-where
-    P: AsRef<std::path::Path>,
-    I: IntoIterator<Item = N>,
-    N: AsRef<str>,
-{
-    let mut d: Vec<shale::ColumnFamilyDescriptor> =
-        names.into_iter().map(|n| shale::ColumnFamilyDescriptor::new(n.as_ref(), o.clone())).collect();
-    if !d.iter().any(|d| d.name() == "default") {
-        d.insert(0, shale::ColumnFamilyDescriptor::new("default", o.clone()));
-    }
-    DB::open_cf_descriptors(o, path, d)
 }

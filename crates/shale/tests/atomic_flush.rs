@@ -3,9 +3,12 @@
 //! and a whole group keeps all of them.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
+mod families;
+use families::open_cf_all;
+
 use std::path::{Path, PathBuf};
 
-use shale::{FlushOptions, Options, WriteOptions, DB};
+use shale::{FlushOptions, Options, WriteOptions};
 
 fn opts() -> Options {
     let mut o = Options::default();
@@ -99,20 +102,4 @@ fn a_full_memtable_switches_every_family() {
     db.wait_for_compact(&shale::WaitForCompactOptions::default()).unwrap();
     // cf2's one small write was flushed along with cf1's full memtable.
     assert!(db.live_files().unwrap().iter().any(|f| f.column_family_name == "cf2"));
-}
-
-/// Opens with every family, "default" included, given `o` (`DB::open_cf` gives them
-/// `Options::default()`, as rust-rocksdb's does).
-fn open_cf_all<P, I, N>(o: &Options, path: P, names: I) -> shale::Result<DB>
-where
-    P: AsRef<std::path::Path>,
-    I: IntoIterator<Item = N>,
-    N: AsRef<str>,
-{
-    let mut d: Vec<shale::ColumnFamilyDescriptor> =
-        names.into_iter().map(|n| shale::ColumnFamilyDescriptor::new(n.as_ref(), o.clone())).collect();
-    if !d.iter().any(|d| d.name() == "default") {
-        d.insert(0, shale::ColumnFamilyDescriptor::new("default", o.clone()));
-    }
-    DB::open_cf_descriptors(o, path, d)
 }

@@ -4,6 +4,9 @@
 //! itself (which shows the check can fail). The tables do go, and the data stays readable.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
+mod families;
+use families::open_cf_all;
+
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::thread::ThreadId;
@@ -12,7 +15,7 @@ use std::time::{Duration, Instant};
 use shale::fs::{
     default_fs, FileLock, FileSystem, FileSystemRef, RandomAccessFile, SequentialFile, WritableFile,
 };
-use shale::{Options, DB};
+use shale::Options;
 
 /// The real file system, remembering which thread removed each table.
 struct Recording {
@@ -111,20 +114,4 @@ fn obsolete_tables_are_deleted_off_the_user_thread() {
     let (on_me, all) = scenario(false);
     assert_eq!(all, 6);
     assert!(on_me > 0, "without the option the user thread deletes them itself");
-}
-
-/// Opens with every family, "default" included, given `o` (`DB::open_cf` gives them
-/// `Options::default()`, as rust-rocksdb's does).
-fn open_cf_all<P, I, N>(o: &Options, path: P, names: I) -> shale::Result<DB>
-where
-    P: AsRef<std::path::Path>,
-    I: IntoIterator<Item = N>,
-    N: AsRef<str>,
-{
-    let mut d: Vec<shale::ColumnFamilyDescriptor> =
-        names.into_iter().map(|n| shale::ColumnFamilyDescriptor::new(n.as_ref(), o.clone())).collect();
-    if !d.iter().any(|d| d.name() == "default") {
-        d.insert(0, shale::ColumnFamilyDescriptor::new("default", o.clone()));
-    }
-    DB::open_cf_descriptors(o, path, d)
 }

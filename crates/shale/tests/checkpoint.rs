@@ -6,6 +6,9 @@
 //! opens in Shale.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
+mod families;
+use families::open_cf_all;
+
 mod tools;
 
 use std::os::unix::fs::MetadataExt;
@@ -171,20 +174,4 @@ fn checkpoint_interop(rocksdb: &str) {
     run_tool("ldb", &[ldb_db(&src), "checkpoint".into(), format!("--checkpoint_dir={}", ldb_cp.display())]);
     let c = open_cf_all(&opts(), &ldb_cp, ["other"]).expect("open ldb checkpoint");
     assert_same_pairs(&scan(&c, None), &want, &format!("Shale reading {rocksdb} ldb's checkpoint"));
-}
-
-/// Opens with every family, "default" included, given `o` (`DB::open_cf` gives them
-/// `Options::default()`, as rust-rocksdb's does).
-fn open_cf_all<P, I, N>(o: &Options, path: P, names: I) -> shale::Result<DB>
-where
-    P: AsRef<std::path::Path>,
-    I: IntoIterator<Item = N>,
-    N: AsRef<str>,
-{
-    let mut d: Vec<shale::ColumnFamilyDescriptor> =
-        names.into_iter().map(|n| shale::ColumnFamilyDescriptor::new(n.as_ref(), o.clone())).collect();
-    if !d.iter().any(|d| d.name() == "default") {
-        d.insert(0, shale::ColumnFamilyDescriptor::new("default", o.clone()));
-    }
-    DB::open_cf_descriptors(o, path, d)
 }

@@ -4,6 +4,9 @@
 //! has work (the queues are first in, first out, not by family id).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
+mod families;
+use families::open_cf_all;
+
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -163,20 +166,4 @@ fn no_family_starves_while_another_always_has_work() {
         let cf = db.cf_handle(&name(i)).unwrap();
         assert_eq!(db.get_cf(cf, b"k1").unwrap().as_deref(), Some(&b"v"[..]));
     }
-}
-
-/// Opens with every family, "default" included, given `o` (`DB::open_cf` gives them
-/// `Options::default()`, as rust-rocksdb's does).
-fn open_cf_all<P, I, N>(o: &Options, path: P, names: I) -> shale::Result<DB>
-where
-    P: AsRef<std::path::Path>,
-    I: IntoIterator<Item = N>,
-    N: AsRef<str>,
-{
-    let mut d: Vec<shale::ColumnFamilyDescriptor> =
-        names.into_iter().map(|n| shale::ColumnFamilyDescriptor::new(n.as_ref(), o.clone())).collect();
-    if !d.iter().any(|d| d.name() == "default") {
-        d.insert(0, shale::ColumnFamilyDescriptor::new("default", o.clone()));
-    }
-    DB::open_cf_descriptors(o, path, d)
 }

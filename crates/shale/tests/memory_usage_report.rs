@@ -3,8 +3,11 @@
 //! each distinct cache's usage once.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
+mod families;
+use families::open_cf_all;
+
 use shale::perf::{get_memory_usage_stats, MemoryUsageBuilder};
-use shale::{BlockBasedOptions, Cache, Options, DB};
+use shale::{BlockBasedOptions, Cache, Options};
 
 #[test]
 fn report_follows_memtables_readers_and_caches() {
@@ -52,20 +55,4 @@ fn report_follows_memtables_readers_and_caches() {
     );
     assert!(mu.approximate_cache_total() > 0);
     assert_eq!(mu.approximate_cache_total(), cache.get_usage() as u64, "the cache counted once");
-}
-
-/// Opens with every family, "default" included, given `o` (`DB::open_cf` gives them
-/// `Options::default()`, as rust-rocksdb's does).
-fn open_cf_all<P, I, N>(o: &Options, path: P, names: I) -> shale::Result<DB>
-where
-    P: AsRef<std::path::Path>,
-    I: IntoIterator<Item = N>,
-    N: AsRef<str>,
-{
-    let mut d: Vec<shale::ColumnFamilyDescriptor> =
-        names.into_iter().map(|n| shale::ColumnFamilyDescriptor::new(n.as_ref(), o.clone())).collect();
-    if !d.iter().any(|d| d.name() == "default") {
-        d.insert(0, shale::ColumnFamilyDescriptor::new("default", o.clone()));
-    }
-    DB::open_cf_descriptors(o, path, d)
 }

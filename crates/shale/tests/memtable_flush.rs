@@ -3,6 +3,9 @@
 //! without a flush.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
+mod families;
+use families::open_cf_all;
+
 mod util;
 
 use shale::{FlushOptions, Options, DB};
@@ -125,20 +128,4 @@ fn data_survives_reopen_with_and_without_flush() {
     let db = DB::open(&o, dir.path()).unwrap();
     assert_eq!(db.iterator(shale::IteratorMode::Start).count(), 999);
     assert_eq!(db.get(b"walonly0499").unwrap(), Some(value(1499, 200)));
-}
-
-/// Opens with every family, "default" included, given `o` (`DB::open_cf` gives them
-/// `Options::default()`, as rust-rocksdb's does).
-fn open_cf_all<P, I, N>(o: &Options, path: P, names: I) -> shale::Result<DB>
-where
-    P: AsRef<std::path::Path>,
-    I: IntoIterator<Item = N>,
-    N: AsRef<str>,
-{
-    let mut d: Vec<shale::ColumnFamilyDescriptor> =
-        names.into_iter().map(|n| shale::ColumnFamilyDescriptor::new(n.as_ref(), o.clone())).collect();
-    if !d.iter().any(|d| d.name() == "default") {
-        d.insert(0, shale::ColumnFamilyDescriptor::new("default", o.clone()));
-    }
-    DB::open_cf_descriptors(o, path, d)
 }

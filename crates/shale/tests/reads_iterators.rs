@@ -3,6 +3,9 @@
 //! iterate bounds, over data spread across the memtable, level 0 and level 1.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
+mod families;
+use families::open_cf_all;
+
 mod util;
 
 use shale::{Direction, IteratorMode, Options, ReadOptions, DB};
@@ -262,20 +265,4 @@ fn iterate_bounds() {
     let it = db.iterator_cf_opt(side, bounded(Some("k03"), Some("k06")), IteratorMode::Start);
     assert_eq!(keys(it), vec!["k03", "k04", "k05"]);
     assert_eq!(keys(db.iterator_cf(side, IteratorMode::End)).len(), 10);
-}
-
-/// Opens with every family, "default" included, given `o` (`DB::open_cf` gives them
-/// `Options::default()`, as rust-rocksdb's does).
-fn open_cf_all<P, I, N>(o: &Options, path: P, names: I) -> shale::Result<DB>
-where
-    P: AsRef<std::path::Path>,
-    I: IntoIterator<Item = N>,
-    N: AsRef<str>,
-{
-    let mut d: Vec<shale::ColumnFamilyDescriptor> =
-        names.into_iter().map(|n| shale::ColumnFamilyDescriptor::new(n.as_ref(), o.clone())).collect();
-    if !d.iter().any(|d| d.name() == "default") {
-        d.insert(0, shale::ColumnFamilyDescriptor::new("default", o.clone()));
-    }
-    DB::open_cf_descriptors(o, path, d)
 }
