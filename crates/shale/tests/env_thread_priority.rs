@@ -5,13 +5,16 @@
 
 use shale::{Env, Options, DB};
 
-/// (thread name, nice) of this process's threads whose name starts with `prefix`.
+/// (thread name, nice) of this process's flush and compaction threads whose name starts
+/// with `prefix`.
 fn nice_of_threads(prefix: &str) -> Vec<(String, i64)> {
     let mut out = Vec::new();
     for e in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
         let comm = std::fs::read_to_string(e.path().join("comm")).unwrap_or_default();
         let comm = comm.trim().to_string();
-        if !comm.starts_with(prefix) {
+        // The pools' threads only: the stats-dump thread is RocksDB's periodic-task timer,
+        // outside the pools, and keeps the process's priority there too.
+        if !comm.starts_with(prefix) || !(comm.contains(":flush") || comm.contains(":compact")) {
             continue;
         }
         let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
