@@ -975,10 +975,14 @@ impl Options {
     /// WAL compression, as RocksDB's `wal_compression`: each WAL starts with a
     /// SetCompressionType record and every record is one ZSTD frame (`wal/writer.rs`).
     /// Only None and Zstd exist; any other type panics, as rust-rocksdb's setter does.
+    ///
+    /// # Panics
+    /// With a type other than `None` or `Zstd`.
     pub fn set_wal_compression_type(&mut self, t: DBCompressionType) {
         match t {
             DBCompressionType::None | DBCompressionType::Zstd => self.wal_compression = t.to_table(),
-            other => unimplemented!("{:?} is not supported for WAL compression", other),
+            // rust-rocksdb's setter panics here (its message, so callers' expectations hold).
+            other => panic!("{other:?} is not supported for WAL compression"),
         }
     }
 
