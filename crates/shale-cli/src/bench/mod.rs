@@ -247,17 +247,7 @@ impl Runner<'_> {
                 .map(|h| h.join().unwrap_or_else(|_| Err("benchmark thread panicked".into())))
                 .collect()
         });
-        if let Some(Progress::Bar(b)) = &progress {
-            b.finish_and_clear();
-        }
-        for r in results {
-            r?;
-        }
-        let mut merged = Stats::new(a.histogram, None);
-        for t in &states {
-            merged.merge(&t.stats);
-        }
-        Ok(merged.report(name))
+        finish_run(results, progress.as_ref(), &states, a.histogram, name)
     }
 
     fn flush(&self) -> Result<()> {
@@ -362,16 +352,28 @@ impl Runner<'_> {
                 .map(|h| h.join().unwrap_or_else(|_| Err("benchmark thread panicked".into())))
                 .collect()
         });
-        if let Some(Progress::Bar(b)) = &progress {
-            b.finish_and_clear();
-        }
-        for r in results {
-            r?;
-        }
-        let mut merged = Stats::new(a.histogram, None);
-        for t in &states {
-            merged.merge(&t.stats);
-        }
-        Ok(merged.report(name))
+        finish_run(results, progress.as_ref(), &states, a.histogram, name)
     }
+}
+
+/// The end of a benchmark's threads: clears the progress bar, returns the first thread's
+/// error, else the threads' statistics merged into db_bench's result line.
+fn finish_run(
+    results: Vec<Result<()>>,
+    progress: Option<&Progress>,
+    states: &[ThreadState],
+    histogram: bool,
+    name: &str,
+) -> Result<String> {
+    if let Some(Progress::Bar(b)) = progress {
+        b.finish_and_clear();
+    }
+    for r in results {
+        r?;
+    }
+    let mut merged = Stats::new(histogram, None);
+    for t in states {
+        merged.merge(&t.stats);
+    }
+    Ok(merged.report(name))
 }
