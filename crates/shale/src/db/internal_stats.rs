@@ -248,31 +248,13 @@ impl CfInternalStats {
             write += st.bytes_written;
             micros += st.micros;
         }
-        let up = seconds_up.max(0.001);
-        let _ = writeln!(
-            out,
-            "Cumulative compaction: {:.2} GB write, {:.2} MB/s write, {:.2} GB read, {:.2} MB/s read, {:.1} seconds",
-            write as f64 / GB,
-            write as f64 / MB / up,
-            read as f64 / GB,
-            read as f64 / MB / up,
-            micros as f64 / MICROS_IN_SEC
-        );
+        compaction_line(&mut out, "Cumulative", write, read, micros, seconds_up);
         let (iw, ir, im) = (
             write - g.snapshot.compact_bytes_write,
             read - g.snapshot.compact_bytes_read,
             micros - g.snapshot.compact_micros,
         );
-        let iup = interval_up.max(0.001);
-        let _ = writeln!(
-            out,
-            "Interval compaction: {:.2} GB write, {:.2} MB/s write, {:.2} GB read, {:.2} MB/s read, {:.1} seconds",
-            iw as f64 / GB,
-            iw as f64 / MB / iup,
-            ir as f64 / GB,
-            ir as f64 / MB / iup,
-            im as f64 / MICROS_IN_SEC
-        );
+        compaction_line(&mut out, "Interval", iw, ir, im, interval_up);
         let _ =
             writeln!(out, "Estimated pending compaction bytes: {}", shape.estimated_pending_compaction_bytes);
         if periodic {
@@ -510,6 +492,20 @@ pub(crate) fn db_text(c: DbCounts, seconds_up: f64, snap: &Mutex<DbSnapshot>) ->
     s.seconds_up = seconds_up;
     s.c = c;
     out
+}
+
+/// RocksDB's `<Cumulative|Interval> compaction: ... GB write, ... MB/s write, ...` line.
+fn compaction_line(out: &mut String, label: &str, write: u64, read: u64, micros: u64, seconds: f64) {
+    let up = seconds.max(0.001);
+    let _ = writeln!(
+        out,
+        "{label} compaction: {:.2} GB write, {:.2} MB/s write, {:.2} GB read, {:.2} MB/s read, {:.1} seconds",
+        write as f64 / GB,
+        write as f64 / MB / up,
+        read as f64 / GB,
+        read as f64 / MB / up,
+        micros as f64 / MICROS_IN_SEC
+    );
 }
 
 #[cfg(test)]
