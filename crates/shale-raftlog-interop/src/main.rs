@@ -11,6 +11,10 @@
 //!
 //! Run: `cargo run --release` in this directory (its own workspace; not part of CI's test
 //! run, raft-engine pulls protobuf, rayon, prometheus and more).
+//!
+//! The interop checks here are a test: an unexpected engine error fails the check by
+//! panicking, as an `unwrap` in a test does. The benchmarks (`bench.rs`) return errors.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
 use std::path::Path;
