@@ -113,7 +113,7 @@ fn check(path: &Path) -> Result<()> {
         })
         .map_err(|e| e.to_string())?;
         match end {
-            ScanEnd::Clean => {}
+            ScanEnd::Clean | ScanEnd::ZeroTail { .. } => {}
             ScanEnd::Damaged { offset, error } => {
                 problems += 1;
                 println!("{}: damaged at offset {offset}: {error}", p.display());

@@ -124,12 +124,14 @@ fn fill_re(dir: &Path, mb: u64, regions: u64, k: u64) -> Res<u64> {
 }
 
 fn open_shale(dir: &Path, index: bool) -> Res<shale_raftlog::Engine> {
-    shale_raftlog::Engine::open(shale_raftlog::Config {
-        dir: dir_str(dir)?,
-        recovery_index_files: index,
-        ..Default::default()
-    })
-    .map_err(err("shale-raftlog open"))
+    let mut cfg =
+        shale_raftlog::Config { dir: dir_str(dir)?, recovery_index_files: index, ..Default::default() };
+    // SHALE_PREFILL_AHEAD=bytes (0: off) overrides the default zero prefill, for A/B runs.
+    if let Ok(v) = std::env::var("SHALE_PREFILL_AHEAD") {
+        let n = v.parse::<u64>().map_err(|e| format!("SHALE_PREFILL_AHEAD={v:?}: {e}"))?;
+        cfg.prefill_zeros_ahead = shale_raftlog::ReadableSize(n);
+    }
+    shale_raftlog::Engine::open(cfg).map_err(err("shale-raftlog open"))
 }
 
 fn open_re(dir: &Path) -> Res<raft_engine::Engine> {

@@ -64,6 +64,13 @@ pub struct Config {
     /// not match its log file is not used. Off: recovery scans every file, as
     /// raft-engine's does. See `index_file.rs` and docs/raftlog-format.md.
     pub recovery_index_files: bool,
+    /// Shale's own, not in raft-engine (default 8 MiB; 0 turns it off): a thread keeps
+    /// this many bytes of zeros written and synced past the active append file's batches,
+    /// so that a commit's `fdatasync` overwrites blocks rather than growing the file (a
+    /// journal commit on ext4). The file is cut back to its batches when sealed and when
+    /// the engine is dropped; after a crash, recovery cuts the zeros. Only on the real
+    /// file system (`PosixFileSystem`); see `prefill.rs` and docs/raftlog-format.md.
+    pub prefill_zeros_ahead: ReadableSize,
 }
 
 impl Default for Config {
@@ -87,6 +94,7 @@ impl Default for Config {
             prefill_for_recycle: false,
             prefill_limit: None,
             recovery_index_files: true,
+            prefill_zeros_ahead: ReadableSize::mb(8),
         }
     }
 }

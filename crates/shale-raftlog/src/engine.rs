@@ -140,6 +140,13 @@ impl<F: FileSystem> Engine<F, FilePipeLog<F>> {
             rec.reserved,
             cfg.recycle_capacity(),
             cfg.recovery_index_files,
+            // Zeros ahead need writes at offsets, which only the real file system's files
+            // are given here (`prefill.rs`).
+            if std::any::TypeId::of::<F>() == std::any::TypeId::of::<crate::env::PosixFileSystem>() {
+                cfg.prefill_zeros_ahead.0
+            } else {
+                0
+            },
         )?;
         let rewrite = SinglePipe::open(
             LogQueue::Rewrite,
@@ -151,6 +158,7 @@ impl<F: FileSystem> Engine<F, FilePipeLog<F>> {
             Vec::new(),
             0,
             cfg.recovery_index_files,
+            0,
         )?;
         let inner = Inner {
             cfg,

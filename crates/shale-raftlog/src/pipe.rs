@@ -28,6 +28,7 @@ use shale_base::fs::{FileSystemRef, RandomAccessFile, WritableFile};
 use crate::format::{build_reserved_file_name, FileId, FileSeq, LogFileFormat, LogQueue};
 use crate::log_batch::{signature_of, EncodedBatch};
 use crate::memtable::MAX_FILE_SEQ;
+use crate::prefill::Prefiller;
 use crate::{Error, Result};
 
 /// Where a batch went.
@@ -71,6 +72,8 @@ pub(crate) struct SinglePipe {
     recycle_capacity: usize,
     /// Write a recovery index for each sealed file (`Config::recovery_index_files`).
     write_index: bool,
+    /// Zeros written ahead of the active file's batches (`prefill.rs`); None: off.
+    prefill: Option<Prefiller>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -92,9 +95,15 @@ impl SinglePipe {
         recycled: Vec<FileSeq>,
         recycle_capacity: usize,
         write_index: bool,
+        prefill_ahead: u64,
     ) -> Result<SinglePipe> {
         let next = files.last().map_or(1, |f| f.seq + 1);
         let (active, file) = create_file(&*fs, dir, FileId::new(queue, next), format, None)?;
+        let prefill =
+            if prefill_ahead > 0 { Prefiller::start(prefill_ahead, target_file_size) } else { None };
+        if let Some(p) = &prefill {
+            p.attach(&FileId::new(queue, next).build_file_path(dir), active.written);
+        }
         let mut files: VecDeque<LogFile> = files.into();
         files.push_back(file);
         Ok(SinglePipe {
@@ -108,6 +117,7 @@ impl SinglePipe {
             recycled: Mutex::new(recycled.into()),
             recycle_capacity,
             write_index,
+            prefill,
         })
     }
 
@@ -126,6 +136,9 @@ impl SinglePipe {
         let id = FileId::new(self.queue, active.seq);
         batch.sign(signature_of(id, active.format.version));
         let offset = active.written;
+        if let Some(p) = &self.prefill {
+            p.reserve(offset + batch.bytes.len() as u64);
+        }
         let r = active.writer.append(&batch.bytes).and_then(|_| active.writer.flush());
         if let Err(e) = r {
             active.failed = Some(e.to_string());
@@ -181,6 +194,12 @@ impl SinglePipe {
             active.failed = Some(e.to_string());
             return Err(e.into());
         }
+        if let Some(p) = &self.prefill {
+            // Its zeros past the batches go (synced), before the index records its size.
+            // A failed cut leaves a zero tail, which readers take as the end; the index
+            // then does not match the file and is not used.
+            let _ = p.seal(active.written);
+        }
         if self.write_index {
             // The file is sealed (synced above): its recovery index. One that fails to be
             // written only means the file is scanned at the next open.
@@ -203,6 +222,9 @@ impl SinglePipe {
         let reuse = lock(&self.recycled).pop_front();
         let (new_active, file) =
             create_file(&*self.fs, &self.dir, FileId::new(self.queue, seq), self.format, reuse)?;
+        if let Some(p) = &self.prefill {
+            p.attach(&FileId::new(self.queue, seq).build_file_path(&self.dir), new_active.written);
+        }
         *active = new_active;
         self.files.write().unwrap_or_else(|p| p.into_inner()).push_back(file);
         Ok(())

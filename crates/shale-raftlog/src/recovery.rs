@@ -5,8 +5,9 @@
 //! footer (checksum verified); the entries blob is skipped, except for the last batch of
 //! each file, whose blob checksum is verified too (a torn write damages the last batch).
 //! The scanner stops at:
-//! - the end of the file, or zero bytes up to the end (a preallocated tail, as
-//!   raft-engine's `fallocate` leaves after a crash): clean end;
+//! - the end of the file: clean end;
+//! - zero bytes up to the end (a preallocated tail, as raft-engine's `fallocate` or
+//!   Shale's zero prefill leave after a crash): clean end, and recovery cuts the zeros;
 //! - anything else undecodable: damage at that offset, handled by the recovery mode.
 //!
 //! Recovery lists the directory, replays the rewrite queue and chunks of the append queue
@@ -90,8 +91,11 @@ pub struct ScannedBatch {
 /// How a scan ended.
 #[derive(Debug)]
 pub enum ScanEnd {
-    /// The file ended cleanly (possibly with a zero-filled tail).
+    /// The file ended cleanly.
     Clean,
+    /// The batches end cleanly at `offset`, followed by zeros to the end of the file (a
+    /// preallocated or prefilled tail left by a crash): recovery cuts them off.
+    ZeroTail { offset: u64 },
     /// Damage at `offset` (the valid prefix ends there).
     Damaged { offset: u64, error: Error },
     /// The file header itself is damaged.
@@ -215,7 +219,7 @@ fn scan_file_indexing(
             Err(e @ Error::Io(_)) => return Err(e),
             Err(e) => {
                 if w.zero_to_end(offset)? {
-                    break ScanEnd::Clean;
+                    break ScanEnd::ZeroTail { offset };
                 }
                 break ScanEnd::Damaged { offset, error: e };
             }
@@ -505,6 +509,17 @@ pub(crate) fn recover(
                         size: hdr.len() as u64,
                     });
                     continue;
+                }
+                ScanEnd::ZeroTail { offset } => {
+                    // No damage: cut the zeros, so that the file (sealed from now on)
+                    // ends at its last batch, as raft-engine expects of a sealed file.
+                    if repair {
+                        let mut prefix = vec![0u8; offset as usize];
+                        let n = s.reader.read_at(0, &mut prefix)?;
+                        prefix.truncate(n);
+                        replace_file(&**fs, dir, &name, &prefix)?;
+                    }
+                    (s.format.unwrap_or_default(), offset)
                 }
                 ScanEnd::Damaged { offset, error } => {
                     if !tolerate {

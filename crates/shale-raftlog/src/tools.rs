@@ -44,7 +44,7 @@ impl LogItemReader {
             })
         });
         match r {
-            Ok((_, ScanEnd::Clean)) => {}
+            Ok((_, ScanEnd::Clean)) | Ok((_, ScanEnd::ZeroTail { .. })) => {}
             Ok((_, ScanEnd::Damaged { offset, error })) => out
                 .push_back(Err(Error::corruption(format!("{} at offset {offset}: {error}", path.display())))),
             Ok((_, ScanEnd::BadHeader(e))) => {

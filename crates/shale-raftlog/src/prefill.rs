@@ -1,0 +1,253 @@
+//! Zeros written ahead of the active append file's batches, off the commit path.
+//!
+//! ```text
+//!  active file: | header | batches ...... | zeros, synced ................ | end of file
+//!               0                  reserved ^                     frontier ^
+//!                                  (appends reach here)   (reserved + `ahead` at most)
+//! ```
+//! Why: on ext4 (as on other journaling file systems) the `fdatasync` after an append
+//! that grows the file must also commit the new size and extents through the journal;
+//! after an overwrite of blocks the file already has, written and synced, it need not.
+//! A thread writes zeros up to `ahead` bytes past the appends, a chunk at a time, and
+//! syncs them; each group commit then overwrites blocks that are already there. (An
+//! `fallocate`d range does not do it: its extents stay "unwritten" until the first write
+//! converts them, a metadata change again; see docs/benchmarks.md.)
+//!
+//! The bytes: the thread writes a chunk only at offsets no append has reserved yet
+//! (`reserved`, raised under the state lock before each append is written), and an append
+//! that would reach the chunk being written waits for it. A crash leaves zeros after the
+//! last batch, which recovery takes as a clean end and cuts off (`recovery.rs`), as it
+//! does the tail raft-engine's `fallocate` leaves. A file being sealed is cut back to its
+//! batches before its recovery index is written; the active one when the engine is
+//! dropped. So files handed to raft-engine after a clean close have no zero tail.
+//!
+//! Only on the real file system (`PosixFileSystem`): the thread writes at offsets through
+//! its own `std::fs::File`, which Shale's append-only `WritableFile` cannot do. On the
+//! in-memory and fault-injecting file systems there is no prefill: appends grow the file.
+
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+
+struct State {
+    /// The active file, open for writes at offsets; None: nothing to prefill.
+    file: Option<Arc<File>>,
+    /// Appends reach up to here (the end of the last append started).
+    reserved: u64,
+    /// Zeros are written and synced up to here (the file's length, when past `reserved`).
+    frontier: u64,
+    /// A chunk being written: [start, end).
+    in_flight: Option<(u64, u64)>,
+    /// A write or sync of zeros failed: no more prefill for this file.
+    failed: bool,
+    stop: bool,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    /// The thread waits here for work.
+    work: Condvar,
+    /// Appends and seals wait here for a chunk to finish.
+    done: Condvar,
+    ahead: u64,
+    chunk: u64,
+    /// No zeros past this offset (the target file size plus a chunk).
+    limit: u64,
+}
+
+fn lock(m: &Mutex<State>) -> MutexGuard<'_, State> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The prefill thread of one queue and its state.
+pub(crate) struct Prefiller {
+    shared: Arc<Shared>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Prefiller {
+    /// Starts the thread: keeps `ahead` bytes of zeros past the appends, in files of up
+    /// to about `target_file_size` bytes. None when the thread cannot be started (then
+    /// appends grow the file, as without prefill).
+    pub fn start(ahead: u64, target_file_size: u64) -> Option<Prefiller> {
+        let chunk = (ahead / 4).clamp(64 << 10, 4 << 20);
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State {
+                file: None,
+                reserved: 0,
+                frontier: 0,
+                in_flight: None,
+                failed: false,
+                stop: false,
+            }),
+            work: Condvar::new(),
+            done: Condvar::new(),
+            ahead,
+            chunk,
+            limit: target_file_size.saturating_add(chunk),
+        });
+        let s = shared.clone();
+        let thread =
+            std::thread::Builder::new().name("raftlog-prefill".into()).spawn(move || run(&s)).ok()?;
+        Some(Prefiller { shared, thread: Some(thread) })
+    }
+
+    /// A new active file `path`, `len` bytes long (its header, synced). When it cannot be
+    /// opened for writing, it is not prefilled.
+    pub fn attach(&self, path: &Path, len: u64) {
+        let file = OpenOptions::new().write(true).open(path).ok().map(Arc::new);
+        let mut st = lock(&self.shared.state);
+        while st.in_flight.is_some() {
+            st = self.shared.done.wait(st).unwrap_or_else(|p| p.into_inner());
+        }
+        st.file = file;
+        st.reserved = len;
+        st.frontier = len;
+        st.failed = false;
+        self.shared.work.notify_one();
+    }
+
+    /// Called before an append that ends at `end` is written: waits while a chunk of
+    /// zeros is being written where the append goes, then reserves up to `end`.
+    pub fn reserve(&self, end: u64) {
+        let mut st = lock(&self.shared.state);
+        while matches!(st.in_flight, Some((start, _)) if start < end) {
+            st = self.shared.done.wait(st).unwrap_or_else(|p| p.into_inner());
+        }
+        st.reserved = st.reserved.max(end);
+        if st.file.is_some() && st.frontier < st.reserved.saturating_add(self.shared.ahead) {
+            self.shared.work.notify_one();
+        }
+    }
+
+    /// The active file is being sealed at `len` bytes: stops prefilling it and cuts it
+    /// back to `len` (synced) when zeros were written past that. False when the cut
+    /// failed (the file then ends with zeros, which readers take as its end).
+    pub fn seal(&self, len: u64) -> bool {
+        let file = {
+            let mut st = lock(&self.shared.state);
+            while st.in_flight.is_some() {
+                st = self.shared.done.wait(st).unwrap_or_else(|p| p.into_inner());
+            }
+            st.file.take()
+        };
+        match file {
+            Some(f) => cut(&f, len, true),
+            None => true,
+        }
+    }
+}
+
+/// Cuts `f` to `len` bytes when it is longer (then syncs, when `sync`).
+fn cut(f: &File, len: u64, sync: bool) -> bool {
+    match f.metadata() {
+        Ok(m) if m.len() > len => {
+            f.set_len(len).and_then(|_| if sync { f.sync_data() } else { Ok(()) }).is_ok()
+        }
+        Ok(_) => true,
+        Err(_) => false,
+    }
+}
+
+impl Drop for Prefiller {
+    fn drop(&mut self) {
+        let file = {
+            let mut st = lock(&self.shared.state);
+            st.stop = true;
+            self.shared.work.notify_all();
+            st.file.take().map(|f| (f, st.reserved))
+        };
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        // The engine is closing: its active file loses its zero tail (not synced: a crash
+        // before the cut reaches the disk leaves zeros, which recovery cuts).
+        if let Some((f, len)) = file {
+            let _ = cut(&f, len, false);
+        }
+    }
+}
+
+fn run(s: &Shared) {
+    let zeros = vec![0u8; s.chunk as usize];
+    let mut st = lock(&s.state);
+    loop {
+        if st.stop {
+            return;
+        }
+        let job = match &st.file {
+            Some(f) if st.in_flight.is_none() && !st.failed => {
+                let start = st.frontier.max(st.reserved);
+                if start < st.reserved.saturating_add(s.ahead) && start < s.limit {
+                    let end = ((start / s.chunk + 1) * s.chunk).min(s.limit);
+                    Some((f.clone(), start, end))
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        };
+        let Some((f, start, end)) = job else {
+            st = s.work.wait(st).unwrap_or_else(|p| p.into_inner());
+            continue;
+        };
+        st.in_flight = Some((start, end));
+        drop(st);
+        let r = f.write_all_at(&zeros[..(end - start) as usize], start).and_then(|_| f.sync_data());
+        st = lock(&s.state);
+        st.in_flight = None;
+        if st.file.as_ref().is_some_and(|cur| Arc::ptr_eq(cur, &f)) {
+            match r {
+                Ok(()) => st.frontier = st.frontier.max(end),
+                Err(_) => st.failed = true,
+            }
+        }
+        s.done.notify_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zeros_go_ahead_and_are_cut_at_seal() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, b"head").unwrap();
+        let p = Prefiller::start(1 << 20, 8 << 20).unwrap();
+        p.attach(&path, 4);
+        p.reserve(100);
+        // The thread fills up to 1 MiB past the reservation.
+        let t0 = std::time::Instant::now();
+        while std::fs::metadata(&path).unwrap().len() < (1 << 20) + 100 {
+            assert!(t0.elapsed().as_secs() < 30, "no zeros written ahead");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        // What was written before stays.
+        let mut head = [0u8; 4];
+        File::open(&path).unwrap().read_exact_at(&mut head, 0).unwrap();
+        assert_eq!(&head, b"head");
+        assert!(p.seal(100));
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), 100);
+    }
+
+    #[test]
+    fn drop_cuts_the_active_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, b"head").unwrap();
+        let p = Prefiller::start(256 << 10, 8 << 20).unwrap();
+        p.attach(&path, 4);
+        p.reserve(10);
+        let t0 = std::time::Instant::now();
+        while std::fs::metadata(&path).unwrap().len() <= 10 {
+            assert!(t0.elapsed().as_secs() < 30, "no zeros written ahead");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        drop(p);
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), 10);
+    }
+}
