@@ -1314,7 +1314,15 @@ fn buckets() -> &'static Buckets {
             }
             v.push(b * pow);
         }
-        let small = (0..SMALL_VALUES as u64).map(|x| search_bucket(&v, x) as u8).collect();
+        // The small-value table in one walk: bucket i holds the values up to limits[i].
+        let mut small = Vec::with_capacity(SMALL_VALUES);
+        let mut i = 0;
+        for x in 0..SMALL_VALUES as u64 {
+            while x > v[i] {
+                i += 1;
+            }
+            small.push(i as u8);
+        }
         Buckets { limits: v, small }
     })
 }
@@ -1335,7 +1343,7 @@ fn search_bucket(limits: &[u64], value: u64) -> usize {
 }
 
 /// The bucket of `value`: the first whose limit is at least it (the last for larger ones).
-#[inline]
+#[inline(always)]
 fn bucket_index(b: &Buckets, value: u64) -> usize {
     match b.small.get(value as usize) {
         Some(&i) if value < SMALL_VALUES as u64 => i as usize,
@@ -1368,7 +1376,7 @@ impl HistStat {
     /// Adds a sample as RocksDB's `HistogramStat::Add` does: plain loads and stores, not
     /// atomic read-modify-writes (a shard is mostly one thread's; a sample lost to two
     /// threads sharing one is accepted, as in RocksDB), min and max stored only when they move.
-    #[inline]
+    #[inline(always)]
     fn add(&self, b: &Buckets, value: u64) {
         let bump =
             |a: &AtomicU64, n: u64| a.store(a.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
@@ -1479,6 +1487,10 @@ struct Shard {
 pub struct Statistics {
     level: AtomicU8,
     shards: Box<[Shard]>,
+    /// `shards.len() - 1` (a power of two less one).
+    mask: usize,
+    /// `buckets()`, kept here so that a sample reads a field, not a `OnceLock`.
+    buckets: &'static Buckets,
 }
 
 impl std::fmt::Debug for Statistics {
@@ -1487,10 +1499,10 @@ impl std::fmt::Debug for Statistics {
     }
 }
 
-/// The shard a thread adds to, assigned round robin at its first count; `n` is a power of two,
-/// so a mask picks it (no division on the counting path).
-#[inline]
-fn shard_index(n: usize) -> usize {
+/// The shard a thread adds to, assigned round robin at its first count; `mask` is a power of
+/// two less one, so it picks it (no division on the counting path).
+#[inline(always)]
+fn shard_index(mask: usize) -> usize {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
     thread_local! {
         // Const-initialised: reading it needs no lazy-init check.
@@ -1505,7 +1517,7 @@ fn shard_index(n: usize) -> usize {
         m.set(v);
         v
     });
-    mine & (n - 1)
+    mine & mask
 }
 
 impl Default for Statistics {
@@ -1523,6 +1535,8 @@ impl Statistics {
         let n = bucket_limits().len();
         Statistics {
             level: AtomicU8::new(StatsLevel::ExceptDetailedTimers as u8),
+            mask: shards - 1,
+            buckets: buckets(),
             shards: (0..shards)
                 .map(|_| Shard {
                     tickers: std::array::from_fn(|_| AtomicU64::new(0)),
@@ -1540,8 +1554,9 @@ impl Statistics {
         self.level.load(Ordering::Relaxed)
     }
 
+    #[inline(always)]
     fn shard(&self) -> &Shard {
-        &self.shards[shard_index(self.shards.len())]
+        &self.shards[shard_index(self.mask)]
     }
 
     /// Adds `n` to `ticker` (RocksDB's `RecordTick`).
@@ -1574,7 +1589,7 @@ impl Statistics {
         if self.level() <= StatsLevel::ExceptHistogramOrTimers as u8 {
             return;
         }
-        self.shard().hists[h as usize].add(buckets(), value);
+        self.shard().hists[h as usize].add(self.buckets, value);
     }
 
     /// True when timings are recorded (above `kExceptTimers`): callers read the clock only then.
@@ -1587,7 +1602,48 @@ impl Statistics {
     #[inline]
     pub fn report_time(&self, h: Histogram, micros: u64) {
         if self.timers_enabled() {
-            self.shard().hists[h as usize].add(buckets(), micros);
+            self.shard().hists[h as usize].add(self.buckets, micros);
+        }
+    }
+
+    /// The clock in nanoseconds when timers are recorded (RocksDB's StopWatch start).
+    #[inline]
+    pub(crate) fn timer_start(&self) -> Option<u64> {
+        self.timers_enabled().then(clock_nanos)
+    }
+
+    /// One write's counts: its time since `started` in `rocksdb.db.write.micros` (None:
+    /// not timed), and for a write leader its group's counts as RocksDB's `WriteImpl`
+    /// records them (keys and bytes, the leader's write and its followers', writes and bytes
+    /// through the WAL, the group's size in `rocksdb.bytes.per.write`). One level check and
+    /// one shard lookup for all.
+    #[inline]
+    pub(crate) fn record_write(&self, started: Option<u64>, group: Option<WriteGroupCounts>) {
+        let level = self.level();
+        if level <= 1 {
+            return;
+        }
+        let shard = self.shard();
+        if let Some(g) = group {
+            let t = &shard.tickers;
+            t[Ticker::NumberKeysWritten as usize].fetch_add(g.keys, Ordering::Relaxed);
+            t[Ticker::BytesWritten as usize].fetch_add(g.bytes, Ordering::Relaxed);
+            t[Ticker::WriteDoneBySelf as usize].fetch_add(1, Ordering::Relaxed);
+            if g.writers > 1 {
+                t[Ticker::WriteDoneByOther as usize].fetch_add(g.writers - 1, Ordering::Relaxed);
+            }
+            if g.wal {
+                t[Ticker::WriteWithWal as usize].fetch_add(g.writers, Ordering::Relaxed);
+                t[Ticker::WalFileBytes as usize].fetch_add(g.bytes, Ordering::Relaxed);
+            }
+            if level > StatsLevel::ExceptHistogramOrTimers as u8 {
+                shard.hists[Histogram::BytesPerWrite as usize].add(self.buckets, g.bytes);
+            }
+        }
+        // The level was checked when the clock was read (as RocksDB's StopWatch does).
+        if let Some(t) = started {
+            let micros = clock_nanos().saturating_sub(t) / 1000;
+            shard.hists[Histogram::DbWrite as usize].add(self.buckets, micros);
         }
     }
 
@@ -1628,11 +1684,18 @@ impl Statistics {
         for t in Ticker::iter() {
             let _ = writeln!(out, "{} COUNT : {}", t.name(), self.ticker_count(*t));
         }
-        let limits = bucket_limits();
         for name in ROCKSDB_HISTOGRAM_NAMES {
             let d = match name.parse::<Histogram>() {
-                Ok(h) => self.histogram_data(h),
-                Err(_) => Merged::new(limits.len()).data(limits),
+                Ok(h) if self.shards.iter().any(|s| s.hists[h as usize].num.load(Ordering::Relaxed) > 0) => {
+                    self.histogram_data(h)
+                }
+                // Nothing recorded: RocksDB's line of an empty histogram, without the merge
+                // and the float formatting (most histograms of a run are empty).
+                _ => {
+                    out.push_str(name);
+                    out.push_str(EMPTY_HISTOGRAM_LINE);
+                    continue;
+                }
             };
             let _ = writeln!(
                 out,
@@ -1644,6 +1707,10 @@ impl Statistics {
     }
 }
 
+/// What RocksDB prints after an empty histogram's name (`HistogramImpl` with no sample).
+const EMPTY_HISTOGRAM_LINE: &str =
+    " P50 : 0.000000 P95 : 0.000000 P99 : 0.000000 P100 : 0.000000 COUNT : 0 SUM : 0\n";
+
 /// The monotonic clock in nanoseconds: one vDSO call, without `Instant`'s checked
 /// arithmetic (the timers of the write and read paths read it twice per operation).
 #[inline]
@@ -1652,6 +1719,15 @@ pub(crate) fn clock_nanos() -> u64 {
     // SAFETY: `ts` is a valid, writable timespec; the call writes only it.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     (ts.tv_sec as u64).wrapping_mul(1_000_000_000).wrapping_add(ts.tv_nsec as u64)
+}
+
+/// What a write leader's group adds to the statistics (`Statistics::record_write`).
+#[derive(Clone, Copy)]
+pub(crate) struct WriteGroupCounts {
+    pub keys: u64,
+    pub bytes: u64,
+    pub writers: u64,
+    pub wal: bool,
 }
 
 /// Times a scope into a histogram when the statistics record timings (RocksDB's
@@ -1677,7 +1753,9 @@ impl Drop for StopWatch<'_> {
     #[inline]
     fn drop(&mut self) {
         if let (Some(s), Some(t)) = (self.stats, self.start) {
-            s.report_time(self.hist, clock_nanos().saturating_sub(t) / 1000);
+            // The level was checked when the clock was read (as RocksDB's StopWatch does).
+            let micros = clock_nanos().saturating_sub(t) / 1000;
+            s.shard().hists[self.hist as usize].add(s.buckets, micros);
         }
     }
 }
@@ -1750,6 +1828,23 @@ pub const COUNTED_TICKERS: &[Ticker] = &[
     Ticker::FilesDeletedImmediately,
     Ticker::ErrorHandlerBgErrorCount,
     Ticker::ErrorHandlerBgIoErrorCount,
+    // With `cache_index_and_filter_blocks` (table/reader.rs; tests/statistics_feature_tickers.rs).
+    Ticker::BlockCacheIndexMiss,
+    Ticker::BlockCacheIndexHit,
+    Ticker::BlockCacheIndexAdd,
+    Ticker::BlockCacheIndexBytesInsert,
+    Ticker::BlockCacheFilterMiss,
+    Ticker::BlockCacheFilterHit,
+    Ticker::BlockCacheFilterAdd,
+    Ticker::BlockCacheFilterBytesInsert,
+    // A strict-capacity cache refusing an insert (table/reader.rs).
+    Ticker::BlockCacheAddFailures,
+    // The row cache (db/table_cache.rs).
+    Ticker::RowCacheHit,
+    Ticker::RowCacheMiss,
+    // FIFO compaction's deletions, by reason (db/compact.rs).
+    Ticker::FifoMaxSizeCompactions,
+    Ticker::FifoTtlCompactions,
 ];
 
 /// Why Shale does not count `t` (None: it does, see [`COUNTED_TICKERS`]). Most name features
@@ -1762,18 +1857,10 @@ pub fn why_not_counted(t: Ticker) -> Option<&'static str> {
     }
     let name = t.name();
     Some(match t {
-        BlockCacheIndexMiss
-        | BlockCacheIndexHit
-        | BlockCacheIndexAdd
-        | BlockCacheIndexBytesInsert
-        | BlockCacheFilterMiss
-        | BlockCacheFilterHit
-        | BlockCacheFilterAdd
-        | BlockCacheFilterBytesInsert
-        | BlockCacheIndexAddRedundant
-        | BlockCacheFilterAddRedundant => {
-            "index and filter blocks are held by the table reader, never in the block cache \
-             (RocksDB's cache_index_and_filter_blocks=false, where it counts none either)"
+        BlockCacheIndexAddRedundant | BlockCacheFilterAddRedundant => {
+            "not counted: the cache's insert does not report a key already present \
+             (cache/block_cache.rs), so two readers that miss the same index or filter block \
+             at once and both insert it are not told apart"
         }
         BlockCacheCompressionDictMiss
         | BlockCacheCompressionDictHit
@@ -1782,9 +1869,9 @@ pub fn why_not_counted(t: Ticker) -> Option<&'static str> {
         | BlockCacheCompressionDictAddRedundant => {
             "compression dictionaries are held by the table reader, never in the block cache"
         }
-        BlockCacheAddFailures => "the cache never refuses an insert (no strict_capacity_limit yet)",
         BlockCacheAddRedundant | BlockCacheDataAddRedundant => {
-            "not counted yet: the cache's insert does not report a key already present"
+            "not counted: the cache's insert does not report a key already present \
+             (cache/block_cache.rs), so two readers inserting the same block are not told apart"
         }
         SecondaryCacheHits
         | SecondaryCacheFilterHits
@@ -1808,7 +1895,10 @@ pub fn why_not_counted(t: Ticker) -> Option<&'static str> {
         NumberIterSkip | NumberOfReseeksInIteration => {
             "not counted yet: internal entries skipped inside the iterator (iter/, issue 13's)"
         }
-        NumberMergeFailures => "no merge operators yet (issue 15)",
+        NumberMergeFailures => {
+            "not counted yet: a merge operator's failure is returned as Corruption \
+             (merge_operator.rs) without this count"
+        }
         WalPrecreateHit
         | WalPrecreateMiss
         | WalPrecreateWaited
@@ -1837,10 +1927,9 @@ pub fn why_not_counted(t: Ticker) -> Option<&'static str> {
             "not counted yet: block compression happens in table/format.rs and builder.rs, \
              which take no statistics"
         }
-        MergeOperationTotalTime => "no merge operators yet (issue 15)",
+        MergeOperationTotalTime => "not timed yet: merge operators run untimed (merge_operator.rs)",
         FilterOperationTotalTime => "not timed yet (compaction filters, compaction/job.rs)",
         CompactionCpuTotalTime => "not timed yet (per-thread CPU time of compaction jobs)",
-        RowCacheHit | RowCacheMiss => "no row cache yet",
         ReadAmpEstimateUsefulBytes | ReadAmpTotalReadBytes => "read_amp_bytes_per_bit is not built",
         NumberRateLimiterDrains
         | RateLimiterBytesRead
@@ -1850,7 +1939,9 @@ pub fn why_not_counted(t: Ticker) -> Option<&'static str> {
         | RateLimiterDelayedRequestsRead
         | RateLimiterDelayedRequestsWrite
         | RateLimiterTotalWaitMicrosRead
-        | RateLimiterTotalWaitMicrosWrite => "no rate limiter in Shale",
+        | RateLimiterTotalWaitMicrosWrite => {
+            "not counted yet: the rate limiter (rate_limiter.rs) takes no statistics"
+        }
         TxnPrepareMutexOverhead
         | TxnOldCommitMapMutexOverhead
         | TxnDuplicateKeyOverhead
@@ -1897,7 +1988,8 @@ pub fn why_not_counted(t: Ticker) -> Option<&'static str> {
         }
         TableOpenPrefetchTailMiss | TableOpenPrefetchTailHit => "not counted yet (table open reads)",
         TimestampFilterTableChecked | TimestampFilterTableFiltered => {
-            "no user-defined timestamps yet (issue 15)"
+            "not counted yet: reads with a timestamp do not skip tables by their timestamp \
+             range (db/timestamps.rs), which is where RocksDB counts these"
         }
         ReadaheadTrimmed
         | PrefetchBytes
@@ -1906,8 +1998,8 @@ pub fn why_not_counted(t: Ticker) -> Option<&'static str> {
         | PrefetchMemoryBytesGranted
         | PrefetchMemoryBytesReleased
         | PrefetchMemoryRequestsBlocked => "no readahead prefetching in Shale",
-        FifoMaxSizeCompactions | FifoTtlCompactions | FifoChangeTemperatureCompactions => {
-            "no FIFO compaction yet (issue 18)"
+        FifoChangeTemperatureCompactions => {
+            "no file temperatures in Shale, so FIFO never changes a table's temperature"
         }
         SstFooterCorruptionCount | FileReadCorruptionRetryCount | FileReadCorruptionRetrySuccessCount => {
             "not counted yet: Shale does not retry corrupt reads"
@@ -1934,8 +2026,27 @@ pub fn why_not_counted(t: Ticker) -> Option<&'static str> {
         AtomicFlushRequestReasonWriteBufferFull
         | AtomicFlushRequestReasonWriteBufferManager
         | AtomicFlushRequestReasonMemtableMaxRangeDeletions
-        | AtomicFlushRequestReasonOther => "no atomic flush yet (issue 10)",
-        _ if name.starts_with("rocksdb.blobdb") => "no blob files yet (issue 18)",
+        | AtomicFlushRequestReasonOther => {
+            "not counted yet: atomic flushes do not carry RocksDB's request reasons (db/flush.rs)"
+        }
+        BlobDbBlobFileBytesRead
+        | BlobDbBlobFileBytesWritten
+        | BlobDbBlobFileSynced
+        | BlobDbCacheMiss
+        | BlobDbCacheHit
+        | BlobDbCacheAdd
+        | BlobDbCacheAddFailures
+        | BlobDbCacheBytesRead
+        | BlobDbCacheBytesWrite
+        | BlobDbGcNumKeysRelocated
+        | BlobDbGcBytesRelocated => {
+            "not counted yet: blob files and the blob cache exist (issue 18), but blob/reader.rs \
+             (BlobFetcher), blob/writer.rs and the compaction's blob relocation take no statistics"
+        }
+        _ if name.starts_with("rocksdb.blobdb") => {
+            "counted only by RocksDB's legacy stacked BlobDB (utilities/blob_db), which \
+             rust-rocksdb does not open; its integrated BlobDB, which Shale's is, never counts it"
+        }
         _ => "not counted yet",
     })
 }

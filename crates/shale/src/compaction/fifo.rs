@@ -54,7 +54,7 @@ fn pick_ttl(v: &Version, opts: &Options, ttl: u64, now: u64) -> Option<Compactio
     if inputs.is_empty() || remaining > opts.fifo_max_table_files_size {
         return None;
     }
-    Some(deletion(0, inputs))
+    Some(CompactionPlan { fifo_ttl: true, ..deletion(0, inputs) })
 }
 
 /// RocksDB's PickSizeCompaction.
@@ -175,6 +175,7 @@ mod tests {
         assert!(pick_fifo(&v, &opts(400), Busy::default(), 0).is_none());
         let p = pick_fifo(&v, &opts(250), Busy::default(), 0).unwrap();
         assert!(p.deletion_only);
+        assert!(!p.fifo_ttl, "counted as a max-size compaction");
         assert_eq!(numbers(&p), vec![1, 2]);
     }
 
@@ -195,6 +196,7 @@ mod tests {
         let v = l0(&[(3, 100, 950), (2, 100, 200), (1, 100, 100)]);
         let p = pick_fifo(&v, &o, Busy::default(), 1000).unwrap();
         assert!(p.deletion_only);
+        assert!(p.fifo_ttl, "counted as a TTL compaction");
         assert_eq!(numbers(&p), vec![1, 2]);
         // A table of unknown age stops the walk.
         let v = l0(&[(3, 100, 950), (2, 100, 200), (1, 100, 0)]);

@@ -40,6 +40,9 @@ pub struct CompactionPlan {
     pub bottommost: bool,
     /// FIFO's size and TTL compactions: the inputs are deleted, nothing is written.
     pub deletion_only: bool,
+    /// A FIFO deletion picked by TTL, not by size (which ticker counts it:
+    /// `rocksdb.fifo.ttl.compactions` or `rocksdb.fifo.max.size.compactions`).
+    pub fifo_ttl: bool,
     /// Universal's `compression_size_percent`: the outputs are written uncompressed.
     pub disable_compression: bool,
     /// The size at which outputs are cut (None: the output level's target file size).

@@ -81,7 +81,14 @@ impl DbInner {
             ..Default::default()
         };
         if plan.deletion_only {
-            // FIFO: the inputs are dropped; nothing is read or written.
+            // FIFO: the inputs are dropped; nothing is read or written. Counted by reason
+            // when the job runs, as RocksDB's BackgroundCompaction counts it.
+            let t = if plan.fifo_ttl {
+                crate::statistics::Ticker::FifoTtlCompactions
+            } else {
+                crate::statistics::Ticker::FifoMaxSizeCompactions
+            };
+            crate::statistics::record_tick(self.opts.statistics.as_deref(), t, 1);
         } else if trivial_move {
             job_stats.bytes_moved = plan.inputs[0].file_size;
             edit.new_files.push((plan.output_level as u32, (*plan.inputs[0]).clone()));

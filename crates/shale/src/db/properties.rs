@@ -177,6 +177,9 @@ impl DbInner {
             bytes: Vec::new(),
             scores: Vec::new(),
             estimated_pending_compaction_bytes: 0,
+            blob_files: 0,
+            blob_bytes: 0,
+            blob_garbage_bytes: 0,
         };
         if let Some(c) = st.cfs.get(&cf.id) {
             let v = &c.current;
@@ -190,6 +193,14 @@ impl DbInner {
             shape.scores = crate::compaction::picker::level_scores(v, &cf.opts);
             shape.estimated_pending_compaction_bytes =
                 crate::compaction::picker::estimated_pending_bytes(v, &cf.opts);
+            let blobs = v.blob_files();
+            shape.blob_files = blobs.len();
+            for b in blobs.values() {
+                shape.blob_bytes += crate::blob::format::HEADER_SIZE as u64
+                    + b.shared.total_blob_bytes
+                    + crate::blob::format::FOOTER_SIZE as u64;
+                shape.blob_garbage_bytes += b.garbage_blob_bytes;
+            }
         }
         shape
     }
