@@ -42,7 +42,7 @@ const USAGE: &str = "Usage: sst_dump --file=<data_dir_OR_sst_file> [--command=ch
         scan: Iterate over entries in files and print them to screen
         raw: Dump all the table contents to <file_name>_dump.txt
         verify: Iterate all the blocks in files verifying checksum to detect possible corruption but don't print anything except if a corruption is encountered
-        recompress: reports the SST file size if recompressed with different compression types (not supported by Shale yet)
+        recompress: reports the SST file size if recompressed with different compression types
         identify: Reports a file is a valid SST file or lists all valid SST files under a directory
 
     --show_sequence_number_type
@@ -71,6 +71,22 @@ const USAGE: &str = "Usage: sst_dump --file=<data_dir_OR_sst_file> [--command=ch
 
     --show_summary
       Print summary of number of files, data blocks and block sizes
+
+    --decode_blob_index
+      Decode blob indexes and print them in a human-readable format during scans.
+
+    --set_block_size=<block_size>
+      Can be combined with --command=recompress to set the block size that will
+      be used when trying different compression algorithms
+
+    --compression_types=<comma-separated list of CompressionType members, e.g.,
+      kSnappyCompression>
+      Can be combined with --command=recompress to run recompression for this
+      list of compression types
+
+    --compression_level_from=<compression_level>
+    --compression_level_to=<compression_level>
+      Range of compression levels to try with --command=recompress (both or neither)
 ";
 
 fn parse(args: &[String]) -> Res<Args> {

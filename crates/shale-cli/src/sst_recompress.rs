@@ -127,6 +127,7 @@ fn show_one(
 ) -> shale::Result<()> {
     let fs = MemFileSystem::new();
     let path = std::path::Path::new("/recompress/test_file_name");
+    fs.create_dir_all(std::path::Path::new("/recompress"))?;
     let start = Instant::now();
     let mut opts = TableBuilderOptions::new(shale::key::bytewise_internal_comparator());
     opts.block_size = block_size;
