@@ -1,6 +1,7 @@
 //! `shale sst_dump`: RocksDB's `sst_dump` (tools/sst_dump_tool.cc, table/sst_file_dumper.cc)
-//! flags and output: `--file=<file or directory> --command=check|scan|verify|identify
-//! --show_properties --show_summary --from --to --read_num --output_hex --input_key_hex`.
+//! flags and output: `--file=<file or directory> --command=check|scan|raw|verify|recompress|identify
+//! --show_properties --show_summary --from --to --read_num --output_hex --input_key_hex
+//! --decode_blob_index --show_sequence_number_type` and recompress's flags.
 
 use std::io::Write;
 
@@ -427,7 +428,14 @@ fn dump(a: &Args, out: &mut Out<'_>) -> Res<i32> {
 }
 
 fn open(path: &str, verify: bool) -> Res<std::sync::Arc<Table>> {
-    let size = std::fs::metadata(path).map_err(Failure::io)?.len();
+    let size = std::fs::metadata(path)
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => Failure::new(format!(
+                "IO error: No such file or directory: While open a file for random read: {path}: No such file or directory"
+            )),
+            _ => Failure::io(e),
+        })?
+        .len();
     let fs = shale::fs::default_fs();
     let file = fs.new_random_access_file(std::path::Path::new(path)).map_err(Failure::db)?;
     let opts = shale::table::TableReaderOptions {
@@ -545,6 +553,18 @@ fn verify(t: &std::sync::Arc<Table>) -> Res<()> {
 /// ldb's `dump_live_files` view of one table (ldb's DumpSstFile): the entries, then the
 /// properties as `name=value` lines.
 pub fn dump_sst_for_ldb(path: &str, hex: bool, out: &mut Out<'_>) -> Res<()> {
+    dump_sst_for_ldb_with(path, hex, None, None, false, out)
+}
+
+/// ldb's DumpSstFile with its range and `--decode_blob_index` (`dump --path=<n>.sst`).
+pub fn dump_sst_for_ldb_with(
+    path: &str,
+    hex: bool,
+    from: Option<Vec<u8>>,
+    to: Option<Vec<u8>>,
+    decode_blob_index: bool,
+    out: &mut Out<'_>,
+) -> Res<()> {
     w(out, format!("Process {path}\n").as_bytes())?;
     let t = match open(path, false) {
         Ok(t) => t,
@@ -555,7 +575,7 @@ pub fn dump_sst_for_ldb(path: &str, hex: bool, out: &mut Out<'_>) -> Res<()> {
         }
     };
     w(out, b"Sst file format: block-based\n")?;
-    let a = Args { output_hex: hex, ..Default::default() };
+    let a = Args { output_hex: hex, from, to, decode_blob_index, ..Default::default() };
     if let Err(f) = read_sequential(&t, true, u64::MAX, &a, out) {
         out.flush().map_err(Failure::io)?;
         eprintln!("Error in reading SST file {path}{}", f.msg);

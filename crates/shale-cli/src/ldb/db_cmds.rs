@@ -330,12 +330,12 @@ pub fn dump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         "path",
         "timestamp",
         "stats",
+        "decode_blob_index",
+        "dump_uncompressed_blobs",
     ])?;
-    if p.opt("path").is_some() {
-        return Err(Failure::new("Not implemented: dump --path (use sst_dump or dump_wal)"));
-    }
-    if p.flag("stats") {
-        return Err(Failure::new("Not implemented: dump --stats (the rocksdb.stats property)"));
+    // With --path and no --db, the file is dumped (with both, ldb dumps the database).
+    if let Some(path) = p.opt("path").filter(|_| p.opt("db").is_none()) {
+        return super::dump_path::dump_path(p, path, out);
     }
     let h = Hex::of(p);
     let (from, to) = range(p, &h)?;
@@ -347,6 +347,12 @@ pub fn dump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     };
     let db = open_read_only(p)?;
     let c = cf(&db, p)?;
+    if p.flag("stats") {
+        // ldb prints the default family's "rocksdb.stats" first.
+        if let Some(stats) = db.property_value("rocksdb.stats").map_err(Failure::db)? {
+            w(out, format!("{stats}\n").as_bytes())?;
+        }
+    }
     let mode = match &from {
         Some(f) => IteratorMode::From(f, shale::Direction::Forward),
         None => IteratorMode::Start,
