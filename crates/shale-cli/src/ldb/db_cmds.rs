@@ -279,11 +279,22 @@ pub(crate) fn max_keys(p: &Parsed, period: bool) -> Res<Option<u64>> {
 
 pub fn scan(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     p.check_known(&["from", "to", "max_keys", "no_value", "ttl", "timestamp", "start_time", "end_time"])?;
-    if p.opt("timestamp").is_some() || p.flag("ttl") {
-        return Err(Failure::new(
-            "Not implemented: scan --timestamp/--ttl (TTL databases are not supported)",
-        ));
-    }
+    // --ttl: the database is a TTL one (values end with their write time, which is cut
+    // off and, with --timestamp, printed first); --timestamp alone changes nothing.
+    // RocksDB 11.8.1's ldb opens the TTL database, runs the command, then fails with
+    // "ldb doesn't support TTL DB with multiple column families" (its check of the family
+    // name, always set, fails without stopping the open): the same here.
+    let ttl = p.flag("ttl");
+    let ttl_failure = || Failure::new("ldb doesn't support TTL DB with multiple column families");
+    let stamp = ttl && p.flag("timestamp");
+    let time_opt = |name: &str, default: i32| -> Res<i32> {
+        match p.opt(name) {
+            Some(v) => v.trim().parse().map_err(|_| Failure::new(format!("{name} has an invalid value"))),
+            None => Ok(default),
+        }
+    };
+    // DBWithTTLImpl's kMinTimestamp and kMaxTimestamp.
+    let (ttl_start, ttl_end) = (time_opt("start_time", 1_368_146_402)?, time_opt("end_time", i32::MAX)?);
     let h = Hex::of(p);
     let (from, to) = range(p, &h)?;
     let max = max_keys(p, false)?;
@@ -298,12 +309,41 @@ pub fn scan(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         Some(f) => IteratorMode::From(f, shale::Direction::Forward),
         None => IteratorMode::Start,
     };
-    for (n, item) in db.iterator_cf_opt(c, ro, mode).enumerate() {
-        if max.is_some_and(|m| n as u64 >= m) {
+    if ttl && ttl_end < ttl_start {
+        out.flush().map_err(Failure::io)?;
+        eprintln!("Error: End time can't be less than start time");
+        return Err(ttl_failure());
+    }
+    if stamp {
+        w(
+            out,
+            format!("Scanning key-values from {} to {}\n", local_time(ttl_start), local_time(ttl_end))
+                .as_bytes(),
+        )?;
+    }
+    let mut n = 0u64;
+    for item in db.iterator_cf_opt(c, ro, mode) {
+        if max.is_some_and(|m| n >= m) {
             break;
         }
         let (k, v) = item.map_err(Failure::db)?;
-        let mut line = h.key_out(&k);
+        let mut v: &[u8] = &v;
+        let mut line = Vec::new();
+        if ttl {
+            let Some(cut) = v.len().checked_sub(4) else {
+                return Err(Failure::new("Corruption: Error: value's length less than timestamp's"));
+            };
+            let raw = i32::from_le_bytes([v[cut], v[cut + 1], v[cut + 2], v[cut + 3]]);
+            v = &v[..cut];
+            if raw < ttl_start || raw >= ttl_end {
+                continue;
+            }
+            if stamp {
+                line.extend(format!("{} ", local_time(raw)).into_bytes());
+            }
+        }
+        n += 1;
+        line.extend(h.key_out(&k));
         if !no_value {
             // RocksDB 11's PrintKeyValue: " ==> " (7.8.3 printed " : ").
             line.extend_from_slice(b" ==> ");
@@ -312,7 +352,36 @@ pub fn scan(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         line.push(b'\n');
         w(out, &line)?;
     }
+    if ttl {
+        return Err(ttl_failure());
+    }
     Ok(())
+}
+
+/// RocksDB's `TimeToHumanString`: `strftime("%c")` of the local time, in the C locale
+/// (`Fri May 10 00:40:02 2013`).
+fn local_time(t: i32) -> String {
+    let raw: libc::time_t = t.into();
+    // SAFETY: localtime_r writes the broken-down time into `tm`, which we own; it reads
+    // only `raw`.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    let ok = unsafe { !libc::localtime_r(&raw, &mut tm).is_null() };
+    if !ok {
+        return String::new();
+    }
+    const DAYS: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
+    const MONTHS: [&str; 12] =
+        ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+    format!(
+        "{} {} {:>2} {:02}:{:02}:{:02} {}",
+        DAYS.get(tm.tm_wday as usize).unwrap_or(&"?"),
+        MONTHS.get(tm.tm_mon as usize).unwrap_or(&"?"),
+        tm.tm_mday,
+        tm.tm_hour,
+        tm.tm_min,
+        tm.tm_sec,
+        i64::from(tm.tm_year) + 1900
+    )
 }
 
 /// ldb's `dump`: `key ==> value` lines and `Keys in range: N`; `--count_only` prints the
