@@ -347,7 +347,7 @@ pub fn scan(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         if !no_value {
             // RocksDB 11's PrintKeyValue: " ==> " (7.8.3 printed " : ").
             line.extend_from_slice(b" ==> ");
-            line.extend(h.value_out(&v));
+            line.extend(h.value_out(v));
         }
         line.push(b'\n');
         w(out, &line)?;
