@@ -70,16 +70,53 @@ pub fn db_path(p: &Parsed) -> Res<String> {
 fn options(p: &Parsed) -> Res<Options> {
     let mut o = Options::default();
     o.create_if_missing(p.flag("create_if_missing"));
-    if p.bool_opt("try_load_options", false)? {
-        let path = db_path(p)?;
-        let fs = shale::fs::default_fs();
-        match shale::options_file::latest_options_file(&*fs, Path::new(&path)) {
-            Ok(_) => {}
-            Err(e) if p.flag("ignore_unknown_options") && e.kind() == shale::ErrorKind::InvalidArgument => {}
-            Err(e) => return Err(Failure::db(e)),
+    if let Some(f) = loaded_options(p)? {
+        if let Some(cf) = f.cf("default") {
+            apply_cf_options(&mut o, cf)?;
         }
     }
     Ok(o)
+}
+
+/// With `--try_load_options`, the database's latest OPTIONS file (None without the flag or
+/// without a file).
+fn loaded_options(p: &Parsed) -> Res<Option<shale::options_file::OptionsFile>> {
+    if !p.bool_opt("try_load_options", false)? {
+        return Ok(None);
+    }
+    let path = db_path(p)?;
+    let fs = shale::fs::default_fs();
+    match shale::options_file::latest_options_file(&*fs, Path::new(&path)) {
+        Ok(f) => Ok(f.map(|(_, f)| f)),
+        Err(e) if p.flag("ignore_unknown_options") && e.kind() == shale::ErrorKind::InvalidArgument => {
+            Ok(None)
+        }
+        Err(e) => Err(Failure::db(e)),
+    }
+}
+
+/// The options of a family's OPTIONS section that `--try_load_options` applies: the
+/// compression type (the others of the file are not applied yet: README).
+fn apply_cf_options(o: &mut Options, cf: &shale::options_file::CfSection) -> Res<()> {
+    use shale::DBCompressionType as C;
+    if let Some(v) = cf.option("compression") {
+        let t = match v {
+            "kNoCompression" => C::None,
+            "kSnappyCompression" => C::Snappy,
+            "kZlibCompression" => C::Zlib,
+            "kBZip2Compression" => C::Bz2,
+            "kLZ4Compression" => C::Lz4,
+            "kLZ4HCCompression" => C::Lz4hc,
+            "kZSTD" | "kZSTDNotFinalCompression" => C::Zstd,
+            other => {
+                return Err(Failure::new(format!(
+                    "Not implemented: compression {other} of the OPTIONS file is not supported by Shale"
+                )))
+            }
+        };
+        o.set_compression_type(t);
+    }
+    Ok(())
 }
 
 /// Opens the database with all its column families for writing, as ldb's OpenDB.
@@ -132,10 +169,21 @@ pub(crate) fn open_opts(p: &Parsed, o: Options, read_only: bool) -> Res<DB> {
         }
         Err(e) => return Err(Failure::db(e)),
     };
+    let mut descs = crate::families::descriptors(&o, cfs);
+    // --try_load_options: each family gets its own section's options.
+    if let Some(f) = loaded_options(p)? {
+        for d in descs.iter_mut() {
+            if let Some(cf) = f.cf(d.name()) {
+                let mut co = o.clone();
+                apply_cf_options(&mut co, cf)?;
+                *d = shale::ColumnFamilyDescriptor::new(d.name().to_string(), co);
+            }
+        }
+    }
     let db = if read_only {
-        DB::open_cf_descriptors_read_only(&o, &path, crate::families::descriptors(&o, cfs), false)
+        DB::open_cf_descriptors_read_only(&o, &path, descs, false)
     } else {
-        DB::open_cf_descriptors(&o, &path, crate::families::descriptors(&o, cfs))
+        DB::open_cf_descriptors(&o, &path, descs)
     }
     .map_err(Failure::db)?;
     // ldb's OpenDB fails when --column_family names no family of the database.
