@@ -7,6 +7,8 @@ mod families;
 mod ldb;
 mod raftlog;
 mod sst_dump;
+mod sst_raw;
+mod sst_recompress;
 mod stress;
 
 use std::process::ExitCode;

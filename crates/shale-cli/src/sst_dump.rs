@@ -1,6 +1,7 @@
 //! `shale sst_dump`: RocksDB's `sst_dump` (tools/sst_dump_tool.cc, table/sst_file_dumper.cc)
-//! flags and output: `--file=<file or directory> --command=check|scan|verify|identify
-//! --show_properties --show_summary --from --to --read_num --output_hex --input_key_hex`.
+//! flags and output: `--file=<file or directory> --command=check|scan|raw|verify|recompress|identify
+//! --show_properties --show_summary --from --to --read_num --output_hex --input_key_hex
+//! --decode_blob_index --show_sequence_number_type` and recompress's flags.
 
 use std::io::Write;
 
@@ -25,6 +26,12 @@ struct Args {
     to: Option<Vec<u8>>,
     show_properties: bool,
     show_summary: bool,
+    /// `--decode_blob_index`: blob references printed decoded.
+    decode_blob_index: bool,
+    /// `--show_sequence_number_type`: raw dump entries with their seqno and type.
+    show_seq_type: bool,
+    /// `--command=recompress`'s flags.
+    recompress: crate::sst_recompress::Opts,
 }
 
 const USAGE: &str = "Usage: sst_dump --file=<data_dir_OR_sst_file> [--command=check|scan|raw|verify|identify]
@@ -34,10 +41,13 @@ const USAGE: &str = "Usage: sst_dump --file=<data_dir_OR_sst_file> [--command=ch
     --command=check|scan|raw|verify|identify
         check: Iterate over entries in files but don't print anything except if an error is encountered (default command)
         scan: Iterate over entries in files and print them to screen
-        raw: Dump all the table contents to <file_name>_dump.txt (not supported by Shale yet)
+        raw: Dump all the table contents to <file_name>_dump.txt
         verify: Iterate all the blocks in files verifying checksum to detect possible corruption but don't print anything except if a corruption is encountered
-        recompress: reports the SST file size if recompressed with different compression types (not supported by Shale yet)
+        recompress: reports the SST file size if recompressed with different compression types
         identify: Reports a file is a valid SST file or lists all valid SST files under a directory
+
+    --show_sequence_number_type
+      Show sequence number and value type when executing raw command
 
     --output_hex
       Can be combined with scan command to print the keys and values in Hex
@@ -62,6 +72,22 @@ const USAGE: &str = "Usage: sst_dump --file=<data_dir_OR_sst_file> [--command=ch
 
     --show_summary
       Print summary of number of files, data blocks and block sizes
+
+    --decode_blob_index
+      Decode blob indexes and print them in a human-readable format during scans.
+
+    --set_block_size=<block_size>
+      Can be combined with --command=recompress to set the block size that will
+      be used when trying different compression algorithms
+
+    --compression_types=<comma-separated list of CompressionType members, e.g.,
+      kSnappyCompression>
+      Can be combined with --command=recompress to run recompression for this
+      list of compression types
+
+    --compression_level_from=<compression_level>
+    --compression_level_to=<compression_level>
+      Range of compression levels to try with --command=recompress (both or neither)
 ";
 
 fn parse(args: &[String]) -> Res<Args> {
@@ -69,6 +95,7 @@ fn parse(args: &[String]) -> Res<Args> {
     let mut from: Option<String> = None;
     let mut to: Option<String> = None;
     let mut rest_are_files = false;
+    let (mut has_from, mut has_to) = (false, false);
     for arg in args {
         if rest_are_files {
             a.files.push(arg.clone());
@@ -96,15 +123,85 @@ fn parse(args: &[String]) -> Res<Args> {
             a.show_properties = true;
         } else if arg == "--show_summary" {
             a.show_summary = true;
+        } else if arg == "--show_sequence_number_type" {
+            a.show_seq_type = true;
         } else if arg == "--decode_blob_index" {
-            return Err(Failure::new("Not implemented: --decode_blob_index (BlobDB is not supported)"));
-        } else if arg.starts_with("--compression_types=") || arg.starts_with("--compression_level") {
-            return Err(Failure::new("Not implemented: recompress is not supported by Shale yet"));
+            a.decode_blob_index = true;
+        } else if let Some(v) = arg.strip_prefix("--compression_types=") {
+            let mut types = Vec::new();
+            // std::getline on ',': an empty list names nothing, a trailing comma adds nothing.
+            for name in v
+                .split(',')
+                .enumerate()
+                .filter(|(i, n)| !(n.is_empty() && *i + 1 == v.split(',').count()))
+                .map(|(_, n)| n)
+            {
+                match crate::sst_recompress::type_from_name(name) {
+                    Some(t) => types.push(t),
+                    None => return Err(Failure::plain(format!("{name} is not a valid CompressionType"))),
+                }
+            }
+            a.recompress.types = Some(types);
+        } else if let Some(v) =
+            int_arg(arg, &["--set_block_size=", "--block_size="], "block size must be numeric")?
+        {
+            a.recompress.block_size = v as usize;
+        } else if let Some(v) = int_arg(arg, &["--compression_level="], "compression_level must be numeric")?
+        {
+            (has_from, has_to) = (true, true);
+            a.recompress.level_from = v as i32;
+            a.recompress.level_to = v as i32;
+        } else if let Some(v) =
+            int_arg(arg, &["--compression_level_from="], "compression_level_from must be numeric")?
+        {
+            has_from = true;
+            a.recompress.level_from = v as i32;
+        } else if let Some(v) =
+            int_arg(arg, &["--compression_level_to="], "compression_level_to must be numeric")?
+        {
+            has_to = true;
+            a.recompress.level_to = v as i32;
+        } else if let Some(v) =
+            int_arg(arg, &["--compression_max_dict_bytes="], "compression_max_dict_bytes must be numeric")?
+        {
+            a.recompress.compression.max_dict_bytes = u32::try_from(v).map_err(|_| {
+                Failure::usage(format!("compression_max_dict_bytes must be a uint32_t: '{arg}'\n"))
+            })?;
+        } else if let Some(v) = int_arg(
+            arg,
+            &["--compression_zstd_max_train_bytes="],
+            "compression_zstd_max_train_bytes must be numeric",
+        )? {
+            a.recompress.compression.zstd_max_train_bytes = u32::try_from(v).map_err(|_| {
+                Failure::usage(format!("compression_zstd_max_train_bytes must be a uint32_t: '{arg}'\n"))
+            })?;
+        } else if let Some(v) = int_arg(
+            arg,
+            &["--compression_max_dict_buffer_bytes="],
+            "compression_max_dict_buffer_bytes must be numeric",
+        )? {
+            a.recompress.compression.max_dict_buffer_bytes = u64::try_from(v).map_err(|_| {
+                Failure::usage(format!("compression_max_dict_buffer_bytes must be positive: '{arg}'\n"))
+            })?;
+        } else if arg == "--compression_use_zstd_finalize_dict" {
+            a.recompress.compression.use_zstd_dict_trainer = false;
+        } else if let Some(v) = int_arg(
+            arg,
+            &["--compression_parallel_threads="],
+            "compression_parallel_threads must be numeric",
+        )? {
+            // Parallel compression changes nothing in what is written, only how fast.
+            a.recompress.threads = u32::try_from(v).ok().filter(|&t| t <= 100).ok_or_else(|| {
+                Failure::usage(format!("compression_parallel_threads out of range: '{arg}'\n"))
+            })?;
         } else if arg == "--help" {
             return Err(Failure::usage(String::new()));
         } else {
             return Err(Failure::usage(format!("Unrecognized argument '{arg}'\n")));
         }
+    }
+    if has_from != has_to {
+        return Err(Failure::plain("Specify both --compression_level_from and --compression_level_to.\n"));
     }
     let decode = |s: String| -> Res<Vec<u8>> {
         if a.input_key_hex {
@@ -116,6 +213,21 @@ fn parse(args: &[String]) -> Res<Args> {
     a.from = from.map(decode).transpose()?;
     a.to = to.map(decode).transpose()?;
     Ok(a)
+}
+
+/// sst_dump's `ParseIntArg`: the value of `--name=<int>` for one of `names`; a value that
+/// is not a number fails with `msg`.
+fn int_arg(arg: &str, names: &[&str], msg: &str) -> Res<Option<i64>> {
+    for n in names {
+        if let Some(v) = arg.strip_prefix(n) {
+            // `istringstream >> int64_t`: leading blanks, a sign and digits; the rest ignored.
+            let v = v.trim_start();
+            let sign = usize::from(v.starts_with(['-', '+']));
+            let end = sign + v[sign..].bytes().take_while(u8::is_ascii_digit).count();
+            return v[..end].parse::<i64>().map(Some).map_err(|_| Failure::plain(msg.to_string()));
+        }
+    }
+    Ok(None)
 }
 
 /// Runs `shale sst_dump <args>`; returns the exit status.
@@ -155,18 +267,6 @@ fn w(out: &mut Out<'_>, b: &[u8]) -> Res<()> {
 fn dump(a: &Args, out: &mut Out<'_>) -> Res<i32> {
     if a.files.is_empty() {
         return Err(Failure::new("file or directory must be specified.\n\n".to_string() + USAGE));
-    }
-    match a.command.as_str() {
-        "raw" => {
-            return Err(Failure::new("Not implemented: sst_dump --command=raw is not supported by Shale yet"))
-        }
-        "recompress" => {
-            return Err(Failure::new(
-                "Not implemented: sst_dump --command=recompress is not supported by Shale yet",
-            ))
-        }
-        // Any other command (RocksDB 11 too) opens each file and does nothing more.
-        _ => {}
     }
     // RocksDB prints its Env's address; Shale has no Env object, so a fixed value.
     w(out, b"options.env is 0x0\n")?;
@@ -217,6 +317,29 @@ fn dump(a: &Args, out: &mut Out<'_>) -> Res<i32> {
             let f = a.from.as_deref().map(to_hex).unwrap_or_default();
             let t = a.to.as_deref().map(to_hex).unwrap_or_default();
             w(out, format!("from [{f}] to [{t}]\n").as_bytes())?;
+        }
+        if a.command == "recompress" {
+            let mut text = Vec::new();
+            let r = crate::sst_recompress::show_all(&table, &a.recompress, &mut text);
+            w(out, &text)?;
+            if let Err(f) = r {
+                out.flush().map_err(Failure::io)?;
+                eprintln!("Failed to recompress: {}", f.msg);
+                return Ok(1);
+            }
+            continue;
+        }
+        if a.command == "raw" {
+            let out_name = format!("{}_dump.txt", &path[..path.len() - 4]);
+            let written = crate::sst_raw::dump_table(&path, &table, a.show_seq_type)
+                .and_then(|text| std::fs::write(&out_name, text).map_err(Failure::io));
+            if let Err(f) = written {
+                out.flush().map_err(Failure::io)?;
+                eprintln!("{path}: {}", f.msg);
+                return Ok(1);
+            }
+            w(out, format!("raw dump written to file {out_name}\n").as_bytes())?;
+            continue;
         }
         if matches!(a.command.as_str(), "" | "check" | "scan") {
             let limit = if a.read_num > 0 { a.read_num - total_read } else { 0 };
@@ -305,7 +428,14 @@ fn dump(a: &Args, out: &mut Out<'_>) -> Res<i32> {
 }
 
 fn open(path: &str, verify: bool) -> Res<std::sync::Arc<Table>> {
-    let size = std::fs::metadata(path).map_err(Failure::io)?.len();
+    let size = std::fs::metadata(path)
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => Failure::new(format!(
+                "IO error: No such file or directory: While open a file for random read: {path}: No such file or directory"
+            )),
+            _ => Failure::io(e),
+        })?
+        .len();
     let fs = shale::fs::default_fs();
     let file = fs.new_random_access_file(std::path::Path::new(path)).map_err(Failure::db)?;
     let opts = shale::table::TableReaderOptions {
@@ -347,7 +477,20 @@ fn read_sequential(
                 if print {
                     let mut line = parsed_debug(p.user_key, p.sequence, p.value_type as u8, a.output_hex);
                     line.extend_from_slice(b" => ");
-                    line.extend(slice_to_string(it.value(), a.output_hex));
+                    if a.decode_blob_index && p.value_type as u8 == VALUE_TYPE_BLOB_INDEX {
+                        match blob_index_debug(it.value(), a.output_hex) {
+                            Some(d) => line.extend(d),
+                            None => {
+                                line.truncate(line.len() - 4);
+                                out.flush().map_err(Failure::io)?;
+                                eprintln!("{} => error decoding blob index", String::from_utf8_lossy(&line));
+                                it.next();
+                                continue;
+                            }
+                        }
+                    } else {
+                        line.extend(slice_to_string(it.value(), a.output_hex));
+                    }
                     line.push(b'\n');
                     w(out, &line)?;
                 }
@@ -358,6 +501,43 @@ fn read_sequential(
     }
     it.status().map_err(Failure::db)?;
     Ok(i)
+}
+
+/// kTypeBlobIndex.
+const VALUE_TYPE_BLOB_INDEX: u8 = 0x11;
+
+/// RocksDB's `BlobIndex::DecodeFrom` then `DebugString(output_hex)`: `[blob ref] file:N
+/// offset:O size:S compression: C` (` exp:E` for kBlobTTL), or `[inlined blob] value:V
+/// exp:E`; None where RocksDB fails to decode (the caller reports it).
+fn blob_index_debug(v: &[u8], hex: bool) -> Option<Vec<u8>> {
+    use shale::coding::Decoder;
+    let (&t, rest) = v.split_first()?;
+    // kInlinedTTL = 0, kBlob = 1, kBlobTTL = 2.
+    if t > 2 {
+        return None;
+    }
+    let mut d = Decoder::new(rest);
+    let exp = if t != 1 { Some(d.varint64()?) } else { None };
+    let mut s = Vec::new();
+    if t == 0 {
+        s.extend_from_slice(b"[inlined blob] value:");
+        s.extend(slice_to_string(d.remaining(), hex));
+    } else {
+        let (file, offset, size) = (d.varint64()?, d.varint64()?, d.varint64()?);
+        let &[c] = d.remaining() else { return None };
+        let file = if file == 0 { "same".to_string() } else { file.to_string() };
+        let c = match shale::table::CompressionType::from_u8(c).filter(|_| c <= 7) {
+            Some(ct) => ct.name().to_string(),
+            None if c == 0xff => "DisableOption".to_string(),
+            None if (0x80..=0xfe).contains(&c) => format!("Custom{c:02X}"),
+            None => format!("Reserved{c:02X}"),
+        };
+        s.extend(format!("[blob ref] file:{file} offset:{offset} size:{size} compression: {c}").into_bytes());
+    }
+    if let Some(e) = exp {
+        s.extend(format!(" exp:{e}").into_bytes());
+    }
+    Some(s)
 }
 
 /// Reads every block with its checksum verified.
@@ -373,6 +553,18 @@ fn verify(t: &std::sync::Arc<Table>) -> Res<()> {
 /// ldb's `dump_live_files` view of one table (ldb's DumpSstFile): the entries, then the
 /// properties as `name=value` lines.
 pub fn dump_sst_for_ldb(path: &str, hex: bool, out: &mut Out<'_>) -> Res<()> {
+    dump_sst_for_ldb_with(path, hex, None, None, false, out)
+}
+
+/// ldb's DumpSstFile with its range and `--decode_blob_index` (`dump --path=<n>.sst`).
+pub fn dump_sst_for_ldb_with(
+    path: &str,
+    hex: bool,
+    from: Option<Vec<u8>>,
+    to: Option<Vec<u8>>,
+    decode_blob_index: bool,
+    out: &mut Out<'_>,
+) -> Res<()> {
     w(out, format!("Process {path}\n").as_bytes())?;
     let t = match open(path, false) {
         Ok(t) => t,
@@ -383,7 +575,7 @@ pub fn dump_sst_for_ldb(path: &str, hex: bool, out: &mut Out<'_>) -> Res<()> {
         }
     };
     w(out, b"Sst file format: block-based\n")?;
-    let a = Args { output_hex: hex, ..Default::default() };
+    let a = Args { output_hex: hex, from, to, decode_blob_index, ..Default::default() };
     if let Err(f) = read_sequential(&t, true, u64::MAX, &a, out) {
         out.flush().map_err(Failure::io)?;
         eprintln!("Error in reading SST file {path}{}", f.msg);

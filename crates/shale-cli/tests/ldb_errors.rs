@@ -35,7 +35,7 @@ fn bad_input_fails_cleanly() {
         (&["sst_dump", "--file=junk.sst"], "junk.sst is not a valid SST file"),
         (&["sst_dump", "--file=missing.sst"], "No such file or directory"),
         (&["sst_dump", "--bogus"], "Unrecognized argument '--bogus'"),
-        (&["sst_dump", "--file=junk.sst", "--command=raw"], "Not implemented"),
+        (&["sst_dump", "--file=junk.sst", "--command=raw"], "junk.sst is not a valid SST file"),
     ];
     for (args, want) in cases {
         let (code, out, err) = run(args);

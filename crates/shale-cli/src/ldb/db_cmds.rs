@@ -70,16 +70,53 @@ pub fn db_path(p: &Parsed) -> Res<String> {
 fn options(p: &Parsed) -> Res<Options> {
     let mut o = Options::default();
     o.create_if_missing(p.flag("create_if_missing"));
-    if p.bool_opt("try_load_options", false)? {
-        let path = db_path(p)?;
-        let fs = shale::fs::default_fs();
-        match shale::options_file::latest_options_file(&*fs, Path::new(&path)) {
-            Ok(_) => {}
-            Err(e) if p.flag("ignore_unknown_options") && e.kind() == shale::ErrorKind::InvalidArgument => {}
-            Err(e) => return Err(Failure::db(e)),
+    if let Some(f) = loaded_options(p)? {
+        if let Some(cf) = f.cf("default") {
+            apply_cf_options(&mut o, cf)?;
         }
     }
     Ok(o)
+}
+
+/// With `--try_load_options`, the database's latest OPTIONS file (None without the flag or
+/// without a file).
+fn loaded_options(p: &Parsed) -> Res<Option<shale::options_file::OptionsFile>> {
+    if !p.bool_opt("try_load_options", false)? {
+        return Ok(None);
+    }
+    let path = db_path(p)?;
+    let fs = shale::fs::default_fs();
+    match shale::options_file::latest_options_file(&*fs, Path::new(&path)) {
+        Ok(f) => Ok(f.map(|(_, f)| f)),
+        Err(e) if p.flag("ignore_unknown_options") && e.kind() == shale::ErrorKind::InvalidArgument => {
+            Ok(None)
+        }
+        Err(e) => Err(Failure::db(e)),
+    }
+}
+
+/// The options of a family's OPTIONS section that `--try_load_options` applies: the
+/// compression type (the others of the file are not applied yet: README).
+fn apply_cf_options(o: &mut Options, cf: &shale::options_file::CfSection) -> Res<()> {
+    use shale::DBCompressionType as C;
+    if let Some(v) = cf.option("compression") {
+        let t = match v {
+            "kNoCompression" => C::None,
+            "kSnappyCompression" => C::Snappy,
+            "kZlibCompression" => C::Zlib,
+            "kBZip2Compression" => C::Bz2,
+            "kLZ4Compression" => C::Lz4,
+            "kLZ4HCCompression" => C::Lz4hc,
+            "kZSTD" | "kZSTDNotFinalCompression" => C::Zstd,
+            other => {
+                return Err(Failure::new(format!(
+                    "Not implemented: compression {other} of the OPTIONS file is not supported by Shale"
+                )))
+            }
+        };
+        o.set_compression_type(t);
+    }
+    Ok(())
 }
 
 /// Opens the database with all its column families for writing, as ldb's OpenDB.
@@ -132,10 +169,21 @@ pub(crate) fn open_opts(p: &Parsed, o: Options, read_only: bool) -> Res<DB> {
         }
         Err(e) => return Err(Failure::db(e)),
     };
+    let mut descs = crate::families::descriptors(&o, cfs);
+    // --try_load_options: each family gets its own section's options.
+    if let Some(f) = loaded_options(p)? {
+        for d in descs.iter_mut() {
+            if let Some(cf) = f.cf(d.name()) {
+                let mut co = o.clone();
+                apply_cf_options(&mut co, cf)?;
+                *d = shale::ColumnFamilyDescriptor::new(d.name().to_string(), co);
+            }
+        }
+    }
     let db = if read_only {
-        DB::open_cf_descriptors_read_only(&o, &path, crate::families::descriptors(&o, cfs), false)
+        DB::open_cf_descriptors_read_only(&o, &path, descs, false)
     } else {
-        DB::open_cf_descriptors(&o, &path, crate::families::descriptors(&o, cfs))
+        DB::open_cf_descriptors(&o, &path, descs)
     }
     .map_err(Failure::db)?;
     // ldb's OpenDB fails when --column_family names no family of the database.
@@ -279,11 +327,22 @@ pub(crate) fn max_keys(p: &Parsed, period: bool) -> Res<Option<u64>> {
 
 pub fn scan(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     p.check_known(&["from", "to", "max_keys", "no_value", "ttl", "timestamp", "start_time", "end_time"])?;
-    if p.opt("timestamp").is_some() || p.flag("ttl") {
-        return Err(Failure::new(
-            "Not implemented: scan --timestamp/--ttl (TTL databases are not supported)",
-        ));
-    }
+    // --ttl: the database is a TTL one (values end with their write time, which is cut
+    // off and, with --timestamp, printed first); --timestamp alone changes nothing.
+    // RocksDB 11.8.1's ldb opens the TTL database, runs the command, then fails with
+    // "ldb doesn't support TTL DB with multiple column families" (its check of the family
+    // name, always set, fails without stopping the open): the same here.
+    let ttl = p.flag("ttl");
+    let ttl_failure = || Failure::new("ldb doesn't support TTL DB with multiple column families");
+    let stamp = ttl && p.flag("timestamp");
+    let time_opt = |name: &str, default: i32| -> Res<i32> {
+        match p.opt(name) {
+            Some(v) => v.trim().parse().map_err(|_| Failure::new(format!("{name} has an invalid value"))),
+            None => Ok(default),
+        }
+    };
+    // DBWithTTLImpl's kMinTimestamp and kMaxTimestamp.
+    let (ttl_start, ttl_end) = (time_opt("start_time", 1_368_146_402)?, time_opt("end_time", i32::MAX)?);
     let h = Hex::of(p);
     let (from, to) = range(p, &h)?;
     let max = max_keys(p, false)?;
@@ -298,21 +357,79 @@ pub fn scan(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         Some(f) => IteratorMode::From(f, shale::Direction::Forward),
         None => IteratorMode::Start,
     };
-    for (n, item) in db.iterator_cf_opt(c, ro, mode).enumerate() {
-        if max.is_some_and(|m| n as u64 >= m) {
+    if ttl && ttl_end < ttl_start {
+        out.flush().map_err(Failure::io)?;
+        eprintln!("Error: End time can't be less than start time");
+        return Err(ttl_failure());
+    }
+    if stamp {
+        w(
+            out,
+            format!("Scanning key-values from {} to {}\n", local_time(ttl_start), local_time(ttl_end))
+                .as_bytes(),
+        )?;
+    }
+    let mut n = 0u64;
+    for item in db.iterator_cf_opt(c, ro, mode) {
+        if max.is_some_and(|m| n >= m) {
             break;
         }
         let (k, v) = item.map_err(Failure::db)?;
-        let mut line = h.key_out(&k);
+        let mut v: &[u8] = &v;
+        let mut line = Vec::new();
+        if ttl {
+            let Some(cut) = v.len().checked_sub(4) else {
+                return Err(Failure::new("Corruption: Error: value's length less than timestamp's"));
+            };
+            let raw = i32::from_le_bytes([v[cut], v[cut + 1], v[cut + 2], v[cut + 3]]);
+            v = &v[..cut];
+            if raw < ttl_start || raw >= ttl_end {
+                continue;
+            }
+            if stamp {
+                line.extend(format!("{} ", local_time(raw)).into_bytes());
+            }
+        }
+        n += 1;
+        line.extend(h.key_out(&k));
         if !no_value {
             // RocksDB 11's PrintKeyValue: " ==> " (7.8.3 printed " : ").
             line.extend_from_slice(b" ==> ");
-            line.extend(h.value_out(&v));
+            line.extend(h.value_out(v));
         }
         line.push(b'\n');
         w(out, &line)?;
     }
+    if ttl {
+        return Err(ttl_failure());
+    }
     Ok(())
+}
+
+/// RocksDB's `TimeToHumanString`: `strftime("%c")` of the local time, in the C locale
+/// (`Fri May 10 00:40:02 2013`).
+fn local_time(t: i32) -> String {
+    let raw: libc::time_t = t.into();
+    // SAFETY: localtime_r writes the broken-down time into `tm`, which we own; it reads
+    // only `raw`.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    let ok = unsafe { !libc::localtime_r(&raw, &mut tm).is_null() };
+    if !ok {
+        return String::new();
+    }
+    const DAYS: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
+    const MONTHS: [&str; 12] =
+        ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+    format!(
+        "{} {} {:>2} {:02}:{:02}:{:02} {}",
+        DAYS.get(tm.tm_wday as usize).unwrap_or(&"?"),
+        MONTHS.get(tm.tm_mon as usize).unwrap_or(&"?"),
+        tm.tm_mday,
+        tm.tm_hour,
+        tm.tm_min,
+        tm.tm_sec,
+        i64::from(tm.tm_year) + 1900
+    )
 }
 
 /// ldb's `dump`: `key ==> value` lines and `Keys in range: N`; `--count_only` prints the
@@ -330,12 +447,12 @@ pub fn dump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         "path",
         "timestamp",
         "stats",
+        "decode_blob_index",
+        "dump_uncompressed_blobs",
     ])?;
-    if p.opt("path").is_some() {
-        return Err(Failure::new("Not implemented: dump --path (use sst_dump or dump_wal)"));
-    }
-    if p.flag("stats") {
-        return Err(Failure::new("Not implemented: dump --stats (the rocksdb.stats property)"));
+    // With --path and no --db, the file is dumped (with both, ldb dumps the database).
+    if let Some(path) = p.opt("path").filter(|_| p.opt("db").is_none()) {
+        return super::dump_path::dump_path(p, path, out);
     }
     let h = Hex::of(p);
     let (from, to) = range(p, &h)?;
@@ -347,6 +464,12 @@ pub fn dump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     };
     let db = open_read_only(p)?;
     let c = cf(&db, p)?;
+    if p.flag("stats") {
+        // ldb prints the default family's "rocksdb.stats" first.
+        if let Some(stats) = db.property_value("rocksdb.stats").map_err(Failure::db)? {
+            w(out, format!("{stats}\n").as_bytes())?;
+        }
+    }
     let mode = match &from {
         Some(f) => IteratorMode::From(f, shale::Direction::Forward),
         None => IteratorMode::Start,

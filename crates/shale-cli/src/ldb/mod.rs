@@ -10,6 +10,7 @@
 
 mod backup_cmds;
 mod db_cmds;
+mod dump_path;
 pub(crate) mod fmt;
 mod levels;
 mod manifest;

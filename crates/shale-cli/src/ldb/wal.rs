@@ -69,6 +69,15 @@ pub fn dump_wal(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     Ok(())
 }
 
+/// `dump --path=<n>.log`: ldb's DumpWalFiles on one file, header and values on, no family
+/// known (no database is open).
+pub fn dump_wal_path(file: &str, out: &mut Out<'_>) -> Res<()> {
+    if std::fs::metadata(file).is_err() {
+        return Err(Failure::new(format!("{file}: No such file or directory")));
+    }
+    dump_wal_file_known(file, true, true, &[], out)
+}
+
 /// Dumps one WAL file as dump_live_files does (the database is open: every family known).
 pub fn dump_wal_file(file: &str, header: bool, values: bool, out: &mut Out<'_>) -> Res<()> {
     dump_wal_file_with(file, header, values, None, out)
