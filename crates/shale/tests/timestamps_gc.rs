@@ -2,6 +2,7 @@
 //! the low mark raised keeps every version at or above it and, per key, only the newest
 //! version below it (per snapshot stripe), and drops a deletion below it at the bottommost
 //! level; versions are listed with `iter_start_ts`, deletions as kTypeDeletionWithTimestamp.
+//! A snapshot's get skips a version written after it with an older timestamp.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 use std::sync::Arc;
@@ -53,19 +54,27 @@ fn compaction_drops_versions_hidden_below_full_history_ts_low() {
     o.set_disable_auto_compactions(true);
     o.set_comparator_object(Arc::new(U64TsComparator::bytewise()));
     let db = DB::open(&o, dir.path()).unwrap();
-    for t in [1, 2, 3, 5, 7] {
+    for t in [1, 2, 3] {
         db.put_with_ts(b"a", ts(t), format!("a{t}")).unwrap();
     }
     db.put_with_ts(b"b", ts(1), b"b1").unwrap();
-    db.delete_with_ts(b"b", ts(2)).unwrap();
     db.put_with_ts(b"c", ts(1), b"c1").unwrap();
+    // Two overlapping level-0 files, so the compaction rewrites them (no trivial move).
+    db.flush().unwrap();
+    for t in [5, 7] {
+        db.put_with_ts(b"a", ts(t), format!("a{t}")).unwrap();
+    }
+    db.delete_with_ts(b"b", ts(2)).unwrap();
     db.delete_with_ts(b"c", ts(4)).unwrap();
     db.put_with_ts(b"d", ts(6), b"d6").unwrap();
     // e: two versions below the mark, a snapshot between them.
     db.put_with_ts(b"e", ts(1), b"e1").unwrap();
     let snap = db.snapshot();
     db.put_with_ts(b"e", ts(2), b"e2").unwrap();
+    // The snapshot does not see e2 (an older timestamp than the read's, a newer sequence).
+    assert_eq!(snap.get_opt(b"e", read_at(4)).unwrap().as_deref(), Some(&b"e1"[..]), "memtable");
     db.flush().unwrap();
+    assert_eq!(snap.get_opt(b"e", read_at(4)).unwrap().as_deref(), Some(&b"e1"[..]), "table");
 
     let all = vec![
         v("a", 7, Some("a7")),
@@ -117,8 +126,14 @@ fn compaction_drops_versions_hidden_below_full_history_ts_low() {
     assert!(db.get_opt(b"a", &read_at(3)).is_err(), "a read below the mark is refused");
 
     drop(snap);
+    // A level-0 file over the whole range, so the compaction rewrites the bottommost file.
+    db.put_with_ts(b"a", ts(8), b"a8").unwrap();
+    db.put_with_ts(b"f", ts(8), b"f8").unwrap();
+    db.flush().unwrap();
     db.compact_range_opt(None::<&[u8]>, None::<&[u8]>, &co);
     let mut last = kept.clone();
     last.retain(|x| *x != v("e", 1, Some("e1")));
+    last.insert(0, v("a", 8, Some("a8")));
+    last.push(v("f", 8, Some("f8")));
     assert_eq!(versions(&db, 8), last, "after the snapshot is released");
 }
