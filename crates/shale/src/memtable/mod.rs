@@ -7,8 +7,9 @@
 //! varint32 ikey_len | ikey = user_key | fixed64 LE (seq << 8 | type) | varint32 value_len | value
 //! ```
 //! (RocksDB's memtable entry encoding, without per-key protection bytes; in a family with
-//! user-defined timestamps a deletion's type byte is 0x14, kTypeDeletionWithTimestamp). A range tombstone
-//! `[start, end)` is stored with `user_key = start`, type RangeDeletion and `value = end`.
+//! user-defined timestamps a deletion's type byte is 0x14, kTypeDeletionWithTimestamp). A
+//! range tombstone `[start, end)` is stored with `user_key = start`, type RangeDeletion and
+//! `value = end`.
 //!
 //! Why hand-written rather than a `BTreeMap` or a crossbeam skiplist: entries are encoded
 //! inline in an arena (one allocation per many entries, no per-node `Box`), and ordering
