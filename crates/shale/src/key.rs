@@ -67,6 +67,18 @@ pub fn pack_seq_and_type(seq: SequenceNumber, t: ValueType) -> u64 {
     (seq << 8) | t as u64
 }
 
+/// `pack_seq_and_type` for an entry of a family with user-defined timestamps (`with_ts`): a
+/// deletion there is stored as `DELETION_WITH_TIMESTAMP` (0x14), as RocksDB's memtable
+/// inserter (`DeleteCF`) and `SstFileWriter::DeleteWithTimestamp` store it; it reads back as
+/// a Deletion.
+pub fn pack_seq_and_type_ts(seq: SequenceNumber, t: ValueType, with_ts: bool) -> u64 {
+    if with_ts && t == ValueType::Deletion {
+        (seq << 8) | DELETION_WITH_TIMESTAMP as u64
+    } else {
+        pack_seq_and_type(seq, t)
+    }
+}
+
 /// Appends `user_key | trailer` to `dst`.
 pub fn append_internal_key(dst: &mut Vec<u8>, user_key: &[u8], seq: SequenceNumber, t: ValueType) {
     dst.extend_from_slice(user_key);

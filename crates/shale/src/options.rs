@@ -324,6 +324,10 @@ pub struct Options {
     pub(crate) ttl_db: Option<i32>,
     /// Immutable memtables a background flush merges (`flush_merge_min`).
     pub(crate) min_write_buffer_number_to_merge: i32,
+    /// RocksDB's `max_successive_merges`: a merge that finds this many merge operands of its
+    /// key on top of the active memtable is written as the merged value (`db/write.rs`).
+    /// Captured by each memtable at its creation, as RocksDB's `ImmutableMemTableOptions`.
+    pub(crate) max_successive_merges: usize,
     /// RocksDB's `ttl` and `periodic_compaction_seconds` (age-based compaction,
     /// `compaction/picker.rs`); `u64::MAX - 1` is RocksDB's "default" value.
     pub(crate) ttl: u64,
@@ -473,6 +477,7 @@ impl Default for Options {
             atomic_flush: false,
             ttl_db: None,
             min_write_buffer_number_to_merge: 1,
+            max_successive_merges: 0,
             ttl: u64::MAX - 1,
             periodic_compaction_seconds: u64::MAX - 1,
             prefix_extractor: None,
@@ -844,6 +849,16 @@ impl Options {
         if self.unordered_write && self.enable_pipelined_write {
             return Err(Error::invalid_argument(
                 "unordered_write is incompatible with enable_pipelined_write",
+            ));
+        }
+        Ok(())
+    }
+
+    /// A family's options against the database's (RocksDB's `ColumnFamilyData::ValidateOptions`).
+    pub(crate) fn check_with_db(db: &Options, cf: &Options) -> Result<()> {
+        if db.unordered_write && cf.max_successive_merges != 0 {
+            return Err(Error::invalid_argument(
+                "max_successive_merges > 0 is incompatible with unordered_write",
             ));
         }
         Ok(())

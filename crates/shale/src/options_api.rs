@@ -1243,11 +1243,13 @@ impl Options {
         self.accept_only(size == 0, "memtable_huge_page_size");
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`num == 0`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `max_successive_merges`
-    /// (resolving merges at write time needs a read inside the write group, not built yet).
+    /// RocksDB's `max_successive_merges`: when a merge finds `num` merge operands of its key
+    /// on top of the active memtable, the write resolves them and stores the merged value
+    /// instead of one more operand (0, the default: never). As RocksDB without
+    /// `strict_max_successive_merges`, the write reads no file: when the merge would need a
+    /// table's blocks the operand is stored (see `db/write.rs`, "max_successive_merges").
     pub fn set_max_successive_merges(&mut self, num: usize) {
-        self.accept_only(num == 0, "max_successive_merges (issue 15)");
+        self.max_successive_merges = num;
     }
 
     /// Shale behaves as RocksDB with this option at its default (`v == 0`); any other

@@ -148,7 +148,13 @@ impl<'a> SstFileWriter<'a> {
                     return Err(Error::invalid_argument("Keys must be added in strict ascending order."));
                 }
             }
-            o.builder.add(&make_internal_key(key, 0, t), value)?;
+            let mut ik = make_internal_key(key, 0, t);
+            if o.icmp.timestamp_size() > 0 && t == ValueType::Deletion {
+                // RocksDB's `DeleteWithTimestamp` writes kTypeDeletionWithTimestamp.
+                let n = ik.len() - 8;
+                ik[n] = crate::key::DELETION_WITH_TIMESTAMP;
+            }
+            o.builder.add(&ik, value)?;
             o.last_user_key = Some(key.to_vec());
             o.entries += 1;
             Ok(())

@@ -9,7 +9,8 @@
 //!   with `get`; then Shale compacts everything and `ldb` reads the same again.
 //! - Shale -> RocksDB: versions and deletions Shale writes at increasing timestamps (in
 //!   tables, and in the WAL with its timestamp-size record) read in `ldb scan
-//!   --read_timestamp=T` as the model says, at several read timestamps.
+//!   --read_timestamp=T` as the model says, at several read timestamps; `sst_dump` shows the
+//!   deletions in Shale's tables as kTypeDeletionWithTimestamp (type 20), as RocksDB writes them.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 mod tools;
@@ -157,6 +158,18 @@ fn shale_written_timestamps_read_in_rocksdb_11() {
             // The last round stays in the WAL.
         }
     }
+    // Deletions are stored as RocksDB stores them: kTypeDeletionWithTimestamp (type:20).
+    let mut types = std::collections::BTreeSet::new();
+    for f in sst_files(dir.path()) {
+        let a = [format!("--file={}", f.display()), "--command=scan".to_string()];
+        for line in run_tool("sst_dump", &a).lines() {
+            if let Some((_, rest)) = line.split_once(" type:") {
+                types.insert(rest.split(' ').next().unwrap_or("").to_string());
+            }
+        }
+    }
+    let want_types: std::collections::BTreeSet<String> = ["1", "20"].iter().map(|s| s.to_string()).collect();
+    assert_eq!(types, want_types, "{test}: value types in Shale's tables");
     for t in [150u64, 700, 1200, 2000, 2399, 2400, u64::MAX] {
         let want: Versions = model
             .iter()

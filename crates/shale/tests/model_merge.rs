@@ -2,7 +2,8 @@
 //! deletes and merges in two column families — `counters` with RocksDB's `uint64add`
 //! operator, `default` with `stringappend` and a compaction filter — against a `BTreeMap`
 //! model, with flushes, compactions, snapshots and reopens, tiny buffers so that operands
-//! spread over memtables, level 0 and deeper levels. Gets, multi_gets, snapshot reads and
+//! spread over memtables, level 0 and deeper levels; `counters` has `max_successive_merges`
+//! 3, so some merges are written as their merged value. Gets, multi_gets, snapshot reads and
 //! iterators in both directions (with bounds and direction switches) must match the model.
 //!
 //! The filter removes `drop...` values and changes `chg...` values to `changed` of the
@@ -55,6 +56,8 @@ fn open(path: &std::path::Path) -> DB {
     d.set_compaction_filter("drop-and-change", filter);
     let mut c = base_options();
     c.set_merge_operator_object(shale::merge_operators::uint64add());
+    // Merges over 3 operands in the active memtable are written as values.
+    c.set_max_successive_merges(3);
     DB::open_cf_descriptors(
         &base_options(),
         path,

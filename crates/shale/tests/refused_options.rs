@@ -59,7 +59,6 @@ fn refused_settings_fail_by_name() {
             Box::new(|o: &mut Options| o.set_wal_ttl_seconds(3600)) as Box<dyn Fn(&mut Options)>,
             "WAL_ttl_seconds",
         ),
-        (Box::new(|o: &mut Options| o.set_max_successive_merges(2)), "max_successive_merges"),
         (
             Box::new(|o: &mut Options| o.set_blob_gc_force_threshold(0.5)),
             "blob_garbage_collection_force_threshold",

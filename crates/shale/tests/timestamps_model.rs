@@ -196,7 +196,9 @@ fn check(db: &DB, m: &Model, rng: &mut SmallRng, now: u64, low: u64, ctx: &str) 
         let (uk, trailer) = ik.split_at(ik.len() - 8);
         let vt = u64::from_le_bytes(uk[uk.len() - 8..].try_into().unwrap());
         assert_eq!(it.timestamp().unwrap(), &ts(vt)[..]);
-        let deleted = trailer[0] == 0; // value type Deletion
+        // A deletion is stored as kTypeDeletionWithTimestamp (0x14), as RocksDB stores it.
+        assert!(matches!(trailer[0], 0x1 | 0x14), "{ctx}: value type {:#x}", trailer[0]);
+        let deleted = trailer[0] == 0x14;
         got.push((
             uk[..uk.len() - 8].to_vec(),
             vt,

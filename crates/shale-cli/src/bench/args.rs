@@ -67,6 +67,10 @@ pub struct BenchArgs {
     /// readrandommergerandom: the percentage of operations that are merges.
     #[arg(long, default_value_t = 70)]
     pub mergereadpercent: i32,
+    /// A merge that finds this many operands of its key in the memtable is written as the
+    /// merged value (RocksDB's `max_successive_merges`; 0: never).
+    #[arg(long, default_value_t = 0)]
+    pub max_successive_merges: usize,
     /// Number of key/values to place in database.
     #[arg(long, default_value_t = 1_000_000)]
     pub num: i64,

@@ -52,6 +52,7 @@ pub fn options(a: &BenchArgs) -> Result<Options, String> {
             .ok_or_else(|| format!("unknown --merge_operator '{}'", a.merge_operator))?;
         o.set_merge_operator_object(op);
     }
+    o.set_max_successive_merges(a.max_successive_merges);
     o.set_write_buffer_size(a.write_buffer_size.max(0) as usize);
     o.set_max_write_buffer_number(a.max_write_buffer_number);
     o.set_max_background_jobs(a.max_background_jobs);

@@ -127,7 +127,6 @@ const MUTABLE_NOT_BUILT: &[&str] = &[
     "memtable_prefix_bloom_size_ratio",
     "memtable_whole_key_filtering",
     "memtable_huge_page_size",
-    "max_successive_merges",
     "inplace_update_num_locks",
     "prefix_extractor",
     "max_bytes_for_level_multiplier_additional",
@@ -224,6 +223,8 @@ pub(crate) fn apply_mutable(o: &mut Options, name: &str, v: &str) -> Result<()> 
         "ttl" => o.ttl = number(name, v)?,
         "periodic_compaction_seconds" => o.periodic_compaction_seconds = number(name, v)?,
         "report_bg_io_stats" => o.report_bg_io_stats = boolean(name, v)?,
+        // Taken by the next memtable, as RocksDB's.
+        "max_successive_merges" => o.max_successive_merges = number(name, v)?,
         "experimental_mempurge_threshold" => {
             let t: f64 = number(name, v)?;
             if t.is_nan() || t < 0.0 {

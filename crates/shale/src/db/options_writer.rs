@@ -93,6 +93,7 @@ pub(crate) fn write_options_file(inner: &DbInner) -> Result<()> {
                     ),
                     kv("write_buffer_size", c.write_buffer_size.to_string()),
                     kv("max_write_buffer_number", c.max_write_buffer_number.to_string()),
+                    kv("max_successive_merges", c.max_successive_merges.to_string()),
                     kv("num_levels", c.num_levels.to_string()),
                     kv(
                         "level0_file_num_compaction_trigger",

@@ -254,15 +254,22 @@ impl DbInner {
             }
             max_cov = max_cov.max(mem.max_covering_tombstone_seq(key, seq));
             let mut done: Option<Result<Option<Vec<u8>>>> = None;
-            mem.for_each_version(key, seq, |s, t, v| match merge.visit_ts(with_ts, s, t, v, max_cov) {
-                Ok(Lookup::Continue) => true,
-                Ok(Lookup::Done(r)) => {
-                    done = Some(Ok(r));
-                    false
+            mem.for_each_version(key, seq, |s, t, v| {
+                // With timestamps an older version may have a newer sequence than the
+                // snapshot (written later with an older timestamp): not visible, go on.
+                if with_ts && s > seq {
+                    return true;
                 }
-                Err(e) => {
-                    done = Some(Err(e));
-                    false
+                match merge.visit_ts(with_ts, s, t, v, max_cov) {
+                    Ok(Lookup::Continue) => true,
+                    Ok(Lookup::Done(r)) => {
+                        done = Some(Ok(r));
+                        false
+                    }
+                    Err(e) => {
+                        done = Some(Err(e));
+                        false
+                    }
                 }
             });
             if let Some(r) = done {
@@ -315,18 +322,26 @@ impl DbInner {
                     if with_ts && p.value_type == ValueType::BlobIndex {
                         return Err(ts_unsupported("blob values"));
                     }
-                    if p.value_type != ValueType::Merge || p.sequence < max_cov {
+                    // With timestamps the entry found may be a version written after the
+                    // snapshot (an older timestamp, a newer sequence): walk on as for operands.
+                    let hidden = with_ts && p.sequence > seq;
+                    if !hidden && (p.value_type != ValueType::Merge || p.sequence < max_cov) {
                         if let Lookup::Done(r) = merge.visit(p.sequence, p.value_type, &v, max_cov)? {
                             return Ok(r);
                         }
                         continue;
                     }
-                    // Merge operands: walk this table's entries of the key.
+                    // Merge operands (or a hidden version): walk this table's entries of the key.
                     let mut it = entry.table.iter(fill_cache);
                     it.seek(&lookup);
                     while it.valid() {
                         let p = parse_internal_key(it.key())?;
-                        if icmp.compare_user(p.user_key, key).is_ne() {
+                        let other_key = if with_ts {
+                            icmp.compare_user_without_ts(p.user_key, key).is_ne()
+                        } else {
+                            icmp.compare_user(p.user_key, key).is_ne()
+                        };
+                        if other_key {
                             break;
                         }
                         if p.sequence <= seq {

@@ -25,6 +25,17 @@
 //! kept: `Options::check_supported` refuses it with `enable_pipelined_write` or without
 //! `allow_concurrent_memtable_write`, `TransactionDB::open` refuses it (WRITE_COMMITTED).
 //!
+//! **max_successive_merges.** As RocksDB's `MemTableInserter::MergeCF`: a merge whose key
+//! already has `max_successive_merges` merge operands on top of the active memtable is
+//! resolved while it is inserted — the key's value at the merge's sequence (every earlier
+//! write, those of the same batch included) merged with the new operand — and the result
+//! goes into the memtable as a value; the WAL keeps the operand (recovery inserts operands,
+//! as RocksDB's, which does not merge while recovering). Without
+//! `strict_max_successive_merges` (rust-rocksdb 0.25 cannot set it) RocksDB reads the value
+//! from memory only (`kBlockCacheTier`) and stores the operand when a block is not cached;
+//! Shale reads the memtables only and stores the operand when a table file's key range holds
+//! the key (no cached-block read tier is built), or when the merge function fails.
+//!
 //! **wal_bytes_per_sync.** The WAL writer is built with the option
 //! (`LogWriter::with_bytes_per_sync`): each flush of a group to the file may start the
 //! kernel's write-back of what lies more than 1 MiB behind the end (`wal/writer.rs`).
@@ -40,6 +51,8 @@ use super::error_handler::BgErrorReason;
 use super::{DbInner, DbState};
 use crate::batch::WriteBatch;
 use crate::error::{Error, ErrorKind, Result};
+use crate::key::{SequenceNumber, ValueType};
+use crate::memtable::MemTable;
 use crate::options::WriteOptions;
 use crate::perf::{Field, PerfTimer};
 use crate::statistics::{record_tick, Histogram, Statistics, StopWatch, Ticker, WriteGroupCounts};
@@ -277,7 +290,15 @@ impl DbInner {
             let Some(Some((mem, _))) = mems.get(e.cf_id as usize) else {
                 return Err(Error::invalid_argument("column family vanished"));
             };
-            mem.add(seq, e.value_type, e.key, e.value);
+            let merged = if e.value_type == ValueType::Merge && mem.max_successive_merges() > 0 {
+                self.merge_on_write(e.cf_id, mem, seq, e.key, e.value)
+            } else {
+                None
+            };
+            match &merged {
+                Some(v) => mem.add(seq, ValueType::Value, e.key, v),
+                None => mem.add(seq, e.value_type, e.key, e.value),
+            };
             seq += 1;
             if last != Some(e.cf_id) {
                 if let Some(prev) = last {
@@ -298,6 +319,80 @@ impl DbInner {
         bump(&self.stats.write_groups, 1);
         bump(&self.stats.writes, guards.len() as u64);
         Ok(())
+    }
+
+    /// `max_successive_merges` (see the module's notes): the merged value to insert instead
+    /// of the merge operand `operand` of `key` at `seq`, or None to insert the operand (fewer
+    /// operands on top of the active memtable `mem`, the value not found in memory, or the
+    /// merge function failed).
+    fn merge_on_write(
+        &self,
+        cf_id: u32,
+        mem: &Arc<MemTable>,
+        seq: SequenceNumber,
+        key: &[u8],
+        operand: &[u8],
+    ) -> Option<Vec<u8>> {
+        let limit = mem.max_successive_merges();
+        if mem.count_successive_merges(key, seq, limit) < limit {
+            return None;
+        }
+        let cf = self.cf_handle_by_id(cf_id)?;
+        let op = cf.opts.merge_operator.as_deref()?;
+        let sv = cf.super_version();
+        // The write leader switches memtables, so the read view is at most as new as `mem`.
+        let older = std::iter::once(&sv.mem).filter(|m| !Arc::ptr_eq(m, mem)).chain(sv.imm.iter());
+        let mut operands: Vec<Vec<u8>> = Vec::new();
+        // None: go on; Some(None): no base value; Some(Some(v)): base value v.
+        let mut base: Option<Option<Vec<u8>>> = None;
+        let mut give_up = false;
+        let mut max_cov = 0;
+        for m in std::iter::once(mem).chain(older) {
+            max_cov = max_cov.max(m.max_covering_tombstone_seq(key, seq));
+            m.for_each_version(key, seq, |s, t, v| {
+                if s < max_cov {
+                    base = Some(None);
+                    return false;
+                }
+                match t {
+                    ValueType::Merge => {
+                        operands.push(v.to_vec());
+                        return true;
+                    }
+                    ValueType::Value => base = Some(Some(v.to_vec())),
+                    ValueType::Deletion | ValueType::SingleDeletion => base = Some(None),
+                    // A blob reference would need a file read.
+                    ValueType::BlobIndex | ValueType::RangeDeletion => give_up = true,
+                }
+                false
+            });
+            if give_up {
+                return None;
+            }
+            if base.is_some() {
+                break;
+            }
+        }
+        let base = match base {
+            Some(b) => b,
+            None => {
+                // Below the memtables: only when no table may hold the key.
+                let v = &sv.current;
+                let icmp = &cf.icmp;
+                for level in 0..v.num_levels() {
+                    if v.files(level).iter().any(|f| {
+                        icmp.compare_user(key, crate::key::user_key(&f.smallest)).is_ge()
+                            && icmp.compare_user(key, crate::key::user_key(&f.largest)).is_le()
+                    }) {
+                        return None;
+                    }
+                }
+                None
+            }
+        };
+        operands.reverse();
+        let existing = op.full_merge(key, base.as_deref(), operands).ok()?;
+        op.full_merge(key, Some(&existing), vec![operand.to_vec()]).ok()
     }
 
     /// The write leader's slow path (RocksDB's `PreprocessWrite`): the background error,

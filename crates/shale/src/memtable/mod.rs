@@ -6,8 +6,10 @@
 //! ```text
 //! varint32 ikey_len | ikey = user_key | fixed64 LE (seq << 8 | type) | varint32 value_len | value
 //! ```
-//! (RocksDB's memtable entry encoding, without per-key protection bytes). A range tombstone
-//! `[start, end)` is stored with `user_key = start`, type RangeDeletion and `value = end`.
+//! (RocksDB's memtable entry encoding, without per-key protection bytes; in a family with
+//! user-defined timestamps a deletion's type byte is 0x14, kTypeDeletionWithTimestamp). A
+//! range tombstone `[start, end)` is stored with `user_key = start`, type RangeDeletion and
+//! `value = end`.
 //!
 //! Why hand-written rather than a `BTreeMap` or a crossbeam skiplist: entries are encoded
 //! inline in an arena (one allocation per many entries, no per-node `Box`), and ordering
@@ -61,13 +63,17 @@ pub struct MemTable {
     /// A hash memtable factory (HashSkipList, HashLinkList) with this prefix extractor:
     /// prefix iterators see one prefix's bucket only (see [`MemTable::iter_prefix_filtered`]).
     hash_buckets: Option<crate::slice_transform::SliceTransformRef>,
+    /// The family's `max_successive_merges` when this memtable was made (0: off).
+    max_successive_merges: usize,
 }
 
 impl MemTable {
     /// This memtable with the Bloom filter `o` asks for (RocksDB's memtable prefix Bloom:
     /// `memtable_prefix_bloom_size_ratio`, the prefix extractor,
-    /// `memtable_whole_key_filtering`). Call before the first `add`.
+    /// `memtable_whole_key_filtering`), and the family's `max_successive_merges`, as RocksDB's
+    /// `ImmutableMemTableOptions` captures it. Call before the first `add`.
     pub(crate) fn with_bloom_of(mut self, o: &crate::options::Options) -> MemTable {
+        self.max_successive_merges = o.max_successive_merges;
         self.bloom = bloom::MemTableBloom::for_options(
             o.write_buffer_size,
             o.memtable_prefix_bloom_ratio,
@@ -79,6 +85,26 @@ impl MemTable {
             self.hash_buckets = o.prefix_extractor.clone();
         }
         self
+    }
+
+    /// The family's `max_successive_merges` when this memtable was made.
+    pub fn max_successive_merges(&self) -> usize {
+        self.max_successive_merges
+    }
+
+    /// How many merge operands of `user_key` with sequence <= `snapshot` lie on top of its
+    /// entries here, newest first, counting at most `limit` (RocksDB's
+    /// `MemTable::CountSuccessiveMergeEntries`; range tombstones are not looked at).
+    pub fn count_successive_merges(&self, user_key: &[u8], snapshot: SequenceNumber, limit: usize) -> usize {
+        let mut n = 0;
+        self.for_each_version(user_key, snapshot, |_, t, _| {
+            if t != ValueType::Merge || n >= limit {
+                return false;
+            }
+            n += 1;
+            n < limit
+        });
+        n
     }
 
     /// Whether the memtable has a Bloom filter.
@@ -126,6 +152,7 @@ impl MemTable {
             earliest_seqno: AtomicU64::new(MAX_SEQUENCE_NUMBER),
             bloom: None,
             hash_buckets: None,
+            max_successive_merges: 0,
         }
     }
 
@@ -152,7 +179,7 @@ impl MemTable {
     /// If the key or value is 4 GiB or longer.
     pub fn add(&self, seq: SequenceNumber, t: ValueType, user_key: &[u8], value: &[u8]) -> bool {
         let seq = seq.min(MAX_SEQUENCE_NUMBER);
-        let packed = pack_seq_and_type(seq, t);
+        let packed = crate::key::pack_seq_and_type_ts(seq, t, self.icmp.timestamp_size() > 0);
         let list = if t == ValueType::RangeDeletion { &self.tombstones } else { &self.points };
         if t != ValueType::RangeDeletion {
             // Before the entry is linked, so a reader that can see it sees its bits too.
