@@ -91,7 +91,7 @@ fn checkpoint_links_blob_files_and_outlives_their_deletion() {
     }
     let c = DB::open(&opts(), &cp).expect("open checkpoint");
     assert_same_pairs(&scan(&c), &want, "checkpoint");
-    assert_eq!(c.get("key00400").expect("get").expect("found"), format!("r2-400-").repeat(50).into_bytes());
+    assert_eq!(c.get("key00400").expect("get").expect("found"), "r2-400-".repeat(50).into_bytes());
 }
 
 #[test]

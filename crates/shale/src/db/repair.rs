@@ -9,21 +9,20 @@
 //!    range, sequence range, column family (from its properties) and the oldest blob file
 //!    its blob indexes name. A table that does not read back whole is moved to `lost/`, as
 //!    RocksDB archives it;
-//! 2b. read every blob file whole (header, every record's header and blob CRC, footer and
+//! 3. read every blob file whole (header, every record's header and blob CRC, footer and
 //!    its count): its column family (from the header), blob count and bytes. One that does
 //!    not read back whole is moved to `lost/` (reads of the values it held then fail with
-//!    Corruption naming it). RocksDB's repair leaves blob files out of the new MANIFEST
-//!    (so a BlobDB database does not open after it); Shale adds them back, without
-//!    garbage counts (garbage found later by compactions is counted from then on);
-//! 3. move the old MANIFESTs to `lost/`, write a new MANIFEST holding every good table at
+//!    Corruption naming it). RocksDB's repair leaves blob files out of the new MANIFEST;
+//!    Shale adds them back, without garbage counts (garbage found later by compactions is
+//!    counted from then on);
+//! 4. move the old MANIFESTs to `lost/`, write a new MANIFEST holding every good table at
 //!    level 0 and every good blob file in its column family, each column family's log
-//!    number 0 (so that every WAL
-//!    left in the directory is replayed), the last sequence the highest in any table, and
-//!    point CURRENT at it (synced, renamed, directory synced);
-//! 4. open the database with all its column families, which replays the WALs, flush every
+//!    number 0 (so that every WAL left in the directory is replayed), the last sequence the
+//!    highest in any table, and point CURRENT at it (synced, renamed, directory synced);
+//! 5. open the database with all its column families, which replays the WALs, flush every
 //!    column family so the WALs' contents are in tables, and close.
 //!
-//! Unlike RocksDB, step 4 goes through the engine's own recovery rather than a private WAL
+//! Unlike RocksDB, step 5 goes through the engine's own recovery rather than a private WAL
 //! converter: the same code path that replays WALs at every open.
 
 use std::collections::BTreeMap;
