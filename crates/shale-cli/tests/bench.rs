@@ -114,3 +114,65 @@ fn unknown_flags_and_benchmarks_fail_naming_them() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("unknown benchmark 'nosuch'"));
 }
+
+/// The integrated BlobDB flags reach the options: large values go to blob files (and small
+/// ones stay in the tables), GC rewrites blob files during overwrite, and a value Shale
+/// does not support is refused rather than ignored.
+#[test]
+fn blob_flags_put_values_in_blob_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let db = format!("--db={}", path.display());
+    let blob_files = || {
+        std::fs::read_dir(&path)
+            .unwrap()
+            .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().ends_with(".blob"))
+            .count()
+    };
+    let common: [&str; 12] = [
+        "--num=3000",
+        "--seed=5",
+        "--value_size=1024",
+        "--write_buffer_size=1048576",
+        "--enable_blob_files=1",
+        "--min_blob_size=256",
+        "--blob_file_size=524288",
+        "--blob_compression_type=lz4",
+        "--enable_blob_garbage_collection=1",
+        "--blob_garbage_collection_age_cutoff=1.0",
+        "--use_blob_cache=1",
+        &db,
+    ];
+    let (stdout, _) = run(&[&common[..], &["--benchmarks=fillrandom,flush,readrandom"][..]].concat());
+    assert_eq!(results(&stdout).len(), 2, "{stdout}");
+    assert!(blob_files() > 1, "values of 1 KiB went to blob files of 512 KiB");
+    let (stdout, _) =
+        run(&[&common[..], &["--use_existing_db", "--benchmarks=overwrite,flush,compact,readrandom"]]
+            .concat());
+    assert_eq!(results(&stdout).len(), 3, "{stdout}");
+    // Small values stay inline.
+    let small = dir.path().join("small");
+    run(&[
+        "--num=500",
+        "--value_size=100",
+        "--enable_blob_files",
+        "--min_blob_size=256",
+        "--benchmarks=fillrandom,flush",
+        &format!("--db={}", small.display()),
+    ]);
+    assert!(std::fs::read_dir(&small).unwrap().all(|e| !e
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .ends_with(".blob")));
+    // Shale supports only the default force threshold: refused, by name.
+    let o = shale()
+        .args(["bench", "--num=10", "--enable_blob_files", "--blob_garbage_collection_force_threshold=0.5"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("blob_garbage_collection_force_threshold"), "{err}");
+    let o = shale().args(["bench", "--num=10", "--blob_compression_type=lzma"]).output().unwrap();
+    assert!(!o.status.success());
+}

@@ -8,8 +8,10 @@
 //!   private/<id>/            files of this backup only: CURRENT, MANIFEST-*, OPTIONS-*, *.log
 //!   shared_checksum/<n>_s<db session id>_<size>.sst   (a table with a session id)
 //!   shared_checksum/<n>_<crc32c>_<size>.sst           (one without: RocksDB's legacy naming)
-//!                            tables, shared by every backup that holds them, so a table is
-//!                            copied once: backups are incremental; <name>.tmp while copied
+//!   shared_checksum/<n>_<crc32c>_<size>.blob          (a blob file, BlobDB: always so)
+//!                            tables and blob files, shared by every backup that holds them,
+//!                            so each is copied once: backups are incremental; <name>.tmp
+//!                            while copied
 //!
 //! meta file (schema 1):      <unix time>\n<last sequence>\n<file count>\n
 //!                            then per file: <path under backup_dir> crc32 <crc32c, decimal>\n
@@ -303,7 +305,7 @@ impl BackupEngine {
         self.create_new_backup_flush(db, false)
     }
 
-    /// Backs up `db`: its tables (only those no earlier backup holds are copied), its
+    /// Backs up `db`: its tables and blob files (only those no earlier backup holds are copied), its
     /// MANIFEST, CURRENT and OPTIONS, and (without `flush_before_backup`) its WALs.
     pub fn create_new_backup_flush<T: ThreadMode, D: DBInner>(
         &mut self,
@@ -328,14 +330,17 @@ impl BackupEngine {
 
         // Tables: named by checksum and size; copied only when no backup has them.
         let results: Mutex<Vec<(usize, BackupFile)>> = Mutex::new(Vec::new());
-        let jobs: Vec<(usize, &crate::db::live_files::LiveFile)> = live.tables.iter().enumerate().collect();
+        // Blob files are shared like tables, always under RocksDB's legacy naming (the blob
+        // file format has no session id).
+        let jobs: Vec<(usize, &crate::db::live_files::LiveFile)> =
+            live.tables.iter().chain(&live.blobs).enumerate().collect();
         let shared = self.dir.join(SHARED_CHECKSUM);
         // Checksums the backups already record, by shared path.
         let known: BTreeMap<&str, u32> =
             self.backups.values().flat_map(|m| m.files.iter().map(|f| (f.path.as_str(), f.crc32c))).collect();
         run_parallel(self.threads, jobs, |(i, t)| {
             let src = t.dir.join(&t.name);
-            let stem = t.name.trim_end_matches(".sst");
+            let (stem, ext) = t.name.rsplit_once('.').unwrap_or((t.name.as_str(), "sst"));
             let copy_new = |dst_name: &str, expect: Option<u32>| -> Result<u32> {
                 let tmp = shared.join(format!("{dst_name}.tmp"));
                 let mut copied = 0u32;
@@ -359,7 +364,7 @@ impl BackupEngine {
                         t.name, t.size
                     )));
                 }
-                let name = format!("{stem}_{crc}_{size}.sst");
+                let name = format!("{stem}_{crc}_{size}.{ext}");
                 if !fs.file_exists(&shared.join(&name)) {
                     copy_new(&name, Some(crc))?;
                 }
@@ -367,7 +372,7 @@ impl BackupEngine {
             } else {
                 // RocksDB's default naming (kUseDbSessionId | kFlagIncludeFileSize): a
                 // table a backup holds already is neither read nor copied.
-                let name = format!("{stem}_s{}_{}.sst", t.db_session_id, t.size);
+                let name = format!("{stem}_s{}_{}.{ext}", t.db_session_id, t.size);
                 let path = format!("{SHARED_CHECKSUM}/{name}");
                 match known.get(path.as_str()) {
                     Some(crc) if fs.file_exists(&shared.join(&name)) => (name, *crc),

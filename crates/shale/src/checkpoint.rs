@@ -5,6 +5,7 @@
 //! <dir>.tmp/            staging directory (a leftover one is cleaned first)
 //!   000123.sst ...      every live table: hard link, or a copy when links fail
 //!                       (another file system)
+//!   000125.blob ...     every live blob file (BlobDB): hard link, or a whole copy
 //!   MANIFEST-000045     the MANIFEST's first N bytes (N = synced size at the capture)
 //!   CURRENT             "MANIFEST-000045\n"
 //!   OPTIONS-000047      copy of the newest OPTIONS file
@@ -134,7 +135,8 @@ fn write_checkpoint(inner: &DbInner, live: &LiveFiles, dir: &Path) -> Result<()>
     let fs = &*inner.fs;
     fs.create_dir_all(dir)?;
     let mut link = true;
-    for t in &live.tables {
+    // Tables and blob files are immutable: hard links, as RocksDB's checkpoint makes them.
+    for t in live.tables.iter().chain(&live.blobs) {
         let (src, dst) = (t.dir.join(&t.name), dir.join(&t.name));
         if link {
             match fs.link_file(&src, &dst) {

@@ -188,6 +188,51 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = true, num_args = 0..=1, require_equals = true,
           default_missing_value = "true", value_parser = parse_bool)]
     pub fifo_compaction_allow_compaction: bool,
+    /// [Integrated BlobDB] Flushes and compactions write values of at least
+    /// `--min_blob_size` bytes to blob files.
+    #[arg(long, default_value_t = false, num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", value_parser = parse_bool)]
+    pub enable_blob_files: bool,
+    /// [Integrated BlobDB] The size of the smallest value stored in a blob file.
+    #[arg(long, default_value_t = 0)]
+    pub min_blob_size: u64,
+    /// [Integrated BlobDB] The size limit of blob files.
+    #[arg(long, default_value_t = 256 << 20)]
+    pub blob_file_size: u64,
+    /// [Integrated BlobDB] The compression of values in blob files (names as
+    /// --compression_type).
+    #[arg(long, default_value = "none")]
+    pub blob_compression_type: String,
+    /// [Integrated BlobDB] Garbage collection of blob files during compaction.
+    #[arg(long, default_value_t = false, num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", value_parser = parse_bool)]
+    pub enable_blob_garbage_collection: bool,
+    /// [Integrated BlobDB] The fraction of the oldest blob files garbage collection
+    /// relocates from.
+    #[arg(long, default_value_t = 0.25)]
+    pub blob_garbage_collection_age_cutoff: f64,
+    /// [Integrated BlobDB] Garbage ratio of the eligible blob files that forces a
+    /// compaction; Shale supports only the default 1.0 (others are refused at open).
+    #[arg(long, default_value_t = 1.0)]
+    pub blob_garbage_collection_force_threshold: f64,
+    /// [Integrated BlobDB] Compaction readahead for blob files.
+    #[arg(long, default_value_t = 0)]
+    pub blob_compaction_readahead_size: u64,
+    /// [Integrated BlobDB] Use a blob cache.
+    #[arg(long, default_value_t = false, num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", value_parser = parse_bool)]
+    pub use_blob_cache: bool,
+    /// [Integrated BlobDB] With --use_blob_cache: the block cache is the blob cache too.
+    #[arg(long, default_value_t = true, num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", value_parser = parse_bool)]
+    pub use_shared_block_and_blob_cache: bool,
+    /// [Integrated BlobDB] Bytes of the blob cache, when it is not the block cache.
+    #[arg(long, default_value_t = 8 << 20)]
+    pub blob_cache_size: u64,
+    /// [Integrated BlobDB] The blob cache (when not shared) has 2^n shards; negative:
+    /// the default.
+    #[arg(long, default_value_t = 6, allow_negative_numbers = true)]
+    pub blob_cache_numshardbits: i32,
     /// Bytes in a block.
     #[arg(long, default_value_t = 4096)]
     pub block_size: i32,
@@ -310,6 +355,10 @@ impl BenchArgs {
             return Err("--compaction_style must be 0 (level), 1 (universal) or 2 (FIFO)".into());
         }
         crate::bench::db::compression_from_name(&self.compression_type)?;
+        crate::bench::db::compression_from_name(&self.blob_compression_type)?;
+        if !(0.0..=1.0).contains(&self.blob_garbage_collection_age_cutoff) {
+            return Err("--blob_garbage_collection_age_cutoff must be in [0, 1]".into());
+        }
         let list = self.benchmark_list()?;
         if list.iter().any(|b| b == "randomtransaction") && !(1..=9999).contains(&self.transaction_sets) {
             return Err("invalid value for transaction_sets".into());
@@ -389,6 +438,21 @@ mod tests {
             ("transaction_set_snapshot", a.transaction_set_snapshot.to_string()),
             ("transaction_lock_timeout", a.transaction_lock_timeout.to_string()),
             ("db", "\"\"".to_string()),
+            ("enable_blob_files", a.enable_blob_files.to_string()),
+            ("min_blob_size", a.min_blob_size.to_string()),
+            ("blob_file_size", a.blob_file_size.to_string()),
+            ("blob_compression_type", format!("\"{}\"", a.blob_compression_type)),
+            ("enable_blob_garbage_collection", a.enable_blob_garbage_collection.to_string()),
+            ("blob_garbage_collection_age_cutoff", a.blob_garbage_collection_age_cutoff.to_string()),
+            (
+                "blob_garbage_collection_force_threshold",
+                a.blob_garbage_collection_force_threshold.to_string(),
+            ),
+            ("blob_compaction_readahead_size", a.blob_compaction_readahead_size.to_string()),
+            ("use_blob_cache", a.use_blob_cache.to_string()),
+            ("use_shared_block_and_blob_cache", a.use_shared_block_and_blob_cache.to_string()),
+            ("blob_cache_size", a.blob_cache_size.to_string()),
+            ("blob_cache_numshardbits", a.blob_cache_numshardbits.to_string()),
         ]
     }
 

@@ -71,8 +71,8 @@ pub(crate) fn blob_write_options(cf: &CfHandle) -> Option<crate::blob::BlobWrite
 }
 
 /// Writes `mem` to table `number` (synced). None when the memtable holds nothing. Values
-/// stay in the table even with BlobDB (recovery at open and atomic flush); compactions
-/// move the large ones to blob files.
+/// stay in the table even with BlobDB (atomic flush); compactions move the large ones to
+/// blob files.
 pub(crate) fn write_level0_table(
     fs: &dyn FileSystem,
     dir: &Path,

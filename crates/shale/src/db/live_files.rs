@@ -5,7 +5,7 @@
 //! `capture` (optionally after flushing every memtable) takes a deletion hold, waits until no
 //! MANIFEST change is in flight and keeps the next one out (`DbState::manifest_busy`) while
 //! it records, consistently with each other:
-//! - every table of every family's current Version,
+//! - every table and blob file of every family's current Version,
 //! - the MANIFEST in use and its synced size (its first `size` bytes describe exactly those
 //!   tables; the bytes are read while changes are kept out),
 //! - the WALs some family still needs, the last one with its size at that moment (records
@@ -55,6 +55,8 @@ pub(crate) struct LiveFile {
 /// What a checkpoint or backup copies; see the module comment.
 pub(crate) struct LiveFiles {
     pub tables: Vec<LiveFile>,
+    /// Blob files (BlobDB), complete: RocksDB's header + blobs + footer size.
+    pub blobs: Vec<LiveFile>,
     pub wals: Vec<LiveFile>,
     pub manifest_name: String,
     /// The MANIFEST's first `manifest_size` bytes.
@@ -96,17 +98,18 @@ impl DbInner {
             self.manifest_cv.wait(&mut st);
         }
         st.manifest_busy = true;
-        if st.cfs.values().any(|c| !c.current.blob_files().is_empty()) {
-            st.manifest_busy = false;
-            self.manifest_cv.notify_one();
-            return Err(crate::error::Error::not_supported(
-                "checkpoints, backups and live-file captures of databases with blob files (BlobDB)",
-            ));
-        }
         let mut table_metas = Vec::new();
+        // Blob files of every family's current Version, by number (a blob file belongs to
+        // one family), with RocksDB's size for them: header, blobs and footer.
+        let mut blob_sizes = std::collections::BTreeMap::new();
         for cf in st.cfs.values() {
             for (_, f) in cf.current.all_files() {
                 table_metas.push((cf.handle.clone(), f.clone()));
+            }
+            for (n, b) in cf.current.blob_files() {
+                let size = (crate::blob::format::HEADER_SIZE + crate::blob::format::FOOTER_SIZE) as u64
+                    + b.shared.total_blob_bytes;
+                blob_sizes.insert(*n, size);
             }
         }
         let wal_now = st.alive_wals.back().copied().unwrap_or(0);
@@ -184,6 +187,16 @@ impl DbInner {
             });
         }
         tables.sort_by(|a, b| a.name.cmp(&b.name));
-        Ok(LiveFiles { tables, wals, manifest_name, manifest, options, last_sequence, _hold: hold })
+        // Blob files live in the database directory (`blob/`), where readers look for them.
+        let blobs = blob_sizes
+            .into_iter()
+            .map(|(n, size)| LiveFile {
+                name: crate::blob::reader::blob_file_name(n),
+                dir: self.path.clone(),
+                size,
+                db_session_id: String::new(),
+            })
+            .collect();
+        Ok(LiveFiles { tables, blobs, wals, manifest_name, manifest, options, last_sequence, _hold: hold })
     }
 }

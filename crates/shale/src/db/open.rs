@@ -150,7 +150,7 @@ pub(crate) fn open<T: ThreadMode>(
     if opts.track_and_verify_wals_in_manifest {
         super::wal_tracking::check_wals(&*fs, path, &recovered.wals, &wals)?;
     }
-    let mut new_files: Vec<(u32, FileMetaData)> = Vec::new();
+    let mut new_files: Vec<RecoveredTable> = Vec::new();
     // With two-phase commit, a WAL older than every family's log number is still on disk
     // only because it holds a prepare section (`transactions/twopc.rs`): it is replayed
     // too (its other entries are older than the families' log numbers and skipped).
@@ -182,11 +182,8 @@ pub(crate) fn open<T: ThreadMode>(
     // Write what the WALs held to level-0 tables.
     for (id, cf) in cfs.iter_mut() {
         if !cf.mem.is_empty() || cf.mem.num_range_deletes() > 0 {
-            let number = *recovery_ctx.next_file_number;
-            *recovery_ctx.next_file_number += 1;
-            if let Some(meta) = super::flush::write_level0_table(fsr, path, &cf.handle, &cf.mem, number, &[])?
-            {
-                recovery_ctx.new_files.push((*id, meta));
+            if let Some(t) = recovery_table(fsr, path, &cf.handle, &cf.mem, recovery_ctx.next_file_number)? {
+                recovery_ctx.new_files.push((*id, t.0, t.1));
             }
             cf.mem = Arc::new(MemTable::new(cf.handle.icmp.clone(), 0));
         }
@@ -205,10 +202,10 @@ pub(crate) fn open<T: ThreadMode>(
     // ones go once the MANIFEST names it), so a crash before their decision keeps them.
     prepared.relog(&mut wal_writer, last_sequence)?;
     wal_writer.sync()?;
-    for (id, meta) in new_files {
+    for (id, meta, blobs) in new_files {
         if let Some(cf) = cfs.get_mut(&id) {
             let mut b = VersionBuilder::new(&cf.current);
-            let mut e = VersionEdit { column_family: id, ..Default::default() };
+            let mut e = VersionEdit { column_family: id, blob_file_additions: blobs, ..Default::default() };
             e.new_files.push((0, meta));
             b.apply(&e)?;
             cf.set_current(Arc::new(b.build()));
@@ -498,11 +495,44 @@ pub(super) fn load_tables(
     Ok(())
 }
 
+/// A level-0 table written from a WAL at open, with the blob files it refers to.
+pub(super) type RecoveredTable = (u32, FileMetaData, Vec<crate::version::edit::BlobFileAddition>);
+
+/// Writes a memtable recovered from the WALs to a level-0 table numbered from
+/// `next_file_number`; with BlobDB its large values go to blob files numbered after it, as
+/// RocksDB's recovery flush writes them (BlobFileCreationReason::kRecovery).
+fn recovery_table(
+    fs: &dyn FileSystem,
+    path: &Path,
+    cf: &super::cf::CfHandle,
+    mem: &Arc<MemTable>,
+    next_file_number: &mut u64,
+) -> Result<Option<(FileMetaData, Vec<crate::version::edit::BlobFileAddition>)>> {
+    let number = *next_file_number;
+    let next = std::cell::Cell::new(number + 1);
+    let blob_number = || {
+        let n = next.get();
+        next.set(n + 1);
+        n
+    };
+    let r = super::flush::write_level0_table_of(
+        fs,
+        path,
+        cf,
+        std::slice::from_ref(mem),
+        number,
+        &[],
+        Some(&blob_number),
+    );
+    *next_file_number = next.get();
+    r
+}
+
 pub(super) struct RecoveryCtx<'a> {
     pub fs: &'a dyn FileSystem,
     pub path: &'a Path,
     pub next_file_number: &'a mut u64,
-    pub new_files: &'a mut Vec<(u32, FileMetaData)>,
+    pub new_files: &'a mut Vec<RecoveredTable>,
     /// Read-only and secondary opens write no table: full memtables stay in memory.
     pub read_only: bool,
     /// Prepared two-phase-commit sections met so far and not yet decided
@@ -560,12 +590,9 @@ pub(super) fn replay_wal(
         // A memtable that fills during replay goes to a level-0 table at once.
         for (id, cf) in cfs.iter_mut().filter(|_| !ctx.read_only) {
             if cf.mem.approximate_memory_usage() >= cf.handle.opts.write_buffer_size {
-                let number = *ctx.next_file_number;
-                *ctx.next_file_number += 1;
-                if let Some(meta) =
-                    super::flush::write_level0_table(ctx.fs, ctx.path, &cf.handle, &cf.mem, number, &[])?
+                if let Some(t) = recovery_table(ctx.fs, ctx.path, &cf.handle, &cf.mem, ctx.next_file_number)?
                 {
-                    ctx.new_files.push((*id, meta));
+                    ctx.new_files.push((*id, t.0, t.1));
                 }
                 cf.mem = Arc::new(MemTable::new(cf.handle.icmp.clone(), 0));
             }

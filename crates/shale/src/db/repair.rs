@@ -3,18 +3,26 @@
 //! or damaged.
 //!
 //! Steps:
-//! 1. take LOCK; list the directory: tables (`*.sst`), WALs (`*.log`), MANIFESTs;
+//! 1. take LOCK; list the directory: tables (`*.sst`), blob files (`*.blob`), WALs
+//!    (`*.log`), MANIFESTs;
 //! 2. open every table, verifying its blocks' checksums and reading every entry: its key
-//!    range, sequence range, and column family (from its properties). A table that does not
-//!    read back whole is moved to `lost/`, as RocksDB archives it;
-//! 3. move the old MANIFESTs to `lost/`, write a new MANIFEST holding every good table at
-//!    level 0 in its column family, each column family's log number 0 (so that every WAL
-//!    left in the directory is replayed), the last sequence the highest in any table, and
-//!    point CURRENT at it (synced, renamed, directory synced);
-//! 4. open the database with all its column families, which replays the WALs, flush every
+//!    range, sequence range, column family (from its properties) and the oldest blob file
+//!    its blob indexes name. A table that does not read back whole is moved to `lost/`, as
+//!    RocksDB archives it;
+//! 3. read every blob file whole (header, every record's header and blob CRC, footer and
+//!    its count): its column family (from the header), blob count and bytes. One that does
+//!    not read back whole is moved to `lost/` (reads of the values it held then fail with
+//!    Corruption naming it). RocksDB's repair leaves blob files out of the new MANIFEST;
+//!    Shale adds them back, without garbage counts (garbage found later by compactions is
+//!    counted from then on);
+//! 4. move the old MANIFESTs to `lost/`, write a new MANIFEST holding every good table at
+//!    level 0 and every good blob file in its column family, each column family's log
+//!    number 0 (so that every WAL left in the directory is replayed), the last sequence the
+//!    highest in any table, and point CURRENT at it (synced, renamed, directory synced);
+//! 5. open the database with all its column families, which replays the WALs, flush every
 //!    column family so the WALs' contents are in tables, and close.
 //!
-//! Unlike RocksDB, step 4 goes through the engine's own recovery rather than a private WAL
+//! Unlike RocksDB, step 5 goes through the engine's own recovery rather than a private WAL
 //! converter: the same code path that replays WALs at every open.
 
 use std::collections::BTreeMap;
@@ -26,7 +34,7 @@ use crate::fs::FileSystem;
 use crate::key::{make_internal_key, parse_internal_key, InternalKeyComparator, ValueType};
 use crate::options::Options;
 use crate::table::{Table, TableReaderOptions};
-use crate::version::edit::{FileMetaData, VersionEdit};
+use crate::version::edit::{BlobFileAddition, FileMetaData, VersionEdit};
 use crate::version::manifest::{set_current_file, ManifestWriter};
 
 use super::DB;
@@ -81,6 +89,12 @@ fn scan_table(
     it.seek_to_first();
     while it.valid() {
         note(it.key(), &mut meta, &mut smallest, &mut largest)?;
+        if parse_internal_key(it.key())?.value_type == ValueType::BlobIndex {
+            let n = crate::blob::BlobIndex::decode(it.value())?.file_number;
+            if meta.oldest_blob_file_number == 0 || n < meta.oldest_blob_file_number {
+                meta.oldest_blob_file_number = n;
+            }
+        }
         it.next();
     }
     it.status()?;
@@ -114,6 +128,57 @@ fn scan_table(
     Ok(Some(Found { cf_id, cf_name, meta }))
 }
 
+/// Reads blob file `number` whole: its column family and its addition (count and bytes of
+/// its blobs). Corruption when any part does not decode or check.
+fn scan_blob_file(fs: &dyn FileSystem, dir: &Path, number: u64) -> Result<(u32, BlobFileAddition)> {
+    use crate::blob::format::{
+        BlobFooter, BlobHeader, RecordHeader, FOOTER_SIZE, HEADER_SIZE, RECORD_HEADER_SIZE,
+    };
+    let name = crate::blob::reader::blob_file_name(number);
+    let bad = |at: u64, what: String| Error::corruption(format!("blob file {name}, offset {at}: {what}"));
+    let data = crate::fs::read_file(fs, &crate::blob::reader::blob_file_path(dir, number))?;
+    if data.len() < HEADER_SIZE + FOOTER_SIZE {
+        return Err(bad(0, format!("{} bytes: too short for a blob file", data.len())));
+    }
+    let header = BlobHeader::decode(&data[..HEADER_SIZE]).map_err(|e| bad(0, e.to_string()))?;
+    if header.has_ttl {
+        return Err(bad(0, "TTL blob file (stacked BlobDB)".into()));
+    }
+    let end = data.len() - FOOTER_SIZE;
+    let footer = BlobFooter::decode(&data[end..]).map_err(|e| bad(end as u64, e.to_string()))?;
+    let (mut at, mut count) = (HEADER_SIZE, 0u64);
+    while at < end {
+        let h_end = at
+            .checked_add(RECORD_HEADER_SIZE)
+            .filter(|&e| e <= end)
+            .ok_or_else(|| bad(at as u64, "truncated blob record header".into()))?;
+        let h = RecordHeader::decode(&data[at..h_end]).map_err(|e| bad(at as u64, e.to_string()))?;
+        let k_end = usize::try_from(h.key_size).ok().and_then(|k| h_end.checked_add(k)).filter(|&e| e <= end);
+        let v_end = k_end
+            .and_then(|k| usize::try_from(h.value_size).ok().and_then(|v| k.checked_add(v)))
+            .filter(|&e| e <= end);
+        let (Some(k_end), Some(v_end)) = (k_end, v_end) else {
+            return Err(bad(at as u64, "blob record runs past the footer".into()));
+        };
+        if crate::blob::format::blob_crc(&data[h_end..k_end], &data[k_end..v_end]) != h.blob_crc {
+            return Err(bad(at as u64, "Blob CRC mismatch".into()));
+        }
+        count += 1;
+        at = v_end;
+    }
+    if count != footer.blob_count {
+        return Err(bad(end as u64, format!("{count} blobs, the footer says {}", footer.blob_count)));
+    }
+    let addition = BlobFileAddition {
+        number,
+        total_blob_count: count,
+        total_blob_bytes: (end - HEADER_SIZE) as u64,
+        checksum_method: Vec::new(),
+        checksum_value: Vec::new(),
+    };
+    Ok((header.column_family_id, addition))
+}
+
 fn archive(fs: &dyn FileSystem, dir: &Path, name: &str) -> Result<()> {
     let lost = dir.join("lost");
     fs.create_dir_all(&lost)?;
@@ -137,6 +202,7 @@ impl<T: super::ThreadMode, D: super::DBInner> super::DBCommon<T, D> {
         }
         let icmp = InternalKeyComparator::new(opts.comparator.clone());
         let mut tables = Vec::new();
+        let mut blob_numbers = Vec::new();
         let mut manifests = Vec::new();
         let mut max_number = 1u64;
         {
@@ -145,6 +211,10 @@ impl<T: super::ThreadMode, D: super::DBInner> super::DBCommon<T, D> {
                 match parse_file_name(&name) {
                     Some(FileType::Table(n)) => {
                         tables.push(n);
+                        max_number = max_number.max(n);
+                    }
+                    Some(FileType::Blob(n)) => {
+                        blob_numbers.push(n);
                         max_number = max_number.max(n);
                     }
                     Some(FileType::Wal(n)) | Some(FileType::Options(n)) | Some(FileType::Temp(n)) => {
@@ -164,6 +234,14 @@ impl<T: super::ThreadMode, D: super::DBInner> super::DBCommon<T, D> {
                     Ok(Some(f)) => found.push(f),
                     Ok(None) => {}
                     Err(_) => archive(&*fs, dir, &crate::db::filename::table_file_name(n))?,
+                }
+            }
+            blob_numbers.sort_unstable();
+            let mut blobs: Vec<(u32, BlobFileAddition)> = Vec::new();
+            for n in blob_numbers {
+                match scan_blob_file(&*fs, dir, n) {
+                    Ok(b) => blobs.push(b),
+                    Err(_) => archive(&*fs, dir, &crate::blob::reader::blob_file_name(n))?,
                 }
             }
             // Column families by id, with the names the tables record.
@@ -191,9 +269,15 @@ impl<T: super::ThreadMode, D: super::DBInner> super::DBCommon<T, D> {
                     .filter(|f| f.cf_id == id || (!cfs.contains_key(&f.cf_id) && id == 0))
                     .map(|f| (0u32, f.meta.clone()))
                     .collect();
+                let blob_file_additions = blobs
+                    .iter()
+                    .filter(|(cf, _)| *cf == id || (!cfs.contains_key(cf) && id == 0))
+                    .map(|(_, b)| b.clone())
+                    .collect();
                 edits.push(VersionEdit {
                     column_family: id,
                     new_files,
+                    blob_file_additions,
                     log_number: Some(0),
                     last_sequence: Some(last_sequence),
                     ..VersionEdit::default()
