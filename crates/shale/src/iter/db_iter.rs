@@ -36,7 +36,7 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::iter::range_del::FragmentedTombstones;
-use crate::iter::BoxedIterator;
+use crate::iter::{BoxedIterator, PinRef};
 use crate::key::{
     append_internal_key, parse_internal_key, user_key, InternalKeyComparator, SequenceNumber, ValueType,
     MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK,
@@ -78,6 +78,10 @@ pub struct DBIter {
     saved_value: Vec<u8>,
     /// Reverse: the current value's bytes, where the inner iterator pinned them.
     pinned_value: Option<PinnedValue>,
+    /// What the iterators below keep alive while pinning is on (shared with them).
+    pins: PinRef,
+    /// `pin_data`: pinning is on, and nothing is released, for the iterator's life.
+    pin_data: bool,
     /// Reused buffer for seek targets.
     scratch: Vec<u8>,
     err: Option<Error>,
@@ -110,6 +114,9 @@ impl DBIter {
         lower_bound: Option<Vec<u8>>,
         upper_bound: Option<Vec<u8>>,
     ) -> Self {
+        let mut inner = inner;
+        let pins = PinRef::default();
+        inner.set_pinned_data(&pins);
         DBIter {
             icmp,
             inner,
@@ -122,6 +129,8 @@ impl DBIter {
             saved_key: Vec::new(),
             saved_value: Vec::new(),
             pinned_value: None,
+            pins,
+            pin_data: false,
             scratch: Vec::new(),
             err: None,
             max_skip: 0,
@@ -132,6 +141,31 @@ impl DBIter {
             merged: false,
             ts: None,
             blob: None,
+        }
+    }
+
+    /// RocksDB's `pin_data`: every data block the iterator reads stays alive until it is
+    /// dropped, so a value's bytes never move while it lives (it never copies a value
+    /// from a table, in either direction).
+    pub fn set_pin_data(&mut self, on: bool) {
+        self.pin_data = on;
+        self.pins.set_enabled(on);
+    }
+
+    /// How many blocks and file iterators the iterator keeps alive for values it handed out.
+    pub fn pinned_count(&self) -> usize {
+        self.pins.pinned()
+    }
+
+    /// Before a positioning call: the value handed out before is no longer needed, so
+    /// what was kept alive for it goes (unless `pin_data`); pinning is on while moving
+    /// backward (RocksDB's `TempPinData` / `ReleaseTempPinnedData`).
+    #[inline]
+    fn start_step(&mut self, reverse: bool) {
+        if !self.pin_data {
+            self.pinned_value = None;
+            self.pins.release();
+            self.pins.set_enabled(reverse);
         }
     }
 
@@ -247,6 +281,7 @@ impl DBIter {
         if self.ts.is_some() {
             return self.ts_seek_to_first();
         }
+        self.start_step(false);
         if let Some(lower) = self.lower.take() {
             self.seek(&lower);
             self.lower = Some(lower);
@@ -262,6 +297,7 @@ impl DBIter {
         if self.ts.is_some() {
             return self.ts_seek_to_last();
         }
+        self.start_step(true);
         self.reset(Direction::Reverse);
         if let Some(upper) = self.upper.take() {
             // RocksDB seeks for prev at the upper bound: the prefix is the bound's.
@@ -281,6 +317,7 @@ impl DBIter {
         if self.ts.is_some() {
             return self.ts_seek(target);
         }
+        self.start_step(false);
         self.reset(Direction::Forward);
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
@@ -309,6 +346,7 @@ impl DBIter {
         if self.ts.is_some() {
             return self.ts_seek_for_prev(target);
         }
+        self.start_step(true);
         self.reset(Direction::Reverse);
         self.set_prefix_from(false, Some(target));
         if let Some(lo) = &self.lower {
@@ -338,6 +376,7 @@ impl DBIter {
         if self.ts.is_some() {
             return self.ts_next();
         }
+        self.start_step(false);
         if self.direction == Direction::Reverse {
             // The inner iterator is before every entry of `saved_key`; step onto them and
             // let the skipping below pass them.
@@ -373,6 +412,7 @@ impl DBIter {
         if self.ts.is_some() {
             return self.ts_prev();
         }
+        self.start_step(true);
         if self.direction == Direction::Forward && self.merged {
             // The inner iterator is past the current key (`saved_key`): go back before it.
             self.merged = false;
@@ -602,7 +642,11 @@ impl DBIter {
         }
         self.saved_key.clear();
         self.saved_key.extend_from_slice(p.user_key);
+        // The value of the key before (if any) is no longer needed.
         self.pinned_value = None;
+        if !self.pin_data {
+            self.pins.release();
+        }
         let (mut sequence, mut value_type) = (p.sequence, p.value_type);
         let mut found = Found::Hidden;
         let mut steps = 0usize;
@@ -830,6 +874,14 @@ impl PinnedValue {
     unsafe fn get<'a>(&self) -> &'a [u8] {
         // SAFETY: per the contract the `len` bytes at `ptr` are alive and unchanged.
         unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
+impl Drop for DBIter {
+    /// Pinned file iterators hold the pinned data too: letting go of them here breaks
+    /// that cycle.
+    fn drop(&mut self) {
+        self.pins.release();
     }
 }
 

@@ -278,6 +278,12 @@ impl InternalIterator for MergingIterator {
         }
         self.current().value_pinned()
     }
+
+    fn set_pinned_data(&mut self, pins: &crate::iter::PinRef) {
+        for c in &mut self.children {
+            c.set_pinned_data(pins);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -119,6 +119,11 @@ impl BlockIter {
         self.invalidate();
     }
 
+    /// The block this cursor is on (what its keys and values lie in).
+    pub(super) fn block(&self) -> &Arc<Block> {
+        &self.block
+    }
+
     #[inline]
     fn is_valid(&self) -> bool {
         self.status.is_ok() && self.current < self.block.restart_offset
