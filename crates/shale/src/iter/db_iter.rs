@@ -26,10 +26,16 @@
 //! Moving forward the inner iterator sits on the current entry. Moving backward it sits
 //! just before every entry of the current key, whose key is copied into a reused buffer
 //! (LevelDB's scheme); its value too, unless the inner iterator says the value's bytes
-//! stay put (`InternalIterator::value_pinned`, a memtable's arena): then the iterator
-//! keeps their address instead, as RocksDB's `DBIter` keeps `pinned_value_`. Copying
-//! would read every value's bytes, which a forward scan never touches: with a memtable
-//! out of cache that was most of a reverse scan's time.
+//! stay put (`InternalIterator::value_pinned`): then the iterator keeps their address
+//! instead, as RocksDB's `DBIter` keeps `pinned_value_`. A memtable's values stay put in
+//! its arena; a table's lie in a data block, which stays put because the iterator turns
+//! pinning on while it moves backward (`crate::iter::PinnedData`, RocksDB's
+//! `PinnedIteratorsManager` and `TempPinData`): a table iterator that steps out of a block
+//! hands the block to the pinned data instead of dropping it, a level iterator the
+//! iterator of a file it leaves, and the iterator lets go of them when it moves to the
+//! next key. Copying would read every value's bytes, which a forward scan never touches:
+//! with a memtable out of cache that was most of a reverse scan's time. With `pin_data`
+//! pinning stays on and nothing is let go of until the iterator is dropped.
 
 use std::cmp::Ordering;
 use std::sync::Arc;
@@ -664,8 +670,8 @@ impl DBIter {
                         if value_type == ValueType::BlobIndex {
                             self.pinned_value = None;
                             self.saved_value = self.fetch_blob(&self.saved_key, self.inner.value())?;
-                        } else if self.inner.value_pinned() {
-                            self.pinned_value = Some(PinnedValue::new(self.inner.value()));
+                        } else if let Some(v) = self.inner.value_if_pinned() {
+                            self.pinned_value = Some(PinnedValue::new(v));
                         } else {
                             self.pinned_value = None;
                             self.saved_value.clear();

@@ -267,6 +267,10 @@ impl InternalIterator for LevelIterator {
         self.file_iter.as_ref().is_some_and(|it| it.value_pinned())
     }
 
+    fn value_if_pinned(&self) -> Option<&[u8]> {
+        self.file_iter.as_ref().and_then(|it| it.value_if_pinned())
+    }
+
     fn set_pinned_data(&mut self, pins: &crate::iter::PinRef) {
         if let Some(it) = self.file_iter.as_mut() {
             it.set_pinned_data(pins);

@@ -205,7 +205,17 @@ impl BlockIter {
         }
         if append {
             let start = self.key_buf.len();
-            self.key_buf.extend_from_within(self.key_start..self.key_start + shared);
+            let from = self.key_start;
+            if shared <= 16 && start - from >= 16 {
+                // The prefix shared with the key before: keys are short, and a fixed
+                // 16-byte copy cut to length costs less than a call to memcpy.
+                let mut chunk = [0u8; 16];
+                chunk.copy_from_slice(&self.key_buf[from..from + 16]);
+                self.key_buf.extend_from_slice(&chunk);
+                self.key_buf.truncate(start + shared);
+            } else {
+                self.key_buf.extend_from_within(from..from + shared);
+            }
             self.key_start = start;
         } else {
             self.key_buf.truncate(self.key_start + shared);

@@ -1133,6 +1133,13 @@ impl InternalIterator for TableIter {
     fn value_pinned(&self) -> bool {
         self.pins.as_ref().is_some_and(|p| p.enabled())
     }
+    #[inline]
+    fn value_if_pinned(&self) -> Option<&[u8]> {
+        match (&self.pins, &self.data) {
+            (Some(p), Some(d)) if p.enabled() => Some(d.value()),
+            _ => None,
+        }
+    }
     fn set_pinned_data(&mut self, pins: &crate::iter::PinRef) {
         self.pins = Some(pins.clone());
     }
@@ -1211,6 +1218,9 @@ impl InternalIterator for GlobalSeqnoIter {
     }
     fn value_pinned(&self) -> bool {
         self.inner.value_pinned()
+    }
+    fn value_if_pinned(&self) -> Option<&[u8]> {
+        self.inner.value_if_pinned()
     }
     fn set_pinned_data(&mut self, pins: &crate::iter::PinRef) {
         self.inner.set_pinned_data(pins);
