@@ -705,8 +705,8 @@ impl ReadOptions {
 
     /// RocksDB's `pin_data`: an iterator keeps every data block it reads, and every file
     /// iterator it moves off, until it is dropped, so the bytes of a value it returned
-    /// never move or go while it lives; it then never copies a value out of a table
-    /// (`iter/db_iter.rs`). In this API `key()`/`value()` borrow the iterator, so a slice
+    /// never move or go while it lives; it then never copies a value out of a
+    /// block-based table (`iter/db_iter.rs`). In this API `key()`/`value()` borrow the iterator, so a slice
     /// still ends at the next step: what the option changes is the iterator's memory (it
     /// grows with what the scan reads) and the copies it saves.
     pub fn set_pin_data(&mut self, v: bool) {
