@@ -966,6 +966,8 @@ pub struct ReadOptions {
     pub(crate) tailing: bool,
     /// `set_auto_refresh_iterator_with_snapshot` (`db/iterator.rs`).
     pub(crate) auto_refresh_iterator_with_snapshot: bool,
+    /// `set_pin_data`: iterators keep every data block they read (`iter/db_iter.rs`).
+    pub(crate) pin_data: bool,
     /// `set_max_skippable_internal_keys` (0: no limit; `iter/db_iter.rs`).
     pub(crate) max_skippable_internal_keys: u64,
     /// `set_timestamp`: reads see the newest version with a timestamp <= this one
@@ -990,6 +992,7 @@ impl Default for ReadOptions {
             unsupported: None,
             tailing: false,
             auto_refresh_iterator_with_snapshot: false,
+            pin_data: false,
             max_skippable_internal_keys: 0,
             timestamp: None,
             iter_start_ts: None,

@@ -703,12 +703,14 @@ impl ReadOptions {
         self.auto_refresh_iterator_with_snapshot = v;
     }
 
-    /// What `pin_data` promises in RocksDB's C++ API (a key or value slice stays valid
-    /// after the iterator moves on) cannot be asked of this API: `key()`/`value()` borrow
-    /// the iterator and every step takes it mutably, so the borrow checker ends a slice's
-    /// life at the next step whatever this says. Accepted; what iterators return is the same.
+    /// RocksDB's `pin_data`: an iterator keeps every data block it reads, and every file
+    /// iterator it moves off, until it is dropped, so the bytes of a value it returned
+    /// never move or go while it lives; it then never copies a value out of a
+    /// block-based table (`iter/db_iter.rs`). In this API `key()`/`value()` borrow the iterator, so a slice
+    /// still ends at the next step: what the option changes is the iterator's memory (it
+    /// grows with what the scan reads) and the copies it saves.
     pub fn set_pin_data(&mut self, v: bool) {
-        let _ = v;
+        self.pin_data = v;
     }
 
     pub fn set_async_io(&mut self, v: bool) {

@@ -26,17 +26,23 @@
 //! Moving forward the inner iterator sits on the current entry. Moving backward it sits
 //! just before every entry of the current key, whose key is copied into a reused buffer
 //! (LevelDB's scheme); its value too, unless the inner iterator says the value's bytes
-//! stay put (`InternalIterator::value_pinned`, a memtable's arena): then the iterator
-//! keeps their address instead, as RocksDB's `DBIter` keeps `pinned_value_`. Copying
-//! would read every value's bytes, which a forward scan never touches: with a memtable
-//! out of cache that was most of a reverse scan's time.
+//! stay put (`InternalIterator::value_pinned`): then the iterator keeps their address
+//! instead, as RocksDB's `DBIter` keeps `pinned_value_`. A memtable's values stay put in
+//! its arena; a table's lie in a data block, which stays put because the iterator turns
+//! pinning on while it moves backward (`crate::iter::PinnedData`, RocksDB's
+//! `PinnedIteratorsManager` and `TempPinData`): a table iterator that steps out of a block
+//! hands the block to the pinned data instead of dropping it, a level iterator the
+//! iterator of a file it leaves, and the iterator lets go of them when it moves to the
+//! next key. Copying would read every value's bytes, which a forward scan never touches:
+//! with a memtable out of cache that was most of a reverse scan's time. With `pin_data`
+//! pinning stays on and nothing is let go of until the iterator is dropped.
 
 use std::cmp::Ordering;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::iter::range_del::FragmentedTombstones;
-use crate::iter::BoxedIterator;
+use crate::iter::{BoxedIterator, PinRef};
 use crate::key::{
     append_internal_key, parse_internal_key, user_key, InternalKeyComparator, SequenceNumber, ValueType,
     MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK,
@@ -78,6 +84,10 @@ pub struct DBIter {
     saved_value: Vec<u8>,
     /// Reverse: the current value's bytes, where the inner iterator pinned them.
     pinned_value: Option<PinnedValue>,
+    /// What the iterators below keep alive while pinning is on (shared with them).
+    pins: PinRef,
+    /// `pin_data`: pinning is on, and nothing is released, for the iterator's life.
+    pin_data: bool,
     /// Reused buffer for seek targets.
     scratch: Vec<u8>,
     err: Option<Error>,
@@ -110,6 +120,9 @@ impl DBIter {
         lower_bound: Option<Vec<u8>>,
         upper_bound: Option<Vec<u8>>,
     ) -> Self {
+        let mut inner = inner;
+        let pins = PinRef::default();
+        inner.set_pinned_data(&pins);
         DBIter {
             icmp,
             inner,
@@ -122,6 +135,8 @@ impl DBIter {
             saved_key: Vec::new(),
             saved_value: Vec::new(),
             pinned_value: None,
+            pins,
+            pin_data: false,
             scratch: Vec::new(),
             err: None,
             max_skip: 0,
@@ -132,6 +147,31 @@ impl DBIter {
             merged: false,
             ts: None,
             blob: None,
+        }
+    }
+
+    /// RocksDB's `pin_data`: every data block the iterator reads stays alive until it is
+    /// dropped, so a value's bytes never move while it lives (it never copies a value
+    /// from a table, in either direction).
+    pub fn set_pin_data(&mut self, on: bool) {
+        self.pin_data = on;
+        self.pins.set_enabled(on);
+    }
+
+    /// How many blocks and file iterators the iterator keeps alive for values it handed out.
+    pub fn pinned_count(&self) -> usize {
+        self.pins.pinned()
+    }
+
+    /// Before a positioning call: the value handed out before is no longer needed, so
+    /// what was kept alive for it goes (unless `pin_data`); pinning is on while moving
+    /// backward (RocksDB's `TempPinData` / `ReleaseTempPinnedData`).
+    #[inline]
+    fn start_step(&mut self, reverse: bool) {
+        if !self.pin_data {
+            self.pinned_value = None;
+            self.pins.release();
+            self.pins.set_enabled(reverse);
         }
     }
 
@@ -247,6 +287,7 @@ impl DBIter {
         if self.ts.is_some() {
             return self.ts_seek_to_first();
         }
+        self.start_step(false);
         if let Some(lower) = self.lower.take() {
             self.seek(&lower);
             self.lower = Some(lower);
@@ -262,6 +303,7 @@ impl DBIter {
         if self.ts.is_some() {
             return self.ts_seek_to_last();
         }
+        self.start_step(true);
         self.reset(Direction::Reverse);
         if let Some(upper) = self.upper.take() {
             // RocksDB seeks for prev at the upper bound: the prefix is the bound's.
@@ -281,6 +323,7 @@ impl DBIter {
         if self.ts.is_some() {
             return self.ts_seek(target);
         }
+        self.start_step(false);
         self.reset(Direction::Forward);
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
@@ -309,6 +352,7 @@ impl DBIter {
         if self.ts.is_some() {
             return self.ts_seek_for_prev(target);
         }
+        self.start_step(true);
         self.reset(Direction::Reverse);
         self.set_prefix_from(false, Some(target));
         if let Some(lo) = &self.lower {
@@ -338,6 +382,7 @@ impl DBIter {
         if self.ts.is_some() {
             return self.ts_next();
         }
+        self.start_step(false);
         if self.direction == Direction::Reverse {
             // The inner iterator is before every entry of `saved_key`; step onto them and
             // let the skipping below pass them.
@@ -373,6 +418,7 @@ impl DBIter {
         if self.ts.is_some() {
             return self.ts_prev();
         }
+        self.start_step(true);
         if self.direction == Direction::Forward && self.merged {
             // The inner iterator is past the current key (`saved_key`): go back before it.
             self.merged = false;
@@ -602,7 +648,11 @@ impl DBIter {
         }
         self.saved_key.clear();
         self.saved_key.extend_from_slice(p.user_key);
+        // The value of the key before (if any) is no longer needed.
         self.pinned_value = None;
+        if !self.pin_data {
+            self.pins.release();
+        }
         let (mut sequence, mut value_type) = (p.sequence, p.value_type);
         let mut found = Found::Hidden;
         let mut steps = 0usize;
@@ -620,8 +670,8 @@ impl DBIter {
                         if value_type == ValueType::BlobIndex {
                             self.pinned_value = None;
                             self.saved_value = self.fetch_blob(&self.saved_key, self.inner.value())?;
-                        } else if self.inner.value_pinned() {
-                            self.pinned_value = Some(PinnedValue::new(self.inner.value()));
+                        } else if let Some(v) = self.inner.value_if_pinned() {
+                            self.pinned_value = Some(PinnedValue::new(v));
                         } else {
                             self.pinned_value = None;
                             self.saved_value.clear();
@@ -830,6 +880,14 @@ impl PinnedValue {
     unsafe fn get<'a>(&self) -> &'a [u8] {
         // SAFETY: per the contract the `len` bytes at `ptr` are alive and unchanged.
         unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
+impl Drop for DBIter {
+    /// Pinned file iterators hold the pinned data too: letting go of them here breaks
+    /// that cycle.
+    fn drop(&mut self) {
+        self.pins.release();
     }
 }
 

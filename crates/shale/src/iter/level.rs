@@ -46,6 +46,9 @@ pub struct LevelIterator {
     open_err: Option<Error>,
     /// Prefix-seek mode: the family's prefix extractor.
     prefix_seek: Option<crate::slice_transform::SliceTransformRef>,
+    /// Where a file's iterator goes when this one moves off it while pinning is on, and
+    /// what every file iterator opened is given (`InternalIterator::set_pinned_data`).
+    pins: Option<crate::iter::PinRef>,
 }
 
 impl LevelIterator {
@@ -53,7 +56,16 @@ impl LevelIterator {
     pub fn new(icmp: InternalKeyComparator, files: impl Into<Arc<[LevelFile]>>, opener: FileOpener) -> Self {
         let files: Arc<[LevelFile]> = files.into();
         let file_index = files.len();
-        LevelIterator { icmp, files, opener, file_index, file_iter: None, open_err: None, prefix_seek: None }
+        LevelIterator {
+            icmp,
+            files,
+            opener,
+            file_index,
+            file_iter: None,
+            open_err: None,
+            prefix_seek: None,
+            pins: None,
+        }
     }
 
     /// Seeks stop at the end of the target's prefix (see the module doc).
@@ -86,10 +98,13 @@ impl LevelIterator {
             return true;
         }
         self.file_index = index;
-        self.file_iter = None;
+        self.drop_file_iter();
         self.open_err = None;
         match (self.opener)(&self.files[index]) {
-            Ok(it) => {
+            Ok(mut it) => {
+                if let Some(p) = &self.pins {
+                    it.set_pinned_data(p);
+                }
                 self.file_iter = Some(it);
                 true
             }
@@ -100,10 +115,20 @@ impl LevelIterator {
         }
     }
 
+    /// Lets go of the current file's iterator: to the pinned data while pinning is on
+    /// (values it handed out may lie in what it holds), dropped otherwise.
+    fn drop_file_iter(&mut self) {
+        if let Some(it) = self.file_iter.take() {
+            if let Some(p) = self.pins.as_ref().filter(|p| p.enabled()) {
+                p.pin_iter(it);
+            }
+        }
+    }
+
     /// Leaves the cursor invalid, with no error.
     fn clear(&mut self) {
         self.file_index = self.files.len();
-        self.file_iter = None;
+        self.drop_file_iter();
         self.open_err = None;
     }
 
@@ -234,6 +259,23 @@ impl InternalIterator for LevelIterator {
 
     fn value(&self) -> &[u8] {
         self.file_iter.as_ref().map_or(&[][..], |it| it.value())
+    }
+
+    /// The current file's answer: a file iterator this one leaves while pinning is on is
+    /// kept in the pinned data.
+    fn value_pinned(&self) -> bool {
+        self.file_iter.as_ref().is_some_and(|it| it.value_pinned())
+    }
+
+    fn value_if_pinned(&self) -> Option<&[u8]> {
+        self.file_iter.as_ref().and_then(|it| it.value_if_pinned())
+    }
+
+    fn set_pinned_data(&mut self, pins: &crate::iter::PinRef) {
+        if let Some(it) = self.file_iter.as_mut() {
+            it.set_pinned_data(pins);
+        }
+        self.pins = Some(pins.clone());
     }
 
     fn status(&self) -> Result<()> {

@@ -278,6 +278,19 @@ impl InternalIterator for MergingIterator {
         }
         self.current().value_pinned()
     }
+
+    fn value_if_pinned(&self) -> Option<&[u8]> {
+        if self.single() {
+            return self.children[0].value_if_pinned();
+        }
+        self.current().value_if_pinned()
+    }
+
+    fn set_pinned_data(&mut self, pins: &crate::iter::PinRef) {
+        for c in &mut self.children {
+            c.set_pinned_data(pins);
+        }
+    }
 }
 
 #[cfg(test)]

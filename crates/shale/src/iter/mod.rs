@@ -3,6 +3,10 @@
 //! [`InternalIterator`]; the user-facing iterator (`db::iter`) sits on top and hides
 //! sequence numbers, deletions and range tombstones.
 
+use std::any::Any;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering as AtomicOrdering};
+use std::sync::{Arc, Mutex};
+
 use crate::error::Result;
 
 pub mod db_iter;
@@ -42,9 +46,122 @@ pub trait InternalIterator: Send {
     fn value_pinned(&self) -> bool {
         false
     }
+    /// `value()` when `value_pinned()`, None otherwise: what the reverse path asks of every
+    /// visible entry, in one call (one walk down the iterator tree instead of two).
+    /// Requires `valid()`.
+    #[inline]
+    fn value_if_pinned(&self) -> Option<&[u8]> {
+        if self.value_pinned() {
+            Some(self.value())
+        } else {
+            None
+        }
+    }
+    /// Gives the iterator (and those below it) the place to leave what holds the bytes of
+    /// values it moves away from while pinning is on ([`PinnedData`], RocksDB's
+    /// `SetPinnedItersMgr`). An iterator whose values stay put anyway, or that never
+    /// reports them pinned, ignores it.
+    fn set_pinned_data(&mut self, pins: &PinRef) {
+        let _ = pins;
+    }
 }
 
 pub type BoxedIterator = Box<dyn InternalIterator>;
+
+/// What iterators below one `DBIter` let go of while pinning is on, kept until the
+/// `DBIter` releases it (RocksDB's `PinnedIteratorsManager`).
+///
+/// ```text
+/// DBIter ── owns ──> PinnedData { enabled, blocks: [Arc<Block>..], iters: [Box<iter>..] }
+///   └── MergingIterator                                   ^            ^
+///         ├── TableIter ── steps into another data block ─┘            |
+///         └── LevelIterator ── moves to another file: the old file's iterator
+/// ```
+/// A table iterator whose values lie in a data block says they are pinned
+/// (`InternalIterator::value_pinned`) only while pinning is on: then the block a value
+/// lies in stays alive after the iterator steps into another block, and a level iterator
+/// keeps the iterator of a file it leaves, until `release`. `DBIter` turns pinning on
+/// while it walks backward (the value of the key it returns was read before it stepped
+/// past that key's entries: RocksDB's `TempPinData`) and releases at its next step; with
+/// `pin_data` it is on, and nothing is released, for the iterator's whole life.
+///
+/// Only the `DBIter` that owns it and the iterators it owns touch it, one call at a time;
+/// the mutex makes it shareable between them (the iterators are `Send`), uncontended.
+#[derive(Default)]
+pub struct PinnedData {
+    enabled: AtomicBool,
+    /// How many owners `held` has (read without the lock).
+    count: AtomicUsize,
+    held: Mutex<Held>,
+}
+
+#[derive(Default)]
+struct Held {
+    /// Owners of bytes (data blocks).
+    blocks: Vec<Arc<dyn Any + Send + Sync>>,
+    /// Iterators let go of (with what they hold).
+    iters: Vec<BoxedIterator>,
+}
+
+/// A shared [`PinnedData`].
+pub type PinRef = Arc<PinnedData>;
+
+impl PinnedData {
+    /// Whether what iterators let go of is kept.
+    #[inline]
+    pub fn enabled(&self) -> bool {
+        self.enabled.load(AtomicOrdering::Relaxed)
+    }
+
+    pub fn set_enabled(&self, on: bool) {
+        if self.enabled() != on {
+            self.enabled.store(on, AtomicOrdering::Relaxed);
+        }
+    }
+
+    fn held(&self) -> std::sync::MutexGuard<'_, Held> {
+        self.held.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Keeps `owner` (what holds the bytes of values handed out) until `release`.
+    pub fn pin(&self, owner: Arc<dyn Any + Send + Sync>) {
+        let mut held = self.held();
+        held.blocks.push(owner);
+        self.count.store(held.blocks.len() + held.iters.len(), AtomicOrdering::Relaxed);
+    }
+
+    /// Keeps an iterator let go of (and what its values lie in) until `release`.
+    pub fn pin_iter(&self, it: BoxedIterator) {
+        let mut held = self.held();
+        held.iters.push(it);
+        self.count.store(held.blocks.len() + held.iters.len(), AtomicOrdering::Relaxed);
+    }
+
+    /// How many owners are kept.
+    #[inline]
+    pub fn pinned(&self) -> usize {
+        self.count.load(AtomicOrdering::Relaxed)
+    }
+
+    /// Lets go of everything kept.
+    #[inline]
+    pub fn release(&self) {
+        if self.pinned() != 0 {
+            self.release_all();
+        }
+    }
+
+    #[inline(never)]
+    fn release_all(&self) {
+        // Dropped after the lock: an iterator's drop must not find it held.
+        let old = {
+            let mut held = self.held();
+            self.count.store(0, AtomicOrdering::Relaxed);
+            std::mem::take(&mut *held)
+        };
+        drop(old);
+    }
+}
 
 /// An iterator over an in-memory sorted vector of entries; used for tests and for small
 /// sets such as range tombstone lists.

@@ -476,6 +476,9 @@ impl InternalIterator for MemTableIterator {
     fn value_pinned(&self) -> bool {
         self.inner.value_pinned()
     }
+    fn value_if_pinned(&self) -> Option<&[u8]> {
+        self.inner.value_if_pinned()
+    }
 }
 
 #[cfg(test)]

@@ -546,6 +546,10 @@ impl InternalIterator for SkipListIter {
     fn value_pinned(&self) -> bool {
         true
     }
+    #[inline]
+    fn value_if_pinned(&self) -> Option<&[u8]> {
+        Some(self.value())
+    }
 }
 
 #[cfg(test)]

@@ -119,6 +119,11 @@ impl BlockIter {
         self.invalidate();
     }
 
+    /// The block this cursor is on (what its keys and values lie in).
+    pub(super) fn block(&self) -> &Arc<Block> {
+        &self.block
+    }
+
     #[inline]
     fn is_valid(&self) -> bool {
         self.status.is_ok() && self.current < self.block.restart_offset
@@ -200,7 +205,17 @@ impl BlockIter {
         }
         if append {
             let start = self.key_buf.len();
-            self.key_buf.extend_from_within(self.key_start..self.key_start + shared);
+            let from = self.key_start;
+            if shared <= 16 && start - from >= 16 {
+                // The prefix shared with the key before: keys are short, and a fixed
+                // 16-byte copy cut to length costs less than a call to memcpy.
+                let mut chunk = [0u8; 16];
+                chunk.copy_from_slice(&self.key_buf[from..from + 16]);
+                self.key_buf.extend_from_slice(&chunk);
+                self.key_buf.truncate(start + shared);
+            } else {
+                self.key_buf.extend_from_within(from..from + shared);
+            }
             self.key_start = start;
         } else {
             self.key_buf.truncate(self.key_start + shared);

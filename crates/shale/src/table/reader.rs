@@ -870,6 +870,7 @@ impl Table {
             fill_cache,
             status: Ok(()),
             prefix_seek,
+            pins: None,
         });
         if self.global_seqno == 0 {
             return it;
@@ -929,9 +930,29 @@ struct TableIter {
     status: Result<()>,
     /// Seeks check the table's prefix filter (RocksDB's prefix seek).
     prefix_seek: Option<Arc<PrefixSeek>>,
+    /// While pinning is on, a data block this iterator leaves goes here (values handed
+    /// out may lie in it); see `crate::iter::PinnedData`.
+    pins: Option<crate::iter::PinRef>,
 }
 
 impl TableIter {
+    /// Lets go of the current data block: to the pinned data while pinning is on.
+    #[inline]
+    fn pin_block(&self) {
+        if let (Some(p), Some(d)) = (&self.pins, &self.data) {
+            if p.enabled() {
+                p.pin(d.block().clone());
+            }
+        }
+    }
+
+    /// Drops the data cursor (its block pinned while pinning is on).
+    fn drop_data(&mut self) {
+        self.pin_block();
+        self.data = None;
+        self.data_handle = None;
+    }
+
     /// RocksDB's `CheckPrefixMayMatch`: false (and the iterator left invalid, no block
     /// read) when the filter excludes the seek target's prefix.
     fn prefix_may_match(&mut self, target: &[u8], backward: bool) -> bool {
@@ -940,8 +961,7 @@ impl TableIter {
             return true;
         }
         if self.table.prefix_may_match(user_key(target), ps, backward) == Some(false) {
-            self.data = None;
-            self.data_handle = None;
+            self.drop_data();
             return false;
         }
         true
@@ -950,8 +970,7 @@ impl TableIter {
     /// Loads the data block the index points at (if not loaded already).
     fn init_data_block(&mut self) -> bool {
         if !self.index.valid() {
-            self.data = None;
-            self.data_handle = None;
+            self.drop_data();
             if let Err(e) = self.index.status() {
                 self.status = Err(in_file(e, &self.table.opts.file_name, self.table.footer.index_handle));
             }
@@ -963,6 +982,7 @@ impl TableIter {
         }
         match self.table.data_block(h, self.fill_cache) {
             Ok(b) => {
+                self.pin_block();
                 match self.data.as_mut() {
                     Some(d) => d.reset_block(b),
                     None => self.data = Some(b.iter(self.table.opts.icmp.clone())),
@@ -972,8 +992,7 @@ impl TableIter {
             }
             Err(e) => {
                 self.status = Err(e);
-                self.data = None;
-                self.data_handle = None;
+                self.drop_data();
                 false
             }
         }
@@ -984,7 +1003,7 @@ impl TableIter {
         if let (Some(d), Some(h)) = (&self.data, self.data_handle) {
             if let Err(e) = d.status() {
                 self.status = Err(in_file(e, &self.table.opts.file_name, h));
-                self.data = None;
+                self.drop_data();
                 return false;
             }
         }
@@ -994,7 +1013,7 @@ impl TableIter {
     fn skip_forward(&mut self) {
         while self.data_ok() && !self.data.as_ref().is_some_and(|d| d.valid()) {
             if !self.index.valid() {
-                self.data = None;
+                self.drop_data();
                 return;
             }
             self.index.next();
@@ -1010,7 +1029,7 @@ impl TableIter {
     fn skip_backward(&mut self) {
         while self.data_ok() && !self.data.as_ref().is_some_and(|d| d.valid()) {
             if !self.index.valid() {
-                self.data = None;
+                self.drop_data();
                 return;
             }
             self.index.prev();
@@ -1108,6 +1127,22 @@ impl InternalIterator for TableIter {
     fn status(&self) -> Result<()> {
         self.status.clone()
     }
+    /// A value lies in the current data block, which goes to the pinned data when this
+    /// iterator leaves it while pinning is on.
+    #[inline]
+    fn value_pinned(&self) -> bool {
+        self.pins.as_ref().is_some_and(|p| p.enabled())
+    }
+    #[inline]
+    fn value_if_pinned(&self) -> Option<&[u8]> {
+        match (&self.pins, &self.data) {
+            (Some(p), Some(d)) if p.enabled() => Some(d.value()),
+            _ => None,
+        }
+    }
+    fn set_pinned_data(&mut self, pins: &crate::iter::PinRef) {
+        self.pins = Some(pins.clone());
+    }
 }
 
 /// An external file's entries with the global seqno in every key.
@@ -1180,5 +1215,14 @@ impl InternalIterator for GlobalSeqnoIter {
     }
     fn status(&self) -> Result<()> {
         self.inner.status()
+    }
+    fn value_pinned(&self) -> bool {
+        self.inner.value_pinned()
+    }
+    fn value_if_pinned(&self) -> Option<&[u8]> {
+        self.inner.value_if_pinned()
+    }
+    fn set_pinned_data(&mut self, pins: &crate::iter::PinRef) {
+        self.inner.set_pinned_data(pins);
     }
 }

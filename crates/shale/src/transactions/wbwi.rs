@@ -200,6 +200,16 @@ impl InternalIterator for SeqCap {
     fn status(&self) -> Result<()> {
         self.inner.status()
     }
+    // Values pass through unchanged: pinned where the database's are.
+    fn value_pinned(&self) -> bool {
+        self.inner.value_pinned()
+    }
+    fn value_if_pinned(&self) -> Option<&[u8]> {
+        self.inner.value_if_pinned()
+    }
+    fn set_pinned_data(&mut self, pins: &crate::iter::PinRef) {
+        self.inner.set_pinned_data(pins);
+    }
 }
 
 /// `tomb` without the tombstones newer than `max` (the same Arc when there are none).
