@@ -42,7 +42,6 @@ test_merge_operator test_compactionfilter test_column_family"
 
 # file::test  issue-that-turns-it  (what it needs)
 KNOWN_FAILURES="$(cat <<'EOF'
-test_db::fifo_compaction_test  compact_range (cf1 now gets Options::default() as with rust-rocksdb, so level style with dynamic level bytes; RocksDB's CompactRange then sends L0 to the base level (kCompactToBaseLevel, level 6 in an empty DB), Shale's to level 1)
 test_db::set_column_family_metadata_test  issue 10 (asserts a one-key SST is over 1300 bytes: RocksDB 11 writes properties RocksDB 7.8.3 did not (key seqno range, newest key time, restart intervals, compression-rejected count, ...), which Shale's format 5 tables leave out; 11.8.1 itself writes about 1290 bytes plus the host name's length, so the bound holds only on hosts with long names)
 test_db::test_open_with_multiple_refs_as_single_threaded  rustc (the expected .stderr has an older rustc's wording of E0596; fails the same with rust-rocksdb)
 test_checkpoint::test_checkpoint_wal_over_threshold_is_flushed  upstream (#[ignore] in rust-rocksdb 0.25: RocksDB's log_size_for_flush bug)

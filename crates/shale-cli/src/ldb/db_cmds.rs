@@ -70,6 +70,14 @@ pub fn db_path(p: &Parsed) -> Res<String> {
 fn options(p: &Parsed) -> Res<Options> {
     let mut o = Options::default();
     o.create_if_missing(p.flag("create_if_missing"));
+    // ldb's `--auto_compaction=<true|false>` (case-insensitive; ldb aborts on another value).
+    if let Some(v) = p.opt("auto_compaction") {
+        match v.to_ascii_lowercase().as_str() {
+            "true" => o.set_disable_auto_compactions(false),
+            "false" => o.set_disable_auto_compactions(true),
+            _ => return Err(Failure::new("Invalid value for boolean argument")),
+        }
+    }
     if p.bool_opt("try_load_options", false)? {
         let path = db_path(p)?;
         let fs = shale::fs::default_fs();
