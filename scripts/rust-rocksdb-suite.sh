@@ -46,7 +46,6 @@ test_db::set_column_family_metadata_test  issue 10 (asserts a one-key SST is ove
 test_db::test_open_with_multiple_refs_as_single_threaded  rustc (the expected .stderr has an older rustc's wording of E0596; fails the same with rust-rocksdb)
 test_checkpoint::test_checkpoint_wal_over_threshold_is_flushed  upstream (#[ignore] in rust-rocksdb 0.25: RocksDB's log_size_for_flush bug)
 test_column_family::test_merge_operator  upstream (#[ignore] in rust-rocksdb 0.25)
-test_rocksdb_options::test_block_based_options  issue 10 (the LOG's table options are dumped; it needs format_version 7 as the default, Shale's is 5)
 test_rocksdb_options::test_crc32_build  not Shale's (asserts RocksDB's compile-time CRC32 support, "Not supported on x86" for x86-64-v1; Shale's crc32c detects SSE4.2 at run time)
 EOF
 )"

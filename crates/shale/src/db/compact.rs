@@ -111,6 +111,16 @@ impl DbInner {
                 // ancestor time), which `ttl` compaction goes by.
                 let ancestor =
                     plan.all_inputs().map(|(_, f)| f.oldest_ancester_time).filter(|t| *t > 0).min();
+                // "rocksdb.newest.key.time": the newest of the inputs' (0 where a table has
+                // none), as RocksDB's `MaxInputFileNewestKeyTime`.
+                let newest_key_time = plan
+                    .all_inputs()
+                    .filter_map(|(_, f)| this.table_cache.get(cf, f).ok())
+                    .filter_map(|e| {
+                        e.table.properties().raw_u64(crate::table::properties::names::NEWEST_KEY_TIME)
+                    })
+                    .max()
+                    .unwrap_or(0);
                 let builder_options = |n: u64| {
                     let mut b = super::flush::builder_options(cf, n);
                     b.target_file_size = cf.opts.target_file_size(plan.output_level);
@@ -120,6 +130,7 @@ impl DbInner {
                     if let Some(t) = ancestor {
                         b.creation_time = b.creation_time.min(t);
                     }
+                    b.newest_key_time = newest_key_time;
                     if plan.disable_compression {
                         b.compression = crate::table::compression::CompressionType::None;
                     }
