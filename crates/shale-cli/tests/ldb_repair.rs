@@ -35,8 +35,10 @@ fn repair_recovers_every_key_after_the_manifest_is_deleted() {
         assert_eq!(o.stdout, b"OK\n");
         assert_eq!(scan(db.path(), &shale(), &["ldb"], "default"), want_default, "{label}");
         assert_eq!(scan(db.path(), &shale(), &["ldb"], "cf1"), want_cf1, "{label}");
-        // 7.8.3 cannot open what 11.8.1 wrote (a newer OPTIONS file).
-        for o in oracles.iter().filter(|o| o.major == 11 || !label.contains("11.8.1")) {
+        // Only 11.8.1 reads the result: repair turned the WAL into a table of Shale's default
+        // format_version 7, which 7.8.3 cannot read (nor a database 11.8.1 wrote: a newer
+        // OPTIONS file).
+        for o in oracles.iter().filter(|o| o.major == 11) {
             assert_eq!(scan(db.path(), &o.ldb, &[], "default"), want_default, "{label}, read by {}", o.name);
             assert_eq!(scan(db.path(), &o.ldb, &[], "cf1"), want_cf1, "{label}, read by {}", o.name);
         }

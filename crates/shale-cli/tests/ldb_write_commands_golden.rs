@@ -1,7 +1,8 @@
 //! Golden: the write commands (put, batchput, delete, singledelete, deleterange, compact,
 //! create_column_family, drop_column_family) print what RocksDB 11.8.1's ldb prints (exit
 //! status, stdout, first line of stderr), and leave a database whose scan, as the oracle
-//! prints it, is the same as after the oracle's own command.
+//! prints it, is the same as after the oracle's own command (RocksDB 11.8.1 reads both back:
+//! Shale writes format_version 7 tables, which 7.8.3 cannot read).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 mod golden;
@@ -50,13 +51,16 @@ fn write_commands_match_ldb() {
                     "{cmd:?} on a database {label}, {}",
                     o.name
                 );
-                // What each wrote, read by the oracle.
+                // What each wrote, read by RocksDB 11.8.1: Shale's tables are format_version 7
+                // (its default, as 11.8.1's), which 7.8.3 cannot read; without 11.8.1 the
+                // read-back is left out when 7.8.3 judges.
+                let Some(reader) = oracles.iter().find(|r| r.major == 11) else { continue };
                 for dbname in ["db", "missing"] {
                     for cf in ["default", "cf1", "cf9"] {
                         let c = format!("--column_family={cf}");
                         let d = format!("--db={dbname}");
-                        let sa = run_in(a.path(), &o.ldb, &[], &[&d, &c, "scan", "--hex"]);
-                        let sb = run_in(b.path(), &o.ldb, &[], &[&d, &c, "scan", "--hex"]);
+                        let sa = run_in(a.path(), &reader.ldb, &[], &[&d, &c, "scan", "--hex"]);
+                        let sb = run_in(b.path(), &reader.ldb, &[], &[&d, &c, "scan", "--hex"]);
                         assert_eq!(sa.stdout, sb.stdout, "{cf} after {cmd:?} on a database {label}");
                         assert_eq!(sa.status.code(), sb.status.code(), "{cf} after {cmd:?}");
                     }

@@ -112,7 +112,9 @@ impl Default for BlockBasedOptions {
             index_block_restart_interval: 1,
             bloom_bits_per_key: None,
             whole_key_filtering: true,
-            format_version: 5,
+            // RocksDB 11's default (what rust-rocksdb 0.25 bundles); RocksDB before 8.6
+            // cannot read it: `set_format_version(5)` keeps tables readable by RocksDB 6.6+.
+            format_version: 7,
             block_cache: None,
             no_block_cache: false,
             data_block_index_type: crate::DataBlockIndexType::BinarySearch,
@@ -155,9 +157,10 @@ impl BlockBasedOptions {
         self.whole_key_filtering = v;
     }
 
-    /// The table format_version written: 2 to 7. Shale's default is 5 (what every RocksDB
-    /// since 6.6 reads); 6 (RocksDB 8.6+) adds context checksums, 7 (RocksDB 10.4+, the
-    /// default of RocksDB 11) the compression-manager name. Others are refused at open.
+    /// The table format_version written: 2 to 7. Shale's default is 7, RocksDB 11's default
+    /// (RocksDB 10.4+ reads it): 6 (RocksDB 8.6+) adds context checksums, 7 the
+    /// compression-manager name. 5 is what every RocksDB since 6.6 reads (set it for tables
+    /// RocksDB 7.x must read). Others are refused at open.
     pub fn set_format_version(&mut self, version: i32) {
         self.unsupported_if(!(2..=7).contains(&version), "format_version outside 2..=7");
         self.format_version = version.clamp(2, 7) as u32;

@@ -17,6 +17,7 @@ fn opts() -> Options {
     let mut o = Options::default();
     o.create_if_missing(true);
     o.set_write_buffer_size(64 * 1024);
+    for_rocksdb7(&mut o); // format 5: RocksDB 7.8.3's ldb opens the backups
     o
 }
 

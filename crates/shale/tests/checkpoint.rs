@@ -23,6 +23,7 @@ fn opts() -> Options {
     o.create_if_missing(true);
     o.create_missing_column_families(true);
     o.set_write_buffer_size(64 * 1024);
+    for_rocksdb7(&mut o); // format 5: RocksDB 7.8.3's ldb opens the checkpoints
     o
 }
 

@@ -90,7 +90,9 @@ fn compact_range_drops_overwritten_and_deleted_entries() {
     db.compact_range::<&[u8], &[u8]>(None, None);
     let files = level_files(&db);
     assert_eq!(files[0], 0, "{files:?}");
-    assert!(files[1] > 0, "{files:?}");
+    // With dynamic level sizes (the default), RocksDB's CompactRange sends level 0 to the
+    // base level, the last level of a database with nothing below level 0.
+    assert!(files[6] > 0, "{files:?}");
     assert_eq!(int_prop(&db, "rocksdb.estimate-num-keys"), 500);
     let size_after = int_prop(&db, "rocksdb.total-sst-files-size");
     assert!(size_after * 4 < size_before, "sst bytes {size_before} -> {size_after}");

@@ -18,12 +18,14 @@ use tools::*;
 fn opts() -> Options {
     let mut o = Options::default();
     o.create_if_missing(true);
+    for_rocksdb7(&mut o); // format 5: RocksDB 7.8.3's ldb reads the database
     o
 }
 
 /// Writes an external file with `keys` (ascending) mapped to `value(key)`.
 fn write_sst(path: &Path, keys: impl IntoIterator<Item = u32>, tag: &str) -> PathBuf {
-    let o = Options::default();
+    let mut o = Options::default();
+    for_rocksdb7(&mut o); // format 5: RocksDB 7.8.3's sst_dump and ldb read the file
     let mut w = SstFileWriter::create(&o);
     w.open(path).expect("open");
     for k in keys {

@@ -13,6 +13,7 @@ fn opts() -> Options {
     let mut o = Options::default();
     o.create_if_missing(true);
     o.set_compression_type(DBCompressionType::Bz2);
+    for_rocksdb7(&mut o); // 7.8.3's tools read these tables
     o
 }
 

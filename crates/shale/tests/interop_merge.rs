@@ -23,6 +23,7 @@ fn opts_with(op: shale::merge_operator::MergeOperator) -> Options {
     let mut o = Options::default();
     o.create_if_missing(true);
     o.set_merge_operator_object(op);
+    for_rocksdb7(&mut o); // format 5: RocksDB 7.8.3's ldb reads the tables
     o
 }
 

@@ -179,6 +179,7 @@ fn check_shale_tables(test: &str, whole_key_filtering: bool) {
     let mut t = BlockBasedOptions::default();
     t.set_bloom_filter(10.0, false);
     t.set_whole_key_filtering(whole_key_filtering);
+    t.set_format_version(5); // RocksDB 7.8.3's tools read these tables
     let mut o = Options::default();
     o.create_if_missing(true);
     o.set_prefix_extractor(SliceTransform::create_fixed_prefix(3));

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use shale::table::reader::{Table, TableReaderOptions};
-use shale::{BlockBasedOptions, ColumnFamilyDescriptor, DBCompressionType, Options, WriteBatch, DB};
+use shale::{ColumnFamilyDescriptor, DBCompressionType, Options, WriteBatch, DB};
 use tools::*;
 
 type Model = BTreeMap<String, BTreeMap<Vec<u8>, Vec<u8>>>;
@@ -37,11 +37,12 @@ fn cf_options(compression: DBCompressionType, bloom: bool) -> Options {
     o.set_compression_type(compression);
     o.set_write_buffer_size(256 * 1024);
     o.set_disable_auto_compactions(true);
+    // Format 5: RocksDB 7.8.3 reads these tables.
+    let mut t = rocksdb7_tables();
     if bloom {
-        let mut t = BlockBasedOptions::default();
         t.set_bloom_filter(10.0, false);
-        o.set_block_based_table_factory(&t);
     }
+    o.set_block_based_table_factory(&t);
     o
 }
 

@@ -97,6 +97,7 @@ fn shale_2pc_wal_recovers_in_rocksdb() {
     let want = {
         let mut o = Options::default();
         o.create_if_missing(true);
+        for_rocksdb7(&mut o); // format 5: RocksDB 7.8.3's ldb reads the database
         let db: TransactionDB = TransactionDB::open(&o, &TransactionDBOptions::default(), &db_dir).unwrap();
         for i in 0..50u32 {
             let txn = db.transaction();

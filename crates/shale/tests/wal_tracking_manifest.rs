@@ -17,6 +17,7 @@ fn opts() -> Options {
     o.create_if_missing(true);
     o.create_missing_column_families(true);
     o.set_track_and_verify_wals_in_manifest(true);
+    for_rocksdb7(&mut o); // format 5: RocksDB 7.8.3's ldb reads it where 11.8.1 does not run
     o
 }
 

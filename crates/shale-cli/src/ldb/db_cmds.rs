@@ -75,6 +75,14 @@ fn options(p: &Parsed) -> Res<Options> {
             apply_cf_options(&mut o, cf)?;
         }
     }
+    // ldb's `--auto_compaction=<true|false>` (case-insensitive; ldb aborts on another value).
+    if let Some(v) = p.opt("auto_compaction") {
+        match v.to_ascii_lowercase().as_str() {
+            "true" => o.set_disable_auto_compactions(false),
+            "false" => o.set_disable_auto_compactions(true),
+            _ => return Err(Failure::new("Invalid value for boolean argument")),
+        }
+    }
     Ok(o)
 }
 

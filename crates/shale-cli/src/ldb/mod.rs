@@ -106,7 +106,12 @@ impl Parsed {
     /// Fails on an option or flag the command does not take, as ldb's ValidateCmdLineOptions:
     /// options (`--name=value`) first, then flags, each with its own words.
     pub fn check_known(&self, allowed: &[&str]) -> Res<()> {
-        let known = |name: &str| COMMON_OPTIONS.contains(&name) || allowed.contains(&name);
+        let built = !matches!(self.cmd.as_str(), "create_column_family" | "drop_column_family");
+        let known = |name: &str| {
+            COMMON_OPTIONS.contains(&name)
+                || allowed.contains(&name)
+                || (built && BUILD_OPTIONS.contains(&name))
+        };
         if let Some(name) = self.options.keys().find(|n| !known(n)) {
             return Err(Failure::plain(format!("Invalid command-line option {name}")));
         }
@@ -131,6 +136,11 @@ const COMMON_OPTIONS: &[&str] = &[
     "env_uri",
     "fs_uri",
 ];
+
+/// Options of ldb's BuildCmdLineOptions that Shale takes: `--auto_compaction=<true|false>`
+/// (the families' disable_auto_compactions). Every command takes them but
+/// create_column_family and drop_column_family (whose constructors list `--db` only).
+const BUILD_OPTIONS: &[&str] = &["auto_compaction"];
 
 /// Commands whose feature belongs to another part of Shale not built yet.
 const NOT_SUPPORTED: &[(&str, &str)] = &[
@@ -157,6 +167,7 @@ The following optional parameters control the database internals:
   --try_load_options : Try to load option file from DB.
   --ignore_unknown_options : Ignore unknown options when loading option file.
   --create_if_missing : create the database if it does not exist
+  --auto_compaction=<true|false>
 
 Data Access Commands:
   put <key> <value> [--create_if_missing]

@@ -441,14 +441,26 @@ pub fn pick_manual(
     begin: Option<&[u8]>,
     end: Option<&[u8]>,
 ) -> Option<CompactionPlan> {
-    if level + 1 >= v.num_levels() {
+    pick_manual_into(v, level, level + 1, begin, end)
+}
+
+/// `pick_manual` into `output_level` (RocksDB's CompactRange sends level 0 to the base level
+/// under `level_compaction_dynamic_level_bytes`, its kCompactToBaseLevel).
+pub fn pick_manual_into(
+    v: &Version,
+    level: usize,
+    output_level: usize,
+    begin: Option<&[u8]>,
+    end: Option<&[u8]>,
+) -> Option<CompactionPlan> {
+    if output_level <= level || output_level >= v.num_levels() {
         return None;
     }
     let inputs = v.overlapping_files(level, begin, end);
     if inputs.is_empty() {
         return None;
     }
-    Some(plan_for(v, level, level + 1, inputs))
+    Some(plan_for(v, level, output_level, inputs))
 }
 
 fn plan_for(

@@ -118,6 +118,16 @@ impl DbInner {
                 // ancestor time), which `ttl` compaction goes by.
                 let ancestor =
                     plan.all_inputs().map(|(_, f)| f.oldest_ancester_time).filter(|t| *t > 0).min();
+                // "rocksdb.newest.key.time": the newest of the inputs' (0 where a table has
+                // none), as RocksDB's `MaxInputFileNewestKeyTime`.
+                let newest_key_time = plan
+                    .all_inputs()
+                    .filter_map(|(_, f)| this.table_cache.get(cf, f).ok())
+                    .filter_map(|e| {
+                        e.table.properties().raw_u64(crate::table::properties::names::NEWEST_KEY_TIME)
+                    })
+                    .max()
+                    .unwrap_or(0);
                 let builder_options = |n: u64| {
                     let mut b = super::flush::builder_options(cf, n);
                     b.target_file_size = cf.opts.target_file_size(plan.output_level);
@@ -127,6 +137,7 @@ impl DbInner {
                     if let Some(t) = ancestor {
                         b.creation_time = b.creation_time.min(t);
                     }
+                    b.newest_key_time = newest_key_time;
                     if plan.disable_compression {
                         b.compression = crate::table::compression::CompressionType::None;
                     }
@@ -369,43 +380,65 @@ impl DbInner {
                 }
                 return result;
             }
+            // As RocksDB's DBImpl::CompactRangeInternal (leveled): from the first level
+            // holding keys of the range, compact one level down at a time. Level 0 always
+            // goes down; with dynamic level sizes it goes to the base level
+            // (kCompactToBaseLevel: the last level of a database with nothing below level 0)
+            // and then every level moves down until the last level; otherwise the steps stop
+            // at the deepest non-empty level of the family (not only of the range).
             let num_levels = cf.opts.num_levels as usize;
-            let deepest = {
+            let first = {
                 let c = st.cfs.get(&cf.id).ok_or_else(dropped)?;
-                (0..num_levels).rev().find(|&l| !c.current.overlapping_files(l, begin, end).is_empty())
+                (0..num_levels).find(|&l| !c.current.overlapping_files(l, begin, end).is_empty())
             };
-            let Some(deepest) = deepest else { return Ok(()) };
-            let last = if deepest == 0 { 1 } else { deepest };
-            // With a compaction filter (a TTL family's), the bottommost level the range
-            // reaches is compacted into itself too, unless the step before wrote it (RocksDB's
-            // default `BottommostLevelCompaction::IfHaveCompactionFilter`).
+            let Some(first) = first else { return Ok(()) };
+            let dynamic = cf.opts.dynamic_level_bytes_in_force();
+            // With a compaction filter (a TTL family's), the level the steps end on is
+            // compacted into itself too, unless the step before wrote it (RocksDB's default
+            // `BottommostLevelCompaction::IfHaveCompactionFilter`).
             let filtered = has_compaction_filter(cf);
-            let mut wrote_deepest = false;
-            for level in 0..=last {
+            let mut wrote_last = false;
+            let mut level = first;
+            loop {
                 // Wait until no compaction of this family runs (automatic or manual).
                 while st.cfs.get(&cf.id).is_some_and(|c| !c.running.is_empty()) {
                     self.done_cv.wait(&mut st);
                 }
                 let c = st.cfs.get(&cf.id).ok_or_else(dropped)?;
-                let plan = if level < last {
-                    picker::pick_manual(&c.current, level, begin, end)
-                } else if filtered && !wrote_deepest {
-                    bottommost_plan(&c.current, cf, begin, end)
-                } else {
-                    None
-                };
-                let Some(plan) = plan else { continue };
-                wrote_deepest = plan.bottommost;
-                let running = self.start_compaction(&mut st, cf.id, &plan);
-                let result = self.run_compaction_as(&mut st, cf, &plan, true);
-                self.end_compaction(&mut st, cf.id, plan, &running);
-                if let Err(e) = result {
-                    if counts_as_bg_error(&e) {
-                        self.set_bg_error_in(&mut st, e.clone(), BgErrorReason::Compaction);
+                if level > 0 {
+                    let stop = if dynamic {
+                        level + 1 >= num_levels
+                    } else {
+                        let non_empty =
+                            (0..c.current.num_levels()).rev().find(|&l| c.current.num_files(l) > 0);
+                        non_empty.is_none_or(|l| level + 1 > l)
+                    };
+                    if stop {
+                        break;
                     }
-                    return Err(e);
                 }
-                st.errors.background_job_succeeded();
+                let output = if dynamic && level == 0 {
+                    picker::level_targets(&c.current, &cf.opts).base_level.max(1)
+                } else {
+                    level + 1
+                };
+                if output >= num_levels {
+                    break;
+                }
+                let plan = picker::pick_manual_into(&c.current, level, output, begin, end);
+                level = output;
+                let Some(plan) = plan else {
+                    wrote_last = false;
+                    continue;
+                };
+                wrote_last = true;
+                self.run_manual(&mut st, cf, plan)?;
+            }
+            if filtered && !wrote_last {
+                let c = st.cfs.get(&cf.id).ok_or_else(dropped)?;
+                if let Some(plan) = bottommost_plan(&c.current, cf, level, begin, end) {
+                    self.run_manual(&mut st, cf, plan)?;
+                }
             }
             Ok(())
         })();
@@ -419,6 +452,26 @@ impl DbInner {
 }
 
 impl DbInner {
+    /// Runs one step of a manual compaction and records its outcome.
+    fn run_manual(
+        self: &Arc<Self>,
+        st: &mut MutexGuard<'_, DbState>,
+        cf: &Arc<CfHandle>,
+        plan: CompactionPlan,
+    ) -> Result<()> {
+        let running = self.start_compaction(st, cf.id, &plan);
+        let result = self.run_compaction_as(st, cf, &plan, true);
+        self.end_compaction(st, cf.id, plan, &running);
+        if let Err(e) = result {
+            if counts_as_bg_error(&e) {
+                self.set_bg_error_in(st, e.clone(), BgErrorReason::Compaction);
+            }
+            return Err(e);
+        }
+        st.errors.background_job_succeeded();
+        Ok(())
+    }
+
     /// Queues the families with `ttl` or periodic compaction on, so that the picker looks
     /// at their tables' ages (called by idle compaction threads, about once a second).
     pub(crate) fn schedule_aged_compactions(&self, st: &mut DbState) {
@@ -478,14 +531,15 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
     }
 }
 
-/// A manual compaction of the deepest level holding keys of `[begin, end]` into itself.
+/// A manual compaction of `level` (the one CompactRange's steps ended on) into itself,
+/// over the files holding keys of `[begin, end]`.
 fn bottommost_plan(
     v: &crate::version::Version,
     cf: &CfHandle,
+    level: usize,
     begin: Option<&[u8]>,
     end: Option<&[u8]>,
 ) -> Option<CompactionPlan> {
-    let level = (1..v.num_levels()).rev().find(|&l| !v.overlapping_files(l, begin, end).is_empty())?;
     let inputs = v.overlapping_files(level, begin, end);
     let ucmp = cf.icmp.user_comparator();
     let lo = inputs.iter().map(|f| crate::key::user_key(&f.smallest)).min_by(|a, b| ucmp.compare(a, b))?;

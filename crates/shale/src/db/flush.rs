@@ -45,6 +45,9 @@ pub(crate) fn builder_options(cf: &CfHandle, orig_file_number: u64) -> TableBuil
     b.creation_time = now;
     b.file_creation_time = now;
     b.oldest_key_time = now;
+    // A flush's (and a recovery's) newest key time is now, as RocksDB's FlushJob; a
+    // compaction replaces it with its inputs' newest (`compact.rs`).
+    b.newest_key_time = now;
     b.orig_file_number = orig_file_number;
     if let Some(ids) = &o.table_ids {
         b.db_id = ids.db_id.clone();

@@ -138,6 +138,9 @@ pub struct TableBuilderOptions {
     /// The output's target size (compactions), 0 for a flush: bounds the dictionary
     /// buffering with `max_dict_buffer_bytes`, as RocksDB's.
     pub target_file_size: u64,
+    /// "rocksdb.newest.key.time": a flush's time, the newest of a compaction's inputs', 0
+    /// (unknown) for an external file.
+    pub newest_key_time: u64,
 }
 
 /// RocksDB's `CompressionOptions` as far as a table's writing depends on them.
@@ -220,6 +223,7 @@ impl TableBuilderOptions {
             table_format: super::any::TableFormat::BlockBased,
             compression_opts: CompressionOpts::default(),
             target_file_size: 0,
+            newest_key_time: 0,
         }
     }
 }
@@ -272,6 +276,13 @@ pub struct TableBuilder {
     dict: Vec<u8>,
     /// The first key of the data block being built (kept while buffering).
     block_first_key: Vec<u8>,
+    /// The smallest and largest sequence number of the entries added (range tombstones
+    /// included), for "rocksdb.key.smallest.seqno" / "rocksdb.key.largest.seqno".
+    seqno_range: Option<(u64, u64)>,
+    /// Data blocks stored uncompressed although a codec was set (it did not pay: RocksDB's
+    /// "compression rejected"), and with no codec set ("compression bypassed").
+    blocks_compression_rejected: u64,
+    blocks_compression_bypassed: u64,
 }
 
 /// Data blocks held uncompressed until the dictionary is made (RocksDB's kBuffered state).
@@ -370,6 +381,9 @@ impl TableBuilder {
             },
             compression_types_used: 0,
             ts_min_max: None,
+            seqno_range: None,
+            blocks_compression_rejected: 0,
+            blocks_compression_bypassed: 0,
             collectors: opts.deletion_collectors.iter().map(|f| f.new_collector()).collect(),
             dict_buffer: (opts.compression_opts.max_dict_bytes > 0
                 && opts.compression != CompressionType::None)
@@ -421,6 +435,7 @@ impl TableBuilder {
             return Err(Error::invalid_argument(format!("internal key too short: {} bytes", ikey.len())));
         }
         let vtype = (trailer(ikey) & 0xff) as u8;
+        self.note_seqno(trailer(ikey) >> 8);
         if vtype == ValueType::RangeDeletion as u8 {
             return self.add_range_tombstone_parts(ikey.to_vec(), value);
         }
@@ -489,7 +504,16 @@ impl TableBuilder {
         if start_ikey.len() < 8 {
             return Err(Error::invalid_argument("range tombstone start key too short"));
         }
+        self.note_seqno(trailer(start_ikey) >> 8);
         self.add_range_tombstone_parts(start_ikey.to_vec(), end_user_key)
+    }
+
+    /// Widens the sequence-number range of the entries added (RocksDB's `Add`).
+    fn note_seqno(&mut self, seq: u64) {
+        self.seqno_range = Some(match self.seqno_range {
+            None => (seq, seq),
+            Some((lo, hi)) => (lo.min(seq), hi.max(seq)),
+        });
     }
 
     fn add_range_tombstone_parts(&mut self, key: Vec<u8>, end: &[u8]) -> Result<()> {
@@ -585,6 +609,11 @@ impl TableBuilder {
             raw,
             &self.dict,
         )?;
+        if self.opts.compression == CompressionType::None {
+            self.blocks_compression_bypassed += 1;
+        } else if t == CompressionType::None {
+            self.blocks_compression_rejected += 1;
+        }
         let handle = self.write_raw_block(&stored, t)?;
         self.props.data_size = self.offset;
         self.props.num_data_blocks += 1;
@@ -666,13 +695,11 @@ impl TableBuilder {
             let last = std::mem::take(&mut self.last_key);
             self.add_index_entry(&last, &[], h);
         }
-        if uses_context_checksum(self.opts.format_version) {
-            // Where the table's tail (everything after the data blocks) starts, as RocksDB 8+
-            // records it (format 5 tables stay byte-identical to RocksDB 7.8.3's).
-            let mut tail_start = Vec::new();
-            put_varint64(&mut tail_start, self.offset);
-            self.props.user_collected.insert(names::TAIL_START_OFFSET.to_string(), tail_start);
-        }
+        // Where the table's tail (everything after the data blocks) starts, as RocksDB 8+
+        // records it, whatever the format_version.
+        let mut tail_start = Vec::new();
+        put_varint64(&mut tail_start, self.offset);
+        self.props.user_collected.insert(names::TAIL_START_OFFSET.to_string(), tail_start);
         let mut meta: Vec<(String, BlockHandle)> = Vec::new();
 
         // Filter.
@@ -745,6 +772,38 @@ impl TableBuilder {
         let mut index_type = Vec::new();
         put_fixed32(&mut index_type, 0); // kBinarySearch
         p.user_collected.insert(names::INDEX_TYPE.to_string(), index_type);
+        // The properties RocksDB 11.8.1 writes beyond 7.8.3's (PropertyBlockBuilder::
+        // AddTableProperty): RocksDB 7.8.3 keeps them as user-collected ones and reads on.
+        p.format_version = u64::from(self.opts.format_version);
+        let (smallest_seqno, largest_seqno) = match self.seqno_range {
+            Some((lo, hi)) => (Some(lo), hi),
+            None => (None, 0),
+        };
+        let mut more: Vec<(&str, u64)> = Vec::new();
+        if self.blocks_compression_rejected > 0 {
+            more.push((names::NUM_DATA_BLOCKS_COMPRESSION_REJECTED, self.blocks_compression_rejected));
+        }
+        if self.blocks_compression_bypassed > 0 {
+            more.push((names::NUM_DATA_BLOCKS_COMPRESSION_BYPASSED, self.blocks_compression_bypassed));
+        }
+        // Shale's index blocks are never "uniform" (RocksDB's uniform_cv_threshold is off).
+        more.push((names::NUM_UNIFORM_BLOCKS, 0));
+        more.push((names::NEWEST_KEY_TIME, self.opts.newest_key_time));
+        more.push((names::KEY_LARGEST_SEQNO, largest_seqno));
+        if let Some(lo) = smallest_seqno {
+            more.push((names::KEY_SMALLEST_SEQNO, lo));
+        }
+        if self.opts.block_restart_interval > 0 {
+            more.push((names::DATA_BLOCK_RESTART_INTERVAL, self.opts.block_restart_interval as u64));
+        }
+        if self.opts.index_block_restart_interval > 0 {
+            more.push((names::INDEX_BLOCK_RESTART_INTERVAL, self.opts.index_block_restart_interval as u64));
+        }
+        for (name, v) in more {
+            let mut enc = Vec::new();
+            put_varint64(&mut enc, v);
+            p.user_collected.insert(name.to_string(), enc);
+        }
         let wkf = if self.opts.whole_key_filtering { b"1" } else { b"0" };
         p.user_collected.insert(names::WHOLE_KEY_FILTERING.to_string(), wkf.to_vec());
         let prefix_filtering = if self.opts.prefix_extractor.is_some() { b"1" } else { b"0" };

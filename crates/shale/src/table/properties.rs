@@ -5,8 +5,12 @@
 //!                    bytewise by name:  name -> value
 //!                    integer properties: varint64; string properties: raw bytes
 //! ```
-//! Names and the set written follow RocksDB 7.8.3 (table/meta_blocks.cc); properties
-//! this module does not know are kept in `user_collected`.
+//! Names and the set written follow RocksDB 11.8.1 (table/meta_blocks.cc,
+//! `PropertyBlockBuilder::AddTableProperty`): 7.8.3's set plus the key seqno range, newest key
+//! time, tail start offset, restart intervals, uniform and compression-rejected/bypassed
+//! block counts (the builder adds those to `user_collected`, raw varint64s; RocksDB 7.8.3
+//! reads them as user-collected properties). Properties this module does not know are kept
+//! in `user_collected`.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -80,6 +84,8 @@ pub mod names {
     pub const SEPARATE_KEY_VALUE_IN_DATA_BLOCK: &str = "rocksdb.separate.key.value.in.data.block";
     pub const UDI_IS_PRIMARY_INDEX: &str = "rocksdb.udi.is.primary.index";
     pub const NUM_UNIFORM_BLOCKS: &str = "rocksdb.num.uniform.blocks";
+    pub const NUM_DATA_BLOCKS_COMPRESSION_REJECTED: &str = "rocksdb.num.data.blocks.compression.rejected";
+    pub const NUM_DATA_BLOCKS_COMPRESSION_BYPASSED: &str = "rocksdb.num.data.blocks.compression.bypassed";
     /// Written by RocksDB's BlockBasedTablePropertiesCollector (user-collected).
     pub const INDEX_TYPE: &str = "rocksdb.block.based.table.index.type";
     pub const WHOLE_KEY_FILTERING: &str = "rocksdb.block.based.table.whole.key.filtering";
@@ -109,7 +115,8 @@ pub struct TableProperties {
     pub num_deletions: u64,
     pub num_merge_operands: u64,
     pub num_range_deletions: u64,
-    /// RocksDB's block-based builder leaves this 0 (it is a plain-table property).
+    /// The table's format_version: RocksDB 11's block-based builder records it (7.8.3's left
+    /// it 0, a plain-table property then).
     pub format_version: u64,
     pub fixed_key_len: u64,
     pub column_family_id: u64,

@@ -309,3 +309,17 @@ pub fn assert_same_pairs(got: &Pairs, want: &Pairs, ctx: &str) {
         show(want.get(first))
     );
 }
+
+/// Table options whose tables RocksDB 7.8.3's tools read: format_version 5. Shale writes
+/// format_version 7 by default (RocksDB 11's default), which 7.8.3 cannot read (it reads
+/// 2..=5); a test whose Shale-written database 7.8.3 reads sets this.
+pub fn rocksdb7_tables() -> shale::BlockBasedOptions {
+    let mut t = shale::BlockBasedOptions::default();
+    t.set_format_version(5);
+    t
+}
+
+/// Gives `o` [`rocksdb7_tables`].
+pub fn for_rocksdb7(o: &mut Options) {
+    o.set_block_based_table_factory(&rocksdb7_tables());
+}
