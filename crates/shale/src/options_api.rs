@@ -271,9 +271,11 @@ impl CompactOptions {
         self.exclusive_manual_compaction = v;
     }
 
-    /// Shale's manual compaction rewrites every level the range touches, bottommost
-    /// included (RocksDB's `Force`), whatever this says: the other policies only skip work
-    /// on the bottommost level, so what the database holds afterwards is the same.
+    /// Whether the bottommost level the range reaches is compacted into itself after the
+    /// range has been moved down (RocksDB's policies: `Skip` never; `IfHaveCompactionFilter`,
+    /// the default, when the family has a compaction filter and the step before did not
+    /// write that level; `Force` always, every table of the range there; `ForceOptimized`
+    /// always, but only the tables there before this compaction). See `db/compact.rs`.
     pub fn set_bottommost_level_compaction(&mut self, lvl: BottommostLevelCompaction) {
         self.bottommost_level_compaction = lvl;
     }
@@ -300,8 +302,12 @@ impl CompactOptions {
         if self.change_level || self.target_level >= 0 {
             return Err(Error::not_supported("CompactOptions change_level/target_level (issue 10)"));
         }
-        let _ = (self.exclusive_manual_compaction, self.bottommost_level_compaction);
+        let _ = self.exclusive_manual_compaction;
         Ok(())
+    }
+
+    pub(crate) fn bottommost_level_compaction(&self) -> BottommostLevelCompaction {
+        self.bottommost_level_compaction
     }
 }
 

@@ -113,8 +113,13 @@ fn rocksdb_ldb_reads_and_writes_the_same_format() {
     }
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db");
+    // Tables RocksDB 7.8.3 reads: format_version 5 (Shale's default is 11.x's 7).
+    let mut o7 = opts();
+    let mut t = shale::BlockBasedOptions::default();
+    t.set_format_version(5);
+    o7.set_block_based_table_factory(&t);
     {
-        let db = DB::open_with_ttl(&opts(), &path, Duration::from_secs(3600)).unwrap();
+        let db = DB::open_with_ttl(&o7, &path, Duration::from_secs(3600)).unwrap();
         db.put(b"from_shale", b"v1").unwrap();
         db.flush().unwrap();
     }

@@ -515,7 +515,9 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
                 return;
             }
         }
-        let _ = self.try_compact_range_cf(cf, start, end);
+        if let Ok(h) = self.inner.handle_of(cf) {
+            let _ = self.compact_range_opt_result(&h, start, end, opts.bottommost_level_compaction());
+        }
     }
 
     /// Waits until background work is done: not built yet (issue 9's scheduler).

@@ -1,6 +1,7 @@
 //! Running compactions (the job the scheduler's compaction threads run, see
 //! `scheduler.rs`) and manual compaction (`compact_range`).
 
+use std::collections::HashSet;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -19,6 +20,7 @@ use crate::error::{Error, Result};
 use crate::iter::merging::MergingIterator;
 use crate::iter::range_del;
 use crate::iter::BoxedIterator;
+use crate::options_api::BottommostLevelCompaction;
 use crate::version::edit::VersionEdit;
 
 /// Whether the family has a compaction filter (its own, its factory's, or a TTL family's
@@ -346,6 +348,7 @@ impl DbInner {
         cf: &Arc<CfHandle>,
         begin: Option<&[u8]>,
         end: Option<&[u8]>,
+        bottommost: BottommostLevelCompaction,
     ) -> Result<()> {
         self.check_writable()?;
         self.flush_memtables(true, Some(cf.id))?;
@@ -393,9 +396,19 @@ impl DbInner {
             };
             let Some(first) = first else { return Ok(()) };
             let dynamic = cf.opts.dynamic_level_bytes_in_force();
-            // With a compaction filter (a TTL family's), the level the steps end on is
-            // compacted into itself too, unless the step before wrote it (RocksDB's default
-            // `BottommostLevelCompaction::IfHaveCompactionFilter`).
+            // The tables there before this compaction (ForceOptimized leaves the others).
+            let before: HashSet<u64> = {
+                let c = st.cfs.get(&cf.id).ok_or_else(dropped)?;
+                (0..c.current.num_levels())
+                    .flat_map(|l| c.current.files(l).iter().map(|f| f.number))
+                    .collect()
+            };
+            // The level the steps end on (the bottommost the range reaches) is then compacted
+            // into itself as `CompactOptions::set_bottommost_level_compaction` says:
+            // IfHaveCompactionFilter (the default) with a compaction filter (a TTL family's)
+            // unless the step before wrote it; Force always, every table of the range there;
+            // ForceOptimized always, but only the tables this compaction did not write;
+            // Skip never.
             let filtered = has_compaction_filter(cf);
             let mut wrote_last = false;
             let mut level = first;
@@ -434,9 +447,17 @@ impl DbInner {
                 wrote_last = true;
                 self.run_manual(&mut st, cf, plan)?;
             }
-            if filtered && !wrote_last {
+            let self_compact = match bottommost {
+                BottommostLevelCompaction::Skip => None,
+                BottommostLevelCompaction::IfHaveCompactionFilter => {
+                    (filtered && !wrote_last).then_some(None)
+                }
+                BottommostLevelCompaction::Force => Some(None),
+                BottommostLevelCompaction::ForceOptimized => Some(Some(&before)),
+            };
+            if let Some(only) = self_compact {
                 let c = st.cfs.get(&cf.id).ok_or_else(dropped)?;
-                if let Some(plan) = bottommost_plan(&c.current, cf, level, begin, end) {
+                if let Some(plan) = bottommost_plan(&c.current, cf, level, begin, end, only) {
                     self.run_manual(&mut st, cf, plan)?;
                 }
             }
@@ -490,7 +511,12 @@ impl DbInner {
 impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
     /// Compacts the keys in `[start, end]` (None: unbounded) of the default column family.
     pub fn compact_range<S: AsRef<[u8]>, E: AsRef<[u8]>>(&self, start: Option<S>, end: Option<E>) {
-        let _ = self.compact_range_opt_result(&self.default_handle().handle, start, end);
+        let _ = self.compact_range_opt_result(
+            &self.default_handle().handle,
+            start,
+            end,
+            BottommostLevelCompaction::IfHaveCompactionFilter,
+        );
     }
 
     pub fn compact_range_cf<S: AsRef<[u8]>, E: AsRef<[u8]>>(
@@ -500,7 +526,12 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
         end: Option<E>,
     ) {
         if let Ok(h) = self.inner.handle_of(cf) {
-            let _ = self.compact_range_opt_result(&h, start, end);
+            let _ = self.compact_range_opt_result(
+                &h,
+                start,
+                end,
+                BottommostLevelCompaction::IfHaveCompactionFilter,
+            );
         }
     }
 
@@ -512,18 +543,19 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
         end: Option<E>,
     ) -> Result<()> {
         let h = self.inner.handle_of(cf)?;
-        self.compact_range_opt_result(&h, start, end)
+        self.compact_range_opt_result(&h, start, end, BottommostLevelCompaction::IfHaveCompactionFilter)
     }
 
-    fn compact_range_opt_result<S: AsRef<[u8]>, E: AsRef<[u8]>>(
+    pub(crate) fn compact_range_opt_result<S: AsRef<[u8]>, E: AsRef<[u8]>>(
         &self,
         cf: &Arc<CfHandle>,
         start: Option<S>,
         end: Option<E>,
+        bottommost: BottommostLevelCompaction,
     ) -> Result<()> {
         let s = start.as_ref().map(|s| s.as_ref());
         let e = end.as_ref().map(|e| e.as_ref());
-        let r = self.inner.compact_range_impl(cf, s, e);
+        let r = self.inner.compact_range_impl(cf, s, e, bottommost);
         if let Err(err) = &r {
             self.inner.info_log.log(format_args!("[{}] manual compaction failed: {err}", cf.name));
         }
@@ -532,15 +564,19 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
 }
 
 /// A manual compaction of `level` (the one CompactRange's steps ended on) into itself,
-/// over the files holding keys of `[begin, end]`.
+/// over the files holding keys of `[begin, end]` (only those numbered in `only`, if given).
 fn bottommost_plan(
     v: &crate::version::Version,
     cf: &CfHandle,
     level: usize,
     begin: Option<&[u8]>,
     end: Option<&[u8]>,
+    only: Option<&HashSet<u64>>,
 ) -> Option<CompactionPlan> {
-    let inputs = v.overlapping_files(level, begin, end);
+    let mut inputs = v.overlapping_files(level, begin, end);
+    if let Some(only) = only {
+        inputs.retain(|f| only.contains(&f.number));
+    }
     let ucmp = cf.icmp.user_comparator();
     let lo = inputs.iter().map(|f| crate::key::user_key(&f.smallest)).min_by(|a, b| ucmp.compare(a, b))?;
     let hi = inputs.iter().map(|f| crate::key::user_key(&f.largest)).max_by(|a, b| ucmp.compare(a, b))?;
