@@ -35,7 +35,7 @@ fn run(concurrent: bool, disable_wal: bool) {
     let reader = {
         let (db, stop) = (db.clone(), stop.clone());
         std::thread::spawn(move || {
-            let mut seen = vec![0u64; THREADS];
+            let mut seen = [0u64; THREADS];
             let mut rounds = 0u64;
             while !stop.load(Ordering::Acquire) {
                 let snap = db.snapshot();

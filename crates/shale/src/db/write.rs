@@ -4,6 +4,16 @@
 //! behind it, writes them as one WAL record with at most one fsync, inserts them into the
 //! memtables, publishes the last sequence, and wakes its followers with their results.
 //!
+//! **Parallel memtable inserts** (`allow_concurrent_memtable_write`, on by default, as
+//! RocksDB's parallel memtable writers): when a group has more than one writer and no merge,
+//! the leader, after the WAL write, hands each member its own batch and first sequence
+//! (`InsertTask`) and wakes them; each inserts its batch with `MemTable::add_concurrently`
+//! (compare-and-swap skiplist links, a per-thread arena shard). The last insert to finish
+//! (`ParallelGroup::remaining`) notes the full memtables, publishes the group's last
+//! sequence — only then, so no reader sees part of a group — and completes the group. The
+//! group stays at the front of the queue until then, so the memtables cannot be switched
+//! under it. With the option off, the leader inserts every batch in order.
+//!
 //! The cost of a write does not depend on the number of column families: a record finds
 //! its memtable by family id in a vector, and the leader takes the DB mutex only when the
 //! write controller asks for attention (`write_controller.rs`): a memtable it found full
