@@ -380,8 +380,9 @@ pub struct Options {
     /// `set_unordered_write`: RocksDB's relaxed write ordering, which Shale's ordered write
     /// path satisfies (`db/write.rs`, "unordered_write").
     pub(crate) unordered_write: bool,
-    /// Kept for RocksDB's checks of `unordered_write` at open (`check_supported`); the
-    /// write path is the same either way.
+    /// `set_allow_concurrent_memtable_write` (default true): the writers of a write group
+    /// insert their own batches into the memtables at once (`db/write.rs`); false: the
+    /// group's leader inserts them all. Also checked with `unordered_write` at open.
     pub(crate) allow_concurrent_memtable_write: bool,
     pub(crate) enable_pipelined_write: bool,
     /// `set_db_log_dir`: the directory of the info log (empty: the database's own), where it

@@ -250,6 +250,10 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = false, num_args = 0..=1, require_equals = true,
           default_missing_value = "true", value_parser = parse_bool)]
     pub disable_wal: bool,
+    /// The writers of a write group insert their own batches into the memtables at once.
+    #[arg(long, default_value_t = true, num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", value_parser = parse_bool)]
+    pub allow_concurrent_memtable_write: bool,
     /// Sync all writes to disk.
     #[arg(long, default_value_t = false, num_args = 0..=1, require_equals = true,
           default_missing_value = "true", value_parser = parse_bool)]
@@ -426,6 +430,7 @@ mod tests {
             ("seek_nexts", a.seek_nexts.to_string()),
             ("reverse_iterator", a.reverse_iterator.to_string()),
             ("disable_wal", a.disable_wal.to_string()),
+            ("allow_concurrent_memtable_write", a.allow_concurrent_memtable_write.to_string()),
             ("sync", a.sync.to_string()),
             ("duration", a.duration.to_string()),
             ("statistics", a.statistics.to_string()),

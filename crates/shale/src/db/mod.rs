@@ -228,20 +228,25 @@ pub(crate) struct WalState {
     pub unsynced: bool,
     /// The active memtable of every family by id, with its write buffer size, for the
     /// write leader. Changed only with write leadership held (memtable switch, column
-    /// family create/drop), under the DB mutex.
-    pub mems: Vec<Option<(Arc<MemTable>, usize)>>,
+    /// family create/drop), under the DB mutex. Shared (`Arc`) with the members of a write
+    /// group inserting in parallel (`write.rs`); a change copies it if a group still holds it.
+    pub mems: Arc<ActiveMems>,
     /// Families whose active memtable the leader found full; the next write switches them
     /// (RocksDB's flush scheduler).
     pub full: Vec<u32>,
 }
 
+/// The active memtable of every family by id, with its write buffer size.
+pub(crate) type ActiveMems = Vec<Option<(Arc<MemTable>, usize)>>;
+
 impl WalState {
     pub fn set_mem(&mut self, id: u32, mem: Option<(Arc<MemTable>, usize)>) {
         let i = id as usize;
-        if self.mems.len() <= i {
-            self.mems.resize(i + 1, None);
+        let mems = Arc::make_mut(&mut self.mems);
+        if mems.len() <= i {
+            mems.resize(i + 1, None);
         }
-        self.mems[i] = mem;
+        mems[i] = mem;
     }
 }
 

@@ -422,7 +422,7 @@ pub(super) fn new_inner(
             writer: wal_writer,
             number: wal_number,
             unsynced: false,
-            mems: Vec::new(),
+            mems: Arc::new(Vec::new()),
             full: Vec::new(),
         }),
         versions,

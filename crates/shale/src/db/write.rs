@@ -4,6 +4,16 @@
 //! behind it, writes them as one WAL record with at most one fsync, inserts them into the
 //! memtables, publishes the last sequence, and wakes its followers with their results.
 //!
+//! **Parallel memtable inserts** (`allow_concurrent_memtable_write`, on by default, as
+//! RocksDB's parallel memtable writers): when a group has more than one writer and no merge,
+//! the leader, after the WAL write, hands each member its own batch and first sequence
+//! (`InsertTask`) and wakes them; each inserts its batch with `MemTable::add_concurrently`
+//! (compare-and-swap skiplist links, a per-thread arena shard). The last insert to finish
+//! (`ParallelGroup::remaining`) notes the full memtables, publishes the group's last
+//! sequence — only then, so no reader sees part of a group — and completes the group. The
+//! group stays at the front of the queue until then, so the memtables cannot be switched
+//! under it. With the option off, the leader inserts every batch in order.
+//!
 //! The cost of a write does not depend on the number of column families: a record finds
 //! its memtable by family id in a vector, and the leader takes the DB mutex only when the
 //! write controller asks for attention (`write_controller.rs`): a memtable it found full
@@ -25,6 +35,10 @@
 //! kept: `Options::check_supported` refuses it with `enable_pipelined_write` or without
 //! `allow_concurrent_memtable_write`, `TransactionDB::open` refuses it (WRITE_COMMITTED).
 //!
+//! **wal_bytes_per_sync.** The WAL writer is built with the option
+//! (`LogWriter::with_bytes_per_sync`): each flush of a group to the file may start the
+//! kernel's write-back of what lies more than 1 MiB behind the end (`wal/writer.rs`).
+//!
 //! **max_successive_merges.** As RocksDB's `MemTableInserter::MergeCF`: a merge whose key
 //! already has `max_successive_merges` merge operands on top of the active memtable is
 //! resolved while it is inserted — the key's value at the merge's sequence (every earlier
@@ -35,20 +49,16 @@
 //! from memory only (`kBlockCacheTier`) and stores the operand when a block is not cached;
 //! Shale reads the memtables only and stores the operand when a table file's key range holds
 //! the key (no cached-block read tier is built), or when the merge function fails.
-//!
-//! **wal_bytes_per_sync.** The WAL writer is built with the option
-//! (`LogWriter::with_bytes_per_sync`): each flush of a group to the file may start the
-//! kernel's write-back of what lies more than 1 MiB behind the end (`wal/writer.rs`).
 
 use std::collections::VecDeque;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use parking_lot::MutexGuard;
 use std::time::{Duration, Instant};
 
 use super::error_handler::BgErrorReason;
-use super::{DbInner, DbState};
+use super::{ActiveMems, DbInner, DbState};
 use crate::batch::WriteBatch;
 use crate::error::{Error, ErrorKind, Result};
 use crate::key::{SequenceNumber, ValueType};
@@ -69,6 +79,39 @@ pub(crate) struct PendingWrite {
     exclusive: bool,
     done: bool,
     result: Option<Result<()>>,
+    /// This writer's share of a parallel memtable insert, handed over by its group's leader.
+    task: Option<InsertTask>,
+}
+
+/// One writer's batch to insert into the memtables, in parallel with the rest of its group.
+pub(crate) struct InsertTask {
+    batch: WriteBatch,
+    first_seq: u64,
+    group: Arc<ParallelGroup>,
+}
+
+/// A write group whose members insert their own batches at once (RocksDB's parallel
+/// memtable writers): the last to finish publishes the sequence and completes the group.
+pub(crate) struct ParallelGroup {
+    /// The active memtables as the leader found them (they cannot change: the group holds
+    /// write leadership until it completes).
+    mems: Arc<ActiveMems>,
+    members: Vec<Arc<Mutex<PendingWrite>>>,
+    /// Inserts not yet finished.
+    remaining: AtomicUsize,
+    /// Families whose memtable the inserts found full.
+    full: parking_lot::Mutex<Vec<u32>>,
+    error: parking_lot::Mutex<Option<Error>>,
+    /// The group's last sequence, published when every insert finished.
+    last_seq: u64,
+}
+
+/// What a write group left to do after its WAL write.
+enum GroupOutcome {
+    /// Inserted and published: complete the group.
+    Done,
+    /// Members insert in parallel; the leader's own share, if its batch has records.
+    Parallel(Option<InsertTask>),
 }
 
 /// The queue, guarded by `DbInner::writers`; waiters sleep on `DbInner::write_cv`.
@@ -99,18 +142,32 @@ impl DbInner {
             exclusive: false,
             done: false,
             result: None,
+            task: None,
         }));
         let mut q = self.writers.lock();
         q.queue.push_back(me.clone());
         // The perf context's wait in the write queue (RocksDB's write_thread_wait_nanos).
         let wait_timer = PerfTimer::new(Field::WriteThreadWaitNanos);
         loop {
-            if lock(&me).done {
-                drop(q);
-                if let Some(s) = stats {
-                    s.record_write(started, None);
+            let task = {
+                let mut g = lock(&me);
+                if g.done {
+                    let r = g.result.take().unwrap_or(Ok(()));
+                    drop(g);
+                    drop(q);
+                    if let Some(s) = stats {
+                        s.record_write(started, None);
+                    }
+                    return r;
                 }
-                return lock(&me).result.take().unwrap_or(Ok(()));
+                g.task.take()
+            };
+            if let Some(task) = task {
+                // A member of a parallel group: insert this writer's own batch.
+                drop(q);
+                self.run_insert_task(task);
+                q = self.writers.lock();
+                continue;
             }
             if q.queue.front().is_some_and(|f| Arc::ptr_eq(f, &me)) {
                 break;
@@ -126,199 +183,46 @@ impl DbInner {
         } else {
             Ok(())
         };
-        let mut q = self.writers.lock();
+        let q = self.writers.lock();
         let group = build_group(&q.queue);
         drop(q);
         let mut counts = None;
-        let result = match room {
+        let outcome = match room {
             Ok(()) => self.write_group(&group, &mut counts),
             Err(e) => Err(e),
         };
-        // Counted before the followers are woken, so that a follower reading the tickers
-        // after its write returns sees its keys (RocksDB counts them before the WAL write).
-        // The leader's time thus ends here, before it marks its followers done.
-        if let Some(s) = stats {
-            s.record_write(started, counts);
+        // The group is counted before the followers are woken, so that a follower reading
+        // the tickers after its write returns sees its keys (RocksDB counts them before the
+        // WAL write); a parallel group was counted before its inserts were handed out.
+        let record = |counts: Option<WriteGroupCounts>| {
+            if let Some(s) = stats {
+                s.record_write(started, counts);
+            }
+        };
+        match outcome {
+            Ok(GroupOutcome::Done) => {
+                record(counts);
+                self.complete_group(&group, Ok(()))
+            }
+            Err(e) => {
+                record(counts);
+                self.complete_group(&group, Err(e))
+            }
+            Ok(GroupOutcome::Parallel(task)) => {
+                if let Some(task) = task {
+                    self.run_insert_task(task);
+                }
+                // The last insert to finish completes the group.
+                let mut q = self.writers.lock();
+                while !lock(&me).done {
+                    self.write_cv.wait(&mut q);
+                }
+                drop(q);
+                record(None);
+            }
         }
-        q = self.writers.lock();
-        for w in &group {
-            let popped = q.queue.pop_front();
-            debug_assert!(popped.is_some_and(|p| Arc::ptr_eq(&p, w)));
-            let mut g = lock(w);
-            g.done = true;
-            g.result = Some(result.clone());
-        }
-        drop(q);
-        self.write_cv.notify_all();
         let r = lock(&me).result.take().unwrap_or(Ok(()));
         r
-    }
-
-    /// Runs `f` as the only writer: no write group runs meanwhile.
-    pub fn exclusive_write<R>(&self, f: impl FnOnce() -> R) -> R {
-        let me = Arc::new(Mutex::new(PendingWrite {
-            batch: None,
-            sync: false,
-            disable_wal: false,
-            exclusive: true,
-            done: false,
-            result: None,
-        }));
-        let mut q = self.writers.lock();
-        q.queue.push_back(me.clone());
-        while !q.queue.front().is_some_and(|f| Arc::ptr_eq(f, &me)) {
-            self.write_cv.wait(&mut q);
-        }
-        drop(q);
-        let r = f();
-        let mut q = self.writers.lock();
-        q.queue.pop_front();
-        drop(q);
-        self.write_cv.notify_all();
-        r
-    }
-
-    /// Writes a group; `counts`: what the statistics count of it, once it passed the checks
-    /// (RocksDB counts before the WAL write, so a failed write is counted too).
-    fn write_group(
-        &self,
-        group: &[Arc<Mutex<PendingWrite>>],
-        counts: &mut Option<WriteGroupCounts>,
-    ) -> Result<()> {
-        let mut guards: Vec<_> = group.iter().map(lock).collect();
-        let sync = guards.iter().any(|g| g.sync);
-        let disable_wal = guards[0].disable_wal;
-        let writers = guards.len() as u64;
-        let mut merged;
-        let batch: &mut WriteBatch = if guards.len() == 1 {
-            guards[0].batch.as_mut().ok_or_else(|| Error::invalid_argument("empty write"))?
-        } else {
-            merged = WriteBatch::default();
-            for g in guards.iter() {
-                if let Some(b) = &g.batch {
-                    merged.append(b);
-                }
-            }
-            &mut merged
-        };
-        let count = batch.count() as u64;
-        if count == 0 {
-            return Ok(());
-        }
-        let mut wal_guard = self.wal.lock().unwrap_or_else(|p| p.into_inner());
-        let wal = &mut *wal_guard;
-        // Every record must name a live column family before anything is written.
-        {
-            let mems = &wal.mems;
-            batch.for_each(&mut |e| match mems.get(e.cf_id as usize) {
-                Some(Some(_)) => Ok(()),
-                _ => Err(Error::invalid_argument(format!(
-                    "Invalid column family specified in write batch: {}",
-                    e.cf_id
-                ))),
-            })?;
-        }
-        let first_seq = self.last_sequence() + 1;
-        batch.set_sequence(first_seq);
-        // As RocksDB's WriteImpl: keys and bytes of the group, who wrote it, through the WAL.
-        let stats = self.opts.statistics.as_deref();
-        // RocksDB's DB-wide `db_stats_` (rocksdb.dbstats), counted whatever the statistics.
-        // Only the write leader adds to them, so a load and a store do (RocksDB's
-        // `AddDBStats(concurrent = false)`), not a locked read-modify-write.
-        let bump = |a: &std::sync::atomic::AtomicU64, n: u64| {
-            a.store(a.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed)
-        };
-        bump(&self.stats.keys_written, count);
-        bump(&self.stats.bytes_written, batch.data().len() as u64);
-        if !disable_wal {
-            bump(&self.stats.writes_with_wal, writers);
-            bump(&self.stats.wal_bytes, batch.data().len() as u64);
-        }
-        if stats.is_some() {
-            *counts = Some(WriteGroupCounts {
-                keys: count,
-                bytes: batch.data().len() as u64,
-                writers,
-                wal: !disable_wal,
-            });
-        }
-        if disable_wal {
-            self.unpersisted.store(true, Ordering::Release);
-        } else {
-            // A two-phase commit's batch gives the WAL only its commit marker (it writes
-            // alone: `build_group`).
-            let ts_sizes = self.timestamp_sizes_for_wal();
-            let _wal_timer = PerfTimer::new(Field::WriteWalTime);
-            let r = wal
-                .writer
-                .maybe_add_timestamp_sizes(&ts_sizes)
-                .and_then(|_| wal.writer.add_record(&batch.wal_data()))
-                .and_then(|_| {
-                    if sync {
-                        self.stats.wal_syncs.fetch_add(1, Ordering::Relaxed);
-                        record_tick(stats, Ticker::WalFileSynced, 1);
-                        let _t = StopWatch::new(stats, Histogram::WalFileSyncMicros);
-                        wal.unsynced = false;
-                        wal.writer.sync()
-                    } else {
-                        wal.unsynced = true;
-                        wal.writer.flush()
-                    }
-                });
-            if let Err(e) = r {
-                // The WAL lock comes after the DB mutex: release it first.
-                drop(wal_guard);
-                self.set_bg_error(e.clone(), BgErrorReason::WriteCallback);
-                return Err(e);
-            }
-        }
-        let mut seq = first_seq;
-        let memtable_timer = PerfTimer::new(Field::WriteMemtableTime);
-        let mems = &wal.mems;
-        let full = &mut wal.full;
-        let mut last: Option<u32> = None;
-        // Notes a family whose memtable may have filled (checked when the batch moves on to
-        // another family and at the end, not per record).
-        let check = |id: u32, full: &mut Vec<u32>| {
-            if let Some(Some((m, limit))) = mems.get(id as usize) {
-                if m.approximate_memory_usage() >= *limit && !full.contains(&id) {
-                    full.push(id);
-                }
-            }
-        };
-        batch.for_each(&mut |e| {
-            let Some(Some((mem, _))) = mems.get(e.cf_id as usize) else {
-                return Err(Error::invalid_argument("column family vanished"));
-            };
-            let merged = if e.value_type == ValueType::Merge && mem.max_successive_merges() > 0 {
-                self.merge_on_write(e.cf_id, mem, seq, e.key, e.value)
-            } else {
-                None
-            };
-            match &merged {
-                Some(v) => mem.add(seq, ValueType::Value, e.key, v),
-                None => mem.add(seq, e.value_type, e.key, e.value),
-            };
-            seq += 1;
-            if last != Some(e.cf_id) {
-                if let Some(prev) = last {
-                    check(prev, full);
-                }
-                last = Some(e.cf_id);
-            }
-            Ok(())
-        })?;
-        if let Some(prev) = last {
-            check(prev, full);
-        }
-        drop(memtable_timer);
-        if !full.is_empty() {
-            self.write_control.set_attention(true);
-        }
-        self.versions.set_last_sequence(first_seq + count - 1);
-        bump(&self.stats.write_groups, 1);
-        bump(&self.stats.writes, guards.len() as u64);
-        Ok(())
     }
 
     /// `max_successive_merges` (see the module's notes): the merged value to insert instead
@@ -393,6 +297,273 @@ impl DbInner {
         operands.reverse();
         let existing = op.full_merge(key, base.as_deref(), operands).ok()?;
         op.full_merge(key, Some(&existing), vec![operand.to_vec()]).ok()
+    }
+
+    /// Takes the group off the queue with its result and wakes the writers.
+    fn complete_group(&self, group: &[Arc<Mutex<PendingWrite>>], result: Result<()>) {
+        let mut q = self.writers.lock();
+        for w in group {
+            let popped = q.queue.pop_front();
+            debug_assert!(popped.is_some_and(|p| Arc::ptr_eq(&p, w)));
+            let mut g = lock(w);
+            g.done = true;
+            g.result = Some(result.clone());
+        }
+        drop(q);
+        self.write_cv.notify_all();
+    }
+
+    /// Inserts one member's batch of a parallel group; the last to finish publishes the
+    /// group's sequence (RocksDB sets the last sequence after the parallel inserts) and
+    /// completes it.
+    fn run_insert_task(&self, task: InsertTask) {
+        let InsertTask { batch, first_seq, group } = task;
+        let timer = PerfTimer::new(Field::WriteMemtableTime);
+        let mut full = Vec::new();
+        if let Err(e) = insert_batch(&group.mems, &batch, first_seq, true, &mut full, None) {
+            group.error.lock().get_or_insert(e);
+        }
+        drop(timer);
+        if !full.is_empty() {
+            let mut f = group.full.lock();
+            for id in full {
+                if !f.contains(&id) {
+                    f.push(id);
+                }
+            }
+        }
+        if group.remaining.fetch_sub(1, Ordering::AcqRel) != 1 {
+            return;
+        }
+        // Every insert finished (the AcqRel decrements order them before this point).
+        let full = std::mem::take(&mut *group.full.lock());
+        if !full.is_empty() {
+            let mut wal = self.wal.lock().unwrap_or_else(|p| p.into_inner());
+            for id in full {
+                if !wal.full.contains(&id) {
+                    wal.full.push(id);
+                }
+            }
+            drop(wal);
+            self.write_control.set_attention(true);
+        }
+        let result = match group.error.lock().take() {
+            Some(e) => Err(e),
+            None => {
+                self.versions.set_last_sequence(group.last_seq);
+                Ok(())
+            }
+        };
+        // Only the group in flight counts (the next leader waits for this one to complete).
+        let bump = |a: &std::sync::atomic::AtomicU64, n: u64| {
+            a.store(a.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed)
+        };
+        bump(&self.stats.write_groups, 1);
+        bump(&self.stats.writes, group.members.len() as u64);
+        self.complete_group(&group.members, result);
+    }
+
+    /// Runs `f` as the only writer: no write group runs meanwhile.
+    pub fn exclusive_write<R>(&self, f: impl FnOnce() -> R) -> R {
+        let me = Arc::new(Mutex::new(PendingWrite {
+            batch: None,
+            sync: false,
+            disable_wal: false,
+            exclusive: true,
+            done: false,
+            result: None,
+            task: None,
+        }));
+        let mut q = self.writers.lock();
+        q.queue.push_back(me.clone());
+        while !q.queue.front().is_some_and(|f| Arc::ptr_eq(f, &me)) {
+            self.write_cv.wait(&mut q);
+        }
+        drop(q);
+        let r = f();
+        let mut q = self.writers.lock();
+        q.queue.pop_front();
+        drop(q);
+        self.write_cv.notify_all();
+        r
+    }
+
+    /// The leader's part of a write group: the WAL record, then either every insert (one
+    /// writer inserting the group's records in order) or, with
+    /// `allow_concurrent_memtable_write` and more than one writer, the members' own inserts
+    /// handed out (RocksDB does not insert merges in parallel: a group with one is inserted
+    /// by the leader).
+    ///
+    /// `counts`: what the statistics count of the group, once it passed the checks (RocksDB
+    /// counts before the WAL write, so a failed write is counted too).
+    fn write_group(
+        &self,
+        group: &[Arc<Mutex<PendingWrite>>],
+        counts: &mut Option<WriteGroupCounts>,
+    ) -> Result<GroupOutcome> {
+        let mut guards: Vec<_> = group.iter().map(lock).collect();
+        let sync = guards.iter().any(|g| g.sync);
+        let disable_wal = guards[0].disable_wal;
+        let writers = guards.len() as u64;
+        if guards.len() == 1 && guards[0].batch.is_none() {
+            return Err(Error::invalid_argument("empty write"));
+        }
+        let parallel = self.opts.allow_concurrent_memtable_write
+            && guards.len() > 1
+            && guards.iter().all(|g| g.batch.as_ref().is_none_or(|b| !b.has_merge()));
+        // The group's records as one batch: for the WAL record, and for the leader to insert
+        // when it inserts them all. Not built for a parallel group without the WAL.
+        let mut merged = WriteBatch::default();
+        let use_merged = guards.len() > 1 && !(parallel && disable_wal);
+        if use_merged {
+            for g in guards.iter() {
+                if let Some(b) = &g.batch {
+                    merged.append(b);
+                }
+            }
+        }
+        let batches = || guards.iter().filter_map(|g| g.batch.as_ref());
+        let count: u64 = batches().map(|b| u64::from(b.count())).sum();
+        if count == 0 {
+            return Ok(GroupOutcome::Done);
+        }
+        // The group's bytes as one batch: one header, then every batch's records.
+        let group_bytes = if guards.len() == 1 {
+            batches().map(|b| b.data().len()).sum::<usize>()
+        } else if use_merged {
+            merged.data().len()
+        } else {
+            crate::batch::HEADER_SIZE
+                + batches().map(|b| b.data().len().saturating_sub(crate::batch::HEADER_SIZE)).sum::<usize>()
+        } as u64;
+        let mut wal_guard = self.wal.lock().unwrap_or_else(|p| p.into_inner());
+        let wal = &mut *wal_guard;
+        // Every record must name a live column family before anything is written.
+        {
+            let mems = &wal.mems;
+            for b in batches() {
+                b.for_each(&mut |e| match mems.get(e.cf_id as usize) {
+                    Some(Some(_)) => Ok(()),
+                    _ => Err(Error::invalid_argument(format!(
+                        "Invalid column family specified in write batch: {}",
+                        e.cf_id
+                    ))),
+                })?;
+            }
+        }
+        let first_seq = self.last_sequence() + 1;
+        // The batch the WAL gets (and the leader inserts when it inserts everything).
+        let batch: Option<&mut WriteBatch> = if use_merged {
+            Some(&mut merged)
+        } else if guards.len() == 1 {
+            guards[0].batch.as_mut()
+        } else {
+            None
+        };
+        let mut batch = batch;
+        if let Some(b) = batch.as_deref_mut() {
+            b.set_sequence(first_seq);
+        }
+        // As RocksDB's WriteImpl: keys and bytes of the group, who wrote it, through the WAL.
+        let stats = self.opts.statistics.as_deref();
+        // RocksDB's DB-wide `db_stats_` (rocksdb.dbstats), counted whatever the statistics.
+        // Only the write leader adds to them, so a load and a store do (RocksDB's
+        // `AddDBStats(concurrent = false)`), not a locked read-modify-write.
+        let bump = |a: &std::sync::atomic::AtomicU64, n: u64| {
+            a.store(a.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed)
+        };
+        bump(&self.stats.keys_written, count);
+        bump(&self.stats.bytes_written, group_bytes);
+        if !disable_wal {
+            bump(&self.stats.writes_with_wal, writers);
+            bump(&self.stats.wal_bytes, group_bytes);
+        }
+        if stats.is_some() {
+            *counts = Some(WriteGroupCounts { keys: count, bytes: group_bytes, writers, wal: !disable_wal });
+        }
+        if disable_wal {
+            self.unpersisted.store(true, Ordering::Release);
+        } else if let Some(batch) = batch.as_deref() {
+            // A two-phase commit's batch gives the WAL only its commit marker (it writes
+            // alone: `build_group`).
+            let ts_sizes = self.timestamp_sizes_for_wal();
+            let _wal_timer = PerfTimer::new(Field::WriteWalTime);
+            let r = wal
+                .writer
+                .maybe_add_timestamp_sizes(&ts_sizes)
+                .and_then(|_| wal.writer.add_record(&batch.wal_data()))
+                .and_then(|_| {
+                    if sync {
+                        self.stats.wal_syncs.fetch_add(1, Ordering::Relaxed);
+                        record_tick(stats, Ticker::WalFileSynced, 1);
+                        let _t = StopWatch::new(stats, Histogram::WalFileSyncMicros);
+                        wal.unsynced = false;
+                        wal.writer.sync()
+                    } else {
+                        wal.unsynced = true;
+                        wal.writer.flush()
+                    }
+                });
+            if let Err(e) = r {
+                // The WAL lock comes after the DB mutex: release it first.
+                drop(wal_guard);
+                self.set_bg_error(e.clone(), BgErrorReason::WriteCallback);
+                return Err(e);
+            }
+        }
+        if parallel {
+            // Hand each member its own batch and first sequence; the leader inserts its own.
+            let mems = Arc::clone(&wal.mems);
+            drop(wal_guard);
+            let tasks = guards.iter().filter(|g| g.batch.as_ref().is_some_and(|b| b.count() > 0)).count();
+            let shared = Arc::new(ParallelGroup {
+                mems,
+                members: group.to_vec(),
+                remaining: AtomicUsize::new(tasks),
+                full: parking_lot::Mutex::new(Vec::new()),
+                error: parking_lot::Mutex::new(None),
+                last_seq: first_seq + count - 1,
+            });
+            let mut seq = first_seq;
+            let mut own = None;
+            for (i, g) in guards.iter_mut().enumerate() {
+                let Some(b) = g.batch.take_if(|b| b.count() > 0) else { continue };
+                let n = u64::from(b.count());
+                let task = InsertTask { batch: b, first_seq: seq, group: Arc::clone(&shared) };
+                seq += n;
+                if i == 0 {
+                    own = Some(task);
+                } else {
+                    g.task = Some(task);
+                }
+            }
+            // Counted before any member can see its task (and so return).
+            if let (Some(s), Some(c)) = (stats, counts.take()) {
+                s.record_write(None, Some(c));
+            }
+            drop(guards);
+            // Under the queue's lock, so a member between its check and its wait is not
+            // missed by the wake-up.
+            drop(self.writers.lock());
+            self.write_cv.notify_all();
+            return Ok(GroupOutcome::Parallel(own));
+        }
+        let Some(batch) = batch else {
+            return Err(Error::invalid_argument("empty write"));
+        };
+        let memtable_timer = PerfTimer::new(Field::WriteMemtableTime);
+        let merge = |cf: u32, mem: &Arc<MemTable>, seq: SequenceNumber, key: &[u8], op: &[u8]| {
+            self.merge_on_write(cf, mem, seq, key, op)
+        };
+        insert_batch(&wal.mems, batch, first_seq, false, &mut wal.full, Some(&merge))?;
+        drop(memtable_timer);
+        if !wal.full.is_empty() {
+            self.write_control.set_attention(true);
+        }
+        self.versions.set_last_sequence(first_seq + count - 1);
+        bump(&self.stats.write_groups, 1);
+        bump(&self.stats.writes, guards.len() as u64);
+        Ok(GroupOutcome::Done)
     }
 
     /// The write leader's slow path (RocksDB's `PreprocessWrite`): the background error,
@@ -693,4 +864,61 @@ fn build_group(queue: &VecDeque<Arc<Mutex<PendingWrite>>>) -> Vec<Arc<Mutex<Pend
         group.push(w.clone());
     }
     group
+}
+
+/// Inserts `batch`'s records into the active memtables of their families, with sequences
+/// from `seq` on (`concurrent`: other writers insert into the same memtables at once), and
+/// notes in `full` the families whose memtable reached its write buffer size (checked when
+/// the batch moves on to another family and at the end, not per record).
+/// What a `max_successive_merges` merge is written as instead of its operand (None: the
+/// operand); see `DbInner::merge_on_write`.
+type MergeOnWrite<'a> = &'a dyn Fn(u32, &Arc<MemTable>, SequenceNumber, &[u8], &[u8]) -> Option<Vec<u8>>;
+
+fn insert_batch(
+    mems: &ActiveMems,
+    batch: &WriteBatch,
+    mut seq: u64,
+    concurrent: bool,
+    full: &mut Vec<u32>,
+    merge: Option<MergeOnWrite<'_>>,
+) -> Result<()> {
+    let check = |id: u32, full: &mut Vec<u32>| {
+        if let Some(Some((m, limit))) = mems.get(id as usize) {
+            if m.approximate_memory_usage() >= *limit && !full.contains(&id) {
+                full.push(id);
+            }
+        }
+    };
+    let mut last: Option<u32> = None;
+    batch.for_each(&mut |e| {
+        let Some(Some((mem, _))) = mems.get(e.cf_id as usize) else {
+            return Err(Error::invalid_argument("column family vanished"));
+        };
+        if concurrent {
+            mem.add_concurrently(seq, e.value_type, e.key, e.value);
+        } else {
+            let merged = match merge {
+                Some(f) if e.value_type == ValueType::Merge && mem.max_successive_merges() > 0 => {
+                    f(e.cf_id, mem, seq, e.key, e.value)
+                }
+                _ => None,
+            };
+            match &merged {
+                Some(v) => mem.add(seq, ValueType::Value, e.key, v),
+                None => mem.add(seq, e.value_type, e.key, e.value),
+            };
+        }
+        seq += 1;
+        if last != Some(e.cf_id) {
+            if let Some(prev) = last {
+                check(prev, full);
+            }
+            last = Some(e.cf_id);
+        }
+        Ok(())
+    })?;
+    if let Some(prev) = last {
+        check(prev, full);
+    }
+    Ok(())
 }

@@ -26,6 +26,8 @@ use std::ptr::NonNull;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use parking_lot::Mutex;
+
 use super::write_buffer_manager::WriteBufferManagerState;
 
 /// The default block size: 1 MiB.
@@ -40,14 +42,12 @@ const MIN_BLOCK_SIZE: usize = 4096;
 /// The size of an arena's first block (at most its block size).
 const FIRST_BLOCK_SIZE: usize = 4096;
 
-/// A bump allocator. Allocation takes `&mut self`; the owner (the skiplist) serializes
-/// writers. Memory handed out stays valid, at a fixed address, until the arena drops.
+/// A bump allocator. Allocation takes `&mut self`; for several writers at once see
+/// [`ConcurrentArena`]. Memory handed out stays valid, at a fixed address, until the arena drops.
 pub struct Arena {
     block_size: usize,
-    /// Next free byte of the current block (dangling when there is no block yet).
-    ptr: *mut u8,
-    /// Free bytes from `ptr` to the end of the current block.
-    remaining: usize,
+    /// The free span of the current block (empty when there is no block yet).
+    span: Span,
     blocks: Vec<(NonNull<u8>, Layout)>,
     /// Sum of the sizes of all blocks.
     allocated: usize,
@@ -69,8 +69,7 @@ impl Arena {
         let block_size = block_size.max(MIN_BLOCK_SIZE).next_multiple_of(BLOCK_ALIGN);
         Arena {
             block_size,
-            ptr: NonNull::dangling().as_ptr(),
-            remaining: 0,
+            span: Span::EMPTY,
             blocks: Vec::new(),
             allocated: 0,
             usage: Arc::new(AtomicUsize::new(0)),
@@ -105,14 +104,7 @@ impl Arena {
     pub fn allocate_aligned(&mut self, bytes: usize, align: usize) -> NonNull<u8> {
         assert!(align.is_power_of_two() && align <= BLOCK_ALIGN, "bad arena alignment {align}");
         let bytes = bytes.max(1);
-        let pad = (self.ptr as usize).wrapping_neg() & (align - 1);
-        let result = if pad + bytes <= self.remaining {
-            // SAFETY: `pad + bytes <= remaining`, so the result and its `bytes` bytes lie
-            // inside the current block.
-            let p = unsafe { self.ptr.add(pad) };
-            // SAFETY: as above; the new `ptr` is at most one past the end of the block.
-            self.ptr = unsafe { p.add(bytes) };
-            self.remaining -= pad + bytes;
+        let result = if let Some(p) = self.span.take_bottom(bytes, align) {
             p
         } else if bytes > self.block_size / 4 {
             // A block of its own; the current block keeps its tail for later requests.
@@ -129,11 +121,10 @@ impl Arena {
             // SAFETY: `bytes <= size / 4` (a quarter of the block size, or of the first
             // block), so `p + bytes` is inside the fresh block, which is 16-aligned and so
             // satisfies `align`.
-            self.ptr = unsafe { p.add(bytes) };
-            self.remaining = size - bytes;
+            self.span = Span { ptr: unsafe { p.add(bytes) }, remaining: size - bytes };
             p
         };
-        self.usage.store(self.allocated - self.remaining, Ordering::Relaxed);
+        self.usage.store(self.allocated - self.span.remaining, Ordering::Relaxed);
         // SAFETY: blocks come from the global allocator, never null.
         unsafe { NonNull::new_unchecked(result) }
     }
@@ -147,28 +138,21 @@ impl Arena {
     pub fn allocate_top(&mut self, bytes: usize, align: usize) -> NonNull<u8> {
         assert!(align.is_power_of_two() && align <= BLOCK_ALIGN, "bad arena alignment {align}");
         let bytes = bytes.max(1);
-        let base = self.ptr as usize;
-        let start = (base + self.remaining).checked_sub(bytes).map(|s| s & !(align - 1));
-        let result = match start {
-            Some(start) if start >= base => {
-                self.remaining = start - base;
-                // SAFETY: `start` lies inside the current block's free span, `bytes` before
-                // its old top.
-                unsafe { self.ptr.add(self.remaining) }
-            }
-            _ if bytes > self.block_size / 4 => self.new_block(bytes),
-            _ => {
+        let result = match self.span.take_top(bytes, align) {
+            Some(p) => p,
+            None if bytes > self.block_size / 4 => self.new_block(bytes),
+            None => {
                 let p = self.new_block(self.block_size);
-                self.ptr = p;
                 // Blocks are 16-aligned with a size a multiple of 16, so rounding the start
                 // down to `align` stays inside the block (bytes <= block_size / 4).
-                self.remaining = (self.block_size - bytes) & !(align - 1);
+                let remaining = (self.block_size - bytes) & !(align - 1);
+                self.span = Span { ptr: p, remaining };
                 // SAFETY: the top `block_size - remaining` bytes of the new block are the
                 // result; the rest is the new free span.
-                unsafe { p.add(self.remaining) }
+                unsafe { p.add(remaining) }
             }
         };
-        self.usage.store(self.allocated - self.remaining, Ordering::Relaxed);
+        self.usage.store(self.allocated - self.span.remaining, Ordering::Relaxed);
         // SAFETY: `result` points into a live block (non-null).
         unsafe { NonNull::new_unchecked(result) }
     }
@@ -220,6 +204,234 @@ impl Drop for Arena {
             // SAFETY: each block was allocated by `alloc_zeroed` with exactly this layout
             // and is freed once, here.
             unsafe { dealloc(p.as_ptr(), layout) };
+        }
+    }
+}
+
+/// A free span `[ptr, ptr + remaining)` of a block: allocations come off its bottom or its top.
+#[derive(Clone, Copy)]
+struct Span {
+    ptr: *mut u8,
+    remaining: usize,
+}
+
+// SAFETY: a span only names bytes of blocks owned by one arena; whoever holds the span
+// (the arena, or a shard behind its mutex) is the only one handing those bytes out.
+unsafe impl Send for Span {}
+
+impl Span {
+    const EMPTY: Span = Span { ptr: std::ptr::dangling_mut(), remaining: 0 };
+
+    /// `bytes` (>= 1) aligned to `align` from the bottom, if they fit.
+    #[inline]
+    fn take_bottom(&mut self, bytes: usize, align: usize) -> Option<*mut u8> {
+        let pad = (self.ptr as usize).wrapping_neg() & (align - 1);
+        if pad + bytes > self.remaining {
+            return None;
+        }
+        // SAFETY: `pad + bytes <= remaining`, so the result and its `bytes` bytes lie
+        // inside the span's block.
+        let p = unsafe { self.ptr.add(pad) };
+        // SAFETY: as above; the new `ptr` is at most one past the end of the span.
+        self.ptr = unsafe { p.add(bytes) };
+        self.remaining -= pad + bytes;
+        Some(p)
+    }
+
+    /// `bytes` (>= 1) aligned to `align` from the top, if they fit.
+    #[inline]
+    fn take_top(&mut self, bytes: usize, align: usize) -> Option<*mut u8> {
+        let base = self.ptr as usize;
+        let start = (base + self.remaining).checked_sub(bytes)? & !(align - 1);
+        if start < base {
+            return None;
+        }
+        self.remaining = start - base;
+        // SAFETY: `start` lies inside the span, `bytes` before its old top.
+        Some(unsafe { self.ptr.add(self.remaining) })
+    }
+}
+
+/// Where the skiplist takes a node's memory from: the arena itself (one writer at a time,
+/// behind the arena's mutex) or a shard of a [`ConcurrentArena`].
+pub trait Bump {
+    /// As [`Arena::allocate_aligned`].
+    fn bottom(&mut self, bytes: usize, align: usize) -> NonNull<u8>;
+    /// As [`Arena::allocate_top`].
+    fn top(&mut self, bytes: usize, align: usize) -> NonNull<u8>;
+}
+
+impl Bump for Arena {
+    #[inline]
+    fn bottom(&mut self, bytes: usize, align: usize) -> NonNull<u8> {
+        self.allocate_aligned(bytes, align)
+    }
+    #[inline]
+    fn top(&mut self, bytes: usize, align: usize) -> NonNull<u8> {
+        self.allocate_top(bytes, align)
+    }
+}
+
+/// The most bytes a shard takes from the arena at once (RocksDB's `kMaxShardBlockSize`).
+const MAX_SHARD_CHUNK: usize = 128 << 10;
+
+/// One shard of a [`ConcurrentArena`], on a cache line of its own.
+#[repr(align(64))]
+struct ArenaShard {
+    span: Mutex<Span>,
+    /// Free bytes of `span`, readable without the lock (memory usage).
+    free: AtomicUsize,
+}
+
+/// An [`Arena`] that several threads allocate from at once (RocksDB's `ConcurrentArena`).
+///
+/// ```text
+///   main: Mutex<Arena>  --chunks of min(128 KiB, block/8)-->  shards[0..n] (one per core)
+///   one writer (`with_main`)                                  concurrent writers (`with_shard`)
+/// ```
+/// A concurrent writer takes the shard its thread was given, or any shard whose lock is free
+/// (a try-lock per shard), and bumps from its chunk: bottom for nodes, top for values, as the
+/// arena's own blocks. A chunk that runs out is left (its tail unused) for a fresh one from
+/// the main arena; a request above a quarter of a chunk goes to the main arena directly.
+/// Shards take chunks only when a concurrent writer first uses them, so a list filled by
+/// one writer at a time never has any. Memory usage is the main arena's minus the free bytes
+/// the shards hold, so a chunk counts only as far as it is used.
+pub struct ConcurrentArena {
+    main: Mutex<Arena>,
+    usage: Arc<AtomicUsize>,
+    shards: Box<[ArenaShard]>,
+    chunk: usize,
+}
+
+/// The number of shards: the machine's processors, rounded up to a power of two, at most 64.
+fn shard_count() -> usize {
+    static COUNT: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *COUNT.get_or_init(|| {
+        std::thread::available_parallelism().map_or(4, |n| n.get()).clamp(1, 64).next_power_of_two()
+    })
+}
+
+thread_local! {
+    /// The shard this thread tries first (RocksDB picks by CPU; a thread keeps its pick
+    /// until it finds that shard busy).
+    static SHARD_HINT: std::cell::Cell<usize> = const { std::cell::Cell::new(usize::MAX) };
+}
+
+/// Hands out shard hints round-robin to threads as they first allocate.
+static NEXT_HINT: AtomicUsize = AtomicUsize::new(0);
+
+impl ConcurrentArena {
+    /// An arena with blocks of `block_size` bytes, charged to `tracker`.
+    pub fn new(block_size: usize, tracker: Option<Arc<WriteBufferManagerState>>) -> ConcurrentArena {
+        let main = Arena::with_tracker(block_size, tracker);
+        let usage = main.usage_counter();
+        let chunk = (main.block_size() / 8).clamp(1024, MAX_SHARD_CHUNK);
+        let shards = (0..shard_count())
+            .map(|_| ArenaShard { span: Mutex::new(Span::EMPTY), free: AtomicUsize::new(0) })
+            .collect();
+        ConcurrentArena { main: Mutex::new(main), usage, shards, chunk }
+    }
+
+    /// Runs `f` on the arena itself, behind its mutex (one writer at a time).
+    #[inline]
+    pub fn with_main<R>(&self, f: impl FnOnce(&mut Arena) -> R) -> R {
+        f(&mut self.main.lock())
+    }
+
+    /// Runs `f` on a shard (for writers that insert concurrently).
+    pub fn with_shard<R>(&self, f: impl FnOnce(&mut ShardAlloc<'_>) -> R) -> R {
+        let n = self.shards.len();
+        let mut hint = SHARD_HINT.with(|h| h.get());
+        if hint == usize::MAX {
+            hint = NEXT_HINT.fetch_add(1, Ordering::Relaxed);
+            SHARD_HINT.with(|h| h.set(hint));
+        }
+        let first = hint & (n - 1);
+        let mut picked = None;
+        for i in 0..n {
+            let idx = (first + i) & (n - 1);
+            if let Some(g) = self.shards[idx].span.try_lock() {
+                if i > 0 {
+                    SHARD_HINT.with(|h| h.set(idx));
+                }
+                picked = Some((idx, g));
+                break;
+            }
+        }
+        let (idx, span) = match picked {
+            Some(p) => p,
+            None => (first, self.shards[first].span.lock()),
+        };
+        let mut alloc =
+            ShardAlloc { span, free: &self.shards[idx].free, main: &self.main, chunk: self.chunk };
+        let r = f(&mut alloc);
+        alloc.free.store(alloc.span.remaining, Ordering::Relaxed);
+        r
+    }
+
+    /// Bytes in use: the main arena's, less what the shards hold unused.
+    pub fn memory_usage(&self) -> usize {
+        let unused: usize = self.shards.iter().map(|s| s.free.load(Ordering::Relaxed)).sum();
+        self.usage.load(Ordering::Relaxed).saturating_sub(unused)
+    }
+
+    /// See [`Arena::done_allocating`].
+    pub fn done_allocating(&self) {
+        self.main.lock().done_allocating();
+    }
+}
+
+/// A locked shard of a [`ConcurrentArena`], refilled from the main arena when it runs out.
+pub struct ShardAlloc<'a> {
+    span: parking_lot::MutexGuard<'a, Span>,
+    free: &'a AtomicUsize,
+    main: &'a Mutex<Arena>,
+    chunk: usize,
+}
+
+impl ShardAlloc<'_> {
+    /// Replaces the span by a fresh chunk of the main arena.
+    fn refill(&mut self) {
+        let p = self.main.lock().allocate_aligned(self.chunk, BLOCK_ALIGN);
+        *self.span = Span { ptr: p.as_ptr(), remaining: self.chunk };
+    }
+}
+
+impl Bump for ShardAlloc<'_> {
+    fn bottom(&mut self, bytes: usize, align: usize) -> NonNull<u8> {
+        assert!(align.is_power_of_two() && align <= BLOCK_ALIGN, "bad arena alignment {align}");
+        let bytes = bytes.max(1);
+        if let Some(p) = self.span.take_bottom(bytes, align) {
+            // SAFETY: spans lie inside live blocks (non-null).
+            return unsafe { NonNull::new_unchecked(p) };
+        }
+        if bytes > self.chunk / 4 {
+            return self.main.lock().allocate_aligned(bytes, align);
+        }
+        self.refill();
+        match self.span.take_bottom(bytes, align) {
+            // SAFETY: as above.
+            Some(p) => unsafe { NonNull::new_unchecked(p) },
+            // A quarter chunk always fits a fresh, 16-aligned chunk.
+            None => self.main.lock().allocate_aligned(bytes, align),
+        }
+    }
+
+    fn top(&mut self, bytes: usize, align: usize) -> NonNull<u8> {
+        assert!(align.is_power_of_two() && align <= BLOCK_ALIGN, "bad arena alignment {align}");
+        let bytes = bytes.max(1);
+        if let Some(p) = self.span.take_top(bytes, align) {
+            // SAFETY: spans lie inside live blocks (non-null).
+            return unsafe { NonNull::new_unchecked(p) };
+        }
+        if bytes > self.chunk / 4 {
+            return self.main.lock().allocate_top(bytes, align);
+        }
+        self.refill();
+        match self.span.take_top(bytes, align) {
+            // SAFETY: as above.
+            Some(p) => unsafe { NonNull::new_unchecked(p) },
+            None => self.main.lock().allocate_top(bytes, align),
         }
     }
 }

@@ -21,9 +21,10 @@
 //! prefix seeks ([`MemTable::iter_prefix_filtered`]) pass over the memtable when it proves
 //! the key or prefix absent, as RocksDB's.
 //!
-//! Concurrency: `add` may be called from any thread (writers are serialized inside each
-//! skiplist); `get`, iterators and the counters never block and may run concurrently with
-//! `add`. Counters are atomics updated after the entry is linked.
+//! Concurrency: `add` and `add_concurrently` may be called from any number of threads at
+//! once (the skiplist links with compare-and-swap; `add_concurrently` also allocates from a
+//! per-thread shard of the arena); `get`, iterators and the counters never block and may run
+//! concurrently with them. Counters are atomics updated after the entry is linked.
 
 pub mod arena;
 pub mod bloom;
@@ -178,6 +179,25 @@ impl MemTable {
     /// # Panics
     /// If the key or value is 4 GiB or longer.
     pub fn add(&self, seq: SequenceNumber, t: ValueType, user_key: &[u8], value: &[u8]) -> bool {
+        self.add_impl(seq, t, user_key, value, false)
+    }
+
+    /// As [`MemTable::add`], for writers adding to this memtable at the same time (the
+    /// members of a write group with `allow_concurrent_memtable_write`): the skiplist's
+    /// memory comes from a per-thread shard of its arena.
+    pub fn add_concurrently(&self, seq: SequenceNumber, t: ValueType, user_key: &[u8], value: &[u8]) -> bool {
+        self.add_impl(seq, t, user_key, value, true)
+    }
+
+    #[inline]
+    fn add_impl(
+        &self,
+        seq: SequenceNumber,
+        t: ValueType,
+        user_key: &[u8],
+        value: &[u8],
+        concurrent: bool,
+    ) -> bool {
         let seq = seq.min(MAX_SEQUENCE_NUMBER);
         let packed = crate::key::pack_seq_and_type_ts(seq, t, self.icmp.timestamp_size() > 0);
         let list = if t == ValueType::RangeDeletion { &self.tombstones } else { &self.points };
@@ -187,7 +207,12 @@ impl MemTable {
                 b.add(user_key);
             }
         }
-        if !list.insert(user_key, packed, value) {
+        let inserted = if concurrent {
+            list.insert_concurrently(user_key, packed, value)
+        } else {
+            list.insert(user_key, packed, value)
+        };
+        if !inserted {
             return false;
         }
         self.num_entries.fetch_add(1, MemOrder::Relaxed);

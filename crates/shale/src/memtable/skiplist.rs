@@ -1,4 +1,4 @@
-//! An arena-backed skiplist of memtable entries: one writer at a time, lock-free readers.
+//! An arena-backed skiplist of memtable entries: concurrent writers, lock-free readers.
 //!
 //! Each node is one arena allocation: the tower of next pointers, then the encoded entry.
 //! A node pointer points at its level-0 slot; level `i` lives `i` pointers *below* it. One
@@ -27,25 +27,31 @@
 //! Nodes are ordered by the runtime [`InternalKeyComparator`] on `ikey`. Heights are drawn
 //! with branching factor 4, capped at [`MAX_HEIGHT`].
 //!
-//! Concurrency: `insert` takes `&self` but serializes writers on an internal mutex (which
-//! also owns the arena), so misuse is impossible; readers never lock. A node is fully
-//! written — entry bytes and its own next pointers — before it is linked with a `Release`
-//! store, and readers follow links with `Acquire` loads, so a reader that reaches a node
-//! sees all of it. The back link lets `prev` step in O(1) (RocksDB's list searches from the
-//! top instead, which makes reverse scans of a large memtable several times slower). It is
-//! set before the node is published and the successor's back link is updated after, so a
-//! reader stepping back may skip a node inserted concurrently — one its snapshot cannot see,
-//! since an entry's sequence is published only after its insert returns. Nodes are never unlinked or modified (other than their next pointers)
-//! and the arena lives as long as the list, so references handed to readers stay valid.
+//! Concurrency: any number of writers and readers at once; readers never lock. A node is
+//! fully written — entry bytes, its own next pointer and back link — before it is linked,
+//! level by level from the bottom, with a compare-and-swap on its predecessor's next pointer
+//! (`Release`); readers follow links with `Acquire` loads, so a reader that reaches a node
+//! sees all of it. A swap that fails (another writer linked a node there) searches that
+//! level again from the same predecessor (RocksDB's `InlineSkipList::InsertConcurrently`).
+//! [`SkipList::insert`] allocates under the arena's mutex (one writer at a time keeps the
+//! arena's layout above); [`SkipList::insert_concurrently`] allocates from a shard of the
+//! arena ([`super::arena::ConcurrentArena`]), for a write group's writers inserting at once.
+//! The back link lets `prev` step in O(1) (RocksDB's list searches from the top instead,
+//! which makes reverse scans of a large memtable several times slower). It is set before the
+//! node is published, and the successor's back link is swapped to the new node after (see
+//! `fix_back_link`: a back link only moves forward, and is exact once every inserter has
+//! returned). Meanwhile a reader stepping back may skip a node being inserted — one its
+//! snapshot cannot see, since an entry's sequence is published only after every insert of
+//! its write group returned. Nodes are never unlinked or modified (other than their next
+//! pointers and back links) and the arena lives as long as the list, so references handed
+//! to readers stay valid.
 
 use std::cmp::Ordering;
 use std::ptr::{self, NonNull};
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering as MemOrder};
+use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering as MemOrder};
 use std::sync::Arc;
 
-use parking_lot::Mutex;
-
-use super::arena::Arena;
+use super::arena::{Bump, ConcurrentArena};
 use super::write_buffer_manager::WriteBufferManagerState;
 use crate::coding::varint_length;
 use crate::error::Result;
@@ -61,24 +67,34 @@ const ENTRY: usize = 2 * SLOT;
 /// Values up to this length are stored in the node; longer ones out of line.
 const INLINE_VALUE: usize = 16;
 
-/// Writer-side state: only touched with the writer mutex held.
-struct Writer {
-    arena: Arena,
-    rng: u64,
+thread_local! {
+    /// This thread's xorshift64 state for node heights (never 0 once seeded).
+    static HEIGHT_RNG: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
-impl Writer {
-    /// A height >= 1 where each extra level has probability 1/4: one more level per pair
-    /// of trailing zero bits of a random word.
-    fn random_height(&mut self) -> usize {
+/// Seeds the height generators of new threads apart from each other.
+static RNG_SEEDS: AtomicU64 = AtomicU64::new(0x9E37_79B9_7F4A_7C15);
+
+/// A height >= 1 where each extra level has probability 1/4: one more level per pair of
+/// trailing zero bits of a random word (a per-thread generator, so concurrent inserters
+/// share nothing).
+fn random_height() -> usize {
+    HEIGHT_RNG.with(|c| {
+        let mut x = c.get();
+        if x == 0 {
+            // splitmix64 of a counter: distinct, well-mixed seeds per thread.
+            let mut z = RNG_SEEDS.fetch_add(0x9E37_79B9_7F4A_7C15, MemOrder::Relaxed);
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            x = (z ^ (z >> 31)) | 1;
+        }
         // xorshift64: never yields 0 from a non-zero seed.
-        let mut x = self.rng;
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
-        self.rng = x;
+        c.set(x);
         1 + ((x.trailing_zeros() / 2) as usize).min(MAX_HEIGHT - 1)
-    }
+    })
 }
 
 /// A sorted set of encoded entries (see the module comment). Share it through `Arc`.
@@ -88,14 +104,13 @@ pub struct SkipList {
     head: NonNull<u8>,
     /// Height of the tallest node linked so far (>= 1).
     max_height: AtomicUsize,
-    writer: Mutex<Writer>,
-    usage: Arc<AtomicUsize>,
+    arena: ConcurrentArena,
 }
 
-// SAFETY: the raw pointers in a SkipList point into its own arena, which it owns (inside
-// `writer`) and frees only on drop. Shared state that changes after construction is either
-// atomic (next pointers, max_height, usage) or guarded by the writer mutex (the arena's
-// bump state). Entry bytes are written before their node is published with Release and
+// SAFETY: the raw pointers in a SkipList point into its own arena, which it owns and frees
+// only on drop. Shared state that changes after construction is either atomic (next
+// pointers, back links, max_height, usage) or guarded by the arena's locks (its bump
+// state). Entry bytes are written before their node is published with Release and
 // are immutable afterwards, so any thread may read them and the list may move threads.
 unsafe impl Send for SkipList {}
 // SAFETY: see the Send impl above.
@@ -241,25 +256,19 @@ impl SkipList {
         arena_block_size: usize,
         tracker: Option<Arc<WriteBufferManagerState>>,
     ) -> SkipList {
-        let mut arena = Arena::with_tracker(arena_block_size, tracker);
-        let base = arena.allocate_aligned((MAX_HEIGHT + 1) * SLOT, std::mem::align_of::<AtomicPtr<u8>>());
+        let arena = ConcurrentArena::new(arena_block_size, tracker);
+        let base = arena.with_main(|a| {
+            a.allocate_aligned((MAX_HEIGHT + 1) * SLOT, std::mem::align_of::<AtomicPtr<u8>>())
+        });
         // SAFETY: the allocation holds MAX_HEIGHT zeroed (null) slots; the head pointer is
         // its last slot, so levels 0..MAX_HEIGHT lie at or below it inside the allocation.
         let head = unsafe { NonNull::new_unchecked(base.as_ptr().add((MAX_HEIGHT - 1) * SLOT)) };
-        let usage = arena.usage_counter();
-        let seed = 0x9E37_79B9_7F4A_7C15 ^ (base.as_ptr() as u64);
-        SkipList {
-            icmp,
-            head,
-            max_height: AtomicUsize::new(1),
-            writer: Mutex::new(Writer { arena, rng: seed | 1 }),
-            usage,
-        }
+        SkipList { icmp, head, max_height: AtomicUsize::new(1), arena }
     }
 
     /// No more inserts are expected: the arena stops counting as active memory.
     pub fn done_allocating(&self) {
-        self.writer.lock().arena.done_allocating();
+        self.arena.done_allocating();
     }
 
     pub fn comparator(&self) -> &InternalKeyComparator {
@@ -268,7 +277,7 @@ impl SkipList {
 
     /// Bytes of arena in use (readable while a writer inserts).
     pub fn memory_usage(&self) -> usize {
-        self.usage.load(MemOrder::Relaxed)
+        self.arena.memory_usage()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -276,12 +285,31 @@ impl SkipList {
     }
 
     /// Inserts the entry `user_key | trailer -> value`. Returns false (inserting nothing)
-    /// when an entry with an equal internal key is already present. Writers are serialized
-    /// internally; readers may run concurrently.
+    /// when an entry with an equal internal key is already present. Safe beside concurrent
+    /// readers and inserters; the arena's mutex serializes the allocation (for one writer at
+    /// a time, which keeps the arena's layout: see [`SkipList::insert_concurrently`]).
     ///
     /// # Panics
     /// If the internal key or the value is 4 GiB or longer (the encoding's length limit).
     pub fn insert(&self, user_key: &[u8], trailer: u64, value: &[u8]) -> bool {
+        let (height, entry_len) = Self::node_shape(user_key, value);
+        let (node, value_at) =
+            self.arena.with_main(|a| Self::allocate_node(a, height, entry_len, value.len()));
+        self.fill_and_link(node, value_at, height, entry_len, user_key, trailer, value)
+    }
+
+    /// As [`SkipList::insert`], for writers inserting into the list at the same time
+    /// (RocksDB's `InsertConcurrently`): memory comes from a shard of the arena, so the
+    /// writers share no lock in the common case.
+    pub fn insert_concurrently(&self, user_key: &[u8], trailer: u64, value: &[u8]) -> bool {
+        let (height, entry_len) = Self::node_shape(user_key, value);
+        let (node, value_at) =
+            self.arena.with_shard(|a| Self::allocate_node(a, height, entry_len, value.len()));
+        self.fill_and_link(node, value_at, height, entry_len, user_key, trailer, value)
+    }
+
+    /// A new node's height and encoded entry length.
+    fn node_shape(user_key: &[u8], value: &[u8]) -> (usize, usize) {
         let ikey_len = user_key.len() + 8;
         assert!(
             u32::try_from(ikey_len).is_ok() && u32::try_from(value.len()).is_ok(),
@@ -294,28 +322,51 @@ impl SkipList {
             + ikey_len
             + varint_length(value.len() as u64)
             + if inline { value.len() } else { 8 };
+        (random_height(), entry_len)
+    }
 
-        let mut w = self.writer.lock();
-        let height = w.random_height();
+    /// Allocates a node of `height` with an entry of `entry_len` bytes (and room for an
+    /// out-of-line value of `vlen` bytes): returns the node pointer and the value's address
+    /// (0 when it is inline). See the module comment for where each goes.
+    fn allocate_node<B: Bump>(b: &mut B, height: usize, entry_len: usize, vlen: usize) -> (*mut u8, usize) {
+        let inline = vlen <= INLINE_VALUE;
         let node_len = (height + 1) * SLOT + entry_len;
         let align = std::mem::align_of::<AtomicPtr<u8>>();
         let (base, value_at) = if height == 1 {
             // At the top, the out-of-line value right after the node.
-            let out = if inline { 0 } else { value.len() };
-            let base = w.arena.allocate_top(node_len + out, align);
-            (base, base.as_ptr() as usize + node_len)
+            let out = if inline { 0 } else { vlen };
+            let base = b.top(node_len + out, align);
+            (base, if inline { 0 } else { base.as_ptr() as usize + node_len })
         } else {
-            let value_at = if inline { 0 } else { w.arena.allocate_top(value.len(), 1).as_ptr() as usize };
-            (w.arena.allocate_aligned(node_len, align), value_at)
+            let value_at = if inline { 0 } else { b.top(vlen, 1).as_ptr() as usize };
+            (b.bottom(node_len, align), value_at)
         };
-        if !inline {
+        // SAFETY: the allocation holds `height` slots then the rest; the node pointer is the
+        // last slot.
+        (unsafe { base.as_ptr().add((height - 1) * SLOT) }, value_at)
+    }
+
+    /// Writes the entry (and the out-of-line value) of a freshly allocated node, then links
+    /// it into every level below its height with compare-and-swap (RocksDB's
+    /// `InlineSkipList::Insert<UseCAS = true>`): a failed swap means another inserter linked
+    /// a node at that spot, so the splice of that level is searched again from its
+    /// predecessor, which stays before the key (nodes are never removed).
+    #[allow(clippy::too_many_arguments)]
+    fn fill_and_link(
+        &self,
+        node: *mut u8,
+        value_at: usize,
+        height: usize,
+        entry_len: usize,
+        user_key: &[u8],
+        trailer: u64,
+        value: &[u8],
+    ) -> bool {
+        if value.len() > INLINE_VALUE {
             // SAFETY: `value_at` is a fresh arena allocation of `value.len()` bytes that
             // nothing else references; it is published only through the node linked below.
             unsafe { ptr::copy_nonoverlapping(value.as_ptr(), value_at as *mut u8, value.len()) };
         }
-        // SAFETY: the allocation holds `height` slots then `entry_len` bytes; the node
-        // pointer is the last slot.
-        let node = unsafe { base.as_ptr().add((height - 1) * SLOT) };
         {
             // SAFETY: the entry region lies inside the fresh, zeroed allocation and no other
             // thread can reach it before the node is linked below, so this unique borrow
@@ -326,40 +377,106 @@ impl SkipList {
         // SAFETY: the node's entry is fully written and the arena outlives this call.
         let key = unsafe { node_key(node) };
 
+        // Raise the list's height first: readers that see the new height before the head's
+        // new links find null there and descend.
+        let mut max = self.max_height.load(MemOrder::Relaxed);
+        while height > max {
+            match self.max_height.compare_exchange_weak(max, height, MemOrder::Relaxed, MemOrder::Relaxed) {
+                Ok(_) => break,
+                Err(m) => max = m,
+            }
+        }
         let mut prev = [self.head.as_ptr(); MAX_HEIGHT];
-        let found = self.find_greater_or_equal(key, Some(&mut prev));
-        // SAFETY: a non-null result is a linked, fully written node.
-        if !found.is_null() && self.icmp.compare(unsafe { node_key(found) }, key) == Ordering::Equal {
+        let mut next = [ptr::null_mut(); MAX_HEIGHT];
+        // Levels at or above the height searched keep (head, null).
+        let found = self.find_greater_or_equal(key, Some((&mut prev, &mut next)));
+        if self.is_equal(found, key) {
             return false; // the allocation is simply left unused
         }
-        if height > self.max_height.load(MemOrder::Relaxed) {
-            // prev[] above the old height already holds the head. Readers that see the new
-            // height before the head's new links find null there and descend.
-            self.max_height.store(height, MemOrder::Relaxed);
-        }
-        // SAFETY: `node` is unpublished and has its back-link slot; the level-0 Release store
-        // below publishes this link together with the node.
-        unsafe { prev_slot(node) }.store(prev[0], MemOrder::Relaxed);
-        for (level, &p) in prev.iter().enumerate().take(height) {
-            // SAFETY: `node` has `height` slots; `p` is the head or a node reached at
-            // `level`, so it has a slot at `level`. Only this writer (holding the mutex)
-            // stores to slots, so the Relaxed load sees the latest link. The Release store
-            // publishes the node's entry and its own next pointer to Acquire readers.
-            unsafe {
-                slot(node, level).store(slot(p, level).load(MemOrder::Relaxed), MemOrder::Relaxed);
-                slot(p, level).store(node, MemOrder::Release);
+        for level in 0..height {
+            loop {
+                // SAFETY: `node` is unpublished at this level and has `height` slots (and a
+                // back link); `prev[level]` is the head or a node reached at `level`, so it has
+                // a slot there. The Release swap publishes the node's entry, its next pointer
+                // at this level and (at level 0) its back link to Acquire readers.
+                let linked = unsafe {
+                    if level == 0 {
+                        prev_slot(node).store(prev[0], MemOrder::Relaxed);
+                    }
+                    slot(node, level).store(next[level], MemOrder::Relaxed);
+                    slot(prev[level], level)
+                        .compare_exchange(next[level], node, MemOrder::Release, MemOrder::Relaxed)
+                        .is_ok()
+                };
+                if linked {
+                    break;
+                }
+                let (p, n) = self.find_splice_for_level(key, prev[level], level);
+                // Nothing is linked yet at level 0: a key equal to ours that another inserter
+                // linked first makes this insert a duplicate.
+                if level == 0 && self.is_equal(n, key) {
+                    return false;
+                }
+                prev[level] = p;
+                next[level] = n;
             }
         }
-        // SAFETY: level 0 of `node` exists; a non-null successor is a linked node with a
-        // back-link slot, and only this writer stores to back links.
-        unsafe {
-            let next = slot(node, 0).load(MemOrder::Relaxed);
-            if !next.is_null() {
-                prev_slot(next).store(node, MemOrder::Release);
-            }
-        }
-        drop(w);
+        self.fix_back_link(node);
         true
+    }
+
+    /// True when `n` is a node (not null) whose key equals `key`.
+    fn is_equal(&self, n: *mut u8, key: &[u8]) -> bool {
+        // SAFETY: a non-null link points at a published, fully written node.
+        !n.is_null() && self.icmp.compare(unsafe { node_key(n) }, key) == Ordering::Equal
+    }
+
+    /// Points the back link of `node`'s successor at `node`, unless a node inserted between
+    /// them since has taken that job.
+    ///
+    /// A back link only ever moves forward, to a later predecessor: it is swapped from the
+    /// value read to `node` only while `node` is still the successor's predecessor (checked
+    /// after reading it), and a successor's predecessors come one after the other in key
+    /// order, as nodes are inserted between the last one and it. So a swap cannot undo a
+    /// later one (no ABA), and once every inserter has returned each back link names its
+    /// node's predecessor. Until then a back link may be stale: it names an earlier node,
+    /// and a reader stepping back skips the nodes in between — nodes still being inserted,
+    /// whose sequence numbers are not yet published.
+    fn fix_back_link(&self, node: *mut u8) {
+        loop {
+            // SAFETY: `node` is linked at level 0; a non-null successor is a linked node with
+            // a back-link slot.
+            unsafe {
+                let succ = slot(node, 0).load(MemOrder::Acquire);
+                if succ.is_null() {
+                    return;
+                }
+                let back = prev_slot(succ).load(MemOrder::Acquire);
+                if back == node || slot(node, 0).load(MemOrder::Acquire) != succ {
+                    return;
+                }
+                if prev_slot(succ).compare_exchange(back, node, MemOrder::Release, MemOrder::Relaxed).is_ok()
+                {
+                    return;
+                }
+            }
+        }
+    }
+
+    /// At `level`, from `start` (the head or a node before `key` linked at `level`): the last
+    /// node before `key` and the one after it (null at the end).
+    fn find_splice_for_level(&self, key: &[u8], start: *mut u8, level: usize) -> (*mut u8, *mut u8) {
+        let mut x = start;
+        loop {
+            // SAFETY: `x` is the head or a node linked at `level`, so it has a slot there.
+            let next = unsafe { slot(x, level) }.load(MemOrder::Acquire);
+            // SAFETY: a non-null link points at a published, fully written node.
+            if next.is_null() || self.icmp.compare_uncounted(unsafe { node_key(next) }, key) != Ordering::Less
+            {
+                return (x, next);
+            }
+            x = next;
+        }
     }
 
     /// True when an entry with internal key equal to `ikey` is present.
@@ -398,9 +515,15 @@ impl SkipList {
         unsafe { slot(self.head.as_ptr(), 0) }.load(MemOrder::Acquire)
     }
 
-    /// The first node with key >= `key` (null if none), filling `prev[level]` with the last
-    /// node before it at each level below the current height.
-    fn find_greater_or_equal(&self, key: &[u8], mut prev: Option<&mut [*mut u8; MAX_HEIGHT]>) -> *mut u8 {
+    /// The first node with key >= `key` (null if none), filling the splice, if asked for:
+    /// `prev[level]` the last node before it and `next[level]` the one after at each level
+    /// below the current height.
+    #[allow(clippy::type_complexity)]
+    fn find_greater_or_equal(
+        &self,
+        key: &[u8],
+        mut splice: Option<(&mut [*mut u8; MAX_HEIGHT], &mut [*mut u8; MAX_HEIGHT])>,
+    ) -> *mut u8 {
         let mut x = self.head.as_ptr();
         let mut level = self.max_height.load(MemOrder::Relaxed) - 1;
         // A node already found >= key at a higher level need not be compared again.
@@ -430,8 +553,9 @@ impl SkipList {
             if less {
                 x = next;
             } else {
-                if let Some(p) = prev.as_deref_mut() {
+                if let Some((p, n)) = splice.as_mut() {
                     p[level] = x;
+                    n[level] = next;
                 }
                 if level == 0 {
                     crate::perf::count(crate::perf::Field::UserKeyComparisonCount, comparisons);
@@ -678,6 +802,76 @@ mod tests {
         assert_eq!(it.value(), b"three", "same sequence: the higher type sorts first");
         it.next();
         assert_eq!(it.value(), b"one");
+    }
+
+    /// Many threads insert at once (most through `insert_concurrently`, one through
+    /// `insert`), some racing on the same keys; then the list must be in order forwards,
+    /// its back links must give the same order backwards, and every entry must be found.
+    #[test]
+    fn concurrent_inserts_keep_order_back_links_and_entries() {
+        const THREADS: u64 = 8;
+        const PER_THREAD: u64 = 4000;
+        // Small blocks, so shards refill and large values go to the main arena often.
+        let list = Arc::new(SkipList::new(bytewise_internal_comparator(), 4096));
+        let key = |i: u64| format!("key{:07}", (i * 7919) % (THREADS * PER_THREAD)).into_bytes();
+        let value =
+            |i: u64| -> Vec<u8> { format!("v{i}-").bytes().cycle().take((i % 40) as usize).collect() };
+        let wins: Vec<u64> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..THREADS)
+                .map(|t| {
+                    let list = &list;
+                    s.spawn(move || {
+                        let mut won = 0;
+                        for j in 0..PER_THREAD {
+                            let i = t * PER_THREAD + j;
+                            let tr = pack_seq_and_type(i + 1, ValueType::Value);
+                            let ok = if t == 0 {
+                                list.insert(&key(i), tr, &value(i))
+                            } else {
+                                list.insert_concurrently(&key(i), tr, &value(i))
+                            };
+                            assert!(ok, "a fresh key is inserted");
+                            // Every thread also races for one shared entry per step: exactly
+                            // one insert of an equal internal key wins.
+                            let shared = pack_seq_and_type(j + 1, ValueType::Merge);
+                            if list.insert_concurrently(b"shared", shared, b"s") {
+                                won += 1;
+                            }
+                        }
+                        won
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert_eq!(wins.iter().sum::<u64>(), PER_THREAD, "each shared entry inserted exactly once");
+        let icmp = bytewise_internal_comparator();
+        let mut forward: Vec<Vec<u8>> = Vec::new();
+        let mut it = list.iter();
+        it.seek_to_first();
+        while it.valid() {
+            if let Some(p) = forward.last() {
+                assert_eq!(icmp.compare(p, it.key()), Ordering::Less, "forward order");
+            }
+            forward.push(it.key().to_vec());
+            it.next();
+        }
+        assert_eq!(forward.len() as u64, THREADS * PER_THREAD + PER_THREAD);
+        let mut backward: Vec<Vec<u8>> = Vec::new();
+        it.seek_to_last();
+        while it.valid() {
+            backward.push(it.key().to_vec());
+            it.prev();
+        }
+        backward.reverse();
+        assert!(backward == forward, "back links give the forward order reversed");
+        for i in 0..THREADS * PER_THREAD {
+            let ikey = make_internal_key(&key(i), i + 1, ValueType::Value);
+            let (k, v) = list.seek_entry(&ikey).expect("entry present");
+            assert_eq!((k, v), (&ikey[..], &value(i)[..]));
+        }
+        let used = list.memory_usage();
+        assert!(used > (THREADS * PER_THREAD * 30) as usize && used < 8 << 20, "usage {used}");
     }
 
     #[test]
