@@ -755,7 +755,7 @@ impl Options {
 
     /// The `compression_opts` Shale's codecs honour: zlib's window bits and strategy, and
     /// dictionaries with zlib, are not built (its pure-Rust deflate has no such settings);
-    /// LZ4 and LZ4HC have no levels in Shale's LZ4 compressor.
+    /// LZ4 has no levels in Shale's fast LZ4 compressor (LZ4HC's levels are liblz4's).
     fn check_compression_opts(&self) -> Result<()> {
         let co = &self.compression_opts;
         let refuse = |what: &str| {
@@ -768,7 +768,7 @@ impl Options {
             DBCompressionType::Zlib if co.window_bits != -14 => refuse("window_bits"),
             DBCompressionType::Zlib if co.strategy != 0 => refuse("strategy"),
             DBCompressionType::Zlib if co.max_dict_bytes > 0 => refuse("max_dict_bytes"),
-            DBCompressionType::Lz4 | DBCompressionType::Lz4hc if co.level != 32767 => refuse("level"),
+            DBCompressionType::Lz4 if co.level != 32767 => refuse("level"),
             _ => Ok(()),
         }
     }
