@@ -101,6 +101,8 @@ pub struct BlockBasedOptions {
     pub(crate) pin_top_level_index_and_filter: bool,
     /// RocksDB's `MetadataCacheOptions`: top-level index, partition, unpartitioned.
     pub(crate) pinning_tiers: [crate::BlockBasedTablePinningTier; 3],
+    /// `set_checksum_type`: the block checksum new tables get (RocksDB's `checksum`).
+    pub(crate) checksum: crate::table::format::ChecksumType,
     pub(crate) unsupported: Vec<&'static str>,
 }
 
@@ -122,6 +124,7 @@ impl Default for BlockBasedOptions {
             pin_l0_filter_and_index_blocks_in_cache: false,
             pin_top_level_index_and_filter: true,
             pinning_tiers: [crate::BlockBasedTablePinningTier::Fallback; 3],
+            checksum: crate::table::format::ChecksumType::Crc32c,
             unsupported: Vec::new(),
         }
     }
