@@ -826,6 +826,8 @@ impl Options {
             "max_bytes_for_level_multiplier" => self.set_max_bytes_for_level_multiplier(parse(name, value)?),
             "max_compaction_bytes" => self.set_max_compaction_bytes(parse(name, value)?),
             "disable_auto_compactions" => self.set_disable_auto_compactions(boolean(name, value)?),
+            // The rest of the options Shale builds, as `load_latest` applies them.
+            _ if crate::options_load::apply_named(self, name, value)? => {}
             _ => return Err(Error::invalid_argument(format!("Unrecognized option: {name}"))),
         }
         Ok(())

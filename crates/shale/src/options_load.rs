@@ -262,6 +262,16 @@ pub(crate) fn load_latest(
     }
 }
 
+/// Applies a DB or column-family option by RocksDB's name (for `get_options_from_string`);
+/// false when Shale has no setter for it.
+pub(crate) fn apply_named(o: &mut Options, name: &str, v: &str) -> Result<bool> {
+    if MUTABLE_APPLIED.contains(&name) {
+        crate::db::dyn_options::apply_mutable(o, name, v)?;
+        return Ok(true);
+    }
+    Ok(apply_db(o, name, v)? || apply_cf(o, name, v)?)
+}
+
 fn compression_type(name: &str, v: &str) -> Result<DBCompressionType> {
     crate::db::dyn_options::compression(name, v)
 }
