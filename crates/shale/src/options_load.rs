@@ -8,7 +8,11 @@
 //! version Shale's OPTIONS files name): then it changes nothing. Any other value is
 //! NotSupported naming it. A name RocksDB 7.8.3 does not know (a newer RocksDB's option, or
 //! none at all) is skipped with `ignore_unknown_options`, InvalidArgument without, as in
-//! RocksDB. Struct values (`{a=1;b=2;}`) are compared field by field.
+//! RocksDB. Struct values (`{a=1;b=2;}`) are compared field by field. The table section
+//! builds BlockBasedTable (with the given cache as block cache), PlainTable or CuckooTable
+//! options. One option is accepted though Shale writes only one of its values:
+//! `index_shortening=kShortenSeparatorsAndSuccessor` (RocksDB 11's default), since Shale's
+//! kShortenSeparators index keys are valid and read the same under either.
 //!
 //! Function-valued options (`comparator`, `merge_operator`, `compaction_filter`,
 //! `compaction_filter_factory`, `prefix_extractor`, `memtable_factory`, ...) are not rebuilt
@@ -191,6 +195,52 @@ impl Loader {
                     self.table_option(&mut t, k, v)?;
                 }
                 o.set_block_based_table_factory(&t);
+            }
+            "PlainTable" => {
+                let mut p = crate::PlainTableFactoryOptions {
+                    user_key_length: 0,
+                    bloom_bits_per_key: 10,
+                    hash_table_ratio: 0.75,
+                    index_sparseness: 16,
+                    huge_page_tlb_size: 0,
+                    encoding_type: crate::KeyEncodingType::Plain,
+                    full_scan_mode: false,
+                    store_index_in_file: false,
+                };
+                for (k, v) in &cf.table_options {
+                    match k.as_str() {
+                        "user_key_len" => p.user_key_length = number(k, v)?,
+                        "bloom_bits_per_key" => p.bloom_bits_per_key = number(k, v)?,
+                        "hash_table_ratio" => p.hash_table_ratio = number(k, v)?,
+                        "index_sparseness" => p.index_sparseness = number(k, v)?,
+                        "huge_page_tlb_size" => p.huge_page_tlb_size = number(k, v)?,
+                        "encoding_type" => {
+                            p.encoding_type = match v.as_str() {
+                                "kPlain" => crate::KeyEncodingType::Plain,
+                                "kPrefix" => crate::KeyEncodingType::Prefix,
+                                _ => return Err(bad_value(k, v)),
+                            }
+                        }
+                        "full_scan_mode" => p.full_scan_mode = boolean(k, v)?,
+                        "store_index_in_file" => p.store_index_in_file = boolean(k, v)?,
+                        _ => self.unknown("TableOptions/PlainTable", k)?,
+                    }
+                }
+                o.set_plain_table_factory(&p);
+            }
+            "CuckooTable" => {
+                let mut c = crate::CuckooTableOptions::default();
+                for (k, v) in &cf.table_options {
+                    match k.as_str() {
+                        "hash_table_ratio" => c.set_hash_ratio(number(k, v)?),
+                        "max_search_depth" => c.set_max_search_depth(number(k, v)?),
+                        "cuckoo_block_size" => c.set_cuckoo_block_size(number(k, v)?),
+                        "identity_as_first_hash" => c.set_identity_as_first_hash(boolean(k, v)?),
+                        "use_module_hash" => c.set_use_module_hash(boolean(k, v)?),
+                        _ => self.unknown("TableOptions/CuckooTable", k)?,
+                    }
+                }
+                o.set_cuckoo_table_factory(&c);
             }
             other => {
                 return Err(Error::not_supported(format!(

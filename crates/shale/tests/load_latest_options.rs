@@ -179,3 +179,26 @@ fn rocksdb_11_options_file_loads_with_its_values() {
     }
     assert_eq!(again.db_option("max_background_jobs"), file.db_option("max_background_jobs"));
 }
+
+#[test]
+fn cuckoo_table_options_load_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let mut opts = Options::default();
+    opts.create_if_missing(true);
+    let mut c = shale::CuckooTableOptions::default();
+    c.set_hash_ratio(0.8);
+    c.set_cuckoo_block_size(4);
+    opts.set_cuckoo_table_factory(&c);
+    drop(DB::open(&opts, &path).unwrap());
+
+    let (opts, descs) =
+        Options::load_latest(&path, Env::new().unwrap(), false, Cache::new_lru_cache(1 << 20))
+            .unwrap_or_else(|e| panic!("{e}"));
+    drop(DB::open_cf_descriptors(&opts, &path, descs).unwrap());
+    let (_, file) = latest(&path);
+    let d = file.cf("default").unwrap();
+    assert_eq!(d.table_factory, "CuckooTable");
+    assert_eq!(d.table_option("hash_table_ratio"), Some("0.800000"));
+    assert_eq!(d.table_option("cuckoo_block_size"), Some("4"));
+}
