@@ -6,10 +6,12 @@
 //! What legitimately differs, normalised in both outputs:
 //! - `options.env is 0x...` (an object address in RocksDB);
 //! - `Write usec` and `Read usec` (timings);
-//! - for a compressing codec, `Cx size` and `Ratio`: Shale's codecs are other libraries
-//!   than RocksDB's (flate2, lz4_flex without a high-compression mode, snap) and may
-//!   compress a block to a few bytes more or less; Shale's size must be within 10% (or 8
-//!   bytes) of RocksDB's. The uncompressed size, the block counts and every size without compression
+//! - for a compressing codec, `Cx size` and `Ratio`: some of Shale's codecs are other
+//!   libraries than RocksDB's (flate2, lz4_flex for LZ4, snap) and may compress a block to a
+//!   few bytes more or less; Shale's size must be within 10% (or 8 bytes) of RocksDB's.
+//!   LZ4HC is liblz4's LZ4_compress_HC, as RocksDB's: on 000013.sst it matches 11.8.1 to the
+//!   byte (445 and 853 bytes; it was LZ4's 464 and 868 before), but a 40-byte block (000019)
+//!   11.8.1 reports as 40 (kept raw) where Shale reports 45, so the tolerance stays. The uncompressed size, the block counts and every size without compression
 //!   are compared exactly.
 //!
 //! Judged live by 11.8.1 on the fixtures of `tests/golden/sst/` (written by 11.8.1) and

@@ -32,6 +32,7 @@ pub mod merge_operators;
 pub mod options;
 mod options_api;
 pub mod options_file;
+mod options_load;
 pub mod perf;
 pub mod properties;
 pub(crate) mod rate_limiter;

@@ -101,6 +101,8 @@ pub struct BlockBasedOptions {
     pub(crate) pin_top_level_index_and_filter: bool,
     /// RocksDB's `MetadataCacheOptions`: top-level index, partition, unpartitioned.
     pub(crate) pinning_tiers: [crate::BlockBasedTablePinningTier; 3],
+    /// `set_checksum_type`: the block checksum new tables get (RocksDB's `checksum`).
+    pub(crate) checksum: crate::table::format::ChecksumType,
     pub(crate) unsupported: Vec<&'static str>,
 }
 
@@ -124,6 +126,7 @@ impl Default for BlockBasedOptions {
             pin_l0_filter_and_index_blocks_in_cache: false,
             pin_top_level_index_and_filter: true,
             pinning_tiers: [crate::BlockBasedTablePinningTier::Fallback; 3],
+            checksum: crate::table::format::ChecksumType::Crc32c,
             unsupported: Vec::new(),
         }
     }
@@ -764,7 +767,7 @@ impl Options {
 
     /// The `compression_opts` Shale's codecs honour: zlib's window bits and strategy, and
     /// dictionaries with zlib, are not built (its pure-Rust deflate has no such settings);
-    /// LZ4 and LZ4HC have no levels in Shale's LZ4 compressor.
+    /// LZ4 has no levels in Shale's fast LZ4 compressor (LZ4HC's levels are liblz4's).
     fn check_compression_opts(&self) -> Result<()> {
         let co = &self.compression_opts;
         let refuse = |what: &str| {
@@ -777,7 +780,7 @@ impl Options {
             DBCompressionType::Zlib if co.window_bits != -14 => refuse("window_bits"),
             DBCompressionType::Zlib if co.strategy != 0 => refuse("strategy"),
             DBCompressionType::Zlib if co.max_dict_bytes > 0 => refuse("max_dict_bytes"),
-            DBCompressionType::Lz4 | DBCompressionType::Lz4hc if co.level != 32767 => refuse("level"),
+            DBCompressionType::Lz4 if co.level != 32767 => refuse("level"),
             _ => Ok(()),
         }
     }

@@ -573,8 +573,17 @@ impl BlockBasedOptions {
         self.data_block_hash_ratio = ratio;
     }
 
+    /// The checksum of every block of new tables (`table/format.rs` computes all five;
+    /// RocksDB's default since 8.x is XXH3, Shale's stays CRC32c).
     pub fn set_checksum_type(&mut self, checksum_type: ChecksumType) {
-        self.unsupported_if(checksum_type != ChecksumType::CRC32c, "checksum type other than CRC32c");
+        use crate::table::format::ChecksumType as T;
+        self.checksum = match checksum_type {
+            ChecksumType::NoChecksum => T::None,
+            ChecksumType::CRC32c => T::Crc32c,
+            ChecksumType::XXHash => T::XxHash,
+            ChecksumType::XXHash64 => T::XxHash64,
+            ChecksumType::XXH3 => T::Xxh3,
+        };
     }
 
     /// Filter memory layout only; the filter's answers are the same.
@@ -753,22 +762,23 @@ impl ReadOptions {
 }
 
 impl Options {
-    /// The latest OPTIONS file of the database at `path`: its DB options and one descriptor
-    /// per column family (with the options Shale reads from it).
+    /// The latest OPTIONS file of the database at `path`, as RocksDB's `LoadLatestOptions`:
+    /// the returned options are the file's DB options with its default family's options,
+    /// and one descriptor per family with that family's options (`options_load.rs`).
+    /// `cache` becomes every family's block cache. An option Shale does not apply is
+    /// accepted at RocksDB's default value and NotSupported otherwise; an option RocksDB
+    /// 7.8.3 does not know is skipped with `ignore_unknown_options`, InvalidArgument
+    /// without. Function-valued options (comparator, merge operator, compaction filter,
+    /// prefix extractor...) are not rebuilt from the names in the file: the caller sets
+    /// them on the descriptors' options, as RocksDB's LoadLatestOptions leaves them unset
+    /// unless registered. NotFound when the database has no OPTIONS file.
     pub fn load_latest<P: AsRef<Path>>(
         path: P,
         env: Env,
         ignore_unknown_options: bool,
         cache: Cache,
     ) -> Result<(Options, Vec<ColumnFamilyDescriptor>)> {
-        let _ = (env, ignore_unknown_options);
-        let mut opts = Options::default();
-        let mut t = BlockBasedOptions::default();
-        t.set_block_cache(&cache);
-        opts.set_block_based_table_factory(&t);
-        let names = crate::DB::list_cf(&opts, path.as_ref())?;
-        let descs = names.into_iter().map(|n| ColumnFamilyDescriptor::new(n, opts.clone())).collect();
-        Ok((opts, descs))
+        crate::options_load::load_latest(path.as_ref(), &env, ignore_unknown_options, &cache)
     }
 
     /// These options with the `name=value;...` settings applied, as RocksDB's
@@ -824,6 +834,8 @@ impl Options {
             "max_bytes_for_level_multiplier" => self.set_max_bytes_for_level_multiplier(parse(name, value)?),
             "max_compaction_bytes" => self.set_max_compaction_bytes(parse(name, value)?),
             "disable_auto_compactions" => self.set_disable_auto_compactions(boolean(name, value)?),
+            // The rest of the options Shale builds, as `load_latest` applies them.
+            _ if crate::options_load::apply_named(self, name, value)? => {}
             _ => return Err(Error::invalid_argument(format!("Unrecognized option: {name}"))),
         }
         Ok(())

@@ -61,6 +61,7 @@ fn builder_options(o: &Options) -> TableBuilderOptions {
     b.compression_opts = o.compression_opts.clone();
     b.filter_bits_per_key = o.table.bloom_bits_per_key;
     b.whole_key_filtering = o.table.whole_key_filtering;
+    b.checksum = o.table.checksum;
     b.prefix_extractor = o.prefix_extractor.clone();
     b.format_version = o.table.format_version;
     b.column_family_id = EXTERNAL_FILE_CF_ID;

@@ -92,7 +92,7 @@ fn bad_value(name: &str, v: &str) -> Error {
 }
 
 /// The fields of a struct-valued option, `{a=1;b=2;}` (braces optional).
-fn struct_fields<'a>(name: &str, v: &'a str) -> Result<Vec<(&'a str, &'a str)>> {
+pub(crate) fn struct_fields<'a>(name: &str, v: &'a str) -> Result<Vec<(&'a str, &'a str)>> {
     let t = v.trim();
     let t = t.strip_prefix('{').and_then(|t| t.strip_suffix('}')).unwrap_or(t);
     t.split(';')
@@ -108,7 +108,7 @@ fn not_built(name: &str, field: &str) -> Error {
     ))
 }
 
-fn compression(name: &str, v: &str) -> Result<DBCompressionType> {
+pub(crate) fn compression(name: &str, v: &str) -> Result<DBCompressionType> {
     Ok(match v {
         "kNoCompression" => DBCompressionType::None,
         "kSnappyCompression" => DBCompressionType::Snappy,

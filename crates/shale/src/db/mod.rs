@@ -36,7 +36,7 @@ mod common;
 mod compact;
 mod compat;
 mod delete_files;
-mod dyn_options;
+pub(crate) mod dyn_options;
 mod error_handler;
 pub(crate) mod filename;
 mod flush;

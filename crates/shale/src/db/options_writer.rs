@@ -242,7 +242,20 @@ pub(crate) fn write_options_file(inner: &DbInner) -> Result<()> {
                                 None => "nullptr".to_string(),
                             },
                         ),
-                        kv("checksum", "kCRC32c".to_string()),
+                        kv(
+                            "checksum",
+                            {
+                                use crate::table::format::ChecksumType as T;
+                                match c.table.checksum {
+                                    T::None => "kNoChecksum",
+                                    T::Crc32c => "kCRC32c",
+                                    T::XxHash => "kxxHash",
+                                    T::XxHash64 => "kxxHash64",
+                                    T::Xxh3 => "kXXH3",
+                                }
+                            }
+                            .to_string(),
+                        ),
                         kv("index_type", "kBinarySearch".to_string()),
                     ],
                 },
