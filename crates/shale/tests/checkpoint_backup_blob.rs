@@ -188,8 +188,13 @@ fn interop(rocksdb: &str) {
     let tmp = tempfile::tempdir().expect("tmp");
     let src = tmp.path().join("db");
     let want;
+    // RocksDB 7.8.3 reads format_version 5 tables, not Shale's default 7 (11.x's).
+    let mut o = opts();
+    if rocksdb.contains("7.8.3") {
+        for_rocksdb7(&mut o);
+    }
     {
-        let db = DB::open(&opts(), &src).expect("open");
+        let db = DB::open(&o, &src).expect("open");
         fill(&db, 1, 0..500);
         db.flush().expect("flush");
         fill(&db, 2, 0..200);

@@ -44,6 +44,9 @@ fn options(cache: &Cache) -> Options {
     o.set_compression_type(DBCompressionType::None);
     o.set_disable_auto_compactions(true);
     o.set_target_file_size_base(16 * 1024);
+    // CompactRange then moves level 0 to level 1 (with dynamic level sizes, RocksDB's and
+    // Shale's default, it goes to the last level).
+    o.set_level_compaction_dynamic_level_bytes(false);
     let mut t = BlockBasedOptions::default();
     t.set_block_size(256);
     t.set_block_cache(cache);
