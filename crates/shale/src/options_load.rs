@@ -19,6 +19,7 @@
 //! from the names the file holds: the caller sets them on the descriptors' options, as with
 //! RocksDB, whose LoadLatestOptions leaves them null unless the name is registered.
 
+use crate::db::dyn_options::{bad_value, boolean, number};
 use crate::options_file::{self, CfSection, OptionsFile};
 use crate::{
     BlockBasedIndexType, BlockBasedOptions, BlockBasedTablePinningTier, Cache, ChecksumType,
@@ -76,22 +77,6 @@ const MUTABLE_APPLIED: &[&str] = &[
     "compaction_options_universal",
     "compaction_options_fifo",
 ];
-
-fn bad_value(name: &str, v: &str) -> Error {
-    Error::invalid_argument(format!("Error parsing option {name}: invalid value `{v}`"))
-}
-
-fn boolean(name: &str, v: &str) -> Result<bool> {
-    match v {
-        "true" | "1" => Ok(true),
-        "false" | "0" => Ok(false),
-        _ => Err(bad_value(name, v)),
-    }
-}
-
-fn number<T: std::str::FromStr>(name: &str, v: &str) -> Result<T> {
-    v.trim().parse().map_err(|_| bad_value(name, v))
-}
 
 /// Whether two option values are the same value: as text, as numbers or as booleans.
 fn same_value(a: &str, b: &str) -> bool {

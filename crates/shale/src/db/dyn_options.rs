@@ -75,7 +75,7 @@ impl std::ops::Deref for DynOptions {
     }
 }
 
-fn boolean(name: &str, v: &str) -> Result<bool> {
+pub(crate) fn boolean(name: &str, v: &str) -> Result<bool> {
     match v {
         "true" | "1" => Ok(true),
         "false" | "0" => Ok(false),
@@ -83,11 +83,11 @@ fn boolean(name: &str, v: &str) -> Result<bool> {
     }
 }
 
-fn number<T: std::str::FromStr>(name: &str, v: &str) -> Result<T> {
+pub(crate) fn number<T: std::str::FromStr>(name: &str, v: &str) -> Result<T> {
     v.trim().parse().map_err(|_| bad_value(name, v))
 }
 
-fn bad_value(name: &str, v: &str) -> Error {
+pub(crate) fn bad_value(name: &str, v: &str) -> Error {
     Error::invalid_argument(format!("Error parsing option {name}: invalid value `{v}`"))
 }
 
