@@ -272,10 +272,10 @@ impl CompactOptions {
     }
 
     /// Whether the bottommost level the range reaches is compacted into itself after the
-    /// range has been moved down (RocksDB's policies: `Skip` never; `IfHaveCompactionFilter`,
-    /// the default, when the family has a compaction filter and the step before did not
-    /// write that level; `Force` always, every table of the range there; `ForceOptimized`
-    /// always, but only the tables there before this compaction). See `db/compact.rs`.
+    /// range has been moved down, over the tables there that this compaction did not write,
+    /// as RocksDB 11.8.1 does: `Skip` never; `IfHaveCompactionFilter`, the default, when the
+    /// family has a compaction filter; `Force` and `ForceOptimized` always (RocksDB 11 runs
+    /// the two alike). See `db/compact.rs`.
     pub fn set_bottommost_level_compaction(&mut self, lvl: BottommostLevelCompaction) {
         self.bottommost_level_compaction = lvl;
     }

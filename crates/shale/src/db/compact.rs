@@ -396,7 +396,9 @@ impl DbInner {
             };
             let Some(first) = first else { return Ok(()) };
             let dynamic = cf.opts.dynamic_level_bytes_in_force();
-            // The tables there before this compaction (ForceOptimized leaves the others).
+            // The tables there before this compaction: the bottommost compaction below
+            // leaves the others (RocksDB's `max_file_num_to_ignore`, the next file number at
+            // the start).
             let before: HashSet<u64> = {
                 let c = st.cfs.get(&cf.id).ok_or_else(dropped)?;
                 (0..c.current.num_levels())
@@ -404,13 +406,12 @@ impl DbInner {
                     .collect()
             };
             // The level the steps end on (the bottommost the range reaches) is then compacted
-            // into itself as `CompactOptions::set_bottommost_level_compaction` says:
-            // IfHaveCompactionFilter (the default) with a compaction filter (a TTL family's)
-            // unless the step before wrote it; Force always, every table of the range there;
-            // ForceOptimized always, but only the tables this compaction did not write;
-            // Skip never.
+            // into itself as `CompactOptions::set_bottommost_level_compaction` says, over the
+            // tables of the range there that this compaction did not write, as RocksDB
+            // 11.8.1's CompactRangeInternal does: IfHaveCompactionFilter (the default) when
+            // the family has a compaction filter (a TTL family's); Force and ForceOptimized
+            // always (RocksDB 11 runs both with the same `max_file_num_to_ignore`); Skip never.
             let filtered = has_compaction_filter(cf);
-            let mut wrote_last = false;
             let mut level = first;
             loop {
                 // Wait until no compaction of this family runs (automatic or manual).
@@ -440,24 +441,17 @@ impl DbInner {
                 }
                 let plan = picker::pick_manual_into(&c.current, level, output, begin, end);
                 level = output;
-                let Some(plan) = plan else {
-                    wrote_last = false;
-                    continue;
-                };
-                wrote_last = true;
+                let Some(plan) = plan else { continue };
                 self.run_manual(&mut st, cf, plan)?;
             }
             let self_compact = match bottommost {
-                BottommostLevelCompaction::Skip => None,
-                BottommostLevelCompaction::IfHaveCompactionFilter => {
-                    (filtered && !wrote_last).then_some(None)
-                }
-                BottommostLevelCompaction::Force => Some(None),
-                BottommostLevelCompaction::ForceOptimized => Some(Some(&before)),
+                BottommostLevelCompaction::Skip => false,
+                BottommostLevelCompaction::IfHaveCompactionFilter => filtered,
+                BottommostLevelCompaction::Force | BottommostLevelCompaction::ForceOptimized => true,
             };
-            if let Some(only) = self_compact {
+            if self_compact {
                 let c = st.cfs.get(&cf.id).ok_or_else(dropped)?;
-                if let Some(plan) = bottommost_plan(&c.current, cf, level, begin, end, only) {
+                if let Some(plan) = bottommost_plan(&c.current, cf, level, begin, end, &before) {
                     self.run_manual(&mut st, cf, plan)?;
                 }
             }
@@ -564,19 +558,17 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
 }
 
 /// A manual compaction of `level` (the one CompactRange's steps ended on) into itself,
-/// over the files holding keys of `[begin, end]` (only those numbered in `only`, if given).
+/// over the files holding keys of `[begin, end]` that are numbered in `only`.
 fn bottommost_plan(
     v: &crate::version::Version,
     cf: &CfHandle,
     level: usize,
     begin: Option<&[u8]>,
     end: Option<&[u8]>,
-    only: Option<&HashSet<u64>>,
+    only: &HashSet<u64>,
 ) -> Option<CompactionPlan> {
     let mut inputs = v.overlapping_files(level, begin, end);
-    if let Some(only) = only {
-        inputs.retain(|f| only.contains(&f.number));
-    }
+    inputs.retain(|f| only.contains(&f.number));
     let ucmp = cf.icmp.user_comparator();
     let lo = inputs.iter().map(|f| crate::key::user_key(&f.smallest)).min_by(|a, b| ucmp.compare(a, b))?;
     let hi = inputs.iter().map(|f| crate::key::user_key(&f.largest)).max_by(|a, b| ucmp.compare(a, b))?;
