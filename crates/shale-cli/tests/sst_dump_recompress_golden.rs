@@ -145,14 +145,7 @@ fn recompress_matches_sst_dump_on_the_fixtures() {
             shale_text.push_str(&body(&s));
         }
     }
-    if record {
-        std::fs::write(&expected_path, &recorded).unwrap();
-    }
-    let expected = std::fs::read_to_string(&expected_path).unwrap();
-    if o11.is_some() {
-        assert_eq!(expected, recorded, "the recording is stale: re-record with SHALE_GOLDEN_RECORD=1");
-    }
-    assert_eq!(expected, shale_text, "against 11.8.1's recording");
+    check_recording(&expected_path, record, o11.is_some(), &recorded, &shale_text);
 }
 
 #[test]

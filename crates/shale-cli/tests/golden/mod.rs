@@ -565,3 +565,23 @@ pub fn mask_table_numbers(s: &str) -> String {
     out.push_str(rest);
     out
 }
+
+/// The end of a recorded golden test: with `SHALE_GOLDEN_RECORD` (`record`), 11.8.1's output
+/// (`recorded`) becomes the file at `expected_path`; when 11.8.1 ran (`oracle_ran`), the file
+/// must still hold what it printed; and Shale's output must equal the file.
+pub fn check_recording(
+    expected_path: &Path,
+    record: bool,
+    oracle_ran: bool,
+    recorded: &str,
+    shale_text: &str,
+) {
+    if record {
+        std::fs::write(expected_path, recorded).unwrap();
+    }
+    let expected = std::fs::read_to_string(expected_path).unwrap();
+    if oracle_ran {
+        assert_eq!(expected, recorded, "the recording is stale: re-record with SHALE_GOLDEN_RECORD=1");
+    }
+    assert_eq!(expected, shale_text, "against 11.8.1's recording");
+}
