@@ -6,7 +6,7 @@
 
 mod tools;
 
-use shale::{IteratorMode, Options, DB};
+use shale::{Options, DB};
 use tools::*;
 
 fn opts(write_buffer_size: usize) -> Options {
@@ -16,12 +16,6 @@ fn opts(write_buffer_size: usize) -> Options {
     o.set_enable_blob_files(true);
     o.set_min_blob_size(256);
     o
-}
-
-fn scan(db: &DB) -> Pairs {
-    db.iterator(IteratorMode::Start)
-        .map(|r| r.map(|(k, v)| (k.to_vec(), v.to_vec())).expect("iterate"))
-        .collect()
 }
 
 #[test]
@@ -36,14 +30,14 @@ fn tables_written_at_recovery_put_large_values_in_blob_files() {
             let v = if i % 4 == 0 { format!("small{i}") } else { format!("v{i}-").repeat(100) };
             db.put(format!("key{i:05}"), v).expect("put");
         }
-        want = scan(&db);
+        want = shale_scan_default(&db);
     }
     assert!(files_with_suffix(&dir, ".blob").is_empty(), "nothing flushed before the reopen");
     let inline_bytes: u64 = 600 * 3 / 4 * 500;
     {
         // A write buffer of 64 KiB: the replay fills several memtables.
         let db = DB::open(&opts(64 << 10), &dir).expect("reopen");
-        assert_same_pairs(&scan(&db), &want, "after recovery");
+        assert_same_pairs(&shale_scan_default(&db), &want, "after recovery");
         let blobs = files_with_suffix(&dir, ".blob");
         assert!(blobs.len() >= 2, "recovery wrote blob files: {blobs:?}");
         let table_bytes: u64 =
@@ -55,7 +49,7 @@ fn tables_written_at_recovery_put_large_values_in_blob_files() {
         assert!(db.property_int_value("rocksdb.num-blob-files").expect("prop").expect("value") >= 2);
     }
     let db = DB::open(&opts(64 << 10), &dir).expect("reopen again");
-    assert_same_pairs(&scan(&db), &want, "after a second reopen");
+    assert_same_pairs(&shale_scan_default(&db), &want, "after a second reopen");
     drop(db);
     if use_rocksdb_11("recovery blob files read by ldb 11.8.1") {
         assert_same_pairs(&ldb_scan(&dir, None), &want, "RocksDB 11.8.1 ldb scan");

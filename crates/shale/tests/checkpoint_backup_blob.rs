@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use shale::backup::{BackupEngine, BackupEngineOptions, RestoreOptions};
 use shale::checkpoint::Checkpoint;
-use shale::{Env, ErrorKind, IteratorMode, Options, DB};
+use shale::{Env, ErrorKind, Options, DB};
 use tools::*;
 
 fn opts() -> Options {
@@ -28,12 +28,6 @@ fn opts() -> Options {
     o.set_enable_blob_gc(true);
     o.set_blob_gc_age_cutoff(1.0);
     o
-}
-
-fn scan(db: &DB) -> Pairs {
-    db.iterator(IteratorMode::Start)
-        .map(|r| r.map(|(k, v)| (k.to_vec(), v.to_vec())).expect("iterate"))
-        .collect()
 }
 
 /// Values of 400+ bytes (blob files) for even keys, 20-byte ones (inline) for odd keys.
@@ -70,7 +64,7 @@ fn checkpoint_links_blob_files_and_outlives_their_deletion() {
     fill(&db, 1, 0..600);
     db.flush().expect("flush");
     fill(&db, 2, 300..700); // in the memtable: flushed by the checkpoint
-    let want = scan(&db);
+    let want = shale_scan_default(&db);
     let cp = tmp.path().join("cp");
     Checkpoint::new(&db).expect("cp").create_checkpoint(&cp).expect("create");
     let cp_blobs = blob_files(&cp);
@@ -90,7 +84,7 @@ fn checkpoint_links_blob_files_and_outlives_their_deletion() {
         assert!(!src.join(b.file_name().expect("name")).exists(), "{b:?} left the source");
     }
     let c = DB::open(&opts(), &cp).expect("open checkpoint");
-    assert_same_pairs(&scan(&c), &want, "checkpoint");
+    assert_same_pairs(&shale_scan_default(&c), &want, "checkpoint");
     assert_eq!(c.get("key00400").expect("get").expect("found"), "r2-400-".repeat(50).into_bytes());
 }
 
@@ -103,7 +97,7 @@ fn backups_share_blob_files_restore_them_and_find_damage() {
     fill(&db, 1, 0..600);
     db.flush().expect("flush");
     fill(&db, 1, 600..650); // left in the WAL, copied with the backup
-    let want1 = scan(&db);
+    let want1 = shale_scan_default(&db);
     let mut be = engine(&bdir);
     be.create_new_backup(&db).expect("backup 1");
     let first = blob_files(&shared);
@@ -124,7 +118,7 @@ fn backups_share_blob_files_restore_them_and_find_damage() {
         first.iter().map(|p| std::fs::metadata(p).expect("meta").modified().expect("mtime")).collect();
     fill(&db, 2, 0..100);
     db.flush().expect("flush");
-    let want2 = scan(&db);
+    let want2 = shale_scan_default(&db);
     be.create_new_backup_flush(&db, true).expect("backup 2");
     for (p, t) in first.iter().zip(&mtimes) {
         assert_eq!(
@@ -137,7 +131,7 @@ fn backups_share_blob_files_restore_them_and_find_damage() {
     // Overwrite and compact with GC: backup 3 holds new blob files only.
     fill(&db, 3, 0..650);
     db.compact_range(None::<&[u8]>, None::<&[u8]>);
-    let want3 = scan(&db);
+    let want3 = shale_scan_default(&db);
     be.create_new_backup_flush(&db, true).expect("backup 3");
     drop(db);
     for (id, want) in [(1, &want1), (2, &want2), (3, &want3)] {
@@ -146,7 +140,7 @@ fn backups_share_blob_files_restore_them_and_find_damage() {
         restore(&mut be, Some(id), &to).expect("restore");
         assert!(!blob_files(&to).is_empty(), "backup {id} restores blob files");
         assert_same_pairs(
-            &scan(&DB::open(&opts(), &to).expect("open restore")),
+            &shale_scan_default(&DB::open(&opts(), &to).expect("open restore")),
             want,
             &format!("backup {id}"),
         );
@@ -201,7 +195,7 @@ fn interop(rocksdb: &str) {
         db.compact_range(None::<&[u8]>, None::<&[u8]>);
         fill(&db, 3, 450..550);
         db.flush().expect("flush");
-        want = scan(&db);
+        want = shale_scan_default(&db);
         assert!(!blob_files(&src).is_empty());
         let cp = tmp.path().join("cp");
         Checkpoint::new(&db).expect("cp").create_checkpoint(&cp).expect("create");
@@ -238,7 +232,7 @@ fn interop(rocksdb: &str) {
     );
     assert!(!blob_files(&ldb_cp).is_empty(), "{rocksdb}'s checkpoint holds the blob files");
     let c = DB::open(&opts(), &ldb_cp).expect("open ldb checkpoint");
-    assert_same_pairs(&scan(&c), &want, &format!("Shale reading {rocksdb} ldb's checkpoint"));
+    assert_same_pairs(&shale_scan_default(&c), &want, &format!("Shale reading {rocksdb} ldb's checkpoint"));
     drop(c);
 
     // `ldb backup` of the Shale database restores with Shale's BackupEngine.
@@ -258,7 +252,7 @@ fn interop(rocksdb: &str) {
     let restored = tmp.path().join("shale_restored");
     restore(&mut be, None, &restored).unwrap_or_else(|e| panic!("restore {rocksdb} ldb's backup: {e}"));
     assert_same_pairs(
-        &scan(&DB::open(&opts(), &restored).expect("open")),
+        &shale_scan_default(&DB::open(&opts(), &restored).expect("open")),
         &want,
         &format!("Shale restore of {rocksdb} ldb's backup"),
     );

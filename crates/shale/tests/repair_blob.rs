@@ -9,7 +9,7 @@ mod tools;
 
 use std::path::{Path, PathBuf};
 
-use shale::{ErrorKind, IteratorMode, Options, DB};
+use shale::{ErrorKind, Options, DB};
 use tools::*;
 
 fn opts() -> Options {
@@ -23,12 +23,6 @@ fn opts() -> Options {
     o.set_enable_blob_gc(true);
     o.set_blob_gc_age_cutoff(0.5);
     o
-}
-
-fn scan(db: &DB) -> Pairs {
-    db.iterator(IteratorMode::Start)
-        .map(|r| r.map(|(k, v)| (k.to_vec(), v.to_vec())).expect("iterate"))
-        .collect()
 }
 
 /// A database with blob files from flushes and GC compactions, small values inline, and
@@ -47,7 +41,7 @@ fn build(dir: &Path) -> Pairs {
     }
     db.delete("key00300").expect("delete");
     db.put("key00301", "x".repeat(500)).expect("put"); // in the WAL only
-    let want = scan(&db);
+    let want = shale_scan_default(&db);
     assert!(files_with_suffix(dir, ".blob").len() >= 3);
     want
 }
@@ -76,11 +70,11 @@ fn repair_adds_blob_files_back() {
     }
     {
         let db = DB::open(&opts(), &dir).expect("open repaired");
-        assert_same_pairs(&scan(&db), &want, "Shale after repair");
+        assert_same_pairs(&shale_scan_default(&db), &want, "Shale after repair");
         assert!(db.property_int_value("rocksdb.num-blob-files").expect("prop").expect("value") >= 3);
         // Compactions with GC keep working over the repaired blob files.
         db.compact_range(None::<&[u8]>, None::<&[u8]>);
-        assert_same_pairs(&scan(&db), &want, "Shale after repair and compaction");
+        assert_same_pairs(&shale_scan_default(&db), &want, "Shale after repair and compaction");
     }
     if use_rocksdb_11("repair of a BlobDB database, read by ldb 11.8.1") {
         assert_same_pairs(&ldb_scan(&dir, None), &want, "RocksDB 11.8.1 ldb scan after repair");

@@ -258,6 +258,11 @@ pub fn shale_scan(db: &DB, cf: &str) -> Pairs {
     it.map(|r| r.map(|(k, v)| (k.to_vec(), v.to_vec())).expect("iterator error")).collect()
 }
 
+/// Every pair of the default column family, forward.
+pub fn shale_scan_default(db: &DB) -> Pairs {
+    shale_scan(db, "default")
+}
+
 /// Every pair of one column family, in reverse.
 pub fn shale_scan_reverse(db: &DB, cf: &str) -> Pairs {
     let h = db.cf_handle(cf).unwrap_or_else(|| panic!("no column family {cf}"));
