@@ -35,8 +35,11 @@ fn tables_written_at_recovery_put_large_values_in_blob_files() {
     assert!(files_with_suffix(&dir, ".blob").is_empty(), "nothing flushed before the reopen");
     let inline_bytes: u64 = 600 * 3 / 4 * 500;
     {
-        // A write buffer of 64 KiB: the replay fills several memtables.
-        let db = DB::open(&opts(64 << 10), &dir).expect("reopen");
+        // A write buffer of 64 KiB: the replay fills several memtables. No automatic
+        // compaction, so the tables listed below are not deleted while they are measured.
+        let mut o = opts(64 << 10);
+        o.set_disable_auto_compactions(true);
+        let db = DB::open(&o, &dir).expect("reopen");
         assert_same_pairs(&shale_scan_default(&db), &want, "after recovery");
         let blobs = files_with_suffix(&dir, ".blob");
         assert!(blobs.len() >= 2, "recovery wrote blob files: {blobs:?}");
