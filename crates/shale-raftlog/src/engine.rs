@@ -4,7 +4,11 @@
 //! write(batch, sync) ─► WriteGroup: the first writer to arrive leads; it appends every
 //!                       queued batch (one write each, to the append queue's active file),
 //!                       then one sync if any of them asked for it, then applies them to
-//!                       the index in file order, and wakes the others
+//!                       the index in file order, and wakes each writer of the group (its
+//!                       own slot: no writer is woken for nothing). Writers that queued
+//!                       meanwhile form the next group: the leader leads it too (no
+//!                       wake-up between the two syncs), at most LEADER_GROUPS groups in
+//!                       all, then hands leading to the oldest queued writer
 //! reads ─────────────► MemTables (where is entry i) ─► pipe read of the entries blob
 //! purge ─────────────► rewrite lagging / dirty regions into the rewrite queue, sync,
 //!                       then remove append files below the oldest live one
@@ -46,18 +50,46 @@ pub struct Engine<F = DefaultFileSystem, P = FilePipeLog<F>> {
     _marker: PhantomData<fn() -> (F, P)>,
 }
 
+/// Groups one leader leads in a row before it hands leading on (its own write is
+/// answered after these: at most one group more than a writer that arrives while a group
+/// is under way waits for).
+const LEADER_GROUPS: usize = 2;
+
 struct Job {
     batch: EncodedBatch,
     items: Vec<LogItem>,
     sync: bool,
 }
 
+/// Where a queued writer waits: for its result, or to be made the leader.
+#[derive(Default)]
+struct Slot {
+    state: Mutex<SlotState>,
+    cv: Condvar,
+}
+
+#[derive(Default)]
+enum SlotState {
+    #[default]
+    Waiting,
+    /// Lead the queued writers (this one's job among them).
+    Lead,
+    Done(Result<usize>),
+}
+
+impl Slot {
+    fn set(&self, st: SlotState) {
+        *lock(&self.state) = st;
+        self.cv.notify_one();
+    }
+}
+
 #[derive(Default)]
 struct GroupState {
-    queue: Vec<(u64, Job)>,
+    queue: Vec<(Arc<Slot>, Job)>,
+    /// A writer is leading (from when it takes the queue until it hands on or finds the
+    /// queue empty).
     leader: bool,
-    next_id: u64,
-    done: HashMap<u64, Result<usize>>,
 }
 
 struct Inner {
@@ -66,7 +98,6 @@ struct Inner {
     rewrite: SinglePipe,
     memtables: MemTables,
     group: Mutex<GroupState>,
-    group_cv: Condvar,
     /// Held (shared) by a group leader from its first append until its batches are in the
     /// index; purge takes it exclusively to find the first file that may hold writes not
     /// yet in the index, and never removes that file or later ones.
@@ -166,7 +197,6 @@ impl<F: FileSystem> Engine<F, FilePipeLog<F>> {
             rewrite,
             memtables: rec.memtables,
             group: Mutex::new(GroupState::default()),
-            group_cv: Condvar::new(),
             apply_gate: RwLock::new(()),
             purge_lock: Mutex::new(()),
             _lock: lock_file,
@@ -516,35 +546,61 @@ impl Inner {
 
     /// Group commit (see the module comment).
     fn group_write(&self, job: Job) -> Result<usize> {
-        let mut g = lock(&self.group);
-        let id = g.next_id;
-        g.next_id += 1;
-        g.queue.push((id, job));
+        let slot = Arc::new(Slot::default());
         let wait = Instant::now();
-        loop {
-            if let Some(r) = g.done.remove(&id) {
-                with_perf(|p| p.write_wait_duration += wait.elapsed());
-                return r;
+        let lead_now = {
+            let mut g = lock(&self.group);
+            g.queue.push((slot.clone(), job));
+            !std::mem::replace(&mut g.leader, true)
+        };
+        if !lead_now {
+            let mut st = lock(&slot.state);
+            loop {
+                match std::mem::take(&mut *st) {
+                    SlotState::Done(r) => {
+                        with_perf(|p| p.write_wait_duration += wait.elapsed());
+                        return r;
+                    }
+                    SlotState::Lead => break,
+                    SlotState::Waiting => st = slot.cv.wait(st).unwrap_or_else(|p| p.into_inner()),
+                }
             }
-            if !g.leader {
-                g.leader = true;
-                let jobs = std::mem::take(&mut g.queue);
-                drop(g);
-                let results = self.lead(jobs);
-                g = lock(&self.group);
-                g.leader = false;
-                g.done.extend(results);
-                self.group_cv.notify_all();
-                continue;
-            }
-            g = self.group_cv.wait(g).unwrap_or_else(|p| p.into_inner());
         }
+        with_perf(|p| p.write_wait_duration += wait.elapsed());
+        // Leading: this writer's job is in the queue (pushed above; a leader that handed on
+        // left the queue as it was).
+        let mut mine = None;
+        let mut groups = 0;
+        loop {
+            let jobs = std::mem::take(&mut lock(&self.group).queue);
+            for (s, r) in self.lead(jobs) {
+                if Arc::ptr_eq(&s, &slot) {
+                    mine = Some(r);
+                } else {
+                    s.set(SlotState::Done(r));
+                }
+            }
+            groups += 1;
+            let mut g = lock(&self.group);
+            if g.queue.is_empty() {
+                g.leader = false;
+                break;
+            }
+            if groups >= LEADER_GROUPS && mine.is_some() {
+                // The oldest queued writer leads next (`leader` stays set).
+                if let Some((s, _)) = g.queue.first() {
+                    s.set(SlotState::Lead);
+                }
+                break;
+            }
+        }
+        mine.unwrap_or_else(|| Err(Error::Other("group commit lost a write's result".into())))
     }
 
-    fn lead(&self, jobs: Vec<(u64, Job)>) -> Vec<(u64, Result<usize>)> {
+    fn lead<K>(&self, jobs: Vec<(K, Job)>) -> Vec<(K, Result<usize>)> {
         let _gate = self.apply_gate.read().unwrap_or_else(|p| p.into_inner());
         let t = Instant::now();
-        let mut written: Vec<(u64, Job, FileBlockHandle)> = Vec::with_capacity(jobs.len());
+        let mut written: Vec<(K, Job, FileBlockHandle)> = Vec::with_capacity(jobs.len());
         let mut results = Vec::with_capacity(jobs.len());
         let mut want_sync = false;
         for (id, mut job) in jobs {
