@@ -5,10 +5,8 @@
 //!                       queued batch (one write each, to the append queue's active file),
 //!                       then one sync if any of them asked for it, then applies them to
 //!                       the index in file order, and wakes each writer of the group (its
-//!                       own slot: no writer is woken for nothing). Writers that queued
-//!                       meanwhile form the next group: the leader leads it too (no
-//!                       wake-up between the two syncs), at most LEADER_GROUPS groups in
-//!                       all, then hands leading to the oldest queued writer
+//!                       own slot: no writer is woken for nothing), then hands leading
+//!                       to the oldest writer queued meanwhile (raft-engine's hand-off)
 //! reads ─────────────► MemTables (where is entry i) ─► pipe read of the entries blob
 //! purge ─────────────► rewrite lagging / dirty regions into the rewrite queue, sync,
 //!                       then remove append files below the oldest live one
@@ -49,11 +47,6 @@ pub struct Engine<F = DefaultFileSystem, P = FilePipeLog<F>> {
     inner: Arc<Inner>,
     _marker: PhantomData<fn() -> (F, P)>,
 }
-
-/// Groups one leader leads in a row before it hands leading on (its own write is
-/// answered after these: at most one group more than a writer that arrives while a group
-/// is under way waits for).
-const LEADER_GROUPS: usize = 2;
 
 struct Job {
     batch: EncodedBatch,
@@ -567,33 +560,25 @@ impl Inner {
             }
         }
         with_perf(|p| p.write_wait_duration += wait.elapsed());
-        // Leading: this writer's job is in the queue (pushed above; a leader that handed on
-        // left the queue as it was).
+        // Leading: this writer's job is in the queue (pushed above, or left there by the
+        // leader that handed on).
+        let jobs = std::mem::take(&mut lock(&self.group).queue);
         let mut mine = None;
-        let mut groups = 0;
-        loop {
-            let jobs = std::mem::take(&mut lock(&self.group).queue);
-            for (s, r) in self.lead(jobs) {
-                if Arc::ptr_eq(&s, &slot) {
-                    mine = Some(r);
-                } else {
-                    s.set(SlotState::Done(r));
-                }
-            }
-            groups += 1;
-            let mut g = lock(&self.group);
-            if g.queue.is_empty() {
-                g.leader = false;
-                break;
-            }
-            if groups >= LEADER_GROUPS && mine.is_some() {
-                // The oldest queued writer leads next (`leader` stays set).
-                if let Some((s, _)) = g.queue.first() {
-                    s.set(SlotState::Lead);
-                }
-                break;
+        for (s, r) in self.lead(jobs) {
+            if Arc::ptr_eq(&s, &slot) {
+                mine = Some(r);
+            } else {
+                s.set(SlotState::Done(r));
             }
         }
+        let mut g = lock(&self.group);
+        match g.queue.first() {
+            // The oldest queued writer leads next (`leader` stays set): one wake-up, and
+            // by the time it runs the writers just answered may have queued again.
+            Some((s, _)) => s.set(SlotState::Lead),
+            None => g.leader = false,
+        }
+        drop(g);
         mine.unwrap_or_else(|| Err(Error::Other("group commit lost a write's result".into())))
     }
 
