@@ -412,6 +412,7 @@ pub(super) fn new_inner(
             speedup_cfs: 0,
             file_deletion_holds: 0,
             atomic_flush_busy: false,
+            refitting_level: false,
         }),
         work_cv: Condvar::new(),
         done_cv: Condvar::new(),
