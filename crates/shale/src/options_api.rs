@@ -280,10 +280,17 @@ impl CompactOptions {
         self.bottommost_level_compaction = lvl;
     }
 
+    /// After the compaction, moves every table of the level it ended on to
+    /// `set_target_level`'s level by a MANIFEST edit alone (RocksDB 11.8.1's `ReFitLevel`,
+    /// see `db/compact.rs`); refused as RocksDB refuses it (levels in between not empty,
+    /// down from level 0, several tables up to level 0, FIFO compaction).
     pub fn set_change_level(&mut self, v: bool) {
         self.change_level = v;
     }
 
+    /// The level `set_change_level` moves the tables to; negative (the default -1): the
+    /// smallest empty level above them whose target size holds them. Without
+    /// `set_change_level` it has no effect, as in RocksDB.
     pub fn set_target_level(&mut self, lvl: i32) {
         self.target_level = lvl;
     }
@@ -298,12 +305,11 @@ impl CompactOptions {
         self.full_history_ts_low.as_deref()
     }
 
-    pub(crate) fn check_supported(&self) -> Result<()> {
-        if self.change_level || self.target_level >= 0 {
-            return Err(Error::not_supported("CompactOptions change_level/target_level (issue 10)"));
-        }
+    /// The level the tables are moved to after the compaction (negative: the smallest
+    /// fitting one), when `set_change_level` asked for a move.
+    pub(crate) fn change_level(&self) -> Option<i32> {
         let _ = self.exclusive_manual_compaction;
-        Ok(())
+        self.change_level.then_some(self.target_level)
     }
 
     pub(crate) fn bottommost_level_compaction(&self) -> BottommostLevelCompaction {

@@ -482,9 +482,10 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
         self.iterator_cf_opt(cf, ro, mode)
     }
 
-    /// Manual compaction with options. `change_level`/`target_level` (moving the result to
-    /// another level) are not built: such a call compacts nothing and logs why in LOG, since
-    /// rust-rocksdb's signature has no error to return.
+    /// Manual compaction with options, as RocksDB 11.8.1's `CompactRange`: the bottommost
+    /// level policy, and with `set_change_level` the move of the resulting level to
+    /// `set_target_level` (`db/compact.rs`). rust-rocksdb's signature returns nothing: a
+    /// failure or refusal is written to LOG (`try_compact_range_cf_opt` returns it).
     pub fn compact_range_opt<S: AsRef<[u8]>, E: AsRef<[u8]>>(
         &self,
         start: Option<S>,
@@ -502,22 +503,29 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
         end: Option<E>,
         opts: &CompactOptions,
     ) {
-        if let Err(e) = opts.check_supported() {
-            self.inner.info_log.log(format_args!("compact_range refused: {e}"));
-            return;
-        }
+        // A failure is in LOG already.
+        let _ = self.try_compact_range_cf_opt(cf, start, end, opts);
+    }
+
+    /// `compact_range_cf_opt` with its outcome (Shale's; rust-rocksdb's returns nothing):
+    /// RocksDB's Status for a refused level change, for instance NotSupported "Levels
+    /// between source and target are not empty for a move.".
+    pub fn try_compact_range_cf_opt<S: AsRef<[u8]>, E: AsRef<[u8]>>(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        start: Option<S>,
+        end: Option<E>,
+        opts: &CompactOptions,
+    ) -> Result<()> {
+        let h = self.inner.handle_of(cf)?;
         // RocksDB's CompactRange raises the family's full_history_ts_low first.
         if let Some(ts) = opts.full_history_ts_low() {
-            let raised =
-                self.inner.handle_of(cf).and_then(|h| self.inner.increase_full_history_ts_low(&h, ts));
-            if let Err(e) = raised {
+            if let Err(e) = self.inner.increase_full_history_ts_low(&h, ts) {
                 self.inner.info_log.log(format_args!("compact_range refused: {e}"));
-                return;
+                return Err(e);
             }
         }
-        if let Ok(h) = self.inner.handle_of(cf) {
-            let _ = self.compact_range_opt_result(&h, start, end, opts.bottommost_level_compaction());
-        }
+        self.compact_range_opt_result(&h, start, end, opts.bottommost_level_compaction(), opts.change_level())
     }
 
     /// Waits until background work is done: not built yet (issue 9's scheduler).

@@ -342,20 +342,28 @@ impl DbInner {
 
     /// RocksDB's CompactRange: flush, then compact each level holding keys of the range
     /// into the next, down to the deepest such level. Automatic compactions of the family
-    /// wait meanwhile, and this waits for those already running.
+    /// wait meanwhile, and this waits for those already running. With `change_level`
+    /// (`CompactOptions::set_change_level`, holding the target level) the level the
+    /// compaction ended on then moves (`refit_level`).
     pub(crate) fn compact_range_impl(
         self: &Arc<Self>,
         cf: &Arc<CfHandle>,
         begin: Option<&[u8]>,
         end: Option<&[u8]>,
         bottommost: BottommostLevelCompaction,
+        change_level: Option<i32>,
     ) -> Result<()> {
+        if change_level.is_some() && cf.opts.compaction_style == crate::DBCompactionStyle::Fifo {
+            return Err(Error::not_supported("FIFO compaction does not support change_level."));
+        }
         self.check_writable()?;
         self.flush_memtables(true, Some(cf.id))?;
         let mut st = self.lock_state();
         let dropped = || Error::invalid_argument("column family dropped");
         st.cfs.get_mut(&cf.id).ok_or_else(dropped)?.manual_compactions += 1;
-        let r = (|| -> Result<()> {
+        // The level the compaction ended on (RocksDB's `final_output_level`); None when it
+        // found nothing to compact in the range (leveled).
+        let r = (|| -> Result<Option<usize>> {
             let style = cf.opts.compaction_style;
             if style != crate::DBCompactionStyle::Level {
                 // RocksDB ignores the range under FIFO (it runs FIFO's own pick, once) and
@@ -370,18 +378,14 @@ impl DbInner {
                 } else {
                     crate::compaction::universal::pick_manual_universal(&c.current)
                 };
-                let Some(plan) = plan else { return Ok(()) };
-                let running = self.start_compaction(&mut st, cf.id, &plan);
-                let result = self.run_compaction_as(&mut st, cf, &plan, true);
-                self.end_compaction(&mut st, cf.id, plan, &running);
-                if let Err(e) = &result {
-                    if counts_as_bg_error(e) {
-                        self.set_bg_error_in(&mut st, e.clone(), BgErrorReason::Compaction);
-                    }
-                } else {
-                    st.errors.background_job_succeeded();
-                }
-                return result;
+                // Universal compacts everything into the last level (FIFO, refused a level
+                // change above, stays at level 0).
+                // With one level RocksDB takes the leveled path: nothing to compact, no move.
+                let last =
+                    if style == crate::DBCompactionStyle::Fifo { 0 } else { c.current.num_levels() - 1 };
+                let Some(plan) = plan else { return Ok((last > 0).then_some(last)) };
+                self.run_manual(&mut st, cf, plan)?;
+                return Ok(Some(last));
             }
             // As RocksDB's DBImpl::CompactRangeInternal (leveled): from the first level
             // holding keys of the range, compact one level down at a time. Level 0 always
@@ -394,7 +398,7 @@ impl DbInner {
                 let c = st.cfs.get(&cf.id).ok_or_else(dropped)?;
                 (0..num_levels).find(|&l| !c.current.overlapping_files(l, begin, end).is_empty())
             };
-            let Some(first) = first else { return Ok(()) };
+            let Some(first) = first else { return Ok(None) };
             let dynamic = cf.opts.dynamic_level_bytes_in_force();
             // The tables there before this compaction: the bottommost compaction below
             // leaves the others (RocksDB's `max_file_num_to_ignore`, the next file number at
@@ -455,8 +459,15 @@ impl DbInner {
                     self.run_manual(&mut st, cf, plan)?;
                 }
             }
-            Ok(())
+            Ok(Some(level))
         })();
+        // RocksDB runs ReFitLevel while its manual compactions are disabled and background
+        // work paused; here automatic compactions of the family still wait (the count below
+        // is not yet dropped) and `refit_level` waits for those running.
+        let r = match (r, change_level) {
+            (Ok(Some(level)), Some(target)) => self.refit_level(&mut st, cf, level, target),
+            (r, _) => r.map(|_| ()),
+        };
         if let Some(c) = st.cfs.get_mut(&cf.id) {
             c.manual_compactions -= 1;
         }
@@ -467,6 +478,108 @@ impl DbInner {
 }
 
 impl DbInner {
+    /// RocksDB 11.8.1's `DBImpl::ReFitLevel`, run by a manual compaction with
+    /// `change_level` after its last step: every table of `level` (not only the ones the
+    /// compaction wrote) moves to `target`, or for a negative target to the smallest level
+    /// above `level` that is empty, as every level between, and whose target size holds
+    /// `level`'s bytes (`FindMinimumEmptyLevelFitting`; with dynamic level bytes the levels
+    /// above the base level have no target, so any empty one fits). One MANIFEST edit
+    /// deletes and re-adds each table with its metadata unchanged: nothing is read or
+    /// written. Refused with RocksDB's Status and texts: a target beyond the last level
+    /// (InvalidArgument), a move down from level 0 or across a non-empty level or a level a
+    /// running compaction writes (NotSupported), more than one table up to level 0
+    /// (Aborted), a second level change at the same time (NotSupported).
+    ///
+    /// The caller holds the family's manual-compaction count, so no automatic compaction of
+    /// the family starts; this waits for those running and registers the move as a running
+    /// compaction (its tables busy, its range at `target` claimed) so that no other manual
+    /// compaction, DeleteFilesInRange or ingestion touches them until it is installed.
+    fn refit_level(
+        self: &Arc<Self>,
+        st: &mut MutexGuard<'_, DbState>,
+        cf: &Arc<CfHandle>,
+        level: usize,
+        target: i32,
+    ) -> Result<()> {
+        let dropped = || Error::invalid_argument("column family dropped");
+        let num_levels = st.cfs.get(&cf.id).ok_or_else(dropped)?.current.num_levels();
+        if target >= 0 && target as usize >= num_levels {
+            return Err(Error::invalid_argument("Target level exceeds number of levels"));
+        }
+        while st.cfs.get(&cf.id).is_some_and(|c| !c.running.is_empty()) {
+            self.done_cv.wait(st);
+        }
+        let c = st.cfs.get(&cf.id).ok_or_else(dropped)?;
+        let v = c.current.clone();
+        if v.files(level).is_empty() {
+            return Ok(());
+        }
+        if st.refitting_level {
+            self.info_log.log(format_args!("[ReFitLevel] another thread is refitting"));
+            return Err(Error::not_supported("another thread is refitting"));
+        }
+        let to = if target < 0 { min_empty_level_fitting(&v, cf, level) } else { target as usize };
+        if to == level {
+            return Ok(());
+        }
+        let files = v.files(level).to_vec();
+        let plan = CompactionPlan { level, output_level: to, inputs: files.clone(), ..Default::default() };
+        let range = picker::RunningCompaction::of(&v, &plan);
+        let ucmp = cf.icmp.user_comparator();
+        // RocksDB's `RangeOverlapWithCompaction`: a running compaction writing `l` there.
+        let written = |l: usize| {
+            c.running.iter().any(|r| {
+                r.output_level == l
+                    && ucmp.compare(&r.smallest, &range.largest) != std::cmp::Ordering::Greater
+                    && ucmp.compare(&range.smallest, &r.largest) != std::cmp::Ordering::Greater
+            })
+        };
+        let between: Vec<usize> = if to > level {
+            if level == 0 {
+                return Err(Error::not_supported("Cannot change from level 0 to other levels."));
+            }
+            (level + 1..=to).collect()
+        } else {
+            if to == 0 && files.len() > 1 {
+                return Err(Error::new(
+                    crate::error::ErrorKind::Aborted,
+                    "Moving more than 1 file from non-L0 to L0 is not allowed as it does not bring any \
+                     benefit to read nor write throughput.",
+                ));
+            }
+            (to..level).collect()
+        };
+        for l in between {
+            if v.num_files(l) > 0 {
+                return Err(Error::not_supported(
+                    "Levels between source and target are not empty for a move.",
+                ));
+            }
+            if written(l) {
+                return Err(Error::not_supported(
+                    "Levels between source and target will have some ongoing compaction's output.",
+                ));
+            }
+        }
+        st.refitting_level = true;
+        let mut edit = VersionEdit { column_family: cf.id, ..Default::default() };
+        for f in &files {
+            edit.deleted_files.push((level as u32, f.number));
+            edit.new_files.push((to as u32, (**f).clone()));
+        }
+        let running = self.start_compaction(st, cf.id, &plan);
+        let installed = self.log_and_apply(st, vec![edit], |_| {});
+        self.end_compaction(st, cf.id, plan, &running);
+        st.refitting_level = false;
+        installed?;
+        self.info_log.log(format_args!(
+            "[{}] ReFitLevel moved {} files from L{level} to L{to}",
+            cf.name,
+            files.len()
+        ));
+        Ok(())
+    }
+
     /// Runs one step of a manual compaction and records its outcome.
     fn run_manual(
         self: &Arc<Self>,
@@ -510,6 +623,7 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
             start,
             end,
             BottommostLevelCompaction::IfHaveCompactionFilter,
+            None,
         );
     }
 
@@ -525,6 +639,7 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
                 start,
                 end,
                 BottommostLevelCompaction::IfHaveCompactionFilter,
+                None,
             );
         }
     }
@@ -537,7 +652,7 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
         end: Option<E>,
     ) -> Result<()> {
         let h = self.inner.handle_of(cf)?;
-        self.compact_range_opt_result(&h, start, end, BottommostLevelCompaction::IfHaveCompactionFilter)
+        self.compact_range_opt_result(&h, start, end, BottommostLevelCompaction::IfHaveCompactionFilter, None)
     }
 
     pub(crate) fn compact_range_opt_result<S: AsRef<[u8]>, E: AsRef<[u8]>>(
@@ -546,10 +661,11 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
         start: Option<S>,
         end: Option<E>,
         bottommost: BottommostLevelCompaction,
+        change_level: Option<i32>,
     ) -> Result<()> {
         let s = start.as_ref().map(|s| s.as_ref());
         let e = end.as_ref().map(|e| e.as_ref());
-        let r = self.inner.compact_range_impl(cf, s, e, bottommost);
+        let r = self.inner.compact_range_impl(cf, s, e, bottommost, change_level);
         if let Err(err) = &r {
             self.inner.info_log.log(format_args!("[{}] manual compaction failed: {err}", cf.name));
         }
@@ -575,4 +691,27 @@ fn bottommost_plan(
     let bottommost =
         (level + 1..v.num_levels()).all(|l| v.overlapping_files(l, Some(lo), Some(hi)).is_empty());
     Some(CompactionPlan { level, output_level: level, inputs, bottommost, ..Default::default() })
+}
+
+/// RocksDB's `DBImpl::FindMinimumEmptyLevelFitting`: going up from `level`, the last level
+/// (above level 0) that is empty, with every level between, and whose target size is at
+/// least `level`'s bytes; `level` itself if there is none.
+fn min_empty_level_fitting(v: &crate::version::Version, cf: &CfHandle, level: usize) -> usize {
+    let bytes = v.level_bytes(level);
+    // Target sizes as the Version's (RocksDB's `MaxBytesForLevel`): dynamic level bytes
+    // only under leveled compaction (RocksDB's options sanitizing turns it off otherwise).
+    let targets =
+        cf.opts.dynamic_level_bytes_in_force().then(|| picker::level_targets(v, &cf.opts).max_bytes);
+    let max_bytes = |l: usize| match &targets {
+        Some(t) => t.get(l).copied().unwrap_or(u64::MAX),
+        None => cf.opts.max_bytes_for_level(l),
+    };
+    let mut minimum = level;
+    for l in (1..level).rev() {
+        if v.num_files(l) > 0 || max_bytes(l) < bytes {
+            break;
+        }
+        minimum = l;
+    }
+    minimum
 }

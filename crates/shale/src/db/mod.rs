@@ -218,6 +218,9 @@ pub(crate) struct DbState {
     pub file_deletion_holds: usize,
     /// An atomic flush group is being written (`flush.rs`); the next waits.
     pub atomic_flush_busy: bool,
+    /// A manual compaction's level change is in progress (`compact.rs::refit_level`):
+    /// RocksDB refuses a second one, in any family, with NotSupported.
+    pub refitting_level: bool,
 }
 
 /// The active WAL, guarded by `DbInner::wal`.

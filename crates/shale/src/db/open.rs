@@ -93,6 +93,7 @@ pub(crate) fn open<T: ThreadMode>(
     let info_log = InfoLog::open(&*fs, path, &opts.db_log_dir, opts.keep_log_file_num)?;
     info_log.log(format_args!("Shale version: {}", env!("CARGO_PKG_VERSION")));
     info_log.log(format_args!("DB path: {}", path.display()));
+    info_log.log(format_args!("Fast CRC32 supported: {}", fast_crc32_supported()));
 
     let recovered = manifest::recover(&*fs, path)?;
     // Which families the caller opens, with which options.
@@ -412,6 +413,7 @@ pub(super) fn new_inner(
             speedup_cfs: 0,
             file_deletion_holds: 0,
             atomic_flush_busy: false,
+            refitting_level: false,
         }),
         work_cv: Condvar::new(),
         done_cv: Condvar::new(),
@@ -804,4 +806,31 @@ pub(crate) fn destroy(opts: &Options, path: &Path) -> Result<()> {
     // RocksDB leaves a directory that still holds foreign files.
     let _ = fs.remove_dir(path);
     Ok(())
+}
+
+/// RocksDB's LOG header line "Fast CRC32 supported: ..." (`crc32c::IsFastCrc32Supported`,
+/// same texts), saying what Shale's CRC32C uses: the `crc32c` crate picks the SSE4.2 or
+/// ARMv8 CRC instruction at run time. (RocksDB on x86 reports whether it was compiled with
+/// SSE4.2, so the same machine may print "Not supported on x86" there.)
+fn fast_crc32_supported() -> &'static str {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("sse4.2") {
+            "Supported on x86"
+        } else {
+            "Not supported on x86"
+        }
+    }
+    #[cfg(target_arch = "aarch64")]
+    {
+        if std::arch::is_aarch64_feature_detected!("crc") {
+            "Supported on Arm64"
+        } else {
+            "Not supported on Arm64"
+        }
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    {
+        "Not supported on x86"
+    }
 }

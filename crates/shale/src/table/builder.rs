@@ -171,18 +171,24 @@ impl Default for CompressionOpts {
 }
 
 impl CompressionOpts {
-    /// RocksDB's `CompressionOptionsToString` (RocksDB 7.8.3's fields).
-    pub fn to_property(&self) -> String {
+    /// The "rocksdb.compression_options" property as RocksDB 11.8.1's block-based table
+    /// builder writes it: `CompressionOptionsToString` (whose last two fields, new since
+    /// 7.8.3, take the only values Shale accepts: `max_compressed_bytes_per_kb` 896, a block
+    /// kept compressed below 7/8 of its size, and `checksum` off), then the configured
+    /// compression type's number as the pseudo-option `_type`.
+    pub fn to_property(&self, compression: CompressionType) -> String {
         format!(
             "window_bits={}; level={}; strategy={}; max_dict_bytes={}; zstd_max_train_bytes={}; enabled=0; \
-             max_dict_buffer_bytes={}; use_zstd_dict_trainer={}; ",
+             max_dict_buffer_bytes={}; use_zstd_dict_trainer={}; max_compressed_bytes_per_kb=896; checksum=0; \
+             _type={}; ",
             self.window_bits,
             self.level,
             self.strategy,
             self.max_dict_bytes,
             self.zstd_max_train_bytes,
             self.max_dict_buffer_bytes,
-            u8::from(self.use_zstd_dict_trainer)
+            u8::from(self.use_zstd_dict_trainer),
+            compression as u8
         )
     }
 
@@ -766,7 +772,7 @@ impl TableBuilder {
         } else {
             self.opts.compression.name().to_string()
         };
-        p.compression_options = self.opts.compression_opts.to_property();
+        p.compression_options = self.opts.compression_opts.to_property(self.opts.compression);
         p.index_key_is_user_key = u64::from(!self.separator_is_key_plus_seq);
         p.index_value_is_delta_encoded = u64::from(self.opts.format_version >= 4);
         let mut index_type = Vec::new();
@@ -808,6 +814,10 @@ impl TableBuilder {
         p.user_collected.insert(names::WHOLE_KEY_FILTERING.to_string(), wkf.to_vec());
         let prefix_filtering = if self.opts.prefix_extractor.is_some() { b"1" } else { b"0" };
         p.user_collected.insert(names::PREFIX_FILTERING.to_string(), prefix_filtering.to_vec());
+        // RocksDB 11.8.1's BlockBasedTablePropertiesCollector writes it whenever
+        // `decouple_partitioned_filters` is on, its default (Shale has no partitioned
+        // filters, so nothing is coupled).
+        p.user_collected.insert(names::DECOUPLED_PARTITIONED_FILTERS.to_string(), b"1".to_vec());
         let props_block = self.props.encode();
         let h = self.write_raw_block(&props_block, CompressionType::None)?;
         meta.push((PROPERTIES_BLOCK.to_string(), h));

@@ -90,6 +90,7 @@ pub mod names {
     pub const INDEX_TYPE: &str = "rocksdb.block.based.table.index.type";
     pub const WHOLE_KEY_FILTERING: &str = "rocksdb.block.based.table.whole.key.filtering";
     pub const PREFIX_FILTERING: &str = "rocksdb.block.based.table.prefix.filtering";
+    pub const DECOUPLED_PARTITIONED_FILTERS: &str = "rocksdb.block.based.table.decoupled.partitioned.filters";
 }
 
 /// RocksDB's "unknown column family" id (`kUnknownColumnFamily`: `i32::MAX`), what tables
