@@ -91,21 +91,25 @@ impl Expected {
     fn open(dir: &Path, max_key: u32) -> Result<Expected, String> {
         std::fs::create_dir_all(dir).map_err(|e| format!("create {}: {e}", dir.display()))?;
         let path = dir.join("expected.state");
-        let fresh = !path.exists();
+        if !path.exists() {
+            // Written whole under another name, then renamed: a process killed while it
+            // initialises the state (crash-test kills at any moment, even this early) leaves
+            // no short state file behind for the next open to read past.
+            let mut init = Vec::with_capacity(8 * max_key as usize);
+            for _ in 0..max_key {
+                init.extend_from_slice(&0u32.to_le_bytes());
+                init.extend_from_slice(&NONE.to_le_bytes());
+            }
+            let tmp = dir.join("expected.state.tmp");
+            std::fs::write(&tmp, &init).map_err(|e| format!("write {}: {e}", tmp.display()))?;
+            std::fs::rename(&tmp, &path).map_err(|e| format!("rename to {}: {e}", path.display()))?;
+        }
         let file = OpenOptions::new()
             .read(true)
             .write(true)
-            .create(true)
-            .truncate(false)
             .open(&path)
             .map_err(|e| format!("open {}: {e}", path.display()))?;
-        let e = Expected { file };
-        if fresh {
-            for k in 0..max_key {
-                e.set(k, 0, NONE)?;
-            }
-        }
-        Ok(e)
+        Ok(Expected { file })
     }
 
     fn get(&self, k: u32) -> Result<(u32, u32), String> {

@@ -9,8 +9,9 @@
 //! 5. stop all three (SIGTERM), open each node's state machine directly, and check that every
 //!    acknowledged write is there with its value, on all three, and the three are equal.
 //!
-//! Bounded: every wait has a deadline and the whole test must finish within 90 s (it takes
-//! well under a minute on a 2-core machine); only loopback addresses are used.
+//! Bounded: every wait has a deadline and the whole test must finish within 10 minutes (it
+//! takes well under a minute on an idle 2-core machine; the bound catches a hang, not a slow
+//! loaded machine); only loopback addresses are used.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 use std::collections::BTreeMap;
@@ -24,9 +25,12 @@ use shale_openraft::ShaleStateMachine;
 
 const BIN: &str = env!("CARGO_BIN_EXE_shale-kv-cluster");
 
-fn free_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port");
-    l.local_addr().expect("local addr").port()
+/// `n` distinct free loopback ports: all listeners are held until every port is chosen, so
+/// the kernel cannot hand the same ephemeral port out twice.
+fn free_ports(n: usize) -> Vec<u16> {
+    let listeners: Vec<std::net::TcpListener> =
+        (0..n).map(|_| std::net::TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port")).collect();
+    listeners.iter().map(|l| l.local_addr().expect("local addr").port()).collect()
 }
 
 fn spawn_node(id: u64, addr: &str, dir: &Path) -> Child {
@@ -78,7 +82,7 @@ fn three_node_failover() {
     let started = Instant::now();
     let dir = tempfile::tempdir().expect("temp dir");
     let ids = [1u64, 2, 3];
-    let addrs: Vec<String> = ids.iter().map(|_| format!("127.0.0.1:{}", free_port())).collect();
+    let addrs: Vec<String> = free_ports(ids.len()).into_iter().map(|p| format!("127.0.0.1:{p}")).collect();
     let mut children: BTreeMap<u64, Child> =
         ids.iter().zip(&addrs).map(|(&id, a)| (id, spawn_node(id, a, dir.path()))).collect();
 
@@ -188,5 +192,5 @@ fn three_node_failover() {
     }
     assert_eq!(contents[0], contents[1], "nodes 1 and 2 differ");
     assert_eq!(contents[0], contents[2], "nodes 1 and 3 differ");
-    assert!(started.elapsed() < Duration::from_secs(90), "the scenario took {:?}", started.elapsed());
+    assert!(started.elapsed() < Duration::from_secs(600), "the scenario took {:?}", started.elapsed());
 }

@@ -268,26 +268,48 @@ mod tests {
         assert!(t.elapsed() >= Duration::from_millis(35), "{:?}", t.elapsed());
     }
 
-    #[test]
-    fn high_priority_is_served_first() {
-        let l = Arc::new(RateLimiter::new(100_000, 10_000, 1_000_000, false));
-        let low = {
+    /// Two low requests wait for the next refill, then a high one joins them. Returns the
+    /// counters the high request saw as it asked and as it returned, None when the refill
+    /// came before it asked (a machine stalled for a second).
+    fn high_joins_two_waiting_lows() -> Option<[u64; 2]> {
+        // 1000 bytes a refill, a refill a second.
+        let l = Arc::new(RateLimiter::new(1000, 1_000_000, 1_000_000, false));
+        l.request(1000, IoPriority::Low); // the first refill, drained
+        let lows: Vec<_> = (0..2)
+            .map(|_| {
+                let l = l.clone();
+                std::thread::spawn(move || l.request(1000, IoPriority::Low))
+            })
+            .collect();
+        let start = Instant::now();
+        while l.lock().waiting[0] < 2 {
+            assert!(start.elapsed() < Duration::from_secs(60), "the low requests never waited");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let high = {
             let l = l.clone();
             std::thread::spawn(move || {
-                for _ in 0..40 {
-                    l.request(1000, IoPriority::Low);
-                }
+                let before = l.total_bytes();
+                l.request(1000, IoPriority::High);
+                (before, l.total_bytes())
             })
         };
-        std::thread::sleep(Duration::from_millis(20));
-        let t = Instant::now();
-        for _ in 0..10 {
-            l.request(1000, IoPriority::High);
+        let (before, after) = high.join().unwrap();
+        for t in lows {
+            t.join().unwrap();
         }
-        let high_took = t.elapsed();
-        low.join().unwrap();
-        // 10 high requests of one period each: about 100 ms, not queued behind 40 low ones.
-        assert!(high_took < Duration::from_millis(300), "{high_took:?}");
+        assert_eq!(l.total_bytes(), [3000, 1000]);
+        (before == [1000, 0]).then_some(after)
+    }
+
+    #[test]
+    fn high_priority_is_served_first() {
+        // The high request gets the refill the low ones wait for; they wait for later ones.
+        // What is checked is the order (what the high request sees as it returns: nothing
+        // else can be granted for a second), not a duration, which a loaded machine
+        // stretches. Without priority a low request would take that refill.
+        let after = (0..5).find_map(|_| high_joins_two_waiting_lows()).expect("5 runs stalled for a second");
+        assert_eq!(after, [1000, 1000], "a low request was served before the high one");
     }
 
     #[test]

@@ -42,9 +42,9 @@ fn periodic_compaction_rewrites_old_tables() {
     assert_eq!(first[0].0, 0);
     // The level-0 table goes down, then the last level's table rewrites itself: no level is
     // over its target, only age triggers these.
-    wait_for(10, "a periodic compaction", || files(&db).iter().all(|(l, n)| *l == 1 && *n != first[0].1));
+    wait_for(60, "a periodic compaction", || files(&db).iter().all(|(l, n)| *l == 1 && *n != first[0].1));
     let second = files(&db);
-    wait_for(10, "a second periodic compaction", || {
+    wait_for(60, "a second periodic compaction", || {
         let now = files(&db);
         now.len() == 1 && now[0].0 == 1 && now != second
     });
@@ -65,7 +65,7 @@ fn ttl_moves_old_data_down_and_is_logged() {
     assert!(log_text(&path).contains("Options.periodic_compaction_seconds: 1\n"));
     db.put(b"a", b"1").unwrap();
     db.flush().unwrap();
-    wait_for(10, "the level-0 table to move down", || files(&db).iter().all(|(l, _)| *l >= 1));
+    wait_for(60, "the level-0 table to move down", || files(&db).iter().all(|(l, _)| *l >= 1));
     assert_eq!(db.get(b"a").unwrap().as_deref(), Some(&b"1"[..]));
     drop(db);
 

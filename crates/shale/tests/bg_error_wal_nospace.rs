@@ -36,7 +36,7 @@ fn wal_no_space_recovers_automatically() {
     assert_eq!(int_prop(&db, "rocksdb.background-errors"), 0, "a WAL error is not a failed background job");
     assert_eq!(db.get("a050").unwrap().as_deref(), Some(&b"1"[..]));
     fs.clear_faults();
-    wait_until(5, "automatic recovery", || db.put_opt("b", "2", &sync).is_ok());
+    wait_until(60, "automatic recovery", || db.put_opt("b", "2", &sync).is_ok());
     for i in 0..100 {
         db.put_opt(format!("c{i:03}"), "3", &sync).unwrap();
     }

@@ -30,6 +30,15 @@ fn opts() -> Options {
     o
 }
 
+/// [`opts`] for a source database whose blob and table files the test lists and stats while
+/// it is open: no automatic compaction (with GC it deletes blob files at any moment); the
+/// tests compact by hand.
+fn source_opts() -> Options {
+    let mut o = opts();
+    o.set_disable_auto_compactions(true);
+    o
+}
+
 /// Values of 400+ bytes (blob files) for even keys, 20-byte ones (inline) for odd keys.
 fn fill(db: &DB, round: u32, range: std::ops::Range<u32>) {
     for i in range {
@@ -60,7 +69,7 @@ fn restore(be: &mut BackupEngine, id: Option<u32>, to: &Path) -> shale::Result<(
 fn checkpoint_links_blob_files_and_outlives_their_deletion() {
     let tmp = tempfile::tempdir().expect("tmp");
     let src = tmp.path().join("db");
-    let db = DB::open(&opts(), &src).expect("open");
+    let db = DB::open(&source_opts(), &src).expect("open");
     fill(&db, 1, 0..600);
     db.flush().expect("flush");
     fill(&db, 2, 300..700); // in the memtable: flushed by the checkpoint
@@ -93,7 +102,7 @@ fn backups_share_blob_files_restore_them_and_find_damage() {
     let tmp = tempfile::tempdir().expect("tmp");
     let bdir = tmp.path().join("backups");
     let shared = bdir.join("shared_checksum");
-    let db = DB::open(&opts(), tmp.path().join("db")).expect("open");
+    let db = DB::open(&source_opts(), tmp.path().join("db")).expect("open");
     fill(&db, 1, 0..600);
     db.flush().expect("flush");
     fill(&db, 1, 600..650); // left in the WAL, copied with the backup

@@ -17,7 +17,7 @@ fn malloc_stats_follow_the_periodic_stats_dump() {
     let db = DB::open(&o, tmp.path()).unwrap();
     db.put(b"k", b"v").unwrap();
     let log_path = tmp.path().join("LOG");
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let deadline = Instant::now() + Duration::from_secs(60);
     let mut log = String::new();
     while Instant::now() < deadline {
         log = std::fs::read_to_string(&log_path).unwrap();
@@ -55,7 +55,14 @@ fn no_malloc_stats_without_the_option() {
     o.create_if_missing(true);
     o.set_stats_dump_period_sec(1);
     let db = DB::open(&o, tmp.path()).unwrap();
-    std::thread::sleep(Duration::from_millis(2500));
+    // Wait for the first dump (due after a second; later on a loaded machine), then close:
+    // close joins the dump thread, so the dump is whole in the LOG read below.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !std::fs::read_to_string(tmp.path().join("LOG")).unwrap().contains("------- DUMPING STATS -------")
+    {
+        assert!(Instant::now() < deadline, "no stats dump in 60 s");
+        std::thread::sleep(Duration::from_millis(50));
+    }
     drop(db);
     let log = std::fs::read_to_string(tmp.path().join("LOG")).unwrap();
     assert!(log.contains("------- DUMPING STATS -------"), "{log}");

@@ -44,17 +44,17 @@ fn pool_threads_take_the_lowered_cpu_priority() {
     let db = DB::open(&opts, tmp.path().join("db")).unwrap();
     db.put(b"k", b"v").unwrap();
     // The threads lower themselves as they start.
-    let mut seen = Vec::new();
-    for _ in 0..100 {
-        seen = nice_of_threads("shale:");
-        // (A thread names itself as it starts: wait for both compaction threads' names.)
-        if seen.iter().any(|(n, _)| n.starts_with("shale:flush"))
-            && seen.iter().filter(|(n, _)| n.starts_with("shale:compact")).count() >= 2
-            && seen.iter().all(|(_, nice)| *nice == 19)
-        {
-            break;
-        }
+    // (A thread names itself as it starts: wait for both compaction threads' names, however
+    // long a loaded machine takes to start them.)
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let mut seen = nice_of_threads("shale:");
+    while !(seen.iter().any(|(n, _)| n.starts_with("shale:flush"))
+        && seen.iter().filter(|(n, _)| n.starts_with("shale:compact")).count() >= 2
+        && seen.iter().all(|(_, nice)| *nice == 19))
+        && std::time::Instant::now() < deadline
+    {
         std::thread::sleep(std::time::Duration::from_millis(20));
+        seen = nice_of_threads("shale:");
     }
     assert!(seen.iter().any(|(n, _)| n.starts_with("shale:flush")), "{seen:?}");
     assert!(seen.iter().filter(|(n, _)| n.starts_with("shale:compact")).count() >= 2, "{seen:?}");
@@ -71,8 +71,17 @@ fn pool_threads_take_the_lowered_cpu_priority() {
         tmp.path().join("db2"),
     )
     .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(50));
-    let seen = nice_of_threads("shale:");
+    // Wait until its pool threads have started and named themselves (a thread that has not
+    // would make the check below pass without looking at it).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let mut seen = nice_of_threads("shale:");
+    while !(seen.iter().any(|(n, _)| n.starts_with("shale:flush"))
+        && seen.iter().any(|(n, _)| n.starts_with("shale:compact")))
+    {
+        assert!(std::time::Instant::now() < deadline, "the pool threads did not start: {seen:?}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        seen = nice_of_threads("shale:");
+    }
     assert!(seen.iter().all(|(_, nice)| *nice != 19), "{seen:?}");
     drop(plain);
 }

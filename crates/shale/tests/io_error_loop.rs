@@ -103,7 +103,7 @@ fn sweep_kind(kind: OpKind, max_runs: u64) {
             let ctx = format!("{kind:?} fault #{n} ({mode:?}, code {code})");
             let (ops, states, c) = (ops.clone(), states.clone(), ctx.clone());
             let r = std::panic::catch_unwind(|| {
-                with_timeout(30, &ctx, move || one_run(&ops, &states, kind, n, mode, code, &c))
+                with_timeout(120, &ctx, move || one_run(&ops, &states, kind, n, mode, code, &c))
             });
             runs += 1;
             match r {

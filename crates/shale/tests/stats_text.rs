@@ -134,7 +134,20 @@ fn stats_dump_period_writes_the_stats_into_the_info_log() {
     o.set_stats_dump_period_sec(1);
     let db = DB::open(&o, tmp.path()).unwrap();
     db.put(b"k", b"v").unwrap();
-    std::thread::sleep(Duration::from_millis(2500));
+    // Wait for a dump begun after the put (one a second; later on a loaded machine), then
+    // close: close joins the dump thread, so the dump is whole in the LOG read below.
+    let dumps = || {
+        std::fs::read_to_string(tmp.path().join("LOG"))
+            .unwrap()
+            .matches("------- DUMPING STATS -------")
+            .count()
+    };
+    let before = dumps();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while dumps() <= before {
+        assert!(std::time::Instant::now() < deadline, "no stats dump in 60 s");
+        std::thread::sleep(Duration::from_millis(50));
+    }
     drop(db);
     let log = std::fs::read_to_string(tmp.path().join("LOG")).unwrap();
     let dumps = log.matches("------- DUMPING STATS -------").count();

@@ -29,13 +29,13 @@ fn sst_count(dir: &std::path::Path) -> usize {
 }
 
 fn wait_until(mut f: impl FnMut() -> bool) {
-    for _ in 0..500 {
+    for _ in 0..6000 {
         if f() {
             return;
         }
         std::thread::sleep(Duration::from_millis(10));
     }
-    panic!("condition not reached in 5 s");
+    panic!("condition not reached in 60 s");
 }
 
 #[test]

@@ -431,7 +431,9 @@ mod tests {
         });
         // Let the first waiter record its wait.
         let start = Instant::now();
-        while m.wait_for.lock().get(&1).is_none() && start.elapsed() < Duration::from_secs(2) {
+        while m.wait_for.lock().get(&1).is_none() {
+            // (A wait not recorded yet would make the second lock wait out its timeout.)
+            assert!(start.elapsed() < Duration::from_secs(60), "the first waiter never waited");
             std::thread::sleep(Duration::from_millis(1));
         }
         let e = m.lock(&b, 0, b"x", req(true, 2_000_000)).unwrap_err();
