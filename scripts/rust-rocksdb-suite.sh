@@ -50,6 +50,13 @@ test_rocksdb_options::test_crc32_build  not Shale's (on x86-64 it expects the LO
 EOF
 )"
 
+# file::test  (why its outcome depends on timing, in RocksDB as in Shale). A failure of one of
+# these is run again alone, up to twice: it counts as a pass (reported as such) if a rerun passes.
+RACY_UPSTREAM="$(cat <<'EOF'
+test_db::get_with_cache_and_bulkload_and_blobs_test  (expects the table on level 2 after a reopen: it relies on the automatic L1->L2 compaction that follows its CompactRange (L0->L1, static level sizes) finishing before the close; RocksDB's close aborts a running or queued compaction as Shale's does, so on a loaded machine either may leave it on level 1)
+EOF
+)"
+
 # The issue that turns the failures of files outside MUST_PASS (tests not listed above).
 default_issue() {
   case "$1" in
@@ -201,8 +208,20 @@ for f in $FILES; do
       [ -z "$why" ] && why="did not finish"
       known="$(echo "$KNOWN_FAILURES" | grep "^$f::$t " | sed "s/^$f::$t *//")"
       [ -z "$known" ] && known="$(default_issue "$f")"
-      failed_list="$failed_list$f::$t ($why)${known:+ -> $known}"$'\n'
       listed="$(echo "$KNOWN_FAILURES" | grep -c "^$f::$t ")"
+      if [ "$listed" = 0 ] && echo "$RACY_UPSTREAM" | grep -q "^$f::$t "; then
+        for attempt in 1 2; do
+          if (cd "$CRATE" && CARGO_MANIFEST_DIR="$CRATE" timeout 600 "$exe" --exact "$t" >"$out.rerun$attempt" 2>&1) &&
+            grep -Eq "^test $t \.\.\. ok$" "$out.rerun$attempt"; then
+            echo "  $f::$t failed ($why), passed when run again alone (attempt $attempt): timing-dependent, see RACY_UPSTREAM"
+            total_pass=$((total_pass + 1))
+            listed=racy
+            break
+          fi
+        done
+        [ "$listed" = racy ] && continue
+      fi
+      failed_list="$failed_list$f::$t ($why)${known:+ -> $known}"$'\n'
       if [ "$listed" = 0 ] && echo " $MUST_PASS " | tr '\n' ' ' | grep -q " $f "; then
         echo "  FATAL: $f::$t must pass ($why)"
         status=1
