@@ -470,7 +470,7 @@ impl Default for Options {
             fifo_max_table_files_size: 1 << 30,
             fifo_allow_compaction: false,
             universal: crate::compaction::universal::UniversalSettings::default(),
-            compression: DBCompressionType::Snappy,
+            compression: DBCompressionType::Lz4, // RocksDB 11.8.0+: LZ4 when built in (GetDefaultCompressionType)
             compression_opts: Default::default(),
             table: BlockBasedOptions::default(),
             table_format: crate::table::TableFormat::BlockBased,
