@@ -890,6 +890,39 @@ mod tests {
         assert!(used > (THREADS * PER_THREAD * 30) as usize && used < 8 << 20, "usage {used}");
     }
 
+    /// The head lives in the list itself: a list filled, then moved (into an `Arc`, as a
+    /// memtable is), must keep no pointer to where it was. The first node's back link is
+    /// null, so stepping back from it ends the iteration.
+    #[test]
+    fn list_moved_after_inserts_keeps_its_links() {
+        let list = SkipList::new(bytewise_internal_comparator(), 4096);
+        for i in [5u8, 1, 9, 3, 7] {
+            assert!(list.insert(&[b'k', i], pack_seq_and_type(u64::from(i), ValueType::Value), &[i]));
+        }
+        let list = Arc::new(list);
+        assert!(list.insert(b"k\x00", pack_seq_and_type(20, ValueType::Value), b"first"));
+        let mut it = list.iter();
+        it.seek_to_last();
+        let mut back = Vec::new();
+        while it.valid() {
+            back.push(it.key().to_vec());
+            it.prev();
+        }
+        back.reverse();
+        let mut fwd = Vec::new();
+        it.seek_to_first();
+        while it.valid() {
+            fwd.push(it.key().to_vec());
+            it.next();
+        }
+        assert_eq!(fwd.len(), 6);
+        assert_eq!(back, fwd);
+        it.seek(&make_internal_key(b"k\x00", 20, ValueType::Value));
+        assert_eq!(it.value(), b"first");
+        it.prev();
+        assert!(!it.valid(), "the first node's back link ends the iteration");
+    }
+
     #[test]
     fn large_entries_round_trip() {
         let list = Arc::new(SkipList::new(bytewise_internal_comparator(), 4096));
