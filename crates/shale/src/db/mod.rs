@@ -478,7 +478,7 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
     }
 
     pub(crate) fn create_cf_handle(&self, name: &str, opts: &Options) -> Result<ColumnFamily> {
-        Ok(ColumnFamily { handle: cf::create_cf(&self.inner, name, opts)? })
+        Ok(ColumnFamily::new(cf::create_cf(&self.inner, name, opts)?))
     }
 
     pub(crate) fn check_droppable(&self, name: &str, cf: Option<&ColumnFamily>) -> Result<ColumnFamily> {

@@ -281,7 +281,7 @@ pub(crate) fn open<T: ThreadMode>(
         .collect();
     if !missing.is_empty() {
         for handle in super::cf::create_cfs(&db.inner, &missing)? {
-            db.cfs.insert_handle(&handle.name.clone(), ColumnFamily { handle });
+            db.cfs.insert_handle(&handle.name.clone(), ColumnFamily::new(handle));
         }
     }
     Ok(db)
@@ -455,12 +455,12 @@ pub(super) fn into_db<T: ThreadMode>(
     {
         let st = inner.lock_state();
         for cf in st.cfs.values() {
-            handles.insert(cf.handle.name.clone(), ColumnFamily { handle: cf.handle.clone() });
+            handles.insert(cf.handle.name.clone(), ColumnFamily::new(cf.handle.clone()));
         }
     }
     let default_cf = handles
         .get(DEFAULT_COLUMN_FAMILY_NAME)
-        .map(|c| ColumnFamily { handle: c.handle.clone() })
+        .map(|c| ColumnFamily::new(c.handle.clone()))
         .ok_or_else(|| Error::corruption("no default column family"))?;
     Ok(DBWithThreadMode::<T>::from_parts(inner, handles, default_cf, threads))
 }

@@ -13,8 +13,10 @@
 //! the skiplist packs its nodes (searched at random) densely at the bottom of each block,
 //! and the values (read once per lookup) at the top. A request larger than a quarter of the block size gets a block of its own, so a huge
 //! entry does not waste the tail of the current block. Memory usage counts every block
-//! minus the unused tail of the current one; it is an atomic that other threads may read
-//! (through [`Arena::usage_counter`]) while the owner keeps allocating.
+//! minus the unused tail of the current one. A [`ConcurrentArena`] keeps that figure in an
+//! atomic of its own (not behind a pointer), which other threads may read while writers
+//! allocate: with a thousand memtables written at random, every pointer chased per write
+//! is a cache miss.
 //!
 //! An arena may be charged to a write buffer manager
 //! ([`super::write_buffer_manager`]): each block is reserved when allocated, given up from
@@ -23,7 +25,7 @@
 
 use std::alloc::{alloc_zeroed, dealloc, handle_alloc_error, Layout};
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -51,7 +53,6 @@ pub struct Arena {
     blocks: Vec<(NonNull<u8>, Layout)>,
     /// Sum of the sizes of all blocks.
     allocated: usize,
-    usage: Arc<AtomicUsize>,
     /// The budget charged for every block, if any.
     tracker: Option<Arc<WriteBufferManagerState>>,
     /// Set by `done_allocating`: the blocks no longer count as active memory.
@@ -67,15 +68,7 @@ impl Arena {
     /// a multiple of 16). No memory is allocated until the first request.
     pub fn new(block_size: usize) -> Arena {
         let block_size = block_size.max(MIN_BLOCK_SIZE).next_multiple_of(BLOCK_ALIGN);
-        Arena {
-            block_size,
-            span: Span::EMPTY,
-            blocks: Vec::new(),
-            allocated: 0,
-            usage: Arc::new(AtomicUsize::new(0)),
-            tracker: None,
-            done: false,
-        }
+        Arena { block_size, span: Span::EMPTY, blocks: Vec::new(), allocated: 0, tracker: None, done: false }
     }
 
     /// An arena whose blocks are charged to `tracker`.
@@ -124,7 +117,6 @@ impl Arena {
             self.span = Span { ptr: unsafe { p.add(bytes) }, remaining: size - bytes };
             p
         };
-        self.usage.store(self.allocated - self.span.remaining, Ordering::Relaxed);
         // SAFETY: blocks come from the global allocator, never null.
         unsafe { NonNull::new_unchecked(result) }
     }
@@ -152,7 +144,6 @@ impl Arena {
                 unsafe { p.add(remaining) }
             }
         };
-        self.usage.store(self.allocated - self.span.remaining, Ordering::Relaxed);
         // SAFETY: `result` points into a live block (non-null).
         unsafe { NonNull::new_unchecked(result) }
     }
@@ -179,13 +170,7 @@ impl Arena {
 
     /// Bytes in use: all blocks minus the unused tail of the current block.
     pub fn memory_usage(&self) -> usize {
-        self.usage.load(Ordering::Relaxed)
-    }
-
-    /// A handle on the usage counter that other threads can read while the arena's owner
-    /// keeps allocating.
-    pub fn usage_counter(&self) -> Arc<AtomicUsize> {
-        Arc::clone(&self.usage)
+        self.allocated - self.span.remaining
     }
 
     /// The block size in use (after rounding).
@@ -295,10 +280,16 @@ struct ArenaShard {
 /// the main arena; a request above a quarter of a chunk goes to the main arena directly.
 /// Shards take chunks only when a concurrent writer first uses them, so a list filled by
 /// one writer at a time never has any. Memory usage is the main arena's minus the free bytes
-/// the shards hold, so a chunk counts only as far as it is used.
+/// the shards hold, so a chunk counts only as far as it is used; until a shard takes a
+/// chunk it is the main arena's figure alone, read from this struct without touching the
+/// shards (the per-write full-memtable check stays on the memtable's own cache lines).
 pub struct ConcurrentArena {
     main: Mutex<Arena>,
-    usage: Arc<AtomicUsize>,
+    /// The main arena's memory usage, stored under its lock after every allocation.
+    usage: AtomicUsize,
+    /// Set when a shard first takes a chunk: from then on usage subtracts the shards' free
+    /// bytes.
+    shards_used: AtomicBool,
     shards: Box<[ArenaShard]>,
     chunk: usize,
 }
@@ -324,18 +315,23 @@ impl ConcurrentArena {
     /// An arena with blocks of `block_size` bytes, charged to `tracker`.
     pub fn new(block_size: usize, tracker: Option<Arc<WriteBufferManagerState>>) -> ConcurrentArena {
         let main = Arena::with_tracker(block_size, tracker);
-        let usage = main.usage_counter();
         let chunk = (main.block_size() / 8).clamp(1024, MAX_SHARD_CHUNK);
         let shards = (0..shard_count())
             .map(|_| ArenaShard { span: Mutex::new(Span::EMPTY), free: AtomicUsize::new(0) })
             .collect();
-        ConcurrentArena { main: Mutex::new(main), usage, shards, chunk }
+        ConcurrentArena {
+            main: Mutex::new(main),
+            usage: AtomicUsize::new(0),
+            shards_used: AtomicBool::new(false),
+            shards,
+            chunk,
+        }
     }
 
     /// Runs `f` on the arena itself, behind its mutex (one writer at a time).
     #[inline]
     pub fn with_main<R>(&self, f: impl FnOnce(&mut Arena) -> R) -> R {
-        f(&mut self.main.lock())
+        main_alloc(&self.main, &self.usage, f)
     }
 
     /// Runs `f` on a shard (for writers that insert concurrently).
@@ -362,17 +358,28 @@ impl ConcurrentArena {
             Some(p) => p,
             None => (first, self.shards[first].span.lock()),
         };
-        let mut alloc =
-            ShardAlloc { span, free: &self.shards[idx].free, main: &self.main, chunk: self.chunk };
+        let mut alloc = ShardAlloc {
+            span,
+            free: &self.shards[idx].free,
+            main: &self.main,
+            usage: &self.usage,
+            shards_used: &self.shards_used,
+            chunk: self.chunk,
+        };
         let r = f(&mut alloc);
         alloc.free.store(alloc.span.remaining, Ordering::Relaxed);
         r
     }
 
     /// Bytes in use: the main arena's, less what the shards hold unused.
+    #[inline]
     pub fn memory_usage(&self) -> usize {
+        let used = self.usage.load(Ordering::Relaxed);
+        if !self.shards_used.load(Ordering::Relaxed) {
+            return used;
+        }
         let unused: usize = self.shards.iter().map(|s| s.free.load(Ordering::Relaxed)).sum();
-        self.usage.load(Ordering::Relaxed).saturating_sub(unused)
+        used.saturating_sub(unused)
     }
 
     /// See [`Arena::done_allocating`].
@@ -381,19 +388,42 @@ impl ConcurrentArena {
     }
 }
 
+/// Runs `f` on the main arena behind its lock, then stores its memory usage in `usage`.
+#[inline]
+fn main_alloc<R>(main: &Mutex<Arena>, usage: &AtomicUsize, f: impl FnOnce(&mut Arena) -> R) -> R {
+    let mut a = main.lock();
+    let r = f(&mut a);
+    usage.store(a.memory_usage(), Ordering::Relaxed);
+    r
+}
+
 /// A locked shard of a [`ConcurrentArena`], refilled from the main arena when it runs out.
 pub struct ShardAlloc<'a> {
     span: parking_lot::MutexGuard<'a, Span>,
     free: &'a AtomicUsize,
     main: &'a Mutex<Arena>,
+    usage: &'a AtomicUsize,
+    shards_used: &'a AtomicBool,
     chunk: usize,
 }
 
 impl ShardAlloc<'_> {
     /// Replaces the span by a fresh chunk of the main arena.
     fn refill(&mut self) {
-        let p = self.main.lock().allocate_aligned(self.chunk, BLOCK_ALIGN);
-        *self.span = Span { ptr: p.as_ptr(), remaining: self.chunk };
+        if !self.shards_used.load(Ordering::Relaxed) {
+            self.shards_used.store(true, Ordering::Relaxed);
+        }
+        let chunk = self.chunk;
+        let p = self.main_bottom(chunk, BLOCK_ALIGN);
+        *self.span = Span { ptr: p.as_ptr(), remaining: chunk };
+    }
+
+    fn main_bottom(&self, bytes: usize, align: usize) -> NonNull<u8> {
+        main_alloc(self.main, self.usage, |a| a.allocate_aligned(bytes, align))
+    }
+
+    fn main_top(&self, bytes: usize, align: usize) -> NonNull<u8> {
+        main_alloc(self.main, self.usage, |a| a.allocate_top(bytes, align))
     }
 }
 
@@ -406,14 +436,14 @@ impl Bump for ShardAlloc<'_> {
             return unsafe { NonNull::new_unchecked(p) };
         }
         if bytes > self.chunk / 4 {
-            return self.main.lock().allocate_aligned(bytes, align);
+            return self.main_bottom(bytes, align);
         }
         self.refill();
         match self.span.take_bottom(bytes, align) {
             // SAFETY: as above.
             Some(p) => unsafe { NonNull::new_unchecked(p) },
             // A quarter chunk always fits a fresh, 16-aligned chunk.
-            None => self.main.lock().allocate_aligned(bytes, align),
+            None => self.main_bottom(bytes, align),
         }
     }
 
@@ -425,13 +455,13 @@ impl Bump for ShardAlloc<'_> {
             return unsafe { NonNull::new_unchecked(p) };
         }
         if bytes > self.chunk / 4 {
-            return self.main.lock().allocate_top(bytes, align);
+            return self.main_top(bytes, align);
         }
         self.refill();
         match self.span.take_top(bytes, align) {
             // SAFETY: as above.
             Some(p) => unsafe { NonNull::new_unchecked(p) },
-            None => self.main.lock().allocate_top(bytes, align),
+            None => self.main_top(bytes, align),
         }
     }
 }
@@ -470,7 +500,6 @@ mod tests {
     fn usage_tracks_blocks_and_huge_requests() {
         let mut a = Arena::new(1 << 16);
         assert_eq!(a.memory_usage(), 0);
-        let counter = a.usage_counter();
         a.allocate_aligned(100, 8);
         assert_eq!(a.memory_usage(), 100);
         a.allocate_aligned(3, 1);
@@ -483,7 +512,6 @@ mod tests {
         let p = a.allocate_aligned(8, 8).as_ptr() as usize;
         let q = a.allocate_aligned(8, 8).as_ptr() as usize;
         assert_eq!(q, p + 8, "small requests continue in the current block");
-        assert_eq!(counter.load(Ordering::Relaxed), a.memory_usage());
         // Filling past the block starts a new one.
         for _ in 0..100 {
             a.allocate_aligned(1000, 8);
