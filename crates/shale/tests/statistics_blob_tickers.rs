@@ -92,8 +92,9 @@ fn blob_files_and_the_blob_cache_count_bytes_syncs_hits_and_misses() {
     for i in 0..N {
         assert_eq!(db.get(key(i)).unwrap(), Some(value(i, 0)));
     }
-    let scanned = db.iterator(shale::IteratorMode::Start).map(|r| r.unwrap()).count();
-    assert_eq!(scanned as u64, N + 1);
+    let scanned: Vec<_> = db.iterator(shale::IteratorMode::Start).collect::<Result<_, _>>().unwrap();
+    assert_eq!(scanned.len() as u64, N + 1);
+    assert_eq!(&*scanned[0].1, &value(0, 0)[..]);
     assert_eq!(o.get_ticker_count(BlobDbCacheHit), 2 * N);
     assert_eq!(o.get_ticker_count(BlobDbCacheBytesRead), 2 * N * VALUE as u64);
     assert_eq!(o.get_ticker_count(BlobDbCacheMiss), N);
