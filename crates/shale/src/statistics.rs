@@ -31,7 +31,6 @@
 //! [`UNCOUNTED_HISTOGRAMS`]).
 
 use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
-use std::sync::OnceLock;
 use std::time::Instant;
 
 /// A name that is not a ticker or histogram.
@@ -1290,47 +1289,67 @@ const HIST_COUNT: usize = 62;
 /// counts and microsecond timings are small).
 const SMALL_VALUES: usize = 1024;
 
-/// The bucket limits and the small-value table.
-struct Buckets {
-    limits: Vec<u64>,
-    small: Vec<u8>,
+/// RocksDB's `HistogramBucketMapper` limits, computed at compile time: 1, 2, then 1.5 times
+/// the last, two significant digits kept, while not above `u64::MAX` (at most 128 of them;
+/// the count is in `.1`).
+const fn rocksdb_limits() -> ([u64; 128], usize) {
+    let mut v = [0u64; 128];
+    v[0] = 1;
+    v[1] = 2;
+    let mut n = 2;
+    let mut val = 2.0f64;
+    loop {
+        val *= 1.5;
+        if val > u64::MAX as f64 {
+            break;
+        }
+        let mut b = val as u64;
+        let mut pow = 1u64;
+        while b / 10 > 10 {
+            b /= 10;
+            pow *= 10;
+        }
+        v[n] = b * pow;
+        n += 1;
+    }
+    (v, n)
 }
 
-fn buckets() -> &'static Buckets {
-    static BUCKETS: OnceLock<Buckets> = OnceLock::new();
-    BUCKETS.get_or_init(|| {
-        let mut v: Vec<u64> = vec![1, 2];
-        let mut val = 2.0f64;
-        loop {
-            val *= 1.5;
-            if val > u64::MAX as f64 {
-                break;
-            }
-            let mut b = val as u64;
-            let mut pow = 1u64;
-            while b / 10 > 10 {
-                b /= 10;
-                pow *= 10;
-            }
-            v.push(b * pow);
+const LIMITS_WALK: ([u64; 128], usize) = rocksdb_limits();
+
+/// Buckets per histogram (109, RocksDB's).
+const NUM_BUCKETS: usize = LIMITS_WALK.1;
+
+/// The bucket limits (`bucket_limits`).
+static LIMITS: [u64; NUM_BUCKETS] = {
+    let mut a = [0u64; NUM_BUCKETS];
+    let mut i = 0;
+    while i < NUM_BUCKETS {
+        a[i] = LIMITS_WALK.0[i];
+        i += 1;
+    }
+    a
+};
+
+/// The bucket of each value below `SMALL_VALUES`: bucket i holds the values up to limits[i].
+static SMALL: [u8; SMALL_VALUES] = {
+    let mut t = [0u8; SMALL_VALUES];
+    let mut i = 0;
+    let mut x = 0;
+    while x < SMALL_VALUES {
+        while x as u64 > LIMITS_WALK.0[i] {
+            i += 1;
         }
-        // The small-value table in one walk: bucket i holds the values up to limits[i].
-        let mut small = Vec::with_capacity(SMALL_VALUES);
-        let mut i = 0;
-        for x in 0..SMALL_VALUES as u64 {
-            while x > v[i] {
-                i += 1;
-            }
-            small.push(i as u8);
-        }
-        Buckets { limits: v, small }
-    })
-}
+        t[x] = i as u8;
+        x += 1;
+    }
+    t
+};
 
 /// RocksDB's `HistogramBucketMapper` limits: 1, 2, then 1.5 times the last, two significant
 /// digits kept, while not above `u64::MAX` (also the buckets of `shale bench`'s histograms).
 pub fn bucket_limits() -> &'static [u64] {
-    &buckets().limits
+    &LIMITS
 }
 
 fn search_bucket(limits: &[u64], value: u64) -> usize {
@@ -1344,32 +1363,34 @@ fn search_bucket(limits: &[u64], value: u64) -> usize {
 
 /// The bucket of `value`: the first whose limit is at least it (the last for larger ones).
 #[inline(always)]
-fn bucket_index(b: &Buckets, value: u64) -> usize {
-    match b.small.get(value as usize) {
-        Some(&i) if value < SMALL_VALUES as u64 => i as usize,
-        _ => search_bucket(&b.limits, value),
+fn bucket_index(value: u64) -> usize {
+    if value < SMALL_VALUES as u64 {
+        SMALL[value as usize] as usize
+    } else {
+        search_bucket(&LIMITS, value)
     }
 }
 
-/// One histogram's counts (RocksDB's `HistogramStat`).
+/// One histogram's counts (RocksDB's `HistogramStat`), buckets inline: a sample finds its
+/// counters at fixed offsets from the shard, with no pointer to follow.
 struct HistStat {
     min: AtomicU64,
     max: AtomicU64,
     num: AtomicU64,
     sum: AtomicU64,
     sum_squares: AtomicU64,
-    buckets: Box<[AtomicU64]>,
+    buckets: [AtomicU64; NUM_BUCKETS],
 }
 
 impl HistStat {
-    fn new(n: usize) -> Self {
+    const fn new() -> Self {
         HistStat {
             min: AtomicU64::new(u64::MAX),
             max: AtomicU64::new(0),
             num: AtomicU64::new(0),
             sum: AtomicU64::new(0),
             sum_squares: AtomicU64::new(0),
-            buckets: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            buckets: [const { AtomicU64::new(0) }; NUM_BUCKETS],
         }
     }
 
@@ -1377,10 +1398,10 @@ impl HistStat {
     /// atomic read-modify-writes (a shard is mostly one thread's; a sample lost to two
     /// threads sharing one is accepted, as in RocksDB), min and max stored only when they move.
     #[inline(always)]
-    fn add(&self, b: &Buckets, value: u64) {
+    fn add(&self, value: u64) {
         let bump =
             |a: &AtomicU64, n: u64| a.store(a.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
-        bump(&self.buckets[bucket_index(b, value)], 1);
+        bump(&self.buckets[bucket_index(value)], 1);
         if value < self.min.load(Ordering::Relaxed) {
             self.min.store(value, Ordering::Relaxed);
         }
@@ -1476,11 +1497,21 @@ impl Merged {
     }
 }
 
-/// One shard of counters, on its own cache lines.
+/// One shard of counters, on its own cache lines; histograms inline, so a count is one
+/// address computed from the shard's.
 #[repr(align(128))]
 struct Shard {
     tickers: [AtomicU64; TICKER_COUNT],
-    hists: Box<[HistStat]>,
+    hists: [HistStat; HIST_COUNT],
+}
+
+impl Shard {
+    const fn new() -> Shard {
+        Shard {
+            tickers: [const { AtomicU64::new(0) }; TICKER_COUNT],
+            hists: [const { HistStat::new() }; HIST_COUNT],
+        }
+    }
 }
 
 /// The statistics object (RocksDB's `StatisticsImpl`). See the module comment.
@@ -1489,8 +1520,6 @@ pub struct Statistics {
     shards: Box<[Shard]>,
     /// `shards.len() - 1` (a power of two less one).
     mask: usize,
-    /// `buckets()`, kept here so that a sample reads a field, not a `OnceLock`.
-    buckets: &'static Buckets,
 }
 
 impl std::fmt::Debug for Statistics {
@@ -1532,17 +1561,10 @@ impl Statistics {
     pub fn new() -> Self {
         let cores = std::thread::available_parallelism().map_or(4, |n| n.get());
         let shards = cores.next_power_of_two().clamp(1, 64);
-        let n = bucket_limits().len();
         Statistics {
             level: AtomicU8::new(StatsLevel::ExceptDetailedTimers as u8),
             mask: shards - 1,
-            buckets: buckets(),
-            shards: (0..shards)
-                .map(|_| Shard {
-                    tickers: std::array::from_fn(|_| AtomicU64::new(0)),
-                    hists: (0..HIST_COUNT).map(|_| HistStat::new(n)).collect(),
-                })
-                .collect(),
+            shards: (0..shards).map(|_| Shard::new()).collect(),
         }
     }
 
@@ -1589,7 +1611,7 @@ impl Statistics {
         if self.level() <= StatsLevel::ExceptHistogramOrTimers as u8 {
             return;
         }
-        self.shard().hists[h as usize].add(self.buckets, value);
+        self.shard().hists[h as usize].add(value);
     }
 
     /// True when timings are recorded (above `kExceptTimers`): callers read the clock only then.
@@ -1602,7 +1624,7 @@ impl Statistics {
     #[inline]
     pub fn report_time(&self, h: Histogram, micros: u64) {
         if self.timers_enabled() {
-            self.shard().hists[h as usize].add(self.buckets, micros);
+            self.shard().hists[h as usize].add(micros);
         }
     }
 
@@ -1637,13 +1659,39 @@ impl Statistics {
                 t[Ticker::WalFileBytes as usize].fetch_add(g.bytes, Ordering::Relaxed);
             }
             if level > StatsLevel::ExceptHistogramOrTimers as u8 {
-                shard.hists[Histogram::BytesPerWrite as usize].add(self.buckets, g.bytes);
+                shard.hists[Histogram::BytesPerWrite as usize].add(g.bytes);
             }
         }
         // The level was checked when the clock was read (as RocksDB's StopWatch does).
         if let Some(t) = started {
             let micros = clock_nanos().saturating_sub(t) / 1000;
-            shard.hists[Histogram::DbWrite as usize].add(self.buckets, micros);
+            shard.hists[Histogram::DbWrite as usize].add(micros);
+        }
+    }
+
+    /// One point read's counts as RocksDB's `DBImpl::GetImpl` records them: its time since
+    /// `started` in `rocksdb.db.get.micros` (None: not timed), a key read, the found value's
+    /// bytes (`found`, 0 when none) in `rocksdb.bytes.read`, and the same size in
+    /// `rocksdb.bytes.per.read` for every read, found or not (RocksDB records 0 for a miss).
+    /// One level check and one shard lookup for all.
+    #[inline]
+    pub(crate) fn record_get(&self, started: Option<u64>, found: u64) {
+        let level = self.level();
+        if level <= 1 {
+            return;
+        }
+        let shard = self.shard();
+        shard.tickers[Ticker::NumberKeysRead as usize].fetch_add(1, Ordering::Relaxed);
+        if found != 0 {
+            shard.tickers[Ticker::BytesRead as usize].fetch_add(found, Ordering::Relaxed);
+        }
+        if level > StatsLevel::ExceptHistogramOrTimers as u8 {
+            shard.hists[Histogram::BytesPerRead as usize].add(found);
+        }
+        // The level was checked when the clock was read (as RocksDB's StopWatch does).
+        if let Some(t) = started {
+            let micros = clock_nanos().saturating_sub(t) / 1000;
+            shard.hists[Histogram::DbGet as usize].add(micros);
         }
     }
 
@@ -1755,7 +1803,7 @@ impl Drop for StopWatch<'_> {
         if let (Some(s), Some(t)) = (self.stats, self.start) {
             // The level was checked when the clock was read (as RocksDB's StopWatch does).
             let micros = clock_nanos().saturating_sub(t) / 1000;
-            s.shard().hists[self.hist as usize].add(s.buckets, micros);
+            s.shard().hists[self.hist as usize].add(micros);
         }
     }
 }
@@ -1845,6 +1893,21 @@ pub const COUNTED_TICKERS: &[Ticker] = &[
     // FIFO compaction's deletions, by reason (db/compact.rs).
     Ticker::FifoMaxSizeCompactions,
     Ticker::FifoTtlCompactions,
+    // Integrated BlobDB, where RocksDB 11.8.1's counts them: blob file bytes and syncs
+    // (blob/writer.rs, blob/reader.rs), the blob cache (blob/reader.rs BlobFetcher), garbage
+    // collection's relocations (compaction/job.rs, db/compact.rs);
+    // tests/statistics_blob_tickers.rs.
+    Ticker::BlobDbBlobFileBytesWritten,
+    Ticker::BlobDbBlobFileBytesRead,
+    Ticker::BlobDbBlobFileSynced,
+    Ticker::BlobDbCacheMiss,
+    Ticker::BlobDbCacheHit,
+    Ticker::BlobDbCacheAdd,
+    Ticker::BlobDbCacheAddFailures,
+    Ticker::BlobDbCacheBytesRead,
+    Ticker::BlobDbCacheBytesWrite,
+    Ticker::BlobDbGcNumKeysRelocated,
+    Ticker::BlobDbGcBytesRelocated,
 ];
 
 /// Why Shale does not count `t` (None: it does, see [`COUNTED_TICKERS`]). Most name features
@@ -2029,23 +2092,10 @@ pub fn why_not_counted(t: Ticker) -> Option<&'static str> {
         | AtomicFlushRequestReasonOther => {
             "not counted yet: atomic flushes do not carry RocksDB's request reasons (db/flush.rs)"
         }
-        BlobDbBlobFileBytesRead
-        | BlobDbBlobFileBytesWritten
-        | BlobDbBlobFileSynced
-        | BlobDbCacheMiss
-        | BlobDbCacheHit
-        | BlobDbCacheAdd
-        | BlobDbCacheAddFailures
-        | BlobDbCacheBytesRead
-        | BlobDbCacheBytesWrite
-        | BlobDbGcNumKeysRelocated
-        | BlobDbGcBytesRelocated => {
-            "not counted yet: blob files and the blob cache exist (issue 18), but blob/reader.rs \
-             (BlobFetcher), blob/writer.rs and the compaction's blob relocation take no statistics"
-        }
         _ if name.starts_with("rocksdb.blobdb") => {
             "counted only by RocksDB's legacy stacked BlobDB (utilities/blob_db), which \
-             rust-rocksdb does not open; its integrated BlobDB, which Shale's is, never counts it"
+             rust-rocksdb does not open; RocksDB 11.8.1's integrated BlobDB, which Shale's is, \
+             never counts it (it reads 0 in RocksDB too)"
         }
         _ => "not counted yet",
     })
@@ -2191,16 +2241,28 @@ mod tests {
         assert_eq!(&l[..12], &[1, 2, 3, 4, 6, 10, 15, 22, 34, 51, 76, 110]);
         assert_eq!(l[12], 170);
         assert_eq!(l[13], 250);
-        let b = buckets();
-        assert_eq!(bucket_index(b, 0), 0);
-        assert_eq!(bucket_index(b, 1), 0);
-        assert_eq!(bucket_index(b, 3), 2);
-        assert_eq!(bucket_index(b, 5), 4);
-        assert_eq!(bucket_index(b, u64::MAX), l.len() - 1);
-        // The table agrees with the search around its end.
-        for v in [0, 1, 2, 7, 100, 101, 1000, 1023, 1024, 1025, 5000] {
-            assert_eq!(bucket_index(b, v), search_bucket(l, v), "{v}");
+        assert_eq!(bucket_index(0), 0);
+        assert_eq!(bucket_index(1), 0);
+        assert_eq!(bucket_index(3), 2);
+        assert_eq!(bucket_index(5), 4);
+        assert_eq!(bucket_index(u64::MAX), l.len() - 1);
+        // The table agrees with the search everywhere below its end and just past it.
+        for v in 0..2000 {
+            assert_eq!(bucket_index(v), search_bucket(l, v), "{v}");
         }
+        // The compile-time walk is RocksDB's: each limit 1.5 times the last, two digits kept.
+        let mut val = 2.0f64;
+        for &limit in &l[2..] {
+            val *= 1.5;
+            let mut b = val as u64;
+            let mut pow = 1u64;
+            while b / 10 > 10 {
+                b /= 10;
+                pow *= 10;
+            }
+            assert_eq!(limit, b * pow);
+        }
+        assert!(val * 1.5 > u64::MAX as f64);
     }
 
     #[test]

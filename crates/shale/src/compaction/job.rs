@@ -99,6 +99,8 @@ pub struct JobInput<'a> {
     /// ShutdownInProgress (its outputs are then removed by the caller), as RocksDB's
     /// compaction checks `shutting_down_`, so a close does not wait out a long compaction.
     pub cancel: Option<&'a std::sync::atomic::AtomicBool>,
+    /// The database's statistics: the blob files the job writes are counted there.
+    pub statistics: Option<&'a crate::statistics::Statistics>,
 }
 
 /// Entries between two looks at `JobInput::cancel`.
@@ -124,6 +126,10 @@ pub struct JobResult {
     /// a newer version in the same snapshot stripe, a deletion obsolete at the bottommost
     /// level, covered by a range tombstone, removed by a compaction filter.
     pub drops: DropReasons,
+    /// Blobs garbage collection moved out of old blob files (RocksDB's
+    /// `num_blobs_relocated`, `total_blob_bytes_relocated`: the blob indexes' sizes).
+    pub blobs_relocated: u64,
+    pub blob_bytes_relocated: u64,
 }
 
 /// Counts of dropped entries by reason (see `JobResult::drops`).
@@ -159,6 +165,8 @@ struct BlobStage<'a> {
     readahead: u64,
     inflow: BlobFlow,
     outflow: BlobFlow,
+    /// Blobs relocated by garbage collection, and their sizes in the old files.
+    relocated: (u64, u64),
 }
 
 impl BlobStage<'_> {
@@ -174,6 +182,9 @@ impl BlobStage<'_> {
             let bi = BlobIndex::decode(&v)?;
             if bi.file_number < self.gc_cutoff {
                 let value = self.fetch(&k, &v)?;
+                // As RocksDB's CompactionIterator::GarbageCollectBlobIfNeeded.
+                self.relocated.0 += 1;
+                self.relocated.1 += bi.size;
                 return self.write_value(&k, value);
             }
             meter(&mut self.outflow, &k, &v);
@@ -217,7 +228,9 @@ pub fn run(input: JobInput<'_>) -> Result<JobResult> {
     // Blob files live in the DB directory whatever the tables' path (readers look there).
     let blob_dir = input.blob_dir;
     let new_file_number = input.new_file_number;
-    let builder = input.blob_write.map(|o| BlobFileBuilder::new(fs, blob_dir, o, new_file_number));
+    let stats = input.statistics;
+    let builder =
+        input.blob_write.map(|o| BlobFileBuilder::new(fs, blob_dir, o, new_file_number).counted(stats));
     let mut stage = BlobStage {
         builder,
         fetcher: input.blob_fetcher.clone(),
@@ -225,6 +238,7 @@ pub fn run(input: JobInput<'_>) -> Result<JobResult> {
         readahead: input.blob_readahead,
         inflow: BlobFlow::new(),
         outflow: BlobFlow::new(),
+        relocated: (0, 0),
     };
     match run_with(input, &mut stage) {
         Ok(mut r) => {
@@ -236,6 +250,7 @@ pub fn run(input: JobInput<'_>) -> Result<JobResult> {
                 r.blob_additions = std::mem::take(&mut b.additions);
             }
             r.blob_garbage = stage.garbage();
+            (r.blobs_relocated, r.blob_bytes_relocated) = stage.relocated;
             Ok(r)
         }
         Err(e) => {
@@ -264,6 +279,8 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
         drops: DropReasons::default(),
         blob_additions: Vec::new(),
         blob_garbage: Vec::new(),
+        blobs_relocated: 0,
+        blob_bytes_relocated: 0,
     };
     let mut out: Option<Output> = None;
     let mut lower: Option<Vec<u8>> = None;

@@ -200,6 +200,7 @@ impl DbInner {
                     blob_gc_cutoff,
                     blob_readahead: cf.opts.blob.compaction_readahead_size,
                     cancel: Some(&this.shutting_down),
+                    statistics: this.opts.statistics.as_deref(),
                 })?;
                 if cf.opts.paranoid_file_checks {
                     for m in &r.outputs {
@@ -253,6 +254,9 @@ impl DbInner {
                     (Ticker::CompactionKeyDropObsolete, result.drops.obsolete),
                     (Ticker::CompactionKeyDropRangeDel, result.drops.range_del),
                     (Ticker::CompactionKeyDropUser, result.drops.user),
+                    // Its blob garbage collection (RocksDB's CompactionJob, integrated BlobDB).
+                    (Ticker::BlobDbGcNumKeysRelocated, result.blobs_relocated),
+                    (Ticker::BlobDbGcBytesRelocated, result.blob_bytes_relocated),
                 ]);
                 s.record_in_histogram(Histogram::NumFilesInSingleCompaction, plan.num_input_files() as u64);
                 s.report_time(Histogram::CompactionTime, started.elapsed().as_micros() as u64);

@@ -85,7 +85,7 @@ pub(crate) fn write_level0_table(
     number: u64,
     snapshots: &[u64],
 ) -> Result<Option<FileMetaData>> {
-    Ok(write_level0_table_of(fs, dir, cf, std::slice::from_ref(mem), number, snapshots, None)?
+    Ok(write_level0_table_of(fs, dir, cf, std::slice::from_ref(mem), number, snapshots, None, None)?
         .map(|(m, _)| m))
 }
 
@@ -97,7 +97,9 @@ pub(crate) type BlobNumbers<'a> = &'a dyn Fn() -> u64;
 /// there a version is dropped when a newer one of its key is visible to the same snapshots
 /// (`snapshots`: the sequence numbers of the live snapshots, sorted), as RocksDB's flush does.
 /// With `blobs` (BlobDB's `enable_blob_files`), values of at least `min_blob_size`
-/// go to blob files (synced), whose additions are returned with the table.
+/// go to blob files (synced), whose additions are returned with the table; `stats` (the
+/// database's statistics) counts their writes.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn write_level0_table_of(
     fs: &dyn FileSystem,
     dir: &Path,
@@ -106,9 +108,12 @@ pub(crate) fn write_level0_table_of(
     number: u64,
     snapshots: &[u64],
     blobs: Option<BlobNumbers<'_>>,
+    stats: Option<&crate::statistics::Statistics>,
 ) -> Result<Option<(FileMetaData, Vec<crate::version::edit::BlobFileAddition>)>> {
     let mut blob_builder = match (blob_write_options(cf), blobs) {
-        (Some(o), Some(numbers)) => Some(crate::blob::BlobFileBuilder::new(fs, dir, o, numbers)),
+        (Some(o), Some(numbers)) => {
+            Some(crate::blob::BlobFileBuilder::new(fs, dir, o, numbers).counted(stats))
+        }
         _ => None,
     };
     let r = write_table_inner(fs, dir, cf, mems, number, snapshots, blob_builder.as_mut());
@@ -324,6 +329,7 @@ impl DbInner {
                     number,
                     &snapshots,
                     Some(&new_blob_number),
+                    self.opts.statistics.as_deref(),
                 )
                 .and_then(|m| {
                     if let Some((meta, _)) = m.as_ref().filter(|_| handle.opts.paranoid_file_checks) {

@@ -183,7 +183,14 @@ pub(crate) fn open<T: ThreadMode>(
     // Write what the WALs held to level-0 tables.
     for (id, cf) in cfs.iter_mut() {
         if !cf.mem.is_empty() || cf.mem.num_range_deletes() > 0 {
-            if let Some(t) = recovery_table(fsr, path, &cf.handle, &cf.mem, recovery_ctx.next_file_number)? {
+            if let Some(t) = recovery_table(
+                fsr,
+                path,
+                &cf.handle,
+                &cf.mem,
+                recovery_ctx.next_file_number,
+                opts.statistics.as_deref(),
+            )? {
                 recovery_ctx.new_files.push((*id, t.0, t.1));
             }
             cf.mem = Arc::new(MemTable::new(cf.handle.icmp.clone(), 0));
@@ -435,7 +442,11 @@ pub(super) fn new_inner(
         has_obsolete: AtomicBool::new(false),
         purge_requested: AtomicBool::new(false),
         table_cache,
-        blob_cache: Arc::new(crate::blob::BlobFileCache::new(fs_for_blobs, path.to_path_buf())),
+        blob_cache: Arc::new(crate::blob::BlobFileCache::new(
+            fs_for_blobs,
+            path.to_path_buf(),
+            opts.statistics.clone(),
+        )),
         snapshots: Mutex::new(BTreeMap::new()),
         info_log,
         stats: Stats::default(),
@@ -509,6 +520,7 @@ fn recovery_table(
     cf: &super::cf::CfHandle,
     mem: &Arc<MemTable>,
     next_file_number: &mut u64,
+    stats: Option<&crate::statistics::Statistics>,
 ) -> Result<Option<(FileMetaData, Vec<crate::version::edit::BlobFileAddition>)>> {
     let number = *next_file_number;
     let next = std::cell::Cell::new(number + 1);
@@ -525,6 +537,7 @@ fn recovery_table(
         number,
         &[],
         Some(&blob_number),
+        stats,
     );
     *next_file_number = next.get();
     r
@@ -592,8 +605,14 @@ pub(super) fn replay_wal(
         // A memtable that fills during replay goes to a level-0 table at once.
         for (id, cf) in cfs.iter_mut().filter(|_| !ctx.read_only) {
             if cf.mem.approximate_memory_usage() >= cf.handle.opts.write_buffer_size {
-                if let Some(t) = recovery_table(ctx.fs, ctx.path, &cf.handle, &cf.mem, ctx.next_file_number)?
-                {
+                if let Some(t) = recovery_table(
+                    ctx.fs,
+                    ctx.path,
+                    &cf.handle,
+                    &cf.mem,
+                    ctx.next_file_number,
+                    opts.statistics.as_deref(),
+                )? {
                     ctx.new_files.push((*id, t.0, t.1));
                 }
                 cf.mem = Arc::new(MemTable::new(cf.handle.icmp.clone(), 0));

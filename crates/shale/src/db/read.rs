@@ -16,7 +16,7 @@ use crate::key::{lookup_key, parse_internal_key, user_key, SequenceNumber, Value
 use crate::merge_operator::{no_merge_operator, MergeOperator};
 use crate::options::{FlushOptions, ReadOptions, WriteOptions};
 use crate::perf::{self, Field, PerfTimer};
-use crate::statistics::{record_tick, Histogram, StopWatch, Ticker};
+use crate::statistics::{record_tick, Histogram, Statistics, StopWatch, Ticker};
 
 /// Where a point lookup stands after one entry.
 enum Lookup {
@@ -157,23 +157,20 @@ fn hex(b: &[u8]) -> String {
 
 impl DbInner {
     /// A point read, counted as RocksDB's `DBImpl::Get` counts one: `rocksdb.db.get.micros`,
-    /// keys read, bytes read (found values) and `rocksdb.bytes.per.read`.
+    /// keys read, bytes read (found values) and `rocksdb.bytes.per.read` (0 for a miss).
     pub(crate) fn get_impl(&self, cf: &CfHandle, key: &[u8], ro: &ReadOptions) -> Result<Option<Vec<u8>>> {
         let stats = self.opts.statistics.as_deref();
-        let _t = StopWatch::new(stats, Histogram::DbGet);
+        let started = stats.and_then(Statistics::timer_start);
         let r = self.get_uncounted(cf, key, ro);
         let found = match &r {
-            Ok(Some(v)) => Some(v.len() as u64),
-            _ => None,
+            Ok(Some(v)) => v.len() as u64,
+            _ => 0,
         };
-        if let Some(n) = found {
-            perf::count(Field::GetReadBytes, n);
+        if found != 0 {
+            perf::count(Field::GetReadBytes, found);
         }
         if let Some(s) = stats {
-            s.record_ticks(&[(Ticker::NumberKeysRead, 1), (Ticker::BytesRead, found.unwrap_or(0))]);
-            if let Some(n) = found {
-                s.record_in_histogram(Histogram::BytesPerRead, n);
-            }
+            s.record_get(started, found);
         }
         r
     }
