@@ -595,7 +595,11 @@ pub fn compact(p: &Parsed, _out: &mut Out<'_>) -> Res<()> {
     let (from, to) = range(p, &h)?;
     let db = open(p)?;
     let c = cf(&db, p)?;
-    with_progress("compacting", || db.try_compact_range_cf(c, from.as_deref(), to.as_deref()))
+    // ldb's CompactorCommand compacts with kForceOptimized: the last level's tables are
+    // rewritten too (sequence numbers zeroed, obsolete entries dropped).
+    let mut cro = shale::CompactOptions::default();
+    cro.set_bottommost_level_compaction(shale::BottommostLevelCompaction::ForceOptimized);
+    with_progress("compacting", || db.try_compact_range_cf_opt(c, from.as_deref(), to.as_deref(), &cro))
         .map_err(Failure::db)
 }
 
