@@ -207,6 +207,11 @@ impl Block {
         if size < 4 {
             return Err(Error::corruption(format!("block too small ({size} bytes) for its footer")));
         }
+        // Offsets in a block are 32-bit (the restart array's; RocksDB's `Block` too), and
+        // the block iterator's backward cache keeps them as u32.
+        if u32::try_from(size).is_err() {
+            return Err(Error::corruption(format!("block of {size} bytes is larger than 4 GiB")));
+        }
         let footer = decode_fixed32(&data[size - 4..]);
         let mut end = size - 4;
         let mut num_restarts = footer as usize;

@@ -3,6 +3,7 @@ use crate::iter::InternalIterator;
 use crate::key::{bytewise_internal_comparator, make_internal_key, user_key, ValueType};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
+use std::cmp::Ordering;
 
 fn ikey(i: usize) -> Vec<u8> {
     make_internal_key(format!("key{:05}", i * 3).as_bytes(), 100 + i as u64, ValueType::Value)
@@ -335,4 +336,117 @@ fn hash_index_off_past_253_restarts() {
     b.add(&ikey(1), b"v");
     let data = b.finish().to_vec();
     assert_eq!(u32::from_le_bytes(data[data.len() - 4..].try_into().unwrap()), 1);
+}
+
+/// The backward cache (each restart interval decoded once on the first `prev` into it,
+/// later `prev` steps served from it) against a model: random sequences of next, prev,
+/// seek, seek_for_prev, seek_to_first and seek_to_last over blocks with restart intervals
+/// of 1, 2 and 16, keys of varied lengths (shared prefixes shorter and longer than 16
+/// bytes, several versions of a user key) and values of varied lengths; every step's key
+/// and value must be the model's. Seek targets are present keys, keys between them,
+/// other versions of present user keys, and keys before the first and after the last.
+#[test]
+fn backward_cache_matches_a_model() {
+    let icmp = bytewise_internal_comparator();
+    let mut rng = SmallRng::seed_from_u64(13);
+    for interval in [1usize, 2, 16] {
+        for n_users in [1usize, 2, 3, 17, 40, 150] {
+            // Sorted, distinct user keys: a short stem, or a long shared one, and a suffix.
+            let mut users: Vec<Vec<u8>> = (0..n_users)
+                .map(|_| {
+                    let stem: &[u8] = match rng.gen_range(0..3) {
+                        0 => b"k",
+                        1 => b"a-long-prefix-shared-by-keys/",
+                        _ => b"a-long-prefix-shared-by-keys/and-longer-still/",
+                    };
+                    let mut k = stem.to_vec();
+                    for _ in 0..rng.gen_range(1..6) {
+                        k.push(b'a' + rng.gen_range(0..4u8));
+                    }
+                    k
+                })
+                .collect();
+            users.sort();
+            users.dedup();
+            let mut entries: Entries = Vec::new();
+            for (u, uk) in users.iter().enumerate() {
+                // Newest first: sequence numbers decrease within a user key.
+                for v in 0..rng.gen_range(1..4u64) {
+                    let k = make_internal_key(uk, 1000 - 10 * v, ValueType::Value);
+                    let val = format!("v{u}.{v}").repeat(rng.gen_range(0..5)).into_bytes();
+                    entries.push((k, val));
+                }
+            }
+            let mut b = BlockBuilder::new(interval);
+            for (k, v) in &entries {
+                b.add(k, v);
+            }
+            let block = Arc::new(Block::new(b.finish().to_vec()).unwrap());
+            let n = entries.len();
+            let mut it = block.iter(icmp.clone());
+            let mut pos: Option<usize> = None;
+            for step in 0..4000 {
+                let target = || -> Vec<u8> {
+                    let mut r = SmallRng::seed_from_u64(step);
+                    match r.gen_range(0..5) {
+                        0 => entries[r.gen_range(0..n)].0.clone(),
+                        1 => {
+                            // Another version of a present user key (between or around them).
+                            let uk = user_key(&entries[r.gen_range(0..n)].0).to_vec();
+                            make_internal_key(&uk, 1005 - r.gen_range(0..40), ValueType::Value)
+                        }
+                        2 => {
+                            // A user key between present ones (or past the last).
+                            let mut uk = user_key(&entries[r.gen_range(0..n)].0).to_vec();
+                            uk.push(b'0');
+                            make_internal_key(&uk, 500, ValueType::Value)
+                        }
+                        3 => make_internal_key(b"", 7, ValueType::Value),
+                        _ => make_internal_key(b"zzz", 7, ValueType::Value),
+                    }
+                };
+                match rng.gen_range(0..20) {
+                    0 => {
+                        it.seek_to_first();
+                        pos = Some(0);
+                    }
+                    1 => {
+                        it.seek_to_last();
+                        pos = Some(n - 1);
+                    }
+                    2 | 3 => {
+                        let t = target();
+                        it.seek(&t);
+                        pos = entries.iter().position(|(k, _)| icmp.compare(k, &t) != Ordering::Less);
+                    }
+                    4 | 5 => {
+                        let t = target();
+                        it.seek_for_prev(&t);
+                        pos = entries.iter().rposition(|(k, _)| icmp.compare(k, &t) != Ordering::Greater);
+                    }
+                    6..=13 if pos.is_some() => {
+                        it.prev();
+                        pos = pos.and_then(|p| p.checked_sub(1));
+                    }
+                    _ if pos.is_some() => {
+                        it.next();
+                        pos = pos.map(|p| p + 1).filter(|&p| p < n);
+                    }
+                    _ => {
+                        it.seek_to_last();
+                        pos = Some(n - 1);
+                    }
+                }
+                match pos {
+                    Some(p) => assert_eq!(
+                        (it.key(), it.value()),
+                        (&entries[p].0[..], &entries[p].1[..]),
+                        "interval {interval}, {n} entries, step {step}"
+                    ),
+                    None => assert!(!it.valid(), "interval {interval}, {n} entries, step {step}"),
+                }
+            }
+            it.status().unwrap();
+        }
+    }
 }
