@@ -501,7 +501,11 @@ impl DbInner {
                         self.sync_wals_locked(wal)
                     } else {
                         wal.unsynced = true;
-                        wal.writer.flush()
+                        if self.opts.manual_wal_flush {
+                            Ok(()) // left in the buffer until `flush_wal` (RocksDB's manual_wal_flush)
+                        } else {
+                            wal.writer.flush()
+                        }
                     }
                 });
             if let Err(e) = r {

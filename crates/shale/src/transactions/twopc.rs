@@ -182,7 +182,11 @@ impl DbInner {
                     self.sync_wals_locked(&mut wal)
                 } else {
                     wal.unsynced = true;
-                    wal.writer.flush()
+                    if self.opts.manual_wal_flush {
+                        Ok(()) // left in the buffer until `flush_wal` (manual_wal_flush)
+                    } else {
+                        wal.writer.flush()
+                    }
                 }
             });
             let number = wal.number;
