@@ -352,6 +352,10 @@ pub struct Options {
     /// rollback markers). Set by `TransactionDB::open`; a plain open of a WAL holding a
     /// prepared section fails with NotSupported, as RocksDB's.
     pub(crate) allow_2pc: bool,
+    /// RocksDB's `manual_wal_flush`: a write without sync leaves its WAL record in the
+    /// writer's buffer; `flush_wal` (or a full buffer, a sync write, a WAL roll, close)
+    /// writes it out (`db/write.rs`, `db/wal_sync.rs`).
+    pub(crate) manual_wal_flush: bool,
     /// The family's merge operator (`set_merge_operator*`, issue 15; `merge_operator.rs`).
     pub(crate) merge_operator: Option<Arc<crate::merge_operator::MergeOperator>>,
     /// The family's compaction filter and filter factory (`compaction_filter.rs`).
@@ -492,6 +496,7 @@ impl Default for Options {
             memtable_whole_key_filtering: false,
             memtable_hash_factory: false,
             allow_2pc: false,
+            manual_wal_flush: false,
             merge_operator: None,
             compaction_filter: None,
             compaction_filter_factory: None,

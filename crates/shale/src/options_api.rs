@@ -1486,10 +1486,12 @@ impl Options {
         self.accept_only(!is_enabled, "allow_mmap_reads");
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`!is_enabled`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `manual_wal_flush`.
+    /// As RocksDB's `manual_wal_flush`: writes without sync leave their WAL records in the
+    /// WAL writer's buffer (written out when it fills) until `flush_wal` is called; a sync
+    /// write, a WAL roll and close write it out too. A process crash loses what the buffer
+    /// holds.
     pub fn set_manual_wal_flush(&mut self, is_enabled: bool) {
-        self.accept_only(!is_enabled, "manual_wal_flush");
+        self.manual_wal_flush = is_enabled;
     }
 
     /// Families flushed together are installed together: one MANIFEST write (an atomic

@@ -56,10 +56,20 @@ struct Config {
     /// Integrated BlobDB: values of 16 bytes and up go to small blob files at flush and
     /// compaction, and compactions relocate every blob (garbage collection, age cutoff 1.0).
     blobs: bool,
+    /// Memtables of 1 KiB switched by the writes themselves (a WAL roll each, without a
+    /// sync) while flushes wait for four of them: several WALs alive and never synced when
+    /// a sync write comes, which must sync them all first (`db/wal_sync.rs`).
+    wal_rolls: bool,
 }
 
-const PLAIN: Config =
-    Config { small_manifest: false, recovery_crashes: 0, families: 1, background_jobs: None, blobs: false };
+const PLAIN: Config = Config {
+    small_manifest: false,
+    recovery_crashes: 0,
+    families: 1,
+    background_jobs: None,
+    blobs: false,
+    wal_rolls: false,
+};
 
 impl Config {
     fn options(self, fs: &Arc<FaultInjectionFs>) -> shale::Options {
@@ -70,6 +80,9 @@ impl Config {
         if let Some(jobs) = self.background_jobs {
             self.busy(&mut o);
             o.set_max_background_jobs(jobs);
+        }
+        if self.wal_rolls {
+            self.rolling(&mut o);
         }
         if self.blobs {
             o.set_enable_blob_files(true);
@@ -89,7 +102,16 @@ impl Config {
         if self.background_jobs.is_some() {
             self.busy(&mut o);
         }
+        if self.wal_rolls {
+            self.rolling(&mut o);
+        }
         o
+    }
+
+    fn rolling(self, o: &mut shale::Options) {
+        o.set_write_buffer_size(1 << 10);
+        o.set_min_write_buffer_number_to_merge(4);
+        o.set_max_write_buffer_number(8);
     }
 
     fn busy(self, o: &mut shale::Options) {
@@ -201,4 +223,9 @@ fn crash_sweep_with_blob_files() {
 #[test]
 fn crash_sweep_with_20_families_and_4_background_jobs() {
     sweep(99, 120, 120, Config { families: 20, background_jobs: Some(4), ..PLAIN });
+}
+
+#[test]
+fn crash_sweep_with_wal_rolls_before_sync_writes() {
+    sweep(31337, 90, 300, Config { wal_rolls: true, recovery_crashes: 2, ..PLAIN });
 }

@@ -20,8 +20,8 @@ static RESUMED: AtomicU64 = AtomicU64::new(0);
 
 /// Runs the workload until the first error; returns (operations acknowledged, the error,
 /// the database if it opened).
-fn run(fs: &Arc<FaultInjectionFs>, ops: &[Op]) -> (usize, Option<shale::Error>, Option<DB>) {
-    let mut db = match open_all(fs) {
+fn run(fs: &Arc<FaultInjectionFs>, ops: &[Op], rolling: bool) -> (usize, Option<shale::Error>, Option<DB>) {
+    let mut db = match open_all_with(fs, opts(fs, rolling)) {
         Ok(db) => db,
         Err(e) => return (0, Some(e), None),
     };
@@ -31,6 +31,19 @@ fn run(fs: &Arc<FaultInjectionFs>, ops: &[Op]) -> (usize, Option<shale::Error>, 
         }
     }
     (ops.len(), None, Some(db))
+}
+
+/// The options of a run. `rolling`: memtables of 1 KiB switched by the writes themselves
+/// (a WAL roll each, without a sync) while flushes wait for four of them, so that several
+/// WALs never synced are alive when a sync write or a flush syncs them (`db/wal_sync.rs`).
+fn opts(fs: &Arc<FaultInjectionFs>, rolling: bool) -> shale::Options {
+    let mut o = options(fs);
+    if rolling {
+        o.set_write_buffer_size(1 << 10);
+        o.set_min_write_buffer_number_to_merge(4);
+        o.set_max_write_buffer_number(8);
+    }
+    o
 }
 
 /// After a one-off fault: `resume`, then a synced write. It may fail (typed), but if it is
@@ -48,6 +61,7 @@ fn write_after_resume(db: &DB, ctx: &str) -> bool {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn one_run(
     ops: &[Op],
     states: &[State],
@@ -56,10 +70,11 @@ fn one_run(
     mode: FaultMode,
     code: i32,
     ctx: &str,
+    rolling: bool,
 ) -> bool {
     let fs = new_fault_fs();
     fs.fail_nth(kind, n, mode, code);
-    let (acked, err, db) = run(&fs, ops);
+    let (acked, err, db) = run(&fs, ops, rolling);
     let fired = fs.faults_fired() > 0;
     if let Some(e) = &err {
         assert!(fired, "{ctx}: error without an injected fault: {e}");
@@ -72,7 +87,8 @@ fn one_run(
     };
     drop(db);
     fs.clear_faults();
-    let db = open_all(&fs).unwrap_or_else(|e| panic!("{ctx}: reopen after clearing the fault: {e}"));
+    let db = open_all_with(&fs, opts(&fs, rolling))
+        .unwrap_or_else(|e| panic!("{ctx}: reopen after clearing the fault: {e}"));
     let mut got = read_state(&db).unwrap_or_else(|e| panic!("{ctx}: read after reopen: {e}"));
     let r = got.get_mut("default").and_then(|m| m.remove(&b"resumed"[..]));
     if resumed {
@@ -87,10 +103,14 @@ fn one_run(
 }
 
 fn sweep_kind(kind: OpKind, max_runs: u64) {
+    sweep_kind_with(kind, max_runs, false)
+}
+
+fn sweep_kind_with(kind: OpKind, max_runs: u64, rolling: bool) {
     let ops = Arc::new(workload(11, 70));
     let states = Arc::new(model_states(&ops));
     let clean = new_fault_fs();
-    let (done, err, db) = run(&clean, &ops);
+    let (done, err, db) = run(&clean, &ops, rolling);
     drop(db);
     assert_eq!((done, err.map(|e| e.to_string())), (ops.len(), None));
     let total = clean.count(kind) + 20; // opening again adds a few
@@ -103,7 +123,7 @@ fn sweep_kind(kind: OpKind, max_runs: u64) {
             let ctx = format!("{kind:?} fault #{n} ({mode:?}, code {code})");
             let (ops, states, c) = (ops.clone(), states.clone(), ctx.clone());
             let r = std::panic::catch_unwind(|| {
-                with_timeout(120, &ctx, move || one_run(&ops, &states, kind, n, mode, code, &c))
+                with_timeout(120, &ctx, move || one_run(&ops, &states, kind, n, mode, code, &c, rolling))
             });
             runs += 1;
             match r {
@@ -151,4 +171,12 @@ fn rename_and_create_errors() {
 fn read_and_remove_errors() {
     sweep_kind(OpKind::Read, 60);
     sweep_kind(OpKind::Remove, 40);
+}
+
+#[test]
+fn sync_write_and_create_errors_with_wal_rolls() {
+    sweep_kind_with(OpKind::Sync, 80, true);
+    sweep_kind_with(OpKind::DirSync, 60, true);
+    sweep_kind_with(OpKind::Write, 60, true);
+    sweep_kind_with(OpKind::Create, 40, true);
 }

@@ -303,8 +303,31 @@ impl DbInner {
                     }
                 }
             }
+            // With more than one family or 2PC, the closed WALs are synced first, and only
+            // memtables whose data lies below the WAL current then are taken (RocksDB's
+            // SyncClosedWals and max_memtable_id; `wal_sync.rs`).
+            let synced_below = if self.flush_syncs_closed_wals(st) {
+                match MutexGuard::unlocked(st, || self.sync_closed_wals()) {
+                    Ok(w) => {
+                        self.take_synced_wal_additions(st);
+                        Some(w)
+                    }
+                    Err(e) => {
+                        self.set_bg_error_in(st, e.clone(), BgErrorReason::Flush);
+                        return Err(e);
+                    }
+                }
+            } else {
+                None
+            };
             let Some(cf) = st.cfs.get(&id) else { return Ok(()) };
-            let take = if merge_min > 1 { cf.imm.len() } else { 1 };
+            let mut take = if merge_min > 1 { cf.imm.len() } else { 1 };
+            if let Some(w) = synced_below {
+                take = take.min(cf.imm.iter().take_while(|(_, next)| *next <= w).count());
+                if take == 0 {
+                    return Ok(());
+                }
+            }
             let Some((_, next_log)) = cf.imm.get(take.wrapping_sub(1)).cloned() else { return Ok(()) };
             let mems: Vec<Arc<MemTable>> = cf.imm[..take].iter().map(|(m, _)| m.clone()).collect();
             let handle = cf.handle.clone();
@@ -489,25 +512,43 @@ impl DbInner {
             if self.shutting_down.load(Ordering::Acquire) {
                 return Ok(()); // what is left is in the WAL
             }
+            st.atomic_flush_busy = true;
+            // The closed WALs are synced first; memtables switched meanwhile (backed by WALs
+            // not synced) wait for the next group (RocksDB's AtomicFlushMemTablesToOutputFiles
+            // with SyncClosedWals; `wal_sync.rs`).
+            let synced_below = match MutexGuard::unlocked(st, || self.sync_closed_wals()) {
+                Ok(w) => {
+                    self.take_synced_wal_additions(st);
+                    w
+                }
+                Err(e) => {
+                    st.atomic_flush_busy = false;
+                    self.done_cv.notify_all();
+                    self.set_bg_error_in(st, e.clone(), BgErrorReason::Flush);
+                    return Err(e);
+                }
+            };
             // Per family: its handle, the immutable memtables taken, the log number after them.
             let mut group: Vec<GroupMember> = Vec::new();
             let mut marked = Vec::new();
             for (cid, cf) in st.cfs.iter_mut() {
-                if cf.imm.is_empty() || cf.dropping || (*cid != id && cf.flush_running) {
+                let n = cf.imm.iter().take_while(|(_, next)| *next <= synced_below).count();
+                if n == 0 || cf.dropping || (*cid != id && cf.flush_running) {
                     continue;
                 }
                 if *cid != id {
                     cf.flush_running = true;
                     marked.push(*cid);
                 }
-                let mems = cf.imm.iter().map(|(m, _)| m.clone()).collect();
-                let next_log = cf.imm.last().map(|(_, l)| *l).unwrap_or(cf.log_number);
+                let mems = cf.imm[..n].iter().map(|(m, _)| m.clone()).collect();
+                let next_log = cf.imm[n - 1].1;
                 group.push((cf.handle.clone(), mems, next_log));
             }
             if group.is_empty() {
+                st.atomic_flush_busy = false;
+                self.done_cv.notify_all();
                 return Ok(());
             }
-            st.atomic_flush_busy = true;
             let r = self.write_atomic_group(st, &group);
             st.atomic_flush_busy = false;
             for cid in marked {

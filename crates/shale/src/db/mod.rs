@@ -63,6 +63,7 @@ mod table_cache;
 mod timestamps;
 mod ttl;
 mod versions;
+mod wal_sync;
 mod wal_tracking;
 mod write;
 mod write_controller;
@@ -229,6 +230,12 @@ pub(crate) struct WalState {
     pub number: u64,
     /// Bytes written to this WAL that are not yet fsynced.
     pub unsynced: bool,
+    /// WALs closed by memtable switches and not yet synced, oldest first (`wal_sync.rs`).
+    pub closed: Vec<wal_sync::ClosedWal>,
+    /// The WAL directory was synced since the current WAL was created.
+    pub dir_synced: bool,
+    /// Closed WALs found synced, for the MANIFEST (`track_and_verify_wals_in_manifest`).
+    pub synced_closed: Vec<crate::version::edit::WalAddition>,
     /// The active memtable of every family by id, with its write buffer size, for the
     /// write leader. Changed only with write leadership held (memtable switch, column
     /// family create/drop), under the DB mutex. Shared (`Arc`) with the members of a write

@@ -36,6 +36,9 @@ pub(crate) struct ObsoleteFiles {
     /// Table numbers and files (in the family's table path, `paths.rs`).
     tables: Vec<(u64, std::path::PathBuf)>,
     wals: Vec<u64>,
+    /// Writers of those WALs closed and never synced (`wal_sync.rs`), dropped (closed)
+    /// without the DB mutex, before their files are unlinked.
+    closed_wals: Vec<super::wal_sync::ClosedWal>,
     blobs: Vec<u64>,
 }
 
@@ -69,6 +72,9 @@ impl DbInner {
             }
             st.alive_wals.pop_front();
             out.wals.push(w);
+        }
+        if !out.wals.is_empty() {
+            out.closed_wals = self.release_closed_wals(st.alive_wals.front().copied().unwrap_or(wal_now));
         }
         if self.versions.manifest_write_failed() {
             return out;
@@ -174,6 +180,7 @@ impl DbInner {
                 self.info_log.log(format_args!("[WARN] deleting obsolete blob file {n}: {e}"));
             }
         }
+        drop(files.closed_wals);
         for w in files.wals {
             let _ = self.fs.remove_file(&filename::wal_file(&self.path, w));
         }

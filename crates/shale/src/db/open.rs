@@ -172,13 +172,18 @@ pub(crate) fn open<T: ThreadMode>(
         read_only: false,
         prepared: Default::default(),
     };
+    // Point-in-time recovery: after a damaged record the later WALs are dropped, unless one
+    // starts exactly at the next sequence number (RocksDB's RecoverLogFiles).
+    let mut replay = ReplayState::default();
     for &wal in &replay_wals {
-        let stopped = replay_wal(&mut recovery_ctx, opts, wal, &mut cfs, &mut last_sequence, &info_log)?;
-        if stopped {
+        let was_stopped = replay.stopped;
+        if replay_wal(&mut recovery_ctx, opts, wal, &mut cfs, &mut last_sequence, &info_log, &mut replay)?
+            && !was_stopped
+        {
             info_log.log(format_args!("Point-in-time recovery stopped at a corrupt record in WAL {wal}"));
-            break;
         }
     }
+    check_stop_for_corruption(&replay, &cfs)?;
     let prepared = std::mem::take(&mut recovery_ctx.prepared);
     // Write what the WALs held to level-0 tables.
     for (id, cf) in cfs.iter_mut() {
@@ -431,6 +436,9 @@ pub(super) fn new_inner(
             writer: wal_writer,
             number: wal_number,
             unsynced: false,
+            closed: Vec::new(),
+            dir_synced: true,
+            synced_closed: Vec::new(),
             mems: Arc::new(Vec::new()),
             full: Vec::new(),
         }),
@@ -555,8 +563,49 @@ pub(super) struct RecoveryCtx<'a> {
     pub prepared: crate::transactions::RecoveredPrepared,
 }
 
-/// Replays one WAL into the memtables. Returns true when point-in-time recovery stopped
-/// at a corrupt record (later WALs must not be replayed).
+/// Where point-in-time recovery stands across WALs (RocksDB's `stop_replay_for_corruption`,
+/// `next_sequence` and `corrupted_wal_number` in RecoverLogFiles).
+#[derive(Debug)]
+pub(super) struct ReplayState {
+    /// A damaged record ended a WAL: later records are dropped until a WAL's first batch
+    /// begins at `next_sequence`.
+    pub stopped: bool,
+    /// The sequence number after the last batch replayed (none yet: `u64::MAX`).
+    pub next_sequence: u64,
+    /// The WAL where replay stopped.
+    pub corrupted_wal: u64,
+}
+
+impl Default for ReplayState {
+    fn default() -> Self {
+        ReplayState { stopped: false, next_sequence: u64::MAX, corrupted_wal: u64::MAX }
+    }
+}
+
+/// RocksDB's MaybeHandleStopReplayForCorruptionForInconsistency: after point-in-time
+/// recovery stopped in WAL N, a family with tables whose log number is past N holds data
+/// newer than the hole: the open fails.
+fn check_stop_for_corruption(replay: &ReplayState, cfs: &BTreeMap<u32, CfState>) -> Result<()> {
+    if !replay.stopped {
+        return Ok(());
+    }
+    for cf in cfs.values() {
+        let has_tables =
+            (0..cf.current.num_levels()).any(|l| cf.current.files(l).iter().any(|f| f.file_size > 0));
+        if cf.log_number > replay.corrupted_wal && has_tables {
+            return Err(Error::corruption(format!(
+                "Column family inconsistency: SST file contains data beyond the point of corruption in CF {}. \
+                 WAL recovery stopped at corruption point, but SST files contain newer data.",
+                cf.handle.name
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Replays one WAL into the memtables. Returns true when point-in-time recovery is stopped
+/// after it (`replay.stopped`): a corrupt record ended it, or an earlier one did and this
+/// WAL did not begin at the next sequence number (it was dropped).
 pub(super) fn replay_wal(
     ctx: &mut RecoveryCtx<'_>,
     opts: &Options,
@@ -564,6 +613,7 @@ pub(super) fn replay_wal(
     cfs: &mut BTreeMap<u32, CfState>,
     last_sequence: &mut u64,
     info_log: &InfoLog,
+    replay: &mut ReplayState,
 ) -> Result<bool> {
     let path = filename::wal_file(ctx.path, wal);
     let file = ctx.fs.new_sequential_file(&path)?;
@@ -583,6 +633,21 @@ pub(super) fn replay_wal(
             return Err(e);
         }
         let batch = WriteBatch::from_data(&record);
+        if replay.stopped {
+            // RocksDB's MaybeReviseStopReplayForCorruption: a WAL written after an earlier
+            // point-in-time recovery continues the sequence; anything else is dropped.
+            if opts.wal_recovery_mode == crate::wal::WalRecoveryMode::PointInTime
+                && batch.sequence() == replay.next_sequence
+            {
+                replay.stopped = false;
+            } else {
+                info_log.log(format_args!(
+                    "{name}: dropping {} bytes (after a corrupt record in an earlier WAL)",
+                    ctx.fs.file_size(&path).unwrap_or(0)
+                ));
+                return Ok(true);
+            }
+        }
         check_wal_timestamp_sizes(&batch, reader.recorded_timestamp_sizes(), cfs, &name)?;
         let mut seq = batch.sequence();
         // Entries of a prepare section go to the prepared transaction, not the memtables;
@@ -601,6 +666,7 @@ pub(super) fn replay_wal(
         if seq > batch.sequence() {
             *last_sequence = (*last_sequence).max(seq - 1);
         }
+        replay.next_sequence = seq;
         records += 1;
         // A memtable that fills during replay goes to a level-0 table at once.
         for (id, cf) in cfs.iter_mut().filter(|_| !ctx.read_only) {
@@ -620,7 +686,11 @@ pub(super) fn replay_wal(
         }
     }
     info_log.log(format_args!("Recovered {records} records from WAL {name}"));
-    Ok(reader.stopped_at_corruption())
+    if reader.stopped_at_corruption() {
+        replay.stopped = true;
+        replay.corrupted_wal = wal;
+    }
+    Ok(replay.stopped)
 }
 
 /// The keys of a WAL batch carry the timestamp size the WAL recorded for their family

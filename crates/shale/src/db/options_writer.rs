@@ -51,6 +51,7 @@ pub(crate) fn write_options_file(inner: &DbInner) -> Result<()> {
         // A TransactionDB's WAL holds two-phase-commit records; RocksDB's tools (ldb) read
         // this to recover it.
         kv("allow_2pc", o.allow_2pc.to_string()),
+        kv("manual_wal_flush", o.manual_wal_flush.to_string()),
         kv(
             "wal_compression",
             if o.wal_compression == crate::table::compression::CompressionType::Zstd {

@@ -672,8 +672,8 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
         self.inner.check_writable()?;
         let mut wal = self.inner.wal.lock().unwrap_or_else(|p| p.into_inner());
         let r = if sync {
-            wal.unsynced = false;
-            wal.writer.sync()
+            // Every WAL still alive, oldest first, as RocksDB's SyncWAL (`wal_sync.rs`).
+            wal.writer.flush().and_then(|_| self.inner.sync_wals_locked(&mut wal))
         } else {
             wal.writer.flush()
         };

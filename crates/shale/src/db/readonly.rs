@@ -261,7 +261,8 @@ fn replay(
         opts
     };
     for &wal in wals {
-        if open::replay_wal(&mut ctx, opts, wal, cfs, &mut last_sequence, info_log)? {
+        let mut replay = open::ReplayState::default();
+        if open::replay_wal(&mut ctx, opts, wal, cfs, &mut last_sequence, info_log, &mut replay)? {
             break;
         }
     }

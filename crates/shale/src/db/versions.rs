@@ -38,6 +38,8 @@ impl DbInner {
         }
         st.manifest_busy = true;
         if self.opts.track_and_verify_wals_in_manifest {
+            // Closed WALs a sync found synced (`wal_sync.rs`).
+            self.take_synced_wal_additions(st);
             super::wal_tracking::add_wal_edits(st, &mut edits);
         }
         // Families whose files change, with their base Versions.

@@ -497,11 +497,15 @@ impl DbInner {
                         self.stats.wal_syncs.fetch_add(1, Ordering::Relaxed);
                         record_tick(stats, Ticker::WalFileSynced, 1);
                         let _t = StopWatch::new(stats, Histogram::WalFileSyncMicros);
-                        wal.unsynced = false;
-                        wal.writer.sync()
+                        // Older WALs still alive first (`wal_sync.rs`).
+                        self.sync_wals_locked(wal)
                     } else {
                         wal.unsynced = true;
-                        wal.writer.flush()
+                        if self.opts.manual_wal_flush {
+                            Ok(()) // left in the buffer until `flush_wal` (RocksDB's manual_wal_flush)
+                        } else {
+                            wal.writer.flush()
+                        }
                     }
                 });
             if let Err(e) = r {
@@ -704,8 +708,8 @@ impl DbInner {
                 }
                 let targets = flush_targets(&st, only);
                 drop(st);
-                // A flush makes every earlier write durable, as a memtable switch (which
-                // syncs the WAL it closes) would have.
+                // A flush makes every earlier write durable: with nothing to switch, the
+                // WALs are synced (other families' writes may be in them).
                 self.sync_wal()?;
                 return Ok(targets);
             }
@@ -728,20 +732,20 @@ impl DbInner {
         })
     }
 
-    /// Syncs the WAL if it holds unsynced writes. A failure is a WAL write error.
+    /// Syncs the WALs (closed ones not yet synced, then the current one) if any holds
+    /// unsynced writes. A failure is a WAL write error.
     pub(crate) fn sync_wal(&self) -> Result<()> {
         let mut wal = self.wal.lock().unwrap_or_else(|p| p.into_inner());
-        if !wal.unsynced {
+        if !wal.unsynced && wal.closed.is_empty() {
             return Ok(());
         }
-        if let Err(e) = wal.writer.sync() {
+        if let Err(e) = self.sync_wals_locked(&mut wal) {
             drop(wal); // the WAL lock comes after the DB mutex
             self.set_bg_error(e.clone(), BgErrorReason::WriteCallback);
             return Err(e);
         }
         self.stats.wal_syncs.fetch_add(1, Ordering::Relaxed);
         record_tick(self.opts.statistics.as_deref(), Ticker::WalFileSynced, 1);
-        wal.unsynced = false;
         Ok(())
     }
 
@@ -770,11 +774,14 @@ impl DbInner {
         Ok(new_wal)
     }
 
-    /// Syncs the current WAL and starts a new one (skipped when the current one is empty),
-    /// with the DB mutex released (the caller's write leadership keeps writers out). A
+    /// Starts a new WAL (skipped when the current one is empty), with the DB mutex released
+    /// (the caller's write leadership keeps writers out). The old WAL is not synced
+    /// (RocksDB's `SwitchMemtable`): it joins the closed WALs that a later sync write, WAL
+    /// sync or multi-family flush syncs first (`wal_sync.rs`); one already synced whole is
+    /// recorded as synced at once. Nor is the directory synced: the next sync does it. A
     /// failure is a memtable-switch error (fatal, as in RocksDB). When `recovering` from a
     /// background error, a WAL that saw a failed append is replaced too, the old one is
-    /// abandoned without syncing (what it holds is in the memtables about to be flushed;
+    /// abandoned, never to be synced (what it holds is in the memtables about to be flushed;
     /// what its buffer holds was never acknowledged), and a failure is left to the recovery
     /// attempt.
     fn roll_wal(&self, st: &mut MutexGuard<'_, DbState>, recovering: bool) -> Result<u64> {
@@ -784,20 +791,34 @@ impl DbInner {
             if wal.writer.is_empty_log() && !(recovering && wal.writer.has_failed()) {
                 return Ok((wal.number, false));
             }
+            // A writer that saw a failed append (only replaced when recovering) is abandoned.
+            let keep_old = !(recovering && wal.writer.has_failed());
+            if keep_old {
+                // What the old writer holds reaches the file before it is closed.
+                wal.writer.flush()?;
+            }
             let number = self.versions.new_file_number();
             let path = super::filename::wal_file(&self.path, number);
             let file = self.fs.new_writable_file(&path)?;
-            if !recovering {
-                wal.writer.sync()?;
-                // Closed and synced whole: RocksDB's MarkLogsSynced records it.
-                closed = Some((wal.number, wal.writer.file_size()));
-            }
-            self.fs.sync_dir(&self.path)?;
             let mut writer = LogWriter::new(file, number).with_bytes_per_sync(self.opts.wal_bytes_per_sync);
             writer.add_compression_type_record(self.opts.wal_compression)?;
-            wal.writer = writer;
-            wal.number = number;
+            let old = std::mem::replace(&mut wal.writer, writer);
+            let old_number = std::mem::replace(&mut wal.number, number);
+            if keep_old {
+                let size = old.file_size();
+                if wal.unsynced {
+                    wal.closed.push(super::wal_sync::ClosedWal {
+                        number: old_number,
+                        size,
+                        writer: std::sync::Arc::new(parking_lot::Mutex::new(old)),
+                    });
+                } else {
+                    // Synced whole by the last sync write: RocksDB's MarkLogsSynced records it.
+                    closed = Some((old_number, size));
+                }
+            }
             wal.unsynced = false;
+            wal.dir_synced = false;
             Ok((number, true))
         });
         match r {

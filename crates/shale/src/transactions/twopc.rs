@@ -178,11 +178,15 @@ impl DbInner {
             batch.set_sequence(self.last_sequence() + 1);
             let r = wal.writer.add_record(batch.data()).and_then(|_| {
                 if opts.sync {
-                    wal.unsynced = false;
-                    wal.writer.sync()
+                    // Older WALs still alive first (`db/wal_sync.rs`).
+                    self.sync_wals_locked(&mut wal)
                 } else {
                     wal.unsynced = true;
-                    wal.writer.flush()
+                    if self.opts.manual_wal_flush {
+                        Ok(()) // left in the buffer until `flush_wal` (manual_wal_flush)
+                    } else {
+                        wal.writer.flush()
+                    }
                 }
             });
             let number = wal.number;

@@ -1,0 +1,139 @@
+//! Lazy WAL sync, as RocksDB's (`DBImpl::logs_`, `SyncWalImpl`, `MarkLogsSynced`,
+//! `SyncClosedWals`): a memtable switch closes the current WAL without syncing it.
+//!
+//! ```text
+//!  WalState::closed (oldest first)          WalState::writer (current)
+//!  | 000007.log unsynced | 000009.log unsynced |  000011.log  (unsynced, dir_synced = false)
+//!
+//!  sync write / flush_wal(true) / SyncWAL:  fsync 7, 9, then 11, then the directory
+//!                                            (once per new WAL); 7 and 9 leave the list
+//!  flush, more than one family or 2PC:      fsync 7, 9 (and the directory) before the flush
+//!                                            picks memtables, and only memtables whose data
+//!                                            lies in WALs below the current one then
+//!  flush making 7 obsolete:                 7 leaves the list unsynced and is deleted
+//! ```
+//!
+//! What this keeps (the guarantees RocksDB gives):
+//! - An acknowledged sync write survives power loss with every write before it: the sync
+//!   of WAL N first syncs every older WAL still alive (acknowledged prefix across WALs), and
+//!   the WAL directory if a WAL was created since its last sync.
+//! - A flush of a single family needs no WAL synced: its table is synced before the
+//!   MANIFEST names it, and the WALs it makes obsolete are deleted after. With more than one
+//!   family (a batch may span families, and the flushed one's table would hold data newer
+//!   than a hole in another family's WAL), with two-phase commit, and with atomic flush,
+//!   the flush first syncs the closed WALs (RocksDB's `FlushMemTableToOutputFile` /
+//!   `AtomicFlushMemTablesToOutputFiles`).
+//! - A WAL never synced may be torn by a crash: recovery (`open.rs`) stops at the first
+//!   damage in point-in-time mode and replays a later WAL only when its first batch
+//!   continues the sequence, as RocksDB's.
+//!
+//! With `track_and_verify_wals_in_manifest`, a closed WAL found synced (at the roll, when it
+//! was already synced whole, or by a later sync) is recorded in the MANIFEST with its size
+//! (RocksDB's `MarkLogsSynced` adding a `WalAddition` for inactive WALs).
+//!
+//! Locks: `DbInner::wal` guards the list; a closed WAL's writer has a leaf mutex of its own,
+//! so the flush thread syncs it without holding `wal` (writers keep going meanwhile).
+
+use std::sync::Arc;
+
+use super::{DbInner, DbState, WalState};
+use crate::error::Result;
+use crate::statistics::{record_tick, Ticker};
+use crate::version::edit::WalAddition;
+use crate::wal::LogWriter;
+
+/// A WAL closed by a memtable switch whose bytes are not known to be synced.
+pub(crate) struct ClosedWal {
+    pub number: u64,
+    /// Its size when it was closed (no byte is appended after).
+    pub size: u64,
+    pub writer: Arc<parking_lot::Mutex<LogWriter>>,
+}
+
+impl DbInner {
+    /// Under the WAL lock: syncs every closed WAL not yet synced, oldest first, then the
+    /// current one, then the WAL directory if a WAL was created since its last sync (what a
+    /// sync write, `flush_wal(true)` and `SyncWAL` do in RocksDB). The closed WALs leave the
+    /// list once synced. An error leaves the list as it was (the caller makes it a WAL
+    /// write error).
+    pub(crate) fn sync_wals_locked(&self, wal: &mut WalState) -> Result<()> {
+        for c in &wal.closed {
+            c.writer.lock().sync()?;
+        }
+        wal.writer.sync()?;
+        if !wal.dir_synced {
+            self.fs.sync_dir(&self.path)?;
+            wal.dir_synced = true;
+        }
+        let track = self.opts.track_and_verify_wals_in_manifest;
+        for c in std::mem::take(&mut wal.closed) {
+            if track && c.size > 0 {
+                wal.synced_closed.push(WalAddition { number: c.number, synced_size: Some(c.size) });
+            }
+        }
+        wal.unsynced = false;
+        Ok(())
+    }
+
+    /// RocksDB's `SyncClosedWals`: syncs the closed WALs not yet synced (and the directory
+    /// when a WAL was created since its last sync) without holding the WAL lock across the
+    /// syncs. Returns the number of the WAL that was current when it started: on success
+    /// every WAL below it is synced. Called by a flush with the DB mutex released.
+    pub(crate) fn sync_closed_wals(&self) -> Result<u64> {
+        let (current, todo, need_dir) = {
+            let wal = self.wal.lock().unwrap_or_else(|p| p.into_inner());
+            let todo: Vec<(u64, u64, Arc<parking_lot::Mutex<LogWriter>>)> =
+                wal.closed.iter().map(|c| (c.number, c.size, c.writer.clone())).collect();
+            (wal.number, todo, !wal.dir_synced)
+        };
+        record_tick(self.opts.statistics.as_deref(), Ticker::WalFileSynced, 1);
+        if todo.is_empty() {
+            return Ok(current);
+        }
+        for (_, _, w) in &todo {
+            w.lock().sync()?;
+        }
+        if need_dir {
+            // The closed WALs' names are durable; the current WAL's name is then durable
+            // too, but RocksDB leaves that to the next sync of the current WAL.
+            self.fs.sync_dir(&self.path)?;
+        }
+        let mut wal = self.wal.lock().unwrap_or_else(|p| p.into_inner());
+        let track = self.opts.track_and_verify_wals_in_manifest;
+        for (number, size, _) in &todo {
+            // A sync write may have synced and removed it meanwhile.
+            if let Some(pos) = wal.closed.iter().position(|c| c.number == *number) {
+                wal.closed.remove(pos);
+                if track && *size > 0 {
+                    wal.synced_closed.push(WalAddition { number: *number, synced_size: Some(*size) });
+                }
+            }
+        }
+        drop(wal);
+        Ok(current)
+    }
+
+    /// Whether a flush must sync the closed WALs first (RocksDB's
+    /// `needs_to_sync_closed_wals`: more than one family, or two-phase commit; atomic flush
+    /// always does).
+    pub(crate) fn flush_syncs_closed_wals(&self, st: &DbState) -> bool {
+        self.opts.atomic_flush || self.opts.allow_2pc || st.cfs.len() > 1
+    }
+
+    /// Moves the closed WALs recorded as synced to the MANIFEST's pending additions (DB
+    /// mutex held; the WAL lock comes after it).
+    pub(crate) fn take_synced_wal_additions(&self, st: &mut DbState) {
+        let mut wal = self.wal.lock().unwrap_or_else(|p| p.into_inner());
+        st.pending_wal_additions.append(&mut wal.synced_closed);
+    }
+
+    /// Takes the closed WALs below `min_log` off the list (they are about to be deleted,
+    /// synced or not); their writers are dropped by the caller without the DB mutex.
+    pub(crate) fn release_closed_wals(&self, below: u64) -> Vec<ClosedWal> {
+        let mut wal = self.wal.lock().unwrap_or_else(|p| p.into_inner());
+        let (gone, keep): (Vec<ClosedWal>, Vec<ClosedWal>) =
+            std::mem::take(&mut wal.closed).into_iter().partition(|c| c.number < below);
+        wal.closed = keep;
+        gone
+    }
+}
