@@ -361,10 +361,6 @@ pub fn scan(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     if let Some(t) = &to {
         ro.set_iterate_upper_bound(t.clone());
     }
-    let mode = match &from {
-        Some(f) => IteratorMode::From(f, shale::Direction::Forward),
-        None => IteratorMode::Start,
-    };
     if ttl && ttl_end < ttl_start {
         out.flush().map_err(Failure::io)?;
         eprintln!("Error: End time can't be less than start time");
@@ -378,12 +374,20 @@ pub fn scan(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         )?;
     }
     let mut n = 0u64;
-    for item in db.iterator_cf_opt(c, ro, mode) {
+    let mut it = db.raw_iterator_cf_opt(c, ro);
+    match &from {
+        Some(f) => it.seek(f),
+        None => it.seek_to_first(),
+    }
+    while let (Some(k), Some(v)) = (it.key(), it.value()) {
         if max.is_some_and(|m| n >= m) {
             break;
         }
-        let (k, v) = item.map_err(Failure::db)?;
-        let mut v: &[u8] = &v;
+        let (k, mut v) = (k.to_vec(), v);
+        // A wide-column entity with more than its default column prints its columns
+        // (11.8.1's PrintKeyValueOrWideColumns; not for a TTL database).
+        let columns = if ttl { None } else { it.columns().transpose().map_err(Failure::db)? };
+        let shown_columns = columns.filter(|c| super::entity_cmds::shows_columns(c));
         let mut line = Vec::new();
         if ttl {
             let Some(cut) = v.len().checked_sub(4) else {
@@ -403,11 +407,16 @@ pub fn scan(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         if !no_value {
             // RocksDB 11's PrintKeyValue: " ==> " (7.8.3 printed " : ").
             line.extend_from_slice(b" ==> ");
-            line.extend(h.value_out(v));
+            match &shown_columns {
+                Some(c) => line.extend(super::entity_cmds::dump_columns(c, h.value)),
+                None => line.extend(h.value_out(v)),
+            }
         }
         line.push(b'\n');
         w(out, &line)?;
+        it.next();
     }
+    it.status().map_err(Failure::db)?;
     if ttl {
         return Err(ttl_failure());
     }
@@ -486,9 +495,19 @@ pub fn dump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     let mut hist = crate::bench::histogram::Histogram::default();
     // --count_delim: the current run's prefix, count and bytes.
     let mut run: Option<(Vec<u8>, u64, u64)> = None;
-    for item in db.iterator_cf_opt(c, ReadOptions::default(), mode) {
-        let (k, v) = item.map_err(Failure::db)?;
-        if to.as_deref().is_some_and(|t| k.as_ref() >= t) {
+    let mut it = db.raw_iterator_cf_opt(c, ReadOptions::default());
+    match mode {
+        IteratorMode::From(f, _) => it.seek(f),
+        _ => it.seek_to_first(),
+    }
+    while let (Some(k), Some(v)) = (it.key(), it.value()) {
+        let (k, v) = (k.to_vec(), v.to_vec());
+        // An entity with more than its default column prints its columns (11.8.1's
+        // PrintKeyValueOrWideColumns).
+        let columns = it.columns().transpose().map_err(Failure::db)?;
+        let shown_columns = columns.filter(|c| super::entity_cmds::shows_columns(c));
+        it.next();
+        if to.as_deref().is_some_and(|t| k.as_slice() >= t) {
             break;
         }
         if max.is_some_and(|m| n >= m) {
@@ -520,11 +539,15 @@ pub fn dump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         if !count_only && delim.is_none() {
             let mut line = h.key_out(&k);
             line.extend_from_slice(b" ==> ");
-            line.extend(h.value_out(&v));
+            match &shown_columns {
+                Some(c) => line.extend(super::entity_cmds::dump_columns(c, h.value)),
+                None => line.extend(h.value_out(&v)),
+            }
             line.push(b'\n');
             w(out, &line)?;
         }
     }
+    it.status().map_err(Failure::db)?;
     if delim.is_some() {
         let (p0, cnt, bytes) = run.unwrap_or_default();
         let mut line = p0;
@@ -564,7 +587,20 @@ pub fn idump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         if !count_only {
             let mut line = ikey_debug(&ikey, h.key);
             line.extend_from_slice(b" => ");
-            line.extend(slice_to_string(&value, h.value));
+            if shale::key::trailer(&ikey) & 0xff == shale::key::ValueType::WideColumnEntity as u64 {
+                // ldb prints an entity's columns, or a line on stderr when they do not decode.
+                match shale::wide_columns::owned_columns(&value) {
+                    Ok(c) => line.extend(super::entity_cmds::dump_columns(&c, h.value)),
+                    Err(_) => {
+                        out.flush().map_err(Failure::io)?;
+                        let key = ikey_debug(&ikey, h.key);
+                        eprintln!("{} => error deserializing wide columns", String::from_utf8_lossy(&key));
+                        continue;
+                    }
+                }
+            } else {
+                line.extend(slice_to_string(&value, h.value));
+            }
             line.push(b'\n');
             w(out, &line)?;
         }
