@@ -64,9 +64,9 @@ pub fn db_path(p: &Parsed) -> Res<String> {
     }
 }
 
-/// The options ldb opens with: create_if_missing from the flag; with --try_load_options the
-/// latest OPTIONS file is read and must parse (unknown options are an error unless
-/// --ignore_unknown_options).
+/// The options ldb opens with: create_if_missing from the flag; when the OPTIONS file is
+/// loaded (`try_load_options`), the latest OPTIONS file is read and must parse (unknown
+/// options are an error unless --ignore_unknown_options).
 fn options(p: &Parsed) -> Res<Options> {
     let mut o = Options::default();
     o.create_if_missing(p.flag("create_if_missing"));
@@ -86,10 +86,18 @@ fn options(p: &Parsed) -> Res<Options> {
     Ok(o)
 }
 
-/// With `--try_load_options`, the database's latest OPTIONS file (None without the flag or
-/// without a file).
+/// ldb's `IsTryLoadOptions`: `--try_load_options[=true|false]`, by default on when `--db`
+/// is given without the flags `--create_if_missing` and `--ttl` (RocksDB 11.8.1's ldb).
+fn try_load_options(p: &Parsed) -> Res<bool> {
+    let flag = |n: &str| p.flags.iter().any(|f| f == n);
+    let default = p.opt("db").is_some() && !flag("create_if_missing") && !flag("ttl");
+    p.bool_opt("try_load_options", default)
+}
+
+/// When the OPTIONS file is loaded (`try_load_options`), the database's latest one (None
+/// otherwise, or without a file).
 fn loaded_options(p: &Parsed) -> Res<Option<shale::options_file::OptionsFile>> {
-    if !p.bool_opt("try_load_options", false)? {
+    if !try_load_options(p)? {
         return Ok(None);
     }
     let path = db_path(p)?;
@@ -103,9 +111,13 @@ fn loaded_options(p: &Parsed) -> Res<Option<shale::options_file::OptionsFile>> {
     }
 }
 
-/// The options of a family's OPTIONS section that `--try_load_options` applies: the
-/// compression type (the others of the file are not applied yet: README).
+/// The options of a family's OPTIONS section that loading the file applies (README): the
+/// compression type, the comparator and the prefix extractor by their names (RocksDB's
+/// built-in ones), and the merge operator by its name, or, when the file names none,
+/// StringAppendOperator with ':' as ldb sets it. The file's other options change how
+/// tables are written, not what a read returns, and are not applied yet.
 fn apply_cf_options(o: &mut Options, cf: &shale::options_file::CfSection) -> Res<()> {
+    apply_function_options(o, cf)?;
     use shale::DBCompressionType as C;
     if let Some(v) = cf.option("compression") {
         let t = match v {
@@ -123,6 +135,101 @@ fn apply_cf_options(o: &mut Options, cf: &shale::options_file::CfSection) -> Res
             }
         };
         o.set_compression_type(t);
+    }
+    Ok(())
+}
+
+/// The file's value with RocksDB's escapes (`\:`) undone.
+fn unescape(v: &str) -> String {
+    let mut out = String::new();
+    let mut it = v.chars();
+    while let Some(c) = it.next() {
+        if c == '\\' {
+            if let Some(n) = it.next() {
+                out.push(n);
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A struct value's field (`{id=X;delimiter=\:;}`), or the value itself as `id`.
+fn struct_field(v: &str, field: &str) -> Option<String> {
+    let Some(body) = v.strip_prefix('{').and_then(|b| b.strip_suffix('}')) else {
+        return (field == "id").then(|| unescape(v));
+    };
+    // Fields end at an unescaped ';'.
+    let mut fields = Vec::new();
+    let mut cur = String::new();
+    let mut esc = false;
+    for c in body.chars() {
+        if esc {
+            cur.push('\\');
+            cur.push(c);
+            esc = false;
+        } else if c == '\\' {
+            esc = true;
+        } else if c == ';' {
+            fields.push(std::mem::take(&mut cur));
+        } else {
+            cur.push(c);
+        }
+    }
+    if !cur.is_empty() {
+        fields.push(cur);
+    }
+    fields.iter().find_map(|f| f.split_once('=').filter(|(k, _)| *k == field).map(|(_, v)| unescape(v)))
+}
+
+/// The comparator, merge operator and prefix extractor a family's section names.
+fn apply_function_options(o: &mut Options, cf: &shale::options_file::CfSection) -> Res<()> {
+    let unbuilt = |what: &str, name: &str| {
+        Failure::new(format!("Not implemented: {what} {name} of the OPTIONS file is not built into Shale"))
+    };
+    if let Some(v) = cf.option("comparator") {
+        match v {
+            "leveldb.BytewiseComparator" => {}
+            "rocksdb.ReverseBytewiseComparator" => {
+                o.set_comparator_object(std::sync::Arc::new(shale::ReverseBytewiseComparator))
+            }
+            other => match shale::U64TsComparator::by_name(other) {
+                Some(c) => o.set_comparator_object(std::sync::Arc::new(c)),
+                None => return Err(unbuilt("comparator", other)),
+            },
+        }
+    }
+    match cf.option("merge_operator").and_then(|v| struct_field(v, "id")) {
+        None => o.set_merge_operator_object(shale::merge_operators::stringappend(":")),
+        Some(id) if id.is_empty() || id == "nullptr" => {
+            o.set_merge_operator_object(shale::merge_operators::stringappend(":"))
+        }
+        Some(id) if id == "StringAppendOperator" || id == "stringappend" => {
+            let v = cf.option("merge_operator").unwrap_or_default();
+            let delim = struct_field(v, "delimiter").unwrap_or_else(|| ",".to_string());
+            o.set_merge_operator_object(shale::merge_operators::stringappend(&delim));
+        }
+        Some(id) => match shale::merge_operators::by_name(&id) {
+            Some(op) => o.set_merge_operator_object(op),
+            None => return Err(unbuilt("merge operator", &id)),
+        },
+    }
+    if let Some(v) = cf.option("prefix_extractor") {
+        let id = struct_field(v, "id").unwrap_or_default();
+        let len = |s: &str| s.parse::<usize>().map_err(|_| unbuilt("prefix extractor", v));
+        if !id.is_empty() && id != "nullptr" {
+            let t = if let Some(n) = id.strip_prefix("rocksdb.FixedPrefix.") {
+                shale::SliceTransform::create_fixed_prefix(len(n)?)
+            } else if let Some(n) = id.strip_prefix("rocksdb.CappedPrefix.") {
+                shale::SliceTransform::create_capped_prefix(len(n)?)
+            } else if id == "rocksdb.Noop" {
+                shale::SliceTransform::create_noop()
+            } else {
+                return Err(unbuilt("prefix extractor", &id));
+            };
+            o.set_prefix_extractor(t);
+        }
     }
     Ok(())
 }
@@ -177,6 +284,12 @@ pub(crate) fn open_opts(p: &Parsed, o: Options, read_only: bool) -> Res<DB> {
         }
         Err(e) => return Err(Failure::db(e)),
     };
+    // ldb's OpenDB: without an OPTIONS file loaded, a database of one family gets
+    // StringAppendOperator with ':' (several families get none).
+    let mut o = o;
+    if cfs.len() <= 1 && loaded_options(p)?.is_none() {
+        o.set_merge_operator_object(shale::merge_operators::stringappend(":"));
+    }
     let mut descs = crate::families::descriptors(&o, cfs);
     // --try_load_options: each family gets its own section's options.
     if let Some(f) = loaded_options(p)? {

@@ -144,13 +144,10 @@ const COMMON_OPTIONS: &[&str] = &[
 const BUILD_OPTIONS: &[&str] = &["auto_compaction"];
 
 /// Commands whose feature belongs to another part of Shale not built yet.
-const NOT_SUPPORTED: &[(&str, &str)] = &[
-    (
-        "update_manifest",
-        "update_manifest --update_temperatures (Shale's file system has no file temperatures)",
-    ),
-    ("dump_trace", "trace files (Shale writes no query traces)"),
-];
+const NOT_SUPPORTED: &[(&str, &str)] = &[(
+    "update_manifest",
+    "update_manifest --update_temperatures (Shale's file system has no file temperatures)",
+)];
 
 pub const HELP: &str = "ldb - RocksDB Tool
 
@@ -211,7 +208,7 @@ Admin Commands:
     [--allow_global_seqno] [--allow_blocking_flush] [--ingest_behind]
   unsafe_remove_sst_file <SST file number>      MUST NOT be used on a live DB.
 
-Not supported yet (print NotSupported): update_manifest, dump_trace
+Not supported yet (print NotSupported): update_manifest
 ";
 
 /// Runs `shale ldb <args>`; returns the process exit status.
