@@ -101,6 +101,11 @@ fn loaded_options(p: &Parsed) -> Res<Option<shale::options_file::OptionsFile>> {
         return Ok(None);
     }
     let path = db_path(p)?;
+    // RocksDB's LoadLatestOptions finds nothing (NotFound, which ldb passes over) where
+    // there is no database: the open then fails in its own words.
+    if !Path::new(&path).is_dir() {
+        return Ok(None);
+    }
     let fs = shale::fs::default_fs();
     match shale::options_file::latest_options_file(&*fs, Path::new(&path)) {
         Ok(f) => Ok(f.map(|(_, f)| f)),

@@ -11,7 +11,7 @@
 mod backup_cmds;
 mod db_cmds;
 mod dump_path;
-mod entity_cmds;
+pub(crate) mod entity_cmds;
 pub(crate) mod fmt;
 mod levels;
 mod manifest;
