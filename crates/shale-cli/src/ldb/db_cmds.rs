@@ -501,11 +501,14 @@ pub fn scan(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         if max.is_some_and(|m| n >= m) {
             break;
         }
-        let (k, mut v) = (k.to_vec(), v);
+        let (k, owned) = (k.to_vec(), v.to_vec());
         // A wide-column entity with more than its default column prints its columns
         // (11.8.1's PrintKeyValueOrWideColumns; not for a TTL database).
         let columns = if ttl { None } else { it.columns().transpose().map_err(Failure::db)? };
         let shown_columns = columns.filter(|c| super::entity_cmds::shows_columns(c));
+        // Stepped here: the entries the TTL window skips below go on to the next.
+        it.next();
+        let mut v: &[u8] = &owned;
         let mut line = Vec::new();
         if ttl {
             let Some(cut) = v.len().checked_sub(4) else {
@@ -532,7 +535,6 @@ pub fn scan(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         }
         line.push(b'\n');
         w(out, &line)?;
-        it.next();
     }
     it.status().map_err(Failure::db)?;
     if ttl {
