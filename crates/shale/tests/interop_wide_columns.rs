@@ -83,7 +83,7 @@ fn rocksdb_entities_read_compacted_and_read_back() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("db");
     let mut want: BTreeMap<Vec<u8>, Cols> = BTreeMap::new();
-    let mut put = |key: String, cols: Vec<String>, first: bool| {
+    fn put(dir: &Path, want: &mut BTreeMap<Vec<u8>, Cols>, key: String, cols: Vec<String>, first: bool) {
         let mut args: Vec<&str> = Vec::new();
         if first {
             args.push("--create_if_missing");
@@ -91,16 +91,16 @@ fn rocksdb_entities_read_compacted_and_read_back() {
         args.push("put_entity");
         args.push(&key);
         args.extend(cols.iter().map(String::as_str));
-        ldb(&dir, &args);
+        ldb(dir, &args);
         want.insert(key.into_bytes(), parse(&cols));
-    };
+    }
     for i in 0..12 {
         let cols = if i % 2 == 0 {
             vec![format!("c:{i}"), format!(":v{i}"), "b:x".to_string()]
         } else {
             vec![format!("only:{i}")]
         };
-        put(format!("e{i:02}"), cols, i == 0);
+        put(&dir, &mut want, format!("e{i:02}"), cols, i == 0);
     }
     ldb(&dir, &["put", "p", "plain"]);
     want.insert(b"p".to_vec(), vec![(Vec::new(), b"plain".to_vec())]);
@@ -108,10 +108,10 @@ fn rocksdb_entities_read_compacted_and_read_back() {
     ldb(&dir, &["compact"]);
     ldb(&dir, &["delete", "gone"]);
     for i in (0..12).step_by(3) {
-        put(format!("e{i:02}"), vec![format!(":new{i}"), "z:1".to_string()], false);
+        put(&dir, &mut want, format!("e{i:02}"), vec![format!(":new{i}"), "z:1".to_string()], false);
     }
     // The newest stays in the WAL.
-    put("e05".to_string(), vec![":wal".to_string()], false);
+    put(&dir, &mut want, "e05".to_string(), vec![":wal".to_string()], false);
     assert!(!wal_files(&dir).is_empty() && sst_files(&dir).len() > 1);
     let before = ldb(&dir, &["scan"]);
     assert!(before.contains("e05 ==> wal\n") && before.contains("e00 ==> :new0 z:1\n"), "{before}");
