@@ -188,21 +188,22 @@ fn struct_field(v: &str, field: &str) -> Option<String> {
     fields.iter().find_map(|f| f.split_once('=').filter(|(k, _)| *k == field).map(|(_, v)| unescape(v)))
 }
 
-/// The comparator, merge operator and prefix extractor a family's section names.
+/// The comparator, merge operator and prefix extractor a family's section names. As
+/// RocksDB's LoadLatestOptions (ConfigOptions' `ignore_unsupported_options`), a name with no
+/// built-in object is passed over: an unknown comparator leaves the default (the open then
+/// fails on the MANIFEST's name, as RocksDB's), an unknown merge operator leaves none (so ldb's
+/// StringAppendOperator ':'), an unknown prefix extractor none.
 fn apply_function_options(o: &mut Options, cf: &shale::options_file::CfSection) -> Res<()> {
-    let unbuilt = |what: &str, name: &str| {
-        Failure::new(format!("Not implemented: {what} {name} of the OPTIONS file is not built into Shale"))
-    };
     if let Some(v) = cf.option("comparator") {
         match v {
-            "leveldb.BytewiseComparator" => {}
             "rocksdb.ReverseBytewiseComparator" => {
                 o.set_comparator_object(std::sync::Arc::new(shale::ReverseBytewiseComparator))
             }
-            other => match shale::U64TsComparator::by_name(other) {
-                Some(c) => o.set_comparator_object(std::sync::Arc::new(c)),
-                None => return Err(unbuilt("comparator", other)),
-            },
+            other => {
+                if let Some(c) = shale::U64TsComparator::by_name(other) {
+                    o.set_comparator_object(std::sync::Arc::new(c));
+                }
+            }
         }
     }
     match cf.option("merge_operator").and_then(|v| struct_field(v, "id")) {
@@ -215,24 +216,23 @@ fn apply_function_options(o: &mut Options, cf: &shale::options_file::CfSection) 
             let delim = struct_field(v, "delimiter").unwrap_or_else(|| ",".to_string());
             o.set_merge_operator_object(shale::merge_operators::stringappend(&delim));
         }
-        Some(id) => match shale::merge_operators::by_name(&id) {
-            Some(op) => o.set_merge_operator_object(op),
-            None => return Err(unbuilt("merge operator", &id)),
-        },
+        Some(id) => o.set_merge_operator_object(
+            shale::merge_operators::by_name(&id).unwrap_or_else(|| shale::merge_operators::stringappend(":")),
+        ),
     }
     if let Some(v) = cf.option("prefix_extractor") {
         let id = struct_field(v, "id").unwrap_or_default();
-        let len = |s: &str| s.parse::<usize>().map_err(|_| unbuilt("prefix extractor", v));
-        if !id.is_empty() && id != "nullptr" {
-            let t = if let Some(n) = id.strip_prefix("rocksdb.FixedPrefix.") {
-                shale::SliceTransform::create_fixed_prefix(len(n)?)
-            } else if let Some(n) = id.strip_prefix("rocksdb.CappedPrefix.") {
-                shale::SliceTransform::create_capped_prefix(len(n)?)
-            } else if id == "rocksdb.Noop" {
-                shale::SliceTransform::create_noop()
-            } else {
-                return Err(unbuilt("prefix extractor", &id));
-            };
+        let len = |s: &str| s.parse::<usize>().ok();
+        let t = if let Some(n) = id.strip_prefix("rocksdb.FixedPrefix.").and_then(len) {
+            Some(shale::SliceTransform::create_fixed_prefix(n))
+        } else if let Some(n) = id.strip_prefix("rocksdb.CappedPrefix.").and_then(len) {
+            Some(shale::SliceTransform::create_capped_prefix(n))
+        } else if id == "rocksdb.Noop" {
+            Some(shale::SliceTransform::create_noop())
+        } else {
+            None
+        };
+        if let Some(t) = t {
             o.set_prefix_extractor(t);
         }
     }
