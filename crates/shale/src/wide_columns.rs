@@ -28,6 +28,9 @@ use crate::error::{Error, Result};
 const COLUMN_INLINE: u8 = 0x1;
 const COLUMN_BLOB: u8 = 0x11;
 
+/// An entity's columns as owned (name, value) pairs, sorted by name.
+pub type WideColumns = Vec<(Vec<u8>, Vec<u8>)>;
+
 /// One decoded column: its name, its stored value, and whether that value is a blob index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Column<'a> {
@@ -171,7 +174,7 @@ pub fn with_default_column(entity: &[u8], value: &[u8]) -> Result<Vec<u8>> {
 }
 
 /// The columns of an entity as owned pairs; a column stored in a blob file is refused.
-pub fn owned_columns(entity: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+pub fn owned_columns(entity: &[u8]) -> Result<WideColumns> {
     deserialize(entity)?
         .into_iter()
         .map(

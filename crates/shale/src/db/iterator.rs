@@ -651,7 +651,7 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
     /// The current entry's wide columns (RocksDB's `Iterator::columns()`): an entity's
     /// columns sorted by name, or one default column (empty name) holding `value()`; None
     /// when the iterator is not on an entry.
-    pub fn columns(&self) -> Option<Result<Vec<(Vec<u8>, Vec<u8>)>>> {
+    pub fn columns(&self) -> Option<Result<crate::wide_columns::WideColumns>> {
         if !self.iter.valid() {
             return None;
         }

@@ -656,7 +656,7 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
         cf: &impl AsColumnFamilyRef,
         key: K,
         opts: &ReadOptions,
-    ) -> Result<Option<Vec<(Vec<u8>, Vec<u8>)>>> {
+    ) -> Result<Option<crate::wide_columns::WideColumns>> {
         let h = self.inner.handle_of(cf)?;
         match self.inner.get_maybe_entity(&h, key.as_ref(), opts, true)? {
             Some(e) => crate::wide_columns::owned_columns(&e).map(Some),

@@ -211,7 +211,7 @@ impl DBIter {
 
     /// The current entry's wide columns, as RocksDB's `Iterator::columns()`: an entity's
     /// columns, or one default column (empty name) holding `value()`. Requires `valid()`.
-    pub fn columns(&self) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    pub fn columns(&self) -> Result<crate::wide_columns::WideColumns> {
         match &self.entity {
             Some(e) if self.ts.is_none() => crate::wide_columns::owned_columns(e),
             _ => Ok(vec![(Vec::new(), self.value().to_vec())]),
