@@ -112,7 +112,8 @@ fn rocksdb_entities_read_compacted_and_read_back() {
     }
     // The newest stays in the WAL.
     put(&dir, &mut want, "e05".to_string(), vec![":wal".to_string()], false);
-    assert!(!wal_files(&dir).is_empty() && sst_files(&dir).len() > 1);
+    // (How many tables there are depends on RocksDB's automatic compactions: not asserted.)
+    assert!(!wal_files(&dir).is_empty() && !sst_files(&dir).is_empty());
     let before = ldb(&dir, &["scan"]);
     assert!(before.contains("e05 ==> wal\n") && before.contains("e00 ==> :new0 z:1\n"), "{before}");
 
