@@ -488,6 +488,21 @@ fn read_sequential(
                                 continue;
                             }
                         }
+                    } else if p.value_type == shale::key::ValueType::WideColumnEntity {
+                        // A wide-column entity prints its columns (RocksDB's SstFileDumper).
+                        match shale::wide_columns::owned_columns(it.value()) {
+                            Ok(c) => line.extend(crate::ldb::entity_cmds::dump_columns(&c, a.output_hex)),
+                            Err(_) => {
+                                line.truncate(line.len() - 4);
+                                out.flush().map_err(Failure::io)?;
+                                eprintln!(
+                                    "{} => error deserializing wide columns",
+                                    String::from_utf8_lossy(&line)
+                                );
+                                it.next();
+                                continue;
+                            }
+                        }
                     } else {
                         line.extend(slice_to_string(it.value(), a.output_hex));
                     }

@@ -47,10 +47,13 @@ fn bad_input_fails_cleanly() {
 
 #[test]
 fn other_issues_commands_say_not_supported() {
-    for cmd in ["update_manifest", "dump_trace", "put_entity", "get_entity"] {
-        let (code, _, err) = run(&["ldb", "--db=db", cmd]);
-        assert_eq!(code, Some(1), "{cmd}");
-        assert!(err.starts_with("Failed: Not implemented: "), "{cmd}: {err}");
-        assert!(err.contains(cmd), "{cmd}: the error names the command: {err}");
-    }
+    let cmd = "update_manifest";
+    let (code, _, err) = run(&["ldb", "--db=db", cmd]);
+    assert_eq!(code, Some(1), "{cmd}");
+    assert!(err.starts_with("Failed: Not implemented: "), "{cmd}: {err}");
+    assert!(err.contains(cmd), "{cmd}: the error names the command: {err}");
+    // RocksDB 11.8.1's ldb (and 7.8.3's) has no dump_trace: "Unknown command", then the usage.
+    let (code, _, err) = run(&["ldb", "--db=db", "dump_trace", "--trace_file=t"]);
+    assert_eq!(code, Some(1));
+    assert!(err.starts_with("Unknown command\n"), "{err}");
 }

@@ -1,10 +1,13 @@
-//! Golden: with `--try_load_options`, `shale ldb` applies the compression type of each
-//! family's section of the database's OPTIONS file, as RocksDB 11.8.1's ldb does: on a
+//! Golden: loading the OPTIONS file (`--try_load_options`, and by default when `--db` is
+//! given without `--create_if_missing` or `--ttl`, as 11.8.1's ldb), `shale ldb` applies the
+//! compression type of each family's section of the database's OPTIONS file, as RocksDB
+//! 11.8.1's ldb does: on a
 //! database 11.8.1 wrote with `--compression_type=no` (default family; the family `cf1`
 //! it creates gets its ldb's LZ4), a put and a compaction by each tool leave data blocks stored with the same
-//! compression type byte (read from `sst_dump --command=raw`'s dump), and Shale without
-//! the flag keeps its default (Snappy), so the test can fail. Only compression is applied
-//! yet (README). Judged by 11.8.1 live (it writes the database).
+//! compression type byte (read from `sst_dump --command=raw`'s dump), the same without the
+//! flag, and with `--try_load_options=false` each keeps its engine's default (LZ4 for
+//! 11.8.1, Snappy for Shale), so the test can fail. Judged by 11.8.1 live (it writes the
+//! database).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 mod golden;
@@ -59,20 +62,70 @@ fn try_load_options_applies_the_compression() {
         ],
         &["--db=db", "--try_load_options", "--column_family=cf1", "compact"],
     ];
-    let run_steps = |prog: &Path, pre: &[&str], with_flag: bool| -> Vec<String> {
+    // `flag`: what replaces `--try_load_options` (None: nothing, ldb's default).
+    let run_steps = |prog: &Path, pre: &[&str], flag: Option<&'static str>| -> Vec<String> {
         let d = tempfile::tempdir().unwrap();
         copy_dir(&src.path().join("db"), &d.path().join("db"));
         for s in steps {
             let args: Vec<&str> =
-                s.iter().copied().filter(|a| with_flag || *a != "--try_load_options").collect();
+                s.iter().filter_map(|a| if *a == "--try_load_options" { flag } else { Some(*a) }).collect();
             ok(&run_in(d.path(), prog, pre, &args), &format!("{args:?}"));
         }
         block_types(d.path(), &o11.sst_dump)
     };
-    let rocks = run_steps(&o11.ldb, &[], true);
-    let shale_loaded = run_steps(&shale(), &["ldb"], true);
-    let shale_default = run_steps(&shale(), &["ldb"], false);
+    let rocks = run_steps(&o11.ldb, &[], Some("--try_load_options"));
+    let shale_loaded = run_steps(&shale(), &["ldb"], Some("--try_load_options"));
     assert!(rocks.contains(&"0".to_string()) && rocks.contains(&"4".to_string()), "{rocks:?}");
     assert_eq!(rocks, shale_loaded, "data block compression after --try_load_options");
-    assert_ne!(rocks, shale_default, "without --try_load_options Shale keeps its defaults");
+    // ldb loads the file by default (with --db, without --create_if_missing and --ttl).
+    let rocks_default = run_steps(&o11.ldb, &[], None);
+    assert_eq!(rocks_default, rocks, "11.8.1 loads the OPTIONS file by default");
+    assert_eq!(run_steps(&shale(), &["ldb"], None), rocks, "Shale loads it by default too");
+    // With --try_load_options=false each keeps its engine's default: LZ4 (4) for 11.8.1,
+    // Snappy (1) for Shale (README: Shale's default compression is not yet 11.8.1's).
+    let rocks_off = run_steps(&o11.ldb, &[], Some("--try_load_options=false"));
+    let shale_off = run_steps(&shale(), &["ldb"], Some("--try_load_options=false"));
+    assert!(rocks_off.iter().all(|t| t == "4"), "{rocks_off:?}");
+    assert!(shale_off.iter().all(|t| t == "1"), "{shale_off:?}");
+    assert_ne!(rocks, shale_off, "with --try_load_options=false Shale keeps its defaults");
+}
+
+/// The merge operator the OPTIONS file names is the one reads use: on a database 11.8.1's
+/// `db_bench --benchmarks=mergerandom --merge_operator=uint64add` wrote (operands in tables
+/// and in the WAL), `scan`, `get` and `dump` print the sums as 11.8.1's ldb does, which loads
+/// the file by default; with `--try_load_options=false` neither has an operator and both fail.
+#[test]
+fn loaded_options_merge_operator() {
+    let oracles = oracles();
+    let Some(o11) = oracles.iter().find(|o| o.major == 11) else {
+        println!("no RocksDB 11.8.1 here: it writes the database");
+        return;
+    };
+    let src = tempfile::tempdir().unwrap();
+    let db_bench = o11.ldb.with_file_name("db_bench");
+    let o = std::process::Command::new(&db_bench)
+        .args([
+            &format!("--db={}", src.path().join("db").display()),
+            "--benchmarks=mergerandom",
+            "--merge_operator=uint64add",
+            "--num=300",
+            "--value_size=8",
+            "--key_size=8",
+            "--compression_type=none",
+            "--write_buffer_size=4096",
+            "--seed=7",
+            "--threads=1",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let label = "written by RocksDB 11.8.1 db_bench";
+    for case in [
+        only11(&["--db=db", "scan", "--hex"]),
+        only11(&["--db=db", "dump", "--hex", "--max_keys=20"]),
+        only11(&["--db=db", "get", "--hex", "0x0000000000000000"]),
+        only11(&["--db=db", "scan", "--hex", "--try_load_options=false"]),
+    ] {
+        check("ldb", label, src.path(), &oracles, &case, &exact, None);
+    }
 }

@@ -24,8 +24,9 @@
 //! rollback = header(seq, count=0) | 0xC xid     (WAL only)
 //! ```
 //! Other tags of transactions (0x12, 0x13, 0x15: write-prepared/unprepared policies),
-//! blob indexes (0x10, 0x11), timestamps (0x14) and wide columns (0x16, 0x17) are
-//! recognised and refused as NotSupported.
+//! blob indexes (0x10, 0x11) and timestamps (0x14) are recognised and refused as
+//! NotSupported. A wide-column entity (RocksDB's PutEntity) is
+//! `0x16 key entity | 0x17 cf key entity`, the entity encoded as `wide_columns.rs` draws it.
 
 use crate::cf_ref::AsColumnFamilyRef;
 use crate::coding::{put_length_prefixed_slice, put_varint32, Decoder};
@@ -273,6 +274,33 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
         self.add_kv(cf.cf_id(), (tag::VALUE, tag::CF_VALUE), key.as_ref(), Some(value.as_ref()));
     }
 
+    /// A wide-column entity (RocksDB's `WriteBatch::PutEntity`; rust-rocksdb 0.25 has no such
+    /// method): `columns` as (name, value) pairs in any order, sorted and encoded as
+    /// `wide_columns.rs` draws it. The default column (empty name) is what `get` returns.
+    /// Duplicate names are refused, as RocksDB refuses them.
+    pub fn put_entity_cf<K: AsRef<[u8]>>(
+        &mut self,
+        cf: &impl AsColumnFamilyRef,
+        key: K,
+        columns: &[(&[u8], &[u8])],
+    ) -> Result<()> {
+        self.put_entity_id(cf.cf_id(), key.as_ref(), columns)
+    }
+
+    /// `put_entity_cf` in the default column family.
+    pub fn put_entity<K: AsRef<[u8]>>(&mut self, key: K, columns: &[(&[u8], &[u8])]) -> Result<()> {
+        self.put_entity_id(0, key.as_ref(), columns)
+    }
+
+    fn put_entity_id(&mut self, cf_id: u32, key: &[u8], columns: &[(&[u8], &[u8])]) -> Result<()> {
+        let entity = crate::wide_columns::serialize(columns)?;
+        if u32::try_from(key.len()).is_err() || u32::try_from(entity.len()).is_err() {
+            return Err(Error::invalid_argument("wide column entity is too large"));
+        }
+        self.add_kv(cf_id, (tag::WIDE_COLUMN_ENTITY, tag::CF_WIDE_COLUMN_ENTITY), key, Some(&entity));
+        Ok(())
+    }
+
     pub fn merge<K: AsRef<[u8]>, V: AsRef<[u8]>>(&mut self, key: K, value: V) {
         self.add_kv(0, (tag::MERGE, tag::CF_MERGE), key.as_ref(), Some(value.as_ref()));
         self.has_merge = Some(true);
@@ -386,11 +414,14 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
             ValueType::SingleDeletion => (tag::SINGLE_DELETION, tag::CF_SINGLE_DELETION),
             ValueType::RangeDeletion => (tag::RANGE_DELETION, tag::CF_RANGE_DELETION),
             ValueType::BlobIndex => (tag::BLOB_INDEX, tag::CF_BLOB_INDEX),
+            ValueType::WideColumnEntity => (tag::WIDE_COLUMN_ENTITY, tag::CF_WIDE_COLUMN_ENTITY),
         };
         let value = match e.value_type {
-            ValueType::Value | ValueType::Merge | ValueType::RangeDeletion | ValueType::BlobIndex => {
-                Some(e.value)
-            }
+            ValueType::Value
+            | ValueType::Merge
+            | ValueType::RangeDeletion
+            | ValueType::BlobIndex
+            | ValueType::WideColumnEntity => Some(e.value),
             _ => None,
         };
         if e.value_type == ValueType::Merge {
@@ -490,6 +521,11 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
                         ValueType::SingleDeletion => (tag::SINGLE_DELETION, tag::CF_SINGLE_DELETION),
                         ValueType::RangeDeletion => (tag::RANGE_DELETION, tag::CF_RANGE_DELETION),
                         ValueType::BlobIndex => (tag::BLOB_INDEX, tag::CF_BLOB_INDEX),
+                        ValueType::WideColumnEntity => {
+                            return Err(Error::not_supported(
+                                "wide-column entities in a TTL database are not supported (RocksDB's DBWithTTL has none either)",
+                            ))
+                        }
                     };
                     match e.value_type {
                         ValueType::Value | ValueType::Merge => {
@@ -555,7 +591,10 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
             match e.value_type {
                 ValueType::Value => callbacks.put(e.key, e.value),
                 ValueType::Deletion => callbacks.delete(e.key),
-                ValueType::SingleDeletion | ValueType::Merge | ValueType::BlobIndex => {}
+                ValueType::SingleDeletion
+                | ValueType::Merge
+                | ValueType::BlobIndex
+                | ValueType::WideColumnEntity => {}
                 ValueType::RangeDeletion => return,
             }
         }
@@ -639,8 +678,6 @@ fn unsupported_tag_name(t: u8) -> Option<&'static str> {
         tag::BEGIN_UNPREPARE_XID => "BeginUnprepareXID",
         tag::DELETION_WITH_TIMESTAMP => "DeletionWithTimestamp",
         tag::COMMIT_XID_AND_TIMESTAMP => "CommitXIDAndTimestamp",
-        tag::WIDE_COLUMN_ENTITY => "WideColumnEntity",
-        tag::CF_WIDE_COLUMN_ENTITY => "ColumnFamilyWideColumnEntity",
         _ => return None,
     })
 }
@@ -659,6 +696,8 @@ fn decode_record<'a>(input: &mut Decoder<'a>, offset: usize) -> Result<Record<'a
         tag::CF_RANGE_DELETION => (ValueType::RangeDeletion, true, true, "DeleteRange"),
         tag::MERGE => (ValueType::Merge, false, true, "Merge"),
         tag::CF_MERGE => (ValueType::Merge, true, true, "Merge"),
+        tag::WIDE_COLUMN_ENTITY => (ValueType::WideColumnEntity, false, true, "PutEntity"),
+        tag::CF_WIDE_COLUMN_ENTITY => (ValueType::WideColumnEntity, true, true, "PutEntity"),
         tag::NOOP => return Ok(Record::Noop),
         tag::BEGIN_PREPARE_XID => return Ok(Record::Marker(Marker::BeginPrepare)),
         tag::END_PREPARE_XID | tag::COMMIT_XID | tag::ROLLBACK_XID => {

@@ -29,6 +29,9 @@ pub enum ValueType {
     RangeDeletion = 0xF,
     /// RocksDB's `kTypeBlobIndex`: the value is a blob index (BlobDB, `blob/format.rs`).
     BlobIndex = 0x11,
+    /// RocksDB's `kTypeWideColumnEntity`: the value is a wide-column entity
+    /// (`wide_columns.rs`).
+    WideColumnEntity = 0x16,
 }
 
 /// RocksDB's `kTypeDeletionWithTimestamp` byte.
@@ -39,9 +42,9 @@ pub const DELETION_WITH_TIMESTAMP: u8 = 0x14;
 pub const VALUE_TYPE_FOR_SEEK: ValueType = ValueType::RangeDeletion;
 
 /// The type of a key that looks up entries at a sequence number: the highest type stored
-/// (a blob index, 0x11), so that the key sorts before every entry of that sequence. (Index
-/// separators, which tables persist, keep `VALUE_TYPE_FOR_SEEK`.)
-pub const VALUE_TYPE_FOR_LOOKUP: ValueType = ValueType::BlobIndex;
+/// (a wide-column entity, 0x16), so that the key sorts before every entry of that sequence.
+/// (Index separators, which tables persist, keep `VALUE_TYPE_FOR_SEEK`.)
+pub const VALUE_TYPE_FOR_LOOKUP: ValueType = ValueType::WideColumnEntity;
 
 impl ValueType {
     #[inline]
@@ -57,6 +60,7 @@ impl ValueType {
             0x7 => ValueType::SingleDeletion,
             0xF => ValueType::RangeDeletion,
             0x11 => ValueType::BlobIndex,
+            0x16 => ValueType::WideColumnEntity,
             _ => return None,
         })
     }

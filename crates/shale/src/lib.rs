@@ -45,6 +45,7 @@ mod transactions;
 pub mod version;
 pub mod wal;
 mod wal_iter;
+pub mod wide_columns;
 
 pub use batch::{WriteBatch, WriteBatchIterator, WriteBatchIteratorCf, WriteBatchWithTransaction};
 pub use cf_ref::AsColumnFamilyRef;

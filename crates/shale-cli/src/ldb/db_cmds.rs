@@ -64,9 +64,9 @@ pub fn db_path(p: &Parsed) -> Res<String> {
     }
 }
 
-/// The options ldb opens with: create_if_missing from the flag; with --try_load_options the
-/// latest OPTIONS file is read and must parse (unknown options are an error unless
-/// --ignore_unknown_options).
+/// The options ldb opens with: create_if_missing from the flag; when the OPTIONS file is
+/// loaded (`try_load_options`), the latest OPTIONS file is read and must parse (unknown
+/// options are an error unless --ignore_unknown_options).
 fn options(p: &Parsed) -> Res<Options> {
     let mut o = Options::default();
     o.create_if_missing(p.flag("create_if_missing"));
@@ -86,13 +86,26 @@ fn options(p: &Parsed) -> Res<Options> {
     Ok(o)
 }
 
-/// With `--try_load_options`, the database's latest OPTIONS file (None without the flag or
-/// without a file).
+/// ldb's `IsTryLoadOptions`: `--try_load_options[=true|false]`, by default on when `--db`
+/// is given without the flags `--create_if_missing` and `--ttl` (RocksDB 11.8.1's ldb).
+fn try_load_options(p: &Parsed) -> Res<bool> {
+    let flag = |n: &str| p.flags.iter().any(|f| f == n);
+    let default = p.opt("db").is_some() && !flag("create_if_missing") && !flag("ttl");
+    p.bool_opt("try_load_options", default)
+}
+
+/// When the OPTIONS file is loaded (`try_load_options`), the database's latest one (None
+/// otherwise, or without a file).
 fn loaded_options(p: &Parsed) -> Res<Option<shale::options_file::OptionsFile>> {
-    if !p.bool_opt("try_load_options", false)? {
+    if !try_load_options(p)? {
         return Ok(None);
     }
     let path = db_path(p)?;
+    // RocksDB's LoadLatestOptions finds nothing (NotFound, which ldb passes over) where
+    // there is no database: the open then fails in its own words.
+    if !Path::new(&path).is_dir() {
+        return Ok(None);
+    }
     let fs = shale::fs::default_fs();
     match shale::options_file::latest_options_file(&*fs, Path::new(&path)) {
         Ok(f) => Ok(f.map(|(_, f)| f)),
@@ -103,9 +116,13 @@ fn loaded_options(p: &Parsed) -> Res<Option<shale::options_file::OptionsFile>> {
     }
 }
 
-/// The options of a family's OPTIONS section that `--try_load_options` applies: the
-/// compression type (the others of the file are not applied yet: README).
+/// The options of a family's OPTIONS section that loading the file applies (README): the
+/// compression type, the comparator and the prefix extractor by their names (RocksDB's
+/// built-in ones), and the merge operator by its name, or, when the file names none,
+/// StringAppendOperator with ':' as ldb sets it. The file's other options change how
+/// tables are written, not what a read returns, and are not applied yet.
 fn apply_cf_options(o: &mut Options, cf: &shale::options_file::CfSection) -> Res<()> {
+    apply_function_options(o, cf)?;
     use shale::DBCompressionType as C;
     if let Some(v) = cf.option("compression") {
         let t = match v {
@@ -123,6 +140,101 @@ fn apply_cf_options(o: &mut Options, cf: &shale::options_file::CfSection) -> Res
             }
         };
         o.set_compression_type(t);
+    }
+    Ok(())
+}
+
+/// The file's value with RocksDB's escapes (`\:`) undone.
+fn unescape(v: &str) -> String {
+    let mut out = String::new();
+    let mut it = v.chars();
+    while let Some(c) = it.next() {
+        if c == '\\' {
+            if let Some(n) = it.next() {
+                out.push(n);
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A struct value's field (`{id=X;delimiter=\:;}`), or the value itself as `id`.
+fn struct_field(v: &str, field: &str) -> Option<String> {
+    let Some(body) = v.strip_prefix('{').and_then(|b| b.strip_suffix('}')) else {
+        return (field == "id").then(|| unescape(v));
+    };
+    // Fields end at an unescaped ';'.
+    let mut fields = Vec::new();
+    let mut cur = String::new();
+    let mut esc = false;
+    for c in body.chars() {
+        if esc {
+            cur.push('\\');
+            cur.push(c);
+            esc = false;
+        } else if c == '\\' {
+            esc = true;
+        } else if c == ';' {
+            fields.push(std::mem::take(&mut cur));
+        } else {
+            cur.push(c);
+        }
+    }
+    if !cur.is_empty() {
+        fields.push(cur);
+    }
+    fields.iter().find_map(|f| f.split_once('=').filter(|(k, _)| *k == field).map(|(_, v)| unescape(v)))
+}
+
+/// The comparator, merge operator and prefix extractor a family's section names. As
+/// RocksDB's LoadLatestOptions (ConfigOptions' `ignore_unsupported_options`), a name with no
+/// built-in object is passed over: an unknown comparator leaves the default (the open then
+/// fails on the MANIFEST's name, as RocksDB's), an unknown merge operator leaves none (so ldb's
+/// StringAppendOperator ':'), an unknown prefix extractor none.
+fn apply_function_options(o: &mut Options, cf: &shale::options_file::CfSection) -> Res<()> {
+    if let Some(v) = cf.option("comparator") {
+        match v {
+            "rocksdb.ReverseBytewiseComparator" => {
+                o.set_comparator_object(std::sync::Arc::new(shale::ReverseBytewiseComparator))
+            }
+            other => {
+                if let Some(c) = shale::U64TsComparator::by_name(other) {
+                    o.set_comparator_object(std::sync::Arc::new(c));
+                }
+            }
+        }
+    }
+    match cf.option("merge_operator").and_then(|v| struct_field(v, "id")) {
+        None => o.set_merge_operator_object(shale::merge_operators::stringappend(":")),
+        Some(id) if id.is_empty() || id == "nullptr" => {
+            o.set_merge_operator_object(shale::merge_operators::stringappend(":"))
+        }
+        Some(id) if id == "StringAppendOperator" || id == "stringappend" => {
+            let v = cf.option("merge_operator").unwrap_or_default();
+            let delim = struct_field(v, "delimiter").unwrap_or_else(|| ",".to_string());
+            o.set_merge_operator_object(shale::merge_operators::stringappend(&delim));
+        }
+        Some(id) => o.set_merge_operator_object(
+            shale::merge_operators::by_name(&id).unwrap_or_else(|| shale::merge_operators::stringappend(":")),
+        ),
+    }
+    if let Some(v) = cf.option("prefix_extractor") {
+        let id = struct_field(v, "id").unwrap_or_default();
+        let len = |s: &str| s.parse::<usize>().ok();
+        let t = if let Some(n) = id.strip_prefix("rocksdb.FixedPrefix.").and_then(len) {
+            Some(shale::SliceTransform::create_fixed_prefix(n))
+        } else if let Some(n) = id.strip_prefix("rocksdb.CappedPrefix.").and_then(len) {
+            Some(shale::SliceTransform::create_capped_prefix(n))
+        } else if id == "rocksdb.Noop" {
+            Some(shale::SliceTransform::create_noop())
+        } else {
+            None
+        };
+        if let Some(t) = t {
+            o.set_prefix_extractor(t);
+        }
     }
     Ok(())
 }
@@ -177,6 +289,12 @@ pub(crate) fn open_opts(p: &Parsed, o: Options, read_only: bool) -> Res<DB> {
         }
         Err(e) => return Err(Failure::db(e)),
     };
+    // ldb's OpenDB: without an OPTIONS file loaded, a database of one family gets
+    // StringAppendOperator with ':' (several families get none).
+    let mut o = o;
+    if cfs.len() <= 1 && loaded_options(p)?.is_none() {
+        o.set_merge_operator_object(shale::merge_operators::stringappend(":"));
+    }
     let mut descs = crate::families::descriptors(&o, cfs);
     // --try_load_options: each family gets its own section's options.
     if let Some(f) = loaded_options(p)? {
@@ -361,10 +479,6 @@ pub fn scan(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     if let Some(t) = &to {
         ro.set_iterate_upper_bound(t.clone());
     }
-    let mode = match &from {
-        Some(f) => IteratorMode::From(f, shale::Direction::Forward),
-        None => IteratorMode::Start,
-    };
     if ttl && ttl_end < ttl_start {
         out.flush().map_err(Failure::io)?;
         eprintln!("Error: End time can't be less than start time");
@@ -378,12 +492,23 @@ pub fn scan(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         )?;
     }
     let mut n = 0u64;
-    for item in db.iterator_cf_opt(c, ro, mode) {
+    let mut it = db.raw_iterator_cf_opt(c, ro);
+    match &from {
+        Some(f) => it.seek(f),
+        None => it.seek_to_first(),
+    }
+    while let (Some(k), Some(v)) = (it.key(), it.value()) {
         if max.is_some_and(|m| n >= m) {
             break;
         }
-        let (k, v) = item.map_err(Failure::db)?;
-        let mut v: &[u8] = &v;
+        let (k, owned) = (k.to_vec(), v.to_vec());
+        // A wide-column entity with more than its default column prints its columns
+        // (11.8.1's PrintKeyValueOrWideColumns; not for a TTL database).
+        let columns = if ttl { None } else { it.columns().transpose().map_err(Failure::db)? };
+        let shown_columns = columns.filter(|c| super::entity_cmds::shows_columns(c));
+        // Stepped here: the entries the TTL window skips below go on to the next.
+        it.next();
+        let mut v: &[u8] = &owned;
         let mut line = Vec::new();
         if ttl {
             let Some(cut) = v.len().checked_sub(4) else {
@@ -403,11 +528,15 @@ pub fn scan(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         if !no_value {
             // RocksDB 11's PrintKeyValue: " ==> " (7.8.3 printed " : ").
             line.extend_from_slice(b" ==> ");
-            line.extend(h.value_out(v));
+            match &shown_columns {
+                Some(c) => line.extend(super::entity_cmds::dump_columns(c, h.value)),
+                None => line.extend(h.value_out(v)),
+            }
         }
         line.push(b'\n');
         w(out, &line)?;
     }
+    it.status().map_err(Failure::db)?;
     if ttl {
         return Err(ttl_failure());
     }
@@ -486,9 +615,19 @@ pub fn dump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     let mut hist = crate::bench::histogram::Histogram::default();
     // --count_delim: the current run's prefix, count and bytes.
     let mut run: Option<(Vec<u8>, u64, u64)> = None;
-    for item in db.iterator_cf_opt(c, ReadOptions::default(), mode) {
-        let (k, v) = item.map_err(Failure::db)?;
-        if to.as_deref().is_some_and(|t| k.as_ref() >= t) {
+    let mut it = db.raw_iterator_cf_opt(c, ReadOptions::default());
+    match mode {
+        IteratorMode::From(f, _) => it.seek(f),
+        _ => it.seek_to_first(),
+    }
+    while let (Some(k), Some(v)) = (it.key(), it.value()) {
+        let (k, v) = (k.to_vec(), v.to_vec());
+        // An entity with more than its default column prints its columns (11.8.1's
+        // PrintKeyValueOrWideColumns).
+        let columns = it.columns().transpose().map_err(Failure::db)?;
+        let shown_columns = columns.filter(|c| super::entity_cmds::shows_columns(c));
+        it.next();
+        if to.as_deref().is_some_and(|t| k.as_slice() >= t) {
             break;
         }
         if max.is_some_and(|m| n >= m) {
@@ -520,11 +659,15 @@ pub fn dump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         if !count_only && delim.is_none() {
             let mut line = h.key_out(&k);
             line.extend_from_slice(b" ==> ");
-            line.extend(h.value_out(&v));
+            match &shown_columns {
+                Some(c) => line.extend(super::entity_cmds::dump_columns(c, h.value)),
+                None => line.extend(h.value_out(&v)),
+            }
             line.push(b'\n');
             w(out, &line)?;
         }
     }
+    it.status().map_err(Failure::db)?;
     if delim.is_some() {
         let (p0, cnt, bytes) = run.unwrap_or_default();
         let mut line = p0;
@@ -564,7 +707,20 @@ pub fn idump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         if !count_only {
             let mut line = ikey_debug(&ikey, h.key);
             line.extend_from_slice(b" => ");
-            line.extend(slice_to_string(&value, h.value));
+            if shale::key::trailer(&ikey) & 0xff == shale::key::ValueType::WideColumnEntity as u64 {
+                // ldb prints an entity's columns, or a line on stderr when they do not decode.
+                match shale::wide_columns::owned_columns(&value) {
+                    Ok(c) => line.extend(super::entity_cmds::dump_columns(&c, h.value)),
+                    Err(_) => {
+                        out.flush().map_err(Failure::io)?;
+                        let key = ikey_debug(&ikey, h.key);
+                        eprintln!("{} => error deserializing wide columns", String::from_utf8_lossy(&key));
+                        continue;
+                    }
+                }
+            } else {
+                line.extend(slice_to_string(&value, h.value));
+            }
             line.push(b'\n');
             w(out, &line)?;
         }

@@ -11,6 +11,7 @@
 mod backup_cmds;
 mod db_cmds;
 mod dump_path;
+pub(crate) mod entity_cmds;
 pub(crate) mod fmt;
 mod levels;
 mod manifest;
@@ -143,15 +144,10 @@ const COMMON_OPTIONS: &[&str] = &[
 const BUILD_OPTIONS: &[&str] = &["auto_compaction"];
 
 /// Commands whose feature belongs to another part of Shale not built yet.
-const NOT_SUPPORTED: &[(&str, &str)] = &[
-    (
-        "update_manifest",
-        "update_manifest --update_temperatures (Shale's file system has no file temperatures)",
-    ),
-    ("dump_trace", "trace files (Shale writes no query traces)"),
-    ("get_entity", "wide-column entities (Shale's engine has none)"),
-    ("put_entity", "wide-column entities (Shale's engine has none)"),
-];
+const NOT_SUPPORTED: &[(&str, &str)] = &[(
+    "update_manifest",
+    "update_manifest --update_temperatures (Shale's file system has no file temperatures)",
+)];
 
 pub const HELP: &str = "ldb - RocksDB Tool
 
@@ -173,6 +169,9 @@ Data Access Commands:
   put <key> <value> [--create_if_missing]
   get <key>
   multi_get <key_1> <key_2> <key_3> ...
+  get_entity <key>
+  multi_get_entity <key_1> <key_2> <key_3> ...
+  put_entity <key> <column1_name>:<column1_value> <column2_name>:<column2_value> <...> [--create_if_missing]
   batchput <key> <value> [<key> <value>] [..] [--create_if_missing]
   scan [--from] [--to] [--max_keys=<N>] [--no_value]
   delete <key>
@@ -209,7 +208,7 @@ Admin Commands:
     [--allow_global_seqno] [--allow_blocking_flush] [--ingest_behind]
   unsafe_remove_sst_file <SST file number>      MUST NOT be used on a live DB.
 
-Not supported yet (print NotSupported): update_manifest, dump_trace, get_entity, put_entity
+Not supported yet (print NotSupported): update_manifest
 ";
 
 /// Runs `shale ldb <args>`; returns the process exit status.
@@ -272,6 +271,9 @@ fn dispatch(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     match p.cmd.as_str() {
         "get" => db_cmds::get(p, out),
         "multi_get" => db_cmds::multi_get(p, out),
+        "put_entity" => entity_cmds::put_entity(p, out),
+        "get_entity" => entity_cmds::get_entity(p, out),
+        "multi_get_entity" => entity_cmds::multi_get_entity(p, out),
         "reduce_levels" => levels::reduce_levels(p, out),
         "change_compaction_style" => levels::change_compaction_style(p, out),
         "load" => db_cmds::load(p, out),

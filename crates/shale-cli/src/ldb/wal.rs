@@ -155,6 +155,7 @@ fn dump_wal_file_with(
                 ValueType::SingleDeletion => "SINGLE_DELETE",
                 ValueType::RangeDeletion => "DELETE_RANGE",
                 ValueType::BlobIndex => "PUT_BLOB_INDEX",
+                ValueType::WideColumnEntity => "PUT_ENTITY",
             };
             row.extend(format!("{kind}({}) : {} ", e.cf_id, string_to_hex(e.key)).into_bytes());
             match e.value_type {
@@ -162,6 +163,13 @@ fn dump_wal_file_with(
                     row.extend(format!(": {} ", string_to_hex(e.value)).into_bytes());
                 }
                 ValueType::RangeDeletion => row.extend(format!("{} ", string_to_hex(e.value)).into_bytes()),
+                // ldb's PutEntityCF: the columns, always in hex.
+                ValueType::WideColumnEntity if values => {
+                    let cols = shale::wide_columns::owned_columns(e.value)?;
+                    row.extend_from_slice(b": ");
+                    row.extend(super::entity_cmds::dump_columns(&cols, true));
+                    row.push(b' ');
+                }
                 _ => {}
             }
             Ok(())

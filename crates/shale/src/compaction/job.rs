@@ -534,6 +534,9 @@ impl KeyCompactor<'_, '_> {
                         }
                     }
                 }
+                // RocksDB's compaction filters keep entities unless they are column-aware
+                // (FilterV3's default), and rust-rocksdb's filters are not.
+                ValueType::WideColumnEntity => self.emitted.push((k.clone(), v.clone())),
                 ValueType::Merge => {
                     i = self.merge_until(entries, i, stripe)?;
                     continue;
@@ -555,6 +558,9 @@ impl KeyCompactor<'_, '_> {
         // Operands newest first, and the base when one was reached.
         let mut operands: Vec<Vec<u8>> = Vec::new();
         let mut base: Option<Option<&[u8]>> = None;
+        // A wide-column base: the operands merge onto its default column and the result
+        // is the entity with that column replaced (RocksDB's MergeHelper).
+        let mut entity_base: Option<&[u8]> = None;
         let resolved: Vec<u8>;
         let mut j = i;
         while j < entries.len() {
@@ -579,6 +585,12 @@ impl KeyCompactor<'_, '_> {
                     j += 1;
                     break;
                 }
+                ValueType::WideColumnEntity => {
+                    entity_base = Some(&entries[j].1);
+                    base = Some(Some(crate::wide_columns::default_column_value(&entries[j].1)?));
+                    j += 1;
+                    break;
+                }
                 ValueType::Deletion | ValueType::SingleDeletion => {
                     base = Some(None);
                     j += 1;
@@ -596,9 +608,17 @@ impl KeyCompactor<'_, '_> {
         match base {
             Some(b) => {
                 let merged = op.full_merge(key, b, operands)?;
-                // The operands and the base (if any) become one Put.
+                // The operands and the base (if any) become one Put (one entity onto an
+                // entity).
                 self.dropped += (j - i) as u64 - 1;
-                self.emitted.push((make_internal_key(key, first.sequence, ValueType::Value), merged));
+                let out = match entity_base {
+                    Some(e) => (
+                        make_internal_key(key, first.sequence, ValueType::WideColumnEntity),
+                        crate::wide_columns::with_default_column(e, &merged)?,
+                    ),
+                    None => (make_internal_key(key, first.sequence, ValueType::Value), merged),
+                };
+                self.emitted.push(out);
             }
             None => match op.partial_merge(key, &operands)? {
                 Some(v) => {

@@ -648,6 +648,19 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
         self.iter.valid().then(|| (self.iter.key(), self.user_value()))
     }
 
+    /// The current entry's wide columns (RocksDB's `Iterator::columns()`): an entity's
+    /// columns sorted by name, or one default column (empty name) holding `value()`; None
+    /// when the iterator is not on an entry.
+    pub fn columns(&self) -> Option<Result<crate::wide_columns::WideColumns>> {
+        if !self.iter.valid() {
+            return None;
+        }
+        if self.source.as_ref().is_some_and(|s| super::ttl::suffix_len(&s.cf) > 0) {
+            return Some(Ok(vec![(Vec::new(), self.user_value().to_vec())]));
+        }
+        Some(self.iter.columns())
+    }
+
     /// The current value without a TTL database's write-time suffix (`db/ttl.rs`).
     fn user_value(&self) -> &[u8] {
         let v = self.iter.value();

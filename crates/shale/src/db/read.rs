@@ -33,6 +33,9 @@ struct MergeLookup<'a> {
     operands: Vec<Vec<u8>>,
     /// Resolves a blob index base (BlobDB).
     blob: crate::blob::BlobFetcher,
+    /// A column-aware read (`get_entity`): the result is an encoded entity whenever the
+    /// base is one; other results are plain values.
+    entity: bool,
 }
 
 impl MergeLookup<'_> {
@@ -46,16 +49,32 @@ impl MergeLookup<'_> {
         max_cov: SequenceNumber,
     ) -> Result<Lookup> {
         if seq < max_cov {
-            return self.finish(None).map(Lookup::Done);
+            return self.finish_plain(None).map(Lookup::Done);
         }
         match t {
-            ValueType::Value => self.finish(Some(value)).map(Lookup::Done),
+            ValueType::Value => self.finish_plain(Some(value)).map(Lookup::Done),
             ValueType::BlobIndex => {
                 let v = self.blob.fetch(self.key, value)?;
-                self.finish(Some(&v)).map(Lookup::Done)
+                self.finish_plain(Some(&v)).map(Lookup::Done)
+            }
+            // A column-unaware read sees the default column; a column-aware one
+            // (`get_entity`) gets the entity, with operands merged onto that column.
+            ValueType::WideColumnEntity => {
+                let default = crate::wide_columns::default_column_value(value)?;
+                if !self.entity {
+                    return self.finish(Some(default)).map(Lookup::Done);
+                }
+                let had_operands = !self.operands.is_empty();
+                let merged = self.finish(Some(default))?.unwrap_or_default();
+                let out = if had_operands {
+                    crate::wide_columns::with_default_column(value, &merged)?
+                } else {
+                    value.to_vec()
+                };
+                Ok(Lookup::Done(Some(out)))
             }
             ValueType::Deletion | ValueType::SingleDeletion | ValueType::RangeDeletion => {
-                self.finish(None).map(Lookup::Done)
+                self.finish_plain(None).map(Lookup::Done)
             }
             ValueType::Merge => {
                 if self.op.is_none() {
@@ -82,7 +101,20 @@ impl MergeLookup<'_> {
         if with_ts && t == ValueType::BlobIndex {
             return Err(ts_unsupported("blob values"));
         }
+        if with_ts && t == ValueType::WideColumnEntity {
+            return Err(ts_unsupported("wide-column entities"));
+        }
         self.visit(seq, t, value, max_cov)
+    }
+
+    /// `finish` onto a plain base (or none); a column-aware read gets the value as an
+    /// entity of one default column, as RocksDB's GetEntity returns a plain value.
+    fn finish_plain(&mut self, base: Option<&[u8]>) -> Result<Option<Vec<u8>>> {
+        let r = self.finish(base)?;
+        if !self.entity {
+            return Ok(r);
+        }
+        r.map(|v| crate::wide_columns::serialize(&[(&[], &v)])).transpose()
     }
 
     /// The value: `base` with the operands merged onto it, if any.
@@ -201,6 +233,18 @@ impl DbInner {
     }
 
     fn get_uncounted(&self, cf: &CfHandle, key: &[u8], ro: &ReadOptions) -> Result<Option<Vec<u8>>> {
+        self.get_maybe_entity(cf, key, ro, false)
+    }
+
+    /// A point read; `entity`: column-aware (RocksDB's GetEntity), the result encoded as an
+    /// entity (`wide_columns.rs`), a plain value as one default column.
+    pub(crate) fn get_maybe_entity(
+        &self,
+        cf: &CfHandle,
+        key: &[u8],
+        ro: &ReadOptions,
+        entity: bool,
+    ) -> Result<Option<Vec<u8>>> {
         ro.check_supported()?;
         if cf.is_dropped() {
             return Err(Error::new(
@@ -216,10 +260,13 @@ impl DbInner {
         let found = match ts {
             // The lookup key carries the read timestamp: the newest version at or before it
             // is the first entry of the key at or after it.
-            Some(ts) => self.get_from(cf, &sv, &[key, ts].concat(), seq, ro.fill_cache)?,
-            None => self.get_from(cf, &sv, key, seq, ro.fill_cache)?,
+            Some(ts) => self.get_from(cf, &sv, &[key, ts].concat(), seq, ro.fill_cache, entity)?,
+            None => self.get_from(cf, &sv, key, seq, ro.fill_cache, entity)?,
         };
         match found {
+            Some(_) if entity && cf.opts.ttl_db.is_some() => Err(Error::not_supported(
+                "get_entity in a TTL database (RocksDB's DBWithTTL has no wide columns)",
+            )),
             Some(v) if cf.opts.ttl_db.is_some() => super::ttl::strip(v).map(Some),
             other => Ok(other),
         }
@@ -232,6 +279,7 @@ impl DbInner {
         key: &[u8],
         seq: SequenceNumber,
         fill_cache: bool,
+        entity: bool,
     ) -> Result<Option<Vec<u8>>> {
         let stats = self.opts.statistics.as_deref();
         let mut max_cov = 0;
@@ -241,7 +289,7 @@ impl DbInner {
             value_cache: cf.opts.blob_cache.clone(),
         };
         let mut merge =
-            MergeLookup { op: cf.opts.merge_operator.as_deref(), key, operands: Vec::new(), blob };
+            MergeLookup { op: cf.opts.merge_operator.as_deref(), key, operands: Vec::new(), blob, entity };
         let with_ts = cf.icmp.timestamp_size() > 0;
         let mem_timer = PerfTimer::new(Field::GetFromMemtableTime);
         for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
@@ -319,6 +367,9 @@ impl DbInner {
                     if with_ts && p.value_type == ValueType::BlobIndex {
                         return Err(ts_unsupported("blob values"));
                     }
+                    if with_ts && p.value_type == ValueType::WideColumnEntity {
+                        return Err(ts_unsupported("wide-column entities"));
+                    }
                     // With timestamps the entry found may be a version written after the
                     // snapshot (an older timestamp, a newer sequence): walk on as for operands.
                     let hidden = with_ts && p.sequence > seq;
@@ -354,7 +405,7 @@ impl DbInner {
                 }
             }
         }
-        merge.finish(None)
+        merge.finish_plain(None)
     }
 
     pub(crate) fn handle_of(&self, cf: &impl AsColumnFamilyRef) -> Result<Arc<CfHandle>> {
@@ -579,6 +630,35 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
         let mut b = WriteBatch::default();
         op(&mut b);
         self.write_batch(b, opts)
+    }
+
+    /// Writes a wide-column entity (RocksDB's `DB::PutEntity`; rust-rocksdb 0.25 has no such
+    /// method): see `WriteBatch::put_entity_cf`.
+    pub fn put_entity_cf<K: AsRef<[u8]>>(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        key: K,
+        columns: &[(&[u8], &[u8])],
+        opts: &WriteOptions,
+    ) -> Result<()> {
+        let mut b = WriteBatch::default();
+        b.put_entity_cf(cf, key, columns)?;
+        self.write_batch(b, opts)
+    }
+
+    /// The wide columns of `key` (RocksDB's `DB::GetEntity`): an entity's columns sorted by
+    /// name, or one default column (empty name) holding a plain value; None if absent.
+    pub fn get_entity_cf_opt<K: AsRef<[u8]>>(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        key: K,
+        opts: &ReadOptions,
+    ) -> Result<Option<crate::wide_columns::WideColumns>> {
+        let h = self.inner.handle_of(cf)?;
+        match self.inner.get_maybe_entity(&h, key.as_ref(), opts, true)? {
+            Some(e) => crate::wide_columns::owned_columns(&e).map(Some),
+            None => Ok(None),
+        }
     }
 
     pub fn get<K: AsRef<[u8]>>(&self, key: K) -> Result<Option<Vec<u8>>> {

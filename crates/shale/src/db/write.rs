@@ -265,8 +265,11 @@ impl DbInner {
                     }
                     ValueType::Value => base = Some(Some(v.to_vec())),
                     ValueType::Deletion | ValueType::SingleDeletion => base = Some(None),
-                    // A blob reference would need a file read.
-                    ValueType::BlobIndex | ValueType::RangeDeletion => give_up = true,
+                    // A blob reference would need a file read; an entity's merge result is
+                    // an entity.
+                    ValueType::BlobIndex | ValueType::RangeDeletion | ValueType::WideColumnEntity => {
+                        give_up = true
+                    }
                 }
                 false
             });

@@ -60,6 +60,12 @@ enum Direction {
     Reverse,
 }
 
+/// A stored value that reads as something else: a blob index, a wide-column entity.
+#[inline]
+fn needs_resolve(t: ValueType) -> bool {
+    matches!(t, ValueType::BlobIndex | ValueType::WideColumnEntity)
+}
+
 /// What a key's newest visible entry says about it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Found {
@@ -109,6 +115,9 @@ pub struct DBIter {
     ts: Option<Box<ts::TsView>>,
     /// Resolves blob indexes (BlobDB); None: an entry of type BlobIndex is Corruption.
     blob: Option<crate::blob::BlobFetcher>,
+    /// The current entry is a wide-column entity (`wide_columns.rs`): its encoding (after
+    /// any merge onto its default column); `value()` is its default column's value.
+    entity: Option<Vec<u8>>,
 }
 
 impl DBIter {
@@ -147,6 +156,7 @@ impl DBIter {
             merged: false,
             ts: None,
             blob: None,
+            entity: None,
         }
     }
 
@@ -185,6 +195,26 @@ impl DBIter {
         match &self.blob {
             Some(b) => b.fetch(user_key, index),
             None => Err(Error::corruption("blob index met where no blob files are known")),
+        }
+    }
+
+    /// The value a stored entry of type `t` (a blob index or an entity) reads as; an entity
+    /// is kept as the current entry's columns.
+    fn resolve_stored(&mut self, t: ValueType, user_key: &[u8], raw: &[u8]) -> Result<Vec<u8>> {
+        if t == ValueType::WideColumnEntity {
+            let v = crate::wide_columns::default_column_value(raw)?.to_vec();
+            self.entity = Some(raw.to_vec());
+            return Ok(v);
+        }
+        self.fetch_blob(user_key, raw)
+    }
+
+    /// The current entry's wide columns, as RocksDB's `Iterator::columns()`: an entity's
+    /// columns, or one default column (empty name) holding `value()`. Requires `valid()`.
+    pub fn columns(&self) -> Result<crate::wide_columns::WideColumns> {
+        match &self.entity {
+            Some(e) if self.ts.is_none() => crate::wide_columns::owned_columns(e),
+            _ => Ok(vec![(Vec::new(), self.value().to_vec())]),
         }
     }
 
@@ -540,10 +570,13 @@ impl DBIter {
                 num_skipped = 0;
                 match self.classify(p.user_key, p.sequence, p.value_type) {
                     Some(Found::Value) => {
-                        if p.value_type == ValueType::BlobIndex {
-                            // The blob's value, kept as a merge result is.
+                        self.entity = None;
+                        if needs_resolve(p.value_type) {
+                            // The blob's value (an entity's default column), kept as a
+                            // merge result is.
                             let uk = p.user_key.to_vec();
-                            match self.fetch_blob(&uk, self.inner.value()) {
+                            let raw = self.inner.value().to_vec();
+                            match self.resolve_stored(p.value_type, &uk, &raw) {
                                 Ok(v) => {
                                     self.saved_key = uk;
                                     self.saved_value = v;
@@ -627,7 +660,7 @@ impl DBIter {
             ValueType::RangeDeletion => None,
             ValueType::Deletion | ValueType::SingleDeletion => Some(Found::Hidden),
             _ if self.covered(user_key, seq) => Some(Found::Hidden),
-            ValueType::Value | ValueType::BlobIndex => Some(Found::Value),
+            ValueType::Value | ValueType::BlobIndex | ValueType::WideColumnEntity => Some(Found::Value),
             ValueType::Merge => Some(Found::Merge),
         }
     }
@@ -667,9 +700,11 @@ impl DBIter {
                         found = Found::Value;
                         has_base = true;
                         operands.clear();
-                        if value_type == ValueType::BlobIndex {
+                        self.entity = None;
+                        if needs_resolve(value_type) {
                             self.pinned_value = None;
-                            self.saved_value = self.fetch_blob(&self.saved_key, self.inner.value())?;
+                            let (uk, raw) = (self.saved_key.clone(), self.inner.value().to_vec());
+                            self.saved_value = self.resolve_stored(value_type, &uk, &raw)?;
                         } else if let Some(v) = self.inner.value_if_pinned() {
                             self.pinned_value = Some(PinnedValue::new(v));
                         } else {
@@ -688,6 +723,7 @@ impl DBIter {
                         found = f;
                         has_base = false;
                         operands.clear();
+                        self.entity = None;
                     }
                     None => {}
                 }
@@ -726,6 +762,9 @@ impl DBIter {
                 _ => None,
             };
             self.saved_value = self.full_merge(base.as_deref(), operands)?;
+            if let Some(e) = self.entity.take() {
+                self.entity = Some(crate::wide_columns::with_default_column(&e, &self.saved_value)?);
+            }
             found = Found::Value;
         }
         Ok(Some(found))
@@ -769,8 +808,10 @@ impl DBIter {
                     break;
                 }
                 Some(f) => {
-                    if f == Found::Value && p.value_type == ValueType::BlobIndex {
-                        let v = match self.fetch_blob(&self.saved_key, self.inner.value()) {
+                    self.entity = None;
+                    if f == Found::Value && needs_resolve(p.value_type) {
+                        let (uk, raw) = (self.saved_key.clone(), self.inner.value().to_vec());
+                        let v = match self.resolve_stored(p.value_type, &uk, &raw) {
                             Ok(v) => v,
                             Err(e) => {
                                 self.scratch = scratch;
@@ -804,6 +845,8 @@ impl DBIter {
         };
         let mut operands = vec![self.inner.value().to_vec()];
         let mut base: Option<Vec<u8>> = None;
+        self.entity = None;
+        let mut entity_base: Option<Vec<u8>> = None;
         self.inner.next();
         while self.inner.valid() {
             let p = parse_internal_key(self.inner.key())?;
@@ -820,6 +863,11 @@ impl DBIter {
                     base = Some(self.fetch_blob(&self.saved_key, self.inner.value())?);
                     break;
                 }
+                ValueType::WideColumnEntity => {
+                    base = Some(crate::wide_columns::default_column_value(self.inner.value())?.to_vec());
+                    entity_base = Some(self.inner.value().to_vec());
+                    break;
+                }
                 ValueType::Deletion | ValueType::SingleDeletion => break,
                 ValueType::RangeDeletion => {}
                 ValueType::Merge => operands.push(self.inner.value().to_vec()),
@@ -828,7 +876,11 @@ impl DBIter {
         }
         self.inner.status()?;
         operands.reverse();
-        self.full_merge(base.as_deref(), operands)
+        let merged = self.full_merge(base.as_deref(), operands)?;
+        if let Some(e) = entity_base {
+            self.entity = Some(crate::wide_columns::with_default_column(&e, &merged)?);
+        }
+        Ok(merged)
     }
 
     /// The full merge of `operands` (oldest first) onto `base` for `saved_key`.

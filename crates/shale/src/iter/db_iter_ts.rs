@@ -349,6 +349,9 @@ impl DBIter {
                 ValueType::RangeDeletion => {}
                 ValueType::Merge => return self.fail(crate::db::ts_unsupported_error("merge operands")),
                 ValueType::BlobIndex => return self.fail(crate::db::ts_unsupported_error("blob values")),
+                ValueType::WideColumnEntity => {
+                    return self.fail(crate::db::ts_unsupported_error("wide-column entities"))
+                }
                 ValueType::Value => return self.ts_set_current(),
                 ValueType::Deletion | ValueType::SingleDeletion => {
                     if t.all_versions() {

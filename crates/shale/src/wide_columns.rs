@@ -1,0 +1,245 @@
+//! Wide-column entities: RocksDB's value type `kTypeWideColumnEntity` (0x16), the value of a
+//! `PutEntity` (db/wide/wide_column_serialization.h of RocksDB 11.8.1).
+//!
+//! ```text
+//! version 1 (what RocksDB's PutEntity writes, and Shale):
+//!   version=1 varint32 | n varint32
+//!   | n x ( name_size varint32 | name bytes | value_size varint32 )
+//!   | value_0 bytes | ... | value_{n-1} bytes                 (exactly to the end)
+//! version 2 (RocksDB writes it when column values go to blob files):
+//!   version=2 varint32 | n varint32
+//!   | name_sizes_bytes varint32 | value_sizes_bytes varint32 | names_bytes varint32
+//!   | n x type byte        (0x1 inline value, 0x11 blob index)
+//!   | n x name_size varint32   (name_sizes_bytes in all)
+//!   | n x value_size varint32  (value_sizes_bytes in all)
+//!   | names, concatenated      (names_bytes in all)
+//!   | values, concatenated     (exactly to the end)
+//! ```
+//! Names are strictly ascending (bytewise); the default column has the empty name, so it is
+//! the first when present. A read that is not column-aware (Get, an iterator's `value()`)
+//! sees the default column's value, or an empty value when the entity has none, as RocksDB's.
+//! A column whose value is a blob reference (version 2, type 0x11) is decoded but not
+//! resolved: reading its value fails with NotSupported.
+
+use crate::coding::{put_length_prefixed_slice, put_varint32, Decoder};
+use crate::error::{Error, Result};
+
+/// RocksDB's `kTypeValue` and `kTypeBlobIndex` as column types of a version-2 entity.
+const COLUMN_INLINE: u8 = 0x1;
+const COLUMN_BLOB: u8 = 0x11;
+
+/// An entity's columns as owned (name, value) pairs, sorted by name.
+pub type WideColumns = Vec<(Vec<u8>, Vec<u8>)>;
+
+/// One decoded column: its name, its stored value, and whether that value is a blob index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Column<'a> {
+    pub name: &'a [u8],
+    pub value: &'a [u8],
+    pub blob: bool,
+}
+
+/// Sorts `columns` by name and encodes them (version 1). Duplicate names are refused, as
+/// RocksDB's `WriteBatch::PutEntity` refuses them ("Wide columns out of order").
+pub fn serialize(columns: &[(&[u8], &[u8])]) -> Result<Vec<u8>> {
+    let mut sorted: Vec<(&[u8], &[u8])> = columns.to_vec();
+    sorted.sort_by(|a, b| a.0.cmp(b.0));
+    if sorted.windows(2).any(|w| w[0].0 == w[1].0) {
+        return Err(Error::corruption("Wide columns out of order"));
+    }
+    let len_of = |n: usize, what: &str| {
+        u32::try_from(n).map_err(|_| Error::invalid_argument(format!("Wide column {what} too long")))
+    };
+    let mut out = Vec::new();
+    put_varint32(&mut out, 1);
+    put_varint32(&mut out, len_of(sorted.len(), "count")?);
+    for (name, value) in &sorted {
+        len_of(name.len(), "name")?;
+        put_length_prefixed_slice(&mut out, name);
+        put_varint32(&mut out, len_of(value.len(), "value")?);
+    }
+    for (_, value) in &sorted {
+        out.extend_from_slice(value);
+    }
+    Ok(out)
+}
+
+fn bad(what: &str) -> Error {
+    Error::corruption(what)
+}
+
+/// Decodes an entity (version 1 or 2); the whole input must be one entity.
+pub fn deserialize(entity: &[u8]) -> Result<Vec<Column<'_>>> {
+    let mut d = Decoder::new(entity);
+    let version = d.varint32().ok_or_else(|| bad("Error decoding wide column version"))?;
+    if version > 2 {
+        return Err(bad("Corrupt or unsupported wide column version"));
+    }
+    let n = d.varint32().ok_or_else(|| bad("Error decoding number of wide columns"))? as usize;
+    let columns = if version < 2 { decode_v1(d, n)? } else { decode_v2(d, n)? };
+    for w in columns.windows(2) {
+        if w[0].name >= w[1].name {
+            return Err(bad("Wide columns out of order"));
+        }
+    }
+    Ok(columns)
+}
+
+fn decode_v1(mut d: Decoder<'_>, n: usize) -> Result<Vec<Column<'_>>> {
+    // Each column takes at least two bytes of index: a count beyond that is corrupt (and
+    // would otherwise size an allocation from untrusted data).
+    if n > d.remaining().len() / 2 {
+        return Err(bad("Error decoding wide column name"));
+    }
+    let mut index = Vec::with_capacity(n);
+    for _ in 0..n {
+        let name = d.length_prefixed().ok_or_else(|| bad("Error decoding wide column name"))?;
+        let size = d.varint32().ok_or_else(|| bad("Error decoding wide column value size"))?;
+        index.push((name, size as usize));
+    }
+    let mut columns = Vec::with_capacity(n);
+    for (name, size) in index {
+        let value = d.bytes(size).ok_or_else(|| bad("Error decoding wide column value payload"))?;
+        columns.push(Column { name, value, blob: false });
+    }
+    if !d.is_empty() {
+        return Err(bad("Unexpected trailing data after wide column entity"));
+    }
+    Ok(columns)
+}
+
+fn decode_v2(mut d: Decoder<'_>, n: usize) -> Result<Vec<Column<'_>>> {
+    let name_sizes_bytes =
+        d.varint32().ok_or_else(|| bad("Error decoding wide column name sizes bytes"))? as usize;
+    let value_sizes_bytes =
+        d.varint32().ok_or_else(|| bad("Error decoding wide column value sizes bytes"))? as usize;
+    let names_bytes = d.varint32().ok_or_else(|| bad("Error decoding wide column names bytes"))? as usize;
+    let types = d.bytes(n).ok_or_else(|| bad("Error decoding wide column types"))?;
+    if types.iter().any(|t| *t != COLUMN_INLINE && *t != COLUMN_BLOB) {
+        return Err(bad("Unsupported wide column ValueType"));
+    }
+    let sections = name_sizes_bytes
+        .checked_add(value_sizes_bytes)
+        .and_then(|s| s.checked_add(names_bytes))
+        .ok_or_else(|| bad("Error decoding wide column sections"))?;
+    if d.remaining().len() < sections {
+        return Err(bad("Error decoding wide column sections"));
+    }
+    let mut name_sizes = Decoder::new(d.bytes(name_sizes_bytes).unwrap_or_default());
+    let mut value_sizes = Decoder::new(d.bytes(value_sizes_bytes).unwrap_or_default());
+    let mut names = Decoder::new(d.bytes(names_bytes).unwrap_or_default());
+    let mut values = Decoder::new(d.remaining());
+    let mut columns = Vec::with_capacity(n);
+    for t in types {
+        let ns = name_sizes.varint32().ok_or_else(|| bad("Error decoding wide column name size"))?;
+        let vs = value_sizes.varint32().ok_or_else(|| bad("Error decoding wide column value size"))?;
+        let name = names.bytes(ns as usize).ok_or_else(|| bad("Error decoding wide column name"))?;
+        let value =
+            values.bytes(vs as usize).ok_or_else(|| bad("Error decoding wide column value payload"))?;
+        if *t == COLUMN_BLOB && value.is_empty() {
+            return Err(bad("Empty blob index in wide column"));
+        }
+        columns.push(Column { name, value, blob: *t == COLUMN_BLOB });
+    }
+    if !name_sizes.is_empty() || !value_sizes.is_empty() || !names.is_empty() || !values.is_empty() {
+        return Err(bad("Wide column section size mismatch"));
+    }
+    Ok(columns)
+}
+
+/// The value a column-unaware read returns for an entity: its default column's, or empty.
+pub fn default_column_value(entity: &[u8]) -> Result<&[u8]> {
+    let columns = deserialize(entity)?;
+    match columns.first() {
+        Some(c) if c.name.is_empty() => {
+            if c.blob {
+                return Err(blob_column_unsupported());
+            }
+            Ok(c.value)
+        }
+        _ => Ok(&[]),
+    }
+}
+
+/// `entity` with its default column's value replaced by `value` (added when it has none):
+/// the result of a merge onto an entity, as RocksDB's `MergeHelper` builds it.
+pub fn with_default_column(entity: &[u8], value: &[u8]) -> Result<Vec<u8>> {
+    let columns = deserialize(entity)?;
+    if columns.iter().any(|c| c.blob) {
+        return Err(blob_column_unsupported());
+    }
+    let mut out: Vec<(&[u8], &[u8])> = vec![(&[], value)];
+    out.extend(columns.iter().filter(|c| !c.name.is_empty()).map(|c| (c.name, c.value)));
+    serialize(&out)
+}
+
+/// The columns of an entity as owned pairs; a column stored in a blob file is refused.
+pub fn owned_columns(entity: &[u8]) -> Result<WideColumns> {
+    deserialize(entity)?
+        .into_iter()
+        .map(
+            |c| if c.blob { Err(blob_column_unsupported()) } else { Ok((c.name.to_vec(), c.value.to_vec())) },
+        )
+        .collect()
+}
+
+fn blob_column_unsupported() -> Error {
+    Error::not_supported("wide-column entities with column values in blob files are not supported by Shale")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn v1_round_trip_sorted() {
+        let e = serialize(&[(b"b", b"2"), (b"", b"d"), (b"a", b"")]).unwrap();
+        // version 1, 3 columns, ("",1) ("a",0) ("b",1), then "d" "2"
+        assert_eq!(e, b"\x01\x03\x00\x01\x01a\x00\x01b\x01d2");
+        let c = deserialize(&e).unwrap();
+        let names: Vec<&[u8]> = c.iter().map(|c| c.name).collect();
+        assert_eq!(names, [&b""[..], b"a", b"b"]);
+        assert_eq!(default_column_value(&e).unwrap(), b"d");
+    }
+
+    #[test]
+    fn no_default_column_reads_empty() {
+        let e = serialize(&[(b"x", b"1")]).unwrap();
+        assert_eq!(default_column_value(&e).unwrap(), b"");
+        let m = with_default_column(&e, b"m").unwrap();
+        assert_eq!(
+            owned_columns(&m).unwrap(),
+            vec![(b"".to_vec(), b"m".to_vec()), (b"x".to_vec(), b"1".to_vec())]
+        );
+    }
+
+    #[test]
+    fn duplicates_and_damage_refused() {
+        assert!(serialize(&[(b"a", b"1"), (b"a", b"2")]).is_err());
+        let e = serialize(&[(b"a", b"1")]).unwrap();
+        for cut in 0..e.len() {
+            assert!(deserialize(&e[..cut]).is_err(), "prefix {cut}");
+        }
+        let mut long = e.clone();
+        long.push(0);
+        assert!(deserialize(&long).is_err());
+        assert!(deserialize(b"\x03\x00").is_err());
+        assert!(deserialize(b"\x01\xff\xff\xff\xff\x0f").is_err());
+    }
+
+    #[test]
+    fn v2_inline_and_blob() {
+        // version 2, 2 columns: "" inline "v", "b" blob index "\x01..."
+        let mut e = vec![2, 2, 2, 2, 1, 0x1, 0x11, 0, 1, 1, 3];
+        e.extend_from_slice(b"b");
+        e.extend_from_slice(b"v\x01\x02\x03");
+        let c = deserialize(&e).unwrap();
+        assert_eq!(c[0], Column { name: b"", value: b"v", blob: false });
+        assert_eq!(c[1], Column { name: b"b", value: b"\x01\x02\x03", blob: true });
+        assert_eq!(default_column_value(&e).unwrap(), b"v");
+        assert_eq!(owned_columns(&e).unwrap_err().kind(), crate::ErrorKind::NotSupported);
+        let mut bad_type = e.clone();
+        bad_type[5] = 0x2;
+        assert!(deserialize(&bad_type).is_err());
+    }
+}
