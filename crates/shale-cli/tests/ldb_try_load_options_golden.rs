@@ -6,7 +6,7 @@
 //! it creates gets its ldb's LZ4), a put and a compaction by each tool leave data blocks stored with the same
 //! compression type byte (read from `sst_dump --command=raw`'s dump), the same without the
 //! flag, and with `--try_load_options=false` each keeps its engine's default (LZ4 for
-//! 11.8.1, Snappy for Shale), so the test can fail. Judged by 11.8.1 live (it writes the
+//! both, RocksDB 11's default), so the test can fail. Judged by 11.8.1 live (it writes the
 //! database).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
@@ -81,12 +81,12 @@ fn try_load_options_applies_the_compression() {
     let rocks_default = run_steps(&o11.ldb, &[], None);
     assert_eq!(rocks_default, rocks, "11.8.1 loads the OPTIONS file by default");
     assert_eq!(run_steps(&shale(), &["ldb"], None), rocks, "Shale loads it by default too");
-    // With --try_load_options=false each keeps its engine's default: LZ4 (4) for 11.8.1,
-    // Snappy (1) for Shale (README: Shale's default compression is not yet 11.8.1's).
+    // With --try_load_options=false each keeps its engine's default: LZ4 (4), RocksDB
+    // 11's default compression and Shale's.
     let rocks_off = run_steps(&o11.ldb, &[], Some("--try_load_options=false"));
     let shale_off = run_steps(&shale(), &["ldb"], Some("--try_load_options=false"));
     assert!(rocks_off.iter().all(|t| t == "4"), "{rocks_off:?}");
-    assert!(shale_off.iter().all(|t| t == "1"), "{shale_off:?}");
+    assert_eq!(shale_off, rocks_off, "each engine's default compression");
     assert_ne!(rocks, shale_off, "with --try_load_options=false Shale keeps its defaults");
 }
 
