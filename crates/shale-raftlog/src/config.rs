@@ -204,6 +204,9 @@ mod tests {
         assert!(c.enable_log_recycle);
         // Shale's own field, not raft-engine's: on (see the field's comment).
         assert!(c.recovery_index_files);
+        // Shale's own prefill settings: both off.
+        assert_eq!(c.prefill_zeros_ahead, ReadableSize(0));
+        assert!(!c.prefill_next_file);
         let mut c2 = c.clone();
         c2.sanitize().unwrap();
         assert_eq!(c2.purge_rewrite_threshold, Some(ReadableSize::gb(1)));

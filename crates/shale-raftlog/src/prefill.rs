@@ -339,8 +339,11 @@ fn run_next(s: &NextShared) {
 }
 
 /// Writes the next file (header, zeros), syncs it and the directory. Ok(false): stopped.
+/// Synced every `SYNC_EVERY` bytes on the way: the device then takes the zeros in bursts of
+/// that size rather than the whole file at once at the end, beside the commits' syncs.
 fn prepare_next(s: &NextShared, stopped: &dyn Fn() -> bool) -> std::io::Result<bool> {
     const CHUNK: u64 = 1 << 20;
+    const SYNC_EVERY: u64 = 8 << 20;
     let path = s.dir.join(NEXT_FILE_NAME);
     let f = OpenOptions::new().write(true).create(true).truncate(true).open(&path)?;
     f.write_all_at(&s.header, 0)?;
@@ -353,6 +356,9 @@ fn prepare_next(s: &NextShared, stopped: &dyn Fn() -> bool) -> std::io::Result<b
         let n = (s.size - at).min(CHUNK);
         f.write_all_at(&zeros[..n as usize], at)?;
         at += n;
+        if at % SYNC_EVERY == 0 {
+            f.sync_data()?;
+        }
     }
     f.sync_all()?;
     File::open(&s.dir)?.sync_all()?;
