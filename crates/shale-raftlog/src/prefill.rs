@@ -349,6 +349,7 @@ fn prepare_next(s: &NextShared, stopped: &dyn Fn() -> bool) -> std::io::Result<b
     f.write_all_at(&s.header, 0)?;
     let zeros = vec![0u8; CHUNK as usize];
     let mut at = s.header.len() as u64;
+    let mut unsynced = 0;
     while at < s.size {
         if stopped() {
             return Ok(false);
@@ -356,8 +357,10 @@ fn prepare_next(s: &NextShared, stopped: &dyn Fn() -> bool) -> std::io::Result<b
         let n = (s.size - at).min(CHUNK);
         f.write_all_at(&zeros[..n as usize], at)?;
         at += n;
-        if at % SYNC_EVERY == 0 {
+        unsynced += n;
+        if unsynced >= SYNC_EVERY {
             f.sync_data()?;
+            unsynced = 0;
         }
     }
     f.sync_all()?;
