@@ -72,7 +72,8 @@ pub struct Config {
     /// the engine is dropped; after a crash, recovery cuts the zeros. Only on the real
     /// file system (`PosixFileSystem`); see `prefill.rs` and docs/raftlog-format.md. Off by
     /// default: on a quiet machine it gave 1.10x raft-engine's sync-write throughput but a
-    /// P99 commit latency of about 7.5 ms against 1 ms (docs/benchmarks.md).
+    /// P99 commit latency of about 7.5 ms against 1 ms (docs/benchmarks.md);
+    /// `prefill_next_file` was faster at a lower tail in every measured round.
     pub prefill_zeros_ahead: ReadableSize,
     /// Shale's own, not in raft-engine (default false): a thread prepares the next append
     /// file ahead of rotation (header, zeros to `target_file_size`, synced, directory

@@ -1,4 +1,7 @@
-//! Zeros written ahead of the active append file's batches, off the commit path.
+//! Zeros written ahead of the append position, off the commit path, two ways: into the
+//! active append file ahead of its batches (`prefill_zeros_ahead`, `Prefiller`, drawn
+//! here), or as the whole next file before rotation (`prefill_next_file`, `NextFiles`,
+//! drawn further down; faster at a lower tail, docs/benchmarks.md).
 //!
 //! ```text
 //!  active file: | header | batches ...... | zeros, synced ................ | end of file
