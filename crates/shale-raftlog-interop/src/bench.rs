@@ -131,6 +131,10 @@ fn open_shale(dir: &Path, index: bool) -> Res<shale_raftlog::Engine> {
         let n = v.parse::<u64>().map_err(|e| format!("SHALE_PREFILL_AHEAD={v:?}: {e}"))?;
         cfg.prefill_zeros_ahead = shale_raftlog::ReadableSize(n);
     }
+    // SHALE_PREFILL_NEXT=1 turns on the next file zeroed ahead (`prefill_next_file`).
+    if let Ok(v) = std::env::var("SHALE_PREFILL_NEXT") {
+        cfg.prefill_next_file = v == "1";
+    }
     shale_raftlog::Engine::open(cfg).map_err(err("shale-raftlog open"))
 }
 

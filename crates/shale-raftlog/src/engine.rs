@@ -154,6 +154,7 @@ impl<F: FileSystem> Engine<F, FilePipeLog<F>> {
         )?;
         let format = LogFileFormat::new(cfg.format_version, 0);
         let target = cfg.target_file_size.0;
+        let posix = std::any::TypeId::of::<F>() == std::any::TypeId::of::<crate::env::PosixFileSystem>();
         let append = SinglePipe::open(
             LogQueue::Append,
             &dir,
@@ -166,11 +167,8 @@ impl<F: FileSystem> Engine<F, FilePipeLog<F>> {
             cfg.recovery_index_files,
             // Zeros ahead need writes at offsets, which only the real file system's files
             // are given here (`prefill.rs`).
-            if std::any::TypeId::of::<F>() == std::any::TypeId::of::<crate::env::PosixFileSystem>() {
-                cfg.prefill_zeros_ahead.0
-            } else {
-                0
-            },
+            if posix { cfg.prefill_zeros_ahead.0 } else { 0 },
+            posix && cfg.prefill_next_file,
         )?;
         let rewrite = SinglePipe::open(
             LogQueue::Rewrite,
@@ -183,6 +181,7 @@ impl<F: FileSystem> Engine<F, FilePipeLog<F>> {
             0,
             cfg.recovery_index_files,
             0,
+            false,
         )?;
         let inner = Inner {
             cfg,

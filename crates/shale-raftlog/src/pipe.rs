@@ -28,7 +28,7 @@ use shale_base::fs::{FileSystemRef, RandomAccessFile, WritableFile};
 use crate::format::{build_reserved_file_name, FileId, FileSeq, LogFileFormat, LogQueue};
 use crate::log_batch::{signature_of, EncodedBatch};
 use crate::memtable::MAX_FILE_SEQ;
-use crate::prefill::Prefiller;
+use crate::prefill::{cut_file, NextFiles, OffsetWriter, Prefiller};
 use crate::{Error, Result};
 
 /// Where a batch went.
@@ -58,6 +58,9 @@ struct ActiveFile {
     /// Records of the recovery index (`index_file.rs`) of this file, when it is on.
     index: Vec<u8>,
     index_count: u64,
+    /// The file, when it was zeroed ahead (`prefill_next_file`): cut back to its batches
+    /// when sealed and when the engine is dropped.
+    zeroed: Option<std::fs::File>,
 }
 
 pub(crate) struct SinglePipe {
@@ -74,6 +77,8 @@ pub(crate) struct SinglePipe {
     write_index: bool,
     /// Zeros written ahead of the active file's batches (`prefill.rs`); None: off.
     prefill: Option<Prefiller>,
+    /// The next file, zeroed ahead (`prefill.rs`, `prefill_next_file`); None: off.
+    next: Option<NextFiles>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -96,9 +101,18 @@ impl SinglePipe {
         recycle_capacity: usize,
         write_index: bool,
         prefill_ahead: u64,
+        prefill_next: bool,
     ) -> Result<SinglePipe> {
+        let next_files = if prefill_next {
+            let mut header = Vec::with_capacity(LogFileFormat::max_encoded_len());
+            format.encode(&mut header);
+            NextFiles::start(dir, header, target_file_size)
+        } else {
+            None
+        };
         let next = files.last().map_or(1, |f| f.seq + 1);
-        let (active, file) = create_file(&*fs, dir, FileId::new(queue, next), format, None)?;
+        let (active, file) =
+            open_active(&*fs, dir, FileId::new(queue, next), format, None, next_files.as_ref())?;
         let prefill =
             if prefill_ahead > 0 { Prefiller::start(prefill_ahead, target_file_size) } else { None };
         if let Some(p) = &prefill {
@@ -118,6 +132,7 @@ impl SinglePipe {
             recycle_capacity,
             write_index,
             prefill,
+            next: next_files,
         })
     }
 
@@ -194,6 +209,11 @@ impl SinglePipe {
             active.failed = Some(e.to_string());
             return Err(e.into());
         }
+        if let Some(f) = &active.zeroed {
+            // Zeroed ahead: cut back to its batches (synced), before the index records
+            // its size. A failed cut leaves the zeros, read as the file's end.
+            let _ = cut_file(f, active.written, true);
+        }
         if let Some(p) = &self.prefill {
             // Its zeros past the batches go (synced), before the index records its size.
             // A failed cut leaves a zero tail, which readers take as the end; the index
@@ -220,8 +240,14 @@ impl SinglePipe {
             return Err(Error::InvalidArgument(format!("file sequence number {seq} exceeds {MAX_FILE_SEQ}")));
         }
         let reuse = lock(&self.recycled).pop_front();
-        let (new_active, file) =
-            create_file(&*self.fs, &self.dir, FileId::new(self.queue, seq), self.format, reuse)?;
+        let (new_active, file) = open_active(
+            &*self.fs,
+            &self.dir,
+            FileId::new(self.queue, seq),
+            self.format,
+            reuse,
+            self.next.as_ref(),
+        )?;
         if let Some(p) = &self.prefill {
             p.attach(&FileId::new(self.queue, seq).build_file_path(&self.dir), new_active.written);
         }
@@ -315,11 +341,57 @@ impl SinglePipe {
     }
 }
 
+impl Drop for SinglePipe {
+    fn drop(&mut self) {
+        // A zeroed-ahead active file loses its zero tail (not synced: a crash before the
+        // cut reaches the disk leaves zeros, which recovery cuts).
+        let active = lock(&self.active);
+        if let Some(f) = &active.zeroed {
+            let _ = cut_file(f, active.written, false);
+        }
+    }
+}
+
 fn queue_name(q: LogQueue) -> &'static str {
     match q {
         LogQueue::Append => "append",
         LogQueue::Rewrite => "rewrite",
     }
+}
+
+/// The new active file `id`: the zeroed-ahead one renamed when `next` has it ready,
+/// else created fresh (`create_file`).
+fn open_active(
+    fs: &dyn shale_base::fs::FileSystem,
+    dir: &Path,
+    id: FileId,
+    format: LogFileFormat,
+    reuse: Option<FileSeq>,
+    next: Option<&NextFiles>,
+) -> Result<(ActiveFile, LogFile)> {
+    let path = id.build_file_path(dir);
+    let Some((file, written)) = next.and_then(|n| n.take(&path)) else {
+        return create_file(fs, dir, id, format, reuse);
+    };
+    if let Some(old) = reuse {
+        // As in `create_file`: the new file does not reuse the reserved one's blocks.
+        let _ = fs.remove_file(&dir.join(build_reserved_file_name(old)));
+    }
+    let writer = OffsetWriter::new(file.try_clone()?, written, &path);
+    let reader = fs.new_random_access_file(&path)?;
+    Ok((
+        ActiveFile {
+            seq: id.seq,
+            writer: Box::new(writer),
+            written,
+            format,
+            failed: None,
+            index: Vec::new(),
+            index_count: 0,
+            zeroed: Some(file),
+        },
+        LogFile { seq: id.seq, reader, format, size: written },
+    ))
 }
 
 /// Creates file `id` (from a reserved file when `reuse` names one), writes and syncs its
@@ -347,7 +419,16 @@ fn create_file(
     let reader = fs.new_random_access_file(&path)?;
     let written = header.len() as u64;
     Ok((
-        ActiveFile { seq: id.seq, writer, written, format, failed: None, index: Vec::new(), index_count: 0 },
+        ActiveFile {
+            seq: id.seq,
+            writer,
+            written,
+            format,
+            failed: None,
+            index: Vec::new(),
+            index_count: 0,
+            zeroed: None,
+        },
         LogFile { seq: id.seq, reader, format, size: written },
     ))
 }

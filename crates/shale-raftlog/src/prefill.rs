@@ -1,4 +1,7 @@
-//! Zeros written ahead of the active append file's batches, off the commit path.
+//! Zeros written ahead of the append position, off the commit path, two ways: into the
+//! active append file ahead of its batches (`prefill_zeros_ahead`, `Prefiller`, drawn
+//! here), or as the whole next file before rotation (`prefill_next_file`, `NextFiles`,
+//! drawn further down; faster at a lower tail, docs/benchmarks.md).
 //!
 //! ```text
 //!  active file: | header | batches ...... | zeros, synced ................ | end of file
@@ -206,6 +209,208 @@ fn run(s: &Shared) {
         }
         s.done.notify_all();
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// The next file, zeroed ahead (`Config::prefill_next_file`).
+//
+//  dir/prefill.raftlog.next:  | header | zeros ..................................... |
+//                             0        header len                  target_file_size ^
+//
+// A thread writes the file above (header, then zeros to the target file size), syncs it
+// and the directory, all before it is needed. At rotation (and at open, for the first
+// active file) the pipe renames it to the new file's name (`NNN.raftlog`), syncs the
+// directory and appends into it at offsets: the active file's size never changes while
+// batches go in, and no zeros are written into it, so a commit's `fdatasync` flushes the
+// batches' blocks alone. The name is neither engine's: raft-engine 0.4.2's and Shale's
+// file-name parsers take `NNN.raftlog`, `NNN.rewrite`, `NNN.raftlog.reserved` (and Shale
+// its `.idx`), so a crash that leaves it, whole or in part, confuses neither; Shale's open
+// removes it. After the rename, the file is a header and zeros: the zero tail that
+// recovery takes as a clean end and cuts (`recovery.rs`).
+// ---------------------------------------------------------------------------------------
+
+/// The name of the file being zeroed ahead.
+pub(crate) const NEXT_FILE_NAME: &str = "prefill.raftlog.next";
+
+struct NextState {
+    /// The file is complete and synced (header, zeros, directory entry).
+    ready: bool,
+    /// The thread is asked to prepare the file.
+    wanted: bool,
+    /// Its last attempt failed (the pipe then creates files as without prefill).
+    failed: bool,
+    stop: bool,
+}
+
+struct NextShared {
+    state: Mutex<NextState>,
+    cv: Condvar,
+    dir: std::path::PathBuf,
+    header: Vec<u8>,
+    size: u64,
+}
+
+fn lock_next(m: &Mutex<NextState>) -> MutexGuard<'_, NextState> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The thread that keeps the next append file zeroed ahead.
+pub(crate) struct NextFiles {
+    shared: Arc<NextShared>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl NextFiles {
+    /// Removes a leftover next file of `dir` and starts the thread preparing one of
+    /// `size` bytes starting with `header`. None when the thread cannot be started.
+    pub fn start(dir: &Path, header: Vec<u8>, size: u64) -> Option<NextFiles> {
+        let _ = std::fs::remove_file(dir.join(NEXT_FILE_NAME));
+        let shared = Arc::new(NextShared {
+            state: Mutex::new(NextState { ready: false, wanted: true, failed: false, stop: false }),
+            cv: Condvar::new(),
+            dir: dir.to_path_buf(),
+            size: size.max(header.len() as u64),
+            header,
+        });
+        let s = shared.clone();
+        let thread =
+            std::thread::Builder::new().name("raftlog-next".into()).spawn(move || run_next(&s)).ok()?;
+        Some(NextFiles { shared, thread: Some(thread) })
+    }
+
+    /// Waits for the prepared file and renames it to `path` (then syncs the directory).
+    /// Returns the file open for writes at offsets and the header's length; None when
+    /// the file could not be prepared or renamed (the caller then creates `path` fresh).
+    /// Asks the thread for the next one either way.
+    pub fn take(&self, path: &Path) -> Option<(File, u64)> {
+        let mut st = lock_next(&self.shared.state);
+        while st.wanted && !st.ready && !st.failed {
+            st = self.shared.cv.wait(st).unwrap_or_else(|p| p.into_inner());
+        }
+        let ready = st.ready;
+        st.ready = false;
+        let from = self.shared.dir.join(NEXT_FILE_NAME);
+        let got = if ready {
+            std::fs::rename(&from, path)
+                .and_then(|_| File::open(&self.shared.dir)?.sync_all())
+                .and_then(|_| OpenOptions::new().read(true).write(true).open(path))
+                .ok()
+                .map(|f| (f, self.shared.header.len() as u64))
+        } else {
+            None
+        };
+        st.wanted = true;
+        st.failed = false;
+        self.shared.cv.notify_all();
+        got
+    }
+}
+
+impl Drop for NextFiles {
+    fn drop(&mut self) {
+        lock_next(&self.shared.state).stop = true;
+        self.shared.cv.notify_all();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        // raft-engine ignores the name, so the file would only take space.
+        let _ = std::fs::remove_file(self.shared.dir.join(NEXT_FILE_NAME));
+    }
+}
+
+fn run_next(s: &NextShared) {
+    let mut st = lock_next(&s.state);
+    loop {
+        if st.stop {
+            return;
+        }
+        if !st.wanted || st.ready {
+            st = s.cv.wait(st).unwrap_or_else(|p| p.into_inner());
+            continue;
+        }
+        drop(st);
+        let r = prepare_next(s, &|| lock_next(&s.state).stop);
+        st = lock_next(&s.state);
+        match r {
+            Ok(true) => st.ready = true,
+            Ok(false) => return,
+            Err(_) => st.failed = true,
+        }
+        st.wanted = false;
+        s.cv.notify_all();
+    }
+}
+
+/// Writes the next file (header, zeros), syncs it and the directory. Ok(false): stopped.
+/// Synced every `SYNC_EVERY` bytes on the way: the device then takes the zeros in bursts of
+/// that size rather than the whole file at once at the end, beside the commits' syncs.
+fn prepare_next(s: &NextShared, stopped: &dyn Fn() -> bool) -> std::io::Result<bool> {
+    const CHUNK: u64 = 1 << 20;
+    const SYNC_EVERY: u64 = 8 << 20;
+    let path = s.dir.join(NEXT_FILE_NAME);
+    let f = OpenOptions::new().write(true).create(true).truncate(true).open(&path)?;
+    f.write_all_at(&s.header, 0)?;
+    let zeros = vec![0u8; CHUNK as usize];
+    let mut at = s.header.len() as u64;
+    let mut unsynced = 0;
+    while at < s.size {
+        if stopped() {
+            return Ok(false);
+        }
+        let n = (s.size - at).min(CHUNK);
+        f.write_all_at(&zeros[..n as usize], at)?;
+        at += n;
+        unsynced += n;
+        if unsynced >= SYNC_EVERY {
+            f.sync_data()?;
+            unsynced = 0;
+        }
+    }
+    f.sync_all()?;
+    File::open(&s.dir)?.sync_all()?;
+    Ok(true)
+}
+
+/// The active file's writer when it was zeroed ahead: writes at offsets, never grows the
+/// file while within its zeros.
+pub(crate) struct OffsetWriter {
+    file: File,
+    at: u64,
+    path: std::path::PathBuf,
+}
+
+impl OffsetWriter {
+    pub fn new(file: File, at: u64, path: &Path) -> OffsetWriter {
+        OffsetWriter { file, at, path: path.to_path_buf() }
+    }
+}
+
+impl shale_base::fs::WritableFile for OffsetWriter {
+    fn append(&mut self, data: &[u8]) -> shale_base::Result<()> {
+        self.file
+            .write_all_at(data, self.at)
+            .map_err(|e| shale_base::Error::io(format!("write {} at {}", self.path.display(), self.at), e))?;
+        self.at += data.len() as u64;
+        Ok(())
+    }
+    fn flush(&mut self) -> shale_base::Result<()> {
+        Ok(())
+    }
+    fn sync(&mut self) -> shale_base::Result<()> {
+        self.file
+            .sync_data()
+            .map_err(|e| shale_base::Error::io(format!("sync {}", self.path.display()), e))?;
+        Ok(())
+    }
+    fn size(&self) -> u64 {
+        self.at
+    }
+}
+
+/// Cuts a sealed or closed zeroed-ahead file back to its batches (`len`), then syncs it
+/// when `sync`. False when that failed (the zeros then stay, read as the file's end).
+pub(crate) fn cut_file(f: &File, len: u64, sync: bool) -> bool {
+    cut(f, len, sync)
 }
 
 #[cfg(test)]

@@ -430,6 +430,10 @@ pub(crate) fn recover(
         // interrupted between a log file and its recovery index leaves the index.
         let names = fs.children(dir)?;
         for name in &names {
+            // A next file being zeroed ahead (`prefill.rs`): never part of the log.
+            if name == crate::prefill::NEXT_FILE_NAME {
+                fs.remove_file(&dir.join(name))?;
+            }
             if let Some(stem) = name.strip_suffix(".tmp") {
                 if FileId::parse_file_name(stem).is_some() {
                     fs.remove_file(&dir.join(name))?;

@@ -1,0 +1,148 @@
+//! The next file zeroed ahead (`prefill_next_file`) on the real file system: the active
+//! append file is the prepared one (its size never below the target while batches go in,
+//! no zeros written into it), sealed files end at their last batch, a close cuts the active
+//! file and removes the next file; and power loss with a pre-zeroed next file present, in
+//! the states a crash can leave (the next file whole or in part, or just renamed to the
+//! new log file's name, a header and zeros), loses no acknowledged write in
+//! AbsoluteConsistency and leaves no trace of the next file.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
+
+use std::path::{Path, PathBuf};
+
+use shale_raftlog::{Config, Engine, LogBatch, ReadableSize, RecoveryMode};
+
+const NEXT: &str = "prefill.raftlog.next";
+/// raft-engine's V2 file header: its 53-byte magic, the version and the alignment (u64 each).
+const HEADER_LEN: usize = 53 + 8 + 8;
+
+fn log_files(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "raftlog"))
+        .collect();
+    v.sort();
+    v
+}
+
+fn ends_in_zeros(p: &Path) -> bool {
+    let b = std::fs::read(p).unwrap();
+    b.len() >= 64 && b[b.len() - 64..].iter().all(|&x| x == 0)
+}
+
+fn entry(i: u64) -> Vec<u8> {
+    (0..1000u64).map(|j| (i * 31 + j * 7 % 251) as u8 | 1).collect()
+}
+
+fn write(e: &Engine, i: u64) {
+    let mut b = LogBatch::default();
+    b.add_raw_entries(1 + i % 3, i.div_ceil(3), &[entry(i)]).unwrap();
+    e.write(&mut b, true).unwrap();
+}
+
+fn check(dir: &Path, cfg: &Config, n: u64, what: &str) {
+    let e = Engine::open(Config { dir: dir.to_str().unwrap().to_owned(), ..cfg.clone() }).unwrap();
+    for i in 1..=n {
+        assert_eq!(e.get_raw_entry(1 + i % 3, i.div_ceil(3)).unwrap(), Some(entry(i)), "{what}: entry {i}");
+    }
+    assert_eq!(e.last_index(1 + n % 3), Some(n.div_ceil(3)), "{what}: last index");
+    drop(e);
+    assert!(!dir.join(NEXT).exists(), "{what}: the next file is left after open and close");
+    for f in log_files(dir) {
+        assert!(!ends_in_zeros(&f), "{what}: {} keeps a zero tail", f.display());
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_name() != "LOCK" {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+#[test]
+fn next_file_zeroed_ahead_and_power_loss_with_it_present() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let target = 512u64 << 10;
+    let cfg = Config {
+        dir: db.to_str().unwrap().to_owned(),
+        target_file_size: ReadableSize(target),
+        prefill_next_file: true,
+        recovery_mode: RecoveryMode::AbsoluteConsistency,
+        ..Config::default()
+    };
+    let e = Engine::open(cfg.clone()).unwrap();
+    // Open waited for the first file: the active one is already the target size.
+    let first = log_files(&db);
+    assert_eq!(first.len(), 1);
+    assert_eq!(
+        std::fs::metadata(&first[0]).unwrap().len(),
+        target,
+        "the first active file is not zeroed ahead"
+    );
+    let n = 1200u64;
+    for i in 1..=n {
+        write(&e, i);
+        // The active file never shrinks below the target while batches go in.
+        let active = log_files(&db).pop().unwrap();
+        assert!(std::fs::metadata(&active).unwrap().len() >= target, "batch {i}: {} grows", active.display());
+    }
+    let files = log_files(&db);
+    assert!(files.len() >= 2, "rotated: {files:?}");
+    for f in &files[..files.len() - 1] {
+        assert!(!ends_in_zeros(f), "sealed {} keeps a zero tail", f.display());
+    }
+    assert!(ends_in_zeros(files.last().unwrap()), "the active file is not the zeroed one");
+
+    // Crash images, taken while the engine runs (every write acknowledged is synced).
+    let image = |name: &str| {
+        let p = dir.path().join(name);
+        copy_dir(&db, &p);
+        p
+    };
+    let mut zeroed_next = Vec::new();
+    zeroed_next.extend_from_slice(&std::fs::read(&files[0]).unwrap()[..HEADER_LEN]);
+    zeroed_next.resize(target as usize, 0);
+    // a. The next file whole (header and zeros, as the thread leaves it).
+    let a = image("whole");
+    std::fs::write(a.join(NEXT), &zeroed_next).unwrap();
+    // b. The next file in part (its zeros being written).
+    let b = image("part");
+    std::fs::write(b.join(NEXT), &zeroed_next[..HEADER_LEN + 4096]).unwrap();
+    // c. Just renamed to the new log file's name at rotation, no batch in it yet.
+    let c = image("renamed");
+    let last = files.last().unwrap().file_name().unwrap().to_str().unwrap().to_owned();
+    let seq: u64 = last.trim_end_matches(".raftlog").parse().unwrap();
+    std::fs::write(c.join(format!("{:016}.raftlog", seq + 1)), &zeroed_next).unwrap();
+    // d. Whatever the thread had written when the copy was taken.
+    let d = image("as-is");
+    drop(e);
+    assert!(!db.join(NEXT).exists(), "close leaves the next file");
+    for f in log_files(&db) {
+        assert!(!ends_in_zeros(&f), "{} keeps a zero tail after close", f.display());
+    }
+    for (p, what) in
+        [(&a, "whole next file"), (&b, "next file in part"), (&c, "renamed next file"), (&d, "as is")]
+    {
+        check(p, &cfg, n, what);
+        // And without the option: the leftover is removed all the same.
+        check(p, &Config { prefill_next_file: false, ..cfg.clone() }, n, what);
+    }
+    check(&db, &cfg, n, "closed cleanly");
+}
+
+#[test]
+fn exclusive_with_zeros_ahead() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = Config {
+        dir: dir.path().to_str().unwrap().to_owned(),
+        prefill_next_file: true,
+        prefill_zeros_ahead: ReadableSize::mb(1),
+        ..Config::default()
+    };
+    assert!(Engine::open(cfg).is_err());
+}
