@@ -119,13 +119,9 @@ pub fn compress(t: CompressionType, level: Option<i32>, raw: &[u8]) -> Result<Ve
             enc.write_all(raw).map_err(|e| Error::io("zlib compress", e))?;
             out = enc.finish().map_err(|e| Error::io("zlib compress", e))?;
         }
-        CompressionType::Lz4 => {
+        CompressionType::Lz4 | CompressionType::Lz4hc => {
             put_varint32(&mut out, raw.len() as u32);
-            out.extend_from_slice(&lz4_flex::block::compress(raw));
-        }
-        CompressionType::Lz4hc => {
-            put_varint32(&mut out, raw.len() as u32);
-            out.extend_from_slice(&lz4hc::compress(raw, level, None)?);
+            out.extend_from_slice(&lz4_block(t, level, raw, None)?);
         }
         CompressionType::Zstd => {
             put_varint32(&mut out, raw.len() as u32);
@@ -351,10 +347,8 @@ pub fn compress_block_with_dict(
         let mut c = zstd::bulk::Compressor::with_dictionary(level.unwrap_or(3), dict)
             .map_err(|e| Error::io("zstd compress", e))?;
         out.extend_from_slice(&c.compress(raw).map_err(|e| Error::io("zstd compress", e))?);
-    } else if t == CompressionType::Lz4hc {
-        out.extend_from_slice(&lz4hc::compress(raw, level, Some(dict))?);
     } else {
-        out.extend_from_slice(&lz4_flex::block::compress_with_dict(raw, dict));
+        out.extend_from_slice(&lz4_block(t, level, raw, Some(dict))?);
     }
     if good_compression_ratio(out.len(), raw.len()) {
         Ok((out, t))
@@ -368,6 +362,27 @@ pub fn compress_block_with_dict(
 /// (too few or too small samples); RocksDB then uses the raw samples.
 pub fn zstd_train_dictionary(samples: &[&[u8]], max_dict_bytes: usize) -> Option<Vec<u8>> {
     zstd::dict::from_samples(samples, max_dict_bytes).ok()
+}
+
+/// The LZ4 block (no size prefix) of `raw` for LZ4 or LZ4HC at `level` (None: the codec's
+/// default), as RocksDB 11.8's unified LZ4 levels: a positive level selects the high
+/// compression compressor (liblz4's LZ4HC), a negative one the fast compressor with that
+/// acceleration, for either type; LZ4's default is the fast compressor at -1 (lz4_flex,
+/// pure Rust, measured as fast as liblz4's), LZ4HC's is level 9. Every variant writes the
+/// same block format, read by the one LZ4 decompressor.
+fn lz4_block(t: CompressionType, level: Option<i32>, raw: &[u8], dict: Option<&[u8]>) -> Result<Vec<u8>> {
+    let level = level.unwrap_or(if t == CompressionType::Lz4hc { 9 } else { -1 });
+    // (LZ4HC's level 0 is liblz4's default HC level, as before 11.8.)
+    if level > 0 || (level == 0 && t == CompressionType::Lz4hc) {
+        return lz4hc::compress(raw, Some(level), dict);
+    }
+    if level < -1 && dict.is_none() {
+        return lz4hc::compress_fast(raw, level.saturating_neg());
+    }
+    Ok(match dict {
+        Some(d) => lz4_flex::block::compress_with_dict(raw, d),
+        None => lz4_flex::block::compress(raw),
+    })
 }
 
 /// LZ4HC through liblz4 (`lz4-sys`), as RocksDB's `LZ4HC_Compress`.
@@ -402,6 +417,35 @@ mod lz4hc {
                 LZ4_freeStreamHC(self.0);
             }
         }
+    }
+
+    /// The LZ4 block of `raw` (no size prefix) from liblz4's fast compressor with
+    /// `acceleration` (RocksDB's negative LZ4 levels).
+    pub(super) fn compress_fast(raw: &[u8], acceleration: i32) -> Result<Vec<u8>> {
+        let too_large = || Error::invalid_argument("block too large for LZ4");
+        let src_len = c_int::try_from(raw.len()).map_err(|_| too_large())?;
+        // SAFETY: LZ4_compressBound only computes a size from its argument.
+        let bound = unsafe { lz4_sys::LZ4_compressBound(src_len) };
+        if bound <= 0 {
+            return Err(too_large());
+        }
+        let mut out = vec![0u8; bound as usize];
+        // SAFETY: raw is valid for src_len bytes, out is writable for bound bytes, and
+        // liblz4 writes at most its dst_capacity argument (bound) into it.
+        let written = unsafe {
+            lz4_sys::LZ4_compress_fast(
+                raw.as_ptr().cast::<c_char>(),
+                out.as_mut_ptr().cast::<c_char>(),
+                src_len,
+                bound,
+                acceleration,
+            )
+        };
+        if written <= 0 {
+            return Err(too_large());
+        }
+        out.truncate(written as usize);
+        Ok(out)
     }
 
     /// The LZ4 block of `raw` (no size prefix) at `level` (None: liblz4's default, 9), with
@@ -615,5 +659,12 @@ mod tests {
         let l12 = compress(CompressionType::Lz4hc, Some(12), &raw).unwrap();
         assert!(l12.len() <= l1.len(), "{} > {}", l12.len(), l1.len());
         assert_eq!(uncompress(CompressionType::Lz4hc, &l12).unwrap(), raw);
+        // RocksDB 11.8's unified levels: a positive LZ4 level is LZ4HC's compressor, a
+        // negative one (either type) the fast compressor with that acceleration.
+        assert_eq!(compress(CompressionType::Lz4, Some(9), &raw).unwrap(), hc);
+        let accel = compress(CompressionType::Lz4, Some(-40), &raw).unwrap();
+        assert!(accel.len() > fast.len(), "acceleration 40: {} bytes, 1: {}", accel.len(), fast.len());
+        assert_eq!(compress(CompressionType::Lz4hc, Some(-40), &raw).unwrap(), accel);
+        assert_eq!(uncompress(CompressionType::Lz4, &accel).unwrap(), raw);
     }
 }

@@ -771,8 +771,8 @@ impl Options {
     }
 
     /// The `compression_opts` Shale's codecs honour: zlib's window bits and strategy, and
-    /// dictionaries with zlib, are not built (its pure-Rust deflate has no such settings);
-    /// LZ4 has no levels in Shale's fast LZ4 compressor (LZ4HC's levels are liblz4's).
+    /// dictionaries with zlib, are not built (its pure-Rust deflate has no such settings).
+    /// LZ4 and LZ4HC take RocksDB 11.8's unified levels (`shale_base::compression`).
     fn check_compression_opts(&self) -> Result<()> {
         let co = &self.compression_opts;
         let refuse = |what: &str| {
@@ -785,7 +785,6 @@ impl Options {
             DBCompressionType::Zlib if co.window_bits != -14 => refuse("window_bits"),
             DBCompressionType::Zlib if co.strategy != 0 => refuse("strategy"),
             DBCompressionType::Zlib if co.max_dict_bytes > 0 => refuse("max_dict_bytes"),
-            DBCompressionType::Lz4 if co.level != 32767 => refuse("level"),
             _ => Ok(()),
         }
     }
