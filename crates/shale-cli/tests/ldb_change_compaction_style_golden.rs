@@ -45,7 +45,15 @@ fn change_compaction_style_matches_ldb() {
             (&default, ""),
             (&["--db=db", "scan"], ""),
         ];
-        check_script(&label, db.path(), &oracles, false, &steps, &mask_table_numbers, Some(&mut rec));
+        check_script(
+            &label,
+            db.path(),
+            &oracles,
+            false,
+            &steps,
+            &mask_table_numbers_and_order,
+            Some(&mut rec),
+        );
         for args in [
             &["--db=db", "change_compaction_style"][..],
             &["--db=db", "change_compaction_style", "--old_compaction_style=0"],

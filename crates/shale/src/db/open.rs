@@ -842,6 +842,7 @@ pub(crate) fn close(inner: &Arc<DbInner>) {
             inner.info_log.log(format_args!("[ERROR] flush at close failed: {e}"));
         }
     }
+    inner.run_queued_trivial_moves_at_close();
     inner.shutting_down.store(true, Ordering::Release);
     {
         let mut st = inner.lock_state();
