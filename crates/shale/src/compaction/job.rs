@@ -305,6 +305,7 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
         dropped: 0,
         drops: DropReasons::default(),
         may_drop_deletions: true,
+        keep_merges: false,
     };
     let ts_sz = ucmp.timestamp_size();
     let ts_low = input.full_history_ts_low.clone().filter(|l| ts_sz > 0 && l.len() == ts_sz);
@@ -323,15 +324,7 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
             }
         }
         let valid = iter.valid();
-        // With timestamps a group is every version of a key (compared without them).
-        let boundary = !group.is_empty()
-            && (!valid
-                || if ts_sz > 0 {
-                    ucmp.compare_without_timestamp(user_key(iter.key()), true, user_key(&group[0].0), true)
-                        .is_ne()
-                } else {
-                    ucmp.compare(user_key(iter.key()), user_key(&group[0].0)).is_ne()
-                });
+        let boundary = !group.is_empty() && (!valid || !same_key(&*ucmp, iter.key(), &group[0].0));
         if boundary {
             let uk = user_key(&group[0].0).to_vec();
             if out.as_ref().is_some_and(|o| o.builder.file_size() >= input.target_file_size) {
@@ -388,6 +381,80 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
     Ok(result)
 }
 
+/// Whether internal keys `a` and `b` belong to one group of `run_with`: the same user key
+/// (with timestamps, compared without them: a group is every version of a key).
+fn same_key(ucmp: &dyn crate::comparator::Comparator, a: &[u8], b: &[u8]) -> bool {
+    if ucmp.timestamp_size() > 0 {
+        ucmp.compare_without_timestamp(user_key(a), true, user_key(b), true).is_eq()
+    } else {
+        ucmp.compare(user_key(a), user_key(b)).is_eq()
+    }
+}
+
+/// What a flush keeps (RocksDB's `BuildTable`, which runs a `CompactionIterator` over the
+/// memtables): the per-key logic of a compaction that is not bottommost, with no filters.
+/// Of one user key's entries in one snapshot stripe only the newest is kept, and an entry a
+/// newer range tombstone of its stripe covers is dropped; deletions, single deletions and
+/// range tombstones stay. Merge operands are kept as they are (no merge at flush), and an
+/// entry below a kept operand in its stripe stays as the operands' base. With timestamps
+/// each version keeps its own key, except below `full_history_ts_low`.
+///
+/// `iter` yields the memtables' point entries, `tombstones` their range tombstones,
+/// `snapshots` the live snapshots when the flush started (ascending). Each kept entry goes
+/// to `emit`, in order. Returns (entries read, entries dropped).
+pub(crate) fn flush_entries(
+    ucmp: &crate::comparator::ComparatorRef,
+    iter: &mut dyn crate::iter::InternalIterator,
+    tombstones: Vec<RangeTombstone>,
+    snapshots: &[u64],
+    full_history_ts_low: Option<&[u8]>,
+    emit: &mut dyn FnMut(&[u8], &[u8]) -> Result<()>,
+) -> Result<(u64, u64)> {
+    let frag = FragmentedTombstones::new(ucmp.clone(), tombstones);
+    let mut kc = KeyCompactor {
+        snapshots,
+        earliest: snapshots.first().copied().unwrap_or(MAX_SEQUENCE_NUMBER),
+        bottommost: false,
+        frag: &frag,
+        remove_value: None,
+        filter: None,
+        merge_operator: None,
+        blob: None,
+        emitted: Vec::new(),
+        dropped: 0,
+        drops: DropReasons::default(),
+        may_drop_deletions: true,
+        keep_merges: true,
+    };
+    let ts_sz = ucmp.timestamp_size();
+    let ts_low = full_history_ts_low.filter(|l| ts_sz > 0 && l.len() == ts_sz);
+    let mut group: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+    let mut read = 0u64;
+    iter.seek_to_first();
+    loop {
+        let valid = iter.valid();
+        if !group.is_empty() && (!valid || !same_key(&**ucmp, iter.key(), &group[0].0)) {
+            if ts_sz > 0 {
+                kc.compact_ts_versions(&group, &**ucmp, ts_low)?;
+            } else {
+                kc.compact_key(&group)?;
+            }
+            group.clear();
+            for (k, v) in kc.emitted.drain(..) {
+                emit(&k, &v)?;
+            }
+        }
+        if !valid {
+            break;
+        }
+        group.push((iter.key().to_vec(), iter.value().to_vec()));
+        read += 1;
+        iter.next();
+    }
+    iter.status()?;
+    Ok((read, kc.dropped))
+}
+
 /// Decides what of one user key's entries a compaction writes (RocksDB's
 /// `CompactionIterator` for one key).
 struct KeyCompactor<'a, 'b> {
@@ -409,6 +476,9 @@ struct KeyCompactor<'a, 'b> {
     /// of a key with timestamps at or above `full_history_ts_low`: older versions (other
     /// user keys to this job) could show through.
     may_drop_deletions: bool,
+    /// A flush (`flush_entries`): merge operands are written as they are, each with the
+    /// entries below it in its stripe down to the first that is not an operand.
+    keep_merges: bool,
 }
 
 impl KeyCompactor<'_, '_> {
@@ -537,6 +607,11 @@ impl KeyCompactor<'_, '_> {
                 // RocksDB's compaction filters keep entities unless they are column-aware
                 // (FilterV3's default), and rust-rocksdb's filters are not.
                 ValueType::WideColumnEntity => self.emitted.push((k.clone(), v.clone())),
+                ValueType::Merge if self.keep_merges => {
+                    // The entry below stays whatever it is: an operand, or the base.
+                    self.emitted.push((k.clone(), v.clone()));
+                    last_stripe = None;
+                }
                 ValueType::Merge => {
                     i = self.merge_until(entries, i, stripe)?;
                     continue;
