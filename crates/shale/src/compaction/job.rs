@@ -391,6 +391,9 @@ fn same_key(ucmp: &dyn crate::comparator::Comparator, a: &[u8], b: &[u8]) -> boo
     }
 }
 
+/// Where `flush_entries` sends each entry it keeps: `(internal key, value)`.
+pub(crate) type EmitFn<'a> = dyn FnMut(&[u8], &[u8]) -> Result<()> + 'a;
+
 /// What a flush keeps (RocksDB's `BuildTable`, which runs a `CompactionIterator` over the
 /// memtables): the per-key logic of a compaction that is not bottommost, with no filters.
 /// Of one user key's entries in one snapshot stripe only the newest is kept, and an entry a
@@ -408,7 +411,7 @@ pub(crate) fn flush_entries(
     tombstones: Vec<RangeTombstone>,
     snapshots: &[u64],
     full_history_ts_low: Option<&[u8]>,
-    emit: &mut dyn FnMut(&[u8], &[u8]) -> Result<()>,
+    emit: &mut EmitFn<'_>,
 ) -> Result<(u64, u64)> {
     let frag = FragmentedTombstones::new(ucmp.clone(), tombstones);
     let mut kc = KeyCompactor {
