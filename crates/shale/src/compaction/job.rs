@@ -816,3 +816,77 @@ fn finish(
     result.outputs.push(o.meta);
     Ok(())
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::key::bytewise_internal_comparator;
+    use crate::memtable::MemTable;
+
+    /// What `flush_entries` keeps of `m` under `snapshots`: (user key, sequence, type).
+    fn kept(
+        m: &std::sync::Arc<MemTable>,
+        tombstones: Vec<RangeTombstone>,
+        snapshots: &[u64],
+    ) -> Vec<(Vec<u8>, u64, u8)> {
+        let icmp = bytewise_internal_comparator();
+        let mut out = Vec::new();
+        let mut iter = m.iter();
+        let (read, dropped) =
+            flush_entries(icmp.user_comparator(), &mut *iter, tombstones, snapshots, None, &mut |k, _| {
+                let t = crate::key::trailer(k);
+                out.push((user_key(k).to_vec(), t >> 8, (t & 0xff) as u8));
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(read, m.num_entries());
+        assert_eq!(read - dropped, out.len() as u64);
+        out
+    }
+
+    #[test]
+    fn flush_keeps_the_newest_entry_per_stripe_and_merge_bases() {
+        let m = std::sync::Arc::new(MemTable::new(bytewise_internal_comparator(), 1));
+        m.add(1, ValueType::Value, b"a", b"1");
+        m.add(2, ValueType::Value, b"a", b"2");
+        m.add(3, ValueType::Value, b"a", b"3");
+        m.add(4, ValueType::Deletion, b"a", b"");
+        m.add(5, ValueType::Value, b"b", b"x");
+        m.add(6, ValueType::Value, b"b", b"base");
+        m.add(7, ValueType::Merge, b"b", b"m1");
+        m.add(8, ValueType::Merge, b"b", b"m2");
+        m.add(9, ValueType::Value, b"c", b"1");
+        m.add(10, ValueType::SingleDeletion, b"c", b"");
+        m.add(11, ValueType::Value, b"d", b"1");
+        let v = ValueType::Value as u8;
+        let del = ValueType::Deletion as u8;
+        let mrg = ValueType::Merge as u8;
+        let sd = ValueType::SingleDeletion as u8;
+        // No snapshot: one entry per key, operands with the Put below them.
+        let want: Vec<(Vec<u8>, u64, u8)> = vec![
+            (b"a".to_vec(), 4, del),
+            (b"b".to_vec(), 8, mrg),
+            (b"b".to_vec(), 7, mrg),
+            (b"b".to_vec(), 6, v),
+            (b"c".to_vec(), 10, sd),
+            (b"d".to_vec(), 11, v),
+        ];
+        assert_eq!(kept(&m, Vec::new(), &[]), want);
+        // Snapshots at 1 and 2: a's 1 and 2 are the versions they see; b's 5 (seen by
+        // neither: its stripe is 6..=MAX) goes. A tombstone over d newer than it drops it.
+        let want: Vec<(Vec<u8>, u64, u8)> = vec![
+            (b"a".to_vec(), 4, del),
+            (b"a".to_vec(), 2, v),
+            (b"a".to_vec(), 1, v),
+            (b"b".to_vec(), 8, mrg),
+            (b"b".to_vec(), 7, mrg),
+            (b"b".to_vec(), 6, v),
+            (b"c".to_vec(), 10, sd),
+        ];
+        let t = RangeTombstone { start: b"d".to_vec(), end: b"e".to_vec(), seq: 12 };
+        assert_eq!(kept(&m, vec![t.clone()], &[1, 2]), want);
+        // A snapshot between the tombstone and d keeps d.
+        assert!(kept(&m, vec![t], &[11]).contains(&(b"d".to_vec(), 11, v)));
+    }
+}
