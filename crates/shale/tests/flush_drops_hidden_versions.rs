@@ -79,9 +79,18 @@ fn each_snapshot_keeps_the_version_it_sees() {
     db.put(b"d", b"2").unwrap();
     db.put(b"b", b"1").unwrap(); // hidden by "2"
     db.put(b"b", b"2").unwrap();
+    // A wide-column entity is a version as a Put is: hidden by a newer one, or hiding one.
+    let default = db.cf_handle("default").unwrap();
+    let columns: &[(&[u8], &[u8])] = &[(b"", b"e1"), (b"c", b"x")];
+    db.put_entity_cf(default, b"e", columns, &shale::WriteOptions::default()).unwrap(); // hidden
+    db.put(b"e", b"v").unwrap();
+    db.put(b"f", b"v").unwrap(); // hidden
+    db.put_entity_cf(default, b"f", columns, &shale::WriteOptions::default()).unwrap();
     db.flush().unwrap();
-    // a: 1, 3, 5; b: 2; d: 1, the deletion, 2.
-    assert_eq!(l0_table(&db), (7, 1));
+    // a: 1, 3, 5; b: 2; d: 1, the deletion, 2; e: v; f: the entity.
+    assert_eq!(l0_table(&db), (9, 1));
+    assert_eq!(get(&db, b"e").as_deref(), Some(&b"v"[..]));
+    assert_eq!(get(&db, b"f").as_deref(), Some(&b"e1"[..]));
     assert_eq!(s1.get(b"a").unwrap().as_deref(), Some(&b"1"[..]));
     assert_eq!(s2.get(b"a").unwrap().as_deref(), Some(&b"3"[..]));
     assert_eq!(get(&db, b"a").as_deref(), Some(&b"5"[..]));
