@@ -305,6 +305,7 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
         dropped: 0,
         drops: DropReasons::default(),
         may_drop_deletions: true,
+        keep_merges: false,
     };
     let ts_sz = ucmp.timestamp_size();
     let ts_low = input.full_history_ts_low.clone().filter(|l| ts_sz > 0 && l.len() == ts_sz);
@@ -323,15 +324,7 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
             }
         }
         let valid = iter.valid();
-        // With timestamps a group is every version of a key (compared without them).
-        let boundary = !group.is_empty()
-            && (!valid
-                || if ts_sz > 0 {
-                    ucmp.compare_without_timestamp(user_key(iter.key()), true, user_key(&group[0].0), true)
-                        .is_ne()
-                } else {
-                    ucmp.compare(user_key(iter.key()), user_key(&group[0].0)).is_ne()
-                });
+        let boundary = !group.is_empty() && (!valid || !same_key(&*ucmp, iter.key(), &group[0].0));
         if boundary {
             let uk = user_key(&group[0].0).to_vec();
             if out.as_ref().is_some_and(|o| o.builder.file_size() >= input.target_file_size) {
@@ -388,6 +381,83 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
     Ok(result)
 }
 
+/// Whether internal keys `a` and `b` belong to one group of `run_with`: the same user key
+/// (with timestamps, compared without them: a group is every version of a key).
+fn same_key(ucmp: &dyn crate::comparator::Comparator, a: &[u8], b: &[u8]) -> bool {
+    if ucmp.timestamp_size() > 0 {
+        ucmp.compare_without_timestamp(user_key(a), true, user_key(b), true).is_eq()
+    } else {
+        ucmp.compare(user_key(a), user_key(b)).is_eq()
+    }
+}
+
+/// Where `flush_entries` sends each entry it keeps: `(internal key, value)`.
+pub(crate) type EmitFn<'a> = dyn FnMut(&[u8], &[u8]) -> Result<()> + 'a;
+
+/// What a flush keeps (RocksDB's `BuildTable`, which runs a `CompactionIterator` over the
+/// memtables): the per-key logic of a compaction that is not bottommost, with no filters.
+/// Of one user key's entries in one snapshot stripe only the newest is kept, and an entry a
+/// newer range tombstone of its stripe covers is dropped; deletions, single deletions and
+/// range tombstones stay. Merge operands are kept as they are (no merge at flush), and an
+/// entry below a kept operand in its stripe stays as the operands' base. With timestamps
+/// each version keeps its own key, except below `full_history_ts_low`.
+///
+/// `iter` yields the memtables' point entries, `tombstones` their range tombstones,
+/// `snapshots` the live snapshots when the flush started (ascending). Each kept entry goes
+/// to `emit`, in order. Returns (entries read, entries dropped).
+pub(crate) fn flush_entries(
+    ucmp: &crate::comparator::ComparatorRef,
+    iter: &mut dyn crate::iter::InternalIterator,
+    tombstones: Vec<RangeTombstone>,
+    snapshots: &[u64],
+    full_history_ts_low: Option<&[u8]>,
+    emit: &mut EmitFn<'_>,
+) -> Result<(u64, u64)> {
+    let frag = FragmentedTombstones::new(ucmp.clone(), tombstones);
+    let mut kc = KeyCompactor {
+        snapshots,
+        earliest: snapshots.first().copied().unwrap_or(MAX_SEQUENCE_NUMBER),
+        bottommost: false,
+        frag: &frag,
+        remove_value: None,
+        filter: None,
+        merge_operator: None,
+        blob: None,
+        emitted: Vec::new(),
+        dropped: 0,
+        drops: DropReasons::default(),
+        may_drop_deletions: true,
+        keep_merges: true,
+    };
+    let ts_sz = ucmp.timestamp_size();
+    let ts_low = full_history_ts_low.filter(|l| ts_sz > 0 && l.len() == ts_sz);
+    let mut group: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+    let mut read = 0u64;
+    iter.seek_to_first();
+    loop {
+        let valid = iter.valid();
+        if !group.is_empty() && (!valid || !same_key(&**ucmp, iter.key(), &group[0].0)) {
+            if ts_sz > 0 {
+                kc.compact_ts_versions(&group, &**ucmp, ts_low)?;
+            } else {
+                kc.compact_key(&group)?;
+            }
+            group.clear();
+            for (k, v) in kc.emitted.drain(..) {
+                emit(&k, &v)?;
+            }
+        }
+        if !valid {
+            break;
+        }
+        group.push((iter.key().to_vec(), iter.value().to_vec()));
+        read += 1;
+        iter.next();
+    }
+    iter.status()?;
+    Ok((read, kc.dropped))
+}
+
 /// Decides what of one user key's entries a compaction writes (RocksDB's
 /// `CompactionIterator` for one key).
 struct KeyCompactor<'a, 'b> {
@@ -409,6 +479,9 @@ struct KeyCompactor<'a, 'b> {
     /// of a key with timestamps at or above `full_history_ts_low`: older versions (other
     /// user keys to this job) could show through.
     may_drop_deletions: bool,
+    /// A flush (`flush_entries`): merge operands are written as they are, each with the
+    /// entries below it in its stripe down to the first that is not an operand.
+    keep_merges: bool,
 }
 
 impl KeyCompactor<'_, '_> {
@@ -537,6 +610,11 @@ impl KeyCompactor<'_, '_> {
                 // RocksDB's compaction filters keep entities unless they are column-aware
                 // (FilterV3's default), and rust-rocksdb's filters are not.
                 ValueType::WideColumnEntity => self.emitted.push((k.clone(), v.clone())),
+                ValueType::Merge if self.keep_merges => {
+                    // The entry below stays whatever it is: an operand, or the base.
+                    self.emitted.push((k.clone(), v.clone()));
+                    last_stripe = None;
+                }
                 ValueType::Merge => {
                     i = self.merge_until(entries, i, stripe)?;
                     continue;
@@ -737,4 +815,78 @@ fn finish(
     result.bytes_written += built.file_size;
     result.outputs.push(o.meta);
     Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::key::bytewise_internal_comparator;
+    use crate::memtable::MemTable;
+
+    /// What `flush_entries` keeps of `m` under `snapshots`: (user key, sequence, type).
+    fn kept(
+        m: &std::sync::Arc<MemTable>,
+        tombstones: Vec<RangeTombstone>,
+        snapshots: &[u64],
+    ) -> Vec<(Vec<u8>, u64, u8)> {
+        let icmp = bytewise_internal_comparator();
+        let mut out = Vec::new();
+        let mut iter = m.iter();
+        let (read, dropped) =
+            flush_entries(icmp.user_comparator(), &mut *iter, tombstones, snapshots, None, &mut |k, _| {
+                let t = crate::key::trailer(k);
+                out.push((user_key(k).to_vec(), t >> 8, (t & 0xff) as u8));
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(read, m.num_entries());
+        assert_eq!(read - dropped, out.len() as u64);
+        out
+    }
+
+    #[test]
+    fn flush_keeps_the_newest_entry_per_stripe_and_merge_bases() {
+        let m = std::sync::Arc::new(MemTable::new(bytewise_internal_comparator(), 1));
+        m.add(1, ValueType::Value, b"a", b"1");
+        m.add(2, ValueType::Value, b"a", b"2");
+        m.add(3, ValueType::Value, b"a", b"3");
+        m.add(4, ValueType::Deletion, b"a", b"");
+        m.add(5, ValueType::Value, b"b", b"x");
+        m.add(6, ValueType::Value, b"b", b"base");
+        m.add(7, ValueType::Merge, b"b", b"m1");
+        m.add(8, ValueType::Merge, b"b", b"m2");
+        m.add(9, ValueType::Value, b"c", b"1");
+        m.add(10, ValueType::SingleDeletion, b"c", b"");
+        m.add(11, ValueType::Value, b"d", b"1");
+        let v = ValueType::Value as u8;
+        let del = ValueType::Deletion as u8;
+        let mrg = ValueType::Merge as u8;
+        let sd = ValueType::SingleDeletion as u8;
+        // No snapshot: one entry per key, operands with the Put below them.
+        let want: Vec<(Vec<u8>, u64, u8)> = vec![
+            (b"a".to_vec(), 4, del),
+            (b"b".to_vec(), 8, mrg),
+            (b"b".to_vec(), 7, mrg),
+            (b"b".to_vec(), 6, v),
+            (b"c".to_vec(), 10, sd),
+            (b"d".to_vec(), 11, v),
+        ];
+        assert_eq!(kept(&m, Vec::new(), &[]), want);
+        // Snapshots at 1 and 2: a's 1 and 2 are the versions they see; b's 5 (seen by
+        // neither: its stripe is 6..=MAX) goes. A tombstone over d newer than it drops it.
+        let want: Vec<(Vec<u8>, u64, u8)> = vec![
+            (b"a".to_vec(), 4, del),
+            (b"a".to_vec(), 2, v),
+            (b"a".to_vec(), 1, v),
+            (b"b".to_vec(), 8, mrg),
+            (b"b".to_vec(), 7, mrg),
+            (b"b".to_vec(), 6, v),
+            (b"c".to_vec(), 10, sd),
+        ];
+        let t = RangeTombstone { start: b"d".to_vec(), end: b"e".to_vec(), seq: 12 };
+        assert_eq!(kept(&m, vec![t.clone()], &[1, 2]), want);
+        // A snapshot between the tombstone and d keeps d.
+        assert!(kept(&m, vec![t], &[11]).contains(&(b"d".to_vec(), 11, v)));
+    }
 }

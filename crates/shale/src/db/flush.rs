@@ -10,8 +10,10 @@ use super::cf::CfHandle;
 use super::error_handler::BgErrorReason;
 use super::filename;
 use super::{DbInner, DbState};
+use crate::compaction::job::flush_entries;
 use crate::error::Result;
 use crate::fs::FileSystem;
+use crate::iter::range_del::RangeTombstone;
 use crate::key::{parse_internal_key, MAX_SEQUENCE_NUMBER};
 use crate::memtable::MemTable;
 use crate::table::any::AnyTableBuilder;
@@ -93,9 +95,10 @@ pub(crate) fn write_level0_table(
 pub(crate) type BlobNumbers<'a> = &'a dyn Fn() -> u64;
 
 /// Writes the memtables `mems` (merged) to table `number` (synced). None when they hold
-/// nothing. Every version is written, except for a cuckoo table (one entry per user key):
-/// there a version is dropped when a newer one of its key is visible to the same snapshots
-/// (`snapshots`: the sequence numbers of the live snapshots, sorted), as RocksDB's flush does.
+/// nothing. A version no snapshot can see is dropped, as RocksDB's flush drops it
+/// (`snapshots`: the sequence numbers of the live snapshots when the flush started,
+/// sorted; one taken later is above every entry of `mems`); a cuckoo table also keeps one
+/// entry per user key and snapshot stripe of whatever kind.
 /// With `blobs` (BlobDB's `enable_blob_files`), values of at least `min_blob_size`
 /// go to blob files (synced), whose additions are returned with the table; `stats` (the
 /// database's statistics) counts their writes.
@@ -163,7 +166,6 @@ fn write_table_inner(
             mems.iter().map(|m| m.iter()).collect(),
         )),
     };
-    iter.seek_to_first();
     let mut first = true;
     let range = |meta: &mut FileMetaData, k: &[u8], first: &mut bool| {
         if *first || cf.icmp.compare(k, &meta.smallest).is_lt() {
@@ -177,15 +179,13 @@ fn write_table_inner(
     let dedup = matches!(cf.opts.table_format, crate::table::TableFormat::Cuckoo(_));
     let mut last_user_key: Option<Vec<u8>> = None;
     let mut last_stripe = 0;
-    while iter.valid() {
-        let k = iter.key();
+    let mut emit = |k: &[u8], value: &[u8]| -> Result<()> {
         let seq = crate::key::trailer(k) >> 8;
         if dedup {
             let uk = crate::key::user_key(k);
             let stripe = snapshots.partition_point(|&s| s < seq);
             if last_user_key.as_deref() == Some(uk) && stripe == last_stripe {
-                iter.next();
-                continue;
+                return Ok(());
             }
             last_user_key = Some(uk.to_vec());
             last_stripe = stripe;
@@ -194,7 +194,7 @@ fn write_table_inner(
         largest_seq = largest_seq.max(seq);
         let is_value = (crate::key::trailer(k) & 0xff) as u8 == crate::key::ValueType::Value as u8;
         match blobs.as_deref_mut().filter(|_| is_value) {
-            Some(b) => match b.add(crate::key::user_key(k), iter.value())? {
+            Some(b) => match b.add(crate::key::user_key(k), value)? {
                 Some(index) => {
                     let ik = crate::key::make_internal_key(
                         crate::key::user_key(k),
@@ -209,18 +209,35 @@ fn write_table_inner(
                     range(&mut meta, &ik, &mut first);
                 }
                 None => {
-                    builder.add(k, iter.value())?;
+                    builder.add(k, value)?;
                     range(&mut meta, k, &mut first);
                 }
             },
             None => {
-                builder.add(k, iter.value())?;
+                builder.add(k, value)?;
                 range(&mut meta, k, &mut first);
             }
         }
-        iter.next();
-    }
-    iter.status()?;
+        Ok(())
+    };
+    // What no snapshot can see is dropped, as RocksDB's flush drops it: the compaction's
+    // per-key logic, not bottommost (`compaction::job::flush_entries`).
+    let range_dels = tombstones
+        .iter()
+        .map(|(start, end)| {
+            let p = parse_internal_key(start)?;
+            Ok(RangeTombstone { start: p.user_key.to_vec(), end: end.clone(), seq: p.sequence })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let ts_low = cf.full_history_ts_low();
+    flush_entries(
+        cf.icmp.user_comparator(),
+        &mut *iter,
+        range_dels,
+        snapshots,
+        Some(&ts_low[..]).filter(|l| !l.is_empty()),
+        &mut emit,
+    )?;
     for (start, end) in &tombstones {
         let p = parse_internal_key(start)?;
         smallest_seq = smallest_seq.min(p.sequence);

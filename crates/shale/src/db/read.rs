@@ -697,11 +697,11 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
         I: IntoIterator<Item = K>,
     {
         // One consistent view for the whole call, as RocksDB's MultiGet.
-        let mut o = opts.clone();
-        o.snapshot = Some(o.snapshot.unwrap_or_else(|| self.latest_sequence_number()));
         let h = &self.default_handle().handle;
         let keys: Vec<K> = keys.into_iter().collect();
-        self.inner.multi_get_impl(keys.iter().map(|k| (Ok(h.clone()), k.as_ref())), &o)
+        self.inner.with_pinned_read(opts, |o| {
+            self.inner.multi_get_impl(keys.iter().map(|k| (Ok(h.clone()), k.as_ref())), o)
+        })
     }
 
     pub fn multi_get_cf<'a, 'b: 'a, K, I, W>(&'a self, keys: I) -> Vec<Result<Option<Vec<u8>>>>
@@ -723,10 +723,10 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
         I: IntoIterator<Item = (&'b W, K)>,
         W: 'b + AsColumnFamilyRef,
     {
-        let mut o = opts.clone();
-        o.snapshot = Some(o.snapshot.unwrap_or_else(|| self.latest_sequence_number()));
         let keys: Vec<(&'b W, K)> = keys.into_iter().collect();
-        self.inner.multi_get_impl(keys.iter().map(|(cf, k)| (self.inner.handle_of(*cf), k.as_ref())), &o)
+        self.inner.with_pinned_read(opts, |o| {
+            self.inner.multi_get_impl(keys.iter().map(|(cf, k)| (self.inner.handle_of(*cf), k.as_ref())), o)
+        })
     }
 
     /// Flushes every memtable of the default column family to level 0, waiting for it.

@@ -54,6 +54,30 @@ impl DbInner {
         self.stats.snapshot_times.lock().values().next().copied().unwrap_or(0)
     }
 
+    /// Runs `f` (a read of several keys at one sequence number, such as a multi-get) with
+    /// `ro` pinned: to the caller's snapshot, else to one registered for the call and
+    /// released after it. An unregistered sequence read before a later lookup takes its
+    /// SuperVersion could miss a version a flush or compaction meanwhile dropped.
+    pub(crate) fn with_pinned_read<T>(
+        &self,
+        ro: &crate::ReadOptions,
+        f: impl FnOnce(&crate::ReadOptions) -> T,
+    ) -> T {
+        if ro.snapshot.is_some() {
+            return f(ro);
+        }
+        struct Release<'a>(&'a DbInner, u64);
+        impl Drop for Release<'_> {
+            fn drop(&mut self) {
+                self.0.release_snapshot(self.1);
+            }
+        }
+        let held = Release(self, self.acquire_snapshot());
+        let mut o = ro.clone();
+        o.snapshot = Some(held.1);
+        f(&o)
+    }
+
     pub(crate) fn release_snapshot(&self, seq: u64) {
         let mut snaps = self.snapshots.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(n) = snaps.get_mut(&seq) {

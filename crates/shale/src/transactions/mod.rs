@@ -224,8 +224,7 @@ impl<DB> DBAccess for Transaction<'_, DB> {
         W: AsColumnFamilyRef + 'b,
     {
         let keys: Vec<(&'b W, K)> = keys_cf.into_iter().collect();
-        let ro = self.consistent(readopts);
-        keys.iter().map(|(cf, k)| self.get_cf_opt(*cf, k, &ro)).collect()
+        self.consistent(readopts, |ro| keys.iter().map(|(cf, k)| self.get_cf_opt(*cf, k, ro)).collect())
     }
 }
 
@@ -234,13 +233,14 @@ impl<DB> Transaction<'_, DB> {
         Transaction { core, _db: PhantomData }
     }
 
-    /// Read options with one sequence number for a whole multi-get.
-    fn consistent(&self, ro: &ReadOptions) -> ReadOptions {
+    /// Runs `f` with read options of one sequence number for a whole multi-get (a snapshot
+    /// registered for the call when the caller gives none: `DbInner::with_pinned_read`).
+    fn consistent<T>(&self, ro: &ReadOptions, f: impl FnOnce(&ReadOptions) -> T) -> T {
         let mut o = ro.clone();
-        if o.snapshot.is_none() || o.snapshot == Some(NO_SNAPSHOT) {
-            o.snapshot = Some(self.core.inner.last_sequence());
+        if o.snapshot == Some(NO_SNAPSHOT) {
+            o.snapshot = None;
         }
-        o
+        self.core.inner.with_pinned_read(&o, f)
     }
 
     fn raw_iter<'b>(&self, cf: u32, ro: &ReadOptions) -> DBRawIteratorWithThreadMode<'b, Self> {
@@ -553,9 +553,8 @@ impl<DB> Transaction<'_, DB> {
         K: AsRef<[u8]>,
         I: IntoIterator<Item = K>,
     {
-        let ro = self.consistent(readopts);
         let id = self.default_id();
-        keys.into_iter().map(|k| self.get_impl(id, k.as_ref(), &ro)).collect()
+        self.consistent(readopts, |ro| keys.into_iter().map(|k| self.get_impl(id, k.as_ref(), ro)).collect())
     }
 
     pub fn put<K: AsRef<[u8]>, V: AsRef<[u8]>>(&self, key: K, value: V) -> Result<()> {

@@ -335,8 +335,10 @@ impl TxnCore {
         if ro.tailing {
             return Err(Error::not_supported("a tailing iterator over a transaction"));
         }
-        let seq = ro.snapshot.unwrap_or_else(|| self.inner.last_sequence());
+        // The SuperVersion before the sequence, as RocksDB's NewIterator: a flush may drop
+        // versions no registered snapshot sees.
         let sv = cf.super_version();
+        let seq = ro.snapshot.unwrap_or_else(|| self.inner.last_sequence());
         let prefix = crate::db::PrefixMode::of(cf, ro);
         let (base, tomb) = self.inner.internal_iterator(cf, &sv, ro.fill_cache, &prefix)?;
         let entries = st.batch.internal_entries(cf.id, seq + 1, &cf.icmp);
