@@ -7,32 +7,16 @@
 //! AbsoluteConsistency and leaves no trace of the next file.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use shale_raftlog::{Config, Engine, LogBatch, ReadableSize, RecoveryMode};
+
+mod util;
+use util::{ends_in_zeros, entry, log_files};
 
 const NEXT: &str = "prefill.raftlog.next";
 /// raft-engine's V2 file header: its 53-byte magic, the version and the alignment (u64 each).
 const HEADER_LEN: usize = 53 + 8 + 8;
-
-fn log_files(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "raftlog"))
-        .collect();
-    v.sort();
-    v
-}
-
-fn ends_in_zeros(p: &Path) -> bool {
-    let b = std::fs::read(p).unwrap();
-    b.len() >= 64 && b[b.len() - 64..].iter().all(|&x| x == 0)
-}
-
-fn entry(i: u64) -> Vec<u8> {
-    (0..1000u64).map(|j| (i * 31 + j * 7 % 251) as u8 | 1).collect()
-}
 
 fn write(e: &Engine, i: u64) {
     let mut b = LogBatch::default();

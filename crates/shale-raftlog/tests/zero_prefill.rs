@@ -9,24 +9,8 @@ use std::time::{Duration, Instant};
 
 use shale_raftlog::{Config, Engine, LogBatch, ReadableSize, RecoveryMode};
 
-fn log_files(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut v: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "raftlog"))
-        .collect();
-    v.sort();
-    v
-}
-
-fn ends_in_zeros(p: &Path) -> bool {
-    let b = std::fs::read(p).unwrap();
-    b.len() >= 64 && b[b.len() - 64..].iter().all(|&x| x == 0)
-}
-
-fn entry(i: u64) -> Vec<u8> {
-    (0..1000u64).map(|j| (i * 31 + j * 7 % 251) as u8 | 1).collect()
-}
+mod util;
+use util::{ends_in_zeros, entry, log_files};
 
 #[test]
 fn zero_prefill_ahead_sealed_cut_and_crash_image() {

@@ -289,3 +289,25 @@ pub fn assert_acked_prefix(got: &Model, acked: &Model, pending: Option<&Op>, ctx
     );
     panic!("{ctx}: recovered state is neither the acknowledged one nor one op further; regions differing: {diff:?}");
 }
+
+/// The `.raftlog` files of `dir`, sorted by name (the prefill tests).
+pub fn log_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut v: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "raftlog"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// Whether the file's last 64 bytes are zeros (a prefilled tail).
+pub fn ends_in_zeros(p: &std::path::Path) -> bool {
+    let b = std::fs::read(p).unwrap();
+    b.len() >= 64 && b[b.len() - 64..].iter().all(|&x| x == 0)
+}
+
+/// Entry `i` of the prefill tests: 1000 bytes, none zero.
+pub fn entry(i: u64) -> Vec<u8> {
+    (0..1000u64).map(|j| (i * 31 + j * 7 % 251) as u8 | 1).collect()
+}
