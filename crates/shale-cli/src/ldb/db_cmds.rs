@@ -875,14 +875,26 @@ pub fn multi_get(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         ));
     }
     let results = db.multi_get_cf(keys.iter().map(|k| (c, k.as_slice())));
+    print_multi_results(
+        out,
+        keys.iter().zip(results).map(|(k, r)| (h.key_out(k), r.map(|v| v.map(|v| h.value_out(&v))))),
+    )
+}
+
+/// ldb's multi_get and multi_get_entity output, per key (shown as printed) and its rendered
+/// value: `key ==> value`, `Key not found: key`, or the status on stderr; a key that failed
+/// fails the command once every key is printed.
+pub(super) fn print_multi_results(
+    out: &mut Out<'_>,
+    results: impl IntoIterator<Item = (Vec<u8>, shale::Result<Option<Vec<u8>>>)>,
+) -> Res<()> {
     let mut failed = false;
-    for (k, r) in keys.iter().zip(results) {
-        let shown = h.key_out(k);
+    for (shown, r) in results {
         match r {
             Ok(Some(v)) => {
                 let mut line = shown;
                 line.extend_from_slice(b" ==> ");
-                line.extend(h.value_out(&v));
+                line.extend(v);
                 line.push(b'\n');
                 w(out, &line)?;
             }

@@ -9,7 +9,7 @@
 
 use shale::ReadOptions;
 
-use super::db_cmds::{cf, open, open_read_only, Hex};
+use super::db_cmds::{cf, open, open_read_only, print_multi_results, Hex};
 use super::fmt::{to_hex, Failure, Res};
 use super::{Out, Parsed};
 
@@ -136,34 +136,15 @@ pub fn multi_get_entity(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     let snap = db.snapshot();
     let mut ro = ReadOptions::default();
     ro.set_snapshot(&snap);
-    let mut failed = false;
-    for k in &keys {
-        let shown = h.key_out(k);
-        match db.get_entity_cf_opt(c, k, &ro) {
-            Ok(Some(cols)) => {
-                let mut line = shown;
-                line.extend_from_slice(b" ==> ");
-                line.extend(dump_columns(&cols, h.value));
-                line.push(b'\n');
-                out.write_all(&line).map_err(Failure::io)?;
-            }
-            Ok(None) => {
-                let mut line = b"Key not found: ".to_vec();
-                line.extend(shown);
-                line.push(b'\n');
-                out.write_all(&line).map_err(Failure::io)?;
-            }
-            Err(e) => {
-                out.flush().map_err(Failure::io)?;
-                eprintln!("Status for key {}: {e}", String::from_utf8_lossy(&shown));
-                failed = true;
-            }
-        }
-    }
-    if failed {
-        return Err(Failure::new("one or more keys had non-okay status"));
-    }
-    Ok(())
+    print_multi_results(
+        out,
+        keys.iter().map(|k| {
+            (
+                h.key_out(k),
+                db.get_entity_cf_opt(c, k, &ro).map(|o| o.map(|cols| dump_columns(&cols, h.value))),
+            )
+        }),
+    )
 }
 
 #[cfg(test)]
