@@ -1,9 +1,10 @@
 //! Integrated BlobDB's tickers, counted where RocksDB 11.8.1 counts them: bytes written to
 //! blob files (header, records, footer) and their syncs at flush, bytes read from them
 //! (header and footer at open, one whole record per value), the blob cache's misses, adds,
-//! hits and bytes, a strict blob cache's refusals, and garbage collection's relocated blobs
-//! and bytes. The legacy stacked BlobDB's `rocksdb.blobdb.*` tickers stay 0, as in RocksDB
-//! with the integrated BlobDB.
+//! hits and bytes, a strict blob cache's refusals (the read fails, as in RocksDB),
+//! `fill_cache` and compactions (looked up, not filled), and garbage collection's relocated
+//! blobs and bytes. The legacy stacked BlobDB's `rocksdb.blobdb.*` tickers stay 0, as in
+//! RocksDB with the integrated BlobDB.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 use std::path::Path;
@@ -129,7 +130,7 @@ fn blob_files_and_the_blob_cache_count_bytes_syncs_hits_and_misses() {
 }
 
 #[test]
-fn a_strict_blob_cache_that_refuses_a_value_counts_a_failure() {
+fn a_strict_blob_cache_that_refuses_a_value_fails_the_read() {
     let tmp = tempfile::tempdir().unwrap();
     let mut lru = LruCacheOptions::default();
     lru.set_capacity(64);
@@ -140,11 +141,65 @@ fn a_strict_blob_cache_that_refuses_a_value_counts_a_failure() {
     let db = DB::open(&o, tmp.path()).unwrap();
     db.put(key(1), value(1, 0)).unwrap();
     db.flush().unwrap();
-    let _ = db.get(key(1));
+    // As RocksDB 11.8.1's BlobSource::GetBlob: the refused insert fails the read.
+    let err = db.get(key(1)).unwrap_err();
+    assert_eq!(err.kind(), shale::ErrorKind::Aborted, "{err}");
+    assert!(err.to_string().contains("Insert failed due to LRU cache being full."), "{err}");
     assert_eq!(o.get_ticker_count(Ticker::BlobDbCacheMiss), 1);
     assert_eq!(o.get_ticker_count(Ticker::BlobDbCacheAddFailures), 1);
     assert_eq!(o.get_ticker_count(Ticker::BlobDbCacheAdd), 0);
     listed(&[Ticker::BlobDbCacheAddFailures]);
+    // Without fill_cache nothing is inserted, so the same read succeeds.
+    let mut ro = shale::ReadOptions::default();
+    ro.fill_cache(false);
+    assert_eq!(db.get_opt(key(1), &ro).unwrap(), Some(value(1, 0)));
+    assert_eq!(o.get_ticker_count(Ticker::BlobDbCacheMiss), 2);
+    assert_eq!(o.get_ticker_count(Ticker::BlobDbCacheAddFailures), 1);
+}
+
+#[test]
+fn reads_without_fill_cache_and_compactions_look_the_blob_cache_up_without_filling_it() {
+    use Ticker::*;
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = Cache::new_lru_cache(1 << 24);
+    let mut o = opts();
+    o.set_blob_cache(&cache);
+    o.set_enable_blob_gc(true);
+    o.set_blob_gc_age_cutoff(1.0);
+    o.set_disable_auto_compactions(true);
+    let db = DB::open(&o, tmp.path()).unwrap();
+    for i in 0..N {
+        db.put(key(i), value(i, 0)).unwrap();
+    }
+    db.flush().unwrap();
+    // fill_cache(false): every read misses and nothing is added.
+    let mut ro = shale::ReadOptions::default();
+    ro.fill_cache(false);
+    for i in 0..N {
+        assert_eq!(db.get_opt(key(i), &ro).unwrap(), Some(value(i, 0)));
+    }
+    assert_eq!(o.get_ticker_count(BlobDbCacheMiss), N);
+    assert_eq!(o.get_ticker_count(BlobDbCacheAdd), 0);
+    assert_eq!(cache.get_usage(), 0);
+    // The default reads fill it for the first half of the keys.
+    for i in 0..N / 2 {
+        assert_eq!(db.get(key(i)).unwrap(), Some(value(i, 0)));
+    }
+    assert_eq!(o.get_ticker_count(BlobDbCacheMiss), N + N / 2);
+    assert_eq!(o.get_ticker_count(BlobDbCacheAdd), N / 2);
+    // A second table whose keys fall between the first's, so the compaction rewrites both.
+    // With an age cutoff of 1.0 it relocates every blob: it finds the cached half of the
+    // first file's blobs in the cache, reads the rest from the files, and adds nothing.
+    for i in 0..N {
+        db.put(format!("{}x", key(i)), value(i, 1)).unwrap();
+    }
+    db.flush().unwrap();
+    let (hits, misses) = (o.get_ticker_count(BlobDbCacheHit), o.get_ticker_count(BlobDbCacheMiss));
+    db.compact_range(None::<&[u8]>, None::<&[u8]>);
+    assert_eq!(o.get_ticker_count(BlobDbGcNumKeysRelocated), 2 * N);
+    assert_eq!(o.get_ticker_count(BlobDbCacheHit) - hits, N / 2);
+    assert_eq!(o.get_ticker_count(BlobDbCacheMiss) - misses, N / 2 + N);
+    assert_eq!(o.get_ticker_count(BlobDbCacheAdd), N / 2, "compaction added to the blob cache");
 }
 
 #[test]

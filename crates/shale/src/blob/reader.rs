@@ -15,7 +15,8 @@
 //! timed into `rocksdb.blobdb.blob.file.read.micros`; decompression is timed into
 //! `rocksdb.blobdb.decompression.micros`. A family's blob cache (`set_blob_cache`) counts
 //! `rocksdb.blobdb.cache.{hit,miss,add,add.failures,bytes.read,bytes.write}`, the bytes being
-//! the value's (uncompressed) size.
+//! the value's (uncompressed) size. A read looks the cache up first and, with `fill_cache`,
+//! adds what it read; a strict cache that refuses the value fails the read (`BlobFetcher`).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -258,18 +259,48 @@ impl BlobFileCache {
 }
 
 /// Resolves blob indexes of one column family (what iterators and compactions hold).
+///
+/// As RocksDB 11.8.1's `BlobSource::GetBlob`: the family's blob cache is looked up first; on a
+/// miss the value is read from its file and, when `fill_cache` is set, added to the cache. A
+/// strict-capacity cache that refuses the value fails the read with its MemoryLimit error
+/// (`Aborted`), as block reads do. Compactions look the cache up without filling it
+/// (`fill_cache = false`, as `CompactionJob::InitializeReadOptionsAndBoundaries`).
 #[derive(Clone)]
 pub struct BlobFetcher {
     pub cache: Arc<BlobFileCache>,
     pub cf_id: u32,
-    /// The family's blob cache (`set_blob_cache`): user reads look values up there first
-    /// and add what they read (compactions do not use it, as RocksDB's).
+    /// The family's blob cache (`set_blob_cache`).
     pub value_cache: Option<Arc<crate::cache::BlockCache>>,
+    /// `ReadOptions::fill_cache`: add values read from files to `value_cache`.
+    pub fill_cache: bool,
 }
 
 impl BlobFetcher {
     pub fn fetch(&self, user_key: &[u8], index_bytes: &[u8]) -> Result<Vec<u8>> {
-        let Some(vc) = &self.value_cache else { return self.cache.fetch(self.cf_id, user_key, index_bytes) };
+        self.fetch_via_cache(user_key, index_bytes, None)
+    }
+
+    /// `fetch` with a prefetch of `readahead` bytes (compactions).
+    pub fn fetch_with_readahead(
+        &self,
+        user_key: &[u8],
+        index_bytes: &[u8],
+        readahead: u64,
+    ) -> Result<Vec<u8>> {
+        self.fetch_via_cache(user_key, index_bytes, Some(readahead))
+    }
+
+    fn fetch_via_cache(
+        &self,
+        user_key: &[u8],
+        index_bytes: &[u8],
+        readahead: Option<u64>,
+    ) -> Result<Vec<u8>> {
+        let from_file = || match readahead {
+            Some(r) => self.cache.fetch_with_readahead(self.cf_id, user_key, index_bytes, r),
+            None => self.cache.fetch(self.cf_id, user_key, index_bytes),
+        };
+        let Some(vc) = &self.value_cache else { return from_file() };
         let index = BlobIndex::decode(index_bytes)?;
         let key = crate::cache::OffsetableCacheKey::new(self.cache.session, index.file_number)
             .with_offset(index.offset);
@@ -287,34 +318,25 @@ impl BlobFetcher {
             return Ok(value);
         }
         record_tick(stats, Ticker::BlobDbCacheMiss, 1);
-        let value = self.cache.fetch(self.cf_id, user_key, index_bytes)?;
+        let value = from_file()?;
+        if !self.fill_cache {
+            return Ok(value);
+        }
         let mut data = Vec::with_capacity(value.len() + 4);
         data.extend_from_slice(&value);
         data.extend_from_slice(&[0, 0, 0, 0]);
-        if let Ok(block) = crate::table::block::Block::new(data) {
-            // A full strict-capacity cache only loses the caching, not the read (as RocksDB).
-            match vc.insert(key, Arc::new(block)) {
-                Ok(()) => {
-                    if let Some(s) = stats {
-                        s.record_ticks(&[
-                            (Ticker::BlobDbCacheAdd, 1),
-                            (Ticker::BlobDbCacheBytesWrite, value.len() as u64),
-                        ]);
-                    }
-                }
-                Err(_) => record_tick(stats, Ticker::BlobDbCacheAddFailures, 1),
-            }
+        let block = crate::table::block::Block::new(data)?;
+        if let Err(e) = vc.insert(key, Arc::new(block)) {
+            // RocksDB's strict_capacity_limit: `PutBlobIntoCache` fails and so does the read.
+            record_tick(stats, Ticker::BlobDbCacheAddFailures, 1);
+            return Err(e);
+        }
+        if let Some(s) = stats {
+            s.record_ticks(&[
+                (Ticker::BlobDbCacheAdd, 1),
+                (Ticker::BlobDbCacheBytesWrite, value.len() as u64),
+            ]);
         }
         Ok(value)
-    }
-
-    /// `fetch` with a prefetch of `readahead` bytes (compactions).
-    pub fn fetch_with_readahead(
-        &self,
-        user_key: &[u8],
-        index_bytes: &[u8],
-        readahead: u64,
-    ) -> Result<Vec<u8>> {
-        self.cache.fetch_with_readahead(self.cf_id, user_key, index_bytes, readahead)
     }
 }

@@ -194,7 +194,10 @@ impl DbInner {
                     blob_fetcher: Some(crate::blob::BlobFetcher {
                         cache: this.blob_cache.clone(),
                         cf_id: cf.id,
-                        value_cache: None,
+                        // Looked up, never filled (RocksDB's compactions read with
+                        // fill_cache = false).
+                        value_cache: cf.opts.blob_cache.clone(),
+                        fill_cache: false,
                     }),
                     blob_write: super::flush::blob_write_options(cf),
                     blob_gc_cutoff,

@@ -391,6 +391,7 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
             cache: inner.blob_cache.clone(),
             cf_id: cf.id,
             value_cache: cf.opts.blob_cache.clone(),
+            fill_cache: src.ro.fill_cache,
         }));
         if let Ok(Some(ts)) = read_ts {
             iter.set_timestamps(cf.opts.comparator.clone(), ts, src.ro.iter_start_ts.clone());

@@ -287,6 +287,7 @@ impl DbInner {
             cache: self.blob_cache.clone(),
             cf_id: cf.id,
             value_cache: cf.opts.blob_cache.clone(),
+            fill_cache,
         };
         let mut merge =
             MergeLookup { op: cf.opts.merge_operator.as_deref(), key, operands: Vec::new(), blob, entity };

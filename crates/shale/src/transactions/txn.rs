@@ -361,6 +361,7 @@ impl TxnCore {
             cache: self.inner.blob_cache.clone(),
             cf_id: cf.id,
             value_cache: cf.opts.blob_cache.clone(),
+            fill_cache: ro.fill_cache,
         }));
         Ok((sv, it))
     }
