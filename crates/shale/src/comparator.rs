@@ -62,19 +62,25 @@ impl Comparator for BytewiseComparator {
         a.cmp(b)
     }
 
+    /// RocksDB 11.8.1's `BytewiseComparatorImpl::FindShortestSeparator`, byte for byte, so
+    /// index keys come out as RocksDB writes them.
     fn find_shortest_separator(&self, start: &mut Vec<u8>, limit: &[u8]) {
         let min_len = start.len().min(limit.len());
         let diff = start.iter().zip(limit).take_while(|(a, b)| a == b).count();
         if diff >= min_len {
             return; // one is a prefix of the other
         }
-        let byte = start[diff];
-        if byte < 0xff && byte + 1 < limit[diff] {
+        let (byte, limit_byte) = (start[diff], limit[diff]);
+        if byte >= limit_byte {
+            return; // `limit` is smaller, or `start` is already the shortest
+        }
+        if diff < limit.len() - 1 || byte + 1 < limit_byte {
+            // Still below `limit`: it is longer, or its byte is at least two greater.
             start[diff] += 1;
             start.truncate(diff + 1);
             return;
         }
-        // RocksDB also tries a later byte of `start` that can be incremented.
+        // Incrementing would reach `limit`: increment the first later byte that can grow.
         for i in diff + 1..start.len() {
             if start[i] < 0xff {
                 start[i] += 1;
@@ -197,6 +203,20 @@ impl Comparator for ReverseBytewiseComparator {
 
     fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
         b.cmp(a)
+    }
+
+    /// RocksDB 11.8.1's `ReverseBytewiseComparatorImpl::FindShortestSeparator`: cut `start`
+    /// just after the first byte where it is greater than `limit` (so still before `limit`
+    /// in reverse order), unless that is its last byte. Its `FindShortSuccessor` does nothing.
+    fn find_shortest_separator(&self, start: &mut Vec<u8>, limit: &[u8]) {
+        let min_len = start.len().min(limit.len());
+        let diff = start.iter().zip(limit).take_while(|(a, b)| a == b).count();
+        if diff == min_len {
+            return;
+        }
+        if start[diff] > limit[diff] && diff < start.len() - 1 {
+            start.truncate(diff + 1);
+        }
     }
 }
 
@@ -327,6 +347,34 @@ mod tests {
         let mut s = b"abcdefgh".to_vec();
         c.find_shortest_separator(&mut s, b"abzzz");
         assert_eq!(s, b"abd");
+    }
+
+    #[test]
+    fn separators_are_rocksdb_11s() {
+        let sep = |c: &dyn Comparator, start: &[u8], limit: &[u8]| {
+            let mut s = start.to_vec();
+            c.find_shortest_separator(&mut s, limit);
+            s
+        };
+        let b = &BytewiseComparator;
+        // db_bench's fillseq keys: the differing byte goes up by one and `limit` is longer.
+        let k = |n: u64| [&n.to_be_bytes()[..], b"00000000"].concat();
+        assert_eq!(sep(b, &k(3), &k(4)), 4u64.to_be_bytes());
+        // `limit` ends at the differing byte, one above: a later byte of `start` grows.
+        assert_eq!(sep(b, b"aa1aaa", b"aa2"), b"aa1b");
+        assert_eq!(sep(b, b"aa1\xff\xffq", b"aa2"), b"aa1\xff\xffr");
+        assert_eq!(sep(b, b"aa1", b"aa2"), b"aa1");
+        // `limit` below `start` (misuse) or a prefix: unchanged.
+        assert_eq!(sep(b, b"aa3", b"aa1"), b"aa3");
+        assert_eq!(sep(b, b"aa", b"aab"), b"aa");
+        let r = &ReverseBytewiseComparator;
+        assert_eq!(sep(r, b"aa3aa", b"aa1bb"), b"aa3");
+        assert_eq!(sep(r, b"aa3", b"aa1bb"), b"aa3");
+        assert_eq!(sep(r, b"aa1aa", b"aa3bb"), b"aa1aa");
+        assert_eq!(sep(r, b"aa", b"aab"), b"aa");
+        let mut k = b"abc".to_vec();
+        r.find_short_successor(&mut k);
+        assert_eq!(k, b"abc", "RocksDB's reverse comparator keeps successors as they are");
     }
 
     #[test]

@@ -76,6 +76,7 @@ pub use options_api::{
 pub use perf::{PerfContext, PerfMetric, PerfStatsLevel};
 pub use slice_transform::SliceTransform;
 pub use sst_file_writer::SstFileWriter;
+pub use table::builder::IndexShorteningMode;
 pub use thread_mode::{
     BoundColumnFamily, ColumnFamilyRef, DBAccess, MultiThreaded, SingleThreaded, ThreadMode,
 };

@@ -85,6 +85,8 @@ pub struct BlockBasedOptions {
     pub(crate) block_size: usize,
     pub(crate) block_restart_interval: usize,
     pub(crate) index_block_restart_interval: usize,
+    /// RocksDB's `index_shortening` (`set_index_shortening`).
+    pub(crate) index_shortening: crate::table::builder::IndexShorteningMode,
     pub(crate) bloom_bits_per_key: Option<f64>,
     pub(crate) whole_key_filtering: bool,
     pub(crate) format_version: u32,
@@ -112,6 +114,7 @@ impl Default for BlockBasedOptions {
             block_size: 4096,
             block_restart_interval: 16,
             index_block_restart_interval: 1,
+            index_shortening: crate::table::builder::IndexShorteningMode::ShortenSeparators,
             bloom_bits_per_key: None,
             whole_key_filtering: true,
             // RocksDB 11's default (what rust-rocksdb 0.25 bundles); RocksDB before 8.6
@@ -126,7 +129,8 @@ impl Default for BlockBasedOptions {
             pin_l0_filter_and_index_blocks_in_cache: false,
             pin_top_level_index_and_filter: true,
             pinning_tiers: [crate::BlockBasedTablePinningTier::Fallback; 3],
-            checksum: crate::table::format::ChecksumType::Crc32c,
+            // RocksDB's default (kXXH3, `BlockBasedTableOptions::checksum`).
+            checksum: crate::table::format::ChecksumType::Xxh3,
             unsupported: Vec::new(),
         }
     }
@@ -139,6 +143,13 @@ impl BlockBasedOptions {
 
     pub fn set_block_restart_interval(&mut self, interval: i32) {
         self.block_restart_interval = interval.max(1) as usize;
+    }
+
+    /// Which index keys are shortened (RocksDB's `index_shortening`, default
+    /// kShortenSeparators; db_bench's `--index_shortening_mode`). A Shale extension:
+    /// rust-rocksdb 0.25 has no setter, but RocksDB's OPTIONS files carry it.
+    pub fn set_index_shortening(&mut self, mode: crate::IndexShorteningMode) {
+        self.index_shortening = mode;
     }
 
     pub fn set_index_block_restart_interval(&mut self, interval: i32) {

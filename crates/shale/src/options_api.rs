@@ -580,7 +580,7 @@ impl BlockBasedOptions {
     }
 
     /// The checksum of every block of new tables (`table/format.rs` computes all five;
-    /// RocksDB's default since 8.x is XXH3, Shale's stays CRC32c).
+    /// XXH3 by default, as RocksDB's).
     pub fn set_checksum_type(&mut self, checksum_type: ChecksumType) {
         use crate::table::format::ChecksumType as T;
         self.checksum = match checksum_type {

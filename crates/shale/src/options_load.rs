@@ -10,9 +10,7 @@
 //! none at all) is skipped with `ignore_unknown_options`, InvalidArgument without, as in
 //! RocksDB. Struct values (`{a=1;b=2;}`) are compared field by field. The table section
 //! builds BlockBasedTable (with the given cache as block cache), PlainTable or CuckooTable
-//! options. One option is accepted though Shale writes only one of its values:
-//! `index_shortening=kShortenSeparatorsAndSuccessor` (RocksDB 11's default), since Shale's
-//! kShortenSeparators index keys are valid and read the same under either.
+//! options.
 //!
 //! Function-valued options (`comparator`, `merge_operator`, `compaction_filter`,
 //! `compaction_filter_factory`, `prefix_extractor`, `memtable_factory`, ...) are not rebuilt
@@ -530,15 +528,16 @@ fn apply_table(t: &mut BlockBasedOptions, name: &str, v: &str) -> Result<bool> {
                 }
             }
         },
-        // Which keys the index stores between blocks: the last block's key is shortened to a
-        // successor too with kShortenSeparatorsAndSuccessor (RocksDB 11's default). Shale
-        // writes kShortenSeparators's keys; tables are valid and read the same under
-        // either, so both load (the difference is a few bytes of index). kNoShortening
-        // (needed by some user-timestamp setups) is not built.
-        "index_shortening" => match v {
-            "kShortenSeparators" | "kShortenSeparatorsAndSuccessor" => {}
-            _ => return Ok(false),
-        },
+        // Which keys the index stores for its blocks (`table/builder.rs` IndexShorteningMode).
+        "index_shortening" => {
+            use crate::table::builder::IndexShorteningMode;
+            t.index_shortening = match v {
+                "kNoShortening" => IndexShorteningMode::NoShortening,
+                "kShortenSeparators" => IndexShorteningMode::ShortenSeparators,
+                "kShortenSeparatorsAndSuccessor" => IndexShorteningMode::ShortenSeparatorsAndSuccessor,
+                _ => return Err(bad_value(name, v)),
+            }
+        }
         "metadata_cache_options" => {
             let tier = |k: &str, x: &str| -> Result<BlockBasedTablePinningTier> {
                 Ok(match x {

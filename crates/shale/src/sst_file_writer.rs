@@ -57,6 +57,7 @@ fn builder_options(o: &Options) -> TableBuilderOptions {
     b.block_size = o.table.block_size;
     b.block_restart_interval = o.table.block_restart_interval;
     b.index_block_restart_interval = o.table.index_block_restart_interval;
+    b.index_shortening = o.table.index_shortening;
     b.compression = o.compression.to_table();
     b.compression_opts = o.compression_opts.clone();
     b.filter_bits_per_key = o.table.bloom_bits_per_key;

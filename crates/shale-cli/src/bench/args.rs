@@ -236,6 +236,10 @@ pub struct BenchArgs {
     /// Bytes in a block.
     #[arg(long, default_value_t = 4096)]
     pub block_size: i32,
+    /// Mode to shorten index: 0 for no shortening; 1 for only shortening separators; 2 for
+    /// shortening separators and successor (db_bench's default, unlike RocksDB's own).
+    #[arg(long, default_value_t = 2)]
+    pub index_shortening_mode: i64,
     /// Number of column families to use.
     #[arg(long, default_value_t = 1)]
     pub num_column_families: i32,
@@ -426,6 +430,7 @@ mod tests {
             ("target_file_size_base", a.target_file_size_base.to_string()),
             ("max_bytes_for_level_base", a.max_bytes_for_level_base.to_string()),
             ("block_size", a.block_size.to_string()),
+            ("index_shortening_mode", a.index_shortening_mode.to_string()),
             ("num_column_families", a.num_column_families.to_string()),
             ("seek_nexts", a.seek_nexts.to_string()),
             ("reverse_iterator", a.reverse_iterator.to_string()),

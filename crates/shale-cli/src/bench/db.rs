@@ -98,6 +98,12 @@ pub fn options(a: &BenchArgs) -> Result<Options, String> {
     let mut block_cache: Option<Cache> = None;
     let mut t = BlockBasedOptions::default();
     t.set_block_size(a.block_size.max(1) as usize);
+    t.set_index_shortening(match a.index_shortening_mode {
+        0 => shale::IndexShorteningMode::NoShortening,
+        1 => shale::IndexShorteningMode::ShortenSeparators,
+        2 => shale::IndexShorteningMode::ShortenSeparatorsAndSuccessor,
+        m => return Err(format!("--index_shortening_mode={m}: 0, 1 or 2").into()),
+    });
     if a.cache_size > 0 {
         let cap = a.cache_size as usize;
         // db_bench's NewCache: the same types and options.

@@ -41,11 +41,9 @@ pub(crate) fn table_factory_options(t: &BlockBasedOptions, cache: Option<&Arc<Bl
     line!("pin_top_level_index_and_filter", &u8::from(t.pin_top_level_index_and_filter));
     line!("index_type", &0);
     line!("data_block_index_type", &(t.data_block_index_type as i32));
-    // kShortenSeparators: index keys are shortened between blocks, not after the last one.
-    line!("index_shortening", &1);
+    line!("index_shortening", &(t.index_shortening as i32));
     line!("data_block_hash_table_util_ratio", &format_args!("{:.6}", t.data_block_hash_ratio));
-    // kCRC32c (RocksDB's enum value 1): the only block checksum Shale writes.
-    line!("checksum", &1);
+    line!("checksum", &(t.checksum as u8));
     line!("no_block_cache", &u8::from(t.no_block_cache));
     match cache {
         Some(c) => {

@@ -92,6 +92,8 @@ const BLOCK_SIZE_DEVIATION: usize = 10;
 #[derive(Clone, Debug)]
 pub struct TableBuilderOptions {
     pub icmp: InternalKeyComparator,
+    /// Which index keys are shortened (RocksDB's `index_shortening`).
+    pub index_shortening: IndexShorteningMode,
     pub block_size: usize,
     pub block_restart_interval: usize,
     pub index_block_restart_interval: usize,
@@ -203,6 +205,7 @@ impl TableBuilderOptions {
     pub fn new(icmp: InternalKeyComparator) -> Self {
         TableBuilderOptions {
             icmp,
+            index_shortening: IndexShorteningMode::ShortenSeparators,
             block_size: 4096,
             block_restart_interval: 16,
             index_block_restart_interval: 1,
@@ -232,6 +235,22 @@ impl TableBuilderOptions {
             newest_key_time: 0,
         }
     }
+}
+
+/// RocksDB's `BlockBasedTableOptions::IndexShorteningMode` (same numbering): which keys the
+/// index stores for its data blocks. Readers need not know it: any key between a block's last
+/// key and the next block's first is a valid index key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum IndexShorteningMode {
+    /// Each block's last key.
+    NoShortening = 0,
+    /// The shortest separator between a block's last key and the next block's first
+    /// (`FindShortestSeparator`); the last block keeps its last key. RocksDB's default.
+    #[default]
+    ShortenSeparators = 1,
+    /// As `ShortenSeparators`, and the last block's key is its short successor
+    /// (`FindShortSuccessor`).
+    ShortenSeparatorsAndSuccessor = 2,
 }
 
 /// What `finish` reports.
@@ -561,6 +580,9 @@ impl TableBuilder {
 
     /// Shortens `start` toward `limit` as RocksDB's ShortenedIndexBuilder does.
     fn shorten_separator(&self, start: &mut Vec<u8>, limit: &[u8]) {
+        if self.opts.index_shortening == IndexShorteningMode::NoShortening {
+            return;
+        }
         let ucmp = self.opts.icmp.user_comparator();
         let us = user_key(start);
         let mut tmp = us.to_vec();
@@ -568,6 +590,23 @@ impl TableBuilder {
         if tmp.len() <= us.len() && ucmp.compare(us, &tmp) == Ordering::Less {
             crate::coding::put_fixed64(&mut tmp, pack_seq_and_type(MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK));
             *start = tmp;
+        }
+    }
+
+    /// The last block's index key under kShortenSeparatorsAndSuccessor, as RocksDB's
+    /// `FindShortInternalKeySuccessor`: a physically shorter, logically larger user key with
+    /// the earliest possible trailer, else the key itself.
+    fn shorten_successor(&self, key: &mut Vec<u8>) {
+        if self.opts.index_shortening != IndexShorteningMode::ShortenSeparatorsAndSuccessor {
+            return;
+        }
+        let ucmp = self.opts.icmp.user_comparator();
+        let uk = user_key(key);
+        let mut tmp = uk.to_vec();
+        ucmp.find_short_successor(&mut tmp);
+        if tmp.len() <= uk.len() && ucmp.compare(uk, &tmp) == Ordering::Less {
+            crate::coding::put_fixed64(&mut tmp, pack_seq_and_type(MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK));
+            *key = tmp;
         }
     }
 
@@ -698,7 +737,8 @@ impl TableBuilder {
         self.flush_data_block(None)?;
         self.enter_unbuffered()?;
         if let Some(h) = self.pending_handle.take() {
-            let last = std::mem::take(&mut self.last_key);
+            let mut last = std::mem::take(&mut self.last_key);
+            self.shorten_successor(&mut last);
             self.add_index_entry(&last, &[], h);
         }
         // Where the table's tail (everything after the data blocks) starts, as RocksDB 8+

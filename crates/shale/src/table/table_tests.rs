@@ -5,6 +5,7 @@ use super::*;
 use crate::cache::BlockCache;
 use crate::comparator::ReverseBytewiseComparator;
 use crate::fs::default_fs;
+use crate::iter::InternalIterator;
 use crate::key::{
     bytewise_internal_comparator, lookup_key, make_internal_key, parse_internal_key, ValueType,
 };
@@ -695,4 +696,73 @@ fn reverse_scans_keep_the_blocks_their_values_lie_in() {
     it.seek_to_first();
     it.next();
     assert!(it.pinned_count() >= blocks);
+}
+
+/// Every index entry's user key and the last user key of the block it points to.
+fn index_keys_and_block_last_keys(path: &Path) -> Vec<(Vec<u8>, Vec<u8>)> {
+    use crate::table::format::read_block_with;
+    let t = open(path);
+    let fs = default_fs();
+    let file = fs.new_random_access_file(path).unwrap();
+    let checksum = t.footer().block_checksum();
+    let index = read_block_with(file.as_ref(), t.footer().index_handle, checksum, true, "t").unwrap();
+    let format = crate::table::block::IndexFormat {
+        key_is_user_key: t.properties().index_key_is_user_key != 0,
+        value_delta_encoded: t.properties().index_value_is_delta_encoded != 0,
+        has_first_key: false,
+    };
+    let mut index = Arc::new(crate::table::block::Block::new(index).unwrap())
+        .index_iter(bytewise_internal_comparator(), format);
+    let mut out = Vec::new();
+    index.seek_to_first();
+    while index.valid() {
+        let raw = read_block_with(file.as_ref(), index.handle(), checksum, true, "t").unwrap();
+        let block = Arc::new(crate::table::block::Block::new(raw).unwrap());
+        let mut it = block.iter(bytewise_internal_comparator());
+        it.seek_to_last();
+        let ik = if format.key_is_user_key { index.key().to_vec() } else { user_key(index.key()).to_vec() };
+        out.push((ik, user_key(it.key()).to_vec()));
+        index.next();
+    }
+    out
+}
+
+#[test]
+fn index_shortening_modes_write_rocksdb_index_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = entries(300);
+    let last_user = parse_internal_key(&data[data.len() - 1].0).unwrap().user_key.to_vec();
+    for mode in [
+        IndexShorteningMode::NoShortening,
+        IndexShorteningMode::ShortenSeparators,
+        IndexShorteningMode::ShortenSeparatorsAndSuccessor,
+    ] {
+        let path = dir.path().join(format!("shorten{}.sst", mode as i32));
+        let mut o = TableBuilderOptions::new(bytewise_internal_comparator());
+        o.block_size = 256;
+        o.index_shortening = mode;
+        build(&path, o, &data);
+        check_contents(&open(&path), &data);
+        let keys = index_keys_and_block_last_keys(&path);
+        assert!(keys.len() > 10, "{} blocks", keys.len());
+        for (i, (ik, bk)) in keys.iter().enumerate() {
+            assert!(ik >= bk, "index key {i} below its block's last key");
+            if i + 1 == keys.len() {
+                continue;
+            }
+            match mode {
+                IndexShorteningMode::NoShortening => assert_eq!(ik, bk),
+                // "key00000012" then "key00000014": the separator is "key00000013".
+                _ => assert_ne!(ik, bk, "separator {i} not shortened"),
+            }
+        }
+        let (last_index, last_block) = keys.last().unwrap();
+        assert_eq!(last_block, &last_user);
+        if mode == IndexShorteningMode::ShortenSeparatorsAndSuccessor {
+            // Bytewise FindShortSuccessor: the first byte that can grow, grown ("key..." -> "l").
+            assert_eq!(last_index, b"l");
+        } else {
+            assert_eq!(last_index, last_block);
+        }
+    }
 }
