@@ -146,18 +146,27 @@ const COMMON_OPTIONS: &[&str] = &[
 const BUILD_OPTIONS: &[&str] = &["auto_compaction"];
 
 /// Commands whose feature belongs to another part of Shale not built yet.
+/// RocksDB 11.8.1's protocol for these two (tools/ldb_cmd.cc, LocalFileCompactionService):
+/// the primary's CompactRange hands each compaction to a CompactionService whose Schedule()
+/// writes `<job_dir>/input.bin` (a CompactionServiceInput in RocksDB's options-string form:
+/// cf_name, snapshots, input_files, output_level, db_id, begin/end, options_file_number)
+/// and whose Wait() polls for `<job_dir>/result.bin`; the worker runs DB::OpenAndCompact
+/// (a secondary instance with OPTIONS-<options_file_number>, outputs in `<job_dir>/output`)
+/// and writes the serialized CompactionServiceResult (each output file's keys, seqnos,
+/// epoch number, unique id and table properties, the job's stats), which the primary
+/// installs.
 const NOT_SUPPORTED: &[(&str, &str)] = &[
     (
         "remote_compaction_primary",
-        "remote_compaction_primary needs a CompactionService in the engine (Schedule/Wait \
-         around a compaction, CompactionServiceInput serialized as RocksDB's options-string \
-         struct, CompactionServiceResult installed as the job's output)",
+        "Shale's compaction has no CompactionService hook (a compaction handed out as a \
+         serialized CompactionServiceInput in <job_dir>/input.bin, its serialized \
+         CompactionServiceResult from <job_dir>/result.bin installed)",
     ),
     (
         "remote_compaction_worker",
-        "remote_compaction_worker needs DB::OpenAndCompact (CompactionServiceInput parsed, the \
-         named input files compacted by a secondary instance into an output directory, \
-         CompactionServiceResult serialized)",
+        "Shale has no DB::OpenAndCompact (parse <job_dir>/input.bin, compact the named \
+         files of a secondary instance into <job_dir>/output, write <job_dir>/result.bin \
+         as a serialized CompactionServiceResult)",
     ),
 ];
 
