@@ -15,7 +15,9 @@ pub(crate) mod entity_cmds;
 pub(crate) mod fmt;
 mod levels;
 mod manifest;
+mod progress;
 mod query;
+mod update_manifest;
 mod wal;
 
 use std::collections::BTreeMap;
@@ -144,10 +146,29 @@ const COMMON_OPTIONS: &[&str] = &[
 const BUILD_OPTIONS: &[&str] = &["auto_compaction"];
 
 /// Commands whose feature belongs to another part of Shale not built yet.
-const NOT_SUPPORTED: &[(&str, &str)] = &[(
-    "update_manifest",
-    "update_manifest --update_temperatures (Shale's file system has no file temperatures)",
-)];
+/// RocksDB 11.8.1's protocol for these two (tools/ldb_cmd.cc, LocalFileCompactionService):
+/// the primary's CompactRange hands each compaction to a CompactionService whose Schedule()
+/// writes `<job_dir>/input.bin` (a CompactionServiceInput in RocksDB's options-string form:
+/// cf_name, snapshots, input_files, output_level, db_id, begin/end, options_file_number)
+/// and whose Wait() polls for `<job_dir>/result.bin`; the worker runs DB::OpenAndCompact
+/// (a secondary instance with OPTIONS-<options_file_number>, outputs in `<job_dir>/output`)
+/// and writes the serialized CompactionServiceResult (each output file's keys, seqnos,
+/// epoch number, unique id and table properties, the job's stats), which the primary
+/// installs.
+const NOT_SUPPORTED: &[(&str, &str)] = &[
+    (
+        "remote_compaction_primary",
+        "Shale's compaction has no CompactionService hook (a compaction handed out as a \
+         serialized CompactionServiceInput in <job_dir>/input.bin, its serialized \
+         CompactionServiceResult from <job_dir>/result.bin installed)",
+    ),
+    (
+        "remote_compaction_worker",
+        "Shale has no DB::OpenAndCompact (parse <job_dir>/input.bin, compact the named \
+         files of a secondary instance into <job_dir>/output, write <job_dir>/result.bin \
+         as a serialized CompactionServiceResult)",
+    ),
+];
 
 pub const HELP: &str = "ldb - RocksDB Tool
 
@@ -191,6 +212,8 @@ Admin Commands:
   dump [--from] [--to] [--max_keys=<N>] [--count_only]
   load [--create_if_missing] [--disable_wal] [--bulk_load] [--compact]
   manifest_dump [--verbose] [--json] [--path=<path_to_manifest_file>]
+  compaction_progress_dump [--path=<path_to_compaction_progress_file>]
+  update_manifest [--update_temperatures]      MUST NOT be used on a live DB.
   file_checksum_dump [--path=<path_to_manifest_file>]
   get_property <property_name>
   list_column_families
@@ -208,7 +231,7 @@ Admin Commands:
     [--allow_global_seqno] [--allow_blocking_flush] [--ingest_behind]
   unsafe_remove_sst_file <SST file number>      MUST NOT be used on a live DB.
 
-Not supported yet (print NotSupported): update_manifest
+Not supported yet (print NotSupported): remote_compaction_primary, remote_compaction_worker
 ";
 
 /// Runs `shale ldb <args>`; returns the process exit status.
@@ -279,6 +302,8 @@ fn dispatch(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         "load" => db_cmds::load(p, out),
         "query" => query::query(p, out),
         "file_checksum_dump" => manifest::file_checksum_dump(p, out),
+        "update_manifest" => update_manifest::update_manifest(p, out),
+        "compaction_progress_dump" => progress::compaction_progress_dump(p, out),
         "put" => db_cmds::put(p, out),
         "batchput" => db_cmds::batchput(p, out),
         "delete" => db_cmds::delete(p, out, false),

@@ -260,6 +260,9 @@ pub struct VersionEdit {
     pub full_history_ts_low: Option<Vec<u8>>,
     /// RocksDB 8+: whether the column family keeps user-defined timestamps in its files.
     pub persist_user_defined_timestamps: Option<bool>,
+    /// RocksDB 11: a compaction progress record's payload, as stored (tag 8202; only in a
+    /// `COMPACTION_PROGRESS-` file, decoded by `version::progress`).
+    pub subcompaction_progress: Option<Vec<u8>>,
     /// RocksDB 10+: the MANIFEST's size after its last rewrite.
     pub last_compacted_manifest_file_size: Option<u64>,
     pub blob_file_additions: Vec<BlobFileAddition>,
@@ -386,6 +389,10 @@ impl VersionEdit {
         if let Some(p) = self.persist_user_defined_timestamps {
             put_varint32(dst, TAG_PERSIST_USER_DEFINED_TIMESTAMPS);
             put_length_prefixed_slice(dst, &[u8::from(p)]);
+        }
+        if let Some(p) = &self.subcompaction_progress {
+            put_varint32(dst, TAG_SUBCOMPACTION_PROGRESS);
+            put_length_prefixed_slice(dst, p);
         }
         if let Some(size) = self.last_compacted_manifest_file_size {
             put_varint32(dst, TAG_LAST_COMPACTED_MANIFEST_FILE_SIZE);

@@ -147,7 +147,9 @@ impl VersionEdit {
                 self.persist_user_defined_timestamps = Some(v[0] == 1);
             }
             TAG_SUBCOMPACTION_PROGRESS => {
-                d.length_prefixed().ok_or_else(|| bad("SubcompactionProgress not prefixed by length"))?;
+                let v =
+                    d.length_prefixed().ok_or_else(|| bad("SubcompactionProgress not prefixed by length"))?;
+                self.subcompaction_progress = Some(v.to_vec());
             }
             TAG_LAST_COMPACTED_MANIFEST_FILE_SIZE => {
                 let v = d.length_prefixed().ok_or_else(|| bad("last compacted manifest file size"))?;

@@ -58,6 +58,7 @@ fn full_edit() -> VersionEdit {
         wal_deletion: None,
         full_history_ts_low: Some(vec![0, 0, 0, 1]),
         persist_user_defined_timestamps: Some(true),
+        subcompaction_progress: None,
         last_compacted_manifest_file_size: Some(123_456),
         blob_file_additions: vec![BlobFileAddition {
             number: 30,

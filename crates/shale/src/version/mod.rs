@@ -7,6 +7,7 @@ pub mod builder;
 pub mod edit;
 mod edit_decode;
 pub mod manifest;
+pub mod progress;
 mod replay;
 pub mod set;
 #[allow(clippy::module_inception)]

@@ -83,6 +83,9 @@ pub struct LogReader {
     finished: bool,
     stopped_at_corruption: bool,
     skipped_corruptions: u64,
+    /// The first [`MAX_SKIPPED_REPORTS`] corruptions SkipAnyCorruptedRecord stepped over:
+    /// (reason, file offset).
+    skipped_reports: Vec<(String, u64)>,
     /// The timestamp sizes recorded so far (RocksDB 8+'s record type 10): family id, size.
     recorded_ts: Vec<(u32, u16)>,
     /// A SetCompressionType record was read; `compressed`: it named ZSTD.
@@ -91,6 +94,9 @@ pub struct LogReader {
     /// A logical record was returned (RocksDB's `first_record_read_`).
     first_record_read: bool,
 }
+
+/// How many skipped corruptions a reader remembers the place of.
+const MAX_SKIPPED_REPORTS: usize = 16;
 
 /// The largest record a compressed WAL may decompress to (a write batch is below 4 GiB).
 const MAX_WAL_RECORD: usize = u32::MAX as usize;
@@ -118,6 +124,7 @@ impl LogReader {
             finished: false,
             stopped_at_corruption: false,
             skipped_corruptions: 0,
+            skipped_reports: Vec::new(),
             recorded_ts: Vec::new(),
             compression_record_read: false,
             compressed: false,
@@ -166,6 +173,11 @@ impl LogReader {
         self.skipped_corruptions
     }
 
+    /// The first corruptions SkipAnyCorruptedRecord stepped over: (reason, file offset).
+    pub fn skipped_corruption_reports(&self) -> &[(String, u64)] {
+        &self.skipped_reports
+    }
+
     pub fn log_number(&self) -> u64 {
         self.log_number
     }
@@ -181,6 +193,9 @@ impl LogReader {
             }
             WalRecoveryMode::SkipAnyCorruptedRecord => {
                 self.skipped_corruptions += 1;
+                if self.skipped_reports.len() < MAX_SKIPPED_REPORTS {
+                    self.skipped_reports.push((reason.to_string(), offset));
+                }
                 Ok(Verdict::Continue)
             }
         }
