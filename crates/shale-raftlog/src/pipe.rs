@@ -5,7 +5,8 @@
 //! SinglePipe
 //!   files:  RwLock<VecDeque<LogFile>>   seq ascending, contiguous; the last is active
 //!   active: Mutex<ActiveFile>           writer, bytes written, format
-//!   recycled: Mutex<VecDeque<seq>>      purged files kept as NNN.raftlog.reserved
+//!   recycled: Mutex<Recycled>           reserved files kept (NNN.raftlog.reserved) and
+//!                                       the number the next one is given
 //! ```
 //! Durability: a new file is written with its header, synced, then its directory is
 //! synced before any batch goes in; the previous active file is synced before the switch.
@@ -14,7 +15,11 @@
 //!
 //! Recycling (`enable_log_recycle`, V2 only): purged append files are renamed to
 //! `NNN.raftlog.reserved` (up to the recycle capacity) instead of being removed, as
-//! raft-engine keeps them, so a directory handed back to raft-engine finds them. Shale's
+//! raft-engine keeps them, so a directory handed back to raft-engine finds them. NNN is
+//! not the purged file's sequence number: reserved files are numbered on a counter of
+//! their own (as raft-engine numbers them), one past the highest reserved file found at
+//! open and never given twice, so a purge cannot rename over a reserved file raft-engine
+//! (or an earlier run) left, whatever its number. Shale's
 //! `FileSystem` cannot overwrite a file in place, so when Shale rotates it removes one
 //! reserved file and creates the new one fresh: the saving of reusing allocated blocks
 //! that raft-engine gets is not there.
@@ -63,6 +68,22 @@ struct ActiveFile {
     zeroed: Option<std::fs::File>,
 }
 
+/// The reserved files kept for recycling, oldest first, and the number the next one gets.
+struct Recycled {
+    seqs: VecDeque<FileSeq>,
+    /// Above every reserved file's number seen or given in this run.
+    next_name: FileSeq,
+}
+
+impl Recycled {
+    fn new(mut seqs: Vec<FileSeq>) -> Recycled {
+        seqs.sort_unstable();
+        seqs.dedup();
+        let next_name = seqs.last().map_or(1, |s| s + 1);
+        Recycled { seqs: seqs.into(), next_name }
+    }
+}
+
 pub(crate) struct SinglePipe {
     queue: LogQueue,
     dir: PathBuf,
@@ -71,7 +92,7 @@ pub(crate) struct SinglePipe {
     format: LogFileFormat,
     files: RwLock<VecDeque<LogFile>>,
     active: Mutex<ActiveFile>,
-    recycled: Mutex<VecDeque<FileSeq>>,
+    recycled: Mutex<Recycled>,
     recycle_capacity: usize,
     /// Write a recovery index for each sealed file (`Config::recovery_index_files`).
     write_index: bool,
@@ -128,7 +149,7 @@ impl SinglePipe {
             format,
             files: RwLock::new(files),
             active: Mutex::new(active),
-            recycled: Mutex::new(recycled.into()),
+            recycled: Mutex::new(Recycled::new(recycled)),
             recycle_capacity,
             write_index,
             prefill,
@@ -239,7 +260,7 @@ impl SinglePipe {
         if seq > MAX_FILE_SEQ {
             return Err(Error::InvalidArgument(format!("file sequence number {seq} exceeds {MAX_FILE_SEQ}")));
         }
-        let reuse = lock(&self.recycled).pop_front();
+        let reuse = lock(&self.recycled).seqs.pop_front();
         let (new_active, file) = open_active(
             &*self.fs,
             &self.dir,
@@ -316,10 +337,25 @@ impl SinglePipe {
             let path = FileId::new(self.queue, first.0).build_file_path(&self.dir);
             let recycle = self.queue == LogQueue::Append
                 && first.1
-                && lock(&self.recycled).len() < self.recycle_capacity;
+                && lock(&self.recycled).seqs.len() < self.recycle_capacity;
             if recycle {
-                self.fs.rename(&path, &self.dir.join(build_reserved_file_name(first.0)))?;
-                lock(&self.recycled).push_back(first.0);
+                // A number no reserved file has: the counter, past any name taken on disk
+                // (a reserved file whose removal failed keeps its name).
+                let mut rec = lock(&self.recycled);
+                let mut n = rec.next_name;
+                while n < MAX_FILE_SEQ && self.fs.file_exists(&self.dir.join(build_reserved_file_name(n))) {
+                    n += 1;
+                }
+                let to = self.dir.join(build_reserved_file_name(n));
+                if self.fs.file_exists(&to) {
+                    return Err(Error::Other(
+                        format!("no free reserved file number for {} (up to {n} taken)", path.display())
+                            .into(),
+                    ));
+                }
+                self.fs.rename(&path, &to)?;
+                rec.next_name = n + 1;
+                rec.seqs.push_back(n);
             } else {
                 self.fs.remove_file(&path)?;
             }
@@ -337,7 +373,7 @@ impl SinglePipe {
     }
 
     pub fn recycled_count(&self) -> usize {
-        lock(&self.recycled).len()
+        lock(&self.recycled).seqs.len()
     }
 }
 
