@@ -526,6 +526,7 @@ fn main() {
     // while Shale runs (the active file ends in zeros, `prefill.raftlog.next` is there):
     // raft-engine opens it directly in TolerateTailCorruption; after Shale opened and closed
     // it once, in AbsoluteConsistency.
+    PREFILL.store(false, std::sync::atomic::Ordering::Relaxed);
     for (recycle, seed) in [(false, 4u64), (true, 5)] {
         let tag = format!("prefill_next_file, recycle {recycle} seed {seed}");
         let tmp = tempfile::tempdir().unwrap();

@@ -22,7 +22,10 @@
 //! (or an earlier run) left, whatever its number. Shale's
 //! `FileSystem` cannot overwrite a file in place, so when Shale rotates it removes one
 //! reserved file and creates the new one fresh: the saving of reusing allocated blocks
-//! that raft-engine gets is not there.
+//! that raft-engine gets is not there. Except for reserved files this run wrote itself
+//! (`prefill_for_recycle`: a header and zeros, synced; `prefill_reserved`): on the real
+//! file system a rotation takes one in place (`take_reserved`), renamed to the new file's
+//! name and written at offsets, as a next file zeroed ahead (`prefill.rs`).
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};

@@ -338,6 +338,9 @@ impl NextFiles {
         let old = self.shared.progress.swap(len, Ordering::Relaxed);
         // Wake the thread when a piece's worth more may be zeroed (not at every append).
         if old != u64::MAX && len / PACE_STEP != old / PACE_STEP {
+            // Through the lock: the thread checks the pace and waits under it, so the
+            // wake-up cannot fall between its check and its wait.
+            drop(lock_next(&self.shared.state));
             self.shared.cv.notify_all();
         }
     }
