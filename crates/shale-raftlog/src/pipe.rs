@@ -88,21 +88,21 @@ impl Recycled {
         let next_name = seqs.last().map_or(1, |s| s + 1);
         Recycled { seqs: seqs.into(), next_name, clean: Default::default() }
     }
+}
 
-    /// A reserved file name free in `dir`: the counter, past any name taken on disk (a
-    /// reserved file whose removal failed keeps its name).
-    fn free_name(&self, fs: &dyn shale_base::fs::FileSystem, dir: &Path) -> Result<FileSeq> {
-        let mut n = self.next_name;
-        while n < MAX_FILE_SEQ && fs.file_exists(&dir.join(build_reserved_file_name(n))) {
-            n += 1;
-        }
-        if fs.file_exists(&dir.join(build_reserved_file_name(n))) {
-            return Err(Error::Other(
-                format!("no free reserved file number in {} (up to {n} taken)", dir.display()).into(),
-            ));
-        }
-        Ok(n)
+/// A reserved file number free in `dir`: `from` (the counter), or past it when names are
+/// taken on disk (a reserved file whose removal failed keeps its name).
+fn free_name(fs: &dyn shale_base::fs::FileSystem, dir: &Path, from: FileSeq) -> Result<FileSeq> {
+    let mut n = from;
+    while n < MAX_FILE_SEQ && fs.file_exists(&dir.join(build_reserved_file_name(n))) {
+        n += 1;
     }
+    if fs.file_exists(&dir.join(build_reserved_file_name(n))) {
+        return Err(Error::Other(
+            format!("no free reserved file number in {} (up to {n} taken)", dir.display()).into(),
+        ));
+    }
+    Ok(n)
 }
 
 /// `prefill_for_recycle` at open (raft-engine's `initialize_files`): reserved files are
@@ -123,7 +123,7 @@ fn prefill_reserved(
     let mut changed = false;
     let zeros = vec![0u8; 1 << 20];
     while rec.seqs.len() < target {
-        let n = rec.free_name(fs, dir)?;
+        let n = free_name(fs, dir, rec.next_name)?;
         let path = dir.join(build_reserved_file_name(n));
         let r = (|| -> Result<()> {
             let mut w = fs.new_writable_file(&path)?;
@@ -435,11 +435,13 @@ impl SinglePipe {
             if recycle {
                 // A number no reserved file has: the counter, past any name taken on disk
                 // (a reserved file whose removal failed keeps its name).
-                let mut rec = lock(&self.recycled);
-                let n = rec.free_name(&*self.fs, &self.dir)?;
+                // The name is found and taken outside the lock (rotation takes it on the
+                // write path); purges are one at a time (the engine's purge lock).
+                let from = lock(&self.recycled).next_name;
+                let n = free_name(&*self.fs, &self.dir, from)?;
+                lock(&self.recycled).next_name = n + 1;
                 self.fs.rename(&path, &self.dir.join(build_reserved_file_name(n)))?;
-                rec.next_name = n + 1;
-                rec.seqs.push_back(n);
+                lock(&self.recycled).seqs.push_back(n);
             } else {
                 self.fs.remove_file(&path)?;
             }
