@@ -131,6 +131,13 @@ fn open_shale(dir: &Path, index: bool) -> Res<shale_raftlog::Engine> {
         let n = v.parse::<u64>().map_err(|e| format!("SHALE_PREFILL_AHEAD={v:?}: {e}"))?;
         cfg.prefill_zeros_ahead = shale_raftlog::ReadableSize(n);
     }
+    // SHALE_PREFILL_RECYCLE=bytes turns on `prefill_for_recycle` with that `prefill_limit`
+    // (reserved files prepared at open, taken in place at rotation).
+    if let Ok(v) = std::env::var("SHALE_PREFILL_RECYCLE") {
+        let n = v.parse::<u64>().map_err(|e| format!("SHALE_PREFILL_RECYCLE={v:?}: {e}"))?;
+        cfg.prefill_for_recycle = true;
+        cfg.prefill_limit = Some(shale_raftlog::ReadableSize(n));
+    }
     // SHALE_PREFILL_NEXT=1 turns on the next file zeroed ahead (`prefill_next_file`).
     if let Ok(v) = std::env::var("SHALE_PREFILL_NEXT") {
         cfg.prefill_next_file = v == "1";

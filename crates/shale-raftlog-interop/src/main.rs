@@ -271,8 +271,18 @@ impl Eng for shale_raftlog::Engine {
     }
 }
 
+/// Both engines prepare reserved files at open (`prefill_for_recycle`, 128 KiB: 6 files)
+/// in the run that sets this.
+static PREFILL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+fn prefill() -> bool {
+    PREFILL.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 fn re_cfg(dir: &Path, v2: bool, recycle: bool, mode: raft_engine::RecoveryMode) -> raft_engine::Config {
     raft_engine::Config {
+        prefill_for_recycle: prefill(),
+        prefill_limit: prefill().then_some(raft_engine::ReadableSize::kb(128)),
         dir: dir.to_str().unwrap().to_owned(),
         target_file_size: raft_engine::ReadableSize::kb(32),
         purge_threshold: raft_engine::ReadableSize::kb(128),
@@ -286,6 +296,8 @@ fn re_cfg(dir: &Path, v2: bool, recycle: bool, mode: raft_engine::RecoveryMode) 
 
 fn sh_cfg(dir: &Path, v2: bool, recycle: bool, mode: shale_raftlog::RecoveryMode) -> shale_raftlog::Config {
     shale_raftlog::Config {
+        prefill_for_recycle: prefill(),
+        prefill_limit: prefill().then_some(shale_raftlog::ReadableSize::kb(128)),
         dir: dir.to_str().unwrap().to_owned(),
         target_file_size: shale_raftlog::ReadableSize::kb(32),
         purge_threshold: shale_raftlog::ReadableSize::kb(128),
@@ -438,8 +450,11 @@ fn main() {
         return;
     }
     let mut ok = true;
-    for (v2, recycle, seed) in [(true, false, 1u64), (true, true, 2), (false, false, 3)] {
-        let tag = format!("format V{} recycle {recycle} seed {seed}", if v2 { 2 } else { 1 });
+    for (v2, recycle, seed, pre) in
+        [(true, false, 1u64, false), (true, true, 2, false), (false, false, 3, false), (true, true, 4, true)]
+    {
+        PREFILL.store(pre, std::sync::atomic::Ordering::Relaxed);
+        let tag = format!("format V{} recycle {recycle} prefill {pre} seed {seed}", if v2 { 2 } else { 1 });
         let tmp = tempfile::tempdir().unwrap();
         // 1. raft-engine writes; Shale reads; Shale writes on; raft-engine reads.
         let d1 = tmp.path().join("from-raft-engine");
@@ -511,6 +526,7 @@ fn main() {
     // while Shale runs (the active file ends in zeros, `prefill.raftlog.next` is there):
     // raft-engine opens it directly in TolerateTailCorruption; after Shale opened and closed
     // it once, in AbsoluteConsistency.
+    PREFILL.store(false, std::sync::atomic::Ordering::Relaxed);
     for (recycle, seed) in [(false, 4u64), (true, 5)] {
         let tag = format!("prefill_next_file, recycle {recycle} seed {seed}");
         let tmp = tempfile::tempdir().unwrap();

@@ -54,8 +54,16 @@ pub struct Config {
     pub memory_limit: Option<ReadableSize>,
     /// Keep purged append files as `.raftlog.reserved` files (V2 only); see `pipe.rs`.
     pub enable_log_recycle: bool,
-    /// Create reserved files at open. Not supported yet: `open` refuses it.
+    /// Create reserved files at open (raft-engine's): up to `prefill_limit` / target file
+    /// size x 1.5 of them (and no more than the recycle capacity leaves beside the append
+    /// files), each `target_file_size` bytes; reserved files beyond that count are removed
+    /// at open. Shale writes each as a log file header then zeros, synced; on the real
+    /// file system, a rotation then takes such a file in place (renamed to the new log
+    /// file's name, batches written over its zeros), so the active file's size does not
+    /// change while batches go in (see `pipe.rs`). Needs `enable_log_recycle`.
     pub prefill_for_recycle: bool,
+    /// The bytes of reserved files `prefill_for_recycle` prepares; None: `purge_threshold`
+    /// (set so by `sanitize`, as raft-engine does).
     pub prefill_limit: Option<ReadableSize>,
     /// Shale's own, not in raft-engine (on by default): keep a recovery index file
     /// (`NNN.raftlog.idx`) beside each sealed log file, so recovery reads the batches'
@@ -80,7 +88,9 @@ pub struct Config {
     /// synced) under a name neither engine reads (`prefill.raftlog.next`); at rotation,
     /// and at open for the first active file, it is renamed to the new file's name and
     /// batches overwrite its zeros, so the active file's size never changes and no zeros
-    /// are written into it. Open waits for the first one (`target_file_size` bytes of
+    /// are written into it. The zeros go 1 MiB at a time (`sync_file_range`), paced on the
+    /// active file; a rotation does not wait for a file not ready yet (the new file is
+    /// then created fresh). Open waits for the first one (`target_file_size` bytes of
     /// zeros written, as raft-engine's `prefill_for_recycle` does at open). Only on the
     /// real file system (`PosixFileSystem`); exclusive with `prefill_zeros_ahead`. See
     /// `prefill.rs` and docs/raftlog-format.md.
@@ -147,6 +157,9 @@ impl Config {
         if !self.prefill_for_recycle && self.prefill_limit.is_some() {
             self.prefill_limit = None;
         }
+        if self.prefill_for_recycle && self.prefill_limit.is_none() {
+            self.prefill_limit = Some(self.purge_threshold);
+        }
         Ok(())
     }
 
@@ -154,11 +167,6 @@ impl Config {
     pub(crate) fn check_supported(&self) -> Result<()> {
         if self.spill_dir.is_some() {
             return Err(Error::InvalidArgument("spill_dir is not supported by shale-raftlog yet".to_owned()));
-        }
-        if self.prefill_for_recycle {
-            return Err(Error::InvalidArgument(
-                "prefill_for_recycle is not supported by shale-raftlog yet".to_owned(),
-            ));
         }
         if self.prefill_next_file && self.prefill_zeros_ahead.0 > 0 {
             return Err(Error::InvalidArgument(
@@ -179,6 +187,20 @@ impl Config {
             )));
         }
         Ok(())
+    }
+
+    /// How many reserved files `prefill_for_recycle` prepares at open (raft-engine's
+    /// `prefill_capacity`; 0 when off).
+    pub(crate) fn prefill_capacity(&self) -> usize {
+        if !self.enable_log_recycle || !self.format_version.has_log_signing() {
+            return 0;
+        }
+        let limit = self.prefill_limit.unwrap_or(ReadableSize(0)).0;
+        if self.prefill_for_recycle && limit >= self.target_file_size.0 {
+            std::cmp::min((limit / self.target_file_size.0) as usize * 3 / 2, u32::MAX as usize)
+        } else {
+            0
+        }
     }
 
     /// How many purged files are kept for recycling.
@@ -229,5 +251,28 @@ mod tests {
         assert!(matches!(c.check_supported(), Err(Error::InvalidArgument(m)) if m.contains("spill_dir")));
         let c = Config { compression_level: Some(3), ..Config::default() };
         assert!(c.check_supported().is_err());
+    }
+
+    #[test]
+    fn prefill_capacity_as_raft_engine() {
+        let mut c = Config {
+            target_file_size: ReadableSize::mb(1),
+            purge_threshold: ReadableSize::mb(10),
+            prefill_for_recycle: true,
+            ..Config::default()
+        };
+        c.sanitize().unwrap();
+        // prefill_limit defaults to purge_threshold: 10 files, x 1.5.
+        assert_eq!(c.prefill_limit, Some(ReadableSize::mb(10)));
+        assert_eq!(c.prefill_capacity(), 15);
+        c.check_supported().unwrap();
+        let c = Config { prefill_limit: Some(ReadableSize::kb(512)), ..c };
+        assert_eq!(c.prefill_capacity(), 0);
+        let mut c = Config { prefill_for_recycle: false, prefill_limit: Some(ReadableSize::mb(4)), ..c };
+        c.sanitize().unwrap();
+        assert_eq!(c.prefill_limit, None);
+        assert_eq!(c.prefill_capacity(), 0);
+        let mut c = Config { prefill_for_recycle: true, enable_log_recycle: false, ..Config::default() };
+        assert!(c.sanitize().is_err());
     }
 }

@@ -155,6 +155,11 @@ impl<F: FileSystem> Engine<F, FilePipeLog<F>> {
         let format = LogFileFormat::new(cfg.format_version, 0);
         let target = cfg.target_file_size.0;
         let posix = std::any::TypeId::of::<F>() == std::any::TypeId::of::<crate::env::PosixFileSystem>();
+        // `prefill_for_recycle`: reserved files prepared at open, as many as raft-engine's
+        // `initialize_files` keeps.
+        let prefill_recycle = cfg
+            .prefill_for_recycle
+            .then(|| cfg.prefill_capacity().min(cfg.recycle_capacity().saturating_sub(rec.append.len())));
         let append = SinglePipe::open(
             LogQueue::Append,
             &dir,
@@ -169,6 +174,8 @@ impl<F: FileSystem> Engine<F, FilePipeLog<F>> {
             // are given here (`prefill.rs`).
             if posix { cfg.prefill_zeros_ahead.0 } else { 0 },
             posix && cfg.prefill_next_file,
+            prefill_recycle,
+            posix,
         )?;
         let rewrite = SinglePipe::open(
             LogQueue::Rewrite,
@@ -182,6 +189,8 @@ impl<F: FileSystem> Engine<F, FilePipeLog<F>> {
             cfg.recovery_index_files,
             0,
             false,
+            None,
+            posix,
         )?;
         let inner = Inner {
             cfg,

@@ -5,7 +5,8 @@
 //! SinglePipe
 //!   files:  RwLock<VecDeque<LogFile>>   seq ascending, contiguous; the last is active
 //!   active: Mutex<ActiveFile>           writer, bytes written, format
-//!   recycled: Mutex<VecDeque<seq>>      purged files kept as NNN.raftlog.reserved
+//!   recycled: Mutex<Recycled>           reserved files kept (NNN.raftlog.reserved) and
+//!                                       the number the next one is given
 //! ```
 //! Durability: a new file is written with its header, synced, then its directory is
 //! synced before any batch goes in; the previous active file is synced before the switch.
@@ -14,10 +15,17 @@
 //!
 //! Recycling (`enable_log_recycle`, V2 only): purged append files are renamed to
 //! `NNN.raftlog.reserved` (up to the recycle capacity) instead of being removed, as
-//! raft-engine keeps them, so a directory handed back to raft-engine finds them. Shale's
+//! raft-engine keeps them, so a directory handed back to raft-engine finds them. NNN is
+//! not the purged file's sequence number: reserved files are numbered on a counter of
+//! their own (as raft-engine numbers them), one past the highest reserved file found at
+//! open and never given twice, so a purge cannot rename over a reserved file raft-engine
+//! (or an earlier run) left, whatever its number. Shale's
 //! `FileSystem` cannot overwrite a file in place, so when Shale rotates it removes one
 //! reserved file and creates the new one fresh: the saving of reusing allocated blocks
-//! that raft-engine gets is not there.
+//! that raft-engine gets is not there. Except for reserved files this run wrote itself
+//! (`prefill_for_recycle`: a header and zeros, synced; `prefill_reserved`): on the real
+//! file system a rotation takes one in place (`take_reserved`), renamed to the new file's
+//! name and written at offsets, as a next file zeroed ahead (`prefill.rs`).
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
@@ -63,6 +71,98 @@ struct ActiveFile {
     zeroed: Option<std::fs::File>,
 }
 
+/// The reserved files kept for recycling, oldest first, and the number the next one gets.
+struct Recycled {
+    seqs: VecDeque<FileSeq>,
+    /// Above every reserved file's number seen or given in this run.
+    next_name: FileSeq,
+    /// Reserved files this run wrote as a header and zeros (`prefill_for_recycle`) on the
+    /// real file system: a rotation takes them in place.
+    clean: std::collections::HashSet<FileSeq>,
+}
+
+impl Recycled {
+    fn new(mut seqs: Vec<FileSeq>) -> Recycled {
+        seqs.sort_unstable();
+        seqs.dedup();
+        let next_name = seqs.last().map_or(1, |s| s + 1);
+        Recycled { seqs: seqs.into(), next_name, clean: Default::default() }
+    }
+}
+
+/// A reserved file number free in `dir`: `from` (the counter), or past it when names are
+/// taken on disk (a reserved file whose removal failed keeps its name).
+fn free_name(fs: &dyn shale_base::fs::FileSystem, dir: &Path, from: FileSeq) -> Result<FileSeq> {
+    let mut n = from;
+    while n < MAX_FILE_SEQ && fs.file_exists(&dir.join(build_reserved_file_name(n))) {
+        n += 1;
+    }
+    if fs.file_exists(&dir.join(build_reserved_file_name(n))) {
+        return Err(Error::Other(
+            format!("no free reserved file number in {} (up to {n} taken)", dir.display()).into(),
+        ));
+    }
+    Ok(n)
+}
+
+/// `prefill_for_recycle` at open (raft-engine's `initialize_files`): reserved files are
+/// created, each a log file header then zeros to `size` bytes, synced, until there are
+/// `target`; those beyond `target` are removed, newest first; the directory is synced.
+/// Files it writes are marked clean when `in_place` (the real file system). A file that
+/// cannot be written (a full disk) is removed and the prefill stops there, as raft-engine's
+/// does (it logs and goes on).
+fn prefill_reserved(
+    fs: &dyn shale_base::fs::FileSystem,
+    dir: &Path,
+    format: LogFileFormat,
+    size: u64,
+    rec: &mut Recycled,
+    target: usize,
+    in_place: bool,
+) -> Result<()> {
+    let mut changed = false;
+    let zeros = vec![0u8; 1 << 20];
+    while rec.seqs.len() < target {
+        let n = free_name(fs, dir, rec.next_name)?;
+        let path = dir.join(build_reserved_file_name(n));
+        let r = (|| -> Result<()> {
+            let mut w = fs.new_writable_file(&path)?;
+            let mut header = Vec::with_capacity(LogFileFormat::max_encoded_len());
+            format.encode(&mut header);
+            w.append(&header)?;
+            let mut at = header.len() as u64;
+            while at < size {
+                let k = (size - at).min(zeros.len() as u64) as usize;
+                w.append(&zeros[..k])?;
+                at += k as u64;
+            }
+            w.sync()?;
+            Ok(())
+        })();
+        changed = true;
+        rec.next_name = n + 1;
+        if r.is_err() {
+            let _ = fs.remove_file(&path);
+            break;
+        }
+        rec.seqs.push_back(n);
+        if in_place {
+            rec.clean.insert(n);
+        }
+    }
+    while rec.seqs.len() > target {
+        if let Some(n) = rec.seqs.pop_back() {
+            rec.clean.remove(&n);
+            fs.remove_file(&dir.join(build_reserved_file_name(n)))?;
+            changed = true;
+        }
+    }
+    if changed {
+        fs.sync_dir(dir)?;
+    }
+    Ok(())
+}
+
 pub(crate) struct SinglePipe {
     queue: LogQueue,
     dir: PathBuf,
@@ -71,7 +171,7 @@ pub(crate) struct SinglePipe {
     format: LogFileFormat,
     files: RwLock<VecDeque<LogFile>>,
     active: Mutex<ActiveFile>,
-    recycled: Mutex<VecDeque<FileSeq>>,
+    recycled: Mutex<Recycled>,
     recycle_capacity: usize,
     /// Write a recovery index for each sealed file (`Config::recovery_index_files`).
     write_index: bool,
@@ -102,7 +202,13 @@ impl SinglePipe {
         write_index: bool,
         prefill_ahead: u64,
         prefill_next: bool,
+        prefill_recycle: Option<usize>,
+        posix: bool,
     ) -> Result<SinglePipe> {
+        let mut recycled = Recycled::new(recycled);
+        if let Some(target) = prefill_recycle {
+            prefill_reserved(&*fs, dir, format, target_file_size, &mut recycled, target, posix)?;
+        }
         let next_files = if prefill_next {
             let mut header = Vec::with_capacity(LogFileFormat::max_encoded_len());
             format.encode(&mut header);
@@ -112,7 +218,7 @@ impl SinglePipe {
         };
         let next = files.last().map_or(1, |f| f.seq + 1);
         let (active, file) =
-            open_active(&*fs, dir, FileId::new(queue, next), format, None, next_files.as_ref())?;
+            open_active(&*fs, dir, FileId::new(queue, next), format, None, next_files.as_ref(), true)?;
         let prefill =
             if prefill_ahead > 0 { Prefiller::start(prefill_ahead, target_file_size) } else { None };
         if let Some(p) = &prefill {
@@ -128,7 +234,7 @@ impl SinglePipe {
             format,
             files: RwLock::new(files),
             active: Mutex::new(active),
-            recycled: Mutex::new(recycled.into()),
+            recycled: Mutex::new(recycled),
             recycle_capacity,
             write_index,
             prefill,
@@ -167,6 +273,9 @@ impl SinglePipe {
         }
         let written = active.written;
         drop(active);
+        if let Some(n) = &self.next {
+            n.progress(written);
+        }
         self.set_size(id.seq, written);
         Ok(FileBlockHandle { id, offset, len: batch.bytes.len() })
     }
@@ -239,7 +348,10 @@ impl SinglePipe {
         if seq > MAX_FILE_SEQ {
             return Err(Error::InvalidArgument(format!("file sequence number {seq} exceeds {MAX_FILE_SEQ}")));
         }
-        let reuse = lock(&self.recycled).pop_front();
+        let reuse = {
+            let mut rec = lock(&self.recycled);
+            rec.seqs.pop_front().map(|n| (n, rec.clean.remove(&n)))
+        };
         let (new_active, file) = open_active(
             &*self.fs,
             &self.dir,
@@ -247,9 +359,12 @@ impl SinglePipe {
             self.format,
             reuse,
             self.next.as_ref(),
+            false,
         )?;
         if let Some(p) = &self.prefill {
-            p.attach(&FileId::new(self.queue, seq).build_file_path(&self.dir), new_active.written);
+            if new_active.zeroed.is_none() {
+                p.attach(&FileId::new(self.queue, seq).build_file_path(&self.dir), new_active.written);
+            }
         }
         *active = new_active;
         self.files.write().unwrap_or_else(|p| p.into_inner()).push_back(file);
@@ -316,10 +431,17 @@ impl SinglePipe {
             let path = FileId::new(self.queue, first.0).build_file_path(&self.dir);
             let recycle = self.queue == LogQueue::Append
                 && first.1
-                && lock(&self.recycled).len() < self.recycle_capacity;
+                && lock(&self.recycled).seqs.len() < self.recycle_capacity;
             if recycle {
-                self.fs.rename(&path, &self.dir.join(build_reserved_file_name(first.0)))?;
-                lock(&self.recycled).push_back(first.0);
+                // A number no reserved file has: the counter, past any name taken on disk
+                // (a reserved file whose removal failed keeps its name).
+                // The name is found and taken outside the lock (rotation takes it on the
+                // write path); purges are one at a time (the engine's purge lock).
+                let from = lock(&self.recycled).next_name;
+                let n = free_name(&*self.fs, &self.dir, from)?;
+                lock(&self.recycled).next_name = n + 1;
+                self.fs.rename(&path, &self.dir.join(build_reserved_file_name(n)))?;
+                lock(&self.recycled).seqs.push_back(n);
             } else {
                 self.fs.remove_file(&path)?;
             }
@@ -337,7 +459,7 @@ impl SinglePipe {
     }
 
     pub fn recycled_count(&self) -> usize {
-        lock(&self.recycled).len()
+        lock(&self.recycled).seqs.len()
     }
 }
 
@@ -360,22 +482,33 @@ fn queue_name(q: LogQueue) -> &'static str {
 }
 
 /// The new active file `id`: the zeroed-ahead one renamed when `next` has it ready,
-/// else created fresh (`create_file`).
+/// else created fresh (`create_file`). `wait`: wait for the zeroed file being prepared
+/// (open does; rotation does not, see `prefill.rs`).
 fn open_active(
     fs: &dyn shale_base::fs::FileSystem,
     dir: &Path,
     id: FileId,
     format: LogFileFormat,
-    reuse: Option<FileSeq>,
+    reuse: Option<(FileSeq, bool)>,
     next: Option<&NextFiles>,
+    wait: bool,
 ) -> Result<(ActiveFile, LogFile)> {
     let path = id.build_file_path(dir);
-    let Some((file, written)) = next.and_then(|n| n.take(&path)) else {
+    let in_place = match reuse {
+        Some((old, true)) => take_reserved(dir, old, &path, format),
+        _ => None,
+    };
+    let reuse = reuse.map(|r| r.0);
+    let Some((file, written)) = in_place.or_else(|| next.and_then(|n| n.take(&path, wait))) else {
         return create_file(fs, dir, id, format, reuse);
     };
     if let Some(old) = reuse {
-        // As in `create_file`: the new file does not reuse the reserved one's blocks.
-        let _ = fs.remove_file(&dir.join(build_reserved_file_name(old)));
+        // As in `create_file`: the new file does not reuse the reserved one's blocks
+        // (unless it was taken in place above: then it is gone already).
+        let reserved = dir.join(build_reserved_file_name(old));
+        if fs.file_exists(&reserved) {
+            let _ = fs.remove_file(&reserved);
+        }
     }
     let writer = OffsetWriter::new(file.try_clone()?, written, &path);
     let reader = fs.new_random_access_file(&path)?;
@@ -392,6 +525,25 @@ fn open_active(
         },
         LogFile { seq: id.seq, reader, format, size: written },
     ))
+}
+
+/// A clean reserved file (a header and zeros, written and synced by this run's
+/// `prefill_for_recycle`) taken in place as the new active file `path`: renamed, the
+/// directory synced, opened for writes at offsets past its header. After a crash the file
+/// is either still reserved or the new log file holding a header and zeros (the zero tail
+/// recovery cuts), the states a renamed next file leaves (`prefill.rs`). None when that
+/// failed (the caller then creates the file fresh).
+fn take_reserved(
+    dir: &Path,
+    old: FileSeq,
+    path: &Path,
+    format: LogFileFormat,
+) -> Option<(std::fs::File, u64)> {
+    let from = dir.join(build_reserved_file_name(old));
+    std::fs::rename(&from, path).ok()?;
+    std::fs::File::open(dir).and_then(|d| d.sync_all()).ok()?;
+    let f = std::fs::OpenOptions::new().read(true).write(true).open(path).ok()?;
+    Some((f, LogFileFormat::encoded_len(format.version) as u64))
 }
 
 /// Creates file `id` (from a reserved file when `reuse` names one), writes and syncs its

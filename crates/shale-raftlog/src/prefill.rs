@@ -31,6 +31,7 @@
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
@@ -218,7 +219,16 @@ fn run(s: &Shared) {
 //                             0        header len                  target_file_size ^
 //
 // A thread writes the file above (header, then zeros to the target file size), syncs it
-// and the directory, all before it is needed. At rotation (and at open, for the first
+// and the directory, all before it is needed. It writes gently, so that the commits'
+// `fdatasync` of the active file never meet a large flush of zeros: 1 MiB at a time, each
+// piece handed to the disk at once (`sync_file_range`, no journal commit, no cache flush)
+// and waited for before the next one, so at most about 2 MiB of zeros are in flight; and
+// paced on the active file's progress (zeros up to 4 MiB + 1.5 x the bytes appended to the
+// active file), so the next file is ready at about two thirds of the active one and the
+// zeros are spread over the whole time the active file fills. One `fsync` at the end
+// commits the file's blocks (one journal commit per file). At rotation the pipe does not
+// wait for a file not yet ready: it creates the new file fresh (appends then grow it, as
+// without prefill) and the thread goes on with the next one. Open waits for the first. At rotation (and at open, for the first
 // active file) the pipe renames it to the new file's name (`NNN.raftlog`), syncs the
 // directory and appends into it at offsets: the active file's size never changes while
 // batches go in, and no zeros are written into it, so a commit's `fdatasync` flushes the
@@ -248,6 +258,9 @@ struct NextShared {
     dir: std::path::PathBuf,
     header: Vec<u8>,
     size: u64,
+    /// Bytes appended to the active file (its length), for pacing; `u64::MAX`: no pacing
+    /// (open is waiting for the file).
+    progress: AtomicU64,
 }
 
 fn lock_next(m: &Mutex<NextState>) -> MutexGuard<'_, NextState> {
@@ -271,6 +284,7 @@ impl NextFiles {
             dir: dir.to_path_buf(),
             size: size.max(header.len() as u64),
             header,
+            progress: AtomicU64::new(u64::MAX),
         });
         let s = shared.clone();
         let thread =
@@ -282,10 +296,22 @@ impl NextFiles {
     /// Returns the file open for writes at offsets and the header's length; None when
     /// the file could not be prepared or renamed (the caller then creates `path` fresh).
     /// Asks the thread for the next one either way.
-    pub fn take(&self, path: &Path) -> Option<(File, u64)> {
+    ///
+    /// `wait`: wait for a file being prepared (open does); else a file not ready yet is
+    /// left to the thread, which goes on with it, and None is returned.
+    pub fn take(&self, path: &Path, wait: bool) -> Option<(File, u64)> {
         let mut st = lock_next(&self.shared.state);
-        while st.wanted && !st.ready && !st.failed {
-            st = self.shared.cv.wait(st).unwrap_or_else(|p| p.into_inner());
+        if wait {
+            // No pacing while waiting: the file is needed now.
+            self.shared.progress.store(u64::MAX, Ordering::Relaxed);
+            self.shared.cv.notify_all();
+            while st.wanted && !st.ready && !st.failed {
+                st = self.shared.cv.wait(st).unwrap_or_else(|p| p.into_inner());
+            }
+        }
+        if !st.ready && st.wanted && !st.failed {
+            // Being prepared: left for the next rotation.
+            return None;
         }
         let ready = st.ready;
         st.ready = false;
@@ -301,9 +327,38 @@ impl NextFiles {
         };
         st.wanted = true;
         st.failed = false;
+        // The new active file starts at its header: pace the next file on it.
+        self.shared.progress.store(self.shared.header.len() as u64, Ordering::Relaxed);
         self.shared.cv.notify_all();
         got
     }
+
+    /// The active file now holds `len` bytes (called after each append, for pacing).
+    pub fn progress(&self, len: u64) {
+        let old = self.shared.progress.swap(len, Ordering::Relaxed);
+        // Wake the thread when a piece's worth more may be zeroed (not at every append).
+        if old != u64::MAX && len / PACE_STEP != old / PACE_STEP {
+            // Through the lock: the thread checks the pace and waits under it, so the
+            // wake-up cannot fall between its check and its wait.
+            drop(lock_next(&self.shared.state));
+            self.shared.cv.notify_all();
+        }
+    }
+}
+
+/// Zeros are written and handed to the disk this much at a time.
+const PIECE: u64 = 1 << 20;
+/// The thread is woken each time the active file grows by this much.
+const PACE_STEP: u64 = 256 << 10;
+/// Zeros allowed ahead of the pace (1.5 x the active file's length).
+const PACE_LEAD: u64 = 4 << 20;
+
+/// How far into the next file zeros may be written, given the active file's length.
+fn paced_limit(progress: u64) -> u64 {
+    if progress == u64::MAX {
+        return u64::MAX;
+    }
+    PACE_LEAD.saturating_add(progress.saturating_add(progress / 2))
 }
 
 impl Drop for NextFiles {
@@ -329,7 +384,19 @@ fn run_next(s: &NextShared) {
             continue;
         }
         drop(st);
-        let r = prepare_next(s, &|| lock_next(&s.state).stop);
+        let r = prepare_next(s, &|at| {
+            // Wait for the pace (or a stop, or open asking for the file now).
+            let mut st = lock_next(&s.state);
+            loop {
+                if st.stop {
+                    return true;
+                }
+                if at < paced_limit(s.progress.load(Ordering::Relaxed)) {
+                    return false;
+                }
+                st = s.cv.wait(st).unwrap_or_else(|p| p.into_inner());
+            }
+        });
         st = lock_next(&s.state);
         match r {
             Ok(true) => st.ready = true,
@@ -342,33 +409,50 @@ fn run_next(s: &NextShared) {
 }
 
 /// Writes the next file (header, zeros), syncs it and the directory. Ok(false): stopped.
-/// Synced every `SYNC_EVERY` bytes on the way: the device then takes the zeros in bursts of
-/// that size rather than the whole file at once at the end, beside the commits' syncs.
-fn prepare_next(s: &NextShared, stopped: &dyn Fn() -> bool) -> std::io::Result<bool> {
-    const CHUNK: u64 = 1 << 20;
-    const SYNC_EVERY: u64 = 8 << 20;
+/// `wait(at)` is called before each piece of zeros at offset `at`: it waits for the pace
+/// and returns true when the thread is to stop. Each piece is handed to the disk
+/// (`sync_file_range`, write) once written, and the one before it waited for, so the disk
+/// takes the zeros a piece at a time beside the commits' syncs rather than in bursts.
+fn prepare_next(s: &NextShared, wait: &dyn Fn(u64) -> bool) -> std::io::Result<bool> {
     let path = s.dir.join(NEXT_FILE_NAME);
     let f = OpenOptions::new().write(true).create(true).truncate(true).open(&path)?;
     f.write_all_at(&s.header, 0)?;
-    let zeros = vec![0u8; CHUNK as usize];
+    let zeros = vec![0u8; PIECE as usize];
     let mut at = s.header.len() as u64;
-    let mut unsynced = 0;
+    let mut prev: Option<(u64, u64)> = None;
     while at < s.size {
-        if stopped() {
+        if wait(at) {
             return Ok(false);
         }
-        let n = (s.size - at).min(CHUNK);
+        let n = (s.size - at).min(PIECE);
         f.write_all_at(&zeros[..n as usize], at)?;
-        at += n;
-        unsynced += n;
-        if unsynced >= SYNC_EVERY {
-            f.sync_data()?;
-            unsynced = 0;
+        start_writeback(&f, at, n, false)?;
+        if let Some((p, pn)) = prev {
+            start_writeback(&f, p, pn, true)?;
         }
+        prev = Some((at, n));
+        at += n;
     }
     f.sync_all()?;
     File::open(&s.dir)?.sync_all()?;
     Ok(true)
+}
+
+/// Starts writeback of `[at, at + n)` of `f` (no journal commit, no cache flush); with
+/// `wait`, also waits for it to finish. Durability comes from the `fsync` at the end.
+fn start_writeback(f: &File, at: u64, n: u64, wait: bool) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let flags = if wait {
+        libc::SYNC_FILE_RANGE_WAIT_BEFORE | libc::SYNC_FILE_RANGE_WRITE | libc::SYNC_FILE_RANGE_WAIT_AFTER
+    } else {
+        libc::SYNC_FILE_RANGE_WRITE
+    };
+    // SAFETY: a valid open descriptor; the call only starts or waits for writeback.
+    let r = unsafe { libc::sync_file_range(f.as_raw_fd(), at as libc::off64_t, n as libc::off64_t, flags) };
+    if r != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// The active file's writer when it was zeroed ahead: writes at offsets, never grows the
@@ -437,6 +521,31 @@ mod tests {
         assert_eq!(&head, b"head");
         assert!(p.seal(100));
         assert_eq!(std::fs::metadata(&path).unwrap().len(), 100);
+    }
+
+    #[test]
+    fn next_file_is_paced_and_rotation_does_not_wait() {
+        let dir = tempfile::tempdir().unwrap();
+        let header = b"HEADER".to_vec();
+        let size = PACE_LEAD * 4;
+        let next = NextFiles::start(dir.path(), header.clone(), size).unwrap();
+        // Open waits for the first file, whole (no pacing then).
+        let (f, at) = next.take(&dir.path().join("1.raftlog"), true).unwrap();
+        assert_eq!(at, header.len() as u64);
+        assert_eq!(f.metadata().unwrap().len(), size);
+        // The active file holds only its header: zeros stop near the pace's lead, so the
+        // next file cannot be ready, and a rotation does not wait for it.
+        assert!(next.take(&dir.path().join("2.raftlog"), false).is_none());
+        assert!(!dir.path().join("2.raftlog").exists());
+        // The active file grows: the thread goes on, and a rotation waiting gets the file.
+        next.progress(size);
+        let (f, _) = next.take(&dir.path().join("3.raftlog"), true).unwrap();
+        assert_eq!(f.metadata().unwrap().len(), size);
+        let mut head = vec![0u8; header.len()];
+        f.read_exact_at(&mut head, 0).unwrap();
+        assert_eq!(head, header);
+        drop(next);
+        assert!(!dir.path().join(NEXT_FILE_NAME).exists());
     }
 
     #[test]
