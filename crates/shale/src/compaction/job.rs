@@ -809,6 +809,7 @@ fn finish(
     }
     let built = o.builder.finish()?;
     o.meta.file_size = built.file_size;
+    o.meta.tail_size = built.properties.tail_size(built.file_size);
     o.meta.marked_for_compaction = built.marked_for_compaction;
     o.meta.file_creation_time = built.properties.file_creation_time;
     o.meta.oldest_ancester_time = built.properties.creation_time;

@@ -252,6 +252,7 @@ fn write_table_inner(
     }
     let result = builder.finish()?;
     meta.file_size = result.file_size;
+    meta.tail_size = result.properties.tail_size(result.file_size);
     meta.marked_for_compaction = result.marked_for_compaction;
     meta.smallest_seqno = smallest_seq;
     meta.largest_seqno = largest_seq;

@@ -55,6 +55,8 @@ struct Ingested {
     largest_type: ValueType,
     file_creation_time: u64,
     creation_time: u64,
+    /// What the MANIFEST records (`TableProperties::tail_size`).
+    tail_size: u64,
 }
 
 impl DbInner {
@@ -192,6 +194,7 @@ impl DbInner {
             largest_type,
             file_creation_time: props.file_creation_time,
             creation_time: props.creation_time,
+            tail_size: props.tail_size(size),
         })
     }
 
@@ -318,6 +321,7 @@ impl DbInner {
                     file_creation_time: f.file_creation_time,
                     oldest_ancester_time: f.creation_time,
                     file_checksum_func_name: "Unknown".to_string(),
+                    tail_size: f.tail_size,
                     ..Default::default()
                 },
             ));

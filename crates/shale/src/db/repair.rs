@@ -115,6 +115,7 @@ fn scan_table(
     let props = table.properties();
     meta.file_creation_time = props.file_creation_time;
     meta.oldest_ancester_time = props.creation_time;
+    meta.tail_size = props.tail_size(size);
     let cf_id = if props.column_family_id == crate::table::properties::UNKNOWN_COLUMN_FAMILY {
         0
     } else {

@@ -147,6 +147,20 @@ impl TableProperties {
     pub fn raw_u64(&self, name: &str) -> Option<u64> {
         self.user_collected.get(name).and_then(|v| decode_varint64(v)).map(|(x, _)| x)
     }
+
+    /// The bytes after the data blocks that a reader prefetches at open: what the MANIFEST
+    /// records as a file's tail size (RocksDB's `FileMetaData::CalculateTailSize`). 0 when the
+    /// table names no tail start (RocksDB before 8.x, plain and cuckoo tables), unless it has
+    /// no data blocks at all.
+    pub fn tail_size(&self, file_size: u64) -> u64 {
+        let start = self.raw_u64(names::TAIL_START_OFFSET).unwrap_or(0);
+        let no_data_blocks = self.num_entries == 0 || self.num_entries == self.num_range_deletions;
+        if (start > 0 || no_data_blocks) && start <= file_size {
+            file_size - start
+        } else {
+            0
+        }
+    }
 }
 
 /// The codecs a format_version 7 "rocksdb.compression" property lists:
