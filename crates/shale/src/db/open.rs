@@ -155,7 +155,7 @@ pub(crate) fn open<T: ThreadMode>(
     // With two-phase commit, a WAL older than every family's log number is still on disk
     // only because it holds a prepare section (`transactions/twopc.rs`): it is replayed
     // too (its other entries are older than the families' log numbers and skipped).
-    let replay_wals: Vec<u64> = wals
+    let to_replay: Vec<u64> = wals
         .iter()
         .copied()
         .filter(|&n| (n >= min_log || opts.allow_2pc) && n >= recovered.prev_log_number)
@@ -172,18 +172,7 @@ pub(crate) fn open<T: ThreadMode>(
         read_only: false,
         prepared: Default::default(),
     };
-    // Point-in-time recovery: after a damaged record the later WALs are dropped, unless one
-    // starts exactly at the next sequence number (RocksDB's RecoverLogFiles).
-    let mut replay = ReplayState::default();
-    for &wal in &replay_wals {
-        let was_stopped = replay.stopped;
-        if replay_wal(&mut recovery_ctx, opts, wal, &mut cfs, &mut last_sequence, &info_log, &mut replay)?
-            && !was_stopped
-        {
-            info_log.log(format_args!("Point-in-time recovery stopped at a corrupt record in WAL {wal}"));
-        }
-    }
-    check_stop_for_corruption(&replay, &cfs)?;
+    replay_wals(&mut recovery_ctx, opts, &to_replay, &mut cfs, &mut last_sequence, &info_log)?;
     let prepared = std::mem::take(&mut recovery_ctx.prepared);
     // Write what the WALs held to level-0 tables.
     for (id, cf) in cfs.iter_mut() {
@@ -566,7 +555,7 @@ pub(super) struct RecoveryCtx<'a> {
 /// Where point-in-time recovery stands across WALs (RocksDB's `stop_replay_for_corruption`,
 /// `next_sequence` and `corrupted_wal_number` in RecoverLogFiles).
 #[derive(Debug)]
-pub(super) struct ReplayState {
+struct ReplayState {
     /// A damaged record ended a WAL: later records are dropped until a WAL's first batch
     /// begins at `next_sequence`.
     pub stopped: bool,
@@ -603,10 +592,34 @@ fn check_stop_for_corruption(replay: &ReplayState, cfs: &BTreeMap<u32, CfState>)
     Ok(())
 }
 
+/// RocksDB's RecoverLogFiles: replays `wals` (ascending) under `opts.wal_recovery_mode`.
+/// One code path for the read-write open, the read-only open and the secondary's open and
+/// catch-ups (`readonly.rs`), as RocksDB's `DBImpl::Recover` serves both its read-write and
+/// read-only opens. Point-in-time recovery: after a damaged record the later WALs are
+/// dropped, unless one starts exactly at the next sequence number; a family whose tables
+/// are newer than the damaged WAL then fails the open.
+pub(super) fn replay_wals(
+    ctx: &mut RecoveryCtx<'_>,
+    opts: &Options,
+    wals: &[u64],
+    cfs: &mut BTreeMap<u32, CfState>,
+    last_sequence: &mut u64,
+    info_log: &InfoLog,
+) -> Result<()> {
+    let mut replay = ReplayState::default();
+    for &wal in wals {
+        let was_stopped = replay.stopped;
+        if replay_wal(ctx, opts, wal, cfs, last_sequence, info_log, &mut replay)? && !was_stopped {
+            info_log.log(format_args!("Point-in-time recovery stopped at a corrupt record in WAL {wal}"));
+        }
+    }
+    check_stop_for_corruption(&replay, cfs)
+}
+
 /// Replays one WAL into the memtables. Returns true when point-in-time recovery is stopped
 /// after it (`replay.stopped`): a corrupt record ended it, or an earlier one did and this
 /// WAL did not begin at the next sequence number (it was dropped).
-pub(super) fn replay_wal(
+fn replay_wal(
     ctx: &mut RecoveryCtx<'_>,
     opts: &Options,
     wal: u64,
@@ -621,16 +634,31 @@ pub(super) fn replay_wal(
     let mut reader = LogReader::new(file, name.clone(), wal, opts.wal_recovery_mode);
     let mut record = Vec::new();
     let mut records = 0u64;
+    // A record shorter than a batch header ended point-in-time replay of this WAL.
+    let mut too_small = false;
     while reader.read_record(&mut record)? {
         if record.len() < 12 {
-            let e = Error::corruption(format!(
-                "log record too small in {name} at offset {}",
-                reader.last_record_offset()
-            ));
-            if opts.wal_recovery_mode == crate::wal::WalRecoveryMode::SkipAnyCorruptedRecord {
-                continue;
+            // RocksDB's ProcessLogRecord reports it as a corruption ("log record too small"):
+            // skipped in SkipAnyCorruptedRecord, a stop in PointInTime (HandleNonOkStatus...),
+            // an error in the other two modes.
+            match opts.wal_recovery_mode {
+                crate::wal::WalRecoveryMode::SkipAnyCorruptedRecord => continue,
+                crate::wal::WalRecoveryMode::PointInTime => {
+                    info_log.log(format_args!(
+                        "{name}: dropping {} bytes; Corruption: log record too small (offset {})",
+                        record.len(),
+                        reader.last_record_offset()
+                    ));
+                    too_small = true;
+                    break;
+                }
+                _ => {
+                    return Err(Error::corruption(format!(
+                        "log record too small in {name} at offset {}",
+                        reader.last_record_offset()
+                    )))
+                }
             }
-            return Err(e);
         }
         let batch = WriteBatch::from_data(&record);
         if replay.stopped {
@@ -686,7 +714,7 @@ pub(super) fn replay_wal(
         }
     }
     info_log.log(format_args!("Recovered {records} records from WAL {name}"));
-    if reader.stopped_at_corruption() {
+    if reader.stopped_at_corruption() || too_small {
         replay.stopped = true;
         replay.corrupted_wal = wal;
     }

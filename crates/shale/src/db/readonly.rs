@@ -1,7 +1,8 @@
 //! Read-only and secondary opens, as RocksDB's `DBImplReadOnly` and `DBImplSecondary`.
 //!
 //! A read-only open reads CURRENT, the MANIFEST it names and every WAL the MANIFEST does
-//! not cover, and replays those WALs into memtables kept in memory (they are never written
+//! not cover, and replays those WALs (by the read-write open's rules, `open::replay_wals`)
+//! into memtables kept in memory (they are never written
 //! to tables, however large). It creates, changes and deletes no file: no LOCK is taken
 //! (RocksDB's read-only instances take none, so they open beside a running primary), no
 //! LOG, no new WAL or MANIFEST, no OPTIONS file, no IDENTITY; no background thread runs.
@@ -13,7 +14,8 @@
 //! `try_catch_up_with_primary`: it reads CURRENT and the MANIFEST again, makes each open
 //! family's Version the one the MANIFEST now records, replays the WALs the primary has not
 //! yet flushed into fresh memtables (a torn record at the tail of the WAL being written
-//! ends the replay, as point-in-time recovery), and publishes the result with new
+//! ends the replay; any other damage fails the call, as RocksDB's secondary), and
+//! publishes the result with new
 //! SuperVersions. Unlike RocksDB, which remembers its position in the MANIFEST and in each
 //! WAL, Shale re-reads them whole at every catch-up: the result is the same state, at a
 //! cost that grows with the primary's unflushed WAL bytes. When the primary deletes a file
@@ -228,7 +230,15 @@ fn wals_to_replay(
         .collect())
 }
 
-/// Replays `wals` into the families' memtables, in memory only. Returns the last sequence.
+/// Replays `wals` into the families' memtables, in memory only, through the read-write
+/// open's replay (`open::replay_wals`). Returns the last sequence.
+///
+/// Read-only: the `wal_recovery_mode` given, as RocksDB's `DBImplReadOnly` (its `Recover`
+/// runs the same RecoverLogFiles as a read-write open). Secondary: RocksDB's
+/// `DBImplSecondary::RecoverLogFiles` reads through a `FragmentBufferedReader` whose
+/// reporter fails the open (or catch-up) on any damage it reports, whatever the mode, and
+/// takes a cut-short tail for a record the primary is still writing: that is
+/// TolerateCorruptedTailRecords' rule, so a secondary replays with it.
 #[allow(clippy::too_many_arguments)]
 fn replay(
     fs: &dyn FileSystem,
@@ -251,21 +261,15 @@ fn replay(
         read_only: true,
         prepared: Default::default(),
     };
-    // The primary may be writing the last WAL: a torn record at its tail ends the replay.
     let mut ropts;
     let opts = if mode == DbMode::Secondary {
         ropts = opts.clone();
-        ropts.wal_recovery_mode = WalRecoveryMode::PointInTime;
+        ropts.wal_recovery_mode = WalRecoveryMode::TolerateCorruptedTailRecords;
         &ropts
     } else {
         opts
     };
-    for &wal in wals {
-        let mut replay = open::ReplayState::default();
-        if open::replay_wal(&mut ctx, opts, wal, cfs, &mut last_sequence, info_log, &mut replay)? {
-            break;
-        }
-    }
+    open::replay_wals(&mut ctx, opts, wals, cfs, &mut last_sequence, info_log)?;
     Ok(last_sequence)
 }
 
