@@ -55,8 +55,8 @@ run() {
     --seek_nexts="$2" --reads="$3" --duration=0 --threads=1 --seed="$4" --explicit_snapshot=1 \
     --auto_refresh_iterator_with_snapshot="$1" --benchmark_write_rate_limit="$RATE" \
     --write_buffer_size="$WBS" --level0_file_num_compaction_trigger="$L0TRIGGER" --report_cpu_time=1 $EXTRA 2>/dev/null |
-    awk '$1 == "seekrandomwhilewriting" && $4 == "CPU" { c = $3 }
-         $1 == "seekrandomwhilewriting" && $4 != "CPU" { w = $5 }
+    awk '$1 == "seekrandomwhilewriting" && $4 == "CPU-micros/op" { c = $3 }
+         $1 == "seekrandomwhilewriting" && $4 == "micros/op" { w = $5 }
          END { print w, c }'
 }
 EXTRA="$*"

@@ -199,7 +199,7 @@ fn write_rate_limit_paces_writers_and_cpu_time_is_reported() {
     assert!(stdout.contains("Write rate: 46400 bytes/second"), "{stdout}");
     assert_eq!(results(&stdout)[0].1, 100);
     assert!(
-        stdout.lines().any(|l| l.starts_with("fillseq      :") && l.contains(" CPU micros/op ")),
+        stdout.lines().any(|l| l.starts_with("fillseq      :") && l.contains(" CPU-micros/op ")),
         "{stdout}"
     );
     let (stdout, _) = run(&[
@@ -215,6 +215,6 @@ fn write_rate_limit_paces_writers_and_cpu_time_is_reported() {
         "--report_cpu_time=1",
         &db,
     ]);
-    let cpu = stdout.lines().find(|l| l.contains(" CPU micros/op ")).expect("a CPU line");
+    let cpu = stdout.lines().find(|l| l.contains(" CPU-micros/op ")).expect("a CPU line");
     assert!(cpu.starts_with("seekrandomwhilewriting :") && cpu.ends_with(" 50 operations"), "{cpu}");
 }

@@ -276,7 +276,7 @@ impl Stats {
     pub fn cpu_line(&self, name: &str) -> String {
         let secs = self.cpu_nanos as f64 * 1e-9;
         format!(
-            "{name:<12} : {:11.3} CPU micros/op {secs:.3} CPU seconds {} operations\n",
+            "{name:<12} : {:11.3} CPU-micros/op {secs:.3} CPU-seconds {} operations\n",
             secs * 1e6 / self.done.max(1) as f64,
             self.done
         )
