@@ -121,4 +121,21 @@ fn multi_get_sees_one_view_while_a_writer_flushes_and_compacts() {
         assert_eq!(v.as_deref(), Some(&b"v4"[..]));
     }
     assert_eq!(db.get(key(0)).unwrap().as_deref(), Some(&b"v3"[..]));
+
+    // batched_multi_get_cf: one view as well.
+    put_all(&db, b"v5");
+    db.merge(b"trigger", b"o").unwrap();
+    fired.store(false, Ordering::Release);
+    armed.store(true, Ordering::Release);
+    let batch: Vec<Vec<u8>> = std::iter::once(b"trigger".to_vec()).chain((0..KEYS).map(key)).collect();
+    let got: Vec<Option<Vec<u8>>> = db
+        .batched_multi_get_cf(db.cf_handle("default").unwrap(), &batch, false)
+        .into_iter()
+        .map(|r| r.unwrap().map(|s| s.to_vec()))
+        .collect();
+    assert!(fired.load(Ordering::Acquire), "the merge operator ran during the batched multi-get");
+    assert_eq!(got[0].as_deref(), Some(&b"mno"[..]));
+    for v in &got[1..] {
+        assert_eq!(v.as_deref(), Some(&b"v5"[..]));
+    }
 }
