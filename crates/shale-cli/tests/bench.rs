@@ -176,3 +176,45 @@ fn blob_flags_put_values_in_blob_files() {
     let o = shale().args(["bench", "--num=10", "--blob_compression_type=lzma"]).output().unwrap();
     assert!(!o.status.success());
 }
+
+/// `--benchmark_write_rate_limit` paces the writers (db_bench's meaning: bytes per second,
+/// granted 1/10 at a time every 100 ms) and shows in the header; `--report_cpu_time` adds
+/// a CPU line after each result line, counting only the readers of a `*whilewriting`.
+#[test]
+fn write_rate_limit_paces_writers_and_cpu_time_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("--db={}", dir.path().join("db").display());
+    // 100 writes of 16 + 100 bytes = 11,600 bytes at 46,400 bytes/s: 4,640 bytes per
+    // refill, so at least two refills after the first (only a lower bound is checked).
+    let started = std::time::Instant::now();
+    let (stdout, _) = run(&[
+        "--num=100",
+        "--seed=5",
+        "--benchmarks=fillseq",
+        "--benchmark_write_rate_limit=46400",
+        "--report_cpu_time",
+        &db,
+    ]);
+    assert!(started.elapsed() >= std::time::Duration::from_millis(200), "{:?}", started.elapsed());
+    assert!(stdout.contains("Write rate: 46400 bytes/second"), "{stdout}");
+    assert_eq!(results(&stdout)[0].1, 100);
+    assert!(
+        stdout.lines().any(|l| l.starts_with("fillseq      :") && l.contains(" CPU-micros/op ")),
+        "{stdout}"
+    );
+    let (stdout, _) = run(&[
+        "--num=100",
+        "--reads=50",
+        "--seed=5",
+        "--use_existing_db",
+        "--seek_nexts=3",
+        "--explicit_snapshot",
+        "--auto_refresh_iterator_with_snapshot",
+        "--benchmarks=seekrandomwhilewriting",
+        "--benchmark_write_rate_limit=100000",
+        "--report_cpu_time=1",
+        &db,
+    ]);
+    let cpu = stdout.lines().find(|l| l.contains(" CPU-micros/op ")).expect("a CPU line");
+    assert!(cpu.starts_with("seekrandomwhilewriting :") && cpu.ends_with(" 50 operations"), "{cpu}");
+}

@@ -265,6 +265,17 @@ pub struct BenchArgs {
     /// Seconds for the random-ops tests to run; 0: --num/--reads decide.
     #[arg(long, default_value_t = 0)]
     pub duration: i32,
+    /// Bytes per second the writers may write (db_bench's `--benchmark_write_rate_limit`):
+    /// the background writer of readwhilewriting / seekrandomwhilewriting, and the threads
+    /// of fillseq / fillrandom / overwrite together; 0: no limit.
+    #[arg(long, default_value_t = 0)]
+    pub benchmark_write_rate_limit: u64,
+    /// After each result line, a line with the CPU time its counted threads spent (in all
+    /// and per operation; Shale's own flag, not db_bench's). The background writer of the
+    /// `*whilewriting` benchmarks is not counted, as it is not in the result line.
+    #[arg(long, default_value_t = false, num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", value_parser = parse_bool)]
+    pub report_cpu_time: bool,
     /// Print database statistics at the end.
     #[arg(long, default_value_t = false, num_args = 0..=1, require_equals = true,
           default_missing_value = "true", value_parser = parse_bool)]
@@ -438,6 +449,7 @@ mod tests {
             ("allow_concurrent_memtable_write", a.allow_concurrent_memtable_write.to_string()),
             ("sync", a.sync.to_string()),
             ("duration", a.duration.to_string()),
+            ("benchmark_write_rate_limit", a.benchmark_write_rate_limit.to_string()),
             ("statistics", a.statistics.to_string()),
             ("histogram", a.histogram.to_string()),
             ("seed", a.seed.to_string()),

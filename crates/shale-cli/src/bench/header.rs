@@ -70,7 +70,7 @@ pub fn header(a: &BenchArgs) -> String {
         "FileSize:   {:.1} MB (estimated)",
         ((f64::from(a.key_size) + f64::from(a.value_size) * a.compression_ratio) * num as f64) / 1048576.0
     );
-    let _ = writeln!(s, "Write rate: 0 bytes/second");
+    let _ = writeln!(s, "Write rate: {} bytes/second", a.benchmark_write_rate_limit);
     let _ = writeln!(s, "Read rate: 0 ops/second");
     let compression = compression_from_name(&a.compression_type).map(compression_display).unwrap_or("?");
     let _ = writeln!(s, "Compression: {compression}");

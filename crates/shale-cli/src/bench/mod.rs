@@ -11,6 +11,7 @@ pub mod db;
 pub mod header;
 pub mod histogram;
 pub mod random;
+pub mod rate;
 pub mod stats;
 pub mod txn;
 pub mod workloads;
@@ -247,7 +248,7 @@ impl Runner<'_> {
                 .map(|h| h.join().unwrap_or_else(|_| Err("benchmark thread panicked".into())))
                 .collect()
         });
-        finish_run(results, progress.as_ref(), &states, a.histogram, name)
+        finish_run(results, progress.as_ref(), &states, a, name)
     }
 
     fn flush(&self) -> Result<()> {
@@ -303,6 +304,9 @@ impl Runner<'_> {
             explicit_snapshot: a.explicit_snapshot,
             auto_refresh_iterator_with_snapshot: a.auto_refresh_iterator_with_snapshot,
             use_tailing_iterator: a.use_tailing_iterator,
+            write_rate_limit: a.benchmark_write_rate_limit,
+            write_limiter: (a.benchmark_write_rate_limit > 0)
+                .then(|| rate::WriteRateLimiter::new(a.benchmark_write_rate_limit)),
             write_opts: db::write_options(a, plan.sync),
             num_done: AtomicUsize::new(0),
             total_threads: plan.threads,
@@ -352,7 +356,7 @@ impl Runner<'_> {
                 .map(|h| h.join().unwrap_or_else(|_| Err("benchmark thread panicked".into())))
                 .collect()
         });
-        finish_run(results, progress.as_ref(), &states, a.histogram, name)
+        finish_run(results, progress.as_ref(), &states, a, name)
     }
 }
 
@@ -362,7 +366,7 @@ fn finish_run(
     results: Vec<Result<()>>,
     progress: Option<&Progress>,
     states: &[ThreadState],
-    histogram: bool,
+    a: &BenchArgs,
     name: &str,
 ) -> Result<String> {
     if let Some(Progress::Bar(b)) = progress {
@@ -371,9 +375,13 @@ fn finish_run(
     for r in results {
         r?;
     }
-    let mut merged = Stats::new(histogram, None);
+    let mut merged = Stats::new(a.histogram, None);
     for t in states {
         merged.merge(&t.stats);
     }
-    Ok(merged.report(name))
+    let mut out = merged.report(name);
+    if a.report_cpu_time {
+        out.push_str(&merged.cpu_line(name));
+    }
+    Ok(out)
 }

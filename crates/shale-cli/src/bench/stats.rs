@@ -62,6 +62,18 @@ pub fn utc_time(secs: u64) -> String {
     format!("{y:04}/{m:02}/{d:02}-{:02}:{:02}:{:02} ", rem / 3600, (rem % 3600) / 60, rem % 60)
 }
 
+/// The calling thread's CPU time (user and system) in nanoseconds; 0 if the clock
+/// cannot be read.
+pub fn thread_cpu_nanos() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid, writable timespec for the call's duration.
+    let r = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if r != 0 {
+        return 0;
+    }
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
 pub fn now_micros() -> u64 {
     static EPOCH: OnceLock<Instant> = OnceLock::new();
     EPOCH.get_or_init(Instant::now).elapsed().as_micros() as u64
@@ -84,6 +96,10 @@ pub struct Stats {
     pub bytes: u64,
     pub message: String,
     pub exclude_from_merge: bool,
+    /// CPU time the thread spent between `start` and `stop` (nanoseconds; summed by
+    /// `merge`), for `--report_cpu_time`.
+    pub cpu_nanos: u64,
+    cpu_start: u64,
     last_op_finish: u64,
     next_report: u64,
     last_reported: u64,
@@ -110,6 +126,8 @@ impl Stats {
             bytes: 0,
             message: String::new(),
             exclude_from_merge: false,
+            cpu_nanos: 0,
+            cpu_start: 0,
             last_op_finish: now,
             next_report: 100,
             last_reported: 0,
@@ -144,6 +162,7 @@ impl Stats {
     /// Resets the clock: the thread begins its work now.
     pub fn start(&mut self) {
         self.start = now_micros();
+        self.cpu_start = thread_cpu_nanos();
         self.finish = self.start;
         self.last_op_finish = self.start;
         self.last_report_finish = self.start;
@@ -176,9 +195,16 @@ impl Stats {
         self.last_report_done = self.done;
     }
 
+    /// The next operation's latency starts now (db_bench's `ResetLastOpTime`: a write
+    /// rate limiter's wait is not counted).
+    pub fn reset_last_op_time(&mut self) {
+        self.last_op_finish = now_micros();
+    }
+
     pub fn stop(&mut self) {
         self.finish = now_micros();
         self.seconds = (self.finish - self.start) as f64 * 1e-6;
+        self.cpu_nanos = thread_cpu_nanos().saturating_sub(self.cpu_start);
     }
 
     pub fn add_bytes(&mut self, n: u64) {
@@ -235,11 +261,25 @@ impl Stats {
         self.done += other.done;
         self.bytes += other.bytes;
         self.seconds += other.seconds;
+        self.cpu_nanos += other.cpu_nanos;
         self.start = self.start.min(other.start);
         self.finish = self.finish.max(other.finish);
         if self.message.is_empty() {
             self.message = other.message.clone();
         }
+    }
+
+    /// `--report_cpu_time`'s line (Shale's own, not db_bench's): the CPU time the
+    /// benchmark's counted threads spent, in all and per operation. Unlike the wall clock,
+    /// it leaves out the time a thread waited for a CPU, so on a loaded machine it still
+    /// compares two runs' work.
+    pub fn cpu_line(&self, name: &str) -> String {
+        let secs = self.cpu_nanos as f64 * 1e-9;
+        format!(
+            "{name:<12} : {:11.3} CPU-micros/op {secs:.3} CPU-seconds {} operations\n",
+            secs * 1e6 / self.done.max(1) as f64,
+            self.done
+        )
     }
 
     /// The result line (with its newline) and, with `--histogram`, the histograms.

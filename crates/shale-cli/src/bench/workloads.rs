@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use shale::{ColumnFamily, ReadOptions, WriteOptions, DB};
 
 use super::random::{key_from_int, Mt64, ValueGenerator};
+use super::rate::WriteRateLimiter;
 use super::stats::{now_micros, OpType, Stats};
 
 /// Which loop a thread runs.
@@ -54,6 +55,11 @@ pub struct Ctx<'a> {
     pub auto_refresh_iterator_with_snapshot: bool,
     /// seekrandom: one tailing iterator per thread, reused.
     pub use_tailing_iterator: bool,
+    /// `--benchmark_write_rate_limit` (bytes/s; 0: none): the background writer makes a
+    /// limiter of its own from it.
+    pub write_rate_limit: u64,
+    /// The limiter the threads of a fill / overwrite benchmark share.
+    pub write_limiter: Option<WriteRateLimiter>,
     pub write_opts: WriteOptions,
     /// Threads of this benchmark that have finished (the writer of readwhilewriting
     /// stops once all the others have).
@@ -226,6 +232,11 @@ impl Ctx<'_> {
             };
             key_from_int(rand_num, &mut key);
             let val = gen.generate(self.value_size);
+            if let Some(l) = &self.write_limiter {
+                // As db_bench: asked for before the write, and its wait not in the latency.
+                l.request((val.len() + self.key_size) as u64);
+                t.stats.reset_last_op_time();
+            }
             self.put(rand_num, &key, val)?;
             bytes += (val.len() + self.key_size) as u64;
             t.stats.finished_ops(1, OpType::Write);
@@ -364,6 +375,7 @@ impl Ctx<'_> {
         t.stats.exclude_from_merge = true;
         let mut key = vec![0u8; self.key_size];
         let mut bytes = 0u64;
+        let limiter = (self.write_rate_limit > 0).then(|| WriteRateLimiter::new(self.write_rate_limit));
         loop {
             t.rand.next_u64(); // db_bench's SelectDB draw
             if self.num_done.load(Ordering::Acquire) + 1 >= self.total_threads {
@@ -375,6 +387,9 @@ impl Ctx<'_> {
             self.db.put_opt(&key, val, &self.write_opts).map_err(|e| format!("put or merge error: {e}"))?;
             bytes += (key.len() + val.len()) as u64;
             t.stats.finished_ops(1, OpType::Write);
+            if let Some(l) = &limiter {
+                l.request((key.len() + val.len()) as u64);
+            }
         }
         t.stats.add_bytes(bytes);
         Ok(())

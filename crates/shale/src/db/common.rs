@@ -431,7 +431,16 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
         K: AsRef<[u8]> + 'a + ?Sized,
         It: IntoIterator<Item = &'a K>,
     {
-        keys.into_iter().map(|k| self.get_pinned_cf_opt(cf, k.as_ref(), readopts)).collect()
+        // One view for the whole call (one sequence, one SuperVersion), as `multi_get_cf_opt`
+        // and RocksDB's batched MultiGet.
+        let keys: Vec<&K> = keys.into_iter().collect();
+        self.inner
+            .with_pinned_read(readopts, |o| {
+                self.inner.multi_get_impl(keys.iter().map(|k| (self.inner.handle_of(cf), k.as_ref())), o)
+            })
+            .into_iter()
+            .map(|r| r.map(super::pinnable::pin))
+            .collect()
     }
 
     /// Whether the key may exist, and its value when found: Shale reads the key, so the

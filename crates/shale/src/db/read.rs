@@ -216,8 +216,25 @@ impl DbInner {
     ) -> Vec<Result<Option<Vec<u8>>>> {
         let stats = self.opts.statistics.as_deref();
         let _t = StopWatch::new(stats, Histogram::DbMultiget);
-        let out: Vec<Result<Option<Vec<u8>>>> =
-            keys.map(|(h, k)| h.and_then(|h| self.get_uncounted(&h, k, ro))).collect();
+        // One SuperVersion per family for the whole call, taken at the family's first key
+        // (RocksDB's MultiGet references each family's SuperVersion once). The sequence is
+        // the call's snapshot (`with_pinned_read` registers one when the caller gave none),
+        // so flushes and compactions meanwhile keep every version it sees.
+        let mut svs: Vec<(u32, Arc<SuperVersion>)> = Vec::new();
+        let mut out: Vec<Result<Option<Vec<u8>>>> = Vec::new();
+        for (h, k) in keys {
+            let r = h.and_then(|h| {
+                let i = match svs.iter().position(|(id, _)| *id == h.id) {
+                    Some(i) => i,
+                    None => {
+                        svs.push((h.id, h.super_version()));
+                        svs.len() - 1
+                    }
+                };
+                self.get_in(&h, k, ro, false, Some(&svs[i].1))
+            });
+            out.push(r);
+        }
         if let Some(s) = stats {
             let found: Vec<u64> =
                 out.iter().filter_map(|r| r.as_ref().ok()?.as_ref().map(|v| v.len() as u64)).collect();
@@ -245,6 +262,19 @@ impl DbInner {
         ro: &ReadOptions,
         entity: bool,
     ) -> Result<Option<Vec<u8>>> {
+        self.get_in(cf, key, ro, entity, None)
+    }
+
+    /// `get_maybe_entity` in `pinned`, the family's SuperVersion a multi-get took for all
+    /// its keys of the family; `None`: the family's current one.
+    fn get_in(
+        &self,
+        cf: &CfHandle,
+        key: &[u8],
+        ro: &ReadOptions,
+        entity: bool,
+        pinned: Option<&Arc<SuperVersion>>,
+    ) -> Result<Option<Vec<u8>>> {
         ro.check_supported()?;
         if cf.is_dropped() {
             return Err(Error::new(
@@ -254,14 +284,21 @@ impl DbInner {
         }
         let ts = check_read_timestamp(cf, ro)?;
         let snapshot_timer = PerfTimer::new(Field::GetSnapshotTime);
-        let sv = cf.super_version();
+        let owned;
+        let sv: &SuperVersion = match pinned {
+            Some(sv) => sv,
+            None => {
+                owned = cf.super_version();
+                &owned
+            }
+        };
         let seq = ro.snapshot.unwrap_or_else(|| self.last_sequence());
         drop(snapshot_timer);
         let found = match ts {
             // The lookup key carries the read timestamp: the newest version at or before it
             // is the first entry of the key at or after it.
-            Some(ts) => self.get_from(cf, &sv, &[key, ts].concat(), seq, ro.fill_cache, entity)?,
-            None => self.get_from(cf, &sv, key, seq, ro.fill_cache, entity)?,
+            Some(ts) => self.get_from(cf, sv, &[key, ts].concat(), seq, ro.fill_cache, entity)?,
+            None => self.get_from(cf, sv, key, seq, ro.fill_cache, entity)?,
         };
         match found {
             Some(_) if entity && cf.opts.ttl_db.is_some() => Err(Error::not_supported(
