@@ -275,3 +275,44 @@ fn recovery_flush_counts_match_rocksdb_11() {
     let rocks_pairs: Pairs = ldb_scan(&rocks, None).into_iter().filter(|(k, _)| k != b"zzzz").collect();
     assert_same_pairs(&shale_scan_default(&db), &rocks_pairs, test);
 }
+
+/// MemPurge (`experimental_mempurge_threshold`) keeps what a flush would write: merge
+/// operands combined, so a write buffer full of operands on a few keys is purged in memory
+/// (no table) instead of being flushed, and reads stay right, also after a reopen.
+#[test]
+fn mempurge_combines_operands_as_a_flush() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_write_buffer_size(256 << 10);
+    o.set_max_write_buffer_number(4);
+    o.set_experimental_mempurge_threshold(1.0);
+    o.set_merge_operator_object(shale::merge_operators::by_name("uint64add").unwrap());
+    let rounds = 4000u64;
+    {
+        let db = DB::open(&o, &dir).unwrap();
+        for k in 0..10u64 {
+            db.put(format!("base{k}"), 1000u64.to_le_bytes()).unwrap();
+        }
+        // About 12 write buffers of operands on 20 keys, half of them over a Put.
+        for _ in 0..rounds {
+            for k in 0..10u64 {
+                db.merge(format!("base{k}"), 1u64.to_le_bytes()).unwrap();
+                db.merge(format!("bare{k}"), 2u64.to_le_bytes()).unwrap();
+            }
+        }
+        assert!(sst_files(&dir).is_empty(), "MemPurge writes no table");
+        let log = std::fs::read_to_string(dir.join("LOG")).unwrap();
+        assert!(log.contains("Mempurge of"), "LOG records the purges");
+        for k in 0..10u64 {
+            assert_eq!(db.get(format!("base{k}")).unwrap().unwrap(), (1000 + rounds).to_le_bytes());
+            assert_eq!(db.get(format!("bare{k}")).unwrap().unwrap(), (2 * rounds).to_le_bytes());
+        }
+    }
+    let db = DB::open(&o, &dir).unwrap();
+    for k in 0..10u64 {
+        assert_eq!(db.get(format!("base{k}")).unwrap().unwrap(), (1000 + rounds).to_le_bytes());
+        assert_eq!(db.get(format!("bare{k}")).unwrap().unwrap(), (2 * rounds).to_le_bytes());
+    }
+}
