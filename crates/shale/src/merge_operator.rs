@@ -8,9 +8,10 @@
 //! tombstone (no base), or the end of the key's history (no base); the full-merge function
 //! gets the key, the base and the operands oldest first. A full merge that fails (returns
 //! None) or panics is a Corruption error naming the key ("Merge operator failed", RocksDB's
-//! `kMergeOperatorFailed`), never a panic. Compaction may instead combine operands with the
-//! partial-merge function (where the operator has one) when it cannot see the base; a
-//! partial merge that fails leaves the operands as they were, as RocksDB does.
+//! `kMergeOperatorFailed`), never a panic. Flush and compaction (`compaction/job.rs`) combine
+//! the operands of a snapshot stripe the same way onto a base they reach, and otherwise with
+//! the partial-merge function (where the operator has one); a partial merge that fails
+//! leaves the operands as they were, as RocksDB does.
 
 /// A merge function: `(key, existing value, operands) -> new value` (None fails the merge).
 pub trait MergeFn:

@@ -1,7 +1,7 @@
 //! A flush drops the versions no live snapshot can see, as RocksDB's flush does: of one key's
 //! entries in one snapshot stripe only the newest reaches the level-0 table (an entry a newer
-//! range tombstone of its stripe covers goes too); deletions, single deletions, merge
-//! operands with their base and range tombstones stay. Checked through the table's entry
+//! range tombstone of its stripe covers goes too); deletions, single deletions and range
+//! tombstones stay; merge operands and their base become one Put (merge_at_flush.rs). Checked through the table's entry
 //! count and through what every snapshot and the latest view read, before and after a
 //! reopen.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
@@ -114,7 +114,7 @@ fn merges_single_deletes_and_range_deletes() {
     let dir = tempfile::tempdir().unwrap();
     let o = opts();
     let db = DB::open(&o, dir.path()).unwrap();
-    // Operands stay with the Put below them; an older Put under that one goes.
+    // Operands merge with the Put below them into one Put; an older Put under that one goes.
     db.put(b"m", b"x").unwrap(); // dropped
     db.put(b"m", b"base").unwrap();
     db.merge(b"m", b"1").unwrap();
@@ -135,10 +135,10 @@ fn merges_single_deletes_and_range_deletes() {
     db.put(b"r4", b"new").unwrap();
     db.put(b"r9", b"kept").unwrap();
     db.flush().unwrap();
-    // m: 2, 1, base; n: p; s: the single deletion; r1, r2 (the snapshot sees them), r4 new,
+    // m: base12; n: p; s: the single deletion; r1, r2 (the snapshot sees them), r4 new,
     // r9; the range tombstone.
     let (entries, deletions) = l0_table(&db);
-    assert_eq!((entries, deletions), (10, 2));
+    assert_eq!((entries, deletions), (8, 2));
     for _ in 0..2 {
         assert_eq!(get(&db, b"m").as_deref(), Some(&b"base12"[..]));
         assert_eq!(get(&db, b"n").as_deref(), Some(&b"p"[..]));

@@ -11,14 +11,19 @@
 //! Outputs are cut at `target_file_size`, never inside one user key, so files of a level
 //! stay disjoint by user key.
 //!
-//! Merge operands (RocksDB's `MergeHelper::MergeUntil`): from the newest operand of a
-//! stripe, the operands of that stripe are gathered down to a Put or deletion of the same
-//! stripe (then fully merged onto it: one Put at the newest operand's sequence), or, at the
-//! bottommost level when the key has no older entries at all, fully merged onto nothing.
-//! Otherwise (a snapshot boundary or older levels below) they are combined by the
-//! operator's partial merge into one operand at the newest sequence, or kept as they are
-//! when the operator has none or it declines. A failed full merge fails the compaction
-//! with Corruption naming the key.
+//! Merge operands (RocksDB's `MergeHelper::MergeUntil`), the same at flush
+//! (`flush_entries`) and compaction: from the newest operand of a stripe, the operands of
+//! that stripe are gathered (those a range tombstone covers dropped) down to a Put or
+//! deletion of the same stripe (then fully merged onto it, onto nothing when a tombstone
+//! covers it: one Put at the newest operand's sequence), or, at the bottommost level when
+//! the key has no older entries at all (with timestamps: below `full_history_ts_low`),
+//! fully merged onto nothing. Otherwise (a snapshot boundary, or older levels or
+//! memtables' tables below) they are combined by the operator's partial merge into one
+//! operand at the newest sequence, or kept as they are when the operator has none or it
+//! declines. A failed full merge fails the flush or compaction with Corruption naming the
+//! key. Compaction filters see neither operands nor merge results (rust-rocksdb's filters
+//! are RocksDB's `Filter`, whose `FilterMergeOperand` keeps every operand; RocksDB writes
+//! a merge result without filtering it).
 //!
 //! Compaction filters (`compaction_filter.rs`) see the newest version of a key when it is
 //! a Put no snapshot sees.
@@ -305,7 +310,6 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
         dropped: 0,
         drops: DropReasons::default(),
         may_drop_deletions: true,
-        keep_merges: false,
     };
     let ts_sz = ucmp.timestamp_size();
     let ts_low = input.full_history_ts_low.clone().filter(|l| ts_sz > 0 && l.len() == ts_sz);
@@ -394,13 +398,16 @@ fn same_key(ucmp: &dyn crate::comparator::Comparator, a: &[u8], b: &[u8]) -> boo
 /// Where `flush_entries` sends each entry it keeps: `(internal key, value)`.
 pub(crate) type EmitFn<'a> = dyn FnMut(&[u8], &[u8]) -> Result<()> + 'a;
 
-/// What a flush keeps (RocksDB's `BuildTable`, which runs a `CompactionIterator` over the
-/// memtables): the per-key logic of a compaction that is not bottommost, with no filters.
-/// Of one user key's entries in one snapshot stripe only the newest is kept, and an entry a
-/// newer range tombstone of its stripe covers is dropped; deletions, single deletions and
-/// range tombstones stay. Merge operands are kept as they are (no merge at flush), and an
-/// entry below a kept operand in its stripe stays as the operands' base. With timestamps
-/// each version keeps its own key, except below `full_history_ts_low`.
+/// What a flush keeps (RocksDB's `BuildTable`, which runs a `CompactionIterator` and a
+/// `MergeHelper` over the memtables): the per-key logic of a compaction that is not
+/// bottommost, with no filters. Of one user key's entries in one snapshot stripe only the
+/// newest is kept, and an entry a newer range tombstone of its stripe covers is dropped;
+/// deletions, single deletions and range tombstones stay. Merge operands are combined with
+/// `merge_operator` as a compaction combines them (`KeyCompactor::merge_until`): onto a
+/// Put or deletion of their stripe into one Put, else by the partial merge; without an
+/// operator a flush meeting an operand fails as RocksDB's ("merge_operator is not properly
+/// initialized."). With timestamps each version keeps its own key, except below
+/// `full_history_ts_low`.
 ///
 /// `iter` yields the memtables' point entries, `tombstones` their range tombstones,
 /// `snapshots` the live snapshots when the flush started (ascending). Each kept entry goes
@@ -411,6 +418,7 @@ pub(crate) fn flush_entries(
     tombstones: Vec<RangeTombstone>,
     snapshots: &[u64],
     full_history_ts_low: Option<&[u8]>,
+    merge_operator: Option<&MergeOperator>,
     emit: &mut EmitFn<'_>,
 ) -> Result<(u64, u64)> {
     let frag = FragmentedTombstones::new(ucmp.clone(), tombstones);
@@ -421,13 +429,12 @@ pub(crate) fn flush_entries(
         frag: &frag,
         remove_value: None,
         filter: None,
-        merge_operator: None,
+        merge_operator,
         blob: None,
         emitted: Vec::new(),
         dropped: 0,
         drops: DropReasons::default(),
         may_drop_deletions: true,
-        keep_merges: true,
     };
     let ts_sz = ucmp.timestamp_size();
     let ts_low = full_history_ts_low.filter(|l| ts_sz > 0 && l.len() == ts_sz);
@@ -479,9 +486,6 @@ struct KeyCompactor<'a, 'b> {
     /// of a key with timestamps at or above `full_history_ts_low`: older versions (other
     /// user keys to this job) could show through.
     may_drop_deletions: bool,
-    /// A flush (`flush_entries`): merge operands are written as they are, each with the
-    /// entries below it in its stripe down to the first that is not an operand.
-    keep_merges: bool,
 }
 
 impl KeyCompactor<'_, '_> {
@@ -610,11 +614,6 @@ impl KeyCompactor<'_, '_> {
                 // RocksDB's compaction filters keep entities unless they are column-aware
                 // (FilterV3's default), and rust-rocksdb's filters are not.
                 ValueType::WideColumnEntity => self.emitted.push((k.clone(), v.clone())),
-                ValueType::Merge if self.keep_merges => {
-                    // The entry below stays whatever it is: an operand, or the base.
-                    self.emitted.push((k.clone(), v.clone()));
-                    last_stripe = None;
-                }
                 ValueType::Merge => {
                     i = self.merge_until(entries, i, stripe)?;
                     continue;
@@ -625,70 +624,94 @@ impl KeyCompactor<'_, '_> {
         Ok(())
     }
 
-    /// From the merge operand `entries[i]` (the newest of its stripe), gathers and resolves
-    /// the stripe's operands; returns the index of the first entry not consumed.
+    /// RocksDB's `MergeHelper::MergeUntil`, from the merge operand `entries[i]` (the newest
+    /// entry of its stripe, not covered by a range tombstone): gathers the stripe's operands,
+    /// dropping those a range tombstone of the stripe covers, down to
+    /// - a Put, blob index, wide-column entity or deletion of the stripe (the base; as no base
+    ///   when a tombstone covers it): full merge onto it, one Put (one entity onto an
+    ///   entity) at the newest operand's sequence in place of the operands and the base;
+    /// - the end of the key's history at the bottommost level (and, with timestamps, below
+    ///   `full_history_ts_low`): full merge onto nothing;
+    /// - otherwise (the stripe ends, or older levels may hold the key): the operator's partial
+    ///   merge of two or more operands, one operand at the newest sequence; the operands as
+    ///   they are when it has none or it declines.
+    ///
+    /// A failed full merge is Corruption naming the key (and fails the flush or compaction).
+    /// Returns the index of the first entry not consumed.
     fn merge_until(&mut self, entries: &[(Vec<u8>, Vec<u8>)], i: usize, stripe: u64) -> Result<usize> {
         let first = parse_internal_key(&entries[i].0)?;
         let key = first.user_key;
         let Some(op) = self.merge_operator else {
             return Err(crate::merge_operator::no_merge_operator());
         };
-        // Operands newest first, and the base when one was reached.
+        // The operands kept (not covered), newest first, and their entries.
         let mut operands: Vec<Vec<u8>> = Vec::new();
+        let mut kept: Vec<usize> = Vec::new();
+        // The base when one was reached: Some(None) for a deletion or a covered entry.
         let mut base: Option<Option<&[u8]>> = None;
         // A wide-column base: the operands merge onto its default column and the result
         // is the entity with that column replaced (RocksDB's MergeHelper).
         let mut entity_base: Option<&[u8]> = None;
         let resolved: Vec<u8>;
+        let mut covered = 0u64;
+        let mut reached_base = false;
         let mut j = i;
         while j < entries.len() {
             let p = parse_internal_key(&entries[j].0)?;
             if self.stripe_of(p.sequence) != stripe {
                 break;
             }
-            if self.covered(key, p.sequence, stripe) {
-                base = Some(None);
+            let is_covered = self.covered(key, p.sequence, stripe);
+            if p.value_type == ValueType::Merge {
+                if is_covered {
+                    covered += 1;
+                } else {
+                    operands.push(entries[j].1.clone());
+                    kept.push(j);
+                }
+                j += 1;
+                continue;
+            }
+            if operands.is_empty() {
+                // Every operand was covered: the entry below is the compaction's again.
                 break;
             }
-            match p.value_type {
-                ValueType::Merge => operands.push(entries[j].1.clone()),
-                ValueType::Value => {
-                    base = Some(Some(&entries[j].1));
-                    j += 1;
-                    break;
+            base = Some(None);
+            reached_base = true;
+            if !is_covered {
+                match p.value_type {
+                    ValueType::Value => base = Some(Some(&entries[j].1)),
+                    ValueType::BlobIndex => {
+                        resolved = self.resolve(key, &entries[j].1)?;
+                        base = Some(Some(&resolved));
+                    }
+                    ValueType::WideColumnEntity => {
+                        entity_base = Some(&entries[j].1);
+                        base = Some(Some(crate::wide_columns::default_column_value(&entries[j].1)?));
+                    }
+                    _ => {}
                 }
-                ValueType::BlobIndex => {
-                    resolved = self.resolve(key, &entries[j].1)?;
-                    base = Some(Some(&resolved));
-                    j += 1;
-                    break;
-                }
-                ValueType::WideColumnEntity => {
-                    entity_base = Some(&entries[j].1);
-                    base = Some(Some(crate::wide_columns::default_column_value(&entries[j].1)?));
-                    j += 1;
-                    break;
-                }
-                ValueType::Deletion | ValueType::SingleDeletion => {
-                    base = Some(None);
-                    j += 1;
-                    break;
-                }
-                ValueType::RangeDeletion => {}
             }
             j += 1;
+            break;
+        }
+        self.dropped += covered;
+        self.drops.range_del += covered;
+        if operands.is_empty() {
+            return Ok(j);
         }
         // At the bottom, with nothing older left anywhere, there is no base.
-        if base.is_none() && self.bottommost && j == entries.len() {
+        if base.is_none() && self.bottommost && self.may_drop_deletions && j == entries.len() {
             base = Some(None);
         }
         operands.reverse();
         match base {
             Some(b) => {
+                let n = operands.len() as u64 + u64::from(reached_base);
                 let merged = op.full_merge(key, b, operands)?;
                 // The operands and the base (if any) become one Put (one entity onto an
                 // entity).
-                self.dropped += (j - i) as u64 - 1;
+                self.dropped += n - 1;
                 let out = match entity_base {
                     Some(e) => (
                         make_internal_key(key, first.sequence, ValueType::WideColumnEntity),
@@ -704,8 +727,8 @@ impl KeyCompactor<'_, '_> {
                     self.emitted.push((make_internal_key(key, first.sequence, ValueType::Merge), v));
                 }
                 None => {
-                    for e in &entries[i..j] {
-                        self.emitted.push(e.clone());
+                    for &k in &kept {
+                        self.emitted.push(entries[k].clone());
                     }
                 }
             },
@@ -824,6 +847,51 @@ mod tests {
     use super::*;
     use crate::key::bytewise_internal_comparator;
     use crate::memtable::MemTable;
+    use crate::merge_operator::MergeOperands;
+
+    fn concat(_k: &[u8], existing: Option<&[u8]>, ops: &MergeOperands) -> Option<Vec<u8>> {
+        let mut v = existing.map(<[u8]>::to_vec).unwrap_or_default();
+        for o in ops {
+            v.extend_from_slice(o);
+        }
+        Some(v)
+    }
+
+    /// Full and partial merge both concatenate (rust-rocksdb's associative operator).
+    fn associative() -> MergeOperator {
+        MergeOperator::new("concat", concat, Some(Box::new(concat)))
+    }
+
+    /// Kept entries: (user key, sequence, type, value).
+    type Kept = Vec<(Vec<u8>, u64, u8, Vec<u8>)>;
+
+    /// What `flush_entries` keeps of `m` under `snapshots`.
+    fn flushed(
+        m: &std::sync::Arc<MemTable>,
+        tombstones: Vec<RangeTombstone>,
+        snapshots: &[u64],
+        op: Option<&MergeOperator>,
+    ) -> Result<Kept> {
+        let icmp = bytewise_internal_comparator();
+        let mut out = Vec::new();
+        let mut iter = m.iter();
+        let (read, dropped) = flush_entries(
+            icmp.user_comparator(),
+            &mut *iter,
+            tombstones,
+            snapshots,
+            None,
+            op,
+            &mut |k, v| {
+                let t = crate::key::trailer(k);
+                out.push((user_key(k).to_vec(), t >> 8, (t & 0xff) as u8, v.to_vec()));
+                Ok(())
+            },
+        )?;
+        assert_eq!(read, m.num_entries());
+        assert_eq!(read - dropped, out.len() as u64);
+        Ok(out)
+    }
 
     /// What `flush_entries` keeps of `m` under `snapshots`: (user key, sequence, type).
     fn kept(
@@ -831,23 +899,19 @@ mod tests {
         tombstones: Vec<RangeTombstone>,
         snapshots: &[u64],
     ) -> Vec<(Vec<u8>, u64, u8)> {
-        let icmp = bytewise_internal_comparator();
-        let mut out = Vec::new();
-        let mut iter = m.iter();
-        let (read, dropped) =
-            flush_entries(icmp.user_comparator(), &mut *iter, tombstones, snapshots, None, &mut |k, _| {
-                let t = crate::key::trailer(k);
-                out.push((user_key(k).to_vec(), t >> 8, (t & 0xff) as u8));
-                Ok(())
-            })
-            .unwrap();
-        assert_eq!(read, m.num_entries());
-        assert_eq!(read - dropped, out.len() as u64);
-        out
+        let op = MergeOperator::new("concat", concat, None);
+        flushed(m, tombstones, snapshots, Some(&op))
+            .unwrap()
+            .into_iter()
+            .map(|(k, s, t, _)| (k, s, t))
+            .collect()
     }
 
+    const V: u8 = ValueType::Value as u8;
+    const MRG: u8 = ValueType::Merge as u8;
+
     #[test]
-    fn flush_keeps_the_newest_entry_per_stripe_and_merge_bases() {
+    fn flush_keeps_the_newest_entry_per_stripe_and_merges_operands_onto_their_base() {
         let m = std::sync::Arc::new(MemTable::new(bytewise_internal_comparator(), 1));
         m.add(1, ValueType::Value, b"a", b"1");
         m.add(2, ValueType::Value, b"a", b"2");
@@ -860,34 +924,123 @@ mod tests {
         m.add(9, ValueType::Value, b"c", b"1");
         m.add(10, ValueType::SingleDeletion, b"c", b"");
         m.add(11, ValueType::Value, b"d", b"1");
-        let v = ValueType::Value as u8;
+        let v = V;
         let del = ValueType::Deletion as u8;
-        let mrg = ValueType::Merge as u8;
         let sd = ValueType::SingleDeletion as u8;
-        // No snapshot: one entry per key, operands with the Put below them.
+        // No snapshot: one entry per key, operands merged onto the Put below them into one
+        // Put at the newest operand's sequence.
         let want: Vec<(Vec<u8>, u64, u8)> = vec![
             (b"a".to_vec(), 4, del),
-            (b"b".to_vec(), 8, mrg),
-            (b"b".to_vec(), 7, mrg),
-            (b"b".to_vec(), 6, v),
+            (b"b".to_vec(), 8, v),
             (b"c".to_vec(), 10, sd),
             (b"d".to_vec(), 11, v),
         ];
         assert_eq!(kept(&m, Vec::new(), &[]), want);
+        let all = flushed(&m, Vec::new(), &[], Some(&associative())).unwrap();
+        assert_eq!(all[1].3, b"basem1m2");
         // Snapshots at 1 and 2: a's 1 and 2 are the versions they see; b's 5 (seen by
         // neither: its stripe is 6..=MAX) goes. A tombstone over d newer than it drops it.
         let want: Vec<(Vec<u8>, u64, u8)> = vec![
             (b"a".to_vec(), 4, del),
             (b"a".to_vec(), 2, v),
             (b"a".to_vec(), 1, v),
-            (b"b".to_vec(), 8, mrg),
-            (b"b".to_vec(), 7, mrg),
-            (b"b".to_vec(), 6, v),
+            (b"b".to_vec(), 8, v),
             (b"c".to_vec(), 10, sd),
         ];
         let t = RangeTombstone { start: b"d".to_vec(), end: b"e".to_vec(), seq: 12 };
         assert_eq!(kept(&m, vec![t.clone()], &[1, 2]), want);
         // A snapshot between the tombstone and d keeps d.
         assert!(kept(&m, vec![t], &[11]).contains(&(b"d".to_vec(), 11, v)));
+    }
+
+    #[test]
+    fn flush_merges_within_snapshot_stripes_only() {
+        let m = std::sync::Arc::new(MemTable::new(bytewise_internal_comparator(), 1));
+        m.add(1, ValueType::Merge, b"k", b"1");
+        m.add(2, ValueType::Merge, b"k", b"2");
+        m.add(3, ValueType::Merge, b"k", b"3");
+        m.add(4, ValueType::Merge, b"k", b"4");
+        m.add(5, ValueType::Merge, b"k", b"5");
+        let k = |s: u64, t: u8, v: &[u8]| (b"k".to_vec(), s, t, v.to_vec());
+        // Snapshot at 3: stripes 4..=5 and 1..=3; no base in either (older tables may hold
+        // one): partial merges, one operand per stripe.
+        let got = flushed(&m, Vec::new(), &[3], Some(&associative())).unwrap();
+        assert_eq!(got, vec![k(5, MRG, b"45"), k(3, MRG, b"123")]);
+        // Without a partial merge the operands stay as they are.
+        let plain = MergeOperator::new("concat", concat, None);
+        assert_eq!(flushed(&m, Vec::new(), &[3], Some(&plain)).unwrap().len(), 5);
+        // A Put in the older stripe: that stripe becomes one Put, the newer stays operands.
+        m.add(0, ValueType::Value, b"k", b"p");
+        let got = flushed(&m, Vec::new(), &[3], Some(&associative())).unwrap();
+        assert_eq!(got, vec![k(5, MRG, b"45"), k(3, V, b"p123")]);
+        // Without an operator a flush meeting an operand fails as RocksDB's.
+        let e = flushed(&m, Vec::new(), &[], None).unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::InvalidArgument);
+        // A failing operator is Corruption, "Merge operator failed".
+        let failing = MergeOperator::new("fails", |_: &[u8], _: Option<&[u8]>, _: &MergeOperands| None, None);
+        let e = flushed(&m, Vec::new(), &[], Some(&failing)).unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::Corruption);
+        assert!(e.to_string().contains("Merge operator failed"), "{e}");
+    }
+
+    #[test]
+    fn covered_operands_are_dropped_and_a_covered_base_is_no_base() {
+        let m = std::sync::Arc::new(MemTable::new(bytewise_internal_comparator(), 1));
+        m.add(1, ValueType::Value, b"k", b"p");
+        m.add(2, ValueType::Merge, b"k", b"2");
+        m.add(4, ValueType::Merge, b"k", b"4");
+        m.add(5, ValueType::Merge, b"k", b"5");
+        let k = |s: u64, t: u8, v: &[u8]| (b"k".to_vec(), s, t, v.to_vec());
+        // A tombstone at 3 covers 2 and the Put: the rest merge onto nothing.
+        let t = RangeTombstone { start: b"k".to_vec(), end: b"l".to_vec(), seq: 3 };
+        let got = flushed(&m, vec![t.clone()], &[], Some(&associative())).unwrap();
+        assert_eq!(got, vec![k(5, V, b"45")]);
+        // A snapshot at 1 keeps the Put; the covered operand 2 goes, 4 and 5 (no base left
+        // in their stripe) are partially merged.
+        let got = flushed(&m, vec![t], &[1], Some(&associative())).unwrap();
+        assert_eq!(got, vec![k(5, MRG, b"45"), k(1, V, b"p")]);
+    }
+
+    /// A compactor over a one-key group, as `run_with` makes it.
+    fn compact(entries: &[(Vec<u8>, Vec<u8>)], bottommost: bool, whole_history: bool) -> Kept {
+        let frag =
+            FragmentedTombstones::new(bytewise_internal_comparator().user_comparator().clone(), Vec::new());
+        let op = associative();
+        let mut kc = KeyCompactor {
+            snapshots: &[],
+            earliest: MAX_SEQUENCE_NUMBER,
+            bottommost,
+            frag: &frag,
+            remove_value: None,
+            filter: None,
+            merge_operator: Some(&op),
+            blob: None,
+            emitted: Vec::new(),
+            dropped: 0,
+            drops: DropReasons::default(),
+            may_drop_deletions: whole_history,
+        };
+        kc.compact_key(entries).unwrap();
+        kc.emitted
+            .into_iter()
+            .map(|(k, v)| {
+                let t = crate::key::trailer(&k);
+                (user_key(&k).to_vec(), t >> 8, (t & 0xff) as u8, v)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn operands_merge_onto_nothing_only_where_the_whole_history_is_seen() {
+        let e = vec![
+            (make_internal_key(b"k", 2, ValueType::Merge), b"2".to_vec()),
+            (make_internal_key(b"k", 1, ValueType::Merge), b"1".to_vec()),
+        ];
+        let k = |s: u64, t: u8, v: &[u8]| (b"k".to_vec(), s, t, v.to_vec());
+        assert_eq!(compact(&e, true, true), vec![k(2, V, b"12")]);
+        // Not bottommost, or a version with a timestamp at or above full_history_ts_low
+        // (older versions may lie below it): a partial merge, still an operand.
+        assert_eq!(compact(&e, false, true), vec![k(2, MRG, b"12")]);
+        assert_eq!(compact(&e, true, false), vec![k(2, MRG, b"12")]);
     }
 }

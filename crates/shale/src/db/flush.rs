@@ -221,8 +221,9 @@ fn write_table_inner(
         }
         Ok(())
     };
-    // What no snapshot can see is dropped, as RocksDB's flush drops it: the compaction's
-    // per-key logic, not bottommost (`compaction::job::flush_entries`).
+    // What no snapshot can see is dropped and merge operands are combined, as RocksDB's
+    // flush does: the compaction's per-key logic, not bottommost
+    // (`compaction::job::flush_entries`).
     let range_dels = tombstones
         .iter()
         .map(|(start, end)| {
@@ -237,6 +238,7 @@ fn write_table_inner(
         range_dels,
         snapshots,
         Some(&ts_low[..]).filter(|l| !l.is_empty()),
+        cf.opts.merge_operator.as_deref(),
         &mut emit,
     )?;
     for (start, end) in &tombstones {

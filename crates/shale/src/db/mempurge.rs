@@ -13,17 +13,20 @@
 //! stay until a real flush writes it. Not attempted for a manual flush, with atomic flush,
 //! or (in Shale) with user-defined timestamps.
 //!
-//! What is dropped, per user key, newest first, within each snapshot stripe (entries that
-//! the same snapshots see): everything older than the first Put, Delete or SingleDelete of
-//! the stripe. Merge operands above it are kept (they are not combined), deletions are
-//! kept (older data may be in tables), range tombstones and the entries they cover are
-//! kept. A memtable holding an entry of another kind (blob index, wide columns) is not
-//! purged.
+//! What is kept is what a flush would write (`compaction::job::flush_entries`, RocksDB's
+//! MemPurge runs the same CompactionIterator and MergeHelper as its flush): per user key and
+//! snapshot stripe the newest entry, merge operands combined (onto a Put or deletion of
+//! their stripe into one Put, else by the partial merge), entries a newer range tombstone of
+//! their stripe covers dropped; deletions (older data may be in tables) and range
+//! tombstones kept. A memtable holding an entry of another kind (blob index, wide columns)
+//! is not purged, nor one whose merge fails (the ordinary flush then reports it).
 
 use std::sync::Arc;
 
 use super::cf::CfHandle;
+use crate::compaction::job::flush_entries;
 use crate::error::Result;
+use crate::iter::range_del::RangeTombstone;
 use crate::iter::InternalIterator;
 use crate::key::{parse_internal_key, trailer, user_key, ValueType};
 use crate::memtable::MemTable;
@@ -46,45 +49,48 @@ pub(crate) fn mempurge(
             mems.iter().map(|m| m.iter()).collect(),
         )),
     };
-    let ucmp = handle.icmp.user_comparator().clone();
-    let stripe_of = |seq: u64| {
-        let i = snapshots.partition_point(|&s| s < seq);
-        snapshots.get(i).copied().unwrap_or(u64::MAX)
-    };
+    let tombstones: Vec<(Vec<u8>, Vec<u8>)> = mems.iter().flat_map(|m| m.range_tombstones()).collect();
+    let range_dels = tombstones
+        .iter()
+        .map(|(start, end)| {
+            let p = parse_internal_key(start)?;
+            Ok(RangeTombstone { start: p.user_key.to_vec(), end: end.clone(), seq: p.sequence })
+        })
+        .collect::<Result<Vec<_>>>()?;
     let mut kept: Vec<(u64, ValueType, Vec<u8>, Vec<u8>)> = Vec::new();
     let mut live_bytes = 0usize;
-    // The user key and stripe being walked, and whether that stripe already ended.
-    let mut current: Option<(Vec<u8>, u64, bool)> = None;
-    iter.seek_to_first();
-    while iter.valid() {
-        let ikey = iter.key();
-        if ikey.len() < 8 {
-            return Ok(None);
-        }
-        let tr = trailer(ikey);
-        let (seq, uk) = (tr >> 8, user_key(ikey));
-        let t = match (tr & 0xff) as u8 {
-            0x0 => ValueType::Deletion,
-            0x1 => ValueType::Value,
-            0x2 => ValueType::Merge,
-            0x7 => ValueType::SingleDeletion,
-            _ => return Ok(None),
-        };
-        let stripe = stripe_of(seq);
-        let same = current.as_ref().is_some_and(|(k, s, _)| *s == stripe && ucmp.compare(k, uk).is_eq());
-        if !same {
-            current = Some((uk.to_vec(), stripe, false));
-        }
-        let Some(cur) = current.as_mut() else { break };
-        if !cur.2 {
-            live_bytes += ikey.len() + iter.value().len();
-            kept.push((seq, t, uk.to_vec(), iter.value().to_vec()));
-            cur.2 = t != ValueType::Merge;
-        }
-        iter.next();
+    let mut other_kind = false;
+    // What a flush would write (the compaction's per-key code, merges combined), into
+    // memory: RocksDB's MemPurge runs the same CompactionIterator and MergeHelper.
+    let r = flush_entries(
+        handle.icmp.user_comparator(),
+        &mut *iter,
+        range_dels,
+        snapshots,
+        None,
+        handle.opts.merge_operator.as_deref(),
+        &mut |ikey, value| {
+            let tr = trailer(ikey);
+            let t = match (tr & 0xff) as u8 {
+                0x0 => ValueType::Deletion,
+                0x1 => ValueType::Value,
+                0x2 => ValueType::Merge,
+                0x7 => ValueType::SingleDeletion,
+                _ => {
+                    other_kind = true;
+                    return Ok(());
+                }
+            };
+            live_bytes += ikey.len() + value.len();
+            kept.push((tr >> 8, t, user_key(ikey).to_vec(), value.to_vec()));
+            Ok(())
+        },
+    );
+    // A failed merge (or a merge with no operator): the ordinary flush runs and reports it,
+    // as RocksDB's falls back to a flush when MemPurge fails.
+    if r.is_err() || other_kind {
+        return Ok(None);
     }
-    iter.status()?;
-    let tombstones: Vec<(Vec<u8>, Vec<u8>)> = mems.iter().flat_map(|m| m.range_tombstones()).collect();
     live_bytes += tombstones.iter().map(|(s, e)| s.len() + e.len()).sum::<usize>();
     // RocksDB's MemPurgeDecider (which estimates by sampling what is counted here).
     if !(threshold > mems.len() as f64 || (live_bytes as f64 / write_buffer_size as f64) < threshold) {
