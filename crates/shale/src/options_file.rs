@@ -72,6 +72,64 @@ pub const ROCKSDB_DEFAULTS_TEXT: &str = include_str!("options_file/rocksdb_defau
 /// exactly these options, in this order (`db/options_writer.rs`).
 pub const ROCKSDB_11_DEFAULTS_TEXT: &str = include_str!("options_file/rocksdb_11_defaults.ini");
 
+/// Options RocksDB 7.8.3's or 11.8.1's parser knows (registered, some deprecated) that their
+/// default OPTIONS files do not hold: written only when set (`listeners`), or never; still
+/// not "unknown" options.
+pub const REGISTERED_NOT_WRITTEN: &[&str] = &[
+    "allow_os_buffer",
+    "base_background_compactions",
+    "blob_cache",
+    "blob_direct_write_partition_strategy",
+    "block_based_table_factory",
+    "block_cache",
+    "block_cache_compressed",
+    "bottommost_temperature",
+    "compaction_measure_io_stats",
+    "compression_per_level",
+    "concurrent_prepare",
+    "daily_offpeak_time_utc",
+    "db_log_dir",
+    "disableDataSync",
+    "disable_data_sync",
+    "env",
+    "expanded_compaction_factor",
+    "experimental_allow_mempurge",
+    "experimental_mempurge_policy",
+    "filter_deletes",
+    "hard_rate_limit",
+    "hash_index_allow_collision",
+    "index_per_partition",
+    "listeners",
+    "max_grandparent_overlap_factor",
+    "max_mem_compaction_level",
+    "memtable",
+    "memtable_prefix_bloom_bits",
+    "memtable_prefix_bloom_huge_page_tlb_size",
+    "memtable_prefix_bloom_probes",
+    "memtable_veirfy_per_key_checksum_on_seek",
+    "min_partial_merge_operands",
+    "new_table_reader_for_compaction_inputs",
+    "plain_table_factory",
+    "preserve_deletes",
+    "purge_redundant_kvs_while_flush",
+    "rate_limit_delay_max_milliseconds",
+    "rate_limiter",
+    "rate_limiter_bytes_per_sec",
+    "reserve_table_builder_memory",
+    "reserve_table_reader_memory",
+    "seq_per_batch",
+    "skip_log_error_on_recovery",
+    "skip_table_builder_flush",
+    "snap_refresh_nanos",
+    "soft_rate_limit",
+    "source_compaction_factor",
+    "statistics",
+    "table_properties_collectors",
+    "use_direct_writes",
+    "verify_checksums_in_compaction",
+    "wal_dir",
+];
+
 /// The RocksDB version Shale's OPTIONS files name: the one whose options they hold.
 pub const WRITTEN_ROCKSDB_VERSION: &str = "11.8.1";
 
@@ -296,7 +354,9 @@ fn unknown_in(
     for (k, v) in list {
         let values: Vec<&str> = known.iter().filter_map(|l| get_option(l, k)).collect();
         if values.is_empty() {
-            out.push((section.to_string(), k.clone()));
+            if !REGISTERED_NOT_WRITTEN.contains(&k.as_str()) {
+                out.push((section.to_string(), k.clone()));
+            }
             continue;
         }
         let Some(fields) = struct_field_names(v) else { continue };

@@ -109,6 +109,13 @@ impl Loader {
     /// `defaults`: the option's default in RocksDB 11.8.1 and 7.8.3 (those that have it).
     fn not_applied(&self, section: &str, defaults: &[&str], name: &str, v: &str) -> Result<()> {
         let Some(&d) = defaults.first() else {
+            // An option RocksDB knows but does not write by default: unset only.
+            if options_file::REGISTERED_NOT_WRITTEN.contains(&name) {
+                return match v {
+                    "" | "nullptr" => Ok(()),
+                    _ => Err(not_supported(section, name, v, "nullptr")),
+                };
+            }
             return self.unknown(name);
         };
         let is_struct = |s: &str| s.starts_with('{') && s.ends_with('}');
@@ -151,6 +158,27 @@ impl Loader {
         }
     }
 
+    /// A struct value without the fields no RocksDB default of it has, when unknown options
+    /// are skipped (a newer RocksDB's fields); otherwise the value as it is.
+    fn known_fields_only(&self, name: &str, v: &str, defaults: &[&str]) -> Result<String> {
+        let is_struct = |s: &str| s.starts_with('{') && s.ends_with('}');
+        if !self.ignore_unknown || !is_struct(v) || defaults.is_empty() {
+            return Ok(v.to_string());
+        }
+        let mut known = Vec::new();
+        for d in defaults {
+            known.extend(crate::db::dyn_options::struct_fields(name, d)?.into_iter().map(|(k, _)| k));
+        }
+        let mut out = String::from("{");
+        for (k, x) in crate::db::dyn_options::struct_fields(name, v)? {
+            if known.contains(&k) {
+                out.push_str(&format!("{k}={x};"));
+            }
+        }
+        out.push('}');
+        Ok(out)
+    }
+
     fn db_defaults(&self, name: &str) -> Vec<&str> {
         self.defaults.iter().filter_map(|d| d.db_option(name)).collect()
     }
@@ -173,7 +201,8 @@ impl Loader {
 
     fn cf_option(&self, o: &mut Options, name: &str, v: &str) -> Result<()> {
         let applied = if MUTABLE_APPLIED.contains(&name) {
-            crate::db::dyn_options::apply_mutable(o, name, v)?;
+            let v = self.known_fields_only(name, v, &self.cf_defaults(name))?;
+            crate::db::dyn_options::apply_mutable(o, name, &v)?;
             true
         } else {
             apply_cf(o, name, v)?
@@ -291,6 +320,8 @@ pub(crate) fn from_file(
         defaults: [OptionsFile::rocksdb_11_defaults(), OptionsFile::rocksdb_defaults()],
         ignore_unknown: ignore_unknown_options && file.is_from_newer_version(),
     };
+    // Unknown options (struct fields too) in RocksDB 11.8.1's words, before any is applied.
+    file.check_unknown_options(ignore_unknown_options)?;
     let mut db = Options::default();
     db.set_env(env);
     for (k, v) in &file.db_options {

@@ -31,8 +31,11 @@ fn shale_db(path: &Path) {
     let mut other = o.clone();
     other.set_compaction_style(shale::DBCompactionStyle::Universal);
     other.set_write_buffer_size(4 << 20);
-    let db =
-        DB::open_cf_descriptors(&o, path, vec![shale::ColumnFamilyDescriptor::new("other", other)]).unwrap();
+    let descs = vec![
+        shale::ColumnFamilyDescriptor::new("default", o.clone()),
+        shale::ColumnFamilyDescriptor::new("other", other),
+    ];
+    let db = DB::open_cf_descriptors(&o, path, descs).unwrap();
     db.put(b"k", b"v").unwrap();
     db.put_cf(db.cf_handle("other").unwrap(), b"k2", b"v2").unwrap();
     db.flush().unwrap();
