@@ -140,7 +140,7 @@ pub const READER_VERSION: (u64, u64) = (11, 8);
 /// The contents of an OPTIONS file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OptionsFile {
-    /// "7.8.3"
+    /// "11.8.1" in the files Shale writes
     pub rocksdb_version: String,
     /// "1.1"
     pub options_file_version: String,
@@ -232,20 +232,33 @@ pub fn unescape_option_string(escaped: &str) -> String {
 impl OptionsFile {
     /// The options RocksDB 7.8.3 writes by default (see [`ROCKSDB_DEFAULTS_TEXT`]).
     pub fn rocksdb_defaults() -> OptionsFile {
-        match OptionsFile::parse(ROCKSDB_DEFAULTS_TEXT) {
+        OptionsFile::rocksdb_defaults_ref().clone()
+    }
+
+    /// [`OptionsFile::rocksdb_defaults`], parsed once.
+    pub fn rocksdb_defaults_ref() -> &'static OptionsFile {
+        static PARSED: std::sync::OnceLock<OptionsFile> = std::sync::OnceLock::new();
+        PARSED.get_or_init(|| match OptionsFile::parse(ROCKSDB_DEFAULTS_TEXT) {
             Ok(o) => o,
             // The embedded text is fixed and covered by tests.
             Err(e) => unreachable!("embedded RocksDB defaults do not parse: {e}"),
-        }
+        })
     }
 
     /// The options RocksDB 11.8.1 writes by default (see [`ROCKSDB_11_DEFAULTS_TEXT`]).
     pub fn rocksdb_11_defaults() -> OptionsFile {
-        match OptionsFile::parse(ROCKSDB_11_DEFAULTS_TEXT) {
+        OptionsFile::rocksdb_11_defaults_ref().clone()
+    }
+
+    /// [`OptionsFile::rocksdb_11_defaults`], parsed once (the writer starts every OPTIONS
+    /// file's lists from it).
+    pub fn rocksdb_11_defaults_ref() -> &'static OptionsFile {
+        static PARSED: std::sync::OnceLock<OptionsFile> = std::sync::OnceLock::new();
+        PARSED.get_or_init(|| match OptionsFile::parse(ROCKSDB_11_DEFAULTS_TEXT) {
             Ok(o) => o,
             // The embedded text is fixed and covered by tests.
             Err(e) => unreachable!("embedded RocksDB 11.8.1 defaults do not parse: {e}"),
-        }
+        })
     }
 
     /// The (major, minor) of the file's `rocksdb_version`; None when it has none.
@@ -322,7 +335,7 @@ impl OptionsFile {
 
     /// (section, name) of each unknown option (see [`OptionsFile::unknown_options`]).
     fn unknown_option_names(&self) -> Vec<(String, String)> {
-        let known = [OptionsFile::rocksdb_defaults(), OptionsFile::rocksdb_11_defaults()];
+        let known = [OptionsFile::rocksdb_defaults_ref(), OptionsFile::rocksdb_11_defaults_ref()];
         let db: Vec<&[(String, String)]> = known.iter().map(|k| k.db_options.as_slice()).collect();
         let cf: Vec<&[(String, String)]> =
             known.iter().filter_map(|k| k.cfs.first()).map(|c| c.options.as_slice()).collect();

@@ -47,6 +47,15 @@ const CUCKOO_TABLE_ORDER: &[&str] = &[
     "hash_table_ratio",
 ];
 
+/// RocksDB 11.8.1's default family section.
+fn defaults_cf() -> &'static CfSection {
+    match OptionsFile::rocksdb_11_defaults_ref().cfs.first() {
+        Some(c) => c,
+        // The parser requires a "default" section; the embedded text has one (tested).
+        None => unreachable!("RocksDB 11.8.1 defaults without a default family"),
+    }
+}
+
 /// Sets `name` to `value` in a list taken from RocksDB 11.8.1's defaults. Every name Shale
 /// sets is one 11.8.1 writes (`options_file_lists_what_rocksdb_11_writes` checks it), so this
 /// replaces a value in place and never changes the order.
@@ -59,7 +68,7 @@ fn put(list: &mut Vec<(String, String)>, name: &str, value: impl ToString) {
 /// setter that is given another value makes `open` refuse it, or, for the speed hints
 /// `options_api.rs` lists as "Accepted", changes nothing Shale does).
 fn db_options(o: &crate::Options) -> Vec<(String, String)> {
-    let mut l = OptionsFile::rocksdb_11_defaults().db_options;
+    let mut l = OptionsFile::rocksdb_11_defaults_ref().db_options.clone();
     put(&mut l, "create_if_missing", o.create_if_missing);
     put(&mut l, "create_missing_column_families", o.create_missing_column_families);
     put(&mut l, "error_if_exists", o.error_if_exists);
@@ -98,7 +107,7 @@ fn db_options(o: &crate::Options) -> Vec<(String, String)> {
 
 /// A `[CFOptions]` list (see [`db_options`]).
 fn cf_options(c: &crate::Options) -> Vec<(String, String)> {
-    let mut l = OptionsFile::rocksdb_11_defaults().cfs.swap_remove(0).options;
+    let mut l = defaults_cf().options.clone();
     let name_or_null = |n: Option<&str>| n.map_or("nullptr".to_string(), str::to_string);
     put(&mut l, "comparator", c.comparator.name());
     put(&mut l, "merge_operator", name_or_null(c.merge_operator.as_ref().map(|m| m.options_value())));
@@ -109,6 +118,12 @@ fn cf_options(c: &crate::Options) -> Vec<(String, String)> {
         name_or_null(c.compaction_filter_factory.as_ref().map(|f| f.name())),
     );
     put(&mut l, "write_buffer_size", c.write_buffer_size);
+    // Shale's memtable arena is its own (the setter is a layout hint); written as RocksDB
+    // sanitizes the default, from the write buffer size: a fixed 1 MiB would make a RocksDB
+    // that loads the file with a small write buffer flush each memtable at its creation
+    // (7.8.3's debug build asserts on it).
+    let wbs = c.write_buffer_size.clamp(64 << 10, 64 << 30);
+    put(&mut l, "arena_block_size", (wbs / 8).min(1 << 20).div_ceil(4096) * 4096);
     put(&mut l, "max_write_buffer_number", c.max_write_buffer_number);
     put(&mut l, "min_write_buffer_number_to_merge", c.flush_merge_min());
     put(&mut l, "max_successive_merges", c.max_successive_merges);
@@ -243,7 +258,7 @@ fn table_options(c: &crate::Options) -> Vec<(String, String)> {
 
 /// The `[TableOptions/BlockBasedTable]` list (see [`db_options`]).
 fn block_based_options(t: &crate::BlockBasedOptions) -> Vec<(String, String)> {
-    let mut l = OptionsFile::rocksdb_11_defaults().cfs.swap_remove(0).table_options;
+    let mut l = defaults_cf().table_options.clone();
     put(&mut l, "block_size", t.block_size);
     put(&mut l, "block_restart_interval", t.block_restart_interval);
     put(&mut l, "index_block_restart_interval", t.index_block_restart_interval);
@@ -442,6 +457,23 @@ mod tests {
         assert_eq!(start(&d), ["create_if_missing"]);
         assert_eq!(start(&c), ["ttl"]);
         assert_eq!(start(&t), ["checksum"]);
+    }
+
+    /// Values RocksDB sanitizes from others are written as it writes them.
+    #[test]
+    fn sanitized_values() {
+        let mut o = crate::Options::default();
+        o.set_write_buffer_size(65536);
+        o.set_target_file_size_base(1 << 20);
+        let f = options_file_of(&o, &[("default", &o)]);
+        let c = &f.cfs[0];
+        assert_eq!(c.option("arena_block_size"), Some("8192"));
+        assert_eq!(c.option("max_compaction_bytes"), Some("26214400"));
+        assert_eq!(f.db_option("delayed_write_rate"), Some("16777216"));
+        o.set_compaction_style(crate::DBCompactionStyle::Universal);
+        let f = options_file_of(&o, &[("default", &o)]);
+        assert_eq!(f.cfs[0].option("ttl"), Some("2592000"));
+        assert_eq!(f.cfs[0].option("periodic_compaction_seconds"), Some("2592000"));
     }
 
     /// Plain and cuckoo table sections have 11.8.1's options in its order.
