@@ -129,3 +129,37 @@ fn loaded_options_merge_operator() {
         check("ldb", label, src.path(), &oracles, &case, &exact, None);
     }
 }
+
+/// An option RocksDB 11.8.1 does not know fails the load in the same words from both tools
+/// (also with --ignore_unknown_options, the file naming 11.8.1 itself); in a file naming a
+/// newer version --ignore_unknown_options skips it in both.
+#[test]
+fn unknown_options_fail_as_in_rocksdb_11() {
+    let oracles = oracles();
+    let Some(o11) = oracles.iter().find(|o| o.major == 11) else {
+        println!("no RocksDB 11.8.1 here: it writes the database");
+        return;
+    };
+    let src = tempfile::tempdir().unwrap();
+    ok(&run_in(src.path(), &o11.ldb, &[], &["--db=db", "--create_if_missing", "put", "a", "b"]), "put");
+    let options = files_with(src.path(), "").into_iter().filter(|n| n.starts_with("OPTIONS-")).max().unwrap();
+    let file = src.path().join("db").join(options);
+    let text = std::fs::read_to_string(&file).unwrap();
+    let cases: [(&str, &[&str], bool); 4] = [
+        ("11.8.1", &["--db=db", "scan"], false),
+        ("11.8.1", &["--db=db", "--ignore_unknown_options", "scan"], false),
+        ("11.9.0", &["--db=db", "scan"], false),
+        ("11.9.0", &["--db=db", "--ignore_unknown_options", "scan"], true),
+    ];
+    for (version, args, succeeds) in cases {
+        let changed = text
+            .replace("rocksdb_version=11.8.1", &format!("rocksdb_version={version}"))
+            .replace("[DBOptions]\n", "[DBOptions]\n  foo_bar=1\n");
+        std::fs::write(&file, changed).unwrap();
+        let (r, s) = run_both(src.path(), &o11.ldb, "ldb", args);
+        assert_eq!(r.status == Some(0), succeeds, "{version} {args:?}: {}{}", r.stdout, r.stderr);
+        assert_eq!(s.status, r.status, "{version} {args:?}: {}{}", s.stdout, s.stderr);
+        assert_eq!(s.stdout, r.stdout, "{version} {args:?}");
+        assert_eq!(s.stderr, r.stderr, "{version} {args:?}");
+    }
+}

@@ -1,13 +1,14 @@
 //! RocksDB's OPTIONS-NNNNNN file: the options a database was last opened with, as text.
 //!
-//! Layout, exactly as RocksDB 7.8.3 writes it (`⏎` = newline):
+//! Layout, exactly as RocksDB writes it (`⏎` = newline); Shale writes what RocksDB 11.8.1
+//! writes (see docs/options-file.md):
 //!
 //! ```text
 //! # This is a RocksDB option file.⏎            header comment, 5 lines, then a blank line
 //! ...⏎
 //! ⏎
 //! [Version]⏎
-//!   rocksdb_version=7.8.3⏎
+//!   rocksdb_version=11.8.1⏎
 //!   options_file_version=1.1⏎
 //! ⏎
 //! [DBOptions]⏎
@@ -32,6 +33,13 @@
 //!
 //! Writing: `OPTIONS-<n>.dbtmp` is written and synced, renamed to `OPTIONS-<n>`, and the
 //! directory is synced, as RocksDB does. Deleting older OPTIONS files is left to the caller.
+//!
+//! Unknown options follow RocksDB's `RocksDBOptionsParser`: an option neither RocksDB 7.8.3
+//! nor 11.8.1 writes is an InvalidArgument naming it (`Extra option not recognized: <name>`,
+//! or `Unrecognized option: <option>.<field>` inside a struct value), unless the caller
+//! asked to ignore unknown options *and* the file was written by a RocksDB newer than 11.8
+//! (major.minor), as RocksDB's parser turns `ignore_unknown_options` off for files of its own
+//! version or older ([`OptionsFile::check_unknown_options`]).
 
 #[cfg(test)]
 mod tests;
@@ -57,10 +65,82 @@ const DEFAULT_CF: &str = "default";
 /// `create_if_missing = true` (one column family, "default").
 pub const ROCKSDB_DEFAULTS_TEXT: &str = include_str!("options_file/rocksdb_defaults.ini");
 
+/// The text of the OPTIONS file RocksDB 11.8.1 writes for `Options::default()` (one column
+/// family, "default"): what 11.8.1's `ldb --create_if_missing put` wrote
+/// (`testdata/OPTIONS-ldb-11.8.1`), with the two options ldb sets put back to the C++
+/// defaults (`create_if_missing=false`, `merge_operator=nullptr`). Shale's OPTIONS files have
+/// exactly these options, in this order (`db/options_writer.rs`).
+pub const ROCKSDB_11_DEFAULTS_TEXT: &str = include_str!("options_file/rocksdb_11_defaults.ini");
+
+/// Options RocksDB 7.8.3's or 11.8.1's parser knows (registered, some deprecated) that their
+/// default OPTIONS files do not hold: written only when set (`listeners`), or never; still
+/// not "unknown" options.
+pub const REGISTERED_NOT_WRITTEN: &[&str] = &[
+    "allow_os_buffer",
+    "base_background_compactions",
+    "blob_cache",
+    "blob_direct_write_partition_strategy",
+    "block_based_table_factory",
+    "block_cache",
+    "block_cache_compressed",
+    "bottommost_temperature",
+    "compaction_measure_io_stats",
+    "compression_per_level",
+    "concurrent_prepare",
+    "daily_offpeak_time_utc",
+    "db_log_dir",
+    "disableDataSync",
+    "disable_data_sync",
+    "env",
+    "expanded_compaction_factor",
+    "experimental_allow_mempurge",
+    "experimental_mempurge_policy",
+    "filter_deletes",
+    "hard_rate_limit",
+    "hash_index_allow_collision",
+    "index_per_partition",
+    "listeners",
+    "max_grandparent_overlap_factor",
+    "max_mem_compaction_level",
+    "memtable",
+    "memtable_prefix_bloom_bits",
+    "memtable_prefix_bloom_huge_page_tlb_size",
+    "memtable_prefix_bloom_probes",
+    "memtable_veirfy_per_key_checksum_on_seek",
+    "min_partial_merge_operands",
+    "new_table_reader_for_compaction_inputs",
+    "plain_table_factory",
+    "preserve_deletes",
+    "purge_redundant_kvs_while_flush",
+    "rate_limit_delay_max_milliseconds",
+    "rate_limiter",
+    "rate_limiter_bytes_per_sec",
+    "reserve_table_builder_memory",
+    "reserve_table_reader_memory",
+    "seq_per_batch",
+    "skip_log_error_on_recovery",
+    "skip_table_builder_flush",
+    "snap_refresh_nanos",
+    "soft_rate_limit",
+    "source_compaction_factor",
+    "statistics",
+    "table_properties_collectors",
+    "use_direct_writes",
+    "verify_checksums_in_compaction",
+    "wal_dir",
+];
+
+/// The RocksDB version Shale's OPTIONS files name: the one whose options they hold.
+pub const WRITTEN_ROCKSDB_VERSION: &str = "11.8.1";
+
+/// The (major, minor) of the RocksDB version Shale reads OPTIONS files as: a file of a newer
+/// version may have options Shale does not know, which `ignore_unknown_options` skips.
+pub const READER_VERSION: (u64, u64) = (11, 8);
+
 /// The contents of an OPTIONS file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OptionsFile {
-    /// "7.8.3"
+    /// "11.8.1" in the files Shale writes
     pub rocksdb_version: String,
     /// "1.1"
     pub options_file_version: String,
@@ -152,10 +232,63 @@ pub fn unescape_option_string(escaped: &str) -> String {
 impl OptionsFile {
     /// The options RocksDB 7.8.3 writes by default (see [`ROCKSDB_DEFAULTS_TEXT`]).
     pub fn rocksdb_defaults() -> OptionsFile {
-        match OptionsFile::parse(ROCKSDB_DEFAULTS_TEXT) {
+        OptionsFile::rocksdb_defaults_ref().clone()
+    }
+
+    /// [`OptionsFile::rocksdb_defaults`], parsed once.
+    pub fn rocksdb_defaults_ref() -> &'static OptionsFile {
+        static PARSED: std::sync::OnceLock<OptionsFile> = std::sync::OnceLock::new();
+        PARSED.get_or_init(|| match OptionsFile::parse(ROCKSDB_DEFAULTS_TEXT) {
             Ok(o) => o,
             // The embedded text is fixed and covered by tests.
             Err(e) => unreachable!("embedded RocksDB defaults do not parse: {e}"),
+        })
+    }
+
+    /// The options RocksDB 11.8.1 writes by default (see [`ROCKSDB_11_DEFAULTS_TEXT`]).
+    pub fn rocksdb_11_defaults() -> OptionsFile {
+        OptionsFile::rocksdb_11_defaults_ref().clone()
+    }
+
+    /// [`OptionsFile::rocksdb_11_defaults`], parsed once (the writer starts every OPTIONS
+    /// file's lists from it).
+    pub fn rocksdb_11_defaults_ref() -> &'static OptionsFile {
+        static PARSED: std::sync::OnceLock<OptionsFile> = std::sync::OnceLock::new();
+        PARSED.get_or_init(|| match OptionsFile::parse(ROCKSDB_11_DEFAULTS_TEXT) {
+            Ok(o) => o,
+            // The embedded text is fixed and covered by tests.
+            Err(e) => unreachable!("embedded RocksDB 11.8.1 defaults do not parse: {e}"),
+        })
+    }
+
+    /// The (major, minor) of the file's `rocksdb_version`; None when it has none.
+    pub fn version(&self) -> Option<(u64, u64)> {
+        let mut parts = self.rocksdb_version.split('.').map(|p| p.parse::<u64>().ok());
+        let major = parts.next().flatten()?;
+        let minor = parts.next().flatten().unwrap_or(0);
+        Some((major, minor))
+    }
+
+    /// Whether a RocksDB newer than the one Shale reads as ([`READER_VERSION`]) wrote the
+    /// file: only then may `ignore_unknown_options` skip options, as in RocksDB's parser.
+    pub fn is_from_newer_version(&self) -> bool {
+        self.version().is_some_and(|v| v > READER_VERSION)
+    }
+
+    /// RocksDB's rule for unknown options (see the module comment): Ok when every option is
+    /// one RocksDB 7.8.3 or 11.8.1 writes (struct fields too), or when `ignore_unknown` and
+    /// the file is from a newer RocksDB; otherwise InvalidArgument naming the first unknown
+    /// option in RocksDB 11.8.1's words.
+    pub fn check_unknown_options(&self, ignore_unknown: bool) -> Result<()> {
+        if ignore_unknown && self.is_from_newer_version() {
+            return Ok(());
+        }
+        match self.unknown_option_names().into_iter().next() {
+            Some((_, name)) if name.contains('.') => {
+                Err(Error::invalid_argument(format!("Unrecognized option: {name}")))
+            }
+            Some((_, name)) => Err(Error::invalid_argument(format!("Extra option not recognized: {name}"))),
+            None => Ok(()),
         }
     }
 
@@ -192,36 +325,88 @@ impl OptionsFile {
         Parser::default().run(text)
     }
 
-    /// The options of this file that RocksDB 7.8.3's OPTIONS files do not have (added by
-    /// RocksDB 8.x to 11.x, or unknown altogether), as `section.name`: what RocksDB with
-    /// `ignore_unknown_options` would skip. Reading a newer file never fails on them; the
-    /// caller reports them.
+    /// The options of this file that neither RocksDB 7.8.3's nor 11.8.1's OPTIONS files
+    /// have (added after 11.8.1, or unknown altogether), as `section.name`: what RocksDB
+    /// with `ignore_unknown_options` would skip in a newer file. Struct fields are named
+    /// `option.field`.
     pub fn unknown_options(&self) -> Vec<String> {
-        let known = OptionsFile::rocksdb_defaults();
-        let known_cf = known.cfs.first();
-        let has = |list: Option<&Vec<(String, String)>>, name: &str| {
-            list.is_some_and(|l| l.iter().any(|(k, _)| k == name))
-        };
+        self.unknown_option_names().into_iter().map(|(section, name)| format!("{section}.{name}")).collect()
+    }
+
+    /// (section, name) of each unknown option (see [`OptionsFile::unknown_options`]).
+    fn unknown_option_names(&self) -> Vec<(String, String)> {
+        let known = [OptionsFile::rocksdb_defaults_ref(), OptionsFile::rocksdb_11_defaults_ref()];
+        let db: Vec<&[(String, String)]> = known.iter().map(|k| k.db_options.as_slice()).collect();
+        let cf: Vec<&[(String, String)]> =
+            known.iter().filter_map(|k| k.cfs.first()).map(|c| c.options.as_slice()).collect();
+        let table: Vec<&[(String, String)]> =
+            known.iter().filter_map(|k| k.cfs.first()).map(|c| c.table_options.as_slice()).collect();
         let mut out = Vec::new();
-        for (k, _) in &self.db_options {
-            if !has(Some(&known.db_options), k) {
-                out.push(format!("DBOptions.{k}"));
-            }
-        }
-        for cf in &self.cfs {
-            for (k, _) in &cf.options {
-                if !has(known_cf.map(|c| &c.options), k) {
-                    out.push(format!("CFOptions \"{}\".{k}", cf.name));
-                }
-            }
-            for (k, _) in &cf.table_options {
-                if !has(known_cf.map(|c| &c.table_options), k) {
-                    out.push(format!("TableOptions/{} \"{}\".{k}", cf.table_factory, cf.name));
-                }
+        unknown_in(&self.db_options, &db, "DBOptions", &mut out);
+        for cf_section in &self.cfs {
+            unknown_in(&cf_section.options, &cf, &format!("CFOptions \"{}\"", cf_section.name), &mut out);
+            // Only the block-based table's options are listed in the defaults; the plain
+            // and cuckoo factories' few options are checked where they are applied.
+            if matches!(cf_section.table_factory.as_str(), "" | "BlockBasedTable") {
+                let section = format!("TableOptions/BlockBasedTable \"{}\"", cf_section.name);
+                unknown_in(&cf_section.table_options, &table, &section, &mut out);
             }
         }
         out
     }
+}
+
+/// Appends to `out` the options of `list` that none of the `known` lists has, and the
+/// fields of struct values (`{a=1;b=2;}`) that the known value of the option lacks.
+fn unknown_in(
+    list: &[(String, String)],
+    known: &[&[(String, String)]],
+    section: &str,
+    out: &mut Vec<(String, String)>,
+) {
+    for (k, v) in list {
+        let values: Vec<&str> = known.iter().filter_map(|l| get_option(l, k)).collect();
+        if values.is_empty() {
+            if !REGISTERED_NOT_WRITTEN.contains(&k.as_str()) {
+                out.push((section.to_string(), k.clone()));
+            }
+            continue;
+        }
+        let Some(fields) = struct_field_names(v) else { continue };
+        let known_fields: Vec<&str> = values.iter().filter_map(|d| struct_field_names(d)).flatten().collect();
+        if known_fields.is_empty() {
+            continue;
+        }
+        for f in fields {
+            if !known_fields.contains(&f) {
+                out.push((section.to_string(), format!("{k}.{f}")));
+            }
+        }
+    }
+}
+
+/// The top-level field names of a struct value `{a=1;b={x=2;};}`; None for other values.
+fn struct_field_names(v: &str) -> Option<Vec<&str>> {
+    let inner = v.strip_prefix('{')?.strip_suffix('}')?;
+    let mut names = Vec::new();
+    let (mut depth, mut start) = (0usize, 0usize);
+    for (i, c) in inner.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth = depth.saturating_sub(1),
+            ';' if depth == 0 => {
+                if let Some((k, _)) = inner[start..i].split_once('=') {
+                    names.push(k.trim());
+                }
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if let Some((k, _)) = inner[start..].split_once('=') {
+        names.push(k.trim());
+    }
+    Some(names.into_iter().filter(|k| !k.is_empty()).collect())
 }
 
 /// Writes `  name=value` lines, then the indent-only line RocksDB ends each list with.

@@ -4,11 +4,13 @@
 //!
 //! Each `name=value` of the file goes through the setter Shale has for it (so what a setter
 //! refuses is refused here too). An option Shale does not apply is accepted only when its
-//! value is RocksDB's default (`options_file/rocksdb_defaults.ini`, RocksDB 7.8.3's, the
-//! version Shale's OPTIONS files name): then it changes nothing. Any other value is
-//! NotSupported naming it. A name RocksDB 7.8.3 does not know (a newer RocksDB's option, or
-//! none at all) is skipped with `ignore_unknown_options`, InvalidArgument without, as in
-//! RocksDB. Struct values (`{a=1;b=2;}`) are compared field by field. The table section
+//! value is RocksDB's default (RocksDB 11.8.1's, `options_file/rocksdb_11_defaults.ini`, the
+//! version Shale's OPTIONS files name, or 7.8.3's, `options_file/rocksdb_defaults.ini`, for
+//! files older RocksDBs wrote): then it changes nothing. Any other value is NotSupported
+//! naming it. A name neither version knows (a newer RocksDB's option, or none at all) is an
+//! InvalidArgument in RocksDB 11.8.1's words (`Extra option not recognized: <name>`), skipped
+//! only with `ignore_unknown_options` in a file a RocksDB newer than 11.8 wrote, as RocksDB's
+//! parser does. Struct values (`{a=1;b=2;}`) are compared field by field. The table section
 //! builds BlockBasedTable (with the given cache as block cache), PlainTable or CuckooTable
 //! options.
 //!
@@ -92,75 +94,126 @@ fn same_value(a: &str, b: &str) -> bool {
     matches!((as_bool(a), as_bool(b)), (Some(x), Some(y)) if x == y)
 }
 
-/// What applying a file's options needs: RocksDB's defaults and `ignore_unknown_options`.
+/// What applying a file's options needs: RocksDB's defaults (11.8.1's, then 7.8.3's) and
+/// whether unknown options are skipped.
 struct Loader {
-    defaults: OptionsFile,
+    defaults: [OptionsFile; 2],
     ignore_unknown: bool,
 }
 
 impl Loader {
     /// An option Shale has not applied: accepted at RocksDB's default, NotSupported
     /// otherwise, and unknown names as `ignore_unknown_options` says.
-    fn not_applied(&self, section: &str, default: Option<&str>, name: &str, v: &str) -> Result<()> {
-        let Some(d) = default else {
-            return self.unknown(section, name);
+    /// `defaults`: the option's default in RocksDB 11.8.1 and 7.8.3 (those that have it).
+    fn not_applied(&self, section: &str, defaults: &[&str], name: &str, v: &str) -> Result<()> {
+        let Some(&d) = defaults.first() else {
+            // An option RocksDB knows but does not write by default: unset only.
+            if options_file::REGISTERED_NOT_WRITTEN.contains(&name) {
+                return match v {
+                    "" | "nullptr" => Ok(()),
+                    _ => Err(not_supported(section, name, v, "nullptr")),
+                };
+            }
+            return self.unknown(name);
         };
         let is_struct = |s: &str| s.starts_with('{') && s.ends_with('}');
-        if is_struct(v) && is_struct(d) {
-            let defaults = crate::db::dyn_options::struct_fields(name, d)?;
+        if is_struct(v) && defaults.iter().all(|d| is_struct(d)) {
+            let mut known = Vec::new();
+            for d in defaults {
+                known.extend(crate::db::dyn_options::struct_fields(name, d)?);
+            }
             for (k, x) in crate::db::dyn_options::struct_fields(name, v)? {
-                match defaults.iter().find(|(dk, _)| *dk == k) {
-                    Some((_, dx)) if same_value(x, dx) => {}
-                    Some((_, dx)) => return Err(not_supported(section, &format!("{name}.{k}"), x, dx)),
-                    None => self.unknown(section, &format!("{name}.{k}"))?,
+                let mut field_defaults =
+                    known.iter().filter(|(dk, _)| *dk == k).map(|(_, dx)| *dx).peekable();
+                match field_defaults.peek() {
+                    None => self.unknown(&format!("{name}.{k}"))?,
+                    Some(&dx) => {
+                        if !field_defaults.any(|dx| same_value(x, dx)) {
+                            return Err(not_supported(section, &format!("{name}.{k}"), x, dx));
+                        }
+                    }
                 }
             }
             return Ok(());
         }
-        if same_value(v, d) {
+        if defaults.iter().any(|d| same_value(v, d)) {
             Ok(())
         } else {
             Err(not_supported(section, name, v, d))
         }
     }
 
-    fn unknown(&self, section: &str, name: &str) -> Result<()> {
+    /// RocksDB 11.8.1's refusal of an unknown option (`Extra option not recognized` for an
+    /// option, `Unrecognized option` for a struct's field), unless it is skipped.
+    fn unknown(&self, name: &str) -> Result<()> {
         if self.ignore_unknown {
-            Ok(())
-        } else {
-            Err(Error::invalid_argument(format!(
-                "Unrecognized option {section}:: {name} (RocksDB 7.8.3 does not know it; \
-                 load with ignore_unknown_options to skip it)"
-            )))
+            return Ok(());
         }
+        if name.contains('.') {
+            Err(Error::invalid_argument(format!("Unrecognized option: {name}")))
+        } else {
+            Err(Error::invalid_argument(format!("Extra option not recognized: {name}")))
+        }
+    }
+
+    /// A struct value without the fields no RocksDB default of it has, when unknown options
+    /// are skipped (a newer RocksDB's fields); otherwise the value as it is.
+    fn known_fields_only(&self, name: &str, v: &str, defaults: &[&str]) -> Result<String> {
+        let is_struct = |s: &str| s.starts_with('{') && s.ends_with('}');
+        if !self.ignore_unknown || !is_struct(v) || defaults.is_empty() {
+            return Ok(v.to_string());
+        }
+        let mut known = Vec::new();
+        for d in defaults {
+            known.extend(crate::db::dyn_options::struct_fields(name, d)?.into_iter().map(|(k, _)| k));
+        }
+        let mut out = String::from("{");
+        for (k, x) in crate::db::dyn_options::struct_fields(name, v)? {
+            if known.contains(&k) {
+                out.push_str(&format!("{k}={x};"));
+            }
+        }
+        out.push('}');
+        Ok(out)
+    }
+
+    fn db_defaults(&self, name: &str) -> Vec<&str> {
+        self.defaults.iter().filter_map(|d| d.db_option(name)).collect()
+    }
+
+    fn cf_defaults(&self, name: &str) -> Vec<&str> {
+        self.defaults.iter().filter_map(|d| d.cfs.first().and_then(|c| c.option(name))).collect()
+    }
+
+    fn table_defaults(&self, name: &str) -> Vec<&str> {
+        self.defaults.iter().filter_map(|d| d.cfs.first().and_then(|c| c.table_option(name))).collect()
     }
 
     fn db_option(&self, o: &mut Options, name: &str, v: &str) -> Result<()> {
         let applied = apply_db(o, name, v)?;
         if !applied && !FUNCTION_VALUED.contains(&name) {
-            self.not_applied("DBOptions", self.defaults.db_option(name), name, v)?;
+            self.not_applied("DBOptions", &self.db_defaults(name), name, v)?;
         }
         Ok(())
     }
 
     fn cf_option(&self, o: &mut Options, name: &str, v: &str) -> Result<()> {
         let applied = if MUTABLE_APPLIED.contains(&name) {
-            crate::db::dyn_options::apply_mutable(o, name, v)?;
+            let v = self.known_fields_only(name, v, &self.cf_defaults(name))?;
+            crate::db::dyn_options::apply_mutable(o, name, &v)?;
             true
         } else {
             apply_cf(o, name, v)?
         };
         if !applied && !FUNCTION_VALUED.contains(&name) {
-            let d = self.defaults.cfs.first().and_then(|c| c.option(name));
-            self.not_applied("CFOptions", d, name, v)?;
+            self.not_applied("CFOptions", &self.cf_defaults(name), name, v)?;
         }
         Ok(())
     }
 
     fn table_option(&self, t: &mut BlockBasedOptions, name: &str, v: &str) -> Result<()> {
         if !apply_table(t, name, v)? && !FUNCTION_VALUED.contains(&name) {
-            let d = self.defaults.cfs.first().and_then(|c| c.table_option(name));
-            self.not_applied("TableOptions/BlockBasedTable", d, name, v)?;
+            self.not_applied("TableOptions/BlockBasedTable", &self.table_defaults(name), name, v)?;
         }
         Ok(())
     }
@@ -206,7 +259,7 @@ impl Loader {
                         }
                         "full_scan_mode" => p.full_scan_mode = boolean(k, v)?,
                         "store_index_in_file" => p.store_index_in_file = boolean(k, v)?,
-                        _ => self.unknown("TableOptions/PlainTable", k)?,
+                        _ => self.unknown(k)?,
                     }
                 }
                 o.set_plain_table_factory(&p);
@@ -220,7 +273,7 @@ impl Loader {
                         "cuckoo_block_size" => c.set_cuckoo_block_size(number(k, v)?),
                         "identity_as_first_hash" => c.set_identity_as_first_hash(boolean(k, v)?),
                         "use_module_hash" => c.set_use_module_hash(boolean(k, v)?),
-                        _ => self.unknown("TableOptions/CuckooTable", k)?,
+                        _ => self.unknown(k)?,
                     }
                 }
                 o.set_cuckoo_table_factory(&c);
@@ -260,7 +313,13 @@ pub(crate) fn from_file(
     ignore_unknown_options: bool,
     cache: &Cache,
 ) -> Result<(Options, Vec<ColumnFamilyDescriptor>)> {
-    let loader = Loader { defaults: OptionsFile::rocksdb_defaults(), ignore_unknown: ignore_unknown_options };
+    // RocksDB's parser skips unknown options only in a file a newer RocksDB wrote.
+    let loader = Loader {
+        defaults: [OptionsFile::rocksdb_11_defaults(), OptionsFile::rocksdb_defaults()],
+        ignore_unknown: ignore_unknown_options && file.is_from_newer_version(),
+    };
+    // Unknown options (struct fields too) in RocksDB 11.8.1's words, before any is applied.
+    file.check_unknown_options(ignore_unknown_options)?;
     let mut db = Options::default();
     db.set_env(env);
     for (k, v) in &file.db_options {

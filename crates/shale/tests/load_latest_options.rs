@@ -132,13 +132,32 @@ fn options_shale_does_not_build_are_refused_unless_default_and_unknown_ones_foll
         assert!(e.to_string().contains(name), "{e}");
     }
 
-    // A name RocksDB does not know: InvalidArgument, or skipped with ignore_unknown_options.
+    // A name RocksDB does not know: InvalidArgument in RocksDB 11.8.1's words, even with
+    // ignore_unknown_options, since the file names 11.8.1 (RocksDB's parser skips unknown
+    // options only in files a newer RocksDB wrote)...
     let mut f = file.clone();
+    assert_eq!(f.rocksdb_version, "11.8.1");
     f.db_options.push(("no_such_option".into(), "1".into()));
     write_options(&path, &f.to_text());
-    let e = err(load(false));
-    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
-    assert!(e.to_string().contains("no_such_option"), "{e}");
+    for ignore in [false, true] {
+        let e = err(load(ignore));
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+        assert!(e.to_string().contains("Extra option not recognized: no_such_option"), "{e}");
+    }
+    // ... and a struct field the same way.
+    let mut g = file.clone();
+    let u = g.cfs[0]
+        .option("compaction_options_fifo")
+        .unwrap()
+        .replace("age_for_warm=0;", "age_for_warm=0;zz=1;");
+    shale::options_file::set_option(&mut g.cfs[0].options, "compaction_options_fifo", &u);
+    write_options(&path, &g.to_text());
+    let e = err(load(true));
+    assert!(e.to_string().contains("Unrecognized option: compaction_options_fifo.zz"), "{e}");
+    // In a file of a newer RocksDB, ignore_unknown_options skips them.
+    f.rocksdb_version = "11.9.0".into();
+    write_options(&path, &f.to_text());
+    assert_eq!(err(load(false)).kind(), ErrorKind::InvalidArgument);
     load(true).unwrap();
 }
 
@@ -153,12 +172,10 @@ fn rocksdb_11_options_file_loads_with_its_values() {
     let (n0, file) = latest(&path);
     assert_eq!(file.rocksdb_version, "11.8.1");
 
-    // RocksDB 7.8.3 (Shale's OPTIONS version) does not know 11.x's new options.
-    let e = err(Options::load_latest(&path, Env::new().unwrap(), false, Cache::new_lru_cache(1 << 20)));
-    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
-
-    let (opts, descs) = Options::load_latest(&path, Env::new().unwrap(), true, Cache::new_lru_cache(1 << 20))
-        .unwrap_or_else(|e| panic!("{e}"));
+    // Every option 11.8.1 writes is known: the file loads strictly.
+    let (opts, descs) =
+        Options::load_latest(&path, Env::new().unwrap(), false, Cache::new_lru_cache(1 << 20))
+            .unwrap_or_else(|e| panic!("{e}"));
     let db = DB::open_cf_descriptors(&opts, &path, descs).unwrap();
     assert_eq!(tools::shale_scan(&db, "default").len(), 1000);
     drop(db);

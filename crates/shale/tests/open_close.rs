@@ -137,7 +137,7 @@ fn identity_current_options_and_log_files() {
     assert!(!options.is_empty(), "no OPTIONS file");
     let text = std::fs::read_to_string(path.join(options.last().unwrap())).unwrap();
     let parsed = OptionsFile::parse(&text).unwrap();
-    assert_eq!(parsed.rocksdb_version, "7.8.3");
+    assert_eq!(parsed.rocksdb_version, "11.8.1");
     let cf = parsed.cf("default").expect("OPTIONS file lacks [CFOptions \"default\"]");
     assert_eq!(cf.option("comparator"), Some("leveldb.BytewiseComparator"));
     assert_eq!(cf.option("write_buffer_size"), Some("67108864"));

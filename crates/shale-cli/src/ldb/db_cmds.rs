@@ -66,7 +66,8 @@ pub fn db_path(p: &Parsed) -> Res<String> {
 
 /// The options ldb opens with: create_if_missing from the flag; when the OPTIONS file is
 /// loaded (`try_load_options`), the latest OPTIONS file is read and must parse (unknown
-/// options are an error unless --ignore_unknown_options).
+/// options are an error unless --ignore_unknown_options and the file is from a RocksDB
+/// newer than 11.8, as RocksDB's parser says).
 fn options(p: &Parsed) -> Res<Options> {
     let mut o = Options::default();
     o.create_if_missing(p.flag("create_if_missing"));
@@ -107,12 +108,21 @@ fn loaded_options(p: &Parsed) -> Res<Option<shale::options_file::OptionsFile>> {
         return Ok(None);
     }
     let fs = shale::fs::default_fs();
-    match shale::options_file::latest_options_file(&*fs, Path::new(&path)) {
-        Ok(f) => Ok(f.map(|(_, f)| f)),
-        Err(e) if p.flag("ignore_unknown_options") && e.kind() == shale::ErrorKind::InvalidArgument => {
-            Ok(None)
+    // RocksDB's parser: an option the file has and RocksDB 11.8.1 does not know fails the
+    // load, unless --ignore_unknown_options and the file is from a newer RocksDB.
+    let loaded = shale::options_file::latest_options_file(&*fs, Path::new(&path)).and_then(|f| {
+        if let Some((_, file)) = &f {
+            file.check_unknown_options(p.flag("ignore_unknown_options"))?;
         }
-        Err(e) => Err(Failure::db(e)),
+        Ok(f)
+    });
+    match loaded {
+        Ok(f) => Ok(f.map(|(_, f)| f)),
+        Err(e) => Err(Failure::new(format!(
+            "{e}\nThis tool was built with version {}. If your db is in a different version, \
+             please try again with option --ignore_unknown_options.",
+            shale::options_file::WRITTEN_ROCKSDB_VERSION
+        ))),
     }
 }
 

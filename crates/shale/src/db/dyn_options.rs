@@ -241,7 +241,7 @@ pub(crate) fn apply_mutable(o: &mut Options, name: &str, v: &str) -> Result<()> 
                     "max_merge_width" => u.max_merge_width = number(k, x)?,
                     "max_size_amplification_percent" => u.max_size_amplification_percent = number(k, x)?,
                     "compression_size_percent" => u.compression_size_percent = number(k, x)?,
-                    // Not in the OPTIONS file Shale writes (RocksDB 7.8.3's fields): default only.
+                    // RocksDB 11's read-amplification target: its default only.
                     "max_read_amp" if number::<i32>(k, x)? == -1 => {}
                     "max_read_amp" => return Err(not_built(name, k)),
                     "stop_style" => {

@@ -26,249 +26,319 @@ pub(crate) fn stop_style_name(s: crate::compaction::universal::StopStyle) -> &'s
     }
 }
 
+/// RocksDB 11.8.1's PlainTable options, in the order it writes them.
+const PLAIN_TABLE_ORDER: &[&str] = &[
+    "store_index_in_file",
+    "encoding_type",
+    "huge_page_tlb_size",
+    "hash_table_ratio",
+    "full_scan_mode",
+    "bloom_bits_per_key",
+    "index_sparseness",
+    "user_key_len",
+];
+
+/// RocksDB 11.8.1's CuckooTable options, in the order it writes them.
+const CUCKOO_TABLE_ORDER: &[&str] = &[
+    "use_module_hash",
+    "identity_as_first_hash",
+    "max_search_depth",
+    "cuckoo_block_size",
+    "hash_table_ratio",
+];
+
+/// RocksDB 11.8.1's default family section.
+fn defaults_cf() -> &'static CfSection {
+    match OptionsFile::rocksdb_11_defaults_ref().cfs.first() {
+        Some(c) => c,
+        // The parser requires a "default" section; the embedded text has one (tested).
+        None => unreachable!("RocksDB 11.8.1 defaults without a default family"),
+    }
+}
+
+/// Sets `name` to `value` in a list taken from RocksDB 11.8.1's defaults. Every name Shale
+/// sets is one 11.8.1 writes (`options_file_lists_what_rocksdb_11_writes` checks it), so this
+/// replaces a value in place and never changes the order.
+fn put(list: &mut Vec<(String, String)>, name: &str, value: impl ToString) {
+    options_file::set_option(list, name, &value.to_string());
+}
+
+/// The `[DBOptions]` list: RocksDB 11.8.1's options in its order, with Shale's value for each
+/// option Shale has; the others keep RocksDB's default, which is what Shale behaves as (a
+/// setter that is given another value makes `open` refuse it, or, for the speed hints
+/// `options_api.rs` lists as "Accepted", changes nothing Shale does).
+fn db_options(o: &crate::Options) -> Vec<(String, String)> {
+    let mut l = OptionsFile::rocksdb_11_defaults_ref().db_options.clone();
+    put(&mut l, "create_if_missing", o.create_if_missing);
+    put(&mut l, "create_missing_column_families", o.create_missing_column_families);
+    put(&mut l, "error_if_exists", o.error_if_exists);
+    put(&mut l, "paranoid_checks", o.paranoid_checks);
+    put(&mut l, "max_open_files", o.max_open_files);
+    put(&mut l, "max_background_jobs", o.max_background_jobs);
+    put(&mut l, "max_background_compactions", o.max_background_compactions);
+    put(&mut l, "max_background_flushes", o.max_background_flushes);
+    put(&mut l, "use_fsync", o.use_fsync);
+    put(&mut l, "wal_recovery_mode", wal_mode_name(o.wal_recovery_mode));
+    put(&mut l, "max_manifest_file_size", o.max_manifest_file_size);
+    put(&mut l, "keep_log_file_num", o.keep_log_file_num);
+    put(&mut l, "max_bgerror_resume_count", o.max_bgerror_resume_count);
+    put(&mut l, "bgerror_resume_retry_interval", o.bgerror_resume_retry_interval);
+    put(&mut l, "stats_dump_period_sec", o.stats_dump_period_sec);
+    put(&mut l, "delayed_write_rate", o.delayed_write_rate());
+    put(&mut l, "db_write_buffer_size", o.db_write_buffer_size);
+    // A TransactionDB's WAL holds two-phase-commit records; RocksDB's tools (ldb) read
+    // this to recover it.
+    put(&mut l, "allow_2pc", o.allow_2pc);
+    put(&mut l, "manual_wal_flush", o.manual_wal_flush);
+    let zstd = o.wal_compression == crate::table::compression::CompressionType::Zstd;
+    put(&mut l, "wal_compression", if zstd { "kZSTD" } else { "kNoCompression" });
+    put(&mut l, "wal_bytes_per_sync", o.wal_bytes_per_sync);
+    put(&mut l, "writable_file_max_buffer_size", o.writable_file_max_buffer_size);
+    put(&mut l, "dump_malloc_stats", o.dump_malloc_stats);
+    put(&mut l, "unordered_write", o.unordered_write);
+    put(&mut l, "allow_concurrent_memtable_write", o.allow_concurrent_memtable_write);
+    put(&mut l, "enable_pipelined_write", o.enable_pipelined_write);
+    put(&mut l, "atomic_flush", o.atomic_flush);
+    put(&mut l, "avoid_unnecessary_blocking_io", o.avoid_unnecessary_blocking_io);
+    put(&mut l, "track_and_verify_wals_in_manifest", o.track_and_verify_wals_in_manifest);
+    put(&mut l, "write_dbid_to_manifest", o.write_dbid_to_manifest);
+    l
+}
+
+/// A `[CFOptions]` list (see [`db_options`]).
+fn cf_options(c: &crate::Options) -> Vec<(String, String)> {
+    let mut l = defaults_cf().options.clone();
+    let name_or_null = |n: Option<&str>| n.map_or("nullptr".to_string(), str::to_string);
+    put(&mut l, "comparator", c.comparator.name());
+    put(&mut l, "merge_operator", name_or_null(c.merge_operator.as_ref().map(|m| m.options_value())));
+    put(&mut l, "compaction_filter", name_or_null(c.compaction_filter.as_ref().map(|f| f.name())));
+    put(
+        &mut l,
+        "compaction_filter_factory",
+        name_or_null(c.compaction_filter_factory.as_ref().map(|f| f.name())),
+    );
+    put(&mut l, "write_buffer_size", c.write_buffer_size);
+    // Shale's memtable arena is its own (the setter is a layout hint); written as RocksDB
+    // sanitizes the default, from the write buffer size: a fixed 1 MiB would make a RocksDB
+    // that loads the file with a small write buffer flush each memtable at its creation
+    // (7.8.3's debug build asserts on it).
+    let wbs = c.write_buffer_size.clamp(64 << 10, 64 << 30);
+    put(&mut l, "arena_block_size", (wbs / 8).min(1 << 20).div_ceil(4096) * 4096);
+    put(&mut l, "max_write_buffer_number", c.max_write_buffer_number);
+    put(&mut l, "min_write_buffer_number_to_merge", c.flush_merge_min());
+    put(&mut l, "max_successive_merges", c.max_successive_merges);
+    put(&mut l, "num_levels", c.num_levels);
+    put(&mut l, "level0_file_num_compaction_trigger", c.level0_file_num_compaction_trigger);
+    put(&mut l, "level0_slowdown_writes_trigger", c.level0_slowdown_writes_trigger);
+    put(&mut l, "level0_stop_writes_trigger", c.level0_stop_writes_trigger);
+    put(&mut l, "target_file_size_base", c.target_file_size_base);
+    put(&mut l, "target_file_size_multiplier", c.target_file_size_multiplier);
+    put(&mut l, "max_bytes_for_level_base", c.max_bytes_for_level_base);
+    put(&mut l, "max_bytes_for_level_multiplier", format!("{:.6}", c.max_bytes_for_level_multiplier));
+    put(&mut l, "disable_auto_compactions", c.disable_auto_compactions);
+    put(&mut l, "max_compaction_bytes", c.max_compaction_bytes());
+    put(&mut l, "soft_pending_compaction_bytes_limit", c.soft_pending_compaction_bytes_limit);
+    put(&mut l, "hard_pending_compaction_bytes_limit", c.hard_pending_compaction_bytes_limit);
+    put(&mut l, "paranoid_file_checks", c.paranoid_file_checks);
+    put(&mut l, "report_bg_io_stats", c.report_bg_io_stats);
+    put(&mut l, "compression", compression_option_name(c.compression));
+    // RocksDB 11.8.1's fields, in its order; those Shale lacks at their defaults.
+    let z = &c.compression_opts;
+    put(
+        &mut l,
+        "compression_opts",
+        format!(
+            "{{checksum=false;max_dict_buffer_bytes={};enabled=false;max_dict_bytes={};\
+             max_compressed_bytes_per_kb=896;parallel_threads=1;zstd_max_train_bytes={};level={};\
+             use_zstd_dict_trainer={};strategy={};window_bits={};}}",
+            z.max_dict_buffer_bytes,
+            z.max_dict_bytes,
+            z.zstd_max_train_bytes,
+            z.level,
+            z.use_zstd_dict_trainer,
+            z.strategy,
+            z.window_bits
+        ),
+    );
+    put(&mut l, "experimental_mempurge_threshold", format!("{:.6}", c.experimental_mempurge_threshold));
+    put(&mut l, "compaction_style", compaction_style_name(c.compaction_style));
+    put(
+        &mut l,
+        "compaction_options_fifo",
+        format!(
+            "{{use_kv_ratio_compaction=false;max_data_files_size=0;trivial_copy_buffer_size=4096;\
+             allow_trivial_copy_when_change_temperature=false;file_temperature_age_thresholds=;\
+             allow_compaction={};age_for_warm=0;max_table_files_size={};}}",
+            c.fifo_allow_compaction, c.fifo_max_table_files_size
+        ),
+    );
+    let u = &c.universal;
+    put(
+        &mut l,
+        "compaction_options_universal",
+        format!(
+            "{{reduce_file_locking=true;incremental=false;compression_size_percent={};\
+             allow_trivial_move=false;max_size_amplification_percent={};max_merge_width={};\
+             stop_style={};min_merge_width={};max_read_amp=-1;size_ratio={};}}",
+            u.compression_size_percent,
+            u.max_size_amplification_percent,
+            u.max_merge_width,
+            stop_style_name(u.stop_style),
+            u.min_merge_width,
+            u.size_ratio
+        ),
+    );
+    // The ages in force, as RocksDB sanitizes them (`Options::age_compaction_seconds`);
+    // universal compaction folds `ttl` into the periodic compaction, whose value is written.
+    let (ttl, periodic) = c.age_compaction_seconds();
+    let ttl = match c.compaction_style {
+        crate::DBCompactionStyle::Universal if c.ttl == u64::MAX - 1 => 30 * 24 * 60 * 60,
+        crate::DBCompactionStyle::Universal => c.ttl,
+        _ => ttl,
+    };
+    put(&mut l, "ttl", ttl);
+    put(&mut l, "periodic_compaction_seconds", periodic);
+    put(&mut l, "level_compaction_dynamic_level_bytes", c.dynamic_level_bytes_in_force());
+    put(&mut l, "prefix_extractor", name_or_null(c.prefix_extractor.as_ref().map(|t| t.name())));
+    put(&mut l, "memtable_prefix_bloom_size_ratio", format!("{:.6}", c.memtable_prefix_bloom_ratio));
+    put(&mut l, "memtable_whole_key_filtering", c.memtable_whole_key_filtering);
+    put(&mut l, "table_factory", c.table_format.factory_name());
+    put(&mut l, "enable_blob_files", c.blob.enable_blob_files);
+    put(&mut l, "min_blob_size", c.blob.min_blob_size);
+    put(&mut l, "blob_file_size", c.blob.blob_file_size);
+    put(&mut l, "blob_compression_type", compression_option_name(c.blob.compression));
+    put(&mut l, "enable_blob_garbage_collection", c.blob.enable_gc);
+    put(&mut l, "blob_garbage_collection_age_cutoff", format!("{:.6}", c.blob.gc_age_cutoff));
+    put(&mut l, "blob_compaction_readahead_size", c.blob.compaction_readahead_size);
+    l
+}
+
+/// A family's table section: its factory's options in RocksDB 11.8.1's order.
+fn table_options(c: &crate::Options) -> Vec<(String, String)> {
+    let ordered = |order: &[&str], values: Vec<(&str, String)>| -> Vec<(String, String)> {
+        order
+            .iter()
+            .filter_map(|k| values.iter().find(|(n, _)| n == k).map(|(n, v)| (n.to_string(), v.clone())))
+            .collect()
+    };
+    match &c.table_format {
+        crate::table::TableFormat::Plain(p) => ordered(
+            PLAIN_TABLE_ORDER,
+            vec![
+                ("user_key_len", p.user_key_len.to_string()),
+                ("bloom_bits_per_key", p.bloom_bits_per_key.to_string()),
+                ("hash_table_ratio", format!("{:.6}", p.hash_table_ratio)),
+                ("index_sparseness", p.index_sparseness.to_string()),
+                ("huge_page_tlb_size", p.huge_page_tlb_size.to_string()),
+                (
+                    "encoding_type",
+                    match p.encoding {
+                        crate::table::plain::PlainEncoding::Plain => "kPlain",
+                        crate::table::plain::PlainEncoding::Prefix => "kPrefix",
+                    }
+                    .to_string(),
+                ),
+                ("full_scan_mode", p.full_scan_mode.to_string()),
+                ("store_index_in_file", p.store_index_in_file.to_string()),
+            ],
+        ),
+        crate::table::TableFormat::Cuckoo(k) => ordered(
+            CUCKOO_TABLE_ORDER,
+            vec![
+                ("hash_table_ratio", format!("{:.6}", k.hash_table_ratio)),
+                ("max_search_depth", k.max_search_depth.to_string()),
+                ("cuckoo_block_size", k.cuckoo_block_size.to_string()),
+                ("identity_as_first_hash", k.identity_as_first_hash.to_string()),
+                ("use_module_hash", k.use_module_hash.to_string()),
+            ],
+        ),
+        crate::table::TableFormat::BlockBased => block_based_options(&c.table),
+    }
+}
+
+/// The `[TableOptions/BlockBasedTable]` list (see [`db_options`]).
+fn block_based_options(t: &crate::BlockBasedOptions) -> Vec<(String, String)> {
+    let mut l = defaults_cf().table_options.clone();
+    put(&mut l, "block_size", t.block_size);
+    put(&mut l, "block_restart_interval", t.block_restart_interval);
+    put(&mut l, "index_block_restart_interval", t.index_block_restart_interval);
+    put(&mut l, "format_version", t.format_version);
+    put(&mut l, "whole_key_filtering", t.whole_key_filtering);
+    put(&mut l, "no_block_cache", t.no_block_cache);
+    put(&mut l, "cache_index_and_filter_blocks", t.cache_index_and_filter_blocks);
+    put(
+        &mut l,
+        "cache_index_and_filter_blocks_with_high_priority",
+        t.cache_index_and_filter_blocks_with_high_priority,
+    );
+    put(&mut l, "pin_l0_filter_and_index_blocks_in_cache", t.pin_l0_filter_and_index_blocks_in_cache);
+    put(&mut l, "pin_top_level_index_and_filter", t.pin_top_level_index_and_filter);
+    let tier = |t: crate::BlockBasedTablePinningTier| match t {
+        crate::BlockBasedTablePinningTier::Fallback => "kFallback",
+        crate::BlockBasedTablePinningTier::None => "kNone",
+        crate::BlockBasedTablePinningTier::FlushAndSimilar => "kFlushedAndSimilar",
+        crate::BlockBasedTablePinningTier::All => "kAll",
+    };
+    let [top, part, unpart] = t.pinning_tiers;
+    put(
+        &mut l,
+        "metadata_cache_options",
+        format!(
+            "{{unpartitioned_pinning={};partition_pinning={};top_level_index_pinning={};}}",
+            tier(unpart),
+            tier(part),
+            tier(top)
+        ),
+    );
+    let filter = t.bloom_bits_per_key.map_or("nullptr".to_string(), |b| format!("bloomfilter:{b}:false"));
+    put(&mut l, "filter_policy", filter);
+    let checksum = {
+        use crate::table::format::ChecksumType as T;
+        match t.checksum {
+            T::None => "kNoChecksum",
+            T::Crc32c => "kCRC32c",
+            T::XxHash => "kxxHash",
+            T::XxHash64 => "kxxHash64",
+            T::Xxh3 => "kXXH3",
+        }
+    };
+    put(&mut l, "checksum", checksum);
+    put(&mut l, "index_type", "kBinarySearch");
+    let hash = t.data_block_index_type == crate::DataBlockIndexType::BinaryAndHash;
+    put(
+        &mut l,
+        "data_block_index_type",
+        if hash { "kDataBlockBinaryAndHash" } else { "kDataBlockBinarySearch" },
+    );
+    put(&mut l, "data_block_hash_table_util_ratio", format!("{:.6}", t.data_block_hash_ratio));
+    l
+}
+
+/// The OPTIONS file describing `db` and its families `cfs` (name, options): what RocksDB
+/// 11.8.1 writes (`rocksdb_version=11.8.1`, its options in its order).
+pub(crate) fn options_file_of(db: &crate::Options, cfs: &[(&str, &crate::Options)]) -> OptionsFile {
+    OptionsFile {
+        rocksdb_version: options_file::WRITTEN_ROCKSDB_VERSION.to_string(),
+        options_file_version: "1.1".to_string(),
+        db_options: db_options(db),
+        cfs: cfs
+            .iter()
+            .map(|(name, c)| CfSection {
+                name: name.to_string(),
+                options: cf_options(c),
+                table_factory: c.table_format.factory_name().to_string(),
+                table_options: table_options(c),
+            })
+            .collect(),
+    }
+}
+
 /// Writes an OPTIONS file describing the open families (as RocksDB does after each change).
 pub(crate) fn write_options_file(inner: &DbInner) -> Result<()> {
     let number = inner.versions.new_file_number();
     let cfs: Vec<Arc<CfHandle>> = inner.lock_state().cfs.values().map(|c| c.handle.clone()).collect();
-    let o = &inner.opts;
-    let kv = |k: &str, v: String| (k.to_string(), v);
-    let db_options = vec![
-        kv("create_if_missing", o.create_if_missing.to_string()),
-        kv("create_missing_column_families", o.create_missing_column_families.to_string()),
-        kv("error_if_exists", o.error_if_exists.to_string()),
-        kv("paranoid_checks", o.paranoid_checks.to_string()),
-        kv("max_open_files", o.max_open_files.to_string()),
-        kv("max_background_jobs", o.max_background_jobs.to_string()),
-        kv("max_background_compactions", o.max_background_compactions.to_string()),
-        kv("max_background_flushes", o.max_background_flushes.to_string()),
-        kv("use_fsync", o.use_fsync.to_string()),
-        kv("wal_recovery_mode", wal_mode_name(o.wal_recovery_mode).to_string()),
-        kv("max_manifest_file_size", o.max_manifest_file_size.to_string()),
-        kv("keep_log_file_num", o.keep_log_file_num.to_string()),
-        kv("max_bgerror_resume_count", o.max_bgerror_resume_count.to_string()),
-        kv("bgerror_resume_retry_interval", o.bgerror_resume_retry_interval.to_string()),
-        kv("stats_dump_period_sec", o.stats_dump_period_sec.to_string()),
-        // A TransactionDB's WAL holds two-phase-commit records; RocksDB's tools (ldb) read
-        // this to recover it.
-        kv("allow_2pc", o.allow_2pc.to_string()),
-        kv("manual_wal_flush", o.manual_wal_flush.to_string()),
-        kv(
-            "wal_compression",
-            if o.wal_compression == crate::table::compression::CompressionType::Zstd {
-                "kZSTD"
-            } else {
-                "kNoCompression"
-            }
-            .to_string(),
-        ),
-        kv("wal_bytes_per_sync", o.wal_bytes_per_sync.to_string()),
-        kv("writable_file_max_buffer_size", o.writable_file_max_buffer_size.to_string()),
-        kv("dump_malloc_stats", o.dump_malloc_stats.to_string()),
-        kv("unordered_write", o.unordered_write.to_string()),
-        kv("allow_concurrent_memtable_write", o.allow_concurrent_memtable_write.to_string()),
-        kv("enable_pipelined_write", o.enable_pipelined_write.to_string()),
-    ];
-    let sections = cfs
-        .iter()
-        .map(|h| {
-            let c = &h.opts;
-            CfSection {
-                name: h.name.clone(),
-                options: vec![
-                    kv("comparator", c.comparator.name().to_string()),
-                    kv(
-                        "merge_operator",
-                        c.merge_operator
-                            .as_ref()
-                            .map_or("nullptr".to_string(), |m| m.options_value().to_string()),
-                    ),
-                    kv(
-                        "compaction_filter",
-                        c.compaction_filter.as_ref().map_or("nullptr".to_string(), |f| f.name().to_string()),
-                    ),
-                    kv(
-                        "compaction_filter_factory",
-                        c.compaction_filter_factory
-                            .as_ref()
-                            .map_or("nullptr".to_string(), |f| f.name().to_string()),
-                    ),
-                    kv("write_buffer_size", c.write_buffer_size.to_string()),
-                    kv("max_write_buffer_number", c.max_write_buffer_number.to_string()),
-                    kv("max_successive_merges", c.max_successive_merges.to_string()),
-                    kv("num_levels", c.num_levels.to_string()),
-                    kv(
-                        "level0_file_num_compaction_trigger",
-                        c.level0_file_num_compaction_trigger.to_string(),
-                    ),
-                    kv("level0_slowdown_writes_trigger", c.level0_slowdown_writes_trigger.to_string()),
-                    kv("level0_stop_writes_trigger", c.level0_stop_writes_trigger.to_string()),
-                    kv("target_file_size_base", c.target_file_size_base.to_string()),
-                    kv("target_file_size_multiplier", c.target_file_size_multiplier.to_string()),
-                    kv("max_bytes_for_level_base", c.max_bytes_for_level_base.to_string()),
-                    kv("max_bytes_for_level_multiplier", format!("{:.6}", c.max_bytes_for_level_multiplier)),
-                    kv("disable_auto_compactions", c.disable_auto_compactions.to_string()),
-                    kv("max_compaction_bytes", c.max_compaction_bytes.to_string()),
-                    kv(
-                        "soft_pending_compaction_bytes_limit",
-                        c.soft_pending_compaction_bytes_limit.to_string(),
-                    ),
-                    kv(
-                        "hard_pending_compaction_bytes_limit",
-                        c.hard_pending_compaction_bytes_limit.to_string(),
-                    ),
-                    kv("paranoid_file_checks", c.paranoid_file_checks.to_string()),
-                    kv("report_bg_io_stats", c.report_bg_io_stats.to_string()),
-                    kv("compression", compression_option_name(c.compression).to_string()),
-                    kv(
-                        "compression_opts",
-                        format!(
-                            "{{window_bits={};level={};strategy={};max_dict_bytes={};zstd_max_train_bytes={};\
-                             parallel_threads=1;enabled=false;max_dict_buffer_bytes={};use_zstd_dict_trainer={};}}",
-                            c.compression_opts.window_bits,
-                            c.compression_opts.level,
-                            c.compression_opts.strategy,
-                            c.compression_opts.max_dict_bytes,
-                            c.compression_opts.zstd_max_train_bytes,
-                            c.compression_opts.max_dict_buffer_bytes,
-                            c.compression_opts.use_zstd_dict_trainer
-                        ),
-                    ),
-                    kv(
-                        "experimental_mempurge_threshold",
-                        format!("{:.6}", c.experimental_mempurge_threshold),
-                    ),
-                    kv("compaction_style", compaction_style_name(c.compaction_style).to_string()),
-                    kv(
-                        "compaction_options_fifo",
-                        format!(
-                            "{{allow_compaction={};max_table_files_size={};}}",
-                            c.fifo_allow_compaction, c.fifo_max_table_files_size
-                        ),
-                    ),
-                    kv(
-                        "compaction_options_universal",
-                        format!(
-                            // RocksDB 7.8.3's fields only (its ldb refuses an OPTIONS file with
-                            // unknown ones, e.g. max_read_amp, which Shale keeps at -1).
-                            "{{incremental=false;compression_size_percent={};allow_trivial_move=false;\
-                             max_size_amplification_percent={};max_merge_width={};stop_style={};\
-                             min_merge_width={};size_ratio={};}}",
-                            c.universal.compression_size_percent,
-                            c.universal.max_size_amplification_percent,
-                            c.universal.max_merge_width,
-                            stop_style_name(c.universal.stop_style),
-                            c.universal.min_merge_width,
-                            c.universal.size_ratio
-                        ),
-                    ),
-                    kv("level_compaction_dynamic_level_bytes", c.dynamic_level_bytes_in_force().to_string()),
-                    kv(
-                        "prefix_extractor",
-                        c.prefix_extractor.as_ref().map_or("nullptr".to_string(), |t| t.name().to_string()),
-                    ),
-                    kv("memtable_prefix_bloom_size_ratio", format!("{:.6}", c.memtable_prefix_bloom_ratio)),
-                    kv("memtable_whole_key_filtering", c.memtable_whole_key_filtering.to_string()),
-                    kv("table_factory", c.table_format.factory_name().to_string()),
-                    kv("enable_blob_files", c.blob.enable_blob_files.to_string()),
-                    kv("min_blob_size", c.blob.min_blob_size.to_string()),
-                    kv("blob_file_size", c.blob.blob_file_size.to_string()),
-                    kv("blob_compression_type", compression_option_name(c.blob.compression).to_string()),
-                    kv("enable_blob_garbage_collection", c.blob.enable_gc.to_string()),
-                    kv("blob_garbage_collection_age_cutoff", format!("{:.6}", c.blob.gc_age_cutoff)),
-                    kv("blob_garbage_collection_force_threshold", "1.000000".to_string()),
-                    kv("blob_compaction_readahead_size", c.blob.compaction_readahead_size.to_string()),
-                ],
-                table_factory: c.table_format.factory_name().to_string(),
-                table_options: match &c.table_format {
-                    crate::table::TableFormat::Plain(p) => vec![
-                        kv("user_key_len", p.user_key_len.to_string()),
-                        kv("bloom_bits_per_key", p.bloom_bits_per_key.to_string()),
-                        kv("hash_table_ratio", format!("{:.6}", p.hash_table_ratio)),
-                        kv("index_sparseness", p.index_sparseness.to_string()),
-                        kv("huge_page_tlb_size", p.huge_page_tlb_size.to_string()),
-                        kv(
-                            "encoding_type",
-                            match p.encoding {
-                                crate::table::plain::PlainEncoding::Plain => "kPlain",
-                                crate::table::plain::PlainEncoding::Prefix => "kPrefix",
-                            }
-                            .to_string(),
-                        ),
-                        kv("full_scan_mode", p.full_scan_mode.to_string()),
-                        kv("store_index_in_file", p.store_index_in_file.to_string()),
-                    ],
-                    crate::table::TableFormat::Cuckoo(k) => vec![
-                        kv("hash_table_ratio", format!("{:.6}", k.hash_table_ratio)),
-                        kv("max_search_depth", k.max_search_depth.to_string()),
-                        kv("cuckoo_block_size", k.cuckoo_block_size.to_string()),
-                        kv("identity_as_first_hash", k.identity_as_first_hash.to_string()),
-                        kv("use_module_hash", k.use_module_hash.to_string()),
-                    ],
-                    crate::table::TableFormat::BlockBased => vec![
-                        kv("block_size", c.table.block_size.to_string()),
-                        kv("block_restart_interval", c.table.block_restart_interval.to_string()),
-                        kv("index_block_restart_interval", c.table.index_block_restart_interval.to_string()),
-                        kv("format_version", c.table.format_version.to_string()),
-                        kv("whole_key_filtering", c.table.whole_key_filtering.to_string()),
-                        kv("no_block_cache", c.table.no_block_cache.to_string()),
-                        kv("cache_index_and_filter_blocks", c.table.cache_index_and_filter_blocks.to_string()),
-                        kv(
-                            "cache_index_and_filter_blocks_with_high_priority",
-                            c.table.cache_index_and_filter_blocks_with_high_priority.to_string(),
-                        ),
-                        kv(
-                            "pin_l0_filter_and_index_blocks_in_cache",
-                            c.table.pin_l0_filter_and_index_blocks_in_cache.to_string(),
-                        ),
-                        kv("pin_top_level_index_and_filter", c.table.pin_top_level_index_and_filter.to_string()),
-                        kv("metadata_cache_options", {
-                            let tier = |t: crate::BlockBasedTablePinningTier| match t {
-                                crate::BlockBasedTablePinningTier::Fallback => "kFallback",
-                                crate::BlockBasedTablePinningTier::None => "kNone",
-                                crate::BlockBasedTablePinningTier::FlushAndSimilar => "kFlushedAndSimilar",
-                                crate::BlockBasedTablePinningTier::All => "kAll",
-                            };
-                            let [top, part, unpart] = c.table.pinning_tiers;
-                            format!(
-                                "{{unpartitioned_pinning={};partition_pinning={};top_level_index_pinning={};}}",
-                                tier(unpart),
-                                tier(part),
-                                tier(top)
-                            )
-                        }),
-                        kv(
-                            "filter_policy",
-                            match c.table.bloom_bits_per_key {
-                                Some(b) => format!("bloomfilter:{b}:false"),
-                                None => "nullptr".to_string(),
-                            },
-                        ),
-                        kv(
-                            "checksum",
-                            {
-                                use crate::table::format::ChecksumType as T;
-                                match c.table.checksum {
-                                    T::None => "kNoChecksum",
-                                    T::Crc32c => "kCRC32c",
-                                    T::XxHash => "kxxHash",
-                                    T::XxHash64 => "kxxHash64",
-                                    T::Xxh3 => "kXXH3",
-                                }
-                            }
-                            .to_string(),
-                        ),
-                        kv("index_type", "kBinarySearch".to_string()),
-                    ],
-                },
-            }
-        })
-        .collect();
-    let file = OptionsFile {
-        rocksdb_version: "7.8.3".to_string(),
-        options_file_version: "1.1".to_string(),
-        db_options,
-        cfs: sections,
-    };
+    let named: Vec<(&str, &crate::Options)> = cfs.iter().map(|h| (h.name.as_str(), &*h.opts)).collect();
+    let file = options_file_of(&inner.opts, &named);
     report_unknown_options(inner);
     options_file::write_options_file(&*inner.fs, &inner.path, number, &file)?;
     // Keep only the newest two OPTIONS files, as RocksDB does.
@@ -329,5 +399,105 @@ fn compression_option_name(c: crate::options::DBCompressionType) -> &'static str
         Lz4 => "kLZ4Compression",
         Lz4hc => "kLZ4HCCompression",
         Zstd => "kZSTD",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(l: &[(String, String)]) -> Vec<&str> {
+        l.iter().map(|(k, _)| k.as_str()).collect()
+    }
+
+    /// Shale's file has every option RocksDB 11.8.1 writes, in 11.8.1's order, and nothing else.
+    #[test]
+    fn options_file_lists_what_rocksdb_11_writes() {
+        let rocks = OptionsFile::rocksdb_11_defaults();
+        let mut o = crate::Options::default();
+        o.create_if_missing(true);
+        let ours = options_file_of(&o, &[("default", &o), ("other", &o)]);
+        assert_eq!(ours.rocksdb_version, "11.8.1");
+        assert_eq!(ours.options_file_version, "1.1");
+        assert_eq!(names(&ours.db_options), names(&rocks.db_options));
+        let r = &rocks.cfs[0];
+        for cf in &ours.cfs {
+            assert_eq!(names(&cf.options), names(&r.options), "{}", cf.name);
+            assert_eq!(cf.table_factory, "BlockBasedTable");
+            assert_eq!(names(&cf.table_options), names(&r.table_options), "{}", cf.name);
+        }
+        // Struct values list 11.8.1's fields in its order.
+        let fields = |v: &str| -> Vec<String> {
+            v.trim_matches(|c| c == '{' || c == '}')
+                .split(';')
+                .filter_map(|f| f.split_once('=').map(|(k, _)| k.to_string()))
+                .collect()
+        };
+        for s in ["compression_opts", "compaction_options_fifo", "compaction_options_universal"] {
+            let (a, b) = (ours.cfs[0].option(s).unwrap(), r.option(s).unwrap());
+            assert_eq!(fields(a), fields(b), "{s}");
+        }
+        // Where Shale's defaults are RocksDB's, the text is RocksDB's too; the differences
+        // are Shale's own defaults (each named here): CRC32c block checksums, and no TTL
+        // compaction in level style without a compaction filter.
+        let differs = |ours: &[(String, String)], rocks: &[(String, String)]| -> Vec<String> {
+            ours.iter()
+                .zip(rocks)
+                .filter(|(a, b)| a.1 != b.1)
+                .map(|(a, b)| format!("{}={} (RocksDB {})", a.0, a.1, b.1))
+                .collect()
+        };
+        let d = differs(&ours.db_options, &rocks.db_options);
+        let c = differs(&ours.cfs[0].options, &r.options);
+        let t = differs(&ours.cfs[0].table_options, &r.table_options);
+        println!("DBOptions: {d:#?}\nCFOptions: {c:#?}\nTable: {t:#?}");
+        let start = |v: &[String]| -> Vec<String> {
+            v.iter().map(|s| s.split('=').next().unwrap_or("").to_string()).collect()
+        };
+        assert_eq!(start(&d), ["create_if_missing"]);
+        assert_eq!(start(&c), ["ttl"]);
+        assert_eq!(start(&t), ["checksum"]);
+    }
+
+    /// Values RocksDB sanitizes from others are written as it writes them.
+    #[test]
+    fn sanitized_values() {
+        let mut o = crate::Options::default();
+        o.set_write_buffer_size(65536);
+        o.set_target_file_size_base(1 << 20);
+        let f = options_file_of(&o, &[("default", &o)]);
+        let c = &f.cfs[0];
+        assert_eq!(c.option("arena_block_size"), Some("8192"));
+        assert_eq!(c.option("max_compaction_bytes"), Some("26214400"));
+        assert_eq!(f.db_option("delayed_write_rate"), Some("16777216"));
+        o.set_compaction_style(crate::DBCompactionStyle::Universal);
+        let f = options_file_of(&o, &[("default", &o)]);
+        assert_eq!(f.cfs[0].option("ttl"), Some("2592000"));
+        assert_eq!(f.cfs[0].option("periodic_compaction_seconds"), Some("2592000"));
+    }
+
+    /// Plain and cuckoo table sections have 11.8.1's options in its order.
+    #[test]
+    fn plain_and_cuckoo_sections_in_rocksdb_11_order() {
+        let mut o = crate::Options::default();
+        o.set_cuckoo_table_factory(&crate::CuckooTableOptions::default());
+        let f = options_file_of(&o, &[("default", &o)]);
+        assert_eq!(f.cfs[0].table_factory, "CuckooTable");
+        assert_eq!(names(&f.cfs[0].table_options), CUCKOO_TABLE_ORDER);
+        assert_eq!(f.cfs[0].option("table_factory"), Some("CuckooTable"));
+        o.set_plain_table_factory(&crate::PlainTableFactoryOptions {
+            user_key_length: 16,
+            bloom_bits_per_key: 10,
+            hash_table_ratio: 0.75,
+            index_sparseness: 16,
+            huge_page_tlb_size: 0,
+            encoding_type: crate::KeyEncodingType::Plain,
+            full_scan_mode: false,
+            store_index_in_file: false,
+        });
+        let f = options_file_of(&o, &[("default", &o)]);
+        assert_eq!(f.cfs[0].table_factory, "PlainTable");
+        assert_eq!(names(&f.cfs[0].table_options), PLAIN_TABLE_ORDER);
+        assert_eq!(f.cfs[0].table_option("user_key_len"), Some("16"));
     }
 }

@@ -1,9 +1,11 @@
-//! Tests against OPTIONS files written by RocksDB 7.8.3 (testdata/, and live via ldb).
+//! Tests against OPTIONS files written by RocksDB 7.8.3 and 11.8.1 (testdata/, and live via ldb).
 //!
 //! * `testdata/OPTIONS-two-cfs`: `DB::Open(Options{create_if_missing})` then
 //!   `CreateColumnFamily("my cf#1:x")`, linked against librocksdb 7.8.3.
-//! * `testdata/OPTIONS-ldb`: `ldb --db=D --create_if_missing put a b`.
+//! * `testdata/OPTIONS-ldb`: `ldb --db=D --create_if_missing put a b` (7.8.3).
+//! * `testdata/OPTIONS-ldb-11.8.1`: the same with RocksDB 11.8.1's release `ldb`.
 //! * `rocksdb_defaults.ini`: the first OPTIONS file of the two-cfs database.
+//! * `rocksdb_11_defaults.ini`: `OPTIONS-ldb-11.8.1` with ldb's own settings undone.
 
 use super::*;
 use crate::fs::default_fs;
@@ -11,10 +13,11 @@ use std::process::Command;
 
 const TWO_CFS: &str = include_str!("testdata/OPTIONS-two-cfs");
 const LDB: &str = include_str!("testdata/OPTIONS-ldb");
+const LDB_11: &str = include_str!("testdata/OPTIONS-ldb-11.8.1");
 
 #[test]
 fn rocksdb_files_round_trip_byte_for_byte() {
-    for text in [TWO_CFS, LDB, ROCKSDB_DEFAULTS_TEXT] {
+    for text in [TWO_CFS, LDB, ROCKSDB_DEFAULTS_TEXT, LDB_11, ROCKSDB_11_DEFAULTS_TEXT] {
         let parsed = OptionsFile::parse(text).unwrap();
         assert_eq!(parsed.to_text(), text);
         assert_eq!(OptionsFile::parse(&parsed.to_text()).unwrap(), parsed);
@@ -190,10 +193,10 @@ fn rocksdb_loads_options_file_we_wrote() {
     assert_eq!(reloaded.cfs[0].option("write_buffer_size"), Some("1048576"));
 }
 
-/// OPTIONS files of newer RocksDB versions (here 9.8.4's, from tests/data/rocksdb-9.8.4) are
-/// read; the options RocksDB 7.8.3 does not have are listed, not fatal.
+/// OPTIONS files of other RocksDB versions (here 9.8.4's, from tests/data/rocksdb-9.8.4) are
+/// read; all their options are ones 7.8.3 or 11.8.1 writes.
 #[test]
-fn reads_newer_rocksdb_options_files_and_lists_unknown_options() {
+fn reads_rocksdb_9_options_files_with_no_unknown_options() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/rocksdb-9.8.4/defaults");
     let fs = crate::fs::default_fs();
     let (number, f) = latest_options_file(&*fs, &dir).unwrap().expect("an OPTIONS file");
@@ -202,16 +205,57 @@ fn reads_newer_rocksdb_options_files_and_lists_unknown_options() {
     assert_eq!(f.cfs.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["default", "cf1", "cf2"]);
     assert_eq!(f.cf("cf1").unwrap().table_option("format_version"), Some("6"));
     assert_eq!(f.cf("default").unwrap().option("level_compaction_dynamic_level_bytes"), Some("true"));
-    let unknown = f.unknown_options();
-    for want in [
-        "DBOptions.background_close_inactive_wals",
-        "CFOptions \"cf2\".persist_user_defined_timestamps",
-        "TableOptions/BlockBasedTable \"default\".decouple_partitioned_filters",
-    ] {
-        assert!(unknown.iter().any(|u| u == want), "{want} not in {unknown:?}");
+    assert_eq!(f.unknown_options(), Vec::<String>::new());
+    f.check_unknown_options(false).unwrap();
+    for text in [TWO_CFS, LDB, LDB_11, ROCKSDB_DEFAULTS_TEXT, ROCKSDB_11_DEFAULTS_TEXT] {
+        let f = OptionsFile::parse(text).unwrap();
+        assert_eq!(f.unknown_options(), Vec::<String>::new());
+        f.check_unknown_options(false).unwrap();
     }
-    // Options 7.8.3 has are not listed.
-    assert!(!unknown.iter().any(|u| u.ends_with(".max_open_files") || u.ends_with(".format_version")));
-    // RocksDB 7.8.3's own file has none.
-    assert!(OptionsFile::rocksdb_defaults().unknown_options().is_empty());
+}
+
+/// RocksDB's rule (checked against 11.8.1's `ldb`): an unknown option is InvalidArgument
+/// naming it, unless unknown options are ignored and the file is from a newer RocksDB.
+#[test]
+fn unknown_options_follow_rocksdb_version_rule() {
+    let base = OptionsFile::parse(LDB_11).unwrap();
+    assert_eq!(base.version(), Some((11, 8)));
+    assert!(!base.is_from_newer_version());
+
+    let mut f = base.clone();
+    set_option(&mut f.db_options, "foo_bar", "1");
+    assert_eq!(f.unknown_options(), ["DBOptions.foo_bar"]);
+    for ignore in [false, true] {
+        let e = f.check_unknown_options(ignore).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+        assert!(e.to_string().ends_with("Extra option not recognized: foo_bar"), "{e}");
+    }
+    // A struct's unknown field.
+    let mut g = base.clone();
+    let u = g.cfs[0]
+        .option("compaction_options_universal")
+        .unwrap()
+        .replace("size_ratio=1;", "size_ratio=1;zzz=3;");
+    set_option(&mut g.cfs[0].options, "compaction_options_universal", &u);
+    assert_eq!(g.unknown_options(), ["CFOptions \"default\".compaction_options_universal.zzz"]);
+    let e = g.check_unknown_options(false).unwrap_err();
+    assert!(e.to_string().ends_with("Unrecognized option: compaction_options_universal.zzz"), "{e}");
+    let mut t = base.clone();
+    set_option(&mut t.cfs[0].table_options, "ttt", "1");
+    assert!(t
+        .check_unknown_options(true)
+        .unwrap_err()
+        .to_string()
+        .contains("Extra option not recognized: ttt"));
+
+    // A newer file: skipped when asked, refused otherwise.
+    for (version, newer) in
+        [("11.9.0", true), ("12.0", true), ("11.8.9", false), ("7.8.3", false), ("", false)]
+    {
+        let mut n = f.clone();
+        n.rocksdb_version = version.to_string();
+        assert_eq!(n.is_from_newer_version(), newer, "{version}");
+        assert_eq!(n.check_unknown_options(true).is_ok(), newer, "{version}");
+        assert!(n.check_unknown_options(false).is_err(), "{version}");
+    }
 }

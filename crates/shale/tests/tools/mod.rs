@@ -113,10 +113,30 @@ pub fn run_tool(tool: &str, args: &[String]) -> String {
     out
 }
 
+/// The arguments `tool` is run with: `args`, plus `--ignore_unknown_options` for RocksDB
+/// 7.8.3's `ldb` when it loads a database's OPTIONS file (by default with `--db`). Shale's
+/// OPTIONS files hold RocksDB 11.8.1's options, as 11.8.1's own do, and 7.8.3's parser
+/// refuses the ones it does not know unless asked to skip them (it skips them because the
+/// file names a newer version), which is what a RocksDB user runs 7.8.3's ldb on an 11.8.1
+/// database with. `create_column_family` and `drop_column_family` take no such flag (they
+/// cannot load an 11.8.1 OPTIONS file in 7.8.3 at all); they get nothing added.
+pub fn tool_args(tool: &str, args: &[String]) -> Vec<String> {
+    let mut v = args.to_vec();
+    let v7_ldb = tool == "ldb" && tool_path(tool) == Path::new("/usr/bin/ldb");
+    let command = args.iter().find(|a| !a.starts_with("--")).map(String::as_str);
+    let takes_flag = !matches!(command, Some("create_column_family" | "drop_column_family"));
+    let loads = args.iter().any(|a| a.starts_with("--db="))
+        && !args.iter().any(|a| a == "--ignore_unknown_options" || a == "--create_if_missing");
+    if v7_ldb && takes_flag && loads {
+        v.push("--ignore_unknown_options".to_string());
+    }
+    v
+}
+
 /// Runs `<tool> args...` and returns (success, stdout, stderr).
 pub fn try_tool(tool: &str, args: &[String]) -> (bool, String, String) {
     let out = Command::new(tool_path(tool))
-        .args(args)
+        .args(tool_args(tool, args))
         .output()
         .unwrap_or_else(|e| panic!("cannot run {tool}: {e}"));
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -130,7 +150,7 @@ pub fn try_tool(tool: &str, args: &[String]) -> (bool, String, String) {
 pub fn try_tool_timeout(tool: &str, args: &[String], secs: u64) -> Option<(bool, String, String)> {
     use std::io::Read;
     let mut child = Command::new(tool_path(tool))
-        .args(args)
+        .args(tool_args(tool, args))
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
