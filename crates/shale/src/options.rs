@@ -640,46 +640,46 @@ impl Options {
         self.min_write_buffer_number_to_merge = n;
     }
 
-    /// The `ttl` and `periodic_compaction_seconds` in force, as RocksDB sanitizes them:
-    /// - level style: the default means 30 days with a compaction filter (a TTL database's),
-    ///   else off; periodic compaction is at most `ttl` when both are on;
+    /// The `ttl` and `periodic_compaction_seconds` in force, as RocksDB 11.8.1 sanitizes them
+    /// (`SanitizeCfOptions`); the defaults mean 30 days only for block-based tables:
+    /// - level style: `ttl` defaults to 30 days; periodic compaction to 30 days with a
+    ///   compaction filter or filter factory (a TTL database's too), else off;
     /// - FIFO: `ttl` (tables older are deleted) defaults to 30 days; no periodic compaction;
     /// - universal: `ttl` and periodic compaction mean the same (the stricter wins), and the
     ///   periodic default is 30 days (returned as `(0, periodic)`).
     pub(crate) fn age_compaction_seconds(&self) -> (u64, u64) {
         const DEFAULT: u64 = u64::MAX - 1;
         const THIRTY_DAYS: u64 = 30 * 24 * 60 * 60;
-        match self.compaction_style {
-            crate::DBCompactionStyle::Fifo => {
-                let ttl = if self.ttl == DEFAULT { THIRTY_DAYS } else { self.ttl };
-                return (ttl, 0);
-            }
-            crate::DBCompactionStyle::Universal => {
-                let ttl = if self.ttl == DEFAULT { THIRTY_DAYS } else { self.ttl };
-                let mut periodic = if self.periodic_compaction_seconds == DEFAULT {
-                    THIRTY_DAYS
-                } else {
-                    self.periodic_compaction_seconds
-                };
-                if periodic == 0 {
-                    periodic = ttl;
-                } else if ttl != 0 {
-                    periodic = periodic.min(ttl);
-                }
-                return (0, periodic);
-            }
-            crate::DBCompactionStyle::Level => {}
-        }
-        let filter = self.ttl_db.is_some();
-        let pick = |v: u64| match v {
-            DEFAULT if filter => THIRTY_DAYS,
+        // RocksDB 11.8.1's SanitizeCfOptions: both defaults become 30 days only for
+        // block-based tables.
+        let block_based = matches!(self.table_format, crate::table::TableFormat::BlockBased);
+        let ttl = match self.ttl {
+            DEFAULT if block_based => THIRTY_DAYS,
             DEFAULT => 0,
             v => v,
         };
-        let ttl = pick(self.ttl);
-        let mut periodic = pick(self.periodic_compaction_seconds);
-        if ttl > 0 && (periodic == 0 || periodic > ttl) {
-            periodic = ttl;
+        let periodic_default = match self.compaction_style {
+            crate::DBCompactionStyle::Fifo => return (ttl, 0),
+            crate::DBCompactionStyle::Universal => block_based,
+            crate::DBCompactionStyle::Level => {
+                let filter = self.ttl_db.is_some()
+                    || self.compaction_filter.is_some()
+                    || self.compaction_filter_factory.is_some();
+                filter && block_based
+            }
+        };
+        let mut periodic = match self.periodic_compaction_seconds {
+            DEFAULT if periodic_default => THIRTY_DAYS,
+            DEFAULT => 0,
+            v => v,
+        };
+        if self.compaction_style == crate::DBCompactionStyle::Universal {
+            if periodic == 0 {
+                periodic = ttl;
+            } else if ttl != 0 {
+                periodic = periodic.min(ttl);
+            }
+            return (0, periodic);
         }
         (ttl, periodic)
     }

@@ -34,7 +34,8 @@ fn periodic_compaction_rewrites_old_tables() {
     opts.set_periodic_compaction_seconds(1);
     let db = DB::open(&opts, &path).unwrap();
     assert!(log_text(&path).contains("Options.periodic_compaction_seconds: 1\n"));
-    assert!(log_text(&path).contains("Options.ttl: 0\n"));
+    // RocksDB's ttl default for block-based tables: 30 days.
+    assert!(log_text(&path).contains("Options.ttl: 2592000\n"));
     db.put(b"a", b"1").unwrap();
     db.flush().unwrap();
     let first = files(&db);
@@ -60,16 +61,28 @@ fn ttl_moves_old_data_down_and_is_logged() {
     opts.set_level_compaction_dynamic_level_bytes(false);
     opts.set_ttl(1);
     let db = DB::open(&opts, &path).unwrap();
-    // ttl also caps periodic compaction, as RocksDB sanitizes it.
+    // In level style ttl and periodic compaction are apart (RocksDB's SanitizeCfOptions);
+    // periodic compaction's default is off without a compaction filter.
     assert!(log_text(&path).contains("Options.ttl: 1\n"));
-    assert!(log_text(&path).contains("Options.periodic_compaction_seconds: 1\n"));
+    assert!(log_text(&path).contains("Options.periodic_compaction_seconds: 0\n"));
+    // A table on level 1 first: RocksDB's TTL compaction leaves the last non-empty level
+    // alone (kSkipLastLevel), so an only table on level 0 would stay.
+    db.put(b"z", b"0").unwrap();
+    db.flush().unwrap();
+    let mut co = shale::CompactOptions::default();
+    co.set_change_level(true);
+    co.set_target_level(1);
+    db.compact_range_opt(None::<&[u8]>, None::<&[u8]>, &co);
+    assert!(files(&db).iter().all(|(l, _)| *l == 1), "{:?}", files(&db));
     db.put(b"a", b"1").unwrap();
     db.flush().unwrap();
     wait_for(60, "the level-0 table to move down", || files(&db).iter().all(|(l, _)| *l >= 1));
     assert_eq!(db.get(b"a").unwrap().as_deref(), Some(&b"1"[..]));
+    assert_eq!(db.get(b"z").unwrap().as_deref(), Some(&b"0"[..]));
     drop(db);
 
-    // Off (0) and RocksDB's default (off without a compaction filter): nothing moves.
+    // Off (0), periodic compaction at its default (off without a compaction filter):
+    // nothing moves.
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db");
     let mut opts = Options::default();

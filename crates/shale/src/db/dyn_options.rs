@@ -450,7 +450,7 @@ mod tests {
         assert_eq!(kind("num_levels", "3"), ErrorKind::InvalidArgument);
         assert_eq!(kind("arena_block_size", "3"), ErrorKind::NotSupported);
         apply_mutable(&mut o, "ttl", "3600").unwrap();
-        assert_eq!(o.age_compaction_seconds(), (3600, 3600));
+        assert_eq!(o.age_compaction_seconds(), (3600, 0));
         let e = apply_mutable(&mut o, "INVALID_NAME", "1").unwrap_err();
         assert!(e.to_string().contains("INVALID_NAME"), "{e}");
     }
