@@ -277,9 +277,21 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
         value: V,
         opts: &WriteOptions,
     ) -> Result<()> {
+        self.refuse_merge_without_operator(0)?;
         let mut b = crate::WriteBatch::default();
         b.merge(key, value);
         self.write_batch(b, opts)
+    }
+
+    /// RocksDB's `DBImpl::Merge`: a family without a merge operator refuses a merge before
+    /// anything is written (a batch holding one is refused with InvalidArgument instead).
+    fn refuse_merge_without_operator(&self, cf_id: u32) -> Result<()> {
+        match self.inner.cf_handle_by_id(cf_id) {
+            Some(h) if h.opts.merge_operator.is_none() => {
+                Err(crate::Error::not_supported("Provide a merge_operator when opening DB"))
+            }
+            _ => Ok(()),
+        }
     }
 
     pub fn merge_cf<K: AsRef<[u8]>, V: AsRef<[u8]>>(
@@ -298,6 +310,7 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
         value: V,
         opts: &WriteOptions,
     ) -> Result<()> {
+        self.refuse_merge_without_operator(cf.cf_id())?;
         let mut b = crate::WriteBatch::default();
         b.merge_cf(cf, key, value);
         self.write_batch(b, opts)
