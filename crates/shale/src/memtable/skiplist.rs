@@ -1,18 +1,19 @@
 //! An arena-backed skiplist of memtable entries: concurrent writers, lock-free readers.
 //!
-//! Each node is one arena allocation: the tower of links, then the encoded entry. A link is
-//! 16 bytes (16-aligned, so never split across cache lines): the next pointer and a *key
-//! bound* of the node it points to (see below). A node pointer points at its level-0 link;
-//! level `i` lives `i` links *below* it. One link past it is the back link (the previous
-//! node at level 0), and the entry starts one pointer past that, whatever the height.
+//! Each node is one arena allocation: the tower of links, then the encoded entry. A node
+//! pointer points at its level-0 next pointer; one pointer past it is the back link (the
+//! previous node at level 0), and the entry starts two pointers past it. Levels 1 and up
+//! are 16-byte links (16-aligned, so never split across cache lines): the next pointer and
+//! a *key bound* of the node it points to (see below); level `i` lives `16 * i` bytes below
+//! the node pointer. A node of height 1 (three nodes in four) has no link, as before bounds.
 //!
 //! ```text
-//!   base                                                        node
-//!   |                                                           |
-//!   v                                                           v
-//!   +--------------------+-----+----------------+----------------+------+---------------------------------------------------+
-//!   | next[h-1] bound[h-1] | ... | next[1] bound[1] | next[0] bound[0] | prev | varint32 ikey_len | ikey | varint32 vlen | value or ptr |
-//!   +--------------------+-----+----------------+----------------+------+---------------------------------------------------+
+//!   base                                                    node
+//!   |                                                       |
+//!   v                                                       v
+//!   +----------------------+-----+------------------+---------+------+--------------------------------------------------------+
+//!   | next[h-1] bound[h-1] | ... | next[1] bound[1] | next[0] | prev | varint32 ikey_len | ikey | varint32 vlen | value or ptr |
+//!   +----------------------+-----+------------------+---------+------+--------------------------------------------------------+
 //!   ikey = user_key | fixed64 LE (seq << 8 | type)
 //!   value or ptr = the value itself when vlen <= INLINE_VALUE (16),
 //!                  else fixed64 LE address of the value's vlen bytes elsewhere in the arena
@@ -37,6 +38,8 @@
 //! loading that node, which with a thousand memtables written at random is a cache miss
 //! (the overshooting node of each level). Equal or smaller bounds decide nothing: the node's
 //! key is compared in full. Other comparators never read the bounds (they are not kept).
+//! Level 0 has none: an insert loads the node after its spot anyway (its back link is
+//! swapped), and the bytes are better spent keeping short nodes short.
 //! A bound is a lower bound, not the exact prefix, because links change under concurrent
 //! inserters: an inserter lowers the predecessor's bound to its node's prefix
 //! (`fetch_min`) *before* the swap that links the node, and bounds are only ever lowered.
@@ -81,8 +84,9 @@ pub const MAX_HEIGHT: usize = 12;
 
 const SLOT: usize = std::mem::size_of::<AtomicPtr<u8>>();
 
-/// One level of a node's tower: the next pointer and a lower bound of the key prefix of
-/// the node it points to (see the module comment). 16-aligned: one cache line holds both.
+/// One level (1 and up) of a node's tower: the next pointer and a lower bound of the key
+/// prefix of the node it points to (see the module comment). 16-aligned: one cache line
+/// holds both.
 #[repr(C, align(16))]
 struct Link {
     next: AtomicPtr<u8>,
@@ -96,10 +100,16 @@ impl Link {
 }
 
 const LINK: usize = std::mem::size_of::<Link>();
-/// Alignment of every node allocation (that of a link).
-const NODE_ALIGN: usize = std::mem::align_of::<Link>();
-/// Offset of a node's entry from the node pointer: past link[0] and the back link.
-const ENTRY: usize = LINK + SLOT;
+/// Offset of a node's entry from the node pointer: past next[0] and the back link.
+const ENTRY: usize = 2 * SLOT;
+
+/// The head node's tower: a node of height [`MAX_HEIGHT`] and its back link (always null).
+#[repr(C, align(16))]
+struct HeadTower {
+    links: [Link; MAX_HEIGHT - 1],
+    next0: AtomicPtr<u8>,
+    prev: AtomicPtr<u8>,
+}
 /// Values up to this length are stored in the node; longer ones out of line.
 const INLINE_VALUE: usize = 16;
 
@@ -142,7 +152,7 @@ pub struct SkipList {
     /// write. The head pointer is computed from it ([`SkipList::head`]), never stored: a list
     /// may move before its first insert, so no node's back link names the head (null stands
     /// for it). Its bounds start at `u64::MAX` (nothing linked yet: any first node lowers them).
-    head_tower: [Link; MAX_HEIGHT + 1],
+    head_tower: HeadTower,
     /// True when the key bounds are kept and used: a bytewise comparator without timestamps.
     bounds: bool,
     /// Height of the tallest node linked so far (>= 1).
@@ -159,28 +169,36 @@ unsafe impl Send for SkipList {}
 // SAFETY: see the Send impl above.
 unsafe impl Sync for SkipList {}
 
-/// The level-`level` link of `node`.
+/// The level-`level` link of `node`, for `level >= 1`.
 ///
 /// # Safety
 /// `node` is a node pointer of this module (head or a linked/allocated node) whose arena
-/// is alive for `'a`, and `level` is below the node's height.
+/// is alive for `'a`, and `1 <= level` is below the node's height.
 #[inline]
 unsafe fn link<'a>(node: *mut u8, level: usize) -> &'a Link {
+    debug_assert!(level >= 1);
     // SAFETY: per the contract, the link lies inside the node's allocation (or the head's
-    // tower), is aligned for a `Link` (nodes are allocated `NODE_ALIGN`-aligned and the node
-    // pointer is a whole number of links past the start) and was initialized: zeroed by the
-    // arena (a null pointer and bound 0 are valid atomics) or written by `Link::empty`.
+    // tower), is aligned for a `Link` (a node taller than 1 is allocated 16-aligned and its
+    // node pointer is a whole number of links past the start) and was initialized: zeroed
+    // by the arena (a null pointer and bound 0 are valid atomics) or by `Link::empty`.
     unsafe { &*node.cast::<Link>().sub(level) }
 }
 
 /// The level-`level` next pointer of `node`.
 ///
 /// # Safety
-/// As for [`link`].
+/// `node` is a node pointer of this module whose arena is alive for `'a`, and `level` is
+/// below the node's height.
 #[inline]
 unsafe fn slot<'a>(node: *mut u8, level: usize) -> &'a AtomicPtr<u8> {
-    // SAFETY: per the contract (see `link`).
-    unsafe { &link(node, level).next }
+    if level == 0 {
+        // SAFETY: next[0] is at the node pointer, pointer-aligned, inside the allocation
+        // and initialized (zeroed by the arena, or null in the head).
+        unsafe { &*node.cast::<AtomicPtr<u8>>() }
+    } else {
+        // SAFETY: per the contract (see `link`).
+        unsafe { &link(node, level).next }
+    }
 }
 
 /// The key prefix of an internal key: the first 8 bytes of its user key as a big-endian
@@ -223,9 +241,9 @@ fn prefetch_at(p: *mut u8) {
 /// `node` is the head or a node allocated by `insert` (both have the back-link slot).
 #[inline]
 unsafe fn prev_slot<'a>(node: *mut u8) -> &'a AtomicPtr<u8> {
-    // SAFETY: per the contract the slot is inside the allocation (for the head: the `next`
-    // of the tower's last link), pointer-aligned and was initialized (null).
-    unsafe { &*node.add(LINK).cast::<AtomicPtr<u8>>() }
+    // SAFETY: per the contract the slot is inside the allocation (for the head: its `prev`),
+    // pointer-aligned and was initialized (null).
+    unsafe { &*node.add(SLOT).cast::<AtomicPtr<u8>>() }
 }
 
 /// Decodes the varint32 at `p`, returning the value and the pointer past it.
@@ -332,21 +350,28 @@ impl SkipList {
         let bounds = icmp.user_comparator().is_bytewise() && icmp.timestamp_size() == 0;
         SkipList {
             icmp,
-            head_tower: std::array::from_fn(|_| Link::empty()),
+            head_tower: HeadTower {
+                links: std::array::from_fn(|_| Link::empty()),
+                next0: AtomicPtr::new(ptr::null_mut()),
+                prev: AtomicPtr::new(ptr::null_mut()),
+            },
             bounds,
             max_height: AtomicUsize::new(1),
             arena,
         }
     }
 
-    /// The head node pointer: its level-0 link, `MAX_HEIGHT - 1` links into `head_tower`,
-    /// so levels 0..MAX_HEIGHT lie at or below it and its back link just above, as in any
-    /// node. Valid while `&self` is (the list does not move while borrowed).
+    /// The head node pointer: its level-0 next pointer, after `MAX_HEIGHT - 1` links in
+    /// `head_tower`, so levels 1..MAX_HEIGHT lie below it and its back link just above, as
+    /// in any node. Valid while `&self` is (the list does not move while borrowed).
     #[inline]
     fn head(&self) -> *mut u8 {
         // The pointer comes from the whole array, so it may address any of its slots; the
         // slots are atomics (interior mutability), so writing through it is allowed.
-        self.head_tower.as_ptr().wrapping_add(MAX_HEIGHT - 1).cast::<u8>().cast_mut()
+        ptr::addr_of!(self.head_tower)
+            .cast::<u8>()
+            .wrapping_add(std::mem::offset_of!(HeadTower, next0))
+            .cast_mut()
     }
 
     /// No more inserts are expected: the arena stops counting as active memory.
@@ -415,8 +440,8 @@ impl SkipList {
     /// (0 when it is inline). See the module comment for where each goes.
     fn allocate_node<B: Bump>(b: &mut B, height: usize, entry_len: usize, vlen: usize) -> (*mut u8, usize) {
         let inline = vlen <= INLINE_VALUE;
-        let node_len = height * LINK + SLOT + entry_len;
-        let align = NODE_ALIGN;
+        let node_len = (height - 1) * LINK + ENTRY + entry_len;
+        let align = if height > 1 { std::mem::align_of::<Link>() } else { SLOT };
         let (base, value_at) = if height == 1 {
             // At the top, the out-of-line value right after the node.
             let out = if inline { 0 } else { vlen };
@@ -426,8 +451,8 @@ impl SkipList {
             let value_at = if inline { 0 } else { b.top(vlen, 1).as_ptr() as usize };
             (b.bottom(node_len, align), value_at)
         };
-        // SAFETY: the allocation holds `height` links then the rest; the node pointer is the
-        // last link.
+        // SAFETY: the allocation holds `height - 1` links then the rest; the node pointer
+        // follows the links.
         (unsafe { base.as_ptr().add((height - 1) * LINK) }, value_at)
     }
 
@@ -476,17 +501,10 @@ impl SkipList {
         let mut next = [ptr::null_mut(); MAX_HEIGHT];
         // Levels at or above the height searched keep (head, null).
         let found = self.find_greater_or_equal(key, Some((&mut prev, &mut next)));
-        let kp = key_prefix(key);
-        // SAFETY: `prev[0]` is the head or a linked node, with a level-0 link.
-        if !self.greater_by_bound(unsafe { link(prev[0], 0) }, kp) {
-            if self.is_equal(found, key) {
-                return false; // the allocation is simply left unused
-            }
-        } else {
-            // The successor is greater than the key (so not equal): its back link is swapped
-            // below; start loading it now.
-            prefetch_at(found.wrapping_add(LINK));
+        if self.is_equal(found, key) {
+            return false; // the allocation is simply left unused
         }
+        let kp = key_prefix(key);
         for level in 0..height {
             loop {
                 // SAFETY: `node` is unpublished at this level and has `height` links (and a
@@ -499,10 +517,9 @@ impl SkipList {
                         let back = if prev[0] == head { ptr::null_mut() } else { prev[0] };
                         prev_slot(node).store(back, MemOrder::Relaxed);
                     }
-                    let own = link(node, level);
-                    let pred = link(prev[level], level);
-                    own.next.store(next[level], MemOrder::Relaxed);
-                    if self.bounds {
+                    slot(node, level).store(next[level], MemOrder::Relaxed);
+                    if level > 0 && self.bounds {
+                        let (own, pred) = (link(node, level), link(prev[level], level));
                         // The predecessor's bound, read after `next[level]` was loaded with
                         // Acquire, is at most that node's prefix (see the module comment): it
                         // becomes ours. Then the predecessor's is lowered to our prefix before
@@ -510,7 +527,7 @@ impl SkipList {
                         own.bound.store(pred.bound.load(MemOrder::Relaxed), MemOrder::Relaxed);
                         pred.bound.fetch_min(kp, MemOrder::Relaxed);
                     }
-                    pred.next
+                    slot(prev[level], level)
                         .compare_exchange(next[level], node, MemOrder::Release, MemOrder::Relaxed)
                         .is_ok()
                 };
@@ -531,12 +548,14 @@ impl SkipList {
         true
     }
 
-    /// True when the bound of `l` shows that the node it links (if any) is greater than a
-    /// key whose prefix is `kp`; always false when bounds are not kept. `l` must have been
-    /// read after (or with) the `Acquire` load of the next pointer the answer is about.
+    /// True when the bound of `x`'s link at `level` shows that the node it links (if any)
+    /// is greater than a key whose prefix is `kp`; always false at level 0 and when bounds
+    /// are not kept. Call it after the `Acquire` load of the next pointer it is about.
     #[inline]
-    fn greater_by_bound(&self, l: &Link, kp: u64) -> bool {
-        self.bounds && l.bound.load(MemOrder::Relaxed) > kp
+    fn greater_by_bound(&self, x: *mut u8, level: usize, kp: u64) -> bool {
+        // SAFETY: `x` is the head or a node reached at a level >= `level` (callers' contract),
+        // so it has a link at `level` when `level >= 1`.
+        level > 0 && self.bounds && unsafe { link(x, level) }.bound.load(MemOrder::Relaxed) > kp
     }
 
     /// True when `n` is a node (not null) whose key equals `key`.
@@ -648,8 +667,7 @@ impl SkipList {
         loop {
             // SAFETY: `x` is the head (MAX_HEIGHT links) or a node reached through a link
             // at a level >= `level`, so it has a link at `level`.
-            let l = unsafe { link(x, level) };
-            let next = l.next.load(MemOrder::Acquire);
+            let next = unsafe { slot(x, level) }.load(MemOrder::Acquire);
             if level > 0 {
                 // If `next` turns out >= key, the search goes on at `x`'s next node one level
                 // down: start loading that node now, so its cache miss overlaps `next`'s
@@ -662,7 +680,7 @@ impl SkipList {
             }
             let mut less = false;
             // A bound above the key's prefix: `next` is greater, decided without loading it.
-            if !next.is_null() && next != known_bigger && !self.greater_by_bound(l, kp) {
+            if !next.is_null() && next != known_bigger && !self.greater_by_bound(x, level, kp) {
                 comparisons += 1;
                 // SAFETY: a non-null link points at a published, fully written node.
                 less = self.icmp.compare_uncounted(unsafe { node_key(next) }, key) == Ordering::Less;
@@ -835,7 +853,7 @@ mod tests {
     /// equal to it when `exact` (a single writer).
     fn check_bounds(list: &SkipList, exact: bool) {
         assert!(list.bounds);
-        for level in 0..MAX_HEIGHT {
+        for level in 1..MAX_HEIGHT {
             let mut x = list.head();
             loop {
                 // SAFETY: `x` is the head or a node reached at `level`; the list is alive.
