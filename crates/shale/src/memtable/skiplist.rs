@@ -1,20 +1,24 @@
 //! An arena-backed skiplist of memtable entries: concurrent writers, lock-free readers.
 //!
-//! Each node is one arena allocation: the tower of next pointers, then the encoded entry.
-//! A node pointer points at its level-0 slot; level `i` lives `i` pointers *below* it. One
-//! pointer past it is the back link (the previous node at level 0), and the entry starts
-//! two pointers past it, whatever the height.
+//! Each node is one arena allocation: the tower of links, then the encoded entry. A node
+//! pointer points at its level-0 next pointer; one pointer past it is the back link (the
+//! previous node at level 0), and the entry starts two pointers past it. Levels 1 and up
+//! are 16-byte links (16-aligned, so never split across cache lines): the next pointer and
+//! a *key bound* of the node it points to (see below); level `i` lives `16 * i` bytes below
+//! the node pointer. A node of height 1 (three nodes in four) has no link, as before bounds.
 //!
 //! ```text
-//!   base                                    node
-//!   |                                       |
-//!   v                                       v
-//!   +------------+-----+---------+----------+------+----------------------------------------------------+
-//!   | next[h-1]  | ... | next[1] | next[0]  | prev | varint32 ikey_len | ikey | varint32 vlen | value or ptr |
-//!   +------------+-----+---------+----------+------+----------------------------------------------------+
+//!   base                                                    node
+//!   |                                                       |
+//!   v                                                       v
+//!   +----------------------+-----+------------------+---------+------+--------------------------------------------------------+
+//!   | next[h-1] bound[h-1] | ... | next[1] bound[1] | next[0] | prev | varint32 ikey_len | ikey | varint32 vlen | value or ptr |
+//!   +----------------------+-----+------------------+---------+------+--------------------------------------------------------+
 //!   ikey = user_key | fixed64 LE (seq << 8 | type)
 //!   value or ptr = the value itself when vlen <= INLINE_VALUE (16),
 //!                  else fixed64 LE address of the value's vlen bytes elsewhere in the arena
+//!   bound[i] = u64, at most the key prefix of the node next[i] points to
+//!   key prefix = the user key's first 8 bytes as a big-endian integer, zero-padded
 //! ```
 //! Where a node lives in its arena block (see [`super::arena`]) depends on its height. A
 //! search touches a dozen or so nodes, nearly all of them tall ones (height >= 2, a quarter
@@ -26,6 +30,23 @@
 //! at random; the tall nodes alone take about 15 MB and stay in the last-level cache.
 //! Nodes are ordered by the runtime [`InternalKeyComparator`] on `ikey`. Heights are drawn
 //! with branching factor 4, capped at [`MAX_HEIGHT`].
+//!
+//! Key bounds (bytewise comparator only, without timestamps): for plain byte order, a key
+//! prefix greater than another's means the key is greater (a zero-padded byte cannot exceed
+//! a real one). So when the bound stored beside a link exceeds the searched key's prefix,
+//! the node linked there is greater than the key, and the search goes down a level without
+//! loading that node, which with a thousand memtables written at random is a cache miss
+//! (the overshooting node of each level). Equal or smaller bounds decide nothing: the node's
+//! key is compared in full. Other comparators never read the bounds (they are not kept).
+//! Level 0 has none: an insert loads the node after its spot anyway (its back link is
+//! swapped), and the bytes are better spent keeping short nodes short.
+//! A bound is a lower bound, not the exact prefix, because links change under concurrent
+//! inserters: an inserter lowers the predecessor's bound to its node's prefix
+//! (`fetch_min`) *before* the swap that links the node, and bounds are only ever lowered.
+//! The nodes linked after a predecessor at a level only get smaller over time (each new
+//! one is inserted between it and the previous one), so a bound read after the link it
+//! belongs to (`Acquire`) is at most the prefix of that linked node. A new node's own bound
+//! is copied from its predecessor's before that is lowered: exact for a single writer.
 //!
 //! Concurrency: any number of writers and readers at once; readers never lock. A node is
 //! fully written — entry bytes, its own next pointer and back link — before it is linked,
@@ -42,9 +63,9 @@
 //! `fix_back_link`: a back link only moves forward, and is exact once every inserter has
 //! returned). Meanwhile a reader stepping back may skip a node being inserted — one its
 //! snapshot cannot see, since an entry's sequence is published only after every insert of
-//! its write group returned. Nodes are never unlinked or modified (other than their next
-//! pointers and back links) and the arena lives as long as the list, so references handed
-//! to readers stay valid.
+//! its write group returned. Nodes are never unlinked or modified (other than their links
+//! and back links) and the arena lives as long as the list, so references handed to
+//! readers stay valid.
 
 use std::cmp::Ordering;
 use std::ptr;
@@ -62,8 +83,33 @@ use crate::key::InternalKeyComparator;
 pub const MAX_HEIGHT: usize = 12;
 
 const SLOT: usize = std::mem::size_of::<AtomicPtr<u8>>();
+
+/// One level (1 and up) of a node's tower: the next pointer and a lower bound of the key
+/// prefix of the node it points to (see the module comment). 16-aligned: one cache line
+/// holds both.
+#[repr(C, align(16))]
+struct Link {
+    next: AtomicPtr<u8>,
+    bound: AtomicU64,
+}
+
+impl Link {
+    fn empty() -> Link {
+        Link { next: AtomicPtr::new(ptr::null_mut()), bound: AtomicU64::new(u64::MAX) }
+    }
+}
+
+const LINK: usize = std::mem::size_of::<Link>();
 /// Offset of a node's entry from the node pointer: past next[0] and the back link.
 const ENTRY: usize = 2 * SLOT;
+
+/// The head node's tower: a node of height [`MAX_HEIGHT`] and its back link (always null).
+#[repr(C, align(16))]
+struct HeadTower {
+    links: [Link; MAX_HEIGHT - 1],
+    next0: AtomicPtr<u8>,
+    prev: AtomicPtr<u8>,
+}
 /// Values up to this length are stored in the node; longer ones out of line.
 const INLINE_VALUE: usize = 16;
 
@@ -100,12 +146,15 @@ fn random_height() -> usize {
 /// A sorted set of encoded entries (see the module comment). Share it through `Arc`.
 pub struct SkipList {
     icmp: InternalKeyComparator,
-    /// The head node's tower and back link (always null), in the list itself rather than
-    /// in its arena: every search starts here, and with a thousand memtables written at
-    /// random a separate allocation is one more cache miss per write. The head pointer is
-    /// computed from it ([`SkipList::head`]), never stored: a list may move before its first
-    /// insert, so no node's back link names the head (null stands for it).
-    head_tower: [AtomicPtr<u8>; MAX_HEIGHT + 1],
+    /// The head node's tower and back link (always null: the `next` of the last element),
+    /// in the list itself rather than in its arena: every search starts here, and with a
+    /// thousand memtables written at random a separate allocation is one more cache miss per
+    /// write. The head pointer is computed from it ([`SkipList::head`]), never stored: a list
+    /// may move before its first insert, so no node's back link names the head (null stands
+    /// for it). Its bounds start at `u64::MAX` (nothing linked yet: any first node lowers them).
+    head_tower: HeadTower,
+    /// True when the key bounds are kept and used: a bytewise comparator without timestamps.
+    bounds: bool,
     /// Height of the tallest node linked so far (>= 1).
     max_height: AtomicUsize,
     arena: ConcurrentArena,
@@ -120,33 +169,70 @@ unsafe impl Send for SkipList {}
 // SAFETY: see the Send impl above.
 unsafe impl Sync for SkipList {}
 
-/// The level-`level` next pointer of `node`.
+/// The level-`level` link of `node`, for `level >= 1`.
 ///
 /// # Safety
 /// `node` is a node pointer of this module (head or a linked/allocated node) whose arena
-/// is alive for `'a`, and `level` is below the node's height.
+/// is alive for `'a`, and `1 <= level` is below the node's height.
+#[inline]
+unsafe fn link<'a>(node: *mut u8, level: usize) -> &'a Link {
+    debug_assert!(level >= 1);
+    // SAFETY: per the contract, the link lies inside the node's allocation (or the head's
+    // tower), is aligned for a `Link` (a node taller than 1 is allocated 16-aligned and its
+    // node pointer is a whole number of links past the start) and was initialized: zeroed
+    // by the arena (a null pointer and bound 0 are valid atomics) or by `Link::empty`.
+    unsafe { &*node.cast::<Link>().sub(level) }
+}
+
+/// The level-`level` next pointer of `node`.
+///
+/// # Safety
+/// `node` is a node pointer of this module whose arena is alive for `'a`, and `level` is
+/// below the node's height.
 #[inline]
 unsafe fn slot<'a>(node: *mut u8, level: usize) -> &'a AtomicPtr<u8> {
-    // SAFETY: per the contract, the slot lies inside the node's allocation, is aligned for
-    // a pointer (nodes are allocated pointer-aligned) and was zero-initialized (null).
-    unsafe { &*node.cast::<AtomicPtr<u8>>().sub(level) }
+    if level == 0 {
+        // SAFETY: next[0] is at the node pointer, pointer-aligned, inside the allocation
+        // and initialized (zeroed by the arena, or null in the head).
+        unsafe { &*node.cast::<AtomicPtr<u8>>() }
+    } else {
+        // SAFETY: per the contract (see `link`).
+        unsafe { &link(node, level).next }
+    }
+}
+
+/// The key prefix of an internal key: the first 8 bytes of its user key as a big-endian
+/// integer, zero-padded when shorter. For the bytewise order, `key_prefix(a) > key_prefix(b)`
+/// implies `a > b` (and `<` implies `<`): the first differing byte among the first 8 decides
+/// both, and where a user key ends its padding 0 is below any byte of the other key, which
+/// then has the shorter one as a prefix and sorts after it. Equal prefixes decide nothing.
+#[inline]
+fn key_prefix(ikey: &[u8]) -> u64 {
+    let uk = crate::key::user_key(ikey);
+    let mut b = [0u8; 8];
+    let n = uk.len().min(8);
+    b[..n].copy_from_slice(&uk[..n]);
+    u64::from_be_bytes(b)
 }
 
 /// Asks the CPU to start loading the cache line of `node`'s entry (a hint; never faults,
 /// so a null or stale pointer is harmless).
 #[inline(always)]
 fn prefetch(node: *mut u8) {
+    prefetch_at(node.wrapping_add(ENTRY));
+}
+
+/// Asks the CPU to start loading the cache line at `p` (a hint; never faults).
+#[inline(always)]
+fn prefetch_at(p: *mut u8) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch is only a hint: it reads nothing architecturally and never faults,
     // whatever the address.
     unsafe {
-        std::arch::x86_64::_mm_prefetch(
-            node.wrapping_add(ENTRY).cast::<i8>(),
-            std::arch::x86_64::_MM_HINT_T0,
-        );
+        std::arch::x86_64::_mm_prefetch(p.cast::<i8>(), std::arch::x86_64::_MM_HINT_T0);
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = node;
+    let _ = p;
 }
 
 /// The back link of `node` (null for the first node and the head).
@@ -155,8 +241,8 @@ fn prefetch(node: *mut u8) {
 /// `node` is the head or a node allocated by `insert` (both have the back-link slot).
 #[inline]
 unsafe fn prev_slot<'a>(node: *mut u8) -> &'a AtomicPtr<u8> {
-    // SAFETY: per the contract the slot is inside the allocation, pointer-aligned and was
-    // zero-initialized.
+    // SAFETY: per the contract the slot is inside the allocation (for the head: its `prev`),
+    // pointer-aligned and was initialized (null).
     unsafe { &*node.add(SLOT).cast::<AtomicPtr<u8>>() }
 }
 
@@ -261,22 +347,31 @@ impl SkipList {
         tracker: Option<Arc<WriteBufferManagerState>>,
     ) -> SkipList {
         let arena = ConcurrentArena::new(arena_block_size, tracker);
+        let bounds = icmp.user_comparator().is_bytewise() && icmp.timestamp_size() == 0;
         SkipList {
             icmp,
-            head_tower: std::array::from_fn(|_| AtomicPtr::new(ptr::null_mut())),
+            head_tower: HeadTower {
+                links: std::array::from_fn(|_| Link::empty()),
+                next0: AtomicPtr::new(ptr::null_mut()),
+                prev: AtomicPtr::new(ptr::null_mut()),
+            },
+            bounds,
             max_height: AtomicUsize::new(1),
             arena,
         }
     }
 
-    /// The head node pointer: its level-0 slot, `MAX_HEIGHT - 1` slots into `head_tower`,
-    /// so levels 0..MAX_HEIGHT lie at or below it and its back link just above, as in any
-    /// node. Valid while `&self` is (the list does not move while borrowed).
+    /// The head node pointer: its level-0 next pointer, after `MAX_HEIGHT - 1` links in
+    /// `head_tower`, so levels 1..MAX_HEIGHT lie below it and its back link just above, as
+    /// in any node. Valid while `&self` is (the list does not move while borrowed).
     #[inline]
     fn head(&self) -> *mut u8 {
         // The pointer comes from the whole array, so it may address any of its slots; the
         // slots are atomics (interior mutability), so writing through it is allowed.
-        self.head_tower.as_ptr().wrapping_add(MAX_HEIGHT - 1).cast::<u8>().cast_mut()
+        ptr::addr_of!(self.head_tower)
+            .cast::<u8>()
+            .wrapping_add(std::mem::offset_of!(HeadTower, next0))
+            .cast_mut()
     }
 
     /// No more inserts are expected: the arena stops counting as active memory.
@@ -345,8 +440,8 @@ impl SkipList {
     /// (0 when it is inline). See the module comment for where each goes.
     fn allocate_node<B: Bump>(b: &mut B, height: usize, entry_len: usize, vlen: usize) -> (*mut u8, usize) {
         let inline = vlen <= INLINE_VALUE;
-        let node_len = (height + 1) * SLOT + entry_len;
-        let align = std::mem::align_of::<AtomicPtr<u8>>();
+        let node_len = (height - 1) * LINK + ENTRY + entry_len;
+        let align = if height > 1 { std::mem::align_of::<Link>() } else { SLOT };
         let (base, value_at) = if height == 1 {
             // At the top, the out-of-line value right after the node.
             let out = if inline { 0 } else { vlen };
@@ -356,9 +451,9 @@ impl SkipList {
             let value_at = if inline { 0 } else { b.top(vlen, 1).as_ptr() as usize };
             (b.bottom(node_len, align), value_at)
         };
-        // SAFETY: the allocation holds `height` slots then the rest; the node pointer is the
-        // last slot.
-        (unsafe { base.as_ptr().add((height - 1) * SLOT) }, value_at)
+        // SAFETY: the allocation holds `height - 1` links then the rest; the node pointer
+        // follows the links.
+        (unsafe { base.as_ptr().add((height - 1) * LINK) }, value_at)
     }
 
     /// Writes the entry (and the out-of-line value) of a freshly allocated node, then links
@@ -409,12 +504,13 @@ impl SkipList {
         if self.is_equal(found, key) {
             return false; // the allocation is simply left unused
         }
+        let kp = key_prefix(key);
         for level in 0..height {
             loop {
-                // SAFETY: `node` is unpublished at this level and has `height` slots (and a
+                // SAFETY: `node` is unpublished at this level and has `height` links (and a
                 // back link); `prev[level]` is the head or a node reached at `level`, so it has
-                // a slot there. The Release swap publishes the node's entry, its next pointer
-                // at this level and (at level 0) its back link to Acquire readers.
+                // a link there. The Release swap publishes the node's entry, its link at this
+                // level and (at level 0) its back link to Acquire readers.
                 let linked = unsafe {
                     if level == 0 {
                         // The first node's back link is null, not the head (see `head_tower`).
@@ -422,6 +518,15 @@ impl SkipList {
                         prev_slot(node).store(back, MemOrder::Relaxed);
                     }
                     slot(node, level).store(next[level], MemOrder::Relaxed);
+                    if level > 0 && self.bounds {
+                        let (own, pred) = (link(node, level), link(prev[level], level));
+                        // The predecessor's bound, read after `next[level]` was loaded with
+                        // Acquire, is at most that node's prefix (see the module comment): it
+                        // becomes ours. Then the predecessor's is lowered to our prefix before
+                        // the swap can publish us there.
+                        own.bound.store(pred.bound.load(MemOrder::Relaxed), MemOrder::Relaxed);
+                        pred.bound.fetch_min(kp, MemOrder::Relaxed);
+                    }
                     slot(prev[level], level)
                         .compare_exchange(next[level], node, MemOrder::Release, MemOrder::Relaxed)
                         .is_ok()
@@ -441,6 +546,16 @@ impl SkipList {
         }
         self.fix_back_link(node);
         true
+    }
+
+    /// True when the bound of `x`'s link at `level` shows that the node it links (if any)
+    /// is greater than a key whose prefix is `kp`; always false at level 0 and when bounds
+    /// are not kept. Call it after the `Acquire` load of the next pointer it is about.
+    #[inline]
+    fn greater_by_bound(&self, x: *mut u8, level: usize, kp: u64) -> bool {
+        // SAFETY: `x` is the head or a node reached at a level >= `level` (callers' contract),
+        // so it has a link at `level` when `level >= 1`.
+        level > 0 && self.bounds && unsafe { link(x, level) }.bound.load(MemOrder::Relaxed) > kp
     }
 
     /// True when `n` is a node (not null) whose key equals `key`.
@@ -548,9 +663,10 @@ impl SkipList {
         let mut known_bigger: *mut u8 = ptr::null_mut();
         // The perf context's user_key_comparison_count, added once per search.
         let mut comparisons = 0u64;
+        let kp = key_prefix(key);
         loop {
-            // SAFETY: `x` is the head (MAX_HEIGHT slots) or a node reached through a link
-            // at a level >= `level`, so it has a slot at `level`.
+            // SAFETY: `x` is the head (MAX_HEIGHT links) or a node reached through a link
+            // at a level >= `level`, so it has a link at `level`.
             let next = unsafe { slot(x, level) }.load(MemOrder::Acquire);
             if level > 0 {
                 // If `next` turns out >= key, the search goes on at `x`'s next node one level
@@ -563,7 +679,8 @@ impl SkipList {
                 }
             }
             let mut less = false;
-            if !next.is_null() && next != known_bigger {
+            // A bound above the key's prefix: `next` is greater, decided without loading it.
+            if !next.is_null() && next != known_bigger && !self.greater_by_bound(x, level, kp) {
                 comparisons += 1;
                 // SAFETY: a non-null link points at a published, fully written node.
                 less = self.icmp.compare_uncounted(unsafe { node_key(next) }, key) == Ordering::Less;
@@ -712,9 +829,128 @@ mod tests {
         (0..len).map(|_| b"abcd\x00\xff"[rng.gen_range(0..6)]).collect()
     }
 
+    /// User keys that stress the key-prefix bounds: empty keys, keys shorter than, as long
+    /// as and longer than the 8-byte prefix, sharing all of it, with 0x00 and 0xff bytes
+    /// (a zero byte against the padding of a shorter key, 0xff against the largest prefix).
+    fn adversarial_user_key(rng: &mut SmallRng) -> Vec<u8> {
+        const STEMS: [&[u8]; 5] = [
+            b"",
+            b"\x00\x00\x00\x00\x00\x00\x00\x00",
+            b"\xff\xff\xff\xff\xff\xff\xff\xff",
+            b"prefix_a",
+            b"prefix_",
+        ];
+        let stem = STEMS[rng.gen_range(0..STEMS.len())];
+        let cut = rng.gen_range(0..=stem.len());
+        let mut k = stem[..cut].to_vec();
+        for _ in 0..rng.gen_range(0..4) {
+            k.push(b"\x00\x01a\xfe\xff"[rng.gen_range(0..5)]);
+        }
+        k
+    }
+
+    /// Checks every link's bound against the key it links: at most its prefix (always), and
+    /// equal to it when `exact` (a single writer).
+    fn check_bounds(list: &SkipList, exact: bool) {
+        assert!(list.bounds);
+        for level in 1..MAX_HEIGHT {
+            let mut x = list.head();
+            loop {
+                // SAFETY: `x` is the head or a node reached at `level`; the list is alive.
+                let l = unsafe { link(x, level) };
+                let next = l.next.load(MemOrder::Acquire);
+                if next.is_null() {
+                    break;
+                }
+                // SAFETY: a linked node.
+                let p = key_prefix(unsafe { node_key(next) });
+                let b = l.bound.load(MemOrder::Relaxed);
+                assert!(b <= p, "bound {b:#x} above the linked key's prefix {p:#x} at level {level}");
+                if exact {
+                    assert_eq!(b, p, "single writer: exact bound at level {level}");
+                }
+                x = next;
+            }
+        }
+    }
+
+    /// The key prefix never contradicts the bytewise internal key order: a greater prefix
+    /// means a greater key, a smaller one a smaller key, and equal keys have equal prefixes
+    /// (all pairs of random and adversarial keys, with random trailers).
+    #[test]
+    fn key_prefix_agrees_with_bytewise_order() {
+        let mut rng = SmallRng::seed_from_u64(7);
+        let icmp = bytewise_internal_comparator();
+        let mut keys: Vec<Vec<u8>> = vec![
+            vec![],
+            vec![0],
+            vec![0; 8],
+            vec![0; 9],
+            vec![0xff; 7],
+            vec![0xff; 8],
+            vec![0xff; 9],
+            b"abcdefgh".to_vec(),
+            b"abcdefgh\x00".to_vec(),
+            b"abcdefg".to_vec(),
+            b"abcdefg\x00".to_vec(),
+            b"abcdefgi".to_vec(),
+        ];
+        for _ in 0..300 {
+            keys.push(adversarial_user_key(&mut rng));
+            keys.push(random_user_key(&mut rng));
+            let len = rng.gen_range(0..20);
+            keys.push((0..len).map(|_| rng.gen()).collect());
+        }
+        let ikeys: Vec<Vec<u8>> = keys
+            .iter()
+            .map(|k| {
+                [&k[..], &pack_seq_and_type(rng.gen_range(0..3), TYPES[rng.gen_range(0..4)]).to_le_bytes()]
+                    .concat()
+            })
+            .collect();
+        let mut decided = 0;
+        for a in &ikeys {
+            for b in &ikeys {
+                let (pa, pb) = (key_prefix(a), key_prefix(b));
+                let full = icmp.compare(a, b);
+                match pa.cmp(&pb) {
+                    Ordering::Equal => {}
+                    o => {
+                        decided += 1;
+                        assert_eq!(o, full, "prefixes {pa:#x} {pb:#x} of {a:?} {b:?}");
+                    }
+                }
+                if full == Ordering::Equal {
+                    assert_eq!(pa, pb);
+                }
+            }
+        }
+        assert!(decided > ikeys.len() * ikeys.len() / 2, "the prefix decides most pairs: {decided}");
+    }
+
+    /// Only the bytewise comparator keeps bounds: a user comparator, even one of the same
+    /// order, and the reverse comparator compare every key in full.
+    #[test]
+    fn bounds_only_for_bytewise() {
+        assert!(SkipList::new(bytewise_internal_comparator(), 4096).bounds);
+        let rev = InternalKeyComparator::new(Arc::new(ReverseBytewiseComparator));
+        assert!(!SkipList::new(rev, 4096).bounds);
+        let f =
+            crate::comparator::FnComparator::new("same-as-bytewise", Box::new(|a: &[u8], b: &[u8]| a.cmp(b)));
+        assert!(!SkipList::new(InternalKeyComparator::new(Arc::new(f)), 4096).bounds);
+    }
+
     /// Inserts random entries into a list and a BTreeMap keyed by `model_key`, which must
     /// order like `icmp`; then checks iteration and seeks against the model.
     fn check_against_model<K: Ord + Clone>(icmp: InternalKeyComparator, model_key: fn(&[u8], u64) -> K) {
+        check_against_model_with(icmp, model_key, random_user_key)
+    }
+
+    fn check_against_model_with<K: Ord + Clone>(
+        icmp: InternalKeyComparator,
+        model_key: fn(&[u8], u64) -> K,
+        random_user_key: fn(&mut SmallRng) -> Vec<u8>,
+    ) {
         let mut rng = SmallRng::seed_from_u64(42);
         let list = Arc::new(SkipList::new(icmp, 4096));
         let mut model: BTreeMap<K, (Vec<u8>, Vec<u8>)> = BTreeMap::new();
@@ -733,6 +969,9 @@ mod tests {
             }
         }
         let entries: Vec<_> = model.values().cloned().collect();
+        if list.bounds {
+            check_bounds(&list, true);
+        }
 
         // Forward and backward scans.
         let mut it = list.iter();
@@ -787,6 +1026,17 @@ mod tests {
     #[test]
     fn matches_model_bytewise() {
         check_against_model(bytewise_internal_comparator(), |uk, tr| (uk.to_vec(), Reverse(tr)));
+    }
+
+    /// Keys sharing the whole 8-byte prefix, shorter than it, empty, with 0x00 and 0xff:
+    /// the bounds must never send a search the wrong way.
+    #[test]
+    fn matches_model_bytewise_adversarial_prefixes() {
+        check_against_model_with(
+            bytewise_internal_comparator(),
+            |uk, tr| (uk.to_vec(), Reverse(tr)),
+            adversarial_user_key,
+        );
     }
 
     #[test]
@@ -888,6 +1138,7 @@ mod tests {
             let (k, v) = list.seek_entry(&ikey).expect("entry present");
             assert_eq!((k, v), (&ikey[..], &value(i)[..]));
         }
+        check_bounds(&list, false);
         let used = list.memory_usage();
         assert!(used > (THREADS * PER_THREAD * 30) as usize && used < 8 << 20, "usage {used}");
     }
