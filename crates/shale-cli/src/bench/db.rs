@@ -102,7 +102,7 @@ pub fn options(a: &BenchArgs) -> Result<Options, String> {
         0 => shale::IndexShorteningMode::NoShortening,
         1 => shale::IndexShorteningMode::ShortenSeparators,
         2 => shale::IndexShorteningMode::ShortenSeparatorsAndSuccessor,
-        m => return Err(format!("--index_shortening_mode={m}: 0, 1 or 2").into()),
+        m => return Err(format!("--index_shortening_mode={m}: 0, 1 or 2")),
     });
     if a.cache_size > 0 {
         let cap = a.cache_size as usize;
