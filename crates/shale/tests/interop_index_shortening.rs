@@ -12,6 +12,9 @@ use std::path::Path;
 
 use shale::{BlockBasedOptions, DBCompressionType, IndexShorteningMode, IteratorMode, Options, DB};
 
+/// A key and its value, as the iterator returns them.
+type KeyValue = (Box<[u8]>, Box<[u8]>);
+
 /// The index entries (`  HEX <key>: <handle> offset .. size ..`) of the one table in `dir`.
 fn index_entries(dir: &Path) -> Vec<String> {
     let ssts = tools::sst_files(dir);
@@ -55,7 +58,7 @@ fn index_keys_match_rocksdb_11_in_every_shortening_mode() {
                 "--disable_auto_compactions=1",
             ],
         );
-        let pairs: Vec<(Box<[u8]>, Box<[u8]>)> = {
+        let pairs: Vec<KeyValue> = {
             let db = DB::open_for_read_only(&Options::default(), rocks.path(), false).unwrap();
             db.iterator(IteratorMode::Start).map(|r| r.unwrap()).collect()
         };
