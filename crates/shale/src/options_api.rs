@@ -1159,7 +1159,8 @@ impl Options {
         self.writable_file_max_buffer_size = nbytes;
     }
 
-    /// Accepted: the group-commit leader inserts the whole group; concurrent inserts are a speed choice with the same result.
+    /// The writers of a write group insert their own batches into the memtables at once
+    /// (default true, as RocksDB's); `false`: the group's leader inserts them all.
     /// `false` with `unordered_write` fails the open with InvalidArgument, as in RocksDB.
     pub fn set_allow_concurrent_memtable_write(&mut self, allow: bool) {
         self.allow_concurrent_memtable_write = allow;
