@@ -10,13 +10,10 @@
 
 use std::path::{Path, PathBuf};
 
-use shale_raftlog::{Config, Engine, LogBatch, LogQueue, ReadableSize, RecoveryMode};
+use shale_raftlog::{Config, Engine, LogQueue, ReadableSize, RecoveryMode};
 
 mod util;
-use util::{ends_in_zeros, entry, log_files};
-
-/// raft-engine's V2 file header: its 53-byte magic, the version and the alignment (u64 each).
-const HEADER_LEN: usize = 53 + 8 + 8;
+use util::{check_entries as check, copy_dir, ends_in_zeros, log_files, write_entry as write, HEADER_LEN};
 
 fn reserved_files(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<_> = std::fs::read_dir(dir)
@@ -26,34 +23,6 @@ fn reserved_files(dir: &Path) -> Vec<PathBuf> {
         .collect();
     v.sort();
     v
-}
-
-fn write(e: &Engine, i: u64) {
-    let mut b = LogBatch::default();
-    b.add_raw_entries(1 + i % 3, i.div_ceil(3), &[entry(i)]).unwrap();
-    e.write(&mut b, true).unwrap();
-}
-
-fn check(dir: &Path, cfg: &Config, n: u64, what: &str) {
-    let e = Engine::open(Config { dir: dir.to_str().unwrap().to_owned(), ..cfg.clone() }).unwrap();
-    for i in 1..=n {
-        assert_eq!(e.get_raw_entry(1 + i % 3, i.div_ceil(3)).unwrap(), Some(entry(i)), "{what}: entry {i}");
-    }
-    assert_eq!(e.last_index(1 + n % 3), Some(n.div_ceil(3)), "{what}: last index");
-    drop(e);
-    for f in log_files(dir) {
-        assert!(!ends_in_zeros(&f), "{what}: {} keeps a zero tail", f.display());
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        if e.file_name() != "LOCK" {
-            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-        }
-    }
 }
 
 #[test]

@@ -9,43 +9,18 @@
 
 use std::path::Path;
 
-use shale_raftlog::{Config, Engine, LogBatch, ReadableSize, RecoveryMode};
+use shale_raftlog::{Config, Engine, ReadableSize, RecoveryMode};
 
 mod util;
-use util::{ends_in_zeros, entry, log_files};
+use util::{check_entries, copy_dir, ends_in_zeros, log_files, write_entry as write, HEADER_LEN};
+
+/// As `check_entries`, and the next file is gone after open and close.
+fn check(dir: &Path, cfg: &Config, n: u64, what: &str) {
+    check_entries(dir, cfg, n, what);
+    assert!(!dir.join(NEXT).exists(), "{what}: the next file is left after open and close");
+}
 
 const NEXT: &str = "prefill.raftlog.next";
-/// raft-engine's V2 file header: its 53-byte magic, the version and the alignment (u64 each).
-const HEADER_LEN: usize = 53 + 8 + 8;
-
-fn write(e: &Engine, i: u64) {
-    let mut b = LogBatch::default();
-    b.add_raw_entries(1 + i % 3, i.div_ceil(3), &[entry(i)]).unwrap();
-    e.write(&mut b, true).unwrap();
-}
-
-fn check(dir: &Path, cfg: &Config, n: u64, what: &str) {
-    let e = Engine::open(Config { dir: dir.to_str().unwrap().to_owned(), ..cfg.clone() }).unwrap();
-    for i in 1..=n {
-        assert_eq!(e.get_raw_entry(1 + i % 3, i.div_ceil(3)).unwrap(), Some(entry(i)), "{what}: entry {i}");
-    }
-    assert_eq!(e.last_index(1 + n % 3), Some(n.div_ceil(3)), "{what}: last index");
-    drop(e);
-    assert!(!dir.join(NEXT).exists(), "{what}: the next file is left after open and close");
-    for f in log_files(dir) {
-        assert!(!ends_in_zeros(&f), "{what}: {} keeps a zero tail", f.display());
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        if e.file_name() != "LOCK" {
-            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-        }
-    }
-}
 
 #[test]
 fn next_file_zeroed_ahead_and_power_loss_with_it_present() {
