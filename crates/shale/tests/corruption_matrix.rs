@@ -8,8 +8,8 @@
 //!   the open with Corruption naming the file; a damaged data block is found only by the
 //!   reads that touch it (Corruption naming the file), every other read stays right
 //!   (forward and backward scans stop at the damage instead of showing older versions). A
-//!   flip in the footer's zero padding changes nothing, nor does checksum type 1 -> 0
-//!   (kNoChecksum: blocks are then read unchecked). One deliberate difference: a flipped
+//!   flip in the footer's zero padding changes nothing, nor does checksum type 4 (XXH3,
+//!   the default) -> 0 (kNoChecksum: blocks are then read unchecked). One deliberate difference: a flipped
 //!   format_version is NotSupported in Shale, Corruption in RocksDB 7.8.3.
 //! - MANIFEST: any damage is Corruption naming the MANIFEST (a cut record is a dropped
 //!   tail, which leaves the snapshot without its last record); a missing MANIFEST is the
@@ -490,7 +490,7 @@ fn sst_matrix() {
         for d in flips_in(r) {
             let e = match (kind, d) {
                 ("sst data", _) => Expect::ReadsDetect,
-                ("sst footer", Damage::Flip(off, 0x01)) if off == l.footer.0 => Expect::Intact,
+                ("sst footer", Damage::Flip(off, 0x04)) if off == l.footer.0 => Expect::Intact,
                 // The footer's zero padding (between the index handle and format_version) is
                 // ignored by RocksDB.
                 ("sst footer", Damage::Flip(off, _)) if (l.padding.0..l.padding.1).contains(&off) => {
@@ -503,9 +503,10 @@ fn sst_matrix() {
         if kind == "sst footer" {
             // The padding's last byte, the handles, the format_version and the magic number.
             cells.push((Damage::Flip(l.padding.1 - 1, 0x02), Expect::Intact));
-            // Checksum type 1 (CRC32C) -> 5 (unknown) is Corruption; -> 0 (kNoChecksum) is a
+            // Checksum type 4 (XXH3) -> 5 (unknown) is Corruption; -> 0 (kNoChecksum) is a
             // valid footer whose blocks are then read unchecked (they are intact).
-            cells.push((Damage::Flip(l.footer.0, 0x04), corrupt));
+            cells.push((Damage::Flip(l.footer.0, 0x01), corrupt));
+            cells.push((Damage::Flip(l.footer.0, 0x04), Expect::Intact));
             cells.push((Damage::Flip(l.footer.0 + 2, 0x01), corrupt));
             cells.push((Damage::Flip(l.padding.0 - 1, 0x01), corrupt));
             // RocksDB 7.8.3 says "Corruption: Corrupt or unsupported format_version: 13";
@@ -542,7 +543,7 @@ fn sst_matrix() {
 /// Tables of format_version 6 and 7: every block's checksum depends on its file (the footer's
 /// base context checksum) and its offset, and the footer has its own checksum. The same
 /// damage as `sst_matrix` is found, any flip in the footer is (except checksum type
-/// CRC32C -> none, which leaves the blocks unchecked), and a data block taken from another
+/// XXH3 -> none, which leaves the blocks unchecked), and a data block taken from another
 /// table with the very same bytes at the very same offset fails its checksum, as does the
 /// table moved to another offset in its file.
 #[test]
@@ -570,8 +571,8 @@ fn sst_matrix_format_6_and_7() {
             for d in flips_in(r) {
                 let e = match (kind, d) {
                     ("sst data", _) => Expect::ReadsDetect,
-                    // Checksum type 1 -> 0: no checksums are checked at all.
-                    ("sst footer", Damage::Flip(off, 0x01)) if off == l.footer.0 => Expect::Intact,
+                    // Checksum type 4 (XXH3) -> 0: no checksums are checked at all.
+                    ("sst footer", Damage::Flip(off, 0x04)) if off == l.footer.0 => Expect::Intact,
                     _ => corrupt,
                 };
                 cells.push((d, e));
@@ -589,6 +590,9 @@ fn sst_matrix_format_6_and_7() {
                 ] {
                     cells.push((Damage::Flip(off, 0x02), corrupt));
                 }
+                // Checksum type 4 -> 0: unchecked, intact; 4 -> 5: unknown.
+                cells.push((Damage::Flip(l.footer.0, 0x04), Expect::Intact));
+                cells.push((Damage::Flip(l.footer.0, 0x01), corrupt));
                 // 6 <-> 7 keeps a known version: the footer checksum catches it.
                 cells.push((Damage::Flip(l.len - 12, 0x01), corrupt));
                 cells.push((Damage::Flip(l.len - 12, 0x08), Expect::OpenFails(ErrorKind::NotSupported)));
