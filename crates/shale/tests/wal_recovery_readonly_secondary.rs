@@ -36,16 +36,6 @@ fn opts(mode: DBRecoveryMode) -> Options {
     o
 }
 
-fn wals(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "log"))
-        .collect();
-    v.sort();
-    v
-}
-
 fn big(i: u32) -> Vec<u8> {
     vec![b'a' + i as u8; 70 << 10]
 }
@@ -59,7 +49,7 @@ fn four_wals(dir: &Path, mode: DBRecoveryMode) -> Vec<PathBuf> {
     }
     db.put(b"tail", b"t").unwrap();
     drop(db);
-    let w = wals(dir);
+    let w = tools::wal_files(dir);
     assert_eq!(w.len(), 4, "{w:?}");
     w
 }
@@ -158,7 +148,7 @@ fn check(
         assert_eq!(read_only(&dir, mode), ro, "{test}: read-only, {mode:?}");
         assert_eq!(secondary(&dir, mode), want_secondary, "{test}: secondary, {mode:?}");
         // The opens changed nothing: RocksDB reads the same damage.
-        assert_eq!(wals(&dir), w, "{test}: {mode:?}");
+        assert_eq!(tools::wal_files(&dir), w, "{test}: {mode:?}");
         if let Some(got) = ldb(&dir, false, test) {
             assert_eq!(got, ro, "{test}: RocksDB 11.8.1 ldb scan (read-only), {mode:?}");
         }
