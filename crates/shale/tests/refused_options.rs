@@ -47,8 +47,12 @@ fn refused_settings_fail_by_name() {
     assert!(e.to_string().contains("timestamps"), "{e}");
     // Nothing of the refused batch was applied.
     assert_eq!(db.get(b"a").unwrap(), None);
-    // A merge into a family without a merge operator: RocksDB's InvalidArgument.
-    let e = db.merge(b"k", b"x").expect_err("no merge operator");
+    // A merge into a family without a merge operator: RocksDB's NotSupported from
+    // DBImpl::Merge, InvalidArgument for a batch holding one.
+    not_supported(db.merge(b"k", b"x"), "merge_operator");
+    let mut b = WriteBatch::default();
+    b.merge(b"k", b"x");
+    let e = db.write(b).expect_err("no merge operator");
     assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
     assert!(e.to_string().contains("merge_operator"), "{e}");
     assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
