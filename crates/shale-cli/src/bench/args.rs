@@ -240,6 +240,10 @@ pub struct BenchArgs {
     /// shortening separators and successor (db_bench's default, unlike RocksDB's own).
     #[arg(long, default_value_t = 2)]
     pub index_shortening_mode: i64,
+    /// ChecksumType as an int: the block checksum of new tables (0 none, 1 CRC32c, 2 xxHash,
+    /// 3 xxHash64, 4 XXH3).
+    #[arg(long, default_value_t = 4)]
+    pub checksum_type: i32,
     /// Number of column families to use.
     #[arg(long, default_value_t = 1)]
     pub num_column_families: i32,
@@ -442,6 +446,7 @@ mod tests {
             ("max_bytes_for_level_base", a.max_bytes_for_level_base.to_string()),
             ("block_size", a.block_size.to_string()),
             ("index_shortening_mode", a.index_shortening_mode.to_string()),
+            ("checksum_type", a.checksum_type.to_string()),
             ("num_column_families", a.num_column_families.to_string()),
             ("seek_nexts", a.seek_nexts.to_string()),
             ("reverse_iterator", a.reverse_iterator.to_string()),

@@ -104,6 +104,14 @@ pub fn options(a: &BenchArgs) -> Result<Options, String> {
         2 => shale::IndexShorteningMode::ShortenSeparatorsAndSuccessor,
         m => return Err(format!("--index_shortening_mode={m}: 0, 1 or 2")),
     });
+    t.set_checksum_type(match a.checksum_type {
+        0 => shale::ChecksumType::NoChecksum,
+        1 => shale::ChecksumType::CRC32c,
+        2 => shale::ChecksumType::XXHash,
+        3 => shale::ChecksumType::XXHash64,
+        4 => shale::ChecksumType::XXH3,
+        c => return Err(format!("--checksum_type={c}: 0 to 4")),
+    });
     if a.cache_size > 0 {
         let cap = a.cache_size as usize;
         // db_bench's NewCache: the same types and options.
