@@ -3,7 +3,9 @@
 //! point-in-time recovery stops at the damage and drops the later WALs, unless a later WAL
 //! begins exactly at the next sequence number; a family whose tables are newer than the
 //! damaged WAL fails the open ("Column family inconsistency"); SkipAnyCorruptedRecord skips
-//! the damaged record; the other two modes fail with Corruption.
+//! the damaged record; the other two modes fail with Corruption. With `paranoid_checks` off
+//! every mode skips the damaged record and replays the rest (RocksDB's InitializeLogReader
+//! then gives the reader no status to report into).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 use std::path::{Path, PathBuf};
@@ -87,6 +89,30 @@ fn skip_any_corrupted_record_replays_around_the_damage() {
     let db = DB::open(&opts(DBRecoveryMode::SkipAnyCorruptedRecord), &dir).unwrap();
     assert_eq!((get(&db, "k0"), get(&db, "k1")), (Some(big(0)), None));
     assert_eq!((get(&db, "k2"), get(&db, "tail").as_deref()), (Some(big(2)), Some(&b"t"[..])));
+}
+
+#[test]
+fn without_paranoid_checks_every_mode_replays_around_the_damage() {
+    for mode in [
+        DBRecoveryMode::AbsoluteConsistency,
+        DBRecoveryMode::TolerateCorruptedTailRecords,
+        DBRecoveryMode::PointInTime,
+        DBRecoveryMode::SkipAnyCorruptedRecord,
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("db");
+        let w = four_wals(&dir);
+        damage(&w[1]);
+        let mut o = opts(mode);
+        o.set_paranoid_checks(false);
+        let db = DB::open(&o, &dir).unwrap_or_else(|e| panic!("{mode:?}: {e}"));
+        assert_eq!((get(&db, "k0"), get(&db, "k1")), (Some(big(0)), None), "{mode:?}");
+        assert_eq!(
+            (get(&db, "k2"), get(&db, "tail").as_deref()),
+            (Some(big(2)), Some(&b"t"[..])),
+            "{mode:?}"
+        );
+    }
 }
 
 #[test]

@@ -616,6 +616,17 @@ pub(super) fn replay_wals(
     check_stop_for_corruption(&replay, cfs)
 }
 
+/// The rules WAL replay follows: `wal_recovery_mode`, except that with `paranoid_checks` off
+/// RocksDB's `InitializeLogReader` gives the log reader no status to report damage into, so
+/// every damaged record is skipped and replay goes on: SkipAnyCorruptedRecord's rule.
+fn replay_mode(opts: &Options) -> crate::wal::WalRecoveryMode {
+    if opts.paranoid_checks {
+        opts.wal_recovery_mode
+    } else {
+        crate::wal::WalRecoveryMode::SkipAnyCorruptedRecord
+    }
+}
+
 /// Replays one WAL into the memtables. Returns true when point-in-time recovery is stopped
 /// after it (`replay.stopped`): a corrupt record ended it, or an earlier one did and this
 /// WAL did not begin at the next sequence number (it was dropped).
@@ -631,7 +642,8 @@ fn replay_wal(
     let path = filename::wal_file(ctx.path, wal);
     let file = ctx.fs.new_sequential_file(&path)?;
     let name = format!("{wal:06}.log");
-    let mut reader = LogReader::new(file, name.clone(), wal, opts.wal_recovery_mode);
+    let mode = replay_mode(opts);
+    let mut reader = LogReader::new(file, name.clone(), wal, mode);
     let mut record = Vec::new();
     let mut records = 0u64;
     // A record shorter than a batch header ended point-in-time replay of this WAL.
@@ -641,7 +653,7 @@ fn replay_wal(
             // RocksDB's ProcessLogRecord reports it as a corruption ("log record too small"):
             // skipped in SkipAnyCorruptedRecord, a stop in PointInTime (HandleNonOkStatus...),
             // an error in the other two modes.
-            match opts.wal_recovery_mode {
+            match mode {
                 crate::wal::WalRecoveryMode::SkipAnyCorruptedRecord => continue,
                 crate::wal::WalRecoveryMode::PointInTime => {
                     info_log.log(format_args!(
@@ -664,9 +676,7 @@ fn replay_wal(
         if replay.stopped {
             // RocksDB's MaybeReviseStopReplayForCorruption: a WAL written after an earlier
             // point-in-time recovery continues the sequence; anything else is dropped.
-            if opts.wal_recovery_mode == crate::wal::WalRecoveryMode::PointInTime
-                && batch.sequence() == replay.next_sequence
-            {
+            if mode == crate::wal::WalRecoveryMode::PointInTime && batch.sequence() == replay.next_sequence {
                 replay.stopped = false;
             } else {
                 info_log.log(format_args!(

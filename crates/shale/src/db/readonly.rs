@@ -238,7 +238,8 @@ fn wals_to_replay(
 /// `DBImplSecondary::RecoverLogFiles` reads through a `FragmentBufferedReader` whose
 /// reporter fails the open (or catch-up) on any damage it reports, whatever the mode, and
 /// takes a cut-short tail for a record the primary is still writing: that is
-/// TolerateCorruptedTailRecords' rule, so a secondary replays with it.
+/// TolerateCorruptedTailRecords' rule, so a secondary replays with it (`paranoid_checks`
+/// plays no part there).
 #[allow(clippy::too_many_arguments)]
 fn replay(
     fs: &dyn FileSystem,
@@ -265,6 +266,7 @@ fn replay(
     let opts = if mode == DbMode::Secondary {
         ropts = opts.clone();
         ropts.wal_recovery_mode = WalRecoveryMode::TolerateCorruptedTailRecords;
+        ropts.paranoid_checks = true;
         &ropts
     } else {
         opts
