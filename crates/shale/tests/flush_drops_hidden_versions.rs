@@ -6,23 +6,12 @@
 //! reopen.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
-use shale::{MergeOperands, Options, ReadOptions, DB};
+mod tools;
 
-fn concat(_k: &[u8], existing: Option<&[u8]>, ops: &MergeOperands) -> Option<Vec<u8>> {
-    let mut v = existing.map(<[u8]>::to_vec).unwrap_or_default();
-    for o in ops {
-        v.extend_from_slice(o);
-    }
-    Some(v)
-}
+use shale::{Options, ReadOptions, DB};
 
 fn opts() -> Options {
-    let mut o = Options::default();
-    o.create_if_missing(true);
-    o.set_disable_auto_compactions(true);
-    o.set_write_buffer_size(64 << 20);
-    o.set_merge_operator_associative("concat", concat);
-    o
+    tools::concat_merge_options()
 }
 
 /// (entries, deletions) of the only table, which is at level 0.

@@ -19,22 +19,9 @@ use shale::table::reader::{Table, TableReaderOptions};
 use shale::{ErrorKind, IteratorMode, MergeOperands, Options, ReadOptions, DB};
 use tools::*;
 
-fn concat(_k: &[u8], existing: Option<&[u8]>, ops: &MergeOperands) -> Option<Vec<u8>> {
-    let mut v = existing.map(<[u8]>::to_vec).unwrap_or_default();
-    for o in ops {
-        v.extend_from_slice(o);
-    }
-    Some(v)
-}
-
+/// Full and partial merge: concatenation (rust-rocksdb's associative operator).
 fn opts() -> Options {
-    let mut o = Options::default();
-    o.create_if_missing(true);
-    o.set_disable_auto_compactions(true);
-    o.set_write_buffer_size(64 << 20);
-    // Full and partial merge: concatenation (rust-rocksdb's associative operator).
-    o.set_merge_operator_associative("concat", concat);
-    o
+    concat_merge_options()
 }
 
 /// (`# entries`, `# merge operands`) of table `f`, read with Shale's table reader.

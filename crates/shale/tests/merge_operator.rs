@@ -8,15 +8,10 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use shale::{ErrorKind, IteratorMode, MergeOperands, Options, ReadOptions, DB};
+mod tools;
 
-fn concat(_k: &[u8], existing: Option<&[u8]>, ops: &MergeOperands) -> Option<Vec<u8>> {
-    let mut v = existing.map(<[u8]>::to_vec).unwrap_or_default();
-    for o in ops {
-        v.extend_from_slice(o);
-    }
-    Some(v)
-}
+use shale::{ErrorKind, IteratorMode, MergeOperands, Options, ReadOptions, DB};
+use tools::concat;
 
 fn opts() -> Options {
     let mut o = Options::default();

@@ -6,15 +6,10 @@
 //! reopen, and a family with an operator still takes merges.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
-use shale::{ErrorKind, MergeOperands, Options, WriteBatch, DB};
+mod tools;
 
-fn concat(_key: &[u8], existing: Option<&[u8]>, ops: &MergeOperands) -> Option<Vec<u8>> {
-    let mut v = existing.map(<[u8]>::to_vec).unwrap_or_default();
-    for op in ops {
-        v.extend_from_slice(op);
-    }
-    Some(v)
-}
+use shale::{ErrorKind, Options, WriteBatch, DB};
+use tools::concat;
 
 #[test]
 fn merges_without_an_operator_are_refused_and_leave_nothing() {

@@ -348,3 +348,24 @@ pub fn rocksdb7_tables() -> shale::BlockBasedOptions {
 pub fn for_rocksdb7(o: &mut Options) {
     o.set_block_based_table_factory(&rocksdb7_tables());
 }
+
+/// A merge function that concatenates the base (if any) and the operands, oldest first; as
+/// an associative operator it is also the partial merge (the merge tests' operator).
+pub fn concat(_key: &[u8], existing: Option<&[u8]>, ops: &shale::MergeOperands) -> Option<Vec<u8>> {
+    let mut v = existing.map(<[u8]>::to_vec).unwrap_or_default();
+    for o in ops {
+        v.extend_from_slice(o);
+    }
+    Some(v)
+}
+
+/// Options of the flush-and-merge tests: created if missing, no automatic compaction, a
+/// 64 MiB write buffer (flushes only when asked), `concat` as the merge operator.
+pub fn concat_merge_options() -> Options {
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_disable_auto_compactions(true);
+    o.set_write_buffer_size(64 << 20);
+    o.set_merge_operator_associative("concat", concat);
+    o
+}
