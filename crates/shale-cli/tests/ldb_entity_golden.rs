@@ -78,16 +78,6 @@ const WRITES: &[&[&str]] = &[
     &["--db=db", "put_entity", "k6", "a:1", "a:2"],
 ];
 
-fn body(args: &[&str], p: &Printed) -> String {
-    format!(
-        "### ldb {}\nexit {:?}\nstderr {:?}\n{}",
-        args.join(" "),
-        p.status,
-        first_line(&p.stderr),
-        p.stdout
-    )
-}
-
 fn printed(o: std::process::Output) -> Printed {
     Printed {
         stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
@@ -127,11 +117,11 @@ fn entity_commands_match_ldb() {
                 assert_eq!(r.status, s.status, "exit status of ldb {args:?}: {} / {}", r.stderr, s.stderr);
                 assert_eq!(r.stdout, s.stdout, "stdout of ldb {args:?} (script {steps:?})");
                 assert_eq!(first_line(&r.stderr), first_line(&s.stderr), "stderr of ldb {args:?}");
-                recorded.push_str(&body(args, r));
+                recorded.push_str(&case_text(args, r));
             }
         }
         for (args, s) in steps.iter().zip(&s) {
-            shale_text.push_str(&body(args, s));
+            shale_text.push_str(&case_text(args, s));
         }
     }
     // sst_dump's first line names an object address (`options.env is 0x...`); Shale prints
@@ -150,9 +140,9 @@ fn entity_commands_match_ldb() {
             assert_eq!(r.status, s.status, "exit status of sst_dump {args:?}: {} / {}", r.stderr, s.stderr);
             assert_eq!(r.stdout, s.stdout, "stdout of sst_dump {args:?}");
             assert_eq!(first_line(&r.stderr), first_line(&s.stderr), "stderr of sst_dump {args:?}");
-            recorded.push_str(&body(args, r).replacen("### ldb", "### sst_dump", 1));
+            recorded.push_str(&case_text(args, r).replacen("### ldb", "### sst_dump", 1));
         }
-        shale_text.push_str(&body(args, s).replacen("### ldb", "### sst_dump", 1));
+        shale_text.push_str(&case_text(args, s).replacen("### ldb", "### sst_dump", 1));
     }
     check_recording(&root.join("expected.txt"), record, o11.is_some(), &recorded, &shale_text);
 }

@@ -48,15 +48,6 @@ fn scan_ttl_matches_ldb() {
     let o11 = oracles.iter().find(|o| o.major == 11);
     let record = o11.is_some() && std::env::var_os("SHALE_GOLDEN_RECORD").is_some();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/ttl");
-    let body = |args: &[&str], p: &Printed| {
-        format!(
-            "### ldb {}\nexit {:?}\nstderr {:?}\n{}",
-            args.join(" "),
-            p.status,
-            first_line(&p.stderr),
-            p.stdout
-        )
-    };
     let (mut recorded, mut shale_text) = (String::new(), String::new());
     for args in CASES {
         let s = run_utc(&root, &shale(), &["ldb"], args);
@@ -65,9 +56,9 @@ fn scan_ttl_matches_ldb() {
             assert_eq!(r.status, s.status, "exit status of ldb {args:?}: {} / {}", r.stderr, s.stderr);
             assert_eq!(r.stdout, s.stdout, "stdout of ldb {args:?}");
             assert_eq!(first_line(&r.stderr), first_line(&s.stderr), "stderr of ldb {args:?}");
-            recorded.push_str(&body(args, &r));
+            recorded.push_str(&case_text(args, &r));
         }
-        shale_text.push_str(&body(args, &s));
+        shale_text.push_str(&case_text(args, &s));
     }
     let expected_path = root.join("expected.txt");
     check_recording(&expected_path, record, o11.is_some(), &recorded, &shale_text);

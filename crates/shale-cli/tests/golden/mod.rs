@@ -379,6 +379,18 @@ pub fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or("")
 }
 
+/// One case as the entity and TTL goldens record it: the ldb command, its exit status, the
+/// first line of its stderr and all of its stdout.
+pub fn case_text(args: &[&str], p: &Printed) -> String {
+    format!(
+        "### ldb {}\nexit {:?}\nstderr {:?}\n{}",
+        args.join(" "),
+        p.status,
+        first_line(&p.stderr),
+        p.stdout
+    )
+}
+
 fn assert_same(
     what: &str,
     label: &str,
