@@ -640,6 +640,21 @@ impl Options {
         self.min_write_buffer_number_to_merge = n;
     }
 
+    /// `ttl` as RocksDB 11.8.1's SanitizeCfOptions sets it, whatever the style: the default
+    /// is 30 days for block-based tables, else 0 (what the OPTIONS file records).
+    pub(crate) fn sanitized_ttl(&self) -> u64 {
+        match self.ttl {
+            v if v == u64::MAX - 1 => {
+                if matches!(self.table_format, crate::table::TableFormat::BlockBased) {
+                    30 * 24 * 60 * 60
+                } else {
+                    0
+                }
+            }
+            v => v,
+        }
+    }
+
     /// The `ttl` and `periodic_compaction_seconds` in force, as RocksDB 11.8.1 sanitizes them
     /// (`SanitizeCfOptions`); the defaults mean 30 days only for block-based tables:
     /// - level style: `ttl` defaults to 30 days; periodic compaction to 30 days with a
@@ -653,11 +668,7 @@ impl Options {
         // RocksDB 11.8.1's SanitizeCfOptions: both defaults become 30 days only for
         // block-based tables.
         let block_based = matches!(self.table_format, crate::table::TableFormat::BlockBased);
-        let ttl = match self.ttl {
-            DEFAULT if block_based => THIRTY_DAYS,
-            DEFAULT => 0,
-            v => v,
-        };
+        let ttl = self.sanitized_ttl();
         let periodic_default = match self.compaction_style {
             crate::DBCompactionStyle::Fifo => return (ttl, 0),
             crate::DBCompactionStyle::Universal => block_based,

@@ -188,21 +188,11 @@ fn cf_options(c: &crate::Options) -> Vec<(String, String)> {
             u.size_ratio
         ),
     );
-    // The ages in force, as RocksDB sanitizes them (`Options::age_compaction_seconds`);
-    // universal compaction folds `ttl` into the periodic compaction, whose value is written.
-    let (ttl, periodic) = c.age_compaction_seconds();
-    let ttl = match c.compaction_style {
-        crate::DBCompactionStyle::Universal if c.ttl == u64::MAX - 1 => {
-            if matches!(c.table_format, crate::table::TableFormat::BlockBased) {
-                30 * 24 * 60 * 60
-            } else {
-                0
-            }
-        }
-        crate::DBCompactionStyle::Universal => c.ttl,
-        _ => ttl,
-    };
-    put(&mut l, "ttl", ttl);
+    // The ages as RocksDB sanitizes them (`Options::sanitized_ttl`,
+    // `age_compaction_seconds`); universal compaction folds `ttl` into the periodic
+    // compaction, whose value is written, and the file keeps `ttl` itself.
+    let (_, periodic) = c.age_compaction_seconds();
+    put(&mut l, "ttl", c.sanitized_ttl());
     put(&mut l, "periodic_compaction_seconds", periodic);
     put(&mut l, "level_compaction_dynamic_level_bytes", c.dynamic_level_bytes_in_force());
     put(&mut l, "prefix_extractor", name_or_null(c.prefix_extractor.as_ref().map(|t| t.name())));
