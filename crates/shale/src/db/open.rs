@@ -146,20 +146,12 @@ pub(crate) fn open<T: ThreadMode>(
     let mut next_file_number = recovered.next_file_number.max(recovered.manifest_number + 1);
     let mut last_sequence = recovered.last_sequence;
     // Replay the WALs.
-    let min_log = cfs.values().map(|c| c.log_number).min().unwrap_or(0);
     let wals = wal_numbers(&*fs, path)?;
     if opts.track_and_verify_wals_in_manifest {
         super::wal_tracking::check_wals(&*fs, path, &recovered.wals, &wals)?;
     }
     let mut new_files: Vec<RecoveredTable> = Vec::new();
-    // With two-phase commit, a WAL older than every family's log number is still on disk
-    // only because it holds a prepare section (`transactions/twopc.rs`): it is replayed
-    // too (its other entries are older than the families' log numbers and skipped).
-    let to_replay: Vec<u64> = wals
-        .iter()
-        .copied()
-        .filter(|&n| (n >= min_log || opts.allow_2pc) && n >= recovered.prev_log_number)
-        .collect();
+    let to_replay = wals_to_replay(&wals, &recovered, &cfs, opts.allow_2pc);
     for &n in &wals {
         next_file_number = next_file_number.max(n + 1);
     }
@@ -369,6 +361,27 @@ pub(super) fn wal_numbers(fs: &dyn FileSystem, path: &Path) -> Result<Vec<u64>> 
         .collect();
     wals.sort_unstable();
     Ok(wals)
+}
+
+/// Of the WALs on disk (`wals`, ascending), those recovery replays, ascending: RocksDB's
+/// SetupLogFilesRecovery/ProcessLogFile skip a WAL below the MANIFEST's
+/// min_log_number_to_keep and, without two-phase commit, below every family's log number.
+/// With two-phase commit a WAL older than every family's log number is still on disk only
+/// because it holds a prepare section (`transactions/twopc.rs`): it is replayed too (its
+/// other entries are older than the families' log numbers and skipped). A read-write, a
+/// read-only and a secondary open all use this rule (RocksDB's DBImplReadOnly runs the
+/// same Recover).
+pub(super) fn wals_to_replay(
+    wals: &[u64],
+    recovered: &manifest::RecoveredManifest,
+    cfs: &BTreeMap<u32, CfState>,
+    allow_2pc: bool,
+) -> Vec<u64> {
+    let mut floor = recovered.min_log_number_to_keep.max(recovered.prev_log_number);
+    if !allow_2pc {
+        floor = floor.max(cfs.values().map(|c| c.log_number).min().unwrap_or(0));
+    }
+    wals.iter().copied().filter(|&n| n >= floor).collect()
 }
 
 /// What a database needs besides its WAL to be built.

@@ -171,7 +171,7 @@ fn open_view<T: ThreadMode>(
     let mut cfs = open::recovered_cf_states(&recovered, &descs, &table_cache, path, opts)?;
     open::load_tables(&table_cache, &cfs, opts)?;
 
-    let wals = wals_to_replay(&*fs, path, &recovered, &cfs)?;
+    let wals = wals_to_replay(&*fs, path, opts, &recovered, &cfs)?;
     if error_if_wal_file_exists {
         for &w in &wals {
             if fs.file_size(&super::filename::wal_file(path, w))? > 0 {
@@ -216,18 +216,16 @@ fn open_view<T: ThreadMode>(
     open::into_db::<T>(inner, Vec::new())
 }
 
-/// The WALs that hold writes the MANIFEST's tables do not, ascending.
+/// The WALs that hold writes the MANIFEST's tables do not, ascending: the read-write
+/// open's rule (`open::wals_to_replay`), two-phase commit's prepare sections included.
 fn wals_to_replay(
     fs: &dyn FileSystem,
     path: &Path,
+    opts: &Options,
     recovered: &RecoveredManifest,
     cfs: &BTreeMap<u32, CfState>,
 ) -> Result<Vec<u64>> {
-    let min_log = cfs.values().map(|c| c.log_number).min().unwrap_or(0);
-    Ok(open::wal_numbers(fs, path)?
-        .into_iter()
-        .filter(|&n| n >= min_log && n >= recovered.prev_log_number)
-        .collect())
+    Ok(open::wals_to_replay(&open::wal_numbers(fs, path)?, recovered, cfs, opts.allow_2pc))
 }
 
 /// Replays `wals` into the families' memtables, in memory only, through the read-write
@@ -320,7 +318,7 @@ impl DbInner {
             cfs.insert(h.id, CfState::new(h, mem, version, rc.log_number));
         }
         open::load_tables(&self.table_cache, &cfs, &self.opts)?;
-        let wals = wals_to_replay(fs, &self.path, &recovered, &cfs)?;
+        let wals = wals_to_replay(fs, &self.path, &self.opts, &recovered, &cfs)?;
         let last_sequence =
             replay(fs, &self.path, &self.opts, self.mode, &wals, &recovered, &mut cfs, &self.info_log)?;
         if strict {

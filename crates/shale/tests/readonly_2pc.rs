@@ -1,0 +1,43 @@
+//! A read-only open of a two-phase-commit database replays the WALs the read-write open
+//! does: a WAL older than every family's log number that holds a prepare section, whose
+//! commit marker is in a later WAL, gives the committed data (RocksDB's DBImplReadOnly
+//! runs the same Recover: with allow_2pc only min_log_number_to_keep bounds the WALs).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
+
+use shale::{Cache, Env, Options, TransactionDB, TransactionDBOptions, DB};
+
+#[test]
+fn read_only_open_replays_a_prepare_section_older_than_every_log_number() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path();
+    {
+        let mut o = Options::default();
+        o.create_if_missing(true);
+        o.set_disable_auto_compactions(true);
+        let db: TransactionDB = TransactionDB::open(&o, &TransactionDBOptions::default(), path).unwrap();
+        let txn = db.transaction();
+        txn.put(b"a", b"1").unwrap();
+        txn.set_name(b"t").unwrap();
+        txn.prepare().unwrap();
+        // The flush moves every family's log number past the prepare section's WAL.
+        db.put(b"z", b"z").unwrap();
+        db.flush().unwrap();
+        // The commit marker goes to the new WAL; its data stays in the memtable.
+        txn.commit().unwrap();
+    }
+    let (opts, cfs) =
+        Options::load_latest(path, Env::new().unwrap(), false, Cache::new_lru_cache(1 << 20)).unwrap();
+    let names: Vec<String> = cfs.iter().map(|d| d.name().to_string()).collect();
+    {
+        let db = DB::open_cf_for_read_only(&opts, path, &names, false).unwrap();
+        assert_eq!(db.get(b"z").unwrap().unwrap(), b"z");
+        assert_eq!(
+            db.get(b"a").unwrap().as_deref(),
+            Some(&b"1"[..]),
+            "read-only open lost the committed write"
+        );
+    }
+    // The read-write open agrees.
+    let db: TransactionDB = TransactionDB::open(&opts, &TransactionDBOptions::default(), path).unwrap();
+    assert_eq!(db.get(b"a").unwrap().as_deref(), Some(&b"1"[..]));
+}
