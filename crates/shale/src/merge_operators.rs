@@ -187,7 +187,7 @@ mod tests {
     use super::*;
 
     fn full(m: &MergeOperator, e: Option<&[u8]>, ops: &[&[u8]]) -> Vec<u8> {
-        m.full_merge(b"k", e, ops.iter().map(|o| o.to_vec()).collect()).unwrap()
+        m.full_merge(b"k", e, ops.iter().map(|o| o.to_vec()).collect(), None).unwrap()
     }
 
     fn partial(m: &MergeOperator, ops: &[&[u8]]) -> Option<Vec<u8>> {
@@ -229,7 +229,7 @@ mod tests {
         assert_eq!(full(&bytesxor(), None, &[&[1, 2]]), vec![1, 2]);
         assert_eq!(full(&sortlist(), None, &[b"1,5,9", b"2,3"]), b"1,2,3,5,9");
         assert_eq!(partial(&sortlist(), &[b"4", b"1,7"]), Some(b"1,4,7".to_vec()));
-        assert!(sortlist().full_merge(b"k", None, vec![b"x".to_vec()]).is_err());
+        assert!(sortlist().full_merge(b"k", None, vec![b"x".to_vec()], None).is_err());
         for n in ["put", "uint64add", "max", "bytesxor", "sortlist", "stringappend", "stringappendtest"] {
             assert!(by_name(n).is_some(), "{n}");
         }

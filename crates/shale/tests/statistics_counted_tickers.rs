@@ -142,6 +142,10 @@ fn workload_moves_every_counted_ticker() {
         ) {
             continue;
         }
+        // A failing merge operator: tests/statistics_merge_failures.rs.
+        if *t == Ticker::NumberMergeFailures {
+            continue;
+        }
         // BlobDB's blob files, blob cache and garbage collection: tests/statistics_blob_tickers.rs.
         if t.name().starts_with("rocksdb.blobdb.") {
             continue;

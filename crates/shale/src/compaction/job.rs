@@ -305,6 +305,7 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
         remove_value: input.remove_value,
         filter: input.compaction_filter.take(),
         merge_operator: input.merge_operator,
+        stats: input.statistics,
         blob: input.blob_fetcher.clone(),
         emitted: Vec::new(),
         dropped: 0,
@@ -419,6 +420,7 @@ pub(crate) fn flush_entries(
     snapshots: &[u64],
     full_history_ts_low: Option<&[u8]>,
     merge_operator: Option<&MergeOperator>,
+    stats: Option<&crate::statistics::Statistics>,
     emit: &mut EmitFn<'_>,
 ) -> Result<(u64, u64)> {
     let frag = FragmentedTombstones::new(ucmp.clone(), tombstones);
@@ -430,6 +432,7 @@ pub(crate) fn flush_entries(
         remove_value: None,
         filter: None,
         merge_operator,
+        stats,
         blob: None,
         emitted: Vec::new(),
         dropped: 0,
@@ -476,6 +479,8 @@ struct KeyCompactor<'a, 'b> {
     remove_value: Option<&'b ValueFilter>,
     filter: Option<&'b mut KeyFilter<'b>>,
     merge_operator: Option<&'b MergeOperator>,
+    /// The database's statistics (a failed merge is counted there).
+    stats: Option<&'b crate::statistics::Statistics>,
     /// Resolves blob indexes a filter or merge needs the value of.
     blob: Option<BlobFetcher>,
     /// What to write, in order.
@@ -708,7 +713,7 @@ impl KeyCompactor<'_, '_> {
         match base {
             Some(b) => {
                 let n = operands.len() as u64 + u64::from(reached_base);
-                let merged = op.full_merge(key, b, operands)?;
+                let merged = op.full_merge(key, b, operands, self.stats)?;
                 // The operands and the base (if any) become one Put (one entity onto an
                 // entity).
                 self.dropped += n - 1;
@@ -882,6 +887,7 @@ mod tests {
             snapshots,
             None,
             op,
+            None,
             &mut |k, v| {
                 let t = crate::key::trailer(k);
                 out.push((user_key(k).to_vec(), t >> 8, (t & 0xff) as u8, v.to_vec()));
@@ -1014,6 +1020,7 @@ mod tests {
             remove_value: None,
             filter: None,
             merge_operator: Some(&op),
+            stats: None,
             blob: None,
             emitted: Vec::new(),
             dropped: 0,

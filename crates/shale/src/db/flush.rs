@@ -87,8 +87,9 @@ pub(crate) fn write_level0_table(
     mem: &Arc<MemTable>,
     number: u64,
     snapshots: &[u64],
+    stats: Option<&crate::statistics::Statistics>,
 ) -> Result<Option<FileMetaData>> {
-    Ok(write_level0_table_of(fs, dir, cf, std::slice::from_ref(mem), number, snapshots, None, None)?
+    Ok(write_level0_table_of(fs, dir, cf, std::slice::from_ref(mem), number, snapshots, None, stats)?
         .map(|(m, _)| m))
 }
 
@@ -102,7 +103,7 @@ pub(crate) type BlobNumbers<'a> = &'a dyn Fn() -> u64;
 /// entry per user key and snapshot stripe of whatever kind.
 /// With `blobs` (BlobDB's `enable_blob_files`), values of at least `min_blob_size`
 /// go to blob files (synced), whose additions are returned with the table; `stats` (the
-/// database's statistics) counts their writes.
+/// database's statistics) counts their writes and failed merges.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn write_level0_table_of(
     fs: &dyn FileSystem,
@@ -120,7 +121,7 @@ pub(crate) fn write_level0_table_of(
         }
         _ => None,
     };
-    let r = write_table_inner(fs, dir, cf, mems, number, snapshots, blob_builder.as_mut());
+    let r = write_table_inner(fs, dir, cf, mems, number, snapshots, blob_builder.as_mut(), stats);
     match (r, blob_builder) {
         (Ok(Some(meta)), Some(mut b)) => match b.finish() {
             Ok(()) => Ok(Some((meta, std::mem::take(&mut b.additions)))),
@@ -139,6 +140,7 @@ pub(crate) fn write_level0_table_of(
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn write_table_inner(
     fs: &dyn FileSystem,
     dir: &Path,
@@ -147,6 +149,7 @@ fn write_table_inner(
     number: u64,
     snapshots: &[u64],
     mut blobs: Option<&mut crate::blob::BlobFileBuilder<'_>>,
+    stats: Option<&crate::statistics::Statistics>,
 ) -> Result<Option<FileMetaData>> {
     let tombstones: Vec<(Vec<u8>, Vec<u8>)> = mems.iter().flat_map(|m| m.range_tombstones()).collect();
     if mems.iter().all(|m| m.is_empty()) && tombstones.is_empty() {
@@ -239,6 +242,7 @@ fn write_table_inner(
         snapshots,
         Some(&ts_low[..]).filter(|l| !l.is_empty()),
         cf.opts.merge_operator.as_deref(),
+        stats,
         &mut emit,
     )?;
     for (start, end) in &tombstones {
@@ -300,7 +304,13 @@ impl DbInner {
                 let handle = cf.handle.clone();
                 let snapshots = self.snapshot_list();
                 let purged = MutexGuard::unlocked(st, || {
-                    super::mempurge::mempurge(&handle, &mems, &snapshots, threshold)
+                    super::mempurge::mempurge(
+                        &handle,
+                        &mems,
+                        &snapshots,
+                        threshold,
+                        self.opts.statistics.as_deref(),
+                    )
                 });
                 match purged {
                     Ok(Some(purged)) => {
@@ -594,9 +604,15 @@ impl DbInner {
                 for mem in mems {
                     let number = self.versions.new_output_number();
                     numbers.push((number, filename::table_file(handle.table_dir(&self.path, 0), number)));
-                    if let Some(meta) =
-                        write_level0_table(&*self.fs, &self.path, handle, mem, number, &snapshots)?
-                    {
+                    if let Some(meta) = write_level0_table(
+                        &*self.fs,
+                        &self.path,
+                        handle,
+                        mem,
+                        number,
+                        &snapshots,
+                        self.opts.statistics.as_deref(),
+                    )? {
                         if handle.opts.paranoid_file_checks {
                             self.verify_new_table(handle, &meta)?;
                         }

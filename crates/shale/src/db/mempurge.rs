@@ -37,6 +37,7 @@ pub(crate) fn mempurge(
     mems: &[Arc<MemTable>],
     snapshots: &[u64],
     threshold: f64,
+    stats: Option<&crate::statistics::Statistics>,
 ) -> Result<Option<Arc<MemTable>>> {
     if mems.is_empty() || threshold <= 0.0 || handle.icmp.timestamp_size() > 0 {
         return Ok(None);
@@ -69,6 +70,7 @@ pub(crate) fn mempurge(
         snapshots,
         None,
         handle.opts.merge_operator.as_deref(),
+        stats,
         &mut |ikey, value| {
             let tr = trailer(ikey);
             let t = match (tr & 0xff) as u8 {

@@ -29,6 +29,8 @@ enum Lookup {
 /// value, a deletion or a covering range tombstone, or runs out of entries.
 struct MergeLookup<'a> {
     op: Option<&'a MergeOperator>,
+    /// The database's statistics (a failed merge is counted there).
+    stats: Option<&'a Statistics>,
     key: &'a [u8],
     operands: Vec<Vec<u8>>,
     /// Resolves a blob index base (BlobDB).
@@ -125,7 +127,7 @@ impl MergeLookup<'_> {
         let Some(op) = self.op else { return Err(no_merge_operator()) };
         let mut operands = std::mem::take(&mut self.operands);
         operands.reverse();
-        op.full_merge(self.key, base, operands).map(Some)
+        op.full_merge(self.key, base, operands, self.stats).map(Some)
     }
 }
 
@@ -326,8 +328,14 @@ impl DbInner {
             value_cache: cf.opts.blob_cache.clone(),
             fill_cache,
         };
-        let mut merge =
-            MergeLookup { op: cf.opts.merge_operator.as_deref(), key, operands: Vec::new(), blob, entity };
+        let mut merge = MergeLookup {
+            op: cf.opts.merge_operator.as_deref(),
+            stats,
+            key,
+            operands: Vec::new(),
+            blob,
+            entity,
+        };
         let with_ts = cf.icmp.timestamp_size() > 0;
         let mem_timer = PerfTimer::new(Field::GetFromMemtableTime);
         for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {

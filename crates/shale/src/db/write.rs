@@ -298,8 +298,9 @@ impl DbInner {
             }
         };
         operands.reverse();
-        let existing = op.full_merge(key, base.as_deref(), operands).ok()?;
-        op.full_merge(key, Some(&existing), vec![operand.to_vec()]).ok()
+        let stats = self.opts.statistics.as_deref();
+        let existing = op.full_merge(key, base.as_deref(), operands, stats).ok()?;
+        op.full_merge(key, Some(&existing), vec![operand.to_vec()], stats).ok()
     }
 
     /// Takes the group off the queue with its result and wakes the writers.

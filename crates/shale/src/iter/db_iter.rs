@@ -107,6 +107,8 @@ pub struct DBIter {
     prefix: Option<Vec<u8>>,
     /// The family's merge operator.
     merge_operator: Option<Arc<MergeOperator>>,
+    /// The database's statistics (a failed merge is counted there).
+    stats: Option<Arc<crate::statistics::Statistics>>,
     /// Forward: the current entry is a merge result, in `saved_key` / `saved_value`, and the
     /// inner iterator is already past (some of) the key's entries.
     merged: bool,
@@ -153,6 +155,7 @@ impl DBIter {
             prefix_extractor: None,
             prefix: None,
             merge_operator: None,
+            stats: None,
             merged: false,
             ts: None,
             blob: None,
@@ -251,6 +254,11 @@ impl DBIter {
     /// The merge operator that resolves merge operands (none: reading one fails).
     pub fn set_merge_operator(&mut self, op: Option<Arc<MergeOperator>>) {
         self.merge_operator = op;
+    }
+
+    /// The database's statistics, where a failed merge is counted.
+    pub fn set_statistics(&mut self, stats: Option<Arc<crate::statistics::Statistics>>) {
+        self.stats = stats;
     }
 
     /// A step that passes over more than `n` internal entries it does not return stops
@@ -886,7 +894,7 @@ impl DBIter {
     /// The full merge of `operands` (oldest first) onto `base` for `saved_key`.
     fn full_merge(&self, base: Option<&[u8]>, operands: Vec<Vec<u8>>) -> Result<Vec<u8>> {
         let op = self.merge_operator.as_deref().ok_or_else(crate::merge_operator::no_merge_operator)?;
-        op.full_merge(&self.saved_key, base, operands)
+        op.full_merge(&self.saved_key, base, operands, self.stats.as_deref())
     }
 
     /// Puts the inner iterator on the last entry whose user key is below `saved_key`.
