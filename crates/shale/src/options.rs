@@ -242,6 +242,133 @@ impl TableIds {
     }
 }
 
+/// The memtable factory `set_memtable_factory` (or an OPTIONS file) chose, with the settings
+/// RocksDB's factory records. Shale keeps one skip list inside every memtable: a hash
+/// factory changes only how prefix iterators see the memtable (`memtable/mod.rs`), and its
+/// sizing settings (bucket counts, heights, thresholds) are kept only to be written back.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum MemtableRep {
+    SkipList,
+    /// RocksDB's HashSkipListRepFactory (NewHashSkipListRepFactory).
+    HashSkipList {
+        bucket_count: usize,
+        height: i32,
+        branching_factor: i32,
+    },
+    /// RocksDB's HashLinkListRepFactory (NewHashLinkListRepFactory).
+    HashLinkList {
+        bucket_count: usize,
+        threshold: u32,
+        huge_page_size: usize,
+        logging_threshold: i32,
+        log_when_flash: bool,
+    },
+}
+
+impl MemtableRep {
+    /// rust-rocksdb's `set_hash_link_list_rep(bucket_count)`: NewHashLinkListRepFactory's
+    /// defaults for the rest.
+    pub(crate) fn hash_link_list(bucket_count: usize) -> MemtableRep {
+        MemtableRep::HashLinkList {
+            bucket_count,
+            threshold: 256,
+            huge_page_size: 0,
+            logging_threshold: 4096,
+            log_when_flash: true,
+        }
+    }
+
+    pub(crate) fn is_hash(&self) -> bool {
+        !matches!(self, MemtableRep::SkipList)
+    }
+
+    /// The `memtable_factory` value RocksDB 11.8.1 writes to the OPTIONS file (its fields
+    /// in the order its build serializes them, as its db_bench's OPTIONS files show). A
+    /// family without a prefix extractor gets the skip list (RocksDB's SanitizeCfOptions
+    /// replaces a hash factory then).
+    pub(crate) fn options_value(&self, has_prefix_extractor: bool) -> String {
+        match self {
+            MemtableRep::HashSkipList { bucket_count, height, branching_factor } if has_prefix_extractor => {
+                format!(
+                    "{{id=HashSkipListRepFactory;branching_factor={branching_factor};\
+                     skiplist_height={height};bucket_count={bucket_count};}}"
+                )
+            }
+            MemtableRep::HashLinkList {
+                bucket_count,
+                threshold,
+                huge_page_size,
+                logging_threshold,
+                log_when_flash,
+            } if has_prefix_extractor => {
+                format!(
+                    "{{id=HashLinkListRepFactory;log_when_flash={log_when_flash};\
+                     logging_threshold={logging_threshold};huge_page_size={huge_page_size};\
+                     threshold={threshold};bucket_count={bucket_count};}}"
+                )
+            }
+            _ => "SkipListFactory".to_string(),
+        }
+    }
+
+    /// A `memtable_factory` value as RocksDB's MemTableRepFactory::CreateFromString reads
+    /// the three factories Shale has: by id alone (the factory's defaults) or with fields.
+    /// None for another factory, InvalidArgument for a bad field.
+    pub(crate) fn parse(name: &str, v: &str) -> crate::Result<Option<MemtableRep>> {
+        let v = v.trim();
+        let fields = if v.starts_with('{') {
+            crate::db::dyn_options::struct_fields(name, v)?
+        } else {
+            vec![("id", v)]
+        };
+        let bad = || crate::Error::invalid_argument(format!("Error parsing option {name}: {v}"));
+        fn num<T: std::str::FromStr>(x: &str, bad: &dyn Fn() -> crate::Error) -> crate::Result<T> {
+            x.parse().map_err(|_| bad())
+        }
+        let id = fields.iter().find(|(k, _)| *k == "id").map(|(_, x)| *x).ok_or_else(bad)?;
+        // "SkipListFactory:<lookahead>": RocksDB's linear steps before a skip-list search,
+        // a search speed hint with no effect on results; Shale's skip list searches alone.
+        let lookahead = id.strip_prefix("SkipListFactory:").is_some_and(|n| n.parse::<usize>().is_ok());
+        let mut rep = match id {
+            "SkipListFactory" | "skip_list" => MemtableRep::SkipList,
+            _ if lookahead => MemtableRep::SkipList,
+            "HashSkipListRepFactory" | "prefix_hash" => {
+                MemtableRep::HashSkipList { bucket_count: 1_000_000, height: 4, branching_factor: 4 }
+            }
+            "HashLinkListRepFactory" | "hash_linkedlist" => MemtableRep::hash_link_list(50_000),
+            _ => return Ok(None),
+        };
+        for (k, x) in fields.into_iter().filter(|(k, _)| *k != "id") {
+            match (&mut rep, k) {
+                (MemtableRep::HashSkipList { bucket_count, .. }, "bucket_count")
+                | (MemtableRep::HashLinkList { bucket_count, .. }, "bucket_count") => {
+                    *bucket_count = num(x, &bad)?
+                }
+                (MemtableRep::HashSkipList { height, .. }, "skiplist_height") => *height = num(x, &bad)?,
+                (MemtableRep::HashSkipList { branching_factor, .. }, "branching_factor") => {
+                    *branching_factor = num(x, &bad)?
+                }
+                (MemtableRep::HashLinkList { threshold, .. }, "threshold") => *threshold = num(x, &bad)?,
+                (MemtableRep::HashLinkList { huge_page_size, .. }, "huge_page_size") => {
+                    *huge_page_size = num(x, &bad)?
+                }
+                (MemtableRep::HashLinkList { logging_threshold, .. }, "logging_threshold") => {
+                    *logging_threshold = num(x, &bad)?
+                }
+                (MemtableRep::HashLinkList { log_when_flash, .. }, "log_when_flash") => {
+                    *log_when_flash = match x {
+                        "true" | "1" => true,
+                        "false" | "0" => false,
+                        _ => return Err(bad()),
+                    }
+                }
+                _ => return Err(bad()),
+            }
+        }
+        Ok(Some(rep))
+    }
+}
+
 /// Database and column-family options, as rust-rocksdb's `Options`.
 #[derive(Clone)]
 pub struct Options {
@@ -356,9 +483,10 @@ pub struct Options {
     pub(crate) memtable_prefix_bloom_ratio: f64,
     /// `set_memtable_whole_key_filtering`: whole keys in the memtable Bloom too.
     pub(crate) memtable_whole_key_filtering: bool,
-    /// `set_memtable_factory` with HashSkipList or HashLinkList: prefix iterators over the
-    /// memtable behave as RocksDB's hash memtables (`memtable/mod.rs`).
-    pub(crate) memtable_hash_factory: bool,
+    /// `set_memtable_factory`: with HashSkipList or HashLinkList, prefix iterators over the
+    /// memtable behave as RocksDB's hash memtables (`memtable/mod.rs`); the OPTIONS file
+    /// records the factory with its settings.
+    pub(crate) memtable_rep: MemtableRep,
     /// RocksDB's `allow_2pc`: the WAL may hold two-phase-commit sections (prepare, commit,
     /// rollback markers). Set by `TransactionDB::open`; a plain open of a WAL holding a
     /// prepared section fails with NotSupported, as RocksDB's.
@@ -505,7 +633,7 @@ impl Default for Options {
             prefix_extractor: None,
             memtable_prefix_bloom_ratio: 0.0,
             memtable_whole_key_filtering: false,
-            memtable_hash_factory: false,
+            memtable_rep: MemtableRep::SkipList,
             allow_2pc: false,
             manual_wal_flush: false,
             merge_operator: None,

@@ -795,7 +795,22 @@ impl Options {
             return Err(Error::invalid_argument("options string must not contain NUL"));
         }
         let mut out = self.clone();
-        for part in s.split(';').map(str::trim).filter(|p| !p.is_empty()) {
+        // A struct value (`name={a=1;b=2;}`) keeps its inner ';'s.
+        let mut parts = Vec::new();
+        let (mut depth, mut start) = (0usize, 0usize);
+        for (i, c) in s.char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => depth = depth.saturating_sub(1),
+                ';' if depth == 0 => {
+                    parts.push(&s[start..i]);
+                    start = i + 1;
+                }
+                _ => {}
+            }
+        }
+        parts.push(&s[start..]);
+        for part in parts.into_iter().map(str::trim).filter(|p| !p.is_empty()) {
             let (k, v) = part.split_once('=').ok_or_else(|| {
                 Error::invalid_argument(format!("Mismatched key value pair, '=' expected: {part}"))
             })?;
@@ -1325,10 +1340,14 @@ impl Options {
     /// a prefix extractor RocksDB uses the skip list instead, and so does Shale. The vector
     /// memtable is refused at open.
     pub fn set_memtable_factory(&mut self, factory: MemtableFactory) {
+        use crate::options::MemtableRep;
         match factory {
-            MemtableFactory::SkipList => self.memtable_hash_factory = false,
-            MemtableFactory::HashSkipList { .. } | MemtableFactory::HashLinkList { .. } => {
-                self.memtable_hash_factory = true
+            MemtableFactory::SkipList => self.memtable_rep = MemtableRep::SkipList,
+            MemtableFactory::HashSkipList { bucket_count, height, branching_factor } => {
+                self.memtable_rep = MemtableRep::HashSkipList { bucket_count, height, branching_factor }
+            }
+            MemtableFactory::HashLinkList { bucket_count } => {
+                self.memtable_rep = MemtableRep::hash_link_list(bucket_count)
             }
             MemtableFactory::Vector => self.unsupported.push("memtable_factory Vector"),
         }

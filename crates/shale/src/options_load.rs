@@ -15,9 +15,11 @@
 //! options.
 //!
 //! Function-valued options (`comparator`, `merge_operator`, `compaction_filter`,
-//! `compaction_filter_factory`, `prefix_extractor`, `memtable_factory`, ...) are not rebuilt
-//! from the names the file holds: the caller sets them on the descriptors' options, as with
-//! RocksDB, whose LoadLatestOptions leaves them null unless the name is registered.
+//! `compaction_filter_factory`, `prefix_extractor`, ...) are not rebuilt from the names the
+//! file holds: the caller sets them on the descriptors' options, as with RocksDB, whose
+//! LoadLatestOptions leaves them null unless the name is registered. `memtable_factory` is
+//! rebuilt for the factories Shale has (skip list, HashSkipList, HashLinkList), which
+//! RocksDB registers built in; another one is NotSupported.
 
 use crate::db::dyn_options::{bad_value, boolean, number};
 use crate::options_file::{self, CfSection, OptionsFile};
@@ -34,7 +36,6 @@ const FUNCTION_VALUED: &[&str] = &[
     "compaction_filter",
     "compaction_filter_factory",
     "prefix_extractor",
-    "memtable_factory",
     "memtable_insert_with_hint_prefix_extractor",
     "sst_partitioner_factory",
     "table_properties_collectors",
@@ -456,6 +457,12 @@ fn apply_db(o: &mut Options, name: &str, v: &str) -> Result<bool> {
 /// Shale has no setter for it.
 fn apply_cf(o: &mut Options, name: &str, v: &str) -> Result<bool> {
     match name {
+        // The skip list and the hash memtables, as RocksDB rebuilds these built-in
+        // factories from their ids; another factory is not applied.
+        "memtable_factory" => match crate::options::MemtableRep::parse(name, v)? {
+            Some(rep) => o.memtable_rep = rep,
+            None => return Ok(false),
+        },
         "num_levels" => o.set_num_levels(number(name, v)?),
         "min_write_buffer_number_to_merge" => o.set_min_write_buffer_number_to_merge(number(name, v)?),
         "level_compaction_dynamic_level_bytes" => {

@@ -198,6 +198,7 @@ fn cf_options(c: &crate::Options) -> Vec<(String, String)> {
     put(&mut l, "prefix_extractor", name_or_null(c.prefix_extractor.as_ref().map(|t| t.name())));
     put(&mut l, "memtable_prefix_bloom_size_ratio", format!("{:.6}", c.memtable_prefix_bloom_ratio));
     put(&mut l, "memtable_whole_key_filtering", c.memtable_whole_key_filtering);
+    put(&mut l, "memtable_factory", c.memtable_rep.options_value(c.prefix_extractor.is_some()));
     put(&mut l, "table_factory", c.table_format.factory_name());
     put(&mut l, "enable_blob_files", c.blob.enable_blob_files);
     put(&mut l, "min_blob_size", c.blob.min_blob_size);

@@ -81,7 +81,7 @@ impl MemTable {
             o.prefix_extractor.clone(),
             o.memtable_whole_key_filtering,
         );
-        if o.memtable_hash_factory {
+        if o.memtable_rep.is_hash() {
             // RocksDB falls back to the skip list when there is no prefix extractor.
             self.hash_buckets = o.prefix_extractor.clone();
         }
