@@ -247,6 +247,7 @@ impl TableIds {
 /// factory changes only how prefix iterators see the memtable (`memtable/mod.rs`), and its
 /// sizing settings (bucket counts, heights, thresholds) are kept only to be written back.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[allow(clippy::enum_variant_names)] // RocksDB's factory names
 pub(crate) enum MemtableRep {
     SkipList,
     /// RocksDB's HashSkipListRepFactory (NewHashSkipListRepFactory).

@@ -335,6 +335,9 @@ impl WaitForCompactOptions {
         self.timeout
     }
 
+    /// RocksDB's WaitForCompact returns Aborted at once when background work is paused
+    /// (PauseBackgroundWork); nothing in this API pauses it, in RocksDB through
+    /// rust-rocksdb as in Shale, so the wait is the same either way.
     pub fn set_abort_on_pause(&mut self, v: bool) {
         self.abort_on_pause = v;
     }

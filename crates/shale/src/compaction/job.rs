@@ -413,6 +413,7 @@ pub(crate) type EmitFn<'a> = dyn FnMut(&[u8], &[u8]) -> Result<()> + 'a;
 /// `iter` yields the memtables' point entries, `tombstones` their range tombstones,
 /// `snapshots` the live snapshots when the flush started (ascending). Each kept entry goes
 /// to `emit`, in order. Returns (entries read, entries dropped).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn flush_entries(
     ucmp: &crate::comparator::ComparatorRef,
     iter: &mut dyn crate::iter::InternalIterator,

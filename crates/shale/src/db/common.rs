@@ -550,7 +550,6 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
         self.compact_range_opt_result(&h, start, end, opts.bottommost_level_compaction(), opts.change_level())
     }
 
-    /// Waits until background work is done: not built yet (issue 9's scheduler).
     /// Waits until no flush or compaction is queued or running (RocksDB's WaitForCompact);
     /// with `set_flush`, flushes every family first. TimedOut after `set_timeout`.
     pub fn wait_for_compact(&self, opts: &WaitForCompactOptions) -> Result<()> {
