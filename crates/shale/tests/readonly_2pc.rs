@@ -41,3 +41,27 @@ fn read_only_open_replays_a_prepare_section_older_than_every_log_number() {
     let db: TransactionDB = TransactionDB::open(&opts, &TransactionDBOptions::default(), path).unwrap();
     assert_eq!(db.get(b"a").unwrap().as_deref(), Some(&b"1"[..]));
 }
+
+#[test]
+fn error_if_wal_file_exists_sees_a_wal_older_than_every_log_number() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path();
+    {
+        let mut o = Options::default();
+        o.create_if_missing(true);
+        o.set_disable_auto_compactions(true);
+        let db: TransactionDB = TransactionDB::open(&o, &TransactionDBOptions::default(), path).unwrap();
+        let txn = db.transaction();
+        txn.put(b"a", b"1").unwrap();
+        txn.set_name(b"t").unwrap();
+        txn.prepare().unwrap();
+        // The prepare section's WAL stays, older than every family's log number; the new
+        // WAL is empty.
+        db.put(b"z", b"z").unwrap();
+        db.flush().unwrap();
+    }
+    // RocksDB's Recover checks every WAL file in the directory, not only those it replays.
+    let e = DB::open_for_read_only(&Options::default(), path, true).err().unwrap();
+    assert_eq!(e.kind(), shale::ErrorKind::Corruption);
+    assert!(e.to_string().contains("non-empty WAL file already exists"), "{e}");
+}

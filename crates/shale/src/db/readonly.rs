@@ -173,7 +173,9 @@ fn open_view<T: ThreadMode>(
 
     let wals = wals_to_replay(&*fs, path, opts, &recovered, &cfs)?;
     if error_if_wal_file_exists {
-        for &w in &wals {
+        // Every WAL in the directory, as RocksDB's Recover checks them before choosing
+        // which to replay.
+        for w in open::wal_numbers(&*fs, path)? {
             if fs.file_size(&super::filename::wal_file(path, w))? > 0 {
                 return Err(Error::corruption(
                     "The db was opened in readonly mode with error_if_wal_file_exists flag but a \
