@@ -28,19 +28,29 @@
 # 2097152: the writer fills a memtable about every 2 seconds, so every run meets flushes
 # and auto-refresh has SuperVersion changes to follow), L0TRIGGER
 # (--level0_file_num_compaction_trigger, 8: no compaction starts within a run of up to
-# about 15 s, so no run meets one), TMPDIR for the databases (removed at the end).
+# about 15 s, so no run meets one), OFFSET (--writer_key_offset, NUM: the writer's keys
+# sort after every key a seek looks for, so the entries a reader meets do not depend on how
+# far the writer got; 0: db_bench's overwrites within the read range), TMPDIR for the
+# databases (removed at the end).
+#
+# Session 10: with the writer's keys inside the read range, a reader under an explicit
+# snapshot steps over every entry the writer added after its snapshot, so a run that falls
+# behind meets more entries and falls further behind (one setting's runs moved by 15-46% on a
+# quiet machine). With OFFSET=NUM the writer still flushes (each flush replaces the
+# SuperVersion twice: memtable switch, flush install) and the "on" runs print how many times
+# their iterators moved onto a newer one (rocksdb.shale.iterator-auto-refreshes).
 set -eu
 SHALE=$1 PAIRS=$2
 shift 2
 NUM=${NUM:-1000000} RATE=${RATE:-1048576} READS100=${READS100:-100000} READS1000=${READS1000:-10000}
-WBS=${WBS:-2097152} L0TRIGGER=${L0TRIGGER:-8}
+WBS=${WBS:-2097152} L0TRIGGER=${L0TRIGGER:-8} OFFSET=${OFFSET:-$NUM}
 DIR=$(mktemp -d "${TMPDIR:-/tmp}/bench-autorefresh.XXXXXX")
 trap 'rm -rf "$DIR"' EXIT
 echo "seed: $SHALE bench --db=SEED --num=$NUM --seed=1 --benchmarks=fillrandom,flush,compact"
 "$SHALE" bench --db="$DIR/seed" --num="$NUM" --seed=1 --benchmarks=fillrandom,flush,compact >/dev/null 2>&1
 rm -f "$DIR/seed/LOCK"
 
-# run SETTING NEXTS READS SEED: one run on a fresh copy; prints "ops/sec CPU-micros/op".
+# run SETTING NEXTS READS SEED: one run on a fresh copy; prints "ops/sec CPU-micros/op refreshes".
 run() {
   rm -rf "$DIR/run"
   mkdir "$DIR/run"
@@ -54,16 +64,18 @@ run() {
   "$SHALE" bench --use_existing_db=1 --db="$DIR/run" --num="$NUM" --benchmarks=seekrandomwhilewriting \
     --seek_nexts="$2" --reads="$3" --duration=0 --threads=1 --seed="$4" --explicit_snapshot=1 \
     --auto_refresh_iterator_with_snapshot="$1" --benchmark_write_rate_limit="$RATE" \
-    --write_buffer_size="$WBS" --level0_file_num_compaction_trigger="$L0TRIGGER" --report_cpu_time=1 $EXTRA 2>/dev/null |
+    --write_buffer_size="$WBS" --level0_file_num_compaction_trigger="$L0TRIGGER" --writer_key_offset="$OFFSET" \
+    --report_cpu_time=1 $EXTRA 2>/dev/null |
     awk '$1 == "seekrandomwhilewriting" && $4 == "CPU-micros/op" { c = $3 }
          $1 == "seekrandomwhilewriting" && $4 == "micros/op" { w = $5 }
-         END { print w, c }'
+         { for (i = 2; i <= NF; i++) if ($i == "auto-refreshes)") { r = substr($(i - 1), 2) } }
+         END { print w, c, r + 0 }'
 }
 EXTRA="$*"
 echo "runs: $SHALE bench --use_existing_db=1 --db=COPY --num=$NUM --benchmarks=seekrandomwhilewriting" \
   "--seek_nexts=N --reads=R --duration=0 --threads=1 --seed=S --explicit_snapshot=1" \
   "--auto_refresh_iterator_with_snapshot=1|0 --benchmark_write_rate_limit=$RATE --write_buffer_size=$WBS" \
-  "--level0_file_num_compaction_trigger=$L0TRIGGER --report_cpu_time=1 $EXTRA"
+  "--level0_file_num_compaction_trigger=$L0TRIGGER --writer_key_offset=$OFFSET --report_cpu_time=1 $EXTRA"
 for N in 100 1000; do
   if [ "$N" = 100 ]; then R=$READS100; else R=$READS1000; fi
   run 1 "$N" "$R" 99 >/dev/null # warm-up
@@ -97,9 +109,9 @@ done | awk '
   }
   {
     N = $1; k = n[N]++
-    won[N, k] = $4; con[N, k] = $5; woff[N, k] = $6; coff[N, k] = $7
-    printf "seek_nexts=%d pair %d (load %s): on %d ops/sec %.2f CPU us/op, off %d ops/sec %.2f CPU us/op; on/off wall %.3f, CPU %.3f\n",
-      N, $2, $3, $4, $5, $6, $7, $4 / $6, $7 / $5
+    won[N, k] = $4; con[N, k] = $5; woff[N, k] = $7; coff[N, k] = $8
+    printf "seek_nexts=%d pair %d (load %s): on %d ops/sec %.2f CPU us/op (%d auto-refreshes), off %d ops/sec %.2f CPU us/op; on/off wall %.3f, CPU %.3f\n",
+      N, $2, $3, $4, $5, $6, $7, $8, $4 / $7, $8 / $5
     fflush()
   }
   END {

@@ -122,6 +122,9 @@ fn auto_refresh_keeps_the_snapshot_view_after_the_snapshot_is_released() {
     }
     it.status().unwrap();
     assert_eq!(n, 100);
+    // The flush and compaction replaced the SuperVersion: the iterator moved at least once.
+    let moves = db.property_int_value("rocksdb.shale.iterator-auto-refreshes").unwrap();
+    assert!(moves.is_some_and(|m| m >= 1), "{moves:?}");
     drop(it);
     // With the iterator gone, nothing holds the old versions: a compaction drops them.
     db.compact_range(None::<&[u8]>, None::<&[u8]>);

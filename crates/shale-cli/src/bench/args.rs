@@ -274,6 +274,14 @@ pub struct BenchArgs {
     /// of fillseq / fillrandom / overwrite together; 0: no limit.
     #[arg(long, default_value_t = 0)]
     pub benchmark_write_rate_limit: u64,
+    /// The background writer of readwhilewriting / seekrandomwhilewriting writes keys
+    /// `writer_key_offset + rand % num` instead of `rand % num` (Shale's own flag, not
+    /// db_bench's). With `--writer_key_offset=NUM` its keys sort after every key the
+    /// readers look for, so how far the writer got does not change how many entries a
+    /// reader meets (under an explicit snapshot it steps over every newer one), while its
+    /// flushes still replace the SuperVersion.
+    #[arg(long, default_value_t = 0)]
+    pub writer_key_offset: u64,
     /// After each result line, a line with the CPU time its counted threads spent (in all
     /// and per operation; Shale's own flag, not db_bench's). The background writer of the
     /// `*whilewriting` benchmarks is not counted, as it is not in the result line.

@@ -305,6 +305,7 @@ impl Runner<'_> {
             auto_refresh_iterator_with_snapshot: a.auto_refresh_iterator_with_snapshot,
             use_tailing_iterator: a.use_tailing_iterator,
             write_rate_limit: a.benchmark_write_rate_limit,
+            writer_key_offset: a.writer_key_offset,
             write_limiter: (a.benchmark_write_rate_limit > 0)
                 .then(|| rate::WriteRateLimiter::new(a.benchmark_write_rate_limit)),
             write_opts: db::write_options(a, plan.sync),

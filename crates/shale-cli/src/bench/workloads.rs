@@ -58,6 +58,8 @@ pub struct Ctx<'a> {
     /// `--benchmark_write_rate_limit` (bytes/s; 0: none): the background writer makes a
     /// limiter of its own from it.
     pub write_rate_limit: u64,
+    /// `--writer_key_offset`: added to the background writer's key numbers.
+    pub writer_key_offset: u64,
     /// The limiter the threads of a fill / overwrite benchmark share.
     pub write_limiter: Option<WriteRateLimiter>,
     pub write_opts: WriteOptions,
@@ -352,6 +354,11 @@ impl Ctx<'_> {
         std::hint::black_box(&value_buffer);
         t.stats.add_bytes(bytes);
         t.stats.add_message(&format!("({found} of {read} found)\n"));
+        if self.auto_refresh_iterator_with_snapshot {
+            // How many times iterators moved onto a newer SuperVersion (all threads so far).
+            let n = self.db.property_int_value("rocksdb.shale.iterator-auto-refreshes").ok().flatten();
+            t.stats.add_message(&format!("({} auto-refreshes)\n", n.unwrap_or(0)));
+        }
         Ok(())
     }
 
@@ -382,7 +389,7 @@ impl Ctx<'_> {
                 break;
             }
             let k = modulo(t.rand.next_u64(), self.flag_num);
-            key_from_int(k, &mut key);
+            key_from_int(k + self.writer_key_offset, &mut key);
             let val = gen.generate(self.value_size);
             self.db.put_opt(&key, val, &self.write_opts).map_err(|e| format!("put or merge error: {e}"))?;
             bytes += (key.len() + val.len()) as u64;

@@ -80,6 +80,9 @@ pub(crate) struct CfHandle {
     /// The number of the installed SuperVersion (`rocksdb.current-super-version-number`);
     /// readers may compare it with a relaxed load.
     pub super_version_number: AtomicU64,
+    /// How many times an auto-refreshing or tailing iterator moved onto a newer
+    /// SuperVersion of this family (`rocksdb.shale.iterator-auto-refreshes`).
+    pub iterator_refreshes: AtomicU64,
     pub dropped: AtomicBool,
     /// Every memtable some SuperVersion of this family has held and that is still alive:
     /// the active one, the immutable ones, and flushed ones an iterator still pins
@@ -121,6 +124,7 @@ impl CfHandle {
             opts: super::dyn_options::DynOptions::new(opts),
             block_cache,
             super_version_number: AtomicU64::new(sv.number),
+            iterator_refreshes: AtomicU64::new(0),
             live_mems: Mutex::new(
                 std::iter::once(&sv.mem).chain(sv.imm.iter()).map(Arc::downgrade).collect(),
             ),

@@ -18,6 +18,9 @@ impl DbInner {
         // Properties of the read view need no DB mutex.
         match prop {
             "current-super-version-number" => return Some(cf.super_version_number.load(Ordering::Acquire)),
+            // Shale's own: moves of auto-refreshing and tailing iterators onto a newer
+            // SuperVersion of the family (`db/iterator.rs`).
+            "shale.iterator-auto-refreshes" => return Some(cf.iterator_refreshes.load(Ordering::Relaxed)),
             // Active, immutable, and flushed memtables readers still pin (RocksDB's meaning).
             "size-all-mem-tables" => return Some(cf.all_mem_tables_size()),
             "actual-delayed-write-rate" => {
