@@ -47,7 +47,7 @@ fn bad_input_fails_cleanly() {
 
 #[test]
 fn other_issues_commands_say_not_supported() {
-    let cmd = "remote_compaction_worker";
+    let cmd = "remote_compaction_primary";
     let (code, _, err) = run(&["ldb", "--db=db", cmd]);
     assert_eq!(code, Some(1), "{cmd}");
     assert!(err.starts_with("Failed: Not implemented: "), "{cmd}: {err}");

@@ -17,6 +17,7 @@ mod levels;
 mod manifest;
 mod progress;
 mod query;
+mod remote;
 mod update_manifest;
 mod wal;
 
@@ -155,20 +156,13 @@ const BUILD_OPTIONS: &[&str] = &["auto_compaction"];
 /// and writes the serialized CompactionServiceResult (each output file's keys, seqnos,
 /// epoch number, unique id and table properties, the job's stats), which the primary
 /// installs.
-const NOT_SUPPORTED: &[(&str, &str)] = &[
-    (
-        "remote_compaction_primary",
-        "Shale's compaction has no CompactionService hook (a compaction handed out as a \
-         serialized CompactionServiceInput in <job_dir>/input.bin, its serialized \
-         CompactionServiceResult from <job_dir>/result.bin installed)",
-    ),
-    (
-        "remote_compaction_worker",
-        "Shale has no DB::OpenAndCompact (parse <job_dir>/input.bin, compact the named \
-         files of a secondary instance into <job_dir>/output, write <job_dir>/result.bin \
-         as a serialized CompactionServiceResult)",
-    ),
-];
+const NOT_SUPPORTED: &[(&str, &str)] = &[(
+    "remote_compaction_primary",
+    "Shale's compaction has no CompactionService hook (CompactRange handing each \
+     compaction out as a serialized CompactionServiceInput in <job_dir>/input.bin, then \
+     moving the outputs a CompactionServiceResult in <job_dir>/result.bin names into the \
+     database and installing them); the worker side, remote_compaction_worker, is built",
+)];
 
 pub const HELP: &str = "ldb - RocksDB Tool
 
@@ -231,7 +225,10 @@ Admin Commands:
     [--allow_global_seqno] [--allow_blocking_flush] [--ingest_behind]
   unsafe_remove_sst_file <SST file number>      MUST NOT be used on a live DB.
 
-Not supported yet (print NotSupported): remote_compaction_primary, remote_compaction_worker
+  remote_compaction_worker --db=<db_path> --job_dir=<dir>
+    Read job_dir/input.bin, run DB::OpenAndCompact(), write job_dir/result.bin.
+
+Not supported yet (print NotSupported): remote_compaction_primary
 ";
 
 /// Runs `shale ldb <args>`; returns the process exit status.
@@ -304,6 +301,7 @@ fn dispatch(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         "file_checksum_dump" => manifest::file_checksum_dump(p, out),
         "update_manifest" => update_manifest::update_manifest(p, out),
         "compaction_progress_dump" => progress::compaction_progress_dump(p, out),
+        "remote_compaction_worker" => remote::remote_compaction_worker(p, out),
         "put" => db_cmds::put(p, out),
         "batchput" => db_cmds::batchput(p, out),
         "delete" => db_cmds::delete(p, out, false),

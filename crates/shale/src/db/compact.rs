@@ -319,7 +319,7 @@ impl DbInner {
     }
 
     /// The merged iterator over a compaction's inputs, and their range tombstones.
-    fn compaction_input(
+    pub(crate) fn compaction_input(
         self: &Arc<Self>,
         cf: &Arc<CfHandle>,
         plan: &CompactionPlan,

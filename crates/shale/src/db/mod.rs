@@ -56,6 +56,8 @@ mod properties;
 mod read;
 pub(crate) use read::ts_unsupported as ts_unsupported_error;
 mod readonly;
+mod remote_compaction;
+pub use remote_compaction::open_and_compact;
 mod repair;
 mod scheduler;
 mod snapshot;
