@@ -156,13 +156,7 @@ const BUILD_OPTIONS: &[&str] = &["auto_compaction"];
 /// and writes the serialized CompactionServiceResult (each output file's keys, seqnos,
 /// epoch number, unique id and table properties, the job's stats), which the primary
 /// installs.
-const NOT_SUPPORTED: &[(&str, &str)] = &[(
-    "remote_compaction_primary",
-    "Shale's compaction has no CompactionService hook (CompactRange handing each \
-     compaction out as a serialized CompactionServiceInput in <job_dir>/input.bin, then \
-     moving the outputs a CompactionServiceResult in <job_dir>/result.bin names into the \
-     database and installing them); the worker side, remote_compaction_worker, is built",
-)];
+const NOT_SUPPORTED: &[(&str, &str)] = &[];
 
 pub const HELP: &str = "ldb - RocksDB Tool
 
@@ -225,10 +219,13 @@ Admin Commands:
     [--allow_global_seqno] [--allow_blocking_flush] [--ingest_behind]
   unsafe_remove_sst_file <SST file number>      MUST NOT be used on a live DB.
 
+  remote_compaction_primary --db=<db_path> --job_dir=<dir>
+    Open an existing DB and run CompactRange() through LocalFileCompactionService.
+    Schedule() writes job_dir/input.bin (once). Wait() polls for job_dir/result.bin.
+    Must run with remote_compaction_worker in background on the same --db and --job_dir,
+    otherwise Wait() will hang until timeout.
   remote_compaction_worker --db=<db_path> --job_dir=<dir>
     Read job_dir/input.bin, run DB::OpenAndCompact(), write job_dir/result.bin.
-
-Not supported yet (print NotSupported): remote_compaction_primary
 ";
 
 /// Runs `shale ldb <args>`; returns the process exit status.
@@ -302,6 +299,7 @@ fn dispatch(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         "update_manifest" => update_manifest::update_manifest(p, out),
         "compaction_progress_dump" => progress::compaction_progress_dump(p, out),
         "remote_compaction_worker" => remote::remote_compaction_worker(p, out),
+        "remote_compaction_primary" => remote::remote_compaction_primary(p, out),
         "put" => db_cmds::put(p, out),
         "batchput" => db_cmds::batchput(p, out),
         "delete" => db_cmds::delete(p, out, false),

@@ -1,4 +1,4 @@
-//! `remote_compaction_worker` (and the primary's refusal): RocksDB 11.8.1's pair in
+//! `remote_compaction_primary` and `remote_compaction_worker`: RocksDB 11.8.1's pair in
 //! tools/ldb_cmd.cc, which hand one compaction through files in `--job_dir`:
 //! the primary's CompactRange writes `input.bin` (a serialized CompactionServiceInput,
 //! `shale::compaction::service`) and polls for `result.bin`; the worker polls for
@@ -10,6 +10,8 @@
 //! Polling as 11.8.1's: every 100 ms for at most 120 s, a file that exists and is not empty.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::db_cmds::db_path;
@@ -68,4 +70,47 @@ pub fn remote_compaction_worker(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         return Err(Failure::new(format!("Failed to write {result_path}")));
     }
     writeln!(out, "remote_compaction_worker: OK ({} bytes result)", result.len()).map_err(Failure::io)
+}
+
+/// ldb's LocalFileCompactionService: hands the compaction out through `<job_dir>` and
+/// waits for the worker's result. It takes one compaction (its job_dir holds one input).
+struct LocalFileService {
+    dir: String,
+    scheduled: AtomicBool,
+}
+
+impl shale::db::CompactionService for LocalFileService {
+    fn compact(&self, input: &[u8]) -> shale::Result<Vec<u8>> {
+        if self.scheduled.swap(true, Ordering::SeqCst) {
+            return Err(shale::Error::not_supported(
+                "a second compaction through ldb's local file compaction service (its job_dir holds one)",
+            ));
+        }
+        let input_path = format!("{}/{INPUT_FILE}", self.dir);
+        if !atomic_write(&input_path, input) {
+            return Err(shale::Error::io_msg(format!(
+                "CompactionService failed to schedule a remote compaction job: cannot write {input_path}"
+            )));
+        }
+        let result_path = format!("{}/{RESULT_FILE}", self.dir);
+        poll_for_file(Path::new(&result_path)).ok_or_else(|| {
+            shale::Error::io_msg(format!(
+                "CompactionService failed to run the compaction job: timed out ({POLL_TIMEOUT_SECS}s) waiting for {result_path}"
+            ))
+        })
+    }
+}
+
+pub fn remote_compaction_primary(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
+    let dir = job_dir(p)?;
+    let db_dir = db_path(p)?;
+    let mut opts = shale::Options::default();
+    opts.set_disable_auto_compactions(true);
+    let db = shale::DB::open(&opts, &db_dir).map_err(|e| Failure::new(format!("Open: {e}")))?;
+    db.set_compaction_service(Some(Arc::new(LocalFileService { dir, scheduled: AtomicBool::new(false) })));
+    let cf =
+        db.cf_handle(shale::DEFAULT_COLUMN_FAMILY_NAME).ok_or_else(|| Failure::new("no default family"))?;
+    db.try_compact_range_cf(&cf, None::<&[u8]>, None::<&[u8]>)
+        .map_err(|e| Failure::new(format!("CompactRange: {e}")))?;
+    writeln!(out, "remote_compaction_primary: OK").map_err(Failure::io)
 }

@@ -269,3 +269,127 @@ pub fn open_and_compact(db_path: &Path, output_dir: &Path, input: &[u8]) -> Resu
     let result = db.compact_for_service(&input, output_dir)?;
     Ok(result.encode())
 }
+
+/// Where a primary hands out its compactions (RocksDB's `CompactionService`, its Schedule
+/// and Wait in one call): given a serialized `CompactionServiceInput`, returns the
+/// serialized `CompactionServiceResult` once a worker produced it. Called without the DB
+/// mutex, on the thread that runs the compaction.
+pub trait CompactionService: Send + Sync {
+    fn compact(&self, input: &[u8]) -> Result<Vec<u8>>;
+}
+
+impl<T: ThreadMode, I: DBInner> DBCommon<T, I> {
+    /// Hands every compaction that rewrites tables to `service` from now on (None: run them
+    /// here again), as RocksDB's `Options::compaction_service`. Trivial moves and FIFO
+    /// deletions still run here, as in RocksDB.
+    pub fn set_compaction_service(&self, service: Option<Arc<dyn CompactionService>>) {
+        *self.inner.compaction_service.lock() = service;
+    }
+}
+
+impl super::DbInner {
+    /// Runs `plan` through `service` (RocksDB's
+    /// `CompactionJob::ProcessKeyValueCompactionWithCompactionService`): the input names the
+    /// plan's tables, the primary's snapshots, the database's id and latest OPTIONS file;
+    /// each output the result lists is renamed from the result's `output_path` into
+    /// `out_dir` under a new file number and described by the result's metadata. The caller
+    /// installs them as it installs its own outputs (one VersionEdit through log_and_apply).
+    pub(crate) fn run_remote_compaction(
+        &self,
+        cf: &super::CfHandle,
+        plan: &CompactionPlan,
+        snapshots: &[u64],
+        service: &dyn CompactionService,
+        new_number: &dyn Fn() -> u64,
+        out_dir: &Path,
+    ) -> Result<job::JobResult> {
+        if super::flush::blob_write_options(cf).is_some() {
+            return Err(Error::not_supported("remote compaction of a family that writes blob files"));
+        }
+        let options_file_number = crate::options_file::latest_options_file(&*self.fs, &self.path)?
+            .map(|(n, _)| n)
+            .ok_or_else(|| Error::not_found("remote compaction: the database has no OPTIONS file"))?;
+        let db_id = String::from_utf8(crate::fs::read_file(&*self.fs, &self.path.join("IDENTITY"))?)
+            .map_err(|_| Error::corruption("IDENTITY is not UTF-8"))?;
+        let input = CompactionServiceInput {
+            cf_name: cf.name.clone(),
+            snapshots: snapshots.to_vec(),
+            input_files: plan.all_inputs().map(|(_, f)| format!("{:06}.sst", f.number)).collect(),
+            output_level: plan.output_level as i32,
+            db_id: db_id.trim().to_string(),
+            options_file_number,
+            ..Default::default()
+        };
+        self.info_log.log(format_args!(
+            "[{}] Starting remote compaction (output level: {}): {}",
+            cf.name,
+            plan.output_level,
+            input.input_files.join(", ")
+        ));
+        let result = CompactionServiceResult::decode(&service.compact(&input.encode())?)?;
+        if result.status.code != 0 {
+            return Err(Error::io_msg(format!(
+                "remote compaction failed (status code {}, subcode {}): {}",
+                result.status.code, result.status.subcode, result.status.message
+            )));
+        }
+        if result.has_proximal_level_output || result.output_files.iter().any(|f| f.is_proximal_level_output)
+        {
+            return Err(Error::not_supported("remote compaction result with proximal-level outputs"));
+        }
+        let mut outputs = Vec::new();
+        let mut output_records = 0u64;
+        for f in &result.output_files {
+            let number = new_number();
+            let src = Path::new(&result.output_path).join(&f.file_name);
+            let dst = super::filename::table_file(out_dir, number);
+            self.fs.rename(&src, &dst)?;
+            let file_size = if f.file_size == 0 { self.fs.file_size(&dst)? } else { f.file_size };
+            let entries = f.table_property_u64("num_entries");
+            let range_dels = f.table_property_u64("num_range_deletions");
+            output_records += entries.saturating_sub(range_dels);
+            let start = f.table_property_u64("tail_start_offset");
+            let no_data_blocks = entries == 0 || entries == range_dels;
+            let tail_size =
+                if (start > 0 || no_data_blocks) && start <= file_size { file_size - start } else { 0 };
+            outputs.push(crate::version::edit::FileMetaData {
+                number,
+                file_size,
+                smallest: f.smallest_internal_key.clone(),
+                largest: f.largest_internal_key.clone(),
+                smallest_seqno: f.smallest_seqno,
+                largest_seqno: f.largest_seqno,
+                marked_for_compaction: f.marked_for_compaction,
+                oldest_ancester_time: f.oldest_ancester_time,
+                file_creation_time: f.file_creation_time,
+                file_checksum: f.file_checksum.clone(),
+                file_checksum_func_name: f.file_checksum_func_name.clone(),
+                unique_id: Some(f.unique_id).filter(|u| *u != [0, 0]),
+                epoch_number: f.epoch_number,
+                tail_size,
+                ..Default::default()
+            });
+        }
+        // RocksDB's VerifyOutputRecordCount: the records the worker says it wrote are those
+        // its tables hold.
+        let said = result.output_level_stats.get("num_output_records");
+        if said != output_records {
+            return Err(Error::corruption(format!(
+                "Number of keys in compaction output SST files does not match number of keys added. \
+                 Expected {said} but there are {output_records} in output SST files"
+            )));
+        }
+        let entries_in = result.stat("num_input_records");
+        Ok(job::JobResult {
+            outputs,
+            bytes_written: result.bytes_written,
+            entries_dropped: entries_in.saturating_sub(output_records),
+            blob_additions: Vec::new(),
+            blob_garbage: Vec::new(),
+            entries_in,
+            drops: Default::default(),
+            blobs_relocated: 0,
+            blob_bytes_relocated: 0,
+        })
+    }
+}
