@@ -77,7 +77,7 @@ fn shape(dir: &Path) -> Vec<String> {
     let mut out = Vec::new();
     let mut level: Option<String> = None;
     let mut count = 0;
-    let mut close = |level: &mut Option<String>, count: &mut usize, out: &mut Vec<String>| {
+    let close = |level: &mut Option<String>, count: &mut usize, out: &mut Vec<String>| {
         if let Some(l) = level.take() {
             if *count > 0 {
                 out.push(format!("L{l}: {count}"));

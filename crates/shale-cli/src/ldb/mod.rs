@@ -146,16 +146,8 @@ const COMMON_OPTIONS: &[&str] = &[
 /// create_column_family and drop_column_family (whose constructors list `--db` only).
 const BUILD_OPTIONS: &[&str] = &["auto_compaction"];
 
-/// Commands whose feature belongs to another part of Shale not built yet.
-/// RocksDB 11.8.1's protocol for these two (tools/ldb_cmd.cc, LocalFileCompactionService):
-/// the primary's CompactRange hands each compaction to a CompactionService whose Schedule()
-/// writes `<job_dir>/input.bin` (a CompactionServiceInput in RocksDB's options-string form:
-/// cf_name, snapshots, input_files, output_level, db_id, begin/end, options_file_number)
-/// and whose Wait() polls for `<job_dir>/result.bin`; the worker runs DB::OpenAndCompact
-/// (a secondary instance with OPTIONS-<options_file_number>, outputs in `<job_dir>/output`)
-/// and writes the serialized CompactionServiceResult (each output file's keys, seqnos,
-/// epoch number, unique id and table properties, the job's stats), which the primary
-/// installs.
+/// Commands whose feature belongs to another part of Shale not built yet (none now: the last,
+/// remote_compaction_primary and remote_compaction_worker, are in `remote.rs`).
 const NOT_SUPPORTED: &[(&str, &str)] = &[];
 
 pub const HELP: &str = "ldb - RocksDB Tool

@@ -57,7 +57,7 @@ pub fn hex(b: &[u8]) -> String {
 
 fn unhex(field: &str, s: &str) -> Result<Vec<u8>> {
     let bad = || Error::invalid_argument(format!("compaction service: bad hex in {field}: {s:?}"));
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return Err(bad());
     }
     (0..s.len())

@@ -1,8 +1,18 @@
-//! The worker side of RocksDB's remote compaction (`DB::OpenAndCompact`): a database
+//! RocksDB's remote compaction (docs/compaction-service.md), both sides.
+//!
+//! Worker (`DB::OpenAndCompact`, what ldb's `remote_compaction_worker` runs): a database
 //! opened as a secondary compacts the tables a primary named in a `CompactionServiceInput`
 //! into another directory and describes them in a `CompactionServiceResult`
-//! (`compaction/service.rs`); the primary installs them. What ldb's
-//! `remote_compaction_worker` runs.
+//! (`compaction/service.rs`). It loads the database's latest OPTIONS file (RocksDB loads
+//! `OPTIONS-<options_file_number>`, the same file unless the primary reopened meanwhile);
+//! function-valued options (compaction filters) are not rebuilt from it, as RocksDB's
+//! worker rebuilds none it has not registered.
+//!
+//! Primary (RocksDB's `Options::compaction_service`, here `set_compaction_service`): a
+//! compaction that rewrites tables calls the service instead of running its job
+//! (`compact.rs`, `run_remote_compaction`); the result's tables are renamed into the
+//! database under new numbers and installed as the job's own outputs would be, in one
+//! VersionEdit through log_and_apply.
 //!
 //! As RocksDB's worker: the inputs are looked up by number in the secondary's current
 //! Version (NotFound if one is not live there, InvalidArgument if the family is unknown);
@@ -87,7 +97,7 @@ impl<T: ThreadMode, I: DBInner> DBCommon<T, I> {
                 )));
             }
             // Level 0 files newest first, as the picker lists them.
-            by_level[0].sort_by(|a, b| b.largest_seqno.cmp(&a.largest_seqno));
+            by_level[0].sort_by_key(|f| std::cmp::Reverse(f.largest_seqno));
             let deeper_empty = (out_level + 1..v.num_levels()).all(|l| v.files(l).is_empty());
             let plan = CompactionPlan {
                 level: start,
