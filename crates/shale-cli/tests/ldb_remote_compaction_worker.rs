@@ -8,7 +8,8 @@
 //! the input record count, the output tables' sizes, keys and properties as the files in
 //! `job/output` have them); the outputs hold exactly the live keys (sst_dump's scan); the
 //! database itself is unchanged (a secondary compacts). Then the errors: an input naming a
-//! table that is not live (NotFound through `OpenAndCompact:`), a subcompaction range
+//! table that is not live (NotFound through `OpenAndCompact:`), a missing OPTIONS file, a
+//! subcompaction range
 //! (NotSupported), and a missing `--job_dir`.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
@@ -44,12 +45,20 @@ fn input_for(db: &Path) -> CompactionServiceInput {
     files.sort();
     drop(d);
     let db_id = std::fs::read_to_string(db.join("IDENTITY")).unwrap();
+    // The newest OPTIONS file, as a primary names the one it wrote at open.
+    let options_file_number = std::fs::read_dir(db)
+        .unwrap()
+        .filter_map(|e| {
+            e.unwrap().file_name().to_string_lossy().strip_prefix("OPTIONS-")?.parse::<u64>().ok()
+        })
+        .max()
+        .unwrap();
     CompactionServiceInput {
         cf_name: "default".into(),
         input_files: files,
         output_level: 6,
         db_id: db_id.trim().to_string(),
-        options_file_number: 0,
+        options_file_number,
         ..Default::default()
     }
 }
@@ -124,6 +133,14 @@ fn worker_errors() {
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.starts_with("Failed: OpenAndCompact: ") && err.contains("999999.sst"), "{err}");
     assert!(!dir.join("job/result.bin").exists());
+
+    let mut input = input_for(&dir.join("db"));
+    input.options_file_number = 999_999;
+    std::fs::write(dir.join("job/input.bin"), input.encode()).unwrap();
+    let o = worker(dir);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.starts_with("Failed: OpenAndCompact: ") && err.contains("OPTIONS-999999"), "{err}");
 
     let mut input = input_for(&dir.join("db"));
     input.has_begin = true;

@@ -3,8 +3,7 @@
 //! Worker (`DB::OpenAndCompact`, what ldb's `remote_compaction_worker` runs): a database
 //! opened as a secondary compacts the tables a primary named in a `CompactionServiceInput`
 //! into another directory and describes them in a `CompactionServiceResult`
-//! (`compaction/service.rs`). It loads the database's latest OPTIONS file (RocksDB loads
-//! `OPTIONS-<options_file_number>`, the same file unless the primary reopened meanwhile);
+//! (`compaction/service.rs`). It loads `OPTIONS-<options_file_number>` as RocksDB does;
 //! function-valued options (compaction filters) are not rebuilt from it, as RocksDB's
 //! worker rebuilds none it has not registered.
 //!
@@ -269,12 +268,17 @@ fn st_total_files<T: ThreadMode, I: DBInner>(db: &DBCommon<T, I>, cf: &super::Cf
 }
 
 /// RocksDB's `DB::OpenAndCompact`: opens the database at `db_path` as a secondary (its info
-/// log in `output_dir`) with the options of its latest OPTIONS file, compacts what the
+/// log in `output_dir`) with the options of the OPTIONS file the input names, compacts what the
 /// serialized `input` names into `output_dir`, and returns the serialized result.
 pub fn open_and_compact(db_path: &Path, output_dir: &Path, input: &[u8]) -> Result<Vec<u8>> {
     let input = CompactionServiceInput::decode(input)?;
-    let (opts, descs) =
-        crate::Options::load_latest(db_path, crate::Env::new()?, true, crate::Cache::new_lru_cache(8 << 20))?;
+    let (opts, descs) = crate::options_load::load_numbered(
+        db_path,
+        input.options_file_number,
+        &crate::Env::new()?,
+        true,
+        &crate::Cache::new_lru_cache(8 << 20),
+    )?;
     let db: crate::DB = crate::DB::open_cf_descriptors_as_secondary(&opts, db_path, output_dir, descs)?;
     let result = db.compact_for_service(&input, output_dir)?;
     Ok(result.encode())
