@@ -458,6 +458,11 @@ pub fn latest_options_file(fs: &dyn FileSystem, dir: &Path) -> Result<Option<(u6
     let Some(number) = fs.children(dir)?.iter().filter_map(|n| parse_options_file_name(n)).max() else {
         return Ok(None);
     };
+    Ok(Some((number, read_options_file(fs, dir, number)?)))
+}
+
+/// The OPTIONS file numbered `number` in `dir`, parsed (NotFound / IO error when absent).
+pub fn read_options_file(fs: &dyn FileSystem, dir: &Path, number: u64) -> Result<OptionsFile> {
     let path = dir.join(options_file_name(number));
     let bytes = read_file(fs, &path)?;
     let text = String::from_utf8(bytes).map_err(|e| {
@@ -469,7 +474,7 @@ pub fn latest_options_file(fs: &dyn FileSystem, dir: &Path) -> Result<Option<(u6
         let body = msg.split_once(": ").map_or(msg.as_str(), |(_, rest)| rest);
         Error::new(kind, format!("{}: {body}", path.display()))
     })?;
-    Ok(Some((number, parsed)))
+    Ok(parsed)
 }
 
 /// Which section statements currently go to.

@@ -355,6 +355,20 @@ pub(crate) fn load_latest(
     }
 }
 
+/// `load_latest` of the OPTIONS file numbered `number` (what RocksDB's `OpenAndCompact`
+/// loads: the file the primary names in its CompactionServiceInput).
+pub(crate) fn load_numbered(
+    path: &std::path::Path,
+    number: u64,
+    env: &Env,
+    ignore_unknown_options: bool,
+    cache: &Cache,
+) -> Result<(Options, Vec<ColumnFamilyDescriptor>)> {
+    let fs = env.fs.clone().unwrap_or_else(crate::fs::default_fs);
+    let file = options_file::read_options_file(&*fs, path, number)?;
+    from_file(&file, env, ignore_unknown_options, cache)
+}
+
 /// Applies a DB or column-family option by RocksDB's name (for `get_options_from_string`);
 /// false when Shale has no setter for it.
 pub(crate) fn apply_named(o: &mut Options, name: &str, v: &str) -> Result<bool> {

@@ -17,6 +17,7 @@ mod levels;
 mod manifest;
 mod progress;
 mod query;
+mod remote;
 mod update_manifest;
 mod wal;
 
@@ -145,30 +146,9 @@ const COMMON_OPTIONS: &[&str] = &[
 /// create_column_family and drop_column_family (whose constructors list `--db` only).
 const BUILD_OPTIONS: &[&str] = &["auto_compaction"];
 
-/// Commands whose feature belongs to another part of Shale not built yet.
-/// RocksDB 11.8.1's protocol for these two (tools/ldb_cmd.cc, LocalFileCompactionService):
-/// the primary's CompactRange hands each compaction to a CompactionService whose Schedule()
-/// writes `<job_dir>/input.bin` (a CompactionServiceInput in RocksDB's options-string form:
-/// cf_name, snapshots, input_files, output_level, db_id, begin/end, options_file_number)
-/// and whose Wait() polls for `<job_dir>/result.bin`; the worker runs DB::OpenAndCompact
-/// (a secondary instance with OPTIONS-<options_file_number>, outputs in `<job_dir>/output`)
-/// and writes the serialized CompactionServiceResult (each output file's keys, seqnos,
-/// epoch number, unique id and table properties, the job's stats), which the primary
-/// installs.
-const NOT_SUPPORTED: &[(&str, &str)] = &[
-    (
-        "remote_compaction_primary",
-        "Shale's compaction has no CompactionService hook (a compaction handed out as a \
-         serialized CompactionServiceInput in <job_dir>/input.bin, its serialized \
-         CompactionServiceResult from <job_dir>/result.bin installed)",
-    ),
-    (
-        "remote_compaction_worker",
-        "Shale has no DB::OpenAndCompact (parse <job_dir>/input.bin, compact the named \
-         files of a secondary instance into <job_dir>/output, write <job_dir>/result.bin \
-         as a serialized CompactionServiceResult)",
-    ),
-];
+/// Commands whose feature belongs to another part of Shale not built yet (none now: the last,
+/// remote_compaction_primary and remote_compaction_worker, are in `remote.rs`).
+const NOT_SUPPORTED: &[(&str, &str)] = &[];
 
 pub const HELP: &str = "ldb - RocksDB Tool
 
@@ -231,7 +211,13 @@ Admin Commands:
     [--allow_global_seqno] [--allow_blocking_flush] [--ingest_behind]
   unsafe_remove_sst_file <SST file number>      MUST NOT be used on a live DB.
 
-Not supported yet (print NotSupported): remote_compaction_primary, remote_compaction_worker
+  remote_compaction_primary --db=<db_path> --job_dir=<dir>
+    Open an existing DB and run CompactRange() through LocalFileCompactionService.
+    Schedule() writes job_dir/input.bin (once). Wait() polls for job_dir/result.bin.
+    Must run with remote_compaction_worker in background on the same --db and --job_dir,
+    otherwise Wait() will hang until timeout.
+  remote_compaction_worker --db=<db_path> --job_dir=<dir>
+    Read job_dir/input.bin, run DB::OpenAndCompact(), write job_dir/result.bin.
 ";
 
 /// Runs `shale ldb <args>`; returns the process exit status.
@@ -304,6 +290,8 @@ fn dispatch(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         "file_checksum_dump" => manifest::file_checksum_dump(p, out),
         "update_manifest" => update_manifest::update_manifest(p, out),
         "compaction_progress_dump" => progress::compaction_progress_dump(p, out),
+        "remote_compaction_worker" => remote::remote_compaction_worker(p, out),
+        "remote_compaction_primary" => remote::remote_compaction_primary(p, out),
         "put" => db_cmds::put(p, out),
         "batchput" => db_cmds::batchput(p, out),
         "delete" => db_cmds::delete(p, out, false),

@@ -4,4 +4,5 @@
 pub mod fifo;
 pub mod job;
 pub mod picker;
+pub mod service;
 pub mod universal;

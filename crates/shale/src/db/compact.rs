@@ -173,38 +173,44 @@ impl DbInner {
                     n
                 };
                 let out_dir = cf.table_dir(&this.path, output_path_id);
-                let r = job::run(JobInput {
-                    fs: &*this.fs,
-                    dir: out_dir,
-                    blob_dir: &this.path,
-                    path_id: output_path_id,
-                    iter,
-                    tombstones,
-                    snapshots,
-                    bottommost: plan.bottommost,
-                    target_file_size: plan
-                        .output_file_size
-                        .unwrap_or_else(|| cf.opts.target_file_size(plan.output_level)),
-                    builder_options: &builder_options,
-                    new_file_number: &new_number,
-                    remove_value: ttl_filter.as_ref().map(|f| f as &job::ValueFilter),
-                    compaction_filter: if has_filter { Some(&mut filter_fn) } else { None },
-                    merge_operator: cf.opts.merge_operator.as_deref(),
-                    full_history_ts_low: Some(cf.full_history_ts_low()).filter(|l| !l.is_empty()),
-                    blob_fetcher: Some(crate::blob::BlobFetcher {
-                        cache: this.blob_cache.clone(),
-                        cf_id: cf.id,
-                        // Looked up, never filled (RocksDB's compactions read with
-                        // fill_cache = false).
-                        value_cache: cf.opts.blob_cache.clone(),
-                        fill_cache: false,
-                    }),
-                    blob_write: super::flush::blob_write_options(cf),
-                    blob_gc_cutoff,
-                    blob_readahead: cf.opts.blob.compaction_readahead_size,
-                    cancel: Some(&this.shutting_down),
-                    statistics: this.opts.statistics.as_deref(),
-                })?;
+                let service = this.compaction_service.lock().clone();
+                let r = if let Some(service) = service {
+                    let out_dir = cf.table_dir(&this.path, output_path_id);
+                    this.run_remote_compaction(cf, plan, &snapshots, &*service, &new_number, out_dir)?
+                } else {
+                    job::run(JobInput {
+                        fs: &*this.fs,
+                        dir: out_dir,
+                        blob_dir: &this.path,
+                        path_id: output_path_id,
+                        iter,
+                        tombstones,
+                        snapshots,
+                        bottommost: plan.bottommost,
+                        target_file_size: plan
+                            .output_file_size
+                            .unwrap_or_else(|| cf.opts.target_file_size(plan.output_level)),
+                        builder_options: &builder_options,
+                        new_file_number: &new_number,
+                        remove_value: ttl_filter.as_ref().map(|f| f as &job::ValueFilter),
+                        compaction_filter: if has_filter { Some(&mut filter_fn) } else { None },
+                        merge_operator: cf.opts.merge_operator.as_deref(),
+                        full_history_ts_low: Some(cf.full_history_ts_low()).filter(|l| !l.is_empty()),
+                        blob_fetcher: Some(crate::blob::BlobFetcher {
+                            cache: this.blob_cache.clone(),
+                            cf_id: cf.id,
+                            // Looked up, never filled (RocksDB's compactions read with
+                            // fill_cache = false).
+                            value_cache: cf.opts.blob_cache.clone(),
+                            fill_cache: false,
+                        }),
+                        blob_write: super::flush::blob_write_options(cf),
+                        blob_gc_cutoff,
+                        blob_readahead: cf.opts.blob.compaction_readahead_size,
+                        cancel: Some(&this.shutting_down),
+                        statistics: this.opts.statistics.as_deref(),
+                    })?
+                };
                 if cf.opts.paranoid_file_checks {
                     for m in &r.outputs {
                         this.verify_new_table(cf, m)?;
@@ -319,7 +325,7 @@ impl DbInner {
     }
 
     /// The merged iterator over a compaction's inputs, and their range tombstones.
-    fn compaction_input(
+    pub(crate) fn compaction_input(
         self: &Arc<Self>,
         cf: &Arc<CfHandle>,
         plan: &CompactionPlan,

@@ -56,6 +56,8 @@ mod properties;
 mod read;
 pub(crate) use read::ts_unsupported as ts_unsupported_error;
 mod readonly;
+mod remote_compaction;
+pub use remote_compaction::{open_and_compact, CompactionService};
 mod repair;
 mod scheduler;
 mod snapshot;
@@ -148,6 +150,9 @@ pub(crate) struct DbInner {
     pub opts: Options,
     /// The DB mutex.
     pub state: PlMutex<DbState>,
+    /// Where compactions that rewrite tables run instead of here (RocksDB's
+    /// `Options::compaction_service`), if anywhere (`remote_compaction.rs`).
+    pub compaction_service: PlMutex<Option<Arc<dyn CompactionService>>>,
     /// "Work available": background workers wait here (with `state`).
     pub work_cv: Condvar,
     /// "Job done" (or a stall condition changed): stalled writers, manual flushes and

@@ -410,6 +410,7 @@ pub(super) fn new_inner(
         path: path.to_path_buf(),
         fs,
         opts: opts.clone(),
+        compaction_service: PlMutex::new(None),
         state: PlMutex::new(DbState {
             cfs: BTreeMap::new(),
             max_column_family,
