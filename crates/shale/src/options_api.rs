@@ -1259,9 +1259,16 @@ impl Options {
         self.unordered_write = unordered;
     }
 
-    /// Accepted: compaction jobs run as one subcompaction; the output is the same.
+    /// RocksDB's `max_subcompactions` (default 1): a leveled compaction from level 0 or a
+    /// manual one (`compact_range`), or a universal one, into a level below 0, is split into
+    /// up to `num` key ranges cut at the input tables' index anchors (each range at least the
+    /// output level's target file size), compacted on threads of their own and installed as
+    /// one result (`db/compact.rs`, `compaction/job.rs`, RocksDB's
+    /// `GenSubcompactionBoundaries`). The same entries are written; 0 acts as 1. Histogram
+    /// `rocksdb.num.subcompactions.scheduled` counts the splits. Not for families with
+    /// user-defined timestamps (one range) or plain tables (as RocksDB).
     pub fn set_max_subcompactions(&mut self, num: u32) {
-        let _ = num;
+        self.max_subcompactions = num;
     }
 
     /// Shale behaves as RocksDB with this option at its default (`size == 0`); any other

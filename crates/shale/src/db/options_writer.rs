@@ -102,6 +102,12 @@ fn db_options(o: &crate::Options) -> Vec<(String, String)> {
     put(&mut l, "avoid_unnecessary_blocking_io", o.avoid_unnecessary_blocking_io);
     put(&mut l, "track_and_verify_wals_in_manifest", o.track_and_verify_wals_in_manifest);
     put(&mut l, "write_dbid_to_manifest", o.write_dbid_to_manifest);
+    put(&mut l, "max_subcompactions", o.max_subcompactions);
+    put(&mut l, "compaction_readahead_size", o.compaction_readahead_size);
+    put(&mut l, "advise_random_on_open", o.advise_random_on_open);
+    put(&mut l, "manifest_preallocation_size", o.manifest_preallocation_size);
+    put(&mut l, "max_file_opening_threads", o.max_file_opening_threads);
+    put(&mut l, "table_cache_numshardbits", o.table_cache_numshardbits);
     l
 }
 
@@ -206,6 +212,7 @@ fn cf_options(c: &crate::Options) -> Vec<(String, String)> {
     put(&mut l, "enable_blob_garbage_collection", c.blob.enable_gc);
     put(&mut l, "blob_garbage_collection_age_cutoff", format!("{:.6}", c.blob.gc_age_cutoff));
     put(&mut l, "blob_compaction_readahead_size", c.blob.compaction_readahead_size);
+    put(&mut l, "max_sequential_skip_in_iterations", c.max_sequential_skip_in_iterations);
     l
 }
 
