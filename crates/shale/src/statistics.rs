@@ -1955,9 +1955,7 @@ pub fn why_not_counted(t: Ticker) -> Option<&'static str> {
         }
         CompactionCancelled | CompactionAborted => "not counted yet (db/compact.rs)",
         NumberKeysUpdated => "no in-place updates (inplace_update_support) in Shale",
-        NumberIterSkip | NumberOfReseeksInIteration => {
-            "not counted yet: internal entries skipped inside the iterator (iter/, issue 13's)"
-        }
+        NumberIterSkip => "not counted yet: internal entries skipped inside the iterator (iter/, issue 13's)",
         NumberMergeFailures => {
             "not counted yet: a merge operator's failure is returned as Corruption \
              (merge_operator.rs) without this count"

@@ -66,7 +66,8 @@ fn put(list: &mut Vec<(String, String)>, name: &str, value: impl ToString) {
 /// The `[DBOptions]` list: RocksDB 11.8.1's options in its order, with Shale's value for each
 /// option Shale has; the others keep RocksDB's default, which is what Shale behaves as (a
 /// setter that is given another value makes `open` refuse it, or, for the speed hints
-/// `options_api.rs` lists as "Accepted", changes nothing Shale does).
+/// `options_api.rs` lists as "Accepted", changes nothing Shale does). The hints Shale
+/// keeps (max_subcompactions, compaction_readahead_size, ...) are written as set.
 fn db_options(o: &crate::Options) -> Vec<(String, String)> {
     let mut l = OptionsFile::rocksdb_11_defaults_ref().db_options.clone();
     put(&mut l, "create_if_missing", o.create_if_missing);

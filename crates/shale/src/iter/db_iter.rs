@@ -51,7 +51,8 @@ use crate::merge_operator::MergeOperator;
 use crate::perf::{self, Field};
 
 /// After this many steps over entries of one user key, iteration re-seeks past them
-/// (RocksDB's `max_sequential_skip_in_iterations` default).
+/// (RocksDB's `max_sequential_skip_in_iterations` default; a family's own value comes
+/// through `DBIter::set_max_sequential_skip`).
 const MAX_SEQUENTIAL_SKIP: usize = 8;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,6 +102,10 @@ pub struct DBIter {
     /// current step.
     max_skip: u64,
     skipped: u64,
+    /// `max_sequential_skip_in_iterations`: entries of one user key stepped over before a
+    /// reseek jumps past the rest (each reseek counted as `rocksdb.number.reseeks.iteration`).
+    max_sequential_skip: usize,
+    statistics: Option<Arc<crate::statistics::Statistics>>,
     /// `prefix_same_as_start`: the family's prefix extractor.
     prefix_extractor: Option<crate::slice_transform::SliceTransformRef>,
     /// The prefix iteration stays within (set by the last positioning call).
@@ -150,6 +155,8 @@ impl DBIter {
             err: None,
             max_skip: 0,
             skipped: 0,
+            max_sequential_skip: MAX_SEQUENTIAL_SKIP,
+            statistics: None,
             prefix_extractor: None,
             prefix: None,
             merge_operator: None,
@@ -251,6 +258,27 @@ impl DBIter {
     /// The merge operator that resolves merge operands (none: reading one fails).
     pub fn set_merge_operator(&mut self, op: Option<Arc<MergeOperator>>) {
         self.merge_operator = op;
+    }
+
+    /// The family's `max_sequential_skip_in_iterations`: stepping over more than `n` entries
+    /// of one user key reseeks past the rest (RocksDB's DBIter `max_skip_`), each reseek
+    /// counted in `statistics` as `rocksdb.number.reseeks.iteration`.
+    pub fn set_max_sequential_skip(
+        &mut self,
+        n: u64,
+        statistics: Option<Arc<crate::statistics::Statistics>>,
+    ) {
+        self.max_sequential_skip = usize::try_from(n).unwrap_or(usize::MAX);
+        self.statistics = statistics;
+    }
+
+    /// One reseek past the versions of a key (RocksDB's `NUMBER_OF_RESEEKS_IN_ITERATION`).
+    fn count_reseek(&self) {
+        crate::statistics::record_tick(
+            self.statistics.as_deref(),
+            crate::statistics::Ticker::NumberOfReseeksInIteration,
+            1,
+        );
     }
 
     /// A step that passes over more than `n` internal entries it does not return stops
@@ -467,7 +495,8 @@ impl DBIter {
                     break;
                 }
                 steps += 1;
-                if steps > MAX_SEQUENTIAL_SKIP {
+                if steps > self.max_sequential_skip {
+                    self.count_reseek();
                     self.seek_before_saved_key();
                     break;
                 }
@@ -547,9 +576,10 @@ impl DBIter {
                     return self.fail_skipped();
                 }
                 num_skipped += 1;
-                if num_skipped > MAX_SEQUENTIAL_SKIP {
+                if num_skipped > self.max_sequential_skip {
                     // Jump over the rest of these versions with one seek.
                     num_skipped = 0;
+                    self.count_reseek();
                     let mut scratch = std::mem::take(&mut self.scratch);
                     scratch.clear();
                     if hidden {
@@ -735,7 +765,8 @@ impl DBIter {
                 perf::count(Field::InternalRecentSkippedCount, 1);
             }
             steps += 1;
-            if steps > MAX_SEQUENTIAL_SKIP {
+            if steps > self.max_sequential_skip {
+                self.count_reseek();
                 self.skipped += steps as u64;
                 return self.find_value_for_current_key_using_seek().map(Some);
             }
