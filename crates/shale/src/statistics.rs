@@ -1844,6 +1844,7 @@ pub const COUNTED_TICKERS: &[Ticker] = &[
     Ticker::BytesWritten,
     Ticker::BytesRead,
     Ticker::NumberDbSeek,
+    Ticker::NumberOfReseeksInIteration,
     Ticker::NumberDbNext,
     Ticker::NumberDbPrev,
     Ticker::NumberDbSeekFound,
