@@ -3,10 +3,12 @@
 //! deletions over six flushed level-0 files with snapshots held, then compact_range (and the
 //! bottommost rewrite a compaction filter brings): with 4 the entries visible at the latest
 //! sequence and at every snapshot, and the drops by reason, equal those with 1; histogram
-//! `rocksdb.num.subcompactions.scheduled` shows the split happened (none with 1).
+//! `rocksdb.num.subcompactions.scheduled` shows the split happened (none with 1). An
+//! automatic compaction from level 0 is split too, and reads find every key's newest value.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 mod tools;
+mod util;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -136,4 +138,37 @@ fn four_subcompactions_write_what_one_writes() {
     assert_eq!(one.entries, four.entries, "entries and deletions in the table files");
     assert_eq!(one.drops, four.drops, "drops by reason (newer entry, obsolete, range deletion, filter)");
     assert!(one.drops.iter().all(|d| *d > 0), "every drop reason exercised: {:?}", one.drops);
+}
+
+#[test]
+fn automatic_level0_compactions_are_split() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_compression_type(DBCompressionType::None);
+    o.set_write_buffer_size(256 << 10);
+    o.set_level_zero_file_num_compaction_trigger(2);
+    o.set_target_file_size_base(32 << 10);
+    o.set_max_subcompactions(4);
+    o.enable_statistics();
+    let db = DB::open(&o, dir.path()).unwrap();
+    let mut model = std::collections::BTreeMap::new();
+    for i in 0..8000u64 {
+        let k = key(((i * 7919) % 5000) as u32).into_bytes();
+        let v = format!("{i:0>100}").into_bytes();
+        db.put(&k, &v).unwrap();
+        model.insert(k, v);
+    }
+    db.flush().unwrap();
+    util::wait_for_background(&db);
+    let got: std::collections::BTreeMap<Vec<u8>, Vec<u8>> = db
+        .iterator(IteratorMode::Start)
+        .map(|r| {
+            let (k, v) = r.unwrap();
+            (k.to_vec(), v.to_vec())
+        })
+        .collect();
+    assert!(got == model, "{} keys read, {} written", got.len(), model.len());
+    let h = o.get_histogram_data(Histogram::NumSubcompactionsScheduled);
+    assert!(h.count() >= 1 && h.sum() > h.count(), "no split: {} {}", h.count(), h.sum());
 }
