@@ -63,8 +63,11 @@ fn options_file_records_the_values_set() {
     );
 }
 
-/// Entries seen walking a database whose key "a" has 20 versions, and the reseeks counted.
-fn walk(max_skip: Option<u64>) -> (Vec<(Vec<u8>, Vec<u8>)>, Vec<(Vec<u8>, Vec<u8>)>, u64) {
+type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
+
+/// Entries seen walking a database whose key "a" has 20 versions (forward, backward), and
+/// the reseeks counted.
+fn walk(max_skip: Option<u64>) -> (Pairs, Pairs, u64) {
     let dir = tempfile::tempdir().unwrap();
     let mut o = Options::default();
     o.create_if_missing(true);
@@ -78,7 +81,7 @@ fn walk(max_skip: Option<u64>) -> (Vec<(Vec<u8>, Vec<u8>)>, Vec<(Vec<u8>, Vec<u8
         db.put(b"a", format!("v{i}")).unwrap();
     }
     db.put(b"b", b"last").unwrap();
-    let collect = |mode| -> Vec<(Vec<u8>, Vec<u8>)> {
+    let collect = |mode| -> Pairs {
         db.iterator(mode)
             .map(|r| {
                 let (k, v) = r.unwrap();
