@@ -67,15 +67,19 @@ type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
 
 /// Entries seen walking a database whose key "a" has 20 versions (forward, backward), and
 /// the reseeks counted.
-fn walk(max_skip: Option<u64>) -> (Pairs, Pairs, u64) {
+/// With `dynamic`, the value is set by `set_options` after open.
+fn walk(max_skip: Option<u64>, dynamic: bool) -> (Pairs, Pairs, u64) {
     let dir = tempfile::tempdir().unwrap();
     let mut o = Options::default();
     o.create_if_missing(true);
     o.enable_statistics();
-    if let Some(n) = max_skip {
+    if let Some(n) = max_skip.filter(|_| !dynamic) {
         o.set_max_sequential_skip_in_iterations(n);
     }
     let db = DB::open(&o, dir.path()).unwrap();
+    if let Some(n) = max_skip.filter(|_| dynamic) {
+        db.set_options(&[("max_sequential_skip_in_iterations", n.to_string().as_str())]).unwrap();
+    }
     db.put(b"0", b"first").unwrap();
     for i in 0..20 {
         db.put(b"a", format!("v{i}")).unwrap();
@@ -96,9 +100,12 @@ fn walk(max_skip: Option<u64>) -> (Pairs, Pairs, u64) {
 
 #[test]
 fn iterators_reseek_after_max_sequential_skip_in_iterations() {
-    let (f8, b8, reseeks8) = walk(None);
-    let (f100, b100, reseeks100) = walk(Some(100));
-    let (f1, b1, reseeks1) = walk(Some(1));
+    let (f8, b8, reseeks8) = walk(None, false);
+    let (f100, b100, reseeks100) = walk(Some(100), false);
+    let (f1, b1, reseeks1) = walk(Some(1), false);
+    // A mutable option, as RocksDB's: set_options changes it for new iterators.
+    let (fd, bd, reseeks_dynamic) = walk(Some(100), true);
+    assert_eq!((&fd, &bd, reseeks_dynamic), (&f100, &b100, 0));
     assert_eq!(f8.len(), 3);
     assert_eq!(f8[1], (b"a".to_vec(), b"v19".to_vec()));
     assert_eq!((&f8, &b8), (&f100, &b100));
