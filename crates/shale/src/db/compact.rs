@@ -422,7 +422,9 @@ impl DbInner {
                 .unwrap_or_else(|| vec![(crate::key::user_key(&f.largest).to_vec(), f.file_size)]);
             anchors.extend(mine);
         }
-        let target = plan.output_file_size.unwrap_or_else(|| cf.opts.target_file_size(plan.output_level));
+        // RocksDB's MaxFileSizeForLevel of the output level: the level's target file size,
+        // for universal too (whose outputs are not cut by size).
+        let target = cf.opts.target_file_size(plan.output_level);
         job::subcompaction_boundaries(
             &**cf.icmp.user_comparator(),
             anchors,
