@@ -535,6 +535,22 @@ pub struct Options {
     /// `set_db_log_dir`: the directory of the info log (empty: the database's own), where it
     /// is named after the database's absolute path (`db/info_log.rs`).
     pub(crate) db_log_dir: std::path::PathBuf,
+    /// `set_max_subcompactions` (default 1): a compaction from level 0 (or a manual or
+    /// universal one) is split into up to this many key ranges compacted in parallel
+    /// (`db/subcompaction.rs`).
+    pub(crate) max_subcompactions: u32,
+    /// `set_compaction_readahead_size` (RocksDB 11.8.1's default 2 MiB).
+    pub(crate) compaction_readahead_size: u64,
+    /// `set_advise_random_on_open` (default true).
+    pub(crate) advise_random_on_open: bool,
+    /// `set_manifest_preallocation_size` (default 4 MiB).
+    pub(crate) manifest_preallocation_size: u64,
+    /// `set_max_file_opening_threads` (default 16).
+    pub(crate) max_file_opening_threads: i32,
+    /// `set_table_cache_num_shard_bits` (default 6).
+    pub(crate) table_cache_numshardbits: i32,
+    /// `set_max_sequential_skip_in_iterations` (default 8): a family option.
+    pub(crate) max_sequential_skip_in_iterations: u64,
 }
 
 /// Integrated BlobDB's column-family options, RocksDB's defaults.
@@ -653,6 +669,13 @@ impl Default for Options {
             allow_concurrent_memtable_write: true,
             enable_pipelined_write: false,
             db_log_dir: std::path::PathBuf::new(),
+            max_subcompactions: 1,
+            compaction_readahead_size: 2 << 20,
+            advise_random_on_open: true,
+            manifest_preallocation_size: 4 << 20,
+            max_file_opening_threads: 16,
+            table_cache_numshardbits: 6,
+            max_sequential_skip_in_iterations: 8,
         }
     }
 }

@@ -1088,9 +1088,13 @@ impl Options {
         self.accept_only(!enabled || value == 0, "bottommost_compression_opts.zstd_max_train_bytes");
     }
 
-    /// Accepted: compaction_readahead_size is a read-ahead hint: Shale's compaction reads whole blocks sequentially; any value reads the same data.
+    /// RocksDB's `compaction_readahead_size` (11.8.1's default 2 MiB), recorded in the
+    /// OPTIONS file as set. Shale's compactions read their inputs block by block with
+    /// `pread`, and the kernel's own readahead applies (Shale never advises random access,
+    /// see `set_advise_random_on_open`): no readahead buffer of this size is kept, so the
+    /// value changes no I/O size; the blocks read, and everything written, are the same.
     pub fn set_compaction_readahead_size(&mut self, compaction_readahead_size: usize) {
-        let _ = compaction_readahead_size;
+        self.compaction_readahead_size = compaction_readahead_size as u64;
     }
 
     /// Tables older than this (by the time they were written) are compacted again: into the
@@ -1135,9 +1139,11 @@ impl Options {
         self.unsupported.push("prepare_for_bulk_load");
     }
 
-    /// Accepted: tables are opened one by one at open; the thread count only changes how fast.
+    /// RocksDB's `max_file_opening_threads` (default 16): at open the live tables (all of
+    /// them with `max_open_files = -1`) are opened on up to this many threads, as RocksDB's
+    /// `LoadTableHandlers` (`db/open.rs`, `load_tables`); 1 or less: one by one.
     pub fn set_max_file_opening_threads(&mut self, nthreads: i32) {
-        let _ = nthreads;
+        self.max_file_opening_threads = nthreads;
     }
 
     /// The info log goes to `path` (created at open) as `<database's absolute path with
@@ -1189,9 +1195,13 @@ impl Options {
         let _ = enabled;
     }
 
-    /// Accepted: a reseek heuristic; iterators return the same entries.
+    /// RocksDB's `max_sequential_skip_in_iterations` (default 8): an iterator that steps
+    /// over more than `num` hidden entries of one user key (older versions, or versions
+    /// newer than its snapshot) reseeks past the rest instead (`iter/db_iter.rs`), counted
+    /// as ticker `rocksdb.number.reseeks.iteration`. The entries returned are the same;
+    /// only the work done for a key with many versions changes.
     pub fn set_max_sequential_skip_in_iterations(&mut self, num: u64) {
-        let _ = num;
+        self.max_sequential_skip_in_iterations = num;
     }
 
     /// Shale behaves as RocksDB with this option at its default (`!enabled`); any other
@@ -1218,9 +1228,12 @@ impl Options {
         self.accept_only(is_allow, "allow_os_buffer");
     }
 
-    /// Accepted: a lock-sharding choice of the table cache; the same tables are cached.
+    /// RocksDB's `table_cache_numshardbits` (default 6), recorded in the OPTIONS file as
+    /// set. It only shards RocksDB's table-cache LRU into `2^nbits` locks; Shale's table
+    /// cache (`db/table_cache.rs`) is one map under one mutex, whose capacity comes from
+    /// `max_open_files`, not from this value: the same tables are open and cached.
     pub fn set_table_cache_num_shard_bits(&mut self, nbits: i32) {
-        let _ = nbits;
+        self.table_cache_numshardbits = nbits;
     }
 
     /// RocksDB's `min_write_buffer_number_to_merge`, as rust-rocksdb maps this setter (see
@@ -1277,9 +1290,16 @@ impl Options {
         self.unordered_write = unordered;
     }
 
-    /// Accepted: compaction jobs run as one subcompaction; the output is the same.
+    /// RocksDB's `max_subcompactions` (default 1): a leveled compaction from level 0 or a
+    /// manual one (`compact_range`), or a universal one, into a level below 0, is split into
+    /// up to `num` key ranges cut at the input tables' index anchors (each range at least the
+    /// output level's target file size), compacted on threads of their own and installed as
+    /// one result (`db/compact.rs`, `compaction/job.rs`, RocksDB's
+    /// `GenSubcompactionBoundaries`). The same entries are written; 0 acts as 1. Histogram
+    /// `rocksdb.num.subcompactions.scheduled` counts the splits. Not for families with
+    /// user-defined timestamps (one range) or plain tables (as RocksDB).
     pub fn set_max_subcompactions(&mut self, num: u32) {
-        let _ = num;
+        self.max_subcompactions = num;
     }
 
     /// Shale behaves as RocksDB with this option at its default (`size == 0`); any other
@@ -1453,9 +1473,14 @@ impl Options {
         self.accept_only(period == 0, "stats_persist_period_sec (issue 14)");
     }
 
-    /// Accepted: an fadvise hint; the same bytes are read.
+    /// RocksDB's `advise_random_on_open` (default true), recorded in the OPTIONS file as
+    /// set. RocksDB then calls `posix_fadvise(RANDOM)` on each table it opens, turning off
+    /// the kernel's readahead, and reads compaction inputs through its own
+    /// `compaction_readahead_size` buffer instead. Shale has no such buffer and keeps the
+    /// kernel's readahead either way (advising random access would slow its compactions);
+    /// the bytes read are the same.
     pub fn set_advise_random_on_open(&mut self, advise: bool) {
-        let _ = advise;
+        self.advise_random_on_open = advise;
     }
 
     /// Accepted: a spinning choice of the DB mutex (Shale's parking_lot mutexes always spin briefly); results are the same.
@@ -1487,9 +1512,14 @@ impl Options {
         self.accept_only(size == 0, "WAL_size_limit_MB (WAL archive)");
     }
 
-    /// Accepted: preallocation reserves disk space; the MANIFEST's content is the same.
+    /// RocksDB's `manifest_preallocation_size` (default 4 MiB), recorded in the OPTIONS
+    /// file as set. RocksDB reserves this much disk space for a new MANIFEST with
+    /// `fallocate(FALLOC_FL_KEEP_SIZE)`; Shale's file system has no preallocation call, so
+    /// the MANIFEST grows as written. Its content and size are the same either way (the
+    /// reservation keeps the file size); only when the disk fills can the failure come at
+    /// a different write.
     pub fn set_manifest_preallocation_size(&mut self, size: usize) {
-        let _ = size;
+        self.manifest_preallocation_size = size as u64;
     }
 
     /// Accepted: Shale loads no stats at open either way.

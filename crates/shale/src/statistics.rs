@@ -1844,6 +1844,7 @@ pub const COUNTED_TICKERS: &[Ticker] = &[
     Ticker::BytesWritten,
     Ticker::BytesRead,
     Ticker::NumberDbSeek,
+    Ticker::NumberOfReseeksInIteration,
     Ticker::NumberDbNext,
     Ticker::NumberDbPrev,
     Ticker::NumberDbSeekFound,
@@ -1958,9 +1959,7 @@ pub fn why_not_counted(t: Ticker) -> Option<&'static str> {
         }
         CompactionCancelled | CompactionAborted => "not counted yet (db/compact.rs)",
         NumberKeysUpdated => "no in-place updates (inplace_update_support) in Shale",
-        NumberIterSkip | NumberOfReseeksInIteration => {
-            "not counted yet: internal entries skipped inside the iterator (iter/, issue 13's)"
-        }
+        NumberIterSkip => "not counted yet: internal entries skipped inside the iterator (iter/, issue 13's)",
         WalPrecreateHit
         | WalPrecreateMiss
         | WalPrecreateWaited

@@ -139,6 +139,10 @@ pub struct BenchArgs {
     /// Maximum number of concurrent compactions (-1: from max_background_jobs).
     #[arg(long, default_value_t = -1, allow_negative_numbers = true)]
     pub max_background_compactions: i32,
+    /// Maximum number of subcompactions one compaction is split into (db_bench's
+    /// --subcompactions, RocksDB's max_subcompactions).
+    #[arg(long, default_value_t = 1)]
+    pub subcompactions: u32,
     /// Number of level-0 files that triggers a compaction.
     #[arg(long, default_value_t = 4, allow_negative_numbers = true)]
     pub level0_file_num_compaction_trigger: i32,

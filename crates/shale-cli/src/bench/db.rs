@@ -56,6 +56,7 @@ pub fn options(a: &BenchArgs) -> Result<Options, String> {
     o.set_write_buffer_size(a.write_buffer_size.max(0) as usize);
     o.set_max_write_buffer_number(a.max_write_buffer_number);
     o.set_max_background_jobs(a.max_background_jobs);
+    o.set_max_subcompactions(a.subcompactions);
     o.set_allow_concurrent_memtable_write(a.allow_concurrent_memtable_write);
     #[allow(deprecated)]
     {

@@ -106,6 +106,10 @@ pub struct JobInput<'a> {
     pub cancel: Option<&'a std::sync::atomic::AtomicBool>,
     /// The database's statistics: the blob files the job writes are counted there.
     pub statistics: Option<&'a crate::statistics::Statistics>,
+    /// A subcompaction's user-key range `[start, end)` (None: unbounded on that side), as
+    /// RocksDB's `SubcompactionState` start and end: only entries of keys in it are read,
+    /// and range tombstones are written clipped to it.
+    pub range: KeyRange,
 }
 
 /// Entries between two looks at `JobInput::cancel`.
@@ -135,6 +139,34 @@ pub struct JobResult {
     /// `num_blobs_relocated`, `total_blob_bytes_relocated`: the blob indexes' sizes).
     pub blobs_relocated: u64,
     pub blob_bytes_relocated: u64,
+}
+
+impl JobResult {
+    /// Appends the result of the next subcompaction (its outputs follow this one's in key
+    /// order) and adds up its counts, as RocksDB's `CompactionJob` sums its
+    /// subcompactions' stats into one job's.
+    pub fn absorb(&mut self, next: JobResult) {
+        self.outputs.extend(next.outputs);
+        self.bytes_written += next.bytes_written;
+        self.entries_dropped += next.entries_dropped;
+        self.blob_additions.extend(next.blob_additions);
+        for g in next.blob_garbage {
+            match self.blob_garbage.iter_mut().find(|m| m.number == g.number) {
+                Some(m) => {
+                    m.garbage_blob_count += g.garbage_blob_count;
+                    m.garbage_blob_bytes += g.garbage_blob_bytes;
+                }
+                None => self.blob_garbage.push(g),
+            }
+        }
+        self.entries_in += next.entries_in;
+        self.drops.newer_entry += next.drops.newer_entry;
+        self.drops.obsolete += next.drops.obsolete;
+        self.drops.range_del += next.drops.range_del;
+        self.drops.user += next.drops.user;
+        self.blobs_relocated += next.blobs_relocated;
+        self.blob_bytes_relocated += next.blob_bytes_relocated;
+    }
 }
 
 /// Counts of dropped entries by reason (see `JobResult::drops`).
@@ -288,7 +320,8 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
         blob_bytes_relocated: 0,
     };
     let mut out: Option<Output> = None;
-    let mut lower: Option<Vec<u8>> = None;
+    let (range_start, range_end) = input.range.clone();
+    let mut lower: Option<Vec<u8>> = range_start.clone();
 
     let ctx = Ctx {
         fs: input.fs,
@@ -319,7 +352,11 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
     let cancel = input.cancel;
     let mut until_check = CANCEL_CHECK_EVERY;
     let iter = &mut input.iter;
-    iter.seek_to_first();
+    match &range_start {
+        Some(s) => iter.seek(&make_internal_key(s, MAX_SEQUENCE_NUMBER, crate::key::VALUE_TYPE_FOR_SEEK)),
+        None => iter.seek_to_first(),
+    }
+    let in_range = |k: &[u8]| range_end.as_deref().is_none_or(|e| ucmp.compare(user_key(k), e).is_lt());
     loop {
         until_check -= 1;
         if until_check == 0 {
@@ -328,7 +365,7 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
                 return Err(crate::error::Error::shutdown("Database shutdown: compaction stopped"));
             }
         }
-        let valid = iter.valid();
+        let valid = iter.valid() && in_range(iter.key());
         let boundary = !group.is_empty() && (!valid || !same_key(&*ucmp, iter.key(), &group[0].0));
         if boundary {
             let uk = user_key(&group[0].0).to_vec();
@@ -379,11 +416,53 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
     iter.status()?;
     result.entries_dropped = kc.dropped;
     result.drops = kc.drops;
-    if out.is_none() && overlaps_any(&ucmp, &kept_tombstones, lower.as_deref(), None) {
+    if out.is_none() && overlaps_any(&ucmp, &kept_tombstones, lower.as_deref(), range_end.as_deref()) {
         out = Some(open_output(&ctx)?);
     }
-    finish(&ctx, out, &kept_tombstones, lower.as_deref(), None, &mut result)?;
+    finish(&ctx, out, &kept_tombstones, lower.as_deref(), range_end.as_deref(), &mut result)?;
     Ok(result)
+}
+
+/// A subcompaction's user-key range `[start, end)` (None: unbounded on that side).
+pub type KeyRange = (Option<Vec<u8>>, Option<Vec<u8>>);
+
+/// RocksDB's `CompactionJob::GenSubcompactionBoundaries` from the inputs' key anchors
+/// (user key, bytes since the previous anchor of its table): the anchors sorted by key
+/// and made unique, then cut each time their running size passes another
+/// `max(total / planned, min_range)` bytes (`min_range`: the output level's target file
+/// size), into at most `planned` ranges. Returns the boundary user keys, ascending (none:
+/// one subcompaction).
+pub fn subcompaction_boundaries(
+    ucmp: &dyn crate::comparator::Comparator,
+    mut anchors: Vec<(Vec<u8>, u64)>,
+    planned: u64,
+    min_range: u64,
+) -> Vec<Vec<u8>> {
+    if planned <= 1 {
+        return Vec::new();
+    }
+    // The total counts the duplicates the dedup below removes, as RocksDB's.
+    let total: u64 = anchors.iter().map(|a| a.1).sum();
+    anchors.sort_by(|a, b| ucmp.compare(&a.0, &b.0));
+    anchors.dedup_by(|b, a| ucmp.compare(&a.0, &b.0).is_eq());
+    let target = (total / planned).max(min_range);
+    if target >= total {
+        return Vec::new();
+    }
+    let (mut next, mut cumulative, mut ranges) = (target, 0u64, 1u64);
+    let mut out = Vec::new();
+    for (key, size) in anchors {
+        cumulative += size;
+        if cumulative > next {
+            next += target;
+            ranges += 1;
+            out.push(key);
+        }
+        if ranges == planned {
+            break;
+        }
+    }
+    out
 }
 
 /// Whether internal keys `a` and `b` belong to one group of `run_with`: the same user key
@@ -1036,6 +1115,28 @@ mod tests {
                 (user_key(&k).to_vec(), t >> 8, (t & 0xff) as u8, v)
             })
             .collect()
+    }
+
+    #[test]
+    fn subcompaction_boundaries_cut_sorted_unique_anchors_by_size() {
+        let icmp = bytewise_internal_comparator();
+        let ucmp = &**icmp.user_comparator();
+        let a = |k: &str, n: u64| (k.as_bytes().to_vec(), n);
+        // RocksDB's example: two files' anchors sorted together; 6400 bytes in two ranges
+        // of 3200: the running size passes 3200 at b1.
+        let anchors =
+            vec![a("a1", 1000), a("b1", 1200), a("c1", 1100), a("a2", 1100), a("b2", 1000), a("c2", 1000)];
+        assert_eq!(subcompaction_boundaries(ucmp, anchors.clone(), 2, 0), vec![b"b1".to_vec()]);
+        // Four planned: ranges of 1600 bytes, at most three cuts.
+        let want: Vec<Vec<u8>> = vec![b"a2".to_vec(), b"b1".to_vec(), b"c1".to_vec()];
+        assert_eq!(subcompaction_boundaries(ucmp, anchors.clone(), 4, 0), want);
+        // A range never smaller than the target file size; none when that covers it all.
+        assert_eq!(subcompaction_boundaries(ucmp, anchors.clone(), 4, 3000).len(), 2);
+        assert!(subcompaction_boundaries(ucmp, anchors.clone(), 4, 6400).is_empty());
+        assert!(subcompaction_boundaries(ucmp, anchors, 1, 0).is_empty());
+        // Equal keys count once as a cut.
+        let dup = vec![a("k", 10), a("k", 10), a("m", 10), a("z", 10)];
+        assert_eq!(subcompaction_boundaries(ucmp, dup, 4, 0), vec![b"m".to_vec(), b"z".to_vec()]);
     }
 
     #[test]

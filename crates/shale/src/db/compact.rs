@@ -74,6 +74,8 @@ impl DbInner {
             edit.deleted_files.push((level as u32, f.number));
         }
         let mut outputs_numbers = Vec::new();
+        // CPU time of the subcompactions run on threads of their own (the first runs here).
+        let mut subcompaction_cpu = 0u64;
         // RocksDB's per-job CompactionStats (rocksdb.cfstats), added once installed.
         let job_started = std::time::Instant::now();
         let cpu_started = super::internal_stats::thread_cpu_micros();
@@ -114,70 +116,92 @@ impl DbInner {
             let this = self.clone();
             let created = parking_lot::Mutex::new(Vec::new());
             let started = std::time::Instant::now();
-            let result = MutexGuard::unlocked(st, || -> Result<job::JobResult> {
-                let (iter, tombstones) = this.compaction_input(cf, plan)?;
-                // The outputs' creation time is the oldest of the inputs' (RocksDB's oldest
-                // ancestor time), which `ttl` compaction goes by.
-                let ancestor =
-                    plan.all_inputs().map(|(_, f)| f.oldest_ancester_time).filter(|t| *t > 0).min();
-                // "rocksdb.newest.key.time": the newest of the inputs' (0 where a table has
-                // none), as RocksDB's `MaxInputFileNewestKeyTime`.
-                let newest_key_time = plan
-                    .all_inputs()
-                    .filter_map(|(_, f)| this.table_cache.get(cf, f).ok())
-                    .filter_map(|e| {
-                        e.table.properties().raw_u64(crate::table::properties::names::NEWEST_KEY_TIME)
-                    })
-                    .max()
-                    .unwrap_or(0);
-                let builder_options = |n: u64| {
-                    let mut b = super::flush::builder_options(cf, n);
-                    b.target_file_size = cf.opts.target_file_size(plan.output_level);
-                    if let Some((_, pri)) = b.rate_limiter.as_mut() {
-                        *pri = crate::rate_limiter::IoPriority::Low;
-                    }
-                    if let Some(t) = ancestor {
-                        b.creation_time = b.creation_time.min(t);
-                    }
-                    b.newest_key_time = newest_key_time;
-                    if plan.disable_compression {
-                        b.compression = crate::table::compression::CompressionType::None;
-                    }
-                    b
-                };
-                let ttl_filter = super::ttl::stale_filter(cf);
-                // The family's compaction filter, or one its factory makes for this job (on
-                // this thread, dropped at its end).
-                let level = plan.level as u32;
-                let single = cf.opts.compaction_filter.clone();
-                let mut made = match (&single, &cf.opts.compaction_filter_factory) {
-                    (None, Some(factory)) => Some(factory.create(CompactionFilterContext {
-                        is_full_compaction,
-                        is_manual_compaction: manual,
-                    })),
-                    _ => None,
-                };
-                let has_filter = single.is_some() || made.is_some();
-                let mut filter_fn = |k: &[u8], v: &[u8]| -> Decision {
-                    if let Some(f) = &single {
-                        f.filter(level, k, v)
-                    } else if let Some(f) = made.as_mut() {
-                        f.filter(level, k, v)
-                    } else {
-                        Decision::Keep
-                    }
-                };
-                let new_number = || {
-                    let n = this.new_output_number();
-                    created.lock().push(n);
-                    n
-                };
-                let out_dir = cf.table_dir(&this.path, output_path_id);
-                let service = this.compaction_service.lock().clone();
-                let r = if let Some(service) = service {
-                    let out_dir = cf.table_dir(&this.path, output_path_id);
-                    this.run_remote_compaction(cf, plan, &snapshots, &*service, &new_number, out_dir)?
+            let should_form = self.should_form_subcompactions(cf, plan, manual);
+            let result = MutexGuard::unlocked(st, || -> Result<(job::JobResult, u64)> {
+                // RocksDB's GenSubcompactionBoundaries and RunSubcompactions: the key ranges
+                // [start, end) each compacted on its own thread (the first on this one).
+                let boundaries = if should_form {
+                    let stats = this.opts.statistics.as_deref();
+                    let _t = crate::statistics::StopWatch::new(
+                        stats,
+                        crate::statistics::Histogram::SubcompactionSetupTime,
+                    );
+                    this.subcompaction_boundaries(cf, plan)
                 } else {
+                    Vec::new()
+                };
+                if let Some(s) = this.opts.statistics.as_deref().filter(|_| !boundaries.is_empty()) {
+                    s.record_in_histogram(
+                        crate::statistics::Histogram::NumSubcompactionsScheduled,
+                        boundaries.len() as u64 + 1,
+                    );
+                }
+                let mut ranges: Vec<job::KeyRange> = Vec::with_capacity(boundaries.len() + 1);
+                let mut prev: Option<Vec<u8>> = None;
+                for b in boundaries {
+                    ranges.push((prev.take(), Some(b.clone())));
+                    prev = Some(b);
+                }
+                ranges.push((prev, None));
+                let run_range = |range: job::KeyRange| -> Result<job::JobResult> {
+                    let (iter, tombstones) = this.compaction_input(cf, plan)?;
+                    // The outputs' creation time is the oldest of the inputs' (RocksDB's oldest
+                    // ancestor time), which `ttl` compaction goes by.
+                    let ancestor =
+                        plan.all_inputs().map(|(_, f)| f.oldest_ancester_time).filter(|t| *t > 0).min();
+                    // "rocksdb.newest.key.time": the newest of the inputs' (0 where a table has
+                    // none), as RocksDB's `MaxInputFileNewestKeyTime`.
+                    let newest_key_time = plan
+                        .all_inputs()
+                        .filter_map(|(_, f)| this.table_cache.get(cf, f).ok())
+                        .filter_map(|e| {
+                            e.table.properties().raw_u64(crate::table::properties::names::NEWEST_KEY_TIME)
+                        })
+                        .max()
+                        .unwrap_or(0);
+                    let builder_options = |n: u64| {
+                        let mut b = super::flush::builder_options(cf, n);
+                        b.target_file_size = cf.opts.target_file_size(plan.output_level);
+                        if let Some((_, pri)) = b.rate_limiter.as_mut() {
+                            *pri = crate::rate_limiter::IoPriority::Low;
+                        }
+                        if let Some(t) = ancestor {
+                            b.creation_time = b.creation_time.min(t);
+                        }
+                        b.newest_key_time = newest_key_time;
+                        if plan.disable_compression {
+                            b.compression = crate::table::compression::CompressionType::None;
+                        }
+                        b
+                    };
+                    let ttl_filter = super::ttl::stale_filter(cf);
+                    // The family's compaction filter, or one its factory makes for this
+                    // subcompaction (as RocksDB's: on its thread, dropped at its end).
+                    let level = plan.level as u32;
+                    let single = cf.opts.compaction_filter.clone();
+                    let mut made = match (&single, &cf.opts.compaction_filter_factory) {
+                        (None, Some(factory)) => Some(factory.create(CompactionFilterContext {
+                            is_full_compaction,
+                            is_manual_compaction: manual,
+                        })),
+                        _ => None,
+                    };
+                    let has_filter = single.is_some() || made.is_some();
+                    let mut filter_fn = |k: &[u8], v: &[u8]| -> Decision {
+                        if let Some(f) = &single {
+                            f.filter(level, k, v)
+                        } else if let Some(f) = made.as_mut() {
+                            f.filter(level, k, v)
+                        } else {
+                            Decision::Keep
+                        }
+                    };
+                    let new_number = || {
+                        let n = this.new_output_number();
+                        created.lock().push(n);
+                        n
+                    };
+                    let out_dir = cf.table_dir(&this.path, output_path_id);
                     job::run(JobInput {
                         fs: &*this.fs,
                         dir: out_dir,
@@ -185,7 +209,7 @@ impl DbInner {
                         path_id: output_path_id,
                         iter,
                         tombstones,
-                        snapshots,
+                        snapshots: snapshots.clone(),
                         bottommost: plan.bottommost,
                         target_file_size: plan
                             .output_file_size
@@ -209,6 +233,53 @@ impl DbInner {
                         blob_readahead: cf.opts.blob.compaction_readahead_size,
                         cancel: Some(&this.shutting_down),
                         statistics: this.opts.statistics.as_deref(),
+                        range,
+                    })
+                };
+                let mut rest = ranges.split_off(1);
+                let first = ranges.pop().unwrap_or((None, None));
+                // A compaction service compacts the whole job elsewhere (one input, one
+                // result; no subcompactions are formed when one is set).
+                let service = this.compaction_service.lock().clone();
+                let (r, extra_cpu) = if let Some(service) = service {
+                    let new_number = || {
+                        let n = this.new_output_number();
+                        created.lock().push(n);
+                        n
+                    };
+                    let out_dir = cf.table_dir(&this.path, output_path_id);
+                    (this.run_remote_compaction(cf, plan, &snapshots, &*service, &new_number, out_dir)?, 0)
+                } else if rest.is_empty() {
+                    (run_range(first)?, 0)
+                } else {
+                    std::thread::scope(|s| -> Result<(job::JobResult, u64)> {
+                        let run_range = &run_range;
+                        let handles: Vec<_> = rest
+                            .drain(..)
+                            .map(|range| {
+                                s.spawn(move || {
+                                    let cpu = super::internal_stats::thread_cpu_micros();
+                                    let r = run_range(range);
+                                    (r, super::internal_stats::thread_cpu_micros().saturating_sub(cpu))
+                                })
+                            })
+                            .collect();
+                        let mut all = run_range(first);
+                        let mut extra_cpu = 0;
+                        for h in handles {
+                            let (next, cpu) = h.join().unwrap_or_else(|_| {
+                                (Err(Error::corruption("a subcompaction thread panicked")), 0)
+                            });
+                            extra_cpu += cpu;
+                            all = match (all, next) {
+                                (Ok(mut a), Ok(n)) => {
+                                    a.absorb(n);
+                                    Ok(a)
+                                }
+                                (Err(e), _) | (_, Err(e)) => Err(e),
+                            };
+                        }
+                        Ok((all?, extra_cpu))
                     })?
                 };
                 if cf.opts.paranoid_file_checks {
@@ -217,15 +288,18 @@ impl DbInner {
                     }
                 }
                 if !r.outputs.is_empty() {
-                    this.fs.sync_dir(out_dir)?;
+                    this.fs.sync_dir(cf.table_dir(&this.path, output_path_id))?;
                 }
                 if !r.blob_additions.is_empty() {
                     this.fs.sync_dir(&this.path)?;
                 }
-                Ok(r)
+                Ok((r, extra_cpu))
             });
             let result = match result {
-                Ok(r) => r,
+                Ok((r, cpu)) => {
+                    subcompaction_cpu = cpu;
+                    r
+                }
                 Err(e) => {
                     self.info_log.log(format_args!("[{}] compaction failed: {e}", cf.name));
                     // Its partial outputs are garbage now.
@@ -302,7 +376,8 @@ impl DbInner {
         self.stats.compactions.fetch_add(1, Ordering::Relaxed);
         if !plan.deletion_only {
             job_stats.micros = job_started.elapsed().as_micros() as u64;
-            job_stats.cpu_micros = super::internal_stats::thread_cpu_micros().saturating_sub(cpu_started);
+            job_stats.cpu_micros =
+                super::internal_stats::thread_cpu_micros().saturating_sub(cpu_started) + subcompaction_cpu;
             cf.internal_stats.add_compaction(
                 plan.output_level,
                 super::internal_stats::Priority::Low,
@@ -322,6 +397,52 @@ impl DbInner {
             if trivial_move { " (trivial move)" } else { "" }
         ));
         Ok(())
+    }
+
+    /// RocksDB's `Compaction::ShouldFormSubcompactions`: with `max_subcompactions` above 1,
+    /// a leveled compaction from level 0 or a manual one, or a universal one, into a level
+    /// below 0, of tables other than plain tables. Families with user-defined timestamps run one
+    /// subcompaction in Shale (their boundaries would need timestamp-free key ranges).
+    fn should_form_subcompactions(&self, cf: &CfHandle, plan: &CompactionPlan, manual: bool) -> bool {
+        if self.opts.max_subcompactions <= 1
+            || self.compaction_service.lock().is_some()
+            || cf.icmp.user_comparator().timestamp_size() > 0
+            || matches!(cf.opts.table_format, crate::table::TableFormat::Plain(_))
+        {
+            return false;
+        }
+        match cf.opts.compaction_style {
+            crate::DBCompactionStyle::Level => (plan.level == 0 || manual) && plan.output_level > 0,
+            crate::DBCompactionStyle::Universal => cf.opts.num_levels > 1 && plan.output_level > 0,
+            crate::DBCompactionStyle::Fifo => false,
+        }
+    }
+
+    /// RocksDB's `CompactionJob::GenSubcompactionBoundaries`: each input table's key anchors
+    /// (`Table::key_anchors`; the file's largest key and size when it has none), cut into up
+    /// to `max_subcompactions` ranges of at least the output level's target file size
+    /// (`job::subcompaction_boundaries`).
+    fn subcompaction_boundaries(&self, cf: &Arc<CfHandle>, plan: &CompactionPlan) -> Vec<Vec<u8>> {
+        let mut anchors = Vec::new();
+        for (_, f) in plan.all_inputs() {
+            let mine = self
+                .table_cache
+                .get(cf, f)
+                .ok()
+                .and_then(|e| e.table.key_anchors().ok())
+                .filter(|a| !a.is_empty())
+                .unwrap_or_else(|| vec![(crate::key::user_key(&f.largest).to_vec(), f.file_size)]);
+            anchors.extend(mine);
+        }
+        // RocksDB's MaxFileSizeForLevel of the output level: the level's target file size,
+        // for universal too (whose outputs are not cut by size).
+        let target = cf.opts.target_file_size(plan.output_level);
+        job::subcompaction_boundaries(
+            &**cf.icmp.user_comparator(),
+            anchors,
+            u64::from(self.opts.max_subcompactions),
+            target,
+        )
     }
 
     /// The merged iterator over a compaction's inputs, and their range tombstones.

@@ -23,6 +23,8 @@
 //! - `paranoid_file_checks`: every table a flush or compaction writes is read back whole
 //!   (block checksums, key order, entry count) before the MANIFEST names it.
 //! - `report_bg_io_stats`: flush and compaction lines in LOG carry the time spent writing.
+//! - `max_sequential_skip_in_iterations`: iterators created afterwards reseek after that
+//!   many hidden versions of one key.
 //! - `ttl`, `periodic_compaction_seconds`: the picker's age-based compactions use them from
 //!   the next pick (idle compaction threads look about once a second).
 //! - `compaction_options_universal={size_ratio=..;...}`, `compaction_options_fifo={...}`: the
@@ -130,7 +132,6 @@ const MUTABLE_NOT_BUILT: &[&str] = &[
     "inplace_update_num_locks",
     "prefix_extractor",
     "max_bytes_for_level_multiplier_additional",
-    "max_sequential_skip_in_iterations",
     "compression_opts",
     "bottommost_compression",
     "bottommost_compression_opts",
@@ -225,6 +226,8 @@ pub(crate) fn apply_mutable(o: &mut Options, name: &str, v: &str) -> Result<()> 
         "report_bg_io_stats" => o.report_bg_io_stats = boolean(name, v)?,
         // Taken by the next memtable, as RocksDB's.
         "max_successive_merges" => o.max_successive_merges = number(name, v)?,
+        // Taken by the iterators created afterwards.
+        "max_sequential_skip_in_iterations" => o.max_sequential_skip_in_iterations = number(name, v)?,
         "experimental_mempurge_threshold" => {
             let t: f64 = number(name, v)?;
             if t.is_nan() || t < 0.0 {

@@ -429,6 +429,7 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
             src.ro.upper_bound.clone(),
         );
         iter.set_max_skippable_internal_keys(src.ro.max_skippable_internal_keys);
+        iter.set_max_sequential_skip(cf.opts.max_sequential_skip_in_iterations);
         iter.set_pin_data(src.ro.pin_data);
         if src.ro.prefix_same_as_start {
             iter.set_prefix_same_as_start(cf.opts.prefix_extractor.clone());

@@ -488,11 +488,13 @@ pub(super) fn into_db<T: ThreadMode>(
 }
 
 /// Opens the live tables before the WALs are replayed, as RocksDB's `LoadTableHandlers`
-/// does: all of them with `max_open_files = -1`, else up to 16 per column family. Opening
-/// reads each table's footer, metaindex, properties, index and filter blocks, so with
-/// `paranoid_checks` (the default) a damaged one fails the open with Corruption, and a
-/// missing one too ("Corruption: IO error: ... No such file ..."). Without it the errors
-/// are left for the reads that need the table.
+/// does: all of them with `max_open_files = -1`, else up to 16 per column family, on up to
+/// `max_file_opening_threads` threads (RocksDB's: each thread takes the next file; 1 or
+/// less: this thread only). Opening reads each table's footer, metaindex, properties, index
+/// and filter blocks, so with `paranoid_checks` (the default) a damaged one fails the open
+/// with Corruption (the first such file in level order), and a missing one too
+/// ("Corruption: IO error: ... No such file ..."). Without it the errors are left for the
+/// reads that need the table.
 pub(super) fn load_tables(
     table_cache: &TableCache,
     cfs: &BTreeMap<u32, CfState>,
@@ -504,19 +506,52 @@ pub(super) fn load_tables(
         // A quarter of the table cache (see TableCache::new), at most 16.
         ((opts.max_open_files as usize).saturating_sub(10).max(16) / 4).min(16)
     };
-    for cf in cfs.values() {
-        for (level, f) in cf.current.all_files().take(limit) {
-            match table_cache.get_at(&cf.handle, f, Some(level as usize)) {
-                Ok(_) => {}
-                Err(_) if !opts.paranoid_checks => {}
-                Err(e) if e.os_code() == Some(libc::ENOENT) => {
-                    return Err(Error::corruption(format!("Corruption: {e}")));
-                }
-                Err(e) => return Err(e),
-            }
+    let files: Vec<_> = cfs
+        .values()
+        .flat_map(|cf| cf.current.all_files().take(limit).map(move |(level, f)| (cf, level, f)))
+        .collect();
+    let open = |i: usize| -> Result<()> {
+        let (cf, level, f) = files[i];
+        match table_cache.get_at(&cf.handle, f, Some(level as usize)) {
+            Ok(_) => Ok(()),
+            Err(_) if !opts.paranoid_checks => Ok(()),
+            Err(e) if e.os_code() == Some(libc::ENOENT) => Err(Error::corruption(format!("Corruption: {e}"))),
+            Err(e) => Err(e),
         }
+    };
+    let threads = usize::try_from(opts.max_file_opening_threads).unwrap_or(1).clamp(1, files.len().max(1));
+    if threads == 1 {
+        return (0..files.len()).try_for_each(open);
     }
-    Ok(())
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<(usize, Error)> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut failed = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        if i >= files.len() {
+                            return failed;
+                        }
+                        if let Err(e) = open(i) {
+                            failed.push((i, e));
+                        }
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| {
+                w.join().unwrap_or_else(|_| vec![(0, Error::corruption("a table-opening thread panicked"))])
+            })
+            .collect()
+    });
+    match results.into_iter().min_by_key(|(i, _)| *i) {
+        Some((_, e)) => Err(e),
+        None => Ok(()),
+    }
 }
 
 /// A level-0 table written from a WAL at open, with the blob files it refers to.

@@ -66,7 +66,8 @@ fn put(list: &mut Vec<(String, String)>, name: &str, value: impl ToString) {
 /// The `[DBOptions]` list: RocksDB 11.8.1's options in its order, with Shale's value for each
 /// option Shale has; the others keep RocksDB's default, which is what Shale behaves as (a
 /// setter that is given another value makes `open` refuse it, or, for the speed hints
-/// `options_api.rs` lists as "Accepted", changes nothing Shale does).
+/// `options_api.rs` lists as "Accepted", changes nothing Shale does). The hints Shale
+/// keeps (max_subcompactions, compaction_readahead_size, ...) are written as set.
 fn db_options(o: &crate::Options) -> Vec<(String, String)> {
     let mut l = OptionsFile::rocksdb_11_defaults_ref().db_options.clone();
     put(&mut l, "create_if_missing", o.create_if_missing);
@@ -102,6 +103,12 @@ fn db_options(o: &crate::Options) -> Vec<(String, String)> {
     put(&mut l, "avoid_unnecessary_blocking_io", o.avoid_unnecessary_blocking_io);
     put(&mut l, "track_and_verify_wals_in_manifest", o.track_and_verify_wals_in_manifest);
     put(&mut l, "write_dbid_to_manifest", o.write_dbid_to_manifest);
+    put(&mut l, "max_subcompactions", o.max_subcompactions);
+    put(&mut l, "compaction_readahead_size", o.compaction_readahead_size);
+    put(&mut l, "advise_random_on_open", o.advise_random_on_open);
+    put(&mut l, "manifest_preallocation_size", o.manifest_preallocation_size);
+    put(&mut l, "max_file_opening_threads", o.max_file_opening_threads);
+    put(&mut l, "table_cache_numshardbits", o.table_cache_numshardbits);
     l
 }
 
@@ -207,6 +214,7 @@ fn cf_options(c: &crate::Options) -> Vec<(String, String)> {
     put(&mut l, "enable_blob_garbage_collection", c.blob.enable_gc);
     put(&mut l, "blob_garbage_collection_age_cutoff", format!("{:.6}", c.blob.gc_age_cutoff));
     put(&mut l, "blob_compaction_readahead_size", c.blob.compaction_readahead_size);
+    put(&mut l, "max_sequential_skip_in_iterations", c.max_sequential_skip_in_iterations);
     l
 }
 

@@ -160,6 +160,8 @@ impl<T: ThreadMode, I: DBInner> DBCommon<T, I> {
             blob_readahead: 0,
             cancel: None,
             statistics: None,
+            // The whole job: a subcompaction's key range is refused above.
+            range: (None, None),
         });
         for n in created.into_inner() {
             inner.versions.release_output(n);

@@ -51,7 +51,8 @@ use crate::merge_operator::MergeOperator;
 use crate::perf::{self, Field};
 
 /// After this many steps over entries of one user key, iteration re-seeks past them
-/// (RocksDB's `max_sequential_skip_in_iterations` default).
+/// (RocksDB's `max_sequential_skip_in_iterations` default; a family's own value comes
+/// through `DBIter::set_max_sequential_skip`).
 const MAX_SEQUENTIAL_SKIP: usize = 8;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,13 +102,16 @@ pub struct DBIter {
     /// current step.
     max_skip: u64,
     skipped: u64,
+    /// `max_sequential_skip_in_iterations`: entries of one user key stepped over before a
+    /// reseek jumps past the rest (each reseek counted as `rocksdb.number.reseeks.iteration`).
+    max_sequential_skip: usize,
     /// `prefix_same_as_start`: the family's prefix extractor.
     prefix_extractor: Option<crate::slice_transform::SliceTransformRef>,
     /// The prefix iteration stays within (set by the last positioning call).
     prefix: Option<Vec<u8>>,
     /// The family's merge operator.
     merge_operator: Option<Arc<MergeOperator>>,
-    /// The database's statistics (a failed merge is counted there).
+    /// The database's statistics (failed merges and reseeks are counted there).
     stats: Option<Arc<crate::statistics::Statistics>>,
     /// Forward: the current entry is a merge result, in `saved_key` / `saved_value`, and the
     /// inner iterator is already past (some of) the key's entries.
@@ -152,6 +156,7 @@ impl DBIter {
             err: None,
             max_skip: 0,
             skipped: 0,
+            max_sequential_skip: MAX_SEQUENTIAL_SKIP,
             prefix_extractor: None,
             prefix: None,
             merge_operator: None,
@@ -256,9 +261,25 @@ impl DBIter {
         self.merge_operator = op;
     }
 
-    /// The database's statistics, where a failed merge is counted.
+    /// The database's statistics, where failed merges and reseeks are counted.
     pub fn set_statistics(&mut self, stats: Option<Arc<crate::statistics::Statistics>>) {
         self.stats = stats;
+    }
+
+    /// The family's `max_sequential_skip_in_iterations`: stepping over more than `n` entries
+    /// of one user key reseeks past the rest (RocksDB's DBIter `max_skip_`), each reseek
+    /// counted as `rocksdb.number.reseeks.iteration` in the statistics of `set_statistics`.
+    pub fn set_max_sequential_skip(&mut self, n: u64) {
+        self.max_sequential_skip = usize::try_from(n).unwrap_or(usize::MAX);
+    }
+
+    /// One reseek past the versions of a key (RocksDB's `NUMBER_OF_RESEEKS_IN_ITERATION`).
+    fn count_reseek(&self) {
+        crate::statistics::record_tick(
+            self.stats.as_deref(),
+            crate::statistics::Ticker::NumberOfReseeksInIteration,
+            1,
+        );
     }
 
     /// A step that passes over more than `n` internal entries it does not return stops
@@ -475,7 +496,8 @@ impl DBIter {
                     break;
                 }
                 steps += 1;
-                if steps > MAX_SEQUENTIAL_SKIP {
+                if steps > self.max_sequential_skip {
+                    self.count_reseek();
                     self.seek_before_saved_key();
                     break;
                 }
@@ -555,9 +577,10 @@ impl DBIter {
                     return self.fail_skipped();
                 }
                 num_skipped += 1;
-                if num_skipped > MAX_SEQUENTIAL_SKIP {
+                if num_skipped > self.max_sequential_skip {
                     // Jump over the rest of these versions with one seek.
                     num_skipped = 0;
+                    self.count_reseek();
                     let mut scratch = std::mem::take(&mut self.scratch);
                     scratch.clear();
                     if hidden {
@@ -743,7 +766,8 @@ impl DBIter {
                 perf::count(Field::InternalRecentSkippedCount, 1);
             }
             steps += 1;
-            if steps > MAX_SEQUENTIAL_SKIP {
+            if steps > self.max_sequential_skip {
+                self.count_reseek();
                 self.skipped += steps as u64;
                 return self.find_value_for_current_key_using_seek().map(Some);
             }

@@ -119,6 +119,15 @@ impl AnyTable {
         }
     }
 
+    /// Key anchors for splitting a compaction (`Table::key_anchors`); empty for plain and
+    /// cuckoo tables (RocksDB forms no subcompactions over plain tables).
+    pub fn key_anchors(&self) -> Result<Vec<(Vec<u8>, u64)>> {
+        match self {
+            AnyTable::Block(t) => t.key_anchors(),
+            AnyTable::Plain(_) | AnyTable::Cuckoo(_) => Ok(Vec::new()),
+        }
+    }
+
     pub fn iter(&self, fill_cache: bool) -> Box<dyn InternalIterator> {
         self.iter_with(fill_cache, None)
     }

@@ -831,6 +831,48 @@ impl Table {
         Ok(None)
     }
 
+    /// RocksDB's `BlockBasedTable::ApproximateKeyAnchors`: up to about 128 user keys that
+    /// cut the table into ranges of about equal size, each with the bytes of data blocks
+    /// since the previous anchor (every `num_data_blocks / 128`-th index entry; the last
+    /// partial range ends at the key before the last index entry, as RocksDB's). The index
+    /// separators are user keys that need not exist in the table.
+    pub fn key_anchors(&self) -> Result<Vec<(Vec<u8>, u64)>> {
+        let mut index = self.index_iter()?;
+        let per_anchor = (self.props.num_data_blocks / 128).max(1);
+        let key_is_user_key = self.index_format.key_is_user_key;
+        let uk = |k: &[u8]| -> Vec<u8> {
+            if key_is_user_key {
+                k.to_vec()
+            } else {
+                user_key(k).to_vec()
+            }
+        };
+        let mut anchors = Vec::new();
+        let (mut count, mut range_size, mut prev_end) = (0u64, 0u64, 0u64);
+        let mut last_key = Vec::new();
+        index.seek_to_first();
+        while index.valid() {
+            let h = index.handle();
+            let end = h.offset + h.size;
+            range_size += end.saturating_sub(prev_end);
+            prev_end = end;
+            count += 1;
+            if count % per_anchor == 0 {
+                count = 0;
+                anchors.push((uk(index.key()), range_size));
+                range_size = 0;
+            } else {
+                last_key = uk(index.key());
+            }
+            index.next();
+        }
+        index.status().map_err(|e| in_file(e, &self.opts.file_name, self.footer.index_handle))?;
+        if count != 0 {
+            anchors.push((last_key, range_size));
+        }
+        Ok(anchors)
+    }
+
     /// The approximate file offset where `ikey` would be.
     pub fn approximate_offset_of(&self, ikey: &[u8]) -> u64 {
         let Ok(mut index) = self.index_iter() else { return 0 };

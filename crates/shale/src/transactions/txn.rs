@@ -352,6 +352,7 @@ impl TxnCore {
         let mut it =
             DBIter::new(cf.icmp.clone(), merged, tomb, top, ro.lower_bound.clone(), ro.upper_bound.clone());
         it.set_max_skippable_internal_keys(ro.max_skippable_internal_keys);
+        it.set_max_sequential_skip(cf.opts.max_sequential_skip_in_iterations);
         it.set_pin_data(ro.pin_data);
         if ro.prefix_same_as_start {
             it.set_prefix_same_as_start(cf.opts.prefix_extractor.clone());
