@@ -89,9 +89,9 @@ pub struct Config {
     /// and at open for the first active file, it is renamed to the new file's name and
     /// batches overwrite its zeros, so the active file's size never changes and no zeros
     /// are written into it. The zeros go 1 MiB at a time (`sync_file_range`), paced on the
-    /// active file; a rotation does not wait for a file not ready yet (the new file is
-    /// then created fresh). Open waits for the first one (`target_file_size` bytes of
-    /// zeros written, as raft-engine's `prefill_for_recycle` does at open). Only on the
+    /// active file; neither open nor a rotation waits for a file not ready yet: the new
+    /// file is then created fresh (the first one after open always is), and zeros are
+    /// kept 8 MiB ahead of its batches in place, as `prefill_zeros_ahead` does. Only on the
     /// real file system (`PosixFileSystem`); exclusive with `prefill_zeros_ahead`. See
     /// `prefill.rs` and docs/raftlog-format.md.
     pub prefill_next_file: bool,
