@@ -183,7 +183,8 @@ pub(crate) struct SinglePipe {
 
 /// With `prefill_next_file`, the zeros kept ahead of the batches of an active file that
 /// was not zeroed ahead whole (the first after open, or one a rotation created fresh
-/// because the next file was not ready): `prefill_zeros_ahead`'s measured setting.
+/// because the next file was not ready), when `prefill_zeros_ahead` is 0: that option's
+/// measured setting.
 const FRESH_FILE_AHEAD: u64 = 8 << 20;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -227,7 +228,7 @@ impl SinglePipe {
         // (`FRESH_FILE_AHEAD`), as does any file a rotation creates fresh.
         let (active, file) =
             open_active(&*fs, dir, FileId::new(queue, next), format, None, next_files.as_ref())?;
-        let ahead = if next_files.is_some() { FRESH_FILE_AHEAD } else { prefill_ahead };
+        let ahead = if next_files.is_some() && prefill_ahead == 0 { FRESH_FILE_AHEAD } else { prefill_ahead };
         let prefill = if ahead > 0 { Prefiller::start(ahead, target_file_size) } else { None };
         if let Some(p) = &prefill {
             if active.zeroed.is_none() {

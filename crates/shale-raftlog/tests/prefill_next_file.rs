@@ -129,14 +129,24 @@ fn open_does_not_wait_for_a_zeroed_file() {
     check(&db, &cfg, 1, "after open, one batch, close");
 }
 
+/// Both prefill options together: the next file zeroed ahead, and files created fresh
+/// (the first after open) with `prefill_zeros_ahead` bytes of zeros ahead of the batches.
 #[test]
-fn exclusive_with_zeros_ahead() {
+fn with_zeros_ahead() {
     let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
     let cfg = Config {
-        dir: dir.path().to_str().unwrap().to_owned(),
+        dir: db.to_str().unwrap().to_owned(),
+        target_file_size: ReadableSize::kb(512),
         prefill_next_file: true,
-        prefill_zeros_ahead: ReadableSize::mb(1),
+        prefill_zeros_ahead: ReadableSize::kb(256),
+        recovery_mode: RecoveryMode::AbsoluteConsistency,
         ..Config::default()
     };
-    assert!(Engine::open(cfg).is_err());
+    let e = Engine::open(cfg.clone()).unwrap();
+    for i in 1..=300 {
+        write(&e, i);
+    }
+    drop(e);
+    check(&db, &cfg, 300, "both prefill options");
 }
