@@ -200,7 +200,7 @@ const DIRECT_ALIGN: u64 = 4096;
 fn write_zeros(f: &File, direct: Option<&File>, zeros: &[u8], start: u64, end: u64) -> std::io::Result<()> {
     let aligned = start.div_ceil(DIRECT_ALIGN) * DIRECT_ALIGN;
     match direct {
-        Some(d) if end % DIRECT_ALIGN == 0 && aligned < end => {
+        Some(d) if end.is_multiple_of(DIRECT_ALIGN) && aligned < end => {
             d.write_all_at(&zeros[..(end - aligned) as usize], aligned)?;
         }
         _ => f.write_all_at(&zeros[..(end - start) as usize], start)?,
