@@ -346,12 +346,8 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
             let n = kc.emitted.len();
             for (i, (k, v)) in kc.emitted.drain(..).enumerate() {
                 // Only a key's last entry can have its sequence zeroed (the only one a
-                // snapshot stripe leaves that low, and the one that still sorts last).
-                let k = if input.bottommost && i + 1 == n {
-                    zero_sequence(k, earliest, &*ucmp, ts_low.as_deref())?
-                } else {
-                    k
-                };
+                // snapshot stripe leaves that low).
+                let k = if input.bottommost && i + 1 == n { zero_sequence(k, earliest, &*ucmp)? } else { k };
                 let (k, v) = stage.process(k, v)?;
                 if out.is_none() {
                     out = Some(open_output(&ctx)?);
@@ -396,15 +392,20 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
 
 /// RocksDB's sequence-number zeroing (`CompactionIterator::PrepareOutput`), for an entry a
 /// bottommost compaction writes: a Put, blob index or entity every snapshot sees (sequence
-/// at most `earliest`) is written with sequence 0. With timestamps only a version older than
-/// `full_history_ts_low` (none when it is not set), whose timestamp becomes the minimum (all
-/// zero bytes) too. Merge operands, deletions and range tombstones keep theirs.
-fn zero_sequence(
-    k: Vec<u8>,
-    earliest: u64,
-    ucmp: &dyn crate::comparator::Comparator,
-    ts_low: Option<&[u8]>,
-) -> Result<Vec<u8>> {
+/// at most `earliest`) is written with sequence 0. Merge operands, deletions and range
+/// tombstones keep theirs.
+///
+/// Not with timestamps: RocksDB then zeroes only a version below `full_history_ts_low` and
+/// gives it the minimum timestamp too, which moves the key to the end of its user key's
+/// versions. RocksDB's compactions take every file of the output level that holds the user
+/// key without its timestamp (`GetOverlappingInputs` compares with
+/// `CompareWithoutTimestamp`); Shale's `Version::overlapping_files` compares whole user
+/// keys, so such a key could land past the compaction's range, over the next file of the
+/// level. Until the picker compares as RocksDB's, versions with timestamps keep theirs.
+fn zero_sequence(k: Vec<u8>, earliest: u64, ucmp: &dyn crate::comparator::Comparator) -> Result<Vec<u8>> {
+    if ucmp.timestamp_size() > 0 {
+        return Ok(k);
+    }
     let p = parse_internal_key(&k)?;
     if p.sequence == 0
         || p.sequence > earliest
@@ -412,18 +413,7 @@ fn zero_sequence(
     {
         return Ok(k);
     }
-    let ts_sz = ucmp.timestamp_size();
-    if ts_sz == 0 {
-        return Ok(make_internal_key(p.user_key, 0, p.value_type));
-    }
-    let Some(low) = ts_low else { return Ok(k) };
-    let Some(split) = p.user_key.len().checked_sub(ts_sz) else { return Ok(k) };
-    if ucmp.compare_timestamp(&p.user_key[split..], low).is_ge() {
-        return Ok(k);
-    }
-    let mut uk = p.user_key[..split].to_vec();
-    uk.resize(p.user_key.len(), 0);
-    Ok(make_internal_key(&uk, 0, p.value_type))
+    Ok(make_internal_key(p.user_key, 0, p.value_type))
 }
 
 /// Whether internal keys `a` and `b` belong to one group of `run_with`: the same user key
@@ -1082,7 +1072,7 @@ mod tests {
     fn bottommost_entries_every_snapshot_sees_get_sequence_zero() {
         let plain = crate::comparator::BytewiseComparator;
         let z = |uk: &[u8], seq: u64, t: ValueType, earliest: u64| {
-            let k = zero_sequence(make_internal_key(uk, seq, t), earliest, &plain, None).unwrap();
+            let k = zero_sequence(make_internal_key(uk, seq, t), earliest, &plain).unwrap();
             let p = parse_internal_key(&k).unwrap();
             (p.user_key.to_vec(), p.sequence, p.value_type)
         };
@@ -1096,19 +1086,10 @@ mod tests {
         {
             assert_eq!(z(b"k", 5, t, MAX_SEQUENCE_NUMBER), (b"k".to_vec(), 5, t));
         }
-        // Timestamps: only below full_history_ts_low, the timestamp becoming the minimum.
+        // Timestamps: not zeroed (see `zero_sequence`).
         let ts = crate::comparator::U64TsComparator::bytewise();
-        let key = |t: u64| [b"k".as_slice(), &t.to_le_bytes()].concat();
-        let zt = |t: u64, low: Option<u64>| {
-            let low = low.map(u64::to_le_bytes);
-            let k = make_internal_key(&key(t), 5, ValueType::Value);
-            let k = zero_sequence(k, MAX_SEQUENCE_NUMBER, &ts, low.as_ref().map(|l| l.as_slice())).unwrap();
-            let p = parse_internal_key(&k).unwrap();
-            (p.user_key.to_vec(), p.sequence)
-        };
-        assert_eq!(zt(7, Some(8)), (key(0), 0));
-        assert_eq!(zt(8, Some(8)), (key(8), 5));
-        assert_eq!(zt(7, None), (key(7), 5));
+        let k = make_internal_key(&[b"k".as_slice(), &1u64.to_le_bytes()].concat(), 5, ValueType::Value);
+        assert_eq!(zero_sequence(k.clone(), MAX_SEQUENCE_NUMBER, &ts).unwrap(), k);
     }
 
     #[test]
