@@ -8,6 +8,10 @@
 //! key range they cross, clipped to it; at the bottommost level a tombstone every snapshot
 //! sees is dropped.
 //!
+//! At the bottommost level a Put, blob index or entity every snapshot sees is written with
+//! sequence number 0 (RocksDB's `CompactionIterator::PrepareOutput`; not yet with
+//! user-defined timestamps, see `zero_sequence`).
+//!
 //! Outputs are cut at `target_file_size`, never inside one user key, so files of a level
 //! stay disjoint by user key.
 //!
