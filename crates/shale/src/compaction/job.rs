@@ -8,6 +8,10 @@
 //! key range they cross, clipped to it; at the bottommost level a tombstone every snapshot
 //! sees is dropped.
 //!
+//! At the bottommost level a Put, blob index or entity every snapshot sees is written with
+//! sequence number 0 (RocksDB's `CompactionIterator::PrepareOutput`; not yet with
+//! user-defined timestamps, see `zero_sequence`).
+//!
 //! Outputs are cut at `target_file_size`, never inside one user key, so files of a level
 //! stay disjoint by user key.
 //!
@@ -380,7 +384,11 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
                 kc.compact_key(&group)?;
             }
             group.clear();
-            for (k, v) in kc.emitted.drain(..) {
+            let n = kc.emitted.len();
+            for (i, (k, v)) in kc.emitted.drain(..).enumerate() {
+                // Only a key's last entry can have its sequence zeroed (the only one a
+                // snapshot stripe leaves that low).
+                let k = if input.bottommost && i + 1 == n { zero_sequence(k, earliest, &*ucmp)? } else { k };
                 let (k, v) = stage.process(k, v)?;
                 if out.is_none() {
                     out = Some(open_output(&ctx)?);
@@ -463,6 +471,32 @@ pub fn subcompaction_boundaries(
         }
     }
     out
+}
+
+/// RocksDB's sequence-number zeroing (`CompactionIterator::PrepareOutput`), for an entry a
+/// bottommost compaction writes: a Put, blob index or entity every snapshot sees (sequence
+/// at most `earliest`) is written with sequence 0. Merge operands, deletions and range
+/// tombstones keep theirs.
+///
+/// Not with timestamps: RocksDB then zeroes only a version below `full_history_ts_low` and
+/// gives it the minimum timestamp too, which moves the key to the end of its user key's
+/// versions. RocksDB's compactions take every file of the output level that holds the user
+/// key without its timestamp (`GetOverlappingInputs` compares with
+/// `CompareWithoutTimestamp`); Shale's `Version::overlapping_files` compares whole user
+/// keys, so such a key could land past the compaction's range, over the next file of the
+/// level. Until the picker compares as RocksDB's, versions with timestamps keep theirs.
+fn zero_sequence(k: Vec<u8>, earliest: u64, ucmp: &dyn crate::comparator::Comparator) -> Result<Vec<u8>> {
+    if ucmp.timestamp_size() > 0 {
+        return Ok(k);
+    }
+    let p = parse_internal_key(&k)?;
+    if p.sequence == 0
+        || p.sequence > earliest
+        || !matches!(p.value_type, ValueType::Value | ValueType::BlobIndex | ValueType::WideColumnEntity)
+    {
+        return Ok(k);
+    }
+    Ok(make_internal_key(p.user_key, 0, p.value_type))
 }
 
 /// Whether internal keys `a` and `b` belong to one group of `run_with`: the same user key
@@ -1137,6 +1171,30 @@ mod tests {
         // Equal keys count once as a cut.
         let dup = vec![a("k", 10), a("k", 10), a("m", 10), a("z", 10)];
         assert_eq!(subcompaction_boundaries(ucmp, dup, 4, 0), vec![b"m".to_vec(), b"z".to_vec()]);
+    }
+
+    #[test]
+    fn bottommost_entries_every_snapshot_sees_get_sequence_zero() {
+        let plain = crate::comparator::BytewiseComparator;
+        let z = |uk: &[u8], seq: u64, t: ValueType, earliest: u64| {
+            let k = zero_sequence(make_internal_key(uk, seq, t), earliest, &plain).unwrap();
+            let p = parse_internal_key(&k).unwrap();
+            (p.user_key.to_vec(), p.sequence, p.value_type)
+        };
+        for t in [ValueType::Value, ValueType::BlobIndex, ValueType::WideColumnEntity] {
+            assert_eq!(z(b"k", 5, t, MAX_SEQUENCE_NUMBER), (b"k".to_vec(), 0, t));
+            // At the earliest snapshot: it sees the entry. Above it: kept.
+            assert_eq!(z(b"k", 5, t, 5), (b"k".to_vec(), 0, t));
+            assert_eq!(z(b"k", 6, t, 5), (b"k".to_vec(), 6, t));
+        }
+        for t in [ValueType::Merge, ValueType::Deletion, ValueType::SingleDeletion, ValueType::RangeDeletion]
+        {
+            assert_eq!(z(b"k", 5, t, MAX_SEQUENCE_NUMBER), (b"k".to_vec(), 5, t));
+        }
+        // Timestamps: not zeroed (see `zero_sequence`).
+        let ts = crate::comparator::U64TsComparator::bytewise();
+        let k = make_internal_key(&[b"k".as_slice(), &1u64.to_le_bytes()].concat(), 5, ValueType::Value);
+        assert_eq!(zero_sequence(k.clone(), MAX_SEQUENCE_NUMBER, &ts).unwrap(), k);
     }
 
     #[test]

@@ -4,5 +4,6 @@
 pub mod fifo;
 pub mod job;
 pub mod picker;
+pub mod picker_ttl;
 pub mod service;
 pub mod universal;
