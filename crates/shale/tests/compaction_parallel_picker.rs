@@ -22,7 +22,6 @@ struct Family {
     version: Version,
     running: Vec<(RunningCompaction, CompactionPlan)>,
     busy: HashSet<u64>,
-    pointer: Vec<Vec<u8>>,
 }
 
 fn key(i: u32) -> Vec<u8> {
@@ -66,7 +65,6 @@ fn run(seed: u64) {
             version: Version::new(icmp.clone(), 5, Vec::new()),
             running: Vec::new(),
             busy: HashSet::new(),
-            pointer: vec![Vec::new(); 5],
         })
         .collect();
     let mut slots_used = 0usize;
@@ -91,7 +89,7 @@ fn run(seed: u64) {
                 files: Some(&f.busy),
                 running: &f.running.iter().map(|(r, _)| r.clone()).collect::<Vec<_>>(),
             };
-            let Some(plan) = pick(&f.version, &opts, &f.pointer, busy) else { continue };
+            let Some(plan) = pick(&f.version, &opts, busy) else { continue };
             let mine = RunningCompaction::of(&f.version, &plan);
             for (other, other_plan) in &f.running {
                 assert!(
@@ -141,9 +139,6 @@ fn run(seed: u64) {
             f.version.check_consistency().unwrap_or_else(|e| panic!("seed {seed}: {e}"));
             for input in plan.inputs.iter().chain(&plan.next_inputs) {
                 f.busy.remove(&input.number);
-            }
-            if let Some(last) = plan.inputs.last() {
-                f.pointer[plan.level] = last.largest.clone();
             }
             slots_used -= 1;
             finished += 1;

@@ -8,8 +8,10 @@
 //! a score of at least 1 are tried highest score first. Level 0 compacts its oldest files
 //! (all of them, or as many as fit in `max_compaction_bytes` together with their overlaps)
 //! into the base level (level 1, or with dynamic level bytes the highest level that needs
-//! data), one such compaction at a time; a deeper level compacts one file (round robin by
-//! key, after the level's compact pointer) into the next level.
+//! data), one such compaction at a time; a deeper level compacts one file into the next
+//! level, the first free one in RocksDB's `kMinOverlappingRatio` order (the default and only
+//! `compaction_pri` Shale takes): fewest bytes of the next level overlapped per byte of the
+//! file, old files boosted toward their `ttl` (`picker_ttl.rs`).
 //!
 //! Several compactions may run at once in one family (`Busy`): a plan never reads a file
 //! another compaction reads, and never writes a key range of an output level that another
@@ -217,12 +219,7 @@ impl Busy<'_> {
 
 /// The compaction to run next, if any level is over its target and a compaction of it does
 /// not collide with `busy`.
-pub fn pick(
-    v: &Version,
-    opts: &Options,
-    compact_pointer: &[Vec<u8>],
-    busy: Busy<'_>,
-) -> Option<CompactionPlan> {
+pub fn pick(v: &Version, opts: &Options, busy: Busy<'_>) -> Option<CompactionPlan> {
     if opts.disable_auto_compactions {
         return None;
     }
@@ -238,7 +235,7 @@ pub fn pick(
     order.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal));
     order
         .into_iter()
-        .find_map(|(level, _)| pick_level(v, opts, level, compact_pointer, busy))
+        .find_map(|(level, _)| pick_level(v, opts, level, busy))
         .or_else(|| pick_marked(v, opts, busy))
         .or_else(|| pick_by_age(v, opts, busy))
 }
@@ -342,13 +339,7 @@ pub fn pick_by_age(v: &Version, opts: &Options, busy: Busy<'_>) -> Option<Compac
     None
 }
 
-fn pick_level(
-    v: &Version,
-    opts: &Options,
-    level: usize,
-    compact_pointer: &[Vec<u8>],
-    busy: Busy<'_>,
-) -> Option<CompactionPlan> {
+fn pick_level(v: &Version, opts: &Options, level: usize, busy: Busy<'_>) -> Option<CompactionPlan> {
     if level == 0 {
         if busy.running.iter().any(|r| r.level == 0) {
             return None; // one level-0 compaction at a time, as RocksDB
@@ -358,15 +349,13 @@ fn pick_level(
         let plan = plan_for(v, 0, base, inputs);
         return (!busy.conflicts(v, &plan)).then_some(plan);
     }
-    let files = v.files(level);
-    let after = compact_pointer.get(level).filter(|p| !p.is_empty());
-    let start =
-        after.map_or(0, |p| files.iter().position(|f| v.icmp().compare(&f.largest, p).is_gt()).unwrap_or(0));
-    (0..files.len()).map(|i| &files[(start + i) % files.len()]).find_map(|f| {
+    // RocksDB's LevelCompactionBuilder::PickFileToCompact over `files_by_compaction_pri_`.
+    let order = super::picker_ttl::min_overlapping_ratio_order(v, level, opts.sanitized_ttl(), unix_now());
+    order.into_iter().find_map(|f| {
         if busy.file(f.number) {
             return None;
         }
-        let plan = plan_for(v, level, level + 1, vec![f.clone()]);
+        let plan = plan_for(v, level, level + 1, vec![f]);
         (!busy.conflicts(v, &plan)).then_some(plan)
     })
 }
@@ -527,7 +516,7 @@ mod tests {
             (1, file(3, "e", "g", 100)),
             (1, file(4, "x", "z", 100)),
         ]);
-        let p = pick(&v, &opts, &[], Busy::default()).expect("L0 over trigger");
+        let p = pick(&v, &opts, Busy::default()).expect("L0 over trigger");
         assert_eq!((p.level, p.output_level), (0, 1));
         assert_eq!(p.inputs.len(), 2);
         let mut next: Vec<u64> = p.next_inputs.iter().map(|f| f.number).collect();
@@ -540,24 +529,38 @@ mod tests {
     fn nothing_to_do_under_targets() {
         let opts = Options::default();
         let v = version(vec![(0, file(5, "a", "b", 100)), (1, file(3, "a", "z", 1000))]);
-        assert!(pick(&v, &opts, &[], Busy::default()).is_none());
+        assert!(pick(&v, &opts, Busy::default()).is_none());
     }
 
     #[test]
-    fn deeper_level_round_robins_and_moves_trivially() {
+    fn deeper_level_picks_least_overlap_and_moves_trivially() {
         let mut opts = Options::default();
         opts.set_max_bytes_for_level_base(150);
+        // No TTL boost: these files have no ancestor time (RocksDB boosts those most).
+        opts.set_ttl(0);
+        // "a".."b" overlaps nothing below; "m".."n" overlaps file 7: file 3 goes first, as a
+        // trivial move.
         let v = version(vec![
             (1, file(3, "a", "b", 100)),
             (1, file(4, "m", "n", 100)),
-            (2, file(7, "x", "z", 10)),
+            (2, file(7, "m", "z", 10)),
         ]);
-        let p = pick(&v, &opts, &[], Busy::default()).unwrap();
+        let p = pick(&v, &opts, Busy::default()).unwrap();
         assert_eq!(p.inputs[0].number, 3);
         assert!(p.is_trivial_move());
-        let ptr = vec![Vec::new(), v.files(1)[0].largest.clone()];
-        let p = pick(&v, &opts, &ptr, Busy::default()).unwrap();
+        // With the overlap on the other side, the other file is picked.
+        let v = version(vec![
+            (1, file(3, "a", "b", 100)),
+            (1, file(4, "m", "n", 100)),
+            (2, file(7, "a", "c", 10)),
+        ]);
+        let p = pick(&v, &opts, Busy::default()).unwrap();
         assert_eq!(p.inputs[0].number, 4);
+        // A file being compacted is passed over for the next in order.
+        let busy_files: HashSet<u64> = [4].into_iter().collect();
+        let p = pick(&v, &opts, Busy { files: Some(&busy_files), running: &[] }).unwrap();
+        assert_eq!(p.inputs[0].number, 3);
+        assert_eq!((p.inputs.len(), p.next_inputs.len()), (1, 1));
     }
 
     #[test]
@@ -600,7 +603,7 @@ mod tests {
         assert_eq!(t.base_level, 6);
         let mut opts = o.clone();
         opts.set_level_zero_file_num_compaction_trigger(1);
-        let p = pick(&version7(vec![(0, file(1, "a", "z", 50))]), &opts, &[], Busy::default()).unwrap();
+        let p = pick(&version7(vec![(0, file(1, "a", "z", 50))]), &opts, Busy::default()).unwrap();
         assert_eq!((p.level, p.output_level), (0, 6));
         assert!(p.bottommost);
 
@@ -623,7 +626,7 @@ mod tests {
 
         // A level over its dynamic target is picked, into the next level.
         let v = version7(vec![(5, file(1, "a", "c", 300)), (6, file(2, "d", "z", 1000))]);
-        let p = pick(&v, &o, &[], Busy::default()).unwrap();
+        let p = pick(&v, &o, Busy::default()).unwrap();
         assert_eq!((p.level, p.output_level), (5, 6));
     }
 }

@@ -16,9 +16,8 @@
 //! Order: each file's `overlapping bytes of level + 1 * 1024 / size / score` (integer
 //! division), ascending; files marked for compaction first; ties by smallest key.
 //!
-//! Not wired into `picker::pick_level` yet: Shale's level picking is round robin after the
-//! compact pointer (RocksDB's kRoundRobin), and this order is kMinOverlappingRatio's. Where
-//! Shale differs from 11.8.1 when it is wired: RocksDB divides by the compensated file size
+//! `picker::pick_level` tries the files of every level above 0 in this order. Where Shale
+//! differs from 11.8.1: RocksDB divides by the compensated file size
 //! (the size plus a weight for deletions, from table properties Shale's FileMetaData does
 //! not carry) where this divides by the file size; RocksDB sorts only the first 50 files
 //! (`kNumberFilesToSort`, partial sort) where this sorts all; and RocksDB falls back to the

@@ -245,8 +245,6 @@ pub(crate) struct CfState {
     pub current: Arc<Version>,
     /// WALs below this number hold nothing of this column family that is not in its tables.
     pub log_number: u64,
-    /// Per level: the key after which the next compaction of that level starts.
-    pub compact_pointer: Vec<Vec<u8>>,
     /// Versions of this family still held by readers (`rocksdb.num-live-versions`).
     pub live_versions: Vec<Weak<Version>>,
     /// Memtables switched to immutable / flushed so far (manual flushes wait on these).
@@ -275,7 +273,6 @@ pub(crate) struct CfState {
 
 impl CfState {
     pub fn new(handle: Arc<CfHandle>, mem: Arc<MemTable>, current: Arc<Version>, log_number: u64) -> CfState {
-        let levels = handle.opts.num_levels.max(1) as usize;
         CfState {
             live_versions: vec![Arc::downgrade(&current)],
             handle,
@@ -283,7 +280,6 @@ impl CfState {
             imm: Vec::new(),
             current,
             log_number,
-            compact_pointer: vec![Vec::new(); levels],
             mems_switched: 0,
             mems_flushed: 0,
             flush_queued: false,

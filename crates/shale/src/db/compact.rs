@@ -360,15 +360,8 @@ impl DbInner {
                 ));
             }
         }
-        let pointer = plan.inputs.iter().map(|f| &f.largest).max_by(|a, b| cf.icmp.compare(a, b)).cloned();
         let outputs = edit.new_files.len();
-        let installed = self.log_and_apply(st, vec![edit], |st| {
-            if let (Some(c), Some(last)) = (st.cfs.get_mut(&cf.id), pointer) {
-                if let Some(p) = c.compact_pointer.get_mut(plan.level) {
-                    *p = last;
-                }
-            }
-        });
+        let installed = self.log_and_apply(st, vec![edit], |_| {});
         for n in &outputs_numbers {
             self.versions.release_output(*n);
         }

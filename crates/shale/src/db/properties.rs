@@ -41,9 +41,7 @@ impl DbInner {
         Some(match prop {
             "num-immutable-mem-table" => c.imm.len() as u64,
             "mem-table-flush-pending" => u64::from(!c.imm.is_empty()),
-            "compaction-pending" => {
-                u64::from(crate::compaction::picker::pick(v, &cf.opts, &c.compact_pointer, busy).is_some())
-            }
+            "compaction-pending" => u64::from(crate::compaction::picker::pick(v, &cf.opts, busy).is_some()),
             "background-errors" => st.errors.bg_error_count,
             "cur-size-active-mem-table" => c.mem.approximate_memory_usage() as u64,
             "cur-size-all-mem-tables" => mems().map(|m| m.approximate_memory_usage() as u64).sum(),

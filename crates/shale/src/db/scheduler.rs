@@ -89,7 +89,7 @@ impl DbInner {
             return;
         }
         let busy = Busy { files: Some(&cf.being_compacted), running: &cf.running };
-        if picker::pick(&cf.current, &cf.handle.opts, &cf.compact_pointer, busy).is_none() {
+        if picker::pick(&cf.current, &cf.handle.opts, busy).is_none() {
             return;
         }
         cf.compaction_queued = true;
@@ -359,7 +359,7 @@ impl DbInner {
                     continue;
                 }
                 let busy = Busy { files: Some(&cf.being_compacted), running: &cf.running };
-                let Some(plan) = picker::pick(&cf.current, &cf.handle.opts, &cf.compact_pointer, busy) else {
+                let Some(plan) = picker::pick(&cf.current, &cf.handle.opts, busy) else {
                     continue;
                 };
                 if !plan.is_trivial_move() || plan.level == plan.output_level {
@@ -410,7 +410,7 @@ fn compaction_worker(inner: Arc<DbInner>) {
             continue;
         }
         let busy = Busy { files: Some(&cf.being_compacted), running: &cf.running };
-        let Some(plan) = picker::pick(&cf.current, &cf.handle.opts, &cf.compact_pointer, busy) else {
+        let Some(plan) = picker::pick(&cf.current, &cf.handle.opts, busy) else {
             continue;
         };
         let handle = cf.handle.clone();
