@@ -230,27 +230,31 @@ fn unmap_chunk(base: usize) {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn chunk_layout() -> std::alloc::Layout {
-    // CHUNK is a power of two and a valid size.
-    std::alloc::Layout::from_size_align(CHUNK, CHUNK).unwrap_or(std::alloc::Layout::new::<u8>())
-}
+use heap_chunks::{map_chunk, unmap_chunk};
 
-/// Portable fallback: an aligned, zeroed chunk from the global allocator.
-#[cfg(not(target_os = "linux"))]
-fn map_chunk() -> Option<usize> {
-    let layout = chunk_layout();
-    if layout.size() != CHUNK {
-        return None;
+/// The portable source of chunks: aligned, zeroed memory from the global allocator (used
+/// where there is no `mmap` + `madvise`; compiled and tested everywhere).
+#[cfg_attr(target_os = "linux", allow(dead_code))]
+mod heap_chunks {
+    use super::CHUNK;
+
+    fn layout() -> Option<std::alloc::Layout> {
+        std::alloc::Layout::from_size_align(CHUNK, CHUNK).ok()
     }
-    // SAFETY: the layout has a non-zero size.
-    let p = unsafe { std::alloc::alloc_zeroed(layout) };
-    (!p.is_null()).then_some(p as usize)
-}
 
-#[cfg(not(target_os = "linux"))]
-fn unmap_chunk(base: usize) {
-    // SAFETY: `base` came from `alloc_zeroed` with this layout and is freed once.
-    unsafe { std::alloc::dealloc(base as *mut u8, chunk_layout()) };
+    /// One zeroed chunk, CHUNK-aligned; its base address.
+    pub(super) fn map_chunk() -> Option<usize> {
+        // SAFETY: the layout has a non-zero size.
+        let p = unsafe { std::alloc::alloc_zeroed(layout()?) };
+        (!p.is_null()).then_some(p as usize)
+    }
+
+    pub(super) fn unmap_chunk(base: usize) {
+        if let Some(l) = layout() {
+            // SAFETY: `base` came from `map_chunk` (the same layout) and is freed once.
+            unsafe { std::alloc::dealloc(base as *mut u8, l) };
+        }
+    }
 }
 
 #[cfg(test)]
@@ -268,6 +272,22 @@ mod tests {
         assert!(!serves(4096 + 16));
         assert!(!serves(2048));
         assert!(!serves(CHUNK + PAGE));
+    }
+
+    #[test]
+    fn both_chunk_sources_give_aligned_zeroed_chunks() {
+        for (map, unmap) in [
+            (map_chunk as fn() -> Option<usize>, unmap_chunk as fn(usize)),
+            (heap_chunks::map_chunk, heap_chunks::unmap_chunk),
+        ] {
+            let base = map().expect("chunk");
+            assert_eq!(base % CHUNK, 0);
+            // SAFETY: a fresh chunk of CHUNK bytes, ours until unmapped.
+            let s = unsafe { std::slice::from_raw_parts_mut(base as *mut u8, CHUNK) };
+            assert!(s.iter().all(|&b| b == 0));
+            s.fill(1);
+            unmap(base);
+        }
     }
 
     #[test]
