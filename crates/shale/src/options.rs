@@ -413,6 +413,9 @@ pub struct Options {
     pub(crate) cf_paths: Vec<(std::path::PathBuf, u64)>,
     pub(crate) comparator: ComparatorRef,
     pub(crate) write_buffer_size: usize,
+    /// `set_arena_block_size` as set (0: from the write buffer size); see
+    /// [`Options::sanitized_arena_block_size`].
+    pub(crate) arena_block_size: usize,
     pub(crate) max_write_buffer_number: i32,
     pub(crate) num_levels: i32,
     pub(crate) level0_file_num_compaction_trigger: i32,
@@ -611,6 +614,7 @@ impl Default for Options {
             cf_paths: Vec::new(),
             comparator: Arc::new(BytewiseComparator),
             write_buffer_size: 64 << 20,
+            arena_block_size: 0,
             max_write_buffer_number: 2,
             num_levels: 7,
             level0_file_num_compaction_trigger: 4,
@@ -790,6 +794,18 @@ impl Options {
     /// it). A manual flush flushes whatever there is.
     pub fn set_min_write_buffer_number_to_merge(&mut self, n: i32) {
         self.min_write_buffer_number_to_merge = n;
+    }
+
+    /// The memtable arena's block size as RocksDB's SanitizeCfOptions and `Arena` make it:
+    /// 0 means an eighth of the write buffer size (itself clamped to 64 KiB..64 GiB), at
+    /// most 1 MiB; then rounded up to a multiple of 4 KiB and kept within 4 KiB..2 GiB
+    /// (what the OPTIONS file records and the memtables use).
+    pub(crate) fn sanitized_arena_block_size(&self) -> usize {
+        let size = match self.arena_block_size {
+            0 => (self.write_buffer_size.clamp(64 << 10, 64 << 30) / 8).min(1 << 20),
+            n => n,
+        };
+        size.clamp(4096, 2 << 30).next_multiple_of(4096)
     }
 
     /// `ttl` as RocksDB 11.8.1's SanitizeCfOptions sets it, whatever the style: the default
@@ -1259,6 +1275,24 @@ mod tests {
         assert_eq!(o.max_bytes_for_level(3), 25600 << 20);
         assert_eq!(o.comparator.name(), "leveldb.BytewiseComparator");
         assert!(o.check_supported().is_ok());
+    }
+
+    #[test]
+    fn arena_block_size_is_sanitized_as_rocksdbs() {
+        let mut o = Options::default();
+        assert_eq!(o.sanitized_arena_block_size(), 1 << 20, "64 MiB / 8, at most 1 MiB");
+        o.set_write_buffer_size(1 << 20);
+        assert_eq!(o.sanitized_arena_block_size(), 128 << 10);
+        o.set_write_buffer_size(100_000);
+        assert_eq!(o.sanitized_arena_block_size(), 16 << 10, "12500 rounded up to 4 KiB");
+        o.set_write_buffer_size(4096);
+        assert_eq!(o.sanitized_arena_block_size(), 8 << 10, "the write buffer counts as 64 KiB");
+        o.set_arena_block_size(1);
+        assert_eq!(o.sanitized_arena_block_size(), 4096);
+        o.set_arena_block_size(3 << 20);
+        assert_eq!(o.sanitized_arena_block_size(), 3 << 20, "a set size is not capped at 1 MiB");
+        o.set_arena_block_size(usize::MAX / 2);
+        assert_eq!(o.sanitized_arena_block_size(), 2 << 30);
     }
 
     #[test]

@@ -1610,9 +1610,12 @@ impl Options {
         self.accept_only(num == 0, "recycle_log_file_num");
     }
 
-    /// Accepted: the memtable arena's block size changes memory layout, not content.
+    /// The block size of memtable arenas (RocksDB's `arena_block_size`): 0, the default,
+    /// means an eighth of `write_buffer_size`, at most 1 MiB; any size is rounded up to a
+    /// multiple of 4 KiB within 4 KiB..2 GiB. Blocks that tile a 2 MiB chunk come from a
+    /// process-wide pool on huge pages (see `memtable/chunk_pool.rs`).
     pub fn set_arena_block_size(&mut self, size: usize) {
-        let _ = size;
+        self.arena_block_size = size;
     }
 
     /// With `stats_dump_period_sec`, each stats dump into the info LOG is followed by

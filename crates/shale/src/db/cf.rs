@@ -206,7 +206,7 @@ impl CfHandle {
             MemTable::for_write_buffer(
                 self.icmp.clone(),
                 log_number,
-                self.opts.write_buffer_size,
+                self.opts.sanitized_arena_block_size(),
                 self.opts.write_buffer_manager.clone(),
             )
             .with_bloom_of(&self.opts),
@@ -381,7 +381,7 @@ pub(crate) fn create_cfs(inner: &Arc<DbInner>, new: &[(String, Options)]) -> Res
                     MemTable::for_write_buffer(
                         icmp.clone(),
                         wal_number,
-                        opts.write_buffer_size,
+                        opts.sanitized_arena_block_size(),
                         opts.write_buffer_manager.clone(),
                     )
                     .with_bloom_of(&opts),

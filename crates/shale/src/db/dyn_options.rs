@@ -12,6 +12,7 @@
 //! InvalidArgument naming them):
 //! - `write_buffer_size`: the active memtable is full at the new size (the write leader reads
 //!   it from `WalState::mems`, republished here).
+//! - `arena_block_size`: memtables made from then on take arena blocks of the new size.
 //! - `max_write_buffer_number`, `level0_slowdown_writes_trigger`,
 //!   `level0_stop_writes_trigger`, `soft/hard_pending_compaction_bytes_limit`: the write-stall
 //!   condition is recomputed at once.
@@ -125,7 +126,6 @@ pub(crate) fn compression(name: &str, v: &str) -> Result<DBCompressionType> {
 
 /// RocksDB's mutable column-family options Shale cannot change yet.
 const MUTABLE_NOT_BUILT: &[&str] = &[
-    "arena_block_size",
     "memtable_prefix_bloom_size_ratio",
     "memtable_whole_key_filtering",
     "memtable_huge_page_size",
@@ -195,6 +195,8 @@ pub(crate) fn apply_mutable(o: &mut Options, name: &str, v: &str) -> Result<()> 
             }
             o.write_buffer_size = n;
         }
+        // Memtables made from now on take blocks of the new size.
+        "arena_block_size" => o.arena_block_size = number(name, v)?,
         "max_write_buffer_number" => o.set_max_write_buffer_number(number(name, v)?),
         "disable_auto_compactions" => o.disable_auto_compactions = boolean(name, v)?,
         "level0_file_num_compaction_trigger" => o.level0_file_num_compaction_trigger = number(name, v)?,
@@ -451,7 +453,10 @@ mod tests {
         assert_eq!(kind("write_buffer_size", "-1"), ErrorKind::InvalidArgument);
         assert_eq!(kind("INVALID_NAME", "1"), ErrorKind::InvalidArgument);
         assert_eq!(kind("num_levels", "3"), ErrorKind::InvalidArgument);
-        assert_eq!(kind("arena_block_size", "3"), ErrorKind::NotSupported);
+        apply_mutable(&mut o, "arena_block_size", "10000").unwrap();
+        assert_eq!(o.sanitized_arena_block_size(), 12288);
+        assert_eq!(kind("arena_block_size", "-1"), ErrorKind::InvalidArgument);
+        assert_eq!(kind("memtable_huge_page_size", "3"), ErrorKind::NotSupported);
         apply_mutable(&mut o, "ttl", "3600").unwrap();
         assert_eq!(o.age_compaction_seconds(), (3600, 0));
         let e = apply_mutable(&mut o, "INVALID_NAME", "1").unwrap_err();

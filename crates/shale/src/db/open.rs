@@ -323,7 +323,7 @@ pub(super) fn recovered_cf_states(
             MemTable::for_write_buffer(
                 icmp,
                 0,
-                d.options.write_buffer_size,
+                d.options.sanitized_arena_block_size(),
                 d.options.write_buffer_manager.clone(),
             )
             .with_bloom_of(&d.options),

@@ -125,12 +125,10 @@ fn cf_options(c: &crate::Options) -> Vec<(String, String)> {
         name_or_null(c.compaction_filter_factory.as_ref().map(|f| f.name())),
     );
     put(&mut l, "write_buffer_size", c.write_buffer_size);
-    // Shale's memtable arena is its own (the setter is a layout hint); written as RocksDB
-    // sanitizes the default, from the write buffer size: a fixed 1 MiB would make a RocksDB
-    // that loads the file with a small write buffer flush each memtable at its creation
-    // (7.8.3's debug build asserts on it).
-    let wbs = c.write_buffer_size.clamp(64 << 10, 64 << 30);
-    put(&mut l, "arena_block_size", (wbs / 8).min(1 << 20).div_ceil(4096) * 4096);
+    // As RocksDB sanitizes it (the default from the write buffer size: a fixed 1 MiB would
+    // make a RocksDB that loads the file with a small write buffer flush each memtable at
+    // its creation; 7.8.3's debug build asserts on it).
+    put(&mut l, "arena_block_size", c.sanitized_arena_block_size());
     put(&mut l, "max_write_buffer_number", c.max_write_buffer_number);
     put(&mut l, "min_write_buffer_number_to_merge", c.flush_merge_min());
     put(&mut l, "max_successive_merges", c.max_successive_merges);
@@ -477,6 +475,10 @@ mod tests {
         let f = options_file_of(&o, &[("default", &o)]);
         let c = &f.cfs[0];
         assert_eq!(c.option("arena_block_size"), Some("8192"));
+        let mut set = o.clone();
+        set.set_arena_block_size(10_000);
+        let f = options_file_of(&set, &[("default", &set)]);
+        assert_eq!(f.cfs[0].option("arena_block_size"), Some("12288"), "a set size, rounded up to 4 KiB");
         assert_eq!(c.option("max_compaction_bytes"), Some("26214400"));
         assert_eq!(f.db_option("delayed_write_rate"), Some("16777216"));
         o.set_compaction_style(crate::DBCompactionStyle::Universal);

@@ -316,7 +316,12 @@ impl DbInner {
                     .with_blob_files(&rc.blob_files),
             );
             version.check_consistency()?;
-            let mem = Arc::new(MemTable::for_write_buffer(h.icmp.clone(), 0, h.opts.write_buffer_size, None));
+            let mem = Arc::new(MemTable::for_write_buffer(
+                h.icmp.clone(),
+                0,
+                h.opts.sanitized_arena_block_size(),
+                None,
+            ));
             cfs.insert(h.id, CfState::new(h, mem, version, rc.log_number));
         }
         open::load_tables(&self.table_cache, &cfs, &self.opts)?;

@@ -18,6 +18,11 @@
 //! allocate: with a thousand memtables written at random, every pointer chased per write
 //! is a cache miss.
 //!
+//! The first block and blocks of the configured size come from the process-wide
+//! [`super::chunk_pool`] when their size tiles its 2 MiB chunks (a multiple of 4 KiB, as
+//! RocksDB sanitizes `arena_block_size`), on huge pages where the system gives them; a huge
+//! entry's own block, and sizes the pool does not serve, from the global allocator.
+//!
 //! An arena may be charged to a write buffer manager
 //! ([`super::write_buffer_manager`]): each block is reserved when allocated, given up from
 //! the active count by [`Arena::done_allocating`] (the memtable became immutable), and freed
@@ -30,6 +35,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
+use super::chunk_pool;
 use super::write_buffer_manager::WriteBufferManagerState;
 
 /// The default block size: 1 MiB.
@@ -50,7 +56,7 @@ pub struct Arena {
     block_size: usize,
     /// The free span of the current block (empty when there is no block yet).
     span: Span,
-    blocks: Vec<(NonNull<u8>, Layout)>,
+    blocks: Vec<Block>,
     /// Sum of the sizes of all blocks.
     allocated: usize,
     /// The budget charged for every block, if any.
@@ -59,8 +65,9 @@ pub struct Arena {
     done: bool,
 }
 
-// SAFETY: the arena exclusively owns its blocks (raw pointers from the global allocator,
-// never shared with another arena); moving it to another thread moves that ownership.
+// SAFETY: the arena exclusively owns its blocks (raw pointers from the global allocator or
+// slots of the chunk pool, never shared with another arena); moving it to another thread
+// moves that ownership.
 unsafe impl Send for Arena {}
 
 impl Arena {
@@ -101,7 +108,7 @@ impl Arena {
             p
         } else if bytes > self.block_size / 4 {
             // A block of its own; the current block keeps its tail for later requests.
-            self.new_block(bytes)
+            self.new_block(bytes, false)
         } else {
             // The first block is small, so that an arena that stays nearly empty (the
             // memtable of an idle column family among thousands) costs little.
@@ -110,7 +117,7 @@ impl Arena {
             } else {
                 self.block_size
             };
-            let p = self.new_block(size);
+            let p = self.new_block(size, true);
             // SAFETY: `bytes <= size / 4` (a quarter of the block size, or of the first
             // block), so `p + bytes` is inside the fresh block, which is 16-aligned and so
             // satisfies `align`.
@@ -132,9 +139,9 @@ impl Arena {
         let bytes = bytes.max(1);
         let result = match self.span.take_top(bytes, align) {
             Some(p) => p,
-            None if bytes > self.block_size / 4 => self.new_block(bytes),
+            None if bytes > self.block_size / 4 => self.new_block(bytes, false),
             None => {
-                let p = self.new_block(self.block_size);
+                let p = self.new_block(self.block_size, true);
                 // Blocks are 16-aligned with a size a multiple of 16, so rounding the start
                 // down to `align` stays inside the block (bytes <= block_size / 4).
                 let remaining = (self.block_size - bytes) & !(align - 1);
@@ -148,16 +155,30 @@ impl Arena {
         unsafe { NonNull::new_unchecked(result) }
     }
 
-    fn new_block(&mut self, size: usize) -> *mut u8 {
+    /// A new zeroed block of `size` bytes; `regular`: one of the arena's own block sizes
+    /// (the first or the configured one), which come from the chunk pool when it serves
+    /// them; a huge entry's block (any size) comes from the global allocator.
+    fn new_block(&mut self, size: usize, regular: bool) -> *mut u8 {
         let size = size.next_multiple_of(BLOCK_ALIGN);
-        let layout = match Layout::from_size_align(size, BLOCK_ALIGN) {
-            Ok(l) => l,
-            Err(_) => panic!("arena request of {size} bytes is too large"),
+        let pooled = if regular && chunk_pool::serves(size) { chunk_pool::allocate(size) } else { None };
+        let nn = match pooled {
+            Some(p) => {
+                self.blocks.push(Block::Pooled(p, size));
+                p
+            }
+            None => {
+                let layout = match Layout::from_size_align(size, BLOCK_ALIGN) {
+                    Ok(l) => l,
+                    Err(_) => panic!("arena request of {size} bytes is too large"),
+                };
+                // SAFETY: the layout has a non-zero size (requests are at least 1 byte).
+                let p = unsafe { alloc_zeroed(layout) };
+                let Some(nn) = NonNull::new(p) else { handle_alloc_error(layout) };
+                self.blocks.push(Block::Heap(nn, layout));
+                nn
+            }
         };
-        // SAFETY: the layout has a non-zero size (requests are at least 1 byte).
-        let p = unsafe { alloc_zeroed(layout) };
-        let Some(nn) = NonNull::new(p) else { handle_alloc_error(layout) };
-        self.blocks.push((nn, layout));
+        let p = nn.as_ptr();
         self.allocated += size;
         if let Some(t) = &self.tracker {
             t.reserve(size);
@@ -185,12 +206,25 @@ impl Drop for Arena {
         if let Some(t) = &self.tracker {
             t.free(self.allocated);
         }
-        for (p, layout) in self.blocks.drain(..) {
-            // SAFETY: each block was allocated by `alloc_zeroed` with exactly this layout
-            // and is freed once, here.
-            unsafe { dealloc(p.as_ptr(), layout) };
+        for b in self.blocks.drain(..) {
+            match b {
+                // SAFETY: the block came from `chunk_pool::allocate(size)` and is given
+                // back once, here; the arena hands out no pointer into it after dropping.
+                Block::Pooled(p, size) => unsafe { chunk_pool::release(p, size) },
+                // SAFETY: the block was allocated by `alloc_zeroed` with exactly this
+                // layout and is freed once, here.
+                Block::Heap(p, layout) => unsafe { dealloc(p.as_ptr(), layout) },
+            }
         }
     }
+}
+
+/// One block of an arena and where it came from.
+enum Block {
+    /// From [`chunk_pool::allocate`] with this size.
+    Pooled(NonNull<u8>, usize),
+    /// From the global allocator with this layout.
+    Heap(NonNull<u8>, Layout),
 }
 
 /// A free span `[ptr, ptr + remaining)` of a block: allocations come off its bottom or its top.
@@ -518,6 +552,23 @@ mod tests {
         }
         assert!(a.memory_usage() >= before + 100_000 + 100 * 1000);
         assert!(a.blocks.len() >= 3);
+    }
+
+    #[test]
+    fn regular_blocks_come_from_the_chunk_pool_huge_ones_from_the_heap() {
+        let mut a = Arena::new(64 << 10);
+        a.allocate_aligned(100, 8); // the 4 KiB first block
+        a.allocate_aligned(4000, 8); // a 64 KiB block
+        a.allocate_top(63_000, 8); // more than is left, and huge: a block of its own
+        let kinds: Vec<bool> = a.blocks.iter().map(|b| matches!(b, Block::Pooled(..))).collect();
+        assert_eq!(kinds, [true, true, false]);
+        // An odd block size the pool does not serve.
+        let mut b = Arena::new(5000);
+        for _ in 0..5 {
+            b.allocate_aligned(1000, 8); // four fill the first block, the fifth starts one
+        }
+        assert_eq!(b.blocks.len(), 2);
+        assert!(matches!(b.blocks[1], Block::Heap(_, l) if l.size() == 5008), "5008-byte blocks");
     }
 
     #[test]

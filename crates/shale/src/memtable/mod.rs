@@ -28,6 +28,7 @@
 
 pub mod arena;
 pub mod bloom;
+pub mod chunk_pool;
 pub mod skiplist;
 pub mod write_buffer_manager;
 
@@ -118,17 +119,17 @@ impl MemTable {
         MemTable::with_arena_block_size(icmp, id, POINT_ARENA_BLOCK)
     }
 
-    /// An empty memtable for a write buffer of `write_buffer_size` bytes: its arena blocks
-    /// are an eighth of that, at most 1 MiB (RocksDB's default `arena_block_size`).
-    /// Its arenas are charged to `tracker` (the database's write buffer manager), if any.
+    /// An empty memtable whose point entries take arena blocks of `arena_block_size` bytes
+    /// (the family's sanitized `arena_block_size`: by default an eighth of the write buffer
+    /// size, at most 1 MiB, as RocksDB's). Its arenas are charged to `tracker` (the
+    /// database's write buffer manager), if any.
     pub fn for_write_buffer(
         icmp: InternalKeyComparator,
         id: u64,
-        write_buffer_size: usize,
+        arena_block_size: usize,
         tracker: Option<Arc<WriteBufferManagerState>>,
     ) -> MemTable {
-        let block = (write_buffer_size / 8).clamp(4096, POINT_ARENA_BLOCK);
-        MemTable::build(icmp, id, block, tracker)
+        MemTable::build(icmp, id, arena_block_size, tracker)
     }
 
     fn with_arena_block_size(icmp: InternalKeyComparator, id: u64, block: usize) -> MemTable {
