@@ -141,9 +141,37 @@ pub fn compress(t: CompressionType, level: Option<i32>, raw: &[u8]) -> Result<Ve
     Ok(out)
 }
 
-/// RocksDB keeps a compressed block only when it saves at least 1/8 of the raw size.
+/// RocksDB 11.8.1 keeps a compressed block (its size prefix included) only when it is at
+/// most `max_compressed_bytes_per_kb` (896, the only value Shale takes) per 1024 raw bytes:
+/// the output buffer `BlockBasedTableBuilder::CompressAndVerifyBlock` gives the compressor.
+pub fn max_compressed_size(raw: usize) -> usize {
+    ((896u64 * raw as u64) >> 10) as usize
+}
+
+/// Whether a block compressed to `compressed` bytes is kept ([`max_compressed_size`]).
 pub fn good_compression_ratio(compressed: usize, raw: usize) -> bool {
-    compressed < raw - raw / 8
+    compressed <= max_compressed_size(raw)
+}
+
+/// ZSTD into `out` (which holds the size prefix already) as RocksDB 11.8.1's
+/// `BuiltinZSTDCompressorV2`: `ZSTD_compress2` into a buffer of what is left of
+/// [`max_compressed_size`], so a block rejected there (`dstSize_tooSmall`, which libzstd can
+/// report on a block whose unbounded output would have fitted) is rejected here too.
+/// Returns false when rejected.
+fn zstd_bounded(c: &mut zstd::bulk::Compressor<'_>, raw: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+    let room = max_compressed_size(raw.len()).saturating_sub(out.len());
+    if room == 0 {
+        return Ok(false);
+    }
+    let mut buf = vec![0u8; room];
+    match c.compress_to_buffer(raw, &mut buf[..]) {
+        Ok(n) => {
+            out.extend_from_slice(&buf[..n.min(room)]);
+            Ok(true)
+        }
+        Err(e) if e.to_string().contains("too small") => Ok(false),
+        Err(e) => Err(Error::io("zstd compress", e)),
+    }
 }
 
 /// Compresses a block for writing: returns the bytes to store and the type to record,
@@ -155,6 +183,17 @@ pub fn compress_block(
 ) -> Result<(Vec<u8>, CompressionType)> {
     if t == CompressionType::None {
         return Ok((raw.to_vec(), CompressionType::None));
+    }
+    if t == CompressionType::Zstd && raw.len() <= u32::MAX as usize {
+        let mut out = Vec::with_capacity(raw.len() / 2 + 16);
+        put_varint32(&mut out, raw.len() as u32);
+        let mut c =
+            zstd::bulk::Compressor::new(level.unwrap_or(3)).map_err(|e| Error::io("zstd compress", e))?;
+        return Ok(if zstd_bounded(&mut c, raw, &mut out)? {
+            (out, t)
+        } else {
+            (raw.to_vec(), CompressionType::None)
+        });
     }
     let c = compress(t, level, raw)?;
     if good_compression_ratio(c.len(), raw.len()) {
@@ -346,7 +385,9 @@ pub fn compress_block_with_dict(
     if t == CompressionType::Zstd {
         let mut c = zstd::bulk::Compressor::with_dictionary(level.unwrap_or(3), dict)
             .map_err(|e| Error::io("zstd compress", e))?;
-        out.extend_from_slice(&c.compress(raw).map_err(|e| Error::io("zstd compress", e))?);
+        if !zstd_bounded(&mut c, raw, &mut out)? {
+            return Ok((raw.to_vec(), CompressionType::None));
+        }
     } else {
         out.extend_from_slice(&lz4_block(t, level, raw, Some(dict))?);
     }
