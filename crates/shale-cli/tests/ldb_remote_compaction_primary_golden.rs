@@ -18,86 +18,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 mod golden;
+use golden::remote::{mask_result_size, pair, shape, write};
 use golden::*;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
-
-fn write(dir: &Path, ldb: &Path, pre: &[&str]) {
-    let steps: &[&[&str]] = &[
-        &["--db=db", "--create_if_missing", "put", "a", "1"],
-        &["--db=db", "batchput", "b", "2", "c", "3", "d", "x"],
-        &["--db=db", "put", "a", "4"],
-        &["--db=db", "delete", "c"],
-        &["--db=db", "put", "e", "5"],
-    ];
-    for s in steps {
-        let mut args = s.to_vec();
-        args.push("--auto_compaction=false");
-        ok(&run_in(dir, ldb, pre, &args), &format!("{} {args:?}", ldb.display()));
-    }
-}
-
-fn printed(o: std::process::Output) -> Printed {
-    Printed {
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        status: o.status.code(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    }
-}
-
-/// Runs the primary (prog + leading args), then the worker, in `dir` on `db` with `job`.
-fn pair(dir: &Path, primary: (&Path, &[&str]), worker: (&Path, &[&str])) -> (Printed, Printed) {
-    std::fs::create_dir(dir.join("job")).unwrap();
-    let p = Command::new(primary.0)
-        .current_dir(dir)
-        .args(primary.1)
-        .args(["--db=db", "remote_compaction_primary", "--job_dir=job"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let w = run_in(dir, worker.0, worker.1, &["--db=db", "remote_compaction_worker", "--job_dir=job"]);
-    (printed(p.wait_with_output().unwrap()), printed(w))
-}
-
-fn mask_result_size(s: &str) -> String {
-    match s.find(" (") {
-        Some(i) if s.starts_with("remote_compaction_worker: OK") => format!("{} (N bytes result)\n", &s[..i]),
-        _ => s.to_string(),
-    }
-}
-
-/// The live tables per level, from Shale's list_live_files_metadata-free view: the
-/// MANIFEST's current files, as `shale ldb manifest_dump` prints them ("L6: 1").
-fn shape(dir: &Path) -> Vec<String> {
-    let o = run_in(dir, &shale(), &["ldb"], &["--db=db", "manifest_dump"]);
-    ok(&o, "manifest_dump");
-    let text = String::from_utf8_lossy(&o.stdout).into_owned();
-    let mut out = Vec::new();
-    let mut level: Option<String> = None;
-    let mut count = 0;
-    let close = |level: &mut Option<String>, count: &mut usize, out: &mut Vec<String>| {
-        if let Some(l) = level.take() {
-            if *count > 0 {
-                out.push(format!("L{l}: {count}"));
-            }
-        }
-        *count = 0;
-    };
-    for line in text.lines() {
-        if let Some(rest) = line.strip_prefix("--- level ") {
-            close(&mut level, &mut count, &mut out);
-            level = rest.split(' ').next().map(str::to_string);
-        } else if level.is_some() && line.starts_with(' ') && line.contains(':') {
-            count += 1;
-        } else if level.is_some() {
-            close(&mut level, &mut count, &mut out);
-        }
-    }
-    close(&mut level, &mut count, &mut out);
-    out
-}
 
 #[test]
 fn shale_primary_installs_a_workers_result() {
@@ -135,7 +59,7 @@ fn shale_primary_installs_a_workers_result() {
                 let (p11, w11) = pair(theirs.path(), (&o.ldb, &[]), (&o.ldb, &[]));
                 assert_eq!((p.status, &p.stdout), (p11.status, &p11.stdout), "{what}");
                 assert_eq!(mask_result_size(&w.stdout), mask_result_size(&w11.stdout), "{what}");
-                assert_eq!(shape(ours.path()), shape(theirs.path()), "{what}");
+                assert_eq!(shape(ours.path(), None), shape(theirs.path(), None), "{what}");
             }
             let mut tools: Vec<(&Path, &[&str])> = vec![(&shale_bin, &["ldb"])];
             if let Some(o) = o11 {
@@ -149,7 +73,7 @@ fn shale_primary_installs_a_workers_result() {
                 ok(&c, "checkconsistency");
                 assert_eq!(String::from_utf8_lossy(&c.stdout), "OK\n", "{what}");
             }
-            assert_eq!(shape(ours.path()), ["L6: 1"], "{what}");
+            assert_eq!(shape(ours.path(), None), ["L6: 1"], "{what}");
             let left: Vec<_> = std::fs::read_dir(ours.path().join("job/output"))
                 .unwrap()
                 .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

@@ -33,6 +33,8 @@
 
 #![allow(dead_code)]
 
+pub mod remote;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
