@@ -78,25 +78,22 @@ pub struct Config {
     /// so that a commit's `fdatasync` overwrites blocks rather than growing the file (a
     /// journal commit on ext4). The file is cut back to its batches when sealed and when
     /// the engine is dropped; after a crash, recovery cuts the zeros. Only on the real
-    /// file system (`PosixFileSystem`); see `prefill.rs` and docs/raftlog-format.md. 0 by
-    /// default: alone, on a quiet machine it gave 1.10x raft-engine's sync-write throughput
-    /// but a P99 commit latency of about 7.5 ms against 1 ms (docs/benchmarks.md). With
-    /// `prefill_next_file` (on by default) it applies to the active files created fresh
-    /// (0 there means 8 MiB).
+    /// file system (`PosixFileSystem`); see `prefill.rs` and docs/raftlog-format.md. Off by
+    /// default: on a quiet machine it gave 1.10x raft-engine's sync-write throughput but a
+    /// P99 commit latency of about 7.5 ms against 1 ms (docs/benchmarks.md);
+    /// `prefill_next_file` was faster at a lower tail in every measured round.
     pub prefill_zeros_ahead: ReadableSize,
-    /// Shale's own, not in raft-engine (default true): a thread prepares the next append
+    /// Shale's own, not in raft-engine (default false): a thread prepares the next append
     /// file ahead of rotation (header, zeros to `target_file_size`, synced, directory
     /// synced) under a name neither engine reads (`prefill.raftlog.next`); at rotation,
     /// and at open for the first active file, it is renamed to the new file's name and
     /// batches overwrite its zeros, so the active file's size never changes and no zeros
     /// are written into it. The zeros go 1 MiB at a time (`sync_file_range`), paced on the
-    /// active file; neither open nor a rotation waits for a file not ready yet: the new
-    /// file is then created fresh (the first one after open always is), and zeros are
-    /// kept ahead of its batches in place, as `prefill_zeros_ahead` does (its setting, or
-    /// 8 MiB when that is 0). Only on the real file system (`PosixFileSystem`). On by
-    /// default: under load it gave 2.8x raft-engine's sync-write throughput with a lower
-    /// P99 and P99.9 in every pair (docs/benchmarks.md). See `prefill.rs` and
-    /// docs/raftlog-format.md.
+    /// active file; a rotation does not wait for a file not ready yet (the new file is
+    /// then created fresh). Open waits for the first one (`target_file_size` bytes of
+    /// zeros written, as raft-engine's `prefill_for_recycle` does at open). Only on the
+    /// real file system (`PosixFileSystem`); exclusive with `prefill_zeros_ahead`. See
+    /// `prefill.rs` and docs/raftlog-format.md.
     pub prefill_next_file: bool,
 }
 
@@ -122,7 +119,7 @@ impl Default for Config {
             prefill_limit: None,
             recovery_index_files: true,
             prefill_zeros_ahead: ReadableSize(0),
-            prefill_next_file: true,
+            prefill_next_file: false,
         }
     }
 }
@@ -170,6 +167,11 @@ impl Config {
     pub(crate) fn check_supported(&self) -> Result<()> {
         if self.spill_dir.is_some() {
             return Err(Error::InvalidArgument("spill_dir is not supported by shale-raftlog yet".to_owned()));
+        }
+        if self.prefill_next_file && self.prefill_zeros_ahead.0 > 0 {
+            return Err(Error::InvalidArgument(
+                "prefill_next_file and prefill_zeros_ahead are exclusive (set one)".to_owned(),
+            ));
         }
         if let Some(l) = self.compression_level {
             if l != 1 {
@@ -225,10 +227,9 @@ mod tests {
         assert!(c.enable_log_recycle);
         // Shale's own field, not raft-engine's: on (see the field's comment).
         assert!(c.recovery_index_files);
-        // Shale's own prefill settings: the next file zeroed ahead (on), zeros ahead in
-        // place set apart (0: 8 MiB for files created fresh, with the next file on).
+        // Shale's own prefill settings: both off.
         assert_eq!(c.prefill_zeros_ahead, ReadableSize(0));
-        assert!(c.prefill_next_file);
+        assert!(!c.prefill_next_file);
         let mut c2 = c.clone();
         c2.sanitize().unwrap();
         assert_eq!(c2.purge_rewrite_threshold, Some(ReadableSize::gb(1)));

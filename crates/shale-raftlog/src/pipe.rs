@@ -181,12 +181,6 @@ pub(crate) struct SinglePipe {
     next: Option<NextFiles>,
 }
 
-/// With `prefill_next_file`, the zeros kept ahead of the batches of an active file that
-/// was not zeroed ahead whole (the first after open, or one a rotation created fresh
-/// because the next file was not ready), when `prefill_zeros_ahead` is 0: that option's
-/// measured setting.
-const FRESH_FILE_AHEAD: u64 = 8 << 20;
-
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -223,17 +217,12 @@ impl SinglePipe {
             None
         };
         let next = files.last().map_or(1, |f| f.seq + 1);
-        // Open does not wait for a zeroed next file: the first active file is created
-        // fresh, and with `prefill_next_file` it gets zeros written ahead of its batches
-        // (`FRESH_FILE_AHEAD`), as does any file a rotation creates fresh.
         let (active, file) =
-            open_active(&*fs, dir, FileId::new(queue, next), format, None, next_files.as_ref())?;
-        let ahead = if next_files.is_some() && prefill_ahead == 0 { FRESH_FILE_AHEAD } else { prefill_ahead };
-        let prefill = if ahead > 0 { Prefiller::start(ahead, target_file_size) } else { None };
+            open_active(&*fs, dir, FileId::new(queue, next), format, None, next_files.as_ref(), true)?;
+        let prefill =
+            if prefill_ahead > 0 { Prefiller::start(prefill_ahead, target_file_size) } else { None };
         if let Some(p) = &prefill {
-            if active.zeroed.is_none() {
-                p.attach(&FileId::new(queue, next).build_file_path(dir), active.written);
-            }
+            p.attach(&FileId::new(queue, next).build_file_path(dir), active.written);
         }
         let mut files: VecDeque<LogFile> = files.into();
         files.push_back(file);
@@ -370,6 +359,7 @@ impl SinglePipe {
             self.format,
             reuse,
             self.next.as_ref(),
+            false,
         )?;
         if let Some(p) = &self.prefill {
             if new_active.zeroed.is_none() {
@@ -492,8 +482,8 @@ fn queue_name(q: LogQueue) -> &'static str {
 }
 
 /// The new active file `id`: the zeroed-ahead one renamed when `next` has it ready,
-/// else created fresh (`create_file`). Neither open nor rotation waits for a zeroed file
-/// still being prepared (`prefill.rs`).
+/// else created fresh (`create_file`). `wait`: wait for the zeroed file being prepared
+/// (open does; rotation does not, see `prefill.rs`).
 fn open_active(
     fs: &dyn shale_base::fs::FileSystem,
     dir: &Path,
@@ -501,6 +491,7 @@ fn open_active(
     format: LogFileFormat,
     reuse: Option<(FileSeq, bool)>,
     next: Option<&NextFiles>,
+    wait: bool,
 ) -> Result<(ActiveFile, LogFile)> {
     let path = id.build_file_path(dir);
     let in_place = match reuse {
@@ -508,7 +499,7 @@ fn open_active(
         _ => None,
     };
     let reuse = reuse.map(|r| r.0);
-    let Some((file, written)) = in_place.or_else(|| next.and_then(|n| n.take(&path, false))) else {
+    let Some((file, written)) = in_place.or_else(|| next.and_then(|n| n.take(&path, wait))) else {
         return create_file(fs, dir, id, format, reuse);
     };
     if let Some(old) = reuse {

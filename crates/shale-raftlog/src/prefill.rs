@@ -38,9 +38,6 @@ use std::thread::JoinHandle;
 struct State {
     /// The active file, open for writes at offsets; None: nothing to prefill.
     file: Option<Arc<File>>,
-    /// The same file opened with `O_DIRECT`, for the zeros (None: not available, the
-    /// zeros go through the page cache).
-    direct: Option<Arc<File>>,
     /// Appends reach up to here (the end of the last append started).
     reserved: u64,
     /// Zeros are written and synced up to here (the file's length, when past `reserved`).
@@ -83,7 +80,6 @@ impl Prefiller {
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
                 file: None,
-                direct: None,
                 reserved: 0,
                 frontier: 0,
                 in_flight: None,
@@ -106,13 +102,11 @@ impl Prefiller {
     /// opened for writing, it is not prefilled.
     pub fn attach(&self, path: &Path, len: u64) {
         let file = OpenOptions::new().write(true).open(path).ok().map(Arc::new);
-        let direct = file.as_ref().and_then(|_| open_direct(path)).map(Arc::new);
         let mut st = lock(&self.shared.state);
         while st.in_flight.is_some() {
             st = self.shared.done.wait(st).unwrap_or_else(|p| p.into_inner());
         }
         st.file = file;
-        st.direct = direct;
         st.reserved = len;
         st.frontier = len;
         st.failed = false;
@@ -141,7 +135,6 @@ impl Prefiller {
             while st.in_flight.is_some() {
                 st = self.shared.done.wait(st).unwrap_or_else(|p| p.into_inner());
             }
-            st.direct = None;
             st.file.take()
         };
         match file {
@@ -168,7 +161,6 @@ impl Drop for Prefiller {
             let mut st = lock(&self.shared.state);
             st.stop = true;
             self.shared.work.notify_all();
-            st.direct = None;
             st.file.take().map(|f| (f, st.reserved))
         };
         if let Some(t) = self.thread.take() {
@@ -182,37 +174,8 @@ impl Drop for Prefiller {
     }
 }
 
-/// `path` opened for writes with `O_DIRECT`; None where the file system refuses it.
-fn open_direct(path: &Path) -> Option<File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    OpenOptions::new().write(true).custom_flags(libc::O_DIRECT).open(path).ok()
-}
-
-/// Direct writes are aligned to this (offsets, lengths and the buffer's address).
-const DIRECT_ALIGN: u64 = 4096;
-
-/// Writes the zeros of `[start, end)` into `f` and syncs it. Through `direct` when the
-/// range's ends are aligned (`start` rounded up to the alignment first: the bytes skipped,
-/// past the appends' end, are a hole in the file, which reads as zeros): the zeros then
-/// never sit in the page cache, so a commit's `fdatasync` of the same file, which writes
-/// back every dirty page of it, never has to write them. The `fdatasync` here commits
-/// the file's new size and blocks, so that the appends' commits need not.
-fn write_zeros(f: &File, direct: Option<&File>, zeros: &[u8], start: u64, end: u64) -> std::io::Result<()> {
-    let aligned = start.div_ceil(DIRECT_ALIGN) * DIRECT_ALIGN;
-    match direct {
-        Some(d) if end.is_multiple_of(DIRECT_ALIGN) && aligned < end => {
-            d.write_all_at(&zeros[..(end - aligned) as usize], aligned)?;
-        }
-        _ => f.write_all_at(&zeros[..(end - start) as usize], start)?,
-    }
-    f.sync_data()
-}
-
 fn run(s: &Shared) {
-    // Zeros aligned for direct writes: a slice of a larger buffer, at an aligned address.
-    let buf = vec![0u8; (s.chunk + DIRECT_ALIGN) as usize];
-    let skip = buf.as_ptr().align_offset(DIRECT_ALIGN as usize).min(DIRECT_ALIGN as usize);
-    let zeros = &buf[skip..skip + s.chunk as usize];
+    let zeros = vec![0u8; s.chunk as usize];
     let mut st = lock(&s.state);
     loop {
         if st.stop {
@@ -223,20 +186,20 @@ fn run(s: &Shared) {
                 let start = st.frontier.max(st.reserved);
                 if start < st.reserved.saturating_add(s.ahead) && start < s.limit {
                     let end = ((start / s.chunk + 1) * s.chunk).min(s.limit);
-                    Some((f.clone(), st.direct.clone(), start, end))
+                    Some((f.clone(), start, end))
                 } else {
                     None
                 }
             }
             _ => None,
         };
-        let Some((f, direct, start, end)) = job else {
+        let Some((f, start, end)) = job else {
             st = s.work.wait(st).unwrap_or_else(|p| p.into_inner());
             continue;
         };
         st.in_flight = Some((start, end));
         drop(st);
-        let r = write_zeros(&f, direct.as_deref(), zeros, start, end);
+        let r = f.write_all_at(&zeros[..(end - start) as usize], start).and_then(|_| f.sync_data());
         st = lock(&s.state);
         st.in_flight = None;
         if st.file.as_ref().is_some_and(|cur| Arc::ptr_eq(cur, &f)) {
@@ -264,11 +227,9 @@ fn run(s: &Shared) {
 // active file), so the next file is ready at about two thirds of the active one and the
 // zeros are spread over the whole time the active file fills. One `fsync` at the end
 // commits the file's blocks (one journal commit per file). At rotation the pipe does not
-// wait for a file not yet ready: it creates the new file fresh and the thread goes on
-// with the next one; nor does open (the first active file is created fresh): a file
-// created fresh gets zeros written ahead of its batches in place (`Prefiller` above, 8 MiB
-// ahead, written with `O_DIRECT` where the file system takes it). At rotation the pipe
-// renames a ready file to the new file's name (`NNN.raftlog`), syncs the
+// wait for a file not yet ready: it creates the new file fresh (appends then grow it, as
+// without prefill) and the thread goes on with the next one. Open waits for the first. At rotation (and at open, for the first
+// active file) the pipe renames it to the new file's name (`NNN.raftlog`), syncs the
 // directory and appends into it at offsets: the active file's size never changes while
 // batches go in, and no zeros are written into it, so a commit's `fdatasync` flushes the
 // batches' blocks alone. The name is neither engine's: raft-engine 0.4.2's and Shale's
@@ -317,16 +278,13 @@ impl NextFiles {
     /// `size` bytes starting with `header`. None when the thread cannot be started.
     pub fn start(dir: &Path, header: Vec<u8>, size: u64) -> Option<NextFiles> {
         let _ = std::fs::remove_file(dir.join(NEXT_FILE_NAME));
-        let header_len = header.len() as u64;
         let shared = Arc::new(NextShared {
             state: Mutex::new(NextState { ready: false, wanted: true, failed: false, stop: false }),
             cv: Condvar::new(),
             dir: dir.to_path_buf(),
             size: size.max(header.len() as u64),
             header,
-            // Paced from the start: open does not wait for the file (the first active
-            // file is created fresh), so the zeros go beside the first batches.
-            progress: AtomicU64::new(header_len),
+            progress: AtomicU64::new(u64::MAX),
         });
         let s = shared.clone();
         let thread =
@@ -571,7 +529,7 @@ mod tests {
         let header = b"HEADER".to_vec();
         let size = PACE_LEAD * 4;
         let next = NextFiles::start(dir.path(), header.clone(), size).unwrap();
-        // Waiting for the file: no pacing then, it is prepared whole.
+        // Open waits for the first file, whole (no pacing then).
         let (f, at) = next.take(&dir.path().join("1.raftlog"), true).unwrap();
         assert_eq!(at, header.len() as u64);
         assert_eq!(f.metadata().unwrap().len(), size);
