@@ -13,8 +13,7 @@
 //! worker describes its own tables) with what 11.8.1's pair prints on a copy of the same
 //! database; then `scan` (the expected keys and values) and `checkconsistency` by Shale's ldb
 //! and by 11.8.1's, and the tree's shape (one table, on L6, nothing left in `job/output`).
-//! What legitimately differs: file numbers and sizes, and sequence numbers (11.8.1's worker
-//! zeroes them at the bottommost level, Shale's compaction does not yet).
+//! What legitimately differs: file numbers and sizes.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 mod golden;

@@ -1,6 +1,7 @@
 //! Golden: RocksDB 11.8.1's `ldb remote_compaction_primary` with `shale ldb
 //! remote_compaction_worker` as its worker ends with the database RocksDB's own worker
-//! leaves, on a database written by 11.8.1's ldb and on one written by Shale's.
+//! leaves, on databases written by 11.8.1's ldb, by Debian's 7.8.3 ldb (when installed) and
+//! by Shale's.
 //!
 //! The database has one column family (11.8.1's primary fails with more) and four L0
 //! tables: puts, an overwrite, a deletion. Two copies of it: on one 11.8.1's primary runs
@@ -13,8 +14,7 @@
 //! worker describes its own tables); then, after the primary installed the result,
 //! `scan` by 11.8.1's ldb and by Shale's (the expected keys and values, the same on both
 //! copies), `checkconsistency`, and the shape of the tree (one table, on L6). What
-//! legitimately differs: file numbers and sizes; the sequence numbers in the output table
-//! (11.8.1 zeroes them at the bottommost level, Shale's compaction does not yet).
+//! legitimately differs: file numbers and sizes.
 //!
 //! Needs 11.8.1's ldb (its primary); skipped with the reason printed without it. The worker
 //! alone is tested without RocksDB in ldb_remote_compaction_worker.rs.
@@ -32,7 +32,12 @@ fn rocksdb_primary_installs_shale_workers_result() {
         return;
     };
     let expected = "a ==> 4\nb ==> 2\nd ==> x\ne ==> 5\n";
-    for (label, writer, pre) in [("11.8.1", o.ldb.clone(), vec![]), ("Shale", shale(), vec!["ldb"])] {
+    // Databases written by 11.8.1, by Debian's 7.8.3 (when installed) and by Shale.
+    let mut writers = vec![("11.8.1", o.ldb.clone(), vec![]), ("Shale", shale(), vec!["ldb"])];
+    if let Some(o7) = oracles.iter().find(|o| o.major == 7) {
+        writers.push(("7.8.3", o7.ldb.clone(), vec![]));
+    }
+    for (label, writer, pre) in writers {
         let src = tempfile::tempdir().unwrap();
         write(src.path(), &writer, &pre);
         let theirs = tempfile::tempdir().unwrap();
