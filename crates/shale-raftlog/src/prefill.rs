@@ -220,9 +220,11 @@ fn run(s: &Shared) {
 //
 // A thread writes the file above (header, then zeros to the target file size), syncs it
 // and the directory, all before it is needed. It writes gently, so that the commits'
-// `fdatasync` of the active file never meet a large flush of zeros: 1 MiB at a time, each
+// `fdatasync` of the active file never meet a large flush of zeros: 256 KiB at a time, each
 // piece handed to the disk at once (`sync_file_range`, no journal commit, no cache flush)
-// and waited for before the next one, so at most about 2 MiB of zeros are in flight; and
+// and waited for before the next one, so at most about 512 KiB of zeros are in flight (1 MiB
+// pieces put a commit's P99 at 1.4x raft-engine's on the quiet machine; 256 KiB at 0.8x,
+// docs/benchmarks.md); and
 // paced on the active file's progress (zeros up to 4 MiB + 1.5 x the bytes appended to the
 // active file), so the next file is ready at about two thirds of the active one and the
 // zeros are spread over the whole time the active file fills. One `fsync` at the end
@@ -347,9 +349,9 @@ impl NextFiles {
 }
 
 /// Zeros are written and handed to the disk this much at a time.
-const PIECE: u64 = 1 << 20;
+const PIECE: u64 = 256 << 10;
 /// The thread is woken each time the active file grows by this much.
-const PACE_STEP: u64 = 256 << 10;
+const PACE_STEP: u64 = 64 << 10;
 /// Zeros allowed ahead of the pace (1.5 x the active file's length).
 const PACE_LEAD: u64 = 4 << 20;
 
