@@ -2,7 +2,7 @@
 //! the result: with RocksDB 11.8.1's `ldb remote_compaction_worker` (when it runs here) and
 //! with Shale's own worker (always: so CI, without RocksDB, runs the Shale + Shale case).
 //!
-//! The database (written by Shale's ldb, and by 11.8.1's when it runs) has one column family
+//! The database (written by Shale's ldb, and by 11.8.1's and Debian's 7.8.3 when they run) has one column family
 //! and four L0 tables plus a WAL: puts, an overwrite, a deletion. Sequencing is the
 //! protocol's own: the primary is started, then the worker, which polls (every 100 ms, up to
 //! 120 s) for the `input.bin` the primary writes; the primary polls for the worker's
@@ -34,6 +34,10 @@ fn shale_primary_installs_a_workers_result() {
     let mut writers: Vec<(&str, &Path, &[&str])> = vec![("Shale", &shale_bin, &["ldb"])];
     if let Some(o) = o11 {
         writers.push(("11.8.1", &o.ldb, &[]));
+    }
+    // A database Debian's 7.8.3 wrote, when it is installed (CI has it).
+    if let Some(o7) = oracles.iter().find(|o| o.major == 7) {
+        writers.push(("7.8.3", &o7.ldb, &[]));
     }
     for (label, writer, pre) in writers {
         let src = tempfile::tempdir().unwrap();
