@@ -6,25 +6,31 @@
 
 use shale::{Cache, Env, Options, TransactionDB, TransactionDBOptions, DB};
 
+/// Writes a two-phase-commit database in `path`: transaction "t" puts a=1 and is prepared,
+/// then a put and a flush move every family's log number past the prepare section's WAL.
+/// With `commit`, the commit marker then goes to the new WAL (its data stays in the
+/// memtable); without, the new WAL stays empty.
+fn prepare_then_flush(path: &std::path::Path, commit: bool) {
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_disable_auto_compactions(true);
+    let db: TransactionDB = TransactionDB::open(&o, &TransactionDBOptions::default(), path).unwrap();
+    let txn = db.transaction();
+    txn.put(b"a", b"1").unwrap();
+    txn.set_name(b"t").unwrap();
+    txn.prepare().unwrap();
+    db.put(b"z", b"z").unwrap();
+    db.flush().unwrap();
+    if commit {
+        txn.commit().unwrap();
+    }
+}
+
 #[test]
 fn read_only_open_replays_a_prepare_section_older_than_every_log_number() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path();
-    {
-        let mut o = Options::default();
-        o.create_if_missing(true);
-        o.set_disable_auto_compactions(true);
-        let db: TransactionDB = TransactionDB::open(&o, &TransactionDBOptions::default(), path).unwrap();
-        let txn = db.transaction();
-        txn.put(b"a", b"1").unwrap();
-        txn.set_name(b"t").unwrap();
-        txn.prepare().unwrap();
-        // The flush moves every family's log number past the prepare section's WAL.
-        db.put(b"z", b"z").unwrap();
-        db.flush().unwrap();
-        // The commit marker goes to the new WAL; its data stays in the memtable.
-        txn.commit().unwrap();
-    }
+    prepare_then_flush(path, true);
     let (opts, cfs) =
         Options::load_latest(path, Env::new().unwrap(), false, Cache::new_lru_cache(1 << 20)).unwrap();
     let names: Vec<String> = cfs.iter().map(|d| d.name().to_string()).collect();
@@ -46,20 +52,7 @@ fn read_only_open_replays_a_prepare_section_older_than_every_log_number() {
 fn error_if_wal_file_exists_sees_a_wal_older_than_every_log_number() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path();
-    {
-        let mut o = Options::default();
-        o.create_if_missing(true);
-        o.set_disable_auto_compactions(true);
-        let db: TransactionDB = TransactionDB::open(&o, &TransactionDBOptions::default(), path).unwrap();
-        let txn = db.transaction();
-        txn.put(b"a", b"1").unwrap();
-        txn.set_name(b"t").unwrap();
-        txn.prepare().unwrap();
-        // The prepare section's WAL stays, older than every family's log number; the new
-        // WAL is empty.
-        db.put(b"z", b"z").unwrap();
-        db.flush().unwrap();
-    }
+    prepare_then_flush(path, false);
     // RocksDB's Recover checks every WAL file in the directory, not only those it replays.
     let e = DB::open_for_read_only(&Options::default(), path, true).err().unwrap();
     assert_eq!(e.kind(), shale::ErrorKind::Corruption);
