@@ -88,6 +88,11 @@ pub struct BlockBasedOptions {
     /// RocksDB's `index_shortening` (`set_index_shortening`).
     pub(crate) index_shortening: crate::table::builder::IndexShorteningMode,
     pub(crate) bloom_bits_per_key: Option<f64>,
+    /// The filter policy's `optimize_filters_for_memory` balance: one per `set_bloom_filter`
+    /// call, shared by clones (`table/filter/rounding.rs`).
+    pub(crate) filter_rounding: crate::table::filter::FilterRounding,
+    /// RocksDB's `optimize_filters_for_memory` (default true since RocksDB 9).
+    pub(crate) optimize_filters_for_memory: bool,
     pub(crate) whole_key_filtering: bool,
     pub(crate) format_version: u32,
     pub(crate) block_cache: Option<Cache>,
@@ -116,6 +121,8 @@ impl Default for BlockBasedOptions {
             index_block_restart_interval: 1,
             index_shortening: crate::table::builder::IndexShorteningMode::ShortenSeparators,
             bloom_bits_per_key: None,
+            filter_rounding: crate::table::filter::FilterRounding::new(),
+            optimize_filters_for_memory: true,
             whole_key_filtering: true,
             // RocksDB 11's default (what rust-rocksdb 0.25 bundles); RocksDB before 8.6
             // cannot read it: `set_format_version(5)` keeps tables readable by RocksDB 6.6+.
@@ -160,6 +167,7 @@ impl BlockBasedOptions {
     /// deprecated block-based filter, which Shale does not write.
     pub fn set_bloom_filter(&mut self, bits_per_key: f64, block_based: bool) {
         self.bloom_bits_per_key = Some(bits_per_key);
+        self.filter_rounding = crate::table::filter::FilterRounding::new();
         // The filter policy is replaced: a ribbon filter set before no longer applies.
         self.unsupported.retain(|n| !n.contains("ribbon filter"));
         self.unsupported_if(block_based, "block-based (deprecated) bloom filter");

@@ -595,9 +595,12 @@ impl BlockBasedOptions {
         };
     }
 
-    /// Filter memory layout only; the filter's answers are the same.
+    /// RocksDB's `optimize_filters_for_memory` (default true): Bloom filters (format_version
+    /// 5+) are sized to what the allocator hands out, keeping the false-positive rate right
+    /// on average over the policy's filters, and take their probe count from the density
+    /// reached (`table/filter/rounding.rs`). Readers of any version read either kind.
     pub fn set_optimize_filters_for_memory(&mut self, v: bool) {
-        let _ = v;
+        self.optimize_filters_for_memory = v;
     }
 
     /// RocksDB's `MetadataCacheOptions::top_level_index_pinning`: the top level of a

@@ -31,6 +31,7 @@ pub(crate) fn builder_options(cf: &CfHandle, orig_file_number: u64) -> TableBuil
     b.compression = o.compression.to_table();
     b.compression_opts = o.compression_opts.clone();
     b.filter_bits_per_key = o.table.bloom_bits_per_key;
+    b.filter_rounding = o.table.optimize_filters_for_memory.then(|| o.table.filter_rounding.clone());
     b.whole_key_filtering = o.table.whole_key_filtering;
     b.checksum = o.table.checksum;
     b.prefix_extractor = o.prefix_extractor.clone();

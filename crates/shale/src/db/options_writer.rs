@@ -267,6 +267,7 @@ fn block_based_options(t: &crate::BlockBasedOptions) -> Vec<(String, String)> {
     put(&mut l, "index_block_restart_interval", t.index_block_restart_interval);
     put(&mut l, "format_version", t.format_version);
     put(&mut l, "whole_key_filtering", t.whole_key_filtering);
+    put(&mut l, "optimize_filters_for_memory", t.optimize_filters_for_memory);
     put(&mut l, "no_block_cache", t.no_block_cache);
     put(&mut l, "cache_index_and_filter_blocks", t.cache_index_and_filter_blocks);
     put(

@@ -100,6 +100,8 @@ pub struct TableBuilderOptions {
     pub compression: CompressionType,
     /// None = no filter.
     pub filter_bits_per_key: Option<f64>,
+    /// `optimize_filters_for_memory`: the filter policy's rounding balance (format_version 5+).
+    pub filter_rounding: Option<crate::table::filter::FilterRounding>,
     pub whole_key_filtering: bool,
     pub format_version: u32,
     pub column_family_id: u32,
@@ -211,6 +213,7 @@ impl TableBuilderOptions {
             index_block_restart_interval: 1,
             compression: CompressionType::None,
             filter_bits_per_key: None,
+            filter_rounding: None,
             whole_key_filtering: true,
             format_version: 5,
             column_family_id: 0,
@@ -361,7 +364,10 @@ impl TableBuilder {
         // RocksDB writes its legacy Bloom filter below format_version 5.
         let filter = opts.filter_bits_per_key.map(|b| {
             if opts.format_version >= 5 {
-                FilterBuilder::new(b)
+                match &opts.filter_rounding {
+                    Some(r) => FilterBuilder::new_optimized_for_memory(b, r.clone()),
+                    None => FilterBuilder::new(b),
+                }
             } else {
                 FilterBuilder::new_legacy(b)
             }

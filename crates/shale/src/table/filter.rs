@@ -32,10 +32,12 @@
 //! than one bucket) is a Corruption error.
 
 mod hash;
+mod rounding;
 #[cfg(test)]
 mod tests;
 
 pub use hash::{bloom_hash, hash32, hash64};
+pub use rounding::FilterRounding;
 
 use crate::coding::decode_fixed32;
 use crate::{Error, Result};
@@ -104,8 +106,9 @@ fn fast_range32(hash: u32, range: u32) -> u32 {
 }
 
 enum BuilderImpl {
-    /// format_version 5: 64-bit hashes of the distinct keys.
-    FastLocal { millibits: u32, hashes: Vec<u64> },
+    /// format_version 5: 64-bit hashes of the distinct keys; with `optimize_filters_for_memory`
+    /// the policy's rounding balance (`filter/rounding.rs`).
+    FastLocal { millibits: u32, hashes: Vec<u64>, rounding: Option<FilterRounding> },
     /// format_version < 5: 32-bit hashes, whole bits per key.
     Legacy { bits_per_key: u32, hashes: Vec<u32> },
 }
@@ -127,7 +130,20 @@ impl FilterBuilder {
     /// raised to 1 bit per key — callers decide beforehand whether to build a filter at all.
     pub fn new(bits_per_key: f64) -> Self {
         let millibits = millibits_per_key(bits_per_key).max(1000);
-        FilterBuilder { imp: BuilderImpl::FastLocal { millibits, hashes: Vec::new() }, prev_alt_hash: None }
+        FilterBuilder {
+            imp: BuilderImpl::FastLocal { millibits, hashes: Vec::new(), rounding: None },
+            prev_alt_hash: None,
+        }
+    }
+
+    /// A FastLocalBloom builder sized as RocksDB's `optimize_filters_for_memory` sizes it
+    /// (see `filter/rounding.rs`), with the filter policy's shared balance.
+    pub fn new_optimized_for_memory(bits_per_key: f64, rounding: FilterRounding) -> Self {
+        let millibits = millibits_per_key(bits_per_key).max(1000);
+        FilterBuilder {
+            imp: BuilderImpl::FastLocal { millibits, hashes: Vec::new(), rounding: Some(rounding) },
+            prev_alt_hash: None,
+        }
     }
 
     /// A legacy Bloom builder (what RocksDB writes with format_version < 5).
@@ -199,8 +215,8 @@ impl FilterBuilder {
     pub fn finish(&mut self) -> Vec<u8> {
         self.prev_alt_hash = None;
         match &mut self.imp {
-            BuilderImpl::FastLocal { millibits, hashes } => {
-                let out = finish_fast_local(*millibits, hashes);
+            BuilderImpl::FastLocal { millibits, hashes, rounding } => {
+                let out = finish_fast_local(*millibits, hashes, rounding.as_ref());
                 hashes.clear();
                 out
             }
@@ -213,10 +229,17 @@ impl FilterBuilder {
     }
 }
 
-fn finish_fast_local(millibits: u32, hashes: &[u64]) -> Vec<u8> {
+fn finish_fast_local(millibits: u32, hashes: &[u64], rounding: Option<&FilterRounding>) -> Vec<u8> {
     let raw_len = (hashes.len() as u64 * millibits as u64).div_ceil(8000).min(0xffff_ffc0);
     let len = raw_len.next_multiple_of(BUCKET_BYTES as u64) as usize;
-    let num_probes = fast_local_num_probes(millibits);
+    let (len, num_probes) = match rounding {
+        // RocksDB then picks the probes from the density the chosen length reaches.
+        Some(r) if !hashes.is_empty() => {
+            let with_metadata = r.choose_len(len + METADATA_LEN, hashes.len());
+            (with_metadata - METADATA_LEN, rounding::num_probes_for(hashes.len(), with_metadata))
+        }
+        _ => (len, fast_local_num_probes(millibits)),
+    };
     let mut data = vec![0u8; len + METADATA_LEN];
     let buckets = (len / BUCKET_BYTES) as u32;
     if buckets > 0 {
