@@ -1,7 +1,8 @@
 //! Bloom filters written by RocksDB 7.8.3 are used by Shale: in a database `db_bench`
 //! made with `--bloom_bits=10`, Shale's lookups of absent keys (inside every table's key
 //! range) read no data block, while the same lookups in a database without filters do read
-//! data blocks. Data-block reads are counted by the `rocksdb.shale.data-blocks-read`
+//! data blocks. The same with Ribbon filters (`--use_ribbon_filter`), written by 7.8.3 and
+//! by 11.8.1 into tables compacted below level 0 (flushes get Bloom filters). Data-block reads are counted by the `rocksdb.shale.data-blocks-read`
 //! property, with the block cache disabled so every block access is a read. RocksDB flushes
 //! and compacts before Shale opens, and Shale's compactions are off, so every table Shale
 //! reads is one RocksDB wrote.
@@ -62,6 +63,39 @@ fn make_db(dir: &Path, num: u64, bloom: bool) {
     // Flushed and compacted by RocksDB, so every table is RocksDB's (with its filters).
     db_bench_run(dir, "fillrandom,overwrite,flush", num as usize, &flags);
     assert!(sst_files(dir).len() >= 2);
+}
+
+/// Ribbon filters: every table compacted out of level 0 by RocksDB (flushes, "level -1",
+/// get Bloom filters with `bloom_before_level` 0), several tables in all.
+fn check_ribbon(dir: &Path, num: u64) {
+    let flags = [
+        "--write_buffer_size=65536",
+        "--target_file_size_base=131072",
+        "--compression_type=none",
+        "--bloom_bits=10",
+        "--use_ribbon_filter=1",
+    ];
+    db_bench_run(dir, "fillrandom,overwrite,flush,compact", num as usize, &flags);
+    assert!(sst_files(dir).len() >= 2);
+    let (absent, present, n) = lookups(dir, num);
+    assert!(present >= 100, "present-key lookups must read data blocks (read {present})");
+    assert!(
+        absent * 10 <= n as u64,
+        "{n} absent-key lookups read {absent} data blocks despite RocksDB's ribbon filters"
+    );
+}
+
+#[test]
+fn rocksdb_ribbon_filters_spare_data_block_reads() {
+    let test = "rocksdb_ribbon_filters_spare_data_block_reads";
+    if !tools_available(test, &["db_bench", "ldb"]) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    check_ribbon(&tmp.path().join("v7"), 8000);
+    if use_rocksdb_11(test) {
+        check_ribbon(&tmp.path().join("v11"), 8000);
+    }
 }
 
 #[test]

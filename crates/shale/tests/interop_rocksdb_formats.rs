@@ -1,7 +1,7 @@
 //! RocksDB 7.8.3 table settings Shale reads, and those it refuses, on tables `db_bench`
 //! writes: every format_version 7.8.3 can write (0..=5), every checksum type (none, CRC32c,
 //! xxHash, xxHash64, XXH3), LZ4HC, BZip2, zstd and LZ4 with a dictionary, and a Ribbon filter
-//! (read as "may match" for every key) all read back exactly as `ldb scan` prints. A
+//! all read back exactly as `ldb scan` prints. A
 //! partitioned index and merge operands are refused with NotSupported: never a panic and
 //! never a wrong value. Blob files (BlobDB) read as ldb reads them (more in interop_blob.rs).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
@@ -72,7 +72,7 @@ fn lz4hc_and_zstd_dictionary() {
 }
 
 #[test]
-fn ribbon_filter_reads_as_match_all() {
+fn ribbon_filter_reads_like_ldb() {
     reads_like_ldb("ribbon filter", &["--use_ribbon_filter=true", "--bloom_bits=10"]);
 }
 

@@ -20,18 +20,21 @@
 //!   machine with another cache-line size). h = bloom_hash(key) (32 bits); line h % num_lines;
 //!   probe bit (h & (line_bits - 1)), then h += rotate_right(h, 17), num_probes times.
 //!
-//! Other trailers: first byte 0xfe (-2) = Standard128Ribbon, 0 = "zero probes" (matches
-//! everything), other negative values reserved. A filter of 5 bytes or fewer holds no keys
+//! Other trailers: first byte 0xfe (-2) = Standard128Ribbon (seed byte, 24-bit block count;
+//! layout in `filter/ribbon.rs`), 0 = "zero probes" (matches everything), other negative
+//! values reserved. A filter of 5 bytes or fewer holds no keys
 //! and matches nothing.
 //! ```
 //!
-//! Reading follows RocksDB: a Ribbon filter, or a Bloom trailer with reserved settings, is not
-//! decoded; the reader reports [`FilterKind::Unsupported`] and `may_match` answers `true` for
-//! every key (reads stay correct, they are just not filtered). Geometry no RocksDB writer can
+//! Reading follows RocksDB: Ribbon filters (written by RocksDB's `NewRibbonFilterPolicy`) are
+//! queried as RocksDB queries them; a Bloom trailer with reserved settings, or a Ribbon filter
+//! of fewer than 2 blocks, is not decoded; the reader reports [`FilterKind::Unsupported`] and
+//! `may_match` answers `true` for every key (reads stay correct, they are just not filtered). Geometry no RocksDB writer can
 //! produce (legacy line count that does not divide the length, a FastLocalBloom array shorter
 //! than one bucket) is a Corruption error.
 
 mod hash;
+mod ribbon;
 mod rounding;
 #[cfg(test)]
 mod tests;
@@ -315,13 +318,17 @@ pub enum FilterKind {
     Empty,
     /// A legacy trailer with zero probes: matches everything.
     MatchAll,
-    /// Ribbon, or a trailer with reserved settings: not decoded, matches everything.
+    /// Standard128Ribbon (`filter/ribbon.rs`), read but never written by Shale.
+    Ribbon,
+    /// A trailer with reserved settings, or a Ribbon filter RocksDB reads as "always
+    /// true": not decoded, matches everything.
     Unsupported,
 }
 
 enum ReaderImpl {
     FastLocal { buckets: u32, num_probes: u32 },
     Legacy { num_lines: u32, log2_line_bytes: u32, num_probes: u32 },
+    Ribbon(ribbon::Ribbon),
     Constant(bool),
 }
 
@@ -365,6 +372,7 @@ impl FilterReader {
                 }
                 true
             }
+            ReaderImpl::Ribbon(r) => r.may_match(&self.data, hash64(key)),
             ReaderImpl::Legacy { num_lines, log2_line_bytes, num_probes } => {
                 let h = bloom_hash(key);
                 let start = ((h % num_lines) as usize) << log2_line_bytes;
@@ -393,6 +401,13 @@ fn decode_trailer(data: &[u8]) -> Result<(FilterKind, ReaderImpl)> {
     match marker {
         0 => Ok((FilterKind::MatchAll, ReaderImpl::Constant(true))),
         -1 => decode_fast_local(len, meta),
+        -2 => {
+            let num_blocks = u32::from_le_bytes([meta[2], meta[3], meta[4], 0]);
+            Ok(match ribbon::Ribbon::new(len, meta[1], num_blocks) {
+                Some(r) => (FilterKind::Ribbon, ReaderImpl::Ribbon(r)),
+                None => (FilterKind::Unsupported, ReaderImpl::Constant(true)),
+            })
+        }
         m if m < 0 => Ok((FilterKind::Unsupported, ReaderImpl::Constant(true))),
         probes => {
             let num_lines = decode_fixed32(&meta[1..]);

@@ -7,6 +7,10 @@
 //!   with `--format_version=5` and `--format_version=4`.
 //! * `fastbloom_1000_rocksdb11.hex`: the same, `--format_version=5`, written by RocksDB
 //!   11.8.1's `db_bench` (`optimize_filters_for_memory` on by default: 7 probes, not 6).
+//! * `ribbon_1000_rocksdb11.hex`: the Ribbon filter of the table RocksDB 11.8.1's
+//!   `db_bench --benchmarks=fillseq,flush,compact --num=1000 --bloom_bits=10
+//!   --use_ribbon_filter=1 --compression_type=none --format_version=5` compacts into L1
+//!   (flushes get a Bloom filter: `bloom_before_level` 0).
 //! * `rocksdb_filters.txt`: lines `filter <format_version> <bits_per_key> <num_keys> <hex>`
 //!   printed by `gen_rocksdb_filters.cc` (linked against librocksdb 7.8.3) for the keys
 //!   of [`gen_key`], every fifth key added twice in a row.
@@ -114,6 +118,37 @@ fn optimized_for_memory_bytes_equal_rocksdb_11_sst() {
     let old = unhex(include_str!("testdata/fastbloom_1000.hex"));
     let new = unhex(hex);
     assert_eq!((old.len(), old[old.len() - 3], new[new.len() - 3]), (new.len(), 6, 7));
+}
+
+#[test]
+fn ribbon_filter_of_rocksdb_11_is_queried() {
+    let data = unhex(include_str!("testdata/ribbon_1000_rocksdb11.hex"));
+    assert_eq!(data.len(), 885);
+    let r = FilterReader::new(data).unwrap();
+    assert_eq!(r.kind(), FilterKind::Ribbon);
+    for i in 0..1000 {
+        assert!(r.may_match(&db_bench_key(i)), "key {i} missing");
+    }
+    // About 1% false positives, as the Bloom filter it stands for (7 bits per key here).
+    let fps = (1000..101_000).filter(|&i| r.may_match(&db_bench_key(i))).count();
+    assert!((200..2000).contains(&fps), "{fps} false positives in 100000");
+}
+
+#[test]
+fn odd_ribbon_trailers_match_everything() {
+    // One block: RocksDB never writes it and reads it as "always true".
+    let mut data = vec![0u8; 256];
+    data.extend_from_slice(&[0xfe, 7, 1, 0, 0]);
+    let r = FilterReader::new(data).unwrap();
+    assert_eq!(r.kind(), FilterKind::Unsupported);
+    assert!(r.may_match(b"anything"));
+    // More blocks than the segments cover: every key may match, nothing panics.
+    let mut data = vec![0u8; 32];
+    data.extend_from_slice(&[0xfe, 7, 0xff, 0xff, 0xff]);
+    let r = FilterReader::new(data).unwrap();
+    for i in 0..1000 {
+        assert!(r.may_match(&db_bench_key(i)));
+    }
 }
 
 fn check_db_bench_fixture(hex: &str, legacy: bool, kind: FilterKind) {
@@ -237,8 +272,9 @@ fn empty_and_special_filters() {
     assert_eq!(r.kind(), FilterKind::MatchAll);
     assert!(r.may_match(b"x"));
     // Ribbon marker (-2) and reserved Bloom settings: not decoded, every key may match.
+    // A Ribbon filter of one block: RocksDB never writes it and reads it as "always true".
     let mut ribbon = vec![0u8; 64 * 3];
-    ribbon.extend_from_slice(&[0xfe, 7, 3, 0, 0]);
+    ribbon.extend_from_slice(&[0xfe, 7, 1, 0, 0]);
     let mut other_sub_impl = vec![0u8; 64];
     other_sub_impl.extend_from_slice(&[0xff, 1, 6, 0, 0]);
     let mut big_blocks = vec![0u8; 128];
