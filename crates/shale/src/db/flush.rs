@@ -273,7 +273,7 @@ fn write_table_inner(
 }
 
 /// A blob file's size on disk: header, records, footer.
-fn blob_file_bytes(b: &crate::version::edit::BlobFileAddition) -> u64 {
+pub(crate) fn blob_file_bytes(b: &crate::version::edit::BlobFileAddition) -> u64 {
     b.total_blob_bytes + (crate::blob::format::HEADER_SIZE + crate::blob::format::FOOTER_SIZE) as u64
 }
 
@@ -374,7 +374,10 @@ impl DbInner {
                 blob_numbers.lock().push(n);
                 n
             };
+            let job = self.info_log.new_job_id();
+            let started_event = flush_started_event(job, &mems);
             let result = MutexGuard::unlocked(st, || {
+                self.info_log.event(started_event);
                 write_level0_table_of(
                     &*self.fs,
                     &self.path,
@@ -388,6 +391,15 @@ impl DbInner {
                 .and_then(|m| {
                     if let Some((meta, _)) = m.as_ref().filter(|_| handle.opts.paranoid_file_checks) {
                         self.verify_new_table(&handle, meta)?;
+                    }
+                    if let Some((meta, _)) = m.as_ref() {
+                        super::info_log::log_table_created(
+                            &self.info_log,
+                            &self.table_cache,
+                            job,
+                            &handle,
+                            meta,
+                        );
                     }
                     if m.is_some() {
                         self.fs.sync_dir(&self.path).map(|_| m)
@@ -460,10 +472,47 @@ impl DbInner {
                     handle.name
                 ));
             }
+            if let Some(cf) = st.cfs.get(&id) {
+                self.info_log.buffer_event(flush_finished_event(job, &handle, cf));
+            }
             self.done_cv.notify_all();
+            st.purge_job = Some(job);
             self.purge_obsolete_files(st);
         }
     }
+}
+
+/// `flush_started` (RocksDB's FlushJob::WriteLevel0Table), for the memtables `mems`.
+fn flush_started_event(job: i32, mems: &[Arc<MemTable>]) -> super::info_log::JsonWriter {
+    let sum = |f: &dyn Fn(&MemTable) -> u64| -> u64 { mems.iter().map(|m| f(m)).sum() };
+    let mut w = super::info_log::JsonWriter::event();
+    w.field("job", job)
+        .field("event", "flush_started")
+        .field("num_memtables", mems.len())
+        .field("total_num_input_entries", sum(&|m| m.num_entries()))
+        .field("num_deletes", sum(&|m| m.num_deletes()))
+        // Shale's memtable does not count its data bytes (`info_log.rs`).
+        .field("total_data_size", 0u64)
+        .field("memory_usage", sum(&|m| m.approximate_memory_usage() as u64))
+        .field("num_range_deletes", sum(&|m| m.num_range_deletes()))
+        .field("flush_reason", "Other Reasons");
+    w
+}
+
+/// `flush_finished` (RocksDB's FlushJob::Run), once the flush of job `job` is installed in
+/// family `cf` (DB mutex held: the caller buffers it).
+fn flush_finished_event(job: i32, handle: &CfHandle, cf: &super::cf::CfState) -> super::info_log::JsonWriter {
+    let mut w = super::info_log::JsonWriter::event();
+    w.field("job", job)
+        .field("event", "flush_finished")
+        .field("output_compression", handle.opts.compression.to_table().name());
+    w.array("lsm_state", super::info_log::lsm_state(&cf.current));
+    let blobs = cf.current.blob_files();
+    if let (Some(head), Some(tail)) = (blobs.keys().next(), blobs.keys().next_back()) {
+        w.field("blob_file_head", *head).field("blob_file_tail", *tail);
+    }
+    w.field("immutable_memtables", cf.imm.len());
+    w
 }
 
 /// One family of an atomic flush: its handle, the immutable memtables taken, the log number

@@ -199,13 +199,18 @@ impl InfoLog {
     /// Keeps an event line (stamped now) to be written by `flush_buffered`: for events
     /// that arise under the DB mutex (RocksDB's `EventLogger::LogToBuffer`).
     pub fn buffer_event(&self, w: JsonWriter) {
-        if self.file.lock().map(|f| f.is_none()).unwrap_or(true) {
+        if !self.enabled() {
             return;
         }
         let line = format!("{} {:x} EVENT_LOG_v1 {}\n", timestamp(), thread_id(), w.finish());
         if let Ok(mut b) = self.buffered.lock() {
             b.push(line);
         }
+    }
+
+    /// Whether there is a file to write to (not a read-only open's `none`).
+    pub fn enabled(&self) -> bool {
+        self.file.lock().map(|f| f.is_some()).unwrap_or(false)
     }
 
     /// Whether buffered lines wait.
@@ -376,6 +381,146 @@ impl JsonWriter {
         }
         self.out.push('}');
         self.out
+    }
+}
+
+/// The number of files per level, the events' `lsm_state`.
+pub(crate) fn lsm_state(v: &crate::version::Version) -> Vec<usize> {
+    (0..v.num_levels()).map(|l| v.files(l).len()).collect()
+}
+
+/// RocksDB's `Slice::ToString(true)`: upper-case hex.
+fn hex_upper(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02X}")).collect()
+}
+
+/// `table_file_creation` for table `meta` of family `cf_name` built by job `job`, its
+/// properties `p` (RocksDB's `EventHelpers::LogAndNotifyTableFileCreationFinished`).
+pub(crate) fn table_file_creation_event(
+    job: i32,
+    cf_name: &str,
+    meta: &crate::version::edit::FileMetaData,
+    p: &crate::table::properties::TableProperties,
+) -> JsonWriter {
+    use crate::table::properties::names;
+    let mut w = JsonWriter::event();
+    let func =
+        if meta.file_checksum_func_name.is_empty() { "Unknown" } else { &meta.file_checksum_func_name };
+    w.field("cf_name", cf_name)
+        .field("job", job)
+        .field("event", "table_file_creation")
+        .field("file_number", meta.number)
+        .field("file_size", meta.file_size)
+        .field("file_checksum", hex_upper(&meta.file_checksum))
+        .field("file_checksum_func_name", func)
+        .field("smallest_seqno", meta.smallest_seqno)
+        .field("largest_seqno", meta.largest_seqno);
+    let avg = |a: u64| a.checked_div(p.num_entries).unwrap_or(0);
+    w.key("table_properties").start_object();
+    w.field("data_size", p.data_size)
+        .field("index_size", p.index_size)
+        .field("index_partitions", p.index_partitions)
+        .field("top_level_index_size", p.top_level_index_size)
+        .field("index_key_is_user_key", p.index_key_is_user_key)
+        .field("index_value_is_delta_encoded", p.index_value_is_delta_encoded)
+        .field("filter_size", p.filter_size)
+        .field("raw_key_size", p.raw_key_size)
+        .field("raw_average_key_size", avg(p.raw_key_size))
+        .field("raw_value_size", p.raw_value_size)
+        .field("raw_average_value_size", avg(p.raw_value_size))
+        .field("num_data_blocks", p.num_data_blocks)
+        .field("num_entries", p.num_entries)
+        .field("num_filter_entries", p.num_filter_entries)
+        .field("num_deletions", p.num_deletions)
+        .field("num_merge_operands", p.num_merge_operands)
+        .field("num_range_deletions", p.num_range_deletions)
+        .field("format_version", p.format_version)
+        .field("fixed_key_len", p.fixed_key_len)
+        .field("filter_policy", p.filter_policy_name.as_str())
+        .field("column_family_name", p.column_family_name.as_str())
+        .field("column_family_id", p.column_family_id)
+        .field("comparator", p.comparator_name.as_str())
+        // RocksDB's TableProperties defaults where the block lacks the property.
+        .field(
+            "user_defined_timestamps_persisted",
+            p.raw_u64(names::USER_DEFINED_TIMESTAMPS_PERSISTED).unwrap_or(1),
+        )
+        .field("key_largest_seqno", p.raw_u64(names::KEY_LARGEST_SEQNO).unwrap_or(u64::MAX))
+        .field("key_smallest_seqno", p.raw_u64(names::KEY_SMALLEST_SEQNO).unwrap_or(u64::MAX))
+        .field("merge_operator", p.merge_operator_name.as_str())
+        .field("prefix_extractor_name", p.prefix_extractor_name.as_str())
+        .field("property_collectors", p.property_collectors_names.as_str())
+        .field("compression", p.compression_name.as_str())
+        .field("compression_options", p.compression_options.as_str())
+        .field("creation_time", p.creation_time)
+        // RocksDB 11.8.1 writes these two swapped: "oldest_key_time" carries the newest
+        // key time and "newest_key_time" the oldest. Kept, so that tools read the same.
+        .field("oldest_key_time", p.raw_u64(names::NEWEST_KEY_TIME).unwrap_or(0))
+        .field("newest_key_time", p.oldest_key_time)
+        .field("file_creation_time", p.file_creation_time)
+        .field("slow_compression_estimated_data_size", p.slow_compression_estimated_data_size)
+        .field("fast_compression_estimated_data_size", p.fast_compression_estimated_data_size)
+        .field("db_id", p.db_id.as_str())
+        .field("db_session_id", p.db_session_id.as_str())
+        .field("orig_file_number", p.orig_file_number)
+        // Shale writes no seqno-to-time mapping and does not decode one: a table that has
+        // one (written by RocksDB, never an output of Shale's) shows its size.
+        .field(
+            "seqno_to_time_mapping",
+            if p.seqno_to_time_mapping.is_empty() {
+                "N/A".to_string()
+            } else {
+                format!("({} bytes, not decoded)", p.seqno_to_time_mapping.len())
+            },
+        );
+    w.end_object();
+    if meta.oldest_blob_file_number != 0 {
+        w.field("oldest_blob_file_number", meta.oldest_blob_file_number);
+    }
+    w.field("status", "OK");
+    w
+}
+
+/// `table_file_deletion` (RocksDB's `EventHelpers::LogAndNotifyTableFileDeletion`).
+pub(crate) fn table_file_deletion_event(job: i32, number: u64, status: &str) -> JsonWriter {
+    let mut w = JsonWriter::event();
+    w.field("job", job)
+        .field("event", "table_file_deletion")
+        .field("file_number", number)
+        .field("status", status);
+    w
+}
+
+/// `blob_file_deletion` (RocksDB's `EventHelpers::LogAndNotifyBlobFileDeletion`).
+pub(crate) fn blob_file_deletion_event(job: i32, number: u64, status: &str) -> JsonWriter {
+    let mut w = JsonWriter::event();
+    w.field("job", job)
+        .field("event", "blob_file_deletion")
+        .field("file_number", number)
+        .field("status", status);
+    w
+}
+
+/// Writes `table_file_creation` for the table `meta` of `cf` just built by job `job`, its
+/// properties read through the table cache (which the table enters as RocksDB's output
+/// verification opens it). Call without the DB mutex. No event when the table cannot be
+/// opened (its reader reports that).
+pub(crate) fn log_table_created(
+    log: &InfoLog,
+    table_cache: &super::table_cache::TableCache,
+    job: i32,
+    cf: &super::cf::CfHandle,
+    meta: &crate::version::edit::FileMetaData,
+) {
+    if !log.enabled() {
+        return;
+    }
+    match table_cache.get(cf, meta) {
+        Ok(t) => log.event(table_file_creation_event(job, &cf.name, meta, t.table.properties())),
+        Err(e) => log.log(format_args!(
+            "[{}] [JOB {job}] table #{} built but not readable for its event: {e}",
+            cf.name, meta.number
+        )),
     }
 }
 
