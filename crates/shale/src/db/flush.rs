@@ -448,6 +448,9 @@ impl DbInner {
             // On failure the table stays: the MANIFEST may name it after all. Once a new
             // MANIFEST is written without it, the next open removes it.
             r?;
+            // The flushed memtables go before anyone waiting for the flush can look (the
+            // purge below may release the DB mutex).
+            drop(mems);
             self.stats.flushes.fetch_add(1, Ordering::Relaxed);
             self.stats.flush_bytes.fetch_add(bytes, Ordering::Relaxed);
             handle.internal_stats.add_flush(
@@ -630,6 +633,8 @@ impl DbInner {
                 return Ok(());
             }
             let r = self.write_atomic_group(st, &group);
+            // The flushed memtables go before the DB mutex is next released (`flush_cf`).
+            drop(group);
             st.atomic_flush_busy = false;
             for cid in marked {
                 if let Some(cf) = st.cfs.get_mut(&cid) {
@@ -646,9 +651,13 @@ impl DbInner {
     fn write_atomic_group(&self, st: &mut MutexGuard<'_, DbState>, group: &[GroupMember]) -> Result<()> {
         let mut numbers: Vec<(u64, std::path::PathBuf)> = Vec::new();
         let snapshots = self.snapshot_list();
+        // One job id for the group, as RocksDB's atomic flush gives its flush jobs.
+        let job = self.info_log.new_job_id();
+        let started: Vec<_> = group.iter().map(|(_, mems, _)| flush_started_event(job, mems)).collect();
         let written = MutexGuard::unlocked(st, || -> Result<Vec<Vec<FileMetaData>>> {
             let mut out = Vec::with_capacity(group.len());
-            for (handle, mems, _) in group {
+            for ((handle, mems, _), started) in group.iter().zip(started) {
+                self.info_log.event(started);
                 let mut metas = Vec::new();
                 for mem in mems {
                     let number = self.versions.new_output_number();
@@ -665,6 +674,13 @@ impl DbInner {
                         if handle.opts.paranoid_file_checks {
                             self.verify_new_table(handle, &meta)?;
                         }
+                        super::info_log::log_table_created(
+                            &self.info_log,
+                            &self.table_cache,
+                            job,
+                            handle,
+                            &meta,
+                        );
                         metas.push(meta);
                     }
                 }
@@ -717,6 +733,12 @@ impl DbInner {
             self.versions.release_output(*n);
         }
         r?;
+        for (handle, _, _) in group {
+            if let Some(cf) = st.cfs.get(&handle.id) {
+                self.info_log.buffer_event(flush_finished_event(job, handle, cf));
+            }
+        }
+        st.purge_job = Some(job);
         self.stats.flushes.fetch_add(count as u64, Ordering::Relaxed);
         self.stats.flush_bytes.fetch_add(bytes, Ordering::Relaxed);
         let names: Vec<&str> = group.iter().map(|(h, _, _)| h.name.as_str()).collect();
