@@ -188,11 +188,11 @@ impl DbInner {
                                 );
                                 deleted(n, "OK");
                             }
-                            Err(e) => deleted(n, &e.to_string()),
+                            Err(e) => deleted(n, e.as_ref()),
                         },
                         None => {
                             self.info_log.log(format_args!("[WARN] deleting obsolete table {n}: {e}"));
-                            deleted(n, &e.to_string());
+                            deleted(n, e.as_ref());
                         }
                     }
                 }
