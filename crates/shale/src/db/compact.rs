@@ -70,10 +70,15 @@ impl DbInner {
             && !(manual && has_compaction_filter(cf))
             && plan.inputs.first().is_some_and(|f| f.path_id == output_path_id);
         let mut edit = VersionEdit { column_family: cf.id, ..Default::default() };
+        // RocksDB's job id; a compaction that rewrites files logs `compaction_started`
+        // before it reads (`info_log.rs`).
+        let job = self.info_log.new_job_id();
+        let subcompactions = std::cell::Cell::new(1usize);
         for (level, f) in plan.all_inputs() {
             edit.deleted_files.push((level as u32, f.number));
         }
         let mut outputs_numbers = Vec::new();
+        let mut finished: Option<FinishedCounts> = None;
         // CPU time of the subcompactions run on threads of their own (the first runs here).
         let mut subcompaction_cpu = 0u64;
         // RocksDB's per-job CompactionStats (rocksdb.cfstats), added once installed.
@@ -117,7 +122,14 @@ impl DbInner {
             let created = parking_lot::Mutex::new(Vec::new());
             let started = std::time::Instant::now();
             let should_form = self.should_form_subcompactions(cf, plan, manual);
+            let started_event = st
+                .cfs
+                .get(&cf.id)
+                .map(|c| compaction_started_event(job, cf, plan, manual, &c.current, &snapshots));
             let result = MutexGuard::unlocked(st, || -> Result<(job::JobResult, u64)> {
+                if let Some(w) = started_event {
+                    this.info_log.event(w);
+                }
                 // RocksDB's GenSubcompactionBoundaries and RunSubcompactions: the key ranges
                 // [start, end) each compacted on its own thread (the first on this one).
                 let boundaries = if should_form {
@@ -143,6 +155,7 @@ impl DbInner {
                     prev = Some(b);
                 }
                 ranges.push((prev, None));
+                subcompactions.set(ranges.len());
                 let run_range = |range: job::KeyRange| -> Result<job::JobResult> {
                     let (iter, tombstones) = this.compaction_input(cf, plan)?;
                     // The outputs' creation time is the oldest of the inputs' (RocksDB's oldest
@@ -287,6 +300,9 @@ impl DbInner {
                         this.verify_new_table(cf, m)?;
                     }
                 }
+                for m in &r.outputs {
+                    super::info_log::log_table_created(&this.info_log, &this.table_cache, job, cf, m);
+                }
                 if !r.outputs.is_empty() {
                     this.fs.sync_dir(cf.table_dir(&this.path, output_path_id))?;
                 }
@@ -323,6 +339,14 @@ impl DbInner {
             job_stats.num_output_files = result.outputs.len() as u64;
             job_stats.num_input_records = result.entries_in;
             job_stats.num_dropped_records = result.entries_dropped;
+            finished = Some(FinishedCounts {
+                records_in: result.entries_in,
+                records_out: result.entries_in.saturating_sub(result.entries_dropped),
+                output_files: result.outputs.len(),
+                output_bytes: result.outputs.iter().map(|m| m.file_size).sum(),
+                blob_files: result.blob_additions.len(),
+                blob_bytes: result.blob_additions.iter().map(super::flush::blob_file_bytes).sum(),
+            });
             self.stats.compaction_bytes_read.fetch_add(plan.input_bytes(), Ordering::Relaxed);
             self.stats.compaction_bytes_written.fetch_add(result.bytes_written, Ordering::Relaxed);
             if let Some(s) = self.opts.statistics.as_deref() {
@@ -377,6 +401,28 @@ impl DbInner {
                 &job_stats,
             );
         }
+        if let Some(c) = st.cfs.get(&cf.id) {
+            if trivial_move {
+                let mut w = super::info_log::JsonWriter::event();
+                w.field("job", job)
+                    .field("event", "trivial_move")
+                    .field("destination_level", plan.output_level)
+                    .field("files", plan.inputs.len())
+                    .field("total_files_size", plan.input_bytes());
+                self.info_log.buffer_event(w);
+            } else if let Some(f) = &finished {
+                self.info_log.buffer_event(compaction_finished_event(
+                    job,
+                    cf,
+                    plan,
+                    &job_stats,
+                    f,
+                    subcompactions.get(),
+                    &c.current,
+                ));
+            }
+        }
+        st.purge_job = Some(job);
         self.info_log.log(format_args!(
             "[{}] {} {}@{} + {}@{} files to L{} ({} outputs){}",
             cf.name,
@@ -841,4 +887,100 @@ fn min_empty_level_fitting(v: &crate::version::Version, cf: &CfHandle, level: us
         minimum = l;
     }
     minimum
+}
+
+/// What `compaction_finished` reports of a compaction that wrote files.
+struct FinishedCounts {
+    records_in: u64,
+    records_out: u64,
+    output_files: usize,
+    output_bytes: u64,
+    blob_files: usize,
+    blob_bytes: u64,
+}
+
+/// The compression the outputs of `plan` are written with (`builder_options` below).
+fn output_compression(cf: &CfHandle, plan: &CompactionPlan) -> &'static str {
+    if plan.disable_compression {
+        crate::table::compression::CompressionType::None.name()
+    } else {
+        cf.opts.compression.to_table().name()
+    }
+}
+
+/// `compaction_started` (RocksDB's `CompactionJob::LogCompaction`) for `plan` on `cf`
+/// whose current version is `v`; `snapshots` sorted. The values Shale lacks are in
+/// `info_log.rs`.
+fn compaction_started_event(
+    job: i32,
+    cf: &CfHandle,
+    plan: &CompactionPlan,
+    manual: bool,
+    v: &crate::version::Version,
+    snapshots: &[u64],
+) -> super::info_log::JsonWriter {
+    let reason = if manual {
+        "ManualCompaction"
+    } else if plan.deletion_only && plan.fifo_ttl {
+        "FIFOTtl"
+    } else if plan.deletion_only {
+        "FIFOMaxSize"
+    } else {
+        "Unknown"
+    };
+    let mut w = super::info_log::JsonWriter::event();
+    w.field("job", job).field("event", "compaction_started").field("cf_name", cf.name.as_str());
+    w.field("compaction_reason", reason);
+    w.array(&format!("files_L{}", plan.level), plan.inputs.iter().map(|f| f.number));
+    for (level, files) in &plan.middle {
+        w.array(&format!("files_L{level}"), files.iter().map(|f| f.number));
+    }
+    if !plan.next_inputs.is_empty() && plan.output_level != plan.level {
+        w.array(&format!("files_L{}", plan.output_level), plan.next_inputs.iter().map(|f| f.number));
+    }
+    let score = if !manual && cf.opts.compaction_style == crate::DBCompactionStyle::Level {
+        picker::level_scores(v, &cf.opts).get(plan.level).copied().unwrap_or(-1.0)
+    } else {
+        -1.0
+    };
+    w.field("score", score).field("input_data_size", plan.input_bytes());
+    w.field("oldest_snapshot_seqno", snapshots.first().map_or(-1, |s| *s as i64));
+    w
+}
+
+/// `compaction_finished` (RocksDB's `CompactionJob::Install`), once installed (DB mutex
+/// held: the caller buffers it); `v` the family's version then.
+fn compaction_finished_event(
+    job: i32,
+    cf: &CfHandle,
+    plan: &CompactionPlan,
+    stats: &super::internal_stats::CompactionStats,
+    f: &FinishedCounts,
+    subcompactions: usize,
+    v: &crate::version::Version,
+) -> super::info_log::JsonWriter {
+    let mut w = super::info_log::JsonWriter::event();
+    w.field("job", job)
+        .field("event", "compaction_finished")
+        .field("compaction_time_micros", stats.micros)
+        .field("compaction_time_cpu_micros", stats.cpu_micros)
+        .field("output_level", plan.output_level)
+        .field("num_output_files", f.output_files)
+        .field("total_output_size", f.output_bytes);
+    if f.blob_files > 0 {
+        w.field("num_blob_output_files", f.blob_files).field("total_blob_output_size", f.blob_bytes);
+    }
+    w.field("num_input_records", f.records_in)
+        .field("num_output_records", f.records_out)
+        .field("num_subcompactions", subcompactions)
+        .field("output_compression", output_compression(cf, plan))
+        // Not counted by Shale's compaction (`info_log.rs`).
+        .field("num_single_delete_mismatches", 0u64)
+        .field("num_single_delete_fallthrough", 0u64);
+    w.array("lsm_state", super::info_log::lsm_state(v));
+    let blobs = v.blob_files();
+    if let (Some(head), Some(tail)) = (blobs.keys().next(), blobs.keys().next_back()) {
+        w.field("blob_file_head", *head).field("blob_file_tail", *tail);
+    }
+    w
 }

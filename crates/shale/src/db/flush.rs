@@ -274,7 +274,7 @@ fn write_table_inner(
 }
 
 /// A blob file's size on disk: header, records, footer.
-fn blob_file_bytes(b: &crate::version::edit::BlobFileAddition) -> u64 {
+pub(crate) fn blob_file_bytes(b: &crate::version::edit::BlobFileAddition) -> u64 {
     b.total_blob_bytes + (crate::blob::format::HEADER_SIZE + crate::blob::format::FOOTER_SIZE) as u64
 }
 
@@ -375,7 +375,10 @@ impl DbInner {
                 blob_numbers.lock().push(n);
                 n
             };
+            let job = self.info_log.new_job_id();
+            let started_event = flush_started_event(job, &mems);
             let result = MutexGuard::unlocked(st, || {
+                self.info_log.event(started_event);
                 write_level0_table_of(
                     &*self.fs,
                     &self.path,
@@ -389,6 +392,15 @@ impl DbInner {
                 .and_then(|m| {
                     if let Some((meta, _)) = m.as_ref().filter(|_| handle.opts.paranoid_file_checks) {
                         self.verify_new_table(&handle, meta)?;
+                    }
+                    if let Some((meta, _)) = m.as_ref() {
+                        super::info_log::log_table_created(
+                            &self.info_log,
+                            &self.table_cache,
+                            job,
+                            &handle,
+                            meta,
+                        );
                     }
                     if m.is_some() {
                         self.fs.sync_dir(&self.path).map(|_| m)
@@ -437,6 +449,9 @@ impl DbInner {
             // On failure the table stays: the MANIFEST may name it after all. Once a new
             // MANIFEST is written without it, the next open removes it.
             r?;
+            // The flushed memtables go before anyone waiting for the flush can look (the
+            // purge below may release the DB mutex).
+            drop(mems);
             self.stats.flushes.fetch_add(1, Ordering::Relaxed);
             self.stats.flush_bytes.fetch_add(bytes, Ordering::Relaxed);
             handle.internal_stats.add_flush(
@@ -461,10 +476,47 @@ impl DbInner {
                     handle.name
                 ));
             }
+            if let Some(cf) = st.cfs.get(&id) {
+                self.info_log.buffer_event(flush_finished_event(job, &handle, cf));
+            }
             self.done_cv.notify_all();
+            st.purge_job = Some(job);
             self.purge_obsolete_files(st);
         }
     }
+}
+
+/// `flush_started` (RocksDB's FlushJob::WriteLevel0Table), for the memtables `mems`.
+fn flush_started_event(job: i32, mems: &[Arc<MemTable>]) -> super::info_log::JsonWriter {
+    let sum = |f: &dyn Fn(&MemTable) -> u64| -> u64 { mems.iter().map(|m| f(m)).sum() };
+    let mut w = super::info_log::JsonWriter::event();
+    w.field("job", job)
+        .field("event", "flush_started")
+        .field("num_memtables", mems.len())
+        .field("total_num_input_entries", sum(&|m| m.num_entries()))
+        .field("num_deletes", sum(&|m| m.num_deletes()))
+        // Shale's memtable does not count its data bytes (`info_log.rs`).
+        .field("total_data_size", 0u64)
+        .field("memory_usage", sum(&|m| m.approximate_memory_usage() as u64))
+        .field("num_range_deletes", sum(&|m| m.num_range_deletes()))
+        .field("flush_reason", "Other Reasons");
+    w
+}
+
+/// `flush_finished` (RocksDB's FlushJob::Run), once the flush of job `job` is installed in
+/// family `cf` (DB mutex held: the caller buffers it).
+fn flush_finished_event(job: i32, handle: &CfHandle, cf: &super::cf::CfState) -> super::info_log::JsonWriter {
+    let mut w = super::info_log::JsonWriter::event();
+    w.field("job", job)
+        .field("event", "flush_finished")
+        .field("output_compression", handle.opts.compression.to_table().name());
+    w.array("lsm_state", super::info_log::lsm_state(&cf.current));
+    let blobs = cf.current.blob_files();
+    if let (Some(head), Some(tail)) = (blobs.keys().next(), blobs.keys().next_back()) {
+        w.field("blob_file_head", *head).field("blob_file_tail", *tail);
+    }
+    w.field("immutable_memtables", cf.imm.len());
+    w
 }
 
 /// One family of an atomic flush: its handle, the immutable memtables taken, the log number
@@ -582,6 +634,8 @@ impl DbInner {
                 return Ok(());
             }
             let r = self.write_atomic_group(st, &group);
+            // The flushed memtables go before the DB mutex is next released (`flush_cf`).
+            drop(group);
             st.atomic_flush_busy = false;
             for cid in marked {
                 if let Some(cf) = st.cfs.get_mut(&cid) {
@@ -598,9 +652,13 @@ impl DbInner {
     fn write_atomic_group(&self, st: &mut MutexGuard<'_, DbState>, group: &[GroupMember]) -> Result<()> {
         let mut numbers: Vec<(u64, std::path::PathBuf)> = Vec::new();
         let snapshots = self.snapshot_list();
+        // One job id for the group, as RocksDB's atomic flush gives its flush jobs.
+        let job = self.info_log.new_job_id();
+        let started: Vec<_> = group.iter().map(|(_, mems, _)| flush_started_event(job, mems)).collect();
         let written = MutexGuard::unlocked(st, || -> Result<Vec<Vec<FileMetaData>>> {
             let mut out = Vec::with_capacity(group.len());
-            for (handle, mems, _) in group {
+            for ((handle, mems, _), started) in group.iter().zip(started) {
+                self.info_log.event(started);
                 let mut metas = Vec::new();
                 for mem in mems {
                     let number = self.versions.new_output_number();
@@ -617,6 +675,13 @@ impl DbInner {
                         if handle.opts.paranoid_file_checks {
                             self.verify_new_table(handle, &meta)?;
                         }
+                        super::info_log::log_table_created(
+                            &self.info_log,
+                            &self.table_cache,
+                            job,
+                            handle,
+                            &meta,
+                        );
                         metas.push(meta);
                     }
                 }
@@ -669,6 +734,12 @@ impl DbInner {
             self.versions.release_output(*n);
         }
         r?;
+        for (handle, _, _) in group {
+            if let Some(cf) = st.cfs.get(&handle.id) {
+                self.info_log.buffer_event(flush_finished_event(job, handle, cf));
+            }
+        }
+        st.purge_job = Some(job);
         self.stats.flushes.fetch_add(count as u64, Ordering::Relaxed);
         self.stats.flush_bytes.fetch_add(bytes, Ordering::Relaxed);
         let names: Vec<&str> = group.iter().map(|(h, _, _)| h.name.as_str()).collect();

@@ -8,9 +8,55 @@
 //! not kept, every character other than `[A-Za-z0-9._-]` turned to `_`, at most 255
 //! characters, then `_LOG` (`/tmp/db-1` logs to `<dir>/tmp_db-1_LOG`, the old ones to
 //! `<dir>/tmp_db-1_LOG.old.<micros>`).
+//!
+//! ## Event lines (`EVENT_LOG_v1`)
+//!
+//! RocksDB's `EventLogger` lines, which tools parse for flush and compaction timelines:
+//! `<time> <tid> EVENT_LOG_v1 {"time_micros": <us>, "job": <n>, "event": "<name>", ...}`.
+//! [`JsonWriter`] writes the object as RocksDB's `JSONWriter` (logging/event_logger.h): keys
+//! in the order given, `"key": value` pairs joined by `", "`, arrays `[1, 2]`, nested
+//! objects, integers in decimal, doubles as C++'s `ostream <<` prints them (`%g`, six
+//! significant digits). One difference: RocksDB writes strings unescaped; Shale escapes `"`,
+//! `\` and control characters so that every line parses as JSON (the strings RocksDB's
+//! events carry, file checksums aside, never hold them).
+//!
+//! The events and where Shale writes them (keys, order and value types as RocksDB 11.8.1):
+//! - `flush_started`, `table_file_creation`, `flush_finished`: `flush.rs` (a family's flush;
+//!   an atomic flush group writes `table_file_creation` per table).
+//! - `compaction_started`, `table_file_creation`, `compaction_finished`, `trivial_move`:
+//!   `compact.rs`.
+//! - `table_file_deletion`: `obsolete.rs`, with the job id of the flush or compaction whose
+//!   purge deletes the table (a purge of its own otherwise).
+//! - `recovery_started`, `table_file_creation`, `recovery_finished`: `open.rs` (WAL replay).
+//!
+//! Where Shale has no value for a key, the key is still written, with:
+//! - `flush_started.flush_reason`: `"Other Reasons"` (RocksDB's `kOthers`): Shale's flush
+//!   does not record why it was asked for. `memory_usage` is the memtables' approximate
+//!   memory usage.
+//! - `compaction_started.compaction_reason`: `"ManualCompaction"` for `compact_range`,
+//!   `"FIFOMaxSize"`/`"FIFOTtl"` for FIFO deletions, else `"Unknown"` (RocksDB's
+//!   `kUnknown`): the picker does not record its reason. `score`: -1 for a manual
+//!   compaction (as RocksDB), the level's score (`picker::level_scores`) for an automatic
+//!   leveled one, -1 for other styles (their picker keeps no score).
+//! - `compaction_finished.num_single_delete_mismatches`/`_fallthrough`: 0 (Shale's
+//!   compaction does not count them); `num_output_records`: input records minus the dropped.
+//! - `table_file_creation.file_checksum`: `""` and `file_checksum_func_name`: `"Unknown"`
+//!   (Shale writes no file checksums); `table_properties` has RocksDB's fields from the
+//!   table's properties block, and no user-collected readable properties (Shale's
+//!   collectors have none). The event is written once the table is built (its properties
+//!   read back through the table cache, as RocksDB's verification opens it); a table that
+//!   failed to build writes no event.
+//! - `recovery_finished` is written on success only; a failed recovery fails the open and
+//!   writes `recovery_failed` with the error.
+//!
+//! No event is written under the DB mutex: events that arise under it (`flush_finished`,
+//! `compaction_finished`, `trivial_move`) go to an in-memory buffer, RocksDB's `LogBuffer`,
+//! written out by the next unlocked purge or log line (`flush_buffered`).
 
 use std::fmt;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Mutex;
 
 use super::filename::{self, FileType};
@@ -19,6 +65,11 @@ use crate::fs::{FileSystem, WritableFile};
 
 pub(crate) struct InfoLog {
     file: Mutex<Option<Box<dyn WritableFile>>>,
+    /// Lines made under the DB mutex, waiting to be written without it.
+    buffered: Mutex<Vec<String>>,
+    /// RocksDB's `DBImpl::next_job_id_`: the ids of flushes, compactions, purges and the
+    /// recovery. Kept here because recovery runs before the database's shared state exists.
+    next_job_id: AtomicI32,
 }
 
 /// RocksDB's `GetInfoLogPrefix` over the normalized absolute path: the name of the info log
@@ -98,22 +149,410 @@ impl InfoLog {
                 let _ = fs.remove_file(&dir.join(n));
             }
         }
-        Ok(InfoLog { file: Mutex::new(Some(fs.new_writable_file(&path)?)) })
+        Ok(InfoLog::with_file(Some(fs.new_writable_file(&path)?)))
     }
 
     /// No info log: a read-only open creates no file, as RocksDB's (which has no logger
     /// unless one is given).
     pub fn none() -> InfoLog {
-        InfoLog { file: Mutex::new(None) }
+        InfoLog::with_file(None)
+    }
+
+    fn with_file(file: Option<Box<dyn WritableFile>>) -> InfoLog {
+        InfoLog { file: Mutex::new(file), buffered: Mutex::new(Vec::new()), next_job_id: AtomicI32::new(1) }
+    }
+
+    /// A new job id (RocksDB's `next_job_id_.fetch_add(1)`).
+    pub fn new_job_id(&self) -> i32 {
+        self.next_job_id.fetch_add(1, Ordering::Relaxed)
     }
 
     pub fn log(&self, args: fmt::Arguments<'_>) {
         let line = format!("{} {:x} {}\n", timestamp(), thread_id(), args);
+        self.write_lines(Some(line));
+    }
+
+    /// Writes the buffered lines, then `line`.
+    fn write_lines(&self, line: Option<String>) {
+        let pending = match self.buffered.lock() {
+            Ok(mut b) if !b.is_empty() => std::mem::take(&mut *b),
+            _ => Vec::new(),
+        };
+        if pending.is_empty() && line.is_none() {
+            return;
+        }
         if let Ok(mut f) = self.file.lock() {
             if let Some(w) = f.as_mut() {
-                let _ = w.append(line.as_bytes()).and_then(|_| w.flush());
+                for l in pending.iter().chain(line.iter()) {
+                    let _ = w.append(l.as_bytes());
+                }
+                let _ = w.flush();
             }
         }
+    }
+
+    /// Writes an event line now (call without the DB mutex).
+    pub fn event(&self, w: JsonWriter) {
+        self.log(format_args!("EVENT_LOG_v1 {}", w.finish()));
+    }
+
+    /// Keeps an event line (stamped now) to be written by `flush_buffered`: for events
+    /// that arise under the DB mutex (RocksDB's `EventLogger::LogToBuffer`).
+    pub fn buffer_event(&self, w: JsonWriter) {
+        if !self.enabled() {
+            return;
+        }
+        let line = format!("{} {:x} EVENT_LOG_v1 {}\n", timestamp(), thread_id(), w.finish());
+        if let Ok(mut b) = self.buffered.lock() {
+            b.push(line);
+        }
+    }
+
+    /// Whether there is a file to write to (not a read-only open's `none`).
+    pub fn enabled(&self) -> bool {
+        self.file.lock().map(|f| f.is_some()).unwrap_or(false)
+    }
+
+    /// Whether buffered lines wait.
+    pub fn has_buffered(&self) -> bool {
+        self.buffered.lock().map(|b| !b.is_empty()).unwrap_or(false)
+    }
+
+    /// Writes the buffered event lines (call without the DB mutex).
+    pub fn flush_buffered(&self) {
+        self.write_lines(None);
+    }
+}
+
+/// RocksDB's `JSONWriter` (logging/event_logger.h): a JSON object written key by key.
+/// `JsonWriter::event()` starts an event with its `time_micros`; `finish` closes it.
+pub(crate) struct JsonWriter {
+    out: String,
+    /// Per open array or object: whether an element was written in it.
+    nested: Vec<bool>,
+    /// A key was written and its value is next.
+    want_value: bool,
+}
+
+/// A value an event field can take.
+pub(crate) trait JsonValue {
+    fn write_json(&self, out: &mut String);
+}
+
+macro_rules! json_int {
+    ($($t:ty),*) => {$(
+        impl JsonValue for $t {
+            fn write_json(&self, out: &mut String) {
+                let _ = write!(out, "{self}");
+            }
+        }
+    )*};
+}
+json_int!(u64, i64, u32, i32, usize);
+
+impl JsonValue for f64 {
+    fn write_json(&self, out: &mut String) {
+        out.push_str(&format_g(*self));
+    }
+}
+
+impl JsonValue for str {
+    fn write_json(&self, out: &mut String) {
+        out.push('"');
+        for c in self.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                c if (c as u32) < 0x20 => {
+                    let _ = write!(out, "\\u{:04x}", c as u32);
+                }
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+    }
+}
+
+impl JsonValue for String {
+    fn write_json(&self, out: &mut String) {
+        self.as_str().write_json(out)
+    }
+}
+
+impl JsonValue for &str {
+    fn write_json(&self, out: &mut String) {
+        (**self).write_json(out)
+    }
+}
+
+impl JsonWriter {
+    pub fn new() -> JsonWriter {
+        JsonWriter { out: String::from("{"), nested: vec![false], want_value: false }
+    }
+
+    /// An event object with RocksDB's first field, `time_micros` (now).
+    pub fn event() -> JsonWriter {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_micros() as i64)
+            .unwrap_or(0);
+        let mut w = JsonWriter::new();
+        w.field("time_micros", now);
+        w
+    }
+
+    /// Separator before the next element of the innermost array or object.
+    fn element(&mut self) {
+        if let Some(written) = self.nested.last_mut() {
+            if *written {
+                self.out.push_str(", ");
+            }
+            *written = true;
+        }
+    }
+
+    pub fn key(&mut self, key: &str) -> &mut JsonWriter {
+        self.element();
+        key.write_json(&mut self.out);
+        self.out.push_str(": ");
+        self.want_value = true;
+        self
+    }
+
+    /// A value: after `key`, or an element of the open array.
+    pub fn value<V: JsonValue + ?Sized>(&mut self, v: &V) -> &mut JsonWriter {
+        if !std::mem::take(&mut self.want_value) {
+            self.element();
+        }
+        v.write_json(&mut self.out);
+        self
+    }
+
+    pub fn field<V: JsonValue>(&mut self, key: &str, v: V) -> &mut JsonWriter {
+        self.key(key).value(&v)
+    }
+
+    pub fn start_array(&mut self) -> &mut JsonWriter {
+        if !std::mem::take(&mut self.want_value) {
+            self.element();
+        }
+        self.out.push('[');
+        self.nested.push(false);
+        self
+    }
+
+    pub fn end_array(&mut self) -> &mut JsonWriter {
+        self.nested.pop();
+        self.out.push(']');
+        self
+    }
+
+    /// `key` with an array of `items`.
+    pub fn array<V: JsonValue>(&mut self, key: &str, items: impl IntoIterator<Item = V>) -> &mut JsonWriter {
+        self.key(key).start_array();
+        for v in items {
+            self.value(&v);
+        }
+        self.end_array()
+    }
+
+    pub fn start_object(&mut self) -> &mut JsonWriter {
+        if !std::mem::take(&mut self.want_value) {
+            self.element();
+        }
+        self.out.push('{');
+        self.nested.push(false);
+        self
+    }
+
+    pub fn end_object(&mut self) -> &mut JsonWriter {
+        self.nested.pop();
+        self.out.push('}');
+        self
+    }
+
+    /// The text, with every open array or object closed.
+    pub fn finish(mut self) -> String {
+        while self.nested.len() > 1 {
+            self.end_object();
+        }
+        self.out.push('}');
+        self.out
+    }
+}
+
+/// The number of files per level, the events' `lsm_state`.
+pub(crate) fn lsm_state(v: &crate::version::Version) -> Vec<usize> {
+    (0..v.num_levels()).map(|l| v.files(l).len()).collect()
+}
+
+/// RocksDB's `Slice::ToString(true)`: upper-case hex.
+fn hex_upper(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02X}")).collect()
+}
+
+/// `table_file_creation` for table `meta` of family `cf_name` built by job `job`, its
+/// properties `p` (RocksDB's `EventHelpers::LogAndNotifyTableFileCreationFinished`).
+pub(crate) fn table_file_creation_event(
+    job: i32,
+    cf_name: &str,
+    meta: &crate::version::edit::FileMetaData,
+    p: &crate::table::properties::TableProperties,
+) -> JsonWriter {
+    use crate::table::properties::names;
+    let mut w = JsonWriter::event();
+    let func =
+        if meta.file_checksum_func_name.is_empty() { "Unknown" } else { &meta.file_checksum_func_name };
+    w.field("cf_name", cf_name)
+        .field("job", job)
+        .field("event", "table_file_creation")
+        .field("file_number", meta.number)
+        .field("file_size", meta.file_size)
+        .field("file_checksum", hex_upper(&meta.file_checksum))
+        .field("file_checksum_func_name", func)
+        .field("smallest_seqno", meta.smallest_seqno)
+        .field("largest_seqno", meta.largest_seqno);
+    let avg = |a: u64| a.checked_div(p.num_entries).unwrap_or(0);
+    w.key("table_properties").start_object();
+    w.field("data_size", p.data_size)
+        .field("index_size", p.index_size)
+        .field("index_partitions", p.index_partitions)
+        .field("top_level_index_size", p.top_level_index_size)
+        .field("index_key_is_user_key", p.index_key_is_user_key)
+        .field("index_value_is_delta_encoded", p.index_value_is_delta_encoded)
+        .field("filter_size", p.filter_size)
+        .field("raw_key_size", p.raw_key_size)
+        .field("raw_average_key_size", avg(p.raw_key_size))
+        .field("raw_value_size", p.raw_value_size)
+        .field("raw_average_value_size", avg(p.raw_value_size))
+        .field("num_data_blocks", p.num_data_blocks)
+        .field("num_entries", p.num_entries)
+        .field("num_filter_entries", p.num_filter_entries)
+        .field("num_deletions", p.num_deletions)
+        .field("num_merge_operands", p.num_merge_operands)
+        .field("num_range_deletions", p.num_range_deletions)
+        .field("format_version", p.format_version)
+        .field("fixed_key_len", p.fixed_key_len)
+        .field("filter_policy", p.filter_policy_name.as_str())
+        .field("column_family_name", p.column_family_name.as_str())
+        .field("column_family_id", p.column_family_id)
+        .field("comparator", p.comparator_name.as_str())
+        // RocksDB's TableProperties defaults where the block lacks the property.
+        .field(
+            "user_defined_timestamps_persisted",
+            p.raw_u64(names::USER_DEFINED_TIMESTAMPS_PERSISTED).unwrap_or(1),
+        )
+        .field("key_largest_seqno", p.raw_u64(names::KEY_LARGEST_SEQNO).unwrap_or(u64::MAX))
+        .field("key_smallest_seqno", p.raw_u64(names::KEY_SMALLEST_SEQNO).unwrap_or(u64::MAX))
+        .field("merge_operator", p.merge_operator_name.as_str())
+        .field("prefix_extractor_name", p.prefix_extractor_name.as_str())
+        .field("property_collectors", p.property_collectors_names.as_str())
+        .field("compression", p.compression_name.as_str())
+        .field("compression_options", p.compression_options.as_str())
+        .field("creation_time", p.creation_time)
+        // RocksDB 11.8.1 writes these two swapped: "oldest_key_time" carries the newest
+        // key time and "newest_key_time" the oldest. Kept, so that tools read the same.
+        .field("oldest_key_time", p.raw_u64(names::NEWEST_KEY_TIME).unwrap_or(0))
+        .field("newest_key_time", p.oldest_key_time)
+        .field("file_creation_time", p.file_creation_time)
+        .field("slow_compression_estimated_data_size", p.slow_compression_estimated_data_size)
+        .field("fast_compression_estimated_data_size", p.fast_compression_estimated_data_size)
+        .field("db_id", p.db_id.as_str())
+        .field("db_session_id", p.db_session_id.as_str())
+        .field("orig_file_number", p.orig_file_number)
+        // Shale writes no seqno-to-time mapping and does not decode one: a table that has
+        // one (written by RocksDB, never an output of Shale's) shows its size.
+        .field(
+            "seqno_to_time_mapping",
+            if p.seqno_to_time_mapping.is_empty() {
+                "N/A".to_string()
+            } else {
+                format!("({} bytes, not decoded)", p.seqno_to_time_mapping.len())
+            },
+        );
+    w.end_object();
+    if meta.oldest_blob_file_number != 0 {
+        w.field("oldest_blob_file_number", meta.oldest_blob_file_number);
+    }
+    w.field("status", "OK");
+    w
+}
+
+/// `table_file_deletion` (RocksDB's `EventHelpers::LogAndNotifyTableFileDeletion`).
+pub(crate) fn table_file_deletion_event(job: i32, number: u64, status: &str) -> JsonWriter {
+    let mut w = JsonWriter::event();
+    w.field("job", job)
+        .field("event", "table_file_deletion")
+        .field("file_number", number)
+        .field("status", status);
+    w
+}
+
+/// `blob_file_deletion` (RocksDB's `EventHelpers::LogAndNotifyBlobFileDeletion`).
+pub(crate) fn blob_file_deletion_event(job: i32, number: u64, status: &str) -> JsonWriter {
+    let mut w = JsonWriter::event();
+    w.field("job", job)
+        .field("event", "blob_file_deletion")
+        .field("file_number", number)
+        .field("status", status);
+    w
+}
+
+/// Writes `table_file_creation` for the table `meta` of `cf` just built by job `job`, its
+/// properties read through the table cache (which the table enters as RocksDB's output
+/// verification opens it). Call without the DB mutex. No event when the table cannot be
+/// opened (its reader reports that).
+pub(crate) fn log_table_created(
+    log: &InfoLog,
+    table_cache: &super::table_cache::TableCache,
+    job: i32,
+    cf: &super::cf::CfHandle,
+    meta: &crate::version::edit::FileMetaData,
+) {
+    if !log.enabled() {
+        return;
+    }
+    match table_cache.get(cf, meta) {
+        Ok(t) => log.event(table_file_creation_event(job, &cf.name, meta, t.table.properties())),
+        Err(e) => log.log(format_args!(
+            "[{}] [JOB {job}] table #{} built but not readable for its event: {e}",
+            cf.name, meta.number
+        )),
+    }
+}
+
+/// A double as C++'s `std::ostream << double` prints it (`%g`, precision 6): `-1`, `0.5`,
+/// `1.23457`, `1e-07`, `1.5e+10`.
+fn format_g(v: f64) -> String {
+    if v.is_nan() {
+        return if v.is_sign_negative() { "-nan".into() } else { "nan".into() };
+    }
+    if v.is_infinite() {
+        return if v < 0.0 { "-inf".into() } else { "inf".into() };
+    }
+    if v == 0.0 {
+        return if v.is_sign_negative() { "-0".into() } else { "0".into() };
+    }
+    // The exponent after rounding to 6 significant digits.
+    let sci = format!("{v:.5e}");
+    let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let trim = |s: &str| -> String {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s.to_string()
+        }
+    };
+    if !(-4..6).contains(&exp) {
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{}e{sign}{:02}", trim(mant), exp.abs())
+    } else {
+        let decimals = (5 - exp).max(0) as usize;
+        trim(&format!("{v:.decimals$}"))
     }
 }
 
@@ -176,6 +615,74 @@ mod tests {
         assert_eq!(names[0], "data_db_LOG");
         assert!(names[1].starts_with("data_db_LOG.old."), "{names:?}");
         assert!(!crate::fs::FileSystem::file_exists(&fs, &db.join("LOG")));
+    }
+
+    #[test]
+    fn json_writer_as_rocksdb() {
+        use super::JsonWriter;
+        let mut w = JsonWriter::new();
+        w.field("job", 7).field("event", "flush_finished").field("score", -1.0);
+        w.array("lsm_state", [1u64, 0, 2]);
+        w.key("table_properties").start_object();
+        w.field("data_size", 10u64).field("comparator", "leveldb.BytewiseComparator");
+        w.array("empty", Vec::<u64>::new());
+        w.end_object();
+        w.field("status", "OK");
+        assert_eq!(
+            w.finish(),
+            r#"{"job": 7, "event": "flush_finished", "score": -1, "lsm_state": [1, 0, 2], "table_properties": {"data_size": 10, "comparator": "leveldb.BytewiseComparator", "empty": []}, "status": "OK"}"#
+        );
+        // Strings are escaped so that the line parses as JSON.
+        let mut w = JsonWriter::new();
+        w.field("s", "a\"b\\c\nd\u{1}e");
+        assert_eq!(w.finish(), r#"{"s": "a\"b\\c\nd\u0001e"}"#);
+        // Unclosed arrays and objects are closed by finish.
+        let mut w = JsonWriter::new();
+        w.key("a").start_array().value(&1u64).value(&"x");
+        w.end_array();
+        w.key("o").start_object().field("k", 1i64);
+        assert_eq!(w.finish(), r#"{"a": [1, "x"], "o": {"k": 1}}"#);
+        // An event starts with time_micros.
+        assert!(JsonWriter::event().finish().starts_with(r#"{"time_micros": "#));
+    }
+
+    #[test]
+    fn doubles_as_cpp_ostream() {
+        for (v, s) in [
+            (-1.0, "-1"),
+            (0.0, "0"),
+            (0.5, "0.5"),
+            (1.0, "1"),
+            (1.234567, "1.23457"),
+            (123456.0, "123456"),
+            (1234567.0, "1.23457e+06"),
+            (0.0001, "0.0001"),
+            (0.00001234, "1.234e-05"),
+            (99999.95, "99999.9"),
+            (999999.5, "1e+06"),
+        ] {
+            assert_eq!(super::format_g(v), s, "{v}");
+        }
+    }
+
+    #[test]
+    fn buffered_events_wait_for_flush() {
+        let fs = crate::fs::MemFileSystem::default();
+        let db = std::path::Path::new("/db");
+        crate::fs::FileSystem::create_dir_all(&fs, db).unwrap();
+        let l = super::InfoLog::open(&fs, db, std::path::Path::new(""), 1).unwrap();
+        let mut w = super::JsonWriter::event();
+        w.field("job", l.new_job_id()).field("event", "trivial_move");
+        l.buffer_event(w);
+        assert!(l.has_buffered());
+        let read = || String::from_utf8(crate::fs::read_file(&fs, &db.join("LOG")).unwrap()).unwrap();
+        assert!(!read().contains("EVENT_LOG_v1"));
+        l.flush_buffered();
+        assert!(!l.has_buffered());
+        let text = read();
+        assert!(text.contains(r#"EVENT_LOG_v1 {"time_micros": "#), "{text}");
+        assert!(text.contains(r#""job": 1, "event": "trivial_move"}"#), "{text}");
+        assert_eq!(l.new_job_id(), 2);
     }
 
     #[test]

@@ -227,6 +227,9 @@ pub(crate) struct DbState {
     /// A manual compaction's level change is in progress (`compact.rs::refit_level`):
     /// RocksDB refuses a second one, in any family, with NotSupported.
     pub refitting_level: bool,
+    /// The job id the next purge's `table_file_deletion` events carry: the flush or
+    /// compaction that just finished (`info_log.rs`); a purge of its own when None.
+    pub purge_job: Option<i32>,
 }
 
 /// The active WAL, guarded by `DbInner::wal`.

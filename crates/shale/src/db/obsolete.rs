@@ -40,6 +40,8 @@ pub(crate) struct ObsoleteFiles {
     /// without the DB mutex, before their files are unlinked.
     closed_wals: Vec<super::wal_sync::ClosedWal>,
     blobs: Vec<u64>,
+    /// The job id of the deletion events (`info_log.rs`).
+    job: i32,
 }
 
 impl ObsoleteFiles {
@@ -51,6 +53,7 @@ impl ObsoleteFiles {
 impl DbInner {
     /// The WALs and tables that nothing needs any more, taken off the lists.
     pub(crate) fn find_obsolete_files(&self, st: &mut DbState) -> ObsoleteFiles {
+        let job = st.purge_job.take();
         let mut out = ObsoleteFiles::default();
         if st.file_deletion_holds > 0 {
             // A checkpoint or backup is copying, or deletions were disabled: the lists
@@ -94,6 +97,9 @@ impl DbInner {
             false
         });
         self.note_obsolete(st);
+        if !out.tables.is_empty() || !out.blobs.is_empty() {
+            out.job = job.unwrap_or_else(|| self.info_log.new_job_id());
+        }
         out
     }
 
@@ -136,22 +142,35 @@ impl DbInner {
     pub(crate) fn purge_now(&self, st: &mut parking_lot::MutexGuard<'_, DbState>) {
         let dead = self.find_obsolete_files(st);
         if !dead.is_empty() {
-            parking_lot::MutexGuard::unlocked(st, || self.delete_obsolete_files(dead));
+            parking_lot::MutexGuard::unlocked(st, || {
+                self.info_log.flush_buffered();
+                self.delete_obsolete_files(dead)
+            });
+        } else if self.info_log.has_buffered() {
+            // Event lines made under the mutex (`info_log.rs`) are written without it.
+            parking_lot::MutexGuard::unlocked(st, || self.info_log.flush_buffered());
         }
     }
 
     /// Deletes what `find_obsolete_files` found. Call without the DB mutex.
     pub(crate) fn delete_obsolete_files(&self, files: ObsoleteFiles) {
+        let job = files.job;
+        let deleted = |n: u64, status: &str| {
+            self.info_log.event(super::info_log::table_file_deletion_event(job, n, status));
+        };
         for (n, path) in files.tables {
             self.table_cache.evict(n);
             let stats = self.opts.statistics.as_deref();
             match self.fs.remove_file(&path) {
                 // RocksDB's DeleteScheduler without a rate limit deletes at once and counts it.
-                Ok(()) => crate::statistics::record_tick(
-                    stats,
-                    crate::statistics::Ticker::FilesDeletedImmediately,
-                    1,
-                ),
+                Ok(()) => {
+                    crate::statistics::record_tick(
+                        stats,
+                        crate::statistics::Ticker::FilesDeletedImmediately,
+                        1,
+                    );
+                    deleted(n, "OK");
+                }
                 Err(e) => {
                     // Not under its path id (db_paths given in another order): wherever it is.
                     let elsewhere = self
@@ -160,25 +179,35 @@ impl DbInner {
                         .map(|d| filename::table_file(&d, n))
                         .find(|p| self.fs.file_exists(p));
                     match elsewhere {
-                        Some(p) => {
-                            if self.fs.remove_file(&p).is_ok() {
+                        Some(p) => match self.fs.remove_file(&p) {
+                            Ok(()) => {
                                 crate::statistics::record_tick(
                                     stats,
                                     crate::statistics::Ticker::FilesDeletedImmediately,
                                     1,
                                 );
+                                deleted(n, "OK");
                             }
+                            Err(e) => deleted(n, e.as_ref()),
+                        },
+                        None => {
+                            self.info_log.log(format_args!("[WARN] deleting obsolete table {n}: {e}"));
+                            deleted(n, e.as_ref());
                         }
-                        None => self.info_log.log(format_args!("[WARN] deleting obsolete table {n}: {e}")),
                     }
                 }
             }
         }
         for n in files.blobs {
             self.blob_cache.evict(n);
-            if let Err(e) = self.fs.remove_file(&crate::blob::blob_file_path(&self.path, n)) {
-                self.info_log.log(format_args!("[WARN] deleting obsolete blob file {n}: {e}"));
-            }
+            let status = match self.fs.remove_file(&crate::blob::blob_file_path(&self.path, n)) {
+                Ok(()) => "OK".to_string(),
+                Err(e) => {
+                    self.info_log.log(format_args!("[WARN] deleting obsolete blob file {n}: {e}"));
+                    e.to_string()
+                }
+            };
+            self.info_log.event(super::info_log::blob_file_deletion_event(job, n, &status));
         }
         drop(files.closed_wals);
         for w in files.wals {

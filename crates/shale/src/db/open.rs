@@ -164,24 +164,50 @@ pub(crate) fn open<T: ThreadMode>(
         read_only: false,
         prepared: Default::default(),
     };
-    replay_wals(&mut recovery_ctx, opts, &to_replay, &mut cfs, &mut last_sequence, &info_log)?;
-    let prepared = std::mem::take(&mut recovery_ctx.prepared);
-    // Write what the WALs held to level-0 tables.
-    for (id, cf) in cfs.iter_mut() {
-        if !cf.mem.is_empty() || cf.mem.num_range_deletes() > 0 {
-            if let Some(t) = recovery_table(
-                fsr,
-                path,
-                &cf.handle,
-                &cf.mem,
-                recovery_ctx.next_file_number,
-                opts.statistics.as_deref(),
-            )? {
-                recovery_ctx.new_files.push((*id, t.0, t.1));
+    // RocksDB's RecoverLogFiles events (`info_log.rs`): with WALs in the directory, one job
+    // from `recovery_started` to `recovery_finished` (or `recovery_failed`).
+    let recovery_job = (!wals.is_empty()).then(|| {
+        let job = info_log.new_job_id();
+        let mut w = super::info_log::JsonWriter::event();
+        w.field("job", job).field("event", "recovery_started");
+        w.array("wal_files", wals.iter().copied());
+        info_log.event(w);
+        job
+    });
+    let replayed = (|| -> Result<()> {
+        replay_wals(&mut recovery_ctx, opts, &to_replay, &mut cfs, &mut last_sequence, &info_log)?;
+        // Write what the WALs held to level-0 tables.
+        for (id, cf) in cfs.iter_mut() {
+            if !cf.mem.is_empty() || cf.mem.num_range_deletes() > 0 {
+                if let Some(t) = recovery_table(
+                    fsr,
+                    path,
+                    &cf.handle,
+                    &cf.mem,
+                    recovery_ctx.next_file_number,
+                    opts.statistics.as_deref(),
+                )? {
+                    if let Some(job) = recovery_job {
+                        super::info_log::log_table_created(&info_log, &table_cache, job, &cf.handle, &t.0);
+                    }
+                    recovery_ctx.new_files.push((*id, t.0, t.1));
+                }
+                cf.mem = Arc::new(MemTable::new(cf.handle.icmp.clone(), 0));
             }
-            cf.mem = Arc::new(MemTable::new(cf.handle.icmp.clone(), 0));
         }
+        Ok(())
+    })();
+    if let Some(job) = recovery_job {
+        let mut w = super::info_log::JsonWriter::event();
+        w.field("job", job);
+        match &replayed {
+            Ok(()) => w.field("event", "recovery_finished").field("status", "OK"),
+            Err(e) => w.field("event", "recovery_failed").field("status", e.to_string()),
+        };
+        info_log.event(w);
     }
+    replayed?;
+    let prepared = std::mem::take(&mut recovery_ctx.prepared);
     if !new_files.is_empty() {
         fs.sync_dir(path)?;
     }
@@ -429,6 +455,7 @@ pub(super) fn new_inner(
             file_deletion_holds: 0,
             atomic_flush_busy: false,
             refitting_level: false,
+            purge_job: None,
         }),
         work_cv: Condvar::new(),
         done_cv: Condvar::new(),
