@@ -130,6 +130,9 @@ fn open_shale(dir: &Path, index: bool) -> Res<shale_raftlog::Engine> {
     if let Ok(v) = std::env::var("SHALE_PREFILL_AHEAD") {
         let n = v.parse::<u64>().map_err(|e| format!("SHALE_PREFILL_AHEAD={v:?}: {e}"))?;
         cfg.prefill_zeros_ahead = shale_raftlog::ReadableSize(n);
+        // Exclusive with the next file zeroed ahead (the default; SHALE_PREFILL_NEXT=1
+        // with it is refused at open).
+        cfg.prefill_next_file = false;
     }
     // SHALE_PREFILL_RECYCLE=bytes turns on `prefill_for_recycle` with that `prefill_limit`
     // (reserved files prepared at open, taken in place at rotation).
@@ -138,7 +141,8 @@ fn open_shale(dir: &Path, index: bool) -> Res<shale_raftlog::Engine> {
         cfg.prefill_for_recycle = true;
         cfg.prefill_limit = Some(shale_raftlog::ReadableSize(n));
     }
-    // SHALE_PREFILL_NEXT=1 turns on the next file zeroed ahead (`prefill_next_file`).
+    // SHALE_PREFILL_NEXT=1 turns on the next file zeroed ahead (`prefill_next_file`, the
+    // default), SHALE_PREFILL_NEXT=0 turns it off (the defaults before session 11).
     if let Ok(v) = std::env::var("SHALE_PREFILL_NEXT") {
         cfg.prefill_next_file = v == "1";
     }
