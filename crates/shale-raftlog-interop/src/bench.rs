@@ -146,6 +146,12 @@ fn open_shale(dir: &Path, index: bool) -> Res<shale_raftlog::Engine> {
     if let Ok(v) = std::env::var("SHALE_PREFILL_NEXT") {
         cfg.prefill_next_file = v == "1";
     }
+    // SHALE_PREFILL_FIRST=bytes sets `prefill_first_file_size` (134217728: every file the
+    // target size, open waiting for a whole one, as before session 11).
+    if let Ok(v) = std::env::var("SHALE_PREFILL_FIRST") {
+        let n = v.parse::<u64>().map_err(|e| format!("SHALE_PREFILL_FIRST={v:?}: {e}"))?;
+        cfg.prefill_first_file_size = shale_raftlog::ReadableSize(n);
+    }
     shale_raftlog::Engine::open(cfg).map_err(err("shale-raftlog open"))
 }
 

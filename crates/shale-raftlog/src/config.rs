@@ -39,7 +39,8 @@ pub struct Config {
     pub bytes_per_sync: Option<ReadableSize>,
     /// Format of new log files.
     pub format_version: Version,
-    /// A file is sealed and a new one started once it reaches this size.
+    /// A file is sealed and a new one started once it reaches this size (with
+    /// `prefill_next_file`, the first files after open are shorter: `prefill_first_file_size`).
     pub target_file_size: ReadableSize,
     /// When the append queue is larger than this, purge rewrites lagging regions into the
     /// rewrite queue and asks for stale ones to be compacted.
@@ -99,6 +100,12 @@ pub struct Config {
     /// writes faster than raft-engine 0.4.2 with sync on (docs/benchmarks.md, "Session
     /// 11 (raft)"). See `prefill.rs` and docs/raftlog-format.md.
     pub prefill_next_file: bool,
+    /// Shale's own, not in raft-engine (default 4 MiB): with `prefill_next_file`, the size
+    /// of the first file prepared after open (the one open waits for); each next one is
+    /// twice its predecessor's, up to `target_file_size`. At `target_file_size` (or above)
+    /// every file is the target size and open waits for a whole one, as before session
+    /// 11. 0 is refused.
+    pub prefill_first_file_size: ReadableSize,
 }
 
 impl Default for Config {
@@ -124,6 +131,7 @@ impl Default for Config {
             recovery_index_files: true,
             prefill_zeros_ahead: ReadableSize(0),
             prefill_next_file: true,
+            prefill_first_file_size: ReadableSize::mb(4),
         }
     }
 }
@@ -176,6 +184,9 @@ impl Config {
             return Err(Error::InvalidArgument(
                 "prefill_next_file (on by default) and prefill_zeros_ahead are exclusive: set prefill_next_file false to use prefill_zeros_ahead".to_owned(),
             ));
+        }
+        if self.prefill_first_file_size.0 == 0 {
+            return Err(Error::InvalidArgument("prefill_first_file_size must be above 0".to_owned()));
         }
         if let Some(l) = self.compression_level {
             if l != 1 {
@@ -235,6 +246,7 @@ mod tests {
         // place (off; exclusive with it).
         assert_eq!(c.prefill_zeros_ahead, ReadableSize(0));
         assert!(c.prefill_next_file);
+        assert_eq!(c.prefill_first_file_size, ReadableSize::mb(4));
         let mut c2 = c.clone();
         c2.sanitize().unwrap();
         assert_eq!(c2.purge_rewrite_threshold, Some(ReadableSize::gb(1)));
@@ -279,5 +291,16 @@ mod tests {
         assert_eq!(c.prefill_capacity(), 0);
         let mut c = Config { prefill_for_recycle: true, enable_log_recycle: false, ..Config::default() };
         assert!(c.sanitize().is_err());
+    }
+
+    #[test]
+    fn prefill_options_refused_together_or_empty() {
+        Config::default().check_supported().unwrap();
+        // Zeros ahead in place need the next file (on by default) off.
+        let c = Config { prefill_zeros_ahead: ReadableSize::mb(8), ..Config::default() };
+        assert!(c.check_supported().is_err());
+        Config { prefill_next_file: false, ..c }.check_supported().unwrap();
+        let c = Config { prefill_first_file_size: ReadableSize(0), ..Config::default() };
+        assert!(c.check_supported().is_err());
     }
 }

@@ -205,7 +205,7 @@ impl SinglePipe {
         recycle_capacity: usize,
         write_index: bool,
         prefill_ahead: u64,
-        prefill_next: bool,
+        prefill_next: Option<u64>,
         prefill_recycle: Option<usize>,
         posix: bool,
     ) -> Result<SinglePipe> {
@@ -213,10 +213,10 @@ impl SinglePipe {
         if let Some(target) = prefill_recycle {
             prefill_reserved(&*fs, dir, format, target_file_size, &mut recycled, target, posix)?;
         }
-        let next_files = if prefill_next {
+        let next_files = if let Some(first) = prefill_next {
             let mut header = Vec::with_capacity(LogFileFormat::max_encoded_len());
             format.encode(&mut header);
-            NextFiles::start(dir, header, target_file_size)
+            NextFiles::start(dir, header, target_file_size, first)
         } else {
             None
         };

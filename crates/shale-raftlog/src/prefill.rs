@@ -271,11 +271,12 @@ struct NextShared {
     active_size: AtomicU64,
 }
 
-/// The first file prepared (the one open waits for, about 10 ms of zeros on an SSD) is
-/// this long at most; each next one twice its predecessor, up to the target file size.
-/// The short first files are sealed early (file sizes are free in the format), while
-/// the thread prepares the longer ones, paced on them.
-pub(crate) const FIRST_FILE: u64 = 4 << 20;
+/// The default first file prepared (`Config::prefill_first_file_size`: the one open
+/// waits for, about 10 ms of zeros on an SSD); each next one is twice its predecessor,
+/// up to the target file size. The short first files are sealed early (file sizes are
+/// free in the format), while the thread prepares the longer ones, paced on them.
+#[cfg(test)]
+const FIRST_FILE: u64 = 4 << 20;
 
 /// What `NextFiles::take` gives: the new active file, or the size it is to be sealed at
 /// when created fresh.
@@ -301,10 +302,12 @@ pub(crate) struct NextFiles {
 impl NextFiles {
     /// Removes a leftover next file of `dir` and starts the thread preparing one of
     /// `size` bytes starting with `header`. None when the thread cannot be started.
-    pub fn start(dir: &Path, header: Vec<u8>, size: u64) -> Option<NextFiles> {
+    /// The first file is `first` bytes long (at most `size`), each next one twice its
+    /// predecessor's, up to `size`.
+    pub fn start(dir: &Path, header: Vec<u8>, size: u64, first: u64) -> Option<NextFiles> {
         let _ = std::fs::remove_file(dir.join(NEXT_FILE_NAME));
         let target = size.max(header.len() as u64);
-        let first = target.min(FIRST_FILE.max(header.len() as u64));
+        let first = target.min(first.max(header.len() as u64));
         let shared = Arc::new(NextShared {
             state: Mutex::new(NextState {
                 ready: false,
@@ -578,7 +581,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let header = b"HEADER".to_vec();
         let size = FIRST_FILE * 4;
-        let next = NextFiles::start(dir.path(), header.clone(), size).unwrap();
+        let next = NextFiles::start(dir.path(), header.clone(), size, FIRST_FILE).unwrap();
         // Open waits for the first file, short (no pacing then).
         let t = next.take(&dir.path().join("1.raftlog"), true);
         let (f, at) = t.file.unwrap();
