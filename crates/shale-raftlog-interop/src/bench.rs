@@ -361,6 +361,19 @@ pub fn write_one(which: &str, batches: u64, threads: u64, regions: u64) -> Res<(
     let tmp = bench_tmp()?;
     let (lat, took) = run_writers(Writer::open(which, tmp.path())?, 0, batches.max(1), threads, regions)?;
     report(&format!("write {which:13}"), lat, took);
+    // SHALE_BENCH_LIST=1: the log files' sizes after the run (the engine closed), to see
+    // where the files were sealed.
+    if std::env::var("SHALE_BENCH_LIST").is_ok_and(|v| v == "1") {
+        let mut v: Vec<_> = std::fs::read_dir(tmp.path())
+            .map_err(err("listing the bench directory"))?
+            .filter_map(|e| e.ok())
+            .filter_map(|e| Some((e.file_name().to_string_lossy().into_owned(), e.metadata().ok()?.len())))
+            .collect();
+        v.sort();
+        for (name, len) in v {
+            println!("  {name} {len}");
+        }
+    }
     Ok(())
 }
 

@@ -264,6 +264,9 @@ struct NextShared {
     header: Vec<u8>,
     /// The target file size: no file is prepared larger.
     target: u64,
+    /// The first file's size: a file created fresh (the prepared one not ready) is sealed
+    /// at this size at most, so that the file-growing path lasts a short while.
+    first: u64,
     /// Bytes appended to the active file (its length), for pacing; `u64::MAX`: no pacing
     /// (open is waiting for the file).
     progress: AtomicU64,
@@ -319,6 +322,7 @@ impl NextFiles {
             cv: Condvar::new(),
             dir: dir.to_path_buf(),
             target,
+            first,
             header,
             progress: AtomicU64::new(u64::MAX),
             active_size: AtomicU64::new(first),
@@ -352,11 +356,14 @@ impl NextFiles {
         let size = st.size;
         if !st.ready && st.wanted && !st.failed {
             // Being prepared: left for the next rotation. The file created fresh meanwhile
-            // is sealed at that file's size, and the file is paced on it.
-            self.shared.active_size.store(size, Ordering::Relaxed);
+            // (whose commits grow it, the slow path) is sealed early, at the first file's
+            // size, and the thread paced on it, which lets it run ahead (the file being
+            // prepared is longer).
+            let limit = size.min(self.shared.first);
+            self.shared.active_size.store(limit, Ordering::Relaxed);
             self.shared.progress.store(self.shared.header.len() as u64, Ordering::Relaxed);
             self.shared.cv.notify_all();
-            return Taken { file: None, limit: size };
+            return Taken { file: None, limit };
         }
         let ready = st.ready;
         st.ready = false;
@@ -590,13 +597,13 @@ mod tests {
         assert_eq!(f.metadata().unwrap().len(), FIRST_FILE);
         // The active file holds only its header: zeros stop near the pace's lead, short of
         // the next file's twice the size, so it cannot be ready, and a rotation does not
-        // wait for it: the file created fresh is sealed at the size being prepared.
+        // wait for it: the file created fresh is sealed early, at the first file's size.
         let t = next.take(&dir.path().join("2.raftlog"), false);
         assert!(t.file.is_none());
-        assert_eq!(t.limit, 2 * FIRST_FILE);
+        assert_eq!(t.limit, FIRST_FILE);
         assert!(!dir.path().join("2.raftlog").exists());
         // The active file grows: the thread goes on, and a rotation waiting gets the file.
-        next.progress(2 * FIRST_FILE);
+        next.progress(FIRST_FILE);
         let t = next.take(&dir.path().join("3.raftlog"), true);
         let (f, _) = t.file.unwrap();
         assert_eq!(t.limit, 2 * FIRST_FILE);

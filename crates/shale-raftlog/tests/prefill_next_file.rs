@@ -112,7 +112,7 @@ fn next_file_zeroed_ahead_and_power_loss_with_it_present() {
 /// are sealed at growing sizes (twice the previous, up to the target size). Whether a
 /// rotation finds the next file ready depends on the thread's speed (the machine's
 /// load), so the sizes are checked for what holds either way: a file created fresh
-/// because the next one was not ready is sealed at the size being prepared.
+/// because the next one was not ready is sealed early, at the first file's size.
 #[test]
 fn short_first_files_grow_to_the_target() {
     const MB: u64 = 1 << 20;
@@ -156,9 +156,10 @@ fn short_first_files_grow_to_the_target() {
         files[..files.len() - 1].iter().map(|f| std::fs::metadata(f).unwrap().len()).collect();
     assert!(sealed[0] >= 4 * MB && sealed[0] < 4 * MB + batch_max, "first file sealed at {}", sealed[0]);
     for (k, &len) in sealed.iter().enumerate().skip(1) {
-        assert!(len >= 8 * MB && len < target + batch_max, "file {k} sealed at {len}: {sealed:?}");
-        assert!(len + batch_max > sealed[k - 1], "file {k} shorter than the one before: {sealed:?}");
+        assert!(len >= 4 * MB && len < target + batch_max, "file {k} sealed at {len}: {sealed:?}");
     }
+    // (The doubling itself, 8 then 16 MiB, depends on the thread being ready in time:
+    // checked with waits in `prefill.rs`'s unit test.)
     for f in &files[..files.len() - 1] {
         assert!(!ends_in_zeros(f), "sealed {} keeps a zero tail", f.display());
     }
