@@ -297,7 +297,8 @@ mod tests {
     fn prefill_options_refused_together_or_empty() {
         Config::default().check_supported().unwrap();
         // Zeros ahead in place need the next file (on by default) off.
-        let c = Config { prefill_zeros_ahead: ReadableSize::mb(8), ..Config::default() };
+        let c =
+            Config { prefill_zeros_ahead: ReadableSize::mb(8), prefill_next_file: true, ..Config::default() };
         assert!(c.check_supported().is_err());
         Config { prefill_next_file: false, ..c }.check_supported().unwrap();
         let c = Config { prefill_first_file_size: ReadableSize(0), ..Config::default() };

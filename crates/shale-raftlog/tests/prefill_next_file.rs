@@ -108,7 +108,7 @@ fn next_file_zeroed_ahead_and_power_loss_with_it_present() {
     check(&db, &cfg, n, "closed cleanly");
 }
 
-/// The default (on): open waits for a short first file (4 MiB), and the files after it
+/// The default (on, first size 4 MiB): open waits for a short first file (4 MiB), and the files after it
 /// are sealed at growing sizes (twice the previous, up to the target size). Whether a
 /// rotation finds the next file ready depends on the thread's speed (the machine's
 /// load), so the sizes are checked for what holds either way: a file created fresh
@@ -123,9 +123,11 @@ fn short_first_files_grow_to_the_target() {
         dir: db.to_str().unwrap().to_owned(),
         target_file_size: ReadableSize(target),
         recovery_mode: RecoveryMode::AbsoluteConsistency,
+        // On by default; set here so that the test holds if the default changes.
+        prefill_next_file: true,
         ..Config::default()
     };
-    assert!(cfg.prefill_next_file, "on by default");
+    assert_eq!(cfg.prefill_first_file_size, ReadableSize::mb(4), "the default first size");
     let e = Engine::open(cfg.clone()).unwrap();
     let first = log_files(&db);
     assert_eq!(first.len(), 1);
