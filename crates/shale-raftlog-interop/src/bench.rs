@@ -130,6 +130,9 @@ fn open_shale(dir: &Path, index: bool) -> Res<shale_raftlog::Engine> {
     if let Ok(v) = std::env::var("SHALE_PREFILL_AHEAD") {
         let n = v.parse::<u64>().map_err(|e| format!("SHALE_PREFILL_AHEAD={v:?}: {e}"))?;
         cfg.prefill_zeros_ahead = shale_raftlog::ReadableSize(n);
+        // Exclusive with the next file zeroed ahead (the default; SHALE_PREFILL_NEXT=1
+        // with it is refused at open).
+        cfg.prefill_next_file = false;
     }
     // SHALE_PREFILL_RECYCLE=bytes turns on `prefill_for_recycle` with that `prefill_limit`
     // (reserved files prepared at open, taken in place at rotation).
@@ -138,9 +141,16 @@ fn open_shale(dir: &Path, index: bool) -> Res<shale_raftlog::Engine> {
         cfg.prefill_for_recycle = true;
         cfg.prefill_limit = Some(shale_raftlog::ReadableSize(n));
     }
-    // SHALE_PREFILL_NEXT=1 turns on the next file zeroed ahead (`prefill_next_file`).
+    // SHALE_PREFILL_NEXT=1 turns on the next file zeroed ahead (`prefill_next_file`, the
+    // default), SHALE_PREFILL_NEXT=0 turns it off (the defaults before session 11).
     if let Ok(v) = std::env::var("SHALE_PREFILL_NEXT") {
         cfg.prefill_next_file = v == "1";
+    }
+    // SHALE_PREFILL_FIRST=bytes sets `prefill_first_file_size` (134217728: every file the
+    // target size, open waiting for a whole one, as before session 11).
+    if let Ok(v) = std::env::var("SHALE_PREFILL_FIRST") {
+        let n = v.parse::<u64>().map_err(|e| format!("SHALE_PREFILL_FIRST={v:?}: {e}"))?;
+        cfg.prefill_first_file_size = shale_raftlog::ReadableSize(n);
     }
     shale_raftlog::Engine::open(cfg).map_err(err("shale-raftlog open"))
 }
@@ -351,6 +361,19 @@ pub fn write_one(which: &str, batches: u64, threads: u64, regions: u64) -> Res<(
     let tmp = bench_tmp()?;
     let (lat, took) = run_writers(Writer::open(which, tmp.path())?, 0, batches.max(1), threads, regions)?;
     report(&format!("write {which:13}"), lat, took);
+    // SHALE_BENCH_LIST=1: the log files' sizes after the run (the engine closed), to see
+    // where the files were sealed.
+    if std::env::var("SHALE_BENCH_LIST").is_ok_and(|v| v == "1") {
+        let mut v: Vec<_> = std::fs::read_dir(tmp.path())
+            .map_err(err("listing the bench directory"))?
+            .filter_map(|e| e.ok())
+            .filter_map(|e| Some((e.file_name().to_string_lossy().into_owned(), e.metadata().ok()?.len())))
+            .collect();
+        v.sort();
+        for (name, len) in v {
+            println!("  {name} {len}");
+        }
+    }
     Ok(())
 }
 

@@ -521,7 +521,8 @@ fn main() {
             }
         }
     }
-    // 4. Shale with the next file zeroed ahead (`prefill_next_file`): raft-engine reads a
+    // 4. Shale with the next file zeroed ahead (`prefill_next_file`, the default; parts 1-3
+    // use it too, with the first file the target size): raft-engine reads a
     // cleanly closed directory (and writes on, Shale reads back), and a crash image taken
     // while Shale runs (the active file ends in zeros, `prefill.raftlog.next` is there):
     // raft-engine opens it directly in TolerateTailCorruption; after Shale opened and closed
@@ -534,8 +535,11 @@ fn main() {
         let (img_re, img_sh) = (tmp.path().join("image-re"), tmp.path().join("image-sh"));
         let mut m = Model::default();
         let mut rng = Lcg(seed);
+        // The first files short and doubling (8, 16, then 32 KiB, the target size), as
+        // the default's 4 MiB first file does up to 128 MiB.
         let cfg = |dir: &Path, mode: usize| shale_raftlog::Config {
             prefill_next_file: true,
+            prefill_first_file_size: shale_raftlog::ReadableSize::kb(8),
             ..sh_cfg(dir, true, recycle, sh_mode(mode))
         };
         let image_model;

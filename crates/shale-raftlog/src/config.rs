@@ -39,7 +39,8 @@ pub struct Config {
     pub bytes_per_sync: Option<ReadableSize>,
     /// Format of new log files.
     pub format_version: Version,
-    /// A file is sealed and a new one started once it reaches this size.
+    /// A file is sealed and a new one started once it reaches this size (with
+    /// `prefill_next_file`, the first files after open are shorter: `prefill_first_file_size`).
     pub target_file_size: ReadableSize,
     /// When the append queue is larger than this, purge rewrites lagging regions into the
     /// rewrite queue and asks for stale ones to be compacted.
@@ -81,20 +82,30 @@ pub struct Config {
     /// file system (`PosixFileSystem`); see `prefill.rs` and docs/raftlog-format.md. Off by
     /// default: on a quiet machine it gave 1.10x raft-engine's sync-write throughput but a
     /// P99 commit latency of about 7.5 ms against 1 ms (docs/benchmarks.md);
-    /// `prefill_next_file` was faster at a lower tail in every measured round.
+    /// `prefill_next_file` was faster at a lower tail in every measured round. Exclusive
+    /// with `prefill_next_file`, which is on by default: set that false to use this.
     pub prefill_zeros_ahead: ReadableSize,
-    /// Shale's own, not in raft-engine (default false): a thread prepares the next append
-    /// file ahead of rotation (header, zeros to `target_file_size`, synced, directory
-    /// synced) under a name neither engine reads (`prefill.raftlog.next`); at rotation,
-    /// and at open for the first active file, it is renamed to the new file's name and
-    /// batches overwrite its zeros, so the active file's size never changes and no zeros
-    /// are written into it. The zeros go 1 MiB at a time (`sync_file_range`), paced on the
-    /// active file; a rotation does not wait for a file not ready yet (the new file is
-    /// then created fresh). Open waits for the first one (`target_file_size` bytes of
-    /// zeros written, as raft-engine's `prefill_for_recycle` does at open). Only on the
-    /// real file system (`PosixFileSystem`); exclusive with `prefill_zeros_ahead`. See
-    /// `prefill.rs` and docs/raftlog-format.md.
+    /// Shale's own, not in raft-engine (default true): a thread prepares the next append
+    /// file ahead of rotation (header, then zeros, synced, directory synced) under a name
+    /// neither engine reads (`prefill.raftlog.next`); at rotation, and at open for the
+    /// first active file, it is renamed to the new file's name and batches overwrite its
+    /// zeros, so the active file's size never changes and no zeros are written into it.
+    /// The zeros go 256 KiB at a time (`sync_file_range`), paced on the active file; a
+    /// rotation does not wait for a file not ready yet (the new file is then created
+    /// fresh). Open waits for the first one, which is short (4 MiB of zeros, or the target
+    /// size when smaller); each next file is twice its predecessor's size, up to
+    /// `target_file_size`, each sealed when full (so the first files after open are
+    /// shorter than the target: 4, 8, 16, ... MiB). Only on the real file system
+    /// (`PosixFileSystem`); exclusive with `prefill_zeros_ahead`. On by default: it
+    /// writes faster than raft-engine 0.4.2 with sync on (docs/benchmarks.md, "Session
+    /// 11 (raft)"). See `prefill.rs` and docs/raftlog-format.md.
     pub prefill_next_file: bool,
+    /// Shale's own, not in raft-engine (default 4 MiB): with `prefill_next_file`, the size
+    /// of the first file prepared after open (the one open waits for); each next one is
+    /// twice its predecessor's, up to `target_file_size`. At `target_file_size` (or above)
+    /// every file is the target size and open waits for a whole one, as before session
+    /// 11. 0 is refused.
+    pub prefill_first_file_size: ReadableSize,
 }
 
 impl Default for Config {
@@ -119,7 +130,8 @@ impl Default for Config {
             prefill_limit: None,
             recovery_index_files: true,
             prefill_zeros_ahead: ReadableSize(0),
-            prefill_next_file: false,
+            prefill_next_file: true,
+            prefill_first_file_size: ReadableSize::mb(4),
         }
     }
 }
@@ -170,8 +182,11 @@ impl Config {
         }
         if self.prefill_next_file && self.prefill_zeros_ahead.0 > 0 {
             return Err(Error::InvalidArgument(
-                "prefill_next_file and prefill_zeros_ahead are exclusive (set one)".to_owned(),
+                "prefill_next_file (on by default) and prefill_zeros_ahead are exclusive: set prefill_next_file false to use prefill_zeros_ahead".to_owned(),
             ));
+        }
+        if self.prefill_first_file_size.0 == 0 {
+            return Err(Error::InvalidArgument("prefill_first_file_size must be above 0".to_owned()));
         }
         if let Some(l) = self.compression_level {
             if l != 1 {
@@ -227,9 +242,11 @@ mod tests {
         assert!(c.enable_log_recycle);
         // Shale's own field, not raft-engine's: on (see the field's comment).
         assert!(c.recovery_index_files);
-        // Shale's own prefill settings: both off.
+        // Shale's own prefill settings: the next file zeroed ahead (on), zeros ahead in
+        // place (off; exclusive with it).
         assert_eq!(c.prefill_zeros_ahead, ReadableSize(0));
-        assert!(!c.prefill_next_file);
+        assert!(c.prefill_next_file);
+        assert_eq!(c.prefill_first_file_size, ReadableSize::mb(4));
         let mut c2 = c.clone();
         c2.sanitize().unwrap();
         assert_eq!(c2.purge_rewrite_threshold, Some(ReadableSize::gb(1)));
@@ -274,5 +291,17 @@ mod tests {
         assert_eq!(c.prefill_capacity(), 0);
         let mut c = Config { prefill_for_recycle: true, enable_log_recycle: false, ..Config::default() };
         assert!(c.sanitize().is_err());
+    }
+
+    #[test]
+    fn prefill_options_refused_together_or_empty() {
+        Config::default().check_supported().unwrap();
+        // Zeros ahead in place need the next file (on by default) off.
+        let c =
+            Config { prefill_zeros_ahead: ReadableSize::mb(8), prefill_next_file: true, ..Config::default() };
+        assert!(c.check_supported().is_err());
+        Config { prefill_next_file: false, ..c }.check_supported().unwrap();
+        let c = Config { prefill_first_file_size: ReadableSize(0), ..Config::default() };
+        assert!(c.check_supported().is_err());
     }
 }

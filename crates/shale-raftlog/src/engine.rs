@@ -173,7 +173,7 @@ impl<F: FileSystem> Engine<F, FilePipeLog<F>> {
             // Zeros ahead need writes at offsets, which only the real file system's files
             // are given here (`prefill.rs`).
             if posix { cfg.prefill_zeros_ahead.0 } else { 0 },
-            posix && cfg.prefill_next_file,
+            (posix && cfg.prefill_next_file).then_some(cfg.prefill_first_file_size.0),
             prefill_recycle,
             posix,
         )?;
@@ -188,7 +188,7 @@ impl<F: FileSystem> Engine<F, FilePipeLog<F>> {
             0,
             cfg.recovery_index_files,
             0,
-            false,
+            None,
             None,
             posix,
         )?;

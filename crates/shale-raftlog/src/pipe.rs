@@ -69,6 +69,10 @@ struct ActiveFile {
     /// The file, when it was zeroed ahead (`prefill_next_file`): cut back to its batches
     /// when sealed and when the engine is dropped.
     zeroed: Option<std::fs::File>,
+    /// Sealed (rotated) once it holds this many bytes: the target file size, or with
+    /// `prefill_next_file` the size of its zeroed file (the first files are shorter,
+    /// `prefill.rs`).
+    limit: u64,
 }
 
 /// The reserved files kept for recycling, oldest first, and the number the next one gets.
@@ -201,7 +205,7 @@ impl SinglePipe {
         recycle_capacity: usize,
         write_index: bool,
         prefill_ahead: u64,
-        prefill_next: bool,
+        prefill_next: Option<u64>,
         prefill_recycle: Option<usize>,
         posix: bool,
     ) -> Result<SinglePipe> {
@@ -209,16 +213,24 @@ impl SinglePipe {
         if let Some(target) = prefill_recycle {
             prefill_reserved(&*fs, dir, format, target_file_size, &mut recycled, target, posix)?;
         }
-        let next_files = if prefill_next {
+        let next_files = if let Some(first) = prefill_next {
             let mut header = Vec::with_capacity(LogFileFormat::max_encoded_len());
             format.encode(&mut header);
-            NextFiles::start(dir, header, target_file_size)
+            NextFiles::start(dir, header, target_file_size, first)
         } else {
             None
         };
         let next = files.last().map_or(1, |f| f.seq + 1);
-        let (active, file) =
-            open_active(&*fs, dir, FileId::new(queue, next), format, None, next_files.as_ref(), true)?;
+        let (active, file) = open_active(
+            &*fs,
+            dir,
+            FileId::new(queue, next),
+            format,
+            None,
+            next_files.as_ref(),
+            true,
+            target_file_size,
+        )?;
         let prefill =
             if prefill_ahead > 0 { Prefiller::start(prefill_ahead, target_file_size) } else { None };
         if let Some(p) = &prefill {
@@ -251,7 +263,7 @@ impl SinglePipe {
                 queue_name(self.queue)
             ))));
         }
-        if active.written >= self.target_file_size {
+        if active.written >= active.limit {
             self.rotate_locked(&mut active)?;
         }
         let id = FileId::new(self.queue, active.seq);
@@ -360,6 +372,7 @@ impl SinglePipe {
             reuse,
             self.next.as_ref(),
             false,
+            self.target_file_size,
         )?;
         if let Some(p) = &self.prefill {
             if new_active.zeroed.is_none() {
@@ -483,7 +496,9 @@ fn queue_name(q: LogQueue) -> &'static str {
 
 /// The new active file `id`: the zeroed-ahead one renamed when `next` has it ready,
 /// else created fresh (`create_file`). `wait`: wait for the zeroed file being prepared
-/// (open does; rotation does not, see `prefill.rs`).
+/// (open does; rotation does not, see `prefill.rs`). `target`: the target file size,
+/// the new file's limit unless `next` gives one.
+#[allow(clippy::too_many_arguments)]
 fn open_active(
     fs: &dyn shale_base::fs::FileSystem,
     dir: &Path,
@@ -492,6 +507,7 @@ fn open_active(
     reuse: Option<(FileSeq, bool)>,
     next: Option<&NextFiles>,
     wait: bool,
+    target: u64,
 ) -> Result<(ActiveFile, LogFile)> {
     let path = id.build_file_path(dir);
     let in_place = match reuse {
@@ -499,8 +515,14 @@ fn open_active(
         _ => None,
     };
     let reuse = reuse.map(|r| r.0);
-    let Some((file, written)) = in_place.or_else(|| next.and_then(|n| n.take(&path, wait))) else {
-        return create_file(fs, dir, id, format, reuse);
+    let mut limit = target;
+    let taken = in_place.or_else(|| {
+        let t = next?.take(&path, wait);
+        limit = t.limit;
+        t.file
+    });
+    let Some((file, written)) = taken else {
+        return create_file(fs, dir, id, format, reuse, limit);
     };
     if let Some(old) = reuse {
         // As in `create_file`: the new file does not reuse the reserved one's blocks
@@ -522,6 +544,7 @@ fn open_active(
             index: Vec::new(),
             index_count: 0,
             zeroed: Some(file),
+            limit,
         },
         LogFile { seq: id.seq, reader, format, size: written },
     ))
@@ -547,13 +570,14 @@ fn take_reserved(
 }
 
 /// Creates file `id` (from a reserved file when `reuse` names one), writes and syncs its
-/// header, and syncs the directory.
+/// header, and syncs the directory. It is sealed at `limit` bytes.
 fn create_file(
     fs: &dyn shale_base::fs::FileSystem,
     dir: &Path,
     id: FileId,
     format: LogFileFormat,
     reuse: Option<FileSeq>,
+    limit: u64,
 ) -> Result<(ActiveFile, LogFile)> {
     let path = id.build_file_path(dir);
     if let Some(old) = reuse {
@@ -580,6 +604,7 @@ fn create_file(
             index: Vec::new(),
             index_count: 0,
             zeroed: None,
+            limit,
         },
         LogFile { seq: id.seq, reader, format, size: written },
     ))

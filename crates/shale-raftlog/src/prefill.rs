@@ -216,9 +216,11 @@ fn run(s: &Shared) {
 // The next file, zeroed ahead (`Config::prefill_next_file`).
 //
 //  dir/prefill.raftlog.next:  | header | zeros ..................................... |
-//                             0        header len                  target_file_size ^
+//                             0        header len                              size ^
+//  size: `prefill_first_file_size` (4 MiB) for the first file after open, then twice the
+//  previous file's, up to the target file size; the active file is sealed at its size.
 //
-// A thread writes the file above (header, then zeros to the target file size), syncs it
+// A thread writes the file above (header, then zeros to its size), syncs it
 // and the directory, all before it is needed. It writes gently, so that the commits'
 // `fdatasync` of the active file never meet a large flush of zeros: 256 KiB at a time, each
 // piece handed to the disk at once (`sync_file_range`, no journal commit, no cache flush)
@@ -226,11 +228,15 @@ fn run(s: &Shared) {
 // pieces put a commit's P99 at 1.4x raft-engine's on the quiet machine; 256 KiB at 0.8x,
 // docs/benchmarks.md); and
 // paced on the active file's progress (zeros up to 4 MiB + 1.5 x the bytes appended to the
-// active file), so the next file is ready at about two thirds of the active one and the
+// active file, times the next file's size over the active one's), so the next file is
+// ready at about two thirds of the active one and the
 // zeros are spread over the whole time the active file fills. One `fsync` at the end
 // commits the file's blocks (one journal commit per file). At rotation the pipe does not
 // wait for a file not yet ready: it creates the new file fresh (appends then grow it, as
-// without prefill) and the thread goes on with the next one. Open waits for the first. At rotation (and at open, for the first
+// without prefill), seals it early (at the first file's size, so that slow path is
+// short) and the thread goes on with the next one. Open waits for the first, short one
+// (4 MiB: about 10 ms; the target size, 128 MiB, took 0.2 s). At rotation (and at open,
+// for the first
 // active file) the pipe renames it to the new file's name (`NNN.raftlog`), syncs the
 // directory and appends into it at offsets: the active file's size never changes while
 // batches go in, and no zeros are written into it, so a commit's `fdatasync` flushes the
@@ -247,6 +253,9 @@ pub(crate) const NEXT_FILE_NAME: &str = "prefill.raftlog.next";
 struct NextState {
     /// The file is complete and synced (header, zeros, directory entry).
     ready: bool,
+    /// The size of the file being prepared (or ready): `FIRST_FILE`, doubling at each
+    /// file taken, up to the target file size.
+    size: u64,
     /// The thread is asked to prepare the file.
     wanted: bool,
     /// Its last attempt failed (the pipe then creates files as without prefill).
@@ -259,10 +268,34 @@ struct NextShared {
     cv: Condvar,
     dir: std::path::PathBuf,
     header: Vec<u8>,
-    size: u64,
+    /// The target file size: no file is prepared larger.
+    target: u64,
+    /// The first file's size: a file created fresh (the prepared one not ready) is sealed
+    /// at this size at most, so that the file-growing path lasts a short while.
+    first: u64,
     /// Bytes appended to the active file (its length), for pacing; `u64::MAX`: no pacing
     /// (open is waiting for the file).
     progress: AtomicU64,
+    /// The active file's rotation size (`Taken::limit`), for pacing.
+    active_size: AtomicU64,
+}
+
+/// The default first file prepared (`Config::prefill_first_file_size`: the one open
+/// waits for, about 10 ms of zeros on an SSD); each next one is twice its predecessor,
+/// up to the target file size. The short first files are sealed early (file sizes are
+/// free in the format), while the thread prepares the longer ones, paced on them.
+#[cfg(test)]
+const FIRST_FILE: u64 = 4 << 20;
+
+/// What `NextFiles::take` gives: the new active file, or the size it is to be sealed at
+/// when created fresh.
+pub(crate) struct Taken {
+    /// The prepared file renamed in, open for writes at offsets, and its header's length;
+    /// None: not ready (or failed), the caller creates the file fresh.
+    pub file: Option<(File, u64)>,
+    /// The new active file is sealed once it holds this many bytes: the prepared file's
+    /// size, or the size of the one being prepared when the file is created fresh.
+    pub limit: u64,
 }
 
 fn lock_next(m: &Mutex<NextState>) -> MutexGuard<'_, NextState> {
@@ -278,15 +311,27 @@ pub(crate) struct NextFiles {
 impl NextFiles {
     /// Removes a leftover next file of `dir` and starts the thread preparing one of
     /// `size` bytes starting with `header`. None when the thread cannot be started.
-    pub fn start(dir: &Path, header: Vec<u8>, size: u64) -> Option<NextFiles> {
+    /// The first file is `first` bytes long (at most `size`), each next one twice its
+    /// predecessor's, up to `size`.
+    pub fn start(dir: &Path, header: Vec<u8>, size: u64, first: u64) -> Option<NextFiles> {
         let _ = std::fs::remove_file(dir.join(NEXT_FILE_NAME));
+        let target = size.max(header.len() as u64);
+        let first = target.min(first.max(header.len() as u64));
         let shared = Arc::new(NextShared {
-            state: Mutex::new(NextState { ready: false, wanted: true, failed: false, stop: false }),
+            state: Mutex::new(NextState {
+                ready: false,
+                size: first,
+                wanted: true,
+                failed: false,
+                stop: false,
+            }),
             cv: Condvar::new(),
             dir: dir.to_path_buf(),
-            size: size.max(header.len() as u64),
+            target,
+            first,
             header,
             progress: AtomicU64::new(u64::MAX),
+            active_size: AtomicU64::new(first),
         });
         let s = shared.clone();
         let thread =
@@ -297,11 +342,14 @@ impl NextFiles {
     /// Waits for the prepared file and renames it to `path` (then syncs the directory).
     /// Returns the file open for writes at offsets and the header's length; None when
     /// the file could not be prepared or renamed (the caller then creates `path` fresh).
-    /// Asks the thread for the next one either way.
+    /// Asks the thread for the next one either way (twice as long as the one taken, up
+    /// to the target size). With the file, or without, the size to seal the new active
+    /// file at.
     ///
-    /// `wait`: wait for a file being prepared (open does); else a file not ready yet is
-    /// left to the thread, which goes on with it, and None is returned.
-    pub fn take(&self, path: &Path, wait: bool) -> Option<(File, u64)> {
+    /// `wait`: wait for a file being prepared (open does; the first file is short); else
+    /// a file not ready yet is left to the thread, which goes on with it, and the file is
+    /// None, its limit the size of the one being prepared.
+    pub fn take(&self, path: &Path, wait: bool) -> Taken {
         let mut st = lock_next(&self.shared.state);
         if wait {
             // No pacing while waiting: the file is needed now.
@@ -311,9 +359,17 @@ impl NextFiles {
                 st = self.shared.cv.wait(st).unwrap_or_else(|p| p.into_inner());
             }
         }
+        let size = st.size;
         if !st.ready && st.wanted && !st.failed {
-            // Being prepared: left for the next rotation.
-            return None;
+            // Being prepared: left for the next rotation. The file created fresh meanwhile
+            // (whose commits grow it, the slow path) is sealed early, at the first file's
+            // size, and the thread paced on it, which lets it run ahead (the file being
+            // prepared is longer).
+            let limit = size.min(self.shared.first);
+            self.shared.active_size.store(limit, Ordering::Relaxed);
+            self.shared.progress.store(self.shared.header.len() as u64, Ordering::Relaxed);
+            self.shared.cv.notify_all();
+            return Taken { file: None, limit };
         }
         let ready = st.ready;
         st.ready = false;
@@ -329,10 +385,12 @@ impl NextFiles {
         };
         st.wanted = true;
         st.failed = false;
+        st.size = size.saturating_mul(2).min(self.shared.target);
         // The new active file starts at its header: pace the next file on it.
+        self.shared.active_size.store(size, Ordering::Relaxed);
         self.shared.progress.store(self.shared.header.len() as u64, Ordering::Relaxed);
         self.shared.cv.notify_all();
-        got
+        Taken { file: got, limit: size }
     }
 
     /// The active file now holds `len` bytes (called after each append, for pacing).
@@ -352,15 +410,19 @@ impl NextFiles {
 const PIECE: u64 = 256 << 10;
 /// The thread is woken each time the active file grows by this much.
 const PACE_STEP: u64 = 64 << 10;
-/// Zeros allowed ahead of the pace (1.5 x the active file's length).
+/// Zeros allowed ahead of the pace (the next file's share of 1.5 x the active file's
+/// progress).
 const PACE_LEAD: u64 = 4 << 20;
 
-/// How far into the next file zeros may be written, given the active file's length.
-fn paced_limit(progress: u64) -> u64 {
+/// How far into the next file (`next` bytes long) zeros may be written, given the active
+/// file's length `progress` and its rotation size `active`: the next file is ready when
+/// the active one is about two thirds full, whatever their sizes.
+fn paced_limit(progress: u64, active: u64, next: u64) -> u64 {
     if progress == u64::MAX {
         return u64::MAX;
     }
-    PACE_LEAD.saturating_add(progress.saturating_add(progress / 2))
+    let share = progress as u128 * 3 * next as u128 / (2 * active.max(1) as u128);
+    PACE_LEAD.saturating_add(u64::try_from(share).unwrap_or(u64::MAX))
 }
 
 impl Drop for NextFiles {
@@ -385,15 +447,17 @@ fn run_next(s: &NextShared) {
             st = s.cv.wait(st).unwrap_or_else(|p| p.into_inner());
             continue;
         }
+        let size = st.size;
         drop(st);
-        let r = prepare_next(s, &|at| {
+        let r = prepare_next(s, size, &|at| {
             // Wait for the pace (or a stop, or open asking for the file now).
             let mut st = lock_next(&s.state);
             loop {
                 if st.stop {
                     return true;
                 }
-                if at < paced_limit(s.progress.load(Ordering::Relaxed)) {
+                let active = s.active_size.load(Ordering::Relaxed);
+                if at < paced_limit(s.progress.load(Ordering::Relaxed), active, size) {
                     return false;
                 }
                 st = s.cv.wait(st).unwrap_or_else(|p| p.into_inner());
@@ -415,18 +479,18 @@ fn run_next(s: &NextShared) {
 /// and returns true when the thread is to stop. Each piece is handed to the disk
 /// (`sync_file_range`, write) once written, and the one before it waited for, so the disk
 /// takes the zeros a piece at a time beside the commits' syncs rather than in bursts.
-fn prepare_next(s: &NextShared, wait: &dyn Fn(u64) -> bool) -> std::io::Result<bool> {
+fn prepare_next(s: &NextShared, size: u64, wait: &dyn Fn(u64) -> bool) -> std::io::Result<bool> {
     let path = s.dir.join(NEXT_FILE_NAME);
     let f = OpenOptions::new().write(true).create(true).truncate(true).open(&path)?;
     f.write_all_at(&s.header, 0)?;
     let zeros = vec![0u8; PIECE as usize];
     let mut at = s.header.len() as u64;
     let mut prev: Option<(u64, u64)> = None;
-    while at < s.size {
+    while at < size {
         if wait(at) {
             return Ok(false);
         }
-        let n = (s.size - at).min(PIECE);
+        let n = (size - at).min(PIECE);
         f.write_all_at(&zeros[..n as usize], at)?;
         start_writeback(&f, at, n, false)?;
         if let Some((p, pn)) = prev {
@@ -529,25 +593,52 @@ mod tests {
     fn next_file_is_paced_and_rotation_does_not_wait() {
         let dir = tempfile::tempdir().unwrap();
         let header = b"HEADER".to_vec();
-        let size = PACE_LEAD * 4;
-        let next = NextFiles::start(dir.path(), header.clone(), size).unwrap();
-        // Open waits for the first file, whole (no pacing then).
-        let (f, at) = next.take(&dir.path().join("1.raftlog"), true).unwrap();
+        let size = FIRST_FILE * 4;
+        let next = NextFiles::start(dir.path(), header.clone(), size, FIRST_FILE).unwrap();
+        // Open waits for the first file, short (no pacing then).
+        let t = next.take(&dir.path().join("1.raftlog"), true);
+        let (f, at) = t.file.unwrap();
         assert_eq!(at, header.len() as u64);
-        assert_eq!(f.metadata().unwrap().len(), size);
-        // The active file holds only its header: zeros stop near the pace's lead, so the
-        // next file cannot be ready, and a rotation does not wait for it.
-        assert!(next.take(&dir.path().join("2.raftlog"), false).is_none());
+        assert_eq!(t.limit, FIRST_FILE);
+        assert_eq!(f.metadata().unwrap().len(), FIRST_FILE);
+        // The active file holds only its header: zeros stop near the pace's lead, short of
+        // the next file's twice the size, so it cannot be ready, and a rotation does not
+        // wait for it: the file created fresh is sealed early, at the first file's size.
+        let t = next.take(&dir.path().join("2.raftlog"), false);
+        assert!(t.file.is_none());
+        assert_eq!(t.limit, FIRST_FILE);
         assert!(!dir.path().join("2.raftlog").exists());
         // The active file grows: the thread goes on, and a rotation waiting gets the file.
-        next.progress(size);
-        let (f, _) = next.take(&dir.path().join("3.raftlog"), true).unwrap();
-        assert_eq!(f.metadata().unwrap().len(), size);
+        next.progress(FIRST_FILE);
+        let t = next.take(&dir.path().join("3.raftlog"), true);
+        let (f, _) = t.file.unwrap();
+        assert_eq!(t.limit, 2 * FIRST_FILE);
+        assert_eq!(f.metadata().unwrap().len(), 2 * FIRST_FILE);
         let mut head = vec![0u8; header.len()];
         f.read_exact_at(&mut head, 0).unwrap();
         assert_eq!(head, header);
+        // Then twice that again, capped at the target size.
+        let t = next.take(&dir.path().join("4.raftlog"), true);
+        assert_eq!(t.limit, 4 * FIRST_FILE);
+        assert_eq!(t.file.unwrap().0.metadata().unwrap().len(), size);
+        let t = next.take(&dir.path().join("5.raftlog"), true);
+        assert_eq!(t.limit, size);
+        assert_eq!(t.file.unwrap().0.metadata().unwrap().len(), size);
         drop(next);
         assert!(!dir.path().join(NEXT_FILE_NAME).exists());
+    }
+
+    #[test]
+    fn pace_scales_with_the_file_sizes() {
+        assert_eq!(paced_limit(u64::MAX, 1, 1), u64::MAX);
+        // Equal sizes: 1.5 x the active file's progress.
+        assert_eq!(paced_limit(1 << 20, 8 << 20, 8 << 20), PACE_LEAD + (3 << 19));
+        // The next file twice the active one: 3 x.
+        assert_eq!(paced_limit(1 << 20, 4 << 20, 8 << 20), PACE_LEAD + (3 << 20));
+        // Either way the whole next file is allowed by two thirds of the active one.
+        for (a, n) in [(4u64 << 20, 8u64 << 20), (64 << 20, 128 << 20), (128 << 20, 128 << 20)] {
+            assert!(paced_limit(a * 2 / 3, a, n) >= n);
+        }
     }
 
     #[test]

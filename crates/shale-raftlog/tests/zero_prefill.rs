@@ -19,6 +19,8 @@ fn zero_prefill_ahead_sealed_cut_and_crash_image() {
         dir: dir.path().join("db").to_str().unwrap().to_owned(),
         target_file_size: ReadableSize::kb(512),
         prefill_zeros_ahead: ReadableSize::kb(256),
+        // Exclusive with the next file zeroed ahead, on by default.
+        prefill_next_file: false,
         recovery_mode: RecoveryMode::AbsoluteConsistency,
         ..Config::default()
     };
