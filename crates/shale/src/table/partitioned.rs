@@ -24,7 +24,7 @@
 //!
 //! A filter partition's key is the index partition's key when filters are coupled to
 //! index partitions, else ("rocksdb.block.based.table.decoupled.partitioned.filters" = 1,
-//! RocksDB 9.3's option and 11.8.1's default) the last user key added to the partition
+//! RocksDB 9.7's option, the default since 10.6) the last user key added to the partition
 //! followed by sequence number 0 and type deletion (the smallest internal key of that user
 //! key). A lookup seeks the top-level filter index to its internal key and asks the
 //! partition found, or the last partition when the key is past every entry (RocksDB's
