@@ -97,8 +97,11 @@ fn check_rocksdb_prefix_filters(dir: &Path, test: &str) {
         it.status().unwrap();
         assert!(!it.valid(), "{test}: prefix {p} is absent");
         let n = reads(&db) - before;
-        // A table whose filter excludes the prefix is not read; at most one block of each other.
-        assert!(n <= maybe as u64, "{test}: prefix {p}: {n} blocks read, {maybe} tables may hold it");
+        // A table whose filter excludes the prefix is not read; at most two blocks of each
+        // other: where a data block ends with prefix p and the next starts with p + 1, the
+        // index separator is shortened to exactly `BE64(p) '1'` (the target), so a seek in
+        // a user-key index lands on the block before and steps into the next one.
+        assert!(n <= 2 * maybe as u64, "{test}: prefix {p}: {n} blocks read, {maybe} tables may hold it");
         prefix_reads += n;
         excluded_everywhere += usize::from(maybe == 0);
 

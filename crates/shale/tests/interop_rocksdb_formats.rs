@@ -95,10 +95,6 @@ fn first_error(dir: &Path) -> Option<shale::Error> {
     None
 }
 
-fn refused(test: &str, benchmarks: &str, flags: &[&str], mention: &str) {
-    refused_with(test, benchmarks, flags, mention, ErrorKind::NotSupported)
-}
-
 fn refused_with(test: &str, benchmarks: &str, flags: &[&str], mention: &str, kind: ErrorKind) {
     if !tools_available(test, &["db_bench", "ldb"]) {
         return;

@@ -124,9 +124,12 @@ enum TableFilter {
 
 /// A cursor over a table's index, whose entries point at data blocks: one index block, or
 /// a partitioned index (`partitioned.rs`). Errors name the file and the block's offset.
+// The flat cursor, every unpartitioned table's, stays inline (no allocation per table
+// iterator); the rarer partitioned one is boxed.
+#[allow(clippy::large_enum_variant)]
 pub(super) enum IndexIter {
     Flat(IndexBlockIter),
-    Partitioned(PartitionedIndexIter),
+    Partitioned(Box<PartitionedIndexIter>),
 }
 
 impl IndexIter {
@@ -970,12 +973,12 @@ impl Table {
     fn index_iter(&self) -> Result<IndexIter> {
         let top = self.index_block()?;
         Ok(if self.index_partitions.is_some() {
-            IndexIter::Partitioned(PartitionedIndexIter::new(
+            IndexIter::Partitioned(Box::new(PartitionedIndexIter::new(
                 top,
                 self.footer.index_handle,
                 self.opts.icmp.clone(),
                 self.index_format,
-            ))
+            )))
         } else {
             IndexIter::Flat(top.index_iter(self.opts.icmp.clone(), self.index_format))
         })
