@@ -6,8 +6,8 @@
 //! each way, across partitions) land where the scan says; gets return the scanned values;
 //! lookups of absent keys read almost no data block (the filter partitions answer);
 //! each table's own iterator, key anchors and offsets agree with its properties. Checked
-//! with the index and filter held by the tables and with them in the block cache
-//! (`cache_index_and_filter_blocks`). A table whose last index partition is damaged is
+//! with the index and filter held by the tables, and with them in the block cache
+//! (`cache_index_and_filter_blocks`) unpinned and pinned. A table whose last index partition is damaged is
 //! refused with Corruption naming the file and an offset, not a panic.
 //! Shale's compactions are off, so every table read is one RocksDB wrote.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
@@ -18,7 +18,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use shale::table::{Table, TableReaderOptions};
-use shale::{BlockBasedOptions, Cache, ErrorKind, Options, DB};
+use shale::{BlockBasedOptions, BlockBasedTablePinningTier, Cache, ErrorKind, Options, DB};
 use tools::*;
 
 const NUM: u64 = 8000;
@@ -119,15 +119,30 @@ fn check_tables(dir: &Path, ctx: &str) {
     );
 }
 
-fn open_db(dir: &Path, cached: bool) -> DB {
+/// How index and filter blocks are kept.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Meta {
+    /// Held by the tables, no block cache.
+    Held,
+    /// In the block cache, nothing pinned: every use looks the blocks up.
+    Cached,
+    /// In the block cache, the top levels (by default) and the partitions pinned.
+    Pinned,
+}
+
+fn open_db(dir: &Path, meta: Meta) -> DB {
     let mut opts = Options::default();
     let mut t = BlockBasedOptions::default();
-    if cached {
+    if meta == Meta::Held {
+        t.disable_cache();
+    } else {
         t.set_block_cache(&Cache::new_lru_cache(8 << 20));
         t.set_cache_index_and_filter_blocks(true);
-        t.set_pin_top_level_index_and_filter(false);
-    } else {
-        t.disable_cache();
+        if meta == Meta::Cached {
+            t.set_pin_top_level_index_and_filter(false);
+        } else {
+            t.set_partition_pinning_tier(BlockBasedTablePinningTier::All);
+        }
     }
     opts.set_block_based_table_factory(&t);
     // No compaction: the tables must stay RocksDB's.
@@ -141,9 +156,28 @@ fn open_db(dir: &Path, cached: bool) -> DB {
 fn check_db(dir: &Path, ctx: &str) {
     let want = ldb_scan(dir, None);
     assert!(want.len() > 1000, "{ctx}: {} keys", want.len());
-    for cached in [false, true] {
-        let ctx = &format!("{ctx} (cache_index_and_filter_blocks {cached})");
-        let db = open_db(dir, cached);
+    for meta in [Meta::Held, Meta::Cached, Meta::Pinned] {
+        let ctx = &format!("{ctx} (index and filters {meta:?})");
+        let db = open_db(dir, meta);
+        // Absent keys inside the tables' ranges: the filter partitions spare the reads
+        // (first, while no data block is cached).
+        let absent: Vec<Vec<u8>> = (0..NUM)
+            .map(db_bench_key)
+            .filter(|k| want.binary_search_by(|(w, _)| w.as_slice().cmp(k)).is_err())
+            .take(500)
+            .collect();
+        assert!(absent.len() >= 100, "{ctx}: too few absent keys: {}", absent.len());
+        let before = data_blocks_read(&db);
+        for k in &absent {
+            assert_eq!(db.get(k).unwrap(), None);
+        }
+        let absent_reads = data_blocks_read(&db) - before;
+        eprintln!("{ctx}: {} absent-key lookups read {absent_reads} data blocks", absent.len());
+        assert!(
+            absent_reads * 10 <= absent.len() as u64,
+            "{ctx}: {} absent-key lookups read {absent_reads} data blocks despite the filters",
+            absent.len()
+        );
         assert_same_pairs(&shale_scan_default(&db), &want, ctx);
         let mut rev = want.clone();
         rev.reverse();
@@ -182,25 +216,7 @@ fn check_db(dir: &Path, ctx: &str) {
         }
         drop(it);
 
-        // Absent keys inside the tables' ranges: the filter partitions spare the reads.
-        let absent: Vec<Vec<u8>> = (0..NUM)
-            .map(db_bench_key)
-            .filter(|k| want.binary_search_by(|(w, _)| w.as_slice().cmp(k)).is_err())
-            .take(500)
-            .collect();
-        assert!(absent.len() >= 100, "{ctx}: too few absent keys: {}", absent.len());
-        let before = data_blocks_read(&db);
-        for k in &absent {
-            assert_eq!(db.get(k).unwrap(), None);
-        }
-        let absent_reads = data_blocks_read(&db) - before;
-        eprintln!("{ctx}: {} absent-key lookups read {absent_reads} data blocks", absent.len());
-        assert!(
-            absent_reads * 10 <= absent.len() as u64,
-            "{ctx}: {} absent-key lookups read {absent_reads} data blocks despite the filters",
-            absent.len()
-        );
-        if !cached {
+        if meta == Meta::Held {
             let before = data_blocks_read(&db);
             for (k, _) in want.iter().take(100) {
                 assert!(db.get(k).unwrap().is_some());
