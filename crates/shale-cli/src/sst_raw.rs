@@ -107,6 +107,11 @@ pub fn dump_table(path: &str, table: &Table, show_seq_type: bool) -> Res<Vec<u8>
     checksum_line(&mut o, file.as_ref(), &footer, footer.index_handle, "Index block", path);
     let index_type = p.user_collected.get(names::INDEX_TYPE).filter(|v| v.len() == 4);
     let has_first_key = index_type.is_some_and(|v| v.as_slice() == 3u32.to_le_bytes());
+    if index_type.is_some_and(|v| v.as_slice() == 2u32.to_le_bytes()) {
+        return Err(Failure::new(format!(
+            "Not implemented: {path}: sst_dump --command=raw of a partitioned (two-level) index"
+        )));
+    }
     if has_first_key {
         return Err(Failure::new(format!(
             "Not implemented: {path}: sst_dump --command=raw of an index with first keys \

@@ -205,10 +205,12 @@ impl BlockBasedOptions {
     }
 
     /// Whether the index and filter of a table of `level` (None: not known) and `file_size`
-    /// stay pinned, as RocksDB's `PrefetchIndexAndFilterBlocks` decides for an unpartitioned
-    /// index and filter: the unpartitioned pinning tier, falling back to
-    /// `pin_l0_filter_and_index_blocks_in_cache` (flushed-and-similar: level-0 tables no
-    /// larger than 1.5 x `write_buffer_size`).
+    /// stay pinned, as RocksDB's `PrefetchIndexAndFilterBlocks` decides: an unpartitioned
+    /// index and filter by the unpartitioned pinning tier, partitions by the partition tier
+    /// (both falling back to `pin_l0_filter_and_index_blocks_in_cache`: flushed-and-similar,
+    /// level-0 tables no larger than 1.5 x `write_buffer_size`), the top level of a
+    /// partitioned index or filter by the top-level tier (falling back to
+    /// `pin_top_level_index_and_filter`: all tables).
     pub(crate) fn meta_cache_policy(
         &self,
         level: Option<usize>,
@@ -216,20 +218,24 @@ impl BlockBasedOptions {
         write_buffer_size: usize,
     ) -> crate::table::reader::MetaCachePolicy {
         use crate::BlockBasedTablePinningTier as T;
-        let mut tier = self.pinning_tiers[2];
-        if tier == T::Fallback {
-            tier = if self.pin_l0_filter_and_index_blocks_in_cache { T::FlushAndSimilar } else { T::None };
-        }
         let flushed_like = level == Some(0) && file_size <= (1.5 * write_buffer_size as f64) as u64;
-        let pin = match tier {
-            T::Fallback | T::None => false,
-            T::FlushAndSimilar => flushed_like,
-            T::All => true,
+        let pinned = |tier: T, fallback: T| {
+            let tier = if tier == T::Fallback { fallback } else { tier };
+            match tier {
+                T::Fallback | T::None => false,
+                T::FlushAndSimilar => flushed_like,
+                T::All => true,
+            }
         };
+        let l0_fallback =
+            if self.pin_l0_filter_and_index_blocks_in_cache { T::FlushAndSimilar } else { T::None };
+        let top_fallback = if self.pin_top_level_index_and_filter { T::All } else { T::None };
         crate::table::reader::MetaCachePolicy {
             cache_index_and_filter_blocks: self.cache_index_and_filter_blocks,
             high_priority: self.cache_index_and_filter_blocks_with_high_priority,
-            pin,
+            pin: pinned(self.pinning_tiers[2], l0_fallback),
+            pin_top_level: pinned(self.pinning_tiers[0], top_fallback),
+            pin_partitions: pinned(self.pinning_tiers[1], l0_fallback),
         }
     }
 }

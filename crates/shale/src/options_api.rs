@@ -564,8 +564,8 @@ impl BlockBasedOptions {
         self.pin_l0_filter_and_index_blocks_in_cache = v;
     }
 
-    /// Pinning of a partitioned index's top level; Shale writes and reads no partitioned
-    /// index (refused at open), so it applies to nothing, as in RocksDB for such tables.
+    /// With `cache_index_and_filter_blocks`, the top level of a partitioned index or filter
+    /// stays pinned in the cache (RocksDB's default true); unpartitioned tables ignore it.
     pub fn set_pin_top_level_index_and_filter(&mut self, v: bool) {
         self.pin_top_level_index_and_filter = v;
     }
@@ -604,12 +604,13 @@ impl BlockBasedOptions {
     }
 
     /// RocksDB's `MetadataCacheOptions::top_level_index_pinning`: the top level of a
-    /// partitioned index or filter, which Shale never has (see `set_index_type`).
+    /// partitioned index or filter (Fallback: `pin_top_level_index_and_filter`).
     pub fn set_top_level_index_pinning_tier(&mut self, tier: BlockBasedTablePinningTier) {
         self.pinning_tiers[0] = tier;
     }
 
-    /// `partition_pinning`: the partitions of a partitioned index or filter (none in Shale).
+    /// `partition_pinning`: the partitions of a partitioned index or filter (Fallback:
+    /// `pin_l0_filter_and_index_blocks_in_cache`).
     pub fn set_partition_pinning_tier(&mut self, tier: BlockBasedTablePinningTier) {
         self.pinning_tiers[1] = tier;
     }

@@ -1,8 +1,8 @@
 //! RocksDB 7.8.3 table settings Shale reads, and those it refuses, on tables `db_bench`
 //! writes: every format_version 7.8.3 can write (0..=5), every checksum type (none, CRC32c,
 //! xxHash, xxHash64, XXH3), LZ4HC, BZip2, zstd and LZ4 with a dictionary, and a Ribbon filter
-//! all read back exactly as `ldb scan` prints. A
-//! partitioned index and merge operands are refused with NotSupported: never a panic and
+//! and a partitioned index all read back exactly as `ldb scan` prints. Merge operands are
+//! refused with NotSupported: never a panic and
 //! never a wrong value. Blob files (BlobDB) read as ldb reads them (more in interop_blob.rs).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
@@ -95,10 +95,6 @@ fn first_error(dir: &Path) -> Option<shale::Error> {
     None
 }
 
-fn refused(test: &str, benchmarks: &str, flags: &[&str], mention: &str) {
-    refused_with(test, benchmarks, flags, mention, ErrorKind::NotSupported)
-}
-
 fn refused_with(test: &str, benchmarks: &str, flags: &[&str], mention: &str, kind: ErrorKind) {
     if !tools_available(test, &["db_bench", "ldb"]) {
         return;
@@ -113,8 +109,9 @@ fn refused_with(test: &str, benchmarks: &str, flags: &[&str], mention: &str, kin
 }
 
 #[test]
-fn partitioned_index_is_refused() {
-    refused("partitioned index", "fillrandom,flush", &["--partition_index=true"], "partitioned");
+fn partitioned_index_reads() {
+    // More in interop_partitioned_index.rs.
+    reads_like_ldb("partitioned index", &["--partition_index=true", "--metadata_block_size=256"]);
 }
 
 #[test]

@@ -13,6 +13,7 @@ pub use shale_base::compression;
 pub mod filter;
 pub mod format;
 pub mod meta_tail;
+mod partitioned;
 pub mod plain;
 pub mod properties;
 pub mod reader;

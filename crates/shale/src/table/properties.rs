@@ -27,6 +27,8 @@ pub const RANGE_DEL_BLOCK: &str = "rocksdb.range_del";
 /// Meta block holding the dictionary data blocks were compressed with (if any).
 pub const COMPRESSION_DICT_BLOCK: &str = "rocksdb.compression_dict";
 pub const FULL_FILTER_PREFIX: &str = "fullfilter.";
+/// The metaindex key prefix of a partitioned filter's top-level index (`partitioned.rs`).
+pub const PARTITIONED_FILTER_PREFIX: &str = "partitionedfilter.";
 /// format_version >= 6: the metaindex entry naming the index block (the footer no longer does).
 pub const INDEX_BLOCK: &str = "rocksdb.index";
 /// The compression manager name format_version 7 records for RocksDB's built-in codecs.

@@ -52,10 +52,14 @@ use super::format::{
     read_block_with, read_block_with_dict, read_footer, strip_prefix, uses_context_checksum, BlockHandle,
     Footer,
 };
+use super::partitioned::PartitionedIndexIter;
 use super::properties::{
     names, parse_v7_compression_name, TableProperties, COMPRESSION_DICT_BLOCK, FULL_FILTER_PREFIX,
-    INDEX_BLOCK, PROPERTIES_BLOCK, PROPERTIES_BLOCK_OLD, RANGE_DEL_BLOCK,
+    INDEX_BLOCK, PARTITIONED_FILTER_PREFIX, PROPERTIES_BLOCK, PROPERTIES_BLOCK_OLD, RANGE_DEL_BLOCK,
 };
+
+/// RocksDB's `CacheEntryRole::kFilterMetaBlock`: the top-level index of a partitioned filter.
+const ROLE_FILTER_META: u8 = 2;
 
 /// How to open a table.
 #[derive(Clone)]
@@ -84,12 +88,107 @@ pub struct MetaCachePolicy {
     pub high_priority: bool,
     /// Also held by the table (pinned in the cache) for its lifetime.
     pub pin: bool,
+    /// `pin` for the top level of a partitioned index or filter.
+    pub pin_top_level: bool,
+    /// `pin` for the partitions of a partitioned index or filter.
+    pub pin_partitions: bool,
 }
 
 /// An index or filter: held by the table, or found in the block cache by its handle.
 enum Meta<T> {
     Held(Arc<T>),
     Cached(BlockHandle),
+}
+
+/// The partitions of a partitioned index or filter (`partitioned.rs`): held by the table
+/// (read at open, by offset), or found in the block cache at each use.
+enum Partitions<T> {
+    Held(HashMap<u64, Arc<T>>),
+    Cached,
+}
+
+impl<T> Partitions<T> {
+    fn held_bytes(&self, size: impl Fn(&T) -> usize) -> usize {
+        match self {
+            Partitions::Held(m) => m.values().map(|v| size(v)).sum(),
+            Partitions::Cached => 0,
+        }
+    }
+}
+
+/// A table's filter: one full filter, or a top-level filter index and its partitions.
+enum TableFilter {
+    Full(Meta<FilterReader>),
+    Partitioned { top: Meta<Block>, parts: Partitions<FilterReader> },
+}
+
+/// A cursor over a table's index, whose entries point at data blocks: one index block, or
+/// a partitioned index (`partitioned.rs`). Errors name the file and the block's offset.
+// The flat cursor, every unpartitioned table's, stays inline (no allocation per table
+// iterator); the rarer partitioned one is boxed.
+#[allow(clippy::large_enum_variant)]
+pub(super) enum IndexIter {
+    Flat(IndexBlockIter),
+    Partitioned(Box<PartitionedIndexIter>),
+}
+
+impl IndexIter {
+    fn valid(&self) -> bool {
+        match self {
+            IndexIter::Flat(i) => i.valid(),
+            IndexIter::Partitioned(i) => i.valid(),
+        }
+    }
+    fn seek_to_first(&mut self, t: &Table) {
+        match self {
+            IndexIter::Flat(i) => i.seek_to_first(),
+            IndexIter::Partitioned(i) => i.seek_to_first(t),
+        }
+    }
+    fn seek_to_last(&mut self, t: &Table) {
+        match self {
+            IndexIter::Flat(i) => i.seek_to_last(),
+            IndexIter::Partitioned(i) => i.seek_to_last(t),
+        }
+    }
+    fn seek(&mut self, t: &Table, target: &[u8]) {
+        match self {
+            IndexIter::Flat(i) => i.seek(target),
+            IndexIter::Partitioned(i) => i.seek(t, target),
+        }
+    }
+    fn next(&mut self, t: &Table) {
+        match self {
+            IndexIter::Flat(i) => i.next(),
+            IndexIter::Partitioned(i) => i.next(t),
+        }
+    }
+    fn prev(&mut self, t: &Table) {
+        match self {
+            IndexIter::Flat(i) => i.prev(),
+            IndexIter::Partitioned(i) => i.prev(t),
+        }
+    }
+    fn key(&self) -> &[u8] {
+        match self {
+            IndexIter::Flat(i) => i.key(),
+            IndexIter::Partitioned(i) => i.key(),
+        }
+    }
+    fn handle(&self) -> BlockHandle {
+        match self {
+            IndexIter::Flat(i) => i.handle(),
+            IndexIter::Partitioned(i) => i.handle(),
+        }
+    }
+    fn status(&self, t: &Table) -> Result<()> {
+        match self {
+            IndexIter::Flat(i) => {
+                i.status().map_err(|e| in_file(e, &t.opts.file_name, t.footer.index_handle))
+            }
+            IndexIter::Partitioned(i) => i.status(),
+        }
+    }
 }
 
 /// How the seeks of one iterator use table prefix filters (RocksDB's prefix seek), from
@@ -151,7 +250,9 @@ pub struct Table {
     props: TableProperties,
     index_block: Meta<Block>,
     index_format: IndexFormat,
-    filter: Option<Meta<FilterReader>>,
+    /// The index partitions when the index is partitioned (index type 2).
+    index_partitions: Option<Partitions<Block>>,
+    filter: Option<TableFilter>,
     filter_handle: Option<BlockHandle>,
     meta_policy: MetaCachePolicy,
     range_tombstones: Vec<(Vec<u8>, Vec<u8>)>,
@@ -422,14 +523,12 @@ impl Table {
             .filter(|v| v.len() == 4)
             .map(|v| decode_fixed32(v))
             .unwrap_or(0);
-        let has_first_key = match index_type {
-            0 | 1 => false, // binary search; hash search keeps a binary-searchable index
-            3 => true,
-            2 => {
-                return Err(Error::not_supported(format!(
-                    "{name}: partitioned (two-level) index is not supported"
-                )))
-            }
+        // Binary search (0); hash search (1) keeps a binary-searchable index; a
+        // partitioned index (2) has no first keys; binary search with first keys (3).
+        let (has_first_key, partitioned_index) = match index_type {
+            0 | 1 => (false, false),
+            2 => (false, true),
+            3 => (true, false),
             t => return Err(Error::corruption(format!("{name}: unknown index type {t}"))),
         };
         let index_format = IndexFormat {
@@ -442,6 +541,7 @@ impl Table {
         let index_block = Arc::new(Block::new(index_data).map_err(|e| in_file(e, &name, ih))?);
 
         let filter_name = format!("{FULL_FILTER_PREFIX}{BLOOM_POLICY_NAME}");
+        let partitioned_filter_name = format!("{PARTITIONED_FILTER_PREFIX}{BLOOM_POLICY_NAME}");
         let filter = match meta.get(&filter_name) {
             Some(&h) => match FilterReader::new(read_meta(h)?) {
                 Ok(f) => Some((h, Arc::new(f))),
@@ -450,11 +550,22 @@ impl Table {
             },
             None => None,
         };
-        let filter_handle = filter.as_ref().map(|(h, _)| *h);
+        // A partitioned filter's top-level index (empty when no key was added: no filter).
+        let filter_top = match meta.get(&partitioned_filter_name) {
+            Some(&h) if filter.is_none() && h.size > 0 => {
+                Some((h, Arc::new(Block::new(read_meta(h)?).map_err(|e| in_file(e, &name, h))?)))
+            }
+            _ => None,
+        };
+        let filter_handle = filter.as_ref().map(|(h, _)| *h).or(filter_top.as_ref().map(|(h, _)| *h));
         // Index and filter: held, or put in the block cache (and held too when pinned).
-        let (index_block, filter) =
+        let (index_block, filter, filter_top) =
             match opts.block_cache.as_ref().filter(|_| meta_policy.cache_index_and_filter_blocks) {
-                None => (Meta::Held(index_block), filter.map(|(_, f)| Meta::Held(f))),
+                None => (
+                    Meta::Held(index_block),
+                    filter.map(|(_, f)| Meta::Held(f)),
+                    filter_top.map(|(_, f)| Meta::Held(f)),
+                ),
                 Some(cache) => {
                     let stats = opts.statistics.as_deref();
                     let hp = meta_policy.high_priority;
@@ -471,13 +582,27 @@ impl Table {
                         cache.insert_entry(key(*h), f.clone(), f.size(), role::FILTER_BLOCK, hp)?;
                         count_meta_add(stats, false, f.size());
                     }
-                    if meta_policy.pin {
-                        (Meta::Held(index_block), filter.map(|(_, f)| Meta::Held(f)))
-                    } else {
-                        (Meta::Cached(ih), filter.map(|(h, _)| Meta::Cached(h)))
+                    if let Some((h, f)) = &filter_top {
+                        cache.insert_entry(key(*h), f.clone(), f.size(), ROLE_FILTER_META, hp)?;
+                        count_meta_add(stats, false, f.size());
                     }
+                    // RocksDB's pin_index / pin_filter: the top level of a partitioned
+                    // index or filter by the top-level tier, else the unpartitioned one.
+                    let pin_index =
+                        if partitioned_index { meta_policy.pin_top_level } else { meta_policy.pin };
+                    let pin_top = meta_policy.pin_top_level;
+                    (
+                        if pin_index { Meta::Held(index_block) } else { Meta::Cached(ih) },
+                        filter.map(|(h, f)| if meta_policy.pin { Meta::Held(f) } else { Meta::Cached(h) }),
+                        filter_top.map(|(h, f)| if pin_top { Meta::Held(f) } else { Meta::Cached(h) }),
+                    )
                 }
             };
+        let filter = match (filter, filter_top) {
+            (Some(f), _) => Some(TableFilter::Full(f)),
+            (None, Some(top)) => Some(TableFilter::Partitioned { top, parts: Partitions::Cached }),
+            (None, None) => None,
+        };
 
         let mut range_tombstones = Vec::new();
         if let Some(&h) = meta.get(RANGE_DEL_BLOCK) {
@@ -503,13 +628,14 @@ impl Table {
         let prefix_filtering =
             props.user_collected.get(names::PREFIX_FILTERING).map(|v| v.as_slice() != b"0").unwrap_or(true);
         let table_prefix_extractor = SliceTransform::from_name(&props.prefix_extractor_name).map(Arc::new);
-        Ok(Table {
+        let mut table = Table {
             file,
             opts,
             footer,
             props,
             index_block,
             index_format,
+            index_partitions: partitioned_index.then_some(Partitions::Cached),
             filter,
             filter_handle,
             meta_policy,
@@ -521,7 +647,98 @@ impl Table {
             table_prefix_extractor,
             prefix_extractor_changed: true,
             prefix_filtering,
-        })
+        };
+        table.hold_partitions()?;
+        Ok(table)
+    }
+
+    /// Whether index and filter blocks go to the block cache.
+    fn meta_in_cache(&self) -> bool {
+        self.meta_policy.cache_index_and_filter_blocks && self.opts.block_cache.is_some()
+    }
+
+    /// Reads the partitions of a partitioned index and filter at open when the table holds
+    /// them: always, unless index and filter blocks go to the block cache unpinned (then
+    /// each use finds them there, RocksDB's unpinned partitions). Pinned partitions are
+    /// put in the block cache too, charged to it, as RocksDB's `CacheDependencies`.
+    fn hold_partitions(&mut self) -> Result<()> {
+        if self.meta_in_cache() && !self.meta_policy.pin_partitions {
+            return Ok(());
+        }
+        if self.index_partitions.is_some() {
+            let top = self.index_block()?;
+            let mut held = HashMap::new();
+            for h in self.partition_handles(&top, self.footer.index_handle)? {
+                held.insert(h.offset, self.read_meta_block(h, role::INDEX_BLOCK, Block::new)?);
+            }
+            self.index_partitions = Some(Partitions::Held(held));
+        }
+        let top = match &self.filter {
+            Some(TableFilter::Partitioned { top: Meta::Held(b), .. }) => b.clone(),
+            Some(TableFilter::Partitioned { top: Meta::Cached(h), .. }) => {
+                self.cached_meta(*h, ROLE_FILTER_META, Block::new)?
+            }
+            _ => return Ok(()),
+        };
+        let Some(top_handle) = self.filter_handle else { return Ok(()) };
+        let mut held = HashMap::new();
+        for h in self.partition_handles(&top, top_handle)? {
+            held.insert(h.offset, self.read_meta_block(h, role::FILTER_BLOCK, FilterReader::new)?);
+        }
+        if let Some(TableFilter::Partitioned { parts, .. }) = &mut self.filter {
+            *parts = Partitions::Held(held);
+        }
+        Ok(())
+    }
+
+    /// The handles a top-level index or filter index block names, in order.
+    fn partition_handles(&self, top: &Arc<Block>, top_handle: BlockHandle) -> Result<Vec<BlockHandle>> {
+        let mut it = top.index_iter(self.opts.icmp.clone(), self.index_format);
+        let mut out = Vec::new();
+        it.seek_to_first();
+        while it.valid() {
+            out.push(it.handle());
+            it.next();
+        }
+        it.status().map_err(|e| in_file(e, &self.opts.file_name, top_handle))?;
+        Ok(out)
+    }
+
+    /// An index or filter block: from the block cache when such blocks go there, else read
+    /// from the file.
+    fn read_meta_block<T: Send + Sync + 'static>(
+        &self,
+        h: BlockHandle,
+        role: u8,
+        parse: impl FnOnce(Vec<u8>) -> Result<T>,
+    ) -> Result<Arc<T>> {
+        if self.meta_in_cache() {
+            return self.cached_meta(h, role, parse);
+        }
+        let name = &self.opts.file_name;
+        let data = read_block_with(
+            self.file.as_ref(),
+            h,
+            self.footer.block_checksum(),
+            self.opts.verify_checksums,
+            name,
+        )?;
+        Ok(Arc::new(parse(data).map_err(|e| in_file(e, name, h))?))
+    }
+
+    /// The index partition at `h` (held, else from the block cache or the file).
+    pub(super) fn index_partition(&self, h: BlockHandle) -> Result<Arc<Block>> {
+        if let Some(Partitions::Held(m)) = &self.index_partitions {
+            if let Some(b) = m.get(&h.offset) {
+                return Ok(b.clone());
+            }
+        }
+        self.read_meta_block(h, role::INDEX_BLOCK, Block::new)
+    }
+
+    /// The file name errors carry.
+    pub(super) fn file_name(&self) -> &str {
+        &self.opts.file_name
     }
 
     /// Bytes this open table holds in memory besides cached data blocks: its index block,
@@ -534,9 +751,16 @@ impl Table {
         let index = match &self.index_block {
             Meta::Held(b) => held(b.size()),
             Meta::Cached(_) => 0,
-        };
+        } + self.index_partitions.as_ref().map_or(0, |p| held(p.held_bytes(Block::size)));
         let filter = match &self.filter {
-            Some(Meta::Held(f)) => held(f.size()),
+            Some(TableFilter::Full(Meta::Held(f))) => held(f.size()),
+            Some(TableFilter::Partitioned { top, parts }) => {
+                let top = match top {
+                    Meta::Held(b) => b.size(),
+                    Meta::Cached(_) => 0,
+                };
+                held(top + parts.held_bytes(FilterReader::size))
+            }
             _ => 0,
         };
         index
@@ -573,34 +797,70 @@ impl Table {
 
     /// False only when the filter proves `user_key` is absent.
     pub fn may_contain(&self, user_key: &[u8]) -> bool {
-        !matches!(self.get_filter(user_key), Ok(GetFilter::WholeKey(false) | GetFilter::Prefix(false)))
+        let ikey = crate::key::make_internal_key(
+            user_key,
+            crate::key::MAX_SEQUENCE_NUMBER,
+            crate::key::VALUE_TYPE_FOR_SEEK,
+        );
+        !matches!(self.get_filter(&ikey, user_key), Ok(GetFilter::WholeKey(false) | GetFilter::Prefix(false)))
     }
 
     /// The index block: held, or from the block cache (read and cached again on a miss).
     fn index_block(&self) -> Result<Arc<Block>> {
         match &self.index_block {
             Meta::Held(b) => Ok(b.clone()),
-            Meta::Cached(h) => self.cached_meta(*h, true, Block::new),
+            Meta::Cached(h) => self.cached_meta(*h, role::INDEX_BLOCK, Block::new),
         }
     }
 
-    /// The filter, if the table has one (held, or from the block cache).
-    fn filter(&self) -> Result<Option<Arc<FilterReader>>> {
-        match &self.filter {
-            None => Ok(None),
-            Some(Meta::Held(f)) => Ok(Some(f.clone())),
-            Some(Meta::Cached(h)) => self.cached_meta(*h, false, FilterReader::new).map(Some),
+    /// The filter for internal key `ikey`, if the table has one (held, or from the block
+    /// cache): the full filter, or the partition the top-level filter index names for
+    /// `ikey` (the last one when `ikey` is past them all, RocksDB's
+    /// `GetFilterPartitionHandle`).
+    fn filter_for(&self, ikey: &[u8]) -> Result<Option<Arc<FilterReader>>> {
+        let (top, parts) = match &self.filter {
+            None => return Ok(None),
+            Some(TableFilter::Full(Meta::Held(f))) => return Ok(Some(f.clone())),
+            Some(TableFilter::Full(Meta::Cached(h))) => {
+                return self.cached_meta(*h, role::FILTER_BLOCK, FilterReader::new).map(Some)
+            }
+            Some(TableFilter::Partitioned { top, parts }) => (top, parts),
+        };
+        let top = match top {
+            Meta::Held(b) => b.clone(),
+            Meta::Cached(h) => self.cached_meta(*h, ROLE_FILTER_META, Block::new)?,
+        };
+        let mut it = top.index_iter(self.opts.icmp.clone(), self.index_format);
+        it.seek(ikey);
+        if !it.valid() {
+            it.seek_to_last();
         }
+        if !it.valid() {
+            let top_handle = self.filter_handle.unwrap_or_default();
+            it.status().map_err(|e| in_file(e, &self.opts.file_name, top_handle))?;
+            return Ok(None); // an empty filter index: every key may match
+        }
+        let h = it.handle();
+        if h.size == 0 {
+            return Ok(None);
+        }
+        if let Partitions::Held(m) = parts {
+            if let Some(f) = m.get(&h.offset) {
+                return Ok(Some(f.clone()));
+            }
+        }
+        self.read_meta_block(h, role::FILTER_BLOCK, FilterReader::new).map(Some)
     }
 
-    /// An index (`index`) or filter block kept in the block cache, counted as RocksDB's
-    /// `RetrieveBlock` counts them.
+    /// An index, filter or filter-index block (by cache `role`) kept in the block cache,
+    /// counted as RocksDB's `RetrieveBlock` counts them.
     fn cached_meta<T: Send + Sync + 'static>(
         &self,
         h: BlockHandle,
-        index: bool,
+        role: u8,
         parse: impl FnOnce(Vec<u8>) -> Result<T>,
     ) -> Result<Arc<T>> {
+        let index = role == role::INDEX_BLOCK;
         let stats = self.opts.statistics.as_deref();
         let name = &self.opts.file_name;
         let Some(cache) = &self.opts.block_cache else {
@@ -630,8 +890,7 @@ impl Table {
         )?;
         let size = data.len();
         let v = Arc::new(parse(data).map_err(|e| in_file(e, name, h))?);
-        let r = if index { role::INDEX_BLOCK } else { role::FILTER_BLOCK };
-        if let Err(e) = cache.insert_entry(key, v.clone(), size, r, self.meta_policy.high_priority) {
+        if let Err(e) = cache.insert_entry(key, v.clone(), size, role, self.meta_policy.high_priority) {
             crate::statistics::record_tick(stats, Ticker::BlockCacheAddFailures, 1);
             return Err(e);
         }
@@ -641,8 +900,10 @@ impl Table {
 
     /// RocksDB's `FullFilterKeyMayMatch`: the whole key when the filter holds whole keys,
     /// else its prefix when the table's extractor is the family's and the key has one.
-    fn get_filter(&self, user_key: &[u8]) -> Result<GetFilter> {
-        Ok(self.get_filter_with(self.filter()?.as_deref(), user_key))
+    /// `ikey` is the lookup's internal key (it picks a filter partition), `user_key` its
+    /// user key without timestamp.
+    fn get_filter(&self, ikey: &[u8], user_key: &[u8]) -> Result<GetFilter> {
+        Ok(self.get_filter_with(self.filter_for(ikey)?.as_deref(), user_key))
     }
 
     fn get_filter_with(&self, f: Option<&FilterReader>, user_key: &[u8]) -> GetFilter {
@@ -663,7 +924,19 @@ impl Table {
     /// filter is not consulted, else whether the target's prefix may be in the table.
     /// `backward` (seek_for_prev) is checked only when no upper-bound proof is needed.
     pub fn prefix_may_match(&self, target: &[u8], seek: &PrefixSeek, backward: bool) -> Option<bool> {
+        let ikey = crate::key::make_internal_key(
+            target,
+            crate::key::MAX_SEQUENCE_NUMBER,
+            crate::key::VALUE_TYPE_FOR_SEEK,
+        );
+        self.prefix_may_match_at(&ikey, seek, backward)
+    }
+
+    /// `prefix_may_match` for a seek to internal key `target_ikey` (which picks the filter
+    /// partition of a partitioned filter).
+    fn prefix_may_match_at(&self, target_ikey: &[u8], seek: &PrefixSeek, backward: bool) -> Option<bool> {
         self.filter.as_ref()?;
+        let target = user_key(target_ikey);
         let need_upper_bound_check = seek.auto_prefix_mode || self.prefix_extractor_changed;
         if need_upper_bound_check && backward {
             return None;
@@ -678,7 +951,7 @@ impl Table {
             return None;
         }
         // A filter that cannot be loaded (read error, cache full) is not consulted.
-        let f = self.filter().ok()??;
+        let f = self.filter_for(target_ikey).ok()??;
         Some(f.may_match(prefix))
     }
 
@@ -697,8 +970,18 @@ impl Table {
         bytewise && t.full_length() == Some(upper.len()) && is_same_length_immediate_successor(prefix, upper)
     }
 
-    fn index_iter(&self) -> Result<IndexBlockIter> {
-        Ok(self.index_block()?.index_iter(self.opts.icmp.clone(), self.index_format))
+    fn index_iter(&self) -> Result<IndexIter> {
+        let top = self.index_block()?;
+        Ok(if self.index_partitions.is_some() {
+            IndexIter::Partitioned(Box::new(PartitionedIndexIter::new(
+                top,
+                self.footer.index_handle,
+                self.opts.icmp.clone(),
+                self.index_format,
+            )))
+        } else {
+            IndexIter::Flat(top.index_iter(self.opts.icmp.clone(), self.index_format))
+        })
     }
 
     /// Reads (or finds in the cache) the data block at `handle`. Counts, as RocksDB's
@@ -766,7 +1049,7 @@ impl Table {
         let uk = user_key(lookup_ikey);
         let stats = self.opts.statistics.as_deref();
         // Filters hold keys without their timestamps; a lookup matches any version of its key.
-        let check = self.get_filter(self.opts.icmp.strip_ts(uk))?;
+        let check = self.get_filter(lookup_ikey, self.opts.icmp.strip_ts(uk))?;
         match check {
             GetFilter::WholeKey(false) => {
                 crate::perf::count(crate::perf::Field::BloomSstMissCount, 1);
@@ -788,7 +1071,7 @@ impl Table {
             GetFilter::NotChecked => {}
         }
         let mut index = self.index_iter()?;
-        index.seek(lookup_ikey);
+        index.seek(self, lookup_ikey);
         while index.valid() {
             let handle = index.handle();
             let block = self.data_block(handle, fill_cache)?;
@@ -825,9 +1108,9 @@ impl Table {
                 return Ok(None);
             }
             it.status().map_err(|e| in_file(e, &self.opts.file_name, handle))?;
-            index.next();
+            index.next(self);
         }
-        index.status().map_err(|e| in_file(e, &self.opts.file_name, self.footer.index_handle))?;
+        index.status(self)?;
         Ok(None)
     }
 
@@ -850,7 +1133,7 @@ impl Table {
         let mut anchors = Vec::new();
         let (mut count, mut range_size, mut prev_end) = (0u64, 0u64, 0u64);
         let mut last_key = Vec::new();
-        index.seek_to_first();
+        index.seek_to_first(self);
         while index.valid() {
             let h = index.handle();
             let end = h.offset + h.size;
@@ -864,9 +1147,9 @@ impl Table {
             } else {
                 last_key = uk(index.key());
             }
-            index.next();
+            index.next(self);
         }
-        index.status().map_err(|e| in_file(e, &self.opts.file_name, self.footer.index_handle))?;
+        index.status(self)?;
         if count != 0 {
             anchors.push((last_key, range_size));
         }
@@ -876,7 +1159,7 @@ impl Table {
     /// The approximate file offset where `ikey` would be.
     pub fn approximate_offset_of(&self, ikey: &[u8]) -> u64 {
         let Ok(mut index) = self.index_iter() else { return 0 };
-        index.seek(ikey);
+        index.seek(self, ikey);
         if index.valid() {
             index.handle().offset
         } else {
@@ -935,9 +1218,32 @@ impl Drop for Table {
         else {
             return;
         };
-        cache.erase(&Key::Block(self.opts.cache_key.with_offset(self.footer.index_handle.offset)));
+        let key = |offset: u64| Key::Block(self.opts.cache_key.with_offset(offset));
+        // Partitions: those the top-level blocks name (a top level no longer in the cache
+        // is not read again for this).
+        let cached_top = |m: &Meta<Block>| -> Option<Arc<Block>> {
+            match m {
+                Meta::Held(b) => Some(b.clone()),
+                Meta::Cached(h) => cache.lookup(&key(h.offset)).and_then(|v| v.downcast::<Block>().ok()),
+            }
+        };
+        if self.index_partitions.is_some() {
+            if let Some(top) = cached_top(&self.index_block) {
+                for h in self.partition_handles(&top, self.footer.index_handle).unwrap_or_default() {
+                    cache.erase(&key(h.offset));
+                }
+            }
+        }
+        if let (Some(TableFilter::Partitioned { top, .. }), Some(th)) = (&self.filter, self.filter_handle) {
+            if let Some(top) = cached_top(top) {
+                for h in self.partition_handles(&top, th).unwrap_or_default() {
+                    cache.erase(&key(h.offset));
+                }
+            }
+        }
+        cache.erase(&key(self.footer.index_handle.offset));
         if let Some(h) = self.filter_handle {
-            cache.erase(&Key::Block(self.opts.cache_key.with_offset(h.offset)));
+            cache.erase(&key(h.offset));
         }
     }
 }
@@ -959,13 +1265,13 @@ fn count_meta_add(stats: Option<&Statistics>, index: bool, bytes: usize) {
 }
 
 /// Adds the file name and block offset to an error from a block.
-fn in_file(e: Error, file: &str, h: BlockHandle) -> Error {
+pub(super) fn in_file(e: Error, file: &str, h: BlockHandle) -> Error {
     Error::new(e.kind(), format!("{} in {file} block at offset {}", strip_prefix(&e), h.offset))
 }
 
 struct TableIter {
     table: Arc<Table>,
-    index: IndexBlockIter,
+    index: IndexIter,
     data: Option<BlockIter>,
     data_handle: Option<BlockHandle>,
     fill_cache: bool,
@@ -1002,7 +1308,7 @@ impl TableIter {
         if target.len() < 8 {
             return true;
         }
-        if self.table.prefix_may_match(user_key(target), ps, backward) == Some(false) {
+        if self.table.prefix_may_match_at(target, ps, backward) == Some(false) {
             self.drop_data();
             return false;
         }
@@ -1013,8 +1319,8 @@ impl TableIter {
     fn init_data_block(&mut self) -> bool {
         if !self.index.valid() {
             self.drop_data();
-            if let Err(e) = self.index.status() {
-                self.status = Err(in_file(e, &self.table.opts.file_name, self.table.footer.index_handle));
+            if let Err(e) = self.index.status(&self.table) {
+                self.status = Err(e);
             }
             return false;
         }
@@ -1058,7 +1364,7 @@ impl TableIter {
                 self.drop_data();
                 return;
             }
-            self.index.next();
+            self.index.next(&self.table);
             if !self.init_data_block() {
                 return;
             }
@@ -1074,7 +1380,7 @@ impl TableIter {
                 self.drop_data();
                 return;
             }
-            self.index.prev();
+            self.index.prev(&self.table);
             if !self.init_data_block() {
                 return;
             }
@@ -1095,7 +1401,7 @@ impl InternalIterator for TableIter {
     }
     fn seek_to_first(&mut self) {
         self.reset();
-        self.index.seek_to_first();
+        self.index.seek_to_first(&self.table);
         if self.init_data_block() {
             if let Some(d) = self.data.as_mut() {
                 d.seek_to_first();
@@ -1105,7 +1411,7 @@ impl InternalIterator for TableIter {
     }
     fn seek_to_last(&mut self) {
         self.reset();
-        self.index.seek_to_last();
+        self.index.seek_to_last(&self.table);
         if self.init_data_block() {
             if let Some(d) = self.data.as_mut() {
                 d.seek_to_last();
@@ -1118,7 +1424,7 @@ impl InternalIterator for TableIter {
         if !self.prefix_may_match(target, false) {
             return;
         }
-        self.index.seek(target);
+        self.index.seek(&self.table, target);
         if self.init_data_block() {
             if let Some(d) = self.data.as_mut() {
                 d.seek(target);
@@ -1131,9 +1437,9 @@ impl InternalIterator for TableIter {
         if !self.prefix_may_match(target, true) {
             return;
         }
-        self.index.seek(target);
-        if !self.index.valid() && self.index.status().is_ok() {
-            self.index.seek_to_last();
+        self.index.seek(&self.table, target);
+        if !self.index.valid() && self.index.status(&self.table).is_ok() {
+            self.index.seek_to_last(&self.table);
         }
         if self.init_data_block() {
             if let Some(d) = self.data.as_mut() {
