@@ -790,9 +790,15 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
         bottommost: BottommostLevelCompaction,
         change_level: Option<i32>,
     ) -> Result<()> {
-        let s = start.as_ref().map(|s| s.as_ref());
-        let e = end.as_ref().map(|e| e.as_ref());
-        let r = self.inner.compact_range_impl(cf, s, e, bottommost, change_level);
+        // With timestamps the range's keys come without them; as RocksDB's CompactRange
+        // (`MaybeAddTimestampsToRange`), the start gets the maximum timestamp and the end the
+        // minimum, so the range holds every version of both keys.
+        let ts_sz = cf.icmp.user_comparator().timestamp_size();
+        let with_ts = |k: &[u8], fill: u8| [k, &vec![fill; ts_sz]].concat();
+        let s =
+            start.as_ref().map(|s| if ts_sz > 0 { with_ts(s.as_ref(), 0xff) } else { s.as_ref().to_vec() });
+        let e = end.as_ref().map(|e| if ts_sz > 0 { with_ts(e.as_ref(), 0) } else { e.as_ref().to_vec() });
+        let r = self.inner.compact_range_impl(cf, s.as_deref(), e.as_deref(), bottommost, change_level);
         if let Err(err) = &r {
             self.inner.info_log.log(format_args!("[{}] manual compaction failed: {err}", cf.name));
         }
