@@ -476,17 +476,17 @@ fn plan_for(
 /// timestamps the versions of one key can lie in two files (written before Shale compared
 /// without timestamps, or by a tool); a compaction that moved one file's versions down
 /// would put newer versions below older ones.
-fn clean_cut(v: &Version, level: usize, inputs: Vec<Arc<FileMetaData>>) -> Vec<Arc<FileMetaData>> {
+pub(crate) fn clean_cut(v: &Version, level: usize, inputs: Vec<Arc<FileMetaData>>) -> Vec<Arc<FileMetaData>> {
     if level == 0 || inputs.is_empty() {
         return inputs;
     }
     let files = v.files(level);
     let pos = |f: &Arc<FileMetaData>| files.iter().position(|g| g.number == f.number);
-    let (Some(mut first), Some(mut last)) =
-        (inputs.iter().filter_map(pos).min(), inputs.iter().filter_map(pos).max())
+    let (Some(lo), Some(hi)) = (inputs.iter().filter_map(pos).min(), inputs.iter().filter_map(pos).max())
     else {
         return inputs;
     };
+    let (mut first, mut last) = (lo, hi);
     let icmp = v.icmp();
     let shares_key = |a: &FileMetaData, b: &FileMetaData| {
         let sentinel = crate::key::trailer(&a.largest)
@@ -499,10 +499,14 @@ fn clean_cut(v: &Version, level: usize, inputs: Vec<Arc<FileMetaData>>) -> Vec<A
     while last + 1 < files.len() && shares_key(&files[last], &files[last + 1]) {
         last += 1;
     }
-    if last + 1 - first == inputs.len() {
+    if (first, last) == (lo, hi) {
         return inputs;
     }
-    files[first..=last].to_vec()
+    // Only the neighbours outside are added: the inputs themselves stay as given.
+    let mut grown = files[first..lo].to_vec();
+    grown.extend(inputs);
+    grown.extend_from_slice(&files[hi + 1..=last]);
+    grown
 }
 
 /// The smallest and largest user keys of `files`.

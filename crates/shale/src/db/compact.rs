@@ -827,6 +827,9 @@ fn bottommost_plan(
 ) -> Option<CompactionPlan> {
     let mut inputs = v.overlapping_files(level, begin, end);
     inputs.retain(|f| only.contains(&f.number));
+    // Every table holding a version of the inputs' boundary keys (timestamps: a key's
+    // versions may span two tables), so the level stays disjoint once rewritten.
+    let inputs = picker::clean_cut(v, level, inputs);
     let ucmp = cf.icmp.user_comparator();
     let lo = inputs.iter().map(|f| crate::key::user_key(&f.smallest)).min_by(|a, b| ucmp.compare(a, b))?;
     let hi = inputs.iter().map(|f| crate::key::user_key(&f.largest)).max_by(|a, b| ucmp.compare(a, b))?;
