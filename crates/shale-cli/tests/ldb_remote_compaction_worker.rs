@@ -6,7 +6,8 @@
 //!
 //! Checked: the worker's line; `result.bin` decodes (status OK, output level, output path,
 //! the input record count, the output tables' sizes, keys and properties as the files in
-//! `job/output` have them); the outputs hold exactly the live keys (sst_dump's scan); the
+//! `job/output` have them, `rocksdb.newest.key.time` the inputs' newest as a local
+//! compaction writes it); the outputs hold exactly the live keys (sst_dump's scan); the
 //! database itself is unchanged (a secondary compacts). Then the errors: an input naming a
 //! table that is not live (NotFound through `OpenAndCompact:`), a missing OPTIONS file, a
 //! subcompaction range
@@ -63,6 +64,26 @@ fn input_for(db: &Path) -> CompactionServiceInput {
     }
 }
 
+/// A table's "rocksdb.newest.key.time" property (it must have one).
+fn newest_key_time(path: &Path) -> u64 {
+    let size = std::fs::metadata(path).unwrap().len();
+    let file = shale::fs::default_fs().new_random_access_file(path).unwrap();
+    let opts = shale::table::reader::TableReaderOptions {
+        icmp: shale::key::bytewise_internal_comparator(),
+        block_cache: None,
+        verify_checksums: true,
+        file_name: path.display().to_string(),
+        cache_key: shale::cache::OffsetableCacheKey::unique(),
+        statistics: None,
+    };
+    let table = shale::table::reader::Table::open(file, size, opts).unwrap();
+    table.properties().raw_u64("rocksdb.newest.key.time").unwrap()
+}
+
+fn unix_secs() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
+}
+
 fn worker(dir: &Path) -> std::process::Output {
     run_in(dir, &shale(), &["ldb"], &["--db=db", "remote_compaction_worker", "--job_dir=job"])
 }
@@ -77,6 +98,15 @@ fn worker_compacts_the_named_tables_into_the_job_directory() {
     std::fs::create_dir(dir.join("job")).unwrap();
     std::fs::write(dir.join("job/input.bin"), input.encode()).unwrap();
     let live_before = input_for(&dir.join("db")).input_files;
+    // The inputs' newest "rocksdb.newest.key.time" (their flushes' times), which the output
+    // carries (RocksDB's MaxInputFileNewestKeyTime). The worker runs in a later second than
+    // that, so an output stamped with the worker's own time differs from it.
+    let inputs_newest =
+        input.input_files.iter().map(|n| newest_key_time(&dir.join("db").join(n))).max().unwrap();
+    assert!(inputs_newest > 0);
+    while unix_secs() <= inputs_newest {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 
     let o = worker(dir);
     ok(&o, "remote_compaction_worker");
@@ -104,6 +134,10 @@ fn worker_compacts_the_named_tables_into_the_job_directory() {
     assert_eq!(r.output_level_stats.get("num_output_records"), 2);
     assert!(f.table_property_u64("tail_start_offset") > 0);
     assert_eq!(f.table_properties["comparator_name"], "leveldb.BytewiseComparator");
+    // The compaction's own table options (compact.rs): the inputs' newest key time, in the
+    // result and in the table itself.
+    assert_eq!(f.table_property_u64("newest_key_time"), inputs_newest);
+    assert_eq!(newest_key_time(&path), inputs_newest);
 
     let scan =
         run_in(dir, &shale(), &["sst_dump"], &[&format!("--file={}", path.display()), "--command=scan"]);

@@ -140,7 +140,15 @@ fn check(db: &DB, m: &Model, rng: &mut SmallRng, now: u64, low: u64, ctx: &str) 
     } else {
         (None, None)
     };
-    let want = model_scan(m, t, lo.as_deref(), hi.as_deref());
+    // A version below full_history_ts_low that a bottommost compaction wrote may read with
+    // the minimum timestamp, 0 (RocksDB's CompactionIterator::PrepareOutput zeroes it with
+    // the sequence): both sides show such versions' timestamps as 0.
+    let collapse = |v: Vec<(Vec<u8>, u64, Vec<u8>)>| -> Vec<(Vec<u8>, u64, Vec<u8>)> {
+        v.into_iter().map(|(k, vt, val)| (k, if vt < low { 0 } else { vt }, val)).collect()
+    };
+    let want = collapse(model_scan(m, t, lo.as_deref(), hi.as_deref()));
+    let scan =
+        |db: &DB, t, lo: Option<&[u8]>, hi: Option<&[u8]>, reverse| collapse(scan(db, t, lo, hi, reverse));
     assert_eq!(
         scan(db, t, lo.as_deref(), hi.as_deref(), false),
         want,

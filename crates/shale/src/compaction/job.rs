@@ -9,8 +9,9 @@
 //! sees is dropped.
 //!
 //! At the bottommost level a Put, blob index or entity every snapshot sees is written with
-//! sequence number 0 (RocksDB's `CompactionIterator::PrepareOutput`; not yet with
-//! user-defined timestamps, see `zero_sequence`).
+//! sequence number 0 (RocksDB's `CompactionIterator::PrepareOutput`; with user-defined
+//! timestamps only below `full_history_ts_low`, with the minimum timestamp, see
+//! `zero_sequence`).
 //!
 //! Outputs are cut at `target_file_size`, never inside one user key, so files of a level
 //! stay disjoint by user key.
@@ -388,7 +389,11 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
             for (i, (k, v)) in kc.emitted.drain(..).enumerate() {
                 // Only a key's last entry can have its sequence zeroed (the only one a
                 // snapshot stripe leaves that low).
-                let k = if input.bottommost && i + 1 == n { zero_sequence(k, earliest, &*ucmp)? } else { k };
+                let k = if input.bottommost && i + 1 == n {
+                    zero_sequence(k, earliest, &*ucmp, ts_low.as_deref())?
+                } else {
+                    k
+                };
                 let (k, v) = stage.process(k, v)?;
                 if out.is_none() {
                     out = Some(open_output(&ctx)?);
@@ -478,25 +483,46 @@ pub fn subcompaction_boundaries(
 /// at most `earliest`) is written with sequence 0. Merge operands, deletions and range
 /// tombstones keep theirs.
 ///
-/// Not with timestamps: RocksDB then zeroes only a version below `full_history_ts_low` and
-/// gives it the minimum timestamp too, which moves the key to the end of its user key's
-/// versions. RocksDB's compactions take every file of the output level that holds the user
-/// key without its timestamp (`GetOverlappingInputs` compares with
-/// `CompareWithoutTimestamp`); Shale's `Version::overlapping_files` compares whole user
-/// keys, so such a key could land past the compaction's range, over the next file of the
-/// level. Until the picker compares as RocksDB's, versions with timestamps keep theirs.
-fn zero_sequence(k: Vec<u8>, earliest: u64, ucmp: &dyn crate::comparator::Comparator) -> Result<Vec<u8>> {
-    if ucmp.timestamp_size() > 0 {
-        return Ok(k);
-    }
+/// With timestamps only a version below `full_history_ts_low` (`ts_low`; none: nothing is
+/// zeroed) is, and it gets the minimum timestamp (all zero bytes) too, as RocksDB's. That
+/// moves it to the end of its key's versions: the caller passes only a key's last entry,
+/// and the compaction holds every version of the key the output level has (the picker
+/// compares keys without timestamps, `Version::overlapping_files`), so it stays within the
+/// job's outputs and the level stays disjoint.
+fn zero_sequence(
+    k: Vec<u8>,
+    earliest: u64,
+    ucmp: &dyn crate::comparator::Comparator,
+    ts_low: Option<&[u8]>,
+) -> Result<Vec<u8>> {
     let p = parse_internal_key(&k)?;
-    if p.sequence == 0
-        || p.sequence > earliest
+    if p.sequence > earliest
         || !matches!(p.value_type, ValueType::Value | ValueType::BlobIndex | ValueType::WideColumnEntity)
     {
         return Ok(k);
     }
-    Ok(make_internal_key(p.user_key, 0, p.value_type))
+    let ts_sz = ucmp.timestamp_size();
+    if ts_sz == 0 {
+        if p.sequence == 0 {
+            return Ok(k);
+        }
+        return Ok(make_internal_key(p.user_key, 0, p.value_type));
+    }
+    let Some(low) = ts_low else { return Ok(k) };
+    if p.user_key.len() < ts_sz {
+        return Err(crate::error::Error::corruption(format!(
+            "compaction: key of {} bytes is shorter than its timestamp ({ts_sz} bytes)",
+            p.user_key.len()
+        )));
+    }
+    let (key, ts) = p.user_key.split_at(p.user_key.len() - ts_sz);
+    if !ucmp.compare_timestamp(ts, low).is_lt() || (p.sequence == 0 && ts.iter().all(|&b| b == 0)) {
+        return Ok(k);
+    }
+    let mut min_ts_key = Vec::with_capacity(p.user_key.len());
+    min_ts_key.extend_from_slice(key);
+    min_ts_key.resize(p.user_key.len(), 0);
+    Ok(make_internal_key(&min_ts_key, 0, p.value_type))
 }
 
 /// Whether internal keys `a` and `b` belong to one group of `run_with`: the same user key
@@ -1177,7 +1203,7 @@ mod tests {
     fn bottommost_entries_every_snapshot_sees_get_sequence_zero() {
         let plain = crate::comparator::BytewiseComparator;
         let z = |uk: &[u8], seq: u64, t: ValueType, earliest: u64| {
-            let k = zero_sequence(make_internal_key(uk, seq, t), earliest, &plain).unwrap();
+            let k = zero_sequence(make_internal_key(uk, seq, t), earliest, &plain, None).unwrap();
             let p = parse_internal_key(&k).unwrap();
             (p.user_key.to_vec(), p.sequence, p.value_type)
         };
@@ -1191,10 +1217,38 @@ mod tests {
         {
             assert_eq!(z(b"k", 5, t, MAX_SEQUENCE_NUMBER), (b"k".to_vec(), 5, t));
         }
-        // Timestamps: not zeroed (see `zero_sequence`).
+        // Timestamps: only below full_history_ts_low, and the timestamp becomes the minimum.
         let ts = crate::comparator::U64TsComparator::bytewise();
-        let k = make_internal_key(&[b"k".as_slice(), &1u64.to_le_bytes()].concat(), 5, ValueType::Value);
-        assert_eq!(zero_sequence(k.clone(), MAX_SEQUENCE_NUMBER, &ts).unwrap(), k);
+        let at = |t: u64, seq: u64, vt: ValueType| {
+            make_internal_key(&[b"k".as_slice(), &t.to_le_bytes()].concat(), seq, vt)
+        };
+        let low = 4u64.to_le_bytes();
+        let zt =
+            |k: Vec<u8>, earliest: u64, low: Option<&[u8]>| zero_sequence(k, earliest, &ts, low).unwrap();
+        assert_eq!(
+            zt(at(3, 5, ValueType::Value), MAX_SEQUENCE_NUMBER, Some(&low)),
+            at(0, 0, ValueType::Value)
+        );
+        assert_eq!(zt(at(3, 5, ValueType::BlobIndex), 5, Some(&low)), at(0, 0, ValueType::BlobIndex));
+        // At or above the mark, with no mark, above the earliest snapshot, or a merge: kept.
+        assert_eq!(
+            zt(at(4, 5, ValueType::Value), MAX_SEQUENCE_NUMBER, Some(&low)),
+            at(4, 5, ValueType::Value)
+        );
+        assert_eq!(zt(at(3, 5, ValueType::Value), MAX_SEQUENCE_NUMBER, None), at(3, 5, ValueType::Value));
+        assert_eq!(zt(at(3, 6, ValueType::Value), 5, Some(&low)), at(3, 6, ValueType::Value));
+        assert_eq!(
+            zt(at(3, 5, ValueType::Merge), MAX_SEQUENCE_NUMBER, Some(&low)),
+            at(3, 5, ValueType::Merge)
+        );
+        // Sequence 0 with another timestamp: the timestamp still goes to the minimum.
+        assert_eq!(
+            zt(at(2, 0, ValueType::Value), MAX_SEQUENCE_NUMBER, Some(&low)),
+            at(0, 0, ValueType::Value)
+        );
+        // A key shorter than its timestamp is corruption, not a panic.
+        let short = make_internal_key(b"k", 5, ValueType::Value);
+        assert!(zero_sequence(short, MAX_SEQUENCE_NUMBER, &ts, Some(&low)).is_err());
     }
 
     #[test]

@@ -20,7 +20,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use crate::key::user_key;
+use crate::key::{user_key, ValueType};
 use crate::options::Options;
 use crate::version::edit::FileMetaData;
 use crate::version::Version;
@@ -209,10 +209,11 @@ impl Busy<'_> {
         }
         let mine = RunningCompaction::of(v, plan);
         let icmp = v.icmp();
+        // Without timestamps, as RocksDB's `RangeOverlapWithCompaction`.
         self.running.iter().any(|r| {
             r.output_level == mine.output_level
-                && icmp.compare_user(&r.smallest, &mine.largest).is_le()
-                && icmp.compare_user(&mine.smallest, &r.largest).is_le()
+                && icmp.compare_user_without_ts(&r.smallest, &mine.largest).is_le()
+                && icmp.compare_user_without_ts(&mine.smallest, &r.largest).is_le()
         })
     }
 }
@@ -458,12 +459,54 @@ fn plan_for(
     output_level: usize,
     inputs: Vec<Arc<FileMetaData>>,
 ) -> CompactionPlan {
+    let inputs = clean_cut(v, level, inputs);
     let (lo, hi) = key_range(v, &inputs);
-    let next_inputs = v.overlapping_files(output_level, Some(&lo), Some(&hi));
+    let next_inputs = clean_cut(v, output_level, v.overlapping_files(output_level, Some(&lo), Some(&hi)));
     let (all_lo, all_hi) = key_range(v, &inputs.iter().chain(&next_inputs).cloned().collect::<Vec<_>>());
     let bottommost = (output_level + 1..v.num_levels())
         .all(|l| v.overlapping_files(l, Some(&all_lo), Some(&all_hi)).is_empty());
     CompactionPlan { level, output_level, inputs, next_inputs, bottommost, ..Default::default() }
+}
+
+/// RocksDB's `ExpandInputsToCleanCut` on a level of 1 or more: `inputs` (files of `level`)
+/// grown by their neighbours until no user key has versions both inside and outside them.
+/// Two neighbours share a key when the first's largest and the second's smallest user keys
+/// are equal without timestamps (RocksDB's `sstableKeyCompare`), unless the first ends at a
+/// range tombstone's end (its sentinel: the key itself is not in that file). With
+/// timestamps the versions of one key can lie in two files (written before Shale compared
+/// without timestamps, or by a tool); a compaction that moved one file's versions down
+/// would put newer versions below older ones.
+pub(crate) fn clean_cut(v: &Version, level: usize, inputs: Vec<Arc<FileMetaData>>) -> Vec<Arc<FileMetaData>> {
+    if level == 0 || inputs.is_empty() {
+        return inputs;
+    }
+    let files = v.files(level);
+    let pos = |f: &Arc<FileMetaData>| files.iter().position(|g| g.number == f.number);
+    let (Some(lo), Some(hi)) = (inputs.iter().filter_map(pos).min(), inputs.iter().filter_map(pos).max())
+    else {
+        return inputs;
+    };
+    let (mut first, mut last) = (lo, hi);
+    let icmp = v.icmp();
+    let shares_key = |a: &FileMetaData, b: &FileMetaData| {
+        let sentinel = crate::key::trailer(&a.largest)
+            == (crate::key::MAX_SEQUENCE_NUMBER << 8) | ValueType::RangeDeletion as u64;
+        !sentinel && icmp.compare_user_without_ts(user_key(&a.largest), user_key(&b.smallest)).is_eq()
+    };
+    while first > 0 && shares_key(&files[first - 1], &files[first]) {
+        first -= 1;
+    }
+    while last + 1 < files.len() && shares_key(&files[last], &files[last + 1]) {
+        last += 1;
+    }
+    if (first, last) == (lo, hi) {
+        return inputs;
+    }
+    // Only the neighbours outside are added: the inputs themselves stay as given.
+    let mut grown = files[first..lo].to_vec();
+    grown.extend(inputs);
+    grown.extend_from_slice(&files[hi + 1..=last]);
+    grown
 }
 
 /// The smallest and largest user keys of `files`.
@@ -628,5 +671,56 @@ mod tests {
         let v = version7(vec![(5, file(1, "a", "c", 300)), (6, file(2, "d", "z", 1000))]);
         let p = pick(&v, &o, Busy::default()).unwrap();
         assert_eq!((p.level, p.output_level), (5, 6));
+    }
+
+    fn ts_file(number: u64, lo: (&str, u64), hi: (&str, u64), hi_type: ValueType) -> Arc<FileMetaData> {
+        let k = |(key, ts): (&str, u64)| [key.as_bytes(), &ts.to_le_bytes()].concat();
+        let hi_seq = if hi_type == ValueType::RangeDeletion { crate::key::MAX_SEQUENCE_NUMBER } else { 7 };
+        Arc::new(FileMetaData {
+            number,
+            file_size: 100,
+            smallest: make_internal_key(&k(lo), 7, ValueType::Value),
+            largest: make_internal_key(&k(hi), hi_seq, hi_type),
+            smallest_seqno: 7,
+            largest_seqno: 7,
+            ..Default::default()
+        })
+    }
+
+    #[test]
+    fn a_key_split_over_files_by_timestamp_is_compacted_whole() {
+        let icmp =
+            crate::key::InternalKeyComparator::new(Arc::new(crate::comparator::U64TsComparator::bytewise()));
+        let v = Version::new(
+            icmp.clone(),
+            4,
+            vec![
+                // Level 1: k's versions lie in #1 (k@5) and #2 (k@3).
+                (1, ts_file(1, ("a", 9), ("k", 5), ValueType::Value)),
+                (1, ts_file(2, ("k", 3), ("m", 1), ValueType::Value)),
+                (1, ts_file(3, ("n", 1), ("p", 1), ValueType::Value)),
+                // Level 2: #4 holds only m@0, #5 starts past m.
+                (2, ts_file(4, ("m", 0), ("m", 0), ValueType::Value)),
+                (2, ts_file(5, ("n", 0), ("z", 0), ValueType::Value)),
+                // Level 3: k@1 is below the compaction's keys.
+                (3, ts_file(6, ("k", 1), ("k", 1), ValueType::Value)),
+            ],
+        );
+        let p = plan_for(&v, 1, 2, vec![v.files(1)[0].clone()]);
+        let numbers = |fs: &[Arc<FileMetaData>]| fs.iter().map(|f| f.number).collect::<Vec<_>>();
+        assert_eq!(numbers(&p.inputs), vec![1, 2]);
+        assert_eq!(numbers(&p.next_inputs), vec![4]);
+        // Level 3 holds an older version of k: not bottommost.
+        assert!(!p.bottommost);
+        // A file ending at a range tombstone's end does not hold that key: no expansion.
+        let v = Version::new(
+            icmp,
+            3,
+            vec![
+                (1, ts_file(1, ("a", 9), ("k", 5), ValueType::RangeDeletion)),
+                (1, ts_file(2, ("k", 3), ("m", 1), ValueType::Value)),
+            ],
+        );
+        assert_eq!(numbers(&plan_for(&v, 1, 2, vec![v.files(1)[0].clone()]).inputs), vec![1]);
     }
 }

@@ -158,35 +158,7 @@ impl DbInner {
                 subcompactions.set(ranges.len());
                 let run_range = |range: job::KeyRange| -> Result<job::JobResult> {
                     let (iter, tombstones) = this.compaction_input(cf, plan)?;
-                    // The outputs' creation time is the oldest of the inputs' (RocksDB's oldest
-                    // ancestor time), which `ttl` compaction goes by.
-                    let ancestor =
-                        plan.all_inputs().map(|(_, f)| f.oldest_ancester_time).filter(|t| *t > 0).min();
-                    // "rocksdb.newest.key.time": the newest of the inputs' (0 where a table has
-                    // none), as RocksDB's `MaxInputFileNewestKeyTime`.
-                    let newest_key_time = plan
-                        .all_inputs()
-                        .filter_map(|(_, f)| this.table_cache.get(cf, f).ok())
-                        .filter_map(|e| {
-                            e.table.properties().raw_u64(crate::table::properties::names::NEWEST_KEY_TIME)
-                        })
-                        .max()
-                        .unwrap_or(0);
-                    let builder_options = |n: u64| {
-                        let mut b = super::flush::builder_options(cf, n);
-                        b.target_file_size = cf.opts.target_file_size(plan.output_level);
-                        if let Some((_, pri)) = b.rate_limiter.as_mut() {
-                            *pri = crate::rate_limiter::IoPriority::Low;
-                        }
-                        if let Some(t) = ancestor {
-                            b.creation_time = b.creation_time.min(t);
-                        }
-                        b.newest_key_time = newest_key_time;
-                        if plan.disable_compression {
-                            b.compression = crate::table::compression::CompressionType::None;
-                        }
-                        b
-                    };
+                    let builder_options = this.compaction_builder_options(cf, plan);
                     let ttl_filter = super::ttl::stale_filter(cf);
                     // The family's compaction filter, or one its factory makes for this
                     // subcompaction (as RocksDB's: on its thread, dropped at its end).
@@ -482,6 +454,43 @@ impl DbInner {
             u64::from(self.opts.max_subcompactions),
             target,
         )
+    }
+
+    /// What a compaction's output tables are built with, the same for a compaction run here
+    /// and one a remote compaction worker runs (`remote_compaction.rs`): the family's table
+    /// options (`flush::builder_options`) with the output level's target file size, low I/O
+    /// priority under a rate limiter (RocksDB's compactions write at `Env::IO_LOW`), the
+    /// inputs' oldest ancestor time as creation time (what `ttl` compaction goes by), the
+    /// inputs' newest `rocksdb.newest.key.time` (RocksDB's `MaxInputFileNewestKeyTime`; 0
+    /// where a table has none), and no compression when the plan says so. Returns the
+    /// options for an output numbered `n`.
+    pub(crate) fn compaction_builder_options<'a>(
+        &self,
+        cf: &'a CfHandle,
+        plan: &'a CompactionPlan,
+    ) -> impl Fn(u64) -> crate::table::builder::TableBuilderOptions + 'a {
+        let ancestor = plan.all_inputs().map(|(_, f)| f.oldest_ancester_time).filter(|t| *t > 0).min();
+        let newest_key_time = plan
+            .all_inputs()
+            .filter_map(|(_, f)| self.table_cache.get(cf, f).ok())
+            .filter_map(|e| e.table.properties().raw_u64(crate::table::properties::names::NEWEST_KEY_TIME))
+            .max()
+            .unwrap_or(0);
+        move |n: u64| {
+            let mut b = super::flush::builder_options(cf, n);
+            b.target_file_size = cf.opts.target_file_size(plan.output_level);
+            if let Some((_, pri)) = b.rate_limiter.as_mut() {
+                *pri = crate::rate_limiter::IoPriority::Low;
+            }
+            if let Some(t) = ancestor {
+                b.creation_time = b.creation_time.min(t);
+            }
+            b.newest_key_time = newest_key_time;
+            if plan.disable_compression {
+                b.compression = crate::table::compression::CompressionType::None;
+            }
+            b
+        }
     }
 
     /// The merged iterator over a compaction's inputs, and their range tombstones.
@@ -836,9 +845,15 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
         bottommost: BottommostLevelCompaction,
         change_level: Option<i32>,
     ) -> Result<()> {
-        let s = start.as_ref().map(|s| s.as_ref());
-        let e = end.as_ref().map(|e| e.as_ref());
-        let r = self.inner.compact_range_impl(cf, s, e, bottommost, change_level);
+        // With timestamps the range's keys come without them; as RocksDB's CompactRange
+        // (`MaybeAddTimestampsToRange`), the start gets the maximum timestamp and the end the
+        // minimum, so the range holds every version of both keys.
+        let ts_sz = cf.icmp.user_comparator().timestamp_size();
+        let with_ts = |k: &[u8], fill: u8| [k, &vec![fill; ts_sz]].concat();
+        let s =
+            start.as_ref().map(|s| if ts_sz > 0 { with_ts(s.as_ref(), 0xff) } else { s.as_ref().to_vec() });
+        let e = end.as_ref().map(|e| if ts_sz > 0 { with_ts(e.as_ref(), 0) } else { e.as_ref().to_vec() });
+        let r = self.inner.compact_range_impl(cf, s.as_deref(), e.as_deref(), bottommost, change_level);
         if let Err(err) = &r {
             self.inner.info_log.log(format_args!("[{}] manual compaction failed: {err}", cf.name));
         }
@@ -858,6 +873,9 @@ fn bottommost_plan(
 ) -> Option<CompactionPlan> {
     let mut inputs = v.overlapping_files(level, begin, end);
     inputs.retain(|f| only.contains(&f.number));
+    // Every table holding a version of the inputs' boundary keys (timestamps: a key's
+    // versions may span two tables), so the level stays disjoint once rewritten.
+    let inputs = picker::clean_cut(v, level, inputs);
     let ucmp = cf.icmp.user_comparator();
     let lo = inputs.iter().map(|f| crate::key::user_key(&f.smallest)).min_by(|a, b| ucmp.compare(a, b))?;
     let hi = inputs.iter().map(|f| crate::key::user_key(&f.largest)).max_by(|a, b| ucmp.compare(a, b))?;

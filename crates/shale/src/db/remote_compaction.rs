@@ -123,15 +123,9 @@ impl<T: ThreadMode, I: DBInner> DBCommon<T, I> {
 
         let (iter, tombstones) = inner.compaction_input(&cf, &plan)?;
         let epoch = plan.all_inputs().map(|(_, f)| f.epoch_number).filter(|e| *e > 0).min().unwrap_or(0);
-        let ancestor = plan.all_inputs().map(|(_, f)| f.oldest_ancester_time).filter(|t| *t > 0).min();
-        let builder_options = |n: u64| {
-            let mut b = super::flush::builder_options(&cf, n);
-            b.target_file_size = cf.opts.target_file_size(plan.output_level);
-            if let Some(t) = ancestor {
-                b.creation_time = b.creation_time.min(t);
-            }
-            b
-        };
+        // The compaction's own table options (`compact.rs`), as RocksDB's worker runs the
+        // primary's CompactionJob.
+        let builder_options = inner.compaction_builder_options(&cf, &plan);
         let created = parking_lot::Mutex::new(Vec::new());
         let new_number = || {
             let n = inner.new_output_number();

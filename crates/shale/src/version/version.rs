@@ -114,17 +114,22 @@ impl Version {
     }
 
     fn before(&self, f: &FileMetaData, lo: Option<&[u8]>) -> bool {
-        lo.is_some_and(|lo| self.icmp.compare_user(user_key(&f.largest), lo) == Ordering::Less)
+        lo.is_some_and(|lo| self.icmp.compare_user_without_ts(user_key(&f.largest), lo) == Ordering::Less)
     }
 
     fn after(&self, f: &FileMetaData, hi: Option<&[u8]>) -> bool {
-        hi.is_some_and(|hi| self.icmp.compare_user(user_key(&f.smallest), hi) == Ordering::Greater)
+        hi.is_some_and(|hi| self.icmp.compare_user_without_ts(user_key(&f.smallest), hi) == Ordering::Greater)
     }
 
     /// Files of `level` whose user-key range meets `[smallest_user, largest_user]` (None =
     /// unbounded on that side). On level 0 the range grows to cover each file found, until no
     /// further file overlaps, so the result is closed under overlap (as RocksDB's
     /// `GetOverlappingInputs`). The result keeps the level's order.
+    ///
+    /// With user-defined timestamps the bounds carry them (as every user key does) and keys
+    /// are compared without them (RocksDB's `CompareWithoutTimestamp` there): a file holding
+    /// any version of a key the range holds a version of overlaps it, so a compaction takes
+    /// every version of its keys that the level holds.
     pub fn overlapping_files(
         &self,
         level: usize,
@@ -152,12 +157,12 @@ impl Version {
                 grew = true;
                 let (fs, fl) = (user_key(&f.smallest), user_key(&f.largest));
                 if let Some(l) = &mut lo {
-                    if self.icmp.compare_user(fs, l) == Ordering::Less {
+                    if self.icmp.compare_user_without_ts(fs, l) == Ordering::Less {
                         *l = fs.to_vec();
                     }
                 }
                 if let Some(h) = &mut hi {
-                    if self.icmp.compare_user(fl, h) == Ordering::Greater {
+                    if self.icmp.compare_user_without_ts(fl, h) == Ordering::Greater {
                         *h = fl.to_vec();
                     }
                 }

@@ -125,3 +125,49 @@ fn uses_the_column_familys_comparator() {
     v.check_consistency().unwrap();
     assert_eq!(numbers(&v.overlapping_files(1, Some(b"e"), Some(b"b"))), vec![2, 1]);
 }
+
+/// `key | ts` with `ts` as RocksDB's u64 timestamp (8 bytes little-endian).
+fn with_ts(key: &str, ts: u64) -> Vec<u8> {
+    let mut k = key.as_bytes().to_vec();
+    k.extend_from_slice(&ts.to_le_bytes());
+    k
+}
+
+fn f_ts(number: u64, lo: (&str, u64), hi: (&str, u64)) -> Arc<FileMetaData> {
+    Arc::new(FileMetaData {
+        number,
+        file_size: 10,
+        smallest: make_internal_key(&with_ts(lo.0, lo.1), 5, ValueType::Value),
+        largest: make_internal_key(&with_ts(hi.0, hi.1), 5, ValueType::Value),
+        smallest_seqno: 5,
+        largest_seqno: 5,
+        ..FileMetaData::default()
+    })
+}
+
+#[test]
+fn keys_differing_only_by_timestamp_overlap() {
+    let icmp = InternalKeyComparator::new(Arc::new(crate::comparator::U64TsComparator::bytewise()));
+    // Level 1: #1 ends at k@5, #2 starts at k@3 (newest timestamp first: k@5 sorts before
+    // k@3), so the two are disjoint as internal keys but share the user key k.
+    let v = Version::new(
+        icmp.clone(),
+        3,
+        vec![
+            (1, f_ts(1, ("a", 9), ("k", 5))),
+            (1, f_ts(2, ("k", 3), ("p", 1))),
+            (1, f_ts(3, ("q", 1), ("z", 1))),
+        ],
+    );
+    v.check_consistency().unwrap();
+    // A range holding only k@2 meets both files that hold a version of k.
+    let k2 = with_ts("k", 2);
+    assert_eq!(numbers(&v.overlapping_files(1, Some(&k2), Some(&k2))), vec![1, 2]);
+    // k@7 sorts before #1's largest k@5, k@1 after #2's smallest k@3: still both.
+    assert_eq!(numbers(&v.overlapping_files(1, Some(&with_ts("k", 7)), Some(&with_ts("k", 1)))), vec![1, 2]);
+    assert_eq!(numbers(&v.overlapping_files(1, Some(&with_ts("p", 9)), None)), vec![2, 3]);
+    assert_eq!(numbers(&v.overlapping_files(1, None, Some(&with_ts("a", 0)))), vec![1]);
+    // Level 0 grows its range the same way.
+    let v = Version::new(icmp, 2, vec![(0, f_ts(4, ("a", 1), ("k", 9))), (0, f_ts(5, ("k", 1), ("m", 1)))]);
+    assert_eq!(numbers(&v.overlapping_files(0, Some(&with_ts("a", 5)), Some(&with_ts("b", 5)))).len(), 2);
+}
