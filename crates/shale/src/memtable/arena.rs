@@ -75,6 +75,8 @@ impl Arena {
     /// a multiple of 16). No memory is allocated until the first request.
     pub fn new(block_size: usize) -> Arena {
         let block_size = block_size.max(MIN_BLOCK_SIZE).next_multiple_of(BLOCK_ALIGN);
+        // While an arena lives, the chunk pool may keep faulted-in chunks ready for it.
+        chunk_pool::add_user();
         Arena { block_size, span: Span::EMPTY, blocks: Vec::new(), allocated: 0, tracker: None, done: false }
     }
 
@@ -216,6 +218,7 @@ impl Drop for Arena {
                 Block::Heap(p, layout) => unsafe { dealloc(p.as_ptr(), layout) },
             }
         }
+        chunk_pool::remove_user();
     }
 }
 

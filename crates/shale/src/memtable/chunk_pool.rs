@@ -26,11 +26,26 @@
 //! entries), never per entry. Memory accounting is the arena's: a block counts as its
 //! size, whatever chunk it lies in; the empty chunks kept are not counted, as memory the
 //! allocator keeps is not.
+//!
+//! Faulting a fresh chunk in (the kernel zeroing 2 MiB) is slow: in a VM it runs at about
+//! 0.5 GB/s, and with a thousand memtables filling at once every chunk is fresh. So a
+//! background thread, the *filler*, keeps a reserve of up to [`RESERVE`] chunks mapped and
+//! already faulted in (`MADV_POPULATE_WRITE`, or a write per page where the kernel lacks
+//! it); a chunk the pool needs comes from the reserve, and only when the reserve is empty
+//! (the filler fell behind, or could not map) is one mapped on the caller's thread, as
+//! before. The pool wakes the filler when the reserve drops to [`LOW_WATER`]. Memory held:
+//! at most `RESERVE` chunks (16 MiB) beyond what arenas use, besides the `KEPT_EMPTY` empty
+//! chunks. The filler starts the first time a chunk is needed while an arena is alive
+//! (arenas register as users, [`add_user`] / [`remove_user`]); when the last arena drops it
+//! is stopped and joined, and the reserve is unmapped, so neither outlives the last arena.
 
 use std::collections::HashMap;
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
 
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex};
 
 /// The chunk size and alignment: one x86-64 / AArch64 (4 KiB granule) huge page.
 pub const CHUNK: usize = 2 << 20;
@@ -41,6 +56,10 @@ const MAX_SLOTS: usize = CHUNK / PAGE;
 const WORDS: usize = MAX_SLOTS / 64;
 /// Empty chunks kept mapped for reuse.
 pub const KEPT_EMPTY: usize = 4;
+/// The most chunks the filler keeps faulted in, ready to hand out (8: 16 MiB).
+pub const RESERVE: usize = 8;
+/// The filler is woken when the reserve holds this many chunks or fewer.
+pub const LOW_WATER: usize = RESERVE / 2;
 
 /// Whether blocks of `size` bytes come from the pool.
 #[inline]
@@ -89,25 +108,145 @@ struct Pool {
     partial: HashMap<usize, Vec<usize>>,
     /// Chunks with no block handed out, not assigned to a class.
     empty: Vec<usize>,
+    /// Chunks mapped and faulted in by the filler, zero, not yet in `chunks`.
+    ready: Vec<usize>,
+    /// Live arenas ([`add_user`]).
+    users: usize,
+    /// The running filler thread, if any.
+    filler: Option<Filler>,
+    /// The filler's last map failed: it waits until the pool next needs a chunk.
+    map_failed: bool,
 }
 
-static POOL: Mutex<Option<Pool>> = Mutex::new(None);
+struct Filler {
+    stop: Arc<AtomicBool>,
+    handle: JoinHandle<()>,
+}
+
+/// A pool and the conditions its filler waits on and signals.
+struct PoolCell {
+    state: Mutex<Option<Pool>>,
+    /// Wakes the filler (reserve low, or stop).
+    wake: Condvar,
+    /// Signalled by the filler after each chunk it adds (tests wait on it).
+    filled: Condvar,
+}
+
+impl PoolCell {
+    const fn new() -> PoolCell {
+        PoolCell { state: Mutex::new(None), wake: Condvar::new(), filled: Condvar::new() }
+    }
+
+    fn allocate(&'static self, size: usize) -> Option<NonNull<u8>> {
+        debug_assert!(serves(size));
+        let (p, zero) = {
+            let mut guard = self.state.lock();
+            let pool = guard.get_or_insert_with(Pool::default);
+            if pool.partial.get(&size).is_none_or(|v| v.is_empty()) && pool.empty.is_empty() {
+                self.want_chunk(pool);
+            }
+            pool.take(size)?
+        };
+        if zero {
+            // SAFETY: `p` starts a slot of `size` bytes inside a mapped chunk, handed to this
+            // caller alone (the pool will not hand it out again until it is released).
+            unsafe { std::ptr::write_bytes(p.as_ptr(), 0, size) };
+        }
+        Some(p)
+    }
+
+    /// The pool is about to take a fresh chunk: starts the filler if an arena is alive and
+    /// none runs, or wakes it when the reserve is low.
+    fn want_chunk(&'static self, pool: &mut Pool) {
+        if pool.users == 0 {
+            return;
+        }
+        if pool.filler.is_none() {
+            let stop = Arc::new(AtomicBool::new(false));
+            let flag = stop.clone();
+            let spawned =
+                std::thread::Builder::new().name("shale-chunk-fill".into()).spawn(move || self.fill(&flag));
+            // On failure there is no filler: chunks are mapped on the caller's thread.
+            if let Ok(handle) = spawned {
+                pool.filler = Some(Filler { stop, handle });
+            }
+        } else if pool.ready.len() <= LOW_WATER {
+            pool.map_failed = false;
+            self.wake.notify_one();
+        }
+    }
+
+    /// The filler's loop: keeps `ready` at [`RESERVE`] chunks until `stop` is set.
+    fn fill(&'static self, stop: &AtomicBool) {
+        let mut guard = self.state.lock();
+        loop {
+            if stop.load(Ordering::Acquire) {
+                return;
+            }
+            let Some(pool) = guard.as_mut() else { return };
+            if pool.ready.len() >= RESERVE || pool.map_failed {
+                self.wake.wait(&mut guard);
+                continue;
+            }
+            let chunk = parking_lot::MutexGuard::unlocked(&mut guard, || {
+                let b = map_chunk()?;
+                prefault(b);
+                Some(b)
+            });
+            let Some(pool) = guard.as_mut() else { return };
+            match chunk {
+                Some(b) if !stop.load(Ordering::Acquire) => pool.ready.push(b),
+                Some(b) => {
+                    unmap_chunk(b);
+                    return;
+                }
+                None => pool.map_failed = true,
+            }
+            self.filled.notify_all();
+        }
+    }
+
+    fn release(&self, p: NonNull<u8>, size: usize) {
+        let mut guard = self.state.lock();
+        if let Some(pool) = guard.as_mut() {
+            pool.give_back(p.as_ptr() as usize, size);
+        }
+    }
+
+    fn add_user(&self) {
+        let mut guard = self.state.lock();
+        guard.get_or_insert_with(Pool::default).users += 1;
+    }
+
+    fn remove_user(&self) {
+        let (filler, reserve) = {
+            let mut guard = self.state.lock();
+            let Some(pool) = guard.as_mut() else { return };
+            pool.users = pool.users.saturating_sub(1);
+            if pool.users > 0 {
+                return;
+            }
+            (pool.filler.take(), std::mem::take(&mut pool.ready))
+        };
+        if let Some(f) = filler {
+            f.stop.store(true, Ordering::Release);
+            self.wake.notify_all();
+            // The filler holds no lock while mapping and returns at its next check; a
+            // panic in it (none is expected) leaves nothing to clean up.
+            let _ = f.handle.join();
+        }
+        for b in reserve {
+            unmap_chunk(b);
+        }
+    }
+}
+
+static POOL: PoolCell = PoolCell::new();
 
 /// A zeroed block of `size` bytes (for which [`serves`] holds), aligned to 4 KiB; `None`
 /// when no chunk can be mapped (the caller then uses the global allocator).
 pub fn allocate(size: usize) -> Option<NonNull<u8>> {
-    debug_assert!(serves(size));
-    let (p, zero) = {
-        let mut guard = POOL.lock();
-        let pool = guard.get_or_insert_with(Pool::default);
-        pool.take(size)?
-    };
-    if zero {
-        // SAFETY: `p` starts a slot of `size` bytes inside a mapped chunk, handed to this
-        // caller alone (the pool will not hand it out again until it is released).
-        unsafe { std::ptr::write_bytes(p.as_ptr(), 0, size) };
-    }
-    Some(p)
+    POOL.allocate(size)
 }
 
 /// Gives back a block from [`allocate`] with the same `size`.
@@ -115,10 +254,17 @@ pub fn allocate(size: usize) -> Option<NonNull<u8>> {
 /// # Safety
 /// `p` came from `allocate(size)`, is released once, and is not used afterwards.
 pub unsafe fn release(p: NonNull<u8>, size: usize) {
-    let mut guard = POOL.lock();
-    if let Some(pool) = guard.as_mut() {
-        pool.give_back(p.as_ptr() as usize, size);
-    }
+    POOL.release(p, size)
+}
+
+/// An arena came to life: while any is alive the filler may run.
+pub fn add_user() {
+    POOL.add_user()
+}
+
+/// An arena dropped; the last one stops and joins the filler and unmaps the reserve.
+pub fn remove_user() {
+    POOL.remove_user()
 }
 
 impl Pool {
@@ -130,7 +276,10 @@ impl Pool {
                 let b = match self.empty.pop() {
                     Some(b) => b,
                     None => {
-                        let b = map_chunk()?;
+                        let b = match self.ready.pop() {
+                            Some(b) => b,
+                            None => map_chunk()?,
+                        };
                         let fresh =
                             Chunk { class: 0, slots: 0, free: [0; WORDS], nfree: 0, dirty: [0; WORDS] };
                         self.chunks.insert(b, fresh);
@@ -222,6 +371,32 @@ fn map_chunk() -> Option<usize> {
     Some(base)
 }
 
+/// Faults a fresh chunk in (the kernel zeroes it), so that its first use costs no page
+/// fault; its bytes stay zero.
+#[cfg(target_os = "linux")]
+fn prefault(base: usize) {
+    // SAFETY: `base` is a chunk of CHUNK bytes just mapped by `map_chunk`, used by no one
+    // else yet; populating it only faults its pages in.
+    let r = unsafe { libc::madvise(base as *mut libc::c_void, CHUNK, libc::MADV_POPULATE_WRITE) };
+    if r != 0 {
+        touch_pages(base);
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn prefault(base: usize) {
+    touch_pages(base);
+}
+
+/// Writes a zero to every page of a fresh chunk (faulting each in, keeping it zero).
+fn touch_pages(base: usize) {
+    for off in (0..CHUNK).step_by(PAGE) {
+        // SAFETY: `base + off` lies inside the chunk, which no one else uses yet; the byte
+        // was zero and stays zero.
+        unsafe { std::ptr::write_volatile((base + off) as *mut u8, 0) };
+    }
+}
+
 #[cfg(target_os = "linux")]
 fn unmap_chunk(base: usize) {
     // SAFETY: `base` is a chunk mapped by `map_chunk` with no block handed out; the pool
@@ -288,6 +463,74 @@ mod tests {
             s.fill(1);
             unmap(base);
         }
+    }
+
+    /// A pool of its own (the process-wide one is shared by every test running at once).
+    fn private_pool() -> &'static PoolCell {
+        Box::leak(Box::new(PoolCell::new()))
+    }
+
+    /// Waits until the filler has filled the reserve (or failed to map); the reserve.
+    fn wait_full(cell: &'static PoolCell) -> Vec<usize> {
+        let mut guard = cell.state.lock();
+        loop {
+            let pool = guard.as_mut().expect("pool");
+            assert!(!pool.map_failed, "the filler could not map a chunk");
+            if pool.ready.len() >= RESERVE {
+                return pool.ready.clone();
+            }
+            cell.filled.wait(&mut guard);
+        }
+    }
+
+    #[test]
+    fn the_filler_keeps_faulted_chunks_ready_and_stops_with_the_last_user() {
+        let cell = private_pool();
+        // No user: chunks are mapped on the caller's thread and no filler starts.
+        let p = cell.allocate(CHUNK).expect("chunk");
+        assert!(cell.state.lock().as_ref().expect("pool").filler.is_none());
+        cell.release(p, CHUNK);
+
+        cell.add_user();
+        cell.add_user();
+        let mut held = Vec::new();
+        // Chunk-sized blocks: every allocation past the kept empty chunk needs a fresh one.
+        for _ in 0..2 {
+            held.push(cell.allocate(CHUNK).expect("chunk"));
+        }
+        let ready = wait_full(cell);
+        assert_eq!(ready.len(), RESERVE);
+        // The reserve is full and nothing is free elsewhere: the next chunk is a ready one.
+        let p = cell.allocate(CHUNK).expect("chunk");
+        assert!(ready.contains(&(p.as_ptr() as usize)), "a fresh chunk comes from the reserve");
+        // SAFETY: the pool handed out CHUNK bytes at `p`.
+        let s = unsafe { std::slice::from_raw_parts_mut(p.as_ptr(), CHUNK) };
+        assert!(s.iter().all(|&b| b == 0), "reserve chunks are zero");
+        s.fill(7);
+        held.push(p);
+        // Taking from the reserve below its low water mark has the filler refill it.
+        for _ in 0..RESERVE - LOW_WATER {
+            held.push(cell.allocate(CHUNK).expect("chunk"));
+        }
+        assert_eq!(wait_full(cell).len(), RESERVE);
+        for p in held {
+            cell.release(p, CHUNK);
+        }
+
+        // One user left: the filler keeps running; the last one stops it and unmaps the reserve.
+        cell.remove_user();
+        assert!(cell.state.lock().as_ref().expect("pool").filler.is_some());
+        cell.remove_user();
+        let mut guard = cell.state.lock();
+        let pool = guard.as_mut().expect("pool");
+        assert!(pool.filler.is_none(), "the filler was joined");
+        assert!(pool.ready.is_empty(), "the reserve was unmapped");
+        assert!(pool.empty.len() <= KEPT_EMPTY);
+        for b in pool.empty.drain(..) {
+            pool.chunks.remove(&b);
+            unmap_chunk(b);
+        }
+        assert!(pool.chunks.is_empty(), "every block was given back");
     }
 
     #[test]
