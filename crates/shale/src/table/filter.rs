@@ -35,6 +35,7 @@
 
 mod hash;
 mod ribbon;
+mod ribbon_builder;
 mod rounding;
 #[cfg(test)]
 mod tests;
@@ -110,8 +111,10 @@ fn fast_range32(hash: u32, range: u32) -> u32 {
 
 enum BuilderImpl {
     /// format_version 5: 64-bit hashes of the distinct keys; with `optimize_filters_for_memory`
-    /// the policy's rounding balance (`filter/rounding.rs`).
-    FastLocal { millibits: u32, hashes: Vec<u64>, rounding: Option<FilterRounding> },
+    /// the policy's rounding balance (`filter/rounding.rs`). With `ribbon` (the FP rate
+    /// aimed at, one in this many) a Standard128Ribbon filter (`filter/ribbon_builder.rs`),
+    /// or this Bloom filter where RocksDB falls back to it.
+    FastLocal { millibits: u32, hashes: Vec<u64>, rounding: Option<FilterRounding>, ribbon: Option<f64> },
     /// format_version < 5: 32-bit hashes, whole bits per key.
     Legacy { bits_per_key: u32, hashes: Vec<u32> },
 }
@@ -134,7 +137,7 @@ impl FilterBuilder {
     pub fn new(bits_per_key: f64) -> Self {
         let millibits = millibits_per_key(bits_per_key).max(1000);
         FilterBuilder {
-            imp: BuilderImpl::FastLocal { millibits, hashes: Vec::new(), rounding: None },
+            imp: BuilderImpl::FastLocal { millibits, hashes: Vec::new(), rounding: None, ribbon: None },
             prev_alt_hash: None,
         }
     }
@@ -144,7 +147,32 @@ impl FilterBuilder {
     pub fn new_optimized_for_memory(bits_per_key: f64, rounding: FilterRounding) -> Self {
         let millibits = millibits_per_key(bits_per_key).max(1000);
         FilterBuilder {
-            imp: BuilderImpl::FastLocal { millibits, hashes: Vec::new(), rounding: Some(rounding) },
+            imp: BuilderImpl::FastLocal {
+                millibits,
+                hashes: Vec::new(),
+                rounding: Some(rounding),
+                ribbon: None,
+            },
+            prev_alt_hash: None,
+        }
+    }
+
+    /// A Standard128Ribbon builder (RocksDB's `NewRibbonFilterPolicy`) aiming at the FP
+    /// rate of a FastLocalBloom filter of `bits_per_key` (sanitized as [`millibits_per_key`]);
+    /// Bloom for small key sets where that is smaller, as RocksDB. `rounding`: the policy's
+    /// `optimize_filters_for_memory` balance, shared with its Bloom filters.
+    pub fn new_ribbon(bits_per_key: f64, rounding: Option<FilterRounding>) -> Self {
+        let millibits = millibits_per_key(bits_per_key).max(1000);
+        let sanitized = if bits_per_key < 1.0 {
+            1.0
+        } else if bits_per_key < 100.0 {
+            bits_per_key
+        } else {
+            100.0
+        };
+        let one_in_fp = ribbon_builder::desired_one_in_fp_rate(sanitized, millibits);
+        FilterBuilder {
+            imp: BuilderImpl::FastLocal { millibits, hashes: Vec::new(), rounding, ribbon: Some(one_in_fp) },
             prev_alt_hash: None,
         }
     }
@@ -218,8 +246,11 @@ impl FilterBuilder {
     pub fn finish(&mut self) -> Vec<u8> {
         self.prev_alt_hash = None;
         match &mut self.imp {
-            BuilderImpl::FastLocal { millibits, hashes, rounding } => {
-                let out = finish_fast_local(*millibits, hashes, rounding.as_ref());
+            BuilderImpl::FastLocal { millibits, hashes, rounding, ribbon } => {
+                let out = match ribbon {
+                    Some(one_in_fp) => finish_ribbon(*one_in_fp, *millibits, hashes, rounding.as_ref()),
+                    None => finish_fast_local(*millibits, hashes, rounding.as_ref()),
+                };
                 hashes.clear();
                 out
             }
@@ -230,6 +261,32 @@ impl FilterBuilder {
             }
         }
     }
+}
+
+/// `Standard128RibbonBitsBuilder::Finish`: Ribbon, or the FastLocalBloom filter where
+/// RocksDB falls back to it (same bits per key and rounding balance).
+fn finish_ribbon(
+    one_in_fp: f64,
+    millibits: u32,
+    hashes: &[u64],
+    rounding: Option<&FilterRounding>,
+) -> Vec<u8> {
+    if hashes.is_empty() {
+        // RocksDB's "always false" filter: no bytes.
+        return Vec::new();
+    }
+    if let Some((len, num_slots)) = ribbon_builder::space_and_slots(hashes, one_in_fp, millibits) {
+        // RocksDB sizes the filter (rounding, which moves the balance) only once a seed
+        // solves; the seed does not depend on the size.
+        if let Some(solved) = ribbon_builder::solve(hashes, num_slots) {
+            let len = match rounding {
+                Some(r) => ribbon_builder::rounded_len(r, len, hashes.len()),
+                None => len,
+            };
+            return solved.write(len);
+        }
+    }
+    finish_fast_local(millibits, hashes, rounding)
 }
 
 fn finish_fast_local(millibits: u32, hashes: &[u64], rounding: Option<&FilterRounding>) -> Vec<u8> {
@@ -318,7 +375,7 @@ pub enum FilterKind {
     Empty,
     /// A legacy trailer with zero probes: matches everything.
     MatchAll,
-    /// Standard128Ribbon (`filter/ribbon.rs`), read but never written by Shale.
+    /// Standard128Ribbon (`filter/ribbon.rs`; built by `filter/ribbon_builder.rs`).
     Ribbon,
     /// A trailer with reserved settings, or a Ribbon filter RocksDB reads as "always
     /// true": not decoded, matches everything.

@@ -346,3 +346,19 @@ fn random_bytes_never_panic() {
         }
     }
 }
+
+#[test]
+fn ribbon_filter_is_built_as_rocksdb_11_builds_it() {
+    let want = unhex(include_str!("testdata/ribbon_1000_rocksdb11.hex"));
+    // optimize_filters_for_memory is on in 11.8.1's db_bench (no effect at this size).
+    for rounding in [Some(FilterRounding::new()), None] {
+        let mut b = FilterBuilder::new_ribbon(10.0, rounding);
+        for i in 0..1000 {
+            b.add_key(&db_bench_key(i));
+        }
+        let got = b.finish();
+        assert_eq!(got.len(), want.len());
+        assert_eq!(got[got.len() - 5..], want[want.len() - 5..], "trailer");
+        assert!(got == want, "bytes differ");
+    }
+}
