@@ -294,7 +294,15 @@ fn block_based_options(t: &crate::BlockBasedOptions) -> Vec<(String, String)> {
             tier(top)
         ),
     );
-    let filter = t.bloom_bits_per_key.map_or("nullptr".to_string(), |b| format!("bloomfilter:{b}:false"));
+    let filter = match (t.bloom_bits_per_key, t.ribbon_bloom_before_level) {
+        (None, _) => "nullptr".to_string(),
+        // RocksDB 11.8.1's text: the policy's id, then its one mutable option.
+        (Some(b), Some(before)) => format!(
+            "{{id=ribbonfilter{}:{before};bloom_before_level={before};}}",
+            crate::table::filter::bits_per_key_suffix(b)
+        ),
+        (Some(b), None) => format!("bloomfilter:{b}:false"),
+    };
     put(&mut l, "filter_policy", filter);
     let checksum = {
         use crate::table::format::ChecksumType as T;

@@ -48,6 +48,8 @@ use crate::{Error, Result};
 
 /// The filter policy name stored in SST files ("fullfilter." + this is the meta block key).
 pub const BLOOM_POLICY_NAME: &str = "rocksdb.BuiltinBloomFilter";
+/// The table property "rocksdb.filter.policy" of RocksDB's Ribbon policy's tables.
+pub const RIBBON_POLICY_PROPERTY_NAME: &str = "ribbonfilter";
 /// The metaindex key of a full filter block written with the built-in policy.
 pub const FULL_FILTER_META_KEY: &str = "fullfilter.rocksdb.BuiltinBloomFilter";
 
@@ -73,6 +75,20 @@ pub fn millibits_per_key(bits_per_key: f64) -> u32 {
         100.0
     };
     (b * 1000.0 + 0.500001) as u32
+}
+
+/// RocksDB's text of a policy's bits per key (`GetBitsPerKeySuffix`): ":" then the
+/// sanitized thousandths as a decimal without trailing zeros ("10", "9.5", "7.125").
+pub fn bits_per_key_suffix(bits_per_key: f64) -> String {
+    let m = millibits_per_key(bits_per_key);
+    let mut s = format!(":{}", m / 1000);
+    let frac = format!("{:03}", m % 1000);
+    let frac = frac.trim_end_matches('0');
+    if !frac.is_empty() {
+        s.push('.');
+        s.push_str(frac);
+    }
+    s
 }
 
 /// FastLocalBloom's choice of probe count for a given density (thousandths of a bit per key).
@@ -128,6 +144,8 @@ pub struct FilterBuilder {
     imp: BuilderImpl,
     /// The hash of the last prefix ("alt") added with `add_key_and_alt`.
     prev_alt_hash: Option<u64>,
+    /// Made for RocksDB's Ribbon policy (see [`FilterBuilder::policy_name`]).
+    ribbon_policy: bool,
 }
 
 impl FilterBuilder {
@@ -139,6 +157,7 @@ impl FilterBuilder {
         FilterBuilder {
             imp: BuilderImpl::FastLocal { millibits, hashes: Vec::new(), rounding: None, ribbon: None },
             prev_alt_hash: None,
+            ribbon_policy: false,
         }
     }
 
@@ -154,6 +173,7 @@ impl FilterBuilder {
                 ribbon: None,
             },
             prev_alt_hash: None,
+            ribbon_policy: false,
         }
     }
 
@@ -174,6 +194,38 @@ impl FilterBuilder {
         FilterBuilder {
             imp: BuilderImpl::FastLocal { millibits, hashes: Vec::new(), rounding, ribbon: Some(one_in_fp) },
             prev_alt_hash: None,
+            ribbon_policy: false,
+        }
+    }
+
+    /// The builder RocksDB's Ribbon policy (`NewRibbonFilterPolicy(bits, bloom_before_level)`)
+    /// gives a table of `level` (-1: flush; `i32::MAX - 1`: unknown or last): FastLocalBloom
+    /// below `bloom_before_level`, Ribbon from there on, whatever the format_version.
+    pub fn for_ribbon_policy(
+        bits_per_key: f64,
+        bloom_before_level: i32,
+        level: i32,
+        rounding: Option<FilterRounding>,
+    ) -> Self {
+        let mut b = if level < bloom_before_level {
+            match rounding {
+                Some(r) => FilterBuilder::new_optimized_for_memory(bits_per_key, r),
+                None => FilterBuilder::new(bits_per_key),
+            }
+        } else {
+            FilterBuilder::new_ribbon(bits_per_key, rounding)
+        };
+        b.ribbon_policy = true;
+        b
+    }
+
+    /// The table property "rocksdb.filter.policy": the policy's name, "ribbonfilter" for
+    /// RocksDB's Ribbon policy (whichever filter it built), else "bloomfilter".
+    pub fn policy_name(&self) -> &'static str {
+        if self.ribbon_policy {
+            RIBBON_POLICY_PROPERTY_NAME
+        } else {
+            "bloomfilter"
         }
     }
 
@@ -181,7 +233,11 @@ impl FilterBuilder {
     pub fn new_legacy(bits_per_key: f64) -> Self {
         let millibits = millibits_per_key(bits_per_key).max(1000);
         let bits_per_key = (millibits + 500) / 1000;
-        FilterBuilder { imp: BuilderImpl::Legacy { bits_per_key, hashes: Vec::new() }, prev_alt_hash: None }
+        FilterBuilder {
+            imp: BuilderImpl::Legacy { bits_per_key, hashes: Vec::new() },
+            prev_alt_hash: None,
+            ribbon_policy: false,
+        }
     }
 
     pub fn add_key(&mut self, key: &[u8]) {
