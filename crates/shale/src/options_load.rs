@@ -550,7 +550,7 @@ fn apply_cf(o: &mut Options, name: &str, v: &str) -> Result<bool> {
 }
 
 /// Applies one BlockBasedTable entry; false when Shale has no setter for it.
-fn apply_table(t: &mut BlockBasedOptions, name: &str, v: &str) -> Result<bool> {
+pub(crate) fn apply_table(t: &mut BlockBasedOptions, name: &str, v: &str) -> Result<bool> {
     match name {
         "block_size" => t.set_block_size(number(name, v)?),
         "block_restart_interval" => t.set_block_restart_interval(number(name, v)?),

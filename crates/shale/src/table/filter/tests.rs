@@ -413,3 +413,33 @@ fn ribbon_filter_is_built_as_rocksdb_11_builds_it() {
         assert!(got == want, "bytes differ");
     }
 }
+
+#[test]
+fn ribbon_policy_picks_bloom_below_bloom_before_level() {
+    // (bloom_before_level, level: -1 = flush, i32::MAX - 1 = unknown / last) -> Ribbon?
+    let cases = [
+        (0, -1, false),
+        (0, 0, true),
+        (0, 3, true),
+        (-1, -1, true),
+        (2, 1, false),
+        (2, 2, true),
+        (i32::MAX, i32::MAX - 1, false),
+        (0, i32::MAX - 1, true),
+    ];
+    for (before, level, ribbon) in cases {
+        let mut b = FilterBuilder::for_ribbon_policy(10.0, before, level, None);
+        assert_eq!(b.policy_name(), "ribbonfilter");
+        for i in 0..3000 {
+            b.add_key(&db_bench_key(i));
+        }
+        let kind = FilterReader::new(b.finish()).unwrap().kind();
+        let want = if ribbon { FilterKind::Ribbon } else { FilterKind::FastLocalBloom };
+        assert_eq!(kind, want, "bloom_before_level {before}, level {level}");
+    }
+    assert_eq!(FilterBuilder::new(10.0).policy_name(), "bloomfilter");
+    assert_eq!(bits_per_key_suffix(10.0), ":10");
+    assert_eq!(bits_per_key_suffix(9.5), ":9.5");
+    assert_eq!(bits_per_key_suffix(7.125), ":7.125");
+    assert_eq!(bits_per_key_suffix(0.75), ":1");
+}
