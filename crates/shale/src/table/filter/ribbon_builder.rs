@@ -65,6 +65,8 @@ fn config_num_slots(num_to_add: u32) -> u32 {
     if num_to_add == 0 {
         return 0;
     }
+    // RocksDB's truncated log2(e), not the exact constant: the slot count must be its.
+    #[allow(clippy::approx_constant)]
     let log2_to_add = f64::from(num_to_add).ln() * 1.4426950409;
     let mut approx = (log2_to_add + 0.5) as u32;
     let mut lower = num_to_add_for_pow2(approx);
