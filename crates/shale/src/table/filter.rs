@@ -26,7 +26,7 @@
 //! and matches nothing.
 //! ```
 //!
-//! Reading follows RocksDB: Ribbon filters (written by RocksDB's `NewRibbonFilterPolicy`) are
+//! Reading follows RocksDB: Ribbon filters (`NewRibbonFilterPolicy`; Shale builds them too) are
 //! queried as RocksDB queries them; a Bloom trailer with reserved settings, or a Ribbon filter
 //! of fewer than 2 blocks, is not decoded; the reader reports [`FilterKind::Unsupported`] and
 //! `may_match` answers `true` for every key (reads stay correct, they are just not filtered). Geometry no RocksDB writer can
