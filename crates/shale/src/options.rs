@@ -88,6 +88,9 @@ pub struct BlockBasedOptions {
     /// RocksDB's `index_shortening` (`set_index_shortening`).
     pub(crate) index_shortening: crate::table::builder::IndexShorteningMode,
     pub(crate) bloom_bits_per_key: Option<f64>,
+    /// With a filter: Some(bloom_before_level) for RocksDB's Ribbon policy
+    /// (`set_ribbon_filter`, `set_hybrid_ribbon_filter`), None for its Bloom policy.
+    pub(crate) ribbon_bloom_before_level: Option<i32>,
     /// The filter policy's `optimize_filters_for_memory` balance: one per `set_bloom_filter`
     /// call, shared by clones (`table/filter/rounding.rs`).
     pub(crate) filter_rounding: crate::table::filter::FilterRounding,
@@ -121,6 +124,7 @@ impl Default for BlockBasedOptions {
             index_block_restart_interval: 1,
             index_shortening: crate::table::builder::IndexShorteningMode::ShortenSeparators,
             bloom_bits_per_key: None,
+            ribbon_bloom_before_level: None,
             filter_rounding: crate::table::filter::FilterRounding::new(),
             optimize_filters_for_memory: true,
             whole_key_filtering: true,
@@ -167,9 +171,8 @@ impl BlockBasedOptions {
     /// deprecated block-based filter, which Shale does not write.
     pub fn set_bloom_filter(&mut self, bits_per_key: f64, block_based: bool) {
         self.bloom_bits_per_key = Some(bits_per_key);
+        self.ribbon_bloom_before_level = None;
         self.filter_rounding = crate::table::filter::FilterRounding::new();
-        // The filter policy is replaced: a ribbon filter set before no longer applies.
-        self.unsupported.retain(|n| !n.contains("ribbon filter"));
         self.unsupported_if(block_based, "block-based (deprecated) bloom filter");
     }
 

@@ -536,14 +536,20 @@ impl BlockBasedOptions {
         self.unsupported_if(size, "partition_filters");
     }
 
+    /// RocksDB's `NewRibbonFilterPolicy(bits, 0)`: Standard128Ribbon filters with the FP
+    /// rate of a Bloom filter of `bloom_equivalent_bits_per_key` (about 30% smaller), Bloom
+    /// filters for flushes (`table/filter/ribbon_builder.rs`).
     pub fn set_ribbon_filter(&mut self, bloom_equivalent_bits_per_key: f64) {
-        let _ = bloom_equivalent_bits_per_key;
-        self.unsupported_if(true, "ribbon filter");
+        self.set_hybrid_ribbon_filter(bloom_equivalent_bits_per_key, 0);
     }
 
+    /// RocksDB's `NewRibbonFilterPolicy(bits, bloom_before_level)`: Bloom filters for tables
+    /// written to levels below `bloom_before_level` (a flush counts as level -1; -1 = always
+    /// Ribbon; `i32::MAX` = always Bloom), Ribbon for the others. FIFO compaction and
+    /// `SstFileWriter` count as the last level.
     pub fn set_hybrid_ribbon_filter(&mut self, bloom_equivalent_bits_per_key: f64, bloom_before_level: i32) {
-        let _ = (bloom_equivalent_bits_per_key, bloom_before_level);
-        self.unsupported_if(true, "hybrid ribbon filter");
+        self.set_bloom_filter(bloom_equivalent_bits_per_key, false);
+        self.ribbon_bloom_before_level = Some(bloom_before_level);
     }
 
     /// Index and filter blocks kept in the block cache go to its high-priority pool.

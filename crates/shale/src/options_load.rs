@@ -550,7 +550,7 @@ fn apply_cf(o: &mut Options, name: &str, v: &str) -> Result<bool> {
 }
 
 /// Applies one BlockBasedTable entry; false when Shale has no setter for it.
-fn apply_table(t: &mut BlockBasedOptions, name: &str, v: &str) -> Result<bool> {
+pub(crate) fn apply_table(t: &mut BlockBasedOptions, name: &str, v: &str) -> Result<bool> {
     match name {
         "block_size" => t.set_block_size(number(name, v)?),
         "block_restart_interval" => t.set_block_restart_interval(number(name, v)?),
@@ -591,6 +591,28 @@ fn apply_table(t: &mut BlockBasedOptions, name: &str, v: &str) -> Result<bool> {
         }),
         "filter_policy" => match v {
             "nullptr" | "" => t.bloom_bits_per_key = None,
+            // RocksDB 11's Ribbon policy: "{id=ribbonfilter:<bits>:<level>;bloom_before_level=<level>;}"
+            // (the explicit option wins over the id's).
+            _ if v.starts_with('{') => {
+                let inner = v.trim_start_matches('{').trim_end_matches('}');
+                let fields: Vec<(&str, &str)> = inner.split(';').filter_map(|f| f.split_once('=')).collect();
+                let field = |k: &str| fields.iter().find(|(n, _)| n.trim() == k).map(|(_, v)| v.trim());
+                let id = field("id").ok_or_else(|| bad_value(name, v))?;
+                let parts: Vec<&str> = id.split(':').collect();
+                let before = match (field("bloom_before_level"), parts.get(2).copied()) {
+                    (Some(l), _) | (None, Some(l)) => number(name, l)?,
+                    (None, None) => 0,
+                };
+                match parts.as_slice() {
+                    ["ribbonfilter" | "rocksdb.RibbonFilter", bits, ..] => {
+                        t.set_hybrid_ribbon_filter(number(name, bits)?, before)
+                    }
+                    ["bloomfilter" | "rocksdb.BloomFilter", bits, ..] => {
+                        t.set_bloom_filter(number(name, bits)?, false)
+                    }
+                    _ => return Ok(false),
+                }
+            }
             _ => {
                 // "bloomfilter:<bits>:<use_block_based>", RocksDB's text of its Bloom policy;
                 // "ribbonfilter:<bits>:<bloom_before_level>" for Ribbon.

@@ -62,6 +62,7 @@ fn builder_options(o: &Options) -> TableBuilderOptions {
     b.compression_opts = o.compression_opts.clone();
     b.filter_bits_per_key = o.table.bloom_bits_per_key;
     b.filter_rounding = o.table.optimize_filters_for_memory.then(|| o.table.filter_rounding.clone());
+    b.filter_ribbon_before_level = o.table.ribbon_bloom_before_level;
     b.whole_key_filtering = o.table.whole_key_filtering;
     b.checksum = o.table.checksum;
     b.prefix_extractor = o.prefix_extractor.clone();

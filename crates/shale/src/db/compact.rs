@@ -479,6 +479,7 @@ impl DbInner {
         move |n: u64| {
             let mut b = super::flush::builder_options(cf, n);
             b.target_file_size = cf.opts.target_file_size(plan.output_level);
+            b.filter_level = super::flush::filter_level(cf, plan.output_level as i32);
             if let Some((_, pri)) = b.rate_limiter.as_mut() {
                 *pri = crate::rate_limiter::IoPriority::Low;
             }

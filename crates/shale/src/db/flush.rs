@@ -20,6 +20,16 @@ use crate::table::any::AnyTableBuilder;
 use crate::table::builder::TableBuilderOptions;
 use crate::version::edit::{FileMetaData, VersionEdit};
 
+/// The level a Ribbon filter policy goes by for a table written to `level` (-1: flush),
+/// as RocksDB's `RibbonFilterPolicy`: FIFO compaction counts every table as the last level.
+pub(crate) fn filter_level(cf: &CfHandle, level: i32) -> i32 {
+    if cf.opts.compaction_style == crate::DBCompactionStyle::Fifo {
+        i32::MAX - 1
+    } else {
+        level
+    }
+}
+
 /// Table-builder options for a column family.
 pub(crate) fn builder_options(cf: &CfHandle, orig_file_number: u64) -> TableBuilderOptions {
     let o = &cf.opts;
@@ -32,6 +42,7 @@ pub(crate) fn builder_options(cf: &CfHandle, orig_file_number: u64) -> TableBuil
     b.compression_opts = o.compression_opts.clone();
     b.filter_bits_per_key = o.table.bloom_bits_per_key;
     b.filter_rounding = o.table.optimize_filters_for_memory.then(|| o.table.filter_rounding.clone());
+    b.filter_ribbon_before_level = o.table.ribbon_bloom_before_level;
     b.whole_key_filtering = o.table.whole_key_filtering;
     b.checksum = o.table.checksum;
     b.prefix_extractor = o.prefix_extractor.clone();
@@ -160,7 +171,10 @@ fn write_table_inner(
     let table_dir = cf.table_dir(dir, 0);
     let path = filename::table_file(table_dir, number);
     let file = fs.new_writable_file(&path)?;
-    let mut builder = AnyTableBuilder::new(builder_options(cf, number), file);
+    let mut builder = AnyTableBuilder::new(
+        TableBuilderOptions { filter_level: filter_level(cf, -1), ..builder_options(cf, number) },
+        file,
+    );
     let mut meta = FileMetaData { number, ..Default::default() };
     let mut smallest_seq = MAX_SEQUENCE_NUMBER;
     let mut largest_seq = 0;

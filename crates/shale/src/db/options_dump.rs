@@ -72,7 +72,14 @@ pub(crate) fn table_factory_options(t: &BlockBasedOptions, cache: Option<&Arc<Bl
     line!("metadata_block_size", &4096);
     line!("partition_filters", &0);
     line!("use_delta_encoding", &1);
-    line!("filter_policy", &if t.bloom_bits_per_key.is_some() { "bloomfilter" } else { "nullptr" });
+    line!(
+        "filter_policy",
+        &match (t.bloom_bits_per_key, t.ribbon_bloom_before_level) {
+            (None, _) => "nullptr",
+            (Some(_), Some(_)) => "ribbonfilter",
+            (Some(_), None) => "bloomfilter",
+        }
+    );
     line!("user_defined_index_factory", &"nullptr");
     line!("use_udi_as_primary_index", &0);
     line!("fail_if_no_udi_on_open", &0);

@@ -294,7 +294,15 @@ fn block_based_options(t: &crate::BlockBasedOptions) -> Vec<(String, String)> {
             tier(top)
         ),
     );
-    let filter = t.bloom_bits_per_key.map_or("nullptr".to_string(), |b| format!("bloomfilter:{b}:false"));
+    let filter = match (t.bloom_bits_per_key, t.ribbon_bloom_before_level) {
+        (None, _) => "nullptr".to_string(),
+        // RocksDB 11.8.1's text: the policy's id, then its one mutable option.
+        (Some(b), Some(before)) => format!(
+            "{{id=ribbonfilter{}:{before};bloom_before_level={before};}}",
+            crate::table::filter::bits_per_key_suffix(b)
+        ),
+        (Some(b), None) => format!("bloomfilter:{b}:false"),
+    };
     put(&mut l, "filter_policy", filter);
     let checksum = {
         use crate::table::format::ChecksumType as T;
@@ -415,6 +423,36 @@ fn compression_option_name(c: crate::options::DBCompressionType) -> &'static str
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Ribbon policies are written as RocksDB 11.8.1 writes them (its db_bench
+    /// `--use_ribbon_filter=1 --bloom_bits=10` OPTIONS file) and read back to the same policy.
+    #[test]
+    fn ribbon_filter_policy_text_round_trips() {
+        let text = |t: &crate::BlockBasedOptions| -> String {
+            block_based_options(t).into_iter().find(|(k, _)| k == "filter_policy").unwrap().1
+        };
+        let mut t = crate::BlockBasedOptions::default();
+        t.set_ribbon_filter(10.0);
+        assert_eq!(text(&t), "{id=ribbonfilter:10:0;bloom_before_level=0;}");
+        t.set_hybrid_ribbon_filter(7.125, -1);
+        let written = text(&t);
+        assert_eq!(written, "{id=ribbonfilter:7.125:-1;bloom_before_level=-1;}");
+        let mut back = crate::BlockBasedOptions::default();
+        assert!(crate::options_load::apply_table(&mut back, "filter_policy", &written).unwrap());
+        assert_eq!((back.bloom_bits_per_key, back.ribbon_bloom_before_level), (Some(7.125), Some(-1)));
+        // The explicit option wins over the id's; the short forms are read too.
+        let v = "{id=ribbonfilter:9.5:0;bloom_before_level=2;}";
+        assert!(crate::options_load::apply_table(&mut back, "filter_policy", v).unwrap());
+        assert_eq!((back.bloom_bits_per_key, back.ribbon_bloom_before_level), (Some(9.5), Some(2)));
+        assert!(crate::options_load::apply_table(&mut back, "filter_policy", "ribbonfilter:10").unwrap());
+        assert_eq!((back.bloom_bits_per_key, back.ribbon_bloom_before_level), (Some(10.0), Some(0)));
+        assert!(crate::options_load::apply_table(&mut back, "filter_policy", "bloomfilter:10:false").unwrap());
+        assert_eq!((back.bloom_bits_per_key, back.ribbon_bloom_before_level), (Some(10.0), None));
+        assert_eq!(text(&back), "bloomfilter:10:false");
+        assert!(
+            crate::options_load::apply_table(&mut back, "filter_policy", "{id=nosuch:3}").is_ok_and(|b| !b)
+        );
+    }
 
     fn names(l: &[(String, String)]) -> Vec<&str> {
         l.iter().map(|(k, _)| k.as_str()).collect()

@@ -102,6 +102,11 @@ pub struct TableBuilderOptions {
     pub filter_bits_per_key: Option<f64>,
     /// `optimize_filters_for_memory`: the filter policy's rounding balance (format_version 5+).
     pub filter_rounding: Option<crate::table::filter::FilterRounding>,
+    /// RocksDB's Ribbon policy: Some(bloom_before_level); None = its Bloom policy.
+    pub filter_ribbon_before_level: Option<i32>,
+    /// The level the Ribbon policy goes by: -1 for a flush, the output level for a
+    /// compaction, `i32::MAX - 1` ("last level") when unknown, for FIFO and SstFileWriter.
+    pub filter_level: i32,
     pub whole_key_filtering: bool,
     pub format_version: u32,
     pub column_family_id: u32,
@@ -214,6 +219,8 @@ impl TableBuilderOptions {
             compression: CompressionType::None,
             filter_bits_per_key: None,
             filter_rounding: None,
+            filter_ribbon_before_level: None,
+            filter_level: i32::MAX - 1,
             whole_key_filtering: true,
             format_version: 5,
             column_family_id: 0,
@@ -363,7 +370,9 @@ impl TableBuilder {
         let delta = opts.format_version >= 4;
         // RocksDB writes its legacy Bloom filter below format_version 5.
         let filter = opts.filter_bits_per_key.map(|b| {
-            if opts.format_version >= 5 {
+            if let Some(before) = opts.filter_ribbon_before_level {
+                FilterBuilder::for_ribbon_policy(b, before, opts.filter_level, opts.filter_rounding.clone())
+            } else if opts.format_version >= 5 {
                 match &opts.filter_rounding {
                     Some(r) => FilterBuilder::new_optimized_for_memory(b, r.clone()),
                     None => FilterBuilder::new(b),
@@ -756,7 +765,7 @@ impl TableBuilder {
 
         // Filter.
         if let Some(mut f) = self.filter.take() {
-            self.props.filter_policy_name = BLOOM_FILTER_PROPERTY_NAME.to_string();
+            self.props.filter_policy_name = f.policy_name().to_string();
             if f.num_added() > 0 {
                 self.props.num_filter_entries = f.num_added() as u64;
                 let data = f.finish();

@@ -26,7 +26,7 @@
 //! and matches nothing.
 //! ```
 //!
-//! Reading follows RocksDB: Ribbon filters (written by RocksDB's `NewRibbonFilterPolicy`) are
+//! Reading follows RocksDB: Ribbon filters (`NewRibbonFilterPolicy`; Shale builds them too) are
 //! queried as RocksDB queries them; a Bloom trailer with reserved settings, or a Ribbon filter
 //! of fewer than 2 blocks, is not decoded; the reader reports [`FilterKind::Unsupported`] and
 //! `may_match` answers `true` for every key (reads stay correct, they are just not filtered). Geometry no RocksDB writer can
@@ -35,6 +35,7 @@
 
 mod hash;
 mod ribbon;
+mod ribbon_builder;
 mod rounding;
 #[cfg(test)]
 mod tests;
@@ -47,6 +48,8 @@ use crate::{Error, Result};
 
 /// The filter policy name stored in SST files ("fullfilter." + this is the meta block key).
 pub const BLOOM_POLICY_NAME: &str = "rocksdb.BuiltinBloomFilter";
+/// The table property "rocksdb.filter.policy" of RocksDB's Ribbon policy's tables.
+pub const RIBBON_POLICY_PROPERTY_NAME: &str = "ribbonfilter";
 /// The metaindex key of a full filter block written with the built-in policy.
 pub const FULL_FILTER_META_KEY: &str = "fullfilter.rocksdb.BuiltinBloomFilter";
 
@@ -72,6 +75,20 @@ pub fn millibits_per_key(bits_per_key: f64) -> u32 {
         100.0
     };
     (b * 1000.0 + 0.500001) as u32
+}
+
+/// RocksDB's text of a policy's bits per key (`GetBitsPerKeySuffix`): ":" then the
+/// sanitized thousandths as a decimal without trailing zeros ("10", "9.5", "7.125").
+pub fn bits_per_key_suffix(bits_per_key: f64) -> String {
+    let m = millibits_per_key(bits_per_key);
+    let mut s = format!(":{}", m / 1000);
+    let frac = format!("{:03}", m % 1000);
+    let frac = frac.trim_end_matches('0');
+    if !frac.is_empty() {
+        s.push('.');
+        s.push_str(frac);
+    }
+    s
 }
 
 /// FastLocalBloom's choice of probe count for a given density (thousandths of a bit per key).
@@ -110,8 +127,10 @@ fn fast_range32(hash: u32, range: u32) -> u32 {
 
 enum BuilderImpl {
     /// format_version 5: 64-bit hashes of the distinct keys; with `optimize_filters_for_memory`
-    /// the policy's rounding balance (`filter/rounding.rs`).
-    FastLocal { millibits: u32, hashes: Vec<u64>, rounding: Option<FilterRounding> },
+    /// the policy's rounding balance (`filter/rounding.rs`). With `ribbon` (the FP rate
+    /// aimed at, one in this many) a Standard128Ribbon filter (`filter/ribbon_builder.rs`),
+    /// or this Bloom filter where RocksDB falls back to it.
+    FastLocal { millibits: u32, hashes: Vec<u64>, rounding: Option<FilterRounding>, ribbon: Option<f64> },
     /// format_version < 5: 32-bit hashes, whole bits per key.
     Legacy { bits_per_key: u32, hashes: Vec<u32> },
 }
@@ -125,6 +144,8 @@ pub struct FilterBuilder {
     imp: BuilderImpl,
     /// The hash of the last prefix ("alt") added with `add_key_and_alt`.
     prev_alt_hash: Option<u64>,
+    /// Made for RocksDB's Ribbon policy (see [`FilterBuilder::policy_name`]).
+    ribbon_policy: bool,
 }
 
 impl FilterBuilder {
@@ -134,8 +155,9 @@ impl FilterBuilder {
     pub fn new(bits_per_key: f64) -> Self {
         let millibits = millibits_per_key(bits_per_key).max(1000);
         FilterBuilder {
-            imp: BuilderImpl::FastLocal { millibits, hashes: Vec::new(), rounding: None },
+            imp: BuilderImpl::FastLocal { millibits, hashes: Vec::new(), rounding: None, ribbon: None },
             prev_alt_hash: None,
+            ribbon_policy: false,
         }
     }
 
@@ -144,8 +166,66 @@ impl FilterBuilder {
     pub fn new_optimized_for_memory(bits_per_key: f64, rounding: FilterRounding) -> Self {
         let millibits = millibits_per_key(bits_per_key).max(1000);
         FilterBuilder {
-            imp: BuilderImpl::FastLocal { millibits, hashes: Vec::new(), rounding: Some(rounding) },
+            imp: BuilderImpl::FastLocal {
+                millibits,
+                hashes: Vec::new(),
+                rounding: Some(rounding),
+                ribbon: None,
+            },
             prev_alt_hash: None,
+            ribbon_policy: false,
+        }
+    }
+
+    /// A Standard128Ribbon builder (RocksDB's `NewRibbonFilterPolicy`) aiming at the FP
+    /// rate of a FastLocalBloom filter of `bits_per_key` (sanitized as [`millibits_per_key`]);
+    /// Bloom for small key sets where that is smaller, as RocksDB. `rounding`: the policy's
+    /// `optimize_filters_for_memory` balance, shared with its Bloom filters.
+    pub fn new_ribbon(bits_per_key: f64, rounding: Option<FilterRounding>) -> Self {
+        let millibits = millibits_per_key(bits_per_key).max(1000);
+        let sanitized = if bits_per_key < 1.0 {
+            1.0
+        } else if bits_per_key < 100.0 {
+            bits_per_key
+        } else {
+            100.0
+        };
+        let one_in_fp = ribbon_builder::desired_one_in_fp_rate(sanitized, millibits);
+        FilterBuilder {
+            imp: BuilderImpl::FastLocal { millibits, hashes: Vec::new(), rounding, ribbon: Some(one_in_fp) },
+            prev_alt_hash: None,
+            ribbon_policy: false,
+        }
+    }
+
+    /// The builder RocksDB's Ribbon policy (`NewRibbonFilterPolicy(bits, bloom_before_level)`)
+    /// gives a table of `level` (-1: flush; `i32::MAX - 1`: unknown or last): FastLocalBloom
+    /// below `bloom_before_level`, Ribbon from there on, whatever the format_version.
+    pub fn for_ribbon_policy(
+        bits_per_key: f64,
+        bloom_before_level: i32,
+        level: i32,
+        rounding: Option<FilterRounding>,
+    ) -> Self {
+        let mut b = if level < bloom_before_level {
+            match rounding {
+                Some(r) => FilterBuilder::new_optimized_for_memory(bits_per_key, r),
+                None => FilterBuilder::new(bits_per_key),
+            }
+        } else {
+            FilterBuilder::new_ribbon(bits_per_key, rounding)
+        };
+        b.ribbon_policy = true;
+        b
+    }
+
+    /// The table property "rocksdb.filter.policy": the policy's name, "ribbonfilter" for
+    /// RocksDB's Ribbon policy (whichever filter it built), else "bloomfilter".
+    pub fn policy_name(&self) -> &'static str {
+        if self.ribbon_policy {
+            RIBBON_POLICY_PROPERTY_NAME
+        } else {
+            "bloomfilter"
         }
     }
 
@@ -153,7 +233,11 @@ impl FilterBuilder {
     pub fn new_legacy(bits_per_key: f64) -> Self {
         let millibits = millibits_per_key(bits_per_key).max(1000);
         let bits_per_key = (millibits + 500) / 1000;
-        FilterBuilder { imp: BuilderImpl::Legacy { bits_per_key, hashes: Vec::new() }, prev_alt_hash: None }
+        FilterBuilder {
+            imp: BuilderImpl::Legacy { bits_per_key, hashes: Vec::new() },
+            prev_alt_hash: None,
+            ribbon_policy: false,
+        }
     }
 
     pub fn add_key(&mut self, key: &[u8]) {
@@ -218,8 +302,11 @@ impl FilterBuilder {
     pub fn finish(&mut self) -> Vec<u8> {
         self.prev_alt_hash = None;
         match &mut self.imp {
-            BuilderImpl::FastLocal { millibits, hashes, rounding } => {
-                let out = finish_fast_local(*millibits, hashes, rounding.as_ref());
+            BuilderImpl::FastLocal { millibits, hashes, rounding, ribbon } => {
+                let out = match ribbon {
+                    Some(one_in_fp) => finish_ribbon(*one_in_fp, *millibits, hashes, rounding.as_ref()),
+                    None => finish_fast_local(*millibits, hashes, rounding.as_ref()),
+                };
                 hashes.clear();
                 out
             }
@@ -230,6 +317,32 @@ impl FilterBuilder {
             }
         }
     }
+}
+
+/// `Standard128RibbonBitsBuilder::Finish`: Ribbon, or the FastLocalBloom filter where
+/// RocksDB falls back to it (same bits per key and rounding balance).
+fn finish_ribbon(
+    one_in_fp: f64,
+    millibits: u32,
+    hashes: &[u64],
+    rounding: Option<&FilterRounding>,
+) -> Vec<u8> {
+    if hashes.is_empty() {
+        // RocksDB's "always false" filter: no bytes.
+        return Vec::new();
+    }
+    if let Some((len, num_slots)) = ribbon_builder::space_and_slots(hashes, one_in_fp, millibits) {
+        // RocksDB sizes the filter (rounding, which moves the balance) only once a seed
+        // solves; the seed does not depend on the size.
+        if let Some(solved) = ribbon_builder::solve(hashes, num_slots) {
+            let len = match rounding {
+                Some(r) => ribbon_builder::rounded_len(r, len, hashes.len()),
+                None => len,
+            };
+            return solved.write(len);
+        }
+    }
+    finish_fast_local(millibits, hashes, rounding)
 }
 
 fn finish_fast_local(millibits: u32, hashes: &[u64], rounding: Option<&FilterRounding>) -> Vec<u8> {
@@ -318,7 +431,7 @@ pub enum FilterKind {
     Empty,
     /// A legacy trailer with zero probes: matches everything.
     MatchAll,
-    /// Standard128Ribbon (`filter/ribbon.rs`), read but never written by Shale.
+    /// Standard128Ribbon (`filter/ribbon.rs`; built by `filter/ribbon_builder.rs`).
     Ribbon,
     /// A trailer with reserved settings, or a Ribbon filter RocksDB reads as "always
     /// true": not decoded, matches everything.

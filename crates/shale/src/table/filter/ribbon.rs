@@ -1,6 +1,6 @@
 //! Queries of RocksDB's Standard128Ribbon filter (`NewRibbonFilterPolicy`, trailer marker
 //! -2), as RocksDB 11.8.1 reads it (`Standard128RibbonBitsReader`; util/ribbon_impl.h and
-//! util/ribbon_alg.h). Shale reads these filters; it does not build them.
+//! util/ribbon_alg.h). Building them: `filter/ribbon_builder.rs`.
 //!
 //! ```text
 //!   0                                          len        len+1   len+2 .. len+4

@@ -64,8 +64,31 @@ impl FilterRounding {
         self.choose_len_with(target, keys, malloc_usable)
     }
 
+    /// [`Self::choose_len`] for another filter kind: its FP-rate estimate and its
+    /// `RoundDownUsableSpace` (Ribbon: `filter/ribbon_builder.rs`).
+    pub(super) fn choose_len_by(
+        &self,
+        target: usize,
+        keys: usize,
+        fp_rate: impl Fn(usize, usize) -> f64,
+        round_down: impl Fn(usize) -> usize,
+    ) -> usize {
+        self.choose_len_general(target, keys, malloc_usable, fp_rate, round_down)
+    }
+
     /// [`Self::choose_len`] with `usable` standing for the allocator.
     fn choose_len_with(&self, target: usize, keys: usize, usable: impl Fn(usize) -> usize) -> usize {
+        self.choose_len_general(target, keys, usable, estimated_fp_rate, round_down_usable)
+    }
+
+    fn choose_len_general(
+        &self,
+        target: usize,
+        keys: usize,
+        usable: impl Fn(usize) -> usize,
+        estimated_fp_rate: impl Fn(usize, usize) -> f64,
+        round_down_usable: impl Fn(usize) -> usize,
+    ) -> usize {
         let target_fp = estimated_fp_rate(keys, target);
         let mut len = target;
         let mut fp = target_fp;
@@ -148,7 +171,7 @@ fn standard_fp_rate(bits_per_key: f64, probes: i32) -> f64 {
 
 /// A cache-local Bloom filter's FP rate: the mean of the standard rates one standard
 /// deviation of bucket occupancy above and below the average.
-fn cache_local_fp_rate(bits_per_key: f64, probes: i32, line_bits: i32) -> f64 {
+pub(super) fn cache_local_fp_rate(bits_per_key: f64, probes: i32, line_bits: i32) -> f64 {
     if bits_per_key <= 0.0 {
         return 1.0;
     }

@@ -11,6 +11,8 @@
 //!   `db_bench --benchmarks=fillseq,flush,compact --num=1000 --bloom_bits=10
 //!   --use_ribbon_filter=1 --compression_type=none --format_version=5` compacts into L1
 //!   (flushes get a Bloom filter: `bloom_before_level` 0).
+//! * `ribbon_<n>_rocksdb11.hex` (n = 1, 50, 5000, 20000): the same command with `--num=<n>`
+//!   (1 and 50 keys: RocksDB's Bloom fallback, smaller than the Ribbon filter there).
 //! * `rocksdb_filters.txt`: lines `filter <format_version> <bits_per_key> <num_keys> <hex>`
 //!   printed by `gen_rocksdb_filters.cc` (linked against librocksdb 7.8.3) for the keys
 //!   of [`gen_key`], every fifth key added twice in a row.
@@ -345,4 +347,99 @@ fn random_bytes_never_panic() {
             }
         }
     }
+}
+
+#[test]
+fn ribbon_filters_of_other_sizes_are_built_as_rocksdb_11_builds_them() {
+    let fixtures: [(u64, &str); 4] = [
+        (1, include_str!("testdata/ribbon_1_rocksdb11.hex")),
+        (50, include_str!("testdata/ribbon_50_rocksdb11.hex")),
+        (5000, include_str!("testdata/ribbon_5000_rocksdb11.hex")),
+        (20000, include_str!("testdata/ribbon_20000_rocksdb11.hex")),
+    ];
+    for (n, hex) in fixtures {
+        let want = unhex(hex);
+        let mut b = FilterBuilder::new_ribbon(10.0, Some(FilterRounding::new()));
+        for i in 0..n {
+            b.add_key(&db_bench_key(i));
+        }
+        let got = b.finish();
+        assert_eq!((n, got.len(), &got[got.len() - 5..]), (n, want.len(), &want[want.len() - 5..]));
+        assert!(got == want, "{n} keys: bytes differ");
+        let kind = if n < 1000 { FilterKind::FastLocalBloom } else { FilterKind::Ribbon };
+        let r = FilterReader::new(got).unwrap();
+        assert_eq!(r.kind(), kind);
+        assert!((0..n).all(|i| r.may_match(&db_bench_key(i))));
+    }
+}
+
+#[test]
+fn ribbon_filters_have_no_false_negatives_and_the_bloom_fp_rate() {
+    // Random keys, several densities and sizes (Ribbon from about 1000 keys up).
+    let mut rng = SmallRng::seed_from_u64(11);
+    for (bits, n) in [(10.0, 3000usize), (6.5, 10_000), (16.0, 2500), (20.0, 40_000)] {
+        let keys: Vec<[u8; 12]> = (0..n).map(|_| rng.gen()).collect();
+        let mut b = FilterBuilder::new_ribbon(bits, None);
+        keys.iter().for_each(|k| b.add_key(k));
+        let r = FilterReader::new(b.finish()).unwrap();
+        assert_eq!(r.kind(), FilterKind::Ribbon);
+        assert!(keys.iter().all(|k| r.may_match(k)), "false negative at {bits} bits");
+        let target =
+            rounding::cache_local_fp_rate(bits, fast_local_num_probes(millibits_per_key(bits)) as i32, 512);
+        let tries = 200_000;
+        let fps = (0..tries).filter(|_| r.may_match(&rng.gen::<[u8; 13]>())).count();
+        let rate = fps as f64 / tries as f64;
+        assert!(
+            rate < target * 1.6 + 0.0005 && rate > target / 1.6 - 0.0005,
+            "{bits} bits: {rate} vs {target}"
+        );
+        // And smaller than the Bloom filter of the same FP rate.
+        assert!(r.size() < n * bits as usize / 8);
+    }
+}
+
+#[test]
+fn ribbon_filter_is_built_as_rocksdb_11_builds_it() {
+    let want = unhex(include_str!("testdata/ribbon_1000_rocksdb11.hex"));
+    // optimize_filters_for_memory is on in 11.8.1's db_bench (no effect at this size).
+    for rounding in [Some(FilterRounding::new()), None] {
+        let mut b = FilterBuilder::new_ribbon(10.0, rounding);
+        for i in 0..1000 {
+            b.add_key(&db_bench_key(i));
+        }
+        let got = b.finish();
+        assert_eq!(got.len(), want.len());
+        assert_eq!(got[got.len() - 5..], want[want.len() - 5..], "trailer");
+        assert!(got == want, "bytes differ");
+    }
+}
+
+#[test]
+fn ribbon_policy_picks_bloom_below_bloom_before_level() {
+    // (bloom_before_level, level: -1 = flush, i32::MAX - 1 = unknown / last) -> Ribbon?
+    let cases = [
+        (0, -1, false),
+        (0, 0, true),
+        (0, 3, true),
+        (-1, -1, true),
+        (2, 1, false),
+        (2, 2, true),
+        (i32::MAX, i32::MAX - 1, false),
+        (0, i32::MAX - 1, true),
+    ];
+    for (before, level, ribbon) in cases {
+        let mut b = FilterBuilder::for_ribbon_policy(10.0, before, level, None);
+        assert_eq!(b.policy_name(), "ribbonfilter");
+        for i in 0..3000 {
+            b.add_key(&db_bench_key(i));
+        }
+        let kind = FilterReader::new(b.finish()).unwrap().kind();
+        let want = if ribbon { FilterKind::Ribbon } else { FilterKind::FastLocalBloom };
+        assert_eq!(kind, want, "bloom_before_level {before}, level {level}");
+    }
+    assert_eq!(FilterBuilder::new(10.0).policy_name(), "bloomfilter");
+    assert_eq!(bits_per_key_suffix(10.0), ":10");
+    assert_eq!(bits_per_key_suffix(9.5), ":9.5");
+    assert_eq!(bits_per_key_suffix(7.125), ":7.125");
+    assert_eq!(bits_per_key_suffix(0.75), ":1");
 }
