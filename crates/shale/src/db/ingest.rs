@@ -268,12 +268,14 @@ impl DbInner {
         let cf = st.cfs.get(&id).ok_or_else(|| Error::invalid_argument("Column family was dropped"))?;
         let v = cf.current.clone();
         let cmp = &h.icmp;
+        // Keys are compared without their timestamps (RocksDB's `sstableKeyCompare`): a file
+        // holding another version of a level's boundary key overlaps that level.
         let overlap = |a: &Ingested, lo: &[u8], hi: &[u8]| {
-            cmp.compare_user(&a.smallest, hi) != Ordering::Greater
-                && cmp.compare_user(lo, &a.largest) != Ordering::Greater
+            cmp.compare_user_without_ts(&a.smallest, hi) != Ordering::Greater
+                && cmp.compare_user_without_ts(lo, &a.largest) != Ordering::Greater
         };
         let mut sorted: Vec<&Ingested> = files.iter().collect();
-        sorted.sort_by(|a, b| cmp.compare_user(&a.smallest, &b.smallest));
+        sorted.sort_by(|a, b| cmp.compare_user_without_ts(&a.smallest, &b.smallest));
         let files_overlap = sorted.windows(2).any(|w| overlap(w[1], &w[0].smallest, &w[0].largest));
         let level_overlaps = |f: &Ingested, level: usize| {
             v.files(level).iter().any(|m| overlap(f, user_key(&m.smallest), user_key(&m.largest)))
