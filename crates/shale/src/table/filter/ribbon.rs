@@ -40,8 +40,10 @@ pub(super) struct Ribbon {
     upper_start_block: u32,
 }
 
-const COEFF_BITS: u32 = 128;
-const SEGMENT_BYTES: usize = 16;
+/// Slots per block (the coefficient row's bits).
+pub(super) const COEFF_BITS: u32 = 128;
+/// Bytes of one column of one block.
+pub(super) const SEGMENT_BYTES: usize = 16;
 const TO_RAW_SEED: u64 = 0xc782_19a2_3eea_dd03;
 const SEED_MIX_MASK: u64 = 0xf0f0_f0f0_f0f0_f0f0;
 const REHASH: u64 = 0x6193_d459_236a_3a0d;
@@ -65,10 +67,8 @@ impl Ribbon {
         if upper_cols == 0 || num_blocks.checked_mul(upper_cols)? - upper_start_block > num_segments {
             return None;
         }
-        let mut t = u64::from(seed).wrapping_mul(TO_RAW_SEED);
-        t ^= (t & SEED_MIX_MASK) >> 4;
         Some(Ribbon {
-            raw_seed: t as u32,
+            raw_seed: raw_seed(u32::from(seed)),
             num_starts: num_blocks * COEFF_BITS - COEFF_BITS + 1,
             upper_cols,
             upper_start_block,
@@ -77,11 +77,7 @@ impl Ribbon {
 
     /// False only if the key whose hash64 is `key_hash` was certainly not added.
     pub(super) fn may_match(&self, data: &[u8], key_hash: u64) -> bool {
-        let hash = (key_hash ^ u64::from(self.raw_seed)).wrapping_mul(REHASH);
-        let start = ((u128::from(hash) * u128::from(self.num_starts)) >> 64) as u32;
-        let a = hash.wrapping_mul(COEFF_AND_RESULT);
-        let coeffs = ((u128::from(a) << 64) ^ u128::from(a ^ COEFF_XOR64)) | 1;
-        let expected = a.swap_bytes() as u32;
+        let (start, coeffs, expected) = hash_row(key_hash, self.raw_seed, self.num_starts);
         let block = start / COEFF_BITS;
         let segment = block * self.upper_cols - block.min(self.upper_start_block);
         let cols = self.upper_cols - u32::from(block < self.upper_start_block);
@@ -104,4 +100,22 @@ impl Ribbon {
         }
         true
     }
+}
+
+/// RocksDB's `StandardHasher::SetOrdinalSeed`: the raw seed of the trailer's seed `ordinal`.
+pub(super) fn raw_seed(ordinal: u32) -> u32 {
+    let mut t = u64::from(ordinal).wrapping_mul(TO_RAW_SEED);
+    t ^= (t & SEED_MIX_MASK) >> 4;
+    t as u32
+}
+
+/// A key's row under `raw_seed` (see the drawing): its start slot among `num_starts`, its
+/// coefficient row and its expected result row. The builder bands the same rows.
+#[inline]
+pub(super) fn hash_row(key_hash: u64, raw_seed: u32, num_starts: u32) -> (u32, u128, u32) {
+    let hash = (key_hash ^ u64::from(raw_seed)).wrapping_mul(REHASH);
+    let start = ((u128::from(hash) * u128::from(num_starts)) >> 64) as u32;
+    let a = hash.wrapping_mul(COEFF_AND_RESULT);
+    let coeffs = ((u128::from(a) << 64) ^ u128::from(a ^ COEFF_XOR64)) | 1;
+    (start, coeffs, a.swap_bytes() as u32)
 }

@@ -27,16 +27,9 @@
 //! A run of equal hashes is added once (as RocksDB's builder); two different keys with
 //! equal hashes are solved consistently (their result rows agree), never a failure.
 
+use super::ribbon::{hash_row, raw_seed, COEFF_BITS, SEGMENT_BYTES};
 use super::rounding::{self, FilterRounding};
 use super::{fast_local_num_probes, METADATA_LEN};
-
-const COEFF_BITS: u32 = 128;
-const SEGMENT_BYTES: usize = 16;
-const TO_RAW_SEED: u64 = 0xc782_19a2_3eea_dd03;
-const SEED_MIX_MASK: u64 = 0xf0f0_f0f0_f0f0_f0f0;
-const REHASH: u64 = 0x6193_d459_236a_3a0d;
-const COEFF_AND_RESULT: u64 = 0xc28f_8282_2b65_0bed;
-const COEFF_XOR64: u64 = 0xc367_844a_6e52_731d;
 /// Above this many keys RocksDB builds the Bloom filter instead.
 pub(super) const MAX_RIBBON_ENTRIES: usize = 950_000_000;
 
@@ -185,12 +178,6 @@ pub(super) fn space_and_slots(hashes: &[u64], one_in_fp: f64, millibits: u32) ->
     Some((len, num_slots))
 }
 
-fn raw_seed(ordinal: u32) -> u64 {
-    let mut t = u64::from(ordinal).wrapping_mul(TO_RAW_SEED);
-    t ^= (t & SEED_MIX_MASK) >> 4;
-    u64::from(t as u32)
-}
-
 /// The banding: one coefficient row and result row per slot (zero = empty).
 struct Banding {
     coeffs: Vec<u128>,
@@ -203,12 +190,8 @@ impl Banding {
     fn add_all(&mut self, hashes: &[u64], seed: u32, num_starts: u32) -> bool {
         let raw = raw_seed(seed);
         for &h in hashes {
-            let hash = (h ^ raw).wrapping_mul(REHASH);
-            let start = ((u128::from(hash) * u128::from(num_starts)) >> 64) as usize;
-            let a = hash.wrapping_mul(COEFF_AND_RESULT);
-            let mut cr = ((u128::from(a) << 64) ^ u128::from(a ^ COEFF_XOR64)) | 1;
-            let mut rr = a.swap_bytes() as u32;
-            let mut i = start;
+            let (start, mut cr, mut rr) = hash_row(h, raw, num_starts);
+            let mut i = start as usize;
             loop {
                 let at = self.coeffs[i];
                 if at == 0 {
