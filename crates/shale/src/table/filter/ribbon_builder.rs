@@ -30,6 +30,7 @@
 use super::ribbon::{hash_row, raw_seed, COEFF_BITS, SEGMENT_BYTES};
 use super::rounding::{self, FilterRounding};
 use super::{fast_local_num_probes, METADATA_LEN};
+
 /// Above this many keys RocksDB builds the Bloom filter instead.
 pub(super) const MAX_RIBBON_ENTRIES: usize = 950_000_000;
 
