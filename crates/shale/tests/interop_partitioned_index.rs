@@ -17,7 +17,7 @@ mod tools;
 use std::path::Path;
 use std::sync::Arc;
 
-use shale::table::{Table, TableReaderOptions};
+use shale::table::Table;
 use shale::{BlockBasedOptions, BlockBasedTablePinningTier, Cache, ErrorKind, Options, DB};
 use tools::*;
 
@@ -49,16 +49,7 @@ fn make_db(dir: &Path) {
 }
 
 fn open_table(f: &Path) -> Result<Arc<Table>, shale::Error> {
-    let size = std::fs::metadata(f).unwrap().len();
-    let file = shale::fs::default_fs().new_random_access_file(f).unwrap();
-    let opts = TableReaderOptions {
-        icmp: shale::key::bytewise_internal_comparator(),
-        block_cache: None,
-        verify_checksums: true,
-        file_name: f.display().to_string(),
-        cache_key: shale::cache::OffsetableCacheKey::unique(),
-        statistics: None,
-    };
+    let (file, size, opts) = table_file(f);
     Table::open(file, size, opts)
 }
 

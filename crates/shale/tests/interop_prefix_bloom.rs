@@ -21,7 +21,7 @@ mod tools;
 use std::path::Path;
 use std::sync::Arc;
 
-use shale::table::{PrefixSeek, Table, TableReaderOptions};
+use shale::table::{PrefixSeek, Table};
 use shale::{BlockBasedOptions, Options, ReadOptions, SliceTransform, DB};
 use tools::*;
 
@@ -54,16 +54,7 @@ fn open_tables(dir: &Path, extractor: &Arc<SliceTransform>) -> Vec<Arc<Table>> {
     sst_files(dir)
         .iter()
         .map(|f| {
-            let size = std::fs::metadata(f).unwrap().len();
-            let file = shale::fs::default_fs().new_random_access_file(f).unwrap();
-            let opts = TableReaderOptions {
-                icmp: shale::key::bytewise_internal_comparator(),
-                block_cache: None,
-                verify_checksums: true,
-                file_name: f.display().to_string(),
-                cache_key: shale::cache::OffsetableCacheKey::unique(),
-                statistics: None,
-            };
+            let (file, size, opts) = table_file(f);
             Table::open_for_cf(file, size, opts, shale::key::MAX_SEQUENCE_NUMBER, Some(extractor.clone()))
                 .unwrap()
         })

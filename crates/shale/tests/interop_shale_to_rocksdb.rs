@@ -16,7 +16,7 @@ mod tools;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use shale::table::reader::{Table, TableReaderOptions};
+use shale::table::reader::Table;
 use shale::{ColumnFamilyDescriptor, DBCompressionType, Options, WriteBatch, DB};
 use tools::*;
 
@@ -205,16 +205,7 @@ fn sst_dump_verifies_every_table_and_shows_its_properties() {
         );
 
         let shown = sst_dump_properties(f);
-        let size = std::fs::metadata(f).unwrap().len();
-        let file = shale::fs::default_fs().new_random_access_file(f).unwrap();
-        let opts = TableReaderOptions {
-            icmp: shale::key::bytewise_internal_comparator(),
-            block_cache: None,
-            verify_checksums: true,
-            file_name: f.display().to_string(),
-            cache_key: shale::cache::OffsetableCacheKey::unique(),
-            statistics: None,
-        };
+        let (file, size, opts) = table_file(f);
         let table = Table::open(file, size, opts).unwrap();
         let p = table.properties();
         let expect = [

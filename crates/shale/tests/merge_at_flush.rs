@@ -15,7 +15,7 @@ mod tools;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use shale::table::reader::{Table, TableReaderOptions};
+use shale::table::reader::Table;
 use shale::{ErrorKind, IteratorMode, MergeOperands, Options, ReadOptions, DB};
 use tools::*;
 
@@ -26,16 +26,7 @@ fn opts() -> Options {
 
 /// (`# entries`, `# merge operands`) of table `f`, read with Shale's table reader.
 fn table_counts(f: &Path) -> (u64, u64) {
-    let size = std::fs::metadata(f).unwrap().len();
-    let file = shale::fs::default_fs().new_random_access_file(f).unwrap();
-    let opts = TableReaderOptions {
-        icmp: shale::key::bytewise_internal_comparator(),
-        block_cache: None,
-        verify_checksums: true,
-        file_name: f.display().to_string(),
-        cache_key: shale::cache::OffsetableCacheKey::unique(),
-        statistics: None,
-    };
+    let (file, size, opts) = table_file(f);
     let p = Table::open(file, size, opts).unwrap().properties().clone();
     (p.num_entries, p.num_merge_operands)
 }

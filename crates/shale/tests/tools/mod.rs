@@ -369,3 +369,21 @@ pub fn concat_merge_options() -> Options {
     o.set_merge_operator_associative("concat", concat);
     o
 }
+
+/// A table file opened for reading with the default (bytewise) comparator, no block cache,
+/// checksums verified: its file handle, size and reader options.
+pub fn table_file(
+    f: &Path,
+) -> (std::sync::Arc<dyn shale::fs::RandomAccessFile>, u64, shale::table::reader::TableReaderOptions) {
+    let size = std::fs::metadata(f).expect("table file size").len();
+    let file = shale::fs::default_fs().new_random_access_file(f).expect("open table file");
+    let opts = shale::table::reader::TableReaderOptions {
+        icmp: shale::key::bytewise_internal_comparator(),
+        block_cache: None,
+        verify_checksums: true,
+        file_name: f.display().to_string(),
+        cache_key: shale::cache::OffsetableCacheKey::unique(),
+        statistics: None,
+    };
+    (file, size, opts)
+}
