@@ -479,13 +479,14 @@ impl DbInner {
                 s.record_tick(crate::statistics::Ticker::FlushWriteBytes, bytes);
                 s.report_time(crate::statistics::Histogram::FlushTime, started.elapsed().as_micros() as u64);
             }
+            // Under the DB mutex: buffered, written by the purge below.
             if handle.opts.report_bg_io_stats {
-                self.info_log.log(format_args!(
+                self.info_log.buffer_line(format_args!(
                     "[{}] Flushed memtable to table #{number} ({bytes} bytes), write micros {write_micros}",
                     handle.name
                 ));
             } else {
-                self.info_log.log(format_args!(
+                self.info_log.buffer_line(format_args!(
                     "[{}] Flushed memtable to table #{number} ({bytes} bytes)",
                     handle.name
                 ));
@@ -757,7 +758,8 @@ impl DbInner {
         self.stats.flushes.fetch_add(count as u64, Ordering::Relaxed);
         self.stats.flush_bytes.fetch_add(bytes, Ordering::Relaxed);
         let names: Vec<&str> = group.iter().map(|(h, _, _)| h.name.as_str()).collect();
-        self.info_log.log(format_args!(
+        // Under the DB mutex: buffered, written by the purge that follows the flush.
+        self.info_log.buffer_line(format_args!(
             "Atomic flush of [{}]: {} tables ({bytes} bytes) in one MANIFEST write",
             names.join(", "),
             tables.iter().map(Vec::len).sum::<usize>()

@@ -208,6 +208,18 @@ impl InfoLog {
         }
     }
 
+    /// Keeps a line (stamped now) to be written by `flush_buffered`: for lines that arise
+    /// under the DB mutex, so no write to the LOG happens while it is held.
+    pub fn buffer_line(&self, args: fmt::Arguments<'_>) {
+        if !self.enabled() {
+            return;
+        }
+        let line = format!("{} {:x} {}\n", timestamp(), thread_id(), args);
+        if let Ok(mut b) = self.buffered.lock() {
+            b.push(line);
+        }
+    }
+
     /// Whether there is a file to write to (not a read-only open's `none`).
     pub fn enabled(&self) -> bool {
         self.file.lock().map(|f| f.is_some()).unwrap_or(false)
