@@ -240,8 +240,9 @@ impl InfoLog {
 /// `JsonWriter::event()` starts an event with its `time_micros`; `finish` closes it.
 pub(crate) struct JsonWriter {
     out: String,
-    /// Per open array or object: whether an element was written in it.
-    nested: Vec<bool>,
+    /// Per open array or object: whether an element was written in it, and its closing
+    /// bracket.
+    nested: Vec<(bool, char)>,
     /// A key was written and its value is next.
     want_value: bool,
 }
@@ -302,7 +303,7 @@ impl JsonValue for &str {
 
 impl JsonWriter {
     pub fn new() -> JsonWriter {
-        JsonWriter { out: String::from("{"), nested: vec![false], want_value: false }
+        JsonWriter { out: String::from("{"), nested: vec![(false, '}')], want_value: false }
     }
 
     /// An event object with RocksDB's first field, `time_micros` (now).
@@ -318,7 +319,7 @@ impl JsonWriter {
 
     /// Separator before the next element of the innermost array or object.
     fn element(&mut self) {
-        if let Some(written) = self.nested.last_mut() {
+        if let Some((written, _)) = self.nested.last_mut() {
             if *written {
                 self.out.push_str(", ");
             }
@@ -347,19 +348,30 @@ impl JsonWriter {
         self.key(key).value(&v)
     }
 
-    pub fn start_array(&mut self) -> &mut JsonWriter {
+    /// Opens an array or object (after `key`, or as an element of the open array).
+    fn open(&mut self, open: char, close: char) -> &mut JsonWriter {
         if !std::mem::take(&mut self.want_value) {
             self.element();
         }
-        self.out.push('[');
-        self.nested.push(false);
+        self.out.push(open);
+        self.nested.push((false, close));
         self
     }
 
-    pub fn end_array(&mut self) -> &mut JsonWriter {
-        self.nested.pop();
-        self.out.push(']');
+    /// Closes the innermost open array or object.
+    fn close(&mut self) -> &mut JsonWriter {
+        if let Some((_, c)) = self.nested.pop() {
+            self.out.push(c);
+        }
         self
+    }
+
+    pub fn start_array(&mut self) -> &mut JsonWriter {
+        self.open('[', ']')
+    }
+
+    pub fn end_array(&mut self) -> &mut JsonWriter {
+        self.close()
     }
 
     /// `key` with an array of `items`.
@@ -372,24 +384,17 @@ impl JsonWriter {
     }
 
     pub fn start_object(&mut self) -> &mut JsonWriter {
-        if !std::mem::take(&mut self.want_value) {
-            self.element();
-        }
-        self.out.push('{');
-        self.nested.push(false);
-        self
+        self.open('{', '}')
     }
 
     pub fn end_object(&mut self) -> &mut JsonWriter {
-        self.nested.pop();
-        self.out.push('}');
-        self
+        self.close()
     }
 
     /// The text, with every open array or object closed.
     pub fn finish(mut self) -> String {
         while self.nested.len() > 1 {
-            self.end_object();
+            self.close();
         }
         self.out.push('}');
         self.out
@@ -654,6 +659,10 @@ mod tests {
         w.end_array();
         w.key("o").start_object().field("k", 1i64);
         assert_eq!(w.finish(), r#"{"a": [1, "x"], "o": {"k": 1}}"#);
+        // An array left open is closed as an array, inside the object around it.
+        let mut w = JsonWriter::new();
+        w.key("o").start_object().key("a").start_array().value(&2u64);
+        assert_eq!(w.finish(), r#"{"o": {"a": [2]}}"#);
         // An event starts with time_micros.
         assert!(JsonWriter::event().finish().starts_with(r#"{"time_micros": "#));
     }
