@@ -113,6 +113,13 @@ pub struct BlockBasedOptions {
     pub(crate) pinning_tiers: [crate::BlockBasedTablePinningTier; 3],
     /// `set_checksum_type`: the block checksum new tables get (RocksDB's `checksum`).
     pub(crate) checksum: crate::table::format::ChecksumType,
+    /// `set_index_type(TwoLevelIndexSearch)`: a partitioned index (`table/partitioned_builder.rs`).
+    pub(crate) partitioned_index: bool,
+    /// `set_partition_filters`: partitioned filters (taken only with a partitioned index,
+    /// as RocksDB's sanitizing).
+    pub(crate) partition_filters: bool,
+    /// `set_metadata_block_size`: where index and filter partitions are cut (RocksDB's 4096).
+    pub(crate) metadata_block_size: usize,
     pub(crate) unsupported: Vec<&'static str>,
 }
 
@@ -142,6 +149,9 @@ impl Default for BlockBasedOptions {
             pinning_tiers: [crate::BlockBasedTablePinningTier::Fallback; 3],
             // RocksDB's default (kXXH3, `BlockBasedTableOptions::checksum`).
             checksum: crate::table::format::ChecksumType::Xxh3,
+            partitioned_index: false,
+            partition_filters: false,
+            metadata_block_size: 4096,
             unsupported: Vec::new(),
         }
     }
