@@ -108,7 +108,7 @@ fn compare(case: &Case) {
         assert!(mismatches.is_empty(), "{ctx}: {mismatches:?}");
         assert_eq!(op.filter_policy_name, tp.filter_policy_name, "{ctx}");
         assert_eq!(op.prefix_extractor_name, tp.prefix_extractor_name, "{ctx}");
-        assert!(tp.filter_size > 0 && tp.num_filter_entries >= 6000, "{ctx}: no filter");
+        assert!(tp.filter_size > 0 && tp.num_filter_entries >= 2000, "{ctx}: no filter");
         let index_type = "rocksdb.block.based.table.index.type";
         assert_eq!(op.user_collected.get(index_type), tp.user_collected.get(index_type), "{ctx}");
         let th = theirs.footer().index_handle;
