@@ -1,7 +1,9 @@
 //! Shale's partitioned index and partitioned filters are RocksDB 11.8.1's, byte for byte:
 //! RocksDB 11.8.1's `db_bench` writes tables with `--partition_index_and_filters=1` (and
 //! with `--partition_index=1` alone), small `--metadata_block_size` so there are many
-//! partitions, with Bloom and Ribbon filters, with and without a prefix extractor; Shale's
+//! partitions, with Bloom and Ribbon filters, with and without a prefix extractor, filters
+//! decoupled from the index partitions (the default) and coupled to them
+//! (`--decouple_partitioned_filters=false`); Shale's
 //! table builder rebuilds each table from its entries with the same options, and the
 //! files are equal from the first byte to the end of the top-level index (data blocks,
 //! filter partitions, top-level filter index, index partitions, top-level index, with
@@ -24,6 +26,8 @@ struct Case {
     /// Some(bloom_before_level): RocksDB's Ribbon policy.
     ribbon: Option<i32>,
     prefix: Option<usize>,
+    /// RocksDB's decouple_partitioned_filters.
+    decoupled: bool,
 }
 
 fn rebuild(src: &Path, dst: &Path, case: &Case, level: i32) -> Arc<Table> {
@@ -40,6 +44,7 @@ fn rebuild(src: &Path, dst: &Path, case: &Case, level: i32) -> Arc<Table> {
     o.filter_level = level;
     o.partitioned_index = true;
     o.partition_filters = case.partition_filters;
+    o.decouple_partitioned_filters = case.decoupled;
     o.metadata_block_size = 256;
     if let Some(n) = case.prefix {
         let p = Arc::new(shale::SliceTransform::create_fixed_prefix(n));
@@ -109,8 +114,12 @@ fn compare(case: &Case) {
         assert_eq!(op.filter_policy_name, tp.filter_policy_name, "{ctx}");
         assert_eq!(op.prefix_extractor_name, tp.prefix_extractor_name, "{ctx}");
         assert!(tp.filter_size > 0 && tp.num_filter_entries >= 2000, "{ctx}: no filter");
-        let index_type = "rocksdb.block.based.table.index.type";
-        assert_eq!(op.user_collected.get(index_type), tp.user_collected.get(index_type), "{ctx}");
+        for name in [
+            "rocksdb.block.based.table.index.type",
+            "rocksdb.block.based.table.decoupled.partitioned.filters",
+        ] {
+            assert_eq!(op.user_collected.get(name), tp.user_collected.get(name), "{ctx}: {name}");
+        }
         let th = theirs.footer().index_handle;
         assert_eq!(ours.footer().index_handle, th, "{ctx}: top-level index handle");
         let end = (th.offset + th.size + 5) as usize;
@@ -134,6 +143,7 @@ fn partitioned_tables_equal_rocksdb_11s() {
             partition_filters: true,
             ribbon: None,
             prefix: None,
+            decoupled: true,
         },
         Case {
             name: "partitioned index, full filter",
@@ -141,6 +151,7 @@ fn partitioned_tables_equal_rocksdb_11s() {
             partition_filters: false,
             ribbon: None,
             prefix: None,
+            decoupled: true,
         },
         Case {
             name: "ribbon, partitioned filters",
@@ -148,6 +159,7 @@ fn partitioned_tables_equal_rocksdb_11s() {
             partition_filters: true,
             ribbon: Some(0),
             prefix: None,
+            decoupled: true,
         },
         Case {
             name: "bloom, partitioned filters, prefix extractor",
@@ -155,6 +167,27 @@ fn partitioned_tables_equal_rocksdb_11s() {
             partition_filters: true,
             ribbon: None,
             prefix: Some(8),
+            decoupled: true,
+        },
+        Case {
+            name: "bloom, partitioned filters coupled to the index partitions, prefix extractor",
+            flags: &["--partition_index_and_filters=1", "--decouple_partitioned_filters=false"],
+            partition_filters: true,
+            ribbon: None,
+            prefix: Some(8),
+            decoupled: false,
+        },
+        Case {
+            name: "ribbon, partitioned filters coupled to the index partitions",
+            flags: &[
+                "--partition_index_and_filters=1",
+                "--decouple_partitioned_filters=false",
+                "--use_ribbon_filter=1",
+            ],
+            partition_filters: true,
+            ribbon: Some(0),
+            prefix: None,
+            decoupled: false,
         },
     ];
     for c in &cases {

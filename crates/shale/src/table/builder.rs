@@ -159,6 +159,9 @@ pub struct TableBuilderOptions {
     pub partition_filters: bool,
     /// RocksDB's `metadata_block_size`: the size index and filter partitions are cut at.
     pub metadata_block_size: usize,
+    /// RocksDB's `decouple_partitioned_filters` (default true): filter partitions cut by
+    /// their own size, else at the index partitions' cuts.
+    pub decouple_partitioned_filters: bool,
 }
 
 /// RocksDB's `CompressionOptions` as far as a table's writing depends on them.
@@ -255,6 +258,7 @@ impl TableBuilderOptions {
             partitioned_index: false,
             partition_filters: false,
             metadata_block_size: 4096,
+            decouple_partitioned_filters: true,
         }
     }
 }
@@ -406,6 +410,7 @@ impl TableBuilder {
                     opts.prefix_extractor.clone(),
                     opts.whole_key_filtering,
                     opts.icmp.timestamp_size(),
+                    opts.decouple_partitioned_filters,
                 );
                 (None, Some(p))
             }
@@ -534,10 +539,11 @@ impl TableBuilder {
         if ts_sz > 0 {
             self.collect_timestamp(user_key(ikey), ts_sz)?;
         }
-        if let Some(pf) = self.p_filter.as_mut() {
-            // Every entry, repeats included (RocksDB's AddWithPrevKey).
+        if let (Some(pf), Some(pi)) = (self.p_filter.as_mut(), self.p_index.as_mut()) {
+            // Every entry, repeats included (RocksDB's AddWithPrevKey), after the index
+            // entry of the block before (coupled filters cut where the index did).
             let uk = self.opts.icmp.strip_ts(user_key(ikey));
-            pf.add(uk, self.last_filter_key.as_deref().unwrap_or(&[]));
+            pf.add(uk, self.last_filter_key.as_deref().unwrap_or(&[]), pi);
             if self.last_filter_key.as_deref() != Some(uk) {
                 self.last_filter_key = Some(uk.to_vec());
             }
@@ -827,11 +833,11 @@ impl TableBuilder {
                 meta.push((format!("{FULL_FILTER_PREFIX}{BLOOM_POLICY_NAME}"), h));
             }
         }
-        if let Some(pf) = self.p_filter.take() {
+        if let (Some(pf), Some(pi)) = (self.p_filter.take(), self.p_index.as_ref()) {
             self.props.filter_policy_name = pf.policy_name().to_string();
             if !pf.is_empty() {
                 let last = self.last_filter_key.take().unwrap_or_default();
-                let (parts, entries) = pf.finish(&last);
+                let (parts, entries) = pf.finish(&last, pi);
                 self.props.num_filter_entries = entries;
                 let mut top = Vec::with_capacity(parts.len());
                 for (key, data) in parts {
@@ -965,9 +971,10 @@ impl TableBuilder {
         let prefix_filtering = if self.opts.prefix_extractor.is_some() { b"1" } else { b"0" };
         p.user_collected.insert(names::PREFIX_FILTERING.to_string(), prefix_filtering.to_vec());
         // RocksDB 11.8.1's BlockBasedTablePropertiesCollector writes it whenever
-        // `decouple_partitioned_filters` is on, its default (Shale has no partitioned
-        // filters, so nothing is coupled).
-        p.user_collected.insert(names::DECOUPLED_PARTITIONED_FILTERS.to_string(), b"1".to_vec());
+        // `decouple_partitioned_filters` is on (its default), partitioned or not.
+        if self.opts.decouple_partitioned_filters {
+            p.user_collected.insert(names::DECOUPLED_PARTITIONED_FILTERS.to_string(), b"1".to_vec());
+        }
         let props_block = self.props.encode();
         let h = self.write_raw_block(&props_block, CompressionType::None)?;
         meta.push((PROPERTIES_BLOCK.to_string(), h));

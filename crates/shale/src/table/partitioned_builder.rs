@@ -61,6 +61,11 @@ pub(super) struct PartitionedIndexBuilder {
     deviation_limit: usize,
     done: Vec<IndexPartition>,
     cur: IndexPartition,
+    /// Coupled filters: the filter asked for the partition to be cut at the next entry.
+    cut_requested: bool,
+    /// Coupled filters: a partition was cut (or the last entry added), so the filter cuts
+    /// its partition before its next key (RocksDB's `ShouldCutFilterBlock`).
+    cut_filter: bool,
 }
 
 /// A finished index partition: its key for the top level and its block contents.
@@ -78,7 +83,26 @@ impl PartitionedIndexBuilder {
             deviation_limit: (metadata_block_size * (100 - BLOCK_SIZE_DEVIATION)).div_ceil(100),
             done: Vec::new(),
             cur: IndexPartition::new(restart_interval, delta),
+            cut_requested: false,
+            cut_filter: false,
         }
+    }
+
+    /// Coupled filters: cut the index partition at the next data block (RocksDB's
+    /// `RequestPartitionCut`).
+    fn request_cut(&mut self) {
+        self.cut_requested = true;
+    }
+
+    /// Coupled filters: whether the filter cuts now (cleared once asked).
+    fn take_cut_filter(&mut self) -> bool {
+        std::mem::take(&mut self.cut_filter)
+    }
+
+    /// The key of the partition being built (its last separator): a coupled filter
+    /// partition's key.
+    fn partition_key(&self) -> &[u8] {
+        &self.cur.key
     }
 
     /// Adds the entry of one data block: `last_key` its last key, `sep` the separator the
@@ -95,10 +119,15 @@ impl PartitionedIndexBuilder {
         seq_after: bool,
         handle: BlockHandle,
     ) {
-        if has_next && self.should_cut(last_key, handle, seq_before) {
+        if has_next
+            && !self.cur.with_seq.is_empty()
+            && (self.cut_requested || self.should_cut(last_key, handle, seq_before))
+        {
             let full =
                 std::mem::replace(&mut self.cur, IndexPartition::new(self.restart_interval, self.delta));
             self.done.push(full);
+            self.cut_filter = true;
+            self.cut_requested = false;
         }
         let prev = self.cur.last_handle;
         self.cur.with_seq.add_index(sep, handle, prev);
@@ -108,6 +137,9 @@ impl PartitionedIndexBuilder {
         self.cur.key.clear();
         self.cur.key.extend_from_slice(sep);
         self.cur.last_handle = Some(handle);
+        if !has_next {
+            self.cut_filter = true;
+        }
     }
 
     /// RocksDB's `FlushBlockBySizePolicy::Update` on the partition's index block (the one
@@ -159,9 +191,12 @@ pub(super) fn top_level_block(
     b.finish().to_vec()
 }
 
-/// Builds a partitioned filter decoupled from the index partitions (RocksDB's
-/// `PartitionedFilterBlockBuilder` with `decouple_partitioned_filters`, its default).
+/// Builds a partitioned filter (RocksDB's `PartitionedFilterBlockBuilder`): decoupled from
+/// the index partitions (`decouple_partitioned_filters`, its default), or coupled: the
+/// filter asks the index to cut when it is full and cuts when the index did, keyed by the
+/// index partition's key.
 pub(super) struct PartitionedFilterBuilder {
+    decoupled: bool,
     bits: FilterBuilder,
     keys_per_partition: usize,
     prefix: Option<SliceTransformRef>,
@@ -180,6 +215,7 @@ impl PartitionedFilterBuilder {
         prefix: Option<SliceTransformRef>,
         whole_key: bool,
         ts_sz: usize,
+        decoupled: bool,
     ) -> Self {
         // The partition size is the lower bound of the deviation, as RocksDB's
         // CreateFilterBlockBuilder.
@@ -204,6 +240,7 @@ impl PartitionedFilterBuilder {
             kpp -= 1;
         }
         PartitionedFilterBuilder {
+            decoupled,
             bits,
             keys_per_partition: kpp,
             prefix,
@@ -221,13 +258,22 @@ impl PartitionedFilterBuilder {
     /// Adds a point entry's user key (without timestamp); `prev` is the previous entry's
     /// (empty for the first). Called for every entry, repeats included, as RocksDB's
     /// `AddWithPrevKey`.
-    pub(super) fn add(&mut self, key: &[u8], prev: &[u8]) {
-        let cut = self.bits.num_added() >= self.keys_per_partition;
+    /// `index`: the table's partitioned index (coupled filters follow its cuts).
+    pub(super) fn add(&mut self, key: &[u8], prev: &[u8], index: &mut PartitionedIndexBuilder) {
+        let full = self.bits.num_added() >= self.keys_per_partition;
+        let cut = if self.decoupled {
+            full
+        } else {
+            if full {
+                index.request_cut();
+            }
+            index.take_cut_filter()
+        };
         let prefix = self.prefix.clone();
         match prefix.as_deref().and_then(|t| t.transform(key)) {
             Some(p) => {
                 if cut {
-                    self.cut(true, Some(p), prev);
+                    self.cut(true, Some(p), prev, index);
                 }
                 if self.whole_key {
                     self.bits.add_key_and_alt(key, p);
@@ -237,7 +283,7 @@ impl PartitionedFilterBuilder {
             }
             None => {
                 if cut {
-                    self.cut(true, None, prev);
+                    self.cut(true, None, prev, index);
                 }
                 if self.whole_key {
                     self.bits.add_key(key);
@@ -249,7 +295,13 @@ impl PartitionedFilterBuilder {
     /// RocksDB's `CutAFilterBlock`: closes the partition whose last key is `prev`; with a
     /// next partition, the next partition's first prefix goes into this one and this
     /// one's last prefix into the next (prefix seeks in both directions).
-    fn cut(&mut self, has_next: bool, next_prefix: Option<&[u8]>, prev: &[u8]) {
+    fn cut(
+        &mut self,
+        has_next: bool,
+        next_prefix: Option<&[u8]>,
+        prev: &[u8],
+        index: &PartitionedIndexBuilder,
+    ) {
         if let Some(p) = next_prefix {
             if self.whole_key {
                 self.bits.add_key_and_alt(p, p);
@@ -259,12 +311,17 @@ impl PartitionedFilterBuilder {
         }
         self.added_in_built += self.bits.num_added();
         let data = self.bits.finish();
-        let mut ikey = prev.to_vec();
-        ikey.resize(prev.len() + self.ts_sz, 0);
-        crate::coding::put_fixed64(
-            &mut ikey,
-            crate::key::pack_seq_and_type(0, crate::key::ValueType::Deletion),
-        );
+        let ikey = if self.decoupled {
+            let mut k = prev.to_vec();
+            k.resize(prev.len() + self.ts_sz, 0);
+            crate::coding::put_fixed64(
+                &mut k,
+                crate::key::pack_seq_and_type(0, crate::key::ValueType::Deletion),
+            );
+            k
+        } else {
+            index.partition_key().to_vec()
+        };
         self.filters.push((ikey, data));
         if has_next {
             let prefix = self.prefix.clone();
@@ -282,9 +339,13 @@ impl PartitionedFilterBuilder {
     /// Closes the last partition (`last` is the table's last user key without timestamp)
     /// and returns every partition with its key, and the number of filter entries (the
     /// "rocksdb.num.filter_entries" property).
-    pub(super) fn finish(mut self, last: &[u8]) -> (Vec<(Vec<u8>, Vec<u8>)>, u64) {
+    pub(super) fn finish(
+        mut self,
+        last: &[u8],
+        index: &PartitionedIndexBuilder,
+    ) -> (Vec<(Vec<u8>, Vec<u8>)>, u64) {
         if self.bits.num_added() > 0 {
-            self.cut(false, None, last);
+            self.cut(false, None, last, index);
         }
         (self.filters, self.added_in_built as u64)
     }
@@ -326,15 +387,16 @@ mod tests {
 
     #[test]
     fn filter_partitions_hold_their_keys_and_are_keyed_by_their_last_key() {
-        let mut f = PartitionedFilterBuilder::new(FilterBuilder::new(10.0), 300, None, true, 0);
+        let mut f = PartitionedFilterBuilder::new(FilterBuilder::new(10.0), 300, None, true, 0, true);
+        let mut index = PartitionedIndexBuilder::new(1, true, 300);
         assert!(f.is_empty());
         let keys: Vec<Vec<u8>> = (0..2000u32).map(|i| format!("k{i:06}").into_bytes()).collect();
         let mut prev: &[u8] = &[];
         for k in &keys {
-            f.add(k, prev);
+            f.add(k, prev, &mut index);
             prev = k;
         }
-        let (parts, entries) = f.finish(prev);
+        let (parts, entries) = f.finish(prev, &index);
         assert_eq!(entries, 2000);
         assert!(parts.len() > 5, "{} partitions", parts.len());
         let mut start = 0;
