@@ -1,7 +1,9 @@
 //! Shale's partitioned index and partitioned filters are RocksDB 11.8.1's, byte for byte:
 //! RocksDB 11.8.1's `db_bench` writes tables with `--partition_index_and_filters=1` (and
 //! with `--partition_index=1` alone), small `--metadata_block_size` so there are many
-//! partitions, with Bloom and Ribbon filters, with and without a prefix extractor, filters
+//! partitions, with Bloom and Ribbon filters (and format_version 4's legacy Bloom; 5
+//! otherwise, no compression, `--optimize_filters_for_memory=false`, db_bench's
+//! `--index_shortening_mode=2`), with and without a prefix extractor, filters
 //! decoupled from the index partitions (the default) and coupled to them
 //! (`--decouple_partitioned_filters=false`); Shale's
 //! table builder rebuilds each table from its entries with the same options, and the
@@ -28,13 +30,15 @@ struct Case {
     prefix: Option<usize>,
     /// RocksDB's decouple_partitioned_filters.
     decoupled: bool,
+    /// 5, or 4 (legacy Bloom filters).
+    format_version: u32,
 }
 
 fn rebuild(src: &Path, dst: &Path, case: &Case, level: i32) -> Arc<Table> {
     let (file, size, opts) = table_file(src);
     let t = Table::open(file, size, opts).unwrap();
     let mut o = TableBuilderOptions::new(shale::key::bytewise_internal_comparator());
-    o.format_version = 5;
+    o.format_version = case.format_version;
     o.checksum = shale::table::ChecksumType::Xxh3;
     o.filter_bits_per_key = Some(10.0);
     o.filter_rounding = None;
@@ -69,13 +73,14 @@ fn compare(case: &Case) {
     let db = dir.path().join("db");
     let mut flags = vec![
         "--compression_type=none",
-        "--format_version=5",
         "--bloom_bits=10",
         "--optimize_filters_for_memory=false",
         "--metadata_block_size=256",
         "--write_buffer_size=4194304",
         "--disable_auto_compactions=1",
     ];
+    let fv_flag = format!("--format_version={}", case.format_version);
+    flags.push(&fv_flag);
     flags.extend_from_slice(case.flags);
     let prefix_flag;
     if let Some(n) = case.prefix {
@@ -144,6 +149,16 @@ fn partitioned_tables_equal_rocksdb_11s() {
             ribbon: None,
             prefix: None,
             decoupled: true,
+            format_version: 5,
+        },
+        Case {
+            name: "format_version 4: legacy Bloom partitioned filters",
+            flags: &["--partition_index_and_filters=1"],
+            partition_filters: true,
+            ribbon: None,
+            prefix: Some(8),
+            decoupled: true,
+            format_version: 4,
         },
         Case {
             name: "partitioned index, full filter",
@@ -152,6 +167,7 @@ fn partitioned_tables_equal_rocksdb_11s() {
             ribbon: None,
             prefix: None,
             decoupled: true,
+            format_version: 5,
         },
         Case {
             name: "ribbon, partitioned filters",
@@ -160,6 +176,7 @@ fn partitioned_tables_equal_rocksdb_11s() {
             ribbon: Some(0),
             prefix: None,
             decoupled: true,
+            format_version: 5,
         },
         Case {
             name: "bloom, partitioned filters, prefix extractor",
@@ -168,6 +185,7 @@ fn partitioned_tables_equal_rocksdb_11s() {
             ribbon: None,
             prefix: Some(8),
             decoupled: true,
+            format_version: 5,
         },
         Case {
             name: "bloom, partitioned filters coupled to the index partitions, prefix extractor",
@@ -176,6 +194,7 @@ fn partitioned_tables_equal_rocksdb_11s() {
             ribbon: None,
             prefix: Some(8),
             decoupled: false,
+            format_version: 5,
         },
         Case {
             name: "ribbon, partitioned filters coupled to the index partitions",
@@ -188,6 +207,7 @@ fn partitioned_tables_equal_rocksdb_11s() {
             ribbon: Some(0),
             prefix: None,
             decoupled: false,
+            format_version: 5,
         },
     ];
     for c in &cases {

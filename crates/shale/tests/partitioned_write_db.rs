@@ -8,7 +8,8 @@
 //! prefixes, read (almost) no data block. RocksDB 11.8.1's `sst_dump --command=check`
 //! checks every table, `--show_properties` shows the partitions, and `ldb scan` (which
 //! loads Shale's OPTIONS file: index_type=kTwoLevelIndexSearch, partition_filters=true,
-//! metadata_block_size=256) lists the same pairs. Compactions run only when asked, so the
+//! metadata_block_size=256) lists the same pairs. Reopened with index and filter blocks in
+//! the block cache (partitions pinned and not), Shale reads the same. Compactions run only when asked, so the
 //! files listed are stable. Data-block reads are counted by the
 //! `rocksdb.shale.data-blocks-read` property with the block cache disabled.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
@@ -18,8 +19,8 @@ mod tools;
 use std::path::Path;
 
 use shale::{
-    BlockBasedIndexType, BlockBasedOptions, Direction, IteratorMode, Options, ReadOptions, SliceTransform,
-    SstFileWriter, DB,
+    BlockBasedIndexType, BlockBasedOptions, BlockBasedTablePinningTier, Cache, Direction, IteratorMode,
+    Options, ReadOptions, SliceTransform, SstFileWriter, DB,
 };
 use tools::*;
 
@@ -184,4 +185,26 @@ fn shale_partitioned_tables_are_read_back_and_by_rocksdb_11() {
         absent * 10 <= absent_prefixes,
         "{absent_prefixes} absent-prefix seeks read {absent} data blocks"
     );
+    drop(db);
+
+    // The same tables with index and filter blocks in the block cache, partitions pinned
+    // or not.
+    for pin in [BlockBasedTablePinningTier::None, BlockBasedTablePinningTier::All] {
+        let mut o = options();
+        let mut t = BlockBasedOptions::default();
+        t.set_index_type(BlockBasedIndexType::TwoLevelIndexSearch);
+        t.set_partition_filters(true);
+        t.set_metadata_block_size(256);
+        t.set_bloom_filter(10.0, false);
+        t.set_block_cache(&Cache::new_lru_cache(1 << 20));
+        t.set_cache_index_and_filter_blocks(true);
+        t.set_partition_pinning_tier(pin);
+        o.set_block_based_table_factory(&t);
+        let db = DB::open(&o, &dir).unwrap();
+        assert_same_pairs(&shale_scan_default(&db), &want, "Shale scan, cached index and filter");
+        for i in (0..total).step_by(17) {
+            assert_eq!(db.get(key(i)).unwrap(), Some(value(i)), "get {i}, cached index and filter");
+            assert_eq!(db.get(absent_key(i)).unwrap(), None);
+        }
+    }
 }

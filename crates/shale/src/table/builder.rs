@@ -15,6 +15,10 @@
 //! index     : one entry per data block, key = a separator >= every key of the block and
 //!             < every key of the next (user keys only, if no two adjacent blocks share a
 //!             user key), value = the block's handle (delta-encoded, format_version >= 4)
+//! partitioned (`partitioned_index`, `partition_filters`; partitioned_builder.rs):
+//!   filter block -> filter partition* | top-level filter index
+//!                   (metaindex "partitionedfilter.rocksdb.BuiltinBloomFilter")
+//!   index block  -> index partition* | top-level index (footer / "rocksdb.index")
 //! ```
 //! The full filter holds, for each distinct user key, the key and (with a prefix extractor,
 //! when the key is in its domain) its prefix; only the prefix with whole_key_filtering off

@@ -191,6 +191,10 @@ pub(super) fn top_level_block(
     b.finish().to_vec()
 }
 
+/// A finished filter partition: its key in the top-level filter index (an internal key)
+/// and its filter bytes.
+pub(super) type FilterPartition = (Vec<u8>, Vec<u8>);
+
 /// Builds a partitioned filter (RocksDB's `PartitionedFilterBlockBuilder`): decoupled from
 /// the index partitions (`decouple_partitioned_filters`, its default), or coupled: the
 /// filter asks the index to cut when it is full and cuts when the index did, keyed by the
@@ -203,8 +207,7 @@ pub(super) struct PartitionedFilterBuilder {
     whole_key: bool,
     /// User-defined timestamp size: partition keys get the minimum timestamp.
     ts_sz: usize,
-    /// Finished partitions: (internal key, filter bytes).
-    filters: Vec<(Vec<u8>, Vec<u8>)>,
+    filters: Vec<FilterPartition>,
     added_in_built: usize,
 }
 
@@ -343,7 +346,7 @@ impl PartitionedFilterBuilder {
         mut self,
         last: &[u8],
         index: &PartitionedIndexBuilder,
-    ) -> (Vec<(Vec<u8>, Vec<u8>)>, u64) {
+    ) -> (Vec<FilterPartition>, u64) {
         if self.bits.num_added() > 0 {
             self.cut(false, None, last, index);
         }

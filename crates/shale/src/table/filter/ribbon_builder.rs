@@ -334,7 +334,8 @@ pub(super) fn approximate_num_entries(
     bloom_entries: impl Fn(usize) -> usize,
 ) -> usize {
     let len_no_meta = round_down_usable(bytes.max(METADATA_LEN)) - METADATA_LEN;
-    if !(one_in_fp > 1.0) {
+    // NaN counts as "no FP rate": as RocksDB's `!(x > 1.0)`.
+    if one_in_fp.partial_cmp(&1.0) != Some(std::cmp::Ordering::Greater) {
         return MAX_RIBBON_ENTRIES;
     }
     let min_real_bits_per_slot = if one_in_fp >= 1.0 + f64::from(u32::MAX) {
@@ -347,7 +348,8 @@ pub(super) fn approximate_num_entries(
         f64::from(upper_bits) - portion_lower
     };
     let max_slots = len_no_meta as f64 * 8.0 / min_real_bits_per_slot;
-    if !(max_slots < f64::from(config_num_slots(MAX_RIBBON_ENTRIES as u32))) {
+    let max_supported = f64::from(config_num_slots(MAX_RIBBON_ENTRIES as u32));
+    if max_slots.partial_cmp(&max_supported) != Some(std::cmp::Ordering::Less) {
         return MAX_RIBBON_ENTRIES;
     }
     let mut slots = round_up_num_slots(max_slots as u32);
