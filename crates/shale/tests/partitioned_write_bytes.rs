@@ -32,6 +32,8 @@ struct Case {
     decoupled: bool,
     /// 5, or 4 (legacy Bloom filters).
     format_version: u32,
+    /// index_block_restart_interval (delta-encoded handles between restarts).
+    index_restart: usize,
 }
 
 fn rebuild(src: &Path, dst: &Path, case: &Case, level: i32) -> Arc<Table> {
@@ -39,6 +41,7 @@ fn rebuild(src: &Path, dst: &Path, case: &Case, level: i32) -> Arc<Table> {
     let t = Table::open(file, size, opts).unwrap();
     let mut o = TableBuilderOptions::new(shale::key::bytewise_internal_comparator());
     o.format_version = case.format_version;
+    o.index_block_restart_interval = case.index_restart;
     o.checksum = shale::table::ChecksumType::Xxh3;
     o.filter_bits_per_key = Some(10.0);
     o.filter_rounding = None;
@@ -81,6 +84,8 @@ fn compare(case: &Case) {
     ];
     let fv_flag = format!("--format_version={}", case.format_version);
     flags.push(&fv_flag);
+    let restart_flag = format!("--index_block_restart_interval={}", case.index_restart);
+    flags.push(&restart_flag);
     flags.extend_from_slice(case.flags);
     let prefix_flag;
     if let Some(n) = case.prefix {
@@ -150,6 +155,7 @@ fn partitioned_tables_equal_rocksdb_11s() {
             prefix: None,
             decoupled: true,
             format_version: 5,
+            index_restart: 1,
         },
         Case {
             name: "format_version 4: legacy Bloom partitioned filters",
@@ -159,6 +165,17 @@ fn partitioned_tables_equal_rocksdb_11s() {
             prefix: Some(8),
             decoupled: true,
             format_version: 4,
+            index_restart: 1,
+        },
+        Case {
+            name: "index_block_restart_interval 4: delta-encoded handles in partitions and top levels",
+            flags: &["--partition_index_and_filters=1"],
+            partition_filters: true,
+            ribbon: None,
+            prefix: None,
+            decoupled: true,
+            format_version: 5,
+            index_restart: 4,
         },
         Case {
             name: "partitioned index, full filter",
@@ -168,6 +185,7 @@ fn partitioned_tables_equal_rocksdb_11s() {
             prefix: None,
             decoupled: true,
             format_version: 5,
+            index_restart: 1,
         },
         Case {
             name: "ribbon, partitioned filters",
@@ -177,6 +195,7 @@ fn partitioned_tables_equal_rocksdb_11s() {
             prefix: None,
             decoupled: true,
             format_version: 5,
+            index_restart: 1,
         },
         Case {
             name: "bloom, partitioned filters, prefix extractor",
@@ -186,6 +205,7 @@ fn partitioned_tables_equal_rocksdb_11s() {
             prefix: Some(8),
             decoupled: true,
             format_version: 5,
+            index_restart: 1,
         },
         Case {
             name: "bloom, partitioned filters coupled to the index partitions, prefix extractor",
@@ -195,6 +215,7 @@ fn partitioned_tables_equal_rocksdb_11s() {
             prefix: Some(8),
             decoupled: false,
             format_version: 5,
+            index_restart: 1,
         },
         Case {
             name: "ribbon, partitioned filters coupled to the index partitions",
@@ -208,6 +229,7 @@ fn partitioned_tables_equal_rocksdb_11s() {
             prefix: None,
             decoupled: false,
             format_version: 5,
+            index_restart: 1,
         },
     ];
     for c in &cases {
