@@ -2,8 +2,9 @@
 //! RocksDB 11.8.1's `db_bench` writes tables with `--partition_index_and_filters=1` (and
 //! with `--partition_index=1` alone), small `--metadata_block_size` so there are many
 //! partitions, with Bloom and Ribbon filters (and format_version 4's legacy Bloom; 5
-//! otherwise, no compression, `--optimize_filters_for_memory=false`, db_bench's
-//! `--index_shortening_mode=2`), with and without a prefix extractor, filters
+//! otherwise, no compression, db_bench's `--index_shortening_mode=2`), with
+//! `--optimize_filters_for_memory` on (the flushed table) and off (the compacted one),
+//! index restart intervals 1 and 4, with and without a prefix extractor, filters
 //! decoupled from the index partitions (the default) and coupled to them
 //! (`--decouple_partitioned_filters=false`); Shale's
 //! table builder rebuilds each table from its entries with the same options, and the
@@ -34,6 +35,9 @@ struct Case {
     format_version: u32,
     /// index_block_restart_interval (delta-encoded handles between restarts).
     index_restart: usize,
+    /// optimize_filters_for_memory (then only the flushed table is compared: its filters
+    /// are the first the policy sizes, so the rounding balance starts at zero for both).
+    optimize_for_memory: bool,
 }
 
 fn rebuild(src: &Path, dst: &Path, case: &Case, level: i32) -> Arc<Table> {
@@ -44,7 +48,7 @@ fn rebuild(src: &Path, dst: &Path, case: &Case, level: i32) -> Arc<Table> {
     o.index_block_restart_interval = case.index_restart;
     o.checksum = shale::table::ChecksumType::Xxh3;
     o.filter_bits_per_key = Some(10.0);
-    o.filter_rounding = None;
+    o.filter_rounding = case.optimize_for_memory.then(shale::table::filter::FilterRounding::new);
     // db_bench's default --index_shortening_mode=2.
     o.index_shortening = shale::table::builder::IndexShorteningMode::ShortenSeparatorsAndSuccessor;
     o.filter_ribbon_before_level = case.ribbon;
@@ -77,11 +81,12 @@ fn compare(case: &Case) {
     let mut flags = vec![
         "--compression_type=none",
         "--bloom_bits=10",
-        "--optimize_filters_for_memory=false",
         "--metadata_block_size=256",
         "--write_buffer_size=4194304",
         "--disable_auto_compactions=1",
     ];
+    let ofm_flag = format!("--optimize_filters_for_memory={}", case.optimize_for_memory);
+    flags.push(&ofm_flag);
     let fv_flag = format!("--format_version={}", case.format_version);
     flags.push(&fv_flag);
     let restart_flag = format!("--index_block_restart_interval={}", case.index_restart);
@@ -94,13 +99,16 @@ fn compare(case: &Case) {
     }
     // One flush (level 0: Bloom under the Ribbon policy), then a compaction to the last
     // level (Ribbon).
-    db_bench_run(&db, "fillrandom,compact", 6000, &flags);
+    let benchmarks = if case.optimize_for_memory { "fillrandom,flush" } else { "fillrandom,compact" };
+    db_bench_run(&db, benchmarks, 6000, &flags);
     let files = sst_files(&db);
     assert!(!files.is_empty(), "{}: no table", case.name);
     for f in &files {
         // The compaction's output is at a level >= 1.
         let out = dir.path().join("shale.sst");
-        let theirs = rebuild(f, &out, case, 6);
+        // A flush's filter level is -1.
+        let level = if case.optimize_for_memory { -1 } else { 6 };
+        let theirs = rebuild(f, &out, case, level);
         let (file, size, opts) = table_file(&out);
         let ours = Table::open(file, size, opts).unwrap();
         let (tp, op) = (theirs.properties(), ours.properties());
@@ -156,6 +164,7 @@ fn partitioned_tables_equal_rocksdb_11s() {
             decoupled: true,
             format_version: 5,
             index_restart: 1,
+            optimize_for_memory: false,
         },
         Case {
             name: "format_version 4: legacy Bloom partitioned filters",
@@ -166,6 +175,7 @@ fn partitioned_tables_equal_rocksdb_11s() {
             decoupled: true,
             format_version: 4,
             index_restart: 1,
+            optimize_for_memory: false,
         },
         Case {
             name: "index_block_restart_interval 4: delta-encoded handles in partitions and top levels",
@@ -176,6 +186,18 @@ fn partitioned_tables_equal_rocksdb_11s() {
             decoupled: true,
             format_version: 5,
             index_restart: 4,
+            optimize_for_memory: false,
+        },
+        Case {
+            name: "optimize_filters_for_memory: partitions sized to the allocator",
+            flags: &["--partition_index_and_filters=1"],
+            partition_filters: true,
+            ribbon: None,
+            prefix: None,
+            decoupled: true,
+            format_version: 5,
+            index_restart: 1,
+            optimize_for_memory: true,
         },
         Case {
             name: "partitioned index, full filter",
@@ -186,6 +208,7 @@ fn partitioned_tables_equal_rocksdb_11s() {
             decoupled: true,
             format_version: 5,
             index_restart: 1,
+            optimize_for_memory: false,
         },
         Case {
             name: "ribbon, partitioned filters",
@@ -196,6 +219,7 @@ fn partitioned_tables_equal_rocksdb_11s() {
             decoupled: true,
             format_version: 5,
             index_restart: 1,
+            optimize_for_memory: false,
         },
         Case {
             name: "bloom, partitioned filters, prefix extractor",
@@ -206,6 +230,7 @@ fn partitioned_tables_equal_rocksdb_11s() {
             decoupled: true,
             format_version: 5,
             index_restart: 1,
+            optimize_for_memory: false,
         },
         Case {
             name: "bloom, partitioned filters coupled to the index partitions, prefix extractor",
@@ -216,6 +241,7 @@ fn partitioned_tables_equal_rocksdb_11s() {
             decoupled: false,
             format_version: 5,
             index_restart: 1,
+            optimize_for_memory: false,
         },
         Case {
             name: "ribbon, partitioned filters coupled to the index partitions",
@@ -230,6 +256,7 @@ fn partitioned_tables_equal_rocksdb_11s() {
             decoupled: false,
             format_version: 5,
             index_restart: 1,
+            optimize_for_memory: false,
         },
     ];
     for c in &cases {
