@@ -113,6 +113,16 @@ pub struct BlockBasedOptions {
     pub(crate) pinning_tiers: [crate::BlockBasedTablePinningTier; 3],
     /// `set_checksum_type`: the block checksum new tables get (RocksDB's `checksum`).
     pub(crate) checksum: crate::table::format::ChecksumType,
+    /// `set_index_type(TwoLevelIndexSearch)`: a partitioned index (`table/partitioned_builder.rs`).
+    pub(crate) partitioned_index: bool,
+    /// `set_partition_filters`: partitioned filters (taken only with a partitioned index,
+    /// as RocksDB's sanitizing).
+    pub(crate) partition_filters: bool,
+    /// `set_metadata_block_size`: where index and filter partitions are cut (RocksDB's 4096).
+    pub(crate) metadata_block_size: usize,
+    /// RocksDB's `decouple_partitioned_filters` (default true; no rust-rocksdb setter, an
+    /// OPTIONS file may set it).
+    pub(crate) decouple_partitioned_filters: bool,
     pub(crate) unsupported: Vec<&'static str>,
 }
 
@@ -142,6 +152,10 @@ impl Default for BlockBasedOptions {
             pinning_tiers: [crate::BlockBasedTablePinningTier::Fallback; 3],
             // RocksDB's default (kXXH3, `BlockBasedTableOptions::checksum`).
             checksum: crate::table::format::ChecksumType::Xxh3,
+            partitioned_index: false,
+            partition_filters: false,
+            metadata_block_size: 4096,
+            decouple_partitioned_filters: true,
             unsupported: Vec::new(),
         }
     }
@@ -1011,6 +1025,18 @@ impl Options {
         }
         if let Some(name) = self.unsupported.first().or(self.table.unsupported.first()) {
             return Err(Error::not_supported(format!("option {name} is not supported by Shale")));
+        }
+        // Coupled filter partitions follow the index cuts; with a compression dictionary
+        // RocksDB replays the held-back blocks' keys between them, which Shale does not.
+        let t = &self.table;
+        if t.partitioned_index
+            && t.partition_filters
+            && !t.decouple_partitioned_filters
+            && self.compression_opts.max_dict_bytes > 0
+        {
+            return Err(Error::not_supported(
+                "option decouple_partitioned_filters=false with compression_opts.max_dict_bytes > 0 is not supported by Shale",
+            ));
         }
         if self.compaction_style == crate::DBCompactionStyle::Fifo
             && self.max_open_files != -1

@@ -527,13 +527,16 @@ impl WriteBufferManager {
 }
 
 impl BlockBasedOptions {
-    /// Partitioned indexes and filters are not built.
+    /// The size at which a partitioned index's (and partitioned filter's) partitions are
+    /// cut (RocksDB's default 4096; `table/partitioned_builder.rs`).
     pub fn set_metadata_block_size(&mut self, size: usize) {
-        self.unsupported_if(size != 4096, "metadata_block_size (partitioned index)");
+        self.metadata_block_size = size;
     }
 
+    /// Partitioned filters (decoupled from the index partitions, RocksDB 11's default),
+    /// with a partitioned index only: without one RocksDB turns it off, and so does Shale.
     pub fn set_partition_filters(&mut self, size: bool) {
-        self.unsupported_if(size, "partition_filters");
+        self.partition_filters = size;
     }
 
     /// RocksDB's `NewRibbonFilterPolicy(bits, 0)`: Standard128Ribbon filters with the FP
@@ -557,11 +560,11 @@ impl BlockBasedOptions {
         self.cache_index_and_filter_blocks_with_high_priority = v;
     }
 
+    /// Binary search (the default) or a partitioned index (`TwoLevelIndexSearch`,
+    /// `table/partitioned_builder.rs`); hash search is not built.
     pub fn set_index_type(&mut self, index_type: BlockBasedIndexType) {
-        self.unsupported_if(
-            index_type != BlockBasedIndexType::BinarySearch,
-            "index_type other than binary search",
-        );
+        self.unsupported_if(index_type == BlockBasedIndexType::HashSearch, "index_type kHashSearch");
+        self.partitioned_index = index_type == BlockBasedIndexType::TwoLevelIndexSearch;
     }
 
     /// With `cache_index_and_filter_blocks`, level-0 tables from flushes (no larger than

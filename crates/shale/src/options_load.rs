@@ -569,6 +569,7 @@ pub(crate) fn apply_table(t: &mut BlockBasedOptions, name: &str, v: &str) -> Res
         "optimize_filters_for_memory" => t.set_optimize_filters_for_memory(boolean(name, v)?),
         "partition_filters" => t.set_partition_filters(boolean(name, v)?),
         "metadata_block_size" => t.set_metadata_block_size(number(name, v)?),
+        "decouple_partitioned_filters" => t.decouple_partitioned_filters = boolean(name, v)?,
         "data_block_hash_table_util_ratio" => t.set_data_block_hash_ratio(number(name, v)?),
         "data_block_index_type" => t.set_data_block_index_type(match v {
             "kDataBlockBinarySearch" => DataBlockIndexType::BinarySearch,

@@ -101,8 +101,8 @@ fn the_last_value_set_wins() {
     not_supported(DB::open(&o, dir.path()), "WAL_ttl_seconds");
     let mut o = Options::default();
     let mut t = shale::BlockBasedOptions::default();
-    t.set_partition_filters(false);
-    t.set_partition_filters(true);
+    t.set_index_type(shale::BlockBasedIndexType::BinarySearch);
+    t.set_index_type(shale::BlockBasedIndexType::HashSearch);
     o.set_block_based_table_factory(&t);
-    not_supported(DB::open(&o, dir.path()), "partition_filters");
+    not_supported(DB::open(&o, dir.path()), "index_type kHashSearch");
 }

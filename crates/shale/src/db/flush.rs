@@ -44,6 +44,11 @@ pub(crate) fn builder_options(cf: &CfHandle, orig_file_number: u64) -> TableBuil
     b.filter_rounding = o.table.optimize_filters_for_memory.then(|| o.table.filter_rounding.clone());
     b.filter_ribbon_before_level = o.table.ribbon_bloom_before_level;
     b.whole_key_filtering = o.table.whole_key_filtering;
+    b.partitioned_index = o.table.partitioned_index;
+    // RocksDB turns partitioned filters off without a partitioned index.
+    b.partition_filters = o.table.partitioned_index && o.table.partition_filters;
+    b.metadata_block_size = o.table.metadata_block_size;
+    b.decouple_partitioned_filters = o.table.decouple_partitioned_filters;
     b.checksum = o.table.checksum;
     b.prefix_extractor = o.prefix_extractor.clone();
     b.format_version = o.table.format_version;

@@ -315,7 +315,11 @@ fn block_based_options(t: &crate::BlockBasedOptions) -> Vec<(String, String)> {
         }
     };
     put(&mut l, "checksum", checksum);
-    put(&mut l, "index_type", "kBinarySearch");
+    put(&mut l, "index_type", if t.partitioned_index { "kTwoLevelIndexSearch" } else { "kBinarySearch" });
+    put(&mut l, "metadata_block_size", t.metadata_block_size);
+    // RocksDB's sanitizing turns partition_filters off without a partitioned index.
+    put(&mut l, "partition_filters", t.partitioned_index && t.partition_filters);
+    put(&mut l, "decouple_partitioned_filters", t.decouple_partitioned_filters);
     let shortening = match t.index_shortening {
         crate::IndexShorteningMode::NoShortening => "kNoShortening",
         crate::IndexShorteningMode::ShortenSeparators => "kShortenSeparators",

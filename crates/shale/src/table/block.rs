@@ -100,14 +100,21 @@ impl BlockBuilder {
     }
 
     /// RocksDB's estimate of the size after adding `key`/`value` (used by the flush policy).
+    /// In an index block with delta-encoded values, an entry off a restart point is
+    /// counted with half the handle and no value length, as RocksDB's `EstimateSizeAfterKV`.
     pub fn estimate_size_after(&self, key: &[u8], value: &[u8]) -> usize {
-        let mut est = self.current_size_estimate() + key.len() + value.len();
-        if self.counter >= self.restart_interval {
+        let restart = self.counter >= self.restart_interval;
+        let full_value = !self.delta_values || restart;
+        let mut est =
+            self.current_size_estimate() + key.len() + if full_value { value.len() } else { value.len() / 2 };
+        if restart {
             est += 4;
         }
-        est + 4
-            + crate::coding::varint_length(key.len() as u64)
-            + crate::coding::varint_length(value.len() as u64)
+        est += 4 + crate::coding::varint_length(key.len() as u64);
+        if full_value {
+            est += crate::coding::varint_length(value.len() as u64);
+        }
+        est
     }
 
     /// Starts an entry: returns the shared prefix length and writes the key delta.

@@ -15,6 +15,10 @@
 //! index     : one entry per data block, key = a separator >= every key of the block and
 //!             < every key of the next (user keys only, if no two adjacent blocks share a
 //!             user key), value = the block's handle (delta-encoded, format_version >= 4)
+//! partitioned (`partitioned_index`, `partition_filters`; partitioned_builder.rs):
+//!   filter block -> filter partition* | top-level filter index
+//!                   (metaindex "partitionedfilter.rocksdb.BuiltinBloomFilter")
+//!   index block  -> index partition* | top-level index (footer / "rocksdb.index")
 //! ```
 //! The full filter holds, for each distinct user key, the key and (with a prefix extractor,
 //! when the key is in its domain) its prefix; only the prefix with whole_key_filtering off
@@ -53,9 +57,10 @@ use super::format::{
     uses_context_checksum, BlockChecksum, BlockHandle, ChecksumType, Footer, BLOCK_TRAILER_SIZE,
     MAX_FORMAT_VERSION,
 };
+use super::partitioned_builder::{top_level_block, PartitionedFilterBuilder, PartitionedIndexBuilder};
 use super::properties::{
     names, TableProperties, BUILTIN_COMPRESSION_MANAGER, COMPRESSION_DICT_BLOCK, FULL_FILTER_PREFIX,
-    INDEX_BLOCK, PROPERTIES_BLOCK, RANGE_DEL_BLOCK,
+    INDEX_BLOCK, PARTITIONED_FILTER_PREFIX, PROPERTIES_BLOCK, RANGE_DEL_BLOCK,
 };
 
 /// The oldest format_version Shale writes (RocksDB 11 no longer reads 0 and 1).
@@ -150,6 +155,17 @@ pub struct TableBuilderOptions {
     /// "rocksdb.newest.key.time": a flush's time, the newest of a compaction's inputs', 0
     /// (unknown) for an external file.
     pub newest_key_time: u64,
+    /// RocksDB's `index_type = kTwoLevelIndexSearch`: a partitioned index
+    /// (`partitioned_builder.rs`).
+    pub partitioned_index: bool,
+    /// RocksDB's `partition_filters` (with a partitioned index only; decoupled from the
+    /// index partitions, RocksDB's `decouple_partitioned_filters` default).
+    pub partition_filters: bool,
+    /// RocksDB's `metadata_block_size`: the size index and filter partitions are cut at.
+    pub metadata_block_size: usize,
+    /// RocksDB's `decouple_partitioned_filters` (default true): filter partitions cut by
+    /// their own size, else at the index partitions' cuts.
+    pub decouple_partitioned_filters: bool,
 }
 
 /// RocksDB's `CompressionOptions` as far as a table's writing depends on them.
@@ -243,6 +259,10 @@ impl TableBuilderOptions {
             compression_opts: CompressionOpts::default(),
             target_file_size: 0,
             newest_key_time: 0,
+            partitioned_index: false,
+            partition_filters: false,
+            metadata_block_size: 4096,
+            decouple_partitioned_filters: true,
         }
     }
 }
@@ -318,6 +338,11 @@ pub struct TableBuilder {
     /// "compression rejected"), and with no codec set ("compression bypassed").
     blocks_compression_rejected: u64,
     blocks_compression_bypassed: u64,
+    /// The partitioned index being built (`partitioned_index`); the flat index builders
+    /// above then stay empty.
+    p_index: Option<PartitionedIndexBuilder>,
+    /// The partitioned filter being built (`partition_filters`); `filter` is None then.
+    p_filter: Option<PartitionedFilterBuilder>,
 }
 
 /// Data blocks held uncompressed until the dictionary is made (RocksDB's kBuffered state).
@@ -381,6 +406,23 @@ impl TableBuilder {
                 FilterBuilder::new_legacy(b)
             }
         });
+        let (filter, p_filter) = match filter {
+            Some(f) if opts.partitioned_index && opts.partition_filters => {
+                let p = PartitionedFilterBuilder::new(
+                    f,
+                    opts.metadata_block_size,
+                    opts.prefix_extractor.clone(),
+                    opts.whole_key_filtering,
+                    opts.icmp.timestamp_size(),
+                    opts.decouple_partitioned_filters,
+                );
+                (None, Some(p))
+            }
+            f => (f, None),
+        };
+        let p_index = opts.partitioned_index.then(|| {
+            PartitionedIndexBuilder::new(opts.index_block_restart_interval, delta, opts.metadata_block_size)
+        });
         let props = TableProperties {
             column_family_id: opts.column_family_id as u64,
             column_family_name: opts.column_family_name.clone(),
@@ -438,6 +480,8 @@ impl TableBuilder {
                 }),
             dict: Vec::new(),
             block_first_key: Vec::new(),
+            p_index,
+            p_filter,
             offset: 0,
             file,
             opts,
@@ -492,13 +536,21 @@ impl TableBuilder {
             self.block_first_key.extend_from_slice(ikey);
         }
         if let Some(h) = self.pending_handle.take() {
-            let mut sep = std::mem::take(&mut self.last_key);
-            self.shorten_separator(&mut sep, ikey);
-            self.add_index_entry(&sep, ikey, h);
+            let last = std::mem::take(&mut self.last_key);
+            self.add_index_entry(&last, Some(ikey), h);
         }
         let ts_sz = self.opts.icmp.timestamp_size();
         if ts_sz > 0 {
             self.collect_timestamp(user_key(ikey), ts_sz)?;
+        }
+        if let (Some(pf), Some(pi)) = (self.p_filter.as_mut(), self.p_index.as_mut()) {
+            // Every entry, repeats included (RocksDB's AddWithPrevKey), after the index
+            // entry of the block before (coupled filters cut where the index did).
+            let uk = self.opts.icmp.strip_ts(user_key(ikey));
+            pf.add(uk, self.last_filter_key.as_deref().unwrap_or(&[]), pi);
+            if self.last_filter_key.as_deref() != Some(uk) {
+                self.last_filter_key = Some(uk.to_vec());
+            }
         }
         if let Some(f) = self.filter.as_mut() {
             // The filter holds keys without their timestamps, as RocksDB's.
@@ -625,13 +677,28 @@ impl TableBuilder {
         }
     }
 
-    fn add_index_entry(&mut self, sep: &[u8], next_key: &[u8], handle: BlockHandle) {
-        if !self.separator_is_key_plus_seq
-            && !next_key.is_empty()
-            && self.opts.icmp.compare_user(user_key(sep), user_key(next_key)) == Ordering::Equal
-        {
-            self.separator_is_key_plus_seq = true;
+    /// Adds the index entry of the data block whose last key is `last` (`next_key`: the
+    /// next block's first key, None for the table's last block): the separator shortened
+    /// as `index_shortening` says, to the flat or the partitioned index.
+    fn add_index_entry(&mut self, last: &[u8], next_key: Option<&[u8]>, handle: BlockHandle) {
+        let mut sep = last.to_vec();
+        match next_key {
+            Some(next) => self.shorten_separator(&mut sep, next),
+            None => self.shorten_successor(&mut sep),
         }
+        let seq_before = self.separator_is_key_plus_seq;
+        if let Some(next) = next_key {
+            if !self.separator_is_key_plus_seq
+                && self.opts.icmp.compare_user(user_key(&sep), user_key(next)) == Ordering::Equal
+            {
+                self.separator_is_key_plus_seq = true;
+            }
+        }
+        if let Some(p) = self.p_index.as_mut() {
+            p.add(last, &sep, next_key.is_some(), seq_before, self.separator_is_key_plus_seq, handle);
+            return;
+        }
+        let sep = sep.as_slice();
         let prev = self.last_index_handle;
         self.index_with_seq.add_index(sep, handle, prev);
         if !self.separator_is_key_plus_seq {
@@ -710,10 +777,7 @@ impl TableBuilder {
         for i in 0..n {
             let handle = self.write_data_block(&buf.blocks[i].0)?;
             if i + 1 < n {
-                let next_first = &buf.blocks[i + 1].1;
-                let mut sep = buf.blocks[i].2.clone();
-                self.shorten_separator(&mut sep, next_first);
-                self.add_index_entry(&sep, next_first, handle);
+                self.add_index_entry(&buf.blocks[i].2, Some(&buf.blocks[i + 1].1), handle);
             } else {
                 self.pending_handle = Some(handle);
             }
@@ -752,9 +816,8 @@ impl TableBuilder {
         self.flush_data_block(None)?;
         self.enter_unbuffered()?;
         if let Some(h) = self.pending_handle.take() {
-            let mut last = std::mem::take(&mut self.last_key);
-            self.shorten_successor(&mut last);
-            self.add_index_entry(&last, &[], h);
+            let last = self.last_key.clone();
+            self.add_index_entry(&last, None, h);
         }
         // Where the table's tail (everything after the data blocks) starts, as RocksDB 8+
         // records it, whatever the format_version.
@@ -774,14 +837,55 @@ impl TableBuilder {
                 meta.push((format!("{FULL_FILTER_PREFIX}{BLOOM_POLICY_NAME}"), h));
             }
         }
+        if let (Some(pf), Some(pi)) = (self.p_filter.take(), self.p_index.as_ref()) {
+            self.props.filter_policy_name = pf.policy_name().to_string();
+            if !pf.is_empty() {
+                let last = self.last_filter_key.take().unwrap_or_default();
+                let (parts, entries) = pf.finish(&last, pi);
+                self.props.num_filter_entries = entries;
+                let mut top = Vec::with_capacity(parts.len());
+                for (key, data) in parts {
+                    self.props.filter_size += data.len() as u64;
+                    top.push((key, self.write_raw_block(&data, CompressionType::None)?));
+                }
+                let top_raw = top_level_block(
+                    &top,
+                    self.separator_is_key_plus_seq,
+                    self.opts.index_block_restart_interval,
+                    self.opts.format_version >= 4,
+                );
+                self.props.filter_size += top_raw.len() as u64;
+                let h = self.write_raw_block(&top_raw, CompressionType::None)?;
+                meta.push((format!("{PARTITIONED_FILTER_PREFIX}{BLOOM_POLICY_NAME}"), h));
+            }
+        }
 
-        // Index.
-        let index_raw = if self.separator_is_key_plus_seq {
-            self.index_with_seq.finish().to_vec()
-        } else {
-            self.index_user_keys.finish().to_vec()
+        // Index: the partitions first, then the top level (the footer's index handle).
+        let mut index_size = 0;
+        let index_raw = match self.p_index.take() {
+            Some(p) => {
+                let parts = p.finish(self.separator_is_key_plus_seq);
+                self.props.index_partitions = parts.len() as u64;
+                let mut top = Vec::with_capacity(parts.len());
+                for part in parts {
+                    index_size += part.raw.len();
+                    top.push((part.key, self.write_block(&part.raw, self.opts.compression)?));
+                }
+                let raw = top_level_block(
+                    &top,
+                    self.separator_is_key_plus_seq,
+                    self.opts.index_block_restart_interval,
+                    self.opts.format_version >= 4,
+                );
+                self.props.top_level_index_size = raw.len() as u64;
+                raw
+            }
+            None if self.separator_is_key_plus_seq => self.index_with_seq.finish().to_vec(),
+            None => self.index_user_keys.finish().to_vec(),
         };
-        self.props.index_size = (index_raw.len() + BLOCK_TRAILER_SIZE) as u64;
+        index_size += index_raw.len();
+        // RocksDB counts one trailer, whatever the number of partitions.
+        self.props.index_size = (index_size + BLOCK_TRAILER_SIZE) as u64;
         let index_handle = self.write_block(&index_raw, self.opts.compression)?;
         if uses_context_checksum(self.opts.format_version) {
             meta.push((INDEX_BLOCK.to_string(), index_handle));
@@ -831,7 +935,8 @@ impl TableBuilder {
         p.index_key_is_user_key = u64::from(!self.separator_is_key_plus_seq);
         p.index_value_is_delta_encoded = u64::from(self.opts.format_version >= 4);
         let mut index_type = Vec::new();
-        put_fixed32(&mut index_type, 0); // kBinarySearch
+        // kTwoLevelIndexSearch (2) or kBinarySearch (0).
+        put_fixed32(&mut index_type, if self.opts.partitioned_index { 2 } else { 0 });
         p.user_collected.insert(names::INDEX_TYPE.to_string(), index_type);
         // The properties RocksDB 11.8.1 writes beyond 7.8.3's (PropertyBlockBuilder::
         // AddTableProperty): RocksDB 7.8.3 keeps them as user-collected ones and reads on.
@@ -870,9 +975,10 @@ impl TableBuilder {
         let prefix_filtering = if self.opts.prefix_extractor.is_some() { b"1" } else { b"0" };
         p.user_collected.insert(names::PREFIX_FILTERING.to_string(), prefix_filtering.to_vec());
         // RocksDB 11.8.1's BlockBasedTablePropertiesCollector writes it whenever
-        // `decouple_partitioned_filters` is on, its default (Shale has no partitioned
-        // filters, so nothing is coupled).
-        p.user_collected.insert(names::DECOUPLED_PARTITIONED_FILTERS.to_string(), b"1".to_vec());
+        // `decouple_partitioned_filters` is on (its default), partitioned or not.
+        if self.opts.decouple_partitioned_filters {
+            p.user_collected.insert(names::DECOUPLED_PARTITIONED_FILTERS.to_string(), b"1".to_vec());
+        }
         let props_block = self.props.encode();
         let h = self.write_raw_block(&props_block, CompressionType::None)?;
         meta.push((PROPERTIES_BLOCK.to_string(), h));

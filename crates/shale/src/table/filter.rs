@@ -298,6 +298,31 @@ impl FilterBuilder {
         }
     }
 
+    /// How many entries a filter of `bytes` bytes (metadata included) holds at this
+    /// builder's density: RocksDB's `ApproximateNumEntries`, which sizes the partitions of
+    /// a partitioned filter (`table/partitioned_builder.rs`).
+    pub fn approximate_num_entries(&self, bytes: usize) -> usize {
+        match &self.imp {
+            BuilderImpl::FastLocal { millibits, ribbon: None, .. } => {
+                fast_local_approx_entries(*millibits, bytes)
+            }
+            BuilderImpl::FastLocal { millibits, ribbon: Some(one_in_fp), .. } => {
+                ribbon_builder::approximate_num_entries(*one_in_fp, bytes, |b| {
+                    fast_local_approx_entries(*millibits, b)
+                })
+            }
+            BuilderImpl::Legacy { bits_per_key, .. } => {
+                // The largest n whose filter fits (LegacyBloomBitsBuilder's search).
+                let total_bits = (bytes as u64 * 8).min(0xffff_0000) as u32;
+                let mut n = total_bits / (*bits_per_key).max(1) + 1;
+                while n >= 1 && legacy_space(*bits_per_key, n as usize) > bytes {
+                    n -= 1;
+                }
+                n as usize
+            }
+        }
+    }
+
     /// The filter bytes, metadata trailer included. Clears the builder for reuse.
     pub fn finish(&mut self) -> Vec<u8> {
         self.prev_alt_hash = None;
@@ -374,6 +399,27 @@ fn finish_fast_local(millibits: u32, hashes: &[u64], rounding: Option<&FilterRou
     data[len + 1] = 0;
     data[len + 2] = num_probes as u8;
     data
+}
+
+/// FastLocalBloom's `ApproximateNumEntries`: whole 64-byte buckets below `bytes`.
+fn fast_local_approx_entries(millibits: u32, bytes: usize) -> usize {
+    let no_meta = if bytes >= METADATA_LEN {
+        ((bytes - METADATA_LEN).min(0xffff_ffc0)) & !(BUCKET_BYTES - 1)
+    } else {
+        0
+    };
+    (8000 * no_meta as u64 / u64::from(millibits.max(1))) as usize
+}
+
+/// The legacy filter's size for `n` keys (`LegacyBloomBitsBuilder::CalculateSpace`).
+fn legacy_space(bits_per_key: u32, n: usize) -> usize {
+    if n == 0 {
+        return METADATA_LEN;
+    }
+    let total_bits = (n as u64 * u64::from(bits_per_key)).min(0xffff_0000);
+    let line_bits = 8u64 << LEGACY_LOG2_LINE;
+    let lines = total_bits.div_ceil(line_bits) | 1;
+    (lines * line_bits / 8) as usize + METADATA_LEN
 }
 
 fn finish_legacy(bits_per_key: u32, hashes: &[u32]) -> Vec<u8> {

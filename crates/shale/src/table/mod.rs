@@ -14,6 +14,7 @@ pub mod filter;
 pub mod format;
 pub mod meta_tail;
 mod partitioned;
+mod partitioned_builder;
 pub mod plain;
 pub mod properties;
 pub mod reader;

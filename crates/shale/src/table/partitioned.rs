@@ -1,4 +1,5 @@
-//! Partitioned (two-level) indexes and partitioned filters, as RocksDB writes them with
+//! Reading partitioned (two-level) indexes and partitioned filters (written by
+//! `partitioned_builder.rs`), as RocksDB writes them with
 //! `index_type = kTwoLevelIndexSearch` (table property "rocksdb.block.based.table.index.type"
 //! = 2) and `partition_filters = true` (metaindex key
 //! "partitionedfilter.rocksdb.BuiltinBloomFilter").

@@ -766,3 +766,62 @@ fn index_shortening_modes_write_rocksdb_index_keys() {
         }
     }
 }
+
+/// Partitioned index and filters (`partitioned_builder.rs`): many partitions read back
+/// whole and by lookups; a table of range tombstones only has no partition and an empty
+/// top level, and reads as empty.
+#[test]
+fn partitioned_index_and_filters_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = entries(3000);
+    for (fv, restart) in [(5, 1), (7, 4), (3, 1)] {
+        let path = dir.path().join(format!("p{fv}.sst"));
+        let mut o = TableBuilderOptions::new(bytewise_internal_comparator());
+        o.format_version = fv;
+        o.index_block_restart_interval = restart;
+        o.filter_bits_per_key = Some(10.0);
+        o.partitioned_index = true;
+        o.partition_filters = true;
+        o.metadata_block_size = 200;
+        let r = build(&path, o, &data);
+        assert!(r.properties.index_partitions >= 2, "fv {fv}: {}", r.properties.index_partitions);
+        assert!(r.properties.top_level_index_size > 0);
+        let t = open(&path);
+        assert_eq!(t.properties().index_partitions, r.properties.index_partitions);
+        let mut it = t.iter(false);
+        it.seek_to_first();
+        for (k, _) in &data {
+            assert_eq!(it.key(), &k[..], "fv {fv}");
+            it.next();
+        }
+        assert!(!it.valid());
+        it.seek_to_last();
+        for (k, _) in data.iter().rev() {
+            assert_eq!(it.key(), &k[..], "fv {fv}");
+            it.prev();
+        }
+        assert!(!it.valid());
+        for (i, (k, v)) in data.iter().enumerate().step_by(11) {
+            let p = parse_internal_key(k).unwrap();
+            let got = t.get(&lookup_key(p.user_key, p.sequence), true).unwrap().unwrap();
+            assert_eq!((&got.0, &got.1), (k, v));
+            let missing = format!("key{:08}", i * 2 + 1);
+            assert!(t.get(&lookup_key(missing.as_bytes(), 1 << 50), true).unwrap().is_none());
+        }
+    }
+    let path = dir.path().join("tombstones.sst");
+    let f = default_fs().new_writable_file(&path).unwrap();
+    let mut o = TableBuilderOptions::new(bytewise_internal_comparator());
+    o.filter_bits_per_key = Some(10.0);
+    o.partitioned_index = true;
+    o.partition_filters = true;
+    let mut b = TableBuilder::new(o, f);
+    b.add_range_tombstone(&make_internal_key(b"c", 7, ValueType::RangeDeletion), b"f").unwrap();
+    let r = b.finish().unwrap();
+    assert_eq!((r.properties.index_partitions, r.properties.filter_size), (0, 0));
+    let t = open(&path);
+    let mut it = t.iter(false);
+    it.seek_to_first();
+    assert!(!it.valid());
+    assert_eq!(t.range_tombstones().len(), 1);
+}

@@ -293,3 +293,78 @@ fn back_substitute(banding: &Banding, num_blocks: u32, data: &mut [u8]) {
 pub(super) fn rounded_len(r: &FilterRounding, target: usize, keys: usize) -> usize {
     r.choose_len_by(target, keys, estimated_fp_rate, round_down_usable)
 }
+
+/// `BandingConfigHelper1::GetNumToAdd`: the keys `num_slots` slots take with a 1-in-20
+/// failure chance per seed.
+fn num_to_add(num_slots: u32) -> u32 {
+    if num_slots == 0 {
+        return 0;
+    }
+    #[allow(clippy::approx_constant)]
+    let log2 = f64::from(num_slots).ln() * 1.4426950409;
+    let floor = log2 as u32;
+    let known = KNOWN_TO_ADD_BY_POW2.len() as u32;
+    if floor + 1 < known {
+        let ceil_portion = f64::from(num_slots) / f64::from(1u32 << floor) - 1.0;
+        (ceil_portion * KNOWN_TO_ADD_BY_POW2[floor as usize + 1]
+            + (1.0 - ceil_portion) * KNOWN_TO_ADD_BY_POW2[floor as usize]) as u32
+    } else {
+        let final_known = f64::from(1u32 << (known - 1)) / KNOWN_TO_ADD_BY_POW2[(known - 1) as usize];
+        let base = final_known - f64::from(known - 1) * FACTOR_PER_POW2;
+        (f64::from(num_slots) / (base + log2 * FACTOR_PER_POW2)) as u32
+    }
+}
+
+/// `SerializableInterleavedSolution::RoundDownNumSlots` (no smash: never one block).
+fn round_down_num_slots(num_slots: u32) -> u32 {
+    let corrected = num_slots / COEFF_BITS * COEFF_BITS;
+    if corrected == COEFF_BITS {
+        0
+    } else {
+        corrected
+    }
+}
+
+/// `Standard128RibbonBitsBuilder::ApproximateNumEntries`: the keys a Ribbon filter of
+/// `bytes` bytes (metadata included) holds at a 1-in-`one_in_fp` FP rate; for small
+/// filters the Bloom fallback's count (`bloom_entries`) when larger.
+pub(super) fn approximate_num_entries(
+    one_in_fp: f64,
+    bytes: usize,
+    bloom_entries: impl Fn(usize) -> usize,
+) -> usize {
+    let len_no_meta = round_down_usable(bytes.max(METADATA_LEN)) - METADATA_LEN;
+    // NaN counts as "no FP rate": as RocksDB's `!(x > 1.0)`.
+    if one_in_fp.partial_cmp(&1.0) != Some(std::cmp::Ordering::Greater) {
+        return MAX_RIBBON_ENTRIES;
+    }
+    let min_real_bits_per_slot = if one_in_fp >= 1.0 + f64::from(u32::MAX) {
+        32.0
+    } else {
+        let rounded = one_in_fp as u32;
+        let upper_bits = 1 + (31 - rounded.leading_zeros()) as i32;
+        let fp_for_upper = 2f64.powi(-upper_bits);
+        let portion_lower = (1.0 / one_in_fp - fp_for_upper) / fp_for_upper;
+        f64::from(upper_bits) - portion_lower
+    };
+    let max_slots = len_no_meta as f64 * 8.0 / min_real_bits_per_slot;
+    let max_supported = f64::from(config_num_slots(MAX_RIBBON_ENTRIES as u32));
+    if max_slots.partial_cmp(&max_supported) != Some(std::cmp::Ordering::Less) {
+        return MAX_RIBBON_ENTRIES;
+    }
+    let mut slots = round_up_num_slots(max_slots as u32);
+    let mut i = 0;
+    while slots > 0 {
+        if bytes_for_one_in_fp_rate(slots, one_in_fp, 0) <= len_no_meta || i >= 2 {
+            break;
+        }
+        slots = round_down_num_slots(slots - 1);
+        i += 1;
+    }
+    let n = num_to_add(slots) as usize;
+    if slots < 1024 {
+        n.max(bloom_entries(bytes))
+    } else {
+        n.min(MAX_RIBBON_ENTRIES)
+    }
+}
