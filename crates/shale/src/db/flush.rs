@@ -101,7 +101,7 @@ pub(crate) fn write_level0_table(
     snapshots: &[u64],
     stats: Option<&crate::statistics::Statistics>,
 ) -> Result<Option<FileMetaData>> {
-    Ok(write_level0_table_of(fs, dir, cf, std::slice::from_ref(mem), number, snapshots, None, stats)?
+    Ok(write_level0_table_of(fs, dir, cf, std::slice::from_ref(mem), number, snapshots, None, stats, -1)?
         .map(|(m, _)| m))
 }
 
@@ -115,7 +115,10 @@ pub(crate) type BlobNumbers<'a> = &'a dyn Fn() -> u64;
 /// entry per user key and snapshot stripe of whatever kind.
 /// With `blobs` (BlobDB's `enable_blob_files`), values of at least `min_blob_size`
 /// go to blob files (synced), whose additions are returned with the table; `stats` (the
-/// database's statistics) counts their writes and failed merges.
+/// database's statistics) counts their writes and failed merges. `level` is the level a
+/// Ribbon filter policy goes by (`filter_level`): -1 for a flush, 0 for a table written
+/// from the WALs at open (RocksDB's `WriteLevel0TableForRecovery` passes level 0 with
+/// reason kRecovery, which its `RibbonFilterPolicy` takes as level 0, where a flush is -1).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn write_level0_table_of(
     fs: &dyn FileSystem,
@@ -126,6 +129,7 @@ pub(crate) fn write_level0_table_of(
     snapshots: &[u64],
     blobs: Option<BlobNumbers<'_>>,
     stats: Option<&crate::statistics::Statistics>,
+    level: i32,
 ) -> Result<Option<(FileMetaData, Vec<crate::version::edit::BlobFileAddition>)>> {
     let mut blob_builder = match (blob_write_options(cf), blobs) {
         (Some(o), Some(numbers)) => {
@@ -133,7 +137,7 @@ pub(crate) fn write_level0_table_of(
         }
         _ => None,
     };
-    let r = write_table_inner(fs, dir, cf, mems, number, snapshots, blob_builder.as_mut(), stats);
+    let r = write_table_inner(fs, dir, cf, mems, number, snapshots, blob_builder.as_mut(), stats, level);
     match (r, blob_builder) {
         (Ok(Some(meta)), Some(mut b)) => match b.finish() {
             Ok(()) => Ok(Some((meta, std::mem::take(&mut b.additions)))),
@@ -162,6 +166,7 @@ fn write_table_inner(
     snapshots: &[u64],
     mut blobs: Option<&mut crate::blob::BlobFileBuilder<'_>>,
     stats: Option<&crate::statistics::Statistics>,
+    level: i32,
 ) -> Result<Option<FileMetaData>> {
     let tombstones: Vec<(Vec<u8>, Vec<u8>)> = mems.iter().flat_map(|m| m.range_tombstones()).collect();
     if mems.iter().all(|m| m.is_empty()) && tombstones.is_empty() {
@@ -172,7 +177,7 @@ fn write_table_inner(
     let path = filename::table_file(table_dir, number);
     let file = fs.new_writable_file(&path)?;
     let mut builder = AnyTableBuilder::new(
-        TableBuilderOptions { filter_level: filter_level(cf, -1), ..builder_options(cf, number) },
+        TableBuilderOptions { filter_level: filter_level(cf, level), ..builder_options(cf, number) },
         file,
     );
     let mut meta = FileMetaData { number, ..Default::default() };
@@ -402,6 +407,7 @@ impl DbInner {
                     &snapshots,
                     Some(&new_blob_number),
                     self.opts.statistics.as_deref(),
+                    -1,
                 )
                 .and_then(|m| {
                     if let Some((meta, _)) = m.as_ref().filter(|_| handle.opts.paranoid_file_checks) {

@@ -611,6 +611,7 @@ fn recovery_table(
         &[],
         Some(&blob_number),
         stats,
+        0,
     );
     *next_file_number = next.get();
     r
