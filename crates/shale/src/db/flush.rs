@@ -339,6 +339,8 @@ impl DbInner {
                         let next_log = cf.imm[n - 1].1;
                         let bytes = purged.approximate_memory_usage();
                         cf.imm.splice(..n, std::iter::once((purged, next_log)));
+                        // The merged memtable, now the oldest, stands for the n switched.
+                        cf.imm_front_merged += n as u64 - 1;
                         cf.install_super_version();
                         self.stall_changed(st, id);
                         self.info_log.log(format_args!(
@@ -456,7 +458,8 @@ impl DbInner {
                 if let Some(cf) = st.cfs.get_mut(&id) {
                     cf.imm.drain(..take.min(cf.imm.len()));
                     cf.log_number = next_log;
-                    cf.mems_flushed += take as u64;
+                    // The oldest memtable taken may stand for several (a MemPurge's).
+                    cf.mems_flushed += take as u64 + std::mem::take(&mut cf.imm_front_merged);
                     if cf.imm.is_empty() {
                         cf.force_flush = false;
                     }
