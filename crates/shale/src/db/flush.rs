@@ -343,16 +343,21 @@ impl DbInner {
                         cf.imm_front_merged += n as u64 - 1;
                         cf.install_super_version();
                         self.stall_changed(st, id);
-                        self.info_log.log(format_args!(
+                        // Made under the DB mutex, written without it before the waiters
+                        // are woken.
+                        self.info_log.buffer_line(format_args!(
                             "[{}] Mempurge of {n} memtables into one of {bytes} bytes",
                             handle.name
                         ));
+                        MutexGuard::unlocked(st, || self.info_log.flush_buffered());
                         self.done_cv.notify_all();
                         return Ok(());
                     }
                     Ok(None) => {}
                     Err(e) => {
-                        self.info_log.log(format_args!("[{}] Mempurge process failed: {e}", handle.name));
+                        // Written by the flush that follows (its purge).
+                        self.info_log
+                            .buffer_line(format_args!("[{}] Mempurge process failed: {e}", handle.name));
                     }
                 }
             }
@@ -601,6 +606,10 @@ impl DbInner {
                 return Err(e);
             }
             if targets.iter().all(|(id, n)| st.cfs.get(id).is_none_or(|c| c.mems_flushed >= *n)) {
+                // The flushes' LOG lines, buffered under the DB mutex, are written before the
+                // caller goes on (`info_log.rs`).
+                drop(st);
+                self.info_log.flush_buffered();
                 return Ok(());
             }
             if self.shutting_down.load(Ordering::Acquire) {
