@@ -144,3 +144,27 @@ fn keys_outside_the_range_without_timestamps_do_not_overlap() {
     assert_eq!(get_at(&db, b"j", 10).as_deref(), Some(&b"j9"[..]));
     assert_eq!(get_at(&db, b"k", 2), None);
 }
+
+/// A level overlaps a file only where it holds a key of the file's range (RocksDB's
+/// `OverlapWithLevelIterator`): a file falling in a gap between a table's keys is ingested,
+/// above that table, with sequence number 0.
+#[test]
+fn a_file_in_a_gap_between_a_tables_keys_is_ingested() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = opts();
+    let db = DB::open(&o, dir.path().join("db")).unwrap();
+    db.put_with_ts(b"a", ts(1), b"a1").unwrap();
+    db.put_with_ts(b"z", ts(1), b"z1").unwrap();
+    db.flush().unwrap();
+    db.compact_range(None::<&[u8]>, None::<&[u8]>);
+    assert_eq!(levels(&db), vec![6]);
+    let f = dir.path().join("f.sst");
+    write_file(&o, &f, &[(b"k", 3, b"k3"), (b"m", 3, b"m3")]);
+    let mut no_seqno = IngestExternalFileOptions::default();
+    no_seqno.set_allow_global_seqno(false);
+    db.ingest_external_file_opts(&no_seqno, vec![&f]).unwrap();
+    assert_eq!(levels(&db), vec![5, 6], "above the table whose range holds the file's");
+    assert_eq!(get_at(&db, b"k", 10).as_deref(), Some(&b"k3"[..]));
+    assert_eq!(get_at(&db, b"z", 10).as_deref(), Some(&b"z1"[..]));
+    assert_eq!(get_at(&db, b"m", 2), None);
+}

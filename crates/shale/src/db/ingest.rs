@@ -25,10 +25,11 @@
 //! with `allow_blocking_flush`), a level or running compaction's output overlapping a file
 //! (InvalidArgument). A global sequence number cannot order the versions of a key there:
 //! reads take the version of highest sequence number first, whatever its timestamp, so an
-//! ingested k@3 above a k@5 would hide it. One difference: RocksDB decides a level's
-//! overlap on the keys it holds (`OverlapWithLevelIterator`), Shale on its tables' ranges
-//! (no table read under the DB mutex), so Shale also refuses a file that falls in a gap
-//! between the keys of one table.
+//! ingested k@3 above a k@5 would hide it. A level overlaps a file where it holds a key of
+//! the file's range, as RocksDB's `OverlapWithLevelIterator` decides: the tables whose range
+//! overlaps are read with the DB mutex released. A file falling in a gap between the keys
+//! of a table goes to the level above it (Shale places it above the first level whose
+//! ranges overlap it; RocksDB may go past such a level).
 //!
 //! The files keep sequence number 0 in their keys; the number chosen is their largest
 //! seqno in the MANIFEST, which `table/reader.rs` applies as the global seqno (RocksDB's
@@ -48,6 +49,9 @@ use crate::options_api::IngestExternalFileOptions;
 use crate::table::properties::{names, UNKNOWN_COLUMN_FAMILY};
 use crate::table::reader::{Table, TableReaderOptions};
 use crate::version::edit::{FileMetaData, VersionEdit};
+
+/// RocksDB's refusal of a file overlapping the levels of a family with timestamps.
+const OVERLAP_WITH_DB_TS: &str = "Column family enables user-defined timestamps, please make sure the key range (without timestamp) of external file does not overlap with key range (without timestamp) in the db";
 
 /// Smallest user key and its type, largest and its type, whether the largest is a range
 /// tombstone's exclusive end.
@@ -265,7 +269,7 @@ impl DbInner {
         }
         let mut st = self.lock_state();
         // Memtables that overlap the files are flushed first.
-        loop {
+        'check: loop {
             if let Some(e) = st.errors.stop_error() {
                 return Err(e);
             }
@@ -274,7 +278,37 @@ impl DbInner {
             let imm_overlaps =
                 cf.imm.iter().any(|(m, _)| files.iter().any(|f| self.memtable_overlaps(h, m, f)));
             if !mem_overlaps && !imm_overlaps {
-                break;
+                if !with_ts {
+                    break;
+                }
+                // With timestamps a level overlaps a file only where it holds a key of the
+                // file's range (RocksDB's `OverlapWithLevelIterator`): the tables whose range
+                // overlaps are read without the DB mutex (the Version held keeps them), and
+                // the check starts again if the Version changed meanwhile.
+                let v = cf.current.clone();
+                let mut candidates: Vec<(usize, Arc<FileMetaData>)> = Vec::new();
+                for (i, f) in files.iter().enumerate() {
+                    for l in 0..v.num_levels() {
+                        for m in v.files(l) {
+                            if overlap(f, user_key(&m.smallest), user_key(&m.largest)) {
+                                candidates.push((i, m.clone()));
+                            }
+                        }
+                    }
+                }
+                if candidates.is_empty() {
+                    break;
+                }
+                let holds =
+                    MutexGuard::unlocked(&mut st, || self.tables_hold_keys_of(h, files, &candidates))?;
+                if holds {
+                    return Err(Error::invalid_argument(OVERLAP_WITH_DB_TS));
+                }
+                let unchanged = st.cfs.get(&id).is_some_and(|c| Arc::ptr_eq(&c.current, &v));
+                if unchanged {
+                    break 'check;
+                }
+                continue 'check;
             }
             if with_ts {
                 return Err(Error::invalid_argument(
@@ -306,13 +340,13 @@ impl DbInner {
         let compaction_overlaps = |f: &Ingested, level: usize| {
             cf.running.iter().any(|r| r.output_level == level && overlap(f, &r.smallest, &r.largest))
         };
-        let overlap_with_db = files
-            .iter()
-            .any(|f| (0..v.num_levels()).any(|l| level_overlaps(f, l) || compaction_overlaps(f, l)));
+        // With timestamps the levels' keys were checked above; a running compaction's
+        // output range still counts by its range, as RocksDB's `RangeOverlapWithCompaction`.
+        let overlap_with_db = files.iter().any(|f| {
+            (0..v.num_levels()).any(|l| (!with_ts && level_overlaps(f, l)) || compaction_overlaps(f, l))
+        });
         if with_ts && overlap_with_db {
-            return Err(Error::invalid_argument(
-                "Column family enables user-defined timestamps, please make sure the key range (without timestamp) of external file does not overlap with key range (without timestamp) in the db",
-            ));
+            return Err(Error::invalid_argument(OVERLAP_WITH_DB_TS));
         }
         let snapshots = opts.flag("snapshot_consistency") && !self.snapshot_list().is_empty();
         let last = self.versions.last_sequence();
@@ -368,6 +402,32 @@ impl DbInner {
     fn purge_after_ingest(&self, st: &mut MutexGuard<'_, DbState>) {
         self.done_cv.notify_all();
         self.purge_obsolete_files(st);
+    }
+
+    /// True when one of the `candidates` tables (each with the index of its file in
+    /// `files`) holds a key of that file's range, compared without timestamps. Call without
+    /// the DB mutex.
+    fn tables_hold_keys_of(
+        &self,
+        h: &CfHandle,
+        files: &[Ingested],
+        candidates: &[(usize, Arc<FileMetaData>)],
+    ) -> Result<bool> {
+        let cmp = &h.icmp;
+        let max_ts = vec![0xff; cmp.timestamp_size()];
+        for (i, t) in candidates {
+            let Some(f) = files.get(*i) else { continue };
+            let start = [cmp.strip_ts(&f.smallest), &max_ts[..]].concat();
+            let e = self.table_cache.get(h, t)?;
+            let mut it = e.table.iter(false);
+            it.seek(&make_internal_key(&start, MAX_SEQUENCE_NUMBER, crate::key::VALUE_TYPE_FOR_SEEK));
+            if it.valid() && cmp.compare_user_without_ts(user_key(it.key()), &f.largest) != Ordering::Greater
+            {
+                return Ok(true);
+            }
+            it.status()?;
+        }
+        Ok(false)
     }
 
     /// True when memtable `m` holds a key (or range tombstone) within `f`'s range. With
