@@ -59,3 +59,26 @@ fn overwrites_are_purged_in_memory() {
     assert!(sst_count(&dir) > 1, "unique data is flushed");
     assert_eq!(db.get(b"unique000123").unwrap().unwrap(), [b'u'; 100]);
 }
+
+/// A flush after MemPurges returns once the purged memtable is flushed: the purged one
+/// stands for every memtable it merged in the count a flush waits for (it waited forever).
+#[test]
+fn a_flush_after_purges_returns() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let mut opts = Options::default();
+    opts.create_if_missing(true);
+    opts.set_write_buffer_size(256 << 10);
+    opts.set_max_write_buffer_number(4);
+    opts.set_experimental_mempurge_threshold(1.0);
+    let db = DB::open(&opts, &dir).unwrap();
+    for round in 0..3000u32 {
+        db.put(b"key00", format!("round {round} {}", "x".repeat(10))).unwrap();
+        db.put(b"old", format!("overwritten {round}").repeat(20)).unwrap();
+    }
+    assert_eq!(sst_count(&dir), 0, "MemPurge writes no table");
+    db.flush().unwrap();
+    assert!(sst_count(&dir) >= 1, "the flush wrote the purged memtables");
+    assert_eq!(db.get(b"old").unwrap().unwrap(), "overwritten 2999".repeat(20).as_bytes());
+    assert_eq!(db.property_int_value("rocksdb.num-immutable-mem-table").unwrap(), Some(0));
+}

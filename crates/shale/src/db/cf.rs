@@ -250,6 +250,10 @@ pub(crate) struct CfState {
     /// Memtables switched to immutable / flushed so far (manual flushes wait on these).
     pub mems_switched: u64,
     pub mems_flushed: u64,
+    /// How many switched memtables the oldest immutable one stands for beyond itself: a
+    /// MemPurge merges n of them into one (n - 1 more). Counted in `mems_flushed` when it
+    /// is flushed, so a flush waiting for the n reaches its count.
+    pub imm_front_merged: u64,
     /// In the flush queue / being flushed (one flush per family at a time, so memtables
     /// reach level 0 in order).
     pub flush_queued: bool,
@@ -282,6 +286,7 @@ impl CfState {
             log_number,
             mems_switched: 0,
             mems_flushed: 0,
+            imm_front_merged: 0,
             flush_queued: false,
             flush_running: false,
             compaction_queued: false,

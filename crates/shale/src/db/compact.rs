@@ -289,7 +289,8 @@ impl DbInner {
                     r
                 }
                 Err(e) => {
-                    self.info_log.log(format_args!("[{}] compaction failed: {e}", cf.name));
+                    // Under the DB mutex: buffered, written with the files' removal below.
+                    self.info_log.buffer_line(format_args!("[{}] compaction failed: {e}", cf.name));
                     // Its partial outputs are garbage now.
                     let created = created.into_inner();
                     MutexGuard::unlocked(st, || {
@@ -347,7 +348,7 @@ impl DbInner {
             edit.blob_file_additions = result.blob_additions;
             edit.blob_file_garbages = result.blob_garbage;
             if cf.opts.report_bg_io_stats {
-                self.info_log.log(format_args!(
+                self.info_log.buffer_line(format_args!(
                     "[{}] compaction to L{} wrote {} bytes, write micros {}",
                     cf.name,
                     plan.output_level,
@@ -395,7 +396,8 @@ impl DbInner {
             }
         }
         st.purge_job = Some(job);
-        self.info_log.log(format_args!(
+        // Under the DB mutex: buffered, written by the purge that follows the compaction.
+        self.info_log.buffer_line(format_args!(
             "[{}] {} {}@{} + {}@{} files to L{} ({} outputs){}",
             cf.name,
             if plan.deletion_only { "FIFO compaction deleted" } else { "Compacted" },
@@ -698,7 +700,7 @@ impl DbInner {
             return Ok(());
         }
         if st.refitting_level {
-            self.info_log.log(format_args!("[ReFitLevel] another thread is refitting"));
+            self.info_log.buffer_line(format_args!("[ReFitLevel] another thread is refitting"));
             return Err(Error::not_supported("another thread is refitting"));
         }
         let to = if target < 0 { min_empty_level_fitting(&v, cf, level) } else { target as usize };
@@ -755,7 +757,7 @@ impl DbInner {
         self.end_compaction(st, cf.id, plan, &running);
         st.refitting_level = false;
         installed?;
-        self.info_log.log(format_args!(
+        self.info_log.buffer_line(format_args!(
             "[{}] ReFitLevel moved {} files from L{level} to L{to}",
             cf.name,
             files.len()
@@ -855,8 +857,12 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
             start.as_ref().map(|s| if ts_sz > 0 { with_ts(s.as_ref(), 0xff) } else { s.as_ref().to_vec() });
         let e = end.as_ref().map(|e| if ts_sz > 0 { with_ts(e.as_ref(), 0) } else { e.as_ref().to_vec() });
         let r = self.inner.compact_range_impl(cf, s.as_deref(), e.as_deref(), bottommost, change_level);
-        if let Err(err) = &r {
-            self.inner.info_log.log(format_args!("[{}] manual compaction failed: {err}", cf.name));
+        match &r {
+            Err(err) => {
+                self.inner.info_log.log(format_args!("[{}] manual compaction failed: {err}", cf.name))
+            }
+            // Its LOG lines, buffered under the DB mutex, are written before it returns.
+            Ok(()) => self.inner.info_log.flush_buffered(),
         }
         r
     }

@@ -82,7 +82,8 @@ impl DbInner {
         }
         drop(held);
         if r.is_ok() {
-            self.info_log.log(format_args!("[{}] delete_file_in_range removed {n} tables", cf.name));
+            // Under the DB mutex: buffered, written by the purge below.
+            self.info_log.buffer_line(format_args!("[{}] delete_file_in_range removed {n} tables", cf.name));
         }
         self.purge_obsolete_files(&mut st);
         self.schedule_compaction(&mut st, cf.id);

@@ -244,7 +244,8 @@ impl DbInner {
             ]);
         }
         let stored = st.errors.set(e.clone(), severity, &self.opts);
-        self.info_log.log(format_args!(
+        // Under the DB mutex: buffered, written by the next purge or LOG line.
+        self.info_log.buffer_line(format_args!(
             "[ERROR] {} failed: {e} (severity {severity:?}{})",
             reason.name(),
             if stored { "" } else { ", a worse or equal error is already set" }
@@ -291,6 +292,7 @@ impl DbInner {
             }
             Severity::FatalError | Severity::UnrecoverableError => {
                 let e = st.errors.error.clone().unwrap_or_else(|| Error::io_msg("background error"));
+                drop(st);
                 self.info_log.log(format_args!("resume refused: {e} needs a reopen"));
                 return Err(e);
             }
@@ -308,11 +310,12 @@ impl DbInner {
         match &r {
             Ok(()) => {
                 if st.errors.error.is_some() {
-                    self.info_log.log(format_args!("recovered from background error (writes resume)"));
+                    self.info_log
+                        .buffer_line(format_args!("recovered from background error (writes resume)"));
                 }
                 st.errors.clear();
             }
-            Err(e) => self.info_log.log(format_args!(
+            Err(e) => self.info_log.buffer_line(format_args!(
                 "{} recovery attempt failed: {e}",
                 if manual { "manual" } else { "automatic" }
             )),
@@ -325,6 +328,7 @@ impl DbInner {
             self.schedule_compaction(&mut st, id);
         }
         drop(st);
+        self.info_log.flush_buffered();
         self.done_cv.notify_all();
         self.work_cv.notify_all();
         r

@@ -106,7 +106,7 @@ pub(crate) fn write_level0_table(
     snapshots: &[u64],
     stats: Option<&crate::statistics::Statistics>,
 ) -> Result<Option<FileMetaData>> {
-    Ok(write_level0_table_of(fs, dir, cf, std::slice::from_ref(mem), number, snapshots, None, stats)?
+    Ok(write_level0_table_of(fs, dir, cf, std::slice::from_ref(mem), number, snapshots, None, stats, -1)?
         .map(|(m, _)| m))
 }
 
@@ -120,7 +120,10 @@ pub(crate) type BlobNumbers<'a> = &'a dyn Fn() -> u64;
 /// entry per user key and snapshot stripe of whatever kind.
 /// With `blobs` (BlobDB's `enable_blob_files`), values of at least `min_blob_size`
 /// go to blob files (synced), whose additions are returned with the table; `stats` (the
-/// database's statistics) counts their writes and failed merges.
+/// database's statistics) counts their writes and failed merges. `level` is the level a
+/// Ribbon filter policy goes by (`filter_level`): -1 for a flush, 0 for a table written
+/// from the WALs at open (RocksDB's `WriteLevel0TableForRecovery` passes level 0 with
+/// reason kRecovery, which its `RibbonFilterPolicy` takes as level 0, where a flush is -1).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn write_level0_table_of(
     fs: &dyn FileSystem,
@@ -131,6 +134,7 @@ pub(crate) fn write_level0_table_of(
     snapshots: &[u64],
     blobs: Option<BlobNumbers<'_>>,
     stats: Option<&crate::statistics::Statistics>,
+    level: i32,
 ) -> Result<Option<(FileMetaData, Vec<crate::version::edit::BlobFileAddition>)>> {
     let mut blob_builder = match (blob_write_options(cf), blobs) {
         (Some(o), Some(numbers)) => {
@@ -138,7 +142,7 @@ pub(crate) fn write_level0_table_of(
         }
         _ => None,
     };
-    let r = write_table_inner(fs, dir, cf, mems, number, snapshots, blob_builder.as_mut(), stats);
+    let r = write_table_inner(fs, dir, cf, mems, number, snapshots, blob_builder.as_mut(), stats, level);
     match (r, blob_builder) {
         (Ok(Some(meta)), Some(mut b)) => match b.finish() {
             Ok(()) => Ok(Some((meta, std::mem::take(&mut b.additions)))),
@@ -167,6 +171,7 @@ fn write_table_inner(
     snapshots: &[u64],
     mut blobs: Option<&mut crate::blob::BlobFileBuilder<'_>>,
     stats: Option<&crate::statistics::Statistics>,
+    level: i32,
 ) -> Result<Option<FileMetaData>> {
     let tombstones: Vec<(Vec<u8>, Vec<u8>)> = mems.iter().flat_map(|m| m.range_tombstones()).collect();
     if mems.iter().all(|m| m.is_empty()) && tombstones.is_empty() {
@@ -177,7 +182,7 @@ fn write_table_inner(
     let path = filename::table_file(table_dir, number);
     let file = fs.new_writable_file(&path)?;
     let mut builder = AnyTableBuilder::new(
-        TableBuilderOptions { filter_level: filter_level(cf, -1), ..builder_options(cf, number) },
+        TableBuilderOptions { filter_level: filter_level(cf, level), ..builder_options(cf, number) },
         file,
     );
     let mut meta = FileMetaData { number, ..Default::default() };
@@ -339,18 +344,25 @@ impl DbInner {
                         let next_log = cf.imm[n - 1].1;
                         let bytes = purged.approximate_memory_usage();
                         cf.imm.splice(..n, std::iter::once((purged, next_log)));
+                        // The merged memtable, now the oldest, stands for the n switched.
+                        cf.imm_front_merged += n as u64 - 1;
                         cf.install_super_version();
                         self.stall_changed(st, id);
-                        self.info_log.log(format_args!(
+                        // Made under the DB mutex, written without it before the waiters
+                        // are woken.
+                        self.info_log.buffer_line(format_args!(
                             "[{}] Mempurge of {n} memtables into one of {bytes} bytes",
                             handle.name
                         ));
+                        MutexGuard::unlocked(st, || self.info_log.flush_buffered());
                         self.done_cv.notify_all();
                         return Ok(());
                     }
                     Ok(None) => {}
                     Err(e) => {
-                        self.info_log.log(format_args!("[{}] Mempurge process failed: {e}", handle.name));
+                        // Written by the flush that follows (its purge).
+                        self.info_log
+                            .buffer_line(format_args!("[{}] Mempurge process failed: {e}", handle.name));
                     }
                 }
             }
@@ -395,9 +407,9 @@ impl DbInner {
                 n
             };
             let job = self.info_log.new_job_id();
-            let started_event = flush_started_event(job, &mems);
             let result = MutexGuard::unlocked(st, || {
-                self.info_log.event(started_event);
+                // Made without the DB mutex: its data size reads every entry.
+                self.info_log.event(flush_started_event(job, &mems));
                 write_level0_table_of(
                     &*self.fs,
                     &self.path,
@@ -407,6 +419,7 @@ impl DbInner {
                     &snapshots,
                     Some(&new_blob_number),
                     self.opts.statistics.as_deref(),
+                    -1,
                 )
                 .and_then(|m| {
                     if let Some((meta, _)) = m.as_ref().filter(|_| handle.opts.paranoid_file_checks) {
@@ -455,7 +468,8 @@ impl DbInner {
                 if let Some(cf) = st.cfs.get_mut(&id) {
                     cf.imm.drain(..take.min(cf.imm.len()));
                     cf.log_number = next_log;
-                    cf.mems_flushed += take as u64;
+                    // The oldest memtable taken may stand for several (a MemPurge's).
+                    cf.mems_flushed += take as u64 + std::mem::take(&mut cf.imm_front_merged);
                     if cf.imm.is_empty() {
                         cf.force_flush = false;
                     }
@@ -506,6 +520,23 @@ impl DbInner {
     }
 }
 
+/// RocksDB's `MemTable::get_data_size`: per entry (range tombstones included) the bytes
+/// `MemTable::Add` encodes, varint32 internal key length, internal key, varint32 value
+/// length, value. Shale's memtable keeps no such counter; this reads every entry (without
+/// the DB mutex).
+fn memtable_data_size(m: &Arc<MemTable>) -> u64 {
+    use crate::coding::varint_length;
+    let entry = |k: usize, v: usize| (varint_length(k as u64) + k + varint_length(v as u64) + v) as u64;
+    let mut size: u64 = m.range_tombstones().iter().map(|(k, v)| entry(k.len(), v.len())).sum();
+    let mut it = m.iter();
+    it.seek_to_first();
+    while it.valid() {
+        size += entry(it.key().len(), it.value().len());
+        it.next();
+    }
+    size
+}
+
 /// `flush_started` (RocksDB's FlushJob::WriteLevel0Table), for the memtables `mems`.
 fn flush_started_event(job: i32, mems: &[Arc<MemTable>]) -> super::info_log::JsonWriter {
     let sum = |f: &dyn Fn(&MemTable) -> u64| -> u64 { mems.iter().map(|m| f(m)).sum() };
@@ -515,8 +546,7 @@ fn flush_started_event(job: i32, mems: &[Arc<MemTable>]) -> super::info_log::Jso
         .field("num_memtables", mems.len())
         .field("total_num_input_entries", sum(&|m| m.num_entries()))
         .field("num_deletes", sum(&|m| m.num_deletes()))
-        // Shale's memtable does not count its data bytes (`info_log.rs`).
-        .field("total_data_size", 0u64)
+        .field("total_data_size", mems.iter().map(memtable_data_size).sum::<u64>())
         .field("memory_usage", sum(&|m| m.approximate_memory_usage() as u64))
         .field("num_range_deletes", sum(&|m| m.num_range_deletes()))
         .field("flush_reason", "Other Reasons");
@@ -597,6 +627,10 @@ impl DbInner {
                 return Err(e);
             }
             if targets.iter().all(|(id, n)| st.cfs.get(id).is_none_or(|c| c.mems_flushed >= *n)) {
+                // The flushes' LOG lines, buffered under the DB mutex, are written before the
+                // caller goes on (`info_log.rs`).
+                drop(st);
+                self.info_log.flush_buffered();
                 return Ok(());
             }
             if self.shutting_down.load(Ordering::Acquire) {
@@ -674,11 +708,10 @@ impl DbInner {
         let snapshots = self.snapshot_list();
         // One job id for the group, as RocksDB's atomic flush gives its flush jobs.
         let job = self.info_log.new_job_id();
-        let started: Vec<_> = group.iter().map(|(_, mems, _)| flush_started_event(job, mems)).collect();
         let written = MutexGuard::unlocked(st, || -> Result<Vec<Vec<FileMetaData>>> {
             let mut out = Vec::with_capacity(group.len());
-            for ((handle, mems, _), started) in group.iter().zip(started) {
-                self.info_log.event(started);
+            for (handle, mems, _) in group.iter() {
+                self.info_log.event(flush_started_event(job, mems));
                 let mut metas = Vec::new();
                 for mem in mems {
                     let number = self.versions.new_output_number();

@@ -32,7 +32,10 @@
 //! Where Shale has no value for a key, the key is still written, with:
 //! - `flush_started.flush_reason`: `"Other Reasons"` (RocksDB's `kOthers`): Shale's flush
 //!   does not record why it was asked for. `memory_usage` is the memtables' approximate
-//!   memory usage.
+//!   memory usage. `total_data_size` is RocksDB's value (`MemTable::get_data_size`, the
+//!   bytes `MemTable::Add` encodes per entry), summed by reading every entry of the
+//!   memtables without the DB mutex, as Shale's memtable keeps no such counter
+//!   (`tests/event_log_flush_data_size.rs` compares it with 11.8.1's).
 //! - `compaction_started.compaction_reason`: `"ManualCompaction"` for `compact_range`,
 //!   `"FIFOMaxSize"`/`"FIFOTtl"` for FIFO deletions, else `"Unknown"` (RocksDB's
 //!   `kUnknown`): the picker does not record its reason. `score`: -1 for a manual
@@ -49,9 +52,13 @@
 //! - `recovery_finished` is written on success only; a failed recovery fails the open and
 //!   writes `recovery_failed` with the error.
 //!
-//! No event is written under the DB mutex: events that arise under it (`flush_finished`,
-//! `compaction_finished`, `trivial_move`) go to an in-memory buffer, RocksDB's `LogBuffer`,
-//! written out by the next unlocked purge or log line (`flush_buffered`).
+//! No line is written under the DB mutex: events and lines that arise under it
+//! (`flush_finished`, `compaction_finished`, `trivial_move`, the flush, compaction, MemPurge,
+//! ReFitLevel, DeleteFilesInRange and background-error lines) go to an in-memory buffer,
+//! RocksDB's `LogBuffer`, written out by the next unlocked purge or log line
+//! (`flush_buffered`). A MemPurge writes its line before it wakes the waiters; a flush
+//! (`wait_for_flushes`), a manual compaction and a resume write the buffer before they
+//! return, so a caller reading the LOG then finds the lines of what it waited for.
 
 use std::fmt;
 use std::fmt::Write as _;
@@ -172,17 +179,22 @@ impl InfoLog {
         self.write_lines(Some(line));
     }
 
-    /// Writes the buffered lines, then `line`.
+    /// Writes the buffered lines, then `line`. The buffer is taken with the file locked, so
+    /// when this returns every line buffered before it was called is written (by this call
+    /// or by the one that held the file).
     fn write_lines(&self, line: Option<String>) {
-        let pending = match self.buffered.lock() {
-            Ok(mut b) if !b.is_empty() => std::mem::take(&mut *b),
-            _ => Vec::new(),
-        };
-        if pending.is_empty() && line.is_none() {
+        if line.is_none() && !self.has_buffered() {
             return;
         }
         if let Ok(mut f) = self.file.lock() {
+            let pending = match self.buffered.lock() {
+                Ok(mut b) if !b.is_empty() => std::mem::take(&mut *b),
+                _ => Vec::new(),
+            };
             if let Some(w) = f.as_mut() {
+                if pending.is_empty() && line.is_none() {
+                    return;
+                }
                 for l in pending.iter().chain(line.iter()) {
                     let _ = w.append(l.as_bytes());
                 }

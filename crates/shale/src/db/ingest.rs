@@ -18,6 +18,19 @@
 //! 3. One VersionEdit with every file, through `log_and_apply`: all files or none, also
 //!    across a crash (staged files no MANIFEST names are removed at the next open).
 //!
+//! With user-defined timestamps, keys are compared without them (RocksDB's `start_ukey`
+//! and `limit_ukey`: the smallest key with the maximum timestamp, the largest with the
+//! minimum), and any overlap is refused as RocksDB 11.8.1 refuses it: files overlapping each
+//! other (NotSupported), a memtable holding a key of a file's range (InvalidArgument, even
+//! with `allow_blocking_flush`), a level or running compaction's output overlapping a file
+//! (InvalidArgument). A global sequence number cannot order the versions of a key there:
+//! reads take the version of highest sequence number first, whatever its timestamp, so an
+//! ingested k@3 above a k@5 would hide it. A level overlaps a file where it holds a key of
+//! the file's range, as RocksDB's `OverlapWithLevelIterator` decides: the tables whose range
+//! overlaps are read with the DB mutex released. A file falling in a gap between the keys
+//! of a table goes to the level above it (Shale places it above the first level whose
+//! ranges overlap it; RocksDB may go past such a level).
+//!
 //! The files keep sequence number 0 in their keys; the number chosen is their largest
 //! seqno in the MANIFEST, which `table/reader.rs` applies as the global seqno (RocksDB's
 //! `write_global_seqno = false`), so a moved file is never rewritten.
@@ -36,6 +49,9 @@ use crate::options_api::IngestExternalFileOptions;
 use crate::table::properties::{names, UNKNOWN_COLUMN_FAMILY};
 use crate::table::reader::{Table, TableReaderOptions};
 use crate::version::edit::{FileMetaData, VersionEdit};
+
+/// RocksDB's refusal of a file overlapping the levels of a family with timestamps.
+const OVERLAP_WITH_DB_TS: &str = "Column family enables user-defined timestamps, please make sure the key range (without timestamp) of external file does not overlap with key range (without timestamp) in the db";
 
 /// Smallest user key and its type, largest and its type, whether the largest is a range
 /// tombstone's exclusive end.
@@ -235,9 +251,25 @@ impl DbInner {
         files: &[Ingested],
     ) -> Result<()> {
         let id = h.id;
+        let cmp = &h.icmp;
+        let with_ts = cmp.timestamp_size() > 0;
+        // Keys are compared without their timestamps (RocksDB's `sstableKeyCompare`): a file
+        // holding another version of a level's boundary key overlaps that level.
+        let overlap = |a: &Ingested, lo: &[u8], hi: &[u8]| {
+            cmp.compare_user_without_ts(&a.smallest, hi) != Ordering::Greater
+                && cmp.compare_user_without_ts(lo, &a.largest) != Ordering::Greater
+        };
+        let mut sorted: Vec<&Ingested> = files.iter().collect();
+        sorted.sort_by(|a, b| cmp.compare_user_without_ts(&a.smallest, &b.smallest));
+        let files_overlap = sorted.windows(2).any(|w| overlap(w[1], &w[0].smallest, &w[0].largest));
+        if with_ts && files_overlap {
+            return Err(Error::not_supported(
+                "Files with overlapping ranges cannot be ingested to column family with user-defined timestamp enabled.",
+            ));
+        }
         let mut st = self.lock_state();
         // Memtables that overlap the files are flushed first.
-        loop {
+        'check: loop {
             if let Some(e) = st.errors.stop_error() {
                 return Err(e);
             }
@@ -246,7 +278,42 @@ impl DbInner {
             let imm_overlaps =
                 cf.imm.iter().any(|(m, _)| files.iter().any(|f| self.memtable_overlaps(h, m, f)));
             if !mem_overlaps && !imm_overlaps {
-                break;
+                if !with_ts {
+                    break;
+                }
+                // With timestamps a level overlaps a file only where it holds a key of the
+                // file's range (RocksDB's `OverlapWithLevelIterator`): the tables whose range
+                // overlaps are read without the DB mutex (the Version held keeps them), and
+                // the check starts again if the Version changed meanwhile.
+                let v = cf.current.clone();
+                let mut candidates: Vec<(usize, Arc<FileMetaData>)> = Vec::new();
+                for (i, f) in files.iter().enumerate() {
+                    for l in 0..v.num_levels() {
+                        for m in v.files(l) {
+                            if overlap(f, user_key(&m.smallest), user_key(&m.largest)) {
+                                candidates.push((i, m.clone()));
+                            }
+                        }
+                    }
+                }
+                if candidates.is_empty() {
+                    break;
+                }
+                let holds =
+                    MutexGuard::unlocked(&mut st, || self.tables_hold_keys_of(h, files, &candidates))?;
+                if holds {
+                    return Err(Error::invalid_argument(OVERLAP_WITH_DB_TS));
+                }
+                let unchanged = st.cfs.get(&id).is_some_and(|c| Arc::ptr_eq(&c.current, &v));
+                if unchanged {
+                    break 'check;
+                }
+                continue 'check;
+            }
+            if with_ts {
+                return Err(Error::invalid_argument(
+                    "Column family enables user-defined timestamps, please make sure the key range (without timestamp) of external file does not overlap with key range in the memtables.",
+                ));
             }
             if !opts.flag("allow_blocking_flush") {
                 return Err(Error::invalid_argument("External file requires flush"));
@@ -267,25 +334,20 @@ impl DbInner {
         }
         let cf = st.cfs.get(&id).ok_or_else(|| Error::invalid_argument("Column family was dropped"))?;
         let v = cf.current.clone();
-        let cmp = &h.icmp;
-        // Keys are compared without their timestamps (RocksDB's `sstableKeyCompare`): a file
-        // holding another version of a level's boundary key overlaps that level.
-        let overlap = |a: &Ingested, lo: &[u8], hi: &[u8]| {
-            cmp.compare_user_without_ts(&a.smallest, hi) != Ordering::Greater
-                && cmp.compare_user_without_ts(lo, &a.largest) != Ordering::Greater
-        };
-        let mut sorted: Vec<&Ingested> = files.iter().collect();
-        sorted.sort_by(|a, b| cmp.compare_user_without_ts(&a.smallest, &b.smallest));
-        let files_overlap = sorted.windows(2).any(|w| overlap(w[1], &w[0].smallest, &w[0].largest));
         let level_overlaps = |f: &Ingested, level: usize| {
             v.files(level).iter().any(|m| overlap(f, user_key(&m.smallest), user_key(&m.largest)))
         };
         let compaction_overlaps = |f: &Ingested, level: usize| {
             cf.running.iter().any(|r| r.output_level == level && overlap(f, &r.smallest, &r.largest))
         };
-        let overlap_with_db = files
-            .iter()
-            .any(|f| (0..v.num_levels()).any(|l| level_overlaps(f, l) || compaction_overlaps(f, l)));
+        // With timestamps the levels' keys were checked above; a running compaction's
+        // output range still counts by its range, as RocksDB's `RangeOverlapWithCompaction`.
+        let overlap_with_db = files.iter().any(|f| {
+            (0..v.num_levels()).any(|l| (!with_ts && level_overlaps(f, l)) || compaction_overlaps(f, l))
+        });
+        if with_ts && overlap_with_db {
+            return Err(Error::invalid_argument(OVERLAP_WITH_DB_TS));
+        }
         let snapshots = opts.flag("snapshot_consistency") && !self.snapshot_list().is_empty();
         let last = self.versions.last_sequence();
         let need_seqno = overlap_with_db || snapshots || files_overlap;
@@ -342,21 +404,57 @@ impl DbInner {
         self.purge_obsolete_files(st);
     }
 
-    /// True when memtable `m` holds a key (or range tombstone) within `f`'s range.
+    /// True when one of the `candidates` tables (each with the index of its file in
+    /// `files`) holds a key of that file's range, compared without timestamps. Call without
+    /// the DB mutex.
+    fn tables_hold_keys_of(
+        &self,
+        h: &CfHandle,
+        files: &[Ingested],
+        candidates: &[(usize, Arc<FileMetaData>)],
+    ) -> Result<bool> {
+        let cmp = &h.icmp;
+        let max_ts = vec![0xff; cmp.timestamp_size()];
+        for (i, t) in candidates {
+            let Some(f) = files.get(*i) else { continue };
+            let start = [cmp.strip_ts(&f.smallest), &max_ts[..]].concat();
+            let e = self.table_cache.get(h, t)?;
+            let mut it = e.table.iter(false);
+            it.seek(&make_internal_key(&start, MAX_SEQUENCE_NUMBER, crate::key::VALUE_TYPE_FOR_SEEK));
+            if it.valid() && cmp.compare_user_without_ts(user_key(it.key()), &f.largest) != Ordering::Greater
+            {
+                return Ok(true);
+            }
+            it.status()?;
+        }
+        Ok(false)
+    }
+
+    /// True when memtable `m` holds a key (or range tombstone) within `f`'s range. With
+    /// user-defined timestamps keys are compared without them, as RocksDB's
+    /// `RangesOverlapWithMemtables` on the file's `start_ukey` (smallest key with the maximum
+    /// timestamp) and `limit_ukey` (largest with the minimum): a memtable holding any version
+    /// of a key the file's range holds overlaps it.
     fn memtable_overlaps(&self, h: &CfHandle, m: &Arc<crate::memtable::MemTable>, f: &Ingested) -> bool {
         if m.is_empty() {
             return false;
         }
         let cmp = &h.icmp;
-        for (start, end) in m.range_tombstones() {
-            if cmp.compare_user(user_key(&start), &f.largest) != Ordering::Greater
-                && cmp.compare_user(&f.smallest, &end) == Ordering::Less
+        let ts_sz = cmp.timestamp_size();
+        let start = if ts_sz > 0 {
+            [cmp.strip_ts(&f.smallest), &vec![0xff; ts_sz][..]].concat()
+        } else {
+            f.smallest.clone()
+        };
+        for (t_start, t_end) in m.range_tombstones() {
+            if cmp.compare_user_without_ts(user_key(&t_start), &f.largest) != Ordering::Greater
+                && cmp.compare_user(&start, &t_end) == Ordering::Less
             {
                 return true;
             }
         }
         let mut it = m.iter();
-        it.seek(&make_internal_key(&f.smallest, MAX_SEQUENCE_NUMBER, crate::key::VALUE_TYPE_FOR_SEEK));
-        it.valid() && cmp.compare_user(user_key(it.key()), &f.largest) != Ordering::Greater
+        it.seek(&make_internal_key(&start, MAX_SEQUENCE_NUMBER, crate::key::VALUE_TYPE_FOR_SEEK));
+        it.valid() && cmp.compare_user_without_ts(user_key(it.key()), &f.largest) != Ordering::Greater
     }
 }

@@ -273,16 +273,10 @@ pub(crate) fn open<T: ThreadMode>(
         }
         inner.purge_unreferenced(&mut st);
     }
-    {
-        let st = inner.lock_state();
-        for cf in st.cfs.values() {
-            super::dyn_options::log_cf_options(
-                &inner.info_log,
-                &cf.handle.name,
-                &cf.handle.opts,
-                cf.handle.block_cache.as_ref(),
-            );
-        }
+    // The families' options go to the LOG without the DB mutex.
+    let handles: Vec<_> = inner.lock_state().cfs.values().map(|cf| cf.handle.clone()).collect();
+    for h in &handles {
+        super::dyn_options::log_cf_options(&inner.info_log, &h.name, &h.opts, h.block_cache.as_ref());
     }
     super::options_writer::write_options_file(&inner)?;
     inner.info_log.log(format_args!(
@@ -611,6 +605,7 @@ fn recovery_table(
         &[],
         Some(&blob_number),
         stats,
+        0,
     );
     *next_file_number = next.get();
     r

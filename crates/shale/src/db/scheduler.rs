@@ -373,7 +373,8 @@ impl DbInner {
                 self.end_compaction(&mut st, id, plan, &running);
                 self.done_cv.notify_all();
                 if let Err(e) = r {
-                    self.info_log.log(format_args!("[{}] trivial move at close failed: {e}", handle.name));
+                    self.info_log
+                        .buffer_line(format_args!("[{}] trivial move at close failed: {e}", handle.name));
                     return;
                 }
                 self.schedule_compaction(&mut st, id);
