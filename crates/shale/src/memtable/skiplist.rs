@@ -184,6 +184,12 @@ unsafe fn link<'a>(node: *mut u8, level: usize) -> &'a Link {
     unsafe { &*node.cast::<Link>().sub(level) }
 }
 
+/// The address of the level-`level` next pointer of `node` (for tracing; never dereferenced).
+#[inline(always)]
+fn slot_addr(node: *mut u8, level: usize) -> *const u8 {
+    node.wrapping_sub(level * LINK)
+}
+
 /// The level-`level` next pointer of `node`.
 ///
 /// # Safety
@@ -225,6 +231,7 @@ fn prefetch(node: *mut u8) {
 /// Asks the CPU to start loading the cache line at `p` (a hint; never faults).
 #[inline(always)]
 fn prefetch_at(p: *mut u8) {
+    touch(trace_kind::PREFETCH, p, 1);
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch is only a hint: it reads nothing architecturally and never faults,
     // whatever the address.
@@ -233,6 +240,48 @@ fn prefetch_at(p: *mut u8) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = p;
+}
+
+/// Records, in test builds, that a search or insert touched `len` bytes at `p` (`kind`: see
+/// `trace` in the tests); nothing in other builds.
+#[inline(always)]
+fn touch(kind: u8, p: *const u8, len: usize) {
+    #[cfg(test)]
+    trace::record(kind, p as usize, len);
+    #[cfg(not(test))]
+    let _ = (kind, p, len);
+}
+
+/// What [`touch`] records.
+mod trace_kind {
+    /// A next pointer (and its bound) read at level `k`.
+    pub const LINK: u8 = 0;
+    /// A node's key read at level `k - KEY`.
+    pub const KEY: u8 = 16;
+    /// A prefetch.
+    pub const PREFETCH: u8 = 32;
+    /// A new node written.
+    pub const NODE_WRITE: u8 = 40;
+    /// A new out-of-line value written.
+    pub const VALUE_WRITE: u8 = 41;
+    /// The successor's back link read and swapped.
+    pub const BACK_LINK: u8 = 42;
+}
+
+/// Test-only: the memory touched by searches and inserts on this thread while tracing is on
+/// (the cache profile test replays it through a cache model).
+#[cfg(test)]
+mod trace {
+    use std::cell::{Cell, RefCell};
+    thread_local! {
+        pub static ON: Cell<bool> = const { Cell::new(false) };
+        pub static EVENTS: RefCell<Vec<(u8, usize, usize)>> = const { RefCell::new(Vec::new()) };
+    }
+    pub fn record(kind: u8, addr: usize, len: usize) {
+        if ON.with(|o| o.get()) {
+            EVENTS.with(|e| e.borrow_mut().push((kind, addr, len)));
+        }
+    }
 }
 
 /// The back link of `node` (null for the first node and the head).
@@ -486,6 +535,14 @@ impl SkipList {
         }
         // SAFETY: the node's entry is fully written and the arena outlives this call.
         let key = unsafe { node_key(node) };
+        touch(
+            trace_kind::NODE_WRITE,
+            node.wrapping_sub((height - 1) * LINK),
+            (height - 1) * LINK + ENTRY + entry_len,
+        );
+        if value.len() > INLINE_VALUE {
+            touch(trace_kind::VALUE_WRITE, value_at as *const u8, value.len());
+        }
 
         // Raise the list's height first: readers that see the new height before the head's
         // new links find null there and descend.
@@ -585,6 +642,7 @@ impl SkipList {
                     return;
                 }
                 let back = prev_slot(succ).load(MemOrder::Acquire);
+                touch(trace_kind::BACK_LINK, succ.wrapping_add(SLOT), SLOT);
                 if back == node || slot(node, 0).load(MemOrder::Acquire) != succ {
                     return;
                 }
@@ -668,6 +726,7 @@ impl SkipList {
             // SAFETY: `x` is the head (MAX_HEIGHT links) or a node reached through a link
             // at a level >= `level`, so it has a link at `level`.
             let next = unsafe { slot(x, level) }.load(MemOrder::Acquire);
+            touch(trace_kind::LINK + level as u8, slot_addr(x, level), if level > 0 { LINK } else { SLOT });
             if level > 0 {
                 // If `next` turns out >= key, the search goes on at `x`'s next node one level
                 // down: start loading that node now, so its cache miss overlaps `next`'s
@@ -683,7 +742,9 @@ impl SkipList {
             if !next.is_null() && next != known_bigger && !self.greater_by_bound(x, level, kp) {
                 comparisons += 1;
                 // SAFETY: a non-null link points at a published, fully written node.
-                less = self.icmp.compare_uncounted(unsafe { node_key(next) }, key) == Ordering::Less;
+                let nk = unsafe { node_key(next) };
+                touch(trace_kind::KEY + level as u8, next.wrapping_add(ENTRY), nk.len() + 1);
+                less = self.icmp.compare_uncounted(nk, key) == Ordering::Less;
             }
             if less {
                 x = next;
@@ -1174,6 +1235,126 @@ mod tests {
         assert_eq!(it.value(), b"first");
         it.prev();
         assert!(!it.valid(), "the first node's back link ends the iteration");
+    }
+
+    /// A set-associative LRU cache of 64-byte lines (16 ways), to replay traces through.
+    struct CacheModel {
+        sets: usize,
+        tags: Vec<usize>,
+        stamps: Vec<u64>,
+        clock: u64,
+    }
+
+    impl CacheModel {
+        fn new(bytes: usize) -> CacheModel {
+            let sets = bytes / 64 / 16;
+            CacheModel { sets, tags: vec![usize::MAX; sets * 16], stamps: vec![0; sets * 16], clock: 0 }
+        }
+
+        /// Touches `line`; true on a hit.
+        fn access(&mut self, line: usize) -> bool {
+            self.clock += 1;
+            let set = (line ^ (line >> 13)) % self.sets * 16;
+            let ways = set..set + 16;
+            if let Some(w) = ways.clone().find(|&w| self.tags[w] == line) {
+                self.stamps[w] = self.clock;
+                return true;
+            }
+            let victim = ways.min_by_key(|&w| self.stamps[w]).unwrap_or(set);
+            self.tags[victim] = line;
+            self.stamps[victim] = self.clock;
+            false
+        }
+    }
+
+    /// The memory an insert touches in a thousand lists filled at random as
+    /// `db_bench --num_column_families=1000 --benchmarks=fillrandom` fills them (16-byte
+    /// keys: a random big-endian u64 then "00000000"; 100-byte values): cache lines per
+    /// insert and their misses in a 2 MiB and a 32 MiB LRU cache model, by level, over the
+    /// second half of the inserts. A profile, not a check: run it by hand with
+    /// `cargo test --release -p shale --lib cache_profile -- --ignored --nocapture`
+    /// (PROFILE_LISTS, PROFILE_PER_LIST: the shape).
+    #[test]
+    #[ignore]
+    fn cache_profile_thousand_lists() {
+        let env = |k: &str, d: usize| std::env::var(k).ok().and_then(|v| v.parse().ok()).unwrap_or(d);
+        let (n, per) = (env("PROFILE_LISTS", 1000), env("PROFILE_PER_LIST", 1000));
+        let lists: Vec<SkipList> =
+            (0..n).map(|_| SkipList::new(bytewise_internal_comparator(), 128 << 10)).collect();
+        let mut rng = SmallRng::seed_from_u64(7);
+        let value = vec![b'v'; 100];
+        let (mut l2, mut l3) = (CacheModel::new(2 << 20), CacheModel::new(32 << 20));
+        // Per kind: lines touched, L2 misses, L3 misses.
+        let mut by_kind = [[0u64; 3]; 64];
+        let (mut distinct, mut counted, mut nodes) = (0u64, 0u64, 0u64);
+        trace::ON.with(|o| o.set(true));
+        let total = n * per;
+        for i in 0..total {
+            let l = rng.gen_range(0..n);
+            let k: u64 = rng.gen_range(0..total as u64);
+            let mut uk = k.to_be_bytes().to_vec();
+            uk.extend_from_slice(b"00000000");
+            lists[l].insert(&uk, pack_seq_and_type(i as u64 + 1, ValueType::Value), &value);
+            let events = trace::EVENTS.with(|e| std::mem::take(&mut *e.borrow_mut()));
+            let warm = i >= total / 2;
+            let mut seen: Vec<usize> = Vec::new();
+            for (kind, addr, len) in events {
+                if (trace_kind::KEY..trace_kind::KEY + 16).contains(&kind) && warm {
+                    nodes += 1;
+                }
+                for line in addr / 64..=(addr + len.max(1) - 1) / 64 {
+                    let (h2, h3) = (l2.access(line), l3.access(line));
+                    if !warm {
+                        continue;
+                    }
+                    if kind < trace_kind::PREFETCH && !seen.contains(&line) {
+                        seen.push(line);
+                    }
+                    let row = &mut by_kind[kind as usize];
+                    row[0] += 1;
+                    row[1] += u64::from(!h2);
+                    row[2] += u64::from(!h3);
+                }
+            }
+            if warm {
+                distinct += seen.len() as u64;
+                counted += 1;
+            }
+        }
+        trace::ON.with(|o| o.set(false));
+        let per_op = |x: u64| x as f64 / counted as f64;
+        println!(
+            "{n} lists x {per}: per insert {:.2} distinct search lines, {:.2} nodes compared",
+            per_op(distinct),
+            per_op(nodes)
+        );
+        println!("kind                lines   L2miss  L3miss (per insert)");
+        let mut sums = [0u64; 3];
+        for (kind, row) in by_kind.iter().enumerate() {
+            if row[0] == 0 {
+                continue;
+            }
+            let name = match kind as u8 {
+                k if k < trace_kind::KEY => format!("link level {k}"),
+                k if k < trace_kind::PREFETCH => format!("key level {}", k - trace_kind::KEY),
+                trace_kind::PREFETCH => "prefetch".into(),
+                trace_kind::NODE_WRITE => "node write".into(),
+                trace_kind::VALUE_WRITE => "value write".into(),
+                _ => "back link".into(),
+            };
+            if kind as u8 != trace_kind::PREFETCH {
+                for j in 0..3 {
+                    sums[j] += row[j];
+                }
+            }
+            println!("{name:18} {:7.2} {:7.2} {:7.2}", per_op(row[0]), per_op(row[1]), per_op(row[2]));
+        }
+        println!(
+            "all but prefetch   {:7.2} {:7.2} {:7.2}",
+            per_op(sums[0]),
+            per_op(sums[1]),
+            per_op(sums[2])
+        );
     }
 
     #[test]
