@@ -5,7 +5,7 @@
 //! previous node at level 0), and the entry starts two pointers past it. Levels 1 and up
 //! are 16-byte links (16-aligned, so never split across cache lines): the next pointer and
 //! a *key bound* of the node it points to (see below); level `i` lives `16 * i` bytes below
-//! the node pointer. A node of height 1 (three nodes in four) has no link, as before bounds.
+//! the node pointer. A node of height 1 (one node in two) has no link.
 //!
 //! ```text
 //!   base                                                    node
@@ -21,15 +21,22 @@
 //!   key prefix = the user key's first 8 bytes as a big-endian integer, zero-padded
 //! ```
 //! Where a node lives in its arena block (see [`super::arena`]) depends on its height. A
-//! search touches a dozen or so nodes, nearly all of them tall ones (height >= 2, a quarter
-//! of the nodes), and only the last few steps at level 0 touch nodes of height 1. So tall
+//! search touches about `log2(n)` nodes, nearly all of them tall ones (height >= 2, half
+//! of the nodes), and only the last step or two at level 0 touch nodes of height 1. So tall
 //! nodes are packed densely at the bottom of the block, their long values out of line at
 //! its top; a node of height 1 is allocated at the top together with its value (the pointer
 //! then names the bytes right after the node). With 1000 memtables of 1M entries in all
 //! (`db_bench --num_column_families=1000`, 100-byte values) the entries take 140 MB, searched
-//! at random; the tall nodes alone take about 15 MB and stay in the last-level cache.
+//! at random, and the tall nodes the upper levels walk stay in the last-level cache.
 //! Nodes are ordered by the runtime [`InternalKeyComparator`] on `ikey`. Heights are drawn
-//! with branching factor 4, capped at [`MAX_HEIGHT`].
+//! with branching factor 2 (RocksDB's list uses 4), capped at [`MAX_HEIGHT`]. The search is
+//! a chain of dependent loads, one per node stepped to, and with a thousand memtables written
+//! at random nearly each one misses the cache: the steps to the right are what cost. With the
+//! bounds, a level costs only the nodes the search moves to (the node that overshoots is
+//! decided by the bound, without loading it): about `(b - 1) * log_b(n)` steps for branching
+//! factor `b`, which is fewest for `b = 2` (10 for a list of a thousand entries, against 15 for
+//! `b = 4`; the profile test `cache_profile_thousand_lists` counts 9.0 against 12.7 nodes
+//! compared per insert). The price is towers: one link per node on average instead of a third.
 //!
 //! Key bounds (bytewise comparator only, without timestamps): for plain byte order, a key
 //! prefix greater than another's means the key is greater (a zero-padded byte cannot exceed
@@ -79,8 +86,9 @@ use crate::error::Result;
 use crate::iter::InternalIterator;
 use crate::key::InternalKeyComparator;
 
-/// The tallest tower a node may have.
-pub const MAX_HEIGHT: usize = 12;
+/// The tallest tower a node may have: with branching factor 2, enough for about a million
+/// entries before the top level grows long.
+pub const MAX_HEIGHT: usize = 20;
 
 const SLOT: usize = std::mem::size_of::<AtomicPtr<u8>>();
 
@@ -121,9 +129,8 @@ thread_local! {
 /// Seeds the height generators of new threads apart from each other.
 static RNG_SEEDS: AtomicU64 = AtomicU64::new(0x9E37_79B9_7F4A_7C15);
 
-/// A height >= 1 where each extra level has probability 1/4: one more level per pair of
-/// trailing zero bits of a random word (a per-thread generator, so concurrent inserters
-/// share nothing).
+/// A height >= 1 where each extra level has probability 1/2: one more level per trailing
+/// zero bit of a random word (a per-thread generator, so concurrent inserters share nothing).
 fn random_height() -> usize {
     HEIGHT_RNG.with(|c| {
         let mut x = c.get();
@@ -139,7 +146,7 @@ fn random_height() -> usize {
         x ^= x >> 7;
         x ^= x << 17;
         c.set(x);
-        1 + ((x.trailing_zeros() / 2) as usize).min(MAX_HEIGHT - 1)
+        1 + (x.trailing_zeros() as usize).min(MAX_HEIGHT - 1)
     })
 }
 
@@ -1267,6 +1274,43 @@ mod tests {
         }
     }
 
+    /// Wall time per insert: a thousand lists of a thousand entries filled at random (as
+    /// `db_bench --num_column_families=1000 --benchmarks=fillrandom --num=1000000`) against
+    /// lists of 7000 filled one after the other (one family, 1 MiB write buffers). A profile,
+    /// not a check: `cargo test --release -p shale --lib time_profile -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn time_profile_thousand_lists() {
+        let value = vec![b'v'; 100];
+        let key = |k: u64| [k.to_be_bytes(), *b"00000000"].concat();
+        let total = 1_000_000usize;
+        for round in 0..3 {
+            let mut rng = SmallRng::seed_from_u64(7 + round);
+            let keys: Vec<(usize, Vec<u8>)> =
+                (0..total).map(|_| (rng.gen_range(0..1000), key(rng.gen_range(0..total as u64)))).collect();
+            let lists: Vec<SkipList> =
+                (0..1000).map(|_| SkipList::new(bytewise_internal_comparator(), 128 << 10)).collect();
+            let t = std::time::Instant::now();
+            for (i, (l, k)) in keys.iter().enumerate() {
+                lists[*l].insert(k, pack_seq_and_type(i as u64 + 1, ValueType::Value), &value);
+            }
+            let many = t.elapsed().as_nanos() as f64 / total as f64;
+            drop(lists);
+            let t = std::time::Instant::now();
+            for chunk in keys.chunks(7000) {
+                let list = SkipList::new(bytewise_internal_comparator(), 128 << 10);
+                for (i, (_, k)) in chunk.iter().enumerate() {
+                    list.insert(k, pack_seq_and_type(i as u64 + 1, ValueType::Value), &value);
+                }
+            }
+            let one = t.elapsed().as_nanos() as f64 / total as f64;
+            println!(
+                "ns per insert: 1000 lists {many:.0}, one list at a time {one:.0}, difference {:.0}",
+                many - one
+            );
+        }
+    }
+
     /// The memory an insert touches in a thousand lists filled at random as
     /// `db_bench --num_column_families=1000 --benchmarks=fillrandom` fills them (16-byte
     /// keys: a random big-endian u64 then "00000000"; 100-byte values): cache lines per
@@ -1355,6 +1399,41 @@ mod tests {
             per_op(sums[1]),
             per_op(sums[2])
         );
+        // A rough latency model of the search alone (writes and prefetches overlap): an L2
+        // miss that hits the large cache ~20 ns, a miss in both ~90 ns.
+        let (mut m2, mut m3) = (0u64, 0u64);
+        for (kind, row) in by_kind.iter().enumerate() {
+            if (kind as u8) < trace_kind::PREFETCH || kind as u8 == trace_kind::BACK_LINK {
+                m2 += row[1];
+                m3 += row[2];
+            }
+        }
+        println!(
+            "search: {:.2} L2 misses, {:.2} L3 misses, model {:.0} ns per insert",
+            per_op(m2),
+            per_op(m3),
+            per_op((m2 - m3) * 20 + m3 * 90)
+        );
+    }
+
+    /// Heights follow branching factor 2: about half the nodes of each height reach the next
+    /// level, and none exceeds MAX_HEIGHT.
+    #[test]
+    fn heights_halve_per_level() {
+        const N: u64 = 200_000;
+        let mut at_least = [0u64; MAX_HEIGHT + 1];
+        for _ in 0..N {
+            let h = random_height();
+            assert!((1..=MAX_HEIGHT).contains(&h), "height {h}");
+            for c in &mut at_least[1..=h] {
+                *c += 1;
+            }
+        }
+        assert_eq!(at_least[1], N);
+        for level in 2..=7 {
+            let ratio = at_least[level] as f64 / at_least[level - 1] as f64;
+            assert!((0.45..0.55).contains(&ratio), "level {level}: {ratio} of the level below");
+        }
     }
 
     #[test]
