@@ -255,10 +255,22 @@ pub(crate) struct WalState {
 }
 
 /// The active memtable of every family by id, with its write buffer size.
-pub(crate) type ActiveMems = Vec<Option<(Arc<MemTable>, usize)>>;
+pub(crate) type ActiveMems = Vec<Option<ActiveMem>>;
+
+/// A family's active memtable as the write leader finds it.
+#[derive(Clone)]
+pub(crate) struct ActiveMem {
+    pub mem: Arc<MemTable>,
+    /// The family's write buffer size: the memtable is full at this memory usage.
+    pub limit: usize,
+    /// Where an insert's lines outside the skiplist's nodes are, for prefetching them
+    /// before the WAL write (`MemTable::prefetch_for_insert`).
+    pub hint: crate::memtable::InsertHint,
+}
 
 impl WalState {
     pub fn set_mem(&mut self, id: u32, mem: Option<(Arc<MemTable>, usize)>) {
+        let mem = mem.map(|(mem, limit)| ActiveMem { hint: mem.insert_hint(), mem, limit });
         let i = id as usize;
         let mems = Arc::make_mut(&mut self.mems);
         if mems.len() <= i {

@@ -71,6 +71,13 @@ use crate::wal::LogWriter;
 /// Upper bound of a write group's bytes (RocksDB: 1 MiB; 128 KiB above a small leader).
 const MAX_GROUP_BYTES: usize = 1 << 20;
 
+/// How many records' memtables the write leader prefetches (`MemTable::prefetch_for_insert`)
+/// before its WAL write: with many column families written at random, each record's
+/// memtable and skiplist headers are cold lines, and the WAL write (a system call) is time
+/// in which their misses can complete. Records further into a large group would be
+/// inserted too late for their lines to still be in the cache.
+const PREFETCH_RECORDS: usize = 8;
+
 pub(crate) struct PendingWrite {
     batch: Option<WriteBatch>,
     sync: bool,
@@ -442,12 +449,25 @@ impl DbInner {
         } as u64;
         let mut wal_guard = self.wal.lock().unwrap_or_else(|p| p.into_inner());
         let wal = &mut *wal_guard;
-        // Every record must name a live column family before anything is written.
+        // Every record must name a live column family before anything is written. The
+        // leader, which inserts next, asks for the memtables' cold lines meanwhile (see
+        // `PREFETCH_RECORDS`).
+        let mut prefetched: [Option<&MemTable>; PREFETCH_RECORDS] = [None; PREFETCH_RECORDS];
         {
             let mems = &wal.mems;
+            let mut n = if parallel { PREFETCH_RECORDS } else { 0 };
+            let mut last = u32::MAX;
             for b in batches() {
                 b.for_each(&mut |e| match mems.get(e.cf_id as usize) {
-                    Some(Some(_)) => Ok(()),
+                    Some(Some(m)) => {
+                        if n < PREFETCH_RECORDS && e.cf_id != last {
+                            last = e.cf_id;
+                            m.mem.prefetch_for_insert(m.hint);
+                            prefetched[n] = Some(&m.mem);
+                            n += 1;
+                        }
+                        Ok(())
+                    }
                     _ => Err(Error::invalid_argument(format!(
                         "Invalid column family specified in write batch: {}",
                         e.cf_id
@@ -495,23 +515,28 @@ impl DbInner {
             let r = wal
                 .writer
                 .maybe_add_timestamp_sizes(&ts_sizes)
-                .and_then(|_| wal.writer.add_record(&batch.wal_data()))
-                .and_then(|_| {
-                    if sync {
-                        self.stats.wal_syncs.fetch_add(1, Ordering::Relaxed);
-                        record_tick(stats, Ticker::WalFileSynced, 1);
-                        let _t = StopWatch::new(stats, Histogram::WalFileSyncMicros);
-                        // Older WALs still alive first (`wal_sync.rs`).
-                        self.sync_wals_locked(wal)
+                .and_then(|_| wal.writer.add_record(&batch.wal_data()));
+            // The memtables' lines asked for above had the record's encoding to arrive: now
+            // the arena tails they name, which the write to the file gives time to load.
+            for m in prefetched.iter().flatten() {
+                m.prefetch_next_entry();
+            }
+            let r = r.and_then(|_| {
+                if sync {
+                    self.stats.wal_syncs.fetch_add(1, Ordering::Relaxed);
+                    record_tick(stats, Ticker::WalFileSynced, 1);
+                    let _t = StopWatch::new(stats, Histogram::WalFileSyncMicros);
+                    // Older WALs still alive first (`wal_sync.rs`).
+                    self.sync_wals_locked(wal)
+                } else {
+                    wal.unsynced = true;
+                    if self.opts.manual_wal_flush {
+                        Ok(()) // left in the buffer until `flush_wal` (RocksDB's manual_wal_flush)
                     } else {
-                        wal.unsynced = true;
-                        if self.opts.manual_wal_flush {
-                            Ok(()) // left in the buffer until `flush_wal` (RocksDB's manual_wal_flush)
-                        } else {
-                            wal.writer.flush()
-                        }
+                        wal.writer.flush()
                     }
-                });
+                }
+            });
             if let Err(e) = r {
                 // The WAL lock comes after the DB mutex: release it first.
                 drop(wal_guard);
@@ -908,17 +933,18 @@ fn insert_batch(
     merge: Option<MergeOnWrite<'_>>,
 ) -> Result<()> {
     let check = |id: u32, full: &mut Vec<u32>| {
-        if let Some(Some((m, limit))) = mems.get(id as usize) {
-            if m.approximate_memory_usage() >= *limit && !full.contains(&id) {
+        if let Some(Some(m)) = mems.get(id as usize) {
+            if m.mem.approximate_memory_usage() >= m.limit && !full.contains(&id) {
                 full.push(id);
             }
         }
     };
     let mut last: Option<u32> = None;
     batch.for_each(&mut |e| {
-        let Some(Some((mem, _))) = mems.get(e.cf_id as usize) else {
+        let Some(Some(m)) = mems.get(e.cf_id as usize) else {
             return Err(Error::invalid_argument("column family vanished"));
         };
+        let mem = &m.mem;
         if concurrent {
             mem.add_concurrently(seq, e.value_type, e.key, e.value);
         } else {

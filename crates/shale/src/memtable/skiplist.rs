@@ -235,6 +235,19 @@ fn prefetch_at(p: *mut u8) {
     let _ = p;
 }
 
+/// Asks the CPU to start loading the cache line at `p` to write it (a hint; never faults).
+#[inline(always)]
+fn prefetch_for_write(p: *mut u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is only a hint: it reads nothing architecturally and never faults,
+    // whatever the address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(p.cast::<i8>(), std::arch::x86_64::_MM_HINT_ET0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
 /// The back link of `node` (null for the first node and the head).
 ///
 /// # Safety
@@ -372,6 +385,24 @@ impl SkipList {
             .cast::<u8>()
             .wrapping_add(std::mem::offset_of!(HeadTower, next0))
             .cast_mut()
+    }
+
+    /// Asks the CPU to start loading, for writing, the lines where the next node of
+    /// [`SkipList::insert`] goes: the bottom of the arena's free span (a tall node) and its
+    /// top (a node of height 1 with its value, or a tall node's value). Takes the arena's
+    /// lock only if it is free at once.
+    pub fn prefetch_next_node(&self) {
+        if let Some((start, len)) = self.arena.free_span() {
+            prefetch_for_write(start as *mut u8);
+            if len > 0 {
+                let top = start + len;
+                for back in [1, 65, 129, 193] {
+                    if back <= len {
+                        prefetch_for_write(top.wrapping_sub(back) as *mut u8);
+                    }
+                }
+            }
+        }
     }
 
     /// No more inserts are expected: the arena stops counting as active memory.
