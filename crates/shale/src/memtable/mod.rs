@@ -125,10 +125,13 @@ impl MemTable {
 
     /// The second step of [`MemTable::prefetch_for_insert`], once its lines had time to
     /// arrive: asks for the lines the next point entry's node and value will be written to
-    /// (the point list's arena tail, read under its lock when that is free at once).
+    /// (the point list's arena tail, read under its lock when that is free at once), and
+    /// for the first node the skiplist search for `key_start` loads (`key_start`: the user
+    /// key's first 8 bytes, or all of it when shorter).
     #[inline]
-    pub fn prefetch_next_entry(&self) {
+    pub fn prefetch_next_entry(&self, key_start: &[u8]) {
         self.points.prefetch_next_node();
+        self.points.prefetch_search_start(key_start);
     }
 
     /// This memtable with the Bloom filter `o` asks for (RocksDB's memtable prefix Bloom:

@@ -405,6 +405,31 @@ impl SkipList {
         }
     }
 
+    /// Asks the CPU to start loading the first node a search for `user_key` (or for any key
+    /// it is a prefix of, when 8 bytes or longer) loads: going down the head's tower, the
+    /// first link whose key bound does not prove its node greater (the top link without
+    /// bounds). Reads only the head's tower, as the search would.
+    pub fn prefetch_search_start(&self, user_key: &[u8]) {
+        let mut b = [0u8; 8];
+        let n = user_key.len().min(8);
+        b[..n].copy_from_slice(&user_key[..n]);
+        let kp = u64::from_be_bytes(b);
+        let head = self.head();
+        for level in (0..self.max_height.load(MemOrder::Relaxed)).rev() {
+            // SAFETY: the head has MAX_HEIGHT slots, and max_height <= MAX_HEIGHT.
+            let next = unsafe { slot(head, level) }.load(MemOrder::Acquire);
+            if next.is_null() || self.greater_by_bound(head, level, kp) {
+                continue;
+            }
+            prefetch(next);
+            if level > 0 {
+                // The node's link at this level, which the search reads next.
+                prefetch_at(next.wrapping_sub(level * LINK));
+            }
+            return;
+        }
+    }
+
     /// No more inserts are expected: the arena stops counting as active memory.
     pub fn done_allocating(&self) {
         self.arena.done_allocating();
