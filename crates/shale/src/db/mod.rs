@@ -268,7 +268,7 @@ pub(crate) struct ActiveMem {
     /// The family's write buffer size: the memtable is full at this memory usage.
     pub limit: usize,
     /// Where an insert's lines outside the skiplist's nodes are, for prefetching them
-    /// before the WAL write (`MemTable::prefetch_for_insert`).
+    /// before the WAL write (`InsertHint::prefetch`).
     pub hint: crate::memtable::InsertHint,
 }
 

@@ -71,7 +71,7 @@ use crate::wal::LogWriter;
 /// Upper bound of a write group's bytes (RocksDB: 1 MiB; 128 KiB above a small leader).
 const MAX_GROUP_BYTES: usize = 1 << 20;
 
-/// How many records' memtables the write leader prefetches (`MemTable::prefetch_for_insert`)
+/// How many records' memtables the write leader prefetches (`InsertHint::prefetch`)
 /// before its WAL write: with many column families written at random, each record's
 /// memtable and skiplist headers are cold lines, and the WAL write (a system call) is time
 /// in which their misses can complete. Records further into a large group would be
@@ -474,9 +474,9 @@ impl DbInner {
         let wal = &mut *wal_guard;
         // Every record must name a live column family before anything is written. The
         // leader, which inserts next, asks for the memtables' cold lines meanwhile (see
-        // `PREFETCH_RECORDS`).
-        // Each with the first 8 bytes of its record's user key (and their count).
-        let mut prefetched: [Option<(&MemTable, [u8; 8], usize)>; PREFETCH_RECORDS] =
+        // `PREFETCH_RECORDS`), and keeps their hints with the first 8 bytes of the record's
+        // user key (and their count) for the second step, after the record's encoding.
+        let mut prefetched: [Option<(&crate::memtable::InsertHint, [u8; 8], usize)>; PREFETCH_RECORDS] =
             [None; PREFETCH_RECORDS];
         {
             let mems = &wal.mems;
@@ -487,11 +487,11 @@ impl DbInner {
                     Some(Some(m)) => {
                         if n < PREFETCH_RECORDS && e.cf_id != last {
                             last = e.cf_id;
-                            m.mem.prefetch_for_insert(m.hint);
+                            m.hint.prefetch(&m.mem);
                             let mut start = [0u8; 8];
                             let len = e.key.len().min(8);
                             start[..len].copy_from_slice(&e.key[..len]);
-                            prefetched[n] = Some((&m.mem, start, len));
+                            prefetched[n] = Some((&m.hint, start, len));
                             n += 1;
                         }
                         Ok(())
@@ -546,8 +546,8 @@ impl DbInner {
                 .and_then(|_| wal.writer.add_record(&batch.wal_data()));
             // The memtables' lines asked for above had the record's encoding to arrive: now
             // the arena tails they name, which the write to the file gives time to load.
-            for (m, start, len) in prefetched.iter().flatten() {
-                m.prefetch_next_entry(&start[..*len]);
+            for (hint, start, len) in prefetched.iter().flatten() {
+                hint.prefetch_next_entry(&start[..*len]);
             }
             let r = r.and_then(|_| {
                 if sync {

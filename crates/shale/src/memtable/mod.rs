@@ -55,7 +55,7 @@ const TOMBSTONE_ARENA_BLOCK: usize = 16 << 10;
 /// a write reads or writes outside the skiplist comes first, in the struct's first cache
 /// line (`repr(C, align(64))`: the line starts the struct, the `Arc`'s counts sit in the
 /// line before it), so a write to a family not written for a while misses on one line of
-/// its memtable, which [`MemTable::prefetch_for_insert`] can ask for early.
+/// its memtable, which [`InsertHint::prefetch`] can ask for early.
 #[repr(C, align(64))]
 pub struct MemTable {
     // The write's line.
@@ -80,12 +80,38 @@ pub struct MemTable {
     tombstones: SkipList,
 }
 
-/// Where a memtable's insert touches lines outside the skiplist's nodes (see
-/// [`MemTable::prefetch_for_insert`]): the address of its point list, taken once so that a
-/// prefetch need not load it from the memtable (a miss the prefetch should hide).
-#[derive(Clone, Copy, Debug)]
+/// What the write leader keeps of an active memtable to prefetch an insert's lines outside
+/// the skiplist's nodes (see [`InsertHint::prefetch`]): its point list, so that neither
+/// step has to load the list's address from the memtable (a miss the prefetch should hide).
+#[derive(Clone)]
 pub struct InsertHint {
-    points: usize,
+    points: Arc<SkipList>,
+}
+
+impl InsertHint {
+    /// Asks the CPU to start loading what inserting a point entry into `mem` (the memtable
+    /// this hint was made from) reads and writes outside the skiplist's nodes: the
+    /// memtable's first line (the counters, the list pointer, the Bloom pointer) and the
+    /// point list's own struct (its head tower, height, and the arena's state and lock).
+    /// With many memtables written at random those lines are cold; the write leader asks
+    /// for them before its WAL write, so the misses overlap it. Loads nothing itself.
+    #[inline]
+    pub fn prefetch(&self, mem: &Arc<MemTable>) {
+        debug_assert!(Arc::ptr_eq(&mem.points, &self.points));
+        prefetch_lines(Arc::as_ptr(mem) as usize, 64);
+        prefetch_lines(Arc::as_ptr(&self.points) as usize, std::mem::size_of::<SkipList>());
+    }
+
+    /// The second step of [`InsertHint::prefetch`], once its lines had time to arrive: asks
+    /// for the lines the next point entry's node and value will be written to (the point
+    /// list's arena tail, read under its lock when that is free at once), and for the first
+    /// node the skiplist search for `key_start` loads (`key_start`: the user key's first 8
+    /// bytes, or all of it when shorter).
+    #[inline]
+    pub fn prefetch_next_entry(&self, key_start: &[u8]) {
+        self.points.prefetch_next_node();
+        self.points.prefetch_search_start(key_start);
+    }
 }
 
 /// Asks the CPU to start loading the cache lines of `len` bytes at `addr` (a hint: it never
@@ -105,33 +131,9 @@ fn prefetch_lines(addr: usize, len: usize) {
 }
 
 impl MemTable {
-    /// Where this memtable's insert lines are, for [`MemTable::prefetch_for_insert`]. Valid
-    /// while the memtable lives (its point list never moves).
+    /// What the write leader keeps to prefetch this memtable's insert lines.
     pub fn insert_hint(&self) -> InsertHint {
-        InsertHint { points: Arc::as_ptr(&self.points) as usize }
-    }
-
-    /// Asks the CPU to start loading what inserting a point entry reads and writes outside
-    /// the skiplist's nodes: this memtable's first line (the counters, the list pointer,
-    /// the Bloom pointer) and the point list's own struct (its head tower, height and the
-    /// arena's state and lock). With many memtables written at random those lines are
-    /// cold; the write leader asks for them before its WAL write, so the misses overlap
-    /// it. `hint` is this memtable's [`MemTable::insert_hint`]. Loads nothing itself.
-    #[inline]
-    pub fn prefetch_for_insert(&self, hint: InsertHint) {
-        prefetch_lines(self as *const MemTable as usize, 64);
-        prefetch_lines(hint.points, std::mem::size_of::<SkipList>());
-    }
-
-    /// The second step of [`MemTable::prefetch_for_insert`], once its lines had time to
-    /// arrive: asks for the lines the next point entry's node and value will be written to
-    /// (the point list's arena tail, read under its lock when that is free at once), and
-    /// for the first node the skiplist search for `key_start` loads (`key_start`: the user
-    /// key's first 8 bytes, or all of it when shorter).
-    #[inline]
-    pub fn prefetch_next_entry(&self, key_start: &[u8]) {
-        self.points.prefetch_next_node();
-        self.points.prefetch_search_start(key_start);
+        InsertHint { points: Arc::clone(&self.points) }
     }
 
     /// This memtable with the Bloom filter `o` asks for (RocksDB's memtable prefix Bloom:
