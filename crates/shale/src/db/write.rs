@@ -20,6 +20,19 @@
 //! (switched by the next write, then queued for flush, as RocksDB's flush scheduler), a
 //! write stall, a background error.
 //!
+//! **Prefetching a family's lines.** With many families written at random, what a write
+//! touches of its family outside the skiplist's nodes is out of the cache: the family's
+//! entry in the active-memtable table, the memtable's first line (the counters), the point
+//! list's head tower and arena state, the arena tail where the new node and value go, and
+//! the first node the search loads. Each would be a miss, one after the other, in the
+//! insert. The writer asks for them in three steps, each once the step before had time to
+//! arrive: the table entry as it enters `write` (`DbInner::mems_hint`, the table's address,
+//! is a hint only); the memtable and list lines while the leader checks the batch's
+//! families (`InsertHint::prefetch`); the arena tail and the first search node once the WAL
+//! record is encoded, just before the WAL write, whose system call then overlaps the misses
+//! (`InsertHint::prefetch_next_entry`). Only the first `PREFETCH_RECORDS` families of a
+//! group are asked for, and none for a group inserted in parallel (other threads insert).
+//!
 //! **unordered_write.** RocksDB's `unordered_write` lets each writer insert into the
 //! memtable after the WAL write group has published its sequence numbers, outside the
 //! group's order. RocksDB documents what that gives up and what it keeps: read-your-own-
