@@ -28,9 +28,10 @@
 //! insert. The writer asks for them in three steps, each once the step before had time to
 //! arrive: the table entry as it enters `write` (`DbInner::mems_hint`, the table's address,
 //! is a hint only); the memtable and list lines while the leader checks the batch's
-//! families (`InsertHint::prefetch`); the arena tail and the first search node once the WAL
-//! record is encoded, just before the WAL write, whose system call then overlaps the misses
-//! (`InsertHint::prefetch_next_entry`). Only the first `PREFETCH_RECORDS` families of a
+//! families (`InsertHint::prefetch`), so that their misses overlap the WAL write (a system
+//! call); after it, the arena tail and the first search node, which those lines name
+//! (`InsertHint::prefetch_next_entry`), so that these misses overlap each other rather than
+//! come one after the other in the insert. Only the first `PREFETCH_RECORDS` families of a
 //! group are asked for, and none for a group inserted in parallel (other threads insert).
 //!
 //! **unordered_write.** RocksDB's `unordered_write` lets each writer insert into the
@@ -487,10 +488,9 @@ impl DbInner {
         let wal = &mut *wal_guard;
         // Every record must name a live column family before anything is written. The
         // leader, which inserts next, asks for the memtables' cold lines meanwhile (see
-        // `PREFETCH_RECORDS`), and keeps their hints with the first 8 bytes of the record's
-        // user key (and their count) for the second step, after the record's encoding.
-        let mut prefetched: [Option<(&crate::memtable::InsertHint, [u8; 8], usize)>; PREFETCH_RECORDS] =
-            [None; PREFETCH_RECORDS];
+        // `PREFETCH_RECORDS`), and keeps their families with the first 8 bytes of the
+        // record's user key (and their count) for the second step, after the WAL write.
+        let mut prefetched: [Option<(u32, [u8; 8], usize)>; PREFETCH_RECORDS] = [None; PREFETCH_RECORDS];
         {
             let mems = &wal.mems;
             let mut n = if parallel { PREFETCH_RECORDS } else { 0 };
@@ -504,7 +504,7 @@ impl DbInner {
                             let mut start = [0u8; 8];
                             let len = e.key.len().min(8);
                             start[..len].copy_from_slice(&e.key[..len]);
-                            prefetched[n] = Some((&m.hint, start, len));
+                            prefetched[n] = Some((e.cf_id, start, len));
                             n += 1;
                         }
                         Ok(())
@@ -559,9 +559,6 @@ impl DbInner {
                 .and_then(|_| wal.writer.add_record(&batch.wal_data()));
             // The memtables' lines asked for above had the record's encoding to arrive: now
             // the arena tails they name, which the write to the file gives time to load.
-            for (hint, start, len) in prefetched.iter().flatten() {
-                hint.prefetch_next_entry(&start[..*len]);
-            }
             let r = r.and_then(|_| {
                 if sync {
                     self.stats.wal_syncs.fetch_add(1, Ordering::Relaxed);
@@ -583,6 +580,14 @@ impl DbInner {
                 drop(wal_guard);
                 self.set_bg_error(e.clone(), BgErrorReason::WriteCallback);
                 return Err(e);
+            }
+            // The lines asked for above arrived during the WAL write: now what they name,
+            // the arena tails and the first search nodes (asking before the WAL write made
+            // the leader wait there for the lines: slower, measured).
+            for (id, start, len) in prefetched.iter().flatten() {
+                if let Some(Some(m)) = wal.mems.get(*id as usize) {
+                    m.hint.prefetch_next_entry(&start[..*len]);
+                }
             }
         }
         if parallel {

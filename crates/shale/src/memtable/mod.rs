@@ -102,11 +102,11 @@ impl InsertHint {
         prefetch_lines(Arc::as_ptr(&self.points) as usize, std::mem::size_of::<SkipList>());
     }
 
-    /// The second step of [`InsertHint::prefetch`], once its lines had time to arrive: asks
-    /// for the lines the next point entry's node and value will be written to (the point
-    /// list's arena tail, read under its lock when that is free at once), and for the first
-    /// node the skiplist search for `key_start` loads (`key_start`: the user key's first 8
-    /// bytes, or all of it when shorter).
+    /// The second step of [`InsertHint::prefetch`], once its lines arrived (after the WAL
+    /// write): asks for the lines the next point entry's node and value will be written to
+    /// (the point list's arena tail, read under its lock when that is free at once), and
+    /// for the first node the skiplist search for `key_start` loads (`key_start`: the user
+    /// key's first 8 bytes, or all of it when shorter), so that these misses overlap.
     #[inline]
     pub fn prefetch_next_entry(&self, key_start: &[u8]) {
         self.points.prefetch_next_node();
