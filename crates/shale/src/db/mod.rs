@@ -187,6 +187,10 @@ pub(crate) struct DbInner {
     pub prep: Mutex<crate::transactions::PrepTracker>,
     /// Some family has user-defined timestamps: writes check their keys (`read.rs`).
     pub ts_families: AtomicBool,
+    /// The address of `WalState::mems`' first entry, for writers to prefetch their family's
+    /// entry before they take the WAL lock (`write.rs`; only ever an address to prefetch,
+    /// never dereferenced, so a stale value is harmless).
+    pub mems_hint: std::sync::atomic::AtomicUsize,
     _lock: Box<dyn FileLock>,
 }
 
@@ -255,10 +259,22 @@ pub(crate) struct WalState {
 }
 
 /// The active memtable of every family by id, with its write buffer size.
-pub(crate) type ActiveMems = Vec<Option<(Arc<MemTable>, usize)>>;
+pub(crate) type ActiveMems = Vec<Option<ActiveMem>>;
+
+/// A family's active memtable as the write leader finds it.
+#[derive(Clone)]
+pub(crate) struct ActiveMem {
+    pub mem: Arc<MemTable>,
+    /// The family's write buffer size: the memtable is full at this memory usage.
+    pub limit: usize,
+    /// Where an insert's lines outside the skiplist's nodes are, for prefetching them
+    /// before the WAL write (`InsertHint::prefetch`).
+    pub hint: crate::memtable::InsertHint,
+}
 
 impl WalState {
     pub fn set_mem(&mut self, id: u32, mem: Option<(Arc<MemTable>, usize)>) {
+        let mem = mem.map(|(mem, limit)| ActiveMem { hint: mem.insert_hint(), mem, limit });
         let i = id as usize;
         let mems = Arc::make_mut(&mut self.mems);
         if mems.len() <= i {
@@ -401,7 +417,9 @@ impl DbInner {
     /// Publishes family `id`'s active memtable to the write leader (None: dropped).
     pub fn publish_active_memtable(&self, id: u32, cf: Option<&CfState>) {
         let entry = cf.map(|c| (c.mem.clone(), c.handle.opts.write_buffer_size));
-        self.wal.lock().unwrap_or_else(|p| p.into_inner()).set_mem(id, entry);
+        let mut wal = self.wal.lock().unwrap_or_else(|p| p.into_inner());
+        wal.set_mem(id, entry);
+        self.mems_hint.store(wal.mems.as_ptr() as usize, std::sync::atomic::Ordering::Relaxed);
     }
 }
 

@@ -485,6 +485,7 @@ pub(super) fn new_inner(
         mode,
         prep: Mutex::new(Default::default()),
         ts_families: AtomicBool::new(false),
+        mems_hint: std::sync::atomic::AtomicUsize::new(0),
         _lock: lock,
     })
 }

@@ -20,6 +20,20 @@
 //! (switched by the next write, then queued for flush, as RocksDB's flush scheduler), a
 //! write stall, a background error.
 //!
+//! **Prefetching a family's lines.** With many families written at random, what a write
+//! touches of its family outside the skiplist's nodes is out of the cache: the family's
+//! entry in the active-memtable table, the memtable's first line (the counters), the point
+//! list's head tower and arena state, the arena tail where the new node and value go, and
+//! the first node the search loads. Each would be a miss, one after the other, in the
+//! insert. The writer asks for them in three steps, each once the step before had time to
+//! arrive: the table entry as it enters `write` (`DbInner::mems_hint`, the table's address,
+//! is a hint only); the memtable and list lines while the leader checks the batch's
+//! families (`InsertHint::prefetch`), so that their misses overlap the WAL write (a system
+//! call); after it, the arena tail and the first search node, which those lines name
+//! (`InsertHint::prefetch_next_entry`), so that these misses overlap each other rather than
+//! come one after the other in the insert. Only the first `PREFETCH_RECORDS` families of a
+//! group are asked for, and none for a group inserted in parallel (other threads insert).
+//!
 //! **unordered_write.** RocksDB's `unordered_write` lets each writer insert into the
 //! memtable after the WAL write group has published its sequence numbers, outside the
 //! group's order. RocksDB documents what that gives up and what it keeps: read-your-own-
@@ -70,6 +84,13 @@ use crate::wal::LogWriter;
 
 /// Upper bound of a write group's bytes (RocksDB: 1 MiB; 128 KiB above a small leader).
 const MAX_GROUP_BYTES: usize = 1 << 20;
+
+/// How many records' memtables the write leader prefetches (`InsertHint::prefetch`)
+/// before its WAL write: with many column families written at random, each record's
+/// memtable and skiplist headers are cold lines, and the WAL write (a system call) is time
+/// in which their misses can complete. Records further into a large group would be
+/// inserted too late for their lines to still be in the cache.
+const PREFETCH_RECORDS: usize = 8;
 
 pub(crate) struct PendingWrite {
     batch: Option<WriteBatch>,
@@ -135,6 +156,7 @@ impl DbInner {
         // in WriteImpl), recorded with the leader's group counts in one call.
         let stats = self.opts.statistics.as_deref();
         let started = stats.and_then(Statistics::timer_start);
+        self.prefetch_active_mem(&batch);
         let me = Arc::new(Mutex::new(PendingWrite {
             batch: Some(batch),
             sync: opts.sync,
@@ -223,6 +245,28 @@ impl DbInner {
         }
         let r = lock(&me).result.take().unwrap_or(Ok(()));
         r
+    }
+
+    /// Asks the CPU to start loading the active-memtable entry (`WalState::mems`) of the
+    /// family of `batch`'s first record, which the write leader reads before its WAL write
+    /// to prefetch that memtable's lines (`write_group`): with many families written at
+    /// random it is a cold line too, and this is the earliest point the family is known.
+    #[inline]
+    fn prefetch_active_mem(&self, batch: &WriteBatch) {
+        let base = self.mems_hint.load(Ordering::Relaxed);
+        if base == 0 {
+            return;
+        }
+        let id = first_family(batch.data()) as usize;
+        let at = base.wrapping_add(id.wrapping_mul(std::mem::size_of::<Option<super::ActiveMem>>()));
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: a prefetch is only a hint: it reads nothing architecturally and never
+        // faults, whatever the address (this one may be stale or past the entries).
+        unsafe {
+            std::arch::x86_64::_mm_prefetch(at as *const i8, std::arch::x86_64::_MM_HINT_T0);
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = at;
     }
 
     /// `max_successive_merges` (see the module's notes): the merged value to insert instead
@@ -442,12 +486,29 @@ impl DbInner {
         } as u64;
         let mut wal_guard = self.wal.lock().unwrap_or_else(|p| p.into_inner());
         let wal = &mut *wal_guard;
-        // Every record must name a live column family before anything is written.
+        // Every record must name a live column family before anything is written. The
+        // leader, which inserts next, asks for the memtables' cold lines meanwhile (see
+        // `PREFETCH_RECORDS`), and keeps their families with the first 8 bytes of the
+        // record's user key (and their count) for the second step, after the WAL write.
+        let mut prefetched: [Option<(u32, [u8; 8], usize)>; PREFETCH_RECORDS] = [None; PREFETCH_RECORDS];
         {
             let mems = &wal.mems;
+            let mut n = if parallel { PREFETCH_RECORDS } else { 0 };
+            let mut last = u32::MAX;
             for b in batches() {
                 b.for_each(&mut |e| match mems.get(e.cf_id as usize) {
-                    Some(Some(_)) => Ok(()),
+                    Some(Some(m)) => {
+                        if n < PREFETCH_RECORDS && e.cf_id != last {
+                            last = e.cf_id;
+                            m.hint.prefetch(&m.mem);
+                            let mut start = [0u8; 8];
+                            let len = e.key.len().min(8);
+                            start[..len].copy_from_slice(&e.key[..len]);
+                            prefetched[n] = Some((e.cf_id, start, len));
+                            n += 1;
+                        }
+                        Ok(())
+                    }
                     _ => Err(Error::invalid_argument(format!(
                         "Invalid column family specified in write batch: {}",
                         e.cf_id
@@ -495,28 +556,38 @@ impl DbInner {
             let r = wal
                 .writer
                 .maybe_add_timestamp_sizes(&ts_sizes)
-                .and_then(|_| wal.writer.add_record(&batch.wal_data()))
-                .and_then(|_| {
-                    if sync {
-                        self.stats.wal_syncs.fetch_add(1, Ordering::Relaxed);
-                        record_tick(stats, Ticker::WalFileSynced, 1);
-                        let _t = StopWatch::new(stats, Histogram::WalFileSyncMicros);
-                        // Older WALs still alive first (`wal_sync.rs`).
-                        self.sync_wals_locked(wal)
+                .and_then(|_| wal.writer.add_record(&batch.wal_data()));
+            // The memtables' lines asked for above had the record's encoding to arrive: now
+            // the arena tails they name, which the write to the file gives time to load.
+            let r = r.and_then(|_| {
+                if sync {
+                    self.stats.wal_syncs.fetch_add(1, Ordering::Relaxed);
+                    record_tick(stats, Ticker::WalFileSynced, 1);
+                    let _t = StopWatch::new(stats, Histogram::WalFileSyncMicros);
+                    // Older WALs still alive first (`wal_sync.rs`).
+                    self.sync_wals_locked(wal)
+                } else {
+                    wal.unsynced = true;
+                    if self.opts.manual_wal_flush {
+                        Ok(()) // left in the buffer until `flush_wal` (RocksDB's manual_wal_flush)
                     } else {
-                        wal.unsynced = true;
-                        if self.opts.manual_wal_flush {
-                            Ok(()) // left in the buffer until `flush_wal` (RocksDB's manual_wal_flush)
-                        } else {
-                            wal.writer.flush()
-                        }
+                        wal.writer.flush()
                     }
-                });
+                }
+            });
             if let Err(e) = r {
                 // The WAL lock comes after the DB mutex: release it first.
                 drop(wal_guard);
                 self.set_bg_error(e.clone(), BgErrorReason::WriteCallback);
                 return Err(e);
+            }
+            // The lines asked for above arrived during the WAL write: now what they name,
+            // the arena tails and the first search nodes (asking before the WAL write made
+            // the leader wait there for the lines: slower, measured).
+            for (id, start, len) in prefetched.iter().flatten() {
+                if let Some(Some(m)) = wal.mems.get(*id as usize) {
+                    m.hint.prefetch_next_entry(&start[..*len]);
+                }
             }
         }
         if parallel {
@@ -859,6 +930,35 @@ fn flush_targets(st: &DbState, only: Option<u32>) -> Vec<(u32, u64)> {
     }
 }
 
+/// The column family of the first record of the batch bytes `data` (0 for a record of the
+/// default family, a record without one, or bytes too short): a hint for prefetching only.
+fn first_family(data: &[u8]) -> u32 {
+    use crate::batch::tag;
+    let Some(&t) = data.get(crate::batch::HEADER_SIZE) else { return 0 };
+    let with_cf = matches!(
+        t,
+        tag::CF_DELETION
+            | tag::CF_VALUE
+            | tag::CF_MERGE
+            | tag::CF_SINGLE_DELETION
+            | tag::CF_RANGE_DELETION
+            | tag::CF_BLOB_INDEX
+            | tag::CF_WIDE_COLUMN_ENTITY
+    );
+    if !with_cf {
+        return 0;
+    }
+    // varint32
+    let mut id = 0u32;
+    for (i, &b) in data.iter().skip(crate::batch::HEADER_SIZE + 1).take(5).enumerate() {
+        id |= u32::from(b & 0x7f) << (7 * i);
+        if b < 0x80 {
+            return id;
+        }
+    }
+    0
+}
+
 /// Leader plus the writers queued behind it that can share its WAL record.
 fn build_group(queue: &VecDeque<Arc<Mutex<PendingWrite>>>) -> Vec<Arc<Mutex<PendingWrite>>> {
     let mut group = Vec::new();
@@ -908,17 +1008,18 @@ fn insert_batch(
     merge: Option<MergeOnWrite<'_>>,
 ) -> Result<()> {
     let check = |id: u32, full: &mut Vec<u32>| {
-        if let Some(Some((m, limit))) = mems.get(id as usize) {
-            if m.approximate_memory_usage() >= *limit && !full.contains(&id) {
+        if let Some(Some(m)) = mems.get(id as usize) {
+            if m.mem.approximate_memory_usage() >= m.limit && !full.contains(&id) {
                 full.push(id);
             }
         }
     };
     let mut last: Option<u32> = None;
     batch.for_each(&mut |e| {
-        let Some(Some((mem, _))) = mems.get(e.cf_id as usize) else {
+        let Some(Some(m)) = mems.get(e.cf_id as usize) else {
             return Err(Error::invalid_argument("column family vanished"));
         };
+        let mem = &m.mem;
         if concurrent {
             mem.add_concurrently(seq, e.value_type, e.key, e.value);
         } else {
@@ -946,4 +1047,28 @@ fn insert_batch(
         check(prev, full);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_family;
+    use crate::batch::{tag, HEADER_SIZE};
+
+    fn record(tag: u8, rest: &[u8]) -> Vec<u8> {
+        let mut v = vec![0u8; HEADER_SIZE];
+        v.push(tag);
+        v.extend_from_slice(rest);
+        v
+    }
+
+    #[test]
+    fn first_family_reads_the_first_records_family() {
+        // Family 300 is the varint 0xAC 0x02; a key of one byte follows.
+        assert_eq!(first_family(&record(tag::CF_VALUE, &[0xAC, 0x02, 1, b'k'])), 300);
+        assert_eq!(first_family(&record(tag::CF_DELETION, &[7, 1, b'k'])), 7);
+        assert_eq!(first_family(&record(tag::VALUE, &[1, b'k', 1, b'v'])), 0);
+        // Too short or a truncated varint: 0, never a panic.
+        assert_eq!(first_family(&[0u8; HEADER_SIZE]), 0);
+        assert_eq!(first_family(&record(tag::CF_MERGE, &[0x80, 0x80])), 0);
+    }
 }

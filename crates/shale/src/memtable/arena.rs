@@ -419,6 +419,12 @@ impl ConcurrentArena {
         used.saturating_sub(unused)
     }
 
+    /// The main arena's free span as (start address, bytes), when its lock is free at once
+    /// (None otherwise): where the next single-writer allocations go, for prefetching.
+    pub fn free_span(&self) -> Option<(usize, usize)> {
+        self.main.try_lock().map(|a| (a.span.ptr as usize, a.span.remaining))
+    }
+
     /// See [`Arena::done_allocating`].
     pub fn done_allocating(&self) {
         self.main.lock().done_allocating();

@@ -50,26 +50,92 @@ const POINT_ARENA_BLOCK: usize = arena::DEFAULT_BLOCK_SIZE;
 const TOMBSTONE_ARENA_BLOCK: usize = 16 << 10;
 
 /// An in-memory, sorted write buffer. Share it through `Arc`.
+///
+/// Laid out for many memtables written at random (a thousand column families): every field
+/// a write reads or writes outside the skiplist comes first, in the struct's first cache
+/// line (`repr(C, align(64))`: the line starts the struct, the `Arc`'s counts sit in the
+/// line before it), so a write to a family not written for a while misses on one line of
+/// its memtable, which [`InsertHint::prefetch`] can ask for early.
+#[repr(C, align(64))]
 pub struct MemTable {
-    icmp: InternalKeyComparator,
-    id: u64,
+    // The write's line.
     points: Arc<SkipList>,
-    tombstones: SkipList,
     num_entries: AtomicU64,
-    num_deletes: AtomicU64,
     num_range_deletes: AtomicU64,
     first_seqno: AtomicU64,
     earliest_seqno: AtomicU64,
     /// The prefix (and whole-key) Bloom, if the family's options ask for one.
-    bloom: Option<bloom::MemTableBloom>,
+    bloom: Option<Box<bloom::MemTableBloom>>,
+    num_deletes: AtomicU64,
+    /// `icmp.timestamp_size() > 0`, kept here for the write's entry encoding.
+    timestamps: bool,
+    // Read by writes of merges, reads, flushes.
+    icmp: InternalKeyComparator,
+    id: u64,
+    /// The family's `max_successive_merges` when this memtable was made (0: off).
+    max_successive_merges: usize,
     /// A hash memtable factory (HashSkipList, HashLinkList) with this prefix extractor:
     /// prefix iterators see one prefix's bucket only (see [`MemTable::iter_prefix_filtered`]).
     hash_buckets: Option<crate::slice_transform::SliceTransformRef>,
-    /// The family's `max_successive_merges` when this memtable was made (0: off).
-    max_successive_merges: usize,
+    tombstones: SkipList,
+}
+
+/// What the write leader keeps of an active memtable to prefetch an insert's lines outside
+/// the skiplist's nodes (see [`InsertHint::prefetch`]): its point list, so that neither
+/// step has to load the list's address from the memtable (a miss the prefetch should hide).
+#[derive(Clone)]
+pub struct InsertHint {
+    points: Arc<SkipList>,
+}
+
+impl InsertHint {
+    /// Asks the CPU to start loading what inserting a point entry into `mem` (the memtable
+    /// this hint was made from) reads and writes outside the skiplist's nodes: the
+    /// memtable's first line (the counters, the list pointer, the Bloom pointer) and the
+    /// point list's own struct (its head tower, height, and the arena's state and lock).
+    /// With many memtables written at random those lines are cold; the write leader asks
+    /// for them before its WAL write, so the misses overlap it. Loads nothing itself.
+    #[inline]
+    pub fn prefetch(&self, mem: &Arc<MemTable>) {
+        debug_assert!(Arc::ptr_eq(&mem.points, &self.points));
+        prefetch_lines(Arc::as_ptr(mem) as usize, 64);
+        prefetch_lines(Arc::as_ptr(&self.points) as usize, std::mem::size_of::<SkipList>());
+    }
+
+    /// The second step of [`InsertHint::prefetch`], once its lines arrived (after the WAL
+    /// write): asks for the lines the next point entry's node and value will be written to
+    /// (the point list's arena tail, read under its lock when that is free at once), and
+    /// for the first node the skiplist search for `key_start` loads (`key_start`: the user
+    /// key's first 8 bytes, or all of it when shorter), so that these misses overlap.
+    #[inline]
+    pub fn prefetch_next_entry(&self, key_start: &[u8]) {
+        self.points.prefetch_next_node();
+        self.points.prefetch_search_start(key_start);
+    }
+}
+
+/// Asks the CPU to start loading the cache lines of `len` bytes at `addr` (a hint: it never
+/// faults, so a stale address is harmless).
+#[inline(always)]
+fn prefetch_lines(addr: usize, len: usize) {
+    let mut line = addr & !63;
+    while line < addr + len {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: a prefetch is only a hint: it reads nothing architecturally and never
+        // faults, whatever the address.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch(line as *const i8, std::arch::x86_64::_MM_HINT_T0);
+        }
+        line += 64;
+    }
 }
 
 impl MemTable {
+    /// What the write leader keeps to prefetch this memtable's insert lines.
+    pub fn insert_hint(&self) -> InsertHint {
+        InsertHint { points: Arc::clone(&self.points) }
+    }
+
     /// This memtable with the Bloom filter `o` asks for (RocksDB's memtable prefix Bloom:
     /// `memtable_prefix_bloom_size_ratio`, the prefix extractor,
     /// `memtable_whole_key_filtering`), and the family's `max_successive_merges`, as RocksDB's
@@ -81,7 +147,8 @@ impl MemTable {
             o.memtable_prefix_bloom_ratio,
             o.prefix_extractor.clone(),
             o.memtable_whole_key_filtering,
-        );
+        )
+        .map(Box::new);
         if o.memtable_rep.is_hash() {
             // RocksDB falls back to the skip list when there is no prefix extractor.
             self.hash_buckets = o.prefix_extractor.clone();
@@ -145,6 +212,7 @@ impl MemTable {
         MemTable {
             points: Arc::new(SkipList::with_tracker(icmp.clone(), block, tracker.clone())),
             tombstones: SkipList::with_tracker(icmp.clone(), TOMBSTONE_ARENA_BLOCK, tracker),
+            timestamps: icmp.timestamp_size() > 0,
             icmp,
             id,
             num_entries: AtomicU64::new(0),
@@ -200,7 +268,7 @@ impl MemTable {
         concurrent: bool,
     ) -> bool {
         let seq = seq.min(MAX_SEQUENCE_NUMBER);
-        let packed = crate::key::pack_seq_and_type_ts(seq, t, self.icmp.timestamp_size() > 0);
+        let packed = crate::key::pack_seq_and_type_ts(seq, t, self.timestamps);
         let list = if t == ValueType::RangeDeletion { &self.tombstones } else { &self.points };
         if t != ValueType::RangeDeletion {
             // Before the entry is linked, so a reader that can see it sees its bits too.
@@ -226,8 +294,15 @@ impl MemTable {
             }
             _ => {}
         }
-        self.first_seqno.fetch_min(seq, MemOrder::Relaxed);
-        self.earliest_seqno.fetch_min(seq, MemOrder::Relaxed);
+        // Sequences mostly grow: a plain load skips the locked read-modify-write (a full
+        // barrier) when the minimum stays; `fetch_min` is only ever lowering, so a writer
+        // that sees a value at or below `seq` has nothing to do.
+        if seq < self.first_seqno.load(MemOrder::Relaxed) {
+            self.first_seqno.fetch_min(seq, MemOrder::Relaxed);
+        }
+        if seq < self.earliest_seqno.load(MemOrder::Relaxed) {
+            self.earliest_seqno.fetch_min(seq, MemOrder::Relaxed);
+        }
         true
     }
 

@@ -291,6 +291,19 @@ mod trace {
     }
 }
 
+/// Asks the CPU to start loading the cache line at `p` to write it (a hint; never faults).
+#[inline(always)]
+fn prefetch_for_write(p: *mut u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is only a hint: it reads nothing architecturally and never faults,
+    // whatever the address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(p.cast::<i8>(), std::arch::x86_64::_MM_HINT_ET0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
 /// The back link of `node` (null for the first node and the head).
 ///
 /// # Safety
@@ -428,6 +441,49 @@ impl SkipList {
             .cast::<u8>()
             .wrapping_add(std::mem::offset_of!(HeadTower, next0))
             .cast_mut()
+    }
+
+    /// Asks the CPU to start loading, for writing, the lines where the next node of
+    /// [`SkipList::insert`] goes: the bottom of the arena's free span (a tall node) and its
+    /// top (a node of height 1 with its value, or a tall node's value). Takes the arena's
+    /// lock only if it is free at once.
+    pub fn prefetch_next_node(&self) {
+        if let Some((start, len)) = self.arena.free_span() {
+            prefetch_for_write(start as *mut u8);
+            if len > 0 {
+                let top = start + len;
+                for back in [1, 65, 129, 193] {
+                    if back <= len {
+                        prefetch_for_write(top.wrapping_sub(back) as *mut u8);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Asks the CPU to start loading the first node a search for `user_key` (or for any key
+    /// it is a prefix of, when 8 bytes or longer) loads: going down the head's tower, the
+    /// first link whose key bound does not prove its node greater (the top link without
+    /// bounds). Reads only the head's tower, as the search would.
+    pub fn prefetch_search_start(&self, user_key: &[u8]) {
+        let mut b = [0u8; 8];
+        let n = user_key.len().min(8);
+        b[..n].copy_from_slice(&user_key[..n]);
+        let kp = u64::from_be_bytes(b);
+        let head = self.head();
+        for level in (0..self.max_height.load(MemOrder::Relaxed)).rev() {
+            // SAFETY: the head has MAX_HEIGHT slots, and max_height <= MAX_HEIGHT.
+            let next = unsafe { slot(head, level) }.load(MemOrder::Acquire);
+            if next.is_null() || self.greater_by_bound(head, level, kp) {
+                continue;
+            }
+            prefetch(next);
+            if level > 0 {
+                // The node's link at this level, which the search reads next.
+                prefetch_at(next.wrapping_sub(level * LINK));
+            }
+            return;
+        }
     }
 
     /// No more inserts are expected: the arena stops counting as active memory.
