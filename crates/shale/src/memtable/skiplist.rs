@@ -55,6 +55,18 @@
 //! belongs to (`Acquire`) is at most the prefix of that linked node. A new node's own bound
 //! is copied from its predecessor's before that is lowered: exact for a single writer.
 //!
+//! Start index (with the key bounds only): once the list has a few dozen nodes, a sorted
+//! array of the nodes linked at one level (3, or higher for long lists: at most about 1024
+//! listed) and their exact key prefixes lets a search skip the levels above it: a binary
+//! search over contiguous prefixes picks the last listed node before the key, and the walk
+//! goes on from there at that level. The upper levels cost a dependent cache miss per step
+//! with a thousand memtables; the array is a few cache lines. An insert taller than the
+//! indexed level + 1 needs the splice above it and searches from the head. The array is
+//! rebuilt (a walk of its level) each time the number of tall nodes doubles, by whichever
+//! inserter crosses the mark; nodes linked since are found by the walk below, as in any
+//! search. A replaced array stays alive until the list drops (a reader may hold it): in all
+//! about 4 bytes per node. See [`StartIndex`].
+//!
 //! Concurrency: any number of writers and readers at once; readers never lock. A node is
 //! fully written — entry bytes, its own next pointer and back link — before it is linked,
 //! level by level from the bottom, with a compare-and-swap on its predecessor's next pointer
@@ -164,7 +176,65 @@ pub struct SkipList {
     bounds: bool,
     /// Height of the tallest node linked so far (>= 1).
     max_height: AtomicUsize,
+    /// The start index (see [`StartIndex`]): null until the list has a few dozen nodes, and
+    /// when bounds are not kept. Replaced as the list grows; the one replaced is kept by its
+    /// successor (readers may still hold it) and all are freed with the list.
+    index: AtomicPtr<StartIndex>,
+    /// Nodes inserted with a height of at least [`INDEX_MIN_HEIGHT`] (about one in eight).
+    tall: AtomicUsize,
+    /// The value of `tall` at which the next start index is built.
+    next_index_at: AtomicUsize,
+    /// Set while one inserter builds a start index (the others go on without waiting).
+    building_index: std::sync::atomic::AtomicBool,
     arena: ConcurrentArena,
+}
+
+/// The lowest height of a node a start index lists (its level is at least this minus 1).
+const INDEX_MIN_HEIGHT: usize = 4;
+/// A start index lists about this many nodes at most: past it, a taller level is indexed.
+const INDEX_TARGET_LEN: usize = 1024;
+/// The first start index is built when this many nodes of [`INDEX_MIN_HEIGHT`] exist
+/// (about 64 nodes in all); each later one when their number has doubled.
+const INDEX_FIRST_AT: usize = 8;
+
+/// A sorted array of the nodes linked at one level, `level`, when it was built, with the
+/// key prefix of each (exact: read from the node). A search that does not need the
+/// splice above `level` starts at the last listed node whose prefix is below the key's —
+/// so that node is before the key — instead of walking down from the head: a binary
+/// search in a few contiguous cache lines replaces the walk through the upper levels,
+/// whose every step is a dependent cache miss with a thousand memtables written at random.
+/// Nodes are never unlinked, so a listed node stays a valid start; nodes linked since the
+/// index was built are found by the walk at `level` and below, as in any search, and the
+/// index is rebuilt each time the list doubles, so that walk stays about one node per level.
+/// Kept only with the key bounds (bytewise order without timestamps), where the prefix
+/// order agrees with the key order.
+struct StartIndex {
+    level: usize,
+    prefixes: Box<[u64]>,
+    nodes: Box<[*mut u8]>,
+    /// The index this one replaced: readers that loaded it may still be using it, so it
+    /// lives until the list is dropped.
+    _older: Option<Box<StartIndex>>,
+}
+
+impl StartIndex {
+    /// The last listed node whose prefix is below `kp` (so before any key with prefix `kp`).
+    #[inline]
+    fn start_for(&self, kp: u64) -> Option<*mut u8> {
+        let i = self.prefixes.partition_point(|&p| p < kp);
+        i.checked_sub(1).map(|i| self.nodes[i])
+    }
+}
+
+impl Drop for SkipList {
+    fn drop(&mut self) {
+        let idx = *self.index.get_mut();
+        if !idx.is_null() {
+            // SAFETY: a non-null `index` came from `Box::into_raw` in `build_index` and is
+            // owned by the list alone; no reader outlives `&self`.
+            drop(unsafe { Box::from_raw(idx) });
+        }
+    }
 }
 
 // SAFETY: the raw pointers in a SkipList point into its own arena, which it owns and frees
@@ -426,6 +496,10 @@ impl SkipList {
             },
             bounds,
             max_height: AtomicUsize::new(1),
+            index: AtomicPtr::new(ptr::null_mut()),
+            tall: AtomicUsize::new(0),
+            next_index_at: AtomicUsize::new(INDEX_FIRST_AT),
+            building_index: std::sync::atomic::AtomicBool::new(false),
             arena,
         }
     }
@@ -620,7 +694,7 @@ impl SkipList {
         let mut prev = [head; MAX_HEIGHT];
         let mut next = [ptr::null_mut(); MAX_HEIGHT];
         // Levels at or above the height searched keep (head, null).
-        let found = self.find_greater_or_equal(key, Some((&mut prev, &mut next)));
+        let found = self.find_greater_or_equal(key, Some((&mut prev, &mut next)), height);
         if self.is_equal(found, key) {
             return false; // the allocation is simply left unused
         }
@@ -665,7 +739,57 @@ impl SkipList {
             }
         }
         self.fix_back_link(node);
+        if height >= INDEX_MIN_HEIGHT && self.bounds {
+            let tall = self.tall.fetch_add(1, MemOrder::Relaxed) + 1;
+            if tall >= self.next_index_at.load(MemOrder::Relaxed) {
+                self.build_index(tall);
+            }
+        }
         true
+    }
+
+    /// Builds and publishes a start index for a list with `tall` nodes of height
+    /// [`INDEX_MIN_HEIGHT`] or more, unless another inserter is building one.
+    #[cold]
+    fn build_index(&self, tall: usize) {
+        if self.building_index.swap(true, MemOrder::Acquire) {
+            return;
+        }
+        if tall >= self.next_index_at.load(MemOrder::Relaxed) {
+            self.next_index_at.store(tall * 2, MemOrder::Relaxed);
+            // About 2^(h-1) nodes in all per node of height h: index the lowest level with
+            // at most about INDEX_TARGET_LEN nodes, and at least INDEX_MIN_HEIGHT - 1.
+            let nodes_est = tall << (INDEX_MIN_HEIGHT - 1);
+            let mut level = INDEX_MIN_HEIGHT - 1;
+            while level < MAX_HEIGHT - 1 && nodes_est >> level > INDEX_TARGET_LEN {
+                level += 1;
+            }
+            let (mut prefixes, mut nodes) = (Vec::new(), Vec::new());
+            let mut x = self.head();
+            loop {
+                // SAFETY: `x` is the head or a node linked at `level`, so it has a slot there;
+                // a non-null link points at a published, fully written node.
+                let n = unsafe { slot(x, level) }.load(MemOrder::Acquire);
+                if n.is_null() {
+                    break;
+                }
+                // SAFETY: as above.
+                prefixes.push(key_prefix(unsafe { node_key(n) }));
+                nodes.push(n);
+                x = n;
+            }
+            let older = self.index.load(MemOrder::Acquire);
+            let idx = Box::new(StartIndex {
+                level,
+                prefixes: prefixes.into_boxed_slice(),
+                nodes: nodes.into_boxed_slice(),
+                // SAFETY: `older` came from `Box::into_raw` below (or is null); only this
+                // builder (holding `building_index`) replaces it, so ownership moves here once.
+                _older: (!older.is_null()).then(|| unsafe { Box::from_raw(older) }),
+            });
+            self.index.store(Box::into_raw(idx), MemOrder::Release);
+        }
+        self.building_index.store(false, MemOrder::Release);
     }
 
     /// True when the bound of `x`'s link at `level` shows that the node it links (if any)
@@ -740,7 +864,7 @@ impl SkipList {
 
     /// The (internal key, value) of the first entry with key >= `target`.
     pub fn seek_entry(&self, target: &[u8]) -> Option<(&[u8], &[u8])> {
-        let n = self.find_greater_or_equal(target, None);
+        let n = self.find_greater_or_equal(target, None, 0);
         // SAFETY: a non-null result is a linked node; the list (and arena) outlive `&self`.
         (!n.is_null()).then(|| unsafe { (node_key(n), node_value(n)) })
     }
@@ -771,20 +895,34 @@ impl SkipList {
 
     /// The first node with key >= `key` (null if none), filling the splice, if asked for:
     /// `prev[level]` the last node before it and `next[level]` the one after at each level
-    /// below the current height.
+    /// below the current height — or only below `height` (the inserted node's), where the
+    /// search starts from the start index: levels from `height` up then keep what the
+    /// caller put there.
     #[allow(clippy::type_complexity)]
     fn find_greater_or_equal(
         &self,
         key: &[u8],
         mut splice: Option<(&mut [*mut u8; MAX_HEIGHT], &mut [*mut u8; MAX_HEIGHT])>,
+        height: usize,
     ) -> *mut u8 {
         let mut x = self.head();
         let mut level = self.max_height.load(MemOrder::Relaxed) - 1;
+        let kp = key_prefix(key);
+        let idx = self.index.load(MemOrder::Acquire);
+        if !idx.is_null() {
+            // SAFETY: a published index lives as long as the list (see `StartIndex::_older`).
+            let idx = unsafe { &*idx };
+            if height <= idx.level + 1 && level > idx.level {
+                // The listed node, if any, is before `key` (its prefix is smaller) and linked
+                // at `idx.level`; the head is before everything and linked at every level.
+                x = idx.start_for(kp).unwrap_or(x);
+                level = idx.level;
+            }
+        }
         // A node already found >= key at a higher level need not be compared again.
         let mut known_bigger: *mut u8 = ptr::null_mut();
         // The perf context's user_key_comparison_count, added once per search.
         let mut comparisons = 0u64;
-        let kp = key_prefix(key);
         loop {
             // SAFETY: `x` is the head (MAX_HEIGHT links) or a node reached through a link
             // at a level >= `level`, so it has a link at `level`.
@@ -882,7 +1020,7 @@ impl InternalIterator for SkipListIter {
     }
 
     fn seek(&mut self, target: &[u8]) {
-        self.node = self.list.find_greater_or_equal(target, None);
+        self.node = self.list.find_greater_or_equal(target, None, 0);
     }
 
     fn seek_for_prev(&mut self, target: &[u8]) {
@@ -1062,6 +1200,72 @@ mod tests {
         let f =
             crate::comparator::FnComparator::new("same-as-bytewise", Box::new(|a: &[u8], b: &[u8]| a.cmp(b)));
         assert!(!SkipList::new(InternalKeyComparator::new(Arc::new(f)), 4096).bounds);
+    }
+
+    /// The start index: built once the list grows, rebuilt as it doubles (keeping the one
+    /// it replaced), sorted, with each node's exact prefix, and listing every node linked
+    /// at its level when built; none without bounds. Searches through it are checked
+    /// against a model in `matches_model_*` (a start past the key fails those).
+    #[test]
+    fn start_index_lists_a_level_in_order() {
+        let list = SkipList::new(bytewise_internal_comparator(), 4096);
+        let mut rng = SmallRng::seed_from_u64(9);
+        let mut levels = Vec::new();
+        for i in 0..20_000u64 {
+            let uk = random_user_key(&mut rng);
+            list.insert(&uk, pack_seq_and_type(i, ValueType::Value), b"v");
+            let idx = list.index.load(MemOrder::Acquire);
+            if !idx.is_null() {
+                // SAFETY: a published index lives as long as the list.
+                let idx = unsafe { &*idx };
+                if levels.last().map(|&(_, n)| n) != Some(idx.nodes.len()) {
+                    levels.push((idx.level, idx.nodes.len()));
+                }
+            }
+        }
+        assert!(levels.len() >= 5, "rebuilt as the list grew: {levels:?}");
+        assert!(
+            levels.iter().all(|&(l, n)| l + 1 >= INDEX_MIN_HEIGHT && n <= 2 * INDEX_TARGET_LEN),
+            "{levels:?}"
+        );
+        assert!(levels.windows(2).all(|w| w[0].1 < w[1].1), "{levels:?}");
+        // SAFETY: as above.
+        let idx = unsafe { &*list.index.load(MemOrder::Acquire) };
+        assert!(idx._older.is_some());
+        let mut at_level = Vec::new();
+        let mut x = list.head();
+        loop {
+            // SAFETY: the head or a node linked at `idx.level`.
+            let n = unsafe { slot(x, idx.level) }.load(MemOrder::Acquire);
+            if n.is_null() {
+                break;
+            }
+            at_level.push(n);
+            x = n;
+        }
+        // Inserts since the last build about double the level at most: every listed node is
+        // still there in order, with its own prefix.
+        let mut j = 0;
+        for (&n, &p) in idx.nodes.iter().zip(idx.prefixes.iter()) {
+            // SAFETY: listed nodes are linked nodes of this list.
+            assert_eq!(p, key_prefix(unsafe { node_key(n) }));
+            while at_level[j] != n {
+                j += 1;
+            }
+        }
+        assert!(idx.prefixes.windows(2).all(|w| w[0] <= w[1]));
+        assert!(
+            at_level.len() < 3 * idx.nodes.len() + 16,
+            "{} at the level, {} listed",
+            at_level.len(),
+            idx.nodes.len()
+        );
+
+        let rev = SkipList::new(InternalKeyComparator::new(Arc::new(ReverseBytewiseComparator)), 4096);
+        for i in 0..2000u64 {
+            rev.insert(&random_user_key(&mut rng), pack_seq_and_type(i, ValueType::Value), b"v");
+        }
+        assert!(rev.index.load(MemOrder::Acquire).is_null());
     }
 
     /// Inserts random entries into a list and a BTreeMap keyed by `model_key`, which must
