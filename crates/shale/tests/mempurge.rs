@@ -82,3 +82,55 @@ fn a_flush_after_purges_returns() {
     assert_eq!(db.get(b"old").unwrap().unwrap(), "overwritten 2999".repeat(20).as_bytes());
     assert_eq!(db.property_int_value("rocksdb.num-immutable-mem-table").unwrap(), Some(0));
 }
+
+/// RocksDB adds a MemPurge's output to the immutable memtables without a flush request: it
+/// is purged (or flushed) again only with the memtables switched after it. Here one switch
+/// gives one purge of 1 memtable, the next switch one purge of 2; each time the background
+/// work then stops (Shale purged the lone output again and again, never idle).
+#[test]
+fn a_purged_memtable_is_not_purged_alone_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let mut opts = Options::default();
+    opts.create_if_missing(true);
+    opts.set_write_buffer_size(256 << 10);
+    opts.set_max_write_buffer_number(4);
+    // Above the number of memtables: RocksDB's MemPurgeDecider purges without sampling.
+    opts.set_experimental_mempurge_threshold(4.0);
+    let db = DB::open(&opts, &dir).unwrap();
+    let imm = |db: &DB| db.property_int_value("rocksdb.num-immutable-mem-table").unwrap().unwrap();
+    let mut wait = shale::WaitForCompactOptions::default();
+    // A liveness bound, not a timing assert: an idle DB returns at once; the old code
+    // never became idle.
+    wait.set_timeout(120_000_000);
+    let purges = || {
+        let log = std::fs::read_to_string(dir.join("LOG")).unwrap();
+        log.lines()
+            .filter_map(|l| l.split("Mempurge of ").nth(1))
+            .map(|rest| rest.split(' ').next().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    let active = |db: &DB| db.property_int_value("rocksdb.num-entries-active-mem-table").unwrap().unwrap();
+    let mut round = 0u32;
+    for _ in 0..2 {
+        // Write until a memtable is switched: the put that switches starts a new one.
+        let mut written = 0;
+        loop {
+            db.put(format!("key{:02}", round % 20), format!("round {round} {}", "x".repeat(100))).unwrap();
+            round += 1;
+            written += 1;
+            if written > 1 && active(&db) == 1 {
+                break;
+            }
+        }
+        db.wait_for_compact(&wait).expect("background work stops after the purge");
+        assert_eq!(imm(&db), 1, "the purged memtable stays");
+    }
+    assert_eq!(purges(), ["1", "2"], "one purge per switch");
+    assert_eq!(sst_count(&dir), 0);
+    let last = round - 1;
+    assert_eq!(
+        db.get(format!("key{:02}", last % 20)).unwrap().unwrap(),
+        format!("round {last} {}", "x".repeat(100)).as_bytes()
+    );
+}

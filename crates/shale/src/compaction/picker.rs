@@ -52,6 +52,9 @@ pub struct CompactionPlan {
     /// The inputs are always rewritten, never moved unchanged (universal without
     /// `allow_trivial_move`).
     pub rewrite: bool,
+    /// Why an automatic leveled compaction was picked, as RocksDB's EVENT_LOG_v1 names it
+    /// (`compaction_started.compaction_reason`); None: "Unknown".
+    pub reason: Option<&'static str>,
 }
 
 impl CompactionPlan {
@@ -234,10 +237,19 @@ pub fn pick(v: &Version, opts: &Options, busy: Busy<'_>) -> Option<CompactionPla
     let scores = level_scores(v, opts);
     let mut order: Vec<(usize, f64)> = scores.into_iter().enumerate().filter(|(_, s)| *s >= 1.0).collect();
     order.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal));
+    // RocksDB's CompactionReason: a score on level 0 counts files (kLevelL0FilesNum),
+    // elsewhere bytes (kLevelMaxLevelSize).
+    let with = |mut p: CompactionPlan, reason: &'static str| {
+        p.reason = Some(reason);
+        p
+    };
     order
         .into_iter()
-        .find_map(|(level, _)| pick_level(v, opts, level, busy))
-        .or_else(|| pick_marked(v, opts, busy))
+        .find_map(|(level, _)| {
+            let reason = if level == 0 { "LevelL0FilesNum" } else { "LevelMaxLevelSize" };
+            pick_level(v, opts, level, busy).map(|p| with(p, reason))
+        })
+        .or_else(|| pick_marked(v, opts, busy).map(|p| with(p, "FilesMarkedForCompaction")))
         .or_else(|| pick_by_age(v, opts, busy))
 }
 

@@ -254,6 +254,11 @@ pub(crate) struct CfState {
     /// MemPurge merges n of them into one (n - 1 more). Counted in `mems_flushed` when it
     /// is flushed, so a flush waiting for the n reaches its count.
     pub imm_front_merged: u64,
+    /// The oldest immutable memtable is a MemPurge's output. RocksDB adds it to the
+    /// immutable list without a flush request (`MemTableList::Add`, no
+    /// `EnqueuePendingFlush`): it is flushed or purged again only with memtables switched
+    /// after it (their request) or by a manual flush, never alone.
+    pub imm_front_purged: bool,
     /// In the flush queue / being flushed (one flush per family at a time, so memtables
     /// reach level 0 in order).
     pub flush_queued: bool,
@@ -276,6 +281,12 @@ pub(crate) struct CfState {
 }
 
 impl CfState {
+    /// Whether the immutable memtables wait for a flush: some are not a MemPurge's output
+    /// alone, or a manual flush (recovery) wants them all.
+    pub fn imm_wants_flush(&self) -> bool {
+        !self.imm.is_empty() && (self.force_flush || !(self.imm_front_purged && self.imm.len() == 1))
+    }
+
     pub fn new(handle: Arc<CfHandle>, mem: Arc<MemTable>, current: Arc<Version>, log_number: u64) -> CfState {
         CfState {
             live_versions: vec![Arc::downgrade(&current)],
@@ -287,6 +298,7 @@ impl CfState {
             mems_switched: 0,
             mems_flushed: 0,
             imm_front_merged: 0,
+            imm_front_purged: false,
             flush_queued: false,
             flush_running: false,
             compaction_queued: false,

@@ -951,7 +951,7 @@ fn compaction_started_event(
     } else if plan.deletion_only {
         "FIFOMaxSize"
     } else {
-        "Unknown"
+        plan.reason.unwrap_or("Unknown")
     };
     let mut w = super::info_log::JsonWriter::event();
     w.field("job", job).field("event", "compaction_started").field("cf_name", cf.name.as_str());

@@ -321,6 +321,10 @@ impl DbInner {
             if !cf.force_flush && cf.imm.len() < merge_min {
                 return Ok(());
             }
+            // A MemPurge's output alone waits for the memtables switched after it.
+            if !cf.imm_wants_flush() {
+                return Ok(());
+            }
             // A flush of full write buffers may be a MemPurge instead (`mempurge.rs`): all
             // immutable memtables become one, no table is written, the log number stays.
             let threshold = cf.handle.opts.experimental_mempurge_threshold;
@@ -346,6 +350,7 @@ impl DbInner {
                         cf.imm.splice(..n, std::iter::once((purged, next_log)));
                         // The merged memtable, now the oldest, stands for the n switched.
                         cf.imm_front_merged += n as u64 - 1;
+                        cf.imm_front_purged = true;
                         cf.install_super_version();
                         self.stall_changed(st, id);
                         // Made under the DB mutex, written without it before the waiters
@@ -470,6 +475,7 @@ impl DbInner {
                     cf.log_number = next_log;
                     // The oldest memtable taken may stand for several (a MemPurge's).
                     cf.mems_flushed += take as u64 + std::mem::take(&mut cf.imm_front_merged);
+                    cf.imm_front_purged = false;
                     if cf.imm.is_empty() {
                         cf.force_flush = false;
                     }

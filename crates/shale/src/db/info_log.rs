@@ -37,8 +37,10 @@
 //!   memtables without the DB mutex, as Shale's memtable keeps no such counter
 //!   (`tests/event_log_flush_data_size.rs` compares it with 11.8.1's).
 //! - `compaction_started.compaction_reason`: `"ManualCompaction"` for `compact_range`,
-//!   `"FIFOMaxSize"`/`"FIFOTtl"` for FIFO deletions, else `"Unknown"` (RocksDB's
-//!   `kUnknown`): the picker does not record its reason. `score`: -1 for a manual
+//!   `"FIFOMaxSize"`/`"FIFOTtl"` for FIFO deletions; an automatic leveled compaction's as
+//!   its picker records it (`CompactionPlan::reason`): `"LevelL0FilesNum"`,
+//!   `"LevelMaxLevelSize"`, `"FilesMarkedForCompaction"`; else `"Unknown"` (RocksDB's
+//!   `kUnknown`: universal, TTL and periodic picks do not record theirs yet). `score`: -1 for a manual
 //!   compaction (as RocksDB), the level's score (`picker::level_scores`) for an automatic
 //!   leveled one, -1 for other styles (their picker keeps no score).
 //! - `compaction_finished.num_single_delete_mismatches`/`_fallthrough`: 0 (Shale's

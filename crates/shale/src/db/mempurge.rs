@@ -8,6 +8,10 @@
 //!      kept when:       the purged memtable uses less than write_buffer_size
 //!      otherwise:       the ordinary flush runs
 //! ```
+//! The purged memtable joins the immutable ones without a flush request (RocksDB's
+//! `MemTableList::Add` without `EnqueuePendingFlush`; `CfState::imm_front_purged`): alone it
+//! is neither purged again nor flushed until a memtable switched after it asks for a flush
+//! (then all are purged or flushed together) or a manual flush takes it.
 //! Nothing is written to the MANIFEST and the family's log number stays (RocksDB's
 //! `TryInstallMemtableFlushResults(write_edits = false)`): the WALs holding the purged data
 //! stay until a real flush writes it. Not attempted for a manual flush, with atomic flush,

@@ -117,6 +117,7 @@ impl<T: ThreadMode, I: DBInner> DBCommon<T, I> {
                 disable_compression: false,
                 output_file_size: None,
                 rewrite: true,
+                reason: None,
             };
             (cfs.handle.clone(), plan)
         };

@@ -70,7 +70,7 @@ impl DbInner {
     /// running (a running flush takes every immutable memtable before it ends).
     pub(crate) fn schedule_flush(&self, st: &mut DbState, id: u32) {
         let Some(cf) = st.cfs.get_mut(&id) else { return };
-        if cf.flush_queued || cf.flush_running || cf.dropping || cf.imm.is_empty() {
+        if cf.flush_queued || cf.flush_running || cf.dropping || !cf.imm_wants_flush() {
             return;
         }
         // min_write_buffer_number_to_merge: wait for enough memtables to merge.
