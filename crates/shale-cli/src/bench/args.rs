@@ -565,6 +565,34 @@ mod tests {
         }
     }
 
+    /// The partitioning flags' defaults against RocksDB 11.8.1's db_bench, where present.
+    #[test]
+    fn partition_defaults_match_db_bench_11() {
+        let bin = "/work/shared/tools/rocksdb-11.8.1/bin/db_bench";
+        let Ok(out) = std::process::Command::new(bin).arg("--help").output() else {
+            println!("skipped: {bin} is not installed");
+            return;
+        };
+        let help = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+        let flat = help.split_whitespace().collect::<Vec<_>>().join(" ");
+        let d: std::collections::HashMap<_, _> = ours().into_iter().collect();
+        for flag in [
+            "partition_index_and_filters",
+            "partition_index",
+            "metadata_block_size",
+            "pin_top_level_index_and_filter",
+            "pin_l0_filter_and_index_blocks_in_cache",
+            "cache_index_and_filter_blocks",
+            "block_restart_interval",
+            "index_block_restart_interval",
+        ] {
+            let start = flat.find(&format!(" -{flag} (")).unwrap_or_else(|| panic!("no -{flag}"));
+            let rest = &flat[start..];
+            let at = rest.find(" default: ").expect("default") + " default: ".len();
+            assert_eq!(rest[at..].split(' ').next().unwrap_or(""), d[flag], "default of --{flag}");
+        }
+    }
+
     #[test]
     fn flag_forms() {
         let a =
