@@ -222,3 +222,86 @@ fn write_rate_limit_paces_writers_and_cpu_time_is_reported() {
     // on the writer's flushes, so only its presence is checked).
     assert!(stdout.contains(" auto-refreshes)"), "{stdout}");
 }
+
+/// The OPTIONS file a run writes, as `name=value` lines of its table-options section.
+fn table_options(db: &std::path::Path) -> std::collections::HashMap<String, String> {
+    let mut newest = None;
+    for e in std::fs::read_dir(db).unwrap() {
+        let name = e.unwrap().file_name().to_string_lossy().into_owned();
+        if let Some(n) = name.strip_prefix("OPTIONS-") {
+            let n: u64 = n.parse().unwrap();
+            if newest.as_ref().is_none_or(|(m, _)| n > *m) {
+                newest = Some((n, name));
+            }
+        }
+    }
+    let text = std::fs::read_to_string(db.join(newest.expect("an OPTIONS file").1)).unwrap();
+    let section = text.split("[TableOptions/BlockBasedTable \"default\"]").nth(1).expect("table options");
+    section
+        .lines()
+        .take_while(|l| !l.trim_start().starts_with('['))
+        .filter_map(|l| l.trim().split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// db_bench 11.8.1's partitioning flags reach the table options (checked in the OPTIONS
+/// file the run writes), with db_bench's defaults, and the partitioned tables read back.
+#[test]
+fn partition_flags_reach_the_table_options() {
+    let dir = tempfile::tempdir().unwrap();
+    // Defaults: db_bench's (pin_top_level_index_and_filter false, unlike RocksDB's true).
+    let plain = dir.path().join("plain");
+    run(&["--num=200", "--benchmarks=fillseq", &format!("--db={}", plain.display())]);
+    let t = table_options(&plain);
+    assert_eq!(t["index_type"], "kBinarySearch");
+    assert_eq!(t["partition_filters"], "false");
+    assert_eq!(t["metadata_block_size"], "4096");
+    assert_eq!(t["pin_top_level_index_and_filter"], "false");
+    assert_eq!(t["block_restart_interval"], "16");
+    assert_eq!(t["index_block_restart_interval"], "1");
+
+    let part = dir.path().join("part");
+    let (stdout, _) = run(&[
+        "--num=5000",
+        "--seed=3",
+        "--bloom_bits=10",
+        "--partition_index_and_filters=1",
+        "--metadata_block_size=256",
+        "--pin_top_level_index_and_filter=true",
+        "--cache_index_and_filter_blocks=1",
+        "--pin_l0_filter_and_index_blocks_in_cache=1",
+        "--block_restart_interval=8",
+        "--index_block_restart_interval=2",
+        "--benchmarks=fillseq,flush,readrandom",
+        &format!("--db={}", part.display()),
+    ]);
+    let t = table_options(&part);
+    assert_eq!(t["index_type"], "kTwoLevelIndexSearch");
+    assert_eq!(t["partition_filters"], "true");
+    assert_eq!(t["metadata_block_size"], "256");
+    assert_eq!(t["pin_top_level_index_and_filter"], "true");
+    assert_eq!(t["cache_index_and_filter_blocks"], "true");
+    assert_eq!(t["pin_l0_filter_and_index_blocks_in_cache"], "true");
+    assert_eq!(t["block_restart_interval"], "8");
+    assert_eq!(t["index_block_restart_interval"], "2");
+    let r = results(&stdout);
+    assert_eq!(r.len(), 2, "{stdout}");
+    assert!(r[1].2.contains("(5000 of 5000 found)"), "{stdout}");
+
+    // --partition_index alone: a partitioned index, whole filters.
+    let index_only = dir.path().join("index_only");
+    run(&[
+        "--num=200",
+        "--partition_index",
+        "--benchmarks=fillseq",
+        &format!("--db={}", index_only.display()),
+    ]);
+    let t = table_options(&index_only);
+    assert_eq!(t["index_type"], "kTwoLevelIndexSearch");
+    assert_eq!(t["partition_filters"], "false");
+
+    let o = shale().args(["bench", "--num=10", "--metadata_block_size=-1"]).output().unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("metadata_block_size"));
+}

@@ -118,6 +118,30 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = false, num_args = 0..=1, require_equals = true,
           default_missing_value = "true", value_parser = parse_bool)]
     pub pin_l0_filter_and_index_blocks_in_cache: bool,
+    /// With cache_index_and_filter_blocks: pin the top level of a partitioned index or
+    /// filter in the block cache (db_bench's default false, unlike RocksDB's own true).
+    #[arg(long, default_value_t = false, num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", value_parser = parse_bool)]
+    pub pin_top_level_index_and_filter: bool,
+    /// Partition index and filter blocks: index_type kTwoLevelIndexSearch and
+    /// partition_filters (table/partitioned_builder.rs).
+    #[arg(long, default_value_t = false, num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", value_parser = parse_bool)]
+    pub partition_index_and_filters: bool,
+    /// Partition index blocks (index_type kTwoLevelIndexSearch; filters stay whole unless
+    /// --partition_index_and_filters).
+    #[arg(long, default_value_t = false, num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", value_parser = parse_bool)]
+    pub partition_index: bool,
+    /// Max partition size when partitioning index/filters (used only when partitioning).
+    #[arg(long, default_value_t = 4096, allow_negative_numbers = true)]
+    pub metadata_block_size: i64,
+    /// Number of keys between restart points for delta encoding of keys in data block.
+    #[arg(long, default_value_t = 16, allow_negative_numbers = true)]
+    pub block_restart_interval: i32,
+    /// Number of keys between restart points for delta encoding of keys in index block.
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
+    pub index_block_restart_interval: i32,
     /// Bytes of row cache (0: none).
     #[arg(long, default_value_t = 0)]
     pub row_cache_size: i64,
@@ -386,6 +410,10 @@ impl BenchArgs {
         if self.num < 0 {
             return Err("--num must not be negative".into());
         }
+        if self.metadata_block_size < 1 {
+            // RocksDB's metadata_block_size is unsigned: db_bench would wrap a negative one.
+            return Err("--metadata_block_size must be at least 1".into());
+        }
         if !(0..=2).contains(&self.compaction_style) {
             return Err("--compaction_style must be 0 (level), 1 (universal) or 2 (FIFO)".into());
         }
@@ -450,6 +478,12 @@ mod tests {
                 "pin_l0_filter_and_index_blocks_in_cache",
                 a.pin_l0_filter_and_index_blocks_in_cache.to_string(),
             ),
+            ("pin_top_level_index_and_filter", a.pin_top_level_index_and_filter.to_string()),
+            ("partition_index_and_filters", a.partition_index_and_filters.to_string()),
+            ("partition_index", a.partition_index.to_string()),
+            ("metadata_block_size", a.metadata_block_size.to_string()),
+            ("block_restart_interval", a.block_restart_interval.to_string()),
+            ("index_block_restart_interval", a.index_block_restart_interval.to_string()),
             ("bloom_bits", a.bloom_bits.to_string()),
             ("write_buffer_size", a.write_buffer_size.to_string()),
             ("max_write_buffer_number", a.max_write_buffer_number.to_string()),
@@ -528,6 +562,34 @@ mod tests {
             let value =
                 if flag == "compression_ratio" { value.trim_end_matches(".0").to_string() } else { value };
             assert_eq!(got, value, "default of --{flag}");
+        }
+    }
+
+    /// The partitioning flags' defaults against RocksDB 11.8.1's db_bench, where present.
+    #[test]
+    fn partition_defaults_match_db_bench_11() {
+        let bin = "/work/shared/tools/rocksdb-11.8.1/bin/db_bench";
+        let Ok(out) = std::process::Command::new(bin).arg("--help").output() else {
+            println!("skipped: {bin} is not installed");
+            return;
+        };
+        let help = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+        let flat = help.split_whitespace().collect::<Vec<_>>().join(" ");
+        let d: std::collections::HashMap<_, _> = ours().into_iter().collect();
+        for flag in [
+            "partition_index_and_filters",
+            "partition_index",
+            "metadata_block_size",
+            "pin_top_level_index_and_filter",
+            "pin_l0_filter_and_index_blocks_in_cache",
+            "cache_index_and_filter_blocks",
+            "block_restart_interval",
+            "index_block_restart_interval",
+        ] {
+            let start = flat.find(&format!(" -{flag} (")).unwrap_or_else(|| panic!("no -{flag}"));
+            let rest = &flat[start..];
+            let at = rest.find(" default: ").expect("default") + " default: ".len();
+            assert_eq!(rest[at..].split(' ').next().unwrap_or(""), d[flag], "default of --{flag}");
         }
     }
 

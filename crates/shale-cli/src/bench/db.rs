@@ -113,6 +113,19 @@ pub fn options(a: &BenchArgs) -> Result<Options, String> {
         4 => shale::ChecksumType::XXH3,
         c => return Err(format!("--checksum_type={c}: 0 to 4")),
     });
+    t.set_block_restart_interval(a.block_restart_interval);
+    t.set_index_block_restart_interval(a.index_block_restart_interval);
+    // db_bench: either flag makes the index partitioned (kTwoLevelIndexSearch) with
+    // --metadata_block_size; only --partition_index_and_filters partitions the filters.
+    if a.partition_index_and_filters || a.partition_index {
+        t.set_index_type(shale::BlockBasedIndexType::TwoLevelIndexSearch);
+        t.set_metadata_block_size(a.metadata_block_size.max(1) as usize);
+        if a.partition_index_and_filters {
+            t.set_partition_filters(true);
+        }
+    }
+    // db_bench sets it whatever the cache: its default false, not RocksDB's true.
+    t.set_pin_top_level_index_and_filter(a.pin_top_level_index_and_filter);
     if a.cache_size > 0 {
         let cap = a.cache_size as usize;
         // db_bench's NewCache: the same types and options.
