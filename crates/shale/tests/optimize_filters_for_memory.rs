@@ -90,12 +90,7 @@ fn shale_filter(dir: &Path, optimize: Option<bool>) -> (Vec<u8>, String) {
     drop(db);
     let ssts = sst_files(dir);
     assert_eq!(ssts.len(), 1, "{ssts:?}");
-    let options = files_with_suffix(dir, "")
-        .into_iter()
-        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("OPTIONS-")))
-        .max()
-        .expect("an OPTIONS file");
-    (filter_block(&ssts[0]), std::fs::read_to_string(options).unwrap())
+    (filter_block(&ssts[0]), latest_options_text(dir))
 }
 
 #[test]

@@ -81,13 +81,7 @@ fn coupled_partitioned_filters_from_a_rocksdb_options_file() {
         assert!(p.filter_size > 0, "{}: no filter", f.display());
         assert_eq!(p.user_collected.get(DECOUPLED), None, "{}: filters not coupled", f.display());
     }
-    let options_file = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("OPTIONS-"))
-        .max()
-        .unwrap();
-    let text = std::fs::read_to_string(options_file).unwrap();
+    let text = latest_options_text(&dir);
     assert!(text.lines().any(|l| l.trim() == "decouple_partitioned_filters=false"), "{text}");
 
     run_tool("sst_dump", &args(&[&format!("--file={}", dir.display()), "--command=check"]));

@@ -115,13 +115,7 @@ fn shale_partitioned_tables_are_read_back_and_by_rocksdb_11() {
         run_tool("sst_dump", &args(&[&format!("--file={}", ext.display()), "--command=check"]));
         db.ingest_external_file(vec![&ext]).unwrap();
     }
-    let options_file = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("OPTIONS-"))
-        .max()
-        .unwrap();
-    let text = std::fs::read_to_string(options_file).unwrap();
+    let text = latest_options_text(&dir);
     for line in ["index_type=kTwoLevelIndexSearch", "partition_filters=true", "metadata_block_size=256"] {
         assert!(text.lines().any(|l| l.trim() == line), "no {line} in\n{text}");
     }

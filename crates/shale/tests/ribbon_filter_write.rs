@@ -80,13 +80,7 @@ fn shale_ribbon_filters_are_read_by_rocksdb_11_and_spare_data_block_reads() {
         assert_eq!(policy, "ribbonfilter");
         assert!(size < bloom_bytes * 8 / 10, "a Ribbon filter is smaller than Bloom: {size} bytes");
     }
-    let options_file = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("OPTIONS-"))
-        .max()
-        .unwrap();
-    let text = std::fs::read_to_string(options_file).unwrap();
+    let text = latest_options_text(&dir);
     assert!(text.contains("filter_policy={id=ribbonfilter:10:0;bloom_before_level=0;}"), "{text}");
 
     // RocksDB 11.8.1 checks every table (filters included) and reads the database.

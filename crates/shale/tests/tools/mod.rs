@@ -319,6 +319,16 @@ pub fn files_with_suffix(dir: &Path, suffix: &str) -> Vec<PathBuf> {
     v
 }
 
+/// The text of a database's newest OPTIONS file (the highest number).
+pub fn latest_options_text(dir: &Path) -> String {
+    let newest = files_with_suffix(dir, "")
+        .into_iter()
+        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("OPTIONS-")))
+        .max()
+        .expect("an OPTIONS file");
+    std::fs::read_to_string(newest).expect("read the OPTIONS file")
+}
+
 /// The current MANIFEST file of a database (as CURRENT names it).
 pub fn current_manifest(dir: &Path) -> PathBuf {
     let cur = std::fs::read_to_string(dir.join("CURRENT")).expect("CURRENT");
