@@ -253,7 +253,7 @@ impl<F, P> Engine<F, P> {
         }
         let threshold = self.inner.cfg.batch_compression_threshold.0 as usize;
         let t = Instant::now();
-        let batch = log_batch.encode(threshold)?;
+        let batch = log_batch.encode(threshold, self.inner.cfg.compression_level)?;
         with_perf(|p| p.log_populating_duration += t.elapsed());
         let len = batch.bytes.len();
         let items = std::mem::take(&mut log_batch.items);
@@ -822,7 +822,10 @@ impl<'a> RewriteWriter<'a> {
     }
 
     fn push(&mut self, batch: LogBatch, moved: Vec<Moved>) -> Result<()> {
-        let mut enc = batch.encode(self.inner.cfg.batch_compression_threshold.0 as usize)?;
+        let mut enc = batch.encode(
+            self.inner.cfg.batch_compression_threshold.0 as usize,
+            self.inner.cfg.compression_level,
+        )?;
         let h = self.inner.rewrite.append(&mut enc)?;
         self.wrote = true;
         // New locations, item by item, from the written batch.
