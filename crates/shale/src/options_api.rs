@@ -838,47 +838,13 @@ impl Options {
         Ok(out)
     }
 
-    /// Sets one option by RocksDB's name from its text form.
+    /// Sets one DB or column-family option by RocksDB's name from its text form, through its
+    /// row of the option table (`options_table.rs`).
     pub(crate) fn apply_option(&mut self, name: &str, value: &str) -> Result<()> {
-        fn parse<T: std::str::FromStr>(name: &str, v: &str) -> Result<T> {
-            v.parse().map_err(|_| Error::invalid_argument(format!("Error parsing option {name}: {v}")))
+        if crate::options_table::apply_named(self, name, value)? {
+            return Ok(());
         }
-        fn boolean(name: &str, v: &str) -> Result<bool> {
-            match v {
-                "true" | "1" => Ok(true),
-                "false" | "0" => Ok(false),
-                _ => Err(Error::invalid_argument(format!("Error parsing option {name}: {v}"))),
-            }
-        }
-        match name {
-            "use_fsync" => self.set_use_fsync(boolean(name, value)?),
-            "create_if_missing" => self.create_if_missing(boolean(name, value)?),
-            "create_missing_column_families" => self.create_missing_column_families(boolean(name, value)?),
-            "error_if_exists" => self.set_error_if_exists(boolean(name, value)?),
-            "paranoid_checks" => self.set_paranoid_checks(boolean(name, value)?),
-            "max_open_files" => self.set_max_open_files(parse(name, value)?),
-            "max_background_jobs" => self.set_max_background_jobs(parse(name, value)?),
-            "write_buffer_size" => self.set_write_buffer_size(parse(name, value)?),
-            "max_write_buffer_number" => self.set_max_write_buffer_number(parse(name, value)?),
-            "num_levels" => self.set_num_levels(parse(name, value)?),
-            "level0_file_num_compaction_trigger" => {
-                self.set_level_zero_file_num_compaction_trigger(parse(name, value)?)
-            }
-            "level0_slowdown_writes_trigger" => {
-                self.set_level_zero_slowdown_writes_trigger(parse(name, value)?)
-            }
-            "level0_stop_writes_trigger" => self.set_level_zero_stop_writes_trigger(parse(name, value)?),
-            "target_file_size_base" => self.set_target_file_size_base(parse(name, value)?),
-            "target_file_size_multiplier" => self.set_target_file_size_multiplier(parse(name, value)?),
-            "max_bytes_for_level_base" => self.set_max_bytes_for_level_base(parse(name, value)?),
-            "max_bytes_for_level_multiplier" => self.set_max_bytes_for_level_multiplier(parse(name, value)?),
-            "max_compaction_bytes" => self.set_max_compaction_bytes(parse(name, value)?),
-            "disable_auto_compactions" => self.set_disable_auto_compactions(boolean(name, value)?),
-            // The rest of the options Shale builds, as `load_latest` applies them.
-            _ if crate::options_load::apply_named(self, name, value)? => {}
-            _ => return Err(Error::invalid_argument(format!("Unrecognized option: {name}"))),
-        }
-        Ok(())
+        Err(Error::invalid_argument(format!("Unrecognized option: {name}")))
     }
 
     /// A user comparator, as rust-rocksdb's `set_comparator`.
