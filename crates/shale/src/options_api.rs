@@ -464,6 +464,17 @@ impl Cache {
         Cache(std::sync::Arc::new(crate::cache::BlockCache::new_hyper_clock(capacity, -1, false)))
     }
 
+    /// `new_hyper_clock_cache` with RocksDB's `HyperClockCacheOptions::num_shard_bits` (negative:
+    /// RocksDB's default, shards of at least 32 MiB), as db_bench's `--cache_numshardbits`.
+    pub fn new_hyper_clock_cache_with_shard_bits(
+        capacity: usize,
+        estimated_entry_charge: usize,
+        num_shard_bits: i32,
+    ) -> Cache {
+        let _ = estimated_entry_charge;
+        Cache(std::sync::Arc::new(crate::cache::BlockCache::new_hyper_clock(capacity, num_shard_bits, false)))
+    }
+
     /// Changes the capacity of this cache in place: every database and clone sharing it
     /// sees the new capacity, and shrinking evicts blocks until the usage fits.
     pub fn set_capacity(&mut self, capacity: usize) {
