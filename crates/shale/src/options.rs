@@ -483,6 +483,8 @@ pub struct Options {
     /// RocksDB's `bottommost_compression_opts`, used for the bottommost level when enabled.
     pub(crate) bottommost_compression_opts: crate::table::builder::CompressionOpts,
     pub(crate) bottommost_compression_opts_enabled: bool,
+    /// `set_optimize_filters_for_hits`: no filters in tables compacted to the bottommost level.
+    pub(crate) optimize_filters_for_hits: bool,
     /// Integrated BlobDB (`blob/`).
     pub(crate) blob: BlobOptions,
     /// BlobDB's blob cache (`set_blob_cache`).
@@ -680,6 +682,7 @@ impl Default for Options {
             bottommost_compression: None,
             bottommost_compression_opts: Default::default(),
             bottommost_compression_opts_enabled: false,
+            optimize_filters_for_hits: false,
             table: BlockBasedOptions::default(),
             table_format: crate::table::TableFormat::BlockBased,
             track_and_verify_wals_in_manifest: false,

@@ -1127,10 +1127,12 @@ impl Options {
         self.unsupported.push("optimize_for_point_lookup (hash index, issue 15)");
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`!optimize_for_hits`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `optimize_filters_for_hits`.
+    /// RocksDB's `optimize_filters_for_hits`: tables a compaction writes to the bottommost
+    /// level (no deeper level holds keys of its range) get no filter, as RocksDB's table
+    /// builder with `is_bottommost` skips it: a lookup that reaches the last level is
+    /// expected to find its key there. Flushes and other levels keep their filters.
     pub fn set_optimize_filters_for_hits(&mut self, optimize_for_hits: bool) {
-        self.accept_only(!optimize_for_hits, "optimize_filters_for_hits");
+        self.optimize_filters_for_hits = optimize_for_hits;
     }
 
     /// Accepted: obsolete files are deleted as soon as nothing uses them, which every period allows.

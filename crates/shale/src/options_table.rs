@@ -1636,7 +1636,7 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Cf,
         Bool,
         No,
-        None,
+        Some(|c| c.optimize_filters_for_hits.to_string()),
         Some(|o, n, v| {
             o.set_optimize_filters_for_hits(boolean(n, v)?);
             Ok(true)

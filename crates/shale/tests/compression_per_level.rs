@@ -4,6 +4,7 @@
 //! `bottommost_compression` (and its options) the bottommost level; `min_level_to_compress`
 //! fills `compression_per_level` as RocksDB's C API does. RocksDB 11.8.1's `sst_dump` verifies
 //! every table and `ldb scan` reads the databases (with the OPTIONS files Shale wrote).
+//! `optimize_filters_for_hits` (a layout option of the same path) is here too.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 mod tools;
@@ -197,4 +198,44 @@ fn min_level_to_compress_fills_compression_per_level() {
     );
     let db = DB::open(&loaded, dir.path()).unwrap();
     rocksdb_reads(dir.path(), &db, "min_level_to_compress_fills_compression_per_level");
+}
+
+/// `optimize_filters_for_hits`: a compaction's outputs in the bottommost level have no
+/// filter; a flush's tables keep theirs.
+#[test]
+fn optimize_filters_for_hits_leaves_the_last_level_without_filters() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_disable_auto_compactions(true);
+    let mut t = shale::BlockBasedOptions::default();
+    t.set_bloom_filter(10.0, false);
+    o.set_block_based_table_factory(&t);
+    o.set_optimize_filters_for_hits(true);
+    let db = DB::open(&o, dir.path()).unwrap();
+    for half in 0..2u32 {
+        for i in (half..2000).step_by(2) {
+            db.put(format!("key{i:06}"), value(i)).unwrap();
+        }
+        db.flush().unwrap();
+    }
+    db.compact_range::<&[u8], &[u8]>(None, None);
+    db.put(b"key000001", b"new").unwrap();
+    db.flush().unwrap();
+    let mut seen = (0, 0);
+    for lf in db.live_files().unwrap() {
+        let (file, size, opts) = table_file(&dir.path().join(lf.name.trim_start_matches('/')));
+        let p = Table::open(file, size, opts).unwrap().properties().clone();
+        if lf.level == 0 {
+            assert!(p.filter_size > 0 && p.filter_policy_name == "bloomfilter", "flush: {p:?}");
+            seen.0 += 1;
+        } else {
+            assert_eq!((p.filter_size, p.filter_policy_name.as_str()), (0, ""), "level {}", lf.level);
+            seen.1 += 1;
+        }
+    }
+    assert!(seen.0 > 0 && seen.1 > 0, "{seen:?}");
+    assert_eq!(db.get(b"key001999").unwrap(), Some(value(1999).into_bytes()));
+    assert!(latest_options_text(dir.path()).contains("optimize_filters_for_hits=true"));
+    rocksdb_reads(dir.path(), &db, "optimize_filters_for_hits_leaves_the_last_level_without_filters");
 }

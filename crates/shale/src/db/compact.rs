@@ -485,6 +485,10 @@ impl DbInner {
             let mut b = super::flush::builder_options(cf, n);
             b.compression = compression.to_table();
             b.compression_opts = compression_opts.clone();
+            // RocksDB's table builder skips the filter of a bottommost compaction's outputs.
+            if cf.opts.optimize_filters_for_hits && plan.bottommost {
+                b.filter_bits_per_key = None;
+            }
             b.target_file_size = cf.opts.target_file_size(plan.output_level);
             b.filter_level = super::flush::filter_level(cf, plan.output_level as i32);
             if let Some((_, pri)) = b.rate_limiter.as_mut() {
