@@ -1340,13 +1340,12 @@ impl Options {
         let _ = num;
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`level_values.iter().all(`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `max_bytes_for_level_multiplier_additional`.
+    /// RocksDB's `max_bytes_for_level_multiplier_additional`: without dynamic level bytes,
+    /// level L's target (L >= 2) is level L-1's times `max_bytes_for_level_multiplier` times
+    /// entry L-1 of this list (1 past its end), as RocksDB's `CalculateBaseBytes`; the
+    /// picker's level scores follow (`Options::max_bytes_for_level`).
     pub fn set_max_bytes_for_level_multiplier_additional(&mut self, level_values: &[i32]) {
-        self.unsupported_if(
-            !level_values.iter().all(|v| *v == 1),
-            "max_bytes_for_level_multiplier_additional",
-        );
+        self.max_bytes_for_level_multiplier_additional = level_values.to_vec();
     }
 
     /// Shale behaves as RocksDB with this option at its default (`size == 0`); any other

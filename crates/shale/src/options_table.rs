@@ -1587,6 +1587,25 @@ pub(crate) static ROWS: &[OptionRow] = &[
             Ok(true)
         }),
     ),
+    // Colon-separated, RocksDB's vector text.
+    opt(
+        "max_bytes_for_level_multiplier_additional",
+        Cf,
+        Str,
+        Yes,
+        Some(|c| {
+            c.max_bytes_for_level_multiplier_additional
+                .iter()
+                .map(i32::to_string)
+                .collect::<Vec<_>>()
+                .join(":")
+        }),
+        Some(|o, n, v| {
+            o.max_bytes_for_level_multiplier_additional =
+                v.split(':').filter(|x| !x.is_empty()).map(|x| number(n, x)).collect::<Result<_>>()?;
+            Ok(true)
+        }),
+    ),
     opt(
         "inplace_update_support",
         Cf,
