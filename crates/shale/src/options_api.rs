@@ -1248,10 +1248,23 @@ impl Options {
         self.set_min_write_buffer_number_to_merge(nbuf);
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`matches!(pri, CompactionPri::MinOverlappingRatio)`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `compaction_pri`.
+    /// RocksDB's `compaction_pri`: the order in which a level compaction tries a level's
+    /// files (`compaction/picker.rs::pick_level`): kMinOverlappingRatio (the default),
+    /// kOldestLargestSeqFirst, kOldestSmallestSeqFirst (by the files' largest / smallest
+    /// sequence numbers, oldest first). kByCompensatedSize and kRoundRobin are not built
+    /// (they need per-file deletion counts and MANIFEST compaction cursors): recorded, and
+    /// `open` refuses them with NotSupported naming `compaction_pri`.
     pub fn set_compaction_pri(&mut self, pri: CompactionPri) {
-        self.accept_only(matches!(pri, CompactionPri::MinOverlappingRatio), "compaction_pri");
+        self.compaction_pri = pri;
+        self.accept_only(
+            matches!(
+                pri,
+                CompactionPri::MinOverlappingRatio
+                    | CompactionPri::OldestLargestSeqFirst
+                    | CompactionPri::OldestSmallestSeqFirst
+            ),
+            "compaction_pri",
+        );
     }
 
     /// Level (the default, `compaction/picker.rs`), universal (`compaction/universal.rs`) or

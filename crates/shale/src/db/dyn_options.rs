@@ -130,7 +130,6 @@ const MUTABLE_NOT_BUILT: &[&str] = &[
 /// Column-family options that exist but cannot change while the database is open, besides
 /// the option table's immutable rows.
 const NOT_CHANGEABLE: &[&str] = &[
-    "compaction_pri",
     "max_write_buffer_number_to_maintain",
     "force_consistency_checks",
     "persist_user_defined_timestamps",
