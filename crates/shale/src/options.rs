@@ -475,6 +475,16 @@ pub struct Options {
     /// `set_compression_options` / `set_zstd_max_train_bytes` (RocksDB's `compression_opts`:
     /// level, zlib's window and strategy, the compression dictionary; `table/builder.rs`).
     pub(crate) compression_opts: crate::table::builder::CompressionOpts,
+    /// RocksDB's `compression_per_level` (empty: `compression` everywhere); indexed as
+    /// RocksDB's `GetCompressionType` does (`compaction/picker.rs::output_compression`).
+    pub(crate) compression_per_level: Vec<DBCompressionType>,
+    /// RocksDB's `bottommost_compression` (None: kDisableCompressionOption).
+    pub(crate) bottommost_compression: Option<DBCompressionType>,
+    /// RocksDB's `bottommost_compression_opts`, used for the bottommost level when enabled.
+    pub(crate) bottommost_compression_opts: crate::table::builder::CompressionOpts,
+    pub(crate) bottommost_compression_opts_enabled: bool,
+    /// `set_optimize_filters_for_hits`: no filters in tables compacted to the bottommost level.
+    pub(crate) optimize_filters_for_hits: bool,
     /// Integrated BlobDB (`blob/`).
     pub(crate) blob: BlobOptions,
     /// BlobDB's blob cache (`set_blob_cache`).
@@ -668,6 +678,11 @@ impl Default for Options {
             universal: crate::compaction::universal::UniversalSettings::default(),
             compression: DBCompressionType::Lz4, // RocksDB 11.8.0+: LZ4 when built in (GetDefaultCompressionType)
             compression_opts: Default::default(),
+            compression_per_level: Vec::new(),
+            bottommost_compression: None,
+            bottommost_compression_opts: Default::default(),
+            bottommost_compression_opts_enabled: false,
+            optimize_filters_for_hits: false,
             table: BlockBasedOptions::default(),
             table_format: crate::table::TableFormat::BlockBased,
             track_and_verify_wals_in_manifest: false,
@@ -995,20 +1010,47 @@ impl Options {
     /// The `compression_opts` Shale's codecs honour: zlib's window bits and strategy, and
     /// dictionaries with zlib, are not built (its pure-Rust deflate has no such settings).
     /// LZ4 and LZ4HC take RocksDB 11.8's unified levels (`shale_base::compression`).
+    /// Checked for every codec a table may get: `compression`, `compression_per_level`'s and
+    /// `bottommost_compression` (with `bottommost_compression_opts` when enabled).
     fn check_compression_opts(&self) -> Result<()> {
-        let co = &self.compression_opts;
-        let refuse = |what: &str| {
-            Err(Error::not_supported(format!(
-                "option compression_opts.{what} with compression {:?} is not supported by Shale",
-                self.compression
-            )))
+        let zlib = DBCompressionType::Zlib;
+        let uses_zlib = self.compression == zlib || self.compression_per_level.contains(&zlib);
+        let bottom_zlib = self.bottommost_compression == Some(zlib);
+        let check = |co: &crate::table::builder::CompressionOpts, field: &str| -> Result<()> {
+            let refuse = |what: &str| {
+                Err(Error::not_supported(format!(
+                    "option {field}.{what} with compression kZlibCompression is not supported by Shale"
+                )))
+            };
+            if co.window_bits != -14 {
+                refuse("window_bits")
+            } else if co.strategy != 0 {
+                refuse("strategy")
+            } else if co.max_dict_bytes > 0 {
+                refuse("max_dict_bytes")
+            } else {
+                Ok(())
+            }
         };
-        match self.compression {
-            DBCompressionType::Zlib if co.window_bits != -14 => refuse("window_bits"),
-            DBCompressionType::Zlib if co.strategy != 0 => refuse("strategy"),
-            DBCompressionType::Zlib if co.max_dict_bytes > 0 => refuse("max_dict_bytes"),
-            _ => Ok(()),
+        if uses_zlib || (bottom_zlib && !self.bottommost_compression_opts_enabled) {
+            check(&self.compression_opts, "compression_opts")?;
         }
+        if bottom_zlib && self.bottommost_compression_opts_enabled {
+            check(&self.bottommost_compression_opts, "bottommost_compression_opts")?;
+        }
+        Ok(())
+    }
+
+    /// RocksDB's `GetCompressionFlush`: what a flush writes with. Universal compaction with
+    /// `compression_size_percent` >= 0 flushes uncompressed; else `compression_per_level[0]`
+    /// when per-level codecs are set, `compression` otherwise.
+    pub(crate) fn flush_compression(&self) -> DBCompressionType {
+        if self.compaction_style == crate::DBCompactionStyle::Universal
+            && self.universal.compression_size_percent >= 0
+        {
+            return DBCompressionType::None;
+        }
+        self.compression_per_level.first().copied().unwrap_or(self.compression)
     }
 
     /// `level_compaction_dynamic_level_bytes` as RocksDB sanitizes it: only the level style

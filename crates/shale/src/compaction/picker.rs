@@ -57,6 +57,46 @@ pub struct CompactionPlan {
     pub reason: Option<&'static str>,
 }
 
+/// RocksDB's `GetCompressionType` and `GetCompressionOptions`: the codec and options of a
+/// compaction's outputs written to `level` (`enable`: false for universal's
+/// `compression_size_percent` outputs). The bottommost level (the last non-empty level of
+/// `v`, or deeper) takes `bottommost_compression` (and `bottommost_compression_opts` when
+/// enabled); else `compression_per_level` at `0` for level 0 and `level - base_level + 1`
+/// for the others (clamped to its ends); else `compression`. The base level is where level
+/// 0 compacts to under the level style, 1 otherwise (RocksDB's universal picker passes 1);
+/// FIFO compactions write with `compression` (RocksDB's FIFO picker).
+pub fn output_compression(
+    v: &Version,
+    opts: &Options,
+    level: usize,
+    enable: bool,
+) -> (crate::options::DBCompressionType, crate::table::builder::CompressionOpts) {
+    use crate::options::DBCompressionType;
+    if opts.compaction_style == DBCompactionStyle::Fifo {
+        return (opts.compression, opts.compression_opts.clone());
+    }
+    if !enable {
+        return (DBCompressionType::None, opts.compression_opts.clone());
+    }
+    let bottommost = level + 1 >= super::picker_ttl::num_non_empty_levels(v);
+    let copts = if bottommost && opts.bottommost_compression_opts_enabled {
+        opts.bottommost_compression_opts.clone()
+    } else {
+        opts.compression_opts.clone()
+    };
+    if let (Some(c), true) = (opts.bottommost_compression, bottommost) {
+        return (c, copts);
+    }
+    let per_level = &opts.compression_per_level;
+    if per_level.is_empty() {
+        return (opts.compression, copts);
+    }
+    let base =
+        if opts.compaction_style == DBCompactionStyle::Level { level_targets(v, opts).base_level } else { 1 };
+    let idx = if level == 0 { 0 } else { (level as i64 - base as i64 + 1).max(0) as usize };
+    (per_level[idx.min(per_level.len() - 1)], copts)
+}
+
 impl CompactionPlan {
     /// One input file and nothing to merge with: the file can move down unchanged.
     pub fn is_trivial_move(&self) -> bool {

@@ -109,7 +109,6 @@ pub(crate) fn struct_fields<'a>(name: &str, v: &'a str) -> Result<Vec<(&'a str, 
 /// table's rows marked so (`options_table.rs`).
 const MUTABLE_NOT_BUILT: &[&str] = &[
     "max_bytes_for_level_multiplier_additional",
-    "bottommost_compression_opts",
     "sample_for_compression",
     "blob_file_starting_level",
     "prepopulate_blob_cache",
