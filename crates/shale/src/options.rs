@@ -483,6 +483,10 @@ pub struct Options {
     /// RocksDB's `bottommost_compression_opts`, used for the bottommost level when enabled.
     pub(crate) bottommost_compression_opts: crate::table::builder::CompressionOpts,
     pub(crate) bottommost_compression_opts_enabled: bool,
+    /// `set_max_bytes_for_level_multiplier_additional` (RocksDB's default: 1 per level).
+    pub(crate) max_bytes_for_level_multiplier_additional: Vec<i32>,
+    /// `set_compaction_pri`: the order a level compaction tries a level's files in.
+    pub(crate) compaction_pri: crate::options_api::CompactionPri,
     /// `set_optimize_filters_for_hits`: no filters in tables compacted to the bottommost level.
     pub(crate) optimize_filters_for_hits: bool,
     /// Integrated BlobDB (`blob/`).
@@ -683,6 +687,8 @@ impl Default for Options {
             bottommost_compression_opts: Default::default(),
             bottommost_compression_opts_enabled: false,
             optimize_filters_for_hits: false,
+            compaction_pri: crate::options_api::CompactionPri::MinOverlappingRatio,
+            max_bytes_for_level_multiplier_additional: vec![1; 7],
             table: BlockBasedOptions::default(),
             table_format: crate::table::TableFormat::BlockBased,
             track_and_verify_wals_in_manifest: false,
@@ -1191,8 +1197,10 @@ impl Options {
     /// The size target of `level` (level >= 1).
     pub(crate) fn max_bytes_for_level(&self, level: usize) -> u64 {
         let mut size = self.max_bytes_for_level_base.max(1) as f64;
-        for _ in 1..level.max(1) {
-            size *= self.max_bytes_for_level_multiplier;
+        for l in 1..level.max(1) {
+            // RocksDB's MaxBytesMultiplerAdditional(l): 1 past the list's end.
+            let extra = self.max_bytes_for_level_multiplier_additional.get(l).copied().unwrap_or(1);
+            size *= self.max_bytes_for_level_multiplier * f64::from(extra);
         }
         size as u64
     }
@@ -1374,6 +1382,28 @@ mod tests {
         assert_eq!(o.max_bytes_for_level(3), 25600 << 20);
         assert_eq!(o.comparator.name(), "leveldb.BytewiseComparator");
         assert!(o.check_supported().is_ok());
+    }
+
+    /// RocksDB's static level targets with `max_bytes_for_level_multiplier_additional`: level
+    /// L >= 2 multiplies level L-1's by the multiplier and entry L-1 (1 past the end).
+    #[test]
+    fn multiplier_additional_scales_level_targets() {
+        let mut o = Options::default();
+        o.set_level_compaction_dynamic_level_bytes(false);
+        o.set_max_bytes_for_level_base(1000);
+        o.set_max_bytes_for_level_multiplier(10.0);
+        o.set_max_bytes_for_level_multiplier_additional(&[1, 1, 3, 2]);
+        assert_eq!(o.max_bytes_for_level(1), 1000);
+        assert_eq!(o.max_bytes_for_level(2), 10_000);
+        assert_eq!(o.max_bytes_for_level(3), 300_000);
+        assert_eq!(o.max_bytes_for_level(4), 6_000_000);
+        assert_eq!(o.max_bytes_for_level(5), 60_000_000, "past the list: 1");
+        assert!(o.check_supported().is_ok());
+        // The picker's targets are these.
+        let v =
+            crate::version::Version::empty(crate::key::bytewise_internal_comparator(), o.num_levels as usize);
+        let t = crate::compaction::picker::level_targets(&v, &o);
+        assert_eq!(&t.max_bytes[1..5], &[1000, 10_000, 300_000, 6_000_000]);
     }
 
     #[test]

@@ -1248,10 +1248,23 @@ impl Options {
         self.set_min_write_buffer_number_to_merge(nbuf);
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`matches!(pri, CompactionPri::MinOverlappingRatio)`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `compaction_pri`.
+    /// RocksDB's `compaction_pri`: the order in which a level compaction tries a level's
+    /// files (`compaction/picker.rs::pick_level`): kMinOverlappingRatio (the default),
+    /// kOldestLargestSeqFirst, kOldestSmallestSeqFirst (by the files' largest / smallest
+    /// sequence numbers, oldest first). kByCompensatedSize and kRoundRobin are not built
+    /// (they need per-file deletion counts and MANIFEST compaction cursors): recorded, and
+    /// `open` refuses them with NotSupported naming `compaction_pri`.
     pub fn set_compaction_pri(&mut self, pri: CompactionPri) {
-        self.accept_only(matches!(pri, CompactionPri::MinOverlappingRatio), "compaction_pri");
+        self.compaction_pri = pri;
+        self.accept_only(
+            matches!(
+                pri,
+                CompactionPri::MinOverlappingRatio
+                    | CompactionPri::OldestLargestSeqFirst
+                    | CompactionPri::OldestSmallestSeqFirst
+            ),
+            "compaction_pri",
+        );
     }
 
     /// Level (the default, `compaction/picker.rs`), universal (`compaction/universal.rs`) or
@@ -1340,13 +1353,12 @@ impl Options {
         let _ = num;
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`level_values.iter().all(`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `max_bytes_for_level_multiplier_additional`.
+    /// RocksDB's `max_bytes_for_level_multiplier_additional`: without dynamic level bytes,
+    /// level L's target (L >= 2) is level L-1's times `max_bytes_for_level_multiplier` times
+    /// entry L-1 of this list (1 past its end), as RocksDB's `CalculateBaseBytes`; the
+    /// picker's level scores follow (`Options::max_bytes_for_level`).
     pub fn set_max_bytes_for_level_multiplier_additional(&mut self, level_values: &[i32]) {
-        self.unsupported_if(
-            !level_values.iter().all(|v| *v == 1),
-            "max_bytes_for_level_multiplier_additional",
-        );
+        self.max_bytes_for_level_multiplier_additional = level_values.to_vec();
     }
 
     /// Shale behaves as RocksDB with this option at its default (`size == 0`); any other

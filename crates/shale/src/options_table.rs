@@ -192,6 +192,13 @@ pub(crate) mod enum_names {
         ("kFlushedAndSimilar", BlockBasedTablePinningTier::FlushAndSimilar),
         ("kAll", BlockBasedTablePinningTier::All),
     ];
+    pub const COMPACTION_PRI: &[(&str, crate::CompactionPri)] = &[
+        ("kByCompensatedSize", crate::CompactionPri::ByCompensatedSize),
+        ("kOldestLargestSeqFirst", crate::CompactionPri::OldestLargestSeqFirst),
+        ("kOldestSmallestSeqFirst", crate::CompactionPri::OldestSmallestSeqFirst),
+        ("kMinOverlappingRatio", crate::CompactionPri::MinOverlappingRatio),
+        ("kRoundRobin", crate::CompactionPri::RoundRobin),
+    ];
     pub const INFO_LOG_LEVEL: &[(&str, LogLevel)] = &[
         ("DEBUG_LEVEL", LogLevel::Debug),
         ("INFO_LEVEL", LogLevel::Info),
@@ -1584,6 +1591,44 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Some(|c| c.max_sequential_skip_in_iterations.to_string()),
         Some(|o, n, v| {
             o.max_sequential_skip_in_iterations = number(n, v)?;
+            Ok(true)
+        }),
+    ),
+    // The orders Shale builds; another is accepted at RocksDB's default only (`options_load.rs`).
+    opt(
+        "compaction_pri",
+        Cf,
+        Enum,
+        No,
+        Some(|c| name_of(enum_names::COMPACTION_PRI, c.compaction_pri).to_string()),
+        Some(|o, _, v| match value_of(enum_names::COMPACTION_PRI, v) {
+            Some(
+                p @ (crate::CompactionPri::MinOverlappingRatio
+                | crate::CompactionPri::OldestLargestSeqFirst
+                | crate::CompactionPri::OldestSmallestSeqFirst),
+            ) => {
+                o.set_compaction_pri(p);
+                Ok(true)
+            }
+            _ => Ok(false),
+        }),
+    ),
+    // Colon-separated, RocksDB's vector text.
+    opt(
+        "max_bytes_for_level_multiplier_additional",
+        Cf,
+        Str,
+        Yes,
+        Some(|c| {
+            c.max_bytes_for_level_multiplier_additional
+                .iter()
+                .map(i32::to_string)
+                .collect::<Vec<_>>()
+                .join(":")
+        }),
+        Some(|o, n, v| {
+            o.max_bytes_for_level_multiplier_additional =
+                v.split(':').filter(|x| !x.is_empty()).map(|x| number(n, x)).collect::<Result<_>>()?;
             Ok(true)
         }),
     ),

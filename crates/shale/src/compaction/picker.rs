@@ -402,8 +402,21 @@ fn pick_level(v: &Version, opts: &Options, level: usize, busy: Busy<'_>) -> Opti
         let plan = plan_for(v, 0, base, inputs);
         return (!busy.conflicts(v, &plan)).then_some(plan);
     }
-    // RocksDB's LevelCompactionBuilder::PickFileToCompact over `files_by_compaction_pri_`.
-    let order = super::picker_ttl::min_overlapping_ratio_order(v, level, opts.sanitized_ttl(), unix_now());
+    // RocksDB's LevelCompactionBuilder::PickFileToCompact over `files_by_compaction_pri_`
+    // (VersionStorageInfo::UpdateFilesByCompactionPri's orders).
+    let order = match opts.compaction_pri {
+        crate::CompactionPri::OldestLargestSeqFirst => {
+            let mut f = v.files(level).to_vec();
+            f.sort_by_key(|f| f.largest_seqno);
+            f
+        }
+        crate::CompactionPri::OldestSmallestSeqFirst => {
+            let mut f = v.files(level).to_vec();
+            f.sort_by_key(|f| f.smallest_seqno);
+            f
+        }
+        _ => super::picker_ttl::min_overlapping_ratio_order(v, level, opts.sanitized_ttl(), unix_now()),
+    };
     order.into_iter().find_map(|f| {
         if busy.file(f.number) {
             return None;
@@ -656,6 +669,37 @@ mod tests {
         let p = pick(&v, &opts, Busy { files: Some(&busy_files), running: &[] }).unwrap();
         assert_eq!(p.inputs[0].number, 3);
         assert_eq!((p.inputs.len(), p.next_inputs.len()), (1, 1));
+    }
+
+    /// kOldestLargestSeqFirst / kOldestSmallestSeqFirst try the level's files by their
+    /// largest / smallest sequence number, oldest first, whatever they overlap below.
+    #[test]
+    fn compaction_pri_orders() {
+        let mut opts = Options::default();
+        opts.set_max_bytes_for_level_base(150);
+        opts.set_ttl(0);
+        let seqs = |n: u64, lo: &str, hi: &str, small: u64, large: u64| {
+            let mut f = (*file(n, lo, hi, 100)).clone();
+            f.smallest_seqno = small;
+            f.largest_seqno = large;
+            Arc::new(f)
+        };
+        // File 3 overlaps nothing below (kMinOverlappingRatio's choice); file 4 holds the
+        // oldest data by its largest seqno, file 5 by its smallest.
+        let v = version(vec![
+            (1, seqs(3, "a", "b", 50, 60)),
+            (1, seqs(4, "m", "n", 30, 40)),
+            (1, seqs(5, "p", "q", 10, 70)),
+            (2, file(7, "m", "z", 10)),
+        ]);
+        assert_eq!(pick(&v, &opts, Busy::default()).unwrap().inputs[0].number, 3);
+        opts.set_compaction_pri(crate::CompactionPri::OldestLargestSeqFirst);
+        assert_eq!(pick(&v, &opts, Busy::default()).unwrap().inputs[0].number, 4);
+        opts.set_compaction_pri(crate::CompactionPri::OldestSmallestSeqFirst);
+        assert_eq!(pick(&v, &opts, Busy::default()).unwrap().inputs[0].number, 5);
+        assert!(opts.check_supported().is_ok());
+        opts.set_compaction_pri(crate::CompactionPri::RoundRobin);
+        assert!(opts.check_supported().is_err());
     }
 
     #[test]

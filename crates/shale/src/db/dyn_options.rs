@@ -108,7 +108,6 @@ pub(crate) fn struct_fields<'a>(name: &str, v: &'a str) -> Result<Vec<(&'a str, 
 /// RocksDB's mutable column-family options Shale cannot change yet, besides the option
 /// table's rows marked so (`options_table.rs`).
 const MUTABLE_NOT_BUILT: &[&str] = &[
-    "max_bytes_for_level_multiplier_additional",
     "sample_for_compression",
     "blob_file_starting_level",
     "prepopulate_blob_cache",
@@ -131,7 +130,6 @@ const MUTABLE_NOT_BUILT: &[&str] = &[
 /// Column-family options that exist but cannot change while the database is open, besides
 /// the option table's immutable rows.
 const NOT_CHANGEABLE: &[&str] = &[
-    "compaction_pri",
     "max_write_buffer_number_to_maintain",
     "force_consistency_checks",
     "persist_user_defined_timestamps",
