@@ -1004,13 +1004,22 @@ impl Options {
         self.table_format = crate::table::TableFormat::BlockBased;
     }
 
-    /// As RocksDB's `OptimizeLevelStyleCompaction(memtable_memory_budget)`.
+    /// As RocksDB 11.8.1's `ColumnFamilyOptions::OptimizeLevelStyleCompaction`: a quarter of
+    /// the budget per memtable, two memtables merged per flush, up to six, level 0 compacted
+    /// at two files, level 1 as large as the budget, the level style, and
+    /// `compression_per_level` of `num_levels` entries: none for levels 0 and 1, LZ4 below
+    /// (RocksDB's choice when LZ4 is built in, as it always is in Shale).
     pub fn optimize_level_style_compaction(&mut self, memtable_memory_budget: usize) {
         self.write_buffer_size = memtable_memory_budget / 4;
+        self.min_write_buffer_number_to_merge = 2;
         self.max_write_buffer_number = 6;
         self.level0_file_num_compaction_trigger = 2;
         self.target_file_size_base = memtable_memory_budget as u64 / 8;
         self.max_bytes_for_level_base = memtable_memory_budget as u64;
+        self.set_compaction_style(crate::DBCompactionStyle::Level);
+        self.compression_per_level = (0..self.num_levels.max(0))
+            .map(|i| if i < 2 { DBCompressionType::None } else { DBCompressionType::Lz4 })
+            .collect();
     }
 
     /// The `compression_opts` Shale's codecs honour: zlib's window bits and strategy, and
@@ -1404,6 +1413,21 @@ mod tests {
             crate::version::Version::empty(crate::key::bytewise_internal_comparator(), o.num_levels as usize);
         let t = crate::compaction::picker::level_targets(&v, &o);
         assert_eq!(&t.max_bytes[1..5], &[1000, 10_000, 300_000, 6_000_000]);
+    }
+
+    #[test]
+    fn optimize_level_style_compaction_is_rocksdbs() {
+        let mut o = Options::default();
+        o.optimize_level_style_compaction(512 << 20);
+        assert_eq!(o.write_buffer_size, 128 << 20);
+        assert_eq!(o.min_write_buffer_number_to_merge, 2);
+        assert_eq!(o.max_write_buffer_number, 6);
+        assert_eq!(o.level0_file_num_compaction_trigger, 2);
+        assert_eq!((o.target_file_size_base, o.max_bytes_for_level_base), (64 << 20, 512 << 20));
+        use DBCompressionType::{Lz4, None as No};
+        assert_eq!(o.compression_per_level, [No, No, Lz4, Lz4, Lz4, Lz4, Lz4]);
+        assert_eq!(o.flush_compression(), No);
+        assert!(o.check_supported().is_ok());
     }
 
     #[test]
