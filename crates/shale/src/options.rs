@@ -181,13 +181,14 @@ impl BlockBasedOptions {
         self.index_block_restart_interval = interval.max(1) as usize;
     }
 
-    /// A full-key Bloom filter of `bits_per_key`. `block_based = true` asks for RocksDB's
-    /// deprecated block-based filter, which Shale does not write.
+    /// A full-key Bloom filter of `bits_per_key`. `block_based` is ignored, as by RocksDB
+    /// since 7.0 (`NewBloomFilterPolicy`'s `use_block_based_builder`): the deprecated
+    /// block-based filter is no longer written, a full filter is built either way.
     pub fn set_bloom_filter(&mut self, bits_per_key: f64, block_based: bool) {
+        let _ = block_based;
         self.bloom_bits_per_key = Some(bits_per_key);
         self.ribbon_bloom_before_level = None;
         self.filter_rounding = crate::table::filter::FilterRounding::new();
-        self.unsupported_if(block_based, "block-based (deprecated) bloom filter");
     }
 
     /// Whether table filters hold whole keys (RocksDB's default, true). With false they
@@ -474,6 +475,20 @@ pub struct Options {
     /// `set_compression_options` / `set_zstd_max_train_bytes` (RocksDB's `compression_opts`:
     /// level, zlib's window and strategy, the compression dictionary; `table/builder.rs`).
     pub(crate) compression_opts: crate::table::builder::CompressionOpts,
+    /// RocksDB's `compression_per_level` (empty: `compression` everywhere); indexed as
+    /// RocksDB's `GetCompressionType` does (`compaction/picker.rs::output_compression`).
+    pub(crate) compression_per_level: Vec<DBCompressionType>,
+    /// RocksDB's `bottommost_compression` (None: kDisableCompressionOption).
+    pub(crate) bottommost_compression: Option<DBCompressionType>,
+    /// RocksDB's `bottommost_compression_opts`, used for the bottommost level when enabled.
+    pub(crate) bottommost_compression_opts: crate::table::builder::CompressionOpts,
+    pub(crate) bottommost_compression_opts_enabled: bool,
+    /// `set_max_bytes_for_level_multiplier_additional` (RocksDB's default: 1 per level).
+    pub(crate) max_bytes_for_level_multiplier_additional: Vec<i32>,
+    /// `set_compaction_pri`: the order a level compaction tries a level's files in.
+    pub(crate) compaction_pri: crate::options_api::CompactionPri,
+    /// `set_optimize_filters_for_hits`: no filters in tables compacted to the bottommost level.
+    pub(crate) optimize_filters_for_hits: bool,
     /// Integrated BlobDB (`blob/`).
     pub(crate) blob: BlobOptions,
     /// BlobDB's blob cache (`set_blob_cache`).
@@ -667,6 +682,13 @@ impl Default for Options {
             universal: crate::compaction::universal::UniversalSettings::default(),
             compression: DBCompressionType::Lz4, // RocksDB 11.8.0+: LZ4 when built in (GetDefaultCompressionType)
             compression_opts: Default::default(),
+            compression_per_level: Vec::new(),
+            bottommost_compression: None,
+            bottommost_compression_opts: Default::default(),
+            bottommost_compression_opts_enabled: false,
+            optimize_filters_for_hits: false,
+            compaction_pri: crate::options_api::CompactionPri::MinOverlappingRatio,
+            max_bytes_for_level_multiplier_additional: vec![1; 7],
             table: BlockBasedOptions::default(),
             table_format: crate::table::TableFormat::BlockBased,
             track_and_verify_wals_in_manifest: false,
@@ -994,20 +1016,47 @@ impl Options {
     /// The `compression_opts` Shale's codecs honour: zlib's window bits and strategy, and
     /// dictionaries with zlib, are not built (its pure-Rust deflate has no such settings).
     /// LZ4 and LZ4HC take RocksDB 11.8's unified levels (`shale_base::compression`).
+    /// Checked for every codec a table may get: `compression`, `compression_per_level`'s and
+    /// `bottommost_compression` (with `bottommost_compression_opts` when enabled).
     fn check_compression_opts(&self) -> Result<()> {
-        let co = &self.compression_opts;
-        let refuse = |what: &str| {
-            Err(Error::not_supported(format!(
-                "option compression_opts.{what} with compression {:?} is not supported by Shale",
-                self.compression
-            )))
+        let zlib = DBCompressionType::Zlib;
+        let uses_zlib = self.compression == zlib || self.compression_per_level.contains(&zlib);
+        let bottom_zlib = self.bottommost_compression == Some(zlib);
+        let check = |co: &crate::table::builder::CompressionOpts, field: &str| -> Result<()> {
+            let refuse = |what: &str| {
+                Err(Error::not_supported(format!(
+                    "option {field}.{what} with compression kZlibCompression is not supported by Shale"
+                )))
+            };
+            if co.window_bits != -14 {
+                refuse("window_bits")
+            } else if co.strategy != 0 {
+                refuse("strategy")
+            } else if co.max_dict_bytes > 0 {
+                refuse("max_dict_bytes")
+            } else {
+                Ok(())
+            }
         };
-        match self.compression {
-            DBCompressionType::Zlib if co.window_bits != -14 => refuse("window_bits"),
-            DBCompressionType::Zlib if co.strategy != 0 => refuse("strategy"),
-            DBCompressionType::Zlib if co.max_dict_bytes > 0 => refuse("max_dict_bytes"),
-            _ => Ok(()),
+        if uses_zlib || (bottom_zlib && !self.bottommost_compression_opts_enabled) {
+            check(&self.compression_opts, "compression_opts")?;
         }
+        if bottom_zlib && self.bottommost_compression_opts_enabled {
+            check(&self.bottommost_compression_opts, "bottommost_compression_opts")?;
+        }
+        Ok(())
+    }
+
+    /// RocksDB's `GetCompressionFlush`: what a flush writes with. Universal compaction with
+    /// `compression_size_percent` >= 0 flushes uncompressed; else `compression_per_level[0]`
+    /// when per-level codecs are set, `compression` otherwise.
+    pub(crate) fn flush_compression(&self) -> DBCompressionType {
+        if self.compaction_style == crate::DBCompactionStyle::Universal
+            && self.universal.compression_size_percent >= 0
+        {
+            return DBCompressionType::None;
+        }
+        self.compression_per_level.first().copied().unwrap_or(self.compression)
     }
 
     /// `level_compaction_dynamic_level_bytes` as RocksDB sanitizes it: only the level style
@@ -1148,8 +1197,10 @@ impl Options {
     /// The size target of `level` (level >= 1).
     pub(crate) fn max_bytes_for_level(&self, level: usize) -> u64 {
         let mut size = self.max_bytes_for_level_base.max(1) as f64;
-        for _ in 1..level.max(1) {
-            size *= self.max_bytes_for_level_multiplier;
+        for l in 1..level.max(1) {
+            // RocksDB's MaxBytesMultiplerAdditional(l): 1 past the list's end.
+            let extra = self.max_bytes_for_level_multiplier_additional.get(l).copied().unwrap_or(1);
+            size *= self.max_bytes_for_level_multiplier * f64::from(extra);
         }
         size as u64
     }
@@ -1161,8 +1212,10 @@ pub struct WriteOptions {
     pub(crate) sync: bool,
     pub(crate) disable_wal: bool,
     pub(crate) no_slowdown: bool,
-    /// A refused setting: writes with these options fail with NotSupported naming it.
-    pub(crate) unsupported: Option<&'static str>,
+    /// `set_ignore_missing_column_families`: records of dropped families are skipped.
+    pub(crate) ignore_missing_column_families: bool,
+    /// `set_low_pri`: the write is throttled while compaction is behind (`write.rs`).
+    pub(crate) low_pri: bool,
 }
 
 impl WriteOptions {
@@ -1183,13 +1236,6 @@ impl WriteOptions {
     pub fn set_no_slowdown(&mut self, v: bool) {
         self.no_slowdown = v;
     }
-
-    pub(crate) fn check_supported(&self) -> Result<()> {
-        match self.unsupported {
-            Some(name) => Err(Error::not_supported(format!("write option {name} is not supported by Shale"))),
-            None => Ok(()),
-        }
-    }
 }
 
 /// Options of one read or iterator, as rust-rocksdb's `ReadOptions`.
@@ -1204,8 +1250,6 @@ pub struct ReadOptions {
     pub(crate) total_order_seek: bool,
     /// `set_auto_prefix_mode` (a Shale extension: RocksDB's `ReadOptions::auto_prefix_mode`).
     pub(crate) auto_prefix_mode: bool,
-    /// A refused setting: reads with these options fail with NotSupported naming it.
-    pub(crate) unsupported: Option<&'static str>,
     /// `set_tailing`: iterators see writes made after their creation (`db/iterator.rs`).
     pub(crate) tailing: bool,
     /// `set_auto_refresh_iterator_with_snapshot` (`db/iterator.rs`).
@@ -1220,6 +1264,14 @@ pub struct ReadOptions {
     /// `set_iter_start_ts`: iterators return every version with a timestamp in
     /// `[iter_start_ts, timestamp]`.
     pub(crate) iter_start_ts: Option<Vec<u8>>,
+    /// `set_read_tier` (RocksDB's `read_tier`).
+    pub(crate) read_tier: crate::options_api::ReadTier,
+    /// `set_deadline`: microseconds since the epoch (0: none).
+    pub(crate) deadline_us: u64,
+    /// `set_io_timeout`: microseconds (0: none).
+    pub(crate) io_timeout_us: u64,
+    /// `set_ignore_range_deletions`: reads do not apply range tombstones.
+    pub(crate) ignore_range_deletions: bool,
 }
 
 impl Default for ReadOptions {
@@ -1233,18 +1285,32 @@ impl Default for ReadOptions {
             prefix_same_as_start: false,
             total_order_seek: false,
             auto_prefix_mode: false,
-            unsupported: None,
             tailing: false,
             auto_refresh_iterator_with_snapshot: false,
             pin_data: false,
             max_skippable_internal_keys: 0,
             timestamp: None,
             iter_start_ts: None,
+            read_tier: crate::options_api::ReadTier::All,
+            deadline_us: 0,
+            io_timeout_us: 0,
+            ignore_range_deletions: false,
         }
     }
 }
 
 impl ReadOptions {
+    /// What this read asks of the table blocks it loads (`table/reader.rs`).
+    pub(crate) fn block_reads(&self) -> crate::table::reader::BlockReads {
+        crate::table::reader::BlockReads {
+            fill_cache: self.fill_cache,
+            verify_checksums: self.verify_checksums,
+            no_io: self.read_tier == crate::options_api::ReadTier::BlockCache,
+            deadline_us: self.deadline_us,
+            io_timeout_us: self.io_timeout_us,
+        }
+    }
+
     pub fn set_iterate_lower_bound<K: Into<Vec<u8>>>(&mut self, key: K) {
         self.lower_bound = Some(key.into());
     }
@@ -1257,13 +1323,11 @@ impl ReadOptions {
         self.fill_cache = v;
     }
 
-    /// Shale verifies every block it reads; reading without verification is not built, so
-    /// `false` makes reads with these options fail with NotSupported.
+    /// RocksDB's `verify_checksums` (default true): with `false`, data blocks this read
+    /// loads from table files are not checked against their block checksums (a block
+    /// whose bytes no longer decode still fails with Corruption).
     pub fn set_verify_checksums(&mut self, v: bool) {
         self.verify_checksums = v;
-        if !v {
-            self.unsupported = Some("verify_checksums=false");
-        }
     }
 
     /// With a prefix extractor, a seek is a prefix seek unless this is true: tables (and
@@ -1318,6 +1382,28 @@ mod tests {
         assert_eq!(o.max_bytes_for_level(3), 25600 << 20);
         assert_eq!(o.comparator.name(), "leveldb.BytewiseComparator");
         assert!(o.check_supported().is_ok());
+    }
+
+    /// RocksDB's static level targets with `max_bytes_for_level_multiplier_additional`: level
+    /// L >= 2 multiplies level L-1's by the multiplier and entry L-1 (1 past the end).
+    #[test]
+    fn multiplier_additional_scales_level_targets() {
+        let mut o = Options::default();
+        o.set_level_compaction_dynamic_level_bytes(false);
+        o.set_max_bytes_for_level_base(1000);
+        o.set_max_bytes_for_level_multiplier(10.0);
+        o.set_max_bytes_for_level_multiplier_additional(&[1, 1, 3, 2]);
+        assert_eq!(o.max_bytes_for_level(1), 1000);
+        assert_eq!(o.max_bytes_for_level(2), 10_000);
+        assert_eq!(o.max_bytes_for_level(3), 300_000);
+        assert_eq!(o.max_bytes_for_level(4), 6_000_000);
+        assert_eq!(o.max_bytes_for_level(5), 60_000_000, "past the list: 1");
+        assert!(o.check_supported().is_ok());
+        // The picker's targets are these.
+        let v =
+            crate::version::Version::empty(crate::key::bytewise_internal_comparator(), o.num_levels as usize);
+        let t = crate::compaction::picker::level_targets(&v, &o);
+        assert_eq!(&t.max_bytes[1..5], &[1000, 10_000, 300_000, 6_000_000]);
     }
 
     #[test]

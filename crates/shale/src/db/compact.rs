@@ -68,7 +68,8 @@ impl DbInner {
         let trivial_move = plan.is_trivial_move()
             && plan.level != plan.output_level
             && !(manual && has_compaction_filter(cf))
-            && plan.inputs.first().is_some_and(|f| f.path_id == output_path_id);
+            && plan.inputs.first().is_some_and(|f| f.path_id == output_path_id)
+            && input_compression_matches_output(cf, plan);
         let mut edit = VersionEdit { column_family: cf.id, ..Default::default() };
         // RocksDB's job id; a compaction that rewrites files logs `compaction_started`
         // before it reads (`info_log.rs`).
@@ -212,6 +213,7 @@ impl DbInner {
                             // fill_cache = false).
                             value_cache: cf.opts.blob_cache.clone(),
                             fill_cache: false,
+                            no_io: false,
                         }),
                         blob_write: super::flush::blob_write_options(cf),
                         blob_gc_cutoff,
@@ -478,8 +480,15 @@ impl DbInner {
             .filter_map(|e| e.table.properties().raw_u64(crate::table::properties::names::NEWEST_KEY_TIME))
             .max()
             .unwrap_or(0);
+        let (compression, compression_opts) = compaction_compression(cf, plan);
         move |n: u64| {
             let mut b = super::flush::builder_options(cf, n);
+            b.compression = compression.to_table();
+            b.compression_opts = compression_opts.clone();
+            // RocksDB's table builder skips the filter of a bottommost compaction's outputs.
+            if cf.opts.optimize_filters_for_hits && plan.bottommost {
+                b.filter_bits_per_key = None;
+            }
             b.target_file_size = cf.opts.target_file_size(plan.output_level);
             b.filter_level = super::flush::filter_level(cf, plan.output_level as i32);
             if let Some((_, pri)) = b.rate_limiter.as_mut() {
@@ -489,9 +498,6 @@ impl DbInner {
                 b.creation_time = b.creation_time.min(t);
             }
             b.newest_key_time = newest_key_time;
-            if plan.disable_compression {
-                b.compression = crate::table::compression::CompressionType::None;
-            }
             b
         }
     }
@@ -924,13 +930,36 @@ struct FinishedCounts {
     blob_bytes: u64,
 }
 
-/// The compression the outputs of `plan` are written with (`builder_options` below).
-fn output_compression(cf: &CfHandle, plan: &CompactionPlan) -> &'static str {
-    if plan.disable_compression {
-        crate::table::compression::CompressionType::None.name()
-    } else {
-        cf.opts.compression.to_table().name()
+/// The codec and options the outputs of `plan` are written with, from the family's current
+/// version (`compaction/picker.rs::output_compression`).
+fn compaction_compression(
+    cf: &CfHandle,
+    plan: &CompactionPlan,
+) -> (crate::options::DBCompressionType, crate::table::builder::CompressionOpts) {
+    let sv = cf.super_version();
+    crate::compaction::picker::output_compression(
+        &sv.current,
+        &cf.opts,
+        plan.output_level,
+        !plan.disable_compression,
+    )
+}
+
+/// RocksDB's `Compaction::InputCompressionMatchesOutput`: a table moves to another level
+/// unchanged only when its level's codec is the output level's (per-level compression);
+/// universal compaction's trivial moves do not ask (RocksDB returns before the check).
+fn input_compression_matches_output(cf: &CfHandle, plan: &CompactionPlan) -> bool {
+    if cf.opts.compaction_style == crate::DBCompactionStyle::Universal {
+        return true;
     }
+    let sv = cf.super_version();
+    let input = crate::compaction::picker::output_compression(&sv.current, &cf.opts, plan.level, true).0;
+    input == compaction_compression(cf, plan).0
+}
+
+/// The name of the codec the outputs of `plan` are written with.
+fn output_compression(cf: &CfHandle, plan: &CompactionPlan) -> &'static str {
+    compaction_compression(cf, plan).0.to_table().name()
 }
 
 /// `compaction_started` (RocksDB's `CompactionJob::LogCompaction`) for `plan` on `cf`

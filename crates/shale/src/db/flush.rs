@@ -38,7 +38,9 @@ pub(crate) fn builder_options(cf: &CfHandle, orig_file_number: u64) -> TableBuil
     b.block_restart_interval = o.table.block_restart_interval;
     b.index_block_restart_interval = o.table.index_block_restart_interval;
     b.index_shortening = o.table.index_shortening;
-    b.compression = o.compression.to_table();
+    // A flush's codec (RocksDB's GetCompressionFlush); compactions choose their own
+    // (`compact.rs`, `compaction/picker.rs::output_compression`).
+    b.compression = o.flush_compression().to_table();
     b.compression_opts = o.compression_opts.clone();
     b.filter_bits_per_key = o.table.bloom_bits_per_key;
     b.filter_rounding = o.table.optimize_filters_for_memory.then(|| o.table.filter_rounding.clone());
@@ -565,7 +567,7 @@ fn flush_finished_event(job: i32, handle: &CfHandle, cf: &super::cf::CfState) ->
     let mut w = super::info_log::JsonWriter::event();
     w.field("job", job)
         .field("event", "flush_finished")
-        .field("output_compression", handle.opts.compression.to_table().name());
+        .field("output_compression", handle.opts.flush_compression().to_table().name());
     w.array("lsm_state", super::info_log::lsm_state(&cf.current));
     let blobs = cf.current.blob_files();
     if let (Some(head), Some(tail)) = (blobs.keys().next(), blobs.keys().next_back()) {
