@@ -102,7 +102,7 @@ impl DbInner {
             job_stats.bytes_moved = plan.inputs[0].file_size;
             edit.new_files.push((plan.output_level as u32, (*plan.inputs[0]).clone()));
         } else {
-            let snapshots = self.snapshot_list();
+            let snapshots = self.snapshot_list()?;
             // RocksDB's `Compaction::is_full_compaction`: every file of the family is an input.
             let is_full_compaction = st.cfs.get(&cf.id).is_some_and(|c| {
                 let total: usize = (0..c.current.num_levels()).map(|l| c.current.files(l).len()).sum();
@@ -773,7 +773,11 @@ impl DbInner {
         plan: CompactionPlan,
     ) -> Result<()> {
         let running = self.start_compaction(st, cf.id, &plan);
-        let result = self.run_compaction_as(st, cf, &plan, true);
+        // A panic (a user's filter, merge operator or comparator, or a bug) halts the
+        // database (`halt.rs`) instead of unwinding into the caller with the plan running.
+        let result =
+            self.catch_job_panic("manual compaction", || self.run_compaction_as(st, cf, &plan, true));
+        self.note_halt(st);
         self.end_compaction(st, cf.id, plan, &running);
         if let Err(e) = result {
             if counts_as_bg_error(&e) {

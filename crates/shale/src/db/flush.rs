@@ -331,7 +331,7 @@ impl DbInner {
             if threshold > 0.0 && !cf.force_flush && !self.opts.atomic_flush && !cf.imm.is_empty() {
                 let mems: Vec<Arc<MemTable>> = cf.imm.iter().map(|(m, _)| m.clone()).collect();
                 let handle = cf.handle.clone();
-                let snapshots = self.snapshot_list();
+                let snapshots = self.snapshot_list()?;
                 let purged = MutexGuard::unlocked(st, || {
                     super::mempurge::mempurge(
                         &handle,
@@ -399,8 +399,8 @@ impl DbInner {
             let Some((_, next_log)) = cf.imm.get(take.wrapping_sub(1)).cloned() else { return Ok(()) };
             let mems: Vec<Arc<MemTable>> = cf.imm[..take].iter().map(|(m, _)| m.clone()).collect();
             let handle = cf.handle.clone();
+            let snapshots = self.snapshot_list()?;
             let number = self.versions.new_output_number();
-            let snapshots = self.snapshot_list();
             // Build the table without the lock.
             let started = std::time::Instant::now();
             let cpu_started = super::internal_stats::thread_cpu_micros();
@@ -711,7 +711,7 @@ impl DbInner {
 
     fn write_atomic_group(&self, st: &mut MutexGuard<'_, DbState>, group: &[GroupMember]) -> Result<()> {
         let mut numbers: Vec<(u64, std::path::PathBuf)> = Vec::new();
-        let snapshots = self.snapshot_list();
+        let snapshots = self.snapshot_list()?;
         // One job id for the group, as RocksDB's atomic flush gives its flush jobs.
         let job = self.info_log.new_job_id();
         let written = MutexGuard::unlocked(st, || -> Result<Vec<Vec<FileMetaData>>> {

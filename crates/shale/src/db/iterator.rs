@@ -136,6 +136,8 @@ impl DbInner {
         fill_cache: bool,
         prefix: &PrefixMode,
     ) -> Result<(BoxedIterator, Arc<FragmentedTombstones>)> {
+        // A halted database (a panic or a poisoned lock, `halt.rs`) serves no read.
+        self.check_halted()?;
         let parts = self.iter_parts(cf, sv)?;
         let mut children: Vec<BoxedIterator> = Vec::new();
         let mut mem_tombstones: Vec<RangeTombstone> = Vec::new();

@@ -136,7 +136,7 @@ impl DbInner {
             manifest.truncate(manifest_size as usize);
             // The current WAL's size now: its buffered records reach the file first.
             let current_wal_size = {
-                let mut wal = self.wal.lock().unwrap_or_else(|p| p.into_inner());
+                let mut wal = self.lock_or_halt(&self.wal, "WAL")?;
                 wal.writer.flush()?;
                 (wal.number, wal.writer.file_size())
             };
