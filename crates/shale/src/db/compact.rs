@@ -126,7 +126,7 @@ impl DbInner {
                 .cfs
                 .get(&cf.id)
                 .map(|c| compaction_started_event(job, cf, plan, manual, &c.current, &snapshots));
-            let result = MutexGuard::unlocked(st, || -> Result<(job::JobResult, u64)> {
+            let result = super::unlocked(st, || -> Result<(job::JobResult, u64)> {
                 if let Some(w) = started_event {
                     this.info_log.event(w);
                 }
@@ -293,7 +293,7 @@ impl DbInner {
                     self.info_log.buffer_line(format_args!("[{}] compaction failed: {e}", cf.name));
                     // Its partial outputs are garbage now.
                     let created = created.into_inner();
-                    MutexGuard::unlocked(st, || {
+                    super::unlocked(st, || {
                         for n in &created {
                             let _ = self.fs.remove_file(&super::filename::table_file(
                                 cf.table_dir(&self.path, output_path_id),

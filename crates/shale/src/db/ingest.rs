@@ -299,8 +299,7 @@ impl DbInner {
                 if candidates.is_empty() {
                     break;
                 }
-                let holds =
-                    MutexGuard::unlocked(&mut st, || self.tables_hold_keys_of(h, files, &candidates))?;
+                let holds = super::unlocked(&mut st, || self.tables_hold_keys_of(h, files, &candidates))?;
                 if holds {
                     return Err(Error::invalid_argument(OVERLAP_WITH_DB_TS));
                 }

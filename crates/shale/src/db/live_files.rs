@@ -124,7 +124,7 @@ impl DbInner {
         let wal_numbers: Vec<u64> = st.alive_wals.iter().copied().filter(|w| *w >= min_log).collect();
         let last_sequence = self.versions.last_sequence();
         let (manifest_number, manifest_size) = self.versions.manifest_number_and_size();
-        let read = parking_lot::MutexGuard::unlocked(&mut st, || -> Result<_> {
+        let read = super::unlocked(&mut st, || -> Result<_> {
             let manifest_name = crate::version::manifest::descriptor_file_name(manifest_number);
             let mut manifest = read_file(&*self.fs, &self.path.join(&manifest_name))?;
             if (manifest.len() as u64) < manifest_size {

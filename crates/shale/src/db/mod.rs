@@ -302,6 +302,46 @@ impl WalMeta {
     }
 }
 
+/// The DB mutex's guard (`DbInner::lock_state`): derefs to parking_lot's guard, so it is
+/// passed where a `&mut MutexGuard<'_, DbState>` is taken and waited on with the condition
+/// variables. While it lives, this thread counts as holding the DB mutex for the file system
+/// layer's debug check that no file is synced under it (`shale_base::fs::db_mutex_check`);
+/// [`unlocked`] releases the mutex and the count together.
+pub(crate) struct DbGuard<'a>(MutexGuard<'a, DbState>);
+
+impl<'a> std::ops::Deref for DbGuard<'a> {
+    type Target = MutexGuard<'a, DbState>;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for DbGuard<'_> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
+}
+
+impl Drop for DbGuard<'_> {
+    fn drop(&mut self) {
+        shale_base::fs::db_mutex_check::exit();
+    }
+}
+
+/// `MutexGuard::unlocked` for the DB mutex: runs `f` with it released (and this thread not
+/// counted as holding it, also if `f` unwinds), then takes it back.
+pub(crate) fn unlocked<U>(st: &mut MutexGuard<'_, DbState>, f: impl FnOnce() -> U) -> U {
+    struct Retake;
+    impl Drop for Retake {
+        fn drop(&mut self) {
+            shale_base::fs::db_mutex_check::enter();
+        }
+    }
+    shale_base::fs::db_mutex_check::exit();
+    let _retake = Retake;
+    MutexGuard::unlocked(st, f)
+}
+
 /// Counters behind `rocksdb.stats` and friends (atomics, updated without locks).
 pub(crate) struct Stats {
     /// When the database opened (RocksDB's `started_at_`: the uptime of the texts).
@@ -385,7 +425,7 @@ impl Stats {
 }
 
 impl DbInner {
-    pub fn lock_state(&self) -> MutexGuard<'_, DbState> {
+    pub fn lock_state(&self) -> DbGuard<'_> {
         // RocksDB's db_mutex_lock_nanos (timed only at PerfStatsLevel::EnableTime).
         let _p = crate::perf::PerfTimer::for_mutex(crate::perf::Field::DbMutexLockNanos);
         // RocksDB's InstrumentedMutex: DB_MUTEX_WAIT_MICROS only at StatsLevel::All.
@@ -401,7 +441,8 @@ impl DbInner {
         };
         // A halt (`halt.rs`) becomes the background error at the first DB mutex taken after it.
         self.note_halt(&mut g);
-        g
+        shale_base::fs::db_mutex_check::enter();
+        DbGuard(g)
     }
 
     /// The last sequence number readers may see.

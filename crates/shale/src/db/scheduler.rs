@@ -293,7 +293,7 @@ fn flush_worker(inner: Arc<DbInner>) {
         if let Some(wait) = st.errors.auto_recovery_wait(Instant::now()) {
             if wait.is_zero() {
                 st.errors.start_auto_attempt(interval);
-                let _ = MutexGuard::unlocked(&mut st, || inner.recover(false));
+                let _ = super::unlocked(&mut st, || inner.recover(false));
                 continue;
             }
             idle = idle.min(wait);

@@ -733,7 +733,7 @@ impl DbInner {
                     self.stats.wbm_stops.fetch_add(1, Ordering::Relaxed);
                 }
                 self.work_cv.notify_all();
-                MutexGuard::unlocked(&mut st, || wbm.wait_for_room(Duration::from_millis(100)));
+                super::unlocked(&mut st, || wbm.wait_for_room(Duration::from_millis(100)));
                 continue;
             }
             break Ok(());
@@ -879,7 +879,7 @@ impl DbInner {
     /// attempt.
     fn roll_wal(&self, st: &mut MutexGuard<'_, DbState>, recovering: bool) -> Result<u64> {
         let mut closed: Option<(u64, u64)> = None;
-        let r = MutexGuard::unlocked(st, || -> Result<(u64, bool)> {
+        let r = super::unlocked(st, || -> Result<(u64, bool)> {
             let mut wal = self.lock_or_halt(&self.wal, "WAL")?;
             if wal.writer.is_empty_log() && !(recovering && wal.writer.has_failed()) {
                 return Ok((wal.number, false));
