@@ -202,6 +202,9 @@ pub(crate) struct DbInner {
     /// Set once, by a panic in a background job or a poisoned engine lock: the database
     /// stopped and every call returns this error (`halt.rs`).
     pub halted: std::sync::OnceLock<crate::error::Error>,
+    /// Throttles `WriteOptions::low_pri` writes while compaction is behind (RocksDB's
+    /// `WriteController::low_pri_rate_limiter`, 1 MiB/s).
+    pub low_pri_limiter: crate::rate_limiter::RateLimiter,
     _lock: Box<dyn FileLock>,
 }
 

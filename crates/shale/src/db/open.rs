@@ -488,6 +488,7 @@ pub(super) fn new_inner(
         ts_families: AtomicBool::new(false),
         mems_hint: std::sync::atomic::AtomicUsize::new(0),
         halted: std::sync::OnceLock::new(),
+        low_pri_limiter: crate::rate_limiter::RateLimiter::new(1 << 20, 100_000, 10, false),
         _lock: lock,
     })
 }
