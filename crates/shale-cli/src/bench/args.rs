@@ -568,7 +568,10 @@ mod tests {
                     assert!(
                         !shale_base::oracle::required(),
                         "{}",
-                        shale_base::oracle::missing_message("defaults_match_installed_db_bench", &[bin.to_string()])
+                        shale_base::oracle::missing_message(
+                            "defaults_match_installed_db_bench",
+                            &[bin.to_string()]
+                        )
                     );
                 } else {
                     assert!(
