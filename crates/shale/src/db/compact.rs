@@ -103,7 +103,7 @@ impl DbInner {
             job_stats.bytes_moved = plan.inputs[0].file_size;
             edit.new_files.push((plan.output_level as u32, (*plan.inputs[0]).clone()));
         } else {
-            let snapshots = self.snapshot_list();
+            let snapshots = self.snapshot_list()?;
             // RocksDB's `Compaction::is_full_compaction`: every file of the family is an input.
             let is_full_compaction = st.cfs.get(&cf.id).is_some_and(|c| {
                 let total: usize = (0..c.current.num_levels()).map(|l| c.current.files(l).len()).sum();
@@ -127,7 +127,7 @@ impl DbInner {
                 .cfs
                 .get(&cf.id)
                 .map(|c| compaction_started_event(job, cf, plan, manual, &c.current, &snapshots));
-            let result = MutexGuard::unlocked(st, || -> Result<(job::JobResult, u64)> {
+            let result = super::unlocked(st, || -> Result<(job::JobResult, u64)> {
                 if let Some(w) = started_event {
                     this.info_log.event(w);
                 }
@@ -295,7 +295,7 @@ impl DbInner {
                     self.info_log.buffer_line(format_args!("[{}] compaction failed: {e}", cf.name));
                     // Its partial outputs are garbage now.
                     let created = created.into_inner();
-                    MutexGuard::unlocked(st, || {
+                    super::unlocked(st, || {
                         for n in &created {
                             let _ = self.fs.remove_file(&super::filename::table_file(
                                 cf.table_dir(&self.path, output_path_id),
@@ -779,7 +779,11 @@ impl DbInner {
         plan: CompactionPlan,
     ) -> Result<()> {
         let running = self.start_compaction(st, cf.id, &plan);
-        let result = self.run_compaction_as(st, cf, &plan, true);
+        // A panic (a user's filter, merge operator or comparator, or a bug) halts the
+        // database (`halt.rs`) instead of unwinding into the caller with the plan running.
+        let result =
+            self.catch_job_panic("manual compaction", || self.run_compaction_as(st, cf, &plan, true));
+        self.note_halt(st);
         self.end_compaction(st, cf.id, plan, &running);
         if let Err(e) = result {
             if counts_as_bg_error(&e) {

@@ -35,7 +35,7 @@
 //! The OPTIONS file is then rewritten, as RocksDB does after each SetOptions.
 
 use std::sync::atomic::{AtomicPtr, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use super::cf::CfHandle;
 use super::DbInner;
@@ -46,21 +46,22 @@ use crate::options::Options;
 pub(crate) struct DynOptions {
     current: AtomicPtr<Options>,
     /// Every value ever published, so that `current`'s pointee outlives any reference.
-    kept: Mutex<Vec<Arc<Options>>>,
+    /// A parking_lot lock (a Vec pushed to; nothing under it can panic, `halt.rs`).
+    kept: parking_lot::Mutex<Vec<Arc<Options>>>,
 }
 
 impl DynOptions {
     pub fn new(opts: Options) -> DynOptions {
         let first = Arc::new(opts);
         let ptr = Arc::as_ptr(&first) as *mut Options;
-        DynOptions { current: AtomicPtr::new(ptr), kept: Mutex::new(vec![first]) }
+        DynOptions { current: AtomicPtr::new(ptr), kept: parking_lot::Mutex::new(vec![first]) }
     }
 
     /// Publishes `opts`; readers see it from their next read on.
     pub fn set(&self, opts: Options) {
         let next = Arc::new(opts);
         let ptr = Arc::as_ptr(&next) as *mut Options;
-        self.kept.lock().unwrap_or_else(|p| p.into_inner()).push(next);
+        self.kept.lock().push(next);
         self.current.store(ptr, Ordering::Release);
     }
 }
