@@ -485,6 +485,8 @@ pub struct Options {
     pub(crate) bottommost_compression_opts_enabled: bool,
     /// `set_max_bytes_for_level_multiplier_additional` (RocksDB's default: 1 per level).
     pub(crate) max_bytes_for_level_multiplier_additional: Vec<i32>,
+    /// `set_bloom_locality` (recorded, as RocksDB 11.8.1 records it).
+    pub(crate) bloom_locality: u32,
     /// `set_compaction_pri`: the order a level compaction tries a level's files in.
     pub(crate) compaction_pri: crate::options_api::CompactionPri,
     /// `set_optimize_filters_for_hits`: no filters in tables compacted to the bottommost level.
@@ -687,6 +689,7 @@ impl Default for Options {
             bottommost_compression_opts: Default::default(),
             bottommost_compression_opts_enabled: false,
             optimize_filters_for_hits: false,
+            bloom_locality: 0,
             compaction_pri: crate::options_api::CompactionPri::MinOverlappingRatio,
             max_bytes_for_level_multiplier_additional: vec![1; 7],
             table: BlockBasedOptions::default(),

@@ -1336,10 +1336,12 @@ impl Options {
         self.max_successive_merges = num;
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`v == 0`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `bloom_locality`.
+    /// RocksDB's `bloom_locality`: its header says it applies only to PlainTable's prefix
+    /// Bloom filter, and RocksDB 11.8.1 reads it nowhere but its options (no table reader or
+    /// builder, memtable or PlainTable code uses it): it is kept and written to the OPTIONS
+    /// file, as RocksDB does, and changes nothing else there either.
     pub fn set_bloom_locality(&mut self, v: u32) {
-        self.accept_only(v == 0, "bloom_locality");
+        self.bloom_locality = v;
     }
 
     /// Shale behaves as RocksDB with this option at its default (`!enabled`); any other

@@ -1670,7 +1670,7 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Cf,
         Int,
         No,
-        None,
+        Some(|c| c.bloom_locality.to_string()),
         Some(|o, n, v| {
             o.set_bloom_locality(number(n, v)?);
             Ok(true)
@@ -2022,5 +2022,23 @@ mod tests {
         }
         assert_eq!(log_value(&o, "disable_auto_compactions").as_deref(), Some("0"));
         assert_eq!(log_value(&o, "compaction_options_universal.size_ratio").as_deref(), Some("1"));
+    }
+}
+
+#[cfg(test)]
+mod recorded_tests {
+    use super::*;
+
+    /// `bloom_locality` is kept and written, as RocksDB 11.8.1 does (and read back).
+    #[test]
+    fn bloom_locality_is_recorded() {
+        let mut o = Options::default();
+        o.set_bloom_locality(4);
+        assert!(o.check_supported().is_ok());
+        let f = crate::db::options_writer::options_file_of(&o, &[("default", &o)]);
+        assert_eq!(f.cfs[0].option("bloom_locality"), Some("4"));
+        let mut back = Options::default();
+        assert!(find(Section::Cf, "bloom_locality").unwrap().set(&mut back, "4").unwrap());
+        assert_eq!(back.bloom_locality, 4);
     }
 }

@@ -53,7 +53,7 @@ mod mempurge;
 mod obsolete;
 mod open;
 pub(crate) mod options_dump;
-mod options_writer;
+pub(crate) mod options_writer;
 mod paths;
 mod pinnable;
 mod properties;
