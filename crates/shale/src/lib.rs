@@ -2,22 +2,28 @@
 //! `rocksdb` crate (rust-rocksdb).
 //!
 //! Layout of the crate, top down: `db` (the database: open, write, read, flush,
-//! compaction driver), `compaction` (picker and job), `version` (MANIFEST edits and file
-//! sets), `table` (block-based SST format), `memtable`, `wal` (log format), `batch`
-//! (WriteBatch encoding), `iter` (merging and user iterators), `cache`, `fs` (file-system
-//! layer), and the shared `key`, `comparator`, `coding` and `error`.
+//! compaction driver), `compaction` (picker and job), `version` (the file sets, the MANIFEST
+//! writer and its replay), `memtable`, `batch` (WriteBatch encoding), `iter` (merging and
+//! user iterators), and the rust-rocksdb API around them (`options`, transactions, backup,
+//! checkpoint, `perf`).
+//!
+//! Below it, two crates it re-exports under the old module names: `shale-format` (the
+//! on-disk formats: `key`, `comparator`, `wal`, `table`, `blob`, `version::edit`,
+//! `options_file`, `wide_columns`, and the leaves they use: `cache`, `statistics`, the perf
+//! counters, `slice_transform`, `rate_limiter`, the `InternalIterator` trait) and
+//! `shale-base` (`fs`, `coding`, `error`, checksums, compression).
 
 pub mod backup;
 pub mod batch;
-pub mod blob;
-pub mod cache;
+pub use shale_format::blob;
+pub use shale_format::cache;
 mod cf_ref;
 pub mod checkpoint;
 pub use shale_base::coding;
 pub mod compaction;
 pub mod compaction_filter;
 pub mod compaction_filter_factory;
-pub mod comparator;
+pub use shale_format::comparator;
 pub mod db;
 mod env;
 use shale_base::error;
@@ -25,28 +31,28 @@ mod ffi_util;
 pub use shale_base::fs;
 pub mod iter;
 mod iter_range;
-pub mod key;
+pub use shale_format::key;
 pub mod memtable;
 pub mod merge_operator;
 pub mod merge_operators;
 pub mod options;
 mod options_api;
-pub mod options_file;
+pub use shale_format::options_file;
 mod options_load;
 mod options_table;
 pub mod perf;
 pub mod properties;
-pub(crate) mod rate_limiter;
-mod slice_transform;
+pub(crate) use shale_format::rate_limiter;
+use shale_format::slice_transform;
 mod sst_file_writer;
-pub mod statistics;
-pub mod table;
+pub use shale_format::statistics;
+pub use shale_format::table;
 mod thread_mode;
 mod transactions;
 pub mod version;
-pub mod wal;
+pub use shale_format::wal;
 mod wal_iter;
-pub mod wide_columns;
+pub use shale_format::wide_columns;
 
 pub use batch::{WriteBatch, WriteBatchIterator, WriteBatchIteratorCf, WriteBatchWithTransaction};
 pub use cf_ref::AsColumnFamilyRef;

@@ -13,8 +13,9 @@ use std::path::Path;
 use shale::{BlockBasedOptions, Options, DB};
 use tools::*;
 
-const ROCKSDB_11: &str = include_str!("../src/table/filter/testdata/fastbloom_1000_rocksdb11.hex");
-const ROCKSDB_7: &str = include_str!("../src/table/filter/testdata/fastbloom_1000.hex");
+const ROCKSDB_11: &str =
+    include_str!("../../shale-format/src/table/filter/testdata/fastbloom_1000_rocksdb11.hex");
+const ROCKSDB_7: &str = include_str!("../../shale-format/src/table/filter/testdata/fastbloom_1000.hex");
 
 fn db_bench_key(n: u64) -> Vec<u8> {
     let mut k = n.to_be_bytes().to_vec();

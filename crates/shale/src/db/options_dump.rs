@@ -99,57 +99,9 @@ pub(crate) fn table_factory_options(t: &BlockBasedOptions, cache: Option<&Arc<Bl
     s
 }
 
-/// A double as C++'s `ostream <<` prints it by default (`%g`, 6 significant digits):
-/// `0.5`, `1`, `0.333333`, `1e+06`.
-pub(crate) fn cpp_ostream_double(v: f64) -> String {
-    if !v.is_finite() {
-        return if v.is_nan() {
-            "nan".into()
-        } else if v > 0.0 {
-            "inf".into()
-        } else {
-            "-inf".into()
-        };
-    }
-    if v == 0.0 {
-        return if v.is_sign_negative() { "-0".into() } else { "0".into() };
-    }
-    // Rounded to 6 significant digits, the decimal exponent decides the style.
-    let sci = format!("{v:.5e}");
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let trim = |m: &str| -> String {
-        if m.contains('.') {
-            m.trim_end_matches('0').trim_end_matches('.').to_string()
-        } else {
-            m.to_string()
-        }
-    };
-    if !(-4..6).contains(&exp) {
-        let sign = if exp < 0 { '-' } else { '+' };
-        format!("{}e{sign}{:02}", trim(mantissa), exp.abs())
-    } else {
-        let decimals = (5 - exp).max(0) as usize;
-        trim(&format!("{v:.decimals$}"))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn doubles_print_as_cpp_ostream() {
-        assert_eq!(cpp_ostream_double(0.5), "0.5");
-        assert_eq!(cpp_ostream_double(1.0), "1");
-        assert_eq!(cpp_ostream_double(0.0), "0");
-        assert_eq!(cpp_ostream_double(1.0 / 3.0), "0.333333");
-        assert_eq!(cpp_ostream_double(123456.0), "123456");
-        assert_eq!(cpp_ostream_double(1234567.0), "1.23457e+06");
-        assert_eq!(cpp_ostream_double(0.0001), "0.0001");
-        assert_eq!(cpp_ostream_double(0.00001), "1e-05");
-        assert_eq!(cpp_ostream_double(-2.5), "-2.5");
-    }
 
     #[test]
     fn table_options_block_has_rocksdb_lines() {

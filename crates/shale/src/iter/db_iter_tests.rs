@@ -765,3 +765,92 @@ fn reverse_steps_point_at_pinned_memtable_values() {
     assert!(!it.inner.value_pinned());
     assert_eq!(it.value(), &long.as_bytes()[..60]);
 }
+
+/// Moving backward, `DBIter` points at values in data blocks instead of copying them: a
+/// block the table iterator leaves is kept (pinned) until the next step, and values stay
+/// right across block boundaries; forward, nothing is kept; with `pin_data`, every block
+/// left is kept while the iterator lives.
+#[test]
+fn reverse_scans_keep_the_blocks_their_values_lie_in() {
+    use crate::iter::range_del::FragmentedTombstones;
+    use crate::table::{TableBuilder, TableBuilderOptions};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pins.sst");
+    let data: Vec<(Vec<u8>, Vec<u8>)> = (0..400u32)
+        .map(|i| {
+            let v = format!("value-{i}-").repeat(1 + (i % 7) as usize).into_bytes();
+            (make_internal_key(format!("key{i:06}").as_bytes(), 10, ValueType::Value), v)
+        })
+        .collect();
+    let mut opts = TableBuilderOptions::new(bytewise_internal_comparator());
+    opts.block_size = 256;
+    let f = crate::fs::default_fs().new_writable_file(&path).unwrap();
+    let mut b = TableBuilder::new(opts, f);
+    for (k, v) in &data {
+        b.add(k, v).unwrap();
+    }
+    b.finish().unwrap();
+    let t = open_table(&path);
+    let tombs = || Arc::new(FragmentedTombstones::empty(Arc::new(crate::comparator::BytewiseComparator)));
+    let icmp = bytewise_internal_comparator();
+    let mut it = DBIter::new(icmp.clone(), t.iter(false), tombs(), 100, None, None);
+    it.seek_to_last();
+    let mut kept_some = false;
+    for (k, v) in data.iter().rev() {
+        assert!(it.valid());
+        assert_eq!(it.key(), crate::key::user_key(k));
+        assert_eq!(it.value(), v.as_slice());
+        // At most the block of the current value (the table iterator sits in the block
+        // before it, or in the same one).
+        assert!(it.pinned_count() <= 1, "{}", it.pinned_count());
+        kept_some |= it.pinned_count() == 1;
+        it.prev();
+    }
+    assert!(!it.valid());
+    assert!(kept_some, "a reverse scan over many blocks never kept one");
+    it.seek_to_first();
+    for (k, v) in &data {
+        assert_eq!(it.key(), crate::key::user_key(k));
+        assert_eq!(it.value(), v.as_slice());
+        assert_eq!(it.pinned_count(), 0);
+        it.next();
+    }
+    // pin_data: every block left stays until the iterator goes.
+    let mut it = DBIter::new(icmp, t.iter(false), tombs(), 100, None, None);
+    it.set_pin_data(true);
+    it.seek_to_last();
+    let mut values = Vec::new();
+    while it.valid() {
+        values.push((it.value().as_ptr(), it.value().len()));
+        it.prev();
+    }
+    let blocks = it.pinned_count();
+    assert!(blocks > 20, "{blocks} blocks kept");
+    for ((p, n), (_, v)) in values.iter().zip(data.iter().rev()) {
+        // SAFETY: the iterator keeps every block it read while it lives (what this checks).
+        assert_eq!(unsafe { std::slice::from_raw_parts(*p, *n) }, v.as_slice());
+    }
+    it.seek_to_first();
+    it.next();
+    assert!(it.pinned_count() >= blocks);
+}
+
+/// The table at `path`, opened as the table tests open one (checksums verified, no cache).
+fn open_table(path: &std::path::Path) -> std::sync::Arc<crate::table::Table> {
+    let fs = crate::fs::default_fs();
+    let file = fs.new_random_access_file(path).unwrap();
+    let size = fs.file_size(path).unwrap();
+    crate::table::Table::open(
+        file,
+        size,
+        crate::table::TableReaderOptions {
+            icmp: bytewise_internal_comparator(),
+            block_cache: None,
+            verify_checksums: true,
+            file_name: path.display().to_string(),
+            cache_key: crate::cache::OffsetableCacheKey::unique(),
+            statistics: None,
+        },
+    )
+    .unwrap()
+}

@@ -1,11 +1,10 @@
-//! The MANIFEST and the versions it describes: version edits (its records), immutable
-//! per-column-family file sets, the builder that applies edits, and the manifest writer and
-//! recovery.
+//! The MANIFEST and the versions it describes: immutable per-column-family file sets, the
+//! builder that applies edits, and the manifest writer and recovery. The version edits (the
+//! MANIFEST's records and their encoding) are `shale_format::version::edit`, re-exported here.
 
 pub mod blob_files;
 pub mod builder;
-pub mod edit;
-mod edit_decode;
+pub use shale_format::version::edit;
 pub mod manifest;
 pub mod progress;
 mod replay;

@@ -64,9 +64,9 @@ pub enum PlainEncoding {
 }
 
 /// kPrefix size-entry types.
-pub(crate) const FULL_KEY: u8 = 0;
-pub(crate) const PREFIX_FROM_PREVIOUS_KEY: u8 = 1;
-pub(crate) const KEY_SUFFIX: u8 = 2;
+pub const FULL_KEY: u8 = 0;
+pub const PREFIX_FROM_PREVIOUS_KEY: u8 = 1;
+pub const KEY_SUFFIX: u8 = 2;
 
 /// RocksDB's `PlainTableOptions`.
 #[derive(Debug, Clone, PartialEq)]
@@ -98,7 +98,7 @@ impl Default for PlainTableOptions {
 }
 
 /// Encodes a kPrefix size entry.
-pub(crate) fn encode_size(kind: u8, size: u32, out: &mut Vec<u8>) {
+pub fn encode_size(kind: u8, size: u32, out: &mut Vec<u8>) {
     if size < u32::from(SIZE_INLINE_LIMIT) {
         out.push((kind << 6) | size as u8);
     } else {

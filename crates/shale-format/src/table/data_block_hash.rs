@@ -20,20 +20,20 @@
 
 use super::filter::hash32;
 
-pub(crate) const NO_ENTRY: u8 = 255;
-pub(crate) const COLLISION: u8 = 254;
+pub const NO_ENTRY: u8 = 255;
+pub const COLLISION: u8 = 254;
 const MAX_RESTART: usize = 253;
 const DEFAULT_UTIL_RATIO: f64 = 0.75;
 const SEED: u32 = 397;
 
 /// The hash of a user key, as RocksDB's `GetSliceHash`.
-pub(crate) fn key_hash(user_key: &[u8]) -> u32 {
+pub fn key_hash(user_key: &[u8]) -> u32 {
     hash32(user_key, SEED)
 }
 
 /// Collects (hash, restart index) pairs for the block being built.
 #[derive(Clone, Debug)]
-pub(crate) struct HashIndexBuilder {
+pub struct HashIndexBuilder {
     buckets_per_key: f64,
     estimated_buckets: f64,
     valid: bool,
@@ -98,7 +98,7 @@ impl HashIndexBuilder {
 }
 
 /// The bucket of `user_key` in a block's bucket array.
-pub(crate) fn lookup(buckets: &[u8], user_key: &[u8]) -> u8 {
+pub fn lookup(buckets: &[u8], user_key: &[u8]) -> u8 {
     if buckets.is_empty() {
         return COLLISION;
     }

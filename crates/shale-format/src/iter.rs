@@ -1,7 +1,9 @@
 //! Internal iterators: cursors over internal keys (`user_key | seq/type`) in internal-key
 //! order. Memtables, blocks, tables, levels and the merged view all implement
 //! [`InternalIterator`]; the user-facing iterator (`db::iter`) sits on top and hides
-//! sequence numbers, deletions and range tombstones.
+//! sequence numbers, deletions and range tombstones. The trait and the small iterators here
+//! are what tables and blocks need; the merging, level and user iterators are in
+//! `shale::iter`, which re-exports this module.
 
 use std::any::Any;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering as AtomicOrdering};
@@ -12,16 +14,6 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use crate::error::Result;
-
-pub mod db_iter;
-pub mod level;
-pub mod merging;
-pub mod range_del;
-
-pub use db_iter::DBIter;
-pub use level::{FileOpener, LevelFile, LevelIterator};
-pub use merging::MergingIterator;
-pub use range_del::{FragmentedTombstones, RangeTombstone, TombstoneFragment};
 
 /// A cursor over sorted internal keys. After any positioning call the iterator is either
 /// valid (on an entry) or not; an invalid iterator may carry an error in `status`.
@@ -219,11 +211,11 @@ impl InternalIterator for VecIterator {
 
 /// An empty iterator that reports `err`: stands in when a view cannot be built.
 pub struct ErrorIterator {
-    err: crate::Error,
+    err: crate::error::Error,
 }
 
 impl ErrorIterator {
-    pub fn new(err: crate::Error) -> Self {
+    pub fn new(err: crate::error::Error) -> Self {
         ErrorIterator { err }
     }
 }

@@ -444,7 +444,7 @@ pub fn read_block_with_dict(
 }
 
 /// The message of an error without RocksDB's kind prefix.
-pub(crate) fn strip_prefix(e: &Error) -> String {
+pub fn strip_prefix(e: &Error) -> String {
     let s = e.to_string();
     match s.find(": ") {
         Some(i) => s[i + 2..].to_string(),

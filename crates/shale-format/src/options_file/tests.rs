@@ -189,11 +189,12 @@ fn rocksdb_loads_options_file_we_wrote() {
     assert_eq!(reloaded.cfs[0].option("write_buffer_size"), Some("1048576"));
 }
 
-/// OPTIONS files of other RocksDB versions (here 9.8.4's, from tests/data/rocksdb-9.8.4) are
+/// OPTIONS files of other RocksDB versions (here 9.8.4's, from shale's tests/data/rocksdb-9.8.4) are
 /// read; all their options are ones 7.8.3 or 11.8.1 writes.
 #[test]
 fn reads_rocksdb_9_options_files_with_no_unknown_options() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/rocksdb-9.8.4/defaults");
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shale/tests/data/rocksdb-9.8.4/defaults");
     let fs = crate::fs::default_fs();
     let (number, f) = latest_options_file(&*fs, &dir).unwrap().expect("an OPTIONS file");
     assert_eq!(number, 11);
@@ -254,4 +255,17 @@ fn unknown_options_follow_rocksdb_version_rule() {
         assert_eq!(n.check_unknown_options(true).is_ok(), newer, "{version}");
         assert!(n.check_unknown_options(false).is_err(), "{version}");
     }
+}
+
+#[test]
+fn doubles_print_as_cpp_ostream() {
+    assert_eq!(cpp_ostream_double(0.5), "0.5");
+    assert_eq!(cpp_ostream_double(1.0), "1");
+    assert_eq!(cpp_ostream_double(0.0), "0");
+    assert_eq!(cpp_ostream_double(1.0 / 3.0), "0.333333");
+    assert_eq!(cpp_ostream_double(123456.0), "123456");
+    assert_eq!(cpp_ostream_double(1234567.0), "1.23457e+06");
+    assert_eq!(cpp_ostream_double(0.0001), "0.0001");
+    assert_eq!(cpp_ostream_double(0.00001), "1e-05");
+    assert_eq!(cpp_ostream_double(-2.5), "-2.5");
 }

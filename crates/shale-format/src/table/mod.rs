@@ -7,7 +7,7 @@ pub mod block;
 pub mod block_iter;
 pub mod builder;
 pub mod cuckoo;
-pub(crate) mod data_block_hash;
+pub mod data_block_hash;
 pub mod deletion_collector;
 pub use shale_base::compression;
 pub mod filter;

@@ -1,19 +1,11 @@
-//! rust-rocksdb's `perf` module: perf levels, the `PerfContext` metrics and memory-usage
-//! reports (`MemoryUsageBuilder`, `get_memory_usage_stats`: RocksDB's `MemoryUtil`). Perf
-//! context is RocksDB's: per-thread counters (`Field`, RocksDB's `PerfContext` members in its
-//! order) added where RocksDB adds them when the thread's perf level asks for it; see the
-//! callers of `count` and `PerfTimer`.
+//! Perf context, as RocksDB's: perf levels, the `PerfContext` metrics and the per-thread
+//! counters (`Field`, RocksDB's `PerfContext` members in its order) added where RocksDB adds
+//! them when the thread's perf level asks for it; see the callers of `count` and `PerfTimer`.
+//! `shale::perf` re-exports this and adds the memory-usage reports, which read databases.
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
-
-use crate::db::{DBCommon, DBInner, DbInner};
-use crate::error::Result;
-use crate::options::Cache;
-use crate::thread_mode::ThreadMode;
-use crate::transactions::TransactionDB;
-use crate::DB;
 
 /// What the perf context measures, as rust-rocksdb's `PerfStatsLevel`.
 #[derive(Debug, Copy, Clone, PartialEq, Eq)]
@@ -182,7 +174,7 @@ const METRIC_FIELDS: [Field; PerfMetric::TotalMetricCount as usize] = [
 #[derive(Debug, Copy, Clone, PartialEq, Eq)]
 #[allow(dead_code)]
 #[repr(usize)]
-pub(crate) enum Field {
+pub enum Field {
     UserKeyComparisonCount,
     BlockCacheHitCount,
     BlockReadCount,
@@ -453,7 +445,7 @@ pub fn set_perf_stats(lvl: PerfStatsLevel) {
 
 /// This thread's perf level.
 #[inline]
-pub(crate) fn level() -> u8 {
+pub fn level() -> u8 {
     if !ANY_ENABLED.load(Ordering::Relaxed) {
         return PerfStatsLevel::Disable as u8;
     }
@@ -463,7 +455,7 @@ pub(crate) fn level() -> u8 {
 /// Adds `n` to this thread's counter `f` when the perf level counts (RocksDB's
 /// `PERF_COUNTER_ADD`). Inlined to one test of a global flag; the rest is out of line.
 #[inline(always)]
-pub(crate) fn count(f: Field, n: u64) {
+pub fn count(f: Field, n: u64) {
     if ANY_ENABLED.load(Ordering::Relaxed) {
         count_enabled(f, n);
     }
@@ -487,13 +479,13 @@ fn add(f: Field, n: u64) {
 
 /// True when this thread's perf level times (above `EnableCount`).
 #[inline]
-pub(crate) fn timing() -> bool {
+pub fn timing() -> bool {
     level() >= PerfStatsLevel::EnableTimeExceptForMutex as u8
 }
 
 /// Times a scope into a perf counter in nanoseconds when the perf level times (RocksDB's
 /// `PERF_TIMER_GUARD`); the clock is not read otherwise.
-pub(crate) struct PerfTimer {
+pub struct PerfTimer {
     field: Field,
     start: Option<Instant>,
 }
@@ -566,114 +558,4 @@ impl PerfContext {
             None => 0,
         }
     }
-}
-
-/// Memory use of databases and caches, as rust-rocksdb's `MemoryUsageStats`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MemoryUsageStats {
-    pub mem_table_total: u64,
-    pub mem_table_unflushed: u64,
-    pub mem_table_readers_total: u64,
-    pub cache_total: u64,
-}
-
-/// A memory-usage report, as rust-rocksdb's `MemoryUsage` (RocksDB's
-/// `MemoryUtil::GetApproximateMemoryUsageByType`): memtables of every family of the databases
-/// (`rocksdb.size-all-mem-tables`), those not yet flushed (`rocksdb.cur-size-all-mem-tables`),
-/// table readers (`rocksdb.estimate-table-readers-mem`), and the usage of each distinct cache.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MemoryUsage {
-    mem_table_total: u64,
-    mem_table_unflushed: u64,
-    mem_table_readers_total: u64,
-    cache_total: u64,
-}
-
-impl MemoryUsage {
-    pub fn approximate_mem_table_total(&self) -> u64 {
-        self.mem_table_total
-    }
-
-    pub fn approximate_mem_table_unflushed(&self) -> u64 {
-        self.mem_table_unflushed
-    }
-
-    pub fn approximate_mem_table_readers_total(&self) -> u64 {
-        self.mem_table_readers_total
-    }
-
-    pub fn approximate_cache_total(&self) -> u64 {
-        self.cache_total
-    }
-}
-
-/// Collects databases and caches for a memory report, as rust-rocksdb's
-/// `MemoryUsageBuilder`; it borrows what it is given.
-pub struct MemoryUsageBuilder<'a> {
-    dbs: Vec<&'a DbInner>,
-    caches: Vec<&'a Cache>,
-}
-
-impl<'a> MemoryUsageBuilder<'a> {
-    pub fn new() -> Result<Self> {
-        Ok(MemoryUsageBuilder { dbs: Vec::new(), caches: Vec::new() })
-    }
-
-    pub fn add_tx_db<T: ThreadMode>(&mut self, db: &'a TransactionDB<T>) {
-        self.dbs.push(&db.db.inner);
-    }
-
-    pub fn add_db<T: ThreadMode, D: DBInner>(&mut self, db: &'a DBCommon<T, D>) {
-        self.dbs.push(&db.inner);
-    }
-
-    pub fn add_cache(&mut self, cache: &'a Cache) {
-        self.caches.push(cache);
-    }
-
-    pub fn build(&self) -> Result<MemoryUsage> {
-        let mut mu = MemoryUsage {
-            mem_table_total: 0,
-            mem_table_unflushed: 0,
-            mem_table_readers_total: 0,
-            cache_total: 0,
-        };
-        for db in &self.dbs {
-            let handles: Vec<_> = db.handles.read().iter().flatten().cloned().collect();
-            for h in handles.iter().filter(|h| !h.is_dropped()) {
-                let p = |name: &str| db.int_property(h, name).unwrap_or(0);
-                mu.mem_table_total += p("rocksdb.size-all-mem-tables");
-                mu.mem_table_unflushed += p("rocksdb.cur-size-all-mem-tables");
-                mu.mem_table_readers_total += p("rocksdb.estimate-table-readers-mem");
-            }
-        }
-        // Each cache once, however many times it was added.
-        let mut seen: Vec<*const crate::cache::BlockCache> = Vec::new();
-        for c in &self.caches {
-            let ptr = std::sync::Arc::as_ptr(&c.0);
-            if !seen.contains(&ptr) {
-                seen.push(ptr);
-                mu.cache_total += c.0.usage() as u64;
-            }
-        }
-        Ok(mu)
-    }
-}
-
-/// Memory use of the given databases and caches (rust-rocksdb's `get_memory_usage_stats`).
-pub fn get_memory_usage_stats(dbs: Option<&[&DB]>, caches: Option<&[&Cache]>) -> Result<MemoryUsageStats> {
-    let mut builder = MemoryUsageBuilder::new()?;
-    for db in dbs.unwrap_or_default() {
-        builder.add_db(db);
-    }
-    for cache in caches.unwrap_or_default() {
-        builder.add_cache(cache);
-    }
-    let mu = builder.build()?;
-    Ok(MemoryUsageStats {
-        mem_table_total: mu.approximate_mem_table_total(),
-        mem_table_unflushed: mu.approximate_mem_table_unflushed(),
-        mem_table_readers_total: mu.approximate_mem_table_readers_total(),
-        cache_total: mu.approximate_cache_total(),
-    })
 }

@@ -28,12 +28,12 @@ pub type InDomainFn = fn(&[u8]) -> bool;
 /// A prefix extractor, as rust-rocksdb's `SliceTransform`.
 #[derive(Clone)]
 pub struct SliceTransform {
-    pub(crate) name: String,
-    pub(crate) kind: TransformKind,
+    pub name: String,
+    pub kind: TransformKind,
 }
 
 #[derive(Clone, Copy)]
-pub(crate) enum TransformKind {
+pub enum TransformKind {
     Fixed(usize),
     Capped(usize),
     Noop,
@@ -127,7 +127,7 @@ impl SliceTransform {
 
     /// RocksDB's `FullLengthEnabled`: the length every full prefix has (fixed and capped
     /// transforms), which lets an upper bound one past a prefix prove a range stays in it.
-    pub(crate) fn full_length(&self) -> Option<usize> {
+    pub fn full_length(&self) -> Option<usize> {
         match self.kind {
             TransformKind::Fixed(n) | TransformKind::Capped(n) => Some(n),
             _ => None,

@@ -132,7 +132,7 @@ impl LogWriter {
 
     /// A writer that emits the recyclable record types, to test the reader with them.
     #[cfg(test)]
-    pub(crate) fn new_recyclable(file: Box<dyn WritableFile>, log_number: u64) -> LogWriter {
+    pub fn new_recyclable(file: Box<dyn WritableFile>, log_number: u64) -> LogWriter {
         let mut w = LogWriter::new(file, log_number);
         w.recycle = true;
         w

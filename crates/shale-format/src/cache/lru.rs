@@ -63,12 +63,12 @@ struct Inner {
     strict: bool,
 }
 
-pub(crate) struct LruShard {
+pub struct LruShard {
     inner: Mutex<Inner>,
 }
 
 impl LruShard {
-    pub(crate) fn new(capacity: usize, high_pri_pool_ratio: f64, strict: bool) -> LruShard {
+    pub fn new(capacity: usize, high_pri_pool_ratio: f64, strict: bool) -> LruShard {
         LruShard {
             inner: Mutex::new(Inner {
                 map: HashMap::with_hasher(FxBuild),

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 /// Which writes a request is for (RocksDB's `Env::IOPriority`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum IoPriority {
+pub enum IoPriority {
     /// Compactions.
     Low,
     /// Flushes.
@@ -77,12 +77,7 @@ fn refill_bytes(rate: i64, period: Duration) -> i64 {
 impl RateLimiter {
     /// `rate_bytes_per_sec` > 0; `refill_period_us` > 0 (RocksDB's default 100 ms);
     /// `fairness` > 0 (RocksDB's default 10).
-    pub(crate) fn new(
-        rate_bytes_per_sec: i64,
-        refill_period_us: i64,
-        fairness: i32,
-        auto_tuned: bool,
-    ) -> Self {
+    pub fn new(rate_bytes_per_sec: i64, refill_period_us: i64, fairness: i32, auto_tuned: bool) -> Self {
         let max = rate_bytes_per_sec.max(1);
         let period = Duration::from_micros(refill_period_us.max(1) as u64);
         let rate = if auto_tuned { (max / 2).max(1) } else { max };
@@ -119,7 +114,7 @@ impl RateLimiter {
 
     /// Bytes granted so far to (low, high) priority.
     #[cfg(test)]
-    pub(crate) fn total_bytes(&self) -> [u64; 2] {
+    pub fn total_bytes(&self) -> [u64; 2] {
         self.lock().total_bytes
     }
 
@@ -129,7 +124,7 @@ impl RateLimiter {
     }
 
     /// Blocks until `bytes` may be written at `pri`.
-    pub(crate) fn request(&self, bytes: usize, pri: IoPriority) {
+    pub fn request(&self, bytes: usize, pri: IoPriority) {
         let mut left = bytes as i64;
         while left > 0 {
             let chunk = left.min(self.single_burst());
@@ -220,7 +215,7 @@ impl RateLimiter {
 
 /// A table file whose appends ask the limiter first (RocksDB's WritableFileWriter with a
 /// rate limiter and an I/O priority).
-pub(crate) struct RateLimitedFile {
+pub struct RateLimitedFile {
     pub inner: Box<dyn crate::fs::WritableFile>,
     pub limiter: std::sync::Arc<RateLimiter>,
     pub pri: IoPriority,

@@ -48,12 +48,12 @@ struct Inner {
     strict: bool,
 }
 
-pub(crate) struct ClockShard {
+pub struct ClockShard {
     inner: RwLock<Inner>,
 }
 
 impl ClockShard {
-    pub(crate) fn new(capacity: usize, strict: bool) -> ClockShard {
+    pub fn new(capacity: usize, strict: bool) -> ClockShard {
         ClockShard {
             inner: RwLock::new(Inner {
                 map: HashMap::with_hasher(FxBuild),

@@ -8,7 +8,7 @@
 //! The window is RocksDB's ring of 128 buckets of `ceil(window_size / 128)` entries each: the
 //! count covers the current bucket and the 127 before it.
 
-use crate::db::options_dump::cpp_ostream_double;
+use crate::options_file::cpp_ostream_double;
 
 const NUM_BUCKETS: usize = 128;
 

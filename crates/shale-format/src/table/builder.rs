@@ -144,7 +144,7 @@ pub struct TableBuilderOptions {
     pub deletion_collectors: Vec<super::deletion_collector::CompactOnDeletionCollectorFactory>,
     /// The format `AnyTableBuilder` writes (this builder writes block-based tables only).
     pub table_format: super::any::TableFormat,
-    pub(crate) rate_limiter:
+    pub rate_limiter:
         Option<(std::sync::Arc<crate::rate_limiter::RateLimiter>, crate::rate_limiter::IoPriority)>,
     /// RocksDB's `compression_opts` (dictionary sizes, and the values recorded in the
     /// "rocksdb.compression_options" property).

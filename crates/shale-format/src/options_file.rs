@@ -646,3 +646,38 @@ fn check_version(name: &str, v: &str, max_parts: usize) -> Result<()> {
     }
     Ok(())
 }
+
+/// A double as C++'s `ostream <<` prints it by default (`%g`, 6 significant digits):
+/// `0.5`, `1`, `0.333333`, `1e+06`.
+pub fn cpp_ostream_double(v: f64) -> String {
+    if !v.is_finite() {
+        return if v.is_nan() {
+            "nan".into()
+        } else if v > 0.0 {
+            "inf".into()
+        } else {
+            "-inf".into()
+        };
+    }
+    if v == 0.0 {
+        return if v.is_sign_negative() { "-0".into() } else { "0".into() };
+    }
+    // Rounded to 6 significant digits, the decimal exponent decides the style.
+    let sci = format!("{v:.5e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let trim = |m: &str| -> String {
+        if m.contains('.') {
+            m.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            m.to_string()
+        }
+    };
+    if !(-4..6).contains(&exp) {
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{}e{sign}{:02}", trim(mantissa), exp.abs())
+    } else {
+        let decimals = (5 - exp).max(0) as usize;
+        trim(&format!("{v:.decimals$}"))
+    }
+}

@@ -116,7 +116,7 @@ pub enum Key {
 }
 
 /// A cached value; an entry is pinned while the count of this `Arc` is above one.
-pub(crate) type Value = Arc<dyn Any + Send + Sync>;
+pub type Value = Arc<dyn Any + Send + Sync>;
 
 /// Bytes charged per entry for its bookkeeping besides its own charge.
 pub const ENTRY_METADATA: usize = 64;
@@ -132,9 +132,9 @@ pub mod role {
 
 /// A small multiply-rotate hasher (keys are a few words or a short byte string).
 #[derive(Default, Clone, Copy)]
-pub(crate) struct FxBuild;
+pub struct FxBuild;
 
-pub(crate) struct FxHasher(u64);
+pub struct FxHasher(u64);
 
 impl FxHasher {
     #[inline]
@@ -186,7 +186,7 @@ impl BuildHasher for FxBuild {
 }
 
 /// One shard of a cache: the operations the LRU and clock shards share.
-pub(crate) trait Shard: Send + Sync {
+pub trait Shard: Send + Sync {
     fn lookup(&self, key: &Key) -> Option<Value>;
     /// False when the entry does not fit and the limit is strict (nothing was inserted).
     fn insert(&self, key: Key, value: Value, charge: usize, role: u8, high_pri: bool) -> bool;
@@ -333,14 +333,14 @@ impl BlockCache {
     }
 
     /// The entry of `key`, if cached (a hit moves it as the policy says).
-    pub(crate) fn lookup(&self, key: &Key) -> Option<Value> {
+    pub fn lookup(&self, key: &Key) -> Option<Value> {
         self.shard(key).lookup(key)
     }
 
     /// Caches `value` under `key`, charged `charge` bytes (plus [`ENTRY_METADATA`]). Fails
     /// with RocksDB's MemoryLimit (`Aborted`) when the limit is strict and pinned entries
     /// leave no room.
-    pub(crate) fn insert_entry(
+    pub fn insert_entry(
         &self,
         key: Key,
         value: Value,
@@ -360,7 +360,7 @@ impl BlockCache {
         Err(Error::new(ErrorKind::Aborted, format!("Memory limit reached: {what}")))
     }
 
-    pub(crate) fn erase(&self, key: &Key) {
+    pub fn erase(&self, key: &Key) {
         self.shard(key).erase(key)
     }
 
@@ -393,7 +393,7 @@ impl BlockCache {
     }
 
     /// log2 of the number of shards (RocksDB's `num_shard_bits`).
-    pub(crate) fn num_shard_bits(&self) -> u32 {
+    pub fn num_shard_bits(&self) -> u32 {
         self.shard_bits
     }
 
@@ -432,7 +432,7 @@ impl BlockCache {
 
     /// Whether `key` sits in the LRU high-priority pool (tests).
     #[cfg(test)]
-    pub(crate) fn in_high_pool(&self, key: &Key) -> Option<bool> {
+    pub fn in_high_pool(&self, key: &Key) -> Option<bool> {
         self.shard(key).in_high_pool(key)
     }
 

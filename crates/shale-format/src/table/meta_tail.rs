@@ -209,7 +209,7 @@ pub fn write_raw_tail(
 
 /// A table file held in memory, for unit tests.
 #[cfg(test)]
-pub(crate) struct BytesFile(pub Vec<u8>);
+pub struct BytesFile(pub Vec<u8>);
 
 #[cfg(test)]
 impl RandomAccessFile for BytesFile {
@@ -227,7 +227,7 @@ impl RandomAccessFile for BytesFile {
 /// A writable file appending to a shared buffer, for unit tests.
 #[cfg(test)]
 #[derive(Clone, Default)]
-pub(crate) struct SharedBuf(pub std::sync::Arc<parking_lot::Mutex<Vec<u8>>>);
+pub struct SharedBuf(pub std::sync::Arc<parking_lot::Mutex<Vec<u8>>>);
 
 #[cfg(test)]
 impl WritableFile for SharedBuf {

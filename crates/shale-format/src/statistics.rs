@@ -1630,7 +1630,7 @@ impl Statistics {
 
     /// The clock in nanoseconds when timers are recorded (RocksDB's StopWatch start).
     #[inline]
-    pub(crate) fn timer_start(&self) -> Option<u64> {
+    pub fn timer_start(&self) -> Option<u64> {
         self.timers_enabled().then(clock_nanos)
     }
 
@@ -1640,7 +1640,7 @@ impl Statistics {
     /// through the WAL, the group's size in `rocksdb.bytes.per.write`). One level check and
     /// one shard lookup for all.
     #[inline]
-    pub(crate) fn record_write(&self, started: Option<u64>, group: Option<WriteGroupCounts>) {
+    pub fn record_write(&self, started: Option<u64>, group: Option<WriteGroupCounts>) {
         let level = self.level();
         if level <= 1 {
             return;
@@ -1675,7 +1675,7 @@ impl Statistics {
     /// `rocksdb.bytes.per.read` for every read, found or not (RocksDB records 0 for a miss).
     /// One level check and one shard lookup for all.
     #[inline]
-    pub(crate) fn record_get(&self, started: Option<u64>, found: u64) {
+    pub fn record_get(&self, started: Option<u64>, found: u64) {
         let level = self.level();
         if level <= 1 {
             return;
@@ -1762,7 +1762,7 @@ const EMPTY_HISTOGRAM_LINE: &str =
 /// The monotonic clock in nanoseconds: one vDSO call, without `Instant`'s checked
 /// arithmetic (the timers of the write and read paths read it twice per operation).
 #[inline]
-pub(crate) fn clock_nanos() -> u64 {
+pub fn clock_nanos() -> u64 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: `ts` is a valid, writable timespec; the call writes only it.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
@@ -1771,7 +1771,7 @@ pub(crate) fn clock_nanos() -> u64 {
 
 /// What a write leader's group adds to the statistics (`Statistics::record_write`).
 #[derive(Clone, Copy)]
-pub(crate) struct WriteGroupCounts {
+pub struct WriteGroupCounts {
     pub keys: u64,
     pub bytes: u64,
     pub writers: u64,
@@ -1780,7 +1780,7 @@ pub(crate) struct WriteGroupCounts {
 
 /// Times a scope into a histogram when the statistics record timings (RocksDB's
 /// `StopWatch`): the clock is read only then.
-pub(crate) struct StopWatch<'a> {
+pub struct StopWatch<'a> {
     stats: Option<&'a Statistics>,
     hist: Histogram,
     start: Option<u64>,
@@ -1810,7 +1810,7 @@ impl Drop for StopWatch<'_> {
 
 /// Adds to a ticker of optional statistics.
 #[inline]
-pub(crate) fn record_tick(stats: Option<&Statistics>, ticker: Ticker, n: u64) {
+pub fn record_tick(stats: Option<&Statistics>, ticker: Ticker, n: u64) {
     if let Some(s) = stats {
         s.record_tick(ticker, n);
     }
@@ -2103,7 +2103,7 @@ pub fn why_not_counted(t: Ticker) -> Option<&'static str> {
 /// deletion, seeks (timed into `rocksdb.db.seek.micros`, counted at once as RocksDB does),
 /// and `next`/`prev` steps, kept in plain fields and added to the statistics when the
 /// iterator is dropped, so a scan pays no atomic add per step.
-pub(crate) struct IterCounts {
+pub struct IterCounts {
     stats: Option<std::sync::Arc<Statistics>>,
     next: u64,
     next_found: u64,
