@@ -552,6 +552,12 @@ pub struct Options {
     /// `set_wal_bytes_per_sync`: the WAL's write-back is started every that many bytes, as
     /// RocksDB's `WritableFileWriter` (`wal/writer.rs`); 0: never.
     pub(crate) wal_bytes_per_sync: u64,
+    /// `set_bytes_per_sync`: write-back of table, blob and MANIFEST files is started every
+    /// that many bytes (`db/buffered_fs.rs`); 0: never (1 MiB with a rate limiter, as
+    /// RocksDB's SanitizeOptions).
+    pub(crate) bytes_per_sync: u64,
+    /// `set_max_total_wal_size` (`db/wal_limit.rs`); 0: four times the memtable memory.
+    pub(crate) max_total_wal_size: u64,
     /// `set_writable_file_max_buffer_size`: the most bytes a file the database writes holds
     /// before its appends go to the file (`db/buffered_fs.rs`); RocksDB's default 1 MiB.
     pub(crate) writable_file_max_buffer_size: u64,
@@ -698,6 +704,8 @@ impl Default for Options {
             table_ids: None,
             experimental_mempurge_threshold: 0.0,
             wal_bytes_per_sync: 0,
+            bytes_per_sync: 0,
+            max_total_wal_size: 0,
             writable_file_max_buffer_size: 1024 * 1024,
             dump_malloc_stats: false,
             unordered_write: false,
@@ -980,6 +988,16 @@ impl Options {
     pub fn set_block_based_table_factory(&mut self, factory: &BlockBasedOptions) {
         self.table = factory.clone();
         self.table_format = crate::table::TableFormat::BlockBased;
+    }
+
+    /// `bytes_per_sync` as RocksDB's SanitizeOptions leaves it: 1 MiB when unset and the
+    /// database has a rate limiter.
+    pub(crate) fn sanitized_bytes_per_sync(&self) -> u64 {
+        if self.bytes_per_sync == 0 && self.rate_limiter.is_some() {
+            1024 * 1024
+        } else {
+            self.bytes_per_sync
+        }
     }
 
     /// As RocksDB's `OptimizeLevelStyleCompaction(memtable_memory_budget)`.

@@ -1049,10 +1049,11 @@ impl Options {
         self.unsupported.push("bottommost_compression");
     }
 
-    /// Not built in Shale: recorded, and `open` refuses it with NotSupported.
+    /// Per-level codecs are not built in Shale: a non-empty list is recorded and `open` refuses
+    /// it with NotSupported; an empty one (RocksDB's default) leaves every level to `compression`.
     pub fn set_compression_per_level(&mut self, level_types: &[DBCompressionType]) {
-        let _ = level_types;
-        self.unsupported.push("compression_per_level");
+        // An empty list is RocksDB's default: every level uses `compression`.
+        self.unsupported_if(!level_types.is_empty(), "compression_per_level");
     }
 
     /// RocksDB's `compression_opts`: the codec level (32767: its default; ZSTD and zlib),
@@ -1173,10 +1174,14 @@ impl Options {
         self.accept_only(matches!(level, LogLevel::Info), "info_log_level");
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`nbytes == 0`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `bytes_per_sync`.
+    /// Every `nbytes` written to a table, blob or MANIFEST file, the kernel is asked to
+    /// start writing them back (`sync_file_range(SYNC_FILE_RANGE_WRITE)`, RocksDB's
+    /// `RangeSync`), sparing the last MiB written, as RocksDB's `WritableFileWriter`
+    /// (`db/buffered_fs.rs`). Smooths the I/O of flushes and compactions; no durability
+    /// promise by itself. 0 (the default): never, or every 1 MiB when the database has a
+    /// rate limiter (RocksDB's SanitizeOptions).
     pub fn set_bytes_per_sync(&mut self, nbytes: u64) {
-        self.accept_only(nbytes == 0, "bytes_per_sync");
+        self.bytes_per_sync = nbytes;
     }
 
     /// Every `nbytes` written to the WAL, the kernel is asked to start writing them back
@@ -1439,10 +1444,13 @@ impl Options {
         self.report_bg_io_stats = enable;
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`size == 0`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `max_total_wal_size`.
+    /// When the live WALs together grow past `size` bytes, the column families whose
+    /// unflushed data holds the oldest WAL are flushed, so it can be deleted (RocksDB's
+    /// `SwitchWAL`; `db/wal_limit.rs`). Acts only with more than one column family, as in
+    /// RocksDB. 0 (the default): four times the memtable memory of all families
+    /// (`write_buffer_size * max_write_buffer_number` summed).
     pub fn set_max_total_wal_size(&mut self, size: u64) {
-        self.accept_only(size == 0, "max_total_wal_size");
+        self.max_total_wal_size = size;
     }
 
     /// Makes a statistics object (RocksDB's `CreateDBStatistics`) that every database opened

@@ -44,10 +44,12 @@ pub enum OpKind {
     Read,
     /// `remove_file` and `remove_dir`.
     Remove,
+    /// `WritableFile::range_sync` (write-back asked for: `bytes_per_sync`, `wal_bytes_per_sync`).
+    RangeSync,
 }
 
 impl OpKind {
-    pub const ALL: [OpKind; 7] = [
+    pub const ALL: [OpKind; 8] = [
         OpKind::Write,
         OpKind::Sync,
         OpKind::DirSync,
@@ -55,6 +57,7 @@ impl OpKind {
         OpKind::Create,
         OpKind::Read,
         OpKind::Remove,
+        OpKind::RangeSync,
     ];
 
     fn index(self) -> usize {
@@ -102,7 +105,7 @@ struct Control {
 
 struct Shared {
     base: FileSystemRef,
-    counters: [AtomicU64; 7],
+    counters: [AtomicU64; 8],
     epoch: AtomicU64,
     ctl: Mutex<Control>,
 }
@@ -361,7 +364,7 @@ impl WritableFile for FaultWritableFile {
 
     /// Write-back of a range makes nothing durable here: unsynced bytes stay lost at a crash.
     fn range_sync(&mut self, offset: u64, len: u64) -> Result<()> {
-        self.h.check(None)?;
+        self.h.check(Some(OpKind::RangeSync))?;
         self.inner.range_sync(offset, len)
     }
 }

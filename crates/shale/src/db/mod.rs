@@ -54,6 +54,7 @@ mod paths;
 mod pinnable;
 mod properties;
 mod read;
+mod wal_limit;
 pub(crate) use read::ts_unsupported as ts_unsupported_error;
 mod readonly;
 mod remote_compaction;
@@ -191,6 +192,8 @@ pub(crate) struct DbInner {
     /// entry before they take the WAL lock (`write.rs`; only ever an address to prefetch,
     /// never dereferenced, so a stale value is harmless).
     pub mems_hint: std::sync::atomic::AtomicUsize,
+    /// The live WALs' total size against `max_total_wal_size` (`wal_limit.rs`).
+    pub wal_total: wal_limit::WalTotal,
     _lock: Box<dyn FileLock>,
 }
 

@@ -78,7 +78,9 @@ impl DbInner {
         }
         if !out.wals.is_empty() {
             out.closed_wals = self.release_closed_wals(st.alive_wals.front().copied().unwrap_or(wal_now));
+            self.wal_total.removed(&out.wals);
         }
+        self.wal_total.refresh(&self.opts, st);
         if self.versions.manifest_write_failed() {
             return out;
         }

@@ -66,7 +66,11 @@ pub(crate) fn open<T: ThreadMode>(
             default_fs()
         }
     });
-    let fs = super::buffered_fs::BufferedWritesFs::wrap(fs, opts.writable_file_max_buffer_size);
+    let fs = super::buffered_fs::BufferedWritesFs::wrap(
+        fs,
+        opts.writable_file_max_buffer_size,
+        opts.sanitized_bytes_per_sync(),
+    );
     // RocksDB creates the directory (to hold LOCK) whatever create_if_missing says; a
     // missing database is then reported by the CURRENT check below as InvalidArgument.
     fs.create_dir_all(path)?;
@@ -266,6 +270,7 @@ pub(crate) fn open<T: ThreadMode>(
             inner.set_handle(id, Some(cf.handle.clone()));
             st.cfs.insert(id, cf);
         }
+        inner.wal_total.refresh(&inner.opts, &st);
         let ids: Vec<u32> = st.cfs.keys().copied().collect();
         for id in ids {
             inner.stall_changed(&mut st, id);
@@ -486,6 +491,7 @@ pub(super) fn new_inner(
         prep: Mutex::new(Default::default()),
         ts_families: AtomicBool::new(false),
         mems_hint: std::sync::atomic::AtomicUsize::new(0),
+        wal_total: super::wal_limit::WalTotal::new(opts),
         _lock: lock,
     })
 }

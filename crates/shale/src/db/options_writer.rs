@@ -94,6 +94,8 @@ fn db_options(o: &crate::Options) -> Vec<(String, String)> {
     let zstd = o.wal_compression == crate::table::compression::CompressionType::Zstd;
     put(&mut l, "wal_compression", if zstd { "kZSTD" } else { "kNoCompression" });
     put(&mut l, "wal_bytes_per_sync", o.wal_bytes_per_sync);
+    put(&mut l, "bytes_per_sync", o.sanitized_bytes_per_sync());
+    put(&mut l, "max_total_wal_size", o.max_total_wal_size);
     put(&mut l, "writable_file_max_buffer_size", o.writable_file_max_buffer_size);
     put(&mut l, "dump_malloc_stats", o.dump_malloc_stats);
     put(&mut l, "unordered_write", o.unordered_write);

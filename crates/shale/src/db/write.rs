@@ -589,6 +589,11 @@ impl DbInner {
                     m.hint.prefetch_next_entry(&start[..*len]);
                 }
             }
+            // Live WALs over `max_total_wal_size`: the next leader flushes the families
+            // holding the oldest one (`wal_limit.rs`).
+            if self.wal_total.check(wal.writer.file_size()) {
+                self.write_control.set_attention(true);
+            }
         }
         if parallel {
             // Hand each member its own batch and first sequence; the leader inserts its own.
@@ -674,6 +679,31 @@ impl DbInner {
                     switch.push(id);
                 }
             }
+            // RocksDB's SwitchWAL: the live WALs are over `max_total_wal_size`.
+            if let Some((oldest, mems, imm_only)) = self.wal_total.take_families_to_flush(&st) {
+                let current = self.wal.lock().map(|w| w.writer.file_size()).unwrap_or(0);
+                self.info_log.buffer_line(format_args!(
+                    "Flushing all column families with data in WAL number {oldest}. Total log size is {} while max_total_wal_size is {}",
+                    self.wal_total.total(current),
+                    self.wal_total.limit()
+                ));
+                // Flushed whatever `min_write_buffer_number_to_merge` says (RocksDB's
+                // `FlushRequested`).
+                for id in mems {
+                    if let Some(c) = st.cfs.get_mut(&id) {
+                        c.force_flush = true;
+                    }
+                    if !switch.contains(&id) {
+                        switch.push(id);
+                    }
+                }
+                for id in imm_only {
+                    if let Some(c) = st.cfs.get_mut(&id) {
+                        c.force_flush = true;
+                    }
+                    self.schedule_flush(&mut st, id);
+                }
+            }
             self.widen_for_atomic_flush(&st, &mut switch);
             if !switch.is_empty() {
                 if let Err(e) = self.switch_memtables(&mut st, &switch, false) {
@@ -741,7 +771,11 @@ impl DbInner {
     /// Whether the write leader must take the slow path, from the state (DB mutex held).
     pub(crate) fn update_write_attention(&self, st: &DbState) {
         let full = !self.wal.lock().unwrap_or_else(|p| p.into_inner()).full.is_empty();
-        let v = full || st.stopped_cfs > 0 || st.delayed_cfs > 0 || st.errors.is_db_stopped();
+        let v = full
+            || st.stopped_cfs > 0
+            || st.delayed_cfs > 0
+            || st.errors.is_db_stopped()
+            || self.wal_total.is_over();
         self.write_control.set_attention(v);
     }
 
@@ -861,6 +895,7 @@ impl DbInner {
     /// attempt.
     fn roll_wal(&self, st: &mut MutexGuard<'_, DbState>, recovering: bool) -> Result<u64> {
         let mut closed: Option<(u64, u64)> = None;
+        let mut closed_size: Option<(u64, u64)> = None;
         let r = MutexGuard::unlocked(st, || -> Result<(u64, bool)> {
             let mut wal = self.wal.lock().unwrap_or_else(|p| p.into_inner());
             if wal.writer.is_empty_log() && !(recovering && wal.writer.has_failed()) {
@@ -881,6 +916,7 @@ impl DbInner {
             let old_number = std::mem::replace(&mut wal.number, number);
             if keep_old {
                 let size = old.file_size();
+                closed_size = Some((old_number, size));
                 if wal.unsynced {
                     wal.closed.push(super::wal_sync::ClosedWal {
                         number: old_number,
@@ -900,6 +936,10 @@ impl DbInner {
             Ok((number, rolled)) => {
                 if rolled {
                     st.alive_wals.push_back(number);
+                    if let Some((n, size)) = closed_size {
+                        self.wal_total.closed(n, size);
+                    }
+                    self.wal_total.refresh(&self.opts, st);
                     if let (true, Some((n, size))) = (self.opts.track_and_verify_wals_in_manifest, closed) {
                         if size > 0 {
                             st.pending_wal_additions.push(crate::version::edit::WalAddition {
