@@ -558,6 +558,10 @@ pub struct Options {
     pub(crate) bytes_per_sync: u64,
     /// `set_max_total_wal_size` (`db/wal_limit.rs`); 0: four times the memtable memory.
     pub(crate) max_total_wal_size: u64,
+    /// `set_use_direct_reads`, `set_allow_mmap_reads`: how table and blob files are read
+    /// (`db/buffered_fs.rs`).
+    pub(crate) use_direct_reads: bool,
+    pub(crate) allow_mmap_reads: bool,
     /// `set_writable_file_max_buffer_size`: the most bytes a file the database writes holds
     /// before its appends go to the file (`db/buffered_fs.rs`); RocksDB's default 1 MiB.
     pub(crate) writable_file_max_buffer_size: u64,
@@ -706,6 +710,8 @@ impl Default for Options {
             wal_bytes_per_sync: 0,
             bytes_per_sync: 0,
             max_total_wal_size: 0,
+            use_direct_reads: false,
+            allow_mmap_reads: false,
             writable_file_max_buffer_size: 1024 * 1024,
             dump_malloc_stats: false,
             unordered_write: false,
@@ -1043,6 +1049,12 @@ impl Options {
         }
         if let Some(name) = self.unsupported.first().or(self.table.unsupported.first()) {
             return Err(Error::not_supported(format!("option {name} is not supported by Shale")));
+        }
+        // RocksDB's ValidateOptions.
+        if self.allow_mmap_reads && self.use_direct_reads {
+            return Err(Error::not_supported(
+                "If memory mapped reads (allow_mmap_reads) are enabled then direct I/O reads (use_direct_reads) must be disabled. ",
+            ));
         }
         // Coupled filter partitions follow the index cuts; with a compression dictionary
         // RocksDB replays the held-back blocks' keys between them, which Shale does not.

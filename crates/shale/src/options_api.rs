@@ -1222,10 +1222,13 @@ impl Options {
         self.max_sequential_skip_in_iterations = num;
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`!enabled`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `use_direct_reads`.
+    /// Table and blob files are read with O_DIRECT, bypassing the page cache, in aligned
+    /// blocks (`shale_base::fs::ReadFileOptions`, `db/buffered_fs.rs`), as RocksDB's
+    /// `use_direct_reads` (default false). A file system without direct I/O fails the open
+    /// with RocksDB's InvalidArgument "Direct I/O is not supported by the specified DB.";
+    /// with `allow_mmap_reads` too, RocksDB's NotSupported.
     pub fn set_use_direct_reads(&mut self, enabled: bool) {
-        self.accept_only(!enabled, "use_direct_reads");
+        self.use_direct_reads = enabled;
     }
 
     /// Shale behaves as RocksDB with this option at its default (`!enabled`); any other
@@ -1554,10 +1557,10 @@ impl Options {
         self.accept_only(!is_enabled, "allow_mmap_writes");
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`!is_enabled`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `allow_mmap_reads`.
+    /// Table and blob files are read through a read-only mapping of the whole file, as
+    /// RocksDB's `allow_mmap_reads` (default false; `shale_base::fs::ReadFileOptions`).
     pub fn set_allow_mmap_reads(&mut self, is_enabled: bool) {
-        self.accept_only(!is_enabled, "allow_mmap_reads");
+        self.allow_mmap_reads = is_enabled;
     }
 
     /// As RocksDB's `manual_wal_flush`: writes without sync leave their WAL records in the

@@ -435,6 +435,16 @@ impl FileSystem for FaultInjectionFs {
         Ok(Arc::new(FaultRandomAccessFile { h: Handle::new(&self.shared, path), inner }))
     }
 
+    fn new_random_access_file_with(
+        &self,
+        path: &Path,
+        o: super::ReadFileOptions,
+    ) -> Result<Arc<dyn RandomAccessFile>> {
+        self.shared.check(OpKind::Read, path)?;
+        let inner = self.shared.base.new_random_access_file_with(path, o)?;
+        Ok(Arc::new(FaultRandomAccessFile { h: Handle::new(&self.shared, path), inner }))
+    }
+
     fn new_sequential_file(&self, path: &Path) -> Result<Box<dyn SequentialFile>> {
         self.shared.check(OpKind::Read, path)?;
         let inner = self.shared.base.new_sequential_file(path)?;

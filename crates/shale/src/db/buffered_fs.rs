@@ -10,23 +10,35 @@
 //! (rounded down to 4 KiB) are `bytes_per_sync` past where the last request ended, one
 //! `range_sync` (Linux: `sync_file_range(SYNC_FILE_RANGE_WRITE)`) covers them. WALs have
 //! their own `wal_bytes_per_sync` (`wal/writer.rs`). No durability promise: only `sync` is.
+//!
+//! With `use_direct_reads` or `allow_mmap_reads`, table and blob files are opened for reads
+//! with O_DIRECT or through a mapping (`shale_base::fs::ReadFileOptions`).
 
 use std::path::Path;
 use std::sync::Arc;
 
 use crate::error::Result;
-use crate::fs::{FileLock, FileSystem, FileSystemRef, RandomAccessFile, SequentialFile, WritableFile};
+use crate::fs::{
+    FileLock, FileSystem, FileSystemRef, RandomAccessFile, ReadFileOptions, SequentialFile, WritableFile,
+};
 
 pub(crate) struct BufferedWritesFs {
     inner: FileSystemRef,
     max_buffer_size: usize,
     bytes_per_sync: u64,
+    /// How table and blob files are opened for reads (`use_direct_reads`, `allow_mmap_reads`).
+    table_reads: ReadFileOptions,
 }
 
 impl BufferedWritesFs {
-    pub(crate) fn wrap(inner: FileSystemRef, max_buffer_size: u64, bytes_per_sync: u64) -> FileSystemRef {
+    pub(crate) fn wrap(
+        inner: FileSystemRef,
+        max_buffer_size: u64,
+        bytes_per_sync: u64,
+        table_reads: ReadFileOptions,
+    ) -> FileSystemRef {
         let max_buffer_size = usize::try_from(max_buffer_size).unwrap_or(usize::MAX);
-        Arc::new(BufferedWritesFs { inner, max_buffer_size, bytes_per_sync })
+        Arc::new(BufferedWritesFs { inner, max_buffer_size, bytes_per_sync, table_reads })
     }
 
     /// The file wrapped for `bytes_per_sync` when it is a table, blob or MANIFEST file.
@@ -103,8 +115,23 @@ impl FileSystem for BufferedWritesFs {
         let f = self.inner.new_writable_file_with_buffer(path, max_buffer_size)?;
         Ok(self.with_write_back(path, f))
     }
+    /// Table and blob files as `use_direct_reads` / `allow_mmap_reads` say (RocksDB's
+    /// `FileOptions` of table readers and blob readers); other files read plainly.
     fn new_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
+        let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+        if self.table_reads != ReadFileOptions::default()
+            && (name.ends_with(".sst") || name.ends_with(".blob"))
+        {
+            return self.inner.new_random_access_file_with(path, self.table_reads);
+        }
         self.inner.new_random_access_file(path)
+    }
+    fn new_random_access_file_with(
+        &self,
+        path: &Path,
+        o: ReadFileOptions,
+    ) -> Result<Arc<dyn RandomAccessFile>> {
+        self.inner.new_random_access_file_with(path, o)
     }
     fn new_sequential_file(&self, path: &Path) -> Result<Box<dyn SequentialFile>> {
         self.inner.new_sequential_file(path)

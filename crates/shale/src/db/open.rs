@@ -70,6 +70,7 @@ pub(crate) fn open<T: ThreadMode>(
         fs,
         opts.writable_file_max_buffer_size,
         opts.sanitized_bytes_per_sync(),
+        crate::fs::ReadFileOptions { direct: opts.use_direct_reads, mmap: opts.allow_mmap_reads },
     );
     // RocksDB creates the directory (to hold LOCK) whatever create_if_missing says; a
     // missing database is then reported by the CURRENT check below as InvalidArgument.
@@ -94,6 +95,7 @@ pub(crate) fn open<T: ThreadMode>(
     } else if opts.error_if_exists {
         return Err(Error::invalid_argument(format!("{}: exists (error_if_exists is true)", path.display())));
     }
+    check_direct_io(&*fs, &current, opts)?;
     let info_log = InfoLog::open(&*fs, path, &opts.db_log_dir, opts.keep_log_file_num)?;
     info_log.log(format_args!("Shale version: {}", env!("CARGO_PKG_VERSION")));
     info_log.log(format_args!("DB path: {}", path.display()));
@@ -386,6 +388,23 @@ pub(super) fn wal_numbers(fs: &dyn FileSystem, path: &Path) -> Result<Vec<u64>> 
         .collect();
     wals.sort_unstable();
     Ok(wals)
+}
+
+/// RocksDB's check of the file options against the file system at open (`DBImpl::Recover`):
+/// CURRENT opened with direct reads; when that fails and a plain open works, direct I/O is
+/// what the file system lacks.
+fn check_direct_io(fs: &dyn crate::fs::FileSystem, current: &Path, opts: &Options) -> Result<()> {
+    if !opts.use_direct_reads || opts.allow_mmap_reads {
+        return Ok(());
+    }
+    let direct = crate::fs::ReadFileOptions { direct: true, mmap: false };
+    if let Err(e) = fs.new_random_access_file_with(current, direct) {
+        return Err(match fs.new_random_access_file(current) {
+            Ok(_) => Error::invalid_argument("Direct I/O is not supported by the specified DB."),
+            Err(_) => Error::invalid_argument(format!("Found options incompatible with filesystem: {e}")),
+        });
+    }
+    Ok(())
 }
 
 /// Of the WALs on disk (`wals`, ascending), those recovery replays, ascending: RocksDB's

@@ -96,6 +96,8 @@ fn db_options(o: &crate::Options) -> Vec<(String, String)> {
     put(&mut l, "wal_bytes_per_sync", o.wal_bytes_per_sync);
     put(&mut l, "bytes_per_sync", o.sanitized_bytes_per_sync());
     put(&mut l, "max_total_wal_size", o.max_total_wal_size);
+    put(&mut l, "use_direct_reads", o.use_direct_reads);
+    put(&mut l, "allow_mmap_reads", o.allow_mmap_reads);
     put(&mut l, "writable_file_max_buffer_size", o.writable_file_max_buffer_size);
     put(&mut l, "dump_malloc_stats", o.dump_malloc_stats);
     put(&mut l, "unordered_write", o.unordered_write);
