@@ -464,6 +464,17 @@ impl Cache {
         Cache(std::sync::Arc::new(crate::cache::BlockCache::new_hyper_clock(capacity, -1, false)))
     }
 
+    /// `new_hyper_clock_cache` with RocksDB's `HyperClockCacheOptions::num_shard_bits` (negative:
+    /// RocksDB's default, shards of at least 32 MiB), as db_bench's `--cache_numshardbits`.
+    pub fn new_hyper_clock_cache_with_shard_bits(
+        capacity: usize,
+        estimated_entry_charge: usize,
+        num_shard_bits: i32,
+    ) -> Cache {
+        let _ = estimated_entry_charge;
+        Cache(std::sync::Arc::new(crate::cache::BlockCache::new_hyper_clock(capacity, num_shard_bits, false)))
+    }
+
     /// Changes the capacity of this cache in place: every database and clone sharing it
     /// sees the new capacity, and shrinking evicts blocks until the usage fits.
     pub fn set_capacity(&mut self, capacity: usize) {
@@ -642,18 +653,19 @@ impl BlockBasedOptions {
 }
 
 impl WriteOptions {
-    /// A write to a dropped or unknown family fails either way in Shale's API (handles are
-    /// checked), so this has nothing to ignore; `true` is refused.
+    /// RocksDB's `ignore_missing_column_families`: the records of a batch for a column family
+    /// that no longer exists (dropped) are skipped, the others written; without it such a
+    /// batch fails with InvalidArgument. A single `put_cf`/`delete_cf`/`merge_cf` on a dropped
+    /// family's handle then succeeds and writes nothing.
     pub fn set_ignore_missing_column_families(&mut self, ignore: bool) {
-        if ignore {
-            self.unsupported = Some("ignore_missing_column_families");
-        }
+        self.ignore_missing_column_families = ignore;
     }
 
+    /// RocksDB's `low_pri`: while compaction is behind (some family's writes stopped or
+    /// delayed, or under compaction pressure), the write is rate-limited to 1 MiB/s, or
+    /// fails at once with Incomplete "Low priority write stall" under `no_slowdown`.
     pub fn set_low_pri(&mut self, v: bool) {
-        if v {
-            self.unsupported = Some("low_pri");
-        }
+        self.low_pri = v;
     }
 
     /// An insert-hint speed choice; memtable contents are the same.
@@ -674,8 +686,14 @@ impl ReadOptions {
         self.upper_bound = upper;
     }
 
+    /// RocksDB's `read_tier`. `BlockCache`: a read uses the memtables and the blocks already
+    /// in the block cache (and tables already open); one that would read a file fails with
+    /// Incomplete ("no blocking io"; an iterator's status). `Persisted`: after any write
+    /// with the WAL disabled, point reads skip the memtables (their data may not be
+    /// persisted); iterators refuse it with NotSupported, as RocksDB's. `Memtable`: only the
+    /// memtables are read (point reads and iterators).
     pub fn set_read_tier(&mut self, tier: ReadTier) {
-        self.refuse_if(tier != ReadTier::All, "read_tier other than All");
+        self.read_tier = tier;
     }
 
     /// With a prefix extractor, an iterator positioned by a seek (or `seek_to_first` /
@@ -700,8 +718,11 @@ impl ReadOptions {
         let _ = v;
     }
 
+    /// RocksDB's `ignore_range_deletions`: reads do not apply range tombstones (keys a
+    /// `delete_range` covers are returned), as RocksDB's, which leaves correctness to a
+    /// caller that knows the database has none.
     pub fn set_ignore_range_deletions(&mut self, v: bool) {
-        self.refuse_if(v, "ignore_range_deletions");
+        self.ignore_range_deletions = v;
     }
 
     /// Read-ahead is a speed hint; the same bytes are returned.
@@ -713,12 +734,19 @@ impl ReadOptions {
         let _ = v;
     }
 
+    /// RocksDB's `deadline` (microseconds since the epoch; 0: none): a read that would read
+    /// a table file at or after it fails with TimedOut "Deadline exceeded" (checked before
+    /// each file read, as RocksDB's `PrepareIOFromReadOptions`; reads served from memory
+    /// complete).
     pub fn set_deadline(&mut self, microseconds: u64) {
-        self.refuse_if(microseconds != 0, "deadline");
+        self.deadline_us = microseconds;
     }
 
+    /// RocksDB's `io_timeout` (microseconds; 0: none): each table file read of this read must
+    /// complete within it (and before the deadline): one that takes longer fails with
+    /// TimedOut, as under a file system that honours RocksDB's `IOOptions::timeout`.
     pub fn set_io_timeout(&mut self, microseconds: u64) {
-        self.refuse_if(microseconds != 0, "io_timeout");
+        self.io_timeout_us = microseconds;
     }
 
     /// A tailing iterator sees writes made after it was created: it reads the live
@@ -766,20 +794,6 @@ impl ReadOptions {
     /// the internal key (user key, timestamp, sequence and type), as RocksDB's.
     pub fn set_iter_start_ts<S: Into<Vec<u8>>>(&mut self, ts: S) {
         self.iter_start_ts = Some(ts.into());
-    }
-
-    fn refuse_if(&mut self, cond: bool, name: &'static str) {
-        if cond {
-            self.unsupported = Some(name);
-        }
-    }
-
-    /// Reads and iterators made with a refused setting fail with NotSupported naming it.
-    pub(crate) fn check_supported(&self) -> Result<()> {
-        match self.unsupported {
-            Some(name) => Err(Error::not_supported(format!("read option {name} is not supported by Shale"))),
-            None => Ok(()),
-        }
     }
 }
 
@@ -835,47 +849,13 @@ impl Options {
         Ok(out)
     }
 
-    /// Sets one option by RocksDB's name from its text form.
+    /// Sets one DB or column-family option by RocksDB's name from its text form, through its
+    /// row of the option table (`options_table.rs`).
     pub(crate) fn apply_option(&mut self, name: &str, value: &str) -> Result<()> {
-        fn parse<T: std::str::FromStr>(name: &str, v: &str) -> Result<T> {
-            v.parse().map_err(|_| Error::invalid_argument(format!("Error parsing option {name}: {v}")))
+        if crate::options_table::apply_named(self, name, value)? {
+            return Ok(());
         }
-        fn boolean(name: &str, v: &str) -> Result<bool> {
-            match v {
-                "true" | "1" => Ok(true),
-                "false" | "0" => Ok(false),
-                _ => Err(Error::invalid_argument(format!("Error parsing option {name}: {v}"))),
-            }
-        }
-        match name {
-            "use_fsync" => self.set_use_fsync(boolean(name, value)?),
-            "create_if_missing" => self.create_if_missing(boolean(name, value)?),
-            "create_missing_column_families" => self.create_missing_column_families(boolean(name, value)?),
-            "error_if_exists" => self.set_error_if_exists(boolean(name, value)?),
-            "paranoid_checks" => self.set_paranoid_checks(boolean(name, value)?),
-            "max_open_files" => self.set_max_open_files(parse(name, value)?),
-            "max_background_jobs" => self.set_max_background_jobs(parse(name, value)?),
-            "write_buffer_size" => self.set_write_buffer_size(parse(name, value)?),
-            "max_write_buffer_number" => self.set_max_write_buffer_number(parse(name, value)?),
-            "num_levels" => self.set_num_levels(parse(name, value)?),
-            "level0_file_num_compaction_trigger" => {
-                self.set_level_zero_file_num_compaction_trigger(parse(name, value)?)
-            }
-            "level0_slowdown_writes_trigger" => {
-                self.set_level_zero_slowdown_writes_trigger(parse(name, value)?)
-            }
-            "level0_stop_writes_trigger" => self.set_level_zero_stop_writes_trigger(parse(name, value)?),
-            "target_file_size_base" => self.set_target_file_size_base(parse(name, value)?),
-            "target_file_size_multiplier" => self.set_target_file_size_multiplier(parse(name, value)?),
-            "max_bytes_for_level_base" => self.set_max_bytes_for_level_base(parse(name, value)?),
-            "max_bytes_for_level_multiplier" => self.set_max_bytes_for_level_multiplier(parse(name, value)?),
-            "max_compaction_bytes" => self.set_max_compaction_bytes(parse(name, value)?),
-            "disable_auto_compactions" => self.set_disable_auto_compactions(boolean(name, value)?),
-            // The rest of the options Shale builds, as `load_latest` applies them.
-            _ if crate::options_load::apply_named(self, name, value)? => {}
-            _ => return Err(Error::invalid_argument(format!("Unrecognized option: {name}"))),
-        }
-        Ok(())
+        Err(Error::invalid_argument(format!("Unrecognized option: {name}")))
     }
 
     /// A user comparator, as rust-rocksdb's `set_comparator`.

@@ -194,6 +194,9 @@ pub(crate) struct DbInner {
     pub mems_hint: std::sync::atomic::AtomicUsize,
     /// The live WALs' total size against `max_total_wal_size` (`wal_limit.rs`).
     pub wal_total: wal_limit::WalTotal,
+    /// Throttles `WriteOptions::low_pri` writes while compaction is behind (RocksDB's
+    /// `WriteController::low_pri_rate_limiter`, 1 MiB/s).
+    pub low_pri_limiter: crate::rate_limiter::RateLimiter,
     _lock: Box<dyn FileLock>,
 }
 

@@ -511,6 +511,7 @@ pub(super) fn new_inner(
         ts_families: AtomicBool::new(false),
         mems_hint: std::sync::atomic::AtomicUsize::new(0),
         wal_total: super::wal_limit::WalTotal::new(opts),
+        low_pri_limiter: crate::rate_limiter::RateLimiter::new(1 << 20, 100_000, 10, false),
         _lock: lock,
     })
 }
