@@ -580,6 +580,11 @@ pub struct Options {
     /// `set_db_log_dir`: the directory of the info log (empty: the database's own), where it
     /// is named after the database's absolute path (`db/info_log.rs`).
     pub(crate) db_log_dir: std::path::PathBuf,
+    /// `set_log_level`: the info log keeps lines at this level and above (RocksDB's
+    /// `info_log_level`, default INFO).
+    pub(crate) info_log_level: crate::LogLevel,
+    /// `set_info_logger`: the user's logger gets the lines instead of a LOG file.
+    pub(crate) info_logger: Option<Arc<crate::db::info_log::UserLogger>>,
     /// `set_max_subcompactions` (default 1): a compaction from level 0 (or a manual or
     /// universal one) is split into up to this many key ranges compacted in parallel
     /// (`db/subcompaction.rs`).
@@ -719,6 +724,8 @@ impl Default for Options {
             allow_concurrent_memtable_write: true,
             enable_pipelined_write: false,
             db_log_dir: std::path::PathBuf::new(),
+            info_log_level: crate::LogLevel::Info,
+            info_logger: None,
             max_subcompactions: 1,
             compaction_readahead_size: 2 << 20,
             advise_random_on_open: true,

@@ -397,24 +397,30 @@ impl DBPath {
     }
 }
 
-/// A custom info logger, as rust-rocksdb's `InfoLogger` (refused by `set_info_logger`:
-/// Shale writes RocksDB's LOG file).
+/// A custom info logger, as rust-rocksdb's `InfoLogger`: given to `set_info_logger`, it gets
+/// the database's info-log lines instead of a LOG file (`db/info_log.rs`), those at its
+/// level and above.
+#[derive(Clone)]
 pub struct InfoLogger {
-    pub(crate) _private: (),
+    pub(crate) inner: Option<std::sync::Arc<crate::db::info_log::UserLogger>>,
 }
 
 impl InfoLogger {
+    /// RocksDB's stderr logger: each line printed to stderr after `prefix`.
     pub fn new_stderr_logger<S: AsRef<str>>(log_level: LogLevel, prefix: Option<S>) -> Self {
-        let _ = (log_level, prefix.as_ref().map(|p| p.as_ref().len()));
-        InfoLogger { _private: () }
+        let sink = crate::db::info_log::UserSink::Stderr(prefix.map(|p| p.as_ref().to_string()));
+        InfoLogger {
+            inner: Some(std::sync::Arc::new(crate::db::info_log::UserLogger { level: log_level, sink })),
+        }
     }
 
+    /// RocksDB's C-API callback logger: `cb` gets each line's level and text.
     pub fn new_callback_logger<F: Fn(LogLevel, &str) + Sync + Send + 'static>(
         level: LogLevel,
         cb: F,
     ) -> Self {
-        let _ = (level, cb);
-        InfoLogger { _private: () }
+        let sink = crate::db::info_log::UserSink::Callback(Box::new(cb));
+        InfoLogger { inner: Some(std::sync::Arc::new(crate::db::info_log::UserLogger { level, sink })) }
     }
 }
 
@@ -1148,10 +1154,13 @@ impl Options {
         self.db_log_dir = path.as_ref().to_path_buf();
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`matches!(level, LogLevel::Info)`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `info_log_level`.
+    /// RocksDB's `info_log_level` (default INFO): the LOG keeps only lines at this level and
+    /// above, those above INFO with RocksDB's `[WARN] `/`[ERROR] ` prefix (`db/info_log.rs`).
+    /// Shale's lines are at INFO but for background errors (ERROR) and failed deletions
+    /// (WARN), so WARN and above keep only those. A logger given with `set_info_logger`
+    /// filters by its own level instead, as in RocksDB.
     pub fn set_log_level(&mut self, level: LogLevel) {
-        self.accept_only(matches!(level, LogLevel::Info), "info_log_level");
+        self.info_log_level = level;
     }
 
     /// Every `nbytes` written to a table, blob or MANIFEST file, the kernel is asked to
@@ -1751,12 +1760,14 @@ impl Options {
         self.write_dbid_to_manifest
     }
 
+    /// The database's info-log lines go to `logger` instead of a LOG file, as RocksDB's
+    /// `info_log` option.
     pub fn set_info_logger(&mut self, logger: InfoLogger) {
-        let _ = logger;
-        self.unsupported.push("info_logger (a custom logger)");
+        self.info_logger = logger.inner;
     }
 
+    /// The logger given with `set_info_logger` (one that logs nothing when none was).
     pub fn get_info_logger(&self) -> InfoLogger {
-        InfoLogger { _private: () }
+        InfoLogger { inner: self.info_logger.clone() }
     }
 }

@@ -40,7 +40,7 @@ pub(crate) mod dyn_options;
 mod error_handler;
 pub(crate) mod filename;
 mod flush;
-mod info_log;
+pub(crate) mod info_log;
 mod ingest;
 pub(crate) mod internal_stats;
 mod iterator;

@@ -96,10 +96,15 @@ pub(crate) fn open<T: ThreadMode>(
         return Err(Error::invalid_argument(format!("{}: exists (error_if_exists is true)", path.display())));
     }
     check_direct_io(&*fs, &current, opts)?;
-    let info_log = InfoLog::open(&*fs, path, &opts.db_log_dir, opts.keep_log_file_num)?;
+    let info_log = match &opts.info_logger {
+        Some(u) => InfoLog::for_user(u.clone()),
+        None => InfoLog::open(&*fs, path, &opts.db_log_dir, opts.keep_log_file_num)?
+            .with_level(opts.info_log_level),
+    };
     info_log.log(format_args!("Shale version: {}", env!("CARGO_PKG_VERSION")));
     info_log.log(format_args!("DB path: {}", path.display()));
     info_log.log(format_args!("Fast CRC32 supported: {}", fast_crc32_supported()));
+    super::info_log::log_db_options(&info_log, opts);
 
     let recovered = manifest::recover(&*fs, path)?;
     // Which families the caller opens, with which options.
@@ -975,7 +980,7 @@ pub(crate) fn close(inner: &Arc<DbInner>) {
     // Writes made without the WAL exist only in memtables: flush them, as RocksDB does.
     if inner.unpersisted.load(Ordering::Acquire) {
         if let Err(e) = inner.flush_memtables(true, None) {
-            inner.info_log.log(format_args!("[ERROR] flush at close failed: {e}"));
+            inner.info_log.log_at(crate::LogLevel::Error, format_args!("flush at close failed: {e}"));
         }
     }
     inner.run_queued_trivial_moves_at_close();
