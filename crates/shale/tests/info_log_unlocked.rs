@@ -163,7 +163,11 @@ fn log_lines_are_written_without_the_db_mutex() {
         db.put(b"old", format!("overwritten {round}").repeat(20)).unwrap();
     }
     db.flush().unwrap();
-    assert!(log_text(&dir).contains("Flushed memtable"), "the flush's lines are in the LOG when it returns");
+    assert!(
+        log_text(&dir).contains("Flushed memtable"),
+        "the flush's lines are in the LOG when it returns: {}",
+        log_text(&dir)
+    );
 
     for i in 0..500u32 {
         db.put(format!("k{i:04}"), b"v").unwrap();

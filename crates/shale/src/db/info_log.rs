@@ -83,6 +83,9 @@ pub(crate) struct InfoLog {
     level: LogLevel,
     /// The user's logger (`set_info_logger`), which gets the lines instead of a LOG file.
     user: Option<Arc<UserLogger>>,
+    /// A LOG file was opened (fixed at creation; read without the file's lock, which a
+    /// writer may hold for a while).
+    has_file: bool,
     /// RocksDB's `DBImpl::next_job_id_`: the ids of flushes, compactions, purges and the
     /// recovery. Kept here because recovery runs before the database's shared state exists.
     next_job_id: AtomicI32,
@@ -239,6 +242,7 @@ impl InfoLog {
 
     fn with_file(file: Option<Box<dyn WritableFile>>) -> InfoLog {
         InfoLog {
+            has_file: file.is_some(),
             file: Mutex::new(file),
             buffered: Mutex::new(Vec::new()),
             level: LogLevel::Info,
@@ -290,7 +294,8 @@ impl InfoLog {
     /// when this returns every line buffered before it was called is written (by this call
     /// or by the one that held the file).
     fn write_lines(&self, line: Option<Line>) {
-        if line.is_none() && !self.has_buffered() {
+        if line.is_none() && !self.has_buffered() && self.file.try_lock().is_ok() {
+            // Nothing buffered and no writer busy: nothing of ours can be on its way.
             return;
         }
         if let Ok(mut f) = self.file.lock() {
@@ -345,7 +350,7 @@ impl InfoLog {
 
     /// Whether lines go anywhere: a file (not a read-only open's `none`) or a user's logger.
     pub fn enabled(&self) -> bool {
-        self.user.is_some() || self.file.lock().map(|f| f.is_some()).unwrap_or(false)
+        self.user.is_some() || self.has_file
     }
 
     /// Whether buffered lines wait.
