@@ -26,6 +26,20 @@ pub enum DBCompressionType {
     Zstd,
 }
 
+/// RocksDB 11.8's `GetDefaultCompressionType`: LZ4 when built in, else Snappy when built in,
+/// else none. The codecs "built in" are the crate's features, as rust-rocksdb's build of
+/// RocksDB has them (`rocksdb = { default-features = false, features = ["snappy"] }` makes a
+/// Snappy default, as kvdb-rocksdb relies on).
+fn default_compression() -> DBCompressionType {
+    if cfg!(feature = "lz4") {
+        DBCompressionType::Lz4
+    } else if cfg!(feature = "snappy") {
+        DBCompressionType::Snappy
+    } else {
+        DBCompressionType::None
+    }
+}
+
 impl DBCompressionType {
     pub(crate) fn to_table(self) -> CompressionType {
         match self {
@@ -681,7 +695,7 @@ impl Default for Options {
             fifo_max_table_files_size: 1 << 30,
             fifo_allow_compaction: false,
             universal: crate::compaction::universal::UniversalSettings::default(),
-            compression: DBCompressionType::Lz4, // RocksDB 11.8.0+: LZ4 when built in (GetDefaultCompressionType)
+            compression: default_compression(),
             compression_opts: Default::default(),
             table: BlockBasedOptions::default(),
             table_format: crate::table::TableFormat::BlockBased,
