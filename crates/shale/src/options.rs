@@ -26,6 +26,20 @@ pub enum DBCompressionType {
     Zstd,
 }
 
+/// RocksDB 11.8's `GetDefaultCompressionType`: LZ4 when built in, else Snappy when built in,
+/// else none. The codecs "built in" are the crate's features, as rust-rocksdb's build of
+/// RocksDB has them (`rocksdb = { default-features = false, features = ["snappy"] }` makes a
+/// Snappy default, as kvdb-rocksdb relies on).
+fn default_compression() -> DBCompressionType {
+    if cfg!(feature = "lz4") {
+        DBCompressionType::Lz4
+    } else if cfg!(feature = "snappy") {
+        DBCompressionType::Snappy
+    } else {
+        DBCompressionType::None
+    }
+}
+
 impl DBCompressionType {
     pub(crate) fn to_table(self) -> CompressionType {
         match self {
@@ -569,6 +583,16 @@ pub struct Options {
     /// `set_wal_bytes_per_sync`: the WAL's write-back is started every that many bytes, as
     /// RocksDB's `WritableFileWriter` (`wal/writer.rs`); 0: never.
     pub(crate) wal_bytes_per_sync: u64,
+    /// `set_bytes_per_sync`: write-back of table, blob and MANIFEST files is started every
+    /// that many bytes (`db/buffered_fs.rs`); 0: never (1 MiB with a rate limiter, as
+    /// RocksDB's SanitizeOptions).
+    pub(crate) bytes_per_sync: u64,
+    /// `set_max_total_wal_size` (`db/wal_limit.rs`); 0: four times the memtable memory.
+    pub(crate) max_total_wal_size: u64,
+    /// `set_use_direct_reads`, `set_allow_mmap_reads`: how table and blob files are read
+    /// (`db/buffered_fs.rs`).
+    pub(crate) use_direct_reads: bool,
+    pub(crate) allow_mmap_reads: bool,
     /// `set_writable_file_max_buffer_size`: the most bytes a file the database writes holds
     /// before its appends go to the file (`db/buffered_fs.rs`); RocksDB's default 1 MiB.
     pub(crate) writable_file_max_buffer_size: u64,
@@ -586,6 +610,11 @@ pub struct Options {
     /// `set_db_log_dir`: the directory of the info log (empty: the database's own), where it
     /// is named after the database's absolute path (`db/info_log.rs`).
     pub(crate) db_log_dir: std::path::PathBuf,
+    /// `set_log_level`: the info log keeps lines at this level and above (RocksDB's
+    /// `info_log_level`, default INFO).
+    pub(crate) info_log_level: crate::LogLevel,
+    /// `set_info_logger`: the user's logger gets the lines instead of a LOG file.
+    pub(crate) info_logger: Option<Arc<crate::db::info_log::UserLogger>>,
     /// `set_max_subcompactions` (default 1): a compaction from level 0 (or a manual or
     /// universal one) is split into up to this many key ranges compacted in parallel
     /// (`db/subcompaction.rs`).
@@ -682,7 +711,7 @@ impl Default for Options {
             fifo_max_table_files_size: 1 << 30,
             fifo_allow_compaction: false,
             universal: crate::compaction::universal::UniversalSettings::default(),
-            compression: DBCompressionType::Lz4, // RocksDB 11.8.0+: LZ4 when built in (GetDefaultCompressionType)
+            compression: default_compression(),
             compression_opts: Default::default(),
             compression_per_level: Vec::new(),
             bottommost_compression: None,
@@ -723,12 +752,18 @@ impl Default for Options {
             table_ids: None,
             experimental_mempurge_threshold: 0.0,
             wal_bytes_per_sync: 0,
+            bytes_per_sync: 0,
+            max_total_wal_size: 0,
+            use_direct_reads: false,
+            allow_mmap_reads: false,
             writable_file_max_buffer_size: 1024 * 1024,
             dump_malloc_stats: false,
             unordered_write: false,
             allow_concurrent_memtable_write: true,
             enable_pipelined_write: false,
             db_log_dir: std::path::PathBuf::new(),
+            info_log_level: crate::LogLevel::Info,
+            info_logger: None,
             max_subcompactions: 1,
             compaction_readahead_size: 2 << 20,
             advise_random_on_open: true,
@@ -1007,6 +1042,16 @@ impl Options {
         self.table_format = crate::table::TableFormat::BlockBased;
     }
 
+    /// `bytes_per_sync` as RocksDB's SanitizeOptions leaves it: 1 MiB when unset and the
+    /// database has a rate limiter.
+    pub(crate) fn sanitized_bytes_per_sync(&self) -> u64 {
+        if self.bytes_per_sync == 0 && self.rate_limiter.is_some() {
+            1024 * 1024
+        } else {
+            self.bytes_per_sync
+        }
+    }
+
     /// As RocksDB 11.8.1's `ColumnFamilyOptions::OptimizeLevelStyleCompaction`: a quarter of
     /// the budget per memtable, two memtables merged per flush, up to six, level 0 compacted
     /// at two files, level 1 as large as the budget, the level style, and
@@ -1086,6 +1131,12 @@ impl Options {
         }
         if let Some(name) = self.unsupported.first().or(self.table.unsupported.first()) {
             return Err(Error::not_supported(format!("option {name} is not supported by Shale")));
+        }
+        // RocksDB's ValidateOptions.
+        if self.allow_mmap_reads && self.use_direct_reads {
+            return Err(Error::not_supported(
+                "If memory mapped reads (allow_mmap_reads) are enabled then direct I/O reads (use_direct_reads) must be disabled. ",
+            ));
         }
         // Coupled filter partitions follow the index cuts; with a compression dictionary
         // RocksDB replays the held-back blocks' keys between them, which Shale does not.

@@ -397,24 +397,30 @@ impl DBPath {
     }
 }
 
-/// A custom info logger, as rust-rocksdb's `InfoLogger` (refused by `set_info_logger`:
-/// Shale writes RocksDB's LOG file).
+/// A custom info logger, as rust-rocksdb's `InfoLogger`: given to `set_info_logger`, it gets
+/// the database's info-log lines instead of a LOG file (`db/info_log.rs`), those at its
+/// level and above.
+#[derive(Clone)]
 pub struct InfoLogger {
-    pub(crate) _private: (),
+    pub(crate) inner: Option<std::sync::Arc<crate::db::info_log::UserLogger>>,
 }
 
 impl InfoLogger {
+    /// RocksDB's stderr logger: each line printed to stderr after `prefix`.
     pub fn new_stderr_logger<S: AsRef<str>>(log_level: LogLevel, prefix: Option<S>) -> Self {
-        let _ = (log_level, prefix.as_ref().map(|p| p.as_ref().len()));
-        InfoLogger { _private: () }
+        let sink = crate::db::info_log::UserSink::Stderr(prefix.map(|p| p.as_ref().to_string()));
+        InfoLogger {
+            inner: Some(std::sync::Arc::new(crate::db::info_log::UserLogger { level: log_level, sink })),
+        }
     }
 
+    /// RocksDB's C-API callback logger: `cb` gets each line's level and text.
     pub fn new_callback_logger<F: Fn(LogLevel, &str) + Sync + Send + 'static>(
         level: LogLevel,
         cb: F,
     ) -> Self {
-        let _ = (level, cb);
-        InfoLogger { _private: () }
+        let sink = crate::db::info_log::UserSink::Callback(Box::new(cb));
+        InfoLogger { inner: Some(std::sync::Arc::new(crate::db::info_log::UserLogger { level, sink })) }
     }
 }
 
@@ -1160,16 +1166,23 @@ impl Options {
         self.db_log_dir = path.as_ref().to_path_buf();
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`matches!(level, LogLevel::Info)`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `info_log_level`.
+    /// RocksDB's `info_log_level` (default INFO): the LOG keeps only lines at this level and
+    /// above, those above INFO with RocksDB's `[WARN] `/`[ERROR] ` prefix (`db/info_log.rs`).
+    /// Shale's lines are at INFO but for background errors (ERROR) and failed deletions
+    /// (WARN), so WARN and above keep only those. A logger given with `set_info_logger`
+    /// filters by its own level instead, as in RocksDB.
     pub fn set_log_level(&mut self, level: LogLevel) {
-        self.accept_only(matches!(level, LogLevel::Info), "info_log_level");
+        self.info_log_level = level;
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`nbytes == 0`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `bytes_per_sync`.
+    /// Every `nbytes` written to a table, blob or MANIFEST file, the kernel is asked to
+    /// start writing them back (`sync_file_range(SYNC_FILE_RANGE_WRITE)`, RocksDB's
+    /// `RangeSync`), sparing the last MiB written, as RocksDB's `WritableFileWriter`
+    /// (`db/buffered_fs.rs`). Smooths the I/O of flushes and compactions; no durability
+    /// promise by itself. 0 (the default): never, or every 1 MiB when the database has a
+    /// rate limiter (RocksDB's SanitizeOptions).
     pub fn set_bytes_per_sync(&mut self, nbytes: u64) {
-        self.accept_only(nbytes == 0, "bytes_per_sync");
+        self.bytes_per_sync = nbytes;
     }
 
     /// Every `nbytes` written to the WAL, the kernel is asked to start writing them back
@@ -1210,10 +1223,13 @@ impl Options {
         self.max_sequential_skip_in_iterations = num;
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`!enabled`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `use_direct_reads`.
+    /// Table and blob files are read with O_DIRECT, bypassing the page cache, in aligned
+    /// blocks (`shale_base::fs::ReadFileOptions`, `db/buffered_fs.rs`), as RocksDB's
+    /// `use_direct_reads` (default false). A file system without direct I/O fails the open
+    /// with RocksDB's InvalidArgument "Direct I/O is not supported by the specified DB.";
+    /// with `allow_mmap_reads` too, RocksDB's NotSupported.
     pub fn set_use_direct_reads(&mut self, enabled: bool) {
-        self.accept_only(!enabled, "use_direct_reads");
+        self.use_direct_reads = enabled;
     }
 
     /// Shale behaves as RocksDB with this option at its default (`!enabled`); any other
@@ -1452,10 +1468,13 @@ impl Options {
         self.report_bg_io_stats = enable;
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`size == 0`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `max_total_wal_size`.
+    /// When the live WALs together grow past `size` bytes, the column families whose
+    /// unflushed data holds the oldest WAL are flushed, so it can be deleted (RocksDB's
+    /// `SwitchWAL`; `db/wal_limit.rs`). Acts only with more than one column family, as in
+    /// RocksDB. 0 (the default): four times the memtable memory of all families
+    /// (`write_buffer_size * max_write_buffer_number` summed).
     pub fn set_max_total_wal_size(&mut self, size: u64) {
-        self.accept_only(size == 0, "max_total_wal_size");
+        self.max_total_wal_size = size;
     }
 
     /// Makes a statistics object (RocksDB's `CreateDBStatistics`) that every database opened
@@ -1559,10 +1578,10 @@ impl Options {
         self.accept_only(!is_enabled, "allow_mmap_writes");
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`!is_enabled`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `allow_mmap_reads`.
+    /// Table and blob files are read through a read-only mapping of the whole file, as
+    /// RocksDB's `allow_mmap_reads` (default false; `shale_base::fs::ReadFileOptions`).
     pub fn set_allow_mmap_reads(&mut self, is_enabled: bool) {
-        self.accept_only(!is_enabled, "allow_mmap_reads");
+        self.allow_mmap_reads = is_enabled;
     }
 
     /// As RocksDB's `manual_wal_flush`: writes without sync leave their WAL records in the
@@ -1773,12 +1792,14 @@ impl Options {
         self.write_dbid_to_manifest
     }
 
+    /// The database's info-log lines go to `logger` instead of a LOG file, as RocksDB's
+    /// `info_log` option.
     pub fn set_info_logger(&mut self, logger: InfoLogger) {
-        let _ = logger;
-        self.unsupported.push("info_logger (a custom logger)");
+        self.info_logger = logger.inner;
     }
 
+    /// The logger given with `set_info_logger` (one that logs nothing when none was).
     pub fn get_info_logger(&self) -> InfoLogger {
-        InfoLogger { _private: () }
+        InfoLogger { inner: self.info_logger.clone() }
     }
 }

@@ -545,7 +545,7 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Db,
         Int,
         Yes,
-        None,
+        Some(|o| o.sanitized_bytes_per_sync().to_string()),
         Some(|o, n, v| {
             o.set_bytes_per_sync(number(n, v)?);
             Ok(true)
@@ -666,7 +666,7 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Db,
         Int,
         Yes,
-        None,
+        Some(|o| o.max_total_wal_size.to_string()),
         Some(|o, n, v| {
             o.set_max_total_wal_size(number(n, v)?);
             Ok(true)
@@ -688,7 +688,7 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Db,
         Bool,
         No,
-        None,
+        Some(|o| o.use_direct_reads.to_string()),
         Some(|o, n, v| {
             o.set_use_direct_reads(boolean(n, v)?);
             Ok(true)
@@ -820,7 +820,7 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Db,
         Bool,
         No,
-        None,
+        Some(|o| o.allow_mmap_reads.to_string()),
         Some(|o, n, v| {
             o.set_allow_mmap_reads(boolean(n, v)?);
             Ok(true)
@@ -897,7 +897,7 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Db,
         Enum,
         No,
-        None,
+        Some(|o| enum_names::name_of(enum_names::INFO_LOG_LEVEL, o.info_log_level).to_string()),
         Some(|o, n, v| {
             o.set_log_level(parse_enum(enum_names::INFO_LOG_LEVEL, n, v)?);
             Ok(true)

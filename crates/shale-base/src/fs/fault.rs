@@ -44,10 +44,12 @@ pub enum OpKind {
     Read,
     /// `remove_file` and `remove_dir`.
     Remove,
+    /// `WritableFile::range_sync` (write-back asked for: `bytes_per_sync`, `wal_bytes_per_sync`).
+    RangeSync,
 }
 
 impl OpKind {
-    pub const ALL: [OpKind; 7] = [
+    pub const ALL: [OpKind; 8] = [
         OpKind::Write,
         OpKind::Sync,
         OpKind::DirSync,
@@ -55,6 +57,7 @@ impl OpKind {
         OpKind::Create,
         OpKind::Read,
         OpKind::Remove,
+        OpKind::RangeSync,
     ];
 
     fn index(self) -> usize {
@@ -102,7 +105,7 @@ struct Control {
 
 struct Shared {
     base: FileSystemRef,
-    counters: [AtomicU64; 7],
+    counters: [AtomicU64; 8],
     epoch: AtomicU64,
     ctl: Mutex<Control>,
 }
@@ -364,7 +367,7 @@ impl WritableFile for FaultWritableFile {
 
     /// Write-back of a range makes nothing durable here: unsynced bytes stay lost at a crash.
     fn range_sync(&mut self, offset: u64, len: u64) -> Result<()> {
-        self.h.check(None)?;
+        self.h.check(Some(OpKind::RangeSync))?;
         self.inner.range_sync(offset, len)
     }
 }
@@ -432,6 +435,16 @@ impl FileSystem for FaultInjectionFs {
     fn new_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
         self.shared.check(OpKind::Read, path)?;
         let inner = self.shared.base.new_random_access_file(path)?;
+        Ok(Arc::new(FaultRandomAccessFile { h: Handle::new(&self.shared, path), inner }))
+    }
+
+    fn new_random_access_file_with(
+        &self,
+        path: &Path,
+        o: super::ReadFileOptions,
+    ) -> Result<Arc<dyn RandomAccessFile>> {
+        self.shared.check(OpKind::Read, path)?;
+        let inner = self.shared.base.new_random_access_file_with(path, o)?;
         Ok(Arc::new(FaultRandomAccessFile { h: Handle::new(&self.shared, path), inner }))
     }
 

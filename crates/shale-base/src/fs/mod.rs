@@ -5,6 +5,7 @@
 //! - data appended to a [`WritableFile`] is durable only after `sync` returns Ok;
 //! - a created, renamed or removed name is durable only after `sync_dir` of its directory.
 
+mod direct_io;
 mod fault;
 mod mem;
 mod posix;
@@ -77,6 +78,16 @@ pub trait WritableFile: Send {
     }
 }
 
+/// How a file is opened for reads at offsets: RocksDB's `FileOptions::use_direct_reads`
+/// (O_DIRECT: the page cache is bypassed; reads are made in aligned blocks) and
+/// `use_mmap_reads` (the file is mapped and read from the mapping). Direct reads are not
+/// made when mmap reads are asked for, as in RocksDB's PosixFileSystem.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReadFileOptions {
+    pub direct: bool,
+    pub mmap: bool,
+}
+
 /// A file read at offsets, shared by readers.
 pub trait RandomAccessFile: Send + Sync {
     /// Reads up to `buf.len()` bytes at `offset`; returns how many were read (fewer only at
@@ -118,6 +129,22 @@ pub trait FileSystem: Send + Sync {
         self.new_writable_file(path)
     }
     fn new_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>>;
+    /// Opens `path` for reads at offsets as `o` says. The default, for a file system without
+    /// direct I/O (in memory): direct reads are NotSupported, as RocksDB's MockFileSystem
+    /// says; mmap reads are plain reads (its files are memory already).
+    fn new_random_access_file_with(
+        &self,
+        path: &Path,
+        o: ReadFileOptions,
+    ) -> Result<Arc<dyn RandomAccessFile>> {
+        if o.direct && !o.mmap {
+            return Err(crate::error::Error::not_supported(format!(
+                "Direct I/O Not Supported: {}",
+                path.display()
+            )));
+        }
+        self.new_random_access_file(path)
+    }
     fn new_sequential_file(&self, path: &Path) -> Result<Box<dyn SequentialFile>>;
     fn file_exists(&self, path: &Path) -> bool;
     /// Names (not paths) of the entries of `dir`.

@@ -69,6 +69,13 @@ impl FileSystem for PosixFsyncFileSystem {
     fn new_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
         PosixFileSystem.new_random_access_file(path)
     }
+    fn new_random_access_file_with(
+        &self,
+        path: &Path,
+        o: super::ReadFileOptions,
+    ) -> Result<Arc<dyn RandomAccessFile>> {
+        PosixFileSystem.new_random_access_file_with(path, o)
+    }
     fn new_sequential_file(&self, path: &Path) -> Result<Box<dyn SequentialFile>> {
         PosixFileSystem.new_sequential_file(path)
     }
@@ -339,6 +346,24 @@ impl FileSystem for PosixFileSystem {
     fn new_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
         let file = File::open(path).map_err(|e| Error::io(ctx("open a file for random read", path), e))?;
         Ok(Arc::new(PosixRandomAccessFile { file, path: path.to_path_buf() }))
+    }
+
+    /// As RocksDB's `PosixFileSystem::NewRandomAccessFile`: mmap reads map the whole file
+    /// (`direct_io::MmapFile`); otherwise direct reads open it with O_DIRECT, which a file
+    /// system without direct I/O (tmpfs) refuses at open with EINVAL, an IO error "While
+    /// open a file for random read".
+    fn new_random_access_file_with(
+        &self,
+        path: &Path,
+        o: super::ReadFileOptions,
+    ) -> Result<Arc<dyn RandomAccessFile>> {
+        if o.mmap {
+            return Ok(Arc::new(super::direct_io::MmapFile::open(path)?));
+        }
+        if o.direct {
+            return Ok(Arc::new(super::direct_io::DirectReadFile::open(path)?));
+        }
+        self.new_random_access_file(path)
     }
 
     fn new_sequential_file(&self, path: &Path) -> Result<Box<dyn SequentialFile>> {

@@ -295,6 +295,29 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = false, num_args = 0..=1, require_equals = true,
           default_missing_value = "true", value_parser = parse_bool)]
     pub sync: bool,
+    /// Table reads bypass the page cache (O_DIRECT), as RocksDB's `use_direct_reads`.
+    #[arg(long, default_value_t = false, num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", value_parser = parse_bool)]
+    pub use_direct_reads: bool,
+    /// Flushes and compactions write (and compactions read) with O_DIRECT.
+    #[arg(long, default_value_t = false, num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", value_parser = parse_bool)]
+    pub use_direct_io_for_flush_and_compaction: bool,
+    /// Tables are read through mmap (`allow_mmap_reads`).
+    #[arg(long, default_value_t = false, num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", value_parser = parse_bool)]
+    pub mmap_read: bool,
+    /// Files are written through mmap (`allow_mmap_writes`).
+    #[arg(long, default_value_t = false, num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", value_parser = parse_bool)]
+    pub mmap_write: bool,
+    /// Write-back of table files is asked for every that many bytes (0: never).
+    #[arg(long, default_value_t = 0)]
+    pub bytes_per_sync: u64,
+    /// The live WALs' size past which the families holding the oldest are flushed (0:
+    /// four times the memtable memory).
+    #[arg(long, default_value_t = 0)]
+    pub max_total_wal_size: u64,
     /// Seconds for the random-ops tests to run; 0: --num/--reads decide.
     #[arg(long, default_value_t = 0)]
     pub duration: i32,
@@ -469,6 +492,12 @@ mod tests {
             ("value_size", a.value_size.to_string()),
             ("threads", a.threads.to_string()),
             ("use_existing_db", a.use_existing_db.to_string()),
+            ("use_direct_reads", a.use_direct_reads.to_string()),
+            ("use_direct_io_for_flush_and_compaction", a.use_direct_io_for_flush_and_compaction.to_string()),
+            ("mmap_read", a.mmap_read.to_string()),
+            ("mmap_write", a.mmap_write.to_string()),
+            ("bytes_per_sync", a.bytes_per_sync.to_string()),
+            ("max_total_wal_size", a.max_total_wal_size.to_string()),
             ("compression_type", format!("\"{}\"", a.compression_type)),
             ("cache_size", a.cache_size.to_string()),
             ("cache_type", format!("\"{}\"", a.cache_type)),
@@ -651,8 +680,22 @@ mod tests {
         let e = parse(&["--num=5", "--no_such_flag=1"]).expect_err("rejected").to_string();
         assert!(e.contains("--no_such_flag"), "{e}");
         // A db_bench flag Shale does not support is rejected too, by name.
-        let e = parse(&["--use_direct_reads=1"]).expect_err("rejected").to_string();
-        assert!(e.contains("--use_direct_reads"), "{e}");
+        let e = parse(&["--use_plain_table=1"]).expect_err("rejected").to_string();
+        assert!(e.contains("--use_plain_table"), "{e}");
+        // The I/O flags are db_bench's.
+        let a = parse(&[
+            "--use_direct_reads=1",
+            "--use_direct_io_for_flush_and_compaction=true",
+            "--mmap_read=0",
+            "--mmap_write=false",
+            "--bytes_per_sync=1048576",
+            "--max_total_wal_size=4096",
+        ])
+        .unwrap();
+        assert!(
+            a.use_direct_reads && a.use_direct_io_for_flush_and_compaction && !a.mmap_read && !a.mmap_write
+        );
+        assert_eq!((a.bytes_per_sync, a.max_total_wal_size), (1 << 20, 4096));
         let a = parse(&["--benchmarks=fillseq,mixgraph"]).unwrap();
         assert_eq!(a.benchmark_list().unwrap_err(), "unknown benchmark 'mixgraph'");
         let a = parse(&["--compression_type=lzma"]).unwrap();

@@ -72,6 +72,13 @@ pub fn options(a: &BenchArgs) -> Result<Options, String> {
     o.set_db_write_buffer_size(a.db_write_buffer_size as usize);
     o.set_max_compaction_bytes(a.max_compaction_bytes);
     o.set_use_fsync(a.use_fsync);
+    // db_bench's I/O flags, as its InitializeOptionsFromFlags sets them.
+    o.set_use_direct_reads(a.use_direct_reads);
+    o.set_use_direct_io_for_flush_and_compaction(a.use_direct_io_for_flush_and_compaction);
+    o.set_allow_mmap_reads(a.mmap_read);
+    o.set_allow_mmap_writes(a.mmap_write);
+    o.set_bytes_per_sync(a.bytes_per_sync);
+    o.set_max_total_wal_size(a.max_total_wal_size);
     o.set_target_file_size_base(a.target_file_size_base.max(0) as u64);
     o.set_max_bytes_for_level_base(a.max_bytes_for_level_base);
     o.set_level_compaction_dynamic_level_bytes(a.level_compaction_dynamic_level_bytes);

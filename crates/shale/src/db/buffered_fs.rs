@@ -2,38 +2,136 @@
 //! file the database creates through it (table, blob, WAL, MANIFEST, OPTIONS files and the
 //! info LOG) buffers at most that many bytes before its appends go to the file, as RocksDB's
 //! `WritableFileWriter` with the option. Everything else is the wrapped file system's.
+//!
+//! With `bytes_per_sync` (RocksDB's DBOptions field, default 0: off), the table (`.sst`), blob
+//! (`.blob`) and MANIFEST files it creates ask the file system to start writing back their
+//! data as they grow, as RocksDB's `WritableFileWriter::Flush` does for every file opened
+//! with `FileOptions::bytes_per_sync`: once the bytes more than 1 MiB behind the end
+//! (rounded down to 4 KiB) are `bytes_per_sync` past where the last request ended, one
+//! `range_sync` (Linux: `sync_file_range(SYNC_FILE_RANGE_WRITE)`) covers them. WALs have
+//! their own `wal_bytes_per_sync` (`wal/writer.rs`). No durability promise: only `sync` is.
+//!
+//! With `use_direct_reads` or `allow_mmap_reads`, table and blob files are opened for reads
+//! with O_DIRECT or through a mapping (`shale_base::fs::ReadFileOptions`).
 
 use std::path::Path;
 use std::sync::Arc;
 
 use crate::error::Result;
-use crate::fs::{FileLock, FileSystem, FileSystemRef, RandomAccessFile, SequentialFile, WritableFile};
+use crate::fs::{
+    FileLock, FileSystem, FileSystemRef, RandomAccessFile, ReadFileOptions, SequentialFile, WritableFile,
+};
 
 pub(crate) struct BufferedWritesFs {
     inner: FileSystemRef,
     max_buffer_size: usize,
+    bytes_per_sync: u64,
+    /// How table and blob files are opened for reads (`use_direct_reads`, `allow_mmap_reads`).
+    table_reads: ReadFileOptions,
 }
 
 impl BufferedWritesFs {
-    pub(crate) fn wrap(inner: FileSystemRef, max_buffer_size: u64) -> FileSystemRef {
+    pub(crate) fn wrap(
+        inner: FileSystemRef,
+        max_buffer_size: u64,
+        bytes_per_sync: u64,
+        table_reads: ReadFileOptions,
+    ) -> FileSystemRef {
         let max_buffer_size = usize::try_from(max_buffer_size).unwrap_or(usize::MAX);
-        Arc::new(BufferedWritesFs { inner, max_buffer_size })
+        Arc::new(BufferedWritesFs { inner, max_buffer_size, bytes_per_sync, table_reads })
+    }
+
+    /// The file wrapped for `bytes_per_sync` when it is a table, blob or MANIFEST file.
+    fn with_write_back(&self, path: &Path, file: Box<dyn WritableFile>) -> Box<dyn WritableFile> {
+        let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+        let wanted = name.ends_with(".sst") || name.ends_with(".blob") || name.starts_with("MANIFEST-");
+        if self.bytes_per_sync == 0 || !wanted {
+            return file;
+        }
+        Box::new(WriteBackFile { inner: file, bytes_per_sync: self.bytes_per_sync, range_synced: 0 })
+    }
+}
+
+/// RocksDB's `WritableFileWriter` leaves the last MiB out of a range sync (pages likely
+/// written again soon) and aligns the end of the range down to 4 KiB.
+const NOT_SYNCED_TAIL: u64 = 1 << 20;
+const RANGE_SYNC_ALIGN: u64 = 4 << 10;
+
+/// A writable file that asks for write-back every `bytes_per_sync` bytes.
+struct WriteBackFile {
+    inner: Box<dyn WritableFile>,
+    bytes_per_sync: u64,
+    /// The end of the range last asked for.
+    range_synced: u64,
+}
+
+impl WriteBackFile {
+    fn maybe_range_sync(&mut self) -> Result<()> {
+        let size = self.inner.size();
+        if size <= NOT_SYNCED_TAIL {
+            return Ok(());
+        }
+        let mut to = size - NOT_SYNCED_TAIL;
+        to -= to % RANGE_SYNC_ALIGN;
+        if to > self.range_synced && to - self.range_synced >= self.bytes_per_sync {
+            let from = self.range_synced;
+            self.range_synced = to;
+            self.inner.range_sync(from, to - from)?;
+        }
+        Ok(())
+    }
+}
+
+impl WritableFile for WriteBackFile {
+    fn append(&mut self, data: &[u8]) -> Result<()> {
+        self.inner.append(data)?;
+        self.maybe_range_sync()
+    }
+    fn flush(&mut self) -> Result<()> {
+        self.inner.flush()?;
+        self.maybe_range_sync()
+    }
+    fn sync(&mut self) -> Result<()> {
+        self.inner.sync()
+    }
+    fn size(&self) -> u64 {
+        self.inner.size()
+    }
+    fn range_sync(&mut self, offset: u64, len: u64) -> Result<()> {
+        self.inner.range_sync(offset, len)
     }
 }
 
 impl FileSystem for BufferedWritesFs {
     fn new_writable_file(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
-        self.inner.new_writable_file_with_buffer(path, self.max_buffer_size)
+        let f = self.inner.new_writable_file_with_buffer(path, self.max_buffer_size)?;
+        Ok(self.with_write_back(path, f))
     }
     fn new_writable_file_with_buffer(
         &self,
         path: &Path,
         max_buffer_size: usize,
     ) -> Result<Box<dyn WritableFile>> {
-        self.inner.new_writable_file_with_buffer(path, max_buffer_size)
+        let f = self.inner.new_writable_file_with_buffer(path, max_buffer_size)?;
+        Ok(self.with_write_back(path, f))
     }
+    /// Table and blob files as `use_direct_reads` / `allow_mmap_reads` say (RocksDB's
+    /// `FileOptions` of table readers and blob readers); other files read plainly.
     fn new_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
+        let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+        if self.table_reads != ReadFileOptions::default()
+            && (name.ends_with(".sst") || name.ends_with(".blob"))
+        {
+            return self.inner.new_random_access_file_with(path, self.table_reads);
+        }
         self.inner.new_random_access_file(path)
+    }
+    fn new_random_access_file_with(
+        &self,
+        path: &Path,
+        o: ReadFileOptions,
+    ) -> Result<Arc<dyn RandomAccessFile>> {
+        self.inner.new_random_access_file_with(path, o)
     }
     fn new_sequential_file(&self, path: &Path) -> Result<Box<dyn SequentialFile>> {
         self.inner.new_sequential_file(path)

@@ -431,6 +431,7 @@ pub(crate) fn create_cfs(inner: &Arc<DbInner>, new: &[(String, Options)]) -> Res
                 st.max_column_family = id;
                 created.push(handle);
             }
+            inner.wal_total.refresh(&inner.opts, st);
         })?;
         Ok(created)
     })?;

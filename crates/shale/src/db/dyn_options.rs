@@ -247,6 +247,12 @@ pub(crate) fn log_cf_options(
         if let Some(v) = crate::options_table::log_value(o, entry) {
             log.log(format_args!("{:>40}: {v}", format!("Options.{entry}")));
         }
+        if *entry == "max_write_buffer_number" {
+            // RocksDB's ColumnFamilyOptions::Dump: the codec by CompressionTypeToString's
+            // name, then the bottommost one ("Disabled": none set, Shale's only state).
+            log.log(format_args!("{:>40}: {}", "Options.compression", o.compression.to_table().name()));
+            log.log(format_args!("{:>40}: Disabled", "Options.bottommost_compression"));
+        }
     }
     // RocksDB prints each factory's ToString() followed by ';'.
     let collectors: String = o.deletion_collectors.iter().map(|f| f.description() + ";").collect();

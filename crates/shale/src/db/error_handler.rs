@@ -251,11 +251,14 @@ impl DbInner {
         }
         let stored = st.errors.set(e.clone(), severity, &self.opts);
         // Under the DB mutex: buffered, written by the next purge or LOG line.
-        self.info_log.buffer_line(format_args!(
-            "[ERROR] {} failed: {e} (severity {severity:?}{})",
-            reason.name(),
-            if stored { "" } else { ", a worse or equal error is already set" }
-        ));
+        self.info_log.buffer_line_at(
+            crate::LogLevel::Error,
+            format_args!(
+                "{} failed: {e} (severity {severity:?}{})",
+                reason.name(),
+                if stored { "" } else { ", a worse or equal error is already set" }
+            ),
+        );
         self.update_write_attention(st);
         self.done_cv.notify_all();
         self.work_cv.notify_all();

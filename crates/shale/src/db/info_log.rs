@@ -73,21 +73,90 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Mutex;
 
+use std::sync::Arc;
+
 use super::filename::{self, FileType};
 use crate::error::Result;
 use crate::fs::{FileSystem, WritableFile};
+use crate::LogLevel;
 
 pub(crate) struct InfoLog {
     file: Mutex<Option<Box<dyn WritableFile>>>,
-    /// Whether `file` is a file (fixed at creation): read without locking `file`, which a
-    /// writer holds across its appends, so that buffering a line under the DB mutex never
-    /// waits for LOG I/O.
-    enabled: bool,
     /// Lines made under the DB mutex, waiting to be written without it.
-    buffered: Mutex<Vec<String>>,
+    buffered: Mutex<Vec<Line>>,
+    /// `info_log_level`: lines below it are dropped (RocksDB's `Logger::Logv` check).
+    level: LogLevel,
+    /// The user's logger (`set_info_logger`), which gets the lines instead of a LOG file.
+    user: Option<Arc<UserLogger>>,
+    /// A LOG file was opened (fixed at creation; read without the file's lock, which a
+    /// writer may hold for a while).
+    has_file: bool,
     /// RocksDB's `DBImpl::next_job_id_`: the ids of flushes, compactions, purges and the
     /// recovery. Kept here because recovery runs before the database's shared state exists.
     next_job_id: AtomicI32,
+}
+
+/// A line of the info log: its level, its stamp (time and thread, taken when it was made)
+/// and its text.
+struct Line {
+    level: LogLevel,
+    stamp: String,
+    text: String,
+}
+
+/// RocksDB's `Logger::Logv` prefix of a line at `level` (none at INFO and HEADER).
+fn level_prefix(level: LogLevel) -> &'static str {
+    match level {
+        LogLevel::Debug => "[DEBUG] ",
+        LogLevel::Warn => "[WARN] ",
+        LogLevel::Error => "[ERROR] ",
+        LogLevel::Fatal => "[FATAL] ",
+        LogLevel::Info | LogLevel::Header => "",
+    }
+}
+
+/// A user's logger (rust-rocksdb's `InfoLogger`): RocksDB's C-API callback logger, which
+/// gets each line's level and its text (no stamp, no level prefix), or its stderr logger,
+/// which prints the prefix given, the level prefix and the text. Lines below `level` are
+/// not given to it.
+pub(crate) struct UserLogger {
+    pub level: LogLevel,
+    pub sink: UserSink,
+}
+
+/// A callback logger's function: each line's level and text.
+pub(crate) type LogCallback = Box<dyn Fn(LogLevel, &str) + Send + Sync>;
+
+pub(crate) enum UserSink {
+    Stderr(Option<String>),
+    Callback(LogCallback),
+}
+
+impl UserLogger {
+    fn write(&self, l: &Line) {
+        match &self.sink {
+            UserSink::Callback(cb) => cb(l.level, &l.text),
+            UserSink::Stderr(prefix) => {
+                eprintln!("{}{}{}", prefix.as_deref().unwrap_or(""), level_prefix(l.level), l.text)
+            }
+        }
+    }
+}
+
+/// The database options, one `Options.<name>: <value>` line each, as RocksDB's
+/// `DBOptions::Dump` writes them at open (header lines; the name right-aligned to column 47,
+/// flags as 0/1): every DB option Shale keeps, in the option table's order
+/// (`options_table.rs`, RocksDB's OPTIONS-file order).
+pub(crate) fn log_db_options(log: &InfoLog, o: &crate::Options) {
+    for row in crate::options_table::rows(crate::options_table::Section::Db) {
+        let Some(v) = row.get(o) else { continue };
+        let v = match v.as_str() {
+            "true" => "1".to_string(),
+            "false" => "0".to_string(),
+            _ => v,
+        };
+        log.log(format_args!("{:>47}: {v}", format!("Options.{}", row.name)));
+    }
 }
 
 /// RocksDB's `GetInfoLogPrefix` over the normalized absolute path: the name of the info log
@@ -178,11 +247,35 @@ impl InfoLog {
 
     fn with_file(file: Option<Box<dyn WritableFile>>) -> InfoLog {
         InfoLog {
-            enabled: file.is_some(),
+            has_file: file.is_some(),
             file: Mutex::new(file),
             buffered: Mutex::new(Vec::new()),
+            level: LogLevel::Info,
+            user: None,
             next_job_id: AtomicI32::new(1),
         }
+    }
+
+    /// The info log of a database given a logger (`set_info_logger`): no LOG file is made,
+    /// as RocksDB creates none when `info_log` is set; lines go to the logger.
+    pub fn for_user(user: Arc<UserLogger>) -> InfoLog {
+        InfoLog { user: Some(user), ..InfoLog::with_file(None) }
+    }
+
+    /// Keeps only lines at `level` or above (`info_log_level`).
+    pub fn with_level(self, level: LogLevel) -> InfoLog {
+        InfoLog { level, ..self }
+    }
+
+    /// Whether a line at `level` is kept: the user's logger's level when there is one, else
+    /// `info_log_level` (RocksDB's `GetInfoLogLevel() <= level`).
+    fn wants(&self, level: LogLevel) -> bool {
+        let min = self.user.as_ref().map_or(self.level, |u| u.level);
+        level as u8 >= min as u8
+    }
+
+    fn line(level: LogLevel, args: fmt::Arguments<'_>) -> Line {
+        Line { level, stamp: format!("{} {:x}", timestamp(), thread_id()), text: args.to_string() }
     }
 
     /// A new job id (RocksDB's `next_job_id_.fetch_add(1)`).
@@ -190,18 +283,24 @@ impl InfoLog {
         self.next_job_id.fetch_add(1, Ordering::Relaxed)
     }
 
+    /// A line at INFO level (RocksDB's `ROCKS_LOG_INFO`).
     pub fn log(&self, args: fmt::Arguments<'_>) {
-        let line = format!("{} {:x} {}\n", timestamp(), thread_id(), args);
-        self.write_lines(Some(line));
+        self.log_at(LogLevel::Info, args);
+    }
+
+    /// A line at `level` (`[WARN] ` etc. before the text, as RocksDB's `Logger::Logv`).
+    /// Lines buffered before are written either way (a dropped line still writes them).
+    pub fn log_at(&self, level: LogLevel, args: fmt::Arguments<'_>) {
+        let line = self.wants(level).then(|| InfoLog::line(level, args));
+        self.write_lines(line);
     }
 
     /// Writes the buffered lines, then `line`. The buffer is taken with the file locked, so
     /// when this returns every line buffered before it was called is written (by this call
-    /// or by the one that held the file). There is no shortcut on an empty buffer: it may be
-    /// empty because another thread took the lines and is still appending them, and this
-    /// call must wait for that thread (by locking the file) to keep the promise.
-    fn write_lines(&self, line: Option<String>) {
-        if !self.enabled {
+    /// or by the one that held the file).
+    fn write_lines(&self, line: Option<Line>) {
+        if line.is_none() && !self.has_buffered() && self.file.try_lock().is_ok() {
+            // Nothing buffered and no writer busy: nothing of ours can be on its way.
             return;
         }
         if let Ok(mut f) = self.file.lock() {
@@ -209,12 +308,17 @@ impl InfoLog {
                 Ok(mut b) if !b.is_empty() => std::mem::take(&mut *b),
                 _ => Vec::new(),
             };
-            if let Some(w) = f.as_mut() {
-                if pending.is_empty() && line.is_none() {
-                    return;
-                }
+            if pending.is_empty() && line.is_none() {
+                return;
+            }
+            if let Some(u) = &self.user {
                 for l in pending.iter().chain(line.iter()) {
-                    let _ = w.append(l.as_bytes());
+                    u.write(l);
+                }
+            } else if let Some(w) = f.as_mut() {
+                for l in pending.iter().chain(line.iter()) {
+                    let text = format!("{} {}{}\n", l.stamp, level_prefix(l.level), l.text);
+                    let _ = w.append(text.as_bytes());
                 }
                 let _ = w.flush();
             }
@@ -229,30 +333,29 @@ impl InfoLog {
     /// Keeps an event line (stamped now) to be written by `flush_buffered`: for events
     /// that arise under the DB mutex (RocksDB's `EventLogger::LogToBuffer`).
     pub fn buffer_event(&self, w: JsonWriter) {
-        if !self.enabled() {
-            return;
-        }
-        let line = format!("{} {:x} EVENT_LOG_v1 {}\n", timestamp(), thread_id(), w.finish());
-        if let Ok(mut b) = self.buffered.lock() {
-            b.push(line);
-        }
+        self.buffer_line(format_args!("EVENT_LOG_v1 {}", w.finish()));
     }
 
     /// Keeps a line (stamped now) to be written by `flush_buffered`: for lines that arise
     /// under the DB mutex, so no write to the LOG happens while it is held.
     pub fn buffer_line(&self, args: fmt::Arguments<'_>) {
-        if !self.enabled() {
+        self.buffer_line_at(LogLevel::Info, args);
+    }
+
+    /// `buffer_line` at `level`.
+    pub fn buffer_line_at(&self, level: LogLevel, args: fmt::Arguments<'_>) {
+        if !self.enabled() || !self.wants(level) {
             return;
         }
-        let line = format!("{} {:x} {}\n", timestamp(), thread_id(), args);
+        let line = InfoLog::line(level, args);
         if let Ok(mut b) = self.buffered.lock() {
             b.push(line);
         }
     }
 
-    /// Whether there is a file to write to (not a read-only open's `none`).
+    /// Whether lines go anywhere: a file (not a read-only open's `none`) or a user's logger.
     pub fn enabled(&self) -> bool {
-        self.enabled
+        self.user.is_some() || self.has_file
     }
 
     /// Whether buffered lines wait.

@@ -44,7 +44,7 @@ mod error_handler;
 pub(crate) mod filename;
 mod flush;
 mod halt;
-mod info_log;
+pub(crate) mod info_log;
 mod ingest;
 pub(crate) mod internal_stats;
 mod iterator;
@@ -58,6 +58,7 @@ mod paths;
 mod pinnable;
 mod properties;
 mod read;
+mod wal_limit;
 pub(crate) use read::ts_unsupported as ts_unsupported_error;
 mod readonly;
 mod remote_compaction;
@@ -202,6 +203,8 @@ pub(crate) struct DbInner {
     /// Set once, by a panic in a background job or a poisoned engine lock: the database
     /// stopped and every call returns this error (`halt.rs`).
     pub halted: std::sync::OnceLock<crate::error::Error>,
+    /// The live WALs' total size against `max_total_wal_size` (`wal_limit.rs`).
+    pub wal_total: wal_limit::WalTotal,
     /// Throttles `WriteOptions::low_pri` writes while compaction is behind (RocksDB's
     /// `WriteController::low_pri_rate_limiter`, 1 MiB/s).
     pub low_pri_limiter: crate::rate_limiter::RateLimiter,

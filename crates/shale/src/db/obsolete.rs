@@ -78,7 +78,9 @@ impl DbInner {
         }
         if !out.wals.is_empty() {
             out.closed_wals = self.release_closed_wals(st.alive_wals.front().copied().unwrap_or(wal_now));
+            self.wal_total.removed(&out.wals);
         }
+        self.wal_total.refresh(&self.opts, st);
         if self.versions.manifest_write_failed() {
             return out;
         }
@@ -191,7 +193,10 @@ impl DbInner {
                             Err(e) => deleted(n, e.as_ref()),
                         },
                         None => {
-                            self.info_log.log(format_args!("[WARN] deleting obsolete table {n}: {e}"));
+                            self.info_log.log_at(
+                                crate::LogLevel::Warn,
+                                format_args!("deleting obsolete table {n}: {e}"),
+                            );
                             deleted(n, e.as_ref());
                         }
                     }
@@ -203,7 +208,8 @@ impl DbInner {
             let status = match self.fs.remove_file(&crate::blob::blob_file_path(&self.path, n)) {
                 Ok(()) => "OK".to_string(),
                 Err(e) => {
-                    self.info_log.log(format_args!("[WARN] deleting obsolete blob file {n}: {e}"));
+                    self.info_log
+                        .log_at(crate::LogLevel::Warn, format_args!("deleting obsolete blob file {n}: {e}"));
                     e.to_string()
                 }
             };

@@ -66,7 +66,12 @@ pub(crate) fn open<T: ThreadMode>(
             default_fs()
         }
     });
-    let fs = super::buffered_fs::BufferedWritesFs::wrap(fs, opts.writable_file_max_buffer_size);
+    let fs = super::buffered_fs::BufferedWritesFs::wrap(
+        fs,
+        opts.writable_file_max_buffer_size,
+        opts.sanitized_bytes_per_sync(),
+        crate::fs::ReadFileOptions { direct: opts.use_direct_reads, mmap: opts.allow_mmap_reads },
+    );
     // RocksDB creates the directory (to hold LOCK) whatever create_if_missing says; a
     // missing database is then reported by the CURRENT check below as InvalidArgument.
     fs.create_dir_all(path)?;
@@ -90,10 +95,16 @@ pub(crate) fn open<T: ThreadMode>(
     } else if opts.error_if_exists {
         return Err(Error::invalid_argument(format!("{}: exists (error_if_exists is true)", path.display())));
     }
-    let info_log = InfoLog::open(&*fs, path, &opts.db_log_dir, opts.keep_log_file_num)?;
+    check_direct_io(&*fs, &current, opts)?;
+    let info_log = match &opts.info_logger {
+        Some(u) => InfoLog::for_user(u.clone()),
+        None => InfoLog::open(&*fs, path, &opts.db_log_dir, opts.keep_log_file_num)?
+            .with_level(opts.info_log_level),
+    };
     info_log.log(format_args!("Shale version: {}", env!("CARGO_PKG_VERSION")));
     info_log.log(format_args!("DB path: {}", path.display()));
     info_log.log(format_args!("Fast CRC32 supported: {}", fast_crc32_supported()));
+    super::info_log::log_db_options(&info_log, opts);
 
     let recovered = manifest::recover(&*fs, path)?;
     // Which families the caller opens, with which options.
@@ -266,6 +277,7 @@ pub(crate) fn open<T: ThreadMode>(
             inner.set_handle(id, Some(cf.handle.clone()));
             st.cfs.insert(id, cf);
         }
+        inner.wal_total.refresh(&inner.opts, &st);
         let ids: Vec<u32> = st.cfs.keys().copied().collect();
         for id in ids {
             inner.stall_changed(&mut st, id);
@@ -382,6 +394,23 @@ pub(super) fn wal_numbers(fs: &dyn FileSystem, path: &Path) -> Result<Vec<u64>> 
     Ok(wals)
 }
 
+/// RocksDB's check of the file options against the file system at open (`DBImpl::Recover`):
+/// CURRENT opened with direct reads; when that fails and a plain open works, direct I/O is
+/// what the file system lacks.
+fn check_direct_io(fs: &dyn crate::fs::FileSystem, current: &Path, opts: &Options) -> Result<()> {
+    if !opts.use_direct_reads || opts.allow_mmap_reads {
+        return Ok(());
+    }
+    let direct = crate::fs::ReadFileOptions { direct: true, mmap: false };
+    if let Err(e) = fs.new_random_access_file_with(current, direct) {
+        return Err(match fs.new_random_access_file(current) {
+            Ok(_) => Error::invalid_argument("Direct I/O is not supported by the specified DB."),
+            Err(_) => Error::invalid_argument(format!("Found options incompatible with filesystem: {e}")),
+        });
+    }
+    Ok(())
+}
+
 /// Of the WALs on disk (`wals`, ascending), those recovery replays, ascending: RocksDB's
 /// SetupLogFilesRecovery/ProcessLogFile skip a WAL below the MANIFEST's
 /// min_log_number_to_keep and, without two-phase commit, below every family's log number.
@@ -488,6 +517,7 @@ pub(super) fn new_inner(
         ts_families: AtomicBool::new(false),
         mems_hint: std::sync::atomic::AtomicUsize::new(0),
         halted: std::sync::OnceLock::new(),
+        wal_total: super::wal_limit::WalTotal::new(opts),
         low_pri_limiter: crate::rate_limiter::RateLimiter::new(1 << 20, 100_000, 10, false),
         _lock: lock,
     })
@@ -952,7 +982,7 @@ pub(crate) fn close(inner: &Arc<DbInner>) {
     // Writes made without the WAL exist only in memtables: flush them, as RocksDB does.
     if inner.unpersisted.load(Ordering::Acquire) {
         if let Err(e) = inner.flush_memtables(true, None) {
-            inner.info_log.log(format_args!("[ERROR] flush at close failed: {e}"));
+            inner.info_log.log_at(crate::LogLevel::Error, format_args!("flush at close failed: {e}"));
         }
     }
     inner.run_queued_trivial_moves_at_close();

@@ -117,7 +117,11 @@ pub(crate) fn open_secondary<T: ThreadMode>(
 ) -> Result<DBWithThreadMode<T>> {
     let fs = file_system(opts);
     fs.create_dir_all(secondary_path)?;
-    let info_log = InfoLog::open(&*fs, secondary_path, &opts.db_log_dir, opts.keep_log_file_num)?;
+    let info_log = match &opts.info_logger {
+        Some(u) => InfoLog::for_user(u.clone()),
+        None => InfoLog::open(&*fs, secondary_path, &opts.db_log_dir, opts.keep_log_file_num)?
+            .with_level(opts.info_log_level),
+    };
     info_log.log(format_args!("Shale version: {}", env!("CARGO_PKG_VERSION")));
     info_log.log(format_args!("Secondary instance of {}", path.display()));
     open_view(opts, path, descs, DbMode::Secondary, info_log, false)

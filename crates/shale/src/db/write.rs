@@ -630,6 +630,11 @@ impl DbInner {
                     m.hint.prefetch_next_entry(&start[..*len]);
                 }
             }
+            // Live WALs over `max_total_wal_size`: the next leader flushes the families
+            // holding the oldest one (`wal_limit.rs`).
+            if self.wal_total.check(wal.writer.file_size()) {
+                self.write_control.set_attention(true);
+            }
         }
         if parallel {
             // Hand each member its own batch and first sequence; the leader inserts its own.
@@ -724,6 +729,36 @@ impl DbInner {
                     switch.push(id);
                 }
             }
+            // RocksDB's SwitchWAL: the live WALs are over `max_total_wal_size`.
+            if let Some((oldest, mems, imm_only)) = self.wal_total.take_families_to_flush(&st) {
+                // Only the log line's figure: `wal` is never waited for under the DB mutex (its
+                // holder may be in an fsync), so a busy WAL counts as its closed WALs alone.
+                let current = match self.wal.try_lock() {
+                    Ok(w) => w.writer.file_size(),
+                    Err(_) => 0,
+                };
+                self.info_log.buffer_line(format_args!(
+                    "Flushing all column families with data in WAL number {oldest}. Total log size is {} while max_total_wal_size is {}",
+                    self.wal_total.total(current),
+                    self.wal_total.limit()
+                ));
+                // Flushed whatever `min_write_buffer_number_to_merge` says (RocksDB's
+                // `FlushRequested`).
+                for id in mems {
+                    if let Some(c) = st.cfs.get_mut(&id) {
+                        c.force_flush = true;
+                    }
+                    if !switch.contains(&id) {
+                        switch.push(id);
+                    }
+                }
+                for id in imm_only {
+                    if let Some(c) = st.cfs.get_mut(&id) {
+                        c.force_flush = true;
+                    }
+                    self.schedule_flush(&mut st, id);
+                }
+            }
             self.widen_for_atomic_flush(&st, &mut switch);
             if !switch.is_empty() {
                 if let Err(e) = self.switch_memtables(&mut st, &switch, false) {
@@ -796,7 +831,8 @@ impl DbInner {
             || st.stopped_cfs > 0
             || st.delayed_cfs > 0
             || st.errors.is_db_stopped()
-            || self.halted.get().is_some();
+            || self.halted.get().is_some()
+            || self.wal_total.is_over();
         self.write_control.set_attention(v);
     }
 
@@ -916,6 +952,7 @@ impl DbInner {
     /// attempt.
     fn roll_wal(&self, st: &mut MutexGuard<'_, DbState>, recovering: bool) -> Result<u64> {
         let mut closed: Option<(u64, u64)> = None;
+        let mut closed_size: Option<(u64, u64)> = None;
         let r = super::unlocked(st, || -> Result<(u64, bool)> {
             let mut wal = self.lock_or_halt(&self.wal, "WAL")?;
             if wal.writer.is_empty_log() && !(recovering && wal.writer.has_failed()) {
@@ -936,6 +973,7 @@ impl DbInner {
             let old_number = std::mem::replace(&mut wal.number, number);
             if keep_old {
                 let size = old.file_size();
+                closed_size = Some((old_number, size));
                 if wal.unsynced {
                     self.wal_meta.lock().closed.push(super::wal_sync::ClosedWal {
                         number: old_number,
@@ -955,6 +993,10 @@ impl DbInner {
             Ok((number, rolled)) => {
                 if rolled {
                     st.alive_wals.push_back(number);
+                    if let Some((n, size)) = closed_size {
+                        self.wal_total.closed(n, size);
+                    }
+                    self.wal_total.refresh(&self.opts, st);
                     if let (true, Some((n, size))) = (self.opts.track_and_verify_wals_in_manifest, closed) {
                         if size > 0 {
                             st.pending_wal_additions.push(crate::version::edit::WalAddition {

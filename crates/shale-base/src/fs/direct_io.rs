@@ -1,0 +1,253 @@
+//! Reads that bypass the page cache (O_DIRECT) or go through a memory mapping: RocksDB's
+//! `use_direct_reads` and `allow_mmap_reads` (its `PosixRandomAccessFile` with
+//! `use_direct_io()`, and `PosixMmapReadableFile`).
+//!
+//! A file system without O_DIRECT refuses the open with EINVAL (tmpfs before Linux 6.6), an
+//! IO error "While open a file for random read: <path>: Invalid argument", as RocksDB's.
+//!
+//! Direct reads: the kernel moves data straight between the device and the buffer, which
+//! must start at an aligned address and cover whole aligned blocks of the file. A read of
+//! `[offset, offset + len)` reads the aligned span around it,
+//!
+//! ```text
+//!   file:  |  block k  |  block k+1 |  block k+2 |
+//!                 ^offset                ^offset+len
+//!          ^aligned start                         ^aligned end (rounded up)
+//! ```
+//!
+//! into a buffer allocated at that alignment, then copies the asked bytes out, as RocksDB's
+//! `RandomAccessFileReader` does for a direct-I/O file. The alignment is 4096 bytes, which
+//! covers logical block sizes of 512 and 4096 (RocksDB asks the device and uses 4096 when it
+//! cannot tell).
+//!
+//! Mmap reads: the whole file is mapped read-only at open (`MAP_SHARED`; tables never change
+//! once written) and each read copies from the mapping.
+
+use std::alloc::{self, Layout};
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+
+use super::RandomAccessFile;
+use crate::error::{Error, Result};
+
+/// The alignment of direct reads: their buffer address, file offset and length.
+pub const DIRECT_IO_ALIGNMENT: usize = 4096;
+
+fn open_error(path: &Path, e: std::io::Error) -> Error {
+    Error::io(format!("While open a file for random read: {}", path.display()), e)
+}
+
+/// A heap buffer aligned to [`DIRECT_IO_ALIGNMENT`].
+struct AlignedBuf {
+    ptr: *mut u8,
+    layout: Layout,
+}
+
+impl AlignedBuf {
+    fn new(len: usize) -> Result<AlignedBuf> {
+        let layout = Layout::from_size_align(len.max(DIRECT_IO_ALIGNMENT), DIRECT_IO_ALIGNMENT)
+            .map_err(|e| Error::invalid_argument(format!("direct read buffer of {len} bytes: {e}")))?;
+        // SAFETY: the layout has a non-zero size (at least the alignment).
+        let ptr = unsafe { alloc::alloc_zeroed(layout) };
+        if ptr.is_null() {
+            alloc::handle_alloc_error(layout);
+        }
+        Ok(AlignedBuf { ptr, layout })
+    }
+
+    fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: `ptr` points to `layout.size()` initialised (zeroed) bytes owned by `self`,
+        // borrowed mutably through `&mut self`.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.layout.size()) }
+    }
+}
+
+impl Drop for AlignedBuf {
+    fn drop(&mut self) {
+        // SAFETY: `ptr` was allocated with `layout` by `alloc_zeroed` and is freed once.
+        unsafe { alloc::dealloc(self.ptr, self.layout) }
+    }
+}
+
+/// A file opened with O_DIRECT.
+pub(crate) struct DirectReadFile {
+    file: File,
+    path: PathBuf,
+}
+
+impl DirectReadFile {
+    pub(crate) fn open(path: &Path) -> Result<DirectReadFile> {
+        let file = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(path)
+            .map_err(|e| open_error(path, e))?;
+        Ok(DirectReadFile { file, path: path.to_path_buf() })
+    }
+}
+
+impl RandomAccessFile for DirectReadFile {
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        let a = DIRECT_IO_ALIGNMENT as u64;
+        let start = offset - offset % a;
+        let end = (offset + buf.len() as u64).div_ceil(a) * a;
+        let span = usize::try_from(end - start).map_err(|_| {
+            Error::invalid_argument(format!("read of {} bytes at {offset}: too long", buf.len()))
+        })?;
+        let mut aligned = AlignedBuf::new(span)?;
+        let tmp = &mut aligned.as_mut_slice()[..span];
+        let mut done = 0usize;
+        while done < span {
+            match self.file.read_at(&mut tmp[done..], start + done as u64) {
+                Ok(0) => break,
+                Ok(n) => {
+                    done += n;
+                    // A short read that is not block-sized is the end of the file.
+                    if n % DIRECT_IO_ALIGNMENT != 0 {
+                        break;
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    return Err(Error::io(
+                        format!("While pread offset {offset} len {}: {}", buf.len(), self.path.display()),
+                        e,
+                    ))
+                }
+            }
+        }
+        let skip = (offset - start) as usize;
+        let got = done.saturating_sub(skip).min(buf.len());
+        buf[..got].copy_from_slice(&tmp[skip..skip + got]);
+        Ok(got)
+    }
+
+    fn size(&self) -> Result<u64> {
+        Ok(self
+            .file
+            .metadata()
+            .map_err(|e| Error::io(format!("While stat a file: {}", self.path.display()), e))?
+            .len())
+    }
+}
+
+/// A file read through a read-only mapping of all of it.
+pub(crate) struct MmapFile {
+    ptr: *const u8,
+    len: usize,
+}
+
+// SAFETY: the mapping is read-only and never changed through this handle; it is unmapped
+// only on drop, when no other reference exists. Reads from several threads are plain loads.
+unsafe impl Send for MmapFile {}
+// SAFETY: as above: shared access only reads.
+unsafe impl Sync for MmapFile {}
+
+impl MmapFile {
+    pub(crate) fn open(path: &Path) -> Result<MmapFile> {
+        let file = File::open(path).map_err(|e| open_error(path, e))?;
+        let len = file.metadata().map_err(|e| open_error(path, e))?.len();
+        let len = usize::try_from(len)
+            .map_err(|_| Error::invalid_argument(format!("{}: too large to map", path.display())))?;
+        if len == 0 {
+            return Ok(MmapFile { ptr: std::ptr::null(), len: 0 });
+        }
+        // SAFETY: a fresh read-only shared mapping of `len` bytes of an open descriptor; the
+        // kernel picks the address. The descriptor may close afterwards: the mapping stays.
+        let p = unsafe {
+            libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_SHARED, file.as_raw_fd(), 0)
+        };
+        if p == libc::MAP_FAILED {
+            return Err(Error::io(
+                format!("While mmap file for read: {}", path.display()),
+                std::io::Error::last_os_error(),
+            ));
+        }
+        Ok(MmapFile { ptr: p as *const u8, len })
+    }
+}
+
+impl RandomAccessFile for MmapFile {
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize> {
+        let Ok(off) = usize::try_from(offset) else { return Ok(0) };
+        if off >= self.len {
+            return Ok(0);
+        }
+        let n = buf.len().min(self.len - off);
+        // SAFETY: `[off, off + n)` lies within the `len` mapped bytes, alive until drop.
+        let src = unsafe { std::slice::from_raw_parts(self.ptr.add(off), n) };
+        buf[..n].copy_from_slice(src);
+        Ok(n)
+    }
+
+    fn size(&self) -> Result<u64> {
+        Ok(self.len as u64)
+    }
+}
+
+impl Drop for MmapFile {
+    fn drop(&mut self) {
+        if self.len > 0 {
+            // SAFETY: unmaps exactly the mapping made in `open`, once.
+            unsafe {
+                libc::munmap(self.ptr as *mut libc::c_void, self.len);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn file_with(len: usize) -> (tempfile::TempDir, PathBuf, Vec<u8>) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        let data: Vec<u8> = (0..len).map(|i| (i * 7 + i / 251) as u8).collect();
+        std::fs::write(&path, &data).unwrap();
+        (dir, path, data)
+    }
+
+    #[test]
+    fn mmap_reads_match_the_file() {
+        let (_d, path, data) = file_with(10_000);
+        let f = MmapFile::open(&path).unwrap();
+        let mut b = vec![0u8; 300];
+        assert_eq!(f.read_at(4000, &mut b).unwrap(), 300);
+        assert_eq!(b, data[4000..4300]);
+        assert_eq!(f.read_at(9_900, &mut b).unwrap(), 100);
+        assert_eq!(b[..100], data[9_900..]);
+        assert_eq!(f.read_at(20_000, &mut b).unwrap(), 0);
+        assert_eq!(f.size().unwrap(), 10_000);
+    }
+
+    #[test]
+    fn direct_reads_match_the_file_or_are_refused_at_open() {
+        let (_d, path, data) = file_with(20_000);
+        let f = match DirectReadFile::open(&path) {
+            Ok(f) => f,
+            Err(e) => {
+                // A file system without O_DIRECT refuses it (EINVAL), as RocksDB reports
+                // (tmpfs did before Linux 6.6).
+                let s = e.to_string();
+                assert!(
+                    s.contains("While open a file for random read") && s.contains("Invalid argument"),
+                    "{s}"
+                );
+                return;
+            }
+        };
+        for (off, len) in [(0u64, 10usize), (4095, 2), (5000, 9000), (19_990, 50), (25_000, 10)] {
+            let mut b = vec![0u8; len];
+            let n = f.read_at(off, &mut b).unwrap();
+            let want = &data[(off as usize).min(data.len())..(off as usize + len).min(data.len())];
+            assert_eq!(&b[..n], want, "read at {off} of {len}");
+        }
+    }
+}
