@@ -202,8 +202,10 @@ fn trim_int(b: &[u8]) -> &[u8] {
 
 /// Compares two int payloads by value.
 fn compare_ints(a: &[u8], b: &[u8]) -> Ordering {
-    let (a, b) = (trim_int(a), trim_int(b));
     // The empty payload is 0.
+    let zero: &[u8] = &[0];
+    let (a, b) =
+        (if a.is_empty() { zero } else { trim_int(a) }, if b.is_empty() { zero } else { trim_int(b) });
     let neg = |s: &[u8]| s.first().is_some_and(|&x| x & 0x80 != 0);
     match (neg(a), neg(b)) {
         (false, true) => Ordering::Greater,

@@ -28,11 +28,13 @@ fn max_len<const N: usize>(s: &[u8]) -> &[u8] {
     &s[..s.len().min(N)]
 }
 
+type PrefixFn = fn(&[u8]) -> &[u8];
+
 macro_rules! max_len_table {
-    ($($n:literal)*) => { [$(max_len::<$n> as fn(&[u8]) -> &[u8]),*] };
+    ($($n:literal)*) => { [$(max_len::<$n> as PrefixFn),*] };
 }
 
-static MAX_LEN_FNS: [fn(&[u8]) -> &[u8]; 128] = max_len_table!(
+static MAX_LEN_FNS: [PrefixFn; 128] = max_len_table!(
     1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32
     33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64
     65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92 93 94 95 96
@@ -66,6 +68,7 @@ impl OptionsPy {
     pub(crate) fn create(raw_mode: bool) -> OptionsPy {
         let mut inner = shale::Options::default();
         inner.create_if_missing(true);
+        inner.set_block_based_table_factory(&BlockBasedOptionsPy::new().0);
         if !raw_mode {
             set_rocksdict_comparator(&mut inner);
         }
@@ -590,6 +593,9 @@ impl ReadOptionsPy {
     }
 }
 
+/// The block-based table `format_version` of rocksdict 0.3.27/0.3.29's RocksDB (9.x).
+const ROCKSDICT_FORMAT_VERSION: i32 = 6;
+
 /// Options of the block-based table format.
 #[pyclass(name = "BlockBasedOptions", module = "rocksdict")]
 #[derive(Clone)]
@@ -597,9 +603,13 @@ pub(crate) struct BlockBasedOptionsPy(shale::BlockBasedOptions);
 
 #[pymethods]
 impl BlockBasedOptionsPy {
+    /// RocksDB's defaults, except `format_version`: 6, the newest that rocksdict 0.3.27's
+    /// RocksDB (9.x) reads and its default, so tables Shale writes open in rocksdict.
     #[new]
     fn new() -> Self {
-        BlockBasedOptionsPy(shale::BlockBasedOptions::default())
+        let mut o = shale::BlockBasedOptions::default();
+        o.set_format_version(ROCKSDICT_FORMAT_VERSION);
+        BlockBasedOptionsPy(o)
     }
     fn disable_cache(&mut self) {
         self.0.disable_cache()

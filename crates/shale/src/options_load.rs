@@ -434,6 +434,11 @@ fn apply_db(o: &mut Options, name: &str, v: &str) -> Result<bool> {
             o.set_use_direct_io_for_flush_and_compaction(boolean(name, v)?)
         }
         "atomic_flush" => o.set_atomic_flush(boolean(name, v)?),
+        // Deprecated in RocksDB 11.8.1 (parsed, then ignored: a failure to persist the
+        // OPTIONS file always fails the call, as Shale does). RocksDB 8.x-10.x files say true.
+        "fail_if_options_file_error" => {
+            boolean(name, v)?;
+        }
         "avoid_unnecessary_blocking_io" => o.set_avoid_unnecessary_blocking_io(boolean(name, v)?),
         "manual_wal_flush" => o.set_manual_wal_flush(boolean(name, v)?),
         "WAL_ttl_seconds" => o.set_wal_ttl_seconds(number(name, v)?),
