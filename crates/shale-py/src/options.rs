@@ -1138,6 +1138,7 @@ enum_class!(BlockBasedIndexTypePy, "BlockBasedIndexType", shale::BlockBasedIndex
 });
 enum_class!(KeyEncodingTypePy, "KeyEncodingType", shale::KeyEncodingType, {
     plain => shale::KeyEncodingType::Plain,
+    none => shale::KeyEncodingType::Plain,
     prefix => shale::KeyEncodingType::Prefix,
 });
 enum_class!(UniversalCompactionStopStylePy, "UniversalCompactionStopStyle", shale::UniversalCompactionStopStyle, {
