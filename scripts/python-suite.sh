@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 PY=${PYTHON:-python3}
 ORACLE=${ROCKSDICT_ORACLE:-$ROOT/../shared/oracles/rocksdict-0.3.27}
-export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}/shale-py
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target/shale-py}
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 
