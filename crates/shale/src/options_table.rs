@@ -705,6 +705,19 @@ pub(crate) static ROWS: &[OptionRow] = &[
             Ok(true)
         }),
     ),
+    // Deprecated in RocksDB 11.8.1 (parsed, then ignored: a failure to persist the OPTIONS
+    // file always fails the call, as in Shale); RocksDB 8.x-10.x files say true. Not written.
+    opt(
+        "fail_if_options_file_error",
+        Db,
+        Bool,
+        No,
+        None,
+        Some(|_, n, v| {
+            boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
     opt(
         "atomic_flush",
         Db,

@@ -39,6 +39,13 @@ impl ColumnFamilyDescriptor {
     pub fn name(&self) -> &str {
         &self.name
     }
+
+    /// The family's options (for a descriptor from `Options::load_latest`: the options its
+    /// OPTIONS file records). rust-rocksdb's forks used by bindings (rocksdict) expose them;
+    /// a binding reopening a database with its saved per-family options needs them.
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
 }
 
 /// A handle to an open column family, as rust-rocksdb's `ColumnFamily`.

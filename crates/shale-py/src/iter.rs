@@ -1,0 +1,225 @@
+//! `RdictIter` (a raw iterator over one column family) and the Python iterators
+//! `items`/`keys`/`values`/`columns`/`entities` built on it.
+//!
+//! Every positioning call (`seek*`, `next`, `prev`) runs with the GIL released: it may read
+//! table blocks from disk.
+
+use crate::encoder::{decode_value, encode_key};
+use crate::rdict::{columns_to_py, CfRef};
+use crate::{db_err, Db};
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+use std::sync::{Mutex, MutexGuard};
+
+type RawIter = shale::DBRawIteratorWithThreadMode<'static, Db>;
+
+/// A raw iterator: `seek*`, `next`, `prev`, `key`, `value`, `columns`.
+#[pyclass(name = "RdictIter", module = "rocksdict")]
+pub(crate) struct RdictIter {
+    // Declared first: dropped before the database share (`cf`) and the snapshot it reads.
+    inner: Mutex<RawIter>,
+    /// The `Snapshot` this iterator reads at, kept alive as long as the iterator.
+    _snapshot: Option<PyObject>,
+    _cf: CfRef,
+    loads: PyObject,
+    raw_mode: bool,
+}
+
+impl RdictIter {
+    /// An iterator over `cf` with `ro` (and at `snapshot`'s sequence when given: the caller
+    /// sets it in `ro` and passes the snapshot object so it outlives the iterator).
+    pub(crate) fn new(
+        cf: &CfRef,
+        ro: shale::ReadOptions,
+        snapshot: Option<PyObject>,
+        loads: PyObject,
+        raw_mode: bool,
+    ) -> RdictIter {
+        let it = cf.db.raw_iterator_cf_opt(&cf.handle, ro);
+        // SAFETY: the iterator borrows the database, which lives in the `Arc` held by `_cf`;
+        // `inner` is declared before `_cf`, so the iterator is dropped first, and the `Arc`
+        // keeps the database at one address for the iterator's whole life.
+        let it: RawIter = unsafe { std::mem::transmute(it) };
+        RdictIter { inner: Mutex::new(it), _snapshot: snapshot, _cf: cf.clone(), loads, raw_mode }
+    }
+
+    fn lock(&self) -> PyResult<MutexGuard<'_, RawIter>> {
+        self.inner.lock().map_err(|_| PyException::new_err("iterator lock poisoned"))
+    }
+
+    /// Runs `f` on the iterator with the GIL released.
+    fn step(&self, py: Python<'_>, f: impl FnOnce(&mut RawIter) + Send) -> PyResult<()> {
+        let mut it = self.lock()?;
+        let it: &mut RawIter = &mut it;
+        py.allow_threads(|| f(it));
+        Ok(())
+    }
+
+    fn key_py<'py>(&self, py: Python<'py>, it: &RawIter) -> PyResult<Bound<'py, PyAny>> {
+        match it.key() {
+            Some(k) => decode_value(py, k, &self.loads, self.raw_mode),
+            None => Ok(py.None().into_bound(py)),
+        }
+    }
+
+    fn value_py<'py>(&self, py: Python<'py>, it: &RawIter) -> PyResult<Bound<'py, PyAny>> {
+        match it.value() {
+            Some(v) => decode_value(py, v, &self.loads, self.raw_mode),
+            None => Ok(py.None().into_bound(py)),
+        }
+    }
+
+    fn columns_py<'py>(&self, py: Python<'py>, it: &RawIter) -> PyResult<Bound<'py, PyAny>> {
+        match it.columns() {
+            Some(cols) => {
+                Ok(columns_to_py(py, &cols.map_err(db_err)?, &self.loads, self.raw_mode)?.into_any())
+            }
+            None => Ok(py.None().into_bound(py)),
+        }
+    }
+
+    /// Positions for a Python iterator: from `from_key` (or the first/last key) onwards.
+    fn position(&self, py: Python<'_>, backwards: bool, from_key: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        match from_key {
+            Some(k) => {
+                let k = encode_key(k, self.raw_mode)?;
+                if backwards {
+                    self.step(py, |it| it.seek_for_prev(&k))
+                } else {
+                    self.step(py, |it| it.seek(&k))
+                }
+            }
+            None if backwards => self.step(py, |it| it.seek_to_last()),
+            None => self.step(py, |it| it.seek_to_first()),
+        }
+    }
+
+    /// One item of a Python iterator: `read` of the current entry, then a step; None at the
+    /// end (after raising the iterator's error, if it stopped on one).
+    fn next_item<'py, T>(
+        &self,
+        py: Python<'py>,
+        backwards: bool,
+        read: impl FnOnce(&Self, &RawIter) -> PyResult<T>,
+    ) -> PyResult<Option<T>> {
+        let mut it = self.lock()?;
+        if !it.valid() {
+            it.status().map_err(db_err)?;
+            return Ok(None);
+        }
+        let item = read(self, &it)?;
+        let it: &mut RawIter = &mut it;
+        py.allow_threads(|| if backwards { it.prev() } else { it.next() });
+        Ok(Some(item))
+    }
+}
+
+#[pymethods]
+impl RdictIter {
+    fn valid(&self) -> PyResult<bool> {
+        Ok(self.lock()?.valid())
+    }
+
+    fn status(&self) -> PyResult<()> {
+        self.lock()?.status().map_err(db_err)
+    }
+
+    fn seek_to_first(&self, py: Python<'_>) -> PyResult<()> {
+        self.step(py, |it| it.seek_to_first())
+    }
+
+    fn seek_to_last(&self, py: Python<'_>) -> PyResult<()> {
+        self.step(py, |it| it.seek_to_last())
+    }
+
+    fn seek(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<()> {
+        let k = encode_key(key, self.raw_mode)?;
+        self.step(py, |it| it.seek(&k))
+    }
+
+    fn seek_for_prev(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<()> {
+        let k = encode_key(key, self.raw_mode)?;
+        self.step(py, |it| it.seek_for_prev(&k))
+    }
+
+    fn next(&self, py: Python<'_>) -> PyResult<()> {
+        self.step(py, |it| it.next())
+    }
+
+    fn prev(&self, py: Python<'_>) -> PyResult<()> {
+        self.step(py, |it| it.prev())
+    }
+
+    fn key<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let it = self.lock()?;
+        self.key_py(py, &it)
+    }
+
+    fn value<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let it = self.lock()?;
+        self.value_py(py, &it)
+    }
+
+    fn columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let it = self.lock()?;
+        self.columns_py(py, &it)
+    }
+}
+
+macro_rules! py_iterator {
+    ($ty:ident, $name:literal, |$s:ident, $py:ident, $it:ident| $read:expr) => {
+        #[pyclass(name = $name, module = "rocksdict")]
+        pub(crate) struct $ty {
+            inner: RdictIter,
+            backwards: bool,
+        }
+
+        impl $ty {
+            pub(crate) fn new(
+                py: Python<'_>,
+                inner: RdictIter,
+                backwards: bool,
+                from_key: Option<&Bound<'_, PyAny>>,
+            ) -> PyResult<Self> {
+                inner.position(py, backwards, from_key)?;
+                Ok($ty { inner, backwards })
+            }
+        }
+
+        #[pymethods]
+        impl $ty {
+            fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+                slf
+            }
+
+            fn __next__<'py>(&self, $py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+                self.inner.next_item($py, self.backwards, |$s, $it| $read)
+            }
+        }
+    };
+}
+
+py_iterator!(RdictItems, "RdictItems", |s, py, it| {
+    let k = s.key_py(py, it)?;
+    let v = s.value_py(py, it)?;
+    Ok(PyTuple::new(py, [k, v])?.into_any())
+});
+py_iterator!(RdictKeys, "RdictKeys", |s, py, it| s.key_py(py, it));
+py_iterator!(RdictValues, "RdictValues", |s, py, it| s.value_py(py, it));
+py_iterator!(RdictColumns, "RdictColumns", |s, py, it| s.columns_py(py, it));
+py_iterator!(RdictEntities, "RdictEntities", |s, py, it| {
+    let k = s.key_py(py, it)?;
+    let c = s.columns_py(py, it)?;
+    Ok(PyTuple::new(py, [k, c])?.into_any())
+});
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<RdictIter>()?;
+    m.add_class::<RdictItems>()?;
+    m.add_class::<RdictKeys>()?;
+    m.add_class::<RdictValues>()?;
+    m.add_class::<RdictColumns>()?;
+    m.add_class::<RdictEntities>()?;
+    Ok(())
+}

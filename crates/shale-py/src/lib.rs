@@ -1,0 +1,53 @@
+//! rocksdict's Python API over Shale: the extension module `rocksdict`.
+//!
+//! A drop-in for rocksdict 0.3.27 (PyPI `rocksdict`): the same classes and methods, the same
+//! bytes on disk, on top of the `shale` crate's public API (rust-rocksdb 0.25's) instead of a
+//! bundled C++ RocksDB.
+//!
+//! - `encoder`: rocksdict's default-mode encoding (a type byte before each key and value) and
+//!   its `rocksdict` comparator, which orders integer keys by value.
+//! - `rdict`: `Rdict` (the database or one of its column families), `AccessType`,
+//!   `ColumnFamily`, and `rocksdict-config.json` (raw mode and prefix extractors).
+//! - `options`: `Options` and the small option classes.
+//! - `iter`: `RdictIter` and the `items`/`keys`/`values`/`columns`/`entities` iterators.
+//! - `extras`: `WriteBatch`, `SstFileWriter`, `Snapshot`, `Checkpoint`.
+//!
+//! Every call that may touch a file or wait (reads, writes, iteration steps, flush, compaction,
+//! open, close) runs with the GIL released (`Python::allow_threads`), so Python threads using
+//! one database run in parallel.
+
+mod encoder;
+mod extras;
+mod iter;
+mod options;
+mod rdict;
+
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+
+create_exception!(rocksdict, DbClosedError, PyException, "Raised when accessing a closed database instance.");
+
+/// The database type behind every `Rdict`: column families are created and dropped through a
+/// shared reference.
+pub(crate) type Db = shale::DBWithThreadMode<shale::MultiThreaded>;
+
+/// A Shale error as rocksdict raises it: `Exception` carrying RocksDB's status text.
+pub(crate) fn db_err(e: shale::Error) -> PyErr {
+    PyException::new_err(e.to_string())
+}
+
+/// The error of every operation on a closed database.
+pub(crate) fn closed_err() -> PyErr {
+    DbClosedError::new_err("DB instance already closed")
+}
+
+#[pymodule]
+fn rocksdict(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("DbClosedError", m.py().get_type::<DbClosedError>())?;
+    rdict::register(m)?;
+    options::register(m)?;
+    iter::register(m)?;
+    extras::register(m)?;
+    Ok(())
+}
