@@ -1203,9 +1203,25 @@ impl Options {
         self.allow_concurrent_memtable_write = allow;
     }
 
-    /// Accepted: a spinning choice of the write queue; results are the same.
+    /// RocksDB's `enable_write_thread_adaptive_yield` (default true): a writer waiting for
+    /// its turn in the write queue, after a microsecond of spinning, yields the processor in
+    /// a loop for up to `write_thread_max_yield_usec` before it blocks, while such loops
+    /// mostly succeed (see `db/write.rs`, "Waiting"); false: it blocks after the spin.
     pub fn set_enable_write_thread_adaptive_yield(&mut self, enabled: bool) {
-        let _ = enabled;
+        self.enable_write_thread_adaptive_yield = enabled;
+    }
+
+    /// RocksDB's `write_thread_max_yield_usec` (default 100): the longest yield loop of a
+    /// waiting writer with `enable_write_thread_adaptive_yield` (0: none).
+    pub fn set_write_thread_max_yield_usec(&mut self, micros: u64) {
+        self.write_thread_max_yield_usec = micros;
+    }
+
+    /// RocksDB's `write_thread_slow_yield_usec` (default 3): a yield of a waiting writer that
+    /// took at least this long counts as slow (the processor went to another thread); after
+    /// three slow yields the writer blocks.
+    pub fn set_write_thread_slow_yield_usec(&mut self, micros: u64) {
+        self.write_thread_slow_yield_usec = micros;
     }
 
     /// RocksDB's `max_sequential_skip_in_iterations` (default 8): an iterator that steps

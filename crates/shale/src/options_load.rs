@@ -421,6 +421,8 @@ fn apply_db(o: &mut Options, name: &str, v: &str) -> Result<bool> {
         "allow_concurrent_memtable_write" => o.set_allow_concurrent_memtable_write(boolean(name, v)?),
         "enable_pipelined_write" => o.set_enable_pipelined_write(boolean(name, v)?),
         "enable_write_thread_adaptive_yield" => o.set_enable_write_thread_adaptive_yield(boolean(name, v)?),
+        "write_thread_max_yield_usec" => o.set_write_thread_max_yield_usec(number(name, v)?),
+        "write_thread_slow_yield_usec" => o.set_write_thread_slow_yield_usec(number(name, v)?),
         "delayed_write_rate" => o.set_delayed_write_rate(number(name, v)?),
         "db_write_buffer_size" => o.set_db_write_buffer_size(number(name, v)?),
         "compaction_readahead_size" => o.set_compaction_readahead_size(number(name, v)?),

@@ -99,6 +99,9 @@ fn db_options(o: &crate::Options) -> Vec<(String, String)> {
     put(&mut l, "unordered_write", o.unordered_write);
     put(&mut l, "allow_concurrent_memtable_write", o.allow_concurrent_memtable_write);
     put(&mut l, "enable_pipelined_write", o.enable_pipelined_write);
+    put(&mut l, "enable_write_thread_adaptive_yield", o.enable_write_thread_adaptive_yield);
+    put(&mut l, "write_thread_max_yield_usec", o.write_thread_max_yield_usec);
+    put(&mut l, "write_thread_slow_yield_usec", o.write_thread_slow_yield_usec);
     put(&mut l, "atomic_flush", o.atomic_flush);
     put(&mut l, "avoid_unnecessary_blocking_io", o.avoid_unnecessary_blocking_io);
     put(&mut l, "track_and_verify_wals_in_manifest", o.track_and_verify_wals_in_manifest);

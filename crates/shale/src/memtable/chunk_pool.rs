@@ -1,5 +1,6 @@
-//! A process-wide pool of 2 MiB chunks that memtable arena blocks are carved from, so
-//! that memtables spread over many column families share a few huge pages (TLB reach).
+//! A process-wide pool of 2 MiB chunks that small memtable arena blocks (under 64 KiB: the
+//! first block of every arena) are carved from, so that memtables spread over many column
+//! families share a few huge pages (TLB reach) for their first entries.
 //!
 //! ```text
 //! chunk (CHUNK = 2 MiB, 2 MiB-aligned; on Linux mmap'd and madvise(MADV_HUGEPAGE))
@@ -34,7 +35,7 @@
 //! it); a chunk the pool needs comes from the reserve, and only when the reserve is empty
 //! (the filler fell behind, or could not map) is one mapped on the caller's thread, as
 //! before. The pool wakes the filler when the reserve drops to [`LOW_WATER`]. Memory held:
-//! at most `RESERVE` chunks (16 MiB) beyond what arenas use, besides the `KEPT_EMPTY` empty
+//! at most `RESERVE` chunks (4 MiB) beyond what arenas use, besides the `KEPT_EMPTY` empty
 //! chunks. The filler starts the first time a chunk is needed while an arena is alive
 //! (arenas register as users, [`add_user`] / [`remove_user`]); when the last arena drops it
 //! is stopped and joined, and the reserve is unmapped, so neither outlives the last arena.
@@ -56,8 +57,10 @@ const MAX_SLOTS: usize = CHUNK / PAGE;
 const WORDS: usize = MAX_SLOTS / 64;
 /// Empty chunks kept mapped for reuse.
 pub const KEPT_EMPTY: usize = 4;
-/// The most chunks the filler keeps faulted in, ready to hand out (8: 16 MiB).
-pub const RESERVE: usize = 8;
+/// The most chunks the filler keeps faulted in, ready to hand out (2: 4 MiB). The pool
+/// serves blocks under 64 KiB only (the arenas' first blocks; larger ones are mapped lazily,
+/// see `arena.rs`): a chunk holds 512 first blocks.
+pub const RESERVE: usize = 2;
 /// The filler is woken when the reserve holds this many chunks or fewer.
 pub const LOW_WATER: usize = RESERVE / 2;
 
