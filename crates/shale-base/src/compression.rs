@@ -14,6 +14,14 @@
 //! level of `compression_opts.level`, RocksDB's default level (None here) being liblz4's
 //! default (0, which liblz4 takes as level 9). With a compression dictionary it uses an HC
 //! stream: `LZ4_loadDictHC` then `LZ4_compress_HC_continue`, as RocksDB does.
+//!
+//! Why liblz4 and not pure Rust for the high-compression mode and the accelerated fast
+//! mode: no well-kept pure-Rust crate does LZ4 HC (`lz4_flex`, used for LZ4's default fast
+//! mode, has neither HC levels nor an acceleration factor), and liblz4 is the very library
+//! RocksDB 11.8.1 and raft-engine 0.4.2 call, so the blocks Shale writes at a given level are
+//! byte for byte theirs (a hand-written HC compressor would write other, equally valid,
+//! blocks). [`lz4hc_compress`] and [`lz4_compress_fast`] give that pair to other crates
+//! (shale-raftlog's `compression_level`, the KV engine's LZ4/LZ4HC levels).
 //! The compression type byte itself lives in the block trailer (see `format.rs`).
 
 use std::io::{Read, Write};
@@ -426,6 +434,25 @@ fn lz4_block(t: CompressionType, level: Option<i32>, raw: &[u8], dict: Option<&[
     })
 }
 
+/// The LZ4 block (raw block format, no size prefix; any LZ4 decoder reads it) of `input`
+/// from liblz4's high-compression compressor (`LZ4_compress_HC`) at `level`, clamped as
+/// liblz4 does: below 1 is its default level 9, above 12 is 12. Levels as liblz4 1.10
+/// defines them: 1-2 a two-table "mid" matcher, 3-9 hash chains searched 4, 8, ..., 256
+/// deep, 10-12 the optimal parser (96, 512 and 16384 attempts). Fails only for inputs of
+/// 2 GiB and more.
+pub fn lz4hc_compress(input: &[u8], level: i32) -> Result<Vec<u8>> {
+    lz4hc::compress(input, Some(level), None)
+}
+
+/// The LZ4 block (raw block format, no size prefix) of `input` from liblz4's fast
+/// compressor (`LZ4_compress_fast`) with `acceleration`, clamped as liblz4 does: below 1
+/// is 1 (the default: LZ4's best ratio in fast mode), above 65537 is 65537; each step up
+/// trades some ratio for speed (raft-engine's `compression_level`, RocksDB's negative LZ4
+/// levels). Fails only for inputs of 2 GiB and more.
+pub fn lz4_compress_fast(input: &[u8], acceleration: i32) -> Result<Vec<u8>> {
+    lz4hc::compress_fast(input, acceleration)
+}
+
 /// LZ4HC through liblz4 (`lz4-sys`), as RocksDB's `LZ4HC_Compress`.
 mod lz4hc {
     use std::os::raw::{c_char, c_int, c_void};
@@ -707,5 +734,109 @@ mod tests {
         assert!(accel.len() > fast.len(), "acceleration 40: {} bytes, 1: {}", accel.len(), fast.len());
         assert_eq!(compress(CompressionType::Lz4hc, Some(-40), &raw).unwrap(), accel);
         assert_eq!(uncompress(CompressionType::Lz4, &accel).unwrap(), raw);
+    }
+
+    /// Text-like records with repeats near and far: what HC's deeper search pays on.
+    fn records(n: u32) -> Vec<u8> {
+        let mut x = 11u32;
+        (0..n)
+            .flat_map(|i| {
+                x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+                format!(
+                    "{{\"user\":{},\"seq\":{i},\"tag\":\"t{}\",\"ok\":true}}\n",
+                    (x >> 16) % 500,
+                    (x >> 8) % 29
+                )
+                .into_bytes()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn lz4hc_api_round_trips_through_lz4_flex() {
+        let raw = records(3000);
+        for level in 1..=12 {
+            let c = lz4hc_compress(&raw, level).unwrap();
+            let mut out = vec![0u8; raw.len()];
+            let n = lz4_flex::block::decompress_into(&c, &mut out).unwrap();
+            assert_eq!(&out[..n], &raw[..], "level {level}");
+        }
+        for accel in [1, 2, 17, 65537] {
+            let c = lz4_compress_fast(&raw, accel).unwrap();
+            assert_eq!(lz4_flex::block::decompress(&c, raw.len()).unwrap(), raw, "acceleration {accel}");
+        }
+        // An empty input is one empty-literals token, as liblz4 writes it.
+        assert_eq!(lz4hc_compress(b"", 9).unwrap(), vec![0]);
+        assert_eq!(lz4_compress_fast(b"", 1).unwrap(), vec![0]);
+        assert_eq!(lz4_flex::block::decompress(&[0], 0).unwrap(), b"");
+        // Short and incompressible inputs round trip too.
+        let mut x = 0x9e37_79b9u32;
+        let noise: Vec<u8> = (0..5000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                x as u8
+            })
+            .collect();
+        for input in [&b"a"[..], b"abcabcabcabcab", &noise[..]] {
+            let c = lz4hc_compress(input, 12).unwrap();
+            assert_eq!(lz4_flex::block::decompress(&c, input.len()).unwrap(), input);
+        }
+    }
+
+    #[test]
+    fn lz4hc_levels_as_liblz4_documents_them() {
+        let raw = records(4000);
+        let fast = lz4_compress_fast(&raw, 1).unwrap();
+        let size = |l: i32| lz4hc_compress(&raw, l).unwrap().len();
+        let sizes: Vec<usize> = (1..=12).map(size).collect();
+        // Every HC level beats the fast mode on compressible data.
+        for (i, s) in sizes.iter().enumerate() {
+            assert!(*s < fast.len(), "level {}: {s} bytes, fast mode {}", i + 1, fast.len());
+        }
+        // Levels 1-2 share one matcher (the same parameters in liblz4's table), so do their outputs.
+        assert_eq!(lz4hc_compress(&raw, 1).unwrap(), lz4hc_compress(&raw, 2).unwrap());
+        // Deeper hash-chain search (3..=9) and then the optimal parser (10..=12) never lose.
+        for l in 3..12 {
+            assert!(
+                sizes[l] <= sizes[l - 1],
+                "level {} ({}) > level {} ({})",
+                l + 1,
+                sizes[l],
+                l,
+                sizes[l - 1]
+            );
+        }
+        assert!(sizes[11] < sizes[2], "level 12 {} not below level 3 {}", sizes[11], sizes[2]);
+        // Out-of-range levels are clamped as liblz4 clamps them: below 1 is the default 9,
+        // above 12 is 12.
+        let l9 = lz4hc_compress(&raw, 9).unwrap();
+        let l12 = lz4hc_compress(&raw, 12).unwrap();
+        for l in [0, -1, i32::MIN] {
+            assert_eq!(lz4hc_compress(&raw, l).unwrap(), l9, "level {l}");
+        }
+        for l in [13, 100, i32::MAX] {
+            assert_eq!(lz4hc_compress(&raw, l).unwrap(), l12, "level {l}");
+        }
+    }
+
+    #[test]
+    fn lz4_acceleration_trades_ratio_and_is_clamped() {
+        let raw = records(4000);
+        let a1 = lz4_compress_fast(&raw, 1).unwrap();
+        let a64 = lz4_compress_fast(&raw, 64).unwrap();
+        assert!(a64.len() > a1.len(), "acceleration 64: {} bytes, 1: {}", a64.len(), a1.len());
+        // Below 1 is the default (1); above 65537 is 65537.
+        for a in [0, -5, i32::MIN] {
+            assert_eq!(lz4_compress_fast(&raw, a).unwrap(), a1, "acceleration {a}");
+        }
+        let max = lz4_compress_fast(&raw, 65537).unwrap();
+        assert_eq!(lz4_compress_fast(&raw, i32::MAX).unwrap(), max);
+        // The table codec path uses the same compressor for negative LZ4 levels.
+        let mut prefixed = Vec::new();
+        put_varint32(&mut prefixed, raw.len() as u32);
+        prefixed.extend_from_slice(&a64);
+        assert_eq!(compress(CompressionType::Lz4, Some(-64), &raw).unwrap(), prefixed);
     }
 }

@@ -25,9 +25,7 @@ use shale_base::fs::{FileLock, FileSystemRef};
 use crate::config::Config;
 use crate::env::{DefaultFileSystem, FileSystem};
 use crate::format::{FileId, FileSeq, LogFileFormat, LogQueue};
-use crate::log_batch::{
-    decode_entries_block, decode_entry, EncodedBatch, LogItem, LogItemContent, MessageExt,
-};
+use crate::log_batch::{decode_entries_block, decode_entry, EncodedBatch, LogItem, MessageExt};
 use crate::memtable::{EntryLoc, KvLoc, MemTables, NewRun, Op};
 use crate::perf::{with_perf, PerfContext};
 use crate::pipe::{FileBlockHandle, SinglePipe};
@@ -244,16 +242,10 @@ impl<F, P> Engine<F, P> {
             }
             return Ok(0);
         }
-        for item in &log_batch.items {
-            if let LogItemContent::Entries { first_index, ends, .. } = &item.content {
-                if !ends.is_empty() {
-                    self.inner.memtables.check_append(item.raft_group_id, *first_index)?;
-                }
-            }
-        }
+        self.inner.memtables.check_batch(&log_batch.items)?;
         let threshold = self.inner.cfg.batch_compression_threshold.0 as usize;
         let t = Instant::now();
-        let batch = log_batch.encode(threshold)?;
+        let batch = log_batch.encode(threshold, self.inner.cfg.compression_level)?;
         with_perf(|p| p.log_populating_duration += t.elapsed());
         let len = batch.bytes.len();
         let items = std::mem::take(&mut log_batch.items);
@@ -822,7 +814,10 @@ impl<'a> RewriteWriter<'a> {
     }
 
     fn push(&mut self, batch: LogBatch, moved: Vec<Moved>) -> Result<()> {
-        let mut enc = batch.encode(self.inner.cfg.batch_compression_threshold.0 as usize)?;
+        let mut enc = batch.encode(
+            self.inner.cfg.batch_compression_threshold.0 as usize,
+            self.inner.cfg.compression_level,
+        )?;
         let h = self.inner.rewrite.append(&mut enc)?;
         self.wrote = true;
         // New locations, item by item, from the written batch.

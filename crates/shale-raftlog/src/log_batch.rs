@@ -583,13 +583,18 @@ impl LogBatch {
     }
 
     /// Encodes the batch; the footer checksum is patched per file by `EncodedBatch::sign`.
-    pub(crate) fn encode(&self, compression_threshold: usize) -> Result<EncodedBatch> {
+    /// `compression_level` is raft-engine's (LZ4 acceleration; None: the default, 1).
+    pub(crate) fn encode(
+        &self,
+        compression_threshold: usize,
+        compression_level: Option<usize>,
+    ) -> Result<EncodedBatch> {
         let mut buf = Vec::with_capacity(self.approximate_size() + 16);
         buf.resize(LOG_BATCH_HEADER_LEN, 0);
         let mut compression = CompressionType::None;
         if !self.entries.is_empty() {
             if compression_threshold > 0 && self.entries.len() >= compression_threshold {
-                lz4_compress_to(&self.entries, &mut buf)?;
+                lz4_compress_to(&self.entries, &mut buf, compression_level)?;
                 compression = CompressionType::Lz4;
             } else {
                 buf.extend_from_slice(&self.entries);
@@ -655,7 +660,7 @@ mod tests {
     fn batch_round_trips_plain_and_compressed() {
         let b = sample();
         for threshold in [0usize, 1, 1 << 20] {
-            let mut enc = b.encode(threshold).unwrap();
+            let mut enc = b.encode(threshold, None).unwrap();
             let sig = signature_of(FileId::new(LogQueue::Append, 0x1_0000_0003), Version::V2);
             assert_eq!(sig, Some(3));
             enc.sign(sig);
@@ -675,7 +680,7 @@ mod tests {
     fn exact_bytes_of_a_small_batch() {
         let mut b = LogBatch::default();
         b.add_raw_entries(1, 5, &[b"xy".to_vec()]).unwrap();
-        let enc = b.encode(0).unwrap();
+        let enc = b.encode(0, None).unwrap();
         let blob_crc = crc32(b"xy").to_le_bytes();
         let mut want = Vec::new();
         want.extend_from_slice(&(32u64 << 8).to_be_bytes());
@@ -696,7 +701,7 @@ mod tests {
         let mut b = sample();
         a.merge(&mut b).unwrap();
         assert!(b.is_empty());
-        let (_, items, blob) = decode_whole(&a.encode(0).unwrap().bytes, None);
+        let (_, items, blob) = decode_whole(&a.encode(0, None).unwrap().bytes, None);
         assert_eq!(blob, b"12aaaabbccc");
         assert_eq!(items[1].content, LogItemContent::Entries { first_index: 10, start: 2, ends: vec![6, 8] });
     }
@@ -710,7 +715,7 @@ mod tests {
 
     #[test]
     fn corrupt_batches_give_errors_not_panics() {
-        let enc = sample().encode(0).unwrap();
+        let enc = sample().encode(0, None).unwrap();
         let h = BatchHeader::decode(&enc.bytes).unwrap();
         // Flip every byte of the footer in turn: always an error (checksum), never a panic.
         for i in h.footer_offset..h.len {

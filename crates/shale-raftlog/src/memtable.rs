@@ -41,7 +41,7 @@ use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::RwLock;
 
 use crate::format::{FileId, FileSeq, LogQueue};
-use crate::log_batch::CompressionType;
+use crate::log_batch::{Command, CompressionType, LogItem, LogItemContent};
 use crate::{Error, Result};
 
 const SHARDS: usize = 64;
@@ -645,14 +645,63 @@ impl MemTables {
         f(shard.get(&region))
     }
 
-    /// Checks that appending at `first` leaves no hole in `region`'s log.
-    pub fn check_append(&self, region: u64, first: u64) -> Result<()> {
-        self.read(region, |r| match r.and_then(|r| r.last_index()) {
-            Some(last) if first > last + 1 => Err(Error::InvalidArgument(format!(
-                "appending entries of region {region} from index {first} would leave a hole after the last index {last}"
-            ))),
-            _ => Ok(()),
-        })
+    /// Judges a batch's appends as raft-engine 0.4.2's `MemTable::append` would, applying
+    /// the batch's items in order (so an append may follow a Compact or Clean of the same
+    /// batch that emptied its region): with entries held from `first` to `last`, an append
+    /// must start within `first..=last + 1`; a region without entries (never written,
+    /// cleaned, or compacted past its last entry) takes an append at any index.
+    /// raft-engine panics on the two other cases after writing the batch ("memtable has a
+    /// hole", "attempt to overwrite compacted entries"); this refuses the batch before
+    /// anything is written.
+    pub fn check_batch(&self, items: &[LogItem]) -> Result<()> {
+        // Each touched region's (first, last) as the batch's items so far leave it.
+        let mut spans: HashMap<u64, Option<(u64, u64)>> = HashMap::new();
+        for item in items {
+            let region = item.raft_group_id;
+            let span = match spans.entry(region) {
+                MapEntry::Occupied(o) => o.into_mut(),
+                MapEntry::Vacant(v) => {
+                    v.insert(self.read(region, |r| r.and_then(|r| Some((r.first()?, r.last_index()?)))))
+                }
+            };
+            match &item.content {
+                LogItemContent::Entries { first_index, ends, .. } => {
+                    let Some(n) = (ends.len() as u64).checked_sub(1) else { continue };
+                    let at = *first_index;
+                    let new_last = at.checked_add(n).ok_or_else(|| {
+                        Error::InvalidArgument(format!(
+                            "entry indexes of region {region} overflow: {at} + {n}"
+                        ))
+                    })?;
+                    *span = match *span {
+                        None => Some((at, new_last)),
+                        Some((first, _)) if at < first => {
+                            return Err(Error::InvalidArgument(format!(
+                                "appending entries of region {region} from index {at} would overwrite compacted entries (its first index is {first})"
+                            )))
+                        }
+                        Some((_, last)) if at > last + 1 => {
+                            return Err(Error::InvalidArgument(format!(
+                                "appending entries of region {region} from index {at} would leave a hole after the last index {last}"
+                            )))
+                        }
+                        Some((first, _)) => Some((first, new_last)),
+                    };
+                }
+                LogItemContent::Command(Command::Compact { index }) => {
+                    if let Some((first, last)) = *span {
+                        if *index > last {
+                            *span = None;
+                        } else if *index > first {
+                            *span = Some((*index, last));
+                        }
+                    }
+                }
+                LogItemContent::Command(Command::Clean) => *span = None,
+                LogItemContent::Kv { .. } => {}
+            }
+        }
+        Ok(())
     }
 
     /// Applies one operation (a live write, or a replay into a fresh table). Fails only

@@ -8,9 +8,15 @@
 //! | uncompressed len: u32le| LZ4 block (raw block format)    |
 //! +------------------------+---------------------------------+
 //! ```
-//! `lz4_flex` writes and reads the raw LZ4 block format, which is what liblz4's
-//! `LZ4_compress_fast`/`LZ4_decompress_safe` produce and accept; the compressed bytes may
-//! differ from liblz4's, the decompressed ones never do.
+//! With `compression_level` unset, `lz4_flex` writes the raw LZ4 block format, which is
+//! what liblz4's `LZ4_compress_fast`/`LZ4_decompress_safe` produce and accept (the
+//! compressed bytes may differ from liblz4's, the decompressed ones never do). With it set,
+//! the level is raft-engine's: the acceleration of liblz4's `LZ4_compress_fast` (not an
+//! LZ4HC level), passed as raft-engine passes it (`level as i32`; liblz4 takes below 1 as
+//! 1 and caps it at 65537), through shale-base's [`lz4_compress_fast`], the same liblz4
+//! call, so the blob is byte for byte raft-engine's. `lz4_flex` reads every variant.
+//!
+//! [`lz4_compress_fast`]: shale_base::compression::lz4_compress_fast
 
 use std::fmt;
 use std::ops::{Div, Mul};
@@ -121,15 +127,20 @@ pub fn crc32(data: &[u8]) -> u32 {
     h.finalize()
 }
 
-/// Appends `u32le uncompressed len | LZ4 block of src` to `dst`.
-pub fn lz4_compress_to(src: &[u8], dst: &mut Vec<u8>) -> Result<()> {
+/// Appends `u32le uncompressed len | LZ4 block of src` to `dst`; `level` is raft-engine's
+/// `compression_level` (LZ4 acceleration; see the module comment).
+pub fn lz4_compress_to(src: &[u8], dst: &mut Vec<u8>, level: Option<usize>) -> Result<()> {
     if src.is_empty() {
         return Ok(());
     }
     if src.len() > i32::MAX as usize {
         return Err(Error::InvalidArgument(format!("Content too long {}", src.len())));
     }
-    let compressed = lz4_flex::block::compress(src);
+    let compressed = match level {
+        None => lz4_flex::block::compress(src),
+        // raft-engine's own conversion (`level as i32`), wrapping as it does.
+        Some(l) => shale_base::compression::lz4_compress_fast(src, l as i32)?,
+    };
     dst.reserve(4 + compressed.len());
     dst.extend_from_slice(&(src.len() as u32).to_le_bytes());
     dst.extend_from_slice(&compressed);
@@ -188,12 +199,34 @@ mod tests {
         let mut buf = b"header..".to_vec();
         let body: Vec<u8> = (0..5000u32).map(|i| (i % 7) as u8).collect();
         let n = buf.len();
-        lz4_compress_to(&body, &mut buf).unwrap();
+        lz4_compress_to(&body, &mut buf, None).unwrap();
         assert!(buf.len() < n + 1000);
         assert_eq!(lz4_decompress(&buf[n..]).unwrap(), body);
         let mut bad = buf[n..].to_vec();
         bad[0] ^= 0x40; // wrong length
         assert!(matches!(lz4_decompress(&bad), Err(Error::Corruption(_))));
         assert!(matches!(lz4_decompress(&[1, 2]), Err(Error::Corruption(_))));
+    }
+
+    #[test]
+    fn compression_level_is_lz4_acceleration_as_raft_engine_passes_it() {
+        let body: Vec<u8> =
+            (0..20_000u32).flat_map(|i| format!("entry {} of {}; ", i % 300, i % 7).into_bytes()).collect();
+        let blob = |level: Option<usize>| {
+            let mut b = Vec::new();
+            lz4_compress_to(&body, &mut b, level).unwrap();
+            assert_eq!(lz4_decompress(&b).unwrap(), body, "level {level:?}");
+            b
+        };
+        let one = blob(Some(1));
+        assert_eq!(&one[4..], &shale_base::compression::lz4_compress_fast(&body, 1).unwrap()[..]);
+        // liblz4 takes 0 (and, through raft-engine's `as i32`, usize::MAX = -1) as 1.
+        assert_eq!(blob(Some(0)), one);
+        assert_eq!(blob(Some(usize::MAX)), one);
+        // `as i32` keeps the low 32 bits: 2^32 + 3 is acceleration 3.
+        assert_eq!(blob(Some((1usize << 32) + 3)), blob(Some(3)));
+        // Higher acceleration: a bigger blob; the default path (lz4_flex) reads back too.
+        assert!(blob(Some(200)).len() > one.len());
+        blob(None);
     }
 }

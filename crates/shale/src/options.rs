@@ -181,13 +181,14 @@ impl BlockBasedOptions {
         self.index_block_restart_interval = interval.max(1) as usize;
     }
 
-    /// A full-key Bloom filter of `bits_per_key`. `block_based = true` asks for RocksDB's
-    /// deprecated block-based filter, which Shale does not write.
+    /// A full-key Bloom filter of `bits_per_key`. `block_based` is ignored, as by RocksDB
+    /// since 7.0 (`NewBloomFilterPolicy`'s `use_block_based_builder`): the deprecated
+    /// block-based filter is no longer written, a full filter is built either way.
     pub fn set_bloom_filter(&mut self, bits_per_key: f64, block_based: bool) {
+        let _ = block_based;
         self.bloom_bits_per_key = Some(bits_per_key);
         self.ribbon_bloom_before_level = None;
         self.filter_rounding = crate::table::filter::FilterRounding::new();
-        self.unsupported_if(block_based, "block-based (deprecated) bloom filter");
     }
 
     /// Whether table filters hold whole keys (RocksDB's default, true). With false they
@@ -1173,8 +1174,10 @@ pub struct WriteOptions {
     pub(crate) sync: bool,
     pub(crate) disable_wal: bool,
     pub(crate) no_slowdown: bool,
-    /// A refused setting: writes with these options fail with NotSupported naming it.
-    pub(crate) unsupported: Option<&'static str>,
+    /// `set_ignore_missing_column_families`: records of dropped families are skipped.
+    pub(crate) ignore_missing_column_families: bool,
+    /// `set_low_pri`: the write is throttled while compaction is behind (`write.rs`).
+    pub(crate) low_pri: bool,
 }
 
 impl WriteOptions {
@@ -1195,13 +1198,6 @@ impl WriteOptions {
     pub fn set_no_slowdown(&mut self, v: bool) {
         self.no_slowdown = v;
     }
-
-    pub(crate) fn check_supported(&self) -> Result<()> {
-        match self.unsupported {
-            Some(name) => Err(Error::not_supported(format!("write option {name} is not supported by Shale"))),
-            None => Ok(()),
-        }
-    }
 }
 
 /// Options of one read or iterator, as rust-rocksdb's `ReadOptions`.
@@ -1216,8 +1212,6 @@ pub struct ReadOptions {
     pub(crate) total_order_seek: bool,
     /// `set_auto_prefix_mode` (a Shale extension: RocksDB's `ReadOptions::auto_prefix_mode`).
     pub(crate) auto_prefix_mode: bool,
-    /// A refused setting: reads with these options fail with NotSupported naming it.
-    pub(crate) unsupported: Option<&'static str>,
     /// `set_tailing`: iterators see writes made after their creation (`db/iterator.rs`).
     pub(crate) tailing: bool,
     /// `set_auto_refresh_iterator_with_snapshot` (`db/iterator.rs`).
@@ -1232,6 +1226,14 @@ pub struct ReadOptions {
     /// `set_iter_start_ts`: iterators return every version with a timestamp in
     /// `[iter_start_ts, timestamp]`.
     pub(crate) iter_start_ts: Option<Vec<u8>>,
+    /// `set_read_tier` (RocksDB's `read_tier`).
+    pub(crate) read_tier: crate::options_api::ReadTier,
+    /// `set_deadline`: microseconds since the epoch (0: none).
+    pub(crate) deadline_us: u64,
+    /// `set_io_timeout`: microseconds (0: none).
+    pub(crate) io_timeout_us: u64,
+    /// `set_ignore_range_deletions`: reads do not apply range tombstones.
+    pub(crate) ignore_range_deletions: bool,
 }
 
 impl Default for ReadOptions {
@@ -1245,18 +1247,32 @@ impl Default for ReadOptions {
             prefix_same_as_start: false,
             total_order_seek: false,
             auto_prefix_mode: false,
-            unsupported: None,
             tailing: false,
             auto_refresh_iterator_with_snapshot: false,
             pin_data: false,
             max_skippable_internal_keys: 0,
             timestamp: None,
             iter_start_ts: None,
+            read_tier: crate::options_api::ReadTier::All,
+            deadline_us: 0,
+            io_timeout_us: 0,
+            ignore_range_deletions: false,
         }
     }
 }
 
 impl ReadOptions {
+    /// What this read asks of the table blocks it loads (`table/reader.rs`).
+    pub(crate) fn block_reads(&self) -> crate::table::reader::BlockReads {
+        crate::table::reader::BlockReads {
+            fill_cache: self.fill_cache,
+            verify_checksums: self.verify_checksums,
+            no_io: self.read_tier == crate::options_api::ReadTier::BlockCache,
+            deadline_us: self.deadline_us,
+            io_timeout_us: self.io_timeout_us,
+        }
+    }
+
     pub fn set_iterate_lower_bound<K: Into<Vec<u8>>>(&mut self, key: K) {
         self.lower_bound = Some(key.into());
     }
@@ -1269,13 +1285,11 @@ impl ReadOptions {
         self.fill_cache = v;
     }
 
-    /// Shale verifies every block it reads; reading without verification is not built, so
-    /// `false` makes reads with these options fail with NotSupported.
+    /// RocksDB's `verify_checksums` (default true): with `false`, data blocks this read
+    /// loads from table files are not checked against their block checksums (a block
+    /// whose bytes no longer decode still fails with Corruption).
     pub fn set_verify_checksums(&mut self, v: bool) {
         self.verify_checksums = v;
-        if !v {
-            self.unsupported = Some("verify_checksums=false");
-        }
     }
 
     /// With a prefix extractor, a seek is a prefix seek unless this is true: tables (and

@@ -642,18 +642,19 @@ impl BlockBasedOptions {
 }
 
 impl WriteOptions {
-    /// A write to a dropped or unknown family fails either way in Shale's API (handles are
-    /// checked), so this has nothing to ignore; `true` is refused.
+    /// RocksDB's `ignore_missing_column_families`: the records of a batch for a column family
+    /// that no longer exists (dropped) are skipped, the others written; without it such a
+    /// batch fails with InvalidArgument. A single `put_cf`/`delete_cf`/`merge_cf` on a dropped
+    /// family's handle then succeeds and writes nothing.
     pub fn set_ignore_missing_column_families(&mut self, ignore: bool) {
-        if ignore {
-            self.unsupported = Some("ignore_missing_column_families");
-        }
+        self.ignore_missing_column_families = ignore;
     }
 
+    /// RocksDB's `low_pri`: while compaction is behind (some family's writes stopped or
+    /// delayed, or under compaction pressure), the write is rate-limited to 1 MiB/s, or
+    /// fails at once with Incomplete "Low priority write stall" under `no_slowdown`.
     pub fn set_low_pri(&mut self, v: bool) {
-        if v {
-            self.unsupported = Some("low_pri");
-        }
+        self.low_pri = v;
     }
 
     /// An insert-hint speed choice; memtable contents are the same.
@@ -674,8 +675,14 @@ impl ReadOptions {
         self.upper_bound = upper;
     }
 
+    /// RocksDB's `read_tier`. `BlockCache`: a read uses the memtables and the blocks already
+    /// in the block cache (and tables already open); one that would read a file fails with
+    /// Incomplete ("no blocking io"; an iterator's status). `Persisted`: after any write
+    /// with the WAL disabled, point reads skip the memtables (their data may not be
+    /// persisted); iterators refuse it with NotSupported, as RocksDB's. `Memtable`: only the
+    /// memtables are read (point reads and iterators).
     pub fn set_read_tier(&mut self, tier: ReadTier) {
-        self.refuse_if(tier != ReadTier::All, "read_tier other than All");
+        self.read_tier = tier;
     }
 
     /// With a prefix extractor, an iterator positioned by a seek (or `seek_to_first` /
@@ -700,8 +707,11 @@ impl ReadOptions {
         let _ = v;
     }
 
+    /// RocksDB's `ignore_range_deletions`: reads do not apply range tombstones (keys a
+    /// `delete_range` covers are returned), as RocksDB's, which leaves correctness to a
+    /// caller that knows the database has none.
     pub fn set_ignore_range_deletions(&mut self, v: bool) {
-        self.refuse_if(v, "ignore_range_deletions");
+        self.ignore_range_deletions = v;
     }
 
     /// Read-ahead is a speed hint; the same bytes are returned.
@@ -713,12 +723,19 @@ impl ReadOptions {
         let _ = v;
     }
 
+    /// RocksDB's `deadline` (microseconds since the epoch; 0: none): a read that would read
+    /// a table file at or after it fails with TimedOut "Deadline exceeded" (checked before
+    /// each file read, as RocksDB's `PrepareIOFromReadOptions`; reads served from memory
+    /// complete).
     pub fn set_deadline(&mut self, microseconds: u64) {
-        self.refuse_if(microseconds != 0, "deadline");
+        self.deadline_us = microseconds;
     }
 
+    /// RocksDB's `io_timeout` (microseconds; 0: none): each table file read of this read must
+    /// complete within it (and before the deadline): one that takes longer fails with
+    /// TimedOut, as under a file system that honours RocksDB's `IOOptions::timeout`.
     pub fn set_io_timeout(&mut self, microseconds: u64) {
-        self.refuse_if(microseconds != 0, "io_timeout");
+        self.io_timeout_us = microseconds;
     }
 
     /// A tailing iterator sees writes made after it was created: it reads the live
@@ -766,20 +783,6 @@ impl ReadOptions {
     /// the internal key (user key, timestamp, sequence and type), as RocksDB's.
     pub fn set_iter_start_ts<S: Into<Vec<u8>>>(&mut self, ts: S) {
         self.iter_start_ts = Some(ts.into());
-    }
-
-    fn refuse_if(&mut self, cond: bool, name: &'static str) {
-        if cond {
-            self.unsupported = Some(name);
-        }
-    }
-
-    /// Reads and iterators made with a refused setting fail with NotSupported naming it.
-    pub(crate) fn check_supported(&self) -> Result<()> {
-        match self.unsupported {
-            Some(name) => Err(Error::not_supported(format!("read option {name} is not supported by Shale"))),
-            None => Ok(()),
-        }
     }
 }
 

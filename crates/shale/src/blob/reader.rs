@@ -273,6 +273,9 @@ pub struct BlobFetcher {
     pub value_cache: Option<Arc<crate::cache::BlockCache>>,
     /// `ReadOptions::fill_cache`: add values read from files to `value_cache`.
     pub fill_cache: bool,
+    /// `ReadTier::BlockCache`: a value not in `value_cache` is not read from its file; the
+    /// read fails with Incomplete, as RocksDB's `BlobSource::GetBlob` with `no_io`.
+    pub no_io: bool,
 }
 
 impl BlobFetcher {
@@ -296,9 +299,14 @@ impl BlobFetcher {
         index_bytes: &[u8],
         readahead: Option<u64>,
     ) -> Result<Vec<u8>> {
-        let from_file = || match readahead {
-            Some(r) => self.cache.fetch_with_readahead(self.cf_id, user_key, index_bytes, r),
-            None => self.cache.fetch(self.cf_id, user_key, index_bytes),
+        let from_file = || {
+            if self.no_io {
+                return Err(Error::new(ErrorKind::Incomplete, "Cannot read blob(s): no disk I/O allowed"));
+            }
+            match readahead {
+                Some(r) => self.cache.fetch_with_readahead(self.cf_id, user_key, index_bytes, r),
+                None => self.cache.fetch(self.cf_id, user_key, index_bytes),
+            }
         };
         let Some(vc) = &self.value_cache else { return from_file() };
         let index = BlobIndex::decode(index_bytes)?;

@@ -212,6 +212,7 @@ impl DbInner {
                             // fill_cache = false).
                             value_cache: cf.opts.blob_cache.clone(),
                             fill_cache: false,
+                            no_io: false,
                         }),
                         blob_write: super::flush::blob_write_options(cf),
                         blob_gc_cutoff,

@@ -21,6 +21,7 @@ use crate::iter::merging::MergingIterator;
 use crate::iter::range_del::{self, FragmentedTombstones, RangeTombstone};
 use crate::iter::BoxedIterator;
 use crate::options::ReadOptions;
+use crate::table::reader::BlockReads;
 use crate::thread_mode::DBAccess;
 use crate::version::edit::FileMetaData;
 
@@ -128,38 +129,51 @@ impl DbInner {
         Ok(parts)
     }
 
-    /// The merged internal iterator and all range tombstones of one column family's view.
+    /// The merged internal iterator and all range tombstones of one column family's view,
+    /// read as `ro` says: its block reads (`fill_cache`, checksums, the block-cache tier,
+    /// deadline and I/O timeout), `ReadTier::Memtable` (memtables only) and
+    /// `ignore_range_deletions` (no tombstones returned). `ReadTier::Persisted` is refused
+    /// with NotSupported, as RocksDB 11.8.1's `NewIterator`.
     pub(crate) fn internal_iterator(
         self: &Arc<Self>,
         cf: &Arc<CfHandle>,
         sv: &SuperVersion,
-        fill_cache: bool,
+        ro: &ReadOptions,
         prefix: &PrefixMode,
     ) -> Result<(BoxedIterator, Arc<FragmentedTombstones>)> {
+        use crate::options_api::ReadTier;
+        if ro.read_tier == ReadTier::Persisted {
+            return Err(crate::Error::not_supported(
+                "ReadTier::kPersistedData is not yet supported in iterators.",
+            ));
+        }
+        let reads = ro.block_reads();
+        let with_files = ro.read_tier != ReadTier::Memtable;
         let parts = self.iter_parts(cf, sv)?;
         let mut children: Vec<BoxedIterator> = Vec::new();
         let mut mem_tombstones: Vec<RangeTombstone> = Vec::new();
         for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
             children.push(if prefix.memtable { mem.iter_prefix_filtered() } else { mem.iter() });
-            if mem.num_range_deletes() > 0 {
+            if mem.num_range_deletes() > 0 && !ro.ignore_range_deletions {
                 mem_tombstones.extend(range_del::from_table_entries(&mem.range_tombstones())?);
             }
         }
-        for e in &parts.l0 {
-            children.push(e.table.iter_with(fill_cache, prefix.table.clone()));
+        if with_files {
+            for e in &parts.l0 {
+                children.push(e.table.iter_with(reads, prefix.table.clone()));
+            }
+            for (run, by_number) in &parts.levels {
+                let mut level =
+                    self.level_iterator_with(cf, run.clone(), by_number.clone(), reads, prefix.table.clone());
+                level.set_prefix_seek(prefix.level_stop.clone());
+                children.push(Box::new(level));
+            }
         }
-        for (run, by_number) in &parts.levels {
-            let mut level = self.level_iterator_with(
-                cf,
-                run.clone(),
-                by_number.clone(),
-                fill_cache,
-                prefix.table.clone(),
-            );
-            level.set_prefix_seek(prefix.level_stop.clone());
-            children.push(Box::new(level));
-        }
-        let tomb = if mem_tombstones.is_empty() {
+        let tomb = if ro.ignore_range_deletions {
+            Arc::new(FragmentedTombstones::new(cf.opts.comparator.clone(), Vec::new()))
+        } else if !with_files {
+            Arc::new(FragmentedTombstones::new(cf.opts.comparator.clone(), mem_tombstones))
+        } else if mem_tombstones.is_empty() {
             parts.fragmented.clone()
         } else {
             mem_tombstones.extend(parts.tombstones.iter().cloned());
@@ -185,9 +199,10 @@ impl DbInner {
         cf: &Arc<CfHandle>,
         run: Arc<[LevelFile]>,
         by_number: FilesByNumber,
-        fill_cache: bool,
+        reads: impl Into<BlockReads>,
         prefix_seek: Option<Arc<crate::table::PrefixSeek>>,
     ) -> LevelIterator {
+        let reads: BlockReads = reads.into();
         let icmp = cf.icmp.clone();
         let inner = self.clone();
         let cf = cf.clone();
@@ -195,7 +210,11 @@ impl DbInner {
             let meta = by_number
                 .get(&lf.number)
                 .ok_or_else(|| crate::Error::corruption(format!("level file {} vanished", lf.number)))?;
-            Ok(inner.table_cache.get(&cf, meta)?.table.iter_with(fill_cache, prefix_seek.clone()))
+            Ok(inner
+                .table_cache
+                .get_for_read(&cf, meta, None, &reads)?
+                .table
+                .iter_with(reads, prefix_seek.clone()))
         });
         LevelIterator::new(icmp, run, opener)
     }
@@ -366,7 +385,6 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
 
     /// How iterators made with `ro` follow newer SuperVersions, or why `ro` is refused.
     fn follow_of(ro: &ReadOptions) -> Result<Follow> {
-        ro.check_supported()?;
         if ro.tailing {
             if ro.snapshot.is_some() {
                 return Err(crate::Error::invalid_argument(
@@ -406,7 +424,7 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
         let read_ts = super::read::check_read_timestamp(&cf, &src.ro).map(|t| t.map(<[u8]>::to_vec));
         let built = follow
             .and_then(|f| read_ts.as_ref().map(|_| f).map_err(Clone::clone))
-            .and_then(|f| inner.internal_iterator(&cf, &sv, src.ro.fill_cache, &prefix).map(|x| (f, x)));
+            .and_then(|f| inner.internal_iterator(&cf, &sv, &src.ro, &prefix).map(|x| (f, x)));
         let (it, tomb) = match built {
             Ok((f, x)) => {
                 self.follow = f;
@@ -441,6 +459,7 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
             cf_id: cf.id,
             value_cache: cf.opts.blob_cache.clone(),
             fill_cache: src.ro.fill_cache,
+            no_io: src.ro.read_tier == crate::options_api::ReadTier::BlockCache,
         }));
         if let Ok(Some(ts)) = read_ts {
             iter.set_timestamps(cf.opts.comparator.clone(), ts, src.ro.iter_start_ts.clone());

@@ -192,6 +192,9 @@ pub(crate) struct DbInner {
     /// entry before they take the WAL lock (`write.rs`; only ever an address to prefetch,
     /// never dereferenced, so a stale value is harmless).
     pub mems_hint: std::sync::atomic::AtomicUsize,
+    /// Throttles `WriteOptions::low_pri` writes while compaction is behind (RocksDB's
+    /// `WriteController::low_pri_rate_limiter`, 1 MiB/s).
+    pub low_pri_limiter: crate::rate_limiter::RateLimiter,
     _lock: Box<dyn FileLock>,
 }
 

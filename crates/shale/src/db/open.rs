@@ -486,6 +486,7 @@ pub(super) fn new_inner(
         prep: Mutex::new(Default::default()),
         ts_families: AtomicBool::new(false),
         mems_hint: std::sync::atomic::AtomicUsize::new(0),
+        low_pri_limiter: crate::rate_limiter::RateLimiter::new(1 << 20, 100_000, 10, false),
         _lock: lock,
     })
 }

@@ -277,7 +277,6 @@ impl DbInner {
         entity: bool,
         pinned: Option<&Arc<SuperVersion>>,
     ) -> Result<Option<Vec<u8>>> {
-        ro.check_supported()?;
         if cf.is_dropped() {
             return Err(Error::new(
                 crate::ErrorKind::ColumnFamilyDropped,
@@ -299,8 +298,8 @@ impl DbInner {
         let found = match ts {
             // The lookup key carries the read timestamp: the newest version at or before it
             // is the first entry of the key at or after it.
-            Some(ts) => self.get_from(cf, sv, &[key, ts].concat(), seq, ro.fill_cache, entity)?,
-            None => self.get_from(cf, sv, key, seq, ro.fill_cache, entity)?,
+            Some(ts) => self.get_from(cf, sv, &[key, ts].concat(), seq, ro, entity)?,
+            None => self.get_from(cf, sv, key, seq, ro, entity)?,
         };
         match found {
             Some(_) if entity && cf.opts.ttl_db.is_some() => Err(Error::not_supported(
@@ -317,16 +316,19 @@ impl DbInner {
         sv: &SuperVersion,
         key: &[u8],
         seq: SequenceNumber,
-        fill_cache: bool,
+        ro: &ReadOptions,
         entity: bool,
     ) -> Result<Option<Vec<u8>>> {
+        use crate::options_api::ReadTier;
         let stats = self.opts.statistics.as_deref();
+        let reads = ro.block_reads();
         let mut max_cov = 0;
         let blob = crate::blob::BlobFetcher {
             cache: self.blob_cache.clone(),
             cf_id: cf.id,
             value_cache: cf.opts.blob_cache.clone(),
-            fill_cache,
+            fill_cache: ro.fill_cache,
+            no_io: reads.no_io,
         };
         let mut merge = MergeLookup {
             op: cf.opts.merge_operator.as_deref(),
@@ -338,12 +340,18 @@ impl DbInner {
         };
         let with_ts = cf.icmp.timestamp_size() > 0;
         let mem_timer = PerfTimer::new(Field::GetFromMemtableTime);
-        for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
+        // RocksDB's `skip_memtable`: the persisted tier after a write without the WAL.
+        let skip_memtables = ro.read_tier == ReadTier::Persisted
+            && self.unpersisted.load(std::sync::atomic::Ordering::Relaxed);
+        let memtables = std::iter::once(&sv.mem).chain(sv.imm.iter()).filter(|_| !skip_memtables);
+        for mem in memtables {
             perf::count(Field::GetFromMemtableCount, 1);
-            if with_ts && mem.num_range_deletes() > 0 {
+            if with_ts && mem.num_range_deletes() > 0 && !ro.ignore_range_deletions {
                 return Err(ts_unsupported("range deletions"));
             }
-            max_cov = max_cov.max(mem.max_covering_tombstone_seq(key, seq));
+            if !ro.ignore_range_deletions {
+                max_cov = max_cov.max(mem.max_covering_tombstone_seq(key, seq));
+            }
             let mut done: Option<Result<Option<Vec<u8>>>> = None;
             mem.for_each_version(key, seq, |s, t, v| {
                 // With timestamps an older version may have a newer sequence than the
@@ -370,6 +378,9 @@ impl DbInner {
         }
         record_tick(stats, Ticker::MemtableMiss, 1);
         drop(mem_timer);
+        if ro.read_tier == ReadTier::Memtable {
+            return merge.finish_plain(None);
+        }
         let _files_timer = PerfTimer::new(Field::GetFromOutputFilesTime);
         let lookup = if with_ts { crate::key::lookup_key_ts(key, seq) } else { lookup_key(key, seq) };
         let icmp = &cf.icmp;
@@ -392,14 +403,14 @@ impl DbInner {
                 {
                     continue;
                 }
-                let entry = self.table_cache.get_at(cf, f, Some(level))?;
-                if with_ts && !entry.tombstones.is_empty() {
+                let entry = self.table_cache.get_for_read(cf, f, Some(level), &reads)?;
+                if with_ts && !entry.tombstones.is_empty() && !ro.ignore_range_deletions {
                     return Err(ts_unsupported("range deletions"));
                 }
-                if !entry.tombstones.is_empty() {
+                if !entry.tombstones.is_empty() && !ro.ignore_range_deletions {
                     max_cov = max_cov.max(entry.tombstones.max_covering_seq(key, seq));
                 }
-                if let Some((ik, v)) = self.table_cache.row_get(f, &entry, &lookup, fill_cache)? {
+                if let Some((ik, v)) = self.table_cache.row_get(f, &entry, &lookup, reads)? {
                     let hit = match level {
                         0 => Ticker::GetHitL0,
                         1 => Ticker::GetHitL1,
@@ -426,7 +437,7 @@ impl DbInner {
                         continue;
                     }
                     // Merge operands (or a hidden version): walk this table's entries of the key.
-                    let mut it = entry.table.iter(fill_cache);
+                    let mut it = entry.table.iter(reads);
                     it.seek(&lookup);
                     while it.valid() {
                         let p = parse_internal_key(it.key())?;
@@ -504,7 +515,6 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
         if let Some(what) = batch.unsupported {
             return Err(Error::not_supported(format!("{what} is not supported by Shale yet")));
         }
-        opts.check_supported()?;
         if !batch.ts_writes.is_empty() || self.inner.ts_families.load(std::sync::atomic::Ordering::Acquire) {
             self.check_timestamps(&batch)?;
         }

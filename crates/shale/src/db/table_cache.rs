@@ -82,6 +82,27 @@ impl TableCache {
         self.get_at(cf, file, None)
     }
 
+    /// `get_at` for a read with `reads`: under RocksDB's `kBlockCacheTier` (`no_io`) a table
+    /// not open already is not opened: Incomplete, as RocksDB's `TableCache::FindTable`.
+    pub fn get_for_read(
+        &self,
+        cf: &CfHandle,
+        file: &FileMetaData,
+        level: Option<usize>,
+        reads: &crate::table::reader::BlockReads,
+    ) -> Result<Arc<TableEntry>> {
+        if reads.no_io && !self.map.lock().contains_key(&file.number) {
+            return Err(crate::error::Error::new(
+                crate::ErrorKind::Incomplete,
+                "Table not found in table_cache, no_io is set",
+            ));
+        }
+        if !self.map.lock().contains_key(&file.number) {
+            reads.before_io()?;
+        }
+        self.get_at(cf, file, level)
+    }
+
     /// `get` for a file of `level` (None: not known), which decides whether a reader opened
     /// now pins its index and filter in the block cache (see `BlockBasedOptions::meta_cache_policy`).
     pub fn get_at(
@@ -168,9 +189,11 @@ impl TableCache {
         file: &FileMetaData,
         entry: &TableEntry,
         lookup: &[u8],
-        fill_cache: bool,
+        reads: impl Into<crate::table::reader::BlockReads>,
     ) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
-        let Some(rc) = &self.row_cache else { return entry.table.get(lookup, fill_cache) };
+        let reads: crate::table::reader::BlockReads = reads.into();
+        let fill_cache = reads.fill_cache;
+        let Some(rc) = &self.row_cache else { return entry.table.get(lookup, reads) };
         let stats = self.statistics.as_deref();
         let snapshot = crate::key::trailer(lookup) >> 8;
         let seq = if snapshot >= file.largest_seqno { 0 } else { snapshot + 1 };
@@ -181,9 +204,9 @@ impl TableCache {
             return Ok(Some((row.0.clone(), row.1.clone())));
         }
         record_tick(stats, Ticker::RowCacheMiss, 1);
-        let found = entry.table.get(lookup, fill_cache)?;
+        let found = entry.table.get(lookup, reads)?;
         if let Some((k, v)) = &found {
-            if fill_cache {
+            if fill_cache && !reads.no_io {
                 let charge = k.len() + v.len() + std::mem::size_of::<RowEntry>();
                 // A full strict cache only loses the caching, not the read (RocksDB ignores it).
                 let _ =

@@ -110,6 +110,9 @@ pub(crate) struct PendingWrite {
     disable_wal: bool,
     /// Exclusive writers (flush, column family changes) never share a group.
     exclusive: bool,
+    /// `WriteOptions::ignore_missing_column_families`: records of a family that does not
+    /// exist (dropped) are skipped (their sequence numbers used), not an error.
+    ignore_missing: bool,
     done: bool,
     result: Option<Result<()>>,
     /// This writer's share of a parallel memtable insert, handed over by its group's leader.
@@ -121,6 +124,8 @@ pub(crate) struct InsertTask {
     batch: WriteBatch,
     first_seq: u64,
     group: Arc<ParallelGroup>,
+    /// The writer's `ignore_missing_column_families`.
+    ignore_missing: bool,
 }
 
 /// A write group whose members insert their own batches at once (RocksDB's parallel
@@ -197,10 +202,33 @@ thread_local! {
 }
 
 impl DbInner {
+    /// RocksDB's `ThrottleLowPriWritesIfNeeded`: while compaction is behind (a family's
+    /// writes are stopped or delayed, or it is under compaction pressure), a low-priority
+    /// write fails with Incomplete under `no_slowdown`, else waits for its bytes at the
+    /// low-priority rate (1 MiB/s).
+    fn throttle_low_pri(&self, opts: &WriteOptions, batch: &WriteBatch) -> Result<()> {
+        let behind = {
+            let st = self.state.lock();
+            st.stopped_cfs > 0 || st.delayed_cfs > 0 || st.speedup_cfs > 0
+        };
+        if !behind {
+            return Ok(());
+        }
+        if opts.no_slowdown {
+            return Err(Error::new(crate::ErrorKind::Incomplete, "Low priority write stall"));
+        }
+        let _t = PerfTimer::new(Field::WriteDelayTime);
+        self.low_pri_limiter.request(batch.data().len(), crate::rate_limiter::IoPriority::High);
+        Ok(())
+    }
+
     /// Writes `batch` atomically.
     pub fn write(&self, opts: &WriteOptions, batch: WriteBatch) -> Result<()> {
         if opts.sync && opts.disable_wal {
             return Err(Error::invalid_argument("Sync writes has to enable WAL."));
+        }
+        if opts.low_pri {
+            self.throttle_low_pri(opts, &batch)?;
         }
         let bytes = batch.size_in_bytes() as u64;
         // `rocksdb.db.write.micros` for every writer, leader or follower (RocksDB's StopWatch
@@ -213,6 +241,7 @@ impl DbInner {
             sync: opts.sync,
             disable_wal: opts.disable_wal,
             exclusive: false,
+            ignore_missing: opts.ignore_missing_column_families,
             done: false,
             result: None,
             task: None,
@@ -496,10 +525,10 @@ impl DbInner {
     /// group's sequence (RocksDB sets the last sequence after the parallel inserts) and
     /// completes it.
     fn run_insert_task(&self, task: InsertTask) {
-        let InsertTask { batch, first_seq, group } = task;
+        let InsertTask { batch, first_seq, group, ignore_missing } = task;
         let timer = PerfTimer::new(Field::WriteMemtableTime);
         let mut full = Vec::new();
-        if let Err(e) = insert_batch(&group.mems, &batch, first_seq, true, &mut full, None) {
+        if let Err(e) = insert_batch(&group.mems, &batch, first_seq, true, ignore_missing, &mut full, None) {
             group.error.lock().get_or_insert(e);
         }
         drop(timer);
@@ -549,6 +578,7 @@ impl DbInner {
             sync: false,
             disable_wal: false,
             exclusive: true,
+            ignore_missing: false,
             done: false,
             result: None,
             task: None,
@@ -592,6 +622,9 @@ impl DbInner {
         let mut guards: Vec<_> = group.iter().map(lock).collect();
         let sync = guards.iter().any(|g| g.sync);
         let disable_wal = guards[0].disable_wal;
+        // Records of missing families pass the check below only for writers that ignore
+        // them (`ignore_missing_column_families`): the leader's insert skips them.
+        let skip_missing = guards.iter().any(|g| g.ignore_missing);
         let writers = guards.len() as u64;
         if guards.len() == 1 && guards[0].batch.is_none() {
             return Err(Error::invalid_argument("empty write"));
@@ -635,7 +668,8 @@ impl DbInner {
             let mems = &wal.mems;
             let mut n = if parallel { PREFETCH_RECORDS } else { 0 };
             let mut last = u32::MAX;
-            for b in batches() {
+            for g in guards.iter() {
+                let Some(b) = g.batch.as_ref() else { continue };
                 b.for_each(&mut |e| match mems.get(e.cf_id as usize) {
                     Some(Some(m)) => {
                         if n < PREFETCH_RECORDS && e.cf_id != last {
@@ -649,6 +683,7 @@ impl DbInner {
                         }
                         Ok(())
                     }
+                    _ if g.ignore_missing => Ok(()),
                     _ => Err(Error::invalid_argument(format!(
                         "Invalid column family specified in write batch: {}",
                         e.cf_id
@@ -748,7 +783,9 @@ impl DbInner {
             for (i, g) in guards.iter_mut().enumerate() {
                 let Some(b) = g.batch.take_if(|b| b.count() > 0) else { continue };
                 let n = u64::from(b.count());
-                let task = InsertTask { batch: b, first_seq: seq, group: Arc::clone(&shared) };
+                let ignore_missing = g.ignore_missing;
+                let task =
+                    InsertTask { batch: b, first_seq: seq, group: Arc::clone(&shared), ignore_missing };
                 seq += n;
                 if i == 0 {
                     own = Some(task);
@@ -773,7 +810,7 @@ impl DbInner {
         let merge = |cf: u32, mem: &Arc<MemTable>, seq: SequenceNumber, key: &[u8], op: &[u8]| {
             self.merge_on_write(cf, mem, seq, key, op)
         };
-        insert_batch(&wal.mems, batch, first_seq, false, &mut wal.full, Some(&merge))?;
+        insert_batch(&wal.mems, batch, first_seq, false, skip_missing, &mut wal.full, Some(&merge))?;
         drop(memtable_timer);
         if !wal.full.is_empty() {
             self.write_control.set_attention(true);
@@ -1143,6 +1180,7 @@ fn insert_batch(
     batch: &WriteBatch,
     mut seq: u64,
     concurrent: bool,
+    skip_missing: bool,
     full: &mut Vec<u32>,
     merge: Option<MergeOnWrite<'_>>,
 ) -> Result<()> {
@@ -1156,6 +1194,11 @@ fn insert_batch(
     let mut last: Option<u32> = None;
     batch.for_each(&mut |e| {
         let Some(Some(m)) = mems.get(e.cf_id as usize) else {
+            if skip_missing {
+                // RocksDB's MemTableInserter: a skipped record still takes its sequence.
+                seq += 1;
+                return Ok(());
+            }
             return Err(Error::invalid_argument("column family vanished"));
         };
         let mem = &m.mem;

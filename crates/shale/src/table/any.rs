@@ -111,9 +111,13 @@ impl AnyTable {
     }
 
     #[inline]
-    pub fn get(&self, lookup_ikey: &[u8], fill_cache: bool) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+    pub fn get(
+        &self,
+        lookup_ikey: &[u8],
+        reads: impl Into<super::reader::BlockReads>,
+    ) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
         match self {
-            AnyTable::Block(t) => t.get(lookup_ikey, fill_cache),
+            AnyTable::Block(t) => t.get(lookup_ikey, reads),
             AnyTable::Plain(t) => t.get(lookup_ikey),
             AnyTable::Cuckoo(t) => t.get(lookup_ikey),
         }
@@ -128,18 +132,18 @@ impl AnyTable {
         }
     }
 
-    pub fn iter(&self, fill_cache: bool) -> Box<dyn InternalIterator> {
-        self.iter_with(fill_cache, None)
+    pub fn iter(&self, reads: impl Into<super::reader::BlockReads>) -> Box<dyn InternalIterator> {
+        self.iter_with(reads, None)
     }
 
     /// An iterator; block-based tables check prefix filters as `prefix_seek` says.
     pub fn iter_with(
         &self,
-        fill_cache: bool,
+        reads: impl Into<super::reader::BlockReads>,
         prefix_seek: Option<Arc<PrefixSeek>>,
     ) -> Box<dyn InternalIterator> {
         match self {
-            AnyTable::Block(t) => t.iter_with(fill_cache, prefix_seek),
+            AnyTable::Block(t) => t.iter_with(reads, prefix_seek),
             AnyTable::Plain(t) => t.iter(),
             AnyTable::Cuckoo(t) => t.iter(),
         }

@@ -77,6 +77,84 @@ pub struct TableReaderOptions {
     pub statistics: Option<Arc<Statistics>>,
 }
 
+/// What one read asks of the data blocks it reads: the table reader's share of RocksDB's
+/// `ReadOptions` (`fill_cache`, `verify_checksums`, `read_tier`, `deadline`, `io_timeout`).
+/// A plain `bool` converts to the defaults with that `fill_cache`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockReads {
+    /// Blocks read from the file are added to the block cache.
+    pub fill_cache: bool,
+    /// Block checksums are verified (when the table was opened with verification).
+    pub verify_checksums: bool,
+    /// RocksDB's `kBlockCacheTier`: a block not in the block cache is not read; the read
+    /// fails with Incomplete "no blocking io", as RocksDB's `RetrieveBlock`.
+    pub no_io: bool,
+    /// RocksDB's `ReadOptions::deadline`, microseconds since the epoch (0: none): a file
+    /// read that would start at or after it fails with TimedOut "Deadline exceeded".
+    pub deadline_us: u64,
+    /// RocksDB's `ReadOptions::io_timeout` in microseconds (0: none): the longest a single
+    /// file read may take (with a deadline, at most the time left before it); a read that
+    /// does not complete within it fails with TimedOut, as from a file system honouring
+    /// `IOOptions::timeout`.
+    pub io_timeout_us: u64,
+}
+
+impl From<bool> for BlockReads {
+    fn from(fill_cache: bool) -> BlockReads {
+        BlockReads { fill_cache, verify_checksums: true, no_io: false, deadline_us: 0, io_timeout_us: 0 }
+    }
+}
+
+impl BlockReads {
+    /// Now, in microseconds since the epoch (the clock RocksDB's deadline is read against).
+    fn now_us() -> u64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_micros() as u64)
+            .unwrap_or(0)
+    }
+
+    /// RocksDB's `PrepareIOFromReadOptions` before a file read: TimedOut past the deadline,
+    /// else the read's timeout in microseconds (0: none).
+    pub fn before_io(&self) -> Result<u64> {
+        let mut timeout = 0;
+        if self.deadline_us != 0 {
+            let now = Self::now_us();
+            if now >= self.deadline_us {
+                return Err(Error::new(ErrorKind::TimedOut, "Deadline exceeded"));
+            }
+            timeout = self.deadline_us - now;
+        }
+        if self.io_timeout_us != 0 && (timeout == 0 || self.io_timeout_us < timeout) {
+            timeout = self.io_timeout_us;
+        }
+        Ok(timeout)
+    }
+
+    /// After a file read that took `elapsed`: TimedOut when it outlasted `timeout_us`.
+    pub fn after_io(timeout_us: u64, elapsed: std::time::Duration, what: &str) -> Result<()> {
+        if timeout_us != 0 && elapsed.as_micros() > u128::from(timeout_us) {
+            return Err(Error::new(
+                ErrorKind::TimedOut,
+                format!("IO timeout: {what} took {} us, more than {timeout_us} us", elapsed.as_micros()),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Runs the file read `f` under this read's deadline and timeout.
+    pub fn io<T>(&self, what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+        let timeout = self.before_io()?;
+        if timeout == 0 {
+            return f();
+        }
+        let start = std::time::Instant::now();
+        let r = f()?;
+        Self::after_io(timeout, start.elapsed(), what)?;
+        Ok(r)
+    }
+}
+
 /// Where an open table keeps its index and filter blocks (RocksDB's
 /// `cache_index_and_filter_blocks`, `..._with_high_priority` and the pinning decision
 /// `BlockBasedTable::PrefetchIndexAndFilterBlocks` makes from the pinning tiers).
@@ -987,7 +1065,9 @@ impl Table {
     /// Reads (or finds in the cache) the data block at `handle`. Counts, as RocksDB's
     /// `BlockBasedTable::RetrieveBlock` for a data block: a cache hit or miss (data and
     /// total), the bytes read from the cache, and a block added to it.
-    fn data_block(&self, handle: BlockHandle, fill_cache: bool) -> Result<Arc<Block>> {
+    fn data_block(&self, handle: BlockHandle, reads: impl Into<BlockReads>) -> Result<Arc<Block>> {
+        let reads: BlockReads = reads.into();
+        let fill_cache = reads.fill_cache;
         let stats = self.opts.statistics.as_deref();
         if let Some(cache) = &self.opts.block_cache {
             if let Some(b) = cache.get(&self.opts.cache_key.with_offset(handle.offset)) {
@@ -1007,19 +1087,24 @@ impl Table {
             }
         }
         let name = &self.opts.file_name;
+        if reads.no_io {
+            return Err(Error::new(ErrorKind::Incomplete, "no blocking io"));
+        }
         // The perf context's data-block bytes (format.rs counts every block read).
         let read_bytes = handle.size + crate::table::format::BLOCK_TRAILER_SIZE as u64;
         crate::perf::count(crate::perf::Field::DataBlockReadByte, read_bytes);
         let data = {
             let _t = StopWatch::new(stats, Histogram::SstReadMicros);
-            read_block_with_dict(
-                self.file.as_ref(),
-                handle,
-                self.footer.block_checksum(),
-                self.opts.verify_checksums,
-                name,
-                &self.compression_dict,
-            )?
+            reads.io(name, || {
+                read_block_with_dict(
+                    self.file.as_ref(),
+                    handle,
+                    self.footer.block_checksum(),
+                    self.opts.verify_checksums && reads.verify_checksums,
+                    name,
+                    &self.compression_dict,
+                )
+            })?
         };
         self.data_blocks_read.fetch_add(1, AtomicOrdering::Relaxed);
         let block = Arc::new(Block::new(data).map_err(|e| in_file(e, name, handle))?);
@@ -1045,7 +1130,12 @@ impl Table {
     }
 
     /// The first entry at or after `lookup_ikey` if it has the same user key.
-    pub fn get(&self, lookup_ikey: &[u8], fill_cache: bool) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+    pub fn get(
+        &self,
+        lookup_ikey: &[u8],
+        reads: impl Into<BlockReads>,
+    ) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        let reads: BlockReads = reads.into();
         let uk = user_key(lookup_ikey);
         let stats = self.opts.statistics.as_deref();
         // Filters hold keys without their timestamps; a lookup matches any version of its key.
@@ -1074,7 +1164,7 @@ impl Table {
         index.seek(self, lookup_ikey);
         while index.valid() {
             let handle = index.handle();
-            let block = self.data_block(handle, fill_cache)?;
+            let block = self.data_block(handle, reads)?;
             let mut it = block.iter(self.opts.icmp.clone());
             if !it.seek_for_get(lookup_ikey) {
                 // The block's hash index: the key is neither here nor in a later block.
@@ -1173,16 +1263,17 @@ impl Table {
     }
 
     /// A two-level iterator over every entry (range tombstones excluded).
-    pub fn iter(self: &Arc<Self>, fill_cache: bool) -> Box<dyn InternalIterator> {
-        self.iter_with(fill_cache, None)
+    pub fn iter(self: &Arc<Self>, reads: impl Into<BlockReads>) -> Box<dyn InternalIterator> {
+        self.iter_with(reads, None)
     }
 
     /// `iter` whose seeks check the prefix filter as `prefix_seek` says (None: total order).
     pub fn iter_with(
         self: &Arc<Self>,
-        fill_cache: bool,
+        reads: impl Into<BlockReads>,
         prefix_seek: Option<Arc<PrefixSeek>>,
     ) -> Box<dyn InternalIterator> {
+        let reads: BlockReads = reads.into();
         let index = match self.index_iter() {
             Ok(i) => i,
             Err(e) => return Box::new(crate::iter::ErrorIterator::new(e)),
@@ -1192,7 +1283,7 @@ impl Table {
             table: self.clone(),
             data: None,
             data_handle: None,
-            fill_cache,
+            reads,
             status: Ok(()),
             prefix_seek,
             pins: None,
@@ -1274,7 +1365,7 @@ struct TableIter {
     index: IndexIter,
     data: Option<BlockIter>,
     data_handle: Option<BlockHandle>,
-    fill_cache: bool,
+    reads: BlockReads,
     status: Result<()>,
     /// Seeks check the table's prefix filter (RocksDB's prefix seek).
     prefix_seek: Option<Arc<PrefixSeek>>,
@@ -1328,7 +1419,7 @@ impl TableIter {
         if self.data_handle == Some(h) && self.data.is_some() {
             return true;
         }
-        match self.table.data_block(h, self.fill_cache) {
+        match self.table.data_block(h, self.reads) {
             Ok(b) => {
                 self.pin_block();
                 match self.data.as_mut() {

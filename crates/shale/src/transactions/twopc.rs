@@ -167,7 +167,6 @@ impl DbInner {
     /// writer; returns the WAL's number.
     fn write_wal_only(&self, opts: &WriteOptions, mut batch: WriteBatch, track: bool) -> Result<u64> {
         self.check_writable()?;
-        opts.check_supported()?;
         if opts.disable_wal {
             return Err(Error::invalid_argument(
                 "Cannot write a two-phase-commit record with the WAL disabled",

@@ -331,7 +331,6 @@ impl TxnCore {
         cf: &Arc<CfHandle>,
         ro: &ReadOptions,
     ) -> Result<(Arc<crate::db::SuperVersion>, DBIter)> {
-        ro.check_supported()?;
         if ro.tailing {
             return Err(Error::not_supported("a tailing iterator over a transaction"));
         }
@@ -340,7 +339,7 @@ impl TxnCore {
         let sv = cf.super_version();
         let seq = ro.snapshot.unwrap_or_else(|| self.inner.last_sequence());
         let prefix = crate::db::PrefixMode::of(cf, ro);
-        let (base, tomb) = self.inner.internal_iterator(cf, &sv, ro.fill_cache, &prefix)?;
+        let (base, tomb) = self.inner.internal_iterator(cf, &sv, ro, &prefix)?;
         let entries = st.batch.internal_entries(cf.id, seq + 1, &cf.icmp);
         let top = seq + st.batch.len() as u64;
         let tomb = wbwi::cap_tombstones(tomb, seq, &cf.icmp);
@@ -364,6 +363,7 @@ impl TxnCore {
             cf_id: cf.id,
             value_cache: cf.opts.blob_cache.clone(),
             fill_cache: ro.fill_cache,
+            no_io: ro.read_tier == crate::options_api::ReadTier::BlockCache,
         }));
         Ok((sv, it))
     }
@@ -690,6 +690,5 @@ pub(crate) fn write_to(inner: &DbInner, batch: WriteBatch, opts: &WriteOptions) 
     if let Some(what) = batch.unsupported {
         return Err(Error::not_supported(format!("{what} is not supported by Shale yet")));
     }
-    opts.check_supported()?;
     inner.write(opts, batch)
 }
