@@ -1644,8 +1644,8 @@ impl Options {
 
     /// The block size of memtable arenas (RocksDB's `arena_block_size`): 0, the default,
     /// means an eighth of `write_buffer_size`, at most 1 MiB; any size is rounded up to a
-    /// multiple of 4 KiB within 4 KiB..2 GiB. Blocks that tile a 2 MiB chunk come from a
-    /// process-wide pool on huge pages (see `memtable/chunk_pool.rs`).
+    /// multiple of 4 KiB within 4 KiB..2 GiB. Blocks of 64 KiB or more are faulted in only
+    /// where entries reach them (see `memtable/arena.rs`).
     pub fn set_arena_block_size(&mut self, size: usize) {
         self.arena_block_size = size;
     }

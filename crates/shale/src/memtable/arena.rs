@@ -23,13 +23,16 @@
 //! anonymous mapping of its own on Linux, zero and faulted in page by page as entries
 //! reach it, as RocksDB's blocks from `new char[]` are: a memtable holds resident only the
 //! pages its entries touched (nodes fill a block from the bottom, values from the top), not
-//! its whole last block. With a thousand families, each memtable a few hundred KiB, that is
-//! the difference between the entries' size and a MiB per family (the seed experiment held
-//! 1,066 MiB where RocksDB held 389 with blocks faulted in whole from huge pages). Smaller
-//! blocks (the 4 KiB first block, small configured sizes) come from the process-wide
-//! [`super::chunk_pool`] when their size tiles its 2 MiB chunks (a multiple of 4 KiB, as
-//! RocksDB sanitizes `arena_block_size`), so that the first blocks of many families share a
-//! few pages; a huge entry's own block, and sizes neither serves, from the global allocator.
+//! its whole last block, and a dropped memtable's blocks go back to the system at once.
+//! From an arena's third block on (a memtable growing large), a block is faulted in whole
+//! when mapped (`MAP_POPULATE`): one system call instead of a page fault per 4 KiB.
+//! With a thousand families, each memtable a few hundred KiB, that is the difference
+//! between the entries' size and a MiB per family: the seed experiment held 1,066 MiB
+//! where RocksDB held 389, when blocks were slots of a process-wide pool of 2 MiB chunks
+//! faulted in whole on huge pages (RocksDB uses huge pages only when
+//! `memtable_huge_page_size` is set, which Shale refuses). Smaller blocks (the 4 KiB first
+//! block, small configured sizes) and a huge entry's own block come from the global
+//! allocator.
 //!
 //! An arena may be charged to a write buffer manager
 //! ([`super::write_buffer_manager`]): each block is reserved when allocated, given up from
@@ -43,7 +46,6 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use super::chunk_pool;
 use super::write_buffer_manager::WriteBufferManagerState;
 
 /// The default block size: 1 MiB.
@@ -77,7 +79,7 @@ pub struct Arena {
 }
 
 // SAFETY: the arena exclusively owns its blocks (raw pointers from the global allocator or
-// slots of the chunk pool, never shared with another arena); moving it to another thread
+// its own mappings, never shared with another arena); moving it to another thread
 // moves that ownership.
 unsafe impl Send for Arena {}
 
@@ -86,8 +88,6 @@ impl Arena {
     /// a multiple of 16). No memory is allocated until the first request.
     pub fn new(block_size: usize) -> Arena {
         let block_size = block_size.max(MIN_BLOCK_SIZE).next_multiple_of(BLOCK_ALIGN);
-        // While an arena lives, the chunk pool may keep faulted-in chunks ready for it.
-        chunk_pool::add_user();
         Arena { block_size, span: Span::EMPTY, blocks: Vec::new(), allocated: 0, tracker: None, done: false }
     }
 
@@ -169,26 +169,22 @@ impl Arena {
     }
 
     /// A new zeroed block of `size` bytes; `regular`: one of the arena's own block sizes
-    /// (the first or the configured one), which come from the chunk pool when it serves
-    /// them; a huge entry's block (any size) comes from the global allocator.
+    /// (the first or the configured one), a lazily faulted mapping when of
+    /// [`LAZY_BLOCK_MIN`] or more; a huge entry's block (any size) and small blocks come
+    /// from the global allocator.
     fn new_block(&mut self, size: usize, regular: bool) -> *mut u8 {
         let size = size.next_multiple_of(BLOCK_ALIGN);
-        let lazy = if regular && size >= LAZY_BLOCK_MIN { lazy_block::map(size) } else { None };
-        let pooled = if lazy.is_none() && regular && size < LAZY_BLOCK_MIN && chunk_pool::serves(size) {
-            chunk_pool::allocate(size)
-        } else {
-            None
-        };
-        let nn = match (lazy, pooled) {
-            (Some(p), _) => {
+        // An arena past its first two blocks (a memtable growing large) will likely fill the
+        // next one too: its pages are faulted in at once, one system call instead of a fault
+        // per page as entries reach them (costly in a VM), at most a block ahead of use.
+        let populate = self.blocks.len() >= 2;
+        let lazy = if regular && size >= LAZY_BLOCK_MIN { lazy_block::map(size, populate) } else { None };
+        let nn = match lazy {
+            Some(p) => {
                 self.blocks.push(Block::Mapped(p, size));
                 p
             }
-            (None, Some(p)) => {
-                self.blocks.push(Block::Pooled(p, size));
-                p
-            }
-            (None, None) => {
+            None => {
                 let layout = match Layout::from_size_align(size, BLOCK_ALIGN) {
                     Ok(l) => l,
                     Err(_) => panic!("arena request of {size} bytes is too large"),
@@ -230,9 +226,6 @@ impl Drop for Arena {
         }
         for b in self.blocks.drain(..) {
             match b {
-                // SAFETY: the block came from `chunk_pool::allocate(size)` and is given
-                // back once, here; the arena hands out no pointer into it after dropping.
-                Block::Pooled(p, size) => unsafe { chunk_pool::release(p, size) },
                 // SAFETY: the block was allocated by `alloc_zeroed` with exactly this
                 // layout and is freed once, here.
                 Block::Heap(p, layout) => unsafe { dealloc(p.as_ptr(), layout) },
@@ -241,14 +234,11 @@ impl Drop for Arena {
                 Block::Mapped(p, size) => unsafe { lazy_block::unmap(p, size) },
             }
         }
-        chunk_pool::remove_user();
     }
 }
 
 /// One block of an arena and where it came from.
 enum Block {
-    /// From [`chunk_pool::allocate`] with this size.
-    Pooled(NonNull<u8>, usize),
     /// From the global allocator with this layout.
     Heap(NonNull<u8>, Layout),
     /// From [`lazy_block::map`] with this size.
@@ -262,20 +252,14 @@ mod lazy_block {
     use std::ptr::NonNull;
 
     /// A zeroed, page-aligned block of `size` bytes whose pages are faulted in on first
-    /// touch; None when the mapping fails.
+    /// touch, or all at once with `populate`; None when the mapping fails.
     #[cfg(target_os = "linux")]
-    pub(super) fn map(size: usize) -> Option<NonNull<u8>> {
+    pub(super) fn map(size: usize, populate: bool) -> Option<NonNull<u8>> {
+        let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | if populate { libc::MAP_POPULATE } else { 0 };
         // SAFETY: an anonymous private mapping at an address the kernel picks; no existing
         // memory is affected.
         let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                size,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
+            libc::mmap(std::ptr::null_mut(), size, libc::PROT_READ | libc::PROT_WRITE, flags, -1, 0)
         };
         if p == libc::MAP_FAILED {
             return None;
@@ -284,7 +268,7 @@ mod lazy_block {
     }
 
     #[cfg(not(target_os = "linux"))]
-    pub(super) fn map(_size: usize) -> Option<NonNull<u8>> {
+    pub(super) fn map(_size: usize, _populate: bool) -> Option<NonNull<u8>> {
         None
     }
 
@@ -662,13 +646,13 @@ mod tests {
     #[test]
     fn large_blocks_are_mapped_and_faulted_in_lazily() {
         let mut a = Arena::new(1 << 20);
-        a.allocate_aligned(100, 8); // the 4 KiB first block, from the pool
+        a.allocate_aligned(100, 8); // the 4 KiB first block
         a.allocate_aligned(2000, 8); // does not fit: a 1 MiB block
         for _ in 0..10 {
             a.allocate_aligned(100, 8);
             a.allocate_top(100, 1);
         }
-        assert!(matches!(a.blocks[0], Block::Pooled(..)));
+        assert!(matches!(a.blocks[0], Block::Heap(..)), "the 4 KiB first block, from the heap");
         let Block::Mapped(p, size) = a.blocks[1] else { panic!("a 1 MiB block is mapped") };
         assert_eq!(size, 1 << 20);
         let pages = size / 4096;
@@ -682,17 +666,34 @@ mod tests {
         let q = a.allocate_aligned(64, 8);
         // SAFETY: 64 fresh bytes of the arena.
         assert!(unsafe { std::slice::from_raw_parts(q.as_ptr(), 64) }.iter().all(|&b| b == 0));
+
+        // A third block (a memtable growing large) is faulted in whole when mapped.
+        let mut b = Arena::new(64 << 10);
+        b.allocate_aligned(100, 8);
+        b.allocate_aligned(2000, 8); // the second block (64 KiB, lazy)
+        for _ in 0..4 {
+            b.allocate_aligned(15_000, 8); // under a quarter block: in the second block
+        }
+        assert_eq!(b.blocks.len(), 2);
+        b.allocate_aligned(15_000, 8); // does not fit in the second block
+        assert_eq!(b.blocks.len(), 3);
+        let Block::Mapped(p, size) = b.blocks[2] else { panic!("a 64 KiB block is mapped") };
+        let mut vec = vec![0u8; size / 4096];
+        // SAFETY: `p` is a live mapping of `size` bytes; `vec` has a byte per page.
+        assert_eq!(unsafe { libc::mincore(p.as_ptr().cast(), size, vec.as_mut_ptr()) }, 0);
+        assert!(vec.iter().all(|&b| b & 1 != 0), "every page of the third block is resident");
     }
 
     #[test]
-    fn regular_blocks_come_from_the_chunk_pool_huge_ones_from_the_heap() {
+    fn small_and_huge_blocks_come_from_the_heap() {
         let mut a = Arena::new(32 << 10);
         a.allocate_aligned(100, 8); // the 4 KiB first block
         a.allocate_aligned(4000, 8); // a 32 KiB block
         a.allocate_top(31_000, 8); // more than is left, and huge: a block of its own
-        let kinds: Vec<bool> = a.blocks.iter().map(|b| matches!(b, Block::Pooled(..))).collect();
-        assert_eq!(kinds, [true, true, false]);
-        // An odd block size the pool does not serve.
+        let sizes: Vec<usize> =
+            a.blocks.iter().map(|b| if let Block::Heap(_, l) = b { l.size() } else { 0 }).collect();
+        assert_eq!(sizes, [4096, 32 << 10, 31_008]);
+        // An odd block size.
         let mut b = Arena::new(5000);
         for _ in 0..5 {
             b.allocate_aligned(1000, 8); // four fill the first block, the fifth starts one
