@@ -33,6 +33,7 @@ pub mod options;
 mod options_api;
 pub mod options_file;
 mod options_load;
+mod options_table;
 pub mod perf;
 pub mod properties;
 pub(crate) mod rate_limiter;
