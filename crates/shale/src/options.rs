@@ -607,6 +607,15 @@ pub struct Options {
     /// group's leader inserts them all. Also checked with `unordered_write` at open.
     pub(crate) allow_concurrent_memtable_write: bool,
     pub(crate) enable_pipelined_write: bool,
+    /// `set_enable_write_thread_adaptive_yield` (default true): a writer waiting in the write
+    /// queue yields the processor in a loop for up to `write_thread_max_yield_usec` before
+    /// it blocks (`db/write.rs`, "Waiting").
+    pub(crate) enable_write_thread_adaptive_yield: bool,
+    /// `set_write_thread_max_yield_usec` (default 100): the longest such yield loop.
+    pub(crate) write_thread_max_yield_usec: u64,
+    /// `set_write_thread_slow_yield_usec` (default 3): a yield that took this long counts as
+    /// slow (another thread ran); three slow yields end the loop.
+    pub(crate) write_thread_slow_yield_usec: u64,
     /// `set_db_log_dir`: the directory of the info log (empty: the database's own), where it
     /// is named after the database's absolute path (`db/info_log.rs`).
     pub(crate) db_log_dir: std::path::PathBuf,
@@ -761,6 +770,9 @@ impl Default for Options {
             unordered_write: false,
             allow_concurrent_memtable_write: true,
             enable_pipelined_write: false,
+            enable_write_thread_adaptive_yield: true,
+            write_thread_max_yield_usec: 100,
+            write_thread_slow_yield_usec: 3,
             db_log_dir: std::path::PathBuf::new(),
             info_log_level: crate::LogLevel::Info,
             info_logger: None,

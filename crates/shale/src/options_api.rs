@@ -1209,9 +1209,25 @@ impl Options {
         self.allow_concurrent_memtable_write = allow;
     }
 
-    /// Accepted: a spinning choice of the write queue; results are the same.
+    /// RocksDB's `enable_write_thread_adaptive_yield` (default true): a writer waiting for
+    /// its turn in the write queue, after a microsecond of spinning, yields the processor in
+    /// a loop for up to `write_thread_max_yield_usec` before it blocks, while such loops
+    /// mostly succeed (see `db/write.rs`, "Waiting"); false: it blocks after the spin.
     pub fn set_enable_write_thread_adaptive_yield(&mut self, enabled: bool) {
-        let _ = enabled;
+        self.enable_write_thread_adaptive_yield = enabled;
+    }
+
+    /// RocksDB's `write_thread_max_yield_usec` (default 100): the longest yield loop of a
+    /// waiting writer with `enable_write_thread_adaptive_yield` (0: none).
+    pub fn set_write_thread_max_yield_usec(&mut self, micros: u64) {
+        self.write_thread_max_yield_usec = micros;
+    }
+
+    /// RocksDB's `write_thread_slow_yield_usec` (default 3): a yield of a waiting writer that
+    /// took at least this long counts as slow (the processor went to another thread); after
+    /// three slow yields the writer blocks.
+    pub fn set_write_thread_slow_yield_usec(&mut self, micros: u64) {
+        self.write_thread_slow_yield_usec = micros;
     }
 
     /// RocksDB's `max_sequential_skip_in_iterations` (default 8): an iterator that steps
@@ -1657,8 +1673,8 @@ impl Options {
 
     /// The block size of memtable arenas (RocksDB's `arena_block_size`): 0, the default,
     /// means an eighth of `write_buffer_size`, at most 1 MiB; any size is rounded up to a
-    /// multiple of 4 KiB within 4 KiB..2 GiB. Blocks that tile a 2 MiB chunk come from a
-    /// process-wide pool on huge pages (see `memtable/chunk_pool.rs`).
+    /// multiple of 4 KiB within 4 KiB..2 GiB. Blocks of 64 KiB or more are faulted in only
+    /// where entries reach them (see `memtable/arena.rs`).
     pub fn set_arena_block_size(&mut self, size: usize) {
         self.arena_block_size = size;
     }

@@ -611,9 +611,31 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Db,
         Bool,
         No,
-        None,
+        Some(|o| o.enable_write_thread_adaptive_yield.to_string()),
         Some(|o, n, v| {
             o.set_enable_write_thread_adaptive_yield(boolean(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "write_thread_max_yield_usec",
+        Db,
+        Int,
+        No,
+        Some(|o| o.write_thread_max_yield_usec.to_string()),
+        Some(|o, n, v| {
+            o.set_write_thread_max_yield_usec(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "write_thread_slow_yield_usec",
+        Db,
+        Int,
+        No,
+        Some(|o| o.write_thread_slow_yield_usec.to_string()),
+        Some(|o, n, v| {
+            o.set_write_thread_slow_yield_usec(number(n, v)?);
             Ok(true)
         }),
     ),

@@ -11,6 +11,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+mod tools;
+
 use shale::statistics::Ticker;
 use shale::{ColumnFamilyDescriptor, Options, WriteBatch, WriteOptions, DB};
 
@@ -19,11 +21,17 @@ const WRITES: u64 = 1000;
 const FAMILIES: [&str; 3] = ["default", "a", "b"];
 
 fn run(concurrent: bool, disable_wal: bool) {
+    run_with(concurrent, disable_wal, |_| {})
+}
+
+/// As `run`, with `tune` applied to the options (the write queue's waiting).
+fn run_with(concurrent: bool, disable_wal: bool, tune: fn(&mut Options)) {
     let dir = tempfile::tempdir().unwrap();
     let mut o = Options::default();
     o.create_if_missing(true);
     o.create_missing_column_families(true);
     o.set_allow_concurrent_memtable_write(concurrent);
+    tune(&mut o);
     o.set_write_buffer_size(64 << 10);
     o.enable_statistics();
     let cfs = FAMILIES.iter().map(|f| ColumnFamilyDescriptor::new(*f, o.clone()));
@@ -140,4 +148,54 @@ fn serial_memtable_writes_with_wal() {
 #[test]
 fn serial_memtable_writes_without_wal() {
     run(false, true);
+}
+
+/// Writers that block at once after the spin (no yield loop), and writers that yield for
+/// long: the same guarantees either way.
+#[test]
+fn concurrent_memtable_writes_without_adaptive_yield() {
+    run_with(true, false, |o| o.set_enable_write_thread_adaptive_yield(false));
+}
+
+#[test]
+fn concurrent_memtable_writes_with_long_yields() {
+    run_with(true, true, |o| {
+        o.set_write_thread_max_yield_usec(10_000);
+        o.set_write_thread_slow_yield_usec(1_000);
+    });
+}
+
+/// The write queue's waiting options are written to the OPTIONS file with RocksDB's names
+/// and read back from it.
+#[test]
+fn write_thread_yield_options_round_trip_through_the_options_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_enable_write_thread_adaptive_yield(false);
+    o.set_write_thread_max_yield_usec(250);
+    o.set_write_thread_slow_yield_usec(7);
+    drop(DB::open(&o, dir.path()).unwrap());
+    let text = tools::latest_options_text(dir.path());
+    for line in [
+        "enable_write_thread_adaptive_yield=false",
+        "write_thread_max_yield_usec=250",
+        "write_thread_slow_yield_usec=7",
+    ] {
+        assert!(text.lines().any(|l| l.trim() == line), "{line} in the OPTIONS file");
+    }
+    let (loaded, _) = Options::load_latest(
+        dir.path(),
+        shale::Env::new().unwrap(),
+        false,
+        shale::Cache::new_lru_cache(1 << 20),
+    )
+    .unwrap();
+    drop(DB::open(&loaded, dir.path()).unwrap());
+    let text = tools::latest_options_text(dir.path());
+    assert!(text.lines().any(|l| l.trim() == "write_thread_max_yield_usec=250"), "kept after a load");
+    assert!(
+        text.lines().any(|l| l.trim() == "enable_write_thread_adaptive_yield=false"),
+        "kept after a load"
+    );
 }

@@ -291,6 +291,16 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = true, num_args = 0..=1, require_equals = true,
           default_missing_value = "true", value_parser = parse_bool)]
     pub allow_concurrent_memtable_write: bool,
+    /// A writer waiting in the write queue yields the processor in a loop before blocking.
+    #[arg(long, default_value_t = true, num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", value_parser = parse_bool)]
+    pub enable_write_thread_adaptive_yield: bool,
+    /// The longest yield loop of a waiting writer, in microseconds.
+    #[arg(long, default_value_t = 100)]
+    pub write_thread_max_yield_usec: u64,
+    /// A waiting writer's yield this long (microseconds) counts as slow.
+    #[arg(long, default_value_t = 3)]
+    pub write_thread_slow_yield_usec: u64,
     /// Sync all writes to disk.
     #[arg(long, default_value_t = false, num_args = 0..=1, require_equals = true,
           default_missing_value = "true", value_parser = parse_bool)]
@@ -528,6 +538,9 @@ mod tests {
             ("reverse_iterator", a.reverse_iterator.to_string()),
             ("disable_wal", a.disable_wal.to_string()),
             ("allow_concurrent_memtable_write", a.allow_concurrent_memtable_write.to_string()),
+            ("enable_write_thread_adaptive_yield", a.enable_write_thread_adaptive_yield.to_string()),
+            ("write_thread_max_yield_usec", a.write_thread_max_yield_usec.to_string()),
+            ("write_thread_slow_yield_usec", a.write_thread_slow_yield_usec.to_string()),
             ("sync", a.sync.to_string()),
             ("duration", a.duration.to_string()),
             ("benchmark_write_rate_limit", a.benchmark_write_rate_limit.to_string()),

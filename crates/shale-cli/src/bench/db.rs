@@ -58,6 +58,9 @@ pub fn options(a: &BenchArgs) -> Result<Options, String> {
     o.set_max_background_jobs(a.max_background_jobs);
     o.set_max_subcompactions(a.subcompactions);
     o.set_allow_concurrent_memtable_write(a.allow_concurrent_memtable_write);
+    o.set_enable_write_thread_adaptive_yield(a.enable_write_thread_adaptive_yield);
+    o.set_write_thread_max_yield_usec(a.write_thread_max_yield_usec);
+    o.set_write_thread_slow_yield_usec(a.write_thread_slow_yield_usec);
     #[allow(deprecated)]
     {
         o.set_max_background_flushes(a.max_background_flushes);

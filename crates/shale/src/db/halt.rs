@@ -47,7 +47,8 @@ impl DbInner {
         self.write_control.set_attention(true);
         self.done_cv.notify_all();
         self.work_cv.notify_all();
-        self.write_cv.notify_all();
+        // Writers queued in `write.rs` wait for their own signal (their write done, a task,
+        // the front of the queue), which a halt does not change: the leader meets the error.
         e.clone()
     }
 

@@ -3,7 +3,7 @@
 //! `docs/architecture.md` draws the whole; this is what guards what, and the lock order.
 //!
 //! The DB layer is small owned parts, each behind its own lock:
-//! - `DbInner::writers` (+ `write_cv`): the group-commit queue (`write.rs`). The writer at
+//! - `DbInner::writers`: the group-commit queue (`write.rs`). The writer at
 //!   its front is the leader; it alone appends to the WAL and inserts into memtables.
 //! - `DbInner::state`, **the DB mutex**: per column family its memtable list, current
 //!   Version, SuperVersion installs, job flags and write-stall condition (`CfState`); the
@@ -166,7 +166,8 @@ pub(crate) struct DbInner {
     /// The MANIFEST change in flight finished (with `state`).
     pub manifest_cv: Condvar,
     pub writers: PlMutex<WriteQueue>,
-    pub write_cv: Condvar,
+    /// The yield credit of waiting writers (RocksDB's `AdaptationContext`, `write.rs`).
+    pub write_yield_credit: std::sync::atomic::AtomicI32,
     /// The current WAL (a std lock: the write leader inserts into the memtables under it,
     /// where a user's comparator may panic; poisoned, it halts the database, `halt.rs`).
     pub wal: Mutex<WalState>,

@@ -483,7 +483,7 @@ pub(super) fn new_inner(
         done_cv: Condvar::new(),
         manifest_cv: Condvar::new(),
         writers: PlMutex::new(Default::default()),
-        write_cv: Condvar::new(),
+        write_yield_credit: std::sync::atomic::AtomicI32::new(0),
         wal: Mutex::new(WalState {
             writer: wal_writer,
             number: wal_number,

@@ -4,6 +4,18 @@
 //! behind it, writes them as one WAL record with at most one fsync, inserts them into the
 //! memtables, publishes the last sequence, and wakes its followers with their results.
 //!
+//! **Waiting** (RocksDB's `WriteThread::AwaitState`). Each queued writer has its own
+//! signal ([`Writer`]): whoever changes what it waits for — its write done, a memtable insert
+//! handed to it, it reached the front of the queue and leads — sets the signal and unparks
+//! its thread, so a finished group wakes its own writers and the next leader, not every
+//! waiter. A waiter spins about a microsecond, then (`enable_write_thread_adaptive_yield`,
+//! default true) yields the processor in a loop for up to `write_thread_max_yield_usec`
+//! (default 100), giving up after three yields of `write_thread_slow_yield_usec` (default
+//! 3) or more, then parks. Whether the yield loop is tried at all follows a decaying credit
+//! of sampled waits, as RocksDB's: when yielding mostly ends in blocking anyway (more
+//! runnable threads than processors), writers block at once. A handoff caught while
+//! spinning or yielding costs no futex wait and wake.
+//!
 //! **Parallel memtable inserts** (`allow_concurrent_memtable_write`, on by default, as
 //! RocksDB's parallel memtable writers): when a group has more than one writer and no merge,
 //! the leader, after the WAL write, hands each member its own batch and first sequence
@@ -65,7 +77,7 @@
 //! the key (no cached-block read tier is built), or when the merge function fails.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use parking_lot::{Mutex, MutexGuard};
@@ -122,7 +134,7 @@ pub(crate) struct ParallelGroup {
     /// The active memtables as the leader found them (they cannot change: the group holds
     /// write leadership until it completes).
     mems: Arc<ActiveMems>,
-    members: Vec<Arc<Mutex<PendingWrite>>>,
+    members: Vec<Arc<Writer>>,
     /// Inserts not yet finished.
     remaining: AtomicUsize,
     /// Families whose memtable the inserts found full.
@@ -140,17 +152,56 @@ enum GroupOutcome {
     Parallel(Option<InsertTask>),
 }
 
-/// The queue, guarded by `DbInner::writers`; waiters sleep on `DbInner::write_cv`.
+/// The queue, guarded by `DbInner::writers`; each waiter waits on its own [`Writer`].
 #[derive(Default)]
 pub(crate) struct WriteQueue {
-    queue: VecDeque<Arc<Mutex<PendingWrite>>>,
+    queue: VecDeque<Arc<Writer>>,
+}
+
+/// One writer in the queue: its write, and how it is woken (see "Waiting" in the module
+/// comment).
+pub(crate) struct Writer {
+    state: Mutex<PendingWrite>,
+    /// Set by whoever changed what this writer waits for: its write done, a memtable insert
+    /// handed to it, or it reached the front of the queue.
+    signal: AtomicBool,
+    /// The writer's thread, unparked with the signal.
+    thread: std::thread::Thread,
+}
+
+impl Writer {
+    fn new(w: PendingWrite) -> Arc<Writer> {
+        Arc::new(Writer {
+            state: Mutex::new(w),
+            signal: AtomicBool::new(false),
+            thread: std::thread::current(),
+        })
+    }
+
+    /// Wakes the writer: its state changed (under the lock that guards that state, which the
+    /// waker has released).
+    fn wake(&self) {
+        self.signal.store(true, Ordering::SeqCst);
+        self.thread.unpark();
+    }
 }
 
 /// A pending write's lock guards a few fields set and read by the write path itself (no
 /// user code, nothing that can panic), so it is a parking_lot lock, which has no poisoned
 /// state (`halt.rs`).
-fn lock(w: &Arc<Mutex<PendingWrite>>) -> parking_lot::MutexGuard<'_, PendingWrite> {
-    w.lock()
+fn lock(w: &Arc<Writer>) -> parking_lot::MutexGuard<'_, PendingWrite> {
+    w.state.lock()
+}
+
+/// One time in this many, a waiting writer yields whatever the yield credit says, to
+/// update it (RocksDB's `sampling_base`).
+const YIELD_SAMPLING: u32 = 256;
+/// Slow yields that end a waiting writer's yield loop (RocksDB's `kMaxSlowYieldsWhileSpinning`).
+const MAX_SLOW_YIELDS: u32 = 3;
+
+thread_local! {
+    /// Counts this thread's waits, for [`YIELD_SAMPLING`].
+    static WAITS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
 }
 
 impl DbInner {
@@ -188,7 +239,7 @@ impl DbInner {
         let stats = self.opts.statistics.as_deref();
         let started = stats.and_then(Statistics::timer_start);
         self.prefetch_active_mem(&batch);
-        let me = Arc::new(Mutex::new(PendingWrite {
+        let me = Writer::new(PendingWrite {
             batch: Some(batch),
             sync: opts.sync,
             disable_wal: opts.disable_wal,
@@ -197,12 +248,14 @@ impl DbInner {
             done: false,
             result: None,
             task: None,
-        }));
+        });
         let mut q = self.writers.lock();
         q.queue.push_back(me.clone());
         // The perf context's wait in the write queue (RocksDB's write_thread_wait_nanos).
         let wait_timer = PerfTimer::new(Field::WriteThreadWaitNanos);
         loop {
+            // Cleared before the state is read, so a change made after the read is signalled.
+            me.signal.store(false, Ordering::SeqCst);
             let task = {
                 let mut g = lock(&me);
                 if g.done {
@@ -226,7 +279,9 @@ impl DbInner {
             if q.queue.front().is_some_and(|f| Arc::ptr_eq(f, &me)) {
                 break;
             }
-            self.write_cv.wait(&mut q);
+            drop(q);
+            self.await_signal(&me);
+            q = self.writers.lock();
         }
         drop(q);
         drop(wait_timer);
@@ -267,11 +322,13 @@ impl DbInner {
                     self.run_insert_task(task);
                 }
                 // The last insert to finish completes the group.
-                let mut q = self.writers.lock();
-                while !lock(&me).done {
-                    self.write_cv.wait(&mut q);
+                loop {
+                    me.signal.store(false, Ordering::SeqCst);
+                    if lock(&me).done {
+                        break;
+                    }
+                    self.await_signal(&me);
                 }
-                drop(q);
                 record(None);
             }
         }
@@ -379,8 +436,9 @@ impl DbInner {
         op.full_merge(key, Some(&existing), vec![operand.to_vec()], stats).ok()
     }
 
-    /// Takes the group off the queue with its result and wakes the writers.
-    fn complete_group(&self, group: &[Arc<Mutex<PendingWrite>>], result: Result<()>) {
+    /// Takes the group off the queue with its result and wakes its writers and the next
+    /// leader (the writer now at the front).
+    fn complete_group(&self, group: &[Arc<Writer>], result: Result<()>) {
         let mut q = self.writers.lock();
         for w in group {
             let popped = q.queue.pop_front();
@@ -389,8 +447,81 @@ impl DbInner {
             g.done = true;
             g.result = Some(result.clone());
         }
+        let next = q.queue.front().cloned();
         drop(q);
-        self.write_cv.notify_all();
+        if let Some(n) = next {
+            n.wake();
+        }
+        for w in group {
+            w.wake();
+        }
+    }
+
+    /// Waits until `w` is signalled (RocksDB's `WriteThread::AwaitState`): about a
+    /// microsecond of spinning; then, with `enable_write_thread_adaptive_yield`, yields of
+    /// the processor in a loop for up to `write_thread_max_yield_usec`, ended early by
+    /// [`MAX_SLOW_YIELDS`] yields of `write_thread_slow_yield_usec` or more (other threads
+    /// wanted the processor); then it blocks (parks the thread). The yield loop is tried only
+    /// while the database's yield credit is not negative: each sampled wait (one in
+    /// [`YIELD_SAMPLING`], or one ended by slow yields) adds to the decayed credit when the
+    /// loop saw the signal and takes from it when it had to block.
+    fn await_signal(&self, w: &Writer) {
+        for _ in 0..200 {
+            if w.signal.load(Ordering::Acquire) {
+                return;
+            }
+            std::hint::spin_loop();
+        }
+        let max_yield = if self.opts.enable_write_thread_adaptive_yield {
+            self.opts.write_thread_max_yield_usec
+        } else {
+            0
+        };
+        let mut update = false;
+        let mut succeeded = false;
+        if max_yield > 0 {
+            update = WAITS.with(|c| {
+                let n = c.get().wrapping_add(1);
+                c.set(n);
+                n % YIELD_SAMPLING == 0
+            });
+            if update || self.write_yield_credit.load(Ordering::Relaxed) >= 0 {
+                let max = Duration::from_micros(max_yield);
+                let slow = Duration::from_micros(self.opts.write_thread_slow_yield_usec);
+                let begin = Instant::now();
+                let mut iter_begin = begin;
+                let mut slow_yields = 0;
+                while iter_begin - begin <= max {
+                    std::thread::yield_now();
+                    if w.signal.load(Ordering::Acquire) {
+                        succeeded = true;
+                        break;
+                    }
+                    let now = Instant::now();
+                    // A clock too coarse to see the yield counts it as slow, as RocksDB's.
+                    if now == iter_begin || now - iter_begin >= slow {
+                        slow_yields += 1;
+                        if slow_yields >= MAX_SLOW_YIELDS {
+                            update = true;
+                            break;
+                        }
+                    }
+                    iter_begin = now;
+                }
+            }
+        }
+        if !succeeded {
+            while !w.signal.load(Ordering::Acquire) {
+                std::thread::park();
+            }
+        }
+        if update {
+            // Fixed-point decay by 1/1024 per update, +-2^17 per outcome (RocksDB's): the
+            // credit stays within i32. Lost updates between threads only lose a sample.
+            let v = self.write_yield_credit.load(Ordering::Relaxed);
+            let step = if succeeded { 131_072 } else { -131_072 };
+            self.write_yield_credit.store(v - v / 1024 + step, Ordering::Relaxed);
+        }
     }
 
     /// Inserts one member's batch of a parallel group; the last to finish publishes the
@@ -445,7 +576,7 @@ impl DbInner {
 
     /// Runs `f` as the only writer: no write group runs meanwhile.
     pub fn exclusive_write<R>(&self, f: impl FnOnce() -> R) -> R {
-        let me = Arc::new(Mutex::new(PendingWrite {
+        let me = Writer::new(PendingWrite {
             batch: None,
             sync: false,
             disable_wal: false,
@@ -454,18 +585,27 @@ impl DbInner {
             done: false,
             result: None,
             task: None,
-        }));
+        });
         let mut q = self.writers.lock();
         q.queue.push_back(me.clone());
-        while !q.queue.front().is_some_and(|f| Arc::ptr_eq(f, &me)) {
-            self.write_cv.wait(&mut q);
+        loop {
+            me.signal.store(false, Ordering::SeqCst);
+            if q.queue.front().is_some_and(|f| Arc::ptr_eq(f, &me)) {
+                break;
+            }
+            drop(q);
+            self.await_signal(&me);
+            q = self.writers.lock();
         }
         drop(q);
         let r = f();
         let mut q = self.writers.lock();
         q.queue.pop_front();
+        let next = q.queue.front().cloned();
         drop(q);
-        self.write_cv.notify_all();
+        if let Some(n) = next {
+            n.wake();
+        }
         r
     }
 
@@ -479,7 +619,7 @@ impl DbInner {
     /// counts before the WAL write, so a failed write is counted too).
     fn write_group(
         &self,
-        group: &[Arc<Mutex<PendingWrite>>],
+        group: &[Arc<Writer>],
         counts: &mut Option<WriteGroupCounts>,
     ) -> Result<GroupOutcome> {
         let mut guards: Vec<_> = group.iter().map(lock).collect();
@@ -668,10 +808,9 @@ impl DbInner {
                 s.record_write(None, Some(c));
             }
             drop(guards);
-            // Under the queue's lock, so a member between its check and its wait is not
-            // missed by the wake-up.
-            drop(self.writers.lock());
-            self.write_cv.notify_all();
+            for w in group.iter().skip(1) {
+                w.wake();
+            }
             return Ok(GroupOutcome::Parallel(own));
         }
         let Some(batch) = batch else {
@@ -1057,7 +1196,7 @@ fn first_family(data: &[u8]) -> u32 {
 }
 
 /// Leader plus the writers queued behind it that can share its WAL record.
-fn build_group(queue: &VecDeque<Arc<Mutex<PendingWrite>>>) -> Vec<Arc<Mutex<PendingWrite>>> {
+fn build_group(queue: &VecDeque<Arc<Writer>>) -> Vec<Arc<Writer>> {
     let mut group = Vec::new();
     let Some(first) = queue.front() else { return group };
     let (lead_sync, lead_nowal, lead_size, lead_excl) = {

@@ -28,7 +28,6 @@
 
 pub mod arena;
 pub mod bloom;
-pub mod chunk_pool;
 pub mod skiplist;
 pub mod write_buffer_manager;
 

@@ -186,8 +186,48 @@ pub struct SkipList {
     next_index_at: AtomicUsize,
     /// Set while one inserter builds a start index (the others go on without waiting).
     building_index: std::sync::atomic::AtomicBool,
+    /// The splice of the last single-writer insert (see [`Splice`]), taken with a try-lock
+    /// by [`SkipList::insert`] (an insert that finds it busy searches as usual).
+    splice: parking_lot::Mutex<Splice>,
     arena: ConcurrentArena,
 }
+
+/// Where the last [`SkipList::insert`] linked its node, kept for the next one (RocksDB's
+/// `InlineSkipList::seq_splice_`): at each level `i < levels`, `prev[i]` is a node before
+/// that node's key (null stands for the head, as the list may move between inserts) and
+/// `next[i]` the node linked after it then (null: the end). The levels nest: `prev[i]` is at
+/// or before `prev[i - 1]`, `next[i]` at or after `next[i - 1]`. So when a new key lies
+/// after `prev[0]` and not after `next[0]`, and `prev[0]` still links to `next[0]`, the
+/// splice holds the new key's place at every level below `levels`: the insert links without
+/// searching. That is the case for keys inserted in increasing (or decreasing) order, where
+/// a search would walk from the top of the list to its end (or start) for every insert.
+/// After an insert the splice brackets the new node and its successor, or, in a descending
+/// run (the node went right before the previous insert's), its predecessor and the node.
+/// Upper levels may have gained nodes between `prev[i]` and `next[i]` since (inserters of
+/// other threads): the link's compare-and-swap then fails and that level is searched again
+/// from `prev[i]`, which stays before the key, as after any failed swap.
+///
+/// The full splice is kept only while the inserts follow each other (the new node linked
+/// right after or right before the previous one): for keys in random order it would be
+/// written and never used, and with a thousand memtables written at random its lines are
+/// cache misses. `last` is the previous insert's node, to tell.
+struct Splice {
+    /// Levels `0..levels` hold a splice; 0: none.
+    levels: usize,
+    /// The node of the last `insert` (null: none).
+    last: *mut u8,
+    /// Key prefixes of `prev[0]` and `next[0]` (with the key bounds only; else 0 and
+    /// `u64::MAX`): a key whose prefix is outside them is outside the splice, decided
+    /// without loading either node.
+    prev_kp: u64,
+    next_kp: u64,
+    prev: [*mut u8; MAX_HEIGHT],
+    next: [*mut u8; MAX_HEIGHT],
+}
+
+// SAFETY: the pointers name nodes of the list's own arena (or null), read only by the list
+// that owns the splice, behind its mutex.
+unsafe impl Send for Splice {}
 
 /// The lowest height of a node a start index lists (its level is at least this minus 1).
 const INDEX_MIN_HEIGHT: usize = 4;
@@ -500,6 +540,14 @@ impl SkipList {
             tall: AtomicUsize::new(0),
             next_index_at: AtomicUsize::new(INDEX_FIRST_AT),
             building_index: std::sync::atomic::AtomicBool::new(false),
+            splice: parking_lot::Mutex::new(Splice {
+                levels: 0,
+                last: ptr::null_mut(),
+                prev_kp: 0,
+                next_kp: u64::MAX,
+                prev: [ptr::null_mut(); MAX_HEIGHT],
+                next: [ptr::null_mut(); MAX_HEIGHT],
+            }),
             arena,
         }
     }
@@ -603,17 +651,22 @@ impl SkipList {
         let (height, entry_len) = Self::node_shape(user_key, value);
         let (node, value_at) =
             self.arena.with_main(|a| Self::allocate_node(a, height, entry_len, value.len()));
-        self.fill_and_link(node, value_at, height, entry_len, user_key, trailer, value)
+        self.fill_and_link(node, value_at, height, entry_len, user_key, trailer, value, true)
     }
 
     /// As [`SkipList::insert`], for writers inserting into the list at the same time
-    /// (RocksDB's `InsertConcurrently`): memory comes from a shard of the arena, so the
-    /// writers share no lock in the common case.
+    /// (RocksDB's `InsertConcurrently`): memory comes from the arena itself while its lock is
+    /// found free, then (once writers met there) from a shard of the arena, so the writers
+    /// share no lock in the common case.
     pub fn insert_concurrently(&self, user_key: &[u8], trailer: u64, value: &[u8]) -> bool {
         let (height, entry_len) = Self::node_shape(user_key, value);
-        let (node, value_at) =
-            self.arena.with_shard(|a| Self::allocate_node(a, height, entry_len, value.len()));
-        self.fill_and_link(node, value_at, height, entry_len, user_key, trailer, value)
+        let vlen = value.len();
+        let (node, value_at) = match self.arena.try_main(|a| Self::allocate_node(a, height, entry_len, vlen))
+        {
+            Some(r) => r,
+            None => self.arena.with_shard(|a| Self::allocate_node(a, height, entry_len, vlen)),
+        };
+        self.fill_and_link(node, value_at, height, entry_len, user_key, trailer, value, false)
     }
 
     /// A new node's height and encoded entry length.
@@ -659,6 +712,9 @@ impl SkipList {
     /// `InlineSkipList::Insert<UseCAS = true>`): a failed swap means another inserter linked
     /// a node at that spot, so the splice of that level is searched again from its
     /// predecessor, which stays before the key (nodes are never removed).
+    ///
+    /// `use_splice`: start from the splice of the last single-writer insert when it holds
+    /// the key's place (see [`Splice`]), and keep it up to date.
     #[allow(clippy::too_many_arguments)]
     fn fill_and_link(
         &self,
@@ -669,6 +725,7 @@ impl SkipList {
         user_key: &[u8],
         trailer: u64,
         value: &[u8],
+        use_splice: bool,
     ) -> bool {
         if value.len() > INLINE_VALUE {
             // SAFETY: `value_at` is a fresh arena allocation of `value.len()` bytes that
@@ -705,12 +762,31 @@ impl SkipList {
         let head = self.head();
         let mut prev = [head; MAX_HEIGHT];
         let mut next = [ptr::null_mut(); MAX_HEIGHT];
-        // Levels at or above the height searched keep (head, null).
-        let found = self.find_greater_or_equal(key, Some((&mut prev, &mut next)), height);
+        let kp = key_prefix(key);
+        let mut splice = if use_splice { self.splice.try_lock() } else { None };
+        let from_splice = splice.as_deref().is_some_and(|s| self.splice_holds(s, key, kp, height));
+        // The levels of `prev`/`next` that hold the key's splice (at least `height`).
+        let filled;
+        let found = if from_splice {
+            let s = splice.as_deref().map_or(0, |s| {
+                for level in 0..s.levels {
+                    prev[level] = if s.prev[level].is_null() { head } else { s.prev[level] };
+                    next[level] = s.next[level];
+                }
+                s.levels
+            });
+            filled = s;
+            next[0]
+        } else {
+            // Levels at or above the height searched keep (head, null).
+            let mut searched = 0;
+            let found = self.find_greater_or_equal(key, Some((&mut prev, &mut next, &mut searched)), height);
+            filled = searched;
+            found
+        };
         if self.is_equal(found, key) {
             return false; // the allocation is simply left unused
         }
-        let kp = key_prefix(key);
         for level in 0..height {
             loop {
                 // SAFETY: `node` is unpublished at this level and has `height` links (and a
@@ -751,6 +827,42 @@ impl SkipList {
             }
         }
         self.fix_back_link(node);
+        if let Some(s) = splice.as_deref_mut() {
+            // Keep the full splice only for inserts that follow the previous one (see
+            // `Splice`): `prev[0]` and `next[0]` are this node's neighbours as linked.
+            let descending = !s.last.is_null() && next[0] == s.last;
+            let follows = from_splice || descending || (!s.last.is_null() && prev[0] == s.last);
+            if follows {
+                // The next key is expected on the same side of this node as this one was of
+                // the previous: after it (the splice brackets the node and its successor) or,
+                // in a descending run, before it (its predecessor and the node).
+                for level in 0..filled {
+                    let (p, n) = match (level < height, descending) {
+                        (true, false) => (node, next[level]),
+                        (true, true) => (prev[level], node),
+                        (false, _) => (prev[level], next[level]),
+                    };
+                    s.prev[level] = if p == head { ptr::null_mut() } else { p };
+                    s.next[level] = n;
+                }
+                s.levels = filled;
+                if self.bounds {
+                    let prefix = |n: *mut u8, none: u64| {
+                        // SAFETY: a non-null link points at a published, fully written node.
+                        if n.is_null() || n == head {
+                            none
+                        } else {
+                            key_prefix(unsafe { node_key(n) })
+                        }
+                    };
+                    (s.prev_kp, s.next_kp) =
+                        if descending { (prefix(prev[0], 0), kp) } else { (kp, prefix(next[0], u64::MAX)) };
+                }
+            } else {
+                s.levels = 0;
+            }
+            s.last = node;
+        }
         if height >= INDEX_MIN_HEIGHT && self.bounds {
             let tall = self.tall.fetch_add(1, MemOrder::Relaxed) + 1;
             if tall >= self.next_index_at.load(MemOrder::Relaxed) {
@@ -802,6 +914,25 @@ impl SkipList {
             self.index.store(Box::into_raw(idx), MemOrder::Release);
         }
         self.building_index.store(false, MemOrder::Release);
+    }
+
+    /// True when `splice` holds the place of `key` (prefix `kp`) for a node of `height`:
+    /// it has that many levels, `key` is after `prev[0]` and not after `next[0]`, and
+    /// `prev[0]` still links to `next[0]` (see [`Splice`]).
+    #[inline]
+    fn splice_holds(&self, s: &Splice, key: &[u8], kp: u64, height: usize) -> bool {
+        if s.levels < height || kp < s.prev_kp || kp > s.next_kp {
+            return false;
+        }
+        let (p, n) = (s.prev[0], s.next[0]);
+        let p = if p.is_null() { self.head() } else { p };
+        // SAFETY: `p` is the head or a node linked at level 0 of this list; non-null
+        // links point at published, fully written nodes of its arena, alive with `&self`.
+        unsafe {
+            slot(p, 0).load(MemOrder::Acquire) == n
+                && (p == self.head() || self.icmp.compare_uncounted(node_key(p), key) == Ordering::Less)
+                && (n.is_null() || self.icmp.compare_uncounted(node_key(n), key) != Ordering::Less)
+        }
     }
 
     /// True when the bound of `x`'s link at `level` shows that the node it links (if any)
@@ -909,12 +1040,13 @@ impl SkipList {
     /// `prev[level]` the last node before it and `next[level]` the one after at each level
     /// below the current height — or only below `height` (the inserted node's), where the
     /// search starts from the start index: levels from `height` up then keep what the
-    /// caller put there.
+    /// caller put there. The third member of the splice is set to the number of levels
+    /// filled (the level the search started at, plus one).
     #[allow(clippy::type_complexity)]
     fn find_greater_or_equal(
         &self,
         key: &[u8],
-        mut splice: Option<(&mut [*mut u8; MAX_HEIGHT], &mut [*mut u8; MAX_HEIGHT])>,
+        mut splice: Option<(&mut [*mut u8; MAX_HEIGHT], &mut [*mut u8; MAX_HEIGHT], &mut usize)>,
         height: usize,
     ) -> *mut u8 {
         let mut x = self.head();
@@ -930,6 +1062,9 @@ impl SkipList {
                 x = idx.start_for(kp).unwrap_or(x);
                 level = idx.level;
             }
+        }
+        if let Some((_, _, filled)) = splice.as_mut() {
+            **filled = level + 1;
         }
         // A node already found >= key at a higher level need not be compared again.
         let mut known_bigger: *mut u8 = ptr::null_mut();
@@ -962,7 +1097,7 @@ impl SkipList {
             if less {
                 x = next;
             } else {
-                if let Some((p, n)) = splice.as_mut() {
+                if let Some((p, n, _)) = splice.as_mut() {
                     p[level] = x;
                     n[level] = next;
                 }
@@ -1573,6 +1708,165 @@ mod tests {
         trace::ON.with(|o| o.set(false));
         let per = nodes as f64 / counted as f64;
         assert!((2.0..6.0).contains(&per), "{per} nodes loaded per insert into 1000-2000 entries");
+    }
+
+    /// Inserts `keys` (user keys, each at sequence `i + 1`) in the order given with
+    /// `insert`, then checks the list against the sorted keys: forwards, backwards (back
+    /// links), a seek at each key, and the key bounds.
+    fn check_insert_order(icmp: InternalKeyComparator, keys: &[Vec<u8>]) {
+        let list = Arc::new(SkipList::new(icmp.clone(), 4096));
+        let mut want: Vec<Vec<u8>> = Vec::new();
+        for (i, uk) in keys.iter().enumerate() {
+            let seq = i as u64 + 1;
+            assert!(list.insert(uk, pack_seq_and_type(seq, ValueType::Value), uk), "fresh key {i}");
+            // The same internal key again is refused, wherever the splice stands.
+            assert!(!list.insert(uk, pack_seq_and_type(seq, ValueType::Value), b"dup"), "duplicate {i}");
+            want.push(make_internal_key(uk, seq, ValueType::Value));
+        }
+        want.sort_by(|a, b| icmp.compare(a, b));
+        let mut it = list.iter();
+        it.seek_to_first();
+        for k in &want {
+            assert!(it.valid());
+            assert_eq!(it.key(), &k[..]);
+            assert_eq!(it.value(), crate::key::user_key(k));
+            it.next();
+        }
+        assert!(!it.valid());
+        it.seek_to_last();
+        for k in want.iter().rev() {
+            assert!(it.valid());
+            assert_eq!(it.key(), &k[..]);
+            it.prev();
+        }
+        assert!(!it.valid());
+        for k in &want {
+            assert!(list.contains(k));
+        }
+        if list.bounds {
+            check_bounds(&list, true);
+        }
+    }
+
+    fn seq_key(i: u64) -> Vec<u8> {
+        // db_bench's key shape: a big-endian number, then padding.
+        [i.to_be_bytes(), *b"00000000"].concat()
+    }
+
+    #[test]
+    fn sequential_reverse_and_interleaved_inserts_keep_order() {
+        let n = 5000u64;
+        let ascending: Vec<Vec<u8>> = (0..n).map(seq_key).collect();
+        let descending: Vec<Vec<u8>> = (0..n).rev().map(seq_key).collect();
+        // Two ascending runs interleaved, one descending beside one ascending, and runs that
+        // restart below their last key (the splice must be dropped, not trusted).
+        let two_runs: Vec<Vec<u8>> =
+            (0..n).map(|i| seq_key(if i % 2 == 0 { i } else { n * 2 + i })).collect();
+        let up_down: Vec<Vec<u8>> = (0..n).map(|i| seq_key(if i % 2 == 0 { n + i } else { n - i })).collect();
+        let sawtooth: Vec<Vec<u8>> = (0..n).map(|i| seq_key((i % 100) * 1000 + i / 100)).collect();
+        // Keys sharing their 8-byte prefix (the prefix filters decide nothing), ascending
+        // then descending.
+        let shared: Vec<Vec<u8>> = (0..n)
+            .map(|i| {
+                let j = if i < n / 2 { i } else { n * 2 - i };
+                [&b"samepfx!"[..], &j.to_be_bytes()].concat()
+            })
+            .collect();
+        // Short keys (zero-padded prefixes) ascending.
+        let short: Vec<Vec<u8>> = (0..n).map(|i| (i as u16).to_be_bytes()[..2].to_vec()).collect();
+        for keys in [&ascending, &descending, &two_runs, &up_down, &sawtooth, &shared, &short] {
+            check_insert_order(bytewise_internal_comparator(), keys);
+            check_insert_order(InternalKeyComparator::new(Arc::new(ReverseBytewiseComparator)), keys);
+        }
+    }
+
+    /// Same user key at rising sequences (an overwrite run): each insert goes before the
+    /// previous one (newer sequences sort first).
+    #[test]
+    fn overwrites_of_one_key_keep_order() {
+        let keys: Vec<Vec<u8>> = (0..3000).map(|_| b"the-one-key".to_vec()).collect();
+        check_insert_order(bytewise_internal_comparator(), &keys);
+    }
+
+    /// One thread inserts ascending keys with `insert` (the splice path) while others insert
+    /// keys between them with `insert_concurrently`: the splice goes stale under it (nodes
+    /// linked inside its brackets), and the list must still come out whole and in order.
+    #[test]
+    fn sequential_insert_beside_concurrent_inserters() {
+        const N: u64 = 6000;
+        const OTHERS: u64 = 3;
+        let list = SkipList::new(bytewise_internal_comparator(), 4096);
+        std::thread::scope(|s| {
+            let list = &list;
+            s.spawn(move || {
+                for i in 0..N {
+                    assert!(list.insert(&seq_key(i * 4), pack_seq_and_type(i + 1, ValueType::Value), b"seq"));
+                }
+            });
+            for t in 1..=OTHERS {
+                s.spawn(move || {
+                    for i in 0..N {
+                        let k = seq_key(i * 4 + t);
+                        assert!(list.insert_concurrently(
+                            &k,
+                            pack_seq_and_type(i + 1, ValueType::Value),
+                            b"c"
+                        ));
+                    }
+                });
+            }
+        });
+        let icmp = bytewise_internal_comparator();
+        let mut forward: Vec<Vec<u8>> = Vec::new();
+        list.for_each_while(|k, _| {
+            forward.push(k.to_vec());
+            true
+        });
+        assert_eq!(forward.len() as u64, N * (OTHERS + 1));
+        for w in forward.windows(2) {
+            assert_eq!(icmp.compare(&w[0], &w[1]), Ordering::Less, "forward order");
+        }
+        for (j, k) in forward.iter().enumerate() {
+            assert_eq!(crate::key::user_key(k), &seq_key(j as u64)[..], "every key once, in place");
+        }
+        let list = Arc::new(list);
+        let mut backward: Vec<Vec<u8>> = Vec::new();
+        let mut it = list.iter();
+        it.seek_to_last();
+        while it.valid() {
+            backward.push(it.key().to_vec());
+            it.prev();
+        }
+        backward.reverse();
+        assert!(backward == forward, "back links give the forward order reversed");
+        check_bounds(&list, false);
+    }
+
+    /// With the splice of the last insert, keys in increasing or decreasing order are
+    /// linked without a search: almost no node is loaded by a search per insert (against
+    /// 2 to 6 for random keys, `insert_search_loads_few_nodes`).
+    #[test]
+    fn sequential_inserts_search_no_nodes() {
+        for descending in [false, true] {
+            let list = SkipList::new(bytewise_internal_comparator(), 128 << 10);
+            let (mut nodes, mut counted) = (0usize, 0usize);
+            trace::ON.with(|o| o.set(true));
+            for i in 0..4000u64 {
+                let k = if descending { 1_000_000 - i } else { i };
+                assert!(list.insert(&seq_key(k), pack_seq_and_type(i + 1, ValueType::Value), b"v"));
+                let events = trace::EVENTS.with(|e| std::mem::take(&mut *e.borrow_mut()));
+                if i >= 1000 {
+                    nodes += events
+                        .iter()
+                        .filter(|e| (trace_kind::KEY..trace_kind::PREFETCH).contains(&e.0))
+                        .count();
+                    counted += 1;
+                }
+            }
+            trace::ON.with(|o| o.set(false));
+            let per = nodes as f64 / counted as f64;
+            assert!(per < 0.2, "{per} nodes loaded per insert (descending: {descending})");
+        }
     }
 
     /// The memory an insert touches in a thousand lists filled at random as
