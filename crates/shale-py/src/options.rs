@@ -272,18 +272,15 @@ impl OptionsPy {
         self.inner.set_write_buffer_manager(&write_buffer_manager.0)
     }
 
-    /// RocksDB's mmap reads change how table files are read, not what is read. Shale's
-    /// facade refuses `allow_mmap_reads = true` (it never maps files), so this binding maps the
-    /// setting to what Shale has: tables read with `pread` (cuckoo and plain tables loaded into
-    /// memory, which is what RocksDB needs mmap for), and says so with a `RuntimeWarning`.
-    fn set_allow_mmap_reads(&mut self, py: Python<'_>, is_enabled: bool) -> PyResult<()> {
-        if is_enabled {
-            warn_mapped(py, "allow_mmap_reads", "table files are read with pread, never mapped")?;
-        }
-        Ok(())
+    /// RocksDB's `allow_mmap_reads`: Shale maps table and blob files and reads them from the
+    /// mapping, as RocksDB does.
+    fn set_allow_mmap_reads(&mut self, is_enabled: bool) {
+        self.inner.set_allow_mmap_reads(is_enabled);
     }
 
-    /// As `set_allow_mmap_reads`: Shale writes files through its buffered writer, never mapped.
+    /// Shale's facade refuses `allow_mmap_writes = true` at open (it writes through its
+    /// buffered writer), so this binding maps the setting to that writer, which writes the same
+    /// bytes, and says so with a `RuntimeWarning`.
     fn set_allow_mmap_writes(&mut self, py: Python<'_>, is_enabled: bool) -> PyResult<()> {
         if is_enabled {
             warn_mapped(
