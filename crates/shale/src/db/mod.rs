@@ -38,7 +38,7 @@ mod compat;
 mod delete_files;
 pub(crate) mod dyn_options;
 mod error_handler;
-pub(crate) mod filename;
+pub(crate) use shale_format::filename;
 mod flush;
 mod info_log;
 mod ingest;
