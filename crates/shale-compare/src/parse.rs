@@ -58,6 +58,31 @@ pub fn parse_output(stdout: &str) -> Vec<ResultLine> {
     out
 }
 
+/// The P99.9 latency (µs) of each result line's histogram (`--histogram=1`): db_bench prints
+/// a benchmark's histograms right after its result line, so a `Percentiles:` line belongs to
+/// the result line above it. Returns `(name, P99.9)` for the first histogram of each.
+pub fn parse_p999(stdout: &str) -> Vec<(String, f64)> {
+    let mut out: Vec<(String, f64)> = Vec::new();
+    let mut last: Option<String> = None;
+    for line in stdout.lines() {
+        if let Some(r) = parse_line(line) {
+            last = Some(r.name);
+            continue;
+        }
+        let Some(rest) = line.trim_start().strip_prefix("Percentiles:") else { continue };
+        let mut words = rest.split_whitespace();
+        while let Some(w) = words.next() {
+            if w == "P99.9:" {
+                if let (Some(v), Some(name)) = (words.next().and_then(|v| v.parse().ok()), last.take()) {
+                    out.push((name, v));
+                }
+                break;
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -80,6 +105,17 @@ mod tests {
         assert_eq!((r.ops_per_sec, r.found), (7, None));
         assert!(parse_line("fillseq      : skipped (--use_existing_db is true)").is_none());
         assert!(parse_line("Keys:       16 bytes each").is_none());
+    }
+
+    #[test]
+    fn p999_follows_its_result_line() {
+        let text = "fillrandom   :       4.000 micros/op 250000 ops/sec 4.000 seconds 1000000 operations;\n\
+                    Microseconds per write:\n\
+                    Count: 1000000 Average: 4.0  StdDev: 1.0\n\
+                    Percentiles: P50: 3.10 P75: 4.20 P99: 9.80 P99.9: 44.11 P99.99: 100.69\n\
+                    readseq      :       1.000 micros/op 1 ops/sec 1.000 seconds 1 operations;\n\
+                    stats line without a histogram\n";
+        assert_eq!(parse_p999(text), vec![("fillrandom".to_string(), 44.11)]);
     }
 
     #[test]

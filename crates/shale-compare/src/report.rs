@@ -118,6 +118,11 @@ fn sh(cmd: &str, args: &[&str]) -> String {
         .unwrap_or_default()
 }
 
+/// The date and time now, UTC.
+pub fn now_utc() -> String {
+    sh("date", &["-u", "+%Y-%m-%d %H:%M UTC"])
+}
+
 /// nproc, memory and CPU model of this machine.
 pub fn machine() -> String {
     let nproc = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);

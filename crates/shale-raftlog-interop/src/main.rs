@@ -149,17 +149,7 @@ fn gen_op(rng: &mut Lcg, m: &Model) -> Op {
                 Some(last) => m.regions[&r].first + rng.below(last + 2 - m.regions[&r].first),
                 None => 1 + rng.below(40),
             };
-            let n = 1 + rng.below(6);
-            // Some large entries so batches cross the compression threshold.
-            let es = (0..n)
-                .map(|i| {
-                    let len = if rng.below(4) == 0 { 600 + rng.below(900) } else { 10 + rng.below(200) };
-                    let mut p = format!("r{r}i{}:", at + i).into_bytes();
-                    p.extend((0..len).map(|j| b'a' + ((j * 7 + at + i) % 26) as u8));
-                    p
-                })
-                .collect();
-            Op::Append(r, at, es)
+            Op::Append(r, at, payloads(rng, r, at))
         }
         60..=69 => {
             let idx = match m.regions.get(&r).filter(|g| !g.entries.is_empty()) {
@@ -174,26 +164,84 @@ fn gen_op(rng: &mut Lcg, m: &Model) -> Op {
     }
 }
 
+/// 1 to 6 entries' payloads for `r` from index `at`; some large, so batches cross the
+/// compression threshold.
+fn payloads(rng: &mut Lcg, r: u64, at: u64) -> Vec<Vec<u8>> {
+    let n = 1 + rng.below(6);
+    (0..n)
+        .map(|i| {
+            let len = if rng.below(4) == 0 { 600 + rng.below(900) } else { 10 + rng.below(200) };
+            let mut p = format!("r{r}i{}:", at + i).into_bytes();
+            p.extend((0..len).map(|j| b'a' + ((j * 7 + at + i) % 26) as u8));
+            p
+        })
+        .collect()
+}
+
+/// A batch of several items, mostly ones that compact (or clean) a region and then append
+/// to it in the same batch: past the last entry then after a gap (raft-engine applies the
+/// items in order, so the emptied group takes any index), within then at the next index or
+/// over a suffix, a Clean then anywhere; with puts and items of other regions around.
+fn gen_batch(rng: &mut Lcg, m: &Model) -> Vec<Op> {
+    let mut scratch = m.clone();
+    let mut ops = Vec::new();
+    for _ in 0..1 + rng.below(3) {
+        let r = 1 + rng.below(10);
+        let group: Vec<Op> = match (rng.below(5), scratch.last(r)) {
+            (0, Some(last)) => {
+                let at = last + 1 + rng.below(20);
+                vec![Op::Compact(r, last + 1 + rng.below(3)), Op::Append(r, at, payloads(rng, r, at))]
+            }
+            (1, Some(last)) => {
+                let first = scratch.regions[&r].first;
+                let to = first + rng.below(last + 1 - first);
+                let at = if rng.below(2) == 0 { last + 1 } else { to.max(last.saturating_sub(2)).max(to) };
+                vec![Op::Compact(r, to), Op::Append(r, at, payloads(rng, r, at))]
+            }
+            (2, _) => {
+                let at = 1 + rng.below(200);
+                vec![
+                    Op::Clean(r),
+                    Op::Append(r, at, payloads(rng, r, at)),
+                    Op::Put(r, b"state".to_vec(), format!("after clean, at {at}").into_bytes()),
+                ]
+            }
+            _ => vec![gen_op(rng, &scratch)],
+        };
+        for op in group {
+            scratch.apply(&op);
+            ops.push(op);
+        }
+    }
+    ops
+}
+
 /// The two engines behind one interface.
 trait Eng {
-    fn apply(&self, op: &Op);
+    fn apply(&self, op: &Op) {
+        self.apply_batch(std::slice::from_ref(op));
+    }
+    /// Writes `ops` as one batch.
+    fn apply_batch(&self, ops: &[Op]);
     fn purge(&self) -> Vec<u64>;
     fn state(&self) -> Model;
 }
 
 impl Eng for raft_engine::Engine {
-    fn apply(&self, op: &Op) {
+    fn apply_batch(&self, ops: &[Op]) {
         let mut b = raft_engine::LogBatch::default();
-        match op {
-            Op::Append(r, first, es) => {
-                let v: Vec<BytesValue> =
-                    es.iter().enumerate().map(|(i, p)| entry(first + i as u64, p)).collect();
-                b.add_entries::<ReExt>(*r, &v).unwrap();
+        for op in ops {
+            match op {
+                Op::Append(r, first, es) => {
+                    let v: Vec<BytesValue> =
+                        es.iter().enumerate().map(|(i, p)| entry(first + i as u64, p)).collect();
+                    b.add_entries::<ReExt>(*r, &v).unwrap();
+                }
+                Op::Compact(r, i) => b.add_command(*r, raft_engine::Command::Compact { index: *i }),
+                Op::Put(r, k, v) => b.put(*r, k.clone(), v.clone()).unwrap(),
+                Op::Delete(r, k) => b.delete(*r, k.clone()),
+                Op::Clean(r) => b.add_command(*r, raft_engine::Command::Clean),
             }
-            Op::Compact(r, i) => b.add_command(*r, raft_engine::Command::Compact { index: *i }),
-            Op::Put(r, k, v) => b.put(*r, k.clone(), v.clone()).unwrap(),
-            Op::Delete(r, k) => b.delete(*r, k.clone()),
-            Op::Clean(r) => b.add_command(*r, raft_engine::Command::Clean),
         }
         self.write(&mut b, false).unwrap();
     }
@@ -227,18 +275,20 @@ impl Eng for raft_engine::Engine {
 }
 
 impl Eng for shale_raftlog::Engine {
-    fn apply(&self, op: &Op) {
+    fn apply_batch(&self, ops: &[Op]) {
         let mut b = shale_raftlog::LogBatch::default();
-        match op {
-            Op::Append(r, first, es) => {
-                let v: Vec<BytesValue> =
-                    es.iter().enumerate().map(|(i, p)| entry(first + i as u64, p)).collect();
-                b.add_entries::<ShExt>(*r, &v).unwrap();
+        for op in ops {
+            match op {
+                Op::Append(r, first, es) => {
+                    let v: Vec<BytesValue> =
+                        es.iter().enumerate().map(|(i, p)| entry(first + i as u64, p)).collect();
+                    b.add_entries::<ShExt>(*r, &v).unwrap();
+                }
+                Op::Compact(r, i) => b.add_command(*r, shale_raftlog::Command::Compact { index: *i }),
+                Op::Put(r, k, v) => b.put(*r, k.clone(), v.clone()).unwrap(),
+                Op::Delete(r, k) => b.delete(*r, k.clone()),
+                Op::Clean(r) => b.add_command(*r, shale_raftlog::Command::Clean),
             }
-            Op::Compact(r, i) => b.add_command(*r, shale_raftlog::Command::Compact { index: *i }),
-            Op::Put(r, k, v) => b.put(*r, k.clone(), v.clone()).unwrap(),
-            Op::Delete(r, k) => b.delete(*r, k.clone()),
-            Op::Clean(r) => b.add_command(*r, shale_raftlog::Command::Clean),
         }
         self.write(&mut b, false).unwrap();
     }
@@ -279,6 +329,17 @@ fn prefill() -> bool {
     PREFILL.load(std::sync::atomic::Ordering::Relaxed)
 }
 
+/// Both engines' `compression_level` (raft-engine's LZ4 acceleration) in the runs that set
+/// it; 0: unset.
+static LEVEL: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+fn level() -> Option<usize> {
+    match LEVEL.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => None,
+        l => Some(l),
+    }
+}
+
 fn re_cfg(dir: &Path, v2: bool, recycle: bool, mode: raft_engine::RecoveryMode) -> raft_engine::Config {
     raft_engine::Config {
         prefill_for_recycle: prefill(),
@@ -287,6 +348,7 @@ fn re_cfg(dir: &Path, v2: bool, recycle: bool, mode: raft_engine::RecoveryMode) 
         target_file_size: raft_engine::ReadableSize::kb(32),
         purge_threshold: raft_engine::ReadableSize::kb(128),
         batch_compression_threshold: raft_engine::ReadableSize::kb(1),
+        compression_level: level(),
         format_version: if v2 { raft_engine::Version::V2 } else { raft_engine::Version::V1 },
         enable_log_recycle: recycle,
         recovery_mode: mode,
@@ -302,6 +364,7 @@ fn sh_cfg(dir: &Path, v2: bool, recycle: bool, mode: shale_raftlog::RecoveryMode
         target_file_size: shale_raftlog::ReadableSize::kb(32),
         purge_threshold: shale_raftlog::ReadableSize::kb(128),
         batch_compression_threshold: shale_raftlog::ReadableSize::kb(1),
+        compression_level: level(),
         format_version: if v2 { shale_raftlog::Version::V2 } else { shale_raftlog::Version::V1 },
         enable_log_recycle: recycle,
         recovery_mode: mode,
@@ -345,6 +408,38 @@ fn run(e: &dyn Eng, m: &mut Model, rng: &mut Lcg, n: usize) -> usize {
         }
     }
     rewrites_asked
+}
+
+/// Runs `n` batches of [`gen_batch`] on `e`, purging every 40 and compacting what purge
+/// asks for.
+fn run_batches(e: &dyn Eng, m: &mut Model, rng: &mut Lcg, n: usize) {
+    for i in 0..n {
+        let ops = gen_batch(rng, m);
+        e.apply_batch(&ops);
+        for op in &ops {
+            m.apply(op);
+        }
+        if i % 40 == 39 {
+            for r in e.purge() {
+                let op = Op::Compact(r, m.last(r).map_or(0, |l| l + 1));
+                e.apply(&op);
+                m.apply(&op);
+            }
+        }
+    }
+}
+
+/// The `.raftlog` files of `dir` (names sorted) and their bytes.
+fn log_file_bytes(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".raftlog"))
+        .map(|n| (n.clone(), std::fs::read(dir.join(&n)).unwrap()))
+        .collect();
+    v.sort();
+    v
 }
 
 fn same(what: &str, got: &Model, want: &Model) -> bool {
@@ -583,6 +678,92 @@ fn main() {
             );
         }
     }
+    // 5. Batches that compact (or clean) a group and append to it in the same batch, with
+    // `compression_level` set (raft-engine's LZ4 acceleration), both ways: each engine
+    // writes, the other reads and writes on, the first reads back.
+    for (lvl, seed) in [(3usize, 6u64), (40, 7)] {
+        LEVEL.store(lvl, std::sync::atomic::Ordering::Relaxed);
+        let tag = format!("compact-then-append batches, compression_level {lvl}, seed {seed}");
+        let tmp = tempfile::tempdir().unwrap();
+        let mut rng = Lcg(seed);
+        let d1 = tmp.path().join("from-raft-engine");
+        let mut m = Model::default();
+        {
+            let e = raft_engine::Engine::open(re_cfg(&d1, true, true, re_mode(0))).unwrap();
+            run_batches(&e, &mut m, &mut rng, 800);
+            ok &= same(&format!("{tag}: raft-engine reads its own"), &e.state(), &m);
+        }
+        {
+            let e = shale_raftlog::Engine::open(sh_cfg(&d1, true, true, sh_mode(0))).unwrap();
+            ok &= same(&format!("{tag}: Shale reads raft-engine's directory"), &e.state(), &m);
+            run_batches(&e, &mut m, &mut rng, 800);
+            ok &= same(&format!("{tag}: Shale after writing on"), &e.state(), &m);
+        }
+        {
+            let e = raft_engine::Engine::open(re_cfg(&d1, true, true, re_mode(0))).unwrap();
+            ok &= same(&format!("{tag}: raft-engine reads it back after Shale wrote on"), &e.state(), &m);
+        }
+        let d2 = tmp.path().join("from-shale");
+        let mut m = Model::default();
+        {
+            let e = shale_raftlog::Engine::open(sh_cfg(&d2, true, true, sh_mode(0))).unwrap();
+            run_batches(&e, &mut m, &mut rng, 800);
+            ok &= same(&format!("{tag}: Shale reads its own"), &e.state(), &m);
+        }
+        {
+            let e = raft_engine::Engine::open(re_cfg(&d2, true, true, re_mode(0))).unwrap();
+            ok &= same(&format!("{tag}: raft-engine reads Shale's directory"), &e.state(), &m);
+            run_batches(&e, &mut m, &mut rng, 800);
+        }
+        {
+            let e = shale_raftlog::Engine::open(sh_cfg(&d2, true, true, sh_mode(0))).unwrap();
+            ok &= same(&format!("{tag}: Shale reads it back after raft-engine wrote on"), &e.state(), &m);
+        }
+        // The same batches (no purge) written by each engine into a fresh directory: the
+        // log files are byte for byte the same, compressed blobs included (both call
+        // liblz4's LZ4_compress_fast with this acceleration).
+        let (a, b) = (tmp.path().join("bytes-re"), tmp.path().join("bytes-sh"));
+        let mut batches = Vec::new();
+        let mut bm = Model::default();
+        for _ in 0..300 {
+            let ops = gen_batch(&mut rng, &bm);
+            for op in &ops {
+                bm.apply(op);
+            }
+            batches.push(ops);
+        }
+        {
+            let e = raft_engine::Engine::open(re_cfg(&a, true, false, re_mode(0))).unwrap();
+            batches.iter().for_each(|ops| e.apply_batch(ops));
+        }
+        {
+            let cfg =
+                shale_raftlog::Config { recovery_index_files: false, ..sh_cfg(&b, true, false, sh_mode(0)) };
+            let e = shale_raftlog::Engine::open(cfg).unwrap();
+            batches.iter().for_each(|ops| e.apply_batch(ops));
+        }
+        let (fa, fb) = (log_file_bytes(&a), log_file_bytes(&b));
+        let total: usize = fa.iter().map(|(_, v)| v.len()).sum();
+        if fa == fb {
+            println!(
+                "ok   {tag}: the two engines' log files are byte for byte the same ({} files, {total} bytes)",
+                fa.len()
+            );
+        } else {
+            ok = false;
+            let names = |f: &[(String, Vec<u8>)]| {
+                f.iter().map(|(n, v)| format!("{n} ({} bytes)", v.len())).collect::<Vec<_>>()
+            };
+            println!("FAIL {tag}: log files differ: raft-engine {:?}, Shale {:?}", names(&fa), names(&fb));
+            for ((n, x), (_, y)) in fa.iter().zip(&fb) {
+                if let Some(at) = x.iter().zip(y).position(|(p, q)| p != q) {
+                    println!("     {n}: first difference at byte {at}");
+                    break;
+                }
+            }
+        }
+    }
+    LEVEL.store(0, std::sync::atomic::Ordering::Relaxed);
     if ok {
         println!("interop: all checks passed");
     } else {

@@ -39,6 +39,7 @@ pub mod options;
 mod options_api;
 pub use shale_format::options_file;
 mod options_load;
+mod options_table;
 pub mod perf;
 pub mod properties;
 pub(crate) use shale_format::rate_limiter;

@@ -2,8 +2,8 @@
 //! as rust-rocksdb's `Options` and column family descriptors, as RocksDB's
 //! `LoadLatestOptions`.
 //!
-//! Each `name=value` of the file goes through the setter Shale has for it (so what a setter
-//! refuses is refused here too). An option Shale does not apply is accepted only when its
+//! Each `name=value` of the file goes through its row's setter in the option table
+//! (`options_table.rs`; so what a setter refuses is refused here too). An option Shale does not apply is accepted only when its
 //! value is RocksDB's default (RocksDB 11.8.1's, `options_file/rocksdb_11_defaults.ini`, the
 //! version Shale's OPTIONS files name, or 7.8.3's, `options_file/rocksdb_defaults.ini`, for
 //! files older RocksDBs wrote): then it changes nothing. Any other value is NotSupported
@@ -23,11 +23,8 @@
 
 use crate::db::dyn_options::{bad_value, boolean, number};
 use crate::options_file::{self, CfSection, OptionsFile};
-use crate::{
-    BlockBasedIndexType, BlockBasedOptions, BlockBasedTablePinningTier, Cache, ChecksumType,
-    ColumnFamilyDescriptor, DBCompactionStyle, DBCompressionType, DBRecoveryMode, DataBlockIndexType, Env,
-    Error, LogLevel, Options, Result,
-};
+use crate::options_table::{find, Kind, Mutable, Section};
+use crate::{BlockBasedOptions, Cache, ColumnFamilyDescriptor, Env, Error, Options, Result};
 
 /// Options whose values name code (objects the caller supplies); never applied from a file.
 const FUNCTION_VALUED: &[&str] = &[
@@ -52,31 +49,6 @@ const FUNCTION_VALUED: &[&str] = &[
     "row_cache",
     "wal_filter",
     "persist_stats_to_disk",
-];
-
-/// Column-family options `db/dyn_options.rs` applies (the mutable ones Shale builds).
-const MUTABLE_APPLIED: &[&str] = &[
-    "write_buffer_size",
-    "max_write_buffer_number",
-    "disable_auto_compactions",
-    "level0_file_num_compaction_trigger",
-    "level0_slowdown_writes_trigger",
-    "level0_stop_writes_trigger",
-    "target_file_size_base",
-    "target_file_size_multiplier",
-    "max_bytes_for_level_base",
-    "max_bytes_for_level_multiplier",
-    "max_compaction_bytes",
-    "soft_pending_compaction_bytes_limit",
-    "hard_pending_compaction_bytes_limit",
-    "compression",
-    "paranoid_file_checks",
-    "ttl",
-    "periodic_compaction_seconds",
-    "report_bg_io_stats",
-    "experimental_mempurge_threshold",
-    "compaction_options_universal",
-    "compaction_options_fifo",
 ];
 
 /// Whether two option values are the same value: as text, as numbers or as booleans.
@@ -191,7 +163,10 @@ impl Loader {
     }
 
     fn db_option(&self, o: &mut Options, name: &str, v: &str) -> Result<()> {
-        let applied = apply_db(o, name, v)?;
+        let applied = match find(Section::Db, name) {
+            Some(r) => r.set(o, v)?,
+            None => false,
+        };
         if !applied && !FUNCTION_VALUED.contains(&name) {
             self.not_applied("DBOptions", &self.db_defaults(name), name, v)?;
         }
@@ -199,12 +174,14 @@ impl Loader {
     }
 
     fn cf_option(&self, o: &mut Options, name: &str, v: &str) -> Result<()> {
-        let applied = if MUTABLE_APPLIED.contains(&name) {
-            let v = self.known_fields_only(name, v, &self.cf_defaults(name))?;
-            crate::db::dyn_options::apply_mutable(o, name, &v)?;
-            true
-        } else {
-            apply_cf(o, name, v)?
+        let applied = match find(Section::Cf, name) {
+            // A mutable struct option keeps the fields RocksDB 11.8.1 or 7.8.3 has.
+            Some(r) if r.kind == Kind::Struct && r.mutable == Mutable::Yes => {
+                let v = self.known_fields_only(name, v, &self.cf_defaults(name))?;
+                r.set(o, &v)?
+            }
+            Some(r) => r.set(o, v)?,
+            None => false,
         };
         if !applied && !FUNCTION_VALUED.contains(&name) {
             self.not_applied("CFOptions", &self.cf_defaults(name), name, v)?;
@@ -369,298 +346,11 @@ pub(crate) fn load_numbered(
     from_file(&file, env, ignore_unknown_options, cache)
 }
 
-/// Applies a DB or column-family option by RocksDB's name (for `get_options_from_string`);
-/// false when Shale has no setter for it.
-pub(crate) fn apply_named(o: &mut Options, name: &str, v: &str) -> Result<bool> {
-    if MUTABLE_APPLIED.contains(&name) {
-        crate::db::dyn_options::apply_mutable(o, name, v)?;
-        return Ok(true);
-    }
-    Ok(apply_db(o, name, v)? || apply_cf(o, name, v)?)
-}
-
-fn compression_type(name: &str, v: &str) -> Result<DBCompressionType> {
-    crate::db::dyn_options::compression(name, v)
-}
-
-/// Applies one DBOptions entry through Shale's setter; false when Shale has none.
-fn apply_db(o: &mut Options, name: &str, v: &str) -> Result<bool> {
-    match name {
-        "create_if_missing" => o.create_if_missing(boolean(name, v)?),
-        "create_missing_column_families" => o.create_missing_column_families(boolean(name, v)?),
-        "error_if_exists" => o.set_error_if_exists(boolean(name, v)?),
-        "paranoid_checks" => o.set_paranoid_checks(boolean(name, v)?),
-        "max_open_files" => o.set_max_open_files(number(name, v)?),
-        "max_background_jobs" => o.set_max_background_jobs(number(name, v)?),
-        "max_background_compactions" => o.max_background_compactions = number(name, v)?,
-        "max_background_flushes" => o.max_background_flushes = number(name, v)?,
-        "use_fsync" => o.set_use_fsync(boolean(name, v)?),
-        "wal_recovery_mode" => o.set_wal_recovery_mode(match v {
-            "kTolerateCorruptedTailRecords" => DBRecoveryMode::TolerateCorruptedTailRecords,
-            "kAbsoluteConsistency" => DBRecoveryMode::AbsoluteConsistency,
-            "kPointInTimeRecovery" => DBRecoveryMode::PointInTime,
-            "kSkipAnyCorruptedRecords" => DBRecoveryMode::SkipAnyCorruptedRecord,
-            _ => return Err(bad_value(name, v)),
-        }),
-        "max_manifest_file_size" => o.set_max_manifest_file_size(number(name, v)?),
-        "keep_log_file_num" => o.set_keep_log_file_num(number(name, v)?),
-        "max_bgerror_resume_count" => o.set_max_bgerror_resume_count(number(name, v)?),
-        "bgerror_resume_retry_interval" => o.set_bgerror_resume_retry_interval(number(name, v)?),
-        "stats_dump_period_sec" => o.set_stats_dump_period_sec(number(name, v)?),
-        "allow_2pc" => o.allow_2pc = boolean(name, v)?,
-        "wal_compression" => match v {
-            "kNoCompression" => o.set_wal_compression_type(DBCompressionType::None),
-            "kZSTD" => o.set_wal_compression_type(DBCompressionType::Zstd),
-            _ => return Ok(false),
-        },
-        "wal_bytes_per_sync" => o.set_wal_bytes_per_sync(number(name, v)?),
-        "bytes_per_sync" => o.set_bytes_per_sync(number(name, v)?),
-        "writable_file_max_buffer_size" => o.set_writable_file_max_buffer_size(number(name, v)?),
-        "dump_malloc_stats" => o.set_dump_malloc_stats(boolean(name, v)?),
-        "unordered_write" => o.set_unordered_write(boolean(name, v)?),
-        "allow_concurrent_memtable_write" => o.set_allow_concurrent_memtable_write(boolean(name, v)?),
-        "enable_pipelined_write" => o.set_enable_pipelined_write(boolean(name, v)?),
-        "enable_write_thread_adaptive_yield" => o.set_enable_write_thread_adaptive_yield(boolean(name, v)?),
-        "delayed_write_rate" => o.set_delayed_write_rate(number(name, v)?),
-        "db_write_buffer_size" => o.set_db_write_buffer_size(number(name, v)?),
-        "compaction_readahead_size" => o.set_compaction_readahead_size(number(name, v)?),
-        "table_cache_numshardbits" => o.set_table_cache_num_shard_bits(number(name, v)?),
-        "write_dbid_to_manifest" => o.set_write_dbid_to_manifest(boolean(name, v)?),
-        "track_and_verify_wals_in_manifest" => o.set_track_and_verify_wals_in_manifest(boolean(name, v)?),
-        "max_total_wal_size" => o.set_max_total_wal_size(number(name, v)?),
-        "max_subcompactions" => o.set_max_subcompactions(number(name, v)?),
-        "use_direct_reads" => o.set_use_direct_reads(boolean(name, v)?),
-        "use_direct_io_for_flush_and_compaction" => {
-            o.set_use_direct_io_for_flush_and_compaction(boolean(name, v)?)
-        }
-        "atomic_flush" => o.set_atomic_flush(boolean(name, v)?),
-        "avoid_unnecessary_blocking_io" => o.set_avoid_unnecessary_blocking_io(boolean(name, v)?),
-        "manual_wal_flush" => o.set_manual_wal_flush(boolean(name, v)?),
-        "WAL_ttl_seconds" => o.set_wal_ttl_seconds(number(name, v)?),
-        "WAL_size_limit_MB" => o.set_wal_size_limit_mb(number(name, v)?),
-        "max_log_file_size" => o.set_max_log_file_size(number(name, v)?),
-        "log_file_time_to_roll" => o.set_log_file_time_to_roll(number(name, v)?),
-        "recycle_log_file_num" => o.set_recycle_log_file_num(number(name, v)?),
-        "skip_stats_update_on_db_open" => o.set_skip_stats_update_on_db_open(boolean(name, v)?),
-        "advise_random_on_open" => o.set_advise_random_on_open(boolean(name, v)?),
-        "is_fd_close_on_exec" => o.set_is_fd_close_on_exec(boolean(name, v)?),
-        "allow_mmap_reads" => o.set_allow_mmap_reads(boolean(name, v)?),
-        "allow_mmap_writes" => o.set_allow_mmap_writes(boolean(name, v)?),
-        "manifest_preallocation_size" => o.set_manifest_preallocation_size(number(name, v)?),
-        "delete_obsolete_files_period_micros" => o.set_delete_obsolete_files_period_micros(number(name, v)?),
-        "max_file_opening_threads" => o.set_max_file_opening_threads(number(name, v)?),
-        "use_adaptive_mutex" => o.set_use_adaptive_mutex(boolean(name, v)?),
-        "allow_ingest_behind" => o.set_allow_ingest_behind(boolean(name, v)?),
-        "info_log_level" => o.set_log_level(match v {
-            "DEBUG_LEVEL" => LogLevel::Debug,
-            "INFO_LEVEL" => LogLevel::Info,
-            "WARN_LEVEL" => LogLevel::Warn,
-            "ERROR_LEVEL" => LogLevel::Error,
-            "FATAL_LEVEL" => LogLevel::Fatal,
-            "HEADER_LEVEL" => LogLevel::Header,
-            _ => return Err(bad_value(name, v)),
-        }),
-        "wal_dir" if !v.is_empty() => o.set_wal_dir(options_file::unescape_option_string(v)),
-        "db_log_dir" if !v.is_empty() => o.set_db_log_dir(options_file::unescape_option_string(v)),
-        _ => return Ok(false),
-    }
-    Ok(true)
-}
-
-/// Applies one CFOptions entry Shale builds that `set_options` cannot change; false when
-/// Shale has no setter for it.
-fn apply_cf(o: &mut Options, name: &str, v: &str) -> Result<bool> {
-    match name {
-        // The skip list and the hash memtables, as RocksDB rebuilds these built-in
-        // factories from their ids; another factory is not applied.
-        "memtable_factory" => match crate::options::MemtableRep::parse(name, v)? {
-            Some(rep) => o.memtable_rep = rep,
-            None => return Ok(false),
-        },
-        "num_levels" => o.set_num_levels(number(name, v)?),
-        "min_write_buffer_number_to_merge" => o.set_min_write_buffer_number_to_merge(number(name, v)?),
-        "level_compaction_dynamic_level_bytes" => {
-            o.set_level_compaction_dynamic_level_bytes(boolean(name, v)?)
-        }
-        "compaction_style" => o.set_compaction_style(match v {
-            "kCompactionStyleLevel" => DBCompactionStyle::Level,
-            "kCompactionStyleUniversal" => DBCompactionStyle::Universal,
-            "kCompactionStyleFIFO" => DBCompactionStyle::Fifo,
-            _ => return Ok(false),
-        }),
-        // kDisableCompressionOption: bottommost levels use `compression` (Shale's only way).
-        "bottommost_compression" if v == "kDisableCompressionOption" => {}
-        "bottommost_compression" => o.set_bottommost_compression_type(compression_type(name, v)?),
-        "compression_opts" => {
-            let (mut window_bits, mut level, mut strategy, mut max_dict) = (-14, 32767, 0, 0);
-            for (k, x) in crate::db::dyn_options::struct_fields(name, v)? {
-                match k {
-                    "window_bits" => window_bits = number(k, x)?,
-                    "level" => level = number(k, x)?,
-                    "strategy" => strategy = number(k, x)?,
-                    "max_dict_bytes" => max_dict = number(k, x)?,
-                    "zstd_max_train_bytes" => o.set_zstd_max_train_bytes(number(k, x)?),
-                    "parallel_threads" => o.set_compression_options_parallel_threads(number(k, x)?),
-                    "max_dict_buffer_bytes" => o.compression_opts.max_dict_buffer_bytes = number(k, x)?,
-                    "use_zstd_dict_trainer" => o.compression_opts.use_zstd_dict_trainer = boolean(k, x)?,
-                    // Only bottommost_compression_opts reads `enabled`.
-                    "enabled" => {
-                        boolean(k, x)?;
-                    }
-                    // RocksDB 8+: no block checksum inside the compressed data (Shale has
-                    // none), and keep a block compressed below 7/8 of its size (Shale's rule).
-                    "checksum" if !boolean(k, x)? => {}
-                    "max_compressed_bytes_per_kb" if number::<u32>(k, x)? == 896 => {}
-                    "checksum" | "max_compressed_bytes_per_kb" => {
-                        return Err(Error::not_supported(format!(
-                            "load_latest: option compression_opts.{k}={x} is not supported by Shale"
-                        )))
-                    }
-                    _ => {
-                        return Err(Error::invalid_argument(format!(
-                            "Unrecognized option compression_opts.{k}"
-                        )))
-                    }
-                }
-            }
-            o.set_compression_options(window_bits, level, strategy, max_dict);
-        }
-        "memtable_prefix_bloom_size_ratio" => o.set_memtable_prefix_bloom_ratio(number(name, v)?),
-        "memtable_whole_key_filtering" => o.set_memtable_whole_key_filtering(boolean(name, v)?),
-        "enable_blob_files" => o.set_enable_blob_files(boolean(name, v)?),
-        "min_blob_size" => o.set_min_blob_size(number(name, v)?),
-        "blob_file_size" => o.set_blob_file_size(number(name, v)?),
-        "blob_compression_type" => o.set_blob_compression_type(compression_type(name, v)?),
-        "enable_blob_garbage_collection" => o.set_enable_blob_gc(boolean(name, v)?),
-        "blob_garbage_collection_age_cutoff" => o.set_blob_gc_age_cutoff(number(name, v)?),
-        "blob_garbage_collection_force_threshold" => o.set_blob_gc_force_threshold(number(name, v)?),
-        "blob_compaction_readahead_size" => o.set_blob_compaction_readahead_size(number(name, v)?),
-        "max_successive_merges" => o.set_max_successive_merges(number(name, v)?),
-        "inplace_update_support" => o.set_inplace_update_support(boolean(name, v)?),
-        "inplace_update_num_locks" => o.set_inplace_update_locks(number(name, v)?),
-        "arena_block_size" => o.set_arena_block_size(number(name, v)?),
-        "memtable_huge_page_size" => o.set_memtable_huge_page_size(number(name, v)?),
-        "bloom_locality" => o.set_bloom_locality(number(name, v)?),
-        "max_sequential_skip_in_iterations" => o.set_max_sequential_skip_in_iterations(number(name, v)?),
-        "optimize_filters_for_hits" => o.set_optimize_filters_for_hits(boolean(name, v)?),
-        "max_write_buffer_size_to_maintain" => o.set_max_write_buffer_size_to_maintain(number(name, v)?),
-        _ => return Ok(false),
-    }
-    Ok(true)
-}
-
-/// Applies one BlockBasedTable entry; false when Shale has no setter for it.
+/// Applies one BlockBasedTable entry by its row in the option table; false when Shale has
+/// none for it (or does not apply the value).
 pub(crate) fn apply_table(t: &mut BlockBasedOptions, name: &str, v: &str) -> Result<bool> {
-    match name {
-        "block_size" => t.set_block_size(number(name, v)?),
-        "block_restart_interval" => t.set_block_restart_interval(number(name, v)?),
-        "index_block_restart_interval" => t.set_index_block_restart_interval(number(name, v)?),
-        "format_version" => t.set_format_version(number(name, v)?),
-        "whole_key_filtering" => t.set_whole_key_filtering(boolean(name, v)?),
-        "no_block_cache" => t.no_block_cache = boolean(name, v)?,
-        "cache_index_and_filter_blocks" => t.set_cache_index_and_filter_blocks(boolean(name, v)?),
-        "cache_index_and_filter_blocks_with_high_priority" => {
-            t.set_cache_index_and_filter_blocks_with_high_priority(boolean(name, v)?)
-        }
-        "pin_l0_filter_and_index_blocks_in_cache" => {
-            t.set_pin_l0_filter_and_index_blocks_in_cache(boolean(name, v)?)
-        }
-        "pin_top_level_index_and_filter" => t.set_pin_top_level_index_and_filter(boolean(name, v)?),
-        "optimize_filters_for_memory" => t.set_optimize_filters_for_memory(boolean(name, v)?),
-        "partition_filters" => t.set_partition_filters(boolean(name, v)?),
-        "metadata_block_size" => t.set_metadata_block_size(number(name, v)?),
-        "decouple_partitioned_filters" => t.decouple_partitioned_filters = boolean(name, v)?,
-        "data_block_hash_table_util_ratio" => t.set_data_block_hash_ratio(number(name, v)?),
-        "data_block_index_type" => t.set_data_block_index_type(match v {
-            "kDataBlockBinarySearch" => DataBlockIndexType::BinarySearch,
-            "kDataBlockBinaryAndHash" => DataBlockIndexType::BinaryAndHash,
-            _ => return Ok(false),
-        }),
-        "index_type" => t.set_index_type(match v {
-            "kBinarySearch" => BlockBasedIndexType::BinarySearch,
-            "kHashSearch" => BlockBasedIndexType::HashSearch,
-            "kTwoLevelIndexSearch" => BlockBasedIndexType::TwoLevelIndexSearch,
-            _ => return Ok(false),
-        }),
-        "checksum" => t.set_checksum_type(match v {
-            "kNoChecksum" => ChecksumType::NoChecksum,
-            "kCRC32c" => ChecksumType::CRC32c,
-            "kxxHash" => ChecksumType::XXHash,
-            "kxxHash64" => ChecksumType::XXHash64,
-            "kXXH3" => ChecksumType::XXH3,
-            _ => return Err(bad_value(name, v)),
-        }),
-        "filter_policy" => match v {
-            "nullptr" | "" => t.bloom_bits_per_key = None,
-            // RocksDB 11's Ribbon policy: "{id=ribbonfilter:<bits>:<level>;bloom_before_level=<level>;}"
-            // (the explicit option wins over the id's).
-            _ if v.starts_with('{') => {
-                let inner = v.trim_start_matches('{').trim_end_matches('}');
-                let fields: Vec<(&str, &str)> = inner.split(';').filter_map(|f| f.split_once('=')).collect();
-                let field = |k: &str| fields.iter().find(|(n, _)| n.trim() == k).map(|(_, v)| v.trim());
-                let id = field("id").ok_or_else(|| bad_value(name, v))?;
-                let parts: Vec<&str> = id.split(':').collect();
-                let before = match (field("bloom_before_level"), parts.get(2).copied()) {
-                    (Some(l), _) | (None, Some(l)) => number(name, l)?,
-                    (None, None) => 0,
-                };
-                match parts.as_slice() {
-                    ["ribbonfilter" | "rocksdb.RibbonFilter", bits, ..] => {
-                        t.set_hybrid_ribbon_filter(number(name, bits)?, before)
-                    }
-                    ["bloomfilter" | "rocksdb.BloomFilter", bits, ..] => {
-                        t.set_bloom_filter(number(name, bits)?, false)
-                    }
-                    _ => return Ok(false),
-                }
-            }
-            _ => {
-                // "bloomfilter:<bits>:<use_block_based>", RocksDB's text of its Bloom policy;
-                // "ribbonfilter:<bits>:<bloom_before_level>" for Ribbon.
-                let parts: Vec<&str> = v.split(':').collect();
-                match parts.as_slice() {
-                    ["bloomfilter", bits, block_based] => {
-                        t.set_bloom_filter(number(name, bits)?, boolean(name, block_based)?)
-                    }
-                    ["bloomfilter", bits] => t.set_bloom_filter(number(name, bits)?, false),
-                    ["ribbonfilter", bits, before] => {
-                        t.set_hybrid_ribbon_filter(number(name, bits)?, number(name, before)?)
-                    }
-                    ["ribbonfilter", bits] => t.set_ribbon_filter(number(name, bits)?),
-                    _ => return Ok(false),
-                }
-            }
-        },
-        // Which keys the index stores for its blocks (`table/builder.rs` IndexShorteningMode).
-        "index_shortening" => {
-            use crate::table::builder::IndexShorteningMode;
-            t.index_shortening = match v {
-                "kNoShortening" => IndexShorteningMode::NoShortening,
-                "kShortenSeparators" => IndexShorteningMode::ShortenSeparators,
-                "kShortenSeparatorsAndSuccessor" => IndexShorteningMode::ShortenSeparatorsAndSuccessor,
-                _ => return Err(bad_value(name, v)),
-            }
-        }
-        "metadata_cache_options" => {
-            let tier = |k: &str, x: &str| -> Result<BlockBasedTablePinningTier> {
-                Ok(match x {
-                    "kFallback" => BlockBasedTablePinningTier::Fallback,
-                    "kNone" => BlockBasedTablePinningTier::None,
-                    "kFlushedAndSimilar" => BlockBasedTablePinningTier::FlushAndSimilar,
-                    "kAll" => BlockBasedTablePinningTier::All,
-                    _ => return Err(bad_value(k, x)),
-                })
-            };
-            for (k, x) in crate::db::dyn_options::struct_fields(name, v)? {
-                match k {
-                    "top_level_index_pinning" => t.set_top_level_index_pinning_tier(tier(k, x)?),
-                    "partition_pinning" => t.set_partition_pinning_tier(tier(k, x)?),
-                    "unpartitioned_pinning" => t.set_unpartitioned_pinning_tier(tier(k, x)?),
-                    _ => return Err(Error::invalid_argument(format!("Unrecognized option {name}.{k}"))),
-                }
-            }
-        }
-        _ => return Ok(false),
+    match find(Section::Table, name) {
+        Some(r) => r.set_table(t, v),
+        None => Ok(false),
     }
-    Ok(true)
 }

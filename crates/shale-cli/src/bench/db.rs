@@ -138,7 +138,7 @@ pub fn options(a: &BenchArgs) -> Result<Options, String> {
                 Cache::new_lru_cache_opts(&lo)
             }
             "hyper_clock_cache" | "auto_hyper_clock_cache" | "fixed_hyper_clock_cache" => {
-                Cache::new_hyper_clock_cache(cap, 0)
+                Cache::new_hyper_clock_cache_with_shard_bits(cap, 0, a.cache_numshardbits)
             }
             other => return Err(format!("cache_type {other}: not built (lru_cache, hyper_clock_cache)")),
         };
@@ -146,7 +146,11 @@ pub fn options(a: &BenchArgs) -> Result<Options, String> {
         block_cache = Some(cache.clone());
         t.set_cache_index_and_filter_blocks(a.cache_index_and_filter_blocks);
         t.set_pin_l0_filter_and_index_blocks_in_cache(a.pin_l0_filter_and_index_blocks_in_cache);
-        t.set_cache_index_and_filter_blocks_with_high_priority(a.cache_high_pri_pool_ratio > 0.0);
+        // db_bench sets it only for a ratio above 0 and otherwise leaves RocksDB's default
+        // (true), which the clock cache acts on (a longer first countdown).
+        if a.cache_high_pri_pool_ratio > 1e-6 {
+            t.set_cache_index_and_filter_blocks_with_high_priority(true);
+        }
     }
     if a.use_blob_cache {
         if a.use_shared_block_and_blob_cache {

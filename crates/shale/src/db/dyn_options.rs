@@ -35,32 +35,33 @@
 //! The OPTIONS file is then rewritten, as RocksDB does after each SetOptions.
 
 use std::sync::atomic::{AtomicPtr, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use super::cf::CfHandle;
 use super::DbInner;
 use crate::error::{Error, Result};
-use crate::options::{DBCompressionType, Options};
+use crate::options::Options;
 
 /// A family's options, replaceable while readers hold `&Options` (see the module comment).
 pub(crate) struct DynOptions {
     current: AtomicPtr<Options>,
     /// Every value ever published, so that `current`'s pointee outlives any reference.
-    kept: Mutex<Vec<Arc<Options>>>,
+    /// A parking_lot lock (a Vec pushed to; nothing under it can panic, `halt.rs`).
+    kept: parking_lot::Mutex<Vec<Arc<Options>>>,
 }
 
 impl DynOptions {
     pub fn new(opts: Options) -> DynOptions {
         let first = Arc::new(opts);
         let ptr = Arc::as_ptr(&first) as *mut Options;
-        DynOptions { current: AtomicPtr::new(ptr), kept: Mutex::new(vec![first]) }
+        DynOptions { current: AtomicPtr::new(ptr), kept: parking_lot::Mutex::new(vec![first]) }
     }
 
     /// Publishes `opts`; readers see it from their next read on.
     pub fn set(&self, opts: Options) {
         let next = Arc::new(opts);
         let ptr = Arc::as_ptr(&next) as *mut Options;
-        self.kept.lock().unwrap_or_else(|p| p.into_inner()).push(next);
+        self.kept.lock().push(next);
         self.current.store(ptr, Ordering::Release);
     }
 }
@@ -105,49 +106,13 @@ pub(crate) fn struct_fields<'a>(name: &str, v: &'a str) -> Result<Vec<(&'a str, 
         .collect()
 }
 
-fn not_built(name: &str, field: &str) -> Error {
-    Error::not_supported(format!(
-        "set_options: option {name}.{field} other than its default is not built by Shale"
-    ))
-}
-
-pub(crate) fn compression(name: &str, v: &str) -> Result<DBCompressionType> {
-    Ok(match v {
-        "kNoCompression" => DBCompressionType::None,
-        "kSnappyCompression" => DBCompressionType::Snappy,
-        "kZlibCompression" => DBCompressionType::Zlib,
-        "kBZip2Compression" => DBCompressionType::Bz2,
-        "kLZ4Compression" => DBCompressionType::Lz4,
-        "kLZ4HCCompression" => DBCompressionType::Lz4hc,
-        "kZSTD" => DBCompressionType::Zstd,
-        _ => return Err(bad_value(name, v)),
-    })
-}
-
-/// RocksDB's mutable column-family options Shale cannot change yet.
+/// RocksDB's mutable column-family options Shale cannot change yet, besides the option
+/// table's rows marked so (`options_table.rs`).
 const MUTABLE_NOT_BUILT: &[&str] = &[
-    "memtable_prefix_bloom_size_ratio",
-    "memtable_whole_key_filtering",
-    "memtable_huge_page_size",
-    "inplace_update_num_locks",
-    "prefix_extractor",
-    "max_bytes_for_level_multiplier_additional",
-    "compression_opts",
-    "bottommost_compression",
-    "bottommost_compression_opts",
     "sample_for_compression",
-    "enable_blob_files",
-    "min_blob_size",
-    "blob_file_size",
-    "blob_compression_type",
-    "enable_blob_garbage_collection",
-    "blob_garbage_collection_age_cutoff",
-    "blob_garbage_collection_force_threshold",
-    "blob_compaction_readahead_size",
     "blob_file_starting_level",
     "prepopulate_blob_cache",
     "check_flush_compaction_key_order",
-    "table_factory",
     "block_based_table_factory",
     "memtable_protection_bytes_per_key",
     "block_protection_bytes_per_key",
@@ -163,142 +128,35 @@ const MUTABLE_NOT_BUILT: &[&str] = &[
     "level0_file_num_compaction_trigger_for_ingest",
 ];
 
-/// Column-family options that exist but cannot change while the database is open.
+/// Column-family options that exist but cannot change while the database is open, besides
+/// the option table's immutable rows.
 const NOT_CHANGEABLE: &[&str] = &[
-    "comparator",
-    "merge_operator",
-    "compaction_filter",
-    "compaction_filter_factory",
-    "num_levels",
-    "compaction_style",
-    "compaction_pri",
-    "level_compaction_dynamic_level_bytes",
-    "min_write_buffer_number_to_merge",
     "max_write_buffer_number_to_maintain",
-    "max_write_buffer_size_to_maintain",
-    "inplace_update_support",
-    "memtable_factory",
-    "bloom_locality",
-    "optimize_filters_for_hits",
     "force_consistency_checks",
     "persist_user_defined_timestamps",
     "cf_paths",
 ];
 
-/// Applies one RocksDB option to `o` (see the module comment for what each does).
+/// Applies one RocksDB option to `o` by its row in the option table (see the module comment
+/// for what each does).
 pub(crate) fn apply_mutable(o: &mut Options, name: &str, v: &str) -> Result<()> {
-    match name {
-        "write_buffer_size" => {
-            let n: usize = number(name, v)?;
-            if n == 0 {
+    use crate::options_table::{find, Mutable, Section};
+    let not_built = || {
+        Error::not_supported(format!("set_options: option {name} cannot be changed by Shale yet (issue 10)"))
+    };
+    match find(Section::Cf, name) {
+        Some(r) if r.mutable == Mutable::Yes => {
+            if !r.set(o, v)? {
                 return Err(bad_value(name, v));
             }
-            o.write_buffer_size = n;
         }
-        // Memtables made from now on take blocks of the new size.
-        "arena_block_size" => o.arena_block_size = number(name, v)?,
-        "max_write_buffer_number" => o.set_max_write_buffer_number(number(name, v)?),
-        "disable_auto_compactions" => o.disable_auto_compactions = boolean(name, v)?,
-        "level0_file_num_compaction_trigger" => o.level0_file_num_compaction_trigger = number(name, v)?,
-        "level0_slowdown_writes_trigger" => o.level0_slowdown_writes_trigger = number(name, v)?,
-        "level0_stop_writes_trigger" => o.level0_stop_writes_trigger = number(name, v)?,
-        "target_file_size_base" => {
-            let n: u64 = number(name, v)?;
-            if n == 0 {
-                return Err(bad_value(name, v));
-            }
-            o.set_target_file_size_base(n);
-        }
-        "target_file_size_multiplier" => o.set_target_file_size_multiplier(number(name, v)?),
-        "max_bytes_for_level_base" => o.set_max_bytes_for_level_base(number(name, v)?),
-        "max_bytes_for_level_multiplier" => {
-            let m: f64 = number(name, v)?;
-            if m.is_nan() || m <= 0.0 {
-                return Err(bad_value(name, v));
-            }
-            o.set_max_bytes_for_level_multiplier(m);
-        }
-        "max_compaction_bytes" => o.set_max_compaction_bytes(number(name, v)?),
-        "soft_pending_compaction_bytes_limit" => o.set_soft_pending_compaction_bytes_limit(number(name, v)?),
-        "hard_pending_compaction_bytes_limit" => o.set_hard_pending_compaction_bytes_limit(number(name, v)?),
-        "compression" => o.set_compression_type(compression(name, v)?),
-        "paranoid_file_checks" => o.paranoid_file_checks = boolean(name, v)?,
-        "ttl" => o.ttl = number(name, v)?,
-        "periodic_compaction_seconds" => o.periodic_compaction_seconds = number(name, v)?,
-        "report_bg_io_stats" => o.report_bg_io_stats = boolean(name, v)?,
-        // Taken by the next memtable, as RocksDB's.
-        "max_successive_merges" => o.max_successive_merges = number(name, v)?,
-        // Taken by the iterators created afterwards.
-        "max_sequential_skip_in_iterations" => o.max_sequential_skip_in_iterations = number(name, v)?,
-        "experimental_mempurge_threshold" => {
-            let t: f64 = number(name, v)?;
-            if t.is_nan() || t < 0.0 {
-                return Err(bad_value(name, v));
-            }
-            o.experimental_mempurge_threshold = t;
-        }
-        "compaction_options_universal" => {
-            for (k, x) in struct_fields(name, v)? {
-                let u = &mut o.universal;
-                match k {
-                    "size_ratio" => u.size_ratio = number(k, x)?,
-                    "min_merge_width" => u.min_merge_width = number(k, x)?,
-                    "max_merge_width" => u.max_merge_width = number(k, x)?,
-                    "max_size_amplification_percent" => u.max_size_amplification_percent = number(k, x)?,
-                    "compression_size_percent" => u.compression_size_percent = number(k, x)?,
-                    // RocksDB 11's read-amplification target: its default only.
-                    "max_read_amp" if number::<i32>(k, x)? == -1 => {}
-                    "max_read_amp" => return Err(not_built(name, k)),
-                    "stop_style" => {
-                        u.stop_style = match x {
-                            "kCompactionStopStyleSimilarSize" => {
-                                crate::compaction::universal::StopStyle::Similar
-                            }
-                            "kCompactionStopStyleTotalSize" => crate::compaction::universal::StopStyle::Total,
-                            _ => return Err(bad_value(k, x)),
-                        }
-                    }
-                    // Which files a running compaction locks: no effect on what Shale picks.
-                    "reduce_file_locking" => {
-                        boolean(k, x)?;
-                    }
-                    "allow_trivial_move" | "incremental" if !boolean(k, x)? => {}
-                    "allow_trivial_move" | "incremental" => return Err(not_built(name, k)),
-                    _ => return Err(Error::invalid_argument(format!("Could not find option: {name}.{k}"))),
-                }
-            }
-        }
-        "compaction_options_fifo" => {
-            for (k, x) in struct_fields(name, v)? {
-                match k {
-                    "max_table_files_size" => o.fifo_max_table_files_size = number(k, x)?,
-                    "allow_compaction" => o.fifo_allow_compaction = boolean(k, x)?,
-                    "ttl" | "age_for_warm" | "max_data_files_size" if number::<u64>(k, x)? == 0 => {}
-                    "use_kv_ratio_compaction" | "allow_trivial_copy_when_change_temperature"
-                        if !boolean(k, x)? => {}
-                    "file_temperature_age_thresholds" if x.is_empty() => {}
-                    "trivial_copy_buffer_size" => {
-                        number::<u64>(k, x)?;
-                    }
-                    "ttl"
-                    | "age_for_warm"
-                    | "max_data_files_size"
-                    | "use_kv_ratio_compaction"
-                    | "allow_trivial_copy_when_change_temperature"
-                    | "file_temperature_age_thresholds" => return Err(not_built(name, k)),
-                    _ => return Err(Error::invalid_argument(format!("Could not find option: {name}.{k}"))),
-                }
-            }
-        }
-        _ if MUTABLE_NOT_BUILT.contains(&name) => {
-            return Err(Error::not_supported(format!(
-                "set_options: option {name} cannot be changed by Shale yet (issue 10)"
-            )))
-        }
-        _ if NOT_CHANGEABLE.contains(&name) => {
+        Some(r) if r.mutable == Mutable::NotBuilt => return Err(not_built()),
+        Some(_) => return Err(Error::invalid_argument(format!("Option not changeable: {name}"))),
+        None if MUTABLE_NOT_BUILT.contains(&name) => return Err(not_built()),
+        None if NOT_CHANGEABLE.contains(&name) => {
             return Err(Error::invalid_argument(format!("Option not changeable: {name}")))
         }
-        _ => return Err(Error::invalid_argument(format!("Could not find option: {name}"))),
+        None => return Err(Error::invalid_argument(format!("Could not find option: {name}"))),
     }
     Ok(())
 }
@@ -381,53 +239,14 @@ pub(crate) fn log_cf_options(
     o: &Options,
     cache: Option<&Arc<crate::cache::BlockCache>>,
 ) {
-    let (ttl, periodic) = o.age_compaction_seconds();
     log.log(format_args!("--------------- Options for column family [{name}]:"));
     log.log(format_args!("{:>40}: {}", "Options.table_factory", "BlockBasedTable"));
     let table = super::options_dump::table_factory_options(&o.table, cache);
     log.log(format_args!("           table_factory options: {}", table.trim_end_matches('\n')));
-    let u = &o.universal;
-    let lines: [(&str, String); 31] = [
-        ("comparator", o.comparator.name().to_string()),
-        ("write_buffer_size", o.write_buffer_size.to_string()),
-        ("max_write_buffer_number", o.max_write_buffer_number.to_string()),
-        ("min_write_buffer_number_to_merge", o.flush_merge_min().to_string()),
-        ("num_levels", o.num_levels.to_string()),
-        ("level0_file_num_compaction_trigger", o.level0_file_num_compaction_trigger.to_string()),
-        ("level0_slowdown_writes_trigger", o.level0_slowdown_writes_trigger.to_string()),
-        ("level0_stop_writes_trigger", o.level0_stop_writes_trigger.to_string()),
-        ("target_file_size_base", o.target_file_size_base.to_string()),
-        ("target_file_size_multiplier", o.target_file_size_multiplier.to_string()),
-        ("max_bytes_for_level_base", o.max_bytes_for_level_base.to_string()),
-        ("max_bytes_for_level_multiplier", format!("{:.6}", o.max_bytes_for_level_multiplier)),
-        ("max_compaction_bytes", o.max_compaction_bytes().to_string()),
-        ("disable_auto_compactions", u8::from(o.disable_auto_compactions).to_string()),
-        ("paranoid_file_checks", u8::from(o.paranoid_file_checks).to_string()),
-        ("report_bg_io_stats", u8::from(o.report_bg_io_stats).to_string()),
-        ("ttl", ttl.to_string()),
-        ("periodic_compaction_seconds", periodic.to_string()),
-        ("atomic_flush", u8::from(o.atomic_flush).to_string()),
-        ("experimental_mempurge_threshold", format!("{:.6}", o.experimental_mempurge_threshold)),
-        ("compaction_style", super::options_writer::compaction_style_name(o.compaction_style).to_string()),
-        ("level_compaction_dynamic_level_bytes", u8::from(o.dynamic_level_bytes_in_force()).to_string()),
-        ("compaction_options_universal.size_ratio", u.size_ratio.to_string()),
-        ("compaction_options_universal.min_merge_width", u.min_merge_width.to_string()),
-        ("compaction_options_universal.max_merge_width", u.max_merge_width.to_string()),
-        (
-            "compaction_options_universal.max_size_amplification_percent",
-            u.max_size_amplification_percent.to_string(),
-        ),
-        ("compaction_options_universal.compression_size_percent", u.compression_size_percent.to_string()),
-        (
-            "compaction_options_universal.stop_style",
-            super::options_writer::stop_style_name(u.stop_style).to_string(),
-        ),
-        ("compaction_options_universal.max_read_amp", u.max_read_amp.to_string()),
-        ("compaction_options_fifo.max_table_files_size", o.fifo_max_table_files_size.to_string()),
-        ("compaction_options_fifo.allow_compaction", u8::from(o.fifo_allow_compaction).to_string()),
-    ];
-    for (k, v) in lines {
-        log.log(format_args!("{:>40}: {v}", format!("Options.{k}")));
+    for entry in crate::options_table::LOG_CF_ORDER {
+        if let Some(v) = crate::options_table::log_value(o, entry) {
+            log.log(format_args!("{:>40}: {v}", format!("Options.{entry}")));
+        }
     }
     // RocksDB prints each factory's ToString() followed by ';'.
     let collectors: String = o.deletion_collectors.iter().map(|f| f.description() + ";").collect();
@@ -437,6 +256,7 @@ pub(crate) fn log_cf_options(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::options::DBCompressionType;
     use crate::ErrorKind;
 
     #[test]

@@ -60,7 +60,12 @@
 //! RocksDB's `LogBuffer`, written out by the next unlocked purge or log line
 //! (`flush_buffered`). A MemPurge writes its line before it wakes the waiters; a flush
 //! (`wait_for_flushes`), a manual compaction and a resume write the buffer before they
-//! return, so a caller reading the LOG then finds the lines of what it waited for.
+//! return, so a caller reading the LOG then finds the lines of what it waited for. RocksDB
+//! does not promise that much (its `BackgroundCallFlush` writes the `LogBuffer` after the
+//! install, and a `Flush()` woken by another `bg_cv_` signal may return first), so callers
+//! and tests must not rely on it: the LOG is a diagnostic, not an interface.
+//! Buffering a line never waits for the file (whose lock a writer holds across appends),
+//! so the DB mutex never waits for LOG I/O.
 
 use std::fmt;
 use std::fmt::Write as _;
@@ -74,6 +79,10 @@ use crate::fs::{FileSystem, WritableFile};
 
 pub(crate) struct InfoLog {
     file: Mutex<Option<Box<dyn WritableFile>>>,
+    /// Whether `file` is a file (fixed at creation): read without locking `file`, which a
+    /// writer holds across its appends, so that buffering a line under the DB mutex never
+    /// waits for LOG I/O.
+    enabled: bool,
     /// Lines made under the DB mutex, waiting to be written without it.
     buffered: Mutex<Vec<String>>,
     /// RocksDB's `DBImpl::next_job_id_`: the ids of flushes, compactions, purges and the
@@ -168,7 +177,12 @@ impl InfoLog {
     }
 
     fn with_file(file: Option<Box<dyn WritableFile>>) -> InfoLog {
-        InfoLog { file: Mutex::new(file), buffered: Mutex::new(Vec::new()), next_job_id: AtomicI32::new(1) }
+        InfoLog {
+            enabled: file.is_some(),
+            file: Mutex::new(file),
+            buffered: Mutex::new(Vec::new()),
+            next_job_id: AtomicI32::new(1),
+        }
     }
 
     /// A new job id (RocksDB's `next_job_id_.fetch_add(1)`).
@@ -183,9 +197,11 @@ impl InfoLog {
 
     /// Writes the buffered lines, then `line`. The buffer is taken with the file locked, so
     /// when this returns every line buffered before it was called is written (by this call
-    /// or by the one that held the file).
+    /// or by the one that held the file). There is no shortcut on an empty buffer: it may be
+    /// empty because another thread took the lines and is still appending them, and this
+    /// call must wait for that thread (by locking the file) to keep the promise.
     fn write_lines(&self, line: Option<String>) {
-        if line.is_none() && !self.has_buffered() {
+        if !self.enabled {
             return;
         }
         if let Ok(mut f) = self.file.lock() {
@@ -236,7 +252,7 @@ impl InfoLog {
 
     /// Whether there is a file to write to (not a read-only open's `none`).
     pub fn enabled(&self) -> bool {
-        self.file.lock().map(|f| f.is_some()).unwrap_or(false)
+        self.enabled
     }
 
     /// Whether buffered lines wait.

@@ -8,23 +8,7 @@ use super::filename::{self, FileType};
 use super::DbInner;
 use crate::error::Result;
 use crate::options_file::{self, CfSection, OptionsFile};
-
-/// RocksDB's name of a compaction style in OPTIONS files and LOG.
-pub(crate) fn compaction_style_name(s: crate::DBCompactionStyle) -> &'static str {
-    match s {
-        crate::DBCompactionStyle::Fifo => "kCompactionStyleFIFO",
-        crate::DBCompactionStyle::Universal => "kCompactionStyleUniversal",
-        crate::DBCompactionStyle::Level => "kCompactionStyleLevel",
-    }
-}
-
-/// RocksDB's name of a universal stop style.
-pub(crate) fn stop_style_name(s: crate::compaction::universal::StopStyle) -> &'static str {
-    match s {
-        crate::compaction::universal::StopStyle::Similar => "kCompactionStopStyleSimilarSize",
-        crate::compaction::universal::StopStyle::Total => "kCompactionStopStyleTotalSize",
-    }
-}
+use crate::options_table::{self, Section};
 
 /// RocksDB 11.8.1's PlainTable options, in the order it writes them.
 const PLAIN_TABLE_ORDER: &[&str] = &[
@@ -63,156 +47,31 @@ fn put(list: &mut Vec<(String, String)>, name: &str, value: impl ToString) {
     options_file::set_option(list, name, &value.to_string());
 }
 
-/// The `[DBOptions]` list: RocksDB 11.8.1's options in its order, with Shale's value for each
-/// option Shale has; the others keep RocksDB's default, which is what Shale behaves as (a
-/// setter that is given another value makes `open` refuse it, or, for the speed hints
-/// `options_api.rs` lists as "Accepted", changes nothing Shale does). The hints Shale
-/// keeps (max_subcompactions, compaction_readahead_size, ...) are written as set.
+/// The `[DBOptions]` list: RocksDB 11.8.1's options in its order, with Shale's value (the
+/// option table's getter, `options_table.rs`) for each option Shale keeps; the others keep
+/// RocksDB's default, which is what Shale behaves as.
 fn db_options(o: &crate::Options) -> Vec<(String, String)> {
     let mut l = OptionsFile::rocksdb_11_defaults_ref().db_options.clone();
-    put(&mut l, "create_if_missing", o.create_if_missing);
-    put(&mut l, "create_missing_column_families", o.create_missing_column_families);
-    put(&mut l, "error_if_exists", o.error_if_exists);
-    put(&mut l, "paranoid_checks", o.paranoid_checks);
-    put(&mut l, "max_open_files", o.max_open_files);
-    put(&mut l, "max_background_jobs", o.max_background_jobs);
-    put(&mut l, "max_background_compactions", o.max_background_compactions);
-    put(&mut l, "max_background_flushes", o.max_background_flushes);
-    put(&mut l, "use_fsync", o.use_fsync);
-    put(&mut l, "wal_recovery_mode", wal_mode_name(o.wal_recovery_mode));
-    put(&mut l, "max_manifest_file_size", o.max_manifest_file_size);
-    put(&mut l, "keep_log_file_num", o.keep_log_file_num);
-    put(&mut l, "max_bgerror_resume_count", o.max_bgerror_resume_count);
-    put(&mut l, "bgerror_resume_retry_interval", o.bgerror_resume_retry_interval);
-    put(&mut l, "stats_dump_period_sec", o.stats_dump_period_sec);
-    put(&mut l, "delayed_write_rate", o.delayed_write_rate());
-    put(&mut l, "db_write_buffer_size", o.db_write_buffer_size);
-    // A TransactionDB's WAL holds two-phase-commit records; RocksDB's tools (ldb) read
-    // this to recover it.
-    put(&mut l, "allow_2pc", o.allow_2pc);
-    put(&mut l, "manual_wal_flush", o.manual_wal_flush);
-    let zstd = o.wal_compression == crate::table::compression::CompressionType::Zstd;
-    put(&mut l, "wal_compression", if zstd { "kZSTD" } else { "kNoCompression" });
-    put(&mut l, "wal_bytes_per_sync", o.wal_bytes_per_sync);
-    put(&mut l, "writable_file_max_buffer_size", o.writable_file_max_buffer_size);
-    put(&mut l, "dump_malloc_stats", o.dump_malloc_stats);
-    put(&mut l, "unordered_write", o.unordered_write);
-    put(&mut l, "allow_concurrent_memtable_write", o.allow_concurrent_memtable_write);
-    put(&mut l, "enable_pipelined_write", o.enable_pipelined_write);
-    put(&mut l, "atomic_flush", o.atomic_flush);
-    put(&mut l, "avoid_unnecessary_blocking_io", o.avoid_unnecessary_blocking_io);
-    put(&mut l, "track_and_verify_wals_in_manifest", o.track_and_verify_wals_in_manifest);
-    put(&mut l, "write_dbid_to_manifest", o.write_dbid_to_manifest);
-    put(&mut l, "max_subcompactions", o.max_subcompactions);
-    put(&mut l, "compaction_readahead_size", o.compaction_readahead_size);
-    put(&mut l, "advise_random_on_open", o.advise_random_on_open);
-    put(&mut l, "manifest_preallocation_size", o.manifest_preallocation_size);
-    put(&mut l, "max_file_opening_threads", o.max_file_opening_threads);
-    put(&mut l, "table_cache_numshardbits", o.table_cache_numshardbits);
+    for r in options_table::rows(Section::Db) {
+        if let Some(v) = r.get(o) {
+            put(&mut l, r.name, v);
+        }
+    }
     l
 }
 
 /// A `[CFOptions]` list (see [`db_options`]).
 fn cf_options(c: &crate::Options) -> Vec<(String, String)> {
     let mut l = defaults_cf().options.clone();
-    let name_or_null = |n: Option<&str>| n.map_or("nullptr".to_string(), str::to_string);
-    put(&mut l, "comparator", c.comparator.name());
-    put(&mut l, "merge_operator", name_or_null(c.merge_operator.as_ref().map(|m| m.options_value())));
-    put(&mut l, "compaction_filter", name_or_null(c.compaction_filter.as_ref().map(|f| f.name())));
-    put(
-        &mut l,
-        "compaction_filter_factory",
-        name_or_null(c.compaction_filter_factory.as_ref().map(|f| f.name())),
-    );
-    put(&mut l, "write_buffer_size", c.write_buffer_size);
-    // As RocksDB sanitizes it (the default from the write buffer size: a fixed 1 MiB would
-    // make a RocksDB that loads the file with a small write buffer flush each memtable at
-    // its creation; 7.8.3's debug build asserts on it).
-    put(&mut l, "arena_block_size", c.sanitized_arena_block_size());
-    put(&mut l, "max_write_buffer_number", c.max_write_buffer_number);
-    put(&mut l, "min_write_buffer_number_to_merge", c.flush_merge_min());
-    put(&mut l, "max_successive_merges", c.max_successive_merges);
-    put(&mut l, "num_levels", c.num_levels);
-    put(&mut l, "level0_file_num_compaction_trigger", c.level0_file_num_compaction_trigger);
-    put(&mut l, "level0_slowdown_writes_trigger", c.level0_slowdown_writes_trigger);
-    put(&mut l, "level0_stop_writes_trigger", c.level0_stop_writes_trigger);
-    put(&mut l, "target_file_size_base", c.target_file_size_base);
-    put(&mut l, "target_file_size_multiplier", c.target_file_size_multiplier);
-    put(&mut l, "max_bytes_for_level_base", c.max_bytes_for_level_base);
-    put(&mut l, "max_bytes_for_level_multiplier", format!("{:.6}", c.max_bytes_for_level_multiplier));
-    put(&mut l, "disable_auto_compactions", c.disable_auto_compactions);
-    put(&mut l, "max_compaction_bytes", c.max_compaction_bytes());
-    put(&mut l, "soft_pending_compaction_bytes_limit", c.soft_pending_compaction_bytes_limit);
-    put(&mut l, "hard_pending_compaction_bytes_limit", c.hard_pending_compaction_bytes_limit);
-    put(&mut l, "paranoid_file_checks", c.paranoid_file_checks);
-    put(&mut l, "report_bg_io_stats", c.report_bg_io_stats);
-    put(&mut l, "compression", compression_option_name(c.compression));
-    // RocksDB 11.8.1's fields, in its order; those Shale lacks at their defaults.
-    let z = &c.compression_opts;
-    put(
-        &mut l,
-        "compression_opts",
-        format!(
-            "{{checksum=false;max_dict_buffer_bytes={};enabled=false;max_dict_bytes={};\
-             max_compressed_bytes_per_kb=896;parallel_threads=1;zstd_max_train_bytes={};level={};\
-             use_zstd_dict_trainer={};strategy={};window_bits={};}}",
-            z.max_dict_buffer_bytes,
-            z.max_dict_bytes,
-            z.zstd_max_train_bytes,
-            z.level,
-            z.use_zstd_dict_trainer,
-            z.strategy,
-            z.window_bits
-        ),
-    );
-    put(&mut l, "experimental_mempurge_threshold", format!("{:.6}", c.experimental_mempurge_threshold));
-    put(&mut l, "compaction_style", compaction_style_name(c.compaction_style));
-    put(
-        &mut l,
-        "compaction_options_fifo",
-        format!(
-            "{{use_kv_ratio_compaction=false;max_data_files_size=0;trivial_copy_buffer_size=4096;\
-             allow_trivial_copy_when_change_temperature=false;file_temperature_age_thresholds=;\
-             allow_compaction={};age_for_warm=0;max_table_files_size={};}}",
-            c.fifo_allow_compaction, c.fifo_max_table_files_size
-        ),
-    );
-    let u = &c.universal;
-    put(
-        &mut l,
-        "compaction_options_universal",
-        format!(
-            "{{reduce_file_locking=true;incremental=false;compression_size_percent={};\
-             allow_trivial_move=false;max_size_amplification_percent={};max_merge_width={};\
-             stop_style={};min_merge_width={};max_read_amp=-1;size_ratio={};}}",
-            u.compression_size_percent,
-            u.max_size_amplification_percent,
-            u.max_merge_width,
-            stop_style_name(u.stop_style),
-            u.min_merge_width,
-            u.size_ratio
-        ),
-    );
-    // The ages as RocksDB sanitizes them (`Options::sanitized_ttl`,
-    // `age_compaction_seconds`); universal compaction folds `ttl` into the periodic
-    // compaction, whose value is written, and the file keeps `ttl` itself.
-    let (_, periodic) = c.age_compaction_seconds();
-    put(&mut l, "ttl", c.sanitized_ttl());
-    put(&mut l, "periodic_compaction_seconds", periodic);
-    put(&mut l, "level_compaction_dynamic_level_bytes", c.dynamic_level_bytes_in_force());
-    put(&mut l, "prefix_extractor", name_or_null(c.prefix_extractor.as_ref().map(|t| t.name())));
-    put(&mut l, "memtable_prefix_bloom_size_ratio", format!("{:.6}", c.memtable_prefix_bloom_ratio));
-    put(&mut l, "memtable_whole_key_filtering", c.memtable_whole_key_filtering);
-    put(&mut l, "memtable_factory", c.memtable_rep.options_value(c.prefix_extractor.is_some()));
-    put(&mut l, "table_factory", c.table_format.factory_name());
-    put(&mut l, "enable_blob_files", c.blob.enable_blob_files);
-    put(&mut l, "min_blob_size", c.blob.min_blob_size);
-    put(&mut l, "blob_file_size", c.blob.blob_file_size);
-    put(&mut l, "blob_compression_type", compression_option_name(c.blob.compression));
-    put(&mut l, "enable_blob_garbage_collection", c.blob.enable_gc);
-    put(&mut l, "blob_garbage_collection_age_cutoff", format!("{:.6}", c.blob.gc_age_cutoff));
-    put(&mut l, "blob_compaction_readahead_size", c.blob.compaction_readahead_size);
-    put(&mut l, "max_sequential_skip_in_iterations", c.max_sequential_skip_in_iterations);
+    for r in options_table::rows(Section::Cf) {
+        if let Some(v) = r.get(c) {
+            // An empty vector option RocksDB does not write (compression_per_level).
+            if v.is_empty() && !l.iter().any(|(k, _)| k == r.name) {
+                continue;
+            }
+            put(&mut l, r.name, v);
+        }
+    }
     l
 }
 
@@ -262,77 +121,11 @@ fn table_options(c: &crate::Options) -> Vec<(String, String)> {
 /// The `[TableOptions/BlockBasedTable]` list (see [`db_options`]).
 fn block_based_options(t: &crate::BlockBasedOptions) -> Vec<(String, String)> {
     let mut l = defaults_cf().table_options.clone();
-    put(&mut l, "block_size", t.block_size);
-    put(&mut l, "block_restart_interval", t.block_restart_interval);
-    put(&mut l, "index_block_restart_interval", t.index_block_restart_interval);
-    put(&mut l, "format_version", t.format_version);
-    put(&mut l, "whole_key_filtering", t.whole_key_filtering);
-    put(&mut l, "optimize_filters_for_memory", t.optimize_filters_for_memory);
-    put(&mut l, "no_block_cache", t.no_block_cache);
-    put(&mut l, "cache_index_and_filter_blocks", t.cache_index_and_filter_blocks);
-    put(
-        &mut l,
-        "cache_index_and_filter_blocks_with_high_priority",
-        t.cache_index_and_filter_blocks_with_high_priority,
-    );
-    put(&mut l, "pin_l0_filter_and_index_blocks_in_cache", t.pin_l0_filter_and_index_blocks_in_cache);
-    put(&mut l, "pin_top_level_index_and_filter", t.pin_top_level_index_and_filter);
-    let tier = |t: crate::BlockBasedTablePinningTier| match t {
-        crate::BlockBasedTablePinningTier::Fallback => "kFallback",
-        crate::BlockBasedTablePinningTier::None => "kNone",
-        crate::BlockBasedTablePinningTier::FlushAndSimilar => "kFlushedAndSimilar",
-        crate::BlockBasedTablePinningTier::All => "kAll",
-    };
-    let [top, part, unpart] = t.pinning_tiers;
-    put(
-        &mut l,
-        "metadata_cache_options",
-        format!(
-            "{{unpartitioned_pinning={};partition_pinning={};top_level_index_pinning={};}}",
-            tier(unpart),
-            tier(part),
-            tier(top)
-        ),
-    );
-    let filter = match (t.bloom_bits_per_key, t.ribbon_bloom_before_level) {
-        (None, _) => "nullptr".to_string(),
-        // RocksDB 11.8.1's text: the policy's id, then its one mutable option.
-        (Some(b), Some(before)) => format!(
-            "{{id=ribbonfilter{}:{before};bloom_before_level={before};}}",
-            crate::table::filter::bits_per_key_suffix(b)
-        ),
-        (Some(b), None) => format!("bloomfilter:{b}:false"),
-    };
-    put(&mut l, "filter_policy", filter);
-    let checksum = {
-        use crate::table::format::ChecksumType as T;
-        match t.checksum {
-            T::None => "kNoChecksum",
-            T::Crc32c => "kCRC32c",
-            T::XxHash => "kxxHash",
-            T::XxHash64 => "kxxHash64",
-            T::Xxh3 => "kXXH3",
+    for r in options_table::rows(Section::Table) {
+        if let Some(v) = r.get_table(t) {
+            put(&mut l, r.name, v);
         }
-    };
-    put(&mut l, "checksum", checksum);
-    put(&mut l, "index_type", if t.partitioned_index { "kTwoLevelIndexSearch" } else { "kBinarySearch" });
-    put(&mut l, "metadata_block_size", t.metadata_block_size);
-    // RocksDB's sanitizing turns partition_filters off without a partitioned index.
-    put(&mut l, "partition_filters", t.partitioned_index && t.partition_filters);
-    put(&mut l, "decouple_partitioned_filters", t.decouple_partitioned_filters);
-    let shortening = match t.index_shortening {
-        crate::IndexShorteningMode::NoShortening => "kNoShortening",
-        crate::IndexShorteningMode::ShortenSeparators => "kShortenSeparators",
-        crate::IndexShorteningMode::ShortenSeparatorsAndSuccessor => "kShortenSeparatorsAndSuccessor",
-    };
-    put(&mut l, "index_shortening", shortening);
-    let hash = t.data_block_index_type == crate::DataBlockIndexType::BinaryAndHash;
-    put(
-        &mut l,
-        "data_block_index_type",
-        if hash { "kDataBlockBinaryAndHash" } else { "kDataBlockBinarySearch" },
-    );
-    put(&mut l, "data_block_hash_table_util_ratio", format!("{:.6}", t.data_block_hash_ratio));
+    }
     l
 }
 
@@ -398,29 +191,6 @@ fn report_unknown_options(inner: &DbInner) {
             unknown.len(),
             unknown.join(", ")
         ));
-    }
-}
-
-fn wal_mode_name(m: crate::wal::WalRecoveryMode) -> &'static str {
-    use crate::wal::WalRecoveryMode::*;
-    match m {
-        TolerateCorruptedTailRecords => "kTolerateCorruptedTailRecords",
-        AbsoluteConsistency => "kAbsoluteConsistency",
-        PointInTime => "kPointInTimeRecovery",
-        SkipAnyCorruptedRecord => "kSkipAnyCorruptedRecords",
-    }
-}
-
-fn compression_option_name(c: crate::options::DBCompressionType) -> &'static str {
-    use crate::options::DBCompressionType::*;
-    match c {
-        None => "kNoCompression",
-        Snappy => "kSnappyCompression",
-        Zlib => "kZlibCompression",
-        Bz2 => "kBZip2Compression",
-        Lz4 => "kLZ4Compression",
-        Lz4hc => "kLZ4HCCompression",
-        Zstd => "kZSTD",
     }
 }
 

@@ -1,0 +1,2044 @@
+//! The one table of the options Shale applies by RocksDB's names (RocksDB's
+//! `db_options_type_info` / `cf_mutable_options_type_info` / `cf_immutable_options_type_info`
+//! / `block_based_table_type_info` are the model): one row per option, with its section,
+//! kind, whether `set_options` changes it, a getter (its text as RocksDB 11.8.1 writes it to
+//! an OPTIONS file) and a setter (from that text). Every user of option names goes through it:
+//!
+//! - `Options::get_options_from_string` (`options_api.rs`): the setters of DB and CF rows;
+//! - `Options::load_latest` (`options_load.rs`): the setters of each section's rows; a name
+//!   without a row (or a value a setter does not apply) is accepted at RocksDB's default only;
+//! - the OPTIONS file Shale writes (`db/options_writer.rs`): RocksDB 11.8.1's defaults, in its
+//!   order, with each row's getter value put over its default;
+//! - `set_options` (`db/dyn_options.rs`): the setters of mutable CF rows;
+//! - the LOG's `Options.<name>: <value>` lines of a family (`db/dyn_options.rs::log_cf_options`):
+//!   the getters of the rows [`LOG_CF_ORDER`] lists, in RocksDB's LOG spelling.
+//!
+//! Enum values have their RocksDB names in one place too ([`enum_names`]).
+
+use crate::db::dyn_options::{bad_value, boolean, number, struct_fields};
+use crate::error::{Error, Result};
+use crate::options::{BlockBasedOptions, DBCompressionType, Options};
+
+/// The OPTIONS file section an option lives in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Section {
+    Db,
+    Cf,
+    /// `[TableOptions/BlockBasedTable]`.
+    Table,
+}
+
+/// How an option's text is read and shown (RocksDB's `OptionType`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Bool,
+    Int,
+    Double,
+    Enum,
+    /// `{field=value;...}`.
+    Struct,
+    String,
+    /// A name of code the caller supplies (comparator, merge operator, ...): written, never
+    /// applied from text.
+    Function,
+}
+
+/// Whether `set_options` changes an option of a live family.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mutable {
+    /// Changes at once (see `db/dyn_options.rs` for what each does).
+    Yes,
+    /// Fixed while the database is open (RocksDB's immutable options): InvalidArgument.
+    No,
+    /// Mutable in RocksDB, fixed in Shale while open: NotSupported naming it.
+    NotBuilt,
+}
+
+/// A DB or CF option's setter: `(options, option name, text)`; false when the value is one
+/// Shale has no way to apply.
+pub(crate) type OptsSetter = fn(&mut Options, &str, &str) -> Result<bool>;
+
+/// Reads or writes the option on the value it belongs to.
+#[derive(Clone, Copy)]
+pub(crate) enum Access {
+    /// A DB or column-family option. `set` is None for function-valued options; it returns
+    /// false for a value Shale has no way to apply (then accepted at RocksDB's default only).
+    Opts { get: Option<fn(&Options) -> String>, set: Option<OptsSetter> },
+    /// A block-based table option.
+    Table {
+        get: Option<fn(&BlockBasedOptions) -> String>,
+        set: fn(&mut BlockBasedOptions, &str, &str) -> Result<bool>,
+    },
+}
+
+/// One option.
+#[derive(Clone, Copy)]
+pub(crate) struct OptionRow {
+    pub name: &'static str,
+    pub section: Section,
+    pub kind: Kind,
+    pub mutable: Mutable,
+    pub access: Access,
+}
+
+impl OptionRow {
+    /// The option's text in `o` (an OPTIONS file's spelling); None when Shale does not keep it
+    /// (then RocksDB's default is what Shale behaves as).
+    pub fn get(&self, o: &Options) -> Option<String> {
+        match self.access {
+            Access::Opts { get, .. } => get.map(|g| g(o)),
+            Access::Table { get, .. } => get.map(|g| g(&o.table)),
+        }
+    }
+
+    /// Applies `v`; false when Shale has no way to apply this value (or the option is
+    /// function-valued).
+    pub fn set(&self, o: &mut Options, v: &str) -> Result<bool> {
+        match self.access {
+            Access::Opts { set: Some(s), .. } => s(o, self.name, v),
+            Access::Opts { set: None, .. } => Ok(false),
+            Access::Table { set, .. } => set(&mut o.table, self.name, v),
+        }
+    }
+
+    /// `set` on a block-based table's options alone.
+    pub fn set_table(&self, t: &mut BlockBasedOptions, v: &str) -> Result<bool> {
+        match self.access {
+            Access::Table { set, .. } => set(t, self.name, v),
+            Access::Opts { .. } => Ok(false),
+        }
+    }
+
+    /// The text of a table row on `t`.
+    pub fn get_table(&self, t: &BlockBasedOptions) -> Option<String> {
+        match self.access {
+            Access::Table { get, .. } => get.map(|g| g(t)),
+            Access::Opts { .. } => None,
+        }
+    }
+}
+
+/// The row of `name` in `section`.
+pub(crate) fn find(section: Section, name: &str) -> Option<&'static OptionRow> {
+    ROWS.iter().find(|r| r.section == section && r.name == name)
+}
+
+/// The rows of one section, in table order.
+pub(crate) fn rows(section: Section) -> impl Iterator<Item = &'static OptionRow> {
+    ROWS.iter().filter(move |r| r.section == section)
+}
+
+/// Applies a DB or column-family option by name (`get_options_from_string`): false when no
+/// row has it or its setter does not apply the value.
+pub(crate) fn apply_named(o: &mut Options, name: &str, v: &str) -> Result<bool> {
+    match find(Section::Db, name).or_else(|| find(Section::Cf, name)) {
+        Some(r) => r.set(o, v),
+        None => Ok(false),
+    }
+}
+
+/// RocksDB's names of enum values, in one place.
+pub(crate) mod enum_names {
+    use crate::compaction::universal::StopStyle;
+    use crate::options::DBCompressionType;
+    use crate::table::builder::IndexShorteningMode;
+    use crate::table::format::ChecksumType;
+    use crate::wal::WalRecoveryMode;
+    use crate::{BlockBasedTablePinningTier, DBCompactionStyle, DataBlockIndexType, LogLevel};
+
+    pub const COMPRESSION: &[(&str, DBCompressionType)] = &[
+        ("kNoCompression", DBCompressionType::None),
+        ("kSnappyCompression", DBCompressionType::Snappy),
+        ("kZlibCompression", DBCompressionType::Zlib),
+        ("kBZip2Compression", DBCompressionType::Bz2),
+        ("kLZ4Compression", DBCompressionType::Lz4),
+        ("kLZ4HCCompression", DBCompressionType::Lz4hc),
+        ("kZSTD", DBCompressionType::Zstd),
+    ];
+    pub const COMPACTION_STYLE: &[(&str, DBCompactionStyle)] = &[
+        ("kCompactionStyleLevel", DBCompactionStyle::Level),
+        ("kCompactionStyleUniversal", DBCompactionStyle::Universal),
+        ("kCompactionStyleFIFO", DBCompactionStyle::Fifo),
+    ];
+    pub const STOP_STYLE: &[(&str, StopStyle)] = &[
+        ("kCompactionStopStyleSimilarSize", StopStyle::Similar),
+        ("kCompactionStopStyleTotalSize", StopStyle::Total),
+    ];
+    pub const WAL_RECOVERY: &[(&str, WalRecoveryMode)] = &[
+        ("kTolerateCorruptedTailRecords", WalRecoveryMode::TolerateCorruptedTailRecords),
+        ("kAbsoluteConsistency", WalRecoveryMode::AbsoluteConsistency),
+        ("kPointInTimeRecovery", WalRecoveryMode::PointInTime),
+        ("kSkipAnyCorruptedRecords", WalRecoveryMode::SkipAnyCorruptedRecord),
+    ];
+    pub const CHECKSUM: &[(&str, ChecksumType)] = &[
+        ("kNoChecksum", ChecksumType::None),
+        ("kCRC32c", ChecksumType::Crc32c),
+        ("kxxHash", ChecksumType::XxHash),
+        ("kxxHash64", ChecksumType::XxHash64),
+        ("kXXH3", ChecksumType::Xxh3),
+    ];
+    pub const INDEX_SHORTENING: &[(&str, IndexShorteningMode)] = &[
+        ("kNoShortening", IndexShorteningMode::NoShortening),
+        ("kShortenSeparators", IndexShorteningMode::ShortenSeparators),
+        ("kShortenSeparatorsAndSuccessor", IndexShorteningMode::ShortenSeparatorsAndSuccessor),
+    ];
+    pub const DATA_BLOCK_INDEX: &[(&str, DataBlockIndexType)] = &[
+        ("kDataBlockBinarySearch", DataBlockIndexType::BinarySearch),
+        ("kDataBlockBinaryAndHash", DataBlockIndexType::BinaryAndHash),
+    ];
+    pub const PINNING_TIER: &[(&str, BlockBasedTablePinningTier)] = &[
+        ("kFallback", BlockBasedTablePinningTier::Fallback),
+        ("kNone", BlockBasedTablePinningTier::None),
+        ("kFlushedAndSimilar", BlockBasedTablePinningTier::FlushAndSimilar),
+        ("kAll", BlockBasedTablePinningTier::All),
+    ];
+    pub const COMPACTION_PRI: &[(&str, crate::CompactionPri)] = &[
+        ("kByCompensatedSize", crate::CompactionPri::ByCompensatedSize),
+        ("kOldestLargestSeqFirst", crate::CompactionPri::OldestLargestSeqFirst),
+        ("kOldestSmallestSeqFirst", crate::CompactionPri::OldestSmallestSeqFirst),
+        ("kMinOverlappingRatio", crate::CompactionPri::MinOverlappingRatio),
+        ("kRoundRobin", crate::CompactionPri::RoundRobin),
+    ];
+    pub const INFO_LOG_LEVEL: &[(&str, LogLevel)] = &[
+        ("DEBUG_LEVEL", LogLevel::Debug),
+        ("INFO_LEVEL", LogLevel::Info),
+        ("WARN_LEVEL", LogLevel::Warn),
+        ("ERROR_LEVEL", LogLevel::Error),
+        ("FATAL_LEVEL", LogLevel::Fatal),
+        ("HEADER_LEVEL", LogLevel::Header),
+    ];
+
+    /// The name of `v` in `table` ("" if it has none: every table lists every value).
+    pub fn name_of<T: PartialEq + Copy>(table: &[(&'static str, T)], v: T) -> &'static str {
+        table.iter().find(|(_, x)| *x == v).map_or("", |(n, _)| n)
+    }
+
+    /// The value named `text` in `table`.
+    pub fn value_of<T: Copy>(table: &[(&'static str, T)], text: &str) -> Option<T> {
+        table.iter().find(|(n, _)| *n == text).map(|(_, v)| *v)
+    }
+}
+
+use enum_names::{name_of, value_of};
+
+/// `text` as a value of `table`, InvalidArgument naming the option otherwise.
+fn parse_enum<T: Copy>(table: &[(&'static str, T)], name: &str, text: &str) -> Result<T> {
+    value_of(table, text).ok_or_else(|| bad_value(name, text))
+}
+
+pub(crate) fn compression(name: &str, v: &str) -> Result<DBCompressionType> {
+    parse_enum(enum_names::COMPRESSION, name, v)
+}
+
+pub(crate) fn compression_name(c: DBCompressionType) -> &'static str {
+    name_of(enum_names::COMPRESSION, c)
+}
+
+fn not_built(name: &str, field: &str) -> Error {
+    Error::not_supported(format!(
+        "set_options: option {name}.{field} other than its default is not built by Shale"
+    ))
+}
+
+/// A `CompressionOptions` value as RocksDB 11.8.1 writes it: its fields in its order, those
+/// Shale lacks at their defaults.
+fn compression_opts_text(z: &crate::table::builder::CompressionOpts, enabled: bool) -> String {
+    format!(
+        "{{checksum=false;max_dict_buffer_bytes={};enabled={enabled};max_dict_bytes={};\
+         max_compressed_bytes_per_kb=896;parallel_threads=1;zstd_max_train_bytes={};level={};\
+         use_zstd_dict_trainer={};strategy={};window_bits={};}}",
+        z.max_dict_buffer_bytes,
+        z.max_dict_bytes,
+        z.zstd_max_train_bytes,
+        z.level,
+        z.use_zstd_dict_trainer,
+        z.strategy,
+        z.window_bits
+    )
+}
+
+fn double(v: f64) -> String {
+    format!("{v:.6}")
+}
+
+fn name_or_null(n: Option<&str>) -> String {
+    n.map_or("nullptr".to_string(), str::to_string)
+}
+
+/// A DB or CF row.
+const fn opt(
+    name: &'static str,
+    section: Section,
+    kind: Kind,
+    mutable: Mutable,
+    get: Option<fn(&Options) -> String>,
+    set: Option<OptsSetter>,
+) -> OptionRow {
+    OptionRow { name, section, kind, mutable, access: Access::Opts { get, set } }
+}
+
+/// A block-based table row.
+const fn tbl(
+    name: &'static str,
+    kind: Kind,
+    get: Option<fn(&BlockBasedOptions) -> String>,
+    set: fn(&mut BlockBasedOptions, &str, &str) -> Result<bool>,
+) -> OptionRow {
+    OptionRow {
+        name,
+        section: Section::Table,
+        kind,
+        mutable: Mutable::NotBuilt,
+        access: Access::Table { get, set },
+    }
+}
+
+use Kind::{Bool, Double as Dbl, Enum, Function, Int, String as Str, Struct};
+use Mutable::{No, NotBuilt, Yes};
+use Section::{Cf, Db};
+
+/// Every option Shale applies or writes, by section (DB options, then CF, then table).
+pub(crate) static ROWS: &[OptionRow] = &[
+    // ---- DBOptions ----
+    opt(
+        "create_if_missing",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.create_if_missing.to_string()),
+        Some(|o, n, v| {
+            o.create_if_missing(boolean(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "create_missing_column_families",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.create_missing_column_families.to_string()),
+        Some(|o, n, v| {
+            o.create_missing_column_families(boolean(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "error_if_exists",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.error_if_exists.to_string()),
+        Some(|o, n, v| {
+            o.set_error_if_exists(boolean(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "paranoid_checks",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.paranoid_checks.to_string()),
+        Some(|o, n, v| {
+            o.set_paranoid_checks(boolean(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "max_open_files",
+        Db,
+        Int,
+        Yes,
+        Some(|o| o.max_open_files.to_string()),
+        Some(|o, n, v| {
+            o.set_max_open_files(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "max_background_jobs",
+        Db,
+        Int,
+        Yes,
+        Some(|o| o.max_background_jobs.to_string()),
+        Some(|o, n, v| {
+            o.set_max_background_jobs(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "max_background_compactions",
+        Db,
+        Int,
+        Yes,
+        Some(|o| o.max_background_compactions.to_string()),
+        Some(|o, n, v| {
+            o.max_background_compactions = number(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "max_background_flushes",
+        Db,
+        Int,
+        Yes,
+        Some(|o| o.max_background_flushes.to_string()),
+        Some(|o, n, v| {
+            o.max_background_flushes = number(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "use_fsync",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.use_fsync.to_string()),
+        Some(|o, n, v| {
+            o.set_use_fsync(boolean(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "wal_recovery_mode",
+        Db,
+        Enum,
+        No,
+        Some(|o| name_of(enum_names::WAL_RECOVERY, o.wal_recovery_mode).to_string()),
+        Some(|o, n, v| {
+            o.wal_recovery_mode = parse_enum(enum_names::WAL_RECOVERY, n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "max_manifest_file_size",
+        Db,
+        Int,
+        No,
+        Some(|o| o.max_manifest_file_size.to_string()),
+        Some(|o, n, v| {
+            o.set_max_manifest_file_size(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "keep_log_file_num",
+        Db,
+        Int,
+        No,
+        Some(|o| o.keep_log_file_num.to_string()),
+        Some(|o, n, v| {
+            o.set_keep_log_file_num(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "max_bgerror_resume_count",
+        Db,
+        Int,
+        No,
+        Some(|o| o.max_bgerror_resume_count.to_string()),
+        Some(|o, n, v| {
+            o.set_max_bgerror_resume_count(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "bgerror_resume_retry_interval",
+        Db,
+        Int,
+        No,
+        Some(|o| o.bgerror_resume_retry_interval.to_string()),
+        Some(|o, n, v| {
+            o.set_bgerror_resume_retry_interval(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "stats_dump_period_sec",
+        Db,
+        Int,
+        Yes,
+        Some(|o| o.stats_dump_period_sec.to_string()),
+        Some(|o, n, v| {
+            o.set_stats_dump_period_sec(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "delayed_write_rate",
+        Db,
+        Int,
+        Yes,
+        Some(|o| o.delayed_write_rate().to_string()),
+        Some(|o, n, v| {
+            o.set_delayed_write_rate(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "db_write_buffer_size",
+        Db,
+        Int,
+        No,
+        Some(|o| o.db_write_buffer_size.to_string()),
+        Some(|o, n, v| {
+            o.set_db_write_buffer_size(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    // A TransactionDB's WAL holds two-phase-commit records; RocksDB's tools (ldb) read this
+    // to recover it.
+    opt(
+        "allow_2pc",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.allow_2pc.to_string()),
+        Some(|o, n, v| {
+            o.allow_2pc = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "manual_wal_flush",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.manual_wal_flush.to_string()),
+        Some(|o, n, v| {
+            o.set_manual_wal_flush(boolean(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "wal_compression",
+        Db,
+        Enum,
+        No,
+        Some(|o| {
+            let zstd = o.wal_compression == crate::table::compression::CompressionType::Zstd;
+            (if zstd { "kZSTD" } else { "kNoCompression" }).to_string()
+        }),
+        Some(|o, _, v| {
+            match v {
+                "kNoCompression" => o.set_wal_compression_type(DBCompressionType::None),
+                "kZSTD" => o.set_wal_compression_type(DBCompressionType::Zstd),
+                _ => return Ok(false),
+            }
+            Ok(true)
+        }),
+    ),
+    opt(
+        "wal_bytes_per_sync",
+        Db,
+        Int,
+        Yes,
+        Some(|o| o.wal_bytes_per_sync.to_string()),
+        Some(|o, n, v| {
+            o.set_wal_bytes_per_sync(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "bytes_per_sync",
+        Db,
+        Int,
+        Yes,
+        None,
+        Some(|o, n, v| {
+            o.set_bytes_per_sync(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "writable_file_max_buffer_size",
+        Db,
+        Int,
+        Yes,
+        Some(|o| o.writable_file_max_buffer_size.to_string()),
+        Some(|o, n, v| {
+            o.set_writable_file_max_buffer_size(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "dump_malloc_stats",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.dump_malloc_stats.to_string()),
+        Some(|o, n, v| {
+            o.set_dump_malloc_stats(boolean(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "unordered_write",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.unordered_write.to_string()),
+        Some(|o, n, v| {
+            o.set_unordered_write(boolean(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "allow_concurrent_memtable_write",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.allow_concurrent_memtable_write.to_string()),
+        Some(|o, n, v| {
+            o.set_allow_concurrent_memtable_write(boolean(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "enable_pipelined_write",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.enable_pipelined_write.to_string()),
+        Some(|o, n, v| {
+            o.set_enable_pipelined_write(boolean(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "enable_write_thread_adaptive_yield",
+        Db,
+        Bool,
+        No,
+        None,
+        Some(|o, n, v| {
+            o.set_enable_write_thread_adaptive_yield(boolean(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "compaction_readahead_size",
+        Db,
+        Int,
+        Yes,
+        Some(|o| o.compaction_readahead_size.to_string()),
+        Some(|o, n, v| {
+            o.set_compaction_readahead_size(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "table_cache_numshardbits",
+        Db,
+        Int,
+        No,
+        Some(|o| o.table_cache_numshardbits.to_string()),
+        Some(|o, n, v| {
+            o.set_table_cache_num_shard_bits(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "write_dbid_to_manifest",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.write_dbid_to_manifest.to_string()),
+        Some(|o, n, v| {
+            o.set_write_dbid_to_manifest(boolean(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "track_and_verify_wals_in_manifest",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.track_and_verify_wals_in_manifest.to_string()),
+        Some(|o, n, v| {
+            o.set_track_and_verify_wals_in_manifest(boolean(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "max_total_wal_size",
+        Db,
+        Int,
+        Yes,
+        None,
+        Some(|o, n, v| {
+            o.set_max_total_wal_size(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "max_subcompactions",
+        Db,
+        Int,
+        Yes,
+        Some(|o| o.max_subcompactions.to_string()),
+        Some(|o, n, v| {
+            o.set_max_subcompactions(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "use_direct_reads",
+        Db,
+        Bool,
+        No,
+        None,
+        Some(|o, n, v| {
+            o.set_use_direct_reads(boolean(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "use_direct_io_for_flush_and_compaction",
+        Db,
+        Bool,
+        No,
+        None,
+        Some(|o, n, v| {
+            o.set_use_direct_io_for_flush_and_compaction(boolean(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "atomic_flush",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.atomic_flush.to_string()),
+        Some(|o, n, v| {
+            o.set_atomic_flush(boolean(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "avoid_unnecessary_blocking_io",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.avoid_unnecessary_blocking_io.to_string()),
+        Some(|o, n, v| {
+            o.set_avoid_unnecessary_blocking_io(boolean(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "WAL_ttl_seconds",
+        Db,
+        Int,
+        No,
+        None,
+        Some(|o, n, v| {
+            o.set_wal_ttl_seconds(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "WAL_size_limit_MB",
+        Db,
+        Int,
+        No,
+        None,
+        Some(|o, n, v| {
+            o.set_wal_size_limit_mb(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "max_log_file_size",
+        Db,
+        Int,
+        No,
+        None,
+        Some(|o, n, v| {
+            o.set_max_log_file_size(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "log_file_time_to_roll",
+        Db,
+        Int,
+        No,
+        None,
+        Some(|o, n, v| {
+            o.set_log_file_time_to_roll(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "recycle_log_file_num",
+        Db,
+        Int,
+        No,
+        None,
+        Some(|o, n, v| {
+            o.set_recycle_log_file_num(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "skip_stats_update_on_db_open",
+        Db,
+        Bool,
+        No,
+        None,
+        Some(|o, n, v| {
+            o.set_skip_stats_update_on_db_open(boolean(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "advise_random_on_open",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.advise_random_on_open.to_string()),
+        Some(|o, n, v| {
+            o.set_advise_random_on_open(boolean(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "is_fd_close_on_exec",
+        Db,
+        Bool,
+        No,
+        None,
+        Some(|o, n, v| {
+            o.set_is_fd_close_on_exec(boolean(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "allow_mmap_reads",
+        Db,
+        Bool,
+        No,
+        None,
+        Some(|o, n, v| {
+            o.set_allow_mmap_reads(boolean(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "allow_mmap_writes",
+        Db,
+        Bool,
+        No,
+        None,
+        Some(|o, n, v| {
+            o.set_allow_mmap_writes(boolean(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "manifest_preallocation_size",
+        Db,
+        Int,
+        No,
+        Some(|o| o.manifest_preallocation_size.to_string()),
+        Some(|o, n, v| {
+            o.set_manifest_preallocation_size(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "delete_obsolete_files_period_micros",
+        Db,
+        Int,
+        Yes,
+        None,
+        Some(|o, n, v| {
+            o.set_delete_obsolete_files_period_micros(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "max_file_opening_threads",
+        Db,
+        Int,
+        No,
+        Some(|o| o.max_file_opening_threads.to_string()),
+        Some(|o, n, v| {
+            o.set_max_file_opening_threads(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "use_adaptive_mutex",
+        Db,
+        Bool,
+        No,
+        None,
+        Some(|o, n, v| {
+            o.set_use_adaptive_mutex(boolean(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "allow_ingest_behind",
+        Db,
+        Bool,
+        No,
+        None,
+        Some(|o, n, v| {
+            o.set_allow_ingest_behind(boolean(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "info_log_level",
+        Db,
+        Enum,
+        No,
+        None,
+        Some(|o, n, v| {
+            o.set_log_level(parse_enum(enum_names::INFO_LOG_LEVEL, n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "wal_dir",
+        Db,
+        Str,
+        No,
+        None,
+        Some(|o, _, v| {
+            if !v.is_empty() {
+                o.set_wal_dir(crate::options_file::unescape_option_string(v));
+            }
+            Ok(true)
+        }),
+    ),
+    opt(
+        "db_log_dir",
+        Db,
+        Str,
+        No,
+        None,
+        Some(|o, _, v| {
+            if !v.is_empty() {
+                o.set_db_log_dir(crate::options_file::unescape_option_string(v));
+            }
+            Ok(true)
+        }),
+    ),
+    // ---- CFOptions ----
+    opt("comparator", Cf, Function, No, Some(|c| c.comparator.name().to_string()), None),
+    opt(
+        "merge_operator",
+        Cf,
+        Function,
+        No,
+        Some(|c| name_or_null(c.merge_operator.as_ref().map(|m| m.options_value()))),
+        None,
+    ),
+    opt(
+        "compaction_filter",
+        Cf,
+        Function,
+        No,
+        Some(|c| name_or_null(c.compaction_filter.as_ref().map(|f| f.name()))),
+        None,
+    ),
+    opt(
+        "compaction_filter_factory",
+        Cf,
+        Function,
+        No,
+        Some(|c| name_or_null(c.compaction_filter_factory.as_ref().map(|f| f.name()))),
+        None,
+    ),
+    opt(
+        "write_buffer_size",
+        Cf,
+        Int,
+        Yes,
+        Some(|c| c.write_buffer_size.to_string()),
+        Some(|o, n, v| {
+            let size: usize = number(n, v)?;
+            if size == 0 {
+                return Err(bad_value(n, v));
+            }
+            o.write_buffer_size = size;
+            Ok(true)
+        }),
+    ),
+    // As RocksDB sanitizes it (the default from the write buffer size: a fixed 1 MiB would
+    // make a RocksDB that loads the file with a small write buffer flush each memtable at its
+    // creation; 7.8.3's debug build asserts on it). Memtables made from then on take blocks
+    // of a new size.
+    opt(
+        "arena_block_size",
+        Cf,
+        Int,
+        Yes,
+        Some(|c| c.sanitized_arena_block_size().to_string()),
+        Some(|o, n, v| {
+            o.set_arena_block_size(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "max_write_buffer_number",
+        Cf,
+        Int,
+        Yes,
+        Some(|c| c.max_write_buffer_number.to_string()),
+        Some(|o, n, v| {
+            o.set_max_write_buffer_number(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "min_write_buffer_number_to_merge",
+        Cf,
+        Int,
+        No,
+        Some(|c| c.flush_merge_min().to_string()),
+        Some(|o, n, v| {
+            o.set_min_write_buffer_number_to_merge(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    // Taken by the next memtable, as RocksDB's.
+    opt(
+        "max_successive_merges",
+        Cf,
+        Int,
+        Yes,
+        Some(|c| c.max_successive_merges.to_string()),
+        Some(|o, n, v| {
+            o.max_successive_merges = number(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "num_levels",
+        Cf,
+        Int,
+        No,
+        Some(|c| c.num_levels.to_string()),
+        Some(|o, n, v| {
+            o.set_num_levels(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "level0_file_num_compaction_trigger",
+        Cf,
+        Int,
+        Yes,
+        Some(|c| c.level0_file_num_compaction_trigger.to_string()),
+        Some(|o, n, v| {
+            o.level0_file_num_compaction_trigger = number(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "level0_slowdown_writes_trigger",
+        Cf,
+        Int,
+        Yes,
+        Some(|c| c.level0_slowdown_writes_trigger.to_string()),
+        Some(|o, n, v| {
+            o.level0_slowdown_writes_trigger = number(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "level0_stop_writes_trigger",
+        Cf,
+        Int,
+        Yes,
+        Some(|c| c.level0_stop_writes_trigger.to_string()),
+        Some(|o, n, v| {
+            o.level0_stop_writes_trigger = number(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "target_file_size_base",
+        Cf,
+        Int,
+        Yes,
+        Some(|c| c.target_file_size_base.to_string()),
+        Some(|o, n, v| {
+            let size: u64 = number(n, v)?;
+            if size == 0 {
+                return Err(bad_value(n, v));
+            }
+            o.set_target_file_size_base(size);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "target_file_size_multiplier",
+        Cf,
+        Int,
+        Yes,
+        Some(|c| c.target_file_size_multiplier.to_string()),
+        Some(|o, n, v| {
+            o.set_target_file_size_multiplier(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "max_bytes_for_level_base",
+        Cf,
+        Int,
+        Yes,
+        Some(|c| c.max_bytes_for_level_base.to_string()),
+        Some(|o, n, v| {
+            o.set_max_bytes_for_level_base(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "max_bytes_for_level_multiplier",
+        Cf,
+        Dbl,
+        Yes,
+        Some(|c| double(c.max_bytes_for_level_multiplier)),
+        Some(|o, n, v| {
+            let m: f64 = number(n, v)?;
+            if m.is_nan() || m <= 0.0 {
+                return Err(bad_value(n, v));
+            }
+            o.set_max_bytes_for_level_multiplier(m);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "disable_auto_compactions",
+        Cf,
+        Bool,
+        Yes,
+        Some(|c| c.disable_auto_compactions.to_string()),
+        Some(|o, n, v| {
+            o.disable_auto_compactions = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "max_compaction_bytes",
+        Cf,
+        Int,
+        Yes,
+        Some(|c| c.max_compaction_bytes().to_string()),
+        Some(|o, n, v| {
+            o.set_max_compaction_bytes(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "soft_pending_compaction_bytes_limit",
+        Cf,
+        Int,
+        Yes,
+        Some(|c| c.soft_pending_compaction_bytes_limit.to_string()),
+        Some(|o, n, v| {
+            o.set_soft_pending_compaction_bytes_limit(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "hard_pending_compaction_bytes_limit",
+        Cf,
+        Int,
+        Yes,
+        Some(|c| c.hard_pending_compaction_bytes_limit.to_string()),
+        Some(|o, n, v| {
+            o.set_hard_pending_compaction_bytes_limit(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "paranoid_file_checks",
+        Cf,
+        Bool,
+        Yes,
+        Some(|c| c.paranoid_file_checks.to_string()),
+        Some(|o, n, v| {
+            o.paranoid_file_checks = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "report_bg_io_stats",
+        Cf,
+        Bool,
+        Yes,
+        Some(|c| c.report_bg_io_stats.to_string()),
+        Some(|o, n, v| {
+            o.report_bg_io_stats = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "compression",
+        Cf,
+        Enum,
+        Yes,
+        Some(|c| compression_name(c.compression).to_string()),
+        Some(|o, n, v| {
+            o.set_compression_type(compression(n, v)?);
+            Ok(true)
+        }),
+    ),
+    // Colon-separated codecs, as RocksDB writes a vector option (not written when empty).
+    opt(
+        "compression_per_level",
+        Cf,
+        Str,
+        Yes,
+        Some(|c| c.compression_per_level.iter().map(|&x| compression_name(x)).collect::<Vec<_>>().join(":")),
+        Some(|o, n, v| {
+            o.compression_per_level =
+                v.split(':').filter(|x| !x.is_empty()).map(|x| compression(n, x)).collect::<Result<_>>()?;
+            Ok(true)
+        }),
+    ),
+    // kDisableCompressionOption: the bottommost level uses what the other levels do.
+    opt(
+        "bottommost_compression",
+        Cf,
+        Enum,
+        Yes,
+        Some(|c| c.bottommost_compression.map_or("kDisableCompressionOption", compression_name).to_string()),
+        Some(|o, n, v| {
+            o.bottommost_compression = match v {
+                "kDisableCompressionOption" => None,
+                _ => Some(compression(n, v)?),
+            };
+            Ok(true)
+        }),
+    ),
+    opt(
+        "bottommost_compression_opts",
+        Cf,
+        Struct,
+        Yes,
+        Some(|c| {
+            compression_opts_text(&c.bottommost_compression_opts, c.bottommost_compression_opts_enabled)
+        }),
+        Some(|o, name, v| {
+            let mut b = o.bottommost_compression_opts.clone();
+            let mut enabled = o.bottommost_compression_opts_enabled;
+            for (k, x) in struct_fields(name, v)? {
+                match k {
+                    "window_bits" => b.window_bits = number(k, x)?,
+                    "level" => b.level = number(k, x)?,
+                    "strategy" => b.strategy = number(k, x)?,
+                    "max_dict_bytes" => b.max_dict_bytes = number(k, x)?,
+                    "zstd_max_train_bytes" => b.zstd_max_train_bytes = number(k, x)?,
+                    "max_dict_buffer_bytes" => b.max_dict_buffer_bytes = number(k, x)?,
+                    "use_zstd_dict_trainer" => b.use_zstd_dict_trainer = boolean(k, x)?,
+                    "enabled" => enabled = boolean(k, x)?,
+                    "parallel_threads" => o.set_compression_options_parallel_threads(number(k, x)?),
+                    "checksum" if !boolean(k, x)? => {}
+                    "max_compressed_bytes_per_kb" if number::<u32>(k, x)? == 896 => {}
+                    "checksum" | "max_compressed_bytes_per_kb" => {
+                        return Err(Error::not_supported(format!(
+                            "load_latest: option {name}.{k}={x} is not supported by Shale"
+                        )))
+                    }
+                    _ => return Err(Error::invalid_argument(format!("Unrecognized option {name}.{k}"))),
+                }
+            }
+            o.bottommost_compression_opts = b;
+            o.bottommost_compression_opts_enabled = enabled;
+            Ok(true)
+        }),
+    ),
+    // RocksDB 11.8.1's fields, in its order; those Shale lacks at their defaults.
+    opt(
+        "compression_opts",
+        Cf,
+        Struct,
+        NotBuilt,
+        Some(|c| compression_opts_text(&c.compression_opts, false)),
+        Some(|o, name, v| {
+            let (mut window_bits, mut level, mut strategy, mut max_dict) = (-14, 32767, 0, 0);
+            for (k, x) in struct_fields(name, v)? {
+                match k {
+                    "window_bits" => window_bits = number(k, x)?,
+                    "level" => level = number(k, x)?,
+                    "strategy" => strategy = number(k, x)?,
+                    "max_dict_bytes" => max_dict = number(k, x)?,
+                    "zstd_max_train_bytes" => o.set_zstd_max_train_bytes(number(k, x)?),
+                    "parallel_threads" => o.set_compression_options_parallel_threads(number(k, x)?),
+                    "max_dict_buffer_bytes" => o.compression_opts.max_dict_buffer_bytes = number(k, x)?,
+                    "use_zstd_dict_trainer" => o.compression_opts.use_zstd_dict_trainer = boolean(k, x)?,
+                    // Only bottommost_compression_opts reads `enabled`.
+                    "enabled" => {
+                        boolean(k, x)?;
+                    }
+                    // RocksDB 8+: no block checksum inside the compressed data (Shale has
+                    // none), and keep a block compressed below 7/8 of its size (Shale's rule).
+                    "checksum" if !boolean(k, x)? => {}
+                    "max_compressed_bytes_per_kb" if number::<u32>(k, x)? == 896 => {}
+                    "checksum" | "max_compressed_bytes_per_kb" => {
+                        return Err(Error::not_supported(format!(
+                            "load_latest: option compression_opts.{k}={x} is not supported by Shale"
+                        )))
+                    }
+                    _ => {
+                        return Err(Error::invalid_argument(format!(
+                            "Unrecognized option compression_opts.{k}"
+                        )))
+                    }
+                }
+            }
+            o.set_compression_options(window_bits, level, strategy, max_dict);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "experimental_mempurge_threshold",
+        Cf,
+        Dbl,
+        Yes,
+        Some(|c| double(c.experimental_mempurge_threshold)),
+        Some(|o, n, v| {
+            let t: f64 = number(n, v)?;
+            if t.is_nan() || t < 0.0 {
+                return Err(bad_value(n, v));
+            }
+            o.experimental_mempurge_threshold = t;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "compaction_style",
+        Cf,
+        Enum,
+        No,
+        Some(|c| name_of(enum_names::COMPACTION_STYLE, c.compaction_style).to_string()),
+        Some(|o, _, v| match value_of(enum_names::COMPACTION_STYLE, v) {
+            Some(s) => {
+                o.set_compaction_style(s);
+                Ok(true)
+            }
+            None => Ok(false),
+        }),
+    ),
+    opt(
+        "compaction_options_fifo",
+        Cf,
+        Struct,
+        Yes,
+        Some(|c| {
+            format!(
+                "{{use_kv_ratio_compaction=false;max_data_files_size=0;trivial_copy_buffer_size=4096;\
+                 allow_trivial_copy_when_change_temperature=false;file_temperature_age_thresholds=;\
+                 allow_compaction={};age_for_warm=0;max_table_files_size={};}}",
+                c.fifo_allow_compaction, c.fifo_max_table_files_size
+            )
+        }),
+        Some(|o, name, v| {
+            for (k, x) in struct_fields(name, v)? {
+                match k {
+                    "max_table_files_size" => o.fifo_max_table_files_size = number(k, x)?,
+                    "allow_compaction" => o.fifo_allow_compaction = boolean(k, x)?,
+                    "ttl" | "age_for_warm" | "max_data_files_size" if number::<u64>(k, x)? == 0 => {}
+                    "use_kv_ratio_compaction" | "allow_trivial_copy_when_change_temperature"
+                        if !boolean(k, x)? => {}
+                    "file_temperature_age_thresholds" if x.is_empty() => {}
+                    "trivial_copy_buffer_size" => {
+                        number::<u64>(k, x)?;
+                    }
+                    "ttl"
+                    | "age_for_warm"
+                    | "max_data_files_size"
+                    | "use_kv_ratio_compaction"
+                    | "allow_trivial_copy_when_change_temperature"
+                    | "file_temperature_age_thresholds" => return Err(not_built(name, k)),
+                    _ => return Err(Error::invalid_argument(format!("Could not find option: {name}.{k}"))),
+                }
+            }
+            Ok(true)
+        }),
+    ),
+    opt(
+        "compaction_options_universal",
+        Cf,
+        Struct,
+        Yes,
+        Some(|c| {
+            let u = &c.universal;
+            format!(
+                "{{reduce_file_locking=true;incremental=false;compression_size_percent={};\
+                 allow_trivial_move=false;max_size_amplification_percent={};max_merge_width={};\
+                 stop_style={};min_merge_width={};max_read_amp={};size_ratio={};}}",
+                u.compression_size_percent,
+                u.max_size_amplification_percent,
+                u.max_merge_width,
+                name_of(enum_names::STOP_STYLE, u.stop_style),
+                u.min_merge_width,
+                u.max_read_amp,
+                u.size_ratio
+            )
+        }),
+        Some(|o, name, v| {
+            for (k, x) in struct_fields(name, v)? {
+                let u = &mut o.universal;
+                match k {
+                    "size_ratio" => u.size_ratio = number(k, x)?,
+                    "min_merge_width" => u.min_merge_width = number(k, x)?,
+                    "max_merge_width" => u.max_merge_width = number(k, x)?,
+                    "max_size_amplification_percent" => u.max_size_amplification_percent = number(k, x)?,
+                    "compression_size_percent" => u.compression_size_percent = number(k, x)?,
+                    // RocksDB 11's read-amplification target: its default only.
+                    "max_read_amp" if number::<i32>(k, x)? == -1 => {}
+                    "max_read_amp" => return Err(not_built(name, k)),
+                    "stop_style" => u.stop_style = parse_enum(enum_names::STOP_STYLE, k, x)?,
+                    // Which files a running compaction locks: no effect on what Shale picks.
+                    "reduce_file_locking" => {
+                        boolean(k, x)?;
+                    }
+                    "allow_trivial_move" | "incremental" if !boolean(k, x)? => {}
+                    "allow_trivial_move" | "incremental" => return Err(not_built(name, k)),
+                    _ => return Err(Error::invalid_argument(format!("Could not find option: {name}.{k}"))),
+                }
+            }
+            Ok(true)
+        }),
+    ),
+    // The ages as RocksDB sanitizes them (`Options::sanitized_ttl`, `age_compaction_seconds`);
+    // universal compaction folds `ttl` into the periodic compaction, whose value is written,
+    // and the file keeps `ttl` itself.
+    opt(
+        "ttl",
+        Cf,
+        Int,
+        Yes,
+        Some(|c| c.sanitized_ttl().to_string()),
+        Some(|o, n, v| {
+            o.ttl = number(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "periodic_compaction_seconds",
+        Cf,
+        Int,
+        Yes,
+        Some(|c| c.age_compaction_seconds().1.to_string()),
+        Some(|o, n, v| {
+            o.periodic_compaction_seconds = number(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "level_compaction_dynamic_level_bytes",
+        Cf,
+        Bool,
+        No,
+        Some(|c| c.dynamic_level_bytes_in_force().to_string()),
+        Some(|o, n, v| {
+            o.set_level_compaction_dynamic_level_bytes(boolean(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "prefix_extractor",
+        Cf,
+        Function,
+        NotBuilt,
+        Some(|c| name_or_null(c.prefix_extractor.as_ref().map(|t| t.name()))),
+        None,
+    ),
+    opt(
+        "memtable_prefix_bloom_size_ratio",
+        Cf,
+        Dbl,
+        NotBuilt,
+        Some(|c| double(c.memtable_prefix_bloom_ratio)),
+        Some(|o, n, v| {
+            o.set_memtable_prefix_bloom_ratio(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "memtable_whole_key_filtering",
+        Cf,
+        Bool,
+        NotBuilt,
+        Some(|c| c.memtable_whole_key_filtering.to_string()),
+        Some(|o, n, v| {
+            o.set_memtable_whole_key_filtering(boolean(n, v)?);
+            Ok(true)
+        }),
+    ),
+    // The skip list and the hash memtables, as RocksDB rebuilds these built-in factories
+    // from their ids; another factory is not applied.
+    opt(
+        "memtable_factory",
+        Cf,
+        Struct,
+        No,
+        Some(|c| c.memtable_rep.options_value(c.prefix_extractor.is_some())),
+        Some(|o, n, v| match crate::options::MemtableRep::parse(n, v)? {
+            Some(rep) => {
+                o.memtable_rep = rep;
+                Ok(true)
+            }
+            None => Ok(false),
+        }),
+    ),
+    opt("table_factory", Cf, Function, NotBuilt, Some(|c| c.table_format.factory_name().to_string()), None),
+    opt(
+        "enable_blob_files",
+        Cf,
+        Bool,
+        NotBuilt,
+        Some(|c| c.blob.enable_blob_files.to_string()),
+        Some(|o, n, v| {
+            o.set_enable_blob_files(boolean(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "min_blob_size",
+        Cf,
+        Int,
+        NotBuilt,
+        Some(|c| c.blob.min_blob_size.to_string()),
+        Some(|o, n, v| {
+            o.set_min_blob_size(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "blob_file_size",
+        Cf,
+        Int,
+        NotBuilt,
+        Some(|c| c.blob.blob_file_size.to_string()),
+        Some(|o, n, v| {
+            o.set_blob_file_size(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "blob_compression_type",
+        Cf,
+        Enum,
+        NotBuilt,
+        Some(|c| compression_name(c.blob.compression).to_string()),
+        Some(|o, n, v| {
+            o.set_blob_compression_type(compression(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "enable_blob_garbage_collection",
+        Cf,
+        Bool,
+        NotBuilt,
+        Some(|c| c.blob.enable_gc.to_string()),
+        Some(|o, n, v| {
+            o.set_enable_blob_gc(boolean(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "blob_garbage_collection_age_cutoff",
+        Cf,
+        Dbl,
+        NotBuilt,
+        Some(|c| double(c.blob.gc_age_cutoff)),
+        Some(|o, n, v| {
+            o.set_blob_gc_age_cutoff(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "blob_garbage_collection_force_threshold",
+        Cf,
+        Dbl,
+        NotBuilt,
+        None,
+        Some(|o, n, v| {
+            o.set_blob_gc_force_threshold(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "blob_compaction_readahead_size",
+        Cf,
+        Int,
+        NotBuilt,
+        Some(|c| c.blob.compaction_readahead_size.to_string()),
+        Some(|o, n, v| {
+            o.set_blob_compaction_readahead_size(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    // Taken by the iterators created afterwards.
+    opt(
+        "max_sequential_skip_in_iterations",
+        Cf,
+        Int,
+        Yes,
+        Some(|c| c.max_sequential_skip_in_iterations.to_string()),
+        Some(|o, n, v| {
+            o.max_sequential_skip_in_iterations = number(n, v)?;
+            Ok(true)
+        }),
+    ),
+    // The orders Shale builds; another is accepted at RocksDB's default only (`options_load.rs`).
+    opt(
+        "compaction_pri",
+        Cf,
+        Enum,
+        No,
+        Some(|c| name_of(enum_names::COMPACTION_PRI, c.compaction_pri).to_string()),
+        Some(|o, _, v| match value_of(enum_names::COMPACTION_PRI, v) {
+            Some(
+                p @ (crate::CompactionPri::MinOverlappingRatio
+                | crate::CompactionPri::OldestLargestSeqFirst
+                | crate::CompactionPri::OldestSmallestSeqFirst),
+            ) => {
+                o.set_compaction_pri(p);
+                Ok(true)
+            }
+            _ => Ok(false),
+        }),
+    ),
+    // Colon-separated, RocksDB's vector text.
+    opt(
+        "max_bytes_for_level_multiplier_additional",
+        Cf,
+        Str,
+        Yes,
+        Some(|c| {
+            c.max_bytes_for_level_multiplier_additional
+                .iter()
+                .map(i32::to_string)
+                .collect::<Vec<_>>()
+                .join(":")
+        }),
+        Some(|o, n, v| {
+            o.max_bytes_for_level_multiplier_additional =
+                v.split(':').filter(|x| !x.is_empty()).map(|x| number(n, x)).collect::<Result<_>>()?;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "inplace_update_support",
+        Cf,
+        Bool,
+        No,
+        None,
+        Some(|o, n, v| {
+            o.set_inplace_update_support(boolean(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "inplace_update_num_locks",
+        Cf,
+        Int,
+        NotBuilt,
+        None,
+        Some(|o, n, v| {
+            o.set_inplace_update_locks(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "memtable_huge_page_size",
+        Cf,
+        Int,
+        NotBuilt,
+        None,
+        Some(|o, n, v| {
+            o.set_memtable_huge_page_size(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "bloom_locality",
+        Cf,
+        Int,
+        No,
+        Some(|c| c.bloom_locality.to_string()),
+        Some(|o, n, v| {
+            o.set_bloom_locality(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "optimize_filters_for_hits",
+        Cf,
+        Bool,
+        No,
+        Some(|c| c.optimize_filters_for_hits.to_string()),
+        Some(|o, n, v| {
+            o.set_optimize_filters_for_hits(boolean(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "max_write_buffer_size_to_maintain",
+        Cf,
+        Int,
+        No,
+        None,
+        Some(|o, n, v| {
+            o.set_max_write_buffer_size_to_maintain(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    // ---- TableOptions/BlockBasedTable ----
+    tbl("block_size", Int, Some(|t| t.block_size.to_string()), |t, n, v| {
+        t.set_block_size(number(n, v)?);
+        Ok(true)
+    }),
+    tbl("block_restart_interval", Int, Some(|t| t.block_restart_interval.to_string()), |t, n, v| {
+        t.set_block_restart_interval(number(n, v)?);
+        Ok(true)
+    }),
+    tbl(
+        "index_block_restart_interval",
+        Int,
+        Some(|t| t.index_block_restart_interval.to_string()),
+        |t, n, v| {
+            t.set_index_block_restart_interval(number(n, v)?);
+            Ok(true)
+        },
+    ),
+    tbl("format_version", Int, Some(|t| t.format_version.to_string()), |t, n, v| {
+        t.set_format_version(number(n, v)?);
+        Ok(true)
+    }),
+    tbl("whole_key_filtering", Bool, Some(|t| t.whole_key_filtering.to_string()), |t, n, v| {
+        t.set_whole_key_filtering(boolean(n, v)?);
+        Ok(true)
+    }),
+    tbl(
+        "optimize_filters_for_memory",
+        Bool,
+        Some(|t| t.optimize_filters_for_memory.to_string()),
+        |t, n, v| {
+            t.set_optimize_filters_for_memory(boolean(n, v)?);
+            Ok(true)
+        },
+    ),
+    tbl("no_block_cache", Bool, Some(|t| t.no_block_cache.to_string()), |t, n, v| {
+        t.no_block_cache = boolean(n, v)?;
+        Ok(true)
+    }),
+    tbl(
+        "cache_index_and_filter_blocks",
+        Bool,
+        Some(|t| t.cache_index_and_filter_blocks.to_string()),
+        |t, n, v| {
+            t.set_cache_index_and_filter_blocks(boolean(n, v)?);
+            Ok(true)
+        },
+    ),
+    tbl(
+        "cache_index_and_filter_blocks_with_high_priority",
+        Bool,
+        Some(|t| t.cache_index_and_filter_blocks_with_high_priority.to_string()),
+        |t, n, v| {
+            t.set_cache_index_and_filter_blocks_with_high_priority(boolean(n, v)?);
+            Ok(true)
+        },
+    ),
+    tbl(
+        "pin_l0_filter_and_index_blocks_in_cache",
+        Bool,
+        Some(|t| t.pin_l0_filter_and_index_blocks_in_cache.to_string()),
+        |t, n, v| {
+            t.set_pin_l0_filter_and_index_blocks_in_cache(boolean(n, v)?);
+            Ok(true)
+        },
+    ),
+    tbl(
+        "pin_top_level_index_and_filter",
+        Bool,
+        Some(|t| t.pin_top_level_index_and_filter.to_string()),
+        |t, n, v| {
+            t.set_pin_top_level_index_and_filter(boolean(n, v)?);
+            Ok(true)
+        },
+    ),
+    tbl(
+        "metadata_cache_options",
+        Struct,
+        Some(|t| {
+            let [top, part, unpart] = t.pinning_tiers;
+            let tier = |x| name_of(enum_names::PINNING_TIER, x);
+            format!(
+                "{{unpartitioned_pinning={};partition_pinning={};top_level_index_pinning={};}}",
+                tier(unpart),
+                tier(part),
+                tier(top)
+            )
+        }),
+        |t, name, v| {
+            for (k, x) in struct_fields(name, v)? {
+                let tier = parse_enum(enum_names::PINNING_TIER, k, x)?;
+                match k {
+                    "top_level_index_pinning" => t.set_top_level_index_pinning_tier(tier),
+                    "partition_pinning" => t.set_partition_pinning_tier(tier),
+                    "unpartitioned_pinning" => t.set_unpartitioned_pinning_tier(tier),
+                    _ => return Err(Error::invalid_argument(format!("Unrecognized option {name}.{k}"))),
+                }
+            }
+            Ok(true)
+        },
+    ),
+    tbl(
+        "filter_policy",
+        Str,
+        Some(|t| match (t.bloom_bits_per_key, t.ribbon_bloom_before_level) {
+            (None, _) => "nullptr".to_string(),
+            // RocksDB 11.8.1's text: the policy's id, then its one mutable option.
+            (Some(b), Some(before)) => format!(
+                "{{id=ribbonfilter{}:{before};bloom_before_level={before};}}",
+                crate::table::filter::bits_per_key_suffix(b)
+            ),
+            (Some(b), None) => format!("bloomfilter:{b}:false"),
+        }),
+        set_filter_policy,
+    ),
+    tbl("checksum", Enum, Some(|t| name_of(enum_names::CHECKSUM, t.checksum).to_string()), |t, n, v| {
+        t.checksum = parse_enum(enum_names::CHECKSUM, n, v)?;
+        Ok(true)
+    }),
+    tbl(
+        "index_type",
+        Enum,
+        Some(|t| (if t.partitioned_index { "kTwoLevelIndexSearch" } else { "kBinarySearch" }).to_string()),
+        |t, _, v| {
+            t.set_index_type(match v {
+                "kBinarySearch" => crate::BlockBasedIndexType::BinarySearch,
+                "kHashSearch" => crate::BlockBasedIndexType::HashSearch,
+                "kTwoLevelIndexSearch" => crate::BlockBasedIndexType::TwoLevelIndexSearch,
+                _ => return Ok(false),
+            });
+            Ok(true)
+        },
+    ),
+    tbl("metadata_block_size", Int, Some(|t| t.metadata_block_size.to_string()), |t, n, v| {
+        t.set_metadata_block_size(number(n, v)?);
+        Ok(true)
+    }),
+    // RocksDB's sanitizing turns partition_filters off without a partitioned index.
+    tbl(
+        "partition_filters",
+        Bool,
+        Some(|t| (t.partitioned_index && t.partition_filters).to_string()),
+        |t, n, v| {
+            t.set_partition_filters(boolean(n, v)?);
+            Ok(true)
+        },
+    ),
+    tbl(
+        "decouple_partitioned_filters",
+        Bool,
+        Some(|t| t.decouple_partitioned_filters.to_string()),
+        |t, n, v| {
+            t.decouple_partitioned_filters = boolean(n, v)?;
+            Ok(true)
+        },
+    ),
+    // Which keys the index stores for its blocks (`table/builder.rs` IndexShorteningMode).
+    tbl(
+        "index_shortening",
+        Enum,
+        Some(|t| name_of(enum_names::INDEX_SHORTENING, t.index_shortening).to_string()),
+        |t, n, v| {
+            t.index_shortening = parse_enum(enum_names::INDEX_SHORTENING, n, v)?;
+            Ok(true)
+        },
+    ),
+    tbl(
+        "data_block_index_type",
+        Enum,
+        Some(|t| name_of(enum_names::DATA_BLOCK_INDEX, t.data_block_index_type).to_string()),
+        |t, _, v| match value_of(enum_names::DATA_BLOCK_INDEX, v) {
+            Some(x) => {
+                t.set_data_block_index_type(x);
+                Ok(true)
+            }
+            None => Ok(false),
+        },
+    ),
+    tbl("data_block_hash_table_util_ratio", Dbl, Some(|t| double(t.data_block_hash_ratio)), |t, n, v| {
+        t.set_data_block_hash_ratio(number(n, v)?);
+        Ok(true)
+    }),
+];
+
+/// `filter_policy`: RocksDB's texts of its Bloom and Ribbon policies.
+fn set_filter_policy(t: &mut BlockBasedOptions, name: &str, v: &str) -> Result<bool> {
+    match v {
+        "nullptr" | "" => t.bloom_bits_per_key = None,
+        // RocksDB 11's Ribbon policy: "{id=ribbonfilter:<bits>:<level>;bloom_before_level=<level>;}"
+        // (the explicit option wins over the id's).
+        _ if v.starts_with('{') => {
+            let inner = v.trim_start_matches('{').trim_end_matches('}');
+            let fields: Vec<(&str, &str)> = inner.split(';').filter_map(|f| f.split_once('=')).collect();
+            let field = |k: &str| fields.iter().find(|(n, _)| n.trim() == k).map(|(_, v)| v.trim());
+            let id = field("id").ok_or_else(|| bad_value(name, v))?;
+            let parts: Vec<&str> = id.split(':').collect();
+            let before = match (field("bloom_before_level"), parts.get(2).copied()) {
+                (Some(l), _) | (None, Some(l)) => number(name, l)?,
+                (None, None) => 0,
+            };
+            match parts.as_slice() {
+                ["ribbonfilter" | "rocksdb.RibbonFilter", bits, ..] => {
+                    t.set_hybrid_ribbon_filter(number(name, bits)?, before)
+                }
+                ["bloomfilter" | "rocksdb.BloomFilter", bits, ..] => {
+                    t.set_bloom_filter(number(name, bits)?, false)
+                }
+                _ => return Ok(false),
+            }
+        }
+        _ => {
+            // "bloomfilter:<bits>:<use_block_based>", RocksDB's text of its Bloom policy;
+            // "ribbonfilter:<bits>:<bloom_before_level>" for Ribbon.
+            let parts: Vec<&str> = v.split(':').collect();
+            match parts.as_slice() {
+                ["bloomfilter", bits, block_based] => {
+                    t.set_bloom_filter(number(name, bits)?, boolean(name, block_based)?)
+                }
+                ["bloomfilter", bits] => t.set_bloom_filter(number(name, bits)?, false),
+                ["ribbonfilter", bits, before] => {
+                    t.set_hybrid_ribbon_filter(number(name, bits)?, number(name, before)?)
+                }
+                ["ribbonfilter", bits] => t.set_ribbon_filter(number(name, bits)?),
+                _ => return Ok(false),
+            }
+        }
+    }
+    Ok(true)
+}
+
+/// The column-family options RocksDB 11.8.1's LOG lists as `Options.<name>: <value>` that
+/// Shale writes, in its order; `a.b` is field `b` of struct option `a`. Each value is its
+/// row's getter, in the LOG's spelling ([`log_value`]).
+pub(crate) const LOG_CF_ORDER: &[&str] = &[
+    "comparator",
+    "write_buffer_size",
+    "max_write_buffer_number",
+    "min_write_buffer_number_to_merge",
+    "num_levels",
+    "level0_file_num_compaction_trigger",
+    "level0_slowdown_writes_trigger",
+    "level0_stop_writes_trigger",
+    "target_file_size_base",
+    "target_file_size_multiplier",
+    "max_bytes_for_level_base",
+    "max_bytes_for_level_multiplier",
+    "max_compaction_bytes",
+    "disable_auto_compactions",
+    "paranoid_file_checks",
+    "report_bg_io_stats",
+    "ttl",
+    "periodic_compaction_seconds",
+    "atomic_flush",
+    "experimental_mempurge_threshold",
+    "compaction_style",
+    "level_compaction_dynamic_level_bytes",
+    "compaction_options_universal.size_ratio",
+    "compaction_options_universal.min_merge_width",
+    "compaction_options_universal.max_merge_width",
+    "compaction_options_universal.max_size_amplification_percent",
+    "compaction_options_universal.compression_size_percent",
+    "compaction_options_universal.stop_style",
+    "compaction_options_universal.max_read_amp",
+    "compaction_options_fifo.max_table_files_size",
+    "compaction_options_fifo.allow_compaction",
+];
+
+/// The LOG's `Options.<entry>` value of `o` for an entry of [`LOG_CF_ORDER`]: booleans as
+/// 0/1, as RocksDB's `ColumnFamilyOptions::Dump` prints them. `ttl` is the age RocksDB's
+/// sanitizing leaves for the picker (`age_compaction_seconds`), the LOG's value.
+pub(crate) fn log_value(o: &Options, entry: &str) -> Option<String> {
+    let text = match entry {
+        "ttl" => return Some(o.age_compaction_seconds().0.to_string()),
+        _ => match entry.split_once('.') {
+            Some((name, field)) => {
+                let whole = find(Section::Cf, name)?.get(o)?;
+                struct_fields(name, &whole).ok()?.into_iter().find(|(k, _)| *k == field)?.1.to_string()
+            }
+            None => find(Section::Db, entry).or_else(|| find(Section::Cf, entry))?.get(o)?,
+        },
+    };
+    Some(match text.as_str() {
+        "true" => "1".to_string(),
+        "false" => "0".to_string(),
+        _ => text,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_per_section() {
+        for (i, a) in ROWS.iter().enumerate() {
+            for b in &ROWS[i + 1..] {
+                assert!(!(a.section == b.section && a.name == b.name), "{} twice", a.name);
+            }
+        }
+    }
+
+    /// Every row with a getter reads back what its setter applied (a fixed point).
+    #[test]
+    fn getters_read_back_setters() {
+        let o = Options::default();
+        for r in ROWS {
+            let Some(text) = r.get(&o) else { continue };
+            if r.kind == Kind::Function {
+                continue;
+            }
+            let mut back = Options::default();
+            assert!(r.set(&mut back, &text).unwrap(), "{}={text} not applied", r.name);
+            assert_eq!(r.get(&back).as_deref(), Some(text.as_str()), "{}", r.name);
+        }
+    }
+
+    #[test]
+    fn every_log_entry_has_a_value() {
+        let o = Options::default();
+        for e in LOG_CF_ORDER {
+            assert!(log_value(&o, e).is_some(), "{e}");
+        }
+        assert_eq!(log_value(&o, "disable_auto_compactions").as_deref(), Some("0"));
+        assert_eq!(log_value(&o, "compaction_options_universal.size_ratio").as_deref(), Some("1"));
+    }
+}
+
+#[cfg(test)]
+mod recorded_tests {
+    use super::*;
+
+    /// `bloom_locality` is kept and written, as RocksDB 11.8.1 does (and read back).
+    #[test]
+    fn bloom_locality_is_recorded() {
+        let mut o = Options::default();
+        o.set_bloom_locality(4);
+        assert!(o.check_supported().is_ok());
+        let f = crate::db::options_writer::options_file_of(&o, &[("default", &o)]);
+        assert_eq!(f.cfs[0].option("bloom_locality"), Some("4"));
+        let mut back = Options::default();
+        assert!(find(Section::Cf, "bloom_locality").unwrap().set(&mut back, "4").unwrap());
+        assert_eq!(back.bloom_locality, 4);
+    }
+}
