@@ -5,13 +5,11 @@
 
 use std::io::Write;
 
-use shale::key::{make_internal_key, parse_internal_key, VALUE_TYPE_FOR_SEEK};
-use shale::table::{Table, TableProperties};
+use shale_format::key::{make_internal_key, parse_internal_key, MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK};
+use shale_format::table::{Table, TableProperties};
 
 use crate::ldb::fmt::{parsed_debug, slice_to_string, to_hex, Failure, Res};
 use crate::ldb::Out;
-
-const MAX_SEQ: u64 = (1 << 56) - 1;
 
 #[derive(Default)]
 struct Args {
@@ -436,14 +434,14 @@ fn open(path: &str, verify: bool) -> Res<std::sync::Arc<Table>> {
             _ => Failure::io(e),
         })?
         .len();
-    let fs = shale::fs::default_fs();
+    let fs = shale_format::fs::default_fs();
     let file = fs.new_random_access_file(std::path::Path::new(path)).map_err(Failure::db)?;
-    let opts = shale::table::TableReaderOptions {
-        icmp: shale::key::bytewise_internal_comparator(),
+    let opts = shale_format::table::TableReaderOptions {
+        icmp: shale_format::key::bytewise_internal_comparator(),
         block_cache: None,
         verify_checksums: verify,
         file_name: path.to_string(),
-        cache_key: shale::cache::OffsetableCacheKey::unique(),
+        cache_key: shale_format::cache::OffsetableCacheKey::unique(),
         statistics: None,
     };
     Table::open(file, size, opts).map_err(Failure::db)
@@ -459,7 +457,7 @@ fn read_sequential(
 ) -> Res<u64> {
     let mut it = t.iter(false);
     match &a.from {
-        Some(f) => it.seek(&make_internal_key(f, MAX_SEQ, VALUE_TYPE_FOR_SEEK)),
+        Some(f) => it.seek(&make_internal_key(f, MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK)),
         None => it.seek_to_first(),
     }
     let mut i = 0u64;
@@ -488,9 +486,9 @@ fn read_sequential(
                                 continue;
                             }
                         }
-                    } else if p.value_type == shale::key::ValueType::WideColumnEntity {
+                    } else if p.value_type == shale_format::key::ValueType::WideColumnEntity {
                         // A wide-column entity prints its columns (RocksDB's SstFileDumper).
-                        match shale::wide_columns::owned_columns(it.value()) {
+                        match shale_format::wide_columns::owned_columns(it.value()) {
                             Ok(c) => line.extend(crate::ldb::entity_cmds::dump_columns(&c, a.output_hex)),
                             Err(_) => {
                                 line.truncate(line.len() - 4);
@@ -525,7 +523,7 @@ const VALUE_TYPE_BLOB_INDEX: u8 = 0x11;
 /// offset:O size:S compression: C` (` exp:E` for kBlobTTL), or `[inlined blob] value:V
 /// exp:E`; None where RocksDB fails to decode (the caller reports it).
 fn blob_index_debug(v: &[u8], hex: bool) -> Option<Vec<u8>> {
-    use shale::coding::Decoder;
+    use shale_format::coding::Decoder;
     let (&t, rest) = v.split_first()?;
     // kInlinedTTL = 0, kBlob = 1, kBlobTTL = 2.
     if t > 2 {
@@ -541,7 +539,7 @@ fn blob_index_debug(v: &[u8], hex: bool) -> Option<Vec<u8>> {
         let (file, offset, size) = (d.varint64()?, d.varint64()?, d.varint64()?);
         let &[c] = d.remaining() else { return None };
         let file = if file == 0 { "same".to_string() } else { file.to_string() };
-        let c = match shale::table::CompressionType::from_u8(c).filter(|_| c <= 7) {
+        let c = match shale_format::table::CompressionType::from_u8(c).filter(|_| c <= 7) {
             Some(ct) => ct.name().to_string(),
             None if c == 0xff => "DisableOption".to_string(),
             None if (0x80..=0xfe).contains(&c) => format!("Custom{c:02X}"),
@@ -698,7 +696,7 @@ pub fn properties_to_string(p: &TableProperties, pd: &str, kd: &str) -> Vec<u8> 
     add("(estimated) table size", (p.data_size + p.index_size + p.filter_size).to_string());
     add("filter policy name", na(&p.filter_policy_name));
     add("prefix extractor name", na(&p.prefix_extractor_name));
-    let cf_id = if p.column_family_id == shale::table::properties::UNKNOWN_COLUMN_FAMILY {
+    let cf_id = if p.column_family_id == shale_format::table::properties::UNKNOWN_COLUMN_FAMILY {
         "N/A".to_string()
     } else {
         p.column_family_id.to_string()

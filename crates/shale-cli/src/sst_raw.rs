@@ -22,14 +22,14 @@
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-use shale::key::parse_internal_key;
-use shale::table::block::{Block, IndexFormat};
-use shale::table::format::{
+use shale_format::key::parse_internal_key;
+use shale_format::table::block::{Block, IndexFormat};
+use shale_format::table::format::{
     checksum_modifier, read_block_with, read_block_with_dict, read_exact_at, read_footer, BlockHandle,
     Footer, BLOCK_BASED_TABLE_MAGIC, BLOCK_TRAILER_SIZE, LEGACY_BLOCK_BASED_TABLE_MAGIC,
 };
-use shale::table::properties::names;
-use shale::table::Table;
+use shale_format::table::properties::names;
+use shale_format::table::Table;
 
 use crate::ldb::fmt::{to_hex, Failure, Res};
 
@@ -39,7 +39,7 @@ const RANGE_DEL_BLOCK: &[u8] = b"rocksdb.range_del";
 
 /// The dump of the table at `path` (already opened as `table`), as RocksDB writes it.
 pub fn dump_table(path: &str, table: &Table, show_seq_type: bool) -> Res<Vec<u8>> {
-    let fs = shale::fs::default_fs();
+    let fs = shale_format::fs::default_fs();
     let file = fs.new_random_access_file(std::path::Path::new(path)).map_err(Failure::db)?;
     let size = std::fs::metadata(path).map_err(Failure::io)?.len();
     let stored = read_footer(file.as_ref(), size, path).map_err(Failure::db)?;
@@ -127,7 +127,7 @@ pub fn dump_table(path: &str, table: &Table, show_seq_type: bool) -> Res<Vec<u8>
         .and_then(Block::new)
         .map_err(Failure::db)?;
     let index = Arc::new(index);
-    let icmp = shale::key::bytewise_internal_comparator();
+    let icmp = shale_format::key::bytewise_internal_comparator();
     let mut handles: Vec<BlockHandle> = Vec::new();
     s(&mut o, "  Block key hex dump: Data block handle\n  Block key ascii\n\n");
     let mut it = index.index_iter(icmp, fmt);
@@ -212,7 +212,7 @@ pub fn dump_table(path: &str, table: &Table, show_seq_type: bool) -> Res<Vec<u8>
 /// and compression type of the block at `h`.
 fn checksum_line(
     o: &mut Vec<u8>,
-    file: &dyn shale::fs::RandomAccessFile,
+    file: &dyn shale_format::fs::RandomAccessFile,
     footer: &Footer,
     h: BlockHandle,
     name: &str,

@@ -22,11 +22,11 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use shale::fs::{FileSystem, MemFileSystem};
-use shale::table::block::{Block, IndexFormat};
-use shale::table::builder::{TableBuilder, TableBuilderOptions};
-use shale::table::format::{read_block_with, read_exact_at, ChecksumType};
-use shale::table::{CompressionType, Table};
+use shale_format::fs::{FileSystem, MemFileSystem};
+use shale_format::table::block::{Block, IndexFormat};
+use shale_format::table::builder::{TableBuilder, TableBuilderOptions};
+use shale_format::table::format::{read_block_with, read_exact_at, ChecksumType};
+use shale_format::table::{CompressionType, Table};
 
 use crate::ldb::fmt::{Failure, Res};
 
@@ -39,7 +39,7 @@ pub struct Opts {
     pub level_from: i32,
     pub level_to: i32,
     pub threads: u32,
-    pub compression: shale::table::builder::CompressionOpts,
+    pub compression: shale_format::table::builder::CompressionOpts,
 }
 
 impl Default for Opts {
@@ -121,7 +121,7 @@ pub fn show_all(table: &Arc<Table>, o: &Opts, out: &mut Vec<u8>) -> Res<()> {
 fn show_one(
     table: &Arc<Table>,
     codec: CompressionType,
-    c: shale::table::builder::CompressionOpts,
+    c: shale_format::table::builder::CompressionOpts,
     block_size: usize,
     out: &mut Vec<u8>,
 ) -> shale::Result<()> {
@@ -129,7 +129,7 @@ fn show_one(
     let path = std::path::Path::new("/recompress/test_file_name");
     fs.create_dir_all(std::path::Path::new("/recompress"))?;
     let start = Instant::now();
-    let mut opts = TableBuilderOptions::new(shale::key::bytewise_internal_comparator());
+    let mut opts = TableBuilderOptions::new(shale_format::key::bytewise_internal_comparator());
     opts.block_size = block_size;
     opts.compression = codec;
     opts.compression_opts = c;
@@ -148,12 +148,12 @@ fn show_one(
     let write_us = start.elapsed().as_micros();
     let start = Instant::now();
     let file = fs.new_random_access_file(path)?;
-    let ropts = shale::table::TableReaderOptions {
-        icmp: shale::key::bytewise_internal_comparator(),
+    let ropts = shale_format::table::TableReaderOptions {
+        icmp: shale_format::key::bytewise_internal_comparator(),
         block_cache: None,
         verify_checksums: false,
         file_name: "test_file_name".to_string(),
-        cache_key: shale::cache::OffsetableCacheKey::unique(),
+        cache_key: shale_format::cache::OffsetableCacheKey::unique(),
         statistics: None,
     };
     let t = Table::open(file.clone(), built.file_size, ropts)?;
@@ -178,7 +178,7 @@ fn show_one(
         value_delta_encoded: p.index_value_is_delta_encoded != 0,
         has_first_key: false,
     };
-    let stored_type = |h: shale::table::BlockHandle| -> shale::Result<u8> {
+    let stored_type = |h: shale_format::table::BlockHandle| -> shale::Result<u8> {
         let mut b = [0u8; 1];
         read_exact_at(file.as_ref(), h.offset + h.size, &mut b, "test_file_name")?;
         Ok(b[0])
@@ -191,7 +191,7 @@ fn show_one(
             rejected += 1;
         }
     };
-    let mut ii = index.index_iter(shale::key::bytewise_internal_comparator(), fmt);
+    let mut ii = index.index_iter(shale_format::key::bytewise_internal_comparator(), fmt);
     ii.seek_to_first();
     while ii.valid() {
         let h = ii.handle();

@@ -24,8 +24,8 @@ use golden::*;
 
 use std::path::Path;
 
-use shale::version::edit::{FileMetaData, VersionEdit};
-use shale::version::progress::{LevelProgress, SubcompactionProgress};
+use shale_format::version::edit::{FileMetaData, VersionEdit};
+use shale_format::version::progress::{LevelProgress, SubcompactionProgress};
 
 fn ikey(user_key: &[u8], seq: u64, ty: u8) -> Vec<u8> {
     let mut k = user_key.to_vec();
@@ -63,9 +63,9 @@ fn raw_progress_edit(payload: &[u8]) -> Vec<u8> {
 /// Writes `records` as a log file (the MANIFEST's framing, log number 0), as RocksDB's
 /// compaction progress writer does.
 fn write_log(path: &Path, records: &[Vec<u8>]) {
-    let fs = shale::fs::default_fs();
+    let fs = shale_format::fs::default_fs();
     let f = fs.new_writable_file(path).unwrap();
-    let mut w = shale::wal::LogWriter::new(f, 0);
+    let mut w = shale_format::wal::LogWriter::new(f, 0);
     for r in records {
         w.add_record(r).unwrap();
     }
@@ -83,7 +83,7 @@ fn fixture(dir: &Path) {
         proximal_output_level: LevelProgress::default(),
     };
     let second = SubcompactionProgress {
-        next_internal_key_to_compact: ikey(b"key\x00\xff", (1 << 56) - 1, 0x18),
+        next_internal_key_to_compact: ikey(b"key\x00\xff", shale_format::key::MAX_SEQUENCE_NUMBER, 0x18),
         num_processed_input_records: 300,
         output_level: LevelProgress { num_processed_output_records: 290, output_files: vec![file(23)] },
         proximal_output_level: LevelProgress {

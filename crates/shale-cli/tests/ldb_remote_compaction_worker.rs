@@ -67,16 +67,16 @@ fn input_for(db: &Path) -> CompactionServiceInput {
 /// A table's "rocksdb.newest.key.time" property (it must have one).
 fn newest_key_time(path: &Path) -> u64 {
     let size = std::fs::metadata(path).unwrap().len();
-    let file = shale::fs::default_fs().new_random_access_file(path).unwrap();
-    let opts = shale::table::reader::TableReaderOptions {
-        icmp: shale::key::bytewise_internal_comparator(),
+    let file = shale_format::fs::default_fs().new_random_access_file(path).unwrap();
+    let opts = shale_format::table::reader::TableReaderOptions {
+        icmp: shale_format::key::bytewise_internal_comparator(),
         block_cache: None,
         verify_checksums: true,
         file_name: path.display().to_string(),
-        cache_key: shale::cache::OffsetableCacheKey::unique(),
+        cache_key: shale_format::cache::OffsetableCacheKey::unique(),
         statistics: None,
     };
-    let table = shale::table::reader::Table::open(file, size, opts).unwrap();
+    let table = shale_format::table::reader::Table::open(file, size, opts).unwrap();
     table.properties().raw_u64("rocksdb.newest.key.time").unwrap()
 }
 
@@ -128,8 +128,8 @@ fn worker_compacts_the_named_tables_into_the_job_directory() {
     let f = &r.output_files[0];
     let path = dir.join("job/output").join(&f.file_name);
     assert_eq!(std::fs::metadata(&path).unwrap().len(), f.file_size);
-    assert_eq!(shale::key::user_key(&f.smallest_internal_key), b"a");
-    assert_eq!(shale::key::user_key(&f.largest_internal_key), b"b");
+    assert_eq!(shale_format::key::user_key(&f.smallest_internal_key), b"a");
+    assert_eq!(shale_format::key::user_key(&f.largest_internal_key), b"b");
     assert_eq!(f.table_property_u64("num_entries"), 2);
     assert_eq!(r.output_level_stats.get("num_output_records"), 2);
     assert!(f.table_property_u64("tail_start_offset") > 0);

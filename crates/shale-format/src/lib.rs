@@ -6,7 +6,9 @@
 //! - `wal`: the log format shared by write-ahead logs and MANIFEST files (reader, writer).
 //! - `table`: block-based, plain and cuckoo tables, their blocks, properties and filters.
 //! - `blob`: blob files (format, reader, writer) and blob indexes.
-//! - `version::edit`: version edits, the MANIFEST's records (encode and decode).
+//! - `version::edit`: version edits, the MANIFEST's records (encode and decode);
+//!   `version::progress`: RocksDB 11's compaction progress records.
+//! - `filename`: the names of a database's files (`000012.log`, `MANIFEST-000005`, ...).
 //! - `options_file`: the OPTIONS-NNNNNN text file.
 //! - `wide_columns`: the wide-column entity encoding.
 //!
@@ -26,6 +28,7 @@ pub use shale_base::{coding, error, fs};
 pub mod blob;
 pub mod cache;
 pub mod comparator;
+pub mod filename;
 pub mod iter;
 pub mod key;
 pub mod options_file;

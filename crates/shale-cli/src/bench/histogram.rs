@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use shale::statistics::bucket_limits;
+use shale_format::statistics::bucket_limits;
 
 fn index_for(value: u64) -> usize {
     let limits = bucket_limits();

@@ -97,7 +97,7 @@ fn try_load_options(p: &Parsed) -> Res<bool> {
 
 /// When the OPTIONS file is loaded (`try_load_options`), the database's latest one (None
 /// otherwise, or without a file).
-fn loaded_options(p: &Parsed) -> Res<Option<shale::options_file::OptionsFile>> {
+fn loaded_options(p: &Parsed) -> Res<Option<shale_format::options_file::OptionsFile>> {
     if !try_load_options(p)? {
         return Ok(None);
     }
@@ -107,10 +107,10 @@ fn loaded_options(p: &Parsed) -> Res<Option<shale::options_file::OptionsFile>> {
     if !Path::new(&path).is_dir() {
         return Ok(None);
     }
-    let fs = shale::fs::default_fs();
+    let fs = shale_format::fs::default_fs();
     // RocksDB's parser: an option the file has and RocksDB 11.8.1 does not know fails the
     // load, unless --ignore_unknown_options and the file is from a newer RocksDB.
-    let loaded = shale::options_file::latest_options_file(&*fs, Path::new(&path)).and_then(|f| {
+    let loaded = shale_format::options_file::latest_options_file(&*fs, Path::new(&path)).and_then(|f| {
         if let Some((_, file)) = &f {
             file.check_unknown_options(p.flag("ignore_unknown_options"))?;
         }
@@ -121,7 +121,7 @@ fn loaded_options(p: &Parsed) -> Res<Option<shale::options_file::OptionsFile>> {
         Err(e) => Err(Failure::new(format!(
             "{e}\nThis tool was built with version {}. If your db is in a different version, \
              please try again with option --ignore_unknown_options.",
-            shale::options_file::WRITTEN_ROCKSDB_VERSION
+            shale_format::options_file::WRITTEN_ROCKSDB_VERSION
         ))),
     }
 }
@@ -131,7 +131,7 @@ fn loaded_options(p: &Parsed) -> Res<Option<shale::options_file::OptionsFile>> {
 /// built-in ones), and the merge operator by its name, or, when the file names none,
 /// StringAppendOperator with ':' as ldb sets it. The file's other options change how
 /// tables are written, not what a read returns, and are not applied yet.
-fn apply_cf_options(o: &mut Options, cf: &shale::options_file::CfSection) -> Res<()> {
+fn apply_cf_options(o: &mut Options, cf: &shale_format::options_file::CfSection) -> Res<()> {
     apply_function_options(o, cf)?;
     use shale::DBCompressionType as C;
     if let Some(v) = cf.option("compression") {
@@ -203,7 +203,7 @@ fn struct_field(v: &str, field: &str) -> Option<String> {
 /// built-in object is passed over: an unknown comparator leaves the default (the open then
 /// fails on the MANIFEST's name, as RocksDB's), an unknown merge operator leaves none (so ldb's
 /// StringAppendOperator ':'), an unknown prefix extractor none.
-fn apply_function_options(o: &mut Options, cf: &shale::options_file::CfSection) -> Res<()> {
+fn apply_function_options(o: &mut Options, cf: &shale_format::options_file::CfSection) -> Res<()> {
     if let Some(v) = cf.option("comparator") {
         match v {
             "rocksdb.ReverseBytewiseComparator" => {
@@ -706,7 +706,7 @@ pub fn idump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     let entries = internal_entries(Path::new(&path), &cf_name(p))?;
     let mut n = 0u64;
     for (ikey, value) in entries {
-        let uk = shale::key::user_key(&ikey);
+        let uk = shale_format::key::user_key(&ikey);
         if from.as_deref().is_some_and(|f| uk < f) {
             continue;
         }
@@ -717,9 +717,11 @@ pub fn idump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         if !count_only {
             let mut line = ikey_debug(&ikey, h.key);
             line.extend_from_slice(b" => ");
-            if shale::key::trailer(&ikey) & 0xff == shale::key::ValueType::WideColumnEntity as u64 {
+            if shale_format::key::trailer(&ikey) & 0xff
+                == shale_format::key::ValueType::WideColumnEntity as u64
+            {
                 // ldb prints an entity's columns, or a line on stderr when they do not decode.
-                match shale::wide_columns::owned_columns(&value) {
+                match shale_format::wide_columns::owned_columns(&value) {
                     Ok(c) => line.extend(super::entity_cmds::dump_columns(&c, h.value)),
                     Err(_) => {
                         out.flush().map_err(Failure::io)?;

@@ -11,7 +11,7 @@
 //! Any other name ldb recognises (CURRENT, IDENTITY, LOCK, LOG, OPTIONS-<n>, ...) fails
 //! with `File type not supported`; one it does not, with `Can't parse file type`.
 
-use shale::blob::format::{
+use shale_format::blob::format::{
     BlobFooter, BlobHeader, RecordHeader, FOOTER_SIZE, HEADER_SIZE, RECORD_HEADER_SIZE,
 };
 
@@ -170,7 +170,7 @@ fn dump_blob(path: &str, key_hex: bool, value_hex: bool, uncompressed: bool, out
             }
         }
     };
-    let codec = shale::table::CompressionType::from_u8(header.compression);
+    let codec = shale_format::table::CompressionType::from_u8(header.compression);
     let show = |b: &[u8], hex: bool| -> Vec<u8> {
         let mut v = if hex { to_hex(b).into_bytes() } else { b.to_vec() };
         // fprintf("%s"): a C string ends at its first NUL byte.
@@ -222,7 +222,7 @@ fn dump_blob(path: &str, key_hex: bool, value_hex: bool, uncompressed: bool, out
                 err = Some(Failure::new("Not implemented: Unsupported compression type"));
                 break;
             };
-            match shale::table::compression::uncompress(c, value) {
+            match shale_format::table::compression::uncompress(c, value) {
                 Ok(v) => uncompressed_value = v,
                 Err(e) => {
                     err = Some(Failure::db(e));

@@ -2,7 +2,7 @@
 //! (upper-case hex, no prefix), `LDBCommand::StringToHex` (`0x` + upper-case hex),
 //! `InternalKey::DebugString` (`'key' seq:N, type:T`), and the `Failed: ...` error form.
 
-use shale::key::parse_internal_key;
+use shale_format::key::parse_internal_key;
 
 /// A failed command: the text ldb prints after `Failed: `, and whether to print the usage.
 #[derive(Debug)]
@@ -147,7 +147,7 @@ mod tests {
         assert_eq!(hex_to_string("0x1").unwrap(), vec![1]);
         assert!(hex_to_string("61").is_err());
         assert!(hex_to_string("0xZZ").is_err());
-        let k = shale::key::make_internal_key(b"c", 7, shale::key::ValueType::Value);
+        let k = shale_format::key::make_internal_key(b"c", 7, shale_format::key::ValueType::Value);
         assert_eq!(ikey_debug(&k, false), b"'c' seq:7, type:1");
         assert_eq!(ikey_debug(&k, true), b"'63' seq:7, type:1");
         assert_eq!(ikey_debug(b"x", false), b"(bad)x");

@@ -10,7 +10,7 @@
 
 use std::path::Path;
 
-use shale::version::edit::VersionEdit;
+use shale_format::version::edit::VersionEdit;
 
 use super::db_cmds::{cf, cf_name, missing_db, open_opts, with_progress};
 use super::fmt::{Failure, Res};
@@ -58,7 +58,7 @@ fn files_per_level(
 }
 
 fn recover(db: &str) -> Res<shale::version::manifest::RecoveredManifest> {
-    shale::version::manifest::recover(&*shale::fs::default_fs(), Path::new(db)).map_err(Failure::db)
+    shale::version::manifest::recover(&*shale_format::fs::default_fs(), Path::new(db)).map_err(Failure::db)
 }
 
 /// Moves every file of family `cf_id` at level `from` to level `to` in a new MANIFEST.

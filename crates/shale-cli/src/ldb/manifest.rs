@@ -15,17 +15,15 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use shale::fs::default_fs;
-use shale::key::{make_internal_key, parse_internal_key, ValueType};
-use shale::table::{Table, TableReaderOptions};
-use shale::version::edit::{FileMetaData, VersionEdit};
-use shale::wal::{LogReader, WalRecoveryMode};
+use shale_format::fs::default_fs;
+use shale_format::key::{make_internal_key, parse_internal_key, ValueType, MAX_SEQUENCE_NUMBER};
+use shale_format::table::{Table, TableReaderOptions};
+use shale_format::version::edit::{FileMetaData, VersionEdit};
+use shale_format::wal::{LogReader, WalRecoveryMode};
 
 use super::fmt::{ikey_debug, slice_to_string, Failure, Res};
 use super::wal::dump_wal_file;
 use super::{Out, Parsed};
-
-const MAX_SEQ: u64 = (1 << 56) - 1;
 
 /// One column family as the replay leaves it.
 pub struct CfState {
@@ -69,7 +67,7 @@ impl Replayed {
             }
             levels[l].push(f.clone());
         }
-        let icmp = shale::key::bytewise_internal_comparator();
+        let icmp = shale_format::key::bytewise_internal_comparator();
         for (l, files) in levels.iter_mut().enumerate() {
             if l == 0 {
                 files.sort_by(|a, b| {
@@ -508,7 +506,9 @@ pub fn levels_of(p: &Parsed) -> LevelsOf {
     };
     let try_load = !p.flag("create_if_missing") && p.bool_opt("try_load_options", true).unwrap_or(true);
     if try_load {
-        if let Ok(Some((_, f))) = shale::options_file::latest_options_file(&*default_fs(), Path::new(db)) {
+        if let Ok(Some((_, f))) =
+            shale_format::options_file::latest_options_file(&*default_fs(), Path::new(db))
+        {
             for cf in &f.cfs {
                 let n = cf.option("num_levels").and_then(|v| v.parse().ok()).unwrap_or(7);
                 m.insert(cf.name.clone(), n);
@@ -763,11 +763,11 @@ pub fn open_table(path: &str, size: u64) -> Res<Arc<Table>> {
     let fs = default_fs();
     let file = fs.new_random_access_file(Path::new(path)).map_err(Failure::db)?;
     let opts = TableReaderOptions {
-        icmp: shale::key::bytewise_internal_comparator(),
+        icmp: shale_format::key::bytewise_internal_comparator(),
         block_cache: None,
         verify_checksums: true,
         file_name: path.to_string(),
-        cache_key: shale::cache::OffsetableCacheKey::unique(),
+        cache_key: shale_format::cache::OffsetableCacheKey::unique(),
         statistics: None,
     };
     Table::open(file, size, opts).map_err(Failure::db)
@@ -854,7 +854,7 @@ pub fn internal_entries(db: &Path, cf_name: &str) -> Res<Vec<(Vec<u8>, Vec<u8>)>
             .any(|(b, e, s)| *s > pk.sequence && b.as_slice() <= pk.user_key && pk.user_key < e.as_slice()),
         Err(_) => true,
     });
-    let icmp = shale::key::bytewise_internal_comparator();
+    let icmp = shale_format::key::bytewise_internal_comparator();
     all.sort_by(|a, b| icmp.compare(&a.0, &b.0));
     Ok(all)
 }
@@ -873,7 +873,7 @@ fn f_max_seq(cf: &CfState) -> u64 {
 /// type (0xF) sorts with it, which changes which side of a file's end the key falls.
 fn seek_key_11(user_key: &[u8]) -> Vec<u8> {
     let mut k = user_key.to_vec();
-    k.extend_from_slice(&((MAX_SEQ << 8) | 0x18).to_le_bytes());
+    k.extend_from_slice(&((MAX_SEQUENCE_NUMBER << 8) | 0x18).to_le_bytes());
     k
 }
 
@@ -883,7 +883,7 @@ pub fn approximate_size(db: &Path, cf_name: &str, from: &[u8], to: &[u8]) -> Res
     let dbs = db.display().to_string();
     let start = seek_key_11(from);
     let end = seek_key_11(to);
-    let icmp = shale::key::bytewise_internal_comparator();
+    let icmp = shale_format::key::bytewise_internal_comparator();
     // RocksDB 11's VersionSet::ApproximateSize, file by file (with no error margin, its
     // level-by-level walk adds up to the same), and BlockBasedTable's offsets, which
     // scale a data-block offset to the whole file.

@@ -16,10 +16,10 @@
 
 use std::path::Path;
 
-use shale::fs::default_fs;
-use shale::version::edit::VersionEdit;
-use shale::version::progress::SubcompactionProgress;
-use shale::wal::{LogReader, WalRecoveryMode};
+use shale_format::fs::default_fs;
+use shale_format::version::edit::VersionEdit;
+use shale_format::version::progress::SubcompactionProgress;
+use shale_format::wal::{LogReader, WalRecoveryMode};
 
 use super::fmt::{Failure, Res};
 use super::{Out, Parsed};

@@ -18,8 +18,8 @@
 
 use std::path::Path;
 
-use shale::fs::default_fs;
-use shale::version::edit::VersionEdit;
+use shale_format::fs::default_fs;
+use shale_format::version::edit::VersionEdit;
 
 use super::fmt::{Failure, Res};
 use super::manifest::{current_manifest, new_manifest, replay};

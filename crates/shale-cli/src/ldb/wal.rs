@@ -11,10 +11,10 @@
 
 use std::path::Path;
 
-use shale::fs::default_fs;
-use shale::key::ValueType;
-use shale::wal::{LogReader, WalRecoveryMode};
 use shale::WriteBatch;
+use shale_format::fs::default_fs;
+use shale_format::key::ValueType;
+use shale_format::wal::{LogReader, WalRecoveryMode};
 
 use super::fmt::{string_to_hex, Failure, Res};
 use super::{Out, Parsed};
@@ -165,7 +165,7 @@ fn dump_wal_file_with(
                 ValueType::RangeDeletion => row.extend(format!("{} ", string_to_hex(e.value)).into_bytes()),
                 // ldb's PutEntityCF: the columns, always in hex.
                 ValueType::WideColumnEntity if values => {
-                    let cols = shale::wide_columns::owned_columns(e.value)?;
+                    let cols = shale_format::wide_columns::owned_columns(e.value)?;
                     row.extend_from_slice(b": ");
                     row.extend(super::entity_cmds::dump_columns(&cols, true));
                     row.push(b' ');

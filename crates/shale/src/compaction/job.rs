@@ -49,7 +49,6 @@ use crate::blob::{BlobFetcher, BlobFileBuilder, BlobIndex, BlobWriteOptions};
 use crate::version::edit::{BlobFileAddition, BlobFileGarbage};
 
 use crate::compaction_filter::Decision;
-use crate::db::filename;
 use crate::error::Result;
 use crate::fs::FileSystem;
 use crate::iter::range_del::{FragmentedTombstones, RangeTombstone};
@@ -59,6 +58,7 @@ use crate::merge_operator::MergeOperator;
 use crate::table::any::AnyTableBuilder;
 use crate::table::builder::TableBuilderOptions;
 use crate::version::edit::FileMetaData;
+use shale_format::filename;
 
 /// Everything a compaction job needs, handed in by the database.
 /// A compaction filter on values: true removes the entry.

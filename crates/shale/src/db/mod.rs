@@ -41,7 +41,7 @@ mod compat;
 mod delete_files;
 pub(crate) mod dyn_options;
 mod error_handler;
-pub(crate) mod filename;
+pub(crate) use shale_format::filename;
 mod flush;
 mod halt;
 pub(crate) mod info_log;

@@ -31,15 +31,15 @@ use std::path::Path;
 use crate::db::filename::{parse_file_name, table_file, FileType};
 use crate::error::{Error, Result};
 use crate::fs::FileSystem;
-use crate::key::{make_internal_key, parse_internal_key, InternalKeyComparator, ValueType};
+use crate::key::{
+    make_internal_key, parse_internal_key, InternalKeyComparator, ValueType, MAX_SEQUENCE_NUMBER,
+};
 use crate::options::Options;
 use crate::table::{Table, TableReaderOptions};
 use crate::version::edit::{BlobFileAddition, FileMetaData, VersionEdit};
 use crate::version::manifest::{set_current_file, ManifestWriter};
 
 use super::DB;
-
-const MAX_SEQ: u64 = (1 << 56) - 1;
 
 /// A table found in the directory, read back whole.
 struct Found {
@@ -102,7 +102,7 @@ fn scan_table(
         note(start, &mut meta, &mut smallest, &mut largest)?;
         // The end of a range tombstone bounds the file with the maximal sequence number,
         // as RocksDB's sentinel key.
-        let end_key = make_internal_key(end, MAX_SEQ, ValueType::RangeDeletion);
+        let end_key = make_internal_key(end, MAX_SEQUENCE_NUMBER, ValueType::RangeDeletion);
         if largest.as_deref().is_none_or(|l| icmp.compare(&end_key, l).is_gt()) {
             largest = Some(end_key);
         }

@@ -6,7 +6,7 @@ pub mod blob_files;
 pub mod builder;
 pub use shale_format::version::edit;
 pub mod manifest;
-pub mod progress;
+pub use shale_format::version::progress;
 mod replay;
 pub mod set;
 #[allow(clippy::module_inception)]

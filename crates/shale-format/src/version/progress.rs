@@ -209,7 +209,7 @@ impl SubcompactionProgress {
                     s.push_str("user_key(hex)=");
                     s.push_str(&hex(user_key));
                     s.push_str(", seq=");
-                    if seq == (1 << 56) - 1 {
+                    if seq == crate::key::MAX_SEQUENCE_NUMBER {
                         s.push_str("kMaxSequenceNumber");
                     } else {
                         s.push_str(&seq.to_string());
