@@ -1,12 +1,13 @@
 //! Shale's low-level pieces, shared by the KV engine (`shale`) and the Raft log engine
 //! (`shale-raftlog`) so neither depends on the other: the file-system layer (`fs`), integer
-//! coding (`coding`), CRC masking (`checksum`), block compression codecs (`compression`)
-//! and typed errors (`error`).
+//! coding (`coding`), CRC masking (`checksum`), block compression codecs (`compression`),
+//! typed errors (`error`), and where the tests find RocksDB's tools (`oracle`).
 
 pub mod checksum;
 pub mod coding;
 pub mod compression;
 pub mod error;
 pub mod fs;
+pub mod oracle;
 
 pub use error::{Error, ErrorKind, Result};

@@ -52,8 +52,8 @@ struct Cli {
     /// With --suite: small sizes, to try the script (the tables are printed, no file written).
     #[arg(long)]
     quick: bool,
-    /// With --suite: rounds of every row (medians over them).
-    #[arg(long, default_value_t = 3)]
+    /// With --suite: rounds of every row (medians over them; 2 keep a full run near 15 minutes).
+    #[arg(long, default_value_t = 2)]
     rounds: usize,
     /// With --suite: only the families whose title contains one of these words (comma-separated).
     #[arg(long)]

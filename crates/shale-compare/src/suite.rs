@@ -542,7 +542,7 @@ pub fn document(tools: &Tools, info: &RunInfo, tables: &str, results: &Results) 
         "This file is generated; do not edit it by hand (the history of earlier measurements is in git). \
          Regenerate it on a quiet machine with:\n\n```sh\ncargo build --release -p shale-cli -p shale-compare\n",
     );
-    let _ = writeln!(d, "{}\n```\n", info.argv);
+    d.push_str("target/release/shale-compare --suite   # --quick to try it; --only WORD,... for some families\n```\n\n");
     d.push_str(
         "`shale-compare --suite` runs `shale bench` and RocksDB 11.8.1's release `db_bench` with the same flags, \
          interleaved (the order alternates row by row and round by round), and reports medians over the rounds: \
@@ -551,7 +551,8 @@ pub fn document(tools: &Tools, info: &RunInfo, tables: &str, results: &Results) 
          **Shale / RocksDB** is the ratio of the median ops/sec (above 1: Shale is faster). `load` is the range \
          of the 1-minute load average at the start of the runs of that row: above the number of CPUs, the \
          machine had other work and the figures are noise. `--suite --quick` runs the same rows with small \
-         sizes, to try the script. The full run's sizes are chosen to take about 15 minutes on 2 cores.\n\n",
+         sizes, to try the script. The full run's sizes (below, in each family's commands) and its 2 rounds \
+         were chosen to take about 15 minutes on 2 quiet cores: an estimate from the parts, not yet timed whole.\n\n",
     );
     let all: Vec<f64> = results
         .iter()
@@ -570,6 +571,7 @@ pub fn document(tools: &Tools, info: &RunInfo, tables: &str, results: &Results) 
         info.minutes,
         if info.quick { " — **quick sizes: not figures to quote**" } else { "" }
     );
+    let _ = writeln!(d, "- Made by: `{}`", info.argv);
     let _ = writeln!(d, "- Shale: commit {} (release build)", sh(here, &["rev-parse", "--short", "HEAD"]));
     let _ = writeln!(
         d,

@@ -79,9 +79,18 @@ impl FilterSlot {
         &self.name
     }
 
+    /// Runs the filter. A filter that panicked in an earlier call (its lock poisoned) is in
+    /// an unknown state and never runs again: the call panics in its turn, which the
+    /// compaction's job boundary turns into a halt of the database (`db/halt.rs`), rather
+    /// than deciding on a guess.
     pub(crate) fn filter(&self, level: u32, key: &[u8], value: &[u8]) -> Decision {
-        let mut f = self.filter.lock().unwrap_or_else(|p| p.into_inner());
-        f.filter(level, key, value)
+        match self.filter.lock() {
+            Ok(mut f) => f.filter(level, key, value),
+            Err(_) => std::panic::panic_any(format!(
+                "the compaction filter {} panicked in an earlier compaction; its state is unknown",
+                self.name
+            )),
+        }
     }
 }
 
@@ -130,7 +139,13 @@ impl FactorySlot {
     /// A filter for a compaction described by `ctx` (to be used and dropped on the calling
     /// thread, by that compaction only).
     pub(crate) fn create(&self, ctx: CompactionFilterContext) -> Box<dyn CompactionFilter> {
-        let mut f = self.factory.lock().unwrap_or_else(|p| p.into_inner());
-        f.create_boxed(ctx)
+        // As `FilterSlot::filter`: a factory that panicked before never runs again.
+        match self.factory.lock() {
+            Ok(mut f) => f.create_boxed(ctx),
+            Err(_) => std::panic::panic_any(format!(
+                "the compaction filter factory {} panicked in an earlier compaction; its state is unknown",
+                self.name
+            )),
+        }
     }
 }

@@ -489,6 +489,20 @@ pub struct Options {
     /// `set_compression_options` / `set_zstd_max_train_bytes` (RocksDB's `compression_opts`:
     /// level, zlib's window and strategy, the compression dictionary; `table/builder.rs`).
     pub(crate) compression_opts: crate::table::builder::CompressionOpts,
+    /// RocksDB's `compression_per_level` (empty: `compression` everywhere); indexed as
+    /// RocksDB's `GetCompressionType` does (`compaction/picker.rs::output_compression`).
+    pub(crate) compression_per_level: Vec<DBCompressionType>,
+    /// RocksDB's `bottommost_compression` (None: kDisableCompressionOption).
+    pub(crate) bottommost_compression: Option<DBCompressionType>,
+    /// RocksDB's `bottommost_compression_opts`, used for the bottommost level when enabled.
+    pub(crate) bottommost_compression_opts: crate::table::builder::CompressionOpts,
+    pub(crate) bottommost_compression_opts_enabled: bool,
+    /// `set_max_bytes_for_level_multiplier_additional` (RocksDB's default: 1 per level).
+    pub(crate) max_bytes_for_level_multiplier_additional: Vec<i32>,
+    /// `set_compaction_pri`: the order a level compaction tries a level's files in.
+    pub(crate) compaction_pri: crate::options_api::CompactionPri,
+    /// `set_optimize_filters_for_hits`: no filters in tables compacted to the bottommost level.
+    pub(crate) optimize_filters_for_hits: bool,
     /// Integrated BlobDB (`blob/`).
     pub(crate) blob: BlobOptions,
     /// BlobDB's blob cache (`set_blob_cache`).
@@ -697,6 +711,13 @@ impl Default for Options {
             universal: crate::compaction::universal::UniversalSettings::default(),
             compression: default_compression(),
             compression_opts: Default::default(),
+            compression_per_level: Vec::new(),
+            bottommost_compression: None,
+            bottommost_compression_opts: Default::default(),
+            bottommost_compression_opts_enabled: false,
+            optimize_filters_for_hits: false,
+            compaction_pri: crate::options_api::CompactionPri::MinOverlappingRatio,
+            max_bytes_for_level_multiplier_additional: vec![1; 7],
             table: BlockBasedOptions::default(),
             table_format: crate::table::TableFormat::BlockBased,
             track_and_verify_wals_in_manifest: false,
@@ -1028,32 +1049,68 @@ impl Options {
         }
     }
 
-    /// As RocksDB's `OptimizeLevelStyleCompaction(memtable_memory_budget)`.
+    /// As RocksDB 11.8.1's `ColumnFamilyOptions::OptimizeLevelStyleCompaction`: a quarter of
+    /// the budget per memtable, two memtables merged per flush, up to six, level 0 compacted
+    /// at two files, level 1 as large as the budget, the level style, and
+    /// `compression_per_level` of `num_levels` entries: none for levels 0 and 1, LZ4 below
+    /// (RocksDB's choice when LZ4 is built in, as it always is in Shale).
     pub fn optimize_level_style_compaction(&mut self, memtable_memory_budget: usize) {
         self.write_buffer_size = memtable_memory_budget / 4;
+        self.min_write_buffer_number_to_merge = 2;
         self.max_write_buffer_number = 6;
         self.level0_file_num_compaction_trigger = 2;
         self.target_file_size_base = memtable_memory_budget as u64 / 8;
         self.max_bytes_for_level_base = memtable_memory_budget as u64;
+        self.set_compaction_style(crate::DBCompactionStyle::Level);
+        self.compression_per_level = (0..self.num_levels.max(0))
+            .map(|i| if i < 2 { DBCompressionType::None } else { DBCompressionType::Lz4 })
+            .collect();
     }
 
     /// The `compression_opts` Shale's codecs honour: zlib's window bits and strategy, and
     /// dictionaries with zlib, are not built (its pure-Rust deflate has no such settings).
     /// LZ4 and LZ4HC take RocksDB 11.8's unified levels (`shale_base::compression`).
+    /// Checked for every codec a table may get: `compression`, `compression_per_level`'s and
+    /// `bottommost_compression` (with `bottommost_compression_opts` when enabled).
     fn check_compression_opts(&self) -> Result<()> {
-        let co = &self.compression_opts;
-        let refuse = |what: &str| {
-            Err(Error::not_supported(format!(
-                "option compression_opts.{what} with compression {:?} is not supported by Shale",
-                self.compression
-            )))
+        let zlib = DBCompressionType::Zlib;
+        let uses_zlib = self.compression == zlib || self.compression_per_level.contains(&zlib);
+        let bottom_zlib = self.bottommost_compression == Some(zlib);
+        let check = |co: &crate::table::builder::CompressionOpts, field: &str| -> Result<()> {
+            let refuse = |what: &str| {
+                Err(Error::not_supported(format!(
+                    "option {field}.{what} with compression kZlibCompression is not supported by Shale"
+                )))
+            };
+            if co.window_bits != -14 {
+                refuse("window_bits")
+            } else if co.strategy != 0 {
+                refuse("strategy")
+            } else if co.max_dict_bytes > 0 {
+                refuse("max_dict_bytes")
+            } else {
+                Ok(())
+            }
         };
-        match self.compression {
-            DBCompressionType::Zlib if co.window_bits != -14 => refuse("window_bits"),
-            DBCompressionType::Zlib if co.strategy != 0 => refuse("strategy"),
-            DBCompressionType::Zlib if co.max_dict_bytes > 0 => refuse("max_dict_bytes"),
-            _ => Ok(()),
+        if uses_zlib || (bottom_zlib && !self.bottommost_compression_opts_enabled) {
+            check(&self.compression_opts, "compression_opts")?;
         }
+        if bottom_zlib && self.bottommost_compression_opts_enabled {
+            check(&self.bottommost_compression_opts, "bottommost_compression_opts")?;
+        }
+        Ok(())
+    }
+
+    /// RocksDB's `GetCompressionFlush`: what a flush writes with. Universal compaction with
+    /// `compression_size_percent` >= 0 flushes uncompressed; else `compression_per_level[0]`
+    /// when per-level codecs are set, `compression` otherwise.
+    pub(crate) fn flush_compression(&self) -> DBCompressionType {
+        if self.compaction_style == crate::DBCompactionStyle::Universal
+            && self.universal.compression_size_percent >= 0
+        {
+            return DBCompressionType::None;
+        }
+        self.compression_per_level.first().copied().unwrap_or(self.compression)
     }
 
     /// `level_compaction_dynamic_level_bytes` as RocksDB sanitizes it: only the level style
@@ -1200,8 +1257,10 @@ impl Options {
     /// The size target of `level` (level >= 1).
     pub(crate) fn max_bytes_for_level(&self, level: usize) -> u64 {
         let mut size = self.max_bytes_for_level_base.max(1) as f64;
-        for _ in 1..level.max(1) {
-            size *= self.max_bytes_for_level_multiplier;
+        for l in 1..level.max(1) {
+            // RocksDB's MaxBytesMultiplerAdditional(l): 1 past the list's end.
+            let extra = self.max_bytes_for_level_multiplier_additional.get(l).copied().unwrap_or(1);
+            size *= self.max_bytes_for_level_multiplier * f64::from(extra);
         }
         size as u64
     }
@@ -1382,6 +1441,43 @@ mod tests {
         assert_eq!(o.max_bytes_for_level(1), 256 << 20);
         assert_eq!(o.max_bytes_for_level(3), 25600 << 20);
         assert_eq!(o.comparator.name(), "leveldb.BytewiseComparator");
+        assert!(o.check_supported().is_ok());
+    }
+
+    /// RocksDB's static level targets with `max_bytes_for_level_multiplier_additional`: level
+    /// L >= 2 multiplies level L-1's by the multiplier and entry L-1 (1 past the end).
+    #[test]
+    fn multiplier_additional_scales_level_targets() {
+        let mut o = Options::default();
+        o.set_level_compaction_dynamic_level_bytes(false);
+        o.set_max_bytes_for_level_base(1000);
+        o.set_max_bytes_for_level_multiplier(10.0);
+        o.set_max_bytes_for_level_multiplier_additional(&[1, 1, 3, 2]);
+        assert_eq!(o.max_bytes_for_level(1), 1000);
+        assert_eq!(o.max_bytes_for_level(2), 10_000);
+        assert_eq!(o.max_bytes_for_level(3), 300_000);
+        assert_eq!(o.max_bytes_for_level(4), 6_000_000);
+        assert_eq!(o.max_bytes_for_level(5), 60_000_000, "past the list: 1");
+        assert!(o.check_supported().is_ok());
+        // The picker's targets are these.
+        let v =
+            crate::version::Version::empty(crate::key::bytewise_internal_comparator(), o.num_levels as usize);
+        let t = crate::compaction::picker::level_targets(&v, &o);
+        assert_eq!(&t.max_bytes[1..5], &[1000, 10_000, 300_000, 6_000_000]);
+    }
+
+    #[test]
+    fn optimize_level_style_compaction_is_rocksdbs() {
+        let mut o = Options::default();
+        o.optimize_level_style_compaction(512 << 20);
+        assert_eq!(o.write_buffer_size, 128 << 20);
+        assert_eq!(o.min_write_buffer_number_to_merge, 2);
+        assert_eq!(o.max_write_buffer_number, 6);
+        assert_eq!(o.level0_file_num_compaction_trigger, 2);
+        assert_eq!((o.target_file_size_base, o.max_bytes_for_level_base), (64 << 20, 512 << 20));
+        use DBCompressionType::{Lz4, None as No};
+        assert_eq!(o.compression_per_level, [No, No, Lz4, Lz4, Lz4, Lz4, Lz4]);
+        assert_eq!(o.flush_compression(), No);
         assert!(o.check_supported().is_ok());
     }
 

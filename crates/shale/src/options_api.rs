@@ -1029,17 +1029,21 @@ impl Options {
         }
     }
 
-    /// Not built in Shale: recorded, and `open` refuses it with NotSupported.
+    /// RocksDB's `bottommost_compression`: the codec of tables compacted into the bottommost
+    /// level (the last non-empty level, or deeper), whatever `compression` and
+    /// `compression_per_level` say (`compaction/picker.rs::output_compression`).
     pub fn set_bottommost_compression_type(&mut self, t: DBCompressionType) {
-        let _ = t;
-        self.unsupported.push("bottommost_compression");
+        self.bottommost_compression = Some(t);
     }
 
-    /// Per-level codecs are not built in Shale: a non-empty list is recorded and `open` refuses
-    /// it with NotSupported; an empty one (RocksDB's default) leaves every level to `compression`.
+    /// RocksDB's `compression_per_level`: the codec of the tables written to each level.
+    /// Flushes use the first; a compaction into level L uses entry 0 for level 0, else
+    /// `L - base_level + 1` (base level: where level 0 compacts to; 1 under universal
+    /// compaction), the last entry for the levels past the end; `bottommost_compression`
+    /// wins on the bottommost level. Empty: `compression` everywhere. Each table records its
+    /// codec in `rocksdb.compression_name`.
     pub fn set_compression_per_level(&mut self, level_types: &[DBCompressionType]) {
-        // An empty list is RocksDB's default: every level uses `compression`.
-        self.unsupported_if(!level_types.is_empty(), "compression_per_level");
+        self.compression_per_level = level_types.to_vec();
     }
 
     /// RocksDB's `compression_opts`: the codec level (32767: its default; ZSTD and zlib),
@@ -1061,8 +1065,9 @@ impl Options {
         co.max_dict_bytes = max_dict_bytes.max(0) as u32;
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`!enabled`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `bottommost_compression_opts`.
+    /// RocksDB's `bottommost_compression_opts` (through its C API's setter): with `enabled`,
+    /// tables compacted into the bottommost level (the last non-empty one, or deeper) take
+    /// these options instead of `compression_opts`.
     pub fn set_bottommost_compression_options(
         &mut self,
         window_bits: i32,
@@ -1071,8 +1076,12 @@ impl Options {
         max_dict_bytes: i32,
         enabled: bool,
     ) {
-        let _ = (window_bits, level, strategy, max_dict_bytes);
-        self.unsupported_if(enabled, "bottommost_compression_opts");
+        let b = &mut self.bottommost_compression_opts;
+        b.window_bits = window_bits;
+        b.level = level;
+        b.strategy = strategy;
+        b.max_dict_bytes = max_dict_bytes.max(0) as u32;
+        self.bottommost_compression_opts_enabled = enabled;
     }
 
     /// With ZSTD and `max_dict_bytes > 0`: up to this many bytes of samples train the
@@ -1082,10 +1091,11 @@ impl Options {
         self.compression_opts.zstd_max_train_bytes = value.max(0) as u32;
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`!enabled || value == 0`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `bottommost_compression_opts.zstd_max_train_bytes`.
+    /// `bottommost_compression_opts.zstd_max_train_bytes` and its `enabled`, as RocksDB's C
+    /// API sets them: ZSTD dictionary training for the bottommost level's tables.
     pub fn set_bottommost_zstd_max_train_bytes(&mut self, value: i32, enabled: bool) {
-        self.accept_only(!enabled || value == 0, "bottommost_compression_opts.zstd_max_train_bytes");
+        self.bottommost_compression_opts.zstd_max_train_bytes = value.max(0) as u32;
+        self.bottommost_compression_opts_enabled = enabled;
     }
 
     /// RocksDB's `compaction_readahead_size` (11.8.1's default 2 MiB), recorded in the
@@ -1123,10 +1133,12 @@ impl Options {
         self.unsupported.push("optimize_for_point_lookup (hash index, issue 15)");
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`!optimize_for_hits`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `optimize_filters_for_hits`.
+    /// RocksDB's `optimize_filters_for_hits`: tables a compaction writes to the bottommost
+    /// level (no deeper level holds keys of its range) get no filter, as RocksDB's table
+    /// builder with `is_bottommost` skips it: a lookup that reaches the last level is
+    /// expected to find its key there. Flushes and other levels keep their filters.
     pub fn set_optimize_filters_for_hits(&mut self, optimize_for_hits: bool) {
-        self.accept_only(!optimize_for_hits, "optimize_filters_for_hits");
+        self.optimize_filters_for_hits = optimize_for_hits;
     }
 
     /// Accepted: obsolete files are deleted as soon as nothing uses them, which every period allows.
@@ -1252,10 +1264,23 @@ impl Options {
         self.set_min_write_buffer_number_to_merge(nbuf);
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`matches!(pri, CompactionPri::MinOverlappingRatio)`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `compaction_pri`.
+    /// RocksDB's `compaction_pri`: the order in which a level compaction tries a level's
+    /// files (`compaction/picker.rs::pick_level`): kMinOverlappingRatio (the default),
+    /// kOldestLargestSeqFirst, kOldestSmallestSeqFirst (by the files' largest / smallest
+    /// sequence numbers, oldest first). kByCompensatedSize and kRoundRobin are not built
+    /// (they need per-file deletion counts and MANIFEST compaction cursors): recorded, and
+    /// `open` refuses them with NotSupported naming `compaction_pri`.
     pub fn set_compaction_pri(&mut self, pri: CompactionPri) {
-        self.accept_only(matches!(pri, CompactionPri::MinOverlappingRatio), "compaction_pri");
+        self.compaction_pri = pri;
+        self.accept_only(
+            matches!(
+                pri,
+                CompactionPri::MinOverlappingRatio
+                    | CompactionPri::OldestLargestSeqFirst
+                    | CompactionPri::OldestSmallestSeqFirst
+            ),
+            "compaction_pri",
+        );
     }
 
     /// Level (the default, `compaction/picker.rs`), universal (`compaction/universal.rs`) or
@@ -1344,13 +1369,12 @@ impl Options {
         let _ = num;
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`level_values.iter().all(`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `max_bytes_for_level_multiplier_additional`.
+    /// RocksDB's `max_bytes_for_level_multiplier_additional`: without dynamic level bytes,
+    /// level L's target (L >= 2) is level L-1's times `max_bytes_for_level_multiplier` times
+    /// entry L-1 of this list (1 past its end), as RocksDB's `CalculateBaseBytes`; the
+    /// picker's level scores follow (`Options::max_bytes_for_level`).
     pub fn set_max_bytes_for_level_multiplier_additional(&mut self, level_values: &[i32]) {
-        self.unsupported_if(
-            !level_values.iter().all(|v| *v == 1),
-            "max_bytes_for_level_multiplier_additional",
-        );
+        self.max_bytes_for_level_multiplier_additional = level_values.to_vec();
     }
 
     /// Shale behaves as RocksDB with this option at its default (`size == 0`); any other
@@ -1425,10 +1449,16 @@ impl Options {
         });
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`lvl <= 0`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `min_level_to_compress`.
+    /// As RocksDB's C API `rocksdb_options_set_min_level_to_compress`: for `lvl >= 0`,
+    /// `compression_per_level` becomes `num_levels` entries, none below `lvl` and the current
+    /// `compression` from `lvl` on (so set `compression` and `num_levels` first).
     pub fn set_min_level_to_compress(&mut self, lvl: i32) {
-        self.accept_only(lvl <= 0, "min_level_to_compress");
+        if lvl >= 0 {
+            let c = self.compression;
+            self.compression_per_level = (0..self.num_levels.max(0))
+                .map(|i| if i < lvl { DBCompressionType::None } else { c })
+                .collect();
+        }
     }
 
     /// Flush and compaction lines in LOG carry the time spent writing their tables.

@@ -192,6 +192,13 @@ pub(crate) mod enum_names {
         ("kFlushedAndSimilar", BlockBasedTablePinningTier::FlushAndSimilar),
         ("kAll", BlockBasedTablePinningTier::All),
     ];
+    pub const COMPACTION_PRI: &[(&str, crate::CompactionPri)] = &[
+        ("kByCompensatedSize", crate::CompactionPri::ByCompensatedSize),
+        ("kOldestLargestSeqFirst", crate::CompactionPri::OldestLargestSeqFirst),
+        ("kOldestSmallestSeqFirst", crate::CompactionPri::OldestSmallestSeqFirst),
+        ("kMinOverlappingRatio", crate::CompactionPri::MinOverlappingRatio),
+        ("kRoundRobin", crate::CompactionPri::RoundRobin),
+    ];
     pub const INFO_LOG_LEVEL: &[(&str, LogLevel)] = &[
         ("DEBUG_LEVEL", LogLevel::Debug),
         ("INFO_LEVEL", LogLevel::Info),
@@ -231,6 +238,23 @@ fn not_built(name: &str, field: &str) -> Error {
     Error::not_supported(format!(
         "set_options: option {name}.{field} other than its default is not built by Shale"
     ))
+}
+
+/// A `CompressionOptions` value as RocksDB 11.8.1 writes it: its fields in its order, those
+/// Shale lacks at their defaults.
+fn compression_opts_text(z: &crate::table::builder::CompressionOpts, enabled: bool) -> String {
+    format!(
+        "{{checksum=false;max_dict_buffer_bytes={};enabled={enabled};max_dict_bytes={};\
+         max_compressed_bytes_per_kb=896;parallel_threads=1;zstd_max_train_bytes={};level={};\
+         use_zstd_dict_trainer={};strategy={};window_bits={};}}",
+        z.max_dict_buffer_bytes,
+        z.max_dict_bytes,
+        z.zstd_max_train_bytes,
+        z.level,
+        z.use_zstd_dict_trainer,
+        z.strategy,
+        z.window_bits
+    )
 }
 
 fn double(v: f64) -> String {
@@ -1168,17 +1192,68 @@ pub(crate) static ROWS: &[OptionRow] = &[
             Ok(true)
         }),
     ),
-    // kDisableCompressionOption: bottommost levels use `compression`.
+    // Colon-separated codecs, as RocksDB writes a vector option (not written when empty).
+    opt(
+        "compression_per_level",
+        Cf,
+        Str,
+        Yes,
+        Some(|c| c.compression_per_level.iter().map(|&x| compression_name(x)).collect::<Vec<_>>().join(":")),
+        Some(|o, n, v| {
+            o.compression_per_level =
+                v.split(':').filter(|x| !x.is_empty()).map(|x| compression(n, x)).collect::<Result<_>>()?;
+            Ok(true)
+        }),
+    ),
+    // kDisableCompressionOption: the bottommost level uses what the other levels do.
     opt(
         "bottommost_compression",
         Cf,
         Enum,
-        NotBuilt,
-        None,
+        Yes,
+        Some(|c| c.bottommost_compression.map_or("kDisableCompressionOption", compression_name).to_string()),
         Some(|o, n, v| {
-            if v != "kDisableCompressionOption" {
-                o.set_bottommost_compression_type(compression(n, v)?);
+            o.bottommost_compression = match v {
+                "kDisableCompressionOption" => None,
+                _ => Some(compression(n, v)?),
+            };
+            Ok(true)
+        }),
+    ),
+    opt(
+        "bottommost_compression_opts",
+        Cf,
+        Struct,
+        Yes,
+        Some(|c| {
+            compression_opts_text(&c.bottommost_compression_opts, c.bottommost_compression_opts_enabled)
+        }),
+        Some(|o, name, v| {
+            let mut b = o.bottommost_compression_opts.clone();
+            let mut enabled = o.bottommost_compression_opts_enabled;
+            for (k, x) in struct_fields(name, v)? {
+                match k {
+                    "window_bits" => b.window_bits = number(k, x)?,
+                    "level" => b.level = number(k, x)?,
+                    "strategy" => b.strategy = number(k, x)?,
+                    "max_dict_bytes" => b.max_dict_bytes = number(k, x)?,
+                    "zstd_max_train_bytes" => b.zstd_max_train_bytes = number(k, x)?,
+                    "max_dict_buffer_bytes" => b.max_dict_buffer_bytes = number(k, x)?,
+                    "use_zstd_dict_trainer" => b.use_zstd_dict_trainer = boolean(k, x)?,
+                    "enabled" => enabled = boolean(k, x)?,
+                    "parallel_threads" => o.set_compression_options_parallel_threads(number(k, x)?),
+                    "checksum" if !boolean(k, x)? => {}
+                    "max_compressed_bytes_per_kb" if number::<u32>(k, x)? == 896 => {}
+                    "checksum" | "max_compressed_bytes_per_kb" => {
+                        return Err(Error::not_supported(format!(
+                            "load_latest: option {name}.{k}={x} is not supported by Shale"
+                        )))
+                    }
+                    _ => return Err(Error::invalid_argument(format!("Unrecognized option {name}.{k}"))),
+                }
             }
+            o.bottommost_compression_opts = b;
+            o.bottommost_compression_opts_enabled = enabled;
             Ok(true)
         }),
     ),
@@ -1188,21 +1263,7 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Cf,
         Struct,
         NotBuilt,
-        Some(|c| {
-            let z = &c.compression_opts;
-            format!(
-                "{{checksum=false;max_dict_buffer_bytes={};enabled=false;max_dict_bytes={};\
-                 max_compressed_bytes_per_kb=896;parallel_threads=1;zstd_max_train_bytes={};level={};\
-                 use_zstd_dict_trainer={};strategy={};window_bits={};}}",
-                z.max_dict_buffer_bytes,
-                z.max_dict_bytes,
-                z.zstd_max_train_bytes,
-                z.level,
-                z.use_zstd_dict_trainer,
-                z.strategy,
-                z.window_bits
-            )
-        }),
+        Some(|c| compression_opts_text(&c.compression_opts, false)),
         Some(|o, name, v| {
             let (mut window_bits, mut level, mut strategy, mut max_dict) = (-14, 32767, 0, 0);
             for (k, x) in struct_fields(name, v)? {
@@ -1533,6 +1594,44 @@ pub(crate) static ROWS: &[OptionRow] = &[
             Ok(true)
         }),
     ),
+    // The orders Shale builds; another is accepted at RocksDB's default only (`options_load.rs`).
+    opt(
+        "compaction_pri",
+        Cf,
+        Enum,
+        No,
+        Some(|c| name_of(enum_names::COMPACTION_PRI, c.compaction_pri).to_string()),
+        Some(|o, _, v| match value_of(enum_names::COMPACTION_PRI, v) {
+            Some(
+                p @ (crate::CompactionPri::MinOverlappingRatio
+                | crate::CompactionPri::OldestLargestSeqFirst
+                | crate::CompactionPri::OldestSmallestSeqFirst),
+            ) => {
+                o.set_compaction_pri(p);
+                Ok(true)
+            }
+            _ => Ok(false),
+        }),
+    ),
+    // Colon-separated, RocksDB's vector text.
+    opt(
+        "max_bytes_for_level_multiplier_additional",
+        Cf,
+        Str,
+        Yes,
+        Some(|c| {
+            c.max_bytes_for_level_multiplier_additional
+                .iter()
+                .map(i32::to_string)
+                .collect::<Vec<_>>()
+                .join(":")
+        }),
+        Some(|o, n, v| {
+            o.max_bytes_for_level_multiplier_additional =
+                v.split(':').filter(|x| !x.is_empty()).map(|x| number(n, x)).collect::<Result<_>>()?;
+            Ok(true)
+        }),
+    ),
     opt(
         "inplace_update_support",
         Cf,
@@ -1582,7 +1681,7 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Cf,
         Bool,
         No,
-        None,
+        Some(|c| c.optimize_filters_for_hits.to_string()),
         Some(|o, n, v| {
             o.set_optimize_filters_for_hits(boolean(n, v)?);
             Ok(true)

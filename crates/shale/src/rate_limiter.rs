@@ -13,7 +13,9 @@
 //!   within `[rate / 20, rate]`: down 5% when under half of the periods ran dry, to the floor
 //!   when none did, up 5% when over 90% did.
 
-use std::sync::{Condvar, Mutex};
+// Token bookkeeping only under the lock, nothing that can panic: parking_lot locks, which
+// have no poisoned state (`db/halt.rs`).
+use parking_lot::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// Which writes a request is for (RocksDB's `Env::IOPriority`).
@@ -106,8 +108,8 @@ impl RateLimiter {
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> parking_lot::MutexGuard<'_, State> {
+        self.state.lock()
     }
 
     /// The rate in force (auto-tuning moves it).
@@ -205,10 +207,7 @@ impl RateLimiter {
             }
             let wait =
                 st.next_refill.saturating_duration_since(Instant::now()).max(Duration::from_micros(50));
-            st = match self.cv.wait_timeout(st, wait) {
-                Ok((g, _)) => g,
-                Err(e) => e.into_inner().0,
-            };
+            self.cv.wait_for(&mut st, wait);
         }
         if waited {
             st.waiting[p] -= 1;

@@ -121,13 +121,22 @@ impl<'a> SstFileWriter<'a> {
         let mut s = Vec::new();
         put_fixed64(&mut s, 0);
         builder.set_user_property(EXTERNAL_SST_GLOBAL_SEQNO, s);
-        *self.open.lock().unwrap_or_else(|p| p.into_inner()) =
-            Some(Open { path, builder, icmp, last_user_key: None, entries: 0 });
+        *self.lock_open()? = Some(Open { path, builder, icmp, last_user_key: None, entries: 0 });
         Ok(())
     }
 
+    /// The open file's state. A panic in an earlier call (a user's comparator, under this
+    /// lock) left it half changed: the writer refuses every later call.
+    fn lock_open(&self) -> Result<std::sync::MutexGuard<'_, Option<Open>>> {
+        self.open.lock().map_err(|_| {
+            Error::corruption(
+                "SstFileWriter: an earlier call panicked while writing the file; the writer is unusable",
+            )
+        })
+    }
+
     fn with_open<R>(&self, f: impl FnOnce(&mut Open) -> Result<R>) -> Result<R> {
-        let mut g = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        let mut g = self.lock_open()?;
         let o = g.as_mut().ok_or_else(not_open)?;
         f(o)
     }
@@ -172,7 +181,7 @@ impl<'a> SstFileWriter<'a> {
 
     /// Completes the file (synced). A file with no entry is refused, as RocksDB does.
     pub fn finish(&mut self) -> Result<()> {
-        let open = self.open.lock().unwrap_or_else(|p| p.into_inner()).take().ok_or_else(not_open)?;
+        let open = self.lock_open()?.take().ok_or_else(not_open)?;
         if open.entries == 0 {
             let fs = self.opts.fs.clone().unwrap_or_else(crate::fs::default_fs);
             let _ = fs.remove_file(&open.path);

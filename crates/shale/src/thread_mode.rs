@@ -6,7 +6,11 @@
 
 use std::collections::BTreeMap;
 use std::marker::PhantomData;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
+
+// The map of open families: inserts, removals and lookups, nothing that can panic, so a
+// parking_lot lock (no poisoned state; `db/halt.rs`).
+use parking_lot::RwLock;
 
 use crate::cf_ref::AsColumnFamilyRef;
 use crate::db::{
@@ -68,12 +72,12 @@ impl ThreadMode for SingleThreaded {
 }
 
 impl MultiThreaded {
-    fn map(&self) -> std::sync::RwLockReadGuard<'_, BTreeMap<String, ColumnFamily>> {
-        self.cfs.read().unwrap_or_else(|p| p.into_inner())
+    fn map(&self) -> parking_lot::RwLockReadGuard<'_, BTreeMap<String, ColumnFamily>> {
+        self.cfs.read()
     }
 
-    fn map_mut(&self) -> std::sync::RwLockWriteGuard<'_, BTreeMap<String, ColumnFamily>> {
-        self.cfs.write().unwrap_or_else(|p| p.into_inner())
+    fn map_mut(&self) -> parking_lot::RwLockWriteGuard<'_, BTreeMap<String, ColumnFamily>> {
+        self.cfs.write()
     }
 }
 

@@ -111,14 +111,15 @@ fn a_leveled_family_switched_to_fifo_loses_its_last_level_first() {
 fn ttl_deletes_expired_tables() {
     let dir = tempfile::tempdir().unwrap();
     let mut o = fifo_options(1 << 30);
-    // Ages are whole seconds (a table expires once now - its time > ttl): after 4.5 s the two
-    // first tables are past a ttl of 3 s whatever the rounding, and the third stays young
-    // unless more than 3 s pass between its flush and the pick (a margin for a loaded machine).
-    o.set_ttl(3);
+    // Ages are whole seconds (a table expires once now - its time > ttl): after 6.5 s the two
+    // first tables are past a ttl of 5 s whatever the rounding, and the third stays young
+    // unless more than 5 s pass between its flush and the pick (a margin for a loaded
+    // machine: two test suites at once on 2 cores).
+    o.set_ttl(5);
     let db = DB::open(&o, dir.path()).unwrap();
     write_table(&db, 0);
     write_table(&db, 1);
-    std::thread::sleep(std::time::Duration::from_millis(4500));
+    std::thread::sleep(std::time::Duration::from_millis(6500));
     write_table(&db, 2);
     // compact_range runs FIFO's pick: the two tables older than 3 s go, the new one stays.
     db.compact_range::<&[u8], &[u8]>(None, None);

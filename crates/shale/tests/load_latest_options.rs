@@ -122,7 +122,7 @@ fn options_shale_does_not_build_are_refused_unless_default_and_unknown_ones_foll
     load(false).unwrap();
 
     // Another value is NotSupported naming it.
-    for (name, value) in [("compaction_pri", "kByCompensatedSize"), ("bottommost_compression", "kZSTD")] {
+    for (name, value) in [("compaction_pri", "kByCompensatedSize"), ("inplace_update_support", "true")] {
         let mut f = file.clone();
         f.cfs[1].options.retain(|(k, _)| k != name);
         f.cfs[1].options.push((name.into(), value.into()));

@@ -143,15 +143,16 @@ fn fifo_counts_its_deletions_by_size_and_by_ttl() {
     assert_eq!(o.get_ticker_count(Ticker::FifoTtlCompactions), 0);
     drop(db);
 
-    // By TTL: a table older than two seconds goes when the next flush looks. (Ages are whole
-    // seconds, expired once now - time > ttl: 3.1 s makes the old table expired whatever the
-    // rounding, and the new one stays young unless more than 2 s pass before a later pick,
-    // which would count a second TTL compaction.)
+    // By TTL: a table older than five seconds goes when the next flush looks. (Ages are whole
+    // seconds, expired once now - time > ttl: 6.1 s makes the old table expired whatever the
+    // rounding, and the new one stays young unless more than 5 s pass before a later pick,
+    // which would count a second TTL compaction: a margin for a loaded machine, where 2 s
+    // was not enough.)
     let tmp = tempfile::tempdir().unwrap();
-    let o = fifo(1 << 30, 2);
+    let o = fifo(1 << 30, 5);
     let db = DB::open(&o, tmp.path()).unwrap();
     fill(&db, "old-", 100);
-    std::thread::sleep(std::time::Duration::from_millis(3100));
+    std::thread::sleep(std::time::Duration::from_millis(6100));
     fill(&db, "new-", 100);
     db.wait_for_compact(&WaitForCompactOptions::default()).unwrap();
     assert_eq!(o.get_ticker_count(Ticker::FifoTtlCompactions), 1);

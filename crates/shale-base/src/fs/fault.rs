@@ -351,6 +351,9 @@ impl WritableFile for FaultWritableFile {
     }
 
     fn sync(&mut self) -> Result<()> {
+        super::db_mutex_check::assert_not_held(std::path::Path::new(
+            "a file of the fault-injecting file system",
+        ));
         self.h.check(Some(OpKind::Sync))?;
         self.inner.sync()?;
         let mut s = lock(&self.state);
@@ -517,6 +520,7 @@ impl FileSystem for FaultInjectionFs {
     }
 
     fn sync_dir(&self, dir: &Path) -> Result<()> {
+        super::db_mutex_check::assert_not_held(dir);
         let s = &self.shared;
         s.check(OpKind::DirSync, dir)?;
         s.base.sync_dir(dir)?;

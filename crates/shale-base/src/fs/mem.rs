@@ -85,6 +85,7 @@ impl WritableFile for MemWritableFile {
     }
 
     fn sync(&mut self) -> Result<()> {
+        super::db_mutex_check::assert_not_held(std::path::Path::new("a file of the in-memory file system"));
         Ok(())
     }
 

@@ -10,6 +10,47 @@ mod fault;
 mod mem;
 mod posix;
 
+/// Debug builds: whether this thread holds a database's DB mutex, so that the file system
+/// layer's syncs can check that no file is fsynced under it (nothing under the DB mutex may
+/// wait on file I/O). The engine counts its DB mutex acquisitions and releases here; in
+/// release builds all of it is empty.
+pub mod db_mutex_check {
+    #[cfg(debug_assertions)]
+    thread_local! {
+        static HELD: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+    }
+
+    /// This thread took the DB mutex.
+    #[inline]
+    pub fn enter() {
+        #[cfg(debug_assertions)]
+        HELD.with(|h| h.set(h.get() + 1));
+    }
+
+    /// This thread released the DB mutex.
+    #[inline]
+    pub fn exit() {
+        #[cfg(debug_assertions)]
+        HELD.with(|h| h.set(h.get().saturating_sub(1)));
+    }
+
+    /// Whether this thread holds the DB mutex (always false in release builds).
+    #[inline]
+    pub fn held() -> bool {
+        #[cfg(debug_assertions)]
+        return HELD.with(|h| h.get() > 0);
+        #[cfg(not(debug_assertions))]
+        false
+    }
+
+    /// Debug builds: panics (failing the test) if this thread holds the DB mutex while it
+    /// syncs `what`.
+    #[inline]
+    pub fn assert_not_held(what: &std::path::Path) {
+        debug_assert!(!held(), "{} synced while the DB mutex is held", what.display());
+    }
+}
+
 use std::path::Path;
 use std::sync::Arc;
 

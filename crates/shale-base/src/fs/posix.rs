@@ -180,6 +180,7 @@ impl WritableFile for PosixWritableFile {
     }
 
     fn sync(&mut self) -> Result<()> {
+        super::db_mutex_check::assert_not_held(&self.path);
         self.write_buffered()?;
         if self.use_fsync {
             self.file.sync_all().map_err(|e| Error::io(ctx("fsync", &self.path), e))
@@ -425,6 +426,7 @@ impl FileSystem for PosixFileSystem {
     }
 
     fn sync_dir(&self, dir: &Path) -> Result<()> {
+        super::db_mutex_check::assert_not_held(dir);
         let d = File::open(dir).map_err(|e| Error::io(ctx("open directory", dir), e))?;
         d.sync_all().map_err(|e| Error::io(ctx("fsync directory", dir), e))
     }

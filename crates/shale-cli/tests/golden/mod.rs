@@ -95,12 +95,23 @@ pub fn oracles() -> Vec<Oracle> {
         Oracle { name: "RocksDB 11.8.1", major: 11, ldb: bin.join("ldb"), sst_dump: bin.join("sst_dump") };
     match runs(&o11.ldb).and_then(|()| runs(&o11.sst_dump)) {
         Ok(()) => v.push(o11),
+        // `.ci/run` sets SHALE_REQUIRE_ROCKSDB_11 where the 11.8.1 build runs.
+        Err(e) if std::env::var_os("SHALE_REQUIRE_ROCKSDB_11").is_some() => {
+            panic!("SHALE_REQUIRE_ROCKSDB_11 is set but the RocksDB 11.8.1 oracle does not run: {e}")
+        }
         Err(e) => println!("skipping the RocksDB 11.8.1 oracle: {e}"),
     }
     let o7 =
         Oracle { name: "RocksDB 7.8.3 (Debian)", major: 7, ldb: "ldb".into(), sst_dump: "sst_dump".into() };
     match runs(&o7.ldb).and_then(|()| runs(&o7.sst_dump)) {
         Ok(()) => v.push(o7),
+        // Under CI (or SHALE_REQUIRE_ORACLE) a missing oracle fails (`shale_base::oracle`).
+        Err(e) if shale_base::oracle::required() => {
+            panic!(
+                "{} ({e})",
+                shale_base::oracle::missing_message("golden oracles", &["ldb".into(), "sst_dump".into()])
+            )
+        }
         Err(e) => println!("skipping the RocksDB 7.8.3 oracle (apt-get install rocksdb-tools): {e}"),
     }
     v

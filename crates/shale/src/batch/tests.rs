@@ -319,11 +319,7 @@ fn random_bytes_never_panic() {
 #[test]
 fn ldb_decodes_our_batches() {
     use crate::fs::WritableFile;
-    let ldb = std::path::Path::new("/usr/bin/ldb");
-    if !ldb.exists() {
-        eprintln!("skipping: /usr/bin/ldb not found");
-        return;
-    }
+    let Some(ldb) = shale_base::oracle::rocksdb_7_tool("ldb_decodes_our_batches", "ldb") else { return };
     struct File(std::fs::File, u64);
     impl WritableFile for File {
         fn append(&mut self, data: &[u8]) -> Result<()> {

@@ -57,6 +57,46 @@ pub struct CompactionPlan {
     pub reason: Option<&'static str>,
 }
 
+/// RocksDB's `GetCompressionType` and `GetCompressionOptions`: the codec and options of a
+/// compaction's outputs written to `level` (`enable`: false for universal's
+/// `compression_size_percent` outputs). The bottommost level (the last non-empty level of
+/// `v`, or deeper) takes `bottommost_compression` (and `bottommost_compression_opts` when
+/// enabled); else `compression_per_level` at `0` for level 0 and `level - base_level + 1`
+/// for the others (clamped to its ends); else `compression`. The base level is where level
+/// 0 compacts to under the level style, 1 otherwise (RocksDB's universal picker passes 1);
+/// FIFO compactions write with `compression` (RocksDB's FIFO picker).
+pub fn output_compression(
+    v: &Version,
+    opts: &Options,
+    level: usize,
+    enable: bool,
+) -> (crate::options::DBCompressionType, crate::table::builder::CompressionOpts) {
+    use crate::options::DBCompressionType;
+    if opts.compaction_style == DBCompactionStyle::Fifo {
+        return (opts.compression, opts.compression_opts.clone());
+    }
+    if !enable {
+        return (DBCompressionType::None, opts.compression_opts.clone());
+    }
+    let bottommost = level + 1 >= super::picker_ttl::num_non_empty_levels(v);
+    let copts = if bottommost && opts.bottommost_compression_opts_enabled {
+        opts.bottommost_compression_opts.clone()
+    } else {
+        opts.compression_opts.clone()
+    };
+    if let (Some(c), true) = (opts.bottommost_compression, bottommost) {
+        return (c, copts);
+    }
+    let per_level = &opts.compression_per_level;
+    if per_level.is_empty() {
+        return (opts.compression, copts);
+    }
+    let base =
+        if opts.compaction_style == DBCompactionStyle::Level { level_targets(v, opts).base_level } else { 1 };
+    let idx = if level == 0 { 0 } else { (level as i64 - base as i64 + 1).max(0) as usize };
+    (per_level[idx.min(per_level.len() - 1)], copts)
+}
+
 impl CompactionPlan {
     /// One input file and nothing to merge with: the file can move down unchanged.
     pub fn is_trivial_move(&self) -> bool {
@@ -362,8 +402,21 @@ fn pick_level(v: &Version, opts: &Options, level: usize, busy: Busy<'_>) -> Opti
         let plan = plan_for(v, 0, base, inputs);
         return (!busy.conflicts(v, &plan)).then_some(plan);
     }
-    // RocksDB's LevelCompactionBuilder::PickFileToCompact over `files_by_compaction_pri_`.
-    let order = super::picker_ttl::min_overlapping_ratio_order(v, level, opts.sanitized_ttl(), unix_now());
+    // RocksDB's LevelCompactionBuilder::PickFileToCompact over `files_by_compaction_pri_`
+    // (VersionStorageInfo::UpdateFilesByCompactionPri's orders).
+    let order = match opts.compaction_pri {
+        crate::CompactionPri::OldestLargestSeqFirst => {
+            let mut f = v.files(level).to_vec();
+            f.sort_by_key(|f| f.largest_seqno);
+            f
+        }
+        crate::CompactionPri::OldestSmallestSeqFirst => {
+            let mut f = v.files(level).to_vec();
+            f.sort_by_key(|f| f.smallest_seqno);
+            f
+        }
+        _ => super::picker_ttl::min_overlapping_ratio_order(v, level, opts.sanitized_ttl(), unix_now()),
+    };
     order.into_iter().find_map(|f| {
         if busy.file(f.number) {
             return None;
@@ -616,6 +669,37 @@ mod tests {
         let p = pick(&v, &opts, Busy { files: Some(&busy_files), running: &[] }).unwrap();
         assert_eq!(p.inputs[0].number, 3);
         assert_eq!((p.inputs.len(), p.next_inputs.len()), (1, 1));
+    }
+
+    /// kOldestLargestSeqFirst / kOldestSmallestSeqFirst try the level's files by their
+    /// largest / smallest sequence number, oldest first, whatever they overlap below.
+    #[test]
+    fn compaction_pri_orders() {
+        let mut opts = Options::default();
+        opts.set_max_bytes_for_level_base(150);
+        opts.set_ttl(0);
+        let seqs = |n: u64, lo: &str, hi: &str, small: u64, large: u64| {
+            let mut f = (*file(n, lo, hi, 100)).clone();
+            f.smallest_seqno = small;
+            f.largest_seqno = large;
+            Arc::new(f)
+        };
+        // File 3 overlaps nothing below (kMinOverlappingRatio's choice); file 4 holds the
+        // oldest data by its largest seqno, file 5 by its smallest.
+        let v = version(vec![
+            (1, seqs(3, "a", "b", 50, 60)),
+            (1, seqs(4, "m", "n", 30, 40)),
+            (1, seqs(5, "p", "q", 10, 70)),
+            (2, file(7, "m", "z", 10)),
+        ]);
+        assert_eq!(pick(&v, &opts, Busy::default()).unwrap().inputs[0].number, 3);
+        opts.set_compaction_pri(crate::CompactionPri::OldestLargestSeqFirst);
+        assert_eq!(pick(&v, &opts, Busy::default()).unwrap().inputs[0].number, 4);
+        opts.set_compaction_pri(crate::CompactionPri::OldestSmallestSeqFirst);
+        assert_eq!(pick(&v, &opts, Busy::default()).unwrap().inputs[0].number, 5);
+        assert!(opts.check_supported().is_ok());
+        opts.set_compaction_pri(crate::CompactionPri::RoundRobin);
+        assert!(opts.check_supported().is_err());
     }
 
     #[test]

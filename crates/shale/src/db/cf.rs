@@ -3,7 +3,12 @@
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
+use std::sync::{Arc, OnceLock, Weak};
+
+// These locks guard an Arc swapped or cloned, or a Vec pushed to: no code that can panic
+// runs under them, so they are parking_lot locks, which have no poisoned state
+// (`halt.rs`: a poisoned engine lock halts the database).
+use parking_lot::{Mutex, RwLock};
 
 use super::write_controller::StallCondition;
 use super::DbInner;
@@ -162,12 +167,12 @@ impl CfHandle {
 
     /// The family's `full_history_ts_low` (empty when none is set).
     pub fn full_history_ts_low(&self) -> Vec<u8> {
-        self.full_history_ts_low.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.full_history_ts_low.lock().clone()
     }
 
     /// Notes the memtables of a new SuperVersion, forgetting those no one holds any more.
     fn note_mems(&self, mem: &Arc<MemTable>, imm: &[Arc<MemTable>]) {
-        let mut live = self.live_mems.lock().unwrap_or_else(|p| p.into_inner());
+        let mut live = self.live_mems.lock();
         live.retain(|w| w.strong_count() > 0);
         for m in std::iter::once(mem).chain(imm.iter()) {
             if !live.iter().any(|w| std::ptr::eq(w.as_ptr(), Arc::as_ptr(m))) {
@@ -179,12 +184,12 @@ impl CfHandle {
     /// Bytes of every memtable of this family still alive: active, immutable, and flushed
     /// ones pinned by readers (`rocksdb.size-all-mem-tables`).
     pub fn all_mem_tables_size(&self) -> u64 {
-        let live = self.live_mems.lock().unwrap_or_else(|p| p.into_inner());
+        let live = self.live_mems.lock();
         live.iter().filter_map(Weak::upgrade).map(|m| m.approximate_memory_usage() as u64).sum()
     }
 
     pub fn super_version(&self) -> Arc<SuperVersion> {
-        self.super_version.read().unwrap_or_else(|p| p.into_inner()).clone()
+        self.super_version.read().clone()
     }
 
     /// Installs a new read view (DB mutex held by the caller, so numbers only grow).
@@ -192,7 +197,7 @@ impl CfHandle {
         let number = self.super_version_number.load(Ordering::Relaxed) + 1;
         self.note_mems(&mem, &imm);
         let sv = Arc::new(SuperVersion::new(number, mem, imm, current));
-        *self.super_version.write().unwrap_or_else(|p| p.into_inner()) = sv;
+        *self.super_version.write() = sv;
         self.super_version_number.store(number, Ordering::Release);
     }
 
@@ -367,7 +372,11 @@ pub(crate) fn create_cfs(inner: &Arc<DbInner>, new: &[(String, Options)]) -> Res
                 return Err(Error::invalid_argument(format!("Column family already exists: {name}")));
             }
         }
-        let wal_number = inner.wal.lock().map(|w| w.number).unwrap_or(0);
+        // The current WAL is the last alive one (read under the DB mutex, which never takes
+        // the WAL lock: `wal_sync.rs`).
+        let Some(&wal_number) = st.alive_wals.back() else {
+            return Err(Error::corruption("no current WAL in the WAL list"));
+        };
         let first_id = st.max_column_family + 1;
         let edits: Vec<VersionEdit> = new
             .iter()

@@ -68,7 +68,8 @@ impl DbInner {
         let trivial_move = plan.is_trivial_move()
             && plan.level != plan.output_level
             && !(manual && has_compaction_filter(cf))
-            && plan.inputs.first().is_some_and(|f| f.path_id == output_path_id);
+            && plan.inputs.first().is_some_and(|f| f.path_id == output_path_id)
+            && input_compression_matches_output(cf, plan);
         let mut edit = VersionEdit { column_family: cf.id, ..Default::default() };
         // RocksDB's job id; a compaction that rewrites files logs `compaction_started`
         // before it reads (`info_log.rs`).
@@ -102,7 +103,7 @@ impl DbInner {
             job_stats.bytes_moved = plan.inputs[0].file_size;
             edit.new_files.push((plan.output_level as u32, (*plan.inputs[0]).clone()));
         } else {
-            let snapshots = self.snapshot_list();
+            let snapshots = self.snapshot_list()?;
             // RocksDB's `Compaction::is_full_compaction`: every file of the family is an input.
             let is_full_compaction = st.cfs.get(&cf.id).is_some_and(|c| {
                 let total: usize = (0..c.current.num_levels()).map(|l| c.current.files(l).len()).sum();
@@ -126,7 +127,7 @@ impl DbInner {
                 .cfs
                 .get(&cf.id)
                 .map(|c| compaction_started_event(job, cf, plan, manual, &c.current, &snapshots));
-            let result = MutexGuard::unlocked(st, || -> Result<(job::JobResult, u64)> {
+            let result = super::unlocked(st, || -> Result<(job::JobResult, u64)> {
                 if let Some(w) = started_event {
                     this.info_log.event(w);
                 }
@@ -294,7 +295,7 @@ impl DbInner {
                     self.info_log.buffer_line(format_args!("[{}] compaction failed: {e}", cf.name));
                     // Its partial outputs are garbage now.
                     let created = created.into_inner();
-                    MutexGuard::unlocked(st, || {
+                    super::unlocked(st, || {
                         for n in &created {
                             let _ = self.fs.remove_file(&super::filename::table_file(
                                 cf.table_dir(&self.path, output_path_id),
@@ -479,8 +480,15 @@ impl DbInner {
             .filter_map(|e| e.table.properties().raw_u64(crate::table::properties::names::NEWEST_KEY_TIME))
             .max()
             .unwrap_or(0);
+        let (compression, compression_opts) = compaction_compression(cf, plan);
         move |n: u64| {
             let mut b = super::flush::builder_options(cf, n);
+            b.compression = compression.to_table();
+            b.compression_opts = compression_opts.clone();
+            // RocksDB's table builder skips the filter of a bottommost compaction's outputs.
+            if cf.opts.optimize_filters_for_hits && plan.bottommost {
+                b.filter_bits_per_key = None;
+            }
             b.target_file_size = cf.opts.target_file_size(plan.output_level);
             b.filter_level = super::flush::filter_level(cf, plan.output_level as i32);
             if let Some((_, pri)) = b.rate_limiter.as_mut() {
@@ -490,9 +498,6 @@ impl DbInner {
                 b.creation_time = b.creation_time.min(t);
             }
             b.newest_key_time = newest_key_time;
-            if plan.disable_compression {
-                b.compression = crate::table::compression::CompressionType::None;
-            }
             b
         }
     }
@@ -774,7 +779,11 @@ impl DbInner {
         plan: CompactionPlan,
     ) -> Result<()> {
         let running = self.start_compaction(st, cf.id, &plan);
-        let result = self.run_compaction_as(st, cf, &plan, true);
+        // A panic (a user's filter, merge operator or comparator, or a bug) halts the
+        // database (`halt.rs`) instead of unwinding into the caller with the plan running.
+        let result =
+            self.catch_job_panic("manual compaction", || self.run_compaction_as(st, cf, &plan, true));
+        self.note_halt(st);
         self.end_compaction(st, cf.id, plan, &running);
         if let Err(e) = result {
             if counts_as_bg_error(&e) {
@@ -925,13 +934,36 @@ struct FinishedCounts {
     blob_bytes: u64,
 }
 
-/// The compression the outputs of `plan` are written with (`builder_options` below).
-fn output_compression(cf: &CfHandle, plan: &CompactionPlan) -> &'static str {
-    if plan.disable_compression {
-        crate::table::compression::CompressionType::None.name()
-    } else {
-        cf.opts.compression.to_table().name()
+/// The codec and options the outputs of `plan` are written with, from the family's current
+/// version (`compaction/picker.rs::output_compression`).
+fn compaction_compression(
+    cf: &CfHandle,
+    plan: &CompactionPlan,
+) -> (crate::options::DBCompressionType, crate::table::builder::CompressionOpts) {
+    let sv = cf.super_version();
+    crate::compaction::picker::output_compression(
+        &sv.current,
+        &cf.opts,
+        plan.output_level,
+        !plan.disable_compression,
+    )
+}
+
+/// RocksDB's `Compaction::InputCompressionMatchesOutput`: a table moves to another level
+/// unchanged only when its level's codec is the output level's (per-level compression);
+/// universal compaction's trivial moves do not ask (RocksDB returns before the check).
+fn input_compression_matches_output(cf: &CfHandle, plan: &CompactionPlan) -> bool {
+    if cf.opts.compaction_style == crate::DBCompactionStyle::Universal {
+        return true;
     }
+    let sv = cf.super_version();
+    let input = crate::compaction::picker::output_compression(&sv.current, &cf.opts, plan.level, true).0;
+    input == compaction_compression(cf, plan).0
+}
+
+/// The name of the codec the outputs of `plan` are written with.
+fn output_compression(cf: &CfHandle, plan: &CompactionPlan) -> &'static str {
+    compaction_compression(cf, plan).0.to_table().name()
 }
 
 /// `compaction_started` (RocksDB's `CompactionJob::LogCompaction`) for `plan` on `cf`

@@ -35,7 +35,7 @@
 //! The OPTIONS file is then rewritten, as RocksDB does after each SetOptions.
 
 use std::sync::atomic::{AtomicPtr, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use super::cf::CfHandle;
 use super::DbInner;
@@ -46,21 +46,22 @@ use crate::options::Options;
 pub(crate) struct DynOptions {
     current: AtomicPtr<Options>,
     /// Every value ever published, so that `current`'s pointee outlives any reference.
-    kept: Mutex<Vec<Arc<Options>>>,
+    /// A parking_lot lock (a Vec pushed to; nothing under it can panic, `halt.rs`).
+    kept: parking_lot::Mutex<Vec<Arc<Options>>>,
 }
 
 impl DynOptions {
     pub fn new(opts: Options) -> DynOptions {
         let first = Arc::new(opts);
         let ptr = Arc::as_ptr(&first) as *mut Options;
-        DynOptions { current: AtomicPtr::new(ptr), kept: Mutex::new(vec![first]) }
+        DynOptions { current: AtomicPtr::new(ptr), kept: parking_lot::Mutex::new(vec![first]) }
     }
 
     /// Publishes `opts`; readers see it from their next read on.
     pub fn set(&self, opts: Options) {
         let next = Arc::new(opts);
         let ptr = Arc::as_ptr(&next) as *mut Options;
-        self.kept.lock().unwrap_or_else(|p| p.into_inner()).push(next);
+        self.kept.lock().push(next);
         self.current.store(ptr, Ordering::Release);
     }
 }
@@ -108,8 +109,6 @@ pub(crate) fn struct_fields<'a>(name: &str, v: &'a str) -> Result<Vec<(&'a str, 
 /// RocksDB's mutable column-family options Shale cannot change yet, besides the option
 /// table's rows marked so (`options_table.rs`).
 const MUTABLE_NOT_BUILT: &[&str] = &[
-    "max_bytes_for_level_multiplier_additional",
-    "bottommost_compression_opts",
     "sample_for_compression",
     "blob_file_starting_level",
     "prepopulate_blob_cache",
@@ -132,7 +131,6 @@ const MUTABLE_NOT_BUILT: &[&str] = &[
 /// Column-family options that exist but cannot change while the database is open, besides
 /// the option table's immutable rows.
 const NOT_CHANGEABLE: &[&str] = &[
-    "compaction_pri",
     "max_write_buffer_number_to_maintain",
     "force_consistency_checks",
     "persist_user_defined_timestamps",

@@ -198,6 +198,12 @@ impl ErrorHandler {
         true
     }
 
+    /// Records the halt error (`halt.rs`): unrecoverable, kept until the database closes.
+    /// True when it became the database's error.
+    pub(crate) fn set_halted(&mut self, e: Error, opts: &crate::options::Options) -> bool {
+        self.set(e, Severity::UnrecoverableError, opts)
+    }
+
     /// Forgets the error (recovery succeeded).
     fn clear(&mut self) {
         self.error = None;
@@ -363,7 +369,8 @@ impl DbInner {
                 }
                 cf.flush_running = true;
                 cf.force_flush = true;
-                let r = self.flush_cf(&mut st, id);
+                let r = self.catch_job_panic("flush", || self.flush_cf(&mut st, id));
+                self.note_halt(&mut st);
                 if let Some(cf) = st.cfs.get_mut(&id) {
                     cf.flush_running = false;
                 }

@@ -38,7 +38,9 @@ pub(crate) fn builder_options(cf: &CfHandle, orig_file_number: u64) -> TableBuil
     b.block_restart_interval = o.table.block_restart_interval;
     b.index_block_restart_interval = o.table.index_block_restart_interval;
     b.index_shortening = o.table.index_shortening;
-    b.compression = o.compression.to_table();
+    // A flush's codec (RocksDB's GetCompressionFlush); compactions choose their own
+    // (`compact.rs`, `compaction/picker.rs::output_compression`).
+    b.compression = o.flush_compression().to_table();
     b.compression_opts = o.compression_opts.clone();
     b.filter_bits_per_key = o.table.bloom_bits_per_key;
     b.filter_rounding = o.table.optimize_filters_for_memory.then(|| o.table.filter_rounding.clone());
@@ -331,8 +333,8 @@ impl DbInner {
             if threshold > 0.0 && !cf.force_flush && !self.opts.atomic_flush && !cf.imm.is_empty() {
                 let mems: Vec<Arc<MemTable>> = cf.imm.iter().map(|(m, _)| m.clone()).collect();
                 let handle = cf.handle.clone();
-                let snapshots = self.snapshot_list();
-                let purged = MutexGuard::unlocked(st, || {
+                let snapshots = self.snapshot_list()?;
+                let purged = super::unlocked(st, || {
                     super::mempurge::mempurge(
                         &handle,
                         &mems,
@@ -359,7 +361,7 @@ impl DbInner {
                             "[{}] Mempurge of {n} memtables into one of {bytes} bytes",
                             handle.name
                         ));
-                        MutexGuard::unlocked(st, || self.info_log.flush_buffered());
+                        super::unlocked(st, || self.info_log.flush_buffered());
                         self.done_cv.notify_all();
                         return Ok(());
                     }
@@ -375,7 +377,7 @@ impl DbInner {
             // memtables whose data lies below the WAL current then are taken (RocksDB's
             // SyncClosedWals and max_memtable_id; `wal_sync.rs`).
             let synced_below = if self.flush_syncs_closed_wals(st) {
-                match MutexGuard::unlocked(st, || self.sync_closed_wals()) {
+                match super::unlocked(st, || self.sync_closed_wals()) {
                     Ok(w) => {
                         self.take_synced_wal_additions(st);
                         Some(w)
@@ -399,8 +401,8 @@ impl DbInner {
             let Some((_, next_log)) = cf.imm.get(take.wrapping_sub(1)).cloned() else { return Ok(()) };
             let mems: Vec<Arc<MemTable>> = cf.imm[..take].iter().map(|(m, _)| m.clone()).collect();
             let handle = cf.handle.clone();
+            let snapshots = self.snapshot_list()?;
             let number = self.versions.new_output_number();
-            let snapshots = self.snapshot_list();
             // Build the table without the lock.
             let started = std::time::Instant::now();
             let cpu_started = super::internal_stats::thread_cpu_micros();
@@ -412,7 +414,7 @@ impl DbInner {
                 n
             };
             let job = self.info_log.new_job_id();
-            let result = MutexGuard::unlocked(st, || {
+            let result = super::unlocked(st, || {
                 // Made without the DB mutex: its data size reads every entry.
                 self.info_log.event(flush_started_event(job, &mems));
                 write_level0_table_of(
@@ -565,7 +567,7 @@ fn flush_finished_event(job: i32, handle: &CfHandle, cf: &super::cf::CfState) ->
     let mut w = super::info_log::JsonWriter::event();
     w.field("job", job)
         .field("event", "flush_finished")
-        .field("output_compression", handle.opts.compression.to_table().name());
+        .field("output_compression", handle.opts.flush_compression().to_table().name());
     w.array("lsm_state", super::info_log::lsm_state(&cf.current));
     let blobs = cf.current.blob_files();
     if let (Some(head), Some(tail)) = (blobs.keys().next(), blobs.keys().next_back()) {
@@ -660,7 +662,7 @@ impl DbInner {
             // The closed WALs are synced first; memtables switched meanwhile (backed by WALs
             // not synced) wait for the next group (RocksDB's AtomicFlushMemTablesToOutputFiles
             // with SyncClosedWals; `wal_sync.rs`).
-            let synced_below = match MutexGuard::unlocked(st, || self.sync_closed_wals()) {
+            let synced_below = match super::unlocked(st, || self.sync_closed_wals()) {
                 Ok(w) => {
                     self.take_synced_wal_additions(st);
                     w
@@ -711,10 +713,10 @@ impl DbInner {
 
     fn write_atomic_group(&self, st: &mut MutexGuard<'_, DbState>, group: &[GroupMember]) -> Result<()> {
         let mut numbers: Vec<(u64, std::path::PathBuf)> = Vec::new();
-        let snapshots = self.snapshot_list();
+        let snapshots = self.snapshot_list()?;
         // One job id for the group, as RocksDB's atomic flush gives its flush jobs.
         let job = self.info_log.new_job_id();
-        let written = MutexGuard::unlocked(st, || -> Result<Vec<Vec<FileMetaData>>> {
+        let written = super::unlocked(st, || -> Result<Vec<Vec<FileMetaData>>> {
             let mut out = Vec::with_capacity(group.len());
             for (handle, mems, _) in group.iter() {
                 self.info_log.event(flush_started_event(job, mems));
@@ -752,7 +754,7 @@ impl DbInner {
         let tables = match written {
             Ok(t) => t,
             Err(e) => {
-                MutexGuard::unlocked(st, || {
+                super::unlocked(st, || {
                     for (n, p) in &numbers {
                         self.versions.release_output(*n);
                         let _ = self.fs.remove_file(p);

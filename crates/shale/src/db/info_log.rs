@@ -60,7 +60,12 @@
 //! RocksDB's `LogBuffer`, written out by the next unlocked purge or log line
 //! (`flush_buffered`). A MemPurge writes its line before it wakes the waiters; a flush
 //! (`wait_for_flushes`), a manual compaction and a resume write the buffer before they
-//! return, so a caller reading the LOG then finds the lines of what it waited for.
+//! return, so a caller reading the LOG then finds the lines of what it waited for. RocksDB
+//! does not promise that much (its `BackgroundCallFlush` writes the `LogBuffer` after the
+//! install, and a `Flush()` woken by another `bg_cv_` signal may return first), so callers
+//! and tests must not rely on it: the LOG is a diagnostic, not an interface.
+//! Buffering a line never waits for the file (whose lock a writer holds across appends),
+//! so the DB mutex never waits for LOG I/O.
 
 use std::fmt;
 use std::fmt::Write as _;
@@ -292,10 +297,11 @@ impl InfoLog {
 
     /// Writes the buffered lines, then `line`. The buffer is taken with the file locked, so
     /// when this returns every line buffered before it was called is written (by this call
-    /// or by the one that held the file).
+    /// or by the one that held the file). There is no shortcut on an empty buffer: it may be
+    /// empty because another thread took the lines and is still appending them, and this
+    /// call must wait for that thread (by locking the file) to keep the promise.
     fn write_lines(&self, line: Option<Line>) {
-        if line.is_none() && !self.has_buffered() && self.file.try_lock().is_ok() {
-            // Nothing buffered and no writer busy: nothing of ours can be on its way.
+        if !self.enabled() {
             return;
         }
         if let Ok(mut f) = self.file.lock() {

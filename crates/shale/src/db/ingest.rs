@@ -299,8 +299,7 @@ impl DbInner {
                 if candidates.is_empty() {
                     break;
                 }
-                let holds =
-                    MutexGuard::unlocked(&mut st, || self.tables_hold_keys_of(h, files, &candidates))?;
+                let holds = super::unlocked(&mut st, || self.tables_hold_keys_of(h, files, &candidates))?;
                 if holds {
                     return Err(Error::invalid_argument(OVERLAP_WITH_DB_TS));
                 }
@@ -348,7 +347,7 @@ impl DbInner {
         if with_ts && overlap_with_db {
             return Err(Error::invalid_argument(OVERLAP_WITH_DB_TS));
         }
-        let snapshots = opts.flag("snapshot_consistency") && !self.snapshot_list().is_empty();
+        let snapshots = opts.flag("snapshot_consistency") && !self.snapshot_list()?.is_empty();
         let last = self.versions.last_sequence();
         let need_seqno = overlap_with_db || snapshots || files_overlap;
         if need_seqno && !opts.flag("allow_global_seqno") {

@@ -141,6 +141,8 @@ impl DbInner {
         ro: &ReadOptions,
         prefix: &PrefixMode,
     ) -> Result<(BoxedIterator, Arc<FragmentedTombstones>)> {
+        // A halted database (a panic or a poisoned lock, `halt.rs`) serves no read.
+        self.check_halted()?;
         use crate::options_api::ReadTier;
         if ro.read_tier == ReadTier::Persisted {
             return Err(crate::Error::not_supported(

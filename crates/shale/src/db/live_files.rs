@@ -124,7 +124,7 @@ impl DbInner {
         let wal_numbers: Vec<u64> = st.alive_wals.iter().copied().filter(|w| *w >= min_log).collect();
         let last_sequence = self.versions.last_sequence();
         let (manifest_number, manifest_size) = self.versions.manifest_number_and_size();
-        let read = parking_lot::MutexGuard::unlocked(&mut st, || -> Result<_> {
+        let read = super::unlocked(&mut st, || -> Result<_> {
             let manifest_name = crate::version::manifest::descriptor_file_name(manifest_number);
             let mut manifest = read_file(&*self.fs, &self.path.join(&manifest_name))?;
             if (manifest.len() as u64) < manifest_size {
@@ -136,7 +136,7 @@ impl DbInner {
             manifest.truncate(manifest_size as usize);
             // The current WAL's size now: its buffered records reach the file first.
             let current_wal_size = {
-                let mut wal = self.wal.lock().unwrap_or_else(|p| p.into_inner());
+                let mut wal = self.lock_or_halt(&self.wal, "WAL")?;
                 wal.writer.flush()?;
                 (wal.number, wal.writer.file_size())
             };

@@ -13,8 +13,10 @@
 //!   ("work available"), `done_cv` wakes whoever waits for a job ("job done": stalled
 //!   writers, manual flush and compaction, recovery), `manifest_cv` waits for the one
 //!   MANIFEST change in flight.
-//! - `DbInner::wal`: the current WAL and the active memtable of every family, for the
-//!   write leader.
+//! - `DbInner::wal`: the current WAL, held across its appends and fsyncs; never taken with
+//!   the DB mutex held. `DbInner::wal_meta` (a leaf): the closed WALs not yet synced, the
+//!   active memtable of every family for the write leader, the families found full; never
+//!   held across file I/O, so the DB mutex never waits for a WAL fsync (`wal_sync.rs`).
 //! - `DbInner::versions` (`version/set.rs`): file numbers and the last sequence (atomics),
 //!   pending outputs, the MANIFEST writer (its own mutex, held only while the MANIFEST is
 //!   written, without the DB mutex).
@@ -27,8 +29,9 @@
 //! - Leaf locks: `snapshots`, the table cache, the block cache, the info log.
 //!
 //! Lock order (never take an earlier one while holding a later one):
-//! `writers` -> `state` (DB mutex) -> `wal` -> `versions.manifest` -> `handles` / a
-//! family's `super_version` -> leaf locks.
+//! `writers` -> `state` (DB mutex) -> `versions.manifest` -> `handles` / a family's
+//! `super_version` -> leaf locks; `writers` -> `wal` -> `wal_meta` (and `wal` is never taken
+//! with `state` held).
 
 mod buffered_fs;
 mod cf;
@@ -40,6 +43,7 @@ pub(crate) mod dyn_options;
 mod error_handler;
 pub(crate) mod filename;
 mod flush;
+mod halt;
 pub(crate) mod info_log;
 mod ingest;
 pub(crate) mod internal_stats;
@@ -163,7 +167,11 @@ pub(crate) struct DbInner {
     pub manifest_cv: Condvar,
     pub writers: PlMutex<WriteQueue>,
     pub write_cv: Condvar,
+    /// The current WAL (a std lock: the write leader inserts into the memtables under it,
+    /// where a user's comparator may panic; poisoned, it halts the database, `halt.rs`).
     pub wal: Mutex<WalState>,
+    /// The WAL list and the active memtables for the DB mutex's holders (a leaf lock).
+    pub wal_meta: PlMutex<WalMeta>,
     pub versions: VersionSet,
     /// Open families by id (None: never existed or dropped).
     pub handles: RwLock<Vec<Option<Arc<CfHandle>>>>,
@@ -185,7 +193,7 @@ pub(crate) struct DbInner {
     pub mode: readonly::DbMode,
     /// WALs holding prepare sections of two-phase commits still needed
     /// (`transactions/twopc.rs`); a leaf lock.
-    pub prep: Mutex<crate::transactions::PrepTracker>,
+    pub prep: PlMutex<crate::transactions::PrepTracker>,
     /// Some family has user-defined timestamps: writes check their keys (`read.rs`).
     pub ts_families: AtomicBool,
     /// The address of `WalState::mems`' first entry, for writers to prefetch their family's
@@ -194,6 +202,9 @@ pub(crate) struct DbInner {
     pub mems_hint: std::sync::atomic::AtomicUsize,
     /// The live WALs' total size against `max_total_wal_size` (`wal_limit.rs`).
     pub wal_total: wal_limit::WalTotal,
+    /// Set once, by a panic in a background job or a poisoned engine lock: the database
+    /// stopped and every call returns this error (`halt.rs`).
+    pub halted: std::sync::OnceLock<crate::error::Error>,
     /// Throttles `WriteOptions::low_pri` writes while compaction is behind (RocksDB's
     /// `WriteController::low_pri_rate_limiter`, 1 MiB/s).
     pub low_pri_limiter: crate::rate_limiter::RateLimiter,
@@ -242,16 +253,23 @@ pub(crate) struct DbState {
     pub purge_job: Option<i32>,
 }
 
-/// The active WAL, guarded by `DbInner::wal`.
+/// The active WAL, guarded by `DbInner::wal`: held across the current WAL's appends and
+/// fsyncs (by the write leader, `flush_wal`, `SyncWAL`), so never taken with the DB mutex
+/// held (`wal_sync.rs`).
 pub(crate) struct WalState {
     pub writer: LogWriter,
     pub number: u64,
     /// Bytes written to this WAL that are not yet fsynced.
     pub unsynced: bool,
-    /// WALs closed by memtable switches and not yet synced, oldest first (`wal_sync.rs`).
-    pub closed: Vec<wal_sync::ClosedWal>,
     /// The WAL directory was synced since the current WAL was created.
     pub dir_synced: bool,
+}
+
+/// What the DB mutex's holders need to know of the WALs, guarded by `DbInner::wal_meta`, a
+/// leaf lock never held across file I/O (so the DB mutex never waits for a WAL fsync).
+pub(crate) struct WalMeta {
+    /// WALs closed by memtable switches and not yet synced, oldest first (`wal_sync.rs`).
+    pub closed: Vec<wal_sync::ClosedWal>,
     /// Closed WALs found synced, for the MANIFEST (`track_and_verify_wals_in_manifest`).
     pub synced_closed: Vec<crate::version::edit::WalAddition>,
     /// The active memtable of every family by id, with its write buffer size, for the
@@ -278,7 +296,7 @@ pub(crate) struct ActiveMem {
     pub hint: crate::memtable::InsertHint,
 }
 
-impl WalState {
+impl WalMeta {
     pub fn set_mem(&mut self, id: u32, mem: Option<(Arc<MemTable>, usize)>) {
         let mem = mem.map(|(mem, limit)| ActiveMem { hint: mem.insert_hint(), mem, limit });
         let i = id as usize;
@@ -288,6 +306,46 @@ impl WalState {
         }
         mems[i] = mem;
     }
+}
+
+/// The DB mutex's guard (`DbInner::lock_state`): derefs to parking_lot's guard, so it is
+/// passed where a `&mut MutexGuard<'_, DbState>` is taken and waited on with the condition
+/// variables. While it lives, this thread counts as holding the DB mutex for the file system
+/// layer's debug check that no file is synced under it (`shale_base::fs::db_mutex_check`);
+/// [`unlocked`] releases the mutex and the count together.
+pub(crate) struct DbGuard<'a>(MutexGuard<'a, DbState>);
+
+impl<'a> std::ops::Deref for DbGuard<'a> {
+    type Target = MutexGuard<'a, DbState>;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for DbGuard<'_> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
+}
+
+impl Drop for DbGuard<'_> {
+    fn drop(&mut self) {
+        shale_base::fs::db_mutex_check::exit();
+    }
+}
+
+/// `MutexGuard::unlocked` for the DB mutex: runs `f` with it released (and this thread not
+/// counted as holding it, also if `f` unwinds), then takes it back.
+pub(crate) fn unlocked<U>(st: &mut MutexGuard<'_, DbState>, f: impl FnOnce() -> U) -> U {
+    struct Retake;
+    impl Drop for Retake {
+        fn drop(&mut self) {
+            shale_base::fs::db_mutex_check::enter();
+        }
+    }
+    shale_base::fs::db_mutex_check::exit();
+    let _retake = Retake;
+    MutexGuard::unlocked(st, f)
 }
 
 /// Counters behind `rocksdb.stats` and friends (atomics, updated without locks).
@@ -373,19 +431,24 @@ impl Stats {
 }
 
 impl DbInner {
-    pub fn lock_state(&self) -> MutexGuard<'_, DbState> {
+    pub fn lock_state(&self) -> DbGuard<'_> {
         // RocksDB's db_mutex_lock_nanos (timed only at PerfStatsLevel::EnableTime).
         let _p = crate::perf::PerfTimer::for_mutex(crate::perf::Field::DbMutexLockNanos);
         // RocksDB's InstrumentedMutex: DB_MUTEX_WAIT_MICROS only at StatsLevel::All.
-        if let Some(s) =
+        let mut g = if let Some(s) =
             self.opts.statistics.as_deref().filter(|s| s.level() == crate::statistics::StatsLevel::All as u8)
         {
             let t = std::time::Instant::now();
             let g = self.state.lock();
             s.record_tick(crate::statistics::Ticker::DbMutexWaitMicros, t.elapsed().as_micros() as u64);
-            return g;
-        }
-        self.state.lock()
+            g
+        } else {
+            self.state.lock()
+        };
+        // A halt (`halt.rs`) becomes the background error at the first DB mutex taken after it.
+        self.note_halt(&mut g);
+        shale_base::fs::db_mutex_check::enter();
+        DbGuard(g)
     }
 
     /// The last sequence number readers may see.
@@ -415,17 +478,18 @@ impl DbInner {
         hs[i] = h;
     }
 
-    /// The live snapshots' sequence numbers, ascending.
-    pub fn snapshot_list(&self) -> Vec<u64> {
-        self.snapshots.lock().map(|s| s.keys().copied().collect()).unwrap_or_default()
+    /// The live snapshots' sequence numbers, ascending. A poisoned snapshot list halts the
+    /// database: a flush or compaction must never go on as if no snapshot were live.
+    pub fn snapshot_list(&self) -> crate::error::Result<Vec<u64>> {
+        Ok(self.lock_or_halt(&self.snapshots, "snapshot list")?.keys().copied().collect())
     }
 
     /// Publishes family `id`'s active memtable to the write leader (None: dropped).
     pub fn publish_active_memtable(&self, id: u32, cf: Option<&CfState>) {
         let entry = cf.map(|c| (c.mem.clone(), c.handle.opts.write_buffer_size));
-        let mut wal = self.wal.lock().unwrap_or_else(|p| p.into_inner());
-        wal.set_mem(id, entry);
-        self.mems_hint.store(wal.mems.as_ptr() as usize, std::sync::atomic::Ordering::Relaxed);
+        let mut meta = self.wal_meta.lock();
+        meta.set_mem(id, entry);
+        self.mems_hint.store(meta.mems.as_ptr() as usize, std::sync::atomic::Ordering::Relaxed);
     }
 }
 

@@ -144,13 +144,13 @@ impl DbInner {
     pub(crate) fn purge_now(&self, st: &mut parking_lot::MutexGuard<'_, DbState>) {
         let dead = self.find_obsolete_files(st);
         if !dead.is_empty() {
-            parking_lot::MutexGuard::unlocked(st, || {
+            super::unlocked(st, || {
                 self.info_log.flush_buffered();
                 self.delete_obsolete_files(dead)
             });
         } else if self.info_log.has_buffered() {
             // Event lines made under the mutex (`info_log.rs`) are written without it.
-            parking_lot::MutexGuard::unlocked(st, || self.info_log.flush_buffered());
+            super::unlocked(st, || self.info_log.flush_buffered());
         }
     }
 

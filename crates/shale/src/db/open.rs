@@ -373,8 +373,7 @@ pub(super) fn recovered_cf_states(
             CfHandle::new(*id, &rc.name, cf_opts, &table_cache.default_block_cache, sv).with_table_dirs(dirs),
         );
         if !rc.full_history_ts_low.is_empty() {
-            *handle.full_history_ts_low.lock().unwrap_or_else(|p| p.into_inner()) =
-                rc.full_history_ts_low.clone();
+            *handle.full_history_ts_low.lock() = rc.full_history_ts_low.clone();
         }
         cfs.insert(*id, CfState::new(handle, mem, version, rc.log_number));
     }
@@ -489,8 +488,10 @@ pub(super) fn new_inner(
             writer: wal_writer,
             number: wal_number,
             unsynced: false,
-            closed: Vec::new(),
             dir_synced: true,
+        }),
+        wal_meta: PlMutex::new(super::WalMeta {
+            closed: Vec::new(),
             synced_closed: Vec::new(),
             mems: Arc::new(Vec::new()),
             full: Vec::new(),
@@ -512,10 +513,11 @@ pub(super) fn new_inner(
         info_log,
         stats: Stats::default(),
         mode,
-        prep: Mutex::new(Default::default()),
+        prep: PlMutex::new(Default::default()),
         ts_families: AtomicBool::new(false),
         mems_hint: std::sync::atomic::AtomicUsize::new(0),
         wal_total: super::wal_limit::WalTotal::new(opts),
+        halted: std::sync::OnceLock::new(),
         low_pri_limiter: crate::rate_limiter::RateLimiter::new(1 << 20, 100_000, 10, false),
         _lock: lock,
     })
@@ -995,7 +997,8 @@ pub(crate) fn close(inner: &Arc<DbInner>) {
         inner.done_cv.notify_all();
         inner.manifest_cv.notify_all();
     }
-    if let Ok(mut wal) = inner.wal.lock() {
+    // A poisoned WAL lock has halted the database (`halt.rs`): its buffer is not written.
+    if let Ok(mut wal) = inner.lock_or_halt(&inner.wal, "WAL") {
         let _ = wal.writer.flush();
     }
     inner.info_log.log(format_args!("Shutdown complete"));

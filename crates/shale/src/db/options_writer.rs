@@ -65,6 +65,10 @@ fn cf_options(c: &crate::Options) -> Vec<(String, String)> {
     let mut l = defaults_cf().options.clone();
     for r in options_table::rows(Section::Cf) {
         if let Some(v) = r.get(c) {
+            // An empty vector option RocksDB does not write (compression_per_level).
+            if v.is_empty() && !l.iter().any(|(k, _)| k == r.name) {
+                continue;
+            }
             put(&mut l, r.name, v);
         }
     }

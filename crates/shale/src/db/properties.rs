@@ -72,8 +72,12 @@ impl DbInner {
                 })
                 .sum(),
             "live-blob-file-garbage-size" => v.blob_files().values().map(|b| b.garbage_blob_bytes).sum(),
-            "num-snapshots" => self.snapshots.lock().map(|s| s.values().sum::<usize>() as u64).unwrap_or(0),
-            "oldest-snapshot-time" => self.oldest_snapshot_time(),
+            // A poisoned snapshot list halts the database (`halt.rs`); the public property
+            // calls then return the halt error.
+            "num-snapshots" => {
+                self.lock_or_halt(&self.snapshots, "snapshot list").ok()?.values().sum::<usize>() as u64
+            }
+            "oldest-snapshot-time" => self.oldest_snapshot_time().ok()?,
             "num-live-versions" => c.live_versions.iter().filter(|w| w.strong_count() > 0).count() as u64,
             "is-write-stopped" => u64::from(st.stopped_cfs > 0),
             "base-level" => crate::compaction::picker::level_targets(v, &cf.opts).base_level as u64,
@@ -307,11 +311,14 @@ fn internal_key_debug(ikey: &[u8]) -> String {
 
 impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
     /// A property of the default column family, e.g. `rocksdb.stats`; None if unknown.
+    /// A halted database (`halt.rs`) returns its error, as every property call.
     pub fn property_value(&self, name: impl CStrLike) -> Result<Option<String>> {
-        Ok(self.inner.string_property(
+        let v = self.inner.string_property(
             &self.default_handle().handle,
             &crate::ffi_util::name_of(name, "property name")?,
-        ))
+        );
+        self.inner.check_halted()?;
+        Ok(v)
     }
 
     pub fn property_value_cf(
@@ -320,14 +327,18 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
         name: impl CStrLike,
     ) -> Result<Option<String>> {
         let h: Arc<CfHandle> = self.inner.handle_of(cf)?;
-        Ok(self.inner.string_property(&h, &crate::ffi_util::name_of(name, "property name")?))
+        let v = self.inner.string_property(&h, &crate::ffi_util::name_of(name, "property name")?);
+        self.inner.check_halted()?;
+        Ok(v)
     }
 
     /// An integer property, e.g. `rocksdb.estimate-num-keys`; None if unknown.
     pub fn property_int_value(&self, name: impl CStrLike) -> Result<Option<u64>> {
-        Ok(self
+        let v = self
             .inner
-            .int_property(&self.default_handle().handle, &crate::ffi_util::name_of(name, "property name")?))
+            .int_property(&self.default_handle().handle, &crate::ffi_util::name_of(name, "property name")?);
+        self.inner.check_halted()?;
+        Ok(v)
     }
 
     pub fn property_int_value_cf(
@@ -336,6 +347,8 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
         name: impl CStrLike,
     ) -> Result<Option<u64>> {
         let h = self.inner.handle_of(cf)?;
-        Ok(self.inner.int_property(&h, &crate::ffi_util::name_of(name, "property name")?))
+        let v = self.inner.int_property(&h, &crate::ffi_util::name_of(name, "property name")?);
+        self.inner.check_halted()?;
+        Ok(v)
     }
 }

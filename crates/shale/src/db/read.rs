@@ -277,6 +277,8 @@ impl DbInner {
         entity: bool,
         pinned: Option<&Arc<SuperVersion>>,
     ) -> Result<Option<Vec<u8>>> {
+        // A halted database (a panic or a poisoned lock, `halt.rs`) serves no read.
+        self.check_halted()?;
         if cf.is_dropped() {
             return Err(Error::new(
                 crate::ErrorKind::ColumnFamilyDropped,
@@ -806,7 +808,7 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
     /// Writes buffered WAL data to the OS and, with `sync`, to disk.
     pub fn flush_wal(&self, sync: bool) -> Result<()> {
         self.inner.check_writable()?;
-        let mut wal = self.inner.wal.lock().unwrap_or_else(|p| p.into_inner());
+        let mut wal = self.inner.lock_or_halt(&self.inner.wal, "WAL")?;
         let r = if sync {
             // Every WAL still alive, oldest first, as RocksDB's SyncWAL (`wal_sync.rs`).
             wal.writer.flush().and_then(|_| self.inner.sync_wals_locked(&mut wal))

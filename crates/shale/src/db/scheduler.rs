@@ -293,7 +293,7 @@ fn flush_worker(inner: Arc<DbInner>) {
         if let Some(wait) = st.errors.auto_recovery_wait(Instant::now()) {
             if wait.is_zero() {
                 st.errors.start_auto_attempt(interval);
-                let _ = MutexGuard::unlocked(&mut st, || inner.recover(false));
+                let _ = super::unlocked(&mut st, || inner.recover(false));
                 continue;
             }
             idle = idle.min(wait);
@@ -314,7 +314,10 @@ fn flush_worker(inner: Arc<DbInner>) {
         }
         cf.flush_running = true;
         st.jobs.running_flushes += 1;
-        let r = inner.flush_cf(&mut st, id);
+        // A panic in the flush (a user's comparator or collector, or a bug) halts the
+        // database (`halt.rs`); the unwinding released the DB mutex and took it back.
+        let r = inner.catch_job_panic("flush", || inner.flush_cf(&mut st, id));
+        inner.note_halt(&mut st);
         if let Some(cf) = st.cfs.get_mut(&id) {
             cf.flush_running = false;
         }
@@ -369,7 +372,8 @@ impl DbInner {
                 let handle = cf.handle.clone();
                 st.jobs.compaction_queue.retain(|&q| q != id);
                 let running = self.start_compaction(&mut st, id, &plan);
-                let r = self.run_compaction(&mut st, &handle, &plan);
+                let r = self.catch_job_panic("compaction", || self.run_compaction(&mut st, &handle, &plan));
+                self.note_halt(&mut st);
                 self.end_compaction(&mut st, id, plan, &running);
                 self.done_cv.notify_all();
                 if let Err(e) = r {
@@ -418,7 +422,10 @@ fn compaction_worker(inner: Arc<DbInner>) {
         let running = inner.start_compaction(&mut st, id, &plan);
         // Another compaction of this family may run beside this one.
         inner.schedule_compaction(&mut st, id);
-        let r = inner.run_compaction(&mut st, &handle, &plan);
+        // A panic in the compaction (a user's compaction filter, merge operator or
+        // comparator, or a bug) halts the database (`halt.rs`).
+        let r = inner.catch_job_panic("compaction", || inner.run_compaction(&mut st, &handle, &plan));
+        inner.note_halt(&mut st);
         inner.end_compaction(&mut st, id, plan, &running);
         inner.work_cv.notify_all();
         match r {

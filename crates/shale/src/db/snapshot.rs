@@ -20,9 +20,13 @@ pub struct SnapshotWithThreadMode<'a, D: DBAccess> {
 }
 
 impl DbInner {
-    /// Registers a snapshot at the last sequence and returns that sequence.
+    /// Registers a snapshot at the last sequence and returns that sequence. A poisoned
+    /// snapshot list halts the database (`halt.rs`): the sequence is then returned
+    /// unregistered, and every read with it returns the halt error.
     pub(crate) fn acquire_snapshot(&self) -> u64 {
-        let mut snaps = self.snapshots.lock().unwrap_or_else(|p| p.into_inner());
+        let Ok(mut snaps) = self.lock_or_halt(&self.snapshots, "snapshot list") else {
+            return self.last_sequence();
+        };
         // Read the sequence under the list's lock, so compaction never misses it.
         let seq = self.last_sequence();
         *snaps.entry(seq).or_insert(0) += 1;
@@ -34,7 +38,8 @@ impl DbInner {
     /// iterator keeps its snapshot's entries from compaction even if the caller releases
     /// the snapshot first). Undo with `release_snapshot`.
     pub(crate) fn hold_snapshot(&self, seq: u64) {
-        let mut snaps = self.snapshots.lock().unwrap_or_else(|p| p.into_inner());
+        // A poisoned list halts the database (`halt.rs`); nothing is registered then.
+        let Ok(mut snaps) = self.lock_or_halt(&self.snapshots, "snapshot list") else { return };
         *snaps.entry(seq).or_insert(0) += 1;
         self.note_snapshot_time(seq);
     }
@@ -48,10 +53,11 @@ impl DbInner {
     }
 
     /// RocksDB's `GetOldestSnapshotTime`: when the oldest snapshot held was taken, in
-    /// seconds since the epoch; 0 without snapshots.
-    pub(crate) fn oldest_snapshot_time(&self) -> u64 {
-        let _snaps = self.snapshots.lock().unwrap_or_else(|p| p.into_inner());
-        self.stats.snapshot_times.lock().values().next().copied().unwrap_or(0)
+    /// seconds since the epoch; 0 without snapshots. A poisoned snapshot list halts the
+    /// database (`halt.rs`) and is the error.
+    pub(crate) fn oldest_snapshot_time(&self) -> Result<u64> {
+        let _snaps = self.lock_or_halt(&self.snapshots, "snapshot list")?;
+        Ok(self.stats.snapshot_times.lock().values().next().copied().unwrap_or(0))
     }
 
     /// Runs `f` (a read of several keys at one sequence number, such as a multi-get) with
@@ -79,7 +85,8 @@ impl DbInner {
     }
 
     pub(crate) fn release_snapshot(&self, seq: u64) {
-        let mut snaps = self.snapshots.lock().unwrap_or_else(|p| p.into_inner());
+        // A poisoned list halts the database (`halt.rs`); nothing is released then.
+        let Ok(mut snaps) = self.lock_or_halt(&self.snapshots, "snapshot list") else { return };
         if let Some(n) = snaps.get_mut(&seq) {
             *n -= 1;
             if *n == 0 {

@@ -39,7 +39,7 @@ impl DbInner {
             ..Default::default()
         };
         self.log_and_apply(&mut st, vec![edit], |_| {
-            *cf.full_history_ts_low.lock().unwrap_or_else(|p| p.into_inner()) = ts.to_vec();
+            *cf.full_history_ts_low.lock() = ts.to_vec();
         })
     }
 }

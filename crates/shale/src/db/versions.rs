@@ -57,7 +57,7 @@ impl DbInner {
             }
         }
         let snapshot = self.versions.needs_new_manifest().then(|| self.snapshot_edits(st));
-        let result = MutexGuard::unlocked(st, || -> Result<Vec<(u32, Arc<Version>)>> {
+        let result = super::unlocked(st, || -> Result<Vec<(u32, Arc<Version>)>> {
             let mut built = Vec::with_capacity(bases.len());
             for (id, base) in &bases {
                 let mine: Vec<&VersionEdit> = edits.iter().filter(|e| e.column_family == *id).collect();

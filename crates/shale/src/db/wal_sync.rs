@@ -31,12 +31,19 @@
 //! was already synced whole, or by a later sync) is recorded in the MANIFEST with its size
 //! (RocksDB's `MarkLogsSynced` adding a `WalAddition` for inactive WALs).
 //!
-//! Locks: `DbInner::wal` guards the list; a closed WAL's writer has a leaf mutex of its own,
-//! so the flush thread syncs it without holding `wal` (writers keep going meanwhile).
+//! Locks, as RocksDB's `SyncWalImpl` (which marks the WALs to sync under
+//! `log_write_mutex_` and fsyncs them after releasing it):
+//! - `DbInner::wal_meta`, a leaf lock never held across file I/O, holds the closed WALs'
+//!   list; a sync takes the list under it, fsyncs without it (a closed WAL's writer has a
+//!   mutex of its own), then takes the synced ones off the list under it again.
+//! - `DbInner::wal` guards the current WAL's writer; its fsync happens under it, by the
+//!   write leader or a `flush_wal`/`SyncWAL` caller (RocksDB's leader also fsyncs its WAL
+//!   itself). `wal` is never taken with the DB mutex held, so a flush or compaction install
+//!   never waits for a WAL fsync.
 
 use std::sync::Arc;
 
-use super::{DbInner, DbState, WalState};
+use super::{DbInner, DbState, WalMeta, WalState};
 use crate::error::Result;
 use crate::statistics::{record_tick, Ticker};
 use crate::version::edit::WalAddition;
@@ -57,22 +64,43 @@ impl DbInner {
     /// list once synced. An error leaves the list as it was (the caller makes it a WAL
     /// write error).
     pub(crate) fn sync_wals_locked(&self, wal: &mut WalState) -> Result<()> {
-        for c in &wal.closed {
-            c.writer.lock().sync()?;
+        // The closed WALs to sync are marked (listed) under `wal_meta` and synced without it.
+        let todo = self.closed_wals_to_sync();
+        for (_, _, w) in &todo {
+            w.lock().sync()?;
         }
         wal.writer.sync()?;
         if !wal.dir_synced {
             self.fs.sync_dir(&self.path)?;
             wal.dir_synced = true;
         }
-        let track = self.opts.track_and_verify_wals_in_manifest;
-        for c in std::mem::take(&mut wal.closed) {
-            if track && c.size > 0 {
-                wal.synced_closed.push(WalAddition { number: c.number, synced_size: Some(c.size) });
-            }
-        }
+        self.mark_closed_wals_synced(&mut self.wal_meta.lock(), &todo);
         wal.unsynced = false;
         Ok(())
+    }
+
+    /// The closed WALs not yet synced (number, size, writer), taken under `wal_meta`.
+    fn closed_wals_to_sync(&self) -> Vec<(u64, u64, Arc<parking_lot::Mutex<LogWriter>>)> {
+        self.wal_meta.lock().closed.iter().map(|c| (c.number, c.size, c.writer.clone())).collect()
+    }
+
+    /// Takes the closed WALs `synced` off the list (RocksDB's `MarkLogsSynced`), recording
+    /// them for the MANIFEST with `track_and_verify_wals_in_manifest`.
+    fn mark_closed_wals_synced(
+        &self,
+        meta: &mut WalMeta,
+        synced: &[(u64, u64, Arc<parking_lot::Mutex<LogWriter>>)],
+    ) {
+        let track = self.opts.track_and_verify_wals_in_manifest;
+        for (number, size, _) in synced {
+            // Another sync may have synced and removed it meanwhile.
+            if let Some(pos) = meta.closed.iter().position(|c| c.number == *number) {
+                meta.closed.remove(pos);
+                if track && *size > 0 {
+                    meta.synced_closed.push(WalAddition { number: *number, synced_size: Some(*size) });
+                }
+            }
+        }
     }
 
     /// RocksDB's `SyncClosedWals`: syncs the closed WALs not yet synced (and the directory
@@ -80,12 +108,11 @@ impl DbInner {
     /// syncs. Returns the number of the WAL that was current when it started: on success
     /// every WAL below it is synced. Called by a flush with the DB mutex released.
     pub(crate) fn sync_closed_wals(&self) -> Result<u64> {
-        let (current, todo, need_dir) = {
-            let wal = self.wal.lock().unwrap_or_else(|p| p.into_inner());
-            let todo: Vec<(u64, u64, Arc<parking_lot::Mutex<LogWriter>>)> =
-                wal.closed.iter().map(|c| (c.number, c.size, c.writer.clone())).collect();
-            (wal.number, todo, !wal.dir_synced)
+        let (current, need_dir) = {
+            let wal = self.lock_or_halt(&self.wal, "WAL")?;
+            (wal.number, !wal.dir_synced)
         };
+        let todo = self.closed_wals_to_sync();
         record_tick(self.opts.statistics.as_deref(), Ticker::WalFileSynced, 1);
         if todo.is_empty() {
             return Ok(current);
@@ -98,18 +125,7 @@ impl DbInner {
             // too, but RocksDB leaves that to the next sync of the current WAL.
             self.fs.sync_dir(&self.path)?;
         }
-        let mut wal = self.wal.lock().unwrap_or_else(|p| p.into_inner());
-        let track = self.opts.track_and_verify_wals_in_manifest;
-        for (number, size, _) in &todo {
-            // A sync write may have synced and removed it meanwhile.
-            if let Some(pos) = wal.closed.iter().position(|c| c.number == *number) {
-                wal.closed.remove(pos);
-                if track && *size > 0 {
-                    wal.synced_closed.push(WalAddition { number: *number, synced_size: Some(*size) });
-                }
-            }
-        }
-        drop(wal);
+        self.mark_closed_wals_synced(&mut self.wal_meta.lock(), &todo);
         Ok(current)
     }
 
@@ -121,19 +137,18 @@ impl DbInner {
     }
 
     /// Moves the closed WALs recorded as synced to the MANIFEST's pending additions (DB
-    /// mutex held; the WAL lock comes after it).
+    /// mutex held; `wal_meta` is a leaf lock).
     pub(crate) fn take_synced_wal_additions(&self, st: &mut DbState) {
-        let mut wal = self.wal.lock().unwrap_or_else(|p| p.into_inner());
-        st.pending_wal_additions.append(&mut wal.synced_closed);
+        st.pending_wal_additions.append(&mut self.wal_meta.lock().synced_closed);
     }
 
     /// Takes the closed WALs below `min_log` off the list (they are about to be deleted,
     /// synced or not); their writers are dropped by the caller without the DB mutex.
     pub(crate) fn release_closed_wals(&self, below: u64) -> Vec<ClosedWal> {
-        let mut wal = self.wal.lock().unwrap_or_else(|p| p.into_inner());
+        let mut meta = self.wal_meta.lock();
         let (gone, keep): (Vec<ClosedWal>, Vec<ClosedWal>) =
-            std::mem::take(&mut wal.closed).into_iter().partition(|c| c.number < below);
-        wal.closed = keep;
+            std::mem::take(&mut meta.closed).into_iter().partition(|c| c.number < below);
+        meta.closed = keep;
         gone
     }
 }

@@ -66,9 +66,9 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use parking_lot::MutexGuard;
+use parking_lot::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use super::error_handler::BgErrorReason;
@@ -146,8 +146,11 @@ pub(crate) struct WriteQueue {
     queue: VecDeque<Arc<Mutex<PendingWrite>>>,
 }
 
-fn lock(w: &Arc<Mutex<PendingWrite>>) -> std::sync::MutexGuard<'_, PendingWrite> {
-    w.lock().unwrap_or_else(|p| p.into_inner())
+/// A pending write's lock guards a few fields set and read by the write path itself (no
+/// user code, nothing that can panic), so it is a parking_lot lock, which has no poisoned
+/// state (`halt.rs`).
+fn lock(w: &Arc<Mutex<PendingWrite>>) -> parking_lot::MutexGuard<'_, PendingWrite> {
+    w.lock()
 }
 
 impl DbInner {
@@ -415,13 +418,13 @@ impl DbInner {
         // Every insert finished (the AcqRel decrements order them before this point).
         let full = std::mem::take(&mut *group.full.lock());
         if !full.is_empty() {
-            let mut wal = self.wal.lock().unwrap_or_else(|p| p.into_inner());
+            let mut meta = self.wal_meta.lock();
             for id in full {
-                if !wal.full.contains(&id) {
-                    wal.full.push(id);
+                if !meta.full.contains(&id) {
+                    meta.full.push(id);
                 }
             }
-            drop(wal);
+            drop(meta);
             self.write_control.set_attention(true);
         }
         let result = match group.error.lock().take() {
@@ -517,15 +520,18 @@ impl DbInner {
             crate::batch::HEADER_SIZE
                 + batches().map(|b| b.data().len().saturating_sub(crate::batch::HEADER_SIZE)).sum::<usize>()
         } as u64;
-        let mut wal_guard = self.wal.lock().unwrap_or_else(|p| p.into_inner());
+        let mut wal_guard = self.lock_or_halt(&self.wal, "WAL")?;
         let wal = &mut *wal_guard;
+        // The active memtables, published under `wal_meta` (changed only with write
+        // leadership, which this leader holds).
+        let mems = Arc::clone(&self.wal_meta.lock().mems);
         // Every record must name a live column family before anything is written. The
         // leader, which inserts next, asks for the memtables' cold lines meanwhile (see
         // `PREFETCH_RECORDS`), and keeps their families with the first 8 bytes of the
         // record's user key (and their count) for the second step, after the WAL write.
         let mut prefetched: [Option<(u32, [u8; 8], usize)>; PREFETCH_RECORDS] = [None; PREFETCH_RECORDS];
         {
-            let mems = &wal.mems;
+            let mems = &mems;
             let mut n = if parallel { PREFETCH_RECORDS } else { 0 };
             let mut last = u32::MAX;
             for g in guards.iter() {
@@ -620,7 +626,7 @@ impl DbInner {
             // the arena tails and the first search nodes (asking before the WAL write made
             // the leader wait there for the lines: slower, measured).
             for (id, start, len) in prefetched.iter().flatten() {
-                if let Some(Some(m)) = wal.mems.get(*id as usize) {
+                if let Some(Some(m)) = mems.get(*id as usize) {
                     m.hint.prefetch_next_entry(&start[..*len]);
                 }
             }
@@ -632,7 +638,6 @@ impl DbInner {
         }
         if parallel {
             // Hand each member its own batch and first sequence; the leader inserts its own.
-            let mems = Arc::clone(&wal.mems);
             drop(wal_guard);
             let tasks = guards.iter().filter(|g| g.batch.as_ref().is_some_and(|b| b.count() > 0)).count();
             let shared = Arc::new(ParallelGroup {
@@ -676,9 +681,17 @@ impl DbInner {
         let merge = |cf: u32, mem: &Arc<MemTable>, seq: SequenceNumber, key: &[u8], op: &[u8]| {
             self.merge_on_write(cf, mem, seq, key, op)
         };
-        insert_batch(&wal.mems, batch, first_seq, false, skip_missing, &mut wal.full, Some(&merge))?;
+        let mut full = Vec::new();
+        insert_batch(&mems, batch, first_seq, false, skip_missing, &mut full, Some(&merge))?;
         drop(memtable_timer);
-        if !wal.full.is_empty() {
+        if !full.is_empty() {
+            let mut meta = self.wal_meta.lock();
+            for id in full {
+                if !meta.full.contains(&id) {
+                    meta.full.push(id);
+                }
+            }
+            drop(meta);
             self.write_control.set_attention(true);
         }
         self.versions.set_last_sequence(first_seq + count - 1);
@@ -701,7 +714,7 @@ impl DbInner {
             if self.shutting_down.load(Ordering::Acquire) {
                 break Err(Error::shutdown("Database shutdown"));
             }
-            let full = std::mem::take(&mut self.wal.lock().unwrap_or_else(|p| p.into_inner()).full);
+            let full = std::mem::take(&mut self.wal_meta.lock().full);
             let mut switch: Vec<u32> = full
                 .into_iter()
                 .filter(|id| {
@@ -718,10 +731,9 @@ impl DbInner {
             }
             // RocksDB's SwitchWAL: the live WALs are over `max_total_wal_size`.
             if let Some((oldest, mems, imm_only)) = self.wal_total.take_families_to_flush(&st) {
-                let current = self.wal.lock().map(|w| w.writer.file_size()).unwrap_or(0);
                 self.info_log.buffer_line(format_args!(
                     "Flushing all column families with data in WAL number {oldest}. Total log size is {} while max_total_wal_size is {}",
-                    self.wal_total.total(current),
+                    self.wal_total.last_total(),
                     self.wal_total.limit()
                 ));
                 // Flushed whatever `min_write_buffer_number_to_merge` says (RocksDB's
@@ -787,7 +799,7 @@ impl DbInner {
                     self.stats.wbm_stops.fetch_add(1, Ordering::Relaxed);
                 }
                 self.work_cv.notify_all();
-                MutexGuard::unlocked(&mut st, || wbm.wait_for_room(Duration::from_millis(100)));
+                super::unlocked(&mut st, || wbm.wait_for_room(Duration::from_millis(100)));
                 continue;
             }
             break Ok(());
@@ -807,12 +819,14 @@ impl DbInner {
 
     /// Whether the write leader must take the slow path, from the state (DB mutex held).
     pub(crate) fn update_write_attention(&self, st: &DbState) {
-        let full = !self.wal.lock().unwrap_or_else(|p| p.into_inner()).full.is_empty();
+        // `wal_meta`, not `wal`: the DB mutex never waits for a WAL fsync (`wal_sync.rs`).
+        let full = !self.wal_meta.lock().full.is_empty();
         let v = full
             || st.stopped_cfs > 0
             || st.delayed_cfs > 0
             || st.errors.is_db_stopped()
-            || self.wal_total.is_over();
+            || self.wal_total.is_over()
+            || self.halted.get().is_some();
         self.write_control.set_attention(v);
     }
 
@@ -881,8 +895,8 @@ impl DbInner {
     /// Syncs the WALs (closed ones not yet synced, then the current one) if any holds
     /// unsynced writes. A failure is a WAL write error.
     pub(crate) fn sync_wal(&self) -> Result<()> {
-        let mut wal = self.wal.lock().unwrap_or_else(|p| p.into_inner());
-        if !wal.unsynced && wal.closed.is_empty() {
+        let mut wal = self.lock_or_halt(&self.wal, "WAL")?;
+        if !wal.unsynced && self.wal_meta.lock().closed.is_empty() {
             return Ok(());
         }
         if let Err(e) = self.sync_wals_locked(&mut wal) {
@@ -933,8 +947,8 @@ impl DbInner {
     fn roll_wal(&self, st: &mut MutexGuard<'_, DbState>, recovering: bool) -> Result<u64> {
         let mut closed: Option<(u64, u64)> = None;
         let mut closed_size: Option<(u64, u64)> = None;
-        let r = MutexGuard::unlocked(st, || -> Result<(u64, bool)> {
-            let mut wal = self.wal.lock().unwrap_or_else(|p| p.into_inner());
+        let r = super::unlocked(st, || -> Result<(u64, bool)> {
+            let mut wal = self.lock_or_halt(&self.wal, "WAL")?;
             if wal.writer.is_empty_log() && !(recovering && wal.writer.has_failed()) {
                 return Ok((wal.number, false));
             }
@@ -955,7 +969,7 @@ impl DbInner {
                 let size = old.file_size();
                 closed_size = Some((old_number, size));
                 if wal.unsynced {
-                    wal.closed.push(super::wal_sync::ClosedWal {
+                    self.wal_meta.lock().closed.push(super::wal_sync::ClosedWal {
                         number: old_number,
                         size,
                         writer: std::sync::Arc::new(parking_lot::Mutex::new(old)),

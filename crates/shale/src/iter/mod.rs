@@ -5,7 +5,11 @@
 
 use std::any::Any;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering as AtomicOrdering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+// What pinned values hang on (Arcs pushed, then dropped): nothing under the lock can
+// panic, so a parking_lot lock, which has no poisoned state (`db/halt.rs`).
+use parking_lot::Mutex;
 
 use crate::error::Result;
 
@@ -119,8 +123,8 @@ impl PinnedData {
         }
     }
 
-    fn held(&self) -> std::sync::MutexGuard<'_, Held> {
-        self.held.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    fn held(&self) -> parking_lot::MutexGuard<'_, Held> {
+        self.held.lock()
     }
 
     /// Keeps `owner` (what holds the bytes of values handed out) until `release`.

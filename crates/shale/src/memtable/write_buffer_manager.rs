@@ -27,7 +27,11 @@
 //! (`db/write.rs`: the family with the oldest data in its active memtable).
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::Arc;
+
+// Cache reservations pushed and popped, and a wake-up: nothing under these locks can panic,
+// so they are parking_lot locks (no poisoned state; `db/halt.rs`).
+use parking_lot::{Condvar, Mutex};
 use std::time::Duration;
 
 use crate::cache::{role, BlockCache, CacheReservation};
@@ -98,15 +102,13 @@ impl WriteBufferManagerState {
 
     /// Bytes reserved in the cache for the memtables (RocksDB's `dummy_entries_in_cache_usage`).
     pub fn dummy_entries_in_cache_usage(&self) -> usize {
-        self.cache_charge
-            .as_ref()
-            .map_or(0, |c| c.entries.lock().unwrap_or_else(|p| p.into_inner()).len() * CACHE_RESERVATION_UNIT)
+        self.cache_charge.as_ref().map_or(0, |c| c.entries.lock().len() * CACHE_RESERVATION_UNIT)
     }
 
     /// RocksDB's `CacheReservationManagerImpl<delayed_decrease = true>::UpdateCacheReservation`.
     fn update_cache_charge(&self) {
         let Some(c) = &self.cache_charge else { return };
-        let mut entries = c.entries.lock().unwrap_or_else(|p| p.into_inner());
+        let mut entries = c.entries.lock();
         let used = self.memory_used.load(Ordering::Relaxed);
         let reserved = entries.len() * CACHE_RESERVATION_UNIT;
         if used > reserved {
@@ -199,15 +201,15 @@ impl WriteBufferManagerState {
 
     /// Sleeps until a free, a budget change or `timeout` (the caller re-checks).
     pub fn wait_for_room(&self, timeout: Duration) {
-        let g = self.stall_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let mut g = self.stall_lock.lock();
         if self.should_stall() {
-            let _ = self.stall_cv.wait_timeout(g, timeout);
+            let _ = self.stall_cv.wait_for(&mut g, timeout);
         }
     }
 
     fn wake_stalled(&self) {
         // Taking the lock orders the wake-up after a waiter's check, so none is missed.
-        drop(self.stall_lock.lock().unwrap_or_else(|p| p.into_inner()));
+        drop(self.stall_lock.lock());
         self.stall_cv.notify_all();
     }
 }

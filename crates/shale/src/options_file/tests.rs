@@ -143,14 +143,10 @@ fn write_then_find_latest() {
     assert!(e.to_string().contains("OPTIONS-000013") && e.to_string().contains("(at line 2)"), "{e}");
 }
 
-fn ldb() -> Option<&'static str> {
-    let path = "/usr/bin/ldb";
-    if Path::new(path).exists() {
-        Some(path)
-    } else {
-        println!("skipping: {path} not installed");
-        None
-    }
+/// RocksDB 7.8.3's ldb, or None when it is not installed (a failure under CI:
+/// `shale_base::oracle`).
+fn ldb() -> Option<std::path::PathBuf> {
+    shale_base::oracle::rocksdb_7_tool("options_file::tests", "ldb")
 }
 
 #[test]
@@ -158,7 +154,7 @@ fn reads_options_file_written_by_rocksdb_ldb() {
     let Some(ldb) = ldb() else { return };
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("db");
-    let out = Command::new(ldb)
+    let out = Command::new(&ldb)
         .arg(format!("--db={}", db.display()))
         .args(["--create_if_missing", "put", "a", "b"])
         .output()
@@ -178,7 +174,7 @@ fn rocksdb_loads_options_file_we_wrote() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("db");
     let run = |args: &[&str]| {
-        let out = Command::new(ldb).arg(format!("--db={}", db.display())).args(args).output().unwrap();
+        let out = Command::new(&ldb).arg(format!("--db={}", db.display())).args(args).output().unwrap();
         assert!(out.status.success(), "ldb {args:?}: {}", String::from_utf8_lossy(&out.stderr));
         String::from_utf8_lossy(&out.stdout).into_owned()
     };

@@ -155,12 +155,15 @@ impl PrepTracker {
 }
 
 impl DbInner {
-    pub(crate) fn prep_tracker(&self) -> std::sync::MutexGuard<'_, PrepTracker> {
-        self.prep.lock().unwrap_or_else(|p| p.into_inner())
+    /// The prepare sections' WALs (a parking_lot leaf lock: bookkeeping only, nothing
+    /// under it can panic, so it has no poisoned state; `db/halt.rs`).
+    pub(crate) fn prep_tracker(&self) -> parking_lot::MutexGuard<'_, PrepTracker> {
+        self.prep.lock()
     }
 
-    pub(crate) fn current_wal_number(&self) -> u64 {
-        self.wal.lock().unwrap_or_else(|p| p.into_inner()).number
+    /// The current WAL's number; a poisoned WAL lock halts the database (`db/halt.rs`).
+    pub(crate) fn current_wal_number(&self) -> Result<u64> {
+        Ok(self.lock_or_halt(&self.wal, "WAL")?.number)
     }
 
     /// Appends `batch` to the WAL only (no memtable, no sequence number used), as the only
@@ -173,7 +176,7 @@ impl DbInner {
             ));
         }
         self.exclusive_write(|| {
-            let mut wal = self.wal.lock().unwrap_or_else(|p| p.into_inner());
+            let mut wal = self.lock_or_halt(&self.wal, "WAL")?;
             batch.set_sequence(self.last_sequence() + 1);
             let r = wal.writer.add_record(batch.data()).and_then(|_| {
                 if opts.sync {

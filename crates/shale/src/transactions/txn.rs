@@ -589,7 +589,8 @@ impl TxnCore {
                     return Err(e);
                 }
                 if let Some(log) = st.prep_log.take() {
-                    self.inner.prep_tracker().committed(log, self.inner.current_wal_number());
+                    let now = self.inner.current_wal_number()?;
+                    self.inner.prep_tracker().committed(log, now);
                 }
             }
             _ => return Err(self.state_error("commit")),

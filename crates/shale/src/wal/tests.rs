@@ -485,11 +485,7 @@ fn never_panics_on_damaged_input() {
 
 #[test]
 fn ldb_reads_what_we_write() {
-    let ldb = std::path::Path::new("/usr/bin/ldb");
-    if !ldb.exists() {
-        eprintln!("skipping: /usr/bin/ldb not found");
-        return;
-    }
+    let Some(ldb) = shale_base::oracle::rocksdb_7_tool("ldb_reads_what_we_write", "ldb") else { return };
     // WriteBatch payloads encoded by hand: seq fixed64 | count fixed32 | records.
     fn batch(seq: u64, puts: &[(&[u8], &[u8])], dels: &[&[u8]]) -> Vec<u8> {
         let mut b = Vec::new();

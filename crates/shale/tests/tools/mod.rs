@@ -8,7 +8,10 @@
 //! `SHALE_ROCKSDB_11_BIN` environment variable).
 //!
 //! A test that needs a tool calls `tools_available` first and returns early (printing the
-//! reason) when the tool is not installed; CI installs them, so the tests run there.
+//! reason) when the tool is not installed. Under CI (`CI` set to anything but `false`/`0`,
+//! as CI services set `CI=true`) or with `SHALE_REQUIRE_ORACLE=1`, a missing tool fails the
+//! test instead, naming the tool: a run without the oracle must not look green. `.ci/run`
+//! installs Debian's `rocksdb-tools` (7.8.3) and sets `SHALE_REQUIRE_ORACLE=1`.
 #![allow(dead_code)]
 
 use std::cell::RefCell;
@@ -89,16 +92,18 @@ use shale::{IteratorMode, Options, DB};
 pub type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
 
 /// True when every named tool is installed (in /usr/bin, or where [`use_rocksdb_11`]
-/// pointed this thread); otherwise prints why the test is skipped and returns false.
+/// pointed this thread). Otherwise: when the oracle is required (`shale_base::oracle`:
+/// under CI or `SHALE_REQUIRE_ORACLE`), panics naming the missing tools; else prints why
+/// the test is skipped and returns false.
 pub fn tools_available(test: &str, tools: &[&str]) -> bool {
-    for t in tools {
-        let p = tool_path(t);
-        if !p.exists() {
-            eprintln!("SKIPPED {test}: {} (RocksDB tools) is not installed", p.display());
-            return false;
-        }
+    let missing: Vec<String> =
+        tools.iter().map(|t| tool_path(t)).filter(|p| !p.exists()).map(|p| p.display().to_string()).collect();
+    if missing.is_empty() {
+        return true;
     }
-    true
+    assert!(!shale_base::oracle::required(), "{}", shale_base::oracle::missing_message(test, &missing));
+    eprintln!("SKIPPED {test}: {} (RocksDB tools) not installed", missing.join(", "));
+    false
 }
 
 /// A command for `tool` from this thread's tool directory (for a test that pipes stdin).
