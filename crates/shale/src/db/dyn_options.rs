@@ -248,10 +248,21 @@ pub(crate) fn log_cf_options(
             log.log(format_args!("{:>40}: {v}", format!("Options.{entry}")));
         }
         if *entry == "max_write_buffer_number" {
-            // RocksDB's ColumnFamilyOptions::Dump: the codec by CompressionTypeToString's
-            // name, then the bottommost one ("Disabled": none set, Shale's only state).
-            log.log(format_args!("{:>40}: {}", "Options.compression", o.compression.to_table().name()));
-            log.log(format_args!("{:>40}: Disabled", "Options.bottommost_compression"));
+            // RocksDB's ColumnFamilyOptions::Dump: the codec (per level when set) by
+            // CompressionTypeToString's name, then the bottommost one ("Disabled": none set).
+            if o.compression_per_level.is_empty() {
+                log.log(format_args!("{:>40}: {}", "Options.compression", o.compression.to_table().name()));
+            } else {
+                for (i, c) in o.compression_per_level.iter().enumerate() {
+                    log.log(format_args!(
+                        "{:>40}: {}",
+                        format!("Options.compression[{i}]"),
+                        c.to_table().name()
+                    ));
+                }
+            }
+            let bottom = o.bottommost_compression.map_or("Disabled", |c| c.to_table().name());
+            log.log(format_args!("{:>40}: {bottom}", "Options.bottommost_compression"));
         }
     }
     // RocksDB prints each factory's ToString() followed by ';'.

@@ -297,10 +297,11 @@ impl InfoLog {
 
     /// Writes the buffered lines, then `line`. The buffer is taken with the file locked, so
     /// when this returns every line buffered before it was called is written (by this call
-    /// or by the one that held the file).
+    /// or by the one that held the file). There is no shortcut on an empty buffer: it may be
+    /// empty because another thread took the lines and is still appending them, and this
+    /// call must wait for that thread (by locking the file) to keep the promise.
     fn write_lines(&self, line: Option<Line>) {
-        if line.is_none() && !self.has_buffered() && self.file.try_lock().is_ok() {
-            // Nothing buffered and no writer busy: nothing of ours can be on its way.
+        if !self.enabled() {
             return;
         }
         if let Ok(mut f) = self.file.lock() {

@@ -35,6 +35,8 @@ pub(crate) struct WalTotal {
     /// The oldest WAL whose families were already asked to flush (RocksDB's
     /// `getting_flushed`); 0: none.
     flushing_for: AtomicU64,
+    /// The total the last write saw (for the LOG line).
+    last_total: AtomicU64,
     /// Closed live WALs: number -> size.
     sizes: parking_lot::Mutex<BTreeMap<u64, u64>>,
 }
@@ -47,6 +49,7 @@ impl WalTotal {
             multi_family: AtomicBool::new(false),
             over: AtomicBool::new(false),
             flushing_for: AtomicU64::new(0),
+            last_total: AtomicU64::new(0),
             sizes: parking_lot::Mutex::new(BTreeMap::new()),
         };
         if opts.max_total_wal_size > 0 {
@@ -97,8 +100,9 @@ impl WalTotal {
     /// After a WAL write: whether the slow path must flush for the WAL limit.
     #[inline]
     pub(crate) fn check(&self, current: u64) -> bool {
-        let over = self.multi_family.load(Ordering::Relaxed)
-            && self.total(current) > self.limit.load(Ordering::Relaxed);
+        let total = self.total(current);
+        self.last_total.store(total, Ordering::Relaxed);
+        let over = self.multi_family.load(Ordering::Relaxed) && total > self.limit.load(Ordering::Relaxed);
         if over {
             self.over.store(true, Ordering::Relaxed);
         }
@@ -107,6 +111,11 @@ impl WalTotal {
 
     pub(crate) fn is_over(&self) -> bool {
         self.over.load(Ordering::Relaxed)
+    }
+
+    /// The live WALs' total as the last write saw it.
+    pub(crate) fn last_total(&self) -> u64 {
+        self.last_total.load(Ordering::Relaxed)
     }
 
     pub(crate) fn limit(&self) -> u64 {

@@ -870,15 +870,9 @@ impl DbInner {
             }
             // RocksDB's SwitchWAL: the live WALs are over `max_total_wal_size`.
             if let Some((oldest, mems, imm_only)) = self.wal_total.take_families_to_flush(&st) {
-                // Only the log line's figure: `wal` is never waited for under the DB mutex (its
-                // holder may be in an fsync), so a busy WAL counts as its closed WALs alone.
-                let current = match self.wal.try_lock() {
-                    Ok(w) => w.writer.file_size(),
-                    Err(_) => 0,
-                };
                 self.info_log.buffer_line(format_args!(
                     "Flushing all column families with data in WAL number {oldest}. Total log size is {} while max_total_wal_size is {}",
-                    self.wal_total.total(current),
+                    self.wal_total.last_total(),
                     self.wal_total.limit()
                 ));
                 // Flushed whatever `min_write_buffer_number_to_merge` says (RocksDB's
