@@ -31,7 +31,6 @@ pub struct CfState {
     pub id: u32,
     pub name: String,
     pub log_number: u64,
-    pub comparator: Option<String>,
     /// file number -> (level, metadata)
     pub files: BTreeMap<u64, (u32, FileMetaData)>,
 }
@@ -119,7 +118,6 @@ pub fn replay(path: &Path) -> Res<Replayed> {
                 id: *id,
                 name: cf.name.clone(),
                 log_number: cf.log_number,
-                comparator: cf.comparator.clone(),
                 files: cf.files.iter().map(|(level, f)| (f.number, (*level, f.clone()))).collect(),
             })
         })
