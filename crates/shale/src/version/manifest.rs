@@ -150,6 +150,8 @@ pub struct RecoveredCf {
     pub persist_user_defined_timestamps: Option<bool>,
     /// Live blob files (BlobDB).
     pub blob_files: crate::version::blob_files::BlobFiles,
+    /// RocksDB's compact cursors by level (`kCompactCursor`, `compaction_pri` kRoundRobin).
+    pub compact_cursors: std::collections::BTreeMap<u32, Vec<u8>>,
 }
 
 impl RecoveredCf {
@@ -221,6 +223,7 @@ impl RecoveredManifest {
                 last_sequence: Some(self.last_sequence),
                 full_history_ts_low: (!cf.full_history_ts_low.is_empty())
                     .then(|| cf.full_history_ts_low.clone()),
+                compact_cursors: cf.compact_cursors.iter().map(|(l, k)| (*l, k.clone())).collect(),
                 ..VersionEdit::default()
             });
         }
