@@ -49,10 +49,7 @@ fn refused_settings_fail_by_name() {
             Box::new(|o: &mut Options| o.set_wal_ttl_seconds(3600)) as Box<dyn Fn(&mut Options)>,
             "WAL_ttl_seconds",
         ),
-        (
-            Box::new(|o: &mut Options| o.set_blob_gc_force_threshold(0.5)),
-            "blob_garbage_collection_force_threshold",
-        ),
+        (Box::new(|o: &mut Options| o.set_inplace_update_support(true)), "inplace_update_support"),
     ] {
         let mut o = Options::default();
         set(&mut o);
