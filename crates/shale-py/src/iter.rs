@@ -259,8 +259,10 @@ impl RdictIter {
         let Some((k, v)) = buf.take() else {
             return Ok(None);
         };
-        let k = if keys { decode_value(py, k, &self.loads, self.raw_mode)? } else { py.None().into_bound(py) };
-        let v = if values { decode_value(py, v, &self.loads, self.raw_mode)? } else { py.None().into_bound(py) };
+        let k =
+            if keys { decode_value(py, k, &self.loads, self.raw_mode)? } else { py.None().into_bound(py) };
+        let v =
+            if values { decode_value(py, v, &self.loads, self.raw_mode)? } else { py.None().into_bound(py) };
         Ok(Some((k, v)))
     }
 }
