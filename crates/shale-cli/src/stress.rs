@@ -57,6 +57,10 @@ pub struct StressArgs {
     /// and sync every write: `crash-test` then drops what was not synced after each kill.
     #[arg(long, default_value_t = false)]
     pub power_loss: bool,
+    /// A check of the harness, not of the engine: under --power_loss, leave writes unsynced
+    /// (as --sync does not say), so that `crash-test` must find acknowledged writes lost.
+    #[arg(long, default_value_t = false, hide = true)]
+    pub unsynced_writes: bool,
     /// Database directory.
     #[arg(long)]
     pub db: PathBuf,
@@ -460,7 +464,7 @@ fn stress_kv(
         handles.push(std::thread::spawn(move || -> Result<(), String> {
             let mut rng = Rng(seed ^ ((t as u64 + 1) << 32));
             let mut wo = shale::WriteOptions::default();
-            wo.set_sync(a.sync || a.power_loss);
+            wo.set_sync(a.sync || (a.power_loss && !a.unsynced_writes));
             let mut done = 0u64;
             while !stop.load(Ordering::Relaxed) && (a.ops_per_thread == 0 || done < a.ops_per_thread) {
                 done += 1;
@@ -594,6 +598,7 @@ pub fn crash_test(a: &CrashTestArgs) -> Result<(), String> {
             .args(["--seed", &(rng.next() | 1).to_string()])
             .args(if s.sync { vec!["--sync"] } else { vec![] })
             .args(if s.power_loss { vec!["--power_loss"] } else { vec![] })
+            .args(if s.unsynced_writes { vec!["--unsynced_writes"] } else { vec![] })
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
