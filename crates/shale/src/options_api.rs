@@ -1283,20 +1283,12 @@ impl Options {
     /// RocksDB's `compaction_pri`: the order in which a level compaction tries a level's
     /// files (`compaction/picker.rs::pick_level`): kMinOverlappingRatio (the default),
     /// kOldestLargestSeqFirst, kOldestSmallestSeqFirst (by the files' largest / smallest
-    /// sequence numbers, oldest first). kByCompensatedSize and kRoundRobin are not built
-    /// (they need per-file deletion counts and MANIFEST compaction cursors): recorded, and
-    /// `open` refuses them with NotSupported naming `compaction_pri`.
+    /// sequence numbers, oldest first), kByCompensatedSize (largest first, deletions weighed
+    /// as RocksDB's `ComputeCompensatedSizes`), kRoundRobin (from the level's compact cursor
+    /// in key order, expanded over the following files; the next cursor is recorded in the
+    /// MANIFEST as RocksDB's `kCompactCursor`).
     pub fn set_compaction_pri(&mut self, pri: CompactionPri) {
         self.compaction_pri = pri;
-        self.accept_only(
-            matches!(
-                pri,
-                CompactionPri::MinOverlappingRatio
-                    | CompactionPri::OldestLargestSeqFirst
-                    | CompactionPri::OldestSmallestSeqFirst
-            ),
-            "compaction_pri",
-        );
     }
 
     /// Level (the default, `compaction/picker.rs`), universal (`compaction/universal.rs`) or

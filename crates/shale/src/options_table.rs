@@ -1629,23 +1629,19 @@ pub(crate) static ROWS: &[OptionRow] = &[
             Ok(true)
         }),
     ),
-    // The orders Shale builds; another is accepted at RocksDB's default only (`options_load.rs`).
+    // Every order of RocksDB (`compaction/picker.rs::pick_level`); immutable as in RocksDB.
     opt(
         "compaction_pri",
         Cf,
         Enum,
         No,
         Some(|c| name_of(enum_names::COMPACTION_PRI, c.compaction_pri).to_string()),
-        Some(|o, _, v| match value_of(enum_names::COMPACTION_PRI, v) {
-            Some(
-                p @ (crate::CompactionPri::MinOverlappingRatio
-                | crate::CompactionPri::OldestLargestSeqFirst
-                | crate::CompactionPri::OldestSmallestSeqFirst),
-            ) => {
+        Some(|o, n, v| match value_of(enum_names::COMPACTION_PRI, v) {
+            Some(p) => {
                 o.set_compaction_pri(p);
                 Ok(true)
             }
-            _ => Ok(false),
+            None => Err(bad_value(n, v)),
         }),
     ),
     // Colon-separated, RocksDB's vector text.
