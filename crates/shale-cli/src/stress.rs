@@ -12,10 +12,15 @@
 //!
 //! Version v (> 0) of key k has the value `value(k, v)`; a delete is a version with the
 //! DELETED bit. A thread marks the pending version, writes to the database, then commits
-//! the version. The file lives in the page cache, so it survives SIGKILL of the process
-//! (not power loss, which `crash_sweep` in the engine's tests covers with a fault-injecting
-//! file system). After a crash, key k must read as its committed version, or — if a write
-//! was pending — as the pending one.
+//! the version. The file lives in the page cache, so it survives SIGKILL of the process;
+//! with `--power_loss` the engine runs on `power_loss::PowerLossFs`, every write is synced,
+//! and `crash-test` drops what was not synced after each kill, while the expected state (not
+//! on that file system) is kept whole. After a crash, key k must read as its committed
+//! version, or — if a write was pending — as the pending one: an older version (or none) is
+//! a lost write, a newer one a phantom, a value of no version an invariant break.
+//!
+//! `--mode txn | optimistic | raftlog` run the workloads of `stress_modes.rs` with the same
+//! expected-state file (one slot per thread or region).
 
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;

@@ -363,7 +363,7 @@ pub fn raftlog_run<F: shale_raftlog::env::FileSystem>(
     counters: Arc<Counters>,
     stop: Arc<AtomicBool>,
 ) -> Result<(), String> {
-    let threads = a.threads.max(1).min(REGIONS);
+    let threads = a.threads.clamp(1, REGIONS);
     let sync = a.sync || (a.power_loss && !a.unsynced_writes);
     let seed = if a.seed == 0 { (std::process::id() as u64 * 0x9E37_79B9) | 1 } else { a.seed | 1 };
     let mut handles = Vec::new();
