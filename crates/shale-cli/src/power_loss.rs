@@ -396,3 +396,73 @@ pub fn reset(dir: &Path) -> std::result::Result<(), String> {
         Err(e) => Err(format!("remove {}: {e}", dir.display())),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
+
+    use super::*;
+
+    fn write(fs: &PowerLossFs, p: &Path, data: &[u8], sync: bool) -> Box<dyn WritableFile> {
+        let mut f = fs.new_writable_file(p).unwrap();
+        f.append(data).unwrap();
+        if sync {
+            f.sync().unwrap();
+        }
+        f
+    }
+
+    /// Each kind of change the journal models, and the state `drop_unsynced` leaves.
+    #[test]
+    fn a_power_loss_keeps_only_what_was_synced() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (db, journal) = (tmp.path().join("db"), tmp.path().join("journal"));
+        std::fs::create_dir_all(&db).unwrap();
+        // Durable before the run (an earlier round's state).
+        std::fs::write(db.join("old"), b"old bytes").unwrap();
+        std::fs::write(db.join("CURRENT"), b"MANIFEST-1\n").unwrap();
+        std::fs::write(db.join("gone"), b"removed but not durably").unwrap();
+        let fs = PowerLossFs::new(default_fs_ref(), &journal).unwrap();
+        // A file synced in part, its name made durable.
+        let mut wal = write(&fs, &db.join("wal"), b"synced", true);
+        fs.sync_dir(&db).unwrap();
+        wal.append(b" and not").unwrap();
+        // A file synced whole, its name never made durable.
+        drop(write(&fs, &db.join("fresh"), b"data", true));
+        // CURRENT replaced by a rename, the directory not synced after.
+        drop(write(&fs, &db.join("CURRENT.tmp"), b"MANIFEST-2\n", true));
+        fs.rename(&db.join("CURRENT.tmp"), &db.join("CURRENT")).unwrap();
+        fs.remove_file(&db.join("gone")).unwrap();
+        drop(wal);
+
+        let d = drop_unsynced(&journal, None).unwrap();
+        assert_eq!(std::fs::read(db.join("wal")).unwrap(), b"synced");
+        assert!(!db.join("fresh").exists(), "a name never synced vanishes");
+        assert!(!db.join("CURRENT.tmp").exists());
+        assert_eq!(std::fs::read(db.join("CURRENT")).unwrap(), b"MANIFEST-1\n", "the rename is undone");
+        assert_eq!(std::fs::read(db.join("gone")).unwrap(), b"removed but not durably");
+        assert_eq!(std::fs::read(db.join("old")).unwrap(), b"old bytes");
+        assert_eq!(d.bytes_dropped, 8);
+        assert!(!journal.exists(), "the journal is spent");
+    }
+
+    /// A torn round keeps the synced bytes and a prefix of the rest.
+    #[test]
+    fn a_torn_power_loss_keeps_a_prefix_of_the_unsynced_bytes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (db, journal) = (tmp.path().join("db"), tmp.path().join("journal"));
+        std::fs::create_dir_all(&db).unwrap();
+        let fs = PowerLossFs::new(default_fs_ref(), &journal).unwrap();
+        let mut f = write(&fs, &db.join("log"), b"0123", true);
+        fs.sync_dir(&db).unwrap();
+        f.append(b"456789").unwrap();
+        drop(f);
+        drop_unsynced(&journal, Some(7)).unwrap();
+        let got = std::fs::read(db.join("log")).unwrap();
+        assert!(got.len() >= 4 && b"0123456789".starts_with(&got), "{got:?}");
+    }
+
+    fn default_fs_ref() -> FileSystemRef {
+        shale_base::fs::default_fs()
+    }
+}
