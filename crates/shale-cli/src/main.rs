@@ -5,11 +5,13 @@ mod admin;
 mod bench;
 mod families;
 mod ldb;
+mod power_loss;
 mod raftlog;
 mod sst_dump;
 mod sst_raw;
 mod sst_recompress;
 mod stress;
+mod stress_modes;
 
 use std::process::ExitCode;
 

@@ -12,10 +12,15 @@
 //!
 //! Version v (> 0) of key k has the value `value(k, v)`; a delete is a version with the
 //! DELETED bit. A thread marks the pending version, writes to the database, then commits
-//! the version. The file lives in the page cache, so it survives SIGKILL of the process
-//! (not power loss, which `crash_sweep` in the engine's tests covers with a fault-injecting
-//! file system). After a crash, key k must read as its committed version, or — if a write
-//! was pending — as the pending one.
+//! the version. The file lives in the page cache, so it survives SIGKILL of the process;
+//! with `--power_loss` the engine runs on `power_loss::PowerLossFs`, every write is synced,
+//! and `crash-test` drops what was not synced after each kill, while the expected state (not
+//! on that file system) is kept whole. After a crash, key k must read as its committed
+//! version, or — if a write was pending — as the pending one: an older version (or none) is
+//! a lost write, a newer one a phantom, a value of no version an invariant break.
+//!
+//! `--mode txn | optimistic | raftlog` run the workloads of `stress_modes.rs` with the same
+//! expected-state file (one slot per thread or region).
 
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
@@ -27,13 +32,40 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use shale::{Options, WriteBatch, DB};
+use shale_base::fs::{default_fs, FileSystemRef};
 
-const NONE: u32 = u32::MAX;
+use crate::power_loss::{self, PowerLossFs};
+
+pub(crate) const NONE: u32 = u32::MAX;
 const DELETED: u32 = 1 << 31;
+
+/// What `shale stress` runs.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// The key-value engine (DB), keys spread over --column_families.
+    Kv,
+    /// A bank on TransactionDB (pessimistic), checked under snapshots.
+    Txn,
+    /// A bank on OptimisticTransactionDB, checked under snapshots.
+    Optimistic,
+    /// shale-raftlog: many regions, appends, purges and rewrites.
+    Raftlog,
+}
 
 #[derive(Args, Clone)]
 #[command(rename_all = "snake_case")]
 pub struct StressArgs {
+    /// The engine and workload.
+    #[arg(long, value_enum, default_value_t = Mode::Kv)]
+    pub mode: Mode,
+    /// Run the engine on the power-loss journalling file system (<expected_dir>/powerloss)
+    /// and sync every write: `crash-test` then drops what was not synced after each kill.
+    #[arg(long, default_value_t = false)]
+    pub power_loss: bool,
+    /// A check of the harness, not of the engine: under --power_loss, leave writes unsynced
+    /// (as --sync does not say), so that `crash-test` must find acknowledged writes lost.
+    #[arg(long, default_value_t = false, hide = true)]
+    pub unsynced_writes: bool,
     /// Database directory.
     #[arg(long)]
     pub db: PathBuf,
@@ -83,12 +115,12 @@ pub struct CrashTestArgs {
     pub max_run_ms: u64,
 }
 
-struct Expected {
+pub(crate) struct Expected {
     file: File,
 }
 
 impl Expected {
-    fn open(dir: &Path, max_key: u32) -> Result<Expected, String> {
+    pub(crate) fn open(dir: &Path, max_key: u32) -> Result<Expected, String> {
         std::fs::create_dir_all(dir).map_err(|e| format!("create {}: {e}", dir.display()))?;
         let path = dir.join("expected.state");
         if !path.exists() {
@@ -112,13 +144,13 @@ impl Expected {
         Ok(Expected { file })
     }
 
-    fn get(&self, k: u32) -> Result<(u32, u32), String> {
+    pub(crate) fn get(&self, k: u32) -> Result<(u32, u32), String> {
         let mut b = [0u8; 8];
         self.file.read_exact_at(&mut b, 8 * k as u64).map_err(|e| format!("read expected state: {e}"))?;
         Ok((u32::from_le_bytes([b[0], b[1], b[2], b[3]]), u32::from_le_bytes([b[4], b[5], b[6], b[7]])))
     }
 
-    fn set(&self, k: u32, committed: u32, pending: u32) -> Result<(), String> {
+    pub(crate) fn set(&self, k: u32, committed: u32, pending: u32) -> Result<(), String> {
         let mut b = [0u8; 8];
         b[..4].copy_from_slice(&committed.to_le_bytes());
         b[4..].copy_from_slice(&pending.to_le_bytes());
@@ -139,7 +171,7 @@ fn value(k: u32, v: u32) -> Option<Vec<u8>> {
     Some(s)
 }
 
-fn options(a: &StressArgs) -> Options {
+fn options(a: &StressArgs, fs: Option<FileSystemRef>) -> Options {
     let mut o = Options::default();
     o.create_if_missing(true);
     o.create_missing_column_families(true);
@@ -147,6 +179,9 @@ fn options(a: &StressArgs) -> Options {
     o.set_target_file_size_base(a.write_buffer_size as u64);
     o.set_max_bytes_for_level_base(4 * a.write_buffer_size as u64);
     o.set_max_background_jobs(a.max_background_jobs);
+    if let Some(fs) = fs {
+        o.set_file_system(fs);
+    }
     o
 }
 
@@ -158,9 +193,9 @@ fn family_name(i: u32) -> String {
     }
 }
 
-fn open_db(a: &StressArgs) -> Result<DB, String> {
+fn open_db(a: &StressArgs, fs: Option<FileSystemRef>) -> Result<DB, String> {
     let names: Vec<String> = (0..a.column_families.max(1)).map(family_name).collect();
-    let o = options(a);
+    let o = options(a, fs);
     DB::open_cf_descriptors(&o, &a.db, crate::families::descriptors(&o, names))
         .map_err(|e| format!("open: {e}"))
 }
@@ -179,51 +214,245 @@ fn expected_dir(a: &StressArgs) -> PathBuf {
     })
 }
 
-/// Checks every key against the expected state; returns how many disagree.
-fn verify(db: &DB, a: &StressArgs, e: &Expected) -> Result<u64, String> {
-    let mut bad = 0;
+/// What a verification found: acknowledged writes lost, writes read back that were never
+/// made (phantoms), and broken invariants (a value that matches no version of its key, a
+/// bank whose balances disagree with its sequence numbers, a raft log entry missing).
+#[derive(Default, Debug, Clone, Copy)]
+pub(crate) struct Tally {
+    pub lost: u64,
+    pub phantom: u64,
+    pub breaks: u64,
+}
+
+impl Tally {
+    fn bad(&self) -> u64 {
+        self.lost + self.phantom + self.breaks
+    }
+    fn add(&mut self, o: Tally) {
+        self.lost += o.lost;
+        self.phantom += o.phantom;
+        self.breaks += o.breaks;
+    }
+}
+
+/// Acknowledged operations per thread (slots 0..64) and invariant breaks the child saw
+/// (slot 64), as little-endian u64s in `<expected_dir>/counters`, in the page cache like
+/// the expected state.
+pub(crate) struct Counters {
+    file: File,
+}
+
+impl Counters {
+    pub(crate) const BREAKS: u32 = 64;
+
+    pub(crate) fn open(dir: &Path) -> Result<Counters, String> {
+        std::fs::create_dir_all(dir).map_err(|e| format!("create {}: {e}", dir.display()))?;
+        let path = dir.join("counters");
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| format!("open {}: {e}", path.display()))?;
+        file.set_len(8 * 65).map_err(|e| format!("size {}: {e}", path.display()))?;
+        Ok(Counters { file })
+    }
+
+    fn get(&self, slot: u32) -> Result<u64, String> {
+        let mut b = [0u8; 8];
+        self.file.read_exact_at(&mut b, 8 * slot as u64).map_err(|e| format!("read counters: {e}"))?;
+        Ok(u64::from_le_bytes(b))
+    }
+
+    fn put(&self, slot: u32, v: u64) -> Result<(), String> {
+        self.file.write_all_at(&v.to_le_bytes(), 8 * slot as u64).map_err(|e| format!("write counters: {e}"))
+    }
+
+    /// Adds one to `slot` (each slot has one writer).
+    pub(crate) fn bump(&self, slot: u32) -> Result<(), String> {
+        self.put(slot, self.get(slot)? + 1)
+    }
+
+    fn acked(&self) -> Result<u64, String> {
+        (0..64).map(|s| self.get(s)).sum()
+    }
+
+    /// The breaks counted since the last call.
+    fn take_breaks(&self) -> Result<u64, String> {
+        let n = self.get(Self::BREAKS)?;
+        self.put(Self::BREAKS, 0)?;
+        Ok(n)
+    }
+}
+
+/// The version a value of key `k` carries, if it is one of `value`'s.
+fn version_of(k: u32, v: &[u8]) -> Option<u32> {
+    let s = std::str::from_utf8(v).ok()?;
+    let mut parts = s.splitn(3, ':');
+    if parts.next()? != k.to_string() {
+        return None;
+    }
+    parts.next()?.parse().ok()
+}
+
+/// Checks every key against the expected state, then settles it to what was read.
+fn verify(db: &DB, a: &StressArgs, e: &Expected) -> Result<Tally, String> {
+    let mut t = Tally::default();
     for k in 0..a.max_key {
         let (committed, pending) = e.get(k)?;
         let got = db.get_cf(family(db, a, k)?, key(k)).map_err(|e| format!("get {k}: {e}"))?;
         let ok = got == value(k, committed) || (pending != NONE && got == value(k, pending));
-        if !ok {
-            bad += 1;
-            if bad <= 10 {
-                eprintln!(
-                    "key {k}: got {:?}, expected version {committed:#x} (pending {pending:#x})",
-                    got.map(|v| String::from_utf8_lossy(&v).into_owned())
-                );
+        let newest = (committed & !DELETED).max(if pending == NONE { 0 } else { pending & !DELETED });
+        if ok {
+            if pending != NONE {
+                // The in-flight write either landed or not; settle the expected state.
+                let now = if got == value(k, pending) { pending } else { committed };
+                e.set(k, now, NONE)?;
             }
-        } else if pending != NONE {
-            // The in-flight write either landed or not; settle the expected state.
-            let now = if got == value(k, pending) { pending } else { committed };
-            e.set(k, now, NONE)?;
+            continue;
+        }
+        let what = match &got {
+            None => {
+                t.lost += 1;
+                e.set(k, newest | DELETED, NONE)?;
+                "lost"
+            }
+            Some(v) => match version_of(k, v) {
+                Some(gv) if value(k, gv).as_deref() == Some(v.as_slice()) => {
+                    // Settled to what the database holds, so each loss counts once.
+                    e.set(k, gv, NONE)?;
+                    if gv > newest {
+                        t.phantom += 1;
+                        "phantom"
+                    } else {
+                        t.lost += 1;
+                        "lost"
+                    }
+                }
+                _ => {
+                    t.breaks += 1;
+                    e.set(k, newest | DELETED, NONE)?;
+                    "invariant break"
+                }
+            },
+        };
+        if t.bad() <= 10 {
+            eprintln!(
+                "key {k} ({what}): got {:?}, expected version {committed:#x} (pending {pending:#x})",
+                got.map(|v| String::from_utf8_lossy(&v).into_owned())
+            );
         }
     }
-    Ok(bad)
+    Ok(t)
 }
 
-struct Rng(u64);
+pub(crate) struct Rng(pub(crate) u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
         self.0
     }
-    fn below(&mut self, n: u64) -> u64 {
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
         self.next() % n.max(1)
     }
 }
 
-pub fn stress(a: &StressArgs) -> Result<(), String> {
-    let e = Arc::new(Expected::open(&expected_dir(a), a.max_key)?);
-    let db = Arc::new(open_db(a)?);
-    let bad = verify(&db, a, &e)?;
-    if bad > 0 {
-        return Err(format!("verification failed: {bad} keys disagree with the expected state"));
+/// Sets the returned flag after `--duration` seconds (never, for 0).
+fn stopper(a: &StressArgs) -> Arc<AtomicBool> {
+    let stop = Arc::new(AtomicBool::new(false));
+    if a.duration > 0 {
+        let (stop, d) = (stop.clone(), Duration::from_secs(a.duration));
+        std::thread::spawn(move || {
+            std::thread::sleep(d);
+            stop.store(true, Ordering::Relaxed);
+        });
     }
+    stop
+}
+
+fn check_clean(t: Tally, when: &str) -> Result<(), String> {
+    if t.bad() > 0 {
+        return Err(format!(
+            "verification failed {when}: {} lost, {} phantom, {} invariant breaks",
+            t.lost, t.phantom, t.breaks
+        ));
+    }
+    Ok(())
+}
+
+pub fn stress(a: &StressArgs) -> Result<(), String> {
+    if a.mode != Mode::Kv && a.duration == 0 {
+        return Err(format!("--mode {:?} runs for --duration seconds: give a positive one", a.mode));
+    }
+    if a.power_loss && a.threads > 64 {
+        return Err("at most 64 threads".to_string());
+    }
+    let exp = expected_dir(a);
+    let e = Arc::new(Expected::open(&exp, crate::stress_modes::slots(a))?);
+    let counters = Arc::new(Counters::open(&exp)?);
+    let journal = exp.join("powerloss");
+    let plfs = if a.power_loss {
+        Some(Arc::new(PowerLossFs::new(default_fs(), &journal).map_err(|e| format!("power-loss fs: {e}"))?))
+    } else {
+        None
+    };
+    let fs: Option<FileSystemRef> = plfs.clone().map(|f| f as FileSystemRef);
+    use crate::stress_modes as m;
+    match a.mode {
+        Mode::Kv => stress_kv(a, e, counters, fs),
+        Mode::Txn => {
+            let db = Arc::new(m::open_txn(a, fs)?);
+            check_clean(m::bank_verify(&*db, a, &e)?, "at open")?;
+            if a.verify_only {
+                return Ok(());
+            }
+            m::bank_run(db.clone(), a, e.clone(), counters, stopper(a))?;
+            check_clean(m::bank_verify(&*db, a, &e)?, "after the run")
+        }
+        Mode::Optimistic => {
+            let db = Arc::new(m::open_optimistic(a, fs)?);
+            check_clean(m::bank_verify(&*db, a, &e)?, "at open")?;
+            if a.verify_only {
+                return Ok(());
+            }
+            m::bank_run(db.clone(), a, e.clone(), counters, stopper(a))?;
+            check_clean(m::bank_verify(&*db, a, &e)?, "after the run")
+        }
+        Mode::Raftlog => match plfs {
+            Some(f) => raftlog_child(a, f, e, counters),
+            None => raftlog_child(a, Arc::new(shale_base::fs::PosixFileSystem::new()), e, counters),
+        },
+    }
+}
+
+fn raftlog_child<F: shale_raftlog::env::FileSystem>(
+    a: &StressArgs,
+    fs: Arc<F>,
+    e: Arc<Expected>,
+    counters: Arc<Counters>,
+) -> Result<(), String> {
+    use crate::stress_modes as m;
+    let engine = Arc::new(m::open_raftlog(a, fs)?);
+    check_clean(m::raftlog_verify(&engine, &e)?, "at open")?;
+    if a.verify_only {
+        return Ok(());
+    }
+    m::raftlog_run(engine.clone(), a, e.clone(), counters, stopper(a))?;
+    check_clean(m::raftlog_verify(&engine, &e)?, "after the run")
+}
+
+fn stress_kv(
+    a: &StressArgs,
+    e: Arc<Expected>,
+    counters: Arc<Counters>,
+    fs: Option<FileSystemRef>,
+) -> Result<(), String> {
+    let db = Arc::new(open_db(a, fs)?);
+    check_clean(verify(&db, a, &e)?, "at open")?;
     println!("verified {} keys", a.max_key);
     if a.verify_only {
         return Ok(());
@@ -235,12 +464,13 @@ pub fn stress(a: &StressArgs) -> Result<(), String> {
     let mut handles = Vec::new();
     let seed = if a.seed == 0 { (std::process::id() as u64 * 0x9E37_79B9) | 1 } else { a.seed | 1 };
     for t in 0..a.threads.max(1) {
-        let (db, e, stop, ops, a) = (db.clone(), e.clone(), stop.clone(), ops.clone(), a.clone());
+        let (db, e, stop, ops, a, counters) =
+            (db.clone(), e.clone(), stop.clone(), ops.clone(), a.clone(), counters.clone());
         let (lo, hi) = (t * per, if t + 1 == a.threads { a.max_key } else { (t + 1) * per });
         handles.push(std::thread::spawn(move || -> Result<(), String> {
             let mut rng = Rng(seed ^ ((t as u64 + 1) << 32));
             let mut wo = shale::WriteOptions::default();
-            wo.set_sync(a.sync);
+            wo.set_sync(a.sync || (a.power_loss && !a.unsynced_writes));
             let mut done = 0u64;
             while !stop.load(Ordering::Relaxed) && (a.ops_per_thread == 0 || done < a.ops_per_thread) {
                 done += 1;
@@ -258,6 +488,7 @@ pub fn stress(a: &StressArgs) -> Result<(), String> {
                             &wo,
                         )
                         .map_err(|err| format!("put: {err}"))?;
+                        counters.bump(t)?;
                         e.set(k, next_version, NONE)?;
                     }
                     50..=64 => {
@@ -265,6 +496,7 @@ pub fn stress(a: &StressArgs) -> Result<(), String> {
                         e.set(k, committed, del)?;
                         db.delete_cf_opt(family(&db, &a, k)?, key(k), &wo)
                             .map_err(|err| format!("delete: {err}"))?;
+                        counters.bump(t)?;
                         e.set(k, del, NONE)?;
                     }
                     65..=74 => {
@@ -280,6 +512,7 @@ pub fn stress(a: &StressArgs) -> Result<(), String> {
                             staged.push((j, v));
                         }
                         db.write_opt(b, &wo).map_err(|err| format!("write batch: {err}"))?;
+                        counters.bump(t)?;
                         for (j, v) in staged {
                             e.set(j, v, NONE)?;
                         }
@@ -300,6 +533,7 @@ pub fn stress(a: &StressArgs) -> Result<(), String> {
                             b.delete_range_cf(cf, key(k), key(end));
                         }
                         db.write_opt(b, &wo).map_err(|err| format!("delete_range: {err}"))?;
+                        counters.bump(t)?;
                         for (j, del) in staged {
                             e.set(j, del, NONE)?;
                         }
@@ -329,21 +563,31 @@ pub fn stress(a: &StressArgs) -> Result<(), String> {
         h.join().map_err(|_| "a stress thread panicked".to_string())??;
     }
     println!("stress: {} operations", ops.load(Ordering::Relaxed));
-    let bad = verify(&db, a, &e)?;
-    if bad > 0 {
-        return Err(format!("verification failed after the run: {bad} keys"));
-    }
-    Ok(())
+    check_clean(verify(&db, a, &e)?, "after the run")
 }
 
 /// Runs `shale stress` as a child, kills it with SIGKILL at random moments, reopens and
-/// verifies, `kills` times.
+/// verifies, `kills` times. With `--power_loss`, after each kill the directory is first
+/// brought to what a power loss at that moment would leave (`power_loss::drop_unsynced`;
+/// every other round also keeps a random part of the unsynced bytes, a torn write).
+/// Prints one summary line.
 pub fn crash_test(a: &CrashTestArgs) -> Result<(), String> {
     let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
     let s = &a.stress;
+    if s.threads == 0 || s.threads > 64 {
+        return Err("--threads must be 1 to 64".to_string());
+    }
     let exp = expected_dir(s);
+    let journal = exp.join("powerloss");
+    // Whatever is on disk now is durable: no journal of an earlier run applies.
+    power_loss::reset(&journal)?;
+    let counters = Counters::open(&exp)?;
+    let acked_before = counters.acked()?;
+    counters.take_breaks()?;
     let mut rng = Rng(if s.seed == 0 { std::process::id() as u64 | 1 } else { s.seed | 1 });
-    let (mut lost, mut failed_opens) = (0u64, 0u64);
+    let mut tally = Tally::default();
+    let mut failed_opens = 0u64;
+    let mode = format!("{:?}", s.mode).to_lowercase();
     for round in 1..=a.kills {
         let run_ms = 100 + rng.below(a.max_run_ms.max(101) - 100);
         let mut child = Command::new(&exe)
@@ -352,42 +596,99 @@ pub fn crash_test(a: &CrashTestArgs) -> Result<(), String> {
             .arg(&s.db)
             .arg("--expected_dir")
             .arg(&exp)
+            .args(["--mode", &mode])
             .args(["--max_key", &s.max_key.to_string(), "--threads", &s.threads.to_string()])
             .args(["--write_buffer_size", &s.write_buffer_size.to_string(), "--duration", "3600"])
             .args(["--column_families", &s.column_families.to_string()])
             .args(["--max_background_jobs", &s.max_background_jobs.to_string()])
+            .args(["--seed", &(rng.next() | 1).to_string()])
             .args(if s.sync { vec!["--sync"] } else { vec![] })
+            .args(if s.power_loss { vec!["--power_loss"] } else { vec![] })
+            .args(if s.unsynced_writes { vec!["--unsynced_writes"] } else { vec![] })
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
             .map_err(|e| format!("spawn stress: {e}"))?;
-        std::thread::sleep(Duration::from_millis(run_ms));
-        if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
+        let stderr = child.stderr.take();
+        // Read the child's messages as they come, so a full pipe never blocks it.
+        let reader = std::thread::spawn(move || {
             let mut err = String::new();
-            if let Some(mut e) = child.stderr.take() {
+            if let Some(mut e) = stderr {
                 let _ = std::io::Read::read_to_string(&mut e, &mut err);
             }
-            return Err(format!("round {round}: stress exited early ({status}): {err}"));
+            err
+        });
+        std::thread::sleep(Duration::from_millis(run_ms));
+        let early = child.try_wait().map_err(|e| e.to_string())?;
+        if early.is_none() {
+            child.kill().map_err(|e| format!("kill: {e}"))?;
         }
-        child.kill().map_err(|e| format!("kill: {e}"))?;
         let _ = child.wait();
-        // Reopen and verify in this process.
-        match open_db(s) {
-            Ok(db) => {
-                let e = Expected::open(&exp, s.max_key)?;
-                let bad = verify(&db, s, &e)?;
-                lost += bad;
-                eprintln!("crash-test round {round}/{}: killed after {run_ms} ms, {bad} keys wrong", a.kills);
-            }
-            Err(e) => {
+        let err = reader.join().unwrap_or_default();
+        if let Some(status) = early {
+            // The child stopped by itself: it failed a check of its own (a read that
+            // disagreed with what it had committed) or could not open the database.
+            eprintln!("crash-test round {round}: stress exited early ({status}): {err}");
+            if err.contains("open") {
                 failed_opens += 1;
-                eprintln!("crash-test round {round}: reopen failed: {e}");
+            } else {
+                tally.breaks += 1;
+            }
+        } else if !err.is_empty() {
+            eprint!("{err}");
+        }
+        let dropped = if s.power_loss {
+            let torn = (round % 2 == 0).then(|| rng.next());
+            Some(power_loss::drop_unsynced(&journal, torn)?)
+        } else {
+            None
+        };
+        // Reopen and verify in this process.
+        let e = Expected::open(&exp, crate::stress_modes::slots(s))?;
+        let result = match s.mode {
+            Mode::Kv => match open_db(s, None) {
+                Ok(db) => Ok(verify(&db, s, &e)?),
+                Err(err) => Err(err),
+            },
+            _ => crate::stress_modes::verify_mode(s, &e)?,
+        };
+        let breaks = counters.take_breaks()?;
+        tally.breaks += breaks;
+        match result {
+            Ok(t) => {
+                tally.add(t);
+                eprintln!(
+                    "crash-test round {round}/{}: killed after {run_ms} ms{}, {} lost, {} phantom, {} invariant breaks",
+                    a.kills,
+                    dropped.map_or(String::new(), |d| format!(
+                        " (power loss: {} files cut, {} bytes dropped, {} names restored)",
+                        d.files_cut, d.bytes_dropped, d.names_restored
+                    )),
+                    t.lost,
+                    t.phantom,
+                    t.breaks + breaks
+                );
+            }
+            Err(err) => {
+                failed_opens += 1;
+                eprintln!("crash-test round {round}: reopen failed: {err}");
             }
         }
     }
-    println!("crash-test: {} kills, {lost} acknowledged writes lost, {failed_opens} failed opens", a.kills);
-    if lost > 0 || failed_opens > 0 {
-        return Err(format!("crash-test failed: {lost} lost writes, {failed_opens} failed opens"));
+    let acked = counters.acked()? - acked_before;
+    println!(
+        "crash-test mode={mode}{}: {} kills, {acked} operations acknowledged, {} lost, {} phantom, {} invariant breaks, {failed_opens} failed opens",
+        if s.power_loss { " power_loss" } else { "" },
+        a.kills,
+        tally.lost,
+        tally.phantom,
+        tally.breaks
+    );
+    if tally.bad() > 0 || failed_opens > 0 {
+        return Err(format!(
+            "crash-test failed: {} lost, {} phantom, {} invariant breaks, {failed_opens} failed opens",
+            tally.lost, tally.phantom, tally.breaks
+        ));
     }
     Ok(())
 }
