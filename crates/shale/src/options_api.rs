@@ -1345,10 +1345,13 @@ impl Options {
         self.max_subcompactions = num;
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`size == 0`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `memtable_huge_page_size`.
+    /// RocksDB's `memtable_huge_page_size`: when not 0, the memtables' arena blocks are
+    /// mappings of huge pages (`MAP_HUGETLB`) of that size (rounded up to hold a block), and
+    /// ordinary memory when the system has no huge pages free, as RocksDB falls back
+    /// (`memtable/arena.rs`). The size must be one the kernel supports (2 MiB on x86-64), as
+    /// in RocksDB. Mutable: memtables made afterwards take the new value.
     pub fn set_memtable_huge_page_size(&mut self, size: usize) {
-        self.accept_only(size == 0, "memtable_huge_page_size");
+        self.memtable_huge_page_size = size;
     }
 
     /// RocksDB's `max_successive_merges`: when a merge finds `num` merge operands of its key
