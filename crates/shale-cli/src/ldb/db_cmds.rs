@@ -557,9 +557,11 @@ pub fn scan(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
 /// (`Fri May 10 00:40:02 2013`).
 fn local_time(t: i32) -> String {
     let raw: libc::time_t = t.into();
+    // SAFETY: `libc::tm` is a plain C struct of integers (and a pointer that may be null),
+    // for which all-zero bytes are a valid value.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
     // SAFETY: localtime_r writes the broken-down time into `tm`, which we own; it reads
     // only `raw`.
-    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
     let ok = unsafe { !libc::localtime_r(&raw, &mut tm).is_null() };
     if !ok {
         return String::new();

@@ -840,6 +840,8 @@ mod tests {
             } else {
                 (a.allocate_aligned(1 + i % 70, 8).as_ptr() as usize, 1 + i % 70)
             };
+            // SAFETY: the arena handed out these `n` bytes at `p` to this caller alone, and it
+            // lives (with its blocks) until the end of the test.
             let s = unsafe { std::slice::from_raw_parts_mut(p as *mut u8, n) };
             assert!(s.iter().all(|&b| b == 0), "arena memory must start zeroed");
             s.fill(0xAB);

@@ -859,10 +859,10 @@ impl SkipList {
                 s.levels = filled;
                 if self.bounds {
                     let prefix = |n: *mut u8, none: u64| {
-                        // SAFETY: a non-null link points at a published, fully written node.
                         if n.is_null() || n == head {
                             none
                         } else {
+                            // SAFETY: a non-null link points at a published, fully written node.
                             key_prefix(unsafe { node_key(n) })
                         }
                     };
