@@ -1152,6 +1152,8 @@ impl Options {
     /// compaction takes all of level 0), two levels, six write buffers merged one at a time,
     /// four flush threads, two compaction threads and 256 MiB target files. Each setter then
     /// acts as it does on its own.
+    // RocksDB's PrepareForBulkLoad sets the two deprecated thread counts itself.
+    #[allow(deprecated)]
     pub fn prepare_for_bulk_load(&mut self) {
         self.set_level_zero_file_num_compaction_trigger(1 << 30);
         self.set_level_zero_slowdown_writes_trigger(1 << 30);
