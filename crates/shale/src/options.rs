@@ -503,6 +503,8 @@ pub struct Options {
     pub(crate) bloom_locality: u32,
     /// `set_compaction_pri`: the order a level compaction tries a level's files in.
     pub(crate) compaction_pri: crate::options_api::CompactionPri,
+    /// `set_memtable_huge_page_size` (0: ordinary memory).
+    pub(crate) memtable_huge_page_size: usize,
     /// `set_optimize_filters_for_hits`: no filters in tables compacted to the bottommost level.
     pub(crate) optimize_filters_for_hits: bool,
     /// Integrated BlobDB (`blob/`).
@@ -732,6 +734,7 @@ impl Default for Options {
             optimize_filters_for_hits: false,
             bloom_locality: 0,
             compaction_pri: crate::options_api::CompactionPri::MinOverlappingRatio,
+            memtable_huge_page_size: 0,
             max_bytes_for_level_multiplier_additional: vec![1; 7],
             table: BlockBasedOptions::default(),
             table_format: crate::table::TableFormat::BlockBased,

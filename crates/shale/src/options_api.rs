@@ -1146,9 +1146,28 @@ impl Options {
         let _ = micros;
     }
 
-    /// Not built in Shale: recorded, and `open` refuses it with NotSupported.
+    /// RocksDB's `Options::PrepareForBulkLoad`, value for value: no level-0 trigger,
+    /// slowdown or stop (1 << 30), no pending-compaction-bytes limits, automatic compactions
+    /// off (the application compacts once loaded), `max_compaction_bytes` 1 << 60 (one manual
+    /// compaction takes all of level 0), two levels, six write buffers merged one at a time,
+    /// four flush threads, two compaction threads and 256 MiB target files. Each setter then
+    /// acts as it does on its own.
+    // RocksDB's PrepareForBulkLoad sets the two deprecated thread counts itself.
+    #[allow(deprecated)]
     pub fn prepare_for_bulk_load(&mut self) {
-        self.unsupported.push("prepare_for_bulk_load");
+        self.set_level_zero_file_num_compaction_trigger(1 << 30);
+        self.set_level_zero_slowdown_writes_trigger(1 << 30);
+        self.set_level_zero_stop_writes_trigger(1 << 30);
+        self.set_soft_pending_compaction_bytes_limit(0);
+        self.set_hard_pending_compaction_bytes_limit(0);
+        self.set_disable_auto_compactions(true);
+        self.set_max_compaction_bytes(1 << 60);
+        self.set_num_levels(2);
+        self.set_max_write_buffer_number(6);
+        self.set_min_write_buffer_number_to_merge(1);
+        self.set_max_background_flushes(4);
+        self.set_max_background_compactions(2);
+        self.set_target_file_size_base(256 * 1024 * 1024);
     }
 
     /// RocksDB's `max_file_opening_threads` (default 16): at open the live tables (all of
@@ -1345,10 +1364,13 @@ impl Options {
         self.max_subcompactions = num;
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`size == 0`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `memtable_huge_page_size`.
+    /// RocksDB's `memtable_huge_page_size`: when not 0, the memtables' arena blocks are
+    /// mappings of huge pages (`MAP_HUGETLB`) of that size (rounded up to hold a block), and
+    /// ordinary memory when the system has no huge pages free, as RocksDB falls back
+    /// (`memtable/arena.rs`). The size must be one the kernel supports (2 MiB on x86-64), as
+    /// in RocksDB. Mutable: memtables made afterwards take the new value.
     pub fn set_memtable_huge_page_size(&mut self, size: usize) {
-        self.accept_only(size == 0, "memtable_huge_page_size");
+        self.memtable_huge_page_size = size;
     }
 
     /// RocksDB's `max_successive_merges`: when a merge finds `num` merge operands of its key

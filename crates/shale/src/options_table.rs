@@ -1686,12 +1686,13 @@ pub(crate) static ROWS: &[OptionRow] = &[
             Ok(true)
         }),
     ),
+    // Taken by the memtables made afterwards, as RocksDB's mutable option.
     opt(
         "memtable_huge_page_size",
         Cf,
         Int,
-        NotBuilt,
-        None,
+        Yes,
+        Some(|c| c.memtable_huge_page_size.to_string()),
         Some(|o, n, v| {
             o.set_memtable_huge_page_size(number(n, v)?);
             Ok(true)

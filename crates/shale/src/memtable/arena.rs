@@ -30,7 +30,7 @@
 //! between the entries' size and a MiB per family: the seed experiment held 1,066 MiB
 //! where RocksDB held 389, when blocks were slots of a process-wide pool of 2 MiB chunks
 //! faulted in whole on huge pages (RocksDB uses huge pages only when
-//! `memtable_huge_page_size` is set, which Shale refuses). Smaller blocks (the 4 KiB first
+//! `memtable_huge_page_size` is set; so does Shale: [`Arena::set_huge_page_size`]). Smaller blocks (the 4 KiB first
 //! block, small configured sizes) and a huge entry's own block come from the global
 //! allocator.
 //!
@@ -76,6 +76,9 @@ pub struct Arena {
     tracker: Option<Arc<WriteBufferManagerState>>,
     /// Set by `done_allocating`: the blocks no longer count as active memory.
     done: bool,
+    /// `memtable_huge_page_size` rounded up to hold a block (RocksDB's `hugetlb_size_`): the
+    /// size of a regular block taken from huge pages; 0: none.
+    hugetlb_size: usize,
 }
 
 // SAFETY: the arena exclusively owns its blocks (raw pointers from the global allocator or
@@ -88,7 +91,15 @@ impl Arena {
     /// a multiple of 16). No memory is allocated until the first request.
     pub fn new(block_size: usize) -> Arena {
         let block_size = block_size.max(MIN_BLOCK_SIZE).next_multiple_of(BLOCK_ALIGN);
-        Arena { block_size, span: Span::EMPTY, blocks: Vec::new(), allocated: 0, tracker: None, done: false }
+        Arena {
+            block_size,
+            span: Span::EMPTY,
+            blocks: Vec::new(),
+            allocated: 0,
+            tracker: None,
+            done: false,
+            hugetlb_size: 0,
+        }
     }
 
     /// An arena whose blocks are charged to `tracker`.
@@ -96,6 +107,49 @@ impl Arena {
         let mut a = Arena::new(block_size);
         a.tracker = tracker;
         a
+    }
+
+    /// RocksDB's `memtable_huge_page_size` (its `Arena` constructor): when not 0, each regular
+    /// block is a mapping of huge pages (`MAP_HUGETLB`) of that size, rounded up to a
+    /// multiple of it that holds a block; when the system has none to give, the block comes
+    /// from ordinary memory, as RocksDB falls back to `new char[]`. Huge entries' own blocks
+    /// stay ordinary, as in RocksDB. Call before the first allocation.
+    pub fn set_huge_page_size(&mut self, huge_page_size: usize) {
+        self.hugetlb_size = if huge_page_size == 0 || !lazy_block::HUGE_PAGES_SUPPORTED {
+            0
+        } else {
+            self.block_size.div_ceil(huge_page_size).saturating_mul(huge_page_size)
+        };
+    }
+
+    /// How many of the arena's blocks are huge-page mappings.
+    pub fn huge_blocks(&self) -> usize {
+        self.blocks.iter().filter(|b| matches!(b, Block::Huge(..))).count()
+    }
+
+    /// A regular block of `size` bytes, or of the huge-page block size when huge pages are
+    /// asked for and available: the block and its size.
+    fn regular_block(&mut self, size: usize) -> (*mut u8, usize) {
+        if self.hugetlb_size > 0 {
+            let huge = self.hugetlb_size;
+            if let Some(p) = lazy_block::map_huge(huge) {
+                self.blocks.push(Block::Huge(p, huge));
+                return (self.account(p, huge), huge);
+            }
+        }
+        (self.new_block(size, true), size)
+    }
+
+    /// Counts a new block of `size` bytes (and charges the tracker).
+    fn account(&mut self, p: NonNull<u8>, size: usize) -> *mut u8 {
+        self.allocated += size;
+        if let Some(t) = &self.tracker {
+            t.reserve(size);
+            if self.done {
+                t.schedule_free(size);
+            }
+        }
+        p.as_ptr()
     }
 
     /// The owner will take no more writes (RocksDB's `AllocTracker::DoneAllocating`): the
@@ -125,12 +179,12 @@ impl Arena {
         } else {
             // The first block is small, so that an arena that stays nearly empty (the
             // memtable of an idle column family among thousands) costs little.
-            let size = if self.blocks.is_empty() && bytes <= FIRST_BLOCK_SIZE / 4 {
+            let size = if self.blocks.is_empty() && bytes <= FIRST_BLOCK_SIZE / 4 && self.hugetlb_size == 0 {
                 FIRST_BLOCK_SIZE.min(self.block_size)
             } else {
                 self.block_size
             };
-            let p = self.new_block(size, true);
+            let (p, size) = self.regular_block(size);
             // SAFETY: `bytes <= size / 4` (a quarter of the block size, or of the first
             // block), so `p + bytes` is inside the fresh block, which is 16-aligned and so
             // satisfies `align`.
@@ -154,10 +208,10 @@ impl Arena {
             Some(p) => p,
             None if bytes > self.block_size / 4 => self.new_block(bytes, false),
             None => {
-                let p = self.new_block(self.block_size, true);
+                let (p, size) = self.regular_block(self.block_size);
                 // Blocks are 16-aligned with a size a multiple of 16, so rounding the start
                 // down to `align` stays inside the block (bytes <= block_size / 4).
-                let remaining = (self.block_size - bytes) & !(align - 1);
+                let remaining = (size - bytes) & !(align - 1);
                 self.span = Span { ptr: p, remaining };
                 // SAFETY: the top `block_size - remaining` bytes of the new block are the
                 // result; the rest is the new free span.
@@ -196,15 +250,7 @@ impl Arena {
                 nn
             }
         };
-        let p = nn.as_ptr();
-        self.allocated += size;
-        if let Some(t) = &self.tracker {
-            t.reserve(size);
-            if self.done {
-                t.schedule_free(size);
-            }
-        }
-        p
+        self.account(nn, size)
     }
 
     /// Bytes in use: all blocks minus the unused tail of the current block.
@@ -232,6 +278,8 @@ impl Drop for Arena {
                 // SAFETY: the block came from `lazy_block::map(size)` and is unmapped once,
                 // here; the arena hands out no pointer into it after dropping.
                 Block::Mapped(p, size) => unsafe { lazy_block::unmap(p, size) },
+                // SAFETY: as above, from `lazy_block::map_huge(size)`.
+                Block::Huge(p, size) => unsafe { lazy_block::unmap(p, size) },
             }
         }
     }
@@ -243,6 +291,8 @@ enum Block {
     Heap(NonNull<u8>, Layout),
     /// From [`lazy_block::map`] with this size.
     Mapped(NonNull<u8>, usize),
+    /// From [`lazy_block::map_huge`] with this size (`memtable_huge_page_size`).
+    Huge(NonNull<u8>, usize),
 }
 
 /// Blocks that are mappings of their own, zero and faulted in only where written (see the
@@ -269,6 +319,31 @@ mod lazy_block {
 
     #[cfg(not(target_os = "linux"))]
     pub(super) fn map(_size: usize, _populate: bool) -> Option<NonNull<u8>> {
+        None
+    }
+
+    /// Whether huge-page mappings exist here (RocksDB's `MemMapping::kHugePageSupported`).
+    pub(super) const HUGE_PAGES_SUPPORTED: bool = cfg!(target_os = "linux");
+
+    /// A zeroed block of `size` bytes (a multiple of the huge page size) on huge pages
+    /// (RocksDB's `MemMapping::AllocateHuge`: an anonymous `MAP_HUGETLB` mapping); None when
+    /// the system has no huge pages to give (none reserved, or all in use).
+    #[cfg(target_os = "linux")]
+    pub(super) fn map_huge(size: usize) -> Option<NonNull<u8>> {
+        let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_HUGETLB;
+        // SAFETY: an anonymous private mapping at an address the kernel picks; no existing
+        // memory is affected.
+        let p = unsafe {
+            libc::mmap(std::ptr::null_mut(), size, libc::PROT_READ | libc::PROT_WRITE, flags, -1, 0)
+        };
+        if p == libc::MAP_FAILED {
+            return None;
+        }
+        NonNull::new(p.cast::<u8>())
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    pub(super) fn map_huge(_size: usize) -> Option<NonNull<u8>> {
         None
     }
 
@@ -637,6 +712,46 @@ mod tests {
         }
         assert!(a.memory_usage() >= before + 100_000 + 100 * 1000);
         assert!(a.blocks.len() >= 3);
+    }
+
+    /// `memtable_huge_page_size`: the huge block size is the page size rounded up to hold a
+    /// block (RocksDB's `hugetlb_size_`); regular blocks come from huge pages when the
+    /// system has free ones (`HugePages_Free` in /proc/meminfo), else from ordinary memory
+    /// (RocksDB's fallback), and the memory handed out works either way.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn huge_page_blocks_or_fallback() {
+        let huge = 2 << 20;
+        let mut a = Arena::new(1 << 20);
+        a.set_huge_page_size(huge);
+        assert_eq!(a.hugetlb_size, huge, "a 1 MiB block fits one 2 MiB page");
+        let mut b = Arena::new(5 << 20);
+        b.set_huge_page_size(huge);
+        assert_eq!(b.hugetlb_size, 6 << 20, "a 5 MiB block takes three pages");
+        let free_huge_pages = std::fs::read_to_string("/proc/meminfo")
+            .unwrap()
+            .lines()
+            .find_map(|l| l.strip_prefix("HugePages_Free:").map(|v| v.trim().parse::<u64>().unwrap()))
+            .unwrap_or(0);
+        let mut ptrs = Vec::new();
+        for i in 0..2000u32 {
+            let p = a.allocate_aligned(1000, 8);
+            // SAFETY: 1000 bytes were just handed out at `p`.
+            unsafe { std::ptr::write_bytes(p.as_ptr(), (i % 251) as u8, 1000) };
+            ptrs.push(p);
+        }
+        for (i, p) in ptrs.iter().enumerate() {
+            // SAFETY: each pointer names 1000 bytes of a live block of `a`.
+            let bytes = unsafe { std::slice::from_raw_parts(p.as_ptr(), 1000) };
+            assert!(bytes.iter().all(|&x| x == (i as u32 % 251) as u8), "allocation {i} intact");
+        }
+        if free_huge_pages == 0 {
+            assert_eq!(a.huge_blocks(), 0, "no huge pages here: ordinary blocks");
+            assert!(a.blocks.len() >= 2);
+        } else {
+            assert!(a.huge_blocks() >= 1, "{free_huge_pages} huge pages free: blocks use them");
+        }
+        assert!(a.memory_usage() >= 2000 * 1000);
     }
 
     /// A block of 64 KiB or more is a mapping of its own whose pages become resident only

@@ -141,6 +141,12 @@ impl MemTable {
     /// `ImmutableMemTableOptions` captures it. Call before the first `add`.
     pub(crate) fn with_bloom_of(mut self, o: &crate::options::Options) -> MemTable {
         self.max_successive_merges = o.max_successive_merges;
+        // RocksDB's memtable arena takes `memtable_huge_page_size` (its one arena holds
+        // point entries and range tombstones alike; here each list has its arena).
+        if o.memtable_huge_page_size > 0 {
+            self.points.set_huge_page_size(o.memtable_huge_page_size);
+            self.tombstones.set_huge_page_size(o.memtable_huge_page_size);
+        }
         self.bloom = bloom::MemTableBloom::for_options(
             o.write_buffer_size,
             o.memtable_prefix_bloom_ratio,
@@ -153,6 +159,11 @@ impl MemTable {
             self.hash_buckets = o.prefix_extractor.clone();
         }
         self
+    }
+
+    /// How many blocks of the memtable's arenas are on huge pages (`memtable_huge_page_size`).
+    pub fn huge_page_blocks(&self) -> usize {
+        self.points.huge_blocks() + self.tombstones.huge_blocks()
     }
 
     /// The family's `max_successive_merges` when this memtable was made.

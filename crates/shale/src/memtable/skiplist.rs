@@ -620,6 +620,17 @@ impl SkipList {
         }
     }
 
+    /// Regular arena blocks from huge pages of `size` bytes (`memtable_huge_page_size`;
+    /// [`super::arena::Arena::set_huge_page_size`]). Call before the first insert.
+    pub fn set_huge_page_size(&self, size: usize) {
+        self.arena.with_main(|a| a.set_huge_page_size(size));
+    }
+
+    /// How many arena blocks are on huge pages.
+    pub fn huge_blocks(&self) -> usize {
+        self.arena.with_main(|a| a.huge_blocks())
+    }
+
     /// No more inserts are expected: the arena stops counting as active memory.
     pub fn done_allocating(&self) {
         self.arena.done_allocating();

@@ -202,3 +202,53 @@ fn range_tombstones_are_dropped_at_the_bottom_level() {
     assert_eq!(db.get(b"k01000").unwrap().as_deref(), Some(&b"back"[..]));
     assert_eq!(db.iterator(IteratorMode::Start).count(), 1);
 }
+
+/// `prepare_for_bulk_load` sets RocksDB's values and each acts: every flush stays in level 0
+/// (no automatic compaction, no stall at 30 level-0 files), the OPTIONS file records two
+/// levels and the other values, and one manual compaction moves it all to level 1.
+#[test]
+fn prepare_for_bulk_load_keeps_level_0_until_a_manual_compaction() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.prepare_for_bulk_load();
+    let db = DB::open(&o, dir.path()).unwrap();
+    for f in 0..30u64 {
+        for i in 0..50u64 {
+            db.put(format!("k{:06}", i * 30 + f), value(i, 100)).unwrap();
+        }
+        db.flush().unwrap();
+    }
+    wait_for_background(&db);
+    assert_eq!(int_prop(&db, "rocksdb.num-files-at-level0"), 30, "nothing compacted automatically");
+    let options_file = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("OPTIONS-"))
+        .max()
+        .unwrap();
+    let text = std::fs::read_to_string(options_file).unwrap();
+    for line in [
+        "num_levels=2",
+        "level0_file_num_compaction_trigger=1073741824",
+        "level0_slowdown_writes_trigger=1073741824",
+        "level0_stop_writes_trigger=1073741824",
+        "soft_pending_compaction_bytes_limit=0",
+        "hard_pending_compaction_bytes_limit=0",
+        "disable_auto_compactions=true",
+        "max_compaction_bytes=1152921504606846976",
+        "max_write_buffer_number=6",
+        "min_write_buffer_number_to_merge=1",
+        "max_background_flushes=4",
+        "max_background_compactions=2",
+        "target_file_size_base=268435456",
+    ] {
+        assert!(text.lines().any(|l| l.trim() == line), "OPTIONS lacks {line}:\n{text}");
+    }
+    db.compact_range(None::<&[u8]>, None::<&[u8]>);
+    assert_eq!(int_prop(&db, "rocksdb.num-files-at-level0"), 0);
+    assert_eq!(int_prop(&db, "rocksdb.num-files-at-level1"), 1, "one 256 MiB target holds it all");
+    for k in (0..1500u64).step_by(37) {
+        assert!(db.get(format!("k{k:06}")).unwrap().is_some(), "k{k:06}");
+    }
+}
