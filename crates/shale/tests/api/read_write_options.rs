@@ -7,11 +7,13 @@
 //! ignored as since RocksDB 7.0); `ignore_missing_column_families`; `low_pri`.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
+mod util;
+
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
-use shale::fs::{FileLock, FileSystem, MemFileSystem, RandomAccessFile, SequentialFile, WritableFile};
+use shale::fs::{MemFileSystem, RandomAccessFile};
 use shale::{
     BlockBasedOptions, DBCompressionType, DBWithThreadMode, ErrorKind, IteratorMode, MultiThreaded, Options,
     ReadOptions, ReadTier, WriteBatch, WriteOptions, DB,
@@ -155,7 +157,6 @@ fn a_deadline_passed_fails_file_reads_with_timed_out() {
 
 /// A file system whose random reads of table files sleep `delay_ms` once `slow` is set.
 struct SlowReads {
-    base: Arc<MemFileSystem>,
     slow: Arc<AtomicBool>,
     reads: Arc<AtomicU64>,
 }
@@ -164,6 +165,15 @@ struct SlowFile {
     inner: Arc<dyn RandomAccessFile>,
     slow: Arc<AtomicBool>,
     reads: Arc<AtomicU64>,
+}
+
+impl util::FsHooks for SlowReads {
+    fn random_access(&self, path: &Path, inner: Arc<dyn RandomAccessFile>) -> Arc<dyn RandomAccessFile> {
+        if path.extension().is_some_and(|x| x == "sst") {
+            return Arc::new(SlowFile { inner, slow: self.slow.clone(), reads: self.reads.clone() });
+        }
+        inner
+    }
 }
 
 impl RandomAccessFile for SlowFile {
@@ -179,58 +189,14 @@ impl RandomAccessFile for SlowFile {
     }
 }
 
-impl FileSystem for SlowReads {
-    fn new_writable_file(&self, path: &Path) -> shale::Result<Box<dyn WritableFile>> {
-        self.base.new_writable_file(path)
-    }
-    fn new_random_access_file(&self, path: &Path) -> shale::Result<Arc<dyn RandomAccessFile>> {
-        let inner = self.base.new_random_access_file(path)?;
-        if path.extension().is_some_and(|x| x == "sst") {
-            return Ok(Arc::new(SlowFile { inner, slow: self.slow.clone(), reads: self.reads.clone() }));
-        }
-        Ok(inner)
-    }
-    fn new_sequential_file(&self, path: &Path) -> shale::Result<Box<dyn SequentialFile>> {
-        self.base.new_sequential_file(path)
-    }
-    fn file_exists(&self, path: &Path) -> bool {
-        self.base.file_exists(path)
-    }
-    fn children(&self, dir: &Path) -> shale::Result<Vec<String>> {
-        self.base.children(dir)
-    }
-    fn file_size(&self, path: &Path) -> shale::Result<u64> {
-        self.base.file_size(path)
-    }
-    fn remove_file(&self, path: &Path) -> shale::Result<()> {
-        self.base.remove_file(path)
-    }
-    fn rename(&self, from: &Path, to: &Path) -> shale::Result<()> {
-        self.base.rename(from, to)
-    }
-    fn create_dir_all(&self, dir: &Path) -> shale::Result<()> {
-        self.base.create_dir_all(dir)
-    }
-    fn remove_dir(&self, dir: &Path) -> shale::Result<()> {
-        self.base.remove_dir(dir)
-    }
-    fn sync_dir(&self, dir: &Path) -> shale::Result<()> {
-        self.base.sync_dir(dir)
-    }
-    fn lock_file(&self, path: &Path) -> shale::Result<Box<dyn FileLock>> {
-        self.base.lock_file(path)
-    }
-}
-
 #[test]
 fn io_timeout_fails_a_file_read_that_takes_longer() {
     let slow = Arc::new(AtomicBool::new(false));
     let reads = Arc::new(AtomicU64::new(0));
-    let fs = Arc::new(SlowReads {
-        base: Arc::new(MemFileSystem::new()),
-        slow: slow.clone(),
-        reads: reads.clone(),
-    });
+    let fs = util::HookedFs::new(
+        Arc::new(MemFileSystem::new()),
+        SlowReads { slow: slow.clone(), reads: reads.clone() },
+    );
     let mut o = options();
     o.set_file_system(fs);
     let mut t = BlockBasedOptions::default();

@@ -20,9 +20,7 @@ use std::path::Path;
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
-use shale::fs::{
-    default_fs, FileLock, FileSystem, FileSystemRef, RandomAccessFile, SequentialFile, WritableFile,
-};
+use shale::fs::{default_fs, WritableFile};
 use shale::{CompactOptions, Options, DB};
 
 use crate::util;
@@ -86,60 +84,15 @@ impl WritableFile for ProbedLog {
 }
 
 struct ProbedFs {
-    base: FileSystemRef,
     probe: Arc<Probe>,
 }
 
-impl FileSystem for ProbedFs {
-    fn new_writable_file(&self, path: &Path) -> shale::Result<Box<dyn WritableFile>> {
-        let f = self.base.new_writable_file(path)?;
+impl util::FsHooks for ProbedFs {
+    fn writable(&self, path: &Path, f: Box<dyn WritableFile>) -> Box<dyn WritableFile> {
         if path.file_name().is_some_and(|n| n == "LOG") {
-            return Ok(Box::new(ProbedLog { base: f, probe: self.probe.clone() }));
+            return Box::new(ProbedLog { base: f, probe: self.probe.clone() });
         }
-        Ok(f)
-    }
-    fn new_writable_file_with_buffer(
-        &self,
-        path: &Path,
-        max_buffer_size: usize,
-    ) -> shale::Result<Box<dyn WritableFile>> {
-        if path.file_name().is_some_and(|n| n == "LOG") {
-            return self.new_writable_file(path);
-        }
-        self.base.new_writable_file_with_buffer(path, max_buffer_size)
-    }
-    fn new_random_access_file(&self, path: &Path) -> shale::Result<Arc<dyn RandomAccessFile>> {
-        self.base.new_random_access_file(path)
-    }
-    fn new_sequential_file(&self, path: &Path) -> shale::Result<Box<dyn SequentialFile>> {
-        self.base.new_sequential_file(path)
-    }
-    fn file_exists(&self, path: &Path) -> bool {
-        self.base.file_exists(path)
-    }
-    fn children(&self, dir: &Path) -> shale::Result<Vec<String>> {
-        self.base.children(dir)
-    }
-    fn file_size(&self, path: &Path) -> shale::Result<u64> {
-        self.base.file_size(path)
-    }
-    fn remove_file(&self, path: &Path) -> shale::Result<()> {
-        self.base.remove_file(path)
-    }
-    fn rename(&self, from: &Path, to: &Path) -> shale::Result<()> {
-        self.base.rename(from, to)
-    }
-    fn create_dir_all(&self, dir: &Path) -> shale::Result<()> {
-        self.base.create_dir_all(dir)
-    }
-    fn remove_dir(&self, dir: &Path) -> shale::Result<()> {
-        self.base.remove_dir(dir)
-    }
-    fn sync_dir(&self, dir: &Path) -> shale::Result<()> {
-        self.base.sync_dir(dir)
-    }
-    fn lock_file(&self, path: &Path) -> shale::Result<Box<dyn FileLock>> {
-        self.base.lock_file(path)
+        f
     }
 }
 
@@ -165,7 +118,7 @@ fn log_lines_are_written_without_the_db_mutex() {
     o.set_write_buffer_size(256 << 10);
     o.set_max_write_buffer_number(4);
     o.set_experimental_mempurge_threshold(1.0);
-    o.set_file_system(Arc::new(ProbedFs { base: default_fs(), probe: probe.clone() }));
+    o.set_file_system(util::HookedFs::new(default_fs(), ProbedFs { probe: probe.clone() }));
     let db = Arc::new(DB::open(&o, &dir).unwrap());
     *probe.db.lock().unwrap() = Some(db.clone());
 

@@ -8,13 +8,13 @@
 //! made with the DB mutex held (`shale_base::fs::db_mutex_check`).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
+mod util;
+
 use std::path::Path;
 use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use shale::fs::{
-    default_fs, FileLock, FileSystem, FileSystemRef, RandomAccessFile, SequentialFile, WritableFile,
-};
+use shale::fs::{default_fs, WritableFile};
 use shale::{Options, WriteOptions, DB};
 
 /// Long enough for a loaded machine.
@@ -99,12 +99,11 @@ impl WritableFile for GatedFile {
 }
 
 struct GatedFs {
-    base: FileSystemRef,
     gates: Arc<Gates>,
 }
 
-impl GatedFs {
-    fn wrap(&self, path: &Path, f: Box<dyn WritableFile>) -> Box<dyn WritableFile> {
+impl util::FsHooks for GatedFs {
+    fn writable(&self, path: &Path, f: Box<dyn WritableFile>) -> Box<dyn WritableFile> {
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let kind = if name.ends_with(".sst") {
             Some(Gate::Table)
@@ -117,61 +116,13 @@ impl GatedFs {
     }
 }
 
-impl FileSystem for GatedFs {
-    fn new_writable_file(&self, path: &Path) -> shale::Result<Box<dyn WritableFile>> {
-        let f = self.base.new_writable_file(path)?;
-        Ok(self.wrap(path, f))
-    }
-    fn new_writable_file_with_buffer(
-        &self,
-        path: &Path,
-        max_buffer_size: usize,
-    ) -> shale::Result<Box<dyn WritableFile>> {
-        let f = self.base.new_writable_file_with_buffer(path, max_buffer_size)?;
-        Ok(self.wrap(path, f))
-    }
-    fn new_random_access_file(&self, path: &Path) -> shale::Result<Arc<dyn RandomAccessFile>> {
-        self.base.new_random_access_file(path)
-    }
-    fn new_sequential_file(&self, path: &Path) -> shale::Result<Box<dyn SequentialFile>> {
-        self.base.new_sequential_file(path)
-    }
-    fn file_exists(&self, path: &Path) -> bool {
-        self.base.file_exists(path)
-    }
-    fn children(&self, dir: &Path) -> shale::Result<Vec<String>> {
-        self.base.children(dir)
-    }
-    fn file_size(&self, path: &Path) -> shale::Result<u64> {
-        self.base.file_size(path)
-    }
-    fn remove_file(&self, path: &Path) -> shale::Result<()> {
-        self.base.remove_file(path)
-    }
-    fn rename(&self, from: &Path, to: &Path) -> shale::Result<()> {
-        self.base.rename(from, to)
-    }
-    fn create_dir_all(&self, dir: &Path) -> shale::Result<()> {
-        self.base.create_dir_all(dir)
-    }
-    fn remove_dir(&self, dir: &Path) -> shale::Result<()> {
-        self.base.remove_dir(dir)
-    }
-    fn sync_dir(&self, dir: &Path) -> shale::Result<()> {
-        self.base.sync_dir(dir)
-    }
-    fn lock_file(&self, path: &Path) -> shale::Result<Box<dyn FileLock>> {
-        self.base.lock_file(path)
-    }
-}
-
 #[test]
 fn a_slow_wal_fsync_does_not_delay_a_flush_install() {
     let tmp = tempfile::tempdir().unwrap();
     let gates = Arc::new(Gates::default());
     let mut o = Options::default();
     o.create_if_missing(true);
-    o.set_file_system(Arc::new(GatedFs { base: default_fs(), gates: gates.clone() }));
+    o.set_file_system(util::HookedFs::new(default_fs(), GatedFs { gates: gates.clone() }));
     let db = Arc::new(DB::open(&o, tmp.path()).unwrap());
     db.put(b"flushed", b"1").unwrap();
 

@@ -134,3 +134,81 @@ fn shale_hash_indexed_tables_read_in_rocksdb_11() {
         }
     }
 }
+
+/// `optimize_for_point_lookup` sets what RocksDB 11.8.1's `OptimizeForPointLookup` sets: a
+/// fresh block-based factory (an earlier `block_size` is dropped) with the data-block hash
+/// index at util ratio 0.75, a 10-bit Bloom filter and an LRU cache of the given size, and a
+/// memtable Bloom of 2% holding whole keys. The OPTIONS file says so, the tables carry the
+/// hash index and the filter (11.8.1's sst_dump shows the filter policy and verifies them),
+/// and lookups answer as without it.
+#[test]
+fn optimize_for_point_lookup_sets_rocksdb_11_options() {
+    let test = "optimize_for_point_lookup_sets_rocksdb_11_options";
+    if !use_rocksdb_11(test) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_compression_type(shale::DBCompressionType::None);
+    let mut t = BlockBasedOptions::default();
+    t.set_block_size(16 * 1024);
+    o.set_block_based_table_factory(&t);
+    o.optimize_for_point_lookup(8);
+    let db = DB::open(&o, &dir).unwrap();
+    let mut model = BTreeMap::new();
+    for i in 0..4000u32 {
+        let k = format!("key-{:07}", (i * 7919) % 20000).into_bytes();
+        let v = format!("value {i}").into_bytes();
+        db.put(&k, &v).unwrap();
+        model.insert(k, v);
+    }
+    db.flush().unwrap();
+    // In the memtable (its Bloom answers absent keys) and in the table.
+    for i in 0..4000u32 {
+        db.put(format!("mem-{i:05}").as_bytes(), b"m").unwrap();
+    }
+    for (k, v) in &model {
+        assert_eq!(db.get(k).unwrap().as_deref(), Some(v.as_slice()), "get {}", encode_hex(k));
+    }
+    for i in 0..4000u32 {
+        assert_eq!(db.get(format!("mem-{i:05}").as_bytes()).unwrap().as_deref(), Some(&b"m"[..]));
+        assert_eq!(db.get(format!("key-{:07}", 20000 + i).as_bytes()).unwrap(), None);
+        assert_eq!(db.get(format!("mem-{i:05}x").as_bytes()).unwrap(), None);
+    }
+    let text = latest_options_text(&dir);
+    for line in [
+        "data_block_index_type=kDataBlockBinaryAndHash",
+        "data_block_hash_table_util_ratio=0.750000",
+        "filter_policy=bloomfilter:10:false",
+        "block_size=4096",
+        "memtable_prefix_bloom_size_ratio=0.020000",
+        "memtable_whole_key_filtering=true",
+    ] {
+        assert!(text.lines().any(|l| l.trim() == line), "OPTIONS lacks {line}:\n{text}");
+    }
+    drop(db);
+    // Same tables as an explicit hash-indexed factory would write, plus the filter.
+    let without = tmp.path().join("plain");
+    let plain = DB::open(&hash_options(false), &without).unwrap();
+    for (k, v) in &model {
+        plain.put(k, v).unwrap();
+    }
+    plain.flush().unwrap();
+    drop(plain);
+    let extra = table_bytes(&dir) as i64 - table_bytes(&without) as i64;
+    // Hash index: about 4000 / 0.75 bytes; filter: 10 bits per key.
+    assert!((5000 + 4000..7500 + 7000).contains(&extra), "hash index and filter add {extra} bytes");
+    for sst in sst_files(&dir) {
+        run_tool("sst_dump", &[format!("--file={}", sst.display()), "--command=verify".into()]);
+        let props = run_tool("sst_dump", &[format!("--file={}", sst.display()), "--show_properties".into()]);
+        assert!(props.contains("bloomfilter"), "sst_dump properties: {props}");
+    }
+    // ldb also replays the WAL's memtable keys.
+    for i in 0..4000u32 {
+        model.insert(format!("mem-{i:05}").into_bytes(), b"m".to_vec());
+    }
+    let want: Pairs = model.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    assert_same_pairs(&ldb_scan(&dir, None), &want, "ldb scan of optimize_for_point_lookup's database");
+}

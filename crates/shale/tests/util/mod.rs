@@ -2,10 +2,14 @@
 #![allow(dead_code)]
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use std::collections::BTreeMap;
 
+use shale::fs::{
+    FileLock, FileSystem, FileSystemRef, RandomAccessFile, ReadFileOptions, SequentialFile, WritableFile,
+};
 use shale::{IteratorMode, DB};
 
 /// Names of the files in `dir` whose names end with `suffix`.
@@ -84,4 +88,87 @@ pub fn check_model(db: &DB, model: &Model, ctx: &str) {
     assert!(forward == *model, "{ctx}: a full scan differs ({} vs {} keys)", forward.len(), model.len());
     let back: Vec<Vec<u8>> = db.iterator(IteratorMode::End).map(|r| r.unwrap().0.to_vec()).collect();
     assert!(back.iter().rev().eq(model.keys()), "{ctx}: a reverse scan differs from the model");
+}
+
+/// What a test changes in a file system it wraps in [`HookedFs`]: each hook sees a call
+/// before (or the file after) the wrapped file system serves it; the defaults change nothing.
+pub trait FsHooks: Send + Sync {
+    /// A file just opened for writing (with or without a write buffer).
+    fn writable(&self, _path: &Path, file: Box<dyn WritableFile>) -> Box<dyn WritableFile> {
+        file
+    }
+    /// A file just opened for reads at offsets.
+    fn random_access(&self, _path: &Path, file: Arc<dyn RandomAccessFile>) -> Arc<dyn RandomAccessFile> {
+        file
+    }
+    /// A file about to be removed.
+    fn before_remove(&self, _path: &Path) {}
+}
+
+/// A file system that passes every call to `base`, through the test's [`FsHooks`].
+pub struct HookedFs<H> {
+    pub base: FileSystemRef,
+    pub hooks: H,
+}
+
+impl<H: FsHooks> HookedFs<H> {
+    pub fn new(base: FileSystemRef, hooks: H) -> Arc<Self> {
+        Arc::new(HookedFs { base, hooks })
+    }
+}
+
+impl<H: FsHooks> FileSystem for HookedFs<H> {
+    fn new_writable_file(&self, path: &Path) -> shale::Result<Box<dyn WritableFile>> {
+        Ok(self.hooks.writable(path, self.base.new_writable_file(path)?))
+    }
+    fn new_writable_file_with_buffer(&self, path: &Path, max: usize) -> shale::Result<Box<dyn WritableFile>> {
+        Ok(self.hooks.writable(path, self.base.new_writable_file_with_buffer(path, max)?))
+    }
+    fn new_random_access_file(&self, path: &Path) -> shale::Result<Arc<dyn RandomAccessFile>> {
+        Ok(self.hooks.random_access(path, self.base.new_random_access_file(path)?))
+    }
+    fn new_random_access_file_with(
+        &self,
+        path: &Path,
+        o: ReadFileOptions,
+    ) -> shale::Result<Arc<dyn RandomAccessFile>> {
+        Ok(self.hooks.random_access(path, self.base.new_random_access_file_with(path, o)?))
+    }
+    fn new_sequential_file(&self, path: &Path) -> shale::Result<Box<dyn SequentialFile>> {
+        self.base.new_sequential_file(path)
+    }
+    fn file_exists(&self, path: &Path) -> bool {
+        self.base.file_exists(path)
+    }
+    fn children(&self, dir: &Path) -> shale::Result<Vec<String>> {
+        self.base.children(dir)
+    }
+    fn file_size(&self, path: &Path) -> shale::Result<u64> {
+        self.base.file_size(path)
+    }
+    fn remove_file(&self, path: &Path) -> shale::Result<()> {
+        self.hooks.before_remove(path);
+        self.base.remove_file(path)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> shale::Result<()> {
+        self.base.rename(from, to)
+    }
+    fn create_dir_all(&self, dir: &Path) -> shale::Result<()> {
+        self.base.create_dir_all(dir)
+    }
+    fn remove_dir(&self, dir: &Path) -> shale::Result<()> {
+        self.base.remove_dir(dir)
+    }
+    fn sync_dir(&self, dir: &Path) -> shale::Result<()> {
+        self.base.sync_dir(dir)
+    }
+    fn lock_file(&self, path: &Path) -> shale::Result<Box<dyn FileLock>> {
+        self.base.lock_file(path)
+    }
+    fn link_file(&self, from: &Path, to: &Path) -> shale::Result<()> {
+        self.base.link_file(from, to)
+    }
+    fn sync_file(&self, path: &Path) -> shale::Result<()> {
+        self.base.sync_file(path)
+    }
 }
