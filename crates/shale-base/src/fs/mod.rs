@@ -172,6 +172,11 @@ pub trait FileSystem: Send + Sync {
     fn sync_file(&self, path: &Path) -> Result<()> {
         Err(crate::error::Error::not_supported(format!("syncing an existing file ({})", path.display())))
     }
+    /// The file's last modification time, in seconds since the Unix epoch (RocksDB's
+    /// `GetFileModificationTime`; the WAL archive's TTL). NotSupported by default.
+    fn modified_time(&self, path: &Path) -> Result<u64> {
+        Err(crate::error::Error::not_supported(format!("modification times ({})", path.display())))
+    }
 }
 
 pub type FileSystemRef = Arc<dyn FileSystem>;

@@ -112,6 +112,9 @@ impl FileSystem for PosixFsyncFileSystem {
     fn sync_file(&self, path: &Path) -> Result<()> {
         PosixFileSystem.sync_file(path)
     }
+    fn modified_time(&self, path: &Path) -> Result<u64> {
+        PosixFileSystem.modified_time(path)
+    }
 }
 
 fn ctx(op: &str, path: &Path) -> String {
@@ -402,6 +405,14 @@ impl FileSystem for PosixFileSystem {
 
     fn create_dir_all(&self, dir: &Path) -> Result<()> {
         fs::create_dir_all(dir).map_err(|e| Error::io(ctx("mkdir", dir), e))
+    }
+
+    fn modified_time(&self, path: &Path) -> Result<u64> {
+        let m = fs::metadata(path)
+            .and_then(|m| m.modified())
+            .map_err(|e| Error::io(ctx("get the modification time of", path), e))?;
+        // A time before the epoch (a clock set back) reads as 0.
+        Ok(m.duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0))
     }
 
     fn sync_file(&self, path: &Path) -> Result<()> {
