@@ -1248,15 +1248,14 @@ impl Options {
         self.use_direct_reads = enabled;
     }
 
-    /// Table and blob files are written with O_DIRECT, from aligned buffers of
-    /// `writable_file_max_buffer_size` bytes, bypassing the page cache, and compaction
-    /// inputs are read with O_DIRECT, as RocksDB's `use_direct_io_for_flush_and_compaction`
-    /// (default false; `shale_base::fs::WriteFileOptions`). A file system without direct I/O
-    /// fails the open with RocksDB's InvalidArgument "Direct I/O is not supported by the
-    /// specified DB."; with `allow_mmap_writes` too, RocksDB's NotSupported; with
-    /// `writable_file_max_buffer_size` 0, its InvalidArgument.
+    /// Not built yet: direct writes of table and blob files (O_DIRECT, aligned buffers).
+    /// `true` is recorded and `open` refuses it with NotSupported naming
+    /// `use_direct_io_for_flush_and_compaction`; RocksDB's own checks of it
+    /// (`allow_mmap_writes` too: NotSupported; `writable_file_max_buffer_size` 0:
+    /// InvalidArgument) come after.
     pub fn set_use_direct_io_for_flush_and_compaction(&mut self, enabled: bool) {
         self.use_direct_io_for_flush_and_compaction = enabled;
+        self.accept_only(!enabled, "use_direct_io_for_flush_and_compaction");
     }
 
     /// Whether the files the database opens get close-on-exec (O_CLOEXEC), as RocksDB's
@@ -1268,7 +1267,8 @@ impl Options {
 
     /// rust-rocksdb 0.25's deprecated setter: it sets `use_direct_reads` and
     /// `use_direct_io_for_flush_and_compaction` to `!is_allow` (RocksDB has no
-    /// `allow_os_buffer` since 4.x), and so does Shale.
+    /// `allow_os_buffer` since 4.x), and so does Shale (so `false` is refused at open while
+    /// direct writes are not built).
     pub fn set_allow_os_buffer(&mut self, is_allow: bool) {
         self.set_use_direct_reads(!is_allow);
         self.set_use_direct_io_for_flush_and_compaction(!is_allow);
@@ -1606,14 +1606,12 @@ impl Options {
         let _ = skip;
     }
 
-    /// RocksDB's `allow_mmap_writes` (default false): table and blob files are written
-    /// through a shared mapping of the file, grown in chunks by `ftruncate` and cut to the
-    /// bytes written at close (RocksDB's `PosixMmapFile`; WALs and MANIFESTs are written
-    /// plainly, as its `OptimizeForLogWrite` / `OptimizeForManifestWrite` say;
-    /// `shale_base::fs::WriteFileOptions`). With `use_direct_io_for_flush_and_compaction`
-    /// too, RocksDB's NotSupported at open.
+    /// Not built yet: table and blob files written through a shared mapping (RocksDB's
+    /// `PosixMmapFile`). `true` is recorded and `open` refuses it with NotSupported naming
+    /// `allow_mmap_writes`.
     pub fn set_allow_mmap_writes(&mut self, is_enabled: bool) {
         self.allow_mmap_writes = is_enabled;
+        self.accept_only(!is_enabled, "allow_mmap_writes");
     }
 
     /// Table and blob files are read through a read-only mapping of the whole file, as

@@ -137,7 +137,9 @@ fn archived_wals_serve_updates_then_expire() {
     plain.create_if_missing(true);
     let db = DB::open(&plain, dir2.path()).unwrap();
     db.put(b"a", b"1").unwrap();
+    let first = logs(dir2.path());
     db.flush().unwrap();
+    wait_for("the flushed WAL deleted", || logs(dir2.path()).iter().all(|n| !first.contains(n)));
     db.put(b"b", b"2").unwrap();
     let e = db.get_updates_since(0).err().expect("the WAL is gone");
     assert_eq!(e.kind(), shale::ErrorKind::NotFound, "{e}");
@@ -191,5 +193,53 @@ fn archive_size_limit_keeps_the_newest() {
     assert_eq!(after.last(), before.last());
     for i in 0..3 {
         assert_eq!(db.get(format!("k{i}")).unwrap().map(|v| v.len()), Some(600_000));
+    }
+}
+
+/// The descriptor flags of the open files of this process whose path ends with `suffix`:
+/// true for each that has FD_CLOEXEC.
+fn cloexec_of_open(suffix: &str) -> Vec<bool> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc/self/fd").unwrap() {
+        let e = e.unwrap();
+        let Ok(target) = std::fs::read_link(e.path()) else { continue };
+        if !target.to_string_lossy().ends_with(suffix) {
+            continue;
+        }
+        let fd: i32 = e.file_name().to_string_lossy().parse().unwrap();
+        // SAFETY: F_GETFD reads a descriptor's flags; no memory is passed.
+        let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
+        if flags != -1 {
+            out.push(flags & libc::FD_CLOEXEC != 0);
+        }
+    }
+    out
+}
+
+/// `is_fd_close_on_exec` (default true): the WAL's and tables' descriptors have
+/// FD_CLOEXEC; with false they have not (RocksDB opens them without O_CLOEXEC).
+#[test]
+fn fd_close_on_exec() {
+    for on in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut o = Options::default();
+        o.create_if_missing(true);
+        o.set_is_fd_close_on_exec(on);
+        let db = DB::open(&o, dir.path()).unwrap();
+        db.put(b"a", b"1").unwrap();
+        db.flush().unwrap();
+        // The table is opened for reads (table cache) by the get.
+        assert_eq!(db.get(b"a").unwrap().as_deref(), Some(&b"1"[..]));
+        let wal = logs(dir.path()).pop().unwrap();
+        let table = names(dir.path()).into_iter().find(|n| n.ends_with(".sst")).unwrap();
+        let prefix = dir.path().display().to_string();
+        let wal_flags = cloexec_of_open(&format!("{prefix}/{wal}"));
+        let table_flags = cloexec_of_open(&format!("{prefix}/{table}"));
+        assert!(!wal_flags.is_empty() && !table_flags.is_empty(), "{wal_flags:?} {table_flags:?}");
+        assert!(
+            wal_flags.iter().chain(&table_flags).all(|&c| c == on),
+            "{on}: {wal_flags:?} {table_flags:?}"
+        );
+        assert!(tools::latest_options_text(dir.path()).contains(&format!("is_fd_close_on_exec={on}")));
     }
 }

@@ -66,6 +66,8 @@ pub(crate) fn open<T: ThreadMode>(
             default_fs()
         }
     });
+    // `is_fd_close_on_exec = false`: the file system's opens leave descriptors inheritable.
+    let fs = if opts.is_fd_close_on_exec { fs } else { fs.without_close_on_exec().unwrap_or(fs) };
     let fs = super::buffered_fs::BufferedWritesFs::wrap(
         fs,
         opts.writable_file_max_buffer_size,
