@@ -1291,20 +1291,12 @@ impl Options {
     /// RocksDB's `compaction_pri`: the order in which a level compaction tries a level's
     /// files (`compaction/picker.rs::pick_level`): kMinOverlappingRatio (the default),
     /// kOldestLargestSeqFirst, kOldestSmallestSeqFirst (by the files' largest / smallest
-    /// sequence numbers, oldest first). kByCompensatedSize and kRoundRobin are not built
-    /// (they need per-file deletion counts and MANIFEST compaction cursors): recorded, and
-    /// `open` refuses them with NotSupported naming `compaction_pri`.
+    /// sequence numbers, oldest first), kByCompensatedSize (largest first, deletions weighed
+    /// as RocksDB's `ComputeCompensatedSizes`), kRoundRobin (from the level's compact cursor
+    /// in key order, expanded over the following files; the next cursor is recorded in the
+    /// MANIFEST as RocksDB's `kCompactCursor`).
     pub fn set_compaction_pri(&mut self, pri: CompactionPri) {
         self.compaction_pri = pri;
-        self.accept_only(
-            matches!(
-                pri,
-                CompactionPri::MinOverlappingRatio
-                    | CompactionPri::OldestLargestSeqFirst
-                    | CompactionPri::OldestSmallestSeqFirst
-            ),
-            "compaction_pri",
-        );
     }
 
     /// Level (the default, `compaction/picker.rs`), universal (`compaction/universal.rs`) or
@@ -1751,13 +1743,14 @@ impl Options {
         self.blob.gc_age_cutoff = val;
     }
 
-    /// RocksDB forces a compaction of the tables linked to the oldest blob files once their
-    /// garbage reaches this fraction. Shale does not force such compactions: it behaves as
-    /// RocksDB at the default (1.0, where only blob files entirely garbage qualify, and those
-    /// go with their tables' next compaction); any other value is recorded and `open` refuses
-    /// it with NotSupported naming `blob_garbage_collection_force_threshold`.
+    /// RocksDB's `blob_garbage_collection_force_threshold` (default 1.0): with blob garbage
+    /// collection on, when the blob files in the oldest `blob_garbage_collection_age_cutoff`
+    /// share hold at least this fraction of garbage bytes, the tables linked to the oldest
+    /// blob file are compacted (reason ForcedBlobGC, into their own level), which relocates
+    /// their live blobs and lets the old blob files go (`compaction/picker.rs::pick_forced_blob_gc`,
+    /// RocksDB's `ComputeFilesMarkedForForcedBlobGC`). 1.0 or more: never forced.
     pub fn set_blob_gc_force_threshold(&mut self, val: f64) {
-        self.accept_only(val == 1.0, "blob_garbage_collection_force_threshold (issue 18)");
+        self.blob.gc_force_threshold = val;
     }
 
     /// Readahead for blob reads in compactions: before reading a blob record, a compaction

@@ -1596,12 +1596,13 @@ pub(crate) static ROWS: &[OptionRow] = &[
             Ok(true)
         }),
     ),
+    // Read by the picker at each pick, so `set_options` takes effect at once.
     opt(
         "blob_garbage_collection_force_threshold",
         Cf,
         Dbl,
-        NotBuilt,
-        None,
+        Yes,
+        Some(|c| double(c.blob.gc_force_threshold)),
         Some(|o, n, v| {
             o.set_blob_gc_force_threshold(number(n, v)?);
             Ok(true)
@@ -1630,23 +1631,19 @@ pub(crate) static ROWS: &[OptionRow] = &[
             Ok(true)
         }),
     ),
-    // The orders Shale builds; another is accepted at RocksDB's default only (`options_load.rs`).
+    // Every order of RocksDB (`compaction/picker.rs::pick_level`); immutable as in RocksDB.
     opt(
         "compaction_pri",
         Cf,
         Enum,
         No,
         Some(|c| name_of(enum_names::COMPACTION_PRI, c.compaction_pri).to_string()),
-        Some(|o, _, v| match value_of(enum_names::COMPACTION_PRI, v) {
-            Some(
-                p @ (crate::CompactionPri::MinOverlappingRatio
-                | crate::CompactionPri::OldestLargestSeqFirst
-                | crate::CompactionPri::OldestSmallestSeqFirst),
-            ) => {
+        Some(|o, n, v| match value_of(enum_names::COMPACTION_PRI, v) {
+            Some(p) => {
                 o.set_compaction_pri(p);
                 Ok(true)
             }
-            _ => Ok(false),
+            None => Err(bad_value(n, v)),
         }),
     ),
     // Colon-separated, RocksDB's vector text.

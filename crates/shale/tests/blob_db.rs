@@ -171,3 +171,68 @@ fn blob_cache_holds_what_reads_fetched() {
     let it = db.iterator(IteratorMode::Start).map(|r| r.unwrap()).next().unwrap();
     assert_eq!(&*it.1, &vec![b'q'; 4000][..]);
 }
+
+/// `blob_garbage_collection_force_threshold`: once the oldest blob files (the age cutoff's
+/// share) hold that fraction of garbage, the tables linked to the oldest one are compacted
+/// on their own (RocksDB's forced blob GC), their live blobs relocated and the old file
+/// deleted; at the default 1.0 nothing is forced and the half-dead file stays.
+#[test]
+fn forced_blob_gc_compacts_the_tables_of_the_oldest_blob_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let base = |gc: bool, force: f64| {
+        let mut o = Options::default();
+        o.create_if_missing(true);
+        o.set_enable_blob_files(true);
+        o.set_min_blob_size(100);
+        o.set_blob_file_size(64 << 20);
+        o.set_enable_blob_gc(gc);
+        o.set_blob_gc_age_cutoff(0.5);
+        o.set_blob_gc_force_threshold(force);
+        o.set_level_zero_file_num_compaction_trigger(100);
+        o
+    };
+    let db = DB::open(&base(false, 1.0), dir).unwrap();
+    for i in 0..200u32 {
+        db.put(format!("k{i:04}"), big(i, 0)).unwrap();
+    }
+    db.flush().unwrap();
+    let oldest = blob_files(dir);
+    assert_eq!(oldest.len(), 1, "{oldest:?}");
+    // Half the values are overwritten; a compaction without GC leaves them as garbage of
+    // the first blob file, which the compacted table still links to.
+    for i in (0..200u32).step_by(2) {
+        db.put(format!("k{i:04}"), big(i, 1)).unwrap();
+    }
+    db.flush().unwrap();
+    db.compact_range(None::<&[u8]>, None::<&[u8]>);
+    assert_eq!(blob_files(dir).len(), 2);
+    drop(db);
+    let want = |i: u32| big(i, u32::from(i.is_multiple_of(2)));
+    let check = |db: &DB, ctx: &str| {
+        for i in 0..200u32 {
+            assert_eq!(db.get(format!("k{i:04}")).unwrap(), Some(want(i)), "{ctx}: k{i:04}");
+        }
+    };
+
+    // Default threshold: no forced compaction, the half-garbage file stays.
+    let db = DB::open(&base(true, 1.0), dir).unwrap();
+    db.wait_for_compact(&shale::WaitForCompactOptions::default()).unwrap();
+    assert!(blob_files(dir).contains(&oldest[0]), "nothing forced at 1.0: {:?}", blob_files(dir));
+    check(&db, "threshold 1.0");
+    drop(db);
+
+    // 50% garbage in the oldest half of the blob files reaches 0.4: the table is compacted,
+    // its blobs relocated and the first blob file deleted.
+    let db = DB::open(&base(true, 0.4), dir).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while blob_files(dir).contains(&oldest[0]) {
+        assert!(std::time::Instant::now() < deadline, "forced GC never ran: {:?}", blob_files(dir));
+        db.wait_for_compact(&shale::WaitForCompactOptions::default()).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    check(&db, "after forced GC");
+    drop(db);
+    let db = DB::open(&base(true, 0.4), dir).unwrap();
+    check(&db, "reopened");
+}

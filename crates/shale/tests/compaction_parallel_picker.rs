@@ -88,6 +88,7 @@ fn run(seed: u64) {
             let busy = Busy {
                 files: Some(&f.busy),
                 running: &f.running.iter().map(|(r, _)| r.clone()).collect::<Vec<_>>(),
+                stats: None,
             };
             let Some(plan) = pick(&f.version, &opts, busy) else { continue };
             let mine = RunningCompaction::of(&f.version, &plan);

@@ -205,3 +205,58 @@ fn shale_universal_db_reads_in_rocksdb() {
 fn shale_fifo_db_reads_in_rocksdb() {
     shale_to_rocksdb(DBCompactionStyle::Fifo, "kCompactionStyleFIFO");
 }
+
+/// `compaction_pri` kRoundRobin: level compactions take a level's files from its compact
+/// cursor on, and each records the next cursor in the MANIFEST (RocksDB's `kCompactCursor`
+/// edit); RocksDB 11.8.1's `ldb manifest_dump` reads it back on its level, the cursor
+/// survives Shale's reopen (the new MANIFEST's snapshot carries it), and RocksDB reads the data.
+#[test]
+fn shale_round_robin_cursors_read_in_rocksdb() {
+    let test = "shale_round_robin_cursors_read_in_rocksdb";
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_compression_type(DBCompressionType::None);
+    o.set_write_buffer_size(64 << 10);
+    o.set_level_zero_file_num_compaction_trigger(2);
+    o.set_target_file_size_base(16 << 10);
+    o.set_max_bytes_for_level_base(64 << 10);
+    o.set_level_compaction_dynamic_level_bytes(false);
+    o.set_compaction_pri(shale::CompactionPri::RoundRobin);
+    let mut model = Model::new();
+    let db = DB::open(&o, dir.path()).unwrap();
+    shale_writes(&db, &mut model, 7, 12);
+    wait(&db);
+    check_shale(&db, &model, test);
+    assert!(
+        levels_used(&db).iter().any(|&l| l >= 2),
+        "{test}: level 1 compacted down: {:?}",
+        levels_used(&db)
+    );
+    drop(db);
+
+    // The MANIFEST replayed holds a cursor for level 1 (and for no level without files).
+    let cursors = || {
+        let fs = shale::fs::default_fs();
+        let m = shale::version::manifest::recover(&*fs, dir.path()).unwrap();
+        m.column_families[&0].compact_cursors.clone()
+    };
+    let before = cursors();
+    assert!(before.contains_key(&1), "{test}: no compact cursor for level 1: {before:?}");
+    let db = DB::open(&o, dir.path()).unwrap();
+    check_shale(&db, &model, &format!("{test}: reopened"));
+    drop(db);
+    assert_eq!(cursors(), before, "{test}: the new MANIFEST's snapshot carries the cursors");
+    if !use_rocksdb_11(test) {
+        return;
+    }
+    let dump = run_tool(
+        "ldb",
+        &args(&[&format!("--path={}", current_manifest(dir.path()).display()), "manifest_dump"]),
+    );
+    assert!(
+        dump.lines().any(|l| l.starts_with("--- level 1 ") && l.contains("compact_cursor:")),
+        "{test}: RocksDB sees no cursor on level 1 after Shale's reopen:\n{dump}"
+    );
+    assert_same_pairs(&ldb_scan(dir.path(), None), &pairs(&model), &format!("{test}: ldb scan"));
+}

@@ -121,8 +121,17 @@ fn options_shale_does_not_build_are_refused_unless_default_and_unknown_ones_foll
     write_options(&path, &f.to_text());
     load(false).unwrap();
 
+    // Every compaction_pri of RocksDB is applied.
+    for value in ["kByCompensatedSize", "kRoundRobin"] {
+        let mut f = file.clone();
+        f.cfs[1].options.retain(|(k, _)| k != "compaction_pri");
+        f.cfs[1].options.push(("compaction_pri".into(), value.into()));
+        write_options(&path, &f.to_text());
+        load(false).unwrap_or_else(|e| panic!("compaction_pri {value}: {e}"));
+    }
+
     // Another value is NotSupported naming it.
-    for (name, value) in [("compaction_pri", "kByCompensatedSize"), ("inplace_update_support", "true")] {
+    for (name, value) in [("inplace_update_support", "true"), ("memtable_huge_page_size", "2097152")] {
         let mut f = file.clone();
         f.cfs[1].options.retain(|(k, _)| k != name);
         f.cfs[1].options.push((name.into(), value.into()));

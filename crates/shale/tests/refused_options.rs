@@ -45,8 +45,8 @@ fn refused_settings_fail_by_name() {
     drop(db);
 
     let mut o = Options::default();
-    o.set_blob_gc_force_threshold(0.5);
-    not_supported(DB::open(&o, dir.path()), "blob_garbage_collection_force_threshold");
+    o.set_inplace_update_support(true);
+    not_supported(DB::open(&o, dir.path()), "inplace_update_support");
 }
 
 /// The last value set wins, as with RocksDB's setters: an option set to a refused value and
@@ -56,8 +56,8 @@ fn the_last_value_set_wins() {
     let dir = tempfile::tempdir().unwrap();
     let mut o = Options::default();
     o.create_if_missing(true);
-    o.set_blob_gc_force_threshold(0.5);
-    o.set_blob_gc_force_threshold(1.0);
+    o.set_inplace_update_support(true);
+    o.set_inplace_update_support(false);
     let mut t = shale::BlockBasedOptions::default();
     t.set_cache_index_and_filter_blocks(true);
     t.set_cache_index_and_filter_blocks(false);
@@ -71,9 +71,9 @@ fn the_last_value_set_wins() {
     drop(db);
 
     let mut o = Options::default();
-    o.set_blob_gc_force_threshold(1.0);
-    o.set_blob_gc_force_threshold(0.5);
-    not_supported(DB::open(&o, dir.path()), "blob_garbage_collection_force_threshold");
+    o.set_inplace_update_support(false);
+    o.set_inplace_update_support(true);
+    not_supported(DB::open(&o, dir.path()), "inplace_update_support");
     let mut o = Options::default();
     let mut t = shale::BlockBasedOptions::default();
     t.set_index_type(shale::BlockBasedIndexType::BinarySearch);

@@ -3,9 +3,10 @@
 //! `DumpManifestHandler` summary), dump_live_files, list_live_files_metadata,
 //! checkconsistency; and the offline readers idump and approxsize use.
 //!
-//! The MANIFEST is replayed here rather than through the engine's recovery because the
-//! dump needs what recovery forgets: the order column families were created in (it
-//! numbers the versions), dropped families, and every edit as written.
+//! The MANIFEST is replayed by the engine's replay (`shale::version::manifest::replay_file`,
+//! the one recovery uses), which hands every edit to this module as read: the dump needs
+//! what recovery forgets, the order column families were created in (it numbers the
+//! versions) and every edit as written.
 //!
 //! Fields newer than RocksDB 7.8.3's MANIFEST (epoch numbers, tail sizes, ...) slot into
 //! [`edit_debug_string`] where 11.x prints them, once the engine decodes them.
@@ -30,7 +31,6 @@ pub struct CfState {
     pub id: u32,
     pub name: String,
     pub log_number: u64,
-    pub comparator: Option<String>,
     /// file number -> (level, metadata)
     pub files: BTreeMap<u64, (u32, FileMetaData)>,
 }
@@ -94,96 +94,45 @@ pub fn current_manifest(db: &Path) -> Res<PathBuf> {
     Ok(db.join(name.trim_end()))
 }
 
-/// Replays the MANIFEST at `path`.
+/// Replays the MANIFEST at `path` through the engine's replay (the one of recovery), keeping
+/// what the dump prints besides the state: every edit as read, and the order the live
+/// column families were created in (it numbers the versions).
 pub fn replay(path: &Path) -> Res<Replayed> {
     let fs = default_fs();
-    let file = fs.new_sequential_file(path).map_err(Failure::db)?;
-    let name = path.display().to_string();
-    let mut reader = LogReader::new(file, name.clone(), 0, WalRecoveryMode::TolerateCorruptedTailRecords);
-    let mut r = Replayed {
-        edits: Vec::new(),
-        cfs: vec![CfState {
-            id: 0,
-            name: "default".into(),
-            log_number: 0,
-            comparator: None,
-            files: BTreeMap::new(),
-        }],
-        created: 1,
-        next_file_number: 0,
-        last_sequence: 0,
-        prev_log_number: 0,
-        max_column_family: 0,
-        min_log_number_to_keep: 0,
-    };
-    let mut record = Vec::new();
-    loop {
-        match reader.read_record(&mut record) {
-            Ok(true) => {}
-            Ok(false) => break,
-            Err(e) => return Err(Failure::db(e)),
-        }
-        let off = reader.last_record_offset();
-        let edit = VersionEdit::decode(&record)
-            .map_err(|e| Failure::new(format!("{e} in file {name} (record at offset {off})")))?;
-        apply(&mut r, &edit).map_err(|m| Failure::new(format!("Corruption: {m} in file {name}")))?;
-        r.edits.push(edit);
-    }
-    r.next_file_number += 1;
-    Ok(r)
-}
-
-fn apply(r: &mut Replayed, e: &VersionEdit) -> std::result::Result<(), String> {
-    if let Some(n) = e.next_file_number {
-        r.next_file_number = n;
-    }
-    if let Some(n) = e.last_sequence {
-        r.last_sequence = r.last_sequence.max(n);
-    }
-    if let Some(n) = e.prev_log_number {
-        r.prev_log_number = n;
-    }
-    if let Some(n) = e.max_column_family {
-        r.max_column_family = r.max_column_family.max(n);
-    }
-    if let Some(n) = e.min_log_number_to_keep {
-        r.min_log_number_to_keep = r.min_log_number_to_keep.max(n);
-    }
-    if let Some(name) = &e.column_family_add {
-        if r.cfs.iter().any(|c| c.id == e.column_family) {
-            return Err(format!("column family {} already exists", e.column_family));
-        }
-        r.cfs.push(CfState {
-            id: e.column_family,
-            name: name.clone(),
-            log_number: e.log_number.unwrap_or(0),
-            comparator: e.comparator.clone(),
-            files: BTreeMap::new(),
-        });
-        r.created += 1;
-        return Ok(());
-    }
-    if e.is_column_family_drop {
-        r.cfs.retain(|c| c.id != e.column_family);
-        return Ok(());
-    }
-    let Some(cf) = r.cfs.iter_mut().find(|c| c.id == e.column_family) else {
-        // Edits of a dropped column family are skipped, as RocksDB does.
-        return Ok(());
-    };
-    if let Some(n) = e.log_number {
-        cf.log_number = n;
-    }
-    if let Some(c) = &e.comparator {
-        cf.comparator = Some(c.clone());
-    }
-    for (_, n) in &e.deleted_files {
-        cf.files.remove(n);
-    }
-    for (level, f) in &e.new_files {
-        cf.files.insert(f.number, (*level, f.clone()));
-    }
-    Ok(())
+    let number = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(shale::version::manifest::parse_descriptor_file_name)
+        .unwrap_or(0);
+    let mut edits = Vec::new();
+    let m = shale::version::manifest::replay_file(&*fs, path, number, &mut |e, _| edits.push(e.clone()))
+        .map_err(Failure::db)?;
+    let mut order = vec![0u32];
+    order.extend(edits.iter().filter(|e| e.column_family_add.is_some()).map(|e| e.column_family));
+    let created = order.len();
+    let cfs = order
+        .iter()
+        .filter_map(|id| {
+            let cf = m.column_families.get(id)?;
+            Some(CfState {
+                id: *id,
+                name: cf.name.clone(),
+                log_number: cf.log_number,
+                files: cf.files.iter().map(|(level, f)| (f.number, (*level, f.clone()))).collect(),
+            })
+        })
+        .collect();
+    Ok(Replayed {
+        edits,
+        cfs,
+        created,
+        // RocksDB's VersionSet continues numbering one past the last recorded next file number.
+        next_file_number: m.next_file_number + 1,
+        last_sequence: m.last_sequence,
+        prev_log_number: m.prev_log_number,
+        max_column_family: m.max_column_family,
+        min_log_number_to_keep: m.min_log_number_to_keep,
+    })
 }
 
 // ---- text forms ----------------------------------------------------------------------

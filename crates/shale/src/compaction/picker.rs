@@ -55,6 +55,9 @@ pub struct CompactionPlan {
     /// Why an automatic leveled compaction was picked, as RocksDB's EVENT_LOG_v1 names it
     /// (`compaction_started.compaction_reason`); None: "Unknown".
     pub reason: Option<&'static str>,
+    /// `compaction_pri` kRoundRobin: the compact cursor the compaction records for its start
+    /// level (RocksDB's `AddCompactCursor` with `GetNextCompactCursor`), installed with it.
+    pub compact_cursor: Option<(u32, Vec<u8>)>,
 }
 
 /// RocksDB's `GetCompressionType` and `GetCompressionOptions`: the codec and options of a
@@ -238,6 +241,74 @@ impl RunningCompaction {
 pub struct Busy<'a> {
     pub files: Option<&'a HashSet<u64>>,
     pub running: &'a [RunningCompaction],
+    /// The counts of a table's properties that kByCompensatedSize needs (None: unknown, the
+    /// file counts by its size alone). Only asked with that `compaction_pri`.
+    pub stats: Option<&'a StatsFn<'a>>,
+}
+
+/// How the picker learns a table's counts (`Busy::stats`).
+pub type StatsFn<'a> = dyn Fn(&FileMetaData) -> Option<FileStats> + 'a;
+
+/// The counts of a table's properties RocksDB keeps in its `FileMetaData` to compensate
+/// deletions (`MaybeInitializeFileMetaData`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FileStats {
+    pub num_entries: u64,
+    pub num_deletions: u64,
+    pub num_range_deletions: u64,
+    pub raw_key_size: u64,
+    pub raw_value_size: u64,
+}
+
+/// RocksDB's `ComputeCompensatedSizes`: a file's size, plus, when its point deletions are at
+/// least half its entries, `(2 * deletions - entries) * average value size * 2`, plus its
+/// `compensated_range_deletion_size`. The average value size is RocksDB's
+/// `GetAverageValueSize` over the files whose counts are known (RocksDB accumulates it over
+/// the files it sampled since open; Shale takes every live file of the version).
+pub fn compensated_sizes(v: &Version, stats: &StatsFn<'_>) -> Vec<Vec<u64>> {
+    const DELETION_WEIGHT_ON_COMPACTION: u64 = 2;
+    let known: Vec<Vec<Option<FileStats>>> =
+        (0..v.num_levels()).map(|l| v.files(l).iter().map(|f| stats(f)).collect()).collect();
+    let (mut file_size, mut raw, mut raw_value, mut non_deletions) = (0u64, 0u64, 0u64, 0u64);
+    for (l, level) in known.iter().enumerate() {
+        for (f, s) in v.files(l).iter().zip(level) {
+            if let Some(s) = s {
+                file_size = file_size.saturating_add(f.file_size);
+                raw = raw.saturating_add(s.raw_key_size).saturating_add(s.raw_value_size);
+                raw_value = raw_value.saturating_add(s.raw_value_size);
+                non_deletions = non_deletions.saturating_add(s.num_entries.saturating_sub(s.num_deletions));
+            }
+        }
+    }
+    let average_value_size = if non_deletions == 0 || raw == 0 {
+        0
+    } else {
+        ((raw_value / non_deletions) as u128 * file_size as u128 / raw as u128) as u64
+    };
+    known
+        .iter()
+        .enumerate()
+        .map(|(l, level)| {
+            v.files(l)
+                .iter()
+                .zip(level)
+                .map(|(f, s)| {
+                    let mut size = f.file_size;
+                    if let Some(s) = s {
+                        let point = s.num_deletions.saturating_sub(s.num_range_deletions);
+                        if point.saturating_mul(2) >= s.num_entries {
+                            size = size.saturating_add(
+                                (point * 2 - s.num_entries)
+                                    .saturating_mul(average_value_size)
+                                    .saturating_mul(DELETION_WEIGHT_ON_COMPACTION),
+                            );
+                        }
+                    }
+                    size.saturating_add(f.compensated_range_deletion_size)
+                })
+                .collect()
+        })
+        .collect()
 }
 
 impl Busy<'_> {
@@ -291,6 +362,64 @@ pub fn pick(v: &Version, opts: &Options, busy: Busy<'_>) -> Option<CompactionPla
         })
         .or_else(|| pick_marked(v, opts, busy).map(|p| with(p, "FilesMarkedForCompaction")))
         .or_else(|| pick_by_age(v, opts, busy))
+        .or_else(|| pick_forced_blob_gc(v, opts, busy).map(|p| with(p, "ForcedBlobGC")))
+}
+
+/// RocksDB's `ComputeFilesMarkedForForcedBlobGC` and its pick (`CompactToNextLevel::kNo`):
+/// with blob garbage collection on, an age cutoff above 0 and a force threshold under 1,
+/// the oldest `age_cutoff` share of the blob files (at least one) is summed; when their
+/// garbage bytes reach `force_threshold` of their total bytes, a table linked to the oldest
+/// blob file (its `oldest_blob_file_number`) that is not busy is compacted into its own level
+/// (on level 0, while no other level-0 compaction runs). The compaction relocates the live
+/// blobs of the old files (`db/compact.rs`, the age cutoff), so the oldest file loses its
+/// links and goes.
+pub fn pick_forced_blob_gc(v: &Version, opts: &Options, busy: Busy<'_>) -> Option<CompactionPlan> {
+    let b = &opts.blob;
+    if !(b.enable_gc && b.gc_age_cutoff > 0.0 && b.gc_force_threshold < 1.0) {
+        return None;
+    }
+    let blobs = v.blob_files();
+    let cutoff_count = (b.gc_age_cutoff * blobs.len() as f64) as usize;
+    if cutoff_count == 0 {
+        return None;
+    }
+    let (mut total, mut garbage) = (0u64, 0u64);
+    for m in blobs.values().take(cutoff_count) {
+        total = total.saturating_add(m.shared.total_blob_bytes);
+        garbage = garbage.saturating_add(m.garbage_blob_bytes);
+    }
+    if (garbage as f64) < b.gc_force_threshold * total as f64 {
+        return None;
+    }
+    let oldest = *blobs.keys().next()?;
+    for level in 0..v.num_levels() {
+        for f in v.files(level) {
+            if f.oldest_blob_file_number != oldest || busy.file(f.number) {
+                continue;
+            }
+            if level == 0 && busy.running.iter().any(|r| r.level == 0) {
+                continue;
+            }
+            let inputs = clean_cut(v, level, vec![f.clone()]);
+            let (lo, hi) = key_range(v, &inputs);
+            // On level 0 older files of the level may hold the same keys: never bottommost.
+            let bottommost = level > 0
+                && (level + 1..v.num_levels())
+                    .all(|l| v.overlapping_files(l, Some(&lo), Some(&hi)).is_empty());
+            let plan = CompactionPlan {
+                level,
+                output_level: level,
+                inputs,
+                bottommost,
+                rewrite: true,
+                ..Default::default()
+            };
+            if !busy.conflicts(v, &plan) {
+                return Some(plan);
+            }
+        }
+    }
+    None
 }
 
 /// Seconds since the epoch (0 if the clock is before it).
@@ -415,7 +544,24 @@ fn pick_level(v: &Version, opts: &Options, level: usize, busy: Busy<'_>) -> Opti
             f.sort_by_key(|f| f.smallest_seqno);
             f
         }
-        _ => super::picker_ttl::min_overlapping_ratio_order(v, level, opts.sanitized_ttl(), unix_now()),
+        crate::CompactionPri::ByCompensatedSize => {
+            // Largest compensated size first (RocksDB sorts the first 50 so; the order of the
+            // rest is unspecified there, here it stays by size too).
+            let sizes = match busy.stats {
+                Some(stats) => compensated_sizes(v, stats).swap_remove(level),
+                None => {
+                    v.files(level).iter().map(|f| f.file_size + f.compensated_range_deletion_size).collect()
+                }
+            };
+            let mut f: Vec<(u64, Arc<FileMetaData>)> =
+                sizes.into_iter().zip(v.files(level).iter().cloned()).collect();
+            f.sort_by_key(|(size, _)| std::cmp::Reverse(*size));
+            f.into_iter().map(|(_, f)| f).collect()
+        }
+        crate::CompactionPri::RoundRobin => return pick_round_robin(v, opts, level, busy),
+        crate::CompactionPri::MinOverlappingRatio => {
+            super::picker_ttl::min_overlapping_ratio_order(v, level, opts.sanitized_ttl(), unix_now())
+        }
     };
     order.into_iter().find_map(|f| {
         if busy.file(f.number) {
@@ -424,6 +570,75 @@ fn pick_level(v: &Version, opts: &Options, level: usize, busy: Busy<'_>) -> Opti
         let plan = plan_for(v, level, level + 1, vec![f]);
         (!busy.conflicts(v, &plan)).then_some(plan)
     })
+}
+
+/// RocksDB's `SortFileByRoundRobin`: the files of `level` (1 or more) in key order, starting
+/// from the first whose smallest key is at or after the level's compact cursor and wrapping
+/// around (in key order when there is no cursor, or it is before the first file or after the
+/// last).
+pub fn round_robin_order(v: &Version, level: usize) -> Vec<Arc<FileMetaData>> {
+    let files = v.files(level);
+    let Some(cursor) = v.compact_cursor(level).filter(|_| files.len() > 1) else {
+        return files.to_vec();
+    };
+    let icmp = v.icmp();
+    let at = files.partition_point(|f| icmp.compare(cursor, &f.smallest).is_gt());
+    if at == 0 || at == files.len() {
+        return files.to_vec();
+    }
+    files[at..].iter().chain(&files[..at]).cloned().collect()
+}
+
+/// `compaction_pri` kRoundRobin on a level over its target (RocksDB's PickFileToCompact and
+/// `SetupOtherFilesWithRoundRobinExpansion`): the file at the level's cursor, and nothing
+/// when that file is busy (the cursor must not skip it); then, when the file overlaps the
+/// next level, the files after it in key order (never wrapping, none busy) while the
+/// start-level bytes stay under what the level holds over its target and all inputs under
+/// `max_compaction_bytes`. The plan records the next cursor: the smallest key of the file
+/// after the inputs in the rotated order (the first one again after the last).
+fn pick_round_robin(v: &Version, opts: &Options, level: usize, busy: Busy<'_>) -> Option<CompactionPlan> {
+    let order = round_robin_order(v, level);
+    let first = order.first()?.clone();
+    if busy.file(first.number) {
+        return None;
+    }
+    let mut plan = plan_for(v, level, level + 1, vec![first.clone()]);
+    if busy.conflicts(v, &plan) {
+        return None;
+    }
+    if !plan.next_inputs.is_empty() {
+        let files = v.files(level);
+        let target = level_targets(v, opts).max_bytes[level];
+        let free: u64 = files.iter().filter(|f| !busy.file(f.number)).map(|f| f.file_size).sum();
+        let max_start_bytes = free.saturating_sub(target);
+        if first.file_size < max_start_bytes {
+            let last =
+                plan.inputs.iter().filter_map(|f| files.iter().position(|g| g.number == f.number)).max();
+            for f in files.iter().skip(last.map_or(files.len(), |p| p + 1)) {
+                if busy.file(f.number) {
+                    break;
+                }
+                let mut inputs = plan.inputs.clone();
+                inputs.push(f.clone());
+                let candidate = plan_for(v, level, level + 1, inputs);
+                if busy.conflicts(v, &candidate) {
+                    break;
+                }
+                let start_bytes: u64 = candidate.inputs.iter().map(|f| f.file_size).sum();
+                if candidate.input_bytes() > opts.max_compaction_bytes() {
+                    break;
+                }
+                plan = candidate;
+                if start_bytes > max_start_bytes {
+                    break;
+                }
+            }
+        }
+    }
+    let n = plan.inputs.len();
+    let next = order.get(n).or(order.first())?;
+    plan.compact_cursor = Some((level as u32, next.smallest.clone()));
+    Some(plan)
 }
 
 /// Level 0's oldest files, as many as fit in `max_bytes` together with the files of the
@@ -666,7 +881,7 @@ mod tests {
         assert_eq!(p.inputs[0].number, 4);
         // A file being compacted is passed over for the next in order.
         let busy_files: HashSet<u64> = [4].into_iter().collect();
-        let p = pick(&v, &opts, Busy { files: Some(&busy_files), running: &[] }).unwrap();
+        let p = pick(&v, &opts, Busy { files: Some(&busy_files), ..Default::default() }).unwrap();
         assert_eq!(p.inputs[0].number, 3);
         assert_eq!((p.inputs.len(), p.next_inputs.len()), (1, 1));
     }
@@ -699,7 +914,72 @@ mod tests {
         assert_eq!(pick(&v, &opts, Busy::default()).unwrap().inputs[0].number, 5);
         assert!(opts.check_supported().is_ok());
         opts.set_compaction_pri(crate::CompactionPri::RoundRobin);
-        assert!(opts.check_supported().is_err());
+        assert!(opts.check_supported().is_ok());
+        opts.set_compaction_pri(crate::CompactionPri::ByCompensatedSize);
+        assert!(opts.check_supported().is_ok());
+    }
+
+    /// kByCompensatedSize: the largest file first, a file mostly of deletions weighed up
+    /// by RocksDB's ComputeCompensatedSizes.
+    #[test]
+    fn compensated_size_order_weighs_deletions() {
+        let mut opts = Options::default();
+        opts.set_max_bytes_for_level_base(150);
+        opts.set_compaction_pri(crate::CompactionPri::ByCompensatedSize);
+        let v = version(vec![
+            (1, file(3, "a", "b", 100)),
+            (1, file(4, "c", "d", 60)),
+            (1, file(5, "e", "f", 80)),
+        ]);
+        assert_eq!(pick(&v, &opts, Busy::default()).unwrap().inputs[0].number, 3, "by size alone");
+        // File 4 holds 10 deletions among 12 entries; the others hold values only.
+        let stats = |f: &FileMetaData| {
+            Some(match f.number {
+                4 => FileStats { num_entries: 12, num_deletions: 10, raw_key_size: 24, ..Default::default() },
+                _ => {
+                    FileStats { num_entries: 10, raw_key_size: 20, raw_value_size: 100, ..Default::default() }
+                }
+            })
+        };
+        let sizes = compensated_sizes(&v, &stats);
+        // Average value size (RocksDB's integer steps): 200 value bytes / 22 non-deletions
+        // = 9, times 240 file bytes / 264 raw bytes = 8; file 4 gains (2 * 10 - 12) * 8 * 2.
+        assert_eq!(sizes[1], vec![100, 60 + 128, 80]);
+        let busy = Busy { stats: Some(&stats), ..Default::default() };
+        assert_eq!(pick(&v, &opts, busy).unwrap().inputs[0].number, 4);
+    }
+
+    /// kRoundRobin: the file at the level's cursor first (in key order, wrapping), more
+    /// files after it while the level stays over its target, and the next cursor recorded.
+    #[test]
+    fn round_robin_starts_at_the_cursor_and_records_the_next() {
+        let mut opts = Options::default();
+        opts.set_max_bytes_for_level_base(250);
+        opts.set_compaction_pri(crate::CompactionPri::RoundRobin);
+        let files = vec![
+            (1, file(3, "a", "b", 100)),
+            (1, file(4, "c", "d", 100)),
+            (1, file(5, "e", "f", 100)),
+            (1, file(6, "g", "h", 100)),
+            (2, file(9, "a", "z", 100)),
+        ];
+        let v = version(files.clone());
+        // No cursor: from the first file; 400 bytes over a 250 target: 150 to move, so a
+        // second file joins (the first alone, 100, is not enough).
+        let p = pick(&v, &opts, Busy::default()).unwrap();
+        assert_eq!(p.inputs.iter().map(|f| f.number).collect::<Vec<_>>(), vec![3, 4]);
+        assert_eq!(p.compact_cursor, Some((1, file(5, "e", "f", 1).smallest.clone())));
+        // With the cursor at "e": files 5 and 6, and the cursor wraps to file 3.
+        let cursors = [(1u32, file(5, "e", "f", 1).smallest.clone())].into_iter().collect();
+        let v = version(files.clone()).with_compact_cursors(&cursors);
+        assert_eq!(round_robin_order(&v, 1).iter().map(|f| f.number).collect::<Vec<_>>(), vec![5, 6, 3, 4]);
+        let p = pick(&v, &opts, Busy::default()).unwrap();
+        assert_eq!(p.inputs.iter().map(|f| f.number).collect::<Vec<_>>(), vec![5, 6]);
+        assert_eq!(p.compact_cursor, Some((1, file(3, "a", "b", 1).smallest.clone())));
+        // The cursor's file busy: nothing is picked on the level (the cursor may not skip it).
+        let busy_files: HashSet<u64> = [5].into_iter().collect();
+        let busy = Busy { files: Some(&busy_files), ..Default::default() };
+        assert!(pick_level(&v, &opts, 1, busy).is_none());
     }
 
     #[test]

@@ -514,7 +514,7 @@ mod tests {
     fn runs_stop_at_a_busy_run_and_output_to_level_0() {
         let v = version(&[(105, 10), (104, 10), (103, 10), (102, 10), (101, 10)], &[(6, 10_000)]);
         let busy_files: HashSet<u64> = [102].into_iter().collect();
-        let busy = Busy { files: Some(&busy_files), running: &[] };
+        let busy = Busy { files: Some(&busy_files), ..Default::default() };
         let p = pick_universal(&v, &opts(), busy, 0).unwrap();
         assert_eq!(numbers(&p.inputs), vec![105, 104, 103]);
         assert_eq!(p.output_level, 0, "the next older run is a level-0 file");

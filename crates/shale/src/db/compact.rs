@@ -71,6 +71,8 @@ impl DbInner {
             && plan.inputs.first().is_some_and(|f| f.path_id == output_path_id)
             && input_compression_matches_output(cf, plan);
         let mut edit = VersionEdit { column_family: cf.id, ..Default::default() };
+        // kRoundRobin: the start level's next cursor goes in with the compaction's result.
+        edit.compact_cursors.extend(plan.compact_cursor.clone());
         // RocksDB's job id; a compaction that rewrites files logs `compaction_started`
         // before it reads (`info_log.rs`).
         let job = self.info_log.new_job_id();
@@ -563,7 +565,7 @@ impl DbInner {
                     self.done_cv.wait(&mut st);
                 }
                 let c = st.cfs.get(&cf.id).ok_or_else(dropped)?;
-                let busy = picker::Busy { files: None, running: &[] };
+                let busy = picker::Busy::default();
                 let plan = if style == crate::DBCompactionStyle::Fifo {
                     crate::compaction::fifo::pick_fifo(&c.current, &cf.opts, busy, picker::unix_now())
                 } else {

@@ -364,7 +364,9 @@ pub(super) fn recovered_cf_states(
             )));
         }
         let version = Arc::new(
-            Version::new(icmp.clone(), d.options.num_levels as usize, files).with_blob_files(&rc.blob_files),
+            Version::new(icmp.clone(), d.options.num_levels as usize, files)
+                .with_blob_files(&rc.blob_files)
+                .with_compact_cursors(&rc.compact_cursors),
         );
         version.check_consistency()?;
         let mem = Arc::new(

@@ -37,7 +37,12 @@ impl DbInner {
             return (level < v.num_levels()).then(|| v.num_files(level) as u64);
         }
         let mems = || std::iter::once(&c.mem).chain(c.imm.iter().map(|(m, _)| m));
-        let busy = crate::compaction::picker::Busy { files: Some(&c.being_compacted), running: &c.running };
+        let stats = |f: &crate::version::edit::FileMetaData| self.file_stats(cf, f);
+        let busy = crate::compaction::picker::Busy {
+            files: Some(&c.being_compacted),
+            running: &c.running,
+            stats: Some(&stats),
+        };
         Some(match prop {
             "num-immutable-mem-table" => c.imm.len() as u64,
             "mem-table-flush-pending" => u64::from(!c.imm.is_empty()),

@@ -320,7 +320,8 @@ impl DbInner {
             let files = rc.files.iter().map(|(l, f)| (*l, Arc::new(f.clone()))).collect();
             let version = Arc::new(
                 Version::new(h.icmp.clone(), h.opts.num_levels as usize, files)
-                    .with_blob_files(&rc.blob_files),
+                    .with_blob_files(&rc.blob_files)
+                    .with_compact_cursors(&rc.compact_cursors),
             );
             version.check_consistency()?;
             let mem = Arc::new(MemTable::for_write_buffer(

@@ -118,6 +118,7 @@ impl<T: ThreadMode, I: DBInner> DBCommon<T, I> {
                 output_file_size: None,
                 rewrite: true,
                 reason: None,
+                compact_cursor: None,
             };
             (cfs.handle.clone(), plan)
         };

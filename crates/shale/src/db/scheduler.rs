@@ -66,6 +66,25 @@ impl JobQueues {
 const RETRY_PAUSE: Duration = Duration::from_secs(1);
 
 impl DbInner {
+    /// The counts of `file`'s table properties `compaction_pri` kByCompensatedSize weighs
+    /// (RocksDB's `MaybeInitializeFileMetaData`): None when the table cannot be opened, and
+    /// the file then counts by its size alone, as in RocksDB.
+    pub(crate) fn file_stats(
+        &self,
+        cf: &super::cf::CfHandle,
+        file: &crate::version::edit::FileMetaData,
+    ) -> Option<picker::FileStats> {
+        let t = self.table_cache.get(cf, file).ok()?;
+        let p = t.table.properties();
+        Some(picker::FileStats {
+            num_entries: p.num_entries,
+            num_deletions: p.num_deletions,
+            num_range_deletions: p.num_range_deletions,
+            raw_key_size: p.raw_key_size,
+            raw_value_size: p.raw_value_size,
+        })
+    }
+
     /// Queues family `id` for a flush if it has immutable memtables and none is queued or
     /// running (a running flush takes every immutable memtable before it ends).
     pub(crate) fn schedule_flush(&self, st: &mut DbState, id: u32) {
@@ -88,7 +107,9 @@ impl DbInner {
         if cf.compaction_queued || cf.dropping || cf.manual_compactions > 0 {
             return;
         }
-        let busy = Busy { files: Some(&cf.being_compacted), running: &cf.running };
+        let handle = cf.handle.clone();
+        let stats = |f: &crate::version::edit::FileMetaData| self.file_stats(&handle, f);
+        let busy = Busy { files: Some(&cf.being_compacted), running: &cf.running, stats: Some(&stats) };
         if picker::pick(&cf.current, &cf.handle.opts, busy).is_none() {
             return;
         }
@@ -361,7 +382,10 @@ impl DbInner {
                 if cf.dropping || cf.manual_compactions > 0 || !cf.running.is_empty() {
                     continue;
                 }
-                let busy = Busy { files: Some(&cf.being_compacted), running: &cf.running };
+                let handle = cf.handle.clone();
+                let stats = |f: &crate::version::edit::FileMetaData| self.file_stats(&handle, f);
+                let busy =
+                    Busy { files: Some(&cf.being_compacted), running: &cf.running, stats: Some(&stats) };
                 let Some(plan) = picker::pick(&cf.current, &cf.handle.opts, busy) else {
                     continue;
                 };
@@ -414,11 +438,12 @@ fn compaction_worker(inner: Arc<DbInner>) {
         if cf.dropping || cf.manual_compactions > 0 {
             continue;
         }
-        let busy = Busy { files: Some(&cf.being_compacted), running: &cf.running };
+        let handle = cf.handle.clone();
+        let stats = |f: &crate::version::edit::FileMetaData| inner.file_stats(&handle, f);
+        let busy = Busy { files: Some(&cf.being_compacted), running: &cf.running, stats: Some(&stats) };
         let Some(plan) = picker::pick(&cf.current, &cf.handle.opts, busy) else {
             continue;
         };
-        let handle = cf.handle.clone();
         let running = inner.start_compaction(&mut st, id, &plan);
         // Another compaction of this family may run beside this one.
         inner.schedule_compaction(&mut st, id);

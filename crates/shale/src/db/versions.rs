@@ -186,6 +186,8 @@ pub(crate) fn snapshot_edits(
         for (level, f) in cf.current.all_files() {
             e.new_files.push((level, (**f).clone()));
         }
+        // RocksDB's WriteCurrentStateToManifest: `edit.SetCompactCursors`.
+        e.compact_cursors = cf.current.compact_cursors().iter().map(|(l, k)| (*l, k.clone())).collect();
         for b in cf.current.blob_files().values() {
             e.blob_file_additions.push((*b.shared).clone());
             if b.garbage_blob_count > 0 || b.garbage_blob_bytes > 0 {

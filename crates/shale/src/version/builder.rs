@@ -7,7 +7,7 @@
 //! file that is not on the named level, or adding a file number that is live, is Corruption.
 //! A failed `apply` changes nothing.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
@@ -71,6 +71,7 @@ pub struct VersionBuilder {
     num_levels: usize,
     live: LiveFiles<Arc<FileMetaData>>,
     blobs: BlobFiles,
+    cursors: BTreeMap<u32, Vec<u8>>,
 }
 
 impl VersionBuilder {
@@ -84,6 +85,7 @@ impl VersionBuilder {
             num_levels: base.num_levels(),
             live,
             blobs: base.blob_files().clone(),
+            cursors: base.compact_cursors().clone(),
         }
     }
 
@@ -93,13 +95,16 @@ impl VersionBuilder {
         apply_blob_edit(&mut blobs, edit)?;
         self.live.apply(edit, |f| Arc::new(f.clone()))?;
         self.blobs = blobs;
+        apply_compact_cursors(&mut self.cursors, edit);
         Ok(())
     }
 
     /// The version with every applied edit. Unchanged files are shared with the base.
     pub fn build(&self) -> Version {
         let files = self.live.by_number.values().map(|(l, f)| (*l, f.clone())).collect();
-        Version::new(self.icmp.clone(), self.num_levels, files).with_blob_files(&self.blobs)
+        Version::new(self.icmp.clone(), self.num_levels, files)
+            .with_blob_files(&self.blobs)
+            .with_compact_cursors(&self.cursors)
     }
 }
 
@@ -108,6 +113,15 @@ impl VersionBuilder {
 pub struct FileSetBuilder {
     live: LiveFiles<FileMetaData>,
     blobs: BlobFiles,
+    cursors: BTreeMap<u32, Vec<u8>>,
+}
+
+/// RocksDB's `ApplyCompactCursors`: an edit's `kCompactCursor` records replace the cursor of
+/// their level (the last one recorded wins).
+fn apply_compact_cursors(cursors: &mut BTreeMap<u32, Vec<u8>>, edit: &VersionEdit) {
+    for (level, key) in &edit.compact_cursors {
+        cursors.insert(*level, key.clone());
+    }
 }
 
 impl FileSetBuilder {
@@ -120,7 +134,13 @@ impl FileSetBuilder {
         apply_blob_edit(&mut blobs, edit)?;
         self.live.apply(edit, FileMetaData::clone)?;
         self.blobs = blobs;
+        apply_compact_cursors(&mut self.cursors, edit);
         Ok(())
+    }
+
+    /// The compact cursors recorded, by level (`compaction_pri` kRoundRobin).
+    pub fn compact_cursors(&self) -> BTreeMap<u32, Vec<u8>> {
+        self.cursors.clone()
     }
 
     /// The blob files the live files keep (RocksDB's rule, `blob_files.rs`).

@@ -150,6 +150,8 @@ pub struct RecoveredCf {
     pub persist_user_defined_timestamps: Option<bool>,
     /// Live blob files (BlobDB).
     pub blob_files: crate::version::blob_files::BlobFiles,
+    /// RocksDB's compact cursors by level (`kCompactCursor`, `compaction_pri` kRoundRobin).
+    pub compact_cursors: std::collections::BTreeMap<u32, Vec<u8>>,
 }
 
 impl RecoveredCf {
@@ -221,6 +223,7 @@ impl RecoveredManifest {
                 last_sequence: Some(self.last_sequence),
                 full_history_ts_low: (!cf.full_history_ts_low.is_empty())
                     .then(|| cf.full_history_ts_low.clone()),
+                compact_cursors: cf.compact_cursors.iter().map(|(l, k)| (*l, k.clone())).collect(),
                 ..VersionEdit::default()
             });
         }
@@ -239,8 +242,20 @@ impl RecoveredManifest {
 pub fn recover(fs: &dyn FileSystem, dir: &Path) -> Result<RecoveredManifest> {
     let name = read_current(fs, dir)?;
     let number = parse_descriptor_file_name(&name).unwrap_or(0);
-    let path = dir.join(&name);
-    let file = fs.new_sequential_file(&path)?;
+    replay_file(fs, &dir.join(&name), number, &mut |_, _| {})
+}
+
+/// Replays the MANIFEST at `path` (numbered `number`): the one replay of the workspace, used
+/// by recovery and by the operator tools. `visit` sees each record's edit as read, with the
+/// record's offset, before it is applied (ldb's manifest_dump prints every edit as written,
+/// and numbers versions by the column families created).
+pub fn replay_file(
+    fs: &dyn FileSystem,
+    path: &Path,
+    number: u64,
+    visit: &mut dyn FnMut(&VersionEdit, u64),
+) -> Result<RecoveredManifest> {
+    let file = fs.new_sequential_file(path)?;
     let file_name = path.display().to_string();
     let mut reader =
         LogReader::new(file, file_name.clone(), 0, WalRecoveryMode::TolerateCorruptedTailRecords);
@@ -250,9 +265,10 @@ pub fn recover(fs: &dyn FileSystem, dir: &Path) -> Result<RecoveredManifest> {
         let offset = reader.last_record_offset();
         let in_file = |e: Error| name_file(e, &file_name, Some(offset));
         let edit = VersionEdit::decode(&record).map_err(in_file)?;
+        visit(&edit, offset);
         replay.add(edit).map_err(in_file)?;
     }
-    let manifest_size = fs.file_size(&path)?;
+    let manifest_size = fs.file_size(path)?;
     replay.finish(number, manifest_size).map_err(|e| name_file(e, &file_name, None))
 }
 

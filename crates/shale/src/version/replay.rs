@@ -209,6 +209,7 @@ impl Replay {
             .map(|(id, cf)| {
                 let files = cf.files.files();
                 let blob_files = cf.files.blob_files();
+                let compact_cursors = cf.files.compact_cursors();
                 (
                     id,
                     RecoveredCf {
@@ -219,6 +220,7 @@ impl Replay {
                         full_history_ts_low: cf.full_history_ts_low,
                         persist_user_defined_timestamps: cf.persist_user_defined_timestamps,
                         blob_files,
+                        compact_cursors,
                     },
                 )
             })

@@ -23,6 +23,10 @@ pub struct Version {
     excess: Vec<(u32, Arc<FileMetaData>)>,
     /// Blob files (BlobDB) the version keeps (`blob_files.rs`).
     blob_files: Arc<BlobFiles>,
+    /// RocksDB's compact cursors (`compaction_pri` kRoundRobin): per level, the smallest
+    /// internal key of the file the next round-robin compaction of that level starts from
+    /// (the MANIFEST's `kCompactCursor` records; levels without one are absent).
+    compact_cursors: Arc<std::collections::BTreeMap<u32, Vec<u8>>>,
 }
 
 /// Level-0 order: newest first.
@@ -57,7 +61,13 @@ impl Version {
                 level.sort_by(|a, b| icmp.compare(&a.smallest, &b.smallest).then(a.number.cmp(&b.number)));
             }
         }
-        Version { icmp, levels, excess, blob_files: Arc::new(BlobFiles::new()) }
+        Version {
+            icmp,
+            levels,
+            excess,
+            blob_files: Arc::new(BlobFiles::new()),
+            compact_cursors: Arc::default(),
+        }
     }
 
     /// An empty version.
@@ -72,6 +82,25 @@ impl Version {
             crate::version::blob_files::retained_blob_files(blobs, self.all_files().map(|(_, f)| &**f));
         self.blob_files = Arc::new(kept);
         self
+    }
+
+    /// This version with `cursors` as its compact cursors (levels it does not have are
+    /// dropped, as RocksDB's `ApplyCompactCursors` omits them when `num_levels` shrank).
+    pub fn with_compact_cursors(mut self, cursors: &std::collections::BTreeMap<u32, Vec<u8>>) -> Version {
+        let n = self.levels.len() as u32;
+        self.compact_cursors =
+            Arc::new(cursors.iter().filter(|(l, _)| **l < n).map(|(l, k)| (*l, k.clone())).collect());
+        self
+    }
+
+    /// The compact cursors of this version (`with_compact_cursors`).
+    pub fn compact_cursors(&self) -> &std::collections::BTreeMap<u32, Vec<u8>> {
+        &self.compact_cursors
+    }
+
+    /// The compact cursor of `level`, if one was recorded.
+    pub fn compact_cursor(&self, level: usize) -> Option<&[u8]> {
+        self.compact_cursors.get(&(level as u32)).map(Vec::as_slice)
     }
 
     /// The blob files of this version, by number.
