@@ -31,6 +31,11 @@ pub fn wal_file(dir: &Path, number: u64) -> PathBuf {
     dir.join(format!("{number:06}.log"))
 }
 
+/// The WAL archive of a WAL directory (RocksDB's `ArchivalDirectory`).
+pub fn wal_archive_dir(wal_dir: &Path) -> PathBuf {
+    wal_dir.join("archive")
+}
+
 pub fn table_file(dir: &Path, number: u64) -> PathBuf {
     dir.join(table_file_name(number))
 }

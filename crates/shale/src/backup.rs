@@ -427,7 +427,7 @@ impl BackupEngine {
             files.push(copy_private(name, None, Some(data), None)?);
         }
         for w in &live.wals {
-            files.push(copy_private(&w.name, Some(&inner.path.join(&w.name)), None, Some(w.size))?);
+            files.push(copy_private(&w.name, Some(&w.dir.join(&w.name)), None, Some(w.size))?);
         }
         if sync {
             fs.sync_dir(&private_tmp)?;

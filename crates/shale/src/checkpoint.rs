@@ -148,7 +148,7 @@ fn write_checkpoint(inner: &DbInner, live: &LiveFiles, dir: &Path) -> Result<()>
         copy_file(fs, &src, &dst, Some(t.size))?;
     }
     for w in &live.wals {
-        copy_file(fs, &inner.path.join(&w.name), &dir.join(&w.name), Some(w.size))?;
+        copy_file(fs, &w.dir.join(&w.name), &dir.join(&w.name), Some(w.size))?;
     }
     crate::fs::write_file_synced(fs, &dir.join(&live.manifest_name), &live.manifest)?;
     if let Some((name, data)) = &live.options {

@@ -595,6 +595,19 @@ pub struct Options {
     /// (`db/buffered_fs.rs`).
     pub(crate) use_direct_reads: bool,
     pub(crate) allow_mmap_reads: bool,
+    /// `set_wal_dir`: where the WALs (and their `archive/`) are; empty: the database
+    /// directory (`db/open.rs::wal_dir_of`).
+    pub(crate) wal_dir: std::path::PathBuf,
+    /// `set_wal_ttl_seconds`, `set_wal_size_limit_mb`: obsolete WALs are moved to
+    /// `archive/` and purged from it by age and total size (`db/wal_archive.rs`).
+    pub(crate) wal_ttl_seconds: u64,
+    pub(crate) wal_size_limit_mb: u64,
+    /// `set_use_direct_io_for_flush_and_compaction`, `set_allow_mmap_writes`: how table and
+    /// blob files are written (`db/buffered_fs.rs`).
+    pub(crate) use_direct_io_for_flush_and_compaction: bool,
+    pub(crate) allow_mmap_writes: bool,
+    /// `set_is_fd_close_on_exec` (RocksDB's default true): files are opened with O_CLOEXEC.
+    pub(crate) is_fd_close_on_exec: bool,
     /// `set_writable_file_max_buffer_size`: the most bytes a file the database writes holds
     /// before its appends go to the file (`db/buffered_fs.rs`); RocksDB's default 1 MiB.
     pub(crate) writable_file_max_buffer_size: u64,
@@ -771,6 +784,12 @@ impl Default for Options {
             max_total_wal_size: 0,
             use_direct_reads: false,
             allow_mmap_reads: false,
+            wal_dir: std::path::PathBuf::new(),
+            wal_ttl_seconds: 0,
+            wal_size_limit_mb: 0,
+            use_direct_io_for_flush_and_compaction: false,
+            allow_mmap_writes: false,
+            is_fd_close_on_exec: true,
             writable_file_max_buffer_size: 1024 * 1024,
             dump_malloc_stats: false,
             unordered_write: false,
@@ -1062,6 +1081,27 @@ impl Options {
 
     /// `bytes_per_sync` as RocksDB's SanitizeOptions leaves it: 1 MiB when unset and the
     /// database has a rate limiter.
+    /// The directory of the WALs of the database at `db`: `wal_dir` without a trailing
+    /// slash, or `db` when it is empty (RocksDB's SanitizeOptions and `GetWalDir`).
+    pub(crate) fn wal_dir_of(&self, db: &std::path::Path) -> std::path::PathBuf {
+        let s = self.wal_dir.to_string_lossy();
+        let trimmed = s.trim_end_matches('/');
+        if self.wal_dir.as_os_str().is_empty() {
+            db.to_path_buf()
+        } else if trimmed.is_empty() {
+            std::path::PathBuf::from("/")
+        } else if std::path::Path::new(trimmed) == db {
+            db.to_path_buf()
+        } else {
+            std::path::PathBuf::from(trimmed)
+        }
+    }
+
+    /// Whether obsolete WALs go to the archive (`WAL_ttl_seconds` or `WAL_size_limit_MB`).
+    pub(crate) fn wal_archive_on(&self) -> bool {
+        self.wal_ttl_seconds > 0 || self.wal_size_limit_mb > 0
+    }
+
     pub(crate) fn sanitized_bytes_per_sync(&self) -> u64 {
         if self.bytes_per_sync == 0 && self.rate_limiter.is_some() {
             1024 * 1024
@@ -1154,6 +1194,16 @@ impl Options {
         if self.allow_mmap_reads && self.use_direct_reads {
             return Err(Error::not_supported(
                 "If memory mapped reads (allow_mmap_reads) are enabled then direct I/O reads (use_direct_reads) must be disabled. ",
+            ));
+        }
+        if self.allow_mmap_writes && self.use_direct_io_for_flush_and_compaction {
+            return Err(Error::not_supported(
+                "If memory mapped writes (allow_mmap_writes) are enabled then direct I/O writes (use_direct_io_for_flush_and_compaction) must be disabled. ",
+            ));
+        }
+        if self.use_direct_io_for_flush_and_compaction && self.writable_file_max_buffer_size == 0 {
+            return Err(Error::invalid_argument(
+                "writes in direct IO require writable_file_max_buffer_size > 0",
             ));
         }
         // Coupled filter partitions follow the index cuts; with a compression dictionary

@@ -1279,22 +1279,30 @@ impl Options {
         self.use_direct_reads = enabled;
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`!enabled`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `use_direct_io_for_flush_and_compaction`.
+    /// Not built yet: direct writes of table and blob files (O_DIRECT, aligned buffers).
+    /// `true` is recorded and `open` refuses it with NotSupported naming
+    /// `use_direct_io_for_flush_and_compaction`; RocksDB's own checks of it
+    /// (`allow_mmap_writes` too: NotSupported; `writable_file_max_buffer_size` 0:
+    /// InvalidArgument) come after.
     pub fn set_use_direct_io_for_flush_and_compaction(&mut self, enabled: bool) {
+        self.use_direct_io_for_flush_and_compaction = enabled;
         self.accept_only(!enabled, "use_direct_io_for_flush_and_compaction");
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`enabled`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `is_fd_close_on_exec`.
+    /// Whether the files the database opens get close-on-exec (O_CLOEXEC), as RocksDB's
+    /// `is_fd_close_on_exec` (default true): false leaves their descriptors open in a
+    /// program the process `exec`s (`shale_base::fs::OpenFlags`).
     pub fn set_is_fd_close_on_exec(&mut self, enabled: bool) {
-        self.accept_only(enabled, "is_fd_close_on_exec");
+        self.is_fd_close_on_exec = enabled;
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`is_allow`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `allow_os_buffer`.
+    /// rust-rocksdb 0.25's deprecated setter: it sets `use_direct_reads` and
+    /// `use_direct_io_for_flush_and_compaction` to `!is_allow` (RocksDB has no
+    /// `allow_os_buffer` since 4.x), and so does Shale (so `false` is refused at open while
+    /// direct writes are not built).
     pub fn set_allow_os_buffer(&mut self, is_allow: bool) {
-        self.accept_only(is_allow, "allow_os_buffer");
+        self.set_use_direct_reads(!is_allow);
+        self.set_use_direct_io_for_flush_and_compaction(!is_allow);
     }
 
     /// RocksDB's `table_cache_numshardbits` (default 6), recorded in the OPTIONS file as
@@ -1583,20 +1591,30 @@ impl Options {
         self.memtable_prefix_bloom_ratio = if ratio.is_nan() { 0.0 } else { ratio.clamp(0.0, 0.25) };
     }
 
+    /// The directory of the WALs, as RocksDB's `wal_dir` (default empty: the database
+    /// directory). WALs are created, replayed at open, archived (`archive/` under it) and
+    /// deleted there; `DB::destroy` empties and removes it, checkpoints and backups copy the
+    /// WALs from it. A directory equal to the database's (`db_paths` unset or naming it too)
+    /// is the database directory, as RocksDB's SanitizeOptions says.
     pub fn set_wal_dir<P: AsRef<Path>>(&mut self, path: P) {
-        self.unsupported_if(!path.as_ref().as_os_str().is_empty(), "wal_dir");
+        self.wal_dir = path.as_ref().to_path_buf();
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`secs == 0`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `WAL_ttl_seconds`.
+    /// RocksDB's `WAL_ttl_seconds` (default 0): with it or `WAL_size_limit_MB` above 0,
+    /// WALs no family needs are moved to `archive/` in the WAL directory instead of deleted
+    /// (and WAL recycling is off), where `get_updates_since` still reads them; an archived
+    /// WAL older than this many seconds is deleted, checked at most every
+    /// `min(600, max(1, ttl / 2))` seconds after a file purge, as RocksDB's
+    /// `WalManager::PurgeObsoleteWALFiles` (`db/wal_archive.rs`).
     pub fn set_wal_ttl_seconds(&mut self, secs: u64) {
-        self.accept_only(secs == 0, "WAL_ttl_seconds (WAL archive)");
+        self.wal_ttl_seconds = secs;
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`size == 0`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `WAL_size_limit_MB`.
+    /// RocksDB's `WAL_size_limit_MB` (default 0): the archive (see `set_wal_ttl_seconds`)
+    /// is cut, oldest first, to `limit / largest archived WAL` files, checked at most every
+    /// 600 seconds (with a TTL, as that says); empty archived WALs are deleted.
     pub fn set_wal_size_limit_mb(&mut self, size: u64) {
-        self.accept_only(size == 0, "WAL_size_limit_MB (WAL archive)");
+        self.wal_size_limit_mb = size;
     }
 
     /// RocksDB's `manifest_preallocation_size` (default 4 MiB), recorded in the OPTIONS
@@ -1614,9 +1632,11 @@ impl Options {
         let _ = skip;
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`!is_enabled`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `allow_mmap_writes`.
+    /// Not built yet: table and blob files written through a shared mapping (RocksDB's
+    /// `PosixMmapFile`). `true` is recorded and `open` refuses it with NotSupported naming
+    /// `allow_mmap_writes`.
     pub fn set_allow_mmap_writes(&mut self, is_enabled: bool) {
+        self.allow_mmap_writes = is_enabled;
         self.accept_only(!is_enabled, "allow_mmap_writes");
     }
 

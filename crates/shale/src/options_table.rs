@@ -721,7 +721,7 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Db,
         Bool,
         No,
-        None,
+        Some(|o| o.use_direct_io_for_flush_and_compaction.to_string()),
         Some(|o, n, v| {
             o.set_use_direct_io_for_flush_and_compaction(boolean(n, v)?);
             Ok(true)
@@ -767,7 +767,7 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Db,
         Int,
         No,
-        None,
+        Some(|o| o.wal_ttl_seconds.to_string()),
         Some(|o, n, v| {
             o.set_wal_ttl_seconds(number(n, v)?);
             Ok(true)
@@ -778,7 +778,7 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Db,
         Int,
         No,
-        None,
+        Some(|o| o.wal_size_limit_mb.to_string()),
         Some(|o, n, v| {
             o.set_wal_size_limit_mb(number(n, v)?);
             Ok(true)
@@ -844,7 +844,7 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Db,
         Bool,
         No,
-        None,
+        Some(|o| o.is_fd_close_on_exec.to_string()),
         Some(|o, n, v| {
             o.set_is_fd_close_on_exec(boolean(n, v)?);
             Ok(true)
@@ -866,7 +866,7 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Db,
         Bool,
         No,
-        None,
+        Some(|o| o.allow_mmap_writes.to_string()),
         Some(|o, n, v| {
             o.set_allow_mmap_writes(boolean(n, v)?);
             Ok(true)
@@ -938,6 +938,7 @@ pub(crate) static ROWS: &[OptionRow] = &[
             Ok(true)
         }),
     ),
+    // Read, not written: RocksDB 11.8.1's OPTIONS file has no `wal_dir` line.
     opt(
         "wal_dir",
         Db,

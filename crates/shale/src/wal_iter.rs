@@ -2,9 +2,11 @@
 //! still on disk, each with its first sequence number, from the first batch that starts
 //! after the requested sequence number (rust-rocksdb skips the batch holding it).
 //!
-//! Shale keeps no WAL archive (`WAL_ttl_seconds`/`WAL_size_limit_MB` are refused at open),
-//! so a WAL is deleted once its memtables are flushed: asking for updates older than the
-//! oldest WAL still on disk is NotFound, as RocksDB says when the WAL is gone.
+//! The WALs are read from the WAL directory and from its `archive/`, where obsolete WALs go
+//! with `WAL_ttl_seconds` or `WAL_size_limit_MB` (`db/wal_archive.rs`), as RocksDB's
+//! `WalManager::GetSortedWalFiles`. Without the archive a WAL is deleted once its
+//! memtables are flushed: asking for updates older than the oldest WAL still on disk is
+//! NotFound, as RocksDB says when the WAL is gone.
 
 use crate::batch::WriteBatch;
 use crate::db::filename::{self, FileType};
@@ -37,8 +39,9 @@ impl Iterator for DBWALIterator {
     }
 }
 
-/// Reads every WAL of the database in `dir` (oldest first) and keeps the batches starting
-/// after `since`. `last_sequence` is the database's last sequence number.
+/// Reads every WAL of the database in the WAL directory `dir` and its archive (oldest
+/// first) and keeps the batches starting after `since`. `last_sequence` is the database's
+/// last sequence number.
 pub(crate) fn updates_since(
     fs: &dyn FileSystem,
     dir: &std::path::Path,
@@ -51,23 +54,40 @@ pub(crate) fn updates_since(
             "Requested sequence not yet written in the db: {since} (last sequence {last_sequence})"
         )));
     }
-    let mut wals: Vec<u64> = fs
-        .children(dir)?
-        .iter()
-        .filter_map(|n| match filename::parse_file_name(n) {
-            Some(FileType::Wal(number)) => Some(number),
-            _ => None,
-        })
-        .collect();
+    let archive = filename::wal_archive_dir(dir);
+    let list = |d: &std::path::Path| -> Result<Vec<u64>> {
+        Ok(fs
+            .children(d)?
+            .iter()
+            .filter_map(|n| match filename::parse_file_name(n) {
+                Some(FileType::Wal(number)) => Some(number),
+                _ => None,
+            })
+            .collect())
+    };
+    let mut wals = list(dir)?;
+    if fs.file_exists(&archive) {
+        wals.extend(list(&archive)?);
+    }
     wals.sort_unstable();
+    wals.dedup();
     let mut batches = Vec::new();
     let mut first_seen: Option<u64> = None;
     for number in wals {
-        let path = filename::wal_file(dir, number);
-        let file = match fs.new_sequential_file(&path) {
+        // Archived since it was listed: read from the archive, as RocksDB's
+        // `WalManager::ReadFirstRecord` retries there.
+        let live = filename::wal_file(dir, number);
+        let archived = filename::wal_file(&archive, number);
+        let file = match fs.new_sequential_file(&live) {
+            Err(_) if !fs.file_exists(&live) && fs.file_exists(&archived) => {
+                fs.new_sequential_file(&archived)
+            }
+            r => r,
+        };
+        let file = match file {
             Ok(f) => f,
             // Deleted by a flush since it was listed: its batches are in tables now.
-            Err(e) if e.kind() == crate::ErrorKind::NotFound => continue,
+            Err(_) if !fs.file_exists(&live) && !fs.file_exists(&archived) => continue,
             Err(e) => return Err(e),
         };
         // The live WAL may end in a record being written: stop quietly at a torn tail.
@@ -97,7 +117,7 @@ pub(crate) fn updates_since(
     let wanted = since.saturating_add(1);
     if wanted <= last_sequence && first_seen.is_none_or(|first| first > wanted) {
         return Err(Error::not_found(format!(
-            "get_updates_since: the WAL holding sequence {wanted} is no longer on disk (no WAL archive)"
+            "get_updates_since: the WAL holding sequence {wanted} is no longer on disk"
         )));
     }
     Ok(DBWALIterator { batches: batches.into_iter() })

@@ -86,6 +86,11 @@ impl DirectReadFile {
             .map_err(|e| open_error(path, e))?;
         Ok(DirectReadFile { file, path: path.to_path_buf() })
     }
+
+    /// The open descriptor (to clear its close-on-exec flag).
+    pub(crate) fn file(&self) -> &File {
+        &self.file
+    }
 }
 
 impl RandomAccessFile for DirectReadFile {

@@ -58,7 +58,7 @@ use crate::error::Result;
 
 pub use fault::{FaultInjectionFs, FaultMode, OpKind};
 pub use mem::MemFileSystem;
-pub use posix::{PosixFileSystem, PosixFsyncFileSystem};
+pub use posix::{PosixFileSystem, PosixFsyncFileSystem, PosixInheritableFileSystem};
 
 /// A file being written, append-only.
 pub trait WritableFile: Send {
@@ -171,6 +171,18 @@ pub trait FileSystem: Send + Sync {
     /// hard-linked by `link_file`). NotSupported where `link_file` is.
     fn sync_file(&self, path: &Path) -> Result<()> {
         Err(crate::error::Error::not_supported(format!("syncing an existing file ({})", path.display())))
+    }
+    /// The file's last modification time, in seconds since the Unix epoch (RocksDB's
+    /// `GetFileModificationTime`; the WAL archive's TTL). NotSupported by default.
+    fn modified_time(&self, path: &Path) -> Result<u64> {
+        Err(crate::error::Error::not_supported(format!("modification times ({})", path.display())))
+    }
+    /// This file system with the descriptors of the files it opens left without
+    /// close-on-exec (RocksDB's `is_fd_close_on_exec = false`: no O_CLOEXEC), or None for a
+    /// file system whose files have no descriptors a child process could inherit (in
+    /// memory). The default is None.
+    fn without_close_on_exec(&self) -> Option<FileSystemRef> {
+        None
     }
 }
 

@@ -36,12 +36,25 @@ impl PosixFileSystem {
     }
 
     fn open_writable(&self, path: &Path, use_fsync: bool, max_buf: usize) -> Result<Box<dyn WritableFile>> {
+        self.open_writable_with(path, use_fsync, max_buf, true)
+    }
+
+    fn open_writable_with(
+        &self,
+        path: &Path,
+        use_fsync: bool,
+        max_buf: usize,
+        close_on_exec: bool,
+    ) -> Result<Box<dyn WritableFile>> {
         let file = OpenOptions::new()
             .write(true)
             .create(true)
             .truncate(true)
             .open(path)
             .map_err(|e| Error::io(ctx("open a file for appending", path), e))?;
+        if !close_on_exec {
+            inheritable(&file, path)?;
+        }
         Ok(Box::new(PosixWritableFile {
             file,
             path: path.to_path_buf(),
@@ -111,6 +124,121 @@ impl FileSystem for PosixFsyncFileSystem {
     }
     fn sync_file(&self, path: &Path) -> Result<()> {
         PosixFileSystem.sync_file(path)
+    }
+    fn modified_time(&self, path: &Path) -> Result<u64> {
+        PosixFileSystem.modified_time(path)
+    }
+    fn without_close_on_exec(&self) -> Option<super::FileSystemRef> {
+        Some(Arc::new(PosixInheritableFileSystem { use_fsync: true }))
+    }
+}
+
+/// The real file system whose files' descriptors have no close-on-exec flag, as RocksDB's
+/// PosixFileSystem opens them with `is_fd_close_on_exec = false` (std opens every file with
+/// O_CLOEXEC; the flag is cleared right after the open). Made by
+/// `FileSystem::without_close_on_exec` of [`PosixFileSystem`] and [`PosixFsyncFileSystem`];
+/// everything but the opens is theirs.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct PosixInheritableFileSystem {
+    /// File syncs are fsync calls (`PosixFsyncFileSystem`), else fdatasync.
+    pub use_fsync: bool,
+}
+
+/// Clears FD_CLOEXEC on `file`'s descriptor.
+fn inheritable(file: &File, path: &Path) -> Result<()> {
+    // SAFETY: F_GETFD/F_SETFD on a descriptor owned by `file`, open for the whole call; no
+    // memory of ours is read or written.
+    let rc = unsafe {
+        let flags = libc::fcntl(file.as_raw_fd(), libc::F_GETFD);
+        if flags == -1 {
+            -1
+        } else {
+            libc::fcntl(file.as_raw_fd(), libc::F_SETFD, flags & !libc::FD_CLOEXEC)
+        }
+    };
+    if rc == -1 {
+        return Err(Error::io(ctx("fcntl F_SETFD", path), std::io::Error::last_os_error()));
+    }
+    Ok(())
+}
+
+impl FileSystem for PosixInheritableFileSystem {
+    fn new_writable_file(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        PosixFileSystem.open_writable_with(path, self.use_fsync, WRITE_BUFFER, false)
+    }
+    fn new_writable_file_with_buffer(
+        &self,
+        path: &Path,
+        max_buffer_size: usize,
+    ) -> Result<Box<dyn WritableFile>> {
+        PosixFileSystem.open_writable_with(path, self.use_fsync, max_buffer_size, false)
+    }
+    fn new_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
+        let file = File::open(path).map_err(|e| Error::io(ctx("open a file for random read", path), e))?;
+        inheritable(&file, path)?;
+        Ok(Arc::new(PosixRandomAccessFile { file, path: path.to_path_buf() }))
+    }
+    fn new_random_access_file_with(
+        &self,
+        path: &Path,
+        o: super::ReadFileOptions,
+    ) -> Result<Arc<dyn RandomAccessFile>> {
+        if o.mmap {
+            // The mapping outlives no descriptor: the file is closed once mapped.
+            return Ok(Arc::new(super::direct_io::MmapFile::open(path)?));
+        }
+        if o.direct {
+            let f = super::direct_io::DirectReadFile::open(path)?;
+            inheritable(f.file(), path)?;
+            return Ok(Arc::new(f));
+        }
+        self.new_random_access_file(path)
+    }
+    fn new_sequential_file(&self, path: &Path) -> Result<Box<dyn SequentialFile>> {
+        let file =
+            File::open(path).map_err(|e| Error::io(ctx("open a file for sequential reading", path), e))?;
+        inheritable(&file, path)?;
+        Ok(Box::new(PosixSequentialFile { file, path: path.to_path_buf() }))
+    }
+    fn file_exists(&self, path: &Path) -> bool {
+        PosixFileSystem.file_exists(path)
+    }
+    fn children(&self, dir: &Path) -> Result<Vec<String>> {
+        PosixFileSystem.children(dir)
+    }
+    fn file_size(&self, path: &Path) -> Result<u64> {
+        PosixFileSystem.file_size(path)
+    }
+    fn remove_file(&self, path: &Path) -> Result<()> {
+        PosixFileSystem.remove_file(path)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> Result<()> {
+        PosixFileSystem.rename(from, to)
+    }
+    fn create_dir_all(&self, dir: &Path) -> Result<()> {
+        PosixFileSystem.create_dir_all(dir)
+    }
+    fn remove_dir(&self, dir: &Path) -> Result<()> {
+        PosixFileSystem.remove_dir(dir)
+    }
+    fn sync_dir(&self, dir: &Path) -> Result<()> {
+        PosixFileSystem.sync_dir(dir)
+    }
+    /// RocksDB's LockFile sets close-on-exec on the lock whatever the option says.
+    fn lock_file(&self, path: &Path) -> Result<Box<dyn FileLock>> {
+        PosixFileSystem.lock_file(path)
+    }
+    fn link_file(&self, from: &Path, to: &Path) -> Result<()> {
+        PosixFileSystem.link_file(from, to)
+    }
+    fn sync_file(&self, path: &Path) -> Result<()> {
+        PosixFileSystem.sync_file(path)
+    }
+    fn modified_time(&self, path: &Path) -> Result<u64> {
+        PosixFileSystem.modified_time(path)
+    }
+    fn without_close_on_exec(&self) -> Option<super::FileSystemRef> {
+        Some(Arc::new(*self))
     }
 }
 
@@ -402,6 +530,18 @@ impl FileSystem for PosixFileSystem {
 
     fn create_dir_all(&self, dir: &Path) -> Result<()> {
         fs::create_dir_all(dir).map_err(|e| Error::io(ctx("mkdir", dir), e))
+    }
+
+    fn without_close_on_exec(&self) -> Option<super::FileSystemRef> {
+        Some(Arc::new(PosixInheritableFileSystem { use_fsync: false }))
+    }
+
+    fn modified_time(&self, path: &Path) -> Result<u64> {
+        let m = fs::metadata(path)
+            .and_then(|m| m.modified())
+            .map_err(|e| Error::io(ctx("get the modification time of", path), e))?;
+        // A time before the epoch (a clock set back) reads as 0.
+        Ok(m.duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0))
     }
 
     fn sync_file(&self, path: &Path) -> Result<()> {

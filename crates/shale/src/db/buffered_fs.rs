@@ -169,4 +169,7 @@ impl FileSystem for BufferedWritesFs {
     fn sync_file(&self, path: &Path) -> Result<()> {
         self.inner.sync_file(path)
     }
+    fn modified_time(&self, path: &Path) -> Result<u64> {
+        self.inner.modified_time(path)
+    }
 }

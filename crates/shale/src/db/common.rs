@@ -631,7 +631,7 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
             self.flush_wal(false)?;
         }
         let last = self.latest_sequence_number();
-        crate::wal_iter::updates_since(&*self.inner.fs, &self.inner.path, seq_number, last)
+        crate::wal_iter::updates_since(&*self.inner.fs, &self.inner.wal_dir(), seq_number, last)
     }
 
     /// A secondary instance reads what its primary wrote since (see `db/readonly.rs`);

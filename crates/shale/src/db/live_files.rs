@@ -80,7 +80,8 @@ impl DbInner {
     /// checkpoint's `log_size_for_flush`).
     pub(crate) fn alive_wal_bytes(&self) -> u64 {
         let wals: Vec<u64> = self.lock_state().alive_wals.iter().copied().collect();
-        wals.iter().filter_map(|w| self.fs.file_size(&filename::wal_file(&self.path, *w)).ok()).sum()
+        let wal_dir = self.wal_dir();
+        wals.iter().filter_map(|w| self.fs.file_size(&filename::wal_file(&wal_dir, *w)).ok()).sum()
     }
 
     /// Captures the live files (see the module comment); with `flush`, every memtable is
@@ -124,6 +125,7 @@ impl DbInner {
         let wal_numbers: Vec<u64> = st.alive_wals.iter().copied().filter(|w| *w >= min_log).collect();
         let last_sequence = self.versions.last_sequence();
         let (manifest_number, manifest_size) = self.versions.manifest_number_and_size();
+        let wal_dir = self.wal_dir();
         let read = super::unlocked(&mut st, || -> Result<_> {
             let manifest_name = crate::version::manifest::descriptor_file_name(manifest_number);
             let mut manifest = read_file(&*self.fs, &self.path.join(&manifest_name))?;
@@ -145,11 +147,11 @@ impl DbInner {
                 let size = if *w == current_wal_size.0 {
                     current_wal_size.1
                 } else {
-                    self.fs.file_size(&filename::wal_file(&self.path, *w))?
+                    self.fs.file_size(&filename::wal_file(&wal_dir, *w))?
                 };
                 wals.push(LiveFile {
                     name: format!("{w:06}.log"),
-                    dir: self.path.clone(),
+                    dir: wal_dir.clone(),
                     size,
                     db_session_id: String::new(),
                 });

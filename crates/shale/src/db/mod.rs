@@ -58,6 +58,7 @@ mod paths;
 mod pinnable;
 mod properties;
 mod read;
+mod wal_archive;
 mod wal_limit;
 pub(crate) use read::ts_unsupported as ts_unsupported_error;
 mod readonly;
@@ -206,6 +207,8 @@ pub(crate) struct DbInner {
     pub halted: std::sync::OnceLock<crate::error::Error>,
     /// The live WALs' total size against `max_total_wal_size` (`wal_limit.rs`).
     pub wal_total: wal_limit::WalTotal,
+    /// When the WAL archive was last purged, seconds since the epoch (`wal_archive.rs`).
+    pub wal_archive_purged_at: std::sync::atomic::AtomicU64,
     /// Throttles `WriteOptions::low_pri` writes while compaction is behind (RocksDB's
     /// `WriteController::low_pri_rate_limiter`, 1 MiB/s).
     pub low_pri_limiter: crate::rate_limiter::RateLimiter,
@@ -432,6 +435,11 @@ impl Stats {
 }
 
 impl DbInner {
+    /// Where the WALs are: `wal_dir`, or the database directory (`Options::wal_dir_of`).
+    pub(crate) fn wal_dir(&self) -> PathBuf {
+        self.opts.wal_dir_of(&self.path)
+    }
+
     pub fn lock_state(&self) -> DbGuard<'_> {
         // RocksDB's db_mutex_lock_nanos (timed only at PerfStatsLevel::EnableTime).
         let _p = crate::perf::PerfTimer::for_mutex(crate::perf::Field::DbMutexLockNanos);

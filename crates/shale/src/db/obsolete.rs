@@ -216,9 +216,11 @@ impl DbInner {
             self.info_log.event(super::info_log::blob_file_deletion_event(job, n, &status));
         }
         drop(files.closed_wals);
+        let wal_dir = self.wal_dir();
         for w in files.wals {
-            let _ = self.fs.remove_file(&filename::wal_file(&self.path, w));
+            self.dispose_wal(&wal_dir, w);
         }
+        self.purge_wal_archive();
     }
 
     /// Every table directory of the database: its `db_paths` and the open families'
@@ -267,13 +269,30 @@ impl DbInner {
                 }
             }
         }
+        let wal_dir = self.wal_dir();
+        if wal_dir != self.path {
+            if let Ok(children) = self.fs.children(&wal_dir) {
+                for name in children {
+                    if let Some(FileType::Wal(n)) = filename::parse_file_name(&name) {
+                        if n < min_wal {
+                            self.dispose_wal(&wal_dir, n);
+                        }
+                    }
+                }
+            }
+        }
         let Ok(children) = self.fs.children(&self.path) else { return };
         for name in children {
             let dead = match filename::parse_file_name(&name) {
                 Some(FileType::Table(n)) | Some(FileType::Blob(n)) => {
                     !live.contains(&n) && !self.versions.is_pending_output(n)
                 }
-                Some(FileType::Wal(n)) => n < min_wal,
+                Some(FileType::Wal(n)) if wal_dir == self.path => {
+                    if n < min_wal {
+                        self.dispose_wal(&wal_dir, n);
+                    }
+                    false
+                }
                 Some(FileType::Manifest(n)) => n != manifest,
                 Some(FileType::Temp(n)) => !self.versions.is_pending_output(n),
                 _ => false,
@@ -282,5 +301,10 @@ impl DbInner {
                 let _ = self.fs.remove_file(&self.path.join(&name));
             }
         }
+        // The archive is purged after the WALs found here went to it, as RocksDB's
+        // PurgeObsoleteFiles archives before `PurgeObsoleteWALFiles`: the purge that
+        // `delete_obsolete_files` made above does not count for its interval.
+        self.wal_archive_purged_at.store(0, std::sync::atomic::Ordering::Relaxed);
+        self.purge_wal_archive();
     }
 }

@@ -66,6 +66,8 @@ pub(crate) fn open<T: ThreadMode>(
             default_fs()
         }
     });
+    // `is_fd_close_on_exec = false`: the file system's opens leave descriptors inheritable.
+    let fs = if opts.is_fd_close_on_exec { fs } else { fs.without_close_on_exec().unwrap_or(fs) };
     let fs = super::buffered_fs::BufferedWritesFs::wrap(
         fs,
         opts.writable_file_max_buffer_size,
@@ -81,6 +83,11 @@ pub(crate) fn open<T: ThreadMode>(
         for (dir, _) in super::paths::table_dirs(path, opts, o) {
             fs.create_dir_all(&dir)?;
         }
+    }
+    // RocksDB creates the WAL directory, and with the WAL archive on its `archive/`.
+    fs.create_dir_all(&opts.wal_dir_of(path))?;
+    if opts.wal_archive_on() {
+        fs.create_dir_all(&filename::wal_archive_dir(&opts.wal_dir_of(path)))?;
     }
     let current = manifest::current_file_path(path);
     let exists = fs.file_exists(&current);
@@ -149,6 +156,10 @@ pub(crate) fn open<T: ThreadMode>(
     // (RocksDB's "rocksdb.creating.db.identity", ".session.identity", ".host.identity").
     let db_id = setup_db_id(&*fs, path, recovered.db_id.as_deref())?;
     let mut with_ids = opts.clone();
+    // The WAL directory as RocksDB's SanitizeOptions leaves it: empty when it is the
+    // database directory (`DbInner::wal_dir`).
+    let wal_dir = opts.wal_dir_of(path);
+    with_ids.wal_dir = if wal_dir == path { std::path::PathBuf::new() } else { wal_dir.clone() };
     with_ids.table_ids = Some(Arc::new(crate::options::TableIds::new(db_id.clone())));
     let opts = &with_ids;
     let mut cfs = recovered_cf_states(&recovered, &descs, &table_cache, path, opts)?;
@@ -157,9 +168,9 @@ pub(crate) fn open<T: ThreadMode>(
     let mut next_file_number = recovered.next_file_number.max(recovered.manifest_number + 1);
     let mut last_sequence = recovered.last_sequence;
     // Replay the WALs.
-    let wals = wal_numbers(&*fs, path)?;
+    let wals = wal_numbers(&*fs, &wal_dir)?;
     if opts.track_and_verify_wals_in_manifest {
-        super::wal_tracking::check_wals(&*fs, path, &recovered.wals, &wals)?;
+        super::wal_tracking::check_wals(&*fs, &wal_dir, &recovered.wals, &wals)?;
     }
     let mut new_files: Vec<RecoveredTable> = Vec::new();
     let to_replay = wals_to_replay(&wals, &recovered, &cfs, opts.allow_2pc);
@@ -170,6 +181,7 @@ pub(crate) fn open<T: ThreadMode>(
     let mut recovery_ctx = RecoveryCtx {
         fs: fsr,
         path,
+        wal_dir: &wal_dir,
         next_file_number: &mut next_file_number,
         new_files: &mut new_files,
         read_only: false,
@@ -226,13 +238,17 @@ pub(crate) fn open<T: ThreadMode>(
     let wal_number = next_file_number;
     let manifest_number = next_file_number + 1;
     next_file_number += 2;
-    let wal_file = fs.new_writable_file(&filename::wal_file(path, wal_number))?;
+    let wal_file = fs.new_writable_file(&filename::wal_file(&wal_dir, wal_number))?;
     let mut wal_writer = LogWriter::new(wal_file, wal_number).with_bytes_per_sync(opts.wal_bytes_per_sync);
     wal_writer.add_compression_type_record(opts.wal_compression)?;
     // Prepared transactions still undecided are written again to the new WAL (the old
     // ones go once the MANIFEST names it), so a crash before their decision keeps them.
     prepared.relog(&mut wal_writer, last_sequence)?;
     wal_writer.sync()?;
+    if wal_dir != path {
+        // The database directory is synced with CURRENT below; the WAL's is its own.
+        fs.sync_dir(&wal_dir)?;
+    }
     for (id, meta, blobs) in new_files {
         if let Some(cf) = cfs.get_mut(&id) {
             let mut b = VersionBuilder::new(&cf.current);
@@ -520,6 +536,7 @@ pub(super) fn new_inner(
         mems_hint: std::sync::atomic::AtomicUsize::new(0),
         halted: std::sync::OnceLock::new(),
         wal_total: super::wal_limit::WalTotal::new(opts),
+        wal_archive_purged_at: std::sync::atomic::AtomicU64::new(0),
         low_pri_limiter: crate::rate_limiter::RateLimiter::new(1 << 20, 100_000, 10, false),
         _lock: lock,
     })
@@ -650,6 +667,8 @@ fn recovery_table(
 pub(super) struct RecoveryCtx<'a> {
     pub fs: &'a dyn FileSystem,
     pub path: &'a Path,
+    /// Where the WALs are (`Options::wal_dir_of`).
+    pub wal_dir: &'a Path,
     pub next_file_number: &'a mut u64,
     pub new_files: &'a mut Vec<RecoveredTable>,
     /// Read-only and secondary opens write no table: full memtables stay in memory.
@@ -746,7 +765,7 @@ fn replay_wal(
     info_log: &InfoLog,
     replay: &mut ReplayState,
 ) -> Result<bool> {
-    let path = filename::wal_file(ctx.path, wal);
+    let path = filename::wal_file(ctx.wal_dir, wal);
     let file = ctx.fs.new_sequential_file(&path)?;
     let name = format!("{wal:06}.log");
     let mode = replay_mode(opts);
@@ -1025,6 +1044,20 @@ pub(crate) fn destroy(opts: &Options, path: &Path) -> Result<()> {
         let Ok(children) = fs.children(dir) else { continue };
         for name in children {
             if let Some(FileType::Table(_)) = filename::parse_file_name(&name) {
+                fs.remove_file(&dir.join(&name))?;
+            }
+        }
+        let _ = fs.remove_dir(dir);
+    }
+    // The WAL archive, then the WAL directory when it is not the database's (RocksDB's
+    // DestroyDB removes both once empty).
+    let wal_dir = opts.wal_dir_of(path);
+    let archive = filename::wal_archive_dir(&wal_dir);
+    let wal_dirs = if wal_dir == path { vec![archive] } else { vec![archive, wal_dir] };
+    for dir in &wal_dirs {
+        let Ok(children) = fs.children(dir) else { continue };
+        for name in children {
+            if let Some(FileType::Wal(_)) = filename::parse_file_name(&name) {
                 fs.remove_file(&dir.join(&name))?;
             }
         }

@@ -179,8 +179,9 @@ fn open_view<T: ThreadMode>(
     if error_if_wal_file_exists {
         // Every WAL in the directory, as RocksDB's Recover checks them before choosing
         // which to replay.
-        for w in open::wal_numbers(&*fs, path)? {
-            if fs.file_size(&super::filename::wal_file(path, w))? > 0 {
+        let wal_dir = opts.wal_dir_of(path);
+        for w in open::wal_numbers(&*fs, &wal_dir)? {
+            if fs.file_size(&super::filename::wal_file(&wal_dir, w))? > 0 {
                 return Err(Error::corruption(
                     "The db was opened in readonly mode with error_if_wal_file_exists flag but a \
                      non-empty WAL file already exists",
@@ -231,7 +232,7 @@ fn wals_to_replay(
     recovered: &RecoveredManifest,
     cfs: &BTreeMap<u32, CfState>,
 ) -> Result<Vec<u64>> {
-    Ok(open::wals_to_replay(&open::wal_numbers(fs, path)?, recovered, cfs, opts.allow_2pc))
+    Ok(open::wals_to_replay(&open::wal_numbers(fs, &opts.wal_dir_of(path))?, recovered, cfs, opts.allow_2pc))
 }
 
 /// Replays `wals` into the families' memtables, in memory only, through the read-write
@@ -258,9 +259,11 @@ fn replay(
     let mut last_sequence = recovered.last_sequence;
     let mut next_file_number = 0;
     let mut new_files = Vec::new();
+    let wal_dir = opts.wal_dir_of(path);
     let mut ctx = RecoveryCtx {
         fs,
         path,
+        wal_dir: &wal_dir,
         next_file_number: &mut next_file_number,
         new_files: &mut new_files,
         read_only: true,

@@ -71,7 +71,7 @@ impl DbInner {
         }
         wal.writer.sync()?;
         if !wal.dir_synced {
-            self.fs.sync_dir(&self.path)?;
+            self.fs.sync_dir(&self.wal_dir())?;
             wal.dir_synced = true;
         }
         self.mark_closed_wals_synced(&mut self.wal_meta.lock(), &todo);
@@ -123,7 +123,7 @@ impl DbInner {
         if need_dir {
             // The closed WALs' names are durable; the current WAL's name is then durable
             // too, but RocksDB leaves that to the next sync of the current WAL.
-            self.fs.sync_dir(&self.path)?;
+            self.fs.sync_dir(&self.wal_dir())?;
         }
         self.mark_closed_wals_synced(&mut self.wal_meta.lock(), &todo);
         Ok(current)

@@ -1098,7 +1098,7 @@ impl DbInner {
                 wal.writer.flush()?;
             }
             let number = self.versions.new_file_number();
-            let path = super::filename::wal_file(&self.path, number);
+            let path = super::filename::wal_file(&self.wal_dir(), number);
             let file = self.fs.new_writable_file(&path)?;
             let mut writer = LogWriter::new(file, number).with_bytes_per_sync(self.opts.wal_bytes_per_sync);
             writer.add_compression_type_record(self.opts.wal_compression)?;
