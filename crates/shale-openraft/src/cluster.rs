@@ -157,8 +157,41 @@ impl RaftNetwork<TypeConfig> for Network {
 
 #[derive(Clone)]
 struct App {
+    id: NodeId,
     raft: Raft,
     sm: ShaleStateMachine,
+    /// The planted bug of the Jepsen test's checker check: serve `/jepsen/op` reads from
+    /// this node's local state machine without the read index (set by the environment
+    /// variable [`UNSAFE_LOCAL_READS_ENV`]; never in normal use).
+    unsafe_local_reads: bool,
+}
+
+/// Environment variable that plants a bug for the Jepsen test to catch: when set to `1`, a
+/// node answers `/jepsen/op` reads from its own state machine, leader or not, without
+/// openraft's `ensure_linearizable` (stale reads from followers and deposed leaders).
+pub const UNSAFE_LOCAL_READS_ENV: &str = "SHALE_KV_UNSAFE_LOCAL_READS";
+
+/// An operation of the Jepsen test's clients (`/jepsen/op`).
+#[derive(Serialize, serde::Deserialize, Debug, Clone, PartialEq, Eq)]
+pub enum JepsenOp {
+    Read { key: String },
+    Write { key: String, value: String },
+    Cas { key: String, expected: Option<String>, new: String },
+}
+
+/// The answer to a [`JepsenOp`]: unlike the general API it says whether a failed write may
+/// still take effect, which the linearizability check needs.
+#[derive(Serialize, serde::Deserialize, Debug, Clone, PartialEq, Eq)]
+pub enum JepsenReply {
+    Read(Option<String>),
+    Written,
+    /// Whether the compare-and-set swapped.
+    Cas(bool),
+    /// This node is not the leader and did not submit the operation (it certainly did not
+    /// happen); the leader's address when known.
+    NotLeader(Option<String>),
+    /// The operation was submitted and failed: a write may still take effect.
+    Failed(String),
 }
 
 /// A running node. [`NodeHandle::shutdown`] stops Raft and the server; the storage closes when
@@ -188,7 +221,8 @@ pub async fn start_node(id: NodeId, http: SocketAddr, dir: &Path) -> Result<Node
     let raft = Raft::new(id, config, NetworkFactory::new(), log, sm.clone())
         .await
         .map_err(|e| format!("raft: {e}"))?;
-    let app = App { raft: raft.clone(), sm: sm.clone() };
+    let unsafe_local_reads = std::env::var(UNSAFE_LOCAL_READS_ENV).is_ok_and(|v| v == "1");
+    let app = App { id, raft: raft.clone(), sm: sm.clone(), unsafe_local_reads };
     let router = Router::new()
         .route("/raft/append", post(raft_append))
         .route("/raft/vote", post(raft_vote))
@@ -199,6 +233,7 @@ pub async fn start_node(id: NodeId, http: SocketAddr, dir: &Path) -> Result<Node
         .route("/api/add-learner", post(api_add_learner))
         .route("/api/change-membership", post(api_change_membership))
         .route("/api/metrics", post(api_metrics))
+        .route("/jepsen/op", post(jepsen_op))
         // axum refuses bodies above 2 MB by default; an append RPC carries up to
         // `max_payload_entries` entries of any size, and a refused one never gets through
         // (a follower then stays behind for good, as seen with 210 KB values).
@@ -262,6 +297,57 @@ async fn api_read(State(app): State<App>, Json(key): Json<String>) -> J<ReadResu
         }))),
     };
     Json(r)
+}
+
+/// The leader's address as this node knows it (a hint for a client it refuses).
+fn leader_hint(app: &App) -> Option<String> {
+    let m = app.raft.metrics().borrow().clone();
+    let leader = m.current_leader?;
+    m.membership_config.membership().get_node(&leader).map(|n| n.addr.clone())
+}
+
+fn local_read(app: &App, key: &str) -> JepsenReply {
+    match app.sm.get(key.as_bytes()) {
+        Ok(v) => JepsenReply::Read(v.map(|v| String::from_utf8_lossy(&v).into_owned())),
+        Err(e) => JepsenReply::Failed(format!("reading the state machine: {e}")),
+    }
+}
+
+async fn jepsen_op(State(app): State<App>, Json(op): Json<JepsenOp>) -> J<JepsenReply> {
+    let write = |r: Request| async {
+        // Refuse before submitting when this node does not think it leads: the client then
+        // knows the operation did not happen and may send it elsewhere.
+        if app.raft.metrics().borrow().current_leader != Some(app.id) {
+            return JepsenReply::NotLeader(leader_hint(&app));
+        }
+        match app.raft.client_write(r).await {
+            Ok(resp) => JepsenReply::Cas(resp.data.swapped),
+            // Submitted: it may be committed by a later leader (openraft answers a truncated
+            // entry with ForwardToLeader too).
+            Err(e) => JepsenReply::Failed(e.to_string()),
+        }
+    };
+    let reply = match op {
+        JepsenOp::Read { key } => {
+            if app.unsafe_local_reads {
+                local_read(&app, &key)
+            } else {
+                match app.raft.ensure_linearizable().await {
+                    Ok(_) => local_read(&app, &key),
+                    Err(RaftError::APIError(CheckIsLeaderError::ForwardToLeader(f))) => {
+                        JepsenReply::NotLeader(f.leader_node.map(|n| n.addr))
+                    }
+                    Err(e) => JepsenReply::Failed(e.to_string()),
+                }
+            }
+        }
+        JepsenOp::Write { key, value } => match write(Request::Set { key, value }).await {
+            JepsenReply::Cas(_) => JepsenReply::Written,
+            other => other,
+        },
+        JepsenOp::Cas { key, expected, new } => write(Request::Cas { key, expected, new }).await,
+    };
+    Json(reply)
 }
 
 async fn api_init(

@@ -14,6 +14,8 @@ use std::io::Cursor;
 use serde::{Deserialize, Serialize};
 
 pub mod cluster;
+pub mod jepsen;
+pub mod linearizability;
 pub mod log_store;
 pub mod snapshot_format;
 pub mod state_machine;
@@ -24,14 +26,30 @@ pub use state_machine::ShaleStateMachine;
 /// A command of the replicated key-value store (the application data of a log entry).
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
 pub enum Request {
-    Set { key: String, value: String },
-    Delete { key: String },
+    Set {
+        key: String,
+        value: String,
+    },
+    Delete {
+        key: String,
+    },
+    /// Compare-and-set: if `key` holds `expected` (None: absent), set it to `new`. The
+    /// [`Response`] says whether it swapped and what the key held.
+    Cas {
+        key: String,
+        expected: Option<String>,
+        new: String,
+    },
 }
 
 /// What applying a [`Request`] returns.
 #[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq, Eq)]
 pub struct Response {
+    /// For [`Request::Cas`]: the value the key held when it was applied.
     pub value: Option<String>,
+    /// For [`Request::Cas`]: whether it swapped.
+    #[serde(default)]
+    pub swapped: bool,
 }
 
 pub type NodeId = u64;

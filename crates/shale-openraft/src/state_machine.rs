@@ -210,17 +210,40 @@ impl RaftStateMachine<TypeConfig> for ShaleStateMachine {
         let mut responses = Vec::new();
         let mut last: Option<LogId<NodeId>> = None;
         let mut membership: Option<Membership> = None;
+        // What this batch wrote so far, for a compare-and-set later in the same batch.
+        let mut pending: std::collections::HashMap<String, Option<String>> = std::collections::HashMap::new();
         for e in entries {
             last = Some(e.log_id);
             match e.payload {
                 EntryPayload::Blank => responses.push(Response::default()),
-                EntryPayload::Normal(req) => {
-                    match req {
-                        Request::Set { key, value } => batch.put(data_key(key.as_bytes()), value.as_bytes()),
-                        Request::Delete { key } => batch.delete(data_key(key.as_bytes())),
+                EntryPayload::Normal(req) => match req {
+                    Request::Set { key, value } => {
+                        batch.put(data_key(key.as_bytes()), value.as_bytes());
+                        pending.insert(key, Some(value));
+                        responses.push(Response::default());
                     }
-                    responses.push(Response::default());
-                }
+                    Request::Delete { key } => {
+                        batch.delete(data_key(key.as_bytes()));
+                        pending.insert(key, None);
+                        responses.push(Response::default());
+                    }
+                    Request::Cas { key, expected, new } => {
+                        let current = match pending.get(&key) {
+                            Some(v) => v.clone(),
+                            None => self
+                                .db
+                                .get(data_key(key.as_bytes()))
+                                .map_err(|e| sm_err(ErrorVerb::Read, e))?
+                                .map(|v| String::from_utf8_lossy(&v).into_owned()),
+                        };
+                        let swapped = current == expected;
+                        if swapped {
+                            batch.put(data_key(key.as_bytes()), new.as_bytes());
+                            pending.insert(key, Some(new));
+                        }
+                        responses.push(Response { value: current, swapped });
+                    }
+                },
                 EntryPayload::Membership(m) => {
                     membership = Some(StoredMembership::new(Some(e.log_id), m));
                     responses.push(Response::default());

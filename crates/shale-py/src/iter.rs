@@ -2,7 +2,11 @@
 //! `items`/`keys`/`values`/`columns`/`entities` built on it.
 //!
 //! Every positioning call (`seek*`, `next`, `prev`) runs with the GIL released: it may read
-//! table blocks from disk.
+//! table blocks from disk. `items`/`keys`/`values` step in runs (`Prefetch`): one release of
+//! the GIL copies the next several entries out of the engine, and the Python objects are made
+//! from that copy with the GIL held. A step of a cached block takes less time than releasing
+//! and taking back the GIL, so one release per entry would cost more than the step itself
+//! (and, with other threads waiting, a thread switch per entry).
 
 use crate::encoder::{decode_value, encode_key};
 use crate::rdict::{columns_to_py, CfRef};
@@ -167,6 +171,146 @@ impl RdictIter {
     }
 }
 
+/// The fewest and the most entries one release of the GIL copies: a run starts small (an
+/// iterator read for its first entries reads no more than a few ahead) and doubles.
+const FIRST_RUN: usize = 8;
+const LONGEST_RUN: usize = 256;
+
+/// Entries copied out of the engine by one step run, served to Python in order.
+#[derive(Default)]
+struct Prefetch {
+    /// The keys and values, back to back.
+    data: Vec<u8>,
+    /// Per entry: where its key ends and where its value ends in `data`.
+    ends: Vec<(usize, usize)>,
+    /// The next entry to serve.
+    next: usize,
+    /// The length of the next run.
+    run: usize,
+}
+
+impl Prefetch {
+    fn is_empty(&self) -> bool {
+        self.next == self.ends.len()
+    }
+
+    /// Copies up to `run` entries from `it`, stepping past each (the GIL is released by the
+    /// caller). Stops early where the iterator stops.
+    fn fill(&mut self, it: &mut RawIter, backwards: bool, keys: bool, values: bool) {
+        self.data.clear();
+        self.ends.clear();
+        self.next = 0;
+        self.run = (self.run * 2).clamp(FIRST_RUN, LONGEST_RUN);
+        for _ in 0..self.run {
+            if !it.valid() {
+                break;
+            }
+            if keys {
+                self.data.extend_from_slice(it.key().unwrap_or_default());
+            }
+            let key_end = self.data.len();
+            if values {
+                self.data.extend_from_slice(it.value().unwrap_or_default());
+            }
+            self.ends.push((key_end, self.data.len()));
+            if backwards {
+                it.prev()
+            } else {
+                it.next()
+            }
+        }
+    }
+
+    /// The next entry's key and value bytes (empty when not copied).
+    fn take(&mut self) -> Option<(&[u8], &[u8])> {
+        let &(key_end, value_end) = self.ends.get(self.next)?;
+        let start = match self.next {
+            0 => 0,
+            i => self.ends[i - 1].1,
+        };
+        self.next += 1;
+        Some((&self.data[start..key_end], &self.data[key_end..value_end]))
+    }
+}
+
+impl RdictIter {
+    /// The next entry of a Python iterator over keys and/or values, from `buf`, refilled from
+    /// the engine with the GIL released when empty; None at the end (after raising the
+    /// iterator's error, if it stopped on one).
+    fn next_prefetched<'py>(
+        &self,
+        py: Python<'py>,
+        buf: &Mutex<Prefetch>,
+        backwards: bool,
+        keys: bool,
+        values: bool,
+    ) -> PyResult<Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
+        let mut buf = buf.lock().map_err(|_| PyException::new_err("iterator lock poisoned"))?;
+        if buf.is_empty() {
+            let mut it = self.lock()?;
+            if !it.valid() {
+                it.status().map_err(db_err)?;
+                return Ok(None);
+            }
+            let it: &mut RawIter = &mut it;
+            let b: &mut Prefetch = &mut buf;
+            py.allow_threads(|| b.fill(it, backwards, keys, values));
+        }
+        let Some((k, v)) = buf.take() else {
+            return Ok(None);
+        };
+        let k =
+            if keys { decode_value(py, k, &self.loads, self.raw_mode)? } else { py.None().into_bound(py) };
+        let v =
+            if values { decode_value(py, v, &self.loads, self.raw_mode)? } else { py.None().into_bound(py) };
+        Ok(Some((k, v)))
+    }
+}
+
+/// A Python iterator over keys and/or values, stepping in runs (`Prefetch`).
+macro_rules! prefetching_iterator {
+    ($ty:ident, $name:literal, keys: $keys:expr, values: $values:expr, |$py:ident, $k:ident, $v:ident| $make:expr) => {
+        #[pyclass(name = $name, module = "rocksdict")]
+        pub(crate) struct $ty {
+            inner: RdictIter,
+            buf: Mutex<Prefetch>,
+            backwards: bool,
+        }
+
+        impl $ty {
+            pub(crate) fn new(
+                py: Python<'_>,
+                inner: RdictIter,
+                backwards: bool,
+                from_key: Option<&Bound<'_, PyAny>>,
+            ) -> PyResult<Self> {
+                inner.position(py, backwards, from_key)?;
+                Ok($ty { inner, buf: Mutex::new(Prefetch::default()), backwards })
+            }
+        }
+
+        #[pymethods]
+        impl $ty {
+            fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+                slf
+            }
+
+            fn __next__<'py>(&self, $py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+                match self.inner.next_prefetched($py, &self.buf, self.backwards, $keys, $values)? {
+                    Some(($k, $v)) => Ok(Some($make)),
+                    None => Ok(None),
+                }
+            }
+        }
+    };
+}
+
+prefetching_iterator!(RdictItems, "RdictItems", keys: true, values: true, |py, k, v| {
+    PyTuple::new(py, [k, v])?.into_any()
+});
+prefetching_iterator!(RdictKeys, "RdictKeys", keys: true, values: false, |py, k, _v| k);
+prefetching_iterator!(RdictValues, "RdictValues", keys: false, values: true, |py, _k, v| v);
+
 macro_rules! py_iterator {
     ($ty:ident, $name:literal, |$s:ident, $py:ident, $it:ident| $read:expr) => {
         #[pyclass(name = $name, module = "rocksdict")]
@@ -200,13 +344,6 @@ macro_rules! py_iterator {
     };
 }
 
-py_iterator!(RdictItems, "RdictItems", |s, py, it| {
-    let k = s.key_py(py, it)?;
-    let v = s.value_py(py, it)?;
-    Ok(PyTuple::new(py, [k, v])?.into_any())
-});
-py_iterator!(RdictKeys, "RdictKeys", |s, py, it| s.key_py(py, it));
-py_iterator!(RdictValues, "RdictValues", |s, py, it| s.value_py(py, it));
 py_iterator!(RdictColumns, "RdictColumns", |s, py, it| s.columns_py(py, it));
 py_iterator!(RdictEntities, "RdictEntities", |s, py, it| {
     let k = s.key_py(py, it)?;

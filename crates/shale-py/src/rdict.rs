@@ -133,6 +133,10 @@ pub(crate) struct Rdict {
     pub(crate) loads: PyObject,
     pub(crate) dumps: PyObject,
     pub(crate) read_opt: shale::ReadOptions,
+    /// `read_opt` limited to the memtables and the block cache (`ReadTier::BlockCache`):
+    /// a point read first tries it holding the GIL (see `get`). None when statistics are
+    /// on (the retry would count the read twice).
+    cached_read_opt: Option<shale::ReadOptions>,
     pub(crate) read_opt_py: ReadOptionsPy,
     write_opt: shale::WriteOptions,
     write_opt_py: WriteOptionsPy,
@@ -156,6 +160,39 @@ impl Rdict {
         Ok(RocksDictConfig { raw_mode: self.raw_mode, prefix_extractors: map.clone() })
     }
 
+    /// `ro` limited to the memtables and the block cache, unless `statistics` are on.
+    pub(crate) fn cache_tier(ro: &shale::ReadOptions, statistics: bool) -> Option<shale::ReadOptions> {
+        if statistics {
+            return None;
+        }
+        let mut o = ro.clone();
+        o.set_read_tier(shale::ReadTier::BlockCache);
+        Some(o)
+    }
+
+    /// A point read of `k` with `ro` (`cached`: `ro` limited to the block cache, when it
+    /// reads all tiers). Most reads are answered from a memtable or a cached block in well
+    /// under a microsecond, less than releasing and taking back the GIL costs (and much less
+    /// than a thread switch when other threads wait for it): they run holding the GIL. A
+    /// read that needs a file (Incomplete at the cache tier) is done again with the GIL
+    /// released, so other Python threads run while it waits on the disk.
+    fn point_get(
+        &self,
+        py: Python<'_>,
+        cf: &CfRef,
+        k: &[u8],
+        ro: &shale::ReadOptions,
+        cached: Option<&shale::ReadOptions>,
+    ) -> PyResult<Option<Vec<u8>>> {
+        if let Some(c) = cached {
+            match cf.db.get_cf_opt(&cf.handle, k, c) {
+                Err(e) if e.kind() == shale::ErrorKind::Incomplete => {}
+                r => return r.map_err(db_err),
+            }
+        }
+        py.allow_threads(|| cf.db.get_cf_opt(&cf.handle, k, ro)).map_err(db_err)
+    }
+
     fn read_opts(
         &self,
         read_opt: Option<&ReadOptionsPy>,
@@ -172,16 +209,12 @@ impl Rdict {
         default: Option<Bound<'py, PyAny>>,
         ro: &shale::ReadOptions,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let mut encoded = Vec::with_capacity(keys.len());
-        for k in keys.iter() {
-            encoded.push(encode_key(&k, self.raw_mode)?.into_owned());
-        }
+        // The key objects stay referenced here, so raw keys are read in place (bytes objects
+        // are immutable) while the GIL is released.
+        let objs: Vec<Bound<'py, PyAny>> = keys.iter().collect();
+        let encoded = objs.iter().map(|k| encode_key(k, self.raw_mode)).collect::<PyResult<Vec<_>>>()?;
         let values = py.allow_threads(|| {
-            cf.db
-                .batched_multi_get_cf_opt(&cf.handle, encoded.iter().map(|k| k.as_slice()), false, ro)
-                .into_iter()
-                .map(|r| r.map(|o| o.map(|s| s.to_vec())))
-                .collect::<Vec<_>>()
+            cf.db.batched_multi_get_cf_opt(&cf.handle, encoded.iter().map(|k| k.as_ref()), false, ro)
         });
         let out = PyList::empty(py);
         for v in values {
@@ -330,12 +363,15 @@ impl Rdict {
             .ok_or_else(|| PyException::new_err("the default column family is missing"))?;
         let read_opt_py = ReadOptionsPy::default();
         let write_opt_py = WriteOptionsPy::default();
+        let read_opt = read_opt_py.to_shale(raw_mode, py)?;
+        let statistics = options.inner.get_statistics().is_some();
         Ok(Rdict {
             cf: Some(cf),
             raw_mode,
             loads: pickle.getattr("loads")?.unbind(),
             dumps: pickle.getattr("dumps")?.unbind(),
-            read_opt: read_opt_py.to_shale(raw_mode, py)?,
+            cached_read_opt: Rdict::cache_tier(&read_opt, statistics),
+            read_opt,
             read_opt_py,
             write_opt: write_opt_py.to_shale(),
             write_opt_py,
@@ -373,6 +409,9 @@ impl Rdict {
 
     fn set_read_options(&mut self, py: Python<'_>, read_opt: &ReadOptionsPy) -> PyResult<()> {
         self.read_opt = read_opt.to_shale(self.raw_mode, py)?;
+        if self.cached_read_opt.is_some() {
+            self.cached_read_opt = Rdict::cache_tier(&self.read_opt, false);
+        }
         self.read_opt_py = read_opt.clone_ref(py);
         Ok(())
     }
@@ -405,7 +444,13 @@ impl Rdict {
             return self.get_batch(py, cf, keys, default, ro);
         }
         let k = encode_key(key, self.raw_mode)?;
-        let found = py.allow_threads(|| cf.db.get_cf_opt(&cf.handle, &k, ro)).map_err(db_err)?;
+        let found = match &custom {
+            Some(c) => {
+                let cached = Rdict::cache_tier(c, self.cached_read_opt.is_none());
+                self.point_get(py, cf, &k, ro, cached.as_ref())?
+            }
+            None => self.point_get(py, cf, &k, ro, self.cached_read_opt.as_ref())?,
+        };
         match found {
             Some(v) => decode_value(py, &v, &self.loads, self.raw_mode),
             None => Ok(default.unwrap_or_else(|| py.None().into_bound(py))),
@@ -608,6 +653,7 @@ impl Rdict {
             loads: self.loads.clone_ref(py),
             dumps: self.dumps.clone_ref(py),
             read_opt: self.read_opt_py.to_shale(self.raw_mode, py)?,
+            cached_read_opt: self.cached_read_opt.clone(),
             read_opt_py: self.read_opt_py.clone_ref(py),
             write_opt: self.write_opt_py.to_shale(),
             write_opt_py: self.write_opt_py.clone(),
