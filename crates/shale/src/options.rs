@@ -432,6 +432,10 @@ pub struct Options {
     pub(crate) wal_recovery_mode: DBRecoveryMode,
     pub(crate) max_manifest_file_size: u64,
     pub(crate) keep_log_file_num: usize,
+    /// `max_log_file_size` (bytes; 0: the LOG never rolls by size) and
+    /// `log_file_time_to_roll` (seconds; 0: never by time): `db/info_log.rs`.
+    pub(crate) max_log_file_size: usize,
+    pub(crate) log_file_time_to_roll: usize,
     pub(crate) max_bgerror_resume_count: i32,
     pub(crate) bgerror_resume_retry_interval: u64,
     /// Seconds between dumps of `rocksdb.dbstats` and every family's cfstats into the info
@@ -703,6 +707,8 @@ impl Default for Options {
             wal_recovery_mode: DBRecoveryMode::PointInTime,
             max_manifest_file_size: 1024 * 1024 * 1024,
             keep_log_file_num: 1000,
+            max_log_file_size: 0,
+            log_file_time_to_roll: 0,
             max_bgerror_resume_count: i32::MAX,
             bgerror_resume_retry_interval: 1_000_000,
             stats_dump_period_sec: 600,

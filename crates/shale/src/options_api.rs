@@ -1699,16 +1699,16 @@ impl Options {
         self.set_rate_limiter_of(rate_bytes_per_sec, refill_period_us, fairness, true);
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`size == 0`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `max_log_file_size`.
+    /// The info LOG rolls to `LOG.old.<micros>` once it holds `size` bytes (0, the default:
+    /// never by size), as RocksDB's `AutoRollLogger` (`db/info_log.rs`).
     pub fn set_max_log_file_size(&mut self, size: usize) {
-        self.accept_only(size == 0, "max_log_file_size");
+        self.max_log_file_size = size;
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`secs == 0`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `log_file_time_to_roll`.
+    /// The info LOG rolls to `LOG.old.<micros>` once it is `secs` seconds old (0, the
+    /// default: never by time), as RocksDB's `AutoRollLogger` (`db/info_log.rs`).
     pub fn set_log_file_time_to_roll(&mut self, secs: usize) {
-        self.accept_only(secs == 0, "log_file_time_to_roll");
+        self.log_file_time_to_roll = secs;
     }
 
     /// Shale behaves as RocksDB with this option at its default (`num == 0`); any other

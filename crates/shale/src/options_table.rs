@@ -789,7 +789,7 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Db,
         Int,
         No,
-        None,
+        Some(|o| o.max_log_file_size.to_string()),
         Some(|o, n, v| {
             o.set_max_log_file_size(number(n, v)?);
             Ok(true)
@@ -800,7 +800,7 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Db,
         Int,
         No,
-        None,
+        Some(|o| o.log_file_time_to_roll.to_string()),
         Some(|o, n, v| {
             o.set_log_file_time_to_roll(number(n, v)?);
             Ok(true)

@@ -240,21 +240,25 @@ pub(crate) fn log_cf_options(
     cache: Option<&Arc<crate::cache::BlockCache>>,
 ) {
     log.log(format_args!("--------------- Options for column family [{name}]:"));
-    log.log(format_args!("{:>40}: {}", "Options.table_factory", "BlockBasedTable"));
+    log.header(format_args!("{:>40}: {}", "Options.table_factory", "BlockBasedTable"));
     let table = super::options_dump::table_factory_options(&o.table, cache);
-    log.log(format_args!("           table_factory options: {}", table.trim_end_matches('\n')));
+    log.header(format_args!("           table_factory options: {}", table.trim_end_matches('\n')));
     for entry in crate::options_table::LOG_CF_ORDER {
         if let Some(v) = crate::options_table::log_value(o, entry) {
-            log.log(format_args!("{:>40}: {v}", format!("Options.{entry}")));
+            log.header(format_args!("{:>40}: {v}", format!("Options.{entry}")));
         }
         if *entry == "max_write_buffer_number" {
             // RocksDB's ColumnFamilyOptions::Dump: the codec (per level when set) by
             // CompressionTypeToString's name, then the bottommost one ("Disabled": none set).
             if o.compression_per_level.is_empty() {
-                log.log(format_args!("{:>40}: {}", "Options.compression", o.compression.to_table().name()));
+                log.header(format_args!(
+                    "{:>40}: {}",
+                    "Options.compression",
+                    o.compression.to_table().name()
+                ));
             } else {
                 for (i, c) in o.compression_per_level.iter().enumerate() {
-                    log.log(format_args!(
+                    log.header(format_args!(
                         "{:>40}: {}",
                         format!("Options.compression[{i}]"),
                         c.to_table().name()
@@ -262,12 +266,12 @@ pub(crate) fn log_cf_options(
                 }
             }
             let bottom = o.bottommost_compression.map_or("Disabled", |c| c.to_table().name());
-            log.log(format_args!("{:>40}: {bottom}", "Options.bottommost_compression"));
+            log.header(format_args!("{:>40}: {bottom}", "Options.bottommost_compression"));
         }
     }
     // RocksDB prints each factory's ToString() followed by ';'.
     let collectors: String = o.deletion_collectors.iter().map(|f| f.description() + ";").collect();
-    log.log(format_args!("                  Options.table_properties_collectors: {collectors}"));
+    log.header(format_args!("                  Options.table_properties_collectors: {collectors}"));
 }
 
 #[cfg(test)]

@@ -1,6 +1,20 @@
 //! The info log, `LOG`, in RocksDB's line format (`2026/11/22-02:41:03.123456 <tid> text`).
-//! The previous LOG is renamed to `LOG.old.<micros>`; at most `keep_log_file_num` old
-//! logs are kept. Writes are best effort: a failing info log never fails the database.
+//! The previous LOG is renamed to `LOG.old.<micros>`; old logs are trimmed to
+//! `keep_log_file_num - 1`, so that with the new LOG at most `keep_log_file_num` files are
+//! left (RocksDB's `TrimOldLogFiles` and `PurgeObsoleteFiles` both stop below the count).
+//! Writes are best effort: a failing info log never fails the database.
+//!
+//! ## Rolling (RocksDB's `AutoRollLogger`)
+//!
+//! With `max_log_file_size` or `log_file_time_to_roll` set, the LOG rolls while the database
+//! runs. Before each line is written: when the time to roll is set and the cached clock
+//! (seconds, re-read from the clock every 100 lines, as RocksDB's `LogExpired`) has reached
+//! the LOG's creation second plus the period, or when the max size is set and the bytes
+//! written to the LOG have reached it, the LOG is renamed to `LOG.old.<micros>` (one
+//! microsecond later while that name exists), a new LOG is opened, old logs beyond
+//! `keep_log_file_num - 1` are deleted oldest first, and the header lines (RocksDB's
+//! `ROCKS_LOG_HEADER` lines: the version, the path and the options dump, kept in memory) are
+//! written again at its top, each with a new stamp.
 //!
 //! With `db_log_dir` the log lives in that directory under RocksDB's names for a separate
 //! log directory (`InfoLogFileName`, `OldInfoLogFileName`), so several databases can share
@@ -77,11 +91,121 @@ use std::sync::Arc;
 
 use super::filename::{self, FileType};
 use crate::error::Result;
-use crate::fs::{FileSystem, WritableFile};
+use crate::fs::WritableFile;
 use crate::LogLevel;
+
+/// The clock the rolling logger reads: microseconds since the epoch (a test's own clock in
+/// unit tests).
+pub(crate) type Clock = Arc<dyn Fn() -> u64 + Send + Sync>;
+
+/// The system clock in microseconds.
+pub(crate) fn system_clock() -> Clock {
+    Arc::new(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_micros() as u64)
+            .unwrap_or(0)
+    })
+}
+
+/// The info log's file settings: RocksDB's `max_log_file_size` (bytes, 0: no limit),
+/// `log_file_time_to_roll` (seconds, 0: never) and `keep_log_file_num`, and the clock.
+pub(crate) struct LogFiles {
+    pub max_size: u64,
+    pub time_to_roll: u64,
+    pub keep: usize,
+    pub clock: Clock,
+}
+
+impl LogFiles {
+    /// The settings of `o`, with the system clock.
+    pub fn of(o: &crate::Options) -> LogFiles {
+        LogFiles {
+            max_size: o.max_log_file_size as u64,
+            time_to_roll: o.log_file_time_to_roll as u64,
+            keep: o.keep_log_file_num,
+            clock: system_clock(),
+        }
+    }
+}
+
+/// A rolling LOG's state (RocksDB's `AutoRollLogger` members), guarded by the file's lock.
+struct Roller {
+    fs: crate::fs::FileSystemRef,
+    dir: PathBuf,
+    /// The LOG's file name (`LOG` or the separate directory's `<prefix>_LOG`).
+    name: String,
+    max_size: u64,
+    time_to_roll: u64,
+    keep: usize,
+    clock: Clock,
+    /// Bytes written to the current LOG (`GetLogFileSize`).
+    size: u64,
+    /// The current LOG's creation second (`ctime_`), the cached second (`cached_now`) and
+    /// the lines since it was read (`cached_now_access_count`).
+    ctime: u64,
+    cached_now: u64,
+    access_count: u32,
+    /// The old logs, oldest first (`old_log_files_`).
+    old: std::collections::VecDeque<PathBuf>,
+    /// The header lines' texts (`headers_`).
+    headers: Vec<String>,
+}
+
+/// RocksDB's `call_NowMicros_every_N_records_`.
+const CLOCK_EVERY_N_LINES: u32 = 100;
+
+impl Roller {
+    fn expired(&mut self) -> bool {
+        if self.access_count >= CLOCK_EVERY_N_LINES {
+            self.cached_now = (self.clock)() / 1_000_000;
+            self.access_count = 0;
+        }
+        self.access_count += 1;
+        self.cached_now >= self.ctime + self.time_to_roll
+    }
+
+    fn wants_roll(&mut self) -> bool {
+        (self.time_to_roll > 0 && self.expired()) || (self.max_size > 0 && self.size >= self.max_size)
+    }
+
+    /// Renames the LOG to `<name>.old.<micros>` (`RollLogFile`).
+    fn rename_current(&mut self) {
+        let mut now = (self.clock)();
+        let mut old = self.dir.join(format!("{}.old.{now}", self.name));
+        while self.fs.file_exists(&old) {
+            now += 1;
+            old = self.dir.join(format!("{}.old.{now}", self.name));
+        }
+        let _ = self.fs.rename(&self.dir.join(&self.name), &old);
+        self.old.push_back(old);
+    }
+
+    /// A new LOG (`ResetLogger`).
+    fn new_file(&mut self) -> Result<Box<dyn WritableFile>> {
+        let f = self.fs.new_writable_file(&self.dir.join(&self.name))?;
+        self.size = 0;
+        self.cached_now = (self.clock)() / 1_000_000;
+        self.ctime = self.cached_now;
+        self.access_count = 0;
+        Ok(f)
+    }
+
+    /// Deletes old logs, oldest first, until fewer than `keep` are left (`TrimOldLogFiles`).
+    fn trim(&mut self) {
+        while !self.old.is_empty() && self.old.len() >= self.keep {
+            if let Some(f) = self.old.pop_front() {
+                let _ = self.fs.remove_file(&f);
+            }
+        }
+    }
+}
 
 pub(crate) struct InfoLog {
     file: Mutex<Option<Box<dyn WritableFile>>>,
+    /// With `max_log_file_size` or `log_file_time_to_roll`: the rolling state (locked inside
+    /// the file's lock).
+    roller: Option<Mutex<Roller>>,
     /// Lines made under the DB mutex, waiting to be written without it.
     buffered: Mutex<Vec<Line>>,
     /// `info_log_level`: lines below it are dropped (RocksDB's `Logger::Logv` check).
@@ -155,7 +279,7 @@ pub(crate) fn log_db_options(log: &InfoLog, o: &crate::Options) {
             "false" => "0".to_string(),
             _ => v,
         };
-        log.log(format_args!("{:>47}: {v}", format!("Options.{}", row.name)));
+        log.header(format_args!("{:>47}: {v}", format!("Options.{}", row.name)));
     }
 }
 
@@ -201,7 +325,13 @@ fn absolute(db: &Path) -> String {
 impl InfoLog {
     /// Opens the info log of the database at `db`: in `db` itself as `LOG`, or with a
     /// non-empty `log_dir` in that directory (created if missing) under RocksDB's names.
-    pub fn open(fs: &dyn FileSystem, db: &Path, log_dir: &Path, keep: usize) -> Result<InfoLog> {
+    pub fn open(
+        fs: &crate::fs::FileSystemRef,
+        db: &Path,
+        log_dir: &Path,
+        settings: &LogFiles,
+    ) -> Result<InfoLog> {
+        let keep = settings.keep;
         let (dir, name): (PathBuf, String) = if log_dir.as_os_str().is_empty() {
             (db.to_path_buf(), "LOG".to_string())
         } else {
@@ -210,12 +340,14 @@ impl InfoLog {
         };
         let path =
             if log_dir.as_os_str().is_empty() { filename::info_log_file(&dir) } else { dir.join(&name) };
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_micros())
-            .unwrap_or(0);
         if fs.file_exists(&path) {
-            fs.rename(&path, &dir.join(format!("{name}.old.{now}")))?;
+            let mut now = (settings.clock)();
+            let mut old = dir.join(format!("{name}.old.{now}"));
+            while fs.file_exists(&old) {
+                now += 1;
+                old = dir.join(format!("{name}.old.{now}"));
+            }
+            fs.rename(&path, &old)?;
         }
         let old_prefix = format!("{name}.old.");
         let mut olds: Vec<String> = fs
@@ -231,12 +363,25 @@ impl InfoLog {
             })
             .collect();
         olds.sort();
-        if olds.len() > keep {
-            for n in &olds[..olds.len() - keep] {
-                let _ = fs.remove_file(&dir.join(n));
-            }
-        }
-        Ok(InfoLog::with_file(Some(fs.new_writable_file(&path)?)))
+        let mut roller = Roller {
+            fs: fs.clone(),
+            dir: dir.clone(),
+            name,
+            max_size: settings.max_size,
+            time_to_roll: settings.time_to_roll,
+            keep,
+            clock: settings.clock.clone(),
+            size: 0,
+            ctime: 0,
+            cached_now: 0,
+            access_count: 0,
+            old: olds.iter().map(|n| dir.join(n)).collect(),
+            headers: Vec::new(),
+        };
+        let file = roller.new_file()?;
+        roller.trim();
+        let rolling = settings.max_size > 0 || settings.time_to_roll > 0;
+        Ok(InfoLog { roller: rolling.then(|| Mutex::new(roller)), ..InfoLog::with_file(Some(file)) })
     }
 
     /// No info log: a read-only open creates no file, as RocksDB's (which has no logger
@@ -249,6 +394,7 @@ impl InfoLog {
         InfoLog {
             has_file: file.is_some(),
             file: Mutex::new(file),
+            roller: None,
             buffered: Mutex::new(Vec::new()),
             level: LogLevel::Info,
             user: None,
@@ -316,14 +462,50 @@ impl InfoLog {
                 for l in pending.iter().chain(line.iter()) {
                     u.write(l);
                 }
-            } else if let Some(w) = f.as_mut() {
+            } else if f.is_some() {
+                let mut roller = match &self.roller {
+                    Some(r) => match r.lock() {
+                        Ok(g) => Some(g),
+                        Err(_) => return,
+                    },
+                    None => None,
+                };
                 for l in pending.iter().chain(line.iter()) {
+                    if let Some(r) = roller.as_deref_mut() {
+                        if r.wants_roll() {
+                            roll(r, &mut f);
+                        }
+                    }
+                    let Some(w) = f.as_mut() else { return };
                     let text = format!("{} {}{}\n", l.stamp, level_prefix(l.level), l.text);
-                    let _ = w.append(text.as_bytes());
+                    if w.append(text.as_bytes()).is_ok() {
+                        if let Some(r) = roller.as_deref_mut() {
+                            r.size += text.len() as u64;
+                        }
+                    }
                 }
-                let _ = w.flush();
+                if let Some(w) = f.as_mut() {
+                    let _ = w.flush();
+                }
             }
         }
+    }
+
+    /// A header line (RocksDB's `ROCKS_LOG_HEADER`), kept to be written again at the top of
+    /// each LOG a roll opens. Shale keeps its INFO-level filtering of these lines (a
+    /// `info_log_level` above INFO drops them, and a user's logger gets them as INFO).
+    pub fn header(&self, args: fmt::Arguments<'_>) {
+        if !self.wants(LogLevel::Info) {
+            self.write_lines(None);
+            return;
+        }
+        let line = InfoLog::line(LogLevel::Info, args);
+        if let Some(r) = &self.roller {
+            if let Ok(mut r) = r.lock() {
+                r.headers.push(line.text.clone());
+            }
+        }
+        self.write_lines(Some(line));
     }
 
     /// Writes an event line now (call without the DB mutex).
@@ -368,6 +550,27 @@ impl InfoLog {
     pub fn flush_buffered(&self) {
         self.write_lines(None);
     }
+}
+
+/// Rolls the LOG (RocksDB's `AutoRollLogger::Logv` roll branch): closes and renames it,
+/// opens a new one, trims the old ones and writes the header lines at its top. When the new
+/// LOG cannot be made, lines are dropped (`f` is left empty) as RocksDB's does.
+fn roll(r: &mut Roller, f: &mut Option<Box<dyn WritableFile>>) {
+    if let Some(mut w) = f.take() {
+        let _ = w.flush();
+    }
+    r.rename_current();
+    let file = r.new_file();
+    r.trim();
+    let Ok(mut w) = file else { return };
+    let stamp = format!("{} {:x}", timestamp(), thread_id());
+    for h in &r.headers {
+        let text = format!("{stamp} {h}\n");
+        if w.append(text.as_bytes()).is_ok() {
+            r.size += text.len() as u64;
+        }
+    }
+    *f = Some(w);
 }
 
 /// RocksDB's `JSONWriter` (logging/event_logger.h): a JSON object written key by key.
@@ -753,19 +956,157 @@ mod tests {
 
     #[test]
     fn separate_log_dir() {
-        let fs = crate::fs::MemFileSystem::default();
+        let mem = std::sync::Arc::new(crate::fs::MemFileSystem::default());
+        let fs: crate::fs::FileSystemRef = mem.clone();
         let dir = std::path::Path::new("/logs");
         let db = std::path::Path::new("/data/db");
         for _ in 0..3 {
-            let l = super::InfoLog::open(&fs, db, dir, 1).unwrap();
+            // keep_log_file_num 2: the LOG and one old one.
+            let l = super::InfoLog::open(&fs, db, dir, &settings(0, 0, 2, super::system_clock())).unwrap();
             l.log(format_args!("hello"));
         }
-        let mut names = crate::fs::FileSystem::children(&fs, dir).unwrap();
+        let mut names = crate::fs::FileSystem::children(&*fs, dir).unwrap();
         names.sort();
         assert_eq!(names.len(), 2, "{names:?}");
         assert_eq!(names[0], "data_db_LOG");
         assert!(names[1].starts_with("data_db_LOG.old."), "{names:?}");
-        assert!(!crate::fs::FileSystem::file_exists(&fs, &db.join("LOG")));
+        assert!(!crate::fs::FileSystem::file_exists(&*fs, &db.join("LOG")));
+    }
+
+    fn settings(max_size: u64, time_to_roll: u64, keep: usize, clock: super::Clock) -> super::LogFiles {
+        super::LogFiles { max_size, time_to_roll, keep, clock }
+    }
+
+    /// A clock the test moves: microseconds.
+    fn test_clock(start: u64) -> (std::sync::Arc<std::sync::atomic::AtomicU64>, super::Clock) {
+        let t = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(start));
+        let c = t.clone();
+        (t, std::sync::Arc::new(move || c.load(std::sync::atomic::Ordering::SeqCst)))
+    }
+
+    fn log_dir_files(
+        fs: &crate::fs::FileSystemRef,
+        dir: &std::path::Path,
+    ) -> (String, Vec<(String, String)>) {
+        let read = |n: &str| String::from_utf8(crate::fs::read_file(&**fs, &dir.join(n)).unwrap()).unwrap();
+        let mut old: Vec<(String, String)> = crate::fs::FileSystem::children(&**fs, dir)
+            .unwrap()
+            .into_iter()
+            .filter(|n| n.starts_with("LOG.old."))
+            .map(|n| {
+                let t = read(&n);
+                (n, t)
+            })
+            .collect();
+        old.sort();
+        (read("LOG"), old)
+    }
+
+    fn mem_db() -> (crate::fs::FileSystemRef, &'static std::path::Path) {
+        let fs: crate::fs::FileSystemRef = std::sync::Arc::new(crate::fs::MemFileSystem::default());
+        let db = std::path::Path::new("/db");
+        crate::fs::FileSystem::create_dir_all(&*fs, db).unwrap();
+        (fs, db)
+    }
+
+    /// The header lines' text after the stamp (date, time and thread id).
+    fn texts(log: &str) -> Vec<&str> {
+        log.lines().map(|l| l.splitn(3, ' ').nth(2).unwrap_or("")).collect()
+    }
+
+    #[test]
+    fn rolls_by_size_with_headers() {
+        let (fs, db) = mem_db();
+        let t0 = 1_700_000_000_000_000;
+        let (_t, clock) = test_clock(t0);
+        let l =
+            super::InfoLog::open(&fs, db, std::path::Path::new(""), &settings(300, 0, 1000, clock)).unwrap();
+        l.header(format_args!("header one"));
+        l.header(format_args!("header two"));
+        for i in 0..20 {
+            l.log(format_args!("line {i:04} {}", "x".repeat(40)));
+        }
+        let (cur, old) = log_dir_files(&fs, db);
+        assert!(old.len() >= 3, "{old:?}");
+        // The clock stood still: each roll takes the next free microsecond.
+        for (i, (name, text)) in old.iter().enumerate() {
+            assert_eq!(name, &format!("LOG.old.{}", t0 + i as u64));
+            // A LOG rolls when it has reached the size, before the next line.
+            assert!(text.len() >= 300, "{name}: {} bytes", text.len());
+            assert!(text.len() < 300 + 100, "{name}: {} bytes", text.len());
+            assert_eq!(texts(text)[..2], ["header one", "header two"], "{name}");
+        }
+        assert_eq!(texts(&cur)[..2], ["header one", "header two"]);
+        // Every line is in exactly one file, in order.
+        let all: Vec<&str> = old
+            .iter()
+            .flat_map(|(_, t)| texts(t))
+            .chain(texts(&cur))
+            .filter(|t| t.starts_with("line "))
+            .collect();
+        assert_eq!(all.len(), 20);
+        assert!(all.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn rolls_by_time_on_the_cached_clock() {
+        let (fs, db) = mem_db();
+        let t0 = 1_700_000_000_000_000;
+        let (t, clock) = test_clock(t0);
+        let l =
+            super::InfoLog::open(&fs, db, std::path::Path::new(""), &settings(0, 60, 1000, clock)).unwrap();
+        l.header(format_args!("the header"));
+        for i in 0..50 {
+            l.log(format_args!("early {i}"));
+        }
+        assert!(log_dir_files(&fs, db).1.is_empty());
+        // 61 seconds later. RocksDB re-reads the clock once 100 checks have used the cached
+        // second: the header and 99 lines used it since the LOG was made, so the 100th line
+        // reads the new second and rolls before it is written.
+        let t1 = t0 + 61_000_000;
+        t.store(t1, std::sync::atomic::Ordering::SeqCst);
+        for i in 0..49 {
+            l.log(format_args!("late {i}"));
+        }
+        assert!(log_dir_files(&fs, db).1.is_empty(), "rolled before the clock was read again");
+        l.log(format_args!("late 49"));
+        let (cur, old) = log_dir_files(&fs, db);
+        assert_eq!(old.len(), 1, "{old:?}");
+        assert_eq!(old[0].0, format!("LOG.old.{t1}"));
+        assert!(old[0].1.contains("late 48\n") && !old[0].1.contains("late 49"));
+        assert_eq!(texts(&cur), ["the header", "late 49"]);
+        // The new LOG's period starts at its creation: no roll before 60 more seconds.
+        t.store(t1 + 59_000_000, std::sync::atomic::Ordering::SeqCst);
+        for i in 0..300 {
+            l.log(format_args!("later {i}"));
+        }
+        assert_eq!(log_dir_files(&fs, db).1.len(), 1);
+    }
+
+    #[test]
+    fn keeps_keep_log_file_num_files() {
+        let (fs, db) = mem_db();
+        let (t, clock) = test_clock(1_000_000);
+        // Old logs from before the open are counted too.
+        for n in ["LOG.old.1", "LOG.old.2", "LOG.old.3"] {
+            crate::fs::write_file_synced(&*fs, &db.join(n), b"old\n").unwrap();
+        }
+        let l = super::InfoLog::open(&fs, db, std::path::Path::new(""), &settings(100, 0, 3, clock)).unwrap();
+        assert_eq!(
+            log_dir_files(&fs, db).1.iter().map(|o| o.0.as_str()).collect::<Vec<_>>(),
+            ["LOG.old.2", "LOG.old.3"]
+        );
+        for i in 0..40 {
+            t.fetch_add(1000, std::sync::atomic::Ordering::SeqCst);
+            l.log(format_args!("line {i:03} {}", "y".repeat(30)));
+        }
+        let (cur, old) = log_dir_files(&fs, db);
+        // keep_log_file_num 3: the LOG and the two newest old logs.
+        assert_eq!(old.len(), 2, "{old:?}");
+        assert!(old[0].1.contains("line 03") && old[1].1.contains("line 03"), "{old:?}");
+        assert!(cur.contains("line 039"));
+        let newest: u64 = old[1].0["LOG.old.".len()..].parse().unwrap();
+        assert!(newest > 1_000_000);
     }
 
     #[test]
@@ -825,12 +1166,19 @@ mod tests {
         let fs = crate::fs::MemFileSystem::default();
         let db = std::path::Path::new("/db");
         crate::fs::FileSystem::create_dir_all(&fs, db).unwrap();
-        let l = super::InfoLog::open(&fs, db, std::path::Path::new(""), 1).unwrap();
+        let fs: crate::fs::FileSystemRef = std::sync::Arc::new(fs);
+        let l = super::InfoLog::open(
+            &fs,
+            db,
+            std::path::Path::new(""),
+            &settings(0, 0, 1, super::system_clock()),
+        )
+        .unwrap();
         let mut w = super::JsonWriter::event();
         w.field("job", l.new_job_id()).field("event", "trivial_move");
         l.buffer_event(w);
         assert!(l.has_buffered());
-        let read = || String::from_utf8(crate::fs::read_file(&fs, &db.join("LOG")).unwrap()).unwrap();
+        let read = || String::from_utf8(crate::fs::read_file(&*fs, &db.join("LOG")).unwrap()).unwrap();
         assert!(!read().contains("EVENT_LOG_v1"));
         l.flush_buffered();
         assert!(!l.has_buffered());

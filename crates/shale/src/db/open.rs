@@ -105,12 +105,12 @@ pub(crate) fn open<T: ThreadMode>(
     check_direct_io(&*fs, &current, opts)?;
     let info_log = match &opts.info_logger {
         Some(u) => InfoLog::for_user(u.clone()),
-        None => InfoLog::open(&*fs, path, &opts.db_log_dir, opts.keep_log_file_num)?
+        None => InfoLog::open(&fs, path, &opts.db_log_dir, &super::info_log::LogFiles::of(opts))?
             .with_level(opts.info_log_level),
     };
-    info_log.log(format_args!("Shale version: {}", env!("CARGO_PKG_VERSION")));
-    info_log.log(format_args!("DB path: {}", path.display()));
-    info_log.log(format_args!("Fast CRC32 supported: {}", fast_crc32_supported()));
+    info_log.header(format_args!("Shale version: {}", env!("CARGO_PKG_VERSION")));
+    info_log.header(format_args!("DB path: {}", path.display()));
+    info_log.header(format_args!("Fast CRC32 supported: {}", fast_crc32_supported()));
     super::info_log::log_db_options(&info_log, opts);
 
     let recovered = manifest::recover(&*fs, path)?;

@@ -119,7 +119,7 @@ pub(crate) fn open_secondary<T: ThreadMode>(
     fs.create_dir_all(secondary_path)?;
     let info_log = match &opts.info_logger {
         Some(u) => InfoLog::for_user(u.clone()),
-        None => InfoLog::open(&*fs, secondary_path, &opts.db_log_dir, opts.keep_log_file_num)?
+        None => InfoLog::open(&fs, secondary_path, &opts.db_log_dir, &super::info_log::LogFiles::of(opts))?
             .with_level(opts.info_log_level),
     };
     info_log.log(format_args!("Shale version: {}", env!("CARGO_PKG_VERSION")));

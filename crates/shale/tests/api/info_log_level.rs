@@ -103,3 +103,56 @@ fn a_callback_logger_gets_the_lines_instead_of_a_log_file() {
     assert!(!got.is_empty());
     assert!(got.iter().all(|(l, _)| *l == LogLevel::Error), "{got:?}");
 }
+
+/// `max_log_file_size` and `keep_log_file_num`: the LOG rolls while the database runs
+/// (RocksDB's `AutoRollLogger`), to `LOG.old.<micros>`; at most `keep_log_file_num` LOG files
+/// are left, and each new LOG starts with the header lines (the version and options dump).
+#[test]
+fn log_rolls_by_size_and_keeps_keep_log_file_num() {
+    let fs = Arc::new(MemFileSystem::new());
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_file_system(fs.clone());
+    o.set_max_open_files(123);
+    o.set_max_log_file_size(64 << 10);
+    o.set_keep_log_file_num(3);
+    let db = DB::open(&o, "/db").unwrap();
+    // Flushes write event lines until the LOG has rolled at least three times.
+    let olds = || -> Vec<String> {
+        let mut v: Vec<String> = fs
+            .children(Path::new("/db"))
+            .unwrap()
+            .into_iter()
+            .filter(|n| n.starts_with("LOG.old."))
+            .collect();
+        v.sort();
+        v
+    };
+    let mut rolled_names = std::collections::BTreeSet::new();
+    for i in 0..2000 {
+        db.put(format!("k{i}"), "v").unwrap();
+        db.flush().unwrap();
+        rolled_names.extend(olds());
+        if rolled_names.len() >= 3 {
+            break;
+        }
+    }
+    assert!(rolled_names.len() >= 3, "the LOG never rolled three times: {rolled_names:?}");
+    let now = olds();
+    assert_eq!(now.len(), 2, "keep_log_file_num 3: the LOG and two old ones: {now:?}");
+    for n in &now {
+        assert!(n["LOG.old.".len()..].bytes().all(|b| b.is_ascii_digit()), "{n}");
+        let text = String::from_utf8(shale::fs::read_file(&*fs, &Path::new("/db").join(n)).unwrap()).unwrap();
+        assert!(text.len() >= 64 << 10, "{n}: {} bytes", text.len());
+        assert!(text
+            .lines()
+            .next()
+            .unwrap()
+            .ends_with(&format!("Shale version: {}", env!("CARGO_PKG_VERSION"))));
+        assert!(text.contains("                         Options.max_open_files: 123\n"), "{n}");
+        assert!(text.contains("Options.max_log_file_size: 65536\n"), "{n}");
+    }
+    let cur = log_text(&*fs);
+    assert!(cur.contains("Options.max_open_files: 123\n"));
+    drop(db);
+}
