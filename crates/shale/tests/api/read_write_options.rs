@@ -7,7 +7,7 @@
 //! ignored as since RocksDB 7.0); `ignore_missing_column_families`; `low_pri`.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
-mod util;
+use crate::util;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -8,7 +8,7 @@
 //! made with the DB mutex held (`shale_base::fs::db_mutex_check`).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
-mod util;
+use crate::util;
 
 use std::path::Path;
 use std::sync::{mpsc, Arc, Condvar, Mutex};

@@ -64,4 +64,5 @@ mod ribbon_filter_write;
 mod subcompactions;
 mod tools_ldb_get;
 mod txn_interop_2pc;
+mod wal_options;
 mod wal_tracking_manifest;

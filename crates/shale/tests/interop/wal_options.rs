@@ -4,7 +4,7 @@
 //! `allow_mmap_writes`, `is_fd_close_on_exec`).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
-mod tools;
+use crate::tools;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
