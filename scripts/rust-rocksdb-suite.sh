@@ -42,7 +42,7 @@ test_merge_operator test_compactionfilter test_column_family"
 
 # file::test  issue-that-turns-it  (what it needs)
 KNOWN_FAILURES="$(cat <<'EOF'
-test_db::set_column_family_metadata_test  host name (asserts a one-key SST is over 1300 bytes. Shale's tables carry RocksDB 11.8.1's property set (tests/interop_table_properties_11.rs); this one is 1295 bytes on a host named 'vm', and RocksDB 11.8.1 writes about 1290 for it there (1304 with ldb's StringAppendOperator name): the size grows with the host name in rocksdb.creating.host.identity, so the bound holds on hosts with names of 8+ characters, for both)
+test_db::set_column_family_metadata_test  host name (asserts a one-key SST is over 1300 bytes. Shale's tables carry RocksDB 11.8.1's property set (tests/interop/interop_table_properties_11.rs); this one is 1295 bytes on a host named 'vm', and RocksDB 11.8.1 writes about 1290 for it there (1304 with ldb's StringAppendOperator name): the size grows with the host name in rocksdb.creating.host.identity, so the bound holds on hosts with names of 8+ characters, for both)
 test_db::test_open_with_multiple_refs_as_single_threaded  rustc (the expected .stderr has an older rustc's wording of E0596; fails the same with rust-rocksdb)
 test_checkpoint::test_checkpoint_wal_over_threshold_is_flushed  upstream (#[ignore] in rust-rocksdb 0.25: RocksDB's log_size_for_flush bug)
 test_column_family::test_merge_operator  upstream (#[ignore] in rust-rocksdb 0.25)

@@ -1877,7 +1877,7 @@ pub const COUNTED_TICKERS: &[Ticker] = &[
     Ticker::FilesDeletedImmediately,
     Ticker::ErrorHandlerBgErrorCount,
     Ticker::ErrorHandlerBgIoErrorCount,
-    // With `cache_index_and_filter_blocks` (table/reader.rs; tests/statistics_feature_tickers.rs).
+    // With `cache_index_and_filter_blocks` (table/reader.rs; tests/api/statistics_feature_tickers.rs).
     Ticker::BlockCacheIndexMiss,
     Ticker::BlockCacheIndexHit,
     Ticker::BlockCacheIndexAdd,
@@ -1897,7 +1897,7 @@ pub const COUNTED_TICKERS: &[Ticker] = &[
     // Integrated BlobDB, where RocksDB 11.8.1's counts them: blob file bytes and syncs
     // (blob/writer.rs, blob/reader.rs), the blob cache (blob/reader.rs BlobFetcher), garbage
     // collection's relocations (compaction/job.rs, db/compact.rs);
-    // tests/statistics_blob_tickers.rs.
+    // tests/api/statistics_blob_tickers.rs.
     Ticker::BlobDbBlobFileBytesWritten,
     Ticker::BlobDbBlobFileBytesRead,
     Ticker::BlobDbBlobFileSynced,
@@ -1910,7 +1910,7 @@ pub const COUNTED_TICKERS: &[Ticker] = &[
     Ticker::BlobDbGcNumKeysRelocated,
     Ticker::BlobDbGcBytesRelocated,
     // A merge operator's failure, wherever a full merge runs (merge_operator.rs;
-    // tests/statistics_merge_failures.rs).
+    // tests/api/statistics_merge_failures.rs).
     Ticker::NumberMergeFailures,
 ];
 

@@ -651,6 +651,8 @@ pub(crate) struct BlobOptions {
     pub compression: DBCompressionType,
     pub enable_gc: bool,
     pub gc_age_cutoff: f64,
+    /// `blob_garbage_collection_force_threshold` (1.0: never forced).
+    pub gc_force_threshold: f64,
     pub compaction_readahead_size: u64,
 }
 
@@ -663,6 +665,7 @@ impl Default for BlobOptions {
             compression: DBCompressionType::None,
             enable_gc: false,
             gc_age_cutoff: 0.25,
+            gc_force_threshold: 1.0,
             compaction_readahead_size: 0,
         }
     }

@@ -1735,13 +1735,14 @@ impl Options {
         self.blob.gc_age_cutoff = val;
     }
 
-    /// RocksDB forces a compaction of the tables linked to the oldest blob files once their
-    /// garbage reaches this fraction. Shale does not force such compactions: it behaves as
-    /// RocksDB at the default (1.0, where only blob files entirely garbage qualify, and those
-    /// go with their tables' next compaction); any other value is recorded and `open` refuses
-    /// it with NotSupported naming `blob_garbage_collection_force_threshold`.
+    /// RocksDB's `blob_garbage_collection_force_threshold` (default 1.0): with blob garbage
+    /// collection on, when the blob files in the oldest `blob_garbage_collection_age_cutoff`
+    /// share hold at least this fraction of garbage bytes, the tables linked to the oldest
+    /// blob file are compacted (reason ForcedBlobGC, into their own level), which relocates
+    /// their live blobs and lets the old blob files go (`compaction/picker.rs::pick_forced_blob_gc`,
+    /// RocksDB's `ComputeFilesMarkedForForcedBlobGC`). 1.0 or more: never forced.
     pub fn set_blob_gc_force_threshold(&mut self, val: f64) {
-        self.accept_only(val == 1.0, "blob_garbage_collection_force_threshold (issue 18)");
+        self.blob.gc_force_threshold = val;
     }
 
     /// Readahead for blob reads in compactions: before reading a blob record, a compaction

@@ -1595,12 +1595,13 @@ pub(crate) static ROWS: &[OptionRow] = &[
             Ok(true)
         }),
     ),
+    // Read by the picker at each pick, so `set_options` takes effect at once.
     opt(
         "blob_garbage_collection_force_threshold",
         Cf,
         Dbl,
-        NotBuilt,
-        None,
+        Yes,
+        Some(|c| double(c.blob.gc_force_threshold)),
         Some(|o, n, v| {
             o.set_blob_gc_force_threshold(number(n, v)?);
             Ok(true)

@@ -362,6 +362,64 @@ pub fn pick(v: &Version, opts: &Options, busy: Busy<'_>) -> Option<CompactionPla
         })
         .or_else(|| pick_marked(v, opts, busy).map(|p| with(p, "FilesMarkedForCompaction")))
         .or_else(|| pick_by_age(v, opts, busy))
+        .or_else(|| pick_forced_blob_gc(v, opts, busy).map(|p| with(p, "ForcedBlobGC")))
+}
+
+/// RocksDB's `ComputeFilesMarkedForForcedBlobGC` and its pick (`CompactToNextLevel::kNo`):
+/// with blob garbage collection on, an age cutoff above 0 and a force threshold under 1,
+/// the oldest `age_cutoff` share of the blob files (at least one) is summed; when their
+/// garbage bytes reach `force_threshold` of their total bytes, a table linked to the oldest
+/// blob file (its `oldest_blob_file_number`) that is not busy is compacted into its own level
+/// (on level 0, while no other level-0 compaction runs). The compaction relocates the live
+/// blobs of the old files (`db/compact.rs`, the age cutoff), so the oldest file loses its
+/// links and goes.
+pub fn pick_forced_blob_gc(v: &Version, opts: &Options, busy: Busy<'_>) -> Option<CompactionPlan> {
+    let b = &opts.blob;
+    if !(b.enable_gc && b.gc_age_cutoff > 0.0 && b.gc_force_threshold < 1.0) {
+        return None;
+    }
+    let blobs = v.blob_files();
+    let cutoff_count = (b.gc_age_cutoff * blobs.len() as f64) as usize;
+    if cutoff_count == 0 {
+        return None;
+    }
+    let (mut total, mut garbage) = (0u64, 0u64);
+    for m in blobs.values().take(cutoff_count) {
+        total = total.saturating_add(m.shared.total_blob_bytes);
+        garbage = garbage.saturating_add(m.garbage_blob_bytes);
+    }
+    if (garbage as f64) < b.gc_force_threshold * total as f64 {
+        return None;
+    }
+    let oldest = *blobs.keys().next()?;
+    for level in 0..v.num_levels() {
+        for f in v.files(level) {
+            if f.oldest_blob_file_number != oldest || busy.file(f.number) {
+                continue;
+            }
+            if level == 0 && busy.running.iter().any(|r| r.level == 0) {
+                continue;
+            }
+            let inputs = clean_cut(v, level, vec![f.clone()]);
+            let (lo, hi) = key_range(v, &inputs);
+            // On level 0 older files of the level may hold the same keys: never bottommost.
+            let bottommost = level > 0
+                && (level + 1..v.num_levels())
+                    .all(|l| v.overlapping_files(l, Some(&lo), Some(&hi)).is_empty());
+            let plan = CompactionPlan {
+                level,
+                output_level: level,
+                inputs,
+                bottommost,
+                rewrite: true,
+                ..Default::default()
+            };
+            if !busy.conflicts(v, &plan) {
+                return Some(plan);
+            }
+        }
+    }
+    None
 }
 
 /// Seconds since the epoch (0 if the clock is before it).

@@ -35,7 +35,7 @@
 //!   memory usage. `total_data_size` is RocksDB's value (`MemTable::get_data_size`, the
 //!   bytes `MemTable::Add` encodes per entry), summed by reading every entry of the
 //!   memtables without the DB mutex, as Shale's memtable keeps no such counter
-//!   (`tests/event_log_flush_data_size.rs` compares it with 11.8.1's).
+//!   (`tests/interop/event_log_flush_data_size.rs` compares it with 11.8.1's).
 //! - `compaction_started.compaction_reason`: `"ManualCompaction"` for `compact_range`,
 //!   `"FIFOMaxSize"`/`"FIFOTtl"` for FIFO deletions; an automatic leveled compaction's as
 //!   its picker records it (`CompactionPlan::reason`): `"LevelL0FilesNum"`,

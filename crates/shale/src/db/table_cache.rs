@@ -3,15 +3,18 @@
 //! (block-based, plain or cuckoo: `table/any.rs`).
 //!
 //! `max_open_files = -1` keeps every table open; otherwise the least recently used reader is
-//! closed when the cache is over its size. Guarded by one Mutex (`map`); a reader is opened
-//! outside it.
+//! closed when the cache is over its size. Guarded by one RwLock (`map`): a lookup takes it
+//! shared, so concurrent readers never wait on each other (with more reader threads than
+//! cores, a preempted holder of an exclusive lock stalls every other reader); only opening
+//! and closing take it exclusively, and a reader is opened outside it. The last use of an
+//! entry (for closing the least recently used) is counted only when the cache is bounded.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use parking_lot::Mutex;
+use parking_lot::RwLock;
 
 use super::cf::CfHandle;
 use super::filename;
@@ -45,8 +48,8 @@ pub(crate) struct TableCache {
     statistics: Option<Arc<Statistics>>,
     /// `Options::set_row_cache`: point lookups' results per table file (see `row_get`).
     row_cache: Option<Arc<BlockCache>>,
-    /// file number -> (entry, last use tick)
-    map: Mutex<HashMap<u64, (Arc<TableEntry>, u64)>>,
+    /// file number -> (entry, last use tick; the tick stays 0 when `capacity` is None)
+    map: RwLock<HashMap<u64, (Arc<TableEntry>, AtomicU64)>>,
     tick: AtomicU64,
 }
 
@@ -72,7 +75,7 @@ impl TableCache {
             cache_session: new_cache_session(),
             statistics,
             row_cache,
-            map: Mutex::new(HashMap::new()),
+            map: RwLock::new(HashMap::new()),
             tick: AtomicU64::new(0),
         }
     }
@@ -91,16 +94,33 @@ impl TableCache {
         level: Option<usize>,
         reads: &crate::table::reader::BlockReads,
     ) -> Result<Arc<TableEntry>> {
-        if reads.no_io && !self.map.lock().contains_key(&file.number) {
+        {
+            // RocksDB's TableCache::FindTable time (get_at counts its own on a miss).
+            let _p = crate::perf::PerfTimer::new(crate::perf::Field::FindTableNanos);
+            if let Some(e) = self.lookup(file.number) {
+                return Ok(e);
+            }
+        }
+        if reads.no_io {
             return Err(crate::error::Error::new(
                 crate::ErrorKind::Incomplete,
                 "Table not found in table_cache, no_io is set",
             ));
         }
-        if !self.map.lock().contains_key(&file.number) {
-            reads.before_io()?;
-        }
+        reads.before_io()?;
         self.get_at(cf, file, level)
+    }
+
+    /// The open reader of table `number`, under the shared lock; its use is counted when
+    /// the cache is bounded.
+    #[inline]
+    fn lookup(&self, number: u64) -> Option<Arc<TableEntry>> {
+        let map = self.map.read();
+        let (e, t) = map.get(&number)?;
+        if self.capacity.is_some() {
+            t.store(self.tick.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
+        }
+        Some(e.clone())
     }
 
     /// `get` for a file of `level` (None: not known), which decides whether a reader opened
@@ -113,10 +133,8 @@ impl TableCache {
     ) -> Result<Arc<TableEntry>> {
         // RocksDB's TableCache::FindTable time.
         let _p = crate::perf::PerfTimer::new(crate::perf::Field::FindTableNanos);
-        let tick = self.tick.fetch_add(1, Ordering::Relaxed);
-        if let Some((e, t)) = self.map.lock().get_mut(&file.number) {
-            *t = tick;
-            return Ok(e.clone());
+        if let Some(e) = self.lookup(file.number) {
+            return Ok(e);
         }
         let stats = self.statistics.as_deref();
         let name = filename::table_file_name(file.number);
@@ -151,11 +169,16 @@ impl TableCache {
             tombstones: Arc::new(FragmentedTombstones::new(cf.opts.comparator.clone(), tombstones)),
             table,
         });
-        let mut map = self.map.lock();
-        map.insert(file.number, (entry.clone(), tick));
+        let tick = if self.capacity.is_some() { self.tick.fetch_add(1, Ordering::Relaxed) } else { 0 };
+        let mut map = self.map.write();
+        map.insert(file.number, (entry.clone(), AtomicU64::new(tick)));
         if let Some(cap) = self.capacity {
             while map.len() > cap {
-                let Some(oldest) = map.iter().min_by_key(|(_, (_, t))| *t).map(|(n, _)| *n) else { break };
+                let Some(oldest) =
+                    map.iter().min_by_key(|(_, (_, t))| t.load(Ordering::Relaxed)).map(|(n, _)| *n)
+                else {
+                    break;
+                };
                 map.remove(&oldest);
             }
         }
@@ -218,10 +241,10 @@ impl TableCache {
 
     /// The memory table `number`'s reader holds, if it is open (0 if not: nothing is opened).
     pub fn reader_memory(&self, number: u64) -> u64 {
-        self.map.lock().get(&number).map_or(0, |(e, _)| e.table.approximate_memory_usage() as u64)
+        self.map.read().get(&number).map_or(0, |(e, _)| e.table.approximate_memory_usage() as u64)
     }
 
     pub fn evict(&self, number: u64) {
-        self.map.lock().remove(&number);
+        self.map.write().remove(&number);
     }
 }

@@ -1,0 +1,67 @@
+//! Interop with RocksDB's own tools (7.8.3 from Debian, 11.8.1 beside the checkout): databases,
+//! tables, WALs, MANIFESTs and OPTIONS files written by one read by the other.
+//!
+//! One test binary (each file under `tests/` is one more binary linking the whole engine);
+//! each file of this folder is a module of it, named as the file.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
+
+#[path = "../families/mod.rs"]
+mod families;
+#[path = "../tools/mod.rs"]
+mod tools;
+#[path = "../util/mod.rs"]
+mod util;
+
+mod backup;
+mod checkpoint;
+mod checkpoint_backup_blob;
+mod compact_range_change_level;
+mod compaction_bottommost_seqno_zero;
+mod compression_per_level;
+mod concurrent_memtable_write;
+mod event_log_flush_data_size;
+mod event_log_rocksdb_11;
+mod flush_drops_hidden_versions;
+mod ingest;
+mod ingest_blob;
+mod interop_blob;
+mod interop_bloom;
+mod interop_bzip2;
+mod interop_compaction_styles;
+mod interop_compression_dict;
+mod interop_corruption;
+mod interop_data_block_hash;
+mod interop_index_shortening;
+mod interop_lz4hc;
+mod interop_manifest;
+mod interop_merge;
+mod interop_options_file;
+mod interop_partitioned_index;
+mod interop_plain_cuckoo;
+mod interop_prefix_bloom;
+mod interop_rocksdb_11;
+mod interop_rocksdb_formats;
+mod interop_rocksdb_to_shale;
+mod interop_shale_to_rocksdb;
+mod interop_table_properties_11;
+mod interop_tail_size;
+mod interop_timestamps;
+mod interop_wal_compression;
+mod interop_wide_columns;
+mod load_latest_options;
+mod merge_at_flush;
+mod merge_operator;
+mod merge_without_operator;
+mod optimize_filters_for_memory;
+mod options_file_hash_memtable;
+mod partitioned_coupled_filters;
+mod partitioned_timestamps;
+mod partitioned_write_bytes;
+mod partitioned_write_db;
+mod partitioned_write_rocksdb7;
+mod ribbon_filter_write;
+mod subcompactions;
+mod tools_ldb_get;
+mod txn_interop_2pc;
+mod wal_tracking_manifest;
