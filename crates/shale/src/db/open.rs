@@ -261,6 +261,7 @@ pub(crate) fn open<T: ThreadMode>(
     for cf in cfs.values_mut() {
         cf.log_number = wal_number;
         cf.mem = cf.handle.new_memtable(wal_number);
+        cf.mem.set_earliest_seqno(last_sequence);
         cf.install_super_version();
     }
     let max_column_family = recovered.max_column_family.max(cfs.keys().copied().max().unwrap_or(0));

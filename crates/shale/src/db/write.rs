@@ -1061,6 +1061,9 @@ impl DbInner {
         for id in cfs {
             let Some(cf) = st.cfs.get_mut(id) else { continue };
             let fresh = cf.handle.new_memtable(new_wal);
+            // Every write up to here is in the old memtables (the caller leads the writes):
+            // the new one holds what comes after, as RocksDB's ConstructNewMemtable(seq).
+            fresh.set_earliest_seqno(self.last_sequence());
             let old = std::mem::replace(&mut cf.mem, fresh);
             old.mark_immutable();
             cf.imm.push((old, new_wal));
