@@ -68,6 +68,50 @@ impl PosixFileSystem {
     }
 }
 
+/// The methods the posix file system's variants take from it unchanged: names, sizes,
+/// directories, renames, links, locks (RocksDB's LockFile sets close-on-exec on the lock
+/// whatever `is_fd_close_on_exec` says) and syncs by path.
+macro_rules! same_as_posix {
+    () => {
+        fn file_exists(&self, path: &Path) -> bool {
+            PosixFileSystem.file_exists(path)
+        }
+        fn children(&self, dir: &Path) -> Result<Vec<String>> {
+            PosixFileSystem.children(dir)
+        }
+        fn file_size(&self, path: &Path) -> Result<u64> {
+            PosixFileSystem.file_size(path)
+        }
+        fn remove_file(&self, path: &Path) -> Result<()> {
+            PosixFileSystem.remove_file(path)
+        }
+        fn rename(&self, from: &Path, to: &Path) -> Result<()> {
+            PosixFileSystem.rename(from, to)
+        }
+        fn create_dir_all(&self, dir: &Path) -> Result<()> {
+            PosixFileSystem.create_dir_all(dir)
+        }
+        fn remove_dir(&self, dir: &Path) -> Result<()> {
+            PosixFileSystem.remove_dir(dir)
+        }
+        fn sync_dir(&self, dir: &Path) -> Result<()> {
+            PosixFileSystem.sync_dir(dir)
+        }
+        fn lock_file(&self, path: &Path) -> Result<Box<dyn FileLock>> {
+            PosixFileSystem.lock_file(path)
+        }
+        fn link_file(&self, from: &Path, to: &Path) -> Result<()> {
+            PosixFileSystem.link_file(from, to)
+        }
+        fn sync_file(&self, path: &Path) -> Result<()> {
+            PosixFileSystem.sync_file(path)
+        }
+        fn modified_time(&self, path: &Path) -> Result<u64> {
+            PosixFileSystem.modified_time(path)
+        }
+    };
+}
+
 impl FileSystem for PosixFsyncFileSystem {
     fn new_writable_file(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
         PosixFileSystem.open_writable(path, true, WRITE_BUFFER)
@@ -92,42 +136,7 @@ impl FileSystem for PosixFsyncFileSystem {
     fn new_sequential_file(&self, path: &Path) -> Result<Box<dyn SequentialFile>> {
         PosixFileSystem.new_sequential_file(path)
     }
-    fn file_exists(&self, path: &Path) -> bool {
-        PosixFileSystem.file_exists(path)
-    }
-    fn children(&self, dir: &Path) -> Result<Vec<String>> {
-        PosixFileSystem.children(dir)
-    }
-    fn file_size(&self, path: &Path) -> Result<u64> {
-        PosixFileSystem.file_size(path)
-    }
-    fn remove_file(&self, path: &Path) -> Result<()> {
-        PosixFileSystem.remove_file(path)
-    }
-    fn rename(&self, from: &Path, to: &Path) -> Result<()> {
-        PosixFileSystem.rename(from, to)
-    }
-    fn create_dir_all(&self, dir: &Path) -> Result<()> {
-        PosixFileSystem.create_dir_all(dir)
-    }
-    fn remove_dir(&self, dir: &Path) -> Result<()> {
-        PosixFileSystem.remove_dir(dir)
-    }
-    fn sync_dir(&self, dir: &Path) -> Result<()> {
-        PosixFileSystem.sync_dir(dir)
-    }
-    fn lock_file(&self, path: &Path) -> Result<Box<dyn FileLock>> {
-        PosixFileSystem.lock_file(path)
-    }
-    fn link_file(&self, from: &Path, to: &Path) -> Result<()> {
-        PosixFileSystem.link_file(from, to)
-    }
-    fn sync_file(&self, path: &Path) -> Result<()> {
-        PosixFileSystem.sync_file(path)
-    }
-    fn modified_time(&self, path: &Path) -> Result<u64> {
-        PosixFileSystem.modified_time(path)
-    }
+    same_as_posix!();
     fn without_close_on_exec(&self) -> Option<super::FileSystemRef> {
         Some(Arc::new(PosixInheritableFileSystem { use_fsync: true }))
     }
@@ -200,43 +209,7 @@ impl FileSystem for PosixInheritableFileSystem {
         inheritable(&file, path)?;
         Ok(Box::new(PosixSequentialFile { file, path: path.to_path_buf() }))
     }
-    fn file_exists(&self, path: &Path) -> bool {
-        PosixFileSystem.file_exists(path)
-    }
-    fn children(&self, dir: &Path) -> Result<Vec<String>> {
-        PosixFileSystem.children(dir)
-    }
-    fn file_size(&self, path: &Path) -> Result<u64> {
-        PosixFileSystem.file_size(path)
-    }
-    fn remove_file(&self, path: &Path) -> Result<()> {
-        PosixFileSystem.remove_file(path)
-    }
-    fn rename(&self, from: &Path, to: &Path) -> Result<()> {
-        PosixFileSystem.rename(from, to)
-    }
-    fn create_dir_all(&self, dir: &Path) -> Result<()> {
-        PosixFileSystem.create_dir_all(dir)
-    }
-    fn remove_dir(&self, dir: &Path) -> Result<()> {
-        PosixFileSystem.remove_dir(dir)
-    }
-    fn sync_dir(&self, dir: &Path) -> Result<()> {
-        PosixFileSystem.sync_dir(dir)
-    }
-    /// RocksDB's LockFile sets close-on-exec on the lock whatever the option says.
-    fn lock_file(&self, path: &Path) -> Result<Box<dyn FileLock>> {
-        PosixFileSystem.lock_file(path)
-    }
-    fn link_file(&self, from: &Path, to: &Path) -> Result<()> {
-        PosixFileSystem.link_file(from, to)
-    }
-    fn sync_file(&self, path: &Path) -> Result<()> {
-        PosixFileSystem.sync_file(path)
-    }
-    fn modified_time(&self, path: &Path) -> Result<u64> {
-        PosixFileSystem.modified_time(path)
-    }
+    same_as_posix!();
     fn without_close_on_exec(&self) -> Option<super::FileSystemRef> {
         Some(Arc::new(*self))
     }
