@@ -606,6 +606,9 @@ pub struct Options {
     /// `archive/` and purged from it by age and total size (`db/wal_archive.rs`).
     pub(crate) wal_ttl_seconds: u64,
     pub(crate) wal_size_limit_mb: u64,
+    /// `set_recycle_log_file_num`: how many obsolete WALs are kept to be reused as new ones
+    /// (as sanitized: [`Options::sanitized_recycle_log_file_num`]; `db/write.rs::roll_wal`).
+    pub(crate) recycle_log_file_num: usize,
     /// `set_use_direct_io_for_flush_and_compaction`, `set_allow_mmap_writes`: how table and
     /// blob files are written (`db/buffered_fs.rs`).
     pub(crate) use_direct_io_for_flush_and_compaction: bool,
@@ -793,6 +796,7 @@ impl Default for Options {
             wal_dir: std::path::PathBuf::new(),
             wal_ttl_seconds: 0,
             wal_size_limit_mb: 0,
+            recycle_log_file_num: 0,
             use_direct_io_for_flush_and_compaction: false,
             allow_mmap_writes: false,
             is_fd_close_on_exec: true,
@@ -1106,6 +1110,23 @@ impl Options {
     /// Whether obsolete WALs go to the archive (`WAL_ttl_seconds` or `WAL_size_limit_MB`).
     pub(crate) fn wal_archive_on(&self) -> bool {
         self.wal_ttl_seconds > 0 || self.wal_size_limit_mb > 0
+    }
+
+    /// `recycle_log_file_num` as RocksDB 11.8.1's `SanitizeOptions` leaves it: 0 with the WAL
+    /// archive (`WAL_ttl_seconds` or `WAL_size_limit_MB`), and 0 with the
+    /// TolerateCorruptedTailRecords and AbsoluteConsistency recovery modes (a reused file's
+    /// stale tail cannot be told from damage under them). What the database acts on and
+    /// what its OPTIONS file says.
+    pub(crate) fn sanitized_recycle_log_file_num(&self) -> usize {
+        let strict = matches!(
+            self.wal_recovery_mode,
+            DBRecoveryMode::TolerateCorruptedTailRecords | DBRecoveryMode::AbsoluteConsistency
+        );
+        if self.wal_archive_on() || strict {
+            0
+        } else {
+            self.recycle_log_file_num
+        }
     }
 
     pub(crate) fn sanitized_bytes_per_sync(&self) -> u64 {

@@ -1711,10 +1711,18 @@ impl Options {
         self.log_file_time_to_roll = secs;
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`num == 0`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `recycle_log_file_num`.
+    /// RocksDB's `recycle_log_file_num` (default 0: off): up to `num` obsolete WALs are kept
+    /// and reused for new WALs instead of being deleted. A reused file is renamed to the new
+    /// WAL's name and overwritten from its start, its blocks already allocated; every WAL is
+    /// then written in RocksDB's recyclable record format (each header carries the log
+    /// number), so recovery stops at the first record left from the file's earlier life.
+    /// Only WALs made since the database opened are reused, and none while file deletions
+    /// are disabled. As RocksDB 11.8.1 sanitizes it, recycling is off with the WAL archive
+    /// (`WAL_ttl_seconds` / `WAL_size_limit_MB`) and with the TolerateCorruptedTailRecords
+    /// and AbsoluteConsistency recovery modes (the OPTIONS file then says 0). While it is on,
+    /// a write with `WriteOptions::disable_wal` fails with InvalidArgument, as RocksDB's.
     pub fn set_recycle_log_file_num(&mut self, num: usize) {
-        self.accept_only(num == 0, "recycle_log_file_num");
+        self.recycle_log_file_num = num;
     }
 
     /// The block size of memtable arenas (RocksDB's `arena_block_size`): 0, the default,

@@ -811,7 +811,7 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Db,
         Int,
         No,
-        None,
+        Some(|o| o.sanitized_recycle_log_file_num().to_string()),
         Some(|o, n, v| {
             o.set_recycle_log_file_num(number(n, v)?);
             Ok(true)

@@ -128,6 +128,22 @@ pub trait FileSystem: Send + Sync {
         let _ = max_buffer_size;
         self.new_writable_file(path)
     }
+    /// Renames `old` to `path` and opens it for writing from its first byte, with a write
+    /// buffer as [`new_writable_file_with_buffer`](Self::new_writable_file_with_buffer)'s
+    /// (RocksDB's `ReuseWritableFile`, what WAL recycling reuses an obsolete WAL with). The
+    /// file reports size 0 and is overwritten as it is appended to; the real file system
+    /// leaves the old bytes past the write point in place (the blocks stay allocated, which
+    /// is the point of recycling). The default renames and then creates the file anew,
+    /// truncated, as RocksDB's `FileSystem::ReuseWritableFile` default does.
+    fn reuse_writable_file(
+        &self,
+        path: &Path,
+        old: &Path,
+        max_buffer_size: usize,
+    ) -> Result<Box<dyn WritableFile>> {
+        self.rename(old, path)?;
+        self.new_writable_file_with_buffer(path, max_buffer_size)
+    }
     fn new_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>>;
     /// Opens `path` for reads at offsets as `o` says. The default, for a file system without
     /// direct I/O (in memory): direct reads are NotSupported, as RocksDB's MockFileSystem

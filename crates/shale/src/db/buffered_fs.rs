@@ -115,6 +115,15 @@ impl FileSystem for BufferedWritesFs {
         let f = self.inner.new_writable_file_with_buffer(path, max_buffer_size)?;
         Ok(self.with_write_back(path, f))
     }
+    fn reuse_writable_file(
+        &self,
+        path: &Path,
+        old: &Path,
+        max_buffer_size: usize,
+    ) -> Result<Box<dyn WritableFile>> {
+        let f = self.inner.reuse_writable_file(path, old, max_buffer_size)?;
+        Ok(self.with_write_back(path, f))
+    }
     /// Table and blob files as `use_direct_reads` / `allow_mmap_reads` say (RocksDB's
     /// `FileOptions` of table readers and blob readers); other files read plainly.
     fn new_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {

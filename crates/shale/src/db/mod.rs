@@ -221,6 +221,11 @@ pub(crate) struct DbState {
     pub max_column_family: u32,
     /// WAL numbers still on disk, oldest first (the last is the current WAL).
     pub alive_wals: VecDeque<u64>,
+    /// `recycle_log_file_num`: obsolete WALs kept to be reused, oldest first (RocksDB's
+    /// `wal_recycle_files_`), and the lowest number that may be kept: the WAL made at open
+    /// (RocksDB's `min_wal_number_to_recycle_`; older files may hold another format).
+    pub wal_recycle: VecDeque<u64>,
+    pub min_wal_to_recycle: u64,
     /// `track_and_verify_wals_in_manifest` (`db/wal_tracking.rs`): closed, synced WALs not
     /// yet written to the MANIFEST; the WALs the MANIFEST tracks (number -> synced size);
     /// the number below which the MANIFEST says WALs are deleted.

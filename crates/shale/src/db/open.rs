@@ -239,7 +239,9 @@ pub(crate) fn open<T: ThreadMode>(
     let manifest_number = next_file_number + 1;
     next_file_number += 2;
     let wal_file = fs.new_writable_file(&filename::wal_file(&wal_dir, wal_number))?;
-    let mut wal_writer = LogWriter::new(wal_file, wal_number).with_bytes_per_sync(opts.wal_bytes_per_sync);
+    let mut wal_writer = LogWriter::new(wal_file, wal_number)
+        .with_bytes_per_sync(opts.wal_bytes_per_sync)
+        .with_recycling(opts.sanitized_recycle_log_file_num() > 0);
     wal_writer.add_compression_type_record(opts.wal_compression)?;
     // Prepared transactions still undecided are written again to the new WAL (the old
     // ones go once the MANIFEST names it), so a crash before their decision keeps them.
@@ -482,6 +484,8 @@ pub(super) fn new_inner(
             cfs: BTreeMap::new(),
             max_column_family,
             alive_wals: VecDeque::from([wal_number]),
+            wal_recycle: VecDeque::new(),
+            min_wal_to_recycle: wal_number,
             pending_wal_additions: Vec::new(),
             tracked_wals: BTreeMap::new(),
             wals_deleted_before: 0,

@@ -65,6 +65,7 @@ mod read_only_open;
 mod read_write_options;
 mod readonly_2pc;
 mod reads_iterators;
+mod recycle_log_file_num;
 mod refused_options;
 mod row_cache;
 mod secondary_instance;

@@ -65,4 +65,5 @@ mod subcompactions;
 mod tools_ldb_get;
 mod txn_interop_2pc;
 mod wal_options;
+mod wal_recycle;
 mod wal_tracking_manifest;
