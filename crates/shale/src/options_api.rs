@@ -1279,14 +1279,18 @@ impl Options {
         self.use_direct_reads = enabled;
     }
 
-    /// Not built yet: direct writes of table and blob files (O_DIRECT, aligned buffers).
-    /// `true` is recorded and `open` refuses it with NotSupported naming
-    /// `use_direct_io_for_flush_and_compaction`; RocksDB's own checks of it
-    /// (`allow_mmap_writes` too: NotSupported; `writable_file_max_buffer_size` 0:
-    /// InvalidArgument) come after.
+    /// RocksDB's `use_direct_io_for_flush_and_compaction` (default false): the table and blob
+    /// files flushes and compactions write are opened with O_DIRECT and written through an
+    /// aligned buffer of `writable_file_max_buffer_size` bytes, bypassing the page cache; a
+    /// flush or sync writes the unaligned tail padded with zeros and truncates the file back
+    /// to its size, as RocksDB's `PosixWritableFile` (`shale_base::fs::WriteFileOptions`). No
+    /// `bytes_per_sync` write-back is asked for such files, as in RocksDB. WALs and the
+    /// MANIFEST are written as before. RocksDB's checks hold at open: with `allow_mmap_writes`
+    /// NotSupported, with `writable_file_max_buffer_size` 0 InvalidArgument, and a file system
+    /// without direct I/O (tmpfs before Linux 6.6, an in-memory one) InvalidArgument "Direct
+    /// I/O is not supported by the specified DB.".
     pub fn set_use_direct_io_for_flush_and_compaction(&mut self, enabled: bool) {
         self.use_direct_io_for_flush_and_compaction = enabled;
-        self.accept_only(!enabled, "use_direct_io_for_flush_and_compaction");
     }
 
     /// Whether the files the database opens get close-on-exec (O_CLOEXEC), as RocksDB's
@@ -1298,8 +1302,8 @@ impl Options {
 
     /// rust-rocksdb 0.25's deprecated setter: it sets `use_direct_reads` and
     /// `use_direct_io_for_flush_and_compaction` to `!is_allow` (RocksDB has no
-    /// `allow_os_buffer` since 4.x), and so does Shale (so `false` is refused at open while
-    /// direct writes are not built).
+    /// `allow_os_buffer` since 4.x), and so does Shale: `false` reads and writes tables with
+    /// O_DIRECT.
     pub fn set_allow_os_buffer(&mut self, is_allow: bool) {
         self.set_use_direct_reads(!is_allow);
         self.set_use_direct_io_for_flush_and_compaction(!is_allow);

@@ -55,6 +55,25 @@ impl PosixFileSystem {
         Self::writable_from(file, path, use_fsync, max_buf, close_on_exec)
     }
 
+    /// RocksDB's `PosixFileSystem::NewWritableFile` with its `FileOptions`: O_DIRECT through
+    /// an aligned buffer (`direct_io::DirectWritableFile`), or a plain buffered file.
+    fn open_writable_opts(
+        &self,
+        path: &Path,
+        use_fsync: bool,
+        o: super::WriteFileOptions,
+        close_on_exec: bool,
+    ) -> Result<Box<dyn WritableFile>> {
+        if o.direct && !o.mmap {
+            let f = super::direct_io::DirectWritableFile::create(path, o.max_buffer_size, use_fsync)?;
+            if !close_on_exec {
+                inheritable(f.file(), path)?;
+            }
+            return Ok(Box::new(f));
+        }
+        self.open_writable_with(path, use_fsync, o.max_buffer_size, close_on_exec)
+    }
+
     /// RocksDB's `PosixFileSystem::ReuseWritableFile`: `old` opened for writing (not
     /// truncated), renamed to `path`, written from its first byte.
     fn reuse_writable_with(
@@ -161,6 +180,13 @@ impl FileSystem for PosixFsyncFileSystem {
     ) -> Result<Box<dyn WritableFile>> {
         PosixFileSystem.reuse_writable_with(path, old, true, max_buffer_size, true)
     }
+    fn new_writable_file_with(
+        &self,
+        path: &Path,
+        o: super::WriteFileOptions,
+    ) -> Result<Box<dyn WritableFile>> {
+        PosixFileSystem.open_writable_opts(path, true, o, true)
+    }
     fn new_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
         PosixFileSystem.new_random_access_file(path)
     }
@@ -227,6 +253,13 @@ impl FileSystem for PosixInheritableFileSystem {
         max_buffer_size: usize,
     ) -> Result<Box<dyn WritableFile>> {
         PosixFileSystem.reuse_writable_with(path, old, self.use_fsync, max_buffer_size, false)
+    }
+    fn new_writable_file_with(
+        &self,
+        path: &Path,
+        o: super::WriteFileOptions,
+    ) -> Result<Box<dyn WritableFile>> {
+        PosixFileSystem.open_writable_opts(path, self.use_fsync, o, false)
     }
     fn new_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
         let file = File::open(path).map_err(|e| Error::io(ctx("open a file for random read", path), e))?;
@@ -497,6 +530,14 @@ impl FileSystem for PosixFileSystem {
         max_buffer_size: usize,
     ) -> Result<Box<dyn WritableFile>> {
         self.reuse_writable_with(path, old, false, max_buffer_size, true)
+    }
+
+    fn new_writable_file_with(
+        &self,
+        path: &Path,
+        o: super::WriteFileOptions,
+    ) -> Result<Box<dyn WritableFile>> {
+        self.open_writable_opts(path, false, o, true)
     }
 
     fn new_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {

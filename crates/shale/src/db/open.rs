@@ -73,6 +73,11 @@ pub(crate) fn open<T: ThreadMode>(
         opts.writable_file_max_buffer_size,
         opts.sanitized_bytes_per_sync(),
         crate::fs::ReadFileOptions { direct: opts.use_direct_reads, mmap: opts.allow_mmap_reads },
+        crate::fs::WriteFileOptions {
+            max_buffer_size: 0,
+            direct: opts.use_direct_io_for_flush_and_compaction,
+            mmap: opts.allow_mmap_writes,
+        },
     );
     // RocksDB creates the directory (to hold LOCK) whatever create_if_missing says; a
     // missing database is then reported by the CURRENT check below as InvalidArgument.
@@ -419,7 +424,10 @@ pub(super) fn wal_numbers(fs: &dyn FileSystem, path: &Path) -> Result<Vec<u64>> 
 /// CURRENT opened with direct reads; when that fails and a plain open works, direct I/O is
 /// what the file system lacks.
 fn check_direct_io(fs: &dyn crate::fs::FileSystem, current: &Path, opts: &Options) -> Result<()> {
-    if !opts.use_direct_reads || opts.allow_mmap_reads {
+    // RocksDB opens CURRENT with `use_direct_reads |= use_direct_io_for_flush_and_compaction`
+    // (mmap reads, when asked for, win over direct reads).
+    let direct = opts.use_direct_reads || opts.use_direct_io_for_flush_and_compaction;
+    if !direct || opts.allow_mmap_reads {
         return Ok(());
     }
     let direct = crate::fs::ReadFileOptions { direct: true, mmap: false };

@@ -34,6 +34,7 @@ mod db_identity;
 mod db_paths;
 mod delete_file_in_range;
 mod deletion_collector_compaction;
+mod direct_writes;
 mod dump_malloc_stats;
 mod event_log_compaction_reason;
 mod fifo_compaction;

@@ -126,6 +126,13 @@ impl<H: FsHooks> FileSystem for HookedFs<H> {
     fn new_writable_file_with_buffer(&self, path: &Path, max: usize) -> shale::Result<Box<dyn WritableFile>> {
         Ok(self.hooks.writable(path, self.base.new_writable_file_with_buffer(path, max)?))
     }
+    fn new_writable_file_with(
+        &self,
+        path: &Path,
+        o: shale::fs::WriteFileOptions,
+    ) -> shale::Result<Box<dyn WritableFile>> {
+        Ok(self.hooks.writable(path, self.base.new_writable_file_with(path, o)?))
+    }
     fn reuse_writable_file(
         &self,
         path: &Path,
