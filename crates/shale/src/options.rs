@@ -441,6 +441,15 @@ pub struct Options {
     /// Seconds between dumps of `rocksdb.dbstats` and every family's cfstats into the info
     /// LOG (0: none; RocksDB's default 600).
     pub(crate) stats_dump_period_sec: u32,
+    /// Seconds between snapshots of the statistics' tickers (RocksDB's `PersistStats`,
+    /// `db/stats_history.rs`; 0: none; default 600), kept in memory up to
+    /// `stats_history_buffer_size` bytes or, with `persist_stats_to_disk`, written to the
+    /// hidden family `___rocksdb_stats_history___`.
+    pub(crate) stats_persist_period_sec: u32,
+    pub(crate) persist_stats_to_disk: bool,
+    pub(crate) stats_history_buffer_size: usize,
+    /// The clock the stats snapshots read (the system clock when None).
+    pub(crate) stats_history_clock: Option<std::sync::Arc<dyn crate::db::SystemClock>>,
     pub(crate) delayed_write_rate: u64,
     pub(crate) db_write_buffer_size: usize,
     /// The memtable budget (`set_write_buffer_manager`; at open, one of the database's own
@@ -712,6 +721,10 @@ impl Default for Options {
             max_bgerror_resume_count: i32::MAX,
             bgerror_resume_retry_interval: 1_000_000,
             stats_dump_period_sec: 600,
+            stats_persist_period_sec: 600,
+            persist_stats_to_disk: false,
+            stats_history_buffer_size: 1024 * 1024,
+            stats_history_clock: None,
             delayed_write_rate: 0,
             db_write_buffer_size: 0,
             write_buffer_manager: None,

@@ -1562,10 +1562,42 @@ impl Options {
         self.stats_dump_period_sec = period;
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`period == 0`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `stats_persist_period_sec`.
+    /// Every `period` seconds (0: never; default 600, as RocksDB) a thread (`shale:pst_st`)
+    /// takes a snapshot of the statistics object's tickers, as RocksDB's `PersistStats`: the
+    /// first run, at open, records the counts; each later run keeps, per ticker, the
+    /// difference since the run before, under the run's time in seconds. Without
+    /// `enable_statistics` nothing is taken. Where the snapshots go is
+    /// [`set_persist_stats_to_disk`](Self::set_persist_stats_to_disk)'s choice; they are
+    /// read with `DB::get_stats_history`.
     pub fn set_stats_persist_period_sec(&mut self, period: u32) {
-        self.accept_only(period == 0, "stats_persist_period_sec (issue 14)");
+        self.stats_persist_period_sec = period;
+    }
+
+    /// Where the stats snapshots of `stats_persist_period_sec` go (RocksDB's
+    /// `persist_stats_to_disk`, default false; a Shale extension, rust-rocksdb 0.25 has no
+    /// setter). False: in memory, the oldest dropped while the history's estimated size is
+    /// above `stats_history_buffer_size`. True: written to the hidden column family
+    /// `___rocksdb_stats_history___`, keys `<10-digit seconds>#<ticker name>`, values the
+    /// delta in decimal, plus RocksDB's two format-version keys. The family is created at
+    /// open when missing, opened without being named (it still appears in `DB::list_cf`, as
+    /// in RocksDB), and never given a handle unless the caller names it.
+    pub fn set_persist_stats_to_disk(&mut self, persist: bool) {
+        self.persist_stats_to_disk = persist;
+    }
+
+    /// The in-memory stats history's budget in bytes (RocksDB's `stats_history_buffer_size`,
+    /// default 1 MiB, estimated as RocksDB estimates it): after each snapshot the oldest
+    /// snapshots are dropped while the history is larger. A Shale extension, as rust-rocksdb
+    /// 0.25 has no setter.
+    pub fn set_stats_history_buffer_size(&mut self, size: usize) {
+        self.stats_history_buffer_size = size;
+    }
+
+    /// The clock the stats snapshots of `stats_persist_period_sec` read, for their times and
+    /// their period (a Shale extension, as RocksDB's `Env` clock; default the system clock).
+    /// A [`MockSystemClock`](crate::MockSystemClock) lets a test move time forward.
+    pub fn set_stats_history_clock(&mut self, clock: std::sync::Arc<dyn crate::db::SystemClock>) {
+        self.stats_history_clock = Some(clock);
     }
 
     /// RocksDB's `advise_random_on_open` (default true), recorded in the OPTIONS file as

@@ -235,6 +235,9 @@ pub(crate) fn start_background_threads(inner: &Arc<DbInner>) -> Result<Vec<JoinH
     if inner.opts.stats_dump_period_sec > 0 {
         threads.push(spawn("shale:dump_st".to_string(), stats_dump_worker, (false, false))?);
     }
+    if inner.opts.stats_persist_period_sec > 0 && inner.opts.statistics.is_some() {
+        threads.push(spawn("shale:pst_st".to_string(), stats_persist_worker, (false, false))?);
+    }
     Ok(threads)
 }
 
@@ -290,6 +293,36 @@ fn stats_dump_worker(inner: Arc<DbInner>) {
         }
         inner.dump_stats();
         next = Instant::now() + period;
+    }
+}
+
+/// Takes a stats snapshot every `stats_persist_period_sec` seconds of the stats clock
+/// (RocksDB's periodic `PersistStats` task, `stats_history.rs`); open took the first. It
+/// waits on `work_cv` so that close wakes it at once, looking at the clock at least every
+/// second (every 50 ms with a clock of the caller's, which moves when a test says).
+fn stats_persist_worker(inner: Arc<DbInner>) {
+    let period = u64::from(inner.opts.stats_persist_period_sec);
+    let poll = if inner.opts.stats_history_clock.is_some() {
+        Duration::from_millis(50)
+    } else {
+        Duration::from_secs(1)
+    };
+    let mut next = inner.stats_now_seconds() + period;
+    loop {
+        {
+            let mut st = inner.lock_state();
+            if inner.shutting_down.load(Ordering::Acquire) {
+                return;
+            }
+            let now = inner.stats_now_seconds();
+            if now < next {
+                let left = Duration::from_secs(next - now);
+                inner.work_cv.wait_for(&mut st, left.min(poll));
+                continue;
+            }
+        }
+        inner.persist_stats();
+        next = inner.stats_now_seconds() + period;
     }
 }
 

@@ -61,6 +61,7 @@ mod partitioned_write_bytes;
 mod partitioned_write_db;
 mod partitioned_write_rocksdb7;
 mod ribbon_filter_write;
+mod stats_history;
 mod subcompactions;
 mod tools_ldb_get;
 mod txn_interop_2pc;
