@@ -458,6 +458,9 @@ pub struct Options {
         Option<std::sync::Arc<crate::memtable::write_buffer_manager::WriteBufferManagerState>>,
     /// Thread-pool sizes from `set_env` (LOW, HIGH).
     pub(crate) env_threads: (Option<usize>, Option<usize>),
+    /// The Env's BOTTOM pool size: compactions into the last level run there
+    /// (`db/scheduler.rs`); 0: in the LOW pool.
+    pub(crate) env_bottom_threads: usize,
     /// `Env::lower_*_priority` calls: (LOW pool, HIGH pool) threads run at the lowest CPU
     /// priority (nice 19) / idle I/O priority (`db/scheduler.rs`).
     pub(crate) env_lower_cpu: (bool, bool),
@@ -729,6 +732,7 @@ impl Default for Options {
             db_write_buffer_size: 0,
             write_buffer_manager: None,
             env_threads: (None, None),
+            env_bottom_threads: 0,
             env_lower_cpu: (false, false),
             env_lower_io: (false, false),
             fs: None,

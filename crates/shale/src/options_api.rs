@@ -1005,6 +1005,7 @@ impl Options {
         }
         self.unsupported.extend(env.unsupported.iter().copied());
         self.env_threads = (env.low_threads, env.high_threads);
+        self.env_bottom_threads = env.bottom_threads.unwrap_or(0);
         self.env_lower_cpu = env.lower_cpu;
         self.env_lower_io = env.lower_io;
     }
