@@ -446,6 +446,11 @@ pub struct Options {
     /// `stats_history_buffer_size` bytes or, with `persist_stats_to_disk`, written to the
     /// hidden family `___rocksdb_stats_history___`.
     pub(crate) stats_persist_period_sec: u32,
+    /// RocksDB's `allow_ingest_behind` (DB; at open copied into every family's options) and
+    /// `cf_allow_ingest_behind` (the family's): the last level is kept for files ingested
+    /// with `ingest_behind` (`db/ingest.rs`, `compaction/universal.rs`).
+    pub(crate) allow_ingest_behind: bool,
+    pub(crate) cf_allow_ingest_behind: bool,
     pub(crate) persist_stats_to_disk: bool,
     pub(crate) stats_history_buffer_size: usize,
     /// The clock the stats snapshots read (the system clock when None).
@@ -725,6 +730,8 @@ impl Default for Options {
             bgerror_resume_retry_interval: 1_000_000,
             stats_dump_period_sec: 600,
             stats_persist_period_sec: 600,
+            allow_ingest_behind: false,
+            cf_allow_ingest_behind: false,
             persist_stats_to_disk: false,
             stats_history_buffer_size: 1024 * 1024,
             stats_history_clock: None,
@@ -1195,6 +1202,36 @@ impl Options {
             return DBCompressionType::None;
         }
         self.compression_per_level.first().copied().unwrap_or(self.compression)
+    }
+
+    /// Whether the family keeps its last level for files ingested behind (RocksDB's
+    /// `ColumnFamilyData::AllowIngestBehind`: the DB's or the family's option).
+    pub(crate) fn ingest_behind_allowed(&self) -> bool {
+        self.allow_ingest_behind || self.cf_allow_ingest_behind
+    }
+
+    /// The deepest level a compaction may write (RocksDB's `MaxOutputLevel`): the last one,
+    /// or the one above it when the last is kept for files ingested behind.
+    pub(crate) fn max_output_level(&self) -> usize {
+        let last = (self.num_levels.max(1) - 1) as usize;
+        if self.ingest_behind_allowed() {
+            last.saturating_sub(1)
+        } else {
+            last
+        }
+    }
+
+    /// A family's options as RocksDB's `SanitizeCfOptions` leaves them for ingestion behind:
+    /// the DB's `allow_ingest_behind` applies to it, and universal compaction then has at
+    /// least 3 levels.
+    pub(crate) fn sanitize_ingest_behind(&mut self, db: &Options) {
+        self.allow_ingest_behind |= db.allow_ingest_behind;
+        if self.compaction_style == crate::DBCompactionStyle::Universal
+            && self.ingest_behind_allowed()
+            && self.num_levels < 3
+        {
+            self.num_levels = 3;
+        }
     }
 
     /// `level_compaction_dynamic_level_bytes` as RocksDB sanitizes it: only the level style

@@ -374,6 +374,12 @@ impl IngestExternalFileOptions {
         self.flags.push(("allow_blocking_flush", v));
     }
 
+    /// Ingests the files into the family's last level with sequence number 0, below every
+    /// key already there (RocksDB's `ingest_behind`). Needs `allow_ingest_behind` (or
+    /// `cf_allow_ingest_behind`), files that do not overlap each other nor the last level,
+    /// and no file with sequence number 0 above the last level; each failing is
+    /// InvalidArgument (overlapping files, or a family with timestamps: NotSupported), with
+    /// RocksDB 11.8.1's messages.
     pub fn set_ingest_behind(&mut self, v: bool) {
         self.flags.push(("ingest_behind", v));
     }
@@ -1832,10 +1838,23 @@ impl Options {
         self.blob_cache = Some(cache.0.clone());
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`!val`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `allow_ingest_behind`.
+    /// RocksDB's `allow_ingest_behind` (default false; deprecated there for the family
+    /// option `cf_allow_ingest_behind`, which [`set_cf_allow_ingest_behind`](Self::set_cf_allow_ingest_behind)
+    /// sets): every family keeps its last level for files ingested with
+    /// `IngestExternalFileOptions::set_ingest_behind`. Universal compaction then writes no
+    /// deeper than the level above it (num_levels raised to 3 if lower), compactions keep
+    /// the tombstones and sequence numbers the ingested files may need, and a universal
+    /// `compact_range` ends there. Files ingested behind go to the last level with sequence
+    /// number 0, below every write. As in RocksDB, the level style's compactions still write
+    /// the last level (only universal compaction honours the reservation there).
     pub fn set_allow_ingest_behind(&mut self, val: bool) {
-        self.accept_only(!val, "allow_ingest_behind (issue 17)");
+        self.allow_ingest_behind = val;
+    }
+
+    /// RocksDB's `cf_allow_ingest_behind` (default false): `set_allow_ingest_behind` for this
+    /// family alone. A Shale extension, as rust-rocksdb 0.25 has no setter.
+    pub fn set_cf_allow_ingest_behind(&mut self, val: bool) {
+        self.cf_allow_ingest_behind = val;
     }
 
     pub fn add_compact_on_deletion_collector_factory(

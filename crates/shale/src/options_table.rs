@@ -954,9 +954,20 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Db,
         Bool,
         No,
-        None,
+        Some(|o| o.allow_ingest_behind.to_string()),
         Some(|o, n, v| {
             o.set_allow_ingest_behind(boolean(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "cf_allow_ingest_behind",
+        Cf,
+        Bool,
+        No,
+        Some(|o| o.cf_allow_ingest_behind.to_string()),
+        Some(|o, n, v| {
+            o.set_cf_allow_ingest_behind(boolean(n, v)?);
             Ok(true)
         }),
     ),

@@ -207,7 +207,9 @@ impl DbInner {
                         iter,
                         tombstones,
                         snapshots: snapshots.clone(),
-                        bottommost: plan.bottommost,
+                        // With the last level kept for ingestion behind, nothing is
+                        // bottommost (RocksDB's CompactionIterator).
+                        bottommost: plan.bottommost && !cf.opts.ingest_behind_allowed(),
                         target_file_size: plan
                             .output_file_size
                             .unwrap_or_else(|| cf.opts.target_file_size(plan.output_level)),
@@ -578,13 +580,16 @@ impl DbInner {
                 let plan = if style == crate::DBCompactionStyle::Fifo {
                     crate::compaction::fifo::pick_fifo(&c.current, &cf.opts, busy, picker::unix_now())
                 } else {
-                    crate::compaction::universal::pick_manual_universal(&c.current)
+                    crate::compaction::universal::pick_manual_universal(
+                        &c.current,
+                        cf.opts.max_output_level(),
+                    )
                 };
                 // Universal compacts everything into the last level (FIFO, refused a level
                 // change above, stays at level 0).
                 // With one level RocksDB takes the leveled path: nothing to compact, no move.
                 let last =
-                    if style == crate::DBCompactionStyle::Fifo { 0 } else { c.current.num_levels() - 1 };
+                    if style == crate::DBCompactionStyle::Fifo { 0 } else { cf.opts.max_output_level() };
                 let Some(plan) = plan else { return Ok((last > 0).then_some(last)) };
                 self.run_manual(&mut st, cf, plan)?;
                 return Ok(Some(last));

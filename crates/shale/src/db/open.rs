@@ -129,6 +129,9 @@ pub(crate) fn open<T: ThreadMode>(
         let default_opts = if descs.is_empty() { opts.clone() } else { Options::default() };
         descs.insert(0, ColumnFamilyDescriptor::new(DEFAULT_COLUMN_FAMILY_NAME, default_opts));
     }
+    for d in &mut descs {
+        d.options.sanitize_ingest_behind(opts);
+    }
     // The hidden stats family is opened whenever the MANIFEST holds it, named or not (as
     // RocksDB's VersionEditHandler opens it); unnamed, it gets no handle.
     let stats_cf_exists = recovered.column_families.values().any(|c| c.name == STATS_CF);

@@ -87,7 +87,7 @@ fn forwards_to_bottom(
     cf: &super::cf::CfHandle,
     plan: &CompactionPlan,
 ) -> bool {
-    let max_output_level = (cf.opts.num_levels.max(1) - 1) as usize;
+    let max_output_level = cf.opts.max_output_level();
     opts.env_bottom_threads > 0
         && !plan.deletion_only
         && plan.output_level > 0

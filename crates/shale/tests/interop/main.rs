@@ -24,6 +24,7 @@ mod event_log_flush_data_size;
 mod event_log_rocksdb_11;
 mod flush_drops_hidden_versions;
 mod ingest;
+mod ingest_behind;
 mod ingest_blob;
 mod interop_blob;
 mod interop_bloom;
