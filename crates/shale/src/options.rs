@@ -129,6 +129,8 @@ pub struct BlockBasedOptions {
     pub(crate) checksum: crate::table::format::ChecksumType,
     /// `set_index_type(TwoLevelIndexSearch)`: a partitioned index (`table/partitioned_builder.rs`).
     pub(crate) partitioned_index: bool,
+    /// `set_index_type(HashSearch)`: RocksDB's hash index (`table/hash_index.rs`).
+    pub(crate) hash_index: bool,
     /// `set_partition_filters`: partitioned filters (taken only with a partitioned index,
     /// as RocksDB's sanitizing).
     pub(crate) partition_filters: bool,
@@ -167,6 +169,7 @@ impl Default for BlockBasedOptions {
             // RocksDB's default (kXXH3, `BlockBasedTableOptions::checksum`).
             checksum: crate::table::format::ChecksumType::Xxh3,
             partitioned_index: false,
+            hash_index: false,
             partition_filters: false,
             metadata_block_size: 4096,
             decouple_partitioned_filters: true,
@@ -1249,6 +1252,12 @@ impl Options {
         }
         if let Some(name) = self.unsupported.first().or(self.table.unsupported.first()) {
             return Err(Error::not_supported(format!("option {name} is not supported by Shale")));
+        }
+        // RocksDB's BlockBasedTableFactory::ValidateOptions.
+        if self.table.hash_index && self.prefix_extractor.is_none() {
+            return Err(Error::invalid_argument(
+                "Hash index is specified for block-based table, but prefix_extractor is not given",
+            ));
         }
         // RocksDB's ValidateOptions.
         if self.allow_mmap_reads && self.use_direct_reads {

@@ -583,11 +583,25 @@ impl BlockBasedOptions {
         self.cache_index_and_filter_blocks_with_high_priority = v;
     }
 
-    /// Binary search (the default) or a partitioned index (`TwoLevelIndexSearch`,
-    /// `table/partitioned_builder.rs`); hash search is not built.
+    /// Binary search (the default), a partitioned index (`TwoLevelIndexSearch`,
+    /// `table/partitioned_builder.rs`) or RocksDB's hash index (`HashSearch`,
+    /// `table/hash_index.rs`): the binary index with restart interval 1 plus the table's
+    /// key prefixes, so a prefix-mode seek or a point lookup whose prefix a table lacks
+    /// reads no data block of it. It needs the family's prefix extractor (`open` fails
+    /// with RocksDB's InvalidArgument without one).
     pub fn set_index_type(&mut self, index_type: BlockBasedIndexType) {
-        self.unsupported_if(index_type == BlockBasedIndexType::HashSearch, "index_type kHashSearch");
         self.partitioned_index = index_type == BlockBasedIndexType::TwoLevelIndexSearch;
+        self.hash_index = index_type == BlockBasedIndexType::HashSearch;
+    }
+
+    /// `index_block_restart_interval` as RocksDB's table factory sanitizes it: at least
+    /// 1, and 1 with a hash index.
+    pub(crate) fn sanitized_index_block_restart_interval(&self) -> usize {
+        if self.hash_index {
+            1
+        } else {
+            self.index_block_restart_interval.max(1)
+        }
     }
 
     /// With `cache_index_and_filter_blocks`, level-0 tables from flushes (no larger than

@@ -1788,7 +1788,7 @@ pub(crate) static ROWS: &[OptionRow] = &[
     tbl(
         "index_block_restart_interval",
         Int,
-        Some(|t| t.index_block_restart_interval.to_string()),
+        Some(|t| t.sanitized_index_block_restart_interval().to_string()),
         |t, n, v| {
             t.set_index_block_restart_interval(number(n, v)?);
             Ok(true)
@@ -1898,7 +1898,14 @@ pub(crate) static ROWS: &[OptionRow] = &[
     tbl(
         "index_type",
         Enum,
-        Some(|t| (if t.partitioned_index { "kTwoLevelIndexSearch" } else { "kBinarySearch" }).to_string()),
+        Some(|t| {
+            (match (t.partitioned_index, t.hash_index) {
+                (true, _) => "kTwoLevelIndexSearch",
+                (false, true) => "kHashSearch",
+                (false, false) => "kBinarySearch",
+            })
+            .to_string()
+        }),
         |t, _, v| {
             t.set_index_type(match v {
                 "kBinarySearch" => crate::BlockBasedIndexType::BinarySearch,

@@ -295,7 +295,7 @@ impl<T: ThreadMode, I: DBInner> DBCommon<T, I> {
     /// here again), as RocksDB's `Options::compaction_service`. Trivial moves and FIFO
     /// deletions still run here, as in RocksDB.
     pub fn set_compaction_service(&self, service: Option<Arc<dyn CompactionService>>) {
-        *self.inner.compaction_service.lock() = service;
+        **self.inner.compaction_service.lock() = service;
     }
 }
 
