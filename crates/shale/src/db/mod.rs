@@ -68,6 +68,7 @@ pub use remote_compaction::{open_and_compact, CompactionService};
 mod repair;
 mod scheduler;
 mod snapshot;
+mod stats_history;
 mod table_cache;
 mod timestamps;
 mod ttl;
@@ -103,6 +104,9 @@ pub use iterator::{
 };
 pub use pinnable::DBPinnableSlice;
 pub use snapshot::{Snapshot, SnapshotWithThreadMode};
+pub use stats_history::{
+    MockSystemClock, StatsHistoryIterator, SystemClock, PERSISTENT_STATS_COLUMN_FAMILY_NAME,
+};
 
 pub(crate) use cf::SuperVersion;
 pub(crate) use cf::{CfHandle, CfState};
@@ -413,6 +417,8 @@ pub(crate) struct Stats {
     /// Writes that were delayed / stopped (RocksDB's stall counters).
     pub stall_delays: AtomicU64,
     pub stall_stops: AtomicU64,
+    /// The stats history of `stats_persist_period_sec` (`stats_history.rs`). A leaf lock.
+    pub history: Mutex<stats_history::StatsHistory>,
 }
 
 impl Default for Stats {
@@ -437,6 +443,7 @@ impl Default for Stats {
             stall_micros: AtomicU64::new(0),
             stall_delays: AtomicU64::new(0),
             stall_stops: AtomicU64::new(0),
+            history: Default::default(),
         }
     }
 }
