@@ -9,5 +9,6 @@ pub mod compression;
 pub mod error;
 pub mod fs;
 pub mod oracle;
+pub mod poison;
 
 pub use error::{Error, ErrorKind, Result};

@@ -507,6 +507,7 @@ pub(super) fn new_inner(
             writer: wal_writer,
             number: wal_number,
             unsynced: false,
+            unsynced_writes: 0,
             dir_synced: true,
         }),
         wal_meta: PlMutex::new(super::WalMeta {
