@@ -298,6 +298,9 @@ pub(crate) struct WalState {
     pub number: u64,
     /// Bytes written to this WAL that are not yet fsynced.
     pub unsynced: bool,
+    /// Counts the writes that set `unsynced`: a sync made outside the WAL lock clears
+    /// `unsynced` only if no write came meanwhile (`wal_sync.rs`).
+    pub unsynced_writes: u64,
     /// The WAL directory was synced since the current WAL was created.
     pub dir_synced: bool,
 }

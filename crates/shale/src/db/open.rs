@@ -562,6 +562,7 @@ pub(super) fn new_inner(
                 writer: wal_writer,
                 number: wal_number,
                 unsynced: false,
+                unsynced_writes: 0,
                 dir_synced: true,
             }),
         ),
