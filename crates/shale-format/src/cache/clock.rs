@@ -37,10 +37,11 @@
 //! every quantile higher. A cache of less than 512 KiB a shard keeps one stripe, so its
 //! eviction order is one CLOCK over every entry.
 //!
-//! The std lock's poison flag is not consulted: what it guards is changed only by this
-//! module's own bookkeeping (map and slot updates, counters; values are dropped after the
-//! lock is released), which runs no user code and has no panicking operation, the rule
-//! under which the engine uses parking_lot locks (which have no poisoned state) elsewhere.
+//! What a stripe's lock guards is changed only by this module's own bookkeeping (map and
+//! slot updates, counters; values are dropped after the lock is released), which runs no
+//! user code. Should a panic poison a stripe anyway, its state is not trusted: the stripe is
+//! bypassed from then on (lookups miss, inserts are refused, so reads go to the table file
+//! and stay right), never read as if nothing had happened.
 //!
 //! A sweep gives up after four turns of its hand over the stripe's slots (a countdown of 3
 //! reaches 0 in three), so an entry that does not fit because everything left is pinned
@@ -84,16 +85,16 @@ struct Inner {
 struct Stripe(RwLock<Inner>);
 
 impl Stripe {
-    /// The stripe's lock shared (the poison flag: see the module comment).
+    /// The stripe's lock shared; None once a panic poisoned it (see the module comment).
     #[inline]
-    fn read(&self) -> std::sync::RwLockReadGuard<'_, Inner> {
-        self.0.read().unwrap_or_else(std::sync::PoisonError::into_inner)
+    fn read(&self) -> Option<std::sync::RwLockReadGuard<'_, Inner>> {
+        self.0.read().ok()
     }
 
-    /// The stripe's lock exclusive.
+    /// The stripe's lock exclusive; None once a panic poisoned it.
     #[inline]
-    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Inner> {
-        self.0.write().unwrap_or_else(std::sync::PoisonError::into_inner)
+    fn write(&self) -> Option<std::sync::RwLockWriteGuard<'_, Inner>> {
+        self.0.write().ok()
     }
 }
 
@@ -152,8 +153,9 @@ impl ClockShard {
             if self.fits(charge) {
                 return;
             }
-            let mut g = self.stripes[(own + k) % n].write();
-            g.evict_for(self, charge, out);
+            if let Some(mut g) = self.stripes[(own + k) % n].write() {
+                g.evict_for(self, charge, out);
+            }
         }
     }
 }
@@ -194,7 +196,7 @@ impl Inner {
 
 impl Shard for ClockShard {
     fn lookup(&self, key: &Key) -> Option<Value> {
-        let g = self.stripes[self.stripe_of(key)].read();
+        let g = self.stripes[self.stripe_of(key)].read()?;
         let i = *g.map.get(key)?;
         let s = g.slots.get(i as usize)?.as_ref()?;
         let c = s.countdown.load(Ordering::Relaxed);
@@ -209,7 +211,7 @@ impl Shard for ClockShard {
         let mut dropped = Vec::new();
         let own = self.stripe_of(&key);
         let stripe = &self.stripes[own];
-        let mut g = stripe.write();
+        let Some(mut g) = stripe.write() else { return false };
         if let Some(&old) = g.map.get(&key) {
             if let Some(s) = g.remove(old as usize, &self.usage) {
                 dropped.push(s.value);
@@ -220,7 +222,10 @@ impl Shard for ClockShard {
             // Never two stripe locks at once: this one is taken again after the others.
             drop(g);
             self.evict_others(own, charge, &mut dropped);
-            g = stripe.write();
+            g = match stripe.write() {
+                Some(g) => g,
+                None => return false,
+            };
             // Another insert of the same key may have come in meanwhile.
             if let Some(&old) = g.map.get(&key) {
                 if let Some(s) = g.remove(old as usize, &self.usage) {
@@ -259,7 +264,7 @@ impl Shard for ClockShard {
     }
 
     fn erase(&self, key: &Key) {
-        let mut g = self.stripes[self.stripe_of(key)].write();
+        let Some(mut g) = self.stripes[self.stripe_of(key)].write() else { return };
         let removed = g.map.get(key).copied().and_then(|i| g.remove(i as usize, &self.usage));
         drop(g);
         drop(removed);
@@ -276,7 +281,9 @@ impl Shard for ClockShard {
             if self.fits(0) {
                 break;
             }
-            s.write().evict_for(self, 0, &mut dropped);
+            if let Some(mut g) = s.write() {
+                g.evict_for(self, 0, &mut dropped);
+            }
         }
         drop(dropped);
     }
@@ -287,7 +294,7 @@ impl Shard for ClockShard {
 
     fn for_each(&self, f: &mut dyn FnMut(u8, usize, bool)) {
         for stripe in self.stripes.iter() {
-            let g = stripe.read();
+            let Some(g) = stripe.read() else { continue };
             for s in g.slots.iter().flatten() {
                 f(s.role, s.charge, Arc::strong_count(&s.value) > 1);
             }
@@ -334,7 +341,7 @@ mod tests {
         let mut n = 0;
         let mut per_stripe = vec![0; shard.stripes.len()];
         for (j, s) in shard.stripes.iter().enumerate() {
-            per_stripe[j] = s.read().map.len();
+            per_stripe[j] = s.read().unwrap().map.len();
             n += per_stripe[j];
         }
         assert_eq!(n * entry, shard.usage());
@@ -365,5 +372,36 @@ mod tests {
         drop(held);
         shard.set_capacity(cap / 4);
         assert!(shard.usage() <= cap / 4);
+    }
+
+    /// A stripe a panic poisoned is bypassed: its keys miss and are not inserted again,
+    /// while the other stripes serve on.
+    #[test]
+    fn a_poisoned_stripe_is_bypassed() {
+        let shard = ClockShard::new(1 << 20, false);
+        let f = OffsetableCacheKey::unique();
+        let keys: Vec<Key> = (0..64u64).map(|k| Key::Block(f.with_offset(k))).collect();
+        for k in &keys {
+            assert!(shard.insert(k.clone(), Arc::new(()), 100, 0, false));
+        }
+        let bad = shard.stripe_of(&keys[0]);
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _g = shard.stripes[bad].0.write().unwrap();
+            panic!("a panic holding a stripe (on purpose)");
+        }));
+        assert!(r.is_err());
+        for k in &keys {
+            if shard.stripe_of(k) == bad {
+                assert!(shard.lookup(k).is_none());
+                assert!(!shard.insert(k.clone(), Arc::new(()), 100, 0, false));
+            } else {
+                assert!(shard.lookup(k).is_some());
+            }
+        }
+        shard.erase(&keys[0]);
+        shard.set_capacity(0);
+        let mut seen = 0;
+        shard.for_each(&mut |_, _, _| seen += 1);
+        assert_eq!(seen, 0, "the healthy stripes were emptied; the poisoned one is not read");
     }
 }
