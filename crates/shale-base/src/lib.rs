@@ -10,5 +10,6 @@ pub mod error;
 pub mod fs;
 pub mod lock_rank;
 pub mod oracle;
+pub mod poison;
 
 pub use error::{Error, ErrorKind, Result};

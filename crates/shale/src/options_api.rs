@@ -374,6 +374,12 @@ impl IngestExternalFileOptions {
         self.flags.push(("allow_blocking_flush", v));
     }
 
+    /// Ingests the files into the family's last level with sequence number 0, below every
+    /// key already there (RocksDB's `ingest_behind`). Needs `allow_ingest_behind` (or
+    /// `cf_allow_ingest_behind`), files that do not overlap each other nor the last level,
+    /// and no file with sequence number 0 above the last level; each failing is
+    /// InvalidArgument (overlapping files, or a family with timestamps: NotSupported), with
+    /// RocksDB 11.8.1's messages.
     pub fn set_ingest_behind(&mut self, v: bool) {
         self.flags.push(("ingest_behind", v));
     }
@@ -1019,6 +1025,7 @@ impl Options {
         }
         self.unsupported.extend(env.unsupported.iter().copied());
         self.env_threads = (env.low_threads, env.high_threads);
+        self.env_bottom_threads = env.bottom_threads.unwrap_or(0);
         self.env_lower_cpu = env.lower_cpu;
         self.env_lower_io = env.lower_io;
     }
@@ -1580,10 +1587,42 @@ impl Options {
         self.stats_dump_period_sec = period;
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`period == 0`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `stats_persist_period_sec`.
+    /// Every `period` seconds (0: never; default 600, as RocksDB) a thread (`shale:pst_st`)
+    /// takes a snapshot of the statistics object's tickers, as RocksDB's `PersistStats`: the
+    /// first run, at open, records the counts; each later run keeps, per ticker, the
+    /// difference since the run before, under the run's time in seconds. Without
+    /// `enable_statistics` nothing is taken. Where the snapshots go is
+    /// [`set_persist_stats_to_disk`](Self::set_persist_stats_to_disk)'s choice; they are
+    /// read with `DB::get_stats_history`.
     pub fn set_stats_persist_period_sec(&mut self, period: u32) {
-        self.accept_only(period == 0, "stats_persist_period_sec (issue 14)");
+        self.stats_persist_period_sec = period;
+    }
+
+    /// Where the stats snapshots of `stats_persist_period_sec` go (RocksDB's
+    /// `persist_stats_to_disk`, default false; a Shale extension, rust-rocksdb 0.25 has no
+    /// setter). False: in memory, the oldest dropped while the history's estimated size is
+    /// above `stats_history_buffer_size`. True: written to the hidden column family
+    /// `___rocksdb_stats_history___`, keys `<10-digit seconds>#<ticker name>`, values the
+    /// delta in decimal, plus RocksDB's two format-version keys. The family is created at
+    /// open when missing, opened without being named (it still appears in `DB::list_cf`, as
+    /// in RocksDB), and never given a handle unless the caller names it.
+    pub fn set_persist_stats_to_disk(&mut self, persist: bool) {
+        self.persist_stats_to_disk = persist;
+    }
+
+    /// The in-memory stats history's budget in bytes (RocksDB's `stats_history_buffer_size`,
+    /// default 1 MiB, estimated as RocksDB estimates it): after each snapshot the oldest
+    /// snapshots are dropped while the history is larger. A Shale extension, as rust-rocksdb
+    /// 0.25 has no setter.
+    pub fn set_stats_history_buffer_size(&mut self, size: usize) {
+        self.stats_history_buffer_size = size;
+    }
+
+    /// The clock the stats snapshots of `stats_persist_period_sec` read, for their times and
+    /// their period (a Shale extension, as RocksDB's `Env` clock; default the system clock).
+    /// A [`MockSystemClock`](crate::MockSystemClock) lets a test move time forward.
+    pub fn set_stats_history_clock(&mut self, clock: std::sync::Arc<dyn crate::db::SystemClock>) {
+        self.stats_history_clock = Some(clock);
     }
 
     /// RocksDB's `advise_random_on_open` (default true), recorded in the OPTIONS file as
@@ -1829,10 +1868,23 @@ impl Options {
         self.blob_cache = Some(cache.0.clone());
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`!val`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `allow_ingest_behind`.
+    /// RocksDB's `allow_ingest_behind` (default false; deprecated there for the family
+    /// option `cf_allow_ingest_behind`, which [`set_cf_allow_ingest_behind`](Self::set_cf_allow_ingest_behind)
+    /// sets): every family keeps its last level for files ingested with
+    /// `IngestExternalFileOptions::set_ingest_behind`. Universal compaction then writes no
+    /// deeper than the level above it (num_levels raised to 3 if lower), compactions keep
+    /// the tombstones and sequence numbers the ingested files may need, and a universal
+    /// `compact_range` ends there. Files ingested behind go to the last level with sequence
+    /// number 0, below every write. As in RocksDB, the level style's compactions still write
+    /// the last level (only universal compaction honours the reservation there).
     pub fn set_allow_ingest_behind(&mut self, val: bool) {
-        self.accept_only(!val, "allow_ingest_behind (issue 17)");
+        self.allow_ingest_behind = val;
+    }
+
+    /// RocksDB's `cf_allow_ingest_behind` (default false): `set_allow_ingest_behind` for this
+    /// family alone. A Shale extension, as rust-rocksdb 0.25 has no setter.
+    pub fn set_cf_allow_ingest_behind(&mut self, val: bool) {
+        self.cf_allow_ingest_behind = val;
     }
 
     pub fn add_compact_on_deletion_collector_factory(

@@ -466,6 +466,39 @@ pub(crate) static ROWS: &[OptionRow] = &[
         }),
     ),
     opt(
+        "stats_persist_period_sec",
+        Db,
+        Int,
+        Yes,
+        Some(|o| o.stats_persist_period_sec.to_string()),
+        Some(|o, n, v| {
+            o.set_stats_persist_period_sec(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "stats_history_buffer_size",
+        Db,
+        Int,
+        Yes,
+        Some(|o| o.stats_history_buffer_size.to_string()),
+        Some(|o, n, v| {
+            o.set_stats_history_buffer_size(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "persist_stats_to_disk",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.persist_stats_to_disk.to_string()),
+        Some(|o, n, v| {
+            o.set_persist_stats_to_disk(boolean(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
         "delayed_write_rate",
         Db,
         Int,
@@ -921,9 +954,20 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Db,
         Bool,
         No,
-        None,
+        Some(|o| o.allow_ingest_behind.to_string()),
         Some(|o, n, v| {
             o.set_allow_ingest_behind(boolean(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "cf_allow_ingest_behind",
+        Cf,
+        Bool,
+        No,
+        Some(|o| o.cf_allow_ingest_behind.to_string()),
+        Some(|o, n, v| {
+            o.set_cf_allow_ingest_behind(boolean(n, v)?);
             Ok(true)
         }),
     ),

@@ -78,6 +78,19 @@ pub trait WritableFile: Send {
     fn range_sync(&mut self, _offset: u64, _len: u64) -> Result<()> {
         Ok(())
     }
+    /// A handle that makes durable what `flush` handed to the OS so far, usable by another
+    /// thread while the owner goes on appending (RocksDB's `SyncWAL` fsyncs the current WAL
+    /// outside its locks while the write leader appends to it). None: this file cannot give
+    /// one, and its owner syncs it through `sync` (the default).
+    fn sync_handle(&self) -> Option<Arc<dyn SyncHandle>> {
+        None
+    }
+}
+
+/// See [`WritableFile::sync_handle`].
+pub trait SyncHandle: Send + Sync {
+    /// Makes durable every byte the file's `flush` had handed to the OS when it was called.
+    fn sync(&self) -> Result<()>;
 }
 
 /// How a file is opened for reads at offsets: RocksDB's `FileOptions::use_direct_reads`

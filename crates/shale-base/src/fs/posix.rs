@@ -306,6 +306,24 @@ fn ctx(op: &str, path: &Path) -> String {
     format!("While {op} file: {}", path.display())
 }
 
+/// [`WritableFile::sync_handle`] of a posix file.
+struct PosixSyncHandle {
+    file: File,
+    path: PathBuf,
+    use_fsync: bool,
+}
+
+impl super::SyncHandle for PosixSyncHandle {
+    fn sync(&self) -> Result<()> {
+        super::db_mutex_check::assert_not_held(&self.path);
+        if self.use_fsync {
+            self.file.sync_all().map_err(|e| Error::io(ctx("fsync", &self.path), e))
+        } else {
+            self.file.sync_data().map_err(|e| Error::io(ctx("fdatasync", &self.path), e))
+        }
+    }
+}
+
 struct PosixWritableFile {
     file: File,
     path: PathBuf,
@@ -379,6 +397,13 @@ impl WritableFile for PosixWritableFile {
 
     fn size(&self) -> u64 {
         self.size
+    }
+
+    /// The file's descriptor, duplicated: an fsync through it covers what was written
+    /// through this file (the same open file description).
+    fn sync_handle(&self) -> Option<Arc<dyn super::SyncHandle>> {
+        let file = self.file.try_clone().ok()?;
+        Some(Arc::new(PosixSyncHandle { file, path: self.path.clone(), use_fsync: self.use_fsync }))
     }
 
     /// `sync_file_range(SYNC_FILE_RANGE_WRITE)`, as RocksDB's `PosixWritableFile::RangeSync`:
@@ -653,7 +678,7 @@ impl FileSystem for PosixFileSystem {
             .map(|p| p.join(path.file_name().unwrap_or_default()))
             .unwrap_or_else(|_| path.to_path_buf());
         {
-            let mut set = locked_paths().lock().map_err(|_| Error::io_msg("lock table poisoned"))?;
+            let mut set = crate::poison::lock(locked_paths(), "file lock table")?;
             if !set.insert(key.clone()) {
                 return Err(Error::io_msg(format!(
                     "lock hold by current process, acquire time {} acquiring thread 0: {}: No locks available",

@@ -308,6 +308,12 @@ impl LogWriter {
         self.file.sync()
     }
 
+    /// The file's sync handle (`WritableFile::sync_handle`): it makes durable what
+    /// `flush` handed to the OS, from another thread while records go on being added.
+    pub fn sync_handle(&self) -> Option<std::sync::Arc<dyn shale_base::fs::SyncHandle>> {
+        self.file.sync_handle()
+    }
+
     /// Bytes written to the file so far (including padding).
     pub fn file_size(&self) -> u64 {
         self.file.size()

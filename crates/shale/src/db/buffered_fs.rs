@@ -111,6 +111,9 @@ impl WritableFile for WriteBackFile {
     fn size(&self) -> u64 {
         self.inner.size()
     }
+    fn sync_handle(&self) -> Option<Arc<dyn crate::fs::SyncHandle>> {
+        self.inner.sync_handle()
+    }
     fn range_sync(&mut self, offset: u64, len: u64) -> Result<()> {
         self.inner.range_sync(offset, len)
     }

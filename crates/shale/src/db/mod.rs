@@ -68,6 +68,7 @@ pub use remote_compaction::{open_and_compact, CompactionService};
 mod repair;
 mod scheduler;
 mod snapshot;
+mod stats_history;
 mod table_cache;
 mod timestamps;
 mod ttl;
@@ -103,6 +104,9 @@ pub use iterator::{
 };
 pub use pinnable::DBPinnableSlice;
 pub use snapshot::{Snapshot, SnapshotWithThreadMode};
+pub use stats_history::{
+    MockSystemClock, StatsHistoryIterator, SystemClock, PERSISTENT_STATS_COLUMN_FAMILY_NAME,
+};
 
 pub(crate) use cf::SuperVersion;
 pub(crate) use cf::{CfHandle, CfState};
@@ -294,6 +298,9 @@ pub(crate) struct WalState {
     pub number: u64,
     /// Bytes written to this WAL that are not yet fsynced.
     pub unsynced: bool,
+    /// Counts the writes that set `unsynced`: a sync made outside the WAL lock clears
+    /// `unsynced` only if no write came meanwhile (`wal_sync.rs`).
+    pub unsynced_writes: u64,
     /// The WAL directory was synced since the current WAL was created.
     pub dir_synced: bool,
 }
@@ -413,6 +420,8 @@ pub(crate) struct Stats {
     /// Writes that were delayed / stopped (RocksDB's stall counters).
     pub stall_delays: AtomicU64,
     pub stall_stops: AtomicU64,
+    /// The stats history of `stats_persist_period_sec` (`stats_history.rs`). A leaf lock.
+    pub history: Mutex<stats_history::StatsHistory>,
 }
 
 impl Default for Stats {
@@ -437,6 +446,7 @@ impl Default for Stats {
             stall_micros: AtomicU64::new(0),
             stall_delays: AtomicU64::new(0),
             stall_stops: AtomicU64::new(0),
+            history: Default::default(),
         }
     }
 }

@@ -19,6 +19,7 @@ use super::filename::{self, FileType};
 use super::info_log::InfoLog;
 use super::readonly::DbMode;
 use super::scheduler::JobQueues;
+use super::stats_history::PERSISTENT_STATS_COLUMN_FAMILY_NAME as STATS_CF;
 use super::table_cache::TableCache;
 use super::write_controller::WriteController;
 use super::{CfState, DBWithThreadMode, DbInner, DbState, Stats, ThreadMode, WalState};
@@ -41,6 +42,13 @@ pub(crate) fn open<T: ThreadMode>(
     mut descs: Vec<ColumnFamilyDescriptor>,
 ) -> Result<DBWithThreadMode<T>> {
     opts.check_supported()?;
+    // The hidden stats family has RocksDB's `OptimizeForPersistentStats` options whatever the
+    // caller names it with (`stats_history.rs`).
+    for d in &mut descs {
+        if d.name == STATS_CF {
+            d.options = super::stats_history::stats_cf_options();
+        }
+    }
     for d in &descs {
         d.options.check_supported()?;
         super::paths::check_supported(opts, &d.options)?;
@@ -128,10 +136,25 @@ pub(crate) fn open<T: ThreadMode>(
         let default_opts = if descs.is_empty() { opts.clone() } else { Options::default() };
         descs.insert(0, ColumnFamilyDescriptor::new(DEFAULT_COLUMN_FAMILY_NAME, default_opts));
     }
+    for d in &mut descs {
+        d.options.sanitize_ingest_behind(opts);
+    }
+    // The hidden stats family is opened whenever the MANIFEST holds it, named or not (as
+    // RocksDB's VersionEditHandler opens it); unnamed, it gets no handle.
+    let stats_cf_exists = recovered.column_families.values().any(|c| c.name == STATS_CF);
+    let stats_cf_hidden = !descs.iter().any(|d| d.name == STATS_CF);
+    if stats_cf_exists && stats_cf_hidden {
+        let mut o = super::stats_history::stats_cf_options();
+        o.write_buffer_manager = opts.write_buffer_manager.clone();
+        o.rate_limiter = opts.rate_limiter.clone();
+        descs.push(ColumnFamilyDescriptor::new(STATS_CF, o));
+    }
     let mut missing_in_db = Vec::new();
     for d in &descs {
         if !recovered.column_families.values().any(|c| c.name == d.name) {
-            if !opts.create_missing_column_families {
+            // With `persist_stats_to_disk` the stats family is created at open anyway.
+            let stats_made_anyway = d.name == STATS_CF && opts.persist_stats_to_disk;
+            if !opts.create_missing_column_families && !stats_made_anyway {
                 return Err(Error::invalid_argument(format!("Column family not found: {}", d.name)));
             }
             missing_in_db.push(d.clone());
@@ -330,10 +353,23 @@ pub(crate) fn open<T: ThreadMode>(
         .filter(|d| d.name != DEFAULT_COLUMN_FAMILY_NAME)
         .map(|d| (d.name, d.options))
         .collect();
+    let stats_cf_created = missing.iter().any(|(n, _)| n == STATS_CF);
     if !missing.is_empty() {
         for handle in super::cf::create_cfs(&db.inner, &missing)? {
             db.cfs.insert_handle(&handle.name.clone(), ColumnFamily::new(handle));
         }
+    }
+    if stats_cf_hidden {
+        db.cfs.remove_handle(STATS_CF);
+    }
+    if db.inner.opts.persist_stats_to_disk {
+        super::stats_history::init_stats_cf(&db.inner, stats_cf_created)?;
+    }
+    // The stats history's first run, which records the tickers the next one subtracts (the
+    // periodic task's run at registration, RocksDB's `run_immediately`), done here so that
+    // what follows open falls in the first period.
+    if db.inner.opts.stats_persist_period_sec > 0 {
+        db.inner.persist_stats();
     }
     Ok(db)
 }
@@ -526,6 +562,7 @@ pub(super) fn new_inner(
                 writer: wal_writer,
                 number: wal_number,
                 unsynced: false,
+                unsynced_writes: 0,
                 dir_synced: true,
             }),
         ),

@@ -165,6 +165,9 @@ fn open_view<T: ThreadMode>(
         let default_opts = if descs.is_empty() { opts.clone() } else { Options::default() };
         descs.insert(0, ColumnFamilyDescriptor::new(DEFAULT_COLUMN_FAMILY_NAME, default_opts));
     }
+    for d in &mut descs {
+        d.options.sanitize_ingest_behind(opts);
+    }
     // Unlike a read-write open, a subset of the families may be opened; a family the
     // database lacks is an error whatever create_missing_column_families says.
     for d in &descs {

@@ -756,6 +756,7 @@ impl DbInner {
                     self.sync_wals_locked(wal)
                 } else {
                     wal.unsynced = true;
+                    wal.unsynced_writes += 1;
                     if self.opts.manual_wal_flush {
                         Ok(()) // left in the buffer until `flush_wal` (RocksDB's manual_wal_flush)
                     } else {
@@ -1039,20 +1040,21 @@ impl DbInner {
     }
 
     /// Syncs the WALs (closed ones not yet synced, then the current one) if any holds
-    /// unsynced writes. A failure is a WAL write error.
+    /// unsynced writes, outside the WAL lock (`wal_sync.rs`). A failure is a WAL write error.
     pub(crate) fn sync_wal(&self) -> Result<()> {
-        let mut wal = self.lock_or_halt(&self.wal, "WAL")?;
-        if !wal.unsynced && self.wal_meta.lock().closed.is_empty() {
-            return Ok(());
+        match self.sync_wals_unlocked(false) {
+            Ok(synced) => {
+                if synced {
+                    self.stats.wal_syncs.fetch_add(1, Ordering::Relaxed);
+                    record_tick(self.opts.statistics.as_deref(), Ticker::WalFileSynced, 1);
+                }
+                Ok(())
+            }
+            Err(e) => {
+                self.set_bg_error(e.clone(), BgErrorReason::WriteCallback);
+                Err(e)
+            }
         }
-        if let Err(e) = self.sync_wals_locked(&mut wal) {
-            drop(wal); // the WAL lock comes after the DB mutex
-            self.set_bg_error(e.clone(), BgErrorReason::WriteCallback);
-            return Err(e);
-        }
-        self.stats.wal_syncs.fetch_add(1, Ordering::Relaxed);
-        record_tick(self.opts.statistics.as_deref(), Ticker::WalFileSynced, 1);
-        Ok(())
     }
 
     /// Moves the active memtables of `cfs` to their immutable lists, starts a new WAL, and

@@ -21,6 +21,7 @@ mod blob_db;
 mod block_cache_destroy_recreate;
 mod block_cache_set_capacity;
 mod block_cache_shared_two_dbs;
+mod bottom_priority_pool;
 mod bytes_per_sync;
 mod cache_charging_defaults;
 mod cache_index_and_filter_blocks;
