@@ -118,15 +118,6 @@ impl OptionsPy {
     }
 }
 
-/// Warns that a setting Shale's facade refuses was mapped to what Shale does instead.
-fn warn_mapped(py: Python<'_>, option: &str, how: &str) -> PyResult<()> {
-    let msg = std::ffi::CString::new(format!(
-        "{option}=True: Shale does not memory-map files; {how} (same data, same results)"
-    ))
-    .map_err(|e| PyException::new_err(e.to_string()))?;
-    PyErr::warn(py, &py.get_type::<pyo3::exceptions::PyRuntimeWarning>(), &msg, 1)
-}
-
 fn set_rocksdict_comparator(opts: &mut shale::Options) {
     opts.set_comparator(COMPARATOR_NAME, Box::new(rocksdict_compare));
 }
@@ -278,18 +269,10 @@ impl OptionsPy {
         self.inner.set_allow_mmap_reads(is_enabled);
     }
 
-    /// Shale's facade refuses `allow_mmap_writes = true` at open (it writes through its
-    /// buffered writer), so this binding maps the setting to that writer, which writes the same
-    /// bytes, and says so with a `RuntimeWarning`.
-    fn set_allow_mmap_writes(&mut self, py: Python<'_>, is_enabled: bool) -> PyResult<()> {
-        if is_enabled {
-            warn_mapped(
-                py,
-                "allow_mmap_writes",
-                "files are written through a buffered writer, never mapped",
-            )?;
-        }
-        Ok(())
+    /// RocksDB's `allow_mmap_writes`: Shale writes table and blob files through a shared
+    /// mapping, as RocksDB's `PosixMmapFile` does.
+    fn set_allow_mmap_writes(&mut self, is_enabled: bool) {
+        self.inner.set_allow_mmap_writes(is_enabled);
     }
 
     /// RocksDB removed this option in 11.x after making it a no-op in 10.5.0 (file sizes are

@@ -1689,12 +1689,16 @@ impl Options {
         let _ = skip;
     }
 
-    /// Not built yet: table and blob files written through a shared mapping (RocksDB's
-    /// `PosixMmapFile`). `true` is recorded and `open` refuses it with NotSupported naming
-    /// `allow_mmap_writes`.
+    /// RocksDB's `allow_mmap_writes` (default false): the table and blob files the database
+    /// writes are grown a window at a time and written through a shared read-write mapping
+    /// (RocksDB's `PosixMmapFile`; `shale_base::fs::WriteFileOptions`); a flush or sync unmaps
+    /// the window and cuts the file back to its size (RocksDB does that at close). WALs and
+    /// the MANIFEST are written as before (RocksDB's posix `OptimizeForLogWrite` and
+    /// `OptimizeForManifestWrite` turn mmap writes off for them). With
+    /// `use_direct_io_for_flush_and_compaction` too, `open` fails with RocksDB's NotSupported.
+    /// On a file system without mappings (in memory) the files are written plainly.
     pub fn set_allow_mmap_writes(&mut self, is_enabled: bool) {
         self.allow_mmap_writes = is_enabled;
-        self.accept_only(!is_enabled, "allow_mmap_writes");
     }
 
     /// Table and blob files are read through a read-only mapping of the whole file, as

@@ -8,6 +8,7 @@
 mod direct_io;
 mod fault;
 mod mem;
+mod mmap_write;
 mod posix;
 
 /// Debug builds: whether this thread holds a database's DB mutex, so that the file system

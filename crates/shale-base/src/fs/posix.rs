@@ -55,7 +55,8 @@ impl PosixFileSystem {
         Self::writable_from(file, path, use_fsync, max_buf, close_on_exec)
     }
 
-    /// RocksDB's `PosixFileSystem::NewWritableFile` with its `FileOptions`: O_DIRECT through
+    /// RocksDB's `PosixFileSystem::NewWritableFile` with its `FileOptions`: through a mapping
+    /// (`mmap_write::MmapWritableFile`, mmap wins over direct as in RocksDB), O_DIRECT through
     /// an aligned buffer (`direct_io::DirectWritableFile`), or a plain buffered file.
     fn open_writable_opts(
         &self,
@@ -64,7 +65,14 @@ impl PosixFileSystem {
         o: super::WriteFileOptions,
         close_on_exec: bool,
     ) -> Result<Box<dyn WritableFile>> {
-        if o.direct && !o.mmap {
+        if o.mmap {
+            let f = super::mmap_write::MmapWritableFile::create(path, use_fsync)?;
+            if !close_on_exec {
+                inheritable(f.file(), path)?;
+            }
+            return Ok(Box::new(f));
+        }
+        if o.direct {
             let f = super::direct_io::DirectWritableFile::create(path, o.max_buffer_size, use_fsync)?;
             if !close_on_exec {
                 inheritable(f.file(), path)?;

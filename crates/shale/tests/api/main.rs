@@ -56,6 +56,7 @@ mod memory_usage_report;
 mod mempurge;
 mod memtable_flush;
 mod memtable_merge;
+mod mmap_writes;
 mod multi_get_one_view;
 mod obsolete_files;
 mod open_cf_default_options;

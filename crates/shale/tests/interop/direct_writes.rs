@@ -1,5 +1,6 @@
-//! `use_direct_io_for_flush_and_compaction` with RocksDB 11.8.1's tools: the tables Shale
-//! flushes and compacts with O_DIRECT (ending mid-block, their padded tails cut off) pass
+//! `use_direct_io_for_flush_and_compaction` and `allow_mmap_writes` with RocksDB 11.8.1's
+//! tools: the tables Shale flushes and compacts with O_DIRECT (ending mid-block, their padded
+//! tails cut off) or through a mapping (grown by windows, cut back to size) pass
 //! `sst_dump --command=verify`, and `ldb scan` reads the database to Shale's data.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
@@ -10,7 +11,19 @@ use tools::*;
 
 #[test]
 fn direct_written_tables_verified_by_rocksdb_11() {
-    let test = "tables Shale wrote with O_DIRECT, read by RocksDB 11.8.1";
+    written_tables_verified("tables Shale wrote with O_DIRECT, read by RocksDB 11.8.1", |o| {
+        o.set_use_direct_io_for_flush_and_compaction(true)
+    });
+}
+
+#[test]
+fn mmap_written_tables_verified_by_rocksdb_11() {
+    written_tables_verified("tables Shale wrote through a mapping, read by RocksDB 11.8.1", |o| {
+        o.set_allow_mmap_writes(true)
+    });
+}
+
+fn written_tables_verified(test: &str, set: fn(&mut Options)) {
     if !use_rocksdb_11(test) {
         return;
     }
@@ -19,7 +32,7 @@ fn direct_written_tables_verified_by_rocksdb_11() {
     let dir = tmp.path().join("db");
     let mut opts = Options::default();
     opts.create_if_missing(true);
-    opts.set_use_direct_io_for_flush_and_compaction(true);
+    set(&mut opts);
     opts.set_writable_file_max_buffer_size(20_000);
     opts.set_write_buffer_size(200 << 10);
     let mut model = std::collections::BTreeMap::new();
