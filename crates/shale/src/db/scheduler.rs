@@ -337,28 +337,30 @@ fn stats_dump_worker(inner: Arc<DbInner>) {
 /// waits on `work_cv` so that close wakes it at once, looking at the clock at least every
 /// second (every 50 ms with a clock of the caller's, which moves when a test says).
 fn stats_persist_worker(inner: Arc<DbInner>) {
-    let period = u64::from(inner.opts.stats_persist_period_sec);
     let poll = if inner.opts.stats_history_clock.is_some() {
         Duration::from_millis(50)
     } else {
         Duration::from_secs(1)
     };
-    let mut next = inner.stats_now_seconds() + period;
     loop {
         {
             let mut st = inner.lock_state();
             if inner.shutting_down.load(Ordering::Acquire) {
                 return;
             }
+            // Due a period after the last run (open's first one included), whenever this
+            // thread got to start.
             let now = inner.stats_now_seconds();
-            if now < next {
-                let left = Duration::from_secs(next - now);
-                inner.work_cv.wait_for(&mut st, left.min(poll));
-                continue;
+            match inner.stats_next_due() {
+                Some(due) if now >= due => {}
+                due => {
+                    let left = due.map_or(poll, |d| Duration::from_secs(d - now));
+                    inner.work_cv.wait_for(&mut st, left.min(poll));
+                    continue;
+                }
             }
         }
         inner.persist_stats();
-        next = inner.stats_now_seconds() + period;
     }
 }
 

@@ -101,6 +101,8 @@ pub(crate) struct StatsHistory {
     slice: Option<BTreeMap<String, u64>>,
     /// The in-memory snapshots by time in seconds (RocksDB's `stats_history_`).
     in_memory: BTreeMap<u64, BTreeMap<String, u64>>,
+    /// When the last run was, in the stats clock's seconds (None before the first).
+    last_run: Option<u64>,
 }
 
 /// RocksDB's `EstimateInMemoryStatsHistorySize` with the sizes of its 64-bit build: a
@@ -185,6 +187,13 @@ impl DbInner {
         micros / 1_000_000
     }
 
+    /// When the next stats run is due: a period after the last one (None before the first,
+    /// which open takes).
+    pub(crate) fn stats_next_due(&self) -> Option<u64> {
+        let h = self.stats.history.lock().ok()?;
+        h.last_run.map(|t| t + u64::from(self.opts.stats_persist_period_sec))
+    }
+
     /// The hidden stats family, if open.
     fn stats_cf(&self) -> Option<Arc<CfHandle>> {
         self.handles.read().iter().flatten().find(|h| h.name == PERSISTENT_STATS_COLUMN_FAMILY_NAME).cloned()
@@ -208,6 +217,7 @@ impl DbInner {
             return;
         };
         let previous = h.slice.replace(counts);
+        h.last_run = Some(now);
         let deltas = |prev: &BTreeMap<String, u64>, cur: &BTreeMap<String, u64>| -> BTreeMap<String, u64> {
             cur.iter().filter_map(|(k, v)| prev.get(k).map(|p| (k.clone(), v.wrapping_sub(*p)))).collect()
         };
