@@ -131,7 +131,7 @@ fn options_shale_does_not_build_are_refused_unless_default_and_unknown_ones_foll
     }
 
     // Another value is NotSupported naming it.
-    for (name, value) in [("inplace_update_support", "true"), ("max_write_buffer_size_to_maintain", "1000")] {
+    for (name, value) in [("inplace_update_support", "true")] {
         let mut f = file.clone();
         f.cfs[1].options.retain(|(k, _)| k != name);
         f.cfs[1].options.push((name.into(), value.into()));
