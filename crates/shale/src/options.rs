@@ -531,6 +531,10 @@ pub struct Options {
     pub(crate) memtable_huge_page_size: usize,
     /// `set_optimize_filters_for_hits`: no filters in tables compacted to the bottommost level.
     pub(crate) optimize_filters_for_hits: bool,
+    /// `set_max_write_buffer_size_to_maintain`: bytes of flushed memtables kept as history
+    /// for transaction conflict checks (0: none; negative: `max_write_buffer_number` times
+    /// `write_buffer_size`, as RocksDB's SanitizeCfOptions).
+    pub(crate) max_write_buffer_size_to_maintain: i64,
     /// Integrated BlobDB (`blob/`).
     pub(crate) blob: BlobOptions,
     /// BlobDB's blob cache (`set_blob_cache`).
@@ -781,6 +785,7 @@ impl Default for Options {
             bottommost_compression_opts: Default::default(),
             bottommost_compression_opts_enabled: false,
             optimize_filters_for_hits: false,
+            max_write_buffer_size_to_maintain: 0,
             bloom_locality: 0,
             compaction_pri: crate::options_api::CompactionPri::MinOverlappingRatio,
             memtable_huge_page_size: 0,
@@ -971,6 +976,17 @@ impl Options {
             n => n,
         };
         size.clamp(4096, 2 << 30).next_multiple_of(4096)
+    }
+
+    /// `max_write_buffer_size_to_maintain` as RocksDB 11.8.1's SanitizeCfOptions makes it: a
+    /// negative value means `max_write_buffer_number * write_buffer_size` (what the OPTIONS
+    /// file records and the memtable history keeps).
+    pub(crate) fn sanitized_max_write_buffer_size_to_maintain(&self) -> i64 {
+        if self.max_write_buffer_size_to_maintain < 0 {
+            i64::from(self.max_write_buffer_number).saturating_mul(self.write_buffer_size as i64)
+        } else {
+            self.max_write_buffer_size_to_maintain
+        }
     }
 
     /// `ttl` as RocksDB 11.8.1's SanitizeCfOptions sets it, whatever the style: the default

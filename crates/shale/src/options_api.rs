@@ -1454,10 +1454,17 @@ impl Options {
         self.max_bytes_for_level_multiplier_additional = level_values.to_vec();
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`size == 0`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `max_write_buffer_size_to_maintain`.
+    /// RocksDB's `max_write_buffer_size_to_maintain` (default 0): flushed memtables are kept,
+    /// read-only and unseen by reads, as the family's memtable history while the memory of
+    /// the unflushed and kept ones stays below `size` bytes (RocksDB's `MemTableList`
+    /// history, trimmed oldest first on each flush as its `TrimHistory`). Transaction
+    /// conflict checks read the history, so an optimistic transaction fails with TryAgain
+    /// only when a key's newest entry is older than the oldest memtable kept. Negative:
+    /// `max_write_buffer_number * write_buffer_size`. The history counts in
+    /// `rocksdb.size-all-mem-tables`, not in `rocksdb.cur-size-all-mem-tables`.
+    /// `OptimisticTransactionDB::open` sets -1 in each family that leaves it at 0, as RocksDB's.
     pub fn set_max_write_buffer_size_to_maintain(&mut self, size: i64) {
-        self.accept_only(size == 0, "max_write_buffer_size_to_maintain (issue 16)");
+        self.max_write_buffer_size_to_maintain = size;
     }
 
     /// Accepted: pipelining changes when the WAL and memtable steps overlap, not what is written.

@@ -1770,7 +1770,7 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Cf,
         Int,
         No,
-        None,
+        Some(|c| c.sanitized_max_write_buffer_size_to_maintain().to_string()),
         Some(|o, n, v| {
             o.set_max_write_buffer_size_to_maintain(number(n, v)?);
             Ok(true)

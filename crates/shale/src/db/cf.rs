@@ -201,9 +201,22 @@ impl CfHandle {
 
     /// Installs a new read view (DB mutex held by the caller, so numbers only grow).
     pub fn install(&self, mem: Arc<MemTable>, imm: Vec<Arc<MemTable>>, current: Arc<Version>) {
+        self.install_with_history(mem, imm, Vec::new(), current);
+    }
+
+    /// As `install`, with the flushed memtables kept as history (newest first).
+    pub fn install_with_history(
+        &self,
+        mem: Arc<MemTable>,
+        imm: Vec<Arc<MemTable>>,
+        history: Vec<Arc<MemTable>>,
+        current: Arc<Version>,
+    ) {
         let number = self.super_version_number.load(Ordering::Relaxed) + 1;
         self.note_mems(&mem, &imm);
-        let sv = Arc::new(SuperVersion::new(number, mem, imm, current));
+        let mut sv = SuperVersion::new(number, mem, imm, current);
+        sv.history = history;
+        let sv = Arc::new(sv);
         *self.super_version.write() = sv;
         self.super_version_number.store(number, Ordering::Release);
     }
@@ -232,6 +245,9 @@ pub(crate) struct SuperVersion {
     pub mem: Arc<MemTable>,
     /// Immutable memtables, newest first.
     pub imm: Vec<Arc<MemTable>>,
+    /// Flushed memtables kept for transaction conflict checks
+    /// (`max_write_buffer_size_to_maintain`), newest first; reads do not look at them.
+    pub history: Vec<Arc<MemTable>>,
     pub current: Arc<Version>,
     /// What iterators need from `current`, computed by the first iterator.
     pub iter_parts: OnceLock<Arc<super::iterator::IterParts>>,
@@ -244,7 +260,7 @@ impl SuperVersion {
         imm: Vec<Arc<MemTable>>,
         current: Arc<Version>,
     ) -> SuperVersion {
-        SuperVersion { number, mem, imm, current, iter_parts: OnceLock::new() }
+        SuperVersion { number, mem, imm, history: Vec::new(), current, iter_parts: OnceLock::new() }
     }
 }
 
@@ -254,6 +270,9 @@ pub(crate) struct CfState {
     pub mem: Arc<MemTable>,
     /// Immutable memtables, oldest first, each with the WAL number that began after it.
     pub imm: Vec<(Arc<MemTable>, u64)>,
+    /// Flushed memtables kept as history (`max_write_buffer_size_to_maintain`), oldest
+    /// first, as RocksDB's `MemTableListVersion::memlist_history_`.
+    pub history: Vec<Arc<MemTable>>,
     pub current: Arc<Version>,
     /// WALs below this number hold nothing of this column family that is not in its tables.
     pub log_number: u64,
@@ -305,6 +324,7 @@ impl CfState {
             handle,
             mem,
             imm: Vec::new(),
+            history: Vec::new(),
             current,
             log_number,
             mems_switched: 0,
@@ -326,11 +346,41 @@ impl CfState {
 
     /// Publishes the state's memtables and version to readers.
     pub fn install_super_version(&mut self) {
-        self.handle.install(
+        self.handle.install_with_history(
             self.mem.clone(),
             self.imm.iter().rev().map(|(m, _)| m.clone()).collect(),
+            self.history.iter().rev().cloned().collect(),
             self.current.clone(),
         );
+    }
+
+    /// Moves flushed memtables (oldest first) into the history when the family keeps one,
+    /// then trims it (RocksDB's `MemTableListVersion::Remove` and `TrimHistory`): the
+    /// oldest kept memtable goes while the unflushed immutable and the kept memtables,
+    /// without that oldest one, plus the active memtable's, reach
+    /// `max_write_buffer_size_to_maintain` bytes.
+    pub fn retire_flushed(&mut self, flushed: impl IntoIterator<Item = Arc<MemTable>>) {
+        let limit = self.handle.opts.sanitized_max_write_buffer_size_to_maintain();
+        if limit <= 0 {
+            self.history.clear();
+            return;
+        }
+        self.history.extend(flushed);
+        self.trim_history(limit as u64);
+    }
+
+    fn trim_history(&mut self, limit: u64) {
+        let active = self.mem.approximate_memory_usage() as u64;
+        let unflushed: u64 = self.imm.iter().map(|(m, _)| m.approximate_memory_usage() as u64).sum();
+        let mut kept: u64 = self.history.iter().map(|m| m.approximate_memory_usage() as u64).sum();
+        while let Some(oldest) = self.history.first() {
+            let oldest_bytes = oldest.approximate_memory_usage() as u64;
+            if unflushed + kept - oldest_bytes + active < limit {
+                break;
+            }
+            kept -= oldest_bytes;
+            self.history.remove(0);
+        }
     }
 
     /// Makes `v` the current Version.

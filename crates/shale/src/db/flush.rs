@@ -474,7 +474,8 @@ impl DbInner {
             }
             let r = self.log_and_apply(st, vec![edit], |st| {
                 if let Some(cf) = st.cfs.get_mut(&id) {
-                    cf.imm.drain(..take.min(cf.imm.len()));
+                    let flushed: Vec<_> = cf.imm.drain(..take.min(cf.imm.len())).map(|(m, _)| m).collect();
+                    cf.retire_flushed(flushed);
                     cf.log_number = next_log;
                     // The oldest memtable taken may stand for several (a MemPurge's).
                     cf.mems_flushed += take as u64 + std::mem::take(&mut cf.imm_front_merged);
@@ -783,7 +784,9 @@ impl DbInner {
         let r = self.log_and_apply(st, edits, |st| {
             for (handle, mems, next_log) in group {
                 if let Some(cf) = st.cfs.get_mut(&handle.id) {
-                    cf.imm.drain(..mems.len().min(cf.imm.len()));
+                    let flushed: Vec<_> =
+                        cf.imm.drain(..mems.len().min(cf.imm.len())).map(|(m, _)| m).collect();
+                    cf.retire_flushed(flushed);
                     cf.log_number = *next_log;
                     cf.mems_flushed += mems.len() as u64;
                     if cf.imm.is_empty() {

@@ -1151,7 +1151,25 @@ impl<T: ThreadMode> OptimisticTransactionDB<T> {
         P: AsRef<Path>,
         I: IntoIterator<Item = ColumnFamilyDescriptor>,
     {
-        let db = DBWithThreadMode::<T>::open_cf_descriptors(opts, path, cfs)?;
+        // As RocksDB's OptimisticTransactionDB::Open: families that keep no memtable history
+        // keep `max_write_buffer_number * write_buffer_size` bytes of it (-1), so conflict
+        // checks reach back past recent flushes.
+        let with_history = |o: &Options| {
+            let mut o = o.clone();
+            if o.max_write_buffer_size_to_maintain == 0 {
+                o.max_write_buffer_size_to_maintain = -1;
+            }
+            o
+        };
+        let opts = with_history(opts);
+        let cfs: Vec<ColumnFamilyDescriptor> = cfs
+            .into_iter()
+            .map(|mut d| {
+                d.options = with_history(&d.options);
+                d
+            })
+            .collect();
+        let db = DBWithThreadMode::<T>::open_cf_descriptors(&opts, path, cfs)?;
         Ok(db.into_kind(OptimisticTransactionDBInner { occ: Arc::new(OccShared::new(OCC_LOCK_BUCKETS)) }))
     }
 

@@ -10,8 +10,10 @@
 //! a compaction into the bottommost level zeroes the sequence number of entries no
 //! snapshot needs (RocksDB's bottommost seqno zeroing), so a key whose newest entry is in a
 //! table at sequence 0 may have been written after `snap`. Then RocksDB's own rule decides:
-//! no conflict when the memtables reach back to `snap` (every later write is in them, and
-//! the key is not), else TryAgain with RocksDB's message. (Found by the optimistic bank of
+//! no conflict when the memtables, with the flushed ones kept as history
+//! (`max_write_buffer_size_to_maintain`, which `OptimisticTransactionDB::open` turns on as
+//! RocksDB's does), reach back to `snap` (every later write is in them, and the key is not),
+//! else TryAgain with RocksDB's message. (Found by the optimistic bank of
 //! `shale crash-test` on a loaded machine: a transfer validated against a zeroed entry of a
 //! concurrent transfer and lost it.)
 
@@ -30,6 +32,22 @@ impl DbInner {
         let sv = cf.super_version();
         let mut best: SequenceNumber = 0;
         let mut found = false;
+        // The history (`max_write_buffer_size_to_maintain`) holds flushed memtables whose
+        // entries keep their own sequence numbers, which a bottommost compaction may have
+        // zeroed in the tables since. A table ingested after them may hold a newer entry, so
+        // the tables are read as well.
+        for mem in sv.history.iter() {
+            let cov = mem.max_covering_tombstone_seq(key, MAX_SEQUENCE_NUMBER);
+            if let Some((s, _, _)) = mem.get(key, MAX_SEQUENCE_NUMBER) {
+                best = best.max(s).max(cov);
+                found = true;
+                break;
+            }
+            if cov > 0 {
+                best = best.max(cov);
+                found = true;
+            }
+        }
         for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
             let cov = mem.max_covering_tombstone_seq(key, MAX_SEQUENCE_NUMBER);
             if cov > 0 {
@@ -86,6 +104,7 @@ impl DbInner {
                 let sv = cf.super_version();
                 let earliest = std::iter::once(&sv.mem)
                     .chain(sv.imm.iter())
+                    .chain(sv.history.iter())
                     .map(|m| m.earliest_seqno())
                     .min()
                     .unwrap_or(MAX_SEQUENCE_NUMBER);

@@ -55,6 +55,7 @@ mod max_total_wal_size;
 mod memory_usage_report;
 mod mempurge;
 mod memtable_flush;
+mod memtable_history;
 mod memtable_merge;
 mod mmap_writes;
 mod multi_get_one_view;
