@@ -8,6 +8,7 @@ pub mod coding;
 pub mod compression;
 pub mod error;
 pub mod fs;
+pub mod lock_rank;
 pub mod oracle;
 pub mod poison;
 

@@ -19,7 +19,7 @@ use std::sync::{Mutex, MutexGuard};
 type RawIter = shale::DBRawIteratorWithThreadMode<'static, Db>;
 
 /// A raw iterator: `seek*`, `next`, `prev`, `key`, `value`, `columns`.
-#[pyclass(name = "RdictIter", module = "rocksdict")]
+#[pyclass(name = "RdictIter", module = "rocksdict", frozen)]
 pub(crate) struct RdictIter {
     // Declared first: dropped before the database share (`cf`) and the snapshot it reads.
     inner: Mutex<RawIter>,
@@ -270,7 +270,7 @@ impl RdictIter {
 /// A Python iterator over keys and/or values, stepping in runs (`Prefetch`).
 macro_rules! prefetching_iterator {
     ($ty:ident, $name:literal, keys: $keys:expr, values: $values:expr, |$py:ident, $k:ident, $v:ident| $make:expr) => {
-        #[pyclass(name = $name, module = "rocksdict")]
+        #[pyclass(name = $name, module = "rocksdict", frozen)]
         pub(crate) struct $ty {
             inner: RdictIter,
             buf: Mutex<Prefetch>,
@@ -313,7 +313,7 @@ prefetching_iterator!(RdictValues, "RdictValues", keys: false, values: true, |py
 
 macro_rules! py_iterator {
     ($ty:ident, $name:literal, |$s:ident, $py:ident, $it:ident| $read:expr) => {
-        #[pyclass(name = $name, module = "rocksdict")]
+        #[pyclass(name = $name, module = "rocksdict", frozen)]
         pub(crate) struct $ty {
             inner: RdictIter,
             backwards: bool,

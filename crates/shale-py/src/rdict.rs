@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use shale::{BoundColumnFamily, ColumnFamilyDescriptor, DEFAULT_COLUMN_FAMILY_NAME};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -124,6 +125,48 @@ impl AccessType {
 #[derive(Clone)]
 pub(crate) struct ColumnFamilyPy(pub(crate) CfRef);
 
+/// When a point read first tries the memtables and the block cache holding the GIL (see
+/// `Rdict::point_get`). A try that finds the key's block not cached is wasted: the read is
+/// done again in full with the GIL released. So after a miss the next tries are skipped,
+/// for 1, 2, 4, ... up to [`CacheProbe::MAX_SKIP`] reads while misses go on (each skipped
+/// read goes straight to the full read), and a hit brings the tries back to every read.
+/// A workload whose data is cached keeps the cheap path; one that reads past the cache pays
+/// a wasted try on at most one read in about `MAX_SKIP`. Relaxed atomics: the counts are a
+/// heuristic shared by the threads reading this `Rdict`, never a correctness matter.
+#[derive(Default)]
+struct CacheProbe {
+    /// Reads left to send straight to the full read.
+    skip: AtomicU32,
+    /// The skip set after the next miss (doubles on each miss in a row).
+    backoff: AtomicU32,
+}
+
+impl CacheProbe {
+    const MAX_SKIP: u32 = 64;
+
+    /// Whether this read should try the cache tier first.
+    fn should_try(&self) -> bool {
+        let left = self.skip.load(Ordering::Relaxed);
+        if left == 0 {
+            return true;
+        }
+        self.skip.store(left - 1, Ordering::Relaxed);
+        false
+    }
+
+    fn hit(&self) {
+        if self.backoff.load(Ordering::Relaxed) != 0 {
+            self.backoff.store(0, Ordering::Relaxed);
+        }
+    }
+
+    fn miss(&self) {
+        let next = (self.backoff.load(Ordering::Relaxed) * 2).clamp(1, Self::MAX_SKIP);
+        self.backoff.store(next, Ordering::Relaxed);
+        self.skip.store(next, Ordering::Relaxed);
+    }
+}
+
 /// A database, or one of its column families, with a dict's protocol.
 #[pyclass(name = "Rdict", module = "rocksdict")]
 pub(crate) struct Rdict {
@@ -137,6 +180,8 @@ pub(crate) struct Rdict {
     /// a point read first tries it holding the GIL (see `get`). None when statistics are
     /// on (the retry would count the read twice).
     cached_read_opt: Option<shale::ReadOptions>,
+    /// When that cache-tier try is worth making (see `CacheProbe`).
+    probe: CacheProbe,
     pub(crate) read_opt_py: ReadOptionsPy,
     write_opt: shale::WriteOptions,
     write_opt_py: WriteOptionsPy,
@@ -184,10 +229,13 @@ impl Rdict {
         ro: &shale::ReadOptions,
         cached: Option<&shale::ReadOptions>,
     ) -> PyResult<Option<Vec<u8>>> {
-        if let Some(c) = cached {
+        if let Some(c) = cached.filter(|_| self.probe.should_try()) {
             match cf.db.get_cf_opt(&cf.handle, k, c) {
-                Err(e) if e.kind() == shale::ErrorKind::Incomplete => {}
-                r => return r.map_err(db_err),
+                Err(e) if e.kind() == shale::ErrorKind::Incomplete => self.probe.miss(),
+                r => {
+                    self.probe.hit();
+                    return r.map_err(db_err);
+                }
             }
         }
         py.allow_threads(|| cf.db.get_cf_opt(&cf.handle, k, ro)).map_err(db_err)
@@ -216,17 +264,17 @@ impl Rdict {
         let values = py.allow_threads(|| {
             cf.db.batched_multi_get_cf_opt(&cf.handle, encoded.iter().map(|k| k.as_ref()), false, ro)
         });
-        let out = PyList::empty(py);
+        // The list is made at its final length in one go (appends would grow it step by step).
+        let none = py.None().into_bound(py);
+        let default = default.unwrap_or(none);
+        let mut out = Vec::with_capacity(values.len());
         for v in values {
-            match v.map_err(db_err)? {
-                Some(bytes) => out.append(decode_value(py, &bytes, &self.loads, self.raw_mode)?)?,
-                None => match &default {
-                    Some(d) => out.append(d)?,
-                    None => out.append(py.None())?,
-                },
-            }
+            out.push(match v.map_err(db_err)? {
+                Some(bytes) => decode_value(py, &bytes, &self.loads, self.raw_mode)?,
+                None => default.clone(),
+            });
         }
-        Ok(out.into_any())
+        Ok(PyList::new(py, out)?.into_any())
     }
 
     fn new_iter(&self, read_opt: Option<&ReadOptionsPy>, py: Python<'_>) -> PyResult<RdictIter> {
@@ -371,6 +419,7 @@ impl Rdict {
             loads: pickle.getattr("loads")?.unbind(),
             dumps: pickle.getattr("dumps")?.unbind(),
             cached_read_opt: Rdict::cache_tier(&read_opt, statistics),
+            probe: CacheProbe::default(),
             read_opt,
             read_opt_py,
             write_opt: write_opt_py.to_shale(),
@@ -654,6 +703,7 @@ impl Rdict {
             dumps: self.dumps.clone_ref(py),
             read_opt: self.read_opt_py.to_shale(self.raw_mode, py)?,
             cached_read_opt: self.cached_read_opt.clone(),
+            probe: CacheProbe::default(),
             read_opt_py: self.read_opt_py.clone_ref(py),
             write_opt: self.write_opt_py.to_shale(),
             write_opt_py: self.write_opt_py.clone(),

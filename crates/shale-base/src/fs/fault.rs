@@ -469,6 +469,21 @@ impl FileSystem for FaultInjectionFs {
         Ok(Box::new(FaultWritableFile { h: Handle::new(s, path), inner, state }))
     }
 
+    fn new_writable_file_with(
+        &self,
+        path: &Path,
+        o: super::WriteFileOptions,
+    ) -> Result<Box<dyn WritableFile>> {
+        let s = &self.shared;
+        s.check(OpKind::Create, path)?;
+        let mut ctl = lock(&s.ctl);
+        s.record_before(&mut ctl, path);
+        let inner = s.base.new_writable_file_with(path, o)?;
+        let state = Tracked::default();
+        ctl.files.insert(path.to_path_buf(), state.clone());
+        Ok(Box::new(FaultWritableFile { h: Handle::new(s, path), inner, state }))
+    }
+
     fn new_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
         self.shared.check(OpKind::Read, path)?;
         let inner = self.shared.base.new_random_access_file(path)?;
