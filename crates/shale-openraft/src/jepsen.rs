@@ -913,6 +913,12 @@ async fn run_inner(
     }
 
     // The nemesis: calm, then faults of ~6 s with ~4 s of calm between, cycling the kinds.
+    // Every kind occurs in every run: until each has had its turn, the time left is shared
+    // among the kinds still to come (a fault lasts 3/5 of its share, at least MIN_FAULT),
+    // so slow restarts and leader lookups on a loaded machine shorten the windows instead of
+    // leaving a kind out (the run then ends a little after `secs`, never without it). After
+    // that, more faults while a whole window fits.
+    const MIN_FAULT: Duration = Duration::from_secs(1);
     let mut rng = Rng::new(run as u64 * 7919 + n as u64);
     let end = shared.t0 + Duration::from_secs(s.secs);
     let mut windows = Vec::new();
@@ -921,19 +927,30 @@ async fn run_inner(
     let calm_end = shared.now();
     let fault_len = Duration::from_millis(6000.min(s.secs * 1000 / 4));
     let gap = Duration::from_millis(4000.min(s.secs * 1000 / 6));
-    while Instant::now() + fault_len < end {
+    let mut applied = 0usize;
+    loop {
+        let to_come = Fault::ALL.len().saturating_sub(applied);
+        let (this_len, this_gap) = if to_come > 0 {
+            let share = end.saturating_duration_since(Instant::now()) / to_come as u32;
+            (fault_len.min(share * 3 / 5).max(MIN_FAULT), gap.min(share * 2 / 5))
+        } else if Instant::now() + fault_len < end {
+            (fault_len, gap)
+        } else {
+            break;
+        };
         let fault = Fault::ALL[k % Fault::ALL.len()];
         k += 1;
+        applied += 1;
         let start = shared.now();
         let what = apply_fault(fault, net, nodes, &http, &mut rng).await?;
-        tokio::time::sleep(fault_len).await;
+        tokio::time::sleep(this_len).await;
         net.heal()?;
         nodes.lock().map_err(|_| "nodes lock poisoned")?.restore()?;
         let heal = shared.now();
         res.faults.push(what);
         windows.push(Window { fault, start, heal });
         let left = end.saturating_duration_since(Instant::now());
-        tokio::time::sleep(gap.min(left)).await;
+        tokio::time::sleep(this_gap.min(left)).await;
     }
     let now = Instant::now();
     if now < end {

@@ -74,3 +74,57 @@ fn a_panic_in_a_flush_halts_the_database() {
     db.flush().unwrap();
     assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"new"[..]));
 }
+
+static MERGE_ARMED: AtomicBool = AtomicBool::new(false);
+
+fn merge_opts() -> Options {
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_merge_operator_associative("shale.test.ArmingConcat", |_k, base, ops| {
+        assert!(
+            !MERGE_ARMED.load(AtomicOrdering::SeqCst),
+            "the user's merge operator panics (armed by the test)"
+        );
+        let mut v = base.map(|b| b.to_vec()).unwrap_or_default();
+        for op in ops {
+            v.extend_from_slice(op);
+        }
+        Some(v)
+    });
+    o
+}
+
+/// The same with the panic in a user's merge operator, which the flush calls to combine a
+/// key's put and merge operands: the flush fails (the merge boundary turns the panic into
+/// RocksDB's merge failure, a Corruption background error), writes stop, and a snapshot
+/// taken before the flush still reads its version of `k`, never a miss.
+#[test]
+fn a_panic_in_a_merge_operator_during_a_flush_halts_the_database() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = DB::open(&merge_opts(), dir.path()).unwrap();
+        db.put(b"k", b"old").unwrap();
+        let snap = db.snapshot();
+        db.put(b"k", b"new").unwrap();
+        db.put(b"m", b"a").unwrap();
+        db.merge(b"m", b"b").unwrap();
+
+        MERGE_ARMED.store(true, AtomicOrdering::SeqCst);
+        // The merge boundary catches the panic: the flush fails with RocksDB's merge
+        // failure, a Corruption, which stops writes and flushes (a background error).
+        let e = db.flush().unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Corruption, "{e}");
+        assert!(e.to_string().contains("Merge operator failed"), "{e}");
+        assert!(db.put(b"k", b"later").is_err());
+        assert!(db.flush().is_err());
+        // Reads: the snapshot's version (the memtables were not dropped), never a miss.
+        assert_eq!(snap.get(b"k").unwrap().as_deref(), Some(&b"old"[..]));
+        assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"new"[..]));
+        MERGE_ARMED.store(false, AtomicOrdering::SeqCst);
+        drop(snap);
+    }
+    let db = DB::open(&merge_opts(), dir.path()).unwrap();
+    assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"new"[..]));
+    assert_eq!(db.get(b"m").unwrap().as_deref(), Some(&b"ab"[..]));
+    assert_eq!(db.get(b"later").unwrap(), None);
+}
