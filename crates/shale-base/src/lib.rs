@@ -8,6 +8,8 @@ pub mod coding;
 pub mod compression;
 pub mod error;
 pub mod fs;
+pub mod lock_rank;
 pub mod oracle;
+pub mod poison;
 
 pub use error::{Error, ErrorKind, Result};

@@ -197,6 +197,15 @@ impl FileSystem for PowerLossFs {
         let f = self.shared.base.new_writable_file_with_buffer(path, max_buffer_size)?;
         self.created(path, f)
     }
+    fn new_writable_file_with(
+        &self,
+        path: &Path,
+        o: shale_base::fs::WriteFileOptions,
+    ) -> Result<Box<dyn WritableFile>> {
+        self.before_create(path)?;
+        let f = self.shared.base.new_writable_file_with(path, o)?;
+        self.created(path, f)
+    }
     fn new_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
         self.shared.base.new_random_access_file(path)
     }

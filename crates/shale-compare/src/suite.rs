@@ -166,6 +166,35 @@ pub fn families(quick: bool) -> Vec<Family> {
     });
 
     out.push(Family {
+        title: format!("Direct I/O and mmap reads ({num} keys)"),
+        about: format!(
+            "db_bench's defaults with the I/O options of issue 33: `fillrandom` writing flush and \
+             compaction outputs with O_DIRECT (`--use_direct_io_for_flush_and_compaction=1`), and {reads} \
+             Gets on a copy of one database made by `fillrandom`, read with O_DIRECT \
+             (`--use_direct_reads=1`, the 32 MiB block cache the only cache) or through mmap \
+             (`--mmap_read=1`)."
+        ),
+        base: Some(words(&format!("--benchmarks=fillrandom {n}"))),
+        rows: vec![
+            row(
+                "fillrandom, direct I/O for flush and compaction",
+                &format!("--benchmarks=fillrandom {n} --use_direct_io_for_flush_and_compaction=1"),
+                false,
+            ),
+            row(
+                "readrandom, direct reads",
+                &format!("--benchmarks=readrandom {n} --reads={reads} --use_direct_reads=1"),
+                true,
+            ),
+            row(
+                "readrandom, mmap reads",
+                &format!("--benchmarks=readrandom {n} --reads={reads} --mmap_read=1"),
+                true,
+            ),
+        ],
+    });
+
+    out.push(Family {
         title: format!("{num_big} keys"),
         about: format!(
             "`fillrandom` of {num_big} keys with db_bench's defaults: compaction keeps up or not."

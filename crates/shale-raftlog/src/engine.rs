@@ -17,7 +17,7 @@
 use std::collections::{HashMap, HashSet};
 use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
+use std::sync::{Arc, Condvar, Mutex, RwLock};
 use std::time::Instant;
 
 use shale_base::fs::{FileLock, FileSystemRef};
@@ -29,6 +29,7 @@ use crate::log_batch::{decode_entries_block, decode_entry, EncodedBatch, LogItem
 use crate::memtable::{EntryLoc, KvLoc, MemTables, NewRun, Op};
 use crate::perf::{with_perf, PerfContext};
 use crate::pipe::{FileBlockHandle, SinglePipe};
+use crate::poison;
 use crate::recovery::{batch_ops, recover};
 use crate::{Command, Error, LogBatch, Result};
 
@@ -69,8 +70,12 @@ enum SlotState {
 }
 
 impl Slot {
+    /// Sets the slot's state and wakes its writer. A poisoned slot (its writer panicked
+    /// holding it, so it waits no more) is left alone.
     fn set(&self, st: SlotState) {
-        *lock(&self.state) = st;
+        if let Ok(mut g) = poison::lock(&self.state, "write slot") {
+            *g = st;
+        }
         self.cv.notify_one();
     }
 }
@@ -81,6 +86,35 @@ struct GroupState {
     /// A writer is leading (from when it takes the queue until it hands on or finds the
     /// queue empty).
     leader: bool,
+    /// A leader panicked (`LeadGuard`): the group is as good as poisoned (a lock taken
+    /// while unwinding is not marked poisoned by std, so the guard marks it here).
+    broken: bool,
+}
+
+/// Dropped only when a group leader panics (it is forgotten otherwise): marks the write
+/// group broken, so every later write fails with the poisoned-lock error (`poison.rs`)
+/// instead of queueing behind a leader that is gone, and answers the writers of the group
+/// and the queue with that error.
+struct LeadGuard<'a> {
+    group: &'a Mutex<GroupState>,
+    slots: Vec<Arc<Slot>>,
+}
+
+impl Drop for LeadGuard<'_> {
+    fn drop(&mut self) {
+        let e = || Err(poison::poisoned("write group"));
+        // (Poisoned, the group fails every write already; its queue waits for nothing.)
+        let queued = match self.group.lock() {
+            Ok(mut g) => {
+                g.broken = true;
+                std::mem::take(&mut g.queue)
+            }
+            Err(_) => Vec::new(),
+        };
+        for s in self.slots.iter().chain(queued.iter().map(|(s, _)| s)) {
+            s.set(SlotState::Done(e()));
+        }
+    }
 }
 
 struct Inner {
@@ -95,10 +129,6 @@ struct Inner {
     apply_gate: RwLock<()>,
     purge_lock: Mutex<()>,
     _lock: Box<dyn FileLock>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 fn copy_err(e: &Error) -> Error {
@@ -269,7 +299,7 @@ impl<F, P> Engine<F, P> {
 
     /// The encoded bytes of entry `log_idx` of `region_id`.
     pub fn get_raw_entry(&self, region_id: u64, log_idx: u64) -> Result<Option<Vec<u8>>> {
-        let loc = self.inner.memtables.read(region_id, |r| r.and_then(|r| r.get_entry(log_idx)));
+        let loc = self.inner.memtables.read(region_id, |r| r.and_then(|r| r.get_entry(log_idx)))?;
         match loc {
             Some(loc) => {
                 let blob = self.inner.read_blob(&loc)?;
@@ -316,12 +346,14 @@ impl<F, P> Engine<F, P> {
         Ok(n)
     }
 
+    /// (A poisoned index lock panics here: raft-engine's signature has no error; `poison.rs`.)
     pub fn first_index(&self, region_id: u64) -> Option<u64> {
-        self.inner.memtables.read(region_id, |r| r.and_then(|r| r.first()))
+        poison::or_panic(self.inner.memtables.read(region_id, |r| r.and_then(|r| r.first())))
     }
 
+    /// (A poisoned index lock panics here: raft-engine's signature has no error; `poison.rs`.)
     pub fn last_index(&self, region_id: u64) -> Option<u64> {
-        self.inner.memtables.read(region_id, |r| r.and_then(|r| r.last_index()))
+        poison::or_panic(self.inner.memtables.read(region_id, |r| r.and_then(|r| r.last_index())))
     }
 
     /// Compacts the entries of `region_id` below `index` (writes a Compact command, not
@@ -340,8 +372,11 @@ impl<F, P> Engine<F, P> {
     }
 
     /// The value of `key` in `region_id`.
+    /// (A poisoned index lock panics here: raft-engine's signature has no error; `poison.rs`.)
     pub fn get(&self, region_id: u64, key: &[u8]) -> Option<Vec<u8>> {
-        self.inner.memtables.read(region_id, |r| r.and_then(|r| r.kvs.get(key).map(|k| k.value.clone())))
+        poison::or_panic(
+            self.inner.memtables.read(region_id, |r| r.and_then(|r| r.kvs.get(key).map(|k| k.value.clone()))),
+        )
     }
 
     /// The value of `key`, decoded as a protobuf message.
@@ -401,7 +436,7 @@ impl<F, P> Engine<F, P> {
                 }
             }
             r.kvs.range((lo, hi)).map(|(k, v)| (k.clone(), v.value.clone())).collect()
-        });
+        })?;
         let mut it: Box<dyn Iterator<Item = &(Vec<u8>, Vec<u8>)>> =
             if reverse { Box::new(pairs.iter().rev()) } else { Box::new(pairs.iter()) };
         for (k, v) in &mut it {
@@ -413,8 +448,9 @@ impl<F, P> Engine<F, P> {
     }
 
     /// Ids of the raft groups holding entries or keys.
+    /// (A poisoned index lock panics here: raft-engine's signature has no error; `poison.rs`.)
     pub fn raft_groups(&self) -> Vec<u64> {
-        self.inner.memtables.region_ids()
+        poison::or_panic(self.inner.memtables.region_ids())
     }
 
     pub fn is_empty(&self) -> bool {
@@ -424,14 +460,16 @@ impl<F, P> Engine<F, P> {
     /// (first, active) file sequence numbers of `queue`.
     pub fn file_span(&self, queue: LogQueue) -> (u64, u64) {
         match queue {
-            LogQueue::Append => self.inner.append.file_span(),
-            LogQueue::Rewrite => self.inner.rewrite.file_span(),
+            LogQueue::Append => poison::or_panic(self.inner.append.file_span()),
+            LogQueue::Rewrite => poison::or_panic(self.inner.rewrite.file_span()),
         }
     }
 
     /// Bytes of log files of both queues.
     pub fn get_used_size(&self) -> usize {
-        (self.inner.append.total_size() + self.inner.rewrite.total_size()) as usize
+        poison::or_panic(
+            self.inner.append.total_size().and_then(|a| Ok(a + self.inner.rewrite.total_size()?)),
+        ) as usize
     }
 
     pub fn path(&self) -> &str {
@@ -447,13 +485,14 @@ impl<F, P> Engine<F, P> {
     }
 
     /// (live entries, bytes of the entry index): the index memory figure.
+    /// (A poisoned index lock panics here: the signature has no error; `poison.rs`.)
     pub fn index_memory(&self) -> (usize, usize) {
-        self.inner.memtables.index_stats()
+        poison::or_panic(self.inner.memtables.index_stats())
     }
 
     /// Recycled (reserved) files currently kept.
     pub fn recycled_files(&self) -> usize {
-        self.inner.append.recycled_count()
+        poison::or_panic(self.inner.append.recycled_count())
     }
 }
 
@@ -521,7 +560,7 @@ impl Inner {
                 v.push(l);
             }
             Ok(v)
-        })?;
+        })??;
         // Consecutive entries usually share a blob: read each blob once.
         let mut cached: Option<(FileId, u64, Vec<u8>)> = None;
         for loc in &locs {
@@ -542,12 +581,15 @@ impl Inner {
         let slot = Arc::new(Slot::default());
         let wait = Instant::now();
         let lead_now = {
-            let mut g = lock(&self.group);
+            let mut g = poison::lock(&self.group, "write group")?;
+            if g.broken {
+                return Err(poison::poisoned("write group"));
+            }
             g.queue.push((slot.clone(), job));
             !std::mem::replace(&mut g.leader, true)
         };
         if !lead_now {
-            let mut st = lock(&slot.state);
+            let mut st = poison::lock(&slot.state, "write slot")?;
             loop {
                 match std::mem::take(&mut *st) {
                     SlotState::Done(r) => {
@@ -555,23 +597,26 @@ impl Inner {
                         return r;
                     }
                     SlotState::Lead => break,
-                    SlotState::Waiting => st = slot.cv.wait(st).unwrap_or_else(|p| p.into_inner()),
+                    SlotState::Waiting => st = poison::wait(&slot.cv, st, "write slot")?,
                 }
             }
         }
         with_perf(|p| p.write_wait_duration += wait.elapsed());
         // Leading: this writer's job is in the queue (pushed above, or left there by the
         // leader that handed on).
-        let jobs = std::mem::take(&mut lock(&self.group).queue);
+        let jobs = std::mem::take(&mut poison::lock(&self.group, "write group")?.queue);
+        let guard = LeadGuard { group: &self.group, slots: jobs.iter().map(|(s, _)| s.clone()).collect() };
+        let led = self.lead(jobs);
+        std::mem::forget(guard);
         let mut mine = None;
-        for (s, r) in self.lead(jobs) {
+        for (s, r) in led {
             if Arc::ptr_eq(&s, &slot) {
                 mine = Some(r);
             } else {
                 s.set(SlotState::Done(r));
             }
         }
-        let mut g = lock(&self.group);
+        let mut g = poison::lock(&self.group, "write group")?;
         match g.queue.first() {
             // The oldest queued writer leads next (`leader` stays set): one wake-up, and
             // by the time it runs the writers just answered may have queued again.
@@ -583,7 +628,10 @@ impl Inner {
     }
 
     fn lead<K>(&self, jobs: Vec<(K, Job)>) -> Vec<(K, Result<usize>)> {
-        let _gate = self.apply_gate.read().unwrap_or_else(|p| p.into_inner());
+        let _gate = match poison::read(&self.apply_gate, "apply gate") {
+            Ok(g) => g,
+            Err(e) => return jobs.into_iter().map(|(id, _)| (id, Err(copy_err(&e)))).collect(),
+        };
         let t = Instant::now();
         let mut written: Vec<(K, Job, FileBlockHandle)> = Vec::with_capacity(jobs.len());
         let mut results = Vec::with_capacity(jobs.len());
@@ -628,17 +676,17 @@ impl Inner {
     }
 
     fn purge(&self) -> Result<Vec<u64>> {
-        let _g = lock(&self.purge_lock);
+        let _g = poison::lock(&self.purge_lock, "purge")?;
         let (first_append, active_append) = {
-            let _gate = self.apply_gate.write().unwrap_or_else(|p| p.into_inner());
-            self.append.file_span()
+            let _gate = poison::write(&self.apply_gate, "apply gate")?;
+            self.append.file_span()?
         };
         // Everything below the active file at this point may be purged; deletions made
         // from now on land in the active file or later ones.
-        let dirty = self.memtables.take_dirty();
+        let dirty = self.memtables.take_dirty()?;
         let r = self.purge_inner(first_append, active_append, &dirty);
         if r.is_err() {
-            self.memtables.restore_dirty(dirty);
+            self.memtables.restore_dirty(dirty)?;
         }
         r
     }
@@ -650,17 +698,17 @@ impl Inner {
         dirty: &HashSet<u64>,
     ) -> Result<Vec<u64>> {
         let cfg = &self.cfg;
-        let needs_rewrite = self.append.total_size() > cfg.purge_threshold.0 && active_append > first_append;
+        let needs_rewrite = self.append.total_size()? > cfg.purge_threshold.0 && active_append > first_append;
         let (rewrite_wm, compact_wm) = if needs_rewrite {
             (
-                self.append.file_at(REWRITE_RATIO).min(active_append - 1),
-                self.append.file_at(FORCE_COMPACT_RATIO).min(active_append - 1),
+                self.append.file_at(REWRITE_RATIO)?.min(active_append - 1),
+                self.append.file_at(FORCE_COMPACT_RATIO)?.min(active_append - 1),
             )
         } else {
             (0, 0)
         };
         // Rewrite queue garbage.
-        let rewrite_total = self.rewrite.total_size();
+        let rewrite_total = self.rewrite.total_size()?;
         let mut rewrite_live = 0u64;
         self.memtables.for_each(|_, r| {
             for e in r.locs().take_while(|e| e.in_rewrite()) {
@@ -671,7 +719,7 @@ impl Inner {
                     rewrite_live += (k.len() + v.value.len()) as u64;
                 }
             }
-        });
+        })?;
         let rewrite_threshold = cfg.purge_rewrite_threshold.map_or(0, |s| s.0);
         let full_rewrite = rewrite_total > rewrite_threshold
             && rewrite_total > 0
@@ -695,7 +743,7 @@ impl Inner {
             if snapshot || lagging {
                 plans.push((id, snapshot));
             }
-        });
+        })?;
         // Cleaned regions that are dirty are gone from the table: a Clean alone.
         let present: HashSet<u64> = plans.iter().map(|p| p.0).collect();
         let mut cleans: Vec<u64> = dirty.iter().copied().filter(|id| !present.contains(id)).collect();
@@ -705,10 +753,10 @@ impl Inner {
         if full_rewrite {
             self.rewrite.rotate()?;
         }
-        let rewrite_first_new = self.rewrite.file_span().1;
+        let rewrite_first_new = self.rewrite.file_span()?.1;
         let mut out = RewriteWriter::new(self);
         for id in cleans {
-            let still_absent = self.memtables.read(id, |r| r.is_none());
+            let still_absent = self.memtables.read(id, |r| r.is_none())?;
             if still_absent {
                 let mut b = LogBatch::default();
                 b.add_command(id, Command::Clean);
@@ -729,7 +777,7 @@ impl Inner {
             if let Some(s) = r.min_append_seq() {
                 min_live = min_live.min(s);
             }
-        });
+        })?;
         self.append.purge_to(min_live)?;
         should_compact.sort_unstable();
         Ok(should_compact)
@@ -749,7 +797,7 @@ impl Inner {
             let kvs: Vec<(Vec<u8>, KvLoc)> =
                 r.kvs.iter().filter(|(_, v)| pick(v.file)).map(|(k, v)| (k.clone(), v.clone())).collect();
             (r.first_index + start as u64, locs, kvs)
-        });
+        })?;
         if !snapshot && locs.is_empty() && kvs.is_empty() {
             return Ok(());
         }
@@ -837,7 +885,7 @@ impl<'a> RewriteWriter<'a> {
                         if let Some(r) = r {
                             r.repoint(&old, &new);
                         }
-                    });
+                    })?;
                 }
                 Moved::Kv { region, key, old } => {
                     self.inner.memtables.with_region_mut(region, |r| {
@@ -846,7 +894,7 @@ impl<'a> RewriteWriter<'a> {
                                 cur.file = h.id;
                             }
                         }
-                    });
+                    })?;
                 }
             }
         }

@@ -23,6 +23,7 @@ pub mod log_batch;
 mod memtable;
 mod perf;
 mod pipe;
+mod poison;
 mod prefill;
 pub mod recovery;
 mod tools;

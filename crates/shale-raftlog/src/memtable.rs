@@ -42,6 +42,7 @@ use std::sync::RwLock;
 
 use crate::format::{FileId, FileSeq, LogQueue};
 use crate::log_batch::{Command, CompressionType, LogItem, LogItemContent};
+use crate::poison;
 use crate::{Error, Result};
 
 const SHARDS: usize = 64;
@@ -634,15 +635,15 @@ impl MemTables {
     }
 
     /// Stops tracking tombstones (the recovered table becomes the live one).
-    pub fn into_live(mut self) -> MemTables {
-        self.finish_recovery();
+    pub fn into_live(mut self) -> Result<MemTables> {
+        self.finish_recovery()?;
         self.track_tombstones = false;
-        self
+        Ok(self)
     }
 
-    pub fn read<T>(&self, region: u64, f: impl FnOnce(Option<&Region>) -> T) -> T {
-        let shard = self.shards[shard_of(region)].read().unwrap_or_else(|p| p.into_inner());
-        f(shard.get(&region))
+    pub fn read<T>(&self, region: u64, f: impl FnOnce(Option<&Region>) -> T) -> Result<T> {
+        let shard = poison::read(&self.shards[shard_of(region)], "index shard")?;
+        Ok(f(shard.get(&region)))
     }
 
     /// Judges a batch's appends as raft-engine 0.4.2's `MemTable::append` would, applying
@@ -661,7 +662,7 @@ impl MemTables {
             let span = match spans.entry(region) {
                 MapEntry::Occupied(o) => o.into_mut(),
                 MapEntry::Vacant(v) => {
-                    v.insert(self.read(region, |r| r.and_then(|r| Some((r.first()?, r.last_index()?)))))
+                    v.insert(self.read(region, |r| r.and_then(|r| Some((r.first()?, r.last_index()?))))?)
                 }
             };
             match &item.content {
@@ -707,7 +708,7 @@ impl MemTables {
     /// Applies one operation (a live write, or a replay into a fresh table). Fails only
     /// when a region would hold more entries than the index can (see the module comment).
     pub fn apply(&self, region: u64, op: Op) -> Result<()> {
-        let mut shard = self.shards[shard_of(region)].write().unwrap_or_else(|p| p.into_inner());
+        let mut shard = poison::write(&self.shards[shard_of(region)], "index shard")?;
         let mut dirty = false;
         let mut res = Ok(());
         match op {
@@ -741,7 +742,7 @@ impl MemTables {
         }
         drop(shard);
         if dirty {
-            self.dirty.write().unwrap_or_else(|p| p.into_inner()).insert(region);
+            poison::write(&self.dirty, "dirty regions")?.insert(region);
         }
         res
     }
@@ -749,8 +750,8 @@ impl MemTables {
     /// Lays `newer` over this table (see the module comment).
     pub fn merge_newer(&self, newer: MemTables) -> Result<()> {
         for (i, shard) in newer.shards.into_iter().enumerate() {
-            let newer_shard = shard.into_inner().unwrap_or_else(|p| p.into_inner());
-            let mut mine = self.shards[i].write().unwrap_or_else(|p| p.into_inner());
+            let newer_shard = shard.into_inner().map_err(|_| poison::poisoned("recovered index shard"))?;
+            let mut mine = poison::write(&self.shards[i], "index shard")?;
             let mut dirty = Vec::new();
             for (id, region) in newer_shard {
                 match mine.entry(id) {
@@ -765,15 +766,15 @@ impl MemTables {
                 }
             }
             drop(mine);
-            self.dirty.write().unwrap_or_else(|p| p.into_inner()).extend(dirty);
+            poison::write(&self.dirty, "dirty regions")?.extend(dirty);
         }
         Ok(())
     }
 
     /// After recovery: drops tombstones and regions left empty.
-    fn finish_recovery(&mut self) {
+    fn finish_recovery(&mut self) -> Result<()> {
         for shard in &self.shards {
-            let mut s = shard.write().unwrap_or_else(|p| p.into_inner());
+            let mut s = poison::write(shard, "index shard")?;
             s.retain(|_, r| {
                 r.clear_tombstones();
                 // Replay grew the deques by doubling: give the slack back.
@@ -782,51 +783,54 @@ impl MemTables {
                 !r.is_empty()
             });
         }
+        Ok(())
     }
 
     /// Ids of the regions holding entries or keys, ascending.
-    pub fn region_ids(&self) -> Vec<u64> {
+    pub fn region_ids(&self) -> Result<Vec<u64>> {
         let mut out = Vec::new();
         for shard in &self.shards {
-            let s = shard.read().unwrap_or_else(|p| p.into_inner());
+            let s = poison::read(shard, "index shard")?;
             out.extend(s.iter().filter(|(_, r)| !r.is_empty()).map(|(id, _)| *id));
         }
         out.sort_unstable();
-        out
+        Ok(out)
     }
 
     /// Calls `f` on every region (under its shard's read lock).
-    pub fn for_each(&self, mut f: impl FnMut(u64, &Region)) {
+    pub fn for_each(&self, mut f: impl FnMut(u64, &Region)) -> Result<()> {
         for shard in &self.shards {
-            let s = shard.read().unwrap_or_else(|p| p.into_inner());
+            let s = poison::read(shard, "index shard")?;
             for (id, r) in s.iter() {
                 f(*id, r);
             }
         }
+        Ok(())
     }
 
     /// Runs `f` on a region under its shard's write lock.
-    pub fn with_region_mut<T>(&self, region: u64, f: impl FnOnce(Option<&mut Region>) -> T) -> T {
-        let mut shard = self.shards[shard_of(region)].write().unwrap_or_else(|p| p.into_inner());
-        f(shard.get_mut(&region))
+    pub fn with_region_mut<T>(&self, region: u64, f: impl FnOnce(Option<&mut Region>) -> T) -> Result<T> {
+        let mut shard = poison::write(&self.shards[shard_of(region)], "index shard")?;
+        Ok(f(shard.get_mut(&region)))
     }
 
-    pub fn take_dirty(&self) -> HashSet<u64> {
-        std::mem::take(&mut *self.dirty.write().unwrap_or_else(|p| p.into_inner()))
+    pub fn take_dirty(&self) -> Result<HashSet<u64>> {
+        Ok(std::mem::take(&mut *poison::write(&self.dirty, "dirty regions")?))
     }
 
-    pub fn restore_dirty(&self, d: HashSet<u64>) {
-        self.dirty.write().unwrap_or_else(|p| p.into_inner()).extend(d);
+    pub fn restore_dirty(&self, d: HashSet<u64>) -> Result<()> {
+        poison::write(&self.dirty, "dirty regions")?.extend(d);
+        Ok(())
     }
 
     /// (live entries, heap bytes of the entry index).
-    pub fn index_stats(&self) -> (usize, usize) {
+    pub fn index_stats(&self) -> Result<(usize, usize)> {
         let (mut n, mut bytes) = (0, 0);
         self.for_each(|_, r| {
             n += r.len();
             bytes += r.entry_index_bytes();
-        });
-        (n, bytes)
+        })?;
+        Ok((n, bytes))
     }
 }
 
@@ -905,21 +909,21 @@ mod tests {
         let rw = FileId::new(LogQueue::Rewrite, 1);
         t.apply(1, Op::Append(run(LogQueue::Rewrite, 1, 1, 0, 3))).unwrap();
         t.apply(1, Op::Put(b"k".to_vec(), b"v".to_vec(), rw)).unwrap();
-        assert!(t.take_dirty().is_empty());
+        assert!(t.take_dirty().unwrap().is_empty());
         t.apply(1, Op::Append(run(LogQueue::Append, 5, 3, 0, 1))).unwrap();
-        assert_eq!(t.take_dirty(), HashSet::from([1]));
+        assert_eq!(t.take_dirty().unwrap(), HashSet::from([1]));
         // Shadowing a rewritten value counts: deleting the new one would uncover the old.
         t.apply(1, Op::Put(b"k".to_vec(), b"v2".to_vec(), FileId::new(LogQueue::Append, 5))).unwrap();
-        assert_eq!(t.take_dirty(), HashSet::from([1]));
+        assert_eq!(t.take_dirty().unwrap(), HashSet::from([1]));
         t.apply(1, Op::Put(b"k".to_vec(), b"v".to_vec(), rw)).unwrap();
-        assert!(t.take_dirty().is_empty());
+        assert!(t.take_dirty().unwrap().is_empty());
         t.apply(1, Op::Del(b"k".to_vec())).unwrap();
-        assert_eq!(t.take_dirty(), HashSet::from([1]));
+        assert_eq!(t.take_dirty().unwrap(), HashSet::from([1]));
         t.apply(2, Op::Append(run(LogQueue::Append, 5, 1, 0, 1))).unwrap();
         t.apply(2, Op::Compact(2)).unwrap();
-        assert!(t.take_dirty().is_empty());
+        assert!(t.take_dirty().unwrap().is_empty());
         t.apply(1, Op::Clean).unwrap();
-        assert_eq!(t.take_dirty(), HashSet::from([1]));
+        assert_eq!(t.take_dirty().unwrap(), HashSet::from([1]));
     }
 
     #[test]
@@ -939,18 +943,20 @@ mod tests {
         newer.apply(2, Op::Clean).unwrap();
         newer.apply(2, Op::Put(b"d".to_vec(), b"1".to_vec(), ap)).unwrap();
         old.merge_newer(newer).unwrap();
-        let old = old.into_live();
+        let old = old.into_live().unwrap();
         old.read(1, |r| {
             let r = r.unwrap();
             assert_eq!(entries(r), vec![(3, 2), (4, 3), (5, 4), (6, 5), (7, 6), (8, 80)]);
             assert!(!r.kvs.contains_key(&b"a"[..]));
             assert_eq!(r.kvs[&b"b"[..]].value, b"2");
-        });
+        })
+        .unwrap();
         old.read(2, |r| {
             let r = r.unwrap();
             assert!(!r.kvs.contains_key(&b"c"[..]));
             assert!(r.kvs.contains_key(&b"d"[..]));
-        });
+        })
+        .unwrap();
     }
 
     #[test]

@@ -29,13 +29,14 @@
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use shale_base::fs::{FileSystemRef, RandomAccessFile, WritableFile};
 
 use crate::format::{build_reserved_file_name, FileId, FileSeq, LogFileFormat, LogQueue};
 use crate::log_batch::{signature_of, EncodedBatch};
 use crate::memtable::MAX_FILE_SEQ;
+use crate::poison;
 use crate::prefill::{cut_file, NextFiles, OffsetWriter, Prefiller};
 use crate::{Error, Result};
 
@@ -185,10 +186,6 @@ pub(crate) struct SinglePipe {
     next: Option<NextFiles>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 impl SinglePipe {
     #[allow(clippy::too_many_arguments)]
     /// Opens the queue after recovery: `files` are the recovered files (valid, in order);
@@ -234,7 +231,7 @@ impl SinglePipe {
         let prefill =
             if prefill_ahead > 0 { Prefiller::start(prefill_ahead, target_file_size) } else { None };
         if let Some(p) = &prefill {
-            p.attach(&FileId::new(queue, next).build_file_path(dir), active.written);
+            p.attach(&FileId::new(queue, next).build_file_path(dir), active.written)?;
         }
         let mut files: VecDeque<LogFile> = files.into();
         files.push_back(file);
@@ -256,7 +253,7 @@ impl SinglePipe {
 
     /// Appends an encoded batch (signing it for the file it lands in).
     pub fn append(&self, batch: &mut EncodedBatch) -> Result<FileBlockHandle> {
-        let mut active = lock(&self.active);
+        let mut active = poison::lock(&self.active, "active file")?;
         if let Some(why) = &active.failed {
             return Err(Error::Io(std::io::Error::other(format!(
                 "{} queue stopped after an earlier write error: {why}",
@@ -270,7 +267,7 @@ impl SinglePipe {
         batch.sign(signature_of(id, active.format.version));
         let offset = active.written;
         if let Some(p) = &self.prefill {
-            p.reserve(offset + batch.bytes.len() as u64);
+            p.reserve(offset + batch.bytes.len() as u64)?;
         }
         let r = active.writer.append(&batch.bytes).and_then(|_| active.writer.flush());
         if let Err(e) = r {
@@ -288,21 +285,22 @@ impl SinglePipe {
         if let Some(n) = &self.next {
             n.progress(written);
         }
-        self.set_size(id.seq, written);
+        self.set_size(id.seq, written)?;
         Ok(FileBlockHandle { id, offset, len: batch.bytes.len() })
     }
 
-    fn set_size(&self, seq: FileSeq, size: u64) {
-        let mut files = self.files.write().unwrap_or_else(|p| p.into_inner());
+    fn set_size(&self, seq: FileSeq, size: u64) -> Result<()> {
+        let mut files = poison::write(&self.files, "file list")?;
         if let Some(f) = files.back_mut() {
             if f.seq == seq {
                 f.size = size;
             }
         }
+        Ok(())
     }
 
     pub fn sync(&self) -> Result<()> {
-        let mut active = lock(&self.active);
+        let mut active = poison::lock(&self.active, "active file")?;
         if let Some(why) = &active.failed {
             return Err(Error::Io(std::io::Error::other(format!(
                 "queue stopped after an earlier write error: {why}"
@@ -316,7 +314,7 @@ impl SinglePipe {
     }
 
     pub fn rotate(&self) -> Result<()> {
-        let mut active = lock(&self.active);
+        let mut active = poison::lock(&self.active, "active file")?;
         self.rotate_locked(&mut active)
     }
 
@@ -339,7 +337,7 @@ impl SinglePipe {
             // Its zeros past the batches go (synced), before the index records its size.
             // A failed cut leaves a zero tail, which readers take as the end; the index
             // then does not match the file and is not used.
-            let _ = p.seal(active.written);
+            p.seal(active.written)?;
         }
         if self.write_index {
             // The file is sealed (synced above): its recovery index. One that fails to be
@@ -361,7 +359,7 @@ impl SinglePipe {
             return Err(Error::InvalidArgument(format!("file sequence number {seq} exceeds {MAX_FILE_SEQ}")));
         }
         let reuse = {
-            let mut rec = lock(&self.recycled);
+            let mut rec = poison::lock(&self.recycled, "recycled files")?;
             rec.seqs.pop_front().map(|n| (n, rec.clean.remove(&n)))
         };
         let (new_active, file) = open_active(
@@ -376,18 +374,18 @@ impl SinglePipe {
         )?;
         if let Some(p) = &self.prefill {
             if new_active.zeroed.is_none() {
-                p.attach(&FileId::new(self.queue, seq).build_file_path(&self.dir), new_active.written);
+                p.attach(&FileId::new(self.queue, seq).build_file_path(&self.dir), new_active.written)?;
             }
         }
         *active = new_active;
-        self.files.write().unwrap_or_else(|p| p.into_inner()).push_back(file);
+        poison::write(&self.files, "file list")?.push_back(file);
         Ok(())
     }
 
     /// Reads `len` bytes at `offset` of file `seq`.
     pub fn read(&self, seq: FileSeq, offset: u64, len: usize) -> Result<Vec<u8>> {
         let reader = {
-            let files = self.files.read().unwrap_or_else(|p| p.into_inner());
+            let files = poison::read(&self.files, "file list")?;
             let first = files.front().map_or(0, |f| f.seq);
             match files.get(seq.wrapping_sub(first) as usize) {
                 Some(f) if f.seq == seq => f.reader.clone(),
@@ -412,30 +410,30 @@ impl SinglePipe {
     }
 
     /// (first seq, active seq).
-    pub fn file_span(&self) -> (FileSeq, FileSeq) {
-        let files = self.files.read().unwrap_or_else(|p| p.into_inner());
-        (files.front().map_or(0, |f| f.seq), files.back().map_or(0, |f| f.seq))
+    pub fn file_span(&self) -> Result<(FileSeq, FileSeq)> {
+        let files = poison::read(&self.files, "file list")?;
+        Ok((files.front().map_or(0, |f| f.seq), files.back().map_or(0, |f| f.seq)))
     }
 
-    pub fn total_size(&self) -> u64 {
-        self.files.read().unwrap_or_else(|p| p.into_inner()).iter().map(|f| f.size).sum()
+    pub fn total_size(&self) -> Result<u64> {
+        Ok(poison::read(&self.files, "file list")?.iter().map(|f| f.size).sum())
     }
 
     /// The seq of the file at `position` (0.0 = first, 1.0 = active) of the span.
-    pub fn file_at(&self, position: f64) -> FileSeq {
-        let (first, active) = self.file_span();
+    pub fn file_at(&self, position: f64) -> Result<FileSeq> {
+        let (first, active) = self.file_span()?;
         let count = active - first + 1;
-        first + (count as f64 * position.clamp(0.0, 1.0)) as u64
+        Ok(first + (count as f64 * position.clamp(0.0, 1.0)) as u64)
     }
 
     /// Removes every file below `seq` (never the active one); returns how many.
     pub fn purge_to(&self, seq: FileSeq) -> Result<usize> {
-        let active_seq = lock(&self.active).seq;
+        let active_seq = poison::lock(&self.active, "active file")?.seq;
         let seq = seq.min(active_seq);
         let mut purged = 0;
         loop {
             let first = {
-                let files = self.files.read().unwrap_or_else(|p| p.into_inner());
+                let files = poison::read(&self.files, "file list")?;
                 match files.front() {
                     Some(f) if f.seq < seq => (f.seq, f.format.version.has_log_signing()),
                     _ => break,
@@ -444,17 +442,17 @@ impl SinglePipe {
             let path = FileId::new(self.queue, first.0).build_file_path(&self.dir);
             let recycle = self.queue == LogQueue::Append
                 && first.1
-                && lock(&self.recycled).seqs.len() < self.recycle_capacity;
+                && poison::lock(&self.recycled, "recycled files")?.seqs.len() < self.recycle_capacity;
             if recycle {
                 // A number no reserved file has: the counter, past any name taken on disk
                 // (a reserved file whose removal failed keeps its name).
                 // The name is found and taken outside the lock (rotation takes it on the
                 // write path); purges are one at a time (the engine's purge lock).
-                let from = lock(&self.recycled).next_name;
+                let from = poison::lock(&self.recycled, "recycled files")?.next_name;
                 let n = free_name(&*self.fs, &self.dir, from)?;
-                lock(&self.recycled).next_name = n + 1;
+                poison::lock(&self.recycled, "recycled files")?.next_name = n + 1;
                 self.fs.rename(&path, &self.dir.join(build_reserved_file_name(n)))?;
-                lock(&self.recycled).seqs.push_back(n);
+                poison::lock(&self.recycled, "recycled files")?.seqs.push_back(n);
             } else {
                 self.fs.remove_file(&path)?;
             }
@@ -463,7 +461,7 @@ impl SinglePipe {
             if self.fs.file_exists(&idx) {
                 self.fs.remove_file(&idx)?;
             }
-            self.files.write().unwrap_or_else(|p| p.into_inner()).pop_front();
+            poison::write(&self.files, "file list")?.pop_front();
             purged += 1;
             // One directory sync per file: a crash leaves a contiguous suffix.
             self.fs.sync_dir(&self.dir)?;
@@ -471,8 +469,8 @@ impl SinglePipe {
         Ok(purged)
     }
 
-    pub fn recycled_count(&self) -> usize {
-        lock(&self.recycled).seqs.len()
+    pub fn recycled_count(&self) -> Result<usize> {
+        Ok(poison::lock(&self.recycled, "recycled files")?.seqs.len())
     }
 }
 
@@ -480,9 +478,11 @@ impl Drop for SinglePipe {
     fn drop(&mut self) {
         // A zeroed-ahead active file loses its zero tail (not synced: a crash before the
         // cut reaches the disk leaves zeros, which recovery cuts).
-        let active = lock(&self.active);
-        if let Some(f) = &active.zeroed {
-            let _ = cut_file(f, active.written, false);
+        // A poisoned active file is left as it is (recovery cuts a zero tail).
+        if let Ok(active) = poison::lock(&self.active, "active file") {
+            if let Some(f) = &active.zeroed {
+                let _ = cut_file(f, active.written, false);
+            }
         }
     }
 }
@@ -516,11 +516,15 @@ fn open_active(
     };
     let reuse = reuse.map(|r| r.0);
     let mut limit = target;
-    let taken = in_place.or_else(|| {
-        let t = next?.take(&path, wait);
-        limit = t.limit;
-        t.file
-    });
+    let taken = match (in_place, next) {
+        (Some(t), _) => Some(t),
+        (None, Some(next)) => {
+            let t = next.take(&path, wait)?;
+            limit = t.limit;
+            t.file
+        }
+        (None, None) => None,
+    };
     let Some((file, written)) = taken else {
         return create_file(fs, dir, id, format, reuse, limit);
     };

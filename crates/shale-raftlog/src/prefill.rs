@@ -32,8 +32,11 @@ use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
+
+use crate::poison;
+use crate::Result;
 
 struct State {
     /// The active file, open for writes at offsets; None: nothing to prefill.
@@ -59,10 +62,6 @@ struct Shared {
     chunk: u64,
     /// No zeros past this offset (the target file size plus a chunk).
     limit: u64,
-}
-
-fn lock(m: &Mutex<State>) -> MutexGuard<'_, State> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// The prefill thread of one queue and its state.
@@ -100,47 +99,50 @@ impl Prefiller {
 
     /// A new active file `path`, `len` bytes long (its header, synced). When it cannot be
     /// opened for writing, it is not prefilled.
-    pub fn attach(&self, path: &Path, len: u64) {
+    pub fn attach(&self, path: &Path, len: u64) -> Result<()> {
         let file = OpenOptions::new().write(true).open(path).ok().map(Arc::new);
-        let mut st = lock(&self.shared.state);
+        let mut st = poison::lock(&self.shared.state, "prefill")?;
         while st.in_flight.is_some() {
-            st = self.shared.done.wait(st).unwrap_or_else(|p| p.into_inner());
+            st = poison::wait(&self.shared.done, st, "prefill")?;
         }
         st.file = file;
         st.reserved = len;
         st.frontier = len;
         st.failed = false;
         self.shared.work.notify_one();
+        Ok(())
     }
 
     /// Called before an append that ends at `end` is written: waits while a chunk of
-    /// zeros is being written where the append goes, then reserves up to `end`.
-    pub fn reserve(&self, end: u64) {
-        let mut st = lock(&self.shared.state);
+    /// zeros is being written where the append goes, then reserves up to `end`. A
+    /// poisoned state is an error: zeros might be on their way to where the append goes.
+    pub fn reserve(&self, end: u64) -> Result<()> {
+        let mut st = poison::lock(&self.shared.state, "prefill")?;
         while matches!(st.in_flight, Some((start, _)) if start < end) {
-            st = self.shared.done.wait(st).unwrap_or_else(|p| p.into_inner());
+            st = poison::wait(&self.shared.done, st, "prefill")?;
         }
         st.reserved = st.reserved.max(end);
         if st.file.is_some() && st.frontier < st.reserved.saturating_add(self.shared.ahead) {
             self.shared.work.notify_one();
         }
+        Ok(())
     }
 
     /// The active file is being sealed at `len` bytes: stops prefilling it and cuts it
     /// back to `len` (synced) when zeros were written past that. False when the cut
     /// failed (the file then ends with zeros, which readers take as its end).
-    pub fn seal(&self, len: u64) -> bool {
+    pub fn seal(&self, len: u64) -> Result<bool> {
         let file = {
-            let mut st = lock(&self.shared.state);
+            let mut st = poison::lock(&self.shared.state, "prefill")?;
             while st.in_flight.is_some() {
-                st = self.shared.done.wait(st).unwrap_or_else(|p| p.into_inner());
+                st = poison::wait(&self.shared.done, st, "prefill")?;
             }
             st.file.take()
         };
-        match file {
+        Ok(match file {
             Some(f) => cut(&f, len, true),
             None => true,
-        }
+        })
     }
 }
 
@@ -157,12 +159,13 @@ fn cut(f: &File, len: u64, sync: bool) -> bool {
 
 impl Drop for Prefiller {
     fn drop(&mut self) {
-        let file = {
-            let mut st = lock(&self.shared.state);
+        // A poisoned state: the thread has stopped (it stops on one) and the file keeps
+        // its zero tail, which recovery cuts.
+        let file = poison::lock(&self.shared.state, "prefill").ok().and_then(|mut st| {
             st.stop = true;
             self.shared.work.notify_all();
             st.file.take().map(|f| (f, st.reserved))
-        };
+        });
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
@@ -174,9 +177,10 @@ impl Drop for Prefiller {
     }
 }
 
+/// The prefill thread. A poisoned state stops it (the writers meet the error themselves).
 fn run(s: &Shared) {
     let zeros = vec![0u8; s.chunk as usize];
-    let mut st = lock(&s.state);
+    let Ok(mut st) = poison::lock(&s.state, "prefill") else { return };
     loop {
         if st.stop {
             return;
@@ -194,13 +198,15 @@ fn run(s: &Shared) {
             _ => None,
         };
         let Some((f, start, end)) = job else {
-            st = s.work.wait(st).unwrap_or_else(|p| p.into_inner());
+            let Ok(g) = poison::wait(&s.work, st, "prefill") else { return };
+            st = g;
             continue;
         };
         st.in_flight = Some((start, end));
         drop(st);
         let r = f.write_all_at(&zeros[..(end - start) as usize], start).and_then(|_| f.sync_data());
-        st = lock(&s.state);
+        let Ok(g) = poison::lock(&s.state, "prefill") else { return };
+        st = g;
         st.in_flight = None;
         if st.file.as_ref().is_some_and(|cur| Arc::ptr_eq(cur, &f)) {
             match r {
@@ -298,10 +304,6 @@ pub(crate) struct Taken {
     pub limit: u64,
 }
 
-fn lock_next(m: &Mutex<NextState>) -> MutexGuard<'_, NextState> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 /// The thread that keeps the next append file zeroed ahead.
 pub(crate) struct NextFiles {
     shared: Arc<NextShared>,
@@ -349,14 +351,14 @@ impl NextFiles {
     /// `wait`: wait for a file being prepared (open does; the first file is short); else
     /// a file not ready yet is left to the thread, which goes on with it, and the file is
     /// None, its limit the size of the one being prepared.
-    pub fn take(&self, path: &Path, wait: bool) -> Taken {
-        let mut st = lock_next(&self.shared.state);
+    pub fn take(&self, path: &Path, wait: bool) -> Result<Taken> {
+        let mut st = poison::lock(&self.shared.state, "next file")?;
         if wait {
             // No pacing while waiting: the file is needed now.
             self.shared.progress.store(u64::MAX, Ordering::Relaxed);
             self.shared.cv.notify_all();
             while st.wanted && !st.ready && !st.failed {
-                st = self.shared.cv.wait(st).unwrap_or_else(|p| p.into_inner());
+                st = poison::wait(&self.shared.cv, st, "next file")?;
             }
         }
         let size = st.size;
@@ -369,7 +371,7 @@ impl NextFiles {
             self.shared.active_size.store(limit, Ordering::Relaxed);
             self.shared.progress.store(self.shared.header.len() as u64, Ordering::Relaxed);
             self.shared.cv.notify_all();
-            return Taken { file: None, limit };
+            return Ok(Taken { file: None, limit });
         }
         let ready = st.ready;
         st.ready = false;
@@ -390,7 +392,7 @@ impl NextFiles {
         self.shared.active_size.store(size, Ordering::Relaxed);
         self.shared.progress.store(self.shared.header.len() as u64, Ordering::Relaxed);
         self.shared.cv.notify_all();
-        Taken { file: got, limit: size }
+        Ok(Taken { file: got, limit: size })
     }
 
     /// The active file now holds `len` bytes (called after each append, for pacing).
@@ -400,7 +402,8 @@ impl NextFiles {
         if old != u64::MAX && len / PACE_STEP != old / PACE_STEP {
             // Through the lock: the thread checks the pace and waits under it, so the
             // wake-up cannot fall between its check and its wait.
-            drop(lock_next(&self.shared.state));
+            // (A poisoned state: the thread has stopped, there is no one to wake.)
+            drop(poison::lock(&self.shared.state, "next file"));
             self.shared.cv.notify_all();
         }
     }
@@ -427,7 +430,10 @@ fn paced_limit(progress: u64, active: u64, next: u64) -> u64 {
 
 impl Drop for NextFiles {
     fn drop(&mut self) {
-        lock_next(&self.shared.state).stop = true;
+        // A poisoned state: the thread has stopped already.
+        if let Ok(mut st) = poison::lock(&self.shared.state, "next file") {
+            st.stop = true;
+        }
         self.shared.cv.notify_all();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
@@ -437,21 +443,23 @@ impl Drop for NextFiles {
     }
 }
 
+/// The next-file thread. A poisoned state stops it (`take` meets the error itself).
 fn run_next(s: &NextShared) {
-    let mut st = lock_next(&s.state);
+    let Ok(mut st) = poison::lock(&s.state, "next file") else { return };
     loop {
         if st.stop {
             return;
         }
         if !st.wanted || st.ready {
-            st = s.cv.wait(st).unwrap_or_else(|p| p.into_inner());
+            let Ok(g) = poison::wait(&s.cv, st, "next file") else { return };
+            st = g;
             continue;
         }
         let size = st.size;
         drop(st);
         let r = prepare_next(s, size, &|at| {
             // Wait for the pace (or a stop, or open asking for the file now).
-            let mut st = lock_next(&s.state);
+            let Ok(mut st) = poison::lock(&s.state, "next file") else { return true };
             loop {
                 if st.stop {
                     return true;
@@ -460,10 +468,12 @@ fn run_next(s: &NextShared) {
                 if at < paced_limit(s.progress.load(Ordering::Relaxed), active, size) {
                     return false;
                 }
-                st = s.cv.wait(st).unwrap_or_else(|p| p.into_inner());
+                let Ok(g) = poison::wait(&s.cv, st, "next file") else { return true };
+                st = g;
             }
         });
-        st = lock_next(&s.state);
+        let Ok(g) = poison::lock(&s.state, "next file") else { return };
+        st = g;
         match r {
             Ok(true) => st.ready = true,
             Ok(false) => return,
@@ -573,8 +583,8 @@ mod tests {
         let path = dir.path().join("f");
         std::fs::write(&path, b"head").unwrap();
         let p = Prefiller::start(1 << 20, 8 << 20).unwrap();
-        p.attach(&path, 4);
-        p.reserve(100);
+        p.attach(&path, 4).unwrap();
+        p.reserve(100).unwrap();
         // The thread fills up to 1 MiB past the reservation.
         let t0 = std::time::Instant::now();
         while std::fs::metadata(&path).unwrap().len() < (1 << 20) + 100 {
@@ -585,7 +595,7 @@ mod tests {
         let mut head = [0u8; 4];
         File::open(&path).unwrap().read_exact_at(&mut head, 0).unwrap();
         assert_eq!(&head, b"head");
-        assert!(p.seal(100));
+        assert!(p.seal(100).unwrap());
         assert_eq!(std::fs::metadata(&path).unwrap().len(), 100);
     }
 
@@ -596,7 +606,7 @@ mod tests {
         let size = FIRST_FILE * 4;
         let next = NextFiles::start(dir.path(), header.clone(), size, FIRST_FILE).unwrap();
         // Open waits for the first file, short (no pacing then).
-        let t = next.take(&dir.path().join("1.raftlog"), true);
+        let t = next.take(&dir.path().join("1.raftlog"), true).unwrap();
         let (f, at) = t.file.unwrap();
         assert_eq!(at, header.len() as u64);
         assert_eq!(t.limit, FIRST_FILE);
@@ -604,13 +614,13 @@ mod tests {
         // The active file holds only its header: zeros stop near the pace's lead, short of
         // the next file's twice the size, so it cannot be ready, and a rotation does not
         // wait for it: the file created fresh is sealed early, at the first file's size.
-        let t = next.take(&dir.path().join("2.raftlog"), false);
+        let t = next.take(&dir.path().join("2.raftlog"), false).unwrap();
         assert!(t.file.is_none());
         assert_eq!(t.limit, FIRST_FILE);
         assert!(!dir.path().join("2.raftlog").exists());
         // The active file grows: the thread goes on, and a rotation waiting gets the file.
         next.progress(FIRST_FILE);
-        let t = next.take(&dir.path().join("3.raftlog"), true);
+        let t = next.take(&dir.path().join("3.raftlog"), true).unwrap();
         let (f, _) = t.file.unwrap();
         assert_eq!(t.limit, 2 * FIRST_FILE);
         assert_eq!(f.metadata().unwrap().len(), 2 * FIRST_FILE);
@@ -618,10 +628,10 @@ mod tests {
         f.read_exact_at(&mut head, 0).unwrap();
         assert_eq!(head, header);
         // Then twice that again, capped at the target size.
-        let t = next.take(&dir.path().join("4.raftlog"), true);
+        let t = next.take(&dir.path().join("4.raftlog"), true).unwrap();
         assert_eq!(t.limit, 4 * FIRST_FILE);
         assert_eq!(t.file.unwrap().0.metadata().unwrap().len(), size);
-        let t = next.take(&dir.path().join("5.raftlog"), true);
+        let t = next.take(&dir.path().join("5.raftlog"), true).unwrap();
         assert_eq!(t.limit, size);
         assert_eq!(t.file.unwrap().0.metadata().unwrap().len(), size);
         drop(next);
@@ -647,8 +657,8 @@ mod tests {
         let path = dir.path().join("f");
         std::fs::write(&path, b"head").unwrap();
         let p = Prefiller::start(256 << 10, 8 << 20).unwrap();
-        p.attach(&path, 4);
-        p.reserve(10);
+        p.attach(&path, 4).unwrap();
+        p.reserve(10).unwrap();
         let t0 = std::time::Instant::now();
         while std::fs::metadata(&path).unwrap().len() <= 10 {
             assert!(t0.elapsed().as_secs() < 30, "no zeros written ahead");

@@ -557,7 +557,7 @@ pub(crate) fn recover(
     let mut it = tables.into_iter();
     let base = it.next().unwrap_or_default();
     // The rewrite queue's own Cleans are durable already: not dirty.
-    let _ = base.take_dirty();
+    base.take_dirty()?;
     if let Some(acc) = it.next() {
         for t in it {
             acc.merge_newer(t)?;
@@ -565,7 +565,7 @@ pub(crate) fn recover(
         base.merge_newer(acc)?;
     }
     let [rewrite_files, append_files] = files_out;
-    Ok(Recovered { memtables: base.into_live(), append: append_files, rewrite: rewrite_files, reserved })
+    Ok(Recovered { memtables: base.into_live()?, append: append_files, rewrite: rewrite_files, reserved })
 }
 
 /// Replaces `dir/name` with `data` durably (temporary file, sync, rename, directory sync).

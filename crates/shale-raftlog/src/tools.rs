@@ -88,7 +88,7 @@ pub(crate) fn consistency_check(fs: FileSystemRef, dir: &Path) -> Result<Vec<(u6
         }
     }
     let mut regions = Vec::new();
-    rec.memtables.for_each(|id, r| regions.push((id, r.first_index, r.locs().collect::<Vec<_>>())));
+    rec.memtables.for_each(|id, r| regions.push((id, r.first_index, r.locs().collect::<Vec<_>>())))?;
     regions.sort_by_key(|r| r.0);
     let mut out = Vec::new();
     let mut verdict: HashMap<(FileId, u64), bool> = HashMap::new();

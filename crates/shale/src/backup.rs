@@ -32,6 +32,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use shale_base::poison;
+
 use crate::checkpoint::copy_file_with;
 use crate::db::filename::{self, FileType};
 use crate::db::{DBCommon, DBInner};
@@ -199,12 +201,20 @@ fn run_parallel<J: Send>(threads: usize, jobs: Vec<J>, f: impl Fn(J) -> Result<(
     let first_err: Mutex<Option<Error>> = Mutex::new(None);
     std::thread::scope(|s| {
         for _ in 0..threads {
-            s.spawn(|| loop {
-                if first_err.lock().map(|e| e.is_some()).unwrap_or(true) {
-                    return;
-                }
-                let Some(job) = queue.lock().ok().and_then(|mut q| q.pop()) else { return };
-                if let Err(e) = f(job) {
+            s.spawn(|| {
+                let run = || -> Result<()> {
+                    loop {
+                        if poison::lock(&first_err, "backup error")?.is_some() {
+                            return Ok(());
+                        }
+                        let Some(job) = poison::lock(&queue, "backup job queue")?.pop() else {
+                            return Ok(());
+                        };
+                        f(job)?;
+                    }
+                };
+                if let Err(e) = run() {
+                    // Poisoned, it was by a worker's panic, which the scope raises again.
                     if let Ok(mut fe) = first_err.lock() {
                         fe.get_or_insert(e);
                     }
@@ -212,11 +222,7 @@ fn run_parallel<J: Send>(threads: usize, jobs: Vec<J>, f: impl Fn(J) -> Result<(
             });
         }
     });
-    match first_err.into_inner() {
-        Ok(Some(e)) => Err(e),
-        Ok(None) => Ok(()),
-        Err(_) => Err(Error::io_msg("backup worker thread panicked")),
-    }
+    poison::into_inner(first_err, "backup error")?.map_or(Ok(()), Err)
 }
 
 impl BackupEngine {
@@ -382,15 +388,13 @@ impl BackupEngine {
                     }
                 }
             };
-            if let Ok(mut r) = results.lock() {
-                r.push((
-                    i,
-                    BackupFile { path: format!("{SHARED_CHECKSUM}/{name}"), crc32c: crc, size: t.size },
-                ));
-            }
+            poison::lock(&results, "backup file list")?.push((
+                i,
+                BackupFile { path: format!("{SHARED_CHECKSUM}/{name}"), crc32c: crc, size: t.size },
+            ));
             Ok(())
         })?;
-        let mut files: Vec<(usize, BackupFile)> = results.into_inner().unwrap_or_default();
+        let mut files: Vec<(usize, BackupFile)> = poison::into_inner(results, "backup file list")?;
         files.sort_by_key(|(i, _)| *i);
         let mut files: Vec<BackupFile> = files.into_iter().map(|(_, f)| f).collect();
 

@@ -5,7 +5,8 @@
 //! and the job limits decide how many run at once. The `lower_*_priority` calls act on those
 //! threads as RocksDB's do on its pools' threads (Linux): CPU priority nice 19
 //! (`setpriority`), I/O priority class idle (`ioprio_set`); elsewhere they are refused at
-//! open. The bottom-priority pool is refused by name at open. The in-memory env maps to
+//! open. The BOTTOM pool takes the compactions into the last level
+//! (`set_bottom_priority_background_threads`). The in-memory env maps to
 //! Shale's memory file system.
 
 use std::sync::Arc;
@@ -21,6 +22,8 @@ pub struct Env {
     /// Thread-pool sizes set on the Env (LOW, HIGH); None: not set.
     pub(crate) low_threads: Option<usize>,
     pub(crate) high_threads: Option<usize>,
+    /// The BOTTOM pool's size (None: not set, empty).
+    pub(crate) bottom_threads: Option<usize>,
     /// `lower_*_cpu_priority` / `lower_*_io_priority` asked for: (LOW pool, HIGH pool).
     pub(crate) lower_cpu: (bool, bool),
     pub(crate) lower_io: (bool, bool),
@@ -43,6 +46,7 @@ impl Env {
             unsupported: Vec::new(),
             low_threads: None,
             high_threads: None,
+            bottom_threads: None,
             lower_cpu: (false, false),
             lower_io: (false, false),
         }
@@ -68,9 +72,15 @@ impl Env {
         self.set_background_threads(n);
     }
 
-    /// The bottom-priority pool is empty in RocksDB by default, and in Shale always.
+    /// The BOTTOM pool (empty by default, as RocksDB's): with threads in it, an automatic
+    /// compaction that rewrites tables into the last level a compaction may write (the
+    /// family's last level) is handed by the LOW thread that picked it to a BOTTOM thread
+    /// (`shale:bottom<n>`), as RocksDB's `BackgroundCompaction` forwards it, so such long
+    /// compactions do not hold the LOW threads that keep level 0 from stalling writes. Trivial
+    /// moves and FIFO deletions stay in the LOW pool; manual compactions run in the caller's
+    /// thread, as every manual compaction in Shale does.
     pub fn set_bottom_priority_background_threads(&mut self, n: i32) {
-        self.unsupported_if(n != 0, "Env bottom-priority background threads");
+        self.bottom_threads = Some(n.max(0) as usize);
     }
 
     /// Background threads belong to each database and end when it closes.

@@ -61,8 +61,8 @@ pub use comparator::{BytewiseComparator, Comparator, ReverseBytewiseComparator, 
 pub use db::{
     ColumnFamily, ColumnFamilyDescriptor, ColumnFamilyMetaData, ColumnFamilyTtl, DBCommon, DBIterator,
     DBIteratorWithThreadMode, DBPinnableSlice, DBRawIterator, DBRawIteratorWithThreadMode, DBWithThreadMode,
-    Direction, IteratorMode, LiveFile, Range, Snapshot, SnapshotWithThreadMode, DB,
-    DEFAULT_COLUMN_FAMILY_NAME,
+    Direction, IteratorMode, LiveFile, MockSystemClock, Range, Snapshot, SnapshotWithThreadMode,
+    StatsHistoryIterator, SystemClock, DB, DEFAULT_COLUMN_FAMILY_NAME, PERSISTENT_STATS_COLUMN_FAMILY_NAME,
 };
 pub use env::Env;
 pub use error::{Error, ErrorKind, Result};

@@ -129,6 +129,8 @@ pub struct BlockBasedOptions {
     pub(crate) checksum: crate::table::format::ChecksumType,
     /// `set_index_type(TwoLevelIndexSearch)`: a partitioned index (`table/partitioned_builder.rs`).
     pub(crate) partitioned_index: bool,
+    /// `set_index_type(HashSearch)`: RocksDB's hash index (`table/hash_index.rs`).
+    pub(crate) hash_index: bool,
     /// `set_partition_filters`: partitioned filters (taken only with a partitioned index,
     /// as RocksDB's sanitizing).
     pub(crate) partition_filters: bool,
@@ -167,6 +169,7 @@ impl Default for BlockBasedOptions {
             // RocksDB's default (kXXH3, `BlockBasedTableOptions::checksum`).
             checksum: crate::table::format::ChecksumType::Xxh3,
             partitioned_index: false,
+            hash_index: false,
             partition_filters: false,
             metadata_block_size: 4096,
             decouple_partitioned_filters: true,
@@ -441,6 +444,20 @@ pub struct Options {
     /// Seconds between dumps of `rocksdb.dbstats` and every family's cfstats into the info
     /// LOG (0: none; RocksDB's default 600).
     pub(crate) stats_dump_period_sec: u32,
+    /// Seconds between snapshots of the statistics' tickers (RocksDB's `PersistStats`,
+    /// `db/stats_history.rs`; 0: none; default 600), kept in memory up to
+    /// `stats_history_buffer_size` bytes or, with `persist_stats_to_disk`, written to the
+    /// hidden family `___rocksdb_stats_history___`.
+    pub(crate) stats_persist_period_sec: u32,
+    /// RocksDB's `allow_ingest_behind` (DB; at open copied into every family's options) and
+    /// `cf_allow_ingest_behind` (the family's): the last level is kept for files ingested
+    /// with `ingest_behind` (`db/ingest.rs`, `compaction/universal.rs`).
+    pub(crate) allow_ingest_behind: bool,
+    pub(crate) cf_allow_ingest_behind: bool,
+    pub(crate) persist_stats_to_disk: bool,
+    pub(crate) stats_history_buffer_size: usize,
+    /// The clock the stats snapshots read (the system clock when None).
+    pub(crate) stats_history_clock: Option<std::sync::Arc<dyn crate::db::SystemClock>>,
     pub(crate) delayed_write_rate: u64,
     pub(crate) db_write_buffer_size: usize,
     /// The memtable budget (`set_write_buffer_manager`; at open, one of the database's own
@@ -449,6 +466,9 @@ pub struct Options {
         Option<std::sync::Arc<crate::memtable::write_buffer_manager::WriteBufferManagerState>>,
     /// Thread-pool sizes from `set_env` (LOW, HIGH).
     pub(crate) env_threads: (Option<usize>, Option<usize>),
+    /// The Env's BOTTOM pool size: compactions into the last level run there
+    /// (`db/scheduler.rs`); 0: in the LOW pool.
+    pub(crate) env_bottom_threads: usize,
     /// `Env::lower_*_priority` calls: (LOW pool, HIGH pool) threads run at the lowest CPU
     /// priority (nice 19) / idle I/O priority (`db/scheduler.rs`).
     pub(crate) env_lower_cpu: (bool, bool),
@@ -606,6 +626,9 @@ pub struct Options {
     /// `archive/` and purged from it by age and total size (`db/wal_archive.rs`).
     pub(crate) wal_ttl_seconds: u64,
     pub(crate) wal_size_limit_mb: u64,
+    /// `set_recycle_log_file_num`: how many obsolete WALs are kept to be reused as new ones
+    /// (as sanitized: [`Options::sanitized_recycle_log_file_num`]; `db/write.rs::roll_wal`).
+    pub(crate) recycle_log_file_num: usize,
     /// `set_use_direct_io_for_flush_and_compaction`, `set_allow_mmap_writes`: how table and
     /// blob files are written (`db/buffered_fs.rs`).
     pub(crate) use_direct_io_for_flush_and_compaction: bool,
@@ -712,10 +735,17 @@ impl Default for Options {
             max_bgerror_resume_count: i32::MAX,
             bgerror_resume_retry_interval: 1_000_000,
             stats_dump_period_sec: 600,
+            stats_persist_period_sec: 600,
+            allow_ingest_behind: false,
+            cf_allow_ingest_behind: false,
+            persist_stats_to_disk: false,
+            stats_history_buffer_size: 1024 * 1024,
+            stats_history_clock: None,
             delayed_write_rate: 0,
             db_write_buffer_size: 0,
             write_buffer_manager: None,
             env_threads: (None, None),
+            env_bottom_threads: 0,
             env_lower_cpu: (false, false),
             env_lower_io: (false, false),
             fs: None,
@@ -793,6 +823,7 @@ impl Default for Options {
             wal_dir: std::path::PathBuf::new(),
             wal_ttl_seconds: 0,
             wal_size_limit_mb: 0,
+            recycle_log_file_num: 0,
             use_direct_io_for_flush_and_compaction: false,
             allow_mmap_writes: false,
             is_fd_close_on_exec: true,
@@ -1108,6 +1139,23 @@ impl Options {
         self.wal_ttl_seconds > 0 || self.wal_size_limit_mb > 0
     }
 
+    /// `recycle_log_file_num` as RocksDB 11.8.1's `SanitizeOptions` leaves it: 0 with the WAL
+    /// archive (`WAL_ttl_seconds` or `WAL_size_limit_MB`), and 0 with the
+    /// TolerateCorruptedTailRecords and AbsoluteConsistency recovery modes (a reused file's
+    /// stale tail cannot be told from damage under them). What the database acts on and
+    /// what its OPTIONS file says.
+    pub(crate) fn sanitized_recycle_log_file_num(&self) -> usize {
+        let strict = matches!(
+            self.wal_recovery_mode,
+            DBRecoveryMode::TolerateCorruptedTailRecords | DBRecoveryMode::AbsoluteConsistency
+        );
+        if self.wal_archive_on() || strict {
+            0
+        } else {
+            self.recycle_log_file_num
+        }
+    }
+
     pub(crate) fn sanitized_bytes_per_sync(&self) -> u64 {
         if self.bytes_per_sync == 0 && self.rate_limiter.is_some() {
             1024 * 1024
@@ -1180,6 +1228,36 @@ impl Options {
         self.compression_per_level.first().copied().unwrap_or(self.compression)
     }
 
+    /// Whether the family keeps its last level for files ingested behind (RocksDB's
+    /// `ColumnFamilyData::AllowIngestBehind`: the DB's or the family's option).
+    pub(crate) fn ingest_behind_allowed(&self) -> bool {
+        self.allow_ingest_behind || self.cf_allow_ingest_behind
+    }
+
+    /// The deepest level a compaction may write (RocksDB's `MaxOutputLevel`): the last one,
+    /// or the one above it when the last is kept for files ingested behind.
+    pub(crate) fn max_output_level(&self) -> usize {
+        let last = (self.num_levels.max(1) - 1) as usize;
+        if self.ingest_behind_allowed() {
+            last.saturating_sub(1)
+        } else {
+            last
+        }
+    }
+
+    /// A family's options as RocksDB's `SanitizeCfOptions` leaves them for ingestion behind:
+    /// the DB's `allow_ingest_behind` applies to it, and universal compaction then has at
+    /// least 3 levels.
+    pub(crate) fn sanitize_ingest_behind(&mut self, db: &Options) {
+        self.allow_ingest_behind |= db.allow_ingest_behind;
+        if self.compaction_style == crate::DBCompactionStyle::Universal
+            && self.ingest_behind_allowed()
+            && self.num_levels < 3
+        {
+            self.num_levels = 3;
+        }
+    }
+
     /// `level_compaction_dynamic_level_bytes` as RocksDB sanitizes it: only the level style
     /// has level targets.
     pub(crate) fn dynamic_level_bytes_in_force(&self) -> bool {
@@ -1195,6 +1273,12 @@ impl Options {
         }
         if let Some(name) = self.unsupported.first().or(self.table.unsupported.first()) {
             return Err(Error::not_supported(format!("option {name} is not supported by Shale")));
+        }
+        // RocksDB's BlockBasedTableFactory::ValidateOptions.
+        if self.table.hash_index && self.prefix_extractor.is_none() {
+            return Err(Error::invalid_argument(
+                "Hash index is specified for block-based table, but prefix_extractor is not given",
+            ));
         }
         // RocksDB's ValidateOptions.
         if self.allow_mmap_reads && self.use_direct_reads {

@@ -374,6 +374,12 @@ impl IngestExternalFileOptions {
         self.flags.push(("allow_blocking_flush", v));
     }
 
+    /// Ingests the files into the family's last level with sequence number 0, below every
+    /// key already there (RocksDB's `ingest_behind`). Needs `allow_ingest_behind` (or
+    /// `cf_allow_ingest_behind`), files that do not overlap each other nor the last level,
+    /// and no file with sequence number 0 above the last level; each failing is
+    /// InvalidArgument (overlapping files, or a family with timestamps: NotSupported), with
+    /// RocksDB 11.8.1's messages.
     pub fn set_ingest_behind(&mut self, v: bool) {
         self.flags.push(("ingest_behind", v));
     }
@@ -577,11 +583,25 @@ impl BlockBasedOptions {
         self.cache_index_and_filter_blocks_with_high_priority = v;
     }
 
-    /// Binary search (the default) or a partitioned index (`TwoLevelIndexSearch`,
-    /// `table/partitioned_builder.rs`); hash search is not built.
+    /// Binary search (the default), a partitioned index (`TwoLevelIndexSearch`,
+    /// `table/partitioned_builder.rs`) or RocksDB's hash index (`HashSearch`,
+    /// `table/hash_index.rs`): the binary index with restart interval 1 plus the table's
+    /// key prefixes, so a prefix-mode seek or a point lookup whose prefix a table lacks
+    /// reads no data block of it. It needs the family's prefix extractor (`open` fails
+    /// with RocksDB's InvalidArgument without one).
     pub fn set_index_type(&mut self, index_type: BlockBasedIndexType) {
-        self.unsupported_if(index_type == BlockBasedIndexType::HashSearch, "index_type kHashSearch");
         self.partitioned_index = index_type == BlockBasedIndexType::TwoLevelIndexSearch;
+        self.hash_index = index_type == BlockBasedIndexType::HashSearch;
+    }
+
+    /// `index_block_restart_interval` as RocksDB's table factory sanitizes it: at least
+    /// 1, and 1 with a hash index.
+    pub(crate) fn sanitized_index_block_restart_interval(&self) -> usize {
+        if self.hash_index {
+            1
+        } else {
+            self.index_block_restart_interval.max(1)
+        }
     }
 
     /// With `cache_index_and_filter_blocks`, level-0 tables from flushes (no larger than
@@ -1005,6 +1025,7 @@ impl Options {
         }
         self.unsupported.extend(env.unsupported.iter().copied());
         self.env_threads = (env.low_threads, env.high_threads);
+        self.env_bottom_threads = env.bottom_threads.unwrap_or(0);
         self.env_lower_cpu = env.lower_cpu;
         self.env_lower_io = env.lower_io;
     }
@@ -1279,14 +1300,18 @@ impl Options {
         self.use_direct_reads = enabled;
     }
 
-    /// Not built yet: direct writes of table and blob files (O_DIRECT, aligned buffers).
-    /// `true` is recorded and `open` refuses it with NotSupported naming
-    /// `use_direct_io_for_flush_and_compaction`; RocksDB's own checks of it
-    /// (`allow_mmap_writes` too: NotSupported; `writable_file_max_buffer_size` 0:
-    /// InvalidArgument) come after.
+    /// RocksDB's `use_direct_io_for_flush_and_compaction` (default false): the table and blob
+    /// files flushes and compactions write are opened with O_DIRECT and written through an
+    /// aligned buffer of `writable_file_max_buffer_size` bytes, bypassing the page cache; a
+    /// flush or sync writes the unaligned tail padded with zeros and truncates the file back
+    /// to its size, as RocksDB's `PosixWritableFile` (`shale_base::fs::WriteFileOptions`). No
+    /// `bytes_per_sync` write-back is asked for such files, as in RocksDB. WALs and the
+    /// MANIFEST are written as before. RocksDB's checks hold at open: with `allow_mmap_writes`
+    /// NotSupported, with `writable_file_max_buffer_size` 0 InvalidArgument, and a file system
+    /// without direct I/O (tmpfs before Linux 6.6, an in-memory one) InvalidArgument "Direct
+    /// I/O is not supported by the specified DB.".
     pub fn set_use_direct_io_for_flush_and_compaction(&mut self, enabled: bool) {
         self.use_direct_io_for_flush_and_compaction = enabled;
-        self.accept_only(!enabled, "use_direct_io_for_flush_and_compaction");
     }
 
     /// Whether the files the database opens get close-on-exec (O_CLOEXEC), as RocksDB's
@@ -1298,8 +1323,8 @@ impl Options {
 
     /// rust-rocksdb 0.25's deprecated setter: it sets `use_direct_reads` and
     /// `use_direct_io_for_flush_and_compaction` to `!is_allow` (RocksDB has no
-    /// `allow_os_buffer` since 4.x), and so does Shale (so `false` is refused at open while
-    /// direct writes are not built).
+    /// `allow_os_buffer` since 4.x), and so does Shale: `false` reads and writes tables with
+    /// O_DIRECT.
     pub fn set_allow_os_buffer(&mut self, is_allow: bool) {
         self.set_use_direct_reads(!is_allow);
         self.set_use_direct_io_for_flush_and_compaction(!is_allow);
@@ -1562,10 +1587,42 @@ impl Options {
         self.stats_dump_period_sec = period;
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`period == 0`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `stats_persist_period_sec`.
+    /// Every `period` seconds (0: never; default 600, as RocksDB) a thread (`shale:pst_st`)
+    /// takes a snapshot of the statistics object's tickers, as RocksDB's `PersistStats`: the
+    /// first run, at open, records the counts; each later run keeps, per ticker, the
+    /// difference since the run before, under the run's time in seconds. Without
+    /// `enable_statistics` nothing is taken. Where the snapshots go is
+    /// [`set_persist_stats_to_disk`](Self::set_persist_stats_to_disk)'s choice; they are
+    /// read with `DB::get_stats_history`.
     pub fn set_stats_persist_period_sec(&mut self, period: u32) {
-        self.accept_only(period == 0, "stats_persist_period_sec (issue 14)");
+        self.stats_persist_period_sec = period;
+    }
+
+    /// Where the stats snapshots of `stats_persist_period_sec` go (RocksDB's
+    /// `persist_stats_to_disk`, default false; a Shale extension, rust-rocksdb 0.25 has no
+    /// setter). False: in memory, the oldest dropped while the history's estimated size is
+    /// above `stats_history_buffer_size`. True: written to the hidden column family
+    /// `___rocksdb_stats_history___`, keys `<10-digit seconds>#<ticker name>`, values the
+    /// delta in decimal, plus RocksDB's two format-version keys. The family is created at
+    /// open when missing, opened without being named (it still appears in `DB::list_cf`, as
+    /// in RocksDB), and never given a handle unless the caller names it.
+    pub fn set_persist_stats_to_disk(&mut self, persist: bool) {
+        self.persist_stats_to_disk = persist;
+    }
+
+    /// The in-memory stats history's budget in bytes (RocksDB's `stats_history_buffer_size`,
+    /// default 1 MiB, estimated as RocksDB estimates it): after each snapshot the oldest
+    /// snapshots are dropped while the history is larger. A Shale extension, as rust-rocksdb
+    /// 0.25 has no setter.
+    pub fn set_stats_history_buffer_size(&mut self, size: usize) {
+        self.stats_history_buffer_size = size;
+    }
+
+    /// The clock the stats snapshots of `stats_persist_period_sec` read, for their times and
+    /// their period (a Shale extension, as RocksDB's `Env` clock; default the system clock).
+    /// A [`MockSystemClock`](crate::MockSystemClock) lets a test move time forward.
+    pub fn set_stats_history_clock(&mut self, clock: std::sync::Arc<dyn crate::db::SystemClock>) {
+        self.stats_history_clock = Some(clock);
     }
 
     /// RocksDB's `advise_random_on_open` (default true), recorded in the OPTIONS file as
@@ -1711,10 +1768,18 @@ impl Options {
         self.log_file_time_to_roll = secs;
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`num == 0`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `recycle_log_file_num`.
+    /// RocksDB's `recycle_log_file_num` (default 0: off): up to `num` obsolete WALs are kept
+    /// and reused for new WALs instead of being deleted. A reused file is renamed to the new
+    /// WAL's name and overwritten from its start, its blocks already allocated; every WAL is
+    /// then written in RocksDB's recyclable record format (each header carries the log
+    /// number), so recovery stops at the first record left from the file's earlier life.
+    /// Only WALs made since the database opened are reused, and none while file deletions
+    /// are disabled. As RocksDB 11.8.1 sanitizes it, recycling is off with the WAL archive
+    /// (`WAL_ttl_seconds` / `WAL_size_limit_MB`) and with the TolerateCorruptedTailRecords
+    /// and AbsoluteConsistency recovery modes (the OPTIONS file then says 0). While it is on,
+    /// a write with `WriteOptions::disable_wal` fails with InvalidArgument, as RocksDB's.
     pub fn set_recycle_log_file_num(&mut self, num: usize) {
-        self.accept_only(num == 0, "recycle_log_file_num");
+        self.recycle_log_file_num = num;
     }
 
     /// The block size of memtable arenas (RocksDB's `arena_block_size`): 0, the default,
@@ -1799,10 +1864,23 @@ impl Options {
         self.blob_cache = Some(cache.0.clone());
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`!val`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `allow_ingest_behind`.
+    /// RocksDB's `allow_ingest_behind` (default false; deprecated there for the family
+    /// option `cf_allow_ingest_behind`, which [`set_cf_allow_ingest_behind`](Self::set_cf_allow_ingest_behind)
+    /// sets): every family keeps its last level for files ingested with
+    /// `IngestExternalFileOptions::set_ingest_behind`. Universal compaction then writes no
+    /// deeper than the level above it (num_levels raised to 3 if lower), compactions keep
+    /// the tombstones and sequence numbers the ingested files may need, and a universal
+    /// `compact_range` ends there. Files ingested behind go to the last level with sequence
+    /// number 0, below every write. As in RocksDB, the level style's compactions still write
+    /// the last level (only universal compaction honours the reservation there).
     pub fn set_allow_ingest_behind(&mut self, val: bool) {
-        self.accept_only(!val, "allow_ingest_behind (issue 17)");
+        self.allow_ingest_behind = val;
+    }
+
+    /// RocksDB's `cf_allow_ingest_behind` (default false): `set_allow_ingest_behind` for this
+    /// family alone. A Shale extension, as rust-rocksdb 0.25 has no setter.
+    pub fn set_cf_allow_ingest_behind(&mut self, val: bool) {
+        self.cf_allow_ingest_behind = val;
     }
 
     pub fn add_compact_on_deletion_collector_factory(

@@ -48,7 +48,6 @@ const FUNCTION_VALUED: &[&str] = &[
     "listeners",
     "row_cache",
     "wal_filter",
-    "persist_stats_to_disk",
 ];
 
 /// Whether two option values are the same value: as text, as numbers or as booleans.

@@ -466,6 +466,39 @@ pub(crate) static ROWS: &[OptionRow] = &[
         }),
     ),
     opt(
+        "stats_persist_period_sec",
+        Db,
+        Int,
+        Yes,
+        Some(|o| o.stats_persist_period_sec.to_string()),
+        Some(|o, n, v| {
+            o.set_stats_persist_period_sec(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "stats_history_buffer_size",
+        Db,
+        Int,
+        Yes,
+        Some(|o| o.stats_history_buffer_size.to_string()),
+        Some(|o, n, v| {
+            o.set_stats_history_buffer_size(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "persist_stats_to_disk",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.persist_stats_to_disk.to_string()),
+        Some(|o, n, v| {
+            o.set_persist_stats_to_disk(boolean(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
         "delayed_write_rate",
         Db,
         Int,
@@ -811,7 +844,7 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Db,
         Int,
         No,
-        None,
+        Some(|o| o.sanitized_recycle_log_file_num().to_string()),
         Some(|o, n, v| {
             o.set_recycle_log_file_num(number(n, v)?);
             Ok(true)
@@ -921,9 +954,20 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Db,
         Bool,
         No,
-        None,
+        Some(|o| o.allow_ingest_behind.to_string()),
         Some(|o, n, v| {
             o.set_allow_ingest_behind(boolean(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "cf_allow_ingest_behind",
+        Cf,
+        Bool,
+        No,
+        Some(|o| o.cf_allow_ingest_behind.to_string()),
+        Some(|o, n, v| {
+            o.set_cf_allow_ingest_behind(boolean(n, v)?);
             Ok(true)
         }),
     ),
@@ -1744,7 +1788,7 @@ pub(crate) static ROWS: &[OptionRow] = &[
     tbl(
         "index_block_restart_interval",
         Int,
-        Some(|t| t.index_block_restart_interval.to_string()),
+        Some(|t| t.sanitized_index_block_restart_interval().to_string()),
         |t, n, v| {
             t.set_index_block_restart_interval(number(n, v)?);
             Ok(true)
@@ -1854,7 +1898,14 @@ pub(crate) static ROWS: &[OptionRow] = &[
     tbl(
         "index_type",
         Enum,
-        Some(|t| (if t.partitioned_index { "kTwoLevelIndexSearch" } else { "kBinarySearch" }).to_string()),
+        Some(|t| {
+            (match (t.partitioned_index, t.hash_index) {
+                (true, _) => "kTwoLevelIndexSearch",
+                (false, true) => "kHashSearch",
+                (false, false) => "kBinarySearch",
+            })
+            .to_string()
+        }),
         |t, _, v| {
             t.set_index_type(match v {
                 "kBinarySearch" => crate::BlockBasedIndexType::BinarySearch,

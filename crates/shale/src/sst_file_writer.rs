@@ -56,7 +56,7 @@ fn builder_options(o: &Options) -> TableBuilderOptions {
     let mut b = TableBuilderOptions::new(InternalKeyComparator::new(o.comparator.clone()));
     b.block_size = o.table.block_size;
     b.block_restart_interval = o.table.block_restart_interval;
-    b.index_block_restart_interval = o.table.index_block_restart_interval;
+    b.index_block_restart_interval = o.table.sanitized_index_block_restart_interval();
     b.index_shortening = o.table.index_shortening;
     b.compression = o.compression.to_table();
     b.compression_opts = o.compression_opts.clone();
@@ -65,6 +65,7 @@ fn builder_options(o: &Options) -> TableBuilderOptions {
     b.filter_ribbon_before_level = o.table.ribbon_bloom_before_level;
     b.whole_key_filtering = o.table.whole_key_filtering;
     b.partitioned_index = o.table.partitioned_index;
+    b.hash_index = o.table.hash_index;
     // RocksDB turns partitioned filters off without a partitioned index.
     b.partition_filters = o.table.partitioned_index && o.table.partition_filters;
     b.metadata_block_size = o.table.metadata_block_size;

@@ -27,6 +27,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::{read_file, FileLock, FileSystem, FileSystemRef, RandomAccessFile, SequentialFile, WritableFile};
 use crate::error::{Error, Result};
+use crate::poison;
 
 /// The kinds of operation that can be counted and failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -87,6 +88,8 @@ struct Fault {
 struct FileState {
     size: u64,
     synced: u64,
+    /// Bytes handed to the inner file by the last `flush` (what a sync handle covers).
+    flushed: u64,
 }
 
 type Tracked = Arc<Mutex<FileState>>;
@@ -116,8 +119,10 @@ pub struct FaultInjectionFs {
     shared: Arc<Shared>,
 }
 
+// A test tool: a poisoned lock here panics (`poison::or_panic`), so the test fails on the
+// first panic instead of simulating crashes from a state a panic left half changed.
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
+    poison::or_panic(poison::lock(m, "fault-injecting file system"))
 }
 
 fn stopped_error(what: &Path) -> Error {
@@ -331,6 +336,27 @@ impl Handle {
     }
 }
 
+/// [`WritableFile::sync_handle`] of the fault-injecting file system.
+struct FaultSyncHandle {
+    h: Handle,
+    inner: Arc<dyn super::SyncHandle>,
+    state: Tracked,
+}
+
+impl super::SyncHandle for FaultSyncHandle {
+    fn sync(&self) -> Result<()> {
+        super::db_mutex_check::assert_not_held(std::path::Path::new(
+            "a file of the fault-injecting file system",
+        ));
+        let flushed = lock(&self.state).flushed;
+        self.h.check(Some(OpKind::Sync))?;
+        self.inner.sync()?;
+        let mut s = lock(&self.state);
+        s.synced = s.synced.max(flushed);
+        Ok(())
+    }
+}
+
 struct FaultWritableFile {
     h: Handle,
     inner: Box<dyn WritableFile>,
@@ -347,7 +373,18 @@ impl WritableFile for FaultWritableFile {
 
     fn flush(&mut self) -> Result<()> {
         self.h.check(None)?;
-        self.inner.flush()
+        self.inner.flush()?;
+        let mut s = lock(&self.state);
+        s.flushed = s.size;
+        Ok(())
+    }
+
+    /// The inner file's handle, with the same fault checks as `sync`; a sync through it
+    /// makes durable (survives `crash(true)`) what was flushed when it started.
+    fn sync_handle(&self) -> Option<Arc<dyn super::SyncHandle>> {
+        let inner = self.inner.sync_handle()?;
+        let h = Handle { shared: self.h.shared.clone(), epoch: self.h.epoch, path: self.h.path.clone() };
+        Some(Arc::new(FaultSyncHandle { h, inner, state: self.state.clone() }))
     }
 
     fn sync(&mut self) -> Result<()> {
@@ -427,6 +464,21 @@ impl FileSystem for FaultInjectionFs {
         let mut ctl = lock(&s.ctl);
         s.record_before(&mut ctl, path);
         let inner = s.base.new_writable_file_with_buffer(path, max_buffer_size)?;
+        let state = Tracked::default();
+        ctl.files.insert(path.to_path_buf(), state.clone());
+        Ok(Box::new(FaultWritableFile { h: Handle::new(s, path), inner, state }))
+    }
+
+    fn new_writable_file_with(
+        &self,
+        path: &Path,
+        o: super::WriteFileOptions,
+    ) -> Result<Box<dyn WritableFile>> {
+        let s = &self.shared;
+        s.check(OpKind::Create, path)?;
+        let mut ctl = lock(&s.ctl);
+        s.record_before(&mut ctl, path);
+        let inner = s.base.new_writable_file_with(path, o)?;
         let state = Tracked::default();
         ctl.files.insert(path.to_path_buf(), state.clone());
         Ok(Box::new(FaultWritableFile { h: Handle::new(s, path), inner, state }))

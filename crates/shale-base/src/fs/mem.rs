@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::{FileLock, FileSystem, RandomAccessFile, SequentialFile, WritableFile};
 use crate::error::{Error, Result};
+use crate::poison;
 
 type Inode = Arc<Mutex<Vec<u8>>>;
 
@@ -37,8 +38,10 @@ fn not_found(op: &str, path: &Path) -> Error {
     Error::io_code(format!("While {op}: {}: No such file or directory", path.display()), libc::ENOENT)
 }
 
+// A test tool: a poisoned lock here panics (`poison::or_panic`), so the test fails on the
+// first panic instead of reading files a panic left half written.
 fn lock_inode(i: &Inode) -> MutexGuard<'_, Vec<u8>> {
-    i.lock().unwrap_or_else(|p| p.into_inner())
+    poison::or_panic(poison::lock(i, "in-memory file"))
 }
 
 impl MemFileSystem {
@@ -47,7 +50,7 @@ impl MemFileSystem {
     }
 
     fn state(&self) -> MutexGuard<'_, MemState> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        poison::or_panic(poison::lock(&self.state, "in-memory file system"))
     }
 
     fn inode(&self, op: &str, path: &Path) -> Result<Inode> {
@@ -91,6 +94,20 @@ impl WritableFile for MemWritableFile {
 
     fn size(&self) -> u64 {
         lock_inode(&self.data).len() as u64
+    }
+
+    /// Nothing to sync in memory (the check that no sync runs under the DB mutex stays).
+    fn sync_handle(&self) -> Option<Arc<dyn super::SyncHandle>> {
+        Some(Arc::new(MemSyncHandle))
+    }
+}
+
+struct MemSyncHandle;
+
+impl super::SyncHandle for MemSyncHandle {
+    fn sync(&self) -> Result<()> {
+        super::db_mutex_check::assert_not_held(std::path::Path::new("a file of the in-memory file system"));
+        Ok(())
     }
 }
 
@@ -137,7 +154,10 @@ impl FileLock for MemFileLock {}
 
 impl Drop for MemFileLock {
     fn drop(&mut self) {
-        self.state.lock().unwrap_or_else(|p| p.into_inner()).locks.remove(&self.path);
+        // A poisoned state (a panic elsewhere, which the test meets) keeps the lock held.
+        if let Ok(mut st) = poison::lock(&self.state, "in-memory file system") {
+            st.locks.remove(&self.path);
+        }
     }
 }
 

@@ -56,6 +56,7 @@ use std::sync::Arc;
 
 use crate::error::Result;
 
+pub use direct_io::DIRECT_IO_ALIGNMENT;
 pub use fault::{FaultInjectionFs, FaultMode, OpKind};
 pub use mem::MemFileSystem;
 pub use posix::{PosixFileSystem, PosixFsyncFileSystem, PosixInheritableFileSystem};
@@ -76,6 +77,19 @@ pub trait WritableFile: Send {
     fn range_sync(&mut self, _offset: u64, _len: u64) -> Result<()> {
         Ok(())
     }
+    /// A handle that makes durable what `flush` handed to the OS so far, usable by another
+    /// thread while the owner goes on appending (RocksDB's `SyncWAL` fsyncs the current WAL
+    /// outside its locks while the write leader appends to it). None: this file cannot give
+    /// one, and its owner syncs it through `sync` (the default).
+    fn sync_handle(&self) -> Option<Arc<dyn SyncHandle>> {
+        None
+    }
+}
+
+/// See [`WritableFile::sync_handle`].
+pub trait SyncHandle: Send + Sync {
+    /// Makes durable every byte the file's `flush` had handed to the OS when it was called.
+    fn sync(&self) -> Result<()>;
 }
 
 /// How a file is opened for reads at offsets: RocksDB's `FileOptions::use_direct_reads`
@@ -84,6 +98,18 @@ pub trait WritableFile: Send {
 /// made when mmap reads are asked for, as in RocksDB's PosixFileSystem.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ReadFileOptions {
+    pub direct: bool,
+    pub mmap: bool,
+}
+
+/// How a file is opened for writing: RocksDB's `FileOptions::use_direct_writes` (O_DIRECT
+/// through an aligned buffer; `use_direct_io_for_flush_and_compaction` for table and blob
+/// files) and `use_mmap_writes` (`allow_mmap_writes`: written through a mapping), with the
+/// buffer of `writable_file_max_buffer_size`. Direct writes are not made when mmap writes
+/// are asked for, as in RocksDB's PosixFileSystem (the database refuses both at open).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WriteFileOptions {
+    pub max_buffer_size: usize,
     pub direct: bool,
     pub mmap: bool,
 }
@@ -127,6 +153,35 @@ pub trait FileSystem: Send + Sync {
     ) -> Result<Box<dyn WritableFile>> {
         let _ = max_buffer_size;
         self.new_writable_file(path)
+    }
+    /// Creates (or truncates) `path` for writing as `o` says. The default, for a file system
+    /// without direct I/O or mappings (in memory): direct writes are NotSupported, as
+    /// RocksDB's MockFileSystem says; mmap writes are plain writes (its files are memory
+    /// already).
+    fn new_writable_file_with(&self, path: &Path, o: WriteFileOptions) -> Result<Box<dyn WritableFile>> {
+        if o.direct && !o.mmap {
+            return Err(crate::error::Error::not_supported(format!(
+                "Direct I/O Not Supported: {}",
+                path.display()
+            )));
+        }
+        self.new_writable_file_with_buffer(path, o.max_buffer_size)
+    }
+    /// Renames `old` to `path` and opens it for writing from its first byte, with a write
+    /// buffer as [`new_writable_file_with_buffer`](Self::new_writable_file_with_buffer)'s
+    /// (RocksDB's `ReuseWritableFile`, what WAL recycling reuses an obsolete WAL with). The
+    /// file reports size 0 and is overwritten as it is appended to; the real file system
+    /// leaves the old bytes past the write point in place (the blocks stay allocated, which
+    /// is the point of recycling). The default renames and then creates the file anew,
+    /// truncated, as RocksDB's `FileSystem::ReuseWritableFile` default does.
+    fn reuse_writable_file(
+        &self,
+        path: &Path,
+        old: &Path,
+        max_buffer_size: usize,
+    ) -> Result<Box<dyn WritableFile>> {
+        self.rename(old, path)?;
+        self.new_writable_file_with_buffer(path, max_buffer_size)
     }
     fn new_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>>;
     /// Opens `path` for reads at offsets as `o` says. The default, for a file system without

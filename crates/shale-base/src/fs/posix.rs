@@ -52,6 +52,55 @@ impl PosixFileSystem {
             .truncate(true)
             .open(path)
             .map_err(|e| Error::io(ctx("open a file for appending", path), e))?;
+        Self::writable_from(file, path, use_fsync, max_buf, close_on_exec)
+    }
+
+    /// RocksDB's `PosixFileSystem::NewWritableFile` with its `FileOptions`: O_DIRECT through
+    /// an aligned buffer (`direct_io::DirectWritableFile`), or a plain buffered file.
+    fn open_writable_opts(
+        &self,
+        path: &Path,
+        use_fsync: bool,
+        o: super::WriteFileOptions,
+        close_on_exec: bool,
+    ) -> Result<Box<dyn WritableFile>> {
+        if o.direct && !o.mmap {
+            let f = super::direct_io::DirectWritableFile::create(path, o.max_buffer_size, use_fsync)?;
+            if !close_on_exec {
+                inheritable(f.file(), path)?;
+            }
+            return Ok(Box::new(f));
+        }
+        self.open_writable_with(path, use_fsync, o.max_buffer_size, close_on_exec)
+    }
+
+    /// RocksDB's `PosixFileSystem::ReuseWritableFile`: `old` opened for writing (not
+    /// truncated), renamed to `path`, written from its first byte.
+    fn reuse_writable_with(
+        &self,
+        path: &Path,
+        old: &Path,
+        use_fsync: bool,
+        max_buf: usize,
+        close_on_exec: bool,
+    ) -> Result<Box<dyn WritableFile>> {
+        let file = OpenOptions::new()
+            .write(true)
+            .open(old)
+            .map_err(|e| Error::io(ctx("reopen file for write", old), e))?;
+        fs::rename(old, path).map_err(|e| {
+            Error::io(format!("While rename file to {}: {}", path.display(), old.display()), e)
+        })?;
+        Self::writable_from(file, path, use_fsync, max_buf, close_on_exec)
+    }
+
+    fn writable_from(
+        file: File,
+        path: &Path,
+        use_fsync: bool,
+        max_buf: usize,
+        close_on_exec: bool,
+    ) -> Result<Box<dyn WritableFile>> {
         if !close_on_exec {
             inheritable(&file, path)?;
         }
@@ -123,6 +172,21 @@ impl FileSystem for PosixFsyncFileSystem {
     ) -> Result<Box<dyn WritableFile>> {
         PosixFileSystem.open_writable(path, true, max_buffer_size)
     }
+    fn reuse_writable_file(
+        &self,
+        path: &Path,
+        old: &Path,
+        max_buffer_size: usize,
+    ) -> Result<Box<dyn WritableFile>> {
+        PosixFileSystem.reuse_writable_with(path, old, true, max_buffer_size, true)
+    }
+    fn new_writable_file_with(
+        &self,
+        path: &Path,
+        o: super::WriteFileOptions,
+    ) -> Result<Box<dyn WritableFile>> {
+        PosixFileSystem.open_writable_opts(path, true, o, true)
+    }
     fn new_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
         PosixFileSystem.new_random_access_file(path)
     }
@@ -182,6 +246,21 @@ impl FileSystem for PosixInheritableFileSystem {
     ) -> Result<Box<dyn WritableFile>> {
         PosixFileSystem.open_writable_with(path, self.use_fsync, max_buffer_size, false)
     }
+    fn reuse_writable_file(
+        &self,
+        path: &Path,
+        old: &Path,
+        max_buffer_size: usize,
+    ) -> Result<Box<dyn WritableFile>> {
+        PosixFileSystem.reuse_writable_with(path, old, self.use_fsync, max_buffer_size, false)
+    }
+    fn new_writable_file_with(
+        &self,
+        path: &Path,
+        o: super::WriteFileOptions,
+    ) -> Result<Box<dyn WritableFile>> {
+        PosixFileSystem.open_writable_opts(path, self.use_fsync, o, false)
+    }
     fn new_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
         let file = File::open(path).map_err(|e| Error::io(ctx("open a file for random read", path), e))?;
         inheritable(&file, path)?;
@@ -217,6 +296,24 @@ impl FileSystem for PosixInheritableFileSystem {
 
 fn ctx(op: &str, path: &Path) -> String {
     format!("While {op} file: {}", path.display())
+}
+
+/// [`WritableFile::sync_handle`] of a posix file.
+struct PosixSyncHandle {
+    file: File,
+    path: PathBuf,
+    use_fsync: bool,
+}
+
+impl super::SyncHandle for PosixSyncHandle {
+    fn sync(&self) -> Result<()> {
+        super::db_mutex_check::assert_not_held(&self.path);
+        if self.use_fsync {
+            self.file.sync_all().map_err(|e| Error::io(ctx("fsync", &self.path), e))
+        } else {
+            self.file.sync_data().map_err(|e| Error::io(ctx("fdatasync", &self.path), e))
+        }
+    }
 }
 
 struct PosixWritableFile {
@@ -292,6 +389,13 @@ impl WritableFile for PosixWritableFile {
 
     fn size(&self) -> u64 {
         self.size
+    }
+
+    /// The file's descriptor, duplicated: an fsync through it covers what was written
+    /// through this file (the same open file description).
+    fn sync_handle(&self) -> Option<Arc<dyn super::SyncHandle>> {
+        let file = self.file.try_clone().ok()?;
+        Some(Arc::new(PosixSyncHandle { file, path: self.path.clone(), use_fsync: self.use_fsync }))
     }
 
     /// `sync_file_range(SYNC_FILE_RANGE_WRITE)`, as RocksDB's `PosixWritableFile::RangeSync`:
@@ -444,6 +548,23 @@ impl FileSystem for PosixFileSystem {
         self.open_writable(path, false, max_buffer_size)
     }
 
+    fn reuse_writable_file(
+        &self,
+        path: &Path,
+        old: &Path,
+        max_buffer_size: usize,
+    ) -> Result<Box<dyn WritableFile>> {
+        self.reuse_writable_with(path, old, false, max_buffer_size, true)
+    }
+
+    fn new_writable_file_with(
+        &self,
+        path: &Path,
+        o: super::WriteFileOptions,
+    ) -> Result<Box<dyn WritableFile>> {
+        self.open_writable_opts(path, false, o, true)
+    }
+
     fn new_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
         let file = File::open(path).map_err(|e| Error::io(ctx("open a file for random read", path), e))?;
         Ok(Arc::new(PosixRandomAccessFile { file, path: path.to_path_buf() }))
@@ -549,7 +670,7 @@ impl FileSystem for PosixFileSystem {
             .map(|p| p.join(path.file_name().unwrap_or_default()))
             .unwrap_or_else(|_| path.to_path_buf());
         {
-            let mut set = locked_paths().lock().map_err(|_| Error::io_msg("lock table poisoned"))?;
+            let mut set = crate::poison::lock(locked_paths(), "file lock table")?;
             if !set.insert(key.clone()) {
                 return Err(Error::io_msg(format!(
                     "lock hold by current process, acquire time {} acquiring thread 0: {}: No locks available",
@@ -613,6 +734,43 @@ mod tests {
             f.flush().unwrap();
             assert_eq!(on_disk(name), 15_000, "{name}");
         }
+    }
+
+    /// `reuse_writable_file` renames the old file (same inode) and overwrites it from its
+    /// first byte, leaving its old bytes past the write point, as RocksDB's
+    /// `ReuseWritableFile`; the fsync variant does the same.
+    #[test]
+    fn reuse_overwrites_the_renamed_file_in_place() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let fses: [(&str, Box<dyn FileSystem>); 3] = [
+            ("plain", Box::new(PosixFileSystem)),
+            ("fsync", Box::new(PosixFsyncFileSystem)),
+            ("inheritable", Box::new(PosixInheritableFileSystem { use_fsync: false })),
+        ];
+        for (name, fs) in fses {
+            let old = dir.path().join(format!("{name}-old"));
+            let new = dir.path().join(format!("{name}-new"));
+            std::fs::write(&old, [9u8; 10_000]).unwrap();
+            let ino = std::fs::metadata(&old).unwrap().ino();
+            let mut f = fs.reuse_writable_file(&new, &old, 4096).unwrap();
+            assert!(!old.exists(), "{name}");
+            assert_eq!(f.size(), 0, "{name}");
+            f.append(b"abc").unwrap();
+            f.sync().unwrap();
+            assert_eq!(f.size(), 3, "{name}");
+            let m = std::fs::metadata(&new).unwrap();
+            assert_eq!(m.ino(), ino, "{name}");
+            let bytes = std::fs::read(&new).unwrap();
+            assert_eq!(bytes.len(), 10_000, "{name}");
+            assert_eq!(&bytes[..3], b"abc", "{name}");
+            assert!(bytes[3..].iter().all(|&b| b == 9), "{name}");
+        }
+        let e = PosixFileSystem
+            .reuse_writable_file(&dir.path().join("x"), &dir.path().join("missing"), 0)
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("reopen file for write"), "{e}");
     }
 
     /// Write-back of a written range is asked for without error (sync_file_range on Linux).

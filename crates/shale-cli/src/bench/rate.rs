@@ -33,12 +33,13 @@ impl WriteRateLimiter {
         }
     }
 
-    /// Returns once `bytes` have been granted.
-    pub fn request(&self, bytes: u64) {
+    /// Returns once `bytes` have been granted; a poisoned limiter is an error
+    /// (`shale_base::poison`).
+    pub fn request(&self, bytes: u64) -> shale_base::Result<()> {
         let mut left = bytes;
         while left > 0 {
             let wait_until = {
-                let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+                let mut s = shale_base::poison::lock(&self.state, "write rate limiter")?;
                 let now = Instant::now();
                 if now >= s.next_refill {
                     s.available = self.refill_bytes;
@@ -56,6 +57,7 @@ impl WriteRateLimiter {
                 }
             }
         }
+        Ok(())
     }
 }
 
@@ -67,8 +69,8 @@ mod tests {
     fn grants_one_period_at_once_then_waits_for_the_next() {
         let l = WriteRateLimiter::new(10_000); // 1000 bytes per 100 ms
         let start = Instant::now();
-        l.request(1000); // the first period's bytes, at once
-        l.request(1500); // the next two refills' (no upper bound asserted: the machine may be loaded)
+        l.request(1000).unwrap(); // the first period's bytes, at once
+        l.request(1500).unwrap(); // the next two refills' (no upper bound asserted: the machine may be loaded)
         let elapsed = start.elapsed();
         assert!(elapsed >= 2 * REFILL_PERIOD, "{elapsed:?}");
     }

@@ -236,7 +236,7 @@ impl Ctx<'_> {
             let val = gen.generate(self.value_size);
             if let Some(l) = &self.write_limiter {
                 // As db_bench: asked for before the write, and its wait not in the latency.
-                l.request((val.len() + self.key_size) as u64);
+                l.request((val.len() + self.key_size) as u64).map_err(|e| e.to_string())?;
                 t.stats.reset_last_op_time();
             }
             self.put(rand_num, &key, val)?;
@@ -395,7 +395,7 @@ impl Ctx<'_> {
             bytes += (key.len() + val.len()) as u64;
             t.stats.finished_ops(1, OpType::Write);
             if let Some(l) = &limiter {
-                l.request((key.len() + val.len()) as u64);
+                l.request((key.len() + val.len()) as u64).map_err(|e| e.to_string())?;
             }
         }
         t.stats.add_bytes(bytes);

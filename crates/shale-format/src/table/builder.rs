@@ -166,6 +166,10 @@ pub struct TableBuilderOptions {
     /// RocksDB's `decouple_partitioned_filters` (default true): filter partitions cut by
     /// their own size, else at the index partitions' cuts.
     pub decouple_partitioned_filters: bool,
+    /// RocksDB's `index_type = kHashSearch`: with a prefix extractor, the binary-search
+    /// index (restart interval 1) plus the hash index's two meta blocks (`hash_index.rs`);
+    /// without one, a binary-search index (RocksDB's DB refuses that combination at open).
+    pub hash_index: bool,
 }
 
 /// RocksDB's `CompressionOptions` as far as a table's writing depends on them.
@@ -263,6 +267,7 @@ impl TableBuilderOptions {
             partition_filters: false,
             metadata_block_size: 4096,
             decouple_partitioned_filters: true,
+            hash_index: false,
         }
     }
 }
@@ -343,6 +348,10 @@ pub struct TableBuilder {
     p_index: Option<PartitionedIndexBuilder>,
     /// The partitioned filter being built (`partition_filters`); `filter` is None then.
     p_filter: Option<PartitionedFilterBuilder>,
+    /// kHashSearch's prefixes (`hash_index.rs`).
+    hash_index: Option<super::hash_index::HashIndexBuilder>,
+    /// Data blocks cut so far: the block the next key goes into.
+    data_blocks_cut: u32,
 }
 
 /// Data blocks held uncompressed until the dictionary is made (RocksDB's kBuffered state).
@@ -383,7 +392,13 @@ fn dictionary_samples(blocks: &[&[u8]], max_sample_bytes: usize) -> (Vec<u8>, Ve
 }
 
 impl TableBuilder {
-    pub fn new(opts: TableBuilderOptions, file: Box<dyn WritableFile>) -> Self {
+    pub fn new(mut opts: TableBuilderOptions, file: Box<dyn WritableFile>) -> Self {
+        let hash_index = (opts.hash_index && !opts.partitioned_index && opts.prefix_extractor.is_some())
+            .then(super::hash_index::HashIndexBuilder::default);
+        if hash_index.is_some() {
+            // RocksDB's table factory sanitizes it so: one index entry per restart point.
+            opts.index_block_restart_interval = 1;
+        }
         let file: Box<dyn WritableFile> = match &opts.rate_limiter {
             Some((limiter, pri)) => Box::new(crate::rate_limiter::RateLimitedFile {
                 inner: file,
@@ -482,6 +497,8 @@ impl TableBuilder {
             block_first_key: Vec::new(),
             p_index,
             p_filter,
+            hash_index,
+            data_blocks_cut: 0,
             offset: 0,
             file,
             opts,
@@ -565,6 +582,12 @@ impl TableBuilder {
                     None => {}
                 }
                 self.last_filter_key = Some(uk.to_vec());
+            }
+        }
+        if let (Some(h), Some(t)) = (self.hash_index.as_mut(), self.opts.prefix_extractor.as_deref()) {
+            // The prefix of the user key with its timestamp, as RocksDB's.
+            if let Some(prefix) = t.transform(user_key(ikey)) {
+                h.add_key(prefix, self.data_blocks_cut);
             }
         }
         self.data_block.add(ikey, value);
@@ -715,6 +738,7 @@ impl TableBuilder {
         }
         let raw = self.data_block.finish().to_vec();
         self.data_block.reset();
+        self.data_blocks_cut += 1;
         if let Some(buf) = self.dict_buffer.as_mut() {
             buf.bytes += raw.len() as u64;
             buf.blocks.push((raw, std::mem::take(&mut self.block_first_key), self.last_key.clone()));
@@ -860,8 +884,20 @@ impl TableBuilder {
             }
         }
 
-        // Index: the partitions first, then the top level (the footer's index handle).
+        // The hash index's meta blocks (RocksDB writes them in name order, compressed as
+        // index blocks, just before the index).
         let mut index_size = 0;
+        let hash_written = self.hash_index.is_some();
+        if let Some(h) = self.hash_index.take() {
+            let (prefixes, metadata) = h.finish();
+            index_size += prefixes.len() + metadata.len();
+            let mh = self.write_block(&metadata, self.opts.compression)?;
+            meta.push((super::hash_index::METADATA_BLOCK.to_string(), mh));
+            let ph = self.write_block(&prefixes, self.opts.compression)?;
+            meta.push((super::hash_index::PREFIXES_BLOCK.to_string(), ph));
+        }
+
+        // Index: the partitions first, then the top level (the footer's index handle).
         let index_raw = match self.p_index.take() {
             Some(p) => {
                 let parts = p.finish(self.separator_is_key_plus_seq);
@@ -935,8 +971,13 @@ impl TableBuilder {
         p.index_key_is_user_key = u64::from(!self.separator_is_key_plus_seq);
         p.index_value_is_delta_encoded = u64::from(self.opts.format_version >= 4);
         let mut index_type = Vec::new();
-        // kTwoLevelIndexSearch (2) or kBinarySearch (0).
-        put_fixed32(&mut index_type, if self.opts.partitioned_index { 2 } else { 0 });
+        // kTwoLevelIndexSearch (2), kHashSearch (1) or kBinarySearch (0).
+        let t = match (self.opts.partitioned_index, hash_written) {
+            (true, _) => 2,
+            (false, true) => 1,
+            (false, false) => 0,
+        };
+        put_fixed32(&mut index_type, t);
         p.user_collected.insert(names::INDEX_TYPE.to_string(), index_type);
         // The properties RocksDB 11.8.1 writes beyond 7.8.3's (PropertyBlockBuilder::
         // AddTableProperty): RocksDB 7.8.3 keeps them as user-collected ones and reads on.

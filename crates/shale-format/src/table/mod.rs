@@ -12,6 +12,7 @@ pub mod deletion_collector;
 pub use shale_base::compression;
 pub mod filter;
 pub mod format;
+pub mod hash_index;
 pub mod meta_tail;
 mod partitioned;
 mod partitioned_builder;

@@ -52,6 +52,7 @@ use super::format::{
     read_block_with, read_block_with_dict, read_footer, strip_prefix, uses_context_checksum, BlockHandle,
     Footer,
 };
+use super::hash_index::{METADATA_BLOCK, PREFIXES_BLOCK};
 use super::partitioned::PartitionedIndexIter;
 use super::properties::{
     names, parse_v7_compression_name, TableProperties, COMPRESSION_DICT_BLOCK, FULL_FILTER_PREFIX,
@@ -348,6 +349,9 @@ pub struct Table {
     prefix_extractor_changed: bool,
     /// "rocksdb.block.based.table.prefix.filtering" (true when absent).
     prefix_filtering: bool,
+    /// A kHashSearch table's prefixes (`hash_index.rs`), consulted while the family's
+    /// extractor is the table's.
+    hash_prefixes: Option<super::hash_index::PrefixSet>,
 }
 
 /// The global seqno of an external file (0 when the table is not one or has none), from
@@ -703,6 +707,18 @@ impl Table {
             None => Vec::new(),
         };
 
+        // kHashSearch: the prefixes of the table's keys (a table without the two blocks,
+        // or an old one, is searched by its binary index alone, as RocksDB's).
+        let hash_prefixes = match (index_type, meta.get(PREFIXES_BLOCK), meta.get(METADATA_BLOCK)) {
+            (1, Some(&ph), Some(&mh)) => {
+                let prefixes = read_meta(ph)?;
+                let metadata = read_meta(mh)?;
+                let runs =
+                    super::hash_index::decode(&prefixes, &metadata).map_err(|e| in_file(e, &name, mh))?;
+                Some(super::hash_index::PrefixSet::new(&runs))
+            }
+            _ => None,
+        };
         let prefix_filtering =
             props.user_collected.get(names::PREFIX_FILTERING).map(|v| v.as_slice() != b"0").unwrap_or(true);
         let table_prefix_extractor = SliceTransform::from_name(&props.prefix_extractor_name).map(Arc::new);
@@ -725,6 +741,7 @@ impl Table {
             table_prefix_extractor,
             prefix_extractor_changed: true,
             prefix_filtering,
+            hash_prefixes,
         };
         table.hold_partitions()?;
         Ok(table)
@@ -843,6 +860,7 @@ impl Table {
         };
         index
             + filter
+            + self.hash_prefixes.as_ref().map_or(0, |h| h.memory())
             + self.compression_dict.len()
             + self.range_tombstones.iter().map(|(a, b)| a.len() + b.len()).sum::<usize>()
     }
@@ -1013,9 +1031,14 @@ impl Table {
     /// `prefix_may_match` for a seek to internal key `target_ikey` (which picks the filter
     /// partition of a partitioned filter).
     fn prefix_may_match_at(&self, target_ikey: &[u8], seek: &PrefixSeek, backward: bool) -> Option<bool> {
-        self.filter.as_ref()?;
         let target = user_key(target_ikey);
         let need_upper_bound_check = seek.auto_prefix_mode || self.prefix_extractor_changed;
+        // A hash index answers first, both directions, when no upper-bound proof is needed
+        // (RocksDB disables its prefix index then).
+        if !need_upper_bound_check && self.hash_index_excludes(target, &seek.extractor) {
+            return Some(false);
+        }
+        self.filter.as_ref()?;
         if need_upper_bound_check && backward {
             return None;
         }
@@ -1031,6 +1054,15 @@ impl Table {
         // A filter that cannot be loaded (read error, cache full) is not consulted.
         let f = self.filter_for(target_ikey).ok()??;
         Some(f.may_match(prefix))
+    }
+
+    /// True when the table has a hash index and no key with `user_key`'s prefix (of
+    /// `extractor`, the table's own; the user key with its timestamp, as RocksDB's).
+    fn hash_index_excludes(&self, user_key: &[u8], extractor: &SliceTransform) -> bool {
+        match (&self.hash_prefixes, extractor.transform(user_key)) {
+            (Some(set), Some(prefix)) => !set.may_contain(prefix),
+            _ => false,
+        }
     }
 
     /// RocksDB's `IsFilterCompatible`: every key of `[target, upper)` has the prefix
@@ -1160,6 +1192,12 @@ impl Table {
             }
             GetFilter::NotChecked => {}
         }
+        // A hash index (with the family's extractor the table's) knows the prefix is absent.
+        if let Some(t) = self.cf_prefix_extractor.as_deref().filter(|_| !self.prefix_extractor_changed) {
+            if self.hash_index_excludes(uk, t) {
+                return Ok(None);
+            }
+        }
         let mut index = self.index_iter()?;
         index.seek(self, lookup_ikey);
         while index.valid() {
@@ -1244,6 +1282,56 @@ impl Table {
             anchors.push((last_key, range_size));
         }
         Ok(anchors)
+    }
+
+    /// A kHashSearch table's prefix records as stored (None: the table has no hash index).
+    pub fn hash_index_runs(&self) -> Result<Option<Vec<super::hash_index::PrefixRun>>> {
+        let name = &self.opts.file_name;
+        let checksum = self.footer.block_checksum();
+        let read = |h: BlockHandle| read_block_with(self.file.as_ref(), h, checksum, true, name);
+        let mh = self.footer.metaindex_handle;
+        let metaindex = Arc::new(Block::new(read(mh)?).map_err(|e| in_file(e, name, mh))?);
+        let (mut prefixes, mut metadata) = (None, None);
+        for (k, v) in metaindex.entries().map_err(|e| in_file(e, name, mh))? {
+            let h = BlockHandle::decode(&v).map_err(|e| in_file(e, name, mh))?;
+            match k.as_slice() {
+                k if k == PREFIXES_BLOCK.as_bytes() => prefixes = Some(read(h)?),
+                k if k == METADATA_BLOCK.as_bytes() => metadata = Some((h, read(h)?)),
+                _ => {}
+            }
+        }
+        match (prefixes, metadata) {
+            (Some(p), Some((mh, m))) => {
+                super::hash_index::decode(&p, &m).map(Some).map_err(|e| in_file(e, name, mh))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// The prefix records a hash index of this table should hold under `extractor`,
+    /// computed from its data blocks (RocksDB's HashIndexBuilder over the table's keys):
+    /// `sst_dump`-style verification, and the tests' check of RocksDB's own tables.
+    pub fn rebuild_hash_index_runs(
+        &self,
+        extractor: &SliceTransform,
+    ) -> Result<Vec<super::hash_index::PrefixRun>> {
+        let mut b = super::hash_index::HashIndexBuilder::default();
+        let mut index = self.index_iter()?;
+        index.seek_to_first(self);
+        let mut block_no = 0u32;
+        while index.valid() {
+            let block = self.data_block(index.handle(), false)?;
+            for (k, _) in block.entries().map_err(|e| in_file(e, &self.opts.file_name, index.handle()))? {
+                if let Some(p) = extractor.transform(user_key(&k)) {
+                    b.add_key(p, block_no);
+                }
+            }
+            block_no += 1;
+            index.next(self);
+        }
+        index.status(self)?;
+        let (p, m) = b.finish();
+        super::hash_index::decode(&p, &m)
     }
 
     /// The approximate file offset where `ikey` would be.

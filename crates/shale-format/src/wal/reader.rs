@@ -18,7 +18,7 @@
 //!
 //! "stop" ends the log without an error and sets [`LogReader::stopped_at_corruption`];
 //! "skip" drops the damaged bytes (the rest of the block for a bad header) and goes on.
-//! In a recycled file (its first record is a recyclable type), Tolerate treats a checksum
+//! In a recycled file (its first logical record is a recyclable type), Tolerate treats a checksum
 //! mismatch or bad length as the end of the log, as RocksDB does.
 //!
 //! A SetCompressionType record (type 9, payload `compression type fixed32`; RocksDB's WAL
@@ -76,7 +76,7 @@ pub struct LogReader {
     eof: bool,
     /// File offset just past `block[end - 1]`.
     end_of_buffer_offset: u64,
-    /// The file starts with a recyclable record.
+    /// The file's first logical record is in the recyclable format.
     recycled: bool,
     last_record_offset: u64,
     /// The reader returned its end (or an error) and will not read further.
@@ -423,7 +423,10 @@ impl LogReader {
             let ty = header[6];
             let mut header_size = HEADER_SIZE;
             if is_recyclable_type(ty) {
-                if offset == 0 {
+                // RocksDB's reader: a recyclable record before any logical record (after a
+                // compression-type record, which has the legacy header) marks the file
+                // recycled.
+                if !self.first_record_read {
                     self.recycled = true;
                 }
                 header_size = RECYCLABLE_HEADER_SIZE;

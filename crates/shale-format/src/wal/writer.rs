@@ -33,8 +33,8 @@ pub struct LogWriter {
     block_offset: usize,
     /// CRC of each lone type byte, so each fragment costs one CRC pass over its payload.
     type_crc: [u32; MAX_RECORD_TYPE as usize + 1],
-    /// Writes recyclable records (types 5..=8 with the log number). Only tests set it:
-    /// RocksDB 7.8.3 writes recyclable records only when `recycle_log_file_num > 0`.
+    /// Writes recyclable records (types 5..=8, 11 and 131 with the log number), as RocksDB
+    /// does for every WAL when `recycle_log_file_num > 0` ([`LogWriter::with_recycling`]).
     recycle: bool,
     /// Set after a failed append: the file's tail is unknown, so later writes are refused.
     failed: bool,
@@ -133,9 +133,16 @@ impl LogWriter {
     /// A writer that emits the recyclable record types, to test the reader with them.
     #[cfg(test)]
     pub fn new_recyclable(file: Box<dyn WritableFile>, log_number: u64) -> LogWriter {
-        let mut w = LogWriter::new(file, log_number);
-        w.recycle = true;
-        w
+        LogWriter::new(file, log_number).with_recycling(true)
+    }
+
+    /// With `on`, records carry the log number in an 11-byte header (RocksDB's recyclable
+    /// format, written for every WAL when `recycle_log_file_num > 0`), so a reader of a
+    /// reused file stops at the first record left from the file's earlier life instead of
+    /// taking it for this log's. Set before the first record.
+    pub fn with_recycling(mut self, on: bool) -> LogWriter {
+        self.recycle = on;
+        self
     }
 
     /// Appends one logical record. The data reaches the file through `append` only; call
@@ -299,6 +306,12 @@ impl LogWriter {
     /// Makes every record added so far durable.
     pub fn sync(&mut self) -> Result<()> {
         self.file.sync()
+    }
+
+    /// The file's sync handle (`WritableFile::sync_handle`): it makes durable what
+    /// `flush` handed to the OS, from another thread while records go on being added.
+    pub fn sync_handle(&self) -> Option<std::sync::Arc<dyn shale_base::fs::SyncHandle>> {
+        self.file.sync_handle()
     }
 
     /// Bytes written to the file so far (including padding).

@@ -82,6 +82,12 @@ pub struct SortedRun {
 
 /// The sorted runs of `v`, newest first.
 pub fn sorted_runs(v: &Version, busy: Busy<'_>) -> Vec<SortedRun> {
+    sorted_runs_to(v, busy, v.num_levels() - 1)
+}
+
+/// `sorted_runs` of the levels up to `last_level` (RocksDB's `CalculateSortedRuns`: the last
+/// level kept for ingestion behind is no run).
+fn sorted_runs_to(v: &Version, busy: Busy<'_>, last_level: usize) -> Vec<SortedRun> {
     let mut runs: Vec<SortedRun> = v
         .files(0)
         .iter()
@@ -92,7 +98,7 @@ pub fn sorted_runs(v: &Version, busy: Busy<'_>) -> Vec<SortedRun> {
             being_compacted: busy.file(f.number),
         })
         .collect();
-    for level in 1..v.num_levels() {
+    for level in 1..=last_level.min(v.num_levels() - 1) {
         let files = v.files(level);
         if files.is_empty() {
             continue;
@@ -117,12 +123,22 @@ pub fn num_sorted_runs(v: &Version) -> usize {
 pub fn pick_universal(v: &Version, opts: &Options, busy: Busy<'_>, now: u64) -> Option<CompactionPlan> {
     let u = &opts.universal;
     let trigger = opts.level0_file_num_compaction_trigger.max(1) as usize;
-    let runs = sorted_runs(v, busy);
+    let max_output_level = opts.max_output_level().min(v.num_levels() - 1);
+    let runs = sorted_runs_to(v, busy, max_output_level);
     let periodic = periodic_due(v, opts.age_compaction_seconds().1, now);
     if runs.is_empty() || (!periodic && runs.len() < trigger) {
         return None;
     }
-    let picker = Picker { v, opts, u, runs: &runs, busy, periodic: opts.age_compaction_seconds().1, now };
+    let picker = Picker {
+        v,
+        opts,
+        u,
+        runs: &runs,
+        busy,
+        periodic: opts.age_compaction_seconds().1,
+        now,
+        max_output_level,
+    };
     let mut plan = if periodic { picker.periodic() } else { None };
     if runs.len() >= trigger {
         plan = plan
@@ -155,11 +171,13 @@ struct Picker<'a> {
     busy: Busy<'a>,
     periodic: u64,
     now: u64,
+    /// The deepest level a compaction may write (`Options::max_output_level`).
+    max_output_level: usize,
 }
 
 impl Picker<'_> {
     fn max_output_level(&self) -> usize {
-        self.v.num_levels() - 1
+        self.max_output_level
     }
 
     /// RocksDB's PickPeriodicCompaction: every run from the oldest back to the first busy one.
@@ -407,8 +425,8 @@ impl Picker<'_> {
 /// A manual compaction under universal style (RocksDB's CompactRange with
 /// `kCompactAllLevels`): every file of every level into the last level, whatever range was
 /// asked for. None when the family is empty.
-pub fn pick_manual_universal(v: &Version) -> Option<CompactionPlan> {
-    let last = v.num_levels() - 1;
+pub fn pick_manual_universal(v: &Version, max_output_level: usize) -> Option<CompactionPlan> {
+    let last = max_output_level.min(v.num_levels() - 1);
     let start = (0..=last).find(|&l| v.num_files(l) > 0)?;
     let mut plan = CompactionPlan {
         level: start,
@@ -580,7 +598,7 @@ mod tests {
     #[test]
     fn manual_takes_every_level() {
         let v = version(&[(104, 10)], &[(3, 100), (5, 100), (6, 1000)]);
-        let p = pick_manual_universal(&v).unwrap();
+        let p = pick_manual_universal(&v, v.num_levels() - 1).unwrap();
         assert_eq!((p.level, p.output_level), (0, 6));
         assert_eq!(p.middle.iter().map(|(l, _)| *l).collect::<Vec<_>>(), vec![3, 5]);
         assert_eq!(p.next_inputs.len(), 1);

@@ -12,7 +12,14 @@
 //! their own `wal_bytes_per_sync` (`wal/writer.rs`). No durability promise: only `sync` is.
 //!
 //! With `use_direct_reads` or `allow_mmap_reads`, table and blob files are opened for reads
-//! with O_DIRECT or through a mapping (`shale_base::fs::ReadFileOptions`).
+//! with O_DIRECT or through a mapping (`shale_base::fs::ReadFileOptions`). With
+//! `use_direct_io_for_flush_and_compaction` or `allow_mmap_writes`, the table and blob files
+//! it creates (the outputs of flushes and compactions, and of the database's other table
+//! writers: ingestion copies, repair, checkpoint and backup copies of tables) are written with
+//! O_DIRECT through an aligned buffer or through a mapping (`shale_base::fs::WriteFileOptions`);
+//! direct files ask for no write-back, as RocksDB's writer does not for them. WALs and the
+//! MANIFEST are never written either way (RocksDB's posix `OptimizeForLogWrite` and
+//! `OptimizeForManifestWrite` turn both off).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -20,6 +27,7 @@ use std::sync::Arc;
 use crate::error::Result;
 use crate::fs::{
     FileLock, FileSystem, FileSystemRef, RandomAccessFile, ReadFileOptions, SequentialFile, WritableFile,
+    WriteFileOptions,
 };
 
 pub(crate) struct BufferedWritesFs {
@@ -28,6 +36,9 @@ pub(crate) struct BufferedWritesFs {
     bytes_per_sync: u64,
     /// How table and blob files are opened for reads (`use_direct_reads`, `allow_mmap_reads`).
     table_reads: ReadFileOptions,
+    /// How table and blob files are opened for writes (`use_direct_io_for_flush_and_compaction`,
+    /// `allow_mmap_writes`; `max_buffer_size` unused here).
+    table_writes: WriteFileOptions,
 }
 
 impl BufferedWritesFs {
@@ -36,15 +47,18 @@ impl BufferedWritesFs {
         max_buffer_size: u64,
         bytes_per_sync: u64,
         table_reads: ReadFileOptions,
+        table_writes: WriteFileOptions,
     ) -> FileSystemRef {
         let max_buffer_size = usize::try_from(max_buffer_size).unwrap_or(usize::MAX);
-        Arc::new(BufferedWritesFs { inner, max_buffer_size, bytes_per_sync, table_reads })
+        Arc::new(BufferedWritesFs { inner, max_buffer_size, bytes_per_sync, table_reads, table_writes })
     }
 
-    /// The file wrapped for `bytes_per_sync` when it is a table, blob or MANIFEST file.
+    /// The file wrapped for `bytes_per_sync` when it is a table, blob or MANIFEST file
+    /// written through the page cache (RocksDB's writer asks no range sync of direct I/O).
     fn with_write_back(&self, path: &Path, file: Box<dyn WritableFile>) -> Box<dyn WritableFile> {
         let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
-        let wanted = name.ends_with(".sst") || name.ends_with(".blob") || name.starts_with("MANIFEST-");
+        let direct = self.table_writes.direct && !self.table_writes.mmap;
+        let wanted = name.starts_with("MANIFEST-") || (is_table_or_blob(&name) && !direct);
         if self.bytes_per_sync == 0 || !wanted {
             return file;
         }
@@ -97,31 +111,61 @@ impl WritableFile for WriteBackFile {
     fn size(&self) -> u64 {
         self.inner.size()
     }
+    fn sync_handle(&self) -> Option<Arc<dyn crate::fs::SyncHandle>> {
+        self.inner.sync_handle()
+    }
     fn range_sync(&mut self, offset: u64, len: u64) -> Result<()> {
         self.inner.range_sync(offset, len)
     }
 }
 
+fn is_table_or_blob(name: &str) -> bool {
+    name.ends_with(".sst") || name.ends_with(".blob")
+}
+
+impl BufferedWritesFs {
+    /// A new file of `max_buffer_size` bytes of buffer: table and blob files as
+    /// `table_writes` says.
+    fn create(&self, path: &Path, max_buffer_size: usize) -> Result<Box<dyn WritableFile>> {
+        let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+        let f = if self.table_writes != WriteFileOptions::default() && is_table_or_blob(&name) {
+            self.inner
+                .new_writable_file_with(path, WriteFileOptions { max_buffer_size, ..self.table_writes })?
+        } else {
+            self.inner.new_writable_file_with_buffer(path, max_buffer_size)?
+        };
+        Ok(self.with_write_back(path, f))
+    }
+}
+
 impl FileSystem for BufferedWritesFs {
     fn new_writable_file(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
-        let f = self.inner.new_writable_file_with_buffer(path, self.max_buffer_size)?;
-        Ok(self.with_write_back(path, f))
+        self.create(path, self.max_buffer_size)
     }
     fn new_writable_file_with_buffer(
         &self,
         path: &Path,
         max_buffer_size: usize,
     ) -> Result<Box<dyn WritableFile>> {
-        let f = self.inner.new_writable_file_with_buffer(path, max_buffer_size)?;
+        self.create(path, max_buffer_size)
+    }
+    fn new_writable_file_with(&self, path: &Path, o: WriteFileOptions) -> Result<Box<dyn WritableFile>> {
+        self.inner.new_writable_file_with(path, o)
+    }
+    fn reuse_writable_file(
+        &self,
+        path: &Path,
+        old: &Path,
+        max_buffer_size: usize,
+    ) -> Result<Box<dyn WritableFile>> {
+        let f = self.inner.reuse_writable_file(path, old, max_buffer_size)?;
         Ok(self.with_write_back(path, f))
     }
     /// Table and blob files as `use_direct_reads` / `allow_mmap_reads` say (RocksDB's
     /// `FileOptions` of table readers and blob readers); other files read plainly.
     fn new_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
         let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
-        if self.table_reads != ReadFileOptions::default()
-            && (name.ends_with(".sst") || name.ends_with(".blob"))
-        {
+        if self.table_reads != ReadFileOptions::default() && is_table_or_blob(&name) {
             return self.inner.new_random_access_file_with(path, self.table_reads);
         }
         self.inner.new_random_access_file(path)

@@ -359,6 +359,15 @@ pub(crate) fn create_cfs(inner: &Arc<DbInner>, new: &[(String, Options)]) -> Res
     } else {
         new
     };
+    let sanitized: Vec<(String, Options)> = new
+        .iter()
+        .map(|(n, o)| {
+            let mut o = o.clone();
+            o.sanitize_ingest_behind(&inner.opts);
+            (n.clone(), o)
+        })
+        .collect();
+    let new = &sanitized[..];
     for (_, opts) in new {
         opts.check_supported()?;
         super::paths::check_supported(&inner.opts, opts)?;

@@ -26,6 +26,28 @@ use crate::version::edit::VersionEdit;
 /// Whether the family has a compaction filter (its own, its factory's, or a TTL family's
 /// expiry): manual compactions then never move a file unchanged and rewrite the bottommost
 /// level (RocksDB's `IsTrivialMove` and `BottommostLevelCompaction::IfHaveCompactionFilter`).
+/// The table path of a compaction's outputs (`paths.rs`).
+fn output_path_id(cf: &CfHandle, plan: &CompactionPlan) -> u32 {
+    if cf.table_dirs.len() <= 1 {
+        0
+    } else if cf.opts.compaction_style == crate::DBCompactionStyle::Universal {
+        super::paths::universal_path_id(&cf.table_dirs, 1, plan.input_bytes())
+    } else {
+        super::paths::level_path_id(&cf.table_dirs, &cf.opts, plan.output_level)
+    }
+}
+
+/// Whether `plan` runs as a trivial move (RocksDB's `Compaction::IsTrivialMove`): one file
+/// moved down unchanged, within its path. A compaction of a level into itself (bottommost,
+/// periodic) rewrites its file.
+pub(crate) fn moves_trivially(cf: &CfHandle, plan: &CompactionPlan, manual: bool) -> bool {
+    plan.is_trivial_move()
+        && plan.level != plan.output_level
+        && !(manual && has_compaction_filter(cf))
+        && plan.inputs.first().is_some_and(|f| f.path_id == output_path_id(cf, plan))
+        && input_compression_matches_output(cf, plan)
+}
+
 fn has_compaction_filter(cf: &CfHandle) -> bool {
     cf.opts.ttl_db.is_some_and(|t| t > 0)
         || cf.opts.compaction_filter.is_some()
@@ -55,21 +77,8 @@ impl DbInner {
         plan: &CompactionPlan,
         manual: bool,
     ) -> Result<()> {
-        // The table path of the outputs (`paths.rs`); a file moves unchanged only within
-        // its path (RocksDB's `Compaction::IsTrivialMove`).
-        let output_path_id = if cf.table_dirs.len() <= 1 {
-            0
-        } else if cf.opts.compaction_style == crate::DBCompactionStyle::Universal {
-            super::paths::universal_path_id(&cf.table_dirs, 1, plan.input_bytes())
-        } else {
-            super::paths::level_path_id(&cf.table_dirs, &cf.opts, plan.output_level)
-        };
-        // A compaction of a level into itself (bottommost, periodic) rewrites its file.
-        let trivial_move = plan.is_trivial_move()
-            && plan.level != plan.output_level
-            && !(manual && has_compaction_filter(cf))
-            && plan.inputs.first().is_some_and(|f| f.path_id == output_path_id)
-            && input_compression_matches_output(cf, plan);
+        let output_path_id = output_path_id(cf, plan);
+        let trivial_move = moves_trivially(cf, plan, manual);
         let mut edit = VersionEdit { column_family: cf.id, ..Default::default() };
         // kRoundRobin: the start level's next cursor goes in with the compaction's result.
         edit.compact_cursors.extend(plan.compact_cursor.clone());
@@ -198,7 +207,9 @@ impl DbInner {
                         iter,
                         tombstones,
                         snapshots: snapshots.clone(),
-                        bottommost: plan.bottommost,
+                        // With the last level kept for ingestion behind, nothing is
+                        // bottommost (RocksDB's CompactionIterator).
+                        bottommost: plan.bottommost && !cf.opts.ingest_behind_allowed(),
                         target_file_size: plan
                             .output_file_size
                             .unwrap_or_else(|| cf.opts.target_file_size(plan.output_level)),
@@ -569,13 +580,16 @@ impl DbInner {
                 let plan = if style == crate::DBCompactionStyle::Fifo {
                     crate::compaction::fifo::pick_fifo(&c.current, &cf.opts, busy, picker::unix_now())
                 } else {
-                    crate::compaction::universal::pick_manual_universal(&c.current)
+                    crate::compaction::universal::pick_manual_universal(
+                        &c.current,
+                        cf.opts.max_output_level(),
+                    )
                 };
                 // Universal compacts everything into the last level (FIFO, refused a level
                 // change above, stays at level 0).
                 // With one level RocksDB takes the leveled path: nothing to compact, no move.
                 let last =
-                    if style == crate::DBCompactionStyle::Fifo { 0 } else { c.current.num_levels() - 1 };
+                    if style == crate::DBCompactionStyle::Fifo { 0 } else { cf.opts.max_output_level() };
                 let Some(plan) = plan else { return Ok((last > 0).then_some(last)) };
                 self.run_manual(&mut st, cf, plan)?;
                 return Ok(Some(last));

@@ -36,7 +36,7 @@ pub(crate) fn builder_options(cf: &CfHandle, orig_file_number: u64) -> TableBuil
     let mut b = TableBuilderOptions::new(cf.icmp.clone());
     b.block_size = o.table.block_size;
     b.block_restart_interval = o.table.block_restart_interval;
-    b.index_block_restart_interval = o.table.index_block_restart_interval;
+    b.index_block_restart_interval = o.table.sanitized_index_block_restart_interval();
     b.index_shortening = o.table.index_shortening;
     // A flush's codec (RocksDB's GetCompressionFlush); compactions choose their own
     // (`compact.rs`, `compaction/picker.rs::output_compression`).
@@ -47,6 +47,7 @@ pub(crate) fn builder_options(cf: &CfHandle, orig_file_number: u64) -> TableBuil
     b.filter_ribbon_before_level = o.table.ribbon_bloom_before_level;
     b.whole_key_filtering = o.table.whole_key_filtering;
     b.partitioned_index = o.table.partitioned_index;
+    b.hash_index = o.table.hash_index;
     // RocksDB turns partitioned filters off without a partitioned index.
     b.partition_filters = o.table.partitioned_index && o.table.partition_filters;
     b.metadata_block_size = o.table.metadata_block_size;

@@ -74,7 +74,11 @@ impl DbInner {
     }
 
     /// Locks `m`; a poisoned lock halts the database and is not entered.
-    pub(crate) fn lock_or_halt<'a, T>(&self, m: &'a Mutex<T>, what: &str) -> Result<MutexGuard<'a, T>> {
+    pub(crate) fn lock_or_halt<'a, T>(
+        &self,
+        m: &'a shale_base::lock_rank::Ranked<Mutex<T>>,
+        what: &str,
+    ) -> Result<shale_base::lock_rank::RankedGuard<MutexGuard<'a, T>>> {
         m.lock().map_err(|_| self.halt(format_args!("a thread panicked holding the {what} lock")))
     }
 

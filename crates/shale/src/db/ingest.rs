@@ -83,9 +83,17 @@ impl DbInner {
         paths: &[PathBuf],
     ) -> Result<()> {
         if opts.flag("ingest_behind") {
-            return Err(Error::invalid_argument(
-                "Can't ingest_behind file in DB with allow_ingest_behind=false",
-            ));
+            // RocksDB 11.8.1's checks and messages (its second one prints `%s` as is).
+            if h.icmp.timestamp_size() > 0 {
+                return Err(Error::not_supported(
+                    "Column family with user-defined timestamps enabled doesn't support ingest behind.",
+                ));
+            }
+            if !h.opts.ingest_behind_allowed() {
+                return Err(Error::invalid_argument(
+                    "Can't ingest_behind file in ColumnFamily %s with cf_allow_ingest_behind=false",
+                ));
+            }
         }
         if paths.is_empty() {
             return Err(Error::invalid_argument("The list of files is empty"));
@@ -262,6 +270,12 @@ impl DbInner {
         let mut sorted: Vec<&Ingested> = files.iter().collect();
         sorted.sort_by(|a, b| cmp.compare_user_without_ts(&a.smallest, &b.smallest));
         let files_overlap = sorted.windows(2).any(|w| overlap(w[1], &w[0].smallest, &w[0].largest));
+        let behind = opts.flag("ingest_behind");
+        if behind && files_overlap {
+            return Err(Error::not_supported(
+                "Files with overlapping ranges cannot be ingested with ingestion behind mode.",
+            ));
+        }
         if with_ts && files_overlap {
             return Err(Error::not_supported(
                 "Files with overlapping ranges cannot be ingested to column family with user-defined timestamp enabled.",
@@ -347,15 +361,32 @@ impl DbInner {
         if with_ts && overlap_with_db {
             return Err(Error::invalid_argument(OVERLAP_WITH_DB_TS));
         }
+        if behind {
+            // RocksDB's CheckLevelForIngestedBehindFile: each file fits in the last level, and
+            // no level above holds a file at sequence number 0 (it would sort below them).
+            let last = v.num_levels() - 1;
+            if files.iter().any(|f| level_overlaps(f, last) || compaction_overlaps(f, last)) {
+                return Err(Error::invalid_argument(
+                    "Can't ingest_behind file as it doesn't fit at the last level!",
+                ));
+            }
+            if (0..last).any(|l| v.files(l).iter().any(|m| m.smallest_seqno == 0)) {
+                return Err(Error::invalid_argument(
+                    "Can't ingest_behind file as despite cf_allow_ingest_behind=true there are files with 0 seqno in database at upper levels!",
+                ));
+            }
+        }
         let snapshots = opts.flag("snapshot_consistency") && !self.snapshot_list()?.is_empty();
         let last = self.versions.last_sequence();
-        let need_seqno = overlap_with_db || snapshots || files_overlap;
+        let need_seqno = !behind && (overlap_with_db || snapshots || files_overlap);
         if need_seqno && !opts.flag("allow_global_seqno") {
             return Err(Error::invalid_argument("Global seqno is required, but disabled"));
         }
         let mut edit = VersionEdit { column_family: id, ..Default::default() };
         for (i, f) in files.iter().enumerate() {
-            let (level, seqno) = if files_overlap {
+            let (level, seqno) = if behind {
+                (v.num_levels() - 1, 0)
+            } else if files_overlap {
                 (0, last + 1 + i as u64)
             } else {
                 let mut target = 0;
@@ -385,6 +416,8 @@ impl DbInner {
                     oldest_ancester_time: f.creation_time,
                     file_checksum_func_name: "Unknown".to_string(),
                     tail_size: f.tail_size,
+                    // RocksDB's kReservedEpochNumberForFileIngestedBehind.
+                    epoch_number: if behind { 1 } else { 0 },
                     ..Default::default()
                 },
             ));

@@ -6,7 +6,9 @@
 //!   iterator, no running job), the weak reference is dead and the table is deleted.
 //!   Nothing scans the directory for this, so the cost does not grow with the number of
 //!   files or families.
-//! - WALs: below the smallest log number any family still needs (`alive_wals`).
+//! - WALs: below the smallest log number any family still needs (`alive_wals`); with
+//!   `recycle_log_file_num`, up to that many are kept on `DbState::wal_recycle` instead,
+//!   to be reused by the next WAL switches (`write.rs::roll_wal`).
 //! - Everything else the directory holds that nothing names (a crash's leftovers: tables
 //!   never installed, old MANIFESTs, temporary files) is removed by one directory scan when
 //!   the database opens (`purge_unreferenced`).
@@ -69,16 +71,26 @@ impl DbInner {
             .unwrap_or(wal_now);
         // WALs holding prepare sections of two-phase commits still needed stay.
         let min_log = self.prep_tracker().min_log_to_keep(min_log).map_or(min_log, |p| min_log.min(p));
+        let recycle = self.opts.sanitized_recycle_log_file_num();
+        let mut recycled = Vec::new();
         while let Some(&w) = st.alive_wals.front() {
             if w >= min_log || w == wal_now {
                 break;
             }
             st.alive_wals.pop_front();
-            out.wals.push(w);
+            // RocksDB's FindObsoleteFiles: kept for reuse while the list has room.
+            if recycle > st.wal_recycle.len() && w >= st.min_wal_to_recycle {
+                self.info_log.buffer_line(format_args!("adding log {w} to recycle list"));
+                st.wal_recycle.push_back(w);
+                recycled.push(w);
+            } else {
+                out.wals.push(w);
+            }
         }
-        if !out.wals.is_empty() {
+        if !out.wals.is_empty() || !recycled.is_empty() {
             out.closed_wals = self.release_closed_wals(st.alive_wals.front().copied().unwrap_or(wal_now));
             self.wal_total.removed(&out.wals);
+            self.wal_total.removed(&recycled);
         }
         self.wal_total.refresh(&self.opts, st);
         if self.versions.manifest_write_failed() {

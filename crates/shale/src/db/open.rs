@@ -10,13 +10,16 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+use super::ranks;
 use parking_lot::{Condvar, Mutex as PlMutex, RwLock};
+use shale_base::lock_rank::Ranked;
 
 use super::cf::{CfHandle, ColumnFamily, ColumnFamilyDescriptor, SuperVersion, DEFAULT_COLUMN_FAMILY_NAME};
 use super::filename::{self, FileType};
 use super::info_log::InfoLog;
 use super::readonly::DbMode;
 use super::scheduler::JobQueues;
+use super::stats_history::PERSISTENT_STATS_COLUMN_FAMILY_NAME as STATS_CF;
 use super::table_cache::TableCache;
 use super::write_controller::WriteController;
 use super::{CfState, DBWithThreadMode, DbInner, DbState, Stats, ThreadMode, WalState};
@@ -39,6 +42,13 @@ pub(crate) fn open<T: ThreadMode>(
     mut descs: Vec<ColumnFamilyDescriptor>,
 ) -> Result<DBWithThreadMode<T>> {
     opts.check_supported()?;
+    // The hidden stats family has RocksDB's `OptimizeForPersistentStats` options whatever the
+    // caller names it with (`stats_history.rs`).
+    for d in &mut descs {
+        if d.name == STATS_CF {
+            d.options = super::stats_history::stats_cf_options();
+        }
+    }
     for d in &descs {
         d.options.check_supported()?;
         super::paths::check_supported(opts, &d.options)?;
@@ -73,6 +83,11 @@ pub(crate) fn open<T: ThreadMode>(
         opts.writable_file_max_buffer_size,
         opts.sanitized_bytes_per_sync(),
         crate::fs::ReadFileOptions { direct: opts.use_direct_reads, mmap: opts.allow_mmap_reads },
+        crate::fs::WriteFileOptions {
+            max_buffer_size: 0,
+            direct: opts.use_direct_io_for_flush_and_compaction,
+            mmap: opts.allow_mmap_writes,
+        },
     );
     // RocksDB creates the directory (to hold LOCK) whatever create_if_missing says; a
     // missing database is then reported by the CURRENT check below as InvalidArgument.
@@ -121,10 +136,25 @@ pub(crate) fn open<T: ThreadMode>(
         let default_opts = if descs.is_empty() { opts.clone() } else { Options::default() };
         descs.insert(0, ColumnFamilyDescriptor::new(DEFAULT_COLUMN_FAMILY_NAME, default_opts));
     }
+    for d in &mut descs {
+        d.options.sanitize_ingest_behind(opts);
+    }
+    // The hidden stats family is opened whenever the MANIFEST holds it, named or not (as
+    // RocksDB's VersionEditHandler opens it); unnamed, it gets no handle.
+    let stats_cf_exists = recovered.column_families.values().any(|c| c.name == STATS_CF);
+    let stats_cf_hidden = !descs.iter().any(|d| d.name == STATS_CF);
+    if stats_cf_exists && stats_cf_hidden {
+        let mut o = super::stats_history::stats_cf_options();
+        o.write_buffer_manager = opts.write_buffer_manager.clone();
+        o.rate_limiter = opts.rate_limiter.clone();
+        descs.push(ColumnFamilyDescriptor::new(STATS_CF, o));
+    }
     let mut missing_in_db = Vec::new();
     for d in &descs {
         if !recovered.column_families.values().any(|c| c.name == d.name) {
-            if !opts.create_missing_column_families {
+            // With `persist_stats_to_disk` the stats family is created at open anyway.
+            let stats_made_anyway = d.name == STATS_CF && opts.persist_stats_to_disk;
+            if !opts.create_missing_column_families && !stats_made_anyway {
                 return Err(Error::invalid_argument(format!("Column family not found: {}", d.name)));
             }
             missing_in_db.push(d.clone());
@@ -239,7 +269,9 @@ pub(crate) fn open<T: ThreadMode>(
     let manifest_number = next_file_number + 1;
     next_file_number += 2;
     let wal_file = fs.new_writable_file(&filename::wal_file(&wal_dir, wal_number))?;
-    let mut wal_writer = LogWriter::new(wal_file, wal_number).with_bytes_per_sync(opts.wal_bytes_per_sync);
+    let mut wal_writer = LogWriter::new(wal_file, wal_number)
+        .with_bytes_per_sync(opts.wal_bytes_per_sync)
+        .with_recycling(opts.sanitized_recycle_log_file_num() > 0);
     wal_writer.add_compression_type_record(opts.wal_compression)?;
     // Prepared transactions still undecided are written again to the new WAL (the old
     // ones go once the MANIFEST names it), so a crash before their decision keeps them.
@@ -321,10 +353,23 @@ pub(crate) fn open<T: ThreadMode>(
         .filter(|d| d.name != DEFAULT_COLUMN_FAMILY_NAME)
         .map(|d| (d.name, d.options))
         .collect();
+    let stats_cf_created = missing.iter().any(|(n, _)| n == STATS_CF);
     if !missing.is_empty() {
         for handle in super::cf::create_cfs(&db.inner, &missing)? {
             db.cfs.insert_handle(&handle.name.clone(), ColumnFamily::new(handle));
         }
+    }
+    if stats_cf_hidden {
+        db.cfs.remove_handle(STATS_CF);
+    }
+    if db.inner.opts.persist_stats_to_disk {
+        super::stats_history::init_stats_cf(&db.inner, stats_cf_created)?;
+    }
+    // The stats history's first run, which records the tickers the next one subtracts (the
+    // periodic task's run at registration, RocksDB's `run_immediately`), done here so that
+    // what follows open falls in the first period.
+    if db.inner.opts.stats_persist_period_sec > 0 {
+        db.inner.persist_stats();
     }
     Ok(db)
 }
@@ -417,7 +462,10 @@ pub(super) fn wal_numbers(fs: &dyn FileSystem, path: &Path) -> Result<Vec<u64>> 
 /// CURRENT opened with direct reads; when that fails and a plain open works, direct I/O is
 /// what the file system lacks.
 fn check_direct_io(fs: &dyn crate::fs::FileSystem, current: &Path, opts: &Options) -> Result<()> {
-    if !opts.use_direct_reads || opts.allow_mmap_reads {
+    // RocksDB opens CURRENT with `use_direct_reads |= use_direct_io_for_flush_and_compaction`
+    // (mmap reads, when asked for, win over direct reads).
+    let direct = opts.use_direct_reads || opts.use_direct_io_for_flush_and_compaction;
+    if !direct || opts.allow_mmap_reads {
         return Ok(());
     }
     let direct = crate::fs::ReadFileOptions { direct: true, mmap: false };
@@ -477,46 +525,58 @@ pub(super) fn new_inner(
         path: path.to_path_buf(),
         fs,
         opts: opts.clone(),
-        compaction_service: PlMutex::new(None),
-        state: PlMutex::new(DbState {
-            cfs: BTreeMap::new(),
-            max_column_family,
-            alive_wals: VecDeque::from([wal_number]),
-            pending_wal_additions: Vec::new(),
-            tracked_wals: BTreeMap::new(),
-            wals_deleted_before: 0,
-            jobs: JobQueues::new(max_flushes, max_compactions),
-            manifest_busy: false,
-            errors: super::error_handler::ErrorHandler::new(),
-            obsolete_tables: Vec::new(),
-            obsolete_blobs: Vec::new(),
-            stopped_cfs: 0,
-            delayed_cfs: 0,
-            speedup_cfs: 0,
-            file_deletion_holds: 0,
-            atomic_flush_busy: false,
-            refitting_level: false,
-            purge_job: None,
-        }),
+        compaction_service: Ranked::new(ranks::COMPACTION_SERVICE, PlMutex::new(None)),
+        state: Ranked::new(
+            ranks::DB_MUTEX,
+            PlMutex::new(DbState {
+                cfs: BTreeMap::new(),
+                max_column_family,
+                alive_wals: VecDeque::from([wal_number]),
+                wal_recycle: VecDeque::new(),
+                min_wal_to_recycle: wal_number,
+                pending_wal_additions: Vec::new(),
+                tracked_wals: BTreeMap::new(),
+                wals_deleted_before: 0,
+                jobs: JobQueues::new(max_flushes, max_compactions),
+                manifest_busy: false,
+                errors: super::error_handler::ErrorHandler::new(),
+                obsolete_tables: Vec::new(),
+                obsolete_blobs: Vec::new(),
+                stopped_cfs: 0,
+                delayed_cfs: 0,
+                speedup_cfs: 0,
+                file_deletion_holds: 0,
+                atomic_flush_busy: false,
+                refitting_level: false,
+                purge_job: None,
+            }),
+        ),
         work_cv: Condvar::new(),
         done_cv: Condvar::new(),
         manifest_cv: Condvar::new(),
-        writers: PlMutex::new(Default::default()),
+        writers: Ranked::new(ranks::WRITERS, PlMutex::new(Default::default())),
         write_yield_credit: std::sync::atomic::AtomicI32::new(0),
-        wal: Mutex::new(WalState {
-            writer: wal_writer,
-            number: wal_number,
-            unsynced: false,
-            dir_synced: true,
-        }),
-        wal_meta: PlMutex::new(super::WalMeta {
-            closed: Vec::new(),
-            synced_closed: Vec::new(),
-            mems: Arc::new(Vec::new()),
-            full: Vec::new(),
-        }),
+        wal: Ranked::new(
+            ranks::WAL,
+            Mutex::new(WalState {
+                writer: wal_writer,
+                number: wal_number,
+                unsynced: false,
+                unsynced_writes: 0,
+                dir_synced: true,
+            }),
+        ),
+        wal_meta: Ranked::new(
+            ranks::WAL_META,
+            PlMutex::new(super::WalMeta {
+                closed: Vec::new(),
+                synced_closed: Vec::new(),
+                mems: Arc::new(Vec::new()),
+                full: Vec::new(),
+            }),
+        ),
         versions,
-        handles: RwLock::new(Vec::new()),
+        handles: Ranked::new(ranks::HANDLES, RwLock::new(Vec::new())),
         write_control: WriteController::new(opts.delayed_write_rate()),
         shutting_down: AtomicBool::new(false),
         unpersisted: AtomicBool::new(false),
@@ -528,11 +588,11 @@ pub(super) fn new_inner(
             path.to_path_buf(),
             opts.statistics.clone(),
         )),
-        snapshots: Mutex::new(BTreeMap::new()),
+        snapshots: Ranked::new(ranks::SNAPSHOTS, Mutex::new(BTreeMap::new())),
         info_log,
         stats: Stats::default(),
         mode,
-        prep: PlMutex::new(Default::default()),
+        prep: Ranked::new(ranks::PREP, PlMutex::new(Default::default())),
         ts_families: AtomicBool::new(false),
         mems_hint: std::sync::atomic::AtomicUsize::new(0),
         halted: std::sync::OnceLock::new(),

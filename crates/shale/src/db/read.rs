@@ -818,14 +818,13 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
     /// Writes buffered WAL data to the OS and, with `sync`, to disk.
     pub fn flush_wal(&self, sync: bool) -> Result<()> {
         self.inner.check_writable()?;
-        let mut wal = self.inner.lock_or_halt(&self.inner.wal, "WAL")?;
         let r = if sync {
-            // Every WAL still alive, oldest first, as RocksDB's SyncWAL (`wal_sync.rs`).
-            wal.writer.flush().and_then(|_| self.inner.sync_wals_locked(&mut wal))
+            // Every WAL still alive, oldest first, as RocksDB's SyncWAL, the fsyncs outside
+            // the WAL lock (`wal_sync.rs`).
+            self.inner.sync_wals_unlocked(true).map(|_| ())
         } else {
-            wal.writer.flush()
+            self.inner.lock_or_halt(&self.inner.wal, "WAL")?.writer.flush()
         };
-        drop(wal);
         // As RocksDB's FlushWAL: a failure is a WAL write error.
         if let Err(e) = &r {
             self.inner.set_bg_error(e.clone(), super::error_handler::BgErrorReason::WriteCallback);

@@ -18,11 +18,18 @@
 //! publishes the result with new
 //! SuperVersions. Unlike RocksDB, which remembers its position in the MANIFEST and in each
 //! WAL, Shale re-reads them whole at every catch-up: the result is the same state, at a
-//! cost that grows with the primary's unflushed WAL bytes. When the primary deletes a file
-//! between Shale's reads (a new MANIFEST, a WAL or table made obsolete), or changes the
-//! MANIFEST while the WALs are read (a flush may have removed a WAL), the catch-up starts
-//! over, eight times at most; the ninth installs what it read. Families the primary drops
-//! keep their last state.
+//! cost that grows with the primary's unflushed WAL bytes.
+//!
+//! The order of the reads keeps every view a prefix of the primary's writes: the WAL
+//! directory is listed *before* the MANIFEST is read. The primary deletes a WAL only after
+//! the MANIFEST records the flush that covers it, so a WAL missing from the listing is
+//! covered by the MANIFEST read after it; a WAL created after the listing holds only
+//! writes newer than every listed one, and leaving it out leaves a prefix. (Read in the
+//! other order, a flush installed between the two reads removes a WAL whose writes neither
+//! the MANIFEST read nor the listing holds: a hole.) When a file named by these reads is
+//! gone by the time it is opened (a WAL flushed meanwhile, a table compacted away, a new
+//! MANIFEST), the catch-up starts over and installs nothing; after 64 such attempts it
+//! returns the last error. Families the primary drops keep their last state.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -149,12 +156,17 @@ fn open_view<T: ThreadMode>(
         // CURRENT fails the open.
         fs.create_dir_all(path)?;
     }
+    // The WALs are listed before the MANIFEST is read (see the module comment).
+    let listed = open::wal_numbers(&*fs, &opts.wal_dir_of(path))?;
     let recovered = manifest::recover(&*fs, path)?;
     // As rust-rocksdb: with no descriptors the default family gets the DB's options; a
     // list that names other families but not "default" opens it with `Options::default()`.
     if !descs.iter().any(|d| d.name == DEFAULT_COLUMN_FAMILY_NAME) {
         let default_opts = if descs.is_empty() { opts.clone() } else { Options::default() };
         descs.insert(0, ColumnFamilyDescriptor::new(DEFAULT_COLUMN_FAMILY_NAME, default_opts));
+    }
+    for d in &mut descs {
+        d.options.sanitize_ingest_behind(opts);
     }
     // Unlike a read-write open, a subset of the families may be opened; a family the
     // database lacks is an error whatever create_missing_column_families says.
@@ -175,7 +187,7 @@ fn open_view<T: ThreadMode>(
     let mut cfs = open::recovered_cf_states(&recovered, &descs, &table_cache, path, opts)?;
     open::load_tables(&table_cache, &cfs, opts)?;
 
-    let wals = wals_to_replay(&*fs, path, opts, &recovered, &cfs)?;
+    let wals = open::wals_to_replay(&listed, &recovered, &cfs, opts.allow_2pc);
     if error_if_wal_file_exists {
         // Every WAL in the directory, as RocksDB's Recover checks them before choosing
         // which to replay.
@@ -221,18 +233,6 @@ fn open_view<T: ThreadMode>(
     inner.info_log.log(format_args!("Opened {:?} at sequence {last_sequence}", mode));
     // No background thread: nothing is flushed, compacted or deleted.
     open::into_db::<T>(inner, Vec::new())
-}
-
-/// The WALs that hold writes the MANIFEST's tables do not, ascending: the read-write
-/// open's rule (`open::wals_to_replay`), two-phase commit's prepare sections included.
-fn wals_to_replay(
-    fs: &dyn FileSystem,
-    path: &Path,
-    opts: &Options,
-    recovered: &RecoveredManifest,
-    cfs: &BTreeMap<u32, CfState>,
-) -> Result<Vec<u64>> {
-    Ok(open::wals_to_replay(&open::wal_numbers(fs, &opts.wal_dir_of(path))?, recovered, cfs, opts.allow_2pc))
 }
 
 /// Replays `wals` into the families' memtables, in memory only, through the read-write
@@ -290,9 +290,9 @@ impl DbInner {
         }
         let mut attempt = 0;
         loop {
-            match self.catch_up_once(attempt < 8) {
+            match self.catch_up_once() {
                 // A file the primary removed while it was being read: read again.
-                Err(e) if attempt < 8 && vanished(&e) => {
+                Err(e) if attempt < 64 && vanished(&e) => {
                     attempt += 1;
                     self.info_log.log(format_args!("Catch-up retried: {e}"));
                 }
@@ -301,16 +301,12 @@ impl DbInner {
         }
     }
 
-    /// One catch-up. With `strict`, a MANIFEST that changed while the WALs were read (a
-    /// flush installed meanwhile may have deleted a WAL read as missing) is TryAgain, and
-    /// nothing is installed.
-    fn catch_up_once(&self, strict: bool) -> Result<()> {
+    /// One catch-up: the WALs listed, then the MANIFEST read (this order keeps the view a
+    /// prefix, see the module comment), then the listed WALs it does not cover replayed.
+    /// A file gone meanwhile fails it before anything is installed.
+    fn catch_up_once(&self) -> Result<()> {
         let fs = &*self.fs;
-        // The MANIFEST's name and size before it is read: if both are the same once the WALs
-        // are read, no change was installed meanwhile (the size `recover` reports may
-        // include records appended after its last read).
-        let before = manifest::read_current(fs, &self.path)?;
-        let before_size = fs.file_size(&self.path.join(&before))?;
+        let listed = open::wal_numbers(fs, &self.opts.wal_dir_of(&self.path))?;
         let recovered = manifest::recover(fs, &self.path)?;
         let handles: Vec<Arc<CfHandle>> = self.lock_state().cfs.values().map(|c| c.handle.clone()).collect();
         let mut cfs = BTreeMap::new();
@@ -333,22 +329,9 @@ impl DbInner {
             cfs.insert(h.id, CfState::new(h, mem, version, rc.log_number));
         }
         open::load_tables(&self.table_cache, &cfs, &self.opts)?;
-        let wals = wals_to_replay(fs, &self.path, &self.opts, &recovered, &cfs)?;
+        let wals = open::wals_to_replay(&listed, &recovered, &cfs, self.opts.allow_2pc);
         let last_sequence =
             replay(fs, &self.path, &self.opts, self.mode, &wals, &recovered, &mut cfs, &self.info_log)?;
-        if strict {
-            let current = manifest::read_current(fs, &self.path)?;
-            let size = fs.file_size(&self.path.join(&current))?;
-            if current != before
-                || manifest::parse_descriptor_file_name(&current) != Some(recovered.manifest_number)
-                || size != before_size
-            {
-                return Err(Error::new(
-                    ErrorKind::TryAgain,
-                    "the primary's MANIFEST changed during the catch-up",
-                ));
-            }
-        }
         let mut st = self.lock_state();
         for (id, new) in cfs {
             let Some(cf) = st.cfs.get_mut(&id) else { continue };
@@ -367,11 +350,9 @@ impl DbInner {
     }
 }
 
-/// A file that was named and is gone (the primary deleted it meanwhile), or a MANIFEST that
-/// changed while the WALs were read.
+/// A file that was named and is gone (the primary deleted it meanwhile).
 fn vanished(e: &Error) -> bool {
     e.os_code() == Some(libc::ENOENT)
         || e.kind() == ErrorKind::NotFound
-        || e.kind() == ErrorKind::TryAgain
         || (e.kind() == ErrorKind::Corruption && e.to_string().contains("No such file"))
 }

@@ -142,7 +142,7 @@ impl<T: ThreadMode, I: DBInner> DBCommon<T, I> {
             iter,
             tombstones,
             snapshots: input.snapshots.clone(),
-            bottommost: plan.bottommost,
+            bottommost: plan.bottommost && !cf.opts.ingest_behind_allowed(),
             target_file_size: cf.opts.target_file_size(plan.output_level),
             builder_options: &builder_options,
             new_file_number: &new_number,
@@ -295,7 +295,7 @@ impl<T: ThreadMode, I: DBInner> DBCommon<T, I> {
     /// here again), as RocksDB's `Options::compaction_service`. Trivial moves and FIFO
     /// deletions still run here, as in RocksDB.
     pub fn set_compaction_service(&self, service: Option<Arc<dyn CompactionService>>) {
-        *self.inner.compaction_service.lock() = service;
+        **self.inner.compaction_service.lock() = service;
     }
 }
 

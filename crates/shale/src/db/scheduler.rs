@@ -37,8 +37,16 @@ use crate::error::{Error, ErrorKind, Result};
 pub(crate) struct JobQueues {
     flush_queue: VecDeque<u32>,
     compaction_queue: VecDeque<u32>,
+    /// Compactions a LOW thread picked and handed to the BOTTOM pool (RocksDB's
+    /// `ForwardToBottomPriPool`), waiting for a BOTTOM thread; already registered by
+    /// `start_compaction` (their files busy, counted in `running_compactions`).
+    bottom_queue: VecDeque<BottomJob>,
     pub running_flushes: usize,
+    /// Every compaction picked and not yet ended: LOW ones and BOTTOM ones, queued or running.
     pub running_compactions: usize,
+    /// Of `running_compactions`, those of the BOTTOM pool (RocksDB's
+    /// `bg_bottom_compaction_scheduled_`), which do not count against the LOW pool's limit.
+    pub bottom_compactions: usize,
     pub max_flushes: usize,
     pub max_compactions: usize,
 }
@@ -48,8 +56,10 @@ impl JobQueues {
         JobQueues {
             flush_queue: VecDeque::new(),
             compaction_queue: VecDeque::new(),
+            bottom_queue: VecDeque::new(),
             running_flushes: 0,
             running_compactions: 0,
+            bottom_compactions: 0,
             max_flushes,
             max_compactions,
         }
@@ -60,6 +70,29 @@ impl JobQueues {
         self.flush_queue.retain(|&x| x != id);
         self.compaction_queue.retain(|&x| x != id);
     }
+}
+
+/// A compaction handed to the BOTTOM pool.
+struct BottomJob {
+    id: u32,
+    plan: CompactionPlan,
+    running: RunningCompaction,
+}
+
+/// Whether a picked automatic compaction goes to the BOTTOM pool (RocksDB's
+/// `BackgroundCompaction`: not a trivial move nor a FIFO deletion, its output level above 0
+/// and the deepest one a compaction may write, and the pool has threads).
+fn forwards_to_bottom(
+    opts: &crate::options::Options,
+    cf: &super::cf::CfHandle,
+    plan: &CompactionPlan,
+) -> bool {
+    let max_output_level = cf.opts.max_output_level();
+    opts.env_bottom_threads > 0
+        && !plan.deletion_only
+        && plan.output_level > 0
+        && plan.output_level == max_output_level
+        && !super::compact::moves_trivially(cf, plan, false)
 }
 
 /// Pause after a failed background job before the next (RocksDB's, fixed).
@@ -232,8 +265,14 @@ pub(crate) fn start_background_threads(inner: &Arc<DbInner>) -> Result<Vec<JoinH
     for n in 0..compactions {
         threads.push(spawn(format!("shale:compact{n}"), compaction_worker, (cpu.0, io.0))?);
     }
+    for n in 0..inner.opts.env_bottom_threads {
+        threads.push(spawn(format!("shale:bottom{n}"), bottom_compaction_worker, (false, false))?);
+    }
     if inner.opts.stats_dump_period_sec > 0 {
         threads.push(spawn("shale:dump_st".to_string(), stats_dump_worker, (false, false))?);
+    }
+    if inner.opts.stats_persist_period_sec > 0 && inner.opts.statistics.is_some() {
+        threads.push(spawn("shale:pst_st".to_string(), stats_persist_worker, (false, false))?);
     }
     Ok(threads)
 }
@@ -290,6 +329,36 @@ fn stats_dump_worker(inner: Arc<DbInner>) {
         }
         inner.dump_stats();
         next = Instant::now() + period;
+    }
+}
+
+/// Takes a stats snapshot every `stats_persist_period_sec` seconds of the stats clock
+/// (RocksDB's periodic `PersistStats` task, `stats_history.rs`); open took the first. It
+/// waits on `work_cv` so that close wakes it at once, looking at the clock at least every
+/// second (every 50 ms with a clock of the caller's, which moves when a test says).
+fn stats_persist_worker(inner: Arc<DbInner>) {
+    let period = u64::from(inner.opts.stats_persist_period_sec);
+    let poll = if inner.opts.stats_history_clock.is_some() {
+        Duration::from_millis(50)
+    } else {
+        Duration::from_secs(1)
+    };
+    let mut next = inner.stats_now_seconds() + period;
+    loop {
+        {
+            let mut st = inner.lock_state();
+            if inner.shutting_down.load(Ordering::Acquire) {
+                return;
+            }
+            let now = inner.stats_now_seconds();
+            if now < next {
+                let left = Duration::from_secs(next - now);
+                inner.work_cv.wait_for(&mut st, left.min(poll));
+                continue;
+            }
+        }
+        inner.persist_stats();
+        next = inner.stats_now_seconds() + period;
     }
 }
 
@@ -423,7 +492,7 @@ fn compaction_worker(inner: Arc<DbInner>) {
             return;
         }
         let can_run = !st.errors.is_db_stopped()
-            && st.jobs.running_compactions < DbInner::compaction_limit(&st)
+            && st.jobs.running_compactions - st.jobs.bottom_compactions < DbInner::compaction_limit(&st)
             && !st.jobs.compaction_queue.is_empty();
         if !can_run {
             if inner.work_cv.wait_for(&mut st, Duration::from_secs(1)).timed_out() {
@@ -445,6 +514,13 @@ fn compaction_worker(inner: Arc<DbInner>) {
             continue;
         };
         let running = inner.start_compaction(&mut st, id, &plan);
+        if forwards_to_bottom(&inner.opts, &handle, &plan) {
+            st.jobs.bottom_compactions += 1;
+            st.jobs.bottom_queue.push_back(BottomJob { id, plan, running });
+            inner.schedule_compaction(&mut st, id);
+            inner.work_cv.notify_all();
+            continue;
+        }
         // Another compaction of this family may run beside this one.
         inner.schedule_compaction(&mut st, id);
         // A panic in the compaction (a user's compaction filter, merge operator or
@@ -457,6 +533,42 @@ fn compaction_worker(inner: Arc<DbInner>) {
             Ok(()) => st.errors.background_job_succeeded(),
             Err(e) if counts_as_bg_error(&e) => {
                 // ENOSPC is a soft error: writes go on and compaction retries after the pause.
+                st.errors.bg_error_count += 1;
+                inner.set_bg_error_in(&mut st, e, BgErrorReason::Compaction);
+                inner.work_cv.wait_for(&mut st, RETRY_PAUSE);
+            }
+            Err(_) => {}
+        }
+        inner.schedule_compaction(&mut st, id);
+    }
+}
+
+/// A BOTTOM pool thread: runs the compactions the LOW threads handed over (RocksDB's
+/// `BGWorkBottomCompaction`), one at a time per thread, with the LOW threads' error handling.
+/// Jobs still queued at close are dropped with the database, as RocksDB unschedules them.
+fn bottom_compaction_worker(inner: Arc<DbInner>) {
+    let mut st = inner.lock_state();
+    loop {
+        if inner.shutting_down.load(Ordering::Acquire) {
+            return;
+        }
+        let job = if st.errors.is_db_stopped() { None } else { st.jobs.bottom_queue.pop_front() };
+        let Some(BottomJob { id, plan, running }) = job else {
+            inner.work_cv.wait_for(&mut st, Duration::from_secs(1));
+            continue;
+        };
+        let handle = st.cfs.get(&id).map(|cf| cf.handle.clone());
+        let r = match &handle {
+            Some(h) => inner.catch_job_panic("compaction", || inner.run_compaction(&mut st, h, &plan)),
+            None => Ok(()),
+        };
+        inner.note_halt(&mut st);
+        inner.end_compaction(&mut st, id, plan, &running);
+        st.jobs.bottom_compactions -= 1;
+        inner.work_cv.notify_all();
+        match r {
+            Ok(()) => st.errors.background_job_succeeded(),
+            Err(e) if counts_as_bg_error(&e) => {
                 st.errors.bg_error_count += 1;
                 inner.set_bg_error_in(&mut st, e, BgErrorReason::Compaction);
                 inner.work_cv.wait_for(&mut st, RETRY_PAUSE);

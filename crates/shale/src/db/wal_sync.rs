@@ -36,10 +36,17 @@
 //! - `DbInner::wal_meta`, a leaf lock never held across file I/O, holds the closed WALs'
 //!   list; a sync takes the list under it, fsyncs without it (a closed WAL's writer has a
 //!   mutex of its own), then takes the synced ones off the list under it again.
-//! - `DbInner::wal` guards the current WAL's writer; its fsync happens under it, by the
-//!   write leader or a `flush_wal`/`SyncWAL` caller (RocksDB's leader also fsyncs its WAL
-//!   itself). `wal` is never taken with the DB mutex held, so a flush or compaction install
-//!   never waits for a WAL fsync.
+//! - `DbInner::wal` guards the current WAL's writer. A sync write's leader fsyncs under it
+//!   (it holds write leadership too, as RocksDB's leader fsyncs its WAL itself). A
+//!   `flush_wal(true)`/`SyncWAL` caller, or a flush with nothing to switch, only marks
+//!   under it: it flushes the writer, takes a sync handle of the file
+//!   (`WritableFile::sync_handle`, a duplicated descriptor) and the write count, and fsyncs
+//!   after releasing it (`sync_wals_unlocked`), so a memtable switch (a flush's, which
+//!   needs `wal` to roll the WAL) and the write leader's appends go on meanwhile. The WAL
+//!   is then marked synced only if no write came and no switch happened meanwhile; a WAL a
+//!   switch closed meanwhile stays on the closed list (a later sync syncs it again).
+//!   `wal` is never taken with the DB mutex held, so a flush or compaction install never
+//!   waits for a WAL fsync.
 
 use std::sync::Arc;
 
@@ -77,6 +84,50 @@ impl DbInner {
         self.mark_closed_wals_synced(&mut self.wal_meta.lock(), &todo);
         wal.unsynced = false;
         Ok(())
+    }
+
+    /// RocksDB's `SyncWalImpl`: syncs the closed WALs not yet synced, then the current one,
+    /// then the WAL directory if a WAL was created since its last sync, holding the WAL
+    /// lock only to mark what to sync and, after, what was synced (see the module comment).
+    /// `flush_first`: the current writer's buffer goes to the OS first (`flush_wal`).
+    /// Returns false when there was nothing to sync. A file that gives no sync handle is
+    /// synced under the lock, as before.
+    pub(crate) fn sync_wals_unlocked(&self, flush_first: bool) -> Result<bool> {
+        let (number, writes, handle, need_dir) = {
+            let mut wal = self.lock_or_halt(&self.wal, "WAL")?;
+            if flush_first {
+                wal.writer.flush()?;
+            }
+            if !wal.unsynced && self.wal_meta.lock().closed.is_empty() {
+                return Ok(false);
+            }
+            match wal.writer.sync_handle() {
+                Some(h) => (wal.number, wal.unsynced_writes, h, !wal.dir_synced),
+                None => {
+                    self.sync_wals_locked(&mut wal)?;
+                    return Ok(true);
+                }
+            }
+        };
+        let todo = self.closed_wals_to_sync();
+        for (_, _, w) in &todo {
+            w.lock().sync()?;
+        }
+        handle.sync()?;
+        if need_dir {
+            self.fs.sync_dir(&self.wal_dir())?;
+        }
+        self.mark_closed_wals_synced(&mut self.wal_meta.lock(), &todo);
+        let mut wal = self.lock_or_halt(&self.wal, "WAL")?;
+        if wal.number == number {
+            if wal.unsynced_writes == writes {
+                wal.unsynced = false;
+            }
+            if need_dir {
+                wal.dir_synced = true;
+            }
+        }
+        Ok(true)
     }
 
     /// The closed WALs not yet synced (number, size, writer), taken under `wal_meta`.

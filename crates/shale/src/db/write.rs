@@ -230,6 +230,13 @@ impl DbInner {
         if opts.sync && opts.disable_wal {
             return Err(Error::invalid_argument("Sync writes has to enable WAL."));
         }
+        if opts.disable_wal && self.opts.sanitized_recycle_log_file_num() > 0 {
+            // RocksDB's WriteImpl: a reused WAL's stale tail is told from new records by
+            // their sequence numbers following on, which a write left out of it would break.
+            return Err(Error::invalid_argument(
+                "WriteOptions::disableWAL option is not supported if DBOptions::recycle_log_file_num > 0",
+            ));
+        }
         if opts.low_pri {
             self.throttle_low_pri(opts, &batch)?;
         }
@@ -749,6 +756,7 @@ impl DbInner {
                     self.sync_wals_locked(wal)
                 } else {
                     wal.unsynced = true;
+                    wal.unsynced_writes += 1;
                     if self.opts.manual_wal_flush {
                         Ok(()) // left in the buffer until `flush_wal` (RocksDB's manual_wal_flush)
                     } else {
@@ -1032,20 +1040,21 @@ impl DbInner {
     }
 
     /// Syncs the WALs (closed ones not yet synced, then the current one) if any holds
-    /// unsynced writes. A failure is a WAL write error.
+    /// unsynced writes, outside the WAL lock (`wal_sync.rs`). A failure is a WAL write error.
     pub(crate) fn sync_wal(&self) -> Result<()> {
-        let mut wal = self.lock_or_halt(&self.wal, "WAL")?;
-        if !wal.unsynced && self.wal_meta.lock().closed.is_empty() {
-            return Ok(());
+        match self.sync_wals_unlocked(false) {
+            Ok(synced) => {
+                if synced {
+                    self.stats.wal_syncs.fetch_add(1, Ordering::Relaxed);
+                    record_tick(self.opts.statistics.as_deref(), Ticker::WalFileSynced, 1);
+                }
+                Ok(())
+            }
+            Err(e) => {
+                self.set_bg_error(e.clone(), BgErrorReason::WriteCallback);
+                Err(e)
+            }
         }
-        if let Err(e) = self.sync_wals_locked(&mut wal) {
-            drop(wal); // the WAL lock comes after the DB mutex
-            self.set_bg_error(e.clone(), BgErrorReason::WriteCallback);
-            return Err(e);
-        }
-        self.stats.wal_syncs.fetch_add(1, Ordering::Relaxed);
-        record_tick(self.opts.statistics.as_deref(), Ticker::WalFileSynced, 1);
-        Ok(())
     }
 
     /// Moves the active memtables of `cfs` to their immutable lists, starts a new WAL, and
@@ -1089,6 +1098,15 @@ impl DbInner {
     fn roll_wal(&self, st: &mut MutexGuard<'_, DbState>, recovering: bool) -> Result<u64> {
         let mut closed: Option<(u64, u64)> = None;
         let mut closed_size: Option<(u64, u64)> = None;
+        // `recycle_log_file_num`: the oldest kept WAL is reused, unless file deletions are
+        // disabled (a checkpoint may be linking it; RocksDB does not rename then). Taken off
+        // the list here so no other switch takes it; put back if no WAL is made.
+        let recycle = if self.opts.sanitized_recycle_log_file_num() > 0 && st.file_deletion_holds == 0 {
+            st.wal_recycle.pop_front()
+        } else {
+            None
+        };
+        let recycling = self.opts.sanitized_recycle_log_file_num() > 0;
         let r = super::unlocked(st, || -> Result<(u64, bool)> {
             let mut wal = self.lock_or_halt(&self.wal, "WAL")?;
             if wal.writer.is_empty_log() && !(recovering && wal.writer.has_failed()) {
@@ -1102,8 +1120,18 @@ impl DbInner {
             }
             let number = self.versions.new_file_number();
             let path = super::filename::wal_file(&self.wal_dir(), number);
-            let file = self.fs.new_writable_file(&path)?;
-            let mut writer = LogWriter::new(file, number).with_bytes_per_sync(self.opts.wal_bytes_per_sync);
+            let file = match recycle {
+                Some(old) => {
+                    self.info_log.log(format_args!("reusing log {old} from recycle list"));
+                    let old_path = super::filename::wal_file(&self.wal_dir(), old);
+                    let max = usize::try_from(self.opts.writable_file_max_buffer_size).unwrap_or(usize::MAX);
+                    self.fs.reuse_writable_file(&path, &old_path, max)?
+                }
+                None => self.fs.new_writable_file(&path)?,
+            };
+            let mut writer = LogWriter::new(file, number)
+                .with_bytes_per_sync(self.opts.wal_bytes_per_sync)
+                .with_recycling(recycling);
             writer.add_compression_type_record(self.opts.wal_compression)?;
             let old = std::mem::replace(&mut wal.writer, writer);
             let old_number = std::mem::replace(&mut wal.number, number);
@@ -1125,6 +1153,9 @@ impl DbInner {
             wal.dir_synced = false;
             Ok((number, true))
         });
+        if let (Some(old), Ok((_, false))) = (recycle, &r) {
+            st.wal_recycle.push_front(old);
+        }
         match r {
             Ok((number, rolled)) => {
                 if rolled {

@@ -157,7 +157,9 @@ impl PrepTracker {
 impl DbInner {
     /// The prepare sections' WALs (a parking_lot leaf lock: bookkeeping only, nothing
     /// under it can panic, so it has no poisoned state; `db/halt.rs`).
-    pub(crate) fn prep_tracker(&self) -> parking_lot::MutexGuard<'_, PrepTracker> {
+    pub(crate) fn prep_tracker(
+        &self,
+    ) -> shale_base::lock_rank::RankedGuard<parking_lot::MutexGuard<'_, PrepTracker>> {
         self.prep.lock()
     }
 

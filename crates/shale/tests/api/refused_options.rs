@@ -74,10 +74,4 @@ fn the_last_value_set_wins() {
     o.set_inplace_update_support(false);
     o.set_inplace_update_support(true);
     not_supported(DB::open(&o, dir.path()), "inplace_update_support");
-    let mut o = Options::default();
-    let mut t = shale::BlockBasedOptions::default();
-    t.set_index_type(shale::BlockBasedIndexType::BinarySearch);
-    t.set_index_type(shale::BlockBasedIndexType::HashSearch);
-    o.set_block_based_table_factory(&t);
-    not_supported(DB::open(&o, dir.path()), "index_type kHashSearch");
 }

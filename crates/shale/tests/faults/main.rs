@@ -38,6 +38,7 @@ mod resume;
 mod ribbon_filter_recovery;
 mod wal_lazy_sync;
 mod wal_recovery_readonly_secondary;
+mod wal_recycle_kill;
 mod wal_sync_unlocked;
 mod wal_torn_older_wal;
 mod write_stall;

@@ -6,6 +6,10 @@
 //! must finish (its MANIFEST write and install take the DB mutex) while the fsync waits.
 //! Built with debug assertions (`cargo test`), the file system layer also fails any sync
 //! made with the DB mutex held (`shale_base::fs::db_mutex_check`).
+//!
+//! The second test holds the fsync of a `flush_wal(true)` (RocksDB's `SyncWAL`), which
+//! syncs the current WAL outside the WAL lock (a sync handle of the file): a flush, whose
+//! memtable switch takes that lock to roll the WAL, must still switch and install.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 use crate::util;
@@ -14,7 +18,7 @@ use std::path::Path;
 use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use shale::fs::{default_fs, WritableFile};
+use shale::fs::{default_fs, SyncHandle, WritableFile};
 use shale::{Options, WriteOptions, DB};
 
 /// Long enough for a loaded machine.
@@ -96,6 +100,27 @@ impl WritableFile for GatedFile {
     fn size(&self) -> u64 {
         self.base.size()
     }
+    fn sync_handle(&self) -> Option<Arc<dyn SyncHandle>> {
+        let base = self.base.sync_handle()?;
+        Some(Arc::new(GatedSyncHandle { base, kind: self.kind, gates: self.gates.clone() }))
+    }
+}
+
+/// A sync made through a file's sync handle (`flush_wal(true)`, `SyncWAL`) stops at the
+/// file's gate too.
+struct GatedSyncHandle {
+    base: Arc<dyn SyncHandle>,
+    kind: Option<Gate>,
+    gates: Arc<Gates>,
+}
+
+impl SyncHandle for GatedSyncHandle {
+    fn sync(&self) -> shale::Result<()> {
+        if let Some(g) = self.kind {
+            self.gates.pass(g);
+        }
+        self.base.sync()
+    }
 }
 
 struct GatedFs {
@@ -166,4 +191,51 @@ fn a_slow_wal_fsync_does_not_delay_a_flush_install() {
     assert_eq!(db.live_files().unwrap().len(), 1, "the flush installed its table");
     assert_eq!(db.get(b"flushed").unwrap().as_deref(), Some(&b"1"[..]));
     assert_eq!(db.get(b"synced").unwrap().as_deref(), Some(&b"2"[..]));
+}
+
+#[test]
+fn a_slow_sync_wal_does_not_delay_a_flush_switch_and_install() {
+    let tmp = tempfile::tempdir().unwrap();
+    let gates = Arc::new(Gates::default());
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_file_system(util::HookedFs::new(default_fs(), GatedFs { gates: gates.clone() }));
+    let db = Arc::new(DB::open(&o, tmp.path()).unwrap());
+    db.put(b"before", b"1").unwrap();
+
+    // flush_wal(true): its fsync of the current WAL stops at the gate.
+    gates.arm(Gate::Wal);
+    let syncer = {
+        let db = db.clone();
+        std::thread::spawn(move || db.flush_wal(true))
+    };
+    gates.wait_reached(Gate::Wal);
+
+    // A write and a flush meanwhile: the write appends to the WAL being synced, the flush
+    // rolls the WAL (the WAL lock), writes its table and installs it.
+    let (flush_tx, flush_rx) = mpsc::channel();
+    let flusher = {
+        let db = db.clone();
+        std::thread::spawn(move || {
+            let _ = flush_tx.send(db.put(b"during", b"2").and_then(|_| db.flush()));
+        })
+    };
+    let r = flush_rx.recv_timeout(DEADLINE);
+    let still_syncing = gates.waiting(Gate::Wal);
+    gates.open(Gate::Wal); // whatever happened, let the sync finish
+    match r {
+        Ok(r) => r.unwrap(),
+        Err(_) => {
+            panic!("the flush did not finish within {DEADLINE:?} while a flush_wal(true) fsync was held")
+        }
+    }
+    assert!(still_syncing, "the WAL fsync was still held when the flush finished");
+    syncer.join().unwrap().unwrap();
+    flusher.join().unwrap();
+
+    assert_eq!(db.live_files().unwrap().len(), 1, "the flush installed its table");
+    assert_eq!(db.get(b"before").unwrap().as_deref(), Some(&b"1"[..]));
+    assert_eq!(db.get(b"during").unwrap().as_deref(), Some(&b"2"[..]));
+    // The WAL synced meanwhile was closed by the flush's switch: a later sync still works.
+    db.flush_wal(true).unwrap();
 }

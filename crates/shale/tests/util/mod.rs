@@ -103,6 +103,8 @@ pub trait FsHooks: Send + Sync {
     }
     /// A file about to be removed.
     fn before_remove(&self, _path: &Path) {}
+    /// The file `old` about to be renamed to `path` and reused for writing.
+    fn before_reuse(&self, _path: &Path, _old: &Path) {}
 }
 
 /// A file system that passes every call to `base`, through the test's [`FsHooks`].
@@ -123,6 +125,22 @@ impl<H: FsHooks> FileSystem for HookedFs<H> {
     }
     fn new_writable_file_with_buffer(&self, path: &Path, max: usize) -> shale::Result<Box<dyn WritableFile>> {
         Ok(self.hooks.writable(path, self.base.new_writable_file_with_buffer(path, max)?))
+    }
+    fn new_writable_file_with(
+        &self,
+        path: &Path,
+        o: shale::fs::WriteFileOptions,
+    ) -> shale::Result<Box<dyn WritableFile>> {
+        Ok(self.hooks.writable(path, self.base.new_writable_file_with(path, o)?))
+    }
+    fn reuse_writable_file(
+        &self,
+        path: &Path,
+        old: &Path,
+        max: usize,
+    ) -> shale::Result<Box<dyn WritableFile>> {
+        self.hooks.before_reuse(path, old);
+        Ok(self.hooks.writable(path, self.base.reuse_writable_file(path, old, max)?))
     }
     fn new_random_access_file(&self, path: &Path) -> shale::Result<Arc<dyn RandomAccessFile>> {
         Ok(self.hooks.random_access(path, self.base.new_random_access_file(path)?))

@@ -1,0 +1,394 @@
+//! The stats history: RocksDB's periodic `PersistStats` task (`stats_persist_period_sec`) and
+//! `GetStatsHistory`.
+//!
+//! Each run reads every ticker of the statistics object. The first run (at open) only keeps
+//! the counts; each later run computes, per ticker, the count minus the previous run's, and
+//! keeps that map under the run's time in seconds:
+//! - in memory (`persist_stats_to_disk = false`): a map time -> deltas, its oldest entries
+//!   dropped while RocksDB's size estimate of it exceeds `stats_history_buffer_size`;
+//! - on disk (`persist_stats_to_disk = true`): one write batch into the hidden column family
+//!   `___rocksdb_stats_history___` (RocksDB's `kPersistentStatsColumnFamilyName`).
+//!
+//! The hidden family's entries (RocksDB's `monitoring/persistent_stats_history.cc`):
+//!
+//! ```text
+//! key                                            value
+//! +------------+---+-------------------------+   +------------------------+
+//! | 0000000123 | # | rocksdb.block.cache.miss |   | "42"  (decimal delta)  |
+//! +------------+---+-------------------------+   +------------------------+
+//!   10 digits, zero-padded seconds ("%010d"), so keys sort by time
+//! "__persistent_stats_format_version__"      -> "1"
+//! "__persistent_stats_compatible_version__"  -> "1"
+//! ```
+//!
+//! The two version keys are written when the family is created; at a later open with
+//! `persist_stats_to_disk`, a family without them, or with a format newer than 1 that is not
+//! compatible with 1, is dropped and created again (RocksDB's
+//! `PersistentStatsProcessFormatVersion`). The family's options are RocksDB's
+//! `OptimizeForPersistentStats` whatever the caller gives. It is opened whenever the MANIFEST
+//! holds it (with or without `persist_stats_to_disk`), without the caller naming it; it gets
+//! a handle only when named. `DB::list_cf` lists it, as RocksDB's `ListColumnFamilies` does.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use super::cf::{CfHandle, ColumnFamily};
+use super::{DBCommon, DBInner, DbInner, ThreadMode};
+use crate::error::{Error, Result};
+use crate::options::{Options, WriteOptions};
+use crate::statistics::Ticker;
+
+/// RocksDB's `kPersistentStatsColumnFamilyName`.
+pub const PERSISTENT_STATS_COLUMN_FAMILY_NAME: &str = "___rocksdb_stats_history___";
+const FORMAT_VERSION_KEY: &str = "__persistent_stats_format_version__";
+const COMPATIBLE_VERSION_KEY: &str = "__persistent_stats_compatible_version__";
+/// RocksDB's `kStatsCFCurrentFormatVersion` and `kStatsCFCompatibleFormatVersion`.
+const FORMAT_VERSION: u64 = 1;
+const COMPATIBLE_VERSION: u64 = 1;
+
+/// A clock in microseconds since the epoch (RocksDB's `SystemClock::NowMicros`), for the
+/// stats history (`Options::set_stats_history_clock`). A Shale extension.
+pub trait SystemClock: Send + Sync {
+    fn now_micros(&self) -> u64;
+}
+
+/// The system's clock.
+struct RealClock;
+
+impl SystemClock for RealClock {
+    fn now_micros(&self) -> u64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_micros() as u64)
+            .unwrap_or(0)
+    }
+}
+
+/// A clock that moves only when told (RocksDB's `MockSystemClock`), for tests of the
+/// periodic stats snapshots. A Shale extension.
+pub struct MockSystemClock {
+    micros: AtomicU64,
+}
+
+impl MockSystemClock {
+    /// A clock standing at `seconds` since the epoch.
+    pub fn new(seconds: u64) -> Arc<MockSystemClock> {
+        Arc::new(MockSystemClock { micros: AtomicU64::new(seconds.saturating_mul(1_000_000)) })
+    }
+
+    /// Moves the clock `seconds` forward (RocksDB's `MockSleepForSeconds`).
+    pub fn sleep_for_seconds(&self, seconds: u64) {
+        self.micros.fetch_add(seconds.saturating_mul(1_000_000), Ordering::AcqRel);
+    }
+
+    /// The clock's time in seconds.
+    pub fn now_seconds(&self) -> u64 {
+        self.micros.load(Ordering::Acquire) / 1_000_000
+    }
+}
+
+impl SystemClock for MockSystemClock {
+    fn now_micros(&self) -> u64 {
+        self.micros.load(Ordering::Acquire)
+    }
+}
+
+/// The stats history's state (`Stats::history`, a leaf lock).
+#[derive(Default)]
+pub(crate) struct StatsHistory {
+    /// The tickers at the last run (RocksDB's `stats_slice_`); None before the first.
+    slice: Option<BTreeMap<String, u64>>,
+    /// The in-memory snapshots by time in seconds (RocksDB's `stats_history_`).
+    in_memory: BTreeMap<u64, BTreeMap<String, u64>>,
+}
+
+/// RocksDB's `EstimateInMemoryStatsHistorySize` with the sizes of its 64-bit build: a
+/// `std::map` is 48 bytes, a `std::string` 32 plus its capacity (15 for short strings), a
+/// count 8; every snapshot is counted at the size of the oldest one.
+fn estimate_size(history: &BTreeMap<u64, BTreeMap<String, u64>>) -> usize {
+    const MAP: usize = 48;
+    const STRING: usize = 32;
+    const U64: usize = 8;
+    let Some(first) = history.values().next() else {
+        return MAP;
+    };
+    let per_slice: usize = U64 + MAP + first.keys().map(|k| k.len().max(15) + STRING + U64).sum::<usize>();
+    per_slice * history.len()
+}
+
+/// RocksDB's `OptimizeForPersistentStats` on default column-family options.
+pub(crate) fn stats_cf_options() -> Options {
+    Options {
+        write_buffer_size: 2 << 20,
+        target_file_size_base: 2 * 1048576,
+        max_bytes_for_level_base: 10 * 1048576,
+        soft_pending_compaction_bytes_limit: 256 * 1048576,
+        hard_pending_compaction_bytes_limit: 1073741824,
+        compression: crate::options::DBCompressionType::None,
+        ..Options::default()
+    }
+}
+
+/// The write options of RocksDB's stats writes: low priority, no slowdown, not synced.
+fn low_pri_write() -> WriteOptions {
+    WriteOptions { low_pri: true, no_slowdown: true, ..WriteOptions::default() }
+}
+
+/// RocksDB's `EncodePersistentStatsKey`: the time as ten zero-padded digits, `#`, the name.
+fn stats_key(seconds: u64, name: &str) -> String {
+    format!("{seconds:010}#{name}")
+}
+
+/// RocksDB's `parseKey`: the time and the ticker name of a key; None for a key without `#`
+/// (the version keys), which ends a scan.
+fn parse_key(key: &[u8]) -> Result<Option<(u64, String)>> {
+    let Some(pos) = key.iter().position(|&b| b == b'#') else {
+        return Ok(None);
+    };
+    let bad = || Error::corruption(format!("{PERSISTENT_STATS_COLUMN_FAMILY_NAME}: bad key {key:?}"));
+    let time = std::str::from_utf8(&key[..pos]).map_err(|_| bad())?.parse::<u64>().map_err(|_| bad())?;
+    let name = String::from_utf8(key[pos + 1..].to_vec()).map_err(|_| bad())?;
+    Ok(Some((time, name)))
+}
+
+fn parse_u64(what: &[u8], key: &[u8]) -> Result<u64> {
+    std::str::from_utf8(what).ok().and_then(|s| s.parse::<u64>().ok()).ok_or_else(|| {
+        Error::corruption(format!(
+            "{PERSISTENT_STATS_COLUMN_FAMILY_NAME}: value of {:?} is not a number: {:?}",
+            String::from_utf8_lossy(key),
+            String::from_utf8_lossy(what)
+        ))
+    })
+}
+
+/// The snapshots of `DB::get_stats_history`, oldest first: each its time in seconds and the
+/// tickers' deltas since the snapshot before (RocksDB's `StatsHistoryIterator`).
+pub struct StatsHistoryIterator {
+    snapshots: std::vec::IntoIter<(u64, BTreeMap<String, u64>)>,
+}
+
+impl Iterator for StatsHistoryIterator {
+    type Item = (u64, BTreeMap<String, u64>);
+    fn next(&mut self) -> Option<Self::Item> {
+        self.snapshots.next()
+    }
+}
+
+impl DbInner {
+    /// The stats clock's time in seconds.
+    pub(crate) fn stats_now_seconds(&self) -> u64 {
+        let micros = match &self.opts.stats_history_clock {
+            Some(c) => c.now_micros(),
+            None => RealClock.now_micros(),
+        };
+        micros / 1_000_000
+    }
+
+    /// The hidden stats family, if open.
+    fn stats_cf(&self) -> Option<Arc<CfHandle>> {
+        self.handles.read().iter().flatten().find(|h| h.name == PERSISTENT_STATS_COLUMN_FAMILY_NAME).cloned()
+    }
+
+    /// One run of RocksDB's `PersistStats` (see the module comment). Failures to write go to
+    /// the info LOG, as RocksDB's.
+    pub(crate) fn persist_stats(&self) {
+        if self.shutting_down.load(Ordering::Acquire) {
+            return;
+        }
+        let now = self.stats_now_seconds();
+        let Some(statistics) = self.opts.statistics.as_deref() else {
+            return;
+        };
+        let counts: BTreeMap<String, u64> =
+            Ticker::iter().map(|t| (t.name().to_string(), statistics.ticker_count(*t))).collect();
+        self.info_log.log(format_args!("------- PERSISTING STATS -------"));
+        let Ok(mut h) = self.stats.history.lock() else {
+            self.info_log.log(format_args!("Stats history lock poisoned; stats not persisted"));
+            return;
+        };
+        let previous = h.slice.replace(counts);
+        let deltas = |prev: &BTreeMap<String, u64>, cur: &BTreeMap<String, u64>| -> BTreeMap<String, u64> {
+            cur.iter().filter_map(|(k, v)| prev.get(k).map(|p| (k.clone(), v.wrapping_sub(*p)))).collect()
+        };
+        let current = h.slice.clone().unwrap_or_default();
+        if self.opts.persist_stats_to_disk {
+            drop(h);
+            let mut batch = crate::WriteBatch::default();
+            if let Some(prev) = &previous {
+                self.info_log.log(format_args!("Reading {} stats from statistics", prev.len()));
+                if let Some(cf) = self.stats_cf() {
+                    let cf = ColumnFamily::new(cf);
+                    for (name, delta) in deltas(prev, &current) {
+                        batch.put_cf(&cf, stats_key(now, &name), delta.to_string());
+                    }
+                }
+            }
+            match self.write(&low_pri_write(), batch) {
+                Ok(()) => self.info_log.log(format_args!(
+                    "Writing {} stats with timestamp {now} to persistent stats CF succeeded",
+                    current.len()
+                )),
+                Err(e) => self.info_log.log(format_args!("Writing to persistent stats CF failed -- {e}")),
+            }
+        } else {
+            if let Some(prev) = &previous {
+                self.info_log.log(format_args!(
+                    "Storing {} stats with timestamp {now} to in-memory stats history",
+                    current.len()
+                ));
+                let d = deltas(prev, &current);
+                h.in_memory.insert(now, d);
+            }
+            let limit = self.opts.stats_history_buffer_size;
+            let size = estimate_size(&h.in_memory);
+            self.info_log.log(format_args!(
+                "[Pre-GC] In-memory stats history size: {size} bytes, slice count: {}",
+                h.in_memory.len()
+            ));
+            while estimate_size(&h.in_memory) > limit && h.in_memory.pop_first().is_some() {}
+            self.info_log.log(format_args!(
+                "[Post-GC] In-memory stats history size: {size} bytes, slice count: {}",
+                h.in_memory.len()
+            ));
+        }
+    }
+}
+
+/// At open, with `persist_stats_to_disk`: the hidden family created when missing (with its
+/// version keys), or checked and created again when its version keys are missing or
+/// incompatible (RocksDB's `InitPersistStatsColumnFamily` and
+/// `PersistentStatsProcessFormatVersion`).
+pub(crate) fn init_stats_cf(inner: &Arc<DbInner>, created_now: bool) -> Result<()> {
+    let write_versions = |cf: &Arc<CfHandle>| -> Result<()> {
+        let cf = ColumnFamily::new(cf.clone());
+        let mut batch = crate::WriteBatch::default();
+        batch.put_cf(&cf, FORMAT_VERSION_KEY, FORMAT_VERSION.to_string());
+        batch.put_cf(&cf, COMPATIBLE_VERSION_KEY, COMPATIBLE_VERSION.to_string());
+        inner.write(&low_pri_write(), batch)
+    };
+    let create = || -> Result<Arc<CfHandle>> {
+        let mut o = stats_cf_options();
+        o.write_buffer_manager = inner.opts.write_buffer_manager.clone();
+        o.rate_limiter = inner.opts.rate_limiter.clone();
+        let mut made = super::cf::create_cfs(inner, &[(PERSISTENT_STATS_COLUMN_FAMILY_NAME.to_string(), o)])?;
+        made.pop().ok_or_else(|| Error::corruption("creating the persistent stats column family made none"))
+    };
+    let Some(cf) = inner.stats_cf() else {
+        return write_versions(&create()?);
+    };
+    if created_now {
+        return write_versions(&cf);
+    }
+    let ro = crate::ReadOptions::default();
+    let read = |key: &str| -> Result<Option<u64>> {
+        match inner.get_impl(&cf, key.as_bytes(), &ro)? {
+            Some(v) if !v.is_empty() => Ok(Some(parse_u64(&v, key.as_bytes())?)),
+            _ => Ok(None),
+        }
+    };
+    let (format, compatible) = (read(FORMAT_VERSION_KEY), read(COMPATIBLE_VERSION_KEY));
+    let recreate = match (&format, &compatible) {
+        (Ok(Some(f)), Ok(Some(c))) => {
+            let incompatible = FORMAT_VERSION < *f && COMPATIBLE_VERSION < *c;
+            if incompatible {
+                inner.info_log.log_at(
+                    crate::LogLevel::Warn,
+                    format_args!(
+                        "Recreating persistent stats column family due to corrupted or incompatible format \
+                     version. Recovered format: {f}; recovered format compatible since: {c}"
+                    ),
+                );
+            }
+            incompatible
+        }
+        _ => {
+            let show = |r: &Result<Option<u64>>, key: &str| match r {
+                Ok(Some(_)) => "OK".to_string(),
+                Ok(None) => format!("NotFound: Persistent stats version key {key} not found."),
+                Err(e) => e.to_string(),
+            };
+            inner.info_log.log_at(
+                crate::LogLevel::Warn,
+                format_args!(
+                    "Recreating persistent stats column family since reading persistent stats version key \
+                 failed. Format key: {}, compatible key: {}",
+                    show(&format, FORMAT_VERSION_KEY),
+                    show(&compatible, COMPATIBLE_VERSION_KEY)
+                ),
+            );
+            true
+        }
+    };
+    if recreate {
+        super::cf::drop_cf(inner, &cf)?;
+        write_versions(&create()?)?;
+    }
+    Ok(())
+}
+
+impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
+    /// The stats snapshots taken at times in `[start_time, end_time)` seconds (RocksDB's
+    /// `GetStatsHistory`; a Shale extension, rust-rocksdb 0.25 has none). In memory or read
+    /// from the hidden family as `persist_stats_to_disk` says; from the family, a snapshot at
+    /// `end_time` itself is included too, as RocksDB's `PersistentStatsHistoryIterator` does.
+    pub fn get_stats_history(&self, start_time: u64, end_time: u64) -> Result<StatsHistoryIterator> {
+        let mut out = Vec::new();
+        if self.inner.opts.persist_stats_to_disk {
+            let Some(handle) = self.inner.stats_cf() else {
+                return Ok(StatsHistoryIterator { snapshots: out.into_iter() });
+            };
+            let cf = ColumnFamily::new(handle);
+            let from = format!("{start_time:010}");
+            let mode = crate::IteratorMode::From(from.as_bytes(), crate::Direction::Forward);
+            let mut current: Option<(u64, BTreeMap<String, u64>)> = None;
+            for item in self.iterator_cf(&cf, mode) {
+                let (k, v) = item?;
+                let Some((time, name)) = parse_key(&k)? else { break };
+                if time > end_time {
+                    break;
+                }
+                if current.as_ref().is_some_and(|(t, _)| *t != time) {
+                    out.extend(current.take());
+                }
+                let value = parse_u64(&v, &k)?;
+                current.get_or_insert_with(|| (time, BTreeMap::new())).1.insert(name, value);
+            }
+            out.extend(current);
+        } else {
+            let h = self
+                .inner
+                .stats
+                .history
+                .lock()
+                .map_err(|_| Error::corruption("stats history lock poisoned"))?;
+            out.extend(h.in_memory.range(start_time..end_time.max(start_time)).map(|(t, m)| (*t, m.clone())));
+        }
+        Ok(StatsHistoryIterator { snapshots: out.into_iter() })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_sort_by_time_and_parse_back() {
+        assert_eq!(stats_key(7, "rocksdb.a"), "0000000007#rocksdb.a");
+        assert!(stats_key(9, "z") < stats_key(10, "a"));
+        assert!(stats_key(u32::MAX as u64, "z").as_str() < FORMAT_VERSION_KEY);
+        assert_eq!(parse_key(b"0000000123#x.y").unwrap(), Some((123, "x.y".to_string())));
+        assert_eq!(parse_key(FORMAT_VERSION_KEY.as_bytes()).unwrap(), None);
+        assert!(parse_key(b"12a#x").is_err());
+    }
+
+    #[test]
+    fn size_estimate_counts_every_slice_at_the_first_ones_size() {
+        let mut h = BTreeMap::new();
+        assert_eq!(estimate_size(&h), 48);
+        let m: BTreeMap<String, u64> = [("short".to_string(), 1), ("a".repeat(20), 2)].into();
+        h.insert(1, m.clone());
+        h.insert(2, BTreeMap::new());
+        assert_eq!(estimate_size(&h), 2 * (8 + 48 + (15 + 40) + (20 + 40)));
+    }
+}
