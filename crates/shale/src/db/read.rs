@@ -432,6 +432,16 @@ impl DbInner {
                     // With timestamps the entry found may be a version written after the
                     // snapshot (an older timestamp, a newer sequence): walk on as for operands.
                     let hidden = with_ts && p.sequence > seq;
+                    // A plain value with no operands before it and no covering tombstone is
+                    // the answer as the table returned it: `visit` would copy it once more.
+                    if !hidden
+                        && p.value_type == ValueType::Value
+                        && p.sequence >= max_cov
+                        && merge.operands.is_empty()
+                        && !merge.entity
+                    {
+                        return Ok(Some(v));
+                    }
                     if !hidden && (p.value_type != ValueType::Merge || p.sequence < max_cov) {
                         if let Lookup::Done(r) = merge.visit(p.sequence, p.value_type, &v, max_cov)? {
                             return Ok(r);
