@@ -1059,10 +1059,9 @@ impl Table {
     /// True when the table has a hash index and no key with `user_key`'s prefix (of
     /// `extractor`, the table's own; the user key with its timestamp, as RocksDB's).
     fn hash_index_excludes(&self, user_key: &[u8], extractor: &SliceTransform) -> bool {
-        match (&self.hash_prefixes, extractor.transform(user_key)) {
-            (Some(set), Some(prefix)) => !set.may_contain(prefix),
-            _ => false,
-        }
+        // Tables without a hash index (nearly all) pay one branch, not a transform.
+        let Some(set) = &self.hash_prefixes else { return false };
+        extractor.transform(user_key).is_some_and(|prefix| !set.may_contain(prefix))
     }
 
     /// RocksDB's `IsFilterCompatible`: every key of `[target, upper)` has the prefix
