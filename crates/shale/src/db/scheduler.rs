@@ -528,21 +528,39 @@ fn compaction_worker(inner: Arc<DbInner>) {
         // A panic in the compaction (a user's compaction filter, merge operator or
         // comparator, or a bug) halts the database (`halt.rs`).
         let r = inner.catch_job_panic("compaction", || inner.run_compaction(&mut st, &handle, &plan));
-        inner.note_halt(&mut st);
-        inner.end_compaction(&mut st, id, plan, &running);
-        inner.work_cv.notify_all();
-        match r {
-            Ok(()) => st.errors.background_job_succeeded(),
-            Err(e) if counts_as_bg_error(&e) => {
-                // ENOSPC is a soft error: writes go on and compaction retries after the pause.
-                st.errors.bg_error_count += 1;
-                inner.set_bg_error_in(&mut st, e, BgErrorReason::Compaction);
-                inner.work_cv.wait_for(&mut st, RETRY_PAUSE);
-            }
-            Err(_) => {}
-        }
-        inner.schedule_compaction(&mut st, id);
+        after_compaction(&inner, &mut st, id, plan, &running, r, false);
     }
+}
+
+/// What a LOW or BOTTOM thread does after a compaction job: notes a halt, releases the job's
+/// inputs (and, `bottom`, its place in the BOTTOM count), records its outcome as the error
+/// handler says, and schedules the family again.
+fn after_compaction(
+    inner: &DbInner,
+    st: &mut MutexGuard<'_, DbState>,
+    id: u32,
+    plan: CompactionPlan,
+    running: &RunningCompaction,
+    r: Result<()>,
+    bottom: bool,
+) {
+    inner.note_halt(st);
+    inner.end_compaction(st, id, plan, running);
+    if bottom {
+        st.jobs.bottom_compactions -= 1;
+    }
+    inner.work_cv.notify_all();
+    match r {
+        Ok(()) => st.errors.background_job_succeeded(),
+        Err(e) if counts_as_bg_error(&e) => {
+            // ENOSPC is a soft error: writes go on and compaction retries after the pause.
+            st.errors.bg_error_count += 1;
+            inner.set_bg_error_in(st, e, BgErrorReason::Compaction);
+            inner.work_cv.wait_for(st, RETRY_PAUSE);
+        }
+        Err(_) => {}
+    }
+    inner.schedule_compaction(st, id);
 }
 
 /// A BOTTOM pool thread: runs the compactions the LOW threads handed over (RocksDB's
@@ -564,19 +582,6 @@ fn bottom_compaction_worker(inner: Arc<DbInner>) {
             Some(h) => inner.catch_job_panic("compaction", || inner.run_compaction(&mut st, h, &plan)),
             None => Ok(()),
         };
-        inner.note_halt(&mut st);
-        inner.end_compaction(&mut st, id, plan, &running);
-        st.jobs.bottom_compactions -= 1;
-        inner.work_cv.notify_all();
-        match r {
-            Ok(()) => st.errors.background_job_succeeded(),
-            Err(e) if counts_as_bg_error(&e) => {
-                st.errors.bg_error_count += 1;
-                inner.set_bg_error_in(&mut st, e, BgErrorReason::Compaction);
-                inner.work_cv.wait_for(&mut st, RETRY_PAUSE);
-            }
-            Err(_) => {}
-        }
-        inner.schedule_compaction(&mut st, id);
+        after_compaction(&inner, &mut st, id, plan, &running, r, true);
     }
 }
