@@ -14,7 +14,7 @@ use shale::table::block::{Block, BlockBuilder};
 use shale::table::compression::compress;
 use shale::table::format::{block_checksum, read_block_with, read_footer, BlockHandle, ChecksumType};
 use shale::table::{CompressionType, TableBuilder, TableBuilderOptions};
-use shale::version::{FileMetaData, VersionEdit, WalAddition};
+use shale_engine::version::{FileMetaData, VersionEdit, WalAddition};
 use shale::wal::format::record_crc;
 use shale::wal::{LogReader, LogWriter, WalRecoveryMode};
 use shale::WriteBatch;

@@ -16,7 +16,7 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 use libfuzzer_sys::fuzz_target;
-use shale::iter::InternalIterator;
+use shale_engine::iter::InternalIterator;
 use shale::key::{bytewise_internal_comparator, make_internal_key, ValueType};
 use shale::table::block::{Block, BlockBuilder, BlockIter, IndexFormat};
 use shale::table::format::{read_block_with_dict, BlockHandle, ChecksumType};

@@ -18,7 +18,7 @@ use std::path::Path;
 use libfuzzer_sys::fuzz_target;
 use shale::coding::Decoder;
 use shale::fs::{FileSystem, MemFileSystem};
-use shale::version::{recover, set_current_file, VersionEdit};
+use shale_engine::version::{recover, set_current_file, VersionEdit};
 use shale::wal::LogWriter;
 
 fn round_trip(rec: &[u8]) {

@@ -4,7 +4,7 @@
 //!
 //! Where the files come from: neither 11.8.1's ldb nor its db_bench writes one (ldb's
 //! `remote_compaction_worker` calls OpenAndCompact without `allow_resumption`), so the test
-//! writes them with Shale's encoder of the same format (crates/shale/src/version/progress.rs)
+//! writes them with Shale's encoder of the same format (crates/shale-format/src/version/progress.rs)
 //! and 11.8.1's ldb, reading them, is the judge: a record it could not read as Shale does
 //! would print differently. The cases: several progress records with output files on both
 //! levels, keys printed parsed, as kMaxSequenceNumber/kValueTypeForSeek and raw; an edit

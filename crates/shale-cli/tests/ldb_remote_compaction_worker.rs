@@ -19,7 +19,7 @@ use golden::*;
 
 use std::path::Path;
 
-use shale::compaction::service::{CompactionServiceInput, CompactionServiceResult};
+use shale_engine::compaction::service::{CompactionServiceInput, CompactionServiceResult};
 
 fn write(dir: &Path) {
     let steps: &[&[&str]] = &[

@@ -3,7 +3,7 @@
 //! [`InternalIterator`]; the user-facing iterator (`db::iter`) sits on top and hides
 //! sequence numbers, deletions and range tombstones. The trait and the small iterators here
 //! are what tables and blocks need; the merging, level and user iterators are in
-//! `shale::iter`, which re-exports this module.
+//! `shale_engine::iter`, which re-exports this module.
 
 use std::any::Any;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering as AtomicOrdering};

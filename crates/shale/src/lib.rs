@@ -1,17 +1,18 @@
 //! Shale: an LSM-tree key-value store with RocksDB's on-disk formats and the API of the
 //! `rocksdb` crate (rust-rocksdb).
 //!
-//! Layout of the crate, top down: `db` (the database: open, write, read, flush,
-//! compaction driver), `compaction` (picker and job), `version` (the file sets, the MANIFEST
-//! writer and its replay), `memtable`, `batch` (WriteBatch encoding), `iter` (merging and
-//! user iterators), and the rust-rocksdb API around them (`options`, transactions, backup,
-//! checkpoint, `perf`).
+//! This crate is the rust-rocksdb facade and, for now, the database around the engine:
+//! `db` (open, write path, reads, flush, the compaction driver, recovery, the scheduler),
+//! `batch` (WriteBatch), and the rust-rocksdb API (`options` and the one option table,
+//! transactions, backup, checkpoint, `perf`, `SstFileWriter`). `options_engine` turns a
+//! family's `Options` into the engine's configuration.
 //!
-//! Below it, two crates it re-exports under the old module names: `shale-format` (the
-//! on-disk formats: `key`, `comparator`, `wal`, `table`, `blob`, `version::edit`,
-//! `options_file`, `wide_columns`, and the leaves they use: `cache`, `statistics`, the perf
-//! counters, `slice_transform`, `rate_limiter`, the `InternalIterator` trait) and
-//! `shale-base` (`fs`, `coding`, `error`, checksums, compression).
+//! Below it, three crates (docs/architecture.md, "Crates"): `shale-engine` (memtables,
+//! iterators, versions and the MANIFEST, compaction pickers and jobs, on the engine's own
+//! config), `shale-format` (the on-disk formats: `key`, `comparator`, `wal`, `table`,
+//! `blob`, `version::edit`, `options_file`, `wide_columns`, and the leaves they use) and
+//! `shale-base` (`fs`, `coding`, `error`, checksums, compression). Their modules are used
+//! here under the old names (`crate::version`, `crate::table`, ...).
 
 pub mod backup;
 pub mod batch;
@@ -20,7 +21,6 @@ pub use shale_format::cache;
 mod cf_ref;
 pub mod checkpoint;
 pub use shale_base::coding;
-pub mod compaction;
 pub mod compaction_filter;
 pub mod compaction_filter_factory;
 pub use shale_format::comparator;
@@ -29,14 +29,13 @@ mod env;
 use shale_base::error;
 mod ffi_util;
 pub use shale_base::fs;
-pub mod iter;
 mod iter_range;
 pub use shale_format::key;
-pub mod memtable;
 pub mod merge_operator;
 pub mod merge_operators;
 pub mod options;
 mod options_api;
+mod options_engine;
 pub use shale_format::options_file;
 mod options_load;
 mod options_table;
@@ -49,10 +48,12 @@ pub use shale_format::statistics;
 pub use shale_format::table;
 mod thread_mode;
 mod transactions;
-pub mod version;
 pub use shale_format::wal;
 mod wal_iter;
 pub use shale_format::wide_columns;
+
+// The engine's modules, under the paths the facade's code has always used.
+pub(crate) use shale_engine::{compaction, iter, memtable, version};
 
 pub use batch::{WriteBatch, WriteBatchIterator, WriteBatchIteratorCf, WriteBatchWithTransaction};
 pub use cf_ref::AsColumnFamilyRef;

@@ -165,11 +165,6 @@ impl MergeOperator {
     }
 }
 
-/// RocksDB's status for merge operands read without a merge operator.
-pub(crate) fn no_merge_operator() -> crate::Error {
-    crate::Error::invalid_argument("merge_operator is not properly initialized.")
-}
-
 fn merge_failed(name: &str, key: &[u8], how: &str) -> crate::Error {
     crate::Error::corruption(format!(
         "Merge operator failed: merge operator '{name}' {how} for key 0x{}",

@@ -508,7 +508,7 @@ pub struct Options {
     /// FIFO: level-0 tables may be merged (intra-L0) to keep their count down.
     pub(crate) fifo_allow_compaction: bool,
     /// Universal compaction's options (RocksDB's `compaction_options_universal`).
-    pub(crate) universal: crate::compaction::universal::UniversalSettings,
+    pub(crate) universal: shale_engine::config::UniversalSettings,
     pub(crate) compression: DBCompressionType,
     /// `set_compression_options` / `set_zstd_max_train_bytes` (RocksDB's `compression_opts`:
     /// level, zlib's window and strategy, the compression dictionary; `table/builder.rs`).
@@ -777,7 +777,7 @@ impl Default for Options {
             compaction_style: crate::DBCompactionStyle::Level,
             fifo_max_table_files_size: 1 << 30,
             fifo_allow_compaction: false,
-            universal: crate::compaction::universal::UniversalSettings::default(),
+            universal: shale_engine::config::UniversalSettings::default(),
             compression: default_compression(),
             compression_opts: Default::default(),
             compression_per_level: Vec::new(),
@@ -1430,17 +1430,6 @@ impl Options {
         }
         size
     }
-
-    /// The size target of `level` (level >= 1).
-    pub(crate) fn max_bytes_for_level(&self, level: usize) -> u64 {
-        let mut size = self.max_bytes_for_level_base.max(1) as f64;
-        for l in 1..level.max(1) {
-            // RocksDB's MaxBytesMultiplerAdditional(l): 1 past the list's end.
-            let extra = self.max_bytes_for_level_multiplier_additional.get(l).copied().unwrap_or(1);
-            size *= self.max_bytes_for_level_multiplier * f64::from(extra);
-        }
-        size as u64
-    }
 }
 
 /// Options of one write, as rust-rocksdb's `WriteOptions`.
@@ -1615,8 +1604,8 @@ mod tests {
         let o = Options::default();
         assert_eq!(o.write_buffer_size, 64 << 20);
         assert_eq!(o.level0_file_num_compaction_trigger, 4);
-        assert_eq!(o.max_bytes_for_level(1), 256 << 20);
-        assert_eq!(o.max_bytes_for_level(3), 25600 << 20);
+        assert_eq!(o.engine_cf_config().max_bytes_for_level(1), 256 << 20);
+        assert_eq!(o.engine_cf_config().max_bytes_for_level(3), 25600 << 20);
         assert_eq!(o.comparator.name(), "leveldb.BytewiseComparator");
         assert!(o.check_supported().is_ok());
     }
@@ -1630,16 +1619,16 @@ mod tests {
         o.set_max_bytes_for_level_base(1000);
         o.set_max_bytes_for_level_multiplier(10.0);
         o.set_max_bytes_for_level_multiplier_additional(&[1, 1, 3, 2]);
-        assert_eq!(o.max_bytes_for_level(1), 1000);
-        assert_eq!(o.max_bytes_for_level(2), 10_000);
-        assert_eq!(o.max_bytes_for_level(3), 300_000);
-        assert_eq!(o.max_bytes_for_level(4), 6_000_000);
-        assert_eq!(o.max_bytes_for_level(5), 60_000_000, "past the list: 1");
+        assert_eq!(o.engine_cf_config().max_bytes_for_level(1), 1000);
+        assert_eq!(o.engine_cf_config().max_bytes_for_level(2), 10_000);
+        assert_eq!(o.engine_cf_config().max_bytes_for_level(3), 300_000);
+        assert_eq!(o.engine_cf_config().max_bytes_for_level(4), 6_000_000);
+        assert_eq!(o.engine_cf_config().max_bytes_for_level(5), 60_000_000, "past the list: 1");
         assert!(o.check_supported().is_ok());
         // The picker's targets are these.
         let v =
             crate::version::Version::empty(crate::key::bytewise_internal_comparator(), o.num_levels as usize);
-        let t = crate::compaction::picker::level_targets(&v, &o);
+        let t = crate::compaction::picker::level_targets(&v, &o.engine_cf_config());
         assert_eq!(&t.max_bytes[1..5], &[1000, 10_000, 300_000, 6_000_000]);
     }
 

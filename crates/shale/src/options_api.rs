@@ -1364,7 +1364,7 @@ impl Options {
 
     /// The options of universal compaction (used when the style is universal).
     pub fn set_universal_compaction_options(&mut self, uco: &UniversalCompactOptions) {
-        use crate::compaction::universal::StopStyle;
+        use shale_engine::config::StopStyle;
         // RocksDB's fields are unsigned: a negative value wraps as it does through the C API.
         self.universal.size_ratio = uco.size_ratio as u32;
         self.universal.min_merge_width = uco.min_merge_width as u32;

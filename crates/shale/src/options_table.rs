@@ -139,12 +139,12 @@ pub(crate) fn apply_named(o: &mut Options, name: &str, v: &str) -> Result<bool> 
 
 /// RocksDB's names of enum values, in one place.
 pub(crate) mod enum_names {
-    use crate::compaction::universal::StopStyle;
     use crate::options::DBCompressionType;
     use crate::table::builder::IndexShorteningMode;
     use crate::table::format::ChecksumType;
     use crate::wal::WalRecoveryMode;
     use crate::{BlockBasedTablePinningTier, DBCompactionStyle, DataBlockIndexType, LogLevel};
+    use shale_engine::config::StopStyle;
 
     pub const COMPRESSION: &[(&str, DBCompressionType)] = &[
         ("kNoCompression", DBCompressionType::None),

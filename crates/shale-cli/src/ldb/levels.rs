@@ -41,7 +41,7 @@ fn int_option(p: &Parsed, name: &str) -> i64 {
 
 /// The files of family `id` per level of a recovered MANIFEST.
 fn files_per_level(
-    m: &shale::version::manifest::RecoveredManifest,
+    m: &shale_engine::version::manifest::RecoveredManifest,
     name: &str,
     levels: usize,
 ) -> Option<(u32, Vec<usize>)> {
@@ -57,8 +57,9 @@ fn files_per_level(
     Some((*id, n))
 }
 
-fn recover(db: &str) -> Res<shale::version::manifest::RecoveredManifest> {
-    shale::version::manifest::recover(&*shale_format::fs::default_fs(), Path::new(db)).map_err(Failure::db)
+fn recover(db: &str) -> Res<shale_engine::version::manifest::RecoveredManifest> {
+    shale_engine::version::manifest::recover(&*shale_format::fs::default_fs(), Path::new(db))
+        .map_err(Failure::db)
 }
 
 /// Moves every file of family `cf_id` at level `from` to level `to` in a new MANIFEST.

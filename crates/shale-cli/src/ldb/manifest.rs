@@ -3,7 +3,7 @@
 //! `DumpManifestHandler` summary), dump_live_files, list_live_files_metadata,
 //! checkconsistency; and the offline readers idump and approxsize use.
 //!
-//! The MANIFEST is replayed by the engine's replay (`shale::version::manifest::replay_file`,
+//! The MANIFEST is replayed by the engine's replay (`shale_engine::version::manifest::replay_file`,
 //! the one recovery uses), which hands every edit to this module as read: the dump needs
 //! what recovery forgets, the order column families were created in (it numbers the
 //! versions) and every edit as written.
@@ -90,7 +90,7 @@ impl Replayed {
 /// Reads CURRENT and names the MANIFEST it points to.
 pub fn current_manifest(db: &Path) -> Res<PathBuf> {
     let fs = default_fs();
-    let name = shale::version::manifest::read_current(&*fs, db).map_err(Failure::db)?;
+    let name = shale_engine::version::manifest::read_current(&*fs, db).map_err(Failure::db)?;
     Ok(db.join(name.trim_end()))
 }
 
@@ -102,11 +102,12 @@ pub fn replay(path: &Path) -> Res<Replayed> {
     let number = path
         .file_name()
         .and_then(|n| n.to_str())
-        .and_then(shale::version::manifest::parse_descriptor_file_name)
+        .and_then(shale_engine::version::manifest::parse_descriptor_file_name)
         .unwrap_or(0);
     let mut edits = Vec::new();
-    let m = shale::version::manifest::replay_file(&*fs, path, number, &mut |e, _| edits.push(e.clone()))
-        .map_err(Failure::db)?;
+    let m =
+        shale_engine::version::manifest::replay_file(&*fs, path, number, &mut |e, _| edits.push(e.clone()))
+            .map_err(Failure::db)?;
     let mut order = vec![0u32];
     order.extend(edits.iter().filter(|e| e.column_family_add.is_some()).map(|e| e.column_family));
     let created = order.len();
@@ -962,7 +963,7 @@ pub fn unsafe_remove_sst_file(p: &Parsed, _out: &mut Out<'_>) -> Res<()> {
     super::db_cmds::missing_db(&db, true).map_err(fail)?;
     let fs = default_fs();
     let dir = Path::new(&db);
-    let rec = shale::version::manifest::recover(&*fs, dir).map_err(|e| fail(Failure::db(e)))?;
+    let rec = shale_engine::version::manifest::recover(&*fs, dir).map_err(|e| fail(Failure::db(e)))?;
     let found = rec
         .column_families
         .iter()
@@ -985,7 +986,7 @@ pub fn unsafe_remove_sst_file(p: &Parsed, _out: &mut Out<'_>) -> Res<()> {
 /// sequence; CURRENT then names it. The old MANIFEST stays (the next open deletes it).
 pub fn new_manifest(
     dir: &Path,
-    mut state: shale::version::manifest::RecoveredManifest,
+    mut state: shale_engine::version::manifest::RecoveredManifest,
     mut edit: VersionEdit,
 ) -> shale::Result<()> {
     let fs = default_fs();
@@ -997,8 +998,8 @@ pub fn new_manifest(
     edit.last_sequence = Some(state.last_sequence);
     let mut records = state.snapshot();
     records.push(edit);
-    shale::version::manifest::ManifestWriter::create(&*fs, dir, manifest_number, &records)?;
-    shale::version::manifest::set_current_file(&*fs, dir, manifest_number, manifest_number)
+    shale_engine::version::manifest::ManifestWriter::create(&*fs, dir, manifest_number, &records)?;
+    shale_engine::version::manifest::set_current_file(&*fs, dir, manifest_number, manifest_number)
 }
 
 /// ldb's `file_checksum_dump`: `<file number>, <checksum function>, <checksum>` for every

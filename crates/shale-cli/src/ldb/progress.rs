@@ -1,7 +1,7 @@
 //! `ldb compaction_progress_dump --path=<file>`: RocksDB 11.8.1's
 //! `DumpCompactionProgressFile` (tools/ldb_cmd.cc) on a `COMPACTION_PROGRESS-<time>` file
 //! that `DB::OpenAndCompact(allow_resumption = true)` writes (format:
-//! crates/shale/src/version/progress.rs, docs/compaction-progress.md).
+//! crates/shale-format/src/version/progress.rs, docs/compaction-progress.md).
 //!
 //! Like 11.8.1 it reads the file as a log (checksums verified), decodes each record as a
 //! version edit, prints the SubcompactionProgress of those that carry one (numbered from 0)

@@ -1,7 +1,7 @@
 //! `remote_compaction_primary` and `remote_compaction_worker`: RocksDB 11.8.1's pair in
 //! tools/ldb_cmd.cc, which hand one compaction through files in `--job_dir`:
 //! the primary's CompactRange writes `input.bin` (a serialized CompactionServiceInput,
-//! `shale::compaction::service`) and polls for `result.bin`; the worker polls for
+//! `shale_engine::compaction::service`) and polls for `result.bin`; the worker polls for
 //! `input.bin`, compacts the named tables of a secondary instance into `<job_dir>/output`
 //! (`shale::db::open_and_compact`) and writes the serialized CompactionServiceResult to
 //! `result.bin` (through `result.bin.tmp` and a rename, so a poller never reads it half

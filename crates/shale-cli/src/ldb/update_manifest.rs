@@ -59,7 +59,7 @@ pub fn update_files_state(db: &Path, temperature_of: &dyn Fn(&Path) -> u8) -> Re
     // the new MANIFEST, the others follow it. Shale writes them in one new MANIFEST, after the
     // state it starts from, which reads back the same.
     let fs = default_fs();
-    let mut rec = shale::version::manifest::recover(&*fs, db).map_err(Failure::db)?;
+    let mut rec = shale_engine::version::manifest::recover(&*fs, db).map_err(Failure::db)?;
     let mut edits = edits.into_iter();
     let Some(last) = edits.next_back() else { return Ok(0) };
     for e in edits {
@@ -70,7 +70,7 @@ pub fn update_files_state(db: &Path, temperature_of: &dyn Fn(&Path) -> u8) -> Re
 }
 
 /// Replaces, in the recovered state, the files `e` deletes by those it adds.
-fn apply_to(rec: &mut shale::version::manifest::RecoveredManifest, e: &VersionEdit) {
+fn apply_to(rec: &mut shale_engine::version::manifest::RecoveredManifest, e: &VersionEdit) {
     if let Some(cf) = rec.column_families.get_mut(&e.column_family) {
         cf.files.retain(|(l, f)| !e.deleted_files.contains(&(*l, f.number)));
         cf.files.extend(e.new_files.iter().cloned());

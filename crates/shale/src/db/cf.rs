@@ -234,7 +234,7 @@ impl CfHandle {
                 self.opts.sanitized_arena_block_size(),
                 self.opts.write_buffer_manager.clone(),
             )
-            .with_bloom_of(&self.opts),
+            .with_bloom_of(&self.opts.memtable_config()),
         )
     }
 }
@@ -476,7 +476,7 @@ pub(crate) fn create_cfs(inner: &Arc<DbInner>, new: &[(String, Options)]) -> Res
                         opts.sanitized_arena_block_size(),
                         opts.write_buffer_manager.clone(),
                     )
-                    .with_bloom_of(&opts),
+                    .with_bloom_of(&opts.memtable_config()),
                 );
                 let version = Arc::new(Version::new(icmp, opts.num_levels as usize, Vec::new()));
                 let sv = SuperVersion::new(1, mem.clone(), Vec::new(), version.clone());

@@ -12,9 +12,9 @@ use super::error_handler::BgErrorReason;
 use super::scheduler::counts_as_bg_error;
 use super::{DBCommon, DBInner, DbInner, DbState, ThreadMode};
 use crate::cf_ref::AsColumnFamilyRef;
+use crate::compaction::job::FilterDecision;
 use crate::compaction::job::{self, JobInput};
 use crate::compaction::picker::{self, CompactionPlan};
-use crate::compaction_filter::Decision;
 use crate::compaction_filter_factory::CompactionFilterContext;
 use crate::error::{Error, Result};
 use crate::iter::merging::MergingIterator;
@@ -184,13 +184,13 @@ impl DbInner {
                         _ => None,
                     };
                     let has_filter = single.is_some() || made.is_some();
-                    let mut filter_fn = |k: &[u8], v: &[u8]| -> Decision {
+                    let mut filter_fn = |k: &[u8], v: &[u8]| -> FilterDecision {
                         if let Some(f) = &single {
-                            f.filter(level, k, v)
+                            f.filter(level, k, v).into()
                         } else if let Some(f) = made.as_mut() {
-                            f.filter(level, k, v)
+                            f.filter(level, k, v).into()
                         } else {
-                            Decision::Keep
+                            FilterDecision::Keep
                         }
                     };
                     let new_number = || {
@@ -217,7 +217,7 @@ impl DbInner {
                         new_file_number: &new_number,
                         remove_value: ttl_filter.as_ref().map(|f| f as &job::ValueFilter),
                         compaction_filter: if has_filter { Some(&mut filter_fn) } else { None },
-                        merge_operator: cf.opts.merge_operator.as_deref(),
+                        merge_operator: cf.opts.merge_core(),
                         full_history_ts_low: Some(cf.full_history_ts_low()).filter(|l| !l.is_empty()),
                         blob_fetcher: Some(crate::blob::BlobFetcher {
                             cache: this.blob_cache.clone(),
@@ -496,7 +496,7 @@ impl DbInner {
         let (compression, compression_opts) = compaction_compression(cf, plan);
         move |n: u64| {
             let mut b = super::flush::builder_options(cf, n);
-            b.compression = compression.to_table();
+            b.compression = compression;
             b.compression_opts = compression_opts.clone();
             // RocksDB's table builder skips the filter of a bottommost compaction's outputs.
             if cf.opts.optimize_filters_for_hits && plan.bottommost {
@@ -578,7 +578,7 @@ impl DbInner {
                 let c = st.cfs.get(&cf.id).ok_or_else(dropped)?;
                 let busy = picker::Busy::default();
                 let plan = if style == crate::DBCompactionStyle::Fifo {
-                    crate::compaction::fifo::pick_fifo(&c.current, &cf.opts, busy, picker::unix_now())
+                    crate::compaction::fifo::pick_fifo(&c.current, cf.opts.engine(), busy, picker::unix_now())
                 } else {
                     crate::compaction::universal::pick_manual_universal(
                         &c.current,
@@ -643,7 +643,7 @@ impl DbInner {
                     }
                 }
                 let output = if dynamic && level == 0 {
-                    picker::level_targets(&c.current, &cf.opts).base_level.max(1)
+                    picker::level_targets(&c.current, cf.opts.engine()).base_level.max(1)
                 } else {
                     level + 1
                 };
@@ -925,10 +925,10 @@ fn min_empty_level_fitting(v: &crate::version::Version, cf: &CfHandle, level: us
     // Target sizes as the Version's (RocksDB's `MaxBytesForLevel`): dynamic level bytes
     // only under leveled compaction (RocksDB's options sanitizing turns it off otherwise).
     let targets =
-        cf.opts.dynamic_level_bytes_in_force().then(|| picker::level_targets(v, &cf.opts).max_bytes);
+        cf.opts.dynamic_level_bytes_in_force().then(|| picker::level_targets(v, cf.opts.engine()).max_bytes);
     let max_bytes = |l: usize| match &targets {
         Some(t) => t.get(l).copied().unwrap_or(u64::MAX),
-        None => cf.opts.max_bytes_for_level(l),
+        None => cf.opts.engine().max_bytes_for_level(l),
     };
     let mut minimum = level;
     for l in (1..level).rev() {
@@ -955,11 +955,11 @@ struct FinishedCounts {
 fn compaction_compression(
     cf: &CfHandle,
     plan: &CompactionPlan,
-) -> (crate::options::DBCompressionType, crate::table::builder::CompressionOpts) {
+) -> (shale_base::compression::CompressionType, crate::table::builder::CompressionOpts) {
     let sv = cf.super_version();
     crate::compaction::picker::output_compression(
         &sv.current,
-        &cf.opts,
+        cf.opts.engine(),
         plan.output_level,
         !plan.disable_compression,
     )
@@ -973,13 +973,14 @@ fn input_compression_matches_output(cf: &CfHandle, plan: &CompactionPlan) -> boo
         return true;
     }
     let sv = cf.super_version();
-    let input = crate::compaction::picker::output_compression(&sv.current, &cf.opts, plan.level, true).0;
+    let input =
+        crate::compaction::picker::output_compression(&sv.current, cf.opts.engine(), plan.level, true).0;
     input == compaction_compression(cf, plan).0
 }
 
 /// The name of the codec the outputs of `plan` are written with.
 fn output_compression(cf: &CfHandle, plan: &CompactionPlan) -> &'static str {
-    compaction_compression(cf, plan).0.to_table().name()
+    compaction_compression(cf, plan).0.name()
 }
 
 /// `compaction_started` (RocksDB's `CompactionJob::LogCompaction`) for `plan` on `cf`
@@ -1013,7 +1014,7 @@ fn compaction_started_event(
         w.array(&format!("files_L{}", plan.output_level), plan.next_inputs.iter().map(|f| f.number));
     }
     let score = if !manual && cf.opts.compaction_style == crate::DBCompactionStyle::Level {
-        picker::level_scores(v, &cf.opts).get(plan.level).copied().unwrap_or(-1.0)
+        picker::level_scores(v, cf.opts.engine()).get(plan.level).copied().unwrap_or(-1.0)
     } else {
         -1.0
     };

@@ -41,28 +41,50 @@ use super::cf::CfHandle;
 use super::DbInner;
 use crate::error::{Error, Result};
 use crate::options::Options;
+use shale_engine::config::CfConfig;
+
+/// A family's options and the engine's configuration built from them, published together.
+struct Published {
+    opts: Options,
+    engine: CfConfig,
+}
 
 /// A family's options, replaceable while readers hold `&Options` (see the module comment).
 pub(crate) struct DynOptions {
-    current: AtomicPtr<Options>,
+    current: AtomicPtr<Published>,
     /// Every value ever published, so that `current`'s pointee outlives any reference.
     /// A parking_lot lock (a Vec pushed to; nothing under it can panic, `halt.rs`).
-    kept: parking_lot::Mutex<Vec<Arc<Options>>>,
+    kept: parking_lot::Mutex<Vec<Arc<Published>>>,
 }
 
 impl DynOptions {
     pub fn new(opts: Options) -> DynOptions {
-        let first = Arc::new(opts);
-        let ptr = Arc::as_ptr(&first) as *mut Options;
+        let first = Arc::new(Published { engine: opts.engine_cf_config(), opts });
+        let ptr = Arc::as_ptr(&first) as *mut Published;
         DynOptions { current: AtomicPtr::new(ptr), kept: parking_lot::Mutex::new(vec![first]) }
     }
 
-    /// Publishes `opts`; readers see it from their next read on.
+    /// Publishes `opts` (and the engine's configuration of them); readers see it from their
+    /// next read on.
     pub fn set(&self, opts: Options) {
-        let next = Arc::new(opts);
-        let ptr = Arc::as_ptr(&next) as *mut Options;
+        let next = Arc::new(Published { engine: opts.engine_cf_config(), opts });
+        let ptr = Arc::as_ptr(&next) as *mut Published;
         self.kept.lock().push(next);
         self.current.store(ptr, Ordering::Release);
+    }
+
+    fn current(&self) -> &Published {
+        let ptr = self.current.load(Ordering::Acquire);
+        // SAFETY: `ptr` always points into an `Arc<Published>` held by `self.kept`, which
+        // only grows and is dropped with `self`; the returned reference borrows `self`, so it
+        // cannot outlive that Arc. The value behind it is never mutated (a change publishes
+        // a new value).
+        unsafe { &*ptr }
+    }
+
+    /// The engine's configuration of the options in force (what the pickers read).
+    pub fn engine(&self) -> &CfConfig {
+        &self.current().engine
     }
 }
 
@@ -70,12 +92,7 @@ impl std::ops::Deref for DynOptions {
     type Target = Options;
 
     fn deref(&self) -> &Options {
-        let ptr = self.current.load(Ordering::Acquire);
-        // SAFETY: `ptr` always points into an `Arc<Options>` held by `self.kept`, which only
-        // grows and is dropped with `self`; the returned reference borrows `self`, so it
-        // cannot outlive that Arc. The Options behind it are never mutated (a change
-        // publishes a new value).
-        unsafe { &*ptr }
+        &self.current().opts
     }
 }
 
@@ -316,7 +333,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(o.universal.size_ratio, 5);
-        assert_eq!(o.universal.stop_style, crate::compaction::universal::StopStyle::Similar);
+        assert_eq!(o.universal.stop_style, shale_engine::config::StopStyle::Similar);
         assert_eq!(o.universal.min_merge_width, 2, "fields not named keep their values");
         apply_mutable(
             &mut o,

@@ -269,7 +269,7 @@ fn write_table_inner(
         range_dels,
         snapshots,
         Some(&ts_low[..]).filter(|l| !l.is_empty()),
-        cf.opts.merge_operator.as_deref(),
+        cf.opts.merge_core(),
         stats,
         &mut emit,
     )?;

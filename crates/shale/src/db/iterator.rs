@@ -454,7 +454,7 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
         if src.ro.prefix_same_as_start {
             iter.set_prefix_same_as_start(cf.opts.prefix_extractor.clone());
         }
-        iter.set_merge_operator(cf.opts.merge_operator.clone());
+        iter.set_merge_operator(cf.opts.merge_core_arc());
         iter.set_statistics(inner.opts.statistics.clone());
         iter.set_blob_fetcher(Some(crate::blob::BlobFetcher {
             cache: inner.blob_cache.clone(),

@@ -73,7 +73,7 @@ pub(crate) fn mempurge(
         range_dels,
         snapshots,
         None,
-        handle.opts.merge_operator.as_deref(),
+        handle.opts.merge_core(),
         stats,
         &mut |ikey, value| {
             let tr = trailer(ikey);

@@ -422,7 +422,7 @@ pub(super) fn recovered_cf_states(
                 d.options.sanitized_arena_block_size(),
                 d.options.write_buffer_manager.clone(),
             )
-            .with_bloom_of(&d.options),
+            .with_bloom_of(&d.options.memtable_config()),
         );
         let sv = SuperVersion::new(1, mem.clone(), Vec::new(), version.clone());
         let dirs = super::paths::table_dirs(path, opts, &d.options);

@@ -13,10 +13,11 @@ use crate::batch::WriteBatch;
 use crate::cf_ref::AsColumnFamilyRef;
 use crate::error::{Error, Result};
 use crate::key::{lookup_key, parse_internal_key, user_key, SequenceNumber, ValueType};
-use crate::merge_operator::{no_merge_operator, MergeOperator};
+use crate::merge_operator::MergeOperator;
 use crate::options::{FlushOptions, ReadOptions, WriteOptions};
 use crate::perf::{self, Field, PerfTimer};
 use crate::statistics::{record_tick, Histogram, Statistics, StopWatch, Ticker};
+use shale_engine::merge::no_merge_operator;
 
 /// Where a point lookup stands after one entry.
 enum Lookup {
@@ -131,12 +132,7 @@ impl MergeLookup<'_> {
     }
 }
 
-/// What Shale does not build yet for column families with user-defined timestamps.
-pub(crate) fn ts_unsupported(what: &str) -> Error {
-    Error::not_supported(format!(
-        "{what} in a column family with user-defined timestamps are not supported by Shale"
-    ))
-}
+pub(crate) use shale_engine::iter::ts_unsupported;
 
 /// Checks a read's timestamps against the family (RocksDB's `FailIfTsMismatchCf` and
 /// `FailIfReadCollapsedHistory`); returns the read timestamp of a family with timestamps.

@@ -148,7 +148,7 @@ impl<T: ThreadMode, I: DBInner> DBCommon<T, I> {
             new_file_number: &new_number,
             remove_value: None,
             compaction_filter: None,
-            merge_operator: cf.opts.merge_operator.as_deref(),
+            merge_operator: cf.opts.merge_core(),
             full_history_ts_low: Some(cf.full_history_ts_low()).filter(|l| !l.is_empty()),
             blob_fetcher: None,
             blob_write: None,

@@ -143,7 +143,7 @@ impl DbInner {
         let handle = cf.handle.clone();
         let stats = |f: &crate::version::edit::FileMetaData| self.file_stats(&handle, f);
         let busy = Busy { files: Some(&cf.being_compacted), running: &cf.running, stats: Some(&stats) };
-        if picker::pick(&cf.current, &cf.handle.opts, busy).is_none() {
+        if picker::pick(&cf.current, cf.handle.opts.engine(), busy).is_none() {
             return;
         }
         cf.compaction_queued = true;
@@ -457,7 +457,7 @@ impl DbInner {
                 let stats = |f: &crate::version::edit::FileMetaData| self.file_stats(&handle, f);
                 let busy =
                     Busy { files: Some(&cf.being_compacted), running: &cf.running, stats: Some(&stats) };
-                let Some(plan) = picker::pick(&cf.current, &cf.handle.opts, busy) else {
+                let Some(plan) = picker::pick(&cf.current, cf.handle.opts.engine(), busy) else {
                     continue;
                 };
                 if !plan.is_trivial_move() || plan.level == plan.output_level {
@@ -512,7 +512,7 @@ fn compaction_worker(inner: Arc<DbInner>) {
         let handle = cf.handle.clone();
         let stats = |f: &crate::version::edit::FileMetaData| inner.file_stats(&handle, f);
         let busy = Busy { files: Some(&cf.being_compacted), running: &cf.running, stats: Some(&stats) };
-        let Some(plan) = picker::pick(&cf.current, &cf.handle.opts, busy) else {
+        let Some(plan) = picker::pick(&cf.current, cf.handle.opts.engine(), busy) else {
             continue;
         };
         let running = inner.start_compaction(&mut st, id, &plan);

@@ -50,7 +50,8 @@ pub(crate) fn condition(cf: &CfState) -> (StallCondition, bool) {
         }
         crate::DBCompactionStyle::Level => l0,
     };
-    let pending = if auto { picker::estimated_pending_bytes(&cf.current, o) } else { 0 };
+    let pending =
+        if auto { picker::estimated_pending_bytes(&cf.current, cf.handle.opts.engine()) } else { 0 };
     let hard = o.hard_pending_compaction_bytes_limit;
     let soft = o.soft_pending_compaction_bytes_limit;
     let stall = if imm >= o.max_write_buffer_number

@@ -29,7 +29,6 @@ mod column_families;
 mod compact_range_bottommost;
 mod compaction;
 mod compaction_filter;
-mod compaction_parallel_picker;
 mod comparators;
 mod db_identity;
 mod db_paths;

@@ -238,7 +238,7 @@ fn shale_round_robin_cursors_read_in_rocksdb() {
     // The MANIFEST replayed holds a cursor for level 1 (and for no level without files).
     let cursors = || {
         let fs = shale::fs::default_fs();
-        let m = shale::version::manifest::recover(&*fs, dir.path()).unwrap();
+        let m = shale_engine::version::manifest::recover(&*fs, dir.path()).unwrap();
         m.column_families[&0].compact_cursors.clone()
     };
     let before = cursors();

@@ -31,7 +31,7 @@ impl CfState {
 }
 
 /// The replay state: RocksDB's VersionEditHandler without table loading.
-pub(crate) struct Replay {
+pub struct Replay {
     cfs: BTreeMap<u32, CfState>,
     group: Vec<VersionEdit>,
     group_size: usize,
@@ -47,7 +47,7 @@ pub(crate) struct Replay {
 }
 
 impl Replay {
-    pub(crate) fn new() -> Replay {
+    pub fn new() -> Replay {
         let mut cfs = BTreeMap::new();
         cfs.insert(0, CfState::new(DEFAULT_COLUMN_FAMILY_NAME.to_string(), 0));
         Replay {
@@ -67,7 +67,7 @@ impl Replay {
     }
 
     /// Takes one edit, buffering atomic groups until they are complete.
-    pub(crate) fn add(&mut self, edit: VersionEdit) -> Result<()> {
+    pub fn add(&mut self, edit: VersionEdit) -> Result<()> {
         if !edit.is_in_atomic_group {
             if !self.group.is_empty() {
                 return Err(Error::corruption("corrupted atomic group"));
@@ -187,7 +187,7 @@ impl Replay {
         }
     }
 
-    pub(crate) fn finish(self, manifest_number: u64, manifest_size: u64) -> Result<RecoveredManifest> {
+    pub fn finish(self, manifest_number: u64, manifest_size: u64) -> Result<RecoveredManifest> {
         let (Some(_), Some(next_file_number), Some(last_sequence)) =
             (self.log_number, self.next_file_number, self.last_sequence)
         else {

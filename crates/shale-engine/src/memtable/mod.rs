@@ -139,22 +139,22 @@ impl MemTable {
     /// `memtable_prefix_bloom_size_ratio`, the prefix extractor,
     /// `memtable_whole_key_filtering`), and the family's `max_successive_merges`, as RocksDB's
     /// `ImmutableMemTableOptions` captures it. Call before the first `add`.
-    pub(crate) fn with_bloom_of(mut self, o: &crate::options::Options) -> MemTable {
+    pub fn with_bloom_of(mut self, o: &crate::config::MemTableConfig) -> MemTable {
         self.max_successive_merges = o.max_successive_merges;
         // RocksDB's memtable arena takes `memtable_huge_page_size` (its one arena holds
         // point entries and range tombstones alike; here each list has its arena).
-        if o.memtable_huge_page_size > 0 {
-            self.points.set_huge_page_size(o.memtable_huge_page_size);
-            self.tombstones.set_huge_page_size(o.memtable_huge_page_size);
+        if o.huge_page_size > 0 {
+            self.points.set_huge_page_size(o.huge_page_size);
+            self.tombstones.set_huge_page_size(o.huge_page_size);
         }
         self.bloom = bloom::MemTableBloom::for_options(
             o.write_buffer_size,
-            o.memtable_prefix_bloom_ratio,
+            o.prefix_bloom_ratio,
             o.prefix_extractor.clone(),
-            o.memtable_whole_key_filtering,
+            o.whole_key_filtering,
         )
         .map(Box::new);
-        if o.memtable_rep.is_hash() {
+        if o.hash_rep {
             // RocksDB falls back to the skip list when there is no prefix extractor.
             self.hash_buckets = o.prefix_extractor.clone();
         }

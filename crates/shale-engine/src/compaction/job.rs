@@ -48,13 +48,12 @@ use std::path::Path;
 use crate::blob::{BlobFetcher, BlobFileBuilder, BlobIndex, BlobWriteOptions};
 use crate::version::edit::{BlobFileAddition, BlobFileGarbage};
 
-use crate::compaction_filter::Decision;
 use crate::error::Result;
 use crate::fs::FileSystem;
 use crate::iter::range_del::{FragmentedTombstones, RangeTombstone};
 use crate::iter::BoxedIterator;
 use crate::key::{make_internal_key, parse_internal_key, user_key, ValueType, MAX_SEQUENCE_NUMBER};
-use crate::merge_operator::MergeOperator;
+use crate::merge::{no_merge_operator, MergeOperatorCore};
 use crate::table::any::AnyTableBuilder;
 use crate::table::builder::TableBuilderOptions;
 use crate::version::edit::FileMetaData;
@@ -64,8 +63,20 @@ use shale_format::filename;
 /// A compaction filter on values: true removes the entry.
 pub type ValueFilter = dyn Fn(&[u8]) -> bool;
 
+/// What a compaction filter decides for one entry (the facade maps rust-rocksdb's
+/// `CompactionDecision` onto it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FilterDecision {
+    /// Keep the entry.
+    Keep,
+    /// Drop the entry (it becomes a deletion, so older versions stay hidden).
+    Remove,
+    /// Keep the key with this value instead.
+    Change(&'static [u8]),
+}
+
 /// A compaction filter bound to its compaction's level: `(key, value) -> decision`.
-pub type KeyFilter<'a> = dyn FnMut(&[u8], &[u8]) -> Decision + 'a;
+pub type KeyFilter<'a> = dyn FnMut(&[u8], &[u8]) -> FilterDecision + 'a;
 
 pub struct JobInput<'a> {
     pub fs: &'a dyn FileSystem,
@@ -94,7 +105,7 @@ pub struct JobInput<'a> {
     /// bound to the compaction's level: `(key, value) -> decision`.
     pub compaction_filter: Option<&'a mut KeyFilter<'a>>,
     /// The family's merge operator.
-    pub merge_operator: Option<&'a MergeOperator>,
+    pub merge_operator: Option<&'a dyn MergeOperatorCore>,
     /// User-defined timestamps: the family's `full_history_ts_low` (None: not set).
     pub full_history_ts_low: Option<Vec<u8>>,
     /// BlobDB: resolves blob indexes (merge bases, filters, garbage collection).
@@ -536,7 +547,7 @@ fn same_key(ucmp: &dyn crate::comparator::Comparator, a: &[u8], b: &[u8]) -> boo
 }
 
 /// Where `flush_entries` sends each entry it keeps: `(internal key, value)`.
-pub(crate) type EmitFn<'a> = dyn FnMut(&[u8], &[u8]) -> Result<()> + 'a;
+pub type EmitFn<'a> = dyn FnMut(&[u8], &[u8]) -> Result<()> + 'a;
 
 /// What a flush keeps (RocksDB's `BuildTable`, which runs a `CompactionIterator` and a
 /// `MergeHelper` over the memtables): the per-key logic of a compaction that is not
@@ -553,13 +564,13 @@ pub(crate) type EmitFn<'a> = dyn FnMut(&[u8], &[u8]) -> Result<()> + 'a;
 /// `snapshots` the live snapshots when the flush started (ascending). Each kept entry goes
 /// to `emit`, in order. Returns (entries read, entries dropped).
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn flush_entries(
+pub fn flush_entries(
     ucmp: &crate::comparator::ComparatorRef,
     iter: &mut dyn crate::iter::InternalIterator,
     tombstones: Vec<RangeTombstone>,
     snapshots: &[u64],
     full_history_ts_low: Option<&[u8]>,
-    merge_operator: Option<&MergeOperator>,
+    merge_operator: Option<&dyn MergeOperatorCore>,
     stats: Option<&crate::statistics::Statistics>,
     emit: &mut EmitFn<'_>,
 ) -> Result<(u64, u64)> {
@@ -618,7 +629,7 @@ struct KeyCompactor<'a, 'b> {
     frag: &'a FragmentedTombstones,
     remove_value: Option<&'b ValueFilter>,
     filter: Option<&'b mut KeyFilter<'b>>,
-    merge_operator: Option<&'b MergeOperator>,
+    merge_operator: Option<&'b dyn MergeOperatorCore>,
     /// The database's statistics (a failed merge is counted there).
     stats: Option<&'b crate::statistics::Statistics>,
     /// Resolves blob indexes a filter or merge needs the value of.
@@ -719,7 +730,7 @@ impl KeyCompactor<'_, '_> {
                 }
                 ValueType::Value | ValueType::BlobIndex => {
                     // Filters see the newest version of a key, when no snapshot sees it.
-                    let mut decision = Decision::Keep;
+                    let mut decision = FilterDecision::Keep;
                     if i == 0
                         && stripe == MAX_SEQUENCE_NUMBER
                         && (self.remove_value.is_some() || self.filter.is_some())
@@ -732,17 +743,17 @@ impl KeyCompactor<'_, '_> {
                             v
                         };
                         if self.remove_value.is_some_and(|f| f(value)) {
-                            decision = Decision::Remove;
+                            decision = FilterDecision::Remove;
                         } else if let Some(f) = self.filter.as_mut() {
                             decision = f(p.user_key, value);
                         }
                     }
                     match decision {
-                        Decision::Keep => self.emitted.push((k.clone(), v.clone())),
-                        Decision::Change(nv) => self
+                        FilterDecision::Keep => self.emitted.push((k.clone(), v.clone())),
+                        FilterDecision::Change(nv) => self
                             .emitted
                             .push((make_internal_key(p.user_key, p.sequence, ValueType::Value), nv.to_vec())),
-                        Decision::Remove => {
+                        FilterDecision::Remove => {
                             self.drops.user += 1;
                             if self.bottommost && p.sequence <= self.earliest && self.may_drop_deletions {
                                 self.dropped += 1;
@@ -787,7 +798,7 @@ impl KeyCompactor<'_, '_> {
         let first = parse_internal_key(&entries[i].0)?;
         let key = first.user_key;
         let Some(op) = self.merge_operator else {
-            return Err(crate::merge_operator::no_merge_operator());
+            return Err(no_merge_operator());
         };
         // The operands kept (not covered), newest first, and their entries.
         let mut operands: Vec<Vec<u8>> = Vec::new();
@@ -992,19 +1003,11 @@ mod tests {
     use super::*;
     use crate::key::bytewise_internal_comparator;
     use crate::memtable::MemTable;
-    use crate::merge_operator::MergeOperands;
-
-    fn concat(_k: &[u8], existing: Option<&[u8]>, ops: &MergeOperands) -> Option<Vec<u8>> {
-        let mut v = existing.map(<[u8]>::to_vec).unwrap_or_default();
-        for o in ops {
-            v.extend_from_slice(o);
-        }
-        Some(v)
-    }
+    use crate::merge::testing::Concat;
 
     /// Full and partial merge both concatenate (rust-rocksdb's associative operator).
-    fn associative() -> MergeOperator {
-        MergeOperator::new("concat", concat, Some(Box::new(concat)))
+    fn associative() -> Concat {
+        Concat { partial: true, fails: false }
     }
 
     /// Kept entries: (user key, sequence, type, value).
@@ -1015,7 +1018,7 @@ mod tests {
         m: &std::sync::Arc<MemTable>,
         tombstones: Vec<RangeTombstone>,
         snapshots: &[u64],
-        op: Option<&MergeOperator>,
+        op: Option<&dyn MergeOperatorCore>,
     ) -> Result<Kept> {
         let icmp = bytewise_internal_comparator();
         let mut out = Vec::new();
@@ -1045,7 +1048,7 @@ mod tests {
         tombstones: Vec<RangeTombstone>,
         snapshots: &[u64],
     ) -> Vec<(Vec<u8>, u64, u8)> {
-        let op = MergeOperator::new("concat", concat, None);
+        let op = Concat::full();
         flushed(m, tombstones, snapshots, Some(&op))
             .unwrap()
             .into_iter()
@@ -1113,7 +1116,7 @@ mod tests {
         let got = flushed(&m, Vec::new(), &[3], Some(&associative())).unwrap();
         assert_eq!(got, vec![k(5, MRG, b"45"), k(3, MRG, b"123")]);
         // Without a partial merge the operands stay as they are.
-        let plain = MergeOperator::new("concat", concat, None);
+        let plain = Concat::full();
         assert_eq!(flushed(&m, Vec::new(), &[3], Some(&plain)).unwrap().len(), 5);
         // A Put in the older stripe: that stripe becomes one Put, the newer stays operands.
         m.add(0, ValueType::Value, b"k", b"p");
@@ -1123,7 +1126,7 @@ mod tests {
         let e = flushed(&m, Vec::new(), &[], None).unwrap_err();
         assert_eq!(e.kind(), crate::ErrorKind::InvalidArgument);
         // A failing operator is Corruption, "Merge operator failed".
-        let failing = MergeOperator::new("fails", |_: &[u8], _: Option<&[u8]>, _: &MergeOperands| None, None);
+        let failing = Concat { partial: false, fails: true };
         let e = flushed(&m, Vec::new(), &[], Some(&failing)).unwrap_err();
         assert_eq!(e.kind(), crate::ErrorKind::Corruption);
         assert!(e.to_string().contains("Merge operator failed"), "{e}");

@@ -20,23 +20,23 @@
 use std::sync::Arc;
 
 use super::picker::{Busy, CompactionPlan};
-use crate::options::Options;
+use crate::config::CfConfig;
 use crate::version::edit::FileMetaData;
 use crate::version::Version;
 
 /// The FIFO compaction to run next, if any. `now`: seconds since the epoch.
-pub fn pick_fifo(v: &Version, opts: &Options, busy: Busy<'_>, now: u64) -> Option<CompactionPlan> {
+pub fn pick_fifo(v: &Version, opts: &CfConfig, busy: Busy<'_>, now: u64) -> Option<CompactionPlan> {
     if !busy.running.is_empty() {
         return None;
     }
-    let ttl = opts.age_compaction_seconds().0;
+    let ttl = opts.age_ttl;
     (if ttl > 0 { pick_ttl(v, opts, ttl, now) } else { None })
         .or_else(|| pick_size(v, opts, busy))
         .or_else(|| pick_intra_l0(v, opts, busy))
 }
 
 /// RocksDB's PickTTLCompaction.
-fn pick_ttl(v: &Version, opts: &Options, ttl: u64, now: u64) -> Option<CompactionPlan> {
+fn pick_ttl(v: &Version, opts: &CfConfig, ttl: u64, now: u64) -> Option<CompactionPlan> {
     let files = v.files(0);
     let mut remaining: u64 = files.iter().map(|f| f.file_size).sum();
     let mut inputs = Vec::new();
@@ -58,7 +58,7 @@ fn pick_ttl(v: &Version, opts: &Options, ttl: u64, now: u64) -> Option<Compactio
 }
 
 /// RocksDB's PickSizeCompaction.
-fn pick_size(v: &Version, opts: &Options, busy: Busy<'_>) -> Option<CompactionPlan> {
+fn pick_size(v: &Version, opts: &CfConfig, busy: Busy<'_>) -> Option<CompactionPlan> {
     let max = opts.fifo_max_table_files_size;
     let total: u64 = (0..v.num_levels()).map(|l| v.level_bytes(l)).sum();
     let last_level = (0..v.num_levels()).rev().find(|&l| v.level_bytes(l) > 0).unwrap_or(0);
@@ -88,7 +88,7 @@ fn pick_size(v: &Version, opts: &Options, busy: Busy<'_>) -> Option<CompactionPl
 }
 
 /// RocksDB's PickIntraL0Compaction (cost-based): merge level 0's newest tables.
-fn pick_intra_l0(v: &Version, opts: &Options, busy: Busy<'_>) -> Option<CompactionPlan> {
+fn pick_intra_l0(v: &Version, opts: &CfConfig, busy: Busy<'_>) -> Option<CompactionPlan> {
     if !opts.fifo_allow_compaction {
         return None;
     }
@@ -99,7 +99,7 @@ fn pick_intra_l0(v: &Version, opts: &Options, busy: Busy<'_>) -> Option<Compacti
     }
     let min_files = opts.level0_file_num_compaction_trigger.max(1) as usize;
     let max_per_deleted = (opts.write_buffer_size as f64 * 1.1) as u64;
-    let max_bytes = opts.max_compaction_bytes();
+    let max_bytes = opts.max_compaction_bytes;
     let mut bytes = first.file_size;
     let mut per_deleted = u64::MAX;
     let mut limit = 1;
@@ -135,8 +135,8 @@ fn deletion(level: usize, inputs: Vec<Arc<FileMetaData>>) -> CompactionPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::{CfConfig, CompactionStyle};
     use crate::key::{bytewise_internal_comparator, make_internal_key, ValueType};
-    use crate::DBCompactionStyle;
 
     fn file(number: u64, size: u64, age_time: u64) -> Arc<FileMetaData> {
         Arc::new(FileMetaData {
@@ -151,11 +151,12 @@ mod tests {
         })
     }
 
-    fn opts(max: u64) -> Options {
-        Options {
-            compaction_style: DBCompactionStyle::Fifo,
+    fn opts(max: u64) -> CfConfig {
+        CfConfig {
+            style: CompactionStyle::Fifo,
             fifo_max_table_files_size: max,
             ttl: 0,
+            age_ttl: 0,
             ..Default::default()
         }
     }
@@ -191,7 +192,7 @@ mod tests {
     #[test]
     fn ttl_deletes_expired_tables_when_the_rest_fit() {
         let mut o = opts(1000);
-        o.ttl = 100;
+        o.age_ttl = 100;
         // Tables 1 and 2 expired (time 100, 200 < 1000 - 100), table 3 not (950).
         let v = l0(&[(3, 100, 950), (2, 100, 200), (1, 100, 100)]);
         let p = pick_fifo(&v, &o, Busy::default(), 1000).unwrap();
@@ -201,10 +202,6 @@ mod tests {
         // A table of unknown age stops the walk.
         let v = l0(&[(3, 100, 950), (2, 100, 200), (1, 100, 0)]);
         assert!(pick_fifo(&v, &o, Busy::default(), 1000).is_none());
-        // The default TTL is RocksDB's 30 days.
-        let mut o = opts(1000);
-        o.ttl = u64::MAX - 1;
-        assert_eq!(o.age_compaction_seconds().0, 30 * 24 * 3600);
     }
 
     #[test]

@@ -14,3 +14,10 @@ pub use db_iter::DBIter;
 pub use level::{FileOpener, LevelFile, LevelIterator};
 pub use merging::MergingIterator;
 pub use range_del::{FragmentedTombstones, RangeTombstone, TombstoneFragment};
+
+/// What Shale does not build yet for column families with user-defined timestamps.
+pub fn ts_unsupported(what: &str) -> crate::Error {
+    crate::Error::not_supported(format!(
+        "{what} in a column family with user-defined timestamps are not supported by Shale"
+    ))
+}

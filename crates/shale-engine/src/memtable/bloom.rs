@@ -73,9 +73,9 @@ impl DynamicBloom {
 /// A memtable's Bloom with what it holds: prefixes of `extractor` (when there is one) and
 /// whole keys (with `whole_key_filtering`).
 pub struct MemTableBloom {
-    pub(crate) bloom: DynamicBloom,
-    pub(crate) extractor: Option<SliceTransformRef>,
-    pub(crate) whole_key_filtering: bool,
+    pub bloom: DynamicBloom,
+    pub extractor: Option<SliceTransformRef>,
+    pub whole_key_filtering: bool,
 }
 
 impl MemTableBloom {
@@ -168,9 +168,12 @@ mod tests {
     fn memtable_prefix_seek_skips_a_memtable_without_the_prefix() {
         use crate::key::{bytewise_internal_comparator, make_internal_key, ValueType};
         use crate::memtable::MemTable;
-        let mut o = crate::Options::default();
-        o.set_prefix_extractor(SliceTransform::create_fixed_prefix(3));
-        o.set_memtable_prefix_bloom_ratio(0.1);
+        let o = crate::config::MemTableConfig {
+            write_buffer_size: 64 << 20,
+            prefix_extractor: Some(Arc::new(SliceTransform::create_fixed_prefix(3))),
+            prefix_bloom_ratio: 0.1,
+            ..Default::default()
+        };
         let mem = Arc::new(MemTable::new(bytewise_internal_comparator(), 1).with_bloom_of(&o));
         assert!(mem.has_bloom());
         for (i, k) in [&b"aaa1"[..], b"aaa2", b"ccc1"].iter().enumerate() {
@@ -198,13 +201,12 @@ mod tests {
     fn hash_memtable_prefix_iterators_stay_in_their_bucket() {
         use crate::key::{bytewise_internal_comparator, make_internal_key, user_key, ValueType};
         use crate::memtable::MemTable;
-        let mut o = crate::Options::default();
-        o.set_prefix_extractor(SliceTransform::create_fixed_prefix(3));
-        o.set_memtable_factory(crate::MemtableFactory::HashSkipList {
-            bucket_count: 100,
-            height: 4,
-            branching_factor: 4,
-        });
+        let o = crate::config::MemTableConfig {
+            write_buffer_size: 64 << 20,
+            prefix_extractor: Some(Arc::new(SliceTransform::create_fixed_prefix(3))),
+            hash_rep: true,
+            ..Default::default()
+        };
         let mem = Arc::new(MemTable::new(bytewise_internal_comparator(), 1).with_bloom_of(&o));
         for (i, k) in [&b"aaa1"[..], b"aaa2", b"bbb1", b"bbb2"].iter().enumerate() {
             mem.add(i as u64 + 1, ValueType::Value, k, b"v");

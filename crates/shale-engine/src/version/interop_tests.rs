@@ -216,12 +216,12 @@ fn rocksdb_opens_a_database_shale_created() {
     assert_eq!(r.column_families[&0].comparator.as_deref(), Some("leveldb.BytewiseComparator"));
 }
 
-/// A MANIFEST that RocksDB 9.8.4 wrote (tests/data/rocksdb-9.8.4/defaults, see
+/// A MANIFEST that RocksDB 9.8.4 wrote (shale's tests/data/rocksdb-9.8.4/defaults, see
 /// tests/data/gen_rocksdb_9x.py): its 8.x+ file fields (epoch numbers, tail sizes, unique
 /// ids, compensated range-deletion sizes) are decoded, and survive Shale's encoding.
 #[test]
 fn rocksdb_9_manifest_fields_are_kept() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/rocksdb-9.8.4/defaults");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shale/tests/data/rocksdb-9.8.4/defaults");
     let cur = std::fs::read_to_string(dir.join("CURRENT")).unwrap();
     let edits = read_edits(&dir.join(cur.trim()));
     let files: Vec<&FileMetaData> =

@@ -260,13 +260,6 @@ fn entry(k: &str, seq: u64, t: ValueType, v: &str) -> (Vec<u8>, Vec<u8>) {
 
 #[test]
 fn merges_resolve_in_both_directions() {
-    let concat = |_k: &[u8], e: Option<&[u8]>, ops: &crate::MergeOperands| {
-        let mut v = e.map(<[u8]>::to_vec).unwrap_or_default();
-        for o in ops {
-            v.extend_from_slice(o);
-        }
-        Some(v)
-    };
     let e = vec![
         entry("a", 1, ValueType::Value, "x"),
         entry("b", 5, ValueType::Merge, "m"),
@@ -282,16 +275,11 @@ fn merges_resolve_in_both_directions() {
     // In a vector (values copied when stepping back), in a memtable (values pinned), and
     // split between the two (a pinned Put under copied operands and the reverse).
     for layout in 0..4 {
-        check_merges(e.clone(), concat, &want, layout);
+        check_merges(e.clone(), &want, layout);
     }
 }
 
-fn check_merges(
-    mut e: Entries,
-    concat: impl crate::merge_operator::MergeFn,
-    want: &[(&[u8], &[u8])],
-    layout: usize,
-) {
+fn check_merges(mut e: Entries, want: &[(&[u8], &[u8])], layout: usize) {
     let icmp = bytewise_internal_comparator();
     e.sort_by(|a, b| icmp.compare(&a.0, &b.0));
     let inner: BoxedIterator = match layout {
@@ -309,7 +297,7 @@ fn check_merges(
         }
     };
     let mut it = DBIter::new(icmp, inner, no_tombstones(), 10, None, None);
-    it.set_merge_operator(Some(Arc::new(crate::merge_operator::MergeOperator::new("concat", concat, None))));
+    it.set_merge_operator(Some(Arc::new(crate::merge::testing::Concat::full())));
     it.seek_to_first();
     let mut fwd = Vec::new();
     while it.valid() {

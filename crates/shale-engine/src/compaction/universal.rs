@@ -27,48 +27,9 @@
 use std::sync::Arc;
 
 use super::picker::{Busy, CompactionPlan};
-use crate::options::Options;
+use crate::config::{CfConfig, StopStyle, UniversalSettings};
 use crate::version::edit::FileMetaData;
 use crate::version::Version;
-
-/// When a size-ratio pick stops adding runs (RocksDB's `CompactionStopStyle`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StopStyle {
-    /// The next run is compared with the last run picked.
-    Similar,
-    /// The next run is compared with the total picked so far (the default).
-    Total,
-}
-
-/// RocksDB's `CompactionOptionsUniversal`, with its defaults.
-#[derive(Debug, Clone, PartialEq)]
-pub struct UniversalSettings {
-    pub size_ratio: u32,
-    pub min_merge_width: u32,
-    pub max_merge_width: u32,
-    pub max_size_amplification_percent: u32,
-    /// -1: always compress; n: a compaction compresses only while the runs older than its
-    /// output hold less than n% of the data.
-    pub compression_size_percent: i32,
-    pub stop_style: StopStyle,
-    /// -1: `level0_file_num_compaction_trigger`; 0: derived from the write buffer size;
-    /// n: at most n runs.
-    pub max_read_amp: i32,
-}
-
-impl Default for UniversalSettings {
-    fn default() -> Self {
-        UniversalSettings {
-            size_ratio: 1,
-            min_merge_width: 2,
-            max_merge_width: u32::MAX,
-            max_size_amplification_percent: 200,
-            compression_size_percent: -1,
-            stop_style: StopStyle::Total,
-            max_read_amp: -1,
-        }
-    }
-}
 
 /// One sorted run: a level-0 file, or a whole level.
 #[derive(Debug, Clone)]
@@ -120,25 +81,16 @@ pub fn num_sorted_runs(v: &Version) -> usize {
 
 /// The universal compaction to run next, if any. `now` is the time in seconds since the
 /// epoch (periodic compaction compares table creation times with it).
-pub fn pick_universal(v: &Version, opts: &Options, busy: Busy<'_>, now: u64) -> Option<CompactionPlan> {
+pub fn pick_universal(v: &Version, opts: &CfConfig, busy: Busy<'_>, now: u64) -> Option<CompactionPlan> {
     let u = &opts.universal;
     let trigger = opts.level0_file_num_compaction_trigger.max(1) as usize;
-    let max_output_level = opts.max_output_level().min(v.num_levels() - 1);
+    let max_output_level = opts.max_output_level.min(v.num_levels() - 1);
     let runs = sorted_runs_to(v, busy, max_output_level);
-    let periodic = periodic_due(v, opts.age_compaction_seconds().1, now);
+    let periodic = periodic_due(v, opts.age_periodic, now);
     if runs.is_empty() || (!periodic && runs.len() < trigger) {
         return None;
     }
-    let picker = Picker {
-        v,
-        opts,
-        u,
-        runs: &runs,
-        busy,
-        periodic: opts.age_compaction_seconds().1,
-        now,
-        max_output_level,
-    };
+    let picker = Picker { v, opts, u, runs: &runs, busy, periodic: opts.age_periodic, now, max_output_level };
     let mut plan = if periodic { picker.periodic() } else { None };
     if runs.len() >= trigger {
         plan = plan
@@ -165,13 +117,13 @@ fn periodic_due(v: &Version, periodic: u64, now: u64) -> bool {
 
 struct Picker<'a> {
     v: &'a Version,
-    opts: &'a Options,
+    opts: &'a CfConfig,
     u: &'a UniversalSettings,
     runs: &'a [SortedRun],
     busy: Busy<'a>,
     periodic: u64,
     now: u64,
-    /// The deepest level a compaction may write (`Options::max_output_level`).
+    /// The deepest level a compaction may write (`CfConfig::max_output_level`).
     max_output_level: usize,
 }
 
@@ -453,8 +405,8 @@ pub fn pick_manual_universal(v: &Version, max_output_level: usize) -> Option<Com
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::{CfConfig, CompactionStyle};
     use crate::key::{bytewise_internal_comparator, make_internal_key, ValueType};
-    use crate::DBCompactionStyle;
     use std::collections::HashSet;
 
     fn file(number: u64, size: u64) -> Arc<FileMetaData> {
@@ -478,10 +430,11 @@ mod tests {
         Version::new(bytewise_internal_comparator(), 7, files)
     }
 
-    fn opts() -> Options {
-        Options {
-            compaction_style: DBCompactionStyle::Universal,
+    fn opts() -> CfConfig {
+        CfConfig {
+            style: CompactionStyle::Universal,
             level0_file_num_compaction_trigger: 4,
+            age_periodic: 30 * 24 * 60 * 60,
             ..Default::default()
         }
     }
@@ -586,7 +539,7 @@ mod tests {
     #[test]
     fn periodic_compaction_takes_every_run() {
         let mut o = opts();
-        o.periodic_compaction_seconds = 100;
+        o.age_periodic = 100;
         let old = Arc::new(FileMetaData { file_creation_time: 500, ..(*file(9, 10)).clone() });
         let v = Version::new(bytewise_internal_comparator(), 7, vec![(0, file(101, 10)), (6, old)]);
         let p = pick_universal(&v, &o, Busy::default(), 1000).unwrap();

@@ -47,7 +47,7 @@ use crate::key::{
     append_internal_key, parse_internal_key, user_key, InternalKeyComparator, SequenceNumber, ValueType,
     MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK,
 };
-use crate::merge_operator::MergeOperator;
+use crate::merge::{no_merge_operator, MergeOperatorCore};
 use crate::perf::{self, Field};
 
 /// After this many steps over entries of one user key, iteration re-seeks past them
@@ -110,7 +110,7 @@ pub struct DBIter {
     /// The prefix iteration stays within (set by the last positioning call).
     prefix: Option<Vec<u8>>,
     /// The family's merge operator.
-    merge_operator: Option<Arc<MergeOperator>>,
+    merge_operator: Option<Arc<dyn MergeOperatorCore>>,
     /// The database's statistics (failed merges and reseeks are counted there).
     stats: Option<Arc<crate::statistics::Statistics>>,
     /// Forward: the current entry is a merge result, in `saved_key` / `saved_value`, and the
@@ -257,7 +257,7 @@ impl DBIter {
     }
 
     /// The merge operator that resolves merge operands (none: reading one fails).
-    pub fn set_merge_operator(&mut self, op: Option<Arc<MergeOperator>>) {
+    pub fn set_merge_operator(&mut self, op: Option<Arc<dyn MergeOperatorCore>>) {
         self.merge_operator = op;
     }
 
@@ -917,7 +917,7 @@ impl DBIter {
 
     /// The full merge of `operands` (oldest first) onto `base` for `saved_key`.
     fn full_merge(&self, base: Option<&[u8]>, operands: Vec<Vec<u8>>) -> Result<Vec<u8>> {
-        let op = self.merge_operator.as_deref().ok_or_else(crate::merge_operator::no_merge_operator)?;
+        let op = self.merge_operator.as_deref().ok_or_else(no_merge_operator)?;
         op.full_merge(&self.saved_key, base, operands, self.stats.as_deref())
     }
 

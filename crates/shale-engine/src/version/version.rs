@@ -30,7 +30,7 @@ pub struct Version {
 }
 
 /// Level-0 order: newest first.
-pub(crate) fn l0_order(a: &FileMetaData, b: &FileMetaData) -> Ordering {
+pub fn l0_order(a: &FileMetaData, b: &FileMetaData) -> Ordering {
     b.largest_seqno
         .cmp(&a.largest_seqno)
         .then(b.smallest_seqno.cmp(&a.smallest_seqno))

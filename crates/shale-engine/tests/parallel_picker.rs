@@ -10,10 +10,10 @@ use std::collections::HashSet;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use shale::compaction::picker::{pick, Busy, CompactionPlan, RunningCompaction};
-use shale::key::{bytewise_internal_comparator, make_internal_key, ValueType};
-use shale::version::{FileMetaData, Version, VersionBuilder, VersionEdit};
-use shale::Options;
+use shale_engine::compaction::picker::{pick, Busy, CompactionPlan, RunningCompaction};
+use shale_engine::config::CfConfig;
+use shale_engine::key::{bytewise_internal_comparator, make_internal_key, ValueType};
+use shale_engine::version::{FileMetaData, Version, VersionBuilder, VersionEdit};
 
 const FAMILIES: usize = 12;
 const WORKERS: usize = 4;
@@ -40,14 +40,15 @@ fn file(number: u64, lo: u32, hi: u32, seq: u64, size: u64) -> FileMetaData {
     }
 }
 
-fn options() -> Options {
-    let mut o = Options::default();
-    o.set_num_levels(5);
-    o.set_level_zero_file_num_compaction_trigger(2);
-    o.set_max_bytes_for_level_base(3000);
-    o.set_max_bytes_for_level_multiplier(3.0);
-    o.set_max_compaction_bytes(6000);
-    o
+fn options() -> CfConfig {
+    CfConfig {
+        max_output_level: 4,
+        level0_file_num_compaction_trigger: 2,
+        max_bytes_for_level_base: 3000,
+        max_bytes_for_level_multiplier: 3.0,
+        max_compaction_bytes: 6000,
+        ..CfConfig::default()
+    }
 }
 
 fn overlaps(a: &RunningCompaction, b: &RunningCompaction) -> bool {

@@ -20,11 +20,12 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use crate::config::CfConfig;
+use crate::config::{CompactionPri, CompactionStyle};
 use crate::key::{user_key, ValueType};
-use crate::options::Options;
 use crate::version::edit::FileMetaData;
 use crate::version::Version;
-use crate::DBCompactionStyle;
+use shale_base::compression::CompressionType;
 
 /// What one compaction reads and where it writes.
 #[derive(Debug, Clone, Default)]
@@ -70,22 +71,20 @@ pub struct CompactionPlan {
 /// FIFO compactions write with `compression` (RocksDB's FIFO picker).
 pub fn output_compression(
     v: &Version,
-    opts: &Options,
+    opts: &CfConfig,
     level: usize,
     enable: bool,
-) -> (crate::options::DBCompressionType, crate::table::builder::CompressionOpts) {
-    use crate::options::DBCompressionType;
-    if opts.compaction_style == DBCompactionStyle::Fifo {
+) -> (CompressionType, crate::table::builder::CompressionOpts) {
+    if opts.style == CompactionStyle::Fifo {
         return (opts.compression, opts.compression_opts.clone());
     }
     if !enable {
-        return (DBCompressionType::None, opts.compression_opts.clone());
+        return (CompressionType::None, opts.compression_opts.clone());
     }
     let bottommost = level + 1 >= super::picker_ttl::num_non_empty_levels(v);
-    let copts = if bottommost && opts.bottommost_compression_opts_enabled {
-        opts.bottommost_compression_opts.clone()
-    } else {
-        opts.compression_opts.clone()
+    let copts = match (&opts.bottommost_compression_opts, bottommost) {
+        (Some(b), true) => b.clone(),
+        _ => opts.compression_opts.clone(),
     };
     if let (Some(c), true) = (opts.bottommost_compression, bottommost) {
         return (c, copts);
@@ -94,8 +93,7 @@ pub fn output_compression(
     if per_level.is_empty() {
         return (opts.compression, copts);
     }
-    let base =
-        if opts.compaction_style == DBCompactionStyle::Level { level_targets(v, opts).base_level } else { 1 };
+    let base = if opts.style == CompactionStyle::Level { level_targets(v, opts).base_level } else { 1 };
     let idx = if level == 0 { 0 } else { (level as i64 - base as i64 + 1).max(0) as usize };
     (per_level[idx.min(per_level.len() - 1)], copts)
 }
@@ -149,7 +147,7 @@ pub struct LevelTargets {
 /// least `base / multiplier + 1` when the data needs fewer levels than it has), and each
 /// level below multiplies it, no target being under `max_bytes_for_level_base`. With no data
 /// below level 0 the base level is the last level.
-pub fn level_targets(v: &Version, opts: &Options) -> LevelTargets {
+pub fn level_targets(v: &Version, opts: &CfConfig) -> LevelTargets {
     let n = v.num_levels();
     let mult = opts.max_bytes_for_level_multiplier;
     let mut max_bytes = vec![u64::MAX; n];
@@ -204,7 +202,7 @@ fn multiply_saturating(v: u64, m: f64) -> u64 {
 }
 
 /// Per-level scores; index = level (the last level never compacts further).
-pub fn level_scores(v: &Version, opts: &Options) -> Vec<f64> {
+pub fn level_scores(v: &Version, opts: &CfConfig) -> Vec<f64> {
     let n = v.num_levels();
     let mut scores = vec![0.0; n];
     if n < 2 {
@@ -312,12 +310,12 @@ pub fn compensated_sizes(v: &Version, stats: &StatsFn<'_>) -> Vec<Vec<u64>> {
 }
 
 impl Busy<'_> {
-    pub(crate) fn file(&self, number: u64) -> bool {
+    pub fn file(&self, number: u64) -> bool {
         self.files.is_some_and(|f| f.contains(&number))
     }
 
     /// True when `plan` would read a busy file or write a range another compaction writes.
-    pub(crate) fn conflicts(&self, v: &Version, plan: &CompactionPlan) -> bool {
+    pub fn conflicts(&self, v: &Version, plan: &CompactionPlan) -> bool {
         if plan.all_inputs().any(|(_, f)| self.file(f.number)) {
             return true;
         }
@@ -334,16 +332,16 @@ impl Busy<'_> {
 
 /// The compaction to run next, if any level is over its target and a compaction of it does
 /// not collide with `busy`.
-pub fn pick(v: &Version, opts: &Options, busy: Busy<'_>) -> Option<CompactionPlan> {
+pub fn pick(v: &Version, opts: &CfConfig, busy: Busy<'_>) -> Option<CompactionPlan> {
     if opts.disable_auto_compactions {
         return None;
     }
-    match opts.compaction_style {
-        DBCompactionStyle::Fifo => return super::fifo::pick_fifo(v, opts, busy, unix_now()),
-        DBCompactionStyle::Universal => {
+    match opts.style {
+        CompactionStyle::Fifo => return super::fifo::pick_fifo(v, opts, busy, unix_now()),
+        CompactionStyle::Universal => {
             return super::universal::pick_universal(v, opts, busy, unix_now());
         }
-        DBCompactionStyle::Level => {}
+        CompactionStyle::Level => {}
     }
     let scores = level_scores(v, opts);
     let mut order: Vec<(usize, f64)> = scores.into_iter().enumerate().filter(|(_, s)| *s >= 1.0).collect();
@@ -373,13 +371,13 @@ pub fn pick(v: &Version, opts: &Options, busy: Busy<'_>) -> Option<CompactionPla
 /// (on level 0, while no other level-0 compaction runs). The compaction relocates the live
 /// blobs of the old files (`db/compact.rs`, the age cutoff), so the oldest file loses its
 /// links and goes.
-pub fn pick_forced_blob_gc(v: &Version, opts: &Options, busy: Busy<'_>) -> Option<CompactionPlan> {
-    let b = &opts.blob;
-    if !(b.enable_gc && b.gc_age_cutoff > 0.0 && b.gc_force_threshold < 1.0) {
+pub fn pick_forced_blob_gc(v: &Version, opts: &CfConfig, busy: Busy<'_>) -> Option<CompactionPlan> {
+    let b = &opts.blob_gc;
+    if !(b.enable && b.age_cutoff > 0.0 && b.force_threshold < 1.0) {
         return None;
     }
     let blobs = v.blob_files();
-    let cutoff_count = (b.gc_age_cutoff * blobs.len() as f64) as usize;
+    let cutoff_count = (b.age_cutoff * blobs.len() as f64) as usize;
     if cutoff_count == 0 {
         return None;
     }
@@ -388,7 +386,7 @@ pub fn pick_forced_blob_gc(v: &Version, opts: &Options, busy: Busy<'_>) -> Optio
         total = total.saturating_add(m.shared.total_blob_bytes);
         garbage = garbage.saturating_add(m.garbage_blob_bytes);
     }
-    if (garbage as f64) < b.gc_force_threshold * total as f64 {
+    if (garbage as f64) < b.force_threshold * total as f64 {
         return None;
     }
     let oldest = *blobs.keys().next()?;
@@ -423,7 +421,7 @@ pub fn pick_forced_blob_gc(v: &Version, opts: &Options, busy: Busy<'_>) -> Optio
 }
 
 /// Seconds since the epoch (0 if the clock is before it).
-pub(crate) fn unix_now() -> u64 {
+pub fn unix_now() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }
 
@@ -431,7 +429,7 @@ pub(crate) fn unix_now() -> u64 {
 /// (`add_compact_on_deletion_collector_factory`) is compacted into the next level (L0: all
 /// of L0 into the base level), asked when no level is over its target. As RocksDB's leveled
 /// style, marks on the last level (`num_levels - 1`) are not acted on.
-pub fn pick_marked(v: &Version, opts: &Options, busy: Busy<'_>) -> Option<CompactionPlan> {
+pub fn pick_marked(v: &Version, opts: &CfConfig, busy: Busy<'_>) -> Option<CompactionPlan> {
     let n = v.num_levels();
     for level in 0..n.saturating_sub(1) {
         for f in v.files(level) {
@@ -454,7 +452,7 @@ pub fn pick_marked(v: &Version, opts: &Options, busy: Busy<'_>) -> Option<Compac
 /// runs); elsewhere the table alone into `level + 1`.
 fn plan_one_level_down(
     v: &Version,
-    opts: &Options,
+    opts: &CfConfig,
     busy: Busy<'_>,
     level: usize,
     f: &Arc<FileMetaData>,
@@ -471,7 +469,7 @@ fn plan_one_level_down(
 }
 
 /// RocksDB's age-based compactions for leveled style, asked when no level is over its
-/// target (`Options::age_compaction_seconds`):
+/// target (`CfConfig::age_compaction_seconds`):
 /// - `ttl`: a table above the last level whose oldest data (`oldest_ancester_time`) is older
 ///   than `ttl` moves down one level (RocksDB's ExpiredTtlFiles);
 /// - `periodic_compaction_seconds`: a table written (`file_creation_time`) longer ago than
@@ -480,8 +478,8 @@ fn plan_one_level_down(
 ///
 /// A table whose time is unknown (0, written by a RocksDB that did not record it) is left
 /// alone (RocksDB falls back to the file's modification time).
-pub fn pick_by_age(v: &Version, opts: &Options, busy: Busy<'_>) -> Option<CompactionPlan> {
-    let (ttl, periodic) = opts.age_compaction_seconds();
+pub fn pick_by_age(v: &Version, opts: &CfConfig, busy: Busy<'_>) -> Option<CompactionPlan> {
+    let (ttl, periodic) = (opts.age_ttl, opts.age_periodic);
     if ttl == 0 && periodic == 0 {
         return None;
     }
@@ -521,30 +519,30 @@ pub fn pick_by_age(v: &Version, opts: &Options, busy: Busy<'_>) -> Option<Compac
     None
 }
 
-fn pick_level(v: &Version, opts: &Options, level: usize, busy: Busy<'_>) -> Option<CompactionPlan> {
+fn pick_level(v: &Version, opts: &CfConfig, level: usize, busy: Busy<'_>) -> Option<CompactionPlan> {
     if level == 0 {
         if busy.running.iter().any(|r| r.level == 0) {
             return None; // one level-0 compaction at a time, as RocksDB
         }
         let base = level_targets(v, opts).base_level;
-        let inputs = oldest_l0_files(v, base, opts.max_compaction_bytes());
+        let inputs = oldest_l0_files(v, base, opts.max_compaction_bytes);
         let plan = plan_for(v, 0, base, inputs);
         return (!busy.conflicts(v, &plan)).then_some(plan);
     }
     // RocksDB's LevelCompactionBuilder::PickFileToCompact over `files_by_compaction_pri_`
     // (VersionStorageInfo::UpdateFilesByCompactionPri's orders).
-    let order = match opts.compaction_pri {
-        crate::CompactionPri::OldestLargestSeqFirst => {
+    let order = match opts.pri {
+        CompactionPri::OldestLargestSeqFirst => {
             let mut f = v.files(level).to_vec();
             f.sort_by_key(|f| f.largest_seqno);
             f
         }
-        crate::CompactionPri::OldestSmallestSeqFirst => {
+        CompactionPri::OldestSmallestSeqFirst => {
             let mut f = v.files(level).to_vec();
             f.sort_by_key(|f| f.smallest_seqno);
             f
         }
-        crate::CompactionPri::ByCompensatedSize => {
+        CompactionPri::ByCompensatedSize => {
             // Largest compensated size first (RocksDB sorts the first 50 so; the order of the
             // rest is unspecified there, here it stays by size too).
             let sizes = match busy.stats {
@@ -558,9 +556,9 @@ fn pick_level(v: &Version, opts: &Options, level: usize, busy: Busy<'_>) -> Opti
             f.sort_by_key(|(size, _)| std::cmp::Reverse(*size));
             f.into_iter().map(|(_, f)| f).collect()
         }
-        crate::CompactionPri::RoundRobin => return pick_round_robin(v, opts, level, busy),
-        crate::CompactionPri::MinOverlappingRatio => {
-            super::picker_ttl::min_overlapping_ratio_order(v, level, opts.sanitized_ttl(), unix_now())
+        CompactionPri::RoundRobin => return pick_round_robin(v, opts, level, busy),
+        CompactionPri::MinOverlappingRatio => {
+            super::picker_ttl::min_overlapping_ratio_order(v, level, opts.ttl, unix_now())
         }
     };
     order.into_iter().find_map(|f| {
@@ -596,7 +594,7 @@ pub fn round_robin_order(v: &Version, level: usize) -> Vec<Arc<FileMetaData>> {
 /// start-level bytes stay under what the level holds over its target and all inputs under
 /// `max_compaction_bytes`. The plan records the next cursor: the smallest key of the file
 /// after the inputs in the rotated order (the first one again after the last).
-fn pick_round_robin(v: &Version, opts: &Options, level: usize, busy: Busy<'_>) -> Option<CompactionPlan> {
+fn pick_round_robin(v: &Version, opts: &CfConfig, level: usize, busy: Busy<'_>) -> Option<CompactionPlan> {
     let order = round_robin_order(v, level);
     let first = order.first()?.clone();
     if busy.file(first.number) {
@@ -625,7 +623,7 @@ fn pick_round_robin(v: &Version, opts: &Options, level: usize, busy: Busy<'_>) -
                     break;
                 }
                 let start_bytes: u64 = candidate.inputs.iter().map(|f| f.file_size).sum();
-                if candidate.input_bytes() > opts.max_compaction_bytes() {
+                if candidate.input_bytes() > opts.max_compaction_bytes {
                     break;
                 }
                 plan = candidate;
@@ -665,10 +663,10 @@ fn oldest_l0_files(v: &Version, base: usize, max_bytes: u64) -> Vec<Arc<FileMeta
 /// RocksDB's estimate of the bytes compaction must rewrite to bring every level under its
 /// target (`estimated_compaction_needed_bytes`, what the pending-compaction-bytes stall
 /// limits compare with).
-pub fn estimated_pending_bytes(v: &Version, opts: &Options) -> u64 {
+pub fn estimated_pending_bytes(v: &Version, opts: &CfConfig) -> u64 {
     let n = v.num_levels();
     // As RocksDB's EstimateCompactionBytesNeeded: only estimated for the level style.
-    if n < 2 || opts.disable_auto_compactions || opts.compaction_style != DBCompactionStyle::Level {
+    if n < 2 || opts.disable_auto_compactions || opts.style != CompactionStyle::Level {
         return 0;
     }
     let targets = level_targets(v, opts);
@@ -756,7 +754,7 @@ fn plan_for(
 /// timestamps the versions of one key can lie in two files (written before Shale compared
 /// without timestamps, or by a tool); a compaction that moved one file's versions down
 /// would put newer versions below older ones.
-pub(crate) fn clean_cut(v: &Version, level: usize, inputs: Vec<Arc<FileMetaData>>) -> Vec<Arc<FileMetaData>> {
+pub fn clean_cut(v: &Version, level: usize, inputs: Vec<Arc<FileMetaData>>) -> Vec<Arc<FileMetaData>> {
     if level == 0 || inputs.is_empty() {
         return inputs;
     }
@@ -830,8 +828,7 @@ mod tests {
 
     #[test]
     fn level0_trigger_picks_all_l0_and_overlaps() {
-        let mut opts = Options::default();
-        opts.set_level_zero_file_num_compaction_trigger(2);
+        let opts = CfConfig { level0_file_num_compaction_trigger: 2, ..CfConfig::default() };
         let v = version(vec![
             (0, file(5, "c", "f", 100)),
             (0, file(6, "a", "d", 100)),
@@ -850,19 +847,22 @@ mod tests {
 
     #[test]
     fn nothing_to_do_under_targets() {
-        let opts = Options::default();
+        let opts = CfConfig::default();
         let v = version(vec![(0, file(5, "a", "b", 100)), (1, file(3, "a", "z", 1000))]);
         assert!(pick(&v, &opts, Busy::default()).is_none());
     }
 
     #[test]
     fn deeper_level_picks_least_overlap_and_moves_trivially() {
-        let mut opts = Options::default();
-        opts.set_max_bytes_for_level_base(150);
-        // No TTL boost: these files have no ancestor time (RocksDB boosts those most).
-        opts.set_ttl(0);
-        // "a".."b" overlaps nothing below; "m".."n" overlaps file 7: file 3 goes first, as a
-        // trivial move.
+        let opts = CfConfig {
+            max_bytes_for_level_base: 150,
+            // No TTL boost: these files have no ancestor time (RocksDB boosts those most).
+            ttl: 0,
+            age_ttl: 0,
+            // "a".."b" overlaps nothing below; "m".."n" overlaps file 7: file 3 goes first, as a
+            // trivial move.
+            ..CfConfig::default()
+        };
         let v = version(vec![
             (1, file(3, "a", "b", 100)),
             (1, file(4, "m", "n", 100)),
@@ -890,9 +890,7 @@ mod tests {
     /// largest / smallest sequence number, oldest first, whatever they overlap below.
     #[test]
     fn compaction_pri_orders() {
-        let mut opts = Options::default();
-        opts.set_max_bytes_for_level_base(150);
-        opts.set_ttl(0);
+        let mut opts = CfConfig { max_bytes_for_level_base: 150, ttl: 0, age_ttl: 0, ..CfConfig::default() };
         let seqs = |n: u64, lo: &str, hi: &str, small: u64, large: u64| {
             let mut f = (*file(n, lo, hi, 100)).clone();
             f.smallest_seqno = small;
@@ -908,24 +906,23 @@ mod tests {
             (2, file(7, "m", "z", 10)),
         ]);
         assert_eq!(pick(&v, &opts, Busy::default()).unwrap().inputs[0].number, 3);
-        opts.set_compaction_pri(crate::CompactionPri::OldestLargestSeqFirst);
+        opts.pri = CompactionPri::OldestLargestSeqFirst;
         assert_eq!(pick(&v, &opts, Busy::default()).unwrap().inputs[0].number, 4);
-        opts.set_compaction_pri(crate::CompactionPri::OldestSmallestSeqFirst);
+        opts.pri = CompactionPri::OldestSmallestSeqFirst;
         assert_eq!(pick(&v, &opts, Busy::default()).unwrap().inputs[0].number, 5);
-        assert!(opts.check_supported().is_ok());
-        opts.set_compaction_pri(crate::CompactionPri::RoundRobin);
-        assert!(opts.check_supported().is_ok());
-        opts.set_compaction_pri(crate::CompactionPri::ByCompensatedSize);
-        assert!(opts.check_supported().is_ok());
+        opts.pri = CompactionPri::RoundRobin;
+        opts.pri = CompactionPri::ByCompensatedSize;
     }
 
     /// kByCompensatedSize: the largest file first, a file mostly of deletions weighed up
     /// by RocksDB's ComputeCompensatedSizes.
     #[test]
     fn compensated_size_order_weighs_deletions() {
-        let mut opts = Options::default();
-        opts.set_max_bytes_for_level_base(150);
-        opts.set_compaction_pri(crate::CompactionPri::ByCompensatedSize);
+        let opts = CfConfig {
+            max_bytes_for_level_base: 150,
+            pri: CompactionPri::ByCompensatedSize,
+            ..CfConfig::default()
+        };
         let v = version(vec![
             (1, file(3, "a", "b", 100)),
             (1, file(4, "c", "d", 60)),
@@ -953,9 +950,8 @@ mod tests {
     /// files after it while the level stays over its target, and the next cursor recorded.
     #[test]
     fn round_robin_starts_at_the_cursor_and_records_the_next() {
-        let mut opts = Options::default();
-        opts.set_max_bytes_for_level_base(250);
-        opts.set_compaction_pri(crate::CompactionPri::RoundRobin);
+        let opts =
+            CfConfig { max_bytes_for_level_base: 250, pri: CompactionPri::RoundRobin, ..CfConfig::default() };
         let files = vec![
             (1, file(3, "a", "b", 100)),
             (1, file(4, "c", "d", 100)),
@@ -995,19 +991,22 @@ mod tests {
         Version::new(bytewise_internal_comparator(), 7, files)
     }
 
-    fn dynamic(base: u64) -> Options {
-        let mut o = Options::default();
-        o.set_level_compaction_dynamic_level_bytes(true);
-        o.set_max_bytes_for_level_base(base);
-        o.set_max_bytes_for_level_multiplier(10.0);
-        o
+    fn dynamic(base: u64) -> CfConfig {
+        CfConfig {
+            level_compaction_dynamic_level_bytes: true,
+            max_bytes_for_level_base: base,
+            max_bytes_for_level_multiplier: 10.0,
+            ..CfConfig::default()
+        }
     }
 
     #[test]
     fn static_targets_start_at_level_1() {
-        let mut o = Options::default();
-        o.set_level_compaction_dynamic_level_bytes(false);
-        o.set_max_bytes_for_level_base(100);
+        let o = CfConfig {
+            level_compaction_dynamic_level_bytes: false,
+            max_bytes_for_level_base: 100,
+            ..CfConfig::default()
+        };
         let t = level_targets(&version7(vec![(6, file(1, "a", "z", 5000))]), &o);
         assert_eq!(t.base_level, 1);
         assert_eq!(t.max_bytes[1..4], [100, 1000, 10_000]);
@@ -1021,7 +1020,7 @@ mod tests {
         let t = level_targets(&version7(vec![(0, file(1, "a", "z", 50))]), &o);
         assert_eq!(t.base_level, 6);
         let mut opts = o.clone();
-        opts.set_level_zero_file_num_compaction_trigger(1);
+        opts.level0_file_num_compaction_trigger = 1;
         let p = pick(&version7(vec![(0, file(1, "a", "z", 50))]), &opts, Busy::default()).unwrap();
         assert_eq!((p.level, p.output_level), (0, 6));
         assert!(p.bottommost);

@@ -29,7 +29,7 @@ use crate::key::{
 };
 
 /// The timestamp side of a `DBIter` (None in families without timestamps).
-pub(crate) struct TsView {
+pub struct TsView {
     ucmp: ComparatorRef,
     ts_sz: usize,
     read_ts: Vec<u8>,
@@ -40,7 +40,7 @@ pub(crate) struct TsView {
 }
 
 impl TsView {
-    pub(crate) fn new(ucmp: ComparatorRef, read_ts: Vec<u8>, start_ts: Option<Vec<u8>>) -> TsView {
+    pub fn new(ucmp: ComparatorRef, read_ts: Vec<u8>, start_ts: Option<Vec<u8>>) -> TsView {
         let ts_sz = ucmp.timestamp_size();
         TsView { ucmp, ts_sz, read_ts, start_ts, cur_key: Vec::new(), cur_value: Vec::new() }
     }
@@ -105,12 +105,7 @@ enum Back {
 impl DBIter {
     /// Reads the family's timestamps: `read_ts` bounds every read, `start_ts` makes the
     /// iterator return every version (see the module comment).
-    pub(crate) fn set_timestamps(
-        &mut self,
-        ucmp: ComparatorRef,
-        read_ts: Vec<u8>,
-        start_ts: Option<Vec<u8>>,
-    ) {
+    pub fn set_timestamps(&mut self, ucmp: ComparatorRef, read_ts: Vec<u8>, start_ts: Option<Vec<u8>>) {
         self.ts = Some(Box::new(TsView::new(ucmp, read_ts, start_ts)));
     }
 
@@ -147,7 +142,7 @@ impl DBIter {
         if self.tombstones.is_empty() {
             return true;
         }
-        self.fail(crate::db::ts_unsupported_error("range deletions"));
+        self.fail(crate::iter::ts_unsupported("range deletions"));
         false
     }
 
@@ -347,10 +342,10 @@ impl DBIter {
             }
             match p.value_type {
                 ValueType::RangeDeletion => {}
-                ValueType::Merge => return self.fail(crate::db::ts_unsupported_error("merge operands")),
-                ValueType::BlobIndex => return self.fail(crate::db::ts_unsupported_error("blob values")),
+                ValueType::Merge => return self.fail(crate::iter::ts_unsupported("merge operands")),
+                ValueType::BlobIndex => return self.fail(crate::iter::ts_unsupported("blob values")),
                 ValueType::WideColumnEntity => {
-                    return self.fail(crate::db::ts_unsupported_error("wide-column entities"))
+                    return self.fail(crate::iter::ts_unsupported("wide-column entities"))
                 }
                 ValueType::Value => return self.ts_set_current(),
                 ValueType::Deletion | ValueType::SingleDeletion => {
@@ -433,7 +428,7 @@ impl DBIter {
             }
             if self.ts_visible(&p) && p.value_type != ValueType::RangeDeletion {
                 if p.value_type == ValueType::Merge {
-                    return Err(crate::db::ts_unsupported_error("merge operands"));
+                    return Err(crate::iter::ts_unsupported("merge operands"));
                 }
                 best = Some((self.inner.key().to_vec(), self.inner.value().to_vec(), p.value_type));
                 if all {

@@ -1,0 +1,36 @@
+//! Shale's LSM engine, between the on-disk formats (`shale-format`) and the rust-rocksdb
+//! facade (`shale`). It knows nothing of rust-rocksdb's names: it runs on its own
+//! configuration ([`config::CfConfig`], [`config::MemTableConfig`]) and its own callbacks
+//! ([`merge::MergeOperatorCore`], [`compaction::job::FilterDecision`]), which the facade
+//! builds from the user's `Options` once per change.
+//!
+//! - `memtable`: the skip list and its arena, the memtable Bloom filter, the write buffer
+//!   manager's accounting.
+//! - `iter`: the internal iterators (merging, level, range deletions) and `DBIter`, which
+//!   turns internal entries into what a user sees at a sequence number.
+//! - `version`: versions, the builder that applies edits, the MANIFEST (writer, recovery,
+//!   the one replay `ldb` also uses).
+//! - `compaction`: the pure pickers (level, universal, FIFO, TTL), the compaction job, and
+//!   the remote-compaction service's wire format.
+//! - `config`: the engine's per-family settings; `merge`: the merge operator interface.
+//!
+//! The database itself (write path, flush, recovery, scheduler: `shale::db`) still lives in
+//! the facade crate; it moves here next (docs/architecture.md, "Crates").
+//!
+//! This is an internal crate of Shale: items are `pub` where the facade (`shale`) or the
+//! tools (`shale-cli`) use them. It may import `shale-base` and `shale-format` only. For the
+//! paths inside the moved modules, the format's modules are re-exported under the names they
+//! had in `shale` (`crate::key`, `crate::table`, ...).
+
+pub use shale_base::error::{Error, ErrorKind, Result};
+pub use shale_base::{coding, error, fs};
+pub use shale_format::{
+    blob, cache, comparator, key, perf, slice_transform, statistics, table, wal, wide_columns,
+};
+
+pub mod compaction;
+pub mod config;
+pub mod iter;
+pub mod memtable;
+pub mod merge;
+pub mod version;
