@@ -643,7 +643,9 @@ impl Inner {
                     want_sync |= job.sync;
                     written.push((id, job, h));
                 }
-                Err(e) => results.push((id, Err(e))),
+                // Whatever failed (the write, a rotation, the file list after the write),
+                // the log's tail is no longer known: the engine stops (`halt.rs`).
+                Err(e) => results.push((id, Err(self.halt.halt(e)))),
             }
         }
         with_perf(|p| p.log_write_duration += t.elapsed());

@@ -1,9 +1,9 @@
 //! One rule for a log whose state is no longer known: the engine stops writing.
 //!
-//! After a failed write or fsync of a log file, the file's tail is unknown: the bytes may
-//! be on disk, partly on disk or not at all, and the page cache may have dropped them
-//! (Linux clears the error after reporting it once, so a retried fsync can "succeed" on
-//! data that is gone). After a writer panicked, or a lock on the write path was poisoned,
+//! After a failed write or fsync of a log file (or a failed rotation to the next file), the
+//! file's tail is unknown: the bytes may be on disk, partly on disk or not at all, and the
+//! page cache may have dropped them (Linux clears the error after reporting it once, so a
+//! retried fsync can "succeed" on data that is gone). After a writer panicked, or a lock on the write path was poisoned,
 //! the index may hold part of a batch. Writing on would acknowledge writes on top of a
 //! state nobody knows. So the first such error is kept here ([`Halt::halt`]) and every
 //! later write, sync, rotation and purge returns it ([`Halt::check`]), in both queues: this
@@ -11,10 +11,10 @@
 //! stored error); raft-engine itself panics on a failed fsync.
 //!
 //! ```text
-//!   append / sync / rotate fails ─┐
-//!   a group leader panics ────────┼─► Halt::halt(first error kept)
-//!   a batch written but not       │
-//!   applied to the index ─────────┘
+//!   append / sync / rotation fails ─┐
+//!   a group leader panics ──────────┼─► Halt::halt(first error kept)
+//!   a batch written but not         │
+//!   applied to the index ───────────┘
 //!   write / sync / purge ─► Halt::check ─► Err(the kept error, same kind and message)
 //! ```
 //!

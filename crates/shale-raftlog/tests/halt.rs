@@ -122,3 +122,39 @@ fn a_failed_fsync_of_the_rewrite_queue_stops_the_append_queue_too() {
         }
     }
 }
+
+#[test]
+fn a_failed_append_or_file_creation_stops_the_engine_too() {
+    for kind in [OpKind::Write, OpKind::Create] {
+        let fs = Arc::new(FaultInjectionFs::new(Arc::new(MemFileSystem::new())));
+        // Small files: the fault meets a rotation (Create) within a few writes.
+        let cfg = Config {
+            dir: "/raft".into(),
+            target_file_size: ReadableSize(1024),
+            purge_threshold: ReadableSize(4096),
+            ..Config::default()
+        };
+        let e = Engine::open_with_file_system(cfg.clone(), fs.clone()).unwrap();
+        write(&e, 1, 1, true).unwrap();
+        fs.fail_matching(kind, ".raftlog", FaultMode::Once, EIO);
+        let mut acked = 1;
+        let first = loop {
+            match write(&e, 1, acked + 1, acked % 2 == 0) {
+                Ok(_) => acked += 1,
+                Err(err) => break err.to_string(),
+            }
+            assert!(acked < 1000, "{kind:?}: the fault never fired");
+        };
+        assert_eq!(fs.faults_fired(), 1, "{kind:?}");
+        assert_stopped(&e, &first);
+        // The unsynced ones reach the disk with the next synced one; the last may not.
+        let synced = if acked % 2 == 1 { acked } else { acked - 1 };
+        drop(e);
+        fs.crash(true);
+        fs.clear_faults();
+        let e = Engine::open_with_file_system(cfg, fs.clone()).unwrap();
+        for i in 1..=synced {
+            assert_eq!(e.get_raw_entry(1, i).unwrap(), Some(entry(1, i)), "{kind:?}: entry {i}");
+        }
+    }
+}
