@@ -529,6 +529,11 @@ pub struct Options {
     pub(crate) compaction_pri: crate::options_api::CompactionPri,
     /// `set_memtable_huge_page_size` (0: ordinary memory).
     pub(crate) memtable_huge_page_size: usize,
+    /// `set_inplace_update_support` (RocksDB's immutable CF option, default false).
+    pub(crate) inplace_update_support: bool,
+    /// `set_inplace_update_locks` (RocksDB's mutable `inplace_update_num_locks`, default
+    /// 10000): taken by the memtables made afterwards.
+    pub(crate) inplace_update_num_locks: usize,
     /// `set_optimize_filters_for_hits`: no filters in tables compacted to the bottommost level.
     pub(crate) optimize_filters_for_hits: bool,
     /// `set_max_write_buffer_size_to_maintain`: bytes of flushed memtables kept as history
@@ -789,6 +794,8 @@ impl Default for Options {
             bloom_locality: 0,
             compaction_pri: crate::options_api::CompactionPri::MinOverlappingRatio,
             memtable_huge_page_size: 0,
+            inplace_update_support: false,
+            inplace_update_num_locks: 10000,
             max_bytes_for_level_multiplier_additional: vec![1; 7],
             table: BlockBasedOptions::default(),
             table_format: crate::table::TableFormat::BlockBased,
@@ -1351,6 +1358,13 @@ impl Options {
 
     /// A family's options against the database's (RocksDB's `ColumnFamilyData::ValidateOptions`).
     pub(crate) fn check_with_db(db: &Options, cf: &Options) -> Result<()> {
+        // RocksDB's CheckConcurrentWritesSupported.
+        if db.allow_concurrent_memtable_write && cf.inplace_update_support {
+            return Err(Error::invalid_argument(
+                "In-place memtable updates (inplace_update_support) is not compatible \
+                 with concurrent writes (allow_concurrent_memtable_write)",
+            ));
+        }
         if db.unordered_write && cf.max_successive_merges != 0 {
             return Err(Error::invalid_argument(
                 "max_successive_merges > 0 is incompatible with unordered_write",

@@ -41,6 +41,7 @@ mod fifo_compaction;
 mod hint_options;
 mod info_log_level;
 mod ingest_timestamps;
+mod inplace_update;
 mod interop_rocksdb_9x;
 mod iterator_auto_refresh;
 mod iterator_pinned_blocks;
