@@ -1471,13 +1471,16 @@ impl Options {
         self.enable_pipelined_write = value;
     }
 
-    /// The skip list (the default), or a hash memtable (HashSkipList, HashLinkList): with a
-    /// prefix extractor, Shale gives it RocksDB's hash-memtable iteration (a prefix iterator
-    /// stays in the seek target's prefix and finds nothing from `seek_to_first`; total-order
-    /// iterators see everything), keeping one skip list inside, so `bucket_count`, `height`
-    /// and `branching_factor` (sizing of RocksDB's hash table) change nothing else. Without
-    /// a prefix extractor RocksDB uses the skip list instead, and so does Shale. The vector
-    /// memtable is refused at open.
+    /// The skip list (the default), a hash memtable (HashSkipList, HashLinkList), or the
+    /// vector memtable. With a prefix extractor, Shale gives a hash memtable RocksDB's
+    /// hash-memtable iteration (a prefix iterator stays in the seek target's prefix and finds
+    /// nothing from `seek_to_first`; total-order iterators see everything), keeping one skip
+    /// list inside, so `bucket_count`, `height` and `branching_factor` (sizing of RocksDB's
+    /// hash table) change nothing else. Without a prefix extractor RocksDB uses the skip list
+    /// instead, and so does Shale. The vector memtable (RocksDB's VectorRepFactory, which
+    /// accepts concurrent inserts as the skip list does) reads as RocksDB's, sorted by the
+    /// comparator in both directions, from Shale's skip list; the OPTIONS file records
+    /// `{id=VectorRepFactory;count=0;}` as RocksDB's.
     pub fn set_memtable_factory(&mut self, factory: MemtableFactory) {
         use crate::options::MemtableRep;
         match factory {
@@ -1488,7 +1491,7 @@ impl Options {
             MemtableFactory::HashLinkList { bucket_count } => {
                 self.memtable_rep = MemtableRep::hash_link_list(bucket_count)
             }
-            MemtableFactory::Vector => self.unsupported.push("memtable_factory Vector"),
+            MemtableFactory::Vector => self.memtable_rep = MemtableRep::Vector { count: 0 },
         }
     }
 

@@ -57,6 +57,7 @@ mod mempurge;
 mod memtable_flush;
 mod memtable_history;
 mod memtable_merge;
+mod memtable_vector;
 mod mmap_writes;
 mod multi_get_one_view;
 mod obsolete_files;
