@@ -174,4 +174,11 @@ pub struct MemTableConfig {
     /// A hash memtable representation (hash skip list or hash linked list) was chosen; it
     /// buckets by the prefix extractor, and is the skip list without one.
     pub hash_rep: bool,
+    /// `inplace_update_support`: Puts overwrite the key's newest value in place when it
+    /// is of the same type and at least as long (see `MemTable::put`).
+    pub inplace_update_support: bool,
+    /// `inplace_update_num_locks`: the stripes of in-place update locks.
+    pub inplace_update_num_locks: usize,
+    /// The database's statistics (`rocksdb.number.keys.updated`), if enabled.
+    pub statistics: Option<std::sync::Arc<shale_format::statistics::Statistics>>,
 }

@@ -1819,6 +1819,7 @@ pub fn record_tick(stats: Option<&Statistics>, ticker: Ticker, n: u64) {
 /// The tickers Shale counts, each where RocksDB counts it (see the callers of
 /// `record_tick`). Every other ticker has its reason in [`why_not_counted`].
 pub const COUNTED_TICKERS: &[Ticker] = &[
+    Ticker::NumberKeysUpdated,
     Ticker::BlockCacheMiss,
     Ticker::BlockCacheHit,
     Ticker::BlockCacheAdd,
@@ -1958,7 +1959,6 @@ pub fn why_not_counted(t: Ticker) -> Option<&'static str> {
             "no optimized deletion marking (SingleDelete optimisation) in Shale"
         }
         CompactionCancelled | CompactionAborted => "not counted yet (db/compact.rs)",
-        NumberKeysUpdated => "no in-place updates (inplace_update_support) in Shale",
         NumberIterSkip => "not counted yet: internal entries skipped inside the iterator (iter/, issue 13's)",
         WalPrecreateHit
         | WalPrecreateMiss

@@ -295,6 +295,9 @@ impl TableIds {
 /// RocksDB's factory records. Shale keeps one skip list inside every memtable: a hash
 /// factory changes only how prefix iterators see the memtable (`memtable/mod.rs`), and its
 /// sizing settings (bucket counts, heights, thresholds) are kept only to be written back.
+/// The vector factory gives the same reads as RocksDB's VectorRep (which sorts its vector
+/// for each read of a mutable memtable), from the skip list; its `count` (the vector's
+/// initial reservation) is kept to be written back.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[allow(clippy::enum_variant_names)] // RocksDB's factory names
 pub(crate) enum MemtableRep {
@@ -313,6 +316,10 @@ pub(crate) enum MemtableRep {
         logging_threshold: i32,
         log_when_flash: bool,
     },
+    /// RocksDB's VectorRepFactory (`MemtableFactory::Vector`: count 0).
+    Vector {
+        count: usize,
+    },
 }
 
 impl MemtableRep {
@@ -329,7 +336,7 @@ impl MemtableRep {
     }
 
     pub(crate) fn is_hash(&self) -> bool {
-        !matches!(self, MemtableRep::SkipList)
+        matches!(self, MemtableRep::HashSkipList { .. } | MemtableRep::HashLinkList { .. })
     }
 
     /// The `memtable_factory` value RocksDB 11.8.1 writes to the OPTIONS file (its fields
@@ -357,12 +364,14 @@ impl MemtableRep {
                      threshold={threshold};bucket_count={bucket_count};}}"
                 )
             }
+            // RocksDB writes the vector factory with or without a prefix extractor.
+            MemtableRep::Vector { count } => format!("{{id=VectorRepFactory;count={count};}}"),
             _ => "SkipListFactory".to_string(),
         }
     }
 
     /// A `memtable_factory` value as RocksDB's MemTableRepFactory::CreateFromString reads
-    /// the three factories Shale has: by id alone (the factory's defaults) or with fields.
+    /// the four factories Shale has: by id alone (the factory's defaults) or with fields.
     /// None for another factory, InvalidArgument for a bad field.
     pub(crate) fn parse(name: &str, v: &str) -> crate::Result<Option<MemtableRep>> {
         let v = v.trim();
@@ -386,6 +395,7 @@ impl MemtableRep {
                 MemtableRep::HashSkipList { bucket_count: 1_000_000, height: 4, branching_factor: 4 }
             }
             "HashLinkListRepFactory" | "hash_linkedlist" => MemtableRep::hash_link_list(50_000),
+            "VectorRepFactory" | "vector" => MemtableRep::Vector { count: 0 },
             _ => return Ok(None),
         };
         for (k, x) in fields.into_iter().filter(|(k, _)| *k != "id") {
@@ -395,6 +405,7 @@ impl MemtableRep {
                     *bucket_count = num(x, &bad)?
                 }
                 (MemtableRep::HashSkipList { height, .. }, "skiplist_height") => *height = num(x, &bad)?,
+                (MemtableRep::Vector { count }, "count") => *count = num(x, &bad)?,
                 (MemtableRep::HashSkipList { branching_factor, .. }, "branching_factor") => {
                     *branching_factor = num(x, &bad)?
                 }
@@ -529,6 +540,11 @@ pub struct Options {
     pub(crate) compaction_pri: crate::options_api::CompactionPri,
     /// `set_memtable_huge_page_size` (0: ordinary memory).
     pub(crate) memtable_huge_page_size: usize,
+    /// `set_inplace_update_support` (RocksDB's immutable CF option, default false).
+    pub(crate) inplace_update_support: bool,
+    /// `set_inplace_update_locks` (RocksDB's mutable `inplace_update_num_locks`, default
+    /// 10000): taken by the memtables made afterwards.
+    pub(crate) inplace_update_num_locks: usize,
     /// `set_optimize_filters_for_hits`: no filters in tables compacted to the bottommost level.
     pub(crate) optimize_filters_for_hits: bool,
     /// `set_max_write_buffer_size_to_maintain`: bytes of flushed memtables kept as history
@@ -789,6 +805,8 @@ impl Default for Options {
             bloom_locality: 0,
             compaction_pri: crate::options_api::CompactionPri::MinOverlappingRatio,
             memtable_huge_page_size: 0,
+            inplace_update_support: false,
+            inplace_update_num_locks: 10000,
             max_bytes_for_level_multiplier_additional: vec![1; 7],
             table: BlockBasedOptions::default(),
             table_format: crate::table::TableFormat::BlockBased,
@@ -1351,6 +1369,13 @@ impl Options {
 
     /// A family's options against the database's (RocksDB's `ColumnFamilyData::ValidateOptions`).
     pub(crate) fn check_with_db(db: &Options, cf: &Options) -> Result<()> {
+        // RocksDB's CheckConcurrentWritesSupported.
+        if db.allow_concurrent_memtable_write && cf.inplace_update_support {
+            return Err(Error::invalid_argument(
+                "In-place memtable updates (inplace_update_support) is not compatible \
+                 with concurrent writes (allow_concurrent_memtable_write)",
+            ));
+        }
         if db.unordered_write && cf.max_successive_merges != 0 {
             return Err(Error::invalid_argument(
                 "max_successive_merges > 0 is incompatible with unordered_write",

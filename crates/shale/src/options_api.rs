@@ -980,20 +980,6 @@ impl Options {
             Some(std::sync::Arc::new(crate::compaction_filter::FactorySlot::new(factory)));
     }
 
-    /// Records `name` as refused when `cond` holds, and forgets an earlier refusal of it when
-    /// not: the last value set wins, as with RocksDB's setters (set false, then true, is true).
-    fn unsupported_if(&mut self, cond: bool, name: &'static str) {
-        self.unsupported.retain(|n| *n != name);
-        if cond {
-            self.unsupported.push(name);
-        }
-    }
-
-    /// Records `name` as refused unless the value given is one Shale behaves as (`ok`).
-    fn accept_only(&mut self, ok: bool, name: &'static str) {
-        self.unsupported_if(!ok, name);
-    }
-
     /// As RocksDB's `OptimizeUniversalStyleCompaction(memtable_memory_budget)`: universal
     /// style, write buffers of a quarter of the budget, up to 6 of them, two merged per flush,
     /// and `compression_size_percent` 80.
@@ -1440,15 +1426,22 @@ impl Options {
         self.bloom_locality = v;
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`!enabled`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `inplace_update_support`.
+    /// RocksDB's `inplace_update_support` (default false): a Put whose key's newest entry in
+    /// the active memtable is a Put (same type) with a value at least as long overwrites
+    /// that value in place, keeping the entry's sequence (so snapshots and iterators made
+    /// before it see the new value, as RocksDB documents), and counts
+    /// `rocksdb.number.keys.updated`; otherwise it adds an entry. Readers take the key's
+    /// lock stripe and copy the value, so none sees a value half written. As in RocksDB,
+    /// `open` refuses it with InvalidArgument while `allow_concurrent_memtable_write` is
+    /// true (its default): set that to false too.
     pub fn set_inplace_update_support(&mut self, enabled: bool) {
-        self.accept_only(!enabled, "inplace_update_support");
+        self.inplace_update_support = enabled;
     }
 
-    /// Accepted: only used with inplace_update_support, which is refused.
+    /// RocksDB's `inplace_update_num_locks` (default 10000): how many striped locks each
+    /// memtable made afterwards takes for in-place updates (mutable through `set_options`).
     pub fn set_inplace_update_locks(&mut self, num: usize) {
-        let _ = num;
+        self.inplace_update_num_locks = num;
     }
 
     /// RocksDB's `max_bytes_for_level_multiplier_additional`: without dynamic level bytes,
@@ -1478,13 +1471,16 @@ impl Options {
         self.enable_pipelined_write = value;
     }
 
-    /// The skip list (the default), or a hash memtable (HashSkipList, HashLinkList): with a
-    /// prefix extractor, Shale gives it RocksDB's hash-memtable iteration (a prefix iterator
-    /// stays in the seek target's prefix and finds nothing from `seek_to_first`; total-order
-    /// iterators see everything), keeping one skip list inside, so `bucket_count`, `height`
-    /// and `branching_factor` (sizing of RocksDB's hash table) change nothing else. Without
-    /// a prefix extractor RocksDB uses the skip list instead, and so does Shale. The vector
-    /// memtable is refused at open.
+    /// The skip list (the default), a hash memtable (HashSkipList, HashLinkList), or the
+    /// vector memtable. With a prefix extractor, Shale gives a hash memtable RocksDB's
+    /// hash-memtable iteration (a prefix iterator stays in the seek target's prefix and finds
+    /// nothing from `seek_to_first`; total-order iterators see everything), keeping one skip
+    /// list inside, so `bucket_count`, `height` and `branching_factor` (sizing of RocksDB's
+    /// hash table) change nothing else. Without a prefix extractor RocksDB uses the skip list
+    /// instead, and so does Shale. The vector memtable (RocksDB's VectorRepFactory, which
+    /// accepts concurrent inserts as the skip list does) reads as RocksDB's, sorted by the
+    /// comparator in both directions, from Shale's skip list; the OPTIONS file records
+    /// `{id=VectorRepFactory;count=0;}` as RocksDB's.
     pub fn set_memtable_factory(&mut self, factory: MemtableFactory) {
         use crate::options::MemtableRep;
         match factory {
@@ -1495,7 +1491,7 @@ impl Options {
             MemtableFactory::HashLinkList { bucket_count } => {
                 self.memtable_rep = MemtableRep::hash_link_list(bucket_count)
             }
-            MemtableFactory::Vector => self.unsupported.push("memtable_factory Vector"),
+            MemtableFactory::Vector => self.memtable_rep = MemtableRep::Vector { count: 0 },
         }
     }
 

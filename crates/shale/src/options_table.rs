@@ -1715,7 +1715,7 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Cf,
         Bool,
         No,
-        None,
+        Some(|c| c.inplace_update_support.to_string()),
         Some(|o, n, v| {
             o.set_inplace_update_support(boolean(n, v)?);
             Ok(true)
@@ -1725,8 +1725,8 @@ pub(crate) static ROWS: &[OptionRow] = &[
         "inplace_update_num_locks",
         Cf,
         Int,
-        NotBuilt,
-        None,
+        Yes,
+        Some(|c| c.inplace_update_num_locks.to_string()),
         Some(|o, n, v| {
             o.set_inplace_update_locks(number(n, v)?);
             Ok(true)

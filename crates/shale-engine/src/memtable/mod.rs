@@ -76,7 +76,29 @@ pub struct MemTable {
     /// A hash memtable factory (HashSkipList, HashLinkList) with this prefix extractor:
     /// prefix iterators see one prefix's bucket only (see [`MemTable::iter_prefix_filtered`]).
     hash_buckets: Option<crate::slice_transform::SliceTransformRef>,
+    /// `inplace_update_support`: the striped locks (`inplace_update_num_locks` of them) that
+    /// [`MemTable::update`] writes a value under and every reader of a value reads it under.
+    inplace: Option<InPlace>,
     tombstones: SkipList,
+}
+
+/// In-place updates (RocksDB's `inplace_update_support`, `MemTable::Update`): a Put whose
+/// key's newest entry here is of the same type with a value at least as long overwrites
+/// that value (the entry keeps its sequence, so older snapshots no longer see the old value,
+/// as RocksDB documents). The write happens under the key's stripe of `locks`; readers of
+/// values (`get`, `for_each_version`, iterators) take the same stripe and copy the value out,
+/// so no reader ever sees a value half written.
+struct InPlace {
+    locks: Box<[parking_lot::RwLock<()>]>,
+    /// Counts `rocksdb.number.keys.updated`.
+    stats: Option<Arc<shale_format::statistics::Statistics>>,
+}
+
+impl InPlace {
+    fn lock(&self, user_key: &[u8]) -> &parking_lot::RwLock<()> {
+        let i = xxhash_rust::xxh3::xxh3_64(user_key) % self.locks.len() as u64;
+        &self.locks[i as usize]
+    }
 }
 
 /// What the write leader keeps of an active memtable to prefetch an insert's lines outside
@@ -154,6 +176,15 @@ impl MemTable {
             o.whole_key_filtering,
         )
         .map(Box::new);
+        if o.inplace_update_support {
+            // RocksDB sizes its lock array with `inplace_update_num_locks` (0 would leave it
+            // no stripe to hash to; one lock then).
+            let n = o.inplace_update_num_locks.max(1);
+            self.inplace = Some(InPlace {
+                locks: (0..n).map(|_| parking_lot::RwLock::new(())).collect(),
+                stats: o.statistics.clone(),
+            });
+        }
         if o.hash_rep {
             // RocksDB falls back to the skip list when there is no prefix extractor.
             self.hash_buckets = o.prefix_extractor.clone();
@@ -232,6 +263,7 @@ impl MemTable {
             earliest_seqno: AtomicU64::new(MAX_SEQUENCE_NUMBER),
             bloom: None,
             hash_buckets: None,
+            inplace: None,
             max_successive_merges: 0,
         }
     }
@@ -266,6 +298,64 @@ impl MemTable {
     /// memory comes from a per-thread shard of its arena.
     pub fn add_concurrently(&self, seq: SequenceNumber, t: ValueType, user_key: &[u8], value: &[u8]) -> bool {
         self.add_impl(seq, t, user_key, value, true)
+    }
+
+    /// A Put (of type `t`: Value, BlobIndex or WideColumnEntity) as RocksDB's
+    /// `MemTable::Update` makes it with `inplace_update_support`: when the newest entry of
+    /// `user_key` here has type `t` and a value at least as long as `value`, that value is
+    /// overwritten in place (the entry keeps its sequence; `seq` is used by nothing) and
+    /// `rocksdb.number.keys.updated` counts one; otherwise the entry is added as by
+    /// [`MemTable::add`]. Without `inplace_update_support`, or for any other type, it is
+    /// [`MemTable::add`]. Single writer only (RocksDB refuses `inplace_update_support` with
+    /// `allow_concurrent_memtable_write`). Returns as `add` does (true when updated).
+    pub fn put(&self, seq: SequenceNumber, t: ValueType, user_key: &[u8], value: &[u8]) -> bool {
+        if let Some(ip) = &self.inplace {
+            if matches!(t, ValueType::Value | ValueType::BlobIndex | ValueType::WideColumnEntity)
+                && self.update_in_place(ip, seq, t, user_key, value)
+            {
+                shale_format::statistics::record_tick(
+                    ip.stats.as_deref(),
+                    shale_format::statistics::Ticker::NumberKeysUpdated,
+                    1,
+                );
+                return true;
+            }
+        }
+        self.add(seq, t, user_key, value)
+    }
+
+    /// Whether `put` overwrote the newest entry of `user_key` in place.
+    fn update_in_place(
+        &self,
+        ip: &InPlace,
+        seq: SequenceNumber,
+        t: ValueType,
+        user_key: &[u8],
+        value: &[u8],
+    ) -> bool {
+        let seq = seq.min(MAX_SEQUENCE_NUMBER);
+        let lookup = if self.timestamps {
+            crate::key::lookup_key_ts(user_key, seq)
+        } else {
+            crate::key::lookup_key(user_key, seq)
+        };
+        let accept = |ikey: &[u8]| {
+            if self.icmp.compare_user(crate::key::user_key(ikey), user_key) != Ordering::Equal {
+                return None;
+            }
+            let tr = trailer(ikey);
+            if tr & 0xff != t as u64 {
+                return None;
+            }
+            // The entry's own key bytes pick the stripe, as every reader's do.
+            Some(ip.lock(crate::key::user_key(ikey)).write())
+        };
+        // SAFETY: with `inplace` set, writes to this memtable are single-threaded (the
+        // family's writes are serialized: RocksDB's ValidateOptions, matched by the facade,
+        // refuses concurrent memtable writes with in-place updates), and every value reader
+        // of this memtable (`get`, `for_each_version`, the iterators) reads under the key's
+        // read lock, which excludes the write guard `accept` returns.
+        unsafe { self.points.overwrite_value(&lookup, value, accept) }
     }
 
     #[inline]
@@ -339,6 +429,21 @@ impl MemTable {
             heap = [user_key, &packed[..]].concat();
             &heap
         };
+        if let Some(ip) = &self.inplace {
+            // Values may be overwritten in place: read the entry's value under its lock,
+            // never another key's.
+            let mut it = self.points.iter();
+            it.seek(lookup);
+            if !it.valid()
+                || self.icmp.compare_user(crate::key::user_key(it.key()), user_key) != Ordering::Equal
+            {
+                return None;
+            }
+            let tr = trailer(it.key());
+            let t = ValueType::from_u8((tr & 0xff) as u8)?;
+            let _g = ip.lock(crate::key::user_key(it.key())).read();
+            return Some((tr >> 8, t, it.value().to_vec()));
+        }
         let (ikey, value) = self.points.seek_entry(lookup)?;
         if self.icmp.compare_user(crate::key::user_key(ikey), user_key) != Ordering::Equal {
             return None;
@@ -374,6 +479,8 @@ impl MemTable {
             }
             let tr = trailer(ikey);
             if let Some(t) = ValueType::from_u8((tr & 0xff) as u8) {
+                // With in-place updates the value is read under its key's lock.
+                let _g = self.inplace.as_ref().map(|ip| ip.lock(crate::key::user_key(ikey)).read());
                 if !f(tr >> 8, t, it.value()) {
                     return;
                 }
@@ -412,6 +519,7 @@ impl MemTable {
             prefix_seek: false,
             excluded: false,
             bucket: None,
+            copied: self.inplace.as_ref().map(|_| Vec::new()),
         })
     }
 
@@ -429,6 +537,7 @@ impl MemTable {
             prefix_seek: self.bloom.is_some(),
             excluded: false,
             bucket: self.hash_buckets.as_ref().map(|_| None),
+            copied: self.inplace.as_ref().map(|_| Vec::new()),
         })
     }
 
@@ -511,6 +620,9 @@ struct MemTableIterator {
     excluded: bool,
     /// Hash memtable prefix iteration: Some(the bucket's prefix, None: no bucket).
     bucket: Option<Option<Vec<u8>>>,
+    /// With in-place updates: the current entry's value, copied under its key's lock (the
+    /// arena's bytes may be rewritten while the iterator stands on them).
+    copied: Option<Vec<u8>>,
 }
 
 impl MemTableIterator {
@@ -528,6 +640,17 @@ impl MemTableIterator {
             let uk = if target.len() >= 8 { crate::key::user_key(target) } else { target };
             *b = t.transform(uk).map(|p| p.to_vec());
         }
+    }
+
+    /// With in-place updates: copies the current entry's value under its key's lock.
+    fn load(&mut self) {
+        let (Some(buf), Some(ip)) = (self.copied.as_mut(), self.mem.inplace.as_ref()) else { return };
+        buf.clear();
+        if self.excluded || !self.inner.valid() {
+            return;
+        }
+        let _g = ip.lock(crate::key::user_key(self.inner.key())).read();
+        buf.extend_from_slice(self.inner.value());
     }
 
     /// Hash memtable: the iterator is invalid once it leaves its bucket.
@@ -552,11 +675,13 @@ impl InternalIterator for MemTableIterator {
     fn seek_to_first(&mut self) {
         // A hash memtable's prefix iterator has no total order: it finds nothing.
         self.excluded = self.bucket.is_some();
-        self.inner.seek_to_first()
+        self.inner.seek_to_first();
+        self.load();
     }
     fn seek_to_last(&mut self) {
         self.excluded = self.bucket.is_some();
-        self.inner.seek_to_last()
+        self.inner.seek_to_last();
+        self.load();
     }
     fn seek(&mut self, target: &[u8]) {
         self.excluded = !self.prefix_may_match(target);
@@ -565,6 +690,7 @@ impl InternalIterator for MemTableIterator {
             self.inner.seek(target);
             self.check_bucket();
         }
+        self.load();
     }
     fn seek_for_prev(&mut self, target: &[u8]) {
         self.excluded = !self.prefix_may_match(target);
@@ -573,31 +699,43 @@ impl InternalIterator for MemTableIterator {
             self.inner.seek_for_prev(target);
             self.check_bucket();
         }
+        self.load();
     }
     fn next(&mut self) {
         self.inner.next();
         self.check_bucket();
+        self.load();
     }
     fn prev(&mut self) {
         self.inner.prev();
         self.check_bucket();
+        self.load();
     }
     fn key(&self) -> &[u8] {
         self.inner.key()
     }
     fn value(&self) -> &[u8] {
-        self.inner.value()
+        match &self.copied {
+            Some(v) => v,
+            None => self.inner.value(),
+        }
     }
     fn status(&self) -> Result<()> {
         self.inner.status()
     }
+    /// Arena values are pinned, but with in-place updates the iterator's copy is not.
     fn value_pinned(&self) -> bool {
-        self.inner.value_pinned()
+        self.copied.is_none() && self.inner.value_pinned()
     }
     fn value_if_pinned(&self) -> Option<&[u8]> {
+        if self.copied.is_some() {
+            return None;
+        }
         self.inner.value_if_pinned()
     }
 }
 
+#[cfg(test)]
+mod inplace_tests;
 #[cfg(test)]
 mod tests;

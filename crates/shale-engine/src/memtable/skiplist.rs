@@ -1023,6 +1023,67 @@ impl SkipList {
         (!n.is_null()).then(|| unsafe { (node_key(n), node_value(n)) })
     }
 
+    /// Overwrites, in place, the value of the first entry with key >= `target` with `value`
+    /// (RocksDB's `MemTable::Update`): when `value` is no longer than the entry's value and
+    /// fits the entry's value slot, and `accept(ikey)` (given the entry's internal key)
+    /// returns a guard, the new length and bytes are written while the guard is held.
+    /// Returns whether it wrote. The key and links are never touched.
+    ///
+    /// The slot keeps its shape: an inline value (at most [`INLINE_VALUE`] bytes) is
+    /// rewritten inline; an out-of-line value longer than that is rewritten at its
+    /// out-of-line address (length and pointer rewritten in the node, the varint possibly
+    /// shorter); an out-of-line value replaced by one short enough to be inline is written
+    /// inline only when it fits the node's `varint | pointer` bytes, else this returns false
+    /// (the caller appends a new entry instead).
+    ///
+    /// # Safety
+    /// The caller is the only thread adding to or overwriting in this list while this runs,
+    /// and every reader of an entry's value (its length or bytes) excludes the guard
+    /// `accept` returns for that entry for as long as it reads or holds the value.
+    pub unsafe fn overwrite_value<G>(
+        &self,
+        target: &[u8],
+        value: &[u8],
+        accept: impl FnOnce(&[u8]) -> Option<G>,
+    ) -> bool {
+        let n = self.find_greater_or_equal(target, None, 0);
+        if n.is_null() {
+            return false;
+        }
+        // SAFETY: `n` is a linked, written node of this live list. Its value's varint and
+        // bytes are only written by this list's single writer (the caller, per the contract).
+        unsafe {
+            let (klen, p) = read_varint32(n.add(ENTRY));
+            let vpos = p.add(klen).cast_mut();
+            let (old_len, v) = read_varint32(vpos);
+            let varint_bytes = v.offset_from(vpos) as usize;
+            let new_len = value.len();
+            if new_len > old_len {
+                return false;
+            }
+            let mut varint = [0u8; 5];
+            let new_varint = write_varint32(&mut varint, 0, new_len as u32);
+            let fits =
+                old_len <= INLINE_VALUE || new_len > INLINE_VALUE || new_varint + new_len <= varint_bytes + 8;
+            if !fits {
+                return false;
+            }
+            let Some(_guard) = accept(node_key(n)) else { return false };
+            if new_len > INLINE_VALUE {
+                // Both out of line: new bytes at the old value's address, then the length
+                // and the same pointer (the varint may have shrunk, moving the pointer).
+                let addr = u64::from_le(ptr::read_unaligned(v.cast::<u64>())) as usize as *mut u8;
+                ptr::copy_nonoverlapping(value.as_ptr(), addr, new_len);
+                ptr::copy_nonoverlapping(varint.as_ptr(), vpos, new_varint);
+                ptr::write_unaligned(vpos.add(new_varint).cast::<u64>(), (addr as u64).to_le());
+            } else {
+                ptr::copy_nonoverlapping(varint.as_ptr(), vpos, new_varint);
+                ptr::copy_nonoverlapping(value.as_ptr(), vpos.add(new_varint), new_len);
+            }
+            true
+        }
+    }
+
     /// Calls `f(ikey, value)` on entries in order from the first until it returns false.
     pub fn for_each_while(&self, mut f: impl FnMut(&[u8], &[u8]) -> bool) {
         let mut n = self.first();

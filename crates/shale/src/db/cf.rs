@@ -468,6 +468,7 @@ pub(crate) fn create_cfs(inner: &Arc<DbInner>, new: &[(String, Options)]) -> Res
                 let mut opts = opts.clone();
                 opts.write_buffer_manager = inner.opts.write_buffer_manager.clone();
                 opts.rate_limiter = inner.opts.rate_limiter.clone();
+                opts.statistics = inner.opts.statistics.clone();
                 opts.table_ids = inner.opts.table_ids.clone();
                 let mem = Arc::new(
                     MemTable::for_write_buffer(

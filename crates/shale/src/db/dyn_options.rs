@@ -316,7 +316,8 @@ mod tests {
         assert_eq!(kind("arena_block_size", "-1"), ErrorKind::InvalidArgument);
         apply_mutable(&mut o, "memtable_huge_page_size", "2097152").unwrap();
         assert_eq!(o.memtable_huge_page_size, 2 << 20);
-        assert_eq!(kind("inplace_update_num_locks", "3"), ErrorKind::NotSupported);
+        apply_mutable(&mut o, "inplace_update_num_locks", "3").unwrap();
+        assert_eq!(o.inplace_update_num_locks, 3);
         apply_mutable(&mut o, "ttl", "3600").unwrap();
         assert_eq!(o.age_compaction_seconds(), (3600, 0));
         let e = apply_mutable(&mut o, "INVALID_NAME", "1").unwrap_err();

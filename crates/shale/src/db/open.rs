@@ -66,6 +66,9 @@ pub(crate) fn open<T: ThreadMode>(
         d.options.write_buffer_manager = opts.write_buffer_manager.clone();
         // The database's rate limiter throttles every family's flushes and compactions.
         d.options.rate_limiter = opts.rate_limiter.clone();
+        // RocksDB's statistics are a DB option every family's memtables count into
+        // (`rocksdb.number.keys.updated`).
+        d.options.statistics = opts.statistics.clone();
     }
     // With `use_fsync` the default file system syncs with fsync; a file system given with
     // `set_file_system` syncs as it implements `sync`.
@@ -147,6 +150,7 @@ pub(crate) fn open<T: ThreadMode>(
         let mut o = super::stats_history::stats_cf_options();
         o.write_buffer_manager = opts.write_buffer_manager.clone();
         o.rate_limiter = opts.rate_limiter.clone();
+        o.statistics = opts.statistics.clone();
         descs.push(ColumnFamilyDescriptor::new(STATS_CF, o));
     }
     let mut missing_in_db = Vec::new();
@@ -881,7 +885,7 @@ fn replay_wal(
         let mut insert = |seq: &mut u64, e: &crate::batch::BatchEntry<'_>| {
             if let Some(cf) = cfs.get(&e.cf_id) {
                 if wal >= cf.log_number {
-                    cf.mem.add(*seq, e.value_type, e.key, e.value);
+                    cf.mem.put(*seq, e.value_type, e.key, e.value);
                 }
             }
             *seq += 1;

@@ -1334,7 +1334,8 @@ fn insert_batch(
             };
             match &merged {
                 Some(v) => mem.add(seq, ValueType::Value, e.key, v),
-                None => mem.add(seq, e.value_type, e.key, e.value),
+                // A Put may overwrite in place (`inplace_update_support`).
+                None => mem.put(seq, e.value_type, e.key, e.value),
             };
         }
         seq += 1;

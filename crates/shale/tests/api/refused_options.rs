@@ -44,9 +44,16 @@ fn refused_settings_fail_by_name() {
     assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
     drop(db);
 
+    // RocksDB's ValidateOptions: in-place updates need allow_concurrent_memtable_write off.
     let mut o = Options::default();
     o.set_inplace_update_support(true);
-    not_supported(DB::open(&o, dir.path()), "inplace_update_support");
+    invalid(DB::open(&o, dir.path()), "inplace_update_support");
+}
+
+fn invalid<T: std::fmt::Debug>(r: shale::Result<T>, mention: &str) {
+    let e = r.expect_err("must be refused");
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+    assert!(e.to_string().contains(mention), "error should name {mention:?}: {e}");
 }
 
 /// The last value set wins, as with RocksDB's setters: an option set to a refused value and
@@ -73,5 +80,5 @@ fn the_last_value_set_wins() {
     let mut o = Options::default();
     o.set_inplace_update_support(false);
     o.set_inplace_update_support(true);
-    not_supported(DB::open(&o, dir.path()), "inplace_update_support");
+    invalid(DB::open(&o, dir.path()), "inplace_update_support");
 }

@@ -54,6 +54,7 @@ mod interop_wal_compression;
 mod interop_wide_columns;
 mod interop_zlib_parallel;
 mod load_latest_options;
+mod memtable_vector;
 mod merge_at_flush;
 mod merge_operator;
 mod merge_without_operator;
