@@ -165,6 +165,7 @@ pub fn families(quick: bool) -> Vec<Family> {
         ],
     });
 
+    let both_direct = "--use_direct_reads=1 --use_direct_io_for_flush_and_compaction=1";
     out.push(Family {
         title: format!("Direct I/O and mmap reads ({num} keys)"),
         about: format!(
@@ -172,7 +173,7 @@ pub fn families(quick: bool) -> Vec<Family> {
              compaction outputs with O_DIRECT (`--use_direct_io_for_flush_and_compaction=1`), and {reads} \
              Gets on a copy of one database made by `fillrandom`, read with O_DIRECT \
              (`--use_direct_reads=1`, the 32 MiB block cache the only cache) or through mmap \
-             (`--mmap_read=1`)."
+             (`--mmap_read=1`); and both direct options at once, for `fillrandom` and for the Gets."
         ),
         base: Some(words(&format!("--benchmarks=fillrandom {n}"))),
         rows: vec![
@@ -189,6 +190,16 @@ pub fn families(quick: bool) -> Vec<Family> {
             row(
                 "readrandom, mmap reads",
                 &format!("--benchmarks=readrandom {n} --reads={reads} --mmap_read=1"),
+                true,
+            ),
+            row(
+                "fillrandom, both direct options",
+                &format!("--benchmarks=fillrandom {n} {both_direct}"),
+                false,
+            ),
+            row(
+                "readrandom, both direct options",
+                &format!("--benchmarks=readrandom {n} --reads={reads} {both_direct}"),
                 true,
             ),
         ],
