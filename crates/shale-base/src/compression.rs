@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! Snappy : raw snappy block (it carries its own uncompressed length)
-//! Zlib   : varint32 uncompressed size | raw deflate stream (no zlib header)
+//! Zlib   : varint32 uncompressed size | deflate stream (raw: no zlib header, for
+//!          RocksDB's default and every negative window_bits)
 //! LZ4    : varint32 uncompressed size | LZ4 block
 //! LZ4HC  : varint32 uncompressed size | LZ4 block (same format as LZ4, written by liblz4's
 //!          high-compression LZ4_compress_HC; read by the LZ4 decoder)
@@ -22,6 +23,12 @@
 //! byte for byte theirs (a hand-written HC compressor would write other, equally valid,
 //! blocks). [`lz4hc_compress`] and [`lz4_compress_fast`] give that pair to other crates
 //! (shale-raftlog's `compression_level`, the KV engine's LZ4/LZ4HC levels).
+//! Zlib compresses as RocksDB's `BuiltinZlibCompressorV2`: zlib's `deflateInit2` with
+//! `compression_opts.window_bits`, `level`, memLevel 8 and `strategy`, and
+//! `deflateSetDictionary` with the table's dictionary, through zlib-rs (pure Rust; flate2's
+//! default miniz_oxide backend has neither window bits, strategies nor dictionaries). Zlib
+//! blocks are read with flate2 (no dictionary) or zlib-rs (with one).
+//!
 //! The compression type byte itself lives in the block trailer (see `format.rs`).
 
 use std::io::{Read, Write};
@@ -118,14 +125,14 @@ pub fn compress(t: CompressionType, level: Option<i32>, raw: &[u8]) -> Result<Ve
             out = snap::raw::Encoder::new().compress_vec(raw).map_err(|e| bad(t, e))?;
         }
         CompressionType::Zlib => {
-            put_varint32(&mut out, raw.len() as u32);
-            let lvl = match level {
-                Some(l) if (0..=9).contains(&l) => flate2::Compression::new(l as u32),
-                _ => flate2::Compression::default(),
-            };
-            let mut enc = flate2::write::DeflateEncoder::new(out, lvl);
-            enc.write_all(raw).map_err(|e| Error::io("zlib compress", e))?;
-            out = enc.finish().map_err(|e| Error::io("zlib compress", e))?;
+            let opts = CodecOpts { level, ..CodecOpts::default() };
+            let room = zlib_rs::compress_bound(raw.len()).saturating_add(8);
+            match zlib_block(raw, &opts, &[], room) {
+                Zlib::Kept(b) => out = b,
+                Zlib::Rejected | Zlib::Bypassed => {
+                    return Err(Error::invalid_argument(format!("zlib cannot compress at level {level:?}")))
+                }
+            }
         }
         CompressionType::Lz4 | CompressionType::Lz4hc => {
             put_varint32(&mut out, raw.len() as u32);
@@ -189,6 +196,108 @@ pub fn compress_block(
     level: Option<i32>,
     raw: &[u8],
 ) -> Result<(Vec<u8>, CompressionType)> {
+    compress_block_opts(t, &CodecOpts { level, ..CodecOpts::default() }, raw, &[])
+}
+
+/// The settings of a table's codec beyond its type: RocksDB's `compression_opts.level`
+/// (None: the codec's default, RocksDB's `kDefaultCompressionLevel`), and zlib's
+/// `window_bits` and `strategy` (the other codecs have neither).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CodecOpts {
+    pub level: Option<i32>,
+    pub window_bits: i32,
+    pub strategy: i32,
+}
+
+impl Default for CodecOpts {
+    /// RocksDB's `CompressionOptions` defaults: the codec's level, window bits -14 (raw
+    /// deflate, 16 KiB window), strategy 0 (Z_DEFAULT_STRATEGY).
+    fn default() -> Self {
+        CodecOpts { level: None, window_bits: -14, strategy: 0 }
+    }
+}
+
+/// What zlib made of a block ([`zlib_block`]).
+enum Zlib {
+    /// The size prefix and the deflate stream.
+    Kept(Vec<u8>),
+    /// The stream did not fit the room given (RocksDB's "compression rejected").
+    Rejected,
+    /// zlib refused the settings (`deflateInit2` or `deflateSetDictionary` failed:
+    /// RocksDB's "compression bypassed"); the block is stored uncompressed.
+    Bypassed,
+}
+
+/// zlib's `deflateInit2` parameter check (zlib 1.3, which zlib-rs follows): level -1
+/// (Z_DEFAULT_COMPRESSION, 6) or 0..=9; window bits -15..=-9 (raw deflate), 8..=15 (zlib
+/// header) or 25..=31 (gzip header); strategy 0..=4; memLevel is RocksDB's fixed 8.
+/// zlib-rs panics on settings zlib would refuse, so they are checked here first.
+fn zlib_config(opts: &CodecOpts) -> Option<zlib_rs::DeflateConfig> {
+    let level = opts.level.unwrap_or(-1);
+    let w = opts.window_bits;
+    let window_ok = (-15..=-9).contains(&w) || (8..=15).contains(&w) || (25..=31).contains(&w);
+    if !(-1..=9).contains(&level) || !window_ok {
+        return None;
+    }
+    let strategy = zlib_rs::Strategy::try_from(opts.strategy).ok()?;
+    Some(zlib_rs::DeflateConfig {
+        level,
+        method: zlib_rs::Method::Deflated,
+        window_bits: w,
+        mem_level: 8,
+        strategy,
+    })
+}
+
+/// RocksDB 11.8.1's `BuiltinZlibCompressorV2::CompressBlock`: the varint32 size prefix,
+/// then one `deflate(Z_FINISH)` of `raw` by a stream made with `deflateInit2(level,
+/// Z_DEFLATED, window_bits, 8, strategy)` (and `deflateSetDictionary(dict)` when a
+/// dictionary is given) into at most `room` bytes, prefix included. A negative
+/// `window_bits` writes raw deflate, which is what RocksDB's reader (raw inflate, window
+/// bits -14) reads; a positive one writes the zlib or gzip header exactly as RocksDB does,
+/// blocks its own reader then refuses.
+fn zlib_block(raw: &[u8], opts: &CodecOpts, dict: &[u8], room: usize) -> Zlib {
+    let Some(config) = zlib_config(opts) else { return Zlib::Bypassed };
+    let mut out = Vec::with_capacity(room.min(raw.len() + 64));
+    put_varint32(&mut out, raw.len() as u32);
+    if room <= out.len() || raw.len() > u32::MAX as usize {
+        return Zlib::Bypassed;
+    }
+    let mut z = zlib_rs::Deflate::new_with_config(config);
+    if !dict.is_empty() && z.set_dictionary(dict).is_err() {
+        return Zlib::Bypassed;
+    }
+    let at = out.len();
+    out.resize(room, 0);
+    match z.compress(raw, &mut out[at..], zlib_rs::DeflateFlush::Finish) {
+        Ok(zlib_rs::Status::StreamEnd) => {
+            let n = at + z.total_out() as usize;
+            out.truncate(n);
+            Zlib::Kept(out)
+        }
+        _ => Zlib::Rejected,
+    }
+}
+
+/// [`compress_block`] with all of the codec's settings and, when `dict` is not empty, the
+/// table's compression dictionary (ZSTD's dictionary, LZ4's history, zlib's preset
+/// dictionary; Snappy and BZip2 have none and compress as usual).
+pub fn compress_block_opts(
+    t: CompressionType,
+    opts: &CodecOpts,
+    raw: &[u8],
+    dict: &[u8],
+) -> Result<(Vec<u8>, CompressionType)> {
+    if t == CompressionType::Zlib {
+        return Ok(match zlib_block(raw, opts, dict, max_compressed_size(raw.len())) {
+            Zlib::Kept(b) => (b, t),
+            Zlib::Rejected | Zlib::Bypassed => (raw.to_vec(), CompressionType::None),
+        });
+    }
+    if !dict.is_empty() {
+        return compress_block_with_dict(t, opts.level, raw, dict);
+    }
+    let level = opts.level;
     if t == CompressionType::None {
         return Ok((raw.to_vec(), CompressionType::None));
     }
@@ -251,8 +360,8 @@ pub fn uncompress(t: CompressionType, data: &[u8]) -> Result<Vec<u8>> {
 
 /// Decompresses a data block of a table that has a compression dictionary (RocksDB's
 /// `compression_opts.max_dict_bytes > 0`; the dictionary is the table's
-/// `rocksdb.compression_dict` meta block). LZ4 and ZSTD use it; Snappy has none; a zlib
-/// dictionary is not supported. An empty `dict` means no dictionary.
+/// `rocksdb.compression_dict` meta block). LZ4, ZSTD and zlib use it; Snappy and BZip2
+/// have none. An empty `dict` means no dictionary.
 pub fn uncompress_with_dict(t: CompressionType, data: &[u8], dict: &[u8]) -> Result<Vec<u8>> {
     if !dict.is_empty() {
         match t {
@@ -276,7 +385,8 @@ pub fn uncompress_with_dict(t: CompressionType, data: &[u8], dict: &[u8]) -> Res
                 return Ok(out);
             }
             CompressionType::Zlib => {
-                return Err(Error::not_supported("zlib compression dictionary is not supported by Shale"))
+                let (n, body) = size_prefix(t, data)?;
+                return zlib_inflate_with_dict(body, n, dict);
             }
             _ => {}
         }
@@ -331,6 +441,22 @@ pub fn uncompress_with_dict(t: CompressionType, data: &[u8], dict: &[u8]) -> Res
     }
 }
 
+/// Raw inflate of a zlib block written with a preset dictionary, as RocksDB's
+/// `Zlib_DecompressBlock` (`inflateSetDictionary`, one inflate into the `n`-byte output).
+/// The window is 15 bits (RocksDB's reader takes 14): a superset, the dictionary's last 32
+/// KiB being the history every raw stream of window bits -9..=-15 may refer to.
+fn zlib_inflate_with_dict(body: &[u8], n: usize, dict: &[u8]) -> Result<Vec<u8>> {
+    let t = CompressionType::Zlib;
+    let mut z = zlib_rs::Inflate::new(false, 15);
+    z.set_dictionary(dict).map_err(|e| bad(t, format!("zlib dictionary: {}", e.as_str())))?;
+    let mut out = vec![0u8; n];
+    match z.decompress(body, &mut out, zlib_rs::InflateFlush::Finish) {
+        Ok(zlib_rs::Status::StreamEnd) if z.total_out() as usize == n => Ok(out),
+        Ok(_) => Err(bad(t, format!("size mismatch: expected {n} bytes, got {}", z.total_out()))),
+        Err(e) => Err(bad(t, format!("zlib inflate: {}", e.as_str()))),
+    }
+}
+
 /// RocksDB's WAL compression (`ZSTDStreamingCompress`, util/compression.cc): each logical
 /// record is one ZSTD frame with the content checksum, at ZSTD's default level; the frame is
 /// then cut into log fragments like any record (`wal/writer.rs`).
@@ -381,6 +507,9 @@ pub fn compress_block_with_dict(
     raw: &[u8],
     dict: &[u8],
 ) -> Result<(Vec<u8>, CompressionType)> {
+    if t == CompressionType::Zlib {
+        return compress_block_opts(t, &CodecOpts { level, ..CodecOpts::default() }, raw, dict);
+    }
     if dict.is_empty() || !matches!(t, CompressionType::Zstd | CompressionType::Lz4 | CompressionType::Lz4hc)
     {
         return compress_block(t, level, raw);
@@ -702,8 +831,57 @@ mod tests {
         assert_eq!(ty, CompressionType::Lz4hc);
         assert_eq!(uncompress_with_dict(CompressionType::Lz4hc, &h, &dict).unwrap(), raw);
         assert!(uncompress(CompressionType::Lz4hc, &h).map_or(true, |v| v != raw));
+        // zlib with a preset dictionary (deflateSetDictionary / inflateSetDictionary).
+        let (zl, ty) = compress_block_with_dict(CompressionType::Zlib, None, &raw, &dict).unwrap();
+        assert_eq!(ty, CompressionType::Zlib);
+        assert_eq!(uncompress_with_dict(CompressionType::Zlib, &zl, &dict).unwrap(), raw);
+        let (plain, _) = compress_block(CompressionType::Zlib, None, &raw).unwrap();
+        assert!(zl.len() < plain.len(), "the dictionary pays: {} vs {}", zl.len(), plain.len());
+        assert!(uncompress(CompressionType::Zlib, &zl).map_or(true, |v| v != raw));
         let e = uncompress_with_dict(CompressionType::Zlib, b"\x01x", &dict).unwrap_err();
-        assert_eq!(e.kind(), crate::ErrorKind::NotSupported);
+        assert_eq!(e.kind(), crate::ErrorKind::Corruption);
+    }
+
+    #[test]
+    fn zlib_window_bits_strategy_and_level_as_deflate_init2() {
+        let raw: Vec<u8> =
+            (0..3000u32).flat_map(|i| format!("key{:06}value{}", i % 300, i % 11).into_bytes()).collect();
+        let block = |window_bits, strategy, level| {
+            compress_block_opts(CompressionType::Zlib, &CodecOpts { level, window_bits, strategy }, &raw, &[])
+                .unwrap()
+        };
+        // Raw deflate at every window size and strategy: read back by the unchanged reader.
+        let mut sizes = Vec::new();
+        for w in -15..=-9 {
+            for st in 0..=4 {
+                let (b, t) = block(w, st, None);
+                assert_eq!(t, CompressionType::Zlib, "window_bits {w} strategy {st}");
+                assert_eq!(uncompress(t, &b).unwrap(), raw, "window_bits {w} strategy {st}");
+                sizes.push((w, st, b.len()));
+            }
+        }
+        // The strategies write different streams (Huffman only: no matches, much larger).
+        let at = |w, st| sizes.iter().find(|x| x.0 == w && x.1 == st).map(|x| x.2).unwrap();
+        assert!(at(-14, 2) > 2 * at(-14, 0), "{sizes:?}");
+        assert_ne!(block(-14, 4, None).0, block(-14, 0, None).0);
+        assert_ne!(block(-9, 0, None).0, block(-15, 0, None).0);
+        // Positive window bits: a zlib header (CMF 0x78 for a 32 KiB window), 24+: gzip,
+        // as RocksDB writes them.
+        let (z, t) = block(15, 0, None);
+        assert_eq!((t, z[3]), (CompressionType::Zlib, 0x78));
+        let (g, _) = block(31, 0, None);
+        assert_eq!(&g[3..5], &[0x1f, 0x8b]);
+        // Settings deflateInit2 refuses: the block is stored uncompressed ("bypassed").
+        for (w, st, level) in
+            [(-8, 0, None), (-16, 0, None), (16, 0, None), (-14, 5, None), (-14, 0, Some(10))]
+        {
+            assert_eq!(block(w, st, level), (raw.clone(), CompressionType::None), "{w} {st} {level:?}");
+        }
+        // Levels 0..=9 and -1 (zlib's default, 6).
+        assert_eq!(block(-14, 0, Some(-1)), block(-14, 0, Some(6)));
+        assert_eq!(block(-14, 0, None), block(-14, 0, Some(6)));
+        // Level 0 stores: larger than 7/8 of the block, so rejected.
+        assert_eq!(block(-14, 0, Some(0)).1, CompressionType::None);
     }
 
     #[test]

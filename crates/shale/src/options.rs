@@ -1198,40 +1198,6 @@ impl Options {
             .collect();
     }
 
-    /// The `compression_opts` Shale's codecs honour: zlib's window bits and strategy, and
-    /// dictionaries with zlib, are not built (its pure-Rust deflate has no such settings).
-    /// LZ4 and LZ4HC take RocksDB 11.8's unified levels (`shale_base::compression`).
-    /// Checked for every codec a table may get: `compression`, `compression_per_level`'s and
-    /// `bottommost_compression` (with `bottommost_compression_opts` when enabled).
-    fn check_compression_opts(&self) -> Result<()> {
-        let zlib = DBCompressionType::Zlib;
-        let uses_zlib = self.compression == zlib || self.compression_per_level.contains(&zlib);
-        let bottom_zlib = self.bottommost_compression == Some(zlib);
-        let check = |co: &crate::table::builder::CompressionOpts, field: &str| -> Result<()> {
-            let refuse = |what: &str| {
-                Err(Error::not_supported(format!(
-                    "option {field}.{what} with compression kZlibCompression is not supported by Shale"
-                )))
-            };
-            if co.window_bits != -14 {
-                refuse("window_bits")
-            } else if co.strategy != 0 {
-                refuse("strategy")
-            } else if co.max_dict_bytes > 0 {
-                refuse("max_dict_bytes")
-            } else {
-                Ok(())
-            }
-        };
-        if uses_zlib || (bottom_zlib && !self.bottommost_compression_opts_enabled) {
-            check(&self.compression_opts, "compression_opts")?;
-        }
-        if bottom_zlib && self.bottommost_compression_opts_enabled {
-            check(&self.bottommost_compression_opts, "bottommost_compression_opts")?;
-        }
-        Ok(())
-    }
-
     /// RocksDB's `GetCompressionFlush`: what a flush writes with. Universal compaction with
     /// `compression_size_percent` >= 0 flushes uncompressed; else `compression_per_level[0]`
     /// when per-level codecs are set, `compression` otherwise.
@@ -1366,7 +1332,6 @@ impl Options {
                 self.compaction_style
             )));
         }
-        self.check_compression_opts()?;
         if self.write_buffer_size == 0 {
             return Err(Error::invalid_argument("write_buffer_size must be positive"));
         }

@@ -1030,10 +1030,13 @@ impl Options {
         self.env_lower_io = env.lower_io;
     }
 
-    /// Shale behaves as RocksDB with this option at its default (`num <= 1`); any other
-    /// value is recorded and `open` refuses it with NotSupported naming `compression_opts.parallel_threads`.
+    /// RocksDB's `compression_opts.parallel_threads`: above 1, each table's data blocks are
+    /// compressed by that many threads while the table is built, and written in order (the
+    /// same file bytes). As RocksDB 11.8.1, not for Snappy, LZ4's fast levels or ZSTD's
+    /// negative levels, nor with partitioned filters coupled to the index
+    /// (`table/parallel.rs`).
     pub fn set_compression_options_parallel_threads(&mut self, num: i32) {
-        self.accept_only(num <= 1, "compression_opts.parallel_threads");
+        self.compression_opts.parallel_threads = num;
     }
 
     /// WAL compression, as RocksDB's `wal_compression`: each WAL starts with a
@@ -1069,9 +1072,11 @@ impl Options {
 
     /// RocksDB's `compression_opts`: the codec level (32767: its default; ZSTD and zlib),
     /// zlib's window bits and strategy, and `max_dict_bytes`, the size of the table's
-    /// compression dictionary (0: none; `table/builder.rs`). What Shale's codecs cannot do
-    /// (zlib's window and strategy or dictionaries, LZ4 levels) makes `open` fail with
-    /// NotSupported naming it.
+    /// compression dictionary (0: none; `table/builder.rs`). zlib compresses as RocksDB's
+    /// `deflateInit2(level, Z_DEFLATED, window_bits, 8, strategy)`: negative window bits
+    /// write raw deflate (what RocksDB reads), positive ones a zlib or gzip header, as
+    /// RocksDB writes them (and its reader refuses); settings zlib refuses store the
+    /// blocks uncompressed, as RocksDB's "compression bypassed".
     pub fn set_compression_options(
         &mut self,
         window_bits: i32,

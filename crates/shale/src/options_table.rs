@@ -245,10 +245,11 @@ fn not_built(name: &str, field: &str) -> Error {
 fn compression_opts_text(z: &crate::table::builder::CompressionOpts, enabled: bool) -> String {
     format!(
         "{{checksum=false;max_dict_buffer_bytes={};enabled={enabled};max_dict_bytes={};\
-         max_compressed_bytes_per_kb=896;parallel_threads=1;zstd_max_train_bytes={};level={};\
+         max_compressed_bytes_per_kb=896;parallel_threads={};zstd_max_train_bytes={};level={};\
          use_zstd_dict_trainer={};strategy={};window_bits={};}}",
         z.max_dict_buffer_bytes,
         z.max_dict_bytes,
+        z.parallel_threads,
         z.zstd_max_train_bytes,
         z.level,
         z.use_zstd_dict_trainer,
@@ -1321,7 +1322,7 @@ pub(crate) static ROWS: &[OptionRow] = &[
                     "max_dict_buffer_bytes" => b.max_dict_buffer_bytes = number(k, x)?,
                     "use_zstd_dict_trainer" => b.use_zstd_dict_trainer = boolean(k, x)?,
                     "enabled" => enabled = boolean(k, x)?,
-                    "parallel_threads" => o.set_compression_options_parallel_threads(number(k, x)?),
+                    "parallel_threads" => b.parallel_threads = number(k, x)?,
                     "checksum" if !boolean(k, x)? => {}
                     "max_compressed_bytes_per_kb" if number::<u32>(k, x)? == 896 => {}
                     "checksum" | "max_compressed_bytes_per_kb" => {

@@ -385,7 +385,7 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
         let boundary = !group.is_empty() && (!valid || !same_key(&*ucmp, iter.key(), &group[0].0));
         if boundary {
             let uk = user_key(&group[0].0).to_vec();
-            if out.as_ref().is_some_and(|o| o.builder.file_size() >= input.target_file_size) {
+            if out.as_ref().is_some_and(|o| o.builder.estimated_file_size() >= input.target_file_size) {
                 let o = out.take();
                 finish(&ctx, o, &kept_tombstones, lower.as_deref(), Some(&uk), &mut result)?;
                 lower = Some(uk);

@@ -250,6 +250,15 @@ impl AnyTableBuilder {
         }
     }
 
+    /// RocksDB's `EstimatedFileSize`: [`Self::file_size`] plus, for a block-based table
+    /// with parallel compression, the data blocks still being compressed.
+    pub fn estimated_file_size(&self) -> u64 {
+        match self {
+            AnyTableBuilder::Block(b) => b.estimated_file_size(),
+            _ => self.file_size(),
+        }
+    }
+
     pub fn finish(self) -> Result<TableBuildResult> {
         match self {
             AnyTableBuilder::Block(b) => b.finish(),

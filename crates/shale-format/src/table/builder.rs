@@ -39,6 +39,10 @@
 //! block is compressed with the dictionary, and it is stored raw in the
 //! "rocksdb.compression_dict" meta block. Snappy and BZip2 store it but compress without
 //! it, as RocksDB does; index blocks never use it.
+//!
+//! With `compression_opts.parallel_threads > 1` (and a codec RocksDB parallelizes,
+//! `parallel.rs`) the data blocks are compressed by worker threads while the table goes on
+//! being built, and written in order: the same bytes as a single-threaded build.
 
 use std::cmp::Ordering;
 
@@ -51,7 +55,7 @@ use crate::key::{
 };
 
 use super::block::BlockBuilder;
-use super::compression::{compress_block, CompressionType};
+use super::compression::{compress_block_opts, CodecOpts, CompressionType};
 use super::filter::{FilterBuilder, BLOOM_POLICY_NAME};
 use super::format::{
     uses_context_checksum, BlockChecksum, BlockHandle, ChecksumType, Footer, BLOCK_TRAILER_SIZE,
@@ -183,6 +187,9 @@ pub struct CompressionOpts {
     pub zstd_max_train_bytes: u32,
     pub max_dict_buffer_bytes: u64,
     pub use_zstd_dict_trainer: bool,
+    /// RocksDB's `parallel_threads`: threads compressing data blocks (`parallel.rs`);
+    /// not in the table's properties, as RocksDB (it does not change the bytes).
+    pub parallel_threads: i32,
 }
 
 impl Default for CompressionOpts {
@@ -195,6 +202,7 @@ impl Default for CompressionOpts {
             zstd_max_train_bytes: 0,
             max_dict_buffer_bytes: 0,
             use_zstd_dict_trainer: true,
+            parallel_threads: 1,
         }
     }
 }
@@ -224,6 +232,11 @@ impl CompressionOpts {
     /// The level to compress with (None: the codec's default).
     pub fn level(&self) -> Option<i32> {
         (self.level != 32767).then_some(self.level)
+    }
+
+    /// The codec settings blocks are compressed with (level, zlib's window bits and strategy).
+    pub fn codec(&self) -> CodecOpts {
+        CodecOpts { level: self.level(), window_bits: self.window_bits, strategy: self.strategy }
     }
 }
 
@@ -352,6 +365,11 @@ pub struct TableBuilder {
     hash_index: Option<super::hash_index::HashIndexBuilder>,
     /// Data blocks cut so far: the block the next key goes into.
     data_blocks_cut: u32,
+    /// Parallel compression of the data blocks (`parallel.rs`), when RocksDB would use it.
+    parallel: Option<super::parallel::Pipeline>,
+    /// The data blocks' codec as the compression threads share it (made at the first
+    /// block handed over, after any dictionary).
+    parallel_codec: Option<std::sync::Arc<super::parallel::Codec>>,
 }
 
 /// Data blocks held uncompressed until the dictionary is made (RocksDB's kBuffered state).
@@ -499,6 +517,16 @@ impl TableBuilder {
             p_filter,
             hash_index,
             data_blocks_cut: 0,
+            parallel: {
+                let threads = super::parallel::effective_threads(
+                    opts.compression,
+                    opts.compression_opts.level(),
+                    opts.compression_opts.parallel_threads,
+                    opts.partitioned_index && opts.partition_filters && !opts.decouple_partitioned_filters,
+                );
+                (threads > 1).then(|| super::parallel::Pipeline::new(threads))
+            },
+            parallel_codec: None,
             offset: 0,
             file,
             opts,
@@ -555,6 +583,9 @@ impl TableBuilder {
         if let Some(h) = self.pending_handle.take() {
             let last = std::mem::take(&mut self.last_key);
             self.add_index_entry(&last, Some(ikey), h);
+        }
+        if let Some(p) = self.parallel.as_mut() {
+            p.resolve_next_key(Some(ikey));
         }
         let ts_sz = self.opts.icmp.timestamp_size();
         if ts_sz > 0 {
@@ -657,6 +688,13 @@ impl TableBuilder {
         self.offset
     }
 
+    /// RocksDB's `EstimatedFileSize`: the bytes written plus, with parallel compression,
+    /// the data blocks handed to the compression threads and not yet written (their
+    /// uncompressed size: an upper bound). What compaction cuts its outputs by.
+    pub fn estimated_file_size(&self) -> u64 {
+        self.offset + self.parallel.as_ref().map_or(0, |p| p.inflight_bytes())
+    }
+
     /// RocksDB's FlushBlockBySizePolicy.
     fn should_flush(&self, key: &[u8], value: &[u8]) -> bool {
         if self.data_block.is_empty() {
@@ -747,24 +785,66 @@ impl TableBuilder {
             }
             return Ok(());
         }
+        if self.parallel.is_some() {
+            let last = self.last_key.clone();
+            return self.submit_parallel(raw, last, Some(next_key.map(<[u8]>::to_vec)));
+        }
         let handle = self.write_data_block(&raw)?;
         self.pending_handle = Some(handle);
         Ok(())
     }
 
-    /// Compresses (with the dictionary, if any) and writes one data block.
-    fn write_data_block(&mut self, raw: &[u8]) -> Result<BlockHandle> {
-        let (stored, t) = super::compression::compress_block_with_dict(
-            self.opts.compression,
-            self.opts.compression_opts.level(),
-            raw,
-            &self.dict,
-        )?;
+    /// The codec data blocks are compressed with (the dictionary once it is made).
+    fn data_codec(&self) -> super::parallel::Codec {
+        super::parallel::Codec {
+            t: self.opts.compression,
+            opts: self.opts.compression_opts.codec(),
+            dict: self.dict.clone(),
+        }
+    }
+
+    /// Hands a data block to the compression threads, then writes the blocks that are done.
+    /// `next_key` None: the next block's first key is not known yet.
+    fn submit_parallel(
+        &mut self,
+        raw: Vec<u8>,
+        last: Vec<u8>,
+        next_key: Option<Option<Vec<u8>>>,
+    ) -> Result<()> {
+        let codec = match &self.parallel_codec {
+            Some(c) => c.clone(),
+            None => self.parallel_codec.insert(std::sync::Arc::new(self.data_codec())).clone(),
+        };
+        let Some(p) = self.parallel.as_mut() else { return Ok(()) };
+        let ready = p.submit(raw, &codec, last, next_key)?;
+        self.write_ready(ready)
+    }
+
+    /// Writes data blocks compressed by the threads, in order, with their index entries.
+    fn write_ready(&mut self, ready: Vec<super::parallel::Ready>) -> Result<()> {
+        for r in ready {
+            self.count_data_block(r.t);
+            let handle = self.write_raw_block(&r.stored, r.t)?;
+            self.props.data_size = self.offset;
+            self.props.num_data_blocks += 1;
+            self.add_index_entry(&r.last_key, r.next_key.as_deref(), handle);
+        }
+        Ok(())
+    }
+
+    fn count_data_block(&mut self, t: CompressionType) {
         if self.opts.compression == CompressionType::None {
             self.blocks_compression_bypassed += 1;
         } else if t == CompressionType::None {
             self.blocks_compression_rejected += 1;
         }
+    }
+
+    /// Compresses (with the dictionary, if any) and writes one data block.
+    fn write_data_block(&mut self, raw: &[u8]) -> Result<BlockHandle> {
+        let (stored, t) =
+            compress_block_opts(self.opts.compression, &self.opts.compression_opts.codec(), raw, &self.dict)?;
+        self.count_data_block(t);
         let handle = self.write_raw_block(&stored, t)?;
         self.props.data_size = self.offset;
         self.props.num_data_blocks += 1;
@@ -798,6 +878,14 @@ impl TableBuilder {
             data
         };
         let n = buf.blocks.len();
+        if self.parallel.is_some() {
+            let mut blocks = buf.blocks.into_iter().peekable();
+            while let Some((raw, _, last)) = blocks.next() {
+                let next = blocks.peek().map(|b| Some(b.1.clone()));
+                self.submit_parallel(raw, last, next)?;
+            }
+            return Ok(());
+        }
         for i in 0..n {
             let handle = self.write_data_block(&buf.blocks[i].0)?;
             if i + 1 < n {
@@ -811,7 +899,7 @@ impl TableBuilder {
 
     /// Compresses (when `ctype` is not None and it pays) and writes a block with trailer.
     fn write_block(&mut self, raw: &[u8], ctype: CompressionType) -> Result<BlockHandle> {
-        let (stored, t) = compress_block(ctype, self.opts.compression_opts.level(), raw)?;
+        let (stored, t) = compress_block_opts(ctype, &self.opts.compression_opts.codec(), raw, &[])?;
         self.write_raw_block(&stored, t)
     }
 
@@ -839,6 +927,12 @@ impl TableBuilder {
         }
         self.flush_data_block(None)?;
         self.enter_unbuffered()?;
+        if let Some(mut p) = self.parallel.take() {
+            p.resolve_next_key(None);
+            let ready = p.drain()?;
+            drop(p);
+            self.write_ready(ready)?;
+        }
         if let Some(h) = self.pending_handle.take() {
             let last = self.last_key.clone();
             self.add_index_entry(&last, None, h);

@@ -14,6 +14,7 @@ pub mod filter;
 pub mod format;
 pub mod hash_index;
 pub mod meta_tail;
+pub mod parallel;
 mod partitioned;
 mod partitioned_builder;
 pub mod plain;

@@ -756,3 +756,72 @@ fn partitioned_index_and_filters_round_trip() {
     assert!(!it.valid());
     assert_eq!(t.range_tombstones().len(), 1);
 }
+
+/// RocksDB's `parallel_threads`: the data blocks compressed by worker threads give the
+/// bytes of a single-threaded build, whatever the codec, dictionary or index layout.
+#[test]
+fn parallel_compression_writes_the_same_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = entries(20_000);
+    // (codec, level, max_dict_bytes, max_dict_buffer_bytes, partitioned, coupled filters, parallel used)
+    let cases = [
+        (CompressionType::Zstd, 32767, 0, 0, false, false, true),
+        (CompressionType::Zlib, 32767, 0, 0, false, false, true),
+        (CompressionType::Zlib, 32767, 4096, 0, false, false, true),
+        (CompressionType::Zstd, 32767, 4096, 30_000, false, false, true),
+        (CompressionType::Lz4hc, 32767, 0, 0, false, false, true),
+        (CompressionType::BZip2, 32767, 0, 0, false, false, true),
+        (CompressionType::Zstd, 32767, 0, 0, true, false, true),
+        // RocksDB's exceptions: coupled partitioned filters, Snappy, LZ4 fast, ZSTD < 0.
+        (CompressionType::Zstd, 32767, 0, 0, true, true, false),
+        (CompressionType::Snappy, 32767, 0, 0, false, false, false),
+        (CompressionType::Lz4, 32767, 0, 0, false, false, false),
+        (CompressionType::Zstd, -3, 0, 0, false, false, false),
+    ];
+    for (i, (c, level, max_dict, buffer, partitioned, coupled, used)) in cases.into_iter().enumerate() {
+        let mut files = Vec::new();
+        for threads in [1, 4] {
+            let path = dir.path().join(format!("{i}-{threads}.sst"));
+            let mut o = TableBuilderOptions::new(bytewise_internal_comparator());
+            o.compression = c;
+            o.compression_opts.level = level;
+            o.compression_opts.max_dict_bytes = max_dict;
+            o.compression_opts.max_dict_buffer_bytes = buffer;
+            o.compression_opts.parallel_threads = threads;
+            o.filter_bits_per_key = Some(10.0);
+            if partitioned {
+                o.partitioned_index = true;
+                o.partition_filters = true;
+                o.decouple_partitioned_filters = !coupled;
+                o.metadata_block_size = 300;
+            }
+            let f = default_fs().new_writable_file(&path).unwrap();
+            let mut b = TableBuilder::new(o, f);
+            assert_eq!(b.parallel.is_some(), threads > 1 && used, "case {i}");
+            for (k, v) in &data {
+                b.add(k, v).unwrap();
+                assert!(b.estimated_file_size() >= b.file_size());
+            }
+            let r = b.finish().unwrap();
+            assert!(r.properties.num_data_blocks > 100, "case {i}");
+            check_contents(&open(&path), &data);
+            files.push(std::fs::read(&path).unwrap());
+        }
+        assert!(files[0] == files[1], "case {i}: the tables differ");
+    }
+}
+
+/// A table abandoned half-way (a failed compaction) stops its compression threads.
+#[test]
+fn parallel_compression_stops_with_an_abandoned_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = TableBuilderOptions::new(bytewise_internal_comparator());
+    o.compression = CompressionType::Zstd;
+    o.compression_opts.parallel_threads = 8;
+    let f = default_fs().new_writable_file(&dir.path().join("x.sst")).unwrap();
+    let mut b = TableBuilder::new(o, f);
+    for (k, v) in &entries(5000) {
+        b.add(k, v).unwrap();
+    }
+    drop(b);
+}

@@ -192,8 +192,9 @@ pub(crate) struct DbInner {
     pub manifest_cv: Condvar,
     /// The group-commit queue. Rank `ranks::WRITERS`.
     pub writers: Ranked<PlMutex<WriteQueue>>,
-    /// The yield credit of waiting writers (RocksDB's `AdaptationContext`, `write.rs`).
-    pub write_yield_credit: std::sync::atomic::AtomicI32,
+    /// The yield credits of waiting writers, one per place a writer waits (RocksDB's
+    /// `AdaptationContext`s; indexed by `write::WaitSite`, `write.rs`).
+    pub write_yield_credit: [std::sync::atomic::AtomicI32; 3],
     /// The current WAL (a std lock: the write leader inserts into the memtables under it,
     /// where a user's comparator may panic; poisoned, it halts the database, `halt.rs`).
     /// Rank `ranks::WAL`.

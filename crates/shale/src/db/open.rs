@@ -555,7 +555,7 @@ pub(super) fn new_inner(
         done_cv: Condvar::new(),
         manifest_cv: Condvar::new(),
         writers: Ranked::new(ranks::WRITERS, PlMutex::new(Default::default())),
-        write_yield_credit: std::sync::atomic::AtomicI32::new(0),
+        write_yield_credit: Default::default(),
         wal: Ranked::new(
             ranks::WAL,
             Mutex::new(WalState {

@@ -12,7 +12,7 @@
 //! default true) yields the processor in a loop for up to `write_thread_max_yield_usec`
 //! (default 100), giving up after three yields of `write_thread_slow_yield_usec` (default
 //! 3) or more, then parks. Whether the yield loop is tried at all follows a decaying credit
-//! of sampled waits, as RocksDB's: when yielding mostly ends in blocking anyway (more
+//! of sampled waits, one per place a writer waits (`WaitSite`), as RocksDB's: when yielding mostly ends in blocking anyway (more
 //! runnable threads than processors), writers block at once. A handoff caught while
 //! spinning or yielding costs no futex wait and wake.
 //!
@@ -199,6 +199,21 @@ const YIELD_SAMPLING: u32 = 256;
 /// Slow yields that end a waiting writer's yield loop (RocksDB's `kMaxSlowYieldsWhileSpinning`).
 const MAX_SLOW_YIELDS: u32 = 3;
 
+/// Where a writer waits, each with its own yield credit (RocksDB's `AdaptationContext`s
+/// `JoinBatchGroup`, `CompleteParallelMemTableWriter`, `EnterUnbatched`): a wait to lead
+/// or be handed a group's result lasts as long as the group before it, while a member
+/// waiting for the rest of its parallel group lasts as long as one batch's insert, so
+/// whether yielding pays differs between them.
+#[derive(Clone, Copy)]
+pub(crate) enum WaitSite {
+    /// Queued: waiting to lead, for a parallel insert, or for the group's result.
+    Join = 0,
+    /// A parallel group's member (or leader) waiting for the group's other inserts.
+    ParallelDone = 1,
+    /// An exclusive writer waiting for the write queue.
+    Unbatched = 2,
+}
+
 thread_local! {
     /// Counts this thread's waits, for [`YIELD_SAMPLING`].
     static WAITS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
@@ -277,17 +292,23 @@ impl DbInner {
                 g.task.take()
             };
             if let Some(task) = task {
-                // A member of a parallel group: insert this writer's own batch.
+                // A member of a parallel group: insert this writer's own batch, then wait
+                // for the group to complete (it cannot lead or be handed another task
+                // before: the group stays at the front of the queue until it completes).
                 drop(q);
+                drop(wait_timer);
                 self.run_insert_task(task);
-                q = self.writers.lock();
-                continue;
+                let r = self.await_done(&me);
+                if let Some(s) = stats {
+                    s.record_write(started, None);
+                }
+                return r;
             }
             if q.queue.front().is_some_and(|f| Arc::ptr_eq(f, &me)) {
                 break;
             }
             drop(q);
-            self.await_signal(&me);
+            self.await_signal(&me, WaitSite::Join);
             q = self.writers.lock();
         }
         drop(q);
@@ -329,18 +350,29 @@ impl DbInner {
                     self.run_insert_task(task);
                 }
                 // The last insert to finish completes the group.
-                loop {
-                    me.signal.store(false, Ordering::SeqCst);
-                    if lock(&me).done {
-                        break;
-                    }
-                    self.await_signal(&me);
-                }
+                let r = self.await_done(&me);
                 record(None);
+                return r;
             }
         }
         let r = lock(&me).result.take().unwrap_or(Ok(()));
         r
+    }
+
+    /// Waits until the parallel group of `me` completes (the last of its inserts to finish
+    /// completes it) and takes `me`'s result (RocksDB's `CompleteParallelMemTableWriter`).
+    fn await_done(&self, me: &Arc<Writer>) -> Result<()> {
+        loop {
+            // Cleared before the state is read, so a change made after the read is signalled.
+            me.signal.store(false, Ordering::SeqCst);
+            {
+                let mut g = lock(me);
+                if g.done {
+                    return g.result.take().unwrap_or(Ok(()));
+                }
+            }
+            self.await_signal(me, WaitSite::ParallelDone);
+        }
     }
 
     /// Asks the CPU to start loading the active-memtable entry (`WalState::mems`) of the
@@ -472,7 +504,8 @@ impl DbInner {
     /// while the database's yield credit is not negative: each sampled wait (one in
     /// [`YIELD_SAMPLING`], or one ended by slow yields) adds to the decayed credit when the
     /// loop saw the signal and takes from it when it had to block.
-    fn await_signal(&self, w: &Writer) {
+    fn await_signal(&self, w: &Writer, site: WaitSite) {
+        let credit = &self.write_yield_credit[site as usize];
         for _ in 0..200 {
             if w.signal.load(Ordering::Acquire) {
                 return;
@@ -492,7 +525,7 @@ impl DbInner {
                 c.set(n);
                 n % YIELD_SAMPLING == 0
             });
-            if update || self.write_yield_credit.load(Ordering::Relaxed) >= 0 {
+            if update || credit.load(Ordering::Relaxed) >= 0 {
                 let max = Duration::from_micros(max_yield);
                 let slow = Duration::from_micros(self.opts.write_thread_slow_yield_usec);
                 let begin = Instant::now();
@@ -525,9 +558,9 @@ impl DbInner {
         if update {
             // Fixed-point decay by 1/1024 per update, +-2^17 per outcome (RocksDB's): the
             // credit stays within i32. Lost updates between threads only lose a sample.
-            let v = self.write_yield_credit.load(Ordering::Relaxed);
+            let v = credit.load(Ordering::Relaxed);
             let step = if succeeded { 131_072 } else { -131_072 };
-            self.write_yield_credit.store(v - v / 1024 + step, Ordering::Relaxed);
+            credit.store(v - v / 1024 + step, Ordering::Relaxed);
         }
     }
 
@@ -601,7 +634,7 @@ impl DbInner {
                 break;
             }
             drop(q);
-            self.await_signal(&me);
+            self.await_signal(&me, WaitSite::Unbatched);
             q = self.writers.lock();
         }
         drop(q);

@@ -52,6 +52,7 @@ mod interop_tail_size;
 mod interop_timestamps;
 mod interop_wal_compression;
 mod interop_wide_columns;
+mod interop_zlib_parallel;
 mod load_latest_options;
 mod merge_at_flush;
 mod merge_operator;
