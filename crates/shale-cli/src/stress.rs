@@ -587,6 +587,10 @@ pub fn crash_test(a: &CrashTestArgs) -> Result<(), String> {
     let mut rng = Rng(if s.seed == 0 { std::process::id() as u64 | 1 } else { s.seed | 1 });
     let mut tally = Tally::default();
     let mut failed_opens = 0u64;
+    // Rounds a full disk stopped (the machine's, not the engine's doing): counted apart, so a
+    // write failing with ENOSPC is not taken for an invariant break or an engine that cannot
+    // open; the run still fails, since those rounds checked less.
+    let mut disk_full = 0u64;
     let mode = format!("{:?}", s.mode).to_lowercase();
     for round in 1..=a.kills {
         let run_ms = 100 + rng.below(a.max_run_ms.max(101) - 100);
@@ -629,7 +633,9 @@ pub fn crash_test(a: &CrashTestArgs) -> Result<(), String> {
             // The child stopped by itself: it failed a check of its own (a read that
             // disagreed with what it had committed) or could not open the database.
             eprintln!("crash-test round {round}: stress exited early ({status}): {err}");
-            if err.contains("open") {
+            if is_disk_full(&err) {
+                disk_full += 1;
+            } else if err.contains("open") {
                 failed_opens += 1;
             } else {
                 tally.breaks += 1;
@@ -670,25 +676,54 @@ pub fn crash_test(a: &CrashTestArgs) -> Result<(), String> {
                 );
             }
             Err(err) => {
-                failed_opens += 1;
+                if is_disk_full(&err.to_string()) {
+                    disk_full += 1;
+                } else {
+                    failed_opens += 1;
+                }
                 eprintln!("crash-test round {round}: reopen failed: {err}");
             }
         }
     }
     let acked = counters.acked()? - acked_before;
+    let full =
+        if disk_full > 0 { format!(", {disk_full} rounds stopped by a full disk") } else { String::new() };
     println!(
-        "crash-test mode={mode}{}: {} kills, {acked} operations acknowledged, {} lost, {} phantom, {} invariant breaks, {failed_opens} failed opens",
+        "crash-test mode={mode}{}: {} kills, {acked} operations acknowledged, {} lost, {} phantom, {} invariant breaks, {failed_opens} failed opens{full}",
         if s.power_loss { " power_loss" } else { "" },
         a.kills,
         tally.lost,
         tally.phantom,
         tally.breaks
     );
-    if tally.bad() > 0 || failed_opens > 0 {
+    if tally.bad() > 0 || failed_opens > 0 || disk_full > 0 {
         return Err(format!(
-            "crash-test failed: {} lost, {} phantom, {} invariant breaks, {failed_opens} failed opens",
+            "crash-test failed: {} lost, {} phantom, {} invariant breaks, {failed_opens} failed opens{full}",
             tally.lost, tally.phantom, tally.breaks
         ));
     }
     Ok(())
+}
+
+/// An error the machine's full disk caused (ENOSPC), as the engine and stress report it.
+fn is_disk_full(msg: &str) -> bool {
+    msg.contains("No space left on device") || msg.contains("(os error 28)")
+}
+
+#[cfg(test)]
+mod disk_full_tests {
+    use super::is_disk_full;
+
+    #[test]
+    fn a_full_disk_is_told_apart_from_an_engine_failure() {
+        // As a 1000-kill run on a shared machine printed them.
+        assert!(is_disk_full(
+            "Failed: write batch: IO error: While appending to file: db/005721.log: No space left on device (os error 28)"
+        ));
+        assert!(is_disk_full(
+            "open: IO error: While appending to file: db/006261.sst: No space left on device (os error 28)"
+        ));
+        assert!(!is_disk_full("Failed: open: Corruption: bad block in 000012.sst at offset 4096"));
+        assert!(!is_disk_full("Failed: key 17 read 5, expected 6"));
+    }
 }
