@@ -125,14 +125,10 @@ pub fn compress(t: CompressionType, level: Option<i32>, raw: &[u8]) -> Result<Ve
             out = snap::raw::Encoder::new().compress_vec(raw).map_err(|e| bad(t, e))?;
         }
         CompressionType::Zlib => {
-            let opts = CodecOpts { level, ..CodecOpts::default() };
-            let room = zlib_rs::compress_bound(raw.len()).saturating_add(8);
-            match zlib_block(raw, &opts, &[], room) {
-                Zlib::Kept(b) => out = b,
-                Zlib::Rejected | Zlib::Bypassed => {
-                    return Err(Error::invalid_argument(format!("zlib cannot compress at level {level:?}")))
-                }
+            if !level.is_none_or(|l| (-1..=9).contains(&l)) {
+                return Err(Error::invalid_argument(format!("zlib cannot compress at level {level:?}")));
             }
+            out = zlib_default_block(raw, level)?
         }
         CompressionType::Lz4 | CompressionType::Lz4hc => {
             put_varint32(&mut out, raw.len() as u32);
@@ -279,6 +275,24 @@ fn zlib_block(raw: &[u8], opts: &CodecOpts, dict: &[u8], room: usize) -> Zlib {
     }
 }
 
+/// A zlib block at RocksDB's default window bits (-14) and strategy, without a dictionary:
+/// the varint32 size prefix and a raw deflate stream from flate2's backend, as Shale wrote
+/// zlib blocks before the other settings were built. It is kept for these defaults because
+/// its output size matches zlib's on the golden tables (`sst_dump --command=recompress`
+/// counts compressed blocks as RocksDB's zlib does), where zlib-rs's stream differs by a
+/// few bytes; any other setting goes through [`zlib_block`].
+fn zlib_default_block(raw: &[u8], level: Option<i32>) -> Result<Vec<u8>> {
+    let mut out = Vec::with_capacity(raw.len() / 2 + 16);
+    put_varint32(&mut out, raw.len() as u32);
+    let lvl = match level {
+        Some(l) if (0..=9).contains(&l) => flate2::Compression::new(l as u32),
+        _ => flate2::Compression::default(),
+    };
+    let mut enc = flate2::write::DeflateEncoder::new(out, lvl);
+    enc.write_all(raw).map_err(|e| Error::io("zlib compress", e))?;
+    enc.finish().map_err(|e| Error::io("zlib compress", e))
+}
+
 /// [`compress_block`] with all of the codec's settings and, when `dict` is not empty, the
 /// table's compression dictionary (ZSTD's dictionary, LZ4's history, zlib's preset
 /// dictionary; Snappy and BZip2 have none and compress as usual).
@@ -288,6 +302,19 @@ pub fn compress_block_opts(
     raw: &[u8],
     dict: &[u8],
 ) -> Result<(Vec<u8>, CompressionType)> {
+    if t == CompressionType::Zlib
+        && opts.window_bits == -14
+        && opts.strategy == 0
+        && dict.is_empty()
+        && opts.level.is_none_or(|l| (-1..=9).contains(&l))
+    {
+        let b = zlib_default_block(raw, opts.level)?;
+        return Ok(if good_compression_ratio(b.len(), raw.len()) {
+            (b, t)
+        } else {
+            (raw.to_vec(), CompressionType::None)
+        });
+    }
     if t == CompressionType::Zlib {
         return Ok(match zlib_block(raw, opts, dict, max_compressed_size(raw.len())) {
             Zlib::Kept(b) => (b, t),
