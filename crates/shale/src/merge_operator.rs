@@ -13,6 +13,8 @@
 //! the partial-merge function (where the operator has one); a partial merge that fails
 //! leaves the operands as they were, as RocksDB does.
 
+use shale_engine::merge::MergeOperatorCore;
+
 /// A merge function: `(key, existing value, operands) -> new value` (None fails the merge).
 pub trait MergeFn:
     Fn(&[u8], Option<&[u8]>, &MergeOperands) -> Option<Vec<u8>> + Send + Sync + 'static
@@ -129,12 +131,19 @@ impl MergeOperator {
     pub(crate) fn options_value(&self) -> &str {
         &self.options_value
     }
+}
+
+/// How the engine calls the operator (`shale_engine::merge`).
+impl MergeOperatorCore for MergeOperator {
+    fn name(&self) -> &str {
+        &self.name
+    }
 
     /// The full merge of `operands` (oldest first) onto `existing`: Corruption naming the
     /// key when the function fails or panics, counted in `stats` as
     /// rocksdb.number.merge.failures (RocksDB's MergeHelper::TimedFullMerge counts every
     /// failed FullMergeV3: reads, iterators, flushes, compactions, successive merges).
-    pub(crate) fn full_merge(
+    fn full_merge(
         &self,
         key: &[u8],
         existing: Option<&[u8]>,
@@ -154,7 +163,7 @@ impl MergeOperator {
 
     /// The partial merge of two or more operands (oldest first): Ok(None) when the operator
     /// has no partial merge or its function declines (returns None); an error when it panics.
-    pub(crate) fn partial_merge(&self, key: &[u8], operands: &[Vec<u8>]) -> crate::Result<Option<Vec<u8>>> {
+    fn partial_merge(&self, key: &[u8], operands: &[Vec<u8>]) -> crate::Result<Option<Vec<u8>>> {
         let Some(partial) = &self.partial else { return Ok(None) };
         if operands.len() < 2 {
             return Ok(None);

@@ -185,6 +185,7 @@ fn escape(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use shale_engine::merge::MergeOperatorCore;
 
     fn full(m: &MergeOperator, e: Option<&[u8]>, ops: &[&[u8]]) -> Vec<u8> {
         m.full_merge(b"k", e, ops.iter().map(|o| o.to_vec()).collect(), None).unwrap()

@@ -13,7 +13,6 @@ use shale_engine::config::{BlobGc, CfConfig, CompactionPri as EnginePri, Compact
 use shale_engine::merge::MergeOperatorCore;
 
 use crate::compaction_filter::Decision;
-use crate::merge_operator::MergeOperator;
 use crate::options::Options;
 use crate::options_api::CompactionPri;
 use crate::DBCompactionStyle;
@@ -90,26 +89,6 @@ impl Options {
     /// The family's merge operator, for an iterator that keeps it.
     pub(crate) fn merge_core_arc(&self) -> Option<Arc<dyn MergeOperatorCore>> {
         self.merge_operator.clone().map(|m| m as Arc<dyn MergeOperatorCore>)
-    }
-}
-
-impl MergeOperatorCore for MergeOperator {
-    fn name(&self) -> &str {
-        MergeOperator::name(self)
-    }
-
-    fn full_merge(
-        &self,
-        key: &[u8],
-        existing: Option<&[u8]>,
-        operands: Vec<Vec<u8>>,
-        stats: Option<&crate::statistics::Statistics>,
-    ) -> crate::Result<Vec<u8>> {
-        MergeOperator::full_merge(self, key, existing, operands, stats)
-    }
-
-    fn partial_merge(&self, key: &[u8], operands: &[Vec<u8>]) -> crate::Result<Option<Vec<u8>>> {
-        MergeOperator::partial_merge(self, key, operands)
     }
 }
 

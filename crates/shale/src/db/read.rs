@@ -7,6 +7,8 @@
 
 use std::sync::Arc;
 
+use shale_engine::merge::MergeOperatorCore;
+
 use super::cf::{CfHandle, SuperVersion};
 use super::{DBCommon, DBInner, DBWithThreadMode, DbInner, ThreadMode};
 use crate::batch::WriteBatch;

@@ -76,6 +76,7 @@
 //! Shale reads the memtables only and stores the operand when a table file's key range holds
 //! the key (no cached-block read tier is built), or when the merge function fails.
 
+use shale_engine::merge::MergeOperatorCore;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
