@@ -76,6 +76,12 @@ impl Error {
         self.message
     }
 
+    /// The message without the kind's prefix, as RocksDB's `Status::getState()`: the text to
+    /// carry into another error type that prints its own prefix.
+    pub fn state(&self) -> &str {
+        self.message.strip_prefix(self.kind.prefix()).unwrap_or(&self.message)
+    }
+
     /// The OS error code of an IO error, if it came from the OS.
     pub fn os_code(&self) -> Option<i32> {
         self.os_code
@@ -168,6 +174,7 @@ mod tests {
         assert_eq!(e.kind(), ErrorKind::Corruption);
         assert_eq!(e.to_string(), "Corruption: bad block in 000012.sst at offset 4096");
         let e = Error::invalid_argument("x");
+        assert_eq!(e.state(), "x");
         assert_eq!(e.into_string(), "Invalid argument: x");
     }
 

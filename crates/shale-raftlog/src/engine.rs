@@ -11,8 +11,9 @@
 //! purge ─────────────► rewrite lagging / dirty regions into the rewrite queue, sync,
 //!                       then remove append files below the oldest live one
 //! ```
-//! A failed write or sync stops the queue (later writes fail with an IO error); reopening
-//! the engine recovers every acknowledged write.
+//! A failed write or sync, a panicking leader or a batch written but not indexed stops the
+//! engine (`halt.rs`): every later write, sync and purge returns that first error; reads go
+//! on; reopening the engine recovers every acknowledged write.
 
 use std::collections::{HashMap, HashSet};
 use std::marker::PhantomData;
@@ -25,6 +26,7 @@ use shale_base::fs::{FileLock, FileSystemRef};
 use crate::config::Config;
 use crate::env::{DefaultFileSystem, FileSystem};
 use crate::format::{FileId, FileSeq, LogFileFormat, LogQueue};
+use crate::halt::Halt;
 use crate::log_batch::{decode_entries_block, decode_entry, EncodedBatch, LogItem, MessageExt};
 use crate::memtable::{EntryLoc, KvLoc, MemTables, NewRun, Op};
 use crate::perf::{with_perf, PerfContext};
@@ -86,33 +88,29 @@ struct GroupState {
     /// A writer is leading (from when it takes the queue until it hands on or finds the
     /// queue empty).
     leader: bool,
-    /// A leader panicked (`LeadGuard`): the group is as good as poisoned (a lock taken
-    /// while unwinding is not marked poisoned by std, so the guard marks it here).
-    broken: bool,
 }
 
-/// Dropped only when a group leader panics (it is forgotten otherwise): marks the write
-/// group broken, so every later write fails with the poisoned-lock error (`poison.rs`)
-/// instead of queueing behind a leader that is gone, and answers the writers of the group
-/// and the queue with that error.
+/// Dropped only when a group leader panics (it is forgotten otherwise): stops the engine
+/// with the poisoned-lock error (`halt.rs`; a lock taken while unwinding is not marked
+/// poisoned by std, so the guard does it), so later writes fail instead of queueing
+/// behind a leader that is gone, and answers the writers of the group and the queue.
 struct LeadGuard<'a> {
     group: &'a Mutex<GroupState>,
+    halt: &'a Halt,
     slots: Vec<Arc<Slot>>,
 }
 
 impl Drop for LeadGuard<'_> {
     fn drop(&mut self) {
-        let e = || Err(poison::poisoned("write group"));
+        let e = self.halt.halt(poison::poisoned("write group"));
+        // Halted before the queue is taken: a writer that queues after this sees the halt.
         // (Poisoned, the group fails every write already; its queue waits for nothing.)
         let queued = match self.group.lock() {
-            Ok(mut g) => {
-                g.broken = true;
-                std::mem::take(&mut g.queue)
-            }
+            Ok(mut g) => std::mem::take(&mut g.queue),
             Err(_) => Vec::new(),
         };
         for s in self.slots.iter().chain(queued.iter().map(|(s, _)| s)) {
-            s.set(SlotState::Done(e()));
+            s.set(SlotState::Done(Err(e.duplicate())));
         }
     }
 }
@@ -128,20 +126,9 @@ struct Inner {
     /// yet in the index, and never removes that file or later ones.
     apply_gate: RwLock<()>,
     purge_lock: Mutex<()>,
+    /// The stored error that stops every write (`halt.rs`), shared with both pipes.
+    halt: Arc<Halt>,
     _lock: Box<dyn FileLock>,
-}
-
-fn copy_err(e: &Error) -> Error {
-    match e {
-        Error::Io(io) => Error::Io(std::io::Error::new(io.kind(), io.to_string())),
-        Error::Corruption(s) => Error::Corruption(s.clone()),
-        Error::InvalidArgument(s) => Error::InvalidArgument(s.clone()),
-        Error::TryAgain(s) => Error::TryAgain(s.clone()),
-        Error::EntryCompacted => Error::EntryCompacted,
-        Error::EntryNotFound => Error::EntryNotFound,
-        Error::Full => Error::Full,
-        e => Error::Other(e.to_string().into()),
-    }
 }
 
 impl Engine<DefaultFileSystem, FilePipeLog<DefaultFileSystem>> {
@@ -183,6 +170,7 @@ impl<F: FileSystem> Engine<F, FilePipeLog<F>> {
         let format = LogFileFormat::new(cfg.format_version, 0);
         let target = cfg.target_file_size.0;
         let posix = std::any::TypeId::of::<F>() == std::any::TypeId::of::<crate::env::PosixFileSystem>();
+        let halt = Arc::new(Halt::default());
         // `prefill_for_recycle`: reserved files prepared at open, as many as raft-engine's
         // `initialize_files` keeps.
         let prefill_recycle = cfg
@@ -204,6 +192,7 @@ impl<F: FileSystem> Engine<F, FilePipeLog<F>> {
             (posix && cfg.prefill_next_file).then_some(cfg.prefill_first_file_size.0),
             prefill_recycle,
             posix,
+            halt.clone(),
         )?;
         let rewrite = SinglePipe::open(
             LogQueue::Rewrite,
@@ -219,6 +208,7 @@ impl<F: FileSystem> Engine<F, FilePipeLog<F>> {
             None,
             None,
             posix,
+            halt.clone(),
         )?;
         let inner = Inner {
             cfg,
@@ -228,6 +218,7 @@ impl<F: FileSystem> Engine<F, FilePipeLog<F>> {
             group: Mutex::new(GroupState::default()),
             apply_gate: RwLock::new(()),
             purge_lock: Mutex::new(()),
+            halt,
             _lock: lock_file,
         };
         Ok(Engine { inner: Arc::new(inner), _marker: PhantomData })
@@ -265,7 +256,9 @@ pub struct CopyDetails {
 impl<F, P> Engine<F, P> {
     /// Writes `log_batch` (emptying it) and returns the bytes written; with `sync` the
     /// write is durable when this returns.
+    /// Once the engine is stopped (`halt.rs`) it returns the stored error.
     pub fn write(&self, log_batch: &mut LogBatch, sync: bool) -> Result<usize> {
+        self.inner.halt.check()?;
         if log_batch.is_empty() {
             if sync {
                 self.inner.append.sync()?;
@@ -480,6 +473,7 @@ impl<F, P> Engine<F, P> {
     /// must be made durable) into the rewrite queue, removes append files below the oldest
     /// live one, and returns the regions that should be compacted (too many lagging entries
     /// to rewrite).
+    /// Once the engine is stopped (`halt.rs`) it returns the stored error.
     pub fn purge_expired_files(&self) -> Result<Vec<u64>> {
         self.inner.purge()
     }
@@ -581,10 +575,10 @@ impl Inner {
         let slot = Arc::new(Slot::default());
         let wait = Instant::now();
         let lead_now = {
-            let mut g = poison::lock(&self.group, "write group")?;
-            if g.broken {
-                return Err(poison::poisoned("write group"));
-            }
+            let mut g = poison::lock(&self.group, "write group").map_err(|e| self.halt.halt(e))?;
+            // Checked under the group lock: a panicking leader halts before it takes the
+            // queue (`LeadGuard`), so a writer queued here is answered by it or sees this.
+            self.halt.check()?;
             g.queue.push((slot.clone(), job));
             !std::mem::replace(&mut g.leader, true)
         };
@@ -605,7 +599,11 @@ impl Inner {
         // Leading: this writer's job is in the queue (pushed above, or left there by the
         // leader that handed on).
         let jobs = std::mem::take(&mut poison::lock(&self.group, "write group")?.queue);
-        let guard = LeadGuard { group: &self.group, slots: jobs.iter().map(|(s, _)| s.clone()).collect() };
+        let guard = LeadGuard {
+            group: &self.group,
+            halt: &self.halt,
+            slots: jobs.iter().map(|(s, _)| s.clone()).collect(),
+        };
         let led = self.lead(jobs);
         std::mem::forget(guard);
         let mut mine = None;
@@ -630,7 +628,10 @@ impl Inner {
     fn lead<K>(&self, jobs: Vec<(K, Job)>) -> Vec<(K, Result<usize>)> {
         let _gate = match poison::read(&self.apply_gate, "apply gate") {
             Ok(g) => g,
-            Err(e) => return jobs.into_iter().map(|(id, _)| (id, Err(copy_err(&e)))).collect(),
+            Err(e) => {
+                let e = self.halt.halt(e);
+                return jobs.into_iter().map(|(id, _)| (id, Err(e.duplicate()))).collect();
+            }
         };
         let t = Instant::now();
         let mut written: Vec<(K, Job, FileBlockHandle)> = Vec::with_capacity(jobs.len());
@@ -642,7 +643,9 @@ impl Inner {
                     want_sync |= job.sync;
                     written.push((id, job, h));
                 }
-                Err(e) => results.push((id, Err(e))),
+                // Whatever failed (the write, a rotation, the file list after the write),
+                // the log's tail is no longer known: the engine stops (`halt.rs`).
+                Err(e) => results.push((id, Err(self.halt.halt(e)))),
             }
         }
         with_perf(|p| p.log_write_duration += t.elapsed());
@@ -660,7 +663,7 @@ impl Inner {
             // reader must not see what may not survive. (Unsynced batches of this group
             // stay unapplied too: the queue is stopped either way.)
             if let Some(e) = &sync_err {
-                results.push((id, Err(copy_err(e))));
+                results.push((id, Err(e.duplicate())));
                 continue;
             }
             let r = batch_ops(h.id, h.offset, &job.batch.header, job.items).and_then(|ops| {
@@ -669,6 +672,9 @@ impl Inner {
                 }
                 Ok(job.batch.bytes.len())
             });
+            // Written but not (wholly) in the index: reads and the files disagree, so the
+            // engine stops (recovery rebuilds the index from the files).
+            let r = r.map_err(|e| self.halt.halt(e));
             results.push((id, r));
         }
         with_perf(|p| p.apply_duration += t.elapsed());
@@ -677,8 +683,10 @@ impl Inner {
 
     fn purge(&self) -> Result<Vec<u64>> {
         let _g = poison::lock(&self.purge_lock, "purge")?;
+        // A stopped engine removes and rewrites nothing (`halt.rs`).
+        self.halt.check()?;
         let (first_append, active_append) = {
-            let _gate = poison::write(&self.apply_gate, "apply gate")?;
+            let _gate = poison::write(&self.apply_gate, "apply gate").map_err(|e| self.halt.halt(e))?;
             self.append.file_span()?
         };
         // Everything below the active file at this point may be purged; deletions made

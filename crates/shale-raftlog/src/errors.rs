@@ -90,8 +90,9 @@ impl From<shale_base::Error> for Error {
                 // Keep Shale's message (it names the file and operation) and the OS code.
                 Error::Io(IoError::new(kind, ShaleIoError(e)))
             }
-            ErrorKind::Corruption => Error::Corruption(e.into_string()),
-            ErrorKind::InvalidArgument => Error::InvalidArgument(e.into_string()),
+            // Carry the text after Shale's prefix: this type's Display prints its own.
+            ErrorKind::Corruption => Error::Corruption(e.state().to_string()),
+            ErrorKind::InvalidArgument => Error::InvalidArgument(e.state().to_string()),
             _ => Error::Other(Box::new(e)),
         }
     }
@@ -120,6 +121,30 @@ impl Error {
         }
     }
 
+    /// A copy with the same kind, message and OS code (the type is not `Clone`: an `Io`
+    /// or `Other` error owns a boxed source, which is copied as its text).
+    pub(crate) fn duplicate(&self) -> Error {
+        match self {
+            Error::Io(io) => {
+                let shale = io.get_ref().and_then(|inner| inner.downcast_ref::<ShaleIoError>());
+                Error::Io(match (shale, io.raw_os_error()) {
+                    (Some(s), _) => IoError::new(io.kind(), ShaleIoError(s.0.clone())),
+                    (None, Some(code)) => IoError::from_raw_os_error(code),
+                    (None, None) => IoError::new(io.kind(), io.to_string()),
+                })
+            }
+            Error::Corruption(s) => Error::Corruption(s.clone()),
+            Error::InvalidArgument(s) => Error::InvalidArgument(s.clone()),
+            Error::TryAgain(s) => Error::TryAgain(s.clone()),
+            Error::EntryCompacted => Error::EntryCompacted,
+            Error::EntryNotFound => Error::EntryNotFound,
+            Error::Full => Error::Full,
+            #[cfg(feature = "protobuf")]
+            Error::Protobuf(e) => Error::Other(e.to_string().into()),
+            Error::Other(e) => Error::Other(e.to_string().into()),
+        }
+    }
+
     pub(crate) fn corruption(msg: impl fmt::Display) -> Error {
         Error::Corruption(msg.to_string())
     }
@@ -139,6 +164,14 @@ mod tests {
         assert!(e.to_string().contains("0001.raftlog"), "{e}");
         let e: Error = shale_base::Error::corruption("bad batch").into();
         assert!(matches!(e, Error::Corruption(ref s) if s.contains("bad batch")));
+    }
+
+    #[test]
+    fn converted_messages_carry_one_prefix() {
+        let e: Error = shale_base::Error::corruption("bad batch in 0001.raftlog at offset 64").into();
+        assert_eq!(e.to_string(), "Corruption: bad batch in 0001.raftlog at offset 64");
+        let e: Error = shale_base::Error::invalid_argument("region 7 is empty").into();
+        assert_eq!(e.to_string(), "Invalid Argument: region 7 is empty");
     }
 
     fn libc_enospc() -> i32 {

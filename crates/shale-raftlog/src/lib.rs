@@ -18,6 +18,7 @@ mod engine;
 pub mod env;
 mod errors;
 pub mod format;
+mod halt;
 mod index_file;
 pub mod log_batch;
 mod memtable;

@@ -29,11 +29,12 @@
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 use shale_base::fs::{FileSystemRef, RandomAccessFile, WritableFile};
 
 use crate::format::{build_reserved_file_name, FileId, FileSeq, LogFileFormat, LogQueue};
+use crate::halt::Halt;
 use crate::log_batch::{signature_of, EncodedBatch};
 use crate::memtable::MAX_FILE_SEQ;
 use crate::poison;
@@ -62,8 +63,6 @@ struct ActiveFile {
     writer: Box<dyn WritableFile>,
     written: u64,
     format: LogFileFormat,
-    /// Set after a failed write or sync: the file's tail is unknown, no more writes.
-    failed: Option<String>,
     /// Records of the recovery index (`index_file.rs`) of this file, when it is on.
     index: Vec<u8>,
     index_count: u64,
@@ -184,6 +183,9 @@ pub(crate) struct SinglePipe {
     prefill: Option<Prefiller>,
     /// The next file, zeroed ahead (`prefill.rs`, `prefill_next_file`); None: off.
     next: Option<NextFiles>,
+    /// The engine's stored error, shared by both queues (`halt.rs`): set by a failed write,
+    /// sync or poisoned active-file lock here, checked before every write, sync and rotation.
+    halt: Arc<Halt>,
 }
 
 impl SinglePipe {
@@ -205,6 +207,7 @@ impl SinglePipe {
         prefill_next: Option<u64>,
         prefill_recycle: Option<usize>,
         posix: bool,
+        halt: Arc<Halt>,
     ) -> Result<SinglePipe> {
         let mut recycled = Recycled::new(recycled);
         if let Some(target) = prefill_recycle {
@@ -248,18 +251,13 @@ impl SinglePipe {
             write_index,
             prefill,
             next: next_files,
+            halt,
         })
     }
 
     /// Appends an encoded batch (signing it for the file it lands in).
     pub fn append(&self, batch: &mut EncodedBatch) -> Result<FileBlockHandle> {
-        let mut active = poison::lock(&self.active, "active file")?;
-        if let Some(why) = &active.failed {
-            return Err(Error::Io(std::io::Error::other(format!(
-                "{} queue stopped after an earlier write error: {why}",
-                queue_name(self.queue)
-            ))));
-        }
+        let mut active = self.lock_active()?;
         if active.written >= active.limit {
             self.rotate_locked(&mut active)?;
         }
@@ -271,8 +269,7 @@ impl SinglePipe {
         }
         let r = active.writer.append(&batch.bytes).and_then(|_| active.writer.flush());
         if let Err(e) = r {
-            active.failed = Some(e.to_string());
-            return Err(e.into());
+            return Err(self.halt.halt(e.into()));
         }
         active.written += batch.bytes.len() as u64;
         if self.write_index {
@@ -299,34 +296,31 @@ impl SinglePipe {
         Ok(())
     }
 
+    /// The active file, once the engine is known not to be stopped (`halt.rs`); a
+    /// poisoned lock stops it.
+    fn lock_active(&self) -> Result<MutexGuard<'_, ActiveFile>> {
+        let active = poison::lock(&self.active, "active file").map_err(|e| self.halt.halt(e))?;
+        self.halt.check()?;
+        Ok(active)
+    }
+
     pub fn sync(&self) -> Result<()> {
-        let mut active = poison::lock(&self.active, "active file")?;
-        if let Some(why) = &active.failed {
-            return Err(Error::Io(std::io::Error::other(format!(
-                "queue stopped after an earlier write error: {why}"
-            ))));
-        }
+        let mut active = self.lock_active()?;
         if let Err(e) = active.writer.sync() {
-            active.failed = Some(e.to_string());
-            return Err(e.into());
+            return Err(self.halt.halt(e.into()));
         }
         Ok(())
     }
 
     pub fn rotate(&self) -> Result<()> {
-        let mut active = poison::lock(&self.active, "active file")?;
+        let mut active = self.lock_active()?;
         self.rotate_locked(&mut active)
     }
 
+    /// Seals the active file and starts the next (active file locked by `lock_active`).
     fn rotate_locked(&self, active: &mut ActiveFile) -> Result<()> {
-        if let Some(why) = &active.failed {
-            return Err(Error::Io(std::io::Error::other(format!(
-                "queue stopped after an earlier write error: {why}"
-            ))));
-        }
         if let Err(e) = active.writer.sync() {
-            active.failed = Some(e.to_string());
-            return Err(e.into());
+            return Err(self.halt.halt(e.into()));
         }
         if let Some(f) = &active.zeroed {
             // Zeroed ahead: cut back to its batches (synced), before the index records
@@ -544,7 +538,6 @@ fn open_active(
             writer: Box::new(writer),
             written,
             format,
-            failed: None,
             index: Vec::new(),
             index_count: 0,
             zeroed: Some(file),
@@ -604,7 +597,6 @@ fn create_file(
             writer,
             written,
             format,
-            failed: None,
             index: Vec::new(),
             index_count: 0,
             zeroed: None,

@@ -22,8 +22,7 @@ use crate::{Error, Result};
 
 /// The error of a poisoned lock named `what` (shale-base's rule, as this crate's Corruption).
 pub(crate) fn poisoned(what: &str) -> Error {
-    let e = rule::poisoned(&format!("raft engine's {what}")).into_string();
-    Error::Corruption(e.strip_prefix("Corruption: ").unwrap_or(&e).to_string())
+    rule::poisoned(&format!("raft engine's {what}")).into()
 }
 
 /// Locks `m`; a poisoned lock is an error.
@@ -70,7 +69,10 @@ mod tests {
         assert!(r.is_err());
         for _ in 0..2 {
             let e = lock(&m, "test").err().map(|e| e.to_string()).unwrap_or_default();
-            assert!(e.starts_with("Corruption: the raft engine's test lock is poisoned"), "{e}");
+            assert_eq!(
+                e,
+                "Corruption: the raft engine's test lock is poisoned (a thread panicked holding it)"
+            );
             assert!(matches!(read(&l, "test"), Err(Error::Corruption(_))));
             assert!(matches!(write(&l, "test"), Err(Error::Corruption(_))));
         }

@@ -22,6 +22,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
+use shale_base::lock_rank::{Rank, Ranked};
 
 use crate::error::Result;
 use crate::fs::FileSystemRef;
@@ -34,14 +35,26 @@ pub struct ManifestState {
     pub writer: ManifestWriter,
 }
 
+/// The ranks of the VersionSet's locks in the database's lock order (docs/architecture.md,
+/// "Lock order"; the facade's `db::ranks` lists them with the others). `manifest` is taken
+/// under the DB mutex only while no change is in flight (`DbState::manifest_busy`), so that
+/// never waits on a MANIFEST fsync; `pending_outputs` is a leaf.
+pub mod ranks {
+    use super::Rank;
+    pub const MANIFEST: Rank = Rank::new(40, "versions.manifest (the MANIFEST writer)");
+    pub const PENDING_OUTPUTS: Rank = Rank::new(95, "versions.pending_outputs");
+}
+
 pub struct VersionSet {
     fs: FileSystemRef,
     dir: PathBuf,
     max_manifest_file_size: u64,
     next_file_number: AtomicU64,
     last_sequence: AtomicU64,
-    pending_outputs: Mutex<BTreeSet<u64>>,
-    manifest: Mutex<ManifestState>,
+    /// Rank `ranks::PENDING_OUTPUTS`.
+    pending_outputs: Ranked<Mutex<BTreeSet<u64>>>,
+    /// Rank `ranks::MANIFEST`.
+    manifest: Ranked<Mutex<ManifestState>>,
     /// A MANIFEST write failed: whether its record reached the file is unknown, so the next
     /// change starts a new MANIFEST, and no table or MANIFEST is removed until then. An
     /// atomic, so that the purge (under the DB mutex) never waits for a MANIFEST fsync.
@@ -65,8 +78,8 @@ impl VersionSet {
             max_manifest_file_size,
             next_file_number: AtomicU64::new(next_file_number),
             last_sequence: AtomicU64::new(last_sequence),
-            pending_outputs: Mutex::new(BTreeSet::new()),
-            manifest: Mutex::new(ManifestState { writer }),
+            pending_outputs: Ranked::new(ranks::PENDING_OUTPUTS, Mutex::new(BTreeSet::new())),
+            manifest: Ranked::new(ranks::MANIFEST, Mutex::new(ManifestState { writer })),
             write_failed: AtomicBool::new(false),
             db_id: None,
         }

@@ -157,9 +157,10 @@ pub type DB = DBWithThreadMode<SingleThreaded>;
 pub type DB = DBWithThreadMode<MultiThreaded>;
 
 /// The ranks of the DB's locks (`shale_base::lock_rank`): a thread takes them in ascending
-/// order only. The MANIFEST writer's lock (`version/set.rs`) sits between the DB mutex and
-/// `handles`; the families' SuperVersion locks, the caches and the info log are leaves
-/// taken last and hold nothing else.
+/// order only. The engine's VersionSet ranks its own two (`shale_engine::version::set::ranks`):
+/// `versions.manifest` at 40, between the DB mutex and `handles`, and
+/// `versions.pending_outputs` at 95, a leaf. The families' SuperVersion locks, the caches and
+/// the info log are leaves taken last and hold nothing else.
 pub(crate) mod ranks {
     use shale_base::lock_rank::Rank;
     pub const WRITERS: Rank = Rank::new(10, "writers (the write queue)");
