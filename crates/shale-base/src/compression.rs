@@ -898,6 +898,10 @@ mod tests {
         assert_eq!((t, z[3]), (CompressionType::Zlib, 0x78));
         let (g, _) = block(31, 0, None);
         assert_eq!(&g[3..5], &[0x1f, 0x8b]);
+        // RocksDB's reader inflates raw deflate only: such blocks are corrupt to it and to Shale.
+        for b in [&z, &g] {
+            assert_eq!(uncompress(t, b).unwrap_err().kind(), crate::ErrorKind::Corruption);
+        }
         // Settings deflateInit2 refuses: the block is stored uncompressed ("bypassed").
         for (w, st, level) in
             [(-8, 0, None), (-16, 0, None), (16, 0, None), (-14, 5, None), (-14, 0, Some(10))]

@@ -96,6 +96,10 @@ pub struct BenchArgs {
     /// Compression: none, snappy, zlib, bzip2, lz4, lz4hc, zstd.
     #[arg(long, default_value = "snappy")]
     pub compression_type: String,
+    /// Threads compressing each table's data blocks (db_bench's
+    /// `--compression_parallel_threads`, RocksDB's `compression_opts.parallel_threads`).
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
+    pub compression_parallel_threads: i32,
     /// Block cache size in bytes (db_bench 11.8.1's default: 32 MiB; 7.x had 8 MiB).
     #[arg(long, default_value_t = 32 << 20, allow_negative_numbers = true)]
     pub cache_size: i64,
@@ -509,6 +513,7 @@ mod tests {
             ("bytes_per_sync", a.bytes_per_sync.to_string()),
             ("max_total_wal_size", a.max_total_wal_size.to_string()),
             ("compression_type", format!("\"{}\"", a.compression_type)),
+            ("compression_parallel_threads", a.compression_parallel_threads.to_string()),
             ("cache_size", a.cache_size.to_string()),
             ("cache_type", format!("\"{}\"", a.cache_type)),
             ("cache_numshardbits", a.cache_numshardbits.to_string()),

@@ -47,6 +47,7 @@ pub fn options(a: &BenchArgs) -> Result<Options, String> {
     o.create_if_missing(!a.use_existing_db);
     o.create_missing_column_families(true);
     o.set_compression_type(compression_from_name(&a.compression_type)?);
+    o.set_compression_options_parallel_threads(a.compression_parallel_threads);
     if !a.merge_operator.is_empty() {
         let op = shale::merge_operators::by_name(&a.merge_operator)
             .ok_or_else(|| format!("unknown --merge_operator '{}'", a.merge_operator))?;
