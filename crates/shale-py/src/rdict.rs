@@ -22,6 +22,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 use serde::{Deserialize, Serialize};
 use shale::{BoundColumnFamily, ColumnFamilyDescriptor, DEFAULT_COLUMN_FAMILY_NAME};
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -254,6 +255,20 @@ impl Rdict {
         read_opt.map(|o| o.to_shale(self.raw_mode, py)).transpose()
     }
 
+    /// A batch get (`get` of a list): the values in the keys' order, `default` for the
+    /// keys not found.
+    ///
+    /// The keys are read in the family's key order, as RocksDB's MultiGet sorts them, so
+    /// neighbouring keys share data blocks (sorted here, with the GIL released, and handed
+    /// to the engine as sorted input). A batch of more than `BATCH_RUN` keys is read in runs
+    /// of that many, each run's values made Python objects (holding the GIL) while other
+    /// Python threads' reads go on: read in one call, every thread of a multi-threaded
+    /// reader would finish its engine work at about the same time and then decode its whole
+    /// batch waiting for the GIL, one thread after the other with the other cores idle. All
+    /// runs read at one snapshot, so the batch is one view of the database as RocksDB's
+    /// MultiGet (`ro` never carries a snapshot of its own: the Python API's `ReadOptions`
+    /// has none). With statistics on, the batch is one engine call (RocksDB counts one
+    /// MultiGet). Each run's buffers are freed in the next run's release of the GIL.
     fn get_batch<'py>(
         &self,
         py: Python<'py>,
@@ -267,64 +282,29 @@ impl Rdict {
         let objs: Vec<Bound<'py, PyAny>> = keys.iter().collect();
         let encoded = objs.iter().map(|k| encode_key(k, self.raw_mode)).collect::<PyResult<Vec<_>>>()?;
         let default = default.unwrap_or_else(|| py.None().into_bound(py));
+        let n = encoded.len();
+        let run = if self.statistics { n.max(1) } else { BATCH_RUN };
+        let mut snapshot = (n > run).then(|| cf.db.snapshot());
+        let ro_snap = match &snapshot {
+            Some(s) => {
+                let mut o = ro.clone();
+                o.set_snapshot(s);
+                Cow::Owned(o)
+            }
+            None => Cow::Borrowed(ro),
+        };
+        let raw_mode = self.raw_mode;
+        let mut order: Vec<usize> = Vec::new();
         // The Python objects are made straight from the engine's buffers (no second copy
         // into a gathering buffer), and the list is made at its final length in one go.
-        let decode = |v: &shale::Result<Option<shale::DBPinnableSlice<'_>>>| match v {
-            Ok(Some(v)) => decode_value(py, v, &self.loads, self.raw_mode),
-            Ok(None) => Ok(default.clone()),
-            Err(e) => Err(db_err(e.clone())),
-        };
-        if encoded.len() <= BATCH_RUN || self.statistics {
-            let values = py.allow_threads(|| {
-                cf.db.batched_multi_get_cf_opt(&cf.handle, encoded.iter().map(|k| k.as_ref()), false, ro)
-            });
-            let out = values.iter().map(decode).collect::<PyResult<Vec<_>>>()?;
-            if values.len() <= BATCH_RUN {
-                // Freed holding the GIL: a few thousand frees take less time than giving
-                // the GIL up and waiting for it again behind the other Python threads.
-                drop(values);
-            } else {
-                // Freeing a large batch holding the GIL would stall every other Python
-                // thread for as long (with statistics on, the batch is read in one call).
-                py.allow_threads(move || drop(values));
-            }
-            return Ok(PyList::new(py, out)?.into_any());
-        }
-        // A large batch is read in runs of `BATCH_RUN` keys in the family's key order, and
-        // each run's values are made Python objects (holding the GIL) while the other Python
-        // threads' reads go on. Read in one call, every thread of a multi-threaded reader
-        // finishes its engine work at about the same time and then waits for the GIL to
-        // decode its whole batch, one thread after the other with the other cores idle.
-        // All runs read at one snapshot, so the batch is one consistent view as RocksDB's
-        // MultiGet (this `ro` never carries a snapshot of its own: `ReadOptions` in the
-        // Python API has none). The keys are sorted as RocksDB's MultiGet sorts them, so
-        // neighbouring keys share data blocks; each run's buffers are freed in the next
-        // run's release of the GIL.
-        let raw_mode = self.raw_mode;
-        let mut snapshot = Some(cf.db.snapshot());
-        let mut ro_snap = ro.clone();
-        if let Some(s) = &snapshot {
-            ro_snap.set_snapshot(s);
-        }
-        let n = encoded.len();
-        let mut order: Vec<usize> = (0..n).collect();
-        let mut sorted = false;
         let mut out: Vec<Option<Bound<'py, PyAny>>> = (0..n).map(|_| None).collect();
         let mut previous = None;
-        for start in (0..n).step_by(BATCH_RUN) {
-            let end = (start + BATCH_RUN).min(n);
+        for start in (0..n).step_by(run) {
+            let end = (start + run).min(n);
             let values = py.allow_threads(|| {
                 drop(previous.take());
-                if !sorted {
-                    order.sort_unstable_by(|&a, &b| {
-                        let (a, b): (&[u8], &[u8]) = (&encoded[a], &encoded[b]);
-                        if raw_mode {
-                            a.cmp(b)
-                        } else {
-                            rocksdict_compare(a, b)
-                        }
-                    });
-                    sorted = true;
+                if start == 0 {
+                    order = key_order(&encoded, raw_mode);
                 }
                 let values = cf.db.batched_multi_get_cf_opt(
                     &cf.handle,
@@ -338,11 +318,22 @@ impl Rdict {
                 values
             });
             for (&i, v) in order[start..end].iter().zip(&values) {
-                out[i] = Some(decode(v)?);
+                out[i] = Some(match v {
+                    Ok(Some(v)) => decode_value(py, v, &self.loads, self.raw_mode)?,
+                    Ok(None) => default.clone(),
+                    Err(e) => return Err(db_err(e.clone())),
+                });
             }
             previous = Some(values);
         }
-        drop(previous);
+        match previous {
+            // Freeing a large batch holding the GIL would stall every other Python thread
+            // for as long (with statistics on, a batch is one run).
+            Some(values) if values.len() > BATCH_RUN => py.allow_threads(move || drop(values)),
+            // A few thousand frees take less time than giving the GIL up and waiting for it
+            // again behind the other Python threads.
+            values => drop(values),
+        }
         let out = out
             .into_iter()
             .map(|v| v.ok_or_else(|| PyException::new_err("batch get: a key got no value")))
@@ -382,6 +373,27 @@ impl Rdict {
             (Err(e), Err(w)) => Err(PyException::new_err(format!("{e}; {w}"))),
         }
     }
+}
+
+/// The indexes of `keys` in the family's key order: bytewise in raw mode (by the first 8
+/// bytes as one big-endian integer, zero-padded, then the whole keys where those tie: the
+/// same order, with one integer comparison for most pairs of keys), else by the `rocksdict`
+/// comparator.
+fn key_order(keys: &[Cow<'_, [u8]>], raw_mode: bool) -> Vec<usize> {
+    if !raw_mode {
+        let mut order: Vec<usize> = (0..keys.len()).collect();
+        order.sort_unstable_by(|&a, &b| rocksdict_compare(&keys[a], &keys[b]));
+        return order;
+    }
+    let prefix = |k: &[u8]| {
+        let mut b = [0u8; 8];
+        let m = k.len().min(8);
+        b[..m].copy_from_slice(&k[..m]);
+        u64::from_be_bytes(b)
+    };
+    let mut keyed: Vec<(u64, usize)> = keys.iter().enumerate().map(|(i, k)| (prefix(k), i)).collect();
+    keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| keys[a.1].as_ref().cmp(keys[b.1].as_ref())));
+    keyed.into_iter().map(|(_, i)| i).collect()
 }
 
 impl Drop for Rdict {
@@ -1038,4 +1050,53 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<AccessType>()?;
     m.add_class::<ColumnFamilyPy>()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_order_is_the_comparators() {
+        let raw: Vec<&[u8]> = vec![
+            b"b",
+            b"",
+            b"ab",
+            b"ab\0",
+            b"abcdefgh",
+            b"abcdefgh\0",
+            b"abcdefghi",
+            b"abcdefgg\xff",
+            b"\xff",
+            b"a",
+            b"ab",
+            b"abcdefga",
+        ];
+        let keys: Vec<Cow<'_, [u8]>> = raw.iter().map(|k| Cow::Borrowed(*k)).collect();
+        let order = key_order(&keys, true);
+        let got: Vec<&[u8]> = order.iter().map(|&i| raw[i]).collect();
+        let mut want = raw.clone();
+        want.sort();
+        assert_eq!(got, want);
+        let mut seen = order.clone();
+        seen.sort();
+        assert_eq!(seen, (0..raw.len()).collect::<Vec<_>>());
+
+        // Default mode: int keys (type 3) by value, the rest bytewise.
+        let typed: Vec<Vec<u8>> = vec![
+            vec![3, 0x00, 0x80],
+            vec![3, 0xff],
+            vec![2, b'x'],
+            vec![3, 0x05],
+            vec![1, b'a'],
+            vec![3, 0x80],
+        ];
+        let keys: Vec<Cow<'_, [u8]>> = typed.iter().map(|k| Cow::Borrowed(k.as_slice())).collect();
+        let order = key_order(&keys, false);
+        let got: Vec<&[u8]> = order.iter().map(|&i| typed[i].as_slice()).collect();
+        let mut want: Vec<&[u8]> = typed.iter().map(|k| k.as_slice()).collect();
+        want.sort_by(|a, b| rocksdict_compare(a, b));
+        assert_eq!(got, want);
+        assert_eq!(got[2], &[3, 0x80][..], "-128 before -1, 5 and 128");
+    }
 }
