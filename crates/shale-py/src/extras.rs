@@ -162,8 +162,8 @@ pub(crate) struct SstFileWriterPy {
 }
 
 impl SstFileWriterPy {
-    fn lock(&self) -> PyResult<MutexGuard<'_, shale::SstFileWriter<'static>>> {
-        self.writer.lock().map_err(|_| PyException::new_err("SstFileWriter lock poisoned"))
+    fn lock(&self, py: Python<'_>) -> PyResult<MutexGuard<'_, shale::SstFileWriter<'static>>> {
+        crate::lock_released(py, &self.writer, "SstFileWriter")
     }
 }
 
@@ -189,32 +189,32 @@ impl SstFileWriterPy {
     }
 
     fn open(&self, py: Python<'_>, path: &str) -> PyResult<()> {
-        let w = self.lock()?;
+        let w = self.lock(py)?;
         let w: &shale::SstFileWriter<'_> = &w;
         py.allow_threads(|| w.open(path)).map_err(db_err)
     }
 
     fn finish(&self, py: Python<'_>) -> PyResult<()> {
-        let mut w = self.lock()?;
+        let mut w = self.lock(py)?;
         let w: &mut shale::SstFileWriter<'static> = &mut w;
         py.allow_threads(|| w.finish()).map_err(db_err)
     }
 
-    fn file_size(&self) -> PyResult<u64> {
-        Ok(self.lock()?.file_size())
+    fn file_size(&self, py: Python<'_>) -> PyResult<u64> {
+        Ok(self.lock(py)?.file_size())
     }
 
     fn __setitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
         let k = encode_key(key, self.raw_mode)?;
         let v = encode_value(value, &self.dumps, self.raw_mode)?;
-        let mut w = self.lock()?;
+        let mut w = self.lock(py)?;
         let w: &mut shale::SstFileWriter<'static> = &mut w;
         py.allow_threads(|| w.put(&k, &v)).map_err(db_err)
     }
 
     fn __delitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<()> {
         let k = encode_key(key, self.raw_mode)?;
-        let mut w = self.lock()?;
+        let mut w = self.lock(py)?;
         let w: &mut shale::SstFileWriter<'static> = &mut w;
         py.allow_threads(|| w.delete(&k)).map_err(db_err)
     }

@@ -10,8 +10,7 @@
 
 use crate::encoder::{decode_value, encode_key};
 use crate::rdict::{columns_to_py, CfRef};
-use crate::{db_err, Db};
-use pyo3::exceptions::PyException;
+use crate::{db_err, lock_released, Db};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use std::sync::{Mutex, MutexGuard};
@@ -48,13 +47,13 @@ impl RdictIter {
         RdictIter { inner: Mutex::new(it), _snapshot: snapshot, _cf: cf.clone(), loads, raw_mode }
     }
 
-    fn lock(&self) -> PyResult<MutexGuard<'_, RawIter>> {
-        self.inner.lock().map_err(|_| PyException::new_err("iterator lock poisoned"))
+    fn lock(&self, py: Python<'_>) -> PyResult<MutexGuard<'_, RawIter>> {
+        lock_released(py, &self.inner, "iterator")
     }
 
     /// Runs `f` on the iterator with the GIL released.
     fn step(&self, py: Python<'_>, f: impl FnOnce(&mut RawIter) + Send) -> PyResult<()> {
-        let mut it = self.lock()?;
+        let mut it = self.lock(py)?;
         let it: &mut RawIter = &mut it;
         py.allow_threads(|| f(it));
         Ok(())
@@ -107,7 +106,7 @@ impl RdictIter {
         backwards: bool,
         read: impl FnOnce(&Self, &RawIter) -> PyResult<T>,
     ) -> PyResult<Option<T>> {
-        let mut it = self.lock()?;
+        let mut it = self.lock(py)?;
         if !it.valid() {
             it.status().map_err(db_err)?;
             return Ok(None);
@@ -121,12 +120,12 @@ impl RdictIter {
 
 #[pymethods]
 impl RdictIter {
-    fn valid(&self) -> PyResult<bool> {
-        Ok(self.lock()?.valid())
+    fn valid(&self, py: Python<'_>) -> PyResult<bool> {
+        Ok(self.lock(py)?.valid())
     }
 
-    fn status(&self) -> PyResult<()> {
-        self.lock()?.status().map_err(db_err)
+    fn status(&self, py: Python<'_>) -> PyResult<()> {
+        self.lock(py)?.status().map_err(db_err)
     }
 
     fn seek_to_first(&self, py: Python<'_>) -> PyResult<()> {
@@ -156,17 +155,17 @@ impl RdictIter {
     }
 
     fn key<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let it = self.lock()?;
+        let it = self.lock(py)?;
         self.key_py(py, &it)
     }
 
     fn value<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let it = self.lock()?;
+        let it = self.lock(py)?;
         self.value_py(py, &it)
     }
 
     fn columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let it = self.lock()?;
+        let it = self.lock(py)?;
         self.columns_py(py, &it)
     }
 }
@@ -245,9 +244,9 @@ impl RdictIter {
         keys: bool,
         values: bool,
     ) -> PyResult<Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
-        let mut buf = buf.lock().map_err(|_| PyException::new_err("iterator lock poisoned"))?;
+        let mut buf = lock_released(py, buf, "iterator")?;
         if buf.is_empty() {
-            let mut it = self.lock()?;
+            let mut it = self.lock(py)?;
             if !it.valid() {
                 it.status().map_err(db_err)?;
                 return Ok(None);

@@ -37,6 +37,27 @@ pub(crate) fn db_err(e: shale::Error) -> PyErr {
     PyException::new_err(e.to_string())
 }
 
+/// Locks `m` without holding the GIL while waiting for it. A thread holding such a lock may
+/// have released the GIL around engine work and then wait to take it back; waiting for the
+/// lock with the GIL held would deadlock the two threads (say two threads stepping one
+/// iterator). The first try holds the GIL (no wait, the common case); while the lock is
+/// taken, the wait happens with the GIL released, then the try is made again.
+pub(crate) fn lock_released<'a, T: Send>(
+    py: Python<'_>,
+    m: &'a std::sync::Mutex<T>,
+    what: &str,
+) -> PyResult<std::sync::MutexGuard<'a, T>> {
+    loop {
+        match m.try_lock() {
+            Ok(g) => return Ok(g),
+            Err(std::sync::TryLockError::Poisoned(_)) => {
+                return Err(PyException::new_err(format!("{what} lock poisoned")))
+            }
+            Err(std::sync::TryLockError::WouldBlock) => py.allow_threads(|| drop(m.lock())),
+        }
+    }
+}
+
 /// The error of every operation on a closed database.
 pub(crate) fn closed_err() -> PyErr {
     DbClosedError::new_err("DB instance already closed")

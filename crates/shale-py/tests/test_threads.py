@@ -1,14 +1,23 @@
-"""Batch gets (`Rdict.get(list)`) larger than one engine run of Shale's binding (4096 keys):
+"""Reads from several Python threads at once on Shale's binding.
+
+Batch gets (`Rdict.get(list)`) larger than one engine run of Shale's binding (4096 keys):
 the answers come back in the caller's order, absent keys as the default, in default mode
 (typed keys, int keys in the `rocksdict` comparator's order), in raw mode and in a column
 family, and every answer equals the point get of the same key. A batch read while another
 thread overwrites the keys is one view of the database: every value of the batch comes from
 the same round of writes.
 
-Run with the installed `rocksdict` (Shale's wheel): `python tests/test_batch_get.py -v`.
+One `items()` iterator (and one raw `RdictIter`) stepped by two threads at once hands out
+every entry exactly once and never deadlocks (a thread waiting for the iterator while holding
+the GIL would block the one stepping it, which released the GIL and waits to take it back): the
+threads run in a child process, which must finish within a generous deadline.
+
+Run with the installed `rocksdict` (Shale's wheel): `python tests/test_threads.py -v`.
 """
 
 import random
+import subprocess
+import sys
 import shutil
 import tempfile
 import threading
@@ -99,6 +108,63 @@ class BatchGet(unittest.TestCase):
             stop.set()
             t.join()
         db.close()
+
+
+SHARED_ITERATOR = r"""
+import sys, threading
+from rocksdict import Rdict, Options
+db = Rdict(sys.argv[1], Options(raw_mode=True))
+n = 200000
+for i in range(n):
+    db[b"%08d" % i] = b"v" * 100
+db.flush()
+db.close()
+db = Rdict(sys.argv[1], Options(raw_mode=True))
+items = db.items()
+seen = [[], []]
+def step(i):
+    for k, v in items:
+        seen[i].append(k)
+ts = [threading.Thread(target=step, args=(i,)) for i in range(2)]
+for t in ts: t.start()
+for t in ts: t.join()
+keys = seen[0] + seen[1]
+assert len(keys) == n and len(set(keys)) == n, (len(keys), len(set(keys)))
+it = db.iter()
+it.seek_to_first()
+count = [0, 0]
+def raw(i):
+    while True:
+        try:
+            if not it.valid():
+                return
+            it.next()
+        except Exception as e:
+            raise SystemExit(repr(e))
+        count[i] += 1
+ts = [threading.Thread(target=raw, args=(i,)) for i in range(2)]
+for t in ts: t.start()
+for t in ts: t.join()
+assert sum(count) >= n, count
+db.close()
+print("ok", len(seen[0]), len(seen[1]))
+"""
+
+
+class SharedIterator(unittest.TestCase):
+    def test_two_threads_one_iterator(self):
+        d = tempfile.mkdtemp(prefix="shale-shared-iter-")
+        try:
+            p = subprocess.run(
+                [sys.executable, "-c", SHARED_ITERATOR, f"{d}/db"],
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            self.assertTrue(p.stdout.startswith("ok "), p.stdout)
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
 
 
 if __name__ == "__main__":
