@@ -42,19 +42,37 @@ pub(crate) fn db_err(e: shale::Error) -> PyErr {
 /// lock with the GIL held would deadlock the two threads (say two threads stepping one
 /// iterator). The first try holds the GIL (no wait, the common case); while the lock is
 /// taken, the wait happens with the GIL released, then the try is made again.
+#[inline]
 pub(crate) fn lock_released<'a, T: Send>(
     py: Python<'_>,
     m: &'a std::sync::Mutex<T>,
     what: &str,
 ) -> PyResult<std::sync::MutexGuard<'a, T>> {
+    match m.try_lock() {
+        Ok(g) => Ok(g),
+        Err(e) => lock_released_slow(py, m, what, e),
+    }
+}
+
+/// `lock_released` once the first try found the lock taken (or poisoned).
+#[cold]
+fn lock_released_slow<'a, T: Send>(
+    py: Python<'_>,
+    m: &'a std::sync::Mutex<T>,
+    what: &str,
+    mut e: std::sync::TryLockError<std::sync::MutexGuard<'a, T>>,
+) -> PyResult<std::sync::MutexGuard<'a, T>> {
     loop {
-        match m.try_lock() {
-            Ok(g) => return Ok(g),
-            Err(std::sync::TryLockError::Poisoned(_)) => {
+        match e {
+            std::sync::TryLockError::Poisoned(_) => {
                 return Err(PyException::new_err(format!("{what} lock poisoned")))
             }
-            Err(std::sync::TryLockError::WouldBlock) => py.allow_threads(|| drop(m.lock())),
+            std::sync::TryLockError::WouldBlock => py.allow_threads(|| drop(m.lock())),
         }
+        e = match m.try_lock() {
+            Ok(g) => return Ok(g),
+            Err(e) => e,
+        };
     }
 }
 
