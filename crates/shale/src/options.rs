@@ -1376,6 +1376,15 @@ impl Options {
                  with concurrent writes (allow_concurrent_memtable_write)",
             ));
         }
+        // The hash memtables cannot insert concurrently (their factories leave
+        // `IsInsertConcurrentlySupported` false); RocksDB judges the factory as given, before
+        // SanitizeCfOptions would swap a hash factory without a prefix extractor for the
+        // skip list.
+        if db.allow_concurrent_memtable_write && cf.memtable_rep.is_hash() {
+            return Err(Error::invalid_argument(
+                "Memtable doesn't allow concurrent writes (allow_concurrent_memtable_write)",
+            ));
+        }
         if db.unordered_write && cf.max_successive_merges != 0 {
             return Err(Error::invalid_argument(
                 "max_successive_merges > 0 is incompatible with unordered_write",
