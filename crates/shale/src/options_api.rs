@@ -667,15 +667,6 @@ impl BlockBasedOptions {
     pub fn set_unpartitioned_pinning_tier(&mut self, tier: BlockBasedTablePinningTier) {
         self.pinning_tiers[2] = tier;
     }
-
-    /// Records `name` as refused when `cond` holds, and forgets an earlier refusal of it when
-    /// not: the last value set wins, as with RocksDB's setters (set false, then true, is true).
-    pub(crate) fn unsupported_if(&mut self, cond: bool, name: &'static str) {
-        self.unsupported.retain(|n| *n != name);
-        if cond {
-            self.unsupported.push(name);
-        }
-    }
 }
 
 impl WriteOptions {
