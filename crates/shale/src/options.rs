@@ -112,6 +112,10 @@ pub struct BlockBasedOptions {
     pub(crate) optimize_filters_for_memory: bool,
     pub(crate) whole_key_filtering: bool,
     pub(crate) format_version: u32,
+    /// The last `set_format_version` asked for one above 7 (or a negative one, which
+    /// RocksDB's `uint32_t` field takes as a huge one): open fails as RocksDB's
+    /// `BlockBasedTableFactory::ValidateOptions` does.
+    pub(crate) format_version_unsupported: bool,
     pub(crate) block_cache: Option<Cache>,
     pub(crate) no_block_cache: bool,
     /// Binary search only, or also the data-block hash index (`table/data_block_hash.rs`).
@@ -139,7 +143,6 @@ pub struct BlockBasedOptions {
     /// RocksDB's `decouple_partitioned_filters` (default true; no rust-rocksdb setter, an
     /// OPTIONS file may set it).
     pub(crate) decouple_partitioned_filters: bool,
-    pub(crate) unsupported: Vec<&'static str>,
 }
 
 impl Default for BlockBasedOptions {
@@ -157,6 +160,7 @@ impl Default for BlockBasedOptions {
             // RocksDB 11's default (what rust-rocksdb 0.25 bundles); RocksDB before 8.6
             // cannot read it: `set_format_version(5)` keeps tables readable by RocksDB 6.6+.
             format_version: 7,
+            format_version_unsupported: false,
             block_cache: None,
             no_block_cache: false,
             data_block_index_type: crate::DataBlockIndexType::BinarySearch,
@@ -173,7 +177,6 @@ impl Default for BlockBasedOptions {
             partition_filters: false,
             metadata_block_size: 4096,
             decouple_partitioned_filters: true,
-            unsupported: Vec::new(),
         }
     }
 }
@@ -217,9 +220,10 @@ impl BlockBasedOptions {
     /// The table format_version written: 2 to 7. Shale's default is 7, RocksDB 11's default
     /// (RocksDB 10.4+ reads it): 6 (RocksDB 8.6+) adds context checksums, 7 the
     /// compression-manager name. 5 is what every RocksDB since 6.6 reads (set it for tables
-    /// RocksDB 7.x must read). Others are refused at open.
+    /// RocksDB 7.x must read). As RocksDB 11.8.1's: 0 and 1 are raised to 2 (its oldest
+    /// written version), and one above 7 (or negative) fails the open with InvalidArgument.
     pub fn set_format_version(&mut self, version: i32) {
-        self.unsupported_if(!(2..=7).contains(&version), "format_version outside 2..=7");
+        self.format_version_unsupported = !(0..=7).contains(&version);
         self.format_version = version.clamp(2, 7) as u32;
     }
 
@@ -1268,10 +1272,15 @@ impl Options {
                 "ColumnFamilyTtl::Duration applies to a database opened with open_cf_descriptors_with_ttl",
             ));
         }
-        if let Some(name) = self.unsupported.first().or(self.table.unsupported.first()) {
+        if let Some(name) = self.unsupported.first() {
             return Err(Error::not_supported(format!("option {name} is not supported by Shale")));
         }
         // RocksDB's BlockBasedTableFactory::ValidateOptions.
+        if self.table.format_version_unsupported {
+            return Err(Error::invalid_argument(
+                "Unsupported BlockBasedTable format_version. Please check include/rocksdb/table.h for more info",
+            ));
+        }
         if self.table.hash_index && self.prefix_extractor.is_none() {
             return Err(Error::invalid_argument(
                 "Hash index is specified for block-based table, but prefix_extractor is not given",
@@ -1371,6 +1380,15 @@ impl Options {
             return Err(Error::invalid_argument(
                 "In-place memtable updates (inplace_update_support) is not compatible \
                  with concurrent writes (allow_concurrent_memtable_write)",
+            ));
+        }
+        // The hash memtables cannot insert concurrently (their factories leave
+        // `IsInsertConcurrentlySupported` false); RocksDB judges the factory as given, before
+        // SanitizeCfOptions would swap a hash factory without a prefix extractor for the
+        // skip list.
+        if db.allow_concurrent_memtable_write && cf.memtable_rep.is_hash() {
+            return Err(Error::invalid_argument(
+                "Memtable doesn't allow concurrent writes (allow_concurrent_memtable_write)",
             ));
         }
         if db.unordered_write && cf.max_successive_merges != 0 {
@@ -1661,6 +1679,16 @@ mod tests {
         let mut t = BlockBasedOptions::default();
         t.set_format_version(8);
         o.set_block_based_table_factory(&t);
-        assert!(o.check_supported().unwrap_err().to_string().contains("format_version"));
+        let e = o.check_supported().unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::InvalidArgument, "{e}");
+        assert!(e.to_string().contains("Unsupported BlockBasedTable format_version"), "{e}");
+        // 0 and 1 are raised to 2, as RocksDB's; a negative value is a huge uint32_t there.
+        for (v, ok) in [(0, true), (1, true), (-1, false)] {
+            let mut t = BlockBasedOptions::default();
+            t.set_format_version(v);
+            assert_eq!(t.format_version, 2);
+            o.set_block_based_table_factory(&t);
+            assert_eq!(o.check_supported().is_ok(), ok, "format_version {v}");
+        }
     }
 }

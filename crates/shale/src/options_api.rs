@@ -681,15 +681,6 @@ impl BlockBasedOptions {
     pub fn set_unpartitioned_pinning_tier(&mut self, tier: BlockBasedTablePinningTier) {
         self.pinning_tiers[2] = tier;
     }
-
-    /// Records `name` as refused when `cond` holds, and forgets an earlier refusal of it when
-    /// not: the last value set wins, as with RocksDB's setters (set false, then true, is true).
-    pub(crate) fn unsupported_if(&mut self, cond: bool, name: &'static str) {
-        self.unsupported.retain(|n| *n != name);
-        if cond {
-            self.unsupported.push(name);
-        }
-    }
 }
 
 impl WriteOptions {
@@ -1487,10 +1478,12 @@ impl Options {
     /// nothing from `seek_to_first`; total-order iterators see everything), keeping one skip
     /// list inside, so `bucket_count`, `height` and `branching_factor` (sizing of RocksDB's
     /// hash table) change nothing else. Without a prefix extractor RocksDB uses the skip list
-    /// instead, and so does Shale. The vector memtable (RocksDB's VectorRepFactory, which
-    /// accepts concurrent inserts as the skip list does) reads as RocksDB's, sorted by the
-    /// comparator in both directions, from Shale's skip list; the OPTIONS file records
-    /// `{id=VectorRepFactory;count=0;}` as RocksDB's.
+    /// instead, and so does Shale. The vector memtable is RocksDB's VectorRep: writes append
+    /// to a vector (concurrent writers too, as RocksDB's VectorRepFactory allows), and reads
+    /// sort it (a mutable memtable's reads sort a copy, an immutable one is sorted in place
+    /// once); the OPTIONS file records `{id=VectorRepFactory;count=0;}` as RocksDB's.
+    /// HashSkipList and HashLinkList cannot insert concurrently: as in RocksDB, opening with
+    /// them needs `set_allow_concurrent_memtable_write(false)` (InvalidArgument otherwise).
     pub fn set_memtable_factory(&mut self, factory: MemtableFactory) {
         use crate::options::MemtableRep;
         match factory {

@@ -275,7 +275,7 @@ fn not_supported(section: &str, name: &str, v: &str, default: &str) -> Error {
 
 /// NotSupported naming the first option a setter recorded as refused.
 fn refused(o: &Options, what: &str) -> Result<()> {
-    match o.unsupported.first().or(o.table.unsupported.first()) {
+    match o.unsupported.first() {
         Some(name) => Err(Error::not_supported(format!(
             "load_latest: option {name} of {what} is not supported by Shale"
         ))),

@@ -912,7 +912,9 @@ fn replay_wal(
                 )? {
                     ctx.new_files.push((*id, t.0, t.1));
                 }
-                cf.mem = Arc::new(MemTable::new(cf.handle.icmp.clone(), 0));
+                // The family's own kind of memtable (its factory, Bloom, in-place updates),
+                // as RocksDB's recovery makes with `CreateNewMemtable`.
+                cf.mem = cf.handle.new_memtable(0);
             }
         }
     }

@@ -424,7 +424,8 @@ impl TxnCore {
 
     pub fn set_name(&self, name: &[u8]) -> Result<()> {
         let Kind::Pessimistic { db, .. } = &self.kind else {
-            return Err(Error::not_supported("two-phase commit of an optimistic transaction"));
+            // RocksDB's OptimisticTransaction::SetName.
+            return Err(Error::invalid_argument("Optimistic transactions cannot be named."));
         };
         let mut st = self.st.lock();
         if self.state() != STARTED {
@@ -479,6 +480,12 @@ impl TxnCore {
     }
 
     pub fn prepare(&self) -> Result<()> {
+        if matches!(self.kind, Kind::Optimistic { .. }) {
+            // RocksDB's OptimisticTransaction::Prepare.
+            return Err(Error::invalid_argument(
+                "Two phase commit not supported for optimistic transactions.",
+            ));
+        }
         let st = self.st.lock();
         let Some(name) = st.name.clone() else {
             return Err(Error::invalid_argument("Cannot prepare a transaction that has not been named."));
