@@ -1364,6 +1364,9 @@ impl Options {
                 "unordered_write is incompatible with enable_pipelined_write",
             ));
         }
+        if self.atomic_flush && self.enable_pipelined_write {
+            return Err(Error::invalid_argument("atomic_flush is incompatible with enable_pipelined_write"));
+        }
         Ok(())
     }
 

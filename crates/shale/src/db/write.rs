@@ -118,6 +118,9 @@ pub(crate) struct PendingWrite {
     result: Option<Result<()>>,
     /// This writer's share of a parallel memtable insert, handed over by its group's leader.
     task: Option<InsertTask>,
+    /// `enable_pipelined_write`: this writer's group reached the front of the memtable
+    /// writers' queue (`MemWriters`), so it inserts now.
+    mem_lead: bool,
 }
 
 /// One writer's batch to insert into the memtables, in parallel with the rest of its group.
@@ -143,6 +146,47 @@ pub(crate) struct ParallelGroup {
     error: parking_lot::Mutex<Option<Error>>,
     /// The group's last sequence, published when every insert finished.
     last_seq: u64,
+    /// A pipelined group (`enable_pipelined_write`): it left the write queue after its WAL
+    /// write and is completed off the memtable writers' queue.
+    pipelined: bool,
+}
+
+/// What a write group's WAL stage leaves to its memtable stage.
+pub(crate) struct Logged {
+    /// The active memtables as the WAL leader found them (no switch before the group's
+    /// inserts finish: a switch needs write leadership and, pipelined, an empty memtable
+    /// writers' queue).
+    mems: Arc<ActiveMems>,
+    first_seq: u64,
+    /// The group's records.
+    count: u64,
+    /// Members insert their own batches at once.
+    parallel: bool,
+    /// Some writer ignores missing families.
+    skip_missing: bool,
+    /// The group's records as one batch when it has several writers and inserts serially
+    /// (None: the leader's own batch).
+    merged: Option<WriteBatch>,
+}
+
+/// `enable_pipelined_write` (RocksDB's `PipelinedWriteImpl`): the memtable writers' queue.
+/// A write group that wrote the WAL leaves the write queue (so the next group's WAL write
+/// starts) and queues here; the group at the front inserts into the memtables (its leader
+/// alone, or every member at once), publishes its last sequence and completes, then the
+/// next group's leader is woken. Groups insert one after the other in WAL order, so
+/// sequences are published in order. Its lock is a leaf.
+#[derive(Default)]
+pub(crate) struct MemWriters {
+    /// The leaders of the groups waiting to insert (or inserting: the front).
+    queue: Mutex<VecDeque<Arc<Writer>>>,
+    /// Notified when the queue empties (`wait_for_memtable_writers`).
+    drained: parking_lot::Condvar,
+    /// The last sequence given to a group by its WAL leader (WAL leaders only, one at a
+    /// time); ahead of the published last sequence while groups wait here.
+    last_allocated: std::sync::atomic::AtomicU64,
+    /// Groups that began their WAL write while an earlier group had not finished its
+    /// memtable inserts: the pipeline at work (`DB::pipelined_write_overlaps`).
+    overlaps: std::sync::atomic::AtomicU64,
 }
 
 /// What a write group left to do after its WAL write.
@@ -151,6 +195,8 @@ enum GroupOutcome {
     Done,
     /// Members insert in parallel; the leader's own share, if its batch has records.
     Parallel(Option<InsertTask>),
+    /// Pipelined: in the WAL, left to the memtable stage (`memtable_stage`).
+    Logged(Logged),
 }
 
 /// The queue, guarded by `DbInner::writers`; each waiter waits on its own [`Writer`].
@@ -271,6 +317,7 @@ impl DbInner {
             done: false,
             result: None,
             task: None,
+            mem_lead: false,
         });
         let mut q = self.writers.lock();
         q.queue.push_back(me.clone());
@@ -316,7 +363,14 @@ impl DbInner {
         drop(wait_timer);
 
         // Leader.
-        let room = if self.write_control.needs_attention() || self.write_buffer_manager_wants_attention() {
+        let pipelined = self.opts.enable_pipelined_write;
+        let attention = self.write_control.needs_attention() || self.write_buffer_manager_wants_attention();
+        let room = if attention {
+            if pipelined {
+                // RocksDB's WaitForPendingWrites: the memtables may be switched only when no
+                // group still has to insert into them.
+                self.wait_for_memtable_writers();
+            }
             self.preprocess_write(opts.no_slowdown, bytes)
         } else {
             Ok(())
@@ -326,8 +380,25 @@ impl DbInner {
         drop(q);
         let mut counts = None;
         let outcome = match room {
-            Ok(()) => self.write_group(&group, &mut counts),
+            Ok(()) => self.write_group(&group, &mut counts, pipelined),
             Err(e) => Err(e),
+        };
+        // Pipelined: the group is in the WAL; it leaves the write queue for the memtable
+        // writers' queue and inserts when it reaches the front.
+        let mut handed = false;
+        let outcome = match outcome {
+            Ok(GroupOutcome::Logged(logged)) => {
+                self.enter_memtable_writers(&me, &group);
+                handed = true;
+                let o = self.memtable_stage(&group, logged, &mut counts, true);
+                if let Err(e) = &o {
+                    // RocksDB's HandleMemTableInsertFailure: later groups would publish past
+                    // a partly inserted one.
+                    self.set_bg_error(e.clone(), BgErrorReason::MemTable);
+                }
+                o
+            }
+            o => o,
         };
         // The group is counted before the followers are woken, so that a follower reading
         // the tickers after its write returns sees its keys (RocksDB counts them before the
@@ -337,15 +408,9 @@ impl DbInner {
                 s.record_write(started, counts);
             }
         };
-        match outcome {
-            Ok(GroupOutcome::Done) => {
-                record(counts);
-                self.complete_group(&group, Ok(()))
-            }
-            Err(e) => {
-                record(counts);
-                self.complete_group(&group, Err(e))
-            }
+        let result = match outcome {
+            Ok(GroupOutcome::Done) => Ok(()),
+            Err(e) => Err(e),
             Ok(GroupOutcome::Parallel(task)) => {
                 if let Some(task) = task {
                     self.run_insert_task(task);
@@ -355,9 +420,91 @@ impl DbInner {
                 record(None);
                 return r;
             }
+            Ok(GroupOutcome::Logged(_)) => Err(Error::new(ErrorKind::Corruption, "write group logged twice")),
+        };
+        record(counts);
+        if handed {
+            self.complete_memtable_group(&group, result);
+        } else {
+            self.complete_group(&group, result);
         }
         let r = lock(&me).result.take().unwrap_or(Ok(()));
         r
+    }
+
+    /// Pipelined: queues the group of leader `me` (its WAL written) on the memtable writers'
+    /// queue, takes it off the write queue (waking the next WAL leader), then waits until
+    /// it is at the front of the memtable writers' queue (RocksDB's
+    /// `ExitAsBatchGroupLeader` then `STATE_MEMTABLE_WRITER_LEADER`).
+    fn enter_memtable_writers(&self, me: &Arc<Writer>, group: &[Arc<Writer>]) {
+        let front = {
+            let mut mq = self.mem_writers.queue.lock();
+            mq.push_back(Arc::clone(me));
+            mq.len() == 1
+        };
+        // Off the write queue, its writers still waiting for their results.
+        let mut q = self.writers.lock();
+        for w in group {
+            let popped = q.queue.pop_front();
+            debug_assert!(popped.is_some_and(|p| Arc::ptr_eq(&p, w)));
+        }
+        let next = q.queue.front().cloned();
+        drop(q);
+        if let Some(n) = next {
+            n.wake();
+        }
+        if front {
+            return;
+        }
+        loop {
+            me.signal.store(false, Ordering::SeqCst);
+            if lock(me).mem_lead {
+                return;
+            }
+            self.await_signal(me, WaitSite::Join);
+        }
+    }
+
+    /// Pipelined: completes the group at the front of the memtable writers' queue with
+    /// `result`, and hands the front to the next group's leader.
+    fn complete_memtable_group(&self, group: &[Arc<Writer>], result: Result<()>) {
+        for w in group {
+            let mut g = lock(w);
+            g.done = true;
+            g.result = Some(result.clone());
+        }
+        let next = {
+            let mut mq = self.mem_writers.queue.lock();
+            let popped = mq.pop_front();
+            debug_assert!(popped.is_some_and(|p| group.first().is_some_and(|f| Arc::ptr_eq(&p, f))));
+            if mq.is_empty() {
+                self.mem_writers.drained.notify_all();
+            }
+            mq.front().cloned()
+        };
+        if let Some(n) = next {
+            lock(&n).mem_lead = true;
+            n.wake();
+        }
+        for w in group {
+            w.wake();
+        }
+    }
+
+    /// Waits until no pipelined group is left to insert into the memtables (RocksDB's
+    /// `WaitForMemTableWriters`); at once when writes are not pipelined. The caller leads
+    /// the writes, so no group joins meanwhile.
+    pub(crate) fn wait_for_memtable_writers(&self) {
+        let mut mq = self.mem_writers.queue.lock();
+        while !mq.is_empty() {
+            self.mem_writers.drained.wait(&mut mq);
+        }
+    }
+
+    /// Pipelined groups that began their WAL write while an earlier group still had to
+    /// insert into the memtables (the pipeline's overlap, counted for tests and tools).
+    pub fn pipelined_write_overlaps(&self) -> u64 {
+        self.mem_writers.overlaps.load(Ordering::Relaxed)
     }
 
     /// Waits until the parallel group of `me` completes (the last of its inserts to finish
@@ -612,7 +759,11 @@ impl DbInner {
         };
         bump(&self.stats.write_groups, 1);
         bump(&self.stats.writes, group.members.len() as u64);
-        self.complete_group(&group.members, result);
+        if group.pipelined {
+            self.complete_memtable_group(&group.members, result);
+        } else {
+            self.complete_group(&group.members, result);
+        }
     }
 
     /// Runs `f` as the only writer: no write group runs meanwhile.
@@ -626,6 +777,7 @@ impl DbInner {
             done: false,
             result: None,
             task: None,
+            mem_lead: false,
         });
         let mut q = self.writers.lock();
         q.queue.push_back(me.clone());
@@ -639,6 +791,8 @@ impl DbInner {
             q = self.writers.lock();
         }
         drop(q);
+        // RocksDB's EnterUnbatched: pipelined groups still inserting finish first.
+        self.wait_for_memtable_writers();
         let r = f();
         let mut q = self.writers.lock();
         q.queue.pop_front();
@@ -658,10 +812,13 @@ impl DbInner {
     ///
     /// `counts`: what the statistics count of the group, once it passed the checks (RocksDB
     /// counts before the WAL write, so a failed write is counted too).
+    /// `pipelined` (`enable_pipelined_write`): the group stops after its WAL write
+    /// (`GroupOutcome::Logged`), to be inserted by `memtable_stage` off the write queue.
     fn write_group(
         &self,
         group: &[Arc<Writer>],
         counts: &mut Option<WriteGroupCounts>,
+        pipelined: bool,
     ) -> Result<GroupOutcome> {
         let mut guards: Vec<_> = group.iter().map(lock).collect();
         let sync = guards.iter().any(|g| g.sync);
@@ -738,7 +895,22 @@ impl DbInner {
                 })?;
             }
         }
-        let first_seq = self.last_sequence() + 1;
+        // Pipelined, groups earlier in the WAL may not have published their sequences yet:
+        // this one follows the last sequence given out (RocksDB's
+        // `WriteThread::UpdateLastSequence`). Anything else that takes sequences (ingestion,
+        // recovery) leads exclusively after the pipeline drained, so the larger of the two
+        // is the last one used.
+        let first_seq = if pipelined {
+            self.last_sequence().max(self.mem_writers.last_allocated.load(Ordering::Relaxed)) + 1
+        } else {
+            self.last_sequence() + 1
+        };
+        if pipelined {
+            self.mem_writers.last_allocated.store(first_seq + count - 1, Ordering::Relaxed);
+            if !self.mem_writers.queue.lock().is_empty() {
+                self.mem_writers.overlaps.fetch_add(1, Ordering::Relaxed);
+            }
+        }
         // The batch the WAL gets (and the leader inserts when it inserts everything).
         let batch: Option<&mut WriteBatch> = if use_merged {
             Some(&mut merged)
@@ -818,9 +990,44 @@ impl DbInner {
                 self.write_control.set_attention(true);
             }
         }
+        let merged = if use_merged && !parallel { Some(merged) } else { None };
+        let logged = Logged { mems, first_seq, count, parallel, skip_missing, merged };
+        if pipelined {
+            return Ok(GroupOutcome::Logged(logged));
+        }
+        drop(guards);
+        let outcome = if parallel {
+            drop(wal_guard);
+            self.memtable_stage(group, logged, counts, false)
+        } else {
+            // The serial insert keeps the WAL lock: a user's comparator panicking in it
+            // poisons the lock, which halts the database (`halt.rs`).
+            let o = self.memtable_stage(group, logged, counts, false);
+            drop(wal_guard);
+            o
+        };
+        outcome
+    }
+
+    /// A write group's memtable stage, after its WAL write: either every insert (one writer
+    /// inserting the group's records in order) or, for a parallel group, the members' own
+    /// inserts handed out; `pipelined` when the group left the write queue for the memtable
+    /// writers' queue (and leads it).
+    fn memtable_stage(
+        &self,
+        group: &[Arc<Writer>],
+        logged: Logged,
+        counts: &mut Option<WriteGroupCounts>,
+        pipelined: bool,
+    ) -> Result<GroupOutcome> {
+        let Logged { mems, first_seq, count, parallel, skip_missing, merged } = logged;
+        let stats = self.opts.statistics.as_deref();
+        let bump = |a: &std::sync::atomic::AtomicU64, n: u64| {
+            a.store(a.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed)
+        };
+        let mut guards: Vec<_> = group.iter().map(lock).collect();
         if parallel {
             // Hand each member its own batch and first sequence; the leader inserts its own.
-            drop(wal_guard);
             let tasks = guards.iter().filter(|g| g.batch.as_ref().is_some_and(|b| b.count() > 0)).count();
             let shared = Arc::new(ParallelGroup {
                 mems,
@@ -829,6 +1036,7 @@ impl DbInner {
                 full: parking_lot::Mutex::new(Vec::new()),
                 error: parking_lot::Mutex::new(None),
                 last_seq: first_seq + count - 1,
+                pipelined,
             });
             let mut seq = first_seq;
             let mut own = None;
@@ -855,8 +1063,12 @@ impl DbInner {
             }
             return Ok(GroupOutcome::Parallel(own));
         }
-        let Some(batch) = batch else {
-            return Err(Error::invalid_argument("empty write"));
+        let batch = match merged.as_ref() {
+            Some(b) => b,
+            None => guards
+                .first()
+                .and_then(|g| g.batch.as_ref())
+                .ok_or_else(|| Error::invalid_argument("empty write"))?,
         };
         let memtable_timer = PerfTimer::new(Field::WriteMemtableTime);
         let merge = |cf: u32, mem: &Arc<MemTable>, seq: SequenceNumber, key: &[u8], op: &[u8]| {

@@ -33,6 +33,7 @@ mod info_log_unlocked;
 mod io_error_loop;
 mod manual_wal_flush;
 mod panic_halts;
+mod pipelined_write;
 mod repair_blob;
 mod resume;
 mod ribbon_filter_recovery;
