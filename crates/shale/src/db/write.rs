@@ -46,6 +46,20 @@
 //! come one after the other in the insert. Only the first `PREFETCH_RECORDS` families of a
 //! group are asked for, and none for a group inserted in parallel (other threads insert).
 //!
+//! **Pipelined writes** (`enable_pipelined_write`, RocksDB's `PipelinedWriteImpl`). The leader
+//! writes (and syncs) the WAL as above, taking its first sequence after the last one given out
+//! (`MemWriters::last_allocated`, ahead of the published one while groups wait), then queues
+//! its group on the memtable writers' queue and leaves the write queue, waking the next
+//! leader, whose WAL write now runs while this group inserts. The group at the front of the
+//! memtable writers' queue inserts (its leader alone, or every member at once as above),
+//! publishes its last sequence and completes, then wakes the next group's leader: groups
+//! publish in WAL order, and a writer returns only once its batch is in the memtables, as on
+//! the ordinary path. A leader about to switch memtables (the slow path) and an exclusive
+//! writer first wait for the queue to drain (RocksDB's `WaitForPendingWrites`,
+//! `WaitForMemTableWriters`), so no group inserts into a memtable that was switched. A failed
+//! memtable insert is a background error (RocksDB's `HandleMemTableInsertFailure`). RocksDB's
+//! refusals are kept: with `unordered_write` or `atomic_flush` (`Options::check_supported`).
+//!
 //! **unordered_write.** RocksDB's `unordered_write` lets each writer insert into the
 //! memtable after the WAL write group has published its sequence numbers, outside the
 //! group's order. RocksDB documents what that gives up and what it keeps: read-your-own-
@@ -996,7 +1010,7 @@ impl DbInner {
             return Ok(GroupOutcome::Logged(logged));
         }
         drop(guards);
-        let outcome = if parallel {
+        if parallel {
             drop(wal_guard);
             self.memtable_stage(group, logged, counts, false)
         } else {
@@ -1005,8 +1019,7 @@ impl DbInner {
             let o = self.memtable_stage(group, logged, counts, false);
             drop(wal_guard);
             o
-        };
-        outcome
+        }
     }
 
     /// A write group's memtable stage, after its WAL write: either every insert (one writer

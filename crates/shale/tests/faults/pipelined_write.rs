@@ -79,9 +79,9 @@ fn writer(db: &DB, t: u64, writes: u64) -> Model {
                 model.remove(&(f, k));
             }
             _ => {
-                for f in 0..2 {
+                for (f, cf) in cfs.iter().enumerate() {
                     let k = key(&mut rng);
-                    b.put_cf(cfs[f], &k, &value);
+                    b.put_cf(*cf, &k, &value);
                     model.insert((f, k), value.clone());
                 }
             }
