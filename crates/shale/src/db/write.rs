@@ -60,20 +60,19 @@
 //! memtable insert is a background error (RocksDB's `HandleMemTableInsertFailure`). RocksDB's
 //! refusals are kept: with `unordered_write` or `atomic_flush` (`Options::check_supported`).
 //!
-//! **unordered_write.** RocksDB's `unordered_write` lets each writer insert into the
-//! memtable after the WAL write group has published its sequence numbers, outside the
-//! group's order. RocksDB documents what that gives up and what it keeps: read-your-own-
-//! writes still holds, and a snapshot never sees writes with larger sequence numbers, but a
-//! snapshot is no longer immutable (a write with a smaller sequence number may land in the
-//! memtable after the snapshot was taken), so repeated gets, MultiGet and iterators lose
-//! their point-in-time view. The option only weakens guarantees; it adds none. Shale runs
-//! the ordered path below with it set: the last sequence is published only after every
-//! batch of the group is in the memtables, so every read at a snapshot sees all writes at
-//! or below it and none above, which is everything `unordered_write` promises (and the
-//! immutability it drops). That makes the ordered path a valid implementation of the
-//! option; only the throughput RocksDB gains from it is not gained. RocksDB's checks are
-//! kept: `Options::check_supported` refuses it with `enable_pipelined_write` or without
-//! `allow_concurrent_memtable_write`, `TransactionDB::open` refuses it (WRITE_COMMITTED).
+//! **unordered_write** (RocksDB's `WriteImplWALOnly` with `kDoPublishLastSeq`, then
+//! `UnorderedWriteMemtable`). The leader writes the group's WAL record, publishes the group's
+//! last sequence at once, counts each batch to insert as pending
+//! (`MemWriters::unordered_pending`), hands every member its own batch (`OwnInsert`) and
+//! leaves the write queue; each writer then inserts its batch concurrently with everyone
+//! (the next groups included) and returns when its own insert is done. What RocksDB
+//! documents follows: read-your-own-writes holds and a snapshot never sees a write with a
+//! larger sequence, but a snapshot is no longer immutable (a write below it may land after
+//! it was taken). A memtable switch and an exclusive writer (flush, ingestion, family
+//! changes) first wait for the pending inserts (RocksDB's `WaitForPendingWrites`). RocksDB's
+//! checks are kept: `Options::check_supported` refuses it with `enable_pipelined_write` or
+//! without `allow_concurrent_memtable_write`, `TransactionDB::open` refuses it
+//! (WRITE_COMMITTED), a family with `max_successive_merges` refuses it.
 //!
 //! **wal_bytes_per_sync.** The WAL writer is built with the option
 //! (`LogWriter::with_bytes_per_sync`): each flush of a group to the file may start the
@@ -135,6 +134,18 @@ pub(crate) struct PendingWrite {
     /// `enable_pipelined_write`: this writer's group reached the front of the memtable
     /// writers' queue (`MemWriters`), so it inserts now.
     mem_lead: bool,
+    /// `unordered_write`: this writer's batch, in the WAL and its sequences published, to
+    /// insert on its own (it returns when its insert is done).
+    own_insert: Option<OwnInsert>,
+}
+
+/// `unordered_write` (RocksDB's `UnorderedWriteMemtable`): one writer's batch to insert by
+/// itself after its group's WAL write published the sequences.
+pub(crate) struct OwnInsert {
+    batch: WriteBatch,
+    first_seq: u64,
+    mems: Arc<ActiveMems>,
+    ignore_missing: bool,
 }
 
 /// One writer's batch to insert into the memtables, in parallel with the rest of its group.
@@ -201,6 +212,10 @@ pub(crate) struct MemWriters {
     /// Groups that began their WAL write while an earlier group had not finished its
     /// memtable inserts: the pipeline at work (`DB::pipelined_write_overlaps`).
     overlaps: std::sync::atomic::AtomicU64,
+    /// `unordered_write`: writers whose batch is in the WAL, its sequences published, and
+    /// not yet in the memtables (RocksDB's `pending_memtable_writes_`); `drained` is
+    /// notified, under `queue`'s lock, when it falls to zero.
+    unordered_pending: AtomicUsize,
 }
 
 /// What a write group left to do after its WAL write.
@@ -332,6 +347,7 @@ impl DbInner {
             result: None,
             task: None,
             mem_lead: false,
+            own_insert: None,
         });
         let mut q = self.writers.lock();
         q.queue.push_back(me.clone());
@@ -346,6 +362,16 @@ impl DbInner {
                     let r = g.result.take().unwrap_or(Ok(()));
                     drop(g);
                     drop(q);
+                    if let Some(s) = stats {
+                        s.record_write(started, None);
+                    }
+                    return r;
+                }
+                if let Some(own) = g.own_insert.take() {
+                    drop(g);
+                    drop(q);
+                    drop(wait_timer);
+                    let r = self.run_own_insert(own);
                     if let Some(s) = stats {
                         s.record_write(started, None);
                     }
@@ -380,7 +406,7 @@ impl DbInner {
         let pipelined = self.opts.enable_pipelined_write;
         let attention = self.write_control.needs_attention() || self.write_buffer_manager_wants_attention();
         let room = if attention {
-            if pipelined {
+            if pipelined || self.opts.unordered_write {
                 // RocksDB's WaitForPendingWrites: the memtables may be switched only when no
                 // group still has to insert into them.
                 self.wait_for_memtable_writers();
@@ -394,13 +420,23 @@ impl DbInner {
         drop(q);
         let mut counts = None;
         let outcome = match room {
-            Ok(()) => self.write_group(&group, &mut counts, pipelined),
+            Ok(()) => self.write_group(&group, &mut counts, pipelined || self.opts.unordered_write),
             Err(e) => Err(e),
         };
         // Pipelined: the group is in the WAL; it leaves the write queue for the memtable
         // writers' queue and inserts when it reaches the front.
         let mut handed = false;
         let outcome = match outcome {
+            Ok(GroupOutcome::Logged(logged)) if self.opts.unordered_write => {
+                let own = self.hand_out_unordered(&me, &group, logged);
+                if let Some(s) = stats {
+                    s.record_write(started, counts);
+                }
+                return match own {
+                    Some(own) => self.run_own_insert(own),
+                    None => Ok(()),
+                };
+            }
             Ok(GroupOutcome::Logged(logged)) => {
                 self.enter_memtable_writers(&me, &group);
                 handed = true;
@@ -505,12 +541,105 @@ impl DbInner {
         }
     }
 
+    /// `unordered_write`, after the group's WAL write (RocksDB's `WriteImplWALOnly` with
+    /// `kDoPublishLastSeq`): publishes the group's sequences, counts each batch to insert as
+    /// pending, hands every member its own batch, takes the group off the write queue and
+    /// wakes the next leader. Returns the leader's own batch to insert.
+    fn hand_out_unordered(
+        &self,
+        me: &Arc<Writer>,
+        group: &[Arc<Writer>],
+        logged: Logged,
+    ) -> Option<OwnInsert> {
+        let Logged { mems, first_seq, count, .. } = logged;
+        let mut own = None;
+        let mut seq = first_seq;
+        let mut guards: Vec<_> = group.iter().map(lock).collect();
+        let inserts = guards.iter().filter(|g| g.batch.as_ref().is_some_and(|b| b.count() > 0)).count();
+        self.mem_writers.unordered_pending.fetch_add(inserts, Ordering::AcqRel);
+        self.versions.set_last_sequence(first_seq + count - 1);
+        let bump = |a: &std::sync::atomic::AtomicU64, n: u64| {
+            a.store(a.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed)
+        };
+        bump(&self.stats.write_groups, 1);
+        bump(&self.stats.writes, group.len() as u64);
+        for (w, g) in group.iter().zip(guards.iter_mut()) {
+            match g.batch.take_if(|b| b.count() > 0) {
+                Some(batch) => {
+                    let n = u64::from(batch.count());
+                    let task = OwnInsert {
+                        batch,
+                        first_seq: seq,
+                        mems: Arc::clone(&mems),
+                        ignore_missing: g.ignore_missing,
+                    };
+                    seq += n;
+                    if Arc::ptr_eq(w, me) {
+                        own = Some(task);
+                    } else {
+                        g.own_insert = Some(task);
+                    }
+                }
+                None => {
+                    g.done = true;
+                    g.result = Some(Ok(()));
+                }
+            }
+        }
+        drop(guards);
+        let mut q = self.writers.lock();
+        for w in group {
+            let popped = q.queue.pop_front();
+            debug_assert!(popped.is_some_and(|p| Arc::ptr_eq(&p, w)));
+        }
+        let next = q.queue.front().cloned();
+        drop(q);
+        if let Some(n) = next {
+            n.wake();
+        }
+        for w in group.iter().filter(|w| !Arc::ptr_eq(w, me)) {
+            w.wake();
+        }
+        own
+    }
+
+    /// `unordered_write` (RocksDB's `UnorderedWriteMemtable`): inserts one writer's batch
+    /// at once with other writers, then leaves the pending count (waking a switch or an
+    /// exclusive writer waiting for it to drain). A failure is a background error.
+    fn run_own_insert(&self, own: OwnInsert) -> Result<()> {
+        let OwnInsert { batch, first_seq, mems, ignore_missing } = own;
+        let timer = PerfTimer::new(Field::WriteMemtableTime);
+        let mut full = Vec::new();
+        let r = insert_batch(&mems, &batch, first_seq, true, ignore_missing, &mut full, None);
+        drop(timer);
+        drop(mems);
+        if !full.is_empty() {
+            let mut meta = self.wal_meta.lock();
+            for id in full {
+                if !meta.full.contains(&id) {
+                    meta.full.push(id);
+                }
+            }
+            drop(meta);
+            self.write_control.set_attention(true);
+        }
+        if self.mem_writers.unordered_pending.fetch_sub(1, Ordering::AcqRel) == 1 {
+            let _mq = self.mem_writers.queue.lock();
+            self.mem_writers.drained.notify_all();
+        }
+        if let Err(e) = &r {
+            self.set_bg_error(e.clone(), BgErrorReason::MemTable);
+        }
+        r
+    }
+
     /// Waits until no pipelined group is left to insert into the memtables (RocksDB's
-    /// `WaitForMemTableWriters`); at once when writes are not pipelined. The caller leads
+    /// `WaitForMemTableWriters`) and no `unordered_write` writer still inserts (RocksDB's
+    /// `WaitForPendingWrites`); at once on the ordinary path. The caller leads
     /// the writes, so no group joins meanwhile.
     pub(crate) fn wait_for_memtable_writers(&self) {
         let mut mq = self.mem_writers.queue.lock();
-        while !mq.is_empty() {
+        while !mq.is_empty() || self.mem_writers.unordered_pending.load(Ordering::Acquire) != 0 {
             self.mem_writers.drained.wait(&mut mq);
         }
     }
@@ -792,6 +921,7 @@ impl DbInner {
             result: None,
             task: None,
             mem_lead: false,
+            own_insert: None,
         });
         let mut q = self.writers.lock();
         q.queue.push_back(me.clone());
@@ -914,12 +1044,14 @@ impl DbInner {
         // `WriteThread::UpdateLastSequence`). Anything else that takes sequences (ingestion,
         // recovery) leads exclusively after the pipeline drained, so the larger of the two
         // is the last one used.
-        let first_seq = if pipelined {
+        // unordered_write publishes each group's sequences after its WAL write, so the last
+        // sequence is the last one given out there.
+        let first_seq = if pipelined && !self.opts.unordered_write {
             self.last_sequence().max(self.mem_writers.last_allocated.load(Ordering::Relaxed)) + 1
         } else {
             self.last_sequence() + 1
         };
-        if pipelined {
+        if pipelined && !self.opts.unordered_write {
             self.mem_writers.last_allocated.store(first_seq + count - 1, Ordering::Relaxed);
             if !self.mem_writers.queue.lock().is_empty() {
                 self.mem_writers.overlaps.fetch_add(1, Ordering::Relaxed);
