@@ -316,11 +316,21 @@ impl DbInner {
         Ok(())
     }
 
+    /// RocksDB's WriteImpl refuses every write of a database opened with both
+    /// `two_write_queues` and `enable_pipelined_write` (the open succeeds).
+    pub(crate) fn check_write_queues(&self) -> Result<()> {
+        if self.opts.two_write_queues && self.opts.enable_pipelined_write {
+            return Err(Error::not_supported("pipelined_writes is not compatible with concurrent prepares"));
+        }
+        Ok(())
+    }
+
     /// Writes `batch` atomically.
     pub fn write(&self, opts: &WriteOptions, batch: WriteBatch) -> Result<()> {
         if opts.sync && opts.disable_wal {
             return Err(Error::invalid_argument("Sync writes has to enable WAL."));
         }
+        self.check_write_queues()?;
         if opts.disable_wal && self.opts.sanitized_recycle_log_file_num() > 0 {
             // RocksDB's WriteImpl: a reused WAL's stale tail is told from new records by
             // their sequence numbers following on, which a write left out of it would break.
@@ -1142,7 +1152,9 @@ impl DbInner {
             return Ok(GroupOutcome::Logged(logged));
         }
         drop(guards);
-        if parallel {
+        if parallel || self.opts.two_write_queues {
+            // With two write queues, WAL-only writes take the WAL lock meanwhile
+            // (`transactions/twopc.rs`).
             drop(wal_guard);
             self.memtable_stage(group, logged, counts, false)
         } else {

@@ -37,6 +37,7 @@ mod pipelined_write;
 mod repair_blob;
 mod resume;
 mod ribbon_filter_recovery;
+mod two_write_queues;
 mod unordered_write;
 mod wal_lazy_sync;
 mod wal_recovery_readonly_secondary;
