@@ -287,7 +287,7 @@ pub(crate) struct TableIds {
 
 impl TableIds {
     pub(crate) fn new(db_id: String) -> TableIds {
-        TableIds { db_id, session_id: crate::db::new_session_id(), host_id: crate::db::host_name() }
+        TableIds { db_id, session_id: crate::env::new_session_id(), host_id: crate::env::host_name() }
     }
 }
 
@@ -375,11 +375,8 @@ impl MemtableRep {
     /// None for another factory, InvalidArgument for a bad field.
     pub(crate) fn parse(name: &str, v: &str) -> crate::Result<Option<MemtableRep>> {
         let v = v.trim();
-        let fields = if v.starts_with('{') {
-            crate::db::dyn_options::struct_fields(name, v)?
-        } else {
-            vec![("id", v)]
-        };
+        let fields =
+            if v.starts_with('{') { crate::options_table::struct_fields(name, v)? } else { vec![("id", v)] };
         let bad = || crate::Error::invalid_argument(format!("Error parsing option {name}: {v}"));
         fn num<T: std::str::FromStr>(x: &str, bad: &dyn Fn() -> crate::Error) -> crate::Result<T> {
             x.parse().map_err(|_| bad())
@@ -468,7 +465,7 @@ pub struct Options {
     pub(crate) persist_stats_to_disk: bool,
     pub(crate) stats_history_buffer_size: usize,
     /// The clock the stats snapshots read (the system clock when None).
-    pub(crate) stats_history_clock: Option<std::sync::Arc<dyn crate::db::SystemClock>>,
+    pub(crate) stats_history_clock: Option<std::sync::Arc<dyn crate::env::SystemClock>>,
     pub(crate) delayed_write_rate: u64,
     pub(crate) db_write_buffer_size: usize,
     /// The memtable budget (`set_write_buffer_manager`; at open, one of the database's own
@@ -562,7 +559,7 @@ pub struct Options {
     pub(crate) track_and_verify_wals_in_manifest: bool,
     pub(crate) write_dbid_to_manifest: bool,
     /// A column family's TTL (from its descriptor); only `Disabled`/`SameAsDb` open.
-    pub(crate) cf_ttl: crate::db::ColumnFamilyTtl,
+    pub(crate) cf_ttl: crate::cf_descriptor::ColumnFamilyTtl,
     pub(crate) unsupported: Vec<&'static str>,
     /// The statistics object `enable_statistics` made, shared by the databases opened with
     /// these options (RocksDB's `shared_ptr<Statistics>`); issue 14.
@@ -690,7 +687,7 @@ pub struct Options {
     /// `info_log_level`, default INFO).
     pub(crate) info_log_level: crate::LogLevel,
     /// `set_info_logger`: the user's logger gets the lines instead of a LOG file.
-    pub(crate) info_logger: Option<Arc<crate::db::info_log::UserLogger>>,
+    pub(crate) info_logger: Option<Arc<crate::options_api::UserLogger>>,
     /// `set_max_subcompactions` (default 1): a compaction from level 0 (or a manual or
     /// universal one) is split into up to this many key ranges compacted in parallel
     /// (`db/subcompaction.rs`).
@@ -817,7 +814,7 @@ impl Default for Options {
             table_format: crate::table::TableFormat::BlockBased,
             track_and_verify_wals_in_manifest: false,
             write_dbid_to_manifest: true,
-            cf_ttl: crate::db::ColumnFamilyTtl::SameAsDb,
+            cf_ttl: crate::cf_descriptor::ColumnFamilyTtl::SameAsDb,
             unsupported: Vec::new(),
             statistics: None,
             paranoid_file_checks: false,
@@ -1272,7 +1269,7 @@ impl Options {
 
     /// Every supported option has been checked; the first unsupported one is refused.
     pub(crate) fn check_supported(&self) -> Result<()> {
-        if let crate::db::ColumnFamilyTtl::Duration(_) = self.cf_ttl {
+        if let crate::cf_descriptor::ColumnFamilyTtl::Duration(_) = self.cf_ttl {
             return Err(Error::invalid_argument(
                 "ColumnFamilyTtl::Duration applies to a database opened with open_cf_descriptors_with_ttl",
             ));

@@ -5,9 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::cf_descriptor::ColumnFamilyDescriptor;
 use crate::compaction_filter::CompactionFilterFn;
 use crate::compaction_filter_factory::CompactionFilterFactory;
-use crate::db::ColumnFamilyDescriptor;
 use crate::env::Env;
 use crate::error::{Error, Result};
 use crate::ffi_util::CStrLike;
@@ -15,7 +15,6 @@ use crate::merge_operator::MergeFn;
 use crate::options::{BlockBasedOptions, Cache, DBCompressionType, Options, ReadOptions, WriteOptions};
 use crate::slice_transform::SliceTransform;
 use crate::statistics::{Histogram, HistogramData, StatsLevel, Ticker};
-use crate::thread_mode::DBAccess;
 
 /// Info-log verbosity, as rust-rocksdb's `LogLevel`.
 #[derive(Debug, Copy, Clone, PartialEq, Eq)]
@@ -408,16 +407,31 @@ impl DBPath {
 /// level and above.
 #[derive(Clone)]
 pub struct InfoLogger {
-    pub(crate) inner: Option<std::sync::Arc<crate::db::info_log::UserLogger>>,
+    pub(crate) inner: Option<std::sync::Arc<UserLogger>>,
+}
+
+/// A user's logger (rust-rocksdb's `InfoLogger`): RocksDB's C-API callback logger, which
+/// gets each line's level and its text (no stamp, no level prefix), or its stderr logger,
+/// which prints the prefix given, the level prefix and the text. Lines below `level` are
+/// not given to it.
+pub(crate) struct UserLogger {
+    pub level: LogLevel,
+    pub sink: UserSink,
+}
+
+/// A callback logger's function: each line's level and text.
+pub(crate) type LogCallback = Box<dyn Fn(LogLevel, &str) + Send + Sync>;
+
+pub(crate) enum UserSink {
+    Stderr(Option<String>),
+    Callback(LogCallback),
 }
 
 impl InfoLogger {
     /// RocksDB's stderr logger: each line printed to stderr after `prefix`.
     pub fn new_stderr_logger<S: AsRef<str>>(log_level: LogLevel, prefix: Option<S>) -> Self {
-        let sink = crate::db::info_log::UserSink::Stderr(prefix.map(|p| p.as_ref().to_string()));
-        InfoLogger {
-            inner: Some(std::sync::Arc::new(crate::db::info_log::UserLogger { level: log_level, sink })),
-        }
+        let sink = UserSink::Stderr(prefix.map(|p| p.as_ref().to_string()));
+        InfoLogger { inner: Some(std::sync::Arc::new(UserLogger { level: log_level, sink })) }
     }
 
     /// RocksDB's C-API callback logger: `cb` gets each line's level and text.
@@ -425,8 +439,8 @@ impl InfoLogger {
         level: LogLevel,
         cb: F,
     ) -> Self {
-        let sink = crate::db::info_log::UserSink::Callback(Box::new(cb));
-        InfoLogger { inner: Some(std::sync::Arc::new(crate::db::info_log::UserLogger { level, sink })) }
+        let sink = UserSink::Callback(Box::new(cb));
+        InfoLogger { inner: Some(std::sync::Arc::new(UserLogger { level, sink })) }
     }
 }
 
@@ -701,10 +715,6 @@ impl WriteOptions {
 }
 
 impl ReadOptions {
-    pub fn set_snapshot<D: DBAccess>(&mut self, snapshot: &crate::db::SnapshotWithThreadMode<'_, D>) {
-        self.snapshot = Some(snapshot.sequence_number());
-    }
-
     /// Both bounds at once, as rust-rocksdb's `set_iterate_range`.
     pub fn set_iterate_range(&mut self, range: impl crate::iter_range::IterateBounds) {
         let (lower, upper) = range.into_bounds();
@@ -1629,7 +1639,7 @@ impl Options {
     /// The clock the stats snapshots of `stats_persist_period_sec` read, for their times and
     /// their period (a Shale extension, as RocksDB's `Env` clock; default the system clock).
     /// A [`MockSystemClock`](crate::MockSystemClock) lets a test move time forward.
-    pub fn set_stats_history_clock(&mut self, clock: std::sync::Arc<dyn crate::db::SystemClock>) {
+    pub fn set_stats_history_clock(&mut self, clock: std::sync::Arc<dyn crate::env::SystemClock>) {
         self.stats_history_clock = Some(clock);
     }
 

@@ -104,9 +104,9 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::key::{SequenceNumber, ValueType};
 use crate::memtable::MemTable;
 use crate::options::WriteOptions;
-use crate::perf::{Field, PerfTimer};
 use crate::statistics::{record_tick, Histogram, Statistics, StopWatch, Ticker, WriteGroupCounts};
 use crate::wal::LogWriter;
+use shale_format::perf::{Field, PerfTimer};
 
 /// Upper bound of a write group's bytes (RocksDB: 1 MiB; 128 KiB above a small leader).
 const MAX_GROUP_BYTES: usize = 1 << 20;
@@ -1356,7 +1356,7 @@ impl DbInner {
         };
         if let Some(t) = stall_start {
             let micros = t.elapsed().as_micros() as u64;
-            crate::perf::count(Field::WriteDelayTime, micros.saturating_mul(1000));
+            shale_format::perf::count(Field::WriteDelayTime, micros.saturating_mul(1000));
             self.stats.stall_micros.fetch_add(micros, Ordering::Relaxed);
             if let Some(s) = self.opts.statistics.as_deref() {
                 s.record_tick(Ticker::StallMicros, micros);

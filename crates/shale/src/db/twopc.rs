@@ -248,10 +248,20 @@ pub(crate) fn write_commit<const T: bool>(
     let mut b = WriteBatch::marker(true, name);
     b.mark_wal_termination_point();
     b.append(&batch.clone().into_kind::<false>());
-    super::txn::write_to(inner, b, opts)
+    write_to(inner, b, opts)
 }
 
 /// Writes Rollback(name) to the WAL.
 pub(crate) fn write_rollback(inner: &DbInner, opts: &WriteOptions, name: &[u8]) -> Result<()> {
     inner.write_wal_only(opts, WriteBatch::marker(false, name), false).map(|_| ())
+}
+
+/// Writes `batch` as a plain write (what `DBCommon::write_batch` does for a database that
+/// is not TTL).
+pub(crate) fn write_to(inner: &DbInner, batch: WriteBatch, opts: &WriteOptions) -> Result<()> {
+    inner.check_writable()?;
+    if let Some(what) = batch.unsupported {
+        return Err(Error::not_supported(format!("{what} is not supported by Shale yet")));
+    }
+    inner.write(opts, batch)
 }
