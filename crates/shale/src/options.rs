@@ -669,7 +669,7 @@ pub struct Options {
     /// RocksDB's `two_write_queues` (default false; no rust-rocksdb setter, set from an
     /// OPTIONS file or an options string): WAL-only writes (two-phase commit's prepare,
     /// rollback and empty commit markers) take a second queue instead of the write queue,
-    /// so they do not wait for other writers' memtable inserts (`transactions/twopc.rs`).
+    /// so they do not wait for other writers' memtable inserts (`db/twopc.rs`).
     pub(crate) two_write_queues: bool,
     /// `set_enable_write_thread_adaptive_yield` (default true): a writer waiting in the write
     /// queue yields the processor in a loop for up to `write_thread_max_yield_usec` before

@@ -409,12 +409,14 @@ impl DbInner {
             self.await_signal(&me, WaitSite::Join);
             q = self.writers.lock();
         }
-        drop(q);
-        drop(wait_timer);
-
-        // Leader.
+        // Leader. Without the slow path to run first, the group is gathered under the queue
+        // lock already held: a lone writer takes that lock twice (join, complete), not three
+        // times.
         let pipelined = self.opts.enable_pipelined_write;
         let attention = self.write_control.needs_attention() || self.write_buffer_manager_wants_attention();
+        let early_group = if attention { None } else { Some(build_group(&q.queue)) };
+        drop(q);
+        drop(wait_timer);
         let room = if attention {
             if pipelined || self.opts.unordered_write {
                 // RocksDB's WaitForPendingWrites: the memtables may be switched only when no
@@ -425,9 +427,10 @@ impl DbInner {
         } else {
             Ok(())
         };
-        let q = self.writers.lock();
-        let group = build_group(&q.queue);
-        drop(q);
+        let group = match early_group {
+            Some(g) => g,
+            None => build_group(&self.writers.lock().queue),
+        };
         let mut counts = None;
         let outcome = match room {
             Ok(()) => self.write_group(&group, &mut counts, pipelined || self.opts.unordered_write),
@@ -1154,7 +1157,7 @@ impl DbInner {
         drop(guards);
         if parallel || self.opts.two_write_queues {
             // With two write queues, WAL-only writes take the WAL lock meanwhile
-            // (`transactions/twopc.rs`).
+            // (`db/twopc.rs`).
             drop(wal_guard);
             self.memtable_stage(group, logged, counts, false)
         } else {
