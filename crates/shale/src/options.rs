@@ -670,6 +670,11 @@ pub struct Options {
     /// group's leader inserts them all. Also checked with `unordered_write` at open.
     pub(crate) allow_concurrent_memtable_write: bool,
     pub(crate) enable_pipelined_write: bool,
+    /// RocksDB's `two_write_queues` (default false; no rust-rocksdb setter, set from an
+    /// OPTIONS file or an options string): WAL-only writes (two-phase commit's prepare,
+    /// rollback and empty commit markers) take a second queue instead of the write queue,
+    /// so they do not wait for other writers' memtable inserts (`db/twopc.rs`).
+    pub(crate) two_write_queues: bool,
     /// `set_enable_write_thread_adaptive_yield` (default true): a writer waiting in the write
     /// queue yields the processor in a loop for up to `write_thread_max_yield_usec` before
     /// it blocks (`db/write.rs`, "Waiting").
@@ -856,6 +861,7 @@ impl Default for Options {
             unordered_write: false,
             allow_concurrent_memtable_write: true,
             enable_pipelined_write: false,
+            two_write_queues: false,
             enable_write_thread_adaptive_yield: true,
             write_thread_max_yield_usec: 100,
             write_thread_slow_yield_usec: 3,
@@ -1369,6 +1375,9 @@ impl Options {
             return Err(Error::invalid_argument(
                 "unordered_write is incompatible with enable_pipelined_write",
             ));
+        }
+        if self.atomic_flush && self.enable_pipelined_write {
+            return Err(Error::invalid_argument("atomic_flush is incompatible with enable_pipelined_write"));
         }
         Ok(())
     }

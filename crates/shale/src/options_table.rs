@@ -640,6 +640,17 @@ pub(crate) static ROWS: &[OptionRow] = &[
         }),
     ),
     opt(
+        "two_write_queues",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.two_write_queues.to_string()),
+        Some(|o, n, v| {
+            o.two_write_queues = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
         "enable_write_thread_adaptive_yield",
         Db,
         Bool,

@@ -196,6 +196,9 @@ pub(crate) struct DbInner {
     /// The yield credits of waiting writers, one per place a writer waits (RocksDB's
     /// `AdaptationContext`s; indexed by `write::WaitSite`, `write.rs`).
     pub write_yield_credit: [std::sync::atomic::AtomicI32; 3],
+    /// `enable_pipelined_write`: groups written to the WAL, waiting to insert into the
+    /// memtables (`write.rs`; a leaf lock).
+    pub mem_writers: write::MemWriters,
     /// The current WAL (a std lock: the write leader inserts into the memtables under it,
     /// where a user's comparator may panic; poisoned, it halts the database, `halt.rs`).
     /// Rank `ranks::WAL`.
@@ -607,6 +610,14 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
     /// The latest sequence number, as rust-rocksdb's `latest_sequence_number`.
     pub fn latest_sequence_number(&self) -> u64 {
         self.inner.last_sequence()
+    }
+
+    /// With `enable_pipelined_write`: how many write groups began their WAL write while an
+    /// earlier group was still to insert into the memtables (the pipeline's overlap). Not
+    /// in rust-rocksdb; for Shale's tests and tools.
+    #[doc(hidden)]
+    pub fn pipelined_write_overlaps(&self) -> u64 {
+        self.inner.pipelined_write_overlaps()
     }
 
     /// Lets writes resume after a hard background error whose cause has gone (RocksDB's

@@ -562,6 +562,7 @@ pub(super) fn new_inner(
         manifest_cv: Condvar::new(),
         writers: Ranked::new(ranks::WRITERS, PlMutex::new(Default::default())),
         write_yield_credit: Default::default(),
+        mem_writers: Default::default(),
         wal: Ranked::new(
             ranks::WAL,
             Mutex::new(WalState {
