@@ -68,6 +68,7 @@ mod properties;
 mod rate_limiter_compaction;
 mod read_only_open;
 mod read_write_options;
+mod readahead;
 mod readonly_2pc;
 mod reads_iterators;
 mod recycle_log_file_num;
