@@ -66,6 +66,73 @@ pub fn decompress(src: &[u8], max_len: usize) -> Result<Vec<u8>, SnappyError> {
     let mut op = 0usize;
     // Invariant: bytes [0, op) of `dst` are written and op <= n <= capacity.
     while ip < src.len() {
+        // The fast loop: with at least 32 input bytes and 64 bytes of output room left, an
+        // element's tag and extra bytes (at most 5) are read without checks, and short
+        // literals and copies move fixed 16- or 64-byte spans; anything else (and the
+        // block's end) goes to the checked step below, one element at a time.
+        while src.len() - ip >= 32 && n - op >= 64 {
+            let sp = src.as_ptr();
+            // SAFETY: ip + 32 <= src.len(): the tag and up to 4 extra bytes are in bounds.
+            let tag = unsafe { *sp.add(ip) };
+            match tag & 3 {
+                0 => {
+                    let len = (tag >> 2) as usize + 1;
+                    if len > 16 {
+                        break;
+                    }
+                    // SAFETY: 16 bytes at src[ip + 1..] (ip + 17 <= src.len()) and 16 at
+                    // dst[op..] (op + 64 <= n <= capacity); bytes past `len` are overwritten
+                    // later or lie beyond the final length.
+                    unsafe { std::ptr::copy_nonoverlapping(sp.add(ip + 1), dst.add(op), 16) };
+                    ip += len + 1;
+                    op += len;
+                }
+                1 => {
+                    // SAFETY: ip + 1 < src.len().
+                    let b = unsafe { *sp.add(ip + 1) };
+                    let len = 4 + ((tag >> 2) & 7) as usize;
+                    let offset = ((tag as usize >> 5) << 8) | b as usize;
+                    if offset < 8 || offset > op {
+                        break;
+                    }
+                    let from = op - offset;
+                    // SAFETY: as in the checked step's 16-byte copy: reads in [from, op + 8),
+                    // written; writes in [op, op + 16), op + 64 <= n <= capacity.
+                    unsafe {
+                        let w0 = std::ptr::read_unaligned(dst.add(from) as *const u64);
+                        std::ptr::write_unaligned(dst.add(op) as *mut u64, w0);
+                        let w1 = std::ptr::read_unaligned(dst.add(from + 8) as *const u64);
+                        std::ptr::write_unaligned(dst.add(op + 8) as *mut u64, w1);
+                    }
+                    ip += 2;
+                    op += len;
+                }
+                2 => {
+                    // SAFETY: ip + 2 < src.len().
+                    let offset = unsafe { u16::from_le_bytes([*sp.add(ip + 1), *sp.add(ip + 2)]) } as usize;
+                    let len = 1 + (tag >> 2) as usize;
+                    if offset < 16 || offset > op {
+                        break;
+                    }
+                    let from = op - offset;
+                    let mut k = 0;
+                    while k < len {
+                        // SAFETY: offset >= 16, so each 16-byte source [from + k, from + k + 16)
+                        // ends at or before op + k, in bytes already written, and does not
+                        // overlap its destination [op + k, op + k + 16); k < len <= 64 and
+                        // op + 64 <= n <= capacity.
+                        unsafe { std::ptr::copy_nonoverlapping(dst.add(from + k), dst.add(op + k), 16) };
+                        k += 16;
+                    }
+                    ip += 3;
+                    op += len;
+                }
+                _ => break,
+            }
+        }
+        if ip >= src.len() {
+            break;
+        }
         let tag = src[ip];
         ip += 1;
         match tag & 3 {
