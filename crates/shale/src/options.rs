@@ -1512,6 +1512,8 @@ pub struct ReadOptions {
     pub(crate) io_timeout_us: u64,
     /// `set_ignore_range_deletions`: reads do not apply range tombstones.
     pub(crate) ignore_range_deletions: bool,
+    /// `set_readahead_size` (0: implicit auto readahead; `table/prefetch.rs`).
+    pub(crate) readahead_size: usize,
 }
 
 impl Default for ReadOptions {
@@ -1535,6 +1537,7 @@ impl Default for ReadOptions {
             deadline_us: 0,
             io_timeout_us: 0,
             ignore_range_deletions: false,
+            readahead_size: 0,
         }
     }
 }
@@ -1548,6 +1551,7 @@ impl ReadOptions {
             no_io: self.read_tier == crate::options_api::ReadTier::BlockCache,
             deadline_us: self.deadline_us,
             io_timeout_us: self.io_timeout_us,
+            readahead_size: self.readahead_size,
         }
     }
 

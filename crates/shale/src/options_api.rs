@@ -752,9 +752,13 @@ impl ReadOptions {
         self.ignore_range_deletions = v;
     }
 
-    /// Read-ahead is a speed hint; the same bytes are returned.
+    /// RocksDB's `readahead_size` (default 0): an iterator reads this many bytes beyond
+    /// each table block it reads from the file, from its first read on, and serves the
+    /// following blocks from that buffer; 0 keeps RocksDB's implicit auto readahead (after
+    /// two sequential block reads of a table, 8 KiB doubling up to 256 KiB). Point lookups
+    /// never read ahead. The same bytes are returned either way.
     pub fn set_readahead_size(&mut self, v: usize) {
-        let _ = v;
+        self.readahead_size = v;
     }
 
     pub fn set_auto_readahead_size(&mut self, v: bool) {

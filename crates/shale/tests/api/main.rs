@@ -69,6 +69,7 @@ mod properties;
 mod rate_limiter_compaction;
 mod read_only_open;
 mod read_write_options;
+mod readahead;
 mod readonly_2pc;
 mod reads_iterators;
 mod recycle_log_file_num;
