@@ -36,6 +36,11 @@
 //! next key. Copying would read every value's bytes, which a forward scan never touches:
 //! with a memtable out of cache that was most of a reverse scan's time. With `pin_data`
 //! pinning stays on and nothing is let go of until the iterator is dropped.
+//!
+//! A family with user-defined timestamps puts the iterator in its timestamp mode
+//! (`set_timestamps`, at the end of this file; RocksDB's `timestamp_ub_`, `timestamp_lb_`
+//! and `timestamp_size_`). Each public positioning call tests the mode once; the per-entry
+//! loops above are those of a timestamp size of 0 and do nothing for the mode.
 
 use std::cmp::Ordering;
 use std::sync::Arc;

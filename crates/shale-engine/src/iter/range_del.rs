@@ -113,7 +113,8 @@ impl FragmentedTombstones {
             v
         };
         // (start|max, end|max, seq, ts)
-        let mut ts_of: Vec<(Vec<u8>, Vec<u8>, SequenceNumber, Vec<u8>)> = tombstones
+        type Cut = (Vec<u8>, Vec<u8>, SequenceNumber, Vec<u8>);
+        let mut ts_of: Vec<Cut> = tombstones
             .iter()
             .map(|t| {
                 let ts = t.start[t.start.len().saturating_sub(ts_sz)..].to_vec();
@@ -141,7 +142,7 @@ impl FragmentedTombstones {
             }
             let mut pairs: Vec<(SequenceNumber, &[u8])> =
                 active.iter().map(|&i| (ts_of[i].2, ts_of[i].3.as_slice())).collect();
-            pairs.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+            pairs.sort_unstable_by_key(|p| std::cmp::Reverse(p.0));
             pairs.dedup_by_key(|p| p.0);
             let seqs: Vec<SequenceNumber> = pairs.iter().map(|p| p.0).collect();
             let tss: Vec<Vec<u8>> = pairs.iter().map(|p| p.1.to_vec()).collect();
@@ -367,5 +368,30 @@ mod tests {
         assert_eq!(ts, vec![t("a", "m", 7), t("k", "z", 3)]);
         let bad = vec![(b"short".to_vec(), b"z".to_vec())];
         assert_eq!(from_table_entries(&bad).unwrap_err().kind(), crate::ErrorKind::Corruption);
+    }
+
+    #[test]
+    fn timestamped_tombstones_cover_every_version_up_to_the_read_timestamp() {
+        use crate::comparator::{encode_u64_ts, U64TsComparator};
+        let k = |s: &str, ts: u64| [s.as_bytes(), &encode_u64_ts(ts)].concat();
+        let ts = |t: u64| encode_u64_ts(t).to_vec();
+        let f = FragmentedTombstones::new(
+            Arc::new(U64TsComparator::bytewise()),
+            vec![
+                RangeTombstone { start: k("a", 7), end: k("c", 7), seq: 5 },
+                RangeTombstone { start: k("b", 9), end: k("d", 9), seq: 8 },
+            ],
+        );
+        // Every version of the start key, none of the end key.
+        assert_eq!(f.max_covering_seq_at(&k("a", 100), 100, &ts(7)), 5);
+        assert_eq!(f.max_covering_seq_at(&k("a", 0), 100, &ts(7)), 5);
+        assert_eq!(f.max_covering_seq_at(&k("c", 1), 100, &ts(7)), 0);
+        // A tombstone newer than the read timestamp, or the snapshot, is not seen.
+        assert_eq!(f.max_covering_seq_at(&k("b", 1), 100, &ts(6)), 0);
+        assert_eq!(f.max_covering_seq_at(&k("b", 1), 100, &ts(8)), 5);
+        assert_eq!(f.max_covering_seq_at(&k("b", 1), 100, &ts(9)), 8);
+        assert_eq!(f.max_covering_seq_at(&k("b", 1), 7, &ts(9)), 5);
+        assert_eq!(f.max_covering_seq_at(&k("c", 1), 100, &ts(9)), 8);
+        assert_eq!(f.max_covering_seq_at(&k("d", 1), 100, &ts(9)), 0);
     }
 }
