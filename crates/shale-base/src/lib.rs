@@ -11,5 +11,6 @@ pub mod fs;
 pub mod lock_rank;
 pub mod oracle;
 pub mod poison;
+pub mod sys;
 
 pub use error::{Error, ErrorKind, Result};
