@@ -12,5 +12,6 @@ pub mod lock_rank;
 pub mod oracle;
 pub mod poison;
 pub mod snappy;
+pub mod sys;
 
 pub use error::{Error, ErrorKind, Result};

@@ -151,36 +151,6 @@ pub(crate) fn new_session_id() -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// The machine's host name (RocksDB's default `db_host_id`, "__hostname__"); empty when
-/// it cannot be read.
-pub(crate) fn host_name() -> String {
-    let mut buf = [0u8; 256];
-    // SAFETY: gethostname writes at most `buf.len()` bytes into the valid, exclusively
-    // borrowed buffer.
-    let r = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
-    if r != 0 {
-        return String::new();
-    }
-    let end = buf.iter().position(|&c| c == 0).unwrap_or(buf.len());
-    String::from_utf8_lossy(&buf[..end]).into_owned()
-}
-
-/// Random bytes from the OS, falling back to the clock.
-pub(crate) fn fill_random(buf: &mut [u8]) {
-    // SAFETY: getrandom writes at most `buf.len()` bytes into the valid, exclusively borrowed
-    // buffer.
-    let n = unsafe { libc::getrandom(buf.as_mut_ptr().cast(), buf.len(), 0) };
-    if n != buf.len() as isize {
-        let t = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0);
-        for (i, b) in buf.iter_mut().enumerate() {
-            *b = (t >> ((i % 16) * 8)) as u8 ^ (std::process::id() >> (i % 4)) as u8;
-        }
-    }
-}
-
 /// A clock in microseconds since the epoch (RocksDB's `SystemClock::NowMicros`), for the
 /// stats history (`Options::set_stats_history_clock`). A Shale extension.
 pub trait SystemClock: Send + Sync {
@@ -227,3 +197,6 @@ impl SystemClock for MockSystemClock {
         self.micros.load(Ordering::Acquire)
     }
 }
+
+// Random bytes, and the machine's host name (RocksDB's default `db_host_id`, "__hostname__").
+pub(crate) use shale_base::sys::{fill_random, host_name};

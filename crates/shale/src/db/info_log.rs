@@ -894,10 +894,7 @@ fn format_g(v: f64) -> String {
     }
 }
 
-fn thread_id() -> u64 {
-    // SAFETY: pthread_self has no preconditions.
-    unsafe { libc::pthread_self() as u64 }
-}
+use shale_base::sys::thread_id;
 
 /// Local-time stamp as RocksDB prints it (UTC here: the C library's local time is not used).
 fn timestamp() -> String {
