@@ -14,6 +14,7 @@ use super::cf::{CfHandle, SuperVersion};
 use super::table_cache::TableEntry;
 use super::{DBCommon, DBInner, DbInner, ThreadMode, DB};
 use crate::cf_ref::AsColumnFamilyRef;
+use crate::db::thread_mode::DBAccess;
 use crate::error::Result;
 use crate::iter::db_iter::DBIter;
 use crate::iter::level::{LevelFile, LevelIterator};
@@ -22,7 +23,6 @@ use crate::iter::range_del::{self, FragmentedTombstones, RangeTombstone};
 use crate::iter::BoxedIterator;
 use crate::options::ReadOptions;
 use crate::table::reader::BlockReads;
-use crate::thread_mode::DBAccess;
 use crate::version::edit::FileMetaData;
 
 /// Iteration direction, as rust-rocksdb's `Direction`.

@@ -38,6 +38,7 @@ mod direct_writes;
 mod dump_malloc_stats;
 mod event_log_compaction_reason;
 mod fifo_compaction;
+mod hash_memtable_concurrent_writes;
 mod hint_options;
 mod info_log_level;
 mod ingest_timestamps;
