@@ -1552,6 +1552,7 @@ impl ReadOptions {
             deadline_us: self.deadline_us,
             io_timeout_us: self.io_timeout_us,
             readahead_size: self.readahead_size,
+            for_compaction: false,
         }
     }
 

@@ -1115,11 +1115,10 @@ impl Options {
         self.bottommost_compression_opts_enabled = enabled;
     }
 
-    /// RocksDB's `compaction_readahead_size` (11.8.1's default 2 MiB), recorded in the
-    /// OPTIONS file as set. Shale's compactions read their inputs block by block with
-    /// `pread`, and the kernel's own readahead applies (Shale never advises random access,
-    /// see `set_advise_random_on_open`): no readahead buffer of this size is kept, so the
-    /// value changes no I/O size; the blocks read, and everything written, are the same.
+    /// RocksDB's `compaction_readahead_size` (11.8.1's default 2 MiB): a compaction reads
+    /// each input table through a buffer of this many bytes beyond the block it needs
+    /// (RocksDB's `FilePrefetchBuffer` for compaction, `table/prefetch.rs`); 0 reads block by
+    /// block. Everything written is the same either way.
     pub fn set_compaction_readahead_size(&mut self, compaction_readahead_size: usize) {
         self.compaction_readahead_size = compaction_readahead_size as u64;
     }
@@ -1643,9 +1642,9 @@ impl Options {
     /// RocksDB's `advise_random_on_open` (default true), recorded in the OPTIONS file as
     /// set. RocksDB then calls `posix_fadvise(RANDOM)` on each table it opens, turning off
     /// the kernel's readahead, and reads compaction inputs through its own
-    /// `compaction_readahead_size` buffer instead. Shale has no such buffer and keeps the
-    /// kernel's readahead either way (advising random access would slow its compactions);
-    /// the bytes read are the same.
+    /// `compaction_readahead_size` buffer instead. Shale reads compaction inputs and scans
+    /// through such buffers too (`table/prefetch.rs`) and keeps the kernel's readahead either
+    /// way; the bytes read are the same.
     pub fn set_advise_random_on_open(&mut self, advise: bool) {
         self.advise_random_on_open = advise;
     }

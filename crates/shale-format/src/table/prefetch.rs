@@ -69,6 +69,9 @@ impl Pattern {
 pub(super) struct Readahead {
     /// `ReadOptions::readahead_size` (0: implicit auto readahead).
     fixed: usize,
+    /// A compaction's reads: `fixed` ahead (0: none), no auto readahead, no user-scan
+    /// tickers (RocksDB's `FilePrefetchBufferUsage::kCompactionPrefetch`).
+    for_compaction: bool,
     num_file_reads: u64,
     pattern: Pattern,
     buffer: Option<Box<PrefetchBuffer>>,
@@ -76,6 +79,8 @@ pub(super) struct Readahead {
 
 /// RocksDB's `FilePrefetchBuffer` with one buffer and synchronous reads.
 struct PrefetchBuffer {
+    /// RocksDB's `kUserScanPrefetch` (not a compaction's): counts the prefetch tickers.
+    user_scan: bool,
     /// Bytes `[offset, offset + filled)` of the file are `data[..filled]`; `data` keeps its
     /// length (what was ever needed) so that refills do not zero it again.
     data: Vec<u8>,
@@ -90,13 +95,14 @@ struct PrefetchBuffer {
 }
 
 impl Readahead {
-    pub(super) fn new(fixed: usize) -> Readahead {
-        Readahead { fixed, num_file_reads: 0, pattern: Pattern::default(), buffer: None }
+    pub(super) fn new(fixed: usize, for_compaction: bool) -> Readahead {
+        Readahead { fixed, for_compaction, num_file_reads: 0, pattern: Pattern::default(), buffer: None }
     }
 
     fn create(&mut self, initial: usize, max: usize, implicit: bool, num_file_reads: u64) {
         if self.buffer.is_none() {
             self.buffer = Some(Box::new(PrefetchBuffer {
+                user_scan: !self.for_compaction,
                 data: Vec::new(),
                 offset: 0,
                 filled: 0,
@@ -113,6 +119,12 @@ impl Readahead {
     /// (`len` bytes with its trailer), before the block cache is asked for it.
     pub(super) fn before_block(&mut self, offset: u64, len: u64, no_io: bool) {
         if no_io {
+            return;
+        }
+        if self.for_compaction {
+            if self.fixed > 0 {
+                self.create(self.fixed, self.fixed, false, 0);
+            }
             return;
         }
         if self.fixed > 0 {
@@ -167,7 +179,7 @@ impl Readahead {
             }
             b.fill(file.as_ref(), offset, len + b.readahead_size, reads, stats, name)?;
             prefetched = true;
-        } else {
+        } else if b.user_scan {
             crate::statistics::record_tick(stats, Ticker::PrefetchHits, 1);
             crate::statistics::record_tick(stats, Ticker::PrefetchBytesUseful, len as u64);
         }
@@ -217,7 +229,7 @@ impl PrefetchBuffer {
         } else {
             0
         };
-        if kept > 0 {
+        if kept > 0 && self.user_scan {
             crate::statistics::record_tick(stats, Ticker::PrefetchBytesUseful, kept as u64);
         }
         self.offset = offset;
@@ -233,7 +245,9 @@ impl PrefetchBuffer {
             // One read: `read_at` returns fewer bytes only at the end of the file.
             reads.io(name, || file.read_at(at, dst))?
         };
-        crate::statistics::record_tick(stats, Ticker::PrefetchBytes, read_len as u64);
+        if self.user_scan {
+            crate::statistics::record_tick(stats, Ticker::PrefetchBytes, read_len as u64);
+        }
         self.filled = kept + got;
         Ok(())
     }
@@ -430,12 +444,12 @@ mod tests {
 
     #[test]
     fn no_readahead_without_io() {
-        let mut ra = Readahead::new(0);
+        let mut ra = Readahead::new(0, false);
         for i in 0..10u64 {
             ra.before_block(i * 100, 100, true);
         }
         assert!(ra.buffer.is_none());
-        let mut ra = Readahead::new(4096);
+        let mut ra = Readahead::new(4096, false);
         ra.before_block(0, 100, true);
         assert!(ra.buffer.is_none());
         ra.before_block(0, 100, false);

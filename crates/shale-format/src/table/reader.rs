@@ -103,6 +103,10 @@ pub struct BlockReads {
     /// from its first data block read; 0 (the default): implicit auto readahead after
     /// sequential reads (`prefetch.rs`). Point lookups never read ahead.
     pub readahead_size: usize,
+    /// RocksDB's `is_for_compaction`: a compaction's input iterator, which reads
+    /// `readahead_size` ahead (the family's `compaction_readahead_size`; 0: none) with no
+    /// auto readahead, and counts no user-scan prefetch tickers.
+    pub for_compaction: bool,
 }
 
 impl From<bool> for BlockReads {
@@ -114,6 +118,7 @@ impl From<bool> for BlockReads {
             deadline_us: 0,
             io_timeout_us: 0,
             readahead_size: 0,
+            for_compaction: false,
         }
     }
 }
@@ -1424,7 +1429,7 @@ impl Table {
             data: None,
             data_handle: None,
             reads,
-            readahead: Readahead::new(reads.readahead_size),
+            readahead: Readahead::new(reads.readahead_size, reads.for_compaction),
             status: Ok(()),
             prefix_seek,
             pins: None,

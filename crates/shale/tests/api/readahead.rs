@@ -114,3 +114,36 @@ fn point_lookups_and_random_seeks_read_single_blocks() {
     assert_eq!(n, keys.len() as u64, "one read per seek far from the last");
     assert_eq!(o.get_ticker_count(Ticker::PrefetchBytes), 0);
 }
+
+#[test]
+fn compactions_read_compaction_readahead_size_ahead() {
+    for (size, most) in [(2u64 << 20, 12u64), (0, u64::MAX)] {
+        let fs = Arc::new(FaultInjectionFs::new(Arc::new(MemFileSystem::new())));
+        let mut o = Options::default();
+        o.create_if_missing(true);
+        o.set_file_system(fs.clone());
+        o.set_compression_type(DBCompressionType::None);
+        o.set_write_buffer_size(64 << 20);
+        o.set_disable_auto_compactions(true);
+        o.set_compaction_readahead_size(size as usize);
+        o.enable_statistics();
+        let db = DB::open(&o, "/db").unwrap();
+        // Two overlapping tables of about 2 MB each.
+        for round in 0..2u64 {
+            for i in 0..2000u64 {
+                db.put(format!("key{:06}", i * 2 + round), vec![b'a' + (i % 26) as u8; 1000]).unwrap();
+            }
+            db.flush().unwrap();
+        }
+        let n = reads_of(&fs, || db.compact_range(None::<&[u8]>, None::<&[u8]>));
+        if size > 0 {
+            // About 4 MB of input in 2 MiB reads (plus each table's open).
+            assert!(n <= most, "{n} reads with compaction_readahead_size {size}");
+        } else {
+            assert!(n >= 900, "{n} reads: block by block without readahead");
+        }
+        // A compaction's readahead is no user scan's: the prefetch tickers stay 0.
+        assert_eq!(o.get_ticker_count(Ticker::PrefetchBytes), 0);
+        assert_eq!(db.iterator(IteratorMode::Start).count(), 4000);
+    }
+}
