@@ -36,6 +36,11 @@
 //! next key. Copying would read every value's bytes, which a forward scan never touches:
 //! with a memtable out of cache that was most of a reverse scan's time. With `pin_data`
 //! pinning stays on and nothing is let go of until the iterator is dropped.
+//!
+//! A family with user-defined timestamps puts the iterator in its timestamp mode
+//! (`set_timestamps`, at the end of this file; RocksDB's `timestamp_ub_`, `timestamp_lb_`
+//! and `timestamp_size_`). Each public positioning call tests the mode once; the per-entry
+//! loops above are those of a timestamp size of 0 and do nothing for the mode.
 
 use std::cmp::Ordering;
 use std::sync::Arc;
@@ -116,9 +121,10 @@ pub struct DBIter {
     /// Forward: the current entry is a merge result, in `saved_key` / `saved_value`, and the
     /// inner iterator is already past (some of) the key's entries.
     merged: bool,
-    /// A family with user-defined timestamps: the read timestamps and the current entry
-    /// (`db_iter_ts.rs`, which then does all the positioning).
-    ts: Option<Box<ts::TsView>>,
+    /// A family with user-defined timestamps: the timestamp mode's state (RocksDB's
+    /// `timestamp_ub_`, `timestamp_lb_`, `timestamp_size_`); None: timestamp size 0, and
+    /// no step pays anything for the mode beyond one test per positioning call.
+    ts: Option<Box<TsMode>>,
     /// Resolves blob indexes (BlobDB); None: an entry of type BlobIndex is Corruption.
     blob: Option<crate::blob::BlobFetcher>,
     /// The current entry is a wide-column entity (`wide_columns.rs`): its encoding (after
@@ -220,8 +226,14 @@ impl DBIter {
     /// The current entry's wide columns, as RocksDB's `Iterator::columns()`: an entity's
     /// columns, or one default column (empty name) holding `value()`. Requires `valid()`.
     pub fn columns(&self) -> Result<crate::wide_columns::WideColumns> {
+        if let Some(t) = &self.ts {
+            return match t.current().and_then(|c| c.entity.as_ref()) {
+                Some(e) => crate::wide_columns::owned_columns(e),
+                None => Ok(vec![(Vec::new(), self.value().to_vec())]),
+            };
+        }
         match &self.entity {
-            Some(e) if self.ts.is_none() => crate::wide_columns::owned_columns(e),
+            Some(e) => crate::wide_columns::owned_columns(e),
             _ => Ok(vec![(Vec::new(), self.value().to_vec())]),
         }
     }
@@ -975,9 +987,524 @@ impl Drop for DBIter {
     }
 }
 
-#[path = "db_iter_ts.rs"]
-mod ts;
+// ---------------------------------------------------------------------------------------
+// The timestamp mode.
+// ---------------------------------------------------------------------------------------
 
+/// One entry of the current key, as read from the inner iterator.
+struct TsRaw {
+    ikey: Vec<u8>,
+    value: Vec<u8>,
+    seq: SequenceNumber,
+    vt: ValueType,
+}
+
+/// One version the iterator yields.
+struct TsYield {
+    /// The internal key of the version (its user key carries the timestamp).
+    ikey: Vec<u8>,
+    value: Vec<u8>,
+    /// A wide-column entity's encoding (after any merge onto its default column).
+    entity: Option<Vec<u8>>,
+}
+
+/// The timestamp mode of [`DBIter`] (families with user-defined timestamps).
+struct TsMode {
+    ucmp: crate::comparator::ComparatorRef,
+    ts_sz: usize,
+    /// `ReadOptions::timestamp` (RocksDB's `timestamp_ub_`).
+    read_ts: Vec<u8>,
+    /// `ReadOptions::iter_start_ts` (RocksDB's `timestamp_lb_`): every version is yielded.
+    start_ts: Option<Vec<u8>>,
+    /// The current key's entries, newest first (reused).
+    entries: Vec<TsRaw>,
+    /// What the current key yields, in forward order, and which one is current.
+    yields: Vec<TsYield>,
+    pos: usize,
+}
+
+impl TsMode {
+    #[inline]
+    fn strip<'a>(&self, uk: &'a [u8]) -> &'a [u8] {
+        &uk[..uk.len().saturating_sub(self.ts_sz)]
+    }
+
+    #[inline]
+    fn ts_of<'a>(&self, uk: &'a [u8]) -> &'a [u8] {
+        &uk[uk.len().saturating_sub(self.ts_sz)..]
+    }
+
+    /// A key without timestamp against another without.
+    #[inline]
+    fn cmp_plain(&self, a: &[u8], b: &[u8]) -> Ordering {
+        self.ucmp.compare_without_timestamp(a, false, b, false)
+    }
+
+    /// RocksDB's `IsVisible` for the timestamp part.
+    fn ts_visible(&self, ts: &[u8]) -> bool {
+        self.ucmp.compare_timestamp(ts, &self.read_ts) != Ordering::Greater
+            && self.start_ts.as_ref().is_none_or(|lo| self.ucmp.compare_timestamp(ts, lo) != Ordering::Less)
+    }
+
+    fn current(&self) -> Option<&TsYield> {
+        self.yields.get(self.pos)
+    }
+
+    /// `key | ts` as an internal key at `seq` / `t`.
+    fn seek_key(dst: &mut Vec<u8>, key: &[u8], ts: &[u8], seq: SequenceNumber, t: ValueType) {
+        dst.clear();
+        let mut uk = Vec::with_capacity(key.len() + ts.len());
+        uk.extend_from_slice(key);
+        uk.extend_from_slice(ts);
+        append_internal_key(dst, &uk, seq, t);
+    }
+}
+
+/// The timestamp mode: RocksDB's `DBIter` with `timestamp_size_ > 0`.
+///
+/// ```text
+/// inner (user key = key | ts: key ascending, ts descending, then seq descending):
+///   a|5@9 Merge m   a|3@7 Value x   a|1@2 Del   b|4@8 Value y   b|2@3 Value z
+/// read ts 4               =>  a -> x (ts 3)          b -> y (ts 4)
+/// read ts 5               =>  a -> x+m (ts 5)        b -> y
+/// read ts 5, start ts 2   =>  a|5@9 x+m   a|3@7 x   b|4@8 y   b|2@3 z
+/// ```
+/// An entry is visible when its sequence is at or below the snapshot and its timestamp at
+/// or below the read timestamp (and, with `iter_start_ts`, at or above that). Entries
+/// covered by a range tombstone are gone before visibility is asked (RocksDB's merging
+/// iterator drops them): a tombstone counts when its sequence is at or below the snapshot
+/// and its timestamp at or below the read timestamp, and it covers every version of its
+/// keys older (by sequence) than itself. Without `iter_start_ts`, per key (compared without
+/// timestamps) the newest visible entry decides, as without timestamps: a Value, blob or
+/// entity is yielded (`key()` without the timestamp, `timestamp()` the version's), a
+/// deletion hides the key, a merge operand is merged with the entries below it (older
+/// timestamps too, as RocksDB's `MergeValuesNewToOld`) down to a base or a deletion. With
+/// `iter_start_ts` every visible version is yielded (the newest sequence of each
+/// timestamp): `key()` is its whole internal key, a deletion yields an empty value, and a
+/// merge operand the merge of the key's entries from it down.
+///
+/// The mode works one key at a time: its entries are read into `TsMode::entries` and
+/// resolved into the versions it yields. Forward the inner iterator then sits past the
+/// key's entries, backward before them.
+impl DBIter {
+    /// Reads the family's timestamps: `read_ts` bounds every read, `start_ts` makes the
+    /// iterator return every version (see above). A comparator without timestamps leaves
+    /// the iterator as it is.
+    pub fn set_timestamps(
+        &mut self,
+        ucmp: crate::comparator::ComparatorRef,
+        read_ts: Vec<u8>,
+        start_ts: Option<Vec<u8>>,
+    ) {
+        let ts_sz = ucmp.timestamp_size();
+        if ts_sz == 0 {
+            self.ts = None;
+            return;
+        }
+        self.ts = Some(Box::new(TsMode {
+            ucmp,
+            ts_sz,
+            read_ts,
+            start_ts,
+            entries: Vec::new(),
+            yields: Vec::new(),
+            pos: 0,
+        }));
+    }
+
+    /// The current entry's timestamp (families with timestamps), empty otherwise.
+    pub fn timestamp(&self) -> &[u8] {
+        match self.ts.as_deref() {
+            Some(t) => t.current().map_or(&[][..], |c| t.ts_of(user_key(&c.ikey))),
+            None => &[],
+        }
+    }
+
+    fn ts_key(&self) -> &[u8] {
+        let Some(t) = self.ts.as_deref() else { return &[] };
+        match t.current() {
+            Some(c) if t.start_ts.is_some() => &c.ikey,
+            Some(c) => t.strip(user_key(&c.ikey)),
+            None => &[],
+        }
+    }
+
+    fn ts_value(&self) -> &[u8] {
+        self.ts.as_deref().and_then(TsMode::current).map_or(&[][..], |c| &c.value)
+    }
+
+    /// Takes the mode's state out (put back by `ts_put`), so that it and `self` can be
+    /// borrowed apart.
+    fn ts_take(&mut self) -> Result<Box<TsMode>> {
+        self.ts.take().ok_or_else(|| Error::corruption("DBIter: timestamp mode without its state"))
+    }
+
+    fn ts_put(&mut self, t: Box<TsMode>) {
+        self.ts = Some(t);
+    }
+
+    fn ts_clear(&mut self) {
+        if let Some(t) = self.ts.as_deref_mut() {
+            t.yields.clear();
+            t.pos = 0;
+        }
+    }
+
+    fn ts_seek_to_first(&mut self) {
+        if let Some(lower) = self.lower.take() {
+            self.ts_seek(&lower);
+            self.lower = Some(lower);
+            return;
+        }
+        self.reset(Direction::Forward);
+        self.ts_clear();
+        self.inner.seek_to_first();
+        self.ts_forward_load();
+    }
+
+    fn ts_seek_to_last(&mut self) {
+        self.reset(Direction::Reverse);
+        self.ts_clear();
+        if self.upper.is_some() {
+            self.ts_position_before_upper();
+        } else {
+            self.inner.seek_to_last();
+        }
+        self.ts_forward_or_back(false);
+    }
+
+    fn ts_seek(&mut self, target: &[u8]) {
+        self.reset(Direction::Forward);
+        self.ts_clear();
+        let t = match self.ts_take() {
+            Ok(t) => t,
+            Err(e) => return self.fail(e),
+        };
+        let key = match &self.lower {
+            Some(lo) if t.cmp_plain(target, lo) == Ordering::Less => lo.clone(),
+            _ => target.to_vec(),
+        };
+        let past_upper = self.upper.as_ref().is_some_and(|up| t.cmp_plain(&key, up) != Ordering::Less);
+        if !past_upper {
+            // RocksDB's Seek: `target | timestamp_ub_` at the snapshot.
+            let mut scratch = std::mem::take(&mut self.scratch);
+            TsMode::seek_key(
+                &mut scratch,
+                &key,
+                &t.read_ts,
+                self.sequence,
+                crate::key::VALUE_TYPE_FOR_LOOKUP,
+            );
+            self.inner.seek(&scratch);
+            self.scratch = scratch;
+        }
+        self.ts_put(t);
+        if self.prefix_extractor.is_some() {
+            self.set_prefix_from(false, Some(&key));
+        }
+        if !past_upper {
+            self.ts_forward_load();
+        }
+    }
+
+    fn ts_seek_for_prev(&mut self, target: &[u8]) {
+        self.reset(Direction::Reverse);
+        self.ts_clear();
+        self.set_prefix_from(false, Some(target));
+        let t = match self.ts_take() {
+            Ok(t) => t,
+            Err(e) => return self.fail(e),
+        };
+        if self.lower.as_ref().is_some_and(|lo| t.cmp_plain(target, lo) == Ordering::Less) {
+            return self.ts_put(t);
+        }
+        let past_upper = self.upper.as_ref().is_some_and(|up| t.cmp_plain(target, up) != Ordering::Less);
+        if past_upper {
+            self.ts_put(t);
+            self.ts_position_before_upper();
+        } else {
+            // The last possible internal key of `target`: the smallest timestamp, sequence 0.
+            let min_ts = vec![0u8; t.ts_sz];
+            let mut scratch = std::mem::take(&mut self.scratch);
+            TsMode::seek_key(&mut scratch, target, &min_ts, 0, ValueType::Deletion);
+            self.inner.seek_for_prev(&scratch);
+            self.scratch = scratch;
+            self.ts_put(t);
+        }
+        self.ts_forward_or_back(false);
+    }
+
+    fn ts_next(&mut self) {
+        let Some(t) = self.ts.as_deref_mut() else { return };
+        if t.pos + 1 < t.yields.len() {
+            t.pos += 1;
+            return;
+        }
+        if self.direction == Direction::Reverse {
+            // The inner iterator is before the current key's entries: past them.
+            let key = match t.current() {
+                Some(c) => t.strip(user_key(&c.ikey)).to_vec(),
+                None => return self.set_invalid(),
+            };
+            self.direction = Direction::Forward;
+            self.ts_position_after_key(&key);
+        }
+        self.ts_forward_load();
+    }
+
+    fn ts_prev(&mut self) {
+        let Some(t) = self.ts.as_deref_mut() else { return };
+        if t.pos > 0 {
+            t.pos -= 1;
+            return;
+        }
+        if self.direction == Direction::Forward {
+            // The inner iterator is past the current key's entries: before them.
+            let key = match t.current() {
+                Some(c) => t.strip(user_key(&c.ikey)).to_vec(),
+                None => return self.set_invalid(),
+            };
+            self.direction = Direction::Reverse;
+            self.ts_position_before_key(&key);
+        }
+        self.ts_forward_or_back(false);
+    }
+
+    /// Puts the inner iterator on the first entry whose key (without timestamp) is above `key`.
+    fn ts_position_after_key(&mut self, key: &[u8]) {
+        let Some(t) = self.ts.as_deref() else { return };
+        let max_ts = vec![0xffu8; t.ts_sz];
+        let mut scratch = std::mem::take(&mut self.scratch);
+        TsMode::seek_key(&mut scratch, key, &max_ts, MAX_SEQUENCE_NUMBER, crate::key::VALUE_TYPE_FOR_LOOKUP);
+        self.inner.seek(&scratch);
+        self.scratch = scratch;
+        while self.inner.valid()
+            && t.ucmp.compare_without_timestamp(user_key(self.inner.key()), true, key, false)
+                != Ordering::Greater
+        {
+            self.inner.next();
+        }
+    }
+
+    /// Puts the inner iterator on the last entry whose key (without timestamp) is below `key`.
+    fn ts_position_before_key(&mut self, key: &[u8]) {
+        let Some(t) = self.ts.as_deref() else { return };
+        let max_ts = vec![0xffu8; t.ts_sz];
+        let mut scratch = std::mem::take(&mut self.scratch);
+        TsMode::seek_key(&mut scratch, key, &max_ts, MAX_SEQUENCE_NUMBER, crate::key::VALUE_TYPE_FOR_LOOKUP);
+        self.inner.seek_for_prev(&scratch);
+        self.scratch = scratch;
+        while self.inner.valid()
+            && t.ucmp.compare_without_timestamp(user_key(self.inner.key()), true, key, false)
+                != Ordering::Less
+        {
+            self.inner.prev();
+        }
+    }
+
+    fn ts_position_before_upper(&mut self) {
+        if let Some(upper) = self.upper.take() {
+            self.ts_position_before_key(&upper);
+            self.upper = Some(upper);
+        }
+    }
+
+    /// Forward from the inner position: loads the next key that yields something.
+    fn ts_forward_load(&mut self) {
+        self.ts_forward_or_back(true);
+    }
+
+    /// From the inner position, loads the next key (forward) or the previous one that
+    /// yields something, making its first (forward) or last version current.
+    fn ts_forward_or_back(&mut self, forward: bool) {
+        self.skipped = 0;
+        let mut t = match self.ts_take() {
+            Ok(t) => t,
+            Err(e) => return self.fail(e),
+        };
+        let r = self.ts_load(&mut t, forward);
+        self.ts_put(t);
+        match r {
+            Ok(true) => self.valid = true,
+            Ok(false) => self.set_invalid(),
+            Err(e) => self.fail(e),
+        }
+    }
+
+    fn ts_load(&mut self, t: &mut TsMode, forward: bool) -> Result<bool> {
+        t.yields.clear();
+        t.pos = 0;
+        loop {
+            if !self.inner.valid() {
+                self.inner.status()?;
+                return Ok(false);
+            }
+            let key = t.strip(parse_internal_key(self.inner.key())?.user_key).to_vec();
+            if forward {
+                if self.upper.as_ref().is_some_and(|up| t.cmp_plain(&key, up) != Ordering::Less) {
+                    return Ok(false);
+                }
+            } else if self.lower.as_ref().is_some_and(|lo| t.cmp_plain(&key, lo) == Ordering::Less) {
+                return Ok(false);
+            }
+            if !self.prefix_ok(&key) {
+                return Ok(false);
+            }
+            self.ts_collect(t, &key, forward)?;
+            self.ts_resolve(t)?;
+            if !t.yields.is_empty() {
+                t.pos = if forward { 0 } else { t.yields.len() - 1 };
+                return Ok(true);
+            }
+            if self.skip_limit_exceeded() {
+                return Err(Error::new(
+                    crate::error::ErrorKind::Incomplete,
+                    "Too many internal keys skipped.",
+                ));
+            }
+        }
+    }
+
+    /// Reads every entry of `key` (without timestamp) from the inner position, forward or
+    /// backward, into `t.entries` newest first, leaving out range-deletion entries and
+    /// entries covered by a range tombstone visible at the snapshot and read timestamp.
+    fn ts_collect(&mut self, t: &mut TsMode, key: &[u8], forward: bool) -> Result<()> {
+        t.entries.clear();
+        while self.inner.valid() {
+            let p = parse_internal_key(self.inner.key())?;
+            if t.ucmp.compare_without_timestamp(p.user_key, true, key, false) != Ordering::Equal {
+                break;
+            }
+            let covered = !self.tombstones.is_empty()
+                && self.tombstones.max_covering_seq_at(p.user_key, self.sequence, &t.read_ts) > p.sequence;
+            if p.value_type == ValueType::RangeDeletion || covered {
+                self.skipped += 1;
+            } else {
+                t.entries.push(TsRaw {
+                    ikey: self.inner.key().to_vec(),
+                    value: self.inner.value().to_vec(),
+                    seq: p.sequence,
+                    vt: p.value_type,
+                });
+            }
+            if forward {
+                self.inner.next();
+            } else {
+                self.inner.prev();
+            }
+        }
+        self.inner.status()?;
+        if !forward {
+            t.entries.reverse();
+        }
+        Ok(())
+    }
+
+    /// Turns `t.entries` (one key, newest first) into the versions it yields.
+    fn ts_resolve(&mut self, t: &mut TsMode) -> Result<()> {
+        let n = t.entries.len();
+        let all = t.start_ts.is_some();
+        let mut last_ts: Option<usize> = None;
+        for i in 0..n {
+            let e = &t.entries[i];
+            let uk = user_key(&e.ikey);
+            let visible = e.seq <= self.sequence && t.ts_visible(t.ts_of(uk));
+            if !visible {
+                if e.seq > self.sequence {
+                    perf::count(Field::InternalRecentSkippedCount, 1);
+                }
+                self.skipped += 1;
+                continue;
+            }
+            if all {
+                // The newest sequence of each timestamp.
+                if let Some(j) = last_ts {
+                    let prev = user_key(&t.entries[j].ikey);
+                    if t.ucmp.compare_timestamp(t.ts_of(prev), t.ts_of(uk)) == Ordering::Equal {
+                        self.skipped += 1;
+                        continue;
+                    }
+                }
+                last_ts = Some(i);
+            }
+            let y = match e.vt {
+                ValueType::Deletion | ValueType::SingleDeletion => {
+                    perf::count(Field::InternalDeleteSkippedCount, 1);
+                    if all {
+                        Some(TsYield { ikey: e.ikey.clone(), value: Vec::new(), entity: None })
+                    } else {
+                        None
+                    }
+                }
+                ValueType::Merge => Some(self.ts_merge_from(t, i)?),
+                ValueType::Value | ValueType::BlobIndex | ValueType::WideColumnEntity => {
+                    let (value, entity) = self.ts_base(uk, e.vt, &e.value)?;
+                    Some(TsYield { ikey: e.ikey.clone(), value, entity })
+                }
+                ValueType::RangeDeletion => None,
+            };
+            if let Some(y) = y {
+                t.yields.push(y);
+            } else if !all {
+                self.skipped += 1;
+            }
+            if !all {
+                // The newest visible entry decides; the rest are older versions.
+                self.skipped += (n - i - 1) as u64;
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// The value (and entity) a stored Value, blob index or entity of `uk` reads as.
+    fn ts_base(&self, uk: &[u8], vt: ValueType, raw: &[u8]) -> Result<(Vec<u8>, Option<Vec<u8>>)> {
+        match vt {
+            ValueType::BlobIndex => Ok((self.fetch_blob(uk, raw)?, None)),
+            ValueType::WideColumnEntity => {
+                Ok((crate::wide_columns::default_column_value(raw)?.to_vec(), Some(raw.to_vec())))
+            }
+            _ => Ok((raw.to_vec(), None)),
+        }
+    }
+
+    /// The merge of entry `i` (a merge operand) with the entries below it, down to a base
+    /// or a deletion (RocksDB's `MergeValuesNewToOld`, which asks no visibility below the
+    /// first operand).
+    fn ts_merge_from(&mut self, t: &TsMode, i: usize) -> Result<TsYield> {
+        let first = &t.entries[i];
+        perf::count(Field::InternalMergeCount, 1);
+        let mut operands = vec![first.value.clone()];
+        let mut base: Option<(Vec<u8>, Option<Vec<u8>>)> = None;
+        for e in &t.entries[i + 1..] {
+            match e.vt {
+                ValueType::Merge => {
+                    perf::count(Field::InternalMergeCount, 1);
+                    operands.push(e.value.clone());
+                }
+                ValueType::Deletion | ValueType::SingleDeletion => break,
+                ValueType::RangeDeletion => {}
+                ValueType::Value | ValueType::BlobIndex | ValueType::WideColumnEntity => {
+                    base = Some(self.ts_base(user_key(&e.ikey), e.vt, &e.value)?);
+                    break;
+                }
+            }
+        }
+        operands.reverse();
+        self.saved_key.clear();
+        self.saved_key.extend_from_slice(user_key(&first.ikey));
+        let (base_value, base_entity) = match base {
+            Some((v, e)) => (Some(v), e),
+            None => (None, None),
+        };
+        let value = self.full_merge(base_value.as_deref(), operands)?;
+        let entity = match base_entity {
+            Some(e) => Some(crate::wide_columns::with_default_column(&e, &value)?),
+            None => None,
+        };
+        Ok(TsYield { ikey: first.ikey.clone(), value, entity })
+    }
+}
 #[cfg(test)]
 #[path = "db_iter_tests.rs"]
 mod tests;

@@ -842,3 +842,353 @@ fn open_table(path: &std::path::Path) -> std::sync::Arc<crate::table::Table> {
     )
     .unwrap()
 }
+
+// ---------------------------------------------------------------------------------------
+// The timestamp mode, against a model of RocksDB's semantics (see `set_timestamps`).
+// ---------------------------------------------------------------------------------------
+
+mod timestamps {
+    use super::*;
+    use crate::comparator::{encode_u64_ts, U64TsComparator};
+    use crate::key::InternalKeyComparator;
+    use std::collections::BTreeMap;
+
+    #[derive(Debug, Clone)]
+    enum TsOp {
+        Put(u32, Vec<u8>),
+        Del(u32),
+        Merge(u32, Vec<u8>),
+        /// An entity with a default column (or none) and one named column.
+        Entity(u32, Option<Vec<u8>>, Vec<u8>),
+        Range(u32, u32),
+    }
+
+    /// One step of the history: sequence, timestamp, operation.
+    type Step = (u64, u64, TsOp);
+
+    fn ts_icmp() -> InternalKeyComparator {
+        InternalKeyComparator::new(Arc::new(U64TsComparator::bytewise()))
+    }
+
+    fn with_ts(k: u32, ts: u64) -> Vec<u8> {
+        let mut v = ukey(k);
+        v.extend_from_slice(&encode_u64_ts(ts));
+        v
+    }
+
+    fn entity_of(default: &Option<Vec<u8>>, named: &[u8]) -> Vec<u8> {
+        let mut cols: Vec<(&[u8], &[u8])> = Vec::new();
+        if let Some(d) = default {
+            cols.push((b"", d));
+        }
+        cols.push((b"col", named));
+        crate::wide_columns::serialize(&cols).unwrap()
+    }
+
+    /// The internal entry a step writes (a range deletion's too).
+    fn entry_of(s: u64, ts: u64, op: &TsOp) -> (Vec<u8>, Vec<u8>) {
+        match op {
+            TsOp::Put(k, v) => (make_internal_key(&with_ts(*k, ts), s, ValueType::Value), v.clone()),
+            TsOp::Del(k) => {
+                // RocksDB stores a deletion in such a family as kTypeDeletionWithTimestamp.
+                let mut ik = make_internal_key(&with_ts(*k, ts), s, ValueType::Deletion);
+                let n = ik.len();
+                ik[n - 8] = crate::key::DELETION_WITH_TIMESTAMP;
+                (ik, Vec::new())
+            }
+            TsOp::Merge(k, v) => (make_internal_key(&with_ts(*k, ts), s, ValueType::Merge), v.clone()),
+            TsOp::Entity(k, d, c) => {
+                (make_internal_key(&with_ts(*k, ts), s, ValueType::WideColumnEntity), entity_of(d, c))
+            }
+            TsOp::Range(a, b) => {
+                (make_internal_key(&with_ts(*a, ts), s, ValueType::RangeDeletion), with_ts(*b, ts))
+            }
+        }
+    }
+
+    /// What the iterator yields: the key without timestamp (for positioning), `key()`,
+    /// `timestamp()`, `value()`, `columns()`.
+    #[derive(Debug, Clone, PartialEq)]
+    struct Want {
+        plain: Vec<u8>,
+        key: Vec<u8>,
+        ts: Vec<u8>,
+        value: Vec<u8>,
+        columns: Vec<(Vec<u8>, Vec<u8>)>,
+    }
+
+    struct Read {
+        snap: u64,
+        read_ts: u64,
+        start_ts: Option<u64>,
+        lower: Option<Vec<u8>>,
+        upper: Option<Vec<u8>>,
+    }
+
+    /// RocksDB's semantics, by brute force over the history: per key, its entries ordered
+    /// newest timestamp first (then newest sequence), without those a visible range
+    /// tombstone covers; then the newest visible one decides (or, with a start timestamp,
+    /// every visible timestamp yields its newest entry); a merge operand merges with the
+    /// entries below it down to a base or a deletion.
+    fn model(history: &[Step], nkeys: u32, r: &Read) -> Vec<Want> {
+        let mut out = Vec::new();
+        for k in 0..nkeys {
+            if !in_bounds(&ukey(k), &r.lower, &r.upper) {
+                continue;
+            }
+            // (ts desc, seq desc) -> step
+            let mut versions: BTreeMap<(std::cmp::Reverse<u64>, std::cmp::Reverse<u64>), &Step> =
+                BTreeMap::new();
+            for st in history {
+                let (s, _, op) = st;
+                let key = match op {
+                    TsOp::Put(x, _) | TsOp::Del(x) | TsOp::Merge(x, _) | TsOp::Entity(x, _, _) => *x,
+                    TsOp::Range(..) => continue,
+                };
+                let covered = history.iter().any(|(rs, rts, rop)| {
+                    matches!(rop, TsOp::Range(a, b) if *a <= k && k < *b)
+                        && *rs <= r.snap
+                        && *rts <= r.read_ts
+                        && *rs > *s
+                });
+                if key == k && !covered {
+                    versions.insert((std::cmp::Reverse(st.1), std::cmp::Reverse(*s)), st);
+                }
+            }
+            let list: Vec<&Step> = versions.values().copied().collect();
+            let visible =
+                |st: &Step| st.0 <= r.snap && st.1 <= r.read_ts && r.start_ts.is_none_or(|lo| st.1 >= lo);
+            let mut last_ts = None;
+            for (i, st) in list.iter().enumerate() {
+                if !visible(st) {
+                    continue;
+                }
+                if r.start_ts.is_some() {
+                    if last_ts == Some(st.1) {
+                        continue;
+                    }
+                    last_ts = Some(st.1);
+                }
+                let (ikey, raw) = entry_of(st.0, st.1, &st.2);
+                let resolved: Option<(Vec<u8>, Option<Vec<u8>>)> = match &st.2 {
+                    TsOp::Del(_) => r.start_ts.map(|_| (Vec::new(), None)),
+                    TsOp::Put(_, v) => Some((v.clone(), None)),
+                    TsOp::Entity(_, d, _) => Some((d.clone().unwrap_or_default(), Some(raw.clone()))),
+                    TsOp::Merge(_, v) => {
+                        let mut ops = vec![v.clone()];
+                        let mut base: Option<(Vec<u8>, Option<Vec<u8>>)> = None;
+                        for older in &list[i + 1..] {
+                            match &older.2 {
+                                TsOp::Merge(_, v) => ops.push(v.clone()),
+                                TsOp::Del(_) => break,
+                                TsOp::Put(_, v) => {
+                                    base = Some((v.clone(), None));
+                                    break;
+                                }
+                                TsOp::Entity(_, d, _) => {
+                                    let e = entry_of(older.0, older.1, &older.2).1;
+                                    base = Some((d.clone().unwrap_or_default(), Some(e)));
+                                    break;
+                                }
+                                TsOp::Range(..) => {}
+                            }
+                        }
+                        ops.reverse();
+                        let mut v = base.as_ref().map(|b| b.0.clone()).unwrap_or_default();
+                        for o in ops {
+                            v.extend_from_slice(&o);
+                        }
+                        let e = base
+                            .and_then(|b| b.1)
+                            .map(|e| crate::wide_columns::with_default_column(&e, &v).unwrap());
+                        Some((v, e))
+                    }
+                    TsOp::Range(..) => None,
+                };
+                if let Some((value, entity)) = resolved {
+                    let columns = match &entity {
+                        Some(e) => crate::wide_columns::owned_columns(e).unwrap(),
+                        None => vec![(Vec::new(), value.clone())],
+                    };
+                    out.push(Want {
+                        plain: ukey(k),
+                        key: if r.start_ts.is_some() { ikey } else { ukey(k) },
+                        ts: encode_u64_ts(st.1).to_vec(),
+                        value,
+                        columns,
+                    });
+                }
+                if r.start_ts.is_none() {
+                    break;
+                }
+            }
+        }
+        out
+    }
+
+    fn build(rng: &mut SmallRng, entries: Entries) -> BoxedIterator {
+        let icmp = ts_icmp();
+        match rng.gen_range(0..3) {
+            0 => Box::new(VecIterator::new(entries, icmp)),
+            1 => {
+                // Point entries spread over a memtable (pinned values) and a vector.
+                let mem = Arc::new(crate::memtable::MemTable::new(icmp.clone(), 1));
+                let mut rest = Vec::new();
+                for (k, v) in entries {
+                    let p = parse_internal_key(&k).unwrap();
+                    if p.value_type != ValueType::RangeDeletion
+                        && k[k.len() - 8] != crate::key::DELETION_WITH_TIMESTAMP
+                        && rng.gen_bool(0.5)
+                    {
+                        mem.add(p.sequence, p.value_type, p.user_key, &v);
+                    } else {
+                        rest.push((k, v));
+                    }
+                }
+                let children =
+                    vec![mem.iter(), Box::new(VecIterator::new(rest, icmp.clone())) as BoxedIterator];
+                Box::new(MergingIterator::new(icmp, children))
+            }
+            _ => {
+                let n = rng.gen_range(2..4);
+                let mut parts: Vec<Entries> = vec![Vec::new(); n];
+                for e in entries {
+                    parts[rng.gen_range(0..n)].push(e);
+                }
+                let children = parts
+                    .into_iter()
+                    .map(|p| Box::new(VecIterator::new(p, icmp.clone())) as BoxedIterator)
+                    .collect();
+                Box::new(MergingIterator::new(icmp, children))
+            }
+        }
+    }
+
+    fn run_ts_case(rng: &mut SmallRng, case: usize) {
+        let nkeys = rng.gen_range(1..12);
+        let nops = rng.gen_range(0..70);
+        let mut history: Vec<Step> = Vec::new();
+        let (mut seq, mut ts) = (0u64, 1u64);
+        for i in 0..nops {
+            seq += rng.gen_range(1..3);
+            // Timestamps grow with sequence numbers (RocksDB's assumption), sometimes equal.
+            ts += rng.gen_range(0..3);
+            let k = rng.gen_range(0..nkeys);
+            let op = match rng.gen_range(0..20) {
+                0..=5 => TsOp::Put(k, format!("v{i}").into_bytes()),
+                6..=8 => TsOp::Del(k),
+                9..=13 => TsOp::Merge(k, format!("m{i}").into_bytes()),
+                14..=16 => TsOp::Entity(
+                    k,
+                    rng.gen_bool(0.7).then(|| format!("d{i}").into_bytes()),
+                    format!("c{i}").into_bytes(),
+                ),
+                _ => TsOp::Range(k, k + rng.gen_range(1..4)),
+            };
+            history.push((seq, ts, op));
+        }
+        let ranges_in_stream = rng.gen_bool(0.5);
+        let mut entries: Entries = Vec::new();
+        let mut tombstones = Vec::new();
+        for (s, t, op) in &history {
+            let e = entry_of(*s, *t, op);
+            if let TsOp::Range(..) = op {
+                let start = parse_internal_key(&e.0).unwrap().user_key.to_vec();
+                tombstones.push(RangeTombstone { start, end: e.1.clone(), seq: *s });
+                if !ranges_in_stream {
+                    continue;
+                }
+            }
+            entries.push(e);
+        }
+        let icmp = ts_icmp();
+        entries.sort_by(|a, b| icmp.compare(&a.0, &b.0));
+        let r = Read {
+            snap: if rng.gen_bool(0.7) { seq + 1 } else { rng.gen_range(0..=seq + 1) },
+            read_ts: if rng.gen_bool(0.5) { ts + 1 } else { rng.gen_range(0..=ts + 1) },
+            start_ts: rng.gen_bool(0.35).then(|| rng.gen_range(0..=ts + 1)),
+            lower: random_bound(rng, nkeys),
+            upper: random_bound(rng, nkeys),
+        };
+        let want = model(&history, nkeys, &r);
+        let ucmp: crate::comparator::ComparatorRef = Arc::new(U64TsComparator::bytewise());
+        let frag = Arc::new(FragmentedTombstones::new(ucmp.clone(), tombstones));
+        let inner = build(rng, entries);
+        let mut it = DBIter::new(icmp, inner, frag, r.snap, r.lower.clone(), r.upper.clone());
+        it.set_merge_operator(Some(Arc::new(crate::merge::testing::Concat::full())));
+        it.set_max_sequential_skip(rng.gen_range(1..10));
+        it.set_timestamps(
+            ucmp,
+            encode_u64_ts(r.read_ts).to_vec(),
+            r.start_ts.map(|t| encode_u64_ts(t).to_vec()),
+        );
+
+        let mut pos: Option<usize> = None;
+        let mut trace = Vec::new();
+        for _ in 0..60 {
+            match rng.gen_range(0..10) {
+                0 => {
+                    it.seek_to_first();
+                    pos = (!want.is_empty()).then_some(0);
+                    trace.push("first".to_string());
+                }
+                1 => {
+                    it.seek_to_last();
+                    pos = want.len().checked_sub(1);
+                    trace.push("last".to_string());
+                }
+                2 => {
+                    let t = probe(rng, nkeys + 2);
+                    it.seek(&t);
+                    let p = want.partition_point(|w| w.plain.as_slice() < t.as_slice());
+                    pos = (p < want.len()).then_some(p);
+                    trace.push(format!("seek {}", String::from_utf8_lossy(&t)));
+                }
+                3 => {
+                    let t = probe(rng, nkeys + 2);
+                    it.seek_for_prev(&t);
+                    let p = want.partition_point(|w| w.plain.as_slice() <= t.as_slice());
+                    pos = p.checked_sub(1);
+                    trace.push(format!("seek_for_prev {}", String::from_utf8_lossy(&t)));
+                }
+                4..=6 => {
+                    if let Some(p) = pos {
+                        it.next();
+                        pos = (p + 1 < want.len()).then_some(p + 1);
+                        trace.push("next".to_string());
+                    }
+                }
+                _ => {
+                    if let Some(p) = pos {
+                        it.prev();
+                        pos = p.checked_sub(1);
+                        trace.push("prev".to_string());
+                    }
+                }
+            }
+            let ctx = || {
+                format!(
+                    "case {case} snap {} read_ts {} start_ts {:?} lower {:?} upper {:?}\nhistory {history:?}\nops {trace:?}\nwant {want:?}",
+                    r.snap, r.read_ts, r.start_ts, r.lower, r.upper
+                )
+            };
+            it.status().unwrap_or_else(|e| panic!("{e} {}", ctx()));
+            assert_eq!(it.valid(), pos.is_some(), "{}", ctx());
+            if let Some(p) = pos {
+                let w = &want[p];
+                assert_eq!(it.key(), &w.key[..], "{}", ctx());
+                assert_eq!(it.timestamp(), &w.ts[..], "{}", ctx());
+                assert_eq!(it.value(), &w.value[..], "{}", ctx());
+                assert_eq!(it.columns().unwrap(), w.columns, "{}", ctx());
+            }
+        }
+    }
+
+    #[test]
+    fn timestamp_mode_matches_model() {
+        let mut rng = SmallRng::seed_from_u64(36);
+        for case in 0..3000 {
+            run_ts_case(&mut rng, case);
+        }
+    }
+}

@@ -14,6 +14,16 @@
 //! ```
 //! An entry `(key, seq)` read at snapshot `s` is covered when some piece containing `key`
 //! has a sequence number `t` with `seq < t <= s`.
+//!
+//! With user-defined timestamps (the comparator's `timestamp_size() > 0`) a tombstone's
+//! start and end keys carry its timestamp (`start | ts`, `end | ts`). As RocksDB's
+//! `FragmentedRangeTombstoneList`, the cuts use the keys with the maximal timestamp, so a
+//! piece covers every version of its keys (compared without timestamps), and each piece
+//! keeps the tombstones' timestamps beside their sequence numbers: a reader at timestamp
+//! `r` sees only tombstones whose timestamp is `<= r` ([`FragmentedTombstones::max_covering_seq_at`]).
+//! ```text
+//! [a|7, e|7) @5  =>  [a|max, e|max) {5: ts 7}      covers b|9@4 at read ts >= 7
+//! ```
 
 use std::cmp::Ordering;
 
@@ -43,10 +53,17 @@ pub struct FragmentedTombstones {
     ucmp: ComparatorRef,
     bytewise: bool,
     fragments: Vec<TombstoneFragment>,
+    /// With user-defined timestamps: per fragment, the timestamp of each tombstone in
+    /// `seqs` (same order). Empty without timestamps.
+    timestamps: Vec<Vec<Vec<u8>>>,
 }
 
 impl FragmentedTombstones {
     pub fn new(ucmp: ComparatorRef, mut tombstones: Vec<RangeTombstone>) -> Self {
+        let ts_sz = ucmp.timestamp_size();
+        if ts_sz > 0 {
+            return Self::with_timestamps(ucmp, tombstones, ts_sz);
+        }
         let bytewise = ucmp.is_bytewise();
         let cmp = |a: &[u8], b: &[u8]| if bytewise { a.cmp(b) } else { ucmp.compare(a, b) };
         tombstones.retain(|t| cmp(&t.start, &t.end) == Ordering::Less);
@@ -83,7 +100,82 @@ impl FragmentedTombstones {
             }
             fragments.push(TombstoneFragment { start: lo.to_vec(), end: hi.to_vec(), seqs });
         }
-        FragmentedTombstones { ucmp, bytewise, fragments }
+        FragmentedTombstones { ucmp, bytewise, fragments, timestamps: Vec::new() }
+    }
+
+    /// Fragments tombstones whose keys carry `ts_sz`-byte timestamps (see the module
+    /// comment): cuts at the keys with the maximal timestamp, timestamps kept per piece.
+    fn with_timestamps(ucmp: ComparatorRef, tombstones: Vec<RangeTombstone>, ts_sz: usize) -> Self {
+        let max_ts = vec![0xffu8; ts_sz];
+        let with_max = |k: &[u8]| {
+            let mut v = k[..k.len().saturating_sub(ts_sz)].to_vec();
+            v.extend_from_slice(&max_ts);
+            v
+        };
+        // (start|max, end|max, seq, ts)
+        type Cut = (Vec<u8>, Vec<u8>, SequenceNumber, Vec<u8>);
+        let mut ts_of: Vec<Cut> = tombstones
+            .iter()
+            .map(|t| {
+                let ts = t.start[t.start.len().saturating_sub(ts_sz)..].to_vec();
+                (with_max(&t.start), with_max(&t.end), t.seq, ts)
+            })
+            .filter(|(s, e, _, _)| ucmp.compare(s, e) == Ordering::Less)
+            .collect();
+        ts_of.sort_by(|a, b| ucmp.compare(&a.0, &b.0));
+        let mut points: Vec<&[u8]> = ts_of.iter().flat_map(|t| [t.0.as_slice(), t.1.as_slice()]).collect();
+        points.sort_by(|a, b| ucmp.compare(a, b));
+        points.dedup_by(|a, b| ucmp.compare(a, b) == Ordering::Equal);
+        let mut fragments: Vec<TombstoneFragment> = Vec::new();
+        let mut timestamps: Vec<Vec<Vec<u8>>> = Vec::new();
+        let mut active: Vec<usize> = Vec::new();
+        let mut next = 0;
+        for w in points.windows(2) {
+            let (lo, hi) = (w[0], w[1]);
+            while next < ts_of.len() && ucmp.compare(&ts_of[next].0, lo) != Ordering::Greater {
+                active.push(next);
+                next += 1;
+            }
+            active.retain(|&i| ucmp.compare(&ts_of[i].1, lo) == Ordering::Greater);
+            if active.is_empty() {
+                continue;
+            }
+            let mut pairs: Vec<(SequenceNumber, &[u8])> =
+                active.iter().map(|&i| (ts_of[i].2, ts_of[i].3.as_slice())).collect();
+            pairs.sort_unstable_by_key(|p| std::cmp::Reverse(p.0));
+            pairs.dedup_by_key(|p| p.0);
+            let seqs: Vec<SequenceNumber> = pairs.iter().map(|p| p.0).collect();
+            let tss: Vec<Vec<u8>> = pairs.iter().map(|p| p.1.to_vec()).collect();
+            if let (Some(last), Some(last_ts)) = (fragments.last_mut(), timestamps.last()) {
+                if last.seqs == seqs && *last_ts == tss && ucmp.compare(&last.end, lo) == Ordering::Equal {
+                    last.end = hi.to_vec();
+                    continue;
+                }
+            }
+            fragments.push(TombstoneFragment { start: lo.to_vec(), end: hi.to_vec(), seqs });
+            timestamps.push(tss);
+        }
+        FragmentedTombstones { ucmp, bytewise: false, fragments, timestamps }
+    }
+
+    /// The largest sequence number `<= upper` among tombstones containing `user_key` (a key
+    /// with its timestamp) whose timestamp is `<= read_ts`; 0 if none (RocksDB's
+    /// `SetMaxVisibleSeqAndTimestamp`). Without timestamps, `max_covering_seq`.
+    pub fn max_covering_seq_at(
+        &self,
+        user_key: &[u8],
+        upper: SequenceNumber,
+        read_ts: &[u8],
+    ) -> SequenceNumber {
+        let Some(i) = self.fragment_index(user_key) else { return 0 };
+        let (Some(f), Some(tss)) = (self.fragments.get(i), self.timestamps.get(i)) else {
+            return self.seq_in_fragment(i, upper);
+        };
+        f.seqs
+            .iter()
+            .zip(tss)
+            .find(|(s, ts)| **s <= upper && self.ucmp.compare_timestamp(ts, read_ts) != Ordering::Greater)
+            .map_or(0, |(s, _)| *s)
     }
 
     /// No tombstones at all.
@@ -276,5 +368,30 @@ mod tests {
         assert_eq!(ts, vec![t("a", "m", 7), t("k", "z", 3)]);
         let bad = vec![(b"short".to_vec(), b"z".to_vec())];
         assert_eq!(from_table_entries(&bad).unwrap_err().kind(), crate::ErrorKind::Corruption);
+    }
+
+    #[test]
+    fn timestamped_tombstones_cover_every_version_up_to_the_read_timestamp() {
+        use crate::comparator::{encode_u64_ts, U64TsComparator};
+        let k = |s: &str, ts: u64| [s.as_bytes(), &encode_u64_ts(ts)].concat();
+        let ts = |t: u64| encode_u64_ts(t).to_vec();
+        let f = FragmentedTombstones::new(
+            Arc::new(U64TsComparator::bytewise()),
+            vec![
+                RangeTombstone { start: k("a", 7), end: k("c", 7), seq: 5 },
+                RangeTombstone { start: k("b", 9), end: k("d", 9), seq: 8 },
+            ],
+        );
+        // Every version of the start key, none of the end key.
+        assert_eq!(f.max_covering_seq_at(&k("a", 100), 100, &ts(7)), 5);
+        assert_eq!(f.max_covering_seq_at(&k("a", 0), 100, &ts(7)), 5);
+        assert_eq!(f.max_covering_seq_at(&k("c", 1), 100, &ts(7)), 0);
+        // A tombstone newer than the read timestamp, or the snapshot, is not seen.
+        assert_eq!(f.max_covering_seq_at(&k("b", 1), 100, &ts(6)), 0);
+        assert_eq!(f.max_covering_seq_at(&k("b", 1), 100, &ts(8)), 5);
+        assert_eq!(f.max_covering_seq_at(&k("b", 1), 100, &ts(9)), 8);
+        assert_eq!(f.max_covering_seq_at(&k("b", 1), 7, &ts(9)), 5);
+        assert_eq!(f.max_covering_seq_at(&k("c", 1), 100, &ts(9)), 8);
+        assert_eq!(f.max_covering_seq_at(&k("d", 1), 100, &ts(9)), 0);
     }
 }
