@@ -60,6 +60,8 @@ pub fn options(a: &BenchArgs) -> Result<Options, String> {
     o.set_max_subcompactions(a.subcompactions);
     o.set_allow_concurrent_memtable_write(a.allow_concurrent_memtable_write);
     o.set_enable_write_thread_adaptive_yield(a.enable_write_thread_adaptive_yield);
+    o.set_enable_pipelined_write(a.enable_pipelined_write);
+    o.set_unordered_write(a.unordered_write);
     o.set_write_thread_max_yield_usec(a.write_thread_max_yield_usec);
     o.set_write_thread_slow_yield_usec(a.write_thread_slow_yield_usec);
     #[allow(deprecated)]
