@@ -3,7 +3,8 @@
 #  1. builds the wheel with maturin (from PyPI) into a fresh virtual environment;
 #  2. runs rocksdict 0.3.27's own test suite, unchanged, from a scratch copy of
 #     ../shared/oracles/rocksdict-0.3.27 (`python -m unittest discover test`, as rocksdict's CI);
-#  3. runs the interop test against PyPI's rocksdict 0.3.29 in a second environment.
+#  3. runs crates/shale-py/tests/test_batch_get.py (batch gets larger than one engine run);
+#  4. runs the interop test against PyPI's rocksdict 0.3.29 in a second environment.
 # Exits non-zero on any failure. A dev build (Shale optimised, see crates/shale-py/Cargo.toml)
 # unless SHALE_PY_RELEASE=1.
 set -euo pipefail
@@ -31,6 +32,9 @@ if [ "${SHALE_PY_RELEASE:-0}" = 1 ]; then build_flags+=(--release); fi
 echo "== python-suite: rocksdict 0.3.27's test_rdict.py against Shale's wheel"
 cp -r "$ORACLE" "$WORK/oracle"
 (cd "$WORK/oracle" && "$WORK/shale/bin/python" -W ignore::RuntimeWarning -m unittest discover test)
+
+echo "== python-suite: batch gets of several engine runs (crates/shale-py/tests/test_batch_get.py)"
+(cd "$WORK" && "$WORK/shale/bin/python" "$ROOT/crates/shale-py/tests/test_batch_get.py" -v)
 
 echo "== python-suite: interop with rocksdict 0.3.29"
 "$PY" -m venv "$WORK/rocksdict"

@@ -421,9 +421,10 @@ pub fn uncompress_with_dict(t: CompressionType, data: &[u8], dict: &[u8]) -> Res
     match t {
         CompressionType::None => Ok(data.to_vec()),
         CompressionType::Snappy => {
-            let n = snap::raw::decompress_len(data).map_err(|e| bad(t, e))?;
+            // Our own decoder (`snappy.rs`): no zero-fill of the output first.
+            let n = crate::snappy::decompress_len(data).map_err(|e| bad(t, e))?;
             check_size(t, n, data.len())?;
-            snap::raw::Decoder::new().decompress_vec(data).map_err(|e| bad(t, e))
+            crate::snappy::decompress(data, n).map_err(|e| bad(t, e))
         }
         CompressionType::Zlib => {
             let (n, body) = size_prefix(t, data)?;

@@ -11,5 +11,7 @@ pub mod fs;
 pub mod lock_rank;
 pub mod oracle;
 pub mod poison;
+pub mod snappy;
+pub mod sys;
 
 pub use error::{Error, ErrorKind, Result};

@@ -8,8 +8,8 @@ use std::io::Write;
 use shale_format::key::{make_internal_key, parse_internal_key, MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK};
 use shale_format::table::{Table, TableProperties};
 
+use crate::ldb::fmt::Out;
 use crate::ldb::fmt::{parsed_debug, slice_to_string, to_hex, Failure, Res};
-use crate::ldb::Out;
 
 #[derive(Default)]
 struct Args {
@@ -489,7 +489,7 @@ fn read_sequential(
                     } else if p.value_type == shale_format::key::ValueType::WideColumnEntity {
                         // A wide-column entity prints its columns (RocksDB's SstFileDumper).
                         match shale_format::wide_columns::owned_columns(it.value()) {
-                            Ok(c) => line.extend(crate::ldb::entity_cmds::dump_columns(&c, a.output_hex)),
+                            Ok(c) => line.extend(crate::ldb::fmt::dump_columns(&c, a.output_hex)),
                             Err(_) => {
                                 line.truncate(line.len() - 4);
                                 out.flush().map_err(Failure::io)?;
@@ -627,7 +627,7 @@ pub fn table_unique_id(p: &TableProperties) -> Option<String> {
     let h = xxhash_rust::xxh3::xxh3_128_with_seed(p.db_id.as_bytes(), upper);
     let db_a = (h >> 64) as u64;
     let id = [lower, db_a ^ p.orig_file_number];
-    Some(crate::ldb::manifest_unique_id(id))
+    Some(crate::ldb::fmt::unique_id_strings(id).1)
 }
 
 /// Properties RocksDB 11.8.1 reads into `TableProperties` fields (table/meta_blocks.cc) that

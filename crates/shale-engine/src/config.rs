@@ -174,6 +174,10 @@ pub struct MemTableConfig {
     /// A hash memtable representation (hash skip list or hash linked list) was chosen; it
     /// buckets by the prefix extractor, and is the skip list without one.
     pub hash_rep: bool,
+    /// The vector memtable (`MemtableFactory::Vector`, RocksDB's VectorRepFactory): point
+    /// entries appended to a vector that reads sort, with room for this many entries at
+    /// first (the factory's `count`). None: the skip list (or a hash representation).
+    pub vector_rep: Option<usize>,
     /// `inplace_update_support`: Puts overwrite the key's newest value in place when it
     /// is of the same type and at least as long (see `MemTable::put`).
     pub inplace_update_support: bool,

@@ -1820,6 +1820,9 @@ pub fn record_tick(stats: Option<&Statistics>, ticker: Ticker, n: u64) {
 /// `record_tick`). Every other ticker has its reason in [`why_not_counted`].
 pub const COUNTED_TICKERS: &[Ticker] = &[
     Ticker::NumberKeysUpdated,
+    Ticker::PrefetchBytes,
+    Ticker::PrefetchBytesUseful,
+    Ticker::PrefetchHits,
     Ticker::BlockCacheMiss,
     Ticker::BlockCacheHit,
     Ticker::BlockCacheAdd,
@@ -2052,13 +2055,13 @@ pub fn why_not_counted(t: Ticker) -> Option<&'static str> {
             "not counted yet: reads with a timestamp do not skip tables by their timestamp \
              range (db/timestamps.rs), which is where RocksDB counts these"
         }
-        ReadaheadTrimmed
-        | PrefetchBytes
-        | PrefetchBytesUseful
-        | PrefetchHits
-        | PrefetchMemoryBytesGranted
-        | PrefetchMemoryBytesReleased
-        | PrefetchMemoryRequestsBlocked => "no readahead prefetching in Shale",
+        ReadaheadTrimmed => {
+            "not counted yet: an iterator's readahead (table/prefetch.rs) is not trimmed to \
+             iterate_upper_bound and the block cache (auto_readahead_size)"
+        }
+        PrefetchMemoryBytesGranted | PrefetchMemoryBytesReleased | PrefetchMemoryRequestsBlocked => {
+            "no prefetch memory limit in Shale: each iterator's readahead buffer is its own"
+        }
         FifoChangeTemperatureCompactions => {
             "no file temperatures in Shale, so FIFO never changes a table's temperature"
         }

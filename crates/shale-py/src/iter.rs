@@ -202,15 +202,15 @@ impl Prefetch {
         self.next = 0;
         self.run = (self.run * 2).clamp(FIRST_RUN, LONGEST_RUN);
         for _ in 0..self.run {
-            if !it.valid() {
+            let Some((k, v)) = it.item() else {
                 break;
-            }
+            };
             if keys {
-                self.data.extend_from_slice(it.key().unwrap_or_default());
+                self.data.extend_from_slice(k);
             }
             let key_end = self.data.len();
             if values {
-                self.data.extend_from_slice(it.value().unwrap_or_default());
+                self.data.extend_from_slice(v);
             }
             self.ends.push((key_end, self.data.len()));
             if backwards {
@@ -267,6 +267,21 @@ impl RdictIter {
     }
 }
 
+/// The tuple `(k, v)`, made with CPython's own two calls: `PyTuple::new` checks the length
+/// of what it is given and counts the items as it goes, a cost paid on every item of `items()`.
+fn pair<'py>(py: Python<'py>, k: Bound<'py, PyAny>, v: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    // SAFETY: the GIL is held (`py`). `PyTuple_New(2)` returns a new reference or null with
+    // an exception set (taken by `from_owned_ptr_or_err`). `PyTuple_SetItem` on a fresh tuple
+    // at indexes 0 and 1 (in range) steals the reference it is given, which `into_ptr` gives
+    // up, and cannot fail for a tuple of that size.
+    unsafe {
+        let t = Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyTuple_New(2))?;
+        pyo3::ffi::PyTuple_SetItem(t.as_ptr(), 0, k.into_ptr());
+        pyo3::ffi::PyTuple_SetItem(t.as_ptr(), 1, v.into_ptr());
+        Ok(t)
+    }
+}
+
 /// A Python iterator over keys and/or values, stepping in runs (`Prefetch`).
 macro_rules! prefetching_iterator {
     ($ty:ident, $name:literal, keys: $keys:expr, values: $values:expr, |$py:ident, $k:ident, $v:ident| $make:expr) => {
@@ -305,9 +320,7 @@ macro_rules! prefetching_iterator {
     };
 }
 
-prefetching_iterator!(RdictItems, "RdictItems", keys: true, values: true, |py, k, v| {
-    PyTuple::new(py, [k, v])?.into_any()
-});
+prefetching_iterator!(RdictItems, "RdictItems", keys: true, values: true, |py, k, v| pair(py, k, v)?);
 prefetching_iterator!(RdictKeys, "RdictKeys", keys: true, values: false, |py, k, _v| k);
 prefetching_iterator!(RdictValues, "RdictValues", keys: false, values: true, |py, _k, v| v);
 

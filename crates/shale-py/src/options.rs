@@ -122,8 +122,27 @@ fn set_rocksdict_comparator(opts: &mut shale::Options) {
     opts.set_comparator(COMPARATOR_NAME, Box::new(rocksdict_compare));
 }
 
-#[pymethods]
-impl OptionsPy {
+/// `Options`' Python methods in one `#[pymethods]` block (PyO3 without its
+/// `multiple-pymethods` feature, which costs an allocation on every method call of every
+/// class): the methods written out, then the setters that pass their arguments straight to
+/// Shale's `Options`, one line each.
+macro_rules! options_methods {
+    ({ $($methods:tt)* } $($name:ident($($arg:ident: $ty:ty),*);)*) => {
+        #[pymethods]
+        impl OptionsPy {
+            $($methods)*
+
+            $(
+                fn $name(&mut self, $($arg: $ty),*) {
+                    self.inner.$name($($arg),*)
+                }
+            )*
+        }
+    };
+}
+
+options_methods! {
+{
     #[new]
     #[pyo3(signature = (raw_mode = false))]
     fn new(raw_mode: bool) -> Self {
@@ -279,22 +298,6 @@ impl OptionsPy {
     /// always checked, in parallel, at open): accepted and, as in RocksDB 10.5+, without effect.
     fn set_skip_checking_sst_file_sizes_on_db_open(&mut self, _value: bool) {}
 }
-
-/// The setters that pass their arguments straight to Shale's `Options`.
-macro_rules! plain_setters {
-    ($($name:ident($($arg:ident: $ty:ty),*);)*) => {
-        #[pymethods]
-        impl OptionsPy {
-            $(
-                fn $name(&mut self, $($arg: $ty),*) {
-                    self.inner.$name($($arg),*)
-                }
-            )*
-        }
-    };
-}
-
-plain_setters! {
     create_if_missing(create_if_missing: bool);
     create_missing_column_families(create_missing_cfs: bool);
     enable_statistics();

@@ -9,7 +9,7 @@
 //! `{"raw_mode":false,"prefix_extractors":{"default":{"MaxLen":8}}}`); opening without options
 //! reads it back with the latest OPTIONS file.
 
-use crate::encoder::{decode_value, encode_key, encode_value};
+use crate::encoder::{decode_value, encode_key, encode_value, rocksdict_compare};
 use crate::extras::{Snapshot, WriteBatchPy};
 use crate::iter::{RdictColumns, RdictEntities, RdictItems, RdictIter, RdictKeys, RdictValues};
 use crate::options::{
@@ -29,6 +29,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 pub(crate) const CONFIG_FILE: &str = "rocksdict-config.json";
+
+/// The keys of a batch get read by one engine call (see `Rdict::get_batch`).
+const BATCH_RUN: usize = 4096;
 
 /// The block cache `Options.load_latest` gives loaded table options when none is passed
 /// (rocksdict's: 8 MiB).
@@ -182,6 +185,8 @@ pub(crate) struct Rdict {
     cached_read_opt: Option<shale::ReadOptions>,
     /// When that cache-tier try is worth making (see `CacheProbe`).
     probe: CacheProbe,
+    /// Whether the database counts statistics (a batch get is then one engine call).
+    statistics: bool,
     pub(crate) read_opt_py: ReadOptionsPy,
     write_opt: shale::WriteOptions,
     write_opt_py: WriteOptionsPy,
@@ -261,27 +266,87 @@ impl Rdict {
         // are immutable) while the GIL is released.
         let objs: Vec<Bound<'py, PyAny>> = keys.iter().collect();
         let encoded = objs.iter().map(|k| encode_key(k, self.raw_mode)).collect::<PyResult<Vec<_>>>()?;
-        let values = py.allow_threads(|| {
-            cf.db.batched_multi_get_cf_opt(&cf.handle, encoded.iter().map(|k| k.as_ref()), false, ro)
-        });
+        let default = default.unwrap_or_else(|| py.None().into_bound(py));
         // The Python objects are made straight from the engine's buffers (no second copy
-        // into a gathering buffer: for a batch of a quarter million values that buffer was
-        // tens of MiB, each of its pages faulted in anew), and the buffers are freed after,
-        // with the GIL released again: freeing thousands of buffers holding the GIL would
-        // stall every other Python thread whenever the allocator makes a free wait for a
-        // lock (glibc locks an arena to free a chunk its per-thread cache does not take).
-        // The list is made at its final length in one go (appends would grow it step by step).
-        let none = py.None().into_bound(py);
-        let default = default.unwrap_or(none);
-        let mut out = Vec::with_capacity(values.len());
-        for v in &values {
-            out.push(match v {
-                Ok(Some(v)) => decode_value(py, v, &self.loads, self.raw_mode)?,
-                Ok(None) => default.clone(),
-                Err(e) => return Err(db_err(e.clone())),
+        // into a gathering buffer), and the list is made at its final length in one go.
+        let decode = |v: &shale::Result<Option<shale::DBPinnableSlice<'_>>>| match v {
+            Ok(Some(v)) => decode_value(py, v, &self.loads, self.raw_mode),
+            Ok(None) => Ok(default.clone()),
+            Err(e) => Err(db_err(e.clone())),
+        };
+        if encoded.len() <= BATCH_RUN || self.statistics {
+            let values = py.allow_threads(|| {
+                cf.db.batched_multi_get_cf_opt(&cf.handle, encoded.iter().map(|k| k.as_ref()), false, ro)
             });
+            let out = values.iter().map(decode).collect::<PyResult<Vec<_>>>()?;
+            if values.len() <= BATCH_RUN {
+                // Freed holding the GIL: a few thousand frees take less time than giving
+                // the GIL up and waiting for it again behind the other Python threads.
+                drop(values);
+            } else {
+                // Freeing a large batch holding the GIL would stall every other Python
+                // thread for as long (with statistics on, the batch is read in one call).
+                py.allow_threads(move || drop(values));
+            }
+            return Ok(PyList::new(py, out)?.into_any());
         }
-        py.allow_threads(move || drop(values));
+        // A large batch is read in runs of `BATCH_RUN` keys in the family's key order, and
+        // each run's values are made Python objects (holding the GIL) while the other Python
+        // threads' reads go on. Read in one call, every thread of a multi-threaded reader
+        // finishes its engine work at about the same time and then waits for the GIL to
+        // decode its whole batch, one thread after the other with the other cores idle.
+        // All runs read at one snapshot, so the batch is one consistent view as RocksDB's
+        // MultiGet (this `ro` never carries a snapshot of its own: `ReadOptions` in the
+        // Python API has none). The keys are sorted as RocksDB's MultiGet sorts them, so
+        // neighbouring keys share data blocks; each run's buffers are freed in the next
+        // run's release of the GIL.
+        let raw_mode = self.raw_mode;
+        let mut snapshot = Some(cf.db.snapshot());
+        let mut ro_snap = ro.clone();
+        if let Some(s) = &snapshot {
+            ro_snap.set_snapshot(s);
+        }
+        let n = encoded.len();
+        let mut order: Vec<usize> = (0..n).collect();
+        let mut sorted = false;
+        let mut out: Vec<Option<Bound<'py, PyAny>>> = (0..n).map(|_| None).collect();
+        let mut previous = None;
+        for start in (0..n).step_by(BATCH_RUN) {
+            let end = (start + BATCH_RUN).min(n);
+            let values = py.allow_threads(|| {
+                drop(previous.take());
+                if !sorted {
+                    order.sort_unstable_by(|&a, &b| {
+                        let (a, b): (&[u8], &[u8]) = (&encoded[a], &encoded[b]);
+                        if raw_mode {
+                            a.cmp(b)
+                        } else {
+                            rocksdict_compare(a, b)
+                        }
+                    });
+                    sorted = true;
+                }
+                let values = cf.db.batched_multi_get_cf_opt(
+                    &cf.handle,
+                    order[start..end].iter().map(|&i| encoded[i].as_ref()),
+                    true,
+                    &ro_snap,
+                );
+                if end == n {
+                    drop(snapshot.take());
+                }
+                values
+            });
+            for (&i, v) in order[start..end].iter().zip(&values) {
+                out[i] = Some(decode(v)?);
+            }
+            previous = Some(values);
+        }
+        drop(previous);
+        let out = out
+            .into_iter()
+            .map(|v| v.ok_or_else(|| PyException::new_err("batch get: a key got no value")))
+            .collect::<PyResult<Vec<_>>>()?;
         Ok(PyList::new(py, out)?.into_any())
     }
 
@@ -428,6 +493,7 @@ impl Rdict {
             dumps: pickle.getattr("dumps")?.unbind(),
             cached_read_opt: Rdict::cache_tier(&read_opt, statistics),
             probe: CacheProbe::default(),
+            statistics,
             read_opt,
             read_opt_py,
             write_opt: write_opt_py.to_shale(),
@@ -712,6 +778,7 @@ impl Rdict {
             read_opt: self.read_opt_py.to_shale(self.raw_mode, py)?,
             cached_read_opt: self.cached_read_opt.clone(),
             probe: CacheProbe::default(),
+            statistics: self.statistics,
             read_opt_py: self.read_opt_py.clone_ref(py),
             write_opt: self.write_opt_py.to_shale(),
             write_opt_py: self.write_opt_py.clone(),

@@ -36,11 +36,11 @@ use shale_base::poison;
 
 use crate::checkpoint::copy_file_with;
 use crate::db::filename::{self, FileType};
+use crate::db::thread_mode::ThreadMode;
 use crate::db::{DBCommon, DBInner};
 use crate::env::Env;
 use crate::error::{Error, Result};
 use crate::fs::{FileSystem, FileSystemRef};
-use crate::thread_mode::ThreadMode;
 
 /// What a backup holds, as rust-rocksdb's `BackupEngineInfo`.
 #[derive(Debug, Clone, Copy)]

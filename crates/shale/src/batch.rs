@@ -16,7 +16,7 @@
 //! `count` counts the Value/Deletion/SingleDeletion/RangeDeletion/Merge records (not
 //! LogData, Noop or the two-phase-commit markers). The sequence number is that of the first
 //! counted record; each counted record takes the next one. The markers of two-phase commit
-//! (RocksDB's WRITE_COMMITTED transactions, `transactions/twopc.rs`) frame a prepared
+//! (RocksDB's WRITE_COMMITTED transactions, `db/twopc.rs`) frame a prepared
 //! transaction in the WAL:
 //! ```text
 //! prepare  = header(seq, count=n) | 0x9 | n records | 0xA xid     (WAL only)

@@ -26,10 +26,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::db::live_files::LiveFiles;
+use crate::db::thread_mode::ThreadMode;
 use crate::db::{DBCommon, DBInner, DbInner};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::FileSystem;
-use crate::thread_mode::ThreadMode;
 use crate::transactions::TransactionDB;
 
 /// A checkpoint maker borrowing its database, as rust-rocksdb's `Checkpoint`.

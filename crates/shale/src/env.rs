@@ -8,7 +8,12 @@
 //! open. The BOTTOM pool takes the compactions into the last level
 //! (`set_bottom_priority_background_threads`). The in-memory env maps to
 //! Shale's memory file system.
+//!
+//! Also what RocksDB's `Env` and `SystemClock` give the database: random bytes, session ids
+//! (`GenerateDbSessionId`), the host name, and the clock of the stats history
+//! (`SystemClock`, `MockSystemClock`).
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::error::Result;
@@ -123,3 +128,75 @@ impl Env {
         }
     }
 }
+
+/// A new session id, as RocksDB's `GenerateDbSessionId`: 128 random bits written as 20
+/// upper-case base-36 digits (`EncodeSessionId`: 8 digits, then 12).
+pub(crate) fn new_session_id() -> String {
+    let mut b = [0u8; 16];
+    fill_random(&mut b);
+    let hi = u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
+    let lo = u64::from_le_bytes([b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]]);
+    const DIGITS: &[u8; 36] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    let put = |out: &mut Vec<u8>, n: usize, mut v: u64| {
+        let start = out.len();
+        out.resize(start + n, b'0');
+        for i in (0..n).rev() {
+            out[start + i] = DIGITS[(v % 36) as usize];
+            v /= 36;
+        }
+    };
+    let mut out = Vec::with_capacity(20);
+    put(&mut out, 8, ((hi << 2) | (lo >> 62)) % 36u64.pow(8));
+    put(&mut out, 12, lo & (u64::MAX >> 2));
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// A clock in microseconds since the epoch (RocksDB's `SystemClock::NowMicros`), for the
+/// stats history (`Options::set_stats_history_clock`). A Shale extension.
+pub trait SystemClock: Send + Sync {
+    fn now_micros(&self) -> u64;
+}
+
+/// The system's clock.
+pub(crate) struct RealClock;
+
+impl SystemClock for RealClock {
+    fn now_micros(&self) -> u64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_micros() as u64)
+            .unwrap_or(0)
+    }
+}
+
+/// A clock that moves only when told (RocksDB's `MockSystemClock`), for tests of the
+/// periodic stats snapshots. A Shale extension.
+pub struct MockSystemClock {
+    micros: AtomicU64,
+}
+
+impl MockSystemClock {
+    /// A clock standing at `seconds` since the epoch.
+    pub fn new(seconds: u64) -> Arc<MockSystemClock> {
+        Arc::new(MockSystemClock { micros: AtomicU64::new(seconds.saturating_mul(1_000_000)) })
+    }
+
+    /// Moves the clock `seconds` forward (RocksDB's `MockSleepForSeconds`).
+    pub fn sleep_for_seconds(&self, seconds: u64) {
+        self.micros.fetch_add(seconds.saturating_mul(1_000_000), Ordering::AcqRel);
+    }
+
+    /// The clock's time in seconds.
+    pub fn now_seconds(&self) -> u64 {
+        self.micros.load(Ordering::Acquire) / 1_000_000
+    }
+}
+
+impl SystemClock for MockSystemClock {
+    fn now_micros(&self) -> u64 {
+        self.micros.load(Ordering::Acquire)
+    }
+}
+
+// Random bytes, and the machine's host name (RocksDB's default `db_host_id`, "__hostname__").
+pub(crate) use shale_base::sys::{fill_random, host_name};

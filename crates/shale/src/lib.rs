@@ -5,7 +5,10 @@
 //! `db` (open, write path, reads, flush, the compaction driver, recovery, the scheduler),
 //! `batch` (WriteBatch), and the rust-rocksdb API (`options` and the one option table,
 //! transactions, backup, checkpoint, `perf`, `SstFileWriter`). `options_engine` turns a
-//! family's `Options` into the engine's configuration.
+//! family's `Options` into the engine's configuration. Inside the crate the options tier
+//! (`options*`, `cf_descriptor`, `env`) imports nothing of `db`, and `db` none of the API
+//! modules above it (`transactions`, `backup`, `checkpoint`, `perf`, ...):
+//! docs/architecture.md, "Crates".
 //!
 //! Below it, three crates (docs/architecture.md, "Crates"): `shale-engine` (memtables,
 //! iterators, versions and the MANIFEST, compaction pickers and jobs, on the engine's own
@@ -18,6 +21,7 @@ pub mod backup;
 pub mod batch;
 pub use shale_format::blob;
 pub use shale_format::cache;
+mod cf_descriptor;
 mod cf_ref;
 pub mod checkpoint;
 pub use shale_base::coding;
@@ -46,7 +50,6 @@ use shale_format::slice_transform;
 mod sst_file_writer;
 pub use shale_format::statistics;
 pub use shale_format::table;
-mod thread_mode;
 mod transactions;
 pub use shale_format::wal;
 mod wal_iter;
@@ -59,13 +62,16 @@ pub use batch::{WriteBatch, WriteBatchIterator, WriteBatchIteratorCf, WriteBatch
 pub use cf_ref::AsColumnFamilyRef;
 pub use compaction_filter::Decision as CompactionDecision;
 pub use comparator::{BytewiseComparator, Comparator, ReverseBytewiseComparator, U64TsComparator};
+pub use db::thread_mode::{
+    BoundColumnFamily, ColumnFamilyRef, DBAccess, MultiThreaded, SingleThreaded, ThreadMode,
+};
 pub use db::{
     ColumnFamily, ColumnFamilyDescriptor, ColumnFamilyMetaData, ColumnFamilyTtl, DBCommon, DBIterator,
     DBIteratorWithThreadMode, DBPinnableSlice, DBRawIterator, DBRawIteratorWithThreadMode, DBWithThreadMode,
-    Direction, IteratorMode, LiveFile, MockSystemClock, Range, Snapshot, SnapshotWithThreadMode,
-    StatsHistoryIterator, SystemClock, DB, DEFAULT_COLUMN_FAMILY_NAME, PERSISTENT_STATS_COLUMN_FAMILY_NAME,
+    Direction, IteratorMode, LiveFile, Range, Snapshot, SnapshotWithThreadMode, StatsHistoryIterator, DB,
+    DEFAULT_COLUMN_FAMILY_NAME, PERSISTENT_STATS_COLUMN_FAMILY_NAME,
 };
-pub use env::Env;
+pub use env::{Env, MockSystemClock, SystemClock};
 pub use error::{Error, ErrorKind, Result};
 pub use ffi_util::CStrLike;
 pub use iter_range::{IterateBounds, PrefixRange};
@@ -85,9 +91,6 @@ pub use perf::{PerfContext, PerfMetric, PerfStatsLevel};
 pub use slice_transform::SliceTransform;
 pub use sst_file_writer::SstFileWriter;
 pub use table::builder::IndexShorteningMode;
-pub use thread_mode::{
-    BoundColumnFamily, ColumnFamilyRef, DBAccess, MultiThreaded, SingleThreaded, ThreadMode,
-};
 pub use transactions::{
     OptimisticTransactionDB, OptimisticTransactionOptions, Transaction, TransactionDB, TransactionDBOptions,
     TransactionOptions,

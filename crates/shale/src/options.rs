@@ -112,6 +112,10 @@ pub struct BlockBasedOptions {
     pub(crate) optimize_filters_for_memory: bool,
     pub(crate) whole_key_filtering: bool,
     pub(crate) format_version: u32,
+    /// The last `set_format_version` asked for one above 7 (or a negative one, which
+    /// RocksDB's `uint32_t` field takes as a huge one): open fails as RocksDB's
+    /// `BlockBasedTableFactory::ValidateOptions` does.
+    pub(crate) format_version_unsupported: bool,
     pub(crate) block_cache: Option<Cache>,
     pub(crate) no_block_cache: bool,
     /// Binary search only, or also the data-block hash index (`table/data_block_hash.rs`).
@@ -139,7 +143,6 @@ pub struct BlockBasedOptions {
     /// RocksDB's `decouple_partitioned_filters` (default true; no rust-rocksdb setter, an
     /// OPTIONS file may set it).
     pub(crate) decouple_partitioned_filters: bool,
-    pub(crate) unsupported: Vec<&'static str>,
 }
 
 impl Default for BlockBasedOptions {
@@ -157,6 +160,7 @@ impl Default for BlockBasedOptions {
             // RocksDB 11's default (what rust-rocksdb 0.25 bundles); RocksDB before 8.6
             // cannot read it: `set_format_version(5)` keeps tables readable by RocksDB 6.6+.
             format_version: 7,
+            format_version_unsupported: false,
             block_cache: None,
             no_block_cache: false,
             data_block_index_type: crate::DataBlockIndexType::BinarySearch,
@@ -173,7 +177,6 @@ impl Default for BlockBasedOptions {
             partition_filters: false,
             metadata_block_size: 4096,
             decouple_partitioned_filters: true,
-            unsupported: Vec::new(),
         }
     }
 }
@@ -217,9 +220,10 @@ impl BlockBasedOptions {
     /// The table format_version written: 2 to 7. Shale's default is 7, RocksDB 11's default
     /// (RocksDB 10.4+ reads it): 6 (RocksDB 8.6+) adds context checksums, 7 the
     /// compression-manager name. 5 is what every RocksDB since 6.6 reads (set it for tables
-    /// RocksDB 7.x must read). Others are refused at open.
+    /// RocksDB 7.x must read). As RocksDB 11.8.1's: 0 and 1 are raised to 2 (its oldest
+    /// written version), and one above 7 (or negative) fails the open with InvalidArgument.
     pub fn set_format_version(&mut self, version: i32) {
-        self.unsupported_if(!(2..=7).contains(&version), "format_version outside 2..=7");
+        self.format_version_unsupported = !(0..=7).contains(&version);
         self.format_version = version.clamp(2, 7) as u32;
     }
 
@@ -287,7 +291,7 @@ pub(crate) struct TableIds {
 
 impl TableIds {
     pub(crate) fn new(db_id: String) -> TableIds {
-        TableIds { db_id, session_id: crate::db::new_session_id(), host_id: crate::db::host_name() }
+        TableIds { db_id, session_id: crate::env::new_session_id(), host_id: crate::env::host_name() }
     }
 }
 
@@ -375,11 +379,8 @@ impl MemtableRep {
     /// None for another factory, InvalidArgument for a bad field.
     pub(crate) fn parse(name: &str, v: &str) -> crate::Result<Option<MemtableRep>> {
         let v = v.trim();
-        let fields = if v.starts_with('{') {
-            crate::db::dyn_options::struct_fields(name, v)?
-        } else {
-            vec![("id", v)]
-        };
+        let fields =
+            if v.starts_with('{') { crate::options_table::struct_fields(name, v)? } else { vec![("id", v)] };
         let bad = || crate::Error::invalid_argument(format!("Error parsing option {name}: {v}"));
         fn num<T: std::str::FromStr>(x: &str, bad: &dyn Fn() -> crate::Error) -> crate::Result<T> {
             x.parse().map_err(|_| bad())
@@ -468,7 +469,7 @@ pub struct Options {
     pub(crate) persist_stats_to_disk: bool,
     pub(crate) stats_history_buffer_size: usize,
     /// The clock the stats snapshots read (the system clock when None).
-    pub(crate) stats_history_clock: Option<std::sync::Arc<dyn crate::db::SystemClock>>,
+    pub(crate) stats_history_clock: Option<std::sync::Arc<dyn crate::env::SystemClock>>,
     pub(crate) delayed_write_rate: u64,
     pub(crate) db_write_buffer_size: usize,
     /// The memtable budget (`set_write_buffer_manager`; at open, one of the database's own
@@ -562,7 +563,7 @@ pub struct Options {
     pub(crate) track_and_verify_wals_in_manifest: bool,
     pub(crate) write_dbid_to_manifest: bool,
     /// A column family's TTL (from its descriptor); only `Disabled`/`SameAsDb` open.
-    pub(crate) cf_ttl: crate::db::ColumnFamilyTtl,
+    pub(crate) cf_ttl: crate::cf_descriptor::ColumnFamilyTtl,
     pub(crate) unsupported: Vec<&'static str>,
     /// The statistics object `enable_statistics` made, shared by the databases opened with
     /// these options (RocksDB's `shared_ptr<Statistics>`); issue 14.
@@ -669,6 +670,11 @@ pub struct Options {
     /// group's leader inserts them all. Also checked with `unordered_write` at open.
     pub(crate) allow_concurrent_memtable_write: bool,
     pub(crate) enable_pipelined_write: bool,
+    /// RocksDB's `two_write_queues` (default false; no rust-rocksdb setter, set from an
+    /// OPTIONS file or an options string): WAL-only writes (two-phase commit's prepare,
+    /// rollback and empty commit markers) take a second queue instead of the write queue,
+    /// so they do not wait for other writers' memtable inserts (`db/twopc.rs`).
+    pub(crate) two_write_queues: bool,
     /// `set_enable_write_thread_adaptive_yield` (default true): a writer waiting in the write
     /// queue yields the processor in a loop for up to `write_thread_max_yield_usec` before
     /// it blocks (`db/write.rs`, "Waiting").
@@ -685,7 +691,7 @@ pub struct Options {
     /// `info_log_level`, default INFO).
     pub(crate) info_log_level: crate::LogLevel,
     /// `set_info_logger`: the user's logger gets the lines instead of a LOG file.
-    pub(crate) info_logger: Option<Arc<crate::db::info_log::UserLogger>>,
+    pub(crate) info_logger: Option<Arc<crate::options_api::UserLogger>>,
     /// `set_max_subcompactions` (default 1): a compaction from level 0 (or a manual or
     /// universal one) is split into up to this many key ranges compacted in parallel
     /// (`db/subcompaction.rs`).
@@ -812,7 +818,7 @@ impl Default for Options {
             table_format: crate::table::TableFormat::BlockBased,
             track_and_verify_wals_in_manifest: false,
             write_dbid_to_manifest: true,
-            cf_ttl: crate::db::ColumnFamilyTtl::SameAsDb,
+            cf_ttl: crate::cf_descriptor::ColumnFamilyTtl::SameAsDb,
             unsupported: Vec::new(),
             statistics: None,
             paranoid_file_checks: false,
@@ -855,6 +861,7 @@ impl Default for Options {
             unordered_write: false,
             allow_concurrent_memtable_write: true,
             enable_pipelined_write: false,
+            two_write_queues: false,
             enable_write_thread_adaptive_yield: true,
             write_thread_max_yield_usec: 100,
             write_thread_slow_yield_usec: 3,
@@ -1266,15 +1273,20 @@ impl Options {
 
     /// Every supported option has been checked; the first unsupported one is refused.
     pub(crate) fn check_supported(&self) -> Result<()> {
-        if let crate::db::ColumnFamilyTtl::Duration(_) = self.cf_ttl {
+        if let crate::cf_descriptor::ColumnFamilyTtl::Duration(_) = self.cf_ttl {
             return Err(Error::invalid_argument(
                 "ColumnFamilyTtl::Duration applies to a database opened with open_cf_descriptors_with_ttl",
             ));
         }
-        if let Some(name) = self.unsupported.first().or(self.table.unsupported.first()) {
+        if let Some(name) = self.unsupported.first() {
             return Err(Error::not_supported(format!("option {name} is not supported by Shale")));
         }
         // RocksDB's BlockBasedTableFactory::ValidateOptions.
+        if self.table.format_version_unsupported {
+            return Err(Error::invalid_argument(
+                "Unsupported BlockBasedTable format_version. Please check include/rocksdb/table.h for more info",
+            ));
+        }
         if self.table.hash_index && self.prefix_extractor.is_none() {
             return Err(Error::invalid_argument(
                 "Hash index is specified for block-based table, but prefix_extractor is not given",
@@ -1364,6 +1376,9 @@ impl Options {
                 "unordered_write is incompatible with enable_pipelined_write",
             ));
         }
+        if self.atomic_flush && self.enable_pipelined_write {
+            return Err(Error::invalid_argument("atomic_flush is incompatible with enable_pipelined_write"));
+        }
         Ok(())
     }
 
@@ -1374,6 +1389,15 @@ impl Options {
             return Err(Error::invalid_argument(
                 "In-place memtable updates (inplace_update_support) is not compatible \
                  with concurrent writes (allow_concurrent_memtable_write)",
+            ));
+        }
+        // The hash memtables cannot insert concurrently (their factories leave
+        // `IsInsertConcurrentlySupported` false); RocksDB judges the factory as given, before
+        // SanitizeCfOptions would swap a hash factory without a prefix extractor for the
+        // skip list.
+        if db.allow_concurrent_memtable_write && cf.memtable_rep.is_hash() {
+            return Err(Error::invalid_argument(
+                "Memtable doesn't allow concurrent writes (allow_concurrent_memtable_write)",
             ));
         }
         if db.unordered_write && cf.max_successive_merges != 0 {
@@ -1488,6 +1512,8 @@ pub struct ReadOptions {
     pub(crate) io_timeout_us: u64,
     /// `set_ignore_range_deletions`: reads do not apply range tombstones.
     pub(crate) ignore_range_deletions: bool,
+    /// `set_readahead_size` (0: implicit auto readahead; `table/prefetch.rs`).
+    pub(crate) readahead_size: usize,
 }
 
 impl Default for ReadOptions {
@@ -1511,6 +1537,7 @@ impl Default for ReadOptions {
             deadline_us: 0,
             io_timeout_us: 0,
             ignore_range_deletions: false,
+            readahead_size: 0,
         }
     }
 }
@@ -1524,6 +1551,8 @@ impl ReadOptions {
             no_io: self.read_tier == crate::options_api::ReadTier::BlockCache,
             deadline_us: self.deadline_us,
             io_timeout_us: self.io_timeout_us,
+            readahead_size: self.readahead_size,
+            for_compaction: false,
         }
     }
 
@@ -1664,6 +1693,16 @@ mod tests {
         let mut t = BlockBasedOptions::default();
         t.set_format_version(8);
         o.set_block_based_table_factory(&t);
-        assert!(o.check_supported().unwrap_err().to_string().contains("format_version"));
+        let e = o.check_supported().unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::InvalidArgument, "{e}");
+        assert!(e.to_string().contains("Unsupported BlockBasedTable format_version"), "{e}");
+        // 0 and 1 are raised to 2, as RocksDB's; a negative value is a huge uint32_t there.
+        for (v, ok) in [(0, true), (1, true), (-1, false)] {
+            let mut t = BlockBasedOptions::default();
+            t.set_format_version(v);
+            assert_eq!(t.format_version, 2);
+            o.set_block_based_table_factory(&t);
+            assert_eq!(o.check_supported().is_ok(), ok, "format_version {v}");
+        }
     }
 }

@@ -5,9 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::cf_descriptor::ColumnFamilyDescriptor;
 use crate::compaction_filter::CompactionFilterFn;
 use crate::compaction_filter_factory::CompactionFilterFactory;
-use crate::db::ColumnFamilyDescriptor;
 use crate::env::Env;
 use crate::error::{Error, Result};
 use crate::ffi_util::CStrLike;
@@ -15,7 +15,6 @@ use crate::merge_operator::MergeFn;
 use crate::options::{BlockBasedOptions, Cache, DBCompressionType, Options, ReadOptions, WriteOptions};
 use crate::slice_transform::SliceTransform;
 use crate::statistics::{Histogram, HistogramData, StatsLevel, Ticker};
-use crate::thread_mode::DBAccess;
 
 /// Info-log verbosity, as rust-rocksdb's `LogLevel`.
 #[derive(Debug, Copy, Clone, PartialEq, Eq)]
@@ -408,16 +407,31 @@ impl DBPath {
 /// level and above.
 #[derive(Clone)]
 pub struct InfoLogger {
-    pub(crate) inner: Option<std::sync::Arc<crate::db::info_log::UserLogger>>,
+    pub(crate) inner: Option<std::sync::Arc<UserLogger>>,
+}
+
+/// A user's logger (rust-rocksdb's `InfoLogger`): RocksDB's C-API callback logger, which
+/// gets each line's level and its text (no stamp, no level prefix), or its stderr logger,
+/// which prints the prefix given, the level prefix and the text. Lines below `level` are
+/// not given to it.
+pub(crate) struct UserLogger {
+    pub level: LogLevel,
+    pub sink: UserSink,
+}
+
+/// A callback logger's function: each line's level and text.
+pub(crate) type LogCallback = Box<dyn Fn(LogLevel, &str) + Send + Sync>;
+
+pub(crate) enum UserSink {
+    Stderr(Option<String>),
+    Callback(LogCallback),
 }
 
 impl InfoLogger {
     /// RocksDB's stderr logger: each line printed to stderr after `prefix`.
     pub fn new_stderr_logger<S: AsRef<str>>(log_level: LogLevel, prefix: Option<S>) -> Self {
-        let sink = crate::db::info_log::UserSink::Stderr(prefix.map(|p| p.as_ref().to_string()));
-        InfoLogger {
-            inner: Some(std::sync::Arc::new(crate::db::info_log::UserLogger { level: log_level, sink })),
-        }
+        let sink = UserSink::Stderr(prefix.map(|p| p.as_ref().to_string()));
+        InfoLogger { inner: Some(std::sync::Arc::new(UserLogger { level: log_level, sink })) }
     }
 
     /// RocksDB's C-API callback logger: `cb` gets each line's level and text.
@@ -425,8 +439,8 @@ impl InfoLogger {
         level: LogLevel,
         cb: F,
     ) -> Self {
-        let sink = crate::db::info_log::UserSink::Callback(Box::new(cb));
-        InfoLogger { inner: Some(std::sync::Arc::new(crate::db::info_log::UserLogger { level, sink })) }
+        let sink = UserSink::Callback(Box::new(cb));
+        InfoLogger { inner: Some(std::sync::Arc::new(UserLogger { level, sink })) }
     }
 }
 
@@ -667,15 +681,6 @@ impl BlockBasedOptions {
     pub fn set_unpartitioned_pinning_tier(&mut self, tier: BlockBasedTablePinningTier) {
         self.pinning_tiers[2] = tier;
     }
-
-    /// Records `name` as refused when `cond` holds, and forgets an earlier refusal of it when
-    /// not: the last value set wins, as with RocksDB's setters (set false, then true, is true).
-    pub(crate) fn unsupported_if(&mut self, cond: bool, name: &'static str) {
-        self.unsupported.retain(|n| *n != name);
-        if cond {
-            self.unsupported.push(name);
-        }
-    }
 }
 
 impl WriteOptions {
@@ -701,10 +706,6 @@ impl WriteOptions {
 }
 
 impl ReadOptions {
-    pub fn set_snapshot<D: DBAccess>(&mut self, snapshot: &crate::db::SnapshotWithThreadMode<'_, D>) {
-        self.snapshot = Some(snapshot.sequence_number());
-    }
-
     /// Both bounds at once, as rust-rocksdb's `set_iterate_range`.
     pub fn set_iterate_range(&mut self, range: impl crate::iter_range::IterateBounds) {
         let (lower, upper) = range.into_bounds();
@@ -751,9 +752,13 @@ impl ReadOptions {
         self.ignore_range_deletions = v;
     }
 
-    /// Read-ahead is a speed hint; the same bytes are returned.
+    /// RocksDB's `readahead_size` (default 0): an iterator reads this many bytes beyond
+    /// each table block it reads from the file, from its first read on, and serves the
+    /// following blocks from that buffer; 0 keeps RocksDB's implicit auto readahead (after
+    /// two sequential block reads of a table, 8 KiB doubling up to 256 KiB). Point lookups
+    /// never read ahead. The same bytes are returned either way.
     pub fn set_readahead_size(&mut self, v: usize) {
-        let _ = v;
+        self.readahead_size = v;
     }
 
     pub fn set_auto_readahead_size(&mut self, v: bool) {
@@ -1110,11 +1115,10 @@ impl Options {
         self.bottommost_compression_opts_enabled = enabled;
     }
 
-    /// RocksDB's `compaction_readahead_size` (11.8.1's default 2 MiB), recorded in the
-    /// OPTIONS file as set. Shale's compactions read their inputs block by block with
-    /// `pread`, and the kernel's own readahead applies (Shale never advises random access,
-    /// see `set_advise_random_on_open`): no readahead buffer of this size is kept, so the
-    /// value changes no I/O size; the blocks read, and everything written, are the same.
+    /// RocksDB's `compaction_readahead_size` (11.8.1's default 2 MiB): a compaction reads
+    /// each input table through a buffer of this many bytes beyond the block it needs
+    /// (RocksDB's `FilePrefetchBuffer` for compaction, `table/prefetch.rs`); 0 reads block by
+    /// block. Everything written is the same either way.
     pub fn set_compaction_readahead_size(&mut self, compaction_readahead_size: usize) {
         self.compaction_readahead_size = compaction_readahead_size as u64;
     }
@@ -1477,10 +1481,12 @@ impl Options {
     /// nothing from `seek_to_first`; total-order iterators see everything), keeping one skip
     /// list inside, so `bucket_count`, `height` and `branching_factor` (sizing of RocksDB's
     /// hash table) change nothing else. Without a prefix extractor RocksDB uses the skip list
-    /// instead, and so does Shale. The vector memtable (RocksDB's VectorRepFactory, which
-    /// accepts concurrent inserts as the skip list does) reads as RocksDB's, sorted by the
-    /// comparator in both directions, from Shale's skip list; the OPTIONS file records
-    /// `{id=VectorRepFactory;count=0;}` as RocksDB's.
+    /// instead, and so does Shale. The vector memtable is RocksDB's VectorRep: writes append
+    /// to a vector (concurrent writers too, as RocksDB's VectorRepFactory allows), and reads
+    /// sort it (a mutable memtable's reads sort a copy, an immutable one is sorted in place
+    /// once); the OPTIONS file records `{id=VectorRepFactory;count=0;}` as RocksDB's.
+    /// HashSkipList and HashLinkList cannot insert concurrently: as in RocksDB, opening with
+    /// them needs `set_allow_concurrent_memtable_write(false)` (InvalidArgument otherwise).
     pub fn set_memtable_factory(&mut self, factory: MemtableFactory) {
         use crate::options::MemtableRep;
         match factory {
@@ -1629,16 +1635,16 @@ impl Options {
     /// The clock the stats snapshots of `stats_persist_period_sec` read, for their times and
     /// their period (a Shale extension, as RocksDB's `Env` clock; default the system clock).
     /// A [`MockSystemClock`](crate::MockSystemClock) lets a test move time forward.
-    pub fn set_stats_history_clock(&mut self, clock: std::sync::Arc<dyn crate::db::SystemClock>) {
+    pub fn set_stats_history_clock(&mut self, clock: std::sync::Arc<dyn crate::env::SystemClock>) {
         self.stats_history_clock = Some(clock);
     }
 
     /// RocksDB's `advise_random_on_open` (default true), recorded in the OPTIONS file as
     /// set. RocksDB then calls `posix_fadvise(RANDOM)` on each table it opens, turning off
     /// the kernel's readahead, and reads compaction inputs through its own
-    /// `compaction_readahead_size` buffer instead. Shale has no such buffer and keeps the
-    /// kernel's readahead either way (advising random access would slow its compactions);
-    /// the bytes read are the same.
+    /// `compaction_readahead_size` buffer instead. Shale reads compaction inputs and scans
+    /// through such buffers too (`table/prefetch.rs`) and keeps the kernel's readahead either
+    /// way; the bytes read are the same.
     pub fn set_advise_random_on_open(&mut self, advise: bool) {
         self.advise_random_on_open = advise;
     }

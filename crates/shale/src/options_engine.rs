@@ -75,6 +75,10 @@ impl Options {
             whole_key_filtering: self.memtable_whole_key_filtering,
             prefix_extractor: self.prefix_extractor.clone(),
             hash_rep: self.memtable_rep.is_hash(),
+            vector_rep: match self.memtable_rep {
+                crate::options::MemtableRep::Vector { count } => Some(count),
+                _ => None,
+            },
             inplace_update_support: self.inplace_update_support,
             inplace_update_num_locks: self.inplace_update_num_locks,
             statistics: self.statistics.clone(),

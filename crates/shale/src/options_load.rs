@@ -21,8 +21,8 @@
 //! rebuilt for the factories Shale has (skip list, HashSkipList, HashLinkList), which
 //! RocksDB registers built in; another one is NotSupported.
 
-use crate::db::dyn_options::{bad_value, boolean, number};
 use crate::options_file::{self, CfSection, OptionsFile};
+use crate::options_table::{bad_value, boolean, number};
 use crate::options_table::{find, Kind, Mutable, Section};
 use crate::{BlockBasedOptions, Cache, ColumnFamilyDescriptor, Env, Error, Options, Result};
 
@@ -92,9 +92,9 @@ impl Loader {
         if is_struct(v) && defaults.iter().all(|d| is_struct(d)) {
             let mut known = Vec::new();
             for d in defaults {
-                known.extend(crate::db::dyn_options::struct_fields(name, d)?);
+                known.extend(crate::options_table::struct_fields(name, d)?);
             }
-            for (k, x) in crate::db::dyn_options::struct_fields(name, v)? {
+            for (k, x) in crate::options_table::struct_fields(name, v)? {
                 let mut field_defaults =
                     known.iter().filter(|(dk, _)| *dk == k).map(|(_, dx)| *dx).peekable();
                 match field_defaults.peek() {
@@ -137,10 +137,10 @@ impl Loader {
         }
         let mut known = Vec::new();
         for d in defaults {
-            known.extend(crate::db::dyn_options::struct_fields(name, d)?.into_iter().map(|(k, _)| k));
+            known.extend(crate::options_table::struct_fields(name, d)?.into_iter().map(|(k, _)| k));
         }
         let mut out = String::from("{");
-        for (k, x) in crate::db::dyn_options::struct_fields(name, v)? {
+        for (k, x) in crate::options_table::struct_fields(name, v)? {
             if known.contains(&k) {
                 out.push_str(&format!("{k}={x};"));
             }
@@ -275,7 +275,7 @@ fn not_supported(section: &str, name: &str, v: &str, default: &str) -> Error {
 
 /// NotSupported naming the first option a setter recorded as refused.
 fn refused(o: &Options, what: &str) -> Result<()> {
-    match o.unsupported.first().or(o.table.unsupported.first()) {
+    match o.unsupported.first() {
         Some(name) => Err(Error::not_supported(format!(
             "load_latest: option {name} of {what} is not supported by Shale"
         ))),

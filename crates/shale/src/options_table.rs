@@ -15,7 +15,6 @@
 //!
 //! Enum values have their RocksDB names in one place too ([`enum_names`]).
 
-use crate::db::dyn_options::{bad_value, boolean, number, struct_fields};
 use crate::error::{Error, Result};
 use crate::options::{BlockBasedOptions, DBCompressionType, Options};
 
@@ -637,6 +636,17 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Some(|o| o.enable_pipelined_write.to_string()),
         Some(|o, n, v| {
             o.set_enable_pipelined_write(boolean(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "two_write_queues",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.two_write_queues.to_string()),
+        Some(|o, n, v| {
+            o.two_write_queues = boolean(n, v)?;
             Ok(true)
         }),
     ),
@@ -2070,6 +2080,34 @@ pub(crate) fn log_value(o: &Options, entry: &str) -> Option<String> {
         "false" => "0".to_string(),
         _ => text,
     })
+}
+
+/// Parses a boolean option value (`true`/`false`/`1`/`0`), as RocksDB's `ParseBoolean`.
+pub(crate) fn boolean(name: &str, v: &str) -> Result<bool> {
+    match v {
+        "true" | "1" => Ok(true),
+        "false" | "0" => Ok(false),
+        _ => Err(bad_value(name, v)),
+    }
+}
+
+pub(crate) fn number<T: std::str::FromStr>(name: &str, v: &str) -> Result<T> {
+    v.trim().parse().map_err(|_| bad_value(name, v))
+}
+
+pub(crate) fn bad_value(name: &str, v: &str) -> Error {
+    Error::invalid_argument(format!("Error parsing option {name}: invalid value `{v}`"))
+}
+
+/// The fields of a struct-valued option, `{a=1;b=2;}` (braces optional).
+pub(crate) fn struct_fields<'a>(name: &str, v: &'a str) -> Result<Vec<(&'a str, &'a str)>> {
+    let t = v.trim();
+    let t = t.strip_prefix('{').and_then(|t| t.strip_suffix('}')).unwrap_or(t);
+    t.split(';')
+        .map(str::trim)
+        .filter(|f| !f.is_empty())
+        .map(|f| f.split_once('=').map(|(k, x)| (k.trim(), x.trim())).ok_or_else(|| bad_value(name, v)))
+        .collect()
 }
 
 #[cfg(test)]

@@ -539,7 +539,7 @@ pub fn scan(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
             // RocksDB 11's PrintKeyValue: " ==> " (7.8.3 printed " : ").
             line.extend_from_slice(b" ==> ");
             match &shown_columns {
-                Some(c) => line.extend(super::entity_cmds::dump_columns(c, h.value)),
+                Some(c) => line.extend(super::fmt::dump_columns(c, h.value)),
                 None => line.extend(h.value_out(v)),
             }
         }
@@ -672,7 +672,7 @@ pub fn dump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
             let mut line = h.key_out(&k);
             line.extend_from_slice(b" ==> ");
             match &shown_columns {
-                Some(c) => line.extend(super::entity_cmds::dump_columns(c, h.value)),
+                Some(c) => line.extend(super::fmt::dump_columns(c, h.value)),
                 None => line.extend(h.value_out(&v)),
             }
             line.push(b'\n');
@@ -724,7 +724,7 @@ pub fn idump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
             {
                 // ldb prints an entity's columns, or a line on stderr when they do not decode.
                 match shale_format::wide_columns::owned_columns(&value) {
-                    Ok(c) => line.extend(super::entity_cmds::dump_columns(&c, h.value)),
+                    Ok(c) => line.extend(super::fmt::dump_columns(&c, h.value)),
                     Err(_) => {
                         out.flush().map_err(Failure::io)?;
                         let key = ikey_debug(&ikey, h.key);

@@ -10,33 +10,8 @@
 use shale::ReadOptions;
 
 use super::db_cmds::{cf, open, open_read_only, print_multi_results, Hex};
-use super::fmt::{to_hex, Failure, Res};
+use super::fmt::{dump_columns, Failure, Res};
 use super::{Out, Parsed};
-
-/// `DumpWideColumns`: the columns as `name:value` separated by spaces.
-pub fn dump_columns(columns: &[(Vec<u8>, Vec<u8>)], hex: bool) -> Vec<u8> {
-    let mut out = Vec::new();
-    let part = |out: &mut Vec<u8>, b: &[u8]| {
-        if b.is_empty() {
-            return;
-        }
-        if hex {
-            out.extend_from_slice(b"0x");
-            out.extend(to_hex(b).into_bytes());
-        } else {
-            out.extend_from_slice(b);
-        }
-    };
-    for (i, (name, value)) in columns.iter().enumerate() {
-        if i > 0 {
-            out.push(b' ');
-        }
-        part(&mut out, name);
-        out.push(b':');
-        part(&mut out, value);
-    }
-    out
-}
 
 /// True when `scan` prints the columns instead of the value (`PrintKeyValueOrWideColumns`):
 /// some column other than the default one.

@@ -136,6 +136,71 @@ pub fn escape(b: &[u8]) -> String {
     s
 }
 
+/// The output of a command.
+pub type Out<'a> = dyn std::io::Write + 'a;
+
+/// `DumpWideColumns`: the columns as `name:value` separated by spaces.
+pub fn dump_columns(columns: &[(Vec<u8>, Vec<u8>)], hex: bool) -> Vec<u8> {
+    let mut out = Vec::new();
+    let part = |out: &mut Vec<u8>, b: &[u8]| {
+        if b.is_empty() {
+            return;
+        }
+        if hex {
+            out.extend_from_slice(b"0x");
+            out.extend(to_hex(b).into_bytes());
+        } else {
+            out.extend_from_slice(b);
+        }
+    };
+    for (i, (name, value)) in columns.iter().enumerate() {
+        if i > 0 {
+            out.push(b' ');
+        }
+        part(&mut out, name);
+        out.push(b':');
+        part(&mut out, value);
+    }
+    out
+}
+
+const BIT_FLIP_L: u64 = 0x5997_3f00_3336_2349;
+const BIT_FLIP_H: u64 = 0xc202_7976_92d6_3d58;
+
+fn xxh3_avalanche(mut h: u64) -> u64 {
+    h ^= h >> 37;
+    h = h.wrapping_mul(0x1656_6791_9E37_79F9);
+    h ^ (h >> 32)
+}
+
+/// RocksDB's BijectiveHash2x64 with seed 0 (util/hash.cc), used for public unique ids.
+fn bijective_hash_2x64(in_high: u64, in_low: u64) -> (u64, u64) {
+    let m = (in_low ^ in_high ^ BIT_FLIP_L) as u128 * 0x9E37_79B1_85EB_CA87u128;
+    let mut lo = m as u64;
+    let mut hi = (m >> 64) as u64;
+    lo = lo.wrapping_add(0x3c0_0000_0000_0000);
+    let ih = in_high ^ BIT_FLIP_H;
+    hi = hi.wrapping_add(ih).wrapping_add((ih as u32 as u64).wrapping_mul(0x85EB_CA76));
+    lo ^= hi.swap_bytes();
+    let m = lo as u128 * 0xC2B2_AE3D_27D4_EB4Fu128;
+    let lo = m as u64;
+    let hi = ((m >> 64) as u64).wrapping_add(hi.wrapping_mul(0xC2B2_AE3D_27D4_EB4F));
+    (xxh3_avalanche(hi), xxh3_avalanche(lo))
+}
+
+/// `unique_id(internal): {a,b} public_unique_id: XXXXXXXXXXXXXXXX-XXXXXXXXXXXXXXXX`.
+pub fn unique_id_strings(id: [u64; 2]) -> (String, String) {
+    let internal = format!("{{{},{}}}", id[0], id[1]);
+    let (hi, lo) = bijective_hash_2x64(
+        id[1].wrapping_add(17391078804906429400),
+        id[0].wrapping_add(6417269962128484497),
+    );
+    let mut bytes = lo.to_le_bytes().to_vec();
+    bytes.extend(hi.to_le_bytes());
+    let h = to_hex(&bytes);
+    (internal, format!("{}-{}", &h[..16], &h[16..]))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

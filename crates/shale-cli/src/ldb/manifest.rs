@@ -22,7 +22,7 @@ use shale_format::table::{Table, TableReaderOptions};
 use shale_format::version::edit::{FileMetaData, VersionEdit};
 use shale_format::wal::{LogReader, WalRecoveryMode};
 
-use super::fmt::{ikey_debug, slice_to_string, Failure, Res};
+use super::fmt::{ikey_debug, slice_to_string, unique_id_strings, Failure, Res};
 use super::wal::dump_wal_file;
 use super::{Out, Parsed};
 
@@ -137,43 +137,6 @@ pub fn replay(path: &Path) -> Res<Replayed> {
 }
 
 // ---- text forms ----------------------------------------------------------------------
-
-const BIT_FLIP_L: u64 = 0x5997_3f00_3336_2349;
-const BIT_FLIP_H: u64 = 0xc202_7976_92d6_3d58;
-
-fn xxh3_avalanche(mut h: u64) -> u64 {
-    h ^= h >> 37;
-    h = h.wrapping_mul(0x1656_6791_9E37_79F9);
-    h ^ (h >> 32)
-}
-
-/// RocksDB's BijectiveHash2x64 with seed 0 (util/hash.cc), used for public unique ids.
-fn bijective_hash_2x64(in_high: u64, in_low: u64) -> (u64, u64) {
-    let m = (in_low ^ in_high ^ BIT_FLIP_L) as u128 * 0x9E37_79B1_85EB_CA87u128;
-    let mut lo = m as u64;
-    let mut hi = (m >> 64) as u64;
-    lo = lo.wrapping_add(0x3c0_0000_0000_0000);
-    let ih = in_high ^ BIT_FLIP_H;
-    hi = hi.wrapping_add(ih).wrapping_add((ih as u32 as u64).wrapping_mul(0x85EB_CA76));
-    lo ^= hi.swap_bytes();
-    let m = lo as u128 * 0xC2B2_AE3D_27D4_EB4Fu128;
-    let lo = m as u64;
-    let hi = ((m >> 64) as u64).wrapping_add(hi.wrapping_mul(0xC2B2_AE3D_27D4_EB4F));
-    (xxh3_avalanche(hi), xxh3_avalanche(lo))
-}
-
-/// `unique_id(internal): {a,b} public_unique_id: XXXXXXXXXXXXXXXX-XXXXXXXXXXXXXXXX`.
-pub fn unique_id_strings(id: [u64; 2]) -> (String, String) {
-    let internal = format!("{{{},{}}}", id[0], id[1]);
-    let (hi, lo) = bijective_hash_2x64(
-        id[1].wrapping_add(17391078804906429400),
-        id[0].wrapping_add(6417269962128484497),
-    );
-    let mut bytes = lo.to_le_bytes().to_vec();
-    bytes.extend(hi.to_le_bytes());
-    let h = super::fmt::to_hex(&bytes);
-    (internal, format!("{}-{}", &h[..16], &h[16..]))
-}
 
 /// `VersionEdit::DebugString(hex)` as RocksDB 11.8.1 prints it (7.8.3 lacked
 /// PersistUserDefinedTimestamps, epoch_number, tail size and the timestamps flag).

@@ -25,11 +25,6 @@ use std::collections::BTreeMap;
 
 pub use fmt::{Failure, Res};
 
-/// The public form of an SST's internal unique id (`XXXXXXXXXXXXXXXX-XXXXXXXXXXXXXXXX`).
-pub fn manifest_unique_id(id: [u64; 2]) -> String {
-    manifest::unique_id_strings(id).1
-}
-
 /// The command line split the way ldb splits it.
 pub struct Parsed {
     pub cmd: String,
@@ -261,7 +256,7 @@ pub fn run(args: &[String]) -> i32 {
     }
 }
 
-pub type Out<'a> = dyn std::io::Write + 'a;
+pub use fmt::Out;
 
 fn dispatch(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     if p.cmd.is_empty() && p.flags.iter().any(|f| f == "help") {

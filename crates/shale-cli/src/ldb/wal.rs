@@ -167,7 +167,7 @@ fn dump_wal_file_with(
                 ValueType::WideColumnEntity if values => {
                     let cols = shale_format::wide_columns::owned_columns(e.value)?;
                     row.extend_from_slice(b": ");
-                    row.extend(super::entity_cmds::dump_columns(&cols, true));
+                    row.extend(super::fmt::dump_columns(&cols, true));
                     row.push(b' ');
                 }
                 _ => {}

@@ -21,6 +21,10 @@
 //! prefix seeks ([`MemTable::iter_prefix_filtered`]) pass over the memtable when it proves
 //! the key or prefix absent, as RocksDB's.
 //!
+//! With `MemtableFactory::Vector` (RocksDB's VectorRep, [`vector`]) the point entries go
+//! into a vector instead, in arrival order, sorted by reads; the point skip list then only
+//! lends its arena (it stays empty).
+//!
 //! Concurrency: `add` and `add_concurrently` may be called from any number of threads at
 //! once (the skiplist links with compare-and-swap; `add_concurrently` also allocates from a
 //! per-thread shard of the arena); `get`, iterators and the counters never block and may run
@@ -29,6 +33,7 @@
 pub mod arena;
 pub mod bloom;
 pub mod skiplist;
+pub mod vector;
 pub mod write_buffer_manager;
 
 use std::cmp::Ordering;
@@ -41,6 +46,7 @@ use crate::key::{
     pack_seq_and_type, trailer, InternalKeyComparator, SequenceNumber, ValueType, MAX_SEQUENCE_NUMBER,
 };
 use skiplist::{SkipList, SkipListIter};
+use vector::{VectorIter, VectorRep};
 use write_buffer_manager::WriteBufferManagerState;
 
 /// Arena block size for point entries.
@@ -68,6 +74,8 @@ pub struct MemTable {
     num_deletes: AtomicU64,
     /// `icmp.timestamp_size() > 0`, kept here for the write's entry encoding.
     timestamps: bool,
+    /// Point entries go to `vector` (a vector memtable), not to `points`.
+    is_vector: bool,
     // Read by writes of merges, reads, flushes.
     icmp: InternalKeyComparator,
     id: u64,
@@ -80,6 +88,8 @@ pub struct MemTable {
     /// [`MemTable::update`] writes a value under and every reader of a value reads it under.
     inplace: Option<InPlace>,
     tombstones: SkipList,
+    /// The vector memtable's entries (`MemtableFactory::Vector`); `points` lends its arena.
+    vector: Option<Arc<VectorRep>>,
 }
 
 /// In-place updates (RocksDB's `inplace_update_support`, `MemTable::Update`): a Put whose
@@ -185,6 +195,10 @@ impl MemTable {
                 stats: o.statistics.clone(),
             });
         }
+        if let Some(reserve) = o.vector_rep {
+            self.vector = Some(Arc::new(VectorRep::new(Arc::clone(&self.points), reserve)));
+            self.is_vector = true;
+        }
         if o.hash_rep {
             // RocksDB falls back to the skip list when there is no prefix extractor.
             self.hash_buckets = o.prefix_extractor.clone();
@@ -264,6 +278,8 @@ impl MemTable {
             bloom: None,
             hash_buckets: None,
             inplace: None,
+            vector: None,
+            is_vector: false,
             max_successive_merges: 0,
         }
     }
@@ -271,6 +287,9 @@ impl MemTable {
     /// The memtable became immutable (switched out for a flush): its memory stops counting
     /// as active in the write buffer manager.
     pub fn mark_immutable(&self) {
+        if let Some(v) = &self.vector {
+            v.mark_immutable();
+        }
         self.points.done_allocating();
         self.tombstones.done_allocating();
     }
@@ -355,7 +374,12 @@ impl MemTable {
         // refuses concurrent memtable writes with in-place updates), and every value reader
         // of this memtable (`get`, `for_each_version`, the iterators) reads under the key's
         // read lock, which excludes the write guard `accept` returns.
-        unsafe { self.points.overwrite_value(&lookup, value, accept) }
+        unsafe {
+            match &self.vector {
+                Some(v) => v.overwrite_value(&lookup, value, accept),
+                None => self.points.overwrite_value(&lookup, value, accept),
+            }
+        }
     }
 
     #[inline]
@@ -376,7 +400,12 @@ impl MemTable {
                 b.add(user_key);
             }
         }
-        let inserted = if concurrent {
+        let inserted = if self.is_vector && t != ValueType::RangeDeletion {
+            match &self.vector {
+                Some(v) => v.insert(user_key, packed, value, concurrent),
+                None => false,
+            }
+        } else if concurrent {
             list.insert_concurrently(user_key, packed, value)
         } else {
             list.insert(user_key, packed, value)
@@ -432,7 +461,7 @@ impl MemTable {
         if let Some(ip) = &self.inplace {
             // Values may be overwritten in place: read the entry's value under its lock,
             // never another key's.
-            let mut it = self.points.iter();
+            let mut it = self.point_iter();
             it.seek(lookup);
             if !it.valid()
                 || self.icmp.compare_user(crate::key::user_key(it.key()), user_key) != Ordering::Equal
@@ -444,7 +473,10 @@ impl MemTable {
             let _g = ip.lock(crate::key::user_key(it.key())).read();
             return Some((tr >> 8, t, it.value().to_vec()));
         }
-        let (ikey, value) = self.points.seek_entry(lookup)?;
+        let (ikey, value) = match &self.vector {
+            Some(v) => v.seek_entry(lookup)?,
+            None => self.points.seek_entry(lookup)?,
+        };
         if self.icmp.compare_user(crate::key::user_key(ikey), user_key) != Ordering::Equal {
             return None;
         }
@@ -468,7 +500,7 @@ impl MemTable {
         } else {
             crate::key::lookup_key(user_key, seq)
         };
-        let mut it = self.points.iter();
+        let mut it = self.point_iter();
         it.seek(&lookup);
         while it.valid() {
             let ikey = it.key();
@@ -514,7 +546,7 @@ impl MemTable {
     /// alive, and sees entries added after its creation when it reaches them.
     pub fn iter(self: &Arc<Self>) -> Box<dyn InternalIterator> {
         Box::new(MemTableIterator {
-            inner: self.points.iter(),
+            inner: self.point_iter(),
             mem: Arc::clone(self),
             prefix_seek: false,
             excluded: false,
@@ -532,13 +564,26 @@ impl MemTable {
     /// buckets are its runs of one prefix. Otherwise the same as `iter`.
     pub fn iter_prefix_filtered(self: &Arc<Self>) -> Box<dyn InternalIterator> {
         Box::new(MemTableIterator {
-            inner: self.points.iter(),
+            inner: self.point_iter(),
             mem: Arc::clone(self),
             prefix_seek: self.bloom.is_some(),
             excluded: false,
             bucket: self.hash_buckets.as_ref().map(|_| None),
             copied: self.inplace.as_ref().map(|_| Vec::new()),
         })
+    }
+
+    /// A cursor over the point entries: the skip list's, or the vector's sorted view.
+    fn point_iter(&self) -> PointIter {
+        match &self.vector {
+            Some(v) => PointIter::Vector(v.iter()),
+            None => PointIter::Skip(self.points.iter()),
+        }
+    }
+
+    /// The vector memtable's representation, if this is one (`MemtableFactory::Vector`).
+    pub fn vector_rep(&self) -> Option<&Arc<VectorRep>> {
+        self.vector.as_ref()
     }
 
     /// All range tombstones in order: (start internal key with type RangeDeletion, end user key).
@@ -557,6 +602,14 @@ impl MemTable {
     /// its first insert, is read only once it has entries (one cache line fewer per write
     /// with many memtables).
     pub fn approximate_memory_usage(&self) -> usize {
+        if let Some(v) = &self.vector {
+            // RocksDB's: the arena, a pointer per entry in the vector, and the range
+            // tombstone skip list (its head is in the arena from the start).
+            return self.points.arena_memory_usage()
+                + v.memory_usage()
+                + self.tombstones.memory_usage()
+                + self.bloom.as_ref().map_or(0, |b| b.bloom.size());
+        }
         let tombstones = if self.num_range_deletes.load(MemOrder::Relaxed) > 0 {
             self.tombstones.memory_usage()
         } else {
@@ -580,7 +633,11 @@ impl MemTable {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.points.is_empty() && self.tombstones.is_empty()
+        let points_empty = match &self.vector {
+            Some(v) => v.is_empty(),
+            None => self.points.is_empty(),
+        };
+        points_empty && self.tombstones.is_empty()
     }
 
     /// The smallest sequence added, or `MAX_SEQUENCE_NUMBER` when empty.
@@ -611,8 +668,68 @@ impl std::fmt::Debug for MemTable {
 }
 
 /// The memtable's point iterator; keeps the memtable alive.
+/// A memtable's point cursor: over the skip list or over the vector memtable's sorted view.
+enum PointIter {
+    Skip(SkipListIter),
+    Vector(VectorIter),
+}
+
+macro_rules! point_iter_call {
+    ($self:expr, $it:ident => $e:expr) => {
+        match $self {
+            PointIter::Skip($it) => $e,
+            PointIter::Vector($it) => $e,
+        }
+    };
+}
+
+impl InternalIterator for PointIter {
+    #[inline]
+    fn valid(&self) -> bool {
+        point_iter_call!(self, it => it.valid())
+    }
+    fn seek_to_first(&mut self) {
+        point_iter_call!(self, it => it.seek_to_first())
+    }
+    fn seek_to_last(&mut self) {
+        point_iter_call!(self, it => it.seek_to_last())
+    }
+    fn seek(&mut self, target: &[u8]) {
+        point_iter_call!(self, it => it.seek(target))
+    }
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        point_iter_call!(self, it => it.seek_for_prev(target))
+    }
+    #[inline]
+    fn next(&mut self) {
+        point_iter_call!(self, it => it.next())
+    }
+    fn prev(&mut self) {
+        point_iter_call!(self, it => it.prev())
+    }
+    #[inline]
+    fn key(&self) -> &[u8] {
+        point_iter_call!(self, it => it.key())
+    }
+    #[inline]
+    fn value(&self) -> &[u8] {
+        point_iter_call!(self, it => it.value())
+    }
+    fn status(&self) -> Result<()> {
+        point_iter_call!(self, it => it.status())
+    }
+    #[inline]
+    fn value_pinned(&self) -> bool {
+        point_iter_call!(self, it => it.value_pinned())
+    }
+    #[inline]
+    fn value_if_pinned(&self) -> Option<&[u8]> {
+        point_iter_call!(self, it => it.value_if_pinned())
+    }
+}
+
 struct MemTableIterator {
-    inner: SkipListIter,
+    inner: PointIter,
     mem: Arc<MemTable>,
     /// Seeks check the memtable's prefix Bloom.
     prefix_seek: bool,
@@ -739,3 +856,5 @@ impl InternalIterator for MemTableIterator {
 mod inplace_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod vector_tests;

@@ -651,6 +651,26 @@ impl SkipList {
         self.first().is_null()
     }
 
+    /// Bytes of the arena in use (without the head's tower).
+    pub fn arena_memory_usage(&self) -> usize {
+        self.arena.memory_usage()
+    }
+
+    /// `bytes` zeroed bytes of the list's arena, linked to nothing: storage for the entries
+    /// of another representation of the same memtable's points (the vector memtable,
+    /// [`super::vector`]), so they are charged and freed with the list. `concurrent`: the
+    /// caller is one of several writers at once (memory from the arena while its lock is
+    /// free, else from a shard, as [`SkipList::insert_concurrently`]).
+    pub fn allocate_unlinked(&self, bytes: usize, concurrent: bool) -> std::ptr::NonNull<u8> {
+        if concurrent {
+            if let Some(p) = self.arena.try_main(|a| a.allocate_aligned(bytes, 1)) {
+                return p;
+            }
+            return self.arena.with_shard(|s| s.bottom(bytes, 1));
+        }
+        self.arena.with_main(|a| a.allocate_aligned(bytes, 1))
+    }
+
     /// Inserts the entry `user_key | trailer -> value`. Returns false (inserting nothing)
     /// when an entry with an equal internal key is already present. Safe beside concurrent
     /// readers and inserters; the arena's mutex serializes the allocation (for one writer at

@@ -458,11 +458,26 @@ fn finish_block(
     buf: &mut [u8],
     keep_raw: bool,
 ) -> Result<Option<Vec<u8>>> {
-    let size = buf.len() - BLOCK_TRAILER_SIZE;
     {
         let _p = crate::perf::PerfTimer::new(crate::perf::Field::BlockReadTime);
         read_exact_at(file, handle.offset, buf, file_name)?;
     }
+    decode_raw_block(handle, verify, file_name, dict, buf, keep_raw)
+}
+
+/// Checks and uncompresses a block read with its trailer (`raw`, exactly
+/// `handle.size + BLOCK_TRAILER_SIZE` long) from wherever it was read: the file or a
+/// readahead buffer (`prefetch.rs`). Returns the contents, or None when the block is
+/// stored uncompressed and `keep_raw`.
+pub(crate) fn decode_raw_block(
+    handle: BlockHandle,
+    verify: Option<BlockChecksum>,
+    file_name: &str,
+    dict: &[u8],
+    buf: &[u8],
+    keep_raw: bool,
+) -> Result<Option<Vec<u8>>> {
+    let size = buf.len() - BLOCK_TRAILER_SIZE;
     let type_byte = buf[size];
     if let Some(checksum) = verify {
         let stored = decode_fixed32(&buf[size + 1..]);

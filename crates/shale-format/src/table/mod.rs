@@ -18,6 +18,7 @@ pub mod parallel;
 mod partitioned;
 mod partitioned_builder;
 pub mod plain;
+mod prefetch;
 pub mod properties;
 pub mod reader;
 

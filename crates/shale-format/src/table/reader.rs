@@ -49,11 +49,12 @@ use crate::statistics::{Histogram, Statistics, StopWatch, Ticker};
 use super::block::{Block, BlockIter, IndexBlockIter, IndexFormat};
 use super::filter::{FilterReader, BLOOM_POLICY_NAME};
 use super::format::{
-    read_block_with, read_block_with_dict, read_footer, strip_prefix, uses_context_checksum, BlockHandle,
-    Footer,
+    decode_raw_block, read_block_with, read_block_with_dict, read_footer, strip_prefix,
+    uses_context_checksum, BlockHandle, Footer,
 };
 use super::hash_index::{METADATA_BLOCK, PREFIXES_BLOCK};
 use super::partitioned::PartitionedIndexIter;
+use super::prefetch::Readahead;
 use super::properties::{
     names, parse_v7_compression_name, TableProperties, COMPRESSION_DICT_BLOCK, FULL_FILTER_PREFIX,
     INDEX_BLOCK, PARTITIONED_FILTER_PREFIX, PROPERTIES_BLOCK, PROPERTIES_BLOCK_OLD, RANGE_DEL_BLOCK,
@@ -98,11 +99,27 @@ pub struct BlockReads {
     /// does not complete within it fails with TimedOut, as from a file system honouring
     /// `IOOptions::timeout`.
     pub io_timeout_us: u64,
+    /// RocksDB's `ReadOptions::readahead_size`: an iterator reads this many bytes ahead
+    /// from its first data block read; 0 (the default): implicit auto readahead after
+    /// sequential reads (`prefetch.rs`). Point lookups never read ahead.
+    pub readahead_size: usize,
+    /// RocksDB's `is_for_compaction`: a compaction's input iterator, which reads
+    /// `readahead_size` ahead (the family's `compaction_readahead_size`; 0: none) with no
+    /// auto readahead, and counts no user-scan prefetch tickers.
+    pub for_compaction: bool,
 }
 
 impl From<bool> for BlockReads {
     fn from(fill_cache: bool) -> BlockReads {
-        BlockReads { fill_cache, verify_checksums: true, no_io: false, deadline_us: 0, io_timeout_us: 0 }
+        BlockReads {
+            fill_cache,
+            verify_checksums: true,
+            no_io: false,
+            deadline_us: 0,
+            io_timeout_us: 0,
+            readahead_size: 0,
+            for_compaction: false,
+        }
     }
 }
 
@@ -1097,8 +1114,22 @@ impl Table {
     /// `BlockBasedTable::RetrieveBlock` for a data block: a cache hit or miss (data and
     /// total), the bytes read from the cache, and a block added to it.
     fn data_block(&self, handle: BlockHandle, reads: impl Into<BlockReads>) -> Result<Arc<Block>> {
-        let reads: BlockReads = reads.into();
+        self.data_block_with(handle, &reads.into(), None)
+    }
+
+    /// `data_block` for an iterator, whose readahead (`prefetch.rs`) sees each block it
+    /// moves to and serves the blocks it holds.
+    fn data_block_with(
+        &self,
+        handle: BlockHandle,
+        reads: &BlockReads,
+        mut readahead: Option<&mut Readahead>,
+    ) -> Result<Arc<Block>> {
         let fill_cache = reads.fill_cache;
+        let with_trailer = handle.size.saturating_add(crate::table::format::BLOCK_TRAILER_SIZE as u64);
+        if let Some(ra) = readahead.as_deref_mut() {
+            ra.before_block(handle.offset, with_trailer, reads.no_io);
+        }
         let stats = self.opts.statistics.as_deref();
         if let Some(cache) = &self.opts.block_cache {
             if let Some(b) = cache.get(&self.opts.cache_key.with_offset(handle.offset)) {
@@ -1111,6 +1142,9 @@ impl Table {
                         (Ticker::BlockCacheBytesRead, b.size() as u64),
                     ]);
                 }
+                if let Some(ra) = readahead {
+                    ra.on_cache_hit(handle.offset, with_trailer);
+                }
                 return Ok(b);
             }
             if let Some(s) = stats {
@@ -1121,10 +1155,34 @@ impl Table {
         if reads.no_io {
             return Err(Error::new(ErrorKind::Incomplete, "no blocking io"));
         }
-        // The perf context's data-block bytes (format.rs counts every block read).
-        let read_bytes = handle.size + crate::table::format::BLOCK_TRAILER_SIZE as u64;
-        crate::perf::count(crate::perf::Field::DataBlockReadByte, read_bytes);
-        let data = {
+        let from_buffer = match (readahead, usize::try_from(with_trailer)) {
+            (Some(ra), Ok(len)) => match ra.try_read(&self.file, handle.offset, len, reads, stats, name)? {
+                Some(raw) => Some(
+                    decode_raw_block(
+                        handle,
+                        (self.opts.verify_checksums
+                            && reads.verify_checksums
+                            && self.footer.block_checksum().kind != super::format::ChecksumType::None)
+                            .then_some(self.footer.block_checksum()),
+                        name,
+                        &self.compression_dict,
+                        raw,
+                        false,
+                    )?
+                    .unwrap_or_default(),
+                ),
+                None => None,
+            },
+            _ => None,
+        };
+        // The perf context's data-block bytes (format.rs counts every block read), for
+        // blocks read from the file only, as RocksDB's `BlockFetcher::ReadBlock`.
+        if from_buffer.is_none() {
+            crate::perf::count(crate::perf::Field::DataBlockReadByte, with_trailer);
+        }
+        let data = if let Some(d) = from_buffer {
+            d
+        } else {
             let _t = StopWatch::new(stats, Histogram::SstReadMicros);
             reads.io(name, || {
                 read_block_with_dict(
@@ -1371,6 +1429,7 @@ impl Table {
             data: None,
             data_handle: None,
             reads,
+            readahead: Readahead::new(reads.readahead_size, reads.for_compaction),
             status: Ok(()),
             prefix_seek,
             pins: None,
@@ -1453,6 +1512,8 @@ struct TableIter {
     data: Option<BlockIter>,
     data_handle: Option<BlockHandle>,
     reads: BlockReads,
+    /// RocksDB's `BlockPrefetcher` of this iterator (`prefetch.rs`).
+    readahead: Readahead,
     status: Result<()>,
     /// Seeks check the table's prefix filter (RocksDB's prefix seek).
     prefix_seek: Option<Arc<PrefixSeek>>,
@@ -1506,7 +1567,7 @@ impl TableIter {
         if self.data_handle == Some(h) && self.data.is_some() {
             return true;
         }
-        match self.table.data_block(h, self.reads) {
+        match self.table.data_block_with(h, &self.reads, Some(&mut self.readahead)) {
             Ok(b) => {
                 self.pin_block();
                 match self.data.as_mut() {

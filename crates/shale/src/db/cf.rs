@@ -24,30 +24,6 @@ use crate::version::Version;
 
 pub const DEFAULT_COLUMN_FAMILY_NAME: &str = "default";
 
-/// A column family's name and options, for `DB::open_cf_descriptors`.
-#[derive(Clone)]
-pub struct ColumnFamilyDescriptor {
-    pub(crate) name: String,
-    pub(crate) options: Options,
-}
-
-impl ColumnFamilyDescriptor {
-    pub fn new<S: Into<String>>(name: S, options: Options) -> Self {
-        ColumnFamilyDescriptor { name: name.into(), options }
-    }
-
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// The family's options (for a descriptor from `Options::load_latest`: the options its
-    /// OPTIONS file records). rust-rocksdb's forks used by bindings (rocksdict) expose them;
-    /// a binding reopening a database with its saved per-family options needs them.
-    pub fn options(&self) -> &Options {
-        &self.options
-    }
-}
-
 /// A handle to an open column family, as rust-rocksdb's `ColumnFamily`.
 pub struct ColumnFamily {
     pub(crate) handle: Arc<CfHandle>,

@@ -4,11 +4,11 @@
 //! `CompactOptions`, and the calls whose features belong to other issues, each returning
 //! NotSupported naming the feature and the issue.
 
+use crate::cf_descriptor::{ColumnFamilyDescriptor, ColumnFamilyTtl};
 use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use super::cf::ColumnFamilyDescriptor;
 use super::iterator::{DBIteratorWithThreadMode, Direction, IteratorMode};
 use super::pinnable::DBPinnableSlice;
 use super::{DBCommon, DBInner, DBWithThreadMode, ThreadMode};
@@ -50,33 +50,6 @@ pub struct ColumnFamilyMetaData {
     pub size: u64,
     pub name: String,
     pub file_count: usize,
-}
-
-/// A column family's TTL, as rust-rocksdb's `ColumnFamilyTtl`, used by
-/// `open_cf_descriptors_with_ttl` (`db/ttl.rs`). A plain open refuses a `Duration` with
-/// InvalidArgument rather than ignore it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum ColumnFamilyTtl {
-    #[default]
-    Disabled,
-    Duration(Duration),
-    SameAsDb,
-}
-
-impl ColumnFamilyDescriptor {
-    pub fn new_with_ttl<S: Into<String>>(name: S, options: Options, ttl: ColumnFamilyTtl) -> Self {
-        let mut d = ColumnFamilyDescriptor::new(name, options);
-        d.set_ttl(ttl);
-        d
-    }
-
-    pub fn set_ttl(&mut self, ttl: ColumnFamilyTtl) {
-        self.options.cf_ttl = ttl;
-    }
-
-    pub fn ttl(&self) -> ColumnFamilyTtl {
-        self.options.cf_ttl
-    }
 }
 
 /// What a feature that is not built yet answers: NotSupported naming it and its issue.

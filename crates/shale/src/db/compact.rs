@@ -523,16 +523,22 @@ impl DbInner {
     ) -> Result<(BoxedIterator, Vec<range_del::RangeTombstone>)> {
         let mut children: Vec<BoxedIterator> = Vec::new();
         let mut tombstones = Vec::new();
+        // RocksDB's compaction reads: no block cache fill, `compaction_readahead_size` ahead.
+        let reads = crate::table::reader::BlockReads {
+            for_compaction: true,
+            readahead_size: usize::try_from(self.opts.compaction_readahead_size).unwrap_or(usize::MAX),
+            ..crate::table::reader::BlockReads::from(false)
+        };
         let mut add_level = |level: usize, files: &[Arc<crate::version::edit::FileMetaData>]| -> Result<()> {
             for f in files {
                 let e = self.table_cache.get(cf, f)?;
                 tombstones.extend(range_del::from_table_entries(e.table.range_tombstones())?);
                 if level == 0 {
-                    children.push(e.table.iter(false));
+                    children.push(e.table.iter(reads));
                 }
             }
             if level > 0 && !files.is_empty() {
-                children.push(Box::new(self.level_iterator_of(cf, files, false)));
+                children.push(Box::new(self.level_iterator_of(cf, files, reads)));
             }
             Ok(())
         };

@@ -41,6 +41,7 @@ use super::cf::CfHandle;
 use super::DbInner;
 use crate::error::{Error, Result};
 use crate::options::Options;
+use crate::options_table::bad_value;
 use shale_engine::config::CfConfig;
 
 /// A family's options and the engine's configuration built from them, published together.
@@ -94,33 +95,6 @@ impl std::ops::Deref for DynOptions {
     fn deref(&self) -> &Options {
         &self.current().opts
     }
-}
-
-pub(crate) fn boolean(name: &str, v: &str) -> Result<bool> {
-    match v {
-        "true" | "1" => Ok(true),
-        "false" | "0" => Ok(false),
-        _ => Err(bad_value(name, v)),
-    }
-}
-
-pub(crate) fn number<T: std::str::FromStr>(name: &str, v: &str) -> Result<T> {
-    v.trim().parse().map_err(|_| bad_value(name, v))
-}
-
-pub(crate) fn bad_value(name: &str, v: &str) -> Error {
-    Error::invalid_argument(format!("Error parsing option {name}: invalid value `{v}`"))
-}
-
-/// The fields of a struct-valued option, `{a=1;b=2;}` (braces optional).
-pub(crate) fn struct_fields<'a>(name: &str, v: &'a str) -> Result<Vec<(&'a str, &'a str)>> {
-    let t = v.trim();
-    let t = t.strip_prefix('{').and_then(|t| t.strip_suffix('}')).unwrap_or(t);
-    t.split(';')
-        .map(str::trim)
-        .filter(|f| !f.is_empty())
-        .map(|f| f.split_once('=').map(|(k, x)| (k.trim(), x.trim())).ok_or_else(|| bad_value(name, v)))
-        .collect()
 }
 
 /// RocksDB's mutable column-family options Shale cannot change yet, besides the option

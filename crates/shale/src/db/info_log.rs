@@ -92,6 +92,7 @@ use std::sync::Arc;
 use super::filename::{self, FileType};
 use crate::error::Result;
 use crate::fs::WritableFile;
+use crate::options_api::{UserLogger, UserSink};
 use crate::LogLevel;
 
 /// The clock the rolling logger reads: microseconds since the epoch (a test's own clock in
@@ -237,23 +238,6 @@ fn level_prefix(level: LogLevel) -> &'static str {
         LogLevel::Fatal => "[FATAL] ",
         LogLevel::Info | LogLevel::Header => "",
     }
-}
-
-/// A user's logger (rust-rocksdb's `InfoLogger`): RocksDB's C-API callback logger, which
-/// gets each line's level and its text (no stamp, no level prefix), or its stderr logger,
-/// which prints the prefix given, the level prefix and the text. Lines below `level` are
-/// not given to it.
-pub(crate) struct UserLogger {
-    pub level: LogLevel,
-    pub sink: UserSink,
-}
-
-/// A callback logger's function: each line's level and text.
-pub(crate) type LogCallback = Box<dyn Fn(LogLevel, &str) + Send + Sync>;
-
-pub(crate) enum UserSink {
-    Stderr(Option<String>),
-    Callback(LogCallback),
 }
 
 impl UserLogger {
@@ -910,10 +894,7 @@ fn format_g(v: f64) -> String {
     }
 }
 
-fn thread_id() -> u64 {
-    // SAFETY: pthread_self has no preconditions.
-    unsafe { libc::pthread_self() as u64 }
-}
+use shale_base::sys::thread_id;
 
 /// Local-time stamp as RocksDB prints it (UTC here: the C library's local time is not used).
 fn timestamp() -> String {

@@ -10,6 +10,8 @@
 //! periodic dump (`stats_dump_period_sec`) for a family, and since the last `dbstats` text for
 //! the DB, as in RocksDB.
 
+// This thread's CPU time (RocksDB's `GetThreadCpuTimeNanos`, for `CompMergeCPU(sec)`).
+pub(crate) use shale_base::sys::thread_cpu_micros;
 use std::fmt::Write as _;
 
 use parking_lot::Mutex;
@@ -367,18 +369,6 @@ fn level_line(
         0.0,
         0.0,
     )
-}
-
-/// This thread's CPU time in microseconds (RocksDB's `GetThreadCpuTimeNanos`, for
-/// `CompMergeCPU(sec)`); 0 where the clock cannot be read.
-pub(crate) fn thread_cpu_micros() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: `ts` is a valid, writable timespec; the call writes only it.
-    let r = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    if r != 0 {
-        return 0;
-    }
-    (ts.tv_sec as u64).saturating_mul(1_000_000).saturating_add(ts.tv_nsec as u64 / 1000)
 }
 
 /// RocksDB's `BytesToHumanString`: KB at least, two decimals.

@@ -14,6 +14,7 @@ use super::cf::{CfHandle, SuperVersion};
 use super::table_cache::TableEntry;
 use super::{DBCommon, DBInner, DbInner, ThreadMode, DB};
 use crate::cf_ref::AsColumnFamilyRef;
+use crate::db::thread_mode::DBAccess;
 use crate::error::Result;
 use crate::iter::db_iter::DBIter;
 use crate::iter::level::{LevelFile, LevelIterator};
@@ -22,7 +23,6 @@ use crate::iter::range_del::{self, FragmentedTombstones, RangeTombstone};
 use crate::iter::BoxedIterator;
 use crate::options::ReadOptions;
 use crate::table::reader::BlockReads;
-use crate::thread_mode::DBAccess;
 use crate::version::edit::FileMetaData;
 
 /// Iteration direction, as rust-rocksdb's `Direction`.
@@ -184,18 +184,8 @@ impl DbInner {
         Ok((Box::new(MergingIterator::new(cf.icmp.clone(), children)), tomb))
     }
 
-    /// A concatenating iterator over one sorted level, opening tables as it reaches them.
-    pub(crate) fn level_iterator(
-        self: &Arc<Self>,
-        cf: &Arc<CfHandle>,
-        run: Arc<[LevelFile]>,
-        by_number: FilesByNumber,
-        fill_cache: bool,
-    ) -> LevelIterator {
-        self.level_iterator_with(cf, run, by_number, fill_cache, None)
-    }
-
-    /// `level_iterator` whose table seeks check prefix filters as `prefix_seek` says.
+    /// A concatenating iterator over one sorted level, opening tables as it reaches them,
+    /// whose table seeks check prefix filters as `prefix_seek` says.
     fn level_iterator_with(
         self: &Arc<Self>,
         cf: &Arc<CfHandle>,
@@ -226,14 +216,14 @@ impl DbInner {
         self: &Arc<Self>,
         cf: &Arc<CfHandle>,
         files: &[Arc<FileMetaData>],
-        fill_cache: bool,
+        reads: impl Into<BlockReads>,
     ) -> LevelIterator {
         let run: Arc<[LevelFile]> = files
             .iter()
             .map(|f| LevelFile { number: f.number, smallest: f.smallest.clone(), largest: f.largest.clone() })
             .collect();
         let by_number = Arc::new(files.iter().map(|f| (f.number, f.clone())).collect());
-        self.level_iterator(cf, run, by_number, fill_cache)
+        self.level_iterator_with(cf, run, by_number, reads, None)
     }
 }
 

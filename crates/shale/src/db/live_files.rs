@@ -120,7 +120,7 @@ impl DbInner {
             .map(|c| if c.mem.is_empty() && c.imm.is_empty() { wal_now } else { c.log_number })
             .min()
             .unwrap_or(wal_now);
-        // WALs holding prepare sections of two-phase commits go along (`transactions/twopc.rs`).
+        // WALs holding prepare sections of two-phase commits go along (`db/twopc.rs`).
         let min_log = self.prep_tracker().min_log_to_keep(min_log).map_or(min_log, |p| min_log.min(p));
         let wal_numbers: Vec<u64> = st.alive_wals.iter().copied().filter(|w| *w >= min_log).collect();
         let last_sequence = self.versions.last_sequence();

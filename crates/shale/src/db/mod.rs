@@ -70,12 +70,15 @@ mod scheduler;
 mod snapshot;
 mod stats_history;
 mod table_cache;
+pub(crate) mod thread_mode;
 mod timestamps;
 mod ttl;
+pub(crate) mod twopc;
 mod versions;
 mod wal_sync;
 mod wal_tracking;
 mod write;
+mod write_conflict;
 mod write_controller;
 
 use std::collections::{BTreeMap, VecDeque};
@@ -91,29 +94,27 @@ use crate::error::{Error, Result};
 use crate::fs::{FileLock, FileSystemRef};
 use crate::memtable::MemTable;
 use crate::options::Options;
-pub use crate::thread_mode::{MultiThreaded, SingleThreaded, ThreadMode};
 use crate::version::edit::FileMetaData;
 use crate::version::set::VersionSet;
 use crate::wal::LogWriter;
+pub use thread_mode::{MultiThreaded, SingleThreaded, ThreadMode};
 
-pub use cf::{ColumnFamily, ColumnFamilyDescriptor, DEFAULT_COLUMN_FAMILY_NAME};
-pub use common::{ColumnFamilyMetaData, ColumnFamilyTtl, LiveFile, Range};
+pub use crate::cf_descriptor::{ColumnFamilyDescriptor, ColumnFamilyTtl};
+pub use cf::{ColumnFamily, DEFAULT_COLUMN_FAMILY_NAME};
+pub use common::{ColumnFamilyMetaData, LiveFile, Range};
 pub(crate) use iterator::PrefixMode;
 pub use iterator::{
     DBIterator, DBIteratorWithThreadMode, DBRawIterator, DBRawIteratorWithThreadMode, Direction, IteratorMode,
 };
 pub use pinnable::DBPinnableSlice;
 pub use snapshot::{Snapshot, SnapshotWithThreadMode};
-pub use stats_history::{
-    MockSystemClock, StatsHistoryIterator, SystemClock, PERSISTENT_STATS_COLUMN_FAMILY_NAME,
-};
+pub use stats_history::{StatsHistoryIterator, PERSISTENT_STATS_COLUMN_FAMILY_NAME};
 
 pub(crate) use cf::SuperVersion;
 pub(crate) use cf::{CfHandle, CfState};
 pub(crate) use error_handler::BgErrorReason;
 use error_handler::ErrorHandler;
 use info_log::InfoLog;
-pub(crate) use open::{host_name, new_session_id};
 pub(crate) use pinnable::pin as pinned_value;
 use scheduler::JobQueues;
 use table_cache::TableCache;
@@ -121,7 +122,7 @@ use write::WriteQueue;
 use write_controller::WriteController;
 
 /// A Shale database, as rust-rocksdb's `DBCommon`: `T` is the thread mode (how column-family
-/// handles are held, see `crate::thread_mode`), `I` the kind of database behind it.
+/// handles are held, see `thread_mode.rs`), `I` the kind of database behind it.
 /// `DB` is `DBWithThreadMode<SingleThreaded>` (or `<MultiThreaded>` with the
 /// `multi-threaded-cf` feature).
 pub struct DBCommon<T: ThreadMode, I: DBInner> {
@@ -134,14 +135,14 @@ pub struct DBCommon<T: ThreadMode, I: DBInner> {
 }
 
 /// What kind of database a `DBCommon` is, as rust-rocksdb's `DBInner` trait.
-pub trait DBInner: crate::thread_mode::sealed::Sealed {}
+pub trait DBInner: thread_mode::sealed::Sealed {}
 
 /// The plain (non-transactional) database kind, as rust-rocksdb's `DBWithThreadModeInner`.
 pub struct DBWithThreadModeInner {
     _private: (),
 }
 
-impl crate::thread_mode::sealed::Sealed for DBWithThreadModeInner {}
+impl thread_mode::sealed::Sealed for DBWithThreadModeInner {}
 impl DBInner for DBWithThreadModeInner {}
 
 /// A database with the given thread mode, as rust-rocksdb's `DBWithThreadMode`.
@@ -195,6 +196,9 @@ pub(crate) struct DbInner {
     /// The yield credits of waiting writers, one per place a writer waits (RocksDB's
     /// `AdaptationContext`s; indexed by `write::WaitSite`, `write.rs`).
     pub write_yield_credit: [std::sync::atomic::AtomicI32; 3],
+    /// `enable_pipelined_write`: groups written to the WAL, waiting to insert into the
+    /// memtables (`write.rs`; a leaf lock).
+    pub mem_writers: write::MemWriters,
     /// The current WAL (a std lock: the write leader inserts into the memtables under it,
     /// where a user's comparator may panic; poisoned, it halts the database, `halt.rs`).
     /// Rank `ranks::WAL`.
@@ -224,8 +228,8 @@ pub(crate) struct DbInner {
     /// Read-write, read-only or secondary (`readonly.rs`): the latter two write no file.
     pub mode: readonly::DbMode,
     /// WALs holding prepare sections of two-phase commits still needed
-    /// (`transactions/twopc.rs`). Rank `ranks::PREP`.
-    pub prep: Ranked<PlMutex<crate::transactions::PrepTracker>>,
+    /// (`db/twopc.rs`). Rank `ranks::PREP`.
+    pub prep: Ranked<PlMutex<twopc::PrepTracker>>,
     /// Some family has user-defined timestamps: writes check their keys (`read.rs`).
     pub ts_families: AtomicBool,
     /// The address of `WalState::mems`' first entry, for writers to prefetch their family's
@@ -484,7 +488,7 @@ impl DbInner {
 
     pub fn lock_state(&self) -> DbGuard<'_> {
         // RocksDB's db_mutex_lock_nanos (timed only at PerfStatsLevel::EnableTime).
-        let _p = crate::perf::PerfTimer::for_mutex(crate::perf::Field::DbMutexLockNanos);
+        let _p = shale_format::perf::PerfTimer::for_mutex(shale_format::perf::Field::DbMutexLockNanos);
         // RocksDB's InstrumentedMutex: DB_MUTEX_WAIT_MICROS only at StatsLevel::All.
         let mut g = if let Some(s) =
             self.opts.statistics.as_deref().filter(|s| s.level() == crate::statistics::StatsLevel::All as u8)
@@ -606,6 +610,14 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
     /// The latest sequence number, as rust-rocksdb's `latest_sequence_number`.
     pub fn latest_sequence_number(&self) -> u64 {
         self.inner.last_sequence()
+    }
+
+    /// With `enable_pipelined_write`: how many write groups began their WAL write while an
+    /// earlier group was still to insert into the memtables (the pipeline's overlap). Not
+    /// in rust-rocksdb; for Shale's tests and tools.
+    #[doc(hidden)]
+    pub fn pipelined_write_overlaps(&self) -> u64 {
+        self.inner.pipelined_write_overlaps()
     }
 
     /// Lets writes resume after a hard background error whose cause has gone (RocksDB's

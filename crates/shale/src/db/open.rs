@@ -14,7 +14,7 @@ use super::ranks;
 use parking_lot::{Condvar, Mutex as PlMutex, RwLock};
 use shale_base::lock_rank::Ranked;
 
-use super::cf::{CfHandle, ColumnFamily, ColumnFamilyDescriptor, SuperVersion, DEFAULT_COLUMN_FAMILY_NAME};
+use super::cf::{CfHandle, ColumnFamily, SuperVersion, DEFAULT_COLUMN_FAMILY_NAME};
 use super::filename::{self, FileType};
 use super::info_log::InfoLog;
 use super::readonly::DbMode;
@@ -24,6 +24,8 @@ use super::table_cache::TableCache;
 use super::write_controller::WriteController;
 use super::{CfState, DBWithThreadMode, DbInner, DbState, Stats, ThreadMode, WalState};
 use crate::batch::WriteBatch;
+use crate::cf_descriptor::ColumnFamilyDescriptor;
+use crate::env::fill_random;
 use crate::error::{Error, Result};
 use crate::fs::{default_fs, FileLock, FileSystem, FileSystemRef};
 use crate::key::InternalKeyComparator;
@@ -486,7 +488,7 @@ fn check_direct_io(fs: &dyn crate::fs::FileSystem, current: &Path, opts: &Option
 /// SetupLogFilesRecovery/ProcessLogFile skip a WAL below the MANIFEST's
 /// min_log_number_to_keep and, without two-phase commit, below every family's log number.
 /// With two-phase commit a WAL older than every family's log number is still on disk only
-/// because it holds a prepare section (`transactions/twopc.rs`): it is replayed too (its
+/// because it holds a prepare section (`db/twopc.rs`): it is replayed too (its
 /// other entries are older than the families' log numbers and skipped). A read-write, a
 /// read-only and a secondary open all use this rule (RocksDB's DBImplReadOnly runs the
 /// same Recover).
@@ -560,6 +562,7 @@ pub(super) fn new_inner(
         manifest_cv: Condvar::new(),
         writers: Ranked::new(ranks::WRITERS, PlMutex::new(Default::default())),
         write_yield_credit: Default::default(),
+        mem_writers: Default::default(),
         wal: Ranked::new(
             ranks::WAL,
             Mutex::new(WalState {
@@ -739,8 +742,8 @@ pub(super) struct RecoveryCtx<'a> {
     /// Read-only and secondary opens write no table: full memtables stay in memory.
     pub read_only: bool,
     /// Prepared two-phase-commit sections met so far and not yet decided
-    /// (`transactions/twopc.rs`).
-    pub prepared: crate::transactions::RecoveredPrepared,
+    /// (`db/twopc.rs`).
+    pub prepared: super::twopc::RecoveredPrepared,
 }
 
 /// Where point-in-time recovery stands across WALs (RocksDB's `stop_replay_for_corruption`,
@@ -910,7 +913,9 @@ fn replay_wal(
                 )? {
                     ctx.new_files.push((*id, t.0, t.1));
                 }
-                cf.mem = Arc::new(MemTable::new(cf.handle.icmp.clone(), 0));
+                // The family's own kind of memtable (its factory, Bloom, in-place updates),
+                // as RocksDB's recovery makes with `CreateNewMemtable`.
+                cf.mem = cf.handle.new_memtable(0);
             }
         }
     }
@@ -1001,42 +1006,6 @@ fn write_identity(fs: &dyn FileSystem, path: &Path, id: &str) -> Result<()> {
     fs.sync_dir(path)
 }
 
-/// A new session id, as RocksDB's `GenerateDbSessionId`: 128 random bits written as 20
-/// upper-case base-36 digits (`EncodeSessionId`: 8 digits, then 12).
-pub(crate) fn new_session_id() -> String {
-    let mut b = [0u8; 16];
-    fill_random(&mut b);
-    let hi = u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
-    let lo = u64::from_le_bytes([b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]]);
-    const DIGITS: &[u8; 36] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
-    let put = |out: &mut Vec<u8>, n: usize, mut v: u64| {
-        let start = out.len();
-        out.resize(start + n, b'0');
-        for i in (0..n).rev() {
-            out[start + i] = DIGITS[(v % 36) as usize];
-            v /= 36;
-        }
-    };
-    let mut out = Vec::with_capacity(20);
-    put(&mut out, 8, ((hi << 2) | (lo >> 62)) % 36u64.pow(8));
-    put(&mut out, 12, lo & (u64::MAX >> 2));
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-/// The machine's host name (RocksDB's default `db_host_id`, "__hostname__"); empty when
-/// it cannot be read.
-pub(crate) fn host_name() -> String {
-    let mut buf = [0u8; 256];
-    // SAFETY: gethostname writes at most `buf.len()` bytes into the valid, exclusively
-    // borrowed buffer.
-    let r = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
-    if r != 0 {
-        return String::new();
-    }
-    let end = buf.iter().position(|&c| c == 0).unwrap_or(buf.len());
-    String::from_utf8_lossy(&buf[..end]).into_owned()
-}
-
 /// A random (version 4) UUID, as RocksDB's `GenerateUniqueId`.
 fn new_db_id() -> String {
     let mut b = [0u8; 16];
@@ -1045,22 +1014,6 @@ fn new_db_id() -> String {
     b[8] = (b[8] & 0x3f) | 0x80;
     let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
     format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32])
-}
-
-/// Random bytes from the OS, falling back to the clock.
-pub(crate) fn fill_random(buf: &mut [u8]) {
-    // SAFETY: getrandom writes at most `buf.len()` bytes into the valid, exclusively borrowed
-    // buffer.
-    let n = unsafe { libc::getrandom(buf.as_mut_ptr().cast(), buf.len(), 0) };
-    if n != buf.len() as isize {
-        let t = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0);
-        for (i, b) in buf.iter_mut().enumerate() {
-            *b = (t >> ((i % 16) * 8)) as u8 ^ (std::process::id() >> (i % 4)) as u8;
-        }
-    }
 }
 
 /// Stops background work. Called from `DB::drop` before the threads are joined.

@@ -278,23 +278,8 @@ impl DbInner {
     }
 }
 
-/// RocksDB's `DumpMallocStats` for the system allocator: glibc's `mallinfo2` figures (bytes).
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn malloc_stats_text() -> Option<String> {
-    // SAFETY: mallinfo2 takes no arguments and returns a plain struct by value; glibc
-    // takes its arena locks itself, so any thread may call it at any time.
-    let m = unsafe { libc::mallinfo2() };
-    Some(format!(
-        "glibc mallinfo2: arena: {} ordblks: {} hblkhd: {} uordblks: {} fordblks: {} keepcost: {}",
-        m.arena, m.ordblks, m.hblkhd, m.uordblks, m.fordblks, m.keepcost
-    ))
-}
-
-/// Elsewhere nothing, as RocksDB built without jemalloc.
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn malloc_stats_text() -> Option<String> {
-    None
-}
+// RocksDB's `DumpMallocStats` for the system allocator (glibc's `mallinfo2`).
+use shale_base::sys::malloc_stats_text;
 
 /// RocksDB's `DumpCFFileHistogram`: the title, then a histogram per level that has read
 /// samples. Shale keeps no per-level read latency histograms yet, so only the title.

@@ -17,9 +17,9 @@ use crate::error::{Error, Result};
 use crate::key::{lookup_key, parse_internal_key, user_key, SequenceNumber, ValueType};
 use crate::merge_operator::MergeOperator;
 use crate::options::{FlushOptions, ReadOptions, WriteOptions};
-use crate::perf::{self, Field, PerfTimer};
 use crate::statistics::{record_tick, Histogram, Statistics, StopWatch, Ticker};
 use shale_engine::merge::no_merge_operator;
+use shale_format::perf::{self, Field, PerfTimer};
 
 /// Where a point lookup stands after one entry.
 enum Lookup {

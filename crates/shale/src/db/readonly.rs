@@ -35,11 +35,12 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use super::cf::{CfHandle, ColumnFamilyDescriptor, DEFAULT_COLUMN_FAMILY_NAME};
+use super::cf::{CfHandle, DEFAULT_COLUMN_FAMILY_NAME};
 use super::info_log::InfoLog;
 use super::open::{self, InnerParts, RecoveryCtx};
 use super::table_cache::TableCache;
 use super::{CfState, DBWithThreadMode, DbInner, ThreadMode};
+use crate::cf_descriptor::ColumnFamilyDescriptor;
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::{default_fs, FileLock, FileSystem, WritableFile};
 use crate::memtable::MemTable;

@@ -277,37 +277,10 @@ pub(crate) fn start_background_threads(inner: &Arc<DbInner>) -> Result<Vec<JoinH
     Ok(threads)
 }
 
-/// The Env's `lower_*_priority` calls, applied by a pool thread to itself as RocksDB's thread
-/// pools do (Linux): nice 19 for the CPU, the idle I/O class (`ioprio_set(IOPRIO_WHO_PROCESS,
-/// 0, IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0))`). Failures are ignored, as RocksDB's; other
-/// systems refuse the calls at open (`env.rs`).
-fn lower_thread_priority(cpu: bool, io: bool) {
-    #[cfg(target_os = "linux")]
-    {
-        if cpu {
-            // SAFETY: setpriority on the calling thread (who = 0); no memory is passed.
-            unsafe {
-                libc::setpriority(libc::PRIO_PROCESS, 0, 19);
-            }
-        }
-        if io {
-            const IOPRIO_WHO_PROCESS: libc::c_long = 1;
-            const IOPRIO_CLASS_IDLE: libc::c_long = 3;
-            const IOPRIO_CLASS_SHIFT: libc::c_long = 13;
-            // SAFETY: ioprio_set on the calling thread (who = 0); no memory is passed.
-            unsafe {
-                libc::syscall(
-                    libc::SYS_ioprio_set,
-                    IOPRIO_WHO_PROCESS,
-                    0 as libc::c_long,
-                    IOPRIO_CLASS_IDLE << IOPRIO_CLASS_SHIFT,
-                );
-            }
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = (cpu, io);
-}
+// The Env's `lower_*_priority` calls, applied by a pool thread to itself as RocksDB's thread
+// pools do (`shale_base::sys::lower_thread_priority`; other systems refuse the calls at open,
+// `env.rs`).
+use shale_base::sys::lower_thread_priority;
 
 /// Dumps the statistics texts into the info LOG every `stats_dump_period_sec` (RocksDB's
 /// periodic `DumpStats` task). It waits on `work_cv` so that close wakes it at once, and

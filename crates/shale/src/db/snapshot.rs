@@ -5,9 +5,9 @@ use super::iterator::{DBIteratorWithThreadMode, DBRawIteratorWithThreadMode, Ite
 use super::pinnable::DBPinnableSlice;
 use super::{DBCommon, DBInner, DbInner, DB};
 use crate::cf_ref::AsColumnFamilyRef;
+use crate::db::thread_mode::{DBAccess, ThreadMode};
 use crate::error::Result;
 use crate::options::ReadOptions;
-use crate::thread_mode::{DBAccess, ThreadMode};
 
 /// A snapshot of a `DB`.
 pub type Snapshot<'a> = SnapshotWithThreadMode<'a, DB>;
@@ -252,5 +252,12 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
     /// A snapshot of the current state, as rust-rocksdb's `snapshot`.
     pub fn snapshot(&self) -> SnapshotWithThreadMode<'_, Self> {
         SnapshotWithThreadMode::new(self)
+    }
+}
+
+impl crate::ReadOptions {
+    /// Reads at `snapshot`'s sequence number (rust-rocksdb's `ReadOptions::set_snapshot`).
+    pub fn set_snapshot<D: DBAccess>(&mut self, snapshot: &SnapshotWithThreadMode<'_, D>) {
+        self.snapshot = Some(snapshot.sequence_number());
     }
 }

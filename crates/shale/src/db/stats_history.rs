@@ -30,11 +30,12 @@
 //! a handle only when named. `DB::list_cf` lists it, as RocksDB's `ListColumnFamilies` does.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::cf::{CfHandle, ColumnFamily};
 use super::{DBCommon, DBInner, DbInner, ThreadMode};
+use crate::env::{RealClock, SystemClock};
 use crate::error::{Error, Result};
 use crate::options::{Options, WriteOptions};
 use crate::statistics::Ticker;
@@ -46,53 +47,6 @@ const COMPATIBLE_VERSION_KEY: &str = "__persistent_stats_compatible_version__";
 /// RocksDB's `kStatsCFCurrentFormatVersion` and `kStatsCFCompatibleFormatVersion`.
 const FORMAT_VERSION: u64 = 1;
 const COMPATIBLE_VERSION: u64 = 1;
-
-/// A clock in microseconds since the epoch (RocksDB's `SystemClock::NowMicros`), for the
-/// stats history (`Options::set_stats_history_clock`). A Shale extension.
-pub trait SystemClock: Send + Sync {
-    fn now_micros(&self) -> u64;
-}
-
-/// The system's clock.
-struct RealClock;
-
-impl SystemClock for RealClock {
-    fn now_micros(&self) -> u64 {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_micros() as u64)
-            .unwrap_or(0)
-    }
-}
-
-/// A clock that moves only when told (RocksDB's `MockSystemClock`), for tests of the
-/// periodic stats snapshots. A Shale extension.
-pub struct MockSystemClock {
-    micros: AtomicU64,
-}
-
-impl MockSystemClock {
-    /// A clock standing at `seconds` since the epoch.
-    pub fn new(seconds: u64) -> Arc<MockSystemClock> {
-        Arc::new(MockSystemClock { micros: AtomicU64::new(seconds.saturating_mul(1_000_000)) })
-    }
-
-    /// Moves the clock `seconds` forward (RocksDB's `MockSleepForSeconds`).
-    pub fn sleep_for_seconds(&self, seconds: u64) {
-        self.micros.fetch_add(seconds.saturating_mul(1_000_000), Ordering::AcqRel);
-    }
-
-    /// The clock's time in seconds.
-    pub fn now_seconds(&self) -> u64 {
-        self.micros.load(Ordering::Acquire) / 1_000_000
-    }
-}
-
-impl SystemClock for MockSystemClock {
-    fn now_micros(&self) -> u64 {
-        self.micros.load(Ordering::Acquire)
-    }
-}
 
 /// The stats history's state (`Stats::history`, a leaf lock).
 #[derive(Default)]

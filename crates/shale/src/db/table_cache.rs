@@ -96,7 +96,7 @@ impl TableCache {
     ) -> Result<Arc<TableEntry>> {
         {
             // RocksDB's TableCache::FindTable time (get_at counts its own on a miss).
-            let _p = crate::perf::PerfTimer::new(crate::perf::Field::FindTableNanos);
+            let _p = shale_format::perf::PerfTimer::new(shale_format::perf::Field::FindTableNanos);
             if let Some(e) = self.lookup(file.number) {
                 return Ok(e);
             }
@@ -132,7 +132,7 @@ impl TableCache {
         level: Option<usize>,
     ) -> Result<Arc<TableEntry>> {
         // RocksDB's TableCache::FindTable time.
-        let _p = crate::perf::PerfTimer::new(crate::perf::Field::FindTableNanos);
+        let _p = shale_format::perf::PerfTimer::new(shale_format::perf::Field::FindTableNanos);
         if let Some(e) = self.lookup(file.number) {
             return Ok(e);
         }

@@ -46,20 +46,33 @@
 //! come one after the other in the insert. Only the first `PREFETCH_RECORDS` families of a
 //! group are asked for, and none for a group inserted in parallel (other threads insert).
 //!
-//! **unordered_write.** RocksDB's `unordered_write` lets each writer insert into the
-//! memtable after the WAL write group has published its sequence numbers, outside the
-//! group's order. RocksDB documents what that gives up and what it keeps: read-your-own-
-//! writes still holds, and a snapshot never sees writes with larger sequence numbers, but a
-//! snapshot is no longer immutable (a write with a smaller sequence number may land in the
-//! memtable after the snapshot was taken), so repeated gets, MultiGet and iterators lose
-//! their point-in-time view. The option only weakens guarantees; it adds none. Shale runs
-//! the ordered path below with it set: the last sequence is published only after every
-//! batch of the group is in the memtables, so every read at a snapshot sees all writes at
-//! or below it and none above, which is everything `unordered_write` promises (and the
-//! immutability it drops). That makes the ordered path a valid implementation of the
-//! option; only the throughput RocksDB gains from it is not gained. RocksDB's checks are
-//! kept: `Options::check_supported` refuses it with `enable_pipelined_write` or without
-//! `allow_concurrent_memtable_write`, `TransactionDB::open` refuses it (WRITE_COMMITTED).
+//! **Pipelined writes** (`enable_pipelined_write`, RocksDB's `PipelinedWriteImpl`). The leader
+//! writes (and syncs) the WAL as above, taking its first sequence after the last one given out
+//! (`MemWriters::last_allocated`, ahead of the published one while groups wait), then queues
+//! its group on the memtable writers' queue and leaves the write queue, waking the next
+//! leader, whose WAL write now runs while this group inserts. The group at the front of the
+//! memtable writers' queue inserts (its leader alone, or every member at once as above),
+//! publishes its last sequence and completes, then wakes the next group's leader: groups
+//! publish in WAL order, and a writer returns only once its batch is in the memtables, as on
+//! the ordinary path. A leader about to switch memtables (the slow path) and an exclusive
+//! writer first wait for the queue to drain (RocksDB's `WaitForPendingWrites`,
+//! `WaitForMemTableWriters`), so no group inserts into a memtable that was switched. A failed
+//! memtable insert is a background error (RocksDB's `HandleMemTableInsertFailure`). RocksDB's
+//! refusals are kept: with `unordered_write` or `atomic_flush` (`Options::check_supported`).
+//!
+//! **unordered_write** (RocksDB's `WriteImplWALOnly` with `kDoPublishLastSeq`, then
+//! `UnorderedWriteMemtable`). The leader writes the group's WAL record, publishes the group's
+//! last sequence at once, counts each batch to insert as pending
+//! (`MemWriters::unordered_pending`), hands every member its own batch (`OwnInsert`) and
+//! leaves the write queue; each writer then inserts its batch concurrently with everyone
+//! (the next groups included) and returns when its own insert is done. What RocksDB
+//! documents follows: read-your-own-writes holds and a snapshot never sees a write with a
+//! larger sequence, but a snapshot is no longer immutable (a write below it may land after
+//! it was taken). A memtable switch and an exclusive writer (flush, ingestion, family
+//! changes) first wait for the pending inserts (RocksDB's `WaitForPendingWrites`). RocksDB's
+//! checks are kept: `Options::check_supported` refuses it with `enable_pipelined_write` or
+//! without `allow_concurrent_memtable_write`, `TransactionDB::open` refuses it
+//! (WRITE_COMMITTED), a family with `max_successive_merges` refuses it.
 //!
 //! **wal_bytes_per_sync.** The WAL writer is built with the option
 //! (`LogWriter::with_bytes_per_sync`): each flush of a group to the file may start the
@@ -91,9 +104,9 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::key::{SequenceNumber, ValueType};
 use crate::memtable::MemTable;
 use crate::options::WriteOptions;
-use crate::perf::{Field, PerfTimer};
 use crate::statistics::{record_tick, Histogram, Statistics, StopWatch, Ticker, WriteGroupCounts};
 use crate::wal::LogWriter;
+use shale_format::perf::{Field, PerfTimer};
 
 /// Upper bound of a write group's bytes (RocksDB: 1 MiB; 128 KiB above a small leader).
 const MAX_GROUP_BYTES: usize = 1 << 20;
@@ -118,6 +131,21 @@ pub(crate) struct PendingWrite {
     result: Option<Result<()>>,
     /// This writer's share of a parallel memtable insert, handed over by its group's leader.
     task: Option<InsertTask>,
+    /// `enable_pipelined_write`: this writer's group reached the front of the memtable
+    /// writers' queue (`MemWriters`), so it inserts now.
+    mem_lead: bool,
+    /// `unordered_write`: this writer's batch, in the WAL and its sequences published, to
+    /// insert on its own (it returns when its insert is done).
+    own_insert: Option<OwnInsert>,
+}
+
+/// `unordered_write` (RocksDB's `UnorderedWriteMemtable`): one writer's batch to insert by
+/// itself after its group's WAL write published the sequences.
+pub(crate) struct OwnInsert {
+    batch: WriteBatch,
+    first_seq: u64,
+    mems: Arc<ActiveMems>,
+    ignore_missing: bool,
 }
 
 /// One writer's batch to insert into the memtables, in parallel with the rest of its group.
@@ -143,6 +171,51 @@ pub(crate) struct ParallelGroup {
     error: parking_lot::Mutex<Option<Error>>,
     /// The group's last sequence, published when every insert finished.
     last_seq: u64,
+    /// A pipelined group (`enable_pipelined_write`): it left the write queue after its WAL
+    /// write and is completed off the memtable writers' queue.
+    pipelined: bool,
+}
+
+/// What a write group's WAL stage leaves to its memtable stage.
+pub(crate) struct Logged {
+    /// The active memtables as the WAL leader found them (no switch before the group's
+    /// inserts finish: a switch needs write leadership and, pipelined, an empty memtable
+    /// writers' queue).
+    mems: Arc<ActiveMems>,
+    first_seq: u64,
+    /// The group's records.
+    count: u64,
+    /// Members insert their own batches at once.
+    parallel: bool,
+    /// Some writer ignores missing families.
+    skip_missing: bool,
+    /// The group's records as one batch when it has several writers and inserts serially
+    /// (None: the leader's own batch).
+    merged: Option<WriteBatch>,
+}
+
+/// `enable_pipelined_write` (RocksDB's `PipelinedWriteImpl`): the memtable writers' queue.
+/// A write group that wrote the WAL leaves the write queue (so the next group's WAL write
+/// starts) and queues here; the group at the front inserts into the memtables (its leader
+/// alone, or every member at once), publishes its last sequence and completes, then the
+/// next group's leader is woken. Groups insert one after the other in WAL order, so
+/// sequences are published in order. Its lock is a leaf.
+#[derive(Default)]
+pub(crate) struct MemWriters {
+    /// The leaders of the groups waiting to insert (or inserting: the front).
+    queue: Mutex<VecDeque<Arc<Writer>>>,
+    /// Notified when the queue empties (`wait_for_memtable_writers`).
+    drained: parking_lot::Condvar,
+    /// The last sequence given to a group by its WAL leader (WAL leaders only, one at a
+    /// time); ahead of the published last sequence while groups wait here.
+    last_allocated: std::sync::atomic::AtomicU64,
+    /// Groups that began their WAL write while an earlier group had not finished its
+    /// memtable inserts: the pipeline at work (`DB::pipelined_write_overlaps`).
+    overlaps: std::sync::atomic::AtomicU64,
+    /// `unordered_write`: writers whose batch is in the WAL, its sequences published, and
+    /// not yet in the memtables (RocksDB's `pending_memtable_writes_`); `drained` is
+    /// notified, under `queue`'s lock, when it falls to zero.
+    unordered_pending: AtomicUsize,
 }
 
 /// What a write group left to do after its WAL write.
@@ -151,6 +224,8 @@ enum GroupOutcome {
     Done,
     /// Members insert in parallel; the leader's own share, if its batch has records.
     Parallel(Option<InsertTask>),
+    /// Pipelined: in the WAL, left to the memtable stage (`memtable_stage`).
+    Logged(Logged),
 }
 
 /// The queue, guarded by `DbInner::writers`; each waiter waits on its own [`Writer`].
@@ -241,11 +316,21 @@ impl DbInner {
         Ok(())
     }
 
+    /// RocksDB's WriteImpl refuses every write of a database opened with both
+    /// `two_write_queues` and `enable_pipelined_write` (the open succeeds).
+    pub(crate) fn check_write_queues(&self) -> Result<()> {
+        if self.opts.two_write_queues && self.opts.enable_pipelined_write {
+            return Err(Error::not_supported("pipelined_writes is not compatible with concurrent prepares"));
+        }
+        Ok(())
+    }
+
     /// Writes `batch` atomically.
     pub fn write(&self, opts: &WriteOptions, batch: WriteBatch) -> Result<()> {
         if opts.sync && opts.disable_wal {
             return Err(Error::invalid_argument("Sync writes has to enable WAL."));
         }
+        self.check_write_queues()?;
         if opts.disable_wal && self.opts.sanitized_recycle_log_file_num() > 0 {
             // RocksDB's WriteImpl: a reused WAL's stale tail is told from new records by
             // their sequence numbers following on, which a write left out of it would break.
@@ -271,6 +356,8 @@ impl DbInner {
             done: false,
             result: None,
             task: None,
+            mem_lead: false,
+            own_insert: None,
         });
         let mut q = self.writers.lock();
         q.queue.push_back(me.clone());
@@ -285,6 +372,16 @@ impl DbInner {
                     let r = g.result.take().unwrap_or(Ok(()));
                     drop(g);
                     drop(q);
+                    if let Some(s) = stats {
+                        s.record_write(started, None);
+                    }
+                    return r;
+                }
+                if let Some(own) = g.own_insert.take() {
+                    drop(g);
+                    drop(q);
+                    drop(wait_timer);
+                    let r = self.run_own_insert(own);
                     if let Some(s) = stats {
                         s.record_write(started, None);
                     }
@@ -312,22 +409,59 @@ impl DbInner {
             self.await_signal(&me, WaitSite::Join);
             q = self.writers.lock();
         }
+        // Leader. Without the slow path to run first, the group is gathered under the queue
+        // lock already held: a lone writer takes that lock twice (join, complete), not three
+        // times.
+        let pipelined = self.opts.enable_pipelined_write;
+        let attention = self.write_control.needs_attention() || self.write_buffer_manager_wants_attention();
+        let early_group = if attention { None } else { Some(build_group(&q.queue)) };
         drop(q);
         drop(wait_timer);
-
-        // Leader.
-        let room = if self.write_control.needs_attention() || self.write_buffer_manager_wants_attention() {
+        let room = if attention {
+            if pipelined || self.opts.unordered_write {
+                // RocksDB's WaitForPendingWrites: the memtables may be switched only when no
+                // group still has to insert into them.
+                self.wait_for_memtable_writers();
+            }
             self.preprocess_write(opts.no_slowdown, bytes)
         } else {
             Ok(())
         };
-        let q = self.writers.lock();
-        let group = build_group(&q.queue);
-        drop(q);
+        let group = match early_group {
+            Some(g) => g,
+            None => build_group(&self.writers.lock().queue),
+        };
         let mut counts = None;
         let outcome = match room {
-            Ok(()) => self.write_group(&group, &mut counts),
+            Ok(()) => self.write_group(&group, &mut counts, pipelined || self.opts.unordered_write),
             Err(e) => Err(e),
+        };
+        // Pipelined: the group is in the WAL; it leaves the write queue for the memtable
+        // writers' queue and inserts when it reaches the front.
+        let mut handed = false;
+        let outcome = match outcome {
+            Ok(GroupOutcome::Logged(logged)) if self.opts.unordered_write => {
+                let own = self.hand_out_unordered(&me, &group, logged);
+                if let Some(s) = stats {
+                    s.record_write(started, counts);
+                }
+                return match own {
+                    Some(own) => self.run_own_insert(own),
+                    None => Ok(()),
+                };
+            }
+            Ok(GroupOutcome::Logged(logged)) => {
+                self.enter_memtable_writers(&me, &group);
+                handed = true;
+                let o = self.memtable_stage(&group, logged, &mut counts, true);
+                if let Err(e) = &o {
+                    // RocksDB's HandleMemTableInsertFailure: later groups would publish past
+                    // a partly inserted one.
+                    self.set_bg_error(e.clone(), BgErrorReason::MemTable);
+                }
+                o
+            }
+            o => o,
         };
         // The group is counted before the followers are woken, so that a follower reading
         // the tickers after its write returns sees its keys (RocksDB counts them before the
@@ -337,15 +471,9 @@ impl DbInner {
                 s.record_write(started, counts);
             }
         };
-        match outcome {
-            Ok(GroupOutcome::Done) => {
-                record(counts);
-                self.complete_group(&group, Ok(()))
-            }
-            Err(e) => {
-                record(counts);
-                self.complete_group(&group, Err(e))
-            }
+        let result = match outcome {
+            Ok(GroupOutcome::Done) => Ok(()),
+            Err(e) => Err(e),
             Ok(GroupOutcome::Parallel(task)) => {
                 if let Some(task) = task {
                     self.run_insert_task(task);
@@ -355,9 +483,184 @@ impl DbInner {
                 record(None);
                 return r;
             }
+            Ok(GroupOutcome::Logged(_)) => Err(Error::new(ErrorKind::Corruption, "write group logged twice")),
+        };
+        record(counts);
+        if handed {
+            self.complete_memtable_group(&group, result);
+        } else {
+            self.complete_group(&group, result);
         }
         let r = lock(&me).result.take().unwrap_or(Ok(()));
         r
+    }
+
+    /// Pipelined: queues the group of leader `me` (its WAL written) on the memtable writers'
+    /// queue, takes it off the write queue (waking the next WAL leader), then waits until
+    /// it is at the front of the memtable writers' queue (RocksDB's
+    /// `ExitAsBatchGroupLeader` then `STATE_MEMTABLE_WRITER_LEADER`).
+    fn enter_memtable_writers(&self, me: &Arc<Writer>, group: &[Arc<Writer>]) {
+        let front = {
+            let mut mq = self.mem_writers.queue.lock();
+            mq.push_back(Arc::clone(me));
+            mq.len() == 1
+        };
+        // Off the write queue, its writers still waiting for their results.
+        let mut q = self.writers.lock();
+        for w in group {
+            let popped = q.queue.pop_front();
+            debug_assert!(popped.is_some_and(|p| Arc::ptr_eq(&p, w)));
+        }
+        let next = q.queue.front().cloned();
+        drop(q);
+        if let Some(n) = next {
+            n.wake();
+        }
+        if front {
+            return;
+        }
+        loop {
+            me.signal.store(false, Ordering::SeqCst);
+            if lock(me).mem_lead {
+                return;
+            }
+            self.await_signal(me, WaitSite::Join);
+        }
+    }
+
+    /// Pipelined: completes the group at the front of the memtable writers' queue with
+    /// `result`, and hands the front to the next group's leader.
+    fn complete_memtable_group(&self, group: &[Arc<Writer>], result: Result<()>) {
+        for w in group {
+            let mut g = lock(w);
+            g.done = true;
+            g.result = Some(result.clone());
+        }
+        let next = {
+            let mut mq = self.mem_writers.queue.lock();
+            let popped = mq.pop_front();
+            debug_assert!(popped.is_some_and(|p| group.first().is_some_and(|f| Arc::ptr_eq(&p, f))));
+            if mq.is_empty() {
+                self.mem_writers.drained.notify_all();
+            }
+            mq.front().cloned()
+        };
+        if let Some(n) = next {
+            lock(&n).mem_lead = true;
+            n.wake();
+        }
+        for w in group {
+            w.wake();
+        }
+    }
+
+    /// `unordered_write`, after the group's WAL write (RocksDB's `WriteImplWALOnly` with
+    /// `kDoPublishLastSeq`): publishes the group's sequences, counts each batch to insert as
+    /// pending, hands every member its own batch, takes the group off the write queue and
+    /// wakes the next leader. Returns the leader's own batch to insert.
+    fn hand_out_unordered(
+        &self,
+        me: &Arc<Writer>,
+        group: &[Arc<Writer>],
+        logged: Logged,
+    ) -> Option<OwnInsert> {
+        let Logged { mems, first_seq, count, .. } = logged;
+        let mut own = None;
+        let mut seq = first_seq;
+        let mut guards: Vec<_> = group.iter().map(lock).collect();
+        let inserts = guards.iter().filter(|g| g.batch.as_ref().is_some_and(|b| b.count() > 0)).count();
+        self.mem_writers.unordered_pending.fetch_add(inserts, Ordering::AcqRel);
+        self.versions.set_last_sequence(first_seq + count - 1);
+        let bump = |a: &std::sync::atomic::AtomicU64, n: u64| {
+            a.store(a.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed)
+        };
+        bump(&self.stats.write_groups, 1);
+        bump(&self.stats.writes, group.len() as u64);
+        for (w, g) in group.iter().zip(guards.iter_mut()) {
+            match g.batch.take_if(|b| b.count() > 0) {
+                Some(batch) => {
+                    let n = u64::from(batch.count());
+                    let task = OwnInsert {
+                        batch,
+                        first_seq: seq,
+                        mems: Arc::clone(&mems),
+                        ignore_missing: g.ignore_missing,
+                    };
+                    seq += n;
+                    if Arc::ptr_eq(w, me) {
+                        own = Some(task);
+                    } else {
+                        g.own_insert = Some(task);
+                    }
+                }
+                None => {
+                    g.done = true;
+                    g.result = Some(Ok(()));
+                }
+            }
+        }
+        drop(guards);
+        let mut q = self.writers.lock();
+        for w in group {
+            let popped = q.queue.pop_front();
+            debug_assert!(popped.is_some_and(|p| Arc::ptr_eq(&p, w)));
+        }
+        let next = q.queue.front().cloned();
+        drop(q);
+        if let Some(n) = next {
+            n.wake();
+        }
+        for w in group.iter().filter(|w| !Arc::ptr_eq(w, me)) {
+            w.wake();
+        }
+        own
+    }
+
+    /// `unordered_write` (RocksDB's `UnorderedWriteMemtable`): inserts one writer's batch
+    /// at once with other writers, then leaves the pending count (waking a switch or an
+    /// exclusive writer waiting for it to drain). A failure is a background error.
+    fn run_own_insert(&self, own: OwnInsert) -> Result<()> {
+        let OwnInsert { batch, first_seq, mems, ignore_missing } = own;
+        let timer = PerfTimer::new(Field::WriteMemtableTime);
+        let mut full = Vec::new();
+        let r = insert_batch(&mems, &batch, first_seq, true, ignore_missing, &mut full, None);
+        drop(timer);
+        drop(mems);
+        if !full.is_empty() {
+            let mut meta = self.wal_meta.lock();
+            for id in full {
+                if !meta.full.contains(&id) {
+                    meta.full.push(id);
+                }
+            }
+            drop(meta);
+            self.write_control.set_attention(true);
+        }
+        if self.mem_writers.unordered_pending.fetch_sub(1, Ordering::AcqRel) == 1 {
+            let _mq = self.mem_writers.queue.lock();
+            self.mem_writers.drained.notify_all();
+        }
+        if let Err(e) = &r {
+            self.set_bg_error(e.clone(), BgErrorReason::MemTable);
+        }
+        r
+    }
+
+    /// Waits until no pipelined group is left to insert into the memtables (RocksDB's
+    /// `WaitForMemTableWriters`) and no `unordered_write` writer still inserts (RocksDB's
+    /// `WaitForPendingWrites`); at once on the ordinary path. The caller leads
+    /// the writes, so no group joins meanwhile.
+    pub(crate) fn wait_for_memtable_writers(&self) {
+        let mut mq = self.mem_writers.queue.lock();
+        while !mq.is_empty() || self.mem_writers.unordered_pending.load(Ordering::Acquire) != 0 {
+            self.mem_writers.drained.wait(&mut mq);
+        }
+    }
+
+    /// Pipelined groups that began their WAL write while an earlier group still had to
+    /// insert into the memtables (the pipeline's overlap, counted for tests and tools).
+    pub fn pipelined_write_overlaps(&self) -> u64 {
+        self.mem_writers.overlaps.load(Ordering::Relaxed)
     }
 
     /// Waits until the parallel group of `me` completes (the last of its inserts to finish
@@ -612,7 +915,11 @@ impl DbInner {
         };
         bump(&self.stats.write_groups, 1);
         bump(&self.stats.writes, group.members.len() as u64);
-        self.complete_group(&group.members, result);
+        if group.pipelined {
+            self.complete_memtable_group(&group.members, result);
+        } else {
+            self.complete_group(&group.members, result);
+        }
     }
 
     /// Runs `f` as the only writer: no write group runs meanwhile.
@@ -626,6 +933,8 @@ impl DbInner {
             done: false,
             result: None,
             task: None,
+            mem_lead: false,
+            own_insert: None,
         });
         let mut q = self.writers.lock();
         q.queue.push_back(me.clone());
@@ -639,6 +948,8 @@ impl DbInner {
             q = self.writers.lock();
         }
         drop(q);
+        // RocksDB's EnterUnbatched: pipelined groups still inserting finish first.
+        self.wait_for_memtable_writers();
         let r = f();
         let mut q = self.writers.lock();
         q.queue.pop_front();
@@ -658,10 +969,13 @@ impl DbInner {
     ///
     /// `counts`: what the statistics count of the group, once it passed the checks (RocksDB
     /// counts before the WAL write, so a failed write is counted too).
+    /// `pipelined` (`enable_pipelined_write`): the group stops after its WAL write
+    /// (`GroupOutcome::Logged`), to be inserted by `memtable_stage` off the write queue.
     fn write_group(
         &self,
         group: &[Arc<Writer>],
         counts: &mut Option<WriteGroupCounts>,
+        pipelined: bool,
     ) -> Result<GroupOutcome> {
         let mut guards: Vec<_> = group.iter().map(lock).collect();
         let sync = guards.iter().any(|g| g.sync);
@@ -738,7 +1052,24 @@ impl DbInner {
                 })?;
             }
         }
-        let first_seq = self.last_sequence() + 1;
+        // Pipelined, groups earlier in the WAL may not have published their sequences yet:
+        // this one follows the last sequence given out (RocksDB's
+        // `WriteThread::UpdateLastSequence`). Anything else that takes sequences (ingestion,
+        // recovery) leads exclusively after the pipeline drained, so the larger of the two
+        // is the last one used.
+        // unordered_write publishes each group's sequences after its WAL write, so the last
+        // sequence is the last one given out there.
+        let first_seq = if pipelined && !self.opts.unordered_write {
+            self.last_sequence().max(self.mem_writers.last_allocated.load(Ordering::Relaxed)) + 1
+        } else {
+            self.last_sequence() + 1
+        };
+        if pipelined && !self.opts.unordered_write {
+            self.mem_writers.last_allocated.store(first_seq + count - 1, Ordering::Relaxed);
+            if !self.mem_writers.queue.lock().is_empty() {
+                self.mem_writers.overlaps.fetch_add(1, Ordering::Relaxed);
+            }
+        }
         // The batch the WAL gets (and the leader inserts when it inserts everything).
         let batch: Option<&mut WriteBatch> = if use_merged {
             Some(&mut merged)
@@ -818,9 +1149,45 @@ impl DbInner {
                 self.write_control.set_attention(true);
             }
         }
+        let merged = if use_merged && !parallel { Some(merged) } else { None };
+        let logged = Logged { mems, first_seq, count, parallel, skip_missing, merged };
+        if pipelined {
+            return Ok(GroupOutcome::Logged(logged));
+        }
+        drop(guards);
+        if parallel || self.opts.two_write_queues {
+            // With two write queues, WAL-only writes take the WAL lock meanwhile
+            // (`db/twopc.rs`).
+            drop(wal_guard);
+            self.memtable_stage(group, logged, counts, false)
+        } else {
+            // The serial insert keeps the WAL lock: a user's comparator panicking in it
+            // poisons the lock, which halts the database (`halt.rs`).
+            let o = self.memtable_stage(group, logged, counts, false);
+            drop(wal_guard);
+            o
+        }
+    }
+
+    /// A write group's memtable stage, after its WAL write: either every insert (one writer
+    /// inserting the group's records in order) or, for a parallel group, the members' own
+    /// inserts handed out; `pipelined` when the group left the write queue for the memtable
+    /// writers' queue (and leads it).
+    fn memtable_stage(
+        &self,
+        group: &[Arc<Writer>],
+        logged: Logged,
+        counts: &mut Option<WriteGroupCounts>,
+        pipelined: bool,
+    ) -> Result<GroupOutcome> {
+        let Logged { mems, first_seq, count, parallel, skip_missing, merged } = logged;
+        let stats = self.opts.statistics.as_deref();
+        let bump = |a: &std::sync::atomic::AtomicU64, n: u64| {
+            a.store(a.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed)
+        };
+        let mut guards: Vec<_> = group.iter().map(lock).collect();
         if parallel {
             // Hand each member its own batch and first sequence; the leader inserts its own.
-            drop(wal_guard);
             let tasks = guards.iter().filter(|g| g.batch.as_ref().is_some_and(|b| b.count() > 0)).count();
             let shared = Arc::new(ParallelGroup {
                 mems,
@@ -829,6 +1196,7 @@ impl DbInner {
                 full: parking_lot::Mutex::new(Vec::new()),
                 error: parking_lot::Mutex::new(None),
                 last_seq: first_seq + count - 1,
+                pipelined,
             });
             let mut seq = first_seq;
             let mut own = None;
@@ -855,8 +1223,12 @@ impl DbInner {
             }
             return Ok(GroupOutcome::Parallel(own));
         }
-        let Some(batch) = batch else {
-            return Err(Error::invalid_argument("empty write"));
+        let batch = match merged.as_ref() {
+            Some(b) => b,
+            None => guards
+                .first()
+                .and_then(|g| g.batch.as_ref())
+                .ok_or_else(|| Error::invalid_argument("empty write"))?,
         };
         let memtable_timer = PerfTimer::new(Field::WriteMemtableTime);
         let merge = |cf: u32, mem: &Arc<MemTable>, seq: SequenceNumber, key: &[u8], op: &[u8]| {
@@ -987,7 +1359,7 @@ impl DbInner {
         };
         if let Some(t) = stall_start {
             let micros = t.elapsed().as_micros() as u64;
-            crate::perf::count(Field::WriteDelayTime, micros.saturating_mul(1000));
+            shale_format::perf::count(Field::WriteDelayTime, micros.saturating_mul(1000));
             self.stats.stall_micros.fetch_add(micros, Ordering::Relaxed);
             if let Some(s) = self.opts.statistics.as_deref() {
                 s.record_tick(Ticker::StallMicros, micros);

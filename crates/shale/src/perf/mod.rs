@@ -3,10 +3,10 @@
 //! and the memory-usage reports (`MemoryUsageBuilder`, `get_memory_usage_stats`: RocksDB's
 //! `MemoryUtil`), which read the databases.
 
+use crate::db::thread_mode::ThreadMode;
 use crate::db::{DBCommon, DBInner, DbInner};
 use crate::error::Result;
 use crate::options::Cache;
-use crate::thread_mode::ThreadMode;
 use crate::transactions::TransactionDB;
 use crate::DB;
 

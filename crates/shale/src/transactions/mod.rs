@@ -8,8 +8,8 @@
 //!   them over the database that its gets and iterators read.
 //! - `txn.rs`: one transaction's rules (locking or conflict tracking, savepoints, commit,
 //!   rollback, two-phase commit).
-//! - `validate.rs`: the write-conflict check (newest sequence number of a key).
-//! - `twopc.rs`: two-phase commit in the WAL and its recovery.
+//! - two-phase commit in the WAL and its recovery: `db/twopc.rs` (the database's WAL
+//!   bookkeeping); write-conflict checks: `db/write_conflict.rs`.
 //!
 //! A `TransactionDB`'s own writes (`put`, `delete`, `merge`, `write`) lock their keys as
 //! a one-operation transaction would, with `default_lock_timeout`, as RocksDB's do.
@@ -20,6 +20,7 @@ use std::sync::Arc;
 
 use crate::batch::WriteBatchWithTransaction;
 use crate::cf_ref::{AsColumnFamilyRef, CfId};
+use crate::db::thread_mode::{BoundColumnFamily, DBAccess, MultiThreaded, SingleThreaded, ThreadMode};
 use crate::db::{
     pinned_value, ColumnFamily, ColumnFamilyDescriptor, DBCommon, DBIteratorWithThreadMode, DBPinnableSlice,
     DBRawIteratorWithThreadMode, DBWithThreadMode, Direction, IteratorMode, SnapshotWithThreadMode,
@@ -28,17 +29,13 @@ use crate::error::{Error, Result};
 use crate::ffi_util::CStrLike;
 use crate::key::ValueType;
 use crate::options::{FlushOptions, Options, ReadOptions, WriteOptions};
-use crate::thread_mode::{BoundColumnFamily, DBAccess, MultiThreaded, SingleThreaded, ThreadMode};
 
 mod lock_mgr;
 mod options;
-mod twopc;
 mod txn;
-mod validate;
 mod wbwi;
 
 pub use options::{OptimisticTransactionOptions, TransactionDBOptions, TransactionOptions};
-pub(crate) use twopc::{PrepTracker, RecoveredPrepared};
 use txn::{Kind, OccShared, TxnCore, TxnDbShared, NO_SNAPSHOT};
 
 #[cfg(not(feature = "multi-threaded-cf"))]
@@ -67,7 +64,7 @@ pub struct OptimisticTransactionDBInner {
     occ: Arc<OccShared>,
 }
 
-impl crate::thread_mode::sealed::Sealed for OptimisticTransactionDBInner {}
+impl crate::db::thread_mode::sealed::Sealed for OptimisticTransactionDBInner {}
 impl crate::db::DBInner for OptimisticTransactionDBInner {}
 
 /// An optimistic transaction database, as rust-rocksdb's `OptimisticTransactionDB`.
@@ -604,7 +601,9 @@ impl<DB> Transaction<'_, DB> {
     pub fn rebuild_from_writebatch(&self, writebatch: &WriteBatchWithTransaction<true>) -> Result<()> {
         writebatch.for_each(&mut |e| match e.value_type {
             ValueType::RangeDeletion => {
-                Err(Error::not_supported("DeleteRange in a transaction's write batch"))
+                // RocksDB's RebuildFromWriteBatch handler has no DeleteRangeCF: the
+                // handler's default answers.
+                Err(Error::invalid_argument("DeleteRangeCF not implemented"))
             }
             t => self.core.write(e.cf_id, t, e.key, e.value),
         })
@@ -1016,11 +1015,13 @@ impl<T: ThreadMode> TransactionDB<T> {
         let core = self.internal(writeopts);
         batch.for_each(&mut |e| match e.value_type {
             ValueType::RangeDeletion => {
-                Err(Error::not_supported("DeleteRange in a TransactionDB write batch"))
+                // RocksDB's LockBatch handler has no DeleteRangeCF: the handler's default
+                // answers.
+                Err(Error::invalid_argument("DeleteRangeCF not implemented"))
             }
             _ => core.lock_key(e.cf_id, e.key),
         })?;
-        txn::write_to(&self.db.inner, batch.into_kind(), writeopts)
+        crate::db::twopc::write_to(&self.db.inner, batch.into_kind(), writeopts)
     }
 
     pub fn merge<K, V>(&self, key: K, value: V) -> Result<()>

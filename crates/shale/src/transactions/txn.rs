@@ -29,12 +29,12 @@ use super::lock_mgr::{
 use super::options::TransactionDBOptions;
 use super::wbwi::{self, IndexedBatch, Lookup};
 use crate::batch::WriteBatch;
+use crate::db::thread_mode::DBAccess;
 use crate::db::{CfHandle, DBRawIteratorWithThreadMode, DbInner};
 use crate::error::{Error, ErrorKind, Result};
 use crate::iter::{DBIter, MergingIterator};
 use crate::key::{SequenceNumber, ValueType};
 use crate::options::{ReadOptions, WriteOptions};
-use crate::thread_mode::DBAccess;
 
 /// What a pessimistic transaction database shares with its transactions.
 pub(crate) struct TxnDbShared {
@@ -424,7 +424,8 @@ impl TxnCore {
 
     pub fn set_name(&self, name: &[u8]) -> Result<()> {
         let Kind::Pessimistic { db, .. } = &self.kind else {
-            return Err(Error::not_supported("two-phase commit of an optimistic transaction"));
+            // RocksDB's OptimisticTransaction::SetName.
+            return Err(Error::invalid_argument("Optimistic transactions cannot be named."));
         };
         let mut st = self.st.lock();
         if self.state() != STARTED {
@@ -479,6 +480,12 @@ impl TxnCore {
     }
 
     pub fn prepare(&self) -> Result<()> {
+        if matches!(self.kind, Kind::Optimistic { .. }) {
+            // RocksDB's OptimisticTransaction::Prepare.
+            return Err(Error::invalid_argument(
+                "Two phase commit not supported for optimistic transactions.",
+            ));
+        }
         let st = self.st.lock();
         let Some(name) = st.name.clone() else {
             return Err(Error::invalid_argument("Cannot prepare a transaction that has not been named."));
@@ -492,7 +499,7 @@ impl TxnCore {
         // A prepared transaction cannot expire.
         self.shared.expiration_us.store(0, std::sync::atomic::Ordering::Release);
         drop(st);
-        match super::twopc::write_prepare(&self.inner, &self.write_opts, &name, &self.write_batch()) {
+        match crate::db::twopc::write_prepare(&self.inner, &self.write_opts, &name, &self.write_batch()) {
             Ok(log) => {
                 self.st.lock().prep_log = Some(log);
                 self.set_state(PREPARED);
@@ -568,7 +575,7 @@ impl TxnCore {
                 let r = if batch.is_empty() {
                     Ok(())
                 } else {
-                    write_to(&self.inner, batch.into_kind(), &self.write_opts)
+                    crate::db::twopc::write_to(&self.inner, batch.into_kind(), &self.write_opts)
                 };
                 if let Err(e) = r {
                     self.set_state(STARTED);
@@ -578,7 +585,7 @@ impl TxnCore {
             PREPARED => {
                 self.set_state(AWAITING_COMMIT);
                 let name = st.name.clone().unwrap_or_default();
-                let r = super::twopc::write_commit(
+                let r = crate::db::twopc::write_commit(
                     &self.inner,
                     &self.write_opts,
                     &name,
@@ -620,7 +627,7 @@ impl TxnCore {
         }
         let batch = st.batch.to_write_batch();
         if !batch.is_empty() {
-            write_to(&self.inner, batch.into_kind(), &self.write_opts)?;
+            crate::db::twopc::write_to(&self.inner, batch.into_kind(), &self.write_opts)?;
         }
         drop(guards);
         self.set_state(COMMITTED);
@@ -634,7 +641,7 @@ impl TxnCore {
             PREPARED => {
                 self.set_state(AWAITING_ROLLBACK);
                 let name = st.name.clone().unwrap_or_default();
-                if let Err(e) = super::twopc::write_rollback(&self.inner, &self.write_opts, &name) {
+                if let Err(e) = crate::db::twopc::write_rollback(&self.inner, &self.write_opts, &name) {
                     self.set_state(PREPARED);
                     return Err(e);
                 }
@@ -682,14 +689,4 @@ fn normalize(ro: &ReadOptions) -> ReadOptions {
         ro.snapshot = None;
     }
     ro
-}
-
-/// Writes `batch` as a plain write (what `DBCommon::write_batch` does for a database that
-/// is not TTL).
-pub(crate) fn write_to(inner: &DbInner, batch: WriteBatch, opts: &WriteOptions) -> Result<()> {
-    inner.check_writable()?;
-    if let Some(what) = batch.unsupported {
-        return Err(Error::not_supported(format!("{what} is not supported by Shale yet")));
-    }
-    inner.write(opts, batch)
 }

@@ -290,3 +290,36 @@ fn optimistic_read_write_conflicts_and_snapshots() {
     t.commit().unwrap();
     assert_eq!(db.get("k").unwrap().unwrap(), b"t");
 }
+
+/// RocksDB 11.8.1's answers where its transactions refuse: an optimistic transaction is
+/// neither named nor prepared (InvalidArgument, its messages), and a range deletion in a
+/// batch a TransactionDB locks (`write`) or a transaction rebuilds from meets the batch
+/// handler's default `DeleteRangeCF` (InvalidArgument "DeleteRangeCF not implemented").
+#[test]
+fn refusals_are_rocksdbs() {
+    let dir = tempfile::tempdir().unwrap();
+    let odb: OptimisticTransactionDB = OptimisticTransactionDB::open_default(dir.path()).unwrap();
+    let t = odb.transaction();
+    let e = t.set_name(b"x").unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+    assert!(e.to_string().contains("Optimistic transactions cannot be named."), "{e}");
+    let e = t.prepare().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+    assert!(e.to_string().contains("Two phase commit not supported for optimistic transactions."), "{e}");
+    drop(t);
+    drop(odb);
+
+    let dir = tempfile::tempdir().unwrap();
+    let db = tdb(dir.path(), &TransactionDBOptions::default());
+    let mut b = WriteBatchWithTransaction::<true>::default();
+    b.put("a", "1");
+    b.delete_range("b", "c");
+    let e = db.write(b.clone()).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+    assert!(e.to_string().contains("DeleteRangeCF not implemented"), "{e}");
+    assert_eq!(db.get("a").unwrap(), None, "nothing of the batch written");
+    let t = db.transaction();
+    let e = t.rebuild_from_writebatch(&b).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+    assert!(e.to_string().contains("DeleteRangeCF not implemented"), "{e}");
+}

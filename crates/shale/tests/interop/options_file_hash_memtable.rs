@@ -33,6 +33,8 @@ fn written(factory: MemtableFactory, prefix: bool) -> String {
     let dir = tempfile::tempdir().unwrap();
     let mut o = Options::default();
     o.create_if_missing(true);
+    // The hash memtables cannot insert concurrently: RocksDB refuses them otherwise.
+    o.set_allow_concurrent_memtable_write(false);
     o.set_memtable_factory(factory);
     if prefix {
         o.set_prefix_extractor(SliceTransform::create_fixed_prefix(4));
@@ -68,6 +70,7 @@ fn hash_memtables_are_read_back_from_the_options_file() {
         let dir = tempfile::tempdir().unwrap();
         let mut o = Options::default();
         o.create_if_missing(true);
+        o.set_allow_concurrent_memtable_write(false);
         o.set_memtable_factory(factory);
         o.set_prefix_extractor(SliceTransform::create_fixed_prefix(4));
         drop(DB::open(&o, dir.path()).unwrap());
@@ -86,6 +89,7 @@ fn an_options_string_names_a_hash_memtable() {
     let dir = tempfile::tempdir().unwrap();
     let mut base = Options::default();
     base.create_if_missing(true);
+    base.set_allow_concurrent_memtable_write(false);
     base.set_prefix_extractor(SliceTransform::create_fixed_prefix(4));
     let o = base.get_options_from_string(HASH_LINK_LIST_11_8_1).unwrap();
     drop(DB::open(&o, dir.path()).unwrap());

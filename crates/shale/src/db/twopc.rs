@@ -169,7 +169,7 @@ impl DbInner {
     }
 
     /// Appends `batch` to the WAL only (no memtable, no sequence number used), as the only
-    /// writer; returns the WAL's number.
+    /// writer (with `two_write_queues`, beside the write queue); returns the WAL's number.
     fn write_wal_only(&self, opts: &WriteOptions, mut batch: WriteBatch, track: bool) -> Result<u64> {
         self.check_writable()?;
         if opts.disable_wal {
@@ -177,7 +177,12 @@ impl DbInner {
                 "Cannot write a two-phase-commit record with the WAL disabled",
             ));
         }
-        self.exclusive_write(|| {
+        self.check_write_queues()?;
+        // RocksDB's `two_write_queues`: a WAL-only write takes the second queue (here the
+        // WAL lock, which orders it with the write leaders' WAL records) instead of waiting
+        // for the write queue, whose groups may be inserting into the memtables. The WAL
+        // lock held until the prepare is tracked keeps its WAL from being switched between.
+        let mut write = || {
             let mut wal = self.lock_or_halt(&self.wal, "WAL")?;
             batch.set_sequence(self.last_sequence() + 1);
             let r = wal.writer.add_record(batch.data()).and_then(|_| {
@@ -194,21 +199,25 @@ impl DbInner {
                 }
             });
             let number = wal.number;
+            if r.is_ok() && track {
+                // Under the WAL lock (and, with one write queue, write leadership): no WAL
+                // switch or purge comes between.
+                self.prep_tracker().add(number);
+            }
             drop(wal);
             match r {
-                Ok(()) => {
-                    if track {
-                        // Under write leadership: no WAL switch or purge comes between.
-                        self.prep_tracker().add(number);
-                    }
-                    Ok(number)
-                }
+                Ok(()) => Ok(number),
                 Err(e) => {
                     self.set_bg_error(e.clone(), crate::db::BgErrorReason::WriteCallback);
                     Err(e)
                 }
             }
-        })
+        };
+        if self.opts.two_write_queues {
+            write()
+        } else {
+            self.exclusive_write(write)
+        }
     }
 }
 
@@ -239,10 +248,20 @@ pub(crate) fn write_commit<const T: bool>(
     let mut b = WriteBatch::marker(true, name);
     b.mark_wal_termination_point();
     b.append(&batch.clone().into_kind::<false>());
-    super::txn::write_to(inner, b, opts)
+    write_to(inner, b, opts)
 }
 
 /// Writes Rollback(name) to the WAL.
 pub(crate) fn write_rollback(inner: &DbInner, opts: &WriteOptions, name: &[u8]) -> Result<()> {
     inner.write_wal_only(opts, WriteBatch::marker(false, name), false).map(|_| ())
+}
+
+/// Writes `batch` as a plain write (what `DBCommon::write_batch` does for a database that
+/// is not TTL).
+pub(crate) fn write_to(inner: &DbInner, batch: WriteBatch, opts: &WriteOptions) -> Result<()> {
+    inner.check_writable()?;
+    if let Some(what) = batch.unsupported {
+        return Err(Error::not_supported(format!("{what} is not supported by Shale yet")));
+    }
+    inner.write(opts, batch)
 }

@@ -1,0 +1,458 @@
+//! Readahead of a table iterator: RocksDB's `BlockPrefetcher` (whether to read ahead) and
+//! its `FilePrefetchBuffer` (the bytes read ahead), one of each per table iterator.
+//!
+//! ```text
+//! file:    | blk 0 | blk 1 | blk 2 | blk 3 | blk 4 | blk 5 | ... | index | footer |
+//! reads:    pread   pread   pread(blk 2 + 8 KiB)------>  pread(+16 KiB) ...  (auto)
+//! buffer:                  [offset ............ offset + filled)
+//!                           a block wholly inside is served from here, no pread
+//! ```
+//!
+//! **When** (RocksDB 11.8.1's `BlockPrefetcher::PrefetchIfNeeded`, called for each data
+//! block an iterator moves to, found in the block cache or not):
+//! - `ReadOptions::readahead_size > 0`: a buffer of that fixed size from the first read;
+//! - otherwise implicit auto readahead: after `NUM_FILE_READS_FOR_AUTO_READAHEAD` (2)
+//!   sequential block reads (each block starting where the one before ended), the buffer
+//!   reads `INITIAL_AUTO_READAHEAD_SIZE` (8 KiB) beyond the block, doubling at each
+//!   further read up to `MAX_AUTO_READAHEAD_SIZE` (256 KiB); a non-sequential block starts
+//!   the count again (the buffer, once made, stays and keeps its own count, as RocksDB's);
+//! - no readahead with `ReadTier::kBlockCacheTier` (no I/O) and for point lookups.
+//!
+//! **How**: RocksDB asks the file system first (`FSRandomAccessFile::Prefetch`, the kernel's
+//! `readahead` on POSIX) and still reads each block with its own `pread`; only where the file
+//! system cannot prefetch, or with direct I/O, does it read into the `FilePrefetchBuffer`.
+//! Shale always reads into the buffer (the documented fallback), because one `pread` of up to
+//! 256 KiB in place of 64 reads of 4 KiB is what a sequential scan costs: a profile of
+//! readseq put one `pread` per data block among its largest costs, and the blocks then come
+//! from memory (uncompressed straight out of the buffer). With direct I/O the file rounds each
+//! read to its alignment, as RocksDB's aligned buffer does.
+//!
+//! **Counts**, as RocksDB's: `rocksdb.prefetch.bytes` for each read into the buffer,
+//! `rocksdb.prefetch.hits` and `rocksdb.prefetch.bytes.useful` for each block served from it;
+//! a block served from the buffer is no block read (`block_read_count`, `block_read_byte` and
+//! `data_block_read_byte` of the perf context count reads from the file only), but a block
+//! cache miss all the same.
+
+use std::sync::Arc;
+
+use crate::error::Result;
+use crate::fs::RandomAccessFile;
+use crate::statistics::{Histogram, Statistics, StopWatch, Ticker};
+
+use super::reader::BlockReads;
+
+/// RocksDB's `BlockBasedTableOptions::initial_auto_readahead_size` default (8 KiB).
+pub const INITIAL_AUTO_READAHEAD_SIZE: usize = 8 << 10;
+/// RocksDB's `BlockBasedTableOptions::max_auto_readahead_size` default (256 KiB).
+pub const MAX_AUTO_READAHEAD_SIZE: usize = 256 << 10;
+/// RocksDB's `BlockBasedTableOptions::num_file_reads_for_auto_readahead` default.
+pub const NUM_FILE_READS_FOR_AUTO_READAHEAD: u64 = 2;
+
+/// A block's place in the file (offset, size with trailer), the read pattern's unit.
+#[derive(Default, Clone, Copy)]
+struct Pattern {
+    prev_offset: u64,
+    prev_len: u64,
+}
+
+impl Pattern {
+    fn is_sequential(&self, offset: u64) -> bool {
+        self.prev_len == 0 || self.prev_offset + self.prev_len == offset
+    }
+    fn update(&mut self, offset: u64, len: u64) {
+        self.prev_offset = offset;
+        self.prev_len = len;
+    }
+}
+
+/// RocksDB's `BlockPrefetcher` of one table iterator, with its buffer once made.
+pub(super) struct Readahead {
+    /// `ReadOptions::readahead_size` (0: implicit auto readahead).
+    fixed: usize,
+    /// A compaction's reads: `fixed` ahead (0: none), no auto readahead, no user-scan
+    /// tickers (RocksDB's `FilePrefetchBufferUsage::kCompactionPrefetch`).
+    for_compaction: bool,
+    num_file_reads: u64,
+    pattern: Pattern,
+    buffer: Option<Box<PrefetchBuffer>>,
+}
+
+/// RocksDB's `FilePrefetchBuffer` with one buffer and synchronous reads.
+struct PrefetchBuffer {
+    /// RocksDB's `kUserScanPrefetch` (not a compaction's): counts the prefetch tickers.
+    user_scan: bool,
+    /// Bytes `[offset, offset + filled)` of the file are `data[..filled]`; `data` keeps its
+    /// length (what was ever needed) so that refills do not zero it again.
+    data: Vec<u8>,
+    offset: u64,
+    filled: usize,
+    readahead_size: usize,
+    max_readahead_size: usize,
+    /// Implicit auto readahead: reads ahead only while reads stay sequential.
+    implicit: bool,
+    num_file_reads: u64,
+    pattern: Pattern,
+}
+
+impl Readahead {
+    pub(super) fn new(fixed: usize, for_compaction: bool) -> Readahead {
+        Readahead { fixed, for_compaction, num_file_reads: 0, pattern: Pattern::default(), buffer: None }
+    }
+
+    fn create(&mut self, initial: usize, max: usize, implicit: bool, num_file_reads: u64) {
+        if self.buffer.is_none() {
+            self.buffer = Some(Box::new(PrefetchBuffer {
+                user_scan: !self.for_compaction,
+                data: Vec::new(),
+                offset: 0,
+                filled: 0,
+                readahead_size: initial,
+                max_readahead_size: max,
+                implicit,
+                num_file_reads,
+                pattern: Pattern::default(),
+            }));
+        }
+    }
+
+    /// RocksDB's `PrefetchIfNeeded`: the iterator moves to the data block at `offset`
+    /// (`len` bytes with its trailer), before the block cache is asked for it.
+    pub(super) fn before_block(&mut self, offset: u64, len: u64, no_io: bool) {
+        if no_io {
+            return;
+        }
+        if self.for_compaction {
+            if self.fixed > 0 {
+                self.create(self.fixed, self.fixed, false, 0);
+            }
+            return;
+        }
+        if self.fixed > 0 {
+            self.create(self.fixed, self.fixed, false, 0);
+            return;
+        }
+        if !self.pattern.is_sequential(offset) {
+            self.pattern.update(offset, len);
+            self.num_file_reads = 1;
+            return;
+        }
+        self.pattern.update(offset, len);
+        self.num_file_reads += 1;
+        if self.num_file_reads <= NUM_FILE_READS_FOR_AUTO_READAHEAD {
+            return;
+        }
+        self.create(INITIAL_AUTO_READAHEAD_SIZE, MAX_AUTO_READAHEAD_SIZE, true, self.num_file_reads);
+    }
+
+    /// The block was found in the block cache: the buffer's read pattern still counts it
+    /// (RocksDB's `UpdateReadPattern` without `adaptive_readahead`).
+    pub(super) fn on_cache_hit(&mut self, offset: u64, len: u64) {
+        if let Some(b) = self.buffer.as_mut() {
+            b.pattern.update(offset, len);
+        }
+    }
+
+    /// RocksDB's `TryReadFromCache`: the block at `offset` (`len` bytes with its trailer)
+    /// from the buffer, reading ahead into it first when the block is not wholly there and
+    /// readahead applies. None: read the block from the file as usual.
+    pub(super) fn try_read(
+        &mut self,
+        file: &Arc<dyn RandomAccessFile>,
+        offset: u64,
+        len: usize,
+        reads: &BlockReads,
+        stats: Option<&Statistics>,
+        name: &str,
+    ) -> Result<Option<&[u8]>> {
+        let Some(b) = self.buffer.as_deref_mut() else { return Ok(None) };
+        if offset < b.offset {
+            return Ok(None);
+        }
+        let end = offset + len as u64;
+        let mut prefetched = false;
+        if end > b.offset + b.filled as u64 {
+            if b.readahead_size == 0 {
+                return Ok(None);
+            }
+            if b.implicit && !b.eligible(offset, len as u64) {
+                return Ok(None);
+            }
+            b.fill(file.as_ref(), offset, len + b.readahead_size, reads, stats, name)?;
+            prefetched = true;
+        } else if b.user_scan {
+            crate::statistics::record_tick(stats, Ticker::PrefetchHits, 1);
+            crate::statistics::record_tick(stats, Ticker::PrefetchBytesUseful, len as u64);
+        }
+        b.pattern.update(offset, len as u64);
+        if prefetched {
+            b.readahead_size = b.max_readahead_size.min(b.readahead_size * 2);
+        }
+        let start = (offset - b.offset) as usize;
+        // Short at the end of the file: the usual read reports the truncation.
+        Ok(b.data[..b.filled].get(start..start + len))
+    }
+}
+
+impl PrefetchBuffer {
+    /// RocksDB's `IsEligibleForPrefetch`.
+    fn eligible(&mut self, offset: u64, len: u64) -> bool {
+        if !self.pattern.is_sequential(offset) {
+            self.pattern.update(offset, len);
+            self.num_file_reads = 1;
+            self.readahead_size = INITIAL_AUTO_READAHEAD_SIZE.min(self.max_readahead_size);
+            return false;
+        }
+        self.num_file_reads += 1;
+        if self.num_file_reads <= NUM_FILE_READS_FOR_AUTO_READAHEAD {
+            self.pattern.update(offset, len);
+            return false;
+        }
+        true
+    }
+
+    /// Makes the buffer hold `[offset, offset + want)` (less at the end of the file): the
+    /// bytes it holds from `offset` on are kept, the rest is read with one file read.
+    fn fill(
+        &mut self,
+        file: &dyn RandomAccessFile,
+        offset: u64,
+        want: usize,
+        reads: &BlockReads,
+        stats: Option<&Statistics>,
+        name: &str,
+    ) -> Result<()> {
+        let held_end = self.offset + self.filled as u64;
+        let kept = if offset >= self.offset && offset < held_end {
+            let from = (offset - self.offset) as usize;
+            self.data.copy_within(from..self.filled, 0);
+            self.filled - from
+        } else {
+            0
+        };
+        if kept > 0 && self.user_scan {
+            crate::statistics::record_tick(stats, Ticker::PrefetchBytesUseful, kept as u64);
+        }
+        self.offset = offset;
+        self.filled = kept;
+        if self.data.len() < want {
+            self.data.resize(want, 0);
+        }
+        let read_len = want - kept;
+        let at = offset + kept as u64;
+        let dst = &mut self.data[kept..want];
+        let got = {
+            let _t = StopWatch::new(stats, Histogram::SstReadMicros);
+            // One read: `read_at` returns fewer bytes only at the end of the file.
+            reads.io(name, || file.read_at(at, dst))?
+        };
+        if self.user_scan {
+            crate::statistics::record_tick(stats, Ticker::PrefetchBytes, read_len as u64);
+        }
+        self.filled = kept + got;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+    use crate::fs::default_fs;
+    use crate::key::{bytewise_internal_comparator, make_internal_key, ValueType};
+    use crate::table::compression::CompressionType;
+    use crate::table::reader::{Table, TableReaderOptions};
+    use crate::table::{TableBuilder, TableBuilderOptions};
+
+    /// A file that records each read (offset, length asked).
+    struct Recording {
+        inner: Arc<dyn RandomAccessFile>,
+        log: Mutex<Vec<(u64, usize)>>,
+    }
+
+    impl RandomAccessFile for Recording {
+        fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize> {
+            self.log.lock().unwrap().push((offset, buf.len()));
+            self.inner.read_at(offset, buf)
+        }
+        fn size(&self) -> Result<u64> {
+            self.inner.size()
+        }
+    }
+
+    impl Recording {
+        fn take(&self) -> Vec<(u64, usize)> {
+            std::mem::take(&mut *self.log.lock().unwrap())
+        }
+    }
+
+    fn key(i: usize) -> Vec<u8> {
+        make_internal_key(format!("key{i:08}").as_bytes(), 7, ValueType::Value)
+    }
+
+    /// A table of about 120 uncompressed 4 KiB data blocks, opened through a recording
+    /// file, with statistics.
+    fn table(dir: &std::path::Path) -> (Arc<Table>, Arc<Recording>, Arc<Statistics>, usize) {
+        let path = dir.join("000007.sst");
+        let n = 4000;
+        let f = default_fs().new_writable_file(&path).unwrap();
+        let mut o = TableBuilderOptions::new(bytewise_internal_comparator());
+        o.compression = CompressionType::None;
+        let mut b = TableBuilder::new(o, f);
+        for i in 0..n {
+            b.add(&key(i), format!("value {i} ").repeat(12).as_bytes()).unwrap();
+        }
+        b.finish().unwrap();
+        let size = default_fs().file_size(&path).unwrap();
+        let rec = Arc::new(Recording {
+            inner: default_fs().new_random_access_file(&path).unwrap(),
+            log: Mutex::new(Vec::new()),
+        });
+        let stats = Arc::new(Statistics::new());
+        let t = Table::open(
+            rec.clone(),
+            size,
+            TableReaderOptions {
+                icmp: bytewise_internal_comparator(),
+                block_cache: None,
+                verify_checksums: true,
+                file_name: path.display().to_string(),
+                cache_key: crate::cache::OffsetableCacheKey::unique(),
+                statistics: Some(stats.clone()),
+            },
+        )
+        .unwrap();
+        rec.take();
+        (t, rec, stats, n)
+    }
+
+    fn reads(readahead_size: usize) -> BlockReads {
+        BlockReads { readahead_size, ..BlockReads::from(true) }
+    }
+
+    /// The data blocks (offset, size with trailer), in file order, as a backward scan
+    /// reads them (no readahead: its reads are never sequential).
+    fn blocks(t: &Arc<Table>, rec: &Recording, n: usize) -> Vec<(u64, usize)> {
+        let mut it = t.iter(reads(0));
+        it.seek_to_last();
+        let mut count = 0;
+        while it.valid() {
+            count += 1;
+            it.prev();
+        }
+        it.status().unwrap();
+        assert_eq!(count, n);
+        let mut b = rec.take();
+        b.reverse();
+        for w in b.windows(2) {
+            assert_eq!(
+                w[0].0 + w[0].1 as u64,
+                w[1].0,
+                "backward reads are whole blocks, no readahead: {b:?}"
+            );
+        }
+        b
+    }
+
+    fn scan_forward(t: &Arc<Table>, r: BlockReads, n: usize) {
+        let mut it = t.iter(r);
+        it.seek_to_first();
+        for i in 0..n {
+            assert!(it.valid(), "{:?}", it.status());
+            assert_eq!(it.key(), &key(i)[..]);
+            assert_eq!(it.value(), format!("value {i} ").repeat(12).as_bytes());
+            it.next();
+        }
+        assert!(!it.valid());
+        it.status().unwrap();
+    }
+
+    #[test]
+    fn auto_readahead_starts_after_two_sequential_reads_and_doubles() {
+        let dir = tempfile::tempdir().unwrap();
+        let (t, rec, stats, n) = table(dir.path());
+        let blocks = blocks(&t, &rec, n);
+        assert!(blocks.len() > 100, "{} blocks", blocks.len());
+        let before = stats.ticker_count(Ticker::PrefetchHits);
+        assert_eq!(before, 0);
+
+        scan_forward(&t, reads(0), n);
+        let r = rec.take();
+        // Two reads of one block each, then the third block with 8 KiB more.
+        assert_eq!(r[0], blocks[0]);
+        assert_eq!(r[1], blocks[1]);
+        assert_eq!(r[2], (blocks[2].0, blocks[2].1 + INITIAL_AUTO_READAHEAD_SIZE));
+        // Each later read continues where the buffer ended (the bytes it still held of the
+        // block are kept), asking for the block plus twice the readahead before, up to 256 KiB.
+        let mut ra = INITIAL_AUTO_READAHEAD_SIZE * 2;
+        for w in r[2..].windows(2) {
+            let (off, len) = w[1];
+            assert_eq!(w[0].0 + w[0].1 as u64, off, "{r:?}");
+            assert!(
+                len <= blocks[0].1.max(blocks[1].1) * 2 + ra && len > ra / 2,
+                "read {len} at readahead {ra}: {r:?}"
+            );
+            ra = (ra * 2).min(MAX_AUTO_READAHEAD_SIZE);
+        }
+        let largest = r.iter().map(|x| x.1).max().unwrap();
+        assert!(largest > MAX_AUTO_READAHEAD_SIZE / 2 && largest <= MAX_AUTO_READAHEAD_SIZE + 8192, "{r:?}");
+        // Far fewer reads than blocks; every block not read alone came from the buffer.
+        assert!(r.len() < blocks.len() / 4, "{} reads for {} blocks", r.len(), blocks.len());
+        let hits = stats.ticker_count(Ticker::PrefetchHits);
+        assert!(hits as usize >= blocks.len() - r.len(), "{hits} hits, {} reads", r.len());
+        assert!(stats.ticker_count(Ticker::PrefetchBytes) > 0);
+        assert!(
+            stats.ticker_count(Ticker::PrefetchBytesUseful)
+                >= blocks[3..].iter().map(|b| b.1 as u64).sum::<u64>() / 2
+        );
+    }
+
+    #[test]
+    fn fixed_readahead_from_the_first_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let (t, rec, _stats, n) = table(dir.path());
+        let blocks = blocks(&t, &rec, n);
+        scan_forward(&t, reads(64 << 10), n);
+        let r = rec.take();
+        assert_eq!(r[0], (blocks[0].0, blocks[0].1 + (64 << 10)));
+        for w in r.windows(2) {
+            assert_eq!(w[0].0 + w[0].1 as u64, w[1].0, "{r:?}");
+            assert!(w[1].1 <= (64 << 10) + 2 * blocks[0].1, "fixed size does not grow: {r:?}");
+        }
+        let total: u64 = blocks.iter().map(|b| b.1 as u64).sum();
+        assert!(r.len() as u64 <= total / (60 << 10) + 2, "{} reads", r.len());
+    }
+
+    #[test]
+    fn random_seeks_read_single_blocks() {
+        let dir = tempfile::tempdir().unwrap();
+        let (t, rec, stats, n) = table(dir.path());
+        let blocks = blocks(&t, &rec, n);
+        let mut it = t.iter(reads(0));
+        // Every seek lands two blocks or more away from the last one: never sequential.
+        for i in 0..60 {
+            let k = (i * 1543) % n;
+            it.seek(&key(k));
+            assert!(it.valid());
+            assert_eq!(it.key(), &key(k)[..]);
+        }
+        for (off, len) in rec.take() {
+            assert!(blocks.contains(&(off, len)), "read ({off}, {len}) is not one block");
+        }
+        assert_eq!(stats.ticker_count(Ticker::PrefetchBytes), 0);
+    }
+
+    #[test]
+    fn no_readahead_without_io() {
+        let mut ra = Readahead::new(0, false);
+        for i in 0..10u64 {
+            ra.before_block(i * 100, 100, true);
+        }
+        assert!(ra.buffer.is_none());
+        let mut ra = Readahead::new(4096, false);
+        ra.before_block(0, 100, true);
+        assert!(ra.buffer.is_none());
+        ra.before_block(0, 100, false);
+        assert!(ra.buffer.is_some());
+    }
+}
