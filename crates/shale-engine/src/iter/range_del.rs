@@ -54,15 +54,18 @@ pub struct FragmentedTombstones {
     bytewise: bool,
     fragments: Vec<TombstoneFragment>,
     /// With user-defined timestamps: per fragment, the timestamp of each tombstone in
-    /// `seqs` (same order). Empty without timestamps.
-    timestamps: Vec<Vec<Vec<u8>>>,
+    /// `seqs` (same order). None without timestamps (a pointer, so that the many iterators
+    /// built without tombstones pay nothing for it).
+    timestamps: Option<Box<[Vec<Vec<u8>>]>>,
 }
 
 impl FragmentedTombstones {
     pub fn new(ucmp: ComparatorRef, mut tombstones: Vec<RangeTombstone>) -> Self {
-        let ts_sz = ucmp.timestamp_size();
-        if ts_sz > 0 {
-            return Self::with_timestamps(ucmp, tombstones, ts_sz);
+        if !tombstones.is_empty() {
+            let ts_sz = ucmp.timestamp_size();
+            if ts_sz > 0 {
+                return Self::with_timestamps(ucmp, tombstones, ts_sz);
+            }
         }
         let bytewise = ucmp.is_bytewise();
         let cmp = |a: &[u8], b: &[u8]| if bytewise { a.cmp(b) } else { ucmp.compare(a, b) };
@@ -100,7 +103,7 @@ impl FragmentedTombstones {
             }
             fragments.push(TombstoneFragment { start: lo.to_vec(), end: hi.to_vec(), seqs });
         }
-        FragmentedTombstones { ucmp, bytewise, fragments, timestamps: Vec::new() }
+        FragmentedTombstones { ucmp, bytewise, fragments, timestamps: None }
     }
 
     /// Fragments tombstones whose keys carry `ts_sz`-byte timestamps (see the module
@@ -155,7 +158,12 @@ impl FragmentedTombstones {
             fragments.push(TombstoneFragment { start: lo.to_vec(), end: hi.to_vec(), seqs });
             timestamps.push(tss);
         }
-        FragmentedTombstones { ucmp, bytewise: false, fragments, timestamps }
+        FragmentedTombstones {
+            ucmp,
+            bytewise: false,
+            fragments,
+            timestamps: Some(timestamps.into_boxed_slice()),
+        }
     }
 
     /// The largest sequence number `<= upper` among tombstones containing `user_key` (a key
@@ -168,7 +176,8 @@ impl FragmentedTombstones {
         read_ts: &[u8],
     ) -> SequenceNumber {
         let Some(i) = self.fragment_index(user_key) else { return 0 };
-        let (Some(f), Some(tss)) = (self.fragments.get(i), self.timestamps.get(i)) else {
+        let (Some(f), Some(tss)) = (self.fragments.get(i), self.timestamps.as_ref().and_then(|t| t.get(i)))
+        else {
             return self.seq_in_fragment(i, upper);
         };
         f.seqs
