@@ -619,6 +619,22 @@ impl DbInner {
     /// `unordered_write` (RocksDB's `UnorderedWriteMemtable`): inserts one writer's batch
     /// at once with other writers, then leaves the pending count (waking a switch or an
     /// exclusive writer waiting for it to drain). A failure is a background error.
+    /// Records the families whose memtables an insert filled (`WalMeta::full`), for the next
+    /// writer's slow path to switch, and asks for that slow path.
+    fn mark_memtables_full(&self, full: Vec<u32>) {
+        if full.is_empty() {
+            return;
+        }
+        let mut meta = self.wal_meta.lock();
+        for id in full {
+            if !meta.full.contains(&id) {
+                meta.full.push(id);
+            }
+        }
+        drop(meta);
+        self.write_control.set_attention(true);
+    }
+
     fn run_own_insert(&self, own: OwnInsert) -> Result<()> {
         let OwnInsert { batch, first_seq, mems, ignore_missing } = own;
         let timer = PerfTimer::new(Field::WriteMemtableTime);
@@ -626,16 +642,7 @@ impl DbInner {
         let r = insert_batch(&mems, &batch, first_seq, true, ignore_missing, &mut full, None);
         drop(timer);
         drop(mems);
-        if !full.is_empty() {
-            let mut meta = self.wal_meta.lock();
-            for id in full {
-                if !meta.full.contains(&id) {
-                    meta.full.push(id);
-                }
-            }
-            drop(meta);
-            self.write_control.set_attention(true);
-        }
+        self.mark_memtables_full(full);
         if self.mem_writers.unordered_pending.fetch_sub(1, Ordering::AcqRel) == 1 {
             let _mq = self.mem_writers.queue.lock();
             self.mem_writers.drained.notify_all();
@@ -892,16 +899,7 @@ impl DbInner {
         }
         // Every insert finished (the AcqRel decrements order them before this point).
         let full = std::mem::take(&mut *group.full.lock());
-        if !full.is_empty() {
-            let mut meta = self.wal_meta.lock();
-            for id in full {
-                if !meta.full.contains(&id) {
-                    meta.full.push(id);
-                }
-            }
-            drop(meta);
-            self.write_control.set_attention(true);
-        }
+        self.mark_memtables_full(full);
         let result = match group.error.lock().take() {
             Some(e) => Err(e),
             None => {
@@ -1237,16 +1235,7 @@ impl DbInner {
         let mut full = Vec::new();
         insert_batch(&mems, batch, first_seq, false, skip_missing, &mut full, Some(&merge))?;
         drop(memtable_timer);
-        if !full.is_empty() {
-            let mut meta = self.wal_meta.lock();
-            for id in full {
-                if !meta.full.contains(&id) {
-                    meta.full.push(id);
-                }
-            }
-            drop(meta);
-            self.write_control.set_attention(true);
-        }
+        self.mark_memtables_full(full);
         self.versions.set_last_sequence(first_seq + count - 1);
         bump(&self.stats.write_groups, 1);
         bump(&self.stats.writes, guards.len() as u64);
