@@ -430,7 +430,7 @@ unsafe fn prev_slot<'a>(node: *mut u8) -> &'a AtomicPtr<u8> {
 /// # Safety
 /// `p` points at a complete varint32 written by [`write_varint32`] inside live memory.
 #[inline]
-unsafe fn read_varint32(p: *const u8) -> (usize, *const u8) {
+pub(super) unsafe fn read_varint32(p: *const u8) -> (usize, *const u8) {
     // SAFETY: the varint is complete, so every byte read up to its last is in bounds.
     unsafe {
         let b = *p;
@@ -487,7 +487,8 @@ unsafe fn node_value<'a>(node: *mut u8) -> &'a [u8] {
     }
 }
 
-fn write_varint32(dst: &mut [u8], mut pos: usize, mut v: u32) -> usize {
+/// Writes `v` as a varint32 at `dst[pos..]`; returns the position after it.
+pub(super) fn write_varint32(dst: &mut [u8], mut pos: usize, mut v: u32) -> usize {
     while v >= 0x80 {
         dst[pos] = (v as u8) | 0x80;
         v >>= 7;

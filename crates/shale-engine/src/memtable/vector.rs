@@ -39,7 +39,7 @@ use std::sync::Arc;
 
 use parking_lot::RwLock;
 
-use super::skiplist::SkipList;
+use super::skiplist::{read_varint32, write_varint32, SkipList};
 use crate::error::Result;
 use crate::iter::InternalIterator;
 use crate::key::InternalKeyComparator;
@@ -55,40 +55,6 @@ struct Entry(NonNull<u8>);
 unsafe impl Send for Entry {}
 // SAFETY: see the Send impl above.
 unsafe impl Sync for Entry {}
-
-/// Decodes the varint32 at `p`: the value and the pointer past it.
-///
-/// # Safety
-/// `p` points at a complete varint32 in live memory.
-#[inline]
-unsafe fn read_varint32(p: *const u8) -> (usize, *const u8) {
-    let mut result = 0u32;
-    let mut q = p;
-    let mut shift = 0;
-    loop {
-        // SAFETY: the varint is complete, so every byte read up to its last is in bounds.
-        let b = unsafe { *q };
-        // SAFETY: as above, the next byte (if any) belongs to the same varint.
-        q = unsafe { q.add(1) };
-        result |= u32::from(b & 0x7f) << shift;
-        if b < 0x80 || shift >= 28 {
-            return (result as usize, q);
-        }
-        shift += 7;
-    }
-}
-
-/// Writes `v` as a varint32 at the start of `dst`; returns the bytes written.
-fn write_varint32(dst: &mut [u8], mut v: u32) -> usize {
-    let mut i = 0;
-    while v >= 0x80 {
-        dst[i] = (v as u8) | 0x80;
-        v >>= 7;
-        i += 1;
-    }
-    dst[i] = v as u8;
-    i + 1
-}
 
 fn varint_len(v: usize) -> usize {
     crate::coding::varint_length(v as u64)
@@ -174,12 +140,12 @@ impl VectorRep {
         // SAFETY: `p` is `total` fresh bytes of the arena, written by this thread alone
         // until the entry is appended below (under the lock readers copy under).
         let dst = unsafe { std::slice::from_raw_parts_mut(p.as_ptr(), total) };
-        let mut pos = write_varint32(dst, k32);
+        let mut pos = write_varint32(dst, 0, k32);
         dst[pos..pos + user_key.len()].copy_from_slice(user_key);
         pos += user_key.len();
         dst[pos..pos + 8].copy_from_slice(&trailer.to_le_bytes());
         pos += 8;
-        pos += write_varint32(&mut dst[pos..], v32);
+        pos = write_varint32(dst, pos, v32);
         dst[pos..].copy_from_slice(value);
         let mut s = self.state.write();
         // Inserts come before the memtable turns immutable; one after (none is made) would
@@ -293,7 +259,7 @@ impl VectorRep {
             }
             let Some(_guard) = accept(e.key()) else { return false };
             let mut varint = [0u8; 5];
-            let n = write_varint32(&mut varint, new32);
+            let n = write_varint32(&mut varint, 0, new32);
             // The new varint is no longer than the old one, the value no longer than the
             // old value: both fit the entry's bytes.
             std::ptr::copy_nonoverlapping(varint.as_ptr(), vpos, n);

@@ -506,16 +506,7 @@ impl DbInner {
             mq.len() == 1
         };
         // Off the write queue, its writers still waiting for their results.
-        let mut q = self.writers.lock();
-        for w in group {
-            let popped = q.queue.pop_front();
-            debug_assert!(popped.is_some_and(|p| Arc::ptr_eq(&p, w)));
-        }
-        let next = q.queue.front().cloned();
-        drop(q);
-        if let Some(n) = next {
-            n.wake();
-        }
+        self.leave_write_queue(group);
         if front {
             return;
         }
@@ -600,16 +591,7 @@ impl DbInner {
             }
         }
         drop(guards);
-        let mut q = self.writers.lock();
-        for w in group {
-            let popped = q.queue.pop_front();
-            debug_assert!(popped.is_some_and(|p| Arc::ptr_eq(&p, w)));
-        }
-        let next = q.queue.front().cloned();
-        drop(q);
-        if let Some(n) = next {
-            n.wake();
-        }
+        self.leave_write_queue(group);
         for w in group.iter().filter(|w| !Arc::ptr_eq(w, me)) {
             w.wake();
         }
@@ -784,6 +766,21 @@ impl DbInner {
         let stats = self.opts.statistics.as_deref();
         let existing = op.full_merge(key, base.as_deref(), operands, stats).ok()?;
         op.full_merge(key, Some(&existing), vec![operand.to_vec()], stats).ok()
+    }
+
+    /// Takes the group off the write queue and wakes the next leader (the writer now at the
+    /// front); the group's writers keep waiting for their results.
+    fn leave_write_queue(&self, group: &[Arc<Writer>]) {
+        let mut q = self.writers.lock();
+        for w in group {
+            let popped = q.queue.pop_front();
+            debug_assert!(popped.is_some_and(|p| Arc::ptr_eq(&p, w)));
+        }
+        let next = q.queue.front().cloned();
+        drop(q);
+        if let Some(n) = next {
+            n.wake();
+        }
     }
 
     /// Takes the group off the queue with its result and wakes its writers and the next
