@@ -279,20 +279,13 @@ impl BlockBasedOptions {
     }
 }
 
-/// The identities a database open records in every table it writes (RocksDB's
-/// "rocksdb.creating.db.identity", "rocksdb.creating.session.identity",
-/// "rocksdb.creating.host.identity"); set at open (`db/open.rs`).
-#[derive(Debug)]
-pub(crate) struct TableIds {
-    pub db_id: String,
-    pub session_id: String,
-    pub host_id: String,
-}
+/// The identities a database open records in every table it writes; set at open
+/// (`db/open.rs`, the engine's type).
+pub(crate) use shale_engine::config::TableIds;
 
-impl TableIds {
-    pub(crate) fn new(db_id: String) -> TableIds {
-        TableIds { db_id, session_id: crate::env::new_session_id(), host_id: crate::env::host_name() }
-    }
+/// The identities of an open of the database `db_id`: a new session id, this host's name.
+pub(crate) fn table_ids(db_id: String) -> TableIds {
+    TableIds { db_id, session_id: crate::env::new_session_id(), host_id: crate::env::host_name() }
 }
 
 /// The memtable factory `set_memtable_factory` (or an OPTIONS file) chose, with the settings
