@@ -14,7 +14,7 @@ use crate::table::builder::CompressionOpts;
 use shale_base::compression::CompressionType;
 
 mod db;
-pub use db::{DbConfig, SystemClock, TableIds};
+pub use db::{DbConfig, LogLevel, SystemClock, TableIds};
 
 /// How a family compacts (RocksDB's `CompactionStyle`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

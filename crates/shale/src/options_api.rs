@@ -16,16 +16,8 @@ use crate::options::{BlockBasedOptions, Cache, DBCompressionType, Options, ReadO
 use crate::slice_transform::SliceTransform;
 use crate::statistics::{Histogram, HistogramData, StatsLevel, Ticker};
 
-/// Info-log verbosity, as rust-rocksdb's `LogLevel`.
-#[derive(Debug, Copy, Clone, PartialEq, Eq)]
-pub enum LogLevel {
-    Debug = 0,
-    Info,
-    Warn,
-    Error,
-    Fatal,
-    Header,
-}
+/// Info-log verbosity, as rust-rocksdb's `LogLevel` (the engine's type).
+pub use shale_engine::config::LogLevel;
 
 /// Where reads may be served from, as rust-rocksdb's `ReadTier`.
 #[derive(Debug, Copy, Clone, PartialEq, Eq)]

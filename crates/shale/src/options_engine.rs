@@ -88,6 +88,11 @@ impl Options {
             stats_history_buffer_size: self.stats_history_buffer_size,
             stats_history_clock: self.stats_history_clock.clone(),
             dump_malloc_stats: self.dump_malloc_stats,
+            db_log_dir: self.db_log_dir.clone(),
+            info_log_level: self.info_log_level,
+            max_log_file_size: self.max_log_file_size as u64,
+            log_file_time_to_roll: self.log_file_time_to_roll as u64,
+            keep_log_file_num: self.keep_log_file_num,
             ttl_db: self.ttl_db,
             table_ids: self.table_ids.clone(),
         }
@@ -279,6 +284,11 @@ mod tests {
             (d.stats_persist_period_sec, d.persist_stats_to_disk, d.stats_history_buffer_size)
         );
         assert_eq!((c.dump_malloc_stats, c.ttl_db), (d.dump_malloc_stats, d.ttl_db));
+        assert_eq!((c.db_log_dir.clone(), c.info_log_level), (d.db_log_dir.clone(), d.info_log_level));
+        assert_eq!(
+            (c.max_log_file_size, c.log_file_time_to_roll, c.keep_log_file_num),
+            (d.max_log_file_size, d.log_file_time_to_roll, d.keep_log_file_num)
+        );
         assert!(c.write_buffer_manager.is_none() && c.rate_limiter.is_none() && c.row_cache.is_none());
         assert!(c.statistics.is_none() && c.stats_history_clock.is_none() && c.table_ids.is_none());
     }

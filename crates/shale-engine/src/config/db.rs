@@ -25,6 +25,17 @@ pub trait SystemClock: Send + Sync {
     fn now_micros(&self) -> u64;
 }
 
+/// Info-log verbosity (RocksDB's `InfoLogLevel`, rust-rocksdb's `LogLevel`).
+#[derive(Debug, Copy, Clone, PartialEq, Eq)]
+pub enum LogLevel {
+    Debug = 0,
+    Info,
+    Warn,
+    Error,
+    Fatal,
+    Header,
+}
+
 /// The identities a database open records in every table it writes (RocksDB's
 /// "rocksdb.creating.db.identity", "rocksdb.creating.session.identity",
 /// "rocksdb.creating.host.identity").
@@ -157,6 +168,16 @@ pub struct DbConfig {
     pub stats_history_clock: Option<Arc<dyn SystemClock>>,
     /// `dump_malloc_stats`.
     pub dump_malloc_stats: bool,
+    /// `db_log_dir` (empty: the LOG is in the database directory).
+    pub db_log_dir: PathBuf,
+    /// `info_log_level`.
+    pub info_log_level: LogLevel,
+    /// `max_log_file_size`, bytes (0: the LOG never rolls by size).
+    pub max_log_file_size: u64,
+    /// `log_file_time_to_roll`, seconds (0: never by time).
+    pub log_file_time_to_roll: u64,
+    /// `keep_log_file_num`.
+    pub keep_log_file_num: usize,
     /// A TTL database (`DBWithTTL`): the TTL in seconds; every write carries its write time.
     pub ttl_db: Option<i32>,
     /// The identities every table this open writes records (set at open, after the DB id).
@@ -226,6 +247,11 @@ impl Default for DbConfig {
             stats_history_buffer_size: 1024 * 1024,
             stats_history_clock: None,
             dump_malloc_stats: false,
+            db_log_dir: PathBuf::new(),
+            info_log_level: LogLevel::Info,
+            max_log_file_size: 0,
+            log_file_time_to_roll: 0,
+            keep_log_file_num: 1000,
             ttl_db: None,
             table_ids: None,
         }

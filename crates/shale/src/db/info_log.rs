@@ -119,12 +119,12 @@ pub(crate) struct LogFiles {
 }
 
 impl LogFiles {
-    /// The settings of `o`, with the system clock.
-    pub fn of(o: &crate::Options) -> LogFiles {
+    /// The settings of `c`, with the system clock.
+    pub fn of(c: &shale_engine::config::DbConfig) -> LogFiles {
         LogFiles {
-            max_size: o.max_log_file_size as u64,
-            time_to_roll: o.log_file_time_to_roll as u64,
-            keep: o.keep_log_file_num,
+            max_size: c.max_log_file_size,
+            time_to_roll: c.log_file_time_to_roll,
+            keep: c.keep_log_file_num,
             clock: system_clock(),
         }
     }

@@ -128,8 +128,8 @@ pub(crate) fn open<T: ThreadMode>(
     check_direct_io(&*fs, &current, &config)?;
     let info_log = match &opts.info_logger {
         Some(u) => InfoLog::for_user(u.clone()),
-        None => InfoLog::open(&fs, path, &opts.db_log_dir, &super::info_log::LogFiles::of(opts))?
-            .with_level(opts.info_log_level),
+        None => InfoLog::open(&fs, path, &config.db_log_dir, &super::info_log::LogFiles::of(&config))?
+            .with_level(config.info_log_level),
     };
     info_log.header(format_args!("Shale version: {}", env!("CARGO_PKG_VERSION")));
     info_log.header(format_args!("DB path: {}", path.display()));
@@ -1049,13 +1049,15 @@ pub(crate) fn close(inner: &Arc<DbInner>) {
 }
 
 pub(crate) fn list_cf(opts: &Options, path: &Path) -> Result<Vec<String>> {
-    let fs = opts.fs.clone().unwrap_or_else(default_fs);
+    let config = opts.engine_db_config(path);
+    let fs = config.fs.clone().unwrap_or_else(default_fs);
     let recovered = manifest::recover(&*fs, path)?;
     Ok(recovered.column_families.values().map(|c| c.name.clone()).collect())
 }
 
 pub(crate) fn destroy(opts: &Options, path: &Path) -> Result<()> {
-    let fs = opts.fs.clone().unwrap_or_else(default_fs);
+    let config = opts.engine_db_config(path);
+    let fs = config.fs.clone().unwrap_or_else(default_fs);
     if !fs.file_exists(path) {
         return Ok(());
     }
@@ -1063,7 +1065,7 @@ pub(crate) fn destroy(opts: &Options, path: &Path) -> Result<()> {
     let lock = fs.lock_file(&lock_path)?;
     // RocksDB's DestroyDB: the tables in every db_path too (and the path directories
     // left empty).
-    for (dir, _) in opts.db_paths.iter().filter(|(d, _)| d != path) {
+    for (dir, _) in config.db_paths.iter().filter(|(d, _)| d != path) {
         let Ok(children) = fs.children(dir) else { continue };
         for name in children {
             if let Some(FileType::Table(_)) = filename::parse_file_name(&name) {
@@ -1074,7 +1076,7 @@ pub(crate) fn destroy(opts: &Options, path: &Path) -> Result<()> {
     }
     // The WAL archive, then the WAL directory when it is not the database's (RocksDB's
     // DestroyDB removes both once empty).
-    let wal_dir = opts.wal_dir_of(path);
+    let wal_dir = config.wal_dir.clone();
     let archive = filename::wal_archive_dir(&wal_dir);
     let wal_dirs = if wal_dir == path { vec![archive] } else { vec![archive, wal_dir] };
     for dir in &wal_dirs {

@@ -126,10 +126,13 @@ pub(crate) fn open_secondary<T: ThreadMode>(
 ) -> Result<DBWithThreadMode<T>> {
     let fs = file_system(opts);
     fs.create_dir_all(secondary_path)?;
+    let config = opts.engine_db_config(path);
     let info_log = match &opts.info_logger {
         Some(u) => InfoLog::for_user(u.clone()),
-        None => InfoLog::open(&fs, secondary_path, &opts.db_log_dir, &super::info_log::LogFiles::of(opts))?
-            .with_level(opts.info_log_level),
+        None => {
+            InfoLog::open(&fs, secondary_path, &config.db_log_dir, &super::info_log::LogFiles::of(&config))?
+                .with_level(config.info_log_level)
+        }
     };
     info_log.log(format_args!("Shale version: {}", env!("CARGO_PKG_VERSION")));
     info_log.log(format_args!("Secondary instance of {}", path.display()));
