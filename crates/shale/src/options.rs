@@ -608,6 +608,18 @@ pub struct Options {
     /// writer's buffer; `flush_wal` (or a full buffer, a sync write, a WAL roll, close)
     /// writes it out (`db/write.rs`, `db/wal_sync.rs`).
     pub(crate) manual_wal_flush: bool,
+    /// RocksDB's `avoid_flush_during_recovery` (immutable, default false): an open leaves
+    /// what it replays from the WALs in the memtables, and the WALs alive, instead of
+    /// writing level-0 tables (`db/open.rs`); off with `allow_2pc`, as RocksDB's
+    /// SanitizeOptions says.
+    pub(crate) avoid_flush_during_recovery: bool,
+    /// RocksDB's `avoid_flush_during_shutdown` (mutable, default false): close does not
+    /// flush the memtables that hold writes made without the WAL (`db/open.rs::close`).
+    pub(crate) avoid_flush_during_shutdown: bool,
+    /// RocksDB's `write_identity_file` (immutable, default true): false writes no IDENTITY
+    /// file and an open deletes one left over; the id lives in the MANIFEST only, so it
+    /// cannot be false together with `write_dbid_to_manifest` (InvalidArgument at open).
+    pub(crate) write_identity_file: bool,
     /// The family's merge operator (`set_merge_operator*`, issue 15; `merge_operator.rs`).
     pub(crate) merge_operator: Option<Arc<crate::merge_operator::MergeOperator>>,
     /// The family's compaction filter and filter factory (`compaction_filter.rs`).
@@ -835,6 +847,9 @@ impl Default for Options {
             memtable_rep: MemtableRep::SkipList,
             allow_2pc: false,
             manual_wal_flush: false,
+            avoid_flush_during_recovery: false,
+            avoid_flush_during_shutdown: false,
+            write_identity_file: true,
             merge_operator: None,
             compaction_filter: None,
             compaction_filter_factory: None,

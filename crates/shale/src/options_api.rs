@@ -1729,6 +1729,29 @@ impl Options {
         self.manual_wal_flush = is_enabled;
     }
 
+    /// RocksDB's `avoid_flush_during_recovery` (rust-rocksdb 0.25 has no setter; RocksDB's
+    /// C API and OPTIONS files do): an open keeps what it replays from the WALs in the
+    /// memtables and keeps those WALs, instead of writing level-0 tables; a memtable that
+    /// fills during replay is still flushed, and then every family is, as RocksDB's
+    /// `MaybeFlushFinalMemtableOrRestoreActiveLogFiles`. Ignored with `allow_2pc` (a
+    /// TransactionDB), as RocksDB's SanitizeOptions.
+    pub fn set_avoid_flush_during_recovery(&mut self, val: bool) {
+        self.avoid_flush_during_recovery = val;
+    }
+
+    /// RocksDB's `avoid_flush_during_shutdown` (no rust-rocksdb setter): close leaves the
+    /// writes made with `disable_wal` unflushed (they are lost) instead of flushing them.
+    pub fn set_avoid_flush_during_shutdown(&mut self, val: bool) {
+        self.avoid_flush_during_shutdown = val;
+    }
+
+    /// RocksDB's `write_identity_file` (no rust-rocksdb setter; default true): false keeps
+    /// the database id in the MANIFEST only (no IDENTITY file; an open deletes an old one).
+    /// With `write_dbid_to_manifest` false too, open fails with RocksDB's InvalidArgument.
+    pub fn set_write_identity_file(&mut self, val: bool) {
+        self.write_identity_file = val;
+    }
+
     /// Families flushed together are installed together: one MANIFEST write (an atomic
     /// group), so a crash keeps all of their new tables or none (`db/flush.rs`). A full
     /// memtable then switches every non-empty family's.
