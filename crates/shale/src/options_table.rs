@@ -2218,6 +2218,58 @@ mod tests {
         }
     }
 
+    /// The options RocksDB 11.8.1 marks `kDeprecated` (db_options.cc, cf_options.cc) that
+    /// have a row: accepted with any text, never written (no getter).
+    #[test]
+    fn deprecated_rows_accept_anything_and_are_never_written() {
+        let db = [
+            "allow_os_buffer",
+            "base_background_compactions",
+            "use_direct_writes",
+            "disableDataSync",
+            "experimental_allow_mempurge",
+            "experimental_mempurge_policy",
+            "skip_log_error_on_recovery",
+            "skip_checking_sst_file_sizes_on_db_open",
+            "new_table_reader_for_compaction_inputs",
+            "random_access_max_buffer_size",
+            "preserve_deletes",
+            "seq_per_batch",
+        ];
+        let cf = [
+            "filter_deletes",
+            "check_flush_compaction_key_order",
+            "verify_checksums_in_compaction",
+            "hard_rate_limit",
+            "soft_rate_limit",
+            "ignore_max_compaction_bytes_for_input",
+            "expanded_compaction_factor",
+            "max_grandparent_overlap_factor",
+            "source_compaction_factor",
+            "memtable_prefix_bloom_huge_page_tlb_size",
+            "memtable_prefix_bloom_bits",
+            "memtable_prefix_bloom_probes",
+            "min_partial_merge_operands",
+            "snap_refresh_nanos",
+            "bottommost_temperature",
+            "compaction_measure_io_stats",
+            "purge_redundant_kvs_while_flush",
+            "level_compaction_dynamic_file_size",
+            "max_mem_compaction_level",
+            "max_write_buffer_number_to_maintain",
+            "rate_limit_delay_max_milliseconds",
+        ];
+        let sections = db.iter().map(|n| (Section::Db, *n)).chain(cf.iter().map(|n| (Section::Cf, *n)));
+        for (section, name) in sections {
+            let r = find(section, name).unwrap_or_else(|| panic!("{name} has no row"));
+            let mut o = Options::default();
+            assert!(r.set(&mut o, "no value RocksDB parses").unwrap(), "{name}");
+            assert!(r.get(&o).is_none(), "{name} has a getter");
+            let f = crate::db::options_writer::options_file_of(&o, &[("default", &o)]);
+            assert!(f.db_option(name).is_none() && f.cfs[0].option(name).is_none(), "{name} written");
+        }
+    }
+
     #[test]
     fn every_log_entry_has_a_value() {
         let o = Options::default();
