@@ -620,6 +620,13 @@ pub struct Options {
     /// file and an open deletes one left over; the id lives in the MANIFEST only, so it
     /// cannot be false together with `write_dbid_to_manifest` (InvalidArgument at open).
     pub(crate) write_identity_file: bool,
+    /// RocksDB's `max_write_batch_group_size_bytes` (immutable, default 1 MiB): the most
+    /// bytes a write group's leader gathers into one WAL record (`db/write.rs::build_group`).
+    pub(crate) max_write_batch_group_size_bytes: u64,
+    /// RocksDB's `disallow_memtable_writes` (family, immutable, default false): the family is
+    /// filled by ingestion and import only; writes to it are InvalidArgument, and so is an
+    /// open whose WALs hold writes to it, or that sets it on the default family.
+    pub(crate) disallow_memtable_writes: bool,
     /// The family's merge operator (`set_merge_operator*`, issue 15; `merge_operator.rs`).
     pub(crate) merge_operator: Option<Arc<crate::merge_operator::MergeOperator>>,
     /// The family's compaction filter and filter factory (`compaction_filter.rs`).
@@ -850,6 +857,8 @@ impl Default for Options {
             avoid_flush_during_recovery: false,
             avoid_flush_during_shutdown: false,
             write_identity_file: true,
+            max_write_batch_group_size_bytes: 1 << 20,
+            disallow_memtable_writes: false,
             merge_operator: None,
             compaction_filter: None,
             compaction_filter_factory: None,

@@ -1752,6 +1752,24 @@ impl Options {
         self.write_identity_file = val;
     }
 
+    /// RocksDB's `max_write_batch_group_size_bytes` (default 1 MiB; RocksDB's C API setter,
+    /// not rust-rocksdb 0.25's): a write group's leader takes the writers queued behind it
+    /// into its WAL record up to this many bytes, or up to its own size plus an eighth of
+    /// this when it is itself at most that eighth, as RocksDB's write thread.
+    pub fn set_max_write_batch_group_size_bytes(&mut self, val: u64) {
+        self.max_write_batch_group_size_bytes = val;
+    }
+
+    /// RocksDB's `disallow_memtable_writes` (a family option; RocksDB's C API setter, not
+    /// rust-rocksdb 0.25's): the family takes data only by `ingest_external_file*`; a write
+    /// naming it fails with InvalidArgument "This column family has
+    /// disallow_memtable_writes=true" (the whole write, nothing applied), an open whose WALs
+    /// hold writes to it fails the same way, and the default family cannot have it (open:
+    /// InvalidArgument). Not changeable by `set_options`.
+    pub fn set_disallow_memtable_writes(&mut self, val: bool) {
+        self.disallow_memtable_writes = val;
+    }
+
     /// Families flushed together are installed together: one MANIFEST write (an atomic
     /// group), so a crash keeps all of their new tables or none (`db/flush.rs`). A full
     /// memtable then switches every non-empty family's.

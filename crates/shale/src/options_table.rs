@@ -586,6 +586,17 @@ pub(crate) static ROWS: &[OptionRow] = &[
         }),
     ),
     opt(
+        "max_write_batch_group_size_bytes",
+        Db,
+        Int,
+        No,
+        Some(|o| o.max_write_batch_group_size_bytes.to_string()),
+        Some(|o, n, v| {
+            o.set_max_write_batch_group_size_bytes(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
         "wal_compression",
         Db,
         Enum,
@@ -1840,6 +1851,17 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Some(|c| c.sanitized_max_write_buffer_size_to_maintain().to_string()),
         Some(|o, n, v| {
             o.set_max_write_buffer_size_to_maintain(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "disallow_memtable_writes",
+        Cf,
+        Bool,
+        No,
+        Some(|c| c.disallow_memtable_writes.to_string()),
+        Some(|o, n, v| {
+            o.set_disallow_memtable_writes(boolean(n, v)?);
             Ok(true)
         }),
     ),

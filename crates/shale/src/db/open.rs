@@ -149,6 +149,12 @@ pub(crate) fn open<T: ThreadMode>(
     }
     for d in &mut descs {
         d.options.sanitize_ingest_behind(opts);
+        // RocksDB's DBImpl::ValidateOptions.
+        if d.name == DEFAULT_COLUMN_FAMILY_NAME && d.options.disallow_memtable_writes {
+            return Err(Error::invalid_argument(
+                "Default column family cannot use disallow_memtable_writes=true",
+            ));
+        }
     }
     // The hidden stats family is opened whenever the MANIFEST holds it, named or not (as
     // RocksDB's VersionEditHandler opens it); unnamed, it gets no handle.
@@ -927,6 +933,7 @@ fn replay_wal(
             }
         }
         check_wal_timestamp_sizes(&batch, reader.recorded_timestamp_sizes(), cfs, &name)?;
+        check_memtable_writes_allowed(&batch, wal, cfs)?;
         let mut seq = batch.sequence();
         // Entries of a prepare section go to the prepared transaction, not the memtables;
         // a commit marker inserts its transaction's entries (RocksDB's MemTableInserter
@@ -971,6 +978,20 @@ fn replay_wal(
         replay.corrupted_wal = wal;
     }
     Ok(replay.stopped)
+}
+
+/// `disallow_memtable_writes`: a WAL record for such a family fails the open, as RocksDB's
+/// MemTableInserter does (the option can be set between opens, not over unflushed writes).
+fn check_memtable_writes_allowed(batch: &WriteBatch, wal: u64, cfs: &BTreeMap<u32, CfState>) -> Result<()> {
+    if !cfs.values().any(|c| c.handle.opts.disallow_memtable_writes) {
+        return Ok(());
+    }
+    batch.for_each(&mut |e| match cfs.get(&e.cf_id) {
+        Some(c) if c.handle.opts.disallow_memtable_writes && wal >= c.log_number => {
+            Err(Error::invalid_argument("This column family has disallow_memtable_writes=true"))
+        }
+        _ => Ok(()),
+    })
 }
 
 /// The keys of a WAL batch carry the timestamp size the WAL recorded for their family

@@ -214,7 +214,8 @@ fn write_identity_file_false_keeps_the_id_in_the_manifest_only() {
 fn option_strings_set_the_db_rows() {
     let o = Options::default()
         .get_options_from_string(
-            "avoid_flush_during_recovery=true;avoid_flush_during_shutdown=1;write_identity_file=false",
+            "avoid_flush_during_recovery=true;avoid_flush_during_shutdown=1;write_identity_file=false;\
+             max_write_batch_group_size_bytes=65536",
         )
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -231,6 +232,7 @@ fn option_strings_set_the_db_rows() {
     let log = std::fs::read_to_string(dir.path().join("LOG")).unwrap();
     assert!(log.contains("Options.avoid_flush_during_recovery: 1"), "LOG lacks the line");
     assert!(log.contains("Options.write_identity_file: 0"));
+    assert!(log.contains("Options.max_write_batch_group_size_bytes: 65536"));
     // A bad value names the option.
     let e = err(Options::default().get_options_from_string("avoid_flush_during_shutdown=maybe"));
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
@@ -279,4 +281,67 @@ fn deprecated_options_are_accepted_and_never_written() {
     assert!(e.to_string().contains("Option not changeable: purge_redundant_kvs_while_flush"), "{e}");
     db.put(b"k", b"v").unwrap();
     assert_eq!(db.get(b"k").unwrap().unwrap(), b"v");
+}
+
+/// `disallow_memtable_writes`: a family filled by ingestion only, as RocksDB 11.8.1's.
+#[test]
+fn disallow_memtable_writes_refuses_writes_but_not_ingestion() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let plain = base();
+    let mut ingest_only = base();
+    ingest_only.set_disallow_memtable_writes(true);
+    let descs = |ingest: &Options| {
+        vec![
+            ColumnFamilyDescriptor::new("default", plain.clone()),
+            ColumnFamilyDescriptor::new("bulk", ingest.clone()),
+        ]
+    };
+    {
+        let db = DB::open_cf_descriptors(&plain, &path, descs(&ingest_only)).unwrap();
+        let bulk = db.cf_handle("bulk").unwrap();
+        let e = err(db.put_cf(&bulk, b"k", b"v"));
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+        assert!(e.to_string().contains("This column family has disallow_memtable_writes=true"), "{e}");
+        // A batch naming it fails whole: its other records are not applied either.
+        let mut b = shale::WriteBatch::default();
+        b.put(b"d", b"x");
+        b.delete_cf(&bulk, b"k");
+        assert_eq!(err(db.write(b)).kind(), ErrorKind::InvalidArgument);
+        assert_eq!(db.get(b"d").unwrap(), None);
+        db.put(b"d", b"y").unwrap();
+        // Ingestion fills it.
+        let sst = dir.path().join("in.sst");
+        let mut w = shale::SstFileWriter::create(&ingest_only);
+        w.open(&sst).unwrap();
+        w.put(b"a", b"1").unwrap();
+        w.put(b"b", b"2").unwrap();
+        w.finish().unwrap();
+        db.ingest_external_file_cf(&bulk, vec![&sst]).unwrap();
+        assert_eq!(db.get_cf(&bulk, b"b").unwrap().unwrap(), b"2");
+        // Not changeable while open, as RocksDB's immutable options.
+        let e = err(db.set_options_cf(&bulk, &[("disallow_memtable_writes", "false")]));
+        assert!(e.to_string().contains("Option not changeable: disallow_memtable_writes"), "{e}");
+        assert!(latest_options_text(&path).contains("disallow_memtable_writes=true"));
+    }
+    // Writes made while it was off and still in the WAL fail an open that sets it.
+    {
+        let db = DB::open_cf_descriptors(&plain, &path, descs(&plain)).unwrap();
+        db.put_cf(&db.cf_handle("bulk").unwrap(), b"c", b"3").unwrap();
+    }
+    let e = err(DB::open_cf_descriptors(&plain, &path, descs(&ingest_only)));
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert!(e.to_string().contains("disallow_memtable_writes=true"), "{e}");
+    // Once flushed, it opens with it again.
+    {
+        let db = DB::open_cf_descriptors(&plain, &path, descs(&plain)).unwrap();
+        db.flush_cf(&db.cf_handle("bulk").unwrap()).unwrap();
+    }
+    let db = DB::open_cf_descriptors(&plain, &path, descs(&ingest_only)).unwrap();
+    assert_eq!(db.get_cf(&db.cf_handle("bulk").unwrap(), b"c").unwrap().unwrap(), b"3");
+    drop(db);
+    // Not on the default family (RocksDB's ValidateOptions).
+    let e = err(DB::open(&ingest_only, &path));
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert!(e.to_string().contains("Default column family cannot use disallow_memtable_writes=true"), "{e}");
 }
