@@ -29,8 +29,15 @@ use super::block::BlockBuilder;
 use super::filter::FilterBuilder;
 use super::format::BlockHandle;
 
-/// RocksDB's `block_size_deviation` (percent), as for data blocks.
+/// RocksDB's default `block_size_deviation` (percent), as for data blocks.
+#[cfg(test)]
 const BLOCK_SIZE_DEVIATION: usize = 10;
+
+/// The size below which a block is not cut early (RocksDB's `block_size_deviation_limit_`,
+/// `deviation` in percent; 0: never cut early).
+pub(super) fn deviation_limit(block_size: usize, deviation: usize) -> usize {
+    (block_size * (100 - deviation.min(100))).div_ceil(100)
+}
 
 /// One index partition: its entries with internal-key separators and with user keys
 /// (the table decides which one is written once every separator is known).
@@ -75,12 +82,19 @@ pub(super) struct FinishedPartition {
 }
 
 impl PartitionedIndexBuilder {
-    pub(super) fn new(restart_interval: usize, delta: bool, metadata_block_size: usize) -> Self {
+    /// `deviation`: RocksDB's `block_size_deviation`, which cuts index partitions as it
+    /// cuts data blocks.
+    pub(super) fn new(
+        restart_interval: usize,
+        delta: bool,
+        metadata_block_size: usize,
+        deviation: usize,
+    ) -> Self {
         PartitionedIndexBuilder {
             restart_interval,
             delta,
             metadata_block_size,
-            deviation_limit: (metadata_block_size * (100 - BLOCK_SIZE_DEVIATION)).div_ceil(100),
+            deviation_limit: deviation_limit(metadata_block_size, deviation),
             done: Vec::new(),
             cur: IndexPartition::new(restart_interval, delta),
             cut_requested: false,
@@ -118,6 +132,7 @@ impl PartitionedIndexBuilder {
         seq_before: bool,
         seq_after: bool,
         handle: BlockHandle,
+        skip_delta: bool,
     ) {
         if has_next
             && !self.cur.with_seq.is_empty()
@@ -129,7 +144,8 @@ impl PartitionedIndexBuilder {
             self.cut_filter = true;
             self.cut_requested = false;
         }
-        let prev = self.cur.last_handle;
+        // After padding the handle does not follow the one before: stored whole.
+        let prev = if skip_delta { None } else { self.cur.last_handle };
         self.cur.with_seq.add_index(sep, handle, prev);
         if !seq_after {
             self.cur.user_keys.add_index(user_key(sep), handle, prev);
@@ -152,7 +168,8 @@ impl PartitionedIndexBuilder {
         let b = if seq { &self.cur.with_seq } else { &self.cur.user_keys };
         let cur = b.current_size_estimate();
         cur >= self.metadata_block_size
-            || (b.estimate_size_after(last_key, &handle.encoded()) > self.metadata_block_size
+            || (self.deviation_limit > 0
+                && b.estimate_size_after(last_key, &handle.encoded()) > self.metadata_block_size
                 && cur > self.deviation_limit)
     }
 
@@ -219,10 +236,11 @@ impl PartitionedFilterBuilder {
         whole_key: bool,
         ts_sz: usize,
         decoupled: bool,
+        deviation: usize,
     ) -> Self {
         // The partition size is the lower bound of the deviation, as RocksDB's
         // CreateFilterBlockBuilder.
-        let partition_size = ((metadata_block_size * (100 - BLOCK_SIZE_DEVIATION)).div_ceil(100)).max(1);
+        let partition_size = deviation_limit(metadata_block_size, deviation).max(1);
         let mut kpp = bits.approximate_num_entries(partition_size);
         if kpp < 1 {
             let mut larger = (partition_size + 4).max(16);
@@ -366,13 +384,13 @@ mod tests {
 
     #[test]
     fn index_partitions_are_cut_at_metadata_block_size() {
-        let mut b = PartitionedIndexBuilder::new(1, true, 256);
+        let mut b = PartitionedIndexBuilder::new(1, true, 256, BLOCK_SIZE_DEVIATION);
         let mut off = 0;
         for i in 0..100u32 {
             let k = ikey(format!("key{i:05}").as_bytes());
             let h = BlockHandle::new(off, 4000);
             off += 4005;
-            b.add(&k, &k, i < 99, false, false, h);
+            b.add(&k, &k, i < 99, false, false, h, false);
         }
         let parts = b.finish(false);
         assert!(parts.len() > 3, "{} partitions", parts.len());
@@ -384,14 +402,22 @@ mod tests {
 
     #[test]
     fn no_data_blocks_no_partitions() {
-        let b = PartitionedIndexBuilder::new(1, true, 4096);
+        let b = PartitionedIndexBuilder::new(1, true, 4096, BLOCK_SIZE_DEVIATION);
         assert!(b.finish(false).is_empty());
     }
 
     #[test]
     fn filter_partitions_hold_their_keys_and_are_keyed_by_their_last_key() {
-        let mut f = PartitionedFilterBuilder::new(FilterBuilder::new(10.0), 300, None, true, 0, true);
-        let mut index = PartitionedIndexBuilder::new(1, true, 300);
+        let mut f = PartitionedFilterBuilder::new(
+            FilterBuilder::new(10.0),
+            300,
+            None,
+            true,
+            0,
+            true,
+            BLOCK_SIZE_DEVIATION,
+        );
+        let mut index = PartitionedIndexBuilder::new(1, true, 300, BLOCK_SIZE_DEVIATION);
         assert!(f.is_empty());
         let keys: Vec<Vec<u8>> = (0..2000u32).map(|i| format!("k{i:06}").into_bytes()).collect();
         let mut prev: &[u8] = &[];

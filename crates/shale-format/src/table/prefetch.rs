@@ -48,6 +48,36 @@ pub const MAX_AUTO_READAHEAD_SIZE: usize = 256 << 10;
 /// RocksDB's `BlockBasedTableOptions::num_file_reads_for_auto_readahead` default.
 pub const NUM_FILE_READS_FOR_AUTO_READAHEAD: u64 = 2;
 
+/// The implicit auto readahead's settings, RocksDB's block-based table options of those
+/// names: `initial` and `max` bytes (either 0: no implicit readahead; `initial` above `max`
+/// is taken as `max`, as RocksDB's `BlockPrefetcher`), after `num_file_reads` sequential
+/// block reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AutoReadahead {
+    pub initial: usize,
+    pub max: usize,
+    pub num_file_reads: u64,
+}
+
+impl Default for AutoReadahead {
+    fn default() -> Self {
+        AutoReadahead {
+            initial: INITIAL_AUTO_READAHEAD_SIZE,
+            max: MAX_AUTO_READAHEAD_SIZE,
+            num_file_reads: NUM_FILE_READS_FOR_AUTO_READAHEAD,
+        }
+    }
+}
+
+impl AutoReadahead {
+    fn enabled(&self) -> bool {
+        self.initial > 0 && self.max > 0
+    }
+    fn initial(&self) -> usize {
+        self.initial.min(self.max)
+    }
+}
+
 /// A block's place in the file (offset, size with trailer), the read pattern's unit.
 #[derive(Default, Clone, Copy)]
 struct Pattern {
@@ -69,6 +99,14 @@ impl Pattern {
 pub(super) struct Readahead {
     /// `ReadOptions::readahead_size` (0: implicit auto readahead).
     fixed: usize,
+    auto: AutoReadahead,
+    /// RocksDB's `auto_readahead_size` with an upper bound: where a read ahead must end
+    /// (the end of the first data block whose index key reaches the bound); None: not yet
+    /// known, Some(None): no limit. Made known by the table (`needs_bound`, `set_bound`).
+    bound: Option<Option<u64>>,
+    /// The iterator's upper bound (user key), when a bound applies (`auto_readahead_size`,
+    /// `iterate_upper_bound`, a table with a block cache; not for compactions).
+    upper: Option<Arc<Vec<u8>>>,
     /// A compaction's reads: `fixed` ahead (0: none), no auto readahead, no user-scan
     /// tickers (RocksDB's `FilePrefetchBufferUsage::kCompactionPrefetch`).
     for_compaction: bool,
@@ -90,13 +128,50 @@ struct PrefetchBuffer {
     max_readahead_size: usize,
     /// Implicit auto readahead: reads ahead only while reads stay sequential.
     implicit: bool,
+    auto: AutoReadahead,
     num_file_reads: u64,
     pattern: Pattern,
 }
 
 impl Readahead {
+    #[cfg(test)]
     pub(super) fn new(fixed: usize, for_compaction: bool) -> Readahead {
-        Readahead { fixed, for_compaction, num_file_reads: 0, pattern: Pattern::default(), buffer: None }
+        Self::with_auto(fixed, for_compaction, AutoReadahead::default(), None)
+    }
+
+    /// `upper`: reads ahead stop at the data block holding this upper bound (RocksDB's
+    /// `ReadOptions::auto_readahead_size`, with `iterate_upper_bound` and a block cache).
+    pub(super) fn with_auto(
+        fixed: usize,
+        for_compaction: bool,
+        auto: AutoReadahead,
+        upper: Option<Arc<Vec<u8>>>,
+    ) -> Readahead {
+        Readahead {
+            fixed,
+            auto,
+            bound: None,
+            upper: upper.filter(|_| !for_compaction),
+            for_compaction,
+            num_file_reads: 0,
+            pattern: Pattern::default(),
+            buffer: None,
+        }
+    }
+
+    /// The upper bound whose end offset the next `try_read` needs first (`set_bound`).
+    pub(super) fn needs_bound(&self) -> Option<Arc<Vec<u8>>> {
+        if self.bound.is_none() && self.buffer.is_some() {
+            self.upper.clone()
+        } else {
+            None
+        }
+    }
+
+    /// The end offset (with trailer) of the first data block whose index key is at or past
+    /// the upper bound; None: no such block, reads ahead go on to the end of the data.
+    pub(super) fn set_bound(&mut self, end: Option<u64>) {
+        self.bound = Some(end);
     }
 
     fn create(&mut self, initial: usize, max: usize, implicit: bool, num_file_reads: u64) {
@@ -109,6 +184,7 @@ impl Readahead {
                 readahead_size: initial,
                 max_readahead_size: max,
                 implicit,
+                auto: self.auto,
                 num_file_reads,
                 pattern: Pattern::default(),
             }));
@@ -131,6 +207,9 @@ impl Readahead {
             self.create(self.fixed, self.fixed, false, 0);
             return;
         }
+        if !self.auto.enabled() {
+            return;
+        }
         if !self.pattern.is_sequential(offset) {
             self.pattern.update(offset, len);
             self.num_file_reads = 1;
@@ -138,10 +217,10 @@ impl Readahead {
         }
         self.pattern.update(offset, len);
         self.num_file_reads += 1;
-        if self.num_file_reads <= NUM_FILE_READS_FOR_AUTO_READAHEAD {
+        if self.num_file_reads <= self.auto.num_file_reads {
             return;
         }
-        self.create(INITIAL_AUTO_READAHEAD_SIZE, MAX_AUTO_READAHEAD_SIZE, true, self.num_file_reads);
+        self.create(self.auto.initial(), self.auto.max, true, self.num_file_reads);
     }
 
     /// The block was found in the block cache: the buffer's read pattern still counts it
@@ -164,6 +243,7 @@ impl Readahead {
         stats: Option<&Statistics>,
         name: &str,
     ) -> Result<Option<&[u8]>> {
+        let limit = self.bound.flatten();
         let Some(b) = self.buffer.as_deref_mut() else { return Ok(None) };
         if offset < b.offset {
             return Ok(None);
@@ -177,7 +257,13 @@ impl Readahead {
             if b.implicit && !b.eligible(offset, len as u64) {
                 return Ok(None);
             }
-            b.fill(file.as_ref(), offset, len + b.readahead_size, reads, stats, name)?;
+            // RocksDB's `auto_readahead_size`: no bytes past the block holding the upper
+            // bound are read ahead (the block itself is always read).
+            let mut want = len + b.readahead_size;
+            if let Some(end) = limit {
+                want = want.min(end.saturating_sub(offset) as usize).max(len);
+            }
+            b.fill(file.as_ref(), offset, want, reads, stats, name)?;
             prefetched = true;
         } else if b.user_scan {
             crate::statistics::record_tick(stats, Ticker::PrefetchHits, 1);
@@ -199,11 +285,11 @@ impl PrefetchBuffer {
         if !self.pattern.is_sequential(offset) {
             self.pattern.update(offset, len);
             self.num_file_reads = 1;
-            self.readahead_size = INITIAL_AUTO_READAHEAD_SIZE.min(self.max_readahead_size);
+            self.readahead_size = self.auto.initial().min(self.max_readahead_size);
             return false;
         }
         self.num_file_reads += 1;
-        if self.num_file_reads <= NUM_FILE_READS_FOR_AUTO_READAHEAD {
+        if self.num_file_reads <= self.auto.num_file_reads {
             self.pattern.update(offset, len);
             return false;
         }
