@@ -1294,3 +1294,7 @@ fn compression_name_v7(configured: CompressionType, used: u32) -> String {
 #[cfg(test)]
 #[path = "table_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "layout_tests.rs"]
+mod layout_tests;

@@ -18,6 +18,21 @@
 //!   the count again (the buffer, once made, stays and keeps its own count, as RocksDB's);
 //! - no readahead with `ReadTier::kBlockCacheTier` (no I/O) and for point lookups.
 //!
+//! The three auto sizes are the family's block-based table options of those names
+//! ([`AutoReadahead`]: `initial_auto_readahead_size`, `max_auto_readahead_size`,
+//! `num_file_reads_for_auto_readahead`; either size 0 turns implicit readahead off, an
+//! initial size above the max is the max), as RocksDB's `BlockPrefetcher` reads them.
+//!
+//! **Where it stops** (RocksDB's `ReadOptions::auto_readahead_size`, on by default, for an
+//! iterator with `iterate_upper_bound` over a table with a block cache): a read ahead, fixed
+//! or implicit, ends with the data block whose index key reaches the upper bound (every
+//! later block holds only keys past it), as RocksDB's `BlockCacheLookupForReadAheadSize`
+//! trims it; the block itself is always read. That end is found once per table iterator, by
+//! an index seek to the bound, when the first read ahead is about to happen. RocksDB's same
+//! function also moves the start and end of a read ahead off blocks already in the block
+//! cache; Shale reads those bytes again (the blocks already cached are served from the cache
+//! all the same), and it does not trim at a `prefix_same_as_start` prefix.
+//!
 //! **How**: RocksDB asks the file system first (`FSRandomAccessFile::Prefetch`, the kernel's
 //! `readahead` on POSIX) and still reads each block with its own `pread`; only where the file
 //! system cannot prefetch, or with direct I/O, does it read into the `FilePrefetchBuffer`.
@@ -526,6 +541,113 @@ mod tests {
             assert!(blocks.contains(&(off, len)), "read ({off}, {len}) is not one block");
         }
         assert_eq!(stats.ticker_count(Ticker::PrefetchBytes), 0);
+    }
+
+    /// `table` opened again through a new recording file, with a block cache.
+    fn reopen_with_cache(dir: &std::path::Path) -> (Arc<Table>, Arc<Recording>) {
+        let path = dir.join("000007.sst");
+        let size = default_fs().file_size(&path).unwrap();
+        let rec = Arc::new(Recording {
+            inner: default_fs().new_random_access_file(&path).unwrap(),
+            log: Mutex::new(Vec::new()),
+        });
+        let t = Table::open(
+            rec.clone(),
+            size,
+            TableReaderOptions {
+                icmp: bytewise_internal_comparator(),
+                block_cache: Some(Arc::new(crate::cache::BlockCache::new(64 << 20))),
+                verify_checksums: true,
+                file_name: path.display().to_string(),
+                cache_key: crate::cache::OffsetableCacheKey::unique(),
+                statistics: None,
+            },
+        )
+        .unwrap();
+        rec.take();
+        (t, rec)
+    }
+
+    /// Scans forward from the first key until a user key reaches `upper` (as a DB
+    /// iterator with that bound stops), with `auto_readahead_size`'s bound or without.
+    fn scan_to(t: &Arc<Table>, r: BlockReads, upper: &[u8], bounded: bool) {
+        let mut it = t.iter_bounded(r, None, bounded.then(|| Arc::new(upper.to_vec())));
+        it.seek_to_first();
+        while it.valid() && crate::key::user_key(it.key()) < upper {
+            it.next();
+        }
+        it.status().unwrap();
+    }
+
+    #[test]
+    fn auto_readahead_size_stops_at_the_upper_bounds_block() {
+        let dir = tempfile::tempdir().unwrap();
+        let (t, rec, _stats, n) = table(dir.path());
+        let blocks = blocks(&t, &rec, n);
+        let upper_key = key(n / 2);
+        let upper = crate::key::user_key(&upper_key).to_vec();
+        // The block holding the bound: the one a point seek to it reads.
+        let mut it = t.iter(reads(0));
+        it.seek(&upper_key);
+        assert!(it.valid());
+        let read = rec.take();
+        assert_eq!(read.len(), 1, "{read:?}");
+        let bound_end = read[0].0 + read[0].1 as u64;
+        assert!(blocks.contains(&read[0]));
+        drop(it);
+        let no_fill = BlockReads { fill_cache: false, ..reads(0) };
+        let (t, rec) = reopen_with_cache(dir.path());
+        for fixed in [0, 64 << 10] {
+            // With the bound: every read ends by the bound's block, and the scan read it.
+            scan_to(&t, BlockReads { readahead_size: fixed, ..no_fill }, &upper, true);
+            let r = rec.take();
+            let end = r.iter().map(|(o, l)| o + *l as u64).max().unwrap();
+            assert_eq!(end, bound_end, "readahead {fixed}: {r:?}");
+            assert!(r.len() < blocks.len() / 4, "reads ahead still happen: {r:?}");
+            // Without it (auto_readahead_size off), reads ahead go past it.
+            scan_to(&t, BlockReads { readahead_size: fixed, ..no_fill }, &upper, false);
+            let r = rec.take();
+            let end = r.iter().map(|(o, l)| o + *l as u64).max().unwrap();
+            assert!(end > bound_end + 4096, "readahead {fixed}: {end} vs {bound_end}");
+        }
+        // As RocksDB's, only a table with a block cache trims (`table` has none).
+        let (t, rec, _stats, _) = table(dir.path());
+        scan_to(&t, no_fill, &upper, true);
+        let end = rec.take().iter().map(|(o, l)| o + *l as u64).max().unwrap();
+        assert!(end > bound_end + 4096, "{end} vs {bound_end}");
+    }
+
+    #[test]
+    fn auto_readahead_settings_apply() {
+        let dir = tempfile::tempdir().unwrap();
+        let (t, rec, _stats, n) = table(dir.path());
+        let blocks = blocks(&t, &rec, n);
+        // From the first read (num_file_reads_for_auto_readahead 0), 16 KiB doubling to 32 KiB.
+        let auto = AutoReadahead { initial: 16 << 10, max: 32 << 10, num_file_reads: 0 };
+        scan_forward(&t, BlockReads { auto_readahead: auto, ..reads(0) }, n);
+        let r = rec.take();
+        assert_eq!(r[0], (blocks[0].0, blocks[0].1 + (16 << 10)), "{r:?}");
+        assert!(r.iter().all(|x| x.1 <= (32 << 10) + 2 * blocks[0].1), "{r:?}");
+        assert!(r.iter().any(|x| x.1 > (24 << 10)), "doubled: {r:?}");
+        // After 5 sequential reads instead of 2.
+        let auto = AutoReadahead { num_file_reads: 5, ..AutoReadahead::default() };
+        scan_forward(&t, BlockReads { auto_readahead: auto, ..reads(0) }, n);
+        let r = rec.take();
+        assert_eq!(&r[..5], &blocks[..5]);
+        assert_eq!(r[5], (blocks[5].0, blocks[5].1 + INITIAL_AUTO_READAHEAD_SIZE));
+        // An initial size above the max is the max.
+        let auto = AutoReadahead { initial: 64 << 10, max: 16 << 10, num_file_reads: 2 };
+        scan_forward(&t, BlockReads { auto_readahead: auto, ..reads(0) }, n);
+        let r = rec.take();
+        assert_eq!(r[2], (blocks[2].0, blocks[2].1 + (16 << 10)));
+        // Either size 0: no implicit readahead, one read per block.
+        for auto in [
+            AutoReadahead { initial: 0, ..AutoReadahead::default() },
+            AutoReadahead { max: 0, ..AutoReadahead::default() },
+        ] {
+            scan_forward(&t, BlockReads { auto_readahead: auto, ..reads(0) }, n);
+            assert_eq!(rec.take(), blocks, "{auto:?}");
+        }
     }
 
     #[test]
