@@ -827,15 +827,10 @@ impl TableBuilder {
         }
         let skip_delta = std::mem::take(&mut self.padded_before_block);
         if let Some(p) = self.p_index.as_mut() {
-            p.add(
-                last,
-                &sep,
-                next_key.is_some(),
-                seq_before,
-                self.separator_is_key_plus_seq,
-                handle,
-                skip_delta,
-            );
+            if skip_delta {
+                p.forget_last_handle();
+            }
+            p.add(last, &sep, next_key.is_some(), seq_before, self.separator_is_key_plus_seq, handle);
             return;
         }
         let sep = sep.as_slice();

@@ -102,6 +102,12 @@ impl PartitionedIndexBuilder {
         }
     }
 
+    /// The next entry's block does not follow the last one (padding before it): its handle
+    /// is stored whole (RocksDB's `skip_delta_encoding`).
+    pub(super) fn forget_last_handle(&mut self) {
+        self.cur.last_handle = None;
+    }
+
     /// Coupled filters: cut the index partition at the next data block (RocksDB's
     /// `RequestPartitionCut`).
     fn request_cut(&mut self) {
@@ -132,7 +138,6 @@ impl PartitionedIndexBuilder {
         seq_before: bool,
         seq_after: bool,
         handle: BlockHandle,
-        skip_delta: bool,
     ) {
         if has_next
             && !self.cur.with_seq.is_empty()
@@ -144,8 +149,7 @@ impl PartitionedIndexBuilder {
             self.cut_filter = true;
             self.cut_requested = false;
         }
-        // After padding the handle does not follow the one before: stored whole.
-        let prev = if skip_delta { None } else { self.cur.last_handle };
+        let prev = self.cur.last_handle;
         self.cur.with_seq.add_index(sep, handle, prev);
         if !seq_after {
             self.cur.user_keys.add_index(user_key(sep), handle, prev);
@@ -390,7 +394,7 @@ mod tests {
             let k = ikey(format!("key{i:05}").as_bytes());
             let h = BlockHandle::new(off, 4000);
             off += 4005;
-            b.add(&k, &k, i < 99, false, false, h, false);
+            b.add(&k, &k, i < 99, false, false, h);
         }
         let parts = b.finish(false);
         assert!(parts.len() > 3, "{} partitions", parts.len());
