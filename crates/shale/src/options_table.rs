@@ -2155,16 +2155,16 @@ pub(crate) static ROWS: &[OptionRow] = &[
     }),
     // Options RocksDB 11.8.1 registers as kDeprecated (`block_based_table_type_info`): any
     // value is accepted and has no effect there either; never written.
-    tbl("hash_index_allow_collision", Bool, None, deprecated),
-    tbl("index_per_partition", Int, None, deprecated),
-    tbl("reserve_table_builder_memory", Bool, None, deprecated),
-    tbl("reserve_table_reader_memory", Bool, None, deprecated),
-    tbl("skip_table_builder_flush", Bool, None, deprecated),
-    tbl("block_cache_compressed", Str, None, deprecated),
+    tbl("hash_index_allow_collision", Bool, None, deprecated_table),
+    tbl("index_per_partition", Int, None, deprecated_table),
+    tbl("reserve_table_builder_memory", Bool, None, deprecated_table),
+    tbl("reserve_table_reader_memory", Bool, None, deprecated_table),
+    tbl("skip_table_builder_flush", Bool, None, deprecated_table),
+    tbl("block_cache_compressed", Str, None, deprecated_table),
 ];
 
 /// A table option RocksDB 11.8.1 marks deprecated: parsed by neither RocksDB nor Shale.
-fn deprecated(_: &mut BlockBasedOptions, _: &str, _: &str) -> Result<bool> {
+fn deprecated_table(_: &mut BlockBasedOptions, _: &str, _: &str) -> Result<bool> {
     Ok(true)
 }
 
