@@ -22,8 +22,13 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
         Ok(())
     }
 
-    /// The database's unique id: the IDENTITY file without its trailing newline.
+    /// The database's unique id: the one open settled on (RocksDB's `GetDbIdentity` returns
+    /// its `db_id_`; with `write_identity_file` false there is no IDENTITY file), else, for a
+    /// database opened without one (read-only), the IDENTITY file without its newline.
     pub fn get_db_identity(&self) -> Result<Vec<u8>> {
+        if let Some(ids) = &self.inner.opts.table_ids {
+            return Ok(ids.db_id.as_bytes().to_vec());
+        }
         let path = super::filename::identity_file(&self.inner.path);
         let mut id = crate::fs::read_file(&*self.inner.fs, &path)?;
         if id.last() == Some(&b'\n') {

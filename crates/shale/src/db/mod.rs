@@ -346,11 +346,14 @@ pub(crate) struct ActiveMem {
     /// Where an insert's lines outside the skiplist's nodes are, for prefetching them
     /// before the WAL write (`InsertHint::prefetch`).
     pub hint: crate::memtable::InsertHint,
+    /// `disallow_memtable_writes`: a write to the family is refused.
+    pub disallow: bool,
 }
 
 impl WalMeta {
-    pub fn set_mem(&mut self, id: u32, mem: Option<(Arc<MemTable>, usize)>) {
-        let mem = mem.map(|(mem, limit)| ActiveMem { hint: mem.insert_hint(), mem, limit });
+    pub fn set_mem(&mut self, id: u32, mem: Option<(Arc<MemTable>, usize, bool)>) {
+        let mem =
+            mem.map(|(mem, limit, disallow)| ActiveMem { hint: mem.insert_hint(), mem, limit, disallow });
         let i = id as usize;
         let mems = Arc::make_mut(&mut self.mems);
         if mems.len() <= i {
@@ -550,7 +553,9 @@ impl DbInner {
 
     /// Publishes family `id`'s active memtable to the write leader (None: dropped).
     pub fn publish_active_memtable(&self, id: u32, cf: Option<&CfState>) {
-        let entry = cf.map(|c| (c.mem.clone(), c.handle.opts.write_buffer_size));
+        let entry = cf.map(|c| {
+            (c.mem.clone(), c.handle.opts.write_buffer_size, c.handle.opts.disallow_memtable_writes)
+        });
         let mut meta = self.wal_meta.lock();
         meta.set_mem(id, entry);
         self.mems_hint.store(meta.mems.as_ptr() as usize, std::sync::atomic::Ordering::Relaxed);

@@ -45,6 +45,12 @@ pub(crate) fn open<T: ThreadMode>(
     mut descs: Vec<ColumnFamilyDescriptor>,
 ) -> Result<DBWithThreadMode<T>> {
     opts.check_supported()?;
+    // RocksDB's DBImpl::ValidateOptions.
+    if !opts.write_dbid_to_manifest && !opts.write_identity_file {
+        return Err(Error::invalid_argument(
+            "write_dbid_to_manifest and write_identity_file cannot both be false",
+        ));
+    }
     // The hidden stats family has RocksDB's `OptimizeForPersistentStats` options whatever the
     // caller names it with (`stats_history.rs`).
     for d in &mut descs {
@@ -146,6 +152,12 @@ pub(crate) fn open<T: ThreadMode>(
     }
     for d in &mut descs {
         d.options.sanitize_ingest_behind(opts);
+        // RocksDB's DBImpl::ValidateOptions.
+        if d.name == DEFAULT_COLUMN_FAMILY_NAME && d.options.disallow_memtable_writes {
+            return Err(Error::invalid_argument(
+                "Default column family cannot use disallow_memtable_writes=true",
+            ));
+        }
     }
     // The hidden stats family is opened whenever the MANIFEST holds it, named or not (as
     // RocksDB's VersionEditHandler opens it); unnamed, it gets no handle.
@@ -193,7 +205,7 @@ pub(crate) fn open<T: ThreadMode>(
     );
     // The database's id, then the identities every table this open writes records
     // (RocksDB's "rocksdb.creating.db.identity", ".session.identity", ".host.identity").
-    let db_id = setup_db_id(&*fs, path, recovered.db_id.as_deref())?;
+    let db_id = setup_db_id(&*fs, path, recovered.db_id.as_deref(), opts.write_identity_file)?;
     let mut with_ids = opts.clone();
     // The WAL directory as RocksDB's SanitizeOptions leaves it: empty when it is the
     // database directory (`DbInner::wal_dir`).
@@ -239,6 +251,13 @@ pub(crate) fn open<T: ThreadMode>(
     });
     let replayed = (|| -> Result<()> {
         replay_wals(&mut recovery_ctx, &config, &to_replay, &mut cfs, &mut last_sequence, &info_log)?;
+        // `avoid_flush_during_recovery` (off with `allow_2pc`, RocksDB's SanitizeOptions):
+        // the memtables keep what was replayed, unless one filled during replay and was
+        // flushed; then every family is, as RocksDB's
+        // `MaybeFlushFinalMemtableOrRestoreActiveLogFiles`.
+        if opts.avoid_flush_during_recovery && !opts.allow_2pc && recovery_ctx.new_files.is_empty() {
+            return Ok(());
+        }
         // Write what the WALs held to level-0 tables.
         for (id, cf) in cfs.iter_mut() {
             if !cf.mem.is_empty() || cf.mem.num_range_deletes() > 0 {
@@ -300,12 +319,32 @@ pub(crate) fn open<T: ThreadMode>(
             cf.set_current(Arc::new(b.build()));
         }
     }
+    // A family whose memtable kept replayed data (`avoid_flush_during_recovery`) keeps its
+    // log number, so the WALs that hold that data stay alive (and are replayed again by
+    // the next open) until it is flushed.
+    let mut min_kept_log: Option<u64> = None;
     for cf in cfs.values_mut() {
-        cf.log_number = wal_number;
-        cf.mem = cf.handle.new_memtable(wal_number);
-        cf.mem.set_earliest_seqno(last_sequence);
+        if !cf.mem.is_empty() || cf.mem.num_range_deletes() > 0 {
+            min_kept_log = Some(min_kept_log.map_or(cf.log_number, |m: u64| m.min(cf.log_number)));
+        } else {
+            cf.log_number = wal_number;
+            cf.mem = cf.handle.new_memtable(wal_number);
+            cf.mem.set_earliest_seqno(last_sequence);
+        }
         cf.install_super_version();
     }
+    // RocksDB's RestoreAliveLogFiles: the WALs backing unflushed data are alive, with their
+    // sizes counted toward `max_total_wal_size`.
+    let kept_wals: Vec<(u64, u64)> = match min_kept_log {
+        Some(min) => {
+            let mut v = Vec::new();
+            for &n in wals.iter().filter(|&&n| n >= min && n < wal_number) {
+                v.push((n, fs.file_size(&filename::wal_file(&wal_dir, n))?));
+            }
+            v
+        }
+        None => Vec::new(),
+    };
     let max_column_family = recovered.max_column_family.max(cfs.keys().copied().max().unwrap_or(0));
     let manifest_db_id = config.write_dbid_to_manifest.then_some(db_id);
     let snapshot = super::versions::snapshot_edits(
@@ -317,6 +356,15 @@ pub(crate) fn open<T: ThreadMode>(
     );
     let manifest = ManifestWriter::create(fsr, path, manifest_number, &snapshot)?;
     manifest::set_current_file(fsr, path, manifest_number, next_file_number)?;
+    if !opts.write_identity_file {
+        // RocksDB deletes an obsolete IDENTITY once recovery succeeded (its id is in the
+        // MANIFEST now), so the two cannot disagree later.
+        let identity = filename::identity_file(path);
+        if fs.file_exists(&identity) {
+            fs.remove_file(&identity)?;
+            fs.sync_dir(path)?;
+        }
+    }
     let versions = VersionSet::new(
         fs.clone(),
         path,
@@ -331,6 +379,10 @@ pub(crate) fn open<T: ThreadMode>(
     inner.prep_tracker().set_recovered(prepared, wal_number);
     {
         let mut st = inner.lock_state();
+        for &(n, size) in kept_wals.iter().rev() {
+            st.alive_wals.push_front(n);
+            inner.wal_total.closed(n, size);
+        }
         for (id, cf) in cfs {
             inner.publish_active_memtable(id, Some(&cf));
             inner.set_handle(id, Some(cf.handle.clone()));
@@ -886,6 +938,7 @@ fn replay_wal(
             }
         }
         check_wal_timestamp_sizes(&batch, reader.recorded_timestamp_sizes(), cfs, &name)?;
+        check_memtable_writes_allowed(&batch, wal, cfs)?;
         let mut seq = batch.sequence();
         // Entries of a prepare section go to the prepared transaction, not the memtables;
         // a commit marker inserts its transaction's entries (RocksDB's MemTableInserter
@@ -930,6 +983,20 @@ fn replay_wal(
         replay.corrupted_wal = wal;
     }
     Ok(replay.stopped)
+}
+
+/// `disallow_memtable_writes`: a WAL record for such a family fails the open, as RocksDB's
+/// MemTableInserter does (the option can be set between opens, not over unflushed writes).
+fn check_memtable_writes_allowed(batch: &WriteBatch, wal: u64, cfs: &BTreeMap<u32, CfState>) -> Result<()> {
+    if !cfs.values().any(|c| c.handle.opts.disallow_memtable_writes) {
+        return Ok(());
+    }
+    batch.for_each(&mut |e| match cfs.get(&e.cf_id) {
+        Some(c) if c.handle.opts.disallow_memtable_writes && wal >= c.log_number => {
+            Err(Error::invalid_argument("This column family has disallow_memtable_writes=true"))
+        }
+        _ => Ok(()),
+    })
 }
 
 /// The keys of a WAL batch carry the timestamp size the WAL recorded for their family
@@ -980,7 +1047,21 @@ fn new_db(fs: &dyn FileSystem, path: &Path, opts: &Options) -> Result<()> {
 /// The database's id, as RocksDB's `SetupDBId` settles it: the MANIFEST's when it records
 /// one (the IDENTITY file is rewritten when it is missing or says otherwise), else the
 /// IDENTITY file's, else a new one written to IDENTITY.
-fn setup_db_id(fs: &dyn FileSystem, path: &Path, in_manifest: Option<&str>) -> Result<String> {
+/// With `write_file` false (`write_identity_file`) nothing is written: the id lives in the
+/// MANIFEST, and the caller deletes a leftover IDENTITY once recovery has succeeded.
+fn setup_db_id(
+    fs: &dyn FileSystem,
+    path: &Path,
+    in_manifest: Option<&str>,
+    write_file: bool,
+) -> Result<String> {
+    let write_identity = |fs: &dyn FileSystem, path: &Path, id: &str| -> Result<()> {
+        if write_file {
+            write_identity(fs, path, id)
+        } else {
+            Ok(())
+        }
+    };
     let p = filename::identity_file(path);
     let in_file = if fs.file_exists(&p) {
         let raw = crate::fs::read_file(fs, &p)?;
@@ -1023,8 +1104,9 @@ fn new_db_id() -> String {
 
 /// Stops background work. Called from `DB::drop` before the threads are joined.
 pub(crate) fn close(inner: &Arc<DbInner>) {
-    // Writes made without the WAL exist only in memtables: flush them, as RocksDB does.
-    if inner.unpersisted.load(Ordering::Acquire) {
+    // Writes made without the WAL exist only in memtables: flush them, as RocksDB does
+    // unless `avoid_flush_during_shutdown` (its CancelAllBackgroundWork).
+    if inner.unpersisted.load(Ordering::Acquire) && !inner.opts.avoid_flush_during_shutdown {
         if let Err(e) = inner.flush_memtables(true, None) {
             inner.info_log.log_at(crate::LogLevel::Error, format_args!("flush at close failed: {e}"));
         }

@@ -108,9 +108,6 @@ use crate::statistics::{record_tick, Histogram, Statistics, StopWatch, Ticker, W
 use crate::wal::LogWriter;
 use shale_format::perf::{Field, PerfTimer};
 
-/// Upper bound of a write group's bytes (RocksDB: 1 MiB; 128 KiB above a small leader).
-const MAX_GROUP_BYTES: usize = 1 << 20;
-
 /// How many records' memtables the write leader prefetches (`InsertHint::prefetch`)
 /// before its WAL write: with many column families written at random, each record's
 /// memtable and skiplist headers are cold lines, and the WAL write (a system call) is time
@@ -414,7 +411,11 @@ impl DbInner {
         // times.
         let pipelined = self.config.enable_pipelined_write;
         let attention = self.write_control.needs_attention() || self.write_buffer_manager_wants_attention();
-        let early_group = if attention { None } else { Some(build_group(&q.queue)) };
+        let early_group = if attention {
+            None
+        } else {
+            Some(build_group(&q.queue, self.opts.max_write_batch_group_size_bytes))
+        };
         drop(q);
         drop(wait_timer);
         let room = if attention {
@@ -429,7 +430,7 @@ impl DbInner {
         };
         let group = match early_group {
             Some(g) => g,
-            None => build_group(&self.writers.lock().queue),
+            None => build_group(&self.writers.lock().queue, self.opts.max_write_batch_group_size_bytes),
         };
         let mut counts = None;
         let outcome = match room {
@@ -1027,6 +1028,10 @@ impl DbInner {
             for g in guards.iter() {
                 let Some(b) = g.batch.as_ref() else { continue };
                 b.for_each(&mut |e| match mems.get(e.cf_id as usize) {
+                    // RocksDB's MemTableInserter::SeekToColumnFamily.
+                    Some(Some(m)) if m.disallow => {
+                        Err(Error::invalid_argument("This column family has disallow_memtable_writes=true"))
+                    }
                     Some(Some(m)) => {
                         if n < PREFETCH_RECORDS && e.cf_id != last {
                             last = e.cf_id;
@@ -1619,8 +1624,11 @@ fn first_family(data: &[u8]) -> u32 {
     0
 }
 
-/// Leader plus the writers queued behind it that can share its WAL record.
-fn build_group(queue: &VecDeque<Arc<Writer>>) -> Vec<Arc<Writer>> {
+/// Leader plus the writers queued behind it that can share its WAL record, up to
+/// `max_bytes` (`max_write_batch_group_size_bytes`) in all, or the leader's size plus an
+/// eighth of it when the leader is at most that eighth (RocksDB's
+/// `WriteThread::EnterAsBatchGroupLeader`).
+fn build_group(queue: &VecDeque<Arc<Writer>>, max_bytes: u64) -> Vec<Arc<Writer>> {
     let mut group = Vec::new();
     let Some(first) = queue.front() else { return group };
     let (lead_sync, lead_nowal, lead_size, lead_excl) = {
@@ -1632,7 +1640,9 @@ fn build_group(queue: &VecDeque<Arc<Writer>>) -> Vec<Arc<Writer>> {
     if lead_excl {
         return group;
     }
-    let max = if lead_size <= 128 << 10 { lead_size + (128 << 10) } else { MAX_GROUP_BYTES };
+    let max_bytes = usize::try_from(max_bytes).unwrap_or(usize::MAX);
+    let eighth = max_bytes / 8;
+    let max = if lead_size <= eighth { lead_size.saturating_add(eighth) } else { max_bytes };
     let mut size = lead_size;
     for w in queue.iter().skip(1) {
         let g = lock(w);
@@ -1641,7 +1651,7 @@ fn build_group(queue: &VecDeque<Arc<Writer>>) -> Vec<Arc<Writer>> {
             break;
         }
         let n = g.batch.as_ref().map_or(0, |b| b.size_in_bytes());
-        if size + n > max {
+        if size.saturating_add(n) > max {
             break;
         }
         size += n;
@@ -1718,8 +1728,43 @@ fn insert_batch(
 
 #[cfg(test)]
 mod tests {
-    use super::first_family;
-    use crate::batch::{tag, HEADER_SIZE};
+    use super::{build_group, first_family, PendingWrite, Writer};
+    use crate::batch::{tag, WriteBatch, HEADER_SIZE};
+    use std::collections::VecDeque;
+    use std::sync::Arc;
+
+    fn writer(value_len: usize) -> Arc<Writer> {
+        let mut b = WriteBatch::default();
+        b.put(b"k", vec![b'v'; value_len]);
+        Writer::new(PendingWrite {
+            batch: Some(b),
+            sync: false,
+            disable_wal: false,
+            exclusive: false,
+            ignore_missing: false,
+            done: false,
+            result: None,
+            task: None,
+            mem_lead: false,
+            own_insert: None,
+        })
+    }
+
+    /// `max_write_batch_group_size_bytes` bounds a group as RocksDB's
+    /// `EnterAsBatchGroupLeader`: the limit, or the leader plus an eighth of it.
+    #[test]
+    fn group_size_follows_max_write_batch_group_size_bytes() {
+        let queue: VecDeque<Arc<Writer>> = (0..10).map(|_| writer(100)).collect();
+        let size = super::lock(&queue[0]).batch.as_ref().map_or(0, |b| b.size_in_bytes()) as u64;
+        // RocksDB's default (1 MiB): all ten share the leader's WAL record.
+        assert_eq!(build_group(&queue, 1 << 20).len(), 10);
+        // A leader no larger than an eighth of the limit grows by that eighth: two more.
+        assert_eq!(build_group(&queue, 8 * 2 * size).len(), 3);
+        // A leader above the eighth: the limit itself, here four writers' worth.
+        assert_eq!(build_group(&queue, 4 * size).len(), 4);
+        // Below one batch: the leader alone.
+        assert_eq!(build_group(&queue, 1).len(), 1);
+    }
 
     fn record(tag: u8, rest: &[u8]) -> Vec<u8> {
         let mut v = vec![0u8; HEADER_SIZE];
