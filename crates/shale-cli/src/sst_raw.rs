@@ -130,7 +130,7 @@ pub fn dump_table(path: &str, table: &Table, show_seq_type: bool) -> Res<Vec<u8>
     let icmp = shale_format::key::bytewise_internal_comparator();
     let mut handles: Vec<BlockHandle> = Vec::new();
     s(&mut o, "  Block key hex dump: Data block handle\n  Block key ascii\n\n");
-    let mut it = index.index_iter(icmp, fmt);
+    let mut it = index.index_iter(&icmp, fmt);
     it.seek_to_first();
     while it.valid() {
         let key = it.key();

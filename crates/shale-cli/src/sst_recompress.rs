@@ -191,7 +191,7 @@ fn show_one(
             rejected += 1;
         }
     };
-    let mut ii = index.index_iter(shale_format::key::bytewise_internal_comparator(), fmt);
+    let mut ii = index.index_iter(&shale_format::key::bytewise_internal_comparator(), fmt);
     ii.seek_to_first();
     while ii.valid() {
         let h = ii.handle();

@@ -102,6 +102,21 @@ pub fn user_key(ikey: &[u8]) -> &[u8] {
     &ikey[..ikey.len().saturating_sub(8)]
 }
 
+/// Byte order of `a` and `b` (`<[u8]>::cmp`): the first 8 bytes compared as one big-endian
+/// integer, inline, then the rest. Keys that differ in their first 8 bytes (db_bench's, and
+/// most integer-keyed ones) are decided without a call to memcmp.
+#[inline]
+pub fn bytewise_compare(a: &[u8], b: &[u8]) -> Ordering {
+    if let (Some(x), Some(y)) = (a.first_chunk::<8>(), b.first_chunk::<8>()) {
+        let (x, y) = (u64::from_be_bytes(*x), u64::from_be_bytes(*y));
+        if x != y {
+            return x.cmp(&y);
+        }
+        return a[8..].cmp(&b[8..]);
+    }
+    a.cmp(b)
+}
+
 /// The packed `seq << 8 | type` trailer of an internal key (0 for a short key).
 #[inline]
 pub fn trailer(ikey: &[u8]) -> u64 {
@@ -183,6 +198,13 @@ impl InternalKeyComparator {
         &self.user
     }
 
+    /// True when user keys are in plain byte order (RocksDB's BytewiseComparator): then the
+    /// hot loops compare in place with [`bytewise_compare`] instead of through the comparator.
+    #[inline]
+    pub fn is_bytewise(&self) -> bool {
+        self.bytewise
+    }
+
     /// Counted in the perf context's `user_key_comparison_count`, as RocksDB's
     /// `UserComparatorWrapper::Compare`.
     #[inline]
@@ -194,7 +216,7 @@ impl InternalKeyComparator {
     #[inline]
     fn compare_user_uncounted(&self, a: &[u8], b: &[u8]) -> Ordering {
         if self.bytewise {
-            a.cmp(b)
+            bytewise_compare(a, b)
         } else {
             self.user.compare(a, b)
         }
@@ -273,6 +295,23 @@ pub fn bytewise_internal_comparator() -> InternalKeyComparator {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// The inline comparison orders every pair as `<[u8]>::cmp` does: keys shorter
+        /// than 8 bytes, equal first 8 bytes, prefixes of each other, high bytes.
+        #[test]
+        fn bytewise_compare_is_slice_order(
+            a in proptest::collection::vec(proptest::sample::select(vec![0u8, 1, 0x7f, 0x80, 0xff]), 0..20),
+            b in proptest::collection::vec(proptest::sample::select(vec![0u8, 1, 0x7f, 0x80, 0xff]), 0..20),
+        ) {
+            proptest::prop_assert_eq!(bytewise_compare(&a, &b), a.cmp(&b));
+            proptest::prop_assert_eq!(bytewise_compare(&a, &a), Ordering::Equal);
+            let mut c = a.clone();
+            c.extend_from_slice(&b);
+            proptest::prop_assert_eq!(bytewise_compare(&a, &c), a.cmp(&c));
+            proptest::prop_assert_eq!(bytewise_compare(&c, &a), c.cmp(&a));
+        }
+    }
 
     #[test]
     fn newer_entries_sort_first() {

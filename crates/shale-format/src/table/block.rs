@@ -267,8 +267,13 @@ impl Block {
     }
 
     /// An iterator over a data block whose keys are internal keys.
-    pub fn iter(self: &Arc<Self>, icmp: InternalKeyComparator) -> BlockIter {
-        BlockIter::new(self.clone(), KeyOrder::Internal(icmp), EntryFormat::Plain)
+    pub fn iter(self: &Arc<Self>, icmp: &InternalKeyComparator) -> BlockIter {
+        BlockIter::new(self.clone(), KeyOrder::internal(icmp), EntryFormat::Plain)
+    }
+
+    /// `iter` on a borrowed block, for a point read (no reference count is touched).
+    pub fn iter_ref<'a>(&'a self, icmp: &InternalKeyComparator) -> BlockIter<&'a Block> {
+        BlockIter::new(self, KeyOrder::internal(icmp), EntryFormat::Plain)
     }
 
     /// An iterator over a meta block (metaindex, properties, range deletions) in
@@ -291,10 +296,31 @@ impl Block {
     }
 
     /// An iterator over an index block.
-    pub fn index_iter(self: &Arc<Self>, icmp: InternalKeyComparator, opts: IndexFormat) -> IndexBlockIter {
-        let order = if opts.key_is_user_key { KeyOrder::User(icmp) } else { KeyOrder::Internal(icmp) };
-        let format = EntryFormat::Index { delta: opts.value_delta_encoded, first_key: opts.has_first_key };
-        IndexBlockIter { inner: BlockIter::new(self.clone(), order, format) }
+    pub fn index_iter(self: &Arc<Self>, icmp: &InternalKeyComparator, opts: IndexFormat) -> IndexBlockIter {
+        IndexBlockIter {
+            inner: BlockIter::new(self.clone(), Self::index_order(icmp, opts), Self::index_entry(opts)),
+        }
+    }
+
+    /// `index_iter` on a borrowed block, for a point read.
+    pub fn index_iter_ref<'a>(
+        &'a self,
+        icmp: &InternalKeyComparator,
+        opts: IndexFormat,
+    ) -> IndexBlockIter<&'a Block> {
+        IndexBlockIter { inner: BlockIter::new(self, Self::index_order(icmp, opts), Self::index_entry(opts)) }
+    }
+
+    fn index_order(icmp: &InternalKeyComparator, opts: IndexFormat) -> KeyOrder {
+        if opts.key_is_user_key {
+            KeyOrder::user(icmp)
+        } else {
+            KeyOrder::internal(icmp)
+        }
+    }
+
+    fn index_entry(opts: IndexFormat) -> EntryFormat {
+        EntryFormat::Index { delta: opts.value_delta_encoded, first_key: opts.has_first_key }
     }
 }
 

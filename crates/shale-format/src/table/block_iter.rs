@@ -11,11 +11,12 @@
 //! ```
 
 use std::cmp::Ordering;
+use std::ops::Deref;
 use std::sync::Arc;
 
 use crate::coding::{decode_fixed32, decode_varint32, decode_varint64};
 use crate::error::{Error, Result};
-use crate::key::{user_key, InternalKeyComparator};
+use crate::key::{bytewise_compare, trailer, user_key, InternalKeyComparator};
 
 use super::block::Block;
 use super::format::{BlockHandle, BLOCK_TRAILER_SIZE};
@@ -69,9 +70,49 @@ fn append_prefix(key_buf: &mut Vec<u8>, from: usize, shared: usize) {
 #[derive(Clone)]
 pub(super) enum KeyOrder {
     Internal(InternalKeyComparator),
+    /// `Internal` with user keys in byte order: compared in place (`bytewise_compare`), and
+    /// a cursor holds no comparator (no reference count touched per block seek, which many
+    /// reader threads would contend on).
+    InternalBytewise,
     /// Stored keys are user keys; targets are internal keys compared by their user part.
     User(InternalKeyComparator),
+    /// `User` with user keys in byte order.
+    UserBytewise,
     Bytewise,
+}
+
+impl KeyOrder {
+    /// The order of internal keys under `icmp`.
+    pub(super) fn internal(icmp: &InternalKeyComparator) -> KeyOrder {
+        if icmp.is_bytewise() {
+            KeyOrder::InternalBytewise
+        } else {
+            KeyOrder::Internal(icmp.clone())
+        }
+    }
+
+    /// Stored user keys against internal-key targets, under `icmp`.
+    pub(super) fn user(icmp: &InternalKeyComparator) -> KeyOrder {
+        if icmp.is_bytewise() {
+            KeyOrder::UserBytewise
+        } else {
+            KeyOrder::User(icmp.clone())
+        }
+    }
+
+    /// Orders the user keys `a` and `b` (counted as a user-key comparison, as the
+    /// comparator's `compare_user` counts one).
+    #[inline]
+    fn compare_user(&self, a: &[u8], b: &[u8]) -> Ordering {
+        match self {
+            KeyOrder::Internal(c) | KeyOrder::User(c) => c.compare_user(a, b),
+            KeyOrder::InternalBytewise | KeyOrder::UserBytewise => {
+                crate::perf::count(crate::perf::Field::UserKeyComparisonCount, 1);
+                bytewise_compare(a, b)
+            }
+            KeyOrder::Bytewise => a.cmp(b),
+        }
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -81,8 +122,10 @@ pub(super) enum EntryFormat {
 }
 
 /// A cursor over a block. Implements [`crate::iter::InternalIterator`] for data blocks.
-pub struct BlockIter {
-    block: Arc<Block>,
+/// `B` holds the block: an `Arc` for iterators, a reference for a point read (which then
+/// touches no reference count shared with other reader threads).
+pub struct BlockIter<B: Deref<Target = Block> = Arc<Block>> {
+    block: B,
     order: KeyOrder,
     format: EntryFormat,
     /// Offset of the current entry; `restart_offset` when not valid.
@@ -133,8 +176,8 @@ impl PrevCache {
     }
 }
 
-impl BlockIter {
-    pub(super) fn new(block: Arc<Block>, order: KeyOrder, format: EntryFormat) -> Self {
+impl<B: Deref<Target = Block>> BlockIter<B> {
+    pub(super) fn new(block: B, order: KeyOrder, format: EntryFormat) -> Self {
         let end = block.restart_offset;
         BlockIter {
             block,
@@ -154,7 +197,7 @@ impl BlockIter {
 
     /// Moves this cursor to another block of the same kind, keeping its buffers (a table
     /// iterator reuses one cursor for every data block it visits).
-    pub(super) fn reset_block(&mut self, block: Arc<Block>) {
+    pub(super) fn reset_block(&mut self, block: B) {
         self.block = block;
         self.status = Ok(());
         self.prev_cache.clear();
@@ -162,7 +205,7 @@ impl BlockIter {
     }
 
     /// The block this cursor is on (what its keys and values lie in).
-    pub(super) fn block(&self) -> &Arc<Block> {
+    pub(super) fn block(&self) -> &B {
         &self.block
     }
 
@@ -354,10 +397,22 @@ impl BlockIter {
         Some(start + used)
     }
 
+    #[inline]
     fn compare(&self, key: &[u8], target: &[u8]) -> Ordering {
         match &self.order {
             KeyOrder::Internal(c) => c.compare(key, target),
+            KeyOrder::InternalBytewise => {
+                crate::perf::count(crate::perf::Field::UserKeyComparisonCount, 1);
+                match bytewise_compare(user_key(key), user_key(target)) {
+                    Ordering::Equal => trailer(target).cmp(&trailer(key)),
+                    o => o,
+                }
+            }
             KeyOrder::User(c) => c.compare_user(key, user_key(target)),
+            KeyOrder::UserBytewise => {
+                crate::perf::count(crate::perf::Field::UserKeyComparisonCount, 1);
+                bytewise_compare(key, user_key(target))
+            }
             KeyOrder::Bytewise => key.cmp(target),
         }
     }
@@ -611,10 +666,7 @@ impl BlockIter {
             // The end of the block (or corruption, in the status): the key may be in the next block.
             return true;
         }
-        let found = match &self.order {
-            KeyOrder::Internal(c) | KeyOrder::User(c) => c.compare_user(user_key(self.cur_key()), uk),
-            KeyOrder::Bytewise => user_key(self.cur_key()).cmp(uk),
-        };
+        let found = self.order.compare_user(user_key(self.cur_key()), uk);
         if found != Ordering::Equal {
             return false;
         }
@@ -675,7 +727,7 @@ impl BlockIter {
     }
 }
 
-impl crate::iter::InternalIterator for BlockIter {
+impl<B: Deref<Target = Block> + Send> crate::iter::InternalIterator for BlockIter<B> {
     fn valid(&self) -> bool {
         self.is_valid()
     }
@@ -711,11 +763,11 @@ impl crate::iter::InternalIterator for BlockIter {
 /// A cursor over an index block; each entry's value is the handle of a data block.
 /// Keys are internal keys, or user keys when the table says `index_key_is_user_key`
 /// (targets are always internal keys).
-pub struct IndexBlockIter {
-    pub(super) inner: BlockIter,
+pub struct IndexBlockIter<B: Deref<Target = Block> = Arc<Block>> {
+    pub(super) inner: BlockIter<B>,
 }
 
-impl IndexBlockIter {
+impl<B: Deref<Target = Block>> IndexBlockIter<B> {
     pub fn valid(&self) -> bool {
         self.inner.is_valid()
     }

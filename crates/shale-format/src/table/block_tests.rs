@@ -31,7 +31,7 @@ fn forward_backward_and_seeks_over_every_key() {
     for (n, interval) in [(1, 16), (16, 16), (17, 16), (200, 16), (100, 1), (50, 7)] {
         let (block, entries) = build(n, interval);
         assert_eq!(block.num_restarts(), n.div_ceil(interval));
-        let mut it = block.iter(icmp.clone());
+        let mut it = block.iter(&icmp);
         it.seek_to_first();
         for (k, v) in &entries {
             assert!(it.valid());
@@ -86,7 +86,7 @@ fn random_walk_mixes_prev_next_and_seeks() {
     let mut rng = SmallRng::seed_from_u64(11);
     for (n, interval) in [(200, 16), (37, 5), (10, 1), (64, 64)] {
         let (block, entries) = build(n, interval);
-        let mut it = block.iter(icmp.clone());
+        let mut it = block.iter(&icmp);
         let mut pos: Option<usize> = None;
         for _ in 0..5000 {
             match rng.gen_range(0..10) {
@@ -128,7 +128,7 @@ fn empty_block_and_reset() {
     let data = b.finish().to_vec();
     assert_eq!(data.len(), 8);
     let block = Arc::new(Block::new(data).unwrap());
-    let mut it = block.iter(bytewise_internal_comparator());
+    let mut it = block.iter(&bytewise_internal_comparator());
     it.seek_to_first();
     assert!(!it.valid());
     it.seek_to_last();
@@ -158,7 +158,7 @@ fn index_block_delta_values_and_user_keys() {
             }
             let block = Arc::new(Block::new(b.finish().to_vec()).unwrap());
             let fmt = IndexFormat { key_is_user_key: user, value_delta_encoded: delta, has_first_key: false };
-            let mut it = block.index_iter(icmp.clone(), fmt);
+            let mut it = block.index_iter(&icmp, fmt);
             it.seek_to_first();
             for (_, h) in &handles {
                 assert_eq!(it.handle(), *h);
@@ -211,7 +211,7 @@ fn corrupt_blocks_error_instead_of_panicking() {
             continue;
         };
         let b = Arc::new(b);
-        let mut it = b.iter(icmp.clone());
+        let mut it = b.iter(&icmp);
         it.seek_to_first();
         let mut steps = 0;
         while it.valid() && steps < 1000 {
@@ -226,8 +226,7 @@ fn corrupt_blocks_error_instead_of_panicking() {
         }
         it.seek(&ikey(50));
         it.seek_for_prev(&ikey(50));
-        let mut idx =
-            b.index_iter(icmp.clone(), IndexFormat { value_delta_encoded: true, ..Default::default() });
+        let mut idx = b.index_iter(&icmp, IndexFormat { value_delta_encoded: true, ..Default::default() });
         idx.seek_to_first();
         idx.seek(&ikey(3));
         idx.seek_to_last();
@@ -252,7 +251,7 @@ fn hash_indexed_block_is_read_by_binary_search() {
     data.extend_from_slice(&3u16.to_le_bytes());
     put_fixed32(&mut data, footer | HASH_INDEX_FLAG);
     let b = Arc::new(Block::new(data).unwrap());
-    let mut it = b.iter(bytewise_internal_comparator());
+    let mut it = b.iter(&bytewise_internal_comparator());
     it.seek(&entries[20].0);
     assert_eq!(it.key(), &entries[20].0[..]);
 }
@@ -283,8 +282,8 @@ fn hash_index_seek_for_get() {
         assert_ne!(footer & (1 << 31), 0);
         let block = Arc::new(Block::new(data).unwrap());
         assert!(block.hash_buckets.is_some());
-        let mut plain = block.iter(icmp.clone());
-        let mut hashed = block.iter(icmp.clone());
+        let mut plain = block.iter(&icmp);
+        let mut hashed = block.iter(&icmp);
         for k in &entries {
             let uk = user_key(k);
             for seq in [1001, 999, 998, 997] {
@@ -383,7 +382,7 @@ fn backward_cache_matches_a_model() {
             }
             let block = Arc::new(Block::new(b.finish().to_vec()).unwrap());
             let n = entries.len();
-            let mut it = block.iter(icmp.clone());
+            let mut it = block.iter(&icmp);
             let mut pos: Option<usize> = None;
             for step in 0..4000 {
                 let target = || -> Vec<u8> {
@@ -447,6 +446,85 @@ fn backward_cache_matches_a_model() {
                 }
             }
             it.status().unwrap();
+        }
+    }
+}
+
+/// Byte order through the comparator trait (not flagged bytewise): the generic path that
+/// the in-place bytewise comparisons of `KeyOrder::InternalBytewise` must agree with.
+struct PlainOrder;
+
+impl crate::comparator::Comparator for PlainOrder {
+    fn name(&self) -> &str {
+        "test.PlainOrder"
+    }
+    fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+        a.cmp(b)
+    }
+}
+
+proptest::proptest! {
+    /// Data and index blocks of random keys (short, long, sharing prefixes, versions of one
+    /// key): every seek, seek_for_prev and seek_for_get lands on the same entry with the
+    /// in-place bytewise order as with the comparator called through the trait.
+    #[test]
+    fn bytewise_fast_order_matches_the_comparator(
+        keys in proptest::collection::btree_set(
+            (proptest::collection::vec(proptest::sample::select(vec![b'a', b'b', 0u8, 0xff]), 0..12), 0u64..4),
+            1..80,
+        ),
+        targets in proptest::collection::vec(
+            (proptest::collection::vec(proptest::sample::select(vec![b'a', b'b', 0u8, 0xff]), 0..12), 0u64..5),
+            1..30,
+        ),
+        interval in 1usize..5,
+    ) {
+        let fast = bytewise_internal_comparator();
+        let slow = InternalKeyComparator::new(Arc::new(PlainOrder));
+        let mut ikeys: Vec<Vec<u8>> =
+            keys.iter().map(|(k, s)| make_internal_key(k, *s, ValueType::Value)).collect();
+        ikeys.sort_by(|a, b| fast.compare(a, b));
+        ikeys.dedup();
+        let mut b = BlockBuilder::new(interval);
+        let mut ib = BlockBuilder::new_index(interval, true);
+        let mut prev = None;
+        for (i, k) in ikeys.iter().enumerate() {
+            b.add(k, &i.to_le_bytes());
+            let h = crate::table::format::BlockHandle::new(i as u64 * 105, 100);
+            ib.add_index(k, h, prev);
+            prev = Some(h);
+        }
+        let data = Arc::new(Block::new(b.finish().to_vec()).unwrap());
+        let index = Arc::new(Block::new(ib.finish().to_vec()).unwrap());
+        let fmt = IndexFormat { value_delta_encoded: true, ..Default::default() };
+        for (t, s) in &targets {
+            let target = make_internal_key(t, *s, ValueType::Value);
+            let (mut f, mut g) = (data.iter(&fast), data.iter(&slow));
+            f.seek(&target);
+            g.seek(&target);
+            proptest::prop_assert_eq!(f.valid(), g.valid());
+            if f.valid() {
+                proptest::prop_assert_eq!(f.key(), g.key());
+            }
+            f.seek_for_prev(&target);
+            g.seek_for_prev(&target);
+            proptest::prop_assert_eq!(f.valid(), g.valid());
+            if f.valid() {
+                proptest::prop_assert_eq!(f.key(), g.key());
+            }
+            let (ff, gg) = (f.seek_for_get(&target), g.seek_for_get(&target));
+            proptest::prop_assert_eq!(ff, gg);
+            proptest::prop_assert_eq!(f.valid(), g.valid());
+            if f.valid() {
+                proptest::prop_assert_eq!(f.key(), g.key());
+            }
+            let (mut fi, mut gi) = (index.index_iter(&fast, fmt), index.index_iter(&slow, fmt));
+            fi.seek(&target);
+            gi.seek(&target);
+            proptest::prop_assert_eq!(fi.valid(), gi.valid());
+            if fi.valid() {
+                proptest::prop_assert_eq!((fi.key(), fi.handle()), (gi.key(), gi.handle()));
+            }
         }
     }
 }

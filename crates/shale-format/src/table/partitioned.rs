@@ -67,7 +67,7 @@ impl PartitionedIndexIter {
         format: IndexFormat,
     ) -> Self {
         PartitionedIndexIter {
-            top: top.index_iter(icmp.clone(), format),
+            top: top.index_iter(&icmp, format),
             top_handle,
             part: None,
             part_handle: BlockHandle::default(),
@@ -97,7 +97,7 @@ impl PartitionedIndexIter {
         }
         match t.index_partition(h) {
             Ok(b) => {
-                self.part = Some(b.index_iter(self.icmp.clone(), self.format));
+                self.part = Some(b.index_iter(&self.icmp, self.format));
                 self.part_handle = h;
                 true
             }

@@ -302,6 +302,9 @@ pub struct PrefixSeek {
     pub auto_prefix_mode: bool,
 }
 
+/// An entry a point lookup found: its internal key and value.
+type Entry = (Vec<u8>, Vec<u8>);
+
 /// What a table's filter answered for a point lookup.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum GetFilter {
@@ -367,6 +370,9 @@ pub struct Table {
     /// RocksDB's `PrefixExtractorChanged`: the family has no extractor, or the table's
     /// property names another one (or none).
     prefix_extractor_changed: bool,
+    /// "rocksdb.block.based.table.whole.key.filtering" (true when absent), read once at
+    /// open: every point read asks.
+    whole_key_filtering: bool,
     /// "rocksdb.block.based.table.prefix.filtering" (true when absent).
     prefix_filtering: bool,
     /// A kHashSearch table's prefixes (`hash_index.rs`), consulted while the family's
@@ -741,6 +747,11 @@ impl Table {
         };
         let prefix_filtering =
             props.user_collected.get(names::PREFIX_FILTERING).map(|v| v.as_slice() != b"0").unwrap_or(true);
+        let whole_key_filtering = props
+            .user_collected
+            .get(names::WHOLE_KEY_FILTERING)
+            .map(|v| v.as_slice() != b"0")
+            .unwrap_or(true);
         let table_prefix_extractor = SliceTransform::from_name(&props.prefix_extractor_name).map(Arc::new);
         let mut table = Table {
             file,
@@ -760,6 +771,7 @@ impl Table {
             cf_prefix_extractor: None,
             table_prefix_extractor,
             prefix_extractor_changed: true,
+            whole_key_filtering,
             prefix_filtering,
             hash_prefixes,
         };
@@ -808,7 +820,7 @@ impl Table {
 
     /// The handles a top-level index or filter index block names, in order.
     fn partition_handles(&self, top: &Arc<Block>, top_handle: BlockHandle) -> Result<Vec<BlockHandle>> {
-        let mut it = top.index_iter(self.opts.icmp.clone(), self.index_format);
+        let mut it = top.index_iter(&self.opts.icmp, self.index_format);
         let mut out = Vec::new();
         it.seek_to_first();
         while it.valid() {
@@ -903,14 +915,6 @@ impl Table {
         self.data_blocks_read.load(AtomicOrdering::Relaxed)
     }
 
-    fn whole_key_filtering(&self) -> bool {
-        self.props
-            .user_collected
-            .get(names::WHOLE_KEY_FILTERING)
-            .map(|v| v.as_slice() != b"0")
-            .unwrap_or(true)
-    }
-
     /// False only when the filter proves `user_key` is absent.
     pub fn may_contain(&self, user_key: &[u8]) -> bool {
         let ikey = crate::key::make_internal_key(
@@ -946,7 +950,7 @@ impl Table {
             Meta::Held(b) => b.clone(),
             Meta::Cached(h) => self.cached_meta(*h, ROLE_FILTER_META, Block::new)?,
         };
-        let mut it = top.index_iter(self.opts.icmp.clone(), self.index_format);
+        let mut it = top.index_iter(&self.opts.icmp, self.index_format);
         it.seek(ikey);
         if !it.valid() {
             it.seek_to_last();
@@ -1024,7 +1028,7 @@ impl Table {
 
     fn get_filter_with(&self, f: Option<&FilterReader>, user_key: &[u8]) -> GetFilter {
         let Some(f) = f else { return GetFilter::NotChecked };
-        if self.whole_key_filtering() {
+        if self.whole_key_filtering {
             return GetFilter::WholeKey(f.may_match(user_key));
         }
         if self.prefix_extractor_changed {
@@ -1109,7 +1113,7 @@ impl Table {
                 self.index_format,
             )))
         } else {
-            IndexIter::Flat(top.index_iter(self.opts.icmp.clone(), self.index_format))
+            IndexIter::Flat(top.index_iter(&self.opts.icmp, self.index_format))
         })
     }
 
@@ -1263,48 +1267,88 @@ impl Table {
                 return Ok(None);
             }
         }
+        // An unpartitioned index is searched where it lies (held by the table, or the
+        // block from the cache), without a cursor that holds a reference to it.
+        if self.index_partitions.is_none() {
+            let cached;
+            let top: &Block = match &self.index_block {
+                Meta::Held(b) => b,
+                Meta::Cached(h) => {
+                    cached = self.cached_meta(*h, role::INDEX_BLOCK, Block::new)?;
+                    &cached
+                }
+            };
+            let mut index = top.index_iter_ref(&self.opts.icmp, self.index_format);
+            index.seek(lookup_ikey);
+            while index.valid() {
+                if let Some(found) = self.get_in_block(index.handle(), lookup_ikey, &reads, check)? {
+                    return Ok(found);
+                }
+                index.next();
+            }
+            return index
+                .status()
+                .map_err(|e| in_file(e, &self.opts.file_name, self.footer.index_handle))
+                .map(|()| None);
+        }
         let mut index = self.index_iter()?;
         index.seek(self, lookup_ikey);
         while index.valid() {
-            let handle = index.handle();
-            let block = self.data_block(handle, reads)?;
-            let mut it = block.iter(self.opts.icmp.clone());
-            if !it.seek_for_get(lookup_ikey) {
-                // The block's hash index: the key is neither here nor in a later block.
-                it.status().map_err(|e| in_file(e, &self.opts.file_name, handle))?;
-                return Ok(None);
+            if let Some(found) = self.get_in_block(index.handle(), lookup_ikey, &reads, check)? {
+                return Ok(found);
             }
-            if it.valid() {
-                if self.opts.icmp.compare_user_without_ts(user_key(it.key()), uk) == Ordering::Equal {
-                    match check {
-                        GetFilter::WholeKey(_) => {
-                            crate::statistics::record_tick(stats, Ticker::BloomFilterFullTruePositive, 1)
-                        }
-                        GetFilter::Prefix(_) => {
-                            crate::statistics::record_tick(stats, Ticker::BloomFilterPrefixTruePositive, 1)
-                        }
-                        GetFilter::NotChecked => {}
-                    }
-                    let mut key = it.key().to_vec();
-                    if self.global_seqno != 0 {
-                        // With its global seqno the entry may sort before the lookup key
-                        // (newer than the snapshot): then this file has nothing visible.
-                        if global_trailer(&key, self.global_seqno) > crate::key::trailer(lookup_ikey) {
-                            return Ok(None);
-                        }
-                        let mut buf = Vec::new();
-                        with_seqno(&key, self.global_seqno, &mut buf);
-                        key = buf;
-                    }
-                    return Ok(Some((key, it.value().to_vec())));
-                }
-                return Ok(None);
-            }
-            it.status().map_err(|e| in_file(e, &self.opts.file_name, handle))?;
             index.next(self);
         }
         index.status(self)?;
         Ok(None)
+    }
+
+    /// `get` in the data block at `handle`: `Some(answer)` when the lookup ends there,
+    /// None when the key may be in the next block.
+    fn get_in_block(
+        &self,
+        handle: BlockHandle,
+        lookup_ikey: &[u8],
+        reads: &BlockReads,
+        check: GetFilter,
+    ) -> Result<Option<Option<Entry>>> {
+        let stats = self.opts.statistics.as_deref();
+        let uk = user_key(lookup_ikey);
+        let block = self.data_block_with(handle, reads, None)?;
+        let mut it = block.iter_ref(&self.opts.icmp);
+        if !it.seek_for_get(lookup_ikey) {
+            // The block's hash index: the key is neither here nor in a later block.
+            it.status().map_err(|e| in_file(e, &self.opts.file_name, handle))?;
+            return Ok(Some(None));
+        }
+        if !it.valid() {
+            it.status().map_err(|e| in_file(e, &self.opts.file_name, handle))?;
+            return Ok(None);
+        }
+        if self.opts.icmp.compare_user_without_ts(user_key(it.key()), uk) != Ordering::Equal {
+            return Ok(Some(None));
+        }
+        match check {
+            GetFilter::WholeKey(_) => {
+                crate::statistics::record_tick(stats, Ticker::BloomFilterFullTruePositive, 1)
+            }
+            GetFilter::Prefix(_) => {
+                crate::statistics::record_tick(stats, Ticker::BloomFilterPrefixTruePositive, 1)
+            }
+            GetFilter::NotChecked => {}
+        }
+        let mut key = it.key().to_vec();
+        if self.global_seqno != 0 {
+            // With its global seqno the entry may sort before the lookup key
+            // (newer than the snapshot): then this file has nothing visible.
+            if global_trailer(&key, self.global_seqno) > crate::key::trailer(lookup_ikey) {
+                return Ok(Some(None));
+            }
+            let mut buf = Vec::new();
+            with_seqno(&key, self.global_seqno, &mut buf);
+            key = buf;
+        }
+        Ok(Some(Some((key, it.value().to_vec()))))
     }
 
     /// RocksDB's `BlockBasedTable::ApproximateKeyAnchors`: up to about 128 user keys that
@@ -1618,7 +1662,7 @@ impl TableIter {
                 self.pin_block();
                 match self.data.as_mut() {
                     Some(d) => d.reset_block(b),
-                    None => self.data = Some(b.iter(self.table.opts.icmp.clone())),
+                    None => self.data = Some(b.iter(&self.table.opts.icmp)),
                 }
                 self.data_handle = Some(h);
                 true

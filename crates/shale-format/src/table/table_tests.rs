@@ -554,7 +554,7 @@ fn context_checksums_tie_blocks_to_file_and_offset() {
             has_first_key: false,
         };
         let mut index = Arc::new(crate::table::block::Block::new(index).unwrap())
-            .index_iter(bytewise_internal_comparator(), format);
+            .index_iter(&bytewise_internal_comparator(), format);
         index.seek_to_first();
         let h = index.handle();
         assert_eq!(h.offset, 0, "data blocks come first");
@@ -643,13 +643,13 @@ fn index_keys_and_block_last_keys(path: &Path) -> Vec<(Vec<u8>, Vec<u8>)> {
         has_first_key: false,
     };
     let mut index = Arc::new(crate::table::block::Block::new(index).unwrap())
-        .index_iter(bytewise_internal_comparator(), format);
+        .index_iter(&bytewise_internal_comparator(), format);
     let mut out = Vec::new();
     index.seek_to_first();
     while index.valid() {
         let raw = read_block_with(file.as_ref(), index.handle(), checksum, true, "t").unwrap();
         let block = Arc::new(crate::table::block::Block::new(raw).unwrap());
-        let mut it = block.iter(bytewise_internal_comparator());
+        let mut it = block.iter(&bytewise_internal_comparator());
         it.seek_to_last();
         let ik = if format.key_is_user_key { index.key().to_vec() } else { user_key(index.key()).to_vec() };
         out.push((ik, user_key(it.key()).to_vec()));

@@ -175,6 +175,51 @@ pub struct FileMetaData {
     pub max_timestamp: Vec<u8>,
     /// RocksDB 11's opaque per-file open metadata.
     pub file_open_metadata: Vec<u8>,
+    /// The file's open reader, kept here while the database's table cache is unbounded
+    /// (`max_open_files = -1`), as RocksDB's `FileDescriptor::pinned_reader`. Not recorded.
+    pub pinned_reader: PinnedReader,
+}
+
+/// A slot for an open table reader, set once (RocksDB's `FileDescriptor::pinned_reader`):
+/// a point read takes the reader from the file's metadata by reference, without a table
+/// cache lookup and without touching a reference count shared by every reader thread.
+/// The reader's type belongs to the crate that opens tables, so it is stored as `Any`.
+/// The slot is no part of what the MANIFEST records: it compares equal to any other, and
+/// a clone starts empty (a copy of the metadata opens or finds its reader again).
+#[derive(Default)]
+pub struct PinnedReader(std::sync::OnceLock<std::sync::Arc<dyn std::any::Any + Send + Sync>>);
+
+impl PinnedReader {
+    /// The pinned reader, if one was pinned and it is a `T`.
+    #[inline]
+    pub fn get<T: std::any::Any>(&self) -> Option<&T> {
+        self.0.get()?.downcast_ref::<T>()
+    }
+
+    /// Pins `reader` unless a reader is pinned already (then that one stays).
+    pub fn pin(&self, reader: std::sync::Arc<dyn std::any::Any + Send + Sync>) {
+        let _ = self.0.set(reader);
+    }
+}
+
+impl Clone for PinnedReader {
+    fn clone(&self) -> Self {
+        PinnedReader::default()
+    }
+}
+
+impl PartialEq for PinnedReader {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for PinnedReader {}
+
+impl std::fmt::Debug for PinnedReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.get().is_some() { "PinnedReader(pinned)" } else { "PinnedReader(none)" })
+    }
 }
 
 impl Default for FileMetaData {
@@ -202,6 +247,7 @@ impl Default for FileMetaData {
             min_timestamp: Vec::new(),
             max_timestamp: Vec::new(),
             file_open_metadata: Vec::new(),
+            pinned_reader: PinnedReader::default(),
         }
     }
 }

@@ -403,7 +403,7 @@ impl DbInner {
                 {
                     continue;
                 }
-                let entry = self.table_cache.get_for_read(cf, f, Some(level), &reads)?;
+                let entry = self.table_cache.get_for_point_read(cf, f, Some(level), &reads)?;
                 if with_ts && !entry.tombstones.is_empty() && !ro.ignore_range_deletions {
                     return Err(ts_unsupported("range deletions"));
                 }

@@ -8,6 +8,12 @@
 //! cores, a preempted holder of an exclusive lock stalls every other reader); only opening
 //! and closing take it exclusively, and a reader is opened outside it. The last use of an
 //! entry (for closing the least recently used) is counted only when the cache is bounded.
+//!
+//! With `max_open_files = -1` every reader opened is also pinned in its file's metadata
+//! (`FileMetaData::pinned_reader`, RocksDB's `FileDescriptor::pinned_reader`): a point read
+//! (`get_for_point_read`) borrows it from the Version it reads, with no lock, hash lookup or
+//! reference count shared with other reader threads. The pin goes with the metadata, when
+//! no Version holds the file any more.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -30,6 +36,24 @@ use crate::version::edit::FileMetaData;
 pub(crate) struct TableEntry {
     pub table: AnyTable,
     pub tombstones: Arc<FragmentedTombstones>,
+}
+
+/// A table's reader for one read: borrowed from the file's metadata where the reader is
+/// pinned (`max_open_files = -1`), else a reference from the cache.
+pub(crate) enum TableRef<'a> {
+    Pinned(&'a TableEntry),
+    Cached(Arc<TableEntry>),
+}
+
+impl std::ops::Deref for TableRef<'_> {
+    type Target = TableEntry;
+    #[inline]
+    fn deref(&self) -> &TableEntry {
+        match self {
+            TableRef::Pinned(e) => e,
+            TableRef::Cached(e) => e,
+        }
+    }
 }
 
 /// A row cache entry: the internal key and value a table's `get` found.
@@ -98,6 +122,7 @@ impl TableCache {
             // RocksDB's TableCache::FindTable time (get_at counts its own on a miss).
             let _p = shale_format::perf::PerfTimer::new(shale_format::perf::Field::FindTableNanos);
             if let Some(e) = self.lookup(file.number) {
+                self.maybe_pin(file, &e);
                 return Ok(e);
             }
         }
@@ -109,6 +134,30 @@ impl TableCache {
         }
         reads.before_io()?;
         self.get_at(cf, file, level)
+    }
+
+    /// `get_for_read` for a point read: with an unbounded cache the reader pinned in `file`
+    /// (RocksDB's `FindTable` fast path: no lookup, no reference count touched); the first
+    /// read of a file pins it.
+    pub fn get_for_point_read<'a>(
+        &self,
+        cf: &CfHandle,
+        file: &'a FileMetaData,
+        level: Option<usize>,
+        reads: &crate::table::reader::BlockReads,
+    ) -> Result<TableRef<'a>> {
+        if let Some(e) = file.pinned_reader.get::<TableEntry>() {
+            return Ok(TableRef::Pinned(e));
+        }
+        self.get_for_read(cf, file, level, reads).map(TableRef::Cached)
+    }
+
+    /// Pins `entry` in `file` when the cache is unbounded (RocksDB pins table handles when
+    /// `max_open_files = -1`; a bounded cache must be able to close readers).
+    fn maybe_pin(&self, file: &FileMetaData, entry: &Arc<TableEntry>) {
+        if self.capacity.is_none() {
+            file.pinned_reader.pin(entry.clone());
+        }
     }
 
     /// The open reader of table `number`, under the shared lock; its use is counted when
@@ -134,6 +183,7 @@ impl TableCache {
         // RocksDB's TableCache::FindTable time.
         let _p = shale_format::perf::PerfTimer::new(shale_format::perf::Field::FindTableNanos);
         if let Some(e) = self.lookup(file.number) {
+            self.maybe_pin(file, &e);
             return Ok(e);
         }
         let stats = self.statistics.as_deref();
@@ -170,6 +220,7 @@ impl TableCache {
             table,
         });
         let tick = if self.capacity.is_some() { self.tick.fetch_add(1, Ordering::Relaxed) } else { 0 };
+        self.maybe_pin(file, &entry);
         let mut map = self.map.write();
         map.insert(file.number, (entry.clone(), AtomicU64::new(tick)));
         if let Some(cap) = self.capacity {

@@ -65,6 +65,7 @@ mod multi_get_one_view;
 mod obsolete_files;
 mod open_cf_default_options;
 mod perf_context_counts;
+mod pinned_table_readers;
 mod prefix_seek_filter;
 mod properties;
 mod rate_limiter_compaction;
