@@ -585,6 +585,10 @@ pub struct Options {
     /// key on top of the active memtable is written as the merged value (`db/write.rs`).
     /// Captured by each memtable at its creation, as RocksDB's `ImmutableMemTableOptions`.
     pub(crate) max_successive_merges: usize,
+    /// RocksDB's `strict_max_successive_merges` (mutable, default false): a
+    /// `max_successive_merges` merge reads the key's value from table files too
+    /// (`db/write.rs::merge_on_write`).
+    pub(crate) strict_max_successive_merges: bool,
     /// RocksDB's `ttl` and `periodic_compaction_seconds` (age-based compaction,
     /// `compaction/picker.rs`); `u64::MAX - 1` is RocksDB's "default" value.
     pub(crate) ttl: u64,
@@ -846,6 +850,7 @@ impl Default for Options {
             ttl_db: None,
             min_write_buffer_number_to_merge: 1,
             max_successive_merges: 0,
+            strict_max_successive_merges: false,
             ttl: u64::MAX - 1,
             periodic_compaction_seconds: u64::MAX - 1,
             prefix_extractor: None,

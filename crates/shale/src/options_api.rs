@@ -1422,6 +1422,15 @@ impl Options {
         self.max_successive_merges = num;
     }
 
+    /// RocksDB's `strict_max_successive_merges` (RocksDB's C API setter, not rust-rocksdb
+    /// 0.25's; default false): with it, a merge that reaches `max_successive_merges` reads
+    /// the key's value whole at its sequence, table files included (the write waits for
+    /// that read), and stores the merged value; a key with no value keeps the operand.
+    /// Changeable with `set_options`.
+    pub fn set_strict_max_successive_merges(&mut self, val: bool) {
+        self.strict_max_successive_merges = val;
+    }
+
     /// RocksDB's `bloom_locality`: its header says it applies only to PlainTable's prefix
     /// Bloom filter, and RocksDB 11.8.1 reads it nowhere but its options (no table reader or
     /// builder, memtable or PlainTable code uses it): it is kept and written to the OPTIONS

@@ -1855,6 +1855,17 @@ pub(crate) static ROWS: &[OptionRow] = &[
         }),
     ),
     opt(
+        "strict_max_successive_merges",
+        Cf,
+        Bool,
+        Yes,
+        Some(|c| c.strict_max_successive_merges.to_string()),
+        Some(|o, n, v| {
+            o.set_strict_max_successive_merges(boolean(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
         "disallow_memtable_writes",
         Cf,
         Bool,
