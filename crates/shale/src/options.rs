@@ -290,10 +290,21 @@ pub(crate) struct TableIds {
 }
 
 impl TableIds {
-    pub(crate) fn new(db_id: String) -> TableIds {
-        TableIds { db_id, session_id: crate::env::new_session_id(), host_id: crate::env::host_name() }
+    /// `db_host_id`: RocksDB's `kHostnameForDbHostId` ("__hostname__") stands for the
+    /// machine's host name (its `ReifyDbHostIdProperty`); any other text is recorded as
+    /// given (empty: no host property).
+    pub(crate) fn new(db_id: String, db_host_id: &str) -> TableIds {
+        let host_id = if db_host_id == HOSTNAME_FOR_DB_HOST_ID {
+            crate::env::host_name()
+        } else {
+            db_host_id.to_string()
+        };
+        TableIds { db_id, session_id: crate::env::new_session_id(), host_id }
     }
 }
+
+/// RocksDB's `kHostnameForDbHostId`, the default `db_host_id`.
+pub(crate) const HOSTNAME_FOR_DB_HOST_ID: &str = "__hostname__";
 
 /// The memtable factory `set_memtable_factory` (or an OPTIONS file) chose, with the settings
 /// RocksDB's factory records. Shale keeps one skip list inside every memtable: a hash
@@ -631,6 +642,9 @@ pub struct Options {
     /// filled by ingestion and import only; writes to it are InvalidArgument, and so is an
     /// open whose WALs hold writes to it, or that sets it on the default family.
     pub(crate) disallow_memtable_writes: bool,
+    /// RocksDB's `db_host_id` (immutable, default "__hostname__"): the tables' creating
+    /// host property ([`TableIds::new`]).
+    pub(crate) db_host_id: String,
     /// The family's merge operator (`set_merge_operator*`, issue 15; `merge_operator.rs`).
     pub(crate) merge_operator: Option<Arc<crate::merge_operator::MergeOperator>>,
     /// The family's compaction filter and filter factory (`compaction_filter.rs`).
@@ -864,6 +878,7 @@ impl Default for Options {
             write_identity_file: true,
             max_write_batch_group_size_bytes: 1 << 20,
             disallow_memtable_writes: false,
+            db_host_id: HOSTNAME_FOR_DB_HOST_ID.to_string(),
             merge_operator: None,
             compaction_filter: None,
             compaction_filter_factory: None,

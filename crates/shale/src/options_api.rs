@@ -1779,6 +1779,13 @@ impl Options {
         self.disallow_memtable_writes = val;
     }
 
+    /// RocksDB's `db_host_id` (RocksDB's C API setter, not rust-rocksdb 0.25's): what every
+    /// table the database writes records as `rocksdb.creating.host.identity`; the default
+    /// "__hostname__" stands for the machine's host name, an empty text records none.
+    pub fn set_db_host_id(&mut self, id: &str) {
+        self.db_host_id = id.to_string();
+    }
+
     /// Families flushed together are installed together: one MANIFEST write (an atomic
     /// group), so a crash keeps all of their new tables or none (`db/flush.rs`). A full
     /// memtable then switches every non-empty family's.

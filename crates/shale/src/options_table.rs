@@ -586,6 +586,17 @@ pub(crate) static ROWS: &[OptionRow] = &[
         }),
     ),
     opt(
+        "db_host_id",
+        Db,
+        Str,
+        No,
+        Some(|o| crate::options_file::escape_option_string(&o.db_host_id)),
+        Some(|o, _, v| {
+            o.set_db_host_id(&crate::options_file::unescape_option_string(v));
+            Ok(true)
+        }),
+    ),
+    opt(
         "max_write_batch_group_size_bytes",
         Db,
         Int,

@@ -208,7 +208,7 @@ pub(crate) fn open<T: ThreadMode>(
     // database directory (`DbInner::wal_dir`).
     let wal_dir = opts.wal_dir_of(path);
     with_ids.wal_dir = if wal_dir == path { std::path::PathBuf::new() } else { wal_dir.clone() };
-    with_ids.table_ids = Some(Arc::new(crate::options::TableIds::new(db_id.clone())));
+    with_ids.table_ids = Some(Arc::new(crate::options::TableIds::new(db_id.clone(), &opts.db_host_id)));
     let opts = &with_ids;
     let mut cfs = recovered_cf_states(&recovered, &descs, &table_cache, path, opts)?;
     load_tables(&table_cache, &cfs, opts)?;
