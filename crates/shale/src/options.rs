@@ -645,6 +645,9 @@ pub struct Options {
     /// RocksDB's `db_host_id` (immutable, default "__hostname__"): the tables' creating
     /// host property ([`TableIds::new`]).
     pub(crate) db_host_id: String,
+    /// RocksDB's `log_readahead_size` (immutable, default 0): WALs and the MANIFEST are read
+    /// at open that many bytes at a time (`fs::ReadaheadSequentialFile`).
+    pub(crate) log_readahead_size: usize,
     /// The family's merge operator (`set_merge_operator*`, issue 15; `merge_operator.rs`).
     pub(crate) merge_operator: Option<Arc<crate::merge_operator::MergeOperator>>,
     /// The family's compaction filter and filter factory (`compaction_filter.rs`).
@@ -879,6 +882,7 @@ impl Default for Options {
             max_write_batch_group_size_bytes: 1 << 20,
             disallow_memtable_writes: false,
             db_host_id: HOSTNAME_FOR_DB_HOST_ID.to_string(),
+            log_readahead_size: 0,
             merge_operator: None,
             compaction_filter: None,
             compaction_filter_factory: None,

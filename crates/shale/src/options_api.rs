@@ -1786,6 +1786,14 @@ impl Options {
         self.db_host_id = id.to_string();
     }
 
+    /// RocksDB's `log_readahead_size` (RocksDB's C API setter, not rust-rocksdb 0.25's;
+    /// default 0, off): an open reads the WALs it replays and the MANIFEST that many bytes
+    /// per read call, as RocksDB's `ReadaheadSequentialFile` (fewer round trips on a remote
+    /// file system).
+    pub fn set_log_readahead_size(&mut self, size: usize) {
+        self.log_readahead_size = size;
+    }
+
     /// Families flushed together are installed together: one MANIFEST write (an atomic
     /// group), so a crash keeps all of their new tables or none (`db/flush.rs`). A full
     /// memtable then switches every non-empty family's.

@@ -597,6 +597,17 @@ pub(crate) static ROWS: &[OptionRow] = &[
         }),
     ),
     opt(
+        "log_readahead_size",
+        Db,
+        Int,
+        No,
+        Some(|o| o.log_readahead_size.to_string()),
+        Some(|o, n, v| {
+            o.set_log_readahead_size(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
         "max_write_batch_group_size_bytes",
         Db,
         Int,

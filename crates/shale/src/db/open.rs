@@ -139,7 +139,7 @@ pub(crate) fn open<T: ThreadMode>(
     info_log.header(format_args!("Fast CRC32 supported: {}", fast_crc32_supported()));
     super::info_log::log_db_options(&info_log, opts);
 
-    let recovered = manifest::recover(&*fs, path)?;
+    let recovered = manifest::recover_with_readahead(&*fs, path, opts.log_readahead_size)?;
     // Which families the caller opens, with which options.
     // As rust-rocksdb: with no descriptors the default family gets the DB's options; a
     // list that names other families but not "default" opens it with `Options::default()`.
@@ -886,7 +886,9 @@ fn replay_wal(
     replay: &mut ReplayState,
 ) -> Result<bool> {
     let path = filename::wal_file(ctx.wal_dir, wal);
-    let file = ctx.fs.new_sequential_file(&path)?;
+    // `log_readahead_size`: RocksDB's WAL reader reads ahead that much.
+    let file =
+        crate::fs::ReadaheadSequentialFile::wrap(ctx.fs.new_sequential_file(&path)?, opts.log_readahead_size);
     let name = format!("{wal:06}.log");
     let mode = replay_mode(opts);
     let mut reader = LogReader::new(file, name.clone(), wal, mode);
