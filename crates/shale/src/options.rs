@@ -331,10 +331,18 @@ impl BlockBasedOptions {
 /// (`db/open.rs`, the engine's type).
 pub(crate) use shale_engine::config::TableIds;
 
-/// The identities of an open of the database `db_id`: a new session id, this host's name.
-pub(crate) fn table_ids(db_id: String) -> TableIds {
-    TableIds { db_id, session_id: crate::env::new_session_id(), host_id: crate::env::host_name() }
+/// The identities of an open of the database `db_id`: a new session id, and `db_host_id`
+/// as RocksDB's `ReifyDbHostIdProperty` reads it: `kHostnameForDbHostId` ("__hostname__")
+/// stands for the machine's host name, any other text is recorded as given (empty: no host
+/// property).
+pub(crate) fn table_ids(db_id: String, db_host_id: &str) -> TableIds {
+    let host_id =
+        if db_host_id == HOSTNAME_FOR_DB_HOST_ID { crate::env::host_name() } else { db_host_id.to_string() };
+    TableIds { db_id, session_id: crate::env::new_session_id(), host_id }
 }
+
+/// RocksDB's `kHostnameForDbHostId`, the default `db_host_id`.
+pub(crate) const HOSTNAME_FOR_DB_HOST_ID: &str = "__hostname__";
 
 /// The memtable factory `set_memtable_factory` (or an OPTIONS file) chose, with the settings
 /// RocksDB's factory records. Shale keeps one skip list inside every memtable: a hash
@@ -626,6 +634,10 @@ pub struct Options {
     /// key on top of the active memtable is written as the merged value (`db/write.rs`).
     /// Captured by each memtable at its creation, as RocksDB's `ImmutableMemTableOptions`.
     pub(crate) max_successive_merges: usize,
+    /// RocksDB's `strict_max_successive_merges` (mutable, default false): a
+    /// `max_successive_merges` merge reads the key's value from table files too
+    /// (`db/write.rs::merge_on_write`).
+    pub(crate) strict_max_successive_merges: bool,
     /// RocksDB's `ttl` and `periodic_compaction_seconds` (age-based compaction,
     /// `compaction/picker.rs`); `u64::MAX - 1` is RocksDB's "default" value.
     pub(crate) ttl: u64,
@@ -668,6 +680,12 @@ pub struct Options {
     /// filled by ingestion and import only; writes to it are InvalidArgument, and so is an
     /// open whose WALs hold writes to it, or that sets it on the default family.
     pub(crate) disallow_memtable_writes: bool,
+    /// RocksDB's `db_host_id` (immutable, default "__hostname__"): the tables' creating
+    /// host property ([`TableIds::new`]).
+    pub(crate) db_host_id: String,
+    /// RocksDB's `log_readahead_size` (immutable, default 0): WALs and the MANIFEST are read
+    /// at open that many bytes at a time (`fs::ReadaheadSequentialFile`).
+    pub(crate) log_readahead_size: usize,
     /// The family's merge operator (`set_merge_operator*`, issue 15; `merge_operator.rs`).
     pub(crate) merge_operator: Option<Arc<crate::merge_operator::MergeOperator>>,
     /// The family's compaction filter and filter factory (`compaction_filter.rs`).
@@ -887,6 +905,7 @@ impl Default for Options {
             ttl_db: None,
             min_write_buffer_number_to_merge: 1,
             max_successive_merges: 0,
+            strict_max_successive_merges: false,
             ttl: u64::MAX - 1,
             periodic_compaction_seconds: u64::MAX - 1,
             prefix_extractor: None,
@@ -900,6 +919,8 @@ impl Default for Options {
             write_identity_file: true,
             max_write_batch_group_size_bytes: 1 << 20,
             disallow_memtable_writes: false,
+            db_host_id: HOSTNAME_FOR_DB_HOST_ID.to_string(),
+            log_readahead_size: 0,
             merge_operator: None,
             compaction_filter: None,
             compaction_filter_factory: None,

@@ -1417,6 +1417,15 @@ impl Options {
         self.max_successive_merges = num;
     }
 
+    /// RocksDB's `strict_max_successive_merges` (RocksDB's C API setter, not rust-rocksdb
+    /// 0.25's; default false): with it, a merge that reaches `max_successive_merges` reads
+    /// the key's value whole at its sequence, table files included (the write waits for
+    /// that read), and stores the merged value; a key with no value keeps the operand.
+    /// Changeable with `set_options`.
+    pub fn set_strict_max_successive_merges(&mut self, val: bool) {
+        self.strict_max_successive_merges = val;
+    }
+
     /// RocksDB's `bloom_locality`: its header says it applies only to PlainTable's prefix
     /// Bloom filter, and RocksDB 11.8.1 reads it nowhere but its options (no table reader or
     /// builder, memtable or PlainTable code uses it): it is kept and written to the OPTIONS
@@ -1763,6 +1772,21 @@ impl Options {
     /// InvalidArgument). Not changeable by `set_options`.
     pub fn set_disallow_memtable_writes(&mut self, val: bool) {
         self.disallow_memtable_writes = val;
+    }
+
+    /// RocksDB's `db_host_id` (RocksDB's C API setter, not rust-rocksdb 0.25's): what every
+    /// table the database writes records as `rocksdb.creating.host.identity`; the default
+    /// "__hostname__" stands for the machine's host name, an empty text records none.
+    pub fn set_db_host_id(&mut self, id: &str) {
+        self.db_host_id = id.to_string();
+    }
+
+    /// RocksDB's `log_readahead_size` (RocksDB's C API setter, not rust-rocksdb 0.25's;
+    /// default 0, off): an open reads the WALs it replays and the MANIFEST that many bytes
+    /// per read call, as RocksDB's `ReadaheadSequentialFile` (fewer round trips on a remote
+    /// file system).
+    pub fn set_log_readahead_size(&mut self, size: usize) {
+        self.log_readahead_size = size;
     }
 
     /// Families flushed together are installed together: one MANIFEST write (an atomic

@@ -51,6 +51,7 @@ impl Options {
             writable_file_max_buffer_size: self.writable_file_max_buffer_size,
             bytes_per_sync: self.sanitized_bytes_per_sync(),
             wal_bytes_per_sync: self.wal_bytes_per_sync,
+            log_readahead_size: self.log_readahead_size,
             wal_dir: self.wal_dir_of(path),
             wal_recovery_mode: self.wal_recovery_mode,
             wal_ttl_seconds: self.wal_ttl_seconds,

@@ -586,6 +586,28 @@ pub(crate) static ROWS: &[OptionRow] = &[
         }),
     ),
     opt(
+        "db_host_id",
+        Db,
+        Str,
+        No,
+        Some(|o| crate::options_file::escape_option_string(&o.db_host_id)),
+        Some(|o, _, v| {
+            o.set_db_host_id(&crate::options_file::unescape_option_string(v));
+            Ok(true)
+        }),
+    ),
+    opt(
+        "log_readahead_size",
+        Db,
+        Int,
+        No,
+        Some(|o| o.log_readahead_size.to_string()),
+        Some(|o, n, v| {
+            o.set_log_readahead_size(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
         "max_write_batch_group_size_bytes",
         Db,
         Int,
@@ -1851,6 +1873,17 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Some(|c| c.sanitized_max_write_buffer_size_to_maintain().to_string()),
         Some(|o, n, v| {
             o.set_max_write_buffer_size_to_maintain(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "strict_max_successive_merges",
+        Cf,
+        Bool,
+        Yes,
+        Some(|c| c.strict_max_successive_merges.to_string()),
+        Some(|o, n, v| {
+            o.set_strict_max_successive_merges(boolean(n, v)?);
             Ok(true)
         }),
     ),

@@ -10,6 +10,7 @@ mod fault;
 mod mem;
 mod mmap_write;
 mod posix;
+mod readahead;
 
 /// Debug builds: whether this thread holds a database's DB mutex, so that the file system
 /// layer's syncs can check that no file is fsynced under it (nothing under the DB mutex may
@@ -61,6 +62,7 @@ pub use direct_io::DIRECT_IO_ALIGNMENT;
 pub use fault::{FaultInjectionFs, FaultMode, OpKind};
 pub use mem::MemFileSystem;
 pub use posix::{PosixFileSystem, PosixFsyncFileSystem, PosixInheritableFileSystem};
+pub use readahead::ReadaheadSequentialFile;
 
 /// A file being written, append-only.
 pub trait WritableFile: Send {

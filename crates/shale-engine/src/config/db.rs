@@ -93,6 +93,8 @@ pub struct DbConfig {
     pub bytes_per_sync: u64,
     /// `wal_bytes_per_sync`.
     pub wal_bytes_per_sync: u64,
+    /// `log_readahead_size`: how far WAL replay reads ahead (0: no readahead).
+    pub log_readahead_size: usize,
     /// `wal_dir`, resolved: the database directory when unset (empty only in `Default`,
     /// which knows no database path).
     pub wal_dir: PathBuf,
@@ -210,6 +212,7 @@ impl Default for DbConfig {
             writable_file_max_buffer_size: 1024 * 1024,
             bytes_per_sync: 0,
             wal_bytes_per_sync: 0,
+            log_readahead_size: 0,
             wal_dir: PathBuf::new(),
             wal_recovery_mode: WalRecoveryMode::PointInTime,
             wal_ttl_seconds: 0,

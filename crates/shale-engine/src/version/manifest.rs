@@ -240,9 +240,21 @@ impl RecoveredManifest {
 
 /// Reads CURRENT and replays the MANIFEST it names.
 pub fn recover(fs: &dyn FileSystem, dir: &Path) -> Result<RecoveredManifest> {
+    recover_with_readahead(fs, dir, 0)
+}
+
+/// [`recover`], the MANIFEST read `readahead` bytes at a time (`log_readahead_size`; 0:
+/// as the log reader asks).
+pub fn recover_with_readahead(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    readahead: usize,
+) -> Result<RecoveredManifest> {
     let name = read_current(fs, dir)?;
     let number = parse_descriptor_file_name(&name).unwrap_or(0);
-    replay_file(fs, &dir.join(&name), number, &mut |_, _| {})
+    let path = dir.join(&name);
+    let file = shale_base::fs::ReadaheadSequentialFile::wrap(fs.new_sequential_file(&path)?, readahead);
+    replay_from(fs, file, &path, number, &mut |_, _| {})
 }
 
 /// Replays the MANIFEST at `path` (numbered `number`): the one replay of the workspace, used
@@ -256,6 +268,17 @@ pub fn replay_file(
     visit: &mut dyn FnMut(&VersionEdit, u64),
 ) -> Result<RecoveredManifest> {
     let file = fs.new_sequential_file(path)?;
+    replay_from(fs, file, path, number, visit)
+}
+
+/// [`replay_file`] from `file`, opened on `path`.
+fn replay_from(
+    fs: &dyn FileSystem,
+    file: Box<dyn shale_base::fs::SequentialFile>,
+    path: &Path,
+    number: u64,
+    visit: &mut dyn FnMut(&VersionEdit, u64),
+) -> Result<RecoveredManifest> {
     let file_name = path.display().to_string();
     let mut reader =
         LogReader::new(file, file_name.clone(), 0, WalRecoveryMode::TolerateCorruptedTailRecords);

@@ -142,7 +142,7 @@ pub(crate) fn open<T: ThreadMode>(
     info_log.header(format_args!("Fast CRC32 supported: {}", fast_crc32_supported()));
     super::info_log::log_db_options(&info_log, opts);
 
-    let recovered = manifest::recover(&*fs, path)?;
+    let recovered = manifest::recover_with_readahead(&*fs, path, opts.log_readahead_size)?;
     // Which families the caller opens, with which options.
     // As rust-rocksdb: with no descriptors the default family gets the DB's options; a
     // list that names other families but not "default" opens it with `Options::default()`.
@@ -211,7 +211,7 @@ pub(crate) fn open<T: ThreadMode>(
     // database directory (`DbInner::wal_dir`).
     let wal_dir = config.wal_dir.clone();
     with_ids.wal_dir = if wal_dir == path { std::path::PathBuf::new() } else { wal_dir.clone() };
-    with_ids.table_ids = Some(Arc::new(crate::options::table_ids(db_id.clone())));
+    with_ids.table_ids = Some(Arc::new(crate::options::table_ids(db_id.clone(), &opts.db_host_id)));
     config.table_ids = with_ids.table_ids.clone();
     let opts = &with_ids;
     let mut cfs = recovered_cf_states(&recovered, &descs, &table_cache, path, &config)?;
@@ -891,7 +891,9 @@ fn replay_wal(
     replay: &mut ReplayState,
 ) -> Result<bool> {
     let path = filename::wal_file(ctx.wal_dir, wal);
-    let file = ctx.fs.new_sequential_file(&path)?;
+    // `log_readahead_size`: RocksDB's WAL reader reads ahead that much.
+    let file =
+        crate::fs::ReadaheadSequentialFile::wrap(ctx.fs.new_sequential_file(&path)?, config.log_readahead_size);
     let name = format!("{wal:06}.log");
     let mode = replay_mode(config);
     let mut reader = LogReader::new(file, name.clone(), wal, mode);

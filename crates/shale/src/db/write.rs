@@ -84,10 +84,12 @@
 //! write, those of the same batch included) merged with the new operand — and the result
 //! goes into the memtable as a value; the WAL keeps the operand (recovery inserts operands,
 //! as RocksDB's, which does not merge while recovering). Without
-//! `strict_max_successive_merges` (rust-rocksdb 0.25 cannot set it) RocksDB reads the value
-//! from memory only (`kBlockCacheTier`) and stores the operand when a block is not cached;
-//! Shale reads the memtables only and stores the operand when a table file's key range holds
-//! the key (no cached-block read tier is built), or when the merge function fails.
+//! `strict_max_successive_merges` RocksDB reads the value from memory only
+//! (`kBlockCacheTier`) and stores the operand when a block is not cached; Shale reads the
+//! memtables only and stores the operand when a table file's key range holds the key, or
+//! when the merge function fails. With `strict_max_successive_merges` (a family option,
+//! mutable; rust-rocksdb 0.25 has no setter) the value is read whole at the merge's
+//! sequence, table files included, as RocksDB's; a key with no value keeps the operand.
 
 use shale_engine::merge::MergeOperatorCore;
 use std::collections::VecDeque;
@@ -748,6 +750,15 @@ impl DbInner {
         }
         let base = match base {
             Some(b) => b,
+            // `strict_max_successive_merges`: the value at the merge's sequence is read
+            // whole, table files included (RocksDB's MergeCF reads without
+            // `kBlockCacheTier`); not found or failed, the operand is stored.
+            None if cf.opts.strict_max_successive_merges => {
+                let ro = crate::options::ReadOptions { snapshot: Some(seq), ..Default::default() };
+                let existing = self.get_impl(&cf, key, &ro).ok()??;
+                let stats = self.opts.statistics.as_deref();
+                return op.full_merge(key, Some(&existing), vec![operand.to_vec()], stats).ok();
+            }
             None => {
                 // Below the memtables: only when no table may hold the key.
                 let v = &sv.current;

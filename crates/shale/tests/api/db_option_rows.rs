@@ -9,6 +9,7 @@
 use crate::util;
 
 use std::path::Path;
+use std::sync::Arc;
 
 use shale::{ColumnFamilyDescriptor, ErrorKind, Options, WriteOptions, DB};
 
@@ -344,4 +345,35 @@ fn disallow_memtable_writes_refuses_writes_but_not_ingestion() {
     let e = err(DB::open(&ingest_only, &path));
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
     assert!(e.to_string().contains("Default column family cannot use disallow_memtable_writes=true"), "{e}");
+}
+
+/// `log_readahead_size`: the open's WAL replay (and MANIFEST read) make read calls of that
+/// size (RocksDB's `ReadaheadSequentialFile`), counted by the fault-injecting file system;
+/// the data recovered is the same.
+#[test]
+fn log_readahead_size_reads_the_wal_in_larger_calls() {
+    use shale::fs::{FaultInjectionFs, MemFileSystem, OpKind};
+    let fs = Arc::new(FaultInjectionFs::new(Arc::new(MemFileSystem::new())));
+    let mut o = base();
+    o.set_file_system(fs.clone());
+    o.set_write_buffer_size(64 << 20);
+    // Two databases holding the same 2 MB in their WALs.
+    for db in ["/a", "/b"] {
+        let d = DB::open(&o, db).unwrap();
+        for i in 0..2000u32 {
+            d.put(format!("k{i:05}"), util::value(u64::from(i), 1000)).unwrap();
+        }
+    }
+    let mut reads = Vec::new();
+    for (db, readahead) in [("/a", 0usize), ("/b", 1 << 20)] {
+        let mut ro = o.clone();
+        ro.set_log_readahead_size(readahead);
+        let before = fs.count(OpKind::Read);
+        let d = DB::open(&ro, db).unwrap();
+        reads.push(fs.count(OpKind::Read) - before);
+        assert_eq!(d.get("k01999").unwrap().unwrap(), util::value(1999, 1000));
+    }
+    // The log reader asks for 32 KiB blocks: some 64 calls for the WAL without readahead,
+    // three with 1 MiB.
+    assert!(reads[0] >= reads[1] + 50, "reads without and with readahead: {reads:?}");
 }

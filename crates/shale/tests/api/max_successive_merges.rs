@@ -174,3 +174,39 @@ fn set_options_takes_effect_with_the_next_memtable_and_unordered_write_is_refuse
     assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
     assert!(e.to_string().contains("max_successive_merges"), "{e}");
 }
+
+#[test]
+fn strict_max_successive_merges_reads_the_table_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = DB::open(&opts(2), dir.path()).unwrap();
+    db.put(b"k", b"0").unwrap();
+    db.flush().unwrap();
+    for i in 1..4 {
+        db.merge(b"k", i.to_string()).unwrap();
+    }
+    // Not strict (the default): the value lies in a table, so the operands stay.
+    assert_eq!(read(&db, b"k"), (Some(list(4)), 3));
+    // Strict (mutable, as RocksDB's): the next merge at the limit reads the table and
+    // stores the merged value, so a read merges nothing.
+    db.set_options(&[("strict_max_successive_merges", "true")]).unwrap();
+    db.merge(b"k", b"4").unwrap();
+    assert_eq!(read(&db, b"k"), (Some(list(5)), 0));
+    let latest = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("OPTIONS-"))
+        .max()
+        .unwrap();
+    let text = std::fs::read_to_string(dir.path().join(latest)).unwrap();
+    assert!(text.contains("strict_max_successive_merges=true"), "set_options rewrote the OPTIONS file");
+    // Off again: operands stay over the table.
+    db.set_options(&[("strict_max_successive_merges", "false")]).unwrap();
+    for i in 0..3 {
+        db.merge(b"j", i.to_string()).unwrap();
+    }
+    db.flush().unwrap();
+    for i in 3..6 {
+        db.merge(b"j", i.to_string()).unwrap();
+    }
+    assert_eq!(read(&db, b"j"), (Some(list(6)), 3));
+}

@@ -105,3 +105,40 @@ fn rocksdb_options_file_values_load_and_act() {
     assert!(tools::sst_files(&path).is_empty());
     assert_eq!(tools::ldb_scan(&path, None), want);
 }
+
+/// `sst_dump --show_properties`'s "DB host id" of the first table in `path`.
+fn host_id_of_table(path: &Path) -> String {
+    let sst = tools::sst_files(path).into_iter().next().expect("a table");
+    let out =
+        tools::run_tool("sst_dump", &[format!("--file={}", sst.display()), "--show_properties".to_string()]);
+    out.lines()
+        .find_map(|l| l.trim().strip_prefix("DB host id:"))
+        .map(|v| v.trim().to_string())
+        .unwrap_or_else(|| panic!("no DB host id in:\n{out}"))
+}
+
+/// `db_host_id`: the tables' creating-host property, read back by RocksDB 11.8.1's
+/// sst_dump: the host name for "__hostname__" (the default), else the text given.
+#[test]
+fn db_host_id_is_the_tables_host_property() {
+    if !tools::use_rocksdb_11("interop db_host_id") {
+        return;
+    }
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap().trim().to_string();
+    for (set, want) in [(None, host.as_str()), (Some("rack-7.example"), "rack-7.example")] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut o = Options::default();
+        o.create_if_missing(true);
+        if let Some(id) = set {
+            o = o.get_options_from_string(format!("db_host_id={id}")).unwrap();
+            o.create_if_missing(true);
+        }
+        let db = DB::open(&o, dir.path()).unwrap();
+        db.put(b"k", b"v").unwrap();
+        db.flush().unwrap();
+        drop(db);
+        assert_eq!(host_id_of_table(dir.path()), want);
+        let written = tools::latest_options_text(dir.path());
+        assert!(written.contains(&format!("db_host_id={}", set.unwrap_or("__hostname__"))));
+    }
+}
