@@ -594,6 +594,9 @@ pub struct Options {
     /// `set_inplace_update_locks` (RocksDB's mutable `inplace_update_num_locks`, default
     /// 10000): taken by the memtables made afterwards.
     pub(crate) inplace_update_num_locks: usize,
+    /// RocksDB's `memtable_max_range_deletions` (mutable, default 0: no limit): memtables
+    /// made afterwards are full once they hold this many range deletions.
+    pub(crate) memtable_max_range_deletions: u64,
     /// `set_optimize_filters_for_hits`: no filters in tables compacted to the bottommost level.
     pub(crate) optimize_filters_for_hits: bool,
     /// `set_max_write_buffer_size_to_maintain`: bytes of flushed memtables kept as history
@@ -770,6 +773,9 @@ pub(crate) struct BlobOptions {
     /// `blob_garbage_collection_force_threshold` (1.0: never forced).
     pub gc_force_threshold: f64,
     pub compaction_readahead_size: u64,
+    /// RocksDB's `blob_file_starting_level` (mutable, default 0): values go to blob files
+    /// only in flushes and compactions whose output level is at least this.
+    pub file_starting_level: i32,
 }
 
 impl Default for BlobOptions {
@@ -783,6 +789,7 @@ impl Default for BlobOptions {
             gc_age_cutoff: 0.25,
             gc_force_threshold: 1.0,
             compaction_readahead_size: 0,
+            file_starting_level: 0,
         }
     }
 }
@@ -861,6 +868,7 @@ impl Default for Options {
             memtable_huge_page_size: 0,
             inplace_update_support: false,
             inplace_update_num_locks: 10000,
+            memtable_max_range_deletions: 0,
             max_bytes_for_level_multiplier_additional: vec![1; 7],
             table: BlockBasedOptions::default(),
             table_format: crate::table::TableFormat::BlockBased,

@@ -1787,6 +1787,34 @@ pub(crate) static ROWS: &[OptionRow] = &[
             Ok(true)
         }),
     ),
+    // Memtables made afterwards are full at this many range deletions (RocksDB's
+    // `MemTable::ShouldFlushNow`).
+    opt(
+        "memtable_max_range_deletions",
+        Cf,
+        Int,
+        Yes,
+        Some(|c| c.memtable_max_range_deletions.to_string()),
+        Some(|o, n, v| {
+            o.memtable_max_range_deletions = number::<u32>(n, v)?.into();
+            Ok(true)
+        }),
+    ),
+    // Flushes and compactions into lower levels keep values in their tables.
+    opt(
+        "blob_file_starting_level",
+        Cf,
+        Int,
+        Yes,
+        Some(|c| c.blob.file_starting_level.to_string()),
+        Some(|o, n, v| {
+            o.blob.file_starting_level = number(n, v)?;
+            Ok(true)
+        }),
+    ),
+    // RocksDB 11.8.1 registers it kDeprecated (mutable): key order is always checked; any
+    // value is accepted and changes nothing, and it is not written.
+    opt("check_flush_compaction_key_order", Cf, Bool, Yes, None, Some(|_, _, _| Ok(true))),
     // ---- TableOptions/BlockBasedTable ----
     tbl("block_size", Int, Some(|t| t.block_size.to_string()), |t, n, v| {
         t.set_block_size(number(n, v)?);

@@ -32,6 +32,11 @@
 //!   fields named change, the others keep their values; the universal and FIFO pickers use
 //!   them from the next pick (fields Shale does not build accept only their default).
 //!
+//! - `memtable_max_range_deletions`: memtables made from then on are full at that many range
+//!   deletions (`MemTable::range_deletions_full`, checked by the write path).
+//! - `blob_file_starting_level`: the next flush or compaction writes blob files only if its
+//!   output level is at least this (`flush.rs::blob_write_options`).
+//! - `check_flush_compaction_key_order`: deprecated in RocksDB 11.8.1; accepted, no effect.
 //! - `block_based_table_factory={block_size=..;...}`: the table options named change (see
 //!   [`TABLE_MUTABLE`]); flushes and compactions from then on write tables with them.
 //!
@@ -104,16 +109,13 @@ impl std::ops::Deref for DynOptions {
 /// table's rows marked so (`options_table.rs`).
 const MUTABLE_NOT_BUILT: &[&str] = &[
     "sample_for_compression",
-    "blob_file_starting_level",
     "prepopulate_blob_cache",
-    "check_flush_compaction_key_order",
     "memtable_protection_bytes_per_key",
     "block_protection_bytes_per_key",
     "preserve_internal_time_seconds",
     "preclude_last_level_data_seconds",
     "last_level_temperature",
     "default_write_temperature",
-    "memtable_max_range_deletions",
     "bottommost_file_compaction_delay",
     "uncache_aggressiveness",
     "paranoid_memory_checks",
