@@ -597,6 +597,9 @@ pub struct Options {
     /// RocksDB's `memtable_max_range_deletions` (mutable, default 0: no limit): memtables
     /// made afterwards are full once they hold this many range deletions.
     pub(crate) memtable_max_range_deletions: u64,
+    /// RocksDB's `sample_for_compression` (mutable, default 0: off): one data block in this
+    /// many is also compressed with LZ4 and ZSTD to estimate their sizes (table properties).
+    pub(crate) sample_for_compression: u64,
     /// `set_optimize_filters_for_hits`: no filters in tables compacted to the bottommost level.
     pub(crate) optimize_filters_for_hits: bool,
     /// `set_max_write_buffer_size_to_maintain`: bytes of flushed memtables kept as history
@@ -869,6 +872,7 @@ impl Default for Options {
             inplace_update_support: false,
             inplace_update_num_locks: 10000,
             memtable_max_range_deletions: 0,
+            sample_for_compression: 0,
             max_bytes_for_level_multiplier_additional: vec![1; 7],
             table: BlockBasedOptions::default(),
             table_format: crate::table::TableFormat::BlockBased,

@@ -1800,6 +1800,18 @@ pub(crate) static ROWS: &[OptionRow] = &[
             Ok(true)
         }),
     ),
+    // The tables written afterwards sample blocks with LZ4 and ZSTD (`table/builder.rs`).
+    opt(
+        "sample_for_compression",
+        Cf,
+        Int,
+        Yes,
+        Some(|c| c.sample_for_compression.to_string()),
+        Some(|o, n, v| {
+            o.sample_for_compression = number(n, v)?;
+            Ok(true)
+        }),
+    ),
     // Flushes and compactions into lower levels keep values in their tables.
     opt(
         "blob_file_starting_level",

@@ -32,6 +32,8 @@
 //!   fields named change, the others keep their values; the universal and FIFO pickers use
 //!   them from the next pick (fields Shale does not build accept only their default).
 //!
+//! - `sample_for_compression`: tables written from then on sample their data blocks with
+//!   LZ4 and ZSTD and record the estimated sizes.
 //! - `memtable_max_range_deletions`: memtables made from then on are full at that many range
 //!   deletions (`MemTable::range_deletions_full`, checked by the write path).
 //! - `blob_file_starting_level`: the next flush or compaction writes blob files only if its
@@ -108,7 +110,6 @@ impl std::ops::Deref for DynOptions {
 /// RocksDB's mutable column-family options Shale cannot change yet, besides the option
 /// table's rows marked so (`options_table.rs`).
 const MUTABLE_NOT_BUILT: &[&str] = &[
-    "sample_for_compression",
     "prepopulate_blob_cache",
     "memtable_protection_bytes_per_key",
     "block_protection_bytes_per_key",
