@@ -453,7 +453,7 @@ impl Sampled {
         } else {
             self.uncompressible += (raw.len() + BLOCK_TRAILER_SIZE) as u64;
         }
-        if self.next_random() % one_in != 0 {
+        if !self.next_random().is_multiple_of(one_in) {
             return Ok(());
         }
         // The block's size under a codec at its default level, or its own size when the
