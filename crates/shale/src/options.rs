@@ -1370,6 +1370,20 @@ impl Options {
         if ratio > 0 && ratio < 4 {
             return Err(Error::invalid_argument("Super block alignment space overhead is too high"));
         }
+        // RocksDB 11.8.1's `ColumnFamilyData::ValidateOptions` of universal's `max_read_amp`.
+        if self.compaction_style == crate::DBCompactionStyle::Universal {
+            let m = self.universal.max_read_amp;
+            if m < -1 {
+                return Err(Error::not_supported(
+                    "CompactionOptionsUniversal::max_read_amp should be at least -1.",
+                ));
+            }
+            if 0 < m && m < self.level0_file_num_compaction_trigger {
+                return Err(Error::not_supported(
+                    "CompactionOptionsUniversal::max_read_amp limits the number of sorted runs but is smaller than the compaction trigger level0_file_num_compaction_trigger.",
+                ));
+            }
+        }
         if t.use_udi_as_primary_index {
             return Err(Error::invalid_argument(
                 "use_udi_as_primary_index requires user_defined_index_factory",

@@ -1486,9 +1486,9 @@ pub(crate) static ROWS: &[OptionRow] = &[
                     "max_merge_width" => u.max_merge_width = number(k, x)?,
                     "max_size_amplification_percent" => u.max_size_amplification_percent = number(k, x)?,
                     "compression_size_percent" => u.compression_size_percent = number(k, x)?,
-                    // RocksDB 11's read-amplification target: its default only.
-                    "max_read_amp" if number::<i32>(k, x)? == -1 => {}
-                    "max_read_amp" => return Err(not_built(name, k)),
+                    // RocksDB 11's read-amplification target (`compaction/universal.rs`
+                    // `max_files_for_read_amp`; checked by `Options::check_supported`).
+                    "max_read_amp" => u.max_read_amp = number(k, x)?,
                     "stop_style" => u.stop_style = parse_enum(enum_names::STOP_STYLE, k, x)?,
                     // Which files a running compaction locks: no effect on what Shale picks.
                     "reduce_file_locking" => {

@@ -140,3 +140,50 @@ fn check_flush_compaction_key_order_is_deprecated() {
     db.flush().unwrap();
     assert_eq!(db.get("k").unwrap().as_deref(), Some(&b"v"[..]));
 }
+
+/// Universal compaction's `max_read_amp` (RocksDB 11): the number of sorted runs left
+/// before runs are merged to reduce them. Runs of falling sizes (no size-ratio or size-amp
+/// compaction applies) are merged at the trigger by default, and kept up to the target.
+#[test]
+fn universal_max_read_amp_allows_more_sorted_runs() {
+    let runs_left = |max_read_amp: Option<&str>| {
+        let dir = tempfile::tempdir().unwrap();
+        let mut o = Options::default();
+        o.create_if_missing(true);
+        o.set_compaction_style(shale::DBCompactionStyle::Universal);
+        o.set_level_zero_file_num_compaction_trigger(2);
+        let db = DB::open(&o, dir.path()).unwrap();
+        if let Some(m) = max_read_amp {
+            db.set_options(&[("compaction_options_universal", &format!("{{max_read_amp={m};}}"))]).unwrap();
+            assert!(latest_options_file(dir.path()).contains(&format!("max_read_amp={m};")));
+        }
+        for (round, n) in [1000, 100, 10, 1].into_iter().enumerate() {
+            for i in 0..n {
+                db.put(format!("r{round}-{i:05}"), vec![b'v'; 100]).unwrap();
+            }
+            db.flush().unwrap();
+        }
+        db.wait_for_compact(&shale::WaitForCompactOptions::default()).unwrap();
+        let files = db.live_files().unwrap();
+        assert_eq!(db.get("r0-00000").unwrap().map(|v| v.len()), Some(100));
+        files.len()
+    };
+    assert!(runs_left(None) < 4, "the default (-1: the trigger, 2) merges runs");
+    assert_eq!(runs_left(Some("10")), 4, "up to 10 runs are allowed");
+    assert!(runs_left(Some("3")) < 4, "over 3 runs are merged");
+
+    // RocksDB's checks: below -1, or positive and under the trigger: NotSupported.
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_compaction_style(shale::DBCompactionStyle::Universal);
+    let db = DB::open(&o, dir.path()).unwrap();
+    for bad in ["-2", "3"] {
+        let e = db
+            .set_options(&[("compaction_options_universal", &format!("{{max_read_amp={bad};}}"))])
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::NotSupported, "{bad}: {e}");
+        assert!(e.to_string().contains("max_read_amp"), "{e}");
+    }
+    db.set_options(&[("compaction_options_universal", "{max_read_amp=0;}")]).unwrap();
+}
