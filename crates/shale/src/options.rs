@@ -327,20 +327,13 @@ impl BlockBasedOptions {
     }
 }
 
-/// The identities a database open records in every table it writes (RocksDB's
-/// "rocksdb.creating.db.identity", "rocksdb.creating.session.identity",
-/// "rocksdb.creating.host.identity"); set at open (`db/open.rs`).
-#[derive(Debug)]
-pub(crate) struct TableIds {
-    pub db_id: String,
-    pub session_id: String,
-    pub host_id: String,
-}
+/// The identities a database open records in every table it writes; set at open
+/// (`db/open.rs`, the engine's type).
+pub(crate) use shale_engine::config::TableIds;
 
-impl TableIds {
-    pub(crate) fn new(db_id: String) -> TableIds {
-        TableIds { db_id, session_id: crate::env::new_session_id(), host_id: crate::env::host_name() }
-    }
+/// The identities of an open of the database `db_id`: a new session id, this host's name.
+pub(crate) fn table_ids(db_id: String) -> TableIds {
+    TableIds { db_id, session_id: crate::env::new_session_id(), host_id: crate::env::host_name() }
 }
 
 /// The memtable factory `set_memtable_factory` (or an OPTIONS file) chose, with the settings
@@ -662,6 +655,25 @@ pub struct Options {
     /// writer's buffer; `flush_wal` (or a full buffer, a sync write, a WAL roll, close)
     /// writes it out (`db/write.rs`, `db/wal_sync.rs`).
     pub(crate) manual_wal_flush: bool,
+    /// RocksDB's `avoid_flush_during_recovery` (immutable, default false): an open leaves
+    /// what it replays from the WALs in the memtables, and the WALs alive, instead of
+    /// writing level-0 tables (`db/open.rs`); off with `allow_2pc`, as RocksDB's
+    /// SanitizeOptions says.
+    pub(crate) avoid_flush_during_recovery: bool,
+    /// RocksDB's `avoid_flush_during_shutdown` (mutable, default false): close does not
+    /// flush the memtables that hold writes made without the WAL (`db/open.rs::close`).
+    pub(crate) avoid_flush_during_shutdown: bool,
+    /// RocksDB's `write_identity_file` (immutable, default true): false writes no IDENTITY
+    /// file and an open deletes one left over; the id lives in the MANIFEST only, so it
+    /// cannot be false together with `write_dbid_to_manifest` (InvalidArgument at open).
+    pub(crate) write_identity_file: bool,
+    /// RocksDB's `max_write_batch_group_size_bytes` (immutable, default 1 MiB): the most
+    /// bytes a write group's leader gathers into one WAL record (`db/write.rs::build_group`).
+    pub(crate) max_write_batch_group_size_bytes: u64,
+    /// RocksDB's `disallow_memtable_writes` (family, immutable, default false): the family is
+    /// filled by ingestion and import only; writes to it are InvalidArgument, and so is an
+    /// open whose WALs hold writes to it, or that sets it on the default family.
+    pub(crate) disallow_memtable_writes: bool,
     /// The family's merge operator (`set_merge_operator*`, issue 15; `merge_operator.rs`).
     pub(crate) merge_operator: Option<Arc<crate::merge_operator::MergeOperator>>,
     /// The family's compaction filter and filter factory (`compaction_filter.rs`).
@@ -895,6 +907,11 @@ impl Default for Options {
             memtable_rep: MemtableRep::SkipList,
             allow_2pc: false,
             manual_wal_flush: false,
+            avoid_flush_during_recovery: false,
+            avoid_flush_during_shutdown: false,
+            write_identity_file: true,
+            max_write_batch_group_size_bytes: 1 << 20,
+            disallow_memtable_writes: false,
             merge_operator: None,
             compaction_filter: None,
             compaction_filter_factory: None,

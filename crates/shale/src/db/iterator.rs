@@ -377,7 +377,7 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
             follow: Follow::Pinned,
             held_snapshot: None,
             source: Some(Source { inner: Arc::downgrade(inner), cf: cf.clone(), ro: ro.clone() }),
-            counts: crate::statistics::IterCounts::new(inner.opts.statistics.clone()),
+            counts: crate::statistics::IterCounts::new(inner.config.statistics.clone()),
             _db: PhantomData,
         };
         it.rebuild(inner);
@@ -454,7 +454,7 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
             iter.set_prefix_same_as_start(cf.opts.prefix_extractor.clone());
         }
         iter.set_merge_operator(cf.opts.merge_core_arc());
-        iter.set_statistics(inner.opts.statistics.clone());
+        iter.set_statistics(inner.config.statistics.clone());
         iter.set_blob_fetcher(Some(crate::blob::BlobFetcher {
             cache: inner.blob_cache.clone(),
             cf_id: cf.id,
@@ -622,7 +622,7 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
             follow: Follow::Pinned,
             held_snapshot: None,
             source: None,
-            counts: crate::statistics::IterCounts::new(inner.opts.statistics.clone()),
+            counts: crate::statistics::IterCounts::new(inner.config.statistics.clone()),
             _db: PhantomData,
         }
     }

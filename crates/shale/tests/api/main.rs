@@ -31,6 +31,7 @@ mod compaction;
 mod compaction_filter;
 mod comparators;
 mod db_identity;
+mod db_option_rows;
 mod db_paths;
 mod delete_file_in_range;
 mod deletion_collector_compaction;

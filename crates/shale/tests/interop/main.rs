@@ -20,6 +20,7 @@ mod compact_range_change_level;
 mod compaction_bottommost_seqno_zero;
 mod compression_per_level;
 mod concurrent_memtable_write;
+mod db_option_rows;
 mod direct_writes;
 mod event_log_flush_data_size;
 mod event_log_rocksdb_11;
