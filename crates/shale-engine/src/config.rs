@@ -190,4 +190,7 @@ pub struct MemTableConfig {
     pub inplace_update_num_locks: usize,
     /// The database's statistics (`rocksdb.number.keys.updated`), if enabled.
     pub statistics: Option<std::sync::Arc<shale_format::statistics::Statistics>>,
+    /// RocksDB's `memtable_max_range_deletions` (0: no limit): a memtable holding this many
+    /// range deletions is full, whatever its size.
+    pub max_range_deletions: u64,
 }

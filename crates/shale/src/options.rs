@@ -595,6 +595,12 @@ pub struct Options {
     /// `set_inplace_update_locks` (RocksDB's mutable `inplace_update_num_locks`, default
     /// 10000): taken by the memtables made afterwards.
     pub(crate) inplace_update_num_locks: usize,
+    /// RocksDB's `memtable_max_range_deletions` (mutable, default 0: no limit): memtables
+    /// made afterwards are full once they hold this many range deletions.
+    pub(crate) memtable_max_range_deletions: u64,
+    /// RocksDB's `sample_for_compression` (mutable, default 0: off): one data block in this
+    /// many is also compressed with LZ4 and ZSTD to estimate their sizes (table properties).
+    pub(crate) sample_for_compression: u64,
     /// `set_optimize_filters_for_hits`: no filters in tables compacted to the bottommost level.
     pub(crate) optimize_filters_for_hits: bool,
     /// `set_max_write_buffer_size_to_maintain`: bytes of flushed memtables kept as history
@@ -800,6 +806,9 @@ pub(crate) struct BlobOptions {
     /// `blob_garbage_collection_force_threshold` (1.0: never forced).
     pub gc_force_threshold: f64,
     pub compaction_readahead_size: u64,
+    /// RocksDB's `blob_file_starting_level` (mutable, default 0): values go to blob files
+    /// only in flushes and compactions whose output level is at least this.
+    pub file_starting_level: i32,
 }
 
 impl Default for BlobOptions {
@@ -813,6 +822,7 @@ impl Default for BlobOptions {
             gc_age_cutoff: 0.25,
             gc_force_threshold: 1.0,
             compaction_readahead_size: 0,
+            file_starting_level: 0,
         }
     }
 }
@@ -891,6 +901,8 @@ impl Default for Options {
             memtable_huge_page_size: 0,
             inplace_update_support: false,
             inplace_update_num_locks: 10000,
+            memtable_max_range_deletions: 0,
+            sample_for_compression: 0,
             max_bytes_for_level_multiplier_additional: vec![1; 7],
             table: BlockBasedOptions::default(),
             table_format: crate::table::TableFormat::BlockBased,
@@ -1395,6 +1407,20 @@ impl Options {
         let ratio = t.super_block_alignment_space_overhead_ratio;
         if ratio > 0 && ratio < 4 {
             return Err(Error::invalid_argument("Super block alignment space overhead is too high"));
+        }
+        // RocksDB 11.8.1's `ColumnFamilyData::ValidateOptions` of universal's `max_read_amp`.
+        if self.compaction_style == crate::DBCompactionStyle::Universal {
+            let m = self.universal.max_read_amp;
+            if m < -1 {
+                return Err(Error::not_supported(
+                    "CompactionOptionsUniversal::max_read_amp should be at least -1.",
+                ));
+            }
+            if 0 < m && m < self.level0_file_num_compaction_trigger {
+                return Err(Error::not_supported(
+                    "CompactionOptionsUniversal::max_read_amp limits the number of sorted runs but is smaller than the compaction trigger level0_file_num_compaction_trigger.",
+                ));
+            }
         }
         if t.use_udi_as_primary_index {
             return Err(Error::invalid_argument(

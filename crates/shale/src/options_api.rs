@@ -1446,6 +1446,14 @@ impl Options {
         self.inplace_update_support = enabled;
     }
 
+    /// RocksDB's `memtable_max_range_deletions` (default 0: no limit): a memtable made after
+    /// this holds at most this many range deletions; the write that reaches the count makes
+    /// it full, so it is switched and flushed however small it is (mutable through
+    /// `set_options`; memtables made afterwards take the new count, as RocksDB's).
+    pub fn set_memtable_max_range_deletions(&mut self, n: u32) {
+        self.memtable_max_range_deletions = n.into();
+    }
+
     /// RocksDB's `inplace_update_num_locks` (default 10000): how many striped locks each
     /// memtable made afterwards takes for in-place updates (mutable through `set_options`).
     pub fn set_inplace_update_locks(&mut self, num: usize) {
@@ -1900,6 +1908,14 @@ impl Options {
     }
 
     /// A blob file is closed once it reaches this size.
+    /// RocksDB's `blob_file_starting_level` (default 0): with blob files enabled, values go to
+    /// blob files only in flushes (level 0) and compactions whose output level is at least
+    /// this; below it they stay in the tables, and existing blob references pass through.
+    /// Mutable through `set_options`: the next flush or compaction uses it.
+    pub fn set_blob_file_starting_level(&mut self, level: i32) {
+        self.blob.file_starting_level = level;
+    }
+
     pub fn set_blob_file_size(&mut self, val: u64) {
         self.blob.blob_file_size = val;
     }

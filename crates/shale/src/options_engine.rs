@@ -163,6 +163,7 @@ impl Options {
             inplace_update_support: self.inplace_update_support,
             inplace_update_num_locks: self.inplace_update_num_locks,
             statistics: self.statistics.clone(),
+            max_range_deletions: self.memtable_max_range_deletions,
         }
     }
 

@@ -1575,9 +1575,9 @@ pub(crate) static ROWS: &[OptionRow] = &[
                     "max_merge_width" => u.max_merge_width = number(k, x)?,
                     "max_size_amplification_percent" => u.max_size_amplification_percent = number(k, x)?,
                     "compression_size_percent" => u.compression_size_percent = number(k, x)?,
-                    // RocksDB 11's read-amplification target: its default only.
-                    "max_read_amp" if number::<i32>(k, x)? == -1 => {}
-                    "max_read_amp" => return Err(not_built(name, k)),
+                    // RocksDB 11's read-amplification target (`compaction/universal.rs`
+                    // `max_files_for_read_amp`; checked by `Options::check_supported`).
+                    "max_read_amp" => u.max_read_amp = number(k, x)?,
                     "stop_style" => u.stop_style = parse_enum(enum_names::STOP_STYLE, k, x)?,
                     // Which files a running compaction locks: no effect on what Shale picks.
                     "reduce_file_locking" => {
@@ -1873,6 +1873,43 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Some(|c| c.sanitized_max_write_buffer_size_to_maintain().to_string()),
         Some(|o, n, v| {
             o.set_max_write_buffer_size_to_maintain(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    // Memtables made afterwards are full at this many range deletions (RocksDB's
+    // `MemTable::ShouldFlushNow`).
+    opt(
+        "memtable_max_range_deletions",
+        Cf,
+        Int,
+        Yes,
+        Some(|c| c.memtable_max_range_deletions.to_string()),
+        Some(|o, n, v| {
+            o.memtable_max_range_deletions = number::<u32>(n, v)?.into();
+            Ok(true)
+        }),
+    ),
+    // The tables written afterwards sample blocks with LZ4 and ZSTD (`table/builder.rs`).
+    opt(
+        "sample_for_compression",
+        Cf,
+        Int,
+        Yes,
+        Some(|c| c.sample_for_compression.to_string()),
+        Some(|o, n, v| {
+            o.sample_for_compression = number(n, v)?;
+            Ok(true)
+        }),
+    ),
+    // Flushes and compactions into lower levels keep values in their tables.
+    opt(
+        "blob_file_starting_level",
+        Cf,
+        Int,
+        Yes,
+        Some(|c| c.blob.file_starting_level.to_string()),
+        Some(|o, n, v| {
+            o.blob.file_starting_level = number(n, v)?;
             Ok(true)
         }),
     ),

@@ -72,6 +72,7 @@ fn builder_options(o: &Options) -> TableBuilderOptions {
     b.decouple_partitioned_filters = o.table.decouple_partitioned_filters;
     b.checksum = o.table.checksum;
     o.table.apply_layout(&mut b);
+    b.sample_for_compression = o.sample_for_compression;
     b.prefix_extractor = o.prefix_extractor.clone();
     b.format_version = o.table.format_version;
     b.column_family_id = EXTERNAL_FILE_CF_ID;

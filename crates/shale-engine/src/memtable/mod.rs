@@ -81,6 +81,8 @@ pub struct MemTable {
     id: u64,
     /// The family's `max_successive_merges` when this memtable was made (0: off).
     max_successive_merges: usize,
+    /// The family's `memtable_max_range_deletions` when this memtable was made (0: none).
+    max_range_deletions: u64,
     /// A hash memtable factory (HashSkipList, HashLinkList) with this prefix extractor:
     /// prefix iterators see one prefix's bucket only (see [`MemTable::iter_prefix_filtered`]).
     hash_buckets: Option<crate::slice_transform::SliceTransformRef>,
@@ -173,6 +175,7 @@ impl MemTable {
     /// `ImmutableMemTableOptions` captures it. Call before the first `add`.
     pub fn with_bloom_of(mut self, o: &crate::config::MemTableConfig) -> MemTable {
         self.max_successive_merges = o.max_successive_merges;
+        self.max_range_deletions = o.max_range_deletions;
         // RocksDB's memtable arena takes `memtable_huge_page_size` (its one arena holds
         // point entries and range tombstones alike; here each list has its arena).
         if o.huge_page_size > 0 {
@@ -209,6 +212,13 @@ impl MemTable {
     /// How many blocks of the memtable's arenas are on huge pages (`memtable_huge_page_size`).
     pub fn huge_page_blocks(&self) -> usize {
         self.points.huge_blocks() + self.tombstones.huge_blocks()
+    }
+
+    /// RocksDB's `memtable_max_range_deletions` reached (its `ShouldFlushNow`): the memtable
+    /// holds as many range deletions as the family's option said when it was made, and is
+    /// to be switched and flushed however small it is.
+    pub fn range_deletions_full(&self) -> bool {
+        self.max_range_deletions > 0 && self.num_range_deletes() >= self.max_range_deletions
     }
 
     /// The family's `max_successive_merges` when this memtable was made.
@@ -281,6 +291,7 @@ impl MemTable {
             vector: None,
             is_vector: false,
             max_successive_merges: 0,
+            max_range_deletions: 0,
         }
     }
 

@@ -200,6 +200,10 @@ pub struct TableBuilderOptions {
     /// is under `size / super_block_alignment_space_overhead_ratio` (ratio 0: off).
     pub super_block_alignment_size: usize,
     pub super_block_alignment_space_overhead_ratio: usize,
+    /// RocksDB's `sample_for_compression` (0: off): one data block in this many, drawn at
+    /// random, is also compressed with LZ4 (fast) and ZSTD (slow), and the table records
+    /// the data sizes each would give ("rocksdb.sample_for_compression.fast/slow.data.size").
+    pub sample_for_compression: u64,
 }
 
 /// RocksDB's `CompressionOptions` as far as a table's writing depends on them.
@@ -314,6 +318,7 @@ impl TableBuilderOptions {
             block_align: false,
             super_block_alignment_size: 0,
             super_block_alignment_space_overhead_ratio: 128,
+            sample_for_compression: 0,
         }
     }
 
@@ -379,6 +384,10 @@ pub struct TableBuilder {
     block_size_deviation_limit: usize,
     /// `block_align`'s unit (0: off).
     alignment: usize,
+    /// `sample_for_compression`'s counts (RocksDB's names): bytes of the sampled blocks and
+    /// their sizes under the slow and fast codecs; bytes of every data block below the
+    /// compression size limit, and of the trailers (and larger blocks).
+    sampled: Sampled,
     /// The last data block written was moved by super-block padding: its index entry
     /// stores its handle whole (RocksDB's `skip_delta_encoding`).
     padded_before_block: bool,
@@ -417,6 +426,83 @@ pub struct TableBuilder {
     /// The data blocks' codec as the compression threads share it (made at the first
     /// block handed over, after any dictionary).
     parallel_codec: Option<std::sync::Arc<super::parallel::Codec>>,
+}
+
+/// RocksDB's compression sampling (`sample_for_compression`), per table.
+#[derive(Default)]
+struct Sampled {
+    /// xorshift64 state for the draws (seeded at random on first use; never 0).
+    rng: u64,
+    input: u64,
+    slow: u64,
+    fast: u64,
+    compressible: u64,
+    uncompressible: u64,
+}
+
+/// RocksDB's `kCompressionSizeLimit`: larger blocks are never compressed.
+const COMPRESSION_SIZE_LIMIT: usize = i32::MAX as usize;
+
+impl Sampled {
+    /// A data block of `raw` bytes was cut: counted, and sampled with probability
+    /// `1 / one_in` (RocksDB's `Random::OneIn`).
+    fn block(&mut self, raw: &[u8], one_in: u64) -> Result<()> {
+        if raw.len() < COMPRESSION_SIZE_LIMIT {
+            self.compressible += raw.len() as u64;
+            self.uncompressible += BLOCK_TRAILER_SIZE as u64;
+        } else {
+            self.uncompressible += (raw.len() + BLOCK_TRAILER_SIZE) as u64;
+        }
+        if !self.next_random().is_multiple_of(one_in) {
+            return Ok(());
+        }
+        // The block's size under a codec at its default level, or its own size when the
+        // codec does not pay (RocksDB's sampling compressors keep a block only under 7/8).
+        let size = |t: CompressionType| -> Result<u64> {
+            let c = super::compression::compress(t, None, raw)?;
+            Ok(if super::compression::good_compression_ratio(c.len(), raw.len()) {
+                c.len()
+            } else {
+                raw.len()
+            } as u64)
+        };
+        self.input += raw.len() as u64;
+        self.fast += size(CompressionType::Lz4)?;
+        self.slow += size(CompressionType::Zstd)?;
+        Ok(())
+    }
+
+    /// A pseudo-random draw (xorshift64), seeded from the standard library's random hash
+    /// keys: which blocks are sampled only needs to be unpredictable, as RocksDB's
+    /// thread-local `Random`.
+    fn next_random(&mut self) -> u64 {
+        if self.rng == 0 {
+            use std::hash::{BuildHasher, Hasher};
+            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+            h.write_u64(self.compressible);
+            self.rng = h.finish() | 1;
+        }
+        let mut x = self.rng;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.rng = x;
+        x
+    }
+
+    /// RocksDB's estimates (slow, fast): the sampled ratio applied to the compressible
+    /// bytes, plus the rest; with no block sampled, the data's own size.
+    fn estimates(&self) -> (u64, u64) {
+        if self.input == 0 {
+            let all = self.compressible + self.uncompressible;
+            return (all, all);
+        }
+        let est = |out: u64| {
+            (out as f64 / self.input as f64 * self.compressible as f64 + self.uncompressible as f64 + 0.5)
+                as u64
+        };
+        (est(self.slow), est(self.fast))
+    }
 }
 
 /// Data blocks held uncompressed until the dictionary is made (RocksDB's kBuffered state).
@@ -546,6 +632,7 @@ impl TableBuilder {
                 opts.block_size_deviation as usize,
             ),
             alignment: if opts.block_align { opts.block_size.min(DEFAULT_PAGE_SIZE) } else { 0 },
+            sampled: Sampled::default(),
             padded_before_block: false,
             checksum: BlockChecksum {
                 kind: opts.checksum,
@@ -849,6 +936,9 @@ impl TableBuilder {
             return Ok(());
         }
         let raw = self.data_block.finish().to_vec();
+        if self.opts.sample_for_compression > 0 {
+            self.sampled.block(&raw, self.opts.sample_for_compression)?;
+        }
         self.data_block.reset();
         self.data_blocks_cut += 1;
         if let Some(buf) = self.dict_buffer.as_mut() {
@@ -1186,6 +1276,11 @@ impl TableBuilder {
         p.compression_options = self.opts.compression_opts.to_property(self.opts.compression);
         p.index_key_is_user_key = u64::from(!self.separator_is_key_plus_seq);
         p.index_value_is_delta_encoded = u64::from(self.opts.format_version >= 4 && !self.opts.block_align);
+        if self.opts.sample_for_compression > 0 {
+            let (slow, fast) = self.sampled.estimates();
+            p.slow_compression_estimated_data_size = slow;
+            p.fast_compression_estimated_data_size = fast;
+        }
         let mut index_type = Vec::new();
         // kTwoLevelIndexSearch (2), kHashSearch (1) or kBinarySearch (0).
         let t = match (self.opts.partitioned_index, hash_written) {

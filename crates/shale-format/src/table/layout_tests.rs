@@ -326,3 +326,57 @@ fn super_block_alignment_keeps_blocks_inside_super_blocks() {
         assert!(gap < 512, "{w:?}");
     }
 }
+
+#[test]
+fn sample_for_compression_records_estimated_sizes() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = data(3000);
+    // Every block sampled: the estimates are the blocks' LZ4 and ZSTD sizes plus trailers.
+    let path = dir.path().join("sample1.sst");
+    let mut o = opts();
+    o.sample_for_compression = 1;
+    let r = build(&path, o, &d);
+    let t = open(&path);
+    check(&t, &d);
+    rocksdb_verifies(&path);
+    let file = default_fs().new_random_access_file(&path).unwrap();
+    let (mut slow, mut fast) = (0u64, 0u64);
+    let hs = data_handles(&path);
+    for h in &hs {
+        let raw = read_block_with(file.as_ref(), *h, t.footer().block_checksum(), true, "t").unwrap();
+        let size = |c: CompressionType| {
+            let z = super::super::compression::compress(c, None, &raw).unwrap();
+            z.len().min(raw.len()) as u64
+        };
+        slow += size(CompressionType::Zstd) + BLOCK_TRAILER_SIZE as u64;
+        fast += size(CompressionType::Lz4) + BLOCK_TRAILER_SIZE as u64;
+    }
+    let p = &r.properties;
+    assert!(
+        p.slow_compression_estimated_data_size.abs_diff(slow) <= 1,
+        "{} vs {slow}",
+        p.slow_compression_estimated_data_size
+    );
+    assert!(
+        p.fast_compression_estimated_data_size.abs_diff(fast) <= 1,
+        "{} vs {fast}",
+        p.fast_compression_estimated_data_size
+    );
+    assert!(slow < p.data_size && fast < p.data_size, "the values compress");
+    // The properties are in the file, as RocksDB names them.
+    assert_eq!(t.properties().slow_compression_estimated_data_size, p.slow_compression_estimated_data_size);
+
+    // Sampling on, no block drawn: the data's own size (RocksDB's worst case).
+    let path = dir.path().join("sample-rare.sst");
+    let mut o = opts();
+    o.sample_for_compression = u64::MAX;
+    let r = build(&path, o, &d);
+    assert_eq!(r.properties.slow_compression_estimated_data_size, r.properties.data_size);
+    assert_eq!(r.properties.fast_compression_estimated_data_size, r.properties.data_size);
+
+    // Off: not recorded.
+    let path = dir.path().join("sample0.sst");
+    let r = build(&path, opts(), &d);
+    assert_eq!(r.properties.slow_compression_estimated_data_size, 0);
+    assert_eq!(r.properties.fast_compression_estimated_data_size, 0);
+}

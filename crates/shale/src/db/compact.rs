@@ -228,7 +228,7 @@ impl DbInner {
                             fill_cache: false,
                             no_io: false,
                         }),
-                        blob_write: super::flush::blob_write_options(cf),
+                        blob_write: super::flush::blob_write_options(cf, plan.output_level),
                         blob_gc_cutoff,
                         blob_readahead: cf.opts.blob.compaction_readahead_size,
                         cancel: Some(&this.shutting_down),

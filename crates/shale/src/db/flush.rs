@@ -54,6 +54,7 @@ pub(crate) fn builder_options(cf: &CfHandle, orig_file_number: u64) -> TableBuil
     b.decouple_partitioned_filters = o.table.decouple_partitioned_filters;
     b.checksum = o.table.checksum;
     o.table.apply_layout(&mut b);
+    b.sample_for_compression = o.sample_for_compression;
     b.prefix_extractor = o.prefix_extractor.clone();
     b.format_version = o.table.format_version;
     b.column_family_id = cf.id;
@@ -85,9 +86,17 @@ pub(crate) fn builder_options(cf: &CfHandle, orig_file_number: u64) -> TableBuil
     b
 }
 
-/// BlobDB: where a flush or compaction of `cf` writes large values (None: blob files off).
-pub(crate) fn blob_write_options(cf: &CfHandle) -> Option<crate::blob::BlobWriteOptions> {
+/// BlobDB: where a flush or compaction of `cf` into `output_level` writes large values
+/// (None: blob files off, or below `blob_file_starting_level`, where values stay in the
+/// tables and blob references pass through, as RocksDB's).
+pub(crate) fn blob_write_options(
+    cf: &CfHandle,
+    output_level: usize,
+) -> Option<crate::blob::BlobWriteOptions> {
     let b = &cf.opts.blob;
+    if i64::try_from(output_level).unwrap_or(i64::MAX) < i64::from(b.file_starting_level) {
+        return None;
+    }
     // Families with user-defined timestamps keep their values in their tables (reading blob
     // values there is not built: `read.rs`).
     (b.enable_blob_files && cf.icmp.timestamp_size() == 0).then(|| crate::blob::BlobWriteOptions {
@@ -140,7 +149,8 @@ pub(crate) fn write_level0_table_of(
     stats: Option<&crate::statistics::Statistics>,
     level: i32,
 ) -> Result<Option<(FileMetaData, Vec<crate::version::edit::BlobFileAddition>)>> {
-    let mut blob_builder = match (blob_write_options(cf), blobs) {
+    // A flush (and a table written at open) goes to level 0.
+    let mut blob_builder = match (blob_write_options(cf, 0), blobs) {
         (Some(o), Some(numbers)) => {
             Some(crate::blob::BlobFileBuilder::new(fs, dir, o, numbers).counted(stats))
         }

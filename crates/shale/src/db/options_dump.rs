@@ -66,7 +66,11 @@ pub(crate) fn table_factory_options(t: &BlockBasedOptions, cache: Option<&Arc<Bl
     }
     line!("persistent_cache", &"(nil)");
     line!("block_size", &t.block_size);
-    line!("block_size_deviation", &t.block_size_deviation);
+    // As RocksDB's factory sanitizes it (outside 0..=100: 0).
+    line!(
+        "block_size_deviation",
+        &if (0..=100).contains(&t.block_size_deviation) { t.block_size_deviation } else { 0 }
+    );
     line!("block_restart_interval", &t.block_restart_interval);
     line!("index_block_restart_interval", &t.sanitized_index_block_restart_interval());
     line!("metadata_block_size", &t.metadata_block_size);

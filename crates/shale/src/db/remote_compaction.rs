@@ -315,7 +315,7 @@ impl super::DbInner {
         new_number: &dyn Fn() -> u64,
         out_dir: &Path,
     ) -> Result<job::JobResult> {
-        if super::flush::blob_write_options(cf).is_some() {
+        if super::flush::blob_write_options(cf, plan.output_level).is_some() {
             return Err(Error::not_supported("remote compaction of a family that writes blob files"));
         }
         let options_file_number = crate::options_file::latest_options_file(&*self.fs, &self.path)?

@@ -1278,7 +1278,8 @@ impl DbInner {
                 .filter(|id| {
                     st.cfs.get(id).is_some_and(|c| {
                         !c.mem.is_empty()
-                            && c.mem.approximate_memory_usage() >= c.handle.opts.write_buffer_size
+                            && (c.mem.approximate_memory_usage() >= c.handle.opts.write_buffer_size
+                                || c.mem.range_deletions_full())
                     })
                 })
                 .collect();
@@ -1691,7 +1692,8 @@ fn insert_batch(
 ) -> Result<()> {
     let check = |id: u32, full: &mut Vec<u32>| {
         if let Some(Some(m)) = mems.get(id as usize) {
-            if m.mem.approximate_memory_usage() >= m.limit && !full.contains(&id) {
+            let is_full = m.mem.approximate_memory_usage() >= m.limit || m.mem.range_deletions_full();
+            if is_full && !full.contains(&id) {
                 full.push(id);
             }
         }

@@ -79,6 +79,7 @@ mod refused_options;
 mod row_cache;
 mod secondary_instance;
 mod set_options;
+mod set_options_built;
 mod statistics_blob_tickers;
 mod statistics_counted_tickers;
 mod statistics_feature_tickers;

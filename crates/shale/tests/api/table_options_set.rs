@@ -218,3 +218,23 @@ fn auto_readahead_size_stops_reads_ahead_at_the_upper_bound() {
     assert!(bounded < 2_000 * 1_100 + 8192, "{bounded}");
     assert!(unbounded > bounded + 64 * 1024, "{unbounded} vs {bounded}");
 }
+
+/// `sample_for_compression` (a column-family option RocksDB's SetOptions changes): the next
+/// table records the sizes LZ4 and ZSTD would give its data.
+#[test]
+fn sample_for_compression_reaches_the_next_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = DB::open(&opts(), dir.path()).unwrap();
+    let t = flush_one(&db, dir.path(), 0);
+    assert_eq!(t.properties().slow_compression_estimated_data_size, 0);
+    db.set_options(&[("sample_for_compression", "1")]).unwrap();
+    assert!(options_file(dir.path()).contains("  sample_for_compression=1\n"));
+    let t = flush_one(&db, dir.path(), 1);
+    let p = t.properties();
+    assert!(p.slow_compression_estimated_data_size > 0, "{p:?}");
+    assert!(p.fast_compression_estimated_data_size > 0, "{p:?}");
+    assert!(p.slow_compression_estimated_data_size < p.data_size, "{p:?}");
+    db.set_options(&[("sample_for_compression", "0")]).unwrap();
+    let t = flush_one(&db, dir.path(), 2);
+    assert_eq!(t.properties().fast_compression_estimated_data_size, 0);
+}
