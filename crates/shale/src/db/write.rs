@@ -1180,8 +1180,8 @@ impl DbInner {
         let bump = |a: &std::sync::atomic::AtomicU64, n: u64| {
             a.store(a.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed)
         };
-        let mut guards: Vec<_> = group.iter().map(lock).collect();
         if parallel {
+            let mut guards: Vec<_> = group.iter().map(lock).collect();
             // Hand each member its own batch and first sequence; the leader inserts its own.
             let tasks = guards.iter().filter(|g| g.batch.as_ref().is_some_and(|b| b.count() > 0)).count();
             let shared = Arc::new(ParallelGroup {
@@ -1218,10 +1218,13 @@ impl DbInner {
             }
             return Ok(GroupOutcome::Parallel(own));
         }
+        // A serial group inserts the merged batch, or the leader's own when it is alone: only
+        // the leader's state is borrowed (the members wait for the outcome and touch nothing).
+        let leader = if merged.is_none() { group.first().map(lock) } else { None };
         let batch = match merged.as_ref() {
             Some(b) => b,
-            None => guards
-                .first()
+            None => leader
+                .as_ref()
                 .and_then(|g| g.batch.as_ref())
                 .ok_or_else(|| Error::invalid_argument("empty write"))?,
         };
@@ -1235,7 +1238,7 @@ impl DbInner {
         self.mark_memtables_full(full);
         self.versions.set_last_sequence(first_seq + count - 1);
         bump(&self.stats.write_groups, 1);
-        bump(&self.stats.writes, guards.len() as u64);
+        bump(&self.stats.writes, group.len() as u64);
         Ok(GroupOutcome::Done)
     }
 
