@@ -2123,6 +2123,14 @@ impl IterCounts {
         IterCounts { stats, next: 0, next_found: 0, prev: 0, prev_found: 0, bytes: 0 }
     }
 
+    /// Whether the bytes of the entries an iterator lands on are counted: statistics on, or
+    /// this thread's perf level counts (`iter_read_bytes`). When not, a step need not read
+    /// the entry's key and value lengths.
+    #[inline]
+    pub fn counts_bytes(&self) -> bool {
+        self.stats.is_some() || crate::perf::level() >= crate::perf::PerfStatsLevel::EnableCount as u8
+    }
+
     /// Starts timing a seek (None when nothing is timed).
     #[inline]
     pub fn seek_start(&self) -> Option<Instant> {

@@ -195,7 +195,7 @@ impl Prefetch {
 
     /// Copies up to `run` entries from `it`, stepping past each (the GIL is released by the
     /// caller). Stops early where the iterator stops.
-    fn fill(&mut self, it: &mut RawIter, backwards: bool, keys: bool, values: bool) {
+    fn fill<const KEYS: bool, const VALUES: bool>(&mut self, it: &mut RawIter, backwards: bool) {
         self.data.clear();
         self.ends.clear();
         self.next = 0;
@@ -204,11 +204,11 @@ impl Prefetch {
             let Some((k, v)) = it.item() else {
                 break;
             };
-            if keys {
+            if KEYS {
                 self.data.extend_from_slice(k);
             }
             let key_end = self.data.len();
-            if values {
+            if VALUES {
                 self.data.extend_from_slice(v);
             }
             self.ends.push((key_end, self.data.len()));
@@ -236,13 +236,12 @@ impl RdictIter {
     /// The next entry of a Python iterator over keys and/or values, from `buf`, refilled from
     /// the engine with the GIL released when empty; None at the end (after raising the
     /// iterator's error, if it stopped on one).
-    fn next_prefetched<'py>(
+    #[inline]
+    fn next_prefetched<'py, const KEYS: bool, const VALUES: bool>(
         &self,
         py: Python<'py>,
         buf: &Mutex<Prefetch>,
         backwards: bool,
-        keys: bool,
-        values: bool,
     ) -> PyResult<Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
         let mut buf = lock_released(py, buf, "iterator")?;
         if buf.is_empty() {
@@ -253,15 +252,15 @@ impl RdictIter {
             }
             let it: &mut RawIter = &mut it;
             let b: &mut Prefetch = &mut buf;
-            py.allow_threads(|| b.fill(it, backwards, keys, values));
+            py.allow_threads(|| b.fill::<KEYS, VALUES>(it, backwards));
         }
         let Some((k, v)) = buf.take() else {
             return Ok(None);
         };
         let k =
-            if keys { decode_value(py, k, &self.loads, self.raw_mode)? } else { py.None().into_bound(py) };
+            if KEYS { decode_value(py, k, &self.loads, self.raw_mode)? } else { py.None().into_bound(py) };
         let v =
-            if values { decode_value(py, v, &self.loads, self.raw_mode)? } else { py.None().into_bound(py) };
+            if VALUES { decode_value(py, v, &self.loads, self.raw_mode)? } else { py.None().into_bound(py) };
         Ok(Some((k, v)))
     }
 }
@@ -310,7 +309,7 @@ macro_rules! prefetching_iterator {
             }
 
             fn __next__<'py>(&self, $py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
-                match self.inner.next_prefetched($py, &self.buf, self.backwards, $keys, $values)? {
+                match self.inner.next_prefetched::<{ $keys }, { $values }>($py, &self.buf, self.backwards)? {
                     Some(($k, $v)) => Ok(Some($make)),
                     None => Ok(None),
                 }

@@ -253,3 +253,44 @@ fn other_tickers_move_where_rocksdb_counts_them() {
     let text = o.get_statistics().unwrap();
     assert!(text.contains("\nrocksdb.compaction.key.drop.user COUNT : 50\n"), "{text}");
 }
+
+/// An iterator counts the bytes (key and value) of every entry a seek or a step lands on,
+/// and the steps that land on one, as RocksDB's `DBIter` (`rocksdb.db.iter.bytes.read`,
+/// `rocksdb.number.db.next.found`); added to the statistics when the iterator is dropped.
+#[test]
+fn iterator_counts_the_bytes_of_each_entry_it_lands_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.enable_statistics();
+    let db = DB::open(&o, tmp.path()).unwrap();
+    let mut expected = 0u64;
+    for i in 0..50u64 {
+        let (k, v) = (format!("key{i:03}"), "v".repeat(i as usize));
+        expected += (k.len() + v.len()) as u64;
+        db.put(&k, &v).unwrap();
+    }
+    db.flush().unwrap();
+    let before = |t| o.get_ticker_count(t);
+    let (bytes0, next0, found0, seek0) = (
+        before(Ticker::IterBytesRead),
+        before(Ticker::NumberDbNext),
+        before(Ticker::NumberDbNextFound),
+        before(Ticker::NumberDbSeek),
+    );
+    {
+        let mut it = db.raw_iterator();
+        it.seek_to_first();
+        let mut n = 0;
+        while it.valid() {
+            n += 1;
+            it.next();
+        }
+        assert_eq!(n, 50);
+    }
+    assert_eq!(o.get_ticker_count(Ticker::IterBytesRead) - bytes0, expected);
+    assert_eq!(o.get_ticker_count(Ticker::NumberDbNext) - next0, 50);
+    assert_eq!(o.get_ticker_count(Ticker::NumberDbNextFound) - found0, 49);
+    // SeekToFirst counts as a seek, as RocksDB's DBIter::SeekToFirst.
+    assert_eq!(o.get_ticker_count(Ticker::NumberDbSeek) - seek0, 1);
+}
