@@ -761,8 +761,11 @@ impl ReadOptions {
         self.readahead_size = v;
     }
 
+    /// RocksDB's `auto_readahead_size` (default true): with `iterate_upper_bound` set, an
+    /// iterator's reads ahead in a table (with a block cache) end with the data block that
+    /// holds the bound, so no bytes past it are read; false: reads ahead go on regardless.
     pub fn set_auto_readahead_size(&mut self, v: bool) {
-        let _ = v;
+        self.auto_readahead_size = v;
     }
 
     /// RocksDB's `deadline` (microseconds since the epoch; 0: none): a read that would read

@@ -2111,7 +2111,95 @@ pub(crate) static ROWS: &[OptionRow] = &[
         t.set_data_block_hash_ratio(number(n, v)?);
         Ok(true)
     }),
+    // Where data blocks (and index partitions) are cut (`table/builder.rs` should_flush);
+    // written as RocksDB's factory sanitizes it (outside 0..=100: 0).
+    tbl(
+        "block_size_deviation",
+        Int,
+        Some(|t| {
+            (if (0..=100).contains(&t.block_size_deviation) { t.block_size_deviation } else { 0 }).to_string()
+        }),
+        |t, n, v| {
+            t.block_size_deviation = number(n, v)?;
+            Ok(true)
+        },
+    ),
+    // Data-block keys stored whole when false (`table/block.rs`).
+    tbl("use_delta_encoding", Bool, Some(|t| t.use_delta_encoding.to_string()), |t, n, v| {
+        t.use_delta_encoding = boolean(n, v)?;
+        Ok(true)
+    }),
+    // Index blocks and partitions stored uncompressed when false.
+    tbl("enable_index_compression", Bool, Some(|t| t.enable_index_compression.to_string()), |t, n, v| {
+        t.enable_index_compression = boolean(n, v)?;
+        Ok(true)
+    }),
+    // Each compressed block decompressed and compared before it is written.
+    tbl("verify_compression", Bool, Some(|t| t.verify_compression.to_string()), |t, n, v| {
+        t.verify_compression = boolean(n, v)?;
+        Ok(true)
+    }),
+    // Data blocks padded to min(block_size, 4096); needs compression off.
+    tbl("block_align", Bool, Some(|t| t.block_align.to_string()), |t, n, v| {
+        t.block_align = boolean(n, v)?;
+        Ok(true)
+    }),
+    tbl("super_block_alignment_size", Int, Some(|t| t.super_block_alignment_size.to_string()), |t, n, v| {
+        t.super_block_alignment_size = number(n, v)?;
+        Ok(true)
+    }),
+    tbl(
+        "super_block_alignment_space_overhead_ratio",
+        Int,
+        Some(|t| t.super_block_alignment_space_overhead_ratio.to_string()),
+        |t, n, v| {
+            t.super_block_alignment_space_overhead_ratio = number(n, v)?;
+            Ok(true)
+        },
+    ),
+    // Iterators' implicit readahead (`table/prefetch.rs`).
+    tbl("max_auto_readahead_size", Int, Some(|t| t.auto_readahead.max.to_string()), |t, n, v| {
+        t.auto_readahead.max = number(n, v)?;
+        Ok(true)
+    }),
+    tbl("initial_auto_readahead_size", Int, Some(|t| t.auto_readahead.initial.to_string()), |t, n, v| {
+        t.auto_readahead.initial = number(n, v)?;
+        Ok(true)
+    }),
+    tbl(
+        "num_file_reads_for_auto_readahead",
+        Int,
+        Some(|t| t.auto_readahead.num_file_reads.to_string()),
+        |t, n, v| {
+            t.auto_readahead.num_file_reads = number(n, v)?;
+            Ok(true)
+        },
+    ),
+    // RocksDB 11.8.1 checks these only with a `user_defined_index_factory`, which no Shale
+    // API sets (so a table never needs a UDI block); `use_udi_as_primary_index` without one
+    // fails validation, as RocksDB's (`Options::check_supported`).
+    tbl("fail_if_no_udi_on_open", Bool, Some(|t| t.fail_if_no_udi_on_open.to_string()), |t, n, v| {
+        t.fail_if_no_udi_on_open = boolean(n, v)?;
+        Ok(true)
+    }),
+    tbl("use_udi_as_primary_index", Bool, Some(|t| t.use_udi_as_primary_index.to_string()), |t, n, v| {
+        t.use_udi_as_primary_index = boolean(n, v)?;
+        Ok(true)
+    }),
+    // Options RocksDB 11.8.1 registers as kDeprecated (`block_based_table_type_info`): any
+    // value is accepted and has no effect there either; never written.
+    tbl("hash_index_allow_collision", Bool, None, deprecated_table),
+    tbl("index_per_partition", Int, None, deprecated_table),
+    tbl("reserve_table_builder_memory", Bool, None, deprecated_table),
+    tbl("reserve_table_reader_memory", Bool, None, deprecated_table),
+    tbl("skip_table_builder_flush", Bool, None, deprecated_table),
+    tbl("block_cache_compressed", Str, None, deprecated_table),
 ];
+
+/// A table option RocksDB 11.8.1 marks deprecated: parsed by neither RocksDB nor Shale.
+fn deprecated_table(_: &mut BlockBasedOptions, _: &str, _: &str) -> Result<bool> {
+    Ok(true)
+}
 
 /// `filter_policy`: RocksDB's texts of its Bloom and Ribbon policies.
 fn set_filter_policy(t: &mut BlockBasedOptions, name: &str, v: &str) -> Result<bool> {

@@ -9,7 +9,7 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
     /// Flushes each of `cfs`: one after another, or, with `atomic_flush`, all together (their
     /// memtables switched at once and installed by one MANIFEST write).
     pub fn flush_cfs_opt(&self, cfs: &[&impl AsColumnFamilyRef], opts: &FlushOptions) -> Result<()> {
-        if self.inner.opts.atomic_flush {
+        if self.inner.config.atomic_flush {
             let mut ids = Vec::with_capacity(cfs.len());
             for cf in cfs {
                 ids.push(self.inner.handle_of(*cf)?.id);

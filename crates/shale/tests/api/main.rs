@@ -85,6 +85,7 @@ mod statistics_merge_failures;
 mod stats_text;
 mod stats_text_blob_line;
 mod table_formats_db;
+mod table_options_set;
 mod thread_modes;
 mod timestamps_bottommost_compaction;
 mod timestamps_gc;

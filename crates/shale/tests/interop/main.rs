@@ -48,6 +48,7 @@ mod interop_rocksdb_11;
 mod interop_rocksdb_formats;
 mod interop_rocksdb_to_shale;
 mod interop_shale_to_rocksdb;
+mod interop_table_layout_options;
 mod interop_table_properties_11;
 mod interop_tail_size;
 mod interop_timestamps;
