@@ -331,10 +331,10 @@ impl BlockBasedOptions {
 /// (`db/open.rs`, the engine's type).
 pub(crate) use shale_engine::config::TableIds;
 
-/// The identities of an open of the database `db_id`: a new session id, and `db_host_id`
-/// as RocksDB's `ReifyDbHostIdProperty` reads it: `kHostnameForDbHostId` ("__hostname__")
-/// stands for the machine's host name, any other text is recorded as given (empty: no host
-/// property).
+/// The identities of an open of the database `db_id`: a new session id, and the host
+/// `db_host_id` names: RocksDB's `kHostnameForDbHostId` ("__hostname__") stands for the
+/// machine's host name (its `ReifyDbHostIdProperty`); any other text is recorded as given
+/// (empty: no host property).
 pub(crate) fn table_ids(db_id: String, db_host_id: &str) -> TableIds {
     let host_id =
         if db_host_id == HOSTNAME_FOR_DB_HOST_ID { crate::env::host_name() } else { db_host_id.to_string() };

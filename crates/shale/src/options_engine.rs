@@ -51,7 +51,6 @@ impl Options {
             writable_file_max_buffer_size: self.writable_file_max_buffer_size,
             bytes_per_sync: self.sanitized_bytes_per_sync(),
             wal_bytes_per_sync: self.wal_bytes_per_sync,
-            log_readahead_size: self.log_readahead_size,
             wal_dir: self.wal_dir_of(path),
             wal_recovery_mode: self.wal_recovery_mode,
             wal_ttl_seconds: self.wal_ttl_seconds,
@@ -96,6 +95,12 @@ impl Options {
             keep_log_file_num: self.keep_log_file_num,
             ttl_db: self.ttl_db,
             table_ids: self.table_ids.clone(),
+            // RocksDB's SanitizeOptions: recovery flushes with two-phase commit.
+            avoid_flush_during_recovery: self.avoid_flush_during_recovery && !self.allow_2pc,
+            avoid_flush_during_shutdown: self.avoid_flush_during_shutdown,
+            write_identity_file: self.write_identity_file,
+            max_write_batch_group_size_bytes: self.max_write_batch_group_size_bytes,
+            log_readahead_size: self.log_readahead_size,
         }
     }
 
@@ -293,6 +298,14 @@ mod tests {
         );
         assert!(c.write_buffer_manager.is_none() && c.rate_limiter.is_none() && c.row_cache.is_none());
         assert!(c.statistics.is_none() && c.stats_history_clock.is_none() && c.table_ids.is_none());
+        assert_eq!(
+            (c.avoid_flush_during_recovery, c.avoid_flush_during_shutdown, c.write_identity_file),
+            (d.avoid_flush_during_recovery, d.avoid_flush_during_shutdown, d.write_identity_file)
+        );
+        assert_eq!(
+            (c.max_write_batch_group_size_bytes, c.log_readahead_size),
+            (d.max_write_batch_group_size_bytes, d.log_readahead_size)
+        );
     }
 
     #[test]

@@ -93,8 +93,6 @@ pub struct DbConfig {
     pub bytes_per_sync: u64,
     /// `wal_bytes_per_sync`.
     pub wal_bytes_per_sync: u64,
-    /// `log_readahead_size`: how far WAL replay reads ahead (0: no readahead).
-    pub log_readahead_size: usize,
     /// `wal_dir`, resolved: the database directory when unset (empty only in `Default`,
     /// which knows no database path).
     pub wal_dir: PathBuf,
@@ -184,6 +182,16 @@ pub struct DbConfig {
     pub ttl_db: Option<i32>,
     /// The identities every table this open writes records (set at open, after the DB id).
     pub table_ids: Option<Arc<TableIds>>,
+    /// `avoid_flush_during_recovery`, sanitized (false with `allow_2pc`).
+    pub avoid_flush_during_recovery: bool,
+    /// `avoid_flush_during_shutdown`.
+    pub avoid_flush_during_shutdown: bool,
+    /// `write_identity_file`.
+    pub write_identity_file: bool,
+    /// `max_write_batch_group_size_bytes`.
+    pub max_write_batch_group_size_bytes: u64,
+    /// `log_readahead_size` (0: none).
+    pub log_readahead_size: usize,
 }
 
 impl Default for DbConfig {
@@ -212,7 +220,6 @@ impl Default for DbConfig {
             writable_file_max_buffer_size: 1024 * 1024,
             bytes_per_sync: 0,
             wal_bytes_per_sync: 0,
-            log_readahead_size: 0,
             wal_dir: PathBuf::new(),
             wal_recovery_mode: WalRecoveryMode::PointInTime,
             wal_ttl_seconds: 0,
@@ -257,6 +264,11 @@ impl Default for DbConfig {
             keep_log_file_num: 1000,
             ttl_db: None,
             table_ids: None,
+            avoid_flush_during_recovery: false,
+            avoid_flush_during_shutdown: false,
+            write_identity_file: true,
+            max_write_batch_group_size_bytes: 1 << 20,
+            log_readahead_size: 0,
         }
     }
 }

@@ -165,7 +165,7 @@ fn open_view<T: ThreadMode>(
     }
     // The WALs are listed before the MANIFEST is read (see the module comment).
     let listed = open::wal_numbers(&*fs, &config.wal_dir)?;
-    let recovered = manifest::recover_with_readahead(&*fs, path, opts.log_readahead_size)?;
+    let recovered = manifest::recover_with_readahead(&*fs, path, config.log_readahead_size)?;
     // As rust-rocksdb: with no descriptors the default family gets the DB's options; a
     // list that names other families but not "default" opens it with `Options::default()`.
     if !descs.iter().any(|d| d.name == DEFAULT_COLUMN_FAMILY_NAME) {
