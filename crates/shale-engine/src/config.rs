@@ -1,8 +1,10 @@
-//! The engine's per-family configuration: what the compaction pickers and the memtables
-//! read, in the engine's own terms. The facade (`shale::options_engine`) builds it from the
-//! user's `Options` when a family opens and again at every `set_options`, resolving
-//! RocksDB's sanitizing there (`max_compaction_bytes = 0`, the 30-day `ttl` and
-//! periodic-compaction defaults, ingestion behind), so the engine sees plain values.
+//! The engine's configuration: per family (this file) what the compaction pickers and the
+//! memtables read, in the engine's own terms; database-wide ([`DbConfig`], `config/db.rs`)
+//! what the database reads of RocksDB's `DBOptions`. The facade (`shale::options_engine`)
+//! builds the family's from the user's `Options` when a family opens and again at every
+//! `set_options`, resolving RocksDB's sanitizing there (`max_compaction_bytes = 0`, the
+//! 30-day `ttl` and periodic-compaction defaults, ingestion behind), so the engine sees
+//! plain values.
 //!
 //! Defaults are RocksDB 11.8.1's (`ColumnFamilyOptions`), resolved as its
 //! `SanitizeCfOptions` leaves them for a block-based family with no compaction filter.
@@ -10,6 +12,9 @@
 use crate::slice_transform::SliceTransformRef;
 use crate::table::builder::CompressionOpts;
 use shale_base::compression::CompressionType;
+
+mod db;
+pub use db::{DbConfig, SystemClock, TableIds};
 
 /// How a family compacts (RocksDB's `CompactionStyle`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

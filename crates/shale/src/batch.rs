@@ -259,6 +259,10 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
         if Self::too_large(&[key, value.unwrap_or(&[])]) {
             return;
         }
+        // The whole record at once (tag, family varint, two length varints, key and value):
+        // growing the buffer piece by piece reallocated it three or four times for one put.
+        let v_len = value.map_or(0, |v| v.len() + 5);
+        self.rep.reserve(HEADER_SIZE + 1 + 5 + 5 + key.len() + v_len);
         self.begin_record(cf, tags.0, tags.1);
         put_length_prefixed_slice(&mut self.rep, key);
         if let Some(v) = value {

@@ -152,10 +152,8 @@ pub(crate) fn new_session_id() -> String {
 }
 
 /// A clock in microseconds since the epoch (RocksDB's `SystemClock::NowMicros`), for the
-/// stats history (`Options::set_stats_history_clock`). A Shale extension.
-pub trait SystemClock: Send + Sync {
-    fn now_micros(&self) -> u64;
-}
+/// stats history (`Options::set_stats_history_clock`). A Shale extension; the engine's trait.
+pub use shale_engine::config::SystemClock;
 
 /// The system's clock.
 pub(crate) struct RealClock;

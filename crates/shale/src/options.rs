@@ -143,6 +143,28 @@ pub struct BlockBasedOptions {
     /// RocksDB's `decouple_partitioned_filters` (default true; no rust-rocksdb setter, an
     /// OPTIONS file may set it).
     pub(crate) decouple_partitioned_filters: bool,
+    /// RocksDB's `block_size_deviation` (default 10; as RocksDB's factory, a value outside
+    /// 0..=100 is taken as 0): `table/builder.rs` `should_flush`.
+    pub(crate) block_size_deviation: i32,
+    /// RocksDB's `use_delta_encoding` (default true): data-block keys share prefixes.
+    pub(crate) use_delta_encoding: bool,
+    /// RocksDB's `enable_index_compression` (default true): index blocks compressed.
+    pub(crate) enable_index_compression: bool,
+    /// RocksDB's `verify_compression`: each compressed block is decompressed and compared.
+    pub(crate) verify_compression: bool,
+    /// RocksDB's `block_align`: data blocks padded to min(block_size, 4096) (compression
+    /// must be off and block_size a power of two: `Options::check_supported`).
+    pub(crate) block_align: bool,
+    /// RocksDB's `super_block_alignment_size` (0: off) and its space overhead ratio (128).
+    pub(crate) super_block_alignment_size: usize,
+    pub(crate) super_block_alignment_space_overhead_ratio: usize,
+    /// RocksDB's `max_auto_readahead_size`, `initial_auto_readahead_size`,
+    /// `num_file_reads_for_auto_readahead`: iterators' implicit readahead (`table/prefetch.rs`).
+    pub(crate) auto_readahead: crate::table::AutoReadahead,
+    /// RocksDB's UDI flags, kept and written (no Shale API sets a UDI factory, without
+    /// which RocksDB reads neither; `use_udi_as_primary_index` then fails validation).
+    pub(crate) fail_if_no_udi_on_open: bool,
+    pub(crate) use_udi_as_primary_index: bool,
 }
 
 impl Default for BlockBasedOptions {
@@ -177,7 +199,33 @@ impl Default for BlockBasedOptions {
             partition_filters: false,
             metadata_block_size: 4096,
             decouple_partitioned_filters: true,
+            block_size_deviation: 10,
+            use_delta_encoding: true,
+            enable_index_compression: true,
+            verify_compression: false,
+            block_align: false,
+            super_block_alignment_size: 0,
+            super_block_alignment_space_overhead_ratio: 128,
+            auto_readahead: crate::table::AutoReadahead::default(),
+            fail_if_no_udi_on_open: false,
+            use_udi_as_primary_index: false,
         }
+    }
+}
+
+impl BlockBasedOptions {
+    /// Puts the layout options without a builder field of their own elsewhere
+    /// (`db/flush.rs`, `sst_file_writer.rs`) on a table builder's options.
+    pub(crate) fn apply_layout(&self, b: &mut crate::table::TableBuilderOptions) {
+        // RocksDB's factory sanitizes a deviation outside 0..=100 to 0.
+        b.block_size_deviation =
+            u32::try_from(self.block_size_deviation).ok().filter(|d| *d <= 100).unwrap_or(0);
+        b.use_delta_encoding = self.use_delta_encoding;
+        b.enable_index_compression = self.enable_index_compression;
+        b.verify_compression = self.verify_compression;
+        b.block_align = self.block_align;
+        b.super_block_alignment_size = self.super_block_alignment_size;
+        b.super_block_alignment_space_overhead_ratio = self.super_block_alignment_space_overhead_ratio;
     }
 }
 
@@ -279,20 +327,13 @@ impl BlockBasedOptions {
     }
 }
 
-/// The identities a database open records in every table it writes (RocksDB's
-/// "rocksdb.creating.db.identity", "rocksdb.creating.session.identity",
-/// "rocksdb.creating.host.identity"); set at open (`db/open.rs`).
-#[derive(Debug)]
-pub(crate) struct TableIds {
-    pub db_id: String,
-    pub session_id: String,
-    pub host_id: String,
-}
+/// The identities a database open records in every table it writes; set at open
+/// (`db/open.rs`, the engine's type).
+pub(crate) use shale_engine::config::TableIds;
 
-impl TableIds {
-    pub(crate) fn new(db_id: String) -> TableIds {
-        TableIds { db_id, session_id: crate::env::new_session_id(), host_id: crate::env::host_name() }
-    }
+/// The identities of an open of the database `db_id`: a new session id, this host's name.
+pub(crate) fn table_ids(db_id: String) -> TableIds {
+    TableIds { db_id, session_id: crate::env::new_session_id(), host_id: crate::env::host_name() }
 }
 
 /// The memtable factory `set_memtable_factory` (or an OPTIONS file) chose, with the settings
@@ -608,6 +649,25 @@ pub struct Options {
     /// writer's buffer; `flush_wal` (or a full buffer, a sync write, a WAL roll, close)
     /// writes it out (`db/write.rs`, `db/wal_sync.rs`).
     pub(crate) manual_wal_flush: bool,
+    /// RocksDB's `avoid_flush_during_recovery` (immutable, default false): an open leaves
+    /// what it replays from the WALs in the memtables, and the WALs alive, instead of
+    /// writing level-0 tables (`db/open.rs`); off with `allow_2pc`, as RocksDB's
+    /// SanitizeOptions says.
+    pub(crate) avoid_flush_during_recovery: bool,
+    /// RocksDB's `avoid_flush_during_shutdown` (mutable, default false): close does not
+    /// flush the memtables that hold writes made without the WAL (`db/open.rs::close`).
+    pub(crate) avoid_flush_during_shutdown: bool,
+    /// RocksDB's `write_identity_file` (immutable, default true): false writes no IDENTITY
+    /// file and an open deletes one left over; the id lives in the MANIFEST only, so it
+    /// cannot be false together with `write_dbid_to_manifest` (InvalidArgument at open).
+    pub(crate) write_identity_file: bool,
+    /// RocksDB's `max_write_batch_group_size_bytes` (immutable, default 1 MiB): the most
+    /// bytes a write group's leader gathers into one WAL record (`db/write.rs::build_group`).
+    pub(crate) max_write_batch_group_size_bytes: u64,
+    /// RocksDB's `disallow_memtable_writes` (family, immutable, default false): the family is
+    /// filled by ingestion and import only; writes to it are InvalidArgument, and so is an
+    /// open whose WALs hold writes to it, or that sets it on the default family.
+    pub(crate) disallow_memtable_writes: bool,
     /// The family's merge operator (`set_merge_operator*`, issue 15; `merge_operator.rs`).
     pub(crate) merge_operator: Option<Arc<crate::merge_operator::MergeOperator>>,
     /// The family's compaction filter and filter factory (`compaction_filter.rs`).
@@ -835,6 +895,11 @@ impl Default for Options {
             memtable_rep: MemtableRep::SkipList,
             allow_2pc: false,
             manual_wal_flush: false,
+            avoid_flush_during_recovery: false,
+            avoid_flush_during_shutdown: false,
+            write_identity_file: true,
+            max_write_batch_group_size_bytes: 1 << 20,
+            disallow_memtable_writes: false,
             merge_operator: None,
             compaction_filter: None,
             compaction_filter_factory: None,
@@ -1271,6 +1336,53 @@ impl Options {
         self.level_compaction_dynamic_level_bytes && self.compaction_style == crate::DBCompactionStyle::Level
     }
 
+    /// RocksDB 11.8.1's `BlockBasedTableFactory::ValidateOptions` checks of the layout
+    /// options (its messages).
+    fn check_table_layout(&self) -> Result<()> {
+        let t = &self.table;
+        if t.block_align {
+            let codecs = std::iter::once(("compression", self.compression))
+                .chain(self.bottommost_compression.map(|c| ("bottommost_compression", c)))
+                .chain(self.compression_per_level.iter().map(|c| ("compression_per_level", *c)));
+            for (context, c) in codecs {
+                if c != DBCompressionType::None {
+                    return Err(Error::invalid_argument(format!(
+                        "Enable block_align, but {context} enabled"
+                    )));
+                }
+            }
+            if !t.block_size.is_power_of_two() {
+                return Err(Error::invalid_argument(
+                    "Block alignment requested but block size is not a power of 2",
+                ));
+            }
+        }
+        if t.block_size > u32::MAX as usize {
+            return Err(Error::invalid_argument("block size exceeds maximum number (4GiB) allowed"));
+        }
+        let sb = t.super_block_alignment_size;
+        if sb & sb.wrapping_sub(1) != 0 {
+            return Err(Error::invalid_argument(
+                "Super Block alignment requested but super block alignment size is not a power of 2",
+            ));
+        }
+        if sb > u32::MAX as usize {
+            return Err(Error::invalid_argument(
+                "Super block alignment size exceeds maximum number (4GiB) allowed",
+            ));
+        }
+        let ratio = t.super_block_alignment_space_overhead_ratio;
+        if ratio > 0 && ratio < 4 {
+            return Err(Error::invalid_argument("Super block alignment space overhead is too high"));
+        }
+        if t.use_udi_as_primary_index {
+            return Err(Error::invalid_argument(
+                "use_udi_as_primary_index requires user_defined_index_factory",
+            ));
+        }
+        Ok(())
+    }
+
     /// Every supported option has been checked; the first unsupported one is refused.
     pub(crate) fn check_supported(&self) -> Result<()> {
         if let crate::cf_descriptor::ColumnFamilyTtl::Duration(_) = self.cf_ttl {
@@ -1287,6 +1399,7 @@ impl Options {
                 "Unsupported BlockBasedTable format_version. Please check include/rocksdb/table.h for more info",
             ));
         }
+        self.check_table_layout()?;
         if self.table.hash_index && self.prefix_extractor.is_none() {
             return Err(Error::invalid_argument(
                 "Hash index is specified for block-based table, but prefix_extractor is not given",
@@ -1514,6 +1627,9 @@ pub struct ReadOptions {
     pub(crate) ignore_range_deletions: bool,
     /// `set_readahead_size` (0: implicit auto readahead; `table/prefetch.rs`).
     pub(crate) readahead_size: usize,
+    /// `set_auto_readahead_size` (RocksDB's default true): with an upper bound, reads ahead
+    /// stop at the data block that holds it.
+    pub(crate) auto_readahead_size: bool,
 }
 
 impl Default for ReadOptions {
@@ -1538,6 +1654,7 @@ impl Default for ReadOptions {
             io_timeout_us: 0,
             ignore_range_deletions: false,
             readahead_size: 0,
+            auto_readahead_size: true,
         }
     }
 }
@@ -1553,7 +1670,13 @@ impl ReadOptions {
             io_timeout_us: self.io_timeout_us,
             readahead_size: self.readahead_size,
             for_compaction: false,
+            auto_readahead: crate::table::AutoReadahead::default(),
         }
+    }
+
+    /// The upper bound a table iterator's reads ahead stop at (`auto_readahead_size`).
+    pub(crate) fn readahead_upper(&self) -> Option<Arc<Vec<u8>>> {
+        self.upper_bound.as_ref().filter(|_| self.auto_readahead_size).map(|u| Arc::new(u.clone()))
     }
 
     pub fn set_iterate_lower_bound<K: Into<Vec<u8>>>(&mut self, key: K) {

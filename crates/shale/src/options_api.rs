@@ -761,8 +761,11 @@ impl ReadOptions {
         self.readahead_size = v;
     }
 
+    /// RocksDB's `auto_readahead_size` (default true): with `iterate_upper_bound` set, an
+    /// iterator's reads ahead in a table (with a block cache) end with the data block that
+    /// holds the bound, so no bytes past it are read; false: reads ahead go on regardless.
     pub fn set_auto_readahead_size(&mut self, v: bool) {
-        let _ = v;
+        self.auto_readahead_size = v;
     }
 
     /// RocksDB's `deadline` (microseconds since the epoch; 0: none): a read that would read
@@ -1727,6 +1730,47 @@ impl Options {
     /// holds.
     pub fn set_manual_wal_flush(&mut self, is_enabled: bool) {
         self.manual_wal_flush = is_enabled;
+    }
+
+    /// RocksDB's `avoid_flush_during_recovery` (rust-rocksdb 0.25 has no setter; RocksDB's
+    /// C API and OPTIONS files do): an open keeps what it replays from the WALs in the
+    /// memtables and keeps those WALs, instead of writing level-0 tables; a memtable that
+    /// fills during replay is still flushed, and then every family is, as RocksDB's
+    /// `MaybeFlushFinalMemtableOrRestoreActiveLogFiles`. Ignored with `allow_2pc` (a
+    /// TransactionDB), as RocksDB's SanitizeOptions.
+    pub fn set_avoid_flush_during_recovery(&mut self, val: bool) {
+        self.avoid_flush_during_recovery = val;
+    }
+
+    /// RocksDB's `avoid_flush_during_shutdown` (no rust-rocksdb setter): close leaves the
+    /// writes made with `disable_wal` unflushed (they are lost) instead of flushing them.
+    pub fn set_avoid_flush_during_shutdown(&mut self, val: bool) {
+        self.avoid_flush_during_shutdown = val;
+    }
+
+    /// RocksDB's `write_identity_file` (no rust-rocksdb setter; default true): false keeps
+    /// the database id in the MANIFEST only (no IDENTITY file; an open deletes an old one).
+    /// With `write_dbid_to_manifest` false too, open fails with RocksDB's InvalidArgument.
+    pub fn set_write_identity_file(&mut self, val: bool) {
+        self.write_identity_file = val;
+    }
+
+    /// RocksDB's `max_write_batch_group_size_bytes` (default 1 MiB; RocksDB's C API setter,
+    /// not rust-rocksdb 0.25's): a write group's leader takes the writers queued behind it
+    /// into its WAL record up to this many bytes, or up to its own size plus an eighth of
+    /// this when it is itself at most that eighth, as RocksDB's write thread.
+    pub fn set_max_write_batch_group_size_bytes(&mut self, val: u64) {
+        self.max_write_batch_group_size_bytes = val;
+    }
+
+    /// RocksDB's `disallow_memtable_writes` (a family option; RocksDB's C API setter, not
+    /// rust-rocksdb 0.25's): the family takes data only by `ingest_external_file*`; a write
+    /// naming it fails with InvalidArgument "This column family has
+    /// disallow_memtable_writes=true" (the whole write, nothing applied), an open whose WALs
+    /// hold writes to it fails the same way, and the default family cannot have it (open:
+    /// InvalidArgument). Not changeable by `set_options`.
+    pub fn set_disallow_memtable_writes(&mut self, val: bool) {
+        self.disallow_memtable_writes = val;
     }
 
     /// Families flushed together are installed together: one MANIFEST write (an atomic

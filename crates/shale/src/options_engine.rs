@@ -1,15 +1,20 @@
-//! From rust-rocksdb's names to the engine's: a family's `Options` become the engine's
-//! `CfConfig` and `MemTableConfig` (resolved as RocksDB's `SanitizeCfOptions` leaves them),
+//! From rust-rocksdb's names to the engine's: the database's `Options` become the engine's
+//! `DbConfig` (resolved as RocksDB's `SanitizeOptions` leaves them), a family's `Options` the
+//! engine's `CfConfig` and `MemTableConfig` (resolved as `SanitizeCfOptions` leaves them),
 //! the facade's `MergeOperator` serves as the engine's `MergeOperatorCore`, and a
 //! `CompactionDecision` becomes the engine's `FilterDecision`.
 //!
-//! The `CfConfig` is built when a family's options are published (`db/dyn_options.rs`: at
-//! open and at every `set_options`), never per pick.
+//! The `DbConfig` is built once, when the database opens (`db/open.rs::new_inner`, kept as
+//! `DbInner::config`); the `CfConfig` when a family's options are published
+//! (`db/dyn_options.rs`: at open and at every `set_options`), never per pick.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use shale_engine::compaction::job::FilterDecision;
-use shale_engine::config::{BlobGc, CfConfig, CompactionPri as EnginePri, CompactionStyle, MemTableConfig};
+use shale_engine::config::{
+    BlobGc, CfConfig, CompactionPri as EnginePri, CompactionStyle, DbConfig, MemTableConfig,
+};
 use shale_engine::merge::MergeOperatorCore;
 
 use crate::compaction_filter::Decision;
@@ -18,6 +23,76 @@ use crate::options_api::CompactionPri;
 use crate::DBCompactionStyle;
 
 impl Options {
+    /// What the database at `path` reads of these DB-wide options, sanitized as RocksDB's
+    /// `SanitizeOptions` leaves them. The write buffer manager, the TTL and the table
+    /// identities are taken as they are: `db/open.rs` sets them on the options first.
+    pub(crate) fn engine_db_config(&self, path: &Path) -> DbConfig {
+        let (max_background_flushes, max_background_compactions) = self.background_job_limits();
+        DbConfig {
+            create_if_missing: self.create_if_missing,
+            create_missing_column_families: self.create_missing_column_families,
+            error_if_exists: self.error_if_exists,
+            paranoid_checks: self.paranoid_checks,
+            max_open_files: self.max_open_files,
+            max_file_opening_threads: self.max_file_opening_threads,
+            max_background_flushes,
+            max_background_compactions,
+            env_threads: self.env_threads,
+            env_bottom_threads: self.env_bottom_threads,
+            env_lower_cpu: self.env_lower_cpu,
+            env_lower_io: self.env_lower_io,
+            fs: self.fs.clone(),
+            use_fsync: self.use_fsync,
+            is_fd_close_on_exec: self.is_fd_close_on_exec,
+            use_direct_reads: self.use_direct_reads,
+            allow_mmap_reads: self.allow_mmap_reads,
+            use_direct_io_for_flush_and_compaction: self.use_direct_io_for_flush_and_compaction,
+            allow_mmap_writes: self.allow_mmap_writes,
+            writable_file_max_buffer_size: self.writable_file_max_buffer_size,
+            bytes_per_sync: self.sanitized_bytes_per_sync(),
+            wal_bytes_per_sync: self.wal_bytes_per_sync,
+            wal_dir: self.wal_dir_of(path),
+            wal_recovery_mode: self.wal_recovery_mode,
+            wal_ttl_seconds: self.wal_ttl_seconds,
+            wal_size_limit_mb: self.wal_size_limit_mb,
+            recycle_log_file_num: self.sanitized_recycle_log_file_num(),
+            wal_compression: self.wal_compression,
+            max_total_wal_size: self.max_total_wal_size,
+            manual_wal_flush: self.manual_wal_flush,
+            track_and_verify_wals_in_manifest: self.track_and_verify_wals_in_manifest,
+            max_manifest_file_size: self.max_manifest_file_size,
+            write_dbid_to_manifest: self.write_dbid_to_manifest,
+            db_paths: self.db_paths.clone(),
+            atomic_flush: self.atomic_flush,
+            allow_2pc: self.allow_2pc,
+            two_write_queues: self.two_write_queues,
+            enable_pipelined_write: self.enable_pipelined_write,
+            unordered_write: self.unordered_write,
+            allow_concurrent_memtable_write: self.allow_concurrent_memtable_write,
+            enable_write_thread_adaptive_yield: self.enable_write_thread_adaptive_yield,
+            write_thread_max_yield_usec: self.write_thread_max_yield_usec,
+            write_thread_slow_yield_usec: self.write_thread_slow_yield_usec,
+            delayed_write_rate: self.delayed_write_rate(),
+            write_buffer_manager: self.write_buffer_manager.clone(),
+            rate_limiter: self.rate_limiter.clone(),
+            row_cache: self.row_cache.as_ref().map(|c| c.0.clone()),
+            statistics: self.statistics.clone(),
+            max_subcompactions: self.max_subcompactions,
+            compaction_readahead_size: self.compaction_readahead_size,
+            avoid_unnecessary_blocking_io: self.avoid_unnecessary_blocking_io,
+            max_bgerror_resume_count: self.max_bgerror_resume_count,
+            bgerror_resume_retry_interval: self.bgerror_resume_retry_interval,
+            stats_dump_period_sec: self.stats_dump_period_sec,
+            stats_persist_period_sec: self.stats_persist_period_sec,
+            persist_stats_to_disk: self.persist_stats_to_disk,
+            stats_history_buffer_size: self.stats_history_buffer_size,
+            stats_history_clock: self.stats_history_clock.clone(),
+            dump_malloc_stats: self.dump_malloc_stats,
+            ttl_db: self.ttl_db,
+            table_ids: self.table_ids.clone(),
+        }
+    }
+
     /// What the engine's pickers and compaction outputs read of this family.
     pub(crate) fn engine_cf_config(&self) -> CfConfig {
         let (age_ttl, age_periodic) = self.age_compaction_seconds();
@@ -115,6 +190,118 @@ mod tests {
         // The engine's defaults are RocksDB 11.8.1's as the facade resolves them (the default
         // codec is LZ4, the crate's default features having it).
         assert_eq!(Options::default().engine_cf_config(), CfConfig::default());
+    }
+
+    #[test]
+    fn default_db_options_resolve_to_the_engines_defaults() {
+        let path = Path::new("/db");
+        let c = Options::default().engine_db_config(path);
+        let d = DbConfig::default();
+        // Every plain field (the Arcs are None on both sides), the WAL directory resolved.
+        assert_eq!(
+            (c.create_if_missing, c.create_missing_column_families, c.error_if_exists, c.paranoid_checks),
+            (d.create_if_missing, d.create_missing_column_families, d.error_if_exists, d.paranoid_checks)
+        );
+        assert_eq!(
+            (c.max_open_files, c.max_file_opening_threads),
+            (d.max_open_files, d.max_file_opening_threads)
+        );
+        assert_eq!(
+            (c.max_background_flushes, c.max_background_compactions),
+            (d.max_background_flushes, d.max_background_compactions)
+        );
+        assert_eq!(
+            (c.env_threads, c.env_bottom_threads, c.env_lower_cpu, c.env_lower_io),
+            (d.env_threads, d.env_bottom_threads, d.env_lower_cpu, d.env_lower_io)
+        );
+        assert_eq!(
+            (c.use_fsync, c.is_fd_close_on_exec, c.use_direct_reads, c.allow_mmap_reads),
+            (d.use_fsync, d.is_fd_close_on_exec, d.use_direct_reads, d.allow_mmap_reads)
+        );
+        assert_eq!(
+            (c.use_direct_io_for_flush_and_compaction, c.allow_mmap_writes, c.writable_file_max_buffer_size),
+            (d.use_direct_io_for_flush_and_compaction, d.allow_mmap_writes, d.writable_file_max_buffer_size)
+        );
+        assert_eq!((c.bytes_per_sync, c.wal_bytes_per_sync), (d.bytes_per_sync, d.wal_bytes_per_sync));
+        assert_eq!(c.wal_dir, path, "no wal_dir: the database directory");
+        assert_eq!(
+            (c.wal_recovery_mode, c.wal_ttl_seconds, c.wal_size_limit_mb, c.recycle_log_file_num),
+            (d.wal_recovery_mode, d.wal_ttl_seconds, d.wal_size_limit_mb, d.recycle_log_file_num)
+        );
+        assert_eq!(
+            (
+                c.wal_compression,
+                c.max_total_wal_size,
+                c.manual_wal_flush,
+                c.track_and_verify_wals_in_manifest
+            ),
+            (
+                d.wal_compression,
+                d.max_total_wal_size,
+                d.manual_wal_flush,
+                d.track_and_verify_wals_in_manifest
+            )
+        );
+        assert_eq!(
+            (c.max_manifest_file_size, c.write_dbid_to_manifest, c.db_paths.clone()),
+            (d.max_manifest_file_size, d.write_dbid_to_manifest, d.db_paths.clone())
+        );
+        assert_eq!(
+            (c.atomic_flush, c.allow_2pc, c.two_write_queues, c.enable_pipelined_write, c.unordered_write),
+            (d.atomic_flush, d.allow_2pc, d.two_write_queues, d.enable_pipelined_write, d.unordered_write)
+        );
+        assert_eq!(
+            (
+                c.allow_concurrent_memtable_write,
+                c.enable_write_thread_adaptive_yield,
+                c.write_thread_max_yield_usec,
+                c.write_thread_slow_yield_usec,
+                c.delayed_write_rate
+            ),
+            (
+                d.allow_concurrent_memtable_write,
+                d.enable_write_thread_adaptive_yield,
+                d.write_thread_max_yield_usec,
+                d.write_thread_slow_yield_usec,
+                d.delayed_write_rate
+            )
+        );
+        assert_eq!(
+            (c.max_subcompactions, c.compaction_readahead_size, c.avoid_unnecessary_blocking_io),
+            (d.max_subcompactions, d.compaction_readahead_size, d.avoid_unnecessary_blocking_io)
+        );
+        assert_eq!(
+            (c.max_bgerror_resume_count, c.bgerror_resume_retry_interval, c.stats_dump_period_sec),
+            (d.max_bgerror_resume_count, d.bgerror_resume_retry_interval, d.stats_dump_period_sec)
+        );
+        assert_eq!(
+            (c.stats_persist_period_sec, c.persist_stats_to_disk, c.stats_history_buffer_size),
+            (d.stats_persist_period_sec, d.persist_stats_to_disk, d.stats_history_buffer_size)
+        );
+        assert_eq!((c.dump_malloc_stats, c.ttl_db), (d.dump_malloc_stats, d.ttl_db));
+        assert!(c.write_buffer_manager.is_none() && c.rate_limiter.is_none() && c.row_cache.is_none());
+        assert!(c.statistics.is_none() && c.stats_history_clock.is_none() && c.table_ids.is_none());
+    }
+
+    #[test]
+    fn db_options_are_sanitized_for_the_engine() {
+        let path = Path::new("/db");
+        let mut o = Options::default();
+        o.set_wal_dir("/wal/");
+        o.set_recycle_log_file_num(4);
+        o.set_max_background_jobs(8);
+        o.set_ratelimiter(1 << 20, 100_000, 10);
+        let c = o.engine_db_config(path);
+        assert_eq!(c.wal_dir, Path::new("/wal"), "the trailing slash dropped");
+        assert_eq!(c.recycle_log_file_num, 4);
+        assert_eq!((c.max_background_flushes, c.max_background_compactions), (2, 6));
+        assert_eq!(c.bytes_per_sync, 1 << 20, "1 MiB with a rate limiter");
+        o.set_wal_ttl_seconds(60);
+        let c = o.engine_db_config(path);
+        assert!(c.wal_archive_on());
+        assert_eq!(c.recycle_log_file_num, 0, "no recycling with the WAL archive");
+        o.set_wal_dir("/db");
+        assert_eq!(o.engine_db_config(path).wal_dir, path);
     }
 
     #[test]

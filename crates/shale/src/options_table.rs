@@ -277,6 +277,13 @@ const fn opt(
     OptionRow { name, section, kind, mutable, access: Access::Opts { get, set } }
 }
 
+/// A row of an option RocksDB 11.8.1 marks deprecated (`OptionVerificationType::kDeprecated`):
+/// `OptionTypeInfo::Parse` returns OK for any text without reading it and `Serialize`
+/// skips it, so the row accepts any value, changes nothing and is never written.
+const fn deprecated(name: &'static str, section: Section, kind: Kind, mutable: Mutable) -> OptionRow {
+    opt(name, section, kind, mutable, None, Some(|_, _, _| Ok(true)))
+}
+
 /// A block-based table row.
 const fn tbl(
     name: &'static str,
@@ -541,6 +548,51 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Some(|o| o.manual_wal_flush.to_string()),
         Some(|o, n, v| {
             o.set_manual_wal_flush(boolean(n, v)?);
+            Ok(true)
+        }),
+    ),
+    // Written as RocksDB's SanitizeOptions leaves it: false with `allow_2pc`.
+    opt(
+        "avoid_flush_during_recovery",
+        Db,
+        Bool,
+        No,
+        Some(|o| (o.avoid_flush_during_recovery && !o.allow_2pc).to_string()),
+        Some(|o, n, v| {
+            o.set_avoid_flush_during_recovery(boolean(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "avoid_flush_during_shutdown",
+        Db,
+        Bool,
+        Yes,
+        Some(|o| o.avoid_flush_during_shutdown.to_string()),
+        Some(|o, n, v| {
+            o.set_avoid_flush_during_shutdown(boolean(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "write_identity_file",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.write_identity_file.to_string()),
+        Some(|o, n, v| {
+            o.set_write_identity_file(boolean(n, v)?);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "max_write_batch_group_size_bytes",
+        Db,
+        Int,
+        No,
+        Some(|o| o.max_write_batch_group_size_bytes.to_string()),
+        Some(|o, n, v| {
+            o.set_max_write_batch_group_size_bytes(number(n, v)?);
             Ok(true)
         }),
     ),
@@ -1020,6 +1072,21 @@ pub(crate) static ROWS: &[OptionRow] = &[
             Ok(true)
         }),
     ),
+    // Deprecated in RocksDB 11.8.1 (`OptionVerificationType::kDeprecated` in its
+    // `options/db_options.cc`): its parser accepts any value and changes nothing, and its
+    // OPTIONS files and LOG leave them out; so do these rows (`deprecated`).
+    deprecated("allow_os_buffer", Db, Bool, Yes),
+    deprecated("base_background_compactions", Db, Int, Yes),
+    deprecated("use_direct_writes", Db, Bool, No),
+    deprecated("disableDataSync", Db, Bool, No),
+    deprecated("experimental_allow_mempurge", Db, Bool, No),
+    deprecated("experimental_mempurge_policy", Db, Str, No),
+    deprecated("skip_log_error_on_recovery", Db, Bool, No),
+    deprecated("skip_checking_sst_file_sizes_on_db_open", Db, Bool, No),
+    deprecated("new_table_reader_for_compaction_inputs", Db, Bool, No),
+    deprecated("random_access_max_buffer_size", Db, Int, No),
+    deprecated("preserve_deletes", Db, Bool, No),
+    deprecated("seq_per_batch", Db, Bool, No),
     // ---- CFOptions ----
     opt("comparator", Cf, Function, No, Some(|c| c.comparator.name().to_string()), None),
     opt(
@@ -1787,6 +1854,41 @@ pub(crate) static ROWS: &[OptionRow] = &[
             Ok(true)
         }),
     ),
+    opt(
+        "disallow_memtable_writes",
+        Cf,
+        Bool,
+        No,
+        Some(|c| c.disallow_memtable_writes.to_string()),
+        Some(|o, n, v| {
+            o.set_disallow_memtable_writes(boolean(n, v)?);
+            Ok(true)
+        }),
+    ),
+    // Deprecated in RocksDB 11.8.1 (`OptionVerificationType::kDeprecated` in its
+    // `options/cf_options.cc`): its parser accepts any value and changes nothing, and its
+    // OPTIONS files and LOG leave them out; so do these rows (`deprecated`).
+    deprecated("filter_deletes", Cf, Bool, Yes),
+    deprecated("check_flush_compaction_key_order", Cf, Bool, Yes),
+    deprecated("verify_checksums_in_compaction", Cf, Bool, Yes),
+    deprecated("hard_rate_limit", Cf, Dbl, Yes),
+    deprecated("soft_rate_limit", Cf, Dbl, Yes),
+    deprecated("ignore_max_compaction_bytes_for_input", Cf, Bool, Yes),
+    deprecated("expanded_compaction_factor", Cf, Int, Yes),
+    deprecated("max_grandparent_overlap_factor", Cf, Int, Yes),
+    deprecated("source_compaction_factor", Cf, Int, Yes),
+    deprecated("memtable_prefix_bloom_huge_page_tlb_size", Cf, Int, Yes),
+    deprecated("memtable_prefix_bloom_bits", Cf, Int, Yes),
+    deprecated("memtable_prefix_bloom_probes", Cf, Int, Yes),
+    deprecated("min_partial_merge_operands", Cf, Int, Yes),
+    deprecated("snap_refresh_nanos", Cf, Int, Yes),
+    deprecated("bottommost_temperature", Cf, Enum, Yes),
+    deprecated("compaction_measure_io_stats", Cf, Bool, No),
+    deprecated("purge_redundant_kvs_while_flush", Cf, Bool, No),
+    deprecated("level_compaction_dynamic_file_size", Cf, Bool, No),
+    deprecated("max_mem_compaction_level", Cf, Int, No),
+    deprecated("max_write_buffer_number_to_maintain", Cf, Int, No),
+    deprecated("rate_limit_delay_max_milliseconds", Cf, Int, No),
     // ---- TableOptions/BlockBasedTable ----
     tbl("block_size", Int, Some(|t| t.block_size.to_string()), |t, n, v| {
         t.set_block_size(number(n, v)?);
@@ -1976,7 +2078,95 @@ pub(crate) static ROWS: &[OptionRow] = &[
         t.set_data_block_hash_ratio(number(n, v)?);
         Ok(true)
     }),
+    // Where data blocks (and index partitions) are cut (`table/builder.rs` should_flush);
+    // written as RocksDB's factory sanitizes it (outside 0..=100: 0).
+    tbl(
+        "block_size_deviation",
+        Int,
+        Some(|t| {
+            (if (0..=100).contains(&t.block_size_deviation) { t.block_size_deviation } else { 0 }).to_string()
+        }),
+        |t, n, v| {
+            t.block_size_deviation = number(n, v)?;
+            Ok(true)
+        },
+    ),
+    // Data-block keys stored whole when false (`table/block.rs`).
+    tbl("use_delta_encoding", Bool, Some(|t| t.use_delta_encoding.to_string()), |t, n, v| {
+        t.use_delta_encoding = boolean(n, v)?;
+        Ok(true)
+    }),
+    // Index blocks and partitions stored uncompressed when false.
+    tbl("enable_index_compression", Bool, Some(|t| t.enable_index_compression.to_string()), |t, n, v| {
+        t.enable_index_compression = boolean(n, v)?;
+        Ok(true)
+    }),
+    // Each compressed block decompressed and compared before it is written.
+    tbl("verify_compression", Bool, Some(|t| t.verify_compression.to_string()), |t, n, v| {
+        t.verify_compression = boolean(n, v)?;
+        Ok(true)
+    }),
+    // Data blocks padded to min(block_size, 4096); needs compression off.
+    tbl("block_align", Bool, Some(|t| t.block_align.to_string()), |t, n, v| {
+        t.block_align = boolean(n, v)?;
+        Ok(true)
+    }),
+    tbl("super_block_alignment_size", Int, Some(|t| t.super_block_alignment_size.to_string()), |t, n, v| {
+        t.super_block_alignment_size = number(n, v)?;
+        Ok(true)
+    }),
+    tbl(
+        "super_block_alignment_space_overhead_ratio",
+        Int,
+        Some(|t| t.super_block_alignment_space_overhead_ratio.to_string()),
+        |t, n, v| {
+            t.super_block_alignment_space_overhead_ratio = number(n, v)?;
+            Ok(true)
+        },
+    ),
+    // Iterators' implicit readahead (`table/prefetch.rs`).
+    tbl("max_auto_readahead_size", Int, Some(|t| t.auto_readahead.max.to_string()), |t, n, v| {
+        t.auto_readahead.max = number(n, v)?;
+        Ok(true)
+    }),
+    tbl("initial_auto_readahead_size", Int, Some(|t| t.auto_readahead.initial.to_string()), |t, n, v| {
+        t.auto_readahead.initial = number(n, v)?;
+        Ok(true)
+    }),
+    tbl(
+        "num_file_reads_for_auto_readahead",
+        Int,
+        Some(|t| t.auto_readahead.num_file_reads.to_string()),
+        |t, n, v| {
+            t.auto_readahead.num_file_reads = number(n, v)?;
+            Ok(true)
+        },
+    ),
+    // RocksDB 11.8.1 checks these only with a `user_defined_index_factory`, which no Shale
+    // API sets (so a table never needs a UDI block); `use_udi_as_primary_index` without one
+    // fails validation, as RocksDB's (`Options::check_supported`).
+    tbl("fail_if_no_udi_on_open", Bool, Some(|t| t.fail_if_no_udi_on_open.to_string()), |t, n, v| {
+        t.fail_if_no_udi_on_open = boolean(n, v)?;
+        Ok(true)
+    }),
+    tbl("use_udi_as_primary_index", Bool, Some(|t| t.use_udi_as_primary_index.to_string()), |t, n, v| {
+        t.use_udi_as_primary_index = boolean(n, v)?;
+        Ok(true)
+    }),
+    // Options RocksDB 11.8.1 registers as kDeprecated (`block_based_table_type_info`): any
+    // value is accepted and has no effect there either; never written.
+    tbl("hash_index_allow_collision", Bool, None, deprecated_table),
+    tbl("index_per_partition", Int, None, deprecated_table),
+    tbl("reserve_table_builder_memory", Bool, None, deprecated_table),
+    tbl("reserve_table_reader_memory", Bool, None, deprecated_table),
+    tbl("skip_table_builder_flush", Bool, None, deprecated_table),
+    tbl("block_cache_compressed", Str, None, deprecated_table),
 ];
+
+/// A table option RocksDB 11.8.1 marks deprecated: parsed by neither RocksDB nor Shale.
+fn deprecated_table(_: &mut BlockBasedOptions, _: &str, _: &str) -> Result<bool> {
+    Ok(true)
+}
 
 /// `filter_policy`: RocksDB's texts of its Bloom and Ribbon policies.
 fn set_filter_policy(t: &mut BlockBasedOptions, name: &str, v: &str) -> Result<bool> {
@@ -2135,6 +2325,58 @@ mod tests {
             let mut back = Options::default();
             assert!(r.set(&mut back, &text).unwrap(), "{}={text} not applied", r.name);
             assert_eq!(r.get(&back).as_deref(), Some(text.as_str()), "{}", r.name);
+        }
+    }
+
+    /// The options RocksDB 11.8.1 marks `kDeprecated` (db_options.cc, cf_options.cc) that
+    /// have a row: accepted with any text, never written (no getter).
+    #[test]
+    fn deprecated_rows_accept_anything_and_are_never_written() {
+        let db = [
+            "allow_os_buffer",
+            "base_background_compactions",
+            "use_direct_writes",
+            "disableDataSync",
+            "experimental_allow_mempurge",
+            "experimental_mempurge_policy",
+            "skip_log_error_on_recovery",
+            "skip_checking_sst_file_sizes_on_db_open",
+            "new_table_reader_for_compaction_inputs",
+            "random_access_max_buffer_size",
+            "preserve_deletes",
+            "seq_per_batch",
+        ];
+        let cf = [
+            "filter_deletes",
+            "check_flush_compaction_key_order",
+            "verify_checksums_in_compaction",
+            "hard_rate_limit",
+            "soft_rate_limit",
+            "ignore_max_compaction_bytes_for_input",
+            "expanded_compaction_factor",
+            "max_grandparent_overlap_factor",
+            "source_compaction_factor",
+            "memtable_prefix_bloom_huge_page_tlb_size",
+            "memtable_prefix_bloom_bits",
+            "memtable_prefix_bloom_probes",
+            "min_partial_merge_operands",
+            "snap_refresh_nanos",
+            "bottommost_temperature",
+            "compaction_measure_io_stats",
+            "purge_redundant_kvs_while_flush",
+            "level_compaction_dynamic_file_size",
+            "max_mem_compaction_level",
+            "max_write_buffer_number_to_maintain",
+            "rate_limit_delay_max_milliseconds",
+        ];
+        let sections = db.iter().map(|n| (Section::Db, *n)).chain(cf.iter().map(|n| (Section::Cf, *n)));
+        for (section, name) in sections {
+            let r = find(section, name).unwrap_or_else(|| panic!("{name} has no row"));
+            let mut o = Options::default();
+            assert!(r.set(&mut o, "no value RocksDB parses").unwrap(), "{name}");
+            assert!(r.get(&o).is_none(), "{name} has a getter");
+            let f = crate::db::options_writer::options_file_of(&o, &[("default", &o)]);
+            assert!(f.db_option(name).is_none() && f.cfs[0].option(name).is_none(), "{name} written");
         }
     }
 

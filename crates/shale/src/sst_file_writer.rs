@@ -71,6 +71,7 @@ fn builder_options(o: &Options) -> TableBuilderOptions {
     b.metadata_block_size = o.table.metadata_block_size;
     b.decouple_partitioned_filters = o.table.decouple_partitioned_filters;
     b.checksum = o.table.checksum;
+    o.table.apply_layout(&mut b);
     b.prefix_extractor = o.prefix_extractor.clone();
     b.format_version = o.table.format_version;
     b.column_family_id = EXTERNAL_FILE_CF_ID;

@@ -142,8 +142,19 @@ impl AnyTable {
         reads: impl Into<super::reader::BlockReads>,
         prefix_seek: Option<Arc<PrefixSeek>>,
     ) -> Box<dyn InternalIterator> {
+        self.iter_bounded(reads, prefix_seek, None)
+    }
+
+    /// `iter_with` with RocksDB's `auto_readahead_size` upper bound (block-based tables:
+    /// `Table::iter_bounded`; the other formats read whole files or mapped memory).
+    pub fn iter_bounded(
+        &self,
+        reads: impl Into<super::reader::BlockReads>,
+        prefix_seek: Option<Arc<PrefixSeek>>,
+        readahead_upper: Option<Arc<Vec<u8>>>,
+    ) -> Box<dyn InternalIterator> {
         match self {
-            AnyTable::Block(t) => t.iter_with(reads, prefix_seek),
+            AnyTable::Block(t) => t.iter_bounded(reads, prefix_seek, readahead_upper),
             AnyTable::Plain(t) => t.iter(),
             AnyTable::Cuckoo(t) => t.iter(),
         }

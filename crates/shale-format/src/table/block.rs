@@ -37,6 +37,9 @@ pub struct BlockBuilder {
     restart_interval: usize,
     last_key: Vec<u8>,
     delta_values: bool,
+    /// RocksDB's `use_delta_encoding` (data blocks; on elsewhere): keys share a prefix with
+    /// the key before. Off, every entry stores `shared == 0`.
+    delta_keys: bool,
     finished: bool,
     /// The data-block hash index being collected (`DataBlockIndexType::BinaryAndHash`).
     hash: Option<HashIndexBuilder>,
@@ -61,9 +64,16 @@ impl BlockBuilder {
             restart_interval: restart_interval.max(1),
             last_key: Vec::new(),
             delta_values,
+            delta_keys: true,
             finished: false,
             hash: None,
         }
+    }
+
+    /// RocksDB's `use_delta_encoding = false`: keys are stored whole (`shared == 0`).
+    pub fn without_key_delta(mut self) -> Self {
+        self.delta_keys = false;
+        self
     }
 
     /// A data-block builder that also writes the hash index, `util_ratio` keys per bucket.
@@ -118,13 +128,14 @@ impl BlockBuilder {
     }
 
     /// Starts an entry: returns the shared prefix length and writes the key delta.
-    fn start_entry(&mut self, key: &[u8], value_len: Option<usize>) -> usize {
+    /// `share`: false stores the key whole (RocksDB's `skip_delta_encoding`).
+    fn start_entry(&mut self, key: &[u8], value_len: Option<usize>, share: bool) -> usize {
         debug_assert!(!self.finished);
         let mut shared = 0;
         if self.counter >= self.restart_interval {
             self.restarts.push(self.buf.len() as u32);
             self.counter = 0;
-        } else {
+        } else if share && self.delta_keys {
             shared = key.iter().zip(&self.last_key).take_while(|(a, b)| a == b).count();
         }
         put_varint32(&mut self.buf, shared as u32);
@@ -141,7 +152,7 @@ impl BlockBuilder {
 
     /// Adds an entry; keys must arrive in increasing order.
     pub fn add(&mut self, key: &[u8], value: &[u8]) {
-        self.start_entry(key, Some(value.len()));
+        self.start_entry(key, Some(value.len()), true);
         self.buf.extend_from_slice(value);
         if let Some(h) = self.hash.as_mut().filter(|h| h.valid()) {
             // Data blocks hold internal keys: the index maps their user keys.
@@ -158,7 +169,9 @@ impl BlockBuilder {
             self.add(key, &full);
             return;
         }
-        let shared = self.start_entry(key, None);
+        // Without the previous handle (the first entry, or one after padding) the entry is
+        // stored whole, so that a reader decodes its full handle.
+        let shared = self.start_entry(key, None, prev_handle.is_some());
         match prev_handle {
             Some(prev) if shared != 0 => {
                 debug_assert_eq!(handle.offset, prev.offset + prev.size + BLOCK_TRAILER_SIZE as u64);

@@ -55,12 +55,13 @@ use crate::key::{
 };
 
 use super::block::BlockBuilder;
-use super::compression::{compress_block_opts, CodecOpts, CompressionType};
+use super::compression::{CodecOpts, CompressionType};
 use super::filter::{FilterBuilder, BLOOM_POLICY_NAME};
 use super::format::{
     uses_context_checksum, BlockChecksum, BlockHandle, ChecksumType, Footer, BLOCK_TRAILER_SIZE,
     MAX_FORMAT_VERSION,
 };
+use super::parallel::compress_verified;
 use super::partitioned_builder::{top_level_block, PartitionedFilterBuilder, PartitionedIndexBuilder};
 use super::properties::{
     names, TableProperties, BUILTIN_COMPRESSION_MANAGER, COMPRESSION_DICT_BLOCK, FULL_FILTER_PREFIX,
@@ -95,7 +96,10 @@ pub const TIMESTAMP_MAX_PROPERTY: &str = "rocksdb.timestamp_max";
 
 /// The filter policy name RocksDB records for its Bloom filter.
 pub const BLOOM_FILTER_PROPERTY_NAME: &str = "bloomfilter";
-const BLOCK_SIZE_DEVIATION: usize = 10;
+
+/// RocksDB's `kDefaultPageSize`: `block_align` aligns data blocks to the lesser of it and
+/// the block size.
+const DEFAULT_PAGE_SIZE: usize = 4096;
 
 /// Options for one table file.
 #[derive(Clone, Debug)]
@@ -174,6 +178,28 @@ pub struct TableBuilderOptions {
     /// index (restart interval 1) plus the hash index's two meta blocks (`hash_index.rs`);
     /// without one, a binary-search index (RocksDB's DB refuses that combination at open).
     pub hash_index: bool,
+    /// RocksDB's `block_size_deviation` (percent; the factory makes values outside 0..=100
+    /// 0): a data block (and an index partition) is cut before an entry that would take it
+    /// over its size once it holds more than `100 - deviation` percent of it.
+    pub block_size_deviation: u32,
+    /// RocksDB's `use_delta_encoding`: data-block keys share a prefix with the key before
+    /// (off: every key is stored whole).
+    pub use_delta_encoding: bool,
+    /// RocksDB's `enable_index_compression`: index blocks and partitions are compressed
+    /// with the table's codec (off: stored uncompressed).
+    pub enable_index_compression: bool,
+    /// RocksDB's `verify_compression`: every compressed block is decompressed and compared
+    /// with its input before it is written (a mismatch fails the build with Corruption).
+    pub verify_compression: bool,
+    /// RocksDB's `block_align`: each data block (with its trailer) is padded with zeros to a
+    /// multiple of min(block_size, 4096), and blocks are cut so that one fits; index values
+    /// are then not delta-encoded. Needs compression off (the factory refuses it otherwise).
+    pub block_align: bool,
+    /// RocksDB's `super_block_alignment_size` (0: off; a power of two): a data block that
+    /// would straddle a multiple of it starts at that multiple instead, when the padding
+    /// is under `size / super_block_alignment_space_overhead_ratio` (ratio 0: off).
+    pub super_block_alignment_size: usize,
+    pub super_block_alignment_space_overhead_ratio: usize,
 }
 
 /// RocksDB's `CompressionOptions` as far as a table's writing depends on them.
@@ -281,6 +307,22 @@ impl TableBuilderOptions {
             metadata_block_size: 4096,
             decouple_partitioned_filters: true,
             hash_index: false,
+            block_size_deviation: 10,
+            use_delta_encoding: true,
+            enable_index_compression: true,
+            verify_compression: false,
+            block_align: false,
+            super_block_alignment_size: 0,
+            super_block_alignment_space_overhead_ratio: 128,
+        }
+    }
+
+    /// The codec index blocks are written with (`enable_index_compression`).
+    fn index_compression(&self) -> CompressionType {
+        if self.enable_index_compression {
+            self.compression
+        } else {
+            CompressionType::None
         }
     }
 }
@@ -335,6 +377,11 @@ pub struct TableBuilder {
     range_dels: Vec<(Vec<u8>, Vec<u8>)>,
     props: TableProperties,
     block_size_deviation_limit: usize,
+    /// `block_align`'s unit (0: off).
+    alignment: usize,
+    /// The last data block written was moved by super-block padding: its index entry
+    /// stores its handle whole (RocksDB's `skip_delta_encoding`).
+    padded_before_block: bool,
     /// Block checksum kind and (format_version >= 6) base context.
     checksum: BlockChecksum,
     /// Bitmap of the compression types of the blocks written (bit = type byte).
@@ -425,7 +472,9 @@ impl TableBuilder {
             }),
             None => file,
         };
-        let delta = opts.format_version >= 4;
+        // RocksDB's `use_delta_encoding_for_index_values`: padded blocks do not follow each
+        // other, so `block_align` turns it off.
+        let delta = opts.format_version >= 4 && !opts.block_align;
         // RocksDB writes its legacy Bloom filter below format_version 5.
         let filter = opts.filter_bits_per_key.map(|b| {
             if let Some(before) = opts.filter_ribbon_before_level {
@@ -448,13 +497,19 @@ impl TableBuilder {
                     opts.whole_key_filtering,
                     opts.icmp.timestamp_size(),
                     opts.decouple_partitioned_filters,
+                    opts.block_size_deviation as usize,
                 );
                 (None, Some(p))
             }
             f => (f, None),
         };
         let p_index = opts.partitioned_index.then(|| {
-            PartitionedIndexBuilder::new(opts.index_block_restart_interval, delta, opts.metadata_block_size)
+            PartitionedIndexBuilder::new(
+                opts.index_block_restart_interval,
+                delta,
+                opts.metadata_block_size,
+                opts.block_size_deviation as usize,
+            )
         });
         let props = TableProperties {
             column_family_id: opts.column_family_id as u64,
@@ -468,13 +523,14 @@ impl TableBuilder {
             db_host_id: opts.db_host_id.clone(),
             ..Default::default()
         };
+        let data_block = match opts.data_block_hash_ratio {
+            Some(ratio) if hash_index_allowed(opts.icmp.user_comparator().as_ref()) => {
+                BlockBuilder::new_with_hash_index(opts.block_restart_interval, ratio)
+            }
+            _ => BlockBuilder::new(opts.block_restart_interval),
+        };
         TableBuilder {
-            data_block: match opts.data_block_hash_ratio {
-                Some(ratio) if hash_index_allowed(opts.icmp.user_comparator().as_ref()) => {
-                    BlockBuilder::new_with_hash_index(opts.block_restart_interval, ratio)
-                }
-                _ => BlockBuilder::new(opts.block_restart_interval),
-            },
+            data_block: if opts.use_delta_encoding { data_block } else { data_block.without_key_delta() },
             index_with_seq: BlockBuilder::new_index(opts.index_block_restart_interval, delta),
             index_user_keys: BlockBuilder::new_index(opts.index_block_restart_interval, delta),
             separator_is_key_plus_seq: opts.format_version <= 2,
@@ -485,7 +541,12 @@ impl TableBuilder {
             last_filter_key: None,
             range_dels: Vec::new(),
             props,
-            block_size_deviation_limit: (opts.block_size * (100 - BLOCK_SIZE_DEVIATION)).div_ceil(100),
+            block_size_deviation_limit: super::partitioned_builder::deviation_limit(
+                opts.block_size,
+                opts.block_size_deviation as usize,
+            ),
+            alignment: if opts.block_align { opts.block_size.min(DEFAULT_PAGE_SIZE) } else { 0 },
+            padded_before_block: false,
             checksum: BlockChecksum {
                 kind: opts.checksum,
                 base_context: if uses_context_checksum(opts.format_version) {
@@ -701,9 +762,18 @@ impl TableBuilder {
             return false;
         }
         let cur = self.data_block.current_size_estimate();
-        cur >= self.opts.block_size
-            || (self.data_block.estimate_size_after(key, value) > self.opts.block_size
-                && cur > self.block_size_deviation_limit)
+        if cur >= self.opts.block_size {
+            return true;
+        }
+        // RocksDB's BlockAlmostFull.
+        if self.block_size_deviation_limit == 0 {
+            return false;
+        }
+        let after = self.data_block.estimate_size_after(key, value);
+        if self.alignment > 0 {
+            return after + BLOCK_TRAILER_SIZE > self.opts.block_size;
+        }
+        after > self.opts.block_size && cur > self.block_size_deviation_limit
     }
 
     /// Shortens `start` toward `limit` as RocksDB's ShortenedIndexBuilder does.
@@ -755,12 +825,16 @@ impl TableBuilder {
                 self.separator_is_key_plus_seq = true;
             }
         }
+        let skip_delta = std::mem::take(&mut self.padded_before_block);
         if let Some(p) = self.p_index.as_mut() {
+            if skip_delta {
+                p.forget_last_handle();
+            }
             p.add(last, &sep, next_key.is_some(), seq_before, self.separator_is_key_plus_seq, handle);
             return;
         }
         let sep = sep.as_slice();
-        let prev = self.last_index_handle;
+        let prev = if skip_delta { None } else { self.last_index_handle };
         self.index_with_seq.add_index(sep, handle, prev);
         if !self.separator_is_key_plus_seq {
             self.index_user_keys.add_index(user_key(sep), handle, prev);
@@ -800,6 +874,7 @@ impl TableBuilder {
             t: self.opts.compression,
             opts: self.opts.compression_opts.codec(),
             dict: self.dict.clone(),
+            verify: self.opts.verify_compression,
         }
     }
 
@@ -824,7 +899,7 @@ impl TableBuilder {
     fn write_ready(&mut self, ready: Vec<super::parallel::Ready>) -> Result<()> {
         for r in ready {
             self.count_data_block(r.t);
-            let handle = self.write_raw_block(&r.stored, r.t)?;
+            let handle = self.write_data_raw(&r.stored, r.t)?;
             self.props.data_size = self.offset;
             self.props.num_data_blocks += 1;
             self.add_index_entry(&r.last_key, r.next_key.as_deref(), handle);
@@ -842,10 +917,15 @@ impl TableBuilder {
 
     /// Compresses (with the dictionary, if any) and writes one data block.
     fn write_data_block(&mut self, raw: &[u8]) -> Result<BlockHandle> {
-        let (stored, t) =
-            compress_block_opts(self.opts.compression, &self.opts.compression_opts.codec(), raw, &self.dict)?;
+        let (stored, t) = compress_verified(
+            self.opts.compression,
+            &self.opts.compression_opts.codec(),
+            raw,
+            &self.dict,
+            self.opts.verify_compression,
+        )?;
         self.count_data_block(t);
-        let handle = self.write_raw_block(&stored, t)?;
+        let handle = self.write_data_raw(&stored, t)?;
         self.props.data_size = self.offset;
         self.props.num_data_blocks += 1;
         Ok(handle)
@@ -899,8 +979,50 @@ impl TableBuilder {
 
     /// Compresses (when `ctype` is not None and it pays) and writes a block with trailer.
     fn write_block(&mut self, raw: &[u8], ctype: CompressionType) -> Result<BlockHandle> {
-        let (stored, t) = compress_block_opts(ctype, &self.opts.compression_opts.codec(), raw, &[])?;
+        let (stored, t) = compress_verified(
+            ctype,
+            &self.opts.compression_opts.codec(),
+            raw,
+            &[],
+            self.opts.verify_compression,
+        )?;
         self.write_raw_block(&stored, t)
+    }
+
+    /// Writes a data block with its trailer (`write_raw_block`), with RocksDB's padding:
+    /// before it, to the next super block when it would straddle one
+    /// (`super_block_alignment_size`); after it, to the next multiple of the alignment
+    /// (`block_align`).
+    fn write_data_raw(&mut self, contents: &[u8], t: CompressionType) -> Result<BlockHandle> {
+        let sb = self.opts.super_block_alignment_size;
+        let ratio = self.opts.super_block_alignment_space_overhead_ratio;
+        if sb != 0 && ratio != 0 {
+            let mask = sb as u64 - 1;
+            // RocksDB compares the block without its trailer.
+            if self.offset & !mask != (self.offset + contents.len() as u64) & !mask {
+                let pad = sb as u64 - (self.offset & mask);
+                if pad < (sb / ratio) as u64 {
+                    self.pad(pad as usize)?;
+                    self.padded_before_block = true;
+                }
+            }
+        }
+        let handle = self.write_raw_block(contents, t)?;
+        if self.alignment > 0 {
+            let a = self.alignment;
+            let pad = (a - ((contents.len() + BLOCK_TRAILER_SIZE) & (a - 1))) & (a - 1);
+            self.pad(pad)?;
+        }
+        Ok(handle)
+    }
+
+    /// Appends `n` zero bytes.
+    fn pad(&mut self, n: usize) -> Result<()> {
+        if n > 0 {
+            self.file.append(&vec![0u8; n])?;
+            self.offset += n as u64;
+        }
+        Ok(())
     }
 
     fn write_raw_block(&mut self, contents: &[u8], t: CompressionType) -> Result<BlockHandle> {
@@ -999,7 +1121,7 @@ impl TableBuilder {
                 let mut top = Vec::with_capacity(parts.len());
                 for part in parts {
                     index_size += part.raw.len();
-                    top.push((part.key, self.write_block(&part.raw, self.opts.compression)?));
+                    top.push((part.key, self.write_block(&part.raw, self.opts.index_compression())?));
                 }
                 let raw = top_level_block(
                     &top,
@@ -1016,7 +1138,7 @@ impl TableBuilder {
         index_size += index_raw.len();
         // RocksDB counts one trailer, whatever the number of partitions.
         self.props.index_size = (index_size + BLOCK_TRAILER_SIZE) as u64;
-        let index_handle = self.write_block(&index_raw, self.opts.compression)?;
+        let index_handle = self.write_block(&index_raw, self.opts.index_compression())?;
         if uses_context_checksum(self.opts.format_version) {
             meta.push((INDEX_BLOCK.to_string(), index_handle));
         }
@@ -1063,7 +1185,7 @@ impl TableBuilder {
         };
         p.compression_options = self.opts.compression_opts.to_property(self.opts.compression);
         p.index_key_is_user_key = u64::from(!self.separator_is_key_plus_seq);
-        p.index_value_is_delta_encoded = u64::from(self.opts.format_version >= 4);
+        p.index_value_is_delta_encoded = u64::from(self.opts.format_version >= 4 && !self.opts.block_align);
         let mut index_type = Vec::new();
         // kTwoLevelIndexSearch (2), kHashSearch (1) or kBinarySearch (0).
         let t = match (self.opts.partitioned_index, hash_written) {
@@ -1167,3 +1289,7 @@ fn compression_name_v7(configured: CompressionType, used: u32) -> String {
 #[cfg(test)]
 #[path = "table_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "layout_tests.rs"]
+mod layout_tests;

@@ -19,6 +19,7 @@ mod partitioned;
 mod partitioned_builder;
 pub mod plain;
 mod prefetch;
+pub use prefetch::AutoReadahead;
 pub mod properties;
 pub mod reader;
 

@@ -36,12 +36,35 @@ pub(crate) struct Codec {
     pub t: CompressionType,
     pub opts: CodecOpts,
     pub dict: Vec<u8>,
+    /// RocksDB's `verify_compression`: each compressed block is decompressed and compared.
+    pub verify: bool,
 }
 
 impl Codec {
     pub(crate) fn compress(&self, raw: &[u8]) -> Result<(Vec<u8>, CompressionType)> {
-        compress_block_opts(self.t, &self.opts, raw, &self.dict)
+        compress_verified(self.t, &self.opts, raw, &self.dict, self.verify)
     }
+}
+
+/// Compresses a block (when it pays); with `verify` (RocksDB's `verify_compression`) a
+/// compressed block is decompressed again and must give back `raw`: otherwise Corruption
+/// with RocksDB's messages, and the table is not written.
+pub(crate) fn compress_verified(
+    t: CompressionType,
+    opts: &CodecOpts,
+    raw: &[u8],
+    dict: &[u8],
+    verify: bool,
+) -> Result<(Vec<u8>, CompressionType)> {
+    let (stored, ct) = compress_block_opts(t, opts, raw, dict)?;
+    if verify && ct != CompressionType::None {
+        match super::compression::uncompress_with_dict(ct, &stored, dict) {
+            Ok(back) if back == raw => {}
+            Ok(_) => return Err(Error::corruption("Decompressed block did not match pre-compression block")),
+            Err(e) => return Err(Error::corruption(format!("Could not decompress: {e}"))),
+        }
+    }
+    Ok((stored, ct))
 }
 
 /// The threads RocksDB 11.8.1 compresses a table's data blocks with (1: no parallel
@@ -318,8 +341,12 @@ mod tests {
 
     #[test]
     fn blocks_come_back_in_order() {
-        let codec =
-            Arc::new(Codec { t: CompressionType::Zstd, opts: CodecOpts::default(), dict: Vec::new() });
+        let codec = Arc::new(Codec {
+            t: CompressionType::Zstd,
+            opts: CodecOpts::default(),
+            dict: Vec::new(),
+            verify: true,
+        });
         let mut p = Pipeline::new(3);
         let mut got = Vec::new();
         for i in 0..100u32 {

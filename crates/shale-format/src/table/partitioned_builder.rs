@@ -29,8 +29,15 @@ use super::block::BlockBuilder;
 use super::filter::FilterBuilder;
 use super::format::BlockHandle;
 
-/// RocksDB's `block_size_deviation` (percent), as for data blocks.
+/// RocksDB's default `block_size_deviation` (percent), as for data blocks.
+#[cfg(test)]
 const BLOCK_SIZE_DEVIATION: usize = 10;
+
+/// The size below which a block is not cut early (RocksDB's `block_size_deviation_limit_`,
+/// `deviation` in percent; 0: never cut early).
+pub(super) fn deviation_limit(block_size: usize, deviation: usize) -> usize {
+    (block_size * (100 - deviation.min(100))).div_ceil(100)
+}
 
 /// One index partition: its entries with internal-key separators and with user keys
 /// (the table decides which one is written once every separator is known).
@@ -75,17 +82,30 @@ pub(super) struct FinishedPartition {
 }
 
 impl PartitionedIndexBuilder {
-    pub(super) fn new(restart_interval: usize, delta: bool, metadata_block_size: usize) -> Self {
+    /// `deviation`: RocksDB's `block_size_deviation`, which cuts index partitions as it
+    /// cuts data blocks.
+    pub(super) fn new(
+        restart_interval: usize,
+        delta: bool,
+        metadata_block_size: usize,
+        deviation: usize,
+    ) -> Self {
         PartitionedIndexBuilder {
             restart_interval,
             delta,
             metadata_block_size,
-            deviation_limit: (metadata_block_size * (100 - BLOCK_SIZE_DEVIATION)).div_ceil(100),
+            deviation_limit: deviation_limit(metadata_block_size, deviation),
             done: Vec::new(),
             cur: IndexPartition::new(restart_interval, delta),
             cut_requested: false,
             cut_filter: false,
         }
+    }
+
+    /// The next entry's block does not follow the last one (padding before it): its handle
+    /// is stored whole (RocksDB's `skip_delta_encoding`).
+    pub(super) fn forget_last_handle(&mut self) {
+        self.cur.last_handle = None;
     }
 
     /// Coupled filters: cut the index partition at the next data block (RocksDB's
@@ -152,7 +172,8 @@ impl PartitionedIndexBuilder {
         let b = if seq { &self.cur.with_seq } else { &self.cur.user_keys };
         let cur = b.current_size_estimate();
         cur >= self.metadata_block_size
-            || (b.estimate_size_after(last_key, &handle.encoded()) > self.metadata_block_size
+            || (self.deviation_limit > 0
+                && b.estimate_size_after(last_key, &handle.encoded()) > self.metadata_block_size
                 && cur > self.deviation_limit)
     }
 
@@ -219,10 +240,11 @@ impl PartitionedFilterBuilder {
         whole_key: bool,
         ts_sz: usize,
         decoupled: bool,
+        deviation: usize,
     ) -> Self {
         // The partition size is the lower bound of the deviation, as RocksDB's
         // CreateFilterBlockBuilder.
-        let partition_size = ((metadata_block_size * (100 - BLOCK_SIZE_DEVIATION)).div_ceil(100)).max(1);
+        let partition_size = deviation_limit(metadata_block_size, deviation).max(1);
         let mut kpp = bits.approximate_num_entries(partition_size);
         if kpp < 1 {
             let mut larger = (partition_size + 4).max(16);
@@ -366,7 +388,7 @@ mod tests {
 
     #[test]
     fn index_partitions_are_cut_at_metadata_block_size() {
-        let mut b = PartitionedIndexBuilder::new(1, true, 256);
+        let mut b = PartitionedIndexBuilder::new(1, true, 256, BLOCK_SIZE_DEVIATION);
         let mut off = 0;
         for i in 0..100u32 {
             let k = ikey(format!("key{i:05}").as_bytes());
@@ -384,14 +406,22 @@ mod tests {
 
     #[test]
     fn no_data_blocks_no_partitions() {
-        let b = PartitionedIndexBuilder::new(1, true, 4096);
+        let b = PartitionedIndexBuilder::new(1, true, 4096, BLOCK_SIZE_DEVIATION);
         assert!(b.finish(false).is_empty());
     }
 
     #[test]
     fn filter_partitions_hold_their_keys_and_are_keyed_by_their_last_key() {
-        let mut f = PartitionedFilterBuilder::new(FilterBuilder::new(10.0), 300, None, true, 0, true);
-        let mut index = PartitionedIndexBuilder::new(1, true, 300);
+        let mut f = PartitionedFilterBuilder::new(
+            FilterBuilder::new(10.0),
+            300,
+            None,
+            true,
+            0,
+            true,
+            BLOCK_SIZE_DEVIATION,
+        );
+        let mut index = PartitionedIndexBuilder::new(1, true, 300, BLOCK_SIZE_DEVIATION);
         assert!(f.is_empty());
         let keys: Vec<Vec<u8>> = (0..2000u32).map(|i| format!("k{i:06}").into_bytes()).collect();
         let mut prev: &[u8] = &[];

@@ -18,6 +18,21 @@
 //!   the count again (the buffer, once made, stays and keeps its own count, as RocksDB's);
 //! - no readahead with `ReadTier::kBlockCacheTier` (no I/O) and for point lookups.
 //!
+//! The three auto sizes are the family's block-based table options of those names
+//! ([`AutoReadahead`]: `initial_auto_readahead_size`, `max_auto_readahead_size`,
+//! `num_file_reads_for_auto_readahead`; either size 0 turns implicit readahead off, an
+//! initial size above the max is the max), as RocksDB's `BlockPrefetcher` reads them.
+//!
+//! **Where it stops** (RocksDB's `ReadOptions::auto_readahead_size`, on by default, for an
+//! iterator with `iterate_upper_bound` over a table with a block cache): a read ahead, fixed
+//! or implicit, ends with the data block whose index key reaches the upper bound (every
+//! later block holds only keys past it), as RocksDB's `BlockCacheLookupForReadAheadSize`
+//! trims it; the block itself is always read. That end is found once per table iterator, by
+//! an index seek to the bound, when the first read ahead is about to happen. RocksDB's same
+//! function also moves the start and end of a read ahead off blocks already in the block
+//! cache; Shale reads those bytes again (the blocks already cached are served from the cache
+//! all the same), and it does not trim at a `prefix_same_as_start` prefix.
+//!
 //! **How**: RocksDB asks the file system first (`FSRandomAccessFile::Prefetch`, the kernel's
 //! `readahead` on POSIX) and still reads each block with its own `pread`; only where the file
 //! system cannot prefetch, or with direct I/O, does it read into the `FilePrefetchBuffer`.
@@ -48,6 +63,36 @@ pub const MAX_AUTO_READAHEAD_SIZE: usize = 256 << 10;
 /// RocksDB's `BlockBasedTableOptions::num_file_reads_for_auto_readahead` default.
 pub const NUM_FILE_READS_FOR_AUTO_READAHEAD: u64 = 2;
 
+/// The implicit auto readahead's settings, RocksDB's block-based table options of those
+/// names: `initial` and `max` bytes (either 0: no implicit readahead; `initial` above `max`
+/// is taken as `max`, as RocksDB's `BlockPrefetcher`), after `num_file_reads` sequential
+/// block reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AutoReadahead {
+    pub initial: usize,
+    pub max: usize,
+    pub num_file_reads: u64,
+}
+
+impl Default for AutoReadahead {
+    fn default() -> Self {
+        AutoReadahead {
+            initial: INITIAL_AUTO_READAHEAD_SIZE,
+            max: MAX_AUTO_READAHEAD_SIZE,
+            num_file_reads: NUM_FILE_READS_FOR_AUTO_READAHEAD,
+        }
+    }
+}
+
+impl AutoReadahead {
+    fn enabled(&self) -> bool {
+        self.initial > 0 && self.max > 0
+    }
+    fn initial(&self) -> usize {
+        self.initial.min(self.max)
+    }
+}
+
 /// A block's place in the file (offset, size with trailer), the read pattern's unit.
 #[derive(Default, Clone, Copy)]
 struct Pattern {
@@ -69,6 +114,14 @@ impl Pattern {
 pub(super) struct Readahead {
     /// `ReadOptions::readahead_size` (0: implicit auto readahead).
     fixed: usize,
+    auto: AutoReadahead,
+    /// RocksDB's `auto_readahead_size` with an upper bound: where a read ahead must end
+    /// (the end of the first data block whose index key reaches the bound); None: not yet
+    /// known, Some(None): no limit. Made known by the table (`needs_bound`, `set_bound`).
+    bound: Option<Option<u64>>,
+    /// The iterator's upper bound (user key), when a bound applies (`auto_readahead_size`,
+    /// `iterate_upper_bound`, a table with a block cache; not for compactions).
+    upper: Option<Arc<Vec<u8>>>,
     /// A compaction's reads: `fixed` ahead (0: none), no auto readahead, no user-scan
     /// tickers (RocksDB's `FilePrefetchBufferUsage::kCompactionPrefetch`).
     for_compaction: bool,
@@ -90,13 +143,50 @@ struct PrefetchBuffer {
     max_readahead_size: usize,
     /// Implicit auto readahead: reads ahead only while reads stay sequential.
     implicit: bool,
+    auto: AutoReadahead,
     num_file_reads: u64,
     pattern: Pattern,
 }
 
 impl Readahead {
+    #[cfg(test)]
     pub(super) fn new(fixed: usize, for_compaction: bool) -> Readahead {
-        Readahead { fixed, for_compaction, num_file_reads: 0, pattern: Pattern::default(), buffer: None }
+        Self::with_auto(fixed, for_compaction, AutoReadahead::default(), None)
+    }
+
+    /// `upper`: reads ahead stop at the data block holding this upper bound (RocksDB's
+    /// `ReadOptions::auto_readahead_size`, with `iterate_upper_bound` and a block cache).
+    pub(super) fn with_auto(
+        fixed: usize,
+        for_compaction: bool,
+        auto: AutoReadahead,
+        upper: Option<Arc<Vec<u8>>>,
+    ) -> Readahead {
+        Readahead {
+            fixed,
+            auto,
+            bound: None,
+            upper: upper.filter(|_| !for_compaction),
+            for_compaction,
+            num_file_reads: 0,
+            pattern: Pattern::default(),
+            buffer: None,
+        }
+    }
+
+    /// The upper bound whose end offset the next `try_read` needs first (`set_bound`).
+    pub(super) fn needs_bound(&self) -> Option<Arc<Vec<u8>>> {
+        if self.bound.is_none() && self.buffer.is_some() {
+            self.upper.clone()
+        } else {
+            None
+        }
+    }
+
+    /// The end offset (with trailer) of the first data block whose index key is at or past
+    /// the upper bound; None: no such block, reads ahead go on to the end of the data.
+    pub(super) fn set_bound(&mut self, end: Option<u64>) {
+        self.bound = Some(end);
     }
 
     fn create(&mut self, initial: usize, max: usize, implicit: bool, num_file_reads: u64) {
@@ -109,6 +199,7 @@ impl Readahead {
                 readahead_size: initial,
                 max_readahead_size: max,
                 implicit,
+                auto: self.auto,
                 num_file_reads,
                 pattern: Pattern::default(),
             }));
@@ -131,6 +222,9 @@ impl Readahead {
             self.create(self.fixed, self.fixed, false, 0);
             return;
         }
+        if !self.auto.enabled() {
+            return;
+        }
         if !self.pattern.is_sequential(offset) {
             self.pattern.update(offset, len);
             self.num_file_reads = 1;
@@ -138,10 +232,10 @@ impl Readahead {
         }
         self.pattern.update(offset, len);
         self.num_file_reads += 1;
-        if self.num_file_reads <= NUM_FILE_READS_FOR_AUTO_READAHEAD {
+        if self.num_file_reads <= self.auto.num_file_reads {
             return;
         }
-        self.create(INITIAL_AUTO_READAHEAD_SIZE, MAX_AUTO_READAHEAD_SIZE, true, self.num_file_reads);
+        self.create(self.auto.initial(), self.auto.max, true, self.num_file_reads);
     }
 
     /// The block was found in the block cache: the buffer's read pattern still counts it
@@ -164,6 +258,7 @@ impl Readahead {
         stats: Option<&Statistics>,
         name: &str,
     ) -> Result<Option<&[u8]>> {
+        let limit = self.bound.flatten();
         let Some(b) = self.buffer.as_deref_mut() else { return Ok(None) };
         if offset < b.offset {
             return Ok(None);
@@ -177,7 +272,13 @@ impl Readahead {
             if b.implicit && !b.eligible(offset, len as u64) {
                 return Ok(None);
             }
-            b.fill(file.as_ref(), offset, len + b.readahead_size, reads, stats, name)?;
+            // RocksDB's `auto_readahead_size`: no bytes past the block holding the upper
+            // bound are read ahead (the block itself is always read).
+            let mut want = len + b.readahead_size;
+            if let Some(end) = limit {
+                want = want.min(end.saturating_sub(offset) as usize).max(len);
+            }
+            b.fill(file.as_ref(), offset, want, reads, stats, name)?;
             prefetched = true;
         } else if b.user_scan {
             crate::statistics::record_tick(stats, Ticker::PrefetchHits, 1);
@@ -199,11 +300,11 @@ impl PrefetchBuffer {
         if !self.pattern.is_sequential(offset) {
             self.pattern.update(offset, len);
             self.num_file_reads = 1;
-            self.readahead_size = INITIAL_AUTO_READAHEAD_SIZE.min(self.max_readahead_size);
+            self.readahead_size = self.auto.initial().min(self.max_readahead_size);
             return false;
         }
         self.num_file_reads += 1;
-        if self.num_file_reads <= NUM_FILE_READS_FOR_AUTO_READAHEAD {
+        if self.num_file_reads <= self.auto.num_file_reads {
             self.pattern.update(offset, len);
             return false;
         }
@@ -440,6 +541,113 @@ mod tests {
             assert!(blocks.contains(&(off, len)), "read ({off}, {len}) is not one block");
         }
         assert_eq!(stats.ticker_count(Ticker::PrefetchBytes), 0);
+    }
+
+    /// `table` opened again through a new recording file, with a block cache.
+    fn reopen_with_cache(dir: &std::path::Path) -> (Arc<Table>, Arc<Recording>) {
+        let path = dir.join("000007.sst");
+        let size = default_fs().file_size(&path).unwrap();
+        let rec = Arc::new(Recording {
+            inner: default_fs().new_random_access_file(&path).unwrap(),
+            log: Mutex::new(Vec::new()),
+        });
+        let t = Table::open(
+            rec.clone(),
+            size,
+            TableReaderOptions {
+                icmp: bytewise_internal_comparator(),
+                block_cache: Some(Arc::new(crate::cache::BlockCache::new(64 << 20))),
+                verify_checksums: true,
+                file_name: path.display().to_string(),
+                cache_key: crate::cache::OffsetableCacheKey::unique(),
+                statistics: None,
+            },
+        )
+        .unwrap();
+        rec.take();
+        (t, rec)
+    }
+
+    /// Scans forward from the first key until a user key reaches `upper` (as a DB
+    /// iterator with that bound stops), with `auto_readahead_size`'s bound or without.
+    fn scan_to(t: &Arc<Table>, r: BlockReads, upper: &[u8], bounded: bool) {
+        let mut it = t.iter_bounded(r, None, bounded.then(|| Arc::new(upper.to_vec())));
+        it.seek_to_first();
+        while it.valid() && crate::key::user_key(it.key()) < upper {
+            it.next();
+        }
+        it.status().unwrap();
+    }
+
+    #[test]
+    fn auto_readahead_size_stops_at_the_upper_bounds_block() {
+        let dir = tempfile::tempdir().unwrap();
+        let (t, rec, _stats, n) = table(dir.path());
+        let blocks = blocks(&t, &rec, n);
+        let upper_key = key(n / 2);
+        let upper = crate::key::user_key(&upper_key).to_vec();
+        // The block holding the bound: the one a point seek to it reads.
+        let mut it = t.iter(reads(0));
+        it.seek(&upper_key);
+        assert!(it.valid());
+        let read = rec.take();
+        assert_eq!(read.len(), 1, "{read:?}");
+        let bound_end = read[0].0 + read[0].1 as u64;
+        assert!(blocks.contains(&read[0]));
+        drop(it);
+        let no_fill = BlockReads { fill_cache: false, ..reads(0) };
+        let (t, rec) = reopen_with_cache(dir.path());
+        for fixed in [0, 64 << 10] {
+            // With the bound: every read ends by the bound's block, and the scan read it.
+            scan_to(&t, BlockReads { readahead_size: fixed, ..no_fill }, &upper, true);
+            let r = rec.take();
+            let end = r.iter().map(|(o, l)| o + *l as u64).max().unwrap();
+            assert_eq!(end, bound_end, "readahead {fixed}: {r:?}");
+            assert!(r.len() < blocks.len() / 4, "reads ahead still happen: {r:?}");
+            // Without it (auto_readahead_size off), reads ahead go past it.
+            scan_to(&t, BlockReads { readahead_size: fixed, ..no_fill }, &upper, false);
+            let r = rec.take();
+            let end = r.iter().map(|(o, l)| o + *l as u64).max().unwrap();
+            assert!(end > bound_end + 4096, "readahead {fixed}: {end} vs {bound_end}");
+        }
+        // As RocksDB's, only a table with a block cache trims (`table` has none).
+        let (t, rec, _stats, _) = table(dir.path());
+        scan_to(&t, no_fill, &upper, true);
+        let end = rec.take().iter().map(|(o, l)| o + *l as u64).max().unwrap();
+        assert!(end > bound_end + 4096, "{end} vs {bound_end}");
+    }
+
+    #[test]
+    fn auto_readahead_settings_apply() {
+        let dir = tempfile::tempdir().unwrap();
+        let (t, rec, _stats, n) = table(dir.path());
+        let blocks = blocks(&t, &rec, n);
+        // From the first read (num_file_reads_for_auto_readahead 0), 16 KiB doubling to 32 KiB.
+        let auto = AutoReadahead { initial: 16 << 10, max: 32 << 10, num_file_reads: 0 };
+        scan_forward(&t, BlockReads { auto_readahead: auto, ..reads(0) }, n);
+        let r = rec.take();
+        assert_eq!(r[0], (blocks[0].0, blocks[0].1 + (16 << 10)), "{r:?}");
+        assert!(r.iter().all(|x| x.1 <= (32 << 10) + 2 * blocks[0].1), "{r:?}");
+        assert!(r.iter().any(|x| x.1 > (24 << 10)), "doubled: {r:?}");
+        // After 5 sequential reads instead of 2.
+        let auto = AutoReadahead { num_file_reads: 5, ..AutoReadahead::default() };
+        scan_forward(&t, BlockReads { auto_readahead: auto, ..reads(0) }, n);
+        let r = rec.take();
+        assert_eq!(&r[..5], &blocks[..5]);
+        assert_eq!(r[5], (blocks[5].0, blocks[5].1 + INITIAL_AUTO_READAHEAD_SIZE));
+        // An initial size above the max is the max.
+        let auto = AutoReadahead { initial: 64 << 10, max: 16 << 10, num_file_reads: 2 };
+        scan_forward(&t, BlockReads { auto_readahead: auto, ..reads(0) }, n);
+        let r = rec.take();
+        assert_eq!(r[2], (blocks[2].0, blocks[2].1 + (16 << 10)));
+        // Either size 0: no implicit readahead, one read per block.
+        for auto in [
+            AutoReadahead { initial: 0, ..AutoReadahead::default() },
+            AutoReadahead { max: 0, ..AutoReadahead::default() },
+        ] {
+            scan_forward(&t, BlockReads { auto_readahead: auto, ..reads(0) }, n);
+            assert_eq!(rec.take(), blocks, "{auto:?}");
+        }
     }
 
     #[test]

@@ -107,6 +107,8 @@ pub struct BlockReads {
     /// `readahead_size` ahead (the family's `compaction_readahead_size`; 0: none) with no
     /// auto readahead, and counts no user-scan prefetch tickers.
     pub for_compaction: bool,
+    /// The implicit auto readahead's settings (the family's block-based table options).
+    pub auto_readahead: super::prefetch::AutoReadahead,
 }
 
 impl From<bool> for BlockReads {
@@ -119,6 +121,7 @@ impl From<bool> for BlockReads {
             io_timeout_us: 0,
             readahead_size: 0,
             for_compaction: false,
+            auto_readahead: super::prefetch::AutoReadahead::default(),
         }
     }
 }
@@ -1159,6 +1162,11 @@ impl Table {
         if reads.no_io {
             return Err(Error::new(ErrorKind::Incomplete, "no blocking io"));
         }
+        if let Some(ra) = readahead.as_deref_mut() {
+            if let Some(upper) = ra.needs_bound() {
+                ra.set_bound(self.readahead_bound(&upper));
+            }
+        }
         let from_buffer = match (readahead, usize::try_from(with_trailer)) {
             (Some(ra), Ok(len)) => match ra.try_read(&self.file, handle.offset, len, reads, stats, name)? {
                 Some(raw) => Some(
@@ -1451,6 +1459,24 @@ impl Table {
         }
     }
 
+    /// RocksDB's `auto_readahead_size` bound: the end (with trailer) of the first data block
+    /// whose index key's user key is at or past `upper` (every later block is out of bound);
+    /// None when there is none (or the index cannot be read: no trimming then).
+    fn readahead_bound(&self, upper: &[u8]) -> Option<u64> {
+        let mut index = self.index_iter().ok()?;
+        let target = crate::key::make_internal_key(
+            upper,
+            crate::key::MAX_SEQUENCE_NUMBER,
+            crate::key::VALUE_TYPE_FOR_SEEK,
+        );
+        index.seek(self, &target);
+        if !index.valid() {
+            return None;
+        }
+        let h = index.handle();
+        Some(h.offset + h.size + crate::table::format::BLOCK_TRAILER_SIZE as u64)
+    }
+
     /// A two-level iterator over every entry (range tombstones excluded).
     pub fn iter(self: &Arc<Self>, reads: impl Into<BlockReads>) -> Box<dyn InternalIterator> {
         self.iter_with(reads, None)
@@ -1462,7 +1488,22 @@ impl Table {
         reads: impl Into<BlockReads>,
         prefix_seek: Option<Arc<PrefixSeek>>,
     ) -> Box<dyn InternalIterator> {
+        self.iter_bounded(reads, prefix_seek, None)
+    }
+
+    /// `iter_with` for an iterator with RocksDB's `auto_readahead_size` and upper bound
+    /// `readahead_upper` (a user key): its reads ahead end with the data block that holds
+    /// the bound (`prefetch.rs`). Applies, as RocksDB's, only to a table with a block cache
+    /// (and here not to keys with user-defined timestamps).
+    pub fn iter_bounded(
+        self: &Arc<Self>,
+        reads: impl Into<BlockReads>,
+        prefix_seek: Option<Arc<PrefixSeek>>,
+        readahead_upper: Option<Arc<Vec<u8>>>,
+    ) -> Box<dyn InternalIterator> {
         let reads: BlockReads = reads.into();
+        let readahead_upper = readahead_upper
+            .filter(|_| self.opts.block_cache.is_some() && self.opts.icmp.timestamp_size() == 0);
         let index = match self.index_iter() {
             Ok(i) => i,
             Err(e) => return Box::new(crate::iter::ErrorIterator::new(e)),
@@ -1473,7 +1514,12 @@ impl Table {
             data: None,
             data_handle: None,
             reads,
-            readahead: Readahead::new(reads.readahead_size, reads.for_compaction),
+            readahead: Readahead::with_auto(
+                reads.readahead_size,
+                reads.for_compaction,
+                reads.auto_readahead,
+                readahead_upper,
+            ),
             status: Ok(()),
             prefix_seek,
             pins: None,

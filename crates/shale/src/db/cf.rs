@@ -372,7 +372,7 @@ pub(crate) fn create_cfs(inner: &Arc<DbInner>, new: &[(String, Options)]) -> Res
     // In a TTL database every family's values carry the write time; one created now never
     // expires (RocksDB's CreateColumnFamily on a DBWithTTL), unless its options say.
     let with_ttl: Vec<(String, Options)>;
-    let new = if inner.opts.ttl_db.is_some() && new.iter().any(|(_, o)| o.ttl_db.is_none()) {
+    let new = if inner.config.ttl_db.is_some() && new.iter().any(|(_, o)| o.ttl_db.is_none()) {
         with_ttl = new
             .iter()
             .map(|(n, o)| {
@@ -397,7 +397,7 @@ pub(crate) fn create_cfs(inner: &Arc<DbInner>, new: &[(String, Options)]) -> Res
     for (_, opts) in new {
         opts.check_supported()?;
         super::paths::check_supported(&inner.opts, opts)?;
-        for (dir, _) in super::paths::table_dirs(&inner.path, &inner.opts, opts) {
+        for (dir, _) in super::paths::table_dirs(&inner.path, &inner.config.db_paths, opts) {
             inner.fs.create_dir_all(&dir)?;
         }
     }
@@ -442,10 +442,10 @@ pub(crate) fn create_cfs(inner: &Arc<DbInner>, new: &[(String, Options)]) -> Res
                 let icmp = InternalKeyComparator::new(opts.comparator.clone());
                 // Every family charges the database's write buffer manager.
                 let mut opts = opts.clone();
-                opts.write_buffer_manager = inner.opts.write_buffer_manager.clone();
-                opts.rate_limiter = inner.opts.rate_limiter.clone();
-                opts.statistics = inner.opts.statistics.clone();
-                opts.table_ids = inner.opts.table_ids.clone();
+                opts.write_buffer_manager = inner.config.write_buffer_manager.clone();
+                opts.rate_limiter = inner.config.rate_limiter.clone();
+                opts.statistics = inner.config.statistics.clone();
+                opts.table_ids = inner.config.table_ids.clone();
                 let mem = Arc::new(
                     MemTable::for_write_buffer(
                         icmp.clone(),
@@ -457,7 +457,7 @@ pub(crate) fn create_cfs(inner: &Arc<DbInner>, new: &[(String, Options)]) -> Res
                 );
                 let version = Arc::new(Version::new(icmp, opts.num_levels as usize, Vec::new()));
                 let sv = SuperVersion::new(1, mem.clone(), Vec::new(), version.clone());
-                let dirs = super::paths::table_dirs(&inner.path, &inner.opts, &opts);
+                let dirs = super::paths::table_dirs(&inner.path, &inner.config.db_paths, &opts);
                 if dirs.len() > 1 {
                     // RocksDB's SanitizeOptions: dynamic level sizes and several paths do
                     // not go together.
@@ -474,7 +474,7 @@ pub(crate) fn create_cfs(inner: &Arc<DbInner>, new: &[(String, Options)]) -> Res
                 st.max_column_family = id;
                 created.push(handle);
             }
-            inner.wal_total.refresh(&inner.opts, st);
+            inner.wal_total.refresh(&inner.config, st);
         })?;
         Ok(created)
     })?;

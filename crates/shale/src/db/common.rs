@@ -595,7 +595,7 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
     /// `wal_iter.rs`).
     pub fn get_updates_since(&self, seq_number: u64) -> Result<DBWALIterator> {
         crate::statistics::record_tick(
-            self.inner.opts.statistics.as_deref(),
+            self.inner.config.statistics.as_deref(),
             crate::statistics::Ticker::GetUpdatesSinceCalls,
             1,
         );

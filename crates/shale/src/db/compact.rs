@@ -109,7 +109,7 @@ impl DbInner {
             } else {
                 crate::statistics::Ticker::FifoMaxSizeCompactions
             };
-            crate::statistics::record_tick(self.opts.statistics.as_deref(), t, 1);
+            crate::statistics::record_tick(self.config.statistics.as_deref(), t, 1);
         } else if trivial_move {
             job_stats.bytes_moved = plan.inputs[0].file_size;
             edit.new_files.push((plan.output_level as u32, (*plan.inputs[0]).clone()));
@@ -145,7 +145,7 @@ impl DbInner {
                 // RocksDB's GenSubcompactionBoundaries and RunSubcompactions: the key ranges
                 // [start, end) each compacted on its own thread (the first on this one).
                 let boundaries = if should_form {
-                    let stats = this.opts.statistics.as_deref();
+                    let stats = this.config.statistics.as_deref();
                     let _t = crate::statistics::StopWatch::new(
                         stats,
                         crate::statistics::Histogram::SubcompactionSetupTime,
@@ -154,7 +154,7 @@ impl DbInner {
                 } else {
                     Vec::new()
                 };
-                if let Some(s) = this.opts.statistics.as_deref().filter(|_| !boundaries.is_empty()) {
+                if let Some(s) = this.config.statistics.as_deref().filter(|_| !boundaries.is_empty()) {
                     s.record_in_histogram(
                         crate::statistics::Histogram::NumSubcompactionsScheduled,
                         boundaries.len() as u64 + 1,
@@ -232,7 +232,7 @@ impl DbInner {
                         blob_gc_cutoff,
                         blob_readahead: cf.opts.blob.compaction_readahead_size,
                         cancel: Some(&this.shutting_down),
-                        statistics: this.opts.statistics.as_deref(),
+                        statistics: this.config.statistics.as_deref(),
                         range,
                     })
                 };
@@ -337,7 +337,7 @@ impl DbInner {
             });
             self.stats.compaction_bytes_read.fetch_add(plan.input_bytes(), Ordering::Relaxed);
             self.stats.compaction_bytes_written.fetch_add(result.bytes_written, Ordering::Relaxed);
-            if let Some(s) = self.opts.statistics.as_deref() {
+            if let Some(s) = self.config.statistics.as_deref() {
                 // As RocksDB's CompactionJob: input bytes read, output bytes written, the
                 // job's input file count and duration (trivial moves read and write nothing).
                 use crate::statistics::{Histogram, Ticker};
@@ -432,7 +432,7 @@ impl DbInner {
     /// below 0, of tables other than plain tables. Families with user-defined timestamps run one
     /// subcompaction in Shale (their boundaries would need timestamp-free key ranges).
     fn should_form_subcompactions(&self, cf: &CfHandle, plan: &CompactionPlan, manual: bool) -> bool {
-        if self.opts.max_subcompactions <= 1
+        if self.config.max_subcompactions <= 1
             || self.compaction_service.lock().is_some()
             || cf.icmp.user_comparator().timestamp_size() > 0
             || matches!(cf.opts.table_format, crate::table::TableFormat::Plain(_))
@@ -468,7 +468,7 @@ impl DbInner {
         job::subcompaction_boundaries(
             &**cf.icmp.user_comparator(),
             anchors,
-            u64::from(self.opts.max_subcompactions),
+            u64::from(self.config.max_subcompactions),
             target,
         )
     }
@@ -526,7 +526,7 @@ impl DbInner {
         // RocksDB's compaction reads: no block cache fill, `compaction_readahead_size` ahead.
         let reads = crate::table::reader::BlockReads {
             for_compaction: true,
-            readahead_size: usize::try_from(self.opts.compaction_readahead_size).unwrap_or(usize::MAX),
+            readahead_size: usize::try_from(self.config.compaction_readahead_size).unwrap_or(usize::MAX),
             ..crate::table::reader::BlockReads::from(false)
         };
         let mut add_level = |level: usize, files: &[Arc<crate::version::edit::FileMetaData>]| -> Result<()> {

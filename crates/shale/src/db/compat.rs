@@ -9,7 +9,7 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
     /// Flushes each of `cfs`: one after another, or, with `atomic_flush`, all together (their
     /// memtables switched at once and installed by one MANIFEST write).
     pub fn flush_cfs_opt(&self, cfs: &[&impl AsColumnFamilyRef], opts: &FlushOptions) -> Result<()> {
-        if self.inner.opts.atomic_flush {
+        if self.inner.config.atomic_flush {
             let mut ids = Vec::with_capacity(cfs.len());
             for cf in cfs {
                 ids.push(self.inner.handle_of(*cf)?.id);
@@ -22,8 +22,13 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
         Ok(())
     }
 
-    /// The database's unique id: the IDENTITY file without its trailing newline.
+    /// The database's unique id: the one open settled on (RocksDB's `GetDbIdentity` returns
+    /// its `db_id_`; with `write_identity_file` false there is no IDENTITY file), else, for a
+    /// database opened without one (read-only), the IDENTITY file without its newline.
     pub fn get_db_identity(&self) -> Result<Vec<u8>> {
+        if let Some(ids) = &self.inner.opts.table_ids {
+            return Ok(ids.db_id.as_bytes().to_vec());
+        }
         let path = super::filename::identity_file(&self.inner.path);
         let mut id = crate::fs::read_file(&*self.inner.fs, &path)?;
         if id.last() == Some(&b'\n') {

@@ -32,6 +32,9 @@
 //!   fields named change, the others keep their values; the universal and FIFO pickers use
 //!   them from the next pick (fields Shale does not build accept only their default).
 //!
+//! - `block_based_table_factory={block_size=..;...}`: the table options named change (see
+//!   [`TABLE_MUTABLE`]); flushes and compactions from then on write tables with them.
+//!
 //! The OPTIONS file is then rewritten, as RocksDB does after each SetOptions.
 
 use std::sync::atomic::{AtomicPtr, Ordering};
@@ -104,7 +107,6 @@ const MUTABLE_NOT_BUILT: &[&str] = &[
     "blob_file_starting_level",
     "prepopulate_blob_cache",
     "check_flush_compaction_key_order",
-    "block_based_table_factory",
     "memtable_protection_bytes_per_key",
     "block_protection_bytes_per_key",
     "preserve_internal_time_seconds",
@@ -135,6 +137,9 @@ pub(crate) fn apply_mutable(o: &mut Options, name: &str, v: &str) -> Result<()> 
     let not_built = || {
         Error::not_supported(format!("set_options: option {name} cannot be changed by Shale yet (issue 10)"))
     };
+    if name == "block_based_table_factory" {
+        return apply_table_factory(o, v);
+    }
     match find(Section::Cf, name) {
         Some(r) if r.mutable == Mutable::Yes => {
             if !r.set(o, v)? {
@@ -148,6 +153,77 @@ pub(crate) fn apply_mutable(o: &mut Options, name: &str, v: &str) -> Result<()> 
             return Err(Error::invalid_argument(format!("Option not changeable: {name}")))
         }
         None => return Err(Error::invalid_argument(format!("Could not find option: {name}"))),
+    }
+    Ok(())
+}
+
+/// Block-based table options `set_options` changes: those read when a table is written
+/// (flushes and compactions from then on) or when an iterator is made. The block cache and
+/// the cache and pinning choices are taken by each table reader when it is opened; Shale
+/// does not change them on an open database.
+const TABLE_MUTABLE: &[&str] = &[
+    "block_size",
+    "block_restart_interval",
+    "index_block_restart_interval",
+    "format_version",
+    "whole_key_filtering",
+    "optimize_filters_for_memory",
+    "filter_policy",
+    "checksum",
+    "index_type",
+    "metadata_block_size",
+    "partition_filters",
+    "decouple_partitioned_filters",
+    "index_shortening",
+    "data_block_index_type",
+    "data_block_hash_table_util_ratio",
+    "block_size_deviation",
+    "use_delta_encoding",
+    "enable_index_compression",
+    "verify_compression",
+    "block_align",
+    "super_block_alignment_size",
+    "super_block_alignment_space_overhead_ratio",
+    "max_auto_readahead_size",
+    "initial_auto_readahead_size",
+    "num_file_reads_for_auto_readahead",
+    "fail_if_no_udi_on_open",
+    "use_udi_as_primary_index",
+    "hash_index_allow_collision",
+    "index_per_partition",
+    "reserve_table_builder_memory",
+    "reserve_table_reader_memory",
+    "skip_table_builder_flush",
+    "block_cache_compressed",
+];
+
+/// `block_based_table_factory={name=value;...}` (RocksDB's `TableFactoryParseFn`): the
+/// family's block-based table options with the fields named changed, the others kept.
+/// Tables written from then on are built with them; iterators made from then on read ahead
+/// by them.
+fn apply_table_factory(o: &mut Options, v: &str) -> Result<()> {
+    use crate::options_table::{find, struct_fields, Section};
+    let name = "block_based_table_factory";
+    if o.table_format != crate::table::TableFormat::BlockBased {
+        return Err(Error::invalid_argument(format!(
+            "Cannot modify {} as {name}",
+            o.table_format.factory_name()
+        )));
+    }
+    for (k, x) in struct_fields(name, v)? {
+        match find(Section::Table, k) {
+            Some(r) if TABLE_MUTABLE.contains(&k) => {
+                if !r.set_table(&mut o.table, x)? {
+                    return Err(bad_value(&format!("{name}.{k}"), x));
+                }
+            }
+            Some(_) => {
+                return Err(Error::not_supported(format!(
+                    "set_options: option {name}.{k} cannot be changed by Shale on an open database"
+                )))
+            }
+            None => return Err(Error::invalid_argument(format!("Could not find option: {name}.{k}"))),
+        }
     }
     Ok(())
 }

@@ -61,6 +61,7 @@ use std::time::{Duration, Instant};
 use super::{DbInner, DbState};
 use crate::error::{Error, ErrorKind, Result};
 use crate::version::edit::VersionEdit;
+use shale_engine::config::DbConfig;
 
 /// How bad a background error is (RocksDB's `Status::Severity`, names kept), least to most.
 #[allow(clippy::enum_variant_names)]
@@ -176,7 +177,7 @@ impl ErrorHandler {
     }
 
     /// Records `e` with `severity`. Returns true when it became the database's error.
-    fn set(&mut self, e: Error, severity: Severity, opts: &crate::options::Options) -> bool {
+    fn set(&mut self, e: Error, severity: Severity, config: &DbConfig) -> bool {
         if self.recovering
             && severity >= Severity::HardError
             && self.recovery_error.as_ref().is_none_or(|(s, _)| severity > *s)
@@ -189,7 +190,7 @@ impl ErrorHandler {
         self.error = Some(e);
         self.severity = severity;
         if severity == Severity::HardError && !self.recovering {
-            self.auto_attempts_left = opts.max_bgerror_resume_count.max(0);
+            self.auto_attempts_left = config.max_bgerror_resume_count.max(0);
             self.next_auto_attempt = (self.auto_attempts_left > 0).then(Instant::now);
         } else if severity > Severity::HardError {
             self.auto_attempts_left = 0;
@@ -200,8 +201,8 @@ impl ErrorHandler {
 
     /// Records the halt error (`halt.rs`): unrecoverable, kept until the database closes.
     /// True when it became the database's error.
-    pub(crate) fn set_halted(&mut self, e: Error, opts: &crate::options::Options) -> bool {
-        self.set(e, Severity::UnrecoverableError, opts)
+    pub(crate) fn set_halted(&mut self, e: Error, config: &DbConfig) -> bool {
+        self.set(e, Severity::UnrecoverableError, config)
     }
 
     /// Forgets the error (recovery succeeded).
@@ -238,10 +239,10 @@ impl DbInner {
     /// Records a background error from `reason` (state locked). Severity decides what
     /// stops; see the module comment.
     pub(crate) fn set_bg_error_in(&self, st: &mut DbState, e: Error, reason: BgErrorReason) {
-        let paranoid = self.opts.paranoid_checks || reason == BgErrorReason::WriteCallback;
+        let paranoid = self.config.paranoid_checks || reason == BgErrorReason::WriteCallback;
         let severity = classify(reason, &e, paranoid);
         // RocksDB's ErrorHandler::SetBGError counts every background error, and I/O ones.
-        if let Some(s) = self.opts.statistics.as_deref() {
+        if let Some(s) = self.config.statistics.as_deref() {
             use crate::statistics::Ticker;
             let io = u64::from(e.kind() == crate::ErrorKind::IOError);
             s.record_ticks(&[
@@ -249,7 +250,7 @@ impl DbInner {
                 (Ticker::ErrorHandlerBgIoErrorCount, io),
             ]);
         }
-        let stored = st.errors.set(e.clone(), severity, &self.opts);
+        let stored = st.errors.set(e.clone(), severity, &self.config);
         // Under the DB mutex: buffered, written by the next purge or LOG line.
         self.info_log.buffer_line_at(
             crate::LogLevel::Error,
@@ -438,7 +439,7 @@ mod tests {
 
     #[test]
     fn only_a_worse_error_replaces_the_stored_one() {
-        let opts = crate::options::Options::default();
+        let opts = DbConfig::default();
         let mut h = ErrorHandler::new();
         assert!(h.set(no_space(), SoftError, &opts));
         assert!(!h.is_db_stopped());
@@ -454,15 +455,14 @@ mod tests {
 
     #[test]
     fn auto_attempts_are_bounded() {
-        let mut opts = crate::options::Options::default();
-        opts.set_max_bgerror_resume_count(2);
+        let mut opts = DbConfig { max_bgerror_resume_count: 2, ..DbConfig::default() };
         let mut h = ErrorHandler::new();
         h.set(no_space(), HardError, &opts);
         h.start_auto_attempt(Duration::from_secs(5));
         assert!(h.auto_recovery_wait(Instant::now()).is_some_and(|d| d > Duration::from_secs(4)));
         h.start_auto_attempt(Duration::from_secs(5));
         assert_eq!(h.auto_recovery_wait(Instant::now()), None);
-        opts.set_max_bgerror_resume_count(0);
+        opts.max_bgerror_resume_count = 0;
         let mut h = ErrorHandler::new();
         h.set(no_space(), HardError, &opts);
         assert_eq!(h.auto_recovery_wait(Instant::now()), None);

@@ -53,6 +53,7 @@ pub(crate) fn builder_options(cf: &CfHandle, orig_file_number: u64) -> TableBuil
     b.metadata_block_size = o.table.metadata_block_size;
     b.decouple_partitioned_filters = o.table.decouple_partitioned_filters;
     b.checksum = o.table.checksum;
+    o.table.apply_layout(&mut b);
     b.prefix_extractor = o.prefix_extractor.clone();
     b.format_version = o.table.format_version;
     b.column_family_id = cf.id;
@@ -310,7 +311,7 @@ impl DbInner {
     /// until none is left. The caller has set the family's `flush_running`; the DB mutex is
     /// released while a table is written and while the MANIFEST records it.
     pub(crate) fn flush_cf(&self, st: &mut MutexGuard<'_, DbState>, id: u32) -> Result<()> {
-        if self.opts.atomic_flush {
+        if self.config.atomic_flush {
             return self.flush_atomic(st, id);
         }
         loop {
@@ -331,7 +332,7 @@ impl DbInner {
             // A flush of full write buffers may be a MemPurge instead (`mempurge.rs`): all
             // immutable memtables become one, no table is written, the log number stays.
             let threshold = cf.handle.opts.experimental_mempurge_threshold;
-            if threshold > 0.0 && !cf.force_flush && !self.opts.atomic_flush && !cf.imm.is_empty() {
+            if threshold > 0.0 && !cf.force_flush && !self.config.atomic_flush && !cf.imm.is_empty() {
                 let mems: Vec<Arc<MemTable>> = cf.imm.iter().map(|(m, _)| m.clone()).collect();
                 let handle = cf.handle.clone();
                 let snapshots = self.snapshot_list()?;
@@ -341,7 +342,7 @@ impl DbInner {
                         &mems,
                         &snapshots,
                         threshold,
-                        self.opts.statistics.as_deref(),
+                        self.config.statistics.as_deref(),
                     )
                 });
                 match purged {
@@ -426,7 +427,7 @@ impl DbInner {
                     number,
                     &snapshots,
                     Some(&new_blob_number),
-                    self.opts.statistics.as_deref(),
+                    self.config.statistics.as_deref(),
                     -1,
                 )
                 .and_then(|m| {
@@ -503,7 +504,7 @@ impl DbInner {
                 super::internal_stats::thread_cpu_micros().saturating_sub(cpu_started),
                 records,
             );
-            if let Some(s) = self.opts.statistics.as_deref() {
+            if let Some(s) = self.config.statistics.as_deref() {
                 // As RocksDB's FlushJob: bytes written, and the flush's duration.
                 s.record_tick(crate::statistics::Ticker::FlushWriteBytes, bytes);
                 s.report_time(crate::statistics::Histogram::FlushTime, started.elapsed().as_micros() as u64);
@@ -592,7 +593,7 @@ type GroupMember = (Arc<CfHandle>, Vec<Arc<MemTable>>, u64);
 impl DbInner {
     /// With atomic flush, a memtable switch covers every non-empty family.
     pub(crate) fn widen_for_atomic_flush(&self, st: &DbState, switch: &mut Vec<u32>) {
-        if !self.opts.atomic_flush || switch.is_empty() {
+        if !self.config.atomic_flush || switch.is_empty() {
             return;
         }
         for (id, cf) in &st.cfs {
@@ -733,7 +734,7 @@ impl DbInner {
                         mem,
                         number,
                         &snapshots,
-                        self.opts.statistics.as_deref(),
+                        self.config.statistics.as_deref(),
                     )? {
                         if handle.opts.paranoid_file_checks {
                             self.verify_new_table(handle, &meta)?;

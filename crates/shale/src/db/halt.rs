@@ -57,7 +57,7 @@ impl DbInner {
     #[inline]
     pub(crate) fn note_halt(&self, st: &mut DbState) {
         if let Some(e) = self.halted.get() {
-            if st.errors.set_halted(e.clone(), &self.opts) {
+            if st.errors.set_halted(e.clone(), &self.config) {
                 self.info_log.buffer_line(format_args!("[ERROR] {e} (severity UnrecoverableError)"));
                 self.write_control.set_attention(true);
             }

@@ -149,7 +149,9 @@ impl DbInner {
                 "ReadTier::kPersistedData is not yet supported in iterators.",
             ));
         }
-        let reads = ro.block_reads();
+        let mut reads = ro.block_reads();
+        reads.auto_readahead = cf.opts.table.auto_readahead;
+        let upper = ro.readahead_upper();
         let with_files = ro.read_tier != ReadTier::Memtable;
         let parts = self.iter_parts(cf, sv)?;
         let mut children: Vec<BoxedIterator> = Vec::new();
@@ -162,11 +164,17 @@ impl DbInner {
         }
         if with_files {
             for e in &parts.l0 {
-                children.push(e.table.iter_with(reads, prefix.table.clone()));
+                children.push(e.table.iter_bounded(reads, prefix.table.clone(), upper.clone()));
             }
             for (run, by_number) in &parts.levels {
-                let mut level =
-                    self.level_iterator_with(cf, run.clone(), by_number.clone(), reads, prefix.table.clone());
+                let mut level = self.level_iterator_with(
+                    cf,
+                    run.clone(),
+                    by_number.clone(),
+                    reads,
+                    prefix.table.clone(),
+                    upper.clone(),
+                );
                 level.set_prefix_seek(prefix.level_stop.clone());
                 children.push(Box::new(level));
             }
@@ -193,6 +201,7 @@ impl DbInner {
         by_number: FilesByNumber,
         reads: impl Into<BlockReads>,
         prefix_seek: Option<Arc<crate::table::PrefixSeek>>,
+        readahead_upper: Option<Arc<Vec<u8>>>,
     ) -> LevelIterator {
         let reads: BlockReads = reads.into();
         let icmp = cf.icmp.clone();
@@ -202,11 +211,11 @@ impl DbInner {
             let meta = by_number
                 .get(&lf.number)
                 .ok_or_else(|| crate::Error::corruption(format!("level file {} vanished", lf.number)))?;
-            Ok(inner
-                .table_cache
-                .get_for_read(&cf, meta, None, &reads)?
-                .table
-                .iter_with(reads, prefix_seek.clone()))
+            Ok(inner.table_cache.get_for_read(&cf, meta, None, &reads)?.table.iter_bounded(
+                reads,
+                prefix_seek.clone(),
+                readahead_upper.clone(),
+            ))
         });
         LevelIterator::new(icmp, run, opener)
     }
@@ -223,7 +232,7 @@ impl DbInner {
             .map(|f| LevelFile { number: f.number, smallest: f.smallest.clone(), largest: f.largest.clone() })
             .collect();
         let by_number = Arc::new(files.iter().map(|f| (f.number, f.clone())).collect());
-        self.level_iterator_with(cf, run, by_number, reads, None)
+        self.level_iterator_with(cf, run, by_number, reads, None, None)
     }
 }
 
@@ -368,7 +377,7 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
             follow: Follow::Pinned,
             held_snapshot: None,
             source: Some(Source { inner: Arc::downgrade(inner), cf: cf.clone(), ro: ro.clone() }),
-            counts: crate::statistics::IterCounts::new(inner.opts.statistics.clone()),
+            counts: crate::statistics::IterCounts::new(inner.config.statistics.clone()),
             _db: PhantomData,
         };
         it.rebuild(inner);
@@ -445,7 +454,7 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
             iter.set_prefix_same_as_start(cf.opts.prefix_extractor.clone());
         }
         iter.set_merge_operator(cf.opts.merge_core_arc());
-        iter.set_statistics(inner.opts.statistics.clone());
+        iter.set_statistics(inner.config.statistics.clone());
         iter.set_blob_fetcher(Some(crate::blob::BlobFetcher {
             cache: inner.blob_cache.clone(),
             cf_id: cf.id,
@@ -613,7 +622,7 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
             follow: Follow::Pinned,
             held_snapshot: None,
             source: None,
-            counts: crate::statistics::IterCounts::new(inner.opts.statistics.clone()),
+            counts: crate::statistics::IterCounts::new(inner.config.statistics.clone()),
             _db: PhantomData,
         }
     }

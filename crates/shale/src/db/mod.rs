@@ -177,7 +177,13 @@ pub(crate) mod ranks {
 pub(crate) struct DbInner {
     pub path: PathBuf,
     pub fs: FileSystemRef,
+    /// The user's options as given at open. Being replaced by `config`: what the database
+    /// reads of the DB-wide options goes through `config` (the engine's terms); `opts`
+    /// stays while the remaining readers move (docs/architecture.md, "Crates").
     pub opts: Options,
+    /// The DB-wide options resolved for the engine (`Options::engine_db_config`, built once
+    /// in `open::new_inner`).
+    pub config: shale_engine::config::DbConfig,
     /// The DB mutex. Rank `ranks::DB_MUTEX`.
     pub state: Ranked<PlMutex<DbState>>,
     /// Where compactions that rewrite tables run instead of here (RocksDB's
@@ -340,11 +346,14 @@ pub(crate) struct ActiveMem {
     /// Where an insert's lines outside the skiplist's nodes are, for prefetching them
     /// before the WAL write (`InsertHint::prefetch`).
     pub hint: crate::memtable::InsertHint,
+    /// `disallow_memtable_writes`: a write to the family is refused.
+    pub disallow: bool,
 }
 
 impl WalMeta {
-    pub fn set_mem(&mut self, id: u32, mem: Option<(Arc<MemTable>, usize)>) {
-        let mem = mem.map(|(mem, limit)| ActiveMem { hint: mem.insert_hint(), mem, limit });
+    pub fn set_mem(&mut self, id: u32, mem: Option<(Arc<MemTable>, usize, bool)>) {
+        let mem =
+            mem.map(|(mem, limit, disallow)| ActiveMem { hint: mem.insert_hint(), mem, limit, disallow });
         let i = id as usize;
         let mems = Arc::make_mut(&mut self.mems);
         if mems.len() <= i {
@@ -483,15 +492,18 @@ impl Stats {
 impl DbInner {
     /// Where the WALs are: `wal_dir`, or the database directory (`Options::wal_dir_of`).
     pub(crate) fn wal_dir(&self) -> PathBuf {
-        self.opts.wal_dir_of(&self.path)
+        self.config.wal_dir.clone()
     }
 
     pub fn lock_state(&self) -> DbGuard<'_> {
         // RocksDB's db_mutex_lock_nanos (timed only at PerfStatsLevel::EnableTime).
         let _p = shale_format::perf::PerfTimer::for_mutex(shale_format::perf::Field::DbMutexLockNanos);
         // RocksDB's InstrumentedMutex: DB_MUTEX_WAIT_MICROS only at StatsLevel::All.
-        let mut g = if let Some(s) =
-            self.opts.statistics.as_deref().filter(|s| s.level() == crate::statistics::StatsLevel::All as u8)
+        let mut g = if let Some(s) = self
+            .config
+            .statistics
+            .as_deref()
+            .filter(|s| s.level() == crate::statistics::StatsLevel::All as u8)
         {
             let t = std::time::Instant::now();
             let g = self.state.lock();
@@ -541,7 +553,9 @@ impl DbInner {
 
     /// Publishes family `id`'s active memtable to the write leader (None: dropped).
     pub fn publish_active_memtable(&self, id: u32, cf: Option<&CfState>) {
-        let entry = cf.map(|c| (c.mem.clone(), c.handle.opts.write_buffer_size));
+        let entry = cf.map(|c| {
+            (c.mem.clone(), c.handle.opts.write_buffer_size, c.handle.opts.disallow_memtable_writes)
+        });
         let mut meta = self.wal_meta.lock();
         meta.set_mem(id, entry);
         self.mems_hint.store(meta.mems.as_ptr() as usize, std::sync::atomic::Ordering::Relaxed);

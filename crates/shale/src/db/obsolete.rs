@@ -71,7 +71,7 @@ impl DbInner {
             .unwrap_or(wal_now);
         // WALs holding prepare sections of two-phase commits still needed stay.
         let min_log = self.prep_tracker().min_log_to_keep(min_log).map_or(min_log, |p| min_log.min(p));
-        let recycle = self.opts.sanitized_recycle_log_file_num();
+        let recycle = self.config.recycle_log_file_num;
         let mut recycled = Vec::new();
         while let Some(&w) = st.alive_wals.front() {
             if w >= min_log || w == wal_now {
@@ -92,7 +92,7 @@ impl DbInner {
             self.wal_total.removed(&out.wals);
             self.wal_total.removed(&recycled);
         }
-        self.wal_total.refresh(&self.opts, st);
+        self.wal_total.refresh(&self.config, st);
         if self.versions.manifest_write_failed() {
             return out;
         }
@@ -139,7 +139,7 @@ impl DbInner {
     /// Finds obsolete files under the DB mutex and deletes them with it released; with
     /// `avoid_unnecessary_blocking_io`, asks a background thread to (`schedule_purge`).
     pub(crate) fn purge_obsolete_files(&self, st: &mut parking_lot::MutexGuard<'_, DbState>) {
-        if self.opts.avoid_unnecessary_blocking_io {
+        if self.config.avoid_unnecessary_blocking_io {
             self.schedule_purge();
             return;
         }
@@ -174,7 +174,7 @@ impl DbInner {
         };
         for (n, path) in files.tables {
             self.table_cache.evict(n);
-            let stats = self.opts.statistics.as_deref();
+            let stats = self.config.statistics.as_deref();
             match self.fs.remove_file(&path) {
                 // RocksDB's DeleteScheduler without a rate limit deletes at once and counts it.
                 Ok(()) => {
@@ -238,7 +238,7 @@ impl DbInner {
     /// Every table directory of the database: its `db_paths` and the open families'
     /// `cf_paths` (`paths.rs`), the database directory among them when no path is set.
     pub(crate) fn table_dirs_all(&self) -> Vec<std::path::PathBuf> {
-        let mut dirs: Vec<std::path::PathBuf> = self.opts.db_paths.iter().map(|(d, _)| d.clone()).collect();
+        let mut dirs: Vec<std::path::PathBuf> = self.config.db_paths.iter().map(|(d, _)| d.clone()).collect();
         if dirs.is_empty() {
             dirs.push(self.path.clone());
         }

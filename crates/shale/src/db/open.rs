@@ -37,6 +37,7 @@ use crate::version::manifest::{self, ManifestWriter};
 use crate::version::set::VersionSet;
 use crate::version::{Version, VersionBuilder};
 use crate::wal::{LogReader, LogWriter};
+use shale_engine::config::DbConfig;
 
 pub(crate) fn open<T: ThreadMode>(
     opts: &Options,
@@ -44,6 +45,12 @@ pub(crate) fn open<T: ThreadMode>(
     mut descs: Vec<ColumnFamilyDescriptor>,
 ) -> Result<DBWithThreadMode<T>> {
     opts.check_supported()?;
+    // RocksDB's DBImpl::ValidateOptions.
+    if !opts.write_dbid_to_manifest && !opts.write_identity_file {
+        return Err(Error::invalid_argument(
+            "write_dbid_to_manifest and write_identity_file cannot both be false",
+        ));
+    }
     // The hidden stats family has RocksDB's `OptimizeForPersistentStats` options whatever the
     // caller names it with (`stats_history.rs`).
     for d in &mut descs {
@@ -64,34 +71,36 @@ pub(crate) fn open<T: ThreadMode>(
             Some(Arc::new(WriteBufferManagerState::new(db_opts.db_write_buffer_size, false)));
     }
     let opts = &db_opts;
+    // The engine's view of the DB-wide options, built once (`Options::engine_db_config`).
+    let mut config = opts.engine_db_config(path);
     for d in &mut descs {
-        d.options.write_buffer_manager = opts.write_buffer_manager.clone();
+        d.options.write_buffer_manager = config.write_buffer_manager.clone();
         // The database's rate limiter throttles every family's flushes and compactions.
-        d.options.rate_limiter = opts.rate_limiter.clone();
+        d.options.rate_limiter = config.rate_limiter.clone();
         // RocksDB's statistics are a DB option every family's memtables count into
         // (`rocksdb.number.keys.updated`).
-        d.options.statistics = opts.statistics.clone();
+        d.options.statistics = config.statistics.clone();
     }
     // With `use_fsync` the default file system syncs with fsync; a file system given with
     // `set_file_system` syncs as it implements `sync`.
-    let fs = opts.fs.clone().unwrap_or_else(|| {
-        if opts.use_fsync {
+    let fs = config.fs.clone().unwrap_or_else(|| {
+        if config.use_fsync {
             Arc::new(crate::fs::PosixFsyncFileSystem)
         } else {
             default_fs()
         }
     });
     // `is_fd_close_on_exec = false`: the file system's opens leave descriptors inheritable.
-    let fs = if opts.is_fd_close_on_exec { fs } else { fs.without_close_on_exec().unwrap_or(fs) };
+    let fs = if config.is_fd_close_on_exec { fs } else { fs.without_close_on_exec().unwrap_or(fs) };
     let fs = super::buffered_fs::BufferedWritesFs::wrap(
         fs,
-        opts.writable_file_max_buffer_size,
-        opts.sanitized_bytes_per_sync(),
-        crate::fs::ReadFileOptions { direct: opts.use_direct_reads, mmap: opts.allow_mmap_reads },
+        config.writable_file_max_buffer_size,
+        config.bytes_per_sync,
+        crate::fs::ReadFileOptions { direct: config.use_direct_reads, mmap: config.allow_mmap_reads },
         crate::fs::WriteFileOptions {
             max_buffer_size: 0,
-            direct: opts.use_direct_io_for_flush_and_compaction,
-            mmap: opts.allow_mmap_writes,
+            direct: config.use_direct_io_for_flush_and_compaction,
+            mmap: config.allow_mmap_writes,
         },
     );
     // RocksDB creates the directory (to hold LOCK) whatever create_if_missing says; a
@@ -100,29 +109,29 @@ pub(crate) fn open<T: ThreadMode>(
     let lock = fs.lock_file(&filename::lock_file(path))?;
     // RocksDB creates every table directory at open (db_paths, the families' cf_paths).
     for o in descs.iter().map(|d| &d.options).chain(std::iter::once(opts)) {
-        for (dir, _) in super::paths::table_dirs(path, opts, o) {
+        for (dir, _) in super::paths::table_dirs(path, &config.db_paths, o) {
             fs.create_dir_all(&dir)?;
         }
     }
     // RocksDB creates the WAL directory, and with the WAL archive on its `archive/`.
-    fs.create_dir_all(&opts.wal_dir_of(path))?;
-    if opts.wal_archive_on() {
-        fs.create_dir_all(&filename::wal_archive_dir(&opts.wal_dir_of(path)))?;
+    fs.create_dir_all(&config.wal_dir)?;
+    if config.wal_archive_on() {
+        fs.create_dir_all(&filename::wal_archive_dir(&config.wal_dir))?;
     }
     let current = manifest::current_file_path(path);
     let exists = fs.file_exists(&current);
     if !exists {
-        if !opts.create_if_missing {
+        if !config.create_if_missing {
             return Err(Error::invalid_argument(format!(
                 "{}: does not exist (create_if_missing is false)",
                 current.display()
             )));
         }
         new_db(&*fs, path, opts)?;
-    } else if opts.error_if_exists {
+    } else if config.error_if_exists {
         return Err(Error::invalid_argument(format!("{}: exists (error_if_exists is true)", path.display())));
     }
-    check_direct_io(&*fs, &current, opts)?;
+    check_direct_io(&*fs, &current, &config)?;
     let info_log = match &opts.info_logger {
         Some(u) => InfoLog::for_user(u.clone()),
         None => InfoLog::open(&fs, path, &opts.db_log_dir, &super::info_log::LogFiles::of(opts))?
@@ -143,6 +152,12 @@ pub(crate) fn open<T: ThreadMode>(
     }
     for d in &mut descs {
         d.options.sanitize_ingest_behind(opts);
+        // RocksDB's DBImpl::ValidateOptions.
+        if d.name == DEFAULT_COLUMN_FAMILY_NAME && d.options.disallow_memtable_writes {
+            return Err(Error::invalid_argument(
+                "Default column family cannot use disallow_memtable_writes=true",
+            ));
+        }
     }
     // The hidden stats family is opened whenever the MANIFEST holds it, named or not (as
     // RocksDB's VersionEditHandler opens it); unnamed, it gets no handle.
@@ -150,17 +165,17 @@ pub(crate) fn open<T: ThreadMode>(
     let stats_cf_hidden = !descs.iter().any(|d| d.name == STATS_CF);
     if stats_cf_exists && stats_cf_hidden {
         let mut o = super::stats_history::stats_cf_options();
-        o.write_buffer_manager = opts.write_buffer_manager.clone();
-        o.rate_limiter = opts.rate_limiter.clone();
-        o.statistics = opts.statistics.clone();
+        o.write_buffer_manager = config.write_buffer_manager.clone();
+        o.rate_limiter = config.rate_limiter.clone();
+        o.statistics = config.statistics.clone();
         descs.push(ColumnFamilyDescriptor::new(STATS_CF, o));
     }
     let mut missing_in_db = Vec::new();
     for d in &descs {
         if !recovered.column_families.values().any(|c| c.name == d.name) {
             // With `persist_stats_to_disk` the stats family is created at open anyway.
-            let stats_made_anyway = d.name == STATS_CF && opts.persist_stats_to_disk;
-            if !opts.create_missing_column_families && !stats_made_anyway {
+            let stats_made_anyway = d.name == STATS_CF && config.persist_stats_to_disk;
+            if !config.create_missing_column_families && !stats_made_anyway {
                 return Err(Error::invalid_argument(format!("Column family not found: {}", d.name)));
             }
             missing_in_db.push(d.clone());
@@ -183,33 +198,34 @@ pub(crate) fn open<T: ThreadMode>(
     let table_cache = TableCache::new(
         fs.clone(),
         path.to_path_buf(),
-        opts.max_open_files,
+        config.max_open_files,
         default_cache,
-        opts.statistics.clone(),
-        opts.row_cache.as_ref().map(|c| c.0.clone()),
+        config.statistics.clone(),
+        config.row_cache.clone(),
     );
     // The database's id, then the identities every table this open writes records
     // (RocksDB's "rocksdb.creating.db.identity", ".session.identity", ".host.identity").
-    let db_id = setup_db_id(&*fs, path, recovered.db_id.as_deref())?;
+    let db_id = setup_db_id(&*fs, path, recovered.db_id.as_deref(), opts.write_identity_file)?;
     let mut with_ids = opts.clone();
     // The WAL directory as RocksDB's SanitizeOptions leaves it: empty when it is the
     // database directory (`DbInner::wal_dir`).
-    let wal_dir = opts.wal_dir_of(path);
+    let wal_dir = config.wal_dir.clone();
     with_ids.wal_dir = if wal_dir == path { std::path::PathBuf::new() } else { wal_dir.clone() };
-    with_ids.table_ids = Some(Arc::new(crate::options::TableIds::new(db_id.clone())));
+    with_ids.table_ids = Some(Arc::new(crate::options::table_ids(db_id.clone())));
+    config.table_ids = with_ids.table_ids.clone();
     let opts = &with_ids;
-    let mut cfs = recovered_cf_states(&recovered, &descs, &table_cache, path, opts)?;
-    load_tables(&table_cache, &cfs, opts)?;
+    let mut cfs = recovered_cf_states(&recovered, &descs, &table_cache, path, &config)?;
+    load_tables(&table_cache, &cfs, &config)?;
 
     let mut next_file_number = recovered.next_file_number.max(recovered.manifest_number + 1);
     let mut last_sequence = recovered.last_sequence;
     // Replay the WALs.
     let wals = wal_numbers(&*fs, &wal_dir)?;
-    if opts.track_and_verify_wals_in_manifest {
+    if config.track_and_verify_wals_in_manifest {
         super::wal_tracking::check_wals(&*fs, &wal_dir, &recovered.wals, &wals)?;
     }
     let mut new_files: Vec<RecoveredTable> = Vec::new();
-    let to_replay = wals_to_replay(&wals, &recovered, &cfs, opts.allow_2pc);
+    let to_replay = wals_to_replay(&wals, &recovered, &cfs, config.allow_2pc);
     for &n in &wals {
         next_file_number = next_file_number.max(n + 1);
     }
@@ -234,7 +250,14 @@ pub(crate) fn open<T: ThreadMode>(
         job
     });
     let replayed = (|| -> Result<()> {
-        replay_wals(&mut recovery_ctx, opts, &to_replay, &mut cfs, &mut last_sequence, &info_log)?;
+        replay_wals(&mut recovery_ctx, &config, &to_replay, &mut cfs, &mut last_sequence, &info_log)?;
+        // `avoid_flush_during_recovery` (off with `allow_2pc`, RocksDB's SanitizeOptions):
+        // the memtables keep what was replayed, unless one filled during replay and was
+        // flushed; then every family is, as RocksDB's
+        // `MaybeFlushFinalMemtableOrRestoreActiveLogFiles`.
+        if opts.avoid_flush_during_recovery && !opts.allow_2pc && recovery_ctx.new_files.is_empty() {
+            return Ok(());
+        }
         // Write what the WALs held to level-0 tables.
         for (id, cf) in cfs.iter_mut() {
             if !cf.mem.is_empty() || cf.mem.num_range_deletes() > 0 {
@@ -244,7 +267,7 @@ pub(crate) fn open<T: ThreadMode>(
                     &cf.handle,
                     &cf.mem,
                     recovery_ctx.next_file_number,
-                    opts.statistics.as_deref(),
+                    config.statistics.as_deref(),
                 )? {
                     if let Some(job) = recovery_job {
                         super::info_log::log_table_created(&info_log, &table_cache, job, &cf.handle, &t.0);
@@ -276,9 +299,9 @@ pub(crate) fn open<T: ThreadMode>(
     next_file_number += 2;
     let wal_file = fs.new_writable_file(&filename::wal_file(&wal_dir, wal_number))?;
     let mut wal_writer = LogWriter::new(wal_file, wal_number)
-        .with_bytes_per_sync(opts.wal_bytes_per_sync)
-        .with_recycling(opts.sanitized_recycle_log_file_num() > 0);
-    wal_writer.add_compression_type_record(opts.wal_compression)?;
+        .with_bytes_per_sync(config.wal_bytes_per_sync)
+        .with_recycling(config.recycle_log_file_num > 0);
+    wal_writer.add_compression_type_record(config.wal_compression)?;
     // Prepared transactions still undecided are written again to the new WAL (the old
     // ones go once the MANIFEST names it), so a crash before their decision keeps them.
     prepared.relog(&mut wal_writer, last_sequence)?;
@@ -296,14 +319,34 @@ pub(crate) fn open<T: ThreadMode>(
             cf.set_current(Arc::new(b.build()));
         }
     }
+    // A family whose memtable kept replayed data (`avoid_flush_during_recovery`) keeps its
+    // log number, so the WALs that hold that data stay alive (and are replayed again by
+    // the next open) until it is flushed.
+    let mut min_kept_log: Option<u64> = None;
     for cf in cfs.values_mut() {
-        cf.log_number = wal_number;
-        cf.mem = cf.handle.new_memtable(wal_number);
-        cf.mem.set_earliest_seqno(last_sequence);
+        if !cf.mem.is_empty() || cf.mem.num_range_deletes() > 0 {
+            min_kept_log = Some(min_kept_log.map_or(cf.log_number, |m: u64| m.min(cf.log_number)));
+        } else {
+            cf.log_number = wal_number;
+            cf.mem = cf.handle.new_memtable(wal_number);
+            cf.mem.set_earliest_seqno(last_sequence);
+        }
         cf.install_super_version();
     }
+    // RocksDB's RestoreAliveLogFiles: the WALs backing unflushed data are alive, with their
+    // sizes counted toward `max_total_wal_size`.
+    let kept_wals: Vec<(u64, u64)> = match min_kept_log {
+        Some(min) => {
+            let mut v = Vec::new();
+            for &n in wals.iter().filter(|&&n| n >= min && n < wal_number) {
+                v.push((n, fs.file_size(&filename::wal_file(&wal_dir, n))?));
+            }
+            v
+        }
+        None => Vec::new(),
+    };
     let max_column_family = recovered.max_column_family.max(cfs.keys().copied().max().unwrap_or(0));
-    let manifest_db_id = opts.write_dbid_to_manifest.then_some(db_id);
+    let manifest_db_id = config.write_dbid_to_manifest.then_some(db_id);
     let snapshot = super::versions::snapshot_edits(
         &cfs,
         next_file_number,
@@ -313,26 +356,39 @@ pub(crate) fn open<T: ThreadMode>(
     );
     let manifest = ManifestWriter::create(fsr, path, manifest_number, &snapshot)?;
     manifest::set_current_file(fsr, path, manifest_number, next_file_number)?;
+    if !opts.write_identity_file {
+        // RocksDB deletes an obsolete IDENTITY once recovery succeeded (its id is in the
+        // MANIFEST now), so the two cannot disagree later.
+        let identity = filename::identity_file(path);
+        if fs.file_exists(&identity) {
+            fs.remove_file(&identity)?;
+            fs.sync_dir(path)?;
+        }
+    }
     let versions = VersionSet::new(
         fs.clone(),
         path,
         manifest,
         next_file_number,
         last_sequence,
-        opts.max_manifest_file_size,
+        config.max_manifest_file_size,
     )
     .with_db_id(manifest_db_id);
     let parts = InnerParts { fs: fs.clone(), versions, table_cache, info_log, lock, max_column_family };
-    let inner = new_inner(path, opts, parts, wal_writer, wal_number, DbMode::ReadWrite);
+    let inner = new_inner(path, opts, config, parts, wal_writer, wal_number, DbMode::ReadWrite);
     inner.prep_tracker().set_recovered(prepared, wal_number);
     {
         let mut st = inner.lock_state();
+        for &(n, size) in kept_wals.iter().rev() {
+            st.alive_wals.push_front(n);
+            inner.wal_total.closed(n, size);
+        }
         for (id, cf) in cfs {
             inner.publish_active_memtable(id, Some(&cf));
             inner.set_handle(id, Some(cf.handle.clone()));
             st.cfs.insert(id, cf);
         }
-        inner.wal_total.refresh(&inner.opts, &st);
+        inner.wal_total.refresh(&inner.config, &st);
         let ids: Vec<u32> = st.cfs.keys().copied().collect();
         for id in ids {
             inner.stall_changed(&mut st, id);
@@ -368,13 +424,13 @@ pub(crate) fn open<T: ThreadMode>(
     if stats_cf_hidden {
         db.cfs.remove_handle(STATS_CF);
     }
-    if db.inner.opts.persist_stats_to_disk {
+    if db.inner.config.persist_stats_to_disk {
         super::stats_history::init_stats_cf(&db.inner, stats_cf_created)?;
     }
     // The stats history's first run, which records the tickers the next one subtracts (the
     // periodic task's run at registration, RocksDB's `run_immediately`), done here so that
     // what follows open falls in the first period.
-    if db.inner.opts.stats_persist_period_sec > 0 {
+    if db.inner.config.stats_persist_period_sec > 0 {
         db.inner.persist_stats();
     }
     Ok(db)
@@ -387,7 +443,7 @@ pub(super) fn recovered_cf_states(
     descs: &[ColumnFamilyDescriptor],
     table_cache: &TableCache,
     path: &Path,
-    opts: &Options,
+    config: &DbConfig,
 ) -> Result<BTreeMap<u32, CfState>> {
     let mut cfs = BTreeMap::new();
     for (id, rc) in &recovered.column_families {
@@ -431,9 +487,9 @@ pub(super) fn recovered_cf_states(
             .with_bloom_of(&d.options.memtable_config()),
         );
         let sv = SuperVersion::new(1, mem.clone(), Vec::new(), version.clone());
-        let dirs = super::paths::table_dirs(path, opts, &d.options);
+        let dirs = super::paths::table_dirs(path, &config.db_paths, &d.options);
         let mut cf_opts = d.options.clone();
-        cf_opts.table_ids = opts.table_ids.clone();
+        cf_opts.table_ids = config.table_ids.clone();
         if dirs.len() > 1 {
             // RocksDB's SanitizeOptions: dynamic level sizes and several paths do not go
             // together.
@@ -467,11 +523,11 @@ pub(super) fn wal_numbers(fs: &dyn FileSystem, path: &Path) -> Result<Vec<u64>> 
 /// RocksDB's check of the file options against the file system at open (`DBImpl::Recover`):
 /// CURRENT opened with direct reads; when that fails and a plain open works, direct I/O is
 /// what the file system lacks.
-fn check_direct_io(fs: &dyn crate::fs::FileSystem, current: &Path, opts: &Options) -> Result<()> {
+fn check_direct_io(fs: &dyn crate::fs::FileSystem, current: &Path, config: &DbConfig) -> Result<()> {
     // RocksDB opens CURRENT with `use_direct_reads |= use_direct_io_for_flush_and_compaction`
     // (mmap reads, when asked for, win over direct reads).
-    let direct = opts.use_direct_reads || opts.use_direct_io_for_flush_and_compaction;
-    if !direct || opts.allow_mmap_reads {
+    let direct = config.use_direct_reads || config.use_direct_io_for_flush_and_compaction;
+    if !direct || config.allow_mmap_reads {
         return Ok(());
     }
     let direct = crate::fs::ReadFileOptions { direct: true, mmap: false };
@@ -519,18 +575,23 @@ pub(super) struct InnerParts {
 pub(super) fn new_inner(
     path: &Path,
     opts: &Options,
+    config: DbConfig,
     parts: InnerParts,
     wal_writer: LogWriter,
     wal_number: u64,
     mode: DbMode,
 ) -> Arc<DbInner> {
     let InnerParts { fs, versions, table_cache, info_log, lock, max_column_family } = parts;
-    let (max_flushes, max_compactions) = opts.background_job_limits();
+    let (max_flushes, max_compactions) = (config.max_background_flushes, config.max_background_compactions);
     let fs_for_blobs = fs.clone();
+    let write_control = WriteController::new(config.delayed_write_rate);
+    let blob_stats = config.statistics.clone();
+    let wal_total = super::wal_limit::WalTotal::new(&config);
     Arc::new(DbInner {
         path: path.to_path_buf(),
         fs,
         opts: opts.clone(),
+        config,
         compaction_service: Ranked::new(ranks::COMPACTION_SERVICE, PlMutex::new(None)),
         state: Ranked::new(
             ranks::DB_MUTEX,
@@ -584,17 +645,13 @@ pub(super) fn new_inner(
         ),
         versions,
         handles: Ranked::new(ranks::HANDLES, RwLock::new(Vec::new())),
-        write_control: WriteController::new(opts.delayed_write_rate()),
+        write_control,
         shutting_down: AtomicBool::new(false),
         unpersisted: AtomicBool::new(false),
         has_obsolete: AtomicBool::new(false),
         purge_requested: AtomicBool::new(false),
         table_cache,
-        blob_cache: Arc::new(crate::blob::BlobFileCache::new(
-            fs_for_blobs,
-            path.to_path_buf(),
-            opts.statistics.clone(),
-        )),
+        blob_cache: Arc::new(crate::blob::BlobFileCache::new(fs_for_blobs, path.to_path_buf(), blob_stats)),
         snapshots: Ranked::new(ranks::SNAPSHOTS, Mutex::new(BTreeMap::new())),
         info_log,
         stats: Stats::default(),
@@ -603,7 +660,7 @@ pub(super) fn new_inner(
         ts_families: AtomicBool::new(false),
         mems_hint: std::sync::atomic::AtomicUsize::new(0),
         halted: std::sync::OnceLock::new(),
-        wal_total: super::wal_limit::WalTotal::new(opts),
+        wal_total,
         wal_archive_purged_at: std::sync::atomic::AtomicU64::new(0),
         low_pri_limiter: crate::rate_limiter::RateLimiter::new(1 << 20, 100_000, 10, false),
         _lock: lock,
@@ -640,13 +697,13 @@ pub(super) fn into_db<T: ThreadMode>(
 pub(super) fn load_tables(
     table_cache: &TableCache,
     cfs: &BTreeMap<u32, CfState>,
-    opts: &Options,
+    config: &DbConfig,
 ) -> Result<()> {
-    let limit = if opts.max_open_files < 0 {
+    let limit = if config.max_open_files < 0 {
         usize::MAX
     } else {
         // A quarter of the table cache (see TableCache::new), at most 16.
-        ((opts.max_open_files as usize).saturating_sub(10).max(16) / 4).min(16)
+        ((config.max_open_files as usize).saturating_sub(10).max(16) / 4).min(16)
     };
     let files: Vec<_> = cfs
         .values()
@@ -656,12 +713,12 @@ pub(super) fn load_tables(
         let (cf, level, f) = files[i];
         match table_cache.get_at(&cf.handle, f, Some(level as usize)) {
             Ok(_) => Ok(()),
-            Err(_) if !opts.paranoid_checks => Ok(()),
+            Err(_) if !config.paranoid_checks => Ok(()),
             Err(e) if e.os_code() == Some(libc::ENOENT) => Err(Error::corruption(format!("Corruption: {e}"))),
             Err(e) => Err(e),
         }
     };
-    let threads = usize::try_from(opts.max_file_opening_threads).unwrap_or(1).clamp(1, files.len().max(1));
+    let threads = usize::try_from(config.max_file_opening_threads).unwrap_or(1).clamp(1, files.len().max(1));
     if threads == 1 {
         return (0..files.len()).try_for_each(open);
     }
@@ -786,7 +843,7 @@ fn check_stop_for_corruption(replay: &ReplayState, cfs: &BTreeMap<u32, CfState>)
     Ok(())
 }
 
-/// RocksDB's RecoverLogFiles: replays `wals` (ascending) under `opts.wal_recovery_mode`.
+/// RocksDB's RecoverLogFiles: replays `wals` (ascending) under `config.wal_recovery_mode`.
 /// One code path for the read-write open, the read-only open and the secondary's open and
 /// catch-ups (`readonly.rs`), as RocksDB's `DBImpl::Recover` serves both its read-write and
 /// read-only opens. Point-in-time recovery: after a damaged record the later WALs are
@@ -794,7 +851,7 @@ fn check_stop_for_corruption(replay: &ReplayState, cfs: &BTreeMap<u32, CfState>)
 /// are newer than the damaged WAL then fails the open.
 pub(super) fn replay_wals(
     ctx: &mut RecoveryCtx<'_>,
-    opts: &Options,
+    config: &DbConfig,
     wals: &[u64],
     cfs: &mut BTreeMap<u32, CfState>,
     last_sequence: &mut u64,
@@ -803,7 +860,7 @@ pub(super) fn replay_wals(
     let mut replay = ReplayState::default();
     for &wal in wals {
         let was_stopped = replay.stopped;
-        if replay_wal(ctx, opts, wal, cfs, last_sequence, info_log, &mut replay)? && !was_stopped {
+        if replay_wal(ctx, config, wal, cfs, last_sequence, info_log, &mut replay)? && !was_stopped {
             info_log.log(format_args!("Point-in-time recovery stopped at a corrupt record in WAL {wal}"));
         }
     }
@@ -813,9 +870,9 @@ pub(super) fn replay_wals(
 /// The rules WAL replay follows: `wal_recovery_mode`, except that with `paranoid_checks` off
 /// RocksDB's `InitializeLogReader` gives the log reader no status to report damage into, so
 /// every damaged record is skipped and replay goes on: SkipAnyCorruptedRecord's rule.
-fn replay_mode(opts: &Options) -> crate::wal::WalRecoveryMode {
-    if opts.paranoid_checks {
-        opts.wal_recovery_mode
+fn replay_mode(config: &DbConfig) -> crate::wal::WalRecoveryMode {
+    if config.paranoid_checks {
+        config.wal_recovery_mode
     } else {
         crate::wal::WalRecoveryMode::SkipAnyCorruptedRecord
     }
@@ -826,7 +883,7 @@ fn replay_mode(opts: &Options) -> crate::wal::WalRecoveryMode {
 /// WAL did not begin at the next sequence number (it was dropped).
 fn replay_wal(
     ctx: &mut RecoveryCtx<'_>,
-    opts: &Options,
+    config: &DbConfig,
     wal: u64,
     cfs: &mut BTreeMap<u32, CfState>,
     last_sequence: &mut u64,
@@ -836,7 +893,7 @@ fn replay_wal(
     let path = filename::wal_file(ctx.wal_dir, wal);
     let file = ctx.fs.new_sequential_file(&path)?;
     let name = format!("{wal:06}.log");
-    let mode = replay_mode(opts);
+    let mode = replay_mode(config);
     let mut reader = LogReader::new(file, name.clone(), wal, mode);
     let mut record = Vec::new();
     let mut records = 0u64;
@@ -881,6 +938,7 @@ fn replay_wal(
             }
         }
         check_wal_timestamp_sizes(&batch, reader.recorded_timestamp_sizes(), cfs, &name)?;
+        check_memtable_writes_allowed(&batch, wal, cfs)?;
         let mut seq = batch.sequence();
         // Entries of a prepare section go to the prepared transaction, not the memtables;
         // a commit marker inserts its transaction's entries (RocksDB's MemTableInserter
@@ -894,7 +952,7 @@ fn replay_wal(
             *seq += 1;
         };
         let prepared = &mut ctx.prepared;
-        batch.for_each_wal_record(&mut |r| prepared.replay(opts, wal, r, &mut seq, &mut insert))?;
+        batch.for_each_wal_record(&mut |r| prepared.replay(config, wal, r, &mut seq, &mut insert))?;
         if seq > batch.sequence() {
             *last_sequence = (*last_sequence).max(seq - 1);
         }
@@ -909,7 +967,7 @@ fn replay_wal(
                     &cf.handle,
                     &cf.mem,
                     ctx.next_file_number,
-                    opts.statistics.as_deref(),
+                    config.statistics.as_deref(),
                 )? {
                     ctx.new_files.push((*id, t.0, t.1));
                 }
@@ -925,6 +983,20 @@ fn replay_wal(
         replay.corrupted_wal = wal;
     }
     Ok(replay.stopped)
+}
+
+/// `disallow_memtable_writes`: a WAL record for such a family fails the open, as RocksDB's
+/// MemTableInserter does (the option can be set between opens, not over unflushed writes).
+fn check_memtable_writes_allowed(batch: &WriteBatch, wal: u64, cfs: &BTreeMap<u32, CfState>) -> Result<()> {
+    if !cfs.values().any(|c| c.handle.opts.disallow_memtable_writes) {
+        return Ok(());
+    }
+    batch.for_each(&mut |e| match cfs.get(&e.cf_id) {
+        Some(c) if c.handle.opts.disallow_memtable_writes && wal >= c.log_number => {
+            Err(Error::invalid_argument("This column family has disallow_memtable_writes=true"))
+        }
+        _ => Ok(()),
+    })
 }
 
 /// The keys of a WAL batch carry the timestamp size the WAL recorded for their family
@@ -975,7 +1047,21 @@ fn new_db(fs: &dyn FileSystem, path: &Path, opts: &Options) -> Result<()> {
 /// The database's id, as RocksDB's `SetupDBId` settles it: the MANIFEST's when it records
 /// one (the IDENTITY file is rewritten when it is missing or says otherwise), else the
 /// IDENTITY file's, else a new one written to IDENTITY.
-fn setup_db_id(fs: &dyn FileSystem, path: &Path, in_manifest: Option<&str>) -> Result<String> {
+/// With `write_file` false (`write_identity_file`) nothing is written: the id lives in the
+/// MANIFEST, and the caller deletes a leftover IDENTITY once recovery has succeeded.
+fn setup_db_id(
+    fs: &dyn FileSystem,
+    path: &Path,
+    in_manifest: Option<&str>,
+    write_file: bool,
+) -> Result<String> {
+    let write_identity = |fs: &dyn FileSystem, path: &Path, id: &str| -> Result<()> {
+        if write_file {
+            write_identity(fs, path, id)
+        } else {
+            Ok(())
+        }
+    };
     let p = filename::identity_file(path);
     let in_file = if fs.file_exists(&p) {
         let raw = crate::fs::read_file(fs, &p)?;
@@ -1018,8 +1104,9 @@ fn new_db_id() -> String {
 
 /// Stops background work. Called from `DB::drop` before the threads are joined.
 pub(crate) fn close(inner: &Arc<DbInner>) {
-    // Writes made without the WAL exist only in memtables: flush them, as RocksDB does.
-    if inner.unpersisted.load(Ordering::Acquire) {
+    // Writes made without the WAL exist only in memtables: flush them, as RocksDB does
+    // unless `avoid_flush_during_shutdown` (its CancelAllBackgroundWork).
+    if inner.unpersisted.load(Ordering::Acquire) && !inner.opts.avoid_flush_during_shutdown {
         if let Err(e) = inner.flush_memtables(true, None) {
             inner.info_log.log_at(crate::LogLevel::Error, format_args!("flush at close failed: {e}"));
         }

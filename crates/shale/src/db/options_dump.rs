@@ -66,12 +66,12 @@ pub(crate) fn table_factory_options(t: &BlockBasedOptions, cache: Option<&Arc<Bl
     }
     line!("persistent_cache", &"(nil)");
     line!("block_size", &t.block_size);
-    line!("block_size_deviation", &10);
+    line!("block_size_deviation", &t.block_size_deviation);
     line!("block_restart_interval", &t.block_restart_interval);
     line!("index_block_restart_interval", &t.sanitized_index_block_restart_interval());
     line!("metadata_block_size", &t.metadata_block_size);
     line!("partition_filters", &u8::from(t.partitioned_index && t.partition_filters));
-    line!("use_delta_encoding", &1);
+    line!("use_delta_encoding", &u8::from(t.use_delta_encoding));
     line!(
         "filter_policy",
         &match (t.bloom_bits_per_key, t.ribbon_bloom_before_level) {
@@ -81,21 +81,21 @@ pub(crate) fn table_factory_options(t: &BlockBasedOptions, cache: Option<&Arc<Bl
         }
     );
     line!("user_defined_index_factory", &"nullptr");
-    line!("use_udi_as_primary_index", &0);
-    line!("fail_if_no_udi_on_open", &0);
+    line!("use_udi_as_primary_index", &u8::from(t.use_udi_as_primary_index));
+    line!("fail_if_no_udi_on_open", &u8::from(t.fail_if_no_udi_on_open));
     line!("whole_key_filtering", &u8::from(t.whole_key_filtering));
-    line!("verify_compression", &0);
+    line!("verify_compression", &u8::from(t.verify_compression));
     line!("read_amp_bytes_per_bit", &0);
     line!("format_version", &t.format_version);
     line!("uniform_cv_threshold", &format_args!("{:.6}", -1.0f64));
-    line!("enable_index_compression", &1);
-    line!("block_align", &0);
-    line!("super_block_alignment_size", &0);
-    line!("super_block_alignment_space_overhead_ratio", &128);
-    line!("max_auto_readahead_size", &262144);
+    line!("enable_index_compression", &u8::from(t.enable_index_compression));
+    line!("block_align", &u8::from(t.block_align));
+    line!("super_block_alignment_size", &t.super_block_alignment_size);
+    line!("super_block_alignment_space_overhead_ratio", &t.super_block_alignment_space_overhead_ratio);
+    line!("max_auto_readahead_size", &t.auto_readahead.max);
     line!("prepopulate_block_cache", &0);
-    line!("initial_auto_readahead_size", &8192);
-    line!("num_file_reads_for_auto_readahead", &2);
+    line!("initial_auto_readahead_size", &t.auto_readahead.initial);
+    line!("num_file_reads_for_auto_readahead", &t.auto_readahead.num_file_reads);
     s
 }
 

@@ -27,12 +27,12 @@ use std::path::{Path, PathBuf};
 use crate::options::Options;
 
 /// The table directories of a family with options `cf` in a database at `db_dir` opened
-/// with `db` (RocksDB's sanitized `cf_paths`). Never empty.
-pub(crate) fn table_dirs(db_dir: &Path, db: &Options, cf: &Options) -> Vec<(PathBuf, u64)> {
+/// with `db_paths` (RocksDB's sanitized `cf_paths`). Never empty.
+pub(crate) fn table_dirs(db_dir: &Path, db_paths: &[(PathBuf, u64)], cf: &Options) -> Vec<(PathBuf, u64)> {
     if !cf.cf_paths.is_empty() {
         cf.cf_paths.clone()
-    } else if !db.db_paths.is_empty() {
-        db.db_paths.clone()
+    } else if !db_paths.is_empty() {
+        db_paths.to_vec()
     } else {
         vec![(db_dir.to_path_buf(), u64::MAX)]
     }
@@ -111,11 +111,11 @@ mod tests {
     fn family_paths_fall_back_to_db_paths_then_the_db_directory() {
         let mut db = Options::default();
         let mut cf = Options::default();
-        assert_eq!(table_dirs(Path::new("/db"), &db, &cf), vec![(PathBuf::from("/db"), u64::MAX)]);
+        assert_eq!(table_dirs(Path::new("/db"), &db.db_paths, &cf), vec![(PathBuf::from("/db"), u64::MAX)]);
         db.db_paths = dirs(&[10, 20]);
-        assert_eq!(table_dirs(Path::new("/db"), &db, &cf), dirs(&[10, 20]));
+        assert_eq!(table_dirs(Path::new("/db"), &db.db_paths, &cf), dirs(&[10, 20]));
         cf.cf_paths = vec![(PathBuf::from("/cf"), 0)];
-        assert_eq!(table_dirs(Path::new("/db"), &db, &cf), vec![(PathBuf::from("/cf"), 0)]);
+        assert_eq!(table_dirs(Path::new("/db"), &db.db_paths, &cf), vec![(PathBuf::from("/cf"), 0)]);
     }
 
     #[test]

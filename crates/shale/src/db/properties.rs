@@ -257,10 +257,10 @@ impl DbInner {
         }
         self.info_log.log(format_args!("------- DUMPING STATS -------"));
         self.info_log.log(format_args!("{text}"));
-        if let Some(s) = &self.opts.statistics {
+        if let Some(s) = &self.config.statistics {
             self.info_log.log(format_args!("STATISTICS:\n {}", s.to_text()));
         }
-        if self.opts.dump_malloc_stats {
+        if self.config.dump_malloc_stats {
             if let Some(m) = malloc_stats_text() {
                 self.info_log.log(format_args!("------- Malloc STATS -------"));
                 self.info_log.log(format_args!("{m}"));

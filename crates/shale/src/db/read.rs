@@ -191,7 +191,7 @@ impl DbInner {
     /// A point read, counted as RocksDB's `DBImpl::Get` counts one: `rocksdb.db.get.micros`,
     /// keys read, bytes read (found values) and `rocksdb.bytes.per.read` (0 for a miss).
     pub(crate) fn get_impl(&self, cf: &CfHandle, key: &[u8], ro: &ReadOptions) -> Result<Option<Vec<u8>>> {
-        let stats = self.opts.statistics.as_deref();
+        let stats = self.config.statistics.as_deref();
         let started = stats.and_then(Statistics::timer_start);
         let r = self.get_uncounted(cf, key, ro);
         let found = match &r {
@@ -214,7 +214,7 @@ impl DbInner {
         keys: impl Iterator<Item = (Result<Arc<CfHandle>>, &'k [u8])>,
         ro: &ReadOptions,
     ) -> Vec<Result<Option<Vec<u8>>>> {
-        let stats = self.opts.statistics.as_deref();
+        let stats = self.config.statistics.as_deref();
         let _t = StopWatch::new(stats, Histogram::DbMultiget);
         // One SuperVersion per family for the whole call, taken at the family's first key
         // (RocksDB's MultiGet references each family's SuperVersion once). The sequence is
@@ -320,7 +320,7 @@ impl DbInner {
         entity: bool,
     ) -> Result<Option<Vec<u8>>> {
         use crate::options_api::ReadTier;
-        let stats = self.opts.statistics.as_deref();
+        let stats = self.config.statistics.as_deref();
         let reads = ro.block_reads();
         let mut max_cov = 0;
         let blob = crate::blob::BlobFetcher {
@@ -517,7 +517,7 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
     pub(crate) fn write_batch(&self, batch: WriteBatch, opts: &WriteOptions) -> Result<()> {
         self.inner.check_writable()?;
         // A TTL database's values carry their write time (`ttl.rs`).
-        let batch = if self.inner.opts.ttl_db.is_some() {
+        let batch = if self.inner.config.ttl_db.is_some() {
             batch.with_value_suffix(&super::ttl::timestamp_suffix())?
         } else {
             batch
@@ -529,7 +529,7 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
             self.check_timestamps(&batch)?;
         }
         if batch.has_merge() {
-            if self.inner.opts.ttl_db.is_some() {
+            if self.inner.config.ttl_db.is_some() {
                 // RocksDB's DBWithTTL wraps the merge operator to carry the write times;
                 // Shale's TTL database does not yet.
                 return Err(Error::not_supported(

@@ -49,6 +49,7 @@ use crate::version::manifest::{self, ManifestWriter, RecoveredManifest};
 use crate::version::set::VersionSet;
 use crate::version::Version;
 use crate::wal::{LogWriter, WalRecoveryMode};
+use shale_engine::config::DbConfig;
 
 /// How a database was opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -151,14 +152,16 @@ fn open_view<T: ThreadMode>(
     for d in &descs {
         d.options.check_supported()?;
     }
+    // The engine's view of the DB-wide options, built once (`Options::engine_db_config`).
+    let config = opts.engine_db_config(path);
     let fs = file_system(opts);
-    if mode == DbMode::ReadOnly && opts.create_if_missing {
+    if mode == DbMode::ReadOnly && config.create_if_missing {
         // RocksDB's "historic behavior": the directory is created, then the missing
         // CURRENT fails the open.
         fs.create_dir_all(path)?;
     }
     // The WALs are listed before the MANIFEST is read (see the module comment).
-    let listed = open::wal_numbers(&*fs, &opts.wal_dir_of(path))?;
+    let listed = open::wal_numbers(&*fs, &config.wal_dir)?;
     let recovered = manifest::recover(&*fs, path)?;
     // As rust-rocksdb: with no descriptors the default family gets the DB's options; a
     // list that names other families but not "default" opens it with `Options::default()`.
@@ -180,21 +183,21 @@ fn open_view<T: ThreadMode>(
     let table_cache = TableCache::new(
         fs.clone(),
         path.to_path_buf(),
-        opts.max_open_files,
+        config.max_open_files,
         default_cache,
-        opts.statistics.clone(),
-        opts.row_cache.as_ref().map(|c| c.0.clone()),
+        config.statistics.clone(),
+        config.row_cache.clone(),
     );
-    let mut cfs = open::recovered_cf_states(&recovered, &descs, &table_cache, path, opts)?;
-    open::load_tables(&table_cache, &cfs, opts)?;
+    let mut cfs = open::recovered_cf_states(&recovered, &descs, &table_cache, path, &config)?;
+    open::load_tables(&table_cache, &cfs, &config)?;
 
-    let wals = open::wals_to_replay(&listed, &recovered, &cfs, opts.allow_2pc);
+    let wals = open::wals_to_replay(&listed, &recovered, &cfs, config.allow_2pc);
     if error_if_wal_file_exists {
         // Every WAL in the directory, as RocksDB's Recover checks them before choosing
         // which to replay.
-        let wal_dir = opts.wal_dir_of(path);
-        for w in open::wal_numbers(&*fs, &wal_dir)? {
-            if fs.file_size(&super::filename::wal_file(&wal_dir, w))? > 0 {
+        let wal_dir = &config.wal_dir;
+        for w in open::wal_numbers(&*fs, wal_dir)? {
+            if fs.file_size(&super::filename::wal_file(wal_dir, w))? > 0 {
                 return Err(Error::corruption(
                     "The db was opened in readonly mode with error_if_wal_file_exists flag but a \
                      non-empty WAL file already exists",
@@ -203,7 +206,7 @@ fn open_view<T: ThreadMode>(
         }
     }
     let mut next_file_number = recovered.next_file_number.max(recovered.manifest_number + 1);
-    let last_sequence = replay(&*fs, path, opts, mode, &wals, &recovered, &mut cfs, &info_log)?;
+    let last_sequence = replay(&*fs, path, &config, mode, &wals, &recovered, &mut cfs, &info_log)?;
     for &w in &wals {
         next_file_number = next_file_number.max(w + 1);
     }
@@ -217,12 +220,12 @@ fn open_view<T: ThreadMode>(
         ManifestWriter::over(Box::new(RefusingFile(mode)), recovered.manifest_number),
         next_file_number,
         last_sequence,
-        opts.max_manifest_file_size,
+        config.max_manifest_file_size,
     );
     let wal_number = wals.last().copied().unwrap_or(0);
     let wal_writer = LogWriter::new(Box::new(RefusingFile(mode)), wal_number);
     let parts = InnerParts { fs, versions, table_cache, info_log, lock: Box::new(NoLock), max_column_family };
-    let inner = open::new_inner(path, opts, parts, wal_writer, wal_number, mode);
+    let inner = open::new_inner(path, opts, config, parts, wal_writer, wal_number, mode);
     {
         let mut st = inner.lock_state();
         for (id, cf) in cfs {
@@ -250,7 +253,7 @@ fn open_view<T: ThreadMode>(
 fn replay(
     fs: &dyn FileSystem,
     path: &Path,
-    opts: &Options,
+    config: &DbConfig,
     mode: DbMode,
     wals: &[u64],
     recovered: &RecoveredManifest,
@@ -260,7 +263,7 @@ fn replay(
     let mut last_sequence = recovered.last_sequence;
     let mut next_file_number = 0;
     let mut new_files = Vec::new();
-    let wal_dir = opts.wal_dir_of(path);
+    let wal_dir = config.wal_dir.clone();
     let mut ctx = RecoveryCtx {
         fs,
         path,
@@ -270,16 +273,16 @@ fn replay(
         read_only: true,
         prepared: Default::default(),
     };
-    let mut ropts;
-    let opts = if mode == DbMode::Secondary {
-        ropts = opts.clone();
-        ropts.wal_recovery_mode = WalRecoveryMode::TolerateCorruptedTailRecords;
-        ropts.paranoid_checks = true;
-        &ropts
+    let mut secondary;
+    let config = if mode == DbMode::Secondary {
+        secondary = config.clone();
+        secondary.wal_recovery_mode = WalRecoveryMode::TolerateCorruptedTailRecords;
+        secondary.paranoid_checks = true;
+        &secondary
     } else {
-        opts
+        config
     };
-    open::replay_wals(&mut ctx, opts, wals, cfs, &mut last_sequence, info_log)?;
+    open::replay_wals(&mut ctx, config, wals, cfs, &mut last_sequence, info_log)?;
     Ok(last_sequence)
 }
 
@@ -307,7 +310,7 @@ impl DbInner {
     /// A file gone meanwhile fails it before anything is installed.
     fn catch_up_once(&self) -> Result<()> {
         let fs = &*self.fs;
-        let listed = open::wal_numbers(fs, &self.opts.wal_dir_of(&self.path))?;
+        let listed = open::wal_numbers(fs, &self.config.wal_dir)?;
         let recovered = manifest::recover(fs, &self.path)?;
         let handles: Vec<Arc<CfHandle>> = self.lock_state().cfs.values().map(|c| c.handle.clone()).collect();
         let mut cfs = BTreeMap::new();
@@ -329,10 +332,10 @@ impl DbInner {
             ));
             cfs.insert(h.id, CfState::new(h, mem, version, rc.log_number));
         }
-        open::load_tables(&self.table_cache, &cfs, &self.opts)?;
-        let wals = open::wals_to_replay(&listed, &recovered, &cfs, self.opts.allow_2pc);
+        open::load_tables(&self.table_cache, &cfs, &self.config)?;
+        let wals = open::wals_to_replay(&listed, &recovered, &cfs, self.config.allow_2pc);
         let last_sequence =
-            replay(fs, &self.path, &self.opts, self.mode, &wals, &recovered, &mut cfs, &self.info_log)?;
+            replay(fs, &self.path, &self.config, self.mode, &wals, &recovered, &mut cfs, &self.info_log)?;
         let mut st = self.lock_state();
         for (id, new) in cfs {
             let Some(cf) = st.cfs.get_mut(&id) else { continue };

@@ -321,8 +321,12 @@ impl super::DbInner {
         let options_file_number = crate::options_file::latest_options_file(&*self.fs, &self.path)?
             .map(|(n, _)| n)
             .ok_or_else(|| Error::not_found("remote compaction: the database has no OPTIONS file"))?;
-        let db_id = String::from_utf8(crate::fs::read_file(&*self.fs, &self.path.join("IDENTITY"))?)
-            .map_err(|_| Error::corruption("IDENTITY is not UTF-8"))?;
+        // The id open settled on (no IDENTITY file with `write_identity_file` false).
+        let db_id = match &self.opts.table_ids {
+            Some(ids) => ids.db_id.clone(),
+            None => String::from_utf8(crate::fs::read_file(&*self.fs, &self.path.join("IDENTITY"))?)
+                .map_err(|_| Error::corruption("IDENTITY is not UTF-8"))?,
+        };
         let input = CompactionServiceInput {
             cf_name: cf.name.clone(),
             snapshots: snapshots.to_vec(),

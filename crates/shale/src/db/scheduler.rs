@@ -83,12 +83,12 @@ struct BottomJob {
 /// `BackgroundCompaction`: not a trivial move nor a FIFO deletion, its output level above 0
 /// and the deepest one a compaction may write, and the pool has threads).
 fn forwards_to_bottom(
-    opts: &crate::options::Options,
+    config: &shale_engine::config::DbConfig,
     cf: &super::cf::CfHandle,
     plan: &CompactionPlan,
 ) -> bool {
     let max_output_level = cf.opts.max_output_level();
-    opts.env_bottom_threads > 0
+    config.env_bottom_threads > 0
         && !plan.deletion_only
         && plan.output_level > 0
         && plan.output_level == max_output_level
@@ -244,7 +244,7 @@ pub(crate) fn start_background_threads(inner: &Arc<DbInner>) -> Result<Vec<JoinH
         let st = inner.lock_state();
         // An Env's pool sizes raise the thread counts (the job limits still decide how many
         // run at once), as RocksDB raises the Env's pools to the limits.
-        let (low, high) = inner.opts.env_threads;
+        let (low, high) = inner.config.env_threads;
         (st.jobs.max_flushes.max(high.unwrap_or(0)), st.jobs.max_compactions.max(low.unwrap_or(0)))
     };
     let spawn = |name: String, f: fn(Arc<DbInner>), (lower_cpu, lower_io): (bool, bool)| {
@@ -257,7 +257,7 @@ pub(crate) fn start_background_threads(inner: &Arc<DbInner>) -> Result<Vec<JoinH
             })
             .map_err(|e| Error::io("spawning a background thread", e))
     };
-    let (cpu, io) = (inner.opts.env_lower_cpu, inner.opts.env_lower_io);
+    let (cpu, io) = (inner.config.env_lower_cpu, inner.config.env_lower_io);
     let mut threads = Vec::new();
     for n in 0..flushes {
         threads.push(spawn(format!("shale:flush{n}"), flush_worker, (cpu.1, io.1))?);
@@ -265,13 +265,13 @@ pub(crate) fn start_background_threads(inner: &Arc<DbInner>) -> Result<Vec<JoinH
     for n in 0..compactions {
         threads.push(spawn(format!("shale:compact{n}"), compaction_worker, (cpu.0, io.0))?);
     }
-    for n in 0..inner.opts.env_bottom_threads {
+    for n in 0..inner.config.env_bottom_threads {
         threads.push(spawn(format!("shale:bottom{n}"), bottom_compaction_worker, (false, false))?);
     }
-    if inner.opts.stats_dump_period_sec > 0 {
+    if inner.config.stats_dump_period_sec > 0 {
         threads.push(spawn("shale:dump_st".to_string(), stats_dump_worker, (false, false))?);
     }
-    if inner.opts.stats_persist_period_sec > 0 && inner.opts.statistics.is_some() {
+    if inner.config.stats_persist_period_sec > 0 && inner.config.statistics.is_some() {
         threads.push(spawn("shale:pst_st".to_string(), stats_persist_worker, (false, false))?);
     }
     Ok(threads)
@@ -286,7 +286,7 @@ use shale_base::sys::lower_thread_priority;
 /// periodic `DumpStats` task). It waits on `work_cv` so that close wakes it at once, and
 /// builds the texts without the DB mutex (each takes it briefly, as a property read does).
 fn stats_dump_worker(inner: Arc<DbInner>) {
-    let period = Duration::from_secs(u64::from(inner.opts.stats_dump_period_sec));
+    let period = Duration::from_secs(u64::from(inner.config.stats_dump_period_sec));
     let mut next = Instant::now() + period;
     loop {
         {
@@ -310,7 +310,7 @@ fn stats_dump_worker(inner: Arc<DbInner>) {
 /// waits on `work_cv` so that close wakes it at once, looking at the clock at least every
 /// second (every 50 ms with a clock of the caller's, which moves when a test says).
 fn stats_persist_worker(inner: Arc<DbInner>) {
-    let poll = if inner.opts.stats_history_clock.is_some() {
+    let poll = if inner.config.stats_history_clock.is_some() {
         Duration::from_millis(50)
     } else {
         Duration::from_secs(1)
@@ -348,7 +348,7 @@ pub(crate) fn counts_as_bg_error(e: &Error) -> bool {
 /// A flush thread (HIGH pool). The flush threads also make the automatic recovery
 /// attempts after a hard background error (`error_handler.rs`).
 fn flush_worker(inner: Arc<DbInner>) {
-    let interval = Duration::from_micros(inner.opts.bgerror_resume_retry_interval);
+    let interval = Duration::from_micros(inner.config.bgerror_resume_retry_interval);
     let mut st = inner.lock_state();
     loop {
         if inner.shutting_down.load(Ordering::Acquire) {
@@ -489,7 +489,7 @@ fn compaction_worker(inner: Arc<DbInner>) {
             continue;
         };
         let running = inner.start_compaction(&mut st, id, &plan);
-        if forwards_to_bottom(&inner.opts, &handle, &plan) {
+        if forwards_to_bottom(&inner.config, &handle, &plan) {
             st.jobs.bottom_compactions += 1;
             st.jobs.bottom_queue.push_back(BottomJob { id, plan, running });
             inner.schedule_compaction(&mut st, id);

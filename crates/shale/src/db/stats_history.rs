@@ -134,7 +134,7 @@ impl Iterator for StatsHistoryIterator {
 impl DbInner {
     /// The stats clock's time in seconds.
     pub(crate) fn stats_now_seconds(&self) -> u64 {
-        let micros = match &self.opts.stats_history_clock {
+        let micros = match &self.config.stats_history_clock {
             Some(c) => c.now_micros(),
             None => RealClock.now_micros(),
         };
@@ -145,7 +145,7 @@ impl DbInner {
     /// which open takes).
     pub(crate) fn stats_next_due(&self) -> Option<u64> {
         let h = self.stats.history.lock().ok()?;
-        h.last_run.map(|t| t + u64::from(self.opts.stats_persist_period_sec))
+        h.last_run.map(|t| t + u64::from(self.config.stats_persist_period_sec))
     }
 
     /// The hidden stats family, if open.
@@ -160,7 +160,7 @@ impl DbInner {
             return;
         }
         let now = self.stats_now_seconds();
-        let Some(statistics) = self.opts.statistics.as_deref() else {
+        let Some(statistics) = self.config.statistics.as_deref() else {
             return;
         };
         let counts: BTreeMap<String, u64> =
@@ -176,7 +176,7 @@ impl DbInner {
             cur.iter().filter_map(|(k, v)| prev.get(k).map(|p| (k.clone(), v.wrapping_sub(*p)))).collect()
         };
         let current = h.slice.clone().unwrap_or_default();
-        if self.opts.persist_stats_to_disk {
+        if self.config.persist_stats_to_disk {
             drop(h);
             let mut batch = crate::WriteBatch::default();
             if let Some(prev) = &previous {
@@ -204,7 +204,7 @@ impl DbInner {
                 let d = deltas(prev, &current);
                 h.in_memory.insert(now, d);
             }
-            let limit = self.opts.stats_history_buffer_size;
+            let limit = self.config.stats_history_buffer_size;
             let size = estimate_size(&h.in_memory);
             self.info_log.log(format_args!(
                 "[Pre-GC] In-memory stats history size: {size} bytes, slice count: {}",
@@ -233,8 +233,8 @@ pub(crate) fn init_stats_cf(inner: &Arc<DbInner>, created_now: bool) -> Result<(
     };
     let create = || -> Result<Arc<CfHandle>> {
         let mut o = stats_cf_options();
-        o.write_buffer_manager = inner.opts.write_buffer_manager.clone();
-        o.rate_limiter = inner.opts.rate_limiter.clone();
+        o.write_buffer_manager = inner.config.write_buffer_manager.clone();
+        o.rate_limiter = inner.config.rate_limiter.clone();
         let mut made = super::cf::create_cfs(inner, &[(PERSISTENT_STATS_COLUMN_FAMILY_NAME.to_string(), o)])?;
         made.pop().ok_or_else(|| Error::corruption("creating the persistent stats column family made none"))
     };
@@ -298,7 +298,7 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
     /// `end_time` itself is included too, as RocksDB's `PersistentStatsHistoryIterator` does.
     pub fn get_stats_history(&self, start_time: u64, end_time: u64) -> Result<StatsHistoryIterator> {
         let mut out = Vec::new();
-        if self.inner.opts.persist_stats_to_disk {
+        if self.inner.config.persist_stats_to_disk {
             let Some(handle) = self.inner.stats_cf() else {
                 return Ok(StatsHistoryIterator { snapshots: out.into_iter() });
             };

@@ -27,7 +27,7 @@ use std::collections::BTreeMap;
 use crate::batch::{BatchEntry, Marker, WalRecord, WriteBatch};
 use crate::db::DbInner;
 use crate::error::{Error, Result};
-use crate::options::{Options, WriteOptions};
+use crate::options::WriteOptions;
 use crate::wal::LogWriter;
 
 /// Prepare sections met in WAL recovery and not yet decided, by name, in the order met.
@@ -43,7 +43,7 @@ impl RecoveredPrepared {
     /// `*seq` and advances it).
     pub fn replay(
         &mut self,
-        opts: &Options,
+        config: &shale_engine::config::DbConfig,
         _wal: u64,
         r: WalRecord<'_>,
         seq: &mut u64,
@@ -58,7 +58,7 @@ impl RecoveredPrepared {
                 None => insert(seq, &e),
             },
             WalRecord::Marker(Marker::BeginPrepare) => {
-                if !opts.allow_2pc {
+                if !config.allow_2pc {
                     return Err(Error::not_supported(
                         "WAL contains prepared transactions. Open with TransactionDB::Open().",
                     ));
@@ -191,7 +191,7 @@ impl DbInner {
                     self.sync_wals_locked(&mut wal)
                 } else {
                     wal.unsynced = true;
-                    if self.opts.manual_wal_flush {
+                    if self.config.manual_wal_flush {
                         Ok(()) // left in the buffer until `flush_wal` (manual_wal_flush)
                     } else {
                         wal.writer.flush()
@@ -213,7 +213,7 @@ impl DbInner {
                 }
             }
         };
-        if self.opts.two_write_queues {
+        if self.config.two_write_queues {
             write()
         } else {
             self.exclusive_write(write)

@@ -37,7 +37,7 @@ impl DbInner {
             self.manifest_cv.wait(st);
         }
         st.manifest_busy = true;
-        if self.opts.track_and_verify_wals_in_manifest {
+        if self.config.track_and_verify_wals_in_manifest {
             // Closed WALs a sync found synced (`wal_sync.rs`).
             self.take_synced_wal_additions(st);
             super::wal_tracking::add_wal_edits(st, &mut edits);

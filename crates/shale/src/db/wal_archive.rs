@@ -28,7 +28,7 @@ impl DbInner {
     /// Deletes obsolete WAL `number` of `wal_dir`, or moves it to the archive.
     pub(crate) fn dispose_wal(&self, wal_dir: &Path, number: u64) {
         let from = filename::wal_file(wal_dir, number);
-        if self.opts.wal_archive_on() {
+        if self.config.wal_archive_on() {
             let to = filename::wal_file(&filename::wal_archive_dir(wal_dir), number);
             let status = match self.fs.rename(&from, &to) {
                 Ok(()) => "OK".to_string(),
@@ -47,8 +47,8 @@ impl DbInner {
     /// RocksDB's `WalManager::PurgeObsoleteWALFiles` (see the module comment). Call
     /// without the DB mutex.
     pub(crate) fn purge_wal_archive(&self) {
-        let ttl = self.opts.wal_ttl_seconds;
-        let limit_mb = self.opts.wal_size_limit_mb;
+        let ttl = self.config.wal_ttl_seconds;
+        let limit_mb = self.config.wal_size_limit_mb;
         if ttl == 0 && limit_mb == 0 {
             return;
         }

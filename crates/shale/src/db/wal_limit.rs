@@ -21,6 +21,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use super::DbState;
+use shale_engine::config::DbConfig;
 
 /// The live WALs' sizes and the limit (leaf lock inside).
 pub(crate) struct WalTotal {
@@ -42,7 +43,7 @@ pub(crate) struct WalTotal {
 }
 
 impl WalTotal {
-    pub(crate) fn new(opts: &crate::Options) -> WalTotal {
+    pub(crate) fn new(config: &DbConfig) -> WalTotal {
         let t = WalTotal {
             closed_bytes: AtomicU64::new(0),
             limit: AtomicU64::new(u64::MAX),
@@ -52,14 +53,14 @@ impl WalTotal {
             last_total: AtomicU64::new(0),
             sizes: parking_lot::Mutex::new(BTreeMap::new()),
         };
-        if opts.max_total_wal_size > 0 {
-            t.limit.store(opts.max_total_wal_size, Ordering::Relaxed);
+        if config.max_total_wal_size > 0 {
+            t.limit.store(config.max_total_wal_size, Ordering::Relaxed);
         }
         t
     }
 
     /// Recomputes the limit and the family count from the open families (DB mutex held).
-    pub(crate) fn refresh(&self, opts: &crate::Options, st: &DbState) {
+    pub(crate) fn refresh(&self, config: &DbConfig, st: &DbState) {
         let live = st.cfs.values().filter(|c| !c.dropping);
         let mut families = 0usize;
         let mut in_memory: u64 = 0;
@@ -70,8 +71,11 @@ impl WalTotal {
                 (o.write_buffer_size as u64).saturating_mul(o.max_write_buffer_number as u64),
             );
         }
-        let limit =
-            if opts.max_total_wal_size > 0 { opts.max_total_wal_size } else { in_memory.saturating_mul(4) };
+        let limit = if config.max_total_wal_size > 0 {
+            config.max_total_wal_size
+        } else {
+            in_memory.saturating_mul(4)
+        };
         self.limit.store(limit, Ordering::Relaxed);
         self.multi_family.store(families > 1, Ordering::Relaxed);
     }

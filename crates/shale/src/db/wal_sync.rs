@@ -142,7 +142,7 @@ impl DbInner {
         meta: &mut WalMeta,
         synced: &[(u64, u64, Arc<parking_lot::Mutex<LogWriter>>)],
     ) {
-        let track = self.opts.track_and_verify_wals_in_manifest;
+        let track = self.config.track_and_verify_wals_in_manifest;
         for (number, size, _) in synced {
             // Another sync may have synced and removed it meanwhile.
             if let Some(pos) = meta.closed.iter().position(|c| c.number == *number) {
@@ -164,7 +164,7 @@ impl DbInner {
             (wal.number, !wal.dir_synced)
         };
         let todo = self.closed_wals_to_sync();
-        record_tick(self.opts.statistics.as_deref(), Ticker::WalFileSynced, 1);
+        record_tick(self.config.statistics.as_deref(), Ticker::WalFileSynced, 1);
         if todo.is_empty() {
             return Ok(current);
         }
@@ -184,7 +184,7 @@ impl DbInner {
     /// `needs_to_sync_closed_wals`: more than one family, or two-phase commit; atomic flush
     /// always does).
     pub(crate) fn flush_syncs_closed_wals(&self, st: &DbState) -> bool {
-        self.opts.atomic_flush || self.opts.allow_2pc || st.cfs.len() > 1
+        self.config.atomic_flush || self.config.allow_2pc || st.cfs.len() > 1
     }
 
     /// Moves the closed WALs recorded as synced to the MANIFEST's pending additions (DB

@@ -108,9 +108,6 @@ use crate::statistics::{record_tick, Histogram, Statistics, StopWatch, Ticker, W
 use crate::wal::LogWriter;
 use shale_format::perf::{Field, PerfTimer};
 
-/// Upper bound of a write group's bytes (RocksDB: 1 MiB; 128 KiB above a small leader).
-const MAX_GROUP_BYTES: usize = 1 << 20;
-
 /// How many records' memtables the write leader prefetches (`InsertHint::prefetch`)
 /// before its WAL write: with many column families written at random, each record's
 /// memtable and skiplist headers are cold lines, and the WAL write (a system call) is time
@@ -319,7 +316,7 @@ impl DbInner {
     /// RocksDB's WriteImpl refuses every write of a database opened with both
     /// `two_write_queues` and `enable_pipelined_write` (the open succeeds).
     pub(crate) fn check_write_queues(&self) -> Result<()> {
-        if self.opts.two_write_queues && self.opts.enable_pipelined_write {
+        if self.config.two_write_queues && self.config.enable_pipelined_write {
             return Err(Error::not_supported("pipelined_writes is not compatible with concurrent prepares"));
         }
         Ok(())
@@ -331,7 +328,7 @@ impl DbInner {
             return Err(Error::invalid_argument("Sync writes has to enable WAL."));
         }
         self.check_write_queues()?;
-        if opts.disable_wal && self.opts.sanitized_recycle_log_file_num() > 0 {
+        if opts.disable_wal && self.config.recycle_log_file_num > 0 {
             // RocksDB's WriteImpl: a reused WAL's stale tail is told from new records by
             // their sequence numbers following on, which a write left out of it would break.
             return Err(Error::invalid_argument(
@@ -344,7 +341,7 @@ impl DbInner {
         let bytes = batch.size_in_bytes() as u64;
         // `rocksdb.db.write.micros` for every writer, leader or follower (RocksDB's StopWatch
         // in WriteImpl), recorded with the leader's group counts in one call.
-        let stats = self.opts.statistics.as_deref();
+        let stats = self.config.statistics.as_deref();
         let started = stats.and_then(Statistics::timer_start);
         self.prefetch_active_mem(&batch);
         let me = Writer::new(PendingWrite {
@@ -412,13 +409,17 @@ impl DbInner {
         // Leader. Without the slow path to run first, the group is gathered under the queue
         // lock already held: a lone writer takes that lock twice (join, complete), not three
         // times.
-        let pipelined = self.opts.enable_pipelined_write;
+        let pipelined = self.config.enable_pipelined_write;
         let attention = self.write_control.needs_attention() || self.write_buffer_manager_wants_attention();
-        let early_group = if attention { None } else { Some(build_group(&q.queue)) };
+        let early_group = if attention {
+            None
+        } else {
+            Some(build_group(&q.queue, self.opts.max_write_batch_group_size_bytes))
+        };
         drop(q);
         drop(wait_timer);
         let room = if attention {
-            if pipelined || self.opts.unordered_write {
+            if pipelined || self.config.unordered_write {
                 // RocksDB's WaitForPendingWrites: the memtables may be switched only when no
                 // group still has to insert into them.
                 self.wait_for_memtable_writers();
@@ -429,18 +430,18 @@ impl DbInner {
         };
         let group = match early_group {
             Some(g) => g,
-            None => build_group(&self.writers.lock().queue),
+            None => build_group(&self.writers.lock().queue, self.opts.max_write_batch_group_size_bytes),
         };
         let mut counts = None;
         let outcome = match room {
-            Ok(()) => self.write_group(&group, &mut counts, pipelined || self.opts.unordered_write),
+            Ok(()) => self.write_group(&group, &mut counts, pipelined || self.config.unordered_write),
             Err(e) => Err(e),
         };
         // Pipelined: the group is in the WAL; it leaves the write queue for the memtable
         // writers' queue and inserts when it reaches the front.
         let mut handed = false;
         let outcome = match outcome {
-            Ok(GroupOutcome::Logged(logged)) if self.opts.unordered_write => {
+            Ok(GroupOutcome::Logged(logged)) if self.config.unordered_write => {
                 let own = self.hand_out_unordered(&me, &group, logged);
                 if let Some(s) = stats {
                     s.record_write(started, counts);
@@ -763,7 +764,7 @@ impl DbInner {
             }
         };
         operands.reverse();
-        let stats = self.opts.statistics.as_deref();
+        let stats = self.config.statistics.as_deref();
         let existing = op.full_merge(key, base.as_deref(), operands, stats).ok()?;
         op.full_merge(key, Some(&existing), vec![operand.to_vec()], stats).ok()
     }
@@ -820,8 +821,8 @@ impl DbInner {
             }
             std::hint::spin_loop();
         }
-        let max_yield = if self.opts.enable_write_thread_adaptive_yield {
-            self.opts.write_thread_max_yield_usec
+        let max_yield = if self.config.enable_write_thread_adaptive_yield {
+            self.config.write_thread_max_yield_usec
         } else {
             0
         };
@@ -835,7 +836,7 @@ impl DbInner {
             });
             if update || credit.load(Ordering::Relaxed) >= 0 {
                 let max = Duration::from_micros(max_yield);
-                let slow = Duration::from_micros(self.opts.write_thread_slow_yield_usec);
+                let slow = Duration::from_micros(self.config.write_thread_slow_yield_usec);
                 let begin = Instant::now();
                 let mut iter_begin = begin;
                 let mut slow_yields = 0;
@@ -982,7 +983,7 @@ impl DbInner {
         if guards.len() == 1 && guards[0].batch.is_none() {
             return Err(Error::invalid_argument("empty write"));
         }
-        let parallel = self.opts.allow_concurrent_memtable_write
+        let parallel = self.config.allow_concurrent_memtable_write
             && guards.len() > 1
             && guards.iter().all(|g| g.batch.as_ref().is_none_or(|b| !b.has_merge()));
         // The group's records as one batch: for the WAL record, and for the leader to insert
@@ -1027,6 +1028,10 @@ impl DbInner {
             for g in guards.iter() {
                 let Some(b) = g.batch.as_ref() else { continue };
                 b.for_each(&mut |e| match mems.get(e.cf_id as usize) {
+                    // RocksDB's MemTableInserter::SeekToColumnFamily.
+                    Some(Some(m)) if m.disallow => {
+                        Err(Error::invalid_argument("This column family has disallow_memtable_writes=true"))
+                    }
                     Some(Some(m)) => {
                         if n < PREFETCH_RECORDS && e.cf_id != last {
                             last = e.cf_id;
@@ -1054,12 +1059,12 @@ impl DbInner {
         // is the last one used.
         // unordered_write publishes each group's sequences after its WAL write, so the last
         // sequence is the last one given out there.
-        let first_seq = if pipelined && !self.opts.unordered_write {
+        let first_seq = if pipelined && !self.config.unordered_write {
             self.last_sequence().max(self.mem_writers.last_allocated.load(Ordering::Relaxed)) + 1
         } else {
             self.last_sequence() + 1
         };
-        if pipelined && !self.opts.unordered_write {
+        if pipelined && !self.config.unordered_write {
             self.mem_writers.last_allocated.store(first_seq + count - 1, Ordering::Relaxed);
             if !self.mem_writers.queue.lock().is_empty() {
                 self.mem_writers.overlaps.fetch_add(1, Ordering::Relaxed);
@@ -1078,7 +1083,7 @@ impl DbInner {
             b.set_sequence(first_seq);
         }
         // As RocksDB's WriteImpl: keys and bytes of the group, who wrote it, through the WAL.
-        let stats = self.opts.statistics.as_deref();
+        let stats = self.config.statistics.as_deref();
         // RocksDB's DB-wide `db_stats_` (rocksdb.dbstats), counted whatever the statistics.
         // Only the write leader adds to them, so a load and a store do (RocksDB's
         // `AddDBStats(concurrent = false)`), not a locked read-modify-write.
@@ -1117,7 +1122,7 @@ impl DbInner {
                 } else {
                     wal.unsynced = true;
                     wal.unsynced_writes += 1;
-                    if self.opts.manual_wal_flush {
+                    if self.config.manual_wal_flush {
                         Ok(()) // left in the buffer until `flush_wal` (RocksDB's manual_wal_flush)
                     } else {
                         wal.writer.flush()
@@ -1150,7 +1155,7 @@ impl DbInner {
             return Ok(GroupOutcome::Logged(logged));
         }
         drop(guards);
-        if parallel || self.opts.two_write_queues {
+        if parallel || self.config.two_write_queues {
             // With two write queues, WAL-only writes take the WAL lock meanwhile
             // (`db/twopc.rs`).
             drop(wal_guard);
@@ -1176,12 +1181,12 @@ impl DbInner {
         pipelined: bool,
     ) -> Result<GroupOutcome> {
         let Logged { mems, first_seq, count, parallel, skip_missing, merged } = logged;
-        let stats = self.opts.statistics.as_deref();
+        let stats = self.config.statistics.as_deref();
         let bump = |a: &std::sync::atomic::AtomicU64, n: u64| {
             a.store(a.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed)
         };
-        let mut guards: Vec<_> = group.iter().map(lock).collect();
         if parallel {
+            let mut guards: Vec<_> = group.iter().map(lock).collect();
             // Hand each member its own batch and first sequence; the leader inserts its own.
             let tasks = guards.iter().filter(|g| g.batch.as_ref().is_some_and(|b| b.count() > 0)).count();
             let shared = Arc::new(ParallelGroup {
@@ -1218,10 +1223,13 @@ impl DbInner {
             }
             return Ok(GroupOutcome::Parallel(own));
         }
+        // A serial group inserts the merged batch, or the leader's own when it is alone: only
+        // the leader's state is borrowed (the members wait for the outcome and touch nothing).
+        let leader = if merged.is_none() { group.first().map(lock) } else { None };
         let batch = match merged.as_ref() {
             Some(b) => b,
-            None => guards
-                .first()
+            None => leader
+                .as_ref()
                 .and_then(|g| g.batch.as_ref())
                 .ok_or_else(|| Error::invalid_argument("empty write"))?,
         };
@@ -1235,7 +1243,7 @@ impl DbInner {
         self.mark_memtables_full(full);
         self.versions.set_last_sequence(first_seq + count - 1);
         bump(&self.stats.write_groups, 1);
-        bump(&self.stats.writes, guards.len() as u64);
+        bump(&self.stats.writes, group.len() as u64);
         Ok(GroupOutcome::Done)
     }
 
@@ -1328,7 +1336,7 @@ impl DbInner {
             }
             // The write buffer manager's stall (RocksDB's `WriteBufferManagerStallWrites`):
             // memtables of every database sharing it hold the budget; wait for a free.
-            if let Some(wbm) = self.opts.write_buffer_manager.as_ref().filter(|w| w.should_stall()) {
+            if let Some(wbm) = self.config.write_buffer_manager.as_ref().filter(|w| w.should_stall()) {
                 if no_slowdown {
                     break Err(Error::new(ErrorKind::Incomplete, "Write stall"));
                 }
@@ -1347,7 +1355,7 @@ impl DbInner {
             let micros = t.elapsed().as_micros() as u64;
             shale_format::perf::count(Field::WriteDelayTime, micros.saturating_mul(1000));
             self.stats.stall_micros.fetch_add(micros, Ordering::Relaxed);
-            if let Some(s) = self.opts.statistics.as_deref() {
+            if let Some(s) = self.config.statistics.as_deref() {
                 s.record_tick(Ticker::StallMicros, micros);
                 s.report_time(Histogram::WriteStall, micros);
             }
@@ -1373,13 +1381,13 @@ impl DbInner {
     /// checked by every write leader; the families are scanned only when it does).
     #[inline]
     fn write_buffer_manager_wants_attention(&self) -> bool {
-        self.opts.write_buffer_manager.as_ref().is_some_and(|w| w.should_flush() || w.should_stall())
+        self.config.write_buffer_manager.as_ref().is_some_and(|w| w.should_flush() || w.should_stall())
     }
 
     /// When the write buffer manager says flush, the family whose active memtable holds the
     /// oldest data (RocksDB's `HandleWriteBufferManagerFlush` picks the oldest memtable).
     fn pick_for_write_buffer_manager(&self, st: &DbState) -> Option<u32> {
-        if !self.opts.write_buffer_manager.as_ref().is_some_and(|w| w.should_flush()) {
+        if !self.config.write_buffer_manager.as_ref().is_some_and(|w| w.should_flush()) {
             return None;
         }
         st.cfs
@@ -1438,7 +1446,7 @@ impl DbInner {
             Ok(synced) => {
                 if synced {
                     self.stats.wal_syncs.fetch_add(1, Ordering::Relaxed);
-                    record_tick(self.opts.statistics.as_deref(), Ticker::WalFileSynced, 1);
+                    record_tick(self.config.statistics.as_deref(), Ticker::WalFileSynced, 1);
                 }
                 Ok(())
             }
@@ -1493,12 +1501,12 @@ impl DbInner {
         // `recycle_log_file_num`: the oldest kept WAL is reused, unless file deletions are
         // disabled (a checkpoint may be linking it; RocksDB does not rename then). Taken off
         // the list here so no other switch takes it; put back if no WAL is made.
-        let recycle = if self.opts.sanitized_recycle_log_file_num() > 0 && st.file_deletion_holds == 0 {
+        let recycle = if self.config.recycle_log_file_num > 0 && st.file_deletion_holds == 0 {
             st.wal_recycle.pop_front()
         } else {
             None
         };
-        let recycling = self.opts.sanitized_recycle_log_file_num() > 0;
+        let recycling = self.config.recycle_log_file_num > 0;
         let r = super::unlocked(st, || -> Result<(u64, bool)> {
             let mut wal = self.lock_or_halt(&self.wal, "WAL")?;
             if wal.writer.is_empty_log() && !(recovering && wal.writer.has_failed()) {
@@ -1516,15 +1524,16 @@ impl DbInner {
                 Some(old) => {
                     self.info_log.log(format_args!("reusing log {old} from recycle list"));
                     let old_path = super::filename::wal_file(&self.wal_dir(), old);
-                    let max = usize::try_from(self.opts.writable_file_max_buffer_size).unwrap_or(usize::MAX);
+                    let max =
+                        usize::try_from(self.config.writable_file_max_buffer_size).unwrap_or(usize::MAX);
                     self.fs.reuse_writable_file(&path, &old_path, max)?
                 }
                 None => self.fs.new_writable_file(&path)?,
             };
             let mut writer = LogWriter::new(file, number)
-                .with_bytes_per_sync(self.opts.wal_bytes_per_sync)
+                .with_bytes_per_sync(self.config.wal_bytes_per_sync)
                 .with_recycling(recycling);
-            writer.add_compression_type_record(self.opts.wal_compression)?;
+            writer.add_compression_type_record(self.config.wal_compression)?;
             let old = std::mem::replace(&mut wal.writer, writer);
             let old_number = std::mem::replace(&mut wal.number, number);
             if keep_old {
@@ -1555,8 +1564,8 @@ impl DbInner {
                     if let Some((n, size)) = closed_size {
                         self.wal_total.closed(n, size);
                     }
-                    self.wal_total.refresh(&self.opts, st);
-                    if let (true, Some((n, size))) = (self.opts.track_and_verify_wals_in_manifest, closed) {
+                    self.wal_total.refresh(&self.config, st);
+                    if let (true, Some((n, size))) = (self.config.track_and_verify_wals_in_manifest, closed) {
                         if size > 0 {
                             st.pending_wal_additions.push(crate::version::edit::WalAddition {
                                 number: n,
@@ -1615,8 +1624,11 @@ fn first_family(data: &[u8]) -> u32 {
     0
 }
 
-/// Leader plus the writers queued behind it that can share its WAL record.
-fn build_group(queue: &VecDeque<Arc<Writer>>) -> Vec<Arc<Writer>> {
+/// Leader plus the writers queued behind it that can share its WAL record, up to
+/// `max_bytes` (`max_write_batch_group_size_bytes`) in all, or the leader's size plus an
+/// eighth of it when the leader is at most that eighth (RocksDB's
+/// `WriteThread::EnterAsBatchGroupLeader`).
+fn build_group(queue: &VecDeque<Arc<Writer>>, max_bytes: u64) -> Vec<Arc<Writer>> {
     let mut group = Vec::new();
     let Some(first) = queue.front() else { return group };
     let (lead_sync, lead_nowal, lead_size, lead_excl) = {
@@ -1628,7 +1640,9 @@ fn build_group(queue: &VecDeque<Arc<Writer>>) -> Vec<Arc<Writer>> {
     if lead_excl {
         return group;
     }
-    let max = if lead_size <= 128 << 10 { lead_size + (128 << 10) } else { MAX_GROUP_BYTES };
+    let max_bytes = usize::try_from(max_bytes).unwrap_or(usize::MAX);
+    let eighth = max_bytes / 8;
+    let max = if lead_size <= eighth { lead_size.saturating_add(eighth) } else { max_bytes };
     let mut size = lead_size;
     for w in queue.iter().skip(1) {
         let g = lock(w);
@@ -1637,7 +1651,7 @@ fn build_group(queue: &VecDeque<Arc<Writer>>) -> Vec<Arc<Writer>> {
             break;
         }
         let n = g.batch.as_ref().map_or(0, |b| b.size_in_bytes());
-        if size + n > max {
+        if size.saturating_add(n) > max {
             break;
         }
         size += n;
@@ -1714,8 +1728,43 @@ fn insert_batch(
 
 #[cfg(test)]
 mod tests {
-    use super::first_family;
-    use crate::batch::{tag, HEADER_SIZE};
+    use super::{build_group, first_family, PendingWrite, Writer};
+    use crate::batch::{tag, WriteBatch, HEADER_SIZE};
+    use std::collections::VecDeque;
+    use std::sync::Arc;
+
+    fn writer(value_len: usize) -> Arc<Writer> {
+        let mut b = WriteBatch::default();
+        b.put(b"k", vec![b'v'; value_len]);
+        Writer::new(PendingWrite {
+            batch: Some(b),
+            sync: false,
+            disable_wal: false,
+            exclusive: false,
+            ignore_missing: false,
+            done: false,
+            result: None,
+            task: None,
+            mem_lead: false,
+            own_insert: None,
+        })
+    }
+
+    /// `max_write_batch_group_size_bytes` bounds a group as RocksDB's
+    /// `EnterAsBatchGroupLeader`: the limit, or the leader plus an eighth of it.
+    #[test]
+    fn group_size_follows_max_write_batch_group_size_bytes() {
+        let queue: VecDeque<Arc<Writer>> = (0..10).map(|_| writer(100)).collect();
+        let size = super::lock(&queue[0]).batch.as_ref().map_or(0, |b| b.size_in_bytes()) as u64;
+        // RocksDB's default (1 MiB): all ten share the leader's WAL record.
+        assert_eq!(build_group(&queue, 1 << 20).len(), 10);
+        // A leader no larger than an eighth of the limit grows by that eighth: two more.
+        assert_eq!(build_group(&queue, 8 * 2 * size).len(), 3);
+        // A leader above the eighth: the limit itself, here four writers' worth.
+        assert_eq!(build_group(&queue, 4 * size).len(), 4);
+        // Below one batch: the leader alone.
+        assert_eq!(build_group(&queue, 1).len(), 1);
+    }
 
     fn record(tag: u8, rest: &[u8]) -> Vec<u8> {
         let mut v = vec![0u8; HEADER_SIZE];

@@ -357,7 +357,7 @@ impl TxnCore {
             it.set_prefix_same_as_start(cf.opts.prefix_extractor.clone());
         }
         it.set_merge_operator(cf.opts.merge_core_arc());
-        it.set_statistics(self.inner.opts.statistics.clone());
+        it.set_statistics(self.inner.config.statistics.clone());
         it.set_blob_fetcher(Some(crate::blob::BlobFetcher {
             cache: self.inner.blob_cache.clone(),
             cf_id: cf.id,

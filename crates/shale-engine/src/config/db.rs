@@ -1,0 +1,240 @@
+//! The engine's database-wide configuration: what the database (write path, WAL, flush,
+//! recovery, scheduler, stats threads) reads of RocksDB's `DBOptions`, in the engine's own
+//! names and types. The facade (`shale::options_engine`, `Options::engine_db_config`) builds
+//! it once at open, resolving RocksDB's `SanitizeOptions` there (the recycled WAL count, the
+//! write-back interval, the WAL directory, the background job limits, the delayed write
+//! rate), so the database sees plain values. Database-wide options cannot change after open
+//! (rust-rocksdb has no `set_db_options`), so it is never rebuilt.
+//!
+//! Defaults are RocksDB 11.8.1's (`DBOptions`), as `SanitizeOptions` leaves them.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::cache::BlockCache;
+use crate::fs::FileSystemRef;
+use crate::memtable::write_buffer_manager::WriteBufferManagerState;
+use crate::statistics::Statistics;
+use crate::table::compression::CompressionType;
+use crate::wal::WalRecoveryMode;
+use shale_format::rate_limiter::RateLimiter;
+
+/// A clock in microseconds since the epoch (RocksDB's `SystemClock::NowMicros`), for the
+/// stats history.
+pub trait SystemClock: Send + Sync {
+    fn now_micros(&self) -> u64;
+}
+
+/// The identities a database open records in every table it writes (RocksDB's
+/// "rocksdb.creating.db.identity", "rocksdb.creating.session.identity",
+/// "rocksdb.creating.host.identity").
+#[derive(Debug)]
+pub struct TableIds {
+    pub db_id: String,
+    pub session_id: String,
+    pub host_id: String,
+}
+
+/// What the database reads of the DB-wide options, resolved.
+#[derive(Clone)]
+pub struct DbConfig {
+    /// `create_if_missing`.
+    pub create_if_missing: bool,
+    /// `create_missing_column_families`.
+    pub create_missing_column_families: bool,
+    /// `error_if_exists`.
+    pub error_if_exists: bool,
+    /// `paranoid_checks`.
+    pub paranoid_checks: bool,
+    /// `max_open_files` (-1: every table stays open).
+    pub max_open_files: i32,
+    /// `max_file_opening_threads`.
+    pub max_file_opening_threads: i32,
+    /// `max_background_flushes`, resolved from `max_background_jobs` (RocksDB's `GetBGJobLimits`).
+    pub max_background_flushes: usize,
+    /// `max_background_compactions`, resolved from `max_background_jobs`.
+    pub max_background_compactions: usize,
+    /// The Env's LOW and HIGH pool sizes (`Env::SetBackgroundThreads`), when set.
+    pub env_threads: (Option<usize>, Option<usize>),
+    /// The Env's BOTTOM pool size (0: bottommost compactions run in the LOW pool).
+    pub env_bottom_threads: usize,
+    /// `Env::LowerThreadPoolCPUPriority` for the (LOW, HIGH) pools.
+    pub env_lower_cpu: (bool, bool),
+    /// `Env::LowerThreadPoolIOPriority` for the (LOW, HIGH) pools.
+    pub env_lower_io: (bool, bool),
+    /// The file system given (`env`); None: the default one.
+    pub fs: Option<FileSystemRef>,
+    /// `use_fsync`.
+    pub use_fsync: bool,
+    /// `is_fd_close_on_exec`.
+    pub is_fd_close_on_exec: bool,
+    /// `use_direct_reads`.
+    pub use_direct_reads: bool,
+    /// `allow_mmap_reads`.
+    pub allow_mmap_reads: bool,
+    /// `use_direct_io_for_flush_and_compaction`.
+    pub use_direct_io_for_flush_and_compaction: bool,
+    /// `allow_mmap_writes`.
+    pub allow_mmap_writes: bool,
+    /// `writable_file_max_buffer_size`.
+    pub writable_file_max_buffer_size: u64,
+    /// `bytes_per_sync`, sanitized (1 MiB when unset and a rate limiter is given).
+    pub bytes_per_sync: u64,
+    /// `wal_bytes_per_sync`.
+    pub wal_bytes_per_sync: u64,
+    /// `wal_dir`, resolved: the database directory when unset (empty only in `Default`,
+    /// which knows no database path).
+    pub wal_dir: PathBuf,
+    /// `wal_recovery_mode`.
+    pub wal_recovery_mode: WalRecoveryMode,
+    /// `WAL_ttl_seconds`.
+    pub wal_ttl_seconds: u64,
+    /// `WAL_size_limit_MB`.
+    pub wal_size_limit_mb: u64,
+    /// `recycle_log_file_num`, sanitized (0 with the WAL archive or a strict recovery mode).
+    pub recycle_log_file_num: usize,
+    /// `wal_compression`.
+    pub wal_compression: CompressionType,
+    /// `max_total_wal_size` (0: four times the families' memtable memory).
+    pub max_total_wal_size: u64,
+    /// `manual_wal_flush`.
+    pub manual_wal_flush: bool,
+    /// `track_and_verify_wals_in_manifest`.
+    pub track_and_verify_wals_in_manifest: bool,
+    /// `max_manifest_file_size`.
+    pub max_manifest_file_size: u64,
+    /// `write_dbid_to_manifest`.
+    pub write_dbid_to_manifest: bool,
+    /// `db_paths`: table directories with target sizes (empty: the database directory).
+    pub db_paths: Vec<(PathBuf, u64)>,
+    /// `atomic_flush`.
+    pub atomic_flush: bool,
+    /// `allow_2pc`.
+    pub allow_2pc: bool,
+    /// `two_write_queues`.
+    pub two_write_queues: bool,
+    /// `enable_pipelined_write`.
+    pub enable_pipelined_write: bool,
+    /// `unordered_write`.
+    pub unordered_write: bool,
+    /// `allow_concurrent_memtable_write`.
+    pub allow_concurrent_memtable_write: bool,
+    /// `enable_write_thread_adaptive_yield`.
+    pub enable_write_thread_adaptive_yield: bool,
+    /// `write_thread_max_yield_usec`.
+    pub write_thread_max_yield_usec: u64,
+    /// `write_thread_slow_yield_usec`.
+    pub write_thread_slow_yield_usec: u64,
+    /// `delayed_write_rate`, resolved (16 MiB/s when 0), bytes per second.
+    pub delayed_write_rate: u64,
+    /// `write_buffer_manager`, or one of the database's own made from `db_write_buffer_size`.
+    pub write_buffer_manager: Option<Arc<WriteBufferManagerState>>,
+    /// `rate_limiter`.
+    pub rate_limiter: Option<Arc<RateLimiter>>,
+    /// `row_cache`.
+    pub row_cache: Option<Arc<BlockCache>>,
+    /// `statistics`.
+    pub statistics: Option<Arc<Statistics>>,
+    /// `max_subcompactions`.
+    pub max_subcompactions: u32,
+    /// `compaction_readahead_size`.
+    pub compaction_readahead_size: u64,
+    /// `avoid_unnecessary_blocking_io`.
+    pub avoid_unnecessary_blocking_io: bool,
+    /// `max_bgerror_resume_count` (0 or less: no automatic recovery).
+    pub max_bgerror_resume_count: i32,
+    /// `bgerror_resume_retry_interval`, microseconds.
+    pub bgerror_resume_retry_interval: u64,
+    /// `stats_dump_period_sec` (0: none).
+    pub stats_dump_period_sec: u32,
+    /// `stats_persist_period_sec` (0: none).
+    pub stats_persist_period_sec: u32,
+    /// `persist_stats_to_disk`.
+    pub persist_stats_to_disk: bool,
+    /// `stats_history_buffer_size`.
+    pub stats_history_buffer_size: usize,
+    /// The clock the stats snapshots read (the system clock when None; RocksDB's `Env` clock).
+    pub stats_history_clock: Option<Arc<dyn SystemClock>>,
+    /// `dump_malloc_stats`.
+    pub dump_malloc_stats: bool,
+    /// A TTL database (`DBWithTTL`): the TTL in seconds; every write carries its write time.
+    pub ttl_db: Option<i32>,
+    /// The identities every table this open writes records (set at open, after the DB id).
+    pub table_ids: Option<Arc<TableIds>>,
+}
+
+impl Default for DbConfig {
+    fn default() -> Self {
+        DbConfig {
+            create_if_missing: false,
+            create_missing_column_families: false,
+            error_if_exists: false,
+            paranoid_checks: true,
+            max_open_files: -1,
+            max_file_opening_threads: 16,
+            // `max_background_jobs` 2: one flush, one compaction.
+            max_background_flushes: 1,
+            max_background_compactions: 1,
+            env_threads: (None, None),
+            env_bottom_threads: 0,
+            env_lower_cpu: (false, false),
+            env_lower_io: (false, false),
+            fs: None,
+            use_fsync: false,
+            is_fd_close_on_exec: true,
+            use_direct_reads: false,
+            allow_mmap_reads: false,
+            use_direct_io_for_flush_and_compaction: false,
+            allow_mmap_writes: false,
+            writable_file_max_buffer_size: 1024 * 1024,
+            bytes_per_sync: 0,
+            wal_bytes_per_sync: 0,
+            wal_dir: PathBuf::new(),
+            wal_recovery_mode: WalRecoveryMode::PointInTime,
+            wal_ttl_seconds: 0,
+            wal_size_limit_mb: 0,
+            recycle_log_file_num: 0,
+            wal_compression: CompressionType::None,
+            max_total_wal_size: 0,
+            manual_wal_flush: false,
+            track_and_verify_wals_in_manifest: false,
+            max_manifest_file_size: 1024 * 1024 * 1024,
+            write_dbid_to_manifest: true,
+            db_paths: Vec::new(),
+            atomic_flush: false,
+            allow_2pc: false,
+            two_write_queues: false,
+            enable_pipelined_write: false,
+            unordered_write: false,
+            allow_concurrent_memtable_write: true,
+            enable_write_thread_adaptive_yield: true,
+            write_thread_max_yield_usec: 100,
+            write_thread_slow_yield_usec: 3,
+            delayed_write_rate: 16 << 20,
+            write_buffer_manager: None,
+            rate_limiter: None,
+            row_cache: None,
+            statistics: None,
+            max_subcompactions: 1,
+            compaction_readahead_size: 2 << 20,
+            avoid_unnecessary_blocking_io: false,
+            max_bgerror_resume_count: i32::MAX,
+            bgerror_resume_retry_interval: 1_000_000,
+            stats_dump_period_sec: 600,
+            stats_persist_period_sec: 600,
+            persist_stats_to_disk: false,
+            stats_history_buffer_size: 1024 * 1024,
+            stats_history_clock: None,
+            dump_malloc_stats: false,
+            ttl_db: None,
+            table_ids: None,
+        }
+    }
+}
+
+impl DbConfig {
+    /// Obsolete WALs go to the archive (`WAL_ttl_seconds` or `WAL_size_limit_MB` set).
+    pub fn wal_archive_on(&self) -> bool {
+        self.wal_ttl_seconds > 0 || self.wal_size_limit_mb > 0
+    }
+}
