@@ -82,7 +82,7 @@ fn data_handles(path: &Path) -> Vec<BlockHandle> {
         has_first_key: false,
     };
     let mut it = Arc::new(crate::table::block::Block::new(index).unwrap())
-        .index_iter(bytewise_internal_comparator(), format);
+        .index_iter(&bytewise_internal_comparator(), format);
     let mut out = Vec::new();
     it.seek_to_first();
     while it.valid() {
