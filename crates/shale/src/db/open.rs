@@ -205,7 +205,7 @@ pub(crate) fn open<T: ThreadMode>(
     );
     // The database's id, then the identities every table this open writes records
     // (RocksDB's "rocksdb.creating.db.identity", ".session.identity", ".host.identity").
-    let db_id = setup_db_id(&*fs, path, recovered.db_id.as_deref(), opts.write_identity_file)?;
+    let db_id = setup_db_id(&*fs, path, recovered.db_id.as_deref(), config.write_identity_file)?;
     let mut with_ids = opts.clone();
     // The WAL directory as RocksDB's SanitizeOptions leaves it: empty when it is the
     // database directory (`DbInner::wal_dir`).
@@ -251,11 +251,12 @@ pub(crate) fn open<T: ThreadMode>(
     });
     let replayed = (|| -> Result<()> {
         replay_wals(&mut recovery_ctx, &config, &to_replay, &mut cfs, &mut last_sequence, &info_log)?;
-        // `avoid_flush_during_recovery` (off with `allow_2pc`, RocksDB's SanitizeOptions):
+        // `avoid_flush_during_recovery` (resolved off with `allow_2pc`, RocksDB's
+        // SanitizeOptions):
         // the memtables keep what was replayed, unless one filled during replay and was
         // flushed; then every family is, as RocksDB's
         // `MaybeFlushFinalMemtableOrRestoreActiveLogFiles`.
-        if opts.avoid_flush_during_recovery && !opts.allow_2pc && recovery_ctx.new_files.is_empty() {
+        if config.avoid_flush_during_recovery && recovery_ctx.new_files.is_empty() {
             return Ok(());
         }
         // Write what the WALs held to level-0 tables.
@@ -356,7 +357,7 @@ pub(crate) fn open<T: ThreadMode>(
     );
     let manifest = ManifestWriter::create(fsr, path, manifest_number, &snapshot)?;
     manifest::set_current_file(fsr, path, manifest_number, next_file_number)?;
-    if !opts.write_identity_file {
+    if !config.write_identity_file {
         // RocksDB deletes an obsolete IDENTITY once recovery succeeded (its id is in the
         // MANIFEST now), so the two cannot disagree later.
         let identity = filename::identity_file(path);
@@ -1106,7 +1107,7 @@ fn new_db_id() -> String {
 pub(crate) fn close(inner: &Arc<DbInner>) {
     // Writes made without the WAL exist only in memtables: flush them, as RocksDB does
     // unless `avoid_flush_during_shutdown` (its CancelAllBackgroundWork).
-    if inner.unpersisted.load(Ordering::Acquire) && !inner.opts.avoid_flush_during_shutdown {
+    if inner.unpersisted.load(Ordering::Acquire) && !inner.config.avoid_flush_during_shutdown {
         if let Err(e) = inner.flush_memtables(true, None) {
             inner.info_log.log_at(crate::LogLevel::Error, format_args!("flush at close failed: {e}"));
         }

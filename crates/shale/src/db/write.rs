@@ -414,7 +414,7 @@ impl DbInner {
         let early_group = if attention {
             None
         } else {
-            Some(build_group(&q.queue, self.opts.max_write_batch_group_size_bytes))
+            Some(build_group(&q.queue, self.config.max_write_batch_group_size_bytes))
         };
         drop(q);
         drop(wait_timer);
@@ -430,7 +430,7 @@ impl DbInner {
         };
         let group = match early_group {
             Some(g) => g,
-            None => build_group(&self.writers.lock().queue, self.opts.max_write_batch_group_size_bytes),
+            None => build_group(&self.writers.lock().queue, self.config.max_write_batch_group_size_bytes),
         };
         let mut counts = None;
         let outcome = match room {
