@@ -1,8 +1,8 @@
 //! Shale's LSM engine, between the on-disk formats (`shale-format`) and the rust-rocksdb
 //! facade (`shale`). It knows nothing of rust-rocksdb's names: it runs on its own
-//! configuration ([`config::CfConfig`], [`config::MemTableConfig`]) and its own callbacks
-//! ([`merge::MergeOperatorCore`], [`compaction::job::FilterDecision`]), which the facade
-//! builds from the user's `Options` once per change.
+//! configuration ([`config::DbConfig`], [`config::CfConfig`], [`config::MemTableConfig`]) and
+//! its own callbacks ([`merge::MergeOperatorCore`], [`compaction::job::FilterDecision`]),
+//! which the facade builds from the user's `Options` once per change.
 //!
 //! - `memtable`: the skip list and its arena, the memtable Bloom filter, the write buffer
 //!   manager's accounting.
@@ -12,7 +12,8 @@
 //!   the one replay `ldb` also uses).
 //! - `compaction`: the pure pickers (level, universal, FIFO, TTL), the compaction job, and
 //!   the remote-compaction service's wire format.
-//! - `config`: the engine's per-family settings; `merge`: the merge operator interface.
+//! - `config`: the engine's database-wide and per-family settings; `merge`: the merge
+//!   operator interface.
 //!
 //! The database itself (write path, flush, recovery, scheduler: `shale::db`) still lives in
 //! the facade crate; it moves here next (docs/architecture.md, "Crates").

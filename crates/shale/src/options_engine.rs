@@ -62,6 +62,10 @@ impl Options {
             track_and_verify_wals_in_manifest: self.track_and_verify_wals_in_manifest,
             max_manifest_file_size: self.max_manifest_file_size,
             write_dbid_to_manifest: self.write_dbid_to_manifest,
+            write_identity_file: self.write_identity_file,
+            avoid_flush_during_recovery: self.avoid_flush_during_recovery && !self.allow_2pc,
+            avoid_flush_during_shutdown: self.avoid_flush_during_shutdown,
+            max_write_batch_group_size_bytes: self.max_write_batch_group_size_bytes,
             db_paths: self.db_paths.clone(),
             atomic_flush: self.atomic_flush,
             allow_2pc: self.allow_2pc,
@@ -291,6 +295,11 @@ mod tests {
             (d.stats_persist_period_sec, d.persist_stats_to_disk, d.stats_history_buffer_size)
         );
         assert_eq!((c.dump_malloc_stats, c.ttl_db), (d.dump_malloc_stats, d.ttl_db));
+        assert_eq!(
+            (c.write_identity_file, c.avoid_flush_during_recovery, c.avoid_flush_during_shutdown),
+            (d.write_identity_file, d.avoid_flush_during_recovery, d.avoid_flush_during_shutdown)
+        );
+        assert_eq!(c.max_write_batch_group_size_bytes, d.max_write_batch_group_size_bytes);
         assert_eq!((c.db_log_dir.clone(), c.info_log_level), (d.db_log_dir.clone(), d.info_log_level));
         assert_eq!(
             (c.max_log_file_size, c.log_file_time_to_roll, c.keep_log_file_num),
@@ -327,6 +336,10 @@ mod tests {
         assert_eq!(c.recycle_log_file_num, 0, "no recycling with the WAL archive");
         o.set_wal_dir("/db");
         assert_eq!(o.engine_db_config(path).wal_dir, path);
+        o.set_avoid_flush_during_recovery(true);
+        assert!(o.engine_db_config(path).avoid_flush_during_recovery);
+        o.allow_2pc = true;
+        assert!(!o.engine_db_config(path).avoid_flush_during_recovery, "off with allow_2pc");
     }
 
     #[test]

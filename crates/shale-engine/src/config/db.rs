@@ -116,6 +116,14 @@ pub struct DbConfig {
     pub max_manifest_file_size: u64,
     /// `write_dbid_to_manifest`.
     pub write_dbid_to_manifest: bool,
+    /// `write_identity_file`.
+    pub write_identity_file: bool,
+    /// `avoid_flush_during_recovery`, sanitized (off with `allow_2pc`).
+    pub avoid_flush_during_recovery: bool,
+    /// `avoid_flush_during_shutdown`.
+    pub avoid_flush_during_shutdown: bool,
+    /// `max_write_batch_group_size_bytes`.
+    pub max_write_batch_group_size_bytes: u64,
     /// `db_paths`: table directories with target sizes (empty: the database directory).
     pub db_paths: Vec<(PathBuf, u64)>,
     /// `atomic_flush`.
@@ -231,6 +239,10 @@ impl Default for DbConfig {
             track_and_verify_wals_in_manifest: false,
             max_manifest_file_size: 1024 * 1024 * 1024,
             write_dbid_to_manifest: true,
+            write_identity_file: true,
+            avoid_flush_during_recovery: false,
+            avoid_flush_during_shutdown: false,
+            max_write_batch_group_size_bytes: 1 << 20,
             db_paths: Vec::new(),
             atomic_flush: false,
             allow_2pc: false,

@@ -26,7 +26,7 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
     /// its `db_id_`; with `write_identity_file` false there is no IDENTITY file), else, for a
     /// database opened without one (read-only), the IDENTITY file without its newline.
     pub fn get_db_identity(&self) -> Result<Vec<u8>> {
-        if let Some(ids) = &self.inner.opts.table_ids {
+        if let Some(ids) = &self.inner.config.table_ids {
             return Ok(ids.db_id.as_bytes().to_vec());
         }
         let path = super::filename::identity_file(&self.inner.path);

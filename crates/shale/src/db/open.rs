@@ -251,7 +251,8 @@ pub(crate) fn open<T: ThreadMode>(
     });
     let replayed = (|| -> Result<()> {
         replay_wals(&mut recovery_ctx, &config, &to_replay, &mut cfs, &mut last_sequence, &info_log)?;
-        // `avoid_flush_during_recovery` (off with `allow_2pc`, RocksDB's SanitizeOptions):
+        // `avoid_flush_during_recovery` (resolved off with `allow_2pc`, RocksDB's
+        // SanitizeOptions):
         // the memtables keep what was replayed, unless one filled during replay and was
         // flushed; then every family is, as RocksDB's
         // `MaybeFlushFinalMemtableOrRestoreActiveLogFiles`.

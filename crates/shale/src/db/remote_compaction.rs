@@ -322,7 +322,7 @@ impl super::DbInner {
             .map(|(n, _)| n)
             .ok_or_else(|| Error::not_found("remote compaction: the database has no OPTIONS file"))?;
         // The id open settled on (no IDENTITY file with `write_identity_file` false).
-        let db_id = match &self.opts.table_ids {
+        let db_id = match &self.config.table_ids {
             Some(ids) => ids.db_id.clone(),
             None => String::from_utf8(crate::fs::read_file(&*self.fs, &self.path.join("IDENTITY"))?)
                 .map_err(|_| Error::corruption("IDENTITY is not UTF-8"))?,
