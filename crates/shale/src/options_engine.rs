@@ -100,10 +100,6 @@ impl Options {
             ttl_db: self.ttl_db,
             table_ids: self.table_ids.clone(),
             // RocksDB's SanitizeOptions: recovery flushes with two-phase commit.
-            avoid_flush_during_recovery: self.avoid_flush_during_recovery && !self.allow_2pc,
-            avoid_flush_during_shutdown: self.avoid_flush_during_shutdown,
-            write_identity_file: self.write_identity_file,
-            max_write_batch_group_size_bytes: self.max_write_batch_group_size_bytes,
             log_readahead_size: self.log_readahead_size,
         }
     }
@@ -307,14 +303,7 @@ mod tests {
         );
         assert!(c.write_buffer_manager.is_none() && c.rate_limiter.is_none() && c.row_cache.is_none());
         assert!(c.statistics.is_none() && c.stats_history_clock.is_none() && c.table_ids.is_none());
-        assert_eq!(
-            (c.avoid_flush_during_recovery, c.avoid_flush_during_shutdown, c.write_identity_file),
-            (d.avoid_flush_during_recovery, d.avoid_flush_during_shutdown, d.write_identity_file)
-        );
-        assert_eq!(
-            (c.max_write_batch_group_size_bytes, c.log_readahead_size),
-            (d.max_write_batch_group_size_bytes, d.log_readahead_size)
-        );
+        assert_eq!(c.log_readahead_size, d.log_readahead_size);
     }
 
     #[test]

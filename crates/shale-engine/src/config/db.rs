@@ -190,14 +190,6 @@ pub struct DbConfig {
     pub ttl_db: Option<i32>,
     /// The identities every table this open writes records (set at open, after the DB id).
     pub table_ids: Option<Arc<TableIds>>,
-    /// `avoid_flush_during_recovery`, sanitized (false with `allow_2pc`).
-    pub avoid_flush_during_recovery: bool,
-    /// `avoid_flush_during_shutdown`.
-    pub avoid_flush_during_shutdown: bool,
-    /// `write_identity_file`.
-    pub write_identity_file: bool,
-    /// `max_write_batch_group_size_bytes`.
-    pub max_write_batch_group_size_bytes: u64,
     /// `log_readahead_size` (0: none).
     pub log_readahead_size: usize,
 }
@@ -276,10 +268,6 @@ impl Default for DbConfig {
             keep_log_file_num: 1000,
             ttl_db: None,
             table_ids: None,
-            avoid_flush_during_recovery: false,
-            avoid_flush_during_shutdown: false,
-            write_identity_file: true,
-            max_write_batch_group_size_bytes: 1 << 20,
             log_readahead_size: 0,
         }
     }
