@@ -196,6 +196,12 @@ impl PinnedReader {
         self.0.get()?.downcast_ref::<T>()
     }
 
+    /// Whether a reader is pinned.
+    #[inline]
+    pub fn is_pinned(&self) -> bool {
+        self.0.get().is_some()
+    }
+
     /// Pins `reader` unless a reader is pinned already (then that one stays).
     pub fn pin(&self, reader: std::sync::Arc<dyn std::any::Any + Send + Sync>) {
         let _ = self.0.set(reader);

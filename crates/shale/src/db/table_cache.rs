@@ -155,7 +155,8 @@ impl TableCache {
     /// Pins `entry` in `file` when the cache is unbounded (RocksDB pins table handles when
     /// `max_open_files = -1`; a bounded cache must be able to close readers).
     fn maybe_pin(&self, file: &FileMetaData, entry: &Arc<TableEntry>) {
-        if self.capacity.is_none() {
+        // Checked first: once pinned, every later lookup would clone the Arc only to drop it.
+        if self.capacity.is_none() && !file.pinned_reader.is_pinned() {
             file.pinned_reader.pin(entry.clone());
         }
     }
