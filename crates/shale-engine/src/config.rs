@@ -57,6 +57,10 @@ pub struct UniversalSettings {
     /// -1: `level0_file_num_compaction_trigger`; 0: derived from the write buffer size;
     /// n: at most n runs.
     pub max_read_amp: i32,
+    /// A compaction whose input files' key ranges do not overlap moves them all to its
+    /// output level unchanged (RocksDB's `allow_trivial_move`; never for periodic
+    /// compactions or into level 0).
+    pub allow_trivial_move: bool,
 }
 
 impl Default for UniversalSettings {
@@ -69,6 +73,7 @@ impl Default for UniversalSettings {
             compression_size_percent: -1,
             stop_style: StopStyle::Total,
             max_read_amp: -1,
+            allow_trivial_move: false,
         }
     }
 }
