@@ -1765,6 +1765,22 @@ pub(crate) static ROWS: &[OptionRow] = &[
             Ok(true)
         }),
     ),
+    // Read by each flush (`db/flush.rs::write_level0_table_of`).
+    opt(
+        "prepopulate_blob_cache",
+        Cf,
+        Enum,
+        Yes,
+        Some(|c| if c.blob.prepopulate_cache { "kFlushOnly" } else { "kDisable" }.to_string()),
+        Some(|o, n, v| {
+            o.blob.prepopulate_cache = match v {
+                "kFlushOnly" => true,
+                "kDisable" => false,
+                _ => return Err(bad_value(n, v)),
+            };
+            Ok(true)
+        }),
+    ),
     opt(
         "blob_compaction_readahead_size",
         Cf,
@@ -1773,6 +1789,19 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Some(|c| c.blob.compaction_readahead_size.to_string()),
         Some(|o, n, v| {
             o.set_blob_compaction_readahead_size(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    // Taken when a table leaves the database (`db/versions.rs`, `table_cache.rs`): its
+    // readers erase their cached blocks when dropped.
+    opt(
+        "uncache_aggressiveness",
+        Cf,
+        Int,
+        Yes,
+        Some(|c| c.uncache_aggressiveness.to_string()),
+        Some(|o, n, v| {
+            o.uncache_aggressiveness = number(n, v)?;
             Ok(true)
         }),
     ),

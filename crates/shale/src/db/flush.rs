@@ -131,6 +131,7 @@ pub(crate) fn write_level0_table(
         None,
         stats,
         -1,
+        None,
         warm,
     )?
     .map(|(m, _)| m))
@@ -161,12 +162,21 @@ pub(crate) fn write_level0_table_of(
     blobs: Option<BlobNumbers<'_>>,
     stats: Option<&crate::statistics::Statistics>,
     level: i32,
+    warm_blob_cache: Option<u64>,
     warm: Option<crate::table::WarmCache>,
 ) -> Result<Option<(FileMetaData, Vec<crate::version::edit::BlobFileAddition>)>> {
     // A flush (and a table written at open) goes to level 0.
     let mut blob_builder = match (blob_write_options(cf, 0), blobs) {
         (Some(o), Some(numbers)) => {
-            Some(crate::blob::BlobFileBuilder::new(fs, dir, o, numbers).counted(stats))
+            let b = crate::blob::BlobFileBuilder::new(fs, dir, o, numbers).counted(stats);
+            // `prepopulate_blob_cache` kFlushOnly: a flush (`warm_blob_cache`: this open's
+            // key base in blob caches; None at recovery) puts its blobs into the blob cache.
+            match (&cf.opts.blob_cache, warm_blob_cache) {
+                (Some(cache), Some(session)) if cf.opts.blob.prepopulate_cache => {
+                    Some(b.warm_cache(cache.clone(), session))
+                }
+                _ => Some(b),
+            }
         }
         _ => None,
     };
@@ -459,6 +469,7 @@ impl DbInner {
                     Some(&new_blob_number),
                     self.config.statistics.as_deref(),
                     -1,
+                    Some(self.blob_cache.session()),
                     self.table_cache.warm_cache(&handle, number, false),
                 )
                 .and_then(|m| {
