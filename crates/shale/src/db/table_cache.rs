@@ -201,15 +201,16 @@ impl TableCache {
                     cache_key: OffsetableCacheKey::new(self.cache_session, file.number),
                     statistics: self.statistics.clone(),
                 };
-                let pe = cf.opts.prefix_extractor.clone();
-                let meta = cf.opts.table.meta_cache_policy(level, file.file_size, cf.opts.write_buffer_size);
+                let pe = cf.config().prefix_extractor.clone();
+                let meta =
+                    cf.config().meta_pinning.policy(level, file.file_size, cf.config().write_buffer_size);
                 AnyTable::open_for_cf(
                     f,
                     file.file_size,
                     opts,
                     file.largest_seqno,
                     pe,
-                    &cf.opts.table_format,
+                    &cf.config().table_format,
                     meta,
                 )
             })
@@ -217,7 +218,7 @@ impl TableCache {
         let table = opened.inspect_err(|_| record_tick(stats, Ticker::NoFileErrors, 1))?;
         let tombstones = range_del::from_table_entries(table.range_tombstones())?;
         let entry = Arc::new(TableEntry {
-            tombstones: Arc::new(FragmentedTombstones::new(cf.opts.comparator.clone(), tombstones)),
+            tombstones: Arc::new(FragmentedTombstones::new(cf.icmp.user_comparator().clone(), tombstones)),
             table,
         });
         let tick = if self.capacity.is_some() { self.tick.fetch_add(1, Ordering::Relaxed) } else { 0 };

@@ -175,7 +175,7 @@ pub(crate) fn snapshot_edits(
         if *id != 0 {
             add.column_family_add = Some(cf.handle.name.clone());
         }
-        add.comparator = Some(cf.handle.opts.comparator.name().to_string());
+        add.comparator = Some(cf.handle.icmp.user_comparator().name().to_string());
         edits.push(add);
         let mut e = VersionEdit { column_family: *id, ..Default::default() };
         e.log_number = Some(cf.log_number);
