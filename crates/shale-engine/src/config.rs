@@ -9,12 +9,22 @@
 //! Defaults are RocksDB 11.8.1's (`ColumnFamilyOptions`), resolved as its
 //! `SanitizeCfOptions` leaves them for a block-based family with no compaction filter.
 
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::cache::BlockCache;
+use crate::comparator::BytewiseComparator;
+use crate::key::InternalKeyComparator;
+use crate::memtable::write_buffer_manager::WriteBufferManagerState;
 use crate::slice_transform::SliceTransformRef;
-use crate::table::builder::CompressionOpts;
+use crate::table::builder::{CompressionOpts, TableBuilderOptions};
+use crate::table::{AutoReadahead, TableFormat};
 use shale_base::compression::CompressionType;
 
 mod db;
+mod family;
 pub use db::{DbConfig, LogLevel, SystemClock, TableIds};
+pub use family::{BlobSettings, CfCallbacks, MetaPinning, Pin, PrepopulateBlocks};
 
 /// How a family compacts (RocksDB's `CompactionStyle`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,8 +98,9 @@ pub struct BlobGc {
     pub force_threshold: f64,
 }
 
-/// What the pickers and the compaction's output codec depend on.
-#[derive(Debug, Clone, PartialEq)]
+/// A family's configuration: what the pickers and the compaction's output codec depend on,
+/// and what the database (write path, flush, compaction driver, reads) reads of the family.
+#[derive(Debug, Clone)]
 pub struct CfConfig {
     pub style: CompactionStyle,
     pub pri: CompactionPri,
@@ -125,6 +136,61 @@ pub struct CfConfig {
     /// RocksDB's `uncache_aggressiveness` (0: off): how hard the readers of tables that
     /// leave the database erase their blocks from the block cache.
     pub uncache_aggressiveness: u32,
+
+    // What the database reads of the family besides the pickers.
+    pub num_levels: usize,
+    pub max_write_buffer_number: i32,
+    pub level0_slowdown_writes_trigger: i32,
+    /// 0: no limit.
+    pub soft_pending_compaction_bytes_limit: u64,
+    /// 0: no limit.
+    pub hard_pending_compaction_bytes_limit: u64,
+    /// The immutable memtables a flush waits for (`min_write_buffer_number_to_merge`,
+    /// within 1 and `max_write_buffer_number - 1`).
+    pub flush_merge_min: usize,
+    /// `max_write_buffer_size_to_maintain` resolved (a negative value is
+    /// `max_write_buffer_number × write_buffer_size`, as RocksDB's `SanitizeCfOptions`).
+    pub max_write_buffer_size_to_maintain: i64,
+    pub target_file_size_base: u64,
+    pub target_file_size_multiplier: i32,
+    /// The last level is kept for files ingested behind (the database's or the family's
+    /// `allow_ingest_behind`).
+    pub ingest_behind: bool,
+    /// DBWithTTL's time to live in seconds (values carry a write-time suffix); None: not a
+    /// TTL database.
+    pub ttl_db: Option<i32>,
+    pub paranoid_file_checks: bool,
+    pub report_bg_io_stats: bool,
+    pub optimize_filters_for_hits: bool,
+    /// Writes to the family are refused (ingestion only).
+    pub disallow_memtable_writes: bool,
+    pub strict_max_successive_merges: bool,
+    pub max_sequential_skip_in_iterations: u64,
+    pub experimental_mempurge_threshold: f64,
+    /// A flush's codec (RocksDB's `GetCompressionFlush`).
+    pub flush_compression: CompressionType,
+    pub blob: BlobSettings,
+    /// The family's blob value cache (`set_blob_cache`).
+    pub blob_cache: Option<Arc<BlockCache>>,
+    /// The family's own block cache; None: the database's default one.
+    pub block_cache: Option<Arc<BlockCache>>,
+    /// `no_block_cache`: tables read without a block cache.
+    pub no_block_cache: bool,
+    /// `cf_paths`: the family's table directories and their target sizes.
+    pub cf_paths: Vec<(PathBuf, u64)>,
+    pub table_format: TableFormat,
+    pub prefix_extractor: Option<SliceTransformRef>,
+    /// What every table of the family is written with: the options of one table less what
+    /// each table sets itself (its number, times, level, target size, the family's id and
+    /// name).
+    pub table: TableBuilderOptions,
+    /// Readahead of iterators over the family's tables.
+    pub auto_readahead: AutoReadahead,
+    pub meta_pinning: MetaPinning,
+    pub prepopulate_block_cache: PrepopulateBlocks,
+    /// What a new memtable of the family takes.
+    pub memtable: MemTableConfig,
+    pub callbacks: CfCallbacks,
 }
 
 impl Default for CfConfig {
@@ -156,11 +222,83 @@ impl Default for CfConfig {
             bottommost_compression_opts: None,
             blob_gc: BlobGc { enable: false, age_cutoff: 0.25, force_threshold: 1.0 },
             uncache_aggressiveness: 0,
+            num_levels: 7,
+            max_write_buffer_number: 2,
+            level0_slowdown_writes_trigger: 20,
+            soft_pending_compaction_bytes_limit: 64 << 30,
+            hard_pending_compaction_bytes_limit: 256 << 30,
+            flush_merge_min: 1,
+            max_write_buffer_size_to_maintain: 0,
+            target_file_size_base: 64 << 20,
+            target_file_size_multiplier: 1,
+            ingest_behind: false,
+            ttl_db: None,
+            paranoid_file_checks: false,
+            report_bg_io_stats: false,
+            optimize_filters_for_hits: false,
+            disallow_memtable_writes: false,
+            strict_max_successive_merges: false,
+            max_sequential_skip_in_iterations: 8,
+            experimental_mempurge_threshold: 0.0,
+            flush_compression: CompressionType::Lz4,
+            blob: BlobSettings::default(),
+            blob_cache: None,
+            block_cache: None,
+            no_block_cache: false,
+            cf_paths: Vec::new(),
+            table_format: TableFormat::default(),
+            prefix_extractor: None,
+            table: default_table(),
+            auto_readahead: AutoReadahead::default(),
+            meta_pinning: MetaPinning::default(),
+            prepopulate_block_cache: PrepopulateBlocks::default(),
+            memtable: MemTableConfig {
+                arena_block_size: 1 << 20,
+                write_buffer_size: 64 << 20,
+                inplace_update_num_locks: 10000,
+                ..MemTableConfig::default()
+            },
+            callbacks: CfCallbacks::default(),
         }
     }
 }
 
+/// The tables of a family with RocksDB 11.8.1's `BlockBasedTableOptions` (format version 7,
+/// XXH3 checksums, `optimize_filters_for_memory`, no filter) and the default codec.
+fn default_table() -> TableBuilderOptions {
+    let mut t = TableBuilderOptions::new(InternalKeyComparator::new(Arc::new(BytewiseComparator)));
+    t.compression = CompressionType::Lz4;
+    t.filter_rounding = Some(crate::table::filter::FilterRounding::new());
+    t.format_version = 7;
+    t.checksum = crate::table::ChecksumType::Xxh3;
+    t
+}
+
 impl CfConfig {
+    /// The target size of a table written to `level` (`target_file_size_base` times the
+    /// multiplier per level below 1).
+    pub fn target_file_size(&self, level: usize) -> u64 {
+        let mut size = self.target_file_size_base.max(1);
+        for _ in 1..level.max(1) {
+            size = size.saturating_mul(self.target_file_size_multiplier as u64);
+        }
+        size
+    }
+
+    /// Level sizes follow the data (`level_compaction_dynamic_level_bytes`, leveled
+    /// compaction only).
+    pub fn dynamic_level_bytes_in_force(&self) -> bool {
+        self.level_compaction_dynamic_level_bytes && self.style == CompactionStyle::Level
+    }
+
+    /// The family runs a compaction filter: a TTL database's, or the user's filter or
+    /// factory.
+    pub fn has_compaction_filter(&self) -> bool {
+        self.ttl_db.is_some_and(|t| t > 0)
+            || self.callbacks.compaction_filter.is_some()
+            || self.callbacks.compaction_filter_factory.is_some()
+    }
+
     /// The static size target of `level` (level >= 1): the base times the multiplier and
     /// RocksDB's `MaxBytesMultiplerAdditional(l)` (1 past the list's end) per level below 1.
     pub fn max_bytes_for_level(&self, level: usize) -> u64 {
@@ -177,6 +315,10 @@ impl CfConfig {
 /// memtable representation).
 #[derive(Clone, Default)]
 pub struct MemTableConfig {
+    /// The sanitized `arena_block_size` of point entries.
+    pub arena_block_size: usize,
+    /// The database's write buffer manager the memtable's arenas are charged to.
+    pub write_buffer_manager: Option<Arc<WriteBufferManagerState>>,
     pub max_successive_merges: usize,
     /// `memtable_huge_page_size` (0: none).
     pub huge_page_size: usize,
@@ -202,4 +344,25 @@ pub struct MemTableConfig {
     /// RocksDB's `memtable_max_range_deletions` (0: no limit): a memtable holding this many
     /// range deletions is full, whatever its size.
     pub max_range_deletions: u64,
+}
+
+impl std::fmt::Debug for MemTableConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemTableConfig")
+            .field("arena_block_size", &self.arena_block_size)
+            .field("write_buffer_manager", &self.write_buffer_manager.is_some())
+            .field("max_successive_merges", &self.max_successive_merges)
+            .field("huge_page_size", &self.huge_page_size)
+            .field("write_buffer_size", &self.write_buffer_size)
+            .field("prefix_bloom_ratio", &self.prefix_bloom_ratio)
+            .field("whole_key_filtering", &self.whole_key_filtering)
+            .field("prefix_extractor", &self.prefix_extractor)
+            .field("hash_rep", &self.hash_rep)
+            .field("vector_rep", &self.vector_rep)
+            .field("inplace_update_support", &self.inplace_update_support)
+            .field("inplace_update_num_locks", &self.inplace_update_num_locks)
+            .field("statistics", &self.statistics.is_some())
+            .field("max_range_deletions", &self.max_range_deletions)
+            .finish()
+    }
 }

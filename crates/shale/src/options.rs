@@ -298,41 +298,6 @@ impl BlockBasedOptions {
     pub fn set_cache_index_and_filter_blocks(&mut self, v: bool) {
         self.cache_index_and_filter_blocks = v;
     }
-
-    /// Whether the index and filter of a table of `level` (None: not known) and `file_size`
-    /// stay pinned, as RocksDB's `PrefetchIndexAndFilterBlocks` decides: an unpartitioned
-    /// index and filter by the unpartitioned pinning tier, partitions by the partition tier
-    /// (both falling back to `pin_l0_filter_and_index_blocks_in_cache`: flushed-and-similar,
-    /// level-0 tables no larger than 1.5 x `write_buffer_size`), the top level of a
-    /// partitioned index or filter by the top-level tier (falling back to
-    /// `pin_top_level_index_and_filter`: all tables).
-    pub(crate) fn meta_cache_policy(
-        &self,
-        level: Option<usize>,
-        file_size: u64,
-        write_buffer_size: usize,
-    ) -> crate::table::reader::MetaCachePolicy {
-        use crate::BlockBasedTablePinningTier as T;
-        let flushed_like = level == Some(0) && file_size <= (1.5 * write_buffer_size as f64) as u64;
-        let pinned = |tier: T, fallback: T| {
-            let tier = if tier == T::Fallback { fallback } else { tier };
-            match tier {
-                T::Fallback | T::None => false,
-                T::FlushAndSimilar => flushed_like,
-                T::All => true,
-            }
-        };
-        let l0_fallback =
-            if self.pin_l0_filter_and_index_blocks_in_cache { T::FlushAndSimilar } else { T::None };
-        let top_fallback = if self.pin_top_level_index_and_filter { T::All } else { T::None };
-        crate::table::reader::MetaCachePolicy {
-            cache_index_and_filter_blocks: self.cache_index_and_filter_blocks,
-            high_priority: self.cache_index_and_filter_blocks_with_high_priority,
-            pin: pinned(self.pinning_tiers[2], l0_fallback),
-            pin_top_level: pinned(self.pinning_tiers[0], top_fallback),
-            pin_partitions: pinned(self.pinning_tiers[1], l0_fallback),
-        }
-    }
 }
 
 /// The identities a database open records in every table it writes; set at open
@@ -1610,15 +1575,6 @@ impl Options {
             compactions = (self.max_background_jobs - flushes).max(1);
         }
         (flushes.max(1) as usize, compactions.max(1) as usize)
-    }
-
-    /// The target size of files in `level` (level >= 1).
-    pub(crate) fn target_file_size(&self, level: usize) -> u64 {
-        let mut size = self.target_file_size_base.max(1);
-        for _ in 1..level.max(1) {
-            size = size.saturating_mul(self.target_file_size_multiplier as u64);
-        }
-        size
     }
 }
 

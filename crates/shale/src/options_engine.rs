@@ -11,14 +11,21 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use shale_engine::compaction::filter::{
+    CompactionFilterCore, CompactionFilterFactoryCore, FilterContext, SubcompactionFilter,
+};
 use shale_engine::compaction::job::FilterDecision;
 use shale_engine::config::{
-    BlobGc, CfConfig, CompactionPri as EnginePri, CompactionStyle, DbConfig, MemTableConfig,
+    BlobGc, BlobSettings, CfCallbacks, CfConfig, CompactionPri as EnginePri, CompactionStyle, DbConfig,
+    MemTableConfig, MetaPinning, Pin,
 };
+use shale_engine::key::InternalKeyComparator;
 use shale_engine::merge::MergeOperatorCore;
+use shale_engine::table::TableBuilderOptions;
 
-use crate::compaction_filter::Decision;
-use crate::options::Options;
+use crate::compaction_filter::{Decision, FactorySlot, FilterSlot};
+use crate::compaction_filter_factory::CompactionFilterContext;
+use crate::options::{BlockBasedOptions, Options};
 use crate::options_api::CompactionPri;
 use crate::DBCompactionStyle;
 
@@ -149,12 +156,113 @@ impl Options {
                 force_threshold: self.blob.gc_force_threshold,
             },
             uncache_aggressiveness: self.uncache_aggressiveness,
+            num_levels: self.num_levels.max(1) as usize,
+            max_write_buffer_number: self.max_write_buffer_number,
+            level0_slowdown_writes_trigger: self.level0_slowdown_writes_trigger,
+            soft_pending_compaction_bytes_limit: self.soft_pending_compaction_bytes_limit,
+            hard_pending_compaction_bytes_limit: self.hard_pending_compaction_bytes_limit,
+            flush_merge_min: self.flush_merge_min(),
+            max_write_buffer_size_to_maintain: self.sanitized_max_write_buffer_size_to_maintain(),
+            target_file_size_base: self.target_file_size_base,
+            target_file_size_multiplier: self.target_file_size_multiplier,
+            ingest_behind: self.ingest_behind_allowed(),
+            ttl_db: self.ttl_db,
+            paranoid_file_checks: self.paranoid_file_checks,
+            report_bg_io_stats: self.report_bg_io_stats,
+            optimize_filters_for_hits: self.optimize_filters_for_hits,
+            disallow_memtable_writes: self.disallow_memtable_writes,
+            strict_max_successive_merges: self.strict_max_successive_merges,
+            max_sequential_skip_in_iterations: self.max_sequential_skip_in_iterations,
+            experimental_mempurge_threshold: self.experimental_mempurge_threshold,
+            flush_compression: self.flush_compression().to_table(),
+            blob: BlobSettings {
+                enable_blob_files: self.blob.enable_blob_files,
+                min_blob_size: self.blob.min_blob_size,
+                blob_file_size: self.blob.blob_file_size,
+                compression: self.blob.compression.to_table(),
+                file_starting_level: self.blob.file_starting_level,
+                compaction_readahead_size: self.blob.compaction_readahead_size,
+                prepopulate_cache: self.blob.prepopulate_cache,
+            },
+            blob_cache: self.blob_cache.clone(),
+            block_cache: self.table.block_cache.as_ref().map(|c| c.0.clone()),
+            no_block_cache: self.table.no_block_cache,
+            cf_paths: self.cf_paths.clone(),
+            table_format: self.table_format.clone(),
+            prefix_extractor: self.prefix_extractor.clone(),
+            table: self.table_template(),
+            auto_readahead: self.table.auto_readahead,
+            meta_pinning: self.table.meta_pinning(),
+            prepopulate_block_cache: {
+                use crate::options_tbl::PrepopulateBlockCache as P;
+                let mode = self.table.prepopulate_block_cache;
+                shale_engine::config::PrepopulateBlocks {
+                    flushes: mode != P::Disable,
+                    compactions: mode == P::FlushAndCompaction,
+                }
+            },
+            memtable: self.memtable_config(),
+            callbacks: CfCallbacks {
+                merge_operator: self.merge_core_arc(),
+                compaction_filter: self.compaction_filter.clone().map(|f| f as Arc<dyn CompactionFilterCore>),
+                compaction_filter_factory: self
+                    .compaction_filter_factory
+                    .clone()
+                    .map(|f| f as Arc<dyn CompactionFilterFactoryCore>),
+            },
         }
+    }
+
+    /// What every table of this family is written with (a flush's codec: compactions choose
+    /// their own), less what each table sets itself: its number, times, level and target
+    /// size, and the family's id and name.
+    fn table_template(&self) -> TableBuilderOptions {
+        let t = &self.table;
+        let mut b = TableBuilderOptions::new(InternalKeyComparator::new(self.comparator.clone()));
+        b.block_size = t.block_size;
+        b.block_restart_interval = t.block_restart_interval;
+        b.index_block_restart_interval = t.sanitized_index_block_restart_interval();
+        b.index_shortening = t.index_shortening;
+        b.compression = self.flush_compression().to_table();
+        b.compression_opts = self.compression_opts.clone();
+        b.filter_bits_per_key = t.bloom_bits_per_key;
+        b.filter_rounding = t.optimize_filters_for_memory.then(|| t.filter_rounding.clone());
+        b.filter_ribbon_before_level = t.ribbon_bloom_before_level;
+        b.whole_key_filtering = t.whole_key_filtering;
+        b.partitioned_index = t.partitioned_index;
+        b.hash_index = t.hash_index;
+        // RocksDB turns partitioned filters off without a partitioned index.
+        b.partition_filters = t.partitioned_index && t.partition_filters;
+        b.metadata_block_size = t.metadata_block_size;
+        b.decouple_partitioned_filters = t.decouple_partitioned_filters;
+        b.checksum = t.checksum;
+        t.apply_layout(&mut b);
+        b.sample_for_compression = self.sample_for_compression;
+        b.prefix_extractor = self.prefix_extractor.clone();
+        b.format_version = t.format_version;
+        b.deletion_collectors = self.deletion_collectors.clone();
+        b.table_format = self.table_format.clone();
+        // Flushes are high-priority writes; compactions lower it (`db/compact.rs`).
+        b.rate_limiter = self.rate_limiter.clone().map(|l| (l, crate::rate_limiter::IoPriority::High));
+        if t.data_block_index_type == crate::DataBlockIndexType::BinaryAndHash {
+            b.data_block_hash_ratio = Some(t.data_block_hash_ratio);
+        }
+        if let Some(ids) = &self.table_ids {
+            b.db_id = ids.db_id.clone();
+            b.db_session_id = ids.session_id.clone();
+            b.db_host_id = ids.host_id.clone();
+        }
+        if let Some(m) = &self.merge_operator {
+            b.merge_operator_name = m.name().to_string();
+        }
+        b
     }
 
     /// What a new memtable of this family takes.
     pub(crate) fn memtable_config(&self) -> MemTableConfig {
         MemTableConfig {
+            arena_block_size: self.sanitized_arena_block_size(),
+            write_buffer_manager: self.write_buffer_manager.clone(),
             max_successive_merges: self.max_successive_merges,
             huge_page_size: self.memtable_huge_page_size,
             write_buffer_size: self.write_buffer_size,
@@ -173,14 +281,70 @@ impl Options {
         }
     }
 
-    /// The family's merge operator, as the engine calls it.
-    pub(crate) fn merge_core(&self) -> Option<&dyn MergeOperatorCore> {
-        self.merge_operator.as_deref().map(|m| m as &dyn MergeOperatorCore)
-    }
-
     /// The family's merge operator, for an iterator that keeps it.
     pub(crate) fn merge_core_arc(&self) -> Option<Arc<dyn MergeOperatorCore>> {
         self.merge_operator.clone().map(|m| m as Arc<dyn MergeOperatorCore>)
+    }
+}
+
+impl BlockBasedOptions {
+    /// The pinning tiers with RocksDB's fallbacks resolved: an unpartitioned index and
+    /// filter, and partitions, fall back to `pin_l0_filter_and_index_blocks_in_cache`
+    /// (flushed-and-similar tables), the top level of a partitioned index or filter to
+    /// `pin_top_level_index_and_filter` (all tables).
+    fn meta_pinning(&self) -> MetaPinning {
+        use crate::BlockBasedTablePinningTier as T;
+        let l0_fallback =
+            if self.pin_l0_filter_and_index_blocks_in_cache { Pin::FlushedLike } else { Pin::Never };
+        let top_fallback = if self.pin_top_level_index_and_filter { Pin::Always } else { Pin::Never };
+        let resolve = |tier: T, fallback: Pin| match tier {
+            T::Fallback => fallback,
+            T::None => Pin::Never,
+            T::FlushAndSimilar => Pin::FlushedLike,
+            T::All => Pin::Always,
+        };
+        MetaPinning {
+            cache_index_and_filter_blocks: self.cache_index_and_filter_blocks,
+            high_priority: self.cache_index_and_filter_blocks_with_high_priority,
+            unpartitioned: resolve(self.pinning_tiers[2], l0_fallback),
+            top_level: resolve(self.pinning_tiers[0], top_fallback),
+            partitions: resolve(self.pinning_tiers[1], l0_fallback),
+        }
+    }
+}
+
+impl CompactionFilterCore for FilterSlot {
+    fn name(&self) -> &str {
+        FilterSlot::name(self)
+    }
+
+    fn filter(&self, level: u32, key: &[u8], value: &[u8]) -> FilterDecision {
+        FilterSlot::filter(self, level, key, value).into()
+    }
+}
+
+/// A filter a rust-rocksdb factory made, as the engine runs it.
+struct MadeFilter(Box<dyn crate::compaction_filter::CompactionFilter>);
+
+impl SubcompactionFilter for MadeFilter {
+    fn filter(&mut self, level: u32, key: &[u8], value: &[u8]) -> FilterDecision {
+        self.0.filter(level, key, value).into()
+    }
+}
+
+impl CompactionFilterFactoryCore for FactorySlot {
+    fn name(&self) -> &str {
+        FactorySlot::name(self)
+    }
+
+    fn create(&self, ctx: FilterContext) -> Box<dyn SubcompactionFilter> {
+        Box::new(MadeFilter(FactorySlot::create(
+            self,
+            CompactionFilterContext {
+                is_full_compaction: ctx.is_full_compaction,
+                is_manual_compaction: ctx.is_manual_compaction,
+            },
+        )))
     }
 }
 
@@ -202,7 +366,10 @@ mod tests {
     fn default_options_resolve_to_the_engines_defaults() {
         // The engine's defaults are RocksDB 11.8.1's as the facade resolves them (the default
         // codec is LZ4, the crate's default features having it).
-        assert_eq!(Options::default().engine_cf_config(), CfConfig::default());
+        assert_eq!(
+            format!("{:?}", Options::default().engine_cf_config()),
+            format!("{:?}", CfConfig::default())
+        );
     }
 
     #[test]

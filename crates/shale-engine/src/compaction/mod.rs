@@ -2,6 +2,7 @@
 //! options): `picker` (leveled, and the shared plan type), `universal`, `fifo`; `job` does it.
 
 pub mod fifo;
+pub mod filter;
 pub mod job;
 pub mod picker;
 pub mod picker_ttl;

@@ -197,6 +197,11 @@ impl CfHandle {
         self.super_version_number.store(number, Ordering::Release);
     }
 
+    /// The family's configuration in force (rebuilt at every `set_options`).
+    pub fn config(&self) -> &shale_engine::config::CfConfig {
+        self.opts.engine()
+    }
+
     pub fn is_dropped(&self) -> bool {
         self.dropped.load(Ordering::Acquire)
     }
@@ -207,10 +212,10 @@ impl CfHandle {
             MemTable::for_write_buffer(
                 self.icmp.clone(),
                 log_number,
-                self.opts.sanitized_arena_block_size(),
-                self.opts.write_buffer_manager.clone(),
+                self.config().memtable.arena_block_size,
+                self.config().memtable.write_buffer_manager.clone(),
             )
-            .with_bloom_of(&self.opts.memtable_config()),
+            .with_bloom_of(&self.config().memtable),
         )
     }
 }
@@ -336,7 +341,7 @@ impl CfState {
     /// without that oldest one, plus the active memtable's, reach
     /// `max_write_buffer_size_to_maintain` bytes.
     pub fn retire_flushed(&mut self, flushed: impl IntoIterator<Item = Arc<MemTable>>) {
-        let limit = self.handle.opts.sanitized_max_write_buffer_size_to_maintain();
+        let limit = self.handle.config().max_write_buffer_size_to_maintain;
         if limit <= 0 {
             self.history.clear();
             return;
@@ -481,7 +486,12 @@ pub(crate) fn create_cfs(inner: &Arc<DbInner>, new: &[(String, Options)]) -> Res
     super::options_writer::write_options_file(inner)?;
     for h in &handles {
         inner.info_log.log(format_args!("Created column family [{}] (ID {})", h.name, h.id));
-        super::dyn_options::log_cf_options(&inner.info_log, &h.name, &h.opts, h.block_cache.as_ref());
+        super::dyn_options::log_cf_options(
+            &inner.info_log,
+            &h.name,
+            h.opts.options(),
+            h.block_cache.as_ref(),
+        );
     }
     Ok(handles)
 }
@@ -517,7 +527,7 @@ pub(crate) fn drop_cf(inner: &Arc<DbInner>, handle: &Arc<CfHandle>) -> Result<()
                 let uncache = if inner.config.allow_mmap_reads {
                     0
                 } else {
-                    cf.handle.opts.engine().uncache_aggressiveness
+                    cf.handle.config().uncache_aggressiveness
                 };
                 for (_, f) in cf.current.all_files() {
                     inner.table_cache.mark_obsolete(f, uncache);
@@ -545,7 +555,7 @@ pub(crate) fn drop_cf(inner: &Arc<DbInner>, handle: &Arc<CfHandle>) -> Result<()
         // The handle outlives the drop (rust-rocksdb code may still hold it): let go of the
         // family's memtables and Version so its tables can be purged now. Readers that are
         // still open hold their own SuperVersion, which keeps the files they read.
-        let empty = Arc::new(Version::new(handle.icmp.clone(), handle.opts.num_levels as usize, Vec::new()));
+        let empty = Arc::new(Version::new(handle.icmp.clone(), handle.config().num_levels, Vec::new()));
         handle.install(Arc::new(MemTable::new(handle.icmp.clone(), 0)), Vec::new(), empty);
         inner.purge_obsolete_files(&mut st);
         Ok(())

@@ -260,7 +260,7 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
     /// anything is written (a batch holding one is refused with InvalidArgument instead).
     fn refuse_merge_without_operator(&self, cf_id: u32) -> Result<()> {
         match self.inner.cf_handle_by_id(cf_id) {
-            Some(h) if h.opts.merge_operator.is_none() => {
+            Some(h) if h.config().callbacks.merge_operator.is_none() => {
                 Err(crate::Error::not_supported("Provide a merge_operator when opening DB"))
             }
             _ => Ok(()),

@@ -12,16 +12,17 @@ use super::error_handler::BgErrorReason;
 use super::scheduler::counts_as_bg_error;
 use super::{DBCommon, DBInner, DbInner, DbState, ThreadMode};
 use crate::cf_ref::AsColumnFamilyRef;
+use crate::compaction::filter::FilterContext;
 use crate::compaction::job::FilterDecision;
 use crate::compaction::job::{self, JobInput};
 use crate::compaction::picker::{self, CompactionPlan};
-use crate::compaction_filter_factory::CompactionFilterContext;
 use crate::error::{Error, Result};
 use crate::iter::merging::MergingIterator;
 use crate::iter::range_del;
 use crate::iter::BoxedIterator;
 use crate::options_api::BottommostLevelCompaction;
 use crate::version::edit::VersionEdit;
+use shale_engine::config::CompactionStyle;
 
 /// Whether the family has a compaction filter (its own, its factory's, or a TTL family's
 /// expiry): manual compactions then never move a file unchanged and rewrite the bottommost
@@ -30,10 +31,10 @@ use crate::version::edit::VersionEdit;
 fn output_path_id(cf: &CfHandle, plan: &CompactionPlan) -> u32 {
     if cf.table_dirs.len() <= 1 {
         0
-    } else if cf.opts.compaction_style == crate::DBCompactionStyle::Universal {
+    } else if cf.config().style == shale_engine::config::CompactionStyle::Universal {
         super::paths::universal_path_id(&cf.table_dirs, 1, plan.input_bytes())
     } else {
-        super::paths::level_path_id(&cf.table_dirs, &cf.opts, plan.output_level)
+        super::paths::level_path_id(&cf.table_dirs, cf.config(), plan.output_level)
     }
 }
 
@@ -54,9 +55,7 @@ pub(crate) fn moves_trivially(cf: &CfHandle, plan: &CompactionPlan, manual: bool
 }
 
 fn has_compaction_filter(cf: &CfHandle) -> bool {
-    cf.opts.ttl_db.is_some_and(|t| t > 0)
-        || cf.opts.compaction_filter.is_some()
-        || cf.opts.compaction_filter_factory.is_some()
+    cf.config().has_compaction_filter()
 }
 
 impl DbInner {
@@ -133,9 +132,9 @@ impl DbInner {
             // BlobDB garbage collection: blobs in the oldest `age_cutoff` of the blob files
             // are relocated (RocksDB's `ComputeBlobGarbageCollectionCutoffFileNumber`).
             let blob_gc_cutoff = match st.cfs.get(&cf.id) {
-                Some(c) if cf.opts.blob.enable_gc => {
+                Some(c) if cf.config().blob_gc.enable => {
                     let blobs: Vec<u64> = c.current.blob_files().keys().copied().collect();
-                    let at = (cf.opts.blob.gc_age_cutoff * blobs.len() as f64) as usize;
+                    let at = (cf.config().blob_gc.age_cutoff * blobs.len() as f64) as usize;
                     blobs.get(at).copied().unwrap_or(u64::MAX)
                 }
                 _ => 0,
@@ -185,20 +184,21 @@ impl DbInner {
                     // The family's compaction filter, or one its factory makes for this
                     // subcompaction (as RocksDB's: on its thread, dropped at its end).
                     let level = plan.level as u32;
-                    let single = cf.opts.compaction_filter.clone();
-                    let mut made = match (&single, &cf.opts.compaction_filter_factory) {
-                        (None, Some(factory)) => Some(factory.create(CompactionFilterContext {
-                            is_full_compaction,
-                            is_manual_compaction: manual,
-                        })),
+                    let callbacks = &cf.config().callbacks;
+                    let single = callbacks.compaction_filter.clone();
+                    let mut made = match (&single, &callbacks.compaction_filter_factory) {
+                        (None, Some(factory)) => Some(
+                            factory
+                                .create(FilterContext { is_full_compaction, is_manual_compaction: manual }),
+                        ),
                         _ => None,
                     };
                     let has_filter = single.is_some() || made.is_some();
                     let mut filter_fn = |k: &[u8], v: &[u8]| -> FilterDecision {
                         if let Some(f) = &single {
-                            f.filter(level, k, v).into()
+                            f.filter(level, k, v)
                         } else if let Some(f) = made.as_mut() {
-                            f.filter(level, k, v).into()
+                            f.filter(level, k, v)
                         } else {
                             FilterDecision::Keep
                         }
@@ -219,28 +219,28 @@ impl DbInner {
                         snapshots: snapshots.clone(),
                         // With the last level kept for ingestion behind, nothing is
                         // bottommost (RocksDB's CompactionIterator).
-                        bottommost: plan.bottommost && !cf.opts.ingest_behind_allowed(),
+                        bottommost: plan.bottommost && !cf.config().ingest_behind,
                         target_file_size: plan
                             .output_file_size
-                            .unwrap_or_else(|| cf.opts.target_file_size(plan.output_level)),
+                            .unwrap_or_else(|| cf.config().target_file_size(plan.output_level)),
                         builder_options: &builder_options,
                         new_file_number: &new_number,
                         remove_value: ttl_filter.as_ref().map(|f| f as &job::ValueFilter),
                         compaction_filter: if has_filter { Some(&mut filter_fn) } else { None },
-                        merge_operator: cf.opts.merge_core(),
+                        merge_operator: cf.config().callbacks.merge(),
                         full_history_ts_low: Some(cf.full_history_ts_low()).filter(|l| !l.is_empty()),
                         blob_fetcher: Some(crate::blob::BlobFetcher {
                             cache: this.blob_cache.clone(),
                             cf_id: cf.id,
                             // Looked up, never filled (RocksDB's compactions read with
                             // fill_cache = false).
-                            value_cache: cf.opts.blob_cache.clone(),
+                            value_cache: cf.config().blob_cache.clone(),
                             fill_cache: false,
                             no_io: false,
                         }),
                         blob_write: super::flush::blob_write_options(cf, plan.output_level),
                         blob_gc_cutoff,
-                        blob_readahead: cf.opts.blob.compaction_readahead_size,
+                        blob_readahead: cf.config().blob.compaction_readahead_size,
                         cancel: Some(&this.shutting_down),
                         statistics: this.config.statistics.as_deref(),
                         range,
@@ -292,7 +292,7 @@ impl DbInner {
                         Ok((all?, extra_cpu))
                     })?
                 };
-                if cf.opts.paranoid_file_checks {
+                if cf.config().paranoid_file_checks {
                     for m in &r.outputs {
                         this.verify_new_table(cf, m)?;
                     }
@@ -372,7 +372,7 @@ impl DbInner {
             }
             edit.blob_file_additions = result.blob_additions;
             edit.blob_file_garbages = result.blob_garbage;
-            if cf.opts.report_bg_io_stats {
+            if cf.config().report_bg_io_stats {
                 self.info_log.buffer_line(format_args!(
                     "[{}] compaction to L{} wrote {} bytes, write micros {}",
                     cf.name,
@@ -445,14 +445,14 @@ impl DbInner {
         if self.config.max_subcompactions <= 1
             || self.compaction_service.lock().is_some()
             || cf.icmp.user_comparator().timestamp_size() > 0
-            || matches!(cf.opts.table_format, crate::table::TableFormat::Plain(_))
+            || matches!(cf.config().table_format, crate::table::TableFormat::Plain(_))
         {
             return false;
         }
-        match cf.opts.compaction_style {
-            crate::DBCompactionStyle::Level => (plan.level == 0 || manual) && plan.output_level > 0,
-            crate::DBCompactionStyle::Universal => cf.opts.num_levels > 1 && plan.output_level > 0,
-            crate::DBCompactionStyle::Fifo => false,
+        match cf.config().style {
+            CompactionStyle::Level => (plan.level == 0 || manual) && plan.output_level > 0,
+            CompactionStyle::Universal => cf.config().num_levels > 1 && plan.output_level > 0,
+            CompactionStyle::Fifo => false,
         }
     }
 
@@ -474,7 +474,7 @@ impl DbInner {
         }
         // RocksDB's MaxFileSizeForLevel of the output level: the level's target file size,
         // for universal too (whose outputs are not cut by size).
-        let target = cf.opts.target_file_size(plan.output_level);
+        let target = cf.config().target_file_size(plan.output_level);
         job::subcompaction_boundaries(
             &**cf.icmp.user_comparator(),
             anchors,
@@ -512,10 +512,10 @@ impl DbInner {
             b.compression = compression;
             b.compression_opts = compression_opts.clone();
             // RocksDB's table builder skips the filter of a bottommost compaction's outputs.
-            if cf.opts.optimize_filters_for_hits && plan.bottommost {
+            if cf.config().optimize_filters_for_hits && plan.bottommost {
                 b.filter_bits_per_key = None;
             }
-            b.target_file_size = cf.opts.target_file_size(plan.output_level);
+            b.target_file_size = cf.config().target_file_size(plan.output_level);
             b.filter_level = super::flush::filter_level(cf, plan.output_level as i32);
             if let Some((_, pri)) = b.rate_limiter.as_mut() {
                 *pri = crate::rate_limiter::IoPriority::Low;
@@ -577,7 +577,7 @@ impl DbInner {
         bottommost: BottommostLevelCompaction,
         change_level: Option<i32>,
     ) -> Result<()> {
-        if change_level.is_some() && cf.opts.compaction_style == crate::DBCompactionStyle::Fifo {
+        if change_level.is_some() && cf.config().style == shale_engine::config::CompactionStyle::Fifo {
             return Err(Error::not_supported("FIFO compaction does not support change_level."));
         }
         self.check_writable()?;
@@ -588,8 +588,8 @@ impl DbInner {
         // The level the compaction ended on (RocksDB's `final_output_level`); None when it
         // found nothing to compact in the range (leveled).
         let r = (|| -> Result<Option<usize>> {
-            let style = cf.opts.compaction_style;
-            if style != crate::DBCompactionStyle::Level {
+            let style = cf.config().style;
+            if style != CompactionStyle::Level {
                 // RocksDB ignores the range under FIFO (it runs FIFO's own pick, once) and
                 // under universal (every file of every level goes into the last level).
                 while st.cfs.get(&cf.id).is_some_and(|c| !c.running.is_empty()) {
@@ -597,19 +597,18 @@ impl DbInner {
                 }
                 let c = st.cfs.get(&cf.id).ok_or_else(dropped)?;
                 let busy = picker::Busy::default();
-                let plan = if style == crate::DBCompactionStyle::Fifo {
-                    crate::compaction::fifo::pick_fifo(&c.current, cf.opts.engine(), busy, picker::unix_now())
+                let plan = if style == CompactionStyle::Fifo {
+                    crate::compaction::fifo::pick_fifo(&c.current, cf.config(), busy, picker::unix_now())
                 } else {
                     crate::compaction::universal::pick_manual_universal(
                         &c.current,
-                        cf.opts.max_output_level(),
+                        cf.config().max_output_level,
                     )
                 };
                 // Universal compacts everything into the last level (FIFO, refused a level
                 // change above, stays at level 0).
                 // With one level RocksDB takes the leveled path: nothing to compact, no move.
-                let last =
-                    if style == crate::DBCompactionStyle::Fifo { 0 } else { cf.opts.max_output_level() };
+                let last = if style == CompactionStyle::Fifo { 0 } else { cf.config().max_output_level };
                 let Some(plan) = plan else { return Ok((last > 0).then_some(last)) };
                 self.run_manual(&mut st, cf, plan)?;
                 return Ok(Some(last));
@@ -620,13 +619,13 @@ impl DbInner {
             // (kCompactToBaseLevel: the last level of a database with nothing below level 0)
             // and then every level moves down until the last level; otherwise the steps stop
             // at the deepest non-empty level of the family (not only of the range).
-            let num_levels = cf.opts.num_levels as usize;
+            let num_levels = cf.config().num_levels;
             let first = {
                 let c = st.cfs.get(&cf.id).ok_or_else(dropped)?;
                 (0..num_levels).find(|&l| !c.current.overlapping_files(l, begin, end).is_empty())
             };
             let Some(first) = first else { return Ok(None) };
-            let dynamic = cf.opts.dynamic_level_bytes_in_force();
+            let dynamic = cf.config().dynamic_level_bytes_in_force();
             // The tables there before this compaction: the bottommost compaction below
             // leaves the others (RocksDB's `max_file_num_to_ignore`, the next file number at
             // the start).
@@ -663,7 +662,7 @@ impl DbInner {
                     }
                 }
                 let output = if dynamic && level == 0 {
-                    picker::level_targets(&c.current, cf.opts.engine()).base_level.max(1)
+                    picker::level_targets(&c.current, cf.config()).base_level.max(1)
                 } else {
                     level + 1
                 };
@@ -837,7 +836,7 @@ impl DbInner {
         let ids: Vec<u32> = st
             .cfs
             .iter()
-            .filter(|(_, c)| c.handle.opts.age_compaction_seconds() != (0, 0))
+            .filter(|(_, c)| (c.handle.config().age_ttl, c.handle.config().age_periodic) != (0, 0))
             .map(|(id, _)| *id)
             .collect();
         for id in ids {
@@ -945,10 +944,10 @@ fn min_empty_level_fitting(v: &crate::version::Version, cf: &CfHandle, level: us
     // Target sizes as the Version's (RocksDB's `MaxBytesForLevel`): dynamic level bytes
     // only under leveled compaction (RocksDB's options sanitizing turns it off otherwise).
     let targets =
-        cf.opts.dynamic_level_bytes_in_force().then(|| picker::level_targets(v, cf.opts.engine()).max_bytes);
+        cf.config().dynamic_level_bytes_in_force().then(|| picker::level_targets(v, cf.config()).max_bytes);
     let max_bytes = |l: usize| match &targets {
         Some(t) => t.get(l).copied().unwrap_or(u64::MAX),
-        None => cf.opts.engine().max_bytes_for_level(l),
+        None => cf.config().max_bytes_for_level(l),
     };
     let mut minimum = level;
     for l in (1..level).rev() {
@@ -979,7 +978,7 @@ fn compaction_compression(
     let sv = cf.super_version();
     crate::compaction::picker::output_compression(
         &sv.current,
-        cf.opts.engine(),
+        cf.config(),
         plan.output_level,
         !plan.disable_compression,
     )
@@ -989,12 +988,11 @@ fn compaction_compression(
 /// unchanged only when its level's codec is the output level's (per-level compression);
 /// universal compaction's trivial moves do not ask (RocksDB returns before the check).
 fn input_compression_matches_output(cf: &CfHandle, plan: &CompactionPlan) -> bool {
-    if cf.opts.compaction_style == crate::DBCompactionStyle::Universal {
+    if cf.config().style == shale_engine::config::CompactionStyle::Universal {
         return true;
     }
     let sv = cf.super_version();
-    let input =
-        crate::compaction::picker::output_compression(&sv.current, cf.opts.engine(), plan.level, true).0;
+    let input = crate::compaction::picker::output_compression(&sv.current, cf.config(), plan.level, true).0;
     input == compaction_compression(cf, plan).0
 }
 
@@ -1033,8 +1031,8 @@ fn compaction_started_event(
     if !plan.next_inputs.is_empty() && plan.output_level != plan.level {
         w.array(&format!("files_L{}", plan.output_level), plan.next_inputs.iter().map(|f| f.number));
     }
-    let score = if !manual && cf.opts.compaction_style == crate::DBCompactionStyle::Level {
-        picker::level_scores(v, cf.opts.engine()).get(plan.level).copied().unwrap_or(-1.0)
+    let score = if !manual && cf.config().style == shale_engine::config::CompactionStyle::Level {
+        picker::level_scores(v, cf.config()).get(plan.level).copied().unwrap_or(-1.0)
     } else {
         -1.0
     };

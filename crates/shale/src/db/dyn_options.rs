@@ -108,10 +108,11 @@ impl DynOptions {
     }
 }
 
-impl std::ops::Deref for DynOptions {
-    type Target = Options;
-
-    fn deref(&self) -> &Options {
+impl DynOptions {
+    /// The user's options in force, for the facade's own work (the OPTIONS file, the info
+    /// LOG's dump, `set_options`' copy, the option checks at `create_column_family`): the
+    /// database reads `engine()`.
+    pub fn options(&self) -> &Options {
         &self.current().opts
     }
 }
@@ -277,7 +278,7 @@ impl DbInner {
     /// RocksDB's SetOptions on one family: all of `pairs` or none of them take effect.
     pub(crate) fn set_cf_options(&self, handle: &Arc<CfHandle>, pairs: &[(&str, &str)]) -> Result<()> {
         self.check_writable()?;
-        let mut new = (*handle.opts).clone();
+        let mut new = handle.opts.options().clone();
         for (k, v) in pairs {
             apply_mutable(&mut new, k, v)?;
         }
@@ -419,12 +420,15 @@ mod tests {
     #[test]
     fn readers_keep_their_reference_across_a_change() {
         let d = DynOptions::new(Options::default());
-        let before: &Options = &d;
+        let before: &Options = d.options();
+        let before_config = d.engine();
         let size = before.write_buffer_size;
-        let mut o = (*d).clone();
+        let mut o = d.options().clone();
         o.write_buffer_size = 12345;
         d.set(o);
         assert_eq!(before.write_buffer_size, size);
-        assert_eq!(d.write_buffer_size, 12345);
+        assert_eq!(before_config.write_buffer_size, size);
+        assert_eq!(d.options().write_buffer_size, 12345);
+        assert_eq!(d.engine().write_buffer_size, 12345, "the engine's configuration rebuilt with them");
     }
 }

@@ -23,7 +23,7 @@ use crate::version::edit::{FileMetaData, VersionEdit};
 /// The level a Ribbon filter policy goes by for a table written to `level` (-1: flush),
 /// as RocksDB's `RibbonFilterPolicy`: FIFO compaction counts every table as the last level.
 pub(crate) fn filter_level(cf: &CfHandle, level: i32) -> i32 {
-    if cf.opts.compaction_style == crate::DBCompactionStyle::Fifo {
+    if cf.config().style == shale_engine::config::CompactionStyle::Fifo {
         i32::MAX - 1
     } else {
         level
@@ -32,39 +32,8 @@ pub(crate) fn filter_level(cf: &CfHandle, level: i32) -> i32 {
 
 /// Table-builder options for a column family.
 pub(crate) fn builder_options(cf: &CfHandle, orig_file_number: u64) -> TableBuilderOptions {
-    let o = &cf.opts;
-    let mut b = TableBuilderOptions::new(cf.icmp.clone());
-    b.block_size = o.table.block_size;
-    b.block_restart_interval = o.table.block_restart_interval;
-    b.index_block_restart_interval = o.table.sanitized_index_block_restart_interval();
-    b.index_shortening = o.table.index_shortening;
-    // A flush's codec (RocksDB's GetCompressionFlush); compactions choose their own
-    // (`compact.rs`, `compaction/picker.rs::output_compression`).
-    b.compression = o.flush_compression().to_table();
-    b.compression_opts = o.compression_opts.clone();
-    b.filter_bits_per_key = o.table.bloom_bits_per_key;
-    b.filter_rounding = o.table.optimize_filters_for_memory.then(|| o.table.filter_rounding.clone());
-    b.filter_ribbon_before_level = o.table.ribbon_bloom_before_level;
-    b.whole_key_filtering = o.table.whole_key_filtering;
-    b.partitioned_index = o.table.partitioned_index;
-    b.hash_index = o.table.hash_index;
-    // RocksDB turns partitioned filters off without a partitioned index.
-    b.partition_filters = o.table.partitioned_index && o.table.partition_filters;
-    b.metadata_block_size = o.table.metadata_block_size;
-    b.decouple_partitioned_filters = o.table.decouple_partitioned_filters;
-    b.checksum = o.table.checksum;
-    o.table.apply_layout(&mut b);
-    b.sample_for_compression = o.sample_for_compression;
-    b.prefix_extractor = o.prefix_extractor.clone();
-    b.format_version = o.table.format_version;
+    let mut b = cf.config().table.clone();
     b.column_family_id = cf.id;
-    // Flushes are high-priority writes; compactions lower it (`compact.rs`).
-    b.deletion_collectors = o.deletion_collectors.clone();
-    b.table_format = o.table_format.clone();
-    b.rate_limiter = o.rate_limiter.clone().map(|l| (l, crate::rate_limiter::IoPriority::High));
-    if o.table.data_block_index_type == crate::DataBlockIndexType::BinaryAndHash {
-        b.data_block_hash_ratio = Some(o.table.data_block_hash_ratio);
-    }
     b.column_family_name = cf.name.clone();
     let now =
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
@@ -75,14 +44,6 @@ pub(crate) fn builder_options(cf: &CfHandle, orig_file_number: u64) -> TableBuil
     // compaction replaces it with its inputs' newest (`compact.rs`).
     b.newest_key_time = now;
     b.orig_file_number = orig_file_number;
-    if let Some(ids) = &o.table_ids {
-        b.db_id = ids.db_id.clone();
-        b.db_session_id = ids.session_id.clone();
-        b.db_host_id = ids.host_id.clone();
-    }
-    if let Some(m) = &o.merge_operator {
-        b.merge_operator_name = m.name().to_string();
-    }
     b
 }
 
@@ -93,16 +54,16 @@ pub(crate) fn blob_write_options(
     cf: &CfHandle,
     output_level: usize,
 ) -> Option<crate::blob::BlobWriteOptions> {
-    let b = &cf.opts.blob;
+    let b = &cf.config().blob;
     if i64::try_from(output_level).unwrap_or(i64::MAX) < i64::from(b.file_starting_level) {
         return None;
     }
     // Families with user-defined timestamps keep their values in their tables (reading blob
     // values there is not built: `read.rs`).
-    (b.enable_blob_files && cf.icmp.timestamp_size() == 0).then(|| crate::blob::BlobWriteOptions {
+    (b.enable_blob_files && cf.icmp.timestamp_size() == 0).then_some(crate::blob::BlobWriteOptions {
         min_blob_size: b.min_blob_size,
         blob_file_size: b.blob_file_size,
-        compression: b.compression.to_table(),
+        compression: b.compression,
         column_family_id: cf.id,
     })
 }
@@ -171,8 +132,9 @@ pub(crate) fn write_level0_table_of(
             let b = crate::blob::BlobFileBuilder::new(fs, dir, o, numbers).counted(stats);
             // `prepopulate_blob_cache` kFlushOnly: a flush (`warm_blob_cache`: this open's
             // key base in blob caches; None at recovery) puts its blobs into the blob cache.
-            match (&cf.opts.blob_cache, warm_blob_cache) {
-                (Some(cache), Some(session)) if cf.opts.blob.prepopulate_cache => {
+            let config = cf.config();
+            match (&config.blob_cache, warm_blob_cache) {
+                (Some(cache), Some(session)) if config.blob.prepopulate_cache => {
                     Some(b.warm_cache(cache.clone(), session))
                 }
                 _ => Some(b),
@@ -249,7 +211,7 @@ fn write_table_inner(
         }
         *first = false;
     };
-    let dedup = matches!(cf.opts.table_format, crate::table::TableFormat::Cuckoo(_));
+    let dedup = matches!(cf.config().table_format, crate::table::TableFormat::Cuckoo(_));
     let mut last_user_key: Option<Vec<u8>> = None;
     let mut last_stripe = 0;
     let mut emit = |k: &[u8], value: &[u8]| -> Result<()> {
@@ -310,7 +272,7 @@ fn write_table_inner(
         range_dels,
         snapshots,
         Some(&ts_low[..]).filter(|l| !l.is_empty()),
-        cf.opts.merge_core(),
+        cf.config().callbacks.merge(),
         stats,
         &mut emit,
     )?;
@@ -361,7 +323,7 @@ impl DbInner {
             let Some(cf) = st.cfs.get(&id) else { return Ok(()) };
             // With min_write_buffer_number_to_merge > 1, a background flush waits for that
             // many memtables and writes them all as one table.
-            let merge_min = cf.handle.opts.flush_merge_min();
+            let merge_min = cf.handle.config().flush_merge_min;
             if !cf.force_flush && cf.imm.len() < merge_min {
                 return Ok(());
             }
@@ -371,7 +333,7 @@ impl DbInner {
             }
             // A flush of full write buffers may be a MemPurge instead (`mempurge.rs`): all
             // immutable memtables become one, no table is written, the log number stays.
-            let threshold = cf.handle.opts.experimental_mempurge_threshold;
+            let threshold = cf.handle.config().experimental_mempurge_threshold;
             if threshold > 0.0 && !cf.force_flush && !self.config.atomic_flush && !cf.imm.is_empty() {
                 let mems: Vec<Arc<MemTable>> = cf.imm.iter().map(|(m, _)| m.clone()).collect();
                 let handle = cf.handle.clone();
@@ -473,7 +435,7 @@ impl DbInner {
                     self.table_cache.warm_cache(&handle, number, false),
                 )
                 .and_then(|m| {
-                    if let Some((meta, _)) = m.as_ref().filter(|_| handle.opts.paranoid_file_checks) {
+                    if let Some((meta, _)) = m.as_ref().filter(|_| handle.config().paranoid_file_checks) {
                         self.verify_new_table(&handle, meta)?;
                     }
                     if let Some((meta, _)) = m.as_ref() {
@@ -552,7 +514,7 @@ impl DbInner {
                 s.report_time(crate::statistics::Histogram::FlushTime, started.elapsed().as_micros() as u64);
             }
             // Under the DB mutex: buffered, written by the purge below.
-            if handle.opts.report_bg_io_stats {
+            if handle.config().report_bg_io_stats {
                 self.info_log.buffer_line(format_args!(
                     "[{}] Flushed memtable to table #{number} ({bytes} bytes), write micros {write_micros}",
                     handle.name
@@ -612,7 +574,7 @@ fn flush_finished_event(job: i32, handle: &CfHandle, cf: &super::cf::CfState) ->
     let mut w = super::info_log::JsonWriter::event();
     w.field("job", job)
         .field("event", "flush_finished")
-        .field("output_compression", handle.opts.flush_compression().to_table().name());
+        .field("output_compression", handle.config().flush_compression.name());
     w.array("lsm_state", super::info_log::lsm_state(&cf.current));
     let blobs = cf.current.blob_files();
     if let (Some(head), Some(tail)) = (blobs.keys().next(), blobs.keys().next_back()) {
@@ -779,7 +741,7 @@ impl DbInner {
                         self.config.statistics.as_deref(),
                         self.table_cache.warm_cache(handle, number, false),
                     )? {
-                        if handle.opts.paranoid_file_checks {
+                        if handle.config().paranoid_file_checks {
                             self.verify_new_table(handle, &meta)?;
                         }
                         super::info_log::log_table_created(

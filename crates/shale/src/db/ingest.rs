@@ -89,7 +89,7 @@ impl DbInner {
                     "Column family with user-defined timestamps enabled doesn't support ingest behind.",
                 ));
             }
-            if !h.opts.ingest_behind_allowed() {
+            if !h.config().ingest_behind {
                 return Err(Error::invalid_argument(
                     "Can't ingest_behind file in ColumnFamily %s with cf_allow_ingest_behind=false",
                 ));

@@ -62,7 +62,7 @@ pub(crate) struct PrefixMode {
 
 impl PrefixMode {
     pub(crate) fn of(cf: &CfHandle, ro: &ReadOptions) -> PrefixMode {
-        let Some(pe) = &cf.opts.prefix_extractor else { return PrefixMode::default() };
+        let Some(pe) = &cf.config().prefix_extractor else { return PrefixMode::default() };
         let legacy = !ro.total_order_seek && !ro.auto_prefix_mode;
         let table = (legacy || ro.auto_prefix_mode || ro.prefix_same_as_start).then(|| {
             Arc::new(crate::table::PrefixSeek {
@@ -123,7 +123,8 @@ impl DbInner {
             let by_number = Arc::new(files.iter().map(|f| (f.number, f.clone())).collect());
             levels.push((run, by_number));
         }
-        let fragmented = Arc::new(FragmentedTombstones::new(cf.opts.comparator.clone(), tombstones.clone()));
+        let fragmented =
+            Arc::new(FragmentedTombstones::new(cf.icmp.user_comparator().clone(), tombstones.clone()));
         let parts = Arc::new(IterParts { l0, levels, tombstones, fragmented });
         let _ = sv.iter_parts.set(parts.clone());
         Ok(parts)
@@ -150,7 +151,7 @@ impl DbInner {
             ));
         }
         let mut reads = ro.block_reads();
-        reads.auto_readahead = cf.opts.table.auto_readahead;
+        reads.auto_readahead = cf.config().auto_readahead;
         let upper = ro.readahead_upper();
         let with_files = ro.read_tier != ReadTier::Memtable;
         let parts = self.iter_parts(cf, sv)?;
@@ -180,14 +181,14 @@ impl DbInner {
             }
         }
         let tomb = if ro.ignore_range_deletions {
-            Arc::new(FragmentedTombstones::new(cf.opts.comparator.clone(), Vec::new()))
+            Arc::new(FragmentedTombstones::new(cf.icmp.user_comparator().clone(), Vec::new()))
         } else if !with_files {
-            Arc::new(FragmentedTombstones::new(cf.opts.comparator.clone(), mem_tombstones))
+            Arc::new(FragmentedTombstones::new(cf.icmp.user_comparator().clone(), mem_tombstones))
         } else if mem_tombstones.is_empty() {
             parts.fragmented.clone()
         } else {
             mem_tombstones.extend(parts.tombstones.iter().cloned());
-            Arc::new(FragmentedTombstones::new(cf.opts.comparator.clone(), mem_tombstones))
+            Arc::new(FragmentedTombstones::new(cf.icmp.user_comparator().clone(), mem_tombstones))
         };
         Ok((Box::new(MergingIterator::new(cf.icmp.clone(), children)), tomb))
     }
@@ -263,7 +264,7 @@ fn empty_iter(cf: &CfHandle) -> DBIter {
     DBIter::new(
         cf.icmp.clone(),
         Box::new(crate::iter::ErrorIterator::new(crate::Error::invalid_argument("iterator dropped"))),
-        Arc::new(FragmentedTombstones::new(cf.opts.comparator.clone(), Vec::new())),
+        Arc::new(FragmentedTombstones::new(cf.icmp.user_comparator().clone(), Vec::new())),
         0,
         None,
         None,
@@ -435,7 +436,7 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
                 self.follow = Follow::Pinned;
                 (
                     Box::new(crate::iter::ErrorIterator::new(e)) as BoxedIterator,
-                    Arc::new(FragmentedTombstones::new(cf.opts.comparator.clone(), Vec::new())),
+                    Arc::new(FragmentedTombstones::new(cf.icmp.user_comparator().clone(), Vec::new())),
                 )
             }
         };
@@ -448,22 +449,22 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
             src.ro.upper_bound.clone(),
         );
         iter.set_max_skippable_internal_keys(src.ro.max_skippable_internal_keys);
-        iter.set_max_sequential_skip(cf.opts.max_sequential_skip_in_iterations);
+        iter.set_max_sequential_skip(cf.config().max_sequential_skip_in_iterations);
         iter.set_pin_data(src.ro.pin_data);
         if src.ro.prefix_same_as_start {
-            iter.set_prefix_same_as_start(cf.opts.prefix_extractor.clone());
+            iter.set_prefix_same_as_start(cf.config().prefix_extractor.clone());
         }
-        iter.set_merge_operator(cf.opts.merge_core_arc());
+        iter.set_merge_operator(cf.config().callbacks.merge_operator.clone());
         iter.set_statistics(inner.config.statistics.clone());
         iter.set_blob_fetcher(Some(crate::blob::BlobFetcher {
             cache: inner.blob_cache.clone(),
             cf_id: cf.id,
-            value_cache: cf.opts.blob_cache.clone(),
+            value_cache: cf.config().blob_cache.clone(),
             fill_cache: src.ro.fill_cache,
             no_io: src.ro.read_tier == crate::options_api::ReadTier::BlockCache,
         }));
         if let Ok(Some(ts)) = read_ts {
-            iter.set_timestamps(cf.opts.comparator.clone(), ts, src.ro.iter_start_ts.clone());
+            iter.set_timestamps(cf.icmp.user_comparator().clone(), ts, src.ro.iter_start_ts.clone());
         }
         if self.held_snapshot != want_hold {
             if let Some(s) = want_hold {
@@ -631,7 +632,7 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
         let iter = DBIter::new(
             h.icmp.clone(),
             Box::new(crate::iter::ErrorIterator::new(e)),
-            Arc::new(FragmentedTombstones::new(h.opts.comparator.clone(), Vec::new())),
+            Arc::new(FragmentedTombstones::new(h.icmp.user_comparator().clone(), Vec::new())),
             0,
             None,
             None,

@@ -46,7 +46,7 @@ pub(crate) fn mempurge(
     if mems.is_empty() || threshold <= 0.0 || handle.icmp.timestamp_size() > 0 {
         return Ok(None);
     }
-    let write_buffer_size = handle.opts.write_buffer_size.max(1);
+    let write_buffer_size = handle.config().write_buffer_size.max(1);
     let mut iter: Box<dyn InternalIterator> = match mems {
         [one] => one.iter(),
         _ => Box::new(crate::iter::merging::MergingIterator::new(
@@ -73,7 +73,7 @@ pub(crate) fn mempurge(
         range_dels,
         snapshots,
         None,
-        handle.opts.merge_core(),
+        handle.config().callbacks.merge(),
         stats,
         &mut |ikey, value| {
             let tr = trailer(ikey);

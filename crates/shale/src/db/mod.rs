@@ -554,7 +554,7 @@ impl DbInner {
     /// Publishes family `id`'s active memtable to the write leader (None: dropped).
     pub fn publish_active_memtable(&self, id: u32, cf: Option<&CfState>) {
         let entry = cf.map(|c| {
-            (c.mem.clone(), c.handle.opts.write_buffer_size, c.handle.opts.disallow_memtable_writes)
+            (c.mem.clone(), c.handle.config().write_buffer_size, c.handle.config().disallow_memtable_writes)
         });
         let mut meta = self.wal_meta.lock();
         meta.set_mem(id, entry);

@@ -400,7 +400,12 @@ pub(crate) fn open<T: ThreadMode>(
     // The families' options go to the LOG without the DB mutex.
     let handles: Vec<_> = inner.lock_state().cfs.values().map(|cf| cf.handle.clone()).collect();
     for h in &handles {
-        super::dyn_options::log_cf_options(&inner.info_log, &h.name, &h.opts, h.block_cache.as_ref());
+        super::dyn_options::log_cf_options(
+            &inner.info_log,
+            &h.name,
+            h.opts.options(),
+            h.block_cache.as_ref(),
+        );
     }
     super::options_writer::write_options_file(&inner)?;
     inner.info_log.log(format_args!(
@@ -968,7 +973,7 @@ fn replay_wal(
         records += 1;
         // A memtable that fills during replay goes to a level-0 table at once.
         for (id, cf) in cfs.iter_mut().filter(|_| !ctx.read_only) {
-            if cf.mem.approximate_memory_usage() >= cf.handle.opts.write_buffer_size {
+            if cf.mem.approximate_memory_usage() >= cf.handle.config().write_buffer_size {
                 if let Some(t) = recovery_table(
                     ctx.fs,
                     ctx.path,
@@ -996,11 +1001,11 @@ fn replay_wal(
 /// `disallow_memtable_writes`: a WAL record for such a family fails the open, as RocksDB's
 /// MemTableInserter does (the option can be set between opens, not over unflushed writes).
 fn check_memtable_writes_allowed(batch: &WriteBatch, wal: u64, cfs: &BTreeMap<u32, CfState>) -> Result<()> {
-    if !cfs.values().any(|c| c.handle.opts.disallow_memtable_writes) {
+    if !cfs.values().any(|c| c.handle.config().disallow_memtable_writes) {
         return Ok(());
     }
     batch.for_each(&mut |e| match cfs.get(&e.cf_id) {
-        Some(c) if c.handle.opts.disallow_memtable_writes && wal >= c.log_number => {
+        Some(c) if c.handle.config().disallow_memtable_writes && wal >= c.log_number => {
             Err(Error::invalid_argument("This column family has disallow_memtable_writes=true"))
         }
         _ => Ok(()),

@@ -52,7 +52,11 @@ pub(crate) fn check_supported(db: &Options, cf: &Options) -> crate::error::Resul
 }
 
 /// The path a level compaction writes `level` to (RocksDB's `LevelCompactionBuilder::GetPathId`).
-pub(crate) fn level_path_id(dirs: &[(PathBuf, u64)], o: &Options, level: usize) -> u32 {
+pub(crate) fn level_path_id(
+    dirs: &[(PathBuf, u64)],
+    o: &shale_engine::config::CfConfig,
+    level: usize,
+) -> u32 {
     let mut p = 0usize;
     let mut current_path_size = dirs.first().map_or(u64::MAX, |d| d.1);
     let mut level_size = o.max_bytes_for_level_base;
@@ -120,7 +124,7 @@ mod tests {
 
     #[test]
     fn level_placement_matches_rocksdb() {
-        let o = Options {
+        let o = shale_engine::config::CfConfig {
             max_bytes_for_level_base: 10,
             max_bytes_for_level_multiplier: 10.0,
             ..Default::default()

@@ -47,7 +47,7 @@ impl DbInner {
             "num-immutable-mem-table" => c.imm.len() as u64,
             "mem-table-flush-pending" => u64::from(!c.imm.is_empty()),
             "compaction-pending" => {
-                u64::from(crate::compaction::picker::pick(v, cf.opts.engine(), busy).is_some())
+                u64::from(crate::compaction::picker::pick(v, cf.config(), busy).is_some())
             }
             "background-errors" => st.errors.bg_error_count,
             "cur-size-active-mem-table" => c.mem.approximate_memory_usage() as u64,
@@ -87,9 +87,9 @@ impl DbInner {
             "oldest-snapshot-time" => self.oldest_snapshot_time().ok()?,
             "num-live-versions" => c.live_versions.iter().filter(|w| w.strong_count() > 0).count() as u64,
             "is-write-stopped" => u64::from(st.stopped_cfs > 0),
-            "base-level" => crate::compaction::picker::level_targets(v, cf.opts.engine()).base_level as u64,
+            "base-level" => crate::compaction::picker::level_targets(v, cf.config()).base_level as u64,
             "estimate-pending-compaction-bytes" => {
-                crate::compaction::picker::estimated_pending_bytes(v, cf.opts.engine())
+                crate::compaction::picker::estimated_pending_bytes(v, cf.config())
             }
             "num-running-flushes" => st.jobs.running_flushes as u64,
             "num-running-compactions" => st.jobs.running_compactions as u64,
@@ -202,9 +202,9 @@ impl DbInner {
                     .push(v.files(l).iter().filter(|f| c.being_compacted.contains(&f.number)).count());
                 shape.bytes.push(v.level_bytes(l));
             }
-            shape.scores = crate::compaction::picker::level_scores(v, cf.opts.engine());
+            shape.scores = crate::compaction::picker::level_scores(v, cf.config());
             shape.estimated_pending_compaction_bytes =
-                crate::compaction::picker::estimated_pending_bytes(v, cf.opts.engine());
+                crate::compaction::picker::estimated_pending_bytes(v, cf.config());
             let blobs = v.blob_files();
             shape.blob_files = blobs.len();
             for b in blobs.values() {

@@ -15,7 +15,6 @@ use crate::batch::WriteBatch;
 use crate::cf_ref::AsColumnFamilyRef;
 use crate::error::{Error, Result};
 use crate::key::{lookup_key, parse_internal_key, user_key, SequenceNumber, ValueType};
-use crate::merge_operator::MergeOperator;
 use crate::options::{FlushOptions, ReadOptions, WriteOptions};
 use crate::statistics::{record_tick, Histogram, Statistics, StopWatch, Ticker};
 use shale_engine::merge::no_merge_operator;
@@ -31,7 +30,7 @@ enum Lookup {
 /// `MergeContext`), resolved by the family's merge operator when the walk meets a base
 /// value, a deletion or a covering range tombstone, or runs out of entries.
 struct MergeLookup<'a> {
-    op: Option<&'a MergeOperator>,
+    op: Option<&'a dyn MergeOperatorCore>,
     /// The database's statistics (a failed merge is counted there).
     stats: Option<&'a Statistics>,
     key: &'a [u8],
@@ -302,10 +301,10 @@ impl DbInner {
             None => self.get_from(cf, sv, key, seq, ro, entity)?,
         };
         match found {
-            Some(_) if entity && cf.opts.ttl_db.is_some() => Err(Error::not_supported(
+            Some(_) if entity && cf.config().ttl_db.is_some() => Err(Error::not_supported(
                 "get_entity in a TTL database (RocksDB's DBWithTTL has no wide columns)",
             )),
-            Some(v) if cf.opts.ttl_db.is_some() => super::ttl::strip(v).map(Some),
+            Some(v) if cf.config().ttl_db.is_some() => super::ttl::strip(v).map(Some),
             other => Ok(other),
         }
     }
@@ -326,18 +325,12 @@ impl DbInner {
         let blob = crate::blob::BlobFetcher {
             cache: self.blob_cache.clone(),
             cf_id: cf.id,
-            value_cache: cf.opts.blob_cache.clone(),
+            value_cache: cf.config().blob_cache.clone(),
             fill_cache: ro.fill_cache,
             no_io: reads.no_io,
         };
-        let mut merge = MergeLookup {
-            op: cf.opts.merge_operator.as_deref(),
-            stats,
-            key,
-            operands: Vec::new(),
-            blob,
-            entity,
-        };
+        let mut merge =
+            MergeLookup { op: cf.config().callbacks.merge(), stats, key, operands: Vec::new(), blob, entity };
         let with_ts = cf.icmp.timestamp_size() > 0;
         let mem_timer = PerfTimer::new(Field::GetFromMemtableTime);
         // RocksDB's `skip_memtable`: the persisted tier after a write without the WAL.
@@ -600,7 +593,7 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
             if e.value_type == ValueType::Merge && !checked.contains(&e.cf_id) {
                 // An unknown family is reported by the write itself.
                 if let Some(h) = self.inner.cf_handle_by_id(e.cf_id) {
-                    if h.opts.merge_operator.is_none() {
+                    if h.config().callbacks.merge_operator.is_none() {
                         return Err(Error::invalid_argument(
                             "Merge requires `ColumnFamilyOptions::merge_operator != nullptr`",
                         ));

@@ -322,7 +322,7 @@ impl DbInner {
             let Some(rc) = recovered.column_families.get(&h.id) else { continue };
             let files = rc.files.iter().map(|(l, f)| (*l, Arc::new(f.clone()))).collect();
             let version = Arc::new(
-                Version::new(h.icmp.clone(), h.opts.num_levels as usize, files)
+                Version::new(h.icmp.clone(), h.config().num_levels, files)
                     .with_blob_files(&rc.blob_files)
                     .with_compact_cursors(&rc.compact_cursors),
             );
@@ -330,7 +330,7 @@ impl DbInner {
             let mem = Arc::new(MemTable::for_write_buffer(
                 h.icmp.clone(),
                 0,
-                h.opts.sanitized_arena_block_size(),
+                h.config().memtable.arena_block_size,
                 None,
             ));
             cfs.insert(h.id, CfState::new(h, mem, version, rc.log_number));

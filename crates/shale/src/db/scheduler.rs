@@ -87,7 +87,7 @@ fn forwards_to_bottom(
     cf: &super::cf::CfHandle,
     plan: &CompactionPlan,
 ) -> bool {
-    let max_output_level = cf.opts.max_output_level();
+    let max_output_level = cf.config().max_output_level;
     config.env_bottom_threads > 0
         && !plan.deletion_only
         && plan.output_level > 0
@@ -126,7 +126,7 @@ impl DbInner {
             return;
         }
         // min_write_buffer_number_to_merge: wait for enough memtables to merge.
-        if !cf.force_flush && cf.imm.len() < cf.handle.opts.flush_merge_min() {
+        if !cf.force_flush && cf.imm.len() < cf.handle.config().flush_merge_min {
             return;
         }
         cf.flush_queued = true;
@@ -143,7 +143,7 @@ impl DbInner {
         let handle = cf.handle.clone();
         let stats = |f: &crate::version::edit::FileMetaData| self.file_stats(&handle, f);
         let busy = Busy { files: Some(&cf.being_compacted), running: &cf.running, stats: Some(&stats) };
-        if picker::pick(&cf.current, cf.handle.opts.engine(), busy).is_none() {
+        if picker::pick(&cf.current, cf.handle.config(), busy).is_none() {
             return;
         }
         cf.compaction_queued = true;
@@ -430,7 +430,7 @@ impl DbInner {
                 let stats = |f: &crate::version::edit::FileMetaData| self.file_stats(&handle, f);
                 let busy =
                     Busy { files: Some(&cf.being_compacted), running: &cf.running, stats: Some(&stats) };
-                let Some(plan) = picker::pick(&cf.current, cf.handle.opts.engine(), busy) else {
+                let Some(plan) = picker::pick(&cf.current, cf.handle.config(), busy) else {
                     continue;
                 };
                 if !plan.is_trivial_move() || plan.level == plan.output_level {
@@ -485,7 +485,7 @@ fn compaction_worker(inner: Arc<DbInner>) {
         let handle = cf.handle.clone();
         let stats = |f: &crate::version::edit::FileMetaData| inner.file_stats(&handle, f);
         let busy = Busy { files: Some(&cf.being_compacted), running: &cf.running, stats: Some(&stats) };
-        let Some(plan) = picker::pick(&cf.current, cf.handle.opts.engine(), busy) else {
+        let Some(plan) = picker::pick(&cf.current, cf.handle.config(), busy) else {
             continue;
         };
         let running = inner.start_compaction(&mut st, id, &plan);

@@ -115,10 +115,9 @@ impl TableCache {
         number: u64,
         compaction: bool,
     ) -> Option<crate::table::builder::WarmCache> {
-        use crate::PrepopulateBlockCache as P;
-        match (cf.opts.table.prepopulate_block_cache, compaction) {
-            (P::FlushOnly, false) | (P::FlushAndCompaction, _) => {}
-            _ => return None,
+        let mode = cf.config().prepopulate_block_cache;
+        if !(if compaction { mode.compactions } else { mode.flushes }) {
+            return None;
         }
         Some(crate::table::builder::WarmCache {
             cache: cf.block_cache.clone()?,
@@ -223,15 +222,16 @@ impl TableCache {
                     cache_key: OffsetableCacheKey::new(self.cache_session, file.number),
                     statistics: self.statistics.clone(),
                 };
-                let pe = cf.opts.prefix_extractor.clone();
-                let meta = cf.opts.table.meta_cache_policy(level, file.file_size, cf.opts.write_buffer_size);
+                let pe = cf.config().prefix_extractor.clone();
+                let meta =
+                    cf.config().meta_pinning.policy(level, file.file_size, cf.config().write_buffer_size);
                 AnyTable::open_for_cf(
                     f,
                     file.file_size,
                     opts,
                     file.largest_seqno,
                     pe,
-                    &cf.opts.table_format,
+                    &cf.config().table_format,
                     meta,
                 )
             })
@@ -239,7 +239,7 @@ impl TableCache {
         let table = opened.inspect_err(|_| record_tick(stats, Ticker::NoFileErrors, 1))?;
         let tombstones = range_del::from_table_entries(table.range_tombstones())?;
         let entry = Arc::new(TableEntry {
-            tombstones: Arc::new(FragmentedTombstones::new(cf.opts.comparator.clone(), tombstones)),
+            tombstones: Arc::new(FragmentedTombstones::new(cf.icmp.user_comparator().clone(), tombstones)),
             table,
         });
         let tick = if self.capacity.is_some() { self.tick.fetch_add(1, Ordering::Relaxed) } else { 0 };

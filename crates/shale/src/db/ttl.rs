@@ -63,7 +63,7 @@ pub(crate) fn strip(mut value: Vec<u8>) -> Result<Vec<u8>> {
 
 /// How many bytes reads of family `cf` strip from each value.
 pub(crate) fn suffix_len(cf: &CfHandle) -> usize {
-    if cf.opts.ttl_db.is_some() {
+    if cf.config().ttl_db.is_some() {
         TS_LEN
     } else {
         0
@@ -85,7 +85,7 @@ fn is_stale(value: &[u8], ttl: i32, now: i64) -> bool {
 /// stale value. The clock is read once per compaction, as RocksDB's filter reads it per
 /// compaction job's filter instance.
 pub(crate) fn stale_filter(cf: &CfHandle) -> Option<impl Fn(&[u8]) -> bool> {
-    let ttl = cf.opts.ttl_db.filter(|t| *t > 0)?;
+    let ttl = cf.config().ttl_db.filter(|t| *t > 0)?;
     let now = now_secs();
     Some(move |v: &[u8]| is_stale(v, ttl, now))
 }

@@ -91,7 +91,7 @@ impl DbInner {
             let mut gone = Vec::new();
             // RocksDB ignores `uncache_aggressiveness` with mmap reads.
             let uncache =
-                if self.config.allow_mmap_reads { 0 } else { handle.opts.engine().uncache_aggressiveness };
+                if self.config.allow_mmap_reads { 0 } else { handle.config().uncache_aggressiveness };
             for e in edits.iter().filter(|e| e.column_family == id) {
                 for (level, number) in &e.deleted_files {
                     if e.new_files.iter().any(|(_, f)| f.number == *number) {
@@ -179,7 +179,7 @@ pub(crate) fn snapshot_edits(
         if *id != 0 {
             add.column_family_add = Some(cf.handle.name.clone());
         }
-        add.comparator = Some(cf.handle.opts.comparator.name().to_string());
+        add.comparator = Some(cf.handle.icmp.user_comparator().name().to_string());
         edits.push(add);
         let mut e = VersionEdit { column_family: *id, ..Default::default() };
         e.log_number = Some(cf.log_number);

@@ -66,7 +66,7 @@ impl WalTotal {
         let mut in_memory: u64 = 0;
         for c in live {
             families += 1;
-            let o = &c.handle.opts;
+            let o = c.handle.config();
             in_memory = in_memory.saturating_add(
                 (o.write_buffer_size as u64).saturating_mul(o.max_write_buffer_number as u64),
             );

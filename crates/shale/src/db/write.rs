@@ -91,7 +91,6 @@
 //! mutable; rust-rocksdb 0.25 has no setter) the value is read whole at the merge's
 //! sequence, table files included, as RocksDB's; a key with no value keeps the operand.
 
-use shale_engine::merge::MergeOperatorCore;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -710,7 +709,7 @@ impl DbInner {
             return None;
         }
         let cf = self.cf_handle_by_id(cf_id)?;
-        let op = cf.opts.merge_operator.as_deref()?;
+        let op = cf.config().callbacks.merge()?;
         let sv = cf.super_version();
         // The write leader switches memtables, so the read view is at most as new as `mem`.
         let older = std::iter::once(&sv.mem).filter(|m| !Arc::ptr_eq(m, mem)).chain(sv.imm.iter());
@@ -753,10 +752,10 @@ impl DbInner {
             // `strict_max_successive_merges`: the value at the merge's sequence is read
             // whole, table files included (RocksDB's MergeCF reads without
             // `kBlockCacheTier`); not found or failed, the operand is stored.
-            None if cf.opts.strict_max_successive_merges => {
+            None if cf.config().strict_max_successive_merges => {
                 let ro = crate::options::ReadOptions { snapshot: Some(seq), ..Default::default() };
                 let existing = self.get_impl(&cf, key, &ro).ok()??;
-                let stats = self.opts.statistics.as_deref();
+                let stats = self.config.statistics.as_deref();
                 return op.full_merge(key, Some(&existing), vec![operand.to_vec()], stats).ok();
             }
             None => {
@@ -1278,7 +1277,7 @@ impl DbInner {
                 .filter(|id| {
                     st.cfs.get(id).is_some_and(|c| {
                         !c.mem.is_empty()
-                            && (c.mem.approximate_memory_usage() >= c.handle.opts.write_buffer_size
+                            && (c.mem.approximate_memory_usage() >= c.handle.config().write_buffer_size
                                 || c.mem.range_deletions_full())
                     })
                 })

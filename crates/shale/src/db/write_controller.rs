@@ -36,22 +36,21 @@ pub(crate) enum StallCondition {
 /// The condition `cf` puts writes in, and whether it needs compactions sped up (RocksDB's
 /// compaction pressure: more than one compaction may run at once).
 pub(crate) fn condition(cf: &CfState) -> (StallCondition, bool) {
-    let o = &cf.handle.opts;
+    let o = cf.handle.config();
     let imm = cf.imm.len() as i32;
     let l0 = cf.current.num_files(0) as i32;
     let auto = !o.disable_auto_compactions;
     // FIFO deletes level-0 files instead of compacting them: its file count never stalls
     // writes (RocksDB sets both triggers to the maximum for FIFO).
     // Universal counts every sorted run as RocksDB does (`l0_delay_trigger_count`).
-    let l0 = match o.compaction_style {
-        crate::DBCompactionStyle::Fifo => 0,
-        crate::DBCompactionStyle::Universal => {
+    let l0 = match o.style {
+        shale_engine::config::CompactionStyle::Fifo => 0,
+        shale_engine::config::CompactionStyle::Universal => {
             crate::compaction::universal::num_sorted_runs(&cf.current) as i32
         }
-        crate::DBCompactionStyle::Level => l0,
+        shale_engine::config::CompactionStyle::Level => l0,
     };
-    let pending =
-        if auto { picker::estimated_pending_bytes(&cf.current, cf.handle.opts.engine()) } else { 0 };
+    let pending = if auto { picker::estimated_pending_bytes(&cf.current, cf.handle.config()) } else { 0 };
     let hard = o.hard_pending_compaction_bytes_limit;
     let soft = o.soft_pending_compaction_bytes_limit;
     let stall = if imm >= o.max_write_buffer_number
@@ -84,7 +83,7 @@ pub(crate) fn condition(cf: &CfState) -> (StallCondition, bool) {
 /// level-0 files, then pending compaction bytes).
 fn stall_cause(cf: &CfState, stopped: bool) -> super::internal_stats::StallCause {
     use super::internal_stats::StallCause;
-    let o = &cf.handle.opts;
+    let o = cf.handle.config();
     let imm = cf.imm.len() as i32;
     let memtables = if stopped {
         imm >= o.max_write_buffer_number
@@ -93,7 +92,7 @@ fn stall_cause(cf: &CfState, stopped: bool) -> super::internal_stats::StallCause
     };
     let l0 = cf.current.num_files(0) as i32;
     let l0_limit = if stopped { o.level0_stop_writes_trigger } else { o.level0_slowdown_writes_trigger };
-    let fifo = o.compaction_style == crate::DBCompactionStyle::Fifo;
+    let fifo = o.style == shale_engine::config::CompactionStyle::Fifo;
     if memtables {
         StallCause::MemtableLimit
     } else if !o.disable_auto_compactions && !fifo && l0 >= l0_limit {

@@ -351,17 +351,17 @@ impl TxnCore {
         let mut it =
             DBIter::new(cf.icmp.clone(), merged, tomb, top, ro.lower_bound.clone(), ro.upper_bound.clone());
         it.set_max_skippable_internal_keys(ro.max_skippable_internal_keys);
-        it.set_max_sequential_skip(cf.opts.max_sequential_skip_in_iterations);
+        it.set_max_sequential_skip(cf.config().max_sequential_skip_in_iterations);
         it.set_pin_data(ro.pin_data);
         if ro.prefix_same_as_start {
-            it.set_prefix_same_as_start(cf.opts.prefix_extractor.clone());
+            it.set_prefix_same_as_start(cf.config().prefix_extractor.clone());
         }
-        it.set_merge_operator(cf.opts.merge_core_arc());
+        it.set_merge_operator(cf.config().callbacks.merge_operator.clone());
         it.set_statistics(self.inner.config.statistics.clone());
         it.set_blob_fetcher(Some(crate::blob::BlobFetcher {
             cache: self.inner.blob_cache.clone(),
             cf_id: cf.id,
-            value_cache: cf.opts.blob_cache.clone(),
+            value_cache: cf.config().blob_cache.clone(),
             fill_cache: ro.fill_cache,
             no_io: ro.read_tier == crate::options_api::ReadTier::BlockCache,
         }));
