@@ -792,6 +792,9 @@ pub struct Options {
     pub(crate) table_cache_numshardbits: i32,
     /// `set_max_sequential_skip_in_iterations` (default 8): a family option.
     pub(crate) max_sequential_skip_in_iterations: u64,
+    /// RocksDB's `uncache_aggressiveness` (mutable, default 0): the readers of tables that
+    /// leave the database erase their blocks from the block cache (`table/reader.rs`).
+    pub(crate) uncache_aggressiveness: u32,
 }
 
 /// Integrated BlobDB's column-family options, RocksDB's defaults.
@@ -809,6 +812,9 @@ pub(crate) struct BlobOptions {
     /// RocksDB's `blob_file_starting_level` (mutable, default 0): values go to blob files
     /// only in flushes and compactions whose output level is at least this.
     pub file_starting_level: i32,
+    /// RocksDB's `prepopulate_blob_cache` (mutable, default kDisable): kFlushOnly puts each
+    /// blob a flush writes into the family's blob cache (`set_blob_cache`).
+    pub prepopulate_cache: bool,
 }
 
 impl Default for BlobOptions {
@@ -823,6 +829,7 @@ impl Default for BlobOptions {
             gc_force_threshold: 1.0,
             compaction_readahead_size: 0,
             file_starting_level: 0,
+            prepopulate_cache: false,
         }
     }
 }
@@ -973,6 +980,7 @@ impl Default for Options {
             max_file_opening_threads: 16,
             table_cache_numshardbits: 6,
             max_sequential_skip_in_iterations: 8,
+            uncache_aggressiveness: 0,
         }
     }
 }

@@ -785,6 +785,7 @@ fn recovery_table(
         Some(&blob_number),
         stats,
         0,
+        None,
     );
     *next_file_number = next.get();
     r
