@@ -239,6 +239,48 @@ fn corrupt_blocks_error_instead_of_panicking() {
     assert!(Block::new(vec![0, 0, 0, 0xff, 0xff, 0xff, 0x7f]).is_err());
 }
 
+/// Corrupted data blocks: a seek by the in-place bytewise scan ends where the generic
+/// one does, with the same key and value, or with the same Corruption message.
+#[test]
+fn corrupt_blocks_seek_as_the_generic_order_does() {
+    let fast = bytewise_internal_comparator();
+    let slow = InternalKeyComparator::new(Arc::new(PlainOrder));
+    let (block, _) = build(100, 16);
+    let good = block.data().to_vec();
+    let mut rng = SmallRng::seed_from_u64(11);
+    let mut errors = 0;
+    for round in 0..3000 {
+        let mut data = good.clone();
+        if round % 3 == 0 {
+            data.truncate(rng.gen_range(0..good.len()));
+        } else {
+            for _ in 0..rng.gen_range(1..4) {
+                let i = rng.gen_range(0..data.len());
+                data[i] ^= 1 << rng.gen_range(0..8);
+            }
+        }
+        let Ok(b) = Block::new(data) else { continue };
+        let b = Arc::new(b);
+        let (mut f, mut g) = (b.iter(&fast), b.iter(&slow));
+        for t in [0, 1, 7, 8, 9, 50, 51, 98, 99, 100] {
+            f.seek(&ikey(t));
+            g.seek(&ikey(t));
+            assert_eq!(f.valid(), g.valid(), "round {round}, target {t}");
+            if f.valid() {
+                assert_eq!((f.key(), f.value()), (g.key(), g.value()), "round {round}, target {t}");
+            }
+            let (fs, gs) = (f.status(), g.status());
+            assert_eq!(
+                fs.as_ref().map_err(|e| e.to_string()),
+                gs.as_ref().map_err(|e| e.to_string()),
+                "round {round}, target {t}"
+            );
+            errors += usize::from(fs.is_err());
+        }
+    }
+    assert!(errors > 0, "some corruption is met by a seek");
+}
+
 #[test]
 fn hash_indexed_block_is_read_by_binary_search() {
     // Build a normal block, then splice in a fake 3-bucket hash map and set the flag.
@@ -504,7 +546,34 @@ proptest::proptest! {
             g.seek(&target);
             proptest::prop_assert_eq!(f.valid(), g.valid());
             if f.valid() {
-                proptest::prop_assert_eq!(f.key(), g.key());
+                proptest::prop_assert_eq!((f.key(), f.value()), (g.key(), g.value()));
+            }
+            // The cursor a seek leaves steps on as the generic one does, both ways.
+            for step in 0..3 {
+                if !f.valid() {
+                    break;
+                }
+                if step == 1 {
+                    f.prev();
+                    g.prev();
+                } else {
+                    f.next();
+                    g.next();
+                }
+                proptest::prop_assert_eq!(f.valid(), g.valid());
+                if f.valid() {
+                    proptest::prop_assert_eq!((f.key(), f.value()), (g.key(), g.value()));
+                }
+            }
+            f.seek(&target);
+            g.seek(&target);
+            if f.valid() {
+                f.prev();
+                g.prev();
+                proptest::prop_assert_eq!(f.valid(), g.valid());
+                if f.valid() {
+                    proptest::prop_assert_eq!((f.key(), f.value()), (g.key(), g.value()));
+                }
             }
             f.seek_for_prev(&target);
             g.seek_for_prev(&target);

@@ -259,11 +259,14 @@ impl<D: DBAccess> Drop for DBRawIteratorWithThreadMode<'_, D> {
     }
 }
 
-/// An unpositioned iterator over nothing (stands in while a view is let go).
+/// An unpositioned iterator over nothing: it stands in while a view is let go, and in
+/// `new` until the first view is built (never read in either). No error is built for it:
+/// an Error's message is a `format!`, about a thousand instructions of each iterator's
+/// creation in seekrandom (callgrind).
 fn empty_iter(cf: &CfHandle) -> DBIter {
     DBIter::new(
         cf.icmp.clone(),
-        Box::new(crate::iter::ErrorIterator::new(crate::Error::invalid_argument("iterator dropped"))),
+        Box::new(crate::iter::VecIterator::new(Vec::new(), cf.icmp.clone())),
         Arc::new(FragmentedTombstones::new(cf.icmp.user_comparator().clone(), Vec::new())),
         0,
         None,
