@@ -125,6 +125,12 @@ pub struct CfConfig {
     /// RocksDB's `uncache_aggressiveness` (0: off): how hard the readers of tables that
     /// leave the database erase their blocks from the block cache.
     pub uncache_aggressiveness: u32,
+    /// RocksDB's `default_write_temperature`: the temperature (its `Temperature` byte, 0
+    /// kUnknown) recorded for the tables flushes and compactions write.
+    pub default_write_temperature: u8,
+    /// RocksDB's `last_level_temperature` (sanitized to 0 under FIFO): the temperature of
+    /// compaction outputs written to the last level, when set.
+    pub last_level_temperature: u8,
 }
 
 impl Default for CfConfig {
@@ -156,11 +162,24 @@ impl Default for CfConfig {
             bottommost_compression_opts: None,
             blob_gc: BlobGc { enable: false, age_cutoff: 0.25, force_threshold: 1.0 },
             uncache_aggressiveness: 0,
+            default_write_temperature: 0,
+            last_level_temperature: 0,
         }
     }
 }
 
 impl CfConfig {
+    /// RocksDB's `Compaction::GetOutputTemperature` (no override): a compaction into the
+    /// last of `num_levels` levels writes `last_level_temperature` when it is set, any
+    /// other table `default_write_temperature`.
+    pub fn output_temperature(&self, output_level: usize, num_levels: usize) -> u8 {
+        if output_level + 1 == num_levels && self.last_level_temperature != 0 {
+            self.last_level_temperature
+        } else {
+            self.default_write_temperature
+        }
+    }
+
     /// The static size target of `level` (level >= 1): the base times the multiplier and
     /// RocksDB's `MaxBytesMultiplerAdditional(l)` (1 past the list's end) per level below 1.
     pub fn max_bytes_for_level(&self, level: usize) -> u64 {

@@ -149,6 +149,13 @@ impl Options {
                 force_threshold: self.blob.gc_force_threshold,
             },
             uncache_aggressiveness: self.uncache_aggressiveness,
+            default_write_temperature: self.default_write_temperature,
+            // RocksDB's SanitizeCfOptions: ignored with FIFO compaction.
+            last_level_temperature: if self.compaction_style == crate::DBCompactionStyle::Fifo {
+                0
+            } else {
+                self.last_level_temperature
+            },
         }
     }
 
