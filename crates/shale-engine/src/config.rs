@@ -191,6 +191,12 @@ pub struct CfConfig {
     /// What a new memtable of the family takes.
     pub memtable: MemTableConfig,
     pub callbacks: CfCallbacks,
+    /// RocksDB's `default_write_temperature`: the temperature (its `Temperature` byte, 0
+    /// kUnknown) recorded for the tables flushes and compactions write.
+    pub default_write_temperature: u8,
+    /// RocksDB's `last_level_temperature` (sanitized to 0 under FIFO): the temperature of
+    /// compaction outputs written to the last level, when set.
+    pub last_level_temperature: u8,
 }
 
 impl Default for CfConfig {
@@ -259,6 +265,8 @@ impl Default for CfConfig {
                 ..MemTableConfig::default()
             },
             callbacks: CfCallbacks::default(),
+            default_write_temperature: 0,
+            last_level_temperature: 0,
         }
     }
 }
@@ -297,6 +305,15 @@ impl CfConfig {
         self.ttl_db.is_some_and(|t| t > 0)
             || self.callbacks.compaction_filter.is_some()
             || self.callbacks.compaction_filter_factory.is_some()
+    /// RocksDB's `Compaction::GetOutputTemperature` (no override): a compaction into the
+    /// last of `num_levels` levels writes `last_level_temperature` when it is set, any
+    /// other table `default_write_temperature`.
+    pub fn output_temperature(&self, output_level: usize, num_levels: usize) -> u8 {
+        if output_level + 1 == num_levels && self.last_level_temperature != 0 {
+            self.last_level_temperature
+        } else {
+            self.default_write_temperature
+        }
     }
 
     /// The static size target of `level` (level >= 1): the base times the multiplier and

@@ -768,6 +768,10 @@ pub struct Options {
     /// RocksDB's `uncache_aggressiveness` (mutable, default 0): the readers of tables that
     /// leave the database erase their blocks from the block cache (`table/reader.rs`).
     pub(crate) uncache_aggressiveness: u32,
+    /// RocksDB's `default_write_temperature` and `last_level_temperature` (mutable, default
+    /// kUnknown = 0): the temperature byte recorded in the MANIFEST for new tables.
+    pub(crate) default_write_temperature: u8,
+    pub(crate) last_level_temperature: u8,
 }
 
 /// Integrated BlobDB's column-family options, RocksDB's defaults.
@@ -954,6 +958,8 @@ impl Default for Options {
             table_cache_numshardbits: 6,
             max_sequential_skip_in_iterations: 8,
             uncache_aggressiveness: 0,
+            default_write_temperature: 0,
+            last_level_temperature: 0,
         }
     }
 }

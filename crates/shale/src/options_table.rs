@@ -196,6 +196,15 @@ pub(crate) mod enum_names {
         ("kFlushedAndSimilar", BlockBasedTablePinningTier::FlushAndSimilar),
         ("kAll", BlockBasedTablePinningTier::All),
     ];
+    /// RocksDB's `Temperature` bytes.
+    pub const TEMPERATURE: &[(&str, u8)] = &[
+        ("kUnknown", 0x00),
+        ("kHot", 0x04),
+        ("kWarm", 0x08),
+        ("kCool", 0x0A),
+        ("kCold", 0x0C),
+        ("kIce", 0x10),
+    ];
     pub const COMPACTION_PRI: &[(&str, crate::CompactionPri)] = &[
         ("kByCompensatedSize", crate::CompactionPri::ByCompensatedSize),
         ("kOldestLargestSeqFirst", crate::CompactionPri::OldestLargestSeqFirst),
@@ -1789,6 +1798,30 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Some(|c| c.blob.compaction_readahead_size.to_string()),
         Some(|o, n, v| {
             o.set_blob_compaction_readahead_size(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    // The temperature recorded for the tables the next flushes and compactions write
+    // (`db/flush.rs`, `db/compact.rs`, `CfConfig::output_temperature`).
+    opt(
+        "default_write_temperature",
+        Cf,
+        Enum,
+        Yes,
+        Some(|c| name_of(enum_names::TEMPERATURE, c.default_write_temperature).to_string()),
+        Some(|o, n, v| {
+            o.default_write_temperature = parse_enum(enum_names::TEMPERATURE, n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "last_level_temperature",
+        Cf,
+        Enum,
+        Yes,
+        Some(|c| name_of(enum_names::TEMPERATURE, c.last_level_temperature).to_string()),
+        Some(|o, n, v| {
+            o.last_level_temperature = parse_enum(enum_names::TEMPERATURE, n, v)?;
             Ok(true)
         }),
     ),

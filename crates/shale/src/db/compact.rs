@@ -367,7 +367,10 @@ impl DbInner {
                 s.report_time(Histogram::CompactionTime, started.elapsed().as_micros() as u64);
             }
             outputs_numbers = created.into_inner();
-            for m in result.outputs {
+            let temperature =
+                cf.opts.engine().output_temperature(plan.output_level, cf.opts.num_levels as usize);
+            for mut m in result.outputs {
+                m.temperature = temperature;
                 edit.new_files.push((plan.output_level as u32, m));
             }
             edit.blob_file_additions = result.blob_additions;

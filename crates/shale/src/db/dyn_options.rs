@@ -40,6 +40,8 @@
 //!   `blob_compaction_readahead_size`: read by each flush and compaction when it starts;
 //!   `prepopulate_blob_cache`: read by each flush.
 //! - `uncache_aggressiveness`: read when a table leaves the database (`versions.rs`).
+//! - `default_write_temperature`, `last_level_temperature`: recorded for the tables the next
+//!   flushes and compactions write (`CfConfig::output_temperature`).
 //!
 //! - `sample_for_compression`: tables written from then on sample their data blocks with
 //!   LZ4 and ZSTD and record the estimated sizes.
@@ -124,8 +126,6 @@ const MUTABLE_NOT_BUILT: &[&str] = &[
     "block_protection_bytes_per_key",
     "preserve_internal_time_seconds",
     "preclude_last_level_data_seconds",
-    "last_level_temperature",
-    "default_write_temperature",
     "bottommost_file_compaction_delay",
     "paranoid_memory_checks",
     // RocksDB 11.8.1's alias of the next, with its spelling.

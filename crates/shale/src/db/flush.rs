@@ -191,7 +191,13 @@ fn write_table_inner(
         },
         file,
     );
-    let mut meta = FileMetaData { number, ..Default::default() };
+    // RocksDB's FlushJob records `default_write_temperature` (so does a table written at
+    // recovery, which the same options describe).
+    let mut meta = FileMetaData {
+        number,
+        temperature: cf.opts.engine().default_write_temperature,
+        ..Default::default()
+    };
     let mut smallest_seq = MAX_SEQUENCE_NUMBER;
     let mut largest_seq = 0;
     let mut iter: Box<dyn crate::iter::InternalIterator> = match mems {

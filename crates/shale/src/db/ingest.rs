@@ -73,6 +73,9 @@ struct Ingested {
     creation_time: u64,
     /// What the MANIFEST records (`TableProperties::tail_size`).
     tail_size: u64,
+    /// The temperature recorded for it: kUnknown (0) when linked, the family's write
+    /// temperature when copied (RocksDB's `ExternalSstFileIngestionJob::Prepare`).
+    temperature: u8,
 }
 
 impl DbInner {
@@ -105,7 +108,15 @@ impl DbInner {
         // Stage copies (or links) under new numbers.
         let mut staged: Vec<u64> = Vec::new();
         let dir = h.table_dir(&self.path, 0).to_path_buf();
-        let r = self.stage_files(&dir, &mut files, &mut staged, opts.flag("move_files"));
+        // A copy is written at the family's temperature: the last level's when the files
+        // must go there (ingestion behind), else the default write temperature.
+        let engine = h.opts.engine();
+        let copy_temperature = if opts.flag("ingest_behind") {
+            engine.last_level_temperature
+        } else {
+            engine.default_write_temperature
+        };
+        let r = self.stage_files(&dir, &mut files, &mut staged, opts.flag("move_files"), copy_temperature);
         let r = r.and_then(|_| self.exclusive_write(|| self.install_ingested(h, opts, &files)));
         for n in &staged {
             self.versions.release_output(*n);
@@ -219,6 +230,7 @@ impl DbInner {
             file_creation_time: props.file_creation_time,
             creation_time: props.creation_time,
             tail_size: props.tail_size(size),
+            temperature: 0,
         })
     }
 
@@ -229,6 +241,7 @@ impl DbInner {
         files: &mut [Ingested],
         staged: &mut Vec<u64>,
         move_files: bool,
+        copy_temperature: u8,
     ) -> Result<()> {
         for f in files.iter_mut() {
             let number = self.versions.new_output_number();
@@ -247,6 +260,7 @@ impl DbInner {
                 }
             }
             crate::checkpoint::copy_file(&*self.fs, &f.source, &dst, Some(f.size))?;
+            f.temperature = copy_temperature;
         }
         self.fs.sync_dir(dir)
     }
@@ -418,6 +432,7 @@ impl DbInner {
                     tail_size: f.tail_size,
                     // RocksDB's kReservedEpochNumberForFileIngestedBehind.
                     epoch_number: if behind { 1 } else { 0 },
+                    temperature: f.temperature,
                     ..Default::default()
                 },
             ));

@@ -132,6 +132,20 @@ impl DbInner {
             }
             "levelstats" => Some(self.level_stats(cf)),
             "num-files-at-level" => None,
+            // RocksDB's HandleLiveSstFilesSizeAtTemperature: the bytes of the live tables
+            // whose recorded temperature is the decimal suffix.
+            _ if prop.starts_with("live-sst-files-size-at-temperature") => {
+                let t: u64 = prop["live-sst-files-size-at-temperature".len()..].parse().ok()?;
+                let st = self.lock_state();
+                let c = st.cfs.get(&cf.id)?;
+                let size: u64 = c
+                    .current
+                    .all_files()
+                    .filter(|(_, f)| u64::from(f.temperature) == t)
+                    .map(|(_, f)| f.file_size)
+                    .sum();
+                Some(size.to_string())
+            }
             _ => self.int_property(cf, name).map(|v| v.to_string()),
         }
     }

@@ -384,3 +384,96 @@ fn uncache_aggressiveness_erases_an_obsolete_tables_blocks() {
         cache.get_usage() < filled / 10
     });
 }
+
+fn bytes_at_temperature(db: &DB, t: u8) -> u64 {
+    db.property_value(format!("rocksdb.live-sst-files-size-at-temperature{t}"))
+        .unwrap()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+/// `default_write_temperature` and `last_level_temperature`: flushes record the default
+/// temperature, compactions into the last level the last level's; the MANIFEST keeps them
+/// (a reopen reports the same), `rocksdb.live-sst-files-size-at-temperature<N>` counts the
+/// bytes at each; set at open through an option string and by `set_options`.
+#[test]
+fn write_temperatures_are_recorded_per_table() {
+    const WARM: u8 = 0x08;
+    const COLD: u8 = 0x0C;
+    const HOT: u8 = 0x04;
+    let tmp = tempfile::tempdir().unwrap();
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_disable_auto_compactions(true);
+    let o =
+        o.get_options_from_string("default_write_temperature=kWarm;last_level_temperature=kCold").unwrap();
+    let db = DB::open(&o, tmp.path()).unwrap();
+    let text = latest_options_file(tmp.path());
+    assert!(text.contains("default_write_temperature=kWarm"), "{text}");
+    assert!(text.contains("last_level_temperature=kCold"), "{text}");
+    let total = |db: &DB| -> u64 { db.live_files().unwrap().iter().map(|f| f.size as u64).sum() };
+    // Two overlapping tables, so the compaction below merges them (a trivial move keeps a
+    // file's temperature, as RocksDB's).
+    for round in 0..2 {
+        for i in 0..500u32 {
+            db.put(format!("k{i:05}"), format!("v{i}-{round}")).unwrap();
+        }
+        db.flush().unwrap();
+    }
+    assert_eq!(bytes_at_temperature(&db, WARM), total(&db), "a flush writes kWarm");
+    assert_eq!(bytes_at_temperature(&db, COLD), 0);
+    assert_eq!(bytes_at_temperature(&db, 0), 0);
+    // Into the last level (dynamic level bytes: level 0 compacts to level 6): kCold.
+    db.compact_range(None::<&[u8]>, None::<&[u8]>);
+    assert!(db.live_files().unwrap().iter().all(|f| f.level == 6));
+    assert_eq!(bytes_at_temperature(&db, COLD), total(&db), "the last level is kCold");
+    assert_eq!(bytes_at_temperature(&db, WARM), 0);
+
+    // set_options: the next flush records kHot.
+    db.set_options(&[("default_write_temperature", "kHot")]).unwrap();
+    assert!(latest_options_file(tmp.path()).contains("default_write_temperature=kHot"));
+    for i in 0..100u32 {
+        db.put(format!("k{i:05}"), format!("w{i}")).unwrap();
+    }
+    db.flush().unwrap();
+    let hot = bytes_at_temperature(&db, HOT);
+    assert!(hot > 0);
+    assert_eq!(hot + bytes_at_temperature(&db, COLD), total(&db));
+    assert!(db.set_options(&[("last_level_temperature", "kLukewarm")]).is_err());
+    drop(db);
+
+    // The MANIFEST keeps each table's temperature.
+    let db = DB::open(&o, tmp.path()).unwrap();
+    assert_eq!(bytes_at_temperature(&db, HOT), hot);
+    assert_eq!(hot + bytes_at_temperature(&db, COLD), total(&db));
+
+    // kUnknown for the last level: compactions there take the default.
+    db.set_options(&[("last_level_temperature", "kUnknown"), ("default_write_temperature", "kWarm")])
+        .unwrap();
+    let mut full = shale::CompactOptions::default();
+    full.set_bottommost_level_compaction(shale::BottommostLevelCompaction::Force);
+    db.compact_range_opt(None::<&[u8]>, None::<&[u8]>, &full);
+    assert_eq!(bytes_at_temperature(&db, WARM), total(&db));
+    assert_eq!(bytes_at_temperature(&db, HOT), 0);
+
+    // An ingested copy takes the default write temperature; a linked file keeps kUnknown.
+    db.set_options(&[("default_write_temperature", "kHot")]).unwrap();
+    let writer_opts = Options::default();
+    let sst = |name: &str, key: &str| {
+        let path = tmp.path().join(name);
+        let mut w = shale::SstFileWriter::create(&writer_opts);
+        w.open(&path).unwrap();
+        w.put(key, b"x").unwrap();
+        w.finish().unwrap();
+        path
+    };
+    let before = total(&db);
+    db.ingest_external_file(vec![sst("copied.sst", "zz1")]).unwrap();
+    assert_eq!(bytes_at_temperature(&db, HOT), total(&db) - before, "the copy is kHot");
+    let mut link = shale::IngestExternalFileOptions::default();
+    link.set_move_files(true);
+    let before_unknown = bytes_at_temperature(&db, 0);
+    db.ingest_external_file_opts(&link, vec![sst("linked.sst", "zz2")]).unwrap();
+    assert!(bytes_at_temperature(&db, 0) > before_unknown, "the linked file is kUnknown");
+}

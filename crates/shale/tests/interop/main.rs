@@ -75,3 +75,4 @@ mod txn_interop_2pc;
 mod wal_options;
 mod wal_recycle;
 mod wal_tracking_manifest;
+mod write_temperatures;
