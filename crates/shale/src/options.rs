@@ -170,6 +170,8 @@ pub struct BlockBasedOptions {
     pub(crate) prepopulate_block_cache: crate::options_tbl::PrepopulateBlockCache,
     /// RocksDB's `detect_filter_construct_corruption` (`options_tbl.rs`).
     pub(crate) detect_filter_construct_corruption: bool,
+    /// RocksDB's `uniform_cv_threshold` (`options_tbl.rs`; -1: off).
+    pub(crate) uniform_cv_threshold: f64,
 }
 
 impl Default for BlockBasedOptions {
@@ -216,6 +218,7 @@ impl Default for BlockBasedOptions {
             use_udi_as_primary_index: false,
             prepopulate_block_cache: crate::options_tbl::PrepopulateBlockCache::Disable,
             detect_filter_construct_corruption: false,
+            uniform_cv_threshold: -1.0,
         }
     }
 }
@@ -234,6 +237,7 @@ impl BlockBasedOptions {
         b.super_block_alignment_size = self.super_block_alignment_size;
         b.super_block_alignment_space_overhead_ratio = self.super_block_alignment_space_overhead_ratio;
         b.detect_filter_construct_corruption = self.detect_filter_construct_corruption;
+        b.uniform_cv_threshold = self.uniform_cv_threshold;
     }
 }
 

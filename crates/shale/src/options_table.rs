@@ -2336,6 +2336,11 @@ pub(crate) static ROWS: &[OptionRow] = &[
             Ok(true)
         },
     ),
+    // Index blocks flagged uniform when their restart keys are evenly spread (`table/block.rs`).
+    tbl("uniform_cv_threshold", Dbl, Some(|t| double(t.uniform_cv_threshold)), |t, n, v| {
+        t.set_uniform_cv_threshold(number(n, v)?);
+        Ok(true)
+    }),
 ];
 
 /// A table option RocksDB 11.8.1 marks deprecated: parsed by neither RocksDB nor Shale.

@@ -37,6 +37,16 @@ impl BlockBasedOptions {
     pub fn set_detect_filter_construct_corruption(&mut self, on: bool) {
         self.detect_filter_construct_corruption = on;
     }
+
+    /// RocksDB's `uniform_cv_threshold` (default -1: off; a Shale extension of rust-rocksdb's
+    /// API): an index block (or index partition) whose restart keys are spread evenly enough
+    /// (the coefficient of variation of their gaps below the threshold) is written with
+    /// RocksDB 11's uniform-keys flag in its footer, which RocksDB's `kAuto` index search
+    /// reads as leave to use interpolation search. Shale's own index search is binary
+    /// whatever the flag says (`index_block_search_type` is not built).
+    pub fn set_uniform_cv_threshold(&mut self, threshold: f64) {
+        self.uniform_cv_threshold = threshold;
+    }
 }
 
 /// `block_based_table_factory={name=value;...}` in an options string (RocksDB's

@@ -2,7 +2,11 @@
 //!
 //! ```text
 //! block        : entry* | restart offset fixed32 * num_restarts | footer fixed32
-//! footer       : num_restarts (low 31 bits) | data-block hash index flag (bit 31)
+//! footer       : num_restarts (low 28 bits) | data-block hash index flag (bit 31)
+//!                | uniform-keys flag (bit 29: RocksDB 11's `uniform_cv_threshold`, index
+//!                  blocks whose restart keys are evenly spread) | separated keys and
+//!                  values (bit 28: RocksDB 11's `separate_key_value_in_data_block`, which
+//!                  Shale refuses at table open by the table's property); bit 30 reserved
 //! data entry   : shared varint32 | unshared varint32 | value_len varint32
 //!                | key[shared..] (unshared bytes) | value
 //! index entry  : (format_version >= 4, "value delta encoded")
@@ -27,6 +31,13 @@ use super::data_block_hash::HashIndexBuilder;
 use super::format::{BlockHandle, BLOCK_TRAILER_SIZE};
 
 const HASH_INDEX_FLAG: u32 = 1 << 31;
+/// RocksDB 11's `kUniformKeysBit`: a hint for its interpolation search; the keys and their
+/// order do not depend on it.
+const UNIFORM_KEYS_FLAG: u32 = 1 << 29;
+/// RocksDB 11's `kSeparatedKVBit`.
+const SEPARATED_KV_FLAG: u32 = 1 << 28;
+/// RocksDB 11's `DataBlockFooter::kMaxNumRestarts`.
+const MAX_NUM_RESTARTS: u32 = (1 << 28) - 1;
 const MAX_HASH_INDEX_BLOCK: usize = 1 << 16;
 
 /// Builds one block.
@@ -43,6 +54,8 @@ pub struct BlockBuilder {
     finished: bool,
     /// The data-block hash index being collected (`DataBlockIndexType::BinaryAndHash`).
     hash: Option<HashIndexBuilder>,
+    /// RocksDB's `uniform_cv_threshold` on an index block: (threshold, keys are user keys).
+    uniform: Option<(f64, bool)>,
 }
 
 impl BlockBuilder {
@@ -67,7 +80,80 @@ impl BlockBuilder {
             delta_keys: true,
             finished: false,
             hash: None,
+            uniform: None,
         }
+    }
+
+    /// RocksDB's `uniform_cv_threshold` (index blocks; < 0: off): the footer's uniform-keys
+    /// flag is set when the coefficient of variation of the gaps between the restart keys
+    /// (each read as a big-endian u64 after their common prefix, the internal-key trailer
+    /// left out unless `is_user_key`) is below `threshold`, as RocksDB's
+    /// `BlockBuilder::ScanForUniformity`.
+    pub fn with_uniform_cv_threshold(mut self, threshold: f64, is_user_key: bool) -> Self {
+        self.uniform = (threshold >= 0.0).then_some((threshold, is_user_key));
+        self
+    }
+
+    /// The key stored at restart point `i` (stored whole there).
+    fn restart_key(&self, i: usize) -> Option<&[u8]> {
+        let mut p = *self.restarts.get(i)? as usize;
+        let mut next = || -> Option<usize> {
+            let (v, n) = crate::coding::decode_varint32(self.buf.get(p..)?)?;
+            p += n;
+            Some(v as usize)
+        };
+        let _shared = next()?;
+        let non_shared = next()?;
+        if !self.delta_values {
+            next()?;
+        }
+        self.buf.get(p..p + non_shared)
+    }
+
+    /// RocksDB's `ScanForUniformity` (see [`BlockBuilder::with_uniform_cv_threshold`]).
+    fn keys_are_uniform(&self) -> bool {
+        let Some((threshold, is_user_key)) = self.uniform else { return false };
+        let n = self.restarts.len();
+        if n < 3 {
+            return false;
+        }
+        let trim = |k: &'_ [u8]| -> Option<Vec<u8>> {
+            if is_user_key {
+                Some(k.to_vec())
+            } else {
+                k.len().checked_sub(8).map(|l| k[..l].to_vec())
+            }
+        };
+        let (Some(first), Some(last)) =
+            (self.restart_key(0).and_then(trim), self.restart_key(n - 1).and_then(trim))
+        else {
+            return false;
+        };
+        let prefix = first.iter().zip(&last).take_while(|(a, b)| a == b).count();
+        // Welford's running mean and squared deviation of the gaps.
+        let (mut prev, mut count, mut mean, mut m2) = (0u64, 0usize, 0f64, 0f64);
+        for i in 0..n {
+            let Some(k) = self.restart_key(i).and_then(trim) else { return false };
+            let at = prefix.min(k.len());
+            let mut v = [0u8; 8];
+            let take = (k.len() - at).min(8);
+            v[..take].copy_from_slice(&k[at..at + take]);
+            let value = u64::from_be_bytes(v);
+            if count > 0 {
+                let gap = value.wrapping_sub(prev) as f64;
+                let delta = gap - mean;
+                mean += delta / count as f64;
+                m2 += delta * (gap - mean);
+            }
+            prev = value;
+            count += 1;
+        }
+        let gaps = count - 1;
+        if gaps < 2 || mean <= 0.0 {
+            return false;
+        }
+        let cv = (m2 / gaps as f64).sqrt() / mean;
+        cv >= 0.0 && cv < threshold
     }
 
     /// RocksDB's `use_delta_encoding = false`: keys are stored whole (`shared == 0`).
@@ -189,10 +275,14 @@ impl BlockBuilder {
                 .hash
                 .as_ref()
                 .is_some_and(|h| h.valid() && self.current_size_estimate() <= MAX_HASH_INDEX_BLOCK);
+            let uniform = self.keys_are_uniform();
             for &r in &self.restarts {
                 put_fixed32(&mut self.buf, r);
             }
             let mut footer = self.restarts.len() as u32;
+            if uniform {
+                footer |= UNIFORM_KEYS_FLAG;
+            }
             if let (true, Some(h)) = (with_hash, self.hash.as_ref()) {
                 h.finish(&mut self.buf);
                 footer |= HASH_INDEX_FLAG;
@@ -232,8 +322,23 @@ impl Block {
         if u32::try_from(size).is_err() {
             return Err(Error::corruption(format!("block of {size} bytes is larger than 4 GiB")));
         }
-        let footer = decode_fixed32(&data[size - 4..]);
+        let mut footer = decode_fixed32(&data[size - 4..]);
         let mut end = size - 4;
+        // RocksDB 11's feature bits (28, 29) below the hash-index bit: the uniform-keys hint
+        // is a search hint only; separated keys and values are a layout Shale does not read
+        // (tables with them are refused at open by their property, this is the backstop).
+        let low = footer & !HASH_INDEX_FLAG;
+        if low > MAX_NUM_RESTARTS {
+            if low & SEPARATED_KV_FLAG != 0 {
+                return Err(Error::not_supported(
+                    "block with keys and values stored apart (RocksDB's separate_key_value_in_data_block)",
+                ));
+            }
+            footer &= !UNIFORM_KEYS_FLAG;
+            if footer & !HASH_INDEX_FLAG > MAX_NUM_RESTARTS {
+                return Err(Error::corruption("Unrecognized feature in block footer (reserved bits set)"));
+            }
+        }
         let mut num_restarts = footer as usize;
         let mut hash_buckets = None;
         if size <= MAX_HASH_INDEX_BLOCK && footer & HASH_INDEX_FLAG != 0 {

@@ -211,6 +211,9 @@ pub struct TableBuilderOptions {
     /// RocksDB's `detect_filter_construct_corruption`: each filter (partition) built is
     /// checked against its hash entries; a mismatch fails the table with Corruption.
     pub detect_filter_construct_corruption: bool,
+    /// RocksDB's `uniform_cv_threshold` (< 0: off, RocksDB's default -1): index blocks whose
+    /// restart keys are evenly spread get the footer's uniform-keys flag (`block.rs`).
+    pub uniform_cv_threshold: f64,
 }
 
 /// Where a table's data blocks are put as they are written (`prepopulate_block_cache`).
@@ -344,6 +347,7 @@ impl TableBuilderOptions {
             sample_for_compression: 0,
             warm_cache: None,
             detect_filter_construct_corruption: false,
+            uniform_cv_threshold: -1.0,
         }
     }
 
@@ -622,6 +626,7 @@ impl TableBuilder {
                 opts.metadata_block_size,
                 opts.block_size_deviation as usize,
             )
+            .with_uniform_cv_threshold(opts.uniform_cv_threshold)
         });
         let props = TableProperties {
             column_family_id: opts.column_family_id as u64,
@@ -643,8 +648,10 @@ impl TableBuilder {
         };
         TableBuilder {
             data_block: if opts.use_delta_encoding { data_block } else { data_block.without_key_delta() },
-            index_with_seq: BlockBuilder::new_index(opts.index_block_restart_interval, delta),
-            index_user_keys: BlockBuilder::new_index(opts.index_block_restart_interval, delta),
+            index_with_seq: BlockBuilder::new_index(opts.index_block_restart_interval, delta)
+                .with_uniform_cv_threshold(opts.uniform_cv_threshold, false),
+            index_user_keys: BlockBuilder::new_index(opts.index_block_restart_interval, delta)
+                .with_uniform_cv_threshold(opts.uniform_cv_threshold, true),
             separator_is_key_plus_seq: opts.format_version <= 2,
             last_index_handle: None,
             pending_handle: None,

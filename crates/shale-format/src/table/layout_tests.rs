@@ -457,3 +457,38 @@ fn warm_cache_puts_each_data_block_in_the_cache() {
     check(&t, &d);
     assert_eq!(t.data_blocks_read(), 0, "every data block came from the cache");
 }
+
+/// The footer word of the table's (flat) index block.
+fn index_footer(path: &Path) -> u32 {
+    let t = open(path);
+    let file = default_fs().new_random_access_file(path).unwrap();
+    let index =
+        read_block_with(file.as_ref(), t.footer().index_handle, t.footer().block_checksum(), true, "t")
+            .unwrap();
+    crate::coding::decode_fixed32(&index[index.len() - 4..])
+}
+
+/// `uniform_cv_threshold`: an index block over evenly spread keys gets RocksDB 11's
+/// uniform-keys flag (bit 29), one over skewed keys or with the option off does not; the
+/// flagged table reads back whole (RocksDB 11.8.1's tools read it in the `shale` crate's
+/// `interop_table_tbl`).
+#[test]
+fn uniform_cv_threshold_flags_evenly_spread_index_blocks() {
+    let dir = tempfile::tempdir().unwrap();
+    let even: Vec<(Vec<u8>, Vec<u8>)> = (0..3000u64)
+        .map(|i| (make_internal_key(&(i * 1000).to_be_bytes(), 7, ValueType::Value), vec![b'x'; 100]))
+        .collect();
+    let skewed: Vec<(Vec<u8>, Vec<u8>)> = (0..3000u64)
+        .map(|i| (make_internal_key(&(i * i * i).to_be_bytes(), 7, ValueType::Value), vec![b'x'; 100]))
+        .collect();
+    for (name, d, threshold, flagged) in
+        [("even", &even, 0.2, true), ("skewed", &skewed, 0.2, false), ("off", &even, -1.0, false)]
+    {
+        let mut o = opts();
+        o.uniform_cv_threshold = threshold;
+        let path = dir.path().join(format!("{name}.sst"));
+        build(&path, o, d);
+        assert_eq!(index_footer(&path) & (1 << 29) != 0, flagged, "{name}");
+        check(&open(&path), d);
+    }
+}

@@ -50,10 +50,12 @@ struct IndexPartition {
 }
 
 impl IndexPartition {
-    fn new(restart_interval: usize, delta: bool) -> Self {
+    fn new(restart_interval: usize, delta: bool, uniform_cv_threshold: f64) -> Self {
         IndexPartition {
-            with_seq: BlockBuilder::new_index(restart_interval, delta),
-            user_keys: BlockBuilder::new_index(restart_interval, delta),
+            with_seq: BlockBuilder::new_index(restart_interval, delta)
+                .with_uniform_cv_threshold(uniform_cv_threshold, false),
+            user_keys: BlockBuilder::new_index(restart_interval, delta)
+                .with_uniform_cv_threshold(uniform_cv_threshold, true),
             key: Vec::new(),
             last_handle: None,
         }
@@ -63,6 +65,8 @@ impl IndexPartition {
 /// Builds the partitions of a partitioned index (RocksDB's `PartitionedIndexBuilder`).
 pub(super) struct PartitionedIndexBuilder {
     restart_interval: usize,
+    /// RocksDB's `uniform_cv_threshold` for the partitions (not the top level, as RocksDB's).
+    uniform_cv_threshold: f64,
     delta: bool,
     metadata_block_size: usize,
     deviation_limit: usize,
@@ -92,14 +96,23 @@ impl PartitionedIndexBuilder {
     ) -> Self {
         PartitionedIndexBuilder {
             restart_interval,
+            uniform_cv_threshold: -1.0,
             delta,
             metadata_block_size,
             deviation_limit: deviation_limit(metadata_block_size, deviation),
             done: Vec::new(),
-            cur: IndexPartition::new(restart_interval, delta),
+            cur: IndexPartition::new(restart_interval, delta, -1.0),
             cut_requested: false,
             cut_filter: false,
         }
+    }
+
+    /// RocksDB's `uniform_cv_threshold` for every index partition (see
+    /// `BlockBuilder::with_uniform_cv_threshold`).
+    pub(super) fn with_uniform_cv_threshold(mut self, threshold: f64) -> Self {
+        self.uniform_cv_threshold = threshold;
+        self.cur = IndexPartition::new(self.restart_interval, self.delta, threshold);
+        self
     }
 
     /// The next entry's block does not follow the last one (padding before it): its handle
@@ -143,8 +156,10 @@ impl PartitionedIndexBuilder {
             && !self.cur.with_seq.is_empty()
             && (self.cut_requested || self.should_cut(last_key, handle, seq_before))
         {
-            let full =
-                std::mem::replace(&mut self.cur, IndexPartition::new(self.restart_interval, self.delta));
+            let full = std::mem::replace(
+                &mut self.cur,
+                IndexPartition::new(self.restart_interval, self.delta, self.uniform_cv_threshold),
+            );
             self.done.push(full);
             self.cut_filter = true;
             self.cut_requested = false;
@@ -181,7 +196,7 @@ impl PartitionedIndexBuilder {
     /// separators keep their sequence numbers.
     pub(super) fn finish(mut self, seq: bool) -> Vec<FinishedPartition> {
         if !self.cur.with_seq.is_empty() {
-            let last = std::mem::replace(&mut self.cur, IndexPartition::new(1, false));
+            let last = std::mem::replace(&mut self.cur, IndexPartition::new(1, false, -1.0));
             self.done.push(last);
         }
         self.done

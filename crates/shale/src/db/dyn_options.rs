@@ -205,6 +205,7 @@ const TABLE_MUTABLE: &[&str] = &[
     // helper tbl (issue 33): read by each table a flush or compaction writes.
     "prepopulate_block_cache",
     "detect_filter_construct_corruption",
+    "uniform_cv_threshold",
 ];
 
 /// `block_based_table_factory={name=value;...}` (RocksDB's `TableFactoryParseFn`): the

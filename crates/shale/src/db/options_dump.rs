@@ -91,7 +91,7 @@ pub(crate) fn table_factory_options(t: &BlockBasedOptions, cache: Option<&Arc<Bl
     line!("verify_compression", &u8::from(t.verify_compression));
     line!("read_amp_bytes_per_bit", &0);
     line!("format_version", &t.format_version);
-    line!("uniform_cv_threshold", &format_args!("{:.6}", -1.0f64));
+    line!("uniform_cv_threshold", &format_args!("{:.6}", t.uniform_cv_threshold));
     line!("enable_index_compression", &u8::from(t.enable_index_compression));
     line!("block_align", &u8::from(t.block_align));
     line!("super_block_alignment_size", &t.super_block_alignment_size);

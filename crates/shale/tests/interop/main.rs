@@ -50,6 +50,7 @@ mod interop_rocksdb_to_shale;
 mod interop_shale_to_rocksdb;
 mod interop_table_layout_options;
 mod interop_table_properties_11;
+mod interop_table_tbl;
 mod interop_tail_size;
 mod interop_timestamps;
 mod interop_wal_compression;
