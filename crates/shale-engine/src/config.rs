@@ -57,6 +57,10 @@ pub struct UniversalSettings {
     /// -1: `level0_file_num_compaction_trigger`; 0: derived from the write buffer size;
     /// n: at most n runs.
     pub max_read_amp: i32,
+    /// A compaction whose input files' key ranges do not overlap moves them all to its
+    /// output level unchanged (RocksDB's `allow_trivial_move`; never for periodic
+    /// compactions or into level 0).
+    pub allow_trivial_move: bool,
 }
 
 impl Default for UniversalSettings {
@@ -69,6 +73,7 @@ impl Default for UniversalSettings {
             compression_size_percent: -1,
             stop_style: StopStyle::Total,
             max_read_amp: -1,
+            allow_trivial_move: false,
         }
     }
 }
@@ -117,6 +122,9 @@ pub struct CfConfig {
     /// `bottommost_compression_opts`, when enabled.
     pub bottommost_compression_opts: Option<CompressionOpts>,
     pub blob_gc: BlobGc,
+    /// RocksDB's `uncache_aggressiveness` (0: off): how hard the readers of tables that
+    /// leave the database erase their blocks from the block cache.
+    pub uncache_aggressiveness: u32,
 }
 
 impl Default for CfConfig {
@@ -147,6 +155,7 @@ impl Default for CfConfig {
             bottommost_compression: None,
             bottommost_compression_opts: None,
             blob_gc: BlobGc { enable: false, age_cutoff: 0.25, force_threshold: 1.0 },
+            uncache_aggressiveness: 0,
         }
     }
 }
