@@ -149,6 +149,12 @@ pub(crate) enum WalRecord<'a> {
     Marker(Marker<'a>),
 }
 
+/// The bytes a batch of one record needs whose key and value hold `key_value_bytes`: the
+/// header, the tag, at most 5 bytes each of family id, key length and value length.
+pub(crate) fn one_record_capacity(key_value_bytes: usize) -> usize {
+    (HEADER_SIZE + 1 + 5 + 5 + 5).saturating_add(key_value_bytes)
+}
+
 impl<const T: bool> WriteBatchWithTransaction<T> {
     /// An empty batch: a zero header.
     pub fn new() -> Self {
@@ -262,7 +268,7 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
         // The whole record at once (tag, family varint, two length varints, key and value):
         // growing the buffer piece by piece reallocated it three or four times for one put.
         let v_len = value.map_or(0, |v| v.len() + 5);
-        self.rep.reserve(HEADER_SIZE + 1 + 5 + 5 + key.len() + v_len);
+        self.rep.reserve(HEADER_SIZE.saturating_sub(self.rep.len()) + 1 + 5 + 5 + key.len() + v_len);
         self.begin_record(cf, tags.0, tags.1);
         put_length_prefixed_slice(&mut self.rep, key);
         if let Some(v) = value {

@@ -487,7 +487,8 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
         to: K,
         opts: &WriteOptions,
     ) -> Result<()> {
-        self.write_one(opts, |b| b.delete_range_cf(cf, from, to))
+        let n = from.as_ref().len() + to.as_ref().len();
+        self.write_one(opts, n, |b| b.delete_range_cf(cf, from, to))
     }
 
     pub fn write(&self, batch: WriteBatch) -> Result<()> {
@@ -615,7 +616,8 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
         value: V,
         opts: &WriteOptions,
     ) -> Result<()> {
-        self.write_one(opts, |b| b.put(key, value))
+        let n = key.as_ref().len() + value.as_ref().len();
+        self.write_one(opts, n, |b| b.put(key, value))
     }
 
     pub fn put_cf<K: AsRef<[u8]>, V: AsRef<[u8]>>(
@@ -634,7 +636,8 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
         value: V,
         opts: &WriteOptions,
     ) -> Result<()> {
-        self.write_one(opts, |b| b.put_cf(cf, key, value))
+        let n = key.as_ref().len() + value.as_ref().len();
+        self.write_one(opts, n, |b| b.put_cf(cf, key, value))
     }
 
     pub fn delete<K: AsRef<[u8]>>(&self, key: K) -> Result<()> {
@@ -642,7 +645,8 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
     }
 
     pub fn delete_opt<K: AsRef<[u8]>>(&self, key: K, opts: &WriteOptions) -> Result<()> {
-        self.write_one(opts, |b| b.delete(key))
+        let n = key.as_ref().len();
+        self.write_one(opts, n, |b| b.delete(key))
     }
 
     pub fn delete_cf<K: AsRef<[u8]>>(&self, cf: &impl AsColumnFamilyRef, key: K) -> Result<()> {
@@ -655,7 +659,8 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
         key: K,
         opts: &WriteOptions,
     ) -> Result<()> {
-        self.write_one(opts, |b| b.delete_cf(cf, key))
+        let n = key.as_ref().len();
+        self.write_one(opts, n, |b| b.delete_cf(cf, key))
     }
 
     pub fn single_delete<K: AsRef<[u8]>>(&self, key: K) -> Result<()> {
@@ -663,7 +668,8 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
     }
 
     pub fn single_delete_opt<K: AsRef<[u8]>>(&self, key: K, opts: &WriteOptions) -> Result<()> {
-        self.write_one(opts, |b| b.single_delete(key))
+        let n = key.as_ref().len();
+        self.write_one(opts, n, |b| b.single_delete(key))
     }
 
     pub fn single_delete_cf<K: AsRef<[u8]>>(&self, cf: &impl AsColumnFamilyRef, key: K) -> Result<()> {
@@ -676,17 +682,21 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
         key: K,
         opts: &WriteOptions,
     ) -> Result<()> {
-        self.write_one(opts, |b| b.single_delete_cf(cf, key))
+        let n = key.as_ref().len();
+        self.write_one(opts, n, |b| b.single_delete_cf(cf, key))
     }
 
     /// Deletes the keys in `[from, to)` of the default column family (a range tombstone).
     pub fn delete_range<K: AsRef<[u8]>>(&self, from: K, to: K) -> Result<()> {
-        self.write_one(&WriteOptions::default(), |b| b.delete_range(from, to))
+        let n = from.as_ref().len() + to.as_ref().len();
+        self.write_one(&WriteOptions::default(), n, |b| b.delete_range(from, to))
     }
 
-    /// Writes a batch of one operation (the single-operation methods above).
-    fn write_one(&self, opts: &WriteOptions, op: impl FnOnce(&mut WriteBatch)) -> Result<()> {
-        let mut b = WriteBatch::default();
+    /// Writes a batch of one operation (the single-operation methods above) whose keys and
+    /// values hold `bytes` bytes: the batch is allocated once, with room for its record (as
+    /// RocksDB's `DB::Put` reserves its batch), not grown from an empty header.
+    fn write_one(&self, opts: &WriteOptions, bytes: usize, op: impl FnOnce(&mut WriteBatch)) -> Result<()> {
+        let mut b = WriteBatch::with_capacity_bytes(crate::batch::one_record_capacity(bytes));
         op(&mut b);
         self.write_batch(b, opts)
     }

@@ -109,6 +109,11 @@ use crate::statistics::{record_tick, Histogram, Statistics, StopWatch, Ticker, W
 use crate::wal::LogWriter;
 use shale_format::perf::{Field, PerfTimer};
 
+/// The writers of a write group, leader first: held in place up to this many (a lone writer,
+/// the common group under light load, allocates nothing).
+const GROUP_INLINE: usize = 4;
+type Group = smallvec::SmallVec<[Arc<Writer>; GROUP_INLINE]>;
+
 /// How many records' memtables the write leader prefetches (`InsertHint::prefetch`)
 /// before its WAL write: with many column families written at random, each record's
 /// memtable and skiplist headers are cold lines, and the WAL write (a system call) is time
@@ -260,6 +265,55 @@ impl Writer {
     }
 }
 
+thread_local! {
+    /// This thread's writer of its last write, kept for its next one (`OwnWriter`).
+    static SPARE_WRITER: std::cell::Cell<Option<Arc<Writer>>> = const { std::cell::Cell::new(None) };
+}
+
+/// The writer of one call to `DbInner::write`, taken from the thread's spare when nothing
+/// else holds that one (as RocksDB's `WriteThread::Writer` lives on the writer's stack, no
+/// allocation per write), and given back when the write returns if its group let go of it
+/// (a follower's leader may still hold it; it is then freed as any `Arc`). Dereferences to
+/// the `Arc` the queue and the groups share.
+struct OwnWriter(Arc<Writer>);
+
+impl OwnWriter {
+    fn new(w: PendingWrite) -> OwnWriter {
+        let spare = SPARE_WRITER.try_with(std::cell::Cell::take).ok().flatten();
+        if let Some(mut a) = spare {
+            if let Some(wr) = Arc::get_mut(&mut a) {
+                *wr.state.get_mut() = w;
+                *wr.signal.get_mut() = false;
+                return OwnWriter(a);
+            }
+        }
+        OwnWriter(Writer::new(w))
+    }
+}
+
+impl std::ops::Deref for OwnWriter {
+    type Target = Arc<Writer>;
+    fn deref(&self) -> &Arc<Writer> {
+        &self.0
+    }
+}
+
+impl Drop for OwnWriter {
+    fn drop(&mut self) {
+        if let Some(wr) = Arc::get_mut(&mut self.0) {
+            // Nothing else holds it: kept for the thread's next write (this `Arc` goes when
+            // the field drops), its batch freed now.
+            let st = wr.state.get_mut();
+            st.batch = None;
+            st.result = None;
+            st.task = None;
+            st.own_insert = None;
+            // A thread that is exiting has no spare to keep: the writer is freed.
+            let _ = SPARE_WRITER.try_with(|c| c.set(Some(Arc::clone(&self.0))));
+        }
+    }
+}
+
 /// A pending write's lock guards a few fields set and read by the write path itself (no
 /// user code, nothing that can panic), so it is a parking_lot lock, which has no poisoned
 /// state (`halt.rs`).
@@ -345,7 +399,7 @@ impl DbInner {
         let stats = self.config.statistics.as_deref();
         let started = stats.and_then(Statistics::timer_start);
         self.prefetch_active_mem(&batch);
-        let me = Writer::new(PendingWrite {
+        let me = OwnWriter::new(PendingWrite {
             batch: Some(batch),
             sync: opts.sync,
             disable_wal: opts.disable_wal,
@@ -560,7 +614,7 @@ impl DbInner {
         let Logged { mems, first_seq, count, .. } = logged;
         let mut own = None;
         let mut seq = first_seq;
-        let mut guards: Vec<_> = group.iter().map(lock).collect();
+        let mut guards: smallvec::SmallVec<[_; GROUP_INLINE]> = group.iter().map(lock).collect();
         let inserts = guards.iter().filter(|g| g.batch.as_ref().is_some_and(|b| b.count() > 0)).count();
         self.mem_writers.unordered_pending.fetch_add(inserts, Ordering::AcqRel);
         self.versions.set_last_sequence(first_seq + count - 1);
@@ -983,7 +1037,7 @@ impl DbInner {
         counts: &mut Option<WriteGroupCounts>,
         pipelined: bool,
     ) -> Result<GroupOutcome> {
-        let mut guards: Vec<_> = group.iter().map(lock).collect();
+        let mut guards: smallvec::SmallVec<[_; GROUP_INLINE]> = group.iter().map(lock).collect();
         let sync = guards.iter().any(|g| g.sync);
         let disable_wal = guards[0].disable_wal;
         // Records of missing families pass the check below only for writers that ignore
@@ -998,15 +1052,20 @@ impl DbInner {
             && guards.iter().all(|g| g.batch.as_ref().is_none_or(|b| !b.has_merge()));
         // The group's records as one batch: for the WAL record, and for the leader to insert
         // when it inserts them all. Not built for a parallel group without the WAL.
-        let mut merged = WriteBatch::default();
+        // A lone writer's batch is its own WAL record: nothing is allocated for it.
         let use_merged = guards.len() > 1 && !(parallel && disable_wal);
-        if use_merged {
+        let mut merged = if use_merged {
+            let bytes: usize = guards.iter().filter_map(|g| g.batch.as_ref()).map(|b| b.data().len()).sum();
+            let mut m = WriteBatch::with_capacity_bytes(bytes);
             for g in guards.iter() {
                 if let Some(b) = &g.batch {
-                    merged.append(b);
+                    m.append(b);
                 }
             }
-        }
+            Some(m)
+        } else {
+            None
+        };
         let batches = || guards.iter().filter_map(|g| g.batch.as_ref());
         let count: u64 = batches().map(|b| u64::from(b.count())).sum();
         if count == 0 {
@@ -1015,8 +1074,8 @@ impl DbInner {
         // The group's bytes as one batch: one header, then every batch's records.
         let group_bytes = if guards.len() == 1 {
             batches().map(|b| b.data().len()).sum::<usize>()
-        } else if use_merged {
-            merged.data().len()
+        } else if let Some(m) = &merged {
+            m.data().len()
         } else {
             crate::batch::HEADER_SIZE
                 + batches().map(|b| b.data().len().saturating_sub(crate::batch::HEADER_SIZE)).sum::<usize>()
@@ -1081,8 +1140,8 @@ impl DbInner {
             }
         }
         // The batch the WAL gets (and the leader inserts when it inserts everything).
-        let batch: Option<&mut WriteBatch> = if use_merged {
-            Some(&mut merged)
+        let batch: Option<&mut WriteBatch> = if merged.is_some() {
+            merged.as_mut()
         } else if guards.len() == 1 {
             guards[0].batch.as_mut()
         } else {
@@ -1159,7 +1218,7 @@ impl DbInner {
                 self.write_control.set_attention(true);
             }
         }
-        let merged = if use_merged && !parallel { Some(merged) } else { None };
+        let merged = if parallel { None } else { merged };
         let logged = Logged { mems, first_seq, count, parallel, skip_missing, merged };
         if pipelined {
             return Ok(GroupOutcome::Logged(logged));
@@ -1196,7 +1255,7 @@ impl DbInner {
             a.store(a.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed)
         };
         if parallel {
-            let mut guards: Vec<_> = group.iter().map(lock).collect();
+            let mut guards: smallvec::SmallVec<[_; GROUP_INLINE]> = group.iter().map(lock).collect();
             // Hand each member its own batch and first sequence; the leader inserts its own.
             let tasks = guards.iter().filter(|g| g.batch.as_ref().is_some_and(|b| b.count() > 0)).count();
             let shared = Arc::new(ParallelGroup {
@@ -1639,8 +1698,8 @@ fn first_family(data: &[u8]) -> u32 {
 /// `max_bytes` (`max_write_batch_group_size_bytes`) in all, or the leader's size plus an
 /// eighth of it when the leader is at most that eighth (RocksDB's
 /// `WriteThread::EnterAsBatchGroupLeader`).
-fn build_group(queue: &VecDeque<Arc<Writer>>, max_bytes: u64) -> Vec<Arc<Writer>> {
-    let mut group = Vec::new();
+fn build_group(queue: &VecDeque<Arc<Writer>>, max_bytes: u64) -> Group {
+    let mut group = Group::new();
     let Some(first) = queue.front() else { return group };
     let (lead_sync, lead_nowal, lead_size, lead_excl) = {
         let g = lock(first);
