@@ -305,6 +305,8 @@ impl CfConfig {
         self.ttl_db.is_some_and(|t| t > 0)
             || self.callbacks.compaction_filter.is_some()
             || self.callbacks.compaction_filter_factory.is_some()
+    }
+
     /// RocksDB's `Compaction::GetOutputTemperature` (no override): a compaction into the
     /// last of `num_levels` levels writes `last_level_temperature` when it is set, any
     /// other table `default_write_temperature`.

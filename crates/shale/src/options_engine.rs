@@ -209,6 +209,7 @@ impl Options {
                     .compaction_filter_factory
                     .clone()
                     .map(|f| f as Arc<dyn CompactionFilterFactoryCore>),
+            },
             default_write_temperature: self.default_write_temperature,
             // RocksDB's SanitizeCfOptions: ignored with FIFO compaction.
             last_level_temperature: if self.compaction_style == crate::DBCompactionStyle::Fifo {

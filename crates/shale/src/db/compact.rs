@@ -368,7 +368,7 @@ impl DbInner {
             }
             outputs_numbers = created.into_inner();
             let temperature =
-                cf.opts.engine().output_temperature(plan.output_level, cf.opts.num_levels as usize);
+                cf.config().output_temperature(plan.output_level, cf.config().num_levels);
             for mut m in result.outputs {
                 m.temperature = temperature;
                 edit.new_files.push((plan.output_level as u32, m));

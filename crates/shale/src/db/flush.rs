@@ -195,7 +195,7 @@ fn write_table_inner(
     // recovery, which the same options describe).
     let mut meta = FileMetaData {
         number,
-        temperature: cf.opts.engine().default_write_temperature,
+        temperature: cf.config().default_write_temperature,
         ..Default::default()
     };
     let mut smallest_seq = MAX_SEQUENCE_NUMBER;

@@ -110,7 +110,7 @@ impl DbInner {
         let dir = h.table_dir(&self.path, 0).to_path_buf();
         // A copy is written at the family's temperature: the last level's when the files
         // must go there (ingestion behind), else the default write temperature.
-        let engine = h.opts.engine();
+        let engine = h.config();
         let copy_temperature = if opts.flag("ingest_behind") {
             engine.last_level_temperature
         } else {
