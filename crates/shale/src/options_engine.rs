@@ -101,6 +101,8 @@ impl Options {
             table_ids: self.table_ids.clone(),
             // RocksDB's SanitizeOptions: recovery flushes with two-phase commit.
             log_readahead_size: self.log_readahead_size,
+            allow_fallocate: self.allow_fallocate,
+            manifest_preallocation_size: self.manifest_preallocation_size,
         }
     }
 

@@ -102,6 +102,7 @@ pub(crate) fn open<T: ThreadMode>(
             direct: config.use_direct_io_for_flush_and_compaction,
             mmap: config.allow_mmap_writes,
         },
+        config.manifest_preallocation(),
     );
     // RocksDB creates the directory (to hold LOCK) whatever create_if_missing says; a
     // missing database is then reported by the CURRENT check below as InvalidArgument.
@@ -299,6 +300,10 @@ pub(crate) fn open<T: ThreadMode>(
     let manifest_number = next_file_number + 1;
     next_file_number += 2;
     let wal_file = fs.new_writable_file(&filename::wal_file(&wal_dir, wal_number))?;
+    // RocksDB's DBImpl::Open sizes the first WAL's preallocation from the largest write
+    // buffer of the families opened.
+    let max_write_buffer_size = descs.iter().map(|d| d.options.write_buffer_size as u64).max().unwrap_or(0);
+    let wal_file = crate::fs::Preallocating::wrap(wal_file, config.wal_preallocation(max_write_buffer_size));
     let mut wal_writer = LogWriter::new(wal_file, wal_number)
         .with_bytes_per_sync(config.wal_bytes_per_sync)
         .with_recycling(config.recycle_log_file_num > 0);
@@ -477,7 +482,7 @@ pub(super) fn recovered_cf_states(
                 .with_blob_files(&rc.blob_files)
                 .with_compact_cursors(&rc.compact_cursors),
         );
-        version.check_consistency()?;
+        version.check_consistency_with(d.options.force_consistency_checks)?;
         let mem = Arc::new(
             MemTable::for_write_buffer(
                 icmp,
