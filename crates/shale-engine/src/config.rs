@@ -122,6 +122,9 @@ pub struct CfConfig {
     /// `bottommost_compression_opts`, when enabled.
     pub bottommost_compression_opts: Option<CompressionOpts>,
     pub blob_gc: BlobGc,
+    /// RocksDB's `uncache_aggressiveness` (0: off): how hard the readers of tables that
+    /// leave the database erase their blocks from the block cache.
+    pub uncache_aggressiveness: u32,
 }
 
 impl Default for CfConfig {
@@ -152,6 +155,7 @@ impl Default for CfConfig {
             bottommost_compression: None,
             bottommost_compression_opts: None,
             blob_gc: BlobGc { enable: false, age_cutoff: 0.25, force_threshold: 1.0 },
+            uncache_aggressiveness: 0,
         }
     }
 }

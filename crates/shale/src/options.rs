@@ -165,6 +165,11 @@ pub struct BlockBasedOptions {
     /// which RocksDB reads neither; `use_udi_as_primary_index` then fails validation).
     pub(crate) fail_if_no_udi_on_open: bool,
     pub(crate) use_udi_as_primary_index: bool,
+    /// RocksDB's `prepopulate_block_cache` (`options_tbl.rs`): which new tables put their
+    /// data blocks into the block cache as they are written.
+    pub(crate) prepopulate_block_cache: crate::options_tbl::PrepopulateBlockCache,
+    /// RocksDB's `detect_filter_construct_corruption` (`options_tbl.rs`).
+    pub(crate) detect_filter_construct_corruption: bool,
 }
 
 impl Default for BlockBasedOptions {
@@ -209,6 +214,8 @@ impl Default for BlockBasedOptions {
             auto_readahead: crate::table::AutoReadahead::default(),
             fail_if_no_udi_on_open: false,
             use_udi_as_primary_index: false,
+            prepopulate_block_cache: crate::options_tbl::PrepopulateBlockCache::Disable,
+            detect_filter_construct_corruption: false,
         }
     }
 }
@@ -226,6 +233,7 @@ impl BlockBasedOptions {
         b.block_align = self.block_align;
         b.super_block_alignment_size = self.super_block_alignment_size;
         b.super_block_alignment_space_overhead_ratio = self.super_block_alignment_space_overhead_ratio;
+        b.detect_filter_construct_corruption = self.detect_filter_construct_corruption;
     }
 }
 
@@ -802,6 +810,9 @@ pub struct Options {
     pub(crate) table_cache_numshardbits: i32,
     /// `set_max_sequential_skip_in_iterations` (default 8): a family option.
     pub(crate) max_sequential_skip_in_iterations: u64,
+    /// RocksDB's `uncache_aggressiveness` (mutable, default 0): the readers of tables that
+    /// leave the database erase their blocks from the block cache (`table/reader.rs`).
+    pub(crate) uncache_aggressiveness: u32,
 }
 
 /// Integrated BlobDB's column-family options, RocksDB's defaults.
@@ -819,6 +830,9 @@ pub(crate) struct BlobOptions {
     /// RocksDB's `blob_file_starting_level` (mutable, default 0): values go to blob files
     /// only in flushes and compactions whose output level is at least this.
     pub file_starting_level: i32,
+    /// RocksDB's `prepopulate_blob_cache` (mutable, default kDisable): kFlushOnly puts each
+    /// blob a flush writes into the family's blob cache (`set_blob_cache`).
+    pub prepopulate_cache: bool,
 }
 
 impl Default for BlobOptions {
@@ -833,6 +847,7 @@ impl Default for BlobOptions {
             gc_force_threshold: 1.0,
             compaction_readahead_size: 0,
             file_starting_level: 0,
+            prepopulate_cache: false,
         }
     }
 }
@@ -986,6 +1001,7 @@ impl Default for Options {
             max_file_opening_threads: 16,
             table_cache_numshardbits: 6,
             max_sequential_skip_in_iterations: 8,
+            uncache_aggressiveness: 0,
         }
     }
 }

@@ -150,6 +150,7 @@ impl Options {
                 age_cutoff: self.blob.gc_age_cutoff,
                 force_threshold: self.blob.gc_force_threshold,
             },
+            uncache_aggressiveness: self.uncache_aggressiveness,
         }
     }
 

@@ -37,7 +37,9 @@
 //! - BlobDB's `enable_blob_files`, `min_blob_size`, `blob_file_size`,
 //!   `blob_compression_type`, `enable_blob_garbage_collection`,
 //!   `blob_garbage_collection_age_cutoff`, `blob_garbage_collection_force_threshold`,
-//!   `blob_compaction_readahead_size`: read by each flush and compaction when it starts.
+//!   `blob_compaction_readahead_size`: read by each flush and compaction when it starts;
+//!   `prepopulate_blob_cache`: read by each flush.
+//! - `uncache_aggressiveness`: read when a table leaves the database (`versions.rs`).
 //!
 //! - `sample_for_compression`: tables written from then on sample their data blocks with
 //!   LZ4 and ZSTD and record the estimated sizes.
@@ -117,7 +119,6 @@ impl std::ops::Deref for DynOptions {
 /// RocksDB's mutable column-family options Shale cannot change yet, besides the option
 /// table's rows marked so (`options_table.rs`).
 const MUTABLE_NOT_BUILT: &[&str] = &[
-    "prepopulate_blob_cache",
     "memtable_protection_bytes_per_key",
     "block_protection_bytes_per_key",
     "preserve_internal_time_seconds",
@@ -125,7 +126,6 @@ const MUTABLE_NOT_BUILT: &[&str] = &[
     "last_level_temperature",
     "default_write_temperature",
     "bottommost_file_compaction_delay",
-    "uncache_aggressiveness",
     "paranoid_memory_checks",
     // RocksDB 11.8.1's alias of the next, with its spelling.
     "memtable_veirfy_per_key_checksum_on_seek",
@@ -201,6 +201,9 @@ const TABLE_MUTABLE: &[&str] = &[
     "reserve_table_reader_memory",
     "skip_table_builder_flush",
     "block_cache_compressed",
+    // helper tbl (issue 33): read by each table a flush or compaction writes.
+    "prepopulate_block_cache",
+    "detect_filter_construct_corruption",
 ];
 
 /// `block_based_table_factory={name=value;...}` (RocksDB's `TableFactoryParseFn`): the

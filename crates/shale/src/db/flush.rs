@@ -110,6 +110,7 @@ pub(crate) fn blob_write_options(
 /// Writes `mem` to table `number` (synced). None when the memtable holds nothing. Values
 /// stay in the table even with BlobDB (atomic flush); compactions move the large ones to
 /// blob files.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn write_level0_table(
     fs: &dyn FileSystem,
     dir: &Path,
@@ -118,9 +119,22 @@ pub(crate) fn write_level0_table(
     number: u64,
     snapshots: &[u64],
     stats: Option<&crate::statistics::Statistics>,
+    warm: Option<crate::table::WarmCache>,
 ) -> Result<Option<FileMetaData>> {
-    Ok(write_level0_table_of(fs, dir, cf, std::slice::from_ref(mem), number, snapshots, None, stats, -1)?
-        .map(|(m, _)| m))
+    Ok(write_level0_table_of(
+        fs,
+        dir,
+        cf,
+        std::slice::from_ref(mem),
+        number,
+        snapshots,
+        None,
+        stats,
+        -1,
+        None,
+        warm,
+    )?
+    .map(|(m, _)| m))
 }
 
 /// Allocates the numbers of blob files a flush writes.
@@ -148,15 +162,26 @@ pub(crate) fn write_level0_table_of(
     blobs: Option<BlobNumbers<'_>>,
     stats: Option<&crate::statistics::Statistics>,
     level: i32,
+    warm_blob_cache: Option<u64>,
+    warm: Option<crate::table::WarmCache>,
 ) -> Result<Option<(FileMetaData, Vec<crate::version::edit::BlobFileAddition>)>> {
     // A flush (and a table written at open) goes to level 0.
     let mut blob_builder = match (blob_write_options(cf, 0), blobs) {
         (Some(o), Some(numbers)) => {
-            Some(crate::blob::BlobFileBuilder::new(fs, dir, o, numbers).counted(stats))
+            let b = crate::blob::BlobFileBuilder::new(fs, dir, o, numbers).counted(stats);
+            // `prepopulate_blob_cache` kFlushOnly: a flush (`warm_blob_cache`: this open's
+            // key base in blob caches; None at recovery) puts its blobs into the blob cache.
+            match (&cf.opts.blob_cache, warm_blob_cache) {
+                (Some(cache), Some(session)) if cf.opts.blob.prepopulate_cache => {
+                    Some(b.warm_cache(cache.clone(), session))
+                }
+                _ => Some(b),
+            }
         }
         _ => None,
     };
-    let r = write_table_inner(fs, dir, cf, mems, number, snapshots, blob_builder.as_mut(), stats, level);
+    let r =
+        write_table_inner(fs, dir, cf, mems, number, snapshots, blob_builder.as_mut(), stats, level, warm);
     match (r, blob_builder) {
         (Ok(Some(meta)), Some(mut b)) => match b.finish() {
             Ok(()) => Ok(Some((meta, std::mem::take(&mut b.additions)))),
@@ -186,6 +211,7 @@ fn write_table_inner(
     mut blobs: Option<&mut crate::blob::BlobFileBuilder<'_>>,
     stats: Option<&crate::statistics::Statistics>,
     level: i32,
+    warm: Option<crate::table::WarmCache>,
 ) -> Result<Option<FileMetaData>> {
     let tombstones: Vec<(Vec<u8>, Vec<u8>)> = mems.iter().flat_map(|m| m.range_tombstones()).collect();
     if mems.iter().all(|m| m.is_empty()) && tombstones.is_empty() {
@@ -196,7 +222,11 @@ fn write_table_inner(
     let path = filename::table_file(table_dir, number);
     let file = fs.new_writable_file(&path)?;
     let mut builder = AnyTableBuilder::new(
-        TableBuilderOptions { filter_level: filter_level(cf, level), ..builder_options(cf, number) },
+        TableBuilderOptions {
+            filter_level: filter_level(cf, level),
+            warm_cache: warm,
+            ..builder_options(cf, number)
+        },
         file,
     );
     let mut meta = FileMetaData { number, ..Default::default() };
@@ -439,6 +469,8 @@ impl DbInner {
                     Some(&new_blob_number),
                     self.config.statistics.as_deref(),
                     -1,
+                    Some(self.blob_cache.session()),
+                    self.table_cache.warm_cache(&handle, number, false),
                 )
                 .and_then(|m| {
                     if let Some((meta, _)) = m.as_ref().filter(|_| handle.opts.paranoid_file_checks) {
@@ -745,6 +777,7 @@ impl DbInner {
                         number,
                         &snapshots,
                         self.config.statistics.as_deref(),
+                        self.table_cache.warm_cache(handle, number, false),
                     )? {
                         if handle.opts.paranoid_file_checks {
                             self.verify_new_table(handle, &meta)?;

@@ -790,6 +790,9 @@ fn recovery_table(
         Some(&blob_number),
         stats,
         0,
+        None,
+        // RocksDB warms no cache with a recovery's tables (reason kRecovery).
+        None,
     );
     *next_file_number = next.get();
     r

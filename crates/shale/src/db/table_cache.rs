@@ -105,6 +105,28 @@ impl TableCache {
     }
 
     /// The reader of `file`, opening it if needed.
+    /// `prepopulate_block_cache` for table `number` of `cf` that a flush (`compaction`
+    /// false) or a compaction writes: the family's block cache and the key base its reader
+    /// will look the blocks up by, when the family's mode covers this writer (RocksDB's
+    /// `WarmCacheConfig::Compute`: kFlushOnly flushes, kFlushAndCompaction both).
+    pub fn warm_cache(
+        &self,
+        cf: &CfHandle,
+        number: u64,
+        compaction: bool,
+    ) -> Option<crate::table::builder::WarmCache> {
+        use crate::PrepopulateBlockCache as P;
+        match (cf.opts.table.prepopulate_block_cache, compaction) {
+            (P::FlushOnly, false) | (P::FlushAndCompaction, _) => {}
+            _ => return None,
+        }
+        Some(crate::table::builder::WarmCache {
+            cache: cf.block_cache.clone()?,
+            key: OffsetableCacheKey::new(self.cache_session, number),
+            statistics: self.statistics.clone(),
+        })
+    }
+
     pub fn get(&self, cf: &CfHandle, file: &FileMetaData) -> Result<Arc<TableEntry>> {
         self.get_at(cf, file, None)
     }
@@ -294,6 +316,21 @@ impl TableCache {
     /// The memory table `number`'s reader holds, if it is open (0 if not: nothing is opened).
     pub fn reader_memory(&self, number: u64) -> u64 {
         self.map.read().get(&number).map_or(0, |(e, _)| e.table.approximate_memory_usage() as u64)
+    }
+
+    /// RocksDB's `TableCache::ReleaseObsolete`: table `file` left the database; its open
+    /// readers (pinned in `file`, or in the cache) erase their cached blocks with effort
+    /// `uncache_aggressiveness` when the last user drops them.
+    pub fn mark_obsolete(&self, file: &FileMetaData, uncache_aggressiveness: u32) {
+        if uncache_aggressiveness == 0 {
+            return;
+        }
+        if let Some(e) = file.pinned_reader.get::<TableEntry>() {
+            e.table.mark_obsolete(uncache_aggressiveness);
+        }
+        if let Some((e, _)) = self.map.read().get(&file.number) {
+            e.table.mark_obsolete(uncache_aggressiveness);
+        }
     }
 
     pub fn evict(&self, number: u64) {

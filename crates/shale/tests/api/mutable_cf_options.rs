@@ -251,3 +251,136 @@ fn fifo_struct_ttl_is_deprecated_and_accepted() {
     assert!(text.contains("max_table_files_size=1048576"), "{text}");
     assert!(text.contains("allow_compaction=true"), "{text}");
 }
+
+/// `prepopulate_blob_cache=kFlushOnly` (at open through an option string, or by
+/// `set_options`): the blobs a flush writes go into the blob cache, so the first read of each
+/// is a cache hit; kDisable (the default) leaves the cache empty until reads fill it.
+/// Compactions never warm it.
+#[test]
+fn prepopulate_blob_cache_warms_the_cache_at_flush() {
+    use shale::statistics::Ticker;
+    const N: u64 = 20;
+    let run = |prepopulate_at_open: bool| {
+        let tmp = tempfile::tempdir().unwrap();
+        let cache = shale::Cache::new_lru_cache(8 << 20);
+        let mut o = Options::default();
+        o.create_if_missing(true);
+        o.set_disable_auto_compactions(true);
+        o.set_enable_blob_files(true);
+        o.set_min_blob_size(100);
+        o.set_blob_cache(&cache);
+        o.enable_statistics();
+        let o = if prepopulate_at_open {
+            o.get_options_from_string("prepopulate_blob_cache=kFlushOnly").unwrap()
+        } else {
+            o
+        };
+        let db = DB::open(&o, tmp.path()).unwrap();
+        let write = |round: u32| {
+            for i in 0..N as u32 {
+                db.put(format!("k{i:04}"), value(i + round * 1000, 300)).unwrap();
+            }
+            db.flush().unwrap();
+        };
+        write(0);
+        if !prepopulate_at_open {
+            // Default kDisable: the flush adds nothing.
+            assert_eq!(cache.get_usage(), 0);
+            assert_eq!(o.get_ticker_count(Ticker::BlobDbCacheAdd), 0);
+            db.set_options(&[("prepopulate_blob_cache", "kFlushOnly")]).unwrap();
+            assert!(latest_options_file(tmp.path()).contains("prepopulate_blob_cache=kFlushOnly"));
+            write(1);
+        } else {
+            assert!(latest_options_file(tmp.path()).contains("prepopulate_blob_cache=kFlushOnly"));
+        }
+        let round = u32::from(!prepopulate_at_open);
+        assert_eq!(o.get_ticker_count(Ticker::BlobDbCacheAdd), N, "one add per blob flushed");
+        assert_eq!(o.get_ticker_count(Ticker::BlobDbCacheBytesWrite), N * 300);
+        assert!(cache.get_usage() >= (N * 300) as usize, "usage {}", cache.get_usage());
+        for i in 0..N as u32 {
+            assert_eq!(db.get(format!("k{i:04}")).unwrap(), Some(value(i + round * 1000, 300)));
+        }
+        assert_eq!(o.get_ticker_count(Ticker::BlobDbCacheHit), N, "every first read hits");
+        assert_eq!(o.get_ticker_count(Ticker::BlobDbCacheMiss), 0);
+
+        // Off again: the next flush leaves the cache as it is.
+        db.set_options(&[("prepopulate_blob_cache", "kDisable")]).unwrap();
+        write(2);
+        assert_eq!(o.get_ticker_count(Ticker::BlobDbCacheAdd), N);
+        assert!(db.set_options(&[("prepopulate_blob_cache", "kAll")]).is_err());
+    };
+    run(true);
+    run(false);
+}
+
+/// `uncache_aggressiveness`: once a compaction replaces a table, the old table's blocks
+/// leave the block cache when its reader goes (at 0, the default, they stay until evicted).
+/// Set at open through an option string and by `set_options`.
+#[test]
+fn uncache_aggressiveness_erases_an_obsolete_tables_blocks() {
+    let cache = shale::Cache::new_lru_cache(64 << 20);
+    let tmp = tempfile::tempdir().unwrap();
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_compression_type(DBCompressionType::None);
+    o.set_disable_auto_compactions(true);
+    let mut t = shale::BlockBasedOptions::default();
+    t.set_block_cache(&cache);
+    o.set_block_based_table_factory(&t);
+    let db = DB::open(&o, tmp.path()).unwrap();
+    let mut full = shale::CompactOptions::default();
+    full.set_bottommost_level_compaction(shale::BottommostLevelCompaction::Force);
+    let read_all = |round: u32| {
+        for i in 0..2000u32 {
+            assert_eq!(db.get(format!("k{i:05}")).unwrap(), Some(util::value(u64::from(i + round), 100)));
+        }
+    };
+    for i in 0..2000u32 {
+        db.put(format!("k{i:05}"), util::value(u64::from(i), 100)).unwrap();
+    }
+    db.flush().unwrap();
+    read_all(0);
+    let filled = cache.get_usage();
+    assert!(filled > 200_000, "the table's blocks are cached: {filled}");
+
+    // Default 0: the replaced table's blocks stay cached.
+    db.compact_range_opt(None::<&[u8]>, None::<&[u8]>, &full);
+    util::wait_for_background(&db);
+    assert!(cache.get_usage() >= filled, "blocks left cached at 0: {} < {filled}", cache.get_usage());
+
+    // Raised by set_options: the next replaced table's blocks go.
+    db.set_options(&[("uncache_aggressiveness", "10000")]).unwrap();
+    assert!(latest_options_file(tmp.path()).contains("uncache_aggressiveness=10000"));
+    let before_reads = cache.get_usage();
+    read_all(0);
+    let with_second = cache.get_usage();
+    let second = with_second - before_reads;
+    assert!(second > 200_000, "the compacted table's blocks are cached: {second}");
+    db.compact_range_opt(None::<&[u8]>, None::<&[u8]>, &full);
+    util::wait_until(60, "the obsolete table's blocks to leave the cache", || {
+        cache.get_usage() <= with_second - second * 9 / 10
+    });
+    drop(db);
+
+    // At open, through an option string.
+    let cache = shale::Cache::new_lru_cache(64 << 20);
+    let tmp = tempfile::tempdir().unwrap();
+    let mut t = shale::BlockBasedOptions::default();
+    t.set_block_cache(&cache);
+    o.set_block_based_table_factory(&t);
+    let o = o.get_options_from_string("uncache_aggressiveness=300").unwrap();
+    let db = DB::open(&o, tmp.path()).unwrap();
+    for i in 0..2000u32 {
+        db.put(format!("k{i:05}"), util::value(u64::from(i + 7), 100)).unwrap();
+    }
+    db.flush().unwrap();
+    for i in 0..2000u32 {
+        assert!(db.get(format!("k{i:05}")).unwrap().is_some());
+    }
+    let filled = cache.get_usage();
+    assert!(filled > 200_000, "{filled}");
+    db.compact_range_opt(None::<&[u8]>, None::<&[u8]>, &full);
+    util::wait_until(60, "the obsolete table's blocks to leave the cache", || {
+        cache.get_usage() < filled / 10
+    });
+}
