@@ -396,6 +396,17 @@ impl MemtableRep {
         }
     }
 
+    /// The factory a family of `o` runs, as RocksDB 11.8.1's `SanitizeCfOptions` leaves it:
+    /// a family with `disallow_memtable_writes` gets a VectorRepFactory (count 0), whatever
+    /// was set ("a simple memtable that enforces MarkReadOnly").
+    pub(crate) fn sanitized(o: &Options) -> MemtableRep {
+        if o.disallow_memtable_writes {
+            MemtableRep::Vector { count: 0 }
+        } else {
+            o.memtable_rep.clone()
+        }
+    }
+
     pub(crate) fn is_hash(&self) -> bool {
         matches!(self, MemtableRep::HashSkipList { .. } | MemtableRep::HashLinkList { .. })
     }

@@ -163,8 +163,8 @@ impl Options {
             prefix_bloom_ratio: self.memtable_prefix_bloom_ratio,
             whole_key_filtering: self.memtable_whole_key_filtering,
             prefix_extractor: self.prefix_extractor.clone(),
-            hash_rep: self.memtable_rep.is_hash(),
-            vector_rep: match self.memtable_rep {
+            hash_rep: crate::options::MemtableRep::sanitized(self).is_hash(),
+            vector_rep: match crate::options::MemtableRep::sanitized(self) {
                 crate::options::MemtableRep::Vector { count } => Some(count),
                 _ => None,
             },

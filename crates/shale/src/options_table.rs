@@ -1701,7 +1701,9 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Cf,
         Struct,
         No,
-        Some(|c| c.memtable_rep.options_value(c.prefix_extractor.is_some())),
+        // As RocksDB's SanitizeCfOptions leaves it (VectorRepFactory with
+        // `disallow_memtable_writes`).
+        Some(|c| crate::options::MemtableRep::sanitized(c).options_value(c.prefix_extractor.is_some())),
         Some(|o, n, v| match crate::options::MemtableRep::parse(n, v)? {
             Some(rep) => {
                 o.memtable_rep = rep;

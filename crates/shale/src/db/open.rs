@@ -360,6 +360,27 @@ pub(crate) fn open<T: ThreadMode>(
         max_column_family,
         manifest_db_id.as_deref(),
     );
+    // The recovered WAL set (`track_and_verify_wals_in_manifest`): when recovery kept the
+    // replayed data in the memtables (`avoid_flush_during_recovery`), RocksDB records no WAL
+    // deletion and its new MANIFEST carries the whole set (WriteCurrentStateToManifest), so
+    // the WALs kept alive stay verified at the next open; after a recovery flush every
+    // recovered WAL is below the new minimum and the set is emptied.
+    let carried_wals: BTreeMap<u64, Option<u64>> =
+        if config.track_and_verify_wals_in_manifest && min_kept_log.is_some() {
+            recovered.wals.clone()
+        } else {
+            BTreeMap::new()
+        };
+    let mut snapshot = snapshot;
+    if !carried_wals.is_empty() {
+        let wal_additions = carried_wals
+            .iter()
+            .map(|(&number, &synced_size)| crate::version::edit::WalAddition { number, synced_size })
+            .collect();
+        // After the DB id record, which comes first as in RocksDB.
+        let at = usize::from(manifest_db_id.is_some());
+        snapshot.insert(at, VersionEdit { wal_additions, ..Default::default() });
+    }
     let manifest = ManifestWriter::create(fsr, path, manifest_number, &snapshot)?;
     manifest::set_current_file(fsr, path, manifest_number, next_file_number)?;
     if !config.write_identity_file {
@@ -389,6 +410,8 @@ pub(crate) fn open<T: ThreadMode>(
             st.alive_wals.push_front(n);
             inner.wal_total.closed(n, size);
         }
+        // Deleted from the set (a WalDeletion record) once every family flushed past them.
+        st.tracked_wals = carried_wals;
         for (id, cf) in cfs {
             inner.publish_active_memtable(id, Some(&cf));
             inner.set_handle(id, Some(cf.handle.clone()));

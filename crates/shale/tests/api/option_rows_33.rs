@@ -234,3 +234,76 @@ fn force_consistency_checks_refuses_overlapping_level_files() {
     let o = base().get_options_from_string("force_consistency_checks=false").unwrap();
     drop(DB::open(&o, path).unwrap());
 }
+
+/// `avoid_flush_during_recovery` with `track_and_verify_wals_in_manifest`: the WAL kept alive
+/// by the open stays in the MANIFEST's WAL set (RocksDB records no deletion for it and carries
+/// the set into its new MANIFEST), so the next open still verifies it: cut short, it is
+/// RocksDB's Corruption.
+#[test]
+fn wals_kept_by_avoid_flush_during_recovery_stay_tracked() {
+    use shale_engine::version::manifest;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path();
+    let mut o = base();
+    o.create_missing_column_families(true);
+    o.set_track_and_verify_wals_in_manifest(true);
+    o.set_avoid_flush_during_recovery(true);
+    let db = DB::open_cf(&o, path, ["a", "b"]).unwrap();
+    for i in 0..200u32 {
+        db.put_cf(&db.cf_handle("a").unwrap(), format!("a{i:04}"), b"value-a").unwrap();
+        db.put_cf(&db.cf_handle("b").unwrap(), format!("b{i:04}"), b"value-b").unwrap();
+    }
+    let wal = live_wal(path);
+    let number: u64 = wal.file_stem().unwrap().to_str().unwrap().parse().unwrap();
+    // Flushing "a" closes the WAL "b" still needs: it joins the MANIFEST's WAL set.
+    db.flush_cf(&db.cf_handle("a").unwrap()).unwrap();
+    drop(db);
+    let tracked = manifest::recover(&PosixFileSystem, path).unwrap().wals;
+    assert!(tracked.contains_key(&number), "WAL {number} tracked: {tracked:?}");
+
+    // The open keeps b's data in its memtable and the WAL alive, and the WAL tracked.
+    let db = DB::open_cf(&o, path, ["a", "b"]).unwrap();
+    assert!(wal.exists(), "kept alive by avoid_flush_during_recovery");
+    drop(db);
+    let tracked = manifest::recover(&PosixFileSystem, path).unwrap().wals;
+    assert!(tracked.contains_key(&number), "still tracked after the avoid-flush open: {tracked:?}");
+    let synced = tracked[&number].unwrap();
+
+    // Cut short below its synced size: the next open refuses it, RocksDB's words.
+    let f = std::fs::OpenOptions::new().write(true).open(&wal).unwrap();
+    f.set_len(synced - 1).unwrap();
+    drop(f);
+    let e = match DB::open_cf(&o, path, ["a", "b"]) {
+        Ok(_) => panic!("a tracked WAL cut short opened"),
+        Err(e) => e,
+    };
+    assert_eq!(e.kind(), ErrorKind::Corruption, "{e}");
+    assert!(e.to_string().contains(&format!("Size mismatch: WAL (log number: {number}) in MANIFEST")), "{e}");
+}
+
+/// `disallow_memtable_writes`: RocksDB 11.8.1's SanitizeCfOptions gives such a family a
+/// VectorRepFactory memtable whatever was set, and its OPTIONS file says so; the other
+/// families keep theirs.
+#[test]
+fn disallow_memtable_writes_runs_a_vector_memtable() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path();
+    let mut o = base();
+    o.create_missing_column_families(true);
+    let mut bulk = base();
+    bulk.set_disallow_memtable_writes(true);
+    let cfs = [
+        shale::ColumnFamilyDescriptor::new("default", base()),
+        shale::ColumnFamilyDescriptor::new("bulk", bulk),
+    ];
+    let db = DB::open_cf_descriptors(&o, path, cfs).unwrap();
+    let text = latest_options_text(path);
+    let section = |name: &str| {
+        let at = text.find(&format!("[CFOptions \"{name}\"]")).unwrap();
+        let rest = &text[at + 1..];
+        rest[..rest.find("\n[").unwrap_or(rest.len())].to_string()
+    };
+    assert!(section("bulk").contains("  memtable_factory={id=VectorRepFactory;count=0;}\n"), "{text}");
+    assert!(section("default").contains("  memtable_factory=SkipListFactory\n"), "{text}");
+    drop(db);
+}
