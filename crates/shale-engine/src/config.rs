@@ -160,6 +160,8 @@ pub struct CfConfig {
     /// TTL database.
     pub ttl_db: Option<i32>,
     pub paranoid_file_checks: bool,
+    /// RocksDB's `force_consistency_checks`: a version's level order is checked.
+    pub force_consistency_checks: bool,
     pub report_bg_io_stats: bool,
     pub optimize_filters_for_hits: bool,
     /// Writes to the family are refused (ingestion only).
@@ -240,6 +242,7 @@ impl Default for CfConfig {
             ingest_behind: false,
             ttl_db: None,
             paranoid_file_checks: false,
+            force_consistency_checks: true,
             report_bg_io_stats: false,
             optimize_filters_for_hits: false,
             disallow_memtable_writes: false,

@@ -238,6 +238,10 @@ impl crate::fs::WritableFile for RateLimitedFile {
     fn size(&self) -> u64 {
         self.inner.size()
     }
+
+    fn allocate(&mut self, offset: u64, len: u64, reserve: bool) -> crate::error::Result<()> {
+        self.inner.allocate(offset, len, reserve)
+    }
 }
 
 #[cfg(test)]

@@ -365,6 +365,17 @@ impl MemtableRep {
         }
     }
 
+    /// The factory a family of `o` runs, as RocksDB 11.8.1's `SanitizeCfOptions` leaves it:
+    /// a family with `disallow_memtable_writes` gets a VectorRepFactory (count 0), whatever
+    /// was set ("a simple memtable that enforces MarkReadOnly").
+    pub(crate) fn sanitized(o: &Options) -> MemtableRep {
+        if o.disallow_memtable_writes {
+            MemtableRep::Vector { count: 0 }
+        } else {
+            o.memtable_rep.clone()
+        }
+    }
+
     pub(crate) fn is_hash(&self) -> bool {
         matches!(self, MemtableRep::HashSkipList { .. } | MemtableRep::HashLinkList { .. })
     }
@@ -656,6 +667,16 @@ pub struct Options {
     /// file and an open deletes one left over; the id lives in the MANIFEST only, so it
     /// cannot be false together with `write_dbid_to_manifest` (InvalidArgument at open).
     pub(crate) write_identity_file: bool,
+    /// RocksDB's `allow_fallocate` (immutable, default true): WALs, compaction outputs and
+    /// the MANIFEST reserve disk space ahead of their writes in preallocation blocks
+    /// (`fallocate(FALLOC_FL_KEEP_SIZE)`, `shale_base::fs::Preallocating`); false: none.
+    pub(crate) allow_fallocate: bool,
+    /// RocksDB's `enable_thread_tracking` (immutable, default false). Kept, written and
+    /// logged; see `Options::set_enable_thread_tracking` for what it changes.
+    pub(crate) enable_thread_tracking: bool,
+    /// RocksDB's `force_consistency_checks` (family, immutable, default true): the level
+    /// layout a MANIFEST describes is checked at open (`Version::check_level_order`).
+    pub(crate) force_consistency_checks: bool,
     /// RocksDB's `max_write_batch_group_size_bytes` (immutable, default 1 MiB): the most
     /// bytes a write group's leader gathers into one WAL record (`db/write.rs::build_group`).
     pub(crate) max_write_batch_group_size_bytes: u64,
@@ -918,6 +939,9 @@ impl Default for Options {
             avoid_flush_during_shutdown: false,
             write_identity_file: true,
             max_write_batch_group_size_bytes: 1 << 20,
+            allow_fallocate: true,
+            enable_thread_tracking: false,
+            force_consistency_checks: true,
             disallow_memtable_writes: false,
             db_host_id: HOSTNAME_FOR_DB_HOST_ID.to_string(),
             log_readahead_size: 0,

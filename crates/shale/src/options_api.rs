@@ -1703,12 +1703,10 @@ impl Options {
         self.wal_size_limit_mb = size;
     }
 
-    /// RocksDB's `manifest_preallocation_size` (default 4 MiB), recorded in the OPTIONS
-    /// file as set. RocksDB reserves this much disk space for a new MANIFEST with
-    /// `fallocate(FALLOC_FL_KEEP_SIZE)`; Shale's file system has no preallocation call, so
-    /// the MANIFEST grows as written. Its content and size are the same either way (the
-    /// reservation keeps the file size); only when the disk fills can the failure come at
-    /// a different write.
+    /// RocksDB's `manifest_preallocation_size` (default 4 MiB): with `allow_fallocate` (the
+    /// default), each MANIFEST reserves disk space in blocks of this size as it grows
+    /// (`fallocate(FALLOC_FL_KEEP_SIZE)`, as RocksDB's `VersionSet`); what is left past its
+    /// data is released when it is closed. Its content and size are the same either way.
     pub fn set_manifest_preallocation_size(&mut self, size: usize) {
         self.manifest_preallocation_size = size as u64;
     }
@@ -1765,6 +1763,38 @@ impl Options {
     /// With `write_dbid_to_manifest` false too, open fails with RocksDB's InvalidArgument.
     pub fn set_write_identity_file(&mut self, val: bool) {
         self.write_identity_file = val;
+    }
+
+    /// RocksDB's `allow_fallocate` (default true; RocksDB's C API setter, not rust-rocksdb
+    /// 0.25's): WALs, compaction outputs and the MANIFEST reserve disk space ahead of their
+    /// writes with `fallocate(FALLOC_FL_KEEP_SIZE)`, in blocks of RocksDB's sizes (a WAL:
+    /// 1.1 x the write buffer size, capped by `max_total_wal_size` and `db_write_buffer_size`;
+    /// a compaction output: 1.1 x its inputs' size, capped by the output file size limit and
+    /// 1 GiB; the MANIFEST: `manifest_preallocation_size`); what is left past the data is
+    /// released when the file is closed. False: no space is reserved.
+    pub fn set_allow_fallocate(&mut self, val: bool) {
+        self.allow_fallocate = val;
+    }
+
+    /// RocksDB's `enable_thread_tracking` (default false; RocksDB's C API setter, not
+    /// rust-rocksdb 0.25's). In RocksDB it makes the background and user threads publish
+    /// their current operation to the thread-status registry that `DB::GetThreadList` reads;
+    /// that is its only effect, and neither rust-rocksdb 0.25 nor RocksDB's C API has a
+    /// call that reads the registry. Shale has no such registry either, so the value is
+    /// kept, written to the OPTIONS file and the LOG, and changes nothing else, as in a
+    /// RocksDB whose threads nobody lists.
+    pub fn set_enable_thread_tracking(&mut self, val: bool) {
+        self.enable_thread_tracking = val;
+    }
+
+    /// RocksDB's `force_consistency_checks` (a family option, default true; RocksDB's C
+    /// API setter, not rust-rocksdb 0.25's): an open checks the family's level layout the
+    /// MANIFEST describes (level-1+ files sorted and disjoint, each file's smallest key
+    /// not after its largest) and fails with RocksDB's Corruption
+    /// (`force_consistency_checks: VersionBuilder: ...`) when it is broken. False: the
+    /// layout is taken as it is, as RocksDB's release builds do.
+    pub fn set_force_consistency_checks(&mut self, val: bool) {
+        self.force_consistency_checks = val;
     }
 
     /// RocksDB's `max_write_batch_group_size_bytes` (default 1 MiB; RocksDB's C API setter,

@@ -108,6 +108,8 @@ impl Options {
             table_ids: self.table_ids.clone(),
             // RocksDB's SanitizeOptions: recovery flushes with two-phase commit.
             log_readahead_size: self.log_readahead_size,
+            allow_fallocate: self.allow_fallocate,
+            manifest_preallocation_size: self.manifest_preallocation_size,
         }
     }
 
@@ -168,6 +170,7 @@ impl Options {
             ingest_behind: self.ingest_behind_allowed(),
             ttl_db: self.ttl_db,
             paranoid_file_checks: self.paranoid_file_checks,
+            force_consistency_checks: self.force_consistency_checks,
             report_bg_io_stats: self.report_bg_io_stats,
             optimize_filters_for_hits: self.optimize_filters_for_hits,
             disallow_memtable_writes: self.disallow_memtable_writes,
@@ -276,8 +279,8 @@ impl Options {
             prefix_bloom_ratio: self.memtable_prefix_bloom_ratio,
             whole_key_filtering: self.memtable_whole_key_filtering,
             prefix_extractor: self.prefix_extractor.clone(),
-            hash_rep: self.memtable_rep.is_hash(),
-            vector_rep: match self.memtable_rep {
+            hash_rep: crate::options::MemtableRep::sanitized(self).is_hash(),
+            vector_rep: match crate::options::MemtableRep::sanitized(self) {
                 crate::options::MemtableRep::Vector { count } => Some(count),
                 _ => None,
             },

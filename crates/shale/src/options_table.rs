@@ -1108,6 +1108,33 @@ pub(crate) static ROWS: &[OptionRow] = &[
             Ok(true)
         }),
     ),
+    // ---- helper `rows` (issue 33): DB options that had no row ----
+    // Files reserve space ahead of their writes (`shale_base::fs::Preallocating`).
+    opt(
+        "allow_fallocate",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.allow_fallocate.to_string()),
+        Some(|o, n, v| {
+            o.set_allow_fallocate(boolean(n, v)?);
+            Ok(true)
+        }),
+    ),
+    // RocksDB's thread-status registry has no reader in rust-rocksdb's API, nor in Shale
+    // (`Options::set_enable_thread_tracking`).
+    opt(
+        "enable_thread_tracking",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.enable_thread_tracking.to_string()),
+        Some(|o, n, v| {
+            o.set_enable_thread_tracking(boolean(n, v)?);
+            Ok(true)
+        }),
+    ),
+    // ---- end of helper `rows` DB block ----
     // Deprecated in RocksDB 11.8.1 (`OptionVerificationType::kDeprecated` in its
     // `options/db_options.cc`): its parser accepts any value and changes nothing, and its
     // OPTIONS files and LOG leave them out; so do these rows (`deprecated`).
@@ -1683,7 +1710,9 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Cf,
         Struct,
         No,
-        Some(|c| c.memtable_rep.options_value(c.prefix_extractor.is_some())),
+        // As RocksDB's SanitizeCfOptions leaves it (VectorRepFactory with
+        // `disallow_memtable_writes`).
+        Some(|c| crate::options::MemtableRep::sanitized(c).options_value(c.prefix_extractor.is_some())),
         Some(|o, n, v| match crate::options::MemtableRep::parse(n, v)? {
             Some(rep) => {
                 o.memtable_rep = rep;
@@ -2010,6 +2039,20 @@ pub(crate) static ROWS: &[OptionRow] = &[
             Ok(true)
         }),
     ),
+    // ---- helper `rows` (issue 33): CF options that had no row ----
+    // The level layout checked at open (`Version::check_level_order`).
+    opt(
+        "force_consistency_checks",
+        Cf,
+        Bool,
+        No,
+        Some(|o| o.force_consistency_checks.to_string()),
+        Some(|o, n, v| {
+            o.set_force_consistency_checks(boolean(n, v)?);
+            Ok(true)
+        }),
+    ),
+    // ---- end of helper `rows` CF block ----
     // Deprecated in RocksDB 11.8.1 (`OptionVerificationType::kDeprecated` in its
     // `options/cf_options.cc`): its parser accepts any value and changes nothing, and its
     // OPTIONS files and LOG leave them out; so do these rows (`deprecated`).
@@ -2413,6 +2456,7 @@ pub(crate) const LOG_CF_ORDER: &[&str] = &[
     "max_compaction_bytes",
     "disable_auto_compactions",
     "paranoid_file_checks",
+    "force_consistency_checks",
     "report_bg_io_stats",
     "ttl",
     "periodic_compaction_seconds",

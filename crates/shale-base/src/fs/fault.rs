@@ -47,10 +47,12 @@ pub enum OpKind {
     Remove,
     /// `WritableFile::range_sync` (write-back asked for: `bytes_per_sync`, `wal_bytes_per_sync`).
     RangeSync,
+    /// `WritableFile::allocate` (space preallocated: `allow_fallocate`).
+    Allocate,
 }
 
 impl OpKind {
-    pub const ALL: [OpKind; 8] = [
+    pub const ALL: [OpKind; 9] = [
         OpKind::Write,
         OpKind::Sync,
         OpKind::DirSync,
@@ -59,6 +61,7 @@ impl OpKind {
         OpKind::Read,
         OpKind::Remove,
         OpKind::RangeSync,
+        OpKind::Allocate,
     ];
 
     fn index(self) -> usize {
@@ -108,7 +111,7 @@ struct Control {
 
 struct Shared {
     base: FileSystemRef,
-    counters: [AtomicU64; 8],
+    counters: [AtomicU64; 9],
     epoch: AtomicU64,
     ctl: Mutex<Control>,
 }
@@ -406,6 +409,15 @@ impl WritableFile for FaultWritableFile {
     fn range_sync(&mut self, offset: u64, len: u64) -> Result<()> {
         self.h.check(Some(OpKind::RangeSync))?;
         self.inner.range_sync(offset, len)
+    }
+
+    /// Preallocated space holds no data: nothing about a crash changes. Counted when space
+    /// is reserved (the fallocate call).
+    fn allocate(&mut self, offset: u64, len: u64, reserve: bool) -> Result<()> {
+        if reserve {
+            self.h.check(Some(OpKind::Allocate))?;
+        }
+        self.inner.allocate(offset, len, reserve)
     }
 }
 

@@ -10,6 +10,7 @@ mod fault;
 mod mem;
 mod mmap_write;
 mod posix;
+mod preallocate;
 mod readahead;
 
 /// Debug builds: whether this thread holds a database's DB mutex, so that the file system
@@ -62,6 +63,7 @@ pub use direct_io::DIRECT_IO_ALIGNMENT;
 pub use fault::{FaultInjectionFs, FaultMode, OpKind};
 pub use mem::MemFileSystem;
 pub use posix::{PosixFileSystem, PosixFsyncFileSystem, PosixInheritableFileSystem};
+pub use preallocate::{Preallocating, Preallocation};
 pub use readahead::ReadaheadSequentialFile;
 
 /// A file being written, append-only.
@@ -78,6 +80,16 @@ pub trait WritableFile: Send {
     /// Not a durability promise: only `sync` is. The default does nothing, which is what it
     /// means for a file system without write-back (in memory) or that cannot ask for it.
     fn range_sync(&mut self, _offset: u64, _len: u64) -> Result<()> {
+        Ok(())
+    }
+    /// The file reached a new preallocation block, `len` bytes at `offset` ([`Preallocating`]
+    /// calls it as the file grows, RocksDB's `PrepareWrite`). With `reserve` (RocksDB's
+    /// `allow_fallocate`) the space is reserved without changing the file's size
+    /// (`FSWritableFile::Allocate`: `fallocate(FALLOC_FL_KEEP_SIZE)` on Linux). Either way
+    /// the file is cut to the bytes written when it is closed, as RocksDB's posix `Close`
+    /// does for a file that had a preallocation block. The default does nothing, which is
+    /// what it means for a file system that cannot reserve space.
+    fn allocate(&mut self, _offset: u64, _len: u64, _reserve: bool) -> Result<()> {
         Ok(())
     }
     /// A handle that makes durable what `flush` handed to the OS so far, usable by another

@@ -121,6 +121,8 @@ impl PosixFileSystem {
             size: 0,
             failed: false,
             use_fsync,
+            allocated_end: 0,
+            preallocated: false,
         }))
     }
 }
@@ -335,6 +337,12 @@ struct PosixWritableFile {
     /// late (the caller has given up on this file, e.g. a WAL after a full disk).
     failed: bool,
     use_fsync: bool,
+    /// The end of the space reserved by `allocate` (0: none); what lies past the data is
+    /// released when the file is dropped, as RocksDB's `PosixWritableFile::Close`.
+    allocated_end: u64,
+    /// A preallocation block was reached (RocksDB's `last_preallocated_block_ > 0`): the
+    /// file is cut to its data when dropped.
+    preallocated: bool,
 }
 
 impl PosixWritableFile {
@@ -437,6 +445,36 @@ impl WritableFile for PosixWritableFile {
         let _ = (offset, len);
         Ok(())
     }
+
+    /// `fallocate(FALLOC_FL_KEEP_SIZE)` with `reserve`, as RocksDB's
+    /// `PosixWritableFile::Allocate` with `allow_fallocate` and `fallocate_with_keep_size`:
+    /// blocks are reserved, the size the file reports stays what was written.
+    fn allocate(&mut self, offset: u64, len: u64, reserve: bool) -> Result<()> {
+        self.preallocated = true;
+        if !reserve {
+            return Ok(());
+        }
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::fd::AsRawFd;
+            let (Ok(off), Ok(n)) = (libc::off64_t::try_from(offset), libc::off64_t::try_from(len)) else {
+                return Err(Error::invalid_argument(format!(
+                    "allocating {len} bytes at {offset}: out of range ({})",
+                    self.path.display()
+                )));
+            };
+            // SAFETY: the descriptor belongs to `self.file`, open for the whole call; the
+            // call reads no memory of ours.
+            let r = unsafe { libc::fallocate64(self.file.as_raw_fd(), libc::FALLOC_FL_KEEP_SIZE, off, n) };
+            if r != 0 {
+                return Err(Error::io(ctx("fallocate of", &self.path), std::io::Error::last_os_error()));
+            }
+            self.allocated_end = self.allocated_end.max(offset.saturating_add(len));
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = (offset, len);
+        Ok(())
+    }
 }
 
 impl Drop for PosixWritableFile {
@@ -444,6 +482,32 @@ impl Drop for PosixWritableFile {
         // Best effort: data not flushed before drop was never promised durable.
         if !self.failed {
             let _ = self.write_buffered();
+        }
+        // A file that had a preallocation block is cut to its data, as RocksDB's Close does
+        // (ftruncate to the size written: a reused WAL loses its old tail; ext4 frees the
+        // reserved blocks past the end so), then a hole is punched over what was reserved,
+        // for the file systems where that leaves them allocated. Not after a failed write:
+        // the size counted then is more than the file holds.
+        if self.preallocated && !self.failed {
+            let _ = self.file.set_len(self.size);
+        }
+        #[cfg(target_os = "linux")]
+        if self.allocated_end > self.size && !self.failed {
+            use std::os::fd::AsRawFd;
+            if let (Ok(off), Ok(n)) =
+                (libc::off64_t::try_from(self.size), libc::off64_t::try_from(self.allocated_end - self.size))
+            {
+                // SAFETY: the descriptor belongs to `self.file`, still open; no memory of
+                // ours is read or written. A failure only leaves the space reserved.
+                unsafe {
+                    libc::fallocate64(
+                        self.file.as_raw_fd(),
+                        libc::FALLOC_FL_KEEP_SIZE | libc::FALLOC_FL_PUNCH_HOLE,
+                        off,
+                        n,
+                    )
+                };
+            }
         }
     }
 }
@@ -793,6 +857,32 @@ mod tests {
         // The buffered tail reaches the file first.
         f.range_sync(0, (3 << 20) + 4).unwrap();
         assert_eq!(std::fs::metadata(dir.path().join("f")).unwrap().len(), (3 << 20) + 4);
+    }
+
+    /// `allocate` reserves blocks past the data without changing the size; dropping the file
+    /// releases them again (RocksDB's Close punches a hole there).
+    #[test]
+    fn allocate_reserves_then_drop_releases() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        let mut f = PosixFileSystem.new_writable_file(&path).unwrap();
+        f.append(b"abc").unwrap();
+        f.flush().unwrap();
+        match f.allocate(0, 4 << 20, true) {
+            Ok(()) => {}
+            // A file system without fallocate (some overlay or network ones): nothing to see.
+            Err(e) if e.to_string().contains("Operation not supported") => return,
+            Err(e) => panic!("{e}"),
+        }
+        let m = std::fs::metadata(&path).unwrap();
+        assert_eq!(m.len(), 3, "the size stays what was written");
+        assert!(m.blocks() * 512 >= 4 << 20, "4 MiB reserved: {} blocks", m.blocks());
+        drop(f);
+        let m = std::fs::metadata(&path).unwrap();
+        assert_eq!(m.len(), 3);
+        assert!(m.blocks() * 512 < 1 << 20, "released at drop: {} blocks", m.blocks());
+        assert_eq!(std::fs::read(&path).unwrap(), b"abc");
     }
 
     /// /dev/full fails every write with ENOSPC: appends and flushes report a no-space IO

@@ -126,6 +126,20 @@ pub struct JobInput<'a> {
     /// RocksDB's `SubcompactionState` start and end: only entries of keys in it are read,
     /// and range tombstones are written clipped to it.
     pub range: KeyRange,
+    /// Each output table's preallocation (RocksDB's `Compaction::OutputFilePreallocationSize`
+    /// blocks, space reserved with `allow_fallocate`).
+    pub preallocation: crate::fs::Preallocation,
+}
+
+/// RocksDB's `Compaction::OutputFilePreallocationSize`: the inputs' total size, at most
+/// `max_output_file_size` when `capped` (level style, or an output level below 0), plus a
+/// tenth, at most 1 GiB.
+pub fn output_preallocation_size(input_bytes: u64, max_output_file_size: u64, capped: bool) -> u64 {
+    let mut size = input_bytes;
+    if capped && max_output_file_size != u64::MAX {
+        size = size.min(max_output_file_size);
+    }
+    size.saturating_add(size / 10).min(1 << 30)
 }
 
 /// Entries between two looks at `JobInput::cancel`.
@@ -345,6 +359,7 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
         path_id: input.path_id,
         builder_options: input.builder_options,
         new_file_number: input.new_file_number,
+        preallocation: input.preallocation,
     };
     let mut kc = KeyCompactor {
         snapshots: &snapshots,
@@ -899,11 +914,13 @@ struct Ctx<'a> {
     path_id: u32,
     builder_options: &'a dyn Fn(u64) -> TableBuilderOptions,
     new_file_number: &'a dyn Fn() -> u64,
+    preallocation: crate::fs::Preallocation,
 }
 
 fn open_output(ctx: &Ctx<'_>) -> Result<Output> {
     let number = (ctx.new_file_number)();
     let file = ctx.fs.new_writable_file(&filename::table_file(ctx.dir, number))?;
+    let file = crate::fs::Preallocating::wrap(file, ctx.preallocation);
     let builder = AnyTableBuilder::new((ctx.builder_options)(number), file);
     let meta = FileMetaData {
         number,

@@ -192,6 +192,11 @@ pub struct DbConfig {
     pub table_ids: Option<Arc<TableIds>>,
     /// `log_readahead_size` (0: none).
     pub log_readahead_size: usize,
+    /// `allow_fallocate`: WALs, compaction outputs and the MANIFEST reserve space ahead of
+    /// their writes (see [`DbConfig::wal_preallocation`]).
+    pub allow_fallocate: bool,
+    /// `manifest_preallocation_size`: the MANIFEST's preallocation block.
+    pub manifest_preallocation_size: u64,
 }
 
 impl Default for DbConfig {
@@ -269,6 +274,8 @@ impl Default for DbConfig {
             ttl_db: None,
             table_ids: None,
             log_readahead_size: 0,
+            allow_fallocate: true,
+            manifest_preallocation_size: 4 << 20,
         }
     }
 }
@@ -277,5 +284,31 @@ impl DbConfig {
     /// Obsolete WALs go to the archive (`WAL_ttl_seconds` or `WAL_size_limit_MB` set).
     pub fn wal_archive_on(&self) -> bool {
         self.wal_ttl_seconds > 0 || self.wal_size_limit_mb > 0
+    }
+}
+
+impl DbConfig {
+    /// The preallocation of a new WAL made while a family of `write_buffer_size` fills its
+    /// memtable, as RocksDB's `DBImpl::GetWalPreallocateBlockSize`: blocks of 1.1 x the
+    /// write buffer, at most `max_total_wal_size` (when set) and the write buffer manager's
+    /// budget (when it has one); space reserved with `allow_fallocate`.
+    pub fn wal_preallocation(&self, write_buffer_size: u64) -> crate::fs::Preallocation {
+        let mut b = write_buffer_size.saturating_add(write_buffer_size / 10);
+        if self.max_total_wal_size > 0 {
+            b = b.min(self.max_total_wal_size);
+        }
+        if let Some(w) = self.write_buffer_manager.as_ref().filter(|w| w.enabled()) {
+            b = b.min(w.buffer_size() as u64);
+        }
+        crate::fs::Preallocation { block_size: b, fallocate: self.allow_fallocate }
+    }
+
+    /// The MANIFEST's preallocation: blocks of `manifest_preallocation_size`, space reserved
+    /// with `allow_fallocate`.
+    pub fn manifest_preallocation(&self) -> crate::fs::Preallocation {
+        crate::fs::Preallocation {
+            block_size: self.manifest_preallocation_size,
+            fallocate: self.allow_fallocate,
+        }
     }
 }

@@ -215,18 +215,38 @@ impl Version {
         (i < files.len()).then_some(i)
     }
 
-    /// Checks the invariants RocksDB checks: every file's smallest key is not after its
-    /// largest; on levels 1+ files are in key order and do not overlap; no file sits on a
-    /// level the column family does not have.
+    /// Checks the invariants RocksDB checks: no file sits on a level the column family does
+    /// not have, and the level layout ([`Version::check_level_order`]).
     pub fn check_consistency(&self) -> Result<()> {
+        self.check_consistency_with(true)
+    }
+
+    /// [`Version::check_consistency`] as a family's `force_consistency_checks` says: the
+    /// level count always (RocksDB's `CheckConsistencyForNumLevels`), the level layout only
+    /// when `force` (RocksDB's release builds skip `VersionBuilder::CheckConsistency`
+    /// without it).
+    pub fn check_consistency_with(&self, force: bool) -> Result<()> {
         if !self.excess.is_empty() {
             return Err(Error::invalid_argument("db has more levels than options.num_levels"));
         }
+        if force {
+            self.check_level_order()?;
+        }
+        Ok(())
+    }
+
+    /// RocksDB's `VersionBuilder::CheckConsistency`: every file's smallest key is not after
+    /// its largest; on levels 1+ files are in key order and do not overlap. Corruption in
+    /// RocksDB 11.8.1's words, prefixed `force_consistency_checks: VersionBuilder: `, the
+    /// keys shown as its `InternalKey::DebugString(true)` (`'HEX' seq:N, type:T`).
+    pub fn check_level_order(&self) -> Result<()> {
+        let fail =
+            |what: String| Error::corruption(format!("force_consistency_checks: VersionBuilder: {what}"));
         for (level, files) in self.levels.iter().enumerate() {
             for f in files {
                 if self.icmp.compare(&f.smallest, &f.largest) == Ordering::Greater {
-                    return Err(Error::corruption(format!(
-                        "VersionBuilder: L{level} file #{} has smallest key after its largest key",
+                    return Err(fail(format!(
+                        "L{level} file #{} has smallest key after its largest key",
                         f.number
                     )));
                 }
@@ -237,20 +257,35 @@ impl Version {
             for pair in files.windows(2) {
                 let (a, b) = (&pair[0], &pair[1]);
                 if self.icmp.compare(&a.smallest, &b.smallest) == Ordering::Greater {
-                    return Err(Error::corruption(format!(
-                        "VersionBuilder: L{level} files are not sorted properly: files #{}, #{}",
+                    return Err(fail(format!(
+                        "L{level} files are not sorted properly: files #{}, #{}",
                         a.number, b.number
                     )));
                 }
                 if self.icmp.compare(&a.largest, &b.smallest) != Ordering::Less {
-                    return Err(Error::corruption(format!(
-                        "VersionBuilder: L{level} has overlapping ranges: file #{} vs. file #{}",
-                        a.number, b.number
+                    return Err(fail(format!(
+                        "L{level} has overlapping ranges: file #{} largest key: {} vs. file #{} smallest key: {}",
+                        a.number,
+                        key_debug_string(&a.largest),
+                        b.number,
+                        key_debug_string(&b.smallest)
                     )));
                 }
             }
         }
         Ok(())
+    }
+}
+
+/// RocksDB's `InternalKey::DebugString(true)`: `'<user key in upper-case hex>' seq:N, type:T`,
+/// or `(bad)` and the escaped bytes for a key that does not parse.
+fn key_debug_string(ikey: &[u8]) -> String {
+    match crate::key::parse_internal_key(ikey) {
+        Ok(p) => {
+            let hex: String = p.user_key.iter().map(|b| format!("{b:02X}")).collect();
+            format!("'{hex}' seq:{}, type:{}", p.sequence, p.value_type as u8)
+        }
+        Err(_) => format!("(bad){}", ikey.escape_ascii()),
     }
 }
 

@@ -20,6 +20,12 @@
 //! direct files ask for no write-back, as RocksDB's writer does not for them. WALs and the
 //! MANIFEST are never written either way (RocksDB's posix `OptimizeForLogWrite` and
 //! `OptimizeForManifestWrite` turn both off).
+//!
+//! Each MANIFEST it creates has preallocation blocks of `manifest_preallocation_size`
+//! (`shale_base::fs::Preallocating`), as RocksDB's `VersionSet` sets on its descriptor files:
+//! space reserved as it grows with `allow_fallocate`, the file cut to its data at close. (WALs and compaction
+//! outputs get theirs where they are made: their block sizes depend on the write buffer and
+//! on the compaction's inputs.)
 
 use std::path::Path;
 use std::sync::Arc;
@@ -39,6 +45,8 @@ pub(crate) struct BufferedWritesFs {
     /// How table and blob files are opened for writes (`use_direct_io_for_flush_and_compaction`,
     /// `allow_mmap_writes`; `max_buffer_size` unused here).
     table_writes: WriteFileOptions,
+    /// The MANIFEST's preallocation.
+    manifest_preallocation: crate::fs::Preallocation,
 }
 
 impl BufferedWritesFs {
@@ -48,9 +56,17 @@ impl BufferedWritesFs {
         bytes_per_sync: u64,
         table_reads: ReadFileOptions,
         table_writes: WriteFileOptions,
+        manifest_preallocation: crate::fs::Preallocation,
     ) -> FileSystemRef {
         let max_buffer_size = usize::try_from(max_buffer_size).unwrap_or(usize::MAX);
-        Arc::new(BufferedWritesFs { inner, max_buffer_size, bytes_per_sync, table_reads, table_writes })
+        Arc::new(BufferedWritesFs {
+            inner,
+            max_buffer_size,
+            bytes_per_sync,
+            table_reads,
+            table_writes,
+            manifest_preallocation,
+        })
     }
 
     /// The file wrapped for `bytes_per_sync` when it is a table, blob or MANIFEST file
@@ -117,6 +133,9 @@ impl WritableFile for WriteBackFile {
     fn range_sync(&mut self, offset: u64, len: u64) -> Result<()> {
         self.inner.range_sync(offset, len)
     }
+    fn allocate(&mut self, offset: u64, len: u64, reserve: bool) -> Result<()> {
+        self.inner.allocate(offset, len, reserve)
+    }
 }
 
 fn is_table_or_blob(name: &str) -> bool {
@@ -133,6 +152,11 @@ impl BufferedWritesFs {
                 .new_writable_file_with(path, WriteFileOptions { max_buffer_size, ..self.table_writes })?
         } else {
             self.inner.new_writable_file_with_buffer(path, max_buffer_size)?
+        };
+        let f = if name.starts_with("MANIFEST-") {
+            crate::fs::Preallocating::wrap(f, self.manifest_preallocation)
+        } else {
+            f
         };
         Ok(self.with_write_back(path, f))
     }

@@ -177,6 +177,8 @@ impl DbInner {
                 }
                 ranges.push((prev, None));
                 subcompactions.set(ranges.len());
+                let target_file_size =
+                    plan.output_file_size.unwrap_or_else(|| cf.config().target_file_size(plan.output_level));
                 let run_range = |range: job::KeyRange| -> Result<job::JobResult> {
                     let (iter, tombstones) = this.compaction_input(cf, plan)?;
                     let builder_options = this.compaction_builder_options(cf, plan);
@@ -220,9 +222,7 @@ impl DbInner {
                         // With the last level kept for ingestion behind, nothing is
                         // bottommost (RocksDB's CompactionIterator).
                         bottommost: plan.bottommost && !cf.config().ingest_behind,
-                        target_file_size: plan
-                            .output_file_size
-                            .unwrap_or_else(|| cf.config().target_file_size(plan.output_level)),
+                        target_file_size,
                         builder_options: &builder_options,
                         new_file_number: &new_number,
                         remove_value: ttl_filter.as_ref().map(|f| f as &job::ValueFilter),
@@ -244,6 +244,7 @@ impl DbInner {
                         cancel: Some(&this.shutting_down),
                         statistics: this.config.statistics.as_deref(),
                         range,
+                        preallocation: this.output_preallocation(cf, plan, target_file_size),
                     })
                 };
                 let mut rest = ranges.split_off(1);
@@ -484,6 +485,22 @@ impl DbInner {
             u64::from(self.config.max_subcompactions),
             target,
         )
+    }
+
+    /// The preallocation of a compaction's output tables: RocksDB's
+    /// `Compaction::OutputFilePreallocationSize` blocks, space reserved with `allow_fallocate`.
+    pub(crate) fn output_preallocation(
+        &self,
+        cf: &CfHandle,
+        plan: &crate::compaction::picker::CompactionPlan,
+        max_output_file_size: u64,
+    ) -> crate::fs::Preallocation {
+        let input_bytes: u64 = plan.all_inputs().map(|(_, f)| f.file_size).sum();
+        let capped = cf.config().style == shale_engine::config::CompactionStyle::Level || plan.output_level > 0;
+        crate::fs::Preallocation {
+            block_size: job::output_preallocation_size(input_bytes, max_output_file_size, capped),
+            fallocate: self.config.allow_fallocate,
+        }
     }
 
     /// What a compaction's output tables are built with, the same for a compaction run here

@@ -102,6 +102,7 @@ pub(crate) fn open<T: ThreadMode>(
             direct: config.use_direct_io_for_flush_and_compaction,
             mmap: config.allow_mmap_writes,
         },
+        config.manifest_preallocation(),
     );
     // RocksDB creates the directory (to hold LOCK) whatever create_if_missing says; a
     // missing database is then reported by the CURRENT check below as InvalidArgument.
@@ -299,6 +300,10 @@ pub(crate) fn open<T: ThreadMode>(
     let manifest_number = next_file_number + 1;
     next_file_number += 2;
     let wal_file = fs.new_writable_file(&filename::wal_file(&wal_dir, wal_number))?;
+    // RocksDB's DBImpl::Open sizes the first WAL's preallocation from the largest write
+    // buffer of the families opened.
+    let max_write_buffer_size = descs.iter().map(|d| d.options.write_buffer_size as u64).max().unwrap_or(0);
+    let wal_file = crate::fs::Preallocating::wrap(wal_file, config.wal_preallocation(max_write_buffer_size));
     let mut wal_writer = LogWriter::new(wal_file, wal_number)
         .with_bytes_per_sync(config.wal_bytes_per_sync)
         .with_recycling(config.recycle_log_file_num > 0);
@@ -355,6 +360,27 @@ pub(crate) fn open<T: ThreadMode>(
         max_column_family,
         manifest_db_id.as_deref(),
     );
+    // The recovered WAL set (`track_and_verify_wals_in_manifest`): when recovery kept the
+    // replayed data in the memtables (`avoid_flush_during_recovery`), RocksDB records no WAL
+    // deletion and its new MANIFEST carries the whole set (WriteCurrentStateToManifest), so
+    // the WALs kept alive stay verified at the next open; after a recovery flush every
+    // recovered WAL is below the new minimum and the set is emptied.
+    let carried_wals: BTreeMap<u64, Option<u64>> =
+        if config.track_and_verify_wals_in_manifest && min_kept_log.is_some() {
+            recovered.wals.clone()
+        } else {
+            BTreeMap::new()
+        };
+    let mut snapshot = snapshot;
+    if !carried_wals.is_empty() {
+        let wal_additions = carried_wals
+            .iter()
+            .map(|(&number, &synced_size)| crate::version::edit::WalAddition { number, synced_size })
+            .collect();
+        // After the DB id record, which comes first as in RocksDB.
+        let at = usize::from(manifest_db_id.is_some());
+        snapshot.insert(at, VersionEdit { wal_additions, ..Default::default() });
+    }
     let manifest = ManifestWriter::create(fsr, path, manifest_number, &snapshot)?;
     manifest::set_current_file(fsr, path, manifest_number, next_file_number)?;
     if !config.write_identity_file {
@@ -384,6 +410,8 @@ pub(crate) fn open<T: ThreadMode>(
             st.alive_wals.push_front(n);
             inner.wal_total.closed(n, size);
         }
+        // Deleted from the set (a WalDeletion record) once every family flushed past them.
+        st.tracked_wals = carried_wals;
         for (id, cf) in cfs {
             inner.publish_active_memtable(id, Some(&cf));
             inner.set_handle(id, Some(cf.handle.clone()));
@@ -482,7 +510,7 @@ pub(super) fn recovered_cf_states(
                 .with_blob_files(&rc.blob_files)
                 .with_compact_cursors(&rc.compact_cursors),
         );
-        version.check_consistency()?;
+        version.check_consistency_with(d.options.force_consistency_checks)?;
         let mem = Arc::new(
             MemTable::for_write_buffer(
                 icmp,

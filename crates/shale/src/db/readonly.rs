@@ -326,7 +326,7 @@ impl DbInner {
                     .with_blob_files(&rc.blob_files)
                     .with_compact_cursors(&rc.compact_cursors),
             );
-            version.check_consistency()?;
+            version.check_consistency_with(h.config().force_consistency_checks)?;
             let mem = Arc::new(MemTable::for_write_buffer(
                 h.icmp.clone(),
                 0,

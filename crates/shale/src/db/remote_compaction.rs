@@ -145,6 +145,11 @@ impl<T: ThreadMode, I: DBInner> DBCommon<T, I> {
             snapshots: input.snapshots.clone(),
             bottommost: plan.bottommost && !cf.config().ingest_behind,
             target_file_size: cf.config().target_file_size(plan.output_level),
+            preallocation: inner.output_preallocation(
+                &cf,
+                &plan,
+                cf.config().target_file_size(plan.output_level),
+            ),
             builder_options: &builder_options,
             new_file_number: &new_number,
             remove_value: None,

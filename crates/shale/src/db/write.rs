@@ -1536,7 +1536,11 @@ impl DbInner {
         cfs: &[u32],
         recovering: bool,
     ) -> Result<u64> {
-        let new_wal = self.roll_wal(st, recovering)?;
+        // RocksDB's SwitchMemtable sizes the new WAL's preallocation block from the write
+        // buffer of the family being switched.
+        let write_buffer_size =
+            cfs.first().and_then(|id| st.cfs.get(id)).map_or(0, |c| c.handle.config().memtable.write_buffer_size as u64);
+        let new_wal = self.roll_wal(st, recovering, write_buffer_size)?;
         for id in cfs {
             let Some(cf) = st.cfs.get_mut(id) else { continue };
             let fresh = cf.handle.new_memtable(new_wal);
@@ -1565,7 +1569,14 @@ impl DbInner {
     /// abandoned, never to be synced (what it holds is in the memtables about to be flushed;
     /// what its buffer holds was never acknowledged), and a failure is left to the recovery
     /// attempt.
-    fn roll_wal(&self, st: &mut MutexGuard<'_, DbState>, recovering: bool) -> Result<u64> {
+    /// `write_buffer_size`: the switched family's, which sizes the new WAL's preallocation
+    /// (`allow_fallocate`).
+    fn roll_wal(
+        &self,
+        st: &mut MutexGuard<'_, DbState>,
+        recovering: bool,
+        write_buffer_size: u64,
+    ) -> Result<u64> {
         let mut closed: Option<(u64, u64)> = None;
         let mut closed_size: Option<(u64, u64)> = None;
         // `recycle_log_file_num`: the oldest kept WAL is reused, unless file deletions are
@@ -1600,6 +1611,7 @@ impl DbInner {
                 }
                 None => self.fs.new_writable_file(&path)?,
             };
+            let file = crate::fs::Preallocating::wrap(file, self.config.wal_preallocation(write_buffer_size));
             let mut writer = LogWriter::new(file, number)
                 .with_bytes_per_sync(self.config.wal_bytes_per_sync)
                 .with_recycling(recycling);

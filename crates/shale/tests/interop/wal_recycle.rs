@@ -1,5 +1,6 @@
 //! `recycle_log_file_num` with RocksDB 11.8.1's tools: a WAL Shale reused (renamed from an
-//! obsolete WAL, its stale records left past the new ones) is printed by `ldb dump_wal`
+//! obsolete WAL, its stale records left past the new ones, in the image a crash leaves while
+//! it is open: at close it is cut to its new records, as RocksDB's) is printed by `ldb dump_wal`
 //! with the new records only, and `ldb scan` opens the database (replaying that WAL) to
 //! exactly the data Shale holds.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
@@ -17,6 +18,7 @@ fn a_reused_wal_read_by_rocksdb_11() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("db");
+    let image = tmp.path().join("image");
     let mut opts = Options::default();
     opts.create_if_missing(true);
     opts.set_recycle_log_file_num(1);
@@ -39,9 +41,23 @@ fn a_reused_wal_read_by_rocksdb_11() {
             db.put_opt(&k, &v, &sync).unwrap();
             model.insert(k, v);
         }
+        // The image a crash would leave (the writes were synced): the reused WAL still holds
+        // its stale tail past the new records. At close it is cut to the new records, as
+        // RocksDB's PosixWritableFile::Close truncates a preallocated file.
+        std::fs::create_dir(&image).unwrap();
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            if e.file_name() != "LOCK" {
+                std::fs::copy(e.path(), image.join(e.file_name())).unwrap();
+            }
+        }
     }
     let log = std::fs::read_to_string(dir.join("LOG")).unwrap();
     assert!(log.contains("from recycle list"), "{test}: no WAL was reused");
+    let mut closed = wal_files(&dir);
+    closed.sort();
+    let closed_len = std::fs::metadata(closed.last().unwrap()).unwrap().len();
+    assert!(closed_len < 20_000, "{test}: cut to its new records at close ({closed_len} bytes)");
+    let dir = image;
     // The newest WAL is the reused one; the one before waits on the recycle list.
     let mut wals = wal_files(&dir);
     wals.sort();
