@@ -305,3 +305,36 @@ fn partition_flags_reach_the_table_options() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("metadata_block_size"));
 }
+
+/// db_bench's `waitforcompaction`: its two lines, and afterwards no compaction is due: level 0
+/// holds fewer files than `level0_file_num_compaction_trigger` though the fill flushed many.
+#[test]
+fn waitforcompaction_leaves_no_compaction_due() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let db = format!("--db={}", path.display());
+    let (stdout, _) = run(&[
+        "--num=20000",
+        "--seed=5",
+        "--write_buffer_size=65536",
+        "--level0_file_num_compaction_trigger=2",
+        "--benchmarks=fillrandom,waitforcompaction,levelstats",
+        &db,
+    ]);
+    let p = path.display();
+    assert!(stdout.contains(&format!("waitforcompaction({p}): started\n")), "{stdout}");
+    assert!(stdout.contains(&format!("waitforcompaction({p}): finished with status (OK)\n")), "{stdout}");
+    let stats = stdout.split("Level Files Size(MB)").nth(1).expect("levelstats");
+    let l0 = stats.lines().find(|l| l.split_whitespace().next() == Some("0")).expect("level 0 row");
+    let files: u32 = l0.split_whitespace().nth(1).unwrap().parse().unwrap();
+    assert!(files < 2, "level 0 still holds {files} files: {stats}");
+    let deeper: u32 = stats
+        .lines()
+        .filter_map(|l| {
+            let mut w = l.split_whitespace();
+            let level: u32 = w.next()?.parse().ok()?;
+            (level > 0).then(|| w.next()?.parse::<u32>().ok()).flatten()
+        })
+        .sum();
+    assert!(deeper > 0, "the flushed files were compacted down: {stats}");
+}

@@ -91,9 +91,11 @@ pub fn families(quick: bool) -> Vec<Family> {
     out.push(Family {
         title: format!("db_bench defaults ({num} keys of 16 + 100 bytes, Snappy, 32 MiB block cache)"),
         about: "db_bench 11.8.1's own defaults (a HyperClockCache of 32 MiB, Snappy, 64 MiB write \
-                buffers, one thread). The rows on an existing database run on a copy of one made by `fillrandom`."
+                buffers, one thread). The rows on an existing database run on a copy of one made by `fillrandom` then \
+                `waitforcompaction` (db_bench waits for background compaction to finish: both engines \
+                read a settled tree)."
             .into(),
-        base: Some(words(&format!("--benchmarks=fillrandom {n}"))),
+        base: Some(words(&format!("--benchmarks=fillrandom,waitforcompaction {n}"))),
         rows,
     });
 
@@ -123,7 +125,7 @@ pub fn families(quick: bool) -> Vec<Family> {
              into a key space of {num}/threads; readrandom: {reads} Gets on the {num}-key database; \
              readwhilewriting: {seeks} Gets while one more thread writes)."
         ),
-        base: Some(words(&format!("--benchmarks=fillrandom {n}"))),
+        base: Some(words(&format!("--benchmarks=fillrandom,waitforcompaction {n}"))),
         rows,
     });
 
@@ -148,12 +150,14 @@ pub fn families(quick: bool) -> Vec<Family> {
         about: format!(
             "About 100 MB of tables against an 8 MiB block cache that also holds the index and filter \
              blocks (`--cache_index_and_filter_blocks=1`, 10 bits/key Bloom filters); {small_reads} Gets \
-             or seeks on a copy of one database made by `fillrandom`. The `lru_cache` row uses RocksDB's \
+             or seeks on a copy of one database made by `fillrandom` then \
+                `waitforcompaction` (db_bench waits for background compaction to finish: both engines \
+                read a settled tree). The `lru_cache` row uses RocksDB's \
              LRU cache instead of db_bench's default HyperClockCache (a tenth of the Gets: with 16 shards \
              of 512 KiB neither engine can keep a filter larger than a shard, and RocksDB reads it \
              again at almost every Get)."
         ),
-        base: Some(words(&format!("--benchmarks=fillrandom {sc}"))),
+        base: Some(words(&format!("--benchmarks=fillrandom,waitforcompaction {sc}"))),
         rows: vec![
             row("readrandom", &format!("--benchmarks=readrandom {sc} --reads={small_reads}"), true),
             row("seekrandom", &format!("--benchmarks=seekrandom {sc} --reads={small_reads}"), true),
@@ -171,11 +175,13 @@ pub fn families(quick: bool) -> Vec<Family> {
         about: format!(
             "db_bench's defaults with the I/O options of issue 33: `fillrandom` writing flush and \
              compaction outputs with O_DIRECT (`--use_direct_io_for_flush_and_compaction=1`), and {reads} \
-             Gets on a copy of one database made by `fillrandom`, read with O_DIRECT \
+             Gets on a copy of one database made by `fillrandom` then \
+                `waitforcompaction` (db_bench waits for background compaction to finish: both engines \
+                read a settled tree), read with O_DIRECT \
              (`--use_direct_reads=1`, the 32 MiB block cache the only cache) or through mmap \
              (`--mmap_read=1`); and both direct options at once, for `fillrandom` and for the Gets."
         ),
-        base: Some(words(&format!("--benchmarks=fillrandom {n}"))),
+        base: Some(words(&format!("--benchmarks=fillrandom,waitforcompaction {n}"))),
         rows: vec![
             row(
                 "fillrandom, direct I/O for flush and compaction",
@@ -218,9 +224,11 @@ pub fn families(quick: bool) -> Vec<Family> {
     out.push(Family {
         title: format!("BlobDB ({blob_num} keys, 4 KiB values in blob files)"),
         about: "Integrated BlobDB: values of 256 bytes and more go to blob files; overwrite and readrandom \
-                run on a copy of a database made by `fillrandom`, with blob garbage collection on."
+                run on a copy of a database made by `fillrandom` then \
+                `waitforcompaction` (db_bench waits for background compaction to finish: both engines \
+                read a settled tree), with blob garbage collection on."
             .into(),
-        base: Some(words(&format!("--benchmarks=fillrandom {blob}"))),
+        base: Some(words(&format!("--benchmarks=fillrandom,waitforcompaction {blob}"))),
         rows: vec![
             row("fillrandom", &format!("--benchmarks=fillrandom {blob}"), false),
             row(
@@ -240,7 +248,7 @@ pub fn families(quick: bool) -> Vec<Family> {
     out.push(Family {
         title: format!("Universal compaction ({num} keys)"),
         about: "`--compaction_style=1`, otherwise db_bench's defaults.".into(),
-        base: Some(words(&format!("--benchmarks=fillrandom {uni}"))),
+        base: Some(words(&format!("--benchmarks=fillrandom,waitforcompaction {uni}"))),
         rows: vec![
             row("fillrandom", &format!("--benchmarks=fillrandom {uni}"), false),
             row("overwrite", &format!("--benchmarks=overwrite {uni}"), true),

@@ -67,6 +67,10 @@ pub struct UniversalSettings {
     /// -1: `level0_file_num_compaction_trigger`; 0: derived from the write buffer size;
     /// n: at most n runs.
     pub max_read_amp: i32,
+    /// A compaction whose input files' key ranges do not overlap moves them all to its
+    /// output level unchanged (RocksDB's `allow_trivial_move`; never for periodic
+    /// compactions or into level 0).
+    pub allow_trivial_move: bool,
 }
 
 impl Default for UniversalSettings {
@@ -79,6 +83,7 @@ impl Default for UniversalSettings {
             compression_size_percent: -1,
             stop_style: StopStyle::Total,
             max_read_amp: -1,
+            allow_trivial_move: false,
         }
     }
 }
@@ -182,6 +187,9 @@ pub struct CfConfig {
     /// What a new memtable of the family takes.
     pub memtable: MemTableConfig,
     pub callbacks: CfCallbacks,
+    /// RocksDB's `uncache_aggressiveness` (0: off): how hard the readers of tables that
+    /// leave the database erase their blocks from the block cache.
+    pub uncache_aggressiveness: u32,
 }
 
 impl Default for CfConfig {
@@ -248,6 +256,7 @@ impl Default for CfConfig {
                 ..MemTableConfig::default()
             },
             callbacks: CfCallbacks::default(),
+            uncache_aggressiveness: 0,
         }
     }
 }

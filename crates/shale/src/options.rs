@@ -757,6 +757,9 @@ pub struct Options {
     pub(crate) table_cache_numshardbits: i32,
     /// `set_max_sequential_skip_in_iterations` (default 8): a family option.
     pub(crate) max_sequential_skip_in_iterations: u64,
+    /// RocksDB's `uncache_aggressiveness` (mutable, default 0): the readers of tables that
+    /// leave the database erase their blocks from the block cache (`table/reader.rs`).
+    pub(crate) uncache_aggressiveness: u32,
 }
 
 /// Integrated BlobDB's column-family options, RocksDB's defaults.
@@ -774,6 +777,9 @@ pub(crate) struct BlobOptions {
     /// RocksDB's `blob_file_starting_level` (mutable, default 0): values go to blob files
     /// only in flushes and compactions whose output level is at least this.
     pub file_starting_level: i32,
+    /// RocksDB's `prepopulate_blob_cache` (mutable, default kDisable): kFlushOnly puts each
+    /// blob a flush writes into the family's blob cache (`set_blob_cache`).
+    pub prepopulate_cache: bool,
 }
 
 impl Default for BlobOptions {
@@ -788,6 +794,7 @@ impl Default for BlobOptions {
             gc_force_threshold: 1.0,
             compaction_readahead_size: 0,
             file_starting_level: 0,
+            prepopulate_cache: false,
         }
     }
 }
@@ -938,6 +945,7 @@ impl Default for Options {
             max_file_opening_threads: 16,
             table_cache_numshardbits: 6,
             max_sequential_skip_in_iterations: 8,
+            uncache_aggressiveness: 0,
         }
     }
 }
@@ -1318,8 +1326,8 @@ impl Options {
     /// A family's options as RocksDB's `SanitizeCfOptions` leaves them for ingestion behind:
     /// the DB's `allow_ingest_behind` applies to it, and universal compaction then has at
     /// least 3 levels.
-    pub(crate) fn sanitize_ingest_behind(&mut self, db: &Options) {
-        self.allow_ingest_behind |= db.allow_ingest_behind;
+    pub(crate) fn sanitize_ingest_behind(&mut self, db_allow_ingest_behind: bool) {
+        self.allow_ingest_behind |= db_allow_ingest_behind;
         if self.compaction_style == crate::DBCompactionStyle::Universal
             && self.ingest_behind_allowed()
             && self.num_levels < 3
@@ -1508,7 +1516,7 @@ impl Options {
     }
 
     /// A family's options against the database's (RocksDB's `ColumnFamilyData::ValidateOptions`).
-    pub(crate) fn check_with_db(db: &Options, cf: &Options) -> Result<()> {
+    pub(crate) fn check_with_db(db: &shale_engine::config::DbConfig, cf: &Options) -> Result<()> {
         // RocksDB's CheckConcurrentWritesSupported.
         if db.allow_concurrent_memtable_write && cf.inplace_update_support {
             return Err(Error::invalid_argument(

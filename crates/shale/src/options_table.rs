@@ -1527,15 +1527,17 @@ pub(crate) static ROWS: &[OptionRow] = &[
                 match k {
                     "max_table_files_size" => o.fifo_max_table_files_size = number(k, x)?,
                     "allow_compaction" => o.fifo_allow_compaction = boolean(k, x)?,
-                    "ttl" | "age_for_warm" | "max_data_files_size" if number::<u64>(k, x)? == 0 => {}
+                    // Deprecated in RocksDB 11.8.1 (`kDeprecated`): any text, no effect; the
+                    // family's `ttl` is FIFO's age limit.
+                    "ttl" => {}
+                    "age_for_warm" | "max_data_files_size" if number::<u64>(k, x)? == 0 => {}
                     "use_kv_ratio_compaction" | "allow_trivial_copy_when_change_temperature"
                         if !boolean(k, x)? => {}
                     "file_temperature_age_thresholds" if x.is_empty() => {}
                     "trivial_copy_buffer_size" => {
                         number::<u64>(k, x)?;
                     }
-                    "ttl"
-                    | "age_for_warm"
+                    "age_for_warm"
                     | "max_data_files_size"
                     | "use_kv_ratio_compaction"
                     | "allow_trivial_copy_when_change_temperature"
@@ -1555,9 +1557,10 @@ pub(crate) static ROWS: &[OptionRow] = &[
             let u = &c.universal;
             format!(
                 "{{reduce_file_locking=true;incremental=false;compression_size_percent={};\
-                 allow_trivial_move=false;max_size_amplification_percent={};max_merge_width={};\
+                 allow_trivial_move={};max_size_amplification_percent={};max_merge_width={};\
                  stop_style={};min_merge_width={};max_read_amp={};size_ratio={};}}",
                 u.compression_size_percent,
+                u.allow_trivial_move,
                 u.max_size_amplification_percent,
                 u.max_merge_width,
                 name_of(enum_names::STOP_STYLE, u.stop_style),
@@ -1583,8 +1586,10 @@ pub(crate) static ROWS: &[OptionRow] = &[
                     "reduce_file_locking" => {
                         boolean(k, x)?;
                     }
-                    "allow_trivial_move" | "incremental" if !boolean(k, x)? => {}
-                    "allow_trivial_move" | "incremental" => return Err(not_built(name, k)),
+                    // Disjoint inputs move unchanged (`compaction/universal.rs::pick_universal`).
+                    "allow_trivial_move" => u.allow_trivial_move = boolean(k, x)?,
+                    "incremental" if !boolean(k, x)? => {}
+                    "incremental" => return Err(not_built(name, k)),
                     _ => return Err(Error::invalid_argument(format!("Could not find option: {name}.{k}"))),
                 }
             }
@@ -1674,11 +1679,14 @@ pub(crate) static ROWS: &[OptionRow] = &[
         }),
     ),
     opt("table_factory", Cf, Function, NotBuilt, Some(|c| c.table_format.factory_name().to_string()), None),
+    // BlobDB's rows: each flush and compaction reads them when it starts
+    // (`db/flush.rs::blob_write_options`, `db/compact.rs`), so `set_options` acts from the
+    // next one, as RocksDB's mutable options.
     opt(
         "enable_blob_files",
         Cf,
         Bool,
-        NotBuilt,
+        Yes,
         Some(|c| c.blob.enable_blob_files.to_string()),
         Some(|o, n, v| {
             o.set_enable_blob_files(boolean(n, v)?);
@@ -1689,7 +1697,7 @@ pub(crate) static ROWS: &[OptionRow] = &[
         "min_blob_size",
         Cf,
         Int,
-        NotBuilt,
+        Yes,
         Some(|c| c.blob.min_blob_size.to_string()),
         Some(|o, n, v| {
             o.set_min_blob_size(number(n, v)?);
@@ -1700,7 +1708,7 @@ pub(crate) static ROWS: &[OptionRow] = &[
         "blob_file_size",
         Cf,
         Int,
-        NotBuilt,
+        Yes,
         Some(|c| c.blob.blob_file_size.to_string()),
         Some(|o, n, v| {
             o.set_blob_file_size(number(n, v)?);
@@ -1711,7 +1719,7 @@ pub(crate) static ROWS: &[OptionRow] = &[
         "blob_compression_type",
         Cf,
         Enum,
-        NotBuilt,
+        Yes,
         Some(|c| compression_name(c.blob.compression).to_string()),
         Some(|o, n, v| {
             o.set_blob_compression_type(compression(n, v)?);
@@ -1722,7 +1730,7 @@ pub(crate) static ROWS: &[OptionRow] = &[
         "enable_blob_garbage_collection",
         Cf,
         Bool,
-        NotBuilt,
+        Yes,
         Some(|c| c.blob.enable_gc.to_string()),
         Some(|o, n, v| {
             o.set_enable_blob_gc(boolean(n, v)?);
@@ -1733,7 +1741,7 @@ pub(crate) static ROWS: &[OptionRow] = &[
         "blob_garbage_collection_age_cutoff",
         Cf,
         Dbl,
-        NotBuilt,
+        Yes,
         Some(|c| double(c.blob.gc_age_cutoff)),
         Some(|o, n, v| {
             o.set_blob_gc_age_cutoff(number(n, v)?);
@@ -1752,14 +1760,43 @@ pub(crate) static ROWS: &[OptionRow] = &[
             Ok(true)
         }),
     ),
+    // Read by each flush (`db/flush.rs::write_level0_table_of`).
+    opt(
+        "prepopulate_blob_cache",
+        Cf,
+        Enum,
+        Yes,
+        Some(|c| if c.blob.prepopulate_cache { "kFlushOnly" } else { "kDisable" }.to_string()),
+        Some(|o, n, v| {
+            o.blob.prepopulate_cache = match v {
+                "kFlushOnly" => true,
+                "kDisable" => false,
+                _ => return Err(bad_value(n, v)),
+            };
+            Ok(true)
+        }),
+    ),
     opt(
         "blob_compaction_readahead_size",
         Cf,
         Int,
-        NotBuilt,
+        Yes,
         Some(|c| c.blob.compaction_readahead_size.to_string()),
         Some(|o, n, v| {
             o.set_blob_compaction_readahead_size(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    // Taken when a table leaves the database (`db/versions.rs`, `table_cache.rs`): its
+    // readers erase their cached blocks when dropped.
+    opt(
+        "uncache_aggressiveness",
+        Cf,
+        Int,
+        Yes,
+        Some(|c| c.uncache_aggressiveness.to_string()),
+        Some(|o, n, v| {
+            o.uncache_aggressiveness = number(n, v)?;
             Ok(true)
         }),
     ),

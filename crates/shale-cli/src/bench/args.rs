@@ -28,6 +28,7 @@ pub const KNOWN_BENCHMARKS: &[&str] = &[
     "readwhilewriting",
     "deleterandom",
     "compact",
+    "waitforcompaction",
     "mergerandom",
     "readrandommergerandom",
     "randomtransaction",
@@ -52,7 +53,7 @@ pub struct BenchArgs {
     /// Comma-separated list of benchmarks to run, in order. Known: fillseq, fillrandom,
     /// overwrite, fillsync, readrandom, readmissing, readseq, readreverse, seekrandom,
     /// seekrandomwhilewriting, readwhilewriting, deleterandom, mergerandom,
-    /// readrandommergerandom, randomtransaction, compact, flush, stats.
+    /// readrandommergerandom, randomtransaction, compact, waitforcompaction, flush, stats.
     #[arg(long, default_value = DEFAULT_BENCHMARKS)]
     pub benchmarks: String,
     /// The merge operator, by RocksDB's registered name (put, uint64add, max, bytesxor,

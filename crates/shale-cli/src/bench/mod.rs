@@ -152,6 +152,7 @@ impl Runner<'_> {
         let mut plan = self.plan(name);
         match name {
             "flush" => self.flush()?,
+            "waitforcompaction" => self.wait_for_compaction()?,
             // db_bench's PrintStats of rocksdb.stats, rocksdb.levelstats, rocksdb.sstables.
             "stats" | "levelstats" | "sstables" => {
                 let s = self.db()?.property_value(format!("rocksdb.{name}")).ok().flatten();
@@ -259,6 +260,21 @@ impl Runner<'_> {
             }
         }
         println!("flush memtable");
+        Ok(())
+    }
+
+    /// db_bench's `waitforcompaction`: gives the background threads five seconds to wake,
+    /// then waits (RocksDB's `WaitForCompact` with default options: no flush, no timeout)
+    /// until no flush or compaction is queued or running, printing db_bench's two lines.
+    fn wait_for_compaction(&self) -> Result<()> {
+        std::thread::sleep(std::time::Duration::from_secs(5));
+        println!("waitforcompaction({}): started", self.path);
+        let _ = std::io::stdout().flush();
+        let status = match self.db()?.wait_for_compact(&shale::WaitForCompactOptions::default()) {
+            Ok(()) => "OK".to_string(),
+            Err(e) => e.to_string(),
+        };
+        println!("waitforcompaction({}): finished with status ({status})", self.path);
         Ok(())
     }
 

@@ -53,6 +53,9 @@ pub struct CompactionPlan {
     /// The inputs are always rewritten, never moved unchanged (universal without
     /// `allow_trivial_move`).
     pub rewrite: bool,
+    /// Universal with `allow_trivial_move`: no two inputs overlap, so every input moves to
+    /// `output_level` unchanged (RocksDB's `Compaction::is_trivial_move_`).
+    pub move_all: bool,
     /// Why an automatic leveled compaction was picked, as RocksDB's EVENT_LOG_v1 names it
     /// (`compaction_started.compaction_reason`); None: "Unknown".
     pub reason: Option<&'static str>,

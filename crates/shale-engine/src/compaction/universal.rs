@@ -28,6 +28,7 @@ use std::sync::Arc;
 
 use super::picker::{Busy, CompactionPlan};
 use crate::config::{CfConfig, StopStyle, UniversalSettings};
+use crate::key::user_key;
 use crate::version::edit::FileMetaData;
 use crate::version::Version;
 
@@ -92,6 +93,7 @@ pub fn pick_universal(v: &Version, opts: &CfConfig, busy: Busy<'_>, now: u64) ->
     }
     let picker = Picker { v, opts, u, runs: &runs, busy, periodic: opts.age_periodic, now, max_output_level };
     let mut plan = if periodic { picker.periodic() } else { None };
+    let by_period = plan.is_some();
     if runs.len() >= trigger {
         plan = plan
             .or_else(|| picker.size_amp())
@@ -104,7 +106,39 @@ pub fn pick_universal(v: &Version, opts: &CfConfig, busy: Busy<'_>, now: u64) ->
                 picker.reduce_sorted_runs(u32::MAX, max_files)
             });
     }
+    // RocksDB's PickCompaction: with `allow_trivial_move`, any pick but a periodic one moves
+    // its files unchanged when no two of them overlap (`Compaction::IsTrivialMove`: not into
+    // level 0, and from level 0 only while the version's level-0 files do not overlap).
+    if let Some(p) = plan.as_mut() {
+        p.move_all = u.allow_trivial_move
+            && !by_period
+            && p.output_level != 0
+            && p.output_level != p.level
+            && (p.level != 0 || level0_non_overlapping(v))
+            && inputs_non_overlapping(v, p);
+    }
     plan
+}
+
+/// RocksDB's `VersionStorageInfo::level0_non_overlapping`: the level-0 files of `v`, ordered
+/// by smallest key, each ending before the next one starts.
+fn level0_non_overlapping(v: &Version) -> bool {
+    disjoint(v, v.files(0).iter().collect())
+}
+
+/// RocksDB's `IsInputFilesNonOverlapping`: ordered by smallest user key, each input file of
+/// `p` ends before the next one starts.
+fn inputs_non_overlapping(v: &Version, p: &CompactionPlan) -> bool {
+    disjoint(v, p.all_inputs().map(|(_, f)| f).collect())
+}
+
+/// `files`, sorted by smallest key, are pairwise disjoint by user key (timestamps aside).
+fn disjoint(v: &Version, mut files: Vec<&Arc<FileMetaData>>) -> bool {
+    let icmp = v.icmp();
+    files.sort_by(|a, b| icmp.compare(&a.smallest, &b.smallest));
+    files
+        .windows(2)
+        .all(|w| icmp.compare_user_without_ts(user_key(&w[0].largest), user_key(&w[1].smallest)).is_lt())
 }
 
 /// A table written (`file_creation_time`) more than `periodic` seconds ago; tables of unknown

@@ -22,6 +22,9 @@ pub struct BlobSettings {
     /// Flushes and compactions write blob files only at output levels at least this.
     pub file_starting_level: i32,
     pub compaction_readahead_size: u64,
+    /// `prepopulate_blob_cache = kFlushOnly`: a flush puts the blobs it writes into the
+    /// family's blob cache.
+    pub prepopulate_cache: bool,
 }
 
 impl Default for BlobSettings {
@@ -33,6 +36,7 @@ impl Default for BlobSettings {
             compression: CompressionType::None,
             file_starting_level: 0,
             compaction_readahead_size: 0,
+            prepopulate_cache: false,
         }
     }
 }

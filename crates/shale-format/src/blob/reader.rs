@@ -224,6 +224,11 @@ impl BlobFileCache {
         }
     }
 
+    /// This open's key base in blob caches (what a flush that warms the cache keys by).
+    pub fn session(&self) -> u64 {
+        self.session
+    }
+
     pub fn reader(&self, number: u64, cf_id: u32) -> Result<Arc<BlobFileReader>> {
         if let Some(r) = self.map.lock().get(&number) {
             return Ok(r.clone());

@@ -18,9 +18,11 @@
 //! `rocksdb.blobdb.compression.micros`.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use super::format::{BlobFooter, BlobHeader, BlobIndex, RecordHeader, RECORD_HEADER_SIZE};
 use super::reader::blob_file_path;
+use crate::cache::BlockCache;
 use crate::error::Result;
 use crate::fs::{FileSystem, WritableFile};
 use crate::statistics::{record_tick, Histogram, Statistics, StopWatch, Ticker};
@@ -60,6 +62,9 @@ pub struct BlobFileBuilder<'a> {
     /// Every file number this builder created (closed or not), for cleanup on failure.
     pub created: Vec<u64>,
     stats: Option<&'a Statistics>,
+    /// `prepopulate_blob_cache` kFlushOnly: the blob cache each blob written goes into, and
+    /// the open's key base there (`BlobFileCache::session`).
+    warm: Option<(Arc<BlockCache>, u64)>,
 }
 
 impl<'a> BlobFileBuilder<'a> {
@@ -78,12 +83,21 @@ impl<'a> BlobFileBuilder<'a> {
             additions: Vec::new(),
             created: Vec::new(),
             stats: None,
+            warm: None,
         }
     }
 
     /// Counts what this builder writes into `stats` (the database's statistics).
     pub fn counted(mut self, stats: Option<&'a Statistics>) -> Self {
         self.stats = stats;
+        self
+    }
+
+    /// RocksDB's `PutBlobIntoCacheIfNeeded` (a flush with `prepopulate_blob_cache`
+    /// kFlushOnly): each blob written is put, uncompressed, into `cache` under the key reads
+    /// look it up by (open `session`, file number, offset).
+    pub fn warm_cache(mut self, cache: Arc<BlockCache>, session: u64) -> Self {
+        self.warm = Some((cache, session));
         self
     }
 
@@ -139,7 +153,30 @@ impl<'a> BlobFileBuilder<'a> {
         if cur.file.size() >= self.opts.blob_file_size {
             self.close_current()?;
         }
+        self.put_into_cache(value, &index);
         Ok(Some(index.encode()))
+    }
+
+    /// Warms the blob cache with `value` (see [`Self::warm_cache`]). A refusal (a strict
+    /// cache that is full) is counted and otherwise ignored: RocksDB logs it and the flush
+    /// goes on.
+    fn put_into_cache(&self, value: &[u8], index: &BlobIndex) {
+        let Some((cache, session)) = &self.warm else { return };
+        let key =
+            crate::cache::OffsetableCacheKey::new(*session, index.file_number).with_offset(index.offset);
+        // A cached value is stored as a block without restarts: the value, then 0u32 (as
+        // `BlobFetcher` reads it back).
+        let mut data = Vec::with_capacity(value.len() + 4);
+        data.extend_from_slice(value);
+        data.extend_from_slice(&[0, 0, 0, 0]);
+        let inserted = crate::table::block::Block::new(data).and_then(|b| cache.insert(key, Arc::new(b)));
+        match inserted {
+            Ok(()) => {
+                record_tick(self.stats, Ticker::BlobDbCacheAdd, 1);
+                record_tick(self.stats, Ticker::BlobDbCacheBytesWrite, value.len() as u64);
+            }
+            Err(_) => record_tick(self.stats, Ticker::BlobDbCacheAddFailures, 1),
+        }
     }
 
     fn close_current(&mut self) -> Result<()> {

@@ -160,6 +160,15 @@ impl AnyTable {
         }
     }
 
+    /// The file left the database: a block-based reader erases its cached blocks when it is
+    /// dropped, with this effort (RocksDB's `uncache_aggressiveness`; other formats keep no
+    /// blocks in the cache).
+    pub fn mark_obsolete(&self, uncache_aggressiveness: u32) {
+        if let AnyTable::Block(t) = self {
+            t.mark_obsolete(uncache_aggressiveness);
+        }
+    }
+
     pub fn properties(&self) -> &TableProperties {
         match self {
             AnyTable::Block(t) => t.properties(),

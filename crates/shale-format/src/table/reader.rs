@@ -361,6 +361,9 @@ pub struct Table {
     /// The `rocksdb.compression_dict` meta block (empty when the table has none).
     compression_dict: Vec<u8>,
     data_blocks_read: AtomicU64,
+    /// RocksDB's `uncache_aggressiveness` of the family when the file became obsolete
+    /// ([`Table::mark_obsolete`]; 0: not obsolete, or leave its blocks cached).
+    uncache: std::sync::atomic::AtomicU32,
     /// The global seqno of an external file (0: none, keys as stored).
     global_seqno: u64,
     /// The column family's prefix extractor, if any.
@@ -767,6 +770,7 @@ impl Table {
             range_tombstones,
             compression_dict,
             data_blocks_read: AtomicU64::new(0),
+            uncache: std::sync::atomic::AtomicU32::new(0),
             global_seqno,
             cf_prefix_extractor: None,
             table_prefix_extractor,
@@ -1534,12 +1538,114 @@ impl Table {
     pub fn global_seqno(&self) -> u64 {
         self.global_seqno
     }
+
+    /// RocksDB's `BlockBasedTable::MarkObsolete`: the file left the database; when the
+    /// last user lets the reader go, its blocks leave the block cache with the effort
+    /// `uncache_aggressiveness` allows (see `Drop`).
+    pub fn mark_obsolete(&self, uncache_aggressiveness: u32) {
+        self.uncache.store(uncache_aggressiveness, AtomicOrdering::Relaxed);
+    }
+
+    /// RocksDB's uncaching of an obsolete table's data blocks: the index entries known
+    /// without I/O (the index held, or found in the cache; partitions likewise, stopping at
+    /// the first one not cached) name the data blocks, which are erased while
+    /// [`UncacheAdvisor`] says erasing still pays.
+    fn uncache_data_blocks(&self, cache: &BlockCache, aggressiveness: u32) {
+        let key = |offset: u64| Key::Block(self.opts.cache_key.with_offset(offset));
+        let cached = |h: BlockHandle| cache.lookup(&key(h.offset)).and_then(|v| v.downcast::<Block>().ok());
+        let top = match &self.index_block {
+            Meta::Held(b) => b.clone(),
+            Meta::Cached(h) => match cached(*h) {
+                Some(b) => b,
+                None => return,
+            },
+        };
+        let mut advisor = UncacheAdvisor::new(aggressiveness);
+        let erase_entries = |index: &Arc<Block>, advisor: &mut UncacheAdvisor| -> bool {
+            let mut it = index.index_iter(&self.opts.icmp, self.index_format);
+            it.seek_to_first();
+            while it.valid() {
+                if !advisor.should_continue() {
+                    return false;
+                }
+                let k = key(it.handle().offset);
+                let present = cache.lookup(&k).is_some();
+                if present {
+                    cache.erase(&k);
+                }
+                advisor.report(present);
+                it.next();
+            }
+            true
+        };
+        match &self.index_partitions {
+            None => {
+                erase_entries(&top, &mut advisor);
+            }
+            Some(parts) => {
+                for h in self.partition_handles(&top, self.footer.index_handle).unwrap_or_default() {
+                    let part = match parts {
+                        Partitions::Held(m) => m.get(&h.offset).cloned(),
+                        Partitions::Cached => cached(h),
+                    };
+                    // RocksDB's index iterator stops at a partition it cannot read without I/O.
+                    let Some(part) = part else { break };
+                    if !erase_entries(&part, &mut advisor) {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// RocksDB's `UncacheAggressivenessAdvisor`: with aggressiveness `a`, erasing goes on until
+/// `min(a, 3)` attempts found nothing, and then while the estimated chance of a useful
+/// erase, `(useful + 1) / (useful + not_useful - allowance + 1.5)`, stays at or above
+/// `0.99^(a-1)`.
+struct UncacheAdvisor {
+    allowance: u32,
+    threshold: f64,
+    useful: u32,
+    not_useful: u32,
+}
+
+impl UncacheAdvisor {
+    fn new(aggressiveness: u32) -> Self {
+        UncacheAdvisor {
+            allowance: aggressiveness.clamp(1, 3),
+            threshold: 0.99f64.powf(f64::from(aggressiveness.max(1) - 1)),
+            useful: 0,
+            not_useful: 0,
+        }
+    }
+
+    fn report(&mut self, erased: bool) {
+        if erased {
+            self.useful += 1;
+        } else {
+            self.not_useful += 1;
+        }
+    }
+
+    fn should_continue(&self) -> bool {
+        if self.not_useful < self.allowance {
+            return true;
+        }
+        let useful = f64::from(self.useful);
+        (useful + 1.0) / (useful + f64::from(self.not_useful) - f64::from(self.allowance) + 1.5)
+            >= self.threshold
+    }
 }
 
 impl Drop for Table {
     /// Index and filter blocks this table put in the block cache go with it (RocksDB's
     /// `BlockBasedTable::Close` erases them too): no other reader can use them.
     fn drop(&mut self) {
+        let aggressiveness = *self.uncache.get_mut();
+        if let Some(cache) = self.opts.block_cache.as_ref().filter(|_| aggressiveness > 0) {
+            self.uncache_data_blocks(cache, aggressiveness);
+        }
         let Some(cache) =
             self.opts.block_cache.as_ref().filter(|_| self.meta_policy.cache_index_and_filter_blocks)
         else {
@@ -1901,5 +2007,42 @@ impl InternalIterator for GlobalSeqnoIter {
     }
     fn set_pinned_data(&mut self, pins: &crate::iter::PinRef) {
         self.inner.set_pinned_data(pins);
+    }
+}
+
+#[cfg(test)]
+mod uncache_advisor_tests {
+    use super::UncacheAdvisor;
+
+    /// How many misses in a row (no hits) each aggressiveness tolerates, and that hits keep
+    /// a moderate one going.
+    #[test]
+    fn advisor_stops_as_rocksdb_documents() {
+        let misses_tolerated = |a: u32| {
+            let mut adv = UncacheAdvisor::new(a);
+            let mut n = 0;
+            while adv.should_continue() && n < 100_000 {
+                adv.report(false);
+                n += 1;
+            }
+            n
+        };
+        assert_eq!(misses_tolerated(1), 1, "1: stop at the first block not cached");
+        assert_eq!(misses_tolerated(2), 2);
+        assert!(misses_tolerated(300) >= 3);
+        assert_eq!(misses_tolerated(10_000), 100_000, "10000: always, for all practical purposes");
+        // 69: go on while about half the erases are useful; 60% keeps it going, 40% stops it.
+        let mut adv = UncacheAdvisor::new(69);
+        for i in 0..1000 {
+            assert!(adv.should_continue(), "60% of the erases useful: go on ({i})");
+            adv.report(i % 5 < 3);
+        }
+        let mut adv = UncacheAdvisor::new(69);
+        let mut n = 0;
+        while adv.should_continue() && n < 1000 {
+            adv.report(n % 5 < 2);
+            n += 1;
+        }
+        assert!(n < 1000, "40% useful: stops");
     }
 }

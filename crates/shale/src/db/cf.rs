@@ -394,14 +394,14 @@ pub(crate) fn create_cfs(inner: &Arc<DbInner>, new: &[(String, Options)]) -> Res
         .iter()
         .map(|(n, o)| {
             let mut o = o.clone();
-            o.sanitize_ingest_behind(&inner.opts);
+            o.sanitize_ingest_behind(inner.config.allow_ingest_behind);
             (n.clone(), o)
         })
         .collect();
     let new = &sanitized[..];
     for (_, opts) in new {
         opts.check_supported()?;
-        super::paths::check_supported(&inner.opts, opts)?;
+        super::paths::check_supported(&inner.config, opts)?;
         for (dir, _) in super::paths::table_dirs(&inner.path, &inner.config.db_paths, opts) {
             inner.fs.create_dir_all(&dir)?;
         }
@@ -524,7 +524,13 @@ pub(crate) fn drop_cf(inner: &Arc<DbInner>, handle: &Arc<CfHandle>) -> Result<()
                 super::write_controller::forget(st, &cf);
                 // Its tables are no longer in any current Version: delete them once readers
                 // let go of the Versions that hold them.
+                let uncache = if inner.config.allow_mmap_reads {
+                    0
+                } else {
+                    cf.handle.opts.engine().uncache_aggressiveness
+                };
                 for (_, f) in cf.current.all_files() {
+                    inner.table_cache.mark_obsolete(f, uncache);
                     st.obsolete_tables.push((
                         f.number,
                         Arc::downgrade(f),

@@ -42,6 +42,11 @@ fn output_path_id(cf: &CfHandle, plan: &CompactionPlan) -> u32 {
 /// moved down unchanged, within its path. A compaction of a level into itself (bottommost,
 /// periodic) rewrites its file.
 pub(crate) fn moves_trivially(cf: &CfHandle, plan: &CompactionPlan, manual: bool) -> bool {
+    if plan.move_all {
+        // Universal's `allow_trivial_move`: the picker found the inputs disjoint; RocksDB
+        // moves them whatever their path or codec.
+        return plan.level != plan.output_level && !(manual && has_compaction_filter(cf));
+    }
     plan.is_trivial_move()
         && plan.level != plan.output_level
         && !(manual && has_compaction_filter(cf))
@@ -110,8 +115,13 @@ impl DbInner {
             };
             crate::statistics::record_tick(self.config.statistics.as_deref(), t, 1);
         } else if trivial_move {
-            job_stats.bytes_moved = plan.inputs[0].file_size;
-            edit.new_files.push((plan.output_level as u32, (*plan.inputs[0]).clone()));
+            // Every input moves to the output level (one file, or with universal's
+            // `allow_trivial_move` all of them); those already there stay.
+            edit.deleted_files.retain(|(level, _)| *level as usize != plan.output_level);
+            for (_, f) in plan.all_inputs().filter(|(l, _)| *l != plan.output_level) {
+                job_stats.bytes_moved += f.file_size;
+                edit.new_files.push((plan.output_level as u32, (**f).clone()));
+            }
         } else {
             let snapshots = self.snapshot_list()?;
             // RocksDB's `Compaction::is_full_compaction`: every file of the family is an input.
@@ -395,8 +405,8 @@ impl DbInner {
                 w.field("job", job)
                     .field("event", "trivial_move")
                     .field("destination_level", plan.output_level)
-                    .field("files", plan.inputs.len())
-                    .field("total_files_size", plan.input_bytes());
+                    .field("files", outputs)
+                    .field("total_files_size", job_stats.bytes_moved);
                 self.info_log.buffer_event(w);
             } else if let Some(f) = &finished {
                 self.info_log.buffer_event(compaction_finished_event(

@@ -31,6 +31,15 @@
 //! - `compaction_options_universal={size_ratio=..;...}`, `compaction_options_fifo={...}`: the
 //!   fields named change, the others keep their values; the universal and FIFO pickers use
 //!   them from the next pick (fields Shale does not build accept only their default).
+//!   Universal's `allow_trivial_move`: the next pick whose files do not overlap moves them
+//!   unchanged (`compaction/universal.rs`). FIFO's `ttl` is deprecated in RocksDB 11.8.1:
+//!   any value, no effect.
+//! - BlobDB's `enable_blob_files`, `min_blob_size`, `blob_file_size`,
+//!   `blob_compression_type`, `enable_blob_garbage_collection`,
+//!   `blob_garbage_collection_age_cutoff`, `blob_garbage_collection_force_threshold`,
+//!   `blob_compaction_readahead_size`: read by each flush and compaction when it starts;
+//!   `prepopulate_blob_cache`: read by each flush.
+//! - `uncache_aggressiveness`: read when a table leaves the database (`versions.rs`).
 //!
 //! - `sample_for_compression`: tables written from then on sample their data blocks with
 //!   LZ4 and ZSTD and record the estimated sizes.
@@ -111,7 +120,6 @@ impl DynOptions {
 /// RocksDB's mutable column-family options Shale cannot change yet, besides the option
 /// table's rows marked so (`options_table.rs`).
 const MUTABLE_NOT_BUILT: &[&str] = &[
-    "prepopulate_blob_cache",
     "memtable_protection_bytes_per_key",
     "block_protection_bytes_per_key",
     "preserve_internal_time_seconds",
@@ -119,7 +127,6 @@ const MUTABLE_NOT_BUILT: &[&str] = &[
     "last_level_temperature",
     "default_write_temperature",
     "bottommost_file_compaction_delay",
-    "uncache_aggressiveness",
     "paranoid_memory_checks",
     // RocksDB 11.8.1's alias of the next, with its spelling.
     "memtable_veirfy_per_key_checksum_on_seek",
@@ -399,10 +406,9 @@ mod tests {
         .unwrap();
         assert_eq!((o.fifo_max_table_files_size, o.fifo_allow_compaction), (1024, true));
         let kind = |n: &str, v: &str| apply_mutable(&mut Options::default(), n, v).unwrap_err().kind();
-        assert_eq!(
-            kind("compaction_options_universal", "{allow_trivial_move=true;}"),
-            ErrorKind::NotSupported
-        );
+        apply_mutable(&mut o, "compaction_options_universal", "{allow_trivial_move=true;}").unwrap();
+        assert!(o.universal.allow_trivial_move);
+        apply_mutable(&mut o, "compaction_options_fifo", "{ttl=99;}").unwrap();
         assert_eq!(kind("compaction_options_universal", "{no_such=1;}"), ErrorKind::InvalidArgument);
         assert_eq!(kind("compaction_options_fifo", "{age_for_warm=10;}"), ErrorKind::NotSupported);
         assert_eq!(kind("compaction_options_fifo", "{max_table_files_size=x;}"), ErrorKind::InvalidArgument);

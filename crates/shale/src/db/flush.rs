@@ -80,8 +80,19 @@ pub(crate) fn write_level0_table(
     snapshots: &[u64],
     stats: Option<&crate::statistics::Statistics>,
 ) -> Result<Option<FileMetaData>> {
-    Ok(write_level0_table_of(fs, dir, cf, std::slice::from_ref(mem), number, snapshots, None, stats, -1)?
-        .map(|(m, _)| m))
+    Ok(write_level0_table_of(
+        fs,
+        dir,
+        cf,
+        std::slice::from_ref(mem),
+        number,
+        snapshots,
+        None,
+        stats,
+        -1,
+        None,
+    )?
+    .map(|(m, _)| m))
 }
 
 /// Allocates the numbers of blob files a flush writes.
@@ -109,11 +120,20 @@ pub(crate) fn write_level0_table_of(
     blobs: Option<BlobNumbers<'_>>,
     stats: Option<&crate::statistics::Statistics>,
     level: i32,
+    warm_blob_cache: Option<u64>,
 ) -> Result<Option<(FileMetaData, Vec<crate::version::edit::BlobFileAddition>)>> {
     // A flush (and a table written at open) goes to level 0.
     let mut blob_builder = match (blob_write_options(cf, 0), blobs) {
         (Some(o), Some(numbers)) => {
-            Some(crate::blob::BlobFileBuilder::new(fs, dir, o, numbers).counted(stats))
+            let b = crate::blob::BlobFileBuilder::new(fs, dir, o, numbers).counted(stats);
+            // `prepopulate_blob_cache` kFlushOnly: a flush (`warm_blob_cache`: this open's
+            // key base in blob caches; None at recovery) puts its blobs into the blob cache.
+            match (&cf.config().blob_cache, warm_blob_cache) {
+                (Some(cache), Some(session)) if cf.config().blob.prepopulate_cache => {
+                    Some(b.warm_cache(cache.clone(), session))
+                }
+                _ => Some(b),
+            }
         }
         _ => None,
     };
@@ -400,6 +420,7 @@ impl DbInner {
                     Some(&new_blob_number),
                     self.config.statistics.as_deref(),
                     -1,
+                    Some(self.blob_cache.session()),
                 )
                 .and_then(|m| {
                     if let Some((meta, _)) = m.as_ref().filter(|_| handle.config().paranoid_file_checks) {

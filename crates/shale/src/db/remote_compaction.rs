@@ -117,6 +117,7 @@ impl<T: ThreadMode, I: DBInner> DBCommon<T, I> {
                 disable_compression: false,
                 output_file_size: None,
                 rewrite: true,
+                move_all: false,
                 reason: None,
                 compact_cursor: None,
             };

@@ -297,6 +297,21 @@ impl TableCache {
         self.map.read().get(&number).map_or(0, |(e, _)| e.table.approximate_memory_usage() as u64)
     }
 
+    /// RocksDB's `TableCache::ReleaseObsolete`: table `file` left the database; its open
+    /// readers (pinned in `file`, or in the cache) erase their cached blocks with effort
+    /// `uncache_aggressiveness` when the last user drops them.
+    pub fn mark_obsolete(&self, file: &FileMetaData, uncache_aggressiveness: u32) {
+        if uncache_aggressiveness == 0 {
+            return;
+        }
+        if let Some(e) = file.pinned_reader.get::<TableEntry>() {
+            e.table.mark_obsolete(uncache_aggressiveness);
+        }
+        if let Some((e, _)) = self.map.read().get(&file.number) {
+            e.table.mark_obsolete(uncache_aggressiveness);
+        }
+    }
+
     pub fn evict(&self, number: u64) {
         self.map.write().remove(&number);
     }

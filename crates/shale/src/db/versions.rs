@@ -89,12 +89,16 @@ impl DbInner {
             // Tables this edit removes (and does not re-add, as a trivial move does) are
             // deleted once no Version holds them.
             let mut gone = Vec::new();
+            // RocksDB ignores `uncache_aggressiveness` with mmap reads.
+            let uncache =
+                if self.config.allow_mmap_reads { 0 } else { handle.opts.engine().uncache_aggressiveness };
             for e in edits.iter().filter(|e| e.column_family == id) {
                 for (level, number) in &e.deleted_files {
                     if e.new_files.iter().any(|(_, f)| f.number == *number) {
                         continue;
                     }
                     if let Some(f) = old.files(*level as usize).iter().find(|f| f.number == *number) {
+                        self.table_cache.mark_obsolete(f, uncache);
                         gone.push((*number, Arc::downgrade(f), handle.table_path(&self.path, f)));
                     }
                 }

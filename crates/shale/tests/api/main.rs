@@ -62,6 +62,7 @@ mod memtable_merge;
 mod memtable_vector;
 mod mmap_writes;
 mod multi_get_one_view;
+mod mutable_cf_options;
 mod obsolete_files;
 mod open_cf_default_options;
 mod perf_context_counts;
