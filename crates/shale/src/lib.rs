@@ -43,6 +43,8 @@ mod options_engine;
 pub use shale_format::options_file;
 mod options_load;
 mod options_table;
+mod options_tbl;
+pub use options_tbl::PrepopulateBlockCache;
 pub mod perf;
 pub mod properties;
 pub(crate) use shale_format::rate_limiter;

@@ -165,6 +165,11 @@ pub struct BlockBasedOptions {
     /// which RocksDB reads neither; `use_udi_as_primary_index` then fails validation).
     pub(crate) fail_if_no_udi_on_open: bool,
     pub(crate) use_udi_as_primary_index: bool,
+    /// RocksDB's `prepopulate_block_cache` (`options_tbl.rs`): which new tables put their
+    /// data blocks into the block cache as they are written.
+    pub(crate) prepopulate_block_cache: crate::options_tbl::PrepopulateBlockCache,
+    /// RocksDB's `detect_filter_construct_corruption` (`options_tbl.rs`).
+    pub(crate) detect_filter_construct_corruption: bool,
 }
 
 impl Default for BlockBasedOptions {
@@ -209,6 +214,8 @@ impl Default for BlockBasedOptions {
             auto_readahead: crate::table::AutoReadahead::default(),
             fail_if_no_udi_on_open: false,
             use_udi_as_primary_index: false,
+            prepopulate_block_cache: crate::options_tbl::PrepopulateBlockCache::Disable,
+            detect_filter_construct_corruption: false,
         }
     }
 }
@@ -226,6 +233,7 @@ impl BlockBasedOptions {
         b.block_align = self.block_align;
         b.super_block_alignment_size = self.super_block_alignment_size;
         b.super_block_alignment_space_overhead_ratio = self.super_block_alignment_space_overhead_ratio;
+        b.detect_filter_construct_corruption = self.detect_filter_construct_corruption;
     }
 }
 

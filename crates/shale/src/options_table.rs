@@ -185,6 +185,11 @@ pub(crate) mod enum_names {
         ("kDataBlockBinarySearch", DataBlockIndexType::BinarySearch),
         ("kDataBlockBinaryAndHash", DataBlockIndexType::BinaryAndHash),
     ];
+    pub const PREPOPULATE_BLOCK_CACHE: &[(&str, crate::PrepopulateBlockCache)] = &[
+        ("kDisable", crate::PrepopulateBlockCache::Disable),
+        ("kFlushOnly", crate::PrepopulateBlockCache::FlushOnly),
+        ("kFlushAndCompaction", crate::PrepopulateBlockCache::FlushAndCompaction),
+    ];
     pub const PINNING_TIER: &[(&str, BlockBasedTablePinningTier)] = &[
         ("kFallback", BlockBasedTablePinningTier::Fallback),
         ("kNone", BlockBasedTablePinningTier::None),
@@ -2268,6 +2273,36 @@ pub(crate) static ROWS: &[OptionRow] = &[
     tbl("reserve_table_reader_memory", Bool, None, deprecated_table),
     tbl("skip_table_builder_flush", Bool, None, deprecated_table),
     tbl("block_cache_compressed", Str, None, deprecated_table),
+    // ---- helper tbl (issue 33): block-based table options without a rust-rocksdb setter ----
+    // `block_cache` as text (RocksDB's `Cache::CreateFromString`, `options_tbl.rs`); like
+    // RocksDB's (kDontSerialize) never written to an OPTIONS file or the LOG.
+    tbl("block_cache", Str, None, |t, n, v| {
+        t.block_cache = crate::options_tbl::parse_block_cache(n, v)?;
+        Ok(true)
+    }),
+    // New tables' data blocks put into the block cache as written (`table/builder.rs` warm).
+    tbl(
+        "prepopulate_block_cache",
+        Enum,
+        Some(|t| name_of(enum_names::PREPOPULATE_BLOCK_CACHE, t.prepopulate_block_cache).to_string()),
+        |t, _, v| match value_of(enum_names::PREPOPULATE_BLOCK_CACHE, v) {
+            Some(x) => {
+                t.set_prepopulate_block_cache(x);
+                Ok(true)
+            }
+            None => Ok(false),
+        },
+    ),
+    // Each filter built checked against its entries (`table/filter.rs` finish_checked).
+    tbl(
+        "detect_filter_construct_corruption",
+        Bool,
+        Some(|t| t.detect_filter_construct_corruption.to_string()),
+        |t, n, v| {
+            t.set_detect_filter_construct_corruption(boolean(n, v)?);
+            Ok(true)
+        },
+    ),
 ];
 
 /// A table option RocksDB 11.8.1 marks deprecated: parsed by neither RocksDB nor Shale.
@@ -2396,11 +2431,30 @@ pub(crate) fn bad_value(name: &str, v: &str) -> Error {
     Error::invalid_argument(format!("Error parsing option {name}: invalid value `{v}`"))
 }
 
-/// The fields of a struct-valued option, `{a=1;b=2;}` (braces optional).
+/// The fields of a struct-valued option, `{a=1;b=2;}` (braces optional). A field's value
+/// may itself be a struct (`{a={x=1;y=2;};b=3}`): its ';'s stay inside it.
 pub(crate) fn struct_fields<'a>(name: &str, v: &'a str) -> Result<Vec<(&'a str, &'a str)>> {
     let t = v.trim();
     let t = t.strip_prefix('{').and_then(|t| t.strip_suffix('}')).unwrap_or(t);
-    t.split(';')
+    let mut parts = Vec::new();
+    let (mut depth, mut start) = (0usize, 0usize);
+    for (i, c) in t.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth = depth.checked_sub(1).ok_or_else(|| bad_value(name, v))?,
+            ';' if depth == 0 => {
+                parts.push(&t[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if depth != 0 {
+        return Err(bad_value(name, v));
+    }
+    parts.push(&t[start..]);
+    parts
+        .into_iter()
         .map(str::trim)
         .filter(|f| !f.is_empty())
         .map(|f| f.split_once('=').map(|(k, x)| (k.trim(), x.trim())).ok_or_else(|| bad_value(name, v)))

@@ -81,6 +81,11 @@ impl OffsetableCacheKey {
         OffsetableCacheKey { session: new_cache_session(), file_number: 0 }
     }
 
+    /// The key base of table `file_number` of the same database open.
+    pub fn for_file(&self, file_number: u64) -> Self {
+        OffsetableCacheKey { session: self.session, file_number }
+    }
+
     /// The key of the block at `offset` in this file.
     pub fn with_offset(&self, offset: u64) -> CacheKey {
         CacheKey { session: self.session, file_number: self.file_number, offset }

@@ -204,6 +204,29 @@ pub struct TableBuilderOptions {
     /// random, is also compressed with LZ4 (fast) and ZSTD (slow), and the table records
     /// the data sizes each would give ("rocksdb.sample_for_compression.fast/slow.data.size").
     pub sample_for_compression: u64,
+    /// RocksDB's `prepopulate_block_cache` when it applies to this table (kFlushOnly and a
+    /// flush, kFlushAndCompaction and a flush or compaction): each data block, uncompressed,
+    /// goes into this cache under the key the table's reader will look it up by.
+    pub warm_cache: Option<WarmCache>,
+    /// RocksDB's `detect_filter_construct_corruption`: each filter (partition) built is
+    /// checked against its hash entries; a mismatch fails the table with Corruption.
+    pub detect_filter_construct_corruption: bool,
+}
+
+/// Where a table's data blocks are put as they are written (`prepopulate_block_cache`).
+#[derive(Clone)]
+pub struct WarmCache {
+    pub cache: std::sync::Arc<crate::cache::BlockCache>,
+    /// The table's key base, as its reader will have it (`TableReaderOptions::cache_key`).
+    pub key: crate::cache::OffsetableCacheKey,
+    /// Counts each block added, as RocksDB's `UpdateCacheInsertionMetrics`.
+    pub statistics: Option<std::sync::Arc<crate::statistics::Statistics>>,
+}
+
+impl std::fmt::Debug for WarmCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WarmCache").field("key", &self.key).finish_non_exhaustive()
+    }
 }
 
 /// RocksDB's `CompressionOptions` as far as a table's writing depends on them.
@@ -319,6 +342,8 @@ impl TableBuilderOptions {
             super_block_alignment_size: 0,
             super_block_alignment_space_overhead_ratio: 128,
             sample_for_compression: 0,
+            warm_cache: None,
+            detect_filter_construct_corruption: false,
         }
     }
 
@@ -573,6 +598,7 @@ impl TableBuilder {
             } else {
                 FilterBuilder::new_legacy(b)
             }
+            .with_construct_corruption_detection(opts.detect_filter_construct_corruption)
         });
         let (filter, p_filter) = match filter {
             Some(f) if opts.partitioned_index && opts.partition_filters => {
@@ -990,6 +1016,13 @@ impl TableBuilder {
         for r in ready {
             self.count_data_block(r.t);
             let handle = self.write_data_raw(&r.stored, r.t)?;
+            if self.opts.warm_cache.is_some() {
+                let raw = match r.t {
+                    CompressionType::None => r.stored,
+                    t => super::compression::uncompress_with_dict(t, &r.stored, &self.dict)?,
+                };
+                self.warm(handle, raw)?;
+            }
             self.props.data_size = self.offset;
             self.props.num_data_blocks += 1;
             self.add_index_entry(&r.last_key, r.next_key.as_deref(), handle);
@@ -1018,7 +1051,34 @@ impl TableBuilder {
         let handle = self.write_data_raw(&stored, t)?;
         self.props.data_size = self.offset;
         self.props.num_data_blocks += 1;
+        if self.opts.warm_cache.is_some() {
+            self.warm(handle, raw.to_vec())?;
+        }
         Ok(handle)
+    }
+
+    /// `prepopulate_block_cache`: the data block just written at `handle`, uncompressed,
+    /// into the block cache (RocksDB's `InsertBlockInCacheHelper`); a failed insert (a full
+    /// cache with `strict_capacity_limit`) fails the table, as RocksDB's.
+    fn warm(&mut self, handle: BlockHandle, raw: Vec<u8>) -> Result<()> {
+        use crate::statistics::Ticker;
+        let Some(w) = &self.opts.warm_cache else { return Ok(()) };
+        let block = std::sync::Arc::new(super::block::Block::new(raw)?);
+        let n = block.size() as u64;
+        let stats = w.statistics.as_deref();
+        if let Err(e) = w.cache.insert(w.key.with_offset(handle.offset), block) {
+            crate::statistics::record_tick(stats, Ticker::BlockCacheAddFailures, 1);
+            return Err(e);
+        }
+        if let Some(s) = stats {
+            s.record_ticks(&[
+                (Ticker::BlockCacheAdd, 1),
+                (Ticker::BlockCacheDataAdd, 1),
+                (Ticker::BlockCacheDataBytesInsert, n),
+                (Ticker::BlockCacheBytesWrite, n),
+            ]);
+        }
+        Ok(())
     }
 
     /// Makes the dictionary from the buffered blocks, then writes them (RocksDB's
@@ -1161,7 +1221,7 @@ impl TableBuilder {
             self.props.filter_policy_name = f.policy_name().to_string();
             if f.num_added() > 0 {
                 self.props.num_filter_entries = f.num_added() as u64;
-                let data = f.finish();
+                let data = f.finish_checked()?;
                 self.props.filter_size = data.len() as u64;
                 let h = self.write_raw_block(&data, CompressionType::None)?;
                 meta.push((format!("{FULL_FILTER_PREFIX}{BLOOM_POLICY_NAME}"), h));
@@ -1171,7 +1231,7 @@ impl TableBuilder {
             self.props.filter_policy_name = pf.policy_name().to_string();
             if !pf.is_empty() {
                 let last = self.last_filter_key.take().unwrap_or_default();
-                let (parts, entries) = pf.finish(&last, pi);
+                let (parts, entries) = pf.finish(&last, pi)?;
                 self.props.num_filter_entries = entries;
                 let mut top = Vec::with_capacity(parts.len());
                 for (key, data) in parts {

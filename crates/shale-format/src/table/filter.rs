@@ -146,6 +146,9 @@ pub struct FilterBuilder {
     prev_alt_hash: Option<u64>,
     /// Made for RocksDB's Ribbon policy (see [`FilterBuilder::policy_name`]).
     ribbon_policy: bool,
+    /// RocksDB's `detect_filter_construct_corruption` (see [`FilterBuilder::finish_checked`]):
+    /// Some(running checksum of the hash entries added) when on.
+    detect: Option<u64>,
 }
 
 impl FilterBuilder {
@@ -158,6 +161,7 @@ impl FilterBuilder {
             imp: BuilderImpl::FastLocal { millibits, hashes: Vec::new(), rounding: None, ribbon: None },
             prev_alt_hash: None,
             ribbon_policy: false,
+            detect: None,
         }
     }
 
@@ -174,6 +178,7 @@ impl FilterBuilder {
             },
             prev_alt_hash: None,
             ribbon_policy: false,
+            detect: None,
         }
     }
 
@@ -195,6 +200,7 @@ impl FilterBuilder {
             imp: BuilderImpl::FastLocal { millibits, hashes: Vec::new(), rounding, ribbon: Some(one_in_fp) },
             prev_alt_hash: None,
             ribbon_policy: false,
+            detect: None,
         }
     }
 
@@ -237,6 +243,7 @@ impl FilterBuilder {
             imp: BuilderImpl::Legacy { bits_per_key, hashes: Vec::new() },
             prev_alt_hash: None,
             ribbon_policy: false,
+            detect: None,
         }
     }
 
@@ -246,6 +253,9 @@ impl FilterBuilder {
                 let h = hash64(key);
                 if hashes.last() != Some(&h) {
                     hashes.push(h);
+                    if let Some(sum) = self.detect.as_mut() {
+                        *sum = entry_checksum(*sum, h);
+                    }
                 }
             }
             BuilderImpl::Legacy { hashes, .. } => {
@@ -269,10 +279,16 @@ impl FilterBuilder {
                 let prev_key = hashes.last().copied();
                 if Some(ah) != prev_alt && ah != kh && Some(ah) != prev_key {
                     hashes.push(ah);
+                    if let Some(sum) = self.detect.as_mut() {
+                        *sum = entry_checksum(*sum, ah);
+                    }
                 }
                 self.prev_alt_hash = Some(ah);
                 if Some(kh) != prev_key && Some(kh) != prev_alt {
                     hashes.push(kh);
+                    if let Some(sum) = self.detect.as_mut() {
+                        *sum = entry_checksum(*sum, kh);
+                    }
                 }
             }
             BuilderImpl::Legacy { hashes, .. } => {
@@ -319,6 +335,56 @@ impl FilterBuilder {
                     n -= 1;
                 }
                 n as usize
+            }
+        }
+    }
+
+    /// RocksDB's `detect_filter_construct_corruption`: [`FilterBuilder::finish_checked`]
+    /// checks the hash entries against the checksum kept as they were added, then every entry
+    /// against the filter built. RocksDB's FastLocalBloom and Ribbon builders do; its legacy
+    /// Bloom builder (format_version < 5) checks nothing, nor does this one.
+    pub fn with_construct_corruption_detection(mut self, on: bool) -> Self {
+        let legacy = matches!(self.imp, BuilderImpl::Legacy { .. });
+        self.detect = (on && !legacy).then_some(0);
+        self
+    }
+
+    /// [`FilterBuilder::finish`], checked when construction-corruption detection is on, as
+    /// RocksDB's `MaybeVerifyHashEntriesChecksum` and `MaybePostVerify`: Corruption
+    /// "Filter's hash entries checksum mismatched" when an entry changed in memory after it
+    /// was added, "Corrupted filter content" when the filter built does not match an entry.
+    pub fn finish_checked(&mut self) -> Result<Vec<u8>> {
+        #[cfg(test)]
+        let unchecked = |b: &mut Self| tamper::apply(b.finish());
+        #[cfg(not(test))]
+        let unchecked = |b: &mut Self| b.finish();
+        let Some(sum) = self.detect else { return Ok(unchecked(self)) };
+        let entries = match &self.imp {
+            BuilderImpl::FastLocal { hashes, .. } => hashes.clone(),
+            BuilderImpl::Legacy { .. } => return Ok(unchecked(self)),
+        };
+        self.detect = Some(0);
+        if entries.iter().fold(0, |s, &h| entry_checksum(s, h)) != sum {
+            self.finish();
+            return Err(Error::corruption("Filter's hash entries checksum mismatched"));
+        }
+        let data = self.finish();
+        #[cfg(test)]
+        let data = tamper::apply(data);
+        let reader = FilterReader::new(data)?;
+        if entries.iter().any(|&h| !reader.hash_may_match(h)) {
+            return Err(Error::corruption("Corrupted filter content"));
+        }
+        Ok(reader.data)
+    }
+
+    /// Test hook: changes the last hash entry added, as RocksDB's
+    /// "XXPH3FilterBitsBuilder::Finish::TamperHashEntries" sync point.
+    #[cfg(test)]
+    pub(crate) fn tamper_last_entry(&mut self) {
+        if let BuilderImpl::FastLocal { hashes, .. } = &mut self.imp {
+            if let Some(h) = hashes.last_mut() {
+                *h ^= 1;
             }
         }
     }
@@ -513,6 +579,20 @@ impl FilterReader {
         self.kind
     }
 
+    /// False only if a key of 64-bit hash `h` (`hash64`) was certainly not added: for
+    /// FastLocalBloom and Ribbon filters; a legacy Bloom filter hashes keys otherwise and
+    /// answers true.
+    pub fn hash_may_match(&self, h: u64) -> bool {
+        match self.imp {
+            ReaderImpl::Constant(answer) => answer,
+            ReaderImpl::FastLocal { buckets, num_probes } => {
+                fast_local_may_match(&self.data, buckets, num_probes, h)
+            }
+            ReaderImpl::Ribbon(ref r) => r.may_match(&self.data, h),
+            ReaderImpl::Legacy { .. } => true,
+        }
+    }
+
     /// False only if `key` was certainly not added to the filter.
     pub fn may_match(&self, key: &[u8]) -> bool {
         match self.imp {
@@ -540,6 +620,27 @@ impl FilterReader {
             }
         }
     }
+}
+
+/// FastLocalBloom's probe of hash `h` in `data` (`buckets` 64-byte buckets).
+fn fast_local_may_match(data: &[u8], buckets: u32, num_probes: u32, h: u64) -> bool {
+    let start = fast_range32(h as u32, buckets) as usize * BUCKET_BYTES;
+    let bucket = &data[start..start + BUCKET_BYTES];
+    let mut h2 = (h >> 32) as u32;
+    for _ in 0..num_probes {
+        let bit = (h2 >> 23) as usize;
+        if bucket[bit >> 3] & (1 << (bit & 7)) == 0 {
+            return false;
+        }
+        h2 = h2.wrapping_mul(PROBE_MULT);
+    }
+    true
+}
+
+/// The running checksum of a filter's hash entries (`detect_filter_construct_corruption`;
+/// RocksDB keeps an XXH3 of them, any order-sensitive mix serves): a multiply-rotate step.
+fn entry_checksum(sum: u64, h: u64) -> u64 {
+    (sum ^ h).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29)
 }
 
 fn corrupt(what: impl std::fmt::Display) -> Error {
@@ -602,4 +703,28 @@ fn decode_fast_local(len: usize, meta: &[u8]) -> Result<(FilterKind, ReaderImpl)
         return Err(corrupt(format!("{len} bytes of bloom data is less than one 64-byte bucket")));
     }
     Ok((FilterKind::FastLocalBloom, ReaderImpl::FastLocal { buckets, num_probes }))
+}
+
+/// Test hook of [`FilterBuilder::finish_checked`]: flips the bytes of the next filter built,
+/// as a corrupted construction would leave them.
+#[cfg(test)]
+pub(crate) mod tamper {
+    use std::cell::Cell;
+
+    thread_local! {
+        static NEXT: Cell<bool> = const { Cell::new(false) };
+    }
+
+    /// Zeroes the next filter built on this thread (its metadata kept).
+    pub(crate) fn next_filter() {
+        NEXT.with(|n| n.set(true));
+    }
+
+    pub(super) fn apply(mut data: Vec<u8>) -> Vec<u8> {
+        if NEXT.with(|n| n.replace(false)) {
+            let body = data.len().saturating_sub(super::METADATA_LEN);
+            data[..body].fill(0);
+        }
+        data
+    }
 }

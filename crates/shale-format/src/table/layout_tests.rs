@@ -380,3 +380,80 @@ fn sample_for_compression_records_estimated_sizes() {
     assert_eq!(r.properties.slow_compression_estimated_data_size, 0);
     assert_eq!(r.properties.fast_compression_estimated_data_size, 0);
 }
+
+/// `detect_filter_construct_corruption`: a table whose filter came out wrong fails to build
+/// with RocksDB's Corruption; without the option the same filter is written. Whole and
+/// partitioned filters alike.
+#[test]
+fn detect_filter_construct_corruption_fails_the_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = data(2000);
+    for partitioned in [false, true] {
+        let mut o = opts();
+        o.filter_bits_per_key = Some(10.0);
+        o.partitioned_index = partitioned;
+        o.partition_filters = partitioned;
+        o.detect_filter_construct_corruption = true;
+        let path = dir.path().join(format!("ok-{partitioned}.sst"));
+        let t = build(&path, o.clone(), &d);
+        assert!(t.properties.filter_size > 0);
+        check(&open(&path), &d);
+
+        crate::table::filter::tamper::next_filter();
+        let mut b = TableBuilder::new(
+            o.clone(),
+            default_fs().new_writable_file(&dir.path().join("bad.sst")).unwrap(),
+        );
+        for (k, v) in &d {
+            b.add(k, v).unwrap();
+        }
+        let e = b.finish().unwrap_err();
+        assert_eq!(e.to_string(), "Corruption: Corrupted filter content", "partitioned {partitioned}");
+
+        o.detect_filter_construct_corruption = false;
+        crate::table::filter::tamper::next_filter();
+        build(&dir.path().join(format!("unchecked-{partitioned}.sst")), o, &d);
+    }
+}
+
+/// `prepopulate_block_cache`: every data block the builder writes is in the cache, under
+/// the key its reader looks it up by, uncompressed; a reader with that cache reads no
+/// data block from the file.
+#[test]
+fn warm_cache_puts_each_data_block_in_the_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = data(3000);
+    let cache = Arc::new(crate::cache::BlockCache::new(64 << 20));
+    let key = crate::cache::OffsetableCacheKey::unique();
+    let mut o = opts();
+    o.compression = crate::table::CompressionType::Snappy;
+    o.warm_cache = Some(WarmCache { cache: cache.clone(), key, statistics: None });
+    let path = dir.path().join("warm.sst");
+    let r = build(&path, o, &d);
+    let handles = data_handles(&path);
+    assert_eq!(handles.len() as u64, r.properties.num_data_blocks);
+    assert!(handles.len() > 10);
+    let checksum = open(&path).footer().block_checksum();
+    let file = default_fs().new_random_access_file(&path).unwrap();
+    for h in &handles {
+        let b = cache.get(&key.with_offset(h.offset)).expect("each data block is cached");
+        let uncompressed = read_block_with(file.as_ref(), *h, checksum, true, "t").unwrap();
+        assert_eq!(b.data(), &uncompressed[..], "block at {}", h.offset);
+    }
+    let fs = default_fs();
+    let t = Table::open(
+        fs.new_random_access_file(&path).unwrap(),
+        fs.file_size(&path).unwrap(),
+        TableReaderOptions {
+            icmp: bytewise_internal_comparator(),
+            block_cache: Some(cache.clone()),
+            verify_checksums: true,
+            file_name: path.display().to_string(),
+            cache_key: key,
+            statistics: None,
+        },
+    )
+    .unwrap();
+    check(&t, &d);
+    assert_eq!(t.data_blocks_read(), 0, "every data block came from the cache");
+}

@@ -24,7 +24,7 @@ pub mod properties;
 pub mod reader;
 
 pub use any::{AnyTable, AnyTableBuilder, TableFormat};
-pub use builder::{TableBuildResult, TableBuilder, TableBuilderOptions};
+pub use builder::{TableBuildResult, TableBuilder, TableBuilderOptions, WarmCache};
 pub use compression::CompressionType;
 pub use format::{BlockHandle, ChecksumType, Footer};
 pub use properties::TableProperties;

@@ -230,6 +230,9 @@ pub(super) struct PartitionedFilterBuilder {
     ts_sz: usize,
     filters: Vec<FilterPartition>,
     added_in_built: usize,
+    /// The first partition that failed `detect_filter_construct_corruption`'s checks
+    /// (`FilterBuilder::finish_checked`); `finish` returns it.
+    error: Option<crate::Error>,
 }
 
 impl PartitionedFilterBuilder {
@@ -273,6 +276,7 @@ impl PartitionedFilterBuilder {
             ts_sz,
             filters: Vec::new(),
             added_in_built: 0,
+            error: None,
         }
     }
 
@@ -335,7 +339,13 @@ impl PartitionedFilterBuilder {
             }
         }
         self.added_in_built += self.bits.num_added();
-        let data = self.bits.finish();
+        let data = match self.bits.finish_checked() {
+            Ok(d) => d,
+            Err(e) => {
+                self.error.get_or_insert(e);
+                Vec::new()
+            }
+        };
         let ikey = if self.decoupled {
             let mut k = prev.to_vec();
             k.resize(prev.len() + self.ts_sz, 0);
@@ -368,11 +378,14 @@ impl PartitionedFilterBuilder {
         mut self,
         last: &[u8],
         index: &PartitionedIndexBuilder,
-    ) -> (Vec<FilterPartition>, u64) {
+    ) -> crate::Result<(Vec<FilterPartition>, u64)> {
         if self.bits.num_added() > 0 {
             self.cut(false, None, last, index);
         }
-        (self.filters, self.added_in_built as u64)
+        match self.error {
+            Some(e) => Err(e),
+            None => Ok((self.filters, self.added_in_built as u64)),
+        }
     }
 }
 
@@ -429,7 +442,7 @@ mod tests {
             f.add(k, prev, &mut index);
             prev = k;
         }
-        let (parts, entries) = f.finish(prev, &index);
+        let (parts, entries) = f.finish(prev, &index).unwrap();
         assert_eq!(entries, 2000);
         assert!(parts.len() > 5, "{} partitions", parts.len());
         let mut start = 0;

@@ -504,6 +504,9 @@ impl DbInner {
             .max()
             .unwrap_or(0);
         let (compression, compression_opts) = compaction_compression(cf, plan);
+        // `prepopulate_block_cache` kFlushAndCompaction: the outputs' key bases differ by
+        // file number only.
+        let warm = self.table_cache.warm_cache(cf, 0, true);
         move |n: u64| {
             let mut b = super::flush::builder_options(cf, n);
             b.compression = compression;
@@ -521,6 +524,7 @@ impl DbInner {
                 b.creation_time = b.creation_time.min(t);
             }
             b.newest_key_time = newest_key_time;
+            b.warm_cache = warm.clone().map(|w| crate::table::WarmCache { key: w.key.for_file(n), ..w });
             b
         }
     }

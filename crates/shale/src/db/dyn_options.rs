@@ -202,6 +202,9 @@ const TABLE_MUTABLE: &[&str] = &[
     "reserve_table_reader_memory",
     "skip_table_builder_flush",
     "block_cache_compressed",
+    // helper tbl (issue 33): read by each table a flush or compaction writes.
+    "prepopulate_block_cache",
+    "detect_filter_construct_corruption",
 ];
 
 /// `block_based_table_factory={name=value;...}` (RocksDB's `TableFactoryParseFn`): the

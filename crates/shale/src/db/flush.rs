@@ -71,6 +71,7 @@ pub(crate) fn blob_write_options(
 /// Writes `mem` to table `number` (synced). None when the memtable holds nothing. Values
 /// stay in the table even with BlobDB (atomic flush); compactions move the large ones to
 /// blob files.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn write_level0_table(
     fs: &dyn FileSystem,
     dir: &Path,
@@ -79,6 +80,7 @@ pub(crate) fn write_level0_table(
     number: u64,
     snapshots: &[u64],
     stats: Option<&crate::statistics::Statistics>,
+    warm: Option<crate::table::WarmCache>,
 ) -> Result<Option<FileMetaData>> {
     Ok(write_level0_table_of(
         fs,
@@ -91,6 +93,7 @@ pub(crate) fn write_level0_table(
         stats,
         -1,
         None,
+        warm,
     )?
     .map(|(m, _)| m))
 }
@@ -121,6 +124,7 @@ pub(crate) fn write_level0_table_of(
     stats: Option<&crate::statistics::Statistics>,
     level: i32,
     warm_blob_cache: Option<u64>,
+    warm: Option<crate::table::WarmCache>,
 ) -> Result<Option<(FileMetaData, Vec<crate::version::edit::BlobFileAddition>)>> {
     // A flush (and a table written at open) goes to level 0.
     let mut blob_builder = match (blob_write_options(cf, 0), blobs) {
@@ -137,7 +141,8 @@ pub(crate) fn write_level0_table_of(
         }
         _ => None,
     };
-    let r = write_table_inner(fs, dir, cf, mems, number, snapshots, blob_builder.as_mut(), stats, level);
+    let r =
+        write_table_inner(fs, dir, cf, mems, number, snapshots, blob_builder.as_mut(), stats, level, warm);
     match (r, blob_builder) {
         (Ok(Some(meta)), Some(mut b)) => match b.finish() {
             Ok(()) => Ok(Some((meta, std::mem::take(&mut b.additions)))),
@@ -167,6 +172,7 @@ fn write_table_inner(
     mut blobs: Option<&mut crate::blob::BlobFileBuilder<'_>>,
     stats: Option<&crate::statistics::Statistics>,
     level: i32,
+    warm: Option<crate::table::WarmCache>,
 ) -> Result<Option<FileMetaData>> {
     let tombstones: Vec<(Vec<u8>, Vec<u8>)> = mems.iter().flat_map(|m| m.range_tombstones()).collect();
     if mems.iter().all(|m| m.is_empty()) && tombstones.is_empty() {
@@ -177,7 +183,11 @@ fn write_table_inner(
     let path = filename::table_file(table_dir, number);
     let file = fs.new_writable_file(&path)?;
     let mut builder = AnyTableBuilder::new(
-        TableBuilderOptions { filter_level: filter_level(cf, level), ..builder_options(cf, number) },
+        TableBuilderOptions {
+            filter_level: filter_level(cf, level),
+            warm_cache: warm,
+            ..builder_options(cf, number)
+        },
         file,
     );
     let mut meta = FileMetaData { number, ..Default::default() };
@@ -421,6 +431,7 @@ impl DbInner {
                     self.config.statistics.as_deref(),
                     -1,
                     Some(self.blob_cache.session()),
+                    self.table_cache.warm_cache(&handle, number, false),
                 )
                 .and_then(|m| {
                     if let Some((meta, _)) = m.as_ref().filter(|_| handle.config().paranoid_file_checks) {
@@ -727,6 +738,7 @@ impl DbInner {
                         number,
                         &snapshots,
                         self.config.statistics.as_deref(),
+                        self.table_cache.warm_cache(handle, number, false),
                     )? {
                         if handle.config().paranoid_file_checks {
                             self.verify_new_table(handle, &meta)?;

@@ -792,6 +792,8 @@ fn recovery_table(
         stats,
         0,
         None,
+        // RocksDB warms no cache with a recovery's tables (reason kRecovery).
+        None,
     );
     *next_file_number = next.get();
     r

@@ -97,7 +97,7 @@ pub(crate) fn table_factory_options(t: &BlockBasedOptions, cache: Option<&Arc<Bl
     line!("super_block_alignment_size", &t.super_block_alignment_size);
     line!("super_block_alignment_space_overhead_ratio", &t.super_block_alignment_space_overhead_ratio);
     line!("max_auto_readahead_size", &t.auto_readahead.max);
-    line!("prepopulate_block_cache", &0);
+    line!("prepopulate_block_cache", &(t.prepopulate_block_cache as u8));
     line!("initial_auto_readahead_size", &t.auto_readahead.initial);
     line!("num_file_reads_for_auto_readahead", &t.auto_readahead.num_file_reads);
     s

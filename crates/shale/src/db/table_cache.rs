@@ -105,6 +105,28 @@ impl TableCache {
     }
 
     /// The reader of `file`, opening it if needed.
+    /// `prepopulate_block_cache` for table `number` of `cf` that a flush (`compaction`
+    /// false) or a compaction writes: the family's block cache and the key base its reader
+    /// will look the blocks up by, when the family's mode covers this writer (RocksDB's
+    /// `WarmCacheConfig::Compute`: kFlushOnly flushes, kFlushAndCompaction both).
+    pub fn warm_cache(
+        &self,
+        cf: &CfHandle,
+        number: u64,
+        compaction: bool,
+    ) -> Option<crate::table::builder::WarmCache> {
+        use crate::PrepopulateBlockCache as P;
+        match (cf.opts.table.prepopulate_block_cache, compaction) {
+            (P::FlushOnly, false) | (P::FlushAndCompaction, _) => {}
+            _ => return None,
+        }
+        Some(crate::table::builder::WarmCache {
+            cache: cf.block_cache.clone()?,
+            key: OffsetableCacheKey::new(self.cache_session, number),
+            statistics: self.statistics.clone(),
+        })
+    }
+
     pub fn get(&self, cf: &CfHandle, file: &FileMetaData) -> Result<Arc<TableEntry>> {
         self.get_at(cf, file, None)
     }

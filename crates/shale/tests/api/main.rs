@@ -89,6 +89,7 @@ mod stats_text;
 mod stats_text_blob_line;
 mod table_formats_db;
 mod table_options_set;
+mod table_options_tbl;
 mod thread_modes;
 mod timestamps_bottommost_compaction;
 mod timestamps_gc;

@@ -443,3 +443,58 @@ fn ribbon_policy_picks_bloom_below_bloom_before_level() {
     assert_eq!(bits_per_key_suffix(7.125), ":7.125");
     assert_eq!(bits_per_key_suffix(0.75), ":1");
 }
+
+/// `detect_filter_construct_corruption` (RocksDB's `MaybeVerifyHashEntriesChecksum` and
+/// `MaybePostVerify`): a changed hash entry or a filter that misses an entry fails the
+/// build with RocksDB's messages; off, the same damage goes unseen.
+#[test]
+fn construct_corruption_is_detected_only_when_asked() {
+    let keys: Vec<Vec<u8>> = (0..500u32).map(|i| format!("key{i:05}").into_bytes()).collect();
+    let builders = || {
+        vec![
+            FilterBuilder::new(10.0),
+            FilterBuilder::new_ribbon(10.0, None),
+            FilterBuilder::new_optimized_for_memory(10.0, FilterRounding::new()),
+        ]
+    };
+    for (i, b) in builders().into_iter().enumerate() {
+        let mut b = b.with_construct_corruption_detection(true);
+        for k in &keys {
+            b.add_key(k);
+        }
+        // Undamaged: the same bytes as unchecked, every key matches.
+        let data = b.finish_checked().unwrap();
+        let r = FilterReader::new(data).unwrap();
+        assert!(keys.iter().all(|k| r.may_match(k)), "builder {i}");
+
+        // A hash entry changed after it was added.
+        for k in &keys {
+            b.add_key(k);
+        }
+        b.tamper_last_entry();
+        let e = b.finish_checked().unwrap_err();
+        assert_eq!(e.to_string(), "Corruption: Filter's hash entries checksum mismatched", "builder {i}");
+
+        // The filter built does not hold its entries.
+        for k in &keys {
+            b.add_key(k);
+        }
+        super::tamper::next_filter();
+        let e = b.finish_checked().unwrap_err();
+        assert_eq!(e.to_string(), "Corruption: Corrupted filter content", "builder {i}");
+    }
+    // Off (RocksDB's default): the damaged filter is returned as built.
+    let mut b = FilterBuilder::new(10.0);
+    for k in &keys {
+        b.add_key(k);
+    }
+    b.tamper_last_entry();
+    assert!(b.finish_checked().is_ok());
+    // The legacy Bloom builder (format_version < 5) checks nothing, as RocksDB's.
+    let mut b = FilterBuilder::new_legacy(10.0).with_construct_corruption_detection(true);
+    for k in &keys {
+        b.add_key(k);
+    }
+    super::tamper::next_filter();
+    assert!(b.finish_checked().is_ok());
+}
