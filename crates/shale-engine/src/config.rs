@@ -184,6 +184,11 @@ pub struct CfConfig {
     /// Readahead of iterators over the family's tables.
     pub auto_readahead: AutoReadahead,
     pub meta_pinning: MetaPinning,
+    /// `prepopulate_block_cache`: the blocks of tables a flush writes go into the block
+    /// cache (kFlushOnly and kFlushAndCompaction) ...
+    pub warm_cache_on_flush: bool,
+    /// ... and those of a compaction's outputs (kFlushAndCompaction).
+    pub warm_cache_on_compaction: bool,
     /// What a new memtable of the family takes.
     pub memtable: MemTableConfig,
     pub callbacks: CfCallbacks,
@@ -249,6 +254,8 @@ impl Default for CfConfig {
             table: default_table(),
             auto_readahead: AutoReadahead::default(),
             meta_pinning: MetaPinning::default(),
+            warm_cache_on_flush: false,
+            warm_cache_on_compaction: false,
             memtable: MemTableConfig {
                 arena_block_size: 1 << 20,
                 write_buffer_size: 64 << 20,

@@ -193,6 +193,9 @@ impl Options {
             table: self.table_template(),
             auto_readahead: self.table.auto_readahead,
             meta_pinning: self.table.meta_pinning(),
+            warm_cache_on_flush: self.table.prepopulate_block_cache != crate::PrepopulateBlockCache::Disable,
+            warm_cache_on_compaction: self.table.prepopulate_block_cache
+                == crate::PrepopulateBlockCache::FlushAndCompaction,
             memtable: self.memtable_config(),
             callbacks: CfCallbacks {
                 merge_operator: self.merge_core_arc(),

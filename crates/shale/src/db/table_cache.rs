@@ -115,10 +115,9 @@ impl TableCache {
         number: u64,
         compaction: bool,
     ) -> Option<crate::table::builder::WarmCache> {
-        use crate::PrepopulateBlockCache as P;
-        match (cf.opts.table.prepopulate_block_cache, compaction) {
-            (P::FlushOnly, false) | (P::FlushAndCompaction, _) => {}
-            _ => return None,
+        let c = cf.config();
+        if !(if compaction { c.warm_cache_on_compaction } else { c.warm_cache_on_flush }) {
+            return None;
         }
         Some(crate::table::builder::WarmCache {
             cache: cf.block_cache.clone()?,
