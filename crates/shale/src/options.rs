@@ -1368,8 +1368,8 @@ impl Options {
     /// A family's options as RocksDB's `SanitizeCfOptions` leaves them for ingestion behind:
     /// the DB's `allow_ingest_behind` applies to it, and universal compaction then has at
     /// least 3 levels.
-    pub(crate) fn sanitize_ingest_behind(&mut self, db: &Options) {
-        self.allow_ingest_behind |= db.allow_ingest_behind;
+    pub(crate) fn sanitize_ingest_behind(&mut self, db_allow_ingest_behind: bool) {
+        self.allow_ingest_behind |= db_allow_ingest_behind;
         if self.compaction_style == crate::DBCompactionStyle::Universal
             && self.ingest_behind_allowed()
             && self.num_levels < 3
@@ -1558,7 +1558,7 @@ impl Options {
     }
 
     /// A family's options against the database's (RocksDB's `ColumnFamilyData::ValidateOptions`).
-    pub(crate) fn check_with_db(db: &Options, cf: &Options) -> Result<()> {
+    pub(crate) fn check_with_db(db: &shale_engine::config::DbConfig, cf: &Options) -> Result<()> {
         // RocksDB's CheckConcurrentWritesSupported.
         if db.allow_concurrent_memtable_write && cf.inplace_update_support {
             return Err(Error::invalid_argument(

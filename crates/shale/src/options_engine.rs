@@ -76,6 +76,7 @@ impl Options {
             db_paths: self.db_paths.clone(),
             atomic_flush: self.atomic_flush,
             allow_2pc: self.allow_2pc,
+            allow_ingest_behind: self.allow_ingest_behind,
             two_write_queues: self.two_write_queues,
             enable_pipelined_write: self.enable_pipelined_write,
             unordered_write: self.unordered_write,
@@ -482,6 +483,7 @@ mod tests {
         assert!(c.write_buffer_manager.is_none() && c.rate_limiter.is_none() && c.row_cache.is_none());
         assert!(c.statistics.is_none() && c.stats_history_clock.is_none() && c.table_ids.is_none());
         assert_eq!(c.log_readahead_size, d.log_readahead_size);
+        assert_eq!(c.allow_ingest_behind, d.allow_ingest_behind);
     }
 
     #[test]

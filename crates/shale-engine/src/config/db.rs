@@ -130,6 +130,8 @@ pub struct DbConfig {
     pub atomic_flush: bool,
     /// `allow_2pc`.
     pub allow_2pc: bool,
+    /// `allow_ingest_behind`: every family keeps its last level for files ingested behind.
+    pub allow_ingest_behind: bool,
     /// `two_write_queues`.
     pub two_write_queues: bool,
     /// `enable_pipelined_write`.
@@ -243,6 +245,7 @@ impl Default for DbConfig {
             db_paths: Vec::new(),
             atomic_flush: false,
             allow_2pc: false,
+            allow_ingest_behind: false,
             two_write_queues: false,
             enable_pipelined_write: false,
             unordered_write: false,

@@ -394,14 +394,14 @@ pub(crate) fn create_cfs(inner: &Arc<DbInner>, new: &[(String, Options)]) -> Res
         .iter()
         .map(|(n, o)| {
             let mut o = o.clone();
-            o.sanitize_ingest_behind(&inner.opts);
+            o.sanitize_ingest_behind(inner.config.allow_ingest_behind);
             (n.clone(), o)
         })
         .collect();
     let new = &sanitized[..];
     for (_, opts) in new {
         opts.check_supported()?;
-        super::paths::check_supported(&inner.opts, opts)?;
+        super::paths::check_supported(&inner.config, opts)?;
         for (dir, _) in super::paths::table_dirs(&inner.path, &inner.config.db_paths, opts) {
             inner.fs.create_dir_all(&dir)?;
         }

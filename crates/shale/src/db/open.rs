@@ -60,9 +60,7 @@ pub(crate) fn open<T: ThreadMode>(
     }
     for d in &descs {
         d.options.check_supported()?;
-        super::paths::check_supported(opts, &d.options)?;
     }
-    super::paths::check_supported(opts, opts)?;
     // The memtable budget of the whole database (RocksDB: the given write buffer manager,
     // else one of its own when `db_write_buffer_size` is set), shared by every family.
     let mut db_opts = opts.clone();
@@ -73,6 +71,9 @@ pub(crate) fn open<T: ThreadMode>(
     let opts = &db_opts;
     // The engine's view of the DB-wide options, built once (`Options::engine_db_config`).
     let mut config = opts.engine_db_config(path);
+    for o in descs.iter().map(|d| &d.options).chain(std::iter::once(opts)) {
+        super::paths::check_supported(&config, o)?;
+    }
     for d in &mut descs {
         d.options.write_buffer_manager = config.write_buffer_manager.clone();
         // The database's rate limiter throttles every family's flushes and compactions.
@@ -152,7 +153,7 @@ pub(crate) fn open<T: ThreadMode>(
         descs.insert(0, ColumnFamilyDescriptor::new(DEFAULT_COLUMN_FAMILY_NAME, default_opts));
     }
     for d in &mut descs {
-        d.options.sanitize_ingest_behind(opts);
+        d.options.sanitize_ingest_behind(config.allow_ingest_behind);
         // RocksDB's DBImpl::ValidateOptions.
         if d.name == DEFAULT_COLUMN_FAMILY_NAME && d.options.disallow_memtable_writes {
             return Err(Error::invalid_argument(

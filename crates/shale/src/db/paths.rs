@@ -40,7 +40,7 @@ pub(crate) fn table_dirs(db_dir: &Path, db_paths: &[(PathBuf, u64)], cf: &Option
 
 /// RocksDB's `CheckCFPathsSupported`: several paths work with level and universal compaction
 /// only.
-pub(crate) fn check_supported(db: &Options, cf: &Options) -> crate::error::Result<()> {
+pub(crate) fn check_supported(db: &shale_engine::config::DbConfig, cf: &Options) -> crate::error::Result<()> {
     Options::check_with_db(db, cf)?;
     let several = cf.cf_paths.len() > 1 || (cf.cf_paths.is_empty() && db.db_paths.len() > 1);
     if several && cf.compaction_style == crate::DBCompactionStyle::Fifo {

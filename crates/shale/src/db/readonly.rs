@@ -173,7 +173,7 @@ fn open_view<T: ThreadMode>(
         descs.insert(0, ColumnFamilyDescriptor::new(DEFAULT_COLUMN_FAMILY_NAME, default_opts));
     }
     for d in &mut descs {
-        d.options.sanitize_ingest_behind(opts);
+        d.options.sanitize_ingest_behind(config.allow_ingest_behind);
     }
     // Unlike a read-write open, a subset of the families may be opened; a family the
     // database lacks is an error whatever create_missing_column_families says.
