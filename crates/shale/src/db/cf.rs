@@ -524,11 +524,8 @@ pub(crate) fn drop_cf(inner: &Arc<DbInner>, handle: &Arc<CfHandle>) -> Result<()
                 super::write_controller::forget(st, &cf);
                 // Its tables are no longer in any current Version: delete them once readers
                 // let go of the Versions that hold them.
-                let uncache = if inner.config.allow_mmap_reads {
-                    0
-                } else {
-                    cf.handle.config().uncache_aggressiveness
-                };
+                let uncache =
+                    if inner.config.allow_mmap_reads { 0 } else { cf.handle.config().uncache_aggressiveness };
                 for (_, f) in cf.current.all_files() {
                     inner.table_cache.mark_obsolete(f, uncache);
                     st.obsolete_tables.push((

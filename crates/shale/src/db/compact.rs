@@ -368,8 +368,7 @@ impl DbInner {
                 s.report_time(Histogram::CompactionTime, started.elapsed().as_micros() as u64);
             }
             outputs_numbers = created.into_inner();
-            let temperature =
-                cf.config().output_temperature(plan.output_level, cf.config().num_levels);
+            let temperature = cf.config().output_temperature(plan.output_level, cf.config().num_levels);
             for mut m in result.outputs {
                 m.temperature = temperature;
                 edit.new_files.push((plan.output_level as u32, m));
@@ -496,7 +495,8 @@ impl DbInner {
         max_output_file_size: u64,
     ) -> crate::fs::Preallocation {
         let input_bytes: u64 = plan.all_inputs().map(|(_, f)| f.file_size).sum();
-        let capped = cf.config().style == shale_engine::config::CompactionStyle::Level || plan.output_level > 0;
+        let capped =
+            cf.config().style == shale_engine::config::CompactionStyle::Level || plan.output_level > 0;
         crate::fs::Preallocation {
             block_size: job::output_preallocation_size(input_bytes, max_output_file_size, capped),
             fallocate: self.config.allow_fallocate,

@@ -193,11 +193,8 @@ fn write_table_inner(
     );
     // RocksDB's FlushJob records `default_write_temperature` (so does a table written at
     // recovery, which the same options describe).
-    let mut meta = FileMetaData {
-        number,
-        temperature: cf.config().default_write_temperature,
-        ..Default::default()
-    };
+    let mut meta =
+        FileMetaData { number, temperature: cf.config().default_write_temperature, ..Default::default() };
     let mut smallest_seq = MAX_SEQUENCE_NUMBER;
     let mut largest_seq = 0;
     let mut iter: Box<dyn crate::iter::InternalIterator> = match mems {

@@ -1538,8 +1538,10 @@ impl DbInner {
     ) -> Result<u64> {
         // RocksDB's SwitchMemtable sizes the new WAL's preallocation block from the write
         // buffer of the family being switched.
-        let write_buffer_size =
-            cfs.first().and_then(|id| st.cfs.get(id)).map_or(0, |c| c.handle.config().memtable.write_buffer_size as u64);
+        let write_buffer_size = cfs
+            .first()
+            .and_then(|id| st.cfs.get(id))
+            .map_or(0, |c| c.handle.config().memtable.write_buffer_size as u64);
         let new_wal = self.roll_wal(st, recovering, write_buffer_size)?;
         for id in cfs {
             let Some(cf) = st.cfs.get_mut(id) else { continue };
