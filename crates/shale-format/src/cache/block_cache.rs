@@ -195,7 +195,8 @@ pub trait Shard: Send + Sync {
     fn lookup(&self, key: &Key) -> Option<Value>;
     /// False when the entry does not fit and the limit is strict (nothing was inserted).
     fn insert(&self, key: Key, value: Value, charge: usize, role: u8, high_pri: bool) -> bool;
-    fn erase(&self, key: &Key);
+    /// Removes `key`'s entry; true when there was one.
+    fn erase(&self, key: &Key) -> bool;
     fn usage(&self) -> usize;
     fn set_capacity(&self, capacity: usize);
     fn set_strict_capacity_limit(&self, strict: bool);
@@ -365,7 +366,9 @@ impl BlockCache {
         Err(Error::new(ErrorKind::Aborted, format!("Memory limit reached: {what}")))
     }
 
-    pub fn erase(&self, key: &Key) {
+    /// Removes `key`'s entry (its value lives on while a reader holds it); true when there
+    /// was one.
+    pub fn erase(&self, key: &Key) -> bool {
         self.shard(key).erase(key)
     }
 

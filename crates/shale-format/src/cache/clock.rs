@@ -263,11 +263,11 @@ impl Shard for ClockShard {
         true
     }
 
-    fn erase(&self, key: &Key) {
-        let Some(mut g) = self.stripes[self.stripe_of(key)].write() else { return };
+    fn erase(&self, key: &Key) -> bool {
+        let Some(mut g) = self.stripes[self.stripe_of(key)].write() else { return false };
         let removed = g.map.get(key).copied().and_then(|i| g.remove(i as usize, &self.usage));
         drop(g);
-        drop(removed);
+        removed.is_some()
     }
 
     fn usage(&self) -> usize {

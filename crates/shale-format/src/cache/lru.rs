@@ -229,11 +229,11 @@ impl Shard for LruShard {
         true
     }
 
-    fn erase(&self, key: &Key) {
+    fn erase(&self, key: &Key) -> bool {
         let mut g = self.inner.lock();
         let removed = g.map.get(key).copied().and_then(|i| g.remove(i));
         drop(g);
-        drop(removed);
+        removed.is_some()
     }
 
     fn usage(&self) -> usize {

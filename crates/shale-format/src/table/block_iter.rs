@@ -177,6 +177,16 @@ impl PrevCache {
     }
 }
 
+/// Orders internal key `key` against a target given as its user key and trailer: user
+/// keys in byte order, then the larger trailer (newer entry) first.
+#[inline]
+fn internal_bytewise(key: &[u8], target_user: &[u8], target_trailer: u64) -> Ordering {
+    match bytewise_compare(user_key(key), target_user) {
+        Ordering::Equal => target_trailer.cmp(&trailer(key)),
+        o => o,
+    }
+}
+
 thread_local! {
     /// Key buffers of this thread's dropped cursors, for its next ones. A point read makes
     /// two cursors in each table it searches (index block, data block); each allocated its
@@ -444,10 +454,7 @@ impl<B: Deref<Target = Block>> BlockIter<B> {
             KeyOrder::Internal(c) => c.compare(key, target),
             KeyOrder::InternalBytewise => {
                 crate::perf::count(crate::perf::Field::UserKeyComparisonCount, 1);
-                match bytewise_compare(user_key(key), user_key(target)) {
-                    Ordering::Equal => trailer(target).cmp(&trailer(key)),
-                    o => o,
-                }
+                internal_bytewise(key, user_key(target), trailer(target))
             }
             KeyOrder::User(c) => c.compare_user(key, user_key(target)),
             KeyOrder::UserBytewise => {
@@ -703,10 +710,7 @@ impl<B: Deref<Target = Block>> BlockIter<B> {
             }
             compares += 1;
             let k = &self.key_buf[..];
-            let ord = match bytewise_compare(user_key(k), tu) {
-                Ordering::Equal => tt.cmp(&trailer(k)),
-                o => o,
-            };
+            let ord = internal_bytewise(k, tu, tt);
             if ord != Ordering::Less {
                 break Some((p, vstart, vstart + value_len));
             }

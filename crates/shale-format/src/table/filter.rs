@@ -598,18 +598,7 @@ impl FilterReader {
         match self.imp {
             ReaderImpl::Constant(answer) => answer,
             ReaderImpl::FastLocal { buckets, num_probes } => {
-                let h = hash64(key);
-                let start = fast_range32(h as u32, buckets) as usize * BUCKET_BYTES;
-                let bucket = &self.data[start..start + BUCKET_BYTES];
-                let mut h2 = (h >> 32) as u32;
-                for _ in 0..num_probes {
-                    let bit = (h2 >> 23) as usize;
-                    if bucket[bit >> 3] & (1 << (bit & 7)) == 0 {
-                        return false;
-                    }
-                    h2 = h2.wrapping_mul(PROBE_MULT);
-                }
-                true
+                fast_local_may_match(&self.data, buckets, num_probes, hash64(key))
             }
             ReaderImpl::Ribbon(r) => r.may_match(&self.data, hash64(key)),
             ReaderImpl::Legacy { num_lines, log2_line_bytes, num_probes } => {
@@ -623,6 +612,7 @@ impl FilterReader {
 }
 
 /// FastLocalBloom's probe of hash `h` in `data` (`buckets` 64-byte buckets).
+#[inline]
 fn fast_local_may_match(data: &[u8], buckets: u32, num_probes: u32, h: u64) -> bool {
     let start = fast_range32(h as u32, buckets) as usize * BUCKET_BYTES;
     let bucket = &data[start..start + BUCKET_BYTES];

@@ -1568,12 +1568,7 @@ impl Table {
                 if !advisor.should_continue() {
                     return false;
                 }
-                let k = key(it.handle().offset);
-                let present = cache.lookup(&k).is_some();
-                if present {
-                    cache.erase(&k);
-                }
-                advisor.report(present);
+                advisor.report(cache.erase(&key(it.handle().offset)));
                 it.next();
             }
             true

@@ -104,7 +104,6 @@ impl TableCache {
         }
     }
 
-    /// The reader of `file`, opening it if needed.
     /// `prepopulate_block_cache` for table `number` of `cf` that a flush (`compaction`
     /// false) or a compaction writes: the family's block cache and the key base its reader
     /// will look the blocks up by, when the family's mode covers this writer (RocksDB's
@@ -126,6 +125,7 @@ impl TableCache {
         })
     }
 
+    /// The reader of `file`, opening it if needed.
     pub fn get(&self, cf: &CfHandle, file: &FileMetaData) -> Result<Arc<TableEntry>> {
         self.get_at(cf, file, None)
     }

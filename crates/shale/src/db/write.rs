@@ -1541,7 +1541,7 @@ impl DbInner {
         let write_buffer_size = cfs
             .first()
             .and_then(|id| st.cfs.get(id))
-            .map_or(0, |c| c.handle.config().memtable.write_buffer_size as u64);
+            .map_or(0, |c| c.handle.config().write_buffer_size as u64);
         let new_wal = self.roll_wal(st, recovering, write_buffer_size)?;
         for id in cfs {
             let Some(cf) = st.cfs.get_mut(id) else { continue };
