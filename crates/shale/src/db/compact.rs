@@ -31,7 +31,7 @@ use shale_engine::config::CompactionStyle;
 fn output_path_id(cf: &CfHandle, plan: &CompactionPlan) -> u32 {
     if cf.table_dirs.len() <= 1 {
         0
-    } else if cf.config().style == shale_engine::config::CompactionStyle::Universal {
+    } else if cf.config().style == CompactionStyle::Universal {
         super::paths::universal_path_id(&cf.table_dirs, 1, plan.input_bytes())
     } else {
         super::paths::level_path_id(&cf.table_dirs, cf.config(), plan.output_level)
@@ -495,8 +495,7 @@ impl DbInner {
         max_output_file_size: u64,
     ) -> crate::fs::Preallocation {
         let input_bytes: u64 = plan.all_inputs().map(|(_, f)| f.file_size).sum();
-        let capped =
-            cf.config().style == shale_engine::config::CompactionStyle::Level || plan.output_level > 0;
+        let capped = cf.config().style == CompactionStyle::Level || plan.output_level > 0;
         crate::fs::Preallocation {
             block_size: job::output_preallocation_size(input_bytes, max_output_file_size, capped),
             fallocate: self.config.allow_fallocate,
@@ -597,7 +596,7 @@ impl DbInner {
         bottommost: BottommostLevelCompaction,
         change_level: Option<i32>,
     ) -> Result<()> {
-        if change_level.is_some() && cf.config().style == shale_engine::config::CompactionStyle::Fifo {
+        if change_level.is_some() && cf.config().style == CompactionStyle::Fifo {
             return Err(Error::not_supported("FIFO compaction does not support change_level."));
         }
         self.check_writable()?;
@@ -1008,7 +1007,7 @@ fn compaction_compression(
 /// unchanged only when its level's codec is the output level's (per-level compression);
 /// universal compaction's trivial moves do not ask (RocksDB returns before the check).
 fn input_compression_matches_output(cf: &CfHandle, plan: &CompactionPlan) -> bool {
-    if cf.config().style == shale_engine::config::CompactionStyle::Universal {
+    if cf.config().style == CompactionStyle::Universal {
         return true;
     }
     let sv = cf.super_version();
@@ -1051,7 +1050,7 @@ fn compaction_started_event(
     if !plan.next_inputs.is_empty() && plan.output_level != plan.level {
         w.array(&format!("files_L{}", plan.output_level), plan.next_inputs.iter().map(|f| f.number));
     }
-    let score = if !manual && cf.config().style == shale_engine::config::CompactionStyle::Level {
+    let score = if !manual && cf.config().style == CompactionStyle::Level {
         picker::level_scores(v, cf.config()).get(plan.level).copied().unwrap_or(-1.0)
     } else {
         -1.0
