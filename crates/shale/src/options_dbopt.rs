@@ -7,6 +7,9 @@
 //!   SingleDelete whose next older entry of the same key, in the same snapshot stripe, is a
 //!   Delete fails with Corruption (RocksDB's `CompactionIterator` message); false drops the
 //!   SingleDelete and goes on (`shale_engine::compaction::job`).
+//! - `best_efforts_recovery` (default false): an open with table or blob files missing or
+//!   cut short recovers each family at its latest complete point in time, replaying no WAL
+//!   (`db/best_efforts.rs`).
 //! - `read_io_executor_threads` (default 1): RocksDB's executor of asynchronous reads
 //!   (`GetAsync`, `MultiGetAsync`, built only with coroutines); neither rust-rocksdb nor Shale
 //!   has asynchronous reads, so what remains of it is RocksDB's open-time check: a value
@@ -40,6 +43,7 @@ pub(crate) const CACHE_TIERS: &[&str] =
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct DbOptExtra {
     pub enforce_single_del_contracts: bool,
+    pub best_efforts_recovery: bool,
     pub read_io_executor_threads: i32,
     /// One of [`CACHE_TIERS`].
     pub lowest_used_cache_tier: &'static str,
@@ -55,6 +59,7 @@ impl Default for DbOptExtra {
     fn default() -> Self {
         DbOptExtra {
             enforce_single_del_contracts: true,
+            best_efforts_recovery: false,
             read_io_executor_threads: 1,
             lowest_used_cache_tier: "kNonVolatileBlockTier",
             follower_refresh_catchup_period_ms: 10_000,

@@ -68,6 +68,7 @@ impl Options {
             manual_wal_flush: self.manual_wal_flush,
             track_and_verify_wals_in_manifest: self.track_and_verify_wals_in_manifest,
             enforce_single_del_contracts: self.dbopt.enforce_single_del_contracts,
+            best_efforts_recovery: self.dbopt.best_efforts_recovery,
             max_manifest_file_size: self.max_manifest_file_size,
             write_dbid_to_manifest: self.write_dbid_to_manifest,
             write_identity_file: self.write_identity_file,

@@ -1179,6 +1179,17 @@ pub(crate) static ROWS: &[OptionRow] = &[
         }),
     ),
     opt(
+        "best_efforts_recovery",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.dbopt.best_efforts_recovery.to_string()),
+        Some(|o, n, v| {
+            o.dbopt.best_efforts_recovery = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
         "read_io_executor_threads",
         Db,
         Int,

@@ -34,6 +34,7 @@
 //! with `state` held). The ranks in [`ranks`] put these in one order, each written on its
 //! field, and debug builds check every acquisition against it (`shale_base::lock_rank`).
 
+mod best_efforts;
 mod buffered_fs;
 mod cf;
 mod common;

@@ -122,7 +122,13 @@ pub(crate) fn open<T: ThreadMode>(
         fs.create_dir_all(&filename::wal_archive_dir(&config.wal_dir))?;
     }
     let current = manifest::current_file_path(path);
-    let exists = fs.file_exists(&current);
+    // `best_efforts_recovery` reads no CURRENT: the newest MANIFEST that replays (`best_efforts.rs`).
+    let best_efforts = if config.best_efforts_recovery {
+        super::best_efforts::recover(&*fs, path, &config, opts, &descs)?
+    } else {
+        None
+    };
+    let exists = if config.best_efforts_recovery { best_efforts.is_some() } else { fs.file_exists(&current) };
     if !exists {
         if !config.create_if_missing {
             return Err(Error::invalid_argument(format!(
@@ -134,7 +140,11 @@ pub(crate) fn open<T: ThreadMode>(
     } else if config.error_if_exists {
         return Err(Error::invalid_argument(format!("{}: exists (error_if_exists is true)", path.display())));
     }
-    check_direct_io(&*fs, &current, &config)?;
+    let probe = match &best_efforts {
+        Some(r) => path.join(manifest::descriptor_file_name(r.manifest_number)),
+        None => current.clone(),
+    };
+    check_direct_io(&*fs, &probe, &config)?;
     let info_log = match &opts.info_logger {
         Some(u) => InfoLog::for_user(u.clone()),
         None => InfoLog::open(&fs, path, &config.db_log_dir, &super::info_log::LogFiles::of(&config))?
@@ -145,7 +155,10 @@ pub(crate) fn open<T: ThreadMode>(
     info_log.header(format_args!("Fast CRC32 supported: {}", fast_crc32_supported()));
     super::info_log::log_db_options(&info_log, opts);
 
-    let recovered = manifest::recover_with_readahead(&*fs, path, config.log_readahead_size)?;
+    let recovered = match best_efforts {
+        Some(r) => r,
+        None => manifest::recover_with_readahead(&*fs, path, config.log_readahead_size)?,
+    };
     // Which families the caller opens, with which options.
     // As rust-rocksdb: with no descriptors the default family gets the DB's options; a
     // list that names other families but not "default" opens it with `Options::default()`.
@@ -222,9 +235,14 @@ pub(crate) fn open<T: ThreadMode>(
 
     let mut next_file_number = recovered.next_file_number.max(recovered.manifest_number + 1);
     let mut last_sequence = recovered.last_sequence;
-    // Replay the WALs.
-    let wals = wal_numbers(&*fs, &wal_dir)?;
-    if config.track_and_verify_wals_in_manifest {
+    // Replay the WALs (none with `best_efforts_recovery`, whose new files are numbered above
+    // every file of the directories).
+    let wals = if config.best_efforts_recovery { Vec::new() } else { wal_numbers(&*fs, &wal_dir)? };
+    if config.best_efforts_recovery {
+        let used = super::best_efforts::max_file_number(&*fs, &[path, &wal_dir]);
+        next_file_number = next_file_number.max(used + 1);
+    }
+    if config.track_and_verify_wals_in_manifest && !config.best_efforts_recovery {
         super::wal_tracking::check_wals(&*fs, &wal_dir, &recovered.wals, &wals)?;
     }
     let mut new_files: Vec<RecoveredTable> = Vec::new();

@@ -230,3 +230,119 @@ fn rate_limiter_bytes_per_sec_throttles_flushes_as_a_generic_rate_limiter() {
     // Never written (RocksDB's kDontSerialize).
     assert!(!latest_options_text(dir.path()).contains("rate_limiter_bytes_per_sec"));
 }
+
+/// Tables of `dir`, ascending by number.
+fn tables(dir: &Path) -> Vec<String> {
+    let mut t = util::files_ending(dir, ".sst");
+    t.sort();
+    t
+}
+
+/// A database with two flushed tables ("a" keys, then "b" keys) and "c" in the WAL only.
+fn two_tables_and_a_wal(dir: &Path) {
+    let mut o = base();
+    o.set_disable_auto_compactions(true);
+    let db = DB::open(&o, dir).unwrap();
+    db.put(b"a", b"1").unwrap();
+    db.flush().unwrap();
+    db.put(b"b", b"2").unwrap();
+    db.flush().unwrap();
+    db.put(b"c", b"3").unwrap();
+    drop(db);
+    assert_eq!(tables(dir).len(), 2);
+}
+
+#[test]
+fn best_efforts_recovery_rolls_back_to_the_last_complete_point_in_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path();
+    two_tables_and_a_wal(path);
+    let newest = tables(path).pop().unwrap();
+    std::fs::remove_file(path.join(&newest)).unwrap();
+
+    // Without it the open fails on the missing table.
+    let mut plain = base();
+    plain.set_disable_auto_compactions(true);
+    assert!(DB::open(&plain, path).is_err(), "a missing table fails a plain open");
+
+    // With it: the version before the second flush, and no WAL replayed.
+    let mut ber = with("best_efforts_recovery=true");
+    ber.set_disable_auto_compactions(true);
+    let db = DB::open(&ber, path).unwrap();
+    assert_eq!(db.get(b"a").unwrap().unwrap(), b"1");
+    assert_eq!(db.get(b"b").unwrap(), None, "the missing table's data is gone");
+    assert_eq!(db.get(b"c").unwrap(), None, "WALs are not recovered");
+    db.put(b"d", b"4").unwrap();
+    db.flush().unwrap();
+    drop(db);
+    assert!(latest_options_text(path).contains("best_efforts_recovery=true"));
+
+    // The recovered state is the database's now: a plain open sees it, and the old WAL
+    // does not come back.
+    let db = DB::open(&plain, path).unwrap();
+    assert_eq!(db.get(b"a").unwrap().unwrap(), b"1");
+    assert_eq!(db.get(b"b").unwrap(), None);
+    assert_eq!(db.get(b"c").unwrap(), None);
+    assert_eq!(db.get(b"d").unwrap().unwrap(), b"4");
+}
+
+#[test]
+fn best_efforts_recovery_treats_a_truncated_table_as_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path();
+    two_tables_and_a_wal(path);
+    let cut = tables(path).pop().unwrap();
+    let newest = path.join(&cut);
+    let len = std::fs::metadata(&newest).unwrap().len();
+    std::fs::OpenOptions::new().write(true).open(&newest).unwrap().set_len(len / 2).unwrap();
+    let db = DB::open(&with("best_efforts_recovery=true"), path).unwrap();
+    assert_eq!(db.get(b"a").unwrap().unwrap(), b"1");
+    assert_eq!(db.get(b"b").unwrap(), None);
+    // The new files are numbered above everything in the directory: the cut table is not
+    // overwritten by this open's files.
+    db.put(b"e", b"5").unwrap();
+    db.flush().unwrap();
+    assert_eq!(db.get(b"e").unwrap().unwrap(), b"5");
+    let live: Vec<String> =
+        db.live_files().unwrap().into_iter().map(|f| f.name.trim_start_matches('/').to_string()).collect();
+    assert_eq!(live.len(), 2, "{live:?}");
+    assert!(!live.contains(&cut), "{live:?} reuses {cut}");
+}
+
+#[test]
+fn best_efforts_recovery_with_every_file_present_is_the_latest_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path();
+    two_tables_and_a_wal(path);
+    // CURRENT is not read: the newest MANIFEST is.
+    std::fs::remove_file(path.join("CURRENT")).unwrap();
+    let db = DB::open(&with("best_efforts_recovery=true"), path).unwrap();
+    assert_eq!(db.get(b"a").unwrap().unwrap(), b"1");
+    assert_eq!(db.get(b"b").unwrap().unwrap(), b"2");
+    drop(db);
+    // An empty directory is a new database, with create_if_missing only.
+    let empty = tempfile::tempdir().unwrap();
+    let mut no_create = with("best_efforts_recovery=true");
+    no_create.create_if_missing(false);
+    let e = err(DB::open(&no_create, empty.path()));
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+    assert!(e.to_string().contains("does not exist (create_if_missing is false)"), "{e}");
+    let db = DB::open(&with("best_efforts_recovery=true"), empty.path()).unwrap();
+    db.put(b"x", b"y").unwrap();
+}
+
+#[test]
+fn best_efforts_recovery_in_a_read_only_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path();
+    two_tables_and_a_wal(path);
+    std::fs::remove_file(path.join(tables(path).pop().unwrap())).unwrap();
+    assert!(
+        DB::open_for_read_only(&base(), path, false).is_err(),
+        "a missing table fails a plain read-only open"
+    );
+    let db = DB::open_for_read_only(&with("best_efforts_recovery=true"), path, false).unwrap();
+    assert_eq!(db.get(b"a").unwrap().unwrap(), b"1");
+    assert_eq!(db.get(b"b").unwrap(), None);
+    assert_eq!(db.get(b"c").unwrap(), None, "WALs are not recovered");
+}
