@@ -36,6 +36,7 @@
 
 mod buffered_fs;
 mod cf;
+pub(crate) mod cf_settings;
 mod common;
 mod compact;
 mod compat;

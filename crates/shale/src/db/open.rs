@@ -432,7 +432,7 @@ pub(crate) fn open<T: ThreadMode>(
         super::dyn_options::log_cf_options(
             &inner.info_log,
             &h.name,
-            h.opts.options(),
+            super::dyn_options::cf_options(h)?,
             h.block_cache.as_ref(),
         );
     }
@@ -530,8 +530,10 @@ pub(super) fn recovered_cf_states(
             // together.
             cf_opts.level_compaction_dynamic_level_bytes = false;
         }
+        let (cf_config, record) = super::dyn_options::settings_of(cf_opts);
         let handle = Arc::new(
-            CfHandle::new(*id, &rc.name, cf_opts, &table_cache.default_block_cache, sv).with_table_dirs(dirs),
+            CfHandle::new(*id, &rc.name, cf_config, record, &table_cache.default_block_cache, sv)
+                .with_table_dirs(dirs),
         );
         if !rc.full_history_ts_low.is_empty() {
             *handle.full_history_ts_low.lock() = rc.full_history_ts_low.clone();

@@ -152,8 +152,10 @@ pub(crate) fn options_file_of(db: &crate::Options, cfs: &[(&str, &crate::Options
 pub(crate) fn write_options_file(inner: &DbInner) -> Result<()> {
     let number = inner.versions.new_file_number();
     let cfs: Vec<Arc<CfHandle>> = inner.lock_state().cfs.values().map(|c| c.handle.clone()).collect();
-    let named: Vec<(&str, &crate::Options)> =
-        cfs.iter().map(|h| (h.name.as_str(), h.opts.options())).collect();
+    let named = cfs
+        .iter()
+        .map(|h| Ok((h.name.as_str(), super::dyn_options::cf_options(h)?)))
+        .collect::<Result<Vec<(&str, &crate::Options)>>>()?;
     let file = options_file_of(&inner.opts, &named);
     report_unknown_options(inner);
     options_file::write_options_file(&*inner.fs, &inner.path, number, &file)?;
