@@ -488,15 +488,10 @@ pub(crate) fn create_cfs(inner: &Arc<DbInner>, new: &[(String, Options)]) -> Res
         })?;
         Ok(created)
     })?;
-    super::options_writer::write_options_file(inner)?;
+    inner.hooks.write_options_file(inner)?;
     for h in &handles {
         inner.info_log.log(format_args!("Created column family [{}] (ID {})", h.name, h.id));
-        super::dyn_options::log_cf_options(
-            &inner.info_log,
-            &h.name,
-            super::dyn_options::cf_options(h)?,
-            h.block_cache.as_ref(),
-        );
+        inner.hooks.log_cf_options(inner, h)?;
     }
     Ok(handles)
 }
@@ -562,7 +557,7 @@ pub(crate) fn drop_cf(inner: &Arc<DbInner>, handle: &Arc<CfHandle>) -> Result<()
         inner.purge_obsolete_files(&mut st);
         Ok(())
     })?;
-    super::options_writer::write_options_file(inner)?;
+    inner.hooks.write_options_file(inner)?;
     inner.info_log.log(format_args!("Dropped column family [{}] (ID {})", handle.name, handle.id));
     Ok(())
 }

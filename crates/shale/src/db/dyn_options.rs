@@ -268,7 +268,7 @@ impl DbInner {
             handle.name,
             listed.join(", ")
         ));
-        super::options_writer::write_options_file(self)
+        self.hooks.write_options_file(self)
     }
 }
 

@@ -429,14 +429,9 @@ pub(crate) fn open<T: ThreadMode>(
     // The families' options go to the LOG without the DB mutex.
     let handles: Vec<_> = inner.lock_state().cfs.values().map(|cf| cf.handle.clone()).collect();
     for h in &handles {
-        super::dyn_options::log_cf_options(
-            &inner.info_log,
-            &h.name,
-            super::dyn_options::cf_options(h)?,
-            h.block_cache.as_ref(),
-        );
+        inner.hooks.log_cf_options(&inner, h)?;
     }
-    super::options_writer::write_options_file(&inner)?;
+    inner.hooks.write_options_file(&inner)?;
     inner.info_log.log(format_args!(
         "Recovered to sequence {last_sequence}; WAL {wal_number}, MANIFEST-{manifest_number:06}"
     ));
@@ -627,7 +622,7 @@ pub(super) fn new_inner(
     Arc::new(DbInner {
         path: path.to_path_buf(),
         fs,
-        opts: opts.clone(),
+        hooks: Box::new(super::options_writer::RocksOptionsHooks::new(opts.clone())),
         config,
         compaction_service: Ranked::new(ranks::COMPACTION_SERVICE, PlMutex::new(None)),
         state: Ranked::new(
