@@ -449,14 +449,9 @@ pub(crate) fn open<T: ThreadMode>(
     // The families' options go to the LOG without the DB mutex.
     let handles: Vec<_> = inner.lock_state().cfs.values().map(|cf| cf.handle.clone()).collect();
     for h in &handles {
-        super::dyn_options::log_cf_options(
-            &inner.info_log,
-            &h.name,
-            h.opts.options(),
-            h.block_cache.as_ref(),
-        );
+        inner.hooks.log_cf_options(&inner, h)?;
     }
-    super::options_writer::write_options_file(&inner)?;
+    inner.hooks.write_options_file(&inner)?;
     inner.info_log.log(format_args!(
         "Recovered to sequence {last_sequence}; WAL {wal_number}, MANIFEST-{manifest_number:06}"
     ));
@@ -550,8 +545,10 @@ pub(super) fn recovered_cf_states(
             // together.
             cf_opts.level_compaction_dynamic_level_bytes = false;
         }
+        let (cf_config, record) = super::dyn_options::settings_of(cf_opts);
         let handle = Arc::new(
-            CfHandle::new(*id, &rc.name, cf_opts, &table_cache.default_block_cache, sv).with_table_dirs(dirs),
+            CfHandle::new(*id, &rc.name, cf_config, record, &table_cache.default_block_cache, sv)
+                .with_table_dirs(dirs),
         );
         if !rc.full_history_ts_low.is_empty() {
             *handle.full_history_ts_low.lock() = rc.full_history_ts_low.clone();
@@ -645,7 +642,7 @@ pub(super) fn new_inner(
     Arc::new(DbInner {
         path: path.to_path_buf(),
         fs,
-        opts: opts.clone(),
+        hooks: Box::new(super::options_writer::RocksOptionsHooks::new(opts.clone())),
         config,
         compaction_service: Ranked::new(ranks::COMPACTION_SERVICE, PlMutex::new(None)),
         state: Ranked::new(
