@@ -10,6 +10,9 @@
 //! - `best_efforts_recovery` (default false): an open with table or blob files missing or
 //!   cut short recovers each family at its latest complete point in time, replaying no WAL
 //!   (`db/best_efforts.rs`).
+//! - `prefix_seek_opt_in_only` (default false): every iterator is made as with
+//!   `total_order_seek` (RocksDB's `ArenaWrappedDBIter::Init`), so only `auto_prefix_mode`
+//!   and `prefix_same_as_start` use the prefix extractor (`db/iterator.rs::PrefixMode::of`).
 //! - `read_io_executor_threads` (default 1): RocksDB's executor of asynchronous reads
 //!   (`GetAsync`, `MultiGetAsync`, built only with coroutines); neither rust-rocksdb nor Shale
 //!   has asynchronous reads, so what remains of it is RocksDB's open-time check: a value
@@ -44,6 +47,7 @@ pub(crate) const CACHE_TIERS: &[&str] =
 pub(crate) struct DbOptExtra {
     pub enforce_single_del_contracts: bool,
     pub best_efforts_recovery: bool,
+    pub prefix_seek_opt_in_only: bool,
     pub read_io_executor_threads: i32,
     /// One of [`CACHE_TIERS`].
     pub lowest_used_cache_tier: &'static str,
@@ -60,6 +64,7 @@ impl Default for DbOptExtra {
         DbOptExtra {
             enforce_single_del_contracts: true,
             best_efforts_recovery: false,
+            prefix_seek_opt_in_only: false,
             read_io_executor_threads: 1,
             lowest_used_cache_tier: "kNonVolatileBlockTier",
             follower_refresh_catchup_period_ms: 10_000,

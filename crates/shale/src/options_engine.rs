@@ -69,6 +69,7 @@ impl Options {
             track_and_verify_wals_in_manifest: self.track_and_verify_wals_in_manifest,
             enforce_single_del_contracts: self.dbopt.enforce_single_del_contracts,
             best_efforts_recovery: self.dbopt.best_efforts_recovery,
+            prefix_seek_opt_in_only: self.dbopt.prefix_seek_opt_in_only,
             max_manifest_file_size: self.max_manifest_file_size,
             write_dbid_to_manifest: self.write_dbid_to_manifest,
             write_identity_file: self.write_identity_file,

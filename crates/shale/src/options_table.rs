@@ -1190,6 +1190,17 @@ pub(crate) static ROWS: &[OptionRow] = &[
         }),
     ),
     opt(
+        "prefix_seek_opt_in_only",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.dbopt.prefix_seek_opt_in_only.to_string()),
+        Some(|o, n, v| {
+            o.dbopt.prefix_seek_opt_in_only = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
         "read_io_executor_threads",
         Db,
         Int,

@@ -346,3 +346,45 @@ fn best_efforts_recovery_in_a_read_only_open() {
     assert_eq!(db.get(b"b").unwrap(), None);
     assert_eq!(db.get(b"c").unwrap(), None, "WALs are not recovered");
 }
+
+/// The data blocks a seek to an absent prefix reads, and whether it ends valid, with the
+/// default ReadOptions (legacy prefix seek unless `prefix_seek_opt_in_only`).
+fn absent_prefix_seek(o: &Options) -> (u64, bool) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = DB::open(o, dir.path()).unwrap();
+    // Two tables holding prefixes "p0" and "p2"; "p1" lies between them, in neither.
+    for p in ["p0", "p2"] {
+        for j in 0..50 {
+            db.put(format!("{p}-{j:03}"), format!("value-{j:03}")).unwrap();
+        }
+        db.flush().unwrap();
+    }
+    let reads = || db.property_int_value("rocksdb.shale.data-blocks-read").unwrap().expect("property");
+    let before = reads();
+    let mut it = db.raw_iterator_opt(shale::ReadOptions::default());
+    it.seek(b"p1");
+    it.status().unwrap();
+    (reads() - before, it.valid())
+}
+
+#[test]
+fn prefix_seek_opt_in_only_makes_every_iterator_total_order() {
+    let opts = |s: &str| {
+        let mut t = shale::BlockBasedOptions::default();
+        t.set_bloom_filter(20.0, false);
+        t.set_whole_key_filtering(false);
+        t.disable_cache();
+        t.set_block_size(256);
+        let mut o = with(s);
+        o.set_disable_auto_compactions(true);
+        o.set_prefix_extractor(shale::SliceTransform::create_fixed_prefix(2));
+        o.set_block_based_table_factory(&t);
+        o
+    };
+    // Legacy prefix seek: the tables' prefix filters rule "p1" out; no data block is read.
+    let (read, _) = absent_prefix_seek(&opts("prefix_seek_opt_in_only=false"));
+    assert_eq!(read, 0, "legacy prefix seek consults the prefix filters");
+    // Opted in only: the same ReadOptions seek in total order and land on "p2-000".
+    let (read, valid) = absent_prefix_seek(&opts("prefix_seek_opt_in_only=true"));
+    assert!(read > 0 && valid, "a total-order seek reads the tables ({read} blocks, valid {valid})");
+}
