@@ -586,6 +586,13 @@ pub struct Options {
     /// RocksDB's `memtable_max_range_deletions` (mutable, default 0: no limit): memtables
     /// made afterwards are full once they hold this many range deletions.
     pub(crate) memtable_max_range_deletions: u64,
+    /// helper cfopt (issue 33), RocksDB's mutable `memtable_protection_bytes_per_key`
+    /// (0, 1, 2, 4 or 8; default 0): memtables made from then on keep that many checksum
+    /// bytes per entry, verified by reads and flushes.
+    pub(crate) memtable_protection_bytes_per_key: u32,
+    /// RocksDB's mutable `paranoid_memory_checks` (default false): memtable reads check the
+    /// order of the entries they land on and step over.
+    pub(crate) paranoid_memory_checks: bool,
     /// RocksDB's `sample_for_compression` (mutable, default 0: off): one data block in this
     /// many is also compressed with LZ4 and ZSTD to estimate their sizes (table properties).
     pub(crate) sample_for_compression: u64,
@@ -913,6 +920,8 @@ impl Default for Options {
             inplace_update_support: false,
             inplace_update_num_locks: 10000,
             memtable_max_range_deletions: 0,
+            memtable_protection_bytes_per_key: 0,
+            paranoid_memory_checks: false,
             sample_for_compression: 0,
             max_bytes_for_level_multiplier_additional: vec![1; 7],
             table: BlockBasedOptions::default(),
@@ -1457,6 +1466,12 @@ impl Options {
         }
         if let Some(name) = self.unsupported.first() {
             return Err(Error::not_supported(format!("option {name} is not supported by Shale")));
+        }
+        // RocksDB's ColumnFamilyData::ValidateOptions (at open and at each SetOptions).
+        if ![0, 1, 2, 4, 8].contains(&self.memtable_protection_bytes_per_key) {
+            return Err(Error::not_supported(
+                "Memtable per key-value checksum protection only supports 0, 1, 2, 4 or 8 bytes per key.",
+            ));
         }
         // RocksDB's BlockBasedTableFactory::ValidateOptions.
         if self.table.format_version_unsupported {

@@ -292,6 +292,9 @@ impl Options {
             inplace_update_num_locks: self.inplace_update_num_locks,
             statistics: self.statistics.clone(),
             max_range_deletions: self.memtable_max_range_deletions,
+            // check_supported refused anything but 0, 1, 2, 4 and 8 before a memtable is made.
+            protection_bytes_per_key: self.memtable_protection_bytes_per_key.min(8) as u8,
+            paranoid_memory_checks: self.paranoid_memory_checks,
         }
     }
 

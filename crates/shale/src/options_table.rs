@@ -1613,10 +1613,15 @@ pub(crate) static ROWS: &[OptionRow] = &[
         "compression_opts",
         Cf,
         Struct,
-        NotBuilt,
+        // helper cfopt: mutable as RocksDB's; the fields named change, the others keep their
+        // values (RocksDB parses a struct option over the value in force), and flushes and
+        // compactions from then on compress with them (`CfConfig::compression_opts`).
+        Yes,
         Some(|c| compression_opts_text(&c.compression_opts, false)),
         Some(|o, name, v| {
-            let (mut window_bits, mut level, mut strategy, mut max_dict) = (-14, 32767, 0, 0);
+            let co = &o.compression_opts;
+            let (mut window_bits, mut level, mut strategy, mut max_dict) =
+                (co.window_bits, co.level, co.strategy, co.max_dict_bytes as i32);
             for (k, x) in struct_fields(name, v)? {
                 match k {
                     "window_bits" => window_bits = number(k, x)?,
@@ -1815,7 +1820,9 @@ pub(crate) static ROWS: &[OptionRow] = &[
         "memtable_prefix_bloom_size_ratio",
         Cf,
         Dbl,
-        NotBuilt,
+        // helper cfopt: memtables made from then on take it (`MemTable::with_bloom_of`
+        // reads the family's config at each switch), as RocksDB's memtable captures it.
+        Yes,
         Some(|c| double(c.memtable_prefix_bloom_ratio)),
         Some(|o, n, v| {
             o.set_memtable_prefix_bloom_ratio(number(n, v)?);
@@ -1826,7 +1833,9 @@ pub(crate) static ROWS: &[OptionRow] = &[
         "memtable_whole_key_filtering",
         Cf,
         Bool,
-        NotBuilt,
+        // helper cfopt: memtables made from then on take it (`MemTable::with_bloom_of`
+        // reads the family's config at each switch), as RocksDB's memtable captures it.
+        Yes,
         Some(|c| c.memtable_whole_key_filtering.to_string()),
         Some(|o, n, v| {
             o.set_memtable_whole_key_filtering(boolean(n, v)?);
@@ -2183,6 +2192,34 @@ pub(crate) static ROWS: &[OptionRow] = &[
         }),
     ),
     // ---- end of helper `rows` CF block ----
+    // ---- helper cfopt (issue 33): CF options that had no row ----
+    // Memtables made from then on keep that many checksum bytes per entry, verified by every
+    // read and flush (`shale_engine::memtable`); open and set_options refuse other than
+    // 0, 1, 2, 4, 8 with RocksDB's NotSupported (`Options::check_supported`).
+    opt(
+        "memtable_protection_bytes_per_key",
+        Cf,
+        Int,
+        Yes,
+        Some(|c| c.memtable_protection_bytes_per_key.to_string()),
+        Some(|o, n, v| {
+            o.memtable_protection_bytes_per_key = number(n, v)?;
+            Ok(true)
+        }),
+    ),
+    // Memtables made from then on check the key order their reads land on and step over.
+    opt(
+        "paranoid_memory_checks",
+        Cf,
+        Bool,
+        Yes,
+        Some(|c| c.paranoid_memory_checks.to_string()),
+        Some(|o, n, v| {
+            o.paranoid_memory_checks = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    // ---- end of helper cfopt CF block ----
     // Deprecated in RocksDB 11.8.1 (`OptionVerificationType::kDeprecated` in its
     // `options/cf_options.cc`): its parser accepts any value and changes nothing, and its
     // OPTIONS files and LOG leave them out; so do these rows (`deprecated`).

@@ -346,7 +346,8 @@ impl DbInner {
                 max_cov = max_cov.max(mem.max_covering_tombstone_seq(key, seq));
             }
             let mut done: Option<Result<Option<Vec<u8>>>> = None;
-            mem.for_each_version(key, seq, |s, t, v| {
+            // Corruption when a memtable entry's checks fail (RocksDB's SaveValue).
+            mem.try_for_each_version(key, seq, |s, t, v| {
                 // With timestamps an older version may have a newer sequence than the
                 // snapshot (written later with an older timestamp): not visible, go on.
                 if with_ts && s > seq {
@@ -363,7 +364,7 @@ impl DbInner {
                         false
                     }
                 }
-            });
+            })?;
             if let Some(r) = done {
                 record_tick(stats, Ticker::MemtableHit, 1);
                 return r;
