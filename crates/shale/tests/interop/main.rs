@@ -18,6 +18,7 @@ mod checkpoint;
 mod checkpoint_backup_blob;
 mod compact_range_change_level;
 mod compaction_bottommost_seqno_zero;
+mod compression_opts_33;
 mod compression_per_level;
 mod concurrent_memtable_write;
 mod db_option_rows;
