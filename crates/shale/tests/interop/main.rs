@@ -70,6 +70,7 @@ mod partitioned_write_bytes;
 mod partitioned_write_db;
 mod partitioned_write_rocksdb7;
 mod ribbon_filter_write;
+mod sst_writer_formats_33;
 mod stats_history;
 mod subcompactions;
 mod tools_ldb_get;
