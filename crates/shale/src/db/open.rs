@@ -51,6 +51,7 @@ pub(crate) fn open<T: ThreadMode>(
             "write_dbid_to_manifest and write_identity_file cannot both be false",
         ));
     }
+    opts.dbopt.validate()?;
     // The hidden stats family has RocksDB's `OptimizeForPersistentStats` options whatever the
     // caller names it with (`stats_history.rs`).
     for d in &mut descs {
@@ -271,6 +272,7 @@ pub(crate) fn open<T: ThreadMode>(
                     &cf.mem,
                     recovery_ctx.next_file_number,
                     config.statistics.as_deref(),
+                    config.enforce_single_del_contracts,
                 )? {
                     if let Some(job) = recovery_job {
                         super::info_log::log_table_created(&info_log, &table_cache, job, &cf.handle, &t.0);
@@ -429,14 +431,9 @@ pub(crate) fn open<T: ThreadMode>(
     // The families' options go to the LOG without the DB mutex.
     let handles: Vec<_> = inner.lock_state().cfs.values().map(|cf| cf.handle.clone()).collect();
     for h in &handles {
-        super::dyn_options::log_cf_options(
-            &inner.info_log,
-            &h.name,
-            h.opts.options(),
-            h.block_cache.as_ref(),
-        );
+        inner.hooks.log_cf_options(&inner, h)?;
     }
-    super::options_writer::write_options_file(&inner)?;
+    inner.hooks.write_options_file(&inner)?;
     inner.info_log.log(format_args!(
         "Recovered to sequence {last_sequence}; WAL {wal_number}, MANIFEST-{manifest_number:06}"
     ));
@@ -530,8 +527,10 @@ pub(super) fn recovered_cf_states(
             // together.
             cf_opts.level_compaction_dynamic_level_bytes = false;
         }
+        let (cf_config, record) = super::dyn_options::settings_of(cf_opts);
         let handle = Arc::new(
-            CfHandle::new(*id, &rc.name, cf_opts, &table_cache.default_block_cache, sv).with_table_dirs(dirs),
+            CfHandle::new(*id, &rc.name, cf_config, record, &table_cache.default_block_cache, sv)
+                .with_table_dirs(dirs),
         );
         if !rc.full_history_ts_low.is_empty() {
             *handle.full_history_ts_low.lock() = rc.full_history_ts_low.clone();
@@ -625,7 +624,7 @@ pub(super) fn new_inner(
     Arc::new(DbInner {
         path: path.to_path_buf(),
         fs,
-        opts: opts.clone(),
+        hooks: Box::new(super::options_writer::RocksOptionsHooks::new(opts.clone())),
         config,
         compaction_service: Ranked::new(ranks::COMPACTION_SERVICE, PlMutex::new(None)),
         state: Ranked::new(
@@ -801,6 +800,7 @@ fn recovery_table(
     mem: &Arc<MemTable>,
     next_file_number: &mut u64,
     stats: Option<&crate::statistics::Statistics>,
+    enforce_single_del: bool,
 ) -> Result<Option<(FileMetaData, Vec<crate::version::edit::BlobFileAddition>)>> {
     let number = *next_file_number;
     let next = std::cell::Cell::new(number + 1);
@@ -818,6 +818,7 @@ fn recovery_table(
         &[],
         Some(&blob_number),
         stats,
+        enforce_single_del,
         0,
         None,
         // RocksDB warms no cache with a recovery's tables (reason kRecovery).
@@ -1010,6 +1011,7 @@ fn replay_wal(
                     &cf.mem,
                     ctx.next_file_number,
                     config.statistics.as_deref(),
+                    config.enforce_single_del_contracts,
                 )? {
                     ctx.new_files.push((*id, t.0, t.1));
                 }
