@@ -1501,18 +1501,6 @@ impl Options {
                 "writes in direct IO require writable_file_max_buffer_size > 0",
             ));
         }
-        // Coupled filter partitions follow the index cuts; with a compression dictionary
-        // RocksDB replays the held-back blocks' keys between them, which Shale does not.
-        let t = &self.table;
-        if t.partitioned_index
-            && t.partition_filters
-            && !t.decouple_partitioned_filters
-            && self.compression_opts.max_dict_bytes > 0
-        {
-            return Err(Error::not_supported(
-                "option decouple_partitioned_filters=false with compression_opts.max_dict_bytes > 0 is not supported by Shale",
-            ));
-        }
         if self.compaction_style == crate::DBCompactionStyle::Fifo
             && self.max_open_files != -1
             && self.age_compaction_seconds().0 > 0

@@ -266,7 +266,7 @@ impl Options {
             b.db_session_id = ids.session_id.clone();
             b.db_host_id = ids.host_id.clone();
         }
-        if let Some(m) = &self.merge_operator {
+        if let Some(m) = self.merge_core_arc() {
             b.merge_operator_name = m.name().to_string();
         }
         b
@@ -298,9 +298,15 @@ impl Options {
         }
     }
 
-    /// The family's merge operator, for an iterator that keeps it.
+    /// The family's merge operator, for an iterator that keeps it. In a TTL database it is
+    /// wrapped as RocksDB's `DBWithTTL` wraps it (`TtlMergeOperator`).
     pub(crate) fn merge_core_arc(&self) -> Option<Arc<dyn MergeOperatorCore>> {
-        self.merge_operator.clone().map(|m| m as Arc<dyn MergeOperatorCore>)
+        let user = self.merge_operator.clone().map(|m| m as Arc<dyn MergeOperatorCore>)?;
+        Some(if self.ttl_db.is_some() {
+            Arc::new(crate::merge_operator::TtlMergeOperator { user })
+        } else {
+            user
+        })
     }
 }
 

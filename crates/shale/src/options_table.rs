@@ -257,11 +257,13 @@ fn not_built(name: &str, field: &str) -> Error {
 /// Shale lacks at their defaults.
 fn compression_opts_text(z: &crate::table::builder::CompressionOpts, enabled: bool) -> String {
     format!(
-        "{{checksum=false;max_dict_buffer_bytes={};enabled={enabled};max_dict_bytes={};\
-         max_compressed_bytes_per_kb=896;parallel_threads={};zstd_max_train_bytes={};level={};\
+        "{{checksum={};max_dict_buffer_bytes={};enabled={enabled};max_dict_bytes={};\
+         max_compressed_bytes_per_kb={};parallel_threads={};zstd_max_train_bytes={};level={};\
          use_zstd_dict_trainer={};strategy={};window_bits={};}}",
+        z.checksum,
         z.max_dict_buffer_bytes,
         z.max_dict_bytes,
+        z.max_compressed_bytes_per_kb,
         z.parallel_threads,
         z.zstd_max_train_bytes,
         z.level,
@@ -1593,13 +1595,8 @@ pub(crate) static ROWS: &[OptionRow] = &[
                     "use_zstd_dict_trainer" => b.use_zstd_dict_trainer = boolean(k, x)?,
                     "enabled" => enabled = boolean(k, x)?,
                     "parallel_threads" => b.parallel_threads = number(k, x)?,
-                    "checksum" if !boolean(k, x)? => {}
-                    "max_compressed_bytes_per_kb" if number::<u32>(k, x)? == 896 => {}
-                    "checksum" | "max_compressed_bytes_per_kb" => {
-                        return Err(Error::not_supported(format!(
-                            "load_latest: option {name}.{k}={x} is not supported by Shale"
-                        )))
-                    }
+                    "checksum" => b.checksum = boolean(k, x)?,
+                    "max_compressed_bytes_per_kb" => b.max_compressed_bytes_per_kb = number(k, x)?,
                     _ => return Err(Error::invalid_argument(format!("Unrecognized option {name}.{k}"))),
                 }
             }
@@ -1636,14 +1633,11 @@ pub(crate) static ROWS: &[OptionRow] = &[
                     "enabled" => {
                         boolean(k, x)?;
                     }
-                    // RocksDB 8+: no block checksum inside the compressed data (Shale has
-                    // none), and keep a block compressed below 7/8 of its size (Shale's rule).
-                    "checksum" if !boolean(k, x)? => {}
-                    "max_compressed_bytes_per_kb" if number::<u32>(k, x)? == 896 => {}
-                    "checksum" | "max_compressed_bytes_per_kb" => {
-                        return Err(Error::not_supported(format!(
-                            "load_latest: option compression_opts.{k}={x} is not supported by Shale"
-                        )))
+                    // RocksDB 8+: ZSTD's frame checksum, and the largest compressed size
+                    // per KiB a block is kept at.
+                    "checksum" => o.compression_opts.checksum = boolean(k, x)?,
+                    "max_compressed_bytes_per_kb" => {
+                        o.compression_opts.max_compressed_bytes_per_kb = number(k, x)?
                     }
                     _ => {
                         return Err(Error::invalid_argument(format!(

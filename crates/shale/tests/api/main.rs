@@ -38,6 +38,7 @@ mod deletion_collector_compaction;
 mod direct_writes;
 mod dump_malloc_stats;
 mod event_log_compaction_reason;
+mod feature_combinations_33;
 mod fifo_compaction;
 mod hash_memtable_concurrent_writes;
 mod hint_options;
