@@ -23,7 +23,7 @@ use shale_base::compression::CompressionType;
 
 mod db;
 mod family;
-pub use db::{DbConfig, LogLevel, SystemClock, TableIds};
+pub use db::{DbConfig, LogCallback, LogLevel, SystemClock, TableIds, UserLogger, UserSink};
 pub use family::{BlobSettings, CfCallbacks, MetaPinning, Pin, PrepopulateBlocks};
 
 /// How a family compacts (RocksDB's `CompactionStyle`).
@@ -42,6 +42,20 @@ pub enum CompactionPri {
     OldestSmallestSeqFirst,
     MinOverlappingRatio,
     RoundRobin,
+}
+
+/// What a manual compaction does with the bottommost level (RocksDB's
+/// `BottommostLevelCompaction`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BottommostLevel {
+    /// Leave it alone.
+    Skip,
+    /// Rewrite it only when the family has a compaction filter (the default).
+    IfHaveCompactionFilter,
+    /// Always rewrite it.
+    Force,
+    /// Always rewrite it, skipping files this compaction wrote itself.
+    ForceOptimized,
 }
 
 /// When a size-ratio pick stops adding runs (RocksDB's `CompactionStopStyle`).

@@ -1580,6 +1580,14 @@ impl Options {
                 "max_successive_merges > 0 is incompatible with unordered_write",
             ));
         }
+        // RocksDB's CheckCFPathsSupported: several paths work with level and universal
+        // compaction only.
+        let several = cf.cf_paths.len() > 1 || (cf.cf_paths.is_empty() && db.db_paths.len() > 1);
+        if several && cf.compaction_style == crate::DBCompactionStyle::Fifo {
+            return Err(Error::not_supported(
+                "More than one CF paths are only supported in universal and level compaction styles.",
+            ));
+        }
         Ok(())
     }
 

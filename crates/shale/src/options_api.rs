@@ -402,22 +402,8 @@ pub struct InfoLogger {
     pub(crate) inner: Option<std::sync::Arc<UserLogger>>,
 }
 
-/// A user's logger (rust-rocksdb's `InfoLogger`): RocksDB's C-API callback logger, which
-/// gets each line's level and its text (no stamp, no level prefix), or its stderr logger,
-/// which prints the prefix given, the level prefix and the text. Lines below `level` are
-/// not given to it.
-pub(crate) struct UserLogger {
-    pub level: LogLevel,
-    pub sink: UserSink,
-}
-
-/// A callback logger's function: each line's level and text.
-pub(crate) type LogCallback = Box<dyn Fn(LogLevel, &str) + Send + Sync>;
-
-pub(crate) enum UserSink {
-    Stderr(Option<String>),
-    Callback(LogCallback),
-}
+/// A user's logger and its sink are the engine's (`shale_engine::config::UserLogger`).
+pub(crate) use shale_engine::config::{UserLogger, UserSink};
 
 impl InfoLogger {
     /// RocksDB's stderr logger: each line printed to stderr after `prefix`.

@@ -72,7 +72,7 @@ pub(crate) fn open<T: ThreadMode>(
     // The engine's view of the DB-wide options, built once (`Options::engine_db_config`).
     let mut config = opts.engine_db_config(path);
     for o in descs.iter().map(|d| &d.options).chain(std::iter::once(opts)) {
-        super::paths::check_supported(&config, o)?;
+        Options::check_with_db(&config, o)?;
     }
     for d in &mut descs {
         d.options.write_buffer_manager = config.write_buffer_manager.clone();
@@ -111,7 +111,7 @@ pub(crate) fn open<T: ThreadMode>(
     let lock = fs.lock_file(&filename::lock_file(path))?;
     // RocksDB creates every table directory at open (db_paths, the families' cf_paths).
     for o in descs.iter().map(|d| &d.options).chain(std::iter::once(opts)) {
-        for (dir, _) in super::paths::table_dirs(path, &config.db_paths, o) {
+        for (dir, _) in super::paths::table_dirs(path, &config.db_paths, &o.cf_paths) {
             fs.create_dir_all(&dir)?;
         }
     }
@@ -142,7 +142,7 @@ pub(crate) fn open<T: ThreadMode>(
     info_log.header(format_args!("Shale version: {}", env!("CARGO_PKG_VERSION")));
     info_log.header(format_args!("DB path: {}", path.display()));
     info_log.header(format_args!("Fast CRC32 supported: {}", fast_crc32_supported()));
-    super::info_log::log_db_options(&info_log, opts);
+    super::options_dump::log_db_options(&info_log, opts);
 
     let recovered = manifest::recover_with_readahead(&*fs, path, config.log_readahead_size)?;
     // Which families the caller opens, with which options.
@@ -517,7 +517,7 @@ pub(super) fn recovered_cf_states(
             .with_bloom_of(&d.options.memtable_config()),
         );
         let sv = SuperVersion::new(1, mem.clone(), Vec::new(), version.clone());
-        let dirs = super::paths::table_dirs(path, &config.db_paths, &d.options);
+        let dirs = super::paths::table_dirs(path, &config.db_paths, &d.options.cf_paths);
         let mut cf_opts = d.options.clone();
         cf_opts.table_ids = config.table_ids.clone();
         if dirs.len() > 1 {
