@@ -690,6 +690,8 @@ pub struct Options {
     /// RocksDB's `log_readahead_size` (immutable, default 0): WALs and the MANIFEST are read
     /// at open that many bytes at a time (`fs::ReadaheadSequentialFile`).
     pub(crate) log_readahead_size: usize,
+    /// RocksDB's DB-wide options rust-rocksdb has no setter for (`options_dbopt.rs`).
+    pub(crate) dbopt: crate::options_dbopt::DbOptExtra,
     /// The family's merge operator (`set_merge_operator*`, issue 15; `merge_operator.rs`).
     pub(crate) merge_operator: Option<Arc<crate::merge_operator::MergeOperator>>,
     /// The family's compaction filter and filter factory (`compaction_filter.rs`).
@@ -945,6 +947,7 @@ impl Default for Options {
             disallow_memtable_writes: false,
             db_host_id: HOSTNAME_FOR_DB_HOST_ID.to_string(),
             log_readahead_size: 0,
+            dbopt: crate::options_dbopt::DbOptExtra::default(),
             merge_operator: None,
             compaction_filter: None,
             compaction_filter_factory: None,

@@ -67,6 +67,7 @@ impl Options {
             max_total_wal_size: self.max_total_wal_size,
             manual_wal_flush: self.manual_wal_flush,
             track_and_verify_wals_in_manifest: self.track_and_verify_wals_in_manifest,
+            enforce_single_del_contracts: self.dbopt.enforce_single_del_contracts,
             max_manifest_file_size: self.max_manifest_file_size,
             write_dbid_to_manifest: self.write_dbid_to_manifest,
             write_identity_file: self.write_identity_file,

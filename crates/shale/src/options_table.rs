@@ -1150,6 +1150,114 @@ pub(crate) static ROWS: &[OptionRow] = &[
     deprecated("random_access_max_buffer_size", Db, Int, No),
     deprecated("preserve_deletes", Db, Bool, No),
     deprecated("seq_per_batch", Db, Bool, No),
+    // ---- helper `dbopt` DB block (`options_dbopt.rs` says what each does) ----
+    deprecated("disable_data_sync", Db, Bool, No),
+    deprecated("concurrent_prepare", Db, Bool, No),
+    deprecated("access_hint_on_compaction_start", Db, Enum, No),
+    deprecated("rate_limiter", Db, Str, No),
+    // RocksDB parses it as a generic rate limiter and never writes it (kDontSerialize).
+    opt(
+        "rate_limiter_bytes_per_sec",
+        Db,
+        Int,
+        No,
+        None,
+        Some(|o, n, v| {
+            o.set_ratelimiter(number(n, v)?, 100 * 1000, 10);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "enforce_single_del_contracts",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.dbopt.enforce_single_del_contracts.to_string()),
+        Some(|o, n, v| {
+            o.dbopt.enforce_single_del_contracts = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "read_io_executor_threads",
+        Db,
+        Int,
+        No,
+        Some(|o| o.dbopt.read_io_executor_threads.to_string()),
+        Some(|o, n, v| {
+            o.dbopt.read_io_executor_threads = number(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "lowest_used_cache_tier",
+        Db,
+        Enum,
+        No,
+        Some(|o| o.dbopt.lowest_used_cache_tier.to_string()),
+        Some(|o, n, v| {
+            let tier =
+                crate::options_dbopt::CACHE_TIERS.iter().find(|t| **t == v).ok_or_else(|| bad_value(n, v))?;
+            o.dbopt.lowest_used_cache_tier = tier;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "follower_refresh_catchup_period_ms",
+        Db,
+        Int,
+        No,
+        Some(|o| o.dbopt.follower_refresh_catchup_period_ms.to_string()),
+        Some(|o, n, v| {
+            o.dbopt.follower_refresh_catchup_period_ms = number(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "follower_catchup_retry_count",
+        Db,
+        Int,
+        No,
+        Some(|o| o.dbopt.follower_catchup_retry_count.to_string()),
+        Some(|o, n, v| {
+            o.dbopt.follower_catchup_retry_count = number(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "follower_catchup_retry_wait_ms",
+        Db,
+        Int,
+        No,
+        Some(|o| o.dbopt.follower_catchup_retry_wait_ms.to_string()),
+        Some(|o, n, v| {
+            o.dbopt.follower_catchup_retry_wait_ms = number(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "metadata_write_temperature",
+        Db,
+        Enum,
+        No,
+        Some(|o| name_of(enum_names::TEMPERATURE, o.dbopt.metadata_write_temperature).to_string()),
+        Some(|o, n, v| {
+            o.dbopt.metadata_write_temperature = parse_enum(enum_names::TEMPERATURE, n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "wal_write_temperature",
+        Db,
+        Enum,
+        No,
+        Some(|o| name_of(enum_names::TEMPERATURE, o.dbopt.wal_write_temperature).to_string()),
+        Some(|o, n, v| {
+            o.dbopt.wal_write_temperature = parse_enum(enum_names::TEMPERATURE, n, v)?;
+            Ok(true)
+        }),
+    ),
+    // ---- end of helper `dbopt` DB block ----
     // ---- CFOptions ----
     opt("comparator", Cf, Function, No, Some(|c| c.comparator.name().to_string()), None),
     opt(

@@ -51,6 +51,7 @@ pub(crate) fn open<T: ThreadMode>(
             "write_dbid_to_manifest and write_identity_file cannot both be false",
         ));
     }
+    opts.dbopt.validate()?;
     // The hidden stats family has RocksDB's `OptimizeForPersistentStats` options whatever the
     // caller names it with (`stats_history.rs`).
     for d in &mut descs {
@@ -271,6 +272,7 @@ pub(crate) fn open<T: ThreadMode>(
                     &cf.mem,
                     recovery_ctx.next_file_number,
                     config.statistics.as_deref(),
+                    config.enforce_single_del_contracts,
                 )? {
                     if let Some(job) = recovery_job {
                         super::info_log::log_table_created(&info_log, &table_cache, job, &cf.handle, &t.0);
@@ -798,6 +800,7 @@ fn recovery_table(
     mem: &Arc<MemTable>,
     next_file_number: &mut u64,
     stats: Option<&crate::statistics::Statistics>,
+    enforce_single_del: bool,
 ) -> Result<Option<(FileMetaData, Vec<crate::version::edit::BlobFileAddition>)>> {
     let number = *next_file_number;
     let next = std::cell::Cell::new(number + 1);
@@ -815,6 +818,7 @@ fn recovery_table(
         &[],
         Some(&blob_number),
         stats,
+        enforce_single_del,
         0,
         None,
         // RocksDB warms no cache with a recovery's tables (reason kRecovery).
@@ -1007,6 +1011,7 @@ fn replay_wal(
                     &cf.mem,
                     ctx.next_file_number,
                     config.statistics.as_deref(),
+                    config.enforce_single_del_contracts,
                 )? {
                     ctx.new_files.push((*id, t.0, t.1));
                 }

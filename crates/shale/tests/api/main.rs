@@ -66,6 +66,7 @@ mod mutable_cf_options;
 mod obsolete_files;
 mod open_cf_default_options;
 mod option_rows_33;
+mod option_rows_dbopt;
 mod perf_context_counts;
 mod pinned_table_readers;
 mod prefix_seek_filter;
