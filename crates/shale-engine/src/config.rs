@@ -58,6 +58,34 @@ pub enum BottommostLevel {
     ForceOptimized,
 }
 
+/// How an ingestion of external table files runs (RocksDB's `IngestExternalFileOptions`),
+/// RocksDB's defaults by `Default`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IngestSettings {
+    /// Link (or rename) the files into the database instead of copying them.
+    pub move_files: bool,
+    /// With snapshots held, give the files a sequence number of their own.
+    pub snapshot_consistency: bool,
+    /// A file may get a global sequence number (otherwise one would be needed: refused).
+    pub allow_global_seqno: bool,
+    /// A memtable overlapping the files may be flushed first (otherwise: refused).
+    pub allow_blocking_flush: bool,
+    /// Into the last level with sequence number 0, below every key there.
+    pub ingest_behind: bool,
+}
+
+impl Default for IngestSettings {
+    fn default() -> Self {
+        IngestSettings {
+            move_files: false,
+            snapshot_consistency: true,
+            allow_global_seqno: true,
+            allow_blocking_flush: true,
+            ingest_behind: false,
+        }
+    }
+}
+
 /// When a size-ratio pick stops adding runs (RocksDB's `CompactionStopStyle`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StopStyle {

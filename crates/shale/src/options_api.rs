@@ -380,6 +380,17 @@ impl IngestExternalFileOptions {
         let default = matches!(name, "snapshot_consistency" | "allow_global_seqno" | "allow_blocking_flush");
         self.flags.iter().rev().find(|(n, _)| *n == name).map_or(default, |(_, v)| *v)
     }
+
+    /// The engine's settings of these options.
+    pub(crate) fn engine(&self) -> shale_engine::config::IngestSettings {
+        shale_engine::config::IngestSettings {
+            move_files: self.flag("move_files"),
+            snapshot_consistency: self.flag("snapshot_consistency"),
+            allow_global_seqno: self.flag("allow_global_seqno"),
+            allow_blocking_flush: self.flag("allow_blocking_flush"),
+            ingest_behind: self.flag("ingest_behind"),
+        }
+    }
 }
 
 /// A data path with a target size, as rust-rocksdb's `DBPath` (`set_db_paths`, `set_cf_paths`).
