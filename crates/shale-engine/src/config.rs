@@ -58,6 +58,21 @@ pub enum BottommostLevel {
     ForceOptimized,
 }
 
+/// How one write runs (RocksDB's `WriteOptions`), RocksDB's defaults by `Default`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WriteSettings {
+    /// The WAL is fsynced before the write is acknowledged.
+    pub sync: bool,
+    /// The write skips the WAL.
+    pub disable_wal: bool,
+    /// Fail with Incomplete instead of waiting when writes are stalled.
+    pub no_slowdown: bool,
+    /// Records of a family that does not exist (dropped) are skipped, not refused.
+    pub ignore_missing_column_families: bool,
+    /// Throttled while compaction is behind.
+    pub low_pri: bool,
+}
+
 /// How an ingestion of external table files runs (RocksDB's `IngestExternalFileOptions`),
 /// RocksDB's defaults by `Default`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

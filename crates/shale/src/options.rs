@@ -1653,6 +1653,18 @@ impl WriteOptions {
     pub fn set_no_slowdown(&mut self, v: bool) {
         self.no_slowdown = v;
     }
+
+    /// The engine's settings of these options (a copy of five flags, made per write).
+    #[inline]
+    pub(crate) fn engine(&self) -> shale_engine::config::WriteSettings {
+        shale_engine::config::WriteSettings {
+            sync: self.sync,
+            disable_wal: self.disable_wal,
+            no_slowdown: self.no_slowdown,
+            ignore_missing_column_families: self.ignore_missing_column_families,
+            low_pri: self.low_pri,
+        }
+    }
 }
 
 /// Options of one read or iterator, as rust-rocksdb's `ReadOptions`.

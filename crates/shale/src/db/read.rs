@@ -532,7 +532,7 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
             }
             self.check_merge_operators(&batch)?;
         }
-        self.inner.write(opts, batch)
+        self.inner.write(&opts.engine(), batch)
     }
 
     /// A batch's records against the families' timestamps (RocksDB's `CheckWriteBatchTs`):

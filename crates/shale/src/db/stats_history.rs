@@ -37,7 +37,7 @@ use super::cf::{CfHandle, ColumnFamily};
 use super::{DBCommon, DBInner, DbInner, ThreadMode};
 use crate::env::{RealClock, SystemClock};
 use crate::error::{Error, Result};
-use crate::options::{Options, WriteOptions};
+use crate::options::Options;
 use crate::statistics::Ticker;
 
 /// RocksDB's `kPersistentStatsColumnFamilyName`.
@@ -87,8 +87,8 @@ pub(crate) fn stats_cf_options() -> Options {
 }
 
 /// The write options of RocksDB's stats writes: low priority, no slowdown, not synced.
-fn low_pri_write() -> WriteOptions {
-    WriteOptions { low_pri: true, no_slowdown: true, ..WriteOptions::default() }
+fn low_pri_write() -> shale_engine::config::WriteSettings {
+    shale_engine::config::WriteSettings { low_pri: true, no_slowdown: true, ..Default::default() }
 }
 
 /// RocksDB's `EncodePersistentStatsKey`: the time as ten zero-padded digits, `#`, the name.

@@ -104,9 +104,9 @@ use crate::batch::WriteBatch;
 use crate::error::{Error, ErrorKind, Result};
 use crate::key::{SequenceNumber, ValueType};
 use crate::memtable::MemTable;
-use crate::options::WriteOptions;
 use crate::statistics::{record_tick, Histogram, Statistics, StopWatch, Ticker, WriteGroupCounts};
 use crate::wal::LogWriter;
+use shale_engine::config::WriteSettings;
 use shale_format::perf::{Field, PerfTimer};
 
 /// The writers of a write group, leader first: held in place up to this many (a lone writer,
@@ -352,7 +352,7 @@ impl DbInner {
     /// writes are stopped or delayed, or it is under compaction pressure), a low-priority
     /// write fails with Incomplete under `no_slowdown`, else waits for its bytes at the
     /// low-priority rate (1 MiB/s).
-    fn throttle_low_pri(&self, opts: &WriteOptions, batch: &WriteBatch) -> Result<()> {
+    fn throttle_low_pri(&self, opts: &WriteSettings, batch: &WriteBatch) -> Result<()> {
         let behind = {
             let st = self.state.lock();
             st.stopped_cfs > 0 || st.delayed_cfs > 0 || st.speedup_cfs > 0
@@ -378,7 +378,7 @@ impl DbInner {
     }
 
     /// Writes `batch` atomically.
-    pub fn write(&self, opts: &WriteOptions, batch: WriteBatch) -> Result<()> {
+    pub fn write(&self, opts: &WriteSettings, batch: WriteBatch) -> Result<()> {
         if opts.sync && opts.disable_wal {
             return Err(Error::invalid_argument("Sync writes has to enable WAL."));
         }

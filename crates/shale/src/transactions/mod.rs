@@ -1021,7 +1021,7 @@ impl<T: ThreadMode> TransactionDB<T> {
             }
             _ => core.lock_key(e.cf_id, e.key),
         })?;
-        crate::db::twopc::write_to(&self.db.inner, batch.into_kind(), writeopts)
+        crate::db::twopc::write_to(&self.db.inner, batch.into_kind(), &writeopts.engine())
     }
 
     pub fn merge<K, V>(&self, key: K, value: V) -> Result<()>
