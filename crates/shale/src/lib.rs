@@ -18,9 +18,11 @@
 //! here under the old names (`crate::version`, `crate::table`, ...).
 
 pub mod backup;
-pub mod batch;
+pub mod write_batch;
 pub use shale_format::blob;
 pub use shale_format::cache;
+/// The old name of `write_batch`, for the paths inside the crate.
+pub use write_batch as batch;
 mod cf_descriptor;
 mod cf_ref;
 pub mod checkpoint;

@@ -23,7 +23,6 @@ use super::stats_history::PERSISTENT_STATS_COLUMN_FAMILY_NAME as STATS_CF;
 use super::table_cache::TableCache;
 use super::write_controller::WriteController;
 use super::{CfState, DBWithThreadMode, DbInner, DbState, Stats, ThreadMode, WalState};
-use crate::batch::WriteBatch;
 use crate::cf_descriptor::ColumnFamilyDescriptor;
 use crate::env::fill_random;
 use crate::error::{Error, Result};
@@ -37,6 +36,7 @@ use crate::version::manifest::{self, ManifestWriter};
 use crate::version::set::VersionSet;
 use crate::version::{Version, VersionBuilder};
 use crate::wal::{LogReader, LogWriter};
+use shale_engine::batch::Batch as WriteBatch;
 use shale_engine::config::DbConfig;
 
 pub(crate) fn open<T: ThreadMode>(

@@ -178,13 +178,12 @@ impl DbInner {
         let current = h.slice.clone().unwrap_or_default();
         if self.config.persist_stats_to_disk {
             drop(h);
-            let mut batch = crate::WriteBatch::default();
+            let mut batch = shale_engine::batch::Batch::default();
             if let Some(prev) = &previous {
                 self.info_log.log(format_args!("Reading {} stats from statistics", prev.len()));
                 if let Some(cf) = self.stats_cf() {
-                    let cf = ColumnFamily::new(cf);
                     for (name, delta) in deltas(prev, &current) {
-                        batch.put_cf(&cf, stats_key(now, &name), delta.to_string());
+                        batch.put_cf(cf.id, stats_key(now, &name), delta.to_string());
                     }
                 }
             }
@@ -225,10 +224,9 @@ impl DbInner {
 /// `PersistentStatsProcessFormatVersion`).
 pub(crate) fn init_stats_cf(inner: &Arc<DbInner>, created_now: bool) -> Result<()> {
     let write_versions = |cf: &Arc<CfHandle>| -> Result<()> {
-        let cf = ColumnFamily::new(cf.clone());
-        let mut batch = crate::WriteBatch::default();
-        batch.put_cf(&cf, FORMAT_VERSION_KEY, FORMAT_VERSION.to_string());
-        batch.put_cf(&cf, COMPATIBLE_VERSION_KEY, COMPATIBLE_VERSION.to_string());
+        let mut batch = shale_engine::batch::Batch::default();
+        batch.put_cf(cf.id, FORMAT_VERSION_KEY, FORMAT_VERSION.to_string());
+        batch.put_cf(cf.id, COMPATIBLE_VERSION_KEY, COMPATIBLE_VERSION.to_string());
         inner.write(&low_pri_write(), batch)
     };
     let create = || -> Result<Arc<CfHandle>> {

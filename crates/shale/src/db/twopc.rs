@@ -24,10 +24,10 @@
 
 use std::collections::BTreeMap;
 
-use crate::batch::{BatchEntry, Marker, WalRecord, WriteBatch};
 use crate::db::DbInner;
 use crate::error::{Error, Result};
 use crate::wal::LogWriter;
+use shale_engine::batch::{Batch as WriteBatch, BatchEntry, Marker, WalRecord};
 use shale_engine::config::WriteSettings;
 
 /// Prepare sections met in WAL recovery and not yet decided, by name, in the order met.
@@ -222,22 +222,22 @@ impl DbInner {
 }
 
 /// Writes the prepare section of `batch` named `name`; returns the WAL holding it.
-pub(crate) fn write_prepare<const T: bool>(
+pub(crate) fn write_prepare(
     inner: &DbInner,
     opts: &WriteSettings,
     name: &[u8],
-    batch: &crate::batch::WriteBatchWithTransaction<T>,
+    batch: &WriteBatch,
 ) -> Result<u64> {
     inner.write_wal_only(opts, WriteBatch::prepare_section(name, batch), true)
 }
 
 /// Commits the prepared `batch` named `name`: the WAL gets Commit(name), the memtables
 /// the records.
-pub(crate) fn write_commit<const T: bool>(
+pub(crate) fn write_commit(
     inner: &DbInner,
     opts: &WriteSettings,
     name: &[u8],
-    batch: &crate::batch::WriteBatchWithTransaction<T>,
+    batch: &WriteBatch,
 ) -> Result<()> {
     if opts.disable_wal {
         return Err(Error::invalid_argument("Cannot write a two-phase-commit record with the WAL disabled"));
@@ -247,7 +247,7 @@ pub(crate) fn write_commit<const T: bool>(
     }
     let mut b = WriteBatch::marker(true, name);
     b.mark_wal_termination_point();
-    b.append(&batch.clone().into_kind::<false>());
+    b.append(batch);
     write_to(inner, b, opts)
 }
 

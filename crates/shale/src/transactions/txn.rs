@@ -503,7 +503,7 @@ impl TxnCore {
             &self.inner,
             &self.write_opts.engine(),
             &name,
-            &self.write_batch(),
+            self.write_batch().engine(),
         ) {
             Ok(log) => {
                 self.st.lock().prep_log = Some(log);
@@ -580,7 +580,7 @@ impl TxnCore {
                 let r = if batch.is_empty() {
                     Ok(())
                 } else {
-                    crate::db::twopc::write_to(&self.inner, batch.into_kind(), &self.write_opts.engine())
+                    crate::db::twopc::write_to(&self.inner, batch.into_engine(), &self.write_opts.engine())
                 };
                 if let Err(e) = r {
                     self.set_state(STARTED);
@@ -594,7 +594,7 @@ impl TxnCore {
                     &self.inner,
                     &self.write_opts.engine(),
                     &name,
-                    &st.batch.to_write_batch(),
+                    st.batch.to_write_batch().engine(),
                 );
                 if let Err(e) = r {
                     self.set_state(PREPARED);
@@ -632,7 +632,7 @@ impl TxnCore {
         }
         let batch = st.batch.to_write_batch();
         if !batch.is_empty() {
-            crate::db::twopc::write_to(&self.inner, batch.into_kind(), &self.write_opts.engine())?;
+            crate::db::twopc::write_to(&self.inner, batch.into_engine(), &self.write_opts.engine())?;
         }
         drop(guards);
         self.set_state(COMMITTED);
