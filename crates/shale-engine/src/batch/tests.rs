@@ -158,7 +158,7 @@ fn callback_errors_stop_for_each() {
 fn corrupt_batches_are_reported() {
     let short = Batch::from_data(&[0u8; 11]);
     let err = entries(&short).unwrap_err();
-    assert_eq!(err.to_string(), "Corruption: malformed Batch (too small)");
+    assert_eq!(err.to_string(), "Corruption: malformed WriteBatch (too small)");
     assert_eq!((short.count(), short.sequence()), (0, 0));
 
     let mut b = Batch::new();
@@ -166,17 +166,17 @@ fn corrupt_batches_are_reported() {
     let data = b.data().to_vec();
     // Cut inside the value.
     let err = entries(&Batch::from_data(&data[..data.len() - 1])).unwrap_err();
-    assert_eq!(err.to_string(), "Corruption: bad Batch Put (tag 0x1) at offset 12");
+    assert_eq!(err.to_string(), "Corruption: bad WriteBatch Put (tag 0x1) at offset 12");
     // Count says 2, one record present.
     let mut wrong = data.clone();
     wrong[8] = 2;
     let err = entries(&Batch::from_data(&wrong)).unwrap_err();
-    assert_eq!(err.to_string(), "Corruption: Batch has wrong count");
+    assert_eq!(err.to_string(), "Corruption: WriteBatch has wrong count");
     // Unknown tag.
     let mut unknown = data.clone();
     unknown.push(0x42);
     let err = entries(&Batch::from_data(&unknown)).unwrap_err();
-    assert_eq!(err.to_string(), "Corruption: unknown Batch tag 0x42 at offset 23");
+    assert_eq!(err.to_string(), "Corruption: unknown WriteBatch tag 0x42 at offset 23");
     // Truncated column family id.
     let mut cf = Batch::new().data().to_vec();
     cf.extend_from_slice(&[tag::CF_VALUE, 0x80]);
@@ -186,7 +186,7 @@ fn corrupt_batches_are_reported() {
     let mut blob = Batch::new().data().to_vec();
     blob.extend_from_slice(&[tag::LOG_DATA, 5, b'x']);
     let err = entries(&Batch::from_data(&blob)).unwrap_err();
-    assert_eq!(err.to_string(), "Corruption: bad Batch Blob (tag 0x3) at offset 12");
+    assert_eq!(err.to_string(), "Corruption: bad WriteBatch Blob (tag 0x3) at offset 12");
 }
 
 #[test]
