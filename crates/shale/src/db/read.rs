@@ -513,14 +513,16 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
         self.inner.check_writable()?;
         // A TTL database's values carry their write time (`ttl.rs`).
         let batch = if self.inner.config.ttl_db.is_some() {
-            batch.with_value_suffix(&super::ttl::timestamp_suffix())?
+            WriteBatch { b: batch.engine().with_value_suffix(&super::ttl::timestamp_suffix())? }
         } else {
             batch
         };
-        if let Some(what) = batch.unsupported {
+        if let Some(what) = batch.engine().unsupported {
             return Err(Error::not_supported(format!("{what} is not supported by Shale yet")));
         }
-        if !batch.ts_writes.is_empty() || self.inner.ts_families.load(std::sync::atomic::Ordering::Acquire) {
+        if !batch.engine().ts_writes.is_empty()
+            || self.inner.ts_families.load(std::sync::atomic::Ordering::Acquire)
+        {
             self.check_timestamps(&batch)?;
         }
         if batch.has_merge() {
@@ -528,14 +530,14 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
             // around the user's (`Options::merge_core_arc`).
             self.check_merge_operators(&batch)?;
         }
-        self.inner.write(opts, batch)
+        self.inner.write(&opts.engine(), batch.into_engine())
     }
 
     /// A batch's records against the families' timestamps (RocksDB's `CheckWriteBatchTs`):
     /// a family with timestamps takes only records written with one of its size, a family
     /// without takes none; merges and range deletions with timestamps are not built.
     fn check_timestamps(&self, batch: &WriteBatch) -> Result<()> {
-        for w in &batch.ts_writes {
+        for w in &batch.engine().ts_writes {
             if let Some(h) = self.inner.cf_handle_by_id(w.cf) {
                 let ts_sz = h.icmp.timestamp_size();
                 if ts_sz == 0 {
@@ -571,7 +573,7 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
             Ok(())
         })?;
         for (cf, n) in seen {
-            let with_ts: u32 = batch.ts_writes.iter().filter(|w| w.cf == cf).map(|w| w.count).sum();
+            let with_ts: u32 = batch.engine().ts_writes.iter().filter(|w| w.cf == cf).map(|w| w.count).sum();
             if n > with_ts {
                 let name = self.inner.cf_handle_by_id(cf).map(|h| h.name.clone()).unwrap_or_default();
                 return Err(Error::invalid_argument(format!(
