@@ -70,6 +70,7 @@ impl Options {
             enforce_single_del_contracts: self.dbopt.enforce_single_del_contracts,
             best_efforts_recovery: self.dbopt.best_efforts_recovery,
             prefix_seek_opt_in_only: self.dbopt.prefix_seek_opt_in_only,
+            strict_bytes_per_sync: self.dbopt.strict_bytes_per_sync,
             max_manifest_file_size: self.max_manifest_file_size,
             write_dbid_to_manifest: self.write_dbid_to_manifest,
             write_identity_file: self.write_identity_file,

@@ -138,6 +138,9 @@ pub struct DbConfig {
     pub best_efforts_recovery: bool,
     /// `prefix_seek_opt_in_only`: iterators are made as with `total_order_seek`.
     pub prefix_seek_opt_in_only: bool,
+    /// `strict_bytes_per_sync`: write-back of tables, blob files, the MANIFEST and WALs
+    /// waits for the write-back asked for before (`WritableFile::range_sync_strict`).
+    pub strict_bytes_per_sync: bool,
     /// `max_manifest_file_size`.
     pub max_manifest_file_size: u64,
     /// `write_dbid_to_manifest`.
@@ -265,6 +268,7 @@ impl Default for DbConfig {
             enforce_single_del_contracts: true,
             best_efforts_recovery: false,
             prefix_seek_opt_in_only: false,
+            strict_bytes_per_sync: false,
             max_manifest_file_size: 1024 * 1024 * 1024,
             write_dbid_to_manifest: true,
             write_identity_file: true,

@@ -98,6 +98,7 @@ pub(crate) fn open<T: ThreadMode>(
         fs,
         config.writable_file_max_buffer_size,
         config.bytes_per_sync,
+        config.strict_bytes_per_sync,
         crate::fs::ReadFileOptions { direct: config.use_direct_reads, mmap: config.allow_mmap_reads },
         crate::fs::WriteFileOptions {
             max_buffer_size: 0,
@@ -327,6 +328,7 @@ pub(crate) fn open<T: ThreadMode>(
     let wal_file = crate::fs::Preallocating::wrap(wal_file, config.wal_preallocation(max_write_buffer_size));
     let mut wal_writer = LogWriter::new(wal_file, wal_number)
         .with_bytes_per_sync(config.wal_bytes_per_sync)
+        .with_strict_range_sync(config.strict_bytes_per_sync)
         .with_recycling(config.recycle_log_file_num > 0);
     wal_writer.add_compression_type_record(config.wal_compression)?;
     // Prepared transactions still undecided are written again to the new WAL (the old

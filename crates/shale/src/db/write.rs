@@ -1623,6 +1623,7 @@ impl DbInner {
             let file = crate::fs::Preallocating::wrap(file, self.config.wal_preallocation(write_buffer_size));
             let mut writer = LogWriter::new(file, number)
                 .with_bytes_per_sync(self.config.wal_bytes_per_sync)
+                .with_strict_range_sync(self.config.strict_bytes_per_sync)
                 .with_recycling(recycling);
             writer.add_compression_type_record(self.config.wal_compression)?;
             let old = std::mem::replace(&mut wal.writer, writer);
