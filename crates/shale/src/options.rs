@@ -703,6 +703,8 @@ pub struct Options {
     /// RocksDB's `log_readahead_size` (immutable, default 0): WALs and the MANIFEST are read
     /// at open that many bytes at a time (`fs::ReadaheadSequentialFile`).
     pub(crate) log_readahead_size: usize,
+    /// RocksDB's DB-wide options rust-rocksdb has no setter for (`options_dbopt.rs`).
+    pub(crate) dbopt: crate::options_dbopt::DbOptExtra,
     /// The family's merge operator (`set_merge_operator*`, issue 15; `merge_operator.rs`).
     pub(crate) merge_operator: Option<Arc<crate::merge_operator::MergeOperator>>,
     /// The family's compaction filter and filter factory (`compaction_filter.rs`).
@@ -962,6 +964,7 @@ impl Default for Options {
             disallow_memtable_writes: false,
             db_host_id: HOSTNAME_FOR_DB_HOST_ID.to_string(),
             log_readahead_size: 0,
+            dbopt: crate::options_dbopt::DbOptExtra::default(),
             merge_operator: None,
             compaction_filter: None,
             compaction_filter_factory: None,
@@ -1504,18 +1507,6 @@ impl Options {
         if self.use_direct_io_for_flush_and_compaction && self.writable_file_max_buffer_size == 0 {
             return Err(Error::invalid_argument(
                 "writes in direct IO require writable_file_max_buffer_size > 0",
-            ));
-        }
-        // Coupled filter partitions follow the index cuts; with a compression dictionary
-        // RocksDB replays the held-back blocks' keys between them, which Shale does not.
-        let t = &self.table;
-        if t.partitioned_index
-            && t.partition_filters
-            && !t.decouple_partitioned_filters
-            && self.compression_opts.max_dict_bytes > 0
-        {
-            return Err(Error::not_supported(
-                "option decouple_partitioned_filters=false with compression_opts.max_dict_bytes > 0 is not supported by Shale",
             ));
         }
         if self.compaction_style == crate::DBCompactionStyle::Fifo

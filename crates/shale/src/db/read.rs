@@ -524,13 +524,8 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
             self.check_timestamps(&batch)?;
         }
         if batch.has_merge() {
-            if self.inner.config.ttl_db.is_some() {
-                // RocksDB's DBWithTTL wraps the merge operator to carry the write times;
-                // Shale's TTL database does not yet.
-                return Err(Error::not_supported(
-                    "merge in a TTL database is not supported by Shale yet (issue 15)",
-                ));
-            }
+            // In a TTL database each family's operator is RocksDB's TtlMergeOperator
+            // around the user's (`Options::merge_core_arc`).
             self.check_merge_operators(&batch)?;
         }
         self.inner.write(opts, batch)
