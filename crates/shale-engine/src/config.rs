@@ -180,6 +180,13 @@ pub struct CfConfig {
     /// `SanitizeCfOptions`): `(ttl, periodic_compaction_seconds)`, 0 meaning off.
     pub age_ttl: u64,
     pub age_periodic: u64,
+    /// RocksDB's `bottommost_file_compaction_delay` (seconds, 0: none): a bottommost file
+    /// becomes a "BottommostFiles" compaction's input only this long after it was created
+    /// (`compaction::picker::pick_bottommost_files`).
+    pub bottommost_file_compaction_delay: u32,
+    /// RocksDB's `target_file_size_is_upper_bound`: compaction outputs are cut counting their
+    /// estimated tail (`compaction::job::JobInput::target_file_size_is_upper_bound`).
+    pub target_file_size_is_upper_bound: bool,
     pub fifo_max_table_files_size: u64,
     pub fifo_allow_compaction: bool,
     pub universal: UniversalSettings,
@@ -277,6 +284,8 @@ impl Default for CfConfig {
             ttl: THIRTY_DAYS,
             age_ttl: THIRTY_DAYS,
             age_periodic: 0,
+            bottommost_file_compaction_delay: 0,
+            target_file_size_is_upper_bound: false,
             fifo_max_table_files_size: 1 << 30,
             fifo_allow_compaction: false,
             universal: UniversalSettings::default(),

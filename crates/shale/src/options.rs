@@ -593,6 +593,12 @@ pub struct Options {
     /// RocksDB's mutable `paranoid_memory_checks` (default false): memtable reads check the
     /// order of the entries they land on and step over.
     pub(crate) paranoid_memory_checks: bool,
+    /// RocksDB's mutable `bottommost_file_compaction_delay` (seconds, default 0): how old a
+    /// bottommost file must be before a "BottommostFiles" compaction takes it.
+    pub(crate) bottommost_file_compaction_delay: u32,
+    /// RocksDB's mutable `target_file_size_is_upper_bound` (default false): compaction
+    /// outputs are cut counting their estimated tail (index, filter, meta blocks).
+    pub(crate) target_file_size_is_upper_bound: bool,
     /// RocksDB's `sample_for_compression` (mutable, default 0: off): one data block in this
     /// many is also compressed with LZ4 and ZSTD to estimate their sizes (table properties).
     pub(crate) sample_for_compression: u64,
@@ -922,6 +928,8 @@ impl Default for Options {
             memtable_max_range_deletions: 0,
             memtable_protection_bytes_per_key: 0,
             paranoid_memory_checks: false,
+            bottommost_file_compaction_delay: 0,
+            target_file_size_is_upper_bound: false,
             sample_for_compression: 0,
             max_bytes_for_level_multiplier_additional: vec![1; 7],
             table: BlockBasedOptions::default(),

@@ -147,6 +147,8 @@ impl Options {
             ttl: self.sanitized_ttl(),
             age_ttl,
             age_periodic,
+            bottommost_file_compaction_delay: self.bottommost_file_compaction_delay,
+            target_file_size_is_upper_bound: self.target_file_size_is_upper_bound,
             fifo_max_table_files_size: self.fifo_max_table_files_size,
             fifo_allow_compaction: self.fifo_allow_compaction,
             universal: self.universal.clone(),

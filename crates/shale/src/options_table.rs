@@ -2224,6 +2224,32 @@ pub(crate) static ROWS: &[OptionRow] = &[
             Ok(true)
         }),
     ),
+    // A bottommost file becomes a "BottommostFiles" compaction's input only this many seconds
+    // after it was made (`compaction::picker::pick_bottommost_files`).
+    opt(
+        "bottommost_file_compaction_delay",
+        Cf,
+        Int,
+        Yes,
+        Some(|c| c.bottommost_file_compaction_delay.to_string()),
+        Some(|o, n, v| {
+            o.bottommost_file_compaction_delay = number(n, v)?;
+            Ok(true)
+        }),
+    ),
+    // Compactions from then on cut outputs counting their estimated tail
+    // (`TableBuilder::estimated_tail_size`), so a table stays near target_file_size.
+    opt(
+        "target_file_size_is_upper_bound",
+        Cf,
+        Bool,
+        Yes,
+        Some(|c| c.target_file_size_is_upper_bound.to_string()),
+        Some(|o, n, v| {
+            o.target_file_size_is_upper_bound = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
     // ---- end of helper cfopt CF block ----
     // Deprecated in RocksDB 11.8.1 (`OptionVerificationType::kDeprecated` in its
     // `options/cf_options.cc`): its parser accepts any value and changes nothing, and its

@@ -675,7 +675,7 @@ impl Drop for TxnCore {
         let mut st = self.st.lock();
         self.clear(&mut st);
         if let Some(s) = st.snapshot.take() {
-            self.inner.release_snapshot(s);
+            self.inner.release_user_snapshot(s);
         }
         // A prepared transaction dropped undecided keeps its WAL (its prepare section is
         // recovered at the next open), as RocksDB's.
