@@ -1515,11 +1515,6 @@ impl Options {
         {
             return Err(Error::not_supported("FIFO compaction only supported with max_open_files = -1."));
         }
-        if self.comparator.timestamp_size() > 0 && self.blob.enable_blob_files {
-            return Err(Error::not_supported(
-                "option enable_blob_files in a column family with user-defined timestamps is not supported by Shale",
-            ));
-        }
         if self.comparator.timestamp_size() > 0 && self.prefix_extractor.is_some() {
             return Err(Error::not_supported(
                 "a prefix extractor in a column family with user-defined timestamps is not supported by Shale",

@@ -45,8 +45,11 @@ struct MergeLookup<'a> {
 impl MergeLookup<'_> {
     /// One entry of the key visible at the read's snapshot, newest first; `max_cov` is the
     /// newest covering range tombstone met so far (entries older than it are deleted).
+    /// `found` is the entry's user key (with its own timestamp in a family with timestamps),
+    /// which a blob record repeats.
     fn visit(
         &mut self,
+        found: &[u8],
         seq: SequenceNumber,
         t: ValueType,
         value: &[u8],
@@ -58,7 +61,7 @@ impl MergeLookup<'_> {
         match t {
             ValueType::Value => self.finish_plain(Some(value)).map(Lookup::Done),
             ValueType::BlobIndex => {
-                let v = self.blob.fetch(self.key, value)?;
+                let v = self.blob.fetch(found, value)?;
                 self.finish_plain(Some(&v)).map(Lookup::Done)
             }
             // A column-unaware read sees the default column; a column-aware one
@@ -108,7 +111,8 @@ impl MergeLookup<'_> {
         if with_ts && t == ValueType::WideColumnEntity {
             return Err(ts_unsupported("wide-column entities"));
         }
-        self.visit(seq, t, value, max_cov)
+        let key = self.key;
+        self.visit(key, seq, t, value, max_cov)
     }
 
     /// `finish` onto a plain base (or none); a column-aware read gets the value as an
@@ -415,9 +419,6 @@ impl DbInner {
                     if with_ts && p.value_type == ValueType::Merge {
                         return Err(ts_unsupported("merge operands"));
                     }
-                    if with_ts && p.value_type == ValueType::BlobIndex {
-                        return Err(ts_unsupported("blob values"));
-                    }
                     if with_ts && p.value_type == ValueType::WideColumnEntity {
                         return Err(ts_unsupported("wide-column entities"));
                     }
@@ -435,7 +436,9 @@ impl DbInner {
                         return Ok(Some(v));
                     }
                     if !hidden && (p.value_type != ValueType::Merge || p.sequence < max_cov) {
-                        if let Lookup::Done(r) = merge.visit(p.sequence, p.value_type, &v, max_cov)? {
+                        if let Lookup::Done(r) =
+                            merge.visit(p.user_key, p.sequence, p.value_type, &v, max_cov)?
+                        {
                             return Ok(r);
                         }
                         continue;
@@ -455,7 +458,7 @@ impl DbInner {
                         }
                         if p.sequence <= seq {
                             if let Lookup::Done(r) =
-                                merge.visit(p.sequence, p.value_type, it.value(), max_cov)?
+                                merge.visit(p.user_key, p.sequence, p.value_type, it.value(), max_cov)?
                             {
                                 return Ok(r);
                             }
