@@ -1,12 +1,14 @@
 //! The memtable: recent writes, in memory, sorted by internal key.
 //!
 //! Two skiplists (see [`skiplist`]): point entries (Value, Deletion, SingleDeletion, Merge)
-//! and range tombstones. Every entry is stored inline in the list's arena as
+//! and range tombstones. Every entry is stored inline in its skiplist node, right after the
+//! node's tower of next pointers, in the list's arena as
 //!
 //! ```text
 //! varint32 ikey_len | ikey = user_key | fixed64 LE (seq << 8 | type) | varint32 value_len | value
 //! ```
-//! (RocksDB's memtable entry encoding, without per-key protection bytes; in a family with
+//! (RocksDB's memtable entry encoding; the node has room for RocksDB's per-key protection
+//! bytes after the value, [`skiplist::SkipList::insert_with_checksum`]; in a family with
 //! user-defined timestamps a deletion's type byte is 0x14, kTypeDeletionWithTimestamp). A
 //! range tombstone `[start, end)` is stored with `user_key = start`, type RangeDeletion and
 //! `value = end`.

@@ -111,10 +111,12 @@ fn random_height() -> usize {
 /// A node's place at each level below `height` (see the module comment): `prev[i]` before
 /// the key, `next[i]` the node after it (null: the end). Levels nest: `prev[i + 1]` is at or
 /// before `prev[i]`, `next[i + 1]` at or after `next[i]`; `prev[height]` is the head and
-/// `next[height]` null. A kept splice stores null for the head, as the list may move between
-/// inserts ([`SkipList::insert`] translates).
+/// `next[height]` null. `head` is the head pointer the splice's nodes were found from: the
+/// list may move between inserts (before it is shared), and a splice kept from before a
+/// move is not used.
 struct Splice {
     height: usize,
+    head: *mut u8,
     prev: [*mut u8; MAX_HEIGHT + 1],
     next: [*mut u8; MAX_HEIGHT + 1],
 }
@@ -122,6 +124,7 @@ struct Splice {
 impl Splice {
     const EMPTY: Splice = Splice {
         height: 0,
+        head: ptr::null_mut(),
         prev: [ptr::null_mut(); MAX_HEIGHT + 1],
         next: [ptr::null_mut(); MAX_HEIGHT + 1],
     };
@@ -284,16 +287,43 @@ fn entry_len(user_key: &[u8], value: &[u8]) -> usize {
     varint_length(ikey_len as u64) + ikey_len + varint_length(value.len() as u64) + value.len()
 }
 
-/// Writes `varint32(ikey_len) | user_key | trailer | varint32(vlen) | value | checksum` into
-/// `dst`, which has exactly the encoded length.
-fn encode_entry(dst: &mut [u8], user_key: &[u8], trailer: u64, value: &[u8], checksum: &[u8]) {
-    let mut pos = write_varint32(dst, 0, (user_key.len() + 8) as u32);
-    dst[pos..pos + user_key.len()].copy_from_slice(user_key);
-    pos += user_key.len();
-    dst[pos..pos + 8].copy_from_slice(&trailer.to_le_bytes());
-    pos = write_varint32(dst, pos + 8, value.len() as u32);
-    dst[pos..pos + value.len()].copy_from_slice(value);
-    dst[pos + value.len()..].copy_from_slice(checksum);
+/// Writes `varint32(ikey_len) | user_key | trailer | varint32(vlen) | value | checksum` at
+/// `dst`.
+///
+/// # Safety
+/// `dst` is valid for writes of the encoded length ([`entry_len`] plus the checksum's) and
+/// overlaps none of the slices.
+#[inline]
+unsafe fn encode_entry(dst: *mut u8, user_key: &[u8], trailer: u64, value: &[u8], checksum: &[u8]) {
+    /// Writes `v` as a varint32 at `p`; returns the pointer past it.
+    ///
+    /// # Safety
+    /// `p` is valid for the varint's bytes.
+    #[inline(always)]
+    unsafe fn varint(mut p: *mut u8, mut v: u32) -> *mut u8 {
+        // SAFETY: per the contract, every byte written is inside the varint's room.
+        unsafe {
+            while v >= 0x80 {
+                *p = (v as u8) | 0x80;
+                v >>= 7;
+                p = p.add(1);
+            }
+            *p = v as u8;
+            p.add(1)
+        }
+    }
+    // SAFETY: per the contract, the writes stay inside the entry's `entry_len` bytes (plus
+    // the checksum's), laid out in this order.
+    unsafe {
+        let mut p = varint(dst, (user_key.len() + 8) as u32);
+        ptr::copy_nonoverlapping(user_key.as_ptr(), p, user_key.len());
+        p = p.add(user_key.len());
+        ptr::write_unaligned(p.cast::<u64>(), trailer.to_le());
+        p = varint(p.add(8), value.len() as u32);
+        ptr::copy_nonoverlapping(value.as_ptr(), p, value.len());
+        p = p.add(value.len());
+        ptr::copy_nonoverlapping(checksum.as_ptr(), p, checksum.len());
+    }
 }
 
 impl SkipList {
@@ -451,13 +481,10 @@ impl SkipList {
         // SAFETY: the allocation holds `height` slots then the entry; the node pointer is the
         // last slot.
         let node = unsafe { base.as_ptr().add((height - 1) * SLOT) };
-        {
-            // SAFETY: the entry region lies inside the fresh, zeroed allocation and no other
-            // thread can reach it before the node is linked, so this unique borrow (which
-            // ends before linking) aliases nothing.
-            let entry = unsafe { std::slice::from_raw_parts_mut(entry_of(node), len) };
-            encode_entry(entry, user_key, trailer, value, checksum);
-        }
+        // SAFETY: the entry's `len` bytes lie inside the fresh allocation, which no other
+        // thread can reach before the node is linked and which the slices (caller memory)
+        // do not overlap.
+        unsafe { encode_entry(entry_of(node), user_key, trailer, value, checksum) };
         if concurrent {
             let mut splice = Splice::EMPTY;
             return self.link(node, height, &mut splice);
@@ -466,23 +493,14 @@ impl SkipList {
             let mut splice = Splice::EMPTY;
             return self.link(node, height, &mut splice);
         };
+        // The kept splice names the head by its address when it was kept: a list that moved
+        // since (before it was shared) starts afresh.
         let head = self.head();
-        let levels = kept.height;
-        // The kept splice names the head as null (see `Splice`); levels at and above its
-        // height are not read before being set.
-        for p in &mut kept.prev[..=levels] {
-            if p.is_null() {
-                *p = head;
-            }
+        if kept.head != head {
+            kept.height = 0;
+            kept.head = head;
         }
-        let r = self.link(node, height, &mut kept);
-        let levels = kept.height;
-        for p in &mut kept.prev[..=levels] {
-            if *p == head {
-                *p = ptr::null_mut();
-            }
-        }
-        r
+        self.link(node, height, &mut kept)
     }
 
     /// Links the written `node` of `height` into every level below it, starting from
