@@ -10,12 +10,11 @@
 //!   |                                         |
 //!   v                                         v
 //!   +-----------+-----+---------+---------+---------+--------------------------------------------------+
-//!   | next[h-1] | ... | next[2] | next[1] | next[0] | varint32 ikey_len | ikey | varint32 vlen | value | [checksum]
+//!   | next[h-1] | ... | next[2] | next[1] | next[0] | varint32 ikey_len | ikey | varint32 vlen | value |
 //!   +-----------+-----+---------+---------+---------+--------------------------------------------------+
-//!   ikey     = user_key | fixed64 LE (seq << 8 | type)
-//!   checksum = optional per-key protection bytes (0, 1, 2, 4 or 8; RocksDB's
-//!              `memtable_protection_bytes_per_key`), written after the value by
-//!              `insert_with_checksum`; nothing in the list reads them.
+//!   ikey  = user_key | fixed64 LE (seq << 8 | type)
+//!   value = the memtable's stored value: with `memtable_protection_bytes_per_key` its last
+//!           bytes are the entry's checksum (added and checked by [`super::MemTable`]).
 //! ```
 //! No length, height or value-pointer field: the height is known only while the node is
 //! inserted, and the entry is found from its varints. With db_bench's 16-byte keys and
@@ -272,7 +271,7 @@ pub(super) fn write_varint32(dst: &mut [u8], mut pos: usize, mut v: u32) -> usiz
     pos + 1
 }
 
-/// The encoded length of an entry (without checksum bytes).
+/// The encoded length of an entry.
 ///
 /// # Panics
 /// If the internal key or the value is 4 GiB or longer (the encoding's length limit).
@@ -287,14 +286,13 @@ fn entry_len(user_key: &[u8], value: &[u8]) -> usize {
     varint_length(ikey_len as u64) + ikey_len + varint_length(value.len() as u64) + value.len()
 }
 
-/// Writes `varint32(ikey_len) | user_key | trailer | varint32(vlen) | value | checksum` at
-/// `dst`.
+/// Writes `varint32(ikey_len) | user_key | trailer | varint32(vlen) | value` at `dst`.
 ///
 /// # Safety
-/// `dst` is valid for writes of the encoded length ([`entry_len`] plus the checksum's) and
-/// overlaps none of the slices.
+/// `dst` is valid for writes of the encoded length ([`entry_len`]) and overlaps none of the
+/// slices.
 #[inline]
-unsafe fn encode_entry(dst: *mut u8, user_key: &[u8], trailer: u64, value: &[u8], checksum: &[u8]) {
+unsafe fn encode_entry(dst: *mut u8, user_key: &[u8], trailer: u64, value: &[u8]) {
     /// Writes `v` as a varint32 at `p`; returns the pointer past it.
     ///
     /// # Safety
@@ -312,8 +310,8 @@ unsafe fn encode_entry(dst: *mut u8, user_key: &[u8], trailer: u64, value: &[u8]
             p.add(1)
         }
     }
-    // SAFETY: per the contract, the writes stay inside the entry's `entry_len` bytes (plus
-    // the checksum's), laid out in this order.
+    // SAFETY: per the contract, the writes stay inside the entry's `entry_len` bytes, laid
+    // out in this order.
     unsafe {
         let mut p = varint(dst, (user_key.len() + 8) as u32);
         ptr::copy_nonoverlapping(user_key.as_ptr(), p, user_key.len());
@@ -321,8 +319,6 @@ unsafe fn encode_entry(dst: *mut u8, user_key: &[u8], trailer: u64, value: &[u8]
         ptr::write_unaligned(p.cast::<u64>(), trailer.to_le());
         p = varint(p.add(8), value.len() as u32);
         ptr::copy_nonoverlapping(value.as_ptr(), p, value.len());
-        p = p.add(value.len());
-        ptr::copy_nonoverlapping(checksum.as_ptr(), p, checksum.len());
     }
 }
 
@@ -440,7 +436,7 @@ impl SkipList {
     /// # Panics
     /// If the internal key or the value is 4 GiB or longer (the encoding's length limit).
     pub fn insert(&self, user_key: &[u8], trailer: u64, value: &[u8]) -> bool {
-        self.insert_with_checksum(user_key, trailer, value, &[], false)
+        self.insert_impl(user_key, trailer, value, false)
     }
 
     /// As [`SkipList::insert`], for writers inserting into the list at the same time
@@ -448,27 +444,13 @@ impl SkipList {
     /// found free, then from a shard of the arena, so the writers share no lock in the
     /// common case; the search starts from an empty splice.
     pub fn insert_concurrently(&self, user_key: &[u8], trailer: u64, value: &[u8]) -> bool {
-        self.insert_with_checksum(user_key, trailer, value, &[], true)
+        self.insert_impl(user_key, trailer, value, true)
     }
 
-    /// Inserts the entry with `checksum` (per-key protection bytes, at most 8) stored right
-    /// after the value, inside the same node, as RocksDB stores
-    /// `memtable_protection_bytes_per_key`. `concurrent`: as
-    /// [`SkipList::insert_concurrently`] (else as [`SkipList::insert`]).
-    ///
-    /// # Panics
-    /// As [`SkipList::insert`].
-    pub fn insert_with_checksum(
-        &self,
-        user_key: &[u8],
-        trailer: u64,
-        value: &[u8],
-        checksum: &[u8],
-        concurrent: bool,
-    ) -> bool {
-        debug_assert!(checksum.len() <= 8);
+    /// [`SkipList::insert`] (`concurrent`: [`SkipList::insert_concurrently`]).
+    fn insert_impl(&self, user_key: &[u8], trailer: u64, value: &[u8], concurrent: bool) -> bool {
         let height = random_height();
-        let len = entry_len(user_key, value) + checksum.len();
+        let len = entry_len(user_key, value);
         let size = height * SLOT + len;
         let base = if concurrent {
             match self.arena.try_main(|a| a.allocate_aligned(size, SLOT)) {
@@ -484,7 +466,7 @@ impl SkipList {
         // SAFETY: the entry's `len` bytes lie inside the fresh allocation, which no other
         // thread can reach before the node is linked and which the slices (caller memory)
         // do not overlap.
-        unsafe { encode_entry(entry_of(node), user_key, trailer, value, checksum) };
+        unsafe { encode_entry(entry_of(node), user_key, trailer, value) };
         if concurrent {
             let mut splice = Splice::EMPTY;
             return self.link(node, height, &mut splice);
@@ -1360,33 +1342,6 @@ mod tests {
         assert!((136.0..141.5).contains(&per), "{per} arena bytes per entry");
     }
 
-    /// Checksum bytes after the value change nothing a reader sees, and take room.
-    #[test]
-    fn checksum_bytes_follow_the_value() {
-        let list = Arc::new(SkipList::new(bytewise_internal_comparator(), 4096));
-        let before = list.arena_memory_usage();
-        for (i, len) in [0usize, 1, 2, 4, 8].into_iter().enumerate() {
-            let sum: Vec<u8> = (0..len as u8).map(|b| 0xa0 | b).collect();
-            let uk = format!("key{i}");
-            assert!(list.insert_with_checksum(
-                uk.as_bytes(),
-                pack_seq_and_type(1, ValueType::Value),
-                b"value",
-                &sum,
-                i % 2 == 1
-            ));
-        }
-        assert!(list.arena_memory_usage() - before >= 5 * (8 + 1 + 12 + 1 + 5) + 15);
-        let mut it = list.iter();
-        it.seek_to_first();
-        for i in 0..5 {
-            assert_eq!(crate::key::user_key(it.key()), format!("key{i}").as_bytes());
-            assert_eq!(it.value(), b"value");
-            it.next();
-        }
-        assert!(!it.valid());
-    }
-
     /// An in-place overwrite takes shorter or equal values (the varint may shrink) and
     /// refuses longer ones.
     #[test]
@@ -1445,15 +1400,13 @@ mod tests {
         use super::*;
         use proptest::prelude::*;
 
-        /// One insert: a short user key, a sequence, a type, a value length and a checksum
-        /// length.
-        fn op() -> impl Strategy<Value = (Vec<u8>, u64, usize, usize, usize)> {
+        /// One insert: a short user key, a sequence, a type and a value length.
+        fn op() -> impl Strategy<Value = (Vec<u8>, u64, usize, usize)> {
             (
                 proptest::collection::vec(prop_oneof![Just(0u8), Just(b'a'), Just(b'b'), Just(0xff)], 0..6),
                 0u64..8,
                 0usize..4,
                 prop_oneof![0usize..20, 120usize..140, Just(3000usize)],
-                prop_oneof![Just(0usize), Just(1), Just(2), Just(4), Just(8)],
             )
         }
 
@@ -1499,8 +1452,8 @@ mod tests {
             }
         }
 
-        fn entry(op: &(Vec<u8>, u64, usize, usize, usize)) -> (u64, Vec<u8>, Vec<u8>) {
-            let (uk, seq, t, vlen, _) = op;
+        fn entry(op: &(Vec<u8>, u64, usize, usize)) -> (u64, Vec<u8>, Vec<u8>) {
+            let (uk, seq, t, vlen) = op;
             let tr = pack_seq_and_type(*seq, TYPES[*t]);
             let value: Vec<u8> = (0..*vlen).map(|i| (i as u8) ^ (*seq as u8)).collect();
             (tr, [&uk[..], &tr.to_le_bytes()].concat(), value)
@@ -1523,9 +1476,8 @@ mod tests {
                 let mut model = Model::new();
                 for o in &ops {
                     let (tr, ikey, value) = entry(o);
-                    let sum = vec![0x5a; o.4];
                     let fresh = !model.contains_key(&(o.0.clone(), Reverse(tr)));
-                    prop_assert_eq!(list.insert_with_checksum(&o.0, tr, &value, &sum, false), fresh);
+                    prop_assert_eq!(list.insert(&o.0, tr, &value), fresh);
                     if fresh {
                         model.insert((o.0.clone(), Reverse(tr)), (ikey, value));
                     }
@@ -1555,8 +1507,12 @@ mod tests {
                                 for j in 0..ops.len() {
                                     let o = &ops[(j + t * ops.len() / 3) % ops.len()];
                                     let (tr, _, value) = entry(o);
-                                    let sum = vec![0x5a; o.4];
-                                    won += usize::from(list.insert_with_checksum(&o.0, tr, &value, &sum, t != 0));
+                                    let ok = if t == 0 {
+                                        list.insert(&o.0, tr, &value)
+                                    } else {
+                                        list.insert_concurrently(&o.0, tr, &value)
+                                    };
+                                    won += usize::from(ok);
                                 }
                                 won
                             })
