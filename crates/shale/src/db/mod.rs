@@ -50,6 +50,7 @@ mod ingest;
 pub(crate) mod internal_stats;
 mod iterator;
 pub(crate) mod live_files;
+mod local_sv;
 mod mempurge;
 mod obsolete;
 mod open;
