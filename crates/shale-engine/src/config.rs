@@ -366,6 +366,13 @@ pub struct MemTableConfig {
     /// RocksDB's `memtable_max_range_deletions` (0: no limit): a memtable holding this many
     /// range deletions is full, whatever its size.
     pub max_range_deletions: u64,
+    /// RocksDB's `memtable_protection_bytes_per_key` (0, 1, 2, 4 or 8): each point entry
+    /// carries that many bytes of a checksum of its key, sequence, type and value, verified
+    /// when a read or a flush comes to it (see `MemTable`'s per-key protection).
+    pub protection_bytes_per_key: u8,
+    /// RocksDB's `paranoid_memory_checks`: reads check the order of the entries they land on
+    /// and step over, and answer Corruption when it is broken.
+    pub paranoid_memory_checks: bool,
 }
 
 impl std::fmt::Debug for MemTableConfig {
@@ -385,6 +392,8 @@ impl std::fmt::Debug for MemTableConfig {
             .field("inplace_update_num_locks", &self.inplace_update_num_locks)
             .field("statistics", &self.statistics.is_some())
             .field("max_range_deletions", &self.max_range_deletions)
+            .field("protection_bytes_per_key", &self.protection_bytes_per_key)
+            .field("paranoid_memory_checks", &self.paranoid_memory_checks)
             .finish()
     }
 }

@@ -586,6 +586,13 @@ pub struct Options {
     /// RocksDB's `memtable_max_range_deletions` (mutable, default 0: no limit): memtables
     /// made afterwards are full once they hold this many range deletions.
     pub(crate) memtable_max_range_deletions: u64,
+    /// helper cfopt (issue 33), RocksDB's mutable `memtable_protection_bytes_per_key`
+    /// (0, 1, 2, 4 or 8; default 0): memtables made from then on keep that many checksum
+    /// bytes per entry, verified by reads and flushes.
+    pub(crate) memtable_protection_bytes_per_key: u32,
+    /// RocksDB's mutable `paranoid_memory_checks` (default false): memtable reads check the
+    /// order of the entries they land on and step over.
+    pub(crate) paranoid_memory_checks: bool,
     /// RocksDB's `sample_for_compression` (mutable, default 0: off): one data block in this
     /// many is also compressed with LZ4 and ZSTD to estimate their sizes (table properties).
     pub(crate) sample_for_compression: u64,
@@ -690,6 +697,8 @@ pub struct Options {
     /// RocksDB's `log_readahead_size` (immutable, default 0): WALs and the MANIFEST are read
     /// at open that many bytes at a time (`fs::ReadaheadSequentialFile`).
     pub(crate) log_readahead_size: usize,
+    /// RocksDB's DB-wide options rust-rocksdb has no setter for (`options_dbopt.rs`).
+    pub(crate) dbopt: crate::options_dbopt::DbOptExtra,
     /// The family's merge operator (`set_merge_operator*`, issue 15; `merge_operator.rs`).
     pub(crate) merge_operator: Option<Arc<crate::merge_operator::MergeOperator>>,
     /// The family's compaction filter and filter factory (`compaction_filter.rs`).
@@ -911,6 +920,8 @@ impl Default for Options {
             inplace_update_support: false,
             inplace_update_num_locks: 10000,
             memtable_max_range_deletions: 0,
+            memtable_protection_bytes_per_key: 0,
+            paranoid_memory_checks: false,
             sample_for_compression: 0,
             max_bytes_for_level_multiplier_additional: vec![1; 7],
             table: BlockBasedOptions::default(),
@@ -945,6 +956,7 @@ impl Default for Options {
             disallow_memtable_writes: false,
             db_host_id: HOSTNAME_FOR_DB_HOST_ID.to_string(),
             log_readahead_size: 0,
+            dbopt: crate::options_dbopt::DbOptExtra::default(),
             merge_operator: None,
             compaction_filter: None,
             compaction_filter_factory: None,
@@ -1455,6 +1467,12 @@ impl Options {
         if let Some(name) = self.unsupported.first() {
             return Err(Error::not_supported(format!("option {name} is not supported by Shale")));
         }
+        // RocksDB's ColumnFamilyData::ValidateOptions (at open and at each SetOptions).
+        if ![0, 1, 2, 4, 8].contains(&self.memtable_protection_bytes_per_key) {
+            return Err(Error::not_supported(
+                "Memtable per key-value checksum protection only supports 0, 1, 2, 4 or 8 bytes per key.",
+            ));
+        }
         // RocksDB's BlockBasedTableFactory::ValidateOptions.
         if self.table.format_version_unsupported {
             return Err(Error::invalid_argument(
@@ -1481,18 +1499,6 @@ impl Options {
         if self.use_direct_io_for_flush_and_compaction && self.writable_file_max_buffer_size == 0 {
             return Err(Error::invalid_argument(
                 "writes in direct IO require writable_file_max_buffer_size > 0",
-            ));
-        }
-        // Coupled filter partitions follow the index cuts; with a compression dictionary
-        // RocksDB replays the held-back blocks' keys between them, which Shale does not.
-        let t = &self.table;
-        if t.partitioned_index
-            && t.partition_filters
-            && !t.decouple_partitioned_filters
-            && self.compression_opts.max_dict_bytes > 0
-        {
-            return Err(Error::not_supported(
-                "option decouple_partitioned_filters=false with compression_opts.max_dict_bytes > 0 is not supported by Shale",
             ));
         }
         if self.compaction_style == crate::DBCompactionStyle::Fifo

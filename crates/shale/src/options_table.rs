@@ -257,11 +257,13 @@ fn not_built(name: &str, field: &str) -> Error {
 /// Shale lacks at their defaults.
 fn compression_opts_text(z: &crate::table::builder::CompressionOpts, enabled: bool) -> String {
     format!(
-        "{{checksum=false;max_dict_buffer_bytes={};enabled={enabled};max_dict_bytes={};\
-         max_compressed_bytes_per_kb=896;parallel_threads={};zstd_max_train_bytes={};level={};\
+        "{{checksum={};max_dict_buffer_bytes={};enabled={enabled};max_dict_bytes={};\
+         max_compressed_bytes_per_kb={};parallel_threads={};zstd_max_train_bytes={};level={};\
          use_zstd_dict_trainer={};strategy={};window_bits={};}}",
+        z.checksum,
         z.max_dict_buffer_bytes,
         z.max_dict_bytes,
+        z.max_compressed_bytes_per_kb,
         z.parallel_threads,
         z.zstd_max_train_bytes,
         z.level,
@@ -1150,6 +1152,136 @@ pub(crate) static ROWS: &[OptionRow] = &[
     deprecated("random_access_max_buffer_size", Db, Int, No),
     deprecated("preserve_deletes", Db, Bool, No),
     deprecated("seq_per_batch", Db, Bool, No),
+    // ---- helper `dbopt` DB block (`options_dbopt.rs` says what each does) ----
+    deprecated("disable_data_sync", Db, Bool, No),
+    deprecated("concurrent_prepare", Db, Bool, No),
+    deprecated("access_hint_on_compaction_start", Db, Enum, No),
+    deprecated("rate_limiter", Db, Str, No),
+    // RocksDB parses it as a generic rate limiter and never writes it (kDontSerialize).
+    opt(
+        "rate_limiter_bytes_per_sec",
+        Db,
+        Int,
+        No,
+        None,
+        Some(|o, n, v| {
+            o.set_ratelimiter(number(n, v)?, 100 * 1000, 10);
+            Ok(true)
+        }),
+    ),
+    opt(
+        "enforce_single_del_contracts",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.dbopt.enforce_single_del_contracts.to_string()),
+        Some(|o, n, v| {
+            o.dbopt.enforce_single_del_contracts = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "best_efforts_recovery",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.dbopt.best_efforts_recovery.to_string()),
+        Some(|o, n, v| {
+            o.dbopt.best_efforts_recovery = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "prefix_seek_opt_in_only",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.dbopt.prefix_seek_opt_in_only.to_string()),
+        Some(|o, n, v| {
+            o.dbopt.prefix_seek_opt_in_only = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "read_io_executor_threads",
+        Db,
+        Int,
+        No,
+        Some(|o| o.dbopt.read_io_executor_threads.to_string()),
+        Some(|o, n, v| {
+            o.dbopt.read_io_executor_threads = number(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "lowest_used_cache_tier",
+        Db,
+        Enum,
+        No,
+        Some(|o| o.dbopt.lowest_used_cache_tier.to_string()),
+        Some(|o, n, v| {
+            let tier =
+                crate::options_dbopt::CACHE_TIERS.iter().find(|t| **t == v).ok_or_else(|| bad_value(n, v))?;
+            o.dbopt.lowest_used_cache_tier = tier;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "follower_refresh_catchup_period_ms",
+        Db,
+        Int,
+        No,
+        Some(|o| o.dbopt.follower_refresh_catchup_period_ms.to_string()),
+        Some(|o, n, v| {
+            o.dbopt.follower_refresh_catchup_period_ms = number(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "follower_catchup_retry_count",
+        Db,
+        Int,
+        No,
+        Some(|o| o.dbopt.follower_catchup_retry_count.to_string()),
+        Some(|o, n, v| {
+            o.dbopt.follower_catchup_retry_count = number(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "follower_catchup_retry_wait_ms",
+        Db,
+        Int,
+        No,
+        Some(|o| o.dbopt.follower_catchup_retry_wait_ms.to_string()),
+        Some(|o, n, v| {
+            o.dbopt.follower_catchup_retry_wait_ms = number(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "metadata_write_temperature",
+        Db,
+        Enum,
+        No,
+        Some(|o| name_of(enum_names::TEMPERATURE, o.dbopt.metadata_write_temperature).to_string()),
+        Some(|o, n, v| {
+            o.dbopt.metadata_write_temperature = parse_enum(enum_names::TEMPERATURE, n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "wal_write_temperature",
+        Db,
+        Enum,
+        No,
+        Some(|o| name_of(enum_names::TEMPERATURE, o.dbopt.wal_write_temperature).to_string()),
+        Some(|o, n, v| {
+            o.dbopt.wal_write_temperature = parse_enum(enum_names::TEMPERATURE, n, v)?;
+            Ok(true)
+        }),
+    ),
+    // ---- end of helper `dbopt` DB block ----
     // ---- CFOptions ----
     opt("comparator", Cf, Function, No, Some(|c| c.comparator.name().to_string()), None),
     opt(
@@ -1463,13 +1595,8 @@ pub(crate) static ROWS: &[OptionRow] = &[
                     "use_zstd_dict_trainer" => b.use_zstd_dict_trainer = boolean(k, x)?,
                     "enabled" => enabled = boolean(k, x)?,
                     "parallel_threads" => b.parallel_threads = number(k, x)?,
-                    "checksum" if !boolean(k, x)? => {}
-                    "max_compressed_bytes_per_kb" if number::<u32>(k, x)? == 896 => {}
-                    "checksum" | "max_compressed_bytes_per_kb" => {
-                        return Err(Error::not_supported(format!(
-                            "load_latest: option {name}.{k}={x} is not supported by Shale"
-                        )))
-                    }
+                    "checksum" => b.checksum = boolean(k, x)?,
+                    "max_compressed_bytes_per_kb" => b.max_compressed_bytes_per_kb = number(k, x)?,
                     _ => return Err(Error::invalid_argument(format!("Unrecognized option {name}.{k}"))),
                 }
             }
@@ -1483,10 +1610,15 @@ pub(crate) static ROWS: &[OptionRow] = &[
         "compression_opts",
         Cf,
         Struct,
-        NotBuilt,
+        // helper cfopt: mutable as RocksDB's; the fields named change, the others keep their
+        // values (RocksDB parses a struct option over the value in force), and flushes and
+        // compactions from then on compress with them (`CfConfig::compression_opts`).
+        Yes,
         Some(|c| compression_opts_text(&c.compression_opts, false)),
         Some(|o, name, v| {
-            let (mut window_bits, mut level, mut strategy, mut max_dict) = (-14, 32767, 0, 0);
+            let co = &o.compression_opts;
+            let (mut window_bits, mut level, mut strategy, mut max_dict) =
+                (co.window_bits, co.level, co.strategy, co.max_dict_bytes as i32);
             for (k, x) in struct_fields(name, v)? {
                 match k {
                     "window_bits" => window_bits = number(k, x)?,
@@ -1501,14 +1633,11 @@ pub(crate) static ROWS: &[OptionRow] = &[
                     "enabled" => {
                         boolean(k, x)?;
                     }
-                    // RocksDB 8+: no block checksum inside the compressed data (Shale has
-                    // none), and keep a block compressed below 7/8 of its size (Shale's rule).
-                    "checksum" if !boolean(k, x)? => {}
-                    "max_compressed_bytes_per_kb" if number::<u32>(k, x)? == 896 => {}
-                    "checksum" | "max_compressed_bytes_per_kb" => {
-                        return Err(Error::not_supported(format!(
-                            "load_latest: option compression_opts.{k}={x} is not supported by Shale"
-                        )))
+                    // RocksDB 8+: ZSTD's frame checksum, and the largest compressed size
+                    // per KiB a block is kept at.
+                    "checksum" => o.compression_opts.checksum = boolean(k, x)?,
+                    "max_compressed_bytes_per_kb" => {
+                        o.compression_opts.max_compressed_bytes_per_kb = number(k, x)?
                     }
                     _ => {
                         return Err(Error::invalid_argument(format!(
@@ -1685,7 +1814,9 @@ pub(crate) static ROWS: &[OptionRow] = &[
         "memtable_prefix_bloom_size_ratio",
         Cf,
         Dbl,
-        NotBuilt,
+        // helper cfopt: memtables made from then on take it (`MemTable::with_bloom_of`
+        // reads the family's config at each switch), as RocksDB's memtable captures it.
+        Yes,
         Some(|c| double(c.memtable_prefix_bloom_ratio)),
         Some(|o, n, v| {
             o.set_memtable_prefix_bloom_ratio(number(n, v)?);
@@ -1696,7 +1827,9 @@ pub(crate) static ROWS: &[OptionRow] = &[
         "memtable_whole_key_filtering",
         Cf,
         Bool,
-        NotBuilt,
+        // helper cfopt: memtables made from then on take it (`MemTable::with_bloom_of`
+        // reads the family's config at each switch), as RocksDB's memtable captures it.
+        Yes,
         Some(|c| c.memtable_whole_key_filtering.to_string()),
         Some(|o, n, v| {
             o.set_memtable_whole_key_filtering(boolean(n, v)?);
@@ -2053,6 +2186,34 @@ pub(crate) static ROWS: &[OptionRow] = &[
         }),
     ),
     // ---- end of helper `rows` CF block ----
+    // ---- helper cfopt (issue 33): CF options that had no row ----
+    // Memtables made from then on keep that many checksum bytes per entry, verified by every
+    // read and flush (`shale_engine::memtable`); open and set_options refuse other than
+    // 0, 1, 2, 4, 8 with RocksDB's NotSupported (`Options::check_supported`).
+    opt(
+        "memtable_protection_bytes_per_key",
+        Cf,
+        Int,
+        Yes,
+        Some(|c| c.memtable_protection_bytes_per_key.to_string()),
+        Some(|o, n, v| {
+            o.memtable_protection_bytes_per_key = number(n, v)?;
+            Ok(true)
+        }),
+    ),
+    // Memtables made from then on check the key order their reads land on and step over.
+    opt(
+        "paranoid_memory_checks",
+        Cf,
+        Bool,
+        Yes,
+        Some(|c| c.paranoid_memory_checks.to_string()),
+        Some(|o, n, v| {
+            o.paranoid_memory_checks = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    // ---- end of helper cfopt CF block ----
     // Deprecated in RocksDB 11.8.1 (`OptionVerificationType::kDeprecated` in its
     // `options/cf_options.cc`): its parser accepts any value and changes nothing, and its
     // OPTIONS files and LOG leave them out; so do these rows (`deprecated`).

@@ -106,6 +106,8 @@ pub struct JobInput<'a> {
     pub compaction_filter: Option<&'a mut KeyFilter<'a>>,
     /// The family's merge operator.
     pub merge_operator: Option<&'a dyn MergeOperatorCore>,
+    /// `enforce_single_del_contracts` (see `KeyCompactor::single_del_meets_delete`).
+    pub enforce_single_del_contracts: bool,
     /// User-defined timestamps: the family's `full_history_ts_low` (None: not set).
     pub full_history_ts_low: Option<Vec<u8>>,
     /// BlobDB: resolves blob indexes (merge bases, filters, garbage collection).
@@ -375,6 +377,7 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
         dropped: 0,
         drops: DropReasons::default(),
         may_drop_deletions: true,
+        enforce_single_del_contracts: input.enforce_single_del_contracts,
     };
     let ts_sz = ucmp.timestamp_size();
     let ts_low = input.full_history_ts_low.clone().filter(|l| ts_sz > 0 && l.len() == ts_sz);
@@ -578,6 +581,7 @@ pub type EmitFn<'a> = dyn FnMut(&[u8], &[u8]) -> Result<()> + 'a;
 /// `iter` yields the memtables' point entries, `tombstones` their range tombstones,
 /// `snapshots` the live snapshots when the flush started (ascending). Each kept entry goes
 /// to `emit`, in order. Returns (entries read, entries dropped).
+/// `enforce_single_del_contracts`: as a compaction's (`KeyCompactor::single_del_meets_delete`).
 #[allow(clippy::too_many_arguments)]
 pub fn flush_entries(
     ucmp: &crate::comparator::ComparatorRef,
@@ -587,6 +591,7 @@ pub fn flush_entries(
     full_history_ts_low: Option<&[u8]>,
     merge_operator: Option<&dyn MergeOperatorCore>,
     stats: Option<&crate::statistics::Statistics>,
+    enforce_single_del_contracts: bool,
     emit: &mut EmitFn<'_>,
 ) -> Result<(u64, u64)> {
     let frag = FragmentedTombstones::new(ucmp.clone(), tombstones);
@@ -604,6 +609,7 @@ pub fn flush_entries(
         dropped: 0,
         drops: DropReasons::default(),
         may_drop_deletions: true,
+        enforce_single_del_contracts,
     };
     let ts_sz = ucmp.timestamp_size();
     let ts_low = full_history_ts_low.filter(|l| ts_sz > 0 && l.len() == ts_sz);
@@ -657,9 +663,38 @@ struct KeyCompactor<'a, 'b> {
     /// of a key with timestamps at or above `full_history_ts_low`: older versions (other
     /// user keys to this job) could show through.
     may_drop_deletions: bool,
+    /// RocksDB's `enforce_single_del_contracts`.
+    enforce_single_del_contracts: bool,
 }
 
+/// RocksDB 11.8.1's words when a SingleDelete meets a Delete of its key
+/// (`CompactionIterator::NextFromInput`; 0 is `kTypeDeletion`).
+pub const SINGLE_DEL_CONTRACT_MESSAGE: &str = "Found SD and type: 0 on the same key, violating the contract \
+     of SingleDelete. Check your application to make sure the application does not mix \
+     SingleDelete and Delete for the same key. If you are using \
+     write-prepared/write-unprepared transactions, and use SingleDelete to delete certain keys, \
+     then make sure TransactionDBOptions::rollback_deletion_type_callback is configured \
+     properly. Mixing SD and DEL can lead to undefined behaviors";
+
 impl KeyCompactor<'_, '_> {
+    /// RocksDB's check of a SingleDelete (`CompactionIterator`, before it looks whether a
+    /// newer entry hides it): when the next older entry of the key is a Delete in the same
+    /// snapshot stripe, the contract of SingleDelete is broken. With
+    /// `enforce_single_del_contracts` that is Corruption and the flush or compaction fails;
+    /// without, RocksDB drops the SingleDelete (counted obsolete) and goes on with the Delete,
+    /// which is what `Ok(true)` asks of the caller.
+    fn single_del_meets_delete(&self, entries: &[(Vec<u8>, Vec<u8>)], i: usize, stripe: u64) -> Result<bool> {
+        let Some((next, _)) = entries.get(i + 1) else { return Ok(false) };
+        let n = parse_internal_key(next)?;
+        if n.value_type != ValueType::Deletion || self.stripe_of(n.sequence) != stripe {
+            return Ok(false);
+        }
+        if self.enforce_single_del_contracts {
+            return Err(crate::error::Error::corruption(SINGLE_DEL_CONTRACT_MESSAGE));
+        }
+        Ok(true)
+    }
+
     /// The oldest snapshot that sees `seq` (MAX when none does).
     fn stripe_of(&self, seq: u64) -> u64 {
         let i = self.snapshots.partition_point(|&s| s < seq);
@@ -721,6 +756,14 @@ impl KeyCompactor<'_, '_> {
             let (k, v) = &entries[i];
             let p = parse_internal_key(k)?;
             let stripe = self.stripe_of(p.sequence);
+            if p.value_type == ValueType::SingleDeletion
+                && self.single_del_meets_delete(entries, i, stripe)?
+            {
+                self.drops.obsolete += 1;
+                self.dropped += 1;
+                i += 1;
+                continue;
+            }
             let newer = last_stripe == Some(stripe);
             if newer || self.covered(p.user_key, p.sequence, stripe) {
                 if newer {
@@ -1037,6 +1080,17 @@ mod tests {
         snapshots: &[u64],
         op: Option<&dyn MergeOperatorCore>,
     ) -> Result<Kept> {
+        flushed_with(m, tombstones, snapshots, op, true)
+    }
+
+    /// `flushed` with `enforce_single_del_contracts` given.
+    fn flushed_with(
+        m: &std::sync::Arc<MemTable>,
+        tombstones: Vec<RangeTombstone>,
+        snapshots: &[u64],
+        op: Option<&dyn MergeOperatorCore>,
+        enforce_single_del: bool,
+    ) -> Result<Kept> {
         let icmp = bytewise_internal_comparator();
         let mut out = Vec::new();
         let mut iter = m.iter();
@@ -1048,6 +1102,7 @@ mod tests {
             None,
             op,
             None,
+            enforce_single_del,
             &mut |k, v| {
                 let t = crate::key::trailer(k);
                 out.push((user_key(k).to_vec(), t >> 8, (t & 0xff) as u8, v.to_vec()));
@@ -1186,6 +1241,7 @@ mod tests {
             dropped: 0,
             drops: DropReasons::default(),
             may_drop_deletions: whole_history,
+            enforce_single_del_contracts: true,
         };
         kc.compact_key(entries).unwrap();
         kc.emitted
@@ -1195,6 +1251,50 @@ mod tests {
                 (user_key(&k).to_vec(), t >> 8, (t & 0xff) as u8, v)
             })
             .collect()
+    }
+
+    #[test]
+    fn a_single_delete_meeting_a_delete_of_its_stripe_breaks_the_contract() {
+        let m = std::sync::Arc::new(MemTable::new(bytewise_internal_comparator(), 1));
+        m.add(1, ValueType::Value, b"a", b"1");
+        m.add(2, ValueType::Deletion, b"k", b"");
+        m.add(3, ValueType::SingleDeletion, b"k", b"");
+        m.add(4, ValueType::Value, b"z", b"1");
+        // Enforced (RocksDB 11's default): Corruption in RocksDB's words.
+        let e = flushed_with(&m, Vec::new(), &[], None, true).unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::Corruption);
+        assert!(e.to_string().contains("Found SD and type: 0 on the same key"), "{e}");
+        assert!(e.to_string().contains("Mixing SD and DEL can lead to undefined behaviors"), "{e}");
+        // Not enforced: the SingleDelete goes and the Delete stays, as RocksDB's.
+        let del = ValueType::Deletion as u8;
+        let kept: Vec<(Vec<u8>, u64, u8)> = flushed_with(&m, Vec::new(), &[], None, false)
+            .unwrap()
+            .into_iter()
+            .map(|(k, s, t, _)| (k, s, t))
+            .collect();
+        assert_eq!(kept, vec![(b"a".to_vec(), 1, V), (b"k".to_vec(), 2, del), (b"z".to_vec(), 4, V)]);
+        // A snapshot between them puts them in different stripes: no contract is broken and
+        // both stay.
+        let sd = ValueType::SingleDeletion as u8;
+        let kept: Vec<(Vec<u8>, u64, u8)> = flushed_with(&m, Vec::new(), &[2], None, true)
+            .unwrap()
+            .into_iter()
+            .map(|(k, s, t, _)| (k, s, t))
+            .collect();
+        assert_eq!(
+            kept,
+            vec![
+                (b"a".to_vec(), 1, V),
+                (b"k".to_vec(), 3, sd),
+                (b"k".to_vec(), 2, del),
+                (b"z".to_vec(), 4, V)
+            ]
+        );
+        // A SingleDelete over a Put is its contract kept.
+        let m = std::sync::Arc::new(MemTable::new(bytewise_internal_comparator(), 1));
+        m.add(1, ValueType::Value, b"k", b"1");
+        m.add(2, ValueType::SingleDeletion, b"k", b"");
+        assert!(flushed_with(&m, Vec::new(), &[], None, true).is_ok());
     }
 
     #[test]

@@ -112,6 +112,14 @@ pub struct DbConfig {
     pub manual_wal_flush: bool,
     /// `track_and_verify_wals_in_manifest`.
     pub track_and_verify_wals_in_manifest: bool,
+    /// `enforce_single_del_contracts`: a SingleDelete met by a Delete in a flush or
+    /// compaction is Corruption (false: the SingleDelete is dropped).
+    pub enforce_single_del_contracts: bool,
+    /// `best_efforts_recovery`: an open recovers each family at its latest point in time
+    /// whose files are all present, replaying no WAL.
+    pub best_efforts_recovery: bool,
+    /// `prefix_seek_opt_in_only`: iterators are made as with `total_order_seek`.
+    pub prefix_seek_opt_in_only: bool,
     /// `max_manifest_file_size`.
     pub max_manifest_file_size: u64,
     /// `write_dbid_to_manifest`.
@@ -236,6 +244,9 @@ impl Default for DbConfig {
             max_total_wal_size: 0,
             manual_wal_flush: false,
             track_and_verify_wals_in_manifest: false,
+            enforce_single_del_contracts: true,
+            best_efforts_recovery: false,
+            prefix_seek_opt_in_only: false,
             max_manifest_file_size: 1024 * 1024 * 1024,
             write_dbid_to_manifest: true,
             write_identity_file: true,

@@ -21,6 +21,7 @@ use crate::memtable::MemTable;
 use crate::options::Options;
 use crate::version::edit::VersionEdit;
 use crate::version::Version;
+use shale_engine::config::CfConfig;
 
 pub const DEFAULT_COLUMN_FAMILY_NAME: &str = "default";
 
@@ -59,8 +60,9 @@ impl ColumnFamily {
 pub(crate) struct CfHandle {
     pub id: u32,
     pub name: String,
-    /// The family's options; `set_options` replaces them (`dyn_options.rs`).
-    pub opts: super::dyn_options::DynOptions,
+    /// The family's configuration and the layer above's record of its options; the
+    /// facade's `set_options` replaces both (`cf_settings.rs`, `dyn_options.rs`).
+    pub settings: super::cf_settings::CfSettings,
     pub icmp: InternalKeyComparator,
     pub block_cache: Option<Arc<BlockCache>>,
     /// Replaced (under the DB mutex) on every memtable switch, flush and compaction.
@@ -91,27 +93,29 @@ pub(crate) struct CfHandle {
 }
 
 impl CfHandle {
+    /// A family's handle with configuration `config` (and `record`, the layer above's
+    /// record of the options it came from, `cf_settings.rs`); its tables use
+    /// `default_cache` unless the configuration names a block cache or none.
     pub fn new(
         id: u32,
         name: &str,
-        opts: Options,
+        config: CfConfig,
+        record: super::cf_settings::LayerRecord,
         default_cache: &Arc<BlockCache>,
         sv: SuperVersion,
     ) -> CfHandle {
-        let block_cache = if opts.table.no_block_cache {
+        let block_cache = if config.no_block_cache {
             None
         } else {
-            Some(
-                opts.table.block_cache.as_ref().map(|c| c.0.clone()).unwrap_or_else(|| default_cache.clone()),
-            )
+            Some(config.block_cache.clone().unwrap_or_else(|| default_cache.clone()))
         };
         let _cache_stats_entry = block_cache.as_ref().and_then(|c| c.stats_collector_entry());
         CfHandle {
             _cache_stats_entry,
             id,
             name: name.to_string(),
-            icmp: InternalKeyComparator::new(opts.comparator.clone()),
-            opts: super::dyn_options::DynOptions::new(opts),
+            icmp: config.table.icmp.clone(),
+            settings: super::cf_settings::CfSettings::new(config, record),
             block_cache,
             super_version_number: AtomicU64::new(sv.number),
             iterator_refreshes: AtomicU64::new(0),
@@ -211,8 +215,8 @@ impl CfHandle {
     }
 
     /// The family's configuration in force (rebuilt at every `set_options`).
-    pub fn config(&self) -> &shale_engine::config::CfConfig {
-        self.opts.engine()
+    pub fn config(&self) -> &CfConfig {
+        self.settings.config()
     }
 
     pub fn is_dropped(&self) -> bool {
@@ -481,8 +485,9 @@ pub(crate) fn create_cfs(inner: &Arc<DbInner>, new: &[(String, Options)]) -> Res
                     // not go together.
                     opts.level_compaction_dynamic_level_bytes = false;
                 }
+                let (config, record) = super::dyn_options::settings_of(opts);
                 let handle = Arc::new(
-                    CfHandle::new(id, name, opts.clone(), &inner.table_cache.default_block_cache, sv)
+                    CfHandle::new(id, name, config, record, &inner.table_cache.default_block_cache, sv)
                         .with_table_dirs(dirs),
                 );
                 let cf = CfState::new(handle.clone(), mem, version, wal_number);
@@ -496,15 +501,10 @@ pub(crate) fn create_cfs(inner: &Arc<DbInner>, new: &[(String, Options)]) -> Res
         })?;
         Ok(created)
     })?;
-    super::options_writer::write_options_file(inner)?;
+    inner.hooks.write_options_file(inner)?;
     for h in &handles {
         inner.info_log.log(format_args!("Created column family [{}] (ID {})", h.name, h.id));
-        super::dyn_options::log_cf_options(
-            &inner.info_log,
-            &h.name,
-            h.opts.options(),
-            h.block_cache.as_ref(),
-        );
+        inner.hooks.log_cf_options(inner, h)?;
     }
     Ok(handles)
 }
@@ -570,7 +570,7 @@ pub(crate) fn drop_cf(inner: &Arc<DbInner>, handle: &Arc<CfHandle>) -> Result<()
         inner.purge_obsolete_files(&mut st);
         Ok(())
     })?;
-    super::options_writer::write_options_file(inner)?;
+    inner.hooks.write_options_file(inner)?;
     inner.info_log.log(format_args!("Dropped column family [{}] (ID {})", handle.name, handle.id));
     Ok(())
 }

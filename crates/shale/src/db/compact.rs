@@ -228,6 +228,7 @@ impl DbInner {
                         remove_value: ttl_filter.as_ref().map(|f| f as &job::ValueFilter),
                         compaction_filter: if has_filter { Some(&mut filter_fn) } else { None },
                         merge_operator: cf.config().callbacks.merge(),
+                        enforce_single_del_contracts: this.config.enforce_single_del_contracts,
                         full_history_ts_low: Some(cf.full_history_ts_low()).filter(|l| !l.is_empty()),
                         blob_fetcher: Some(crate::blob::BlobFetcher {
                             cache: this.blob_cache.clone(),

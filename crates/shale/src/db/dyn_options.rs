@@ -1,11 +1,10 @@
 //! Dynamic column-family options: rust-rocksdb's `set_options` / `set_options_cf`, RocksDB's
 //! `DB::SetOptions`.
 //!
-//! A family's options live in `CfHandle::opts`, a `DynOptions`: it reads as `&Options`
-//! (every reader of `handle.opts.x` sees the values in force) and `set` publishes a new
-//! `Options` at once. Each published `Options` is kept until the family's handle goes, so a
-//! reference handed out earlier stays valid; `set_options` is rare, and each call keeps one
-//! `Options` value (a few hundred bytes).
+//! A family's settings live in `CfHandle::settings` (`cf_settings.rs`): the engine's
+//! `CfConfig`, which the database reads, and beside it the `Options` it was built from
+//! ([`cf_options`]), which only the facade reads. `set_options` applies the changes to a copy
+//! of the `Options`, builds the configuration from it, and publishes the pair at once.
 //!
 //! What changes take effect (the rest of RocksDB's mutable options answer NotSupported
 //! naming the option; names that are not options, or options that cannot change, answer
@@ -50,84 +49,50 @@
 //! - `blob_file_starting_level`: the next flush or compaction writes blob files only if its
 //!   output level is at least this (`flush.rs::blob_write_options`).
 //! - `check_flush_compaction_key_order`: deprecated in RocksDB 11.8.1; accepted, no effect.
+//! - `memtable_protection_bytes_per_key`, `paranoid_memory_checks`,
+//!   `memtable_prefix_bloom_size_ratio`, `memtable_whole_key_filtering`: memtables made from
+//!   then on take them (the family's config is read at each switch).
+//! - `compression_opts={level=..;...}`: the fields named change, the others keep their
+//!   values; tables written from then on compress with them.
 //! - `block_based_table_factory={block_size=..;...}`: the table options named change (see
 //!   [`TABLE_MUTABLE`]); flushes and compactions from then on write tables with them.
 //!
 //! The OPTIONS file is then rewritten, as RocksDB does after each SetOptions.
 
-use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::Arc;
 
 use super::cf::CfHandle;
+use super::cf_settings::LayerRecord;
 use super::DbInner;
 use crate::error::{Error, Result};
 use crate::options::Options;
 use crate::options_table::bad_value;
 use shale_engine::config::CfConfig;
 
-/// A family's options and the engine's configuration built from them, published together.
-struct Published {
-    opts: Options,
-    engine: CfConfig,
+/// A family's settings made from rust-rocksdb's `Options`: the engine's configuration, and
+/// the `Options` themselves as the record the facade keeps beside it (`cf_settings.rs`).
+pub(crate) fn settings_of(opts: Options) -> (CfConfig, LayerRecord) {
+    (opts.engine_cf_config(), Arc::new(opts))
 }
 
-/// A family's options, replaceable while readers hold `&Options` (see the module comment).
-pub(crate) struct DynOptions {
-    current: AtomicPtr<Published>,
-    /// Every value ever published, so that `current`'s pointee outlives any reference.
-    /// A parking_lot lock (a Vec pushed to; nothing under it can panic, `halt.rs`).
-    kept: parking_lot::Mutex<Vec<Arc<Published>>>,
-}
-
-impl DynOptions {
-    pub fn new(opts: Options) -> DynOptions {
-        let first = Arc::new(Published { engine: opts.engine_cf_config(), opts });
-        let ptr = Arc::as_ptr(&first) as *mut Published;
-        DynOptions { current: AtomicPtr::new(ptr), kept: parking_lot::Mutex::new(vec![first]) }
-    }
-
-    /// Publishes `opts` (and the engine's configuration of them); readers see it from their
-    /// next read on.
-    pub fn set(&self, opts: Options) {
-        let next = Arc::new(Published { engine: opts.engine_cf_config(), opts });
-        let ptr = Arc::as_ptr(&next) as *mut Published;
-        self.kept.lock().push(next);
-        self.current.store(ptr, Ordering::Release);
-    }
-
-    fn current(&self) -> &Published {
-        let ptr = self.current.load(Ordering::Acquire);
-        // SAFETY: `ptr` always points into an `Arc<Published>` held by `self.kept`, which
-        // only grows and is dropped with `self`; the returned reference borrows `self`, so it
-        // cannot outlive that Arc. The value behind it is never mutated (a change publishes
-        // a new value).
-        unsafe { &*ptr }
-    }
-
-    /// The engine's configuration of the options in force (what the pickers read).
-    pub fn engine(&self) -> &CfConfig {
-        &self.current().engine
-    }
-}
-
-impl DynOptions {
-    /// The user's options in force, for the facade's own work (the OPTIONS file, the info
-    /// LOG's dump, `set_options`' copy, the option checks at `create_column_family`): the
-    /// database reads `engine()`.
-    pub fn options(&self) -> &Options {
-        &self.current().opts
-    }
+/// The user's options in force of family `h`, for the facade's own work (the OPTIONS file,
+/// the info LOG's dump, `set_options`' copy): the database reads `h.config()`.
+pub(crate) fn cf_options(h: &CfHandle) -> Result<&Options> {
+    h.settings.record().downcast_ref::<Options>().ok_or_else(|| {
+        Error::invalid_argument(format!(
+            "column family {}: its settings hold no rust-rocksdb Options (made by another layer)",
+            h.name
+        ))
+    })
 }
 
 /// RocksDB's mutable column-family options Shale cannot change yet, besides the option
 /// table's rows marked so (`options_table.rs`).
 const MUTABLE_NOT_BUILT: &[&str] = &[
-    "memtable_protection_bytes_per_key",
     "block_protection_bytes_per_key",
     "preserve_internal_time_seconds",
     "preclude_last_level_data_seconds",
     "bottommost_file_compaction_delay",
-    "paranoid_memory_checks",
     // RocksDB 11.8.1's alias of the next, with its spelling.
     "memtable_veirfy_per_key_checksum_on_seek",
     "memtable_verify_per_key_checksum_on_seek",
@@ -279,7 +244,7 @@ impl DbInner {
     /// RocksDB's SetOptions on one family: all of `pairs` or none of them take effect.
     pub(crate) fn set_cf_options(&self, handle: &Arc<CfHandle>, pairs: &[(&str, &str)]) -> Result<()> {
         self.check_writable()?;
-        let mut new = handle.opts.options().clone();
+        let mut new = cf_options(handle)?.clone();
         for (k, v) in pairs {
             apply_mutable(&mut new, k, v)?;
         }
@@ -289,7 +254,8 @@ impl DbInner {
         }
         {
             let mut st = self.lock_state();
-            handle.opts.set(new);
+            let (config, record) = settings_of(new);
+            handle.settings.set(config, record);
             if let Some(cf) = st.cfs.get(&handle.id) {
                 // The write leader reads the memtable size limit from here.
                 self.publish_active_memtable(handle.id, Some(cf));
@@ -305,7 +271,7 @@ impl DbInner {
             handle.name,
             listed.join(", ")
         ));
-        super::options_writer::write_options_file(self)
+        self.hooks.write_options_file(self)
     }
 }
 
@@ -416,20 +382,5 @@ mod tests {
         assert_eq!(kind("compaction_options_universal", "{no_such=1;}"), ErrorKind::InvalidArgument);
         assert_eq!(kind("compaction_options_fifo", "{age_for_warm=10;}"), ErrorKind::NotSupported);
         assert_eq!(kind("compaction_options_fifo", "{max_table_files_size=x;}"), ErrorKind::InvalidArgument);
-    }
-
-    #[test]
-    fn readers_keep_their_reference_across_a_change() {
-        let d = DynOptions::new(Options::default());
-        let before: &Options = d.options();
-        let before_config = d.engine();
-        let size = before.write_buffer_size;
-        let mut o = d.options().clone();
-        o.write_buffer_size = 12345;
-        d.set(o);
-        assert_eq!(before.write_buffer_size, size);
-        assert_eq!(before_config.write_buffer_size, size);
-        assert_eq!(d.options().write_buffer_size, 12345);
-        assert_eq!(d.engine().write_buffer_size, 12345, "the engine's configuration rebuilt with them");
     }
 }

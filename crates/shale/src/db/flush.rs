@@ -80,6 +80,7 @@ pub(crate) fn write_level0_table(
     number: u64,
     snapshots: &[u64],
     stats: Option<&crate::statistics::Statistics>,
+    enforce_single_del: bool,
     warm: Option<crate::table::WarmCache>,
 ) -> Result<Option<FileMetaData>> {
     Ok(write_level0_table_of(
@@ -91,6 +92,7 @@ pub(crate) fn write_level0_table(
         snapshots,
         None,
         stats,
+        enforce_single_del,
         -1,
         None,
         warm,
@@ -122,6 +124,7 @@ pub(crate) fn write_level0_table_of(
     snapshots: &[u64],
     blobs: Option<BlobNumbers<'_>>,
     stats: Option<&crate::statistics::Statistics>,
+    enforce_single_del: bool,
     level: i32,
     warm_blob_cache: Option<u64>,
     warm: Option<crate::table::WarmCache>,
@@ -142,8 +145,19 @@ pub(crate) fn write_level0_table_of(
         }
         _ => None,
     };
-    let r =
-        write_table_inner(fs, dir, cf, mems, number, snapshots, blob_builder.as_mut(), stats, level, warm);
+    let r = write_table_inner(
+        fs,
+        dir,
+        cf,
+        mems,
+        number,
+        snapshots,
+        blob_builder.as_mut(),
+        stats,
+        enforce_single_del,
+        level,
+        warm,
+    );
     match (r, blob_builder) {
         (Ok(Some(meta)), Some(mut b)) => match b.finish() {
             Ok(()) => Ok(Some((meta, std::mem::take(&mut b.additions)))),
@@ -172,6 +186,7 @@ fn write_table_inner(
     snapshots: &[u64],
     mut blobs: Option<&mut crate::blob::BlobFileBuilder<'_>>,
     stats: Option<&crate::statistics::Statistics>,
+    enforce_single_del: bool,
     level: i32,
     warm: Option<crate::table::WarmCache>,
 ) -> Result<Option<FileMetaData>> {
@@ -277,6 +292,7 @@ fn write_table_inner(
         Some(&ts_low[..]).filter(|l| !l.is_empty()),
         cf.config().callbacks.merge(),
         stats,
+        enforce_single_del,
         &mut emit,
     )?;
     for (start, end) in &tombstones {
@@ -348,6 +364,7 @@ impl DbInner {
                         &snapshots,
                         threshold,
                         self.config.statistics.as_deref(),
+                        self.config.enforce_single_del_contracts,
                     )
                 });
                 match purged {
@@ -433,6 +450,7 @@ impl DbInner {
                     &snapshots,
                     Some(&new_blob_number),
                     self.config.statistics.as_deref(),
+                    self.config.enforce_single_del_contracts,
                     -1,
                     Some(self.blob_cache.session()),
                     self.table_cache.warm_cache(&handle, number, false),
@@ -742,6 +760,7 @@ impl DbInner {
                         number,
                         &snapshots,
                         self.config.statistics.as_deref(),
+                        self.config.enforce_single_del_contracts,
                         self.table_cache.warm_cache(handle, number, false),
                     )? {
                         if handle.config().paranoid_file_checks {

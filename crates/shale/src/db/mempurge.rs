@@ -42,6 +42,7 @@ pub(crate) fn mempurge(
     snapshots: &[u64],
     threshold: f64,
     stats: Option<&crate::statistics::Statistics>,
+    enforce_single_del: bool,
 ) -> Result<Option<Arc<MemTable>>> {
     if mems.is_empty() || threshold <= 0.0 || handle.icmp.timestamp_size() > 0 {
         return Ok(None);
@@ -75,6 +76,7 @@ pub(crate) fn mempurge(
         None,
         handle.config().callbacks.merge(),
         stats,
+        enforce_single_del,
         &mut |ikey, value| {
             let tr = trailer(ikey);
             let t = match (tr & 0xff) as u8 {

@@ -34,8 +34,10 @@
 //! with `state` held). The ranks in [`ranks`] put these in one order, each written on its
 //! field, and debug builds check every acquisition against it (`shale_base::lock_rank`).
 
+mod best_efforts;
 mod buffered_fs;
 mod cf;
+pub(crate) mod cf_settings;
 mod common;
 mod compact;
 mod compat;
@@ -49,6 +51,7 @@ pub(crate) mod info_log;
 mod ingest;
 pub(crate) mod internal_stats;
 mod iterator;
+pub(crate) mod layer_hooks;
 pub(crate) mod live_files;
 mod local_sv;
 mod mempurge;
@@ -178,10 +181,9 @@ pub(crate) mod ranks {
 pub(crate) struct DbInner {
     pub path: PathBuf,
     pub fs: FileSystemRef,
-    /// The user's options as given at open. Being replaced by `config`: what the database
-    /// reads of the DB-wide options goes through `config` (the engine's terms); `opts`
-    /// stays while the remaining readers move (docs/architecture.md, "Crates").
-    pub opts: Options,
+    /// The layer above's work at family changes: the OPTIONS file, the LOG's dump of a
+    /// family's options (`layer_hooks.rs`). It holds the user's DB-wide options.
+    pub hooks: Box<dyn layer_hooks::LayerHooks>,
     /// The DB-wide options resolved for the engine (`Options::engine_db_config`, built once
     /// in `open::new_inner`).
     pub config: shale_engine::config::DbConfig,

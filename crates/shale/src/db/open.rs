@@ -51,6 +51,7 @@ pub(crate) fn open<T: ThreadMode>(
             "write_dbid_to_manifest and write_identity_file cannot both be false",
         ));
     }
+    opts.dbopt.validate()?;
     // The hidden stats family has RocksDB's `OptimizeForPersistentStats` options whatever the
     // caller names it with (`stats_history.rs`).
     for d in &mut descs {
@@ -121,7 +122,13 @@ pub(crate) fn open<T: ThreadMode>(
         fs.create_dir_all(&filename::wal_archive_dir(&config.wal_dir))?;
     }
     let current = manifest::current_file_path(path);
-    let exists = fs.file_exists(&current);
+    // `best_efforts_recovery` reads no CURRENT: the newest MANIFEST that replays (`best_efforts.rs`).
+    let best_efforts = if config.best_efforts_recovery {
+        super::best_efforts::recover(&*fs, path, &config, opts, &descs)?
+    } else {
+        None
+    };
+    let exists = if config.best_efforts_recovery { best_efforts.is_some() } else { fs.file_exists(&current) };
     if !exists {
         if !config.create_if_missing {
             return Err(Error::invalid_argument(format!(
@@ -133,7 +140,11 @@ pub(crate) fn open<T: ThreadMode>(
     } else if config.error_if_exists {
         return Err(Error::invalid_argument(format!("{}: exists (error_if_exists is true)", path.display())));
     }
-    check_direct_io(&*fs, &current, &config)?;
+    let probe = match &best_efforts {
+        Some(r) => path.join(manifest::descriptor_file_name(r.manifest_number)),
+        None => current.clone(),
+    };
+    check_direct_io(&*fs, &probe, &config)?;
     let info_log = match &opts.info_logger {
         Some(u) => InfoLog::for_user(u.clone()),
         None => InfoLog::open(&fs, path, &config.db_log_dir, &super::info_log::LogFiles::of(&config))?
@@ -144,7 +155,10 @@ pub(crate) fn open<T: ThreadMode>(
     info_log.header(format_args!("Fast CRC32 supported: {}", fast_crc32_supported()));
     super::info_log::log_db_options(&info_log, opts);
 
-    let recovered = manifest::recover_with_readahead(&*fs, path, config.log_readahead_size)?;
+    let recovered = match best_efforts {
+        Some(r) => r,
+        None => manifest::recover_with_readahead(&*fs, path, config.log_readahead_size)?,
+    };
     // Which families the caller opens, with which options.
     // As rust-rocksdb: with no descriptors the default family gets the DB's options; a
     // list that names other families but not "default" opens it with `Options::default()`.
@@ -221,9 +235,14 @@ pub(crate) fn open<T: ThreadMode>(
 
     let mut next_file_number = recovered.next_file_number.max(recovered.manifest_number + 1);
     let mut last_sequence = recovered.last_sequence;
-    // Replay the WALs.
-    let wals = wal_numbers(&*fs, &wal_dir)?;
-    if config.track_and_verify_wals_in_manifest {
+    // Replay the WALs (none with `best_efforts_recovery`, whose new files are numbered above
+    // every file of the directories).
+    let wals = if config.best_efforts_recovery { Vec::new() } else { wal_numbers(&*fs, &wal_dir)? };
+    if config.best_efforts_recovery {
+        let used = super::best_efforts::max_file_number(&*fs, &[path, &wal_dir]);
+        next_file_number = next_file_number.max(used + 1);
+    }
+    if config.track_and_verify_wals_in_manifest && !config.best_efforts_recovery {
         super::wal_tracking::check_wals(&*fs, &wal_dir, &recovered.wals, &wals)?;
     }
     let mut new_files: Vec<RecoveredTable> = Vec::new();
@@ -271,6 +290,7 @@ pub(crate) fn open<T: ThreadMode>(
                     &cf.mem,
                     recovery_ctx.next_file_number,
                     config.statistics.as_deref(),
+                    config.enforce_single_del_contracts,
                 )? {
                     if let Some(job) = recovery_job {
                         super::info_log::log_table_created(&info_log, &table_cache, job, &cf.handle, &t.0);
@@ -429,14 +449,9 @@ pub(crate) fn open<T: ThreadMode>(
     // The families' options go to the LOG without the DB mutex.
     let handles: Vec<_> = inner.lock_state().cfs.values().map(|cf| cf.handle.clone()).collect();
     for h in &handles {
-        super::dyn_options::log_cf_options(
-            &inner.info_log,
-            &h.name,
-            h.opts.options(),
-            h.block_cache.as_ref(),
-        );
+        inner.hooks.log_cf_options(&inner, h)?;
     }
-    super::options_writer::write_options_file(&inner)?;
+    inner.hooks.write_options_file(&inner)?;
     inner.info_log.log(format_args!(
         "Recovered to sequence {last_sequence}; WAL {wal_number}, MANIFEST-{manifest_number:06}"
     ));
@@ -530,8 +545,10 @@ pub(super) fn recovered_cf_states(
             // together.
             cf_opts.level_compaction_dynamic_level_bytes = false;
         }
+        let (cf_config, record) = super::dyn_options::settings_of(cf_opts);
         let handle = Arc::new(
-            CfHandle::new(*id, &rc.name, cf_opts, &table_cache.default_block_cache, sv).with_table_dirs(dirs),
+            CfHandle::new(*id, &rc.name, cf_config, record, &table_cache.default_block_cache, sv)
+                .with_table_dirs(dirs),
         );
         if !rc.full_history_ts_low.is_empty() {
             *handle.full_history_ts_low.lock() = rc.full_history_ts_low.clone();
@@ -625,7 +642,7 @@ pub(super) fn new_inner(
     Arc::new(DbInner {
         path: path.to_path_buf(),
         fs,
-        opts: opts.clone(),
+        hooks: Box::new(super::options_writer::RocksOptionsHooks::new(opts.clone())),
         config,
         compaction_service: Ranked::new(ranks::COMPACTION_SERVICE, PlMutex::new(None)),
         state: Ranked::new(
@@ -801,6 +818,7 @@ fn recovery_table(
     mem: &Arc<MemTable>,
     next_file_number: &mut u64,
     stats: Option<&crate::statistics::Statistics>,
+    enforce_single_del: bool,
 ) -> Result<Option<(FileMetaData, Vec<crate::version::edit::BlobFileAddition>)>> {
     let number = *next_file_number;
     let next = std::cell::Cell::new(number + 1);
@@ -818,6 +836,7 @@ fn recovery_table(
         &[],
         Some(&blob_number),
         stats,
+        enforce_single_del,
         0,
         None,
         // RocksDB warms no cache with a recovery's tables (reason kRecovery).
@@ -1010,6 +1029,7 @@ fn replay_wal(
                     &cf.mem,
                     ctx.next_file_number,
                     config.statistics.as_deref(),
+                    config.enforce_single_del_contracts,
                 )? {
                     ctx.new_files.push((*id, t.0, t.1));
                 }

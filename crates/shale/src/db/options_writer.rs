@@ -148,13 +148,40 @@ pub(crate) fn options_file_of(db: &crate::Options, cfs: &[(&str, &crate::Options
     }
 }
 
-/// Writes an OPTIONS file describing the open families (as RocksDB does after each change).
-pub(crate) fn write_options_file(inner: &DbInner) -> Result<()> {
+/// The rust-rocksdb facade's hooks (`layer_hooks.rs`): they hold the DB-wide `Options` the
+/// database was opened with and read each family's from its settings' record.
+pub(crate) struct RocksOptionsHooks {
+    db: crate::Options,
+}
+
+impl RocksOptionsHooks {
+    pub(crate) fn new(db: crate::Options) -> RocksOptionsHooks {
+        RocksOptionsHooks { db }
+    }
+}
+
+impl super::layer_hooks::LayerHooks for RocksOptionsHooks {
+    fn write_options_file(&self, inner: &DbInner) -> Result<()> {
+        write_options_file(inner, &self.db)
+    }
+
+    fn log_cf_options(&self, inner: &DbInner, h: &CfHandle) -> Result<()> {
+        let o = super::dyn_options::cf_options(h)?;
+        super::dyn_options::log_cf_options(&inner.info_log, &h.name, o, h.block_cache.as_ref());
+        Ok(())
+    }
+}
+
+/// Writes an OPTIONS file describing the open families (as RocksDB does after each change),
+/// with `db` the DB-wide options.
+fn write_options_file(inner: &DbInner, db: &crate::Options) -> Result<()> {
     let number = inner.versions.new_file_number();
     let cfs: Vec<Arc<CfHandle>> = inner.lock_state().cfs.values().map(|c| c.handle.clone()).collect();
-    let named: Vec<(&str, &crate::Options)> =
-        cfs.iter().map(|h| (h.name.as_str(), h.opts.options())).collect();
-    let file = options_file_of(&inner.opts, &named);
+    let named = cfs
+        .iter()
+        .map(|h| Ok((h.name.as_str(), super::dyn_options::cf_options(h)?)))
+        .collect::<Result<Vec<(&str, &crate::Options)>>>()?;
+    let file = options_file_of(db, &named);
     report_unknown_options(inner);
     options_file::write_options_file(&*inner.fs, &inner.path, number, &file)?;
     // Keep only the newest two OPTIONS files, as RocksDB does.

@@ -346,7 +346,8 @@ impl DbInner {
                 max_cov = max_cov.max(mem.max_covering_tombstone_seq(key, seq));
             }
             let mut done: Option<Result<Option<Vec<u8>>>> = None;
-            mem.for_each_version(key, seq, |s, t, v| {
+            // Corruption when a memtable entry's checks fail (RocksDB's SaveValue).
+            mem.try_for_each_version(key, seq, |s, t, v| {
                 // With timestamps an older version may have a newer sequence than the
                 // snapshot (written later with an older timestamp): not visible, go on.
                 if with_ts && s > seq {
@@ -363,7 +364,7 @@ impl DbInner {
                         false
                     }
                 }
-            });
+            })?;
             if let Some(r) = done {
                 record_tick(stats, Ticker::MemtableHit, 1);
                 return r;
@@ -523,13 +524,8 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
             self.check_timestamps(&batch)?;
         }
         if batch.has_merge() {
-            if self.inner.config.ttl_db.is_some() {
-                // RocksDB's DBWithTTL wraps the merge operator to carry the write times;
-                // Shale's TTL database does not yet.
-                return Err(Error::not_supported(
-                    "merge in a TTL database is not supported by Shale yet (issue 15)",
-                ));
-            }
+            // In a TTL database each family's operator is RocksDB's TtlMergeOperator
+            // around the user's (`Options::merge_core_arc`).
             self.check_merge_operators(&batch)?;
         }
         self.inner.write(opts, batch)

@@ -155,6 +155,7 @@ impl<T: ThreadMode, I: DBInner> DBCommon<T, I> {
             remove_value: None,
             compaction_filter: None,
             merge_operator: cf.config().callbacks.merge(),
+            enforce_single_del_contracts: inner.config.enforce_single_del_contracts,
             full_history_ts_low: Some(cf.full_history_ts_low()).filter(|l| !l.is_empty()),
             blob_fetcher: None,
             blob_write: None,

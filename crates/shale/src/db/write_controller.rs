@@ -240,7 +240,14 @@ mod tests {
         let v = Arc::new(Version::new(icmp.clone(), 7, files));
         let mem = Arc::new(MemTable::new(icmp, 0));
         let sv = SuperVersion::new(1, mem.clone(), Vec::new(), v.clone());
-        let h = Arc::new(CfHandle::new(1, "t", opts.clone(), &Arc::new(BlockCache::new(1 << 20)), sv));
+        let h = Arc::new(CfHandle::new(
+            1,
+            "t",
+            opts.engine_cf_config(),
+            Arc::new(()),
+            &Arc::new(BlockCache::new(1 << 20)),
+            sv,
+        ));
         let mut c = CfState::new(h, mem.clone(), v, 0);
         c.imm = (0..imm).map(|_| (mem.clone(), 0)).collect();
         c
