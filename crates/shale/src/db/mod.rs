@@ -54,6 +54,7 @@ pub(crate) mod internal_stats;
 mod iterator;
 pub(crate) mod layer_hooks;
 pub(crate) mod live_files;
+mod local_sv;
 mod mempurge;
 mod obsolete;
 mod open;

@@ -288,12 +288,12 @@ impl DbInner {
         }
         let ts = check_read_timestamp(cf, ro)?;
         let snapshot_timer = PerfTimer::new(Field::GetSnapshotTime);
-        let owned;
+        let local;
         let sv: &SuperVersion = match pinned {
             Some(sv) => sv,
             None => {
-                owned = cf.super_version();
-                &owned
+                local = cf.local_super_version();
+                &local
             }
         };
         let seq = ro.snapshot.unwrap_or_else(|| self.last_sequence());
