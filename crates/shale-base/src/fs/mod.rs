@@ -285,6 +285,50 @@ pub fn read_file(fs: &dyn FileSystem, path: &Path) -> Result<Vec<u8>> {
     }
 }
 
+/// Copies `src` to `dst` (created or truncated), the first `size` bytes when given (the
+/// source must have them), and syncs it; returns the bytes copied.
+pub fn copy_file(fs: &dyn FileSystem, src: &Path, dst: &Path, size: Option<u64>) -> Result<u64> {
+    copy_file_with(fs, src, dst, size, true, |_| {})
+}
+
+/// `copy_file` with a choice of sync and a look at every chunk copied (backups checksum it).
+pub fn copy_file_with(
+    fs: &dyn FileSystem,
+    src: &Path,
+    dst: &Path,
+    size: Option<u64>,
+    sync: bool,
+    mut each: impl FnMut(&[u8]),
+) -> Result<u64> {
+    let from = fs.new_random_access_file(src)?;
+    let total = match size {
+        Some(n) => n,
+        None => from.size()?,
+    };
+    let mut to = fs.new_writable_file(dst)?;
+    let mut buf = vec![0u8; 1 << 20];
+    let mut off = 0u64;
+    while off < total {
+        let want = ((total - off) as usize).min(buf.len());
+        let n = from.read_at(off, &mut buf[..want])?;
+        if n == 0 {
+            return Err(crate::error::Error::corruption(format!(
+                "{}: file ends at {off} bytes, {total} expected",
+                src.display()
+            )));
+        }
+        each(&buf[..n]);
+        to.append(&buf[..n])?;
+        off += n as u64;
+    }
+    if sync {
+        to.sync()?;
+    } else {
+        to.flush()?;
+    }
+    Ok(total)
+}
+
 /// Writes `data` to a new file at `path` and syncs it.
 pub fn write_file_synced(fs: &dyn FileSystem, path: &Path, data: &[u8]) -> Result<()> {
     let mut f = fs.new_writable_file(path)?;

@@ -36,6 +36,24 @@ pub enum LogLevel {
     Header,
 }
 
+/// A user's logger: RocksDB's C-API callback logger, which gets each line's level and its
+/// text (no stamp, no level prefix), or its stderr logger, which prints the prefix given,
+/// the level prefix and the text. Lines below `level` are not given to it. The database's
+/// info log writes to it instead of a LOG file.
+pub struct UserLogger {
+    pub level: LogLevel,
+    pub sink: UserSink,
+}
+
+/// A callback logger's function: each line's level and text.
+pub type LogCallback = Box<dyn Fn(LogLevel, &str) + Send + Sync>;
+
+/// Where a user's logger puts lines.
+pub enum UserSink {
+    Stderr(Option<String>),
+    Callback(LogCallback),
+}
+
 /// The identities a database open records in every table it writes (RocksDB's
 /// "rocksdb.creating.db.identity", "rocksdb.creating.session.identity",
 /// "rocksdb.creating.host.identity").
