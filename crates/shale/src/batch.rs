@@ -97,9 +97,6 @@ pub struct WriteBatchWithTransaction<const TRANSACTION: bool> {
     rep: Vec<u8>,
     /// Whether a Merge record is present; None when unknown (a batch from `from_data`).
     has_merge: Option<bool>,
-    /// A record Shale cannot write yet was added (e.g. a timestamped put): writing the
-    /// batch fails with NotSupported naming it.
-    pub(crate) unsupported: Option<&'static str>,
     /// RocksDB's WAL termination point: the WAL gets only the bytes before it (with the
     /// count then), the memtables the whole batch (a two-phase commit).
     pub(crate) wal_end: Option<(usize, u32)>,
@@ -161,7 +158,6 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
         WriteBatchWithTransaction {
             rep: vec![0u8; HEADER_SIZE],
             has_merge: Some(false),
-            unsupported: None,
             wal_end: None,
             ts_writes: Vec::new(),
         }
@@ -171,13 +167,7 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
     pub fn with_capacity_bytes(capacity_bytes: usize) -> Self {
         let mut rep = Vec::with_capacity(capacity_bytes.max(HEADER_SIZE));
         rep.resize(HEADER_SIZE, 0);
-        WriteBatchWithTransaction {
-            rep,
-            has_merge: Some(false),
-            unsupported: None,
-            wal_end: None,
-            ts_writes: Vec::new(),
-        }
+        WriteBatchWithTransaction { rep, has_merge: Some(false), wal_end: None, ts_writes: Vec::new() }
     }
 
     /// A batch over bytes from [`data`](Self::data) or a WAL record. Nothing is checked
@@ -186,7 +176,6 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
         WriteBatchWithTransaction {
             rep: data.to_vec(),
             has_merge: None,
-            unsupported: None,
             wal_end: None,
             ts_writes: Vec::new(),
         }
@@ -463,7 +452,6 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
         WriteBatchWithTransaction {
             rep: self.rep,
             has_merge: self.has_merge,
-            unsupported: self.unsupported,
             wal_end: self.wal_end,
             ts_writes: self.ts_writes,
         }
@@ -513,7 +501,6 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
     /// as they are (RocksDB's DBWithTTL write path, `db/ttl.rs`).
     pub(crate) fn with_value_suffix(&self, suffix: &[u8]) -> Result<Self> {
         let mut out = Self::new();
-        out.unsupported = self.unsupported;
         out.has_merge = self.has_merge;
         out.ts_writes = self.ts_writes.clone();
         let body = self.rep.get(HEADER_SIZE..).unwrap_or(&[]);

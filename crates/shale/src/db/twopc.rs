@@ -260,8 +260,5 @@ pub(crate) fn write_rollback(inner: &DbInner, opts: &WriteOptions, name: &[u8]) 
 /// is not TTL).
 pub(crate) fn write_to(inner: &DbInner, batch: WriteBatch, opts: &WriteOptions) -> Result<()> {
     inner.check_writable()?;
-    if let Some(what) = batch.unsupported {
-        return Err(Error::not_supported(format!("{what} is not supported by Shale yet")));
-    }
     inner.write(opts, batch)
 }
