@@ -586,6 +586,19 @@ pub struct Options {
     /// RocksDB's `memtable_max_range_deletions` (mutable, default 0: no limit): memtables
     /// made afterwards are full once they hold this many range deletions.
     pub(crate) memtable_max_range_deletions: u64,
+    /// helper cfopt (issue 33), RocksDB's mutable `memtable_protection_bytes_per_key`
+    /// (0, 1, 2, 4 or 8; default 0): memtables made from then on keep that many checksum
+    /// bytes per entry, verified by reads and flushes.
+    pub(crate) memtable_protection_bytes_per_key: u32,
+    /// RocksDB's mutable `paranoid_memory_checks` (default false): memtable reads check the
+    /// order of the entries they land on and step over.
+    pub(crate) paranoid_memory_checks: bool,
+    /// RocksDB's mutable `bottommost_file_compaction_delay` (seconds, default 0): how old a
+    /// bottommost file must be before a "BottommostFiles" compaction takes it.
+    pub(crate) bottommost_file_compaction_delay: u32,
+    /// RocksDB's mutable `target_file_size_is_upper_bound` (default false): compaction
+    /// outputs are cut counting their estimated tail (index, filter, meta blocks).
+    pub(crate) target_file_size_is_upper_bound: bool,
     /// RocksDB's `sample_for_compression` (mutable, default 0: off): one data block in this
     /// many is also compressed with LZ4 and ZSTD to estimate their sizes (table properties).
     pub(crate) sample_for_compression: u64,
@@ -913,6 +926,10 @@ impl Default for Options {
             inplace_update_support: false,
             inplace_update_num_locks: 10000,
             memtable_max_range_deletions: 0,
+            memtable_protection_bytes_per_key: 0,
+            paranoid_memory_checks: false,
+            bottommost_file_compaction_delay: 0,
+            target_file_size_is_upper_bound: false,
             sample_for_compression: 0,
             max_bytes_for_level_multiplier_additional: vec![1; 7],
             table: BlockBasedOptions::default(),
@@ -1458,6 +1475,12 @@ impl Options {
         if let Some(name) = self.unsupported.first() {
             return Err(Error::not_supported(format!("option {name} is not supported by Shale")));
         }
+        // RocksDB's ColumnFamilyData::ValidateOptions (at open and at each SetOptions).
+        if ![0, 1, 2, 4, 8].contains(&self.memtable_protection_bytes_per_key) {
+            return Err(Error::not_supported(
+                "Memtable per key-value checksum protection only supports 0, 1, 2, 4 or 8 bytes per key.",
+            ));
+        }
         // RocksDB's BlockBasedTableFactory::ValidateOptions.
         if self.table.format_version_unsupported {
             return Err(Error::invalid_argument(
@@ -1566,6 +1589,14 @@ impl Options {
                 "max_successive_merges > 0 is incompatible with unordered_write",
             ));
         }
+        // RocksDB's CheckCFPathsSupported: several paths work with level and universal
+        // compaction only.
+        let several = cf.cf_paths.len() > 1 || (cf.cf_paths.is_empty() && db.db_paths.len() > 1);
+        if several && cf.compaction_style == crate::DBCompactionStyle::Fifo {
+            return Err(Error::not_supported(
+                "More than one CF paths are only supported in universal and level compaction styles.",
+            ));
+        }
         Ok(())
     }
 
@@ -1627,6 +1658,18 @@ impl WriteOptions {
     /// Fail with Incomplete instead of waiting when writes are stalled.
     pub fn set_no_slowdown(&mut self, v: bool) {
         self.no_slowdown = v;
+    }
+
+    /// The engine's settings of these options (a copy of five flags, made per write).
+    #[inline]
+    pub(crate) fn engine(&self) -> shale_engine::config::WriteSettings {
+        shale_engine::config::WriteSettings {
+            sync: self.sync,
+            disable_wal: self.disable_wal,
+            no_slowdown: self.no_slowdown,
+            ignore_missing_column_families: self.ignore_missing_column_families,
+            low_pri: self.low_pri,
+        }
     }
 }
 

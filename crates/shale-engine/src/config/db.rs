@@ -36,6 +36,24 @@ pub enum LogLevel {
     Header,
 }
 
+/// A user's logger: RocksDB's C-API callback logger, which gets each line's level and its
+/// text (no stamp, no level prefix), or its stderr logger, which prints the prefix given,
+/// the level prefix and the text. Lines below `level` are not given to it. The database's
+/// info log writes to it instead of a LOG file.
+pub struct UserLogger {
+    pub level: LogLevel,
+    pub sink: UserSink,
+}
+
+/// A callback logger's function: each line's level and text.
+pub type LogCallback = Box<dyn Fn(LogLevel, &str) + Send + Sync>;
+
+/// Where a user's logger puts lines.
+pub enum UserSink {
+    Stderr(Option<String>),
+    Callback(LogCallback),
+}
+
 /// The identities a database open records in every table it writes (RocksDB's
 /// "rocksdb.creating.db.identity", "rocksdb.creating.session.identity",
 /// "rocksdb.creating.host.identity").
@@ -115,6 +133,14 @@ pub struct DbConfig {
     /// `enforce_single_del_contracts`: a SingleDelete met by a Delete in a flush or
     /// compaction is Corruption (false: the SingleDelete is dropped).
     pub enforce_single_del_contracts: bool,
+    /// `best_efforts_recovery`: an open recovers each family at its latest point in time
+    /// whose files are all present, replaying no WAL.
+    pub best_efforts_recovery: bool,
+    /// `prefix_seek_opt_in_only`: iterators are made as with `total_order_seek`.
+    pub prefix_seek_opt_in_only: bool,
+    /// `strict_bytes_per_sync`: write-back of tables, blob files, the MANIFEST and WALs
+    /// waits for the write-back asked for before (`WritableFile::range_sync_strict`).
+    pub strict_bytes_per_sync: bool,
     /// `max_manifest_file_size`.
     pub max_manifest_file_size: u64,
     /// `write_dbid_to_manifest`.
@@ -240,6 +266,9 @@ impl Default for DbConfig {
             manual_wal_flush: false,
             track_and_verify_wals_in_manifest: false,
             enforce_single_del_contracts: true,
+            best_efforts_recovery: false,
+            prefix_seek_opt_in_only: false,
+            strict_bytes_per_sync: false,
             max_manifest_file_size: 1024 * 1024 * 1024,
             write_dbid_to_manifest: true,
             write_identity_file: true,

@@ -23,7 +23,6 @@ use super::stats_history::PERSISTENT_STATS_COLUMN_FAMILY_NAME as STATS_CF;
 use super::table_cache::TableCache;
 use super::write_controller::WriteController;
 use super::{CfState, DBWithThreadMode, DbInner, DbState, Stats, ThreadMode, WalState};
-use crate::batch::WriteBatch;
 use crate::cf_descriptor::ColumnFamilyDescriptor;
 use crate::env::fill_random;
 use crate::error::{Error, Result};
@@ -37,6 +36,7 @@ use crate::version::manifest::{self, ManifestWriter};
 use crate::version::set::VersionSet;
 use crate::version::{Version, VersionBuilder};
 use crate::wal::{LogReader, LogWriter};
+use shale_engine::batch::Batch as WriteBatch;
 use shale_engine::config::DbConfig;
 
 pub(crate) fn open<T: ThreadMode>(
@@ -73,7 +73,7 @@ pub(crate) fn open<T: ThreadMode>(
     // The engine's view of the DB-wide options, built once (`Options::engine_db_config`).
     let mut config = opts.engine_db_config(path);
     for o in descs.iter().map(|d| &d.options).chain(std::iter::once(opts)) {
-        super::paths::check_supported(&config, o)?;
+        Options::check_with_db(&config, o)?;
     }
     for d in &mut descs {
         d.options.write_buffer_manager = config.write_buffer_manager.clone();
@@ -98,6 +98,7 @@ pub(crate) fn open<T: ThreadMode>(
         fs,
         config.writable_file_max_buffer_size,
         config.bytes_per_sync,
+        config.strict_bytes_per_sync,
         crate::fs::ReadFileOptions { direct: config.use_direct_reads, mmap: config.allow_mmap_reads },
         crate::fs::WriteFileOptions {
             max_buffer_size: 0,
@@ -112,7 +113,7 @@ pub(crate) fn open<T: ThreadMode>(
     let lock = fs.lock_file(&filename::lock_file(path))?;
     // RocksDB creates every table directory at open (db_paths, the families' cf_paths).
     for o in descs.iter().map(|d| &d.options).chain(std::iter::once(opts)) {
-        for (dir, _) in super::paths::table_dirs(path, &config.db_paths, o) {
+        for (dir, _) in super::paths::table_dirs(path, &config.db_paths, &o.cf_paths) {
             fs.create_dir_all(&dir)?;
         }
     }
@@ -122,7 +123,13 @@ pub(crate) fn open<T: ThreadMode>(
         fs.create_dir_all(&filename::wal_archive_dir(&config.wal_dir))?;
     }
     let current = manifest::current_file_path(path);
-    let exists = fs.file_exists(&current);
+    // `best_efforts_recovery` reads no CURRENT: the newest MANIFEST that replays (`best_efforts.rs`).
+    let best_efforts = if config.best_efforts_recovery {
+        super::best_efforts::recover(&*fs, path, &config, opts, &descs)?
+    } else {
+        None
+    };
+    let exists = if config.best_efforts_recovery { best_efforts.is_some() } else { fs.file_exists(&current) };
     if !exists {
         if !config.create_if_missing {
             return Err(Error::invalid_argument(format!(
@@ -134,7 +141,11 @@ pub(crate) fn open<T: ThreadMode>(
     } else if config.error_if_exists {
         return Err(Error::invalid_argument(format!("{}: exists (error_if_exists is true)", path.display())));
     }
-    check_direct_io(&*fs, &current, &config)?;
+    let probe = match &best_efforts {
+        Some(r) => path.join(manifest::descriptor_file_name(r.manifest_number)),
+        None => current.clone(),
+    };
+    check_direct_io(&*fs, &probe, &config)?;
     let info_log = match &opts.info_logger {
         Some(u) => InfoLog::for_user(u.clone()),
         None => InfoLog::open(&fs, path, &config.db_log_dir, &super::info_log::LogFiles::of(&config))?
@@ -143,9 +154,12 @@ pub(crate) fn open<T: ThreadMode>(
     info_log.header(format_args!("Shale version: {}", env!("CARGO_PKG_VERSION")));
     info_log.header(format_args!("DB path: {}", path.display()));
     info_log.header(format_args!("Fast CRC32 supported: {}", fast_crc32_supported()));
-    super::info_log::log_db_options(&info_log, opts);
+    super::options_dump::log_db_options(&info_log, opts);
 
-    let recovered = manifest::recover_with_readahead(&*fs, path, config.log_readahead_size)?;
+    let recovered = match best_efforts {
+        Some(r) => r,
+        None => manifest::recover_with_readahead(&*fs, path, config.log_readahead_size)?,
+    };
     // Which families the caller opens, with which options.
     // As rust-rocksdb: with no descriptors the default family gets the DB's options; a
     // list that names other families but not "default" opens it with `Options::default()`.
@@ -222,9 +236,14 @@ pub(crate) fn open<T: ThreadMode>(
 
     let mut next_file_number = recovered.next_file_number.max(recovered.manifest_number + 1);
     let mut last_sequence = recovered.last_sequence;
-    // Replay the WALs.
-    let wals = wal_numbers(&*fs, &wal_dir)?;
-    if config.track_and_verify_wals_in_manifest {
+    // Replay the WALs (none with `best_efforts_recovery`, whose new files are numbered above
+    // every file of the directories).
+    let wals = if config.best_efforts_recovery { Vec::new() } else { wal_numbers(&*fs, &wal_dir)? };
+    if config.best_efforts_recovery {
+        let used = super::best_efforts::max_file_number(&*fs, &[path, &wal_dir]);
+        next_file_number = next_file_number.max(used + 1);
+    }
+    if config.track_and_verify_wals_in_manifest && !config.best_efforts_recovery {
         super::wal_tracking::check_wals(&*fs, &wal_dir, &recovered.wals, &wals)?;
     }
     let mut new_files: Vec<RecoveredTable> = Vec::new();
@@ -309,6 +328,7 @@ pub(crate) fn open<T: ThreadMode>(
     let wal_file = crate::fs::Preallocating::wrap(wal_file, config.wal_preallocation(max_write_buffer_size));
     let mut wal_writer = LogWriter::new(wal_file, wal_number)
         .with_bytes_per_sync(config.wal_bytes_per_sync)
+        .with_strict_range_sync(config.strict_bytes_per_sync)
         .with_recycling(config.recycle_log_file_num > 0);
     wal_writer.add_compression_type_record(config.wal_compression)?;
     // Prepared transactions still undecided are written again to the new WAL (the old
@@ -519,7 +539,7 @@ pub(super) fn recovered_cf_states(
             .with_bloom_of(&d.options.memtable_config()),
         );
         let sv = SuperVersion::new(1, mem.clone(), Vec::new(), version.clone());
-        let dirs = super::paths::table_dirs(path, &config.db_paths, &d.options);
+        let dirs = super::paths::table_dirs(path, &config.db_paths, &d.options.cf_paths);
         let mut cf_opts = d.options.clone();
         cf_opts.table_ids = config.table_ids.clone();
         if dirs.len() > 1 {
@@ -682,6 +702,9 @@ pub(super) fn new_inner(
         write_control,
         shutting_down: AtomicBool::new(false),
         unpersisted: AtomicBool::new(false),
+        oldest_snapshot_released: std::sync::atomic::AtomicU64::new(0),
+        bottommost_threshold: std::sync::atomic::AtomicU64::new(u64::MAX),
+        bottommost_recheck: AtomicBool::new(false),
         has_obsolete: AtomicBool::new(false),
         purge_requested: AtomicBool::new(false),
         table_cache,

@@ -288,12 +288,12 @@ impl DbInner {
         }
         let ts = check_read_timestamp(cf, ro)?;
         let snapshot_timer = PerfTimer::new(Field::GetSnapshotTime);
-        let owned;
+        let local;
         let sv: &SuperVersion = match pinned {
             Some(sv) => sv,
             None => {
-                owned = cf.super_version();
-                &owned
+                local = cf.local_super_version();
+                &local
             }
         };
         let seq = ro.snapshot.unwrap_or_else(|| self.last_sequence());
@@ -350,7 +350,8 @@ impl DbInner {
                 max_cov = max_cov.max(mem.max_covering_tombstone_seq(key, seq));
             }
             let mut done: Option<Result<Option<Vec<u8>>>> = None;
-            mem.for_each_version(key, seq, |s, t, v| {
+            // Corruption when a memtable entry's checks fail (RocksDB's SaveValue).
+            mem.try_for_each_version(key, seq, |s, t, v| {
                 // With timestamps an older version may have a newer sequence than the
                 // snapshot (written later with an older timestamp): not visible, go on.
                 if with_ts && s > seq {
@@ -367,7 +368,7 @@ impl DbInner {
                         false
                     }
                 }
-            });
+            })?;
             if let Some(r) = done {
                 record_tick(stats, Ticker::MemtableHit, 1);
                 return r;
@@ -510,16 +511,21 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
 }
 
 impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
-    /// Writes a batch.
+    /// Writes a batch (refusing one that holds a record Shale cannot write yet).
     pub(crate) fn write_batch(&self, batch: WriteBatch, opts: &WriteOptions) -> Result<()> {
         self.inner.check_writable()?;
         // A TTL database's values carry their write time (`ttl.rs`).
         let batch = if self.inner.config.ttl_db.is_some() {
-            batch.with_value_suffix(&super::ttl::timestamp_suffix())?
+            WriteBatch { b: batch.engine().with_value_suffix(&super::ttl::timestamp_suffix())? }
         } else {
             batch
         };
-        if !batch.ts_writes.is_empty() || self.inner.ts_families.load(std::sync::atomic::Ordering::Acquire) {
+        if let Some(what) = batch.engine().unsupported {
+            return Err(Error::not_supported(format!("{what} is not supported by Shale yet")));
+        }
+        if !batch.engine().ts_writes.is_empty()
+            || self.inner.ts_families.load(std::sync::atomic::Ordering::Acquire)
+        {
             self.check_timestamps(&batch)?;
         }
         if batch.has_merge() {
@@ -527,14 +533,14 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
             // around the user's (`Options::merge_core_arc`).
             self.check_merge_operators(&batch)?;
         }
-        self.inner.write(opts, batch)
+        self.inner.write(&opts.engine(), batch.into_engine())
     }
 
     /// A batch's records against the families' timestamps (RocksDB's `CheckWriteBatchTs`):
     /// a family with timestamps takes only records written with one of its size, a family
     /// without takes none; merges and range deletions with timestamps are not built.
     fn check_timestamps(&self, batch: &WriteBatch) -> Result<()> {
-        for w in &batch.ts_writes {
+        for w in &batch.engine().ts_writes {
             if let Some(h) = self.inner.cf_handle_by_id(w.cf) {
                 let ts_sz = h.icmp.timestamp_size();
                 if ts_sz == 0 {
@@ -570,7 +576,7 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
             Ok(())
         })?;
         for (cf, n) in seen {
-            let with_ts: u32 = batch.ts_writes.iter().filter(|w| w.cf == cf).map(|w| w.count).sum();
+            let with_ts: u32 = batch.engine().ts_writes.iter().filter(|w| w.cf == cf).map(|w| w.count).sum();
             if n > with_ts {
                 let name = self.inner.cf_handle_by_id(cf).map(|h| h.name.clone()).unwrap_or_default();
                 return Err(Error::invalid_argument(format!(
