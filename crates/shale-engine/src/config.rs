@@ -253,6 +253,8 @@ pub struct CfConfig {
     /// Readahead of iterators over the family's tables.
     pub auto_readahead: AutoReadahead,
     pub meta_pinning: MetaPinning,
+    /// `index_block_search_type`: how the family's table readers search index blocks.
+    pub index_block_search: crate::table::block::IndexBlockSearch,
     pub prepopulate_block_cache: PrepopulateBlocks,
     /// What a new memtable of the family takes.
     pub memtable: MemTableConfig,
@@ -326,6 +328,7 @@ impl Default for CfConfig {
             table: default_table(),
             auto_readahead: AutoReadahead::default(),
             meta_pinning: MetaPinning::default(),
+            index_block_search: Default::default(),
             prepopulate_block_cache: PrepopulateBlocks::default(),
             memtable: MemTableConfig {
                 arena_block_size: 1 << 20,

@@ -172,6 +172,8 @@ pub struct BlockBasedOptions {
     pub(crate) detect_filter_construct_corruption: bool,
     /// RocksDB's `uniform_cv_threshold` (`options_tbl.rs`; -1: off).
     pub(crate) uniform_cv_threshold: f64,
+    /// RocksDB's `index_block_search_type` (`options_tbl.rs`).
+    pub(crate) index_block_search_type: crate::options_tbl::BlockSearchType,
 }
 
 impl Default for BlockBasedOptions {
@@ -219,6 +221,7 @@ impl Default for BlockBasedOptions {
             prepopulate_block_cache: crate::options_tbl::PrepopulateBlockCache::Disable,
             detect_filter_construct_corruption: false,
             uniform_cv_threshold: -1.0,
+            index_block_search_type: crate::options_tbl::BlockSearchType::Binary,
         }
     }
 }
@@ -1492,6 +1495,13 @@ impl Options {
             return Err(Error::invalid_argument(
                 "Hash index is specified for block-based table, but prefix_extractor is not given",
             ));
+        }
+        // RocksDB 11.8.1's `BlockBasedTableFactory::ValidateOptions`.
+        if self.table_format == crate::table::TableFormat::BlockBased
+            && self.table.index_block_search_type == crate::options_tbl::BlockSearchType::Interpolation
+            && self.comparator.name() != "leveldb.BytewiseComparator"
+        {
+            return Err(Error::invalid_argument("Interpolation search requires BytewiseComparator"));
         }
         // RocksDB's ValidateOptions.
         if self.allow_mmap_reads && self.use_direct_reads {

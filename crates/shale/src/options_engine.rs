@@ -205,6 +205,7 @@ impl Options {
             table: self.table_template(),
             auto_readahead: self.table.auto_readahead,
             meta_pinning: self.table.meta_pinning(),
+            index_block_search: self.table.index_block_search_type.to_engine(),
             prepopulate_block_cache: {
                 use crate::options_tbl::PrepopulateBlockCache as P;
                 let mode = self.table.prepopulate_block_cache;

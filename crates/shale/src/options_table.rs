@@ -169,6 +169,11 @@ pub(crate) mod enum_names {
         ("kPointInTimeRecovery", WalRecoveryMode::PointInTime),
         ("kSkipAnyCorruptedRecords", WalRecoveryMode::SkipAnyCorruptedRecord),
     ];
+    pub const BLOCK_SEARCH: &[(&str, crate::options_tbl::BlockSearchType)] = &[
+        ("kBinary", crate::options_tbl::BlockSearchType::Binary),
+        ("kInterpolation", crate::options_tbl::BlockSearchType::Interpolation),
+        ("kAuto", crate::options_tbl::BlockSearchType::Auto),
+    ];
     pub const CHECKSUM: &[(&str, ChecksumType)] = &[
         ("kNoChecksum", ChecksumType::None),
         ("kCRC32c", ChecksumType::Crc32c),
@@ -2593,6 +2598,16 @@ pub(crate) static ROWS: &[OptionRow] = &[
         t.set_uniform_cv_threshold(number(n, v)?);
         Ok(true)
     }),
+    // helper tbl2 (issue 33): how table readers search index blocks (`table/block_iter.rs`).
+    tbl(
+        "index_block_search_type",
+        Enum,
+        Some(|t| name_of(enum_names::BLOCK_SEARCH, t.index_block_search_type).to_string()),
+        |t, n, v| {
+            t.set_index_block_search_type(parse_enum(enum_names::BLOCK_SEARCH, n, v)?);
+            Ok(true)
+        },
+    ),
 ];
 
 /// A table option RocksDB 11.8.1 marks deprecated: parsed by neither RocksDB nor Shale.

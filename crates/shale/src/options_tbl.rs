@@ -5,6 +5,33 @@
 
 use crate::{BlockBasedOptions, Cache, Error, Result};
 
+/// RocksDB's `BlockBasedTableOptions::BlockSearchType` (`index_block_search_type`): how a
+/// seek searches the restart points of an index block (a flat index or an index partition;
+/// the top level of a partitioned index is searched binary, as RocksDB's).
+#[derive(Debug, Copy, Clone, PartialEq, Eq, Default)]
+pub enum BlockSearchType {
+    /// `kBinary`, RocksDB's default: binary search.
+    #[default]
+    Binary,
+    /// `kInterpolation`: interpolation search, which suits evenly spread keys; the family's
+    /// comparator must be the bytewise one (InvalidArgument at open otherwise, as RocksDB's).
+    Interpolation,
+    /// `kAuto`: interpolation on the index blocks written with the uniform-keys flag (see
+    /// `set_uniform_cv_threshold`) when the comparator is bytewise, binary search otherwise.
+    Auto,
+}
+
+impl BlockSearchType {
+    pub(crate) fn to_engine(self) -> crate::table::block::IndexBlockSearch {
+        use crate::table::block::IndexBlockSearch as S;
+        match self {
+            BlockSearchType::Binary => S::Binary,
+            BlockSearchType::Interpolation => S::Interpolation,
+            BlockSearchType::Auto => S::Auto,
+        }
+    }
+}
+
 /// RocksDB's `BlockBasedTableOptions::PrepopulateBlockCache`: which newly written tables
 /// put their data blocks into the block cache as they write them.
 #[derive(Debug, Copy, Clone, PartialEq, Eq, Default)]
@@ -42,10 +69,18 @@ impl BlockBasedOptions {
     /// API): an index block (or index partition) whose restart keys are spread evenly enough
     /// (the coefficient of variation of their gaps below the threshold) is written with
     /// RocksDB 11's uniform-keys flag in its footer, which RocksDB's `kAuto` index search
-    /// reads as leave to use interpolation search. Shale's own index search is binary
-    /// whatever the flag says (`index_block_search_type` is not built).
+    /// reads as leave to use interpolation search (so does Shale's, see
+    /// `set_index_block_search_type`).
     pub fn set_uniform_cv_threshold(&mut self, threshold: f64) {
         self.uniform_cv_threshold = threshold;
+    }
+
+    /// RocksDB's `index_block_search_type` (default `Binary`; a Shale extension of
+    /// rust-rocksdb's API): how table readers opened from then on search index blocks.
+    /// Results are the same whatever the choice; interpolation probes fewer restart keys on
+    /// evenly spread keys.
+    pub fn set_index_block_search_type(&mut self, search: BlockSearchType) {
+        self.index_block_search_type = search;
     }
 }
 

@@ -302,6 +302,9 @@ pub struct Block {
     /// The hash index's bucket array, `data[start..end]` (data blocks written with
     /// kDataBlockBinaryAndHash).
     pub(super) hash_buckets: Option<(usize, usize)>,
+    /// The footer's uniform-keys flag (RocksDB 11's `is_uniform`): `IndexBlockSearch::Auto`
+    /// searches such an index block by interpolation.
+    pub(super) uniform: bool,
 }
 
 impl std::fmt::Debug for Block {
@@ -328,12 +331,14 @@ impl Block {
         // is a search hint only; separated keys and values are a layout Shale does not read
         // (tables with them are refused at open by their property, this is the backstop).
         let low = footer & !HASH_INDEX_FLAG;
+        let mut uniform = false;
         if low > MAX_NUM_RESTARTS {
             if low & SEPARATED_KV_FLAG != 0 {
                 return Err(Error::not_supported(
                     "block with keys and values stored apart (RocksDB's separate_key_value_in_data_block)",
                 ));
             }
+            uniform = footer & UNIFORM_KEYS_FLAG != 0;
             footer &= !UNIFORM_KEYS_FLAG;
             if footer & !HASH_INDEX_FLAG > MAX_NUM_RESTARTS {
                 return Err(Error::corruption("Unrecognized feature in block footer (reserved bits set)"));
@@ -356,7 +361,7 @@ impl Block {
             num_restarts.checked_mul(4).and_then(|n| end.checked_sub(n)).ok_or_else(|| {
                 Error::corruption(format!("block of {size} bytes cannot hold {num_restarts} restarts"))
             })?;
-        Ok(Block { data, restart_offset, num_restarts, hash_buckets })
+        Ok(Block { data, restart_offset, num_restarts, hash_buckets, uniform })
     }
 
     pub fn size(&self) -> usize {
@@ -369,6 +374,11 @@ impl Block {
 
     pub fn num_restarts(&self) -> usize {
         self.num_restarts
+    }
+
+    /// Whether the footer carries RocksDB 11's uniform-keys flag (`uniform_cv_threshold`).
+    pub fn is_uniform(&self) -> bool {
+        self.uniform
     }
 
     /// An iterator over a data block whose keys are internal keys.
@@ -402,9 +412,9 @@ impl Block {
 
     /// An iterator over an index block.
     pub fn index_iter(self: &Arc<Self>, icmp: &InternalKeyComparator, opts: IndexFormat) -> IndexBlockIter {
-        IndexBlockIter {
-            inner: BlockIter::new(self.clone(), Self::index_order(icmp, opts), Self::index_entry(opts)),
-        }
+        let mut inner = BlockIter::new(self.clone(), Self::index_order(icmp, opts), Self::index_entry(opts));
+        inner.set_interpolation(self.interpolates(opts.search));
+        IndexBlockIter { inner }
     }
 
     /// `index_iter` on a borrowed block, for a point read.
@@ -413,7 +423,21 @@ impl Block {
         icmp: &InternalKeyComparator,
         opts: IndexFormat,
     ) -> IndexBlockIter<&'a Block> {
-        IndexBlockIter { inner: BlockIter::new(self, Self::index_order(icmp, opts), Self::index_entry(opts)) }
+        let mut inner = BlockIter::new(self, Self::index_order(icmp, opts), Self::index_entry(opts));
+        inner.set_interpolation(self.interpolates(opts.search));
+        IndexBlockIter { inner }
+    }
+
+    /// RocksDB's `Block::NewIndexIterator` resolution of `index_block_search_type`: `Auto`
+    /// interpolates on a block flagged uniform, `Interpolation` on every block. The block
+    /// iterator interpolates only in bytewise key order (RocksDB refuses `kInterpolation`
+    /// with another comparator at open; `kAuto` falls back to binary search).
+    fn interpolates(&self, search: IndexBlockSearch) -> bool {
+        match search {
+            IndexBlockSearch::Binary => false,
+            IndexBlockSearch::Interpolation => true,
+            IndexBlockSearch::Auto => self.uniform,
+        }
     }
 
     fn index_order(icmp: &InternalKeyComparator, opts: IndexFormat) -> KeyOrder {
@@ -436,6 +460,32 @@ pub struct IndexFormat {
     pub value_delta_encoded: bool,
     /// kBinarySearchWithFirstKey: each value carries the block's first internal key.
     pub has_first_key: bool,
+    /// How a seek searches the block's restart points (the reader's
+    /// `index_block_search_type`, not a property of the table).
+    pub search: IndexBlockSearch,
+}
+
+impl IndexFormat {
+    /// This format searched by binary search (RocksDB searches the top level of a
+    /// partitioned index or filter so, whatever `index_block_search_type` says).
+    pub fn binary(self) -> IndexFormat {
+        IndexFormat { search: IndexBlockSearch::Binary, ..self }
+    }
+}
+
+/// RocksDB's `BlockBasedTableOptions::BlockSearchType` (`index_block_search_type`): how a
+/// seek finds the restart point in an index block (a flat index or an index partition).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum IndexBlockSearch {
+    /// `kBinary` (RocksDB's default): binary search over the restart keys.
+    #[default]
+    Binary,
+    /// `kInterpolation`: interpolation search, guessing each probe from the 8 bytes that
+    /// follow the prefix shared by the block's first and last keys (bytewise order only).
+    Interpolation,
+    /// `kAuto`: interpolation on blocks written with the uniform-keys flag
+    /// (`uniform_cv_threshold`), binary search on the others.
+    Auto,
 }
 
 pub use super::block_iter::{BlockIter, IndexBlockIter};

@@ -144,6 +144,8 @@ pub struct BlockIter<B: Deref<Target = Block> = Arc<Block>> {
     status: Result<()>,
     /// Entries of the restart interval last scanned backward, up to the current one.
     prev_cache: PrevCache,
+    /// An index block searched by interpolation (`IndexBlockSearch`, resolved per block).
+    interpolation: bool,
 }
 
 /// One decoded entry of a restart interval, as `prev` needs it back: block offsets and
@@ -243,7 +245,14 @@ impl<B: Deref<Target = Block>> BlockIter<B> {
             handle: BlockHandle::default(),
             status: Ok(()),
             prev_cache: PrevCache::default(),
+            interpolation: false,
         }
+    }
+
+    /// Seeks search the restart points by interpolation (index blocks in bytewise order
+    /// only: in another order the keys' bytes say nothing of their place).
+    pub(super) fn set_interpolation(&mut self, on: bool) {
+        self.interpolation = on && matches!(self.order, KeyOrder::InternalBytewise | KeyOrder::UserBytewise);
     }
 
     /// Moves this cursor to another block of the same kind, keeping its buffers (a table
@@ -633,6 +642,10 @@ impl<B: Deref<Target = Block>> BlockIter<B> {
             self.invalidate();
             return;
         }
+        if self.interpolation {
+            self.seek_interpolated(target);
+            return;
+        }
         // Find the last restart point whose key is < target; the keys are compared where
         // they lie in the block.
         let (mut lo, mut hi) = (0usize, self.block.num_restarts - 1);
@@ -664,6 +677,105 @@ impl<B: Deref<Target = Block>> BlockIter<B> {
                 return;
             }
         }
+    }
+
+    /// `seek_impl` by interpolation search (RocksDB's `InterpolationSeekRestartPointIndex`):
+    /// the restart point found is the same as binary search's, the last one whose key is
+    /// below `target` (else the first), then the same forward scan.
+    fn seek_interpolated(&mut self, target: &[u8]) {
+        let lo = match self.interpolation_restart(target) {
+            Ok(i) => i,
+            Err((i, what)) => {
+                self.next = self.restart_point(i).unwrap_or(self.block.restart_offset);
+                self.corrupt(what);
+                return;
+            }
+        };
+        if !self.seek_to_restart(lo) {
+            return;
+        }
+        while self.parse_next() {
+            if self.compare(self.cur_key(), target) != Ordering::Less {
+                return;
+            }
+        }
+    }
+
+    /// The last restart point whose key is below `target` (0 if none), found by
+    /// interpolation: each restart key is valued by the 8 bytes (big-endian, zero padded)
+    /// of its user key that follow the prefix shared by the block's first and last user
+    /// keys (in bytewise order every key between shares it), and the next probe is placed
+    /// where the target's value falls between the values of the window's ends. As RocksDB's,
+    /// a window of 8 restarts or fewer, equal end values, or 8 probes in a row that did not
+    /// halve the window turn the rest of the search binary. Only the probes are compared
+    /// (and counted as key comparisons); reading the ends' bytes is not a comparison.
+    /// `Err` names the restart point that could not be read and what is wrong with it.
+    fn interpolation_restart(&self, target: &[u8]) -> std::result::Result<usize, (usize, &'static str)> {
+        const GUARD_LEN: usize = 8;
+        const MAX_POOR_SEARCHES: u32 = 8;
+        let internal = matches!(self.order, KeyOrder::InternalBytewise);
+        let user = |k: &'_ [u8]| -> usize {
+            if internal {
+                k.len().saturating_sub(8)
+            } else {
+                k.len()
+            }
+        };
+        let key = |i: usize| self.restart_key(i).map_err(|w| (i, w));
+        let (mut lo, mut hi) = (0usize, self.block.num_restarts - 1);
+        let first = key(lo)?;
+        let first = &first[..user(first)];
+        let last = key(hi)?;
+        let last = &last[..user(last)];
+        let shared = first.iter().zip(last).take_while(|(a, b)| a == b).count();
+        let value = |k: &[u8]| -> u64 {
+            let mut b = [0u8; 8];
+            let rest = k.get(shared..).unwrap_or_default();
+            let n = rest.len().min(8);
+            b[..n].copy_from_slice(&rest[..n]);
+            u64::from_be_bytes(b)
+        };
+        let target_user = user_key(target);
+        let n = target_user.len().min(shared);
+        let target_value = match target_user[..n].cmp(&first[..n]) {
+            Ordering::Equal if n == shared => value(target_user),
+            // Shorter than the shared prefix and a prefix of it, or below it: before every key.
+            Ordering::Equal | Ordering::Less => 0,
+            Ordering::Greater => u64::MAX,
+        };
+        let mut poor = 0u32;
+        while lo < hi {
+            let mut mid = (lo + hi).div_ceil(2);
+            if hi - lo > GUARD_LEN && poor < MAX_POOR_SEARCHES {
+                let lo_key = key(lo)?;
+                let hi_key = key(hi)?;
+                let (lo_value, hi_value) = (value(&lo_key[..user(lo_key)]), value(&hi_key[..user(hi_key)]));
+                if lo_value < hi_value {
+                    mid = if target_value <= lo_value {
+                        lo + 1
+                    } else if target_value >= hi_value {
+                        hi
+                    } else {
+                        let span = (target_value - lo_value) as u128 * (hi - lo) as u128;
+                        let offset = (span / (hi_value - lo_value) as u128) as usize;
+                        (lo + offset).clamp(lo + 1, hi)
+                    };
+                }
+            }
+            let less = self.compare(key(mid)?, target) == Ordering::Less;
+            let before = hi - lo;
+            if less {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+            if hi - lo > before / 2 {
+                poor += 1;
+            } else {
+                poor = 0;
+            }
+        }
+        Ok(lo)
     }
 
     /// `seek_impl`'s forward scan from the restart point just set, for a data block of

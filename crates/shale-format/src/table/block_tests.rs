@@ -157,7 +157,7 @@ fn index_block_delta_values_and_user_keys() {
                 handles.push((k, h));
             }
             let block = Arc::new(Block::new(b.finish().to_vec()).unwrap());
-            let fmt = IndexFormat { key_is_user_key: user, value_delta_encoded: delta, has_first_key: false };
+            let fmt = IndexFormat { key_is_user_key: user, value_delta_encoded: delta, ..Default::default() };
             let mut it = block.index_iter(&icmp, fmt);
             it.seek_to_first();
             for (_, h) in &handles {
@@ -593,6 +593,126 @@ proptest::proptest! {
             proptest::prop_assert_eq!(fi.valid(), gi.valid());
             if fi.valid() {
                 proptest::prop_assert_eq!((fi.key(), fi.handle()), (gi.key(), gi.handle()));
+            }
+        }
+    }
+}
+
+/// An index block of `keys` (user keys, one internal key each) with restart interval
+/// `interval`, flagged uniform when `uniform_cv` >= 0 and its keys are spread evenly.
+fn index_block(
+    keys: &[Vec<u8>],
+    interval: usize,
+    user: bool,
+    uniform_cv: f64,
+) -> (Arc<Block>, Vec<BlockHandle>) {
+    let mut b = BlockBuilder::new_index(interval, true).with_uniform_cv_threshold(uniform_cv, user);
+    let mut prev = None;
+    let mut handles = Vec::new();
+    for (i, k) in keys.iter().enumerate() {
+        let h = BlockHandle::new(i as u64 * (4000 + BLOCK_TRAILER_SIZE as u64), 4000);
+        let ik = make_internal_key(k, 7, ValueType::Value);
+        b.add_index(if user { k } else { &ik }, h, prev);
+        prev = Some(h);
+        handles.push(h);
+    }
+    (Arc::new(Block::new(b.finish().to_vec()).unwrap()), handles)
+}
+
+/// Where a seek of `target` lands in the block (the handle, None past the end), and the key
+/// comparisons it made (the perf context's count).
+fn seek_with(block: &Arc<Block>, fmt: IndexFormat, target: &[u8]) -> (Option<BlockHandle>, u64) {
+    let icmp = bytewise_internal_comparator();
+    let mut ctx = crate::perf::PerfContext::default();
+    ctx.reset();
+    let mut it = block.index_iter(&icmp, fmt);
+    it.seek(target);
+    let count = ctx.metric(crate::perf::PerfMetric::UserKeyComparisonCount);
+    it.status().unwrap();
+    (it.valid().then(|| it.handle()), count)
+}
+
+#[test]
+fn interpolation_index_search_finds_every_key_with_fewer_comparisons() {
+    crate::perf::set_perf_stats(crate::perf::PerfStatsLevel::EnableCount);
+    // 4096 evenly spread keys sharing a prefix: the builder flags the block uniform.
+    let keys: Vec<Vec<u8>> =
+        (0..4096u64).map(|i| [b"tenant-7/".as_slice(), &(i * 1000).to_be_bytes()].concat()).collect();
+    for user in [false, true] {
+        let (block, handles) = index_block(&keys, 1, user, 0.2);
+        assert!(block.is_uniform());
+        let base = IndexFormat { key_is_user_key: user, value_delta_encoded: true, ..Default::default() };
+        let (mut binary_cmp, mut interp_cmp, mut auto_cmp) = (0, 0, 0);
+        for (i, k) in keys.iter().enumerate() {
+            for (target, want) in [
+                (make_internal_key(k, 9, ValueType::Value), Some(handles[i])),
+                // Between key i and key i+1: the index entry of key i+1.
+                (
+                    make_internal_key(
+                        &[b"tenant-7/".as_slice(), &(i as u64 * 1000 + 1).to_be_bytes()].concat(),
+                        9,
+                        ValueType::Value,
+                    ),
+                    handles.get(i + 1).copied(),
+                ),
+            ] {
+                let (b, c) = seek_with(&block, base, &target);
+                let (p, d) = seek_with(
+                    &block,
+                    IndexFormat { search: IndexBlockSearch::Interpolation, ..base },
+                    &target,
+                );
+                let (a, e) =
+                    seek_with(&block, IndexFormat { search: IndexBlockSearch::Auto, ..base }, &target);
+                assert_eq!((b, p, a), (want, want, want), "key {i}");
+                binary_cmp += c;
+                interp_cmp += d;
+                auto_cmp += e;
+            }
+        }
+        // Binary search probes log2(4096) = 12 restart keys a seek; interpolation on evenly
+        // spread keys lands in a few probes, then binary search over the last 8 or fewer.
+        assert!(interp_cmp * 2 < binary_cmp, "interpolation {interp_cmp} vs binary {binary_cmp}");
+        assert_eq!(auto_cmp, interp_cmp);
+        // Keys before the shared prefix, after it, and shorter than it.
+        for (t, want) in [(&b"a"[..], Some(handles[0])), (b"tenant-", Some(handles[0])), (b"zz", None)] {
+            let target = make_internal_key(t, 9, ValueType::Value);
+            for search in [IndexBlockSearch::Interpolation, IndexBlockSearch::Auto] {
+                assert_eq!(seek_with(&block, IndexFormat { search, ..base }, &target).0, want);
+            }
+        }
+    }
+    // Without the flag, `Auto` searches binary: the same count as `Binary`.
+    let (block, _) = index_block(&keys, 1, false, -1.0);
+    assert!(!block.is_uniform());
+    let base = IndexFormat { value_delta_encoded: true, ..Default::default() };
+    let target = make_internal_key(&keys[1234], 9, ValueType::Value);
+    let auto = seek_with(&block, IndexFormat { search: IndexBlockSearch::Auto, ..base }, &target);
+    assert_eq!(auto, seek_with(&block, base, &target));
+    let interp = seek_with(&block, IndexFormat { search: IndexBlockSearch::Interpolation, ..base }, &target);
+    assert_eq!(interp.0, auto.0);
+    assert!(interp.1 < auto.1);
+    crate::perf::set_perf_stats(crate::perf::PerfStatsLevel::Disable);
+}
+
+proptest::proptest! {
+    /// Interpolation search lands where binary search does, on any key set (skewed ones
+    /// included, where it falls back to binary search) and any target.
+    #[test]
+    fn interpolation_index_search_matches_binary(
+        keys in proptest::collection::btree_set(proptest::collection::vec(proptest::prelude::any::<u8>(), 0..12), 1..300),
+        targets in proptest::collection::vec(proptest::collection::vec(proptest::prelude::any::<u8>(), 0..12), 1..40),
+        interval in 1usize..4,
+        user in proptest::prelude::any::<bool>(),
+    ) {
+        let keys: Vec<Vec<u8>> = keys.into_iter().collect();
+        let (block, _) = index_block(&keys, interval, user, -1.0);
+        let base = IndexFormat { key_is_user_key: user, value_delta_encoded: true, ..Default::default() };
+        let interp = IndexFormat { search: IndexBlockSearch::Interpolation, ..base };
+        for t in targets.iter().chain(&keys) {
+            for seq in [0, 7, 100] {
+                let target = make_internal_key(t, seq, ValueType::Value);
+                proptest::prop_assert_eq!(seek_with(&block, interp, &target).0, seek_with(&block, base, &target).0);
             }
         }
     }

@@ -80,6 +80,7 @@ fn data_handles(path: &Path) -> Vec<BlockHandle> {
         key_is_user_key: t.properties().index_key_is_user_key != 0,
         value_delta_encoded: t.properties().index_value_is_delta_encoded != 0,
         has_first_key: false,
+        ..Default::default()
     };
     let mut it = Arc::new(crate::table::block::Block::new(index).unwrap())
         .index_iter(&bytewise_internal_comparator(), format);

@@ -67,7 +67,7 @@ impl PartitionedIndexIter {
         format: IndexFormat,
     ) -> Self {
         PartitionedIndexIter {
-            top: top.index_iter(&icmp, format),
+            top: top.index_iter(&icmp, format.binary()),
             top_handle,
             part: None,
             part_handle: BlockHandle::default(),

@@ -653,6 +653,7 @@ impl Table {
             key_is_user_key: props.index_key_is_user_key != 0,
             value_delta_encoded: props.index_value_is_delta_encoded != 0,
             has_first_key,
+            ..Default::default()
         };
         let ih = footer.index_handle;
         let index_data = read_block_with(file.as_ref(), ih, checksum, opts.verify_checksums, &name)?;
@@ -908,6 +909,12 @@ impl Table {
             + self.range_tombstones.iter().map(|(a, b)| a.len() + b.len()).sum::<usize>()
     }
 
+    /// RocksDB's `index_block_search_type` for this reader's index block (or index
+    /// partitions): see [`IndexBlockSearch`](super::block::IndexBlockSearch).
+    pub fn set_index_block_search(&mut self, search: super::block::IndexBlockSearch) {
+        self.index_format.search = search;
+    }
+
     pub fn properties(&self) -> &TableProperties {
         &self.props
     }
@@ -961,7 +968,7 @@ impl Table {
             Meta::Held(b) => b.clone(),
             Meta::Cached(h) => self.cached_meta(*h, ROLE_FILTER_META, Block::new)?,
         };
-        let mut it = top.index_iter(&self.opts.icmp, self.index_format);
+        let mut it = top.index_iter(&self.opts.icmp, self.index_format.binary());
         it.seek(ikey);
         if !it.valid() {
             it.seek_to_last();

@@ -552,6 +552,7 @@ fn context_checksums_tie_blocks_to_file_and_offset() {
             key_is_user_key: t.properties().index_key_is_user_key != 0,
             value_delta_encoded: t.properties().index_value_is_delta_encoded != 0,
             has_first_key: false,
+            ..Default::default()
         };
         let mut index = Arc::new(crate::table::block::Block::new(index).unwrap())
             .index_iter(&bytewise_internal_comparator(), format);
@@ -641,6 +642,7 @@ fn index_keys_and_block_last_keys(path: &Path) -> Vec<(Vec<u8>, Vec<u8>)> {
         key_is_user_key: t.properties().index_key_is_user_key != 0,
         value_delta_encoded: t.properties().index_value_is_delta_encoded != 0,
         has_first_key: false,
+        ..Default::default()
     };
     let mut index = Arc::new(crate::table::block::Block::new(index).unwrap())
         .index_iter(&bytewise_internal_comparator(), format);

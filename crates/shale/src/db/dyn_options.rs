@@ -173,6 +173,8 @@ const TABLE_MUTABLE: &[&str] = &[
     "prepopulate_block_cache",
     "detect_filter_construct_corruption",
     "uniform_cv_threshold",
+    // helper tbl2 (issue 33): read by each table reader opened from then on.
+    "index_block_search_type",
 ];
 
 /// `block_based_table_factory={name=value;...}` (RocksDB's `TableFactoryParseFn`): the

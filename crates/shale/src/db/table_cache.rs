@@ -236,7 +236,18 @@ impl TableCache {
                 )
             })
         };
-        let table = opened.inspect_err(|_| record_tick(stats, Ticker::NoFileErrors, 1))?;
+        let mut table = opened.inspect_err(|_| record_tick(stats, Ticker::NoFileErrors, 1))?;
+        if let shale_format::table::AnyTable::Block(t) = &mut table {
+            // The reader was just opened: nothing else holds it yet.
+            Arc::get_mut(t)
+                .ok_or_else(|| {
+                    crate::Error::new(
+                        crate::ErrorKind::Unknown,
+                        "a table reader just opened is already shared",
+                    )
+                })?
+                .set_index_block_search(cf.config().index_block_search);
+        }
         let tombstones = range_del::from_table_entries(table.range_tombstones())?;
         let entry = Arc::new(TableEntry {
             tombstones: Arc::new(FragmentedTombstones::new(cf.icmp.user_comparator().clone(), tombstones)),
