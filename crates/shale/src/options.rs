@@ -593,6 +593,12 @@ pub struct Options {
     /// RocksDB's mutable `paranoid_memory_checks` (default false): memtable reads check the
     /// order of the entries they land on and step over.
     pub(crate) paranoid_memory_checks: bool,
+    /// RocksDB's mutable `bottommost_file_compaction_delay` (seconds, default 0): how old a
+    /// bottommost file must be before a "BottommostFiles" compaction takes it.
+    pub(crate) bottommost_file_compaction_delay: u32,
+    /// RocksDB's mutable `target_file_size_is_upper_bound` (default false): compaction
+    /// outputs are cut counting their estimated tail (index, filter, meta blocks).
+    pub(crate) target_file_size_is_upper_bound: bool,
     /// RocksDB's `sample_for_compression` (mutable, default 0: off): one data block in this
     /// many is also compressed with LZ4 and ZSTD to estimate their sizes (table properties).
     pub(crate) sample_for_compression: u64,
@@ -922,6 +928,8 @@ impl Default for Options {
             memtable_max_range_deletions: 0,
             memtable_protection_bytes_per_key: 0,
             paranoid_memory_checks: false,
+            bottommost_file_compaction_delay: 0,
+            target_file_size_is_upper_bound: false,
             sample_for_compression: 0,
             max_bytes_for_level_multiplier_additional: vec![1; 7],
             table: BlockBasedOptions::default(),
@@ -1507,11 +1515,6 @@ impl Options {
         {
             return Err(Error::not_supported("FIFO compaction only supported with max_open_files = -1."));
         }
-        if self.comparator.timestamp_size() > 0 && self.blob.enable_blob_files {
-            return Err(Error::not_supported(
-                "option enable_blob_files in a column family with user-defined timestamps is not supported by Shale",
-            ));
-        }
         if self.comparator.timestamp_size() > 0 && self.prefix_extractor.is_some() {
             return Err(Error::not_supported(
                 "a prefix extractor in a column family with user-defined timestamps is not supported by Shale",
@@ -1586,6 +1589,14 @@ impl Options {
                 "max_successive_merges > 0 is incompatible with unordered_write",
             ));
         }
+        // RocksDB's CheckCFPathsSupported: several paths work with level and universal
+        // compaction only.
+        let several = cf.cf_paths.len() > 1 || (cf.cf_paths.is_empty() && db.db_paths.len() > 1);
+        if several && cf.compaction_style == crate::DBCompactionStyle::Fifo {
+            return Err(Error::not_supported(
+                "More than one CF paths are only supported in universal and level compaction styles.",
+            ));
+        }
         Ok(())
     }
 
@@ -1647,6 +1658,18 @@ impl WriteOptions {
     /// Fail with Incomplete instead of waiting when writes are stalled.
     pub fn set_no_slowdown(&mut self, v: bool) {
         self.no_slowdown = v;
+    }
+
+    /// The engine's settings of these options (a copy of five flags, made per write).
+    #[inline]
+    pub(crate) fn engine(&self) -> shale_engine::config::WriteSettings {
+        shale_engine::config::WriteSettings {
+            sync: self.sync,
+            disable_wal: self.disable_wal,
+            no_slowdown: self.no_slowdown,
+            ignore_missing_column_families: self.ignore_missing_column_families,
+            low_pri: self.low_pri,
+        }
     }
 }
 

@@ -1203,6 +1203,28 @@ pub(crate) static ROWS: &[OptionRow] = &[
         }),
     ),
     opt(
+        "strict_bytes_per_sync",
+        Db,
+        Bool,
+        Yes,
+        Some(|o| o.dbopt.strict_bytes_per_sync.to_string()),
+        Some(|o, n, v| {
+            o.dbopt.strict_bytes_per_sync = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "flush_verify_memtable_count",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.dbopt.flush_verify_memtable_count.to_string()),
+        Some(|o, n, v| {
+            o.dbopt.flush_verify_memtable_count = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
         "read_io_executor_threads",
         Db,
         Int,
@@ -2210,6 +2232,32 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Some(|c| c.paranoid_memory_checks.to_string()),
         Some(|o, n, v| {
             o.paranoid_memory_checks = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    // A bottommost file becomes a "BottommostFiles" compaction's input only this many seconds
+    // after it was made (`compaction::picker::pick_bottommost_files`).
+    opt(
+        "bottommost_file_compaction_delay",
+        Cf,
+        Int,
+        Yes,
+        Some(|c| c.bottommost_file_compaction_delay.to_string()),
+        Some(|o, n, v| {
+            o.bottommost_file_compaction_delay = number(n, v)?;
+            Ok(true)
+        }),
+    ),
+    // Compactions from then on cut outputs counting their estimated tail
+    // (`TableBuilder::estimated_tail_size`), so a table stays near target_file_size.
+    opt(
+        "target_file_size_is_upper_bound",
+        Cf,
+        Bool,
+        Yes,
+        Some(|c| c.target_file_size_is_upper_bound.to_string()),
+        Some(|o, n, v| {
+            o.target_file_size_is_upper_bound = boolean(n, v)?;
             Ok(true)
         }),
     ),

@@ -915,6 +915,40 @@ impl TableBuilder {
         self.offset + self.parallel.as_ref().map_or(0, |p| p.inflight_bytes())
     }
 
+    /// RocksDB's `EstimatedTailSize` (what compaction adds to an output's size with
+    /// `target_file_size_is_upper_bound`): an upper bound on the bytes still to come after
+    /// the data blocks: the index (the larger of its two forms, with an entry for the block
+    /// being filled), the filter, the compression dictionary, the range deletion block, and
+    /// RocksDB's allowances of 2 KiB for the properties, 1 KiB for the metaindex and a
+    /// footer. The data block being filled is not counted, as RocksDB's.
+    pub fn estimated_tail_size(&self) -> u64 {
+        use super::format::{BLOCK_TRAILER_SIZE, FOOTER_LEN, MAX_HANDLE_LEN};
+        let index = match &self.p_index {
+            Some(p) => p.size_estimate(),
+            None => {
+                self.index_with_seq.current_size_estimate().max(self.index_user_keys.current_size_estimate())
+                    + self.last_key.len()
+                    + 2 * MAX_HANDLE_LEN
+                    + BLOCK_TRAILER_SIZE
+            }
+        };
+        let filter = match (&self.p_filter, &self.filter) {
+            (Some(p), _) => p.size_estimate() + BLOCK_TRAILER_SIZE,
+            (None, Some(f)) => f.size_estimate() + BLOCK_TRAILER_SIZE,
+            (None, None) => 0,
+        };
+        let dict = if self.dict.is_empty() { 0 } else { self.dict.len() + BLOCK_TRAILER_SIZE };
+        let range_dels = if self.range_dels.is_empty() {
+            0
+        } else {
+            // Each entry: the two keys, three varint32 lengths, a restart point.
+            self.range_dels.iter().map(|(k, v)| k.len() + v.len() + 3 * 5 + 4).sum::<usize>()
+                + 4
+                + BLOCK_TRAILER_SIZE
+        };
+        (index + filter + dict + range_dels + 2048 + 1024 + FOOTER_LEN) as u64
+    }
+
     /// RocksDB's FlushBlockBySizePolicy.
     fn should_flush(&self, key: &[u8], value: &[u8]) -> bool {
         if self.data_block.is_empty() {
@@ -1518,3 +1552,7 @@ mod tests;
 #[cfg(test)]
 #[path = "layout_tests.rs"]
 mod layout_tests;
+
+#[cfg(test)]
+#[path = "tail_estimate_tests.rs"]
+mod tail_estimate_tests;

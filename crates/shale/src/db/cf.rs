@@ -418,8 +418,8 @@ pub(crate) fn create_cfs(inner: &Arc<DbInner>, new: &[(String, Options)]) -> Res
     let new = &sanitized[..];
     for (_, opts) in new {
         opts.check_supported()?;
-        super::paths::check_supported(&inner.config, opts)?;
-        for (dir, _) in super::paths::table_dirs(&inner.path, &inner.config.db_paths, opts) {
+        Options::check_with_db(&inner.config, opts)?;
+        for (dir, _) in super::paths::table_dirs(&inner.path, &inner.config.db_paths, &opts.cf_paths) {
             inner.fs.create_dir_all(&dir)?;
         }
     }
@@ -479,7 +479,7 @@ pub(crate) fn create_cfs(inner: &Arc<DbInner>, new: &[(String, Options)]) -> Res
                 );
                 let version = Arc::new(Version::new(icmp, opts.num_levels as usize, Vec::new()));
                 let sv = SuperVersion::new(1, mem.clone(), Vec::new(), version.clone());
-                let dirs = super::paths::table_dirs(&inner.path, &inner.config.db_paths, &opts);
+                let dirs = super::paths::table_dirs(&inner.path, &inner.config.db_paths, &opts.cf_paths);
                 if dirs.len() > 1 {
                     // RocksDB's SanitizeOptions: dynamic level sizes and several paths do
                     // not go together.

@@ -160,7 +160,7 @@ impl<DB> DBAccess for Transaction<'_, DB> {
 
     fn snapshot_release(&self, seq: u64) {
         if seq != NO_SNAPSHOT {
-            self.core.inner.release_snapshot(seq);
+            self.core.inner.release_user_snapshot(seq);
         }
     }
 
@@ -844,7 +844,7 @@ impl<T: ThreadMode> TransactionDB<T> {
                 false,
                 -1,
             );
-            core.restore_prepared(&name, &batch, log)?;
+            core.restore_prepared(&name, &crate::WriteBatch { b: batch }, log)?;
             shared.recovered.lock().push(core);
         }
         Ok(TransactionDB { db, shared })
@@ -1021,7 +1021,7 @@ impl<T: ThreadMode> TransactionDB<T> {
             }
             _ => core.lock_key(e.cf_id, e.key),
         })?;
-        crate::db::twopc::write_to(&self.db.inner, batch.into_kind(), writeopts)
+        crate::db::twopc::write_to(&self.db.inner, batch.into_engine(), &writeopts.engine())
     }
 
     pub fn merge<K, V>(&self, key: K, value: V) -> Result<()>

@@ -177,3 +177,121 @@ fn set_options_changes_compression_opts_of_the_next_table() {
     let e = db.set_options(&[("compression_opts", "{no_such_field=1;}")]).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
 }
+
+/// The default family's one table: (name, entries, deletions).
+fn only_table(db: &DB) -> (String, u64, u64) {
+    let files = db.live_files().unwrap();
+    assert_eq!(files.len(), 1, "{:?}", files.iter().map(|f| &f.name).collect::<Vec<_>>());
+    (files[0].name.clone(), files[0].num_entries, files[0].num_deletions)
+}
+
+/// RocksDB's bottommost-files compaction (leveled style, reason "BottommostFiles"), which
+/// releasing a snapshot sets off, and `bottommost_file_compaction_delay` holding it back.
+#[test]
+fn bottommost_files_compact_when_their_snapshot_goes_after_the_delay() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path();
+    let mut o = base().get_options_from_string("bottommost_file_compaction_delay=3600").unwrap();
+    o.create_if_missing(true);
+    let db = DB::open(&o, path).unwrap();
+    assert!(latest_options_text(path).contains("  bottommost_file_compaction_delay=3600\n"));
+    db.put("a", "1").unwrap();
+    db.put("d", "old").unwrap();
+    db.put("k", "v1").unwrap();
+    let snap = db.snapshot();
+    db.put("k", "v2").unwrap();
+    db.delete("d").unwrap();
+    db.flush().unwrap();
+    let (before, entries, deletions) = only_table(&db);
+    assert_eq!((entries, deletions), (5, 1), "the snapshot keeps k's and d's older versions");
+    let pending = || util::int_prop(&db, "rocksdb.compaction-pending");
+    assert_eq!(pending(), 0, "held by the snapshot");
+    // RocksDB frees a table whose largest sequence is below the oldest snapshot left (the
+    // last sequence when none is): one more write, kept in the memtable.
+    db.put("z", "memtable").unwrap();
+    drop(snap);
+    // The table is free now, but a day younger than the delay: the picker leaves it.
+    assert_eq!(pending(), 0, "the delay holds the table back");
+    db.set_options(&[("bottommost_file_compaction_delay", "3600")]).unwrap();
+    util::wait_for_background(&db);
+    assert_eq!(only_table(&db).0, before, "not compacted within the delay");
+    // Without the delay the next pick compacts it in place: the older versions go, and the
+    // deletion, which no snapshot needs at the bottom, too.
+    db.set_options(&[("bottommost_file_compaction_delay", "0")]).unwrap();
+    util::wait_until(60, "the bottommost-files compaction", || only_table(&db).0 != before);
+    let (_, entries, deletions) = only_table(&db);
+    assert_eq!((entries, deletions), (2, 0));
+    assert_eq!(db.get("k").unwrap(), Some(b"v2".to_vec()));
+    assert_eq!(db.get("d").unwrap(), None);
+    let log = std::fs::read_to_string(path.join("LOG")).unwrap();
+    assert!(log.contains("\"compaction_reason\": \"BottommostFiles\""), "{log}");
+    // Its output has every sequence zeroed: nothing left to pick.
+    util::wait_for_background(&db);
+    assert_eq!(pending(), 0);
+}
+
+#[test]
+fn releasing_a_snapshot_sets_off_the_bottommost_compaction() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = DB::open(&base(), dir.path()).unwrap();
+    db.put("k", "v1").unwrap();
+    let snap = db.snapshot();
+    db.put("k", "v2").unwrap();
+    db.flush().unwrap();
+    let (before, entries, _) = only_table(&db);
+    assert_eq!(entries, 2);
+    util::wait_for_background(&db);
+    assert_eq!(only_table(&db).0, before, "held by the snapshot");
+    db.put("z", "memtable").unwrap();
+    // No write, flush or option change after this: the release alone asks for the pass.
+    drop(snap);
+    util::wait_until(60, "the bottommost-files compaction", || only_table(&db).1 == 1);
+    assert_eq!(db.get("k").unwrap(), Some(b"v2".to_vec()));
+}
+
+/// The sizes of the live tables of a database filled with 20,000 small entries (many keys per
+/// byte: a large filter and index) and compacted out of level 0 (to the last level, with
+/// dynamic level sizes) with a 64 KiB target on every level.
+fn compacted_table_sizes(upper_bound: bool) -> Vec<usize> {
+    const TARGET: u64 = 64 << 10;
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!("target_file_size_is_upper_bound={upper_bound}");
+    let mut o = base().get_options_from_string(&text).unwrap();
+    o.create_if_missing(true);
+    o.set_target_file_size_base(TARGET);
+    o.set_disable_auto_compactions(true);
+    o.set_compression_type(DBCompressionType::None);
+    let mut t = shale::BlockBasedOptions::default();
+    t.set_bloom_filter(20.0, false);
+    o.set_block_based_table_factory(&t);
+    let db = DB::open(&o, dir.path()).unwrap();
+    assert!(latest_options_text(dir.path()).contains(&format!("  {text}\n")));
+    // Two overlapping level-0 tables (even keys, then odd ones): the compaction rewrites them.
+    for parity in 0..2 {
+        for i in (parity..20_000u32).step_by(2) {
+            db.put(format!("k{i:010}"), i.to_le_bytes()).unwrap();
+        }
+        db.flush().unwrap();
+    }
+    db.compact_range::<&[u8], &[u8]>(None, None);
+    let files = db.live_files().unwrap();
+    assert!(files.iter().all(|f| f.level > 0), "{:?}", files.iter().map(|f| f.level).collect::<Vec<_>>());
+    assert_eq!(db.get(b"k0000012345").unwrap(), Some(12345u32.to_le_bytes().to_vec()));
+    files.iter().map(|f| f.size).collect()
+}
+
+#[test]
+fn target_file_size_is_upper_bound_counts_the_tail() {
+    const TARGET: usize = 64 << 10;
+    // Cut by data bytes alone: every full output passes the target by its tail.
+    let plain = compacted_table_sizes(false);
+    assert!(plain.len() > 2, "{plain:?}");
+    assert!(plain.iter().max().unwrap() > &TARGET, "{plain:?}");
+    // Counting the estimated tail: no output passes the target by more than the data
+    // written between two cut checks and the block still open (4 KiB blocks).
+    let bounded = compacted_table_sizes(true);
+    assert!(bounded.iter().all(|&s| s <= TARGET + 9 * 1024), "{bounded:?}");
+    assert!(bounded.len() >= plain.len(), "smaller outputs, so as many or more: {plain:?} {bounded:?}");
+    let sum = |v: &[usize]| v.iter().sum::<usize>();
+    assert!(sum(&bounded) >= sum(&plain) * 9 / 10, "the same data: {plain:?} {bounded:?}");
+}
