@@ -104,4 +104,21 @@ fn rocksdb_11_uniform_index_blocks_are_read_by_shale() {
     // Point reads go through the flagged index blocks too.
     let first = db.iterator(IteratorMode::Start).next().unwrap().unwrap();
     assert_eq!(db.get(&first.0).unwrap().as_deref(), Some(&first.1[..]));
+    drop(db);
+    // Searched by interpolation (kAuto on the flagged blocks, kInterpolation on all), every
+    // key RocksDB wrote is found by a point read and a seek.
+    for search in ["kAuto", "kInterpolation"] {
+        let o = Options::default()
+            .get_options_from_string(format!(
+                "block_based_table_factory={{index_block_search_type={search}}}"
+            ))
+            .unwrap();
+        let db = DB::open_for_read_only(&o, rocks.path(), false).unwrap();
+        let mut it = db.raw_iterator();
+        for (k, v) in &pairs {
+            assert_eq!(db.get(k).unwrap().as_deref(), Some(&v[..]), "{search}");
+            it.seek(k);
+            assert_eq!(it.key(), Some(&k[..]), "{search}");
+        }
+    }
 }
