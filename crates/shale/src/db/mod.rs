@@ -41,6 +41,7 @@ mod common;
 mod compact;
 mod compact_api;
 mod compat;
+mod create_cf;
 mod delete_files;
 pub(crate) mod dyn_options;
 mod error_handler;
@@ -661,7 +662,7 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
     }
 
     pub(crate) fn create_cf_handle(&self, name: &str, opts: &Options) -> Result<ColumnFamily> {
-        Ok(ColumnFamily::new(cf::create_cf(&self.inner, name, opts)?))
+        Ok(ColumnFamily::new(create_cf::create_cf(&self.inner, name, opts)?))
     }
 
     pub(crate) fn check_droppable(&self, name: &str, cf: Option<&ColumnFamily>) -> Result<ColumnFamily> {

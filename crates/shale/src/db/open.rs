@@ -449,7 +449,7 @@ pub(crate) fn open<T: ThreadMode>(
         .collect();
     let stats_cf_created = missing.iter().any(|(n, _)| n == STATS_CF);
     if !missing.is_empty() {
-        for handle in super::cf::create_cfs(&db.inner, &missing)? {
+        for handle in super::create_cf::create_cfs(&db.inner, &missing)? {
             db.cfs.insert_handle(&handle.name.clone(), ColumnFamily::new(handle));
         }
     }
