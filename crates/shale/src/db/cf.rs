@@ -375,6 +375,30 @@ impl CfState {
     }
 }
 
+impl DbInner {
+    /// Publishes family `handle`'s new configuration (and the layer above's record of it):
+    /// the write leader's memtable limit, the write-stall condition and the compaction
+    /// picker see it at once (RocksDB's `InstallSuperVersionAndScheduleWork` after
+    /// SetOptions).
+    pub(crate) fn publish_cf_settings(
+        &self,
+        handle: &Arc<CfHandle>,
+        config: CfConfig,
+        record: super::cf_settings::LayerRecord,
+    ) {
+        let mut st = self.lock_state();
+        handle.settings.set(config, record);
+        if let Some(cf) = st.cfs.get(&handle.id) {
+            // The write leader reads the memtable size limit from here.
+            self.publish_active_memtable(handle.id, Some(cf));
+        }
+        if st.cfs.contains_key(&handle.id) {
+            self.stall_changed(&mut st, handle.id);
+            self.schedule_compaction(&mut st, handle.id);
+        }
+    }
+}
+
 /// A family to create: its name, its configuration and the layer above's record of its
 /// options (`cf_settings.rs`), and its table directories (`paths::table_dirs`, created).
 pub(crate) struct NewFamily {
