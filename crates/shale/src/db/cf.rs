@@ -13,7 +13,6 @@ use parking_lot::{Mutex, RwLock};
 use super::write_controller::StallCondition;
 use super::DbInner;
 use crate::cache::BlockCache;
-use crate::cf_ref::AsColumnFamilyRef;
 use crate::compaction::picker::RunningCompaction;
 use crate::error::{Error, Result};
 use crate::key::InternalKeyComparator;
@@ -23,37 +22,6 @@ use crate::version::Version;
 use shale_engine::config::CfConfig;
 
 pub const DEFAULT_COLUMN_FAMILY_NAME: &str = "default";
-
-/// A handle to an open column family, as rust-rocksdb's `ColumnFamily`.
-pub struct ColumnFamily {
-    pub(crate) handle: Arc<CfHandle>,
-    /// `handle.id`, kept beside the pointer: a write names its family by id, and with a
-    /// thousand families written at random reading it through the handle is a cache miss
-    /// per write.
-    id: u32,
-}
-
-impl AsColumnFamilyRef for ColumnFamily {
-    #[inline]
-    fn cf_id(&self) -> u32 {
-        self.id
-    }
-}
-
-impl ColumnFamily {
-    pub(crate) fn new(handle: Arc<CfHandle>) -> ColumnFamily {
-        let id = handle.id;
-        ColumnFamily { handle, id }
-    }
-
-    pub fn name(&self) -> &str {
-        &self.handle.name
-    }
-
-    pub(crate) fn clone_handle(&self) -> ColumnFamily {
-        ColumnFamily::new(self.handle.clone())
-    }
-}
 
 /// What is fixed about an open column family, plus its current read view.
 pub(crate) struct CfHandle {

@@ -37,6 +37,7 @@
 mod buffered_fs;
 mod cf;
 pub(crate) mod cf_settings;
+mod column_family;
 mod common;
 mod compact;
 mod compact_api;
@@ -105,7 +106,8 @@ use crate::wal::LogWriter;
 pub use thread_mode::{MultiThreaded, SingleThreaded, ThreadMode};
 
 pub use crate::cf_descriptor::{ColumnFamilyDescriptor, ColumnFamilyTtl};
-pub use cf::{ColumnFamily, DEFAULT_COLUMN_FAMILY_NAME};
+pub use cf::DEFAULT_COLUMN_FAMILY_NAME;
+pub use column_family::ColumnFamily;
 pub use common::{ColumnFamilyMetaData, LiveFile, Range};
 pub(crate) use iterator::PrefixMode;
 pub use iterator::{

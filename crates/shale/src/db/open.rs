@@ -14,7 +14,8 @@ use super::ranks;
 use parking_lot::{Condvar, Mutex as PlMutex, RwLock};
 use shale_base::lock_rank::Ranked;
 
-use super::cf::{CfHandle, ColumnFamily, SuperVersion, DEFAULT_COLUMN_FAMILY_NAME};
+use super::cf::{CfHandle, SuperVersion, DEFAULT_COLUMN_FAMILY_NAME};
+use super::column_family::ColumnFamily;
 use super::filename::{self, FileType};
 use super::info_log::InfoLog;
 use super::readonly::DbMode;

@@ -33,7 +33,8 @@ use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use super::cf::{CfHandle, ColumnFamily};
+use super::cf::CfHandle;
+use super::column_family::ColumnFamily;
 use super::{DBCommon, DBInner, DbInner, ThreadMode};
 use crate::env::{RealClock, SystemClock};
 use crate::error::{Error, Result};
