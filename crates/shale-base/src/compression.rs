@@ -154,11 +154,19 @@ pub fn compress(t: CompressionType, level: Option<i32>, raw: &[u8]) -> Result<Ve
     Ok(out)
 }
 
+/// RocksDB's default `compression_opts.max_compressed_bytes_per_kb` (7/8 of 1024).
+pub const DEFAULT_MAX_COMPRESSED_BYTES_PER_KB: u32 = 896;
+
 /// RocksDB 11.8.1 keeps a compressed block (its size prefix included) only when it is at
-/// most `max_compressed_bytes_per_kb` (896, the only value Shale takes) per 1024 raw bytes:
-/// the output buffer `BlockBasedTableBuilder::CompressAndVerifyBlock` gives the compressor.
+/// most `max_compressed_bytes_per_kb` (896 by default) per 1024 raw bytes: the output
+/// buffer `BlockBasedTableBuilder::CompressAndVerifyBlock` gives the compressor.
 pub fn max_compressed_size(raw: usize) -> usize {
-    ((896u64 * raw as u64) >> 10) as usize
+    max_compressed_size_per_kb(raw, DEFAULT_MAX_COMPRESSED_BYTES_PER_KB)
+}
+
+/// [`max_compressed_size`] for a given `max_compressed_bytes_per_kb`.
+pub fn max_compressed_size_per_kb(raw: usize, per_kb: u32) -> usize {
+    ((u64::from(per_kb) * raw as u64) >> 10) as usize
 }
 
 /// Whether a block compressed to `compressed` bytes is kept ([`max_compressed_size`]).
@@ -170,9 +178,19 @@ pub fn good_compression_ratio(compressed: usize, raw: usize) -> bool {
 /// `BuiltinZSTDCompressorV2`: `ZSTD_compress2` into a buffer of what is left of
 /// [`max_compressed_size`], so a block rejected there (`dstSize_tooSmall`, which libzstd can
 /// report on a block whose unbounded output would have fitted) is rejected here too.
-/// Returns false when rejected.
-fn zstd_bounded(c: &mut zstd::bulk::Compressor<'_>, raw: &[u8], out: &mut Vec<u8>) -> Result<bool> {
-    let room = max_compressed_size(raw.len()).saturating_sub(out.len());
+/// Returns false when rejected. With `opts.checksum` (RocksDB's `compression_opts.checksum`,
+/// `ZSTD_c_checksumFlag`) the frame ends with the 4-byte checksum of its content, which
+/// every ZSTD decoder (RocksDB's, Shale's) verifies.
+fn zstd_bounded(
+    c: &mut zstd::bulk::Compressor<'_>,
+    opts: &CodecOpts,
+    raw: &[u8],
+    out: &mut Vec<u8>,
+) -> Result<bool> {
+    if opts.checksum {
+        c.include_checksum(true).map_err(|e| Error::io("zstd compress", e))?;
+    }
+    let room = opts.max_compressed_size(raw.len()).saturating_sub(out.len());
     if room == 0 {
         return Ok(false);
     }
@@ -198,20 +216,44 @@ pub fn compress_block(
 }
 
 /// The settings of a table's codec beyond its type: RocksDB's `compression_opts.level`
-/// (None: the codec's default, RocksDB's `kDefaultCompressionLevel`), and zlib's
-/// `window_bits` and `strategy` (the other codecs have neither).
+/// (None: the codec's default, RocksDB's `kDefaultCompressionLevel`), zlib's
+/// `window_bits` and `strategy` (the other codecs have neither), the largest compressed
+/// size kept per KiB (`max_compressed_bytes_per_kb`, already capped at 1023 as RocksDB's
+/// table builder does; a value of 0 or less turns compression off before a codec is
+/// chosen, in the table builder) and ZSTD's frame checksum (`checksum`; ZSTD only).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CodecOpts {
     pub level: Option<i32>,
     pub window_bits: i32,
     pub strategy: i32,
+    pub max_compressed_bytes_per_kb: u32,
+    pub checksum: bool,
 }
 
 impl Default for CodecOpts {
     /// RocksDB's `CompressionOptions` defaults: the codec's level, window bits -14 (raw
-    /// deflate, 16 KiB window), strategy 0 (Z_DEFAULT_STRATEGY).
+    /// deflate, 16 KiB window), strategy 0 (Z_DEFAULT_STRATEGY), 896 bytes per KiB, no
+    /// ZSTD checksum.
     fn default() -> Self {
-        CodecOpts { level: None, window_bits: -14, strategy: 0 }
+        CodecOpts {
+            level: None,
+            window_bits: -14,
+            strategy: 0,
+            max_compressed_bytes_per_kb: DEFAULT_MAX_COMPRESSED_BYTES_PER_KB,
+            checksum: false,
+        }
+    }
+}
+
+impl CodecOpts {
+    /// The most bytes (size prefix included) a block of `raw` bytes is kept compressed in.
+    pub fn max_compressed_size(&self, raw: usize) -> usize {
+        max_compressed_size_per_kb(raw, self.max_compressed_bytes_per_kb)
+    }
+
+    /// Whether a block compressed to `compressed` bytes is kept.
+    pub fn keeps(&self, compressed: usize, raw: usize) -> bool {
+        compressed <= self.max_compressed_size(raw)
     }
 }
 
@@ -311,20 +353,20 @@ pub fn compress_block_opts(
         && opts.level.is_none_or(|l| (-1..=9).contains(&l))
     {
         let b = zlib_default_block(raw, opts.level)?;
-        return Ok(if good_compression_ratio(b.len(), raw.len()) {
+        return Ok(if opts.keeps(b.len(), raw.len()) {
             (b, t)
         } else {
             (raw.to_vec(), CompressionType::None)
         });
     }
     if t == CompressionType::Zlib {
-        return Ok(match zlib_block(raw, opts, dict, max_compressed_size(raw.len())) {
+        return Ok(match zlib_block(raw, opts, dict, opts.max_compressed_size(raw.len())) {
             Zlib::Kept(b) => (b, t),
             Zlib::Rejected | Zlib::Bypassed => (raw.to_vec(), CompressionType::None),
         });
     }
     if !dict.is_empty() {
-        return compress_block_with_dict(t, opts.level, raw, dict);
+        return compress_with_dict_opts(t, opts, raw, dict);
     }
     let level = opts.level;
     if t == CompressionType::None {
@@ -335,14 +377,14 @@ pub fn compress_block_opts(
         put_varint32(&mut out, raw.len() as u32);
         let mut c =
             zstd::bulk::Compressor::new(level.unwrap_or(3)).map_err(|e| Error::io("zstd compress", e))?;
-        return Ok(if zstd_bounded(&mut c, raw, &mut out)? {
+        return Ok(if zstd_bounded(&mut c, opts, raw, &mut out)? {
             (out, t)
         } else {
             (raw.to_vec(), CompressionType::None)
         });
     }
     let c = compress(t, level, raw)?;
-    if good_compression_ratio(c.len(), raw.len()) {
+    if opts.keeps(c.len(), raw.len()) {
         Ok((c, t))
     } else {
         Ok((raw.to_vec(), CompressionType::None))
@@ -526,12 +568,23 @@ pub fn compress_block_with_dict(
     raw: &[u8],
     dict: &[u8],
 ) -> Result<(Vec<u8>, CompressionType)> {
+    compress_with_dict_opts(t, &CodecOpts { level, ..CodecOpts::default() }, raw, dict)
+}
+
+/// [`compress_block_with_dict`] with all of the codec's settings.
+fn compress_with_dict_opts(
+    t: CompressionType,
+    opts: &CodecOpts,
+    raw: &[u8],
+    dict: &[u8],
+) -> Result<(Vec<u8>, CompressionType)> {
+    let level = opts.level;
     if t == CompressionType::Zlib {
-        return compress_block_opts(t, &CodecOpts { level, ..CodecOpts::default() }, raw, dict);
+        return compress_block_opts(t, opts, raw, dict);
     }
     if dict.is_empty() || !matches!(t, CompressionType::Zstd | CompressionType::Lz4 | CompressionType::Lz4hc)
     {
-        return compress_block(t, level, raw);
+        return compress_block_opts(t, opts, raw, &[]);
     }
     if raw.len() > u32::MAX as usize {
         return Err(Error::invalid_argument("block too large to compress"));
@@ -541,13 +594,13 @@ pub fn compress_block_with_dict(
     if t == CompressionType::Zstd {
         let mut c = zstd::bulk::Compressor::with_dictionary(level.unwrap_or(3), dict)
             .map_err(|e| Error::io("zstd compress", e))?;
-        if !zstd_bounded(&mut c, raw, &mut out)? {
+        if !zstd_bounded(&mut c, opts, raw, &mut out)? {
             return Ok((raw.to_vec(), CompressionType::None));
         }
     } else {
         out.extend_from_slice(&lz4_block(t, level, raw, Some(dict))?);
     }
-    if good_compression_ratio(out.len(), raw.len()) {
+    if opts.keeps(out.len(), raw.len()) {
         Ok((out, t))
     } else {
         Ok((raw.to_vec(), CompressionType::None))
@@ -822,6 +875,72 @@ mod tests {
     }
 
     #[test]
+    fn max_compressed_bytes_per_kb_bounds_what_is_kept() {
+        // About 2:1 with every codec: kept at the default 896 and at 600 per KiB, stored
+        // raw at 300 per KiB (the compressed size is over the bound).
+        let mut x = 0x9e37_79b9u64;
+        let raw: Vec<u8> = (0..8192u32)
+            .map(|i| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                if i % 2 == 0 {
+                    b'a' + (x % 16) as u8
+                } else {
+                    b'a'
+                }
+            })
+            .collect();
+        for t in ALL.into_iter().filter(|t| *t != CompressionType::None) {
+            let at = |per_kb| {
+                let o = CodecOpts { max_compressed_bytes_per_kb: per_kb, ..CodecOpts::default() };
+                let (b, ct) = compress_block_opts(t, &o, &raw, &[]).unwrap();
+                assert!(ct == CompressionType::None || b.len() <= o.max_compressed_size(raw.len()));
+                (b, ct)
+            };
+            let (b, ct) = at(896);
+            assert_eq!(ct, t, "{t:?} pays 2:1 at 896");
+            assert_eq!(uncompress(t, &b).unwrap(), raw);
+            let ratio_kb = (b.len() * 1024).div_ceil(raw.len()) as u32;
+            assert_eq!(at(ratio_kb + 1).1, t, "{t:?} {ratio_kb}");
+            let (b, ct) = at(ratio_kb.saturating_sub(40));
+            assert_eq!((ct, &b[..]), (CompressionType::None, &raw[..]), "{t:?} {ratio_kb}");
+            // With a dictionary too.
+            let o = CodecOpts { max_compressed_bytes_per_kb: 100, ..CodecOpts::default() };
+            assert_eq!(compress_with_dict_opts(t, &o, &raw, &raw[..512]).unwrap().1, CompressionType::None);
+        }
+    }
+
+    #[test]
+    fn zstd_checksum_adds_the_frame_checksum() {
+        let raw: Vec<u8> =
+            (0..4000u32).flat_map(|i| format!("k{:05}v{}", i % 500, i % 7).into_bytes()).collect();
+        let plain = compress_block_opts(CompressionType::Zstd, &CodecOpts::default(), &raw, &[]).unwrap().0;
+        let o = CodecOpts { checksum: true, ..CodecOpts::default() };
+        let (sum, t) = compress_block_opts(CompressionType::Zstd, &o, &raw, &[]).unwrap();
+        assert_eq!(t, CompressionType::Zstd);
+        // Four bytes more: the XXH64-based content checksum; the frame header's descriptor
+        // byte (after the varint prefix and the 4-byte magic) has its checksum bit (0x04) set.
+        assert_eq!(sum.len(), plain.len() + 4);
+        let prefix = decode_varint32(&sum).unwrap().1;
+        assert_eq!(sum[prefix + 4] & 0x04, 0x04);
+        assert_eq!(plain[prefix + 4] & 0x04, 0);
+        assert_eq!(uncompress(t, &sum).unwrap(), raw);
+        // A flipped content byte the decoder would otherwise accept fails the checksum.
+        let mut bad = sum.clone();
+        let at = bad.len() - 1;
+        bad[at] ^= 0xff;
+        assert!(uncompress(t, &bad).is_err());
+        // With a dictionary as well.
+        let (d, _) = compress_with_dict_opts(CompressionType::Zstd, &o, &raw, &raw[..1000]).unwrap();
+        let (dn, _) =
+            compress_with_dict_opts(CompressionType::Zstd, &CodecOpts::default(), &raw, &raw[..1000])
+                .unwrap();
+        assert_eq!(d.len(), dn.len() + 4);
+        assert_eq!(uncompress_with_dict(CompressionType::Zstd, &d, &raw[..1000]).unwrap(), raw);
+    }
+
+    #[test]
     fn incompressible_data_is_stored_raw() {
         let mut x = 0x1234_5678u64;
         let raw: Vec<u8> = (0..4096)
@@ -929,8 +1048,13 @@ mod tests {
         let raw: Vec<u8> =
             (0..3000u32).flat_map(|i| format!("key{:06}value{}", i % 300, i % 11).into_bytes()).collect();
         let block = |window_bits, strategy, level| {
-            compress_block_opts(CompressionType::Zlib, &CodecOpts { level, window_bits, strategy }, &raw, &[])
-                .unwrap()
+            compress_block_opts(
+                CompressionType::Zlib,
+                &CodecOpts { level, window_bits, strategy, ..CodecOpts::default() },
+                &raw,
+                &[],
+            )
+            .unwrap()
         };
         // Raw deflate at every window size and strategy: read back by the unchanged reader.
         let mut sizes = Vec::new();

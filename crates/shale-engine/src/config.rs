@@ -180,6 +180,13 @@ pub struct CfConfig {
     /// `SanitizeCfOptions`): `(ttl, periodic_compaction_seconds)`, 0 meaning off.
     pub age_ttl: u64,
     pub age_periodic: u64,
+    /// RocksDB's `bottommost_file_compaction_delay` (seconds, 0: none): a bottommost file
+    /// becomes a "BottommostFiles" compaction's input only this long after it was created
+    /// (`compaction::picker::pick_bottommost_files`).
+    pub bottommost_file_compaction_delay: u32,
+    /// RocksDB's `target_file_size_is_upper_bound`: compaction outputs are cut counting their
+    /// estimated tail (`compaction::job::JobInput::target_file_size_is_upper_bound`).
+    pub target_file_size_is_upper_bound: bool,
     pub fifo_max_table_files_size: u64,
     pub fifo_allow_compaction: bool,
     pub universal: UniversalSettings,
@@ -277,6 +284,8 @@ impl Default for CfConfig {
             ttl: THIRTY_DAYS,
             age_ttl: THIRTY_DAYS,
             age_periodic: 0,
+            bottommost_file_compaction_delay: 0,
+            target_file_size_is_upper_bound: false,
             fifo_max_table_files_size: 1 << 30,
             fifo_allow_compaction: false,
             universal: UniversalSettings::default(),
@@ -423,6 +432,13 @@ pub struct MemTableConfig {
     /// RocksDB's `memtable_max_range_deletions` (0: no limit): a memtable holding this many
     /// range deletions is full, whatever its size.
     pub max_range_deletions: u64,
+    /// RocksDB's `memtable_protection_bytes_per_key` (0, 1, 2, 4 or 8): each point entry
+    /// carries that many bytes of a checksum of its key, sequence, type and value, verified
+    /// when a read or a flush comes to it (see `MemTable`'s per-key protection).
+    pub protection_bytes_per_key: u8,
+    /// RocksDB's `paranoid_memory_checks`: reads check the order of the entries they land on
+    /// and step over, and answer Corruption when it is broken.
+    pub paranoid_memory_checks: bool,
 }
 
 impl std::fmt::Debug for MemTableConfig {
@@ -442,6 +458,8 @@ impl std::fmt::Debug for MemTableConfig {
             .field("inplace_update_num_locks", &self.inplace_update_num_locks)
             .field("statistics", &self.statistics.is_some())
             .field("max_range_deletions", &self.max_range_deletions)
+            .field("protection_bytes_per_key", &self.protection_bytes_per_key)
+            .field("paranoid_memory_checks", &self.paranoid_memory_checks)
             .finish()
     }
 }

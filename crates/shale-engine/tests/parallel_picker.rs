@@ -90,6 +90,8 @@ fn run(seed: u64) {
                 files: Some(&f.busy),
                 running: &f.running.iter().map(|(r, _)| r.clone()).collect::<Vec<_>>(),
                 stats: None,
+                // No snapshot ever released: no bottommost-files compaction.
+                oldest_snapshot: 0,
             };
             let Some(plan) = pick(&f.version, &opts, busy) else { continue };
             let mine = RunningCompaction::of(&f.version, &plan);

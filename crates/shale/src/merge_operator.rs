@@ -181,6 +181,98 @@ fn merge_failed(name: &str, key: &[u8], how: &str) -> crate::Error {
     ))
 }
 
+/// A TTL database's merge operator (RocksDB's `TtlMergeOperator`, which `DBWithTTL` puts
+/// around the family's own): every stored value and operand ends with its 4-byte write time
+/// (`db/ttl.rs`). The user's operator sees them without it, and the result gets the time of
+/// the merge, as RocksDB's: a full merge of operands whose write times have all passed is
+/// as fresh as a new Put.
+///
+/// An operand or existing value shorter than the suffix fails the full merge (RocksDB's
+/// "Could not remove timestamp"); a partial merge then declines and keeps the operands.
+/// Its name, in each table's `rocksdb.merge.operator`, is RocksDB's "TtlMergeOperator".
+pub(crate) struct TtlMergeOperator {
+    pub(crate) user: std::sync::Arc<dyn MergeOperatorCore>,
+}
+
+/// Bytes of a TTL database's write-time suffix (RocksDB's `DBWithTTLImpl::kTSLength`).
+const TTL_TS_LEN: usize = 4;
+
+impl TtlMergeOperator {
+    pub(crate) const NAME: &'static str = "TtlMergeOperator";
+
+    /// The current time as the suffix: fixed32 little-endian seconds (RocksDB's
+    /// `EncodeFixed32((int32_t)curtime)`).
+    fn now_suffix() -> crate::Result<[u8; TTL_TS_LEN]> {
+        let secs = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_err(|_| {
+                crate::Error::corruption(
+                    "Error: Could not get current time to be attached internally to the new value.",
+                )
+            })?
+            .as_secs();
+        Ok((secs as i32).to_le_bytes())
+    }
+
+    fn strip(v: &[u8]) -> Option<&[u8]> {
+        v.get(..v.len().checked_sub(TTL_TS_LEN)?)
+    }
+}
+
+impl MergeOperatorCore for TtlMergeOperator {
+    fn name(&self) -> &str {
+        Self::NAME
+    }
+
+    fn full_merge(
+        &self,
+        key: &[u8],
+        existing: Option<&[u8]>,
+        operands: Vec<Vec<u8>>,
+        stats: Option<&crate::statistics::Statistics>,
+    ) -> crate::Result<Vec<u8>> {
+        let fail = |what: &str| {
+            crate::statistics::record_tick(stats, crate::statistics::Ticker::NumberMergeFailures, 1);
+            Err(merge_failed(Self::NAME, key, what))
+        };
+        let base = match existing {
+            Some(v) => match Self::strip(v) {
+                Some(b) => Some(b),
+                None => return fail("could not remove the timestamp from the existing value"),
+            },
+            None => None,
+        };
+        let mut ops = Vec::with_capacity(operands.len());
+        for mut o in operands {
+            if o.len() < TTL_TS_LEN {
+                return fail("could not remove the timestamp from an operand");
+            }
+            o.truncate(o.len() - TTL_TS_LEN);
+            ops.push(o);
+        }
+        let mut v = self.user.full_merge(key, base, ops, stats)?;
+        v.extend_from_slice(&Self::now_suffix()?);
+        Ok(v)
+    }
+
+    fn partial_merge(&self, key: &[u8], operands: &[Vec<u8>]) -> crate::Result<Option<Vec<u8>>> {
+        let mut ops = Vec::with_capacity(operands.len());
+        for o in operands {
+            match Self::strip(o) {
+                Some(b) => ops.push(b.to_vec()),
+                None => return Ok(None),
+            }
+        }
+        match self.user.partial_merge(key, &ops)? {
+            Some(mut v) => {
+                v.extend_from_slice(&Self::now_suffix()?);
+                Ok(Some(v))
+            }
+            None => Ok(None),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -220,5 +312,42 @@ mod tests {
             crate::ErrorKind::Corruption
         );
         assert!(p.partial_merge(b"k", &[b"x".to_vec(), b"y".to_vec()]).is_err());
+    }
+
+    fn with_ts(v: &[u8], t: i32) -> Vec<u8> {
+        let mut out = v.to_vec();
+        out.extend_from_slice(&t.to_le_bytes());
+        out
+    }
+
+    #[test]
+    fn ttl_merge_strips_write_times_and_appends_the_merge_time() {
+        let user = std::sync::Arc::new(MergeOperator::new(
+            "concat",
+            concat,
+            Some(Box::new(|_: &[u8], _: Option<&[u8]>, ops: &MergeOperands| {
+                Some(ops.iter().flatten().copied().collect())
+            })),
+        ));
+        let ttl = TtlMergeOperator { user };
+        assert_eq!(ttl.name(), "TtlMergeOperator");
+        let before =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i32;
+        let r = ttl
+            .full_merge(b"k", Some(&with_ts(b"a", 1_400_000_000)), vec![with_ts(b"b", 1_400_000_001)], None)
+            .unwrap();
+        assert_eq!(&r[..2], b"ab");
+        let t = i32::from_le_bytes(r[2..].try_into().unwrap());
+        assert!(t >= before && t - before < 3600, "{t} {before}");
+        let p =
+            ttl.partial_merge(b"k", &[with_ts(b"x", 1_400_000_000), with_ts(b"y", 1_400_000_000)]).unwrap();
+        let p = p.unwrap();
+        assert_eq!((&p[..2], p.len()), (&b"xy"[..], 6));
+        // A value or operand without room for the suffix: the full merge fails, the
+        // partial merge declines.
+        let e = ttl.full_merge(b"k", Some(b"ab"), vec![with_ts(b"b", 1)], None).unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::Corruption);
+        assert!(ttl.full_merge(b"k", None, vec![b"xyz".to_vec()], None).is_err());
+        assert_eq!(ttl.partial_merge(b"k", &[b"x".to_vec(), with_ts(b"y", 1)]).unwrap(), None);
     }
 }

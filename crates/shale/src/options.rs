@@ -586,6 +586,19 @@ pub struct Options {
     /// RocksDB's `memtable_max_range_deletions` (mutable, default 0: no limit): memtables
     /// made afterwards are full once they hold this many range deletions.
     pub(crate) memtable_max_range_deletions: u64,
+    /// helper cfopt (issue 33), RocksDB's mutable `memtable_protection_bytes_per_key`
+    /// (0, 1, 2, 4 or 8; default 0): memtables made from then on keep that many checksum
+    /// bytes per entry, verified by reads and flushes.
+    pub(crate) memtable_protection_bytes_per_key: u32,
+    /// RocksDB's mutable `paranoid_memory_checks` (default false): memtable reads check the
+    /// order of the entries they land on and step over.
+    pub(crate) paranoid_memory_checks: bool,
+    /// RocksDB's mutable `bottommost_file_compaction_delay` (seconds, default 0): how old a
+    /// bottommost file must be before a "BottommostFiles" compaction takes it.
+    pub(crate) bottommost_file_compaction_delay: u32,
+    /// RocksDB's mutable `target_file_size_is_upper_bound` (default false): compaction
+    /// outputs are cut counting their estimated tail (index, filter, meta blocks).
+    pub(crate) target_file_size_is_upper_bound: bool,
     /// RocksDB's `sample_for_compression` (mutable, default 0: off): one data block in this
     /// many is also compressed with LZ4 and ZSTD to estimate their sizes (table properties).
     pub(crate) sample_for_compression: u64,
@@ -913,6 +926,10 @@ impl Default for Options {
             inplace_update_support: false,
             inplace_update_num_locks: 10000,
             memtable_max_range_deletions: 0,
+            memtable_protection_bytes_per_key: 0,
+            paranoid_memory_checks: false,
+            bottommost_file_compaction_delay: 0,
+            target_file_size_is_upper_bound: false,
             sample_for_compression: 0,
             max_bytes_for_level_multiplier_additional: vec![1; 7],
             table: BlockBasedOptions::default(),
@@ -1458,6 +1475,12 @@ impl Options {
         if let Some(name) = self.unsupported.first() {
             return Err(Error::not_supported(format!("option {name} is not supported by Shale")));
         }
+        // RocksDB's ColumnFamilyData::ValidateOptions (at open and at each SetOptions).
+        if ![0, 1, 2, 4, 8].contains(&self.memtable_protection_bytes_per_key) {
+            return Err(Error::not_supported(
+                "Memtable per key-value checksum protection only supports 0, 1, 2, 4 or 8 bytes per key.",
+            ));
+        }
         // RocksDB's BlockBasedTableFactory::ValidateOptions.
         if self.table.format_version_unsupported {
             return Err(Error::invalid_argument(
@@ -1486,28 +1509,11 @@ impl Options {
                 "writes in direct IO require writable_file_max_buffer_size > 0",
             ));
         }
-        // Coupled filter partitions follow the index cuts; with a compression dictionary
-        // RocksDB replays the held-back blocks' keys between them, which Shale does not.
-        let t = &self.table;
-        if t.partitioned_index
-            && t.partition_filters
-            && !t.decouple_partitioned_filters
-            && self.compression_opts.max_dict_bytes > 0
-        {
-            return Err(Error::not_supported(
-                "option decouple_partitioned_filters=false with compression_opts.max_dict_bytes > 0 is not supported by Shale",
-            ));
-        }
         if self.compaction_style == crate::DBCompactionStyle::Fifo
             && self.max_open_files != -1
             && self.age_compaction_seconds().0 > 0
         {
             return Err(Error::not_supported("FIFO compaction only supported with max_open_files = -1."));
-        }
-        if self.comparator.timestamp_size() > 0 && self.blob.enable_blob_files {
-            return Err(Error::not_supported(
-                "option enable_blob_files in a column family with user-defined timestamps is not supported by Shale",
-            ));
         }
         if self.comparator.timestamp_size() > 0 && self.prefix_extractor.is_some() {
             return Err(Error::not_supported(

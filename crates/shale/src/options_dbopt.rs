@@ -7,6 +7,17 @@
 //!   SingleDelete whose next older entry of the same key, in the same snapshot stripe, is a
 //!   Delete fails with Corruption (RocksDB's `CompactionIterator` message); false drops the
 //!   SingleDelete and goes on (`shale_engine::compaction::job`).
+//! - `best_efforts_recovery` (default false): an open with table or blob files missing or
+//!   cut short recovers each family at its latest complete point in time, replaying no WAL
+//!   (`db/best_efforts.rs`).
+//! - `prefix_seek_opt_in_only` (default false): every iterator is made as with
+//!   `total_order_seek` (RocksDB's `ArenaWrappedDBIter::Init`), so only `auto_prefix_mode`
+//!   and `prefix_same_as_start` use the prefix extractor (`db/iterator.rs::PrefixMode::of`).
+//! - `strict_bytes_per_sync` (default false; mutable in RocksDB, fixed at open in Shale as
+//!   every DB-wide option): each write-back `bytes_per_sync` or `wal_bytes_per_sync` asks for
+//!   first waits for the one before and covers the file from its start
+//!   (`sync_file_range(0, end, WAIT_BEFORE | WRITE)`, RocksDB's posix `RangeSync`), so at most
+//!   about that many bytes are in write-back at once (`WritableFile::range_sync_strict`).
 //! - `read_io_executor_threads` (default 1): RocksDB's executor of asynchronous reads
 //!   (`GetAsync`, `MultiGetAsync`, built only with coroutines); neither rust-rocksdb nor Shale
 //!   has asynchronous reads, so what remains of it is RocksDB's open-time check: a value
@@ -40,6 +51,9 @@ pub(crate) const CACHE_TIERS: &[&str] =
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct DbOptExtra {
     pub enforce_single_del_contracts: bool,
+    pub best_efforts_recovery: bool,
+    pub prefix_seek_opt_in_only: bool,
+    pub strict_bytes_per_sync: bool,
     pub read_io_executor_threads: i32,
     /// One of [`CACHE_TIERS`].
     pub lowest_used_cache_tier: &'static str,
@@ -55,6 +69,9 @@ impl Default for DbOptExtra {
     fn default() -> Self {
         DbOptExtra {
             enforce_single_del_contracts: true,
+            best_efforts_recovery: false,
+            prefix_seek_opt_in_only: false,
+            strict_bytes_per_sync: false,
             read_io_executor_threads: 1,
             lowest_used_cache_tier: "kNonVolatileBlockTier",
             follower_refresh_catchup_period_ms: 10_000,

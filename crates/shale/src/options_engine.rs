@@ -68,6 +68,9 @@ impl Options {
             manual_wal_flush: self.manual_wal_flush,
             track_and_verify_wals_in_manifest: self.track_and_verify_wals_in_manifest,
             enforce_single_del_contracts: self.dbopt.enforce_single_del_contracts,
+            best_efforts_recovery: self.dbopt.best_efforts_recovery,
+            prefix_seek_opt_in_only: self.dbopt.prefix_seek_opt_in_only,
+            strict_bytes_per_sync: self.dbopt.strict_bytes_per_sync,
             max_manifest_file_size: self.max_manifest_file_size,
             write_dbid_to_manifest: self.write_dbid_to_manifest,
             write_identity_file: self.write_identity_file,
@@ -144,6 +147,8 @@ impl Options {
             ttl: self.sanitized_ttl(),
             age_ttl,
             age_periodic,
+            bottommost_file_compaction_delay: self.bottommost_file_compaction_delay,
+            target_file_size_is_upper_bound: self.target_file_size_is_upper_bound,
             fifo_max_table_files_size: self.fifo_max_table_files_size,
             fifo_allow_compaction: self.fifo_allow_compaction,
             universal: self.universal.clone(),
@@ -264,7 +269,7 @@ impl Options {
             b.db_session_id = ids.session_id.clone();
             b.db_host_id = ids.host_id.clone();
         }
-        if let Some(m) = &self.merge_operator {
+        if let Some(m) = self.merge_core_arc() {
             b.merge_operator_name = m.name().to_string();
         }
         b
@@ -290,12 +295,21 @@ impl Options {
             inplace_update_num_locks: self.inplace_update_num_locks,
             statistics: self.statistics.clone(),
             max_range_deletions: self.memtable_max_range_deletions,
+            // check_supported refused anything but 0, 1, 2, 4 and 8 before a memtable is made.
+            protection_bytes_per_key: self.memtable_protection_bytes_per_key.min(8) as u8,
+            paranoid_memory_checks: self.paranoid_memory_checks,
         }
     }
 
-    /// The family's merge operator, for an iterator that keeps it.
+    /// The family's merge operator, for an iterator that keeps it. In a TTL database it is
+    /// wrapped as RocksDB's `DBWithTTL` wraps it (`TtlMergeOperator`).
     pub(crate) fn merge_core_arc(&self) -> Option<Arc<dyn MergeOperatorCore>> {
-        self.merge_operator.clone().map(|m| m as Arc<dyn MergeOperatorCore>)
+        let user = self.merge_operator.clone().map(|m| m as Arc<dyn MergeOperatorCore>)?;
+        Some(if self.ttl_db.is_some() {
+            Arc::new(crate::merge_operator::TtlMergeOperator { user })
+        } else {
+            user
+        })
     }
 }
 

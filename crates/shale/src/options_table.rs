@@ -257,11 +257,13 @@ fn not_built(name: &str, field: &str) -> Error {
 /// Shale lacks at their defaults.
 fn compression_opts_text(z: &crate::table::builder::CompressionOpts, enabled: bool) -> String {
     format!(
-        "{{checksum=false;max_dict_buffer_bytes={};enabled={enabled};max_dict_bytes={};\
-         max_compressed_bytes_per_kb=896;parallel_threads={};zstd_max_train_bytes={};level={};\
+        "{{checksum={};max_dict_buffer_bytes={};enabled={enabled};max_dict_bytes={};\
+         max_compressed_bytes_per_kb={};parallel_threads={};zstd_max_train_bytes={};level={};\
          use_zstd_dict_trainer={};strategy={};window_bits={};}}",
+        z.checksum,
         z.max_dict_buffer_bytes,
         z.max_dict_bytes,
+        z.max_compressed_bytes_per_kb,
         z.parallel_threads,
         z.zstd_max_train_bytes,
         z.level,
@@ -1179,6 +1181,39 @@ pub(crate) static ROWS: &[OptionRow] = &[
         }),
     ),
     opt(
+        "best_efforts_recovery",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.dbopt.best_efforts_recovery.to_string()),
+        Some(|o, n, v| {
+            o.dbopt.best_efforts_recovery = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "prefix_seek_opt_in_only",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.dbopt.prefix_seek_opt_in_only.to_string()),
+        Some(|o, n, v| {
+            o.dbopt.prefix_seek_opt_in_only = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "strict_bytes_per_sync",
+        Db,
+        Bool,
+        Yes,
+        Some(|o| o.dbopt.strict_bytes_per_sync.to_string()),
+        Some(|o, n, v| {
+            o.dbopt.strict_bytes_per_sync = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
         "read_io_executor_threads",
         Db,
         Int,
@@ -1571,13 +1606,8 @@ pub(crate) static ROWS: &[OptionRow] = &[
                     "use_zstd_dict_trainer" => b.use_zstd_dict_trainer = boolean(k, x)?,
                     "enabled" => enabled = boolean(k, x)?,
                     "parallel_threads" => b.parallel_threads = number(k, x)?,
-                    "checksum" if !boolean(k, x)? => {}
-                    "max_compressed_bytes_per_kb" if number::<u32>(k, x)? == 896 => {}
-                    "checksum" | "max_compressed_bytes_per_kb" => {
-                        return Err(Error::not_supported(format!(
-                            "load_latest: option {name}.{k}={x} is not supported by Shale"
-                        )))
-                    }
+                    "checksum" => b.checksum = boolean(k, x)?,
+                    "max_compressed_bytes_per_kb" => b.max_compressed_bytes_per_kb = number(k, x)?,
                     _ => return Err(Error::invalid_argument(format!("Unrecognized option {name}.{k}"))),
                 }
             }
@@ -1591,10 +1621,15 @@ pub(crate) static ROWS: &[OptionRow] = &[
         "compression_opts",
         Cf,
         Struct,
-        NotBuilt,
+        // helper cfopt: mutable as RocksDB's; the fields named change, the others keep their
+        // values (RocksDB parses a struct option over the value in force), and flushes and
+        // compactions from then on compress with them (`CfConfig::compression_opts`).
+        Yes,
         Some(|c| compression_opts_text(&c.compression_opts, false)),
         Some(|o, name, v| {
-            let (mut window_bits, mut level, mut strategy, mut max_dict) = (-14, 32767, 0, 0);
+            let co = &o.compression_opts;
+            let (mut window_bits, mut level, mut strategy, mut max_dict) =
+                (co.window_bits, co.level, co.strategy, co.max_dict_bytes as i32);
             for (k, x) in struct_fields(name, v)? {
                 match k {
                     "window_bits" => window_bits = number(k, x)?,
@@ -1609,14 +1644,11 @@ pub(crate) static ROWS: &[OptionRow] = &[
                     "enabled" => {
                         boolean(k, x)?;
                     }
-                    // RocksDB 8+: no block checksum inside the compressed data (Shale has
-                    // none), and keep a block compressed below 7/8 of its size (Shale's rule).
-                    "checksum" if !boolean(k, x)? => {}
-                    "max_compressed_bytes_per_kb" if number::<u32>(k, x)? == 896 => {}
-                    "checksum" | "max_compressed_bytes_per_kb" => {
-                        return Err(Error::not_supported(format!(
-                            "load_latest: option compression_opts.{k}={x} is not supported by Shale"
-                        )))
+                    // RocksDB 8+: ZSTD's frame checksum, and the largest compressed size
+                    // per KiB a block is kept at.
+                    "checksum" => o.compression_opts.checksum = boolean(k, x)?,
+                    "max_compressed_bytes_per_kb" => {
+                        o.compression_opts.max_compressed_bytes_per_kb = number(k, x)?
                     }
                     _ => {
                         return Err(Error::invalid_argument(format!(
@@ -1793,7 +1825,9 @@ pub(crate) static ROWS: &[OptionRow] = &[
         "memtable_prefix_bloom_size_ratio",
         Cf,
         Dbl,
-        NotBuilt,
+        // helper cfopt: memtables made from then on take it (`MemTable::with_bloom_of`
+        // reads the family's config at each switch), as RocksDB's memtable captures it.
+        Yes,
         Some(|c| double(c.memtable_prefix_bloom_ratio)),
         Some(|o, n, v| {
             o.set_memtable_prefix_bloom_ratio(number(n, v)?);
@@ -1804,7 +1838,9 @@ pub(crate) static ROWS: &[OptionRow] = &[
         "memtable_whole_key_filtering",
         Cf,
         Bool,
-        NotBuilt,
+        // helper cfopt: memtables made from then on take it (`MemTable::with_bloom_of`
+        // reads the family's config at each switch), as RocksDB's memtable captures it.
+        Yes,
         Some(|c| c.memtable_whole_key_filtering.to_string()),
         Some(|o, n, v| {
             o.set_memtable_whole_key_filtering(boolean(n, v)?);
@@ -2161,6 +2197,60 @@ pub(crate) static ROWS: &[OptionRow] = &[
         }),
     ),
     // ---- end of helper `rows` CF block ----
+    // ---- helper cfopt (issue 33): CF options that had no row ----
+    // Memtables made from then on keep that many checksum bytes per entry, verified by every
+    // read and flush (`shale_engine::memtable`); open and set_options refuse other than
+    // 0, 1, 2, 4, 8 with RocksDB's NotSupported (`Options::check_supported`).
+    opt(
+        "memtable_protection_bytes_per_key",
+        Cf,
+        Int,
+        Yes,
+        Some(|c| c.memtable_protection_bytes_per_key.to_string()),
+        Some(|o, n, v| {
+            o.memtable_protection_bytes_per_key = number(n, v)?;
+            Ok(true)
+        }),
+    ),
+    // Memtables made from then on check the key order their reads land on and step over.
+    opt(
+        "paranoid_memory_checks",
+        Cf,
+        Bool,
+        Yes,
+        Some(|c| c.paranoid_memory_checks.to_string()),
+        Some(|o, n, v| {
+            o.paranoid_memory_checks = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    // A bottommost file becomes a "BottommostFiles" compaction's input only this many seconds
+    // after it was made (`compaction::picker::pick_bottommost_files`).
+    opt(
+        "bottommost_file_compaction_delay",
+        Cf,
+        Int,
+        Yes,
+        Some(|c| c.bottommost_file_compaction_delay.to_string()),
+        Some(|o, n, v| {
+            o.bottommost_file_compaction_delay = number(n, v)?;
+            Ok(true)
+        }),
+    ),
+    // Compactions from then on cut outputs counting their estimated tail
+    // (`TableBuilder::estimated_tail_size`), so a table stays near target_file_size.
+    opt(
+        "target_file_size_is_upper_bound",
+        Cf,
+        Bool,
+        Yes,
+        Some(|c| c.target_file_size_is_upper_bound.to_string()),
+        Some(|o, n, v| {
+            o.target_file_size_is_upper_bound = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    // ---- end of helper cfopt CF block ----
     // Deprecated in RocksDB 11.8.1 (`OptionVerificationType::kDeprecated` in its
     // `options/cf_options.cc`): its parser accepts any value and changes nothing, and its
     // OPTIONS files and LOG leave them out; so do these rows (`deprecated`).

@@ -1,5 +1,7 @@
-//! rust-rocksdb's `SstFileWriter`: writes a block-based table for ingestion
-//! (`DB::ingest_external_file`), in RocksDB's external-file layout.
+//! rust-rocksdb's `SstFileWriter`: writes a table for ingestion (`DB::ingest_external_file`),
+//! in RocksDB's external-file layout, in the format of the options' table factory as
+//! RocksDB's (block-based below; a PlainTable file carries the same two properties; a
+//! CuckooTable file neither, as RocksDB's cuckoo builder runs no property collector).
 //!
 //! ```text
 //! a block-based table (docs/sst.md) whose every key carries sequence number 0:
@@ -26,7 +28,8 @@ use crate::coding::{put_fixed32, put_fixed64};
 use crate::error::{Error, Result};
 use crate::key::{make_internal_key, InternalKeyComparator, ValueType};
 use crate::options::Options;
-use crate::table::builder::{TableBuilder, TableBuilderOptions};
+use crate::table::any::AnyTableBuilder;
+use crate::table::builder::TableBuilderOptions;
 
 use crate::table::properties::names::{EXTERNAL_SST_GLOBAL_SEQNO, EXTERNAL_SST_VERSION};
 
@@ -37,7 +40,7 @@ pub(crate) const EXTERNAL_FILE_CF_ID: u32 = crate::table::properties::UNKNOWN_CO
 /// The file being written.
 struct Open {
     path: PathBuf,
-    builder: TableBuilder,
+    builder: AnyTableBuilder,
     icmp: InternalKeyComparator,
     last_user_key: Option<Vec<u8>>,
     entries: u64,
@@ -80,6 +83,8 @@ fn builder_options(o: &Options) -> TableBuilderOptions {
         b.data_block_hash_ratio = Some(o.table.data_block_hash_ratio);
     }
     b.column_family_name = String::new();
+    // RocksDB's SstFileWriter builds with the options' table factory.
+    b.table_format = o.table_format.clone();
     let now =
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     b.creation_time = now;
@@ -107,23 +112,22 @@ impl<'a> SstFileWriter<'a> {
     /// Creates (or truncates) the file at `path`; a file opened before is abandoned.
     pub fn open<P: AsRef<Path>>(&'a self, path: P) -> Result<()> {
         let path = path.as_ref().to_path_buf();
-        if self.opts.table_format != crate::table::TableFormat::BlockBased {
-            return Err(crate::Error::not_supported(format!(
-                "SstFileWriter with the {} table factory (Shale writes external files as block-based tables only)",
-                self.opts.table_format.factory_name()
-            )));
-        }
         let fs = self.opts.fs.clone().unwrap_or_else(crate::fs::default_fs);
         let file = fs.new_writable_file(&path)?;
         let bo = builder_options(self.opts);
         let icmp = bo.icmp.clone();
-        let mut builder = TableBuilder::new(bo, file);
-        let mut v = Vec::new();
-        put_fixed32(&mut v, 2);
-        builder.set_user_property(EXTERNAL_SST_VERSION, v);
-        let mut s = Vec::new();
-        put_fixed64(&mut s, 0);
-        builder.set_user_property(EXTERNAL_SST_GLOBAL_SEQNO, s);
+        let mut builder = AnyTableBuilder::new(bo, file);
+        // RocksDB's SstFileWriterPropertiesCollector; its cuckoo builder runs no collector,
+        // so a cuckoo file has neither property (and RocksDB's ingestion refuses it:
+        // "External file version not found").
+        if !matches!(self.opts.table_format, crate::table::TableFormat::Cuckoo(_)) {
+            let mut v = Vec::new();
+            put_fixed32(&mut v, 2);
+            builder.set_user_property(EXTERNAL_SST_VERSION, v);
+            let mut s = Vec::new();
+            put_fixed64(&mut s, 0);
+            builder.set_user_property(EXTERNAL_SST_GLOBAL_SEQNO, s);
+        }
         *self.lock_open()? = Some(Open { path, builder, icmp, last_user_key: None, entries: 0 });
         Ok(())
     }

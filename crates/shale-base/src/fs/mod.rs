@@ -82,6 +82,14 @@ pub trait WritableFile: Send {
     fn range_sync(&mut self, _offset: u64, _len: u64) -> Result<()> {
         Ok(())
     }
+    /// `range_sync` under RocksDB's `strict_bytes_per_sync`: waits for the write-back asked
+    /// for before to finish, then asks for write-back of every byte up to `end`
+    /// (`sync_file_range(0, end, SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE)` on
+    /// Linux, as RocksDB's `PosixWritableFile::RangeSync`), so the file never has more than
+    /// about `bytes_per_sync` bytes in write-back. The default is `range_sync(0, end)`.
+    fn range_sync_strict(&mut self, end: u64) -> Result<()> {
+        self.range_sync(0, end)
+    }
     /// The file reached a new preallocation block, `len` bytes at `offset` ([`Preallocating`]
     /// calls it as the file grows, RocksDB's `PrepareWrite`). With `reserve` (RocksDB's
     /// `allow_fallocate`) the space is reserved without changing the file's size

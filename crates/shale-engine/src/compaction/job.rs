@@ -92,6 +92,10 @@ pub struct JobInput<'a> {
     pub snapshots: Vec<u64>,
     pub bottommost: bool,
     pub target_file_size: u64,
+    /// RocksDB's `target_file_size_is_upper_bound`: an output is cut when its bytes plus the
+    /// builder's estimate of its tail (`TableBuilder::estimated_tail_size`) reach
+    /// `target_file_size`, not its bytes alone.
+    pub target_file_size_is_upper_bound: bool,
     /// Builder options for a new output file number.
     pub builder_options: &'a dyn Fn(u64) -> TableBuilderOptions,
     /// Allocates an output file number.
@@ -403,7 +407,12 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
         let boundary = !group.is_empty() && (!valid || !same_key(&*ucmp, iter.key(), &group[0].0));
         if boundary {
             let uk = user_key(&group[0].0).to_vec();
-            if out.as_ref().is_some_and(|o| o.builder.estimated_file_size() >= input.target_file_size) {
+            let full = |o: &Output| {
+                let tail =
+                    if input.target_file_size_is_upper_bound { o.builder.estimated_tail_size() } else { 0 };
+                o.builder.estimated_file_size().saturating_add(tail) >= input.target_file_size
+            };
+            if out.as_ref().is_some_and(full) {
                 let o = out.take();
                 finish(&ctx, o, &kept_tombstones, lower.as_deref(), Some(&uk), &mut result)?;
                 lower = Some(uk);

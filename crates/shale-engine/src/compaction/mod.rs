@@ -5,6 +5,8 @@ pub mod fifo;
 pub mod filter;
 pub mod job;
 pub mod picker;
+#[cfg(test)]
+mod picker_bottommost_tests;
 pub mod picker_ttl;
 pub mod service;
 pub mod universal;

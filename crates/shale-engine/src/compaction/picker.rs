@@ -245,6 +245,11 @@ pub struct Busy<'a> {
     /// The counts of a table's properties that kByCompensatedSize needs (None: unknown, the
     /// file counts by its size alone). Only asked with that `compaction_pri`.
     pub stats: Option<&'a StatsFn<'a>>,
+    /// RocksDB's `VersionStorageInfo::oldest_snapshot_seqnum_`: the oldest snapshot held when
+    /// a snapshot was last released (the last sequence then, if none was left), 0 until one
+    /// is. Bottommost files whose entries are all older may be compacted in place
+    /// ([`pick_bottommost_files`]).
+    pub oldest_snapshot: u64,
 }
 
 /// How the picker learns a table's counts (`Busy::stats`).
@@ -362,6 +367,7 @@ pub fn pick(v: &Version, opts: &CfConfig, busy: Busy<'_>) -> Option<CompactionPl
             pick_level(v, opts, level, busy).map(|p| with(p, reason))
         })
         .or_else(|| pick_marked(v, opts, busy).map(|p| with(p, "FilesMarkedForCompaction")))
+        .or_else(|| pick_bottommost_files(v, opts, busy, unix_now()).map(|p| with(p, "BottommostFiles")))
         .or_else(|| pick_by_age(v, opts, busy))
         .or_else(|| pick_forced_blob_gc(v, opts, busy).map(|p| with(p, "ForcedBlobGC")))
 }
@@ -448,6 +454,99 @@ pub fn pick_marked(v: &Version, opts: &CfConfig, busy: Busy<'_>) -> Option<Compa
         }
     }
     None
+}
+
+/// RocksDB's bottommost-files compaction (leveled style): `GenerateBottommostFiles` (a file
+/// no key of which can exist in an older sorted run: no deeper level, and on level 0 no older
+/// level-0 file, overlaps it), `ComputeBottommostFilesMarkedForCompaction` (such a file not
+/// being compacted, whose largest sequence is above 0 and below `busy.oldest_snapshot`, and
+/// with `bottommost_file_compaction_delay` created at least that many seconds before `now`;
+/// a file whose creation time is unknown qualifies) and the level picker's
+/// `PickFileToCompact(.., kNo)`: the first such file, by level, with its clean cut, is
+/// compacted into its own level, where its entries get sequence 0 and the deletions every
+/// snapshot sees go. None with `allow_ingest_behind` (RocksDB marks nothing then) and in a
+/// family with user-defined timestamps (RocksDB also requires each file's newest timestamp
+/// to be below `full_history_ts_low`, which the picker does not know; not compacting is what
+/// it does when that is unset).
+pub fn pick_bottommost_files(
+    v: &Version,
+    opts: &CfConfig,
+    busy: Busy<'_>,
+    now: u64,
+) -> Option<CompactionPlan> {
+    if opts.ingest_behind || busy.oldest_snapshot == 0 || opts.table.icmp.timestamp_size() > 0 {
+        return None;
+    }
+    let delay = u64::from(opts.bottommost_file_compaction_delay);
+    // RocksDB: with a delay, a clock at or before the delay treats every file as too new.
+    let created_by = if delay > 0 { Some(now.checked_sub(delay).filter(|&t| t > 0)?) } else { None };
+    for (level, f) in bottommost_files(v) {
+        if busy.file(f.number) || f.largest_seqno == 0 || f.largest_seqno >= busy.oldest_snapshot {
+            continue;
+        }
+        if created_by.is_some_and(|t| f.file_creation_time != 0 && f.file_creation_time > t) {
+            continue;
+        }
+        if level == 0 && busy.running.iter().any(|r| r.level == 0) {
+            continue;
+        }
+        let inputs = clean_cut(v, level, vec![f.clone()]);
+        if inputs.iter().any(|g| busy.file(g.number)) {
+            continue;
+        }
+        let (lo, hi) = key_range(v, &inputs);
+        let plan = CompactionPlan {
+            level,
+            output_level: level,
+            bottommost: (level + 1..v.num_levels())
+                .all(|l| v.overlapping_files(l, Some(&lo), Some(&hi)).is_empty()),
+            inputs,
+            rewrite: true,
+            ..Default::default()
+        };
+        if !busy.conflicts(v, &plan) {
+            return Some(plan);
+        }
+    }
+    None
+}
+
+/// RocksDB's `bottommost_files_mark_threshold_` of a version: the smallest largest sequence
+/// (above 0) of its bottommost files that `oldest_snapshot` does not yet make eligible for
+/// [`pick_bottommost_files`] (`u64::MAX`: none). Releasing a snapshot changes what the
+/// picker may do only when the oldest snapshot left passes it.
+pub fn bottommost_mark_threshold(v: &Version, opts: &CfConfig, oldest_snapshot: u64) -> u64 {
+    if opts.ingest_behind || opts.table.icmp.timestamp_size() > 0 {
+        return u64::MAX;
+    }
+    bottommost_files(v)
+        .map(|(_, f)| f.largest_seqno)
+        .filter(|&s| s != 0 && s >= oldest_snapshot)
+        .min()
+        .unwrap_or(u64::MAX)
+}
+
+/// RocksDB's `GenerateBottommostFiles`: every file (with its level, by level) no key of which
+/// can exist in an older sorted run: no deeper level, and on level 0 no older level-0 file
+/// (level 0 is newest first), overlaps it.
+fn bottommost_files(v: &Version) -> impl Iterator<Item = (usize, &Arc<FileMetaData>)> + '_ {
+    let n = v.num_levels();
+    (0..n).flat_map(move |level| {
+        let files = v.files(level);
+        files.iter().enumerate().filter_map(move |(i, f)| {
+            let (lo, hi) = (user_key(&f.smallest), user_key(&f.largest));
+            let older_l0_free = level > 0 || files[i + 1..].iter().all(|g| !overlaps(v, g, lo, hi));
+            let below_free = (level + 1..n).all(|l| v.overlapping_files(l, Some(lo), Some(hi)).is_empty());
+            (older_l0_free && below_free).then_some((level, f))
+        })
+    })
+}
+
+/// Whether file `f` holds a user key in `[lo, hi]` (compared without timestamps).
+fn overlaps(v: &Version, f: &FileMetaData, lo: &[u8], hi: &[u8]) -> bool {
+    let icmp = v.icmp();
+    icmp.compare_user_without_ts(user_key(&f.smallest), hi).is_le()
+        && icmp.compare_user_without_ts(lo, user_key(&f.largest)).is_le()
 }
 
 /// The compaction of one table picked on its own merits (a mark, its age) into the next

@@ -133,6 +133,14 @@ pub struct DbConfig {
     /// `enforce_single_del_contracts`: a SingleDelete met by a Delete in a flush or
     /// compaction is Corruption (false: the SingleDelete is dropped).
     pub enforce_single_del_contracts: bool,
+    /// `best_efforts_recovery`: an open recovers each family at its latest point in time
+    /// whose files are all present, replaying no WAL.
+    pub best_efforts_recovery: bool,
+    /// `prefix_seek_opt_in_only`: iterators are made as with `total_order_seek`.
+    pub prefix_seek_opt_in_only: bool,
+    /// `strict_bytes_per_sync`: write-back of tables, blob files, the MANIFEST and WALs
+    /// waits for the write-back asked for before (`WritableFile::range_sync_strict`).
+    pub strict_bytes_per_sync: bool,
     /// `max_manifest_file_size`.
     pub max_manifest_file_size: u64,
     /// `write_dbid_to_manifest`.
@@ -258,6 +266,9 @@ impl Default for DbConfig {
             manual_wal_flush: false,
             track_and_verify_wals_in_manifest: false,
             enforce_single_del_contracts: true,
+            best_efforts_recovery: false,
+            prefix_seek_opt_in_only: false,
+            strict_bytes_per_sync: false,
             max_manifest_file_size: 1024 * 1024 * 1024,
             write_dbid_to_manifest: true,
             write_identity_file: true,

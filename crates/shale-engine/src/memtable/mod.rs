@@ -1,15 +1,37 @@
 //! The memtable: recent writes, in memory, sorted by internal key.
 //!
 //! Two skiplists (see [`skiplist`]): point entries (Value, Deletion, SingleDeletion, Merge)
-//! and range tombstones. Every entry is stored inline in the list's arena as
+//! and range tombstones. Every entry is stored inline in its skiplist node, right after the
+//! node's tower of next pointers, in the list's arena as
 //!
 //! ```text
 //! varint32 ikey_len | ikey = user_key | fixed64 LE (seq << 8 | type) | varint32 value_len | value
 //! ```
-//! (RocksDB's memtable entry encoding, without per-key protection bytes; in a family with
-//! user-defined timestamps a deletion's type byte is 0x14, kTypeDeletionWithTimestamp). A
-//! range tombstone `[start, end)` is stored with `user_key = start`, type RangeDeletion and
-//! `value = end`.
+//! (RocksDB's memtable entry encoding; in a family with user-defined timestamps a deletion's
+//! type byte is 0x14, kTypeDeletionWithTimestamp). A range tombstone `[start, end)` is stored
+//! with `user_key = start`, type RangeDeletion and `value = end`.
+//!
+//! Per-key protection (`memtable_protection_bytes_per_key` = N of 1, 2, 4, 8, as RocksDB's):
+//! a point entry's stored value is followed by N checksum bytes, as in RocksDB's entry,
+//!
+//! ```text
+//! ... | varint32 (value_len + N) | value | checksum: N bytes
+//! ```
+//! the low N bytes (little-endian) of an XXH3 of the user key, the 8 trailer bytes and the
+//! value (RocksDB's `ProtectionInfo` mixes the same fields; the bytes never leave memory, so
+//! the hash need not be RocksDB's). Every read of an entry's value checks them first
+//! (`get`, version walks, iterators and so flushes), and answers Corruption with RocksDB's
+//! message when they disagree. The skip list and the vector store the bytes as part of the
+//! value; only this module adds and strips them. Range tombstones carry none (Shale keeps
+//! them in a list of their own).
+//!
+//! `paranoid_memory_checks` (RocksDB's): an iterator's (and so a flush's) every step must
+//! move strictly forward (or backward) in key order, as RocksDB's `NextAndValidate` /
+//! `PrevAndValidate`, a version walk's too, and a seek may not land before its target;
+//! Corruption ("Out-of-order keys found in skiplist.") otherwise. RocksDB's `Get` and `Seek`
+//! also compare each pair of nodes their search passes at every level; Shale's search
+//! (`skiplist.rs`) does not, so a list out of order only above level 0 goes unnoticed by a
+//! point lookup until an iterator or flush steps over it.
 //!
 //! Why hand-written rather than a `BTreeMap` or a crossbeam skiplist: entries are encoded
 //! inline in an arena (one allocation per many entries, no per-node `Box`), and ordering
@@ -83,6 +105,10 @@ pub struct MemTable {
     max_successive_merges: usize,
     /// The family's `memtable_max_range_deletions` when this memtable was made (0: none).
     max_range_deletions: u64,
+    /// `memtable_protection_bytes_per_key` when this memtable was made (0: none).
+    protection: u8,
+    /// `paranoid_memory_checks` when this memtable was made.
+    paranoid: bool,
     /// A hash memtable factory (HashSkipList, HashLinkList) with this prefix extractor:
     /// prefix iterators see one prefix's bucket only (see [`MemTable::iter_prefix_filtered`]).
     hash_buckets: Option<crate::slice_transform::SliceTransformRef>,
@@ -176,6 +202,8 @@ impl MemTable {
     pub fn with_bloom_of(mut self, o: &crate::config::MemTableConfig) -> MemTable {
         self.max_successive_merges = o.max_successive_merges;
         self.max_range_deletions = o.max_range_deletions;
+        self.protection = o.protection_bytes_per_key;
+        self.paranoid = o.paranoid_memory_checks;
         // RocksDB's memtable arena takes `memtable_huge_page_size` (its one arena holds
         // point entries and range tombstones alike; here each list has its arena).
         if o.huge_page_size > 0 {
@@ -231,13 +259,16 @@ impl MemTable {
     /// `MemTable::CountSuccessiveMergeEntries`; range tombstones are not looked at).
     pub fn count_successive_merges(&self, user_key: &[u8], snapshot: SequenceNumber, limit: usize) -> usize {
         let mut n = 0;
-        self.for_each_version(user_key, snapshot, |_, t, _| {
+        // RocksDB's CountSuccessiveMergeEntries reads types only: no checksum is checked,
+        // and the walk cannot fail.
+        let walk = self.walk_versions(user_key, snapshot, false, |_, t, _| {
             if t != ValueType::Merge || n >= limit {
                 return false;
             }
             n += 1;
             n < limit
         });
+        debug_assert!(walk.is_ok(), "an unchecked walk has no error to give");
         n
     }
 
@@ -292,6 +323,8 @@ impl MemTable {
             is_vector: false,
             max_successive_merges: 0,
             max_range_deletions: 0,
+            protection: 0,
+            paranoid: false,
         }
     }
 
@@ -369,8 +402,27 @@ impl MemTable {
         } else {
             crate::key::lookup_key(user_key, seq)
         };
+        // With per-key protection the new value carries the checksum of the entry it goes
+        // into, which keeps its own sequence: find that entry first (this is the only
+        // writer, so the overwrite below finds the same one).
+        let protected;
+        let (value, entry) = if self.protection > 0 {
+            let mut it = self.point_iter();
+            it.seek(&lookup);
+            if !it.valid() {
+                return false;
+            }
+            let ikey = it.key().to_vec();
+            protected = self.protect(&ikey, value);
+            (&protected[..], Some(ikey))
+        } else {
+            (value, None)
+        };
         let accept = |ikey: &[u8]| {
             if self.icmp.compare_user(crate::key::user_key(ikey), user_key) != Ordering::Equal {
+                return None;
+            }
+            if entry.as_deref().is_some_and(|e| e != ikey) {
                 return None;
             }
             let tr = trailer(ikey);
@@ -411,6 +463,16 @@ impl MemTable {
                 b.add(user_key);
             }
         }
+        let protected;
+        let value = if self.protection > 0 && t != ValueType::RangeDeletion {
+            let mut ikey = Vec::with_capacity(user_key.len() + 8);
+            ikey.extend_from_slice(user_key);
+            ikey.extend_from_slice(&packed.to_le_bytes());
+            protected = self.protect(&ikey, value);
+            &protected[..]
+        } else {
+            value
+        };
         let inserted = if self.is_vector && t != ValueType::RangeDeletion {
             match &self.vector {
                 Some(v) => v.insert(user_key, packed, value, concurrent),
@@ -446,16 +508,27 @@ impl MemTable {
         true
     }
 
-    /// The newest point entry of `user_key` with sequence <= `snapshot`:
-    /// `(sequence, type, value)`. Range tombstones are not consulted (see
-    /// [`MemTable::max_covering_tombstone_seq`]).
+    /// [`MemTable::try_get`] for tests, which never corrupt an entry.
+    #[cfg(test)]
     pub fn get(
         &self,
         user_key: &[u8],
         snapshot: SequenceNumber,
     ) -> Option<(SequenceNumber, ValueType, Vec<u8>)> {
+        self.try_get(user_key, snapshot).expect("memtable entry checks")
+    }
+
+    /// The newest point entry of `user_key` with sequence <= `snapshot`:
+    /// `(sequence, type, value)`. Range tombstones are not consulted (see
+    /// [`MemTable::max_covering_tombstone_seq`]). Corruption when the entry's protection
+    /// bytes or (with `paranoid_memory_checks`) the order of the search's landing disagree.
+    pub fn try_get(
+        &self,
+        user_key: &[u8],
+        snapshot: SequenceNumber,
+    ) -> Result<Option<(SequenceNumber, ValueType, Vec<u8>)>> {
         if self.bloom.as_ref().and_then(|b| b.get_may_contain(user_key)) == Some(false) {
-            return None;
+            return Ok(None);
         }
         let packed = pack_seq_and_type(snapshot.min(MAX_SEQUENCE_NUMBER), crate::key::VALUE_TYPE_FOR_LOOKUP)
             .to_le_bytes();
@@ -474,37 +547,109 @@ impl MemTable {
             // never another key's.
             let mut it = self.point_iter();
             it.seek(lookup);
-            if !it.valid()
-                || self.icmp.compare_user(crate::key::user_key(it.key()), user_key) != Ordering::Equal
-            {
-                return None;
+            if !it.valid() {
+                return Ok(None);
+            }
+            self.check_landing(it.key(), lookup)?;
+            if self.icmp.compare_user(crate::key::user_key(it.key()), user_key) != Ordering::Equal {
+                return Ok(None);
             }
             let tr = trailer(it.key());
-            let t = ValueType::from_u8((tr & 0xff) as u8)?;
+            let Some(t) = ValueType::from_u8((tr & 0xff) as u8) else { return Ok(None) };
             let _g = ip.lock(crate::key::user_key(it.key())).read();
-            return Some((tr >> 8, t, it.value().to_vec()));
+            let value = self.unprotect(it.key(), it.value())?;
+            return Ok(Some((tr >> 8, t, value.to_vec())));
         }
-        let (ikey, value) = match &self.vector {
-            Some(v) => v.seek_entry(lookup)?,
-            None => self.points.seek_entry(lookup)?,
+        let found = match &self.vector {
+            Some(v) => v.seek_entry(lookup),
+            None => self.points.seek_entry(lookup),
         };
+        let Some((ikey, value)) = found else { return Ok(None) };
+        self.check_landing(ikey, lookup)?;
         if self.icmp.compare_user(crate::key::user_key(ikey), user_key) != Ordering::Equal {
-            return None;
+            return Ok(None);
         }
         let tr = trailer(ikey);
-        let t = ValueType::from_u8((tr & 0xff) as u8)?;
-        Some((tr >> 8, t, value.to_vec()))
+        let Some(t) = ValueType::from_u8((tr & 0xff) as u8) else { return Ok(None) };
+        let value = self.unprotect(ikey, value)?;
+        Ok(Some((tr >> 8, t, value.to_vec())))
     }
 
-    /// Calls `f(sequence, type, value)` on the point entries of `user_key` with sequence <=
-    /// `snapshot`, newest first, until it returns false (a merge lookup's walk, RocksDB's
-    /// `MemTable::Get` with `SaveValue` going on past merge operands).
+    /// `memtable_protection_bytes_per_key`: `value` followed by its entry's checksum bytes
+    /// (see the module comment), for the entry of internal key `ikey`.
+    fn protect(&self, ikey: &[u8], value: &[u8]) -> Vec<u8> {
+        let n = usize::from(self.protection);
+        let sum = entry_checksum(ikey, value).to_le_bytes();
+        let mut out = Vec::with_capacity(value.len() + n);
+        out.extend_from_slice(value);
+        out.extend_from_slice(&sum[..n]);
+        out
+    }
+
+    /// The value of the point entry `ikey` from its `stored` bytes, its checksum bytes (if
+    /// the memtable keeps them) checked and taken off: Corruption, with RocksDB's message,
+    /// when they disagree.
+    #[inline]
+    fn unprotect<'a>(&self, ikey: &[u8], stored: &'a [u8]) -> Result<&'a [u8]> {
+        let n = usize::from(self.protection);
+        if n == 0 {
+            return Ok(stored);
+        }
+        let corrupted = || {
+            crate::error::Error::corruption(
+                "Corrupted memtable entry, per key-value checksum verification failed.",
+            )
+        };
+        let Some(split) = stored.len().checked_sub(n) else { return Err(corrupted()) };
+        let (value, sum) = stored.split_at(split);
+        if entry_checksum(ikey, value).to_le_bytes()[..n] != *sum {
+            return Err(corrupted());
+        }
+        Ok(value)
+    }
+
+    /// `paranoid_memory_checks`: a search for `target` may not land before it.
+    #[inline]
+    fn check_landing(&self, found: &[u8], target: &[u8]) -> Result<()> {
+        if self.paranoid && self.icmp.compare(found, target) == Ordering::Less {
+            return Err(out_of_order());
+        }
+        Ok(())
+    }
+
+    /// [`MemTable::try_for_each_version`] for tests, which never corrupt an entry.
+    #[cfg(test)]
     pub fn for_each_version(
         &self,
         user_key: &[u8],
         snapshot: SequenceNumber,
-        mut f: impl FnMut(SequenceNumber, ValueType, &[u8]) -> bool,
+        f: impl FnMut(SequenceNumber, ValueType, &[u8]) -> bool,
     ) {
+        self.try_for_each_version(user_key, snapshot, f).expect("memtable entry checks")
+    }
+
+    /// Calls `f(sequence, type, value)` on the point entries of `user_key` with sequence <=
+    /// `snapshot`, newest first, until it returns false (a merge lookup's walk, RocksDB's
+    /// `MemTable::Get` with `SaveValue` going on past merge operands). Corruption, and no
+    /// call for it, when an entry's protection bytes or (with `paranoid_memory_checks`) the
+    /// walk's key order disagree.
+    pub fn try_for_each_version(
+        &self,
+        user_key: &[u8],
+        snapshot: SequenceNumber,
+        f: impl FnMut(SequenceNumber, ValueType, &[u8]) -> bool,
+    ) -> Result<()> {
+        self.walk_versions(user_key, snapshot, true, f)
+    }
+
+    /// The walk of `try_for_each_version`; `checked`: verify protection bytes and order.
+    fn walk_versions(
+        &self,
+        user_key: &[u8],
+        snapshot: SequenceNumber,
+        checked: bool,
+        mut f: impl FnMut(SequenceNumber, ValueType, &[u8]) -> bool,
+    ) -> Result<()> {
         let seq = snapshot.min(MAX_SEQUENCE_NUMBER);
         let lookup = if self.icmp.timestamp_size() > 0 {
             crate::key::lookup_key_ts(user_key, seq)
@@ -513,23 +658,42 @@ impl MemTable {
         };
         let mut it = self.point_iter();
         it.seek(&lookup);
+        let paranoid = checked && self.paranoid;
+        let mut prev: Vec<u8> = Vec::new();
+        if paranoid && it.valid() {
+            self.check_landing(it.key(), &lookup)?;
+        }
         while it.valid() {
             let ikey = it.key();
+            if paranoid {
+                if !prev.is_empty() && self.icmp.compare(&prev, ikey) != Ordering::Less {
+                    return Err(out_of_order());
+                }
+                prev.clear();
+                prev.extend_from_slice(ikey);
+            }
             // With timestamps `user_key` carries the read timestamp: every older version of
             // the key follows it.
             if self.icmp.compare_user_without_ts(crate::key::user_key(ikey), user_key) != Ordering::Equal {
-                return;
+                return Ok(());
             }
             let tr = trailer(ikey);
             if let Some(t) = ValueType::from_u8((tr & 0xff) as u8) {
                 // With in-place updates the value is read under its key's lock.
                 let _g = self.inplace.as_ref().map(|ip| ip.lock(crate::key::user_key(ikey)).read());
-                if !f(tr >> 8, t, it.value()) {
-                    return;
+                let value = if checked {
+                    self.unprotect(ikey, it.value())?
+                } else {
+                    let stored = it.value();
+                    &stored[..stored.len().saturating_sub(usize::from(self.protection))]
+                };
+                if !f(tr >> 8, t, value) {
+                    return Ok(());
                 }
             }
             it.next();
         }
+        Ok(())
     }
 
     /// The largest sequence <= `snapshot` of a range tombstone `[start, end)` that contains
@@ -563,6 +727,8 @@ impl MemTable {
             excluded: false,
             bucket: None,
             copied: self.inplace.as_ref().map(|_| Vec::new()),
+            error: None,
+            last_key: Vec::new(),
         })
     }
 
@@ -581,6 +747,8 @@ impl MemTable {
             excluded: false,
             bucket: self.hash_buckets.as_ref().map(|_| None),
             copied: self.inplace.as_ref().map(|_| Vec::new()),
+            error: None,
+            last_key: Vec::new(),
         })
     }
 
@@ -668,6 +836,17 @@ impl MemTable {
     }
 }
 
+/// The per-key protection checksum of the point entry `ikey` (user key and 8 trailer bytes)
+/// with value `value` (see the module comment); its low bytes are kept.
+fn entry_checksum(ikey: &[u8], value: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64_with_seed(value, xxhash_rust::xxh3::xxh3_64(ikey))
+}
+
+/// `paranoid_memory_checks`' answer to entries out of key order (RocksDB's message).
+fn out_of_order() -> crate::error::Error {
+    crate::error::Error::corruption("Out-of-order keys found in skiplist.")
+}
+
 impl std::fmt::Debug for MemTable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("MemTable")
@@ -751,6 +930,11 @@ struct MemTableIterator {
     /// With in-place updates: the current entry's value, copied under its key's lock (the
     /// arena's bytes may be rewritten while the iterator stands on them).
     copied: Option<Vec<u8>>,
+    /// What a check of the current entry found wrong (protection bytes, key order): the
+    /// iterator is invalid with this status until it is positioned again.
+    error: Option<crate::error::Error>,
+    /// `paranoid_memory_checks`: the key the iterator stood on before a step.
+    last_key: Vec<u8>,
 }
 
 impl MemTableIterator {
@@ -770,15 +954,58 @@ impl MemTableIterator {
         }
     }
 
-    /// With in-place updates: copies the current entry's value under its key's lock.
+    /// With in-place updates: copies the current entry's value under its key's lock. With
+    /// per-key protection: checks the entry's checksum bytes (RocksDB's iterator checks each
+    /// entry it is positioned on).
     fn load(&mut self) {
-        let (Some(buf), Some(ip)) = (self.copied.as_mut(), self.mem.inplace.as_ref()) else { return };
-        buf.clear();
+        if self.excluded || !self.inner.valid() {
+            if let Some(buf) = self.copied.as_mut() {
+                buf.clear();
+            }
+            return;
+        }
+        let (mem, inner) = (&self.mem, &self.inner);
+        let _g = mem.inplace.as_ref().map(|ip| ip.lock(crate::key::user_key(inner.key())).read());
+        match mem.unprotect(inner.key(), inner.value()) {
+            Ok(v) => {
+                if let Some(buf) = self.copied.as_mut() {
+                    buf.clear();
+                    buf.extend_from_slice(v);
+                }
+            }
+            Err(e) => self.error = Some(e),
+        }
+    }
+
+    /// Before a step: remembers the key stepped from (`paranoid_memory_checks`).
+    fn before_step(&mut self) {
+        if self.mem.paranoid && self.valid() {
+            self.last_key.clear();
+            self.last_key.extend_from_slice(self.inner.key());
+        }
+    }
+
+    /// After a step: with `paranoid_memory_checks`, the new key is strictly after (`forward`)
+    /// or before the one stepped from.
+    fn after_step(&mut self, forward: bool) {
+        if !self.mem.paranoid || self.excluded || !self.inner.valid() || self.last_key.is_empty() {
+            return;
+        }
+        let want = if forward { Ordering::Less } else { Ordering::Greater };
+        if self.mem.icmp.compare(&self.last_key, self.inner.key()) != want {
+            self.error = Some(out_of_order());
+        }
+    }
+
+    /// After a seek to `target`: with `paranoid_memory_checks`, the entry landed on is not
+    /// before the target.
+    fn after_seek(&mut self, target: &[u8]) {
         if self.excluded || !self.inner.valid() {
             return;
         }
-        let _g = ip.lock(crate::key::user_key(self.inner.key())).read();
-        buf.extend_from_slice(self.inner.value());
+        if let Err(e) = self.mem.check_landing(self.inner.key(), target) {
+            self.error = Some(e);
+        }
     }
 
     /// Hash memtable: the iterator is invalid once it leaves its bucket.
@@ -798,44 +1025,61 @@ impl MemTableIterator {
 
 impl InternalIterator for MemTableIterator {
     fn valid(&self) -> bool {
-        !self.excluded && self.inner.valid()
+        !self.excluded && self.error.is_none() && self.inner.valid()
     }
     fn seek_to_first(&mut self) {
+        self.error = None;
         // A hash memtable's prefix iterator has no total order: it finds nothing.
         self.excluded = self.bucket.is_some();
         self.inner.seek_to_first();
         self.load();
     }
     fn seek_to_last(&mut self) {
+        self.error = None;
         self.excluded = self.bucket.is_some();
         self.inner.seek_to_last();
         self.load();
     }
     fn seek(&mut self, target: &[u8]) {
+        self.error = None;
         self.excluded = !self.prefix_may_match(target);
         if !self.excluded {
             self.enter_bucket(target);
             self.inner.seek(target);
+            self.after_seek(target);
             self.check_bucket();
         }
         self.load();
     }
     fn seek_for_prev(&mut self, target: &[u8]) {
+        self.error = None;
         self.excluded = !self.prefix_may_match(target);
         if !self.excluded {
             self.enter_bucket(target);
             self.inner.seek_for_prev(target);
+            // `paranoid_memory_checks`: not past the target.
+            if self.mem.paranoid
+                && !self.excluded
+                && self.inner.valid()
+                && self.mem.icmp.compare(self.inner.key(), target) == Ordering::Greater
+            {
+                self.error = Some(out_of_order());
+            }
             self.check_bucket();
         }
         self.load();
     }
     fn next(&mut self) {
+        self.before_step();
         self.inner.next();
+        self.after_step(true);
         self.check_bucket();
         self.load();
     }
     fn prev(&mut self) {
+        self.before_step();
         self.inner.prev();
+        self.after_step(false);
         self.check_bucket();
         self.load();
     }
@@ -845,10 +1089,17 @@ impl InternalIterator for MemTableIterator {
     fn value(&self) -> &[u8] {
         match &self.copied {
             Some(v) => v,
-            None => self.inner.value(),
+            None => {
+                let stored = self.inner.value();
+                // `load` checked the bytes taken off here.
+                &stored[..stored.len().saturating_sub(usize::from(self.mem.protection))]
+            }
         }
     }
     fn status(&self) -> Result<()> {
+        if let Some(e) = &self.error {
+            return Err(e.clone());
+        }
         self.inner.status()
     }
     /// Arena values are pinned, but with in-place updates the iterator's copy is not.
@@ -859,12 +1110,14 @@ impl InternalIterator for MemTableIterator {
         if self.copied.is_some() {
             return None;
         }
-        self.inner.value_if_pinned()
+        self.inner.value_if_pinned().map(|v| &v[..v.len().saturating_sub(usize::from(self.mem.protection))])
     }
 }
 
 #[cfg(test)]
 mod inplace_tests;
+#[cfg(test)]
+mod protection_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

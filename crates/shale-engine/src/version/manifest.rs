@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::{read_file, write_file_synced, FileSystem};
 use crate::version::edit::{FileMetaData, VersionEdit};
-use crate::version::replay::Replay;
+use crate::version::replay::{FilesPresent, Replay};
 use crate::wal::{LogReader, LogWriter, WalRecoveryMode};
 
 pub const CURRENT_FILE_NAME: &str = "CURRENT";
@@ -255,6 +255,58 @@ pub fn recover_with_readahead(
     let path = dir.join(&name);
     let file = shale_base::fs::ReadaheadSequentialFile::wrap(fs.new_sequential_file(&path)?, readahead);
     replay_from(fs, file, &path, number, &mut |_, _| {})
+}
+
+/// Best-efforts recovery (RocksDB's `best_efforts_recovery`, `VersionSet::TryRecover`):
+/// CURRENT is not read; the non-empty MANIFESTs of `dir` are tried newest first, each
+/// replayed to the last point in time at which each family's files were all `present`
+/// (`Replay::add_point_in_time`); the first that replays is recovered. None when `dir` holds
+/// no non-empty MANIFEST (then the database is new, as RocksDB's open decides). When none
+/// replays, the newest one's error.
+pub fn recover_best_efforts(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    readahead: usize,
+    present: &FilesPresent<'_>,
+) -> Result<Option<RecoveredManifest>> {
+    let mut manifests: Vec<u64> = fs
+        .children(dir)?
+        .iter()
+        .filter_map(|n| parse_descriptor_file_name(n))
+        .filter(|&n| fs.file_size(&dir.join(descriptor_file_name(n))).is_ok_and(|b| b > 0))
+        .collect();
+    manifests.sort_unstable_by(|a, b| b.cmp(a));
+    let mut first_err = None;
+    for number in manifests {
+        let path = dir.join(descriptor_file_name(number));
+        let attempt = (|| -> Result<RecoveredManifest> {
+            let file =
+                shale_base::fs::ReadaheadSequentialFile::wrap(fs.new_sequential_file(&path)?, readahead);
+            let file_name = path.display().to_string();
+            let mut reader =
+                LogReader::new(file, file_name.clone(), 0, WalRecoveryMode::TolerateCorruptedTailRecords);
+            let mut replay = Replay::new();
+            let mut record = Vec::new();
+            while reader.read_record(&mut record)? {
+                let offset = reader.last_record_offset();
+                let in_file = |e: Error| name_file(e, &file_name, Some(offset));
+                let edit = VersionEdit::decode(&record).map_err(in_file)?;
+                replay.add_point_in_time(edit, present).map_err(in_file)?;
+            }
+            let manifest_size = fs.file_size(&path)?;
+            replay.finish(number, manifest_size).map_err(|e| name_file(e, &file_name, None))
+        })();
+        match attempt {
+            Ok(r) => return Ok(Some(r)),
+            Err(e) => {
+                first_err.get_or_insert(e);
+            }
+        }
+    }
+    match first_err {
+        Some(e) => Err(e),
+        None => Ok(None),
+    }
 }
 
 /// Replays the MANIFEST at `path` (numbered `number`): the one replay of the workspace, used

@@ -8,6 +8,7 @@ use crate::version::builder::FileSetBuilder;
 use crate::version::edit::VersionEdit;
 use crate::version::manifest::{RecoveredCf, RecoveredManifest, DEFAULT_COLUMN_FAMILY_NAME};
 
+#[derive(Clone)]
 struct CfState {
     name: String,
     comparator: Option<String>,
@@ -44,7 +45,16 @@ pub struct Replay {
     db_id: Option<String>,
     wals: BTreeMap<u64, Option<u64>>,
     min_wal_to_keep: u64,
+    /// Best-efforts recovery: each family's state at the last point where all its files
+    /// were present (`add_point_in_time`); `finish` recovers these instead of the latest.
+    point_in_time: Option<BTreeMap<u32, CfState>>,
 }
+
+/// Best-efforts recovery's test of one family's files (RocksDB's
+/// `VersionEditHandlerPointInTime`): `(family id, its tables by level, its blob files)`,
+/// true when every one of them is present as the MANIFEST records it.
+pub type FilesPresent<'a> = dyn Fn(u32, &[(u32, crate::version::edit::FileMetaData)], &crate::version::blob_files::BlobFiles) -> bool
+    + 'a;
 
 impl Replay {
     pub fn new() -> Replay {
@@ -62,6 +72,7 @@ impl Replay {
             max_column_family: 0,
             db_id: None,
             wals: BTreeMap::new(),
+            point_in_time: None,
             min_wal_to_keep: 0,
         }
     }
@@ -84,6 +95,39 @@ impl Replay {
         if self.group.len() == self.group_size {
             for e in std::mem::take(&mut self.group) {
                 self.apply(&e)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// [`add`](Self::add) for best-efforts recovery: after each edit (each whole atomic
+    /// group) the families it changed whose files are all `present` are remembered at that
+    /// point in time; `finish` recovers each family at its last such point (RocksDB's
+    /// `VersionEditHandlerPointInTime`). A family is complete when created (it has no files).
+    pub fn add_point_in_time(&mut self, edit: VersionEdit, present: &FilesPresent<'_>) -> Result<()> {
+        let mut touched: Vec<u32> = self.group.iter().map(|e| e.column_family).collect();
+        touched.push(edit.column_family);
+        let dropped = edit.is_column_family_drop.then_some(edit.column_family);
+        self.add(edit)?;
+        if !self.group.is_empty() {
+            return Ok(());
+        }
+        let pit = self.point_in_time.get_or_insert_with(|| {
+            // The default family exists before any edit, with no files.
+            let mut m = BTreeMap::new();
+            m.insert(0, CfState::new(DEFAULT_COLUMN_FAMILY_NAME.to_string(), 0));
+            m
+        });
+        if let Some(id) = dropped {
+            pit.remove(&id);
+        }
+        touched.sort_unstable();
+        touched.dedup();
+        for id in touched {
+            if let Some(cf) = self.cfs.get(&id) {
+                if present(id, &cf.files.files(), &cf.files.blob_files()) {
+                    pit.insert(id, cf.clone());
+                }
             }
         }
         Ok(())
@@ -187,7 +231,16 @@ impl Replay {
         }
     }
 
-    pub fn finish(self, manifest_number: u64, manifest_size: u64) -> Result<RecoveredManifest> {
+    pub fn finish(mut self, manifest_number: u64, manifest_size: u64) -> Result<RecoveredManifest> {
+        if let Some(pit) = self.point_in_time.take() {
+            // Each live family as of its last complete point in time (created complete, so
+            // every live family has one).
+            for (id, cf) in self.cfs.iter_mut() {
+                if let Some(at) = pit.get(id) {
+                    *cf = at.clone();
+                }
+            }
+        }
         let (Some(_), Some(next_file_number), Some(last_sequence)) =
             (self.log_number, self.next_file_number, self.last_sequence)
         else {
@@ -237,5 +290,67 @@ impl Replay {
             column_families,
             wals: self.wals,
         })
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::key::{make_internal_key, ValueType};
+    use crate::version::edit::FileMetaData;
+
+    fn flush_edit(number: u64, key: &[u8], seq: u64) -> VersionEdit {
+        let mut e = VersionEdit {
+            log_number: Some(number),
+            next_file_number: Some(number + 1),
+            ..Default::default()
+        };
+        e.last_sequence = Some(seq);
+        e.new_files.push((
+            0,
+            FileMetaData {
+                number,
+                file_size: 100 + number,
+                smallest: make_internal_key(key, seq, ValueType::Value),
+                largest: make_internal_key(key, seq, ValueType::Value),
+                smallest_seqno: seq,
+                largest_seqno: seq,
+                ..Default::default()
+            },
+        ));
+        e
+    }
+
+    fn numbers(r: &RecoveredManifest, cf: u32) -> Vec<u64> {
+        r.column_families[&cf].files.iter().map(|(_, f)| f.number).collect()
+    }
+
+    #[test]
+    fn point_in_time_replay_stops_each_family_at_its_last_complete_edit() {
+        let missing = [8u64];
+        let present = |_: u32, files: &[(u32, FileMetaData)], _: &crate::version::blob_files::BlobFiles| {
+            files.iter().all(|(_, f)| !missing.contains(&f.number))
+        };
+        let mut r = Replay::new();
+        r.add_point_in_time(flush_edit(5, b"a", 1), &present).unwrap();
+        r.add_point_in_time(flush_edit(8, b"b", 2), &present).unwrap();
+        // Another family, created after and complete at its last edit.
+        let add =
+            VersionEdit { column_family: 1, column_family_add: Some("other".into()), ..Default::default() };
+        r.add_point_in_time(add, &present).unwrap();
+        let mut e = flush_edit(9, b"c", 3);
+        e.column_family = 1;
+        r.add_point_in_time(e, &present).unwrap();
+        let got = r.finish(10, 0).unwrap();
+        assert_eq!(numbers(&got, 0), vec![5], "the default family before table 8");
+        assert_eq!(numbers(&got, 1), vec![9]);
+        assert_eq!((got.next_file_number, got.last_sequence), (10, 3), "the latest counters");
+
+        // A plain replay keeps everything.
+        let mut r = Replay::new();
+        r.add(flush_edit(5, b"a", 1)).unwrap();
+        r.add(flush_edit(8, b"b", 2)).unwrap();
+        assert_eq!(numbers(&r.finish(10, 0).unwrap(), 0), vec![5, 8]);
     }
 }

@@ -279,6 +279,15 @@ impl AnyTableBuilder {
         }
     }
 
+    /// RocksDB's `TableBuilder::EstimatedTailSize`: the block-based builder's estimate; 0
+    /// for the other formats, as RocksDB's default.
+    pub fn estimated_tail_size(&self) -> u64 {
+        match self {
+            AnyTableBuilder::Block(b) => b.estimated_tail_size(),
+            _ => 0,
+        }
+    }
+
     pub fn finish(self) -> Result<TableBuildResult> {
         match self {
             AnyTableBuilder::Block(b) => b.finish(),

@@ -246,6 +246,14 @@ pub struct CompressionOpts {
     /// RocksDB's `parallel_threads`: threads compressing data blocks (`parallel.rs`);
     /// not in the table's properties, as RocksDB (it does not change the bytes).
     pub parallel_threads: i32,
+    /// RocksDB's `max_compressed_bytes_per_kb` (default 896): a block is kept compressed
+    /// only when its compressed size is at most this many bytes per KiB of raw data
+    /// (capped at 1023); 0 or less turns compression off, as RocksDB's built-in
+    /// compression manager gives no compressor then.
+    pub max_compressed_bytes_per_kb: i32,
+    /// RocksDB's `checksum` (ZSTD only): each compressed block's ZSTD frame carries its
+    /// content checksum, verified when it is decompressed.
+    pub checksum: bool,
 }
 
 impl Default for CompressionOpts {
@@ -259,20 +267,21 @@ impl Default for CompressionOpts {
             max_dict_buffer_bytes: 0,
             use_zstd_dict_trainer: true,
             parallel_threads: 1,
+            max_compressed_bytes_per_kb: 896,
+            checksum: false,
         }
     }
 }
 
 impl CompressionOpts {
     /// The "rocksdb.compression_options" property as RocksDB 11.8.1's block-based table
-    /// builder writes it: `CompressionOptionsToString` (whose last two fields, new since
-    /// 7.8.3, take the only values Shale accepts: `max_compressed_bytes_per_kb` 896, a block
-    /// kept compressed below 7/8 of its size, and `checksum` off), then the configured
-    /// compression type's number as the pseudo-option `_type`.
+    /// builder writes it: `CompressionOptionsToString` (the configured values, before the
+    /// builder caps `max_compressed_bytes_per_kb`), then the configured compression type's
+    /// number as the pseudo-option `_type`.
     pub fn to_property(&self, compression: CompressionType) -> String {
         format!(
             "window_bits={}; level={}; strategy={}; max_dict_bytes={}; zstd_max_train_bytes={}; enabled=0; \
-             max_dict_buffer_bytes={}; use_zstd_dict_trainer={}; max_compressed_bytes_per_kb=896; checksum=0; \
+             max_dict_buffer_bytes={}; use_zstd_dict_trainer={}; max_compressed_bytes_per_kb={}; checksum={}; \
              _type={}; ",
             self.window_bits,
             self.level,
@@ -281,8 +290,16 @@ impl CompressionOpts {
             self.zstd_max_train_bytes,
             self.max_dict_buffer_bytes,
             u8::from(self.use_zstd_dict_trainer),
+            self.max_compressed_bytes_per_kb,
+            u8::from(self.checksum),
             compression as u8
         )
+    }
+
+    /// Whether these options compress at all: RocksDB's `GetCompressor` gives no
+    /// compressor when `max_compressed_bytes_per_kb` is 0 or less.
+    pub fn compresses(&self) -> bool {
+        self.max_compressed_bytes_per_kb > 0
     }
 
     /// The level to compress with (None: the codec's default).
@@ -292,7 +309,14 @@ impl CompressionOpts {
 
     /// The codec settings blocks are compressed with (level, zlib's window bits and strategy).
     pub fn codec(&self) -> CodecOpts {
-        CodecOpts { level: self.level(), window_bits: self.window_bits, strategy: self.strategy }
+        CodecOpts {
+            level: self.level(),
+            window_bits: self.window_bits,
+            strategy: self.strategy,
+            // RocksDB's table builder: "only allowing compression when it saves space".
+            max_compressed_bytes_per_kb: self.max_compressed_bytes_per_kb.clamp(0, 1023) as u32,
+            checksum: self.checksum,
+        }
     }
 }
 
@@ -455,6 +479,9 @@ pub struct TableBuilder {
     /// The data blocks' codec as the compression threads share it (made at the first
     /// block handed over, after any dictionary).
     parallel_codec: Option<std::sync::Arc<super::parallel::Codec>>,
+    /// The compression type the options name (the `_type` of "rocksdb.compression_options"),
+    /// kept when `max_compressed_bytes_per_kb` turns compression off.
+    configured_compression: CompressionType,
 }
 
 /// RocksDB's compression sampling (`sample_for_compression`), per table.
@@ -573,6 +600,12 @@ fn dictionary_samples(blocks: &[&[u8]], max_sample_bytes: usize) -> (Vec<u8>, Ve
 
 impl TableBuilder {
     pub fn new(mut opts: TableBuilderOptions, file: Box<dyn WritableFile>) -> Self {
+        // No compressor (`max_compressed_bytes_per_kb` <= 0): the table is written as one
+        // without compression, its properties still naming the configured options.
+        let configured_compression = opts.compression;
+        if !opts.compression_opts.compresses() {
+            opts.compression = CompressionType::None;
+        }
         let hash_index = (opts.hash_index && !opts.partitioned_index && opts.prefix_extractor.is_some())
             .then(super::hash_index::HashIndexBuilder::default);
         if hash_index.is_some() {
@@ -710,6 +743,7 @@ impl TableBuilder {
             parallel_codec: None,
             offset: 0,
             file,
+            configured_compression,
             opts,
         }
     }
@@ -772,7 +806,12 @@ impl TableBuilder {
         if ts_sz > 0 {
             self.collect_timestamp(user_key(ikey), ts_sz)?;
         }
-        if let (Some(pf), Some(pi)) = (self.p_filter.as_mut(), self.p_index.as_mut()) {
+        // Coupled filter partitions are cut where the index partitions are, so while the
+        // data blocks are buffered for a compression dictionary (their index entries not
+        // made yet) their keys wait, to be replayed block by block when the blocks are
+        // written (`enter_unbuffered`), as RocksDB's `MaybeEnterUnbuffered` does.
+        let defer_filter = self.dict_buffer.is_some() && !self.opts.decouple_partitioned_filters;
+        if let (Some(pf), Some(pi), false) = (self.p_filter.as_mut(), self.p_index.as_mut(), defer_filter) {
             // Every entry, repeats included (RocksDB's AddWithPrevKey), after the index
             // entry of the block before (coupled filters cut where the index did).
             let uk = self.opts.icmp.strip_ts(user_key(ikey));
@@ -874,6 +913,40 @@ impl TableBuilder {
     /// uncompressed size: an upper bound). What compaction cuts its outputs by.
     pub fn estimated_file_size(&self) -> u64 {
         self.offset + self.parallel.as_ref().map_or(0, |p| p.inflight_bytes())
+    }
+
+    /// RocksDB's `EstimatedTailSize` (what compaction adds to an output's size with
+    /// `target_file_size_is_upper_bound`): an upper bound on the bytes still to come after
+    /// the data blocks: the index (the larger of its two forms, with an entry for the block
+    /// being filled), the filter, the compression dictionary, the range deletion block, and
+    /// RocksDB's allowances of 2 KiB for the properties, 1 KiB for the metaindex and a
+    /// footer. The data block being filled is not counted, as RocksDB's.
+    pub fn estimated_tail_size(&self) -> u64 {
+        use super::format::{BLOCK_TRAILER_SIZE, FOOTER_LEN, MAX_HANDLE_LEN};
+        let index = match &self.p_index {
+            Some(p) => p.size_estimate(),
+            None => {
+                self.index_with_seq.current_size_estimate().max(self.index_user_keys.current_size_estimate())
+                    + self.last_key.len()
+                    + 2 * MAX_HANDLE_LEN
+                    + BLOCK_TRAILER_SIZE
+            }
+        };
+        let filter = match (&self.p_filter, &self.filter) {
+            (Some(p), _) => p.size_estimate() + BLOCK_TRAILER_SIZE,
+            (None, Some(f)) => f.size_estimate() + BLOCK_TRAILER_SIZE,
+            (None, None) => 0,
+        };
+        let dict = if self.dict.is_empty() { 0 } else { self.dict.len() + BLOCK_TRAILER_SIZE };
+        let range_dels = if self.range_dels.is_empty() {
+            0
+        } else {
+            // Each entry: the two keys, three varint32 lengths, a restart point.
+            self.range_dels.iter().map(|(k, v)| k.len() + v.len() + 3 * 5 + 4).sum::<usize>()
+                + 4
+                + BLOCK_TRAILER_SIZE
+        };
+        (index + filter + dict + range_dels + 2048 + 1024 + FOOTER_LEN) as u64
     }
 
     /// RocksDB's FlushBlockBySizePolicy.
@@ -1123,7 +1196,11 @@ impl TableBuilder {
             }
             return Ok(());
         }
+        let replay = self.p_filter.is_some() && !self.opts.decouple_partitioned_filters;
         for i in 0..n {
+            if replay {
+                self.replay_filter_keys(&buf.blocks[i].0)?;
+            }
             let handle = self.write_data_block(&buf.blocks[i].0)?;
             if i + 1 < n {
                 self.add_index_entry(&buf.blocks[i].2, Some(&buf.blocks[i + 1].1), handle);
@@ -1132,6 +1209,26 @@ impl TableBuilder {
             }
         }
         Ok(())
+    }
+
+    /// Adds the keys of a buffered data block to the coupled partitioned filter, after the
+    /// index entry of the block before it (RocksDB's replay in `MaybeEnterUnbuffered`).
+    fn replay_filter_keys(&mut self, raw: &[u8]) -> Result<()> {
+        use crate::iter::InternalIterator as _;
+        let block = super::block::Block::new(raw.to_vec())?;
+        let mut it = block.iter_ref(&self.opts.icmp);
+        it.seek_to_first();
+        while it.valid() {
+            let uk = self.opts.icmp.strip_ts(user_key(it.key()));
+            if let (Some(pf), Some(pi)) = (self.p_filter.as_mut(), self.p_index.as_mut()) {
+                pf.add(uk, self.last_filter_key.as_deref().unwrap_or(&[]), pi);
+            }
+            if self.last_filter_key.as_deref() != Some(uk) {
+                self.last_filter_key = Some(uk.to_vec());
+            }
+            it.next();
+        }
+        it.status()
     }
 
     /// Compresses (when `ctype` is not None and it pays) and writes a block with trailer.
@@ -1340,7 +1437,7 @@ impl TableBuilder {
         } else {
             self.opts.compression.name().to_string()
         };
-        p.compression_options = self.opts.compression_opts.to_property(self.opts.compression);
+        p.compression_options = self.opts.compression_opts.to_property(self.configured_compression);
         p.index_key_is_user_key = u64::from(!self.separator_is_key_plus_seq);
         p.index_value_is_delta_encoded = u64::from(self.opts.format_version >= 4 && !self.opts.block_align);
         if self.opts.sample_for_compression > 0 {
@@ -1455,3 +1552,7 @@ mod tests;
 #[cfg(test)]
 #[path = "layout_tests.rs"]
 mod layout_tests;
+
+#[cfg(test)]
+#[path = "tail_estimate_tests.rs"]
+mod tail_estimate_tests;

@@ -314,6 +314,23 @@ impl FilterBuilder {
         }
     }
 
+    /// An upper bound on the bytes `finish` makes of the entries added so far (RocksDB's
+    /// `CurrentFilterSizeEstimate`, which compaction adds to an output's size with
+    /// `target_file_size_is_upper_bound`): the Bloom size at this density in whole 64-byte
+    /// buckets, a quarter more with `optimize_filters_for_memory`'s rounding, and the
+    /// metadata. A Ribbon filter is smaller than the Bloom filter of its density.
+    pub fn size_estimate(&self) -> usize {
+        match &self.imp {
+            BuilderImpl::FastLocal { millibits, hashes, rounding, .. } => {
+                let bits = hashes.len() as u64 * u64::from(*millibits) / 1000;
+                let bytes = (bits.div_ceil(8) as usize).div_ceil(BUCKET_BYTES) * BUCKET_BYTES;
+                let slack = if rounding.is_some() { bytes / 4 + BUCKET_BYTES } else { 0 };
+                bytes + slack + METADATA_LEN
+            }
+            BuilderImpl::Legacy { bits_per_key, hashes } => legacy_space(*bits_per_key, hashes.len()),
+        }
+    }
+
     /// How many entries a filter of `bytes` bytes (metadata included) holds at this
     /// builder's density: RocksDB's `ApproximateNumEntries`, which sizes the partitions of
     /// a partitioned filter (`table/partitioned_builder.rs`).

@@ -86,6 +86,22 @@ pub(super) struct FinishedPartition {
 }
 
 impl PartitionedIndexBuilder {
+    /// An upper bound on the bytes the partitions and the top level come to (RocksDB's
+    /// `PartitionedIndexBuilder::CurrentIndexSizeEstimate`): each partition's larger form
+    /// (with or without sequences, not yet decided), and a top-level entry per partition.
+    pub(super) fn size_estimate(&self) -> usize {
+        self.done
+            .iter()
+            .chain(std::iter::once(&self.cur))
+            .map(|p| {
+                p.with_seq.current_size_estimate().max(p.user_keys.current_size_estimate())
+                    + p.key.len()
+                    + crate::table::format::BLOCK_TRAILER_SIZE
+                    + 2 * crate::table::format::MAX_HANDLE_LEN
+            })
+            .sum()
+    }
+
     /// `deviation`: RocksDB's `block_size_deviation`, which cuts index partitions as it
     /// cuts data blocks.
     pub(super) fn new(
@@ -293,6 +309,18 @@ impl PartitionedFilterBuilder {
             added_in_built: 0,
             error: None,
         }
+    }
+
+    /// An upper bound on the filter partitions and their top-level index (RocksDB's
+    /// `PartitionedFilterBlockBuilder::CurrentFilterSizeEstimate`): those finished, the one
+    /// being filled, a top-level entry per partition.
+    pub(super) fn size_estimate(&self) -> usize {
+        let top = |k: &[u8]| {
+            k.len() + crate::table::format::BLOCK_TRAILER_SIZE + 2 * crate::table::format::MAX_HANDLE_LEN
+        };
+        self.filters.iter().map(|(k, f)| f.len() + top(k)).sum::<usize>()
+            + self.bits.size_estimate()
+            + top(&[0u8; 16])
     }
 
     pub(super) fn policy_name(&self) -> &'static str {

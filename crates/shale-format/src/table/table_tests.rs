@@ -757,6 +757,58 @@ fn partitioned_index_and_filters_round_trip() {
     assert_eq!(t.range_tombstones().len(), 1);
 }
 
+/// The number of partitions of a table's partitioned filter: the entries of its top-level
+/// filter index (read raw from the file; one restart per entry at restart interval 1).
+fn filter_partitions(path: &Path) -> usize {
+    let t = open(path);
+    let bytes = std::fs::read(path).unwrap();
+    let block_at = |h: crate::table::format::BlockHandle| {
+        Arc::new(
+            crate::table::block::Block::new(bytes[h.offset as usize..(h.offset + h.size) as usize].to_vec())
+                .unwrap(),
+        )
+    };
+    let meta = block_at(t.footer().metaindex_handle);
+    let name = format!("{PARTITIONED_FILTER_PREFIX}{BLOOM_POLICY_NAME}");
+    let (_, v) = meta.entries().unwrap().into_iter().find(|(k, _)| k == name.as_bytes()).unwrap();
+    let h = crate::table::format::BlockHandle::decode(&v).unwrap();
+    block_at(h).num_restarts()
+}
+
+/// Coupled partitioned filters (`decouple_partitioned_filters` false) with a compression
+/// dictionary: the buffered blocks' keys are replayed into the filter as each block's index
+/// entry is made, so the filter is cut where the index is (as many filter partitions as
+/// index partitions), as without a dictionary; every key passes the filter.
+#[test]
+fn coupled_partitioned_filters_with_a_dictionary_follow_the_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = entries(6000);
+    for max_dict in [0, 8192] {
+        let path = dir.path().join(format!("coupled{max_dict}.sst"));
+        let mut o = TableBuilderOptions::new(bytewise_internal_comparator());
+        o.compression = CompressionType::Zstd;
+        o.compression_opts.max_dict_bytes = max_dict;
+        o.filter_bits_per_key = Some(10.0);
+        o.partitioned_index = true;
+        o.partition_filters = true;
+        o.decouple_partitioned_filters = false;
+        o.metadata_block_size = 300;
+        o.index_block_restart_interval = 1;
+        let r = build(&path, o, &data);
+        assert!(r.properties.index_partitions >= 4, "{}", r.properties.index_partitions);
+        assert_eq!(
+            filter_partitions(&path),
+            r.properties.index_partitions as usize,
+            "max_dict_bytes {max_dict}"
+        );
+        let t = open(&path);
+        check_contents(&t, &data);
+        for (k, _) in data.iter().step_by(7) {
+            assert!(t.may_contain(parse_internal_key(k).unwrap().user_key));
+        }
+    }
+}
+
 /// RocksDB's `parallel_threads`: the data blocks compressed by worker threads give the
 /// bytes of a single-threaded build, whatever the codec, dictionary or index layout.
 #[test]

@@ -221,6 +221,7 @@ impl DbInner {
                         // bottommost (RocksDB's CompactionIterator).
                         bottommost: plan.bottommost && !cf.config().ingest_behind,
                         target_file_size,
+                        target_file_size_is_upper_bound: cf.config().target_file_size_is_upper_bound,
                         builder_options: &builder_options,
                         new_file_number: &new_number,
                         remove_value: ttl_filter.as_ref().map(|f| f as &job::ValueFilter),
@@ -854,7 +855,11 @@ impl DbInner {
         let ids: Vec<u32> = st
             .cfs
             .iter()
-            .filter(|(_, c)| (c.handle.config().age_ttl, c.handle.config().age_periodic) != (0, 0))
+            .filter(|(_, c)| {
+                let cfg = c.handle.config();
+                // A delayed bottommost file becomes eligible with time too.
+                (cfg.age_ttl, cfg.age_periodic) != (0, 0) || cfg.bottommost_file_compaction_delay > 0
+            })
             .map(|(id, _)| *id)
             .collect();
         for id in ids {

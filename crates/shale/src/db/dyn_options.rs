@@ -49,6 +49,14 @@
 //! - `blob_file_starting_level`: the next flush or compaction writes blob files only if its
 //!   output level is at least this (`flush.rs::blob_write_options`).
 //! - `check_flush_compaction_key_order`: deprecated in RocksDB 11.8.1; accepted, no effect.
+//! - `memtable_protection_bytes_per_key`, `paranoid_memory_checks`,
+//!   `memtable_prefix_bloom_size_ratio`, `memtable_whole_key_filtering`: memtables made from
+//!   then on take them (the family's config is read at each switch).
+//! - `bottommost_file_compaction_delay`: the picker's next look at bottommost files uses it.
+//! - `target_file_size_is_upper_bound`: compactions from then on cut outputs counting
+//!   their estimated tail.
+//! - `compression_opts={level=..;...}`: the fields named change, the others keep their
+//!   values; tables written from then on compress with them.
 //! - `block_based_table_factory={block_size=..;...}`: the table options named change (see
 //!   [`TABLE_MUTABLE`]); flushes and compactions from then on write tables with them.
 //!
@@ -84,12 +92,9 @@ pub(crate) fn cf_options(h: &CfHandle) -> Result<&Options> {
 /// RocksDB's mutable column-family options Shale cannot change yet, besides the option
 /// table's rows marked so (`options_table.rs`).
 const MUTABLE_NOT_BUILT: &[&str] = &[
-    "memtable_protection_bytes_per_key",
     "block_protection_bytes_per_key",
     "preserve_internal_time_seconds",
     "preclude_last_level_data_seconds",
-    "bottommost_file_compaction_delay",
-    "paranoid_memory_checks",
     // RocksDB 11.8.1's alias of the next, with its spelling.
     "memtable_veirfy_per_key_checksum_on_seek",
     "memtable_verify_per_key_checksum_on_seek",

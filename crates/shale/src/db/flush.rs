@@ -58,9 +58,9 @@ pub(crate) fn blob_write_options(
     if i64::try_from(output_level).unwrap_or(i64::MAX) < i64::from(b.file_starting_level) {
         return None;
     }
-    // Families with user-defined timestamps keep their values in their tables (reading blob
-    // values there is not built: `read.rs`).
-    (b.enable_blob_files && cf.icmp.timestamp_size() == 0).then_some(crate::blob::BlobWriteOptions {
+    // With user-defined timestamps too: a blob record holds the user key with its
+    // timestamp, as RocksDB's BlobFileBuilder writes it.
+    b.enable_blob_files.then_some(crate::blob::BlobWriteOptions {
         min_blob_size: b.min_blob_size,
         blob_file_size: b.blob_file_size,
         compression: b.compression,

@@ -46,7 +46,7 @@ use super::{filename, DbInner, DbState};
 use crate::error::{Error, ErrorKind, Result};
 use crate::key::{make_internal_key, parse_internal_key, user_key, ValueType, MAX_SEQUENCE_NUMBER};
 use crate::table::properties::{names, UNKNOWN_COLUMN_FAMILY};
-use crate::table::reader::{Table, TableReaderOptions};
+use crate::table::reader::TableReaderOptions;
 use crate::version::edit::{FileMetaData, VersionEdit};
 use shale_engine::config::IngestSettings;
 
@@ -157,7 +157,17 @@ impl DbInner {
             cache_key: crate::cache::block_cache::OffsetableCacheKey::unique(),
             statistics: None,
         };
-        let table = Table::open(file, size, ropts)?;
+        // The family's table factory reads the file, as RocksDB's ingestion does (any
+        // format: the reader is picked by the file's magic number).
+        let table = crate::table::any::AnyTable::open_for_cf(
+            file,
+            size,
+            ropts,
+            crate::key::MAX_SEQUENCE_NUMBER,
+            h.config().prefix_extractor.clone(),
+            &h.config().table_format,
+            crate::table::reader::MetaCachePolicy::default(),
+        )?;
         let props = table.properties();
         if !props.user_collected.contains_key(names::EXTERNAL_SST_VERSION) {
             return Err(Error::corruption(format!("External file version not found: {name}")));

@@ -61,9 +61,12 @@ pub(crate) struct PrefixMode {
 }
 
 impl PrefixMode {
-    pub(crate) fn of(cf: &CfHandle, ro: &ReadOptions) -> PrefixMode {
+    /// `prefix_seek_opt_in_only` (the database's): every iterator is made as with
+    /// `total_order_seek`, as RocksDB's `ArenaWrappedDBIter::Init` sets it.
+    pub(crate) fn of(cf: &CfHandle, ro: &ReadOptions, prefix_seek_opt_in_only: bool) -> PrefixMode {
         let Some(pe) = &cf.config().prefix_extractor else { return PrefixMode::default() };
-        let legacy = !ro.total_order_seek && !ro.auto_prefix_mode;
+        let total_order_seek = ro.total_order_seek || prefix_seek_opt_in_only;
+        let legacy = !total_order_seek && !ro.auto_prefix_mode;
         let table = (legacy || ro.auto_prefix_mode || ro.prefix_same_as_start).then(|| {
             Arc::new(crate::table::PrefixSeek {
                 extractor: pe.clone(),
@@ -414,7 +417,7 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
     fn rebuild(&mut self, inner: &Arc<DbInner>) {
         let Some(src) = &self.source else { return };
         let cf = src.cf.clone();
-        let sv = cf.super_version();
+        let sv = cf.local_super_version().to_arc();
         let follow = Self::follow_of(&src.ro);
         let seq = match follow {
             Ok(Follow::Tailing) => crate::key::MAX_SEQUENCE_NUMBER,
@@ -424,7 +427,7 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
             Ok(Follow::AutoRefresh) => src.ro.snapshot,
             _ => None,
         };
-        let prefix = PrefixMode::of(&cf, &src.ro);
+        let prefix = PrefixMode::of(&cf, &src.ro, inner.config.prefix_seek_opt_in_only);
         // A family with user-defined timestamps needs a read timestamp (`read.rs`).
         let read_ts = super::read::check_read_timestamp(&cf, &src.ro).map(|t| t.map(<[u8]>::to_vec));
         let built = follow

@@ -34,6 +34,7 @@
 //! with `state` held). The ranks in [`ranks`] put these in one order, each written on its
 //! field, and debug builds check every acquisition against it (`shale_base::lock_rank`).
 
+mod best_efforts;
 mod buffered_fs;
 mod cf;
 pub(crate) mod cf_settings;
@@ -55,6 +56,7 @@ pub(crate) mod internal_stats;
 mod iterator;
 pub(crate) mod layer_hooks;
 pub(crate) mod live_files;
+mod local_sv;
 mod mempurge;
 mod obsolete;
 mod open;
@@ -226,6 +228,16 @@ pub(crate) struct DbInner {
     pub shutting_down: AtomicBool,
     /// Set by a write made without the WAL: close flushes the memtables then.
     pub unpersisted: AtomicBool,
+    /// Bottommost-files compactions (RocksDB's `oldest_snapshot_seqnum_` and
+    /// `bottommost_files_mark_threshold_`, `snapshot.rs::note_oldest_snapshot`): the oldest
+    /// snapshot held when one was last released (the last sequence if none was left; 0 until
+    /// then), what the picker compares files' largest sequences with;
+    pub oldest_snapshot_released: AtomicU64,
+    /// the smallest largest sequence of a bottommost file that was not yet eligible (lowered
+    /// by each pick, recomputed by each pass): a release whose oldest snapshot passes it asks
+    /// a compaction thread for a pass over the families (`bottommost_recheck`).
+    pub bottommost_threshold: AtomicU64,
+    pub bottommost_recheck: AtomicBool,
     /// Tables wait in `DbState::obsolete_tables` for their last reader (`obsolete.rs`).
     pub has_obsolete: AtomicBool,
     /// A reader let go of a SuperVersion while tables waited: a flush thread purges soon.

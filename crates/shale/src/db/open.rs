@@ -99,6 +99,7 @@ pub(crate) fn open<T: ThreadMode>(
         fs,
         config.writable_file_max_buffer_size,
         config.bytes_per_sync,
+        config.strict_bytes_per_sync,
         crate::fs::ReadFileOptions { direct: config.use_direct_reads, mmap: config.allow_mmap_reads },
         crate::fs::WriteFileOptions {
             max_buffer_size: 0,
@@ -123,7 +124,13 @@ pub(crate) fn open<T: ThreadMode>(
         fs.create_dir_all(&filename::wal_archive_dir(&config.wal_dir))?;
     }
     let current = manifest::current_file_path(path);
-    let exists = fs.file_exists(&current);
+    // `best_efforts_recovery` reads no CURRENT: the newest MANIFEST that replays (`best_efforts.rs`).
+    let best_efforts = if config.best_efforts_recovery {
+        super::best_efforts::recover(&*fs, path, &config, opts, &descs)?
+    } else {
+        None
+    };
+    let exists = if config.best_efforts_recovery { best_efforts.is_some() } else { fs.file_exists(&current) };
     if !exists {
         if !config.create_if_missing {
             return Err(Error::invalid_argument(format!(
@@ -135,7 +142,11 @@ pub(crate) fn open<T: ThreadMode>(
     } else if config.error_if_exists {
         return Err(Error::invalid_argument(format!("{}: exists (error_if_exists is true)", path.display())));
     }
-    check_direct_io(&*fs, &current, &config)?;
+    let probe = match &best_efforts {
+        Some(r) => path.join(manifest::descriptor_file_name(r.manifest_number)),
+        None => current.clone(),
+    };
+    check_direct_io(&*fs, &probe, &config)?;
     let info_log = match &opts.info_logger {
         Some(u) => InfoLog::for_user(u.clone()),
         None => InfoLog::open(&fs, path, &config.db_log_dir, &super::info_log::LogFiles::of(&config))?
@@ -146,7 +157,10 @@ pub(crate) fn open<T: ThreadMode>(
     info_log.header(format_args!("Fast CRC32 supported: {}", fast_crc32_supported()));
     super::options_dump::log_db_options(&info_log, opts);
 
-    let recovered = manifest::recover_with_readahead(&*fs, path, config.log_readahead_size)?;
+    let recovered = match best_efforts {
+        Some(r) => r,
+        None => manifest::recover_with_readahead(&*fs, path, config.log_readahead_size)?,
+    };
     // Which families the caller opens, with which options.
     // As rust-rocksdb: with no descriptors the default family gets the DB's options; a
     // list that names other families but not "default" opens it with `Options::default()`.
@@ -223,9 +237,14 @@ pub(crate) fn open<T: ThreadMode>(
 
     let mut next_file_number = recovered.next_file_number.max(recovered.manifest_number + 1);
     let mut last_sequence = recovered.last_sequence;
-    // Replay the WALs.
-    let wals = wal_numbers(&*fs, &wal_dir)?;
-    if config.track_and_verify_wals_in_manifest {
+    // Replay the WALs (none with `best_efforts_recovery`, whose new files are numbered above
+    // every file of the directories).
+    let wals = if config.best_efforts_recovery { Vec::new() } else { wal_numbers(&*fs, &wal_dir)? };
+    if config.best_efforts_recovery {
+        let used = super::best_efforts::max_file_number(&*fs, &[path, &wal_dir]);
+        next_file_number = next_file_number.max(used + 1);
+    }
+    if config.track_and_verify_wals_in_manifest && !config.best_efforts_recovery {
         super::wal_tracking::check_wals(&*fs, &wal_dir, &recovered.wals, &wals)?;
     }
     let mut new_files: Vec<RecoveredTable> = Vec::new();
@@ -310,6 +329,7 @@ pub(crate) fn open<T: ThreadMode>(
     let wal_file = crate::fs::Preallocating::wrap(wal_file, config.wal_preallocation(max_write_buffer_size));
     let mut wal_writer = LogWriter::new(wal_file, wal_number)
         .with_bytes_per_sync(config.wal_bytes_per_sync)
+        .with_strict_range_sync(config.strict_bytes_per_sync)
         .with_recycling(config.recycle_log_file_num > 0);
     wal_writer.add_compression_type_record(config.wal_compression)?;
     // Prepared transactions still undecided are written again to the new WAL (the old
@@ -683,6 +703,9 @@ pub(super) fn new_inner(
         write_control,
         shutting_down: AtomicBool::new(false),
         unpersisted: AtomicBool::new(false),
+        oldest_snapshot_released: std::sync::atomic::AtomicU64::new(0),
+        bottommost_threshold: std::sync::atomic::AtomicU64::new(u64::MAX),
+        bottommost_recheck: AtomicBool::new(false),
         has_obsolete: AtomicBool::new(false),
         purge_requested: AtomicBool::new(false),
         table_cache,

@@ -45,8 +45,11 @@ struct MergeLookup<'a> {
 impl MergeLookup<'_> {
     /// One entry of the key visible at the read's snapshot, newest first; `max_cov` is the
     /// newest covering range tombstone met so far (entries older than it are deleted).
+    /// `found` is the entry's user key (with its own timestamp in a family with timestamps),
+    /// which a blob record repeats.
     fn visit(
         &mut self,
+        found: &[u8],
         seq: SequenceNumber,
         t: ValueType,
         value: &[u8],
@@ -58,7 +61,7 @@ impl MergeLookup<'_> {
         match t {
             ValueType::Value => self.finish_plain(Some(value)).map(Lookup::Done),
             ValueType::BlobIndex => {
-                let v = self.blob.fetch(self.key, value)?;
+                let v = self.blob.fetch(found, value)?;
                 self.finish_plain(Some(&v)).map(Lookup::Done)
             }
             // A column-unaware read sees the default column; a column-aware one
@@ -108,7 +111,8 @@ impl MergeLookup<'_> {
         if with_ts && t == ValueType::WideColumnEntity {
             return Err(ts_unsupported("wide-column entities"));
         }
-        self.visit(seq, t, value, max_cov)
+        let key = self.key;
+        self.visit(key, seq, t, value, max_cov)
     }
 
     /// `finish` onto a plain base (or none); a column-aware read gets the value as an
@@ -284,12 +288,12 @@ impl DbInner {
         }
         let ts = check_read_timestamp(cf, ro)?;
         let snapshot_timer = PerfTimer::new(Field::GetSnapshotTime);
-        let owned;
+        let local;
         let sv: &SuperVersion = match pinned {
             Some(sv) => sv,
             None => {
-                owned = cf.super_version();
-                &owned
+                local = cf.local_super_version();
+                &local
             }
         };
         let seq = ro.snapshot.unwrap_or_else(|| self.last_sequence());
@@ -346,7 +350,8 @@ impl DbInner {
                 max_cov = max_cov.max(mem.max_covering_tombstone_seq(key, seq));
             }
             let mut done: Option<Result<Option<Vec<u8>>>> = None;
-            mem.for_each_version(key, seq, |s, t, v| {
+            // Corruption when a memtable entry's checks fail (RocksDB's SaveValue).
+            mem.try_for_each_version(key, seq, |s, t, v| {
                 // With timestamps an older version may have a newer sequence than the
                 // snapshot (written later with an older timestamp): not visible, go on.
                 if with_ts && s > seq {
@@ -363,7 +368,7 @@ impl DbInner {
                         false
                     }
                 }
-            });
+            })?;
             if let Some(r) = done {
                 record_tick(stats, Ticker::MemtableHit, 1);
                 return r;
@@ -414,9 +419,6 @@ impl DbInner {
                     if with_ts && p.value_type == ValueType::Merge {
                         return Err(ts_unsupported("merge operands"));
                     }
-                    if with_ts && p.value_type == ValueType::BlobIndex {
-                        return Err(ts_unsupported("blob values"));
-                    }
                     if with_ts && p.value_type == ValueType::WideColumnEntity {
                         return Err(ts_unsupported("wide-column entities"));
                     }
@@ -434,7 +436,9 @@ impl DbInner {
                         return Ok(Some(v));
                     }
                     if !hidden && (p.value_type != ValueType::Merge || p.sequence < max_cov) {
-                        if let Lookup::Done(r) = merge.visit(p.sequence, p.value_type, &v, max_cov)? {
+                        if let Lookup::Done(r) =
+                            merge.visit(p.user_key, p.sequence, p.value_type, &v, max_cov)?
+                        {
                             return Ok(r);
                         }
                         continue;
@@ -454,7 +458,7 @@ impl DbInner {
                         }
                         if p.sequence <= seq {
                             if let Lookup::Done(r) =
-                                merge.visit(p.sequence, p.value_type, it.value(), max_cov)?
+                                merge.visit(p.user_key, p.sequence, p.value_type, it.value(), max_cov)?
                             {
                                 return Ok(r);
                             }
@@ -525,13 +529,8 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
             self.check_timestamps(&batch)?;
         }
         if batch.has_merge() {
-            if self.inner.config.ttl_db.is_some() {
-                // RocksDB's DBWithTTL wraps the merge operator to carry the write times;
-                // Shale's TTL database does not yet.
-                return Err(Error::not_supported(
-                    "merge in a TTL database is not supported by Shale yet (issue 15)",
-                ));
-            }
+            // In a TTL database each family's operator is RocksDB's TtlMergeOperator
+            // around the user's (`Options::merge_core_arc`).
             self.check_merge_operators(&batch)?;
         }
         self.inner.write(&opts.engine(), batch.into_engine())

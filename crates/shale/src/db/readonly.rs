@@ -163,9 +163,20 @@ fn open_view<T: ThreadMode>(
         // CURRENT fails the open.
         fs.create_dir_all(path)?;
     }
+    // `best_efforts_recovery` in a read-only open (RocksDB's `DBImpl::Recover` takes it in
+    // both): the newest MANIFEST that replays, each family at its last complete point in
+    // time, and no WAL (`best_efforts.rs`). A secondary does not take it, as RocksDB's.
+    let best_efforts = if mode == DbMode::ReadOnly && config.best_efforts_recovery {
+        super::best_efforts::recover(&*fs, path, &config, opts, &descs)?
+    } else {
+        None
+    };
     // The WALs are listed before the MANIFEST is read (see the module comment).
-    let listed = open::wal_numbers(&*fs, &config.wal_dir)?;
-    let recovered = manifest::recover_with_readahead(&*fs, path, config.log_readahead_size)?;
+    let listed = if best_efforts.is_some() { Vec::new() } else { open::wal_numbers(&*fs, &config.wal_dir)? };
+    let recovered = match best_efforts {
+        Some(r) => r,
+        None => manifest::recover_with_readahead(&*fs, path, config.log_readahead_size)?,
+    };
     // As rust-rocksdb: with no descriptors the default family gets the DB's options; a
     // list that names other families but not "default" opens it with `Options::default()`.
     if !descs.iter().any(|d| d.name == DEFAULT_COLUMN_FAMILY_NAME) {

@@ -145,6 +145,7 @@ impl<T: ThreadMode, I: DBInner> DBCommon<T, I> {
             snapshots: input.snapshots.clone(),
             bottommost: plan.bottommost && !cf.config().ingest_behind,
             target_file_size: cf.config().target_file_size(plan.output_level),
+            target_file_size_is_upper_bound: cf.config().target_file_size_is_upper_bound,
             preallocation: inner.output_preallocation(
                 &cf,
                 &plan,

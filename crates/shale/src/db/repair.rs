@@ -196,10 +196,21 @@ impl<T: super::ThreadMode, D: super::DBInner> super::DBCommon<T, D> {
         if !fs.file_exists(dir) {
             return Err(Error::invalid_argument(format!("{}: does not exist", dir.display())));
         }
-        if !opts.db_paths.is_empty() || !opts.cf_paths.is_empty() {
-            // RocksDB's repair scans every path; Shale's scans the database directory only,
-            // so it would drop the tables elsewhere.
-            return Err(Error::not_supported("repair of a database with db_paths or cf_paths"));
+        // Where tables are looked for, with the path id a table found there gets: each of
+        // `db_paths` (RocksDB's Repairer::FindFiles, which searches the sanitized db_paths,
+        // the database directory when none are set), and also each of `cf_paths`, which
+        // RocksDB's repairer does not search (its tables there would be lost); the
+        // database directory for the rest of the files.
+        let mut table_dirs: Vec<(std::path::PathBuf, u32)> = Vec::new();
+        if opts.db_paths.is_empty() {
+            table_dirs.push((dir.to_path_buf(), 0));
+        }
+        for (paths, _) in [(&opts.db_paths, 0), (&opts.cf_paths, 1)] {
+            for (i, (p, _)) in paths.iter().enumerate() {
+                if !table_dirs.iter().any(|(d, _)| d == p) {
+                    table_dirs.push((p.clone(), i as u32));
+                }
+            }
         }
         let icmp = InternalKeyComparator::new(opts.comparator.clone());
         let mut tables = Vec::new();
@@ -208,11 +219,25 @@ impl<T: super::ThreadMode, D: super::DBInner> super::DBCommon<T, D> {
         let mut max_number = 1u64;
         {
             let _lock = fs.lock_file(&crate::db::filename::lock_file(dir))?;
+            for (tdir, path_id) in &table_dirs {
+                if tdir == dir || !fs.file_exists(tdir) {
+                    continue;
+                }
+                for name in fs.children(tdir)? {
+                    if let Some(FileType::Table(n)) = parse_file_name(&name) {
+                        tables.push((n, tdir.clone(), *path_id));
+                        max_number = max_number.max(n);
+                    }
+                }
+            }
+            let dir_path_id = table_dirs.iter().find(|(d, _)| d == dir).map(|(_, id)| *id);
             for name in fs.children(dir)? {
                 match parse_file_name(&name) {
                     Some(FileType::Table(n)) => {
-                        tables.push(n);
                         max_number = max_number.max(n);
+                        if let Some(id) = dir_path_id {
+                            tables.push((n, dir.to_path_buf(), id));
+                        }
                     }
                     Some(FileType::Blob(n)) => {
                         blob_numbers.push(n);
@@ -230,11 +255,14 @@ impl<T: super::ThreadMode, D: super::DBInner> super::DBCommon<T, D> {
             }
             tables.sort_unstable();
             let mut found = Vec::new();
-            for n in tables {
-                match scan_table(&*fs, dir, n, &icmp) {
-                    Ok(Some(f)) => found.push(f),
+            for (n, tdir, path_id) in tables {
+                match scan_table(&*fs, &tdir, n, &icmp) {
+                    Ok(Some(mut f)) => {
+                        f.meta.path_id = path_id;
+                        found.push(f);
+                    }
                     Ok(None) => {}
-                    Err(_) => archive(&*fs, dir, &crate::db::filename::table_file_name(n))?,
+                    Err(_) => archive(&*fs, &tdir, &crate::db::filename::table_file_name(n))?,
                 }
             }
             blob_numbers.sort_unstable();

@@ -142,7 +142,17 @@ impl DbInner {
         }
         let handle = cf.handle.clone();
         let stats = |f: &crate::version::edit::FileMetaData| self.file_stats(&handle, f);
-        let busy = Busy { files: Some(&cf.being_compacted), running: &cf.running, stats: Some(&stats) };
+        let oldest_snapshot = self.oldest_snapshot_released.load(Ordering::Acquire);
+        let busy = Busy {
+            files: Some(&cf.being_compacted),
+            running: &cf.running,
+            stats: Some(&stats),
+            oldest_snapshot,
+        };
+        // A bottommost file this family's version holds that the oldest snapshot does not yet
+        // free lowers the DB's threshold (RocksDB recomputes it at each new version).
+        let threshold = picker::bottommost_mark_threshold(&cf.current, cf.handle.config(), oldest_snapshot);
+        self.bottommost_threshold.fetch_min(threshold, Ordering::AcqRel);
         if picker::pick(&cf.current, cf.handle.config(), busy).is_none() {
             return;
         }
@@ -428,8 +438,13 @@ impl DbInner {
                 }
                 let handle = cf.handle.clone();
                 let stats = |f: &crate::version::edit::FileMetaData| self.file_stats(&handle, f);
-                let busy =
-                    Busy { files: Some(&cf.being_compacted), running: &cf.running, stats: Some(&stats) };
+                let oldest_snapshot = self.oldest_snapshot_released.load(Ordering::Acquire);
+                let busy = Busy {
+                    files: Some(&cf.being_compacted),
+                    running: &cf.running,
+                    stats: Some(&stats),
+                    oldest_snapshot,
+                };
                 let Some(plan) = picker::pick(&cf.current, cf.handle.config(), busy) else {
                     continue;
                 };
@@ -466,6 +481,9 @@ fn compaction_worker(inner: Arc<DbInner>) {
         if inner.shutting_down.load(Ordering::Acquire) {
             return;
         }
+        if inner.bottommost_recheck.swap(false, Ordering::AcqRel) {
+            inner.recheck_bottommost_files(&mut st);
+        }
         let can_run = !st.errors.is_db_stopped()
             && st.jobs.running_compactions - st.jobs.bottom_compactions < DbInner::compaction_limit(&st)
             && !st.jobs.compaction_queue.is_empty();
@@ -484,7 +502,13 @@ fn compaction_worker(inner: Arc<DbInner>) {
         }
         let handle = cf.handle.clone();
         let stats = |f: &crate::version::edit::FileMetaData| inner.file_stats(&handle, f);
-        let busy = Busy { files: Some(&cf.being_compacted), running: &cf.running, stats: Some(&stats) };
+        let oldest_snapshot = inner.oldest_snapshot_released.load(Ordering::Acquire);
+        let busy = Busy {
+            files: Some(&cf.being_compacted),
+            running: &cf.running,
+            stats: Some(&stats),
+            oldest_snapshot,
+        };
         let Some(plan) = picker::pick(&cf.current, cf.handle.config(), busy) else {
             continue;
         };

@@ -95,6 +95,45 @@ impl DbInner {
             }
         }
     }
+
+    /// `release_snapshot` of a snapshot the user took (rust-rocksdb's snapshots, a
+    /// transaction's), RocksDB's `DB::ReleaseSnapshot`: bottommost files the oldest snapshot
+    /// left frees become compactions' inputs (`note_oldest_snapshot`). An iterator's own
+    /// snapshot is released by `release_snapshot` alone: RocksDB's iterators take none.
+    pub(crate) fn release_user_snapshot(&self, seq: u64) {
+        self.release_snapshot(seq);
+        let oldest = {
+            let Ok(snaps) = self.lock_or_halt(&self.snapshots, "snapshot list") else { return };
+            snaps.keys().next().copied().unwrap_or_else(|| self.last_sequence())
+        };
+        self.note_oldest_snapshot(oldest);
+    }
+
+    /// RocksDB's `ReleaseSnapshot` step for bottommost files: records `oldest` (the oldest
+    /// snapshot left, or the last sequence) for the picker, and when it passes the DB's
+    /// threshold (a bottommost file it now frees), asks a compaction thread for a pass over
+    /// the families (`recheck_bottommost_files`). Atomics only: a release may come from any
+    /// thread, holding any lock.
+    fn note_oldest_snapshot(&self, oldest: u64) {
+        use std::sync::atomic::Ordering;
+        self.oldest_snapshot_released.fetch_max(oldest, Ordering::AcqRel);
+        if oldest > self.bottommost_threshold.load(Ordering::Acquire) {
+            // The pass recomputes the threshold; releases until then ask nothing more.
+            self.bottommost_threshold.store(u64::MAX, Ordering::Release);
+            self.bottommost_recheck.store(true, Ordering::Release);
+            self.work_cv.notify_all();
+        }
+    }
+
+    /// A compaction thread's pass after `note_oldest_snapshot`: each family is asked for a
+    /// compaction again (the picker finds the bottommost files now eligible) and lowers the
+    /// threshold by those still held by the oldest snapshot.
+    pub(crate) fn recheck_bottommost_files(&self, st: &mut super::DbState) {
+        let ids: Vec<u32> = st.cfs.keys().copied().collect();
+        for id in ids {
+            self.schedule_compaction(st, id);
+        }
+    }
 }
 
 impl<'a, D: DBAccess> SnapshotWithThreadMode<'a, D> {

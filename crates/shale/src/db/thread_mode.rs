@@ -236,7 +236,7 @@ impl<T: ThreadMode, I: DBInner> DBAccess for DBCommon<T, I> {
     }
 
     fn snapshot_release(&self, seq: u64) {
-        self.inner.release_snapshot(seq)
+        self.inner.release_user_snapshot(seq)
     }
 
     fn raw_iterator_impl(

@@ -774,7 +774,9 @@ impl DbInner {
         let mut max_cov = 0;
         for m in std::iter::once(mem).chain(older) {
             max_cov = max_cov.max(m.max_covering_tombstone_seq(key, seq));
-            m.for_each_version(key, seq, |s, t, v| {
+            // A memtable entry whose checks fail: the operand goes in unmerged, and the next
+            // read of the key answers the Corruption.
+            let walked = m.try_for_each_version(key, seq, |s, t, v| {
                 if s < max_cov {
                     base = Some(None);
                     return false;
@@ -794,6 +796,9 @@ impl DbInner {
                 }
                 false
             });
+            if walked.is_err() {
+                return None;
+            }
             if give_up {
                 return None;
             }
@@ -1618,6 +1623,7 @@ impl DbInner {
             let file = crate::fs::Preallocating::wrap(file, self.config.wal_preallocation(write_buffer_size));
             let mut writer = LogWriter::new(file, number)
                 .with_bytes_per_sync(self.config.wal_bytes_per_sync)
+                .with_strict_range_sync(self.config.strict_bytes_per_sync)
                 .with_recycling(recycling);
             writer.add_compression_type_record(self.config.wal_compression)?;
             let old = std::mem::replace(&mut wal.writer, writer);

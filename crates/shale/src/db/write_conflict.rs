@@ -38,7 +38,7 @@ impl DbInner {
         // the tables are read as well.
         for mem in sv.history.iter() {
             let cov = mem.max_covering_tombstone_seq(key, MAX_SEQUENCE_NUMBER);
-            if let Some((s, _, _)) = mem.get(key, MAX_SEQUENCE_NUMBER) {
+            if let Some((s, _, _)) = mem.try_get(key, MAX_SEQUENCE_NUMBER)? {
                 best = best.max(s).max(cov);
                 found = true;
                 break;
@@ -54,7 +54,7 @@ impl DbInner {
                 best = best.max(cov);
                 found = true;
             }
-            if let Some((s, _, _)) = mem.get(key, MAX_SEQUENCE_NUMBER) {
+            if let Some((s, _, _)) = mem.try_get(key, MAX_SEQUENCE_NUMBER)? {
                 // Older sources hold only older entries of the key; tombstones there are
                 // older than this memtable's entries too.
                 return Ok(Some(best.max(s)));

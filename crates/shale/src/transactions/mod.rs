@@ -160,7 +160,7 @@ impl<DB> DBAccess for Transaction<'_, DB> {
 
     fn snapshot_release(&self, seq: u64) {
         if seq != NO_SNAPSHOT {
-            self.core.inner.release_snapshot(seq);
+            self.core.inner.release_user_snapshot(seq);
         }
     }
 

@@ -338,7 +338,7 @@ impl TxnCore {
         // versions no registered snapshot sees.
         let sv = cf.super_version();
         let seq = ro.snapshot.unwrap_or_else(|| self.inner.last_sequence());
-        let prefix = crate::db::PrefixMode::of(cf, ro);
+        let prefix = crate::db::PrefixMode::of(cf, ro, self.inner.config.prefix_seek_opt_in_only);
         let (base, tomb) = self.inner.internal_iterator(cf, &sv, ro, &prefix)?;
         let entries = st.batch.internal_entries(cf.id, seq + 1, &cf.icmp);
         let top = seq + st.batch.len() as u64;
@@ -675,7 +675,7 @@ impl Drop for TxnCore {
         let mut st = self.st.lock();
         self.clear(&mut st);
         if let Some(s) = st.snapshot.take() {
-            self.inner.release_snapshot(s);
+            self.inner.release_user_snapshot(s);
         }
         // A prepared transaction dropped undecided keeps its WAL (its prepare section is
         // recovered at the next open), as RocksDB's.

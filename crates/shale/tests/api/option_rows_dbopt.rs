@@ -230,3 +230,189 @@ fn rate_limiter_bytes_per_sec_throttles_flushes_as_a_generic_rate_limiter() {
     // Never written (RocksDB's kDontSerialize).
     assert!(!latest_options_text(dir.path()).contains("rate_limiter_bytes_per_sec"));
 }
+
+/// Tables of `dir`, ascending by number.
+fn tables(dir: &Path) -> Vec<String> {
+    let mut t = util::files_ending(dir, ".sst");
+    t.sort();
+    t
+}
+
+/// A database with two flushed tables ("a" keys, then "b" keys) and "c" in the WAL only.
+fn two_tables_and_a_wal(dir: &Path) {
+    let mut o = base();
+    o.set_disable_auto_compactions(true);
+    let db = DB::open(&o, dir).unwrap();
+    db.put(b"a", b"1").unwrap();
+    db.flush().unwrap();
+    db.put(b"b", b"2").unwrap();
+    db.flush().unwrap();
+    db.put(b"c", b"3").unwrap();
+    drop(db);
+    assert_eq!(tables(dir).len(), 2);
+}
+
+#[test]
+fn best_efforts_recovery_rolls_back_to_the_last_complete_point_in_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path();
+    two_tables_and_a_wal(path);
+    let newest = tables(path).pop().unwrap();
+    std::fs::remove_file(path.join(&newest)).unwrap();
+
+    // Without it the open fails on the missing table.
+    let mut plain = base();
+    plain.set_disable_auto_compactions(true);
+    assert!(DB::open(&plain, path).is_err(), "a missing table fails a plain open");
+
+    // With it: the version before the second flush, and no WAL replayed.
+    let mut ber = with("best_efforts_recovery=true");
+    ber.set_disable_auto_compactions(true);
+    let db = DB::open(&ber, path).unwrap();
+    assert_eq!(db.get(b"a").unwrap().unwrap(), b"1");
+    assert_eq!(db.get(b"b").unwrap(), None, "the missing table's data is gone");
+    assert_eq!(db.get(b"c").unwrap(), None, "WALs are not recovered");
+    db.put(b"d", b"4").unwrap();
+    db.flush().unwrap();
+    drop(db);
+    assert!(latest_options_text(path).contains("best_efforts_recovery=true"));
+
+    // The recovered state is the database's now: a plain open sees it, and the old WAL
+    // does not come back.
+    let db = DB::open(&plain, path).unwrap();
+    assert_eq!(db.get(b"a").unwrap().unwrap(), b"1");
+    assert_eq!(db.get(b"b").unwrap(), None);
+    assert_eq!(db.get(b"c").unwrap(), None);
+    assert_eq!(db.get(b"d").unwrap().unwrap(), b"4");
+}
+
+#[test]
+fn best_efforts_recovery_treats_a_truncated_table_as_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path();
+    two_tables_and_a_wal(path);
+    let cut = tables(path).pop().unwrap();
+    let newest = path.join(&cut);
+    let len = std::fs::metadata(&newest).unwrap().len();
+    std::fs::OpenOptions::new().write(true).open(&newest).unwrap().set_len(len / 2).unwrap();
+    let db = DB::open(&with("best_efforts_recovery=true"), path).unwrap();
+    assert_eq!(db.get(b"a").unwrap().unwrap(), b"1");
+    assert_eq!(db.get(b"b").unwrap(), None);
+    // The new files are numbered above everything in the directory: the cut table is not
+    // overwritten by this open's files.
+    db.put(b"e", b"5").unwrap();
+    db.flush().unwrap();
+    assert_eq!(db.get(b"e").unwrap().unwrap(), b"5");
+    let live: Vec<String> =
+        db.live_files().unwrap().into_iter().map(|f| f.name.trim_start_matches('/').to_string()).collect();
+    assert_eq!(live.len(), 2, "{live:?}");
+    assert!(!live.contains(&cut), "{live:?} reuses {cut}");
+}
+
+#[test]
+fn best_efforts_recovery_with_every_file_present_is_the_latest_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path();
+    two_tables_and_a_wal(path);
+    // CURRENT is not read: the newest MANIFEST is.
+    std::fs::remove_file(path.join("CURRENT")).unwrap();
+    let db = DB::open(&with("best_efforts_recovery=true"), path).unwrap();
+    assert_eq!(db.get(b"a").unwrap().unwrap(), b"1");
+    assert_eq!(db.get(b"b").unwrap().unwrap(), b"2");
+    drop(db);
+    // An empty directory is a new database, with create_if_missing only.
+    let empty = tempfile::tempdir().unwrap();
+    let mut no_create = with("best_efforts_recovery=true");
+    no_create.create_if_missing(false);
+    let e = err(DB::open(&no_create, empty.path()));
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+    assert!(e.to_string().contains("does not exist (create_if_missing is false)"), "{e}");
+    let db = DB::open(&with("best_efforts_recovery=true"), empty.path()).unwrap();
+    db.put(b"x", b"y").unwrap();
+}
+
+#[test]
+fn best_efforts_recovery_in_a_read_only_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path();
+    two_tables_and_a_wal(path);
+    std::fs::remove_file(path.join(tables(path).pop().unwrap())).unwrap();
+    assert!(
+        DB::open_for_read_only(&base(), path, false).is_err(),
+        "a missing table fails a plain read-only open"
+    );
+    let db = DB::open_for_read_only(&with("best_efforts_recovery=true"), path, false).unwrap();
+    assert_eq!(db.get(b"a").unwrap().unwrap(), b"1");
+    assert_eq!(db.get(b"b").unwrap(), None);
+    assert_eq!(db.get(b"c").unwrap(), None, "WALs are not recovered");
+}
+
+/// The data blocks a seek to an absent prefix reads, and whether it ends valid, with the
+/// default ReadOptions (legacy prefix seek unless `prefix_seek_opt_in_only`).
+fn absent_prefix_seek(o: &Options) -> (u64, bool) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = DB::open(o, dir.path()).unwrap();
+    // Two tables holding prefixes "p0" and "p2"; "p1" lies between them, in neither.
+    for p in ["p0", "p2"] {
+        for j in 0..50 {
+            db.put(format!("{p}-{j:03}"), format!("value-{j:03}")).unwrap();
+        }
+        db.flush().unwrap();
+    }
+    let reads = || db.property_int_value("rocksdb.shale.data-blocks-read").unwrap().expect("property");
+    let before = reads();
+    let mut it = db.raw_iterator_opt(shale::ReadOptions::default());
+    it.seek(b"p1");
+    it.status().unwrap();
+    (reads() - before, it.valid())
+}
+
+#[test]
+fn prefix_seek_opt_in_only_makes_every_iterator_total_order() {
+    let opts = |s: &str| {
+        let mut t = shale::BlockBasedOptions::default();
+        t.set_bloom_filter(20.0, false);
+        t.set_whole_key_filtering(false);
+        t.disable_cache();
+        t.set_block_size(256);
+        let mut o = with(s);
+        o.set_disable_auto_compactions(true);
+        o.set_prefix_extractor(shale::SliceTransform::create_fixed_prefix(2));
+        o.set_block_based_table_factory(&t);
+        o
+    };
+    // Legacy prefix seek: the tables' prefix filters rule "p1" out; no data block is read.
+    let (read, _) = absent_prefix_seek(&opts("prefix_seek_opt_in_only=false"));
+    assert_eq!(read, 0, "legacy prefix seek consults the prefix filters");
+    // Opted in only: the same ReadOptions seek in total order and land on "p2-000".
+    let (read, valid) = absent_prefix_seek(&opts("prefix_seek_opt_in_only=true"));
+    assert!(read > 0 && valid, "a total-order seek reads the tables ({read} blocks, valid {valid})");
+}
+
+/// Range syncs (plain, strict) of a database on a fault-counting file system writing ~4 MB
+/// of values to its WAL and a table, with `bytes_per_sync` and `wal_bytes_per_sync` 256 KiB.
+fn range_syncs(strict: bool) -> (u64, u64) {
+    use shale::fs::{FaultInjectionFs, MemFileSystem, OpKind};
+    let fs = std::sync::Arc::new(FaultInjectionFs::new(std::sync::Arc::new(MemFileSystem::new())));
+    let mut o = with(&format!("strict_bytes_per_sync={strict}"));
+    o.set_file_system(fs.clone());
+    o.set_compression_type(shale::DBCompressionType::None);
+    o.set_write_buffer_size(64 << 20);
+    o.set_bytes_per_sync(256 << 10);
+    o.set_wal_bytes_per_sync(256 << 10);
+    let db = DB::open(&o, "/db").unwrap();
+    for i in 0..4096u32 {
+        db.put(format!("key{i:06}"), noise(i, 1024)).unwrap();
+    }
+    db.flush().unwrap();
+    (fs.count(OpKind::RangeSync), fs.count(OpKind::RangeSyncStrict))
+}
+
+#[test]
+fn strict_bytes_per_sync_asks_every_write_back_in_the_strict_form() {
+    let (plain, strict) = range_syncs(false);
+    assert!(plain >= 20 && strict == 0, "plain: {plain} range syncs, {strict} strict");
+    // The same requests (the table's and the WAL's), each in the waiting form.
+    let (plain2, strict2) = range_syncs(true);
+    assert_eq!((plain2, strict2), (0, plain), "strict: {plain2} plain, {strict2} strict");
+}

@@ -127,11 +127,7 @@ fn bad_input_changes_nothing_and_names_what_is_wrong() {
         ),
         (&[("write_buffer_size", "-5")], ErrorKind::InvalidArgument, "write_buffer_size"),
         (&[("num_levels", "3")], ErrorKind::InvalidArgument, "num_levels"),
-        (
-            &[("memtable_prefix_bloom_size_ratio", "0.1")],
-            ErrorKind::NotSupported,
-            "memtable_prefix_bloom_size_ratio",
-        ),
+        (&[("prefix_extractor", "rocksdb.FixedPrefix.3")], ErrorKind::NotSupported, "prefix_extractor"),
         (&[("disable_auto_compactions\0", "true")], ErrorKind::InvalidArgument, "NUL"),
         (&[], ErrorKind::InvalidArgument, "no options"),
     ];

@@ -5,14 +5,17 @@
 //! "decoupled.partitioned.filters" property, several index partitions), its OPTIONS file
 //! keeps `decouple_partitioned_filters=false`, RocksDB 11.8.1's `sst_dump --command=check`
 //! and `ldb scan` read the result, Shale's gets and scans return every pair, and absent keys
-//! read almost no data block. The same options with a compression dictionary are refused
-//! (NotSupported naming `decouple_partitioned_filters`). Compactions run only when asked.
+//! read almost no data block. The same options with a compression dictionary (ZSTD,
+//! `max_dict_bytes`) write coupled filters too: the buffered blocks' keys are replayed into
+//! the filter partitions as their index entries are made (RocksDB's `MaybeEnterUnbuffered`),
+//! so every present key passes its partition's filter, through Shale and through RocksDB
+//! 11.8.1's `ldb get`. Compactions run only when asked.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 use crate::tools;
 
 use shale::table::Table;
-use shale::{Cache, Env, ErrorKind, Options, DB};
+use shale::{Cache, Env, Options, DB};
 use tools::*;
 
 const DECOUPLED: &str = "rocksdb.block.based.table.decoupled.partitioned.filters";
@@ -46,18 +49,6 @@ fn coupled_partitioned_filters_from_a_rocksdb_options_file() {
 
     let (mut o, _) = Options::load_latest(&dir, Env::new().unwrap(), false, Cache::new_lru_cache(0)).unwrap();
     o.set_disable_auto_compactions(true);
-
-    // With a compression dictionary, coupled filters are refused by name.
-    let mut with_dict = o.clone();
-    with_dict.set_compression_type(shale::DBCompressionType::Zstd);
-    with_dict.set_compression_options(-14, 32767, 0, 16 << 10);
-    match DB::open(&with_dict, &dir) {
-        Err(e) => {
-            assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
-            assert!(e.to_string().contains("decouple_partitioned_filters"), "{e}");
-        }
-        Ok(_) => panic!("coupled partitioned filters with a dictionary were accepted"),
-    }
 
     let n = 6000;
     {
@@ -99,4 +90,53 @@ fn coupled_partitioned_filters_from_a_rocksdb_options_file() {
     }
     let absent = reads() - before;
     assert!(absent * 20 <= lookups, "{lookups} absent-key lookups read {absent} data blocks");
+    drop(db);
+
+    // The same options with a compression dictionary, in a database of their own.
+    let dict_dir = tmp.path().join("dict");
+    let mut with_dict = o.clone();
+    with_dict.create_if_missing(true);
+    with_dict.set_compression_type(shale::DBCompressionType::Zstd);
+    with_dict.set_compression_options(-14, 32767, 0, 16 << 10);
+    let db = DB::open(&with_dict, &dict_dir).unwrap();
+    for half in 0..2 {
+        for i in (half..n).step_by(2) {
+            db.put(key(i), format!("value{i}")).unwrap();
+        }
+        db.flush().unwrap();
+    }
+    db.compact_range(None::<&[u8]>, None::<&[u8]>);
+    for f in sst_files(&dict_dir) {
+        let (file, size, opts) = table_file(&f);
+        let t = Table::open(file, size, opts).unwrap();
+        let p = t.properties();
+        assert!(p.index_partitions >= 2, "{}: {} index partitions", f.display(), p.index_partitions);
+        assert!(p.compression_options.contains("max_dict_bytes=16384;"), "{}", p.compression_options);
+        assert_eq!(p.user_collected.get(DECOUPLED), None, "{}: filters not coupled", f.display());
+    }
+    // Every present key passes its filter partition; absent ones almost never.
+    for i in 0..n {
+        assert_eq!(db.get(key(i)).unwrap(), Some(format!("value{i}").into_bytes()), "key {i}");
+    }
+    let before = reads_of(&db);
+    for i in 0..lookups {
+        assert_eq!(db.get(absent_key(i * 5)).unwrap(), None);
+    }
+    let absent = reads_of(&db) - before;
+    assert!(absent * 20 <= lookups, "{lookups} absent-key lookups read {absent} data blocks");
+    let scanned = shale_scan_default(&db);
+    drop(db);
+    run_tool("sst_dump", &args(&[&format!("--file={}", dict_dir.display()), "--command=check"]));
+    assert_same_pairs(&ldb_scan(&dict_dir, None), &scanned, "ldb scan of the dictionary tables");
+    for i in (0..n).step_by(293) {
+        assert_eq!(
+            ldb_get(&dict_dir, None, &key(i)),
+            Some(format!("value{i}").into_bytes()),
+            "ldb get key {i}"
+        );
+    }
+}
+
+fn reads_of(db: &DB) -> u64 {
+    db.property_int_value("rocksdb.shale.data-blocks-read").unwrap().expect("property")
 }

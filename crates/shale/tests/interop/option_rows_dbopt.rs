@@ -1,0 +1,73 @@
+//! RocksDB 11.8.1's `ldb` loads, strictly (`--try_load_options`), the OPTIONS file Shale
+//! writes with the DB options of the `dbopt` rows at non-default values, and keeps those
+//! values: the OPTIONS file it writes after a `put` holds them too.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
+
+use crate::tools;
+
+use std::path::Path;
+
+use shale::{Options, DB};
+
+const TEST: &str = "interop option_rows_dbopt";
+
+const SET: &[(&str, &str)] = &[
+    ("best_efforts_recovery", "true"),
+    ("enforce_single_del_contracts", "false"),
+    ("read_io_executor_threads", "3"),
+    ("lowest_used_cache_tier", "kVolatileTier"),
+    ("follower_refresh_catchup_period_ms", "777"),
+    ("follower_catchup_retry_count", "3"),
+    ("follower_catchup_retry_wait_ms", "55"),
+    ("metadata_write_temperature", "kWarm"),
+    ("wal_write_temperature", "kCold"),
+];
+
+fn latest_options_text(dir: &Path) -> String {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("OPTIONS-"))
+        .collect();
+    names.sort_by_key(|n| n["OPTIONS-".len()..].parse::<u64>().unwrap_or(0));
+    std::fs::read_to_string(dir.join(names.last().unwrap())).unwrap()
+}
+
+fn has_all(text: &str, who: &str) {
+    for (n, v) in SET {
+        assert!(text.lines().any(|l| l.trim() == format!("{n}={v}")), "{who}: {n}={v} in\n{text}");
+    }
+}
+
+#[test]
+fn rocksdb_11_loads_and_keeps_the_dbopt_rows() {
+    if !tools::use_rocksdb_11(TEST) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let s: Vec<String> = SET.iter().map(|(n, v)| format!("{n}={v}")).collect();
+    let mut o = Options::default().get_options_from_string(s.join(";")).unwrap();
+    o.create_if_missing(true);
+    let db = DB::open(&o, &path).unwrap();
+    db.put(b"k", b"v").unwrap();
+    db.flush().unwrap();
+    drop(db);
+    has_all(&latest_options_text(&path), "Shale's OPTIONS file");
+
+    let ldb = |args: &[&str]| {
+        let out =
+            tools::tool_command("ldb").arg(format!("--db={}", path.display())).args(args).output().unwrap();
+        let text =
+            format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        (out.status.success(), text)
+    };
+    let (ok, out) = ldb(&["--try_load_options", "scan"]);
+    assert!(ok && out.contains("k ==> v"), "{out}");
+    let (ok, out) = ldb(&["--try_load_options", "put", "k2", "v2"]);
+    assert!(ok, "{out}");
+    let theirs = latest_options_text(&path);
+    assert!(theirs.contains("rocksdb_version=11.8.1"), "{theirs}");
+    has_all(&theirs, "RocksDB's OPTIONS file after loading Shale's");
+}
