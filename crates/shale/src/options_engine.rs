@@ -71,6 +71,8 @@ impl Options {
             best_efforts_recovery: self.dbopt.best_efforts_recovery,
             prefix_seek_opt_in_only: self.dbopt.prefix_seek_opt_in_only,
             strict_bytes_per_sync: self.dbopt.strict_bytes_per_sync,
+            flush_verify_memtable_count: self.dbopt.flush_verify_memtable_count,
+            compaction_verify_record_count: self.dbopt.compaction_verify_record_count,
             max_manifest_file_size: self.max_manifest_file_size,
             write_dbid_to_manifest: self.write_dbid_to_manifest,
             write_identity_file: self.write_identity_file,

@@ -1214,6 +1214,17 @@ pub(crate) static ROWS: &[OptionRow] = &[
         }),
     ),
     opt(
+        "flush_verify_memtable_count",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.dbopt.flush_verify_memtable_count.to_string()),
+        Some(|o, n, v| {
+            o.dbopt.flush_verify_memtable_count = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
         "read_io_executor_threads",
         Db,
         Int,

@@ -141,6 +141,10 @@ pub struct DbConfig {
     /// `strict_bytes_per_sync`: write-back of tables, blob files, the MANIFEST and WALs
     /// waits for the write-back asked for before (`WritableFile::range_sync_strict`).
     pub strict_bytes_per_sync: bool,
+    /// `flush_verify_memtable_count`: a flush whose entry counts differ fails (Corruption).
+    pub flush_verify_memtable_count: bool,
+    /// `compaction_verify_record_count`: a compaction whose record counts differ fails.
+    pub compaction_verify_record_count: bool,
     /// `max_manifest_file_size`.
     pub max_manifest_file_size: u64,
     /// `write_dbid_to_manifest`.
@@ -269,6 +273,8 @@ impl Default for DbConfig {
             best_efforts_recovery: false,
             prefix_seek_opt_in_only: false,
             strict_bytes_per_sync: false,
+            flush_verify_memtable_count: true,
+            compaction_verify_record_count: true,
             max_manifest_file_size: 1024 * 1024 * 1024,
             write_dbid_to_manifest: true,
             write_identity_file: true,

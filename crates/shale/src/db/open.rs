@@ -292,7 +292,7 @@ pub(crate) fn open<T: ThreadMode>(
                     &cf.mem,
                     recovery_ctx.next_file_number,
                     config.statistics.as_deref(),
-                    config.enforce_single_del_contracts,
+                    super::flush::FlushChecks::of(&config),
                 )? {
                     if let Some(job) = recovery_job {
                         super::info_log::log_table_created(&info_log, &table_cache, job, &cf.handle, &t.0);
@@ -824,7 +824,7 @@ fn recovery_table(
     mem: &Arc<MemTable>,
     next_file_number: &mut u64,
     stats: Option<&crate::statistics::Statistics>,
-    enforce_single_del: bool,
+    checks: super::flush::FlushChecks,
 ) -> Result<Option<(FileMetaData, Vec<crate::version::edit::BlobFileAddition>)>> {
     let number = *next_file_number;
     let next = std::cell::Cell::new(number + 1);
@@ -842,7 +842,7 @@ fn recovery_table(
         &[],
         Some(&blob_number),
         stats,
-        enforce_single_del,
+        checks,
         0,
         None,
         // RocksDB warms no cache with a recovery's tables (reason kRecovery).
@@ -1035,7 +1035,7 @@ fn replay_wal(
                     &cf.mem,
                     ctx.next_file_number,
                     config.statistics.as_deref(),
-                    config.enforce_single_del_contracts,
+                    super::flush::FlushChecks::of(config),
                 )? {
                     ctx.new_files.push((*id, t.0, t.1));
                 }
