@@ -13,48 +13,15 @@ use parking_lot::{Mutex, RwLock};
 use super::write_controller::StallCondition;
 use super::DbInner;
 use crate::cache::BlockCache;
-use crate::cf_ref::AsColumnFamilyRef;
 use crate::compaction::picker::RunningCompaction;
 use crate::error::{Error, Result};
 use crate::key::InternalKeyComparator;
 use crate::memtable::MemTable;
-use crate::options::Options;
 use crate::version::edit::VersionEdit;
 use crate::version::Version;
 use shale_engine::config::CfConfig;
 
 pub const DEFAULT_COLUMN_FAMILY_NAME: &str = "default";
-
-/// A handle to an open column family, as rust-rocksdb's `ColumnFamily`.
-pub struct ColumnFamily {
-    pub(crate) handle: Arc<CfHandle>,
-    /// `handle.id`, kept beside the pointer: a write names its family by id, and with a
-    /// thousand families written at random reading it through the handle is a cache miss
-    /// per write.
-    id: u32,
-}
-
-impl AsColumnFamilyRef for ColumnFamily {
-    #[inline]
-    fn cf_id(&self) -> u32 {
-        self.id
-    }
-}
-
-impl ColumnFamily {
-    pub(crate) fn new(handle: Arc<CfHandle>) -> ColumnFamily {
-        let id = handle.id;
-        ColumnFamily { handle, id }
-    }
-
-    pub fn name(&self) -> &str {
-        &self.handle.name
-    }
-
-    pub(crate) fn clone_handle(&self) -> ColumnFamily {
-        ColumnFamily::new(self.handle.clone())
-    }
-}
 
 /// What is fixed about an open column family, plus its current read view.
 pub(crate) struct CfHandle {
@@ -389,40 +356,42 @@ impl CfState {
     }
 }
 
-/// Creates column families: one MANIFEST write and one OPTIONS file for the whole batch.
-pub(crate) fn create_cfs(inner: &Arc<DbInner>, new: &[(String, Options)]) -> Result<Vec<Arc<CfHandle>>> {
-    // In a TTL database every family's values carry the write time; one created now never
-    // expires (RocksDB's CreateColumnFamily on a DBWithTTL), unless its options say.
-    let with_ttl: Vec<(String, Options)>;
-    let new = if inner.config.ttl_db.is_some() && new.iter().any(|(_, o)| o.ttl_db.is_none()) {
-        with_ttl = new
-            .iter()
-            .map(|(n, o)| {
-                let mut o = o.clone();
-                o.ttl_db.get_or_insert(0);
-                (n.clone(), o)
-            })
-            .collect();
-        &with_ttl[..]
-    } else {
-        new
-    };
-    let sanitized: Vec<(String, Options)> = new
-        .iter()
-        .map(|(n, o)| {
-            let mut o = o.clone();
-            o.sanitize_ingest_behind(inner.config.allow_ingest_behind);
-            (n.clone(), o)
-        })
-        .collect();
-    let new = &sanitized[..];
-    for (_, opts) in new {
-        opts.check_supported()?;
-        Options::check_with_db(&inner.config, opts)?;
-        for (dir, _) in super::paths::table_dirs(&inner.path, &inner.config.db_paths, &opts.cf_paths) {
-            inner.fs.create_dir_all(&dir)?;
+impl DbInner {
+    /// Publishes family `handle`'s new configuration (and the layer above's record of it):
+    /// the write leader's memtable limit, the write-stall condition and the compaction
+    /// picker see it at once (RocksDB's `InstallSuperVersionAndScheduleWork` after
+    /// SetOptions).
+    pub(crate) fn publish_cf_settings(
+        &self,
+        handle: &Arc<CfHandle>,
+        config: CfConfig,
+        record: super::cf_settings::LayerRecord,
+    ) {
+        let mut st = self.lock_state();
+        handle.settings.set(config, record);
+        if let Some(cf) = st.cfs.get(&handle.id) {
+            // The write leader reads the memtable size limit from here.
+            self.publish_active_memtable(handle.id, Some(cf));
+        }
+        if st.cfs.contains_key(&handle.id) {
+            self.stall_changed(&mut st, handle.id);
+            self.schedule_compaction(&mut st, handle.id);
         }
     }
+}
+
+/// A family to create: its name, its configuration and the layer above's record of its
+/// options (`cf_settings.rs`), and its table directories (`paths::table_dirs`, created).
+pub(crate) struct NewFamily {
+    pub name: String,
+    pub config: CfConfig,
+    pub record: super::cf_settings::LayerRecord,
+    pub table_dirs: Vec<(std::path::PathBuf, u64)>,
+}
+
+/// Creates column families: one MANIFEST write and one OPTIONS file (through the layer
+/// above's hooks) for the whole batch.
+pub(crate) fn create_families(inner: &Arc<DbInner>, new: Vec<NewFamily>) -> Result<Vec<Arc<CfHandle>>> {
     inner.check_writable()?;
     inner.check_bg_error()?;
     // Exclusive write leadership: no write group is inserting while families appear.
@@ -431,8 +400,9 @@ pub(crate) fn create_cfs(inner: &Arc<DbInner>, new: &[(String, Options)]) -> Res
         // cannot keep the change yet lose unsynced writes made before it.
         inner.sync_wal()?;
         let mut st = inner.lock_state();
-        for (i, (name, _)) in new.iter().enumerate() {
-            if st.cfs.values().any(|c| &c.handle.name == name) || new[..i].iter().any(|(n, _)| n == name) {
+        for (i, f) in new.iter().enumerate() {
+            let name = &f.name;
+            if st.cfs.values().any(|c| &c.handle.name == name) || new[..i].iter().any(|n| &n.name == name) {
                 return Err(Error::invalid_argument(format!("Column family already exists: {name}")));
             }
         }
@@ -445,12 +415,12 @@ pub(crate) fn create_cfs(inner: &Arc<DbInner>, new: &[(String, Options)]) -> Res
         let edits: Vec<VersionEdit> = new
             .iter()
             .enumerate()
-            .map(|(i, (name, opts))| {
+            .map(|(i, f)| {
                 let id = first_id + i as u32;
                 VersionEdit {
                     column_family: id,
-                    column_family_add: Some(name.clone()),
-                    comparator: Some(opts.comparator.name().to_string()),
+                    column_family_add: Some(f.name.clone()),
+                    comparator: Some(f.config.table.icmp.user_comparator().name().to_string()),
                     log_number: Some(wal_number),
                     max_column_family: Some(id),
                     ..Default::default()
@@ -458,37 +428,26 @@ pub(crate) fn create_cfs(inner: &Arc<DbInner>, new: &[(String, Options)]) -> Res
             })
             .collect();
         let mut created = Vec::new();
+        let mut new = new;
         inner.log_and_apply(&mut st, edits, |st| {
-            for (i, (name, opts)) in new.iter().enumerate() {
+            for (i, f) in new.drain(..).enumerate() {
                 let id = first_id + i as u32;
-                let icmp = InternalKeyComparator::new(opts.comparator.clone());
-                // Every family charges the database's write buffer manager.
-                let mut opts = opts.clone();
-                opts.write_buffer_manager = inner.config.write_buffer_manager.clone();
-                opts.rate_limiter = inner.config.rate_limiter.clone();
-                opts.statistics = inner.config.statistics.clone();
-                opts.table_ids = inner.config.table_ids.clone();
+                let NewFamily { name, config, record, table_dirs } = f;
+                let icmp = config.table.icmp.clone();
                 let mem = Arc::new(
                     MemTable::for_write_buffer(
                         icmp.clone(),
                         wal_number,
-                        opts.sanitized_arena_block_size(),
-                        opts.write_buffer_manager.clone(),
+                        config.memtable.arena_block_size,
+                        config.memtable.write_buffer_manager.clone(),
                     )
-                    .with_bloom_of(&opts.memtable_config()),
+                    .with_bloom_of(&config.memtable),
                 );
-                let version = Arc::new(Version::new(icmp, opts.num_levels as usize, Vec::new()));
+                let version = Arc::new(Version::new(icmp, config.num_levels, Vec::new()));
                 let sv = SuperVersion::new(1, mem.clone(), Vec::new(), version.clone());
-                let dirs = super::paths::table_dirs(&inner.path, &inner.config.db_paths, &opts.cf_paths);
-                if dirs.len() > 1 {
-                    // RocksDB's SanitizeOptions: dynamic level sizes and several paths do
-                    // not go together.
-                    opts.level_compaction_dynamic_level_bytes = false;
-                }
-                let (config, record) = super::dyn_options::settings_of(opts);
                 let handle = Arc::new(
-                    CfHandle::new(id, name, config, record, &inner.table_cache.default_block_cache, sv)
-                        .with_table_dirs(dirs),
+                    CfHandle::new(id, &name, config, record, &inner.table_cache.default_block_cache, sv)
+                        .with_table_dirs(table_dirs),
                 );
                 let cf = CfState::new(handle.clone(), mem, version, wal_number);
                 inner.publish_active_memtable(id, Some(&cf));
@@ -507,11 +466,6 @@ pub(crate) fn create_cfs(inner: &Arc<DbInner>, new: &[(String, Options)]) -> Res
         inner.hooks.log_cf_options(inner, h)?;
     }
     Ok(handles)
-}
-
-pub(crate) fn create_cf(inner: &Arc<DbInner>, name: &str, opts: &Options) -> Result<Arc<CfHandle>> {
-    let mut v = create_cfs(inner, &[(name.to_string(), opts.clone())])?;
-    v.pop().ok_or_else(|| Error::corruption("column family creation returned nothing"))
 }
 
 pub(crate) fn drop_cf(inner: &Arc<DbInner>, handle: &Arc<CfHandle>) -> Result<()> {

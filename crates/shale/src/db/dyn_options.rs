@@ -209,42 +209,6 @@ fn apply_table_factory(o: &mut Options, v: &str) -> Result<()> {
 }
 
 impl DbInner {
-    /// `paranoid_file_checks`: reads table `meta` of `cf` back whole (every block's checksum,
-    /// strictly ascending internal keys, as many point entries as its properties say).
-    pub(crate) fn verify_new_table(
-        &self,
-        cf: &CfHandle,
-        meta: &crate::version::edit::FileMetaData,
-    ) -> Result<()> {
-        let t = self.table_cache.get(cf, meta)?;
-        let props = t.table.properties();
-        let expected = props.num_entries.saturating_sub(props.num_range_deletions);
-        let mut it = t.table.iter(false);
-        it.seek_to_first();
-        let mut count = 0u64;
-        let mut prev: Vec<u8> = Vec::new();
-        while it.valid() {
-            if count > 0 && !cf.icmp.compare(&prev, it.key()).is_lt() {
-                return Err(Error::corruption(format!(
-                    "paranoid_file_checks: keys out of order in table #{} after entry {count}",
-                    meta.number
-                )));
-            }
-            prev.clear();
-            prev.extend_from_slice(it.key());
-            count += 1;
-            it.next();
-        }
-        it.status()?;
-        if count != expected {
-            return Err(Error::corruption(format!(
-                "paranoid_file_checks: table #{} holds {count} entries, its properties say {expected}",
-                meta.number
-            )));
-        }
-        Ok(())
-    }
-
     /// RocksDB's SetOptions on one family: all of `pairs` or none of them take effect.
     pub(crate) fn set_cf_options(&self, handle: &Arc<CfHandle>, pairs: &[(&str, &str)]) -> Result<()> {
         self.check_writable()?;
@@ -256,19 +220,8 @@ impl DbInner {
         if new.level0_stop_writes_trigger < new.level0_slowdown_writes_trigger {
             new.level0_stop_writes_trigger = new.level0_slowdown_writes_trigger;
         }
-        {
-            let mut st = self.lock_state();
-            let (config, record) = settings_of(new);
-            handle.settings.set(config, record);
-            if let Some(cf) = st.cfs.get(&handle.id) {
-                // The write leader reads the memtable size limit from here.
-                self.publish_active_memtable(handle.id, Some(cf));
-            }
-            if st.cfs.contains_key(&handle.id) {
-                self.stall_changed(&mut st, handle.id);
-                self.schedule_compaction(&mut st, handle.id);
-            }
-        }
+        let (config, record) = settings_of(new);
+        self.publish_cf_settings(handle, config, record);
         let listed: Vec<String> = pairs.iter().map(|(k, v)| format!("{k}: {v}")).collect();
         self.info_log.log(format_args!(
             "SetOptions() on column family [{}], inputs: {}; succeeded",

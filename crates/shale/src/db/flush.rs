@@ -11,7 +11,7 @@ use super::error_handler::BgErrorReason;
 use super::filename;
 use super::{DbInner, DbState};
 use crate::compaction::job::flush_entries;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::fs::FileSystem;
 use crate::iter::range_del::RangeTombstone;
 use crate::key::{parse_internal_key, MAX_SEQUENCE_NUMBER};
@@ -891,6 +891,44 @@ impl DbInner {
             names.join(", "),
             tables.iter().map(Vec::len).sum::<usize>()
         ));
+        Ok(())
+    }
+}
+
+impl DbInner {
+    /// `paranoid_file_checks`: reads table `meta` of `cf` back whole (every block's checksum,
+    /// strictly ascending internal keys, as many point entries as its properties say).
+    pub(crate) fn verify_new_table(
+        &self,
+        cf: &CfHandle,
+        meta: &crate::version::edit::FileMetaData,
+    ) -> Result<()> {
+        let t = self.table_cache.get(cf, meta)?;
+        let props = t.table.properties();
+        let expected = props.num_entries.saturating_sub(props.num_range_deletions);
+        let mut it = t.table.iter(false);
+        it.seek_to_first();
+        let mut count = 0u64;
+        let mut prev: Vec<u8> = Vec::new();
+        while it.valid() {
+            if count > 0 && !cf.icmp.compare(&prev, it.key()).is_lt() {
+                return Err(Error::corruption(format!(
+                    "paranoid_file_checks: keys out of order in table #{} after entry {count}",
+                    meta.number
+                )));
+            }
+            prev.clear();
+            prev.extend_from_slice(it.key());
+            count += 1;
+            it.next();
+        }
+        it.status()?;
+        if count != expected {
+            return Err(Error::corruption(format!(
+                "paranoid_file_checks: table #{} holds {count} entries, its properties say {expected}",
+                meta.number
+            )));
+        }
         Ok(())
     }
 }

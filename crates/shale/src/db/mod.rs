@@ -38,10 +38,12 @@ mod best_efforts;
 mod buffered_fs;
 mod cf;
 pub(crate) mod cf_settings;
+mod column_family;
 mod common;
 mod compact;
 mod compact_api;
 mod compat;
+mod create_cf;
 mod delete_files;
 pub(crate) mod dyn_options;
 mod error_handler;
@@ -107,7 +109,8 @@ use crate::wal::LogWriter;
 pub use thread_mode::{MultiThreaded, SingleThreaded, ThreadMode};
 
 pub use crate::cf_descriptor::{ColumnFamilyDescriptor, ColumnFamilyTtl};
-pub use cf::{ColumnFamily, DEFAULT_COLUMN_FAMILY_NAME};
+pub use cf::DEFAULT_COLUMN_FAMILY_NAME;
+pub use column_family::ColumnFamily;
 pub use common::{ColumnFamilyMetaData, LiveFile, Range};
 pub(crate) use iterator::PrefixMode;
 pub use iterator::{
@@ -674,7 +677,7 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
     }
 
     pub(crate) fn create_cf_handle(&self, name: &str, opts: &Options) -> Result<ColumnFamily> {
-        Ok(ColumnFamily::new(cf::create_cf(&self.inner, name, opts)?))
+        Ok(ColumnFamily::new(create_cf::create_cf(&self.inner, name, opts)?))
     }
 
     pub(crate) fn check_droppable(&self, name: &str, cf: Option<&ColumnFamily>) -> Result<ColumnFamily> {

@@ -14,7 +14,8 @@ use super::ranks;
 use parking_lot::{Condvar, Mutex as PlMutex, RwLock};
 use shale_base::lock_rank::Ranked;
 
-use super::cf::{CfHandle, ColumnFamily, SuperVersion, DEFAULT_COLUMN_FAMILY_NAME};
+use super::cf::{CfHandle, SuperVersion, DEFAULT_COLUMN_FAMILY_NAME};
+use super::column_family::ColumnFamily;
 use super::filename::{self, FileType};
 use super::info_log::InfoLog;
 use super::readonly::DbMode;
@@ -469,7 +470,7 @@ pub(crate) fn open<T: ThreadMode>(
         .collect();
     let stats_cf_created = missing.iter().any(|(n, _)| n == STATS_CF);
     if !missing.is_empty() {
-        for handle in super::cf::create_cfs(&db.inner, &missing)? {
+        for handle in super::create_cf::create_cfs(&db.inner, &missing)? {
             db.cfs.insert_handle(&handle.name.clone(), ColumnFamily::new(handle));
         }
     }

@@ -33,7 +33,8 @@ use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use super::cf::{CfHandle, ColumnFamily};
+use super::cf::CfHandle;
+use super::column_family::ColumnFamily;
 use super::{DBCommon, DBInner, DbInner, ThreadMode};
 use crate::env::{RealClock, SystemClock};
 use crate::error::{Error, Result};
@@ -233,7 +234,8 @@ pub(crate) fn init_stats_cf(inner: &Arc<DbInner>, created_now: bool) -> Result<(
         let mut o = stats_cf_options();
         o.write_buffer_manager = inner.config.write_buffer_manager.clone();
         o.rate_limiter = inner.config.rate_limiter.clone();
-        let mut made = super::cf::create_cfs(inner, &[(PERSISTENT_STATS_COLUMN_FAMILY_NAME.to_string(), o)])?;
+        let mut made =
+            super::create_cf::create_cfs(inner, &[(PERSISTENT_STATS_COLUMN_FAMILY_NAME.to_string(), o)])?;
         made.pop().ok_or_else(|| Error::corruption("creating the persistent stats column family made none"))
     };
     let Some(cf) = inner.stats_cf() else {
