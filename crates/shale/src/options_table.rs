@@ -2239,6 +2239,19 @@ pub(crate) static ROWS: &[OptionRow] = &[
             Ok(true)
         }),
     ),
+    // Table files of kUnknown temperature are counted at this one when read
+    // (`shale_format::io_stats`, opened by `db/table_cache.rs`).
+    opt(
+        "default_temperature",
+        Cf,
+        Enum,
+        No,
+        Some(|c| name_of(enum_names::TEMPERATURE, c.default_temperature).to_string()),
+        Some(|o, n, v| {
+            o.default_temperature = parse_enum(enum_names::TEMPERATURE, n, v)?;
+            Ok(true)
+        }),
+    ),
     // ---- end of helper cfopt CF block ----
     // Deprecated in RocksDB 11.8.1 (`OptionVerificationType::kDeprecated` in its
     // `options/cf_options.cc`): its parser accepts any value and changes nothing, and its

@@ -69,7 +69,8 @@ fn rocksdb_11_loads_and_keeps_the_cfopt_rows() {
     has_all(&theirs, "RocksDB's OPTIONS file after loading Shale's");
     // And Shale reads what RocksDB wrote.
     let (loaded, _) =
-        Options::load_latest(&path, shale::Env::new().unwrap(), false, shale::Cache::new_lru_cache(1 << 20)).unwrap();
+        Options::load_latest(&path, shale::Env::new().unwrap(), false, shale::Cache::new_lru_cache(1 << 20))
+            .unwrap();
     let db = DB::open(&loaded, &path).unwrap();
     assert_eq!(db.get(b"k2").unwrap(), Some(b"v2".to_vec()));
     drop(db);
