@@ -166,6 +166,9 @@ impl WritableFile for Writable {
     fn range_sync(&mut self, offset: u64, len: u64) -> Result<()> {
         self.inner.range_sync(offset, len)
     }
+    fn range_sync_strict(&mut self, end: u64) -> Result<()> {
+        self.inner.range_sync_strict(end)
+    }
 }
 
 impl PowerLossFs {

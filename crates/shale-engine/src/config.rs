@@ -23,7 +23,7 @@ use shale_base::compression::CompressionType;
 
 mod db;
 mod family;
-pub use db::{DbConfig, LogLevel, SystemClock, TableIds};
+pub use db::{DbConfig, LogCallback, LogLevel, SystemClock, TableIds, UserLogger, UserSink};
 pub use family::{BlobSettings, CfCallbacks, MetaPinning, Pin, PrepopulateBlocks};
 
 /// How a family compacts (RocksDB's `CompactionStyle`).
@@ -42,6 +42,63 @@ pub enum CompactionPri {
     OldestSmallestSeqFirst,
     MinOverlappingRatio,
     RoundRobin,
+}
+
+/// What a manual compaction does with the bottommost level (RocksDB's
+/// `BottommostLevelCompaction`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BottommostLevel {
+    /// Leave it alone.
+    Skip,
+    /// Rewrite it only when the family has a compaction filter (the default).
+    IfHaveCompactionFilter,
+    /// Always rewrite it.
+    Force,
+    /// Always rewrite it, skipping files this compaction wrote itself.
+    ForceOptimized,
+}
+
+/// How one write runs (RocksDB's `WriteOptions`), RocksDB's defaults by `Default`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WriteSettings {
+    /// The WAL is fsynced before the write is acknowledged.
+    pub sync: bool,
+    /// The write skips the WAL.
+    pub disable_wal: bool,
+    /// Fail with Incomplete instead of waiting when writes are stalled.
+    pub no_slowdown: bool,
+    /// Records of a family that does not exist (dropped) are skipped, not refused.
+    pub ignore_missing_column_families: bool,
+    /// Throttled while compaction is behind.
+    pub low_pri: bool,
+}
+
+/// How an ingestion of external table files runs (RocksDB's `IngestExternalFileOptions`),
+/// RocksDB's defaults by `Default`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IngestSettings {
+    /// Link (or rename) the files into the database instead of copying them.
+    pub move_files: bool,
+    /// With snapshots held, give the files a sequence number of their own.
+    pub snapshot_consistency: bool,
+    /// A file may get a global sequence number (otherwise one would be needed: refused).
+    pub allow_global_seqno: bool,
+    /// A memtable overlapping the files may be flushed first (otherwise: refused).
+    pub allow_blocking_flush: bool,
+    /// Into the last level with sequence number 0, below every key there.
+    pub ingest_behind: bool,
+}
+
+impl Default for IngestSettings {
+    fn default() -> Self {
+        IngestSettings {
+            move_files: false,
+            snapshot_consistency: true,
+            allow_global_seqno: true,
+            allow_blocking_flush: true,
+            ingest_behind: false,
+        }
+    }
 }
 
 /// When a size-ratio pick stops adding runs (RocksDB's `CompactionStopStyle`).

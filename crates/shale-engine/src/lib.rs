@@ -12,8 +12,10 @@
 //!   the one replay `ldb` also uses).
 //! - `compaction`: the pure pickers (level, universal, FIFO, TTL), the compaction job, and
 //!   the remote-compaction service's wire format.
-//! - `config`: the engine's database-wide and per-family settings; `merge`: the merge
-//!   operator interface.
+//! - `config`: the engine's database-wide, per-family and per-call settings; `merge`: the
+//!   merge operator interface.
+//! - `batch`: RocksDB's WriteBatch encoding (`Batch`), what the write path applies and the
+//!   WAL holds.
 //!
 //! The database itself (write path, flush, recovery, scheduler: `shale::db`) still lives in
 //! the facade crate; it moves here next (docs/architecture.md, "Crates").
@@ -29,6 +31,7 @@ pub use shale_format::{
     blob, cache, comparator, key, perf, slice_transform, statistics, table, wal, wide_columns,
 };
 
+pub mod batch;
 pub mod compaction;
 pub mod config;
 pub mod iter;

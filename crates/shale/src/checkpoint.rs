@@ -176,46 +176,5 @@ pub(crate) fn clean_dir(fs: &dyn FileSystem, dir: &Path) -> Result<()> {
     fs.remove_dir(dir)
 }
 
-/// Copies `src` to `dst` (created or truncated), the first `size` bytes when given (the
-/// source must have them), and syncs it; returns the bytes copied.
-pub(crate) fn copy_file(fs: &dyn FileSystem, src: &Path, dst: &Path, size: Option<u64>) -> Result<u64> {
-    copy_file_with(fs, src, dst, size, true, |_| {})
-}
-
-/// `copy_file` with a choice of sync and a look at every chunk copied (backups checksum it).
-pub(crate) fn copy_file_with(
-    fs: &dyn FileSystem,
-    src: &Path,
-    dst: &Path,
-    size: Option<u64>,
-    sync: bool,
-    mut each: impl FnMut(&[u8]),
-) -> Result<u64> {
-    let from = fs.new_random_access_file(src)?;
-    let total = match size {
-        Some(n) => n,
-        None => from.size()?,
-    };
-    let mut to = fs.new_writable_file(dst)?;
-    let mut buf = vec![0u8; 1 << 20];
-    let mut off = 0u64;
-    while off < total {
-        let want = ((total - off) as usize).min(buf.len());
-        let n = from.read_at(off, &mut buf[..want])?;
-        if n == 0 {
-            return Err(Error::corruption(format!(
-                "{}: file ends at {off} bytes, {total} expected",
-                src.display()
-            )));
-        }
-        each(&buf[..n]);
-        to.append(&buf[..n])?;
-        off += n as u64;
-    }
-    if sync {
-        to.sync()?;
-    } else {
-        to.flush()?;
-    }
-    Ok(total)
-}
+/// The file copies of checkpoints, backups and ingestion are the file system layer's.
+pub(crate) use crate::fs::{copy_file, copy_file_with};

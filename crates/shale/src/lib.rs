@@ -3,24 +3,26 @@
 //!
 //! This crate is the rust-rocksdb facade and, for now, the database around the engine:
 //! `db` (open, write path, reads, flush, the compaction driver, recovery, the scheduler),
-//! `batch` (WriteBatch), and the rust-rocksdb API (`options` and the one option table,
+//! `write_batch` (rust-rocksdb's WriteBatch over the engine's `Batch`), and the rust-rocksdb API (`options` and the one option table,
 //! transactions, backup, checkpoint, `perf`, `SstFileWriter`). `options_engine` turns a
 //! family's `Options` into the engine's configuration. Inside the crate the options tier
 //! (`options*`, `cf_descriptor`, `env`) imports nothing of `db`, and `db` none of the API
 //! modules above it (`transactions`, `backup`, `checkpoint`, `perf`, ...):
 //! docs/architecture.md, "Crates".
 //!
-//! Below it, three crates (docs/architecture.md, "Crates"): `shale-engine` (memtables,
-//! iterators, versions and the MANIFEST, compaction pickers and jobs, on the engine's own
-//! config), `shale-format` (the on-disk formats: `key`, `comparator`, `wal`, `table`,
+//! Below it, three crates (docs/architecture.md, "Crates"): `shale-engine` (the WriteBatch
+//! encoding, memtables, iterators, versions and the MANIFEST, compaction pickers and jobs,
+//! on the engine's own config and per-call settings), `shale-format` (the on-disk formats: `key`, `comparator`, `wal`, `table`,
 //! `blob`, `version::edit`, `options_file`, `wide_columns`, and the leaves they use) and
 //! `shale-base` (`fs`, `coding`, `error`, checksums, compression). Their modules are used
 //! here under the old names (`crate::version`, `crate::table`, ...).
 
 pub mod backup;
-pub mod batch;
+pub mod write_batch;
 pub use shale_format::blob;
 pub use shale_format::cache;
+/// The old name of `write_batch`, for the paths inside the crate.
+pub use write_batch as batch;
 mod cf_descriptor;
 mod cf_ref;
 pub mod checkpoint;

@@ -1519,11 +1519,6 @@ impl Options {
         {
             return Err(Error::not_supported("FIFO compaction only supported with max_open_files = -1."));
         }
-        if self.comparator.timestamp_size() > 0 && self.blob.enable_blob_files {
-            return Err(Error::not_supported(
-                "option enable_blob_files in a column family with user-defined timestamps is not supported by Shale",
-            ));
-        }
         if self.comparator.timestamp_size() > 0 && self.prefix_extractor.is_some() {
             return Err(Error::not_supported(
                 "a prefix extractor in a column family with user-defined timestamps is not supported by Shale",
@@ -1598,6 +1593,14 @@ impl Options {
                 "max_successive_merges > 0 is incompatible with unordered_write",
             ));
         }
+        // RocksDB's CheckCFPathsSupported: several paths work with level and universal
+        // compaction only.
+        let several = cf.cf_paths.len() > 1 || (cf.cf_paths.is_empty() && db.db_paths.len() > 1);
+        if several && cf.compaction_style == crate::DBCompactionStyle::Fifo {
+            return Err(Error::not_supported(
+                "More than one CF paths are only supported in universal and level compaction styles.",
+            ));
+        }
         Ok(())
     }
 
@@ -1659,6 +1662,18 @@ impl WriteOptions {
     /// Fail with Incomplete instead of waiting when writes are stalled.
     pub fn set_no_slowdown(&mut self, v: bool) {
         self.no_slowdown = v;
+    }
+
+    /// The engine's settings of these options (a copy of five flags, made per write).
+    #[inline]
+    pub(crate) fn engine(&self) -> shale_engine::config::WriteSettings {
+        shale_engine::config::WriteSettings {
+            sync: self.sync,
+            disable_wal: self.disable_wal,
+            no_slowdown: self.no_slowdown,
+            ignore_missing_column_families: self.ignore_missing_column_families,
+            low_pri: self.low_pri,
+        }
     }
 }
 

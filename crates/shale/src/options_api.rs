@@ -380,6 +380,17 @@ impl IngestExternalFileOptions {
         let default = matches!(name, "snapshot_consistency" | "allow_global_seqno" | "allow_blocking_flush");
         self.flags.iter().rev().find(|(n, _)| *n == name).map_or(default, |(_, v)| *v)
     }
+
+    /// The engine's settings of these options.
+    pub(crate) fn engine(&self) -> shale_engine::config::IngestSettings {
+        shale_engine::config::IngestSettings {
+            move_files: self.flag("move_files"),
+            snapshot_consistency: self.flag("snapshot_consistency"),
+            allow_global_seqno: self.flag("allow_global_seqno"),
+            allow_blocking_flush: self.flag("allow_blocking_flush"),
+            ingest_behind: self.flag("ingest_behind"),
+        }
+    }
 }
 
 /// A data path with a target size, as rust-rocksdb's `DBPath` (`set_db_paths`, `set_cf_paths`).
@@ -402,22 +413,8 @@ pub struct InfoLogger {
     pub(crate) inner: Option<std::sync::Arc<UserLogger>>,
 }
 
-/// A user's logger (rust-rocksdb's `InfoLogger`): RocksDB's C-API callback logger, which
-/// gets each line's level and its text (no stamp, no level prefix), or its stderr logger,
-/// which prints the prefix given, the level prefix and the text. Lines below `level` are
-/// not given to it.
-pub(crate) struct UserLogger {
-    pub level: LogLevel,
-    pub sink: UserSink,
-}
-
-/// A callback logger's function: each line's level and text.
-pub(crate) type LogCallback = Box<dyn Fn(LogLevel, &str) + Send + Sync>;
-
-pub(crate) enum UserSink {
-    Stderr(Option<String>),
-    Callback(LogCallback),
-}
+/// A user's logger and its sink are the engine's (`shale_engine::config::UserLogger`).
+pub(crate) use shale_engine::config::{UserLogger, UserSink};
 
 impl InfoLogger {
     /// RocksDB's stderr logger: each line printed to stderr after `prefix`.

@@ -13,6 +13,15 @@
 //! - `prefix_seek_opt_in_only` (default false): every iterator is made as with
 //!   `total_order_seek` (RocksDB's `ArenaWrappedDBIter::Init`), so only `auto_prefix_mode`
 //!   and `prefix_same_as_start` use the prefix extractor (`db/iterator.rs::PrefixMode::of`).
+//! - `strict_bytes_per_sync` (default false; mutable in RocksDB, fixed at open in Shale as
+//!   every DB-wide option): each write-back `bytes_per_sync` or `wal_bytes_per_sync` asks for
+//!   first waits for the one before and covers the file from its start
+//!   (`sync_file_range(0, end, WAIT_BEFORE | WRITE)`, RocksDB's posix `RangeSync`), so at most
+//!   about that many bytes are in write-back at once (`WritableFile::range_sync_strict`).
+//! - `flush_verify_memtable_count` (default true): a flush (or a table written at open)
+//!   compares the entries it read with those the memtables hold, and the entries it added
+//!   with the table's `num_entries`; a difference is Corruption in RocksDB's words
+//!   (`db/flush.rs::verify_flush_counts`), ignored when false.
 //! - `read_io_executor_threads` (default 1): RocksDB's executor of asynchronous reads
 //!   (`GetAsync`, `MultiGetAsync`, built only with coroutines); neither rust-rocksdb nor Shale
 //!   has asynchronous reads, so what remains of it is RocksDB's open-time check: a value
@@ -48,6 +57,9 @@ pub(crate) struct DbOptExtra {
     pub enforce_single_del_contracts: bool,
     pub best_efforts_recovery: bool,
     pub prefix_seek_opt_in_only: bool,
+    pub strict_bytes_per_sync: bool,
+    pub flush_verify_memtable_count: bool,
+    pub compaction_verify_record_count: bool,
     pub read_io_executor_threads: i32,
     /// One of [`CACHE_TIERS`].
     pub lowest_used_cache_tier: &'static str,
@@ -65,6 +77,9 @@ impl Default for DbOptExtra {
             enforce_single_del_contracts: true,
             best_efforts_recovery: false,
             prefix_seek_opt_in_only: false,
+            strict_bytes_per_sync: false,
+            flush_verify_memtable_count: true,
+            compaction_verify_record_count: true,
             read_io_executor_threads: 1,
             lowest_used_cache_tier: "kNonVolatileBlockTier",
             follower_refresh_catchup_period_ms: 10_000,

@@ -1203,6 +1203,28 @@ pub(crate) static ROWS: &[OptionRow] = &[
         }),
     ),
     opt(
+        "strict_bytes_per_sync",
+        Db,
+        Bool,
+        Yes,
+        Some(|o| o.dbopt.strict_bytes_per_sync.to_string()),
+        Some(|o, n, v| {
+            o.dbopt.strict_bytes_per_sync = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "flush_verify_memtable_count",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.dbopt.flush_verify_memtable_count.to_string()),
+        Some(|o, n, v| {
+            o.dbopt.flush_verify_memtable_count = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
         "read_io_executor_threads",
         Db,
         Int,

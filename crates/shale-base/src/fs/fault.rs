@@ -49,10 +49,12 @@ pub enum OpKind {
     RangeSync,
     /// `WritableFile::allocate` (space preallocated: `allow_fallocate`).
     Allocate,
+    /// `WritableFile::range_sync_strict` (write-back under `strict_bytes_per_sync`).
+    RangeSyncStrict,
 }
 
 impl OpKind {
-    pub const ALL: [OpKind; 9] = [
+    pub const ALL: [OpKind; 10] = [
         OpKind::Write,
         OpKind::Sync,
         OpKind::DirSync,
@@ -62,6 +64,7 @@ impl OpKind {
         OpKind::Remove,
         OpKind::RangeSync,
         OpKind::Allocate,
+        OpKind::RangeSyncStrict,
     ];
 
     fn index(self) -> usize {
@@ -111,7 +114,7 @@ struct Control {
 
 struct Shared {
     base: FileSystemRef,
-    counters: [AtomicU64; 9],
+    counters: [AtomicU64; 10],
     epoch: AtomicU64,
     ctl: Mutex<Control>,
 }
@@ -409,6 +412,12 @@ impl WritableFile for FaultWritableFile {
     fn range_sync(&mut self, offset: u64, len: u64) -> Result<()> {
         self.h.check(Some(OpKind::RangeSync))?;
         self.inner.range_sync(offset, len)
+    }
+
+    /// As `range_sync`, counted apart.
+    fn range_sync_strict(&mut self, end: u64) -> Result<()> {
+        self.h.check(Some(OpKind::RangeSyncStrict))?;
+        self.inner.range_sync_strict(end)
     }
 
     /// Preallocated space holds no data: nothing about a crash changes. Counted when space

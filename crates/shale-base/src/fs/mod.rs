@@ -82,6 +82,14 @@ pub trait WritableFile: Send {
     fn range_sync(&mut self, _offset: u64, _len: u64) -> Result<()> {
         Ok(())
     }
+    /// `range_sync` under RocksDB's `strict_bytes_per_sync`: waits for the write-back asked
+    /// for before to finish, then asks for write-back of every byte up to `end`
+    /// (`sync_file_range(0, end, SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE)` on
+    /// Linux, as RocksDB's `PosixWritableFile::RangeSync`), so the file never has more than
+    /// about `bytes_per_sync` bytes in write-back. The default is `range_sync(0, end)`.
+    fn range_sync_strict(&mut self, end: u64) -> Result<()> {
+        self.range_sync(0, end)
+    }
     /// The file reached a new preallocation block, `len` bytes at `offset` ([`Preallocating`]
     /// calls it as the file grows, RocksDB's `PrepareWrite`). With `reserve` (RocksDB's
     /// `allow_fallocate`) the space is reserved without changing the file's size
@@ -275,6 +283,50 @@ pub fn read_file(fs: &dyn FileSystem, path: &Path) -> Result<Vec<u8>> {
         }
         out.extend_from_slice(&buf[..n]);
     }
+}
+
+/// Copies `src` to `dst` (created or truncated), the first `size` bytes when given (the
+/// source must have them), and syncs it; returns the bytes copied.
+pub fn copy_file(fs: &dyn FileSystem, src: &Path, dst: &Path, size: Option<u64>) -> Result<u64> {
+    copy_file_with(fs, src, dst, size, true, |_| {})
+}
+
+/// `copy_file` with a choice of sync and a look at every chunk copied (backups checksum it).
+pub fn copy_file_with(
+    fs: &dyn FileSystem,
+    src: &Path,
+    dst: &Path,
+    size: Option<u64>,
+    sync: bool,
+    mut each: impl FnMut(&[u8]),
+) -> Result<u64> {
+    let from = fs.new_random_access_file(src)?;
+    let total = match size {
+        Some(n) => n,
+        None => from.size()?,
+    };
+    let mut to = fs.new_writable_file(dst)?;
+    let mut buf = vec![0u8; 1 << 20];
+    let mut off = 0u64;
+    while off < total {
+        let want = ((total - off) as usize).min(buf.len());
+        let n = from.read_at(off, &mut buf[..want])?;
+        if n == 0 {
+            return Err(crate::error::Error::corruption(format!(
+                "{}: file ends at {off} bytes, {total} expected",
+                src.display()
+            )));
+        }
+        each(&buf[..n]);
+        to.append(&buf[..n])?;
+        off += n as u64;
+    }
+    if sync {
+        to.sync()?;
+    } else {
+        to.flush()?;
+    }
+    Ok(total)
 }
 
 /// Writes `data` to a new file at `path` and syncs it.

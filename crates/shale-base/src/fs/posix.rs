@@ -370,6 +370,42 @@ impl PosixWritableFile {
         self.failed |= result.is_err();
         result
     }
+
+    /// Hands the buffer to the OS, then `sync_file_range` of `len` bytes at `offset`, with
+    /// `SYNC_FILE_RANGE_WAIT_BEFORE` when `wait_before`. A file system that cannot do it
+    /// (ENOSYS, EOPNOTSUPP) gets nothing, as RocksDB's fallback when it finds the call
+    /// unsupported; other errors are I/O errors.
+    fn sync_file_range(&mut self, offset: u64, len: u64, wait_before: bool) -> Result<()> {
+        self.write_buffered()?;
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::fd::AsRawFd;
+            let (Ok(off), Ok(n)) = (libc::off64_t::try_from(offset), libc::off64_t::try_from(len)) else {
+                return Err(Error::invalid_argument(format!(
+                    "range sync of {len} bytes at {offset}: out of range ({})",
+                    self.path.display()
+                )));
+            };
+            let flags = if wait_before {
+                libc::SYNC_FILE_RANGE_WAIT_BEFORE | libc::SYNC_FILE_RANGE_WRITE
+            } else {
+                libc::SYNC_FILE_RANGE_WRITE
+            };
+            // SAFETY: the descriptor belongs to `self.file`, open for the whole call; the
+            // call reads no memory of ours.
+            let r = unsafe { libc::sync_file_range(self.file.as_raw_fd(), off, n, flags) };
+            if r != 0 {
+                let e = std::io::Error::last_os_error();
+                match e.raw_os_error() {
+                    Some(libc::ENOSYS) | Some(libc::EOPNOTSUPP) => {}
+                    _ => return Err(Error::io(ctx("sync_file_range of", &self.path), e)),
+                }
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = (offset, len, wait_before);
+        Ok(())
+    }
 }
 
 impl WritableFile for PosixWritableFile {
@@ -419,31 +455,13 @@ impl WritableFile for PosixWritableFile {
     /// (ENOSYS, EOPNOTSUPP) gets nothing, as RocksDB's fallback when it finds the call
     /// unsupported; other errors are I/O errors.
     fn range_sync(&mut self, offset: u64, len: u64) -> Result<()> {
-        self.write_buffered()?;
-        #[cfg(target_os = "linux")]
-        {
-            use std::os::fd::AsRawFd;
-            let (Ok(off), Ok(n)) = (libc::off64_t::try_from(offset), libc::off64_t::try_from(len)) else {
-                return Err(Error::invalid_argument(format!(
-                    "range sync of {len} bytes at {offset}: out of range ({})",
-                    self.path.display()
-                )));
-            };
-            // SAFETY: the descriptor belongs to `self.file`, open for the whole call; the
-            // call reads no memory of ours.
-            let r =
-                unsafe { libc::sync_file_range(self.file.as_raw_fd(), off, n, libc::SYNC_FILE_RANGE_WRITE) };
-            if r != 0 {
-                let e = std::io::Error::last_os_error();
-                match e.raw_os_error() {
-                    Some(libc::ENOSYS) | Some(libc::EOPNOTSUPP) => {}
-                    _ => return Err(Error::io(ctx("sync_file_range of", &self.path), e)),
-                }
-            }
-        }
-        #[cfg(not(target_os = "linux"))]
-        let _ = (offset, len);
-        Ok(())
+        self.sync_file_range(offset, len, false)
+    }
+
+    /// `sync_file_range(0, end, SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE)`, as
+    /// RocksDB's `RangeSync` with `strict_bytes_per_sync`.
+    fn range_sync_strict(&mut self, end: u64) -> Result<()> {
+        self.sync_file_range(0, end, true)
     }
 
     /// `fallocate(FALLOC_FL_KEEP_SIZE)` with `reserve`, as RocksDB's
@@ -856,6 +874,8 @@ mod tests {
         f.append(b"tail").unwrap();
         // The buffered tail reaches the file first.
         f.range_sync(0, (3 << 20) + 4).unwrap();
+        // The strict form (RocksDB's strict_bytes_per_sync): from the start, waiting first.
+        f.range_sync_strict(3 << 20).unwrap();
         assert_eq!(std::fs::metadata(dir.path().join("f")).unwrap().len(), (3 << 20) + 4);
     }
 

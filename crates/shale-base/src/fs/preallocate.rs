@@ -84,6 +84,9 @@ impl WritableFile for Preallocating {
     fn range_sync(&mut self, offset: u64, len: u64) -> Result<()> {
         self.inner.range_sync(offset, len)
     }
+    fn range_sync_strict(&mut self, end: u64) -> Result<()> {
+        self.inner.range_sync_strict(end)
+    }
     fn allocate(&mut self, offset: u64, len: u64, reserve: bool) -> Result<()> {
         self.inner.allocate(offset, len, reserve)
     }

@@ -36,6 +36,24 @@ pub enum LogLevel {
     Header,
 }
 
+/// A user's logger: RocksDB's C-API callback logger, which gets each line's level and its
+/// text (no stamp, no level prefix), or its stderr logger, which prints the prefix given,
+/// the level prefix and the text. Lines below `level` are not given to it. The database's
+/// info log writes to it instead of a LOG file.
+pub struct UserLogger {
+    pub level: LogLevel,
+    pub sink: UserSink,
+}
+
+/// A callback logger's function: each line's level and text.
+pub type LogCallback = Box<dyn Fn(LogLevel, &str) + Send + Sync>;
+
+/// Where a user's logger puts lines.
+pub enum UserSink {
+    Stderr(Option<String>),
+    Callback(LogCallback),
+}
+
 /// The identities a database open records in every table it writes (RocksDB's
 /// "rocksdb.creating.db.identity", "rocksdb.creating.session.identity",
 /// "rocksdb.creating.host.identity").
@@ -120,6 +138,13 @@ pub struct DbConfig {
     pub best_efforts_recovery: bool,
     /// `prefix_seek_opt_in_only`: iterators are made as with `total_order_seek`.
     pub prefix_seek_opt_in_only: bool,
+    /// `strict_bytes_per_sync`: write-back of tables, blob files, the MANIFEST and WALs
+    /// waits for the write-back asked for before (`WritableFile::range_sync_strict`).
+    pub strict_bytes_per_sync: bool,
+    /// `flush_verify_memtable_count`: a flush whose entry counts differ fails (Corruption).
+    pub flush_verify_memtable_count: bool,
+    /// `compaction_verify_record_count`: a compaction whose record counts differ fails.
+    pub compaction_verify_record_count: bool,
     /// `max_manifest_file_size`.
     pub max_manifest_file_size: u64,
     /// `write_dbid_to_manifest`.
@@ -247,6 +272,9 @@ impl Default for DbConfig {
             enforce_single_del_contracts: true,
             best_efforts_recovery: false,
             prefix_seek_opt_in_only: false,
+            strict_bytes_per_sync: false,
+            flush_verify_memtable_count: true,
+            compaction_verify_record_count: true,
             max_manifest_file_size: 1024 * 1024 * 1024,
             write_dbid_to_manifest: true,
             write_identity_file: true,

@@ -9,9 +9,9 @@
 //!                            ^ ptr                  ^ ptr + remaining
 //! ```
 //! [`Arena::allocate_aligned`] takes from the bottom of the free span and
-//! [`Arena::allocate_top`] from its top, so a caller can keep two kinds of allocation apart:
-//! the skiplist packs its nodes (searched at random) densely at the bottom of each block,
-//! and the values (read once per lookup) at the top. A request larger than a quarter of the block size gets a block of its own, so a huge
+//! [`Arena::allocate_top`] from its top, so a caller can keep two kinds of allocation apart
+//! (the skiplist takes all its nodes from the bottom, each node one allocation, as RocksDB's
+//! InlineSkipList). A request larger than a quarter of the block size gets a block of its own, so a huge
 //! entry does not waste the tail of the current block. Memory usage counts every block
 //! minus the unused tail of the current one. A [`ConcurrentArena`] keeps that figure in an
 //! atomic of its own (not behind a pointer), which other threads may read while writers
@@ -22,7 +22,7 @@
 //! [`LAZY_BLOCK_MIN`] (64 KiB) or more (the configured block size, 1 MiB by default) is an
 //! anonymous mapping of its own on Linux, zero and faulted in page by page as entries
 //! reach it, as RocksDB's blocks from `new char[]` are: a memtable holds resident only the
-//! pages its entries touched (nodes fill a block from the bottom, values from the top), not
+//! pages its entries touched, not
 //! its whole last block, and a dropped memtable's blocks go back to the system at once.
 //! From an arena's third block on (a memtable growing large), a block is faulted in whole
 //! when mapped (`MAP_POPULATE`): one system call instead of a page fault per 4 KiB.

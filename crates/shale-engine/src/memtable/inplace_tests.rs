@@ -33,7 +33,7 @@ fn values(m: &Arc<MemTable>) -> Vec<(Vec<u8>, Vec<u8>)> {
 fn put_overwrites_in_place_when_value_fits() {
     let stats = Arc::new(Statistics::new());
     let m = Arc::new(inplace_mem(Some(stats.clone())));
-    // Inline (<= 16 bytes) and out-of-line values.
+    // Short values and long ones (a 2-byte varint length).
     for (key, first) in [(&b"short"[..], vec![b'a'; 10]), (&b"long"[..], vec![b'a'; 300])] {
         assert!(m.put(1, ValueType::Value, key, &first));
         let mem = m.approximate_memory_usage();
@@ -44,7 +44,7 @@ fn put_overwrites_in_place_when_value_fits() {
         assert_eq!(m.approximate_memory_usage(), mem, "same-size overwrite grows the memtable");
         assert_eq!(m.num_entries(), entries);
         assert_eq!(m.get(key, MAX_SEQUENCE_NUMBER), Some((1, ValueType::Value, same.clone())));
-        // Shorter, still on the same side of the inline limit: in place.
+        // Shorter: in place.
         let shorter = vec![b'c'; first.len() - 3];
         assert!(m.put(3, ValueType::Value, key, &shorter));
         assert_eq!(m.approximate_memory_usage(), mem);
@@ -63,33 +63,28 @@ fn put_overwrites_in_place_when_value_fits() {
 }
 
 #[test]
-fn out_of_line_value_shrunk_below_inline_limit() {
+fn any_shorter_value_is_written_in_place() {
+    // Values are inline in their node (as RocksDB's): a value no longer than the one in
+    // place is written over it, whatever the lengths (RocksDB's `MemTable::Update`:
+    // `new_size <= prev_size`), the varint shrinking with it; a longer one is appended.
     let m = Arc::new(inplace_mem(None));
-    // A 200-byte value (2-byte varint) leaves 10 bytes in the node: 9 fit inline, 12 not.
     m.put(1, ValueType::Value, b"k", &[b'x'; 200]);
     let mem = m.approximate_memory_usage();
     assert!(m.put(2, ValueType::Value, b"k", &[b'y'; 9]));
+    assert!(m.put(3, ValueType::Value, b"k", &[b'z'; 9]));
+    assert!(m.put(4, ValueType::Value, b"k", b"12345"));
     assert_eq!(m.approximate_memory_usage(), mem);
-    assert_eq!(m.get(b"k", MAX_SEQUENCE_NUMBER), Some((1, ValueType::Value, vec![b'y'; 9])));
     assert_eq!(m.num_entries(), 1);
-    // 9 -> 5: inline to inline.
-    assert!(m.put(3, ValueType::Value, b"k", b"12345"));
-    assert_eq!(m.num_entries(), 1);
-    // A fresh 200-byte value, then 12 bytes: does not fit the node, appended.
-    m.put(4, ValueType::Value, b"j", &[b'x'; 200]);
-    assert!(m.put(5, ValueType::Value, b"j", &[b'z'; 12]));
-    assert_eq!(m.num_entries(), 3);
-    assert_eq!(m.get(b"j", MAX_SEQUENCE_NUMBER), Some((5, ValueType::Value, vec![b'z'; 12])));
-    assert_eq!(m.get(b"j", 4), Some((4, ValueType::Value, vec![b'x'; 200])));
-    // Out of line 300 -> 17 (still out of line, shorter varint).
-    m.put(6, ValueType::Value, b"m", &[b'x'; 300]);
-    assert!(m.put(7, ValueType::Value, b"m", &[b'w'; 17]));
-    assert_eq!(m.get(b"m", MAX_SEQUENCE_NUMBER), Some((6, ValueType::Value, vec![b'w'; 17])));
-    assert_eq!(m.num_entries(), 4);
+    assert_eq!(m.get(b"k", MAX_SEQUENCE_NUMBER), Some((1, ValueType::Value, b"12345".to_vec())));
+    // 5 -> 6 bytes: longer, appended as a new entry.
+    assert!(m.put(5, ValueType::Value, b"k", b"123456"));
+    assert_eq!(m.num_entries(), 2);
+    assert_eq!(m.get(b"k", MAX_SEQUENCE_NUMBER), Some((5, ValueType::Value, b"123456".to_vec())));
+    assert_eq!(m.get(b"k", 4), Some((1, ValueType::Value, b"12345".to_vec())));
     let mut it = m.iter();
-    it.seek_to_last();
-    assert_eq!(it.value(), &[b'w'; 17][..]);
-    assert!(!it.value_pinned());
+    it.seek_to_first();
+    assert_eq!(it.value(), b"123456");
+    assert!(!it.value_pinned(), "in-place memtables do not pin values");
 }
 
 #[test]

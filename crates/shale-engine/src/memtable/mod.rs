@@ -1,7 +1,8 @@
 //! The memtable: recent writes, in memory, sorted by internal key.
 //!
 //! Two skiplists (see [`skiplist`]): point entries (Value, Deletion, SingleDeletion, Merge)
-//! and range tombstones. Every entry is stored inline in the list's arena as
+//! and range tombstones. Every entry is stored inline in its skiplist node, right after the
+//! node's tower of next pointers, in the list's arena as
 //!
 //! ```text
 //! varint32 ikey_len | ikey = user_key | fixed64 LE (seq << 8 | type) | varint32 value_len | value

@@ -45,6 +45,8 @@ pub struct LogWriter {
     compressor: Option<shale_base::compression::WalCompressor>,
     /// `wal_bytes_per_sync` (0: off) and the offset write-back was last asked up to.
     bytes_per_sync: u64,
+    /// `strict_bytes_per_sync`: write-back asked for with `range_sync_strict`.
+    strict_range_sync: bool,
     range_synced: u64,
 }
 
@@ -67,6 +69,7 @@ impl LogWriter {
             recorded_ts: Vec::new(),
             compressor: None,
             bytes_per_sync: 0,
+            strict_range_sync: false,
             range_synced: 0,
         }
     }
@@ -74,6 +77,13 @@ impl LogWriter {
     /// With `nbytes > 0`, each [`flush`](Self::flush) asks the file system to start writing
     /// back what lies more than 1 MiB behind the end, once that is `nbytes` past the last
     /// such request (RocksDB's `wal_bytes_per_sync`, `WritableFile::range_sync`).
+    /// With RocksDB's `strict_bytes_per_sync` each request waits for the write-back asked
+    /// before and spans the file from its start (`WritableFile::range_sync_strict`).
+    pub fn with_strict_range_sync(mut self, strict: bool) -> LogWriter {
+        self.strict_range_sync = strict;
+        self
+    }
+
     pub fn with_bytes_per_sync(mut self, nbytes: u64) -> LogWriter {
         self.bytes_per_sync = nbytes;
         self
@@ -296,7 +306,11 @@ impl LogWriter {
                 if to > self.range_synced && to - self.range_synced >= self.bytes_per_sync {
                     let from = self.range_synced;
                     self.range_synced = to;
-                    self.file.range_sync(from, to - from)?;
+                    if self.strict_range_sync {
+                        self.file.range_sync_strict(to)?;
+                    } else {
+                        self.file.range_sync(from, to - from)?;
+                    }
                 }
             }
         }

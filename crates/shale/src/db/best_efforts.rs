@@ -39,7 +39,7 @@ fn table_dirs(
 ) -> Vec<PathBuf> {
     let mut dirs = vec![path.to_path_buf()];
     for o in descs.iter().map(|d| &d.options).chain(std::iter::once(opts)) {
-        for (dir, _) in super::paths::table_dirs(path, &config.db_paths, o) {
+        for (dir, _) in super::paths::table_dirs(path, &config.db_paths, &o.cf_paths) {
             if !dirs.contains(&dir) {
                 dirs.push(dir);
             }

@@ -40,6 +40,9 @@ pub(crate) struct BufferedWritesFs {
     inner: FileSystemRef,
     max_buffer_size: usize,
     bytes_per_sync: u64,
+    /// `strict_bytes_per_sync`: each write-back waits for the one before and spans the file
+    /// from its start (`WritableFile::range_sync_strict`).
+    strict_bytes_per_sync: bool,
     /// How table and blob files are opened for reads (`use_direct_reads`, `allow_mmap_reads`).
     table_reads: ReadFileOptions,
     /// How table and blob files are opened for writes (`use_direct_io_for_flush_and_compaction`,
@@ -54,6 +57,7 @@ impl BufferedWritesFs {
         inner: FileSystemRef,
         max_buffer_size: u64,
         bytes_per_sync: u64,
+        strict_bytes_per_sync: bool,
         table_reads: ReadFileOptions,
         table_writes: WriteFileOptions,
         manifest_preallocation: crate::fs::Preallocation,
@@ -63,6 +67,7 @@ impl BufferedWritesFs {
             inner,
             max_buffer_size,
             bytes_per_sync,
+            strict_bytes_per_sync,
             table_reads,
             table_writes,
             manifest_preallocation,
@@ -78,7 +83,12 @@ impl BufferedWritesFs {
         if self.bytes_per_sync == 0 || !wanted {
             return file;
         }
-        Box::new(WriteBackFile { inner: file, bytes_per_sync: self.bytes_per_sync, range_synced: 0 })
+        Box::new(WriteBackFile {
+            inner: file,
+            bytes_per_sync: self.bytes_per_sync,
+            strict: self.strict_bytes_per_sync,
+            range_synced: 0,
+        })
     }
 }
 
@@ -91,6 +101,8 @@ const RANGE_SYNC_ALIGN: u64 = 4 << 10;
 struct WriteBackFile {
     inner: Box<dyn WritableFile>,
     bytes_per_sync: u64,
+    /// `strict_bytes_per_sync`.
+    strict: bool,
     /// The end of the range last asked for.
     range_synced: u64,
 }
@@ -106,7 +118,11 @@ impl WriteBackFile {
         if to > self.range_synced && to - self.range_synced >= self.bytes_per_sync {
             let from = self.range_synced;
             self.range_synced = to;
-            self.inner.range_sync(from, to - from)?;
+            if self.strict {
+                self.inner.range_sync_strict(to)?;
+            } else {
+                self.inner.range_sync(from, to - from)?;
+            }
         }
         Ok(())
     }
@@ -132,6 +148,9 @@ impl WritableFile for WriteBackFile {
     }
     fn range_sync(&mut self, offset: u64, len: u64) -> Result<()> {
         self.inner.range_sync(offset, len)
+    }
+    fn range_sync_strict(&mut self, end: u64) -> Result<()> {
+        self.inner.range_sync_strict(end)
     }
     fn allocate(&mut self, offset: u64, len: u64, reserve: bool) -> Result<()> {
         self.inner.allocate(offset, len, reserve)

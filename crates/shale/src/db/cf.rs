@@ -67,6 +67,8 @@ pub(crate) struct CfHandle {
     pub block_cache: Option<Arc<BlockCache>>,
     /// Replaced (under the DB mutex) on every memtable switch, flush and compaction.
     pub super_version: RwLock<Arc<SuperVersion>>,
+    /// `super_version` cached per reader thread, emptied at every install (`local_sv.rs`).
+    local_sv: super::local_sv::LocalSv,
     /// The number of the installed SuperVersion (`rocksdb.current-super-version-number`);
     /// readers may compare it with a relaxed load.
     pub super_version_number: AtomicU64,
@@ -121,6 +123,7 @@ impl CfHandle {
                 std::iter::once(&sv.mem).chain(sv.imm.iter()).map(Arc::downgrade).collect(),
             ),
             super_version: RwLock::new(Arc::new(sv)),
+            local_sv: super::local_sv::LocalSv::new(),
             dropped: AtomicBool::new(false),
             full_history_ts_low: Mutex::new(Vec::new()),
             table_dirs: Vec::new(),
@@ -179,6 +182,13 @@ impl CfHandle {
         self.super_version.read().clone()
     }
 
+    /// The current SuperVersion for one read on this thread, through the thread's cached
+    /// reference (RocksDB's `GetThreadLocalSuperVersion`; see `local_sv.rs`).
+    #[inline]
+    pub fn local_super_version(&self) -> super::local_sv::SvRef {
+        self.local_sv.acquire(|| self.super_version())
+    }
+
     /// Installs a new read view (DB mutex held by the caller, so numbers only grow).
     pub fn install(&self, mem: Arc<MemTable>, imm: Vec<Arc<MemTable>>, current: Arc<Version>) {
         self.install_with_history(mem, imm, Vec::new(), current);
@@ -199,6 +209,9 @@ impl CfHandle {
         let sv = Arc::new(sv);
         *self.super_version.write() = sv;
         self.super_version_number.store(number, Ordering::Release);
+        // Threads' cached references to older SuperVersions go now, before the caller may
+        // write into a memtable this one added or delete files it no longer holds.
+        self.local_sv.scrape();
     }
 
     /// The family's configuration in force (rebuilt at every `set_options`).
@@ -405,8 +418,8 @@ pub(crate) fn create_cfs(inner: &Arc<DbInner>, new: &[(String, Options)]) -> Res
     let new = &sanitized[..];
     for (_, opts) in new {
         opts.check_supported()?;
-        super::paths::check_supported(&inner.config, opts)?;
-        for (dir, _) in super::paths::table_dirs(&inner.path, &inner.config.db_paths, opts) {
+        Options::check_with_db(&inner.config, opts)?;
+        for (dir, _) in super::paths::table_dirs(&inner.path, &inner.config.db_paths, &opts.cf_paths) {
             inner.fs.create_dir_all(&dir)?;
         }
     }
@@ -466,7 +479,7 @@ pub(crate) fn create_cfs(inner: &Arc<DbInner>, new: &[(String, Options)]) -> Res
                 );
                 let version = Arc::new(Version::new(icmp, opts.num_levels as usize, Vec::new()));
                 let sv = SuperVersion::new(1, mem.clone(), Vec::new(), version.clone());
-                let dirs = super::paths::table_dirs(&inner.path, &inner.config.db_paths, &opts);
+                let dirs = super::paths::table_dirs(&inner.path, &inner.config.db_paths, &opts.cf_paths);
                 if dirs.len() > 1 {
                     // RocksDB's SanitizeOptions: dynamic level sizes and several paths do
                     // not go together.

@@ -644,7 +644,7 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
     ) -> Result<()> {
         let h = self.inner.handle_of(cf)?;
         let paths: Vec<std::path::PathBuf> = paths.iter().map(|p| p.as_ref().to_path_buf()).collect();
-        self.inner.ingest_external_files(&h, opts, &paths)
+        self.inner.ingest_external_files(&h, &opts.engine(), &paths)
     }
 
     /// The default family's size and table count.

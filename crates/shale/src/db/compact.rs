@@ -10,8 +10,7 @@ use parking_lot::MutexGuard;
 use super::cf::CfHandle;
 use super::error_handler::BgErrorReason;
 use super::scheduler::counts_as_bg_error;
-use super::{DBCommon, DBInner, DbInner, DbState, ThreadMode};
-use crate::cf_ref::AsColumnFamilyRef;
+use super::{DbInner, DbState};
 use crate::compaction::filter::FilterContext;
 use crate::compaction::job::FilterDecision;
 use crate::compaction::job::{self, JobInput};
@@ -20,9 +19,8 @@ use crate::error::{Error, Result};
 use crate::iter::merging::MergingIterator;
 use crate::iter::range_del;
 use crate::iter::BoxedIterator;
-use crate::options_api::BottommostLevelCompaction;
 use crate::version::edit::VersionEdit;
-use shale_engine::config::CompactionStyle;
+use shale_engine::config::{BottommostLevel, CompactionStyle};
 
 /// Whether the family has a compaction filter (its own, its factory's, or a TTL family's
 /// expiry): manual compactions then never move a file unchanged and rewrite the bottommost
@@ -595,7 +593,7 @@ impl DbInner {
         cf: &Arc<CfHandle>,
         begin: Option<&[u8]>,
         end: Option<&[u8]>,
-        bottommost: BottommostLevelCompaction,
+        bottommost: BottommostLevel,
         change_level: Option<i32>,
     ) -> Result<()> {
         if change_level.is_some() && cf.config().style == CompactionStyle::Fifo {
@@ -696,9 +694,9 @@ impl DbInner {
                 self.run_manual(&mut st, cf, plan)?;
             }
             let self_compact = match bottommost {
-                BottommostLevelCompaction::Skip => false,
-                BottommostLevelCompaction::IfHaveCompactionFilter => filtered,
-                BottommostLevelCompaction::Force | BottommostLevelCompaction::ForceOptimized => true,
+                BottommostLevel::Skip => false,
+                BottommostLevel::IfHaveCompactionFilter => filtered,
+                BottommostLevel::Force | BottommostLevel::ForceOptimized => true,
             };
             if self_compact {
                 let c = st.cfs.get(&cf.id).ok_or_else(dropped)?;
@@ -867,74 +865,6 @@ impl DbInner {
         for id in ids {
             self.schedule_compaction(st, id);
         }
-    }
-}
-
-impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
-    /// Compacts the keys in `[start, end]` (None: unbounded) of the default column family.
-    pub fn compact_range<S: AsRef<[u8]>, E: AsRef<[u8]>>(&self, start: Option<S>, end: Option<E>) {
-        let _ = self.compact_range_opt_result(
-            &self.default_handle().handle,
-            start,
-            end,
-            BottommostLevelCompaction::IfHaveCompactionFilter,
-            None,
-        );
-    }
-
-    pub fn compact_range_cf<S: AsRef<[u8]>, E: AsRef<[u8]>>(
-        &self,
-        cf: &impl AsColumnFamilyRef,
-        start: Option<S>,
-        end: Option<E>,
-    ) {
-        if let Ok(h) = self.inner.handle_of(cf) {
-            let _ = self.compact_range_opt_result(
-                &h,
-                start,
-                end,
-                BottommostLevelCompaction::IfHaveCompactionFilter,
-                None,
-            );
-        }
-    }
-
-    /// `compact_range` with its outcome (rust-rocksdb's `compact_range` returns nothing).
-    pub fn try_compact_range_cf<S: AsRef<[u8]>, E: AsRef<[u8]>>(
-        &self,
-        cf: &impl AsColumnFamilyRef,
-        start: Option<S>,
-        end: Option<E>,
-    ) -> Result<()> {
-        let h = self.inner.handle_of(cf)?;
-        self.compact_range_opt_result(&h, start, end, BottommostLevelCompaction::IfHaveCompactionFilter, None)
-    }
-
-    pub(crate) fn compact_range_opt_result<S: AsRef<[u8]>, E: AsRef<[u8]>>(
-        &self,
-        cf: &Arc<CfHandle>,
-        start: Option<S>,
-        end: Option<E>,
-        bottommost: BottommostLevelCompaction,
-        change_level: Option<i32>,
-    ) -> Result<()> {
-        // With timestamps the range's keys come without them; as RocksDB's CompactRange
-        // (`MaybeAddTimestampsToRange`), the start gets the maximum timestamp and the end the
-        // minimum, so the range holds every version of both keys.
-        let ts_sz = cf.icmp.user_comparator().timestamp_size();
-        let with_ts = |k: &[u8], fill: u8| [k, &vec![fill; ts_sz]].concat();
-        let s =
-            start.as_ref().map(|s| if ts_sz > 0 { with_ts(s.as_ref(), 0xff) } else { s.as_ref().to_vec() });
-        let e = end.as_ref().map(|e| if ts_sz > 0 { with_ts(e.as_ref(), 0) } else { e.as_ref().to_vec() });
-        let r = self.inner.compact_range_impl(cf, s.as_deref(), e.as_deref(), bottommost, change_level);
-        match &r {
-            Err(err) => {
-                self.inner.info_log.log(format_args!("[{}] manual compaction failed: {err}", cf.name))
-            }
-            // Its LOG lines, buffered under the DB mutex, are written before it returns.
-            Ok(()) => self.inner.info_log.flush_buffered(),
-        }
-        r
     }
 }
 

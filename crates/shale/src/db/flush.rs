@@ -58,9 +58,9 @@ pub(crate) fn blob_write_options(
     if i64::try_from(output_level).unwrap_or(i64::MAX) < i64::from(b.file_starting_level) {
         return None;
     }
-    // Families with user-defined timestamps keep their values in their tables (reading blob
-    // values there is not built: `read.rs`).
-    (b.enable_blob_files && cf.icmp.timestamp_size() == 0).then_some(crate::blob::BlobWriteOptions {
+    // With user-defined timestamps too: a blob record holds the user key with its
+    // timestamp, as RocksDB's BlobFileBuilder writes it.
+    b.enable_blob_files.then_some(crate::blob::BlobWriteOptions {
         min_blob_size: b.min_blob_size,
         blob_file_size: b.blob_file_size,
         compression: b.compression,
@@ -80,7 +80,7 @@ pub(crate) fn write_level0_table(
     number: u64,
     snapshots: &[u64],
     stats: Option<&crate::statistics::Statistics>,
-    enforce_single_del: bool,
+    checks: FlushChecks,
     warm: Option<crate::table::WarmCache>,
 ) -> Result<Option<FileMetaData>> {
     Ok(write_level0_table_of(
@@ -92,12 +92,52 @@ pub(crate) fn write_level0_table(
         snapshots,
         None,
         stats,
-        enforce_single_del,
+        checks,
         -1,
         None,
         warm,
     )?
     .map(|(m, _)| m))
+}
+
+/// The DB-wide checks of a flush (and of a table written at open): RocksDB's
+/// `enforce_single_del_contracts` and `flush_verify_memtable_count`.
+#[derive(Clone, Copy)]
+pub(crate) struct FlushChecks {
+    pub enforce_single_del_contracts: bool,
+    pub verify_memtable_count: bool,
+}
+
+impl FlushChecks {
+    pub(crate) fn of(config: &shale_engine::config::DbConfig) -> FlushChecks {
+        FlushChecks {
+            enforce_single_del_contracts: config.enforce_single_del_contracts,
+            verify_memtable_count: config.flush_verify_memtable_count,
+        }
+    }
+}
+
+/// RocksDB's `FlushJob::WriteLevel0Table` counts: the entries read from the memtables (point
+/// entries scanned and range tombstones) against the entries they hold, then the entries
+/// added to the table against its `num_entries` property (block-based and plain tables).
+/// A difference is Corruption in RocksDB's words with `flush_verify_memtable_count`, and
+/// passes without (RocksDB then only logs it).
+fn verify_flush_counts(verify: bool, in_memtables: u64, read: u64, added: Option<(u64, u64)>) -> Result<()> {
+    if !verify {
+        return Ok(());
+    }
+    if in_memtables != read {
+        return Err(crate::Error::corruption(format!(
+            "Expected {in_memtables} entries in memtables, but read {read}"
+        )));
+    }
+    if let Some((added, in_table)) = added.filter(|(a, t)| a != t) {
+        return Err(crate::Error::corruption(format!(
+            "Number of keys in flush output SST files does not match number of keys added to the \
+             table. Expected {added} but there are {in_table} in output SST files"
+        )));
+    }
+    Ok(())
 }
 
 /// Allocates the numbers of blob files a flush writes.
@@ -124,7 +164,7 @@ pub(crate) fn write_level0_table_of(
     snapshots: &[u64],
     blobs: Option<BlobNumbers<'_>>,
     stats: Option<&crate::statistics::Statistics>,
-    enforce_single_del: bool,
+    checks: FlushChecks,
     level: i32,
     warm_blob_cache: Option<u64>,
     warm: Option<crate::table::WarmCache>,
@@ -154,7 +194,7 @@ pub(crate) fn write_level0_table_of(
         snapshots,
         blob_builder.as_mut(),
         stats,
-        enforce_single_del,
+        checks,
         level,
         warm,
     );
@@ -186,7 +226,7 @@ fn write_table_inner(
     snapshots: &[u64],
     mut blobs: Option<&mut crate::blob::BlobFileBuilder<'_>>,
     stats: Option<&crate::statistics::Statistics>,
-    enforce_single_del: bool,
+    checks: FlushChecks,
     level: i32,
     warm: Option<crate::table::WarmCache>,
 ) -> Result<Option<FileMetaData>> {
@@ -232,6 +272,8 @@ fn write_table_inner(
     let dedup = matches!(cf.config().table_format, crate::table::TableFormat::Cuckoo(_));
     let mut last_user_key: Option<Vec<u8>> = None;
     let mut last_stripe = 0;
+    // Entries handed to the table builder (`verify_flush_counts`).
+    let mut added = 0u64;
     let mut emit = |k: &[u8], value: &[u8]| -> Result<()> {
         let seq = crate::key::trailer(k) >> 8;
         if dedup {
@@ -243,6 +285,7 @@ fn write_table_inner(
             last_user_key = Some(uk.to_vec());
             last_stripe = stripe;
         }
+        added += 1;
         smallest_seq = smallest_seq.min(seq);
         largest_seq = largest_seq.max(seq);
         let is_value = (crate::key::trailer(k) & 0xff) as u8 == crate::key::ValueType::Value as u8;
@@ -284,7 +327,7 @@ fn write_table_inner(
         })
         .collect::<Result<Vec<_>>>()?;
     let ts_low = cf.full_history_ts_low();
-    flush_entries(
+    let (read, _) = flush_entries(
         cf.icmp.user_comparator(),
         &mut *iter,
         range_dels,
@@ -292,9 +335,12 @@ fn write_table_inner(
         Some(&ts_low[..]).filter(|l| !l.is_empty()),
         cf.config().callbacks.merge(),
         stats,
-        enforce_single_del,
+        checks.enforce_single_del_contracts,
         &mut emit,
     )?;
+    let in_memtables: u64 = mems.iter().map(|m| m.num_entries()).sum();
+    let read = read + tombstones.len() as u64;
+    verify_flush_counts(checks.verify_memtable_count, in_memtables, read, None)?;
     for (start, end) in &tombstones {
         let p = parse_internal_key(start)?;
         smallest_seq = smallest_seq.min(p.sequence);
@@ -307,6 +353,9 @@ fn write_table_inner(
         range(&mut meta, &sentinel, &mut first);
     }
     let result = builder.finish()?;
+    // RocksDB compares the table's count for block-based and plain tables.
+    let added = (!dedup).then_some((added + tombstones.len() as u64, result.properties.num_entries));
+    verify_flush_counts(checks.verify_memtable_count, in_memtables, read, added)?;
     meta.file_size = result.file_size;
     meta.tail_size = result.properties.tail_size(result.file_size);
     meta.marked_for_compaction = result.marked_for_compaction;
@@ -450,7 +499,7 @@ impl DbInner {
                     &snapshots,
                     Some(&new_blob_number),
                     self.config.statistics.as_deref(),
-                    self.config.enforce_single_del_contracts,
+                    FlushChecks::of(&self.config),
                     -1,
                     Some(self.blob_cache.session()),
                     self.table_cache.warm_cache(&handle, number, false),
@@ -760,7 +809,7 @@ impl DbInner {
                         number,
                         &snapshots,
                         self.config.statistics.as_deref(),
-                        self.config.enforce_single_del_contracts,
+                        FlushChecks::of(&self.config),
                         self.table_cache.warm_cache(handle, number, false),
                     )? {
                         if handle.config().paranoid_file_checks {
@@ -843,5 +892,24 @@ impl DbInner {
             tables.iter().map(Vec::len).sum::<usize>()
         ));
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod count_tests {
+    use super::verify_flush_counts;
+
+    #[test]
+    fn flush_counts_that_differ_are_corruption_only_when_verified() {
+        assert!(verify_flush_counts(true, 10, 10, Some((7, 7))).is_ok());
+        let e = verify_flush_counts(true, 10, 9, None).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(
+            e.contains("Corruption") && e.contains("Expected 10 entries in memtables, but read 9"),
+            "{e}"
+        );
+        let e =
+            verify_flush_counts(true, 10, 10, Some((7, 6))).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(e.contains("Expected 7 but there are 6 in output SST files"), "{e}");
+        assert!(verify_flush_counts(false, 10, 9, Some((7, 6))).is_ok(), "off: RocksDB only logs it");
     }
 }

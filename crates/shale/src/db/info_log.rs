@@ -92,8 +92,8 @@ use std::sync::Arc;
 use super::filename::{self, FileType};
 use crate::error::Result;
 use crate::fs::WritableFile;
-use crate::options_api::{UserLogger, UserSink};
 use crate::LogLevel;
+use shale_engine::config::{UserLogger, UserSink};
 
 /// The clock the rolling logger reads: microseconds since the epoch (a test's own clock in
 /// unit tests).
@@ -240,30 +240,13 @@ fn level_prefix(level: LogLevel) -> &'static str {
     }
 }
 
-impl UserLogger {
-    fn write(&self, l: &Line) {
-        match &self.sink {
-            UserSink::Callback(cb) => cb(l.level, &l.text),
-            UserSink::Stderr(prefix) => {
-                eprintln!("{}{}{}", prefix.as_deref().unwrap_or(""), level_prefix(l.level), l.text)
-            }
+/// Gives line `l` to the user's logger `u`.
+fn write_user(u: &UserLogger, l: &Line) {
+    match &u.sink {
+        UserSink::Callback(cb) => cb(l.level, &l.text),
+        UserSink::Stderr(prefix) => {
+            eprintln!("{}{}{}", prefix.as_deref().unwrap_or(""), level_prefix(l.level), l.text)
         }
-    }
-}
-
-/// The database options, one `Options.<name>: <value>` line each, as RocksDB's
-/// `DBOptions::Dump` writes them at open (header lines; the name right-aligned to column 47,
-/// flags as 0/1): every DB option Shale keeps, in the option table's order
-/// (`options_table.rs`, RocksDB's OPTIONS-file order).
-pub(crate) fn log_db_options(log: &InfoLog, o: &crate::Options) {
-    for row in crate::options_table::rows(crate::options_table::Section::Db) {
-        let Some(v) = row.get(o) else { continue };
-        let v = match v.as_str() {
-            "true" => "1".to_string(),
-            "false" => "0".to_string(),
-            _ => v,
-        };
-        log.header(format_args!("{:>47}: {v}", format!("Options.{}", row.name)));
     }
 }
 
@@ -444,7 +427,7 @@ impl InfoLog {
             }
             if let Some(u) = &self.user {
                 for l in pending.iter().chain(line.iter()) {
-                    u.write(l);
+                    write_user(u, l);
                 }
             } else if f.is_some() {
                 let mut roller = match &self.roller {

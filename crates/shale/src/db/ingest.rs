@@ -45,10 +45,10 @@ use super::cf::CfHandle;
 use super::{filename, DbInner, DbState};
 use crate::error::{Error, ErrorKind, Result};
 use crate::key::{make_internal_key, parse_internal_key, user_key, ValueType, MAX_SEQUENCE_NUMBER};
-use crate::options_api::IngestExternalFileOptions;
 use crate::table::properties::{names, UNKNOWN_COLUMN_FAMILY};
 use crate::table::reader::TableReaderOptions;
 use crate::version::edit::{FileMetaData, VersionEdit};
+use shale_engine::config::IngestSettings;
 
 /// RocksDB's refusal of a file overlapping the levels of a family with timestamps.
 const OVERLAP_WITH_DB_TS: &str = "Column family enables user-defined timestamps, please make sure the key range (without timestamp) of external file does not overlap with key range (without timestamp) in the db";
@@ -82,10 +82,10 @@ impl DbInner {
     pub(crate) fn ingest_external_files(
         &self,
         h: &Arc<CfHandle>,
-        opts: &IngestExternalFileOptions,
+        opts: &IngestSettings,
         paths: &[PathBuf],
     ) -> Result<()> {
-        if opts.flag("ingest_behind") {
+        if opts.ingest_behind {
             // RocksDB 11.8.1's checks and messages (its second one prints `%s` as is).
             if h.icmp.timestamp_size() > 0 {
                 return Err(Error::not_supported(
@@ -111,19 +111,16 @@ impl DbInner {
         // A copy is written at the family's temperature: the last level's when the files
         // must go there (ingestion behind), else the default write temperature.
         let engine = h.config();
-        let copy_temperature = if opts.flag("ingest_behind") {
-            engine.last_level_temperature
-        } else {
-            engine.default_write_temperature
-        };
-        let r = self.stage_files(&dir, &mut files, &mut staged, opts.flag("move_files"), copy_temperature);
+        let copy_temperature =
+            if opts.ingest_behind { engine.last_level_temperature } else { engine.default_write_temperature };
+        let r = self.stage_files(&dir, &mut files, &mut staged, opts.move_files, copy_temperature);
         let r = r.and_then(|_| self.exclusive_write(|| self.install_ingested(h, opts, &files)));
         for n in &staged {
             self.versions.release_output(*n);
         }
         match &r {
             Ok(()) => {
-                if opts.flag("move_files") {
+                if opts.move_files {
                     for f in &files {
                         let _ = self.fs.remove_file(&f.source);
                     }
@@ -176,7 +173,7 @@ impl DbInner {
             return Err(Error::corruption(format!("External file version not found: {name}")));
         }
         if props.column_family_id != UNKNOWN_COLUMN_FAMILY
-            && props.column_family_id != crate::sst_file_writer::EXTERNAL_FILE_CF_ID as u64
+            && props.column_family_id != crate::table::properties::UNKNOWN_COLUMN_FAMILY
             && props.column_family_id != h.id as u64
         {
             return Err(Error::invalid_argument(format!(
@@ -269,19 +266,14 @@ impl DbInner {
                     Err(e) => return Err(e),
                 }
             }
-            crate::checkpoint::copy_file(&*self.fs, &f.source, &dst, Some(f.size))?;
+            crate::fs::copy_file(&*self.fs, &f.source, &dst, Some(f.size))?;
             f.temperature = copy_temperature;
         }
         self.fs.sync_dir(dir)
     }
 
     /// Step 2 and 3 of the module comment; the caller holds write leadership.
-    fn install_ingested(
-        &self,
-        h: &Arc<CfHandle>,
-        opts: &IngestExternalFileOptions,
-        files: &[Ingested],
-    ) -> Result<()> {
+    fn install_ingested(&self, h: &Arc<CfHandle>, opts: &IngestSettings, files: &[Ingested]) -> Result<()> {
         let id = h.id;
         let cmp = &h.icmp;
         let with_ts = cmp.timestamp_size() > 0;
@@ -294,7 +286,7 @@ impl DbInner {
         let mut sorted: Vec<&Ingested> = files.iter().collect();
         sorted.sort_by(|a, b| cmp.compare_user_without_ts(&a.smallest, &b.smallest));
         let files_overlap = sorted.windows(2).any(|w| overlap(w[1], &w[0].smallest, &w[0].largest));
-        let behind = opts.flag("ingest_behind");
+        let behind = opts.ingest_behind;
         if behind && files_overlap {
             return Err(Error::not_supported(
                 "Files with overlapping ranges cannot be ingested with ingestion behind mode.",
@@ -352,7 +344,7 @@ impl DbInner {
                     "Column family enables user-defined timestamps, please make sure the key range (without timestamp) of external file does not overlap with key range in the memtables.",
                 ));
             }
-            if !opts.flag("allow_blocking_flush") {
+            if !opts.allow_blocking_flush {
                 return Err(Error::invalid_argument("External file requires flush"));
             }
             if mem_overlaps {
@@ -400,10 +392,10 @@ impl DbInner {
                 ));
             }
         }
-        let snapshots = opts.flag("snapshot_consistency") && !self.snapshot_list()?.is_empty();
+        let snapshots = opts.snapshot_consistency && !self.snapshot_list()?.is_empty();
         let last = self.versions.last_sequence();
         let need_seqno = !behind && (overlap_with_db || snapshots || files_overlap);
-        if need_seqno && !opts.flag("allow_global_seqno") {
+        if need_seqno && !opts.allow_global_seqno {
             return Err(Error::invalid_argument("Global seqno is required, but disabled"));
         }
         let mut edit = VersionEdit { column_family: id, ..Default::default() };

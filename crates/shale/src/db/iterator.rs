@@ -417,7 +417,7 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
     fn rebuild(&mut self, inner: &Arc<DbInner>) {
         let Some(src) = &self.source else { return };
         let cf = src.cf.clone();
-        let sv = cf.super_version();
+        let sv = cf.local_super_version().to_arc();
         let follow = Self::follow_of(&src.ro);
         let seq = match follow {
             Ok(Follow::Tailing) => crate::key::MAX_SEQUENCE_NUMBER,

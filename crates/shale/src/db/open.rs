@@ -23,7 +23,6 @@ use super::stats_history::PERSISTENT_STATS_COLUMN_FAMILY_NAME as STATS_CF;
 use super::table_cache::TableCache;
 use super::write_controller::WriteController;
 use super::{CfState, DBWithThreadMode, DbInner, DbState, Stats, ThreadMode, WalState};
-use crate::batch::WriteBatch;
 use crate::cf_descriptor::ColumnFamilyDescriptor;
 use crate::env::fill_random;
 use crate::error::{Error, Result};
@@ -37,6 +36,7 @@ use crate::version::manifest::{self, ManifestWriter};
 use crate::version::set::VersionSet;
 use crate::version::{Version, VersionBuilder};
 use crate::wal::{LogReader, LogWriter};
+use shale_engine::batch::Batch as WriteBatch;
 use shale_engine::config::DbConfig;
 
 pub(crate) fn open<T: ThreadMode>(
@@ -73,7 +73,7 @@ pub(crate) fn open<T: ThreadMode>(
     // The engine's view of the DB-wide options, built once (`Options::engine_db_config`).
     let mut config = opts.engine_db_config(path);
     for o in descs.iter().map(|d| &d.options).chain(std::iter::once(opts)) {
-        super::paths::check_supported(&config, o)?;
+        Options::check_with_db(&config, o)?;
     }
     for d in &mut descs {
         d.options.write_buffer_manager = config.write_buffer_manager.clone();
@@ -98,6 +98,7 @@ pub(crate) fn open<T: ThreadMode>(
         fs,
         config.writable_file_max_buffer_size,
         config.bytes_per_sync,
+        config.strict_bytes_per_sync,
         crate::fs::ReadFileOptions { direct: config.use_direct_reads, mmap: config.allow_mmap_reads },
         crate::fs::WriteFileOptions {
             max_buffer_size: 0,
@@ -112,7 +113,7 @@ pub(crate) fn open<T: ThreadMode>(
     let lock = fs.lock_file(&filename::lock_file(path))?;
     // RocksDB creates every table directory at open (db_paths, the families' cf_paths).
     for o in descs.iter().map(|d| &d.options).chain(std::iter::once(opts)) {
-        for (dir, _) in super::paths::table_dirs(path, &config.db_paths, o) {
+        for (dir, _) in super::paths::table_dirs(path, &config.db_paths, &o.cf_paths) {
             fs.create_dir_all(&dir)?;
         }
     }
@@ -153,7 +154,7 @@ pub(crate) fn open<T: ThreadMode>(
     info_log.header(format_args!("Shale version: {}", env!("CARGO_PKG_VERSION")));
     info_log.header(format_args!("DB path: {}", path.display()));
     info_log.header(format_args!("Fast CRC32 supported: {}", fast_crc32_supported()));
-    super::info_log::log_db_options(&info_log, opts);
+    super::options_dump::log_db_options(&info_log, opts);
 
     let recovered = match best_efforts {
         Some(r) => r,
@@ -290,7 +291,7 @@ pub(crate) fn open<T: ThreadMode>(
                     &cf.mem,
                     recovery_ctx.next_file_number,
                     config.statistics.as_deref(),
-                    config.enforce_single_del_contracts,
+                    super::flush::FlushChecks::of(&config),
                 )? {
                     if let Some(job) = recovery_job {
                         super::info_log::log_table_created(&info_log, &table_cache, job, &cf.handle, &t.0);
@@ -327,6 +328,7 @@ pub(crate) fn open<T: ThreadMode>(
     let wal_file = crate::fs::Preallocating::wrap(wal_file, config.wal_preallocation(max_write_buffer_size));
     let mut wal_writer = LogWriter::new(wal_file, wal_number)
         .with_bytes_per_sync(config.wal_bytes_per_sync)
+        .with_strict_range_sync(config.strict_bytes_per_sync)
         .with_recycling(config.recycle_log_file_num > 0);
     wal_writer.add_compression_type_record(config.wal_compression)?;
     // Prepared transactions still undecided are written again to the new WAL (the old
@@ -537,7 +539,7 @@ pub(super) fn recovered_cf_states(
             .with_bloom_of(&d.options.memtable_config()),
         );
         let sv = SuperVersion::new(1, mem.clone(), Vec::new(), version.clone());
-        let dirs = super::paths::table_dirs(path, &config.db_paths, &d.options);
+        let dirs = super::paths::table_dirs(path, &config.db_paths, &d.options.cf_paths);
         let mut cf_opts = d.options.clone();
         cf_opts.table_ids = config.table_ids.clone();
         if dirs.len() > 1 {
@@ -821,7 +823,7 @@ fn recovery_table(
     mem: &Arc<MemTable>,
     next_file_number: &mut u64,
     stats: Option<&crate::statistics::Statistics>,
-    enforce_single_del: bool,
+    checks: super::flush::FlushChecks,
 ) -> Result<Option<(FileMetaData, Vec<crate::version::edit::BlobFileAddition>)>> {
     let number = *next_file_number;
     let next = std::cell::Cell::new(number + 1);
@@ -839,7 +841,7 @@ fn recovery_table(
         &[],
         Some(&blob_number),
         stats,
-        enforce_single_del,
+        checks,
         0,
         None,
         // RocksDB warms no cache with a recovery's tables (reason kRecovery).
@@ -1032,7 +1034,7 @@ fn replay_wal(
                     &cf.mem,
                     ctx.next_file_number,
                     config.statistics.as_deref(),
-                    config.enforce_single_del_contracts,
+                    super::flush::FlushChecks::of(config),
                 )? {
                     ctx.new_files.push((*id, t.0, t.1));
                 }

@@ -103,6 +103,22 @@ pub(crate) fn table_factory_options(t: &BlockBasedOptions, cache: Option<&Arc<Bl
     s
 }
 
+/// The database options, one `Options.<name>: <value>` line each, as RocksDB's
+/// `DBOptions::Dump` writes them at open (header lines; the name right-aligned to column 47,
+/// flags as 0/1): every DB option Shale keeps, in the option table's order
+/// (`options_table.rs`, RocksDB's OPTIONS-file order).
+pub(crate) fn log_db_options(log: &super::info_log::InfoLog, o: &crate::Options) {
+    for row in crate::options_table::rows(crate::options_table::Section::Db) {
+        let Some(v) = row.get(o) else { continue };
+        let v = match v.as_str() {
+            "true" => "1".to_string(),
+            "false" => "0".to_string(),
+            _ => v,
+        };
+        log.header(format_args!("{:>47}: {v}", format!("Options.{}", row.name)));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

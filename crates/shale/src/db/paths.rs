@@ -24,31 +24,20 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::options::Options;
-
-/// The table directories of a family with options `cf` in a database at `db_dir` opened
+/// The table directories of a family with `cf_paths` in a database at `db_dir` opened
 /// with `db_paths` (RocksDB's sanitized `cf_paths`). Never empty.
-pub(crate) fn table_dirs(db_dir: &Path, db_paths: &[(PathBuf, u64)], cf: &Options) -> Vec<(PathBuf, u64)> {
-    if !cf.cf_paths.is_empty() {
-        cf.cf_paths.clone()
+pub(crate) fn table_dirs(
+    db_dir: &Path,
+    db_paths: &[(PathBuf, u64)],
+    cf_paths: &[(PathBuf, u64)],
+) -> Vec<(PathBuf, u64)> {
+    if !cf_paths.is_empty() {
+        cf_paths.to_vec()
     } else if !db_paths.is_empty() {
         db_paths.to_vec()
     } else {
         vec![(db_dir.to_path_buf(), u64::MAX)]
     }
-}
-
-/// RocksDB's `CheckCFPathsSupported`: several paths work with level and universal compaction
-/// only.
-pub(crate) fn check_supported(db: &shale_engine::config::DbConfig, cf: &Options) -> crate::error::Result<()> {
-    Options::check_with_db(db, cf)?;
-    let several = cf.cf_paths.len() > 1 || (cf.cf_paths.is_empty() && db.db_paths.len() > 1);
-    if several && cf.compaction_style == crate::DBCompactionStyle::Fifo {
-        return Err(crate::error::Error::not_supported(
-            "More than one CF paths are only supported in universal and level compaction styles.",
-        ));
-    }
-    Ok(())
 }
 
 /// The path a level compaction writes `level` to (RocksDB's `LevelCompactionBuilder::GetPathId`).
@@ -113,13 +102,11 @@ mod tests {
 
     #[test]
     fn family_paths_fall_back_to_db_paths_then_the_db_directory() {
-        let mut db = Options::default();
-        let mut cf = Options::default();
-        assert_eq!(table_dirs(Path::new("/db"), &db.db_paths, &cf), vec![(PathBuf::from("/db"), u64::MAX)]);
-        db.db_paths = dirs(&[10, 20]);
-        assert_eq!(table_dirs(Path::new("/db"), &db.db_paths, &cf), dirs(&[10, 20]));
-        cf.cf_paths = vec![(PathBuf::from("/cf"), 0)];
-        assert_eq!(table_dirs(Path::new("/db"), &db.db_paths, &cf), vec![(PathBuf::from("/cf"), 0)]);
+        let db_paths = dirs(&[10, 20]);
+        let cf_paths = vec![(PathBuf::from("/cf"), 0)];
+        assert_eq!(table_dirs(Path::new("/db"), &[], &[]), vec![(PathBuf::from("/db"), u64::MAX)]);
+        assert_eq!(table_dirs(Path::new("/db"), &db_paths, &[]), dirs(&[10, 20]));
+        assert_eq!(table_dirs(Path::new("/db"), &db_paths, &cf_paths), cf_paths);
     }
 
     #[test]

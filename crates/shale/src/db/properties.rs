@@ -5,10 +5,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::cf::CfHandle;
-use super::{DBCommon, DBInner, DbInner, ThreadMode};
-use crate::cf_ref::AsColumnFamilyRef;
-use crate::error::Result;
-use crate::ffi_util::CStrLike;
+use super::DbInner;
 
 const PREFIX: &str = "rocksdb.";
 
@@ -114,7 +111,7 @@ impl DbInner {
         })
     }
 
-    fn string_property(&self, cf: &CfHandle, name: &str) -> Option<String> {
+    pub(crate) fn string_property(&self, cf: &CfHandle, name: &str) -> Option<String> {
         let prop = name.strip_prefix(PREFIX)?;
         match prop {
             // RocksDB's HandleStats: the family's cfstats, then the DB's.
@@ -313,49 +310,5 @@ fn internal_key_debug(ikey: &[u8]) -> String {
             let hex: String = ikey.iter().map(|b| format!("{b:02X}")).collect();
             format!("{hex}(bad)")
         }
-    }
-}
-
-impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
-    /// A property of the default column family, e.g. `rocksdb.stats`; None if unknown.
-    /// A halted database (`halt.rs`) returns its error, as every property call.
-    pub fn property_value(&self, name: impl CStrLike) -> Result<Option<String>> {
-        let v = self.inner.string_property(
-            &self.default_handle().handle,
-            &crate::ffi_util::name_of(name, "property name")?,
-        );
-        self.inner.check_halted()?;
-        Ok(v)
-    }
-
-    pub fn property_value_cf(
-        &self,
-        cf: &impl AsColumnFamilyRef,
-        name: impl CStrLike,
-    ) -> Result<Option<String>> {
-        let h: Arc<CfHandle> = self.inner.handle_of(cf)?;
-        let v = self.inner.string_property(&h, &crate::ffi_util::name_of(name, "property name")?);
-        self.inner.check_halted()?;
-        Ok(v)
-    }
-
-    /// An integer property, e.g. `rocksdb.estimate-num-keys`; None if unknown.
-    pub fn property_int_value(&self, name: impl CStrLike) -> Result<Option<u64>> {
-        let v = self
-            .inner
-            .int_property(&self.default_handle().handle, &crate::ffi_util::name_of(name, "property name")?);
-        self.inner.check_halted()?;
-        Ok(v)
-    }
-
-    pub fn property_int_value_cf(
-        &self,
-        cf: &impl AsColumnFamilyRef,
-        name: impl CStrLike,
-    ) -> Result<Option<u64>> {
-        let h = self.inner.handle_of(cf)?;
-        let v = self.inner.int_property(&h, &crate::ffi_util::name_of(name, "property name")?);
-        self.inner.check_halted()?;
-        Ok(v)
     }
 }

@@ -45,8 +45,11 @@ struct MergeLookup<'a> {
 impl MergeLookup<'_> {
     /// One entry of the key visible at the read's snapshot, newest first; `max_cov` is the
     /// newest covering range tombstone met so far (entries older than it are deleted).
+    /// `found` is the entry's user key (with its own timestamp in a family with timestamps),
+    /// which a blob record repeats.
     fn visit(
         &mut self,
+        found: &[u8],
         seq: SequenceNumber,
         t: ValueType,
         value: &[u8],
@@ -58,7 +61,7 @@ impl MergeLookup<'_> {
         match t {
             ValueType::Value => self.finish_plain(Some(value)).map(Lookup::Done),
             ValueType::BlobIndex => {
-                let v = self.blob.fetch(self.key, value)?;
+                let v = self.blob.fetch(found, value)?;
                 self.finish_plain(Some(&v)).map(Lookup::Done)
             }
             // A column-unaware read sees the default column; a column-aware one
@@ -108,7 +111,8 @@ impl MergeLookup<'_> {
         if with_ts && t == ValueType::WideColumnEntity {
             return Err(ts_unsupported("wide-column entities"));
         }
-        self.visit(seq, t, value, max_cov)
+        let key = self.key;
+        self.visit(key, seq, t, value, max_cov)
     }
 
     /// `finish` onto a plain base (or none); a column-aware read gets the value as an
@@ -284,12 +288,12 @@ impl DbInner {
         }
         let ts = check_read_timestamp(cf, ro)?;
         let snapshot_timer = PerfTimer::new(Field::GetSnapshotTime);
-        let owned;
+        let local;
         let sv: &SuperVersion = match pinned {
             Some(sv) => sv,
             None => {
-                owned = cf.super_version();
-                &owned
+                local = cf.local_super_version();
+                &local
             }
         };
         let seq = ro.snapshot.unwrap_or_else(|| self.last_sequence());
@@ -415,9 +419,6 @@ impl DbInner {
                     if with_ts && p.value_type == ValueType::Merge {
                         return Err(ts_unsupported("merge operands"));
                     }
-                    if with_ts && p.value_type == ValueType::BlobIndex {
-                        return Err(ts_unsupported("blob values"));
-                    }
                     if with_ts && p.value_type == ValueType::WideColumnEntity {
                         return Err(ts_unsupported("wide-column entities"));
                     }
@@ -435,7 +436,9 @@ impl DbInner {
                         return Ok(Some(v));
                     }
                     if !hidden && (p.value_type != ValueType::Merge || p.sequence < max_cov) {
-                        if let Lookup::Done(r) = merge.visit(p.sequence, p.value_type, &v, max_cov)? {
+                        if let Lookup::Done(r) =
+                            merge.visit(p.user_key, p.sequence, p.value_type, &v, max_cov)?
+                        {
                             return Ok(r);
                         }
                         continue;
@@ -455,7 +458,7 @@ impl DbInner {
                         }
                         if p.sequence <= seq {
                             if let Lookup::Done(r) =
-                                merge.visit(p.sequence, p.value_type, it.value(), max_cov)?
+                                merge.visit(p.user_key, p.sequence, p.value_type, it.value(), max_cov)?
                             {
                                 return Ok(r);
                             }
@@ -513,14 +516,16 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
         self.inner.check_writable()?;
         // A TTL database's values carry their write time (`ttl.rs`).
         let batch = if self.inner.config.ttl_db.is_some() {
-            batch.with_value_suffix(&super::ttl::timestamp_suffix())?
+            WriteBatch { b: batch.engine().with_value_suffix(&super::ttl::timestamp_suffix())? }
         } else {
             batch
         };
-        if let Some(what) = batch.unsupported {
+        if let Some(what) = batch.engine().unsupported {
             return Err(Error::not_supported(format!("{what} is not supported by Shale yet")));
         }
-        if !batch.ts_writes.is_empty() || self.inner.ts_families.load(std::sync::atomic::Ordering::Acquire) {
+        if !batch.engine().ts_writes.is_empty()
+            || self.inner.ts_families.load(std::sync::atomic::Ordering::Acquire)
+        {
             self.check_timestamps(&batch)?;
         }
         if batch.has_merge() {
@@ -528,14 +533,14 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
             // around the user's (`Options::merge_core_arc`).
             self.check_merge_operators(&batch)?;
         }
-        self.inner.write(opts, batch)
+        self.inner.write(&opts.engine(), batch.into_engine())
     }
 
     /// A batch's records against the families' timestamps (RocksDB's `CheckWriteBatchTs`):
     /// a family with timestamps takes only records written with one of its size, a family
     /// without takes none; merges and range deletions with timestamps are not built.
     fn check_timestamps(&self, batch: &WriteBatch) -> Result<()> {
-        for w in &batch.ts_writes {
+        for w in &batch.engine().ts_writes {
             if let Some(h) = self.inner.cf_handle_by_id(w.cf) {
                 let ts_sz = h.icmp.timestamp_size();
                 if ts_sz == 0 {
@@ -571,7 +576,7 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
             Ok(())
         })?;
         for (cf, n) in seen {
-            let with_ts: u32 = batch.ts_writes.iter().filter(|w| w.cf == cf).map(|w| w.count).sum();
+            let with_ts: u32 = batch.engine().ts_writes.iter().filter(|w| w.cf == cf).map(|w| w.count).sum();
             if n > with_ts {
                 let name = self.inner.cf_handle_by_id(cf).map(|h| h.name.clone()).unwrap_or_default();
                 return Err(Error::invalid_argument(format!(

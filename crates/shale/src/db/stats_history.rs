@@ -37,7 +37,7 @@ use super::cf::{CfHandle, ColumnFamily};
 use super::{DBCommon, DBInner, DbInner, ThreadMode};
 use crate::env::{RealClock, SystemClock};
 use crate::error::{Error, Result};
-use crate::options::{Options, WriteOptions};
+use crate::options::Options;
 use crate::statistics::Ticker;
 
 /// RocksDB's `kPersistentStatsColumnFamilyName`.
@@ -87,8 +87,8 @@ pub(crate) fn stats_cf_options() -> Options {
 }
 
 /// The write options of RocksDB's stats writes: low priority, no slowdown, not synced.
-fn low_pri_write() -> WriteOptions {
-    WriteOptions { low_pri: true, no_slowdown: true, ..WriteOptions::default() }
+fn low_pri_write() -> shale_engine::config::WriteSettings {
+    shale_engine::config::WriteSettings { low_pri: true, no_slowdown: true, ..Default::default() }
 }
 
 /// RocksDB's `EncodePersistentStatsKey`: the time as ten zero-padded digits, `#`, the name.
@@ -178,13 +178,12 @@ impl DbInner {
         let current = h.slice.clone().unwrap_or_default();
         if self.config.persist_stats_to_disk {
             drop(h);
-            let mut batch = crate::WriteBatch::default();
+            let mut batch = shale_engine::batch::Batch::default();
             if let Some(prev) = &previous {
                 self.info_log.log(format_args!("Reading {} stats from statistics", prev.len()));
                 if let Some(cf) = self.stats_cf() {
-                    let cf = ColumnFamily::new(cf);
                     for (name, delta) in deltas(prev, &current) {
-                        batch.put_cf(&cf, stats_key(now, &name), delta.to_string());
+                        batch.put_cf(cf.id, stats_key(now, &name), delta.to_string());
                     }
                 }
             }
@@ -225,10 +224,9 @@ impl DbInner {
 /// `PersistentStatsProcessFormatVersion`).
 pub(crate) fn init_stats_cf(inner: &Arc<DbInner>, created_now: bool) -> Result<()> {
     let write_versions = |cf: &Arc<CfHandle>| -> Result<()> {
-        let cf = ColumnFamily::new(cf.clone());
-        let mut batch = crate::WriteBatch::default();
-        batch.put_cf(&cf, FORMAT_VERSION_KEY, FORMAT_VERSION.to_string());
-        batch.put_cf(&cf, COMPATIBLE_VERSION_KEY, COMPATIBLE_VERSION.to_string());
+        let mut batch = shale_engine::batch::Batch::default();
+        batch.put_cf(cf.id, FORMAT_VERSION_KEY, FORMAT_VERSION.to_string());
+        batch.put_cf(cf.id, COMPATIBLE_VERSION_KEY, COMPATIBLE_VERSION.to_string());
         inner.write(&low_pri_write(), batch)
     };
     let create = || -> Result<Arc<CfHandle>> {

@@ -24,11 +24,11 @@
 
 use std::collections::BTreeMap;
 
-use crate::batch::{BatchEntry, Marker, WalRecord, WriteBatch};
 use crate::db::DbInner;
 use crate::error::{Error, Result};
-use crate::options::WriteOptions;
 use crate::wal::LogWriter;
+use shale_engine::batch::{Batch as WriteBatch, BatchEntry, Marker, WalRecord};
+use shale_engine::config::WriteSettings;
 
 /// Prepare sections met in WAL recovery and not yet decided, by name, in the order met.
 #[derive(Default)]
@@ -170,7 +170,7 @@ impl DbInner {
 
     /// Appends `batch` to the WAL only (no memtable, no sequence number used), as the only
     /// writer (with `two_write_queues`, beside the write queue); returns the WAL's number.
-    fn write_wal_only(&self, opts: &WriteOptions, mut batch: WriteBatch, track: bool) -> Result<u64> {
+    fn write_wal_only(&self, opts: &WriteSettings, mut batch: WriteBatch, track: bool) -> Result<u64> {
         self.check_writable()?;
         if opts.disable_wal {
             return Err(Error::invalid_argument(
@@ -222,22 +222,22 @@ impl DbInner {
 }
 
 /// Writes the prepare section of `batch` named `name`; returns the WAL holding it.
-pub(crate) fn write_prepare<const T: bool>(
+pub(crate) fn write_prepare(
     inner: &DbInner,
-    opts: &WriteOptions,
+    opts: &WriteSettings,
     name: &[u8],
-    batch: &crate::batch::WriteBatchWithTransaction<T>,
+    batch: &WriteBatch,
 ) -> Result<u64> {
     inner.write_wal_only(opts, WriteBatch::prepare_section(name, batch), true)
 }
 
 /// Commits the prepared `batch` named `name`: the WAL gets Commit(name), the memtables
 /// the records.
-pub(crate) fn write_commit<const T: bool>(
+pub(crate) fn write_commit(
     inner: &DbInner,
-    opts: &WriteOptions,
+    opts: &WriteSettings,
     name: &[u8],
-    batch: &crate::batch::WriteBatchWithTransaction<T>,
+    batch: &WriteBatch,
 ) -> Result<()> {
     if opts.disable_wal {
         return Err(Error::invalid_argument("Cannot write a two-phase-commit record with the WAL disabled"));
@@ -247,18 +247,18 @@ pub(crate) fn write_commit<const T: bool>(
     }
     let mut b = WriteBatch::marker(true, name);
     b.mark_wal_termination_point();
-    b.append(&batch.clone().into_kind::<false>());
+    b.append(batch);
     write_to(inner, b, opts)
 }
 
 /// Writes Rollback(name) to the WAL.
-pub(crate) fn write_rollback(inner: &DbInner, opts: &WriteOptions, name: &[u8]) -> Result<()> {
+pub(crate) fn write_rollback(inner: &DbInner, opts: &WriteSettings, name: &[u8]) -> Result<()> {
     inner.write_wal_only(opts, WriteBatch::marker(false, name), false).map(|_| ())
 }
 
 /// Writes `batch` as a plain write (what `DBCommon::write_batch` does for a database that
 /// is not TTL).
-pub(crate) fn write_to(inner: &DbInner, batch: WriteBatch, opts: &WriteOptions) -> Result<()> {
+pub(crate) fn write_to(inner: &DbInner, batch: WriteBatch, opts: &WriteSettings) -> Result<()> {
     inner.check_writable()?;
     if let Some(what) = batch.unsupported {
         return Err(Error::not_supported(format!("{what} is not supported by Shale yet")));

@@ -100,13 +100,13 @@ use std::time::{Duration, Instant};
 
 use super::error_handler::BgErrorReason;
 use super::{ActiveMems, DbInner, DbState};
-use crate::batch::WriteBatch;
 use crate::error::{Error, ErrorKind, Result};
 use crate::key::{SequenceNumber, ValueType};
 use crate::memtable::MemTable;
-use crate::options::WriteOptions;
 use crate::statistics::{record_tick, Histogram, Statistics, StopWatch, Ticker, WriteGroupCounts};
 use crate::wal::LogWriter;
+use shale_engine::batch::Batch as WriteBatch;
+use shale_engine::config::WriteSettings;
 use shale_format::perf::{Field, PerfTimer};
 
 /// The writers of a write group, leader first: held in place up to this many (a lone writer,
@@ -352,7 +352,7 @@ impl DbInner {
     /// writes are stopped or delayed, or it is under compaction pressure), a low-priority
     /// write fails with Incomplete under `no_slowdown`, else waits for its bytes at the
     /// low-priority rate (1 MiB/s).
-    fn throttle_low_pri(&self, opts: &WriteOptions, batch: &WriteBatch) -> Result<()> {
+    fn throttle_low_pri(&self, opts: &WriteSettings, batch: &WriteBatch) -> Result<()> {
         let behind = {
             let st = self.state.lock();
             st.stopped_cfs > 0 || st.delayed_cfs > 0 || st.speedup_cfs > 0
@@ -378,7 +378,7 @@ impl DbInner {
     }
 
     /// Writes `batch` atomically.
-    pub fn write(&self, opts: &WriteOptions, batch: WriteBatch) -> Result<()> {
+    pub fn write(&self, opts: &WriteSettings, batch: WriteBatch) -> Result<()> {
         if opts.sync && opts.disable_wal {
             return Err(Error::invalid_argument("Sync writes has to enable WAL."));
         }
@@ -1082,8 +1082,10 @@ impl DbInner {
         } else if let Some(m) = &merged {
             m.data().len()
         } else {
-            crate::batch::HEADER_SIZE
-                + batches().map(|b| b.data().len().saturating_sub(crate::batch::HEADER_SIZE)).sum::<usize>()
+            shale_engine::batch::HEADER_SIZE
+                + batches()
+                    .map(|b| b.data().len().saturating_sub(shale_engine::batch::HEADER_SIZE))
+                    .sum::<usize>()
         } as u64;
         let mut wal_guard = self.lock_or_halt(&self.wal, "WAL")?;
         let wal = &mut *wal_guard;
@@ -1621,6 +1623,7 @@ impl DbInner {
             let file = crate::fs::Preallocating::wrap(file, self.config.wal_preallocation(write_buffer_size));
             let mut writer = LogWriter::new(file, number)
                 .with_bytes_per_sync(self.config.wal_bytes_per_sync)
+                .with_strict_range_sync(self.config.strict_bytes_per_sync)
                 .with_recycling(recycling);
             writer.add_compression_type_record(self.config.wal_compression)?;
             let old = std::mem::replace(&mut wal.writer, writer);
@@ -1687,8 +1690,8 @@ fn flush_targets(st: &DbState, only: Option<u32>) -> Vec<(u32, u64)> {
 /// The column family of the first record of the batch bytes `data` (0 for a record of the
 /// default family, a record without one, or bytes too short): a hint for prefetching only.
 fn first_family(data: &[u8]) -> u32 {
-    use crate::batch::tag;
-    let Some(&t) = data.get(crate::batch::HEADER_SIZE) else { return 0 };
+    use shale_engine::batch::tag;
+    let Some(&t) = data.get(shale_engine::batch::HEADER_SIZE) else { return 0 };
     let with_cf = matches!(
         t,
         tag::CF_DELETION
@@ -1704,7 +1707,7 @@ fn first_family(data: &[u8]) -> u32 {
     }
     // varint32
     let mut id = 0u32;
-    for (i, &b) in data.iter().skip(crate::batch::HEADER_SIZE + 1).take(5).enumerate() {
+    for (i, &b) in data.iter().skip(shale_engine::batch::HEADER_SIZE + 1).take(5).enumerate() {
         id |= u32::from(b & 0x7f) << (7 * i);
         if b < 0x80 {
             return id;
@@ -1819,7 +1822,7 @@ fn insert_batch(
 #[cfg(test)]
 mod tests {
     use super::{build_group, first_family, PendingWrite, Writer};
-    use crate::batch::{tag, WriteBatch, HEADER_SIZE};
+    use shale_engine::batch::{tag, Batch as WriteBatch, HEADER_SIZE};
     use std::collections::VecDeque;
     use std::sync::Arc;
 

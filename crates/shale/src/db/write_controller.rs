@@ -217,11 +217,11 @@ mod tests {
     use crate::db::cf::{CfHandle, SuperVersion};
     use crate::key::{bytewise_internal_comparator, make_internal_key, ValueType};
     use crate::memtable::MemTable;
-    use crate::options::Options;
     use crate::version::{FileMetaData, Version};
+    use shale_engine::config::CfConfig;
 
     /// A family with tables of the given (level, size) and `imm` immutable memtables.
-    fn family(opts: &Options, files: &[(u32, u64)], imm: usize) -> CfState {
+    fn family(opts: &CfConfig, files: &[(u32, u64)], imm: usize) -> CfState {
         let icmp = bytewise_internal_comparator();
         let files = files
             .iter()
@@ -243,7 +243,7 @@ mod tests {
         let h = Arc::new(CfHandle::new(
             1,
             "t",
-            opts.engine_cf_config(),
+            opts.clone(),
             Arc::new(()),
             &Arc::new(BlockCache::new(1 << 20)),
             sv,
@@ -259,7 +259,7 @@ mod tests {
 
     #[test]
     fn conditions_follow_rocksdbs_triggers() {
-        let o = Options::default(); // slowdown 20, stop 36, max_write_buffer_number 2
+        let o = CfConfig::default(); // slowdown 20, stop 36, max_write_buffer_number 2
         assert_eq!(condition(&family(&o, &[], 0)).0, Normal);
         assert_eq!(condition(&family(&o, &[], 1)).0, Normal);
         assert_eq!(condition(&family(&o, &[], 2)).0, Stopped, "memtables >= max_write_buffer_number");
@@ -268,22 +268,22 @@ mod tests {
         assert_eq!(condition(&family(&o, &l0(36), 0)).0, Stopped);
 
         // Without automatic compactions the level-0 triggers do not apply (RocksDB).
-        let mut off = o.clone();
-        off.set_disable_auto_compactions(true);
+        let off = CfConfig { disable_auto_compactions: true, ..o.clone() };
         assert_eq!(condition(&family(&off, &l0(36), 0)).0, Normal);
 
         // More than 3 memtables allowed: one short of the limit delays.
-        let mut many = o.clone();
-        many.set_max_write_buffer_number(5);
+        let many = CfConfig { max_write_buffer_number: 5, ..o.clone() };
         assert_eq!(condition(&family(&many, &[], 3)).0, Normal);
         assert_eq!(condition(&family(&many, &[], 4)).0, Delayed);
         assert_eq!(condition(&family(&many, &[], 5)).0, Stopped);
 
         // Pending compaction bytes against the soft and hard limits.
-        let mut p = o.clone();
-        p.set_max_bytes_for_level_base(1000);
-        p.set_soft_pending_compaction_bytes_limit(5000);
-        p.set_hard_pending_compaction_bytes_limit(50_000);
+        let p = CfConfig {
+            max_bytes_for_level_base: 1000,
+            soft_pending_compaction_bytes_limit: 5000,
+            hard_pending_compaction_bytes_limit: 50_000,
+            ..o.clone()
+        };
         assert_eq!(condition(&family(&p, &[(1, 2000)], 0)).0, Normal);
         assert_eq!(condition(&family(&p, &[(1, 10_000)], 0)).0, Delayed);
         assert_eq!(condition(&family(&p, &[(1, 100_000)], 0)).0, Stopped);
@@ -292,7 +292,7 @@ mod tests {
     #[test]
     fn compaction_pressure_starts_before_the_slowdown() {
         // trigger 4, slowdown 20: min(2 * 4, 4 + (20 - 4) / 4) = 8 level-0 files.
-        let o = Options::default();
+        let o = CfConfig::default();
         assert!(!condition(&family(&o, &l0(7), 0)).1);
         assert!(condition(&family(&o, &l0(8), 0)).1);
     }

@@ -844,7 +844,7 @@ impl<T: ThreadMode> TransactionDB<T> {
                 false,
                 -1,
             );
-            core.restore_prepared(&name, &batch, log)?;
+            core.restore_prepared(&name, &crate::WriteBatch { b: batch }, log)?;
             shared.recovered.lock().push(core);
         }
         Ok(TransactionDB { db, shared })
@@ -1021,7 +1021,7 @@ impl<T: ThreadMode> TransactionDB<T> {
             }
             _ => core.lock_key(e.cf_id, e.key),
         })?;
-        crate::db::twopc::write_to(&self.db.inner, batch.into_kind(), writeopts)
+        crate::db::twopc::write_to(&self.db.inner, batch.into_engine(), &writeopts.engine())
     }
 
     pub fn merge<K, V>(&self, key: K, value: V) -> Result<()>

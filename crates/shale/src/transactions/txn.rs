@@ -499,7 +499,12 @@ impl TxnCore {
         // A prepared transaction cannot expire.
         self.shared.expiration_us.store(0, std::sync::atomic::Ordering::Release);
         drop(st);
-        match crate::db::twopc::write_prepare(&self.inner, &self.write_opts, &name, &self.write_batch()) {
+        match crate::db::twopc::write_prepare(
+            &self.inner,
+            &self.write_opts.engine(),
+            &name,
+            self.write_batch().engine(),
+        ) {
             Ok(log) => {
                 self.st.lock().prep_log = Some(log);
                 self.set_state(PREPARED);
@@ -575,7 +580,7 @@ impl TxnCore {
                 let r = if batch.is_empty() {
                     Ok(())
                 } else {
-                    crate::db::twopc::write_to(&self.inner, batch.into_kind(), &self.write_opts)
+                    crate::db::twopc::write_to(&self.inner, batch.into_engine(), &self.write_opts.engine())
                 };
                 if let Err(e) = r {
                     self.set_state(STARTED);
@@ -587,9 +592,9 @@ impl TxnCore {
                 let name = st.name.clone().unwrap_or_default();
                 let r = crate::db::twopc::write_commit(
                     &self.inner,
-                    &self.write_opts,
+                    &self.write_opts.engine(),
                     &name,
-                    &st.batch.to_write_batch(),
+                    st.batch.to_write_batch().engine(),
                 );
                 if let Err(e) = r {
                     self.set_state(PREPARED);
@@ -627,7 +632,7 @@ impl TxnCore {
         }
         let batch = st.batch.to_write_batch();
         if !batch.is_empty() {
-            crate::db::twopc::write_to(&self.inner, batch.into_kind(), &self.write_opts)?;
+            crate::db::twopc::write_to(&self.inner, batch.into_engine(), &self.write_opts.engine())?;
         }
         drop(guards);
         self.set_state(COMMITTED);
@@ -641,7 +646,9 @@ impl TxnCore {
             PREPARED => {
                 self.set_state(AWAITING_ROLLBACK);
                 let name = st.name.clone().unwrap_or_default();
-                if let Err(e) = crate::db::twopc::write_rollback(&self.inner, &self.write_opts, &name) {
+                if let Err(e) =
+                    crate::db::twopc::write_rollback(&self.inner, &self.write_opts.engine(), &name)
+                {
                     self.set_state(PREPARED);
                     return Err(e);
                 }

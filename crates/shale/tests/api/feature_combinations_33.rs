@@ -7,6 +7,8 @@
 //! - `DB::repair` with `db_paths` and `cf_paths`: tables are found in every path.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
+use crate::util;
+
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use shale::{MergeOperands, Options, DB};
@@ -172,4 +174,63 @@ fn repair_finds_tables_in_db_paths_and_cf_paths() {
     assert!(tables_in(&c1) > 0 && tables_in(&c2) > 0, "tables in both paths");
     DB::repair(&o, &path).unwrap();
     reads_everything(&o, &path);
+}
+
+fn ts(t: u64) -> [u8; 8] {
+    t.to_le_bytes()
+}
+
+fn get_at(db: &DB, key: &[u8], t: u64) -> Option<Vec<u8>> {
+    let mut ro = shale::ReadOptions::default();
+    ro.set_timestamp(ts(t));
+    db.get_opt(key, &ro).unwrap()
+}
+
+/// User-defined timestamps with blob files (as RocksDB 11.8.1, which keeps the timestamped
+/// user key in each blob record): values go to blob files, reads at a timestamp see the
+/// version of that time, through flushes, compactions with garbage collection and a reopen.
+#[test]
+fn timestamps_with_blob_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_disable_auto_compactions(true);
+    o.set_comparator_object(std::sync::Arc::new(shale::U64TsComparator::bytewise()));
+    o.set_enable_blob_files(true);
+    o.set_min_blob_size(16);
+    o.set_enable_blob_gc(true);
+    o.set_blob_gc_age_cutoff(1.0);
+    let big = |i: u32, t: u64| format!("value-{i:05}-at-{t}-").repeat(4);
+    {
+        let db = DB::open(&o, dir.path()).unwrap();
+        for t in [10u64, 20] {
+            for i in 0..200u32 {
+                db.put_with_ts(format!("k{i:05}"), ts(t), big(i, t)).unwrap();
+            }
+            db.flush().unwrap();
+        }
+        assert!(!util::files_ending(dir.path(), ".blob").is_empty(), "no blob file written");
+        for (t, want) in [(15u64, Some(10u64)), (25, Some(20)), (5, None)] {
+            for i in (0..200u32).step_by(13) {
+                assert_eq!(
+                    get_at(&db, format!("k{i:05}").as_bytes(), t),
+                    want.map(|w| big(i, w).into_bytes()),
+                    "k{i} at {t}"
+                );
+            }
+        }
+        db.compact_range::<&[u8], &[u8]>(None, None);
+        for i in (0..200u32).step_by(7) {
+            assert_eq!(get_at(&db, format!("k{i:05}").as_bytes(), 25), Some(big(i, 20).into_bytes()));
+            assert_eq!(get_at(&db, format!("k{i:05}").as_bytes(), 15), Some(big(i, 10).into_bytes()));
+        }
+    }
+    let db = DB::open(&o, dir.path()).unwrap();
+    let mut ro = shale::ReadOptions::default();
+    ro.set_timestamp(ts(30));
+    let all: Vec<_> = db.iterator_opt(shale::IteratorMode::Start, ro).map(|r| r.unwrap()).collect();
+    assert_eq!(all.len(), 200);
+    for (i, (_, v)) in all.iter().enumerate() {
+        assert_eq!(&v[..], big(i as u32, 20).as_bytes());
+    }
 }

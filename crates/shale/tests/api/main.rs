@@ -51,6 +51,7 @@ mod iterator_pinned_blocks;
 mod iterator_refresh;
 mod iterator_tailing;
 mod load_latest_rocksdb9;
+mod local_super_version;
 mod manifest_roll;
 mod many_families;
 mod max_successive_merges;

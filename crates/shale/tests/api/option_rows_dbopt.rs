@@ -388,3 +388,58 @@ fn prefix_seek_opt_in_only_makes_every_iterator_total_order() {
     let (read, valid) = absent_prefix_seek(&opts("prefix_seek_opt_in_only=true"));
     assert!(read > 0 && valid, "a total-order seek reads the tables ({read} blocks, valid {valid})");
 }
+
+/// Range syncs (plain, strict) of a database on a fault-counting file system writing ~4 MB
+/// of values to its WAL and a table, with `bytes_per_sync` and `wal_bytes_per_sync` 256 KiB.
+fn range_syncs(strict: bool) -> (u64, u64) {
+    use shale::fs::{FaultInjectionFs, MemFileSystem, OpKind};
+    let fs = std::sync::Arc::new(FaultInjectionFs::new(std::sync::Arc::new(MemFileSystem::new())));
+    let mut o = with(&format!("strict_bytes_per_sync={strict}"));
+    o.set_file_system(fs.clone());
+    o.set_compression_type(shale::DBCompressionType::None);
+    o.set_write_buffer_size(64 << 20);
+    o.set_bytes_per_sync(256 << 10);
+    o.set_wal_bytes_per_sync(256 << 10);
+    let db = DB::open(&o, "/db").unwrap();
+    for i in 0..4096u32 {
+        db.put(format!("key{i:06}"), noise(i, 1024)).unwrap();
+    }
+    db.flush().unwrap();
+    (fs.count(OpKind::RangeSync), fs.count(OpKind::RangeSyncStrict))
+}
+
+#[test]
+fn strict_bytes_per_sync_asks_every_write_back_in_the_strict_form() {
+    let (plain, strict) = range_syncs(false);
+    assert!(plain >= 20 && strict == 0, "plain: {plain} range syncs, {strict} strict");
+    // The same requests (the table's and the WAL's), each in the waiting form.
+    let (plain2, strict2) = range_syncs(true);
+    assert_eq!((plain2, strict2), (0, plain), "strict: {plain2} plain, {strict2} strict");
+}
+
+#[test]
+fn flushes_with_every_entry_kind_pass_the_memtable_count_check() {
+    // Puts, deletes, single deletes, merges-free range deletions and a cuckoo-free table:
+    // the counts RocksDB compares agree, so the verified flush (the default) succeeds, and
+    // the row is written and read back.
+    let dir = tempfile::tempdir().unwrap();
+    let db = DB::open(&base(), dir.path()).unwrap();
+    for i in 0..100u32 {
+        db.put(format!("k{i:03}"), b"v").unwrap();
+    }
+    db.delete(b"k001").unwrap();
+    db.single_delete(b"k002").unwrap();
+    db.delete_range(b"k010", b"k020").unwrap();
+    db.put(b"k050", b"again").unwrap();
+    db.flush().unwrap();
+    assert_eq!(db.get(b"k015").unwrap(), None);
+    assert_eq!(db.get(b"k050").unwrap().unwrap(), b"again");
+    drop(db);
+    assert!(latest_options_text(dir.path()).contains("flush_verify_memtable_count=true"));
+    let dir = tempfile::tempdir().unwrap();
+    let db = DB::open(&with("flush_verify_memtable_count=false"), dir.path()).unwrap();
+    db.put(b"a", b"1").unwrap();
+    db.flush().unwrap();
+    drop(db);
+    assert!(latest_options_text(dir.path()).contains("flush_verify_memtable_count=false"));
+}

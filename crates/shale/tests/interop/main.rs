@@ -75,6 +75,7 @@ mod ribbon_filter_write;
 mod sst_writer_formats_33;
 mod stats_history;
 mod subcompactions;
+mod timestamps_blob_33;
 mod tools_ldb_get;
 mod txn_interop_2pc;
 mod wal_options;

@@ -1,5 +1,6 @@
-//! RocksDB's WriteBatch: the payload of every WAL record (db/write_batch.cc), with the API
-//! of rust-rocksdb's `WriteBatch`.
+//! RocksDB's WriteBatch: the payload of every WAL record (db/write_batch.cc), as the engine
+//! builds, decodes and applies it (`Batch`; rust-rocksdb's `WriteBatch` is the facade's
+//! wrapper of it, naming families by handle where this names them by id).
 //!
 //! ```text
 //! batch  = sequence fixed64 | count fixed32 | record*          (12-byte header)
@@ -28,7 +29,6 @@
 //! NotSupported. A wide-column entity (RocksDB's PutEntity) is
 //! `0x16 key entity | 0x17 cf key entity`, the entity encoded as `wide_columns.rs` draws it.
 
-use crate::cf_ref::AsColumnFamilyRef;
 use crate::coding::{put_length_prefixed_slice, put_varint32, Decoder};
 use crate::error::{Error, Result};
 use crate::key::{SequenceNumber, ValueType};
@@ -74,59 +74,40 @@ pub struct BatchEntry<'a> {
     pub value: &'a [u8],
 }
 
-/// Receives the default-column-family puts and deletes of [`WriteBatch::iterate`], as
-/// rust-rocksdb's trait of the same name.
-pub trait WriteBatchIterator {
-    fn put(&mut self, key: &[u8], value: &[u8]);
-    fn delete(&mut self, key: &[u8]);
-}
-
-/// Receives the puts, deletes and merges of every column family, with the family's id, as
-/// rust-rocksdb's `WriteBatchIteratorCf`.
-pub trait WriteBatchIteratorCf {
-    fn put_cf(&mut self, cf_id: u32, key: &[u8], value: &[u8]);
-    fn delete_cf(&mut self, cf_id: u32, key: &[u8]);
-    fn merge_cf(&mut self, cf_id: u32, key: &[u8], value: &[u8]);
-}
-
-/// An atomic group of writes, encoded the way RocksDB writes it to the WAL.
-/// `TRANSACTION` is rust-rocksdb's marker of a batch for a transaction database; both kinds
-/// encode the same.
+/// An atomic group of writes, encoded the way RocksDB writes it to the WAL. Families are
+/// named by id (0: the default family).
 #[derive(Clone, Debug)]
-pub struct WriteBatchWithTransaction<const TRANSACTION: bool> {
+pub struct Batch {
     rep: Vec<u8>,
     /// Whether a Merge record is present; None when unknown (a batch from `from_data`).
     has_merge: Option<bool>,
     /// A record Shale cannot write yet was added (e.g. a timestamped put): writing the
     /// batch fails with NotSupported naming it.
-    pub(crate) unsupported: Option<&'static str>,
+    pub unsupported: Option<&'static str>,
     /// RocksDB's WAL termination point: the WAL gets only the bytes before it (with the
     /// count then), the memtables the whole batch (a two-phase commit).
-    pub(crate) wal_end: Option<(usize, u32)>,
+    pub wal_end: Option<(usize, u32)>,
     /// Records written with a user-defined timestamp: per (family, timestamp size) their
     /// count, checked against the families when the batch is written (`db/read.rs`).
-    pub(crate) ts_writes: Vec<TsWrites>,
+    pub ts_writes: Vec<TsWrites>,
 }
 
 /// The records of one family written with timestamps of one size.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct TsWrites {
+pub struct TsWrites {
     pub cf: u32,
     pub ts_size: usize,
     pub count: u32,
 }
 
-/// A plain batch, as rust-rocksdb's `WriteBatch`.
-pub type WriteBatch = WriteBatchWithTransaction<false>;
-
-impl<const T: bool> Default for WriteBatchWithTransaction<T> {
+impl Default for Batch {
     fn default() -> Self {
         Self::new()
     }
 }
 
 /// A decoded record, counted or not.
-enum Record<'a> {
+pub enum Record<'a> {
     Entry(BatchEntry<'a>),
     LogData,
     Noop,
@@ -136,7 +117,7 @@ enum Record<'a> {
 
 /// A two-phase-commit marker of a batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Marker<'a> {
+pub enum Marker<'a> {
     BeginPrepare,
     EndPrepare(&'a [u8]),
     Commit(&'a [u8]),
@@ -144,21 +125,21 @@ pub(crate) enum Marker<'a> {
 }
 
 /// A record as WAL recovery sees it: an entry or a marker.
-pub(crate) enum WalRecord<'a> {
+pub enum WalRecord<'a> {
     Entry(BatchEntry<'a>),
     Marker(Marker<'a>),
 }
 
 /// The bytes a batch of one record needs whose key and value hold `key_value_bytes`: the
 /// header, the tag, at most 5 bytes each of family id, key length and value length.
-pub(crate) fn one_record_capacity(key_value_bytes: usize) -> usize {
+pub fn one_record_capacity(key_value_bytes: usize) -> usize {
     (HEADER_SIZE + 1 + 5 + 5 + 5).saturating_add(key_value_bytes)
 }
 
-impl<const T: bool> WriteBatchWithTransaction<T> {
+impl Batch {
     /// An empty batch: a zero header.
     pub fn new() -> Self {
-        WriteBatchWithTransaction {
+        Batch {
             rep: vec![0u8; HEADER_SIZE],
             has_merge: Some(false),
             unsupported: None,
@@ -171,25 +152,13 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
     pub fn with_capacity_bytes(capacity_bytes: usize) -> Self {
         let mut rep = Vec::with_capacity(capacity_bytes.max(HEADER_SIZE));
         rep.resize(HEADER_SIZE, 0);
-        WriteBatchWithTransaction {
-            rep,
-            has_merge: Some(false),
-            unsupported: None,
-            wal_end: None,
-            ts_writes: Vec::new(),
-        }
+        Batch { rep, has_merge: Some(false), unsupported: None, wal_end: None, ts_writes: Vec::new() }
     }
 
     /// A batch over bytes from [`data`](Self::data) or a WAL record. Nothing is checked
     /// here; a malformed batch fails when it is iterated or applied.
     pub fn from_data(data: &[u8]) -> Self {
-        WriteBatchWithTransaction {
-            rep: data.to_vec(),
-            has_merge: None,
-            unsupported: None,
-            wal_end: None,
-            ts_writes: Vec::new(),
-        }
+        Batch { rep: data.to_vec(), has_merge: None, unsupported: None, wal_end: None, ts_writes: Vec::new() }
     }
 
     /// The number of counted records (the header's count).
@@ -280,8 +249,8 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
         self.add_kv(0, (tag::VALUE, tag::CF_VALUE), key.as_ref(), Some(value.as_ref()));
     }
 
-    pub fn put_cf<K: AsRef<[u8]>, V: AsRef<[u8]>>(&mut self, cf: &impl AsColumnFamilyRef, key: K, value: V) {
-        self.add_kv(cf.cf_id(), (tag::VALUE, tag::CF_VALUE), key.as_ref(), Some(value.as_ref()));
+    pub fn put_cf<K: AsRef<[u8]>, V: AsRef<[u8]>>(&mut self, cf: u32, key: K, value: V) {
+        self.add_kv(cf, (tag::VALUE, tag::CF_VALUE), key.as_ref(), Some(value.as_ref()));
     }
 
     /// A wide-column entity (RocksDB's `WriteBatch::PutEntity`; rust-rocksdb 0.25 has no such
@@ -290,11 +259,11 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
     /// Duplicate names are refused, as RocksDB refuses them.
     pub fn put_entity_cf<K: AsRef<[u8]>>(
         &mut self,
-        cf: &impl AsColumnFamilyRef,
+        cf: u32,
         key: K,
         columns: &[(&[u8], &[u8])],
     ) -> Result<()> {
-        self.put_entity_id(cf.cf_id(), key.as_ref(), columns)
+        self.put_entity_id(cf, key.as_ref(), columns)
     }
 
     /// `put_entity_cf` in the default column family.
@@ -316,13 +285,8 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
         self.has_merge = Some(true);
     }
 
-    pub fn merge_cf<K: AsRef<[u8]>, V: AsRef<[u8]>>(
-        &mut self,
-        cf: &impl AsColumnFamilyRef,
-        key: K,
-        value: V,
-    ) {
-        self.add_kv(cf.cf_id(), (tag::MERGE, tag::CF_MERGE), key.as_ref(), Some(value.as_ref()));
+    pub fn merge_cf<K: AsRef<[u8]>, V: AsRef<[u8]>>(&mut self, cf: u32, key: K, value: V) {
+        self.add_kv(cf, (tag::MERGE, tag::CF_MERGE), key.as_ref(), Some(value.as_ref()));
         self.has_merge = Some(true);
     }
 
@@ -330,17 +294,17 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
         self.add_kv(0, (tag::DELETION, tag::CF_DELETION), key.as_ref(), None);
     }
 
-    pub fn delete_cf<K: AsRef<[u8]>>(&mut self, cf: &impl AsColumnFamilyRef, key: K) {
-        self.add_kv(cf.cf_id(), (tag::DELETION, tag::CF_DELETION), key.as_ref(), None);
+    pub fn delete_cf<K: AsRef<[u8]>>(&mut self, cf: u32, key: K) {
+        self.add_kv(cf, (tag::DELETION, tag::CF_DELETION), key.as_ref(), None);
     }
 
     pub fn single_delete<K: AsRef<[u8]>>(&mut self, key: K) {
         self.add_kv(0, (tag::SINGLE_DELETION, tag::CF_SINGLE_DELETION), key.as_ref(), None);
     }
 
-    pub fn single_delete_cf<K: AsRef<[u8]>>(&mut self, cf: &impl AsColumnFamilyRef, key: K) {
+    pub fn single_delete_cf<K: AsRef<[u8]>>(&mut self, cf: u32, key: K) {
         let tags = (tag::SINGLE_DELETION, tag::CF_SINGLE_DELETION);
-        self.add_kv(cf.cf_id(), tags, key.as_ref(), None);
+        self.add_kv(cf, tags, key.as_ref(), None);
     }
 
     /// Deletes the keys in `[from, to)`.
@@ -349,9 +313,9 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
         self.add_kv(0, tags, from.as_ref(), Some(to.as_ref()));
     }
 
-    pub fn delete_range_cf<K: AsRef<[u8]>>(&mut self, cf: &impl AsColumnFamilyRef, from: K, to: K) {
+    pub fn delete_range_cf<K: AsRef<[u8]>>(&mut self, cf: u32, from: K, to: K) {
         let tags = (tag::RANGE_DELETION, tag::CF_RANGE_DELETION);
-        self.add_kv(cf.cf_id(), tags, from.as_ref(), Some(to.as_ref()));
+        self.add_kv(cf, tags, from.as_ref(), Some(to.as_ref()));
     }
 
     /// Adds a blob that is written to the WAL but not applied or counted.
@@ -396,7 +360,7 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
 
     /// The batch as RocksDB's WAL-only writes make it: `header | BeginPrepare | records of
     /// ops | EndPrepare(xid)`, with ops' count.
-    pub(crate) fn prepare_section<const U: bool>(xid: &[u8], ops: &WriteBatchWithTransaction<U>) -> Self {
+    pub fn prepare_section(xid: &[u8], ops: &Batch) -> Self {
         let mut b = Self::new();
         b.set_count(ops.count());
         b.rep.push(tag::BEGIN_PREPARE_XID);
@@ -408,7 +372,7 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
     }
 
     /// A batch of one marker, Commit(xid) or Rollback(xid) (count 0).
-    pub(crate) fn marker(commit: bool, xid: &[u8]) -> Self {
+    pub fn marker(commit: bool, xid: &[u8]) -> Self {
         let mut b = Self::new();
         b.rep.push(if commit { tag::COMMIT_XID } else { tag::ROLLBACK_XID });
         put_length_prefixed_slice(&mut b.rep, xid);
@@ -416,7 +380,7 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
     }
 
     /// Appends a copy of a decoded entry (WAL recovery rebuilding a prepared batch).
-    pub(crate) fn add_entry(&mut self, e: &BatchEntry<'_>) {
+    pub fn add_entry(&mut self, e: &BatchEntry<'_>) {
         let tags = match e.value_type {
             ValueType::Value => (tag::VALUE, tag::CF_VALUE),
             ValueType::Merge => (tag::MERGE, tag::CF_MERGE),
@@ -441,13 +405,13 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
     }
 
     /// Marks the end of what the WAL gets (RocksDB's `MarkWalTerminationPoint`).
-    pub(crate) fn mark_wal_termination_point(&mut self) {
+    pub fn mark_wal_termination_point(&mut self) {
         self.ensure_header();
         self.wal_end = Some((self.rep.len(), self.count()));
     }
 
     /// What the WAL gets: the whole batch, or the part before its termination point.
-    pub(crate) fn wal_data(&self) -> std::borrow::Cow<'_, [u8]> {
+    pub fn wal_data(&self) -> std::borrow::Cow<'_, [u8]> {
         match self.wal_end {
             None => std::borrow::Cow::Borrowed(&self.rep),
             Some((end, count)) => {
@@ -458,20 +422,9 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
         }
     }
 
-    /// The same records as a batch of the other kind.
-    pub(crate) fn into_kind<const U: bool>(self) -> WriteBatchWithTransaction<U> {
-        WriteBatchWithTransaction {
-            rep: self.rep,
-            has_merge: self.has_merge,
-            unsupported: self.unsupported,
-            wal_end: self.wal_end,
-            ts_writes: self.ts_writes,
-        }
-    }
-
     /// Calls `f` with every entry and two-phase-commit marker in order (LogData and Noop
     /// are skipped), then checks the header's count (WAL recovery).
-    pub(crate) fn for_each_wal_record(&self, f: &mut dyn FnMut(WalRecord<'_>) -> Result<()>) -> Result<()> {
+    pub fn for_each_wal_record(&self, f: &mut dyn FnMut(WalRecord<'_>) -> Result<()>) -> Result<()> {
         if self.rep.len() < HEADER_SIZE {
             return Err(Error::corruption("malformed WriteBatch (too small)"));
         }
@@ -511,7 +464,7 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
 
     /// A copy with `suffix` appended to the value of every Put and Merge, the other records
     /// as they are (RocksDB's DBWithTTL write path, `db/ttl.rs`).
-    pub(crate) fn with_value_suffix(&self, suffix: &[u8]) -> Result<Self> {
+    pub fn with_value_suffix(&self, suffix: &[u8]) -> Result<Self> {
         let mut out = Self::new();
         out.unsupported = self.unsupported;
         out.has_merge = self.has_merge;
@@ -581,55 +534,11 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
         Ok(())
     }
 
-    /// Hands the default column family's puts and deletes to `callbacks`, as rust-rocksdb
-    /// (through RocksDB's C API) does: default-CF single deletes and merges and LogData are
-    /// passed over, and iteration ends quietly at the first record that handler cannot
-    /// take (another column family, a range deletion, a Noop) or at a decoding error.
-    pub fn iterate<I: WriteBatchIterator>(&self, callbacks: &mut I) {
-        let Some(body) = self.rep.get(HEADER_SIZE..) else { return };
-        let mut input = Decoder::new(body);
-        while !input.is_empty() {
-            let offset = self.rep.len() - input.remaining().len();
-            let e = match decode_record(&mut input, offset) {
-                Ok(Record::Entry(e)) => e,
-                Ok(Record::LogData) => continue,
-                Ok(Record::Noop) | Ok(Record::Marker(_)) | Err(_) => return,
-            };
-            if e.cf_id != 0 {
-                return;
-            }
-            match e.value_type {
-                ValueType::Value => callbacks.put(e.key, e.value),
-                ValueType::Deletion => callbacks.delete(e.key),
-                ValueType::SingleDeletion
-                | ValueType::Merge
-                | ValueType::BlobIndex
-                | ValueType::WideColumnEntity => {}
-                ValueType::RangeDeletion => return,
-            }
-        }
-    }
-
-    /// Hands every column family's puts, deletes and merges to `callbacks`, as
-    /// rust-rocksdb's `iterate_cf`; single deletes, range deletions and LogData are passed
-    /// over, and iteration ends quietly at a record it cannot decode.
-    pub fn iterate_cf<I: WriteBatchIteratorCf>(&self, callbacks: &mut I) {
-        let Some(body) = self.rep.get(HEADER_SIZE..) else { return };
-        let mut input = Decoder::new(body);
-        while !input.is_empty() {
-            let offset = self.rep.len() - input.remaining().len();
-            let e = match decode_record(&mut input, offset) {
-                Ok(Record::Entry(e)) => e,
-                Ok(Record::LogData) | Ok(Record::Noop) | Ok(Record::Marker(_)) => continue,
-                Err(_) => return,
-            };
-            match e.value_type {
-                ValueType::Value => callbacks.put_cf(e.cf_id, e.key, e.value),
-                ValueType::Deletion => callbacks.delete_cf(e.cf_id, e.key),
-                ValueType::Merge => callbacks.merge_cf(e.cf_id, e.key, e.value),
-                _ => {}
-            }
-        }
+    /// Every record in order, counted or not, decoded one at a time; a decoding error is
+    /// the last item. The header's count is not checked (see [`for_each`](Self::for_each)).
+    pub fn records(&self) -> Records<'_> {
+        let body = self.rep.get(HEADER_SIZE..).unwrap_or(&[]);
+        Records { len: self.rep.len(), input: Decoder::new(body), failed: false }
     }
 
     /// A put of `key` at timestamp `ts` into a family with user-defined timestamps: the
@@ -637,7 +546,7 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
     /// batch fails with InvalidArgument if the family has no timestamps or another size.
     pub fn put_cf_with_ts<K: AsRef<[u8]>, V: AsRef<[u8]>, S: AsRef<[u8]>>(
         &mut self,
-        cf: &impl AsColumnFamilyRef,
+        cf: u32,
         key: K,
         ts: S,
         value: V,
@@ -647,24 +556,19 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
             return;
         }
         let before = self.count();
-        self.add_kv(cf.cf_id(), (tag::VALUE, tag::CF_VALUE), &[key, ts].concat(), Some(value));
-        self.note_ts(cf.cf_id(), ts.len(), before);
+        self.add_kv(cf, (tag::VALUE, tag::CF_VALUE), &[key, ts].concat(), Some(value));
+        self.note_ts(cf, ts.len(), before);
     }
 
     /// A deletion of `key` at timestamp `ts`: see `put_cf_with_ts`.
-    pub fn delete_cf_with_ts<K: AsRef<[u8]>, S: AsRef<[u8]>>(
-        &mut self,
-        cf: &impl AsColumnFamilyRef,
-        key: K,
-        ts: S,
-    ) {
+    pub fn delete_cf_with_ts<K: AsRef<[u8]>, S: AsRef<[u8]>>(&mut self, cf: u32, key: K, ts: S) {
         let (key, ts) = (key.as_ref(), ts.as_ref());
         if Self::too_large(&[key, ts]) {
             return;
         }
         let before = self.count();
-        self.add_kv(cf.cf_id(), (tag::DELETION, tag::CF_DELETION), &[key, ts].concat(), None);
-        self.note_ts(cf.cf_id(), ts.len(), before);
+        self.add_kv(cf, (tag::DELETION, tag::CF_DELETION), &[key, ts].concat(), None);
+        self.note_ts(cf, ts.len(), before);
     }
 
     /// Counts a record just added with a timestamp (if it was added).
@@ -676,6 +580,28 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
             Some(w) => w.count += 1,
             None => self.ts_writes.push(TsWrites { cf, ts_size, count: 1 }),
         }
+    }
+}
+
+/// The records of a batch ([`Batch::records`]).
+pub struct Records<'a> {
+    /// The whole batch's length, for the offsets in error messages.
+    len: usize,
+    input: Decoder<'a>,
+    failed: bool,
+}
+
+impl<'a> Iterator for Records<'a> {
+    type Item = Result<Record<'a>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed || self.input.is_empty() {
+            return None;
+        }
+        let offset = self.len - self.input.remaining().len();
+        let r = decode_record(&mut self.input, offset);
+        self.failed = r.is_err();
+        Some(r)
     }
 }
 

@@ -1,16 +1,9 @@
-//! Tests of the WriteBatch encoding: round trips of every operation, RocksDB's exact
-//! bytes, rust-rocksdb's `iterate`, and corrupt or unsupported input.
+//! Tests of the Batch encoding: round trips of every operation, RocksDB's exact
+//! bytes, and corrupt or unsupported input (rust-rocksdb's `iterate` is tested with the
+//! facade's wrapper).
 
 use super::*;
 use crate::error::ErrorKind;
-
-struct Cf(u32);
-
-impl AsColumnFamilyRef for Cf {
-    fn cf_id(&self) -> u32 {
-        self.0
-    }
-}
 
 #[derive(Debug, PartialEq)]
 struct Owned {
@@ -20,7 +13,7 @@ struct Owned {
     value: Vec<u8>,
 }
 
-fn entries(b: &WriteBatch) -> Result<Vec<Owned>> {
+fn entries(b: &Batch) -> Result<Vec<Owned>> {
     let mut out = Vec::new();
     b.for_each(&mut |e| {
         out.push(Owned { cf: e.cf_id, t: e.value_type, key: e.key.to_vec(), value: e.value.to_vec() });
@@ -33,20 +26,20 @@ fn o(cf: u32, t: ValueType, key: &[u8], value: &[u8]) -> Owned {
     Owned { cf, t, key: key.to_vec(), value: value.to_vec() }
 }
 
-fn every_op() -> WriteBatch {
-    let cf = Cf(3);
-    let mut b = WriteBatch::new();
+fn every_op() -> Batch {
+    let cf = 3;
+    let mut b = Batch::new();
     b.put(b"k1", b"v1");
-    b.put_cf(&cf, "k2", "v2");
+    b.put_cf(cf, "k2", "v2");
     b.delete(b"k3");
-    b.delete_cf(&cf, b"k4");
+    b.delete_cf(cf, b"k4");
     b.single_delete(b"k5");
-    b.single_delete_cf(&cf, b"k6");
+    b.single_delete_cf(cf, b"k6");
     b.put_log_data(b"blob");
     b.delete_range(b"a", b"m");
-    b.delete_range_cf(&cf, b"n", b"z");
+    b.delete_range_cf(cf, b"n", b"z");
     b.merge(b"k7", b"+1");
-    b.merge_cf(&Cf(300), b"k8", b"+2");
+    b.merge_cf(300, b"k8", b"+2");
     b.put(b"", b"");
     b
 }
@@ -70,7 +63,7 @@ fn every_op_entries() -> Vec<Owned> {
 
 #[test]
 fn new_batch_is_an_empty_header() {
-    let b = WriteBatch::default();
+    let b = Batch::default();
     assert_eq!(b.data(), &[0u8; 12]);
     assert_eq!((b.len(), b.is_empty(), b.size_in_bytes()), (0, true, 12));
     assert_eq!(entries(&b).unwrap(), vec![]);
@@ -85,14 +78,14 @@ fn every_operation_round_trips() {
     assert_eq!(b.sequence(), 77);
     assert!(b.has_merge());
     assert_eq!(entries(&b).unwrap(), every_op_entries());
-    let copy = WriteBatch::from_data(b.data());
+    let copy = Batch::from_data(b.data());
     assert_eq!(copy.data(), b.data());
     assert_eq!((copy.sequence(), copy.count()), (77, 11));
     assert_eq!(entries(&copy).unwrap(), every_op_entries());
     assert!(copy.has_merge());
-    let mut plain = WriteBatch::new();
+    let mut plain = Batch::new();
     plain.put(b"x", b"y");
-    assert!(!WriteBatch::from_data(plain.data()).has_merge());
+    assert!(!Batch::from_data(plain.data()).has_merge());
 }
 
 #[test]
@@ -100,10 +93,10 @@ fn encoding_matches_rocksdb_bytes() {
     // Derived from WriteBatchInternal::Put/Delete/DeleteRange/PutLogData in RocksDB's
     // db/write_batch.cc: fixed64 sequence, fixed32 count, then tag [varint cf] and
     // varint32-length-prefixed slices.
-    let mut b = WriteBatch::new();
+    let mut b = Batch::new();
     b.set_sequence(0x0102);
     b.put(b"ab", b"xyz");
-    b.delete_cf(&Cf(200), b"k");
+    b.delete_cf(200, b"k");
     b.put_log_data(b"L");
     b.delete_range(b"a", b"b");
     b.single_delete(b"s");
@@ -123,15 +116,15 @@ fn encoding_matches_rocksdb_bytes() {
 
 #[test]
 fn append_concatenates_and_adds_counts() {
-    let mut a = WriteBatch::new();
+    let mut a = Batch::new();
     a.set_sequence(10);
     a.put(b"a", b"1");
-    let mut b = WriteBatch::new();
+    let mut b = Batch::new();
     b.set_sequence(99);
     b.delete(b"b");
     b.merge(b"c", b"2");
     a.append(&b);
-    a.append(&WriteBatch::new());
+    a.append(&Batch::new());
     assert_eq!((a.sequence(), a.count()), (10, 3));
     assert!(a.has_merge());
     use ValueType::*;
@@ -161,98 +154,63 @@ fn callback_errors_stop_for_each() {
     assert_eq!((seen, err.kind()), (2, ErrorKind::InvalidArgument));
 }
 
-#[derive(Default)]
-struct Collect {
-    puts: Vec<(Vec<u8>, Vec<u8>)>,
-    dels: Vec<Vec<u8>>,
-}
-
-impl WriteBatchIterator for Collect {
-    fn put(&mut self, key: &[u8], value: &[u8]) {
-        self.puts.push((key.to_vec(), value.to_vec()));
-    }
-    fn delete(&mut self, key: &[u8]) {
-        self.dels.push(key.to_vec());
-    }
-}
-
-#[test]
-fn iterate_like_rust_rocksdb() {
-    let mut b = WriteBatch::new();
-    b.put(b"a", b"1");
-    b.single_delete(b"ignored");
-    b.merge(b"ignored too", b"x");
-    b.put_log_data(b"blob");
-    b.delete(b"b");
-    b.put_cf(&Cf(1), b"stops here", b"");
-    b.put(b"never", b"seen");
-    let mut c = Collect::default();
-    b.iterate(&mut c);
-    assert_eq!(c.puts, vec![(b"a".to_vec(), b"1".to_vec())]);
-    assert_eq!(c.dels, vec![b"b".to_vec()]);
-    // A malformed batch yields nothing and does not panic.
-    let mut c = Collect::default();
-    WriteBatch::from_data(&[1, 2, 3]).iterate(&mut c);
-    assert!(c.puts.is_empty() && c.dels.is_empty());
-}
-
 #[test]
 fn corrupt_batches_are_reported() {
-    let short = WriteBatch::from_data(&[0u8; 11]);
+    let short = Batch::from_data(&[0u8; 11]);
     let err = entries(&short).unwrap_err();
     assert_eq!(err.to_string(), "Corruption: malformed WriteBatch (too small)");
     assert_eq!((short.count(), short.sequence()), (0, 0));
 
-    let mut b = WriteBatch::new();
+    let mut b = Batch::new();
     b.put(b"key", b"value");
     let data = b.data().to_vec();
     // Cut inside the value.
-    let err = entries(&WriteBatch::from_data(&data[..data.len() - 1])).unwrap_err();
+    let err = entries(&Batch::from_data(&data[..data.len() - 1])).unwrap_err();
     assert_eq!(err.to_string(), "Corruption: bad WriteBatch Put (tag 0x1) at offset 12");
     // Count says 2, one record present.
     let mut wrong = data.clone();
     wrong[8] = 2;
-    let err = entries(&WriteBatch::from_data(&wrong)).unwrap_err();
+    let err = entries(&Batch::from_data(&wrong)).unwrap_err();
     assert_eq!(err.to_string(), "Corruption: WriteBatch has wrong count");
     // Unknown tag.
     let mut unknown = data.clone();
     unknown.push(0x42);
-    let err = entries(&WriteBatch::from_data(&unknown)).unwrap_err();
+    let err = entries(&Batch::from_data(&unknown)).unwrap_err();
     assert_eq!(err.to_string(), "Corruption: unknown WriteBatch tag 0x42 at offset 23");
     // Truncated column family id.
-    let mut cf = WriteBatch::new().data().to_vec();
+    let mut cf = Batch::new().data().to_vec();
     cf.extend_from_slice(&[tag::CF_VALUE, 0x80]);
-    let err = entries(&WriteBatch::from_data(&cf)).unwrap_err();
+    let err = entries(&Batch::from_data(&cf)).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Corruption);
     // Truncated LogData.
-    let mut blob = WriteBatch::new().data().to_vec();
+    let mut blob = Batch::new().data().to_vec();
     blob.extend_from_slice(&[tag::LOG_DATA, 5, b'x']);
-    let err = entries(&WriteBatch::from_data(&blob)).unwrap_err();
+    let err = entries(&Batch::from_data(&blob)).unwrap_err();
     assert_eq!(err.to_string(), "Corruption: bad WriteBatch Blob (tag 0x3) at offset 12");
 }
 
 #[test]
 fn unsupported_tags_are_not_supported() {
     for t in [0x10u8, 0x11, 0x12, 0x13, 0x14, 0x15] {
-        let mut data = WriteBatch::new().data().to_vec();
+        let mut data = Batch::new().data().to_vec();
         data.extend_from_slice(&[t, 1, b'x', 1, b'y']);
-        let err = entries(&WriteBatch::from_data(&data)).unwrap_err();
+        let err = entries(&Batch::from_data(&data)).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::NotSupported, "tag {t:#x}");
         assert!(err.to_string().contains(&format!("{t:#x}")), "{err}");
     }
     // A Noop is skipped and not counted.
-    let mut data = WriteBatch::new().data().to_vec();
+    let mut data = Batch::new().data().to_vec();
     data.push(tag::NOOP);
-    assert_eq!(entries(&WriteBatch::from_data(&data)).unwrap(), vec![]);
+    assert_eq!(entries(&Batch::from_data(&data)).unwrap(), vec![]);
 }
 
 #[test]
 fn two_phase_commit_markers_frame_a_prepared_batch() {
     use super::{Marker, WalRecord};
-    let mut ops = WriteBatch::new();
+    let mut ops = Batch::new();
     ops.put(b"k", b"v");
     ops.delete(b"d");
-    let mut rec = WriteBatch::prepare_section(b"xid1", &ops);
+    let mut rec = Batch::prepare_section(b"xid1", &ops);
     rec.set_sequence(7);
     // header | 0x9 | 2 records | 0xA len "xid1"
     assert_eq!(rec.data()[HEADER_SIZE], tag::BEGIN_PREPARE_XID);
@@ -273,24 +231,24 @@ fn two_phase_commit_markers_frame_a_prepared_batch() {
     .unwrap();
     assert_eq!(seen, vec!["begin", "Value", "Deletion", "end xid1"]);
     // A commit: the WAL part is the marker alone, with count 0.
-    let mut c = WriteBatch::marker(true, b"xid1");
+    let mut c = Batch::marker(true, b"xid1");
     c.mark_wal_termination_point();
     c.append(&ops);
     c.set_sequence(9);
-    let wal = WriteBatch::from_data(&c.wal_data());
+    let wal = Batch::from_data(&c.wal_data());
     assert_eq!(wal.count(), 0);
     assert_eq!(wal.sequence(), 9);
     assert_eq!(&wal.data()[HEADER_SIZE..], &[tag::COMMIT_XID, 4, b'x', b'i', b'd', b'1']);
     assert_eq!(entries(&c).unwrap().len(), 2);
     // A truncated xid is Corruption.
-    let mut bad = WriteBatch::new().data().to_vec();
+    let mut bad = Batch::new().data().to_vec();
     bad.extend_from_slice(&[tag::ROLLBACK_XID, 9, b'x']);
-    assert_eq!(entries(&WriteBatch::from_data(&bad)).unwrap_err().kind(), ErrorKind::Corruption);
+    assert_eq!(entries(&Batch::from_data(&bad)).unwrap_err().kind(), ErrorKind::Corruption);
 }
 
 #[test]
 fn writes_on_a_short_batch_do_not_panic() {
-    let mut b = WriteBatch::from_data(&[7]);
+    let mut b = Batch::from_data(&[7]);
     b.put(b"k", b"v");
     assert_eq!(b.count(), 1);
     assert_eq!(entries(&b).unwrap(), vec![o(0, ValueType::Value, b"k", b"v")]);
@@ -309,10 +267,10 @@ fn random_bytes_never_panic() {
             data[i] = rng.gen();
         }
         data.truncate(rng.gen_range(0..=data.len()));
-        let b = WriteBatch::from_data(&data);
+        let b = Batch::from_data(&data);
         let _ = entries(&b);
         let _ = b.has_merge();
-        b.iterate(&mut Collect::default());
+        let _ = b.records().count();
     }
 }
 
@@ -343,7 +301,7 @@ fn ldb_decodes_our_batches() {
     let mut b = every_op();
     b.set_sequence(1000);
     w.add_record(b.data()).unwrap();
-    let mut b2 = WriteBatch::new();
+    let mut b2 = Batch::new();
     b2.set_sequence(1011);
     b2.put(b"last", b"one");
     w.add_record(b2.data()).unwrap();
@@ -381,18 +339,18 @@ fn ldb_decodes_our_batches() {
 
 #[test]
 fn wide_column_entities_decode() {
-    let mut b = WriteBatch::new();
+    let mut b = Batch::new();
     b.put_entity(b"k", &[(b"b", b"2"), (b"", b"d")]).unwrap();
     let entity = crate::wide_columns::serialize(&[(b"", b"d"), (b"b", b"2")]).unwrap();
     let got = entries(&b).unwrap();
     assert_eq!(got.len(), 1);
     assert_eq!(b.data()[HEADER_SIZE], tag::WIDE_COLUMN_ENTITY);
     // A CF record (0x17) with the same payload, as RocksDB writes it for family 3.
-    let mut data = WriteBatch::new().data().to_vec();
+    let mut data = Batch::new().data().to_vec();
     data[8] = 1;
     data.extend_from_slice(&[tag::CF_WIDE_COLUMN_ENTITY, 3, 1, b'k', entity.len() as u8]);
     data.extend_from_slice(&entity);
-    let b2 = WriteBatch::from_data(&data);
+    let b2 = Batch::from_data(&data);
     let mut seen = Vec::new();
     b2.for_each(&mut |e| {
         seen.push((e.cf_id, e.value_type, e.key.to_vec(), e.value.to_vec()));
