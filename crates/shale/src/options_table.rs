@@ -2274,6 +2274,22 @@ pub(crate) static ROWS: &[OptionRow] = &[
             Ok(true)
         }),
     ),
+    // RocksDB's `memtable`: an alias (kAlias) of memtable_factory, read by the same
+    // MemTableRepFactory::CreateFromString; as an alias it is never written.
+    opt(
+        "memtable",
+        Cf,
+        Struct,
+        No,
+        None,
+        Some(|o, n, v| match crate::options::MemtableRep::parse(n, v)? {
+            Some(rep) => {
+                o.memtable_rep = rep;
+                Ok(true)
+            }
+            None => Ok(false),
+        }),
+    ),
     // ---- end of helper cfopt CF block ----
     // Deprecated in RocksDB 11.8.1 (`OptionVerificationType::kDeprecated` in its
     // `options/cf_options.cc`): its parser accepts any value and changes nothing, and its

@@ -351,3 +351,35 @@ fn default_temperature_counts_reads_of_unknown_temperature_files() {
     assert!(o.get_ticker_count(Ticker::HotFileReadBytes) > 0);
     assert_eq!(o.get_ticker_count(Ticker::WarmFileReadBytes), 0);
 }
+
+/// `memtable=<id>`: RocksDB's alias of `memtable_factory`, read the same way and never
+/// written; the OPTIONS file names the factory it chose.
+#[test]
+fn memtable_alias_chooses_the_factory() {
+    for (text, factory) in
+        [("memtable=vector", "VectorRepFactory"), ("memtable=skip_list", "SkipListFactory")]
+    {
+        let dir = tempfile::tempdir().unwrap();
+        let mut o = base().get_options_from_string(text).unwrap();
+        o.create_if_missing(true);
+        o.set_allow_concurrent_memtable_write(false);
+        let db = DB::open(&o, dir.path()).unwrap();
+        db.put("b", "2").unwrap();
+        db.put("a", "1").unwrap();
+        let keys: Vec<_> = db.iterator(shale::IteratorMode::Start).map(|r| r.unwrap().0).collect();
+        assert_eq!(keys, vec![b"a".to_vec().into_boxed_slice(), b"b".to_vec().into_boxed_slice()]);
+        let options = latest_options_text(dir.path());
+        let line = options.lines().find(|l| l.trim_start().starts_with("memtable_factory=")).unwrap();
+        assert!(line.contains(factory), "{text}: {line}");
+        assert!(!options.lines().any(|l| l.trim_start().starts_with("memtable=")), "an alias is not written");
+    }
+    let e = db_set_memtable_error();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+}
+
+/// `set_options(memtable=..)`: immutable, as RocksDB's.
+fn db_set_memtable_error() -> shale::Error {
+    let dir = tempfile::tempdir().unwrap();
+    let db = DB::open(&base(), dir.path()).unwrap();
+    db.set_options(&[("memtable", "vector")]).unwrap_err()
+}
