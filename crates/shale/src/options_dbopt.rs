@@ -22,6 +22,8 @@
 //!   compares the entries it read with those the memtables hold, and the entries it added
 //!   with the table's `num_entries`; a difference is Corruption in RocksDB's words
 //!   (`db/flush.rs::verify_flush_counts`), ignored when false.
+//! - `compaction_verify_record_count` (default true): a compaction compares the point
+//!   entries it read with its inputs' counts (`db/record_count.rs`).
 //! - `read_io_executor_threads` (default 1): RocksDB's executor of asynchronous reads
 //!   (`GetAsync`, `MultiGetAsync`, built only with coroutines); neither rust-rocksdb nor Shale
 //!   has asynchronous reads, so what remains of it is RocksDB's open-time check: a value

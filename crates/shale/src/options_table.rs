@@ -1225,6 +1225,17 @@ pub(crate) static ROWS: &[OptionRow] = &[
         }),
     ),
     opt(
+        "compaction_verify_record_count",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.dbopt.compaction_verify_record_count.to_string()),
+        Some(|o, n, v| {
+            o.dbopt.compaction_verify_record_count = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
         "read_io_executor_threads",
         Db,
         Int,

@@ -252,6 +252,7 @@ impl DbInner {
                 // A compaction service compacts the whole job elsewhere (one input, one
                 // result; no subcompactions are formed when one is set).
                 let service = this.compaction_service.lock().clone();
+                let local = service.is_none();
                 let (r, extra_cpu) = if let Some(service) = service {
                     let new_number = || {
                         let n = this.new_output_number();
@@ -293,6 +294,10 @@ impl DbInner {
                         Ok((all?, extra_cpu))
                     })?
                 };
+                // `compaction_verify_record_count` (`record_count.rs`).
+                if local {
+                    this.verify_input_records(cf, plan, r.entries_in)?;
+                }
                 if cf.config().paranoid_file_checks {
                     for m in &r.outputs {
                         this.verify_new_table(cf, m)?;

@@ -45,6 +45,7 @@ mod compat;
 mod delete_files;
 pub(crate) mod dyn_options;
 mod error_handler;
+mod record_count;
 pub(crate) use shale_format::filename;
 mod flush;
 mod halt;

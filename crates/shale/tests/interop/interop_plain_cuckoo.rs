@@ -43,7 +43,9 @@ fn rocksdb_to_shale(test: &str, flags: &[&str], magic: u64) {
     let want = ldb_scan(&db, None);
     assert!(want.len() > 1000, "{test}: db_bench wrote {} pairs", want.len());
     let magics = table_magics(&db);
-    assert!(magics.len() > 1 && magics.iter().all(|&m| m == magic), "{test}: table magics {magics:x?}");
+    // One table or several: db_bench's compactions decide (on a loaded machine its cuckoo
+    // run can end with a single table); every one must be of the format asked for.
+    assert!(!magics.is_empty() && magics.iter().all(|&m| m == magic), "{test}: table magics {magics:x?}");
     let shale_db =
         DB::open(&Options::default(), &db).unwrap_or_else(|e| panic!("{test}: Shale cannot open: {e}"));
     let got = shale_scan(&shale_db, "default");
