@@ -187,6 +187,9 @@ pub struct CfConfig {
     /// RocksDB's `target_file_size_is_upper_bound`: compaction outputs are cut counting their
     /// estimated tail (`compaction::job::JobInput::target_file_size_is_upper_bound`).
     pub target_file_size_is_upper_bound: bool,
+    /// RocksDB's `default_temperature`: the temperature a table file of kUnknown temperature
+    /// is counted at when read (`shale_format::io_stats`).
+    pub default_temperature: u8,
     pub fifo_max_table_files_size: u64,
     pub fifo_allow_compaction: bool,
     pub universal: UniversalSettings,
@@ -288,6 +291,7 @@ impl Default for CfConfig {
             age_periodic: 0,
             bottommost_file_compaction_delay: 0,
             target_file_size_is_upper_bound: false,
+            default_temperature: 0,
             fifo_max_table_files_size: 1 << 30,
             fifo_allow_compaction: false,
             universal: UniversalSettings::default(),

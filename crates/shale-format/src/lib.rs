@@ -29,6 +29,7 @@ pub mod blob;
 pub mod cache;
 pub mod comparator;
 pub mod filename;
+pub mod io_stats;
 pub mod iter;
 pub mod key;
 pub mod options_file;

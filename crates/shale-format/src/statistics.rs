@@ -1819,6 +1819,21 @@ pub fn record_tick(stats: Option<&Statistics>, ticker: Ticker, n: u64) {
 /// The tickers Shale counts, each where RocksDB counts it (see the callers of
 /// `record_tick`). Every other ticker has its reason in [`why_not_counted`].
 pub const COUNTED_TICKERS: &[Ticker] = &[
+    // Each read of a table file (`io_stats.rs`, RocksDB's RecordIOStats).
+    Ticker::LastLevelReadBytes,
+    Ticker::LastLevelReadCount,
+    Ticker::NonLastLevelReadBytes,
+    Ticker::NonLastLevelReadCount,
+    Ticker::HotFileReadBytes,
+    Ticker::WarmFileReadBytes,
+    Ticker::CoolFileReadBytes,
+    Ticker::ColdFileReadBytes,
+    Ticker::IceFileReadBytes,
+    Ticker::HotFileReadCount,
+    Ticker::WarmFileReadCount,
+    Ticker::CoolFileReadCount,
+    Ticker::ColdFileReadCount,
+    Ticker::IceFileReadCount,
     Ticker::NumberKeysUpdated,
     Ticker::PrefetchBytes,
     Ticker::PrefetchBytesUseful,
@@ -2024,15 +2039,7 @@ pub fn why_not_counted(t: Ticker) -> Option<&'static str> {
         RemoteCompactReadBytes | RemoteCompactWriteBytes | RemoteCompactResumedBytes => {
             "no remote compaction in Shale"
         }
-        HotFileReadBytes | WarmFileReadBytes | CoolFileReadBytes | ColdFileReadBytes | IceFileReadBytes
-        | HotFileReadCount | WarmFileReadCount | CoolFileReadCount | ColdFileReadCount | IceFileReadCount => {
-            "no file temperatures in Shale"
-        }
-        LastLevelReadBytes
-        | LastLevelReadCount
-        | NonLastLevelReadBytes
-        | NonLastLevelReadCount
-        | LastLevelSeekFiltered
+        LastLevelSeekFiltered
         | LastLevelSeekFilterMatch
         | LastLevelSeekData
         | LastLevelSeekDataUsefulNoFilter

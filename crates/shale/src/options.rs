@@ -602,6 +602,9 @@ pub struct Options {
     /// RocksDB's mutable `target_file_size_is_upper_bound` (default false): compaction
     /// outputs are cut counting their estimated tail (index, filter, meta blocks).
     pub(crate) target_file_size_is_upper_bound: bool,
+    /// RocksDB's immutable `default_temperature` (default kUnknown): table files recorded
+    /// with no temperature are counted at this one when read.
+    pub(crate) default_temperature: u8,
     /// RocksDB's `sample_for_compression` (mutable, default 0: off): one data block in this
     /// many is also compressed with LZ4 and ZSTD to estimate their sizes (table properties).
     pub(crate) sample_for_compression: u64,
@@ -933,6 +936,7 @@ impl Default for Options {
             paranoid_memory_checks: false,
             bottommost_file_compaction_delay: 0,
             target_file_size_is_upper_bound: false,
+            default_temperature: 0,
             sample_for_compression: 0,
             max_bytes_for_level_multiplier_additional: vec![1; 7],
             table: BlockBasedOptions::default(),

@@ -151,6 +151,7 @@ impl Options {
             age_periodic,
             bottommost_file_compaction_delay: self.bottommost_file_compaction_delay,
             target_file_size_is_upper_bound: self.target_file_size_is_upper_bound,
+            default_temperature: self.default_temperature,
             fifo_max_table_files_size: self.fifo_max_table_files_size,
             fifo_allow_compaction: self.fifo_allow_compaction,
             universal: self.universal.clone(),

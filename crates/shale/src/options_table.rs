@@ -2277,6 +2277,35 @@ pub(crate) static ROWS: &[OptionRow] = &[
             Ok(true)
         }),
     ),
+    // Table files of kUnknown temperature are counted at this one when read
+    // (`shale_format::io_stats`, opened by `db/table_cache.rs`).
+    opt(
+        "default_temperature",
+        Cf,
+        Enum,
+        No,
+        Some(|c| name_of(enum_names::TEMPERATURE, c.default_temperature).to_string()),
+        Some(|o, n, v| {
+            o.default_temperature = parse_enum(enum_names::TEMPERATURE, n, v)?;
+            Ok(true)
+        }),
+    ),
+    // RocksDB's `memtable`: an alias (kAlias) of memtable_factory, read by the same
+    // MemTableRepFactory::CreateFromString; as an alias it is never written.
+    opt(
+        "memtable",
+        Cf,
+        Struct,
+        No,
+        None,
+        Some(|o, n, v| match crate::options::MemtableRep::parse(n, v)? {
+            Some(rep) => {
+                o.memtable_rep = rep;
+                Ok(true)
+            }
+            None => Ok(false),
+        }),
+    ),
     // ---- end of helper cfopt CF block ----
     // Deprecated in RocksDB 11.8.1 (`OptionVerificationType::kDeprecated` in its
     // `options/cf_options.cc`): its parser accepts any value and changes nothing, and its

@@ -214,6 +214,19 @@ impl TableCache {
             let _t = StopWatch::new(stats, Histogram::TableOpenIoMicros);
             record_tick(stats, Ticker::NoFileOpens, 1);
             self.open_file(cf, file).and_then(|f| {
+                // RocksDB's RandomAccessFileReader counts each read by the file's temperature
+                // (`default_temperature` for kUnknown) and by the last level.
+                let f = match &self.statistics {
+                    Some(s) => {
+                        let temperature = match file.temperature {
+                            0 => cf.config().default_temperature,
+                            t => t,
+                        };
+                        let last = level.is_some_and(|l| l + 1 == cf.config().num_levels);
+                        shale_format::io_stats::CountedReads::wrap(f, s.clone(), temperature, last)
+                    }
+                    None => f,
+                };
                 let opts = TableReaderOptions {
                     icmp: cf.icmp.clone(),
                     block_cache: cf.block_cache.clone(),

@@ -295,3 +295,91 @@ fn target_file_size_is_upper_bound_counts_the_tail() {
     let sum = |v: &[usize]| v.iter().sum::<usize>();
     assert!(sum(&bounded) >= sum(&plain) * 9 / 10, "the same data: {plain:?} {bounded:?}");
 }
+
+/// `default_temperature`: table files recorded with no temperature are read as this one
+/// (RocksDB's `rocksdb.<temperature>.file.read.*` tickers), files with their own keep theirs;
+/// reads count as last-level or not by where the file was opened.
+#[test]
+fn default_temperature_counts_reads_of_unknown_temperature_files() {
+    use shale::statistics::Ticker;
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = base().get_options_from_string("default_temperature=kWarm").unwrap();
+    o.create_if_missing(true);
+    o.enable_statistics();
+    o.set_disable_auto_compactions(true);
+    let db = DB::open(&o, dir.path()).unwrap();
+    assert!(latest_options_text(dir.path()).contains("  default_temperature=kWarm\n"));
+    let e = db.set_options(&[("default_temperature", "kCold")]).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "immutable, as RocksDB's: {e}");
+    db.put("a", "1").unwrap();
+    db.flush().unwrap();
+    drop(db);
+    // Reopened, the table is read through the table cache.
+    let db = DB::open(&o, dir.path()).unwrap();
+    let before = o.get_ticker_count(Ticker::WarmFileReadBytes);
+    assert_eq!(db.get("a").unwrap(), Some(b"1".to_vec()));
+    let t = |k| o.get_ticker_count(k);
+    assert!(t(Ticker::WarmFileReadBytes) > before, "the kUnknown table read as kWarm");
+    assert!(t(Ticker::WarmFileReadCount) > 0);
+    assert_eq!(t(Ticker::HotFileReadBytes) + t(Ticker::ColdFileReadBytes), 0);
+    assert!(t(Ticker::NonLastLevelReadBytes) > 0, "a level-0 table");
+    // Two overlapping tables compacted to the last level (dynamic level sizes), reopened:
+    // its reads count as last-level ones.
+    db.put("b", "2").unwrap();
+    db.put("a", "3").unwrap();
+    db.flush().unwrap();
+    db.compact_range::<&[u8], &[u8]>(None, None);
+    assert!(db.live_files().unwrap().iter().all(|f| f.level == 6));
+    drop(db);
+    let db = DB::open(&o, dir.path()).unwrap();
+    let before = t(Ticker::LastLevelReadBytes);
+    assert_eq!(db.get("a").unwrap(), Some(b"3".to_vec()));
+    assert!(t(Ticker::LastLevelReadBytes) > before && t(Ticker::LastLevelReadCount) > 0);
+    drop(db);
+    // A table written with a temperature of its own is counted at it.
+    let dir = tempfile::tempdir().unwrap();
+    let mut o =
+        base().get_options_from_string("default_temperature=kWarm;default_write_temperature=kHot").unwrap();
+    o.create_if_missing(true);
+    o.enable_statistics();
+    let db = DB::open(&o, dir.path()).unwrap();
+    db.put("a", "1").unwrap();
+    db.flush().unwrap();
+    drop(db);
+    let db = DB::open(&o, dir.path()).unwrap();
+    assert_eq!(db.get("a").unwrap(), Some(b"1".to_vec()));
+    assert!(o.get_ticker_count(Ticker::HotFileReadBytes) > 0);
+    assert_eq!(o.get_ticker_count(Ticker::WarmFileReadBytes), 0);
+}
+
+/// `memtable=<id>`: RocksDB's alias of `memtable_factory`, read the same way and never
+/// written; the OPTIONS file names the factory it chose.
+#[test]
+fn memtable_alias_chooses_the_factory() {
+    for (text, factory) in
+        [("memtable=vector", "VectorRepFactory"), ("memtable=skip_list", "SkipListFactory")]
+    {
+        let dir = tempfile::tempdir().unwrap();
+        let mut o = base().get_options_from_string(text).unwrap();
+        o.create_if_missing(true);
+        o.set_allow_concurrent_memtable_write(false);
+        let db = DB::open(&o, dir.path()).unwrap();
+        db.put("b", "2").unwrap();
+        db.put("a", "1").unwrap();
+        let keys: Vec<_> = db.iterator(shale::IteratorMode::Start).map(|r| r.unwrap().0).collect();
+        assert_eq!(keys, vec![b"a".to_vec().into_boxed_slice(), b"b".to_vec().into_boxed_slice()]);
+        let options = latest_options_text(dir.path());
+        let line = options.lines().find(|l| l.trim_start().starts_with("memtable_factory=")).unwrap();
+        assert!(line.contains(factory), "{text}: {line}");
+        assert!(!options.lines().any(|l| l.trim_start().starts_with("memtable=")), "an alias is not written");
+    }
+    let e = db_set_memtable_error();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+}
+
+/// `set_options(memtable=..)`: immutable, as RocksDB's.
+fn db_set_memtable_error() -> shale::Error {
+    let dir = tempfile::tempdir().unwrap();
+    let db = DB::open(&base(), dir.path()).unwrap();
+    db.set_options(&[("memtable", "vector")]).unwrap_err()
+}

@@ -111,12 +111,36 @@ fn workload_moves_every_counted_ticker() {
         if matches!(t, Ticker::PrefetchBytes | Ticker::PrefetchBytesUseful | Ticker::PrefetchHits) {
             continue;
         }
+        // Reads of files with a temperature (`default_temperature`, the write temperatures):
+        // tests/api/option_rows_cfopt.rs.
+        if matches!(
+            t,
+            Ticker::HotFileReadBytes
+                | Ticker::WarmFileReadBytes
+                | Ticker::CoolFileReadBytes
+                | Ticker::ColdFileReadBytes
+                | Ticker::IceFileReadBytes
+                | Ticker::HotFileReadCount
+                | Ticker::WarmFileReadCount
+                | Ticker::CoolFileReadCount
+                | Ticker::ColdFileReadCount
+                | Ticker::IceFileReadCount
+        ) {
+            continue;
+        }
         // In-place updates need inplace_update_support: tests/api/inplace_update.rs.
         if *t == Ticker::NumberKeysUpdated {
             continue;
         }
         // Level 1 or deeper: where a manual compaction puts its output depends on the levels.
-        if matches!(t, Ticker::GetHitL1 | Ticker::GetHitL2AndUp) {
+        // Last-level reads too (tests/api/option_rows_cfopt.rs reads a last-level table).
+        if matches!(
+            t,
+            Ticker::GetHitL1
+                | Ticker::GetHitL2AndUp
+                | Ticker::LastLevelReadBytes
+                | Ticker::LastLevelReadCount
+        ) {
             continue;
         }
         // A compaction filter's removals, the DB mutex wait (StatsLevel::All only) and
