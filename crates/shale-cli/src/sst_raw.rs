@@ -122,6 +122,7 @@ pub fn dump_table(path: &str, table: &Table, show_seq_type: bool) -> Res<Vec<u8>
         key_is_user_key: p.index_key_is_user_key != 0,
         value_delta_encoded: p.index_value_is_delta_encoded != 0,
         has_first_key,
+        ..Default::default()
     };
     let index = read_block_with(file.as_ref(), footer.index_handle, checksum, false, path)
         .and_then(Block::new)

@@ -177,6 +177,7 @@ fn show_one(
         key_is_user_key: p.index_key_is_user_key != 0,
         value_delta_encoded: p.index_value_is_delta_encoded != 0,
         has_first_key: false,
+        ..Default::default()
     };
     let stored_type = |h: shale_format::table::BlockHandle| -> shale::Result<u8> {
         let mut b = [0u8; 1];
