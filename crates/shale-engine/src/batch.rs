@@ -64,6 +64,19 @@ pub mod tag {
     pub const CF_WIDE_COLUMN_ENTITY: u8 = 0x17;
 }
 
+/// The tags of a record of `vt`: (default family, a named family).
+fn record_tags(vt: ValueType) -> (u8, u8) {
+    match vt {
+        ValueType::Value => (tag::VALUE, tag::CF_VALUE),
+        ValueType::Merge => (tag::MERGE, tag::CF_MERGE),
+        ValueType::Deletion => (tag::DELETION, tag::CF_DELETION),
+        ValueType::SingleDeletion => (tag::SINGLE_DELETION, tag::CF_SINGLE_DELETION),
+        ValueType::RangeDeletion => (tag::RANGE_DELETION, tag::CF_RANGE_DELETION),
+        ValueType::BlobIndex => (tag::BLOB_INDEX, tag::CF_BLOB_INDEX),
+        ValueType::WideColumnEntity => (tag::WIDE_COLUMN_ENTITY, tag::CF_WIDE_COLUMN_ENTITY),
+    }
+}
+
 /// One counted record of a batch, as the engine applies it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BatchEntry<'a> {
@@ -381,15 +394,7 @@ impl Batch {
 
     /// Appends a copy of a decoded entry (WAL recovery rebuilding a prepared batch).
     pub fn add_entry(&mut self, e: &BatchEntry<'_>) {
-        let tags = match e.value_type {
-            ValueType::Value => (tag::VALUE, tag::CF_VALUE),
-            ValueType::Merge => (tag::MERGE, tag::CF_MERGE),
-            ValueType::Deletion => (tag::DELETION, tag::CF_DELETION),
-            ValueType::SingleDeletion => (tag::SINGLE_DELETION, tag::CF_SINGLE_DELETION),
-            ValueType::RangeDeletion => (tag::RANGE_DELETION, tag::CF_RANGE_DELETION),
-            ValueType::BlobIndex => (tag::BLOB_INDEX, tag::CF_BLOB_INDEX),
-            ValueType::WideColumnEntity => (tag::WIDE_COLUMN_ENTITY, tag::CF_WIDE_COLUMN_ENTITY),
-        };
+        let tags = record_tags(e.value_type);
         let value = match e.value_type {
             ValueType::Value
             | ValueType::Merge
@@ -477,19 +482,12 @@ impl Batch {
             let offset = self.rep.len() - before.len();
             match decode_record(&mut input, offset)? {
                 Record::Entry(e) => {
-                    let tags = match e.value_type {
-                        ValueType::Value => (tag::VALUE, tag::CF_VALUE),
-                        ValueType::Merge => (tag::MERGE, tag::CF_MERGE),
-                        ValueType::Deletion => (tag::DELETION, tag::CF_DELETION),
-                        ValueType::SingleDeletion => (tag::SINGLE_DELETION, tag::CF_SINGLE_DELETION),
-                        ValueType::RangeDeletion => (tag::RANGE_DELETION, tag::CF_RANGE_DELETION),
-                        ValueType::BlobIndex => (tag::BLOB_INDEX, tag::CF_BLOB_INDEX),
-                        ValueType::WideColumnEntity => {
-                            return Err(Error::not_supported(
-                                "wide-column entities in a TTL database are not supported (RocksDB's DBWithTTL has none either)",
-                            ))
-                        }
-                    };
+                    if e.value_type == ValueType::WideColumnEntity {
+                        return Err(Error::not_supported(
+                            "wide-column entities in a TTL database are not supported (RocksDB's DBWithTTL has none either)",
+                        ));
+                    }
+                    let tags = record_tags(e.value_type);
                     match e.value_type {
                         ValueType::Value | ValueType::Merge => {
                             value.clear();

@@ -868,6 +868,50 @@ mod tests {
     const TYPES: [ValueType; 4] =
         [ValueType::Value, ValueType::Deletion, ValueType::Merge, ValueType::SingleDeletion];
 
+    /// Checks `list` against `model` (entries by `model_key`): a full scan both ways, then at
+    /// every probe a seek and a step back, and a seek for prev and a step forward.
+    fn check_scans_and_probes<K: Ord + Clone>(
+        list: &Arc<SkipList>,
+        model: &BTreeMap<K, (Vec<u8>, Vec<u8>)>,
+        probes: &[(Vec<u8>, u64)],
+        model_key: impl Fn(&[u8], u64) -> K,
+    ) {
+        let entries: Vec<_> = model.values().cloned().collect();
+        let mut it = list.iter();
+        it.seek_to_first();
+        for (k, v) in &entries {
+            assert!(it.valid());
+            assert_eq!((it.key(), it.value()), (&k[..], &v[..]));
+            it.next();
+        }
+        assert!(!it.valid());
+        it.seek_to_last();
+        for (k, v) in entries.iter().rev() {
+            assert!(it.valid());
+            assert_eq!((it.key(), it.value()), (&k[..], &v[..]));
+            it.prev();
+        }
+        assert!(!it.valid());
+        let cur = |it: &SkipListIter| it.valid().then(|| (it.key().to_vec(), it.value().to_vec()));
+        for (uk, tr) in probes {
+            let target = [&uk[..], &tr.to_le_bytes()].concat();
+            let mk = model_key(uk, *tr);
+            it.seek(&target);
+            assert_eq!(cur(&it).as_ref(), model.range(mk.clone()..).next().map(|e| e.1));
+            if it.valid() {
+                it.prev();
+                assert_eq!(cur(&it).as_ref(), model.range(..mk.clone()).next_back().map(|e| e.1));
+            }
+            it.seek_for_prev(&target);
+            assert_eq!(cur(&it).as_ref(), model.range(..=mk.clone()).next_back().map(|e| e.1));
+            if it.valid() {
+                it.next();
+                let after = model.range((std::ops::Bound::Excluded(mk), std::ops::Bound::Unbounded)).next();
+                assert_eq!(cur(&it).as_ref(), after.map(|e| e.1));
+            }
+        }
+    }
+
     fn check_against_model<K: Ord + Clone>(icmp: InternalKeyComparator, model_key: fn(&[u8], u64) -> K) {
         check_against_model_with(icmp, model_key, random_user_key)
     }
@@ -894,56 +938,15 @@ mod tests {
                 model.insert(model_key(&uk, tr), (ikey, value));
             }
         }
-        let entries: Vec<_> = model.values().cloned().collect();
-
-        // Forward and backward scans.
-        let mut it = list.iter();
-        it.seek_to_first();
-        for (k, v) in &entries {
-            assert!(it.valid());
-            assert_eq!((it.key(), it.value()), (&k[..], &v[..]));
-            it.next();
-        }
-        assert!(!it.valid());
-        it.seek_to_last();
-        for (k, v) in entries.iter().rev() {
-            assert!(it.valid());
-            assert_eq!((it.key(), it.value()), (&k[..], &v[..]));
-            it.prev();
-        }
-        assert!(!it.valid());
-
         // Seeks at every key and at random probes between keys.
         let mut probes: Vec<(Vec<u8>, u64)> =
-            entries.iter().map(|(k, _)| (k[..k.len() - 8].to_vec(), crate::key::trailer(k))).collect();
+            model.values().map(|(k, _)| (k[..k.len() - 8].to_vec(), crate::key::trailer(k))).collect();
         for _ in 0..3000 {
             let seq = [0, 1, 20, 39, 40, 1000, crate::key::MAX_SEQUENCE_NUMBER][rng.gen_range(0..7)];
             probes.push((random_user_key(&mut rng), pack_seq_and_type(seq, ValueType::RangeDeletion)));
             probes.push((random_user_key(&mut rng), pack_seq_and_type(seq, ValueType::Deletion)));
         }
-        for (uk, tr) in probes {
-            let target = [&uk[..], &tr.to_le_bytes()].concat();
-            let mk = model_key(&uk, tr);
-            it.seek(&target);
-            let want = model.range(mk.clone()..).next().map(|(_, e)| e);
-            assert_eq!(it.valid().then(|| (it.key().to_vec(), it.value().to_vec())).as_ref(), want);
-            if it.valid() {
-                it.prev();
-                let before = model.range(..mk.clone()).next_back().map(|(_, e)| e);
-                assert_eq!(it.valid().then(|| (it.key().to_vec(), it.value().to_vec())).as_ref(), before);
-            }
-            it.seek_for_prev(&target);
-            let want = model.range(..=mk.clone()).next_back().map(|(_, e)| e);
-            assert_eq!(it.valid().then(|| (it.key().to_vec(), it.value().to_vec())).as_ref(), want);
-            if it.valid() {
-                it.next();
-                let after = model.range((std::ops::Bound::Excluded(mk), std::ops::Bound::Unbounded)).next();
-                assert_eq!(
-                    it.valid().then(|| (it.key().to_vec(), it.value().to_vec())).as_ref(),
-                    after.map(|e| e.1)
-                );
-            }
-        }
+        check_scans_and_probes(&list, &model, &probes, model_key);
     }
 
     #[test]
@@ -1412,44 +1415,9 @@ mod tests {
 
         type Model = BTreeMap<(Vec<u8>, Reverse<u64>), (Vec<u8>, Vec<u8>)>;
 
-        /// Checks `list` against `model`: a full scan both ways, and a seek, a seek for
-        /// prev and a step each way at every probe.
+        /// Checks `list` against `model` (see `check_scans_and_probes`).
         fn check(list: &Arc<SkipList>, model: &Model, probes: &[(Vec<u8>, u64)]) {
-            let entries: Vec<_> = model.values().cloned().collect();
-            let mut it = list.iter();
-            it.seek_to_first();
-            for (k, v) in &entries {
-                assert!(it.valid());
-                assert_eq!((it.key(), it.value()), (&k[..], &v[..]));
-                it.next();
-            }
-            assert!(!it.valid());
-            it.seek_to_last();
-            for (k, v) in entries.iter().rev() {
-                assert!(it.valid());
-                assert_eq!((it.key(), it.value()), (&k[..], &v[..]));
-                it.prev();
-            }
-            assert!(!it.valid());
-            let cur = |it: &SkipListIter| it.valid().then(|| (it.key().to_vec(), it.value().to_vec()));
-            for (uk, tr) in probes {
-                let target = [&uk[..], &tr.to_le_bytes()].concat();
-                let mk = (uk.clone(), Reverse(*tr));
-                it.seek(&target);
-                assert_eq!(cur(&it).as_ref(), model.range(mk.clone()..).next().map(|e| e.1));
-                if it.valid() {
-                    it.prev();
-                    assert_eq!(cur(&it).as_ref(), model.range(..mk.clone()).next_back().map(|e| e.1));
-                }
-                it.seek_for_prev(&target);
-                assert_eq!(cur(&it).as_ref(), model.range(..=mk.clone()).next_back().map(|e| e.1));
-                if it.valid() {
-                    it.next();
-                    let after =
-                        model.range((std::ops::Bound::Excluded(mk), std::ops::Bound::Unbounded)).next();
-                    assert_eq!(cur(&it).as_ref(), after.map(|e| e.1));
-                }
-            }
+            check_scans_and_probes(list, model, probes, |uk, tr| (uk.to_vec(), Reverse(tr)));
         }
 
         fn entry(op: &(Vec<u8>, u64, usize, usize)) -> (u64, Vec<u8>, Vec<u8>) {

@@ -35,11 +35,6 @@ fn err<T>(r: shale::Result<T>) -> shale::Error {
     }
 }
 
-fn latest_options_text(dir: &Path) -> String {
-    let name = util::files_ending(dir, "").into_iter().filter(|n| n.starts_with("OPTIONS-")).max().unwrap();
-    std::fs::read_to_string(dir.join(name)).unwrap()
-}
-
 /// Writes `n` keys starting at `from` into the default family and `other`.
 fn write(db: &DB, from: u32, n: u32) {
     let other = db.cf_handle("other").unwrap();
@@ -88,7 +83,7 @@ fn avoid_flush_during_recovery_keeps_replayed_data_in_memtables_and_wals() {
         check(&db, 200);
         write(&db, 200, 100);
         // The option is written to the OPTIONS file as set.
-        assert!(latest_options_text(path).contains("avoid_flush_during_recovery=true"));
+        assert!(util::latest_options_text(path).contains("avoid_flush_during_recovery=true"));
     }
     // A second open replays both WALs (the families' log numbers were kept).
     {
@@ -188,7 +183,7 @@ fn write_identity_file_false_keeps_the_id_in_the_manifest_only() {
         // The leftover IDENTITY file is deleted once recovery succeeded; the id is kept.
         assert!(!path.join("IDENTITY").exists());
         assert_eq!(db.get_db_identity().unwrap(), id);
-        assert!(latest_options_text(path).contains("write_identity_file=false"));
+        assert!(util::latest_options_text(path).contains("write_identity_file=false"));
     }
     // A new database made with the option has none either.
     let fresh = tempfile::tempdir().unwrap();
@@ -223,7 +218,7 @@ fn option_strings_set_the_db_rows() {
     let mut o = o;
     o.create_if_missing(true);
     drop(DB::open(&o, dir.path()).unwrap());
-    let text = latest_options_text(dir.path());
+    let text = util::latest_options_text(dir.path());
     for line in
         ["avoid_flush_during_recovery=true", "avoid_flush_during_shutdown=true", "write_identity_file=false"]
     {
@@ -269,7 +264,7 @@ fn deprecated_options_are_accepted_and_never_written() {
     let db = DB::open(&o, dir.path()).unwrap();
     // Nothing changed: direct I/O (what rust-rocksdb's `set_allow_os_buffer(false)` sets)
     // is not on, and the OPTIONS file holds none of them.
-    let text = latest_options_text(dir.path());
+    let text = util::latest_options_text(dir.path());
     assert!(text.contains("use_direct_reads=false"));
     for d in deprecated {
         let name = d.split('=').next().unwrap();
@@ -323,7 +318,7 @@ fn disallow_memtable_writes_refuses_writes_but_not_ingestion() {
         // Not changeable while open, as RocksDB's immutable options.
         let e = err(db.set_options_cf(&bulk, &[("disallow_memtable_writes", "false")]));
         assert!(e.to_string().contains("Option not changeable: disallow_memtable_writes"), "{e}");
-        assert!(latest_options_text(&path).contains("disallow_memtable_writes=true"));
+        assert!(util::latest_options_text(&path).contains("disallow_memtable_writes=true"));
     }
     // Writes made while it was off and still in the WAL fail an open that sets it.
     {

@@ -10,11 +10,6 @@ use shale::{DBCompactionStyle, DBCompressionType, Options, WaitForCompactOptions
 
 use crate::util;
 
-fn latest_options_file(dir: &Path) -> String {
-    let name = util::files_ending(dir, "").into_iter().filter(|n| n.starts_with("OPTIONS-")).max().unwrap();
-    std::fs::read_to_string(dir.join(name)).unwrap()
-}
-
 fn blob_files(dir: &Path) -> BTreeSet<String> {
     util::files_ending(dir, ".blob").into_iter().collect()
 }
@@ -62,7 +57,7 @@ fn blob_rows_act_after_set_options() {
         ("blob_file_size", "1048576"),
     ])
     .unwrap();
-    let text = latest_options_file(dir);
+    let text = util::latest_options_text(dir);
     for want in ["enable_blob_files=true", "min_blob_size=100", "blob_compression_type=kNoCompression"] {
         assert!(text.contains(want), "{want} in {text}");
     }
@@ -74,7 +69,7 @@ fn blob_rows_act_after_set_options() {
 
     // ZSTD: the next blob file holds the same values in far fewer bytes.
     db.set_options(&[("blob_compression_type", "kZSTD")]).unwrap();
-    assert!(latest_options_file(dir).contains("blob_compression_type=kZSTD"));
+    assert!(util::latest_options_text(dir).contains("blob_compression_type=kZSTD"));
     put_round(2);
     let second: BTreeSet<String> = blob_files(dir).difference(&first).cloned().collect();
     assert_eq!(second.len(), 1, "{second:?}");
@@ -109,7 +104,7 @@ fn blob_rows_act_after_set_options() {
         ("blob_garbage_collection_age_cutoff", "1.0"),
     ])
     .unwrap();
-    let text = latest_options_file(dir);
+    let text = util::latest_options_text(dir);
     assert!(text.contains("enable_blob_garbage_collection=true"), "{text}");
     assert!(text.contains("blob_garbage_collection_age_cutoff=1.000000"), "{text}");
     db.compact_range_opt(None::<&[u8]>, None::<&[u8]>, &full);
@@ -121,7 +116,7 @@ fn blob_rows_act_after_set_options() {
 
     // Off again: the next flush writes no blob file.
     db.set_options(&[("enable_blob_files", "false")]).unwrap();
-    assert!(latest_options_file(dir).contains("enable_blob_files=false"));
+    assert!(util::latest_options_text(dir).contains("enable_blob_files=false"));
     put_round(5);
     assert_eq!(blob_files(dir), relocated, "blob files off: nothing new");
     drop(db);
@@ -171,7 +166,7 @@ fn universal_allow_trivial_move_moves_disjoint_runs() {
     let tmp = tempfile::tempdir().unwrap();
     let db =
         DB::open(&universal("compaction_options_universal={allow_trivial_move=true}"), tmp.path()).unwrap();
-    assert!(latest_options_file(tmp.path()).contains("allow_trivial_move=true"));
+    assert!(util::latest_options_text(tmp.path()).contains("allow_trivial_move=true"));
     let mut flushed = BTreeSet::new();
     for t in 0..4 {
         table(&db, t * 100, 100, "a");
@@ -208,7 +203,7 @@ fn universal_allow_trivial_move_moves_disjoint_runs() {
     // Off (the default): the same disjoint tables are rewritten into one.
     let tmp = tempfile::tempdir().unwrap();
     let db = DB::open(&universal(""), tmp.path()).unwrap();
-    assert!(latest_options_file(tmp.path()).contains("allow_trivial_move=false"));
+    assert!(util::latest_options_text(tmp.path()).contains("allow_trivial_move=false"));
     let mut flushed = BTreeSet::new();
     for t in 0..4 {
         table(&db, t * 100, 100, "a");
@@ -221,7 +216,7 @@ fn universal_allow_trivial_move_moves_disjoint_runs() {
 
     // Turned on by set_options: the next compaction moves its disjoint files.
     db.set_options(&[("compaction_options_universal", "{allow_trivial_move=true;}")]).unwrap();
-    assert!(latest_options_file(tmp.path()).contains("allow_trivial_move=true"));
+    assert!(util::latest_options_text(tmp.path()).contains("allow_trivial_move=true"));
     let mut before = rewritten.clone();
     for t in 4..8 {
         table(&db, t * 100, 100, "c");
@@ -247,7 +242,7 @@ fn fifo_struct_ttl_is_deprecated_and_accepted() {
     let o = o.get_options_from_string("compaction_options_fifo={ttl=3600;allow_compaction=true}").unwrap();
     let db = DB::open(&o, tmp.path()).unwrap();
     db.set_options(&[("compaction_options_fifo", "{ttl=7200;max_table_files_size=1048576;}")]).unwrap();
-    let text = latest_options_file(tmp.path());
+    let text = util::latest_options_text(tmp.path());
     assert!(text.contains("max_table_files_size=1048576"), "{text}");
     assert!(text.contains("allow_compaction=true"), "{text}");
 }
@@ -288,10 +283,10 @@ fn prepopulate_blob_cache_warms_the_cache_at_flush() {
             assert_eq!(cache.get_usage(), 0);
             assert_eq!(o.get_ticker_count(Ticker::BlobDbCacheAdd), 0);
             db.set_options(&[("prepopulate_blob_cache", "kFlushOnly")]).unwrap();
-            assert!(latest_options_file(tmp.path()).contains("prepopulate_blob_cache=kFlushOnly"));
+            assert!(util::latest_options_text(tmp.path()).contains("prepopulate_blob_cache=kFlushOnly"));
             write(1);
         } else {
-            assert!(latest_options_file(tmp.path()).contains("prepopulate_blob_cache=kFlushOnly"));
+            assert!(util::latest_options_text(tmp.path()).contains("prepopulate_blob_cache=kFlushOnly"));
         }
         let round = u32::from(!prepopulate_at_open);
         assert_eq!(o.get_ticker_count(Ticker::BlobDbCacheAdd), N, "one add per blob flushed");
@@ -350,7 +345,7 @@ fn uncache_aggressiveness_erases_an_obsolete_tables_blocks() {
 
     // Raised by set_options: the next replaced table's blocks go.
     db.set_options(&[("uncache_aggressiveness", "10000")]).unwrap();
-    assert!(latest_options_file(tmp.path()).contains("uncache_aggressiveness=10000"));
+    assert!(util::latest_options_text(tmp.path()).contains("uncache_aggressiveness=10000"));
     let before_reads = cache.get_usage();
     read_all(0);
     let with_second = cache.get_usage();
@@ -409,7 +404,7 @@ fn write_temperatures_are_recorded_per_table() {
     let o =
         o.get_options_from_string("default_write_temperature=kWarm;last_level_temperature=kCold").unwrap();
     let db = DB::open(&o, tmp.path()).unwrap();
-    let text = latest_options_file(tmp.path());
+    let text = util::latest_options_text(tmp.path());
     assert!(text.contains("default_write_temperature=kWarm"), "{text}");
     assert!(text.contains("last_level_temperature=kCold"), "{text}");
     let total = |db: &DB| -> u64 { db.live_files().unwrap().iter().map(|f| f.size as u64).sum() };
@@ -432,7 +427,7 @@ fn write_temperatures_are_recorded_per_table() {
 
     // set_options: the next flush records kHot.
     db.set_options(&[("default_write_temperature", "kHot")]).unwrap();
-    assert!(latest_options_file(tmp.path()).contains("default_write_temperature=kHot"));
+    assert!(util::latest_options_text(tmp.path()).contains("default_write_temperature=kHot"));
     for i in 0..100u32 {
         db.put(format!("k{i:05}"), format!("w{i}")).unwrap();
     }

@@ -24,11 +24,6 @@ fn base() -> Options {
     o
 }
 
-fn latest_options_text(dir: &Path) -> String {
-    let name = util::files_ending(dir, "").into_iter().filter(|n| n.starts_with("OPTIONS-")).max().unwrap();
-    std::fs::read_to_string(dir.join(name)).unwrap()
-}
-
 #[test]
 fn memtable_protection_and_paranoid_checks_rows() {
     let dir = tempfile::tempdir().unwrap();
@@ -45,7 +40,7 @@ fn memtable_protection_and_paranoid_checks_rows() {
         Some(v)
     });
     let db = DB::open(&o, path).unwrap();
-    let text = latest_options_text(path);
+    let text = util::latest_options_text(path);
     assert!(text.contains("  memtable_protection_bytes_per_key=8\n"), "{text}");
     assert!(text.contains("  paranoid_memory_checks=true\n"), "{text}");
     // Protected memtables read back what was written: gets, merges, iterators, a flush.
@@ -71,7 +66,7 @@ fn memtable_protection_and_paranoid_checks_rows() {
     assert!(e.to_string().contains("only supports 0, 1, 2, 4 or 8 bytes per key"), "{e}");
     db.set_options(&[("memtable_protection_bytes_per_key", "2"), ("paranoid_memory_checks", "false")])
         .unwrap();
-    let text = latest_options_text(path);
+    let text = util::latest_options_text(path);
     assert!(text.contains("  memtable_protection_bytes_per_key=2\n"), "{text}");
     assert!(text.contains("  paranoid_memory_checks=false\n"), "{text}");
     db.flush().unwrap();
@@ -92,7 +87,7 @@ fn memtable_protection_and_paranoid_checks_rows() {
         Some(v)
     });
     let db = DB::open(&again, path).unwrap();
-    let text = latest_options_text(path);
+    let text = util::latest_options_text(path);
     assert!(text.contains("  memtable_protection_bytes_per_key=2\n"), "kept through load_latest: {text}");
     check(&db);
     drop(db);
@@ -117,7 +112,7 @@ fn set_options_gives_the_next_memtable_its_bloom() {
     assert!(before < 1 << 20, "no Bloom yet: {before}");
     db.set_options(&[("memtable_prefix_bloom_size_ratio", "0.25"), ("memtable_whole_key_filtering", "true")])
         .unwrap();
-    let text = latest_options_text(dir.path());
+    let text = util::latest_options_text(dir.path());
     assert!(text.contains("  memtable_prefix_bloom_size_ratio=0.250000\n"), "{text}");
     assert!(text.contains("  memtable_whole_key_filtering=true\n"), "{text}");
     // The memtable in use keeps its shape; the one the flush switches to has a 1 MiB Bloom.
@@ -164,7 +159,7 @@ fn set_options_changes_compression_opts_of_the_next_table() {
     let first = compression_options(&db, path);
     assert!(first[0].contains("level=3;"), "{first:?}");
     db.set_options(&[("compression_opts", "{level=9;}")]).unwrap();
-    let text = latest_options_text(path);
+    let text = util::latest_options_text(path);
     let line = text.lines().find(|l| l.trim_start().starts_with("compression_opts=")).unwrap();
     assert!(line.contains("level=9;"), "{line}");
     assert!(line.contains("window_bits=-14;"), "fields not named keep their values: {line}");
@@ -194,7 +189,7 @@ fn bottommost_files_compact_when_their_snapshot_goes_after_the_delay() {
     let mut o = base().get_options_from_string("bottommost_file_compaction_delay=3600").unwrap();
     o.create_if_missing(true);
     let db = DB::open(&o, path).unwrap();
-    assert!(latest_options_text(path).contains("  bottommost_file_compaction_delay=3600\n"));
+    assert!(util::latest_options_text(path).contains("  bottommost_file_compaction_delay=3600\n"));
     db.put("a", "1").unwrap();
     db.put("d", "old").unwrap();
     db.put("k", "v1").unwrap();
@@ -265,7 +260,7 @@ fn compacted_table_sizes(upper_bound: bool) -> Vec<usize> {
     t.set_bloom_filter(20.0, false);
     o.set_block_based_table_factory(&t);
     let db = DB::open(&o, dir.path()).unwrap();
-    assert!(latest_options_text(dir.path()).contains(&format!("  {text}\n")));
+    assert!(util::latest_options_text(dir.path()).contains(&format!("  {text}\n")));
     // Two overlapping level-0 tables (even keys, then odd ones): the compaction rewrites them.
     for parity in 0..2 {
         for i in (parity..20_000u32).step_by(2) {
@@ -308,7 +303,7 @@ fn default_temperature_counts_reads_of_unknown_temperature_files() {
     o.enable_statistics();
     o.set_disable_auto_compactions(true);
     let db = DB::open(&o, dir.path()).unwrap();
-    assert!(latest_options_text(dir.path()).contains("  default_temperature=kWarm\n"));
+    assert!(util::latest_options_text(dir.path()).contains("  default_temperature=kWarm\n"));
     let e = db.set_options(&[("default_temperature", "kCold")]).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument, "immutable, as RocksDB's: {e}");
     db.put("a", "1").unwrap();
@@ -368,7 +363,7 @@ fn memtable_alias_chooses_the_factory() {
         db.put("a", "1").unwrap();
         let keys: Vec<_> = db.iterator(shale::IteratorMode::Start).map(|r| r.unwrap().0).collect();
         assert_eq!(keys, vec![b"a".to_vec().into_boxed_slice(), b"b".to_vec().into_boxed_slice()]);
-        let options = latest_options_text(dir.path());
+        let options = util::latest_options_text(dir.path());
         let line = options.lines().find(|l| l.trim_start().starts_with("memtable_factory=")).unwrap();
         assert!(line.contains(factory), "{text}: {line}");
         assert!(!options.lines().any(|l| l.trim_start().starts_with("memtable=")), "an alias is not written");

@@ -24,11 +24,6 @@ fn with(s: &str) -> Options {
     base().get_options_from_string(s).unwrap()
 }
 
-fn latest_options_text(dir: &Path) -> String {
-    let name = util::files_ending(dir, "").into_iter().filter(|n| n.starts_with("OPTIONS-")).max().unwrap();
-    std::fs::read_to_string(dir.join(name)).unwrap()
-}
-
 fn err<T>(r: shale::Result<T>) -> shale::Error {
     match r {
         Ok(_) => panic!("expected an error"),
@@ -61,7 +56,7 @@ fn single_delete_over_delete_fails_the_flush_unless_contracts_are_off() {
     db.single_delete(b"k").unwrap();
     db.flush().unwrap();
     assert_eq!(db.get(b"k").unwrap(), None);
-    assert!(latest_options_text(dir.path()).contains("enforce_single_del_contracts=false"));
+    assert!(util::latest_options_text(dir.path()).contains("enforce_single_del_contracts=false"));
     let log = std::fs::read_to_string(dir.path().join("LOG")).unwrap();
     assert!(log.contains("Options.enforce_single_del_contracts: 0"), "the LOG shows it");
     drop(db);
@@ -128,7 +123,7 @@ fn read_io_executor_threads_below_one_is_refused_at_open() {
     assert!(e.to_string().contains("read_io_executor_threads must be greater than zero"), "{e}");
     let db = DB::open(&with("read_io_executor_threads=4"), dir.path()).unwrap();
     drop(db);
-    assert!(latest_options_text(dir.path()).contains("read_io_executor_threads=4"));
+    assert!(util::latest_options_text(dir.path()).contains("read_io_executor_threads=4"));
 }
 
 #[test]
@@ -148,7 +143,7 @@ fn kept_options_are_written_logged_and_loaded_back() {
         "metadata_write_temperature=kWarm",
         "wal_write_temperature=kCold",
     ];
-    let text = latest_options_text(dir.path());
+    let text = util::latest_options_text(dir.path());
     for w in want {
         assert!(text.contains(w), "{w} in\n{text}");
     }
@@ -161,7 +156,7 @@ fn kept_options_are_written_logged_and_loaded_back() {
     let db = DB::open(&loaded, dir.path()).unwrap();
     assert_eq!(db.get(b"a").unwrap().unwrap(), b"1");
     drop(db);
-    let text = latest_options_text(dir.path());
+    let text = util::latest_options_text(dir.path());
     for w in want {
         assert!(text.contains(w), "{w} after reloading in\n{text}");
     }
@@ -184,7 +179,7 @@ fn deprecated_names_take_any_value_and_are_never_written() {
     let db = DB::open_cf_descriptors(&o, dir.path(), cfs).unwrap();
     db.put(b"a", b"1").unwrap();
     drop(db);
-    let text = latest_options_text(dir.path());
+    let text = util::latest_options_text(dir.path());
     for name in
         ["disable_data_sync", "concurrent_prepare", "access_hint_on_compaction_start", "rate_limiter="]
     {
@@ -228,7 +223,7 @@ fn rate_limiter_bytes_per_sec_throttles_flushes_as_a_generic_rate_limiter() {
         "flush of {written} bytes at {RATE} B/s took {took:?}, floor {floor:?}"
     );
     // Never written (RocksDB's kDontSerialize).
-    assert!(!latest_options_text(dir.path()).contains("rate_limiter_bytes_per_sec"));
+    assert!(!util::latest_options_text(dir.path()).contains("rate_limiter_bytes_per_sec"));
 }
 
 /// Tables of `dir`, ascending by number.
@@ -275,7 +270,7 @@ fn best_efforts_recovery_rolls_back_to_the_last_complete_point_in_time() {
     db.put(b"d", b"4").unwrap();
     db.flush().unwrap();
     drop(db);
-    assert!(latest_options_text(path).contains("best_efforts_recovery=true"));
+    assert!(util::latest_options_text(path).contains("best_efforts_recovery=true"));
 
     // The recovered state is the database's now: a plain open sees it, and the old WAL
     // does not come back.
@@ -435,13 +430,13 @@ fn flushes_with_every_entry_kind_pass_the_memtable_count_check() {
     assert_eq!(db.get(b"k015").unwrap(), None);
     assert_eq!(db.get(b"k050").unwrap().unwrap(), b"again");
     drop(db);
-    assert!(latest_options_text(dir.path()).contains("flush_verify_memtable_count=true"));
+    assert!(util::latest_options_text(dir.path()).contains("flush_verify_memtable_count=true"));
     let dir = tempfile::tempdir().unwrap();
     let db = DB::open(&with("flush_verify_memtable_count=false"), dir.path()).unwrap();
     db.put(b"a", b"1").unwrap();
     db.flush().unwrap();
     drop(db);
-    assert!(latest_options_text(dir.path()).contains("flush_verify_memtable_count=false"));
+    assert!(util::latest_options_text(dir.path()).contains("flush_verify_memtable_count=false"));
 }
 
 #[test]
@@ -470,6 +465,6 @@ fn compactions_with_every_entry_kind_pass_the_record_count_check() {
         assert_eq!(db.get(b"k0199").unwrap().unwrap(), b"v2-199");
         assert_eq!(db.live_files().unwrap().len(), 1, "{s}: compacted into one table");
         drop(db);
-        assert!(latest_options_text(dir.path()).contains(s));
+        assert!(util::latest_options_text(dir.path()).contains(s));
     }
 }

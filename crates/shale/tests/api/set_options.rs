@@ -3,7 +3,7 @@
 //! rewritten with the new values.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
-use std::path::Path;
+use crate::util;
 
 use shale::{ErrorKind, Options, WaitForCompactOptions, DB};
 
@@ -13,16 +13,6 @@ fn level_files(db: &DB, cf: &str) -> Vec<(i32, usize)> {
         *per_level.entry(f.level).or_insert(0usize) += 1;
     }
     per_level.into_iter().collect()
-}
-
-fn latest_options_file(dir: &Path) -> String {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("OPTIONS-") && !n.ends_with(".dbtmp"))
-        .collect();
-    names.sort();
-    std::fs::read_to_string(dir.join(names.last().unwrap())).unwrap()
 }
 
 fn section<'a>(text: &'a str, cf: &str) -> &'a str {
@@ -54,7 +44,7 @@ fn changes_take_effect_and_reach_the_options_file() {
     }
     db.wait_for_compact(&WaitForCompactOptions::default()).unwrap();
     assert_eq!(level_files(&db, "cf1"), vec![(0, 3)], "auto compactions ran while disabled");
-    let text = latest_options_file(&path);
+    let text = util::latest_options_text(&path);
     assert!(section(&text, "cf1").contains("disable_auto_compactions=true"), "{text}");
     assert!(section(&text, "cf1").contains("level0_file_num_compaction_trigger=2"), "{text}");
     assert!(section(&text, "default").contains("disable_auto_compactions=false"), "{text}");
@@ -80,7 +70,7 @@ fn changes_take_effect_and_reach_the_options_file() {
     }
     db.wait_for_compact(&WaitForCompactOptions::default()).unwrap();
     assert!(!level_files(&db, "default").is_empty(), "no flush after write_buffer_size shrank");
-    assert!(section(&latest_options_file(&path), "default").contains("write_buffer_size=65536"));
+    assert!(section(&util::latest_options_text(&path), "default").contains("write_buffer_size=65536"));
 
     db.set_options(&[("paranoid_file_checks", "true")]).unwrap();
     db.compact_range(None::<&[u8]>, None::<&[u8]>);
@@ -99,7 +89,7 @@ fn changes_take_effect_and_reach_the_options_file() {
 
     // The new values outlive a reopen through the OPTIONS file (Options::load_latest).
     drop(db);
-    let text = latest_options_file(&path);
+    let text = util::latest_options_text(&path);
     assert!(section(&text, "default").contains("target_file_size_base=32768"), "{text}");
     assert!(section(&text, "default").contains("paranoid_file_checks=true"), "{text}");
 }
@@ -111,7 +101,7 @@ fn bad_input_changes_nothing_and_names_what_is_wrong() {
     let mut opts = Options::default();
     opts.create_if_missing(true);
     let db = DB::open(&opts, &path).unwrap();
-    let before = latest_options_file(&path);
+    let before = util::latest_options_text(&path);
     type Case<'a> = (&'a [(&'a str, &'a str)], ErrorKind, &'a str);
     let cases: &[Case] = &[
         (
@@ -136,6 +126,6 @@ fn bad_input_changes_nothing_and_names_what_is_wrong() {
         assert_eq!(e.kind(), *kind, "{pairs:?}: {e}");
         assert!(e.to_string().contains(named), "{pairs:?}: {e}");
     }
-    assert_eq!(before, latest_options_file(&path), "a refused set_options changed the OPTIONS file");
+    assert_eq!(before, util::latest_options_text(&path), "a refused set_options changed the OPTIONS file");
     assert!(section(&before, "default").contains("write_buffer_size=67108864"));
 }

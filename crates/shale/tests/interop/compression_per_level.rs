@@ -57,25 +57,6 @@ fn value(i: u32) -> String {
     s
 }
 
-fn rocksdb_reads(dir: &Path, db: &DB, test: &str) {
-    let pairs = shale_scan(db, "default");
-    if !use_rocksdb_11(test) {
-        return;
-    }
-    for t in sst_files(dir) {
-        let (ok, out, err) = try_tool(
-            "sst_dump",
-            &args(&[&format!("--file={}", t.display()), "--command=verify", "--verify_checksum"]),
-        );
-        assert!(
-            ok && !out.contains("Corruption") && !err.contains("Corruption"),
-            "{}: {out}{err}",
-            t.display()
-        );
-    }
-    assert_same_pairs(&ldb_scan(dir, None), &pairs, test);
-}
-
 #[test]
 fn each_level_gets_its_codec() {
     let dir = tempfile::tempdir().unwrap();

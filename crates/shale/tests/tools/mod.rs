@@ -410,3 +410,76 @@ pub fn table_file(
     };
     (file, size, opts)
 }
+
+/// Opens a database with the option rows `set` (`name=value` pairs, as an options string),
+/// then checks that Shale's OPTIONS file holds every row, that RocksDB 11.8.1's `ldb` loads
+/// it strictly (`--try_load_options`: a scan and a put), and that the OPTIONS file RocksDB
+/// writes after the put keeps every row. With `read_back`, Shale then loads RocksDB's file
+/// (`Options::load_latest`), reads the put and keeps the rows in its own next file. The
+/// caller has checked `use_rocksdb_11`.
+pub fn ldb_keeps_option_rows(set: &[(&str, &str)], read_back: bool) {
+    let has_all = |text: &str, who: &str| {
+        for (n, v) in set {
+            assert!(text.lines().any(|l| l.trim() == format!("{n}={v}")), "{who}: {n}={v} in\n{text}");
+        }
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let s: Vec<String> = set.iter().map(|(n, v)| format!("{n}={v}")).collect();
+    let mut o = Options::default().get_options_from_string(s.join(";")).unwrap();
+    o.create_if_missing(true);
+    let db = DB::open(&o, &path).unwrap();
+    db.put(b"k", b"v").unwrap();
+    db.flush().unwrap();
+    drop(db);
+    has_all(&crate::util::latest_options_text(&path), "Shale's OPTIONS file");
+
+    let ldb = |args: &[&str]| {
+        let out = tool_command("ldb").arg(format!("--db={}", path.display())).args(args).output().unwrap();
+        let text =
+            format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        (out.status.success(), text)
+    };
+    let (ok, out) = ldb(&["--try_load_options", "scan"]);
+    assert!(ok && out.contains("k ==> v"), "{out}");
+    let (ok, out) = ldb(&["--try_load_options", "put", "k2", "v2"]);
+    assert!(ok, "{out}");
+    let theirs = crate::util::latest_options_text(&path);
+    assert!(theirs.contains("rocksdb_version=11.8.1"), "{theirs}");
+    has_all(&theirs, "RocksDB's OPTIONS file after loading Shale's");
+    if read_back {
+        let (loaded, _) = Options::load_latest(
+            &path,
+            shale::Env::new().unwrap(),
+            false,
+            shale::Cache::new_lru_cache(1 << 20),
+        )
+        .unwrap();
+        let db = DB::open(&loaded, &path).unwrap();
+        assert_eq!(db.get(b"k2").unwrap(), Some(b"v2".to_vec()));
+        drop(db);
+        has_all(&crate::util::latest_options_text(&path), "Shale's OPTIONS file after RocksDB's");
+    }
+}
+
+/// When RocksDB 11.8.1's tools run here (`use_rocksdb_11(test)`): `sst_dump
+/// --command=verify --verify_checksum` passes on every table of `dir`, and `ldb scan` reads
+/// the pairs Shale's `db` holds in its default family.
+pub fn rocksdb_reads(dir: &Path, db: &DB, test: &str) {
+    let pairs = shale_scan(db, "default");
+    if !use_rocksdb_11(test) {
+        return;
+    }
+    for t in sst_files(dir) {
+        let (ok, out, err) = try_tool(
+            "sst_dump",
+            &args(&[&format!("--file={}", t.display()), "--command=verify", "--verify_checksum"]),
+        );
+        assert!(
+            ok && !out.contains("Corruption") && !err.contains("Corruption"),
+            "{}: {out}{err}",
+            t.display()
+        );
+    }
+    assert_same_pairs(&ldb_scan(dir, None), &pairs, test);
+}

@@ -26,6 +26,16 @@ pub fn files_ending(dir: &Path, suffix: &str) -> Vec<String> {
     v
 }
 
+/// The text of the newest OPTIONS file in `dir` (by its number; `.dbtmp` files left aside).
+pub fn latest_options_text(dir: &Path) -> String {
+    let name = files_ending(dir, "")
+        .into_iter()
+        .filter(|n| n.starts_with("OPTIONS-") && !n.ends_with(".dbtmp"))
+        .max_by_key(|n| n["OPTIONS-".len()..].parse::<u64>().unwrap_or(0))
+        .unwrap_or_else(|| panic!("no OPTIONS file in {}", dir.display()));
+    std::fs::read_to_string(dir.join(&name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
 /// An integer property of the default column family (panics when unknown).
 pub fn int_prop(db: &DB, name: &str) -> u64 {
     db.property_int_value(name).unwrap().unwrap_or_else(|| panic!("property {name} unknown"))
