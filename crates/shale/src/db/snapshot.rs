@@ -85,8 +85,14 @@ impl DbInner {
     }
 
     pub(crate) fn release_snapshot(&self, seq: u64) {
+        self.release_snapshot_oldest_left(seq);
+    }
+
+    /// `release_snapshot`, returning the oldest snapshot left (`Some(None)`: none is left;
+    /// None: the list is poisoned and nothing was released).
+    fn release_snapshot_oldest_left(&self, seq: u64) -> Option<Option<u64>> {
         // A poisoned list halts the database (`halt.rs`); nothing is released then.
-        let Ok(mut snaps) = self.lock_or_halt(&self.snapshots, "snapshot list") else { return };
+        let Ok(mut snaps) = self.lock_or_halt(&self.snapshots, "snapshot list") else { return None };
         if let Some(n) = snaps.get_mut(&seq) {
             *n -= 1;
             if *n == 0 {
@@ -94,6 +100,7 @@ impl DbInner {
                 self.stats.snapshot_times.lock().remove(&seq);
             }
         }
+        Some(snaps.keys().next().copied())
     }
 
     /// `release_snapshot` of a snapshot the user took (rust-rocksdb's snapshots, a
@@ -101,12 +108,8 @@ impl DbInner {
     /// left frees become compactions' inputs (`note_oldest_snapshot`). An iterator's own
     /// snapshot is released by `release_snapshot` alone: RocksDB's iterators take none.
     pub(crate) fn release_user_snapshot(&self, seq: u64) {
-        self.release_snapshot(seq);
-        let oldest = {
-            let Ok(snaps) = self.lock_or_halt(&self.snapshots, "snapshot list") else { return };
-            snaps.keys().next().copied().unwrap_or_else(|| self.last_sequence())
-        };
-        self.note_oldest_snapshot(oldest);
+        let Some(oldest) = self.release_snapshot_oldest_left(seq) else { return };
+        self.note_oldest_snapshot(oldest.unwrap_or_else(|| self.last_sequence()));
     }
 
     /// RocksDB's `ReleaseSnapshot` step for bottommost files: records `oldest` (the oldest
