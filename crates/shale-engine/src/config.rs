@@ -546,6 +546,11 @@ pub struct MemTableConfig {
     /// RocksDB's `paranoid_memory_checks`: reads check the order of the entries they land on
     /// and step over, and answer Corruption when it is broken.
     pub paranoid_memory_checks: bool,
+    /// RocksDB's `memtable_verify_per_key_checksum_on_seek` (helper cfblob, issue 33): with
+    /// `protection_bytes_per_key` above 0, a skip-list search (point lookups, iterator
+    /// seeks) checks the protection bytes of every entry it compares against on its way,
+    /// not only of the entry it lands on.
+    pub verify_checksum_on_seek: bool,
 }
 
 impl std::fmt::Debug for MemTableConfig {
@@ -567,6 +572,7 @@ impl std::fmt::Debug for MemTableConfig {
             .field("max_range_deletions", &self.max_range_deletions)
             .field("protection_bytes_per_key", &self.protection_bytes_per_key)
             .field("paranoid_memory_checks", &self.paranoid_memory_checks)
+            .field("verify_checksum_on_seek", &self.verify_checksum_on_seek)
             .finish()
     }
 }
