@@ -358,6 +358,9 @@ pub struct CfConfig {
     pub meta_pinning: MetaPinning,
     /// `index_block_search_type`: how the family's table readers search index blocks.
     pub index_block_search: crate::table::block::IndexBlockSearch,
+    /// `read_amp_bytes_per_bit`: the read-amplification bitmap of the data blocks the
+    /// family's table readers read (0: none).
+    pub read_amp_bytes_per_bit: u32,
     pub prepopulate_block_cache: PrepopulateBlocks,
     /// What a new memtable of the family takes.
     pub memtable: MemTableConfig,
@@ -433,6 +436,7 @@ impl Default for CfConfig {
             auto_readahead: AutoReadahead::default(),
             meta_pinning: MetaPinning::default(),
             index_block_search: Default::default(),
+            read_amp_bytes_per_bit: 0,
             prepopulate_block_cache: PrepopulateBlocks::default(),
             memtable: MemTableConfig {
                 arena_block_size: 1 << 20,

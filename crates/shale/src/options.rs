@@ -174,6 +174,8 @@ pub struct BlockBasedOptions {
     pub(crate) uniform_cv_threshold: f64,
     /// RocksDB's `index_block_search_type` (`options_tbl.rs`).
     pub(crate) index_block_search_type: crate::options_tbl::BlockSearchType,
+    /// RocksDB's `read_amp_bytes_per_bit` (`options_tbl.rs`; 0: off).
+    pub(crate) read_amp_bytes_per_bit: u32,
 }
 
 impl Default for BlockBasedOptions {
@@ -222,6 +224,7 @@ impl Default for BlockBasedOptions {
             detect_filter_construct_corruption: false,
             uniform_cv_threshold: -1.0,
             index_block_search_type: crate::options_tbl::BlockSearchType::Binary,
+            read_amp_bytes_per_bit: 0,
         }
     }
 }

@@ -174,6 +174,8 @@ const TABLE_MUTABLE: &[&str] = &[
     "uniform_cv_threshold",
     // helper tbl2 (issue 33): read by each table reader opened from then on.
     "index_block_search_type",
+    // helper tbl3 (issue 33): read by each table reader opened from then on.
+    "read_amp_bytes_per_bit",
 ];
 
 /// `block_based_table_factory={name=value;...}` (RocksDB's `TableFactoryParseFn`): the
