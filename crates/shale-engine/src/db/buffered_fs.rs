@@ -36,7 +36,7 @@ use crate::fs::{
     WriteFileOptions,
 };
 
-pub(crate) struct BufferedWritesFs {
+pub struct BufferedWritesFs {
     inner: FileSystemRef,
     max_buffer_size: usize,
     bytes_per_sync: u64,
@@ -53,7 +53,7 @@ pub(crate) struct BufferedWritesFs {
 }
 
 impl BufferedWritesFs {
-    pub(crate) fn wrap(
+    pub fn wrap(
         inner: FileSystemRef,
         max_buffer_size: u64,
         bytes_per_sync: u64,

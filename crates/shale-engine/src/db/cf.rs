@@ -14,17 +14,17 @@ use super::write_controller::StallCondition;
 use super::DbInner;
 use crate::cache::BlockCache;
 use crate::compaction::picker::RunningCompaction;
+use crate::config::CfConfig;
 use crate::error::{Error, Result};
 use crate::key::InternalKeyComparator;
 use crate::memtable::MemTable;
 use crate::version::edit::VersionEdit;
 use crate::version::Version;
-use shale_engine::config::CfConfig;
 
 pub const DEFAULT_COLUMN_FAMILY_NAME: &str = "default";
 
 /// What is fixed about an open column family, plus its current read view.
-pub(crate) struct CfHandle {
+pub struct CfHandle {
     pub id: u32,
     pub name: String,
     /// The family's configuration and the layer above's record of its options; the
@@ -205,7 +205,7 @@ impl CfHandle {
 }
 
 /// A consistent read view of one column family.
-pub(crate) struct SuperVersion {
+pub struct SuperVersion {
     pub number: u64,
     pub mem: Arc<MemTable>,
     /// Immutable memtables, newest first.
@@ -230,7 +230,7 @@ impl SuperVersion {
 }
 
 /// One column family's mutable state, guarded by the DB mutex.
-pub(crate) struct CfState {
+pub struct CfState {
     pub handle: Arc<CfHandle>,
     pub mem: Arc<MemTable>,
     /// Immutable memtables, oldest first, each with the WAL number that began after it.
@@ -361,7 +361,7 @@ impl DbInner {
     /// the write leader's memtable limit, the write-stall condition and the compaction
     /// picker see it at once (RocksDB's `InstallSuperVersionAndScheduleWork` after
     /// SetOptions).
-    pub(crate) fn publish_cf_settings(
+    pub fn publish_cf_settings(
         &self,
         handle: &Arc<CfHandle>,
         config: CfConfig,
@@ -382,7 +382,7 @@ impl DbInner {
 
 /// A family to create: its name, its configuration and the layer above's record of its
 /// options (`cf_settings.rs`), and its table directories (`paths::table_dirs`, created).
-pub(crate) struct NewFamily {
+pub struct NewFamily {
     pub name: String,
     pub config: CfConfig,
     pub record: super::cf_settings::LayerRecord,
@@ -391,7 +391,7 @@ pub(crate) struct NewFamily {
 
 /// Creates column families: one MANIFEST write and one OPTIONS file (through the layer
 /// above's hooks) for the whole batch.
-pub(crate) fn create_families(inner: &Arc<DbInner>, new: Vec<NewFamily>) -> Result<Vec<Arc<CfHandle>>> {
+pub fn create_families(inner: &Arc<DbInner>, new: Vec<NewFamily>) -> Result<Vec<Arc<CfHandle>>> {
     inner.check_writable()?;
     inner.check_bg_error()?;
     // Exclusive write leadership: no write group is inserting while families appear.
@@ -468,7 +468,7 @@ pub(crate) fn create_families(inner: &Arc<DbInner>, new: Vec<NewFamily>) -> Resu
     Ok(handles)
 }
 
-pub(crate) fn drop_cf(inner: &Arc<DbInner>, handle: &Arc<CfHandle>) -> Result<()> {
+pub fn drop_cf(inner: &Arc<DbInner>, handle: &Arc<CfHandle>) -> Result<()> {
     inner.check_writable()?;
     inner.check_bg_error()?;
     inner.exclusive_write(|| -> Result<()> {

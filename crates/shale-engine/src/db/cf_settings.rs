@@ -13,7 +13,7 @@ use std::any::Any;
 use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::Arc;
 
-use shale_engine::config::CfConfig;
+use crate::config::CfConfig;
 
 /// The layer above's record of a family's options (opaque to the engine).
 pub type LayerRecord = Arc<dyn Any + Send + Sync>;

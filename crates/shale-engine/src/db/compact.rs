@@ -15,12 +15,12 @@ use crate::compaction::filter::FilterContext;
 use crate::compaction::job::FilterDecision;
 use crate::compaction::job::{self, JobInput};
 use crate::compaction::picker::{self, CompactionPlan};
+use crate::config::{BottommostLevel, CompactionStyle};
 use crate::error::{Error, Result};
 use crate::iter::merging::MergingIterator;
 use crate::iter::range_del;
 use crate::iter::BoxedIterator;
 use crate::version::edit::VersionEdit;
-use shale_engine::config::{BottommostLevel, CompactionStyle};
 
 /// Whether the family has a compaction filter (its own, its factory's, or a TTL family's
 /// expiry): manual compactions then never move a file unchanged and rewrite the bottommost
@@ -39,7 +39,7 @@ fn output_path_id(cf: &CfHandle, plan: &CompactionPlan) -> u32 {
 /// Whether `plan` runs as a trivial move (RocksDB's `Compaction::IsTrivialMove`): one file
 /// moved down unchanged, within its path. A compaction of a level into itself (bottommost,
 /// periodic) rewrites its file.
-pub(crate) fn moves_trivially(cf: &CfHandle, plan: &CompactionPlan, manual: bool) -> bool {
+pub fn moves_trivially(cf: &CfHandle, plan: &CompactionPlan, manual: bool) -> bool {
     if plan.move_all {
         // Universal's `allow_trivial_move`: the picker found the inputs disjoint; RocksDB
         // moves them whatever their path or codec.
@@ -60,7 +60,7 @@ impl DbInner {
     /// Runs `plan` on `cf` and installs the result. The DB mutex is released while files
     /// are written and while the MANIFEST records them; the caller has registered the plan
     /// as running (its files are busy).
-    pub(crate) fn run_compaction(
+    pub fn run_compaction(
         self: &Arc<Self>,
         st: &mut MutexGuard<'_, DbState>,
         cf: &Arc<CfHandle>,
@@ -493,7 +493,7 @@ impl DbInner {
 
     /// The preallocation of a compaction's output tables: RocksDB's
     /// `Compaction::OutputFilePreallocationSize` blocks, space reserved with `allow_fallocate`.
-    pub(crate) fn output_preallocation(
+    pub fn output_preallocation(
         &self,
         cf: &CfHandle,
         plan: &crate::compaction::picker::CompactionPlan,
@@ -515,7 +515,7 @@ impl DbInner {
     /// inputs' newest `rocksdb.newest.key.time` (RocksDB's `MaxInputFileNewestKeyTime`; 0
     /// where a table has none), and no compression when the plan says so. Returns the
     /// options for an output numbered `n`.
-    pub(crate) fn compaction_builder_options<'a>(
+    pub fn compaction_builder_options<'a>(
         &self,
         cf: &'a CfHandle,
         plan: &'a CompactionPlan,
@@ -554,7 +554,7 @@ impl DbInner {
     }
 
     /// The merged iterator over a compaction's inputs, and their range tombstones.
-    pub(crate) fn compaction_input(
+    pub fn compaction_input(
         self: &Arc<Self>,
         cf: &Arc<CfHandle>,
         plan: &CompactionPlan,
@@ -593,7 +593,7 @@ impl DbInner {
     /// wait meanwhile, and this waits for those already running. With `change_level`
     /// (`CompactOptions::set_change_level`, holding the target level) the level the
     /// compaction ended on then moves (`refit_level`).
-    pub(crate) fn compact_range_impl(
+    pub fn compact_range_impl(
         self: &Arc<Self>,
         cf: &Arc<CfHandle>,
         begin: Option<&[u8]>,
@@ -856,7 +856,7 @@ impl DbInner {
 
     /// Queues the families with `ttl` or periodic compaction on, so that the picker looks
     /// at their tables' ages (called by idle compaction threads, about once a second).
-    pub(crate) fn schedule_aged_compactions(&self, st: &mut DbState) {
+    pub fn schedule_aged_compactions(&self, st: &mut DbState) {
         let ids: Vec<u32> = st
             .cfs
             .iter()

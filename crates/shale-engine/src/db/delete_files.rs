@@ -49,7 +49,7 @@ fn clean_run(
 }
 
 impl DbInner {
-    pub(crate) fn delete_files_in_range(&self, cf: &Arc<CfHandle>, from: &[u8], to: &[u8]) -> Result<()> {
+    pub fn delete_files_in_range(&self, cf: &Arc<CfHandle>, from: &[u8], to: &[u8]) -> Result<()> {
         self.check_writable()?;
         let ucmp = cf.icmp.user_comparator();
         let cmp = |a: &[u8], b: &[u8]| ucmp.compare(a, b);

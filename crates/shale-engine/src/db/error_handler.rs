@@ -59,9 +59,9 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use super::{DbInner, DbState};
+use crate::config::DbConfig;
 use crate::error::{Error, ErrorKind, Result};
 use crate::version::edit::VersionEdit;
-use shale_engine::config::DbConfig;
 
 /// How bad a background error is (RocksDB's `Status::Severity`, names kept), least to most.
 #[allow(clippy::enum_variant_names)]
@@ -76,7 +76,7 @@ pub enum Severity {
 
 /// Where a background error came from (RocksDB's `BackgroundErrorReason`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum BgErrorReason {
+pub enum BgErrorReason {
     Flush,
     Compaction,
     /// Writing or syncing the WAL for a write (RocksDB's `kWriteCallback`).
@@ -100,7 +100,7 @@ impl BgErrorReason {
 
 /// The severity RocksDB's ErrorHandler gives an error of `reason` (its three maps, most
 /// specific first).
-pub(crate) fn classify(reason: BgErrorReason, e: &Error, paranoid: bool) -> Severity {
+pub fn classify(reason: BgErrorReason, e: &Error, paranoid: bool) -> Severity {
     use BgErrorReason::*;
     use Severity::*;
     let io = e.kind() == ErrorKind::IOError;
@@ -130,7 +130,7 @@ pub(crate) fn classify(reason: BgErrorReason, e: &Error, paranoid: bool) -> Seve
 }
 
 /// The database's background error and recovery state (in `DbState`).
-pub(crate) struct ErrorHandler {
+pub struct ErrorHandler {
     error: Option<Error>,
     severity: Severity,
     /// Failed background flushes and compactions so far (`rocksdb.background-errors`).
@@ -143,6 +143,12 @@ pub(crate) struct ErrorHandler {
     auto_attempts_left: i32,
     /// When the next automatic attempt is due (None: none planned).
     next_auto_attempt: Option<Instant>,
+}
+
+impl Default for ErrorHandler {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl ErrorHandler {
@@ -201,7 +207,7 @@ impl ErrorHandler {
 
     /// Records the halt error (`halt.rs`): unrecoverable, kept until the database closes.
     /// True when it became the database's error.
-    pub(crate) fn set_halted(&mut self, e: Error, config: &DbConfig) -> bool {
+    pub fn set_halted(&mut self, e: Error, config: &DbConfig) -> bool {
         self.set(e, Severity::UnrecoverableError, config)
     }
 
@@ -238,7 +244,7 @@ impl ErrorHandler {
 impl DbInner {
     /// Records a background error from `reason` (state locked). Severity decides what
     /// stops; see the module comment.
-    pub(crate) fn set_bg_error_in(&self, st: &mut DbState, e: Error, reason: BgErrorReason) {
+    pub fn set_bg_error_in(&self, st: &mut DbState, e: Error, reason: BgErrorReason) {
         let paranoid = self.config.paranoid_checks || reason == BgErrorReason::WriteCallback;
         let severity = classify(reason, &e, paranoid);
         // RocksDB's ErrorHandler::SetBGError counts every background error, and I/O ones.
@@ -253,7 +259,7 @@ impl DbInner {
         let stored = st.errors.set(e.clone(), severity, &self.config);
         // Under the DB mutex: buffered, written by the next purge or LOG line.
         self.info_log.buffer_line_at(
-            crate::LogLevel::Error,
+            crate::config::LogLevel::Error,
             format_args!(
                 "{} failed: {e} (severity {severity:?}{})",
                 reason.name(),
@@ -266,7 +272,7 @@ impl DbInner {
     }
 
     /// `set_bg_error_in` for callers without the state lock.
-    pub(crate) fn set_bg_error(&self, e: Error, reason: BgErrorReason) {
+    pub fn set_bg_error(&self, e: Error, reason: BgErrorReason) {
         let mut st = self.lock_state();
         self.set_bg_error_in(&mut st, e, reason);
     }
@@ -281,7 +287,7 @@ impl DbInner {
 
     /// One recovery attempt (RocksDB's `RecoverFromBGError` + `ResumeImpl`); `manual` for
     /// `DB::resume`. Called without the state lock.
-    pub(crate) fn recover(&self, manual: bool) -> Result<()> {
+    pub fn recover(&self, manual: bool) -> Result<()> {
         let mut st = self.lock_state();
         while st.errors.recovering {
             if self.shutting_down.load(Ordering::Acquire) {

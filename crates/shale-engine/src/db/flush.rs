@@ -22,8 +22,8 @@ use crate::version::edit::{FileMetaData, VersionEdit};
 
 /// The level a Ribbon filter policy goes by for a table written to `level` (-1: flush),
 /// as RocksDB's `RibbonFilterPolicy`: FIFO compaction counts every table as the last level.
-pub(crate) fn filter_level(cf: &CfHandle, level: i32) -> i32 {
-    if cf.config().style == shale_engine::config::CompactionStyle::Fifo {
+pub fn filter_level(cf: &CfHandle, level: i32) -> i32 {
+    if cf.config().style == crate::config::CompactionStyle::Fifo {
         i32::MAX - 1
     } else {
         level
@@ -31,7 +31,7 @@ pub(crate) fn filter_level(cf: &CfHandle, level: i32) -> i32 {
 }
 
 /// Table-builder options for a column family.
-pub(crate) fn builder_options(cf: &CfHandle, orig_file_number: u64) -> TableBuilderOptions {
+pub fn builder_options(cf: &CfHandle, orig_file_number: u64) -> TableBuilderOptions {
     let mut b = cf.config().table.clone();
     b.column_family_id = cf.id;
     b.column_family_name = cf.name.clone();
@@ -50,10 +50,7 @@ pub(crate) fn builder_options(cf: &CfHandle, orig_file_number: u64) -> TableBuil
 /// BlobDB: where a flush or compaction of `cf` into `output_level` writes large values
 /// (None: blob files off, or below `blob_file_starting_level`, where values stay in the
 /// tables and blob references pass through, as RocksDB's).
-pub(crate) fn blob_write_options(
-    cf: &CfHandle,
-    output_level: usize,
-) -> Option<crate::blob::BlobWriteOptions> {
+pub fn blob_write_options(cf: &CfHandle, output_level: usize) -> Option<crate::blob::BlobWriteOptions> {
     let b = &cf.config().blob;
     if i64::try_from(output_level).unwrap_or(i64::MAX) < i64::from(b.file_starting_level) {
         return None;
@@ -72,7 +69,7 @@ pub(crate) fn blob_write_options(
 /// stay in the table even with BlobDB (atomic flush); compactions move the large ones to
 /// blob files.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn write_level0_table(
+pub fn write_level0_table(
     fs: &dyn FileSystem,
     dir: &Path,
     cf: &CfHandle,
@@ -103,13 +100,13 @@ pub(crate) fn write_level0_table(
 /// The DB-wide checks of a flush (and of a table written at open): RocksDB's
 /// `enforce_single_del_contracts` and `flush_verify_memtable_count`.
 #[derive(Clone, Copy)]
-pub(crate) struct FlushChecks {
+pub struct FlushChecks {
     pub enforce_single_del_contracts: bool,
     pub verify_memtable_count: bool,
 }
 
 impl FlushChecks {
-    pub(crate) fn of(config: &shale_engine::config::DbConfig) -> FlushChecks {
+    pub fn of(config: &crate::config::DbConfig) -> FlushChecks {
         FlushChecks {
             enforce_single_del_contracts: config.enforce_single_del_contracts,
             verify_memtable_count: config.flush_verify_memtable_count,
@@ -141,7 +138,7 @@ fn verify_flush_counts(verify: bool, in_memtables: u64, read: u64, added: Option
 }
 
 /// Allocates the numbers of blob files a flush writes.
-pub(crate) type BlobNumbers<'a> = &'a dyn Fn() -> u64;
+pub type BlobNumbers<'a> = &'a dyn Fn() -> u64;
 
 /// Writes the memtables `mems` (merged) to table `number` (synced). None when they hold
 /// nothing. A version no snapshot can see is dropped, as RocksDB's flush drops it
@@ -155,7 +152,7 @@ pub(crate) type BlobNumbers<'a> = &'a dyn Fn() -> u64;
 /// from the WALs at open (RocksDB's `WriteLevel0TableForRecovery` passes level 0 with
 /// reason kRecovery, which its `RibbonFilterPolicy` takes as level 0, where a flush is -1).
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn write_level0_table_of(
+pub fn write_level0_table_of(
     fs: &dyn FileSystem,
     dir: &Path,
     cf: &CfHandle,
@@ -372,7 +369,7 @@ fn write_table_inner(
 }
 
 /// A blob file's size on disk: header, records, footer.
-pub(crate) fn blob_file_bytes(b: &crate::version::edit::BlobFileAddition) -> u64 {
+pub fn blob_file_bytes(b: &crate::version::edit::BlobFileAddition) -> u64 {
     b.total_blob_bytes + (crate::blob::format::HEADER_SIZE + crate::blob::format::FOOTER_SIZE) as u64
 }
 
@@ -380,7 +377,7 @@ impl DbInner {
     /// Flushes family `id`'s immutable memtables, oldest first, each to a level-0 table,
     /// until none is left. The caller has set the family's `flush_running`; the DB mutex is
     /// released while a table is written and while the MANIFEST records it.
-    pub(crate) fn flush_cf(&self, st: &mut MutexGuard<'_, DbState>, id: u32) -> Result<()> {
+    pub fn flush_cf(&self, st: &mut MutexGuard<'_, DbState>, id: u32) -> Result<()> {
         if self.config.atomic_flush {
             return self.flush_atomic(st, id);
         }
@@ -666,7 +663,7 @@ type GroupMember = (Arc<CfHandle>, Vec<Arc<MemTable>>, u64);
 /// (`DbState::atomic_flush_busy`).
 impl DbInner {
     /// With atomic flush, a memtable switch covers every non-empty family.
-    pub(crate) fn widen_for_atomic_flush(&self, st: &DbState, switch: &mut Vec<u32>) {
+    pub fn widen_for_atomic_flush(&self, st: &DbState, switch: &mut Vec<u32>) {
         if !self.config.atomic_flush || switch.is_empty() {
             return;
         }
@@ -679,7 +676,7 @@ impl DbInner {
 
     /// Switches the non-empty memtables of `ids` together and (with `wait`) waits until
     /// they are flushed.
-    pub(crate) fn flush_families_atomically(&self, ids: &[u32], wait: bool) -> Result<()> {
+    pub fn flush_families_atomically(&self, ids: &[u32], wait: bool) -> Result<()> {
         self.check_writable()?;
         let targets = self.exclusive_write(|| -> Result<Vec<(u32, u64)>> {
             let mut st = self.lock_state();
@@ -705,7 +702,7 @@ impl DbInner {
     /// Waits until each `(family, count)` of `targets` has flushed that many memtables (a
     /// dropped family counts as done), the background error stops the database, or it shuts
     /// down.
-    pub(crate) fn wait_for_flushes(&self, targets: &[(u32, u64)]) -> Result<()> {
+    pub fn wait_for_flushes(&self, targets: &[(u32, u64)]) -> Result<()> {
         let mut st = self.lock_state();
         loop {
             if let Some(e) = st.errors.stop_error() {
@@ -898,11 +895,7 @@ impl DbInner {
 impl DbInner {
     /// `paranoid_file_checks`: reads table `meta` of `cf` back whole (every block's checksum,
     /// strictly ascending internal keys, as many point entries as its properties say).
-    pub(crate) fn verify_new_table(
-        &self,
-        cf: &CfHandle,
-        meta: &crate::version::edit::FileMetaData,
-    ) -> Result<()> {
+    pub fn verify_new_table(&self, cf: &CfHandle, meta: &crate::version::edit::FileMetaData) -> Result<()> {
         let t = self.table_cache.get(cf, meta)?;
         let props = t.table.properties();
         let expected = props.num_entries.saturating_sub(props.num_range_deletions);

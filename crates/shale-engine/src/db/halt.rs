@@ -40,7 +40,7 @@ impl DbInner {
     /// everyone who waits on the database and sends writers to their slow path, which finds
     /// the error. Takes no lock, so it may be called with any lock held. Returns the error
     /// the database now returns (the first one, if it was already halted).
-    pub(crate) fn halt(&self, why: fmt::Arguments<'_>) -> Error {
+    pub fn halt(&self, why: fmt::Arguments<'_>) -> Error {
         let e = self.halted.get_or_init(|| {
             Error::corruption(format!("the database stopped after {why}; reopen it to go on"))
         });
@@ -55,7 +55,7 @@ impl DbInner {
     /// Makes the halt error, if any, the background error (DB mutex held; `lock_state` calls
     /// it on every acquisition: one atomic load when not halted).
     #[inline]
-    pub(crate) fn note_halt(&self, st: &mut DbState) {
+    pub fn note_halt(&self, st: &mut DbState) {
         if let Some(e) = self.halted.get() {
             if st.errors.set_halted(e.clone(), &self.config) {
                 self.info_log.buffer_line(format_args!("[ERROR] {e} (severity UnrecoverableError)"));
@@ -66,7 +66,7 @@ impl DbInner {
 
     /// Err with the halt error once the database is halted.
     #[inline]
-    pub(crate) fn check_halted(&self) -> Result<()> {
+    pub fn check_halted(&self) -> Result<()> {
         match self.halted.get() {
             None => Ok(()),
             Some(e) => Err(e.clone()),
@@ -74,7 +74,7 @@ impl DbInner {
     }
 
     /// Locks `m`; a poisoned lock halts the database and is not entered.
-    pub(crate) fn lock_or_halt<'a, T>(
+    pub fn lock_or_halt<'a, T>(
         &self,
         m: &'a shale_base::lock_rank::Ranked<Mutex<T>>,
         what: &str,
@@ -83,7 +83,7 @@ impl DbInner {
     }
 
     /// Runs the background job `f`; a panic in it halts the database and becomes its error.
-    pub(crate) fn catch_job_panic<T>(&self, what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    pub fn catch_job_panic<T>(&self, what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
         match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
             Ok(r) => r,
             Err(p) => {
@@ -95,48 +95,5 @@ impl DbInner {
                 Err(self.halt(format_args!("a panic in a {what}: {msg}")))
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::{ErrorKind, Options, ReadOptions, DB};
-
-    fn halted(e: &crate::Error) -> bool {
-        e.kind() == ErrorKind::Corruption && e.to_string().contains("the snapshot list lock")
-    }
-
-    /// A thread that panicked holding the snapshot list: the flush does not go on as if no
-    /// snapshot were live (which would drop the version the snapshot reads); it halts the
-    /// database, and the snapshot's read returns the error rather than a wrong answer.
-    #[test]
-    fn a_poisoned_snapshot_list_halts_the_flush_and_the_reads() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut o = Options::default();
-        o.create_if_missing(true);
-        {
-            let db = DB::open(&o, dir.path()).unwrap();
-            db.put(b"k", b"old").unwrap();
-            let snap = db.snapshot();
-            db.put(b"k", b"new").unwrap();
-            let inner = db.inner.clone();
-            let poisoner = std::thread::spawn(move || {
-                let _g = inner.snapshots.lock().unwrap();
-                panic!("a panic while the snapshot list is locked (on purpose)");
-            });
-            assert!(poisoner.join().is_err());
-            assert!(db.inner.snapshots.is_poisoned());
-
-            let e = db.flush().unwrap_err();
-            assert!(halted(&e), "{e}");
-            let mut ro = ReadOptions::default();
-            ro.set_snapshot(&snap);
-            assert!(halted(&db.get_opt(b"k", &ro).unwrap_err()));
-            assert!(halted(&db.get(b"k").unwrap_err()));
-            assert!(halted(&db.put(b"k", b"later").unwrap_err()));
-            drop(snap);
-        }
-        let db = DB::open(&o, dir.path()).unwrap();
-        assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"new"[..]));
     }
 }

@@ -90,17 +90,17 @@ use std::sync::Mutex;
 use std::sync::Arc;
 
 use super::filename::{self, FileType};
+use crate::config::LogLevel;
+use crate::config::{UserLogger, UserSink};
 use crate::error::Result;
 use crate::fs::WritableFile;
-use crate::LogLevel;
-use shale_engine::config::{UserLogger, UserSink};
 
 /// The clock the rolling logger reads: microseconds since the epoch (a test's own clock in
 /// unit tests).
-pub(crate) type Clock = Arc<dyn Fn() -> u64 + Send + Sync>;
+pub type Clock = Arc<dyn Fn() -> u64 + Send + Sync>;
 
 /// The system clock in microseconds.
-pub(crate) fn system_clock() -> Clock {
+pub fn system_clock() -> Clock {
     Arc::new(|| {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -111,7 +111,7 @@ pub(crate) fn system_clock() -> Clock {
 
 /// The info log's file settings: RocksDB's `max_log_file_size` (bytes, 0: no limit),
 /// `log_file_time_to_roll` (seconds, 0: never) and `keep_log_file_num`, and the clock.
-pub(crate) struct LogFiles {
+pub struct LogFiles {
     pub max_size: u64,
     pub time_to_roll: u64,
     pub keep: usize,
@@ -120,7 +120,7 @@ pub(crate) struct LogFiles {
 
 impl LogFiles {
     /// The settings of `c`, with the system clock.
-    pub fn of(c: &shale_engine::config::DbConfig) -> LogFiles {
+    pub fn of(c: &crate::config::DbConfig) -> LogFiles {
         LogFiles {
             max_size: c.max_log_file_size,
             time_to_roll: c.log_file_time_to_roll,
@@ -202,7 +202,7 @@ impl Roller {
     }
 }
 
-pub(crate) struct InfoLog {
+pub struct InfoLog {
     file: Mutex<Option<Box<dyn WritableFile>>>,
     /// With `max_log_file_size` or `log_file_time_to_roll`: the rolling state (locked inside
     /// the file's lock).
@@ -252,7 +252,7 @@ fn write_user(u: &UserLogger, l: &Line) {
 
 /// RocksDB's `GetInfoLogPrefix` over the normalized absolute path: the name of the info log
 /// of the database at `db_abs` in a separate log directory.
-pub(crate) fn info_log_prefix(db_abs: &str) -> String {
+pub fn info_log_prefix(db_abs: &str) -> String {
     // NormalizePath: runs of '/' become one (a leading "//" is kept, as for UNC names).
     let mut norm = String::with_capacity(db_abs.len());
     if db_abs.len() > 2 && db_abs.starts_with("//") {
@@ -542,7 +542,7 @@ fn roll(r: &mut Roller, f: &mut Option<Box<dyn WritableFile>>) {
 
 /// RocksDB's `JSONWriter` (logging/event_logger.h): a JSON object written key by key.
 /// `JsonWriter::event()` starts an event with its `time_micros`; `finish` closes it.
-pub(crate) struct JsonWriter {
+pub struct JsonWriter {
     out: String,
     /// Per open array or object: whether an element was written in it, and its closing
     /// bracket.
@@ -552,7 +552,7 @@ pub(crate) struct JsonWriter {
 }
 
 /// A value an event field can take.
-pub(crate) trait JsonValue {
+pub trait JsonValue {
     fn write_json(&self, out: &mut String);
 }
 
@@ -602,6 +602,12 @@ impl JsonValue for String {
 impl JsonValue for &str {
     fn write_json(&self, out: &mut String) {
         (**self).write_json(out)
+    }
+}
+
+impl Default for JsonWriter {
+    fn default() -> Self {
+        Self::new()
     }
 }
 
@@ -706,7 +712,7 @@ impl JsonWriter {
 }
 
 /// The number of files per level, the events' `lsm_state`.
-pub(crate) fn lsm_state(v: &crate::version::Version) -> Vec<usize> {
+pub fn lsm_state(v: &crate::version::Version) -> Vec<usize> {
     (0..v.num_levels()).map(|l| v.files(l).len()).collect()
 }
 
@@ -717,7 +723,7 @@ fn hex_upper(b: &[u8]) -> String {
 
 /// `table_file_creation` for table `meta` of family `cf_name` built by job `job`, its
 /// properties `p` (RocksDB's `EventHelpers::LogAndNotifyTableFileCreationFinished`).
-pub(crate) fn table_file_creation_event(
+pub fn table_file_creation_event(
     job: i32,
     cf_name: &str,
     meta: &crate::version::edit::FileMetaData,
@@ -803,7 +809,7 @@ pub(crate) fn table_file_creation_event(
 }
 
 /// `table_file_deletion` (RocksDB's `EventHelpers::LogAndNotifyTableFileDeletion`).
-pub(crate) fn table_file_deletion_event(job: i32, number: u64, status: &str) -> JsonWriter {
+pub fn table_file_deletion_event(job: i32, number: u64, status: &str) -> JsonWriter {
     let mut w = JsonWriter::event();
     w.field("job", job)
         .field("event", "table_file_deletion")
@@ -813,7 +819,7 @@ pub(crate) fn table_file_deletion_event(job: i32, number: u64, status: &str) -> 
 }
 
 /// `blob_file_deletion` (RocksDB's `EventHelpers::LogAndNotifyBlobFileDeletion`).
-pub(crate) fn blob_file_deletion_event(job: i32, number: u64, status: &str) -> JsonWriter {
+pub fn blob_file_deletion_event(job: i32, number: u64, status: &str) -> JsonWriter {
     let mut w = JsonWriter::event();
     w.field("job", job)
         .field("event", "blob_file_deletion")
@@ -826,7 +832,7 @@ pub(crate) fn blob_file_deletion_event(job: i32, number: u64, status: &str) -> J
 /// properties read through the table cache (which the table enters as RocksDB's output
 /// verification opens it). Call without the DB mutex. No event when the table cannot be
 /// opened (its reader reports that).
-pub(crate) fn log_table_created(
+pub fn log_table_created(
     log: &InfoLog,
     table_cache: &super::table_cache::TableCache,
     job: i32,

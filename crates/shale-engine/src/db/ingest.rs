@@ -43,12 +43,12 @@ use parking_lot::MutexGuard;
 
 use super::cf::CfHandle;
 use super::{filename, DbInner, DbState};
+use crate::config::IngestSettings;
 use crate::error::{Error, ErrorKind, Result};
 use crate::key::{make_internal_key, parse_internal_key, user_key, ValueType, MAX_SEQUENCE_NUMBER};
 use crate::table::properties::{names, UNKNOWN_COLUMN_FAMILY};
 use crate::table::reader::TableReaderOptions;
 use crate::version::edit::{FileMetaData, VersionEdit};
-use shale_engine::config::IngestSettings;
 
 /// RocksDB's refusal of a file overlapping the levels of a family with timestamps.
 const OVERLAP_WITH_DB_TS: &str = "Column family enables user-defined timestamps, please make sure the key range (without timestamp) of external file does not overlap with key range (without timestamp) in the db";
@@ -79,7 +79,7 @@ struct Ingested {
 }
 
 impl DbInner {
-    pub(crate) fn ingest_external_files(
+    pub fn ingest_external_files(
         &self,
         h: &Arc<CfHandle>,
         opts: &IngestSettings,

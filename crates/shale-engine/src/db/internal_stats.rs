@@ -11,7 +11,7 @@
 //! the DB, as in RocksDB.
 
 // This thread's CPU time (RocksDB's `GetThreadCpuTimeNanos`, for `CompMergeCPU(sec)`).
-pub(crate) use shale_base::sys::thread_cpu_micros;
+pub use shale_base::sys::thread_cpu_micros;
 use std::fmt::Write as _;
 
 use parking_lot::Mutex;
@@ -24,7 +24,7 @@ const MICROS_IN_SEC: f64 = 1_000_000.0;
 /// One job's or one level's compaction figures (RocksDB's `InternalStats::CompactionStats`,
 /// without blob bytes: Shale writes no blob files here).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct CompactionStats {
+pub struct CompactionStats {
     pub micros: u64,
     pub cpu_micros: u64,
     /// Rn: bytes read from the levels other than the output level (the start level).
@@ -75,7 +75,7 @@ impl CompactionStats {
 /// or user pool, so only `Low` and `High` are ever recorded).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[allow(dead_code)]
-pub(crate) enum Priority {
+pub enum Priority {
     Bottom = 0,
     Low = 1,
     High = 2,
@@ -87,7 +87,7 @@ const PRIORITY_NAMES: [&str; 4] = ["Bottom", "Low", "High", "User"];
 /// RocksDB's column-family write-stall causes (`WriteStallCause`, CF scope) and the names
 /// `WriteStallStatsMapKeys::CauseConditionCount` gives them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum StallCause {
+pub enum StallCause {
     MemtableLimit = 0,
     L0FileCountLimit = 1,
     PendingCompactionBytes = 2,
@@ -122,12 +122,12 @@ struct CfStatsInner {
 /// A family's statistics (RocksDB's per-`ColumnFamilyData` `InternalStats`). Its mutex is a
 /// leaf: taken for a few additions or to copy the figures out.
 #[derive(Default)]
-pub(crate) struct CfInternalStats {
+pub struct CfInternalStats {
     inner: Mutex<CfStatsInner>,
 }
 
 /// What a family's text needs of its current Version, read under the DB mutex.
-pub(crate) struct LevelShape {
+pub struct LevelShape {
     pub files: Vec<usize>,
     pub being_compacted: Vec<usize>,
     pub bytes: Vec<u64>,
@@ -372,7 +372,7 @@ fn level_line(
 }
 
 /// RocksDB's `BytesToHumanString`: KB at least, two decimals.
-pub(crate) fn bytes_to_human(bytes: u64) -> String {
+pub fn bytes_to_human(bytes: u64) -> String {
     let names = ["KB", "MB", "GB", "TB"];
     let mut v = bytes as f64 / KB;
     let mut i = 0;
@@ -384,7 +384,7 @@ pub(crate) fn bytes_to_human(bytes: u64) -> String {
 }
 
 /// RocksDB's `NumberToHumanString`: K, M, G above 10^4, 10^7, 10^10.
-pub(crate) fn number_to_human(n: i64) -> String {
+pub fn number_to_human(n: i64) -> String {
     let a = n.unsigned_abs();
     if a < 10_000 {
         n.to_string()
@@ -398,7 +398,7 @@ pub(crate) fn number_to_human(n: i64) -> String {
 }
 
 /// RocksDB's `AppendHumanMicros` in its fixed format (`HH:MM:SS.sss H:M:S`).
-pub(crate) fn human_micros_fixed(micros: u64) -> String {
+pub fn human_micros_fixed(micros: u64) -> String {
     format!(
         "{:02}:{:02}:{:05.3} H:M:S",
         micros / 1_000_000 / 3600,
@@ -409,7 +409,7 @@ pub(crate) fn human_micros_fixed(micros: u64) -> String {
 
 /// The DB-wide figures of `rocksdb.dbstats` (RocksDB's `db_stats_`).
 #[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct DbCounts {
+pub struct DbCounts {
     pub write_self: u64,
     pub write_other: u64,
     pub keys: u64,
@@ -423,13 +423,13 @@ pub(crate) struct DbCounts {
 
 /// The last `dbstats` text's figures (RocksDB's `DBStatsSnapshot`).
 #[derive(Default)]
-pub(crate) struct DbSnapshot {
+pub struct DbSnapshot {
     seconds_up: f64,
     c: DbCounts,
 }
 
 /// RocksDB's `DumpDBStats`; moves the interval start to now, as RocksDB's does.
-pub(crate) fn db_text(c: DbCounts, seconds_up: f64, snap: &Mutex<DbSnapshot>) -> String {
+pub fn db_text(c: DbCounts, seconds_up: f64, snap: &Mutex<DbSnapshot>) -> String {
     let mut s = snap.lock();
     let mut out = String::new();
     let interval_up = seconds_up - s.seconds_up;

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use super::cf::{CfHandle, SuperVersion};
 use super::table_cache::TableEntry;
 use super::DbInner;
+use crate::config::ReadSettings;
 use crate::error::Result;
 use crate::iter::level::{LevelFile, LevelIterator};
 use crate::iter::merging::MergingIterator;
@@ -16,7 +17,6 @@ use crate::iter::range_del::{self, FragmentedTombstones, RangeTombstone};
 use crate::iter::BoxedIterator;
 use crate::table::reader::BlockReads;
 use crate::version::edit::FileMetaData;
-use shale_engine::config::ReadSettings;
 
 /// Files of a level by number, for opening them from a `LevelFile`.
 type FilesByNumber = Arc<HashMap<u64, Arc<FileMetaData>>>;
@@ -24,7 +24,7 @@ type FilesByNumber = Arc<HashMap<u64, Arc<FileMetaData>>>;
 /// How an iterator's seeks use prefix filters (RocksDB's prefix seek), from its
 /// ReadOptions and the family's prefix extractor.
 #[derive(Clone, Default)]
-pub(crate) struct PrefixMode {
+pub struct PrefixMode {
     /// Table seeks check prefix filters: `!total_order_seek || auto_prefix_mode ||
     /// prefix_same_as_start` (RocksDB's `check_filter`).
     table: Option<Arc<crate::table::PrefixSeek>>,
@@ -38,7 +38,7 @@ pub(crate) struct PrefixMode {
 impl PrefixMode {
     /// `prefix_seek_opt_in_only` (the database's): every iterator is made as with
     /// `total_order_seek`, as RocksDB's `ArenaWrappedDBIter::Init` sets it.
-    pub(crate) fn of(cf: &CfHandle, ro: &ReadSettings, prefix_seek_opt_in_only: bool) -> PrefixMode {
+    pub fn of(cf: &CfHandle, ro: &ReadSettings, prefix_seek_opt_in_only: bool) -> PrefixMode {
         let Some(pe) = &cf.config().prefix_extractor else { return PrefixMode::default() };
         let total_order_seek = ro.total_order_seek || prefix_seek_opt_in_only;
         let legacy = !total_order_seek && !ro.auto_prefix_mode;
@@ -59,7 +59,7 @@ impl PrefixMode {
 }
 
 /// What iterators of one SuperVersion share: its tables, level runs and range tombstones.
-pub(crate) struct IterParts {
+pub struct IterParts {
     l0: Vec<Arc<TableEntry>>,
     levels: Vec<(Arc<[LevelFile]>, FilesByNumber)>,
     tombstones: Vec<RangeTombstone>,
@@ -113,7 +113,7 @@ impl DbInner {
     /// deadline and I/O timeout), `ReadTier::Memtable` (memtables only) and
     /// `ignore_range_deletions` (no tombstones returned). `ReadTier::Persisted` is refused
     /// with NotSupported, as RocksDB 11.8.1's `NewIterator`.
-    pub(crate) fn internal_iterator(
+    pub fn internal_iterator(
         self: &Arc<Self>,
         cf: &Arc<CfHandle>,
         sv: &SuperVersion,
@@ -122,7 +122,7 @@ impl DbInner {
     ) -> Result<(BoxedIterator, Arc<FragmentedTombstones>)> {
         // A halted database (a panic or a poisoned lock, `halt.rs`) serves no read.
         self.check_halted()?;
-        use shale_engine::config::ReadTier;
+        use crate::config::ReadTier;
         if ro.read_tier == ReadTier::Persisted {
             return Err(crate::Error::not_supported(
                 "ReadTier::kPersistedData is not yet supported in iterators.",
@@ -200,7 +200,7 @@ impl DbInner {
     }
 
     /// A level iterator over `files` (used by compaction).
-    pub(crate) fn level_iterator_of(
+    pub fn level_iterator_of(
         self: &Arc<Self>,
         cf: &Arc<CfHandle>,
         files: &[Arc<FileMetaData>],

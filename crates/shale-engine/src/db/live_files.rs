@@ -23,7 +23,7 @@ use crate::error::Result;
 use crate::fs::read_file;
 
 /// A hold on file deletion, released when dropped.
-pub(crate) struct DeletionHold {
+pub struct DeletionHold {
     inner: Arc<DbInner>,
 }
 
@@ -42,7 +42,7 @@ impl Drop for DeletionHold {
 
 /// A file of the capture: its name in the database directory and the bytes to copy.
 #[derive(Debug, Clone)]
-pub(crate) struct LiveFile {
+pub struct LiveFile {
     pub name: String,
     /// The directory holding it: the database's, or a table path (`paths.rs`).
     pub dir: std::path::PathBuf,
@@ -53,7 +53,7 @@ pub(crate) struct LiveFile {
 }
 
 /// What a checkpoint or backup copies; see the module comment.
-pub(crate) struct LiveFiles {
+pub struct LiveFiles {
     pub tables: Vec<LiveFile>,
     /// Blob files (BlobDB), complete: RocksDB's header + blobs + footer size.
     pub blobs: Vec<LiveFile>,
@@ -68,7 +68,7 @@ pub(crate) struct LiveFiles {
 }
 
 impl DbInner {
-    pub(crate) fn release_deletion_hold(&self) {
+    pub fn release_deletion_hold(&self) {
         let mut st = self.lock_state();
         st.file_deletion_holds = st.file_deletion_holds.saturating_sub(1);
         if st.file_deletion_holds == 0 && !self.shutting_down.load(std::sync::atomic::Ordering::Acquire) {
@@ -78,7 +78,7 @@ impl DbInner {
 
     /// Bytes of the WALs still on disk (RocksDB's live WAL size, checked against a
     /// checkpoint's `log_size_for_flush`).
-    pub(crate) fn alive_wal_bytes(&self) -> u64 {
+    pub fn alive_wal_bytes(&self) -> u64 {
         let wals: Vec<u64> = self.lock_state().alive_wals.iter().copied().collect();
         let wal_dir = self.wal_dir();
         wals.iter().filter_map(|w| self.fs.file_size(&filename::wal_file(&wal_dir, *w)).ok()).sum()
@@ -86,7 +86,7 @@ impl DbInner {
 
     /// Captures the live files (see the module comment); with `flush`, every memtable is
     /// flushed first so the WALs captured hold nothing the tables lack.
-    pub(crate) fn capture_live_files(self: &Arc<Self>, flush: bool) -> Result<LiveFiles> {
+    pub fn capture_live_files(self: &Arc<Self>, flush: bool) -> Result<LiveFiles> {
         let hold = DeletionHold::new(self);
         if flush {
             self.flush_memtables(true, None)?;

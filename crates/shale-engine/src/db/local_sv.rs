@@ -50,7 +50,7 @@ fn in_use() -> *mut SuperVersion {
 }
 
 /// One thread's cached reference for one family.
-pub(crate) struct Slot {
+pub struct Slot {
     /// EMPTY (null), IN_USE, or a reference made by `Arc::into_raw`.
     ptr: AtomicPtr<SuperVersion>,
     /// The `LocalSv::id` of the cache the slot belongs to.
@@ -109,11 +109,17 @@ thread_local! {
 }
 
 /// One family's per-thread SuperVersion cache.
-pub(crate) struct LocalSv {
+pub struct LocalSv {
     index: usize,
     id: u64,
     /// Every live thread's slot of this cache (to scrape them at an install).
     slots: Mutex<Vec<Arc<Slot>>>,
+}
+
+impl Default for LocalSv {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl LocalSv {
@@ -201,7 +207,7 @@ impl Drop for LocalSv {
 }
 
 /// A SuperVersion borrowed for one read (see the module comment).
-pub(crate) enum SvRef {
+pub enum SvRef {
     /// Taken from this thread's slot, returned to it on drop.
     Slot { slot: Arc<Slot>, ptr: *mut SuperVersion },
     /// A reference of its own (a read within a read, or a thread exiting).

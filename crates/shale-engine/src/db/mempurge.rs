@@ -36,7 +36,7 @@ use crate::key::{parse_internal_key, trailer, user_key, ValueType};
 use crate::memtable::MemTable;
 
 /// The purged memtable, or None when MemPurge does not apply (the caller flushes).
-pub(crate) fn mempurge(
+pub fn mempurge(
     handle: &CfHandle,
     mems: &[Arc<MemTable>],
     snapshots: &[u64],

@@ -1,4 +1,4 @@
-//! The database: rust-rocksdb's `DB` over Shale's engine.
+//! The database: `DbInner`, the engine under rust-rocksdb's `DB` (the facade, `shale::db`, holds one).
 //!
 //! `docs/architecture.md` draws the whole; this is what guards what, and the lock order.
 //!
@@ -34,156 +34,78 @@
 //! with `state` held). The ranks in [`ranks`] put these in one order, each written on its
 //! field, and debug builds check every acquisition against it (`shale_base::lock_rank`).
 
-mod best_efforts;
-mod buffered_fs;
-mod cf;
-pub(crate) mod cf_settings;
-mod column_family;
-mod common;
-mod compact;
-mod compact_api;
-mod compat;
-mod create_cf;
-mod delete_files;
-pub(crate) mod dyn_options;
-mod error_handler;
-mod record_count;
-pub(crate) use shale_format::filename;
-mod flush;
-mod halt;
-pub(crate) mod info_log;
-mod ingest;
-pub(crate) mod internal_stats;
-mod iter_build;
-mod iterator;
-pub(crate) mod layer_hooks;
-pub(crate) mod live_files;
-mod local_sv;
-mod mempurge;
-mod obsolete;
-mod open;
-mod open_api;
-pub(crate) mod options_dump;
-pub(crate) mod options_writer;
-mod paths;
-mod pinnable;
-mod properties;
-mod properties_api;
-mod read;
-mod read_api;
-pub(crate) use read_api::HandleOf;
-mod wal_archive;
-mod wal_limit;
-pub(crate) use read::ts_unsupported as ts_unsupported_error;
-mod readonly;
-mod readonly_api;
-mod remote_compaction;
-mod remote_compaction_api;
+pub mod buffered_fs;
+pub mod cf;
+pub mod cf_settings;
+pub mod compact;
+pub mod delete_files;
+pub mod error_handler;
+pub mod flush;
+pub mod halt;
+pub mod info_log;
+pub mod ingest;
+pub mod internal_stats;
+pub mod iter_build;
+pub mod layer_hooks;
+pub mod live_files;
+pub mod local_sv;
+pub mod mempurge;
+pub mod obsolete;
+pub mod open;
+pub mod paths;
+pub mod properties;
+pub mod read;
+pub mod readonly;
+pub mod record_count;
+pub mod remote_compaction;
+pub mod repair;
+pub mod scheduler;
+pub mod snapshots;
+pub mod stats_history;
+pub mod table_cache;
+pub mod timestamps;
+pub mod ttl;
+pub mod twopc;
+pub mod versions;
+pub mod wal_archive;
+pub mod wal_limit;
+pub mod wal_sync;
+pub mod wal_tracking;
+pub mod write;
+pub mod write_conflict;
+pub mod write_controller;
 pub use remote_compaction::CompactionService;
-pub use remote_compaction_api::open_and_compact;
-mod repair;
-mod repair_api;
-mod scheduler;
-mod snapshot;
-mod snapshots;
-mod stats_history;
-mod stats_history_api;
-mod table_cache;
-pub(crate) mod thread_mode;
-mod timestamps;
-mod ttl;
-pub(crate) mod twopc;
-mod versions;
-mod wal_sync;
-mod wal_tracking;
-mod write;
-mod write_conflict;
-mod write_controller;
+pub use shale_format::filename;
 
-use std::collections::{BTreeMap, VecDeque};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64};
-use std::sync::{Arc, Mutex, Weak};
-
-use parking_lot::{Condvar, Mutex as PlMutex, MutexGuard, RwLock};
-use shale_base::lock_rank::Ranked;
-use std::thread::JoinHandle;
-
-use crate::error::{Error, Result};
 use crate::fs::{FileLock, FileSystemRef};
 use crate::memtable::MemTable;
-use crate::options::Options;
 use crate::version::edit::FileMetaData;
 use crate::version::set::VersionSet;
 use crate::wal::LogWriter;
-pub use thread_mode::{MultiThreaded, SingleThreaded, ThreadMode};
-
-pub use crate::cf_descriptor::{ColumnFamilyDescriptor, ColumnFamilyTtl};
+pub use cf::SuperVersion;
 pub use cf::DEFAULT_COLUMN_FAMILY_NAME;
-pub use column_family::ColumnFamily;
-pub use common::{ColumnFamilyMetaData, LiveFile, Range};
-pub(crate) use iter_build::PrefixMode;
-pub use iterator::{
-    DBIterator, DBIteratorWithThreadMode, DBRawIterator, DBRawIteratorWithThreadMode, Direction, IteratorMode,
-};
-pub use pinnable::DBPinnableSlice;
-pub use snapshot::{Snapshot, SnapshotWithThreadMode};
-pub use stats_history::PERSISTENT_STATS_COLUMN_FAMILY_NAME;
-pub use stats_history_api::StatsHistoryIterator;
-
-pub(crate) use cf::SuperVersion;
-pub(crate) use cf::{CfHandle, CfState};
-pub(crate) use error_handler::BgErrorReason;
+pub use cf::{CfHandle, CfState};
+pub use error_handler::BgErrorReason;
 use error_handler::ErrorHandler;
 use info_log::InfoLog;
-pub(crate) use pinnable::pin as pinned_value;
+use parking_lot::{Condvar, Mutex as PlMutex, MutexGuard, RwLock};
 use scheduler::JobQueues;
+use shale_base::lock_rank::Ranked;
+pub use stats_history::PERSISTENT_STATS_COLUMN_FAMILY_NAME;
+use std::collections::{BTreeMap, VecDeque};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::{Arc, Mutex, Weak};
 use table_cache::TableCache;
 use write::WriteQueue;
 use write_controller::WriteController;
 
-/// A Shale database, as rust-rocksdb's `DBCommon`: `T` is the thread mode (how column-family
-/// handles are held, see `thread_mode.rs`), `I` the kind of database behind it.
-/// `DB` is `DBWithThreadMode<SingleThreaded>` (or `<MultiThreaded>` with the
-/// `multi-threaded-cf` feature).
-pub struct DBCommon<T: ThreadMode, I: DBInner> {
-    pub(crate) inner: Arc<DbInner>,
-    /// Handles by name, held as the thread mode holds them.
-    pub(crate) cfs: T,
-    default_cf: ColumnFamily,
-    threads: Vec<JoinHandle<()>>,
-    pub(crate) kind: I,
-}
-
-/// What kind of database a `DBCommon` is, as rust-rocksdb's `DBInner` trait.
-pub trait DBInner: thread_mode::sealed::Sealed {}
-
-/// The plain (non-transactional) database kind, as rust-rocksdb's `DBWithThreadModeInner`.
-pub struct DBWithThreadModeInner {
-    _private: (),
-}
-
-impl thread_mode::sealed::Sealed for DBWithThreadModeInner {}
-impl DBInner for DBWithThreadModeInner {}
-
-/// A database with the given thread mode, as rust-rocksdb's `DBWithThreadMode`.
-pub type DBWithThreadMode<T> = DBCommon<T, DBWithThreadModeInner>;
-
-/// The database type of rust-rocksdb: single-threaded column-family handles, or
-/// multi-threaded ones with the `multi-threaded-cf` feature.
-#[cfg(not(feature = "multi-threaded-cf"))]
-pub type DB = DBWithThreadMode<SingleThreaded>;
-/// The database type of rust-rocksdb: single-threaded column-family handles, or
-/// multi-threaded ones with the `multi-threaded-cf` feature.
-#[cfg(feature = "multi-threaded-cf")]
-pub type DB = DBWithThreadMode<MultiThreaded>;
-
 /// The ranks of the DB's locks (`shale_base::lock_rank`): a thread takes them in ascending
-/// order only. The engine's VersionSet ranks its own two (`shale_engine::version::set::ranks`):
+/// order only. The engine's VersionSet ranks its own two (`crate::version::set::ranks`):
 /// `versions.manifest` at 40, between the DB mutex and `handles`, and
 /// `versions.pending_outputs` at 95, a leaf. The families' SuperVersion locks, the caches and
 /// the info log are leaves taken last and hold nothing else.
-pub(crate) mod ranks {
+pub mod ranks {
     use shale_base::lock_rank::Rank;
     pub const WRITERS: Rank = Rank::new(10, "writers (the write queue)");
     pub const WAL: Rank = Rank::new(20, "wal (the current WAL)");
@@ -195,7 +117,7 @@ pub(crate) mod ranks {
     pub const SNAPSHOTS: Rank = Rank::new(90, "snapshots");
 }
 
-pub(crate) struct DbInner {
+pub struct DbInner {
     pub path: PathBuf,
     pub fs: FileSystemRef,
     /// The layer above's work at family changes: the OPTIONS file, the LOG's dump of a
@@ -203,7 +125,7 @@ pub(crate) struct DbInner {
     pub hooks: Box<dyn layer_hooks::LayerHooks>,
     /// The DB-wide options resolved for the engine (`Options::engine_db_config`, built once
     /// in `open::new_inner`).
-    pub config: shale_engine::config::DbConfig,
+    pub config: crate::config::DbConfig,
     /// The DB mutex. Rank `ranks::DB_MUTEX`.
     pub state: Ranked<PlMutex<DbState>>,
     /// Where compactions that rewrite tables run instead of here (RocksDB's
@@ -286,7 +208,7 @@ pub(crate) struct DbInner {
 }
 
 /// State guarded by the DB mutex (`DbInner::state`).
-pub(crate) struct DbState {
+pub struct DbState {
     pub cfs: BTreeMap<u32, CfState>,
     pub max_column_family: u32,
     /// WAL numbers still on disk, oldest first (the last is the current WAL).
@@ -335,7 +257,7 @@ pub(crate) struct DbState {
 /// The active WAL, guarded by `DbInner::wal`: held across the current WAL's appends and
 /// fsyncs (by the write leader, `flush_wal`, `SyncWAL`), so never taken with the DB mutex
 /// held (`wal_sync.rs`).
-pub(crate) struct WalState {
+pub struct WalState {
     pub writer: LogWriter,
     pub number: u64,
     /// Bytes written to this WAL that are not yet fsynced.
@@ -349,7 +271,7 @@ pub(crate) struct WalState {
 
 /// What the DB mutex's holders need to know of the WALs, guarded by `DbInner::wal_meta`, a
 /// leaf lock never held across file I/O (so the DB mutex never waits for a WAL fsync).
-pub(crate) struct WalMeta {
+pub struct WalMeta {
     /// WALs closed by memtable switches and not yet synced, oldest first (`wal_sync.rs`).
     pub closed: Vec<wal_sync::ClosedWal>,
     /// Closed WALs found synced, for the MANIFEST (`track_and_verify_wals_in_manifest`).
@@ -365,11 +287,11 @@ pub(crate) struct WalMeta {
 }
 
 /// The active memtable of every family by id, with its write buffer size.
-pub(crate) type ActiveMems = Vec<Option<ActiveMem>>;
+pub type ActiveMems = Vec<Option<ActiveMem>>;
 
 /// A family's active memtable as the write leader finds it.
 #[derive(Clone)]
-pub(crate) struct ActiveMem {
+pub struct ActiveMem {
     pub mem: Arc<MemTable>,
     /// The family's write buffer size: the memtable is full at this memory usage.
     pub limit: usize,
@@ -398,7 +320,7 @@ impl WalMeta {
 /// variables. While it lives, this thread counts as holding the DB mutex for the file system
 /// layer's debug check that no file is synced under it (`shale_base::fs::db_mutex_check`);
 /// [`unlocked`] releases the mutex and the count together.
-pub(crate) struct DbGuard<'a>(shale_base::lock_rank::RankedGuard<MutexGuard<'a, DbState>>);
+pub struct DbGuard<'a>(shale_base::lock_rank::RankedGuard<MutexGuard<'a, DbState>>);
 
 impl<'a> std::ops::Deref for DbGuard<'a> {
     type Target = MutexGuard<'a, DbState>;
@@ -421,7 +343,7 @@ impl Drop for DbGuard<'_> {
 
 /// `MutexGuard::unlocked` for the DB mutex: runs `f` with it released (and this thread not
 /// counted as holding it, also if `f` unwinds), then takes it back.
-pub(crate) fn unlocked<U>(st: &mut MutexGuard<'_, DbState>, f: impl FnOnce() -> U) -> U {
+pub fn unlocked<U>(st: &mut MutexGuard<'_, DbState>, f: impl FnOnce() -> U) -> U {
     struct Retake;
     impl Drop for Retake {
         fn drop(&mut self) {
@@ -435,7 +357,7 @@ pub(crate) fn unlocked<U>(st: &mut MutexGuard<'_, DbState>, f: impl FnOnce() -> 
 }
 
 /// Counters behind `rocksdb.stats` and friends (atomics, updated without locks).
-pub(crate) struct Stats {
+pub struct Stats {
     /// When the database opened (RocksDB's `started_at_`: the uptime of the texts).
     pub started: std::time::Instant,
     /// Keys and bytes of the write groups (RocksDB's `kIntStatsNumKeysWritten`,
@@ -521,7 +443,7 @@ impl Stats {
 
 impl DbInner {
     /// Where the WALs are: `wal_dir`, or the database directory (`Options::wal_dir_of`).
-    pub(crate) fn wal_dir(&self) -> PathBuf {
+    pub fn wal_dir(&self) -> PathBuf {
         self.config.wal_dir.clone()
     }
 
@@ -589,207 +511,5 @@ impl DbInner {
         let mut meta = self.wal_meta.lock();
         meta.set_mem(id, entry);
         self.mems_hint.store(meta.mems.as_ptr() as usize, std::sync::atomic::Ordering::Relaxed);
-    }
-}
-
-impl<T: ThreadMode> DBWithThreadMode<T> {
-    /// Opens the database at `path` with default options (it must exist).
-    pub fn open_default<P: AsRef<Path>>(path: P) -> Result<Self> {
-        let mut opts = Options::default();
-        opts.create_if_missing(true);
-        Self::open(&opts, path)
-    }
-
-    /// Opens the database at `path` with only the default column family.
-    pub fn open<P: AsRef<Path>>(opts: &Options, path: P) -> Result<Self> {
-        Self::open_cf_descriptors(opts, path, Vec::<ColumnFamilyDescriptor>::new())
-    }
-
-    /// Opens the database with the named column families. As rust-rocksdb's, every named
-    /// family gets `Options::default()` (not `opts`), and so does the default family when
-    /// the list names others but not it; with no names, the default family gets `opts`.
-    /// To give families options, use `open_cf_descriptors`.
-    pub fn open_cf<P, I, N>(opts: &Options, path: P, cfs: I) -> Result<Self>
-    where
-        P: AsRef<Path>,
-        I: IntoIterator<Item = N>,
-        N: AsRef<str>,
-    {
-        let descs: Vec<ColumnFamilyDescriptor> =
-            cfs.into_iter().map(|n| ColumnFamilyDescriptor::new(n.as_ref(), Options::default())).collect();
-        Self::open_cf_descriptors(opts, path, descs)
-    }
-
-    /// Opens the database with column families described by name and options. A list that
-    /// does not name "default" opens the default family with `Options::default()` (as
-    /// rust-rocksdb does); an empty list opens it with `opts`.
-    pub fn open_cf_descriptors<P, I>(opts: &Options, path: P, cfs: I) -> Result<Self>
-    where
-        P: AsRef<Path>,
-        I: IntoIterator<Item = ColumnFamilyDescriptor>,
-    {
-        let db = open_api::open::<T>(opts, path.as_ref(), cfs.into_iter().collect())?;
-        // RocksDB's LOG header states the allocator; Shale uses the system allocator (the
-        // `jemalloc` feature is accepted for rust-rocksdb's sake and changes nothing).
-        db.inner.info_log.log(format_args!("Jemalloc supported: 0"));
-        Ok(db)
-    }
-}
-
-impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
-    /// Names of the column families recorded in the database's MANIFEST.
-    pub fn list_cf<P: AsRef<Path>>(opts: &Options, path: P) -> Result<Vec<String>> {
-        open_api::list_cf(opts, path.as_ref())
-    }
-
-    /// Removes the database's files and directory. Fails if the database is open.
-    pub fn destroy<P: AsRef<Path>>(opts: &Options, path: P) -> Result<()> {
-        open_api::destroy(opts, path.as_ref())
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.inner.path
-    }
-
-    /// The latest sequence number, as rust-rocksdb's `latest_sequence_number`.
-    pub fn latest_sequence_number(&self) -> u64 {
-        self.inner.last_sequence()
-    }
-
-    /// With `enable_pipelined_write`: how many write groups began their WAL write while an
-    /// earlier group was still to insert into the memtables (the pipeline's overlap). Not
-    /// in rust-rocksdb; for Shale's tests and tools.
-    #[doc(hidden)]
-    pub fn pipelined_write_overlaps(&self) -> u64 {
-        self.inner.pipelined_write_overlaps()
-    }
-
-    /// Lets writes resume after a hard background error whose cause has gone (RocksDB's
-    /// Resume): starts a new WAL, flushes every memtable, and clears the error once that is
-    /// durable. Fails (and keeps writes stopped) while the cause is still there, and after a
-    /// fatal or unrecoverable error, which need a reopen. See `db/error_handler.rs`.
-    pub fn resume(&self) -> Result<()> {
-        self.inner.check_writable()?;
-        self.inner.recover(true)
-    }
-
-    pub(crate) fn default_handle(&self) -> &ColumnFamily {
-        &self.default_cf
-    }
-
-    /// Creates a column family whatever the thread mode (used by open).
-    pub(crate) fn create_cf_internal(&mut self, name: &str, opts: &Options) -> Result<()> {
-        if self.cfs.get_handle(name).is_some() {
-            return Err(Error::invalid_argument(format!("Column family already exists: {name}")));
-        }
-        let cf = self.create_cf_handle(name, opts)?;
-        self.cfs.insert_handle(name, cf);
-        Ok(())
-    }
-
-    pub(crate) fn create_cf_handle(&self, name: &str, opts: &Options) -> Result<ColumnFamily> {
-        Ok(ColumnFamily::new(create_cf::create_cf(&self.inner, name, opts)?))
-    }
-
-    pub(crate) fn check_droppable(&self, name: &str, cf: Option<&ColumnFamily>) -> Result<ColumnFamily> {
-        if name == DEFAULT_COLUMN_FAMILY_NAME {
-            return Err(Error::invalid_argument("Can't drop default column family"));
-        }
-        cf.map(ColumnFamily::clone_handle)
-            .ok_or_else(|| Error::invalid_argument(format!("Invalid column family: {name}")))
-    }
-
-    pub(crate) fn drop_cf_handle(&self, cf: &ColumnFamily) -> Result<()> {
-        cf::drop_cf(&self.inner, &cf.handle)
-    }
-
-    /// Drops a column family whatever the thread mode.
-    pub(crate) fn drop_cf_internal(&mut self, name: &str) -> Result<()> {
-        let cf = self.check_droppable(name, self.cfs.get_handle(name).as_ref())?;
-        self.drop_cf_handle(&cf)?;
-        self.cfs.remove_handle(name);
-        Ok(())
-    }
-}
-
-impl<T: ThreadMode> DBWithThreadMode<T> {
-    pub(crate) fn from_parts(
-        inner: Arc<DbInner>,
-        cfs: BTreeMap<String, ColumnFamily>,
-        default_cf: ColumnFamily,
-        threads: Vec<JoinHandle<()>>,
-    ) -> Self {
-        let cfs = T::new_cf_map(cfs);
-        DBCommon { inner, cfs, default_cf, threads, kind: DBWithThreadModeInner { _private: () } }
-    }
-}
-
-impl<T: ThreadMode> DBWithThreadMode<T> {
-    /// The same open database as another kind (an `OptimisticTransactionDB`).
-    pub(crate) fn into_kind<J: DBInner>(self, kind: J) -> DBCommon<T, J> {
-        let me = std::mem::ManuallyDrop::new(self);
-        // SAFETY: every field of `me` is read exactly once and `me` is never used or
-        // dropped afterwards (ManuallyDrop), so each value has exactly one owner; the old
-        // kind, `DBWithThreadModeInner`, holds nothing.
-        unsafe {
-            DBCommon {
-                inner: std::ptr::read(&me.inner),
-                cfs: std::ptr::read(&me.cfs),
-                default_cf: std::ptr::read(&me.default_cf),
-                threads: std::ptr::read(&me.threads),
-                kind,
-            }
-        }
-    }
-}
-
-impl<T: ThreadMode, I: DBInner> Drop for DBCommon<T, I> {
-    fn drop(&mut self) {
-        open::close(&self.inner);
-        for t in self.threads.drain(..) {
-            let _ = t.join();
-        }
-    }
-}
-
-#[cfg(test)]
-mod lock_rank_tests {
-    use crate::{Options, DB};
-
-    /// The ranks are on the DB's own locks: taking the DB mutex while holding `wal_meta`
-    /// (the order reversed) fails, naming both; the documented order passes. Checked in
-    /// debug builds and in CI's `ci` profile (debug assertions on for shale-base).
-    #[test]
-    fn db_locks_taken_out_of_order_are_caught() {
-        assert!(shale_base::lock_rank::enabled(), "this test profile does not check lock ranks");
-        let dir = tempfile::tempdir().unwrap();
-        let mut o = Options::default();
-        o.create_if_missing(true);
-        let db = DB::open(&o, dir.path()).unwrap();
-        let inner = db.inner.clone();
-        {
-            let _writers = inner.writers.lock();
-            let _wal = inner.lock_or_halt(&inner.wal, "WAL").unwrap();
-            let _meta = inner.wal_meta.lock();
-        }
-        {
-            let st = inner.lock_state();
-            let _handles = inner.handles.read();
-            let _meta = inner.wal_meta.lock();
-            drop(st);
-        }
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let _meta = inner.wal_meta.lock();
-            let _st = inner.lock_state();
-        }));
-        let msg = *r.unwrap_err().downcast::<String>().unwrap();
-        assert_eq!(
-            msg,
-            "lock order: state (the DB mutex) (rank 30) taken while this thread holds wal_meta (closed WALs, \
-             active memtables) (rank 60)"
-        );
-        // Nothing is left held: the database works on.
-        db.put(b"k", b"v").unwrap();
-        db.flush().unwrap();
     }
 }

@@ -34,7 +34,7 @@ use super::{DbInner, DbState};
 
 /// Files to delete, found under the DB mutex, deleted without it.
 #[derive(Default)]
-pub(crate) struct ObsoleteFiles {
+pub struct ObsoleteFiles {
     /// Table numbers and files (in the family's table path, `paths.rs`).
     tables: Vec<(u64, std::path::PathBuf)>,
     wals: Vec<u64>,
@@ -54,7 +54,7 @@ impl ObsoleteFiles {
 
 impl DbInner {
     /// The WALs and tables that nothing needs any more, taken off the lists.
-    pub(crate) fn find_obsolete_files(&self, st: &mut DbState) -> ObsoleteFiles {
+    pub fn find_obsolete_files(&self, st: &mut DbState) -> ObsoleteFiles {
         let job = st.purge_job.take();
         let mut out = ObsoleteFiles::default();
         if st.file_deletion_holds > 0 {
@@ -118,7 +118,7 @@ impl DbInner {
     }
 
     /// Records whether tables wait for their last reader (DB mutex held).
-    pub(crate) fn note_obsolete(&self, st: &DbState) {
+    pub fn note_obsolete(&self, st: &DbState) {
         self.has_obsolete.store(
             !st.obsolete_tables.is_empty() || !st.obsolete_blobs.is_empty(),
             std::sync::atomic::Ordering::Release,
@@ -128,7 +128,7 @@ impl DbInner {
     /// Called when a reader lets go of a SuperVersion (an iterator is dropped): if tables
     /// wait for their last reader, a flush thread purges them soon, off the reader's thread
     /// (as RocksDB's `background_purge_on_iterator_cleanup`).
-    pub(crate) fn reader_released(&self) {
+    pub fn reader_released(&self) {
         use std::sync::atomic::Ordering;
         if self.has_obsolete.load(Ordering::Acquire) {
             self.purge_requested.store(true, Ordering::Release);
@@ -138,7 +138,7 @@ impl DbInner {
 
     /// Finds obsolete files under the DB mutex and deletes them with it released; with
     /// `avoid_unnecessary_blocking_io`, asks a background thread to (`schedule_purge`).
-    pub(crate) fn purge_obsolete_files(&self, st: &mut parking_lot::MutexGuard<'_, DbState>) {
+    pub fn purge_obsolete_files(&self, st: &mut parking_lot::MutexGuard<'_, DbState>) {
         if self.config.avoid_unnecessary_blocking_io {
             self.schedule_purge();
             return;
@@ -147,13 +147,13 @@ impl DbInner {
     }
 
     /// RocksDB's `SchedulePurge`: a flush-pool thread runs `purge_now` soon.
-    pub(crate) fn schedule_purge(&self) {
+    pub fn schedule_purge(&self) {
         self.purge_requested.store(true, std::sync::atomic::Ordering::Release);
         self.work_cv.notify_all();
     }
 
     /// The purge itself, on the calling thread.
-    pub(crate) fn purge_now(&self, st: &mut parking_lot::MutexGuard<'_, DbState>) {
+    pub fn purge_now(&self, st: &mut parking_lot::MutexGuard<'_, DbState>) {
         let dead = self.find_obsolete_files(st);
         if !dead.is_empty() {
             super::unlocked(st, || {
@@ -167,7 +167,7 @@ impl DbInner {
     }
 
     /// Deletes what `find_obsolete_files` found. Call without the DB mutex.
-    pub(crate) fn delete_obsolete_files(&self, files: ObsoleteFiles) {
+    pub fn delete_obsolete_files(&self, files: ObsoleteFiles) {
         let job = files.job;
         let deleted = |n: u64, status: &str| {
             self.info_log.event(super::info_log::table_file_deletion_event(job, n, status));
@@ -206,7 +206,7 @@ impl DbInner {
                         },
                         None => {
                             self.info_log.log_at(
-                                crate::LogLevel::Warn,
+                                crate::config::LogLevel::Warn,
                                 format_args!("deleting obsolete table {n}: {e}"),
                             );
                             deleted(n, e.as_ref());
@@ -220,8 +220,10 @@ impl DbInner {
             let status = match self.fs.remove_file(&crate::blob::blob_file_path(&self.path, n)) {
                 Ok(()) => "OK".to_string(),
                 Err(e) => {
-                    self.info_log
-                        .log_at(crate::LogLevel::Warn, format_args!("deleting obsolete blob file {n}: {e}"));
+                    self.info_log.log_at(
+                        crate::config::LogLevel::Warn,
+                        format_args!("deleting obsolete blob file {n}: {e}"),
+                    );
                     e.to_string()
                 }
             };
@@ -237,7 +239,7 @@ impl DbInner {
 
     /// Every table directory of the database: its `db_paths` and the open families'
     /// `cf_paths` (`paths.rs`), the database directory among them when no path is set.
-    pub(crate) fn table_dirs_all(&self) -> Vec<std::path::PathBuf> {
+    pub fn table_dirs_all(&self) -> Vec<std::path::PathBuf> {
         let mut dirs: Vec<std::path::PathBuf> = self.config.db_paths.iter().map(|(d, _)| d.clone()).collect();
         if dirs.is_empty() {
             dirs.push(self.path.clone());
@@ -256,7 +258,7 @@ impl DbInner {
     /// Removes every file of the database's kinds that nothing names: tables of no
     /// Version, WALs below the oldest one needed, MANIFESTs but the current one, temporary
     /// files. One directory scan; run at open, before background work starts.
-    pub(crate) fn purge_unreferenced(&self, st: &mut DbState) {
+    pub fn purge_unreferenced(&self, st: &mut DbState) {
         let dead = self.find_obsolete_files(st);
         self.delete_obsolete_files(dead);
         if self.versions.manifest_write_failed() {

@@ -23,6 +23,8 @@ use super::scheduler::JobQueues;
 use super::table_cache::TableCache;
 use super::write_controller::WriteController;
 use super::{CfState, DbInner, DbState, Stats, WalState};
+use crate::batch::Batch as WriteBatch;
+use crate::config::DbConfig;
 use crate::error::{Error, Result};
 use crate::fs::{default_fs, FileLock, FileSystem, FileSystemRef};
 use crate::memtable::MemTable;
@@ -31,11 +33,9 @@ use crate::version::manifest::{self, ManifestWriter};
 use crate::version::set::VersionSet;
 use crate::wal::{LogReader, LogWriter};
 use shale_base::sys::fill_random;
-use shale_engine::batch::Batch as WriteBatch;
-use shale_engine::config::DbConfig;
 
 /// The WAL numbers in `path`, ascending.
-pub(crate) fn wal_numbers(fs: &dyn FileSystem, path: &Path) -> Result<Vec<u64>> {
+pub fn wal_numbers(fs: &dyn FileSystem, path: &Path) -> Result<Vec<u64>> {
     let mut wals: Vec<u64> = fs
         .children(path)?
         .iter()
@@ -51,11 +51,7 @@ pub(crate) fn wal_numbers(fs: &dyn FileSystem, path: &Path) -> Result<Vec<u64>> 
 /// RocksDB's check of the file options against the file system at open (`DBImpl::Recover`):
 /// CURRENT opened with direct reads; when that fails and a plain open works, direct I/O is
 /// what the file system lacks.
-pub(crate) fn check_direct_io(
-    fs: &dyn crate::fs::FileSystem,
-    current: &Path,
-    config: &DbConfig,
-) -> Result<()> {
+pub fn check_direct_io(fs: &dyn crate::fs::FileSystem, current: &Path, config: &DbConfig) -> Result<()> {
     // RocksDB opens CURRENT with `use_direct_reads |= use_direct_io_for_flush_and_compaction`
     // (mmap reads, when asked for, win over direct reads).
     let direct = config.use_direct_reads || config.use_direct_io_for_flush_and_compaction;
@@ -80,7 +76,7 @@ pub(crate) fn check_direct_io(
 /// other entries are older than the families' log numbers and skipped). A read-write, a
 /// read-only and a secondary open all use this rule (RocksDB's DBImplReadOnly runs the
 /// same Recover).
-pub(crate) fn wals_to_replay(
+pub fn wals_to_replay(
     wals: &[u64],
     recovered: &manifest::RecoveredManifest,
     cfs: &BTreeMap<u32, CfState>,
@@ -94,7 +90,7 @@ pub(crate) fn wals_to_replay(
 }
 
 /// What a database needs besides its WAL to be built.
-pub(crate) struct InnerParts {
+pub struct InnerParts {
     pub fs: FileSystemRef,
     pub versions: VersionSet,
     pub table_cache: TableCache,
@@ -104,7 +100,7 @@ pub(crate) struct InnerParts {
 }
 
 /// The database's shared state, with no family installed yet.
-pub(crate) fn new_inner(
+pub fn new_inner(
     path: &Path,
     hooks: Box<dyn super::layer_hooks::LayerHooks>,
     config: DbConfig,
@@ -210,11 +206,7 @@ pub(crate) fn new_inner(
 /// with Corruption (the first such file in level order), and a missing one too
 /// ("Corruption: IO error: ... No such file ..."). Without it the errors are left for the
 /// reads that need the table.
-pub(crate) fn load_tables(
-    table_cache: &TableCache,
-    cfs: &BTreeMap<u32, CfState>,
-    config: &DbConfig,
-) -> Result<()> {
+pub fn load_tables(table_cache: &TableCache, cfs: &BTreeMap<u32, CfState>, config: &DbConfig) -> Result<()> {
     let limit = if config.max_open_files < 0 {
         usize::MAX
     } else {
@@ -270,12 +262,12 @@ pub(crate) fn load_tables(
 }
 
 /// A level-0 table written from a WAL at open, with the blob files it refers to.
-pub(crate) type RecoveredTable = (u32, FileMetaData, Vec<crate::version::edit::BlobFileAddition>);
+pub type RecoveredTable = (u32, FileMetaData, Vec<crate::version::edit::BlobFileAddition>);
 
 /// Writes a memtable recovered from the WALs to a level-0 table numbered from
 /// `next_file_number`; with BlobDB its large values go to blob files numbered after it, as
 /// RocksDB's recovery flush writes them (BlobFileCreationReason::kRecovery).
-pub(crate) fn recovery_table(
+pub fn recovery_table(
     fs: &dyn FileSystem,
     path: &Path,
     cf: &super::cf::CfHandle,
@@ -310,7 +302,7 @@ pub(crate) fn recovery_table(
     r
 }
 
-pub(crate) struct RecoveryCtx<'a> {
+pub struct RecoveryCtx<'a> {
     pub fs: &'a dyn FileSystem,
     pub path: &'a Path,
     /// Where the WALs are (`Options::wal_dir_of`).
@@ -327,7 +319,7 @@ pub(crate) struct RecoveryCtx<'a> {
 /// Where point-in-time recovery stands across WALs (RocksDB's `stop_replay_for_corruption`,
 /// `next_sequence` and `corrupted_wal_number` in RecoverLogFiles).
 #[derive(Debug)]
-pub(crate) struct ReplayState {
+pub struct ReplayState {
     /// A damaged record ended a WAL: later records are dropped until a WAL's first batch
     /// begins at `next_sequence`.
     pub stopped: bool,
@@ -346,7 +338,7 @@ impl Default for ReplayState {
 /// RocksDB's MaybeHandleStopReplayForCorruptionForInconsistency: after point-in-time
 /// recovery stopped in WAL N, a family with tables whose log number is past N holds data
 /// newer than the hole: the open fails.
-pub(crate) fn check_stop_for_corruption(replay: &ReplayState, cfs: &BTreeMap<u32, CfState>) -> Result<()> {
+pub fn check_stop_for_corruption(replay: &ReplayState, cfs: &BTreeMap<u32, CfState>) -> Result<()> {
     if !replay.stopped {
         return Ok(());
     }
@@ -370,7 +362,7 @@ pub(crate) fn check_stop_for_corruption(replay: &ReplayState, cfs: &BTreeMap<u32
 /// read-only opens. Point-in-time recovery: after a damaged record the later WALs are
 /// dropped, unless one starts exactly at the next sequence number; a family whose tables
 /// are newer than the damaged WAL then fails the open.
-pub(crate) fn replay_wals(
+pub fn replay_wals(
     ctx: &mut RecoveryCtx<'_>,
     config: &DbConfig,
     wals: &[u64],
@@ -391,7 +383,7 @@ pub(crate) fn replay_wals(
 /// The rules WAL replay follows: `wal_recovery_mode`, except that with `paranoid_checks` off
 /// RocksDB's `InitializeLogReader` gives the log reader no status to report damage into, so
 /// every damaged record is skipped and replay goes on: SkipAnyCorruptedRecord's rule.
-pub(crate) fn replay_mode(config: &DbConfig) -> crate::wal::WalRecoveryMode {
+pub fn replay_mode(config: &DbConfig) -> crate::wal::WalRecoveryMode {
     if config.paranoid_checks {
         config.wal_recovery_mode
     } else {
@@ -402,7 +394,7 @@ pub(crate) fn replay_mode(config: &DbConfig) -> crate::wal::WalRecoveryMode {
 /// Replays one WAL into the memtables. Returns true when point-in-time recovery is stopped
 /// after it (`replay.stopped`): a corrupt record ended it, or an earlier one did and this
 /// WAL did not begin at the next sequence number (it was dropped).
-pub(crate) fn replay_wal(
+pub fn replay_wal(
     ctx: &mut RecoveryCtx<'_>,
     config: &DbConfig,
     wal: u64,
@@ -468,7 +460,7 @@ pub(crate) fn replay_wal(
         // Entries of a prepare section go to the prepared transaction, not the memtables;
         // a commit marker inserts its transaction's entries (RocksDB's MemTableInserter
         // in recovery).
-        let mut insert = |seq: &mut u64, e: &shale_engine::batch::BatchEntry<'_>| {
+        let mut insert = |seq: &mut u64, e: &crate::batch::BatchEntry<'_>| {
             if let Some(cf) = cfs.get(&e.cf_id) {
                 if wal >= cf.log_number {
                     cf.mem.put(*seq, e.value_type, e.key, e.value);
@@ -513,7 +505,7 @@ pub(crate) fn replay_wal(
 
 /// `disallow_memtable_writes`: a WAL record for such a family fails the open, as RocksDB's
 /// MemTableInserter does (the option can be set between opens, not over unflushed writes).
-pub(crate) fn check_memtable_writes_allowed(
+pub fn check_memtable_writes_allowed(
     batch: &WriteBatch,
     wal: u64,
     cfs: &BTreeMap<u32, CfState>,
@@ -532,7 +524,7 @@ pub(crate) fn check_memtable_writes_allowed(
 /// The keys of a WAL batch carry the timestamp size the WAL recorded for their family
 /// (RocksDB 8+'s record type 10; none recorded: no timestamps). Shale reads them only when
 /// that is the family's size now; RocksDB would strip or pad them, Shale refuses.
-pub(crate) fn check_wal_timestamp_sizes(
+pub fn check_wal_timestamp_sizes(
     batch: &WriteBatch,
     recorded: &[(u32, u16)],
     cfs: &BTreeMap<u32, CfState>,
@@ -561,7 +553,7 @@ pub(crate) fn check_wal_timestamp_sizes(
     })
 }
 
-pub(crate) fn new_db(fs: &dyn FileSystem, path: &Path, comparator: &str) -> Result<()> {
+pub fn new_db(fs: &dyn FileSystem, path: &Path, comparator: &str) -> Result<()> {
     let edit = VersionEdit {
         comparator: Some(comparator.to_string()),
         log_number: Some(0),
@@ -579,7 +571,7 @@ pub(crate) fn new_db(fs: &dyn FileSystem, path: &Path, comparator: &str) -> Resu
 /// IDENTITY file's, else a new one written to IDENTITY.
 /// With `write_file` false (`write_identity_file`) nothing is written: the id lives in the
 /// MANIFEST, and the caller deletes a leftover IDENTITY once recovery has succeeded.
-pub(crate) fn setup_db_id(
+pub fn setup_db_id(
     fs: &dyn FileSystem,
     path: &Path,
     in_manifest: Option<&str>,
@@ -615,7 +607,7 @@ pub(crate) fn setup_db_id(
 }
 
 /// Replaces the IDENTITY file atomically (temporary file synced, renamed, directory synced).
-pub(crate) fn write_identity(fs: &dyn FileSystem, path: &Path, id: &str) -> Result<()> {
+pub fn write_identity(fs: &dyn FileSystem, path: &Path, id: &str) -> Result<()> {
     let tmp = path.join("IDENTITY.dbtmp");
     crate::fs::write_file_synced(fs, &tmp, format!("{id}\n").as_bytes())?;
     fs.rename(&tmp, &filename::identity_file(path))?;
@@ -623,7 +615,7 @@ pub(crate) fn write_identity(fs: &dyn FileSystem, path: &Path, id: &str) -> Resu
 }
 
 /// A random (version 4) UUID, as RocksDB's `GenerateUniqueId`.
-pub(crate) fn new_db_id() -> String {
+pub fn new_db_id() -> String {
     let mut b = [0u8; 16];
     fill_random(&mut b);
     b[6] = (b[6] & 0x0f) | 0x40;
@@ -633,12 +625,12 @@ pub(crate) fn new_db_id() -> String {
 }
 
 /// Stops background work. Called from `DB::drop` before the threads are joined.
-pub(crate) fn close(inner: &Arc<DbInner>) {
+pub fn close(inner: &Arc<DbInner>) {
     // Writes made without the WAL exist only in memtables: flush them, as RocksDB does
     // unless `avoid_flush_during_shutdown` (its CancelAllBackgroundWork).
     if inner.unpersisted.load(Ordering::Acquire) && !inner.config.avoid_flush_during_shutdown {
         if let Err(e) = inner.flush_memtables(true, None) {
-            inner.info_log.log_at(crate::LogLevel::Error, format_args!("flush at close failed: {e}"));
+            inner.info_log.log_at(crate::config::LogLevel::Error, format_args!("flush at close failed: {e}"));
         }
     }
     inner.run_queued_trivial_moves_at_close();
@@ -660,13 +652,13 @@ pub(crate) fn close(inner: &Arc<DbInner>) {
     inner.info_log.log(format_args!("Shutdown complete"));
 }
 
-pub(crate) fn list_cf(config: &DbConfig, path: &Path) -> Result<Vec<String>> {
+pub fn list_cf(config: &DbConfig, path: &Path) -> Result<Vec<String>> {
     let fs = config.fs.clone().unwrap_or_else(default_fs);
     let recovered = manifest::recover(&*fs, path)?;
     Ok(recovered.column_families.values().map(|c| c.name.clone()).collect())
 }
 
-pub(crate) fn destroy(config: &DbConfig, path: &Path) -> Result<()> {
+pub fn destroy(config: &DbConfig, path: &Path) -> Result<()> {
     let fs = config.fs.clone().unwrap_or_else(default_fs);
     if !fs.file_exists(path) {
         return Ok(());
@@ -716,7 +708,7 @@ pub(crate) fn destroy(config: &DbConfig, path: &Path) -> Result<()> {
 /// same texts), saying what Shale's CRC32C uses: the `crc32c` crate picks the SSE4.2 or
 /// ARMv8 CRC instruction at run time. (RocksDB on x86 reports whether it was compiled with
 /// SSE4.2, so the same machine may print "Not supported on x86" there.)
-pub(crate) fn fast_crc32_supported() -> &'static str {
+pub fn fast_crc32_supported() -> &'static str {
     #[cfg(target_arch = "x86_64")]
     {
         if std::is_x86_feature_detected!("sse4.2") {

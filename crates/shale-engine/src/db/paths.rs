@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 
 /// The table directories of a family with `cf_paths` in a database at `db_dir` opened
 /// with `db_paths` (RocksDB's sanitized `cf_paths`). Never empty.
-pub(crate) fn table_dirs(
+pub fn table_dirs(
     db_dir: &Path,
     db_paths: &[(PathBuf, u64)],
     cf_paths: &[(PathBuf, u64)],
@@ -41,11 +41,7 @@ pub(crate) fn table_dirs(
 }
 
 /// The path a level compaction writes `level` to (RocksDB's `LevelCompactionBuilder::GetPathId`).
-pub(crate) fn level_path_id(
-    dirs: &[(PathBuf, u64)],
-    o: &shale_engine::config::CfConfig,
-    level: usize,
-) -> u32 {
+pub fn level_path_id(dirs: &[(PathBuf, u64)], o: &crate::config::CfConfig, level: usize) -> u32 {
     let mut p = 0usize;
     let mut current_path_size = dirs.first().map_or(u64::MAX, |d| d.1);
     let mut level_size = o.max_bytes_for_level_base;
@@ -70,7 +66,7 @@ pub(crate) fn level_path_id(
 
 /// The path a universal compaction writes an output of about `file_size` bytes to
 /// (RocksDB's `UniversalCompactionBuilder::GetPathId`), `size_ratio` in percent.
-pub(crate) fn universal_path_id(dirs: &[(PathBuf, u64)], size_ratio: u64, file_size: u64) -> u32 {
+pub fn universal_path_id(dirs: &[(PathBuf, u64)], size_ratio: u64, file_size: u64) -> u32 {
     let future_size = (file_size as u128 * 100u128.saturating_sub(size_ratio as u128) / 100) as u64;
     let mut accumulated: u64 = 0;
     let mut p = 0usize;
@@ -87,7 +83,7 @@ pub(crate) fn universal_path_id(dirs: &[(PathBuf, u64)], size_ratio: u64, file_s
 
 /// The directory of path `path_id` (the last path for an id beyond them, as a MANIFEST
 /// written with more paths than this open has).
-pub(crate) fn dir_of(dirs: &[(PathBuf, u64)], path_id: u32) -> &Path {
+pub fn dir_of(dirs: &[(PathBuf, u64)], path_id: u32) -> &Path {
     let i = (path_id as usize).min(dirs.len().saturating_sub(1));
     dirs.get(i).map_or(Path::new(""), |d| d.0.as_path())
 }
@@ -111,7 +107,7 @@ mod tests {
 
     #[test]
     fn level_placement_matches_rocksdb() {
-        let o = shale_engine::config::CfConfig {
+        let o = crate::config::CfConfig {
             max_bytes_for_level_base: 10,
             max_bytes_for_level_multiplier: 10.0,
             ..Default::default()

@@ -10,7 +10,7 @@ use super::DbInner;
 const PREFIX: &str = "rocksdb.";
 
 impl DbInner {
-    pub(crate) fn int_property(&self, cf: &CfHandle, name: &str) -> Option<u64> {
+    pub fn int_property(&self, cf: &CfHandle, name: &str) -> Option<u64> {
         let prop = name.strip_prefix(PREFIX)?;
         // Properties of the read view need no DB mutex.
         match prop {
@@ -111,7 +111,7 @@ impl DbInner {
         })
     }
 
-    pub(crate) fn string_property(&self, cf: &CfHandle, name: &str) -> Option<String> {
+    pub fn string_property(&self, cf: &CfHandle, name: &str) -> Option<String> {
         let prop = name.strip_prefix(PREFIX)?;
         match prop {
             // RocksDB's HandleStats: the family's cfstats, then the DB's.
@@ -232,7 +232,7 @@ impl DbInner {
     /// RocksDB's `DumpCFStatsNoFileHistogram`: the compaction tables and the family's
     /// totals, then the last block-cache entry statistics (never collected here: RocksDB's
     /// rule, as the DB mutex may be held), printed if under a day old.
-    pub(crate) fn cf_stats_no_file_histogram(&self, cf: &CfHandle, periodic: bool) -> String {
+    pub fn cf_stats_no_file_histogram(&self, cf: &CfHandle, periodic: bool) -> String {
         let shape = self.level_shape(cf);
         let mut s = cf.internal_stats.cf_text(&cf.name, &shape, self.stats.seconds_up(), periodic);
         if let Some(c) = &cf.block_cache {
@@ -248,7 +248,7 @@ impl DbInner {
     }
 
     /// RocksDB's `DumpCFStats`: `cfstats-no-file-histogram` then `cf-file-histogram`.
-    pub(crate) fn cf_stats_text(&self, cf: &CfHandle, periodic: bool) -> String {
+    pub fn cf_stats_text(&self, cf: &CfHandle, periodic: bool) -> String {
         self.cf_stats_no_file_histogram(cf, periodic) + &cf_file_histogram(cf)
     }
 
@@ -256,7 +256,7 @@ impl DbInner {
     /// entry statistics re-collected by the background rule, without the DB mutex; then into
     /// the info LOG `------- DUMPING STATS -------`, `rocksdb.dbstats` and every family's
     /// periodic cfstats (which move their interval start), and the statistics object's text.
-    pub(crate) fn dump_stats(&self) {
+    pub fn dump_stats(&self) {
         let handles: Vec<Arc<CfHandle>> = self.lock_state().cfs.values().map(|c| c.handle.clone()).collect();
         for h in &handles {
             if let Some(c) = &h.block_cache {
@@ -281,7 +281,7 @@ impl DbInner {
     }
 
     /// RocksDB's `DumpDBStats`.
-    pub(crate) fn db_stats_text(&self) -> String {
+    pub fn db_stats_text(&self) -> String {
         super::internal_stats::db_text(
             self.stats.db_counts(),
             self.stats.seconds_up(),

@@ -7,15 +7,15 @@
 
 use std::sync::Arc;
 
-use shale_engine::merge::MergeOperatorCore;
+use crate::merge::MergeOperatorCore;
 
 use super::cf::{CfHandle, SuperVersion};
 use super::DbInner;
+use crate::config::ReadSettings;
 use crate::error::{Error, Result};
 use crate::key::{lookup_key, parse_internal_key, user_key, SequenceNumber, ValueType};
+use crate::merge::no_merge_operator;
 use crate::statistics::{record_tick, Histogram, Statistics, StopWatch, Ticker};
-use shale_engine::config::ReadSettings;
-use shale_engine::merge::no_merge_operator;
 use shale_format::perf::{self, Field, PerfTimer};
 
 /// Where a point lookup stands after one entry.
@@ -135,11 +135,11 @@ impl MergeLookup<'_> {
     }
 }
 
-pub(crate) use shale_engine::iter::ts_unsupported;
+pub use crate::iter::ts_unsupported;
 
 /// Checks a read's timestamps against the family (RocksDB's `FailIfTsMismatchCf` and
 /// `FailIfReadCollapsedHistory`); returns the read timestamp of a family with timestamps.
-pub(crate) fn check_read_timestamp<'r>(cf: &CfHandle, ro: &'r ReadSettings) -> Result<Option<&'r [u8]>> {
+pub fn check_read_timestamp<'r>(cf: &CfHandle, ro: &'r ReadSettings) -> Result<Option<&'r [u8]>> {
     let ts_sz = cf.icmp.timestamp_size();
     if ts_sz == 0 {
         if ro.timestamp.is_some() || ro.iter_start_ts.is_some() {
@@ -191,7 +191,7 @@ fn hex(b: &[u8]) -> String {
 impl DbInner {
     /// A point read, counted as RocksDB's `DBImpl::Get` counts one: `rocksdb.db.get.micros`,
     /// keys read, bytes read (found values) and `rocksdb.bytes.per.read` (0 for a miss).
-    pub(crate) fn get_impl(&self, cf: &CfHandle, key: &[u8], ro: &ReadSettings) -> Result<Option<Vec<u8>>> {
+    pub fn get_impl(&self, cf: &CfHandle, key: &[u8], ro: &ReadSettings) -> Result<Option<Vec<u8>>> {
         let stats = self.config.statistics.as_deref();
         let started = stats.and_then(Statistics::timer_start);
         let r = self.get_uncounted(cf, key, ro);
@@ -210,7 +210,7 @@ impl DbInner {
 
     /// The keys of one `multi_get` call, counted as RocksDB's `MultiGet` counts them: calls,
     /// keys read and found, bytes read, `rocksdb.db.multiget.micros`, `rocksdb.bytes.per.multiget`.
-    pub(crate) fn multi_get_impl<'k>(
+    pub fn multi_get_impl<'k>(
         &self,
         keys: impl Iterator<Item = (Result<Arc<CfHandle>>, &'k [u8])>,
         ro: &ReadSettings,
@@ -256,7 +256,7 @@ impl DbInner {
 
     /// A point read; `entity`: column-aware (RocksDB's GetEntity), the result encoded as an
     /// entity (`wide_columns.rs`), a plain value as one default column.
-    pub(crate) fn get_maybe_entity(
+    pub fn get_maybe_entity(
         &self,
         cf: &CfHandle,
         key: &[u8],
@@ -320,7 +320,7 @@ impl DbInner {
         ro: &ReadSettings,
         entity: bool,
     ) -> Result<Option<Vec<u8>>> {
-        use shale_engine::config::ReadTier;
+        use crate::config::ReadTier;
         let stats = self.config.statistics.as_deref();
         let reads = ro.block_reads();
         let mut max_cov = 0;
@@ -474,7 +474,7 @@ impl DbInner {
 impl DbInner {
     /// A manual flush flushes every immutable memtable of its families, however few
     /// (`min_write_buffer_number_to_merge` holds back background flushes only).
-    pub(crate) fn force_flushes(&self, targets: &[(u32, u64)]) {
+    pub fn force_flushes(&self, targets: &[(u32, u64)]) {
         let mut st = self.lock_state();
         for (id, _) in targets {
             if let Some(cf) = st.cfs.get_mut(id) {
@@ -488,7 +488,7 @@ impl DbInner {
 
     /// Switches the non-empty memtable of family `only` (of every family when None) and
     /// (with `wait`) waits until the memtables switched so far are flushed.
-    pub(crate) fn flush_memtables(&self, wait: bool, only: Option<u32>) -> Result<()> {
+    pub fn flush_memtables(&self, wait: bool, only: Option<u32>) -> Result<()> {
         self.check_writable()?;
         let targets = self.switch_for_flush(only)?;
         self.force_flushes(&targets);

@@ -39,17 +39,17 @@ use super::cf::CfHandle;
 use super::info_log::InfoLog;
 use super::open::{self, RecoveryCtx};
 use super::{CfState, DbInner};
+use crate::config::DbConfig;
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::{FileLock, FileSystem, WritableFile};
 use crate::memtable::MemTable;
 use crate::version::manifest::{self, RecoveredManifest};
 use crate::version::Version;
 use crate::wal::WalRecoveryMode;
-use shale_engine::config::DbConfig;
 
 /// How a database was opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum DbMode {
+pub enum DbMode {
     ReadWrite,
     ReadOnly,
     Secondary,
@@ -68,7 +68,7 @@ impl DbMode {
 impl DbInner {
     /// NotSupported with RocksDB's message when the database was opened read-only or as a
     /// secondary instance.
-    pub(crate) fn check_writable(&self) -> Result<()> {
+    pub fn check_writable(&self) -> Result<()> {
         match self.mode.refusal() {
             None => Ok(()),
             Some(msg) => Err(Error::not_supported(msg)),
@@ -78,7 +78,7 @@ impl DbInner {
 
 /// The WAL and MANIFEST "file" of a read-only or secondary instance: every write is refused,
 /// so nothing can reach the disk even by a path that forgot to check the mode.
-pub(crate) struct RefusingFile(pub DbMode);
+pub struct RefusingFile(pub DbMode);
 
 impl WritableFile for RefusingFile {
     fn append(&mut self, _data: &[u8]) -> Result<()> {
@@ -99,7 +99,7 @@ impl WritableFile for RefusingFile {
 }
 
 /// A read-only instance holds no LOCK.
-pub(crate) struct NoLock;
+pub struct NoLock;
 
 impl FileLock for NoLock {}
 
@@ -114,7 +114,7 @@ impl FileLock for NoLock {}
 /// TolerateCorruptedTailRecords' rule, so a secondary replays with it (`paranoid_checks`
 /// plays no part there).
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn replay(
+pub fn replay(
     fs: &dyn FileSystem,
     path: &Path,
     config: &DbConfig,
@@ -152,7 +152,7 @@ pub(crate) fn replay(
 
 impl DbInner {
     /// RocksDB's TryCatchUpWithPrimary (see the module comment).
-    pub(crate) fn try_catch_up_with_primary(&self) -> Result<()> {
+    pub fn try_catch_up_with_primary(&self) -> Result<()> {
         if self.mode != DbMode::Secondary {
             return Err(Error::not_supported("Supported only by secondary instance"));
         }

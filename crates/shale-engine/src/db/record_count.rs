@@ -46,12 +46,7 @@ fn mismatch(expected: u64, processed: u64, plan: &CompactionPlan) -> Option<Stri
 
 impl DbInner {
     /// Compares `processed` (the job's `entries_in`) with the inputs' point entries.
-    pub(super) fn verify_input_records(
-        &self,
-        cf: &CfHandle,
-        plan: &CompactionPlan,
-        processed: u64,
-    ) -> Result<()> {
+    pub fn verify_input_records(&self, cf: &CfHandle, plan: &CompactionPlan, processed: u64) -> Result<()> {
         let mut expected = 0u64;
         let middle = plan.middle.iter().flat_map(|(_, files)| files.iter());
         for f in plan.inputs.iter().chain(middle).chain(plan.next_inputs.iter()) {
@@ -64,7 +59,7 @@ impl DbInner {
             return Err(Error::corruption(msg));
         }
         self.info_log.log_at(
-            crate::LogLevel::Warn,
+            crate::config::LogLevel::Warn,
             format_args!("[{}] VerifyInputRecordCount() Status: {msg}", cf.name),
         );
         Ok(())

@@ -40,7 +40,7 @@ impl super::DbInner {
     /// Compacts the tables `input` names into `output_dir` (which must exist) and returns
     /// what RocksDB's `OpenAndCompact` returns; `output_path` in the result is `output_dir`
     /// as given. Meant for a secondary instance; the database's own Version is not changed.
-    pub(crate) fn compact_for_service(
+    pub fn compact_for_service(
         self: &Arc<Self>,
         input: &CompactionServiceInput,
         output_dir: &Path,
@@ -287,7 +287,7 @@ impl super::DbInner {
     /// each output the result lists is renamed from the result's `output_path` into
     /// `out_dir` under a new file number and described by the result's metadata. The caller
     /// installs them as it installs its own outputs (one VersionEdit through log_and_apply).
-    pub(crate) fn run_remote_compaction(
+    pub fn run_remote_compaction(
         &self,
         cf: &super::CfHandle,
         plan: &CompactionPlan,

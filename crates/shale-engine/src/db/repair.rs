@@ -120,7 +120,7 @@ fn scan_table(
         props.column_family_id as u32
     };
     let cf_name = if props.column_family_name.is_empty() && cf_id == 0 {
-        crate::DEFAULT_COLUMN_FAMILY_NAME.to_string()
+        crate::db::DEFAULT_COLUMN_FAMILY_NAME.to_string()
     } else {
         props.column_family_name.clone()
     };
@@ -185,7 +185,7 @@ fn archive(fs: &dyn FileSystem, dir: &Path, name: &str) -> Result<()> {
 }
 
 /// What a repair reads of the user's options (the facade fills it from its `Options`).
-pub(crate) struct RepairSettings {
+pub struct RepairSettings {
     pub fs: Option<crate::fs::FileSystemRef>,
     pub db_paths: Vec<(std::path::PathBuf, u64)>,
     pub cf_paths: Vec<(std::path::PathBuf, u64)>,
@@ -196,7 +196,7 @@ impl RepairSettings {
     /// Rebuilds the MANIFEST of the database at `path` from its tables and WALs (RocksDB's
     /// RepairDB, rust-rocksdb's `DB::repair`). Tables that cannot be read whole are moved
     /// to `path/lost/`, as are the old MANIFESTs.
-    pub(crate) fn repair(&self, path: &Path) -> Result<()> {
+    pub fn repair(&self, path: &Path) -> Result<()> {
         let opts = self;
         let dir = path;
         let fs = opts.fs.clone().unwrap_or_else(crate::fs::default_fs);
@@ -282,7 +282,7 @@ impl RepairSettings {
             }
             // Column families by id, with the names the tables record.
             let mut cfs: BTreeMap<u32, String> = BTreeMap::new();
-            cfs.insert(0, crate::DEFAULT_COLUMN_FAMILY_NAME.to_string());
+            cfs.insert(0, crate::db::DEFAULT_COLUMN_FAMILY_NAME.to_string());
             for f in &found {
                 if f.cf_id != 0 && !f.cf_name.is_empty() {
                     cfs.entry(f.cf_id).or_insert_with(|| f.cf_name.clone());

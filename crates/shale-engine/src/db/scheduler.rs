@@ -34,7 +34,7 @@ use crate::compaction::picker::{self, Busy, CompactionPlan, RunningCompaction};
 use crate::error::{Error, ErrorKind, Result};
 
 /// The queues and what runs, guarded by the DB mutex.
-pub(crate) struct JobQueues {
+pub struct JobQueues {
     flush_queue: VecDeque<u32>,
     compaction_queue: VecDeque<u32>,
     /// Compactions a LOW thread picked and handed to the BOTTOM pool (RocksDB's
@@ -83,7 +83,7 @@ struct BottomJob {
 /// `BackgroundCompaction`: not a trivial move nor a FIFO deletion, its output level above 0
 /// and the deepest one a compaction may write, and the pool has threads).
 fn forwards_to_bottom(
-    config: &shale_engine::config::DbConfig,
+    config: &crate::config::DbConfig,
     cf: &super::cf::CfHandle,
     plan: &CompactionPlan,
 ) -> bool {
@@ -102,7 +102,7 @@ impl DbInner {
     /// The counts of `file`'s table properties `compaction_pri` kByCompensatedSize weighs
     /// (RocksDB's `MaybeInitializeFileMetaData`): None when the table cannot be opened, and
     /// the file then counts by its size alone, as in RocksDB.
-    pub(crate) fn file_stats(
+    pub fn file_stats(
         &self,
         cf: &super::cf::CfHandle,
         file: &crate::version::edit::FileMetaData,
@@ -120,7 +120,7 @@ impl DbInner {
 
     /// Queues family `id` for a flush if it has immutable memtables and none is queued or
     /// running (a running flush takes every immutable memtable before it ends).
-    pub(crate) fn schedule_flush(&self, st: &mut DbState, id: u32) {
+    pub fn schedule_flush(&self, st: &mut DbState, id: u32) {
         let Some(cf) = st.cfs.get_mut(&id) else { return };
         if cf.flush_queued || cf.flush_running || cf.dropping || !cf.imm_wants_flush() {
             return;
@@ -135,7 +135,7 @@ impl DbInner {
     }
 
     /// Queues family `id` for compaction if a compaction of it can be picked now.
-    pub(crate) fn schedule_compaction(&self, st: &mut DbState, id: u32) {
+    pub fn schedule_compaction(&self, st: &mut DbState, id: u32) {
         let Some(cf) = st.cfs.get_mut(&id) else { return };
         if cf.compaction_queued || cf.dropping || cf.manual_compactions > 0 {
             return;
@@ -162,7 +162,7 @@ impl DbInner {
     }
 
     /// Waits until the queues are empty and no job runs (`timeout_micros` 0: no limit).
-    pub(crate) fn wait_for_background_work(&self, timeout_micros: u64) -> Result<()> {
+    pub fn wait_for_background_work(&self, timeout_micros: u64) -> Result<()> {
         let deadline = (timeout_micros > 0).then(|| Instant::now() + Duration::from_micros(timeout_micros));
         let mut st = self.lock_state();
         loop {
@@ -193,12 +193,7 @@ impl DbInner {
 
     /// Registers `plan` as running in family `id`: its files are busy and its output range
     /// taken, for the picker (DB mutex held).
-    pub(crate) fn start_compaction(
-        &self,
-        st: &mut DbState,
-        id: u32,
-        plan: &CompactionPlan,
-    ) -> RunningCompaction {
+    pub fn start_compaction(&self, st: &mut DbState, id: u32, plan: &CompactionPlan) -> RunningCompaction {
         st.jobs.running_compactions += 1;
         let Some(cf) = st.cfs.get_mut(&id) else {
             return RunningCompaction {
@@ -216,7 +211,7 @@ impl DbInner {
 
     /// Undoes `start_compaction` once `plan` has finished, deletes the tables nothing holds
     /// any more (the plan's inputs among them) and wakes the waiters.
-    pub(crate) fn end_compaction(
+    pub fn end_compaction(
         &self,
         st: &mut MutexGuard<'_, DbState>,
         id: u32,
@@ -249,7 +244,7 @@ impl DbInner {
     }
 }
 
-pub(crate) fn start_background_threads(inner: &Arc<DbInner>) -> Result<Vec<JoinHandle<()>>> {
+pub fn start_background_threads(inner: &Arc<DbInner>) -> Result<Vec<JoinHandle<()>>> {
     let (flushes, compactions) = {
         let st = inner.lock_state();
         // An Env's pool sizes raise the thread counts (the job limits still decide how many
@@ -348,7 +343,7 @@ fn stats_persist_worker(inner: Arc<DbInner>) {
 }
 
 /// Failures that are background errors (not a shutdown or a dropped family).
-pub(crate) fn counts_as_bg_error(e: &Error) -> bool {
+pub fn counts_as_bg_error(e: &Error) -> bool {
     !matches!(
         e.kind(),
         ErrorKind::ShutdownInProgress | ErrorKind::ColumnFamilyDropped | ErrorKind::InvalidArgument
@@ -422,7 +417,7 @@ impl DbInner {
     /// loaded machine that left rust-rocksdb's `get_with_cache_and_bulkload_test` (its L1
     /// table over the level's target, moved to L2 after `compact_range`) to chance here.
     /// Compactions that rewrite tables are still left to the next open.
-    pub(crate) fn run_queued_trivial_moves_at_close(self: &Arc<Self>) {
+    pub fn run_queued_trivial_moves_at_close(self: &Arc<Self>) {
         let mut st = self.lock_state();
         // Bounded: each move goes one level down.
         for _ in 0..64 {

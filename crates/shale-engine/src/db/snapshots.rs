@@ -9,7 +9,7 @@ impl DbInner {
     /// Registers a snapshot at the last sequence and returns that sequence. A poisoned
     /// snapshot list halts the database (`halt.rs`): the sequence is then returned
     /// unregistered, and every read with it returns the halt error.
-    pub(crate) fn acquire_snapshot(&self) -> u64 {
+    pub fn acquire_snapshot(&self) -> u64 {
         let Ok(mut snaps) = self.lock_or_halt(&self.snapshots, "snapshot list") else {
             return self.last_sequence();
         };
@@ -23,7 +23,7 @@ impl DbInner {
     /// Registers one more holder of a snapshot already taken at `seq` (an auto-refreshing
     /// iterator keeps its snapshot's entries from compaction even if the caller releases
     /// the snapshot first). Undo with `release_snapshot`.
-    pub(crate) fn hold_snapshot(&self, seq: u64) {
+    pub fn hold_snapshot(&self, seq: u64) {
         // A poisoned list halts the database (`halt.rs`); nothing is registered then.
         let Ok(mut snaps) = self.lock_or_halt(&self.snapshots, "snapshot list") else { return };
         *snaps.entry(seq).or_insert(0) += 1;
@@ -41,7 +41,7 @@ impl DbInner {
     /// RocksDB's `GetOldestSnapshotTime`: when the oldest snapshot held was taken, in
     /// seconds since the epoch; 0 without snapshots. A poisoned snapshot list halts the
     /// database (`halt.rs`) and is the error.
-    pub(crate) fn oldest_snapshot_time(&self) -> Result<u64> {
+    pub fn oldest_snapshot_time(&self) -> Result<u64> {
         let _snaps = self.lock_or_halt(&self.snapshots, "snapshot list")?;
         Ok(self.stats.snapshot_times.lock().values().next().copied().unwrap_or(0))
     }
@@ -50,9 +50,9 @@ impl DbInner {
     /// `ro` pinned: to the caller's snapshot, else to one registered for the call and
     /// released after it. An unregistered sequence read before a later lookup takes its
     /// SuperVersion could miss a version a flush or compaction meanwhile dropped.
-    pub(crate) fn with_pinned_read<R, T>(&self, ro: &R, f: impl FnOnce(&R) -> T) -> T
+    pub fn with_pinned_read<R, T>(&self, ro: &R, f: impl FnOnce(&R) -> T) -> T
     where
-        R: Clone + std::borrow::BorrowMut<shale_engine::config::ReadSettings>,
+        R: Clone + std::borrow::BorrowMut<crate::config::ReadSettings>,
     {
         if ro.borrow().snapshot.is_some() {
             return f(ro);
@@ -69,7 +69,7 @@ impl DbInner {
         f(&o)
     }
 
-    pub(crate) fn release_snapshot(&self, seq: u64) {
+    pub fn release_snapshot(&self, seq: u64) {
         self.release_snapshot_oldest_left(seq);
     }
 
@@ -92,7 +92,7 @@ impl DbInner {
     /// transaction's), RocksDB's `DB::ReleaseSnapshot`: bottommost files the oldest snapshot
     /// left frees become compactions' inputs (`note_oldest_snapshot`). An iterator's own
     /// snapshot is released by `release_snapshot` alone: RocksDB's iterators take none.
-    pub(crate) fn release_user_snapshot(&self, seq: u64) {
+    pub fn release_user_snapshot(&self, seq: u64) {
         let Some(oldest) = self.release_snapshot_oldest_left(seq) else { return };
         self.note_oldest_snapshot(oldest.unwrap_or_else(|| self.last_sequence()));
     }
@@ -116,7 +116,7 @@ impl DbInner {
     /// A compaction thread's pass after `note_oldest_snapshot`: each family is asked for a
     /// compaction again (the picker finds the bottommost files now eligible) and lowers the
     /// threshold by those still held by the oldest snapshot.
-    pub(crate) fn recheck_bottommost_files(&self, st: &mut super::DbState) {
+    pub fn recheck_bottommost_files(&self, st: &mut super::DbState) {
         let ids: Vec<u32> = st.cfs.keys().copied().collect();
         for id in ids {
             self.schedule_compaction(st, id);

@@ -35,25 +35,25 @@ use std::sync::Arc;
 
 use super::cf::CfHandle;
 use super::DbInner;
+use crate::config::{RealClock, SystemClock};
 use crate::error::{Error, Result};
 use crate::statistics::Ticker;
-use shale_engine::config::{RealClock, SystemClock};
 
 /// RocksDB's `kPersistentStatsColumnFamilyName`.
 pub const PERSISTENT_STATS_COLUMN_FAMILY_NAME: &str = "___rocksdb_stats_history___";
-pub(crate) const FORMAT_VERSION_KEY: &str = "__persistent_stats_format_version__";
-pub(crate) const COMPATIBLE_VERSION_KEY: &str = "__persistent_stats_compatible_version__";
+pub const FORMAT_VERSION_KEY: &str = "__persistent_stats_format_version__";
+pub const COMPATIBLE_VERSION_KEY: &str = "__persistent_stats_compatible_version__";
 /// RocksDB's `kStatsCFCurrentFormatVersion` and `kStatsCFCompatibleFormatVersion`.
-pub(crate) const FORMAT_VERSION: u64 = 1;
-pub(crate) const COMPATIBLE_VERSION: u64 = 1;
+pub const FORMAT_VERSION: u64 = 1;
+pub const COMPATIBLE_VERSION: u64 = 1;
 
 /// The stats history's state (`Stats::history`, a leaf lock).
 #[derive(Default)]
-pub(crate) struct StatsHistory {
+pub struct StatsHistory {
     /// The tickers at the last run (RocksDB's `stats_slice_`); None before the first.
     slice: Option<BTreeMap<String, u64>>,
     /// The in-memory snapshots by time in seconds (RocksDB's `stats_history_`).
-    pub(crate) in_memory: BTreeMap<u64, BTreeMap<String, u64>>,
+    pub in_memory: BTreeMap<u64, BTreeMap<String, u64>>,
     /// When the last run was, in the stats clock's seconds (None before the first).
     last_run: Option<u64>,
 }
@@ -73,8 +73,8 @@ fn estimate_size(history: &BTreeMap<u64, BTreeMap<String, u64>>) -> usize {
 }
 
 /// The write options of RocksDB's stats writes: low priority, no slowdown, not synced.
-pub(crate) fn low_pri_write() -> shale_engine::config::WriteSettings {
-    shale_engine::config::WriteSettings { low_pri: true, no_slowdown: true, ..Default::default() }
+pub fn low_pri_write() -> crate::config::WriteSettings {
+    crate::config::WriteSettings { low_pri: true, no_slowdown: true, ..Default::default() }
 }
 
 /// RocksDB's `EncodePersistentStatsKey`: the time as ten zero-padded digits, `#`, the name.
@@ -84,7 +84,7 @@ fn stats_key(seconds: u64, name: &str) -> String {
 
 /// RocksDB's `parseKey`: the time and the ticker name of a key; None for a key without `#`
 /// (the version keys), which ends a scan.
-pub(crate) fn parse_key(key: &[u8]) -> Result<Option<(u64, String)>> {
+pub fn parse_key(key: &[u8]) -> Result<Option<(u64, String)>> {
     let Some(pos) = key.iter().position(|&b| b == b'#') else {
         return Ok(None);
     };
@@ -94,7 +94,7 @@ pub(crate) fn parse_key(key: &[u8]) -> Result<Option<(u64, String)>> {
     Ok(Some((time, name)))
 }
 
-pub(crate) fn parse_u64(what: &[u8], key: &[u8]) -> Result<u64> {
+pub fn parse_u64(what: &[u8], key: &[u8]) -> Result<u64> {
     std::str::from_utf8(what).ok().and_then(|s| s.parse::<u64>().ok()).ok_or_else(|| {
         Error::corruption(format!(
             "{PERSISTENT_STATS_COLUMN_FAMILY_NAME}: value of {:?} is not a number: {:?}",
@@ -106,7 +106,7 @@ pub(crate) fn parse_u64(what: &[u8], key: &[u8]) -> Result<u64> {
 
 impl DbInner {
     /// The stats clock's time in seconds.
-    pub(crate) fn stats_now_seconds(&self) -> u64 {
+    pub fn stats_now_seconds(&self) -> u64 {
         let micros = match &self.config.stats_history_clock {
             Some(c) => c.now_micros(),
             None => RealClock.now_micros(),
@@ -116,19 +116,19 @@ impl DbInner {
 
     /// When the next stats run is due: a period after the last one (None before the first,
     /// which open takes).
-    pub(crate) fn stats_next_due(&self) -> Option<u64> {
+    pub fn stats_next_due(&self) -> Option<u64> {
         let h = self.stats.history.lock().ok()?;
         h.last_run.map(|t| t + u64::from(self.config.stats_persist_period_sec))
     }
 
     /// The hidden stats family, if open.
-    pub(crate) fn stats_cf(&self) -> Option<Arc<CfHandle>> {
+    pub fn stats_cf(&self) -> Option<Arc<CfHandle>> {
         self.handles.read().iter().flatten().find(|h| h.name == PERSISTENT_STATS_COLUMN_FAMILY_NAME).cloned()
     }
 
     /// One run of RocksDB's `PersistStats` (see the module comment). Failures to write go to
     /// the info LOG, as RocksDB's.
-    pub(crate) fn persist_stats(&self) {
+    pub fn persist_stats(&self) {
         if self.shutting_down.load(Ordering::Acquire) {
             return;
         }
@@ -151,7 +151,7 @@ impl DbInner {
         let current = h.slice.clone().unwrap_or_default();
         if self.config.persist_stats_to_disk {
             drop(h);
-            let mut batch = shale_engine::batch::Batch::default();
+            let mut batch = crate::batch::Batch::default();
             if let Some(prev) = &previous {
                 self.info_log.log(format_args!("Reading {} stats from statistics", prev.len()));
                 if let Some(cf) = self.stats_cf() {

@@ -33,14 +33,14 @@ use crate::table::any::AnyTable;
 use crate::table::reader::TableReaderOptions;
 use crate::version::edit::FileMetaData;
 
-pub(crate) struct TableEntry {
+pub struct TableEntry {
     pub table: AnyTable,
     pub tombstones: Arc<FragmentedTombstones>,
 }
 
 /// A table's reader for one read: borrowed from the file's metadata where the reader is
 /// pinned (`max_open_files = -1`), else a reference from the cache.
-pub(crate) enum TableRef<'a> {
+pub enum TableRef<'a> {
     Pinned(&'a TableEntry),
     Cached(Arc<TableEntry>),
 }
@@ -59,7 +59,7 @@ impl std::ops::Deref for TableRef<'_> {
 /// A row cache entry: the internal key and value a table's `get` found.
 struct RowEntry(Vec<u8>, Vec<u8>);
 
-pub(crate) struct TableCache {
+pub struct TableCache {
     fs: FileSystemRef,
     dir: PathBuf,
     capacity: Option<usize>,

@@ -12,7 +12,7 @@ use crate::version::edit::VersionEdit;
 impl DbInner {
     /// RocksDB's `IncreaseFullHistoryTsLowImpl`: checks the size, refuses to lower it, logs
     /// the edit to the MANIFEST, then installs it.
-    pub(crate) fn increase_full_history_ts_low(&self, cf: &CfHandle, ts: &[u8]) -> Result<()> {
+    pub fn increase_full_history_ts_low(&self, cf: &CfHandle, ts: &[u8]) -> Result<()> {
         let ts_sz = cf.icmp.timestamp_size();
         if ts_sz == 0 {
             return Err(Error::invalid_argument(format!(
@@ -47,7 +47,7 @@ impl DbInner {
 impl DbInner {
     /// The timestamp size of every open family with timestamps, for the WAL's record of
     /// them (empty, without allocating, when there are none).
-    pub(crate) fn timestamp_sizes_for_wal(&self) -> Vec<(u32, u16)> {
+    pub fn timestamp_sizes_for_wal(&self) -> Vec<(u32, u16)> {
         if !self.ts_families.load(std::sync::atomic::Ordering::Acquire) {
             return Vec::new();
         }

@@ -26,7 +26,7 @@ use super::cf::CfHandle;
 use crate::error::{Error, Result};
 
 /// Bytes of the write-time suffix.
-pub(crate) const TS_LEN: usize = 4;
+pub const TS_LEN: usize = 4;
 /// RocksDB's `DBWithTTLImpl::kMinTimestamp`.
 const MIN_TIMESTAMP: i32 = 1_368_146_402;
 
@@ -38,7 +38,7 @@ fn now_secs() -> i64 {
 }
 
 /// The suffix for a value written now.
-pub(crate) fn timestamp_suffix() -> [u8; TS_LEN] {
+pub fn timestamp_suffix() -> [u8; TS_LEN] {
     (now_secs() as i32).to_le_bytes()
 }
 
@@ -48,7 +48,7 @@ fn write_time(value: &[u8]) -> Option<i32> {
 }
 
 /// The user's value of a stored one (RocksDB's SanityCheckTimestamp, then StripTS).
-pub(crate) fn strip(mut value: Vec<u8>) -> Result<Vec<u8>> {
+pub fn strip(mut value: Vec<u8>) -> Result<Vec<u8>> {
     match write_time(&value) {
         None => Err(Error::corruption("Error: value's length less than timestamp's")),
         Some(t) if t < MIN_TIMESTAMP => {
@@ -62,7 +62,7 @@ pub(crate) fn strip(mut value: Vec<u8>) -> Result<Vec<u8>> {
 }
 
 /// How many bytes reads of family `cf` strip from each value.
-pub(crate) fn suffix_len(cf: &CfHandle) -> usize {
+pub fn suffix_len(cf: &CfHandle) -> usize {
     if cf.config().ttl_db.is_some() {
         TS_LEN
     } else {
@@ -84,7 +84,7 @@ fn is_stale(value: &[u8], ttl: i32, now: i64) -> bool {
 /// The compaction filter of a TTL family with a positive TTL (None otherwise): true for a
 /// stale value. The clock is read once per compaction, as RocksDB's filter reads it per
 /// compaction job's filter instance.
-pub(crate) fn stale_filter(cf: &CfHandle) -> Option<impl Fn(&[u8]) -> bool> {
+pub fn stale_filter(cf: &CfHandle) -> Option<impl Fn(&[u8]) -> bool> {
     let ttl = cf.config().ttl_db.filter(|t| *t > 0)?;
     let now = now_secs();
     Some(move |v: &[u8]| is_stale(v, ttl, now))

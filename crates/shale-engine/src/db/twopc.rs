@@ -24,15 +24,15 @@
 
 use std::collections::BTreeMap;
 
+use crate::batch::{Batch as WriteBatch, BatchEntry, Marker, WalRecord};
+use crate::config::WriteSettings;
 use crate::db::DbInner;
 use crate::error::{Error, Result};
 use crate::wal::LogWriter;
-use shale_engine::batch::{Batch as WriteBatch, BatchEntry, Marker, WalRecord};
-use shale_engine::config::WriteSettings;
 
 /// Prepare sections met in WAL recovery and not yet decided, by name, in the order met.
 #[derive(Default)]
-pub(crate) struct RecoveredPrepared {
+pub struct RecoveredPrepared {
     txns: Vec<(Vec<u8>, WriteBatch)>,
     /// The prepare section being read (between BeginPrepare and EndPrepare).
     rebuilding: Option<WriteBatch>,
@@ -43,7 +43,7 @@ impl RecoveredPrepared {
     /// `*seq` and advances it).
     pub fn replay(
         &mut self,
-        config: &shale_engine::config::DbConfig,
+        config: &crate::config::DbConfig,
         _wal: u64,
         r: WalRecord<'_>,
         seq: &mut u64,
@@ -102,7 +102,7 @@ impl RecoveredPrepared {
 /// The WALs two-phase commits still need (see the module comment), and the prepared
 /// transactions recovered at open until the `TransactionDB` takes them.
 #[derive(Default)]
-pub(crate) struct PrepTracker {
+pub struct PrepTracker {
     /// WAL number -> prepared transactions whose prepare section it holds.
     live: BTreeMap<u64, usize>,
     /// (WAL of the prepare section, WAL current at commit) of committed transactions
@@ -112,11 +112,11 @@ pub(crate) struct PrepTracker {
 }
 
 impl PrepTracker {
-    pub(crate) fn add(&mut self, log: u64) {
+    pub fn add(&mut self, log: u64) {
         *self.live.entry(log).or_insert(0) += 1;
     }
 
-    pub(crate) fn release(&mut self, log: u64) {
+    pub fn release(&mut self, log: u64) {
         if let Some(n) = self.live.get_mut(&log) {
             *n -= 1;
             if *n == 0 {
@@ -125,14 +125,14 @@ impl PrepTracker {
         }
     }
 
-    pub(crate) fn committed(&mut self, log: u64, commit_wal: u64) {
+    pub fn committed(&mut self, log: u64, commit_wal: u64) {
         self.release(log);
         self.committed.push((log, commit_wal));
     }
 
     /// The oldest WAL to keep for two-phase commits, given that every family has flushed
     /// what was written before WAL `min_log` (entries older than that are dropped).
-    pub(crate) fn min_log_to_keep(&mut self, min_log: u64) -> Option<u64> {
+    pub fn min_log_to_keep(&mut self, min_log: u64) -> Option<u64> {
         self.committed.retain(|(_, commit_wal)| *commit_wal >= min_log);
         let a = self.live.keys().next().copied();
         let b = self.committed.iter().map(|(l, _)| *l).min();
@@ -142,14 +142,14 @@ impl PrepTracker {
         }
     }
 
-    pub(crate) fn set_recovered(&mut self, r: RecoveredPrepared, wal: u64) {
+    pub fn set_recovered(&mut self, r: RecoveredPrepared, wal: u64) {
         for (name, b) in r.txns {
             self.add(wal);
             self.recovered.push((name, b, wal));
         }
     }
 
-    pub(crate) fn take_recovered(&mut self) -> Vec<(Vec<u8>, WriteBatch, u64)> {
+    pub fn take_recovered(&mut self) -> Vec<(Vec<u8>, WriteBatch, u64)> {
         std::mem::take(&mut self.recovered)
     }
 }
@@ -157,14 +157,14 @@ impl PrepTracker {
 impl DbInner {
     /// The prepare sections' WALs (a parking_lot leaf lock: bookkeeping only, nothing
     /// under it can panic, so it has no poisoned state; `db/halt.rs`).
-    pub(crate) fn prep_tracker(
+    pub fn prep_tracker(
         &self,
     ) -> shale_base::lock_rank::RankedGuard<parking_lot::MutexGuard<'_, PrepTracker>> {
         self.prep.lock()
     }
 
     /// The current WAL's number; a poisoned WAL lock halts the database (`db/halt.rs`).
-    pub(crate) fn current_wal_number(&self) -> Result<u64> {
+    pub fn current_wal_number(&self) -> Result<u64> {
         Ok(self.lock_or_halt(&self.wal, "WAL")?.number)
     }
 
@@ -222,23 +222,13 @@ impl DbInner {
 }
 
 /// Writes the prepare section of `batch` named `name`; returns the WAL holding it.
-pub(crate) fn write_prepare(
-    inner: &DbInner,
-    opts: &WriteSettings,
-    name: &[u8],
-    batch: &WriteBatch,
-) -> Result<u64> {
+pub fn write_prepare(inner: &DbInner, opts: &WriteSettings, name: &[u8], batch: &WriteBatch) -> Result<u64> {
     inner.write_wal_only(opts, WriteBatch::prepare_section(name, batch), true)
 }
 
 /// Commits the prepared `batch` named `name`: the WAL gets Commit(name), the memtables
 /// the records.
-pub(crate) fn write_commit(
-    inner: &DbInner,
-    opts: &WriteSettings,
-    name: &[u8],
-    batch: &WriteBatch,
-) -> Result<()> {
+pub fn write_commit(inner: &DbInner, opts: &WriteSettings, name: &[u8], batch: &WriteBatch) -> Result<()> {
     if opts.disable_wal {
         return Err(Error::invalid_argument("Cannot write a two-phase-commit record with the WAL disabled"));
     }
@@ -252,13 +242,13 @@ pub(crate) fn write_commit(
 }
 
 /// Writes Rollback(name) to the WAL.
-pub(crate) fn write_rollback(inner: &DbInner, opts: &WriteSettings, name: &[u8]) -> Result<()> {
+pub fn write_rollback(inner: &DbInner, opts: &WriteSettings, name: &[u8]) -> Result<()> {
     inner.write_wal_only(opts, WriteBatch::marker(false, name), false).map(|_| ())
 }
 
 /// Writes `batch` as a plain write (what `DBCommon::write_batch` does for a database that
 /// is not TTL).
-pub(crate) fn write_to(inner: &DbInner, batch: WriteBatch, opts: &WriteSettings) -> Result<()> {
+pub fn write_to(inner: &DbInner, batch: WriteBatch, opts: &WriteSettings) -> Result<()> {
     inner.check_writable()?;
     if let Some(what) = batch.unsupported {
         return Err(Error::not_supported(format!("{what} is not supported by Shale yet")));

@@ -27,7 +27,7 @@ impl DbInner {
     /// Makes `edits` durable and installs them; see the module comment. `install` runs under
     /// the DB mutex after the new Versions are current and before SuperVersions are
     /// published. On failure nothing is installed and the error is a background error.
-    pub(crate) fn log_and_apply(
+    pub fn log_and_apply(
         &self,
         st: &mut MutexGuard<'_, DbState>,
         mut edits: Vec<VersionEdit>,
@@ -126,7 +126,7 @@ impl DbInner {
     }
 
     /// Recomputes family `id`'s write-stall condition; wakes stalled writers when it eases.
-    pub(crate) fn stall_changed(&self, st: &mut DbState, id: u32) {
+    pub fn stall_changed(&self, st: &mut DbState, id: u32) {
         if write_controller::recalculate(st, id) {
             self.done_cv.notify_all();
         }
@@ -136,7 +136,7 @@ impl DbInner {
     /// The records that start a new MANIFEST: per family one naming it (added, for
     /// non-default ones) with its comparator, then one with its files and log number; last
     /// the file numbering, last sequence and max column family.
-    pub(crate) fn snapshot_edits(&self, st: &DbState) -> Vec<VersionEdit> {
+    pub fn snapshot_edits(&self, st: &DbState) -> Vec<VersionEdit> {
         let mut edits = snapshot_edits(
             &st.cfs,
             self.versions.next_file_number(),
@@ -160,7 +160,7 @@ impl DbInner {
 }
 
 /// See `DbInner::snapshot_edits`.
-pub(crate) fn snapshot_edits(
+pub fn snapshot_edits(
     cfs: &BTreeMap<u32, CfState>,
     next_file_number: u64,
     last_sequence: u64,

@@ -26,7 +26,7 @@ const PURGE_INTERVAL: u64 = 600;
 
 impl DbInner {
     /// Deletes obsolete WAL `number` of `wal_dir`, or moves it to the archive.
-    pub(crate) fn dispose_wal(&self, wal_dir: &Path, number: u64) {
+    pub fn dispose_wal(&self, wal_dir: &Path, number: u64) {
         let from = filename::wal_file(wal_dir, number);
         if self.config.wal_archive_on() {
             let to = filename::wal_file(&filename::wal_archive_dir(wal_dir), number);
@@ -46,7 +46,7 @@ impl DbInner {
 
     /// RocksDB's `WalManager::PurgeObsoleteWALFiles` (see the module comment). Call
     /// without the DB mutex.
-    pub(crate) fn purge_wal_archive(&self) {
+    pub fn purge_wal_archive(&self) {
         let ttl = self.config.wal_ttl_seconds;
         let limit_mb = self.config.wal_size_limit_mb;
         if ttl == 0 && limit_mb == 0 {
@@ -76,12 +76,14 @@ impl DbInner {
         let names = match self.fs.children(&archive) {
             Ok(n) => n,
             Err(e) => {
-                self.info_log.log_at(crate::LogLevel::Error, format_args!("Can't get archive files: {e}"));
+                self.info_log
+                    .log_at(crate::config::LogLevel::Error, format_args!("Can't get archive files: {e}"));
                 return;
             }
         };
         let warn = |what: &str, path: &Path, e: &dyn std::fmt::Display| {
-            self.info_log.log_at(crate::LogLevel::Warn, format_args!("{what}: {}: {e}", path.display()));
+            self.info_log
+                .log_at(crate::config::LogLevel::Warn, format_args!("{what}: {}: {e}", path.display()));
         };
         // Archived WALs kept by the TTL, with their sizes (size limit only).
         let mut kept: Vec<(u64, u64)> = Vec::new();

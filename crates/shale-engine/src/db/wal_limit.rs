@@ -21,10 +21,10 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use super::DbState;
-use shale_engine::config::DbConfig;
+use crate::config::DbConfig;
 
 /// The live WALs' sizes and the limit (leaf lock inside).
-pub(crate) struct WalTotal {
+pub struct WalTotal {
     /// Sum of the closed live WALs' sizes.
     closed_bytes: AtomicU64,
     /// The limit in bytes (recomputed as families and options change).
@@ -43,7 +43,7 @@ pub(crate) struct WalTotal {
 }
 
 impl WalTotal {
-    pub(crate) fn new(config: &DbConfig) -> WalTotal {
+    pub fn new(config: &DbConfig) -> WalTotal {
         let t = WalTotal {
             closed_bytes: AtomicU64::new(0),
             limit: AtomicU64::new(u64::MAX),
@@ -60,7 +60,7 @@ impl WalTotal {
     }
 
     /// Recomputes the limit and the family count from the open families (DB mutex held).
-    pub(crate) fn refresh(&self, config: &DbConfig, st: &DbState) {
+    pub fn refresh(&self, config: &DbConfig, st: &DbState) {
         let live = st.cfs.values().filter(|c| !c.dropping);
         let mut families = 0usize;
         let mut in_memory: u64 = 0;
@@ -81,13 +81,13 @@ impl WalTotal {
     }
 
     /// A WAL was closed at `size` bytes (it stays live until obsolete).
-    pub(crate) fn closed(&self, number: u64, size: u64) {
+    pub fn closed(&self, number: u64, size: u64) {
         self.sizes.lock().insert(number, size);
         self.closed_bytes.fetch_add(size, Ordering::Relaxed);
     }
 
     /// These WALs became obsolete: they leave the count.
-    pub(crate) fn removed(&self, numbers: &[u64]) {
+    pub fn removed(&self, numbers: &[u64]) {
         let mut sizes = self.sizes.lock();
         for n in numbers {
             if let Some(s) = sizes.remove(n) {
@@ -97,13 +97,13 @@ impl WalTotal {
     }
 
     /// Every live WAL's bytes, the current one being `current` bytes long.
-    pub(crate) fn total(&self, current: u64) -> u64 {
+    pub fn total(&self, current: u64) -> u64 {
         self.closed_bytes.load(Ordering::Relaxed).saturating_add(current)
     }
 
     /// After a WAL write: whether the slow path must flush for the WAL limit.
     #[inline]
-    pub(crate) fn check(&self, current: u64) -> bool {
+    pub fn check(&self, current: u64) -> bool {
         let total = self.total(current);
         self.last_total.store(total, Ordering::Relaxed);
         let over = self.multi_family.load(Ordering::Relaxed) && total > self.limit.load(Ordering::Relaxed);
@@ -113,16 +113,16 @@ impl WalTotal {
         over
     }
 
-    pub(crate) fn is_over(&self) -> bool {
+    pub fn is_over(&self) -> bool {
         self.over.load(Ordering::Relaxed)
     }
 
     /// The live WALs' total as the last write saw it.
-    pub(crate) fn last_total(&self) -> u64 {
+    pub fn last_total(&self) -> u64 {
         self.last_total.load(Ordering::Relaxed)
     }
 
-    pub(crate) fn limit(&self) -> u64 {
+    pub fn limit(&self) -> u64 {
         self.limit.load(Ordering::Relaxed)
     }
 
@@ -130,7 +130,7 @@ impl WalTotal {
     /// live WAL, as (families whose active memtable must be switched, families with only
     /// immutable memtables to flush). Empty when the oldest WAL was already handled or is
     /// the current one.
-    pub(crate) fn take_families_to_flush(&self, st: &DbState) -> Option<(u64, Vec<u32>, Vec<u32>)> {
+    pub fn take_families_to_flush(&self, st: &DbState) -> Option<(u64, Vec<u32>, Vec<u32>)> {
         if !self.over.swap(false, Ordering::Relaxed) || st.cfs.len() < 2 {
             return None;
         }

@@ -57,7 +57,7 @@ use crate::version::edit::WalAddition;
 use crate::wal::LogWriter;
 
 /// A WAL closed by a memtable switch whose bytes are not known to be synced.
-pub(crate) struct ClosedWal {
+pub struct ClosedWal {
     pub number: u64,
     /// Its size when it was closed (no byte is appended after).
     pub size: u64,
@@ -70,7 +70,7 @@ impl DbInner {
     /// sync write, `flush_wal(true)` and `SyncWAL` do in RocksDB). The closed WALs leave the
     /// list once synced. An error leaves the list as it was (the caller makes it a WAL
     /// write error).
-    pub(crate) fn sync_wals_locked(&self, wal: &mut WalState) -> Result<()> {
+    pub fn sync_wals_locked(&self, wal: &mut WalState) -> Result<()> {
         // The closed WALs to sync are marked (listed) under `wal_meta` and synced without it.
         let todo = self.closed_wals_to_sync();
         for (_, _, w) in &todo {
@@ -92,7 +92,7 @@ impl DbInner {
     /// `flush_first`: the current writer's buffer goes to the OS first (`flush_wal`).
     /// Returns false when there was nothing to sync. A file that gives no sync handle is
     /// synced under the lock, as before.
-    pub(crate) fn sync_wals_unlocked(&self, flush_first: bool) -> Result<bool> {
+    pub fn sync_wals_unlocked(&self, flush_first: bool) -> Result<bool> {
         let (number, writes, handle, need_dir) = {
             let mut wal = self.lock_or_halt(&self.wal, "WAL")?;
             if flush_first {
@@ -158,7 +158,7 @@ impl DbInner {
     /// when a WAL was created since its last sync) without holding the WAL lock across the
     /// syncs. Returns the number of the WAL that was current when it started: on success
     /// every WAL below it is synced. Called by a flush with the DB mutex released.
-    pub(crate) fn sync_closed_wals(&self) -> Result<u64> {
+    pub fn sync_closed_wals(&self) -> Result<u64> {
         let (current, need_dir) = {
             let wal = self.lock_or_halt(&self.wal, "WAL")?;
             (wal.number, !wal.dir_synced)
@@ -183,19 +183,19 @@ impl DbInner {
     /// Whether a flush must sync the closed WALs first (RocksDB's
     /// `needs_to_sync_closed_wals`: more than one family, or two-phase commit; atomic flush
     /// always does).
-    pub(crate) fn flush_syncs_closed_wals(&self, st: &DbState) -> bool {
+    pub fn flush_syncs_closed_wals(&self, st: &DbState) -> bool {
         self.config.atomic_flush || self.config.allow_2pc || st.cfs.len() > 1
     }
 
     /// Moves the closed WALs recorded as synced to the MANIFEST's pending additions (DB
     /// mutex held; `wal_meta` is a leaf lock).
-    pub(crate) fn take_synced_wal_additions(&self, st: &mut DbState) {
+    pub fn take_synced_wal_additions(&self, st: &mut DbState) {
         st.pending_wal_additions.append(&mut self.wal_meta.lock().synced_closed);
     }
 
     /// Takes the closed WALs below `min_log` off the list (they are about to be deleted,
     /// synced or not); their writers are dropped by the caller without the DB mutex.
-    pub(crate) fn release_closed_wals(&self, below: u64) -> Vec<ClosedWal> {
+    pub fn release_closed_wals(&self, below: u64) -> Vec<ClosedWal> {
         let mut meta = self.wal_meta.lock();
         let (gone, keep): (Vec<ClosedWal>, Vec<ClosedWal>) =
             std::mem::take(&mut meta.closed).into_iter().partition(|c| c.number < below);

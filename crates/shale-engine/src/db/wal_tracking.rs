@@ -22,7 +22,7 @@ use crate::fs::FileSystem;
 use crate::version::edit::VersionEdit;
 
 /// RocksDB's `WalSet::CheckWals`, with its messages.
-pub(super) fn check_wals(
+pub fn check_wals(
     fs: &dyn FileSystem,
     dir: &Path,
     tracked: &BTreeMap<u64, Option<u64>>,
@@ -47,7 +47,7 @@ pub(super) fn check_wals(
 /// Appends the WAL records due to the MANIFEST write of `edits` (DB mutex held): additions
 /// for WALs closed since the last write, and a deletion when the smallest log number any
 /// family needs after `edits` has risen.
-pub(super) fn add_wal_edits(st: &mut DbState, edits: &mut Vec<VersionEdit>) {
+pub fn add_wal_edits(st: &mut DbState, edits: &mut Vec<VersionEdit>) {
     let additions = std::mem::take(&mut st.pending_wal_additions);
     // As `obsolete.rs`: a family holding nothing in memtables needs no WAL before the
     // current one.

@@ -100,13 +100,13 @@ use std::time::{Duration, Instant};
 
 use super::error_handler::BgErrorReason;
 use super::{ActiveMems, DbInner, DbState};
+use crate::batch::Batch as WriteBatch;
+use crate::config::WriteSettings;
 use crate::error::{Error, ErrorKind, Result};
 use crate::key::{SequenceNumber, ValueType};
 use crate::memtable::MemTable;
 use crate::statistics::{record_tick, Histogram, Statistics, StopWatch, Ticker, WriteGroupCounts};
 use crate::wal::LogWriter;
-use shale_engine::batch::Batch as WriteBatch;
-use shale_engine::config::WriteSettings;
 use shale_format::perf::{Field, PerfTimer};
 
 /// The writers of a write group, leader first: held in place up to this many (a lone writer,
@@ -121,7 +121,7 @@ type Group = smallvec::SmallVec<[Arc<Writer>; GROUP_INLINE]>;
 /// inserted too late for their lines to still be in the cache.
 const PREFETCH_RECORDS: usize = 8;
 
-pub(crate) struct PendingWrite {
+pub struct PendingWrite {
     batch: Option<WriteBatch>,
     sync: bool,
     disable_wal: bool,
@@ -144,7 +144,7 @@ pub(crate) struct PendingWrite {
 
 /// `unordered_write` (RocksDB's `UnorderedWriteMemtable`): one writer's batch to insert by
 /// itself after its group's WAL write published the sequences.
-pub(crate) struct OwnInsert {
+pub struct OwnInsert {
     batch: WriteBatch,
     first_seq: u64,
     mems: Arc<ActiveMems>,
@@ -152,7 +152,7 @@ pub(crate) struct OwnInsert {
 }
 
 /// One writer's batch to insert into the memtables, in parallel with the rest of its group.
-pub(crate) struct InsertTask {
+pub struct InsertTask {
     batch: WriteBatch,
     first_seq: u64,
     group: Arc<ParallelGroup>,
@@ -162,7 +162,7 @@ pub(crate) struct InsertTask {
 
 /// A write group whose members insert their own batches at once (RocksDB's parallel
 /// memtable writers): the last to finish publishes the sequence and completes the group.
-pub(crate) struct ParallelGroup {
+pub struct ParallelGroup {
     /// The active memtables as the leader found them (they cannot change: the group holds
     /// write leadership until it completes).
     mems: Arc<ActiveMems>,
@@ -180,7 +180,7 @@ pub(crate) struct ParallelGroup {
 }
 
 /// What a write group's WAL stage leaves to its memtable stage.
-pub(crate) struct Logged {
+pub struct Logged {
     /// The active memtables as the WAL leader found them (no switch before the group's
     /// inserts finish: a switch needs write leadership and, pipelined, an empty memtable
     /// writers' queue).
@@ -204,7 +204,7 @@ pub(crate) struct Logged {
 /// next group's leader is woken. Groups insert one after the other in WAL order, so
 /// sequences are published in order. Its lock is a leaf.
 #[derive(Default)]
-pub(crate) struct MemWriters {
+pub struct MemWriters {
     /// The leaders of the groups waiting to insert (or inserting: the front).
     queue: Mutex<VecDeque<Arc<Writer>>>,
     /// Notified when the queue empties (`wait_for_memtable_writers`).
@@ -233,13 +233,13 @@ enum GroupOutcome {
 
 /// The queue, guarded by `DbInner::writers`; each waiter waits on its own [`Writer`].
 #[derive(Default)]
-pub(crate) struct WriteQueue {
+pub struct WriteQueue {
     queue: VecDeque<Arc<Writer>>,
 }
 
 /// One writer in the queue: its write, and how it is woken (see "Waiting" in the module
 /// comment).
-pub(crate) struct Writer {
+pub struct Writer {
     state: Mutex<PendingWrite>,
     /// Set by whoever changed what this writer waits for: its write done, a memtable insert
     /// handed to it, or it reached the front of the queue.
@@ -333,7 +333,7 @@ const MAX_SLOW_YIELDS: u32 = 3;
 /// waiting for the rest of its parallel group lasts as long as one batch's insert, so
 /// whether yielding pays differs between them.
 #[derive(Clone, Copy)]
-pub(crate) enum WaitSite {
+pub enum WaitSite {
     /// Queued: waiting to lead, for a parallel insert, or for the group's result.
     Join = 0,
     /// A parallel group's member (or leader) waiting for the group's other inserts.
@@ -370,7 +370,7 @@ impl DbInner {
 
     /// RocksDB's WriteImpl refuses every write of a database opened with both
     /// `two_write_queues` and `enable_pipelined_write` (the open succeeds).
-    pub(crate) fn check_write_queues(&self) -> Result<()> {
+    pub fn check_write_queues(&self) -> Result<()> {
         if self.config.two_write_queues && self.config.enable_pipelined_write {
             return Err(Error::not_supported("pipelined_writes is not compatible with concurrent prepares"));
         }
@@ -695,7 +695,7 @@ impl DbInner {
     /// `WaitForMemTableWriters`) and no `unordered_write` writer still inserts (RocksDB's
     /// `WaitForPendingWrites`); at once on the ordinary path. The caller leads
     /// the writes, so no group joins meanwhile.
-    pub(crate) fn wait_for_memtable_writers(&self) {
+    pub fn wait_for_memtable_writers(&self) {
         let mut mq = self.mem_writers.queue.lock();
         while !mq.is_empty() || self.mem_writers.unordered_pending.load(Ordering::Acquire) != 0 {
             self.mem_writers.drained.wait(&mut mq);
@@ -812,7 +812,7 @@ impl DbInner {
             // whole, table files included (RocksDB's MergeCF reads without
             // `kBlockCacheTier`); not found or failed, the operand is stored.
             None if cf.config().strict_max_successive_merges => {
-                let ro = shale_engine::config::ReadSettings { snapshot: Some(seq), ..Default::default() };
+                let ro = crate::config::ReadSettings { snapshot: Some(seq), ..Default::default() };
                 let existing = self.get_impl(&cf, key, &ro).ok()??;
                 let stats = self.config.statistics.as_deref();
                 return op.full_merge(key, Some(&existing), vec![operand.to_vec()], stats).ok();
@@ -1082,10 +1082,8 @@ impl DbInner {
         } else if let Some(m) = &merged {
             m.data().len()
         } else {
-            shale_engine::batch::HEADER_SIZE
-                + batches()
-                    .map(|b| b.data().len().saturating_sub(shale_engine::batch::HEADER_SIZE))
-                    .sum::<usize>()
+            crate::batch::HEADER_SIZE
+                + batches().map(|b| b.data().len().saturating_sub(crate::batch::HEADER_SIZE)).sum::<usize>()
         } as u64;
         let mut wal_guard = self.lock_or_halt(&self.wal, "WAL")?;
         let wal = &mut *wal_guard;
@@ -1442,7 +1440,7 @@ impl DbInner {
     }
 
     /// Whether the write leader must take the slow path, from the state (DB mutex held).
-    pub(crate) fn update_write_attention(&self, st: &DbState) {
+    pub fn update_write_attention(&self, st: &DbState) {
         // `wal_meta`, not `wal`: the DB mutex never waits for a WAL fsync (`wal_sync.rs`).
         let full = !self.wal_meta.lock().full.is_empty();
         let v = full
@@ -1476,7 +1474,7 @@ impl DbInner {
 
     /// Switches the non-empty memtables of family `only` (every family when None) for a
     /// manual flush; returns, per family switched, the count its flushes must reach.
-    pub(crate) fn switch_for_flush(&self, only: Option<u32>) -> Result<Vec<(u32, u64)>> {
+    pub fn switch_for_flush(&self, only: Option<u32>) -> Result<Vec<(u32, u64)>> {
         {
             // Nothing to switch: no need to wait for write leadership (which a writer
             // stopped by a stall holds).
@@ -1518,7 +1516,7 @@ impl DbInner {
 
     /// Syncs the WALs (closed ones not yet synced, then the current one) if any holds
     /// unsynced writes, outside the WAL lock (`wal_sync.rs`). A failure is a WAL write error.
-    pub(crate) fn sync_wal(&self) -> Result<()> {
+    pub fn sync_wal(&self) -> Result<()> {
         match self.sync_wals_unlocked(false) {
             Ok(synced) => {
                 if synced {
@@ -1537,7 +1535,7 @@ impl DbInner {
     /// Moves the active memtables of `cfs` to their immutable lists, starts a new WAL, and
     /// queues the families for flush; returns the new WAL's number. The caller holds write
     /// leadership. `recovering`: for error recovery (see `roll_wal`).
-    pub(crate) fn switch_memtables(
+    pub fn switch_memtables(
         &self,
         st: &mut MutexGuard<'_, DbState>,
         cfs: &[u32],
@@ -1690,8 +1688,8 @@ fn flush_targets(st: &DbState, only: Option<u32>) -> Vec<(u32, u64)> {
 /// The column family of the first record of the batch bytes `data` (0 for a record of the
 /// default family, a record without one, or bytes too short): a hint for prefetching only.
 fn first_family(data: &[u8]) -> u32 {
-    use shale_engine::batch::tag;
-    let Some(&t) = data.get(shale_engine::batch::HEADER_SIZE) else { return 0 };
+    use crate::batch::tag;
+    let Some(&t) = data.get(crate::batch::HEADER_SIZE) else { return 0 };
     let with_cf = matches!(
         t,
         tag::CF_DELETION
@@ -1707,7 +1705,7 @@ fn first_family(data: &[u8]) -> u32 {
     }
     // varint32
     let mut id = 0u32;
-    for (i, &b) in data.iter().skip(shale_engine::batch::HEADER_SIZE + 1).take(5).enumerate() {
+    for (i, &b) in data.iter().skip(crate::batch::HEADER_SIZE + 1).take(5).enumerate() {
         id |= u32::from(b & 0x7f) << (7 * i);
         if b < 0x80 {
             return id;
@@ -1822,7 +1820,7 @@ fn insert_batch(
 #[cfg(test)]
 mod tests {
     use super::{build_group, first_family, PendingWrite, Writer};
-    use shale_engine::batch::{tag, Batch as WriteBatch, HEADER_SIZE};
+    use crate::batch::{tag, Batch as WriteBatch, HEADER_SIZE};
     use std::collections::VecDeque;
     use std::sync::Arc;
 

@@ -24,11 +24,7 @@ use crate::key::{lookup_key, parse_internal_key, user_key, SequenceNumber, MAX_S
 impl DbInner {
     /// The sequence number of the newest write of `key` in family `cf` (a point entry or a
     /// range tombstone covering it), if any.
-    pub(crate) fn latest_sequence_for_key(
-        &self,
-        cf: &CfHandle,
-        key: &[u8],
-    ) -> Result<Option<SequenceNumber>> {
+    pub fn latest_sequence_for_key(&self, cf: &CfHandle, key: &[u8]) -> Result<Option<SequenceNumber>> {
         let sv = cf.super_version();
         let mut best: SequenceNumber = 0;
         let mut found = false;
@@ -96,7 +92,7 @@ impl DbInner {
     }
 
     /// Busy when `key` was written after `snap` (RocksDB's write conflict).
-    pub(crate) fn check_key_conflict(&self, cf: &CfHandle, key: &[u8], snap: SequenceNumber) -> Result<()> {
+    pub fn check_key_conflict(&self, cf: &CfHandle, key: &[u8], snap: SequenceNumber) -> Result<()> {
         match self.latest_sequence_for_key(cf, key)? {
             Some(s) if s > snap => Err(Error::busy("")),
             // A zeroed sequence number: the write's own is lost (see the module comment).

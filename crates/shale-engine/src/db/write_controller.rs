@@ -27,7 +27,7 @@ use crate::compaction::picker;
 
 /// A family's write-stall condition (RocksDB's `WriteStallCondition`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum StallCondition {
+pub enum StallCondition {
     Normal,
     Delayed,
     Stopped,
@@ -35,7 +35,7 @@ pub(crate) enum StallCondition {
 
 /// The condition `cf` puts writes in, and whether it needs compactions sped up (RocksDB's
 /// compaction pressure: more than one compaction may run at once).
-pub(crate) fn condition(cf: &CfState) -> (StallCondition, bool) {
+pub fn condition(cf: &CfState) -> (StallCondition, bool) {
     let o = cf.handle.config();
     let imm = cf.imm.len() as i32;
     let l0 = cf.current.num_files(0) as i32;
@@ -44,11 +44,11 @@ pub(crate) fn condition(cf: &CfState) -> (StallCondition, bool) {
     // writes (RocksDB sets both triggers to the maximum for FIFO).
     // Universal counts every sorted run as RocksDB does (`l0_delay_trigger_count`).
     let l0 = match o.style {
-        shale_engine::config::CompactionStyle::Fifo => 0,
-        shale_engine::config::CompactionStyle::Universal => {
+        crate::config::CompactionStyle::Fifo => 0,
+        crate::config::CompactionStyle::Universal => {
             crate::compaction::universal::num_sorted_runs(&cf.current) as i32
         }
-        shale_engine::config::CompactionStyle::Level => l0,
+        crate::config::CompactionStyle::Level => l0,
     };
     let pending = if auto { picker::estimated_pending_bytes(&cf.current, cf.handle.config()) } else { 0 };
     let hard = o.hard_pending_compaction_bytes_limit;
@@ -92,7 +92,7 @@ fn stall_cause(cf: &CfState, stopped: bool) -> super::internal_stats::StallCause
     };
     let l0 = cf.current.num_files(0) as i32;
     let l0_limit = if stopped { o.level0_stop_writes_trigger } else { o.level0_slowdown_writes_trigger };
-    let fifo = o.style == shale_engine::config::CompactionStyle::Fifo;
+    let fifo = o.style == crate::config::CompactionStyle::Fifo;
     if memtables {
         StallCause::MemtableLimit
     } else if !o.disable_auto_compactions && !fifo && l0 >= l0_limit {
@@ -103,7 +103,7 @@ fn stall_cause(cf: &CfState, stopped: bool) -> super::internal_stats::StallCause
 }
 
 /// Recomputes family `id`'s condition and the DB's counts. Returns true when it changed.
-pub(crate) fn recalculate(st: &mut DbState, id: u32) -> bool {
+pub fn recalculate(st: &mut DbState, id: u32) -> bool {
     let Some(cf) = st.cfs.get_mut(&id) else { return false };
     let (new, speedup) = condition(cf);
     if new != StallCondition::Normal {
@@ -126,7 +126,7 @@ pub(crate) fn recalculate(st: &mut DbState, id: u32) -> bool {
 }
 
 /// Takes a removed family out of the counts.
-pub(crate) fn forget(st: &mut DbState, cf: &CfState) {
+pub fn forget(st: &mut DbState, cf: &CfState) {
     adjust(st, cf.stall, -1);
     if cf.speedup {
         st.speedup_cfs -= 1;
@@ -143,7 +143,7 @@ fn adjust(st: &mut DbState, c: StallCondition, by: isize) {
 }
 
 /// What the write leader reads without the DB mutex, and the delay token bucket.
-pub(crate) struct WriteController {
+pub struct WriteController {
     /// Something needs the leader to take the DB mutex before writing: a stop or delay, a
     /// full memtable to switch, a background error, memtable memory over its limit.
     attention: AtomicBool,
@@ -214,11 +214,11 @@ mod tests {
     use super::StallCondition::{Delayed, Normal, Stopped};
     use super::*;
     use crate::cache::BlockCache;
+    use crate::config::CfConfig;
     use crate::db::cf::{CfHandle, SuperVersion};
     use crate::key::{bytewise_internal_comparator, make_internal_key, ValueType};
     use crate::memtable::MemTable;
     use crate::version::{FileMetaData, Version};
-    use shale_engine::config::CfConfig;
 
     /// A family with tables of the given (level, size) and `imm` immutable memtables.
     fn family(opts: &CfConfig, files: &[(u32, u64)], imm: usize) -> CfState {
