@@ -205,6 +205,10 @@ fn open_view<T: ThreadMode>(
     let mut cfs = open::recovered_cf_states(&recovered, &descs, &table_cache, path, &config)?;
     open::load_tables(&table_cache, &cfs, &config)?;
 
+    if mode == DbMode::ReadOnly {
+        // RocksDB's read-only open runs `DBImpl::Recover` (its secondary does not).
+        open::check_some_wal(&config, true, &listed)?;
+    }
     let wals = open::wals_to_replay(&listed, &recovered, &cfs, config.allow_2pc);
     if error_if_wal_file_exists {
         // Every WAL in the directory, as RocksDB's Recover checks them before choosing
@@ -286,12 +290,15 @@ fn replay(
         new_files: &mut new_files,
         read_only: true,
         prepared: Default::default(),
+        min_wal_number: open::replay_floor(recovered, cfs, config.allow_2pc),
     };
     let mut secondary;
     let config = if mode == DbMode::Secondary {
         secondary = config.clone();
         secondary.wal_recovery_mode = WalRecoveryMode::TolerateCorruptedTailRecords;
         secondary.paranoid_checks = true;
+        // RocksDB's secondary reads WALs with no predecessor check.
+        secondary.track_and_verify_wals = false;
         &secondary
     } else {
         config
