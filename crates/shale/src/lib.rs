@@ -43,6 +43,7 @@ pub mod merge_operators;
 pub mod options;
 mod options_api;
 mod options_dbopt;
+mod options_dbwal;
 mod options_engine;
 pub use shale_format::options_file;
 mod options_load;

@@ -727,6 +727,9 @@ pub struct Options {
     pub(crate) log_readahead_size: usize,
     /// RocksDB's DB-wide options rust-rocksdb has no setter for (`options_dbopt.rs`).
     pub(crate) dbopt: crate::options_dbopt::DbOptExtra,
+    /// RocksDB's WAL-chain, MANIFEST and recovery options rust-rocksdb has no setter for
+    /// (`options_dbwal.rs`).
+    pub(crate) dbwal: crate::options_dbwal::DbWalExtra,
     /// The family's merge operator (`set_merge_operator*`, issue 15; `merge_operator.rs`).
     pub(crate) merge_operator: Option<Arc<crate::merge_operator::MergeOperator>>,
     /// The family's compaction filter and filter factory (`compaction_filter.rs`).
@@ -992,6 +995,7 @@ impl Default for Options {
             db_host_id: HOSTNAME_FOR_DB_HOST_ID.to_string(),
             log_readahead_size: 0,
             dbopt: crate::options_dbopt::DbOptExtra::default(),
+            dbwal: crate::options_dbwal::DbWalExtra::default(),
             merge_operator: None,
             compaction_filter: None,
             compaction_filter_factory: None,

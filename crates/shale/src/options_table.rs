@@ -1142,6 +1142,19 @@ pub(crate) static ROWS: &[OptionRow] = &[
         }),
     ),
     // ---- end of helper `rows` DB block ----
+    // ---- helper `dbwal` DB block (`options_dbwal.rs` says what each does) ----
+    opt(
+        "track_and_verify_wals",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.dbwal.track_and_verify_wals.to_string()),
+        Some(|o, n, v| {
+            o.dbwal.track_and_verify_wals = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    // ---- end of helper `dbwal` DB block ----
     // Deprecated in RocksDB 11.8.1 (`OptionVerificationType::kDeprecated` in its
     // `options/db_options.cc`): its parser accepts any value and changes nothing, and its
     // OPTIONS files and LOG leave them out; so do these rows (`deprecated`).

@@ -157,6 +157,9 @@ pub struct DbConfig {
     pub flush_verify_memtable_count: bool,
     /// `compaction_verify_record_count`: a compaction whose record counts differ fails.
     pub compaction_verify_record_count: bool,
+    /// `track_and_verify_wals`: each new WAL records its predecessor; recovery checks the
+    /// chain (a missing or mismatched WAL is Corruption).
+    pub track_and_verify_wals: bool,
     /// `max_manifest_file_size`.
     pub max_manifest_file_size: u64,
     /// `write_dbid_to_manifest`.
@@ -287,6 +290,7 @@ impl Default for DbConfig {
             strict_bytes_per_sync: false,
             flush_verify_memtable_count: true,
             compaction_verify_record_count: true,
+            track_and_verify_wals: false,
             max_manifest_file_size: 1024 * 1024 * 1024,
             write_dbid_to_manifest: true,
             write_identity_file: true,

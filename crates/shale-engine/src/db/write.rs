@@ -1622,8 +1622,12 @@ impl DbInner {
             let mut writer = LogWriter::new(file, number)
                 .with_bytes_per_sync(self.config.wal_bytes_per_sync)
                 .with_strict_range_sync(self.config.strict_bytes_per_sync)
-                .with_recycling(recycling);
+                .with_recycling(recycling)
+                .with_track_and_verify_wals(self.config.track_and_verify_wals);
             writer.add_compression_type_record(self.config.wal_compression)?;
+            // `track_and_verify_wals`: the new WAL names the current one (RocksDB's
+            // `SwitchMemtable` takes `logs_.back()`'s number, size and last sequence).
+            writer.add_predecessor_wal_info(&wal.writer.predecessor_info())?;
             let old = std::mem::replace(&mut wal.writer, writer);
             let old_number = std::mem::replace(&mut wal.number, number);
             if keep_old {

@@ -235,11 +235,13 @@ pub(crate) fn open<T: ThreadMode>(
         let used = super::best_efforts::max_file_number(&*fs, &[path, &wal_dir]);
         next_file_number = next_file_number.max(used + 1);
     }
+    check_some_wal(&config, exists, &wals)?;
     if config.track_and_verify_wals_in_manifest && !config.best_efforts_recovery {
         super::wal_tracking::check_wals(&*fs, &wal_dir, &recovered.wals, &wals)?;
     }
     let mut new_files: Vec<RecoveredTable> = Vec::new();
     let to_replay = wals_to_replay(&wals, &recovered, &cfs, config.allow_2pc);
+    let min_wal_number = replay_floor(&recovered, &cfs, config.allow_2pc);
     for &n in &wals {
         next_file_number = next_file_number.max(n + 1);
     }
@@ -252,6 +254,7 @@ pub(crate) fn open<T: ThreadMode>(
         new_files: &mut new_files,
         read_only: false,
         prepared: Default::default(),
+        min_wal_number,
     };
     // RocksDB's RecoverLogFiles events (`info_log.rs`): with WALs in the directory, one job
     // from `recovery_started` to `recovery_finished` (or `recovery_failed`).
@@ -321,7 +324,10 @@ pub(crate) fn open<T: ThreadMode>(
     let mut wal_writer = LogWriter::new(wal_file, wal_number)
         .with_bytes_per_sync(config.wal_bytes_per_sync)
         .with_strict_range_sync(config.strict_bytes_per_sync)
-        .with_recycling(config.recycle_log_file_num > 0);
+        .with_recycling(config.recycle_log_file_num > 0)
+        .with_track_and_verify_wals(config.track_and_verify_wals);
+    // The first WAL of an open names no predecessor (RocksDB's `DBImpl::Open` passes an
+    // empty `PredecessorWALInfo`).
     wal_writer.add_compression_type_record(config.wal_compression)?;
     // Prepared transactions still undecided are written again to the new WAL (the old
     // ones go once the MANIFEST names it), so a crash before their decision keeps them.

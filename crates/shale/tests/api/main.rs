@@ -71,6 +71,7 @@ mod option_rows_33;
 mod option_rows_cfblob;
 mod option_rows_cfopt;
 mod option_rows_dbopt;
+mod option_rows_dbwal;
 mod perf_context_counts;
 mod pinned_table_readers;
 mod prefix_seek_filter;
