@@ -41,6 +41,7 @@ pub mod merge_operator;
 pub mod merge_operators;
 pub mod options;
 mod options_api;
+mod options_dbmisc;
 mod options_dbopt;
 mod options_engine;
 pub use shale_format::options_file;

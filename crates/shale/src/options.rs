@@ -711,6 +711,8 @@ pub struct Options {
     pub(crate) log_readahead_size: usize,
     /// RocksDB's DB-wide options rust-rocksdb has no setter for (`options_dbopt.rs`).
     pub(crate) dbopt: crate::options_dbopt::DbOptExtra,
+    /// More of them (`options_dbmisc.rs`).
+    pub(crate) dbmisc: crate::options_dbmisc::DbMiscExtra,
     /// The family's merge operator (`set_merge_operator*`, issue 15; `merge_operator.rs`).
     pub(crate) merge_operator: Option<Arc<crate::merge_operator::MergeOperator>>,
     /// The family's compaction filter and filter factory (`compaction_filter.rs`).
@@ -972,6 +974,7 @@ impl Default for Options {
             db_host_id: HOSTNAME_FOR_DB_HOST_ID.to_string(),
             log_readahead_size: 0,
             dbopt: crate::options_dbopt::DbOptExtra::default(),
+            dbmisc: crate::options_dbmisc::DbMiscExtra::default(),
             merge_operator: None,
             compaction_filter: None,
             compaction_filter_factory: None,

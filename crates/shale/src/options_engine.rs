@@ -68,6 +68,8 @@ impl Options {
             manual_wal_flush: self.manual_wal_flush,
             track_and_verify_wals_in_manifest: self.track_and_verify_wals_in_manifest,
             enforce_single_del_contracts: self.dbopt.enforce_single_del_contracts,
+            allow_data_in_errors: self.dbmisc.allow_data_in_errors,
+            daily_offpeak: self.dbmisc.daily_offpeak(),
             best_efforts_recovery: self.dbopt.best_efforts_recovery,
             prefix_seek_opt_in_only: self.dbopt.prefix_seek_opt_in_only,
             strict_bytes_per_sync: self.dbopt.strict_bytes_per_sync,
@@ -149,6 +151,7 @@ impl Options {
             ttl: self.sanitized_ttl(),
             age_ttl,
             age_periodic,
+            daily_offpeak: self.dbmisc.daily_offpeak(),
             bottommost_file_compaction_delay: self.bottommost_file_compaction_delay,
             target_file_size_is_upper_bound: self.target_file_size_is_upper_bound,
             default_temperature: self.default_temperature,
@@ -302,6 +305,7 @@ impl Options {
             // check_supported refused anything but 0, 1, 2, 4 and 8 before a memtable is made.
             protection_bytes_per_key: self.memtable_protection_bytes_per_key.min(8) as u8,
             paranoid_memory_checks: self.paranoid_memory_checks,
+            allow_data_in_errors: self.dbmisc.allow_data_in_errors,
         }
     }
 

@@ -4,6 +4,7 @@
 pub mod fifo;
 pub mod filter;
 pub mod job;
+pub mod offpeak;
 pub mod picker;
 #[cfg(test)]
 mod picker_bottommost_tests;

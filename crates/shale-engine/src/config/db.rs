@@ -145,6 +145,12 @@ pub struct DbConfig {
     pub flush_verify_memtable_count: bool,
     /// `compaction_verify_record_count`: a compaction whose record counts differ fails.
     pub compaction_verify_record_count: bool,
+    /// `allow_data_in_errors`: error messages may show user keys (a failed merge's key, the
+    /// memtable's corruption details); false keeps them out, as RocksDB's default.
+    pub allow_data_in_errors: bool,
+    /// `daily_offpeak_time_utc`, parsed (None: no window); each family's settings take it
+    /// (`CfConfig::daily_offpeak`).
+    pub daily_offpeak: Option<crate::compaction::offpeak::DailyOffpeak>,
     /// `max_manifest_file_size`.
     pub max_manifest_file_size: u64,
     /// `write_dbid_to_manifest`.
@@ -275,6 +281,8 @@ impl Default for DbConfig {
             strict_bytes_per_sync: false,
             flush_verify_memtable_count: true,
             compaction_verify_record_count: true,
+            allow_data_in_errors: false,
+            daily_offpeak: None,
             max_manifest_file_size: 1024 * 1024 * 1024,
             write_dbid_to_manifest: true,
             write_identity_file: true,

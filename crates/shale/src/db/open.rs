@@ -53,6 +53,7 @@ pub(crate) fn open<T: ThreadMode>(
         ));
     }
     opts.dbopt.validate()?;
+    opts.dbmisc.validate()?;
     // The hidden stats family has RocksDB's `OptimizeForPersistentStats` options whatever the
     // caller names it with (`stats_history.rs`).
     for d in &mut descs {
@@ -83,6 +84,8 @@ pub(crate) fn open<T: ThreadMode>(
         // RocksDB's statistics are a DB option every family's memtables count into
         // (`rocksdb.number.keys.updated`).
         d.options.statistics = config.statistics.clone();
+        // `allow_data_in_errors` is DB-wide in RocksDB; each family's memtables take it.
+        d.options.dbmisc.adopt_db_wide(&config);
     }
     // With `use_fsync` the default file system syncs with fsync; a file system given with
     // `set_file_system` syncs as it implements `sync`.
