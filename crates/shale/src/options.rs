@@ -1606,6 +1606,19 @@ impl Options {
                 "max_successive_merges > 0 is incompatible with unordered_write",
             ));
         }
+        // RocksDB's ColumnFamilyData::ValidateOptions with `open_files_async`.
+        if db.open_files_async {
+            if cf.compaction_style == crate::DBCompactionStyle::Fifo {
+                return Err(Error::not_supported(
+                    "FIFO compaction is not supported with open_files_async = true.",
+                ));
+            }
+            if !db.skip_stats_update_on_db_open {
+                return Err(Error::invalid_argument(
+                    "open_files_async requires skip_stats_update_on_db_open = true.",
+                ));
+            }
+        }
         // RocksDB's CheckCFPathsSupported: several paths work with level and universal
         // compaction only.
         let several = cf.cf_paths.len() > 1 || (cf.cf_paths.is_empty() && db.db_paths.len() > 1);

@@ -15,6 +15,26 @@
 //!   (`shale_engine::compaction::offpeak`). Any text is accepted when set, as RocksDB's
 //!   string option; the open checks it with RocksDB's InvalidArgument messages.
 //!
+//! - `max_compaction_trigger_wakeup_seconds` (default 43200, mutable in RocksDB; fixed at open
+//!   in Shale): a quiet database looks at its families' time-based compactions every
+//!   RocksDB's `ComputeTriggerCompactionPeriod` seconds: this value, no more than the stats
+//!   dump and persist periods nor a fifth of the shortest `periodic_compaction_seconds`,
+//!   `ttl` or `bottommost_file_compaction_delay`, at least 1 (`shale_engine::compaction::
+//!   trigger`); each look logs RocksDB's "Running the periodic task to trigger compactions.".
+//! - `fast_sst_open` (default false, mutable): RocksDB keeps in the MANIFEST the metadata a
+//!   file system hands out for an open table file (`FSRandomAccessFile::
+//!   GetFileOpenMetadata`), to reopen it faster. RocksDB's posix file system hands out none
+//!   (NotSupported), and Shale's file systems have no such metadata, so nothing is recorded
+//!   and opens are the same at both values, as RocksDB's on posix; the value is kept,
+//!   written and logged.
+//! - `open_files_async` (default false, immutable): the live tables are not opened by the
+//!   open but by a background thread right after it (RocksDB's `BGWorkAsyncFileOpen`, up
+//!   to `max_file_opening_threads` at a time); a table that fails to open there is logged
+//!   (`BGWorkAsyncFileOpen: LoadTableHandlers failed for CF <name>: <status>`) and becomes
+//!   the database's background error; reads that need it open it themselves. RocksDB's
+//!   checks: a FIFO family is NotSupported, and `skip_stats_update_on_db_open` must be set
+//!   (InvalidArgument).
+//!
 //! The object-registry names, as RocksDB 11.8.1 reads them with `GetDBOptionsFromString` and
 //! from an OPTIONS file (`options/db_options.cc`; its default `ConfigOptions` has
 //! `ignore_unsupported_options`, so an id nothing registered is skipped without an error and
@@ -41,10 +61,28 @@
 use shale_engine::compaction::offpeak::DailyOffpeak;
 
 /// The options of this module, at RocksDB 11.8.1's defaults.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct DbMiscExtra {
     pub allow_data_in_errors: bool,
     pub daily_offpeak_time_utc: String,
+    pub max_compaction_trigger_wakeup_seconds: u64,
+    pub fast_sst_open: bool,
+    pub open_files_async: bool,
+    /// Kept for `open_files_async`'s check (`Options::set_skip_stats_update_on_db_open`).
+    pub skip_stats_update_on_db_open: bool,
+}
+
+impl Default for DbMiscExtra {
+    fn default() -> Self {
+        DbMiscExtra {
+            allow_data_in_errors: false,
+            daily_offpeak_time_utc: String::new(),
+            max_compaction_trigger_wakeup_seconds: 43_200,
+            fast_sst_open: false,
+            open_files_async: false,
+            skip_stats_update_on_db_open: false,
+        }
+    }
 }
 
 impl DbMiscExtra {

@@ -961,7 +961,7 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Db,
         Bool,
         No,
-        None,
+        Some(|o| o.dbmisc.skip_stats_update_on_db_open.to_string()),
         Some(|o, n, v| {
             o.set_skip_stats_update_on_db_open(boolean(n, v)?);
             Ok(true)
@@ -1353,6 +1353,39 @@ pub(crate) static ROWS: &[OptionRow] = &[
     opt("statistics", Db, Function, No, None, Some(|o, _, v| crate::options_dbmisc::set_statistics(o, v))),
     opt("listeners", Db, Function, No, None, Some(|o, _, v| crate::options_dbmisc::set_listeners(o, v))),
     opt("wal_filter", Db, Function, No, None, Some(|o, _, v| crate::options_dbmisc::set_wal_filter(o, v))),
+    opt(
+        "max_compaction_trigger_wakeup_seconds",
+        Db,
+        Int,
+        Yes,
+        Some(|o| o.dbmisc.max_compaction_trigger_wakeup_seconds.to_string()),
+        Some(|o, n, v| {
+            o.dbmisc.max_compaction_trigger_wakeup_seconds = number(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "fast_sst_open",
+        Db,
+        Bool,
+        Yes,
+        Some(|o| o.dbmisc.fast_sst_open.to_string()),
+        Some(|o, n, v| {
+            o.dbmisc.fast_sst_open = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "open_files_async",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.dbmisc.open_files_async.to_string()),
+        Some(|o, n, v| {
+            o.dbmisc.open_files_async = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
     // ---- end of helper `dbmisc` DB block ----
     // ---- CFOptions ----
     opt("comparator", Cf, Function, No, Some(|c| c.comparator.name().to_string()), None),

@@ -10,4 +10,5 @@ pub mod picker;
 mod picker_bottommost_tests;
 pub mod picker_ttl;
 pub mod service;
+pub mod trigger;
 pub mod universal;

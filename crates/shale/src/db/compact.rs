@@ -856,8 +856,24 @@ impl DbInner {
     }
 
     /// Queues the families with `ttl` or periodic compaction on, so that the picker looks
-    /// at their tables' ages (called by idle compaction threads, about once a second).
+    /// at their tables' ages (called by idle compaction threads, about once a second; acts
+    /// once every RocksDB's `ComputeTriggerCompactionPeriod` seconds, which
+    /// `max_compaction_trigger_wakeup_seconds` bounds, logging RocksDB's INFO line).
     pub(crate) fn schedule_aged_compactions(&self, st: &mut DbState) {
+        use std::sync::atomic::Ordering as AtomicOrdering;
+        let now = shale_engine::compaction::picker::unix_now();
+        let period = shale_engine::compaction::trigger::trigger_period(
+            &self.config,
+            st.cfs.values().map(|c| c.handle.config()),
+        );
+        if now < self.aged_trigger_at.load(AtomicOrdering::Relaxed).saturating_add(period) {
+            return;
+        }
+        self.aged_trigger_at.store(now, AtomicOrdering::Relaxed);
+        self.info_log.buffer_line_at(
+            crate::LogLevel::Info,
+            format_args!("Running the periodic task to trigger compactions."),
+        );
         let ids: Vec<u32> = st
             .cfs
             .iter()

@@ -61,6 +61,7 @@ mod local_sv;
 mod mempurge;
 mod obsolete;
 mod open;
+mod open_async;
 pub(crate) mod options_dump;
 pub(crate) mod options_writer;
 mod paths;
@@ -271,6 +272,9 @@ pub(crate) struct DbInner {
     /// Throttles `WriteOptions::low_pri` writes while compaction is behind (RocksDB's
     /// `WriteController::low_pri_rate_limiter`, 1 MiB/s).
     pub low_pri_limiter: crate::rate_limiter::RateLimiter,
+    /// When a quiet database last looked at its families' time-based compactions, seconds
+    /// since the epoch (`DbInner::schedule_aged_compactions`).
+    pub aged_trigger_at: std::sync::atomic::AtomicU64,
     _lock: Box<dyn FileLock>,
 }
 

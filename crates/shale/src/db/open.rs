@@ -236,7 +236,10 @@ pub(crate) fn open<T: ThreadMode>(
     config.table_ids = with_ids.table_ids.clone();
     let opts = &with_ids;
     let mut cfs = recovered_cf_states(&recovered, &descs, &table_cache, path, &config)?;
-    load_tables(&table_cache, &cfs, &config)?;
+    // `open_files_async`: a background thread opens them once the database is open.
+    if !config.open_files_async {
+        load_tables(&table_cache, &cfs, &config)?;
+    }
 
     let mut next_file_number = recovered.next_file_number.max(recovered.manifest_number + 1);
     let mut last_sequence = recovered.last_sequence;
@@ -462,7 +465,10 @@ pub(crate) fn open<T: ThreadMode>(
         "Recovered to sequence {last_sequence}; WAL {wal_number}, MANIFEST-{manifest_number:06}"
     ));
 
-    let threads = super::scheduler::start_background_threads(&inner)?;
+    let mut threads = super::scheduler::start_background_threads(&inner)?;
+    if inner.config.open_files_async {
+        threads.push(super::open_async::start(&inner)?);
+    }
     let mut db = into_db::<T>(inner, threads)?;
     // Families the caller names that the database lacks: created together, with one
     // MANIFEST write and one OPTIONS file.
@@ -724,6 +730,8 @@ pub(super) fn new_inner(
         wal_total,
         wal_archive_purged_at: std::sync::atomic::AtomicU64::new(0),
         low_pri_limiter: crate::rate_limiter::RateLimiter::new(1 << 20, 100_000, 10, false),
+        // RocksDB's trigger task starts one period after the open.
+        aged_trigger_at: std::sync::atomic::AtomicU64::new(shale_engine::compaction::picker::unix_now()),
         _lock: lock,
     })
 }
@@ -766,13 +774,25 @@ pub(super) fn load_tables(
         // A quarter of the table cache (see TableCache::new), at most 16.
         ((config.max_open_files as usize).saturating_sub(10).max(16) / 4).min(16)
     };
-    let files: Vec<_> = cfs
-        .values()
-        .flat_map(|cf| cf.current.all_files().take(limit).map(move |(level, f)| (cf, level, f)))
+    let versions: Vec<_> = cfs.values().map(|cf| (&cf.handle, &*cf.current)).collect();
+    open_tables(table_cache, &versions, limit, config)
+}
+
+/// Opens the tables of each `(family, version)`, at most `limit` per family (see
+/// [`load_tables`]); the first error in their order.
+pub(super) fn open_tables(
+    table_cache: &TableCache,
+    versions: &[(&Arc<super::cf::CfHandle>, &crate::version::Version)],
+    limit: usize,
+    config: &DbConfig,
+) -> Result<()> {
+    let files: Vec<_> = versions
+        .iter()
+        .flat_map(|(h, v)| v.all_files().take(limit).map(move |(level, f)| (*h, level, f)))
         .collect();
     let open = |i: usize| -> Result<()> {
-        let (cf, level, f) = files[i];
-        match table_cache.get_at(&cf.handle, f, Some(level as usize)) {
+        let (handle, level, f) = files[i];
+        match table_cache.get_at(handle, f, Some(level as usize)) {
             Ok(_) => Ok(()),
             Err(_) if !config.paranoid_checks => Ok(()),
             Err(e) if e.os_code() == Some(libc::ENOENT) => Err(Error::corruption(format!("Corruption: {e}"))),

@@ -259,3 +259,122 @@ fn env_listeners_and_wal_filter_read_as_rocksdb_11_reads_them() {
         "{text}"
     );
 }
+
+/// A database with one table, whose file is then cut short: opening that table fails.
+fn with_broken_table() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let db = DB::open(&base(), dir.path()).unwrap();
+    db.put(b"k", b"v").unwrap();
+    db.flush().unwrap();
+    drop(db);
+    let sst = util::files_ending(dir.path(), ".sst");
+    assert_eq!(sst.len(), 1);
+    let path = dir.path().join(&sst[0]);
+    let len = std::fs::metadata(&path).unwrap().len();
+    std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(len / 2).unwrap();
+    dir
+}
+
+#[test]
+fn open_files_async_opens_tables_after_the_open_and_reports_failures_as_background_errors() {
+    // Opening the tables at open: the broken one fails it.
+    let dir = with_broken_table();
+    let e = err(DB::open(&base(), dir.path()));
+    assert_eq!(e.kind(), ErrorKind::Corruption, "{e}");
+    // Asynchronously: the open succeeds, the failure becomes the background error.
+    let db = DB::open(&with("open_files_async=true;skip_stats_update_on_db_open=true"), dir.path()).unwrap();
+    util::wait_until(60, "the background error of the table-opening thread", || db.put(b"x", b"y").is_err());
+    let e = err(db.put(b"x", b"y"));
+    assert_eq!(e.kind(), ErrorKind::Corruption, "{e}");
+    drop(db);
+    let log = std::fs::read_to_string(dir.path().join("LOG")).unwrap();
+    assert!(
+        log.contains("BGWorkAsyncFileOpen: LoadTableHandlers failed for CF default: Corruption"),
+        "{log}"
+    );
+    assert!(util::latest_options_text(dir.path()).contains("open_files_async=true"));
+
+    // A healthy database opened so reads its tables as usual.
+    let dir = tempfile::tempdir().unwrap();
+    let db = DB::open(&base(), dir.path()).unwrap();
+    db.put(b"k", b"v").unwrap();
+    db.flush().unwrap();
+    drop(db);
+    let db = DB::open(&with("open_files_async=true;skip_stats_update_on_db_open=true"), dir.path()).unwrap();
+    assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
+    db.put(b"k2", b"v2").unwrap();
+}
+
+#[test]
+fn open_files_async_has_rocksdb_11s_checks() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = err(DB::open(&with("open_files_async=true"), dir.path()));
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+    assert!(e.to_string().contains("open_files_async requires skip_stats_update_on_db_open = true."), "{e}");
+    let mut fifo = with("open_files_async=true;skip_stats_update_on_db_open=true");
+    fifo.set_compaction_style(shale::DBCompactionStyle::Fifo);
+    let e = err(DB::open(&fifo, dir.path()));
+    assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
+    assert!(e.to_string().contains("FIFO compaction is not supported with open_files_async = true."), "{e}");
+    // A FIFO family created later is refused the same way.
+    let mut db =
+        DB::open(&with("open_files_async=true;skip_stats_update_on_db_open=true"), dir.path()).unwrap();
+    let mut cf = Options::default();
+    cf.set_compaction_style(shale::DBCompactionStyle::Fifo);
+    assert_eq!(err(db.create_cf("fifo", &cf)).kind(), ErrorKind::NotSupported);
+    drop(db);
+    let text = util::latest_options_text(dir.path());
+    assert!(text.contains("skip_stats_update_on_db_open=true"), "{text}");
+}
+
+#[test]
+fn fast_sst_open_is_kept_and_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = DB::open(&with("fast_sst_open=true"), dir.path()).unwrap();
+    db.put(b"k", b"v").unwrap();
+    db.flush().unwrap();
+    drop(db);
+    assert!(util::latest_options_text(dir.path()).contains("fast_sst_open=true"));
+    let log = std::fs::read_to_string(dir.path().join("LOG")).unwrap();
+    assert!(log.contains("Options.fast_sst_open: 1"), "the LOG shows it");
+    // No file system metadata to record: tables open and read the same.
+    let db = DB::open(&with("fast_sst_open=true"), dir.path()).unwrap();
+    assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
+}
+
+/// An off-peak window starting at the next minute of UTC time, ten minutes long.
+fn window_from_next_minute() -> String {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let minute = |s: u64| {
+        let m = s % 86_400 / 60;
+        format!("{:02}:{:02}", m / 60, m % 60)
+    };
+    format!("{}-{}", minute(now + 60), minute(now + 660))
+}
+
+#[test]
+fn a_quiet_database_looks_at_aged_tables_every_max_compaction_trigger_wakeup_seconds() {
+    // A table becomes due on a quiet database when the off-peak window opens (at the next
+    // minute): only the periodic trigger finds it. With the stats periods off and
+    // periodic_compaction_seconds of 11 hours, RocksDB's period is
+    // min(max_compaction_trigger_wakeup_seconds, 11 h / 5): one second here.
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = with(&format!(
+        "daily_offpeak_time_utc={};max_compaction_trigger_wakeup_seconds=1;stats_dump_period_sec=0;\
+         stats_persist_period_sec=0",
+        window_from_next_minute()
+    ));
+    o.set_level_compaction_dynamic_level_bytes(false);
+    o.set_periodic_compaction_seconds(11 * 3600);
+    let db = DB::open(&o, dir.path()).unwrap();
+    db.put(b"a", b"1").unwrap();
+    db.flush().unwrap();
+    util::wait_until(150, "the trigger to find the table due in the window", || {
+        levels(&db).iter().all(|l| *l > 0)
+    });
+    drop(db);
+    let log = std::fs::read_to_string(dir.path().join("LOG")).unwrap();
+    assert!(log.contains("Running the periodic task to trigger compactions."), "RocksDB's INFO line");
+    assert!(log.contains("Options.max_compaction_trigger_wakeup_seconds: 1"));
+    assert!(util::latest_options_text(dir.path()).contains("max_compaction_trigger_wakeup_seconds=1"));
+}

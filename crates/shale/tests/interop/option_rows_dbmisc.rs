@@ -9,8 +9,14 @@ use crate::tools;
 const TEST: &str = "interop option_rows_dbmisc";
 
 // A string option is written escaped, as RocksDB writes it (and read back unescaped).
-const SET: &[(&str, &str)] =
-    &[("allow_data_in_errors", "true"), ("daily_offpeak_time_utc", "23\\:30-04\\:00")];
+const SET: &[(&str, &str)] = &[
+    ("allow_data_in_errors", "true"),
+    ("daily_offpeak_time_utc", "23\\:30-04\\:00"),
+    ("max_compaction_trigger_wakeup_seconds", "77"),
+    ("fast_sst_open", "true"),
+    ("open_files_async", "true"),
+    ("skip_stats_update_on_db_open", "true"),
+];
 
 #[test]
 fn rocksdb_11_loads_and_keeps_the_dbmisc_rows() {
