@@ -730,6 +730,8 @@ pub struct Options {
     /// RocksDB's WAL-chain, MANIFEST and recovery options rust-rocksdb has no setter for
     /// (`options_dbwal.rs`).
     pub(crate) dbwal: crate::options_dbwal::DbWalExtra,
+    /// More of them (`options_dbmisc.rs`).
+    pub(crate) dbmisc: crate::options_dbmisc::DbMiscExtra,
     /// The family's merge operator (`set_merge_operator*`, issue 15; `merge_operator.rs`).
     pub(crate) merge_operator: Option<Arc<crate::merge_operator::MergeOperator>>,
     /// The family's compaction filter and filter factory (`compaction_filter.rs`).
@@ -996,6 +998,7 @@ impl Default for Options {
             log_readahead_size: 0,
             dbopt: crate::options_dbopt::DbOptExtra::default(),
             dbwal: crate::options_dbwal::DbWalExtra::default(),
+            dbmisc: crate::options_dbmisc::DbMiscExtra::default(),
             merge_operator: None,
             compaction_filter: None,
             compaction_filter_factory: None,
@@ -1626,6 +1629,19 @@ impl Options {
             return Err(Error::invalid_argument(
                 "max_successive_merges > 0 is incompatible with unordered_write",
             ));
+        }
+        // RocksDB's ColumnFamilyData::ValidateOptions with `open_files_async`.
+        if db.open_files_async {
+            if cf.compaction_style == crate::DBCompactionStyle::Fifo {
+                return Err(Error::not_supported(
+                    "FIFO compaction is not supported with open_files_async = true.",
+                ));
+            }
+            if !db.skip_stats_update_on_db_open {
+                return Err(Error::invalid_argument(
+                    "open_files_async requires skip_stats_update_on_db_open = true.",
+                ));
+            }
         }
         // RocksDB's CheckCFPathsSupported: several paths work with level and universal
         // compaction only.

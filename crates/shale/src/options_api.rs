@@ -1699,9 +1699,11 @@ impl Options {
         self.manifest_preallocation_size = size as u64;
     }
 
-    /// Accepted: Shale loads no stats at open either way.
+    /// RocksDB's `skip_stats_update_on_db_open` (default false): Shale loads no table stats at
+    /// open either way (its picker reads each table's counts when it needs them); what the
+    /// value decides is whether `open_files_async` may be set, as RocksDB's check.
     pub fn set_skip_stats_update_on_db_open(&mut self, skip: bool) {
-        let _ = skip;
+        self.dbmisc.skip_stats_update_on_db_open = skip;
     }
 
     /// RocksDB's `allow_mmap_writes` (default false): the table and blob files the database

@@ -68,6 +68,11 @@ impl Options {
             manual_wal_flush: self.manual_wal_flush,
             track_and_verify_wals_in_manifest: self.track_and_verify_wals_in_manifest,
             enforce_single_del_contracts: self.dbopt.enforce_single_del_contracts,
+            allow_data_in_errors: self.dbmisc.allow_data_in_errors,
+            daily_offpeak: self.dbmisc.daily_offpeak(),
+            max_compaction_trigger_wakeup_seconds: self.dbmisc.max_compaction_trigger_wakeup_seconds,
+            open_files_async: self.dbmisc.open_files_async,
+            skip_stats_update_on_db_open: self.dbmisc.skip_stats_update_on_db_open,
             best_efforts_recovery: self.dbopt.best_efforts_recovery,
             prefix_seek_opt_in_only: self.dbopt.prefix_seek_opt_in_only,
             strict_bytes_per_sync: self.dbopt.strict_bytes_per_sync,
@@ -150,6 +155,7 @@ impl Options {
             ttl: self.sanitized_ttl(),
             age_ttl,
             age_periodic,
+            daily_offpeak: self.dbmisc.daily_offpeak(),
             bottommost_file_compaction_delay: self.bottommost_file_compaction_delay,
             target_file_size_is_upper_bound: self.target_file_size_is_upper_bound,
             default_temperature: self.default_temperature,
@@ -306,6 +312,7 @@ impl Options {
             protection_bytes_per_key: self.memtable_protection_bytes_per_key.min(8) as u8,
             paranoid_memory_checks: self.paranoid_memory_checks,
             verify_checksum_on_seek: self.memtable_verify_per_key_checksum_on_seek,
+            allow_data_in_errors: self.dbmisc.allow_data_in_errors,
         }
     }
 

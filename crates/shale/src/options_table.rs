@@ -961,7 +961,7 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Db,
         Bool,
         No,
-        None,
+        Some(|o| o.dbmisc.skip_stats_update_on_db_open.to_string()),
         Some(|o, n, v| {
             o.set_skip_stats_update_on_db_open(boolean(n, v)?);
             Ok(true)
@@ -1333,6 +1333,73 @@ pub(crate) static ROWS: &[OptionRow] = &[
         }),
     ),
     // ---- end of helper `dbopt` DB block ----
+    // ---- helper `dbmisc` DB block (`options_dbmisc.rs` says what each does) ----
+    opt(
+        "allow_data_in_errors",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.dbmisc.allow_data_in_errors.to_string()),
+        Some(|o, n, v| {
+            o.dbmisc.allow_data_in_errors = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "daily_offpeak_time_utc",
+        Db,
+        Str,
+        Yes,
+        // RocksDB writes a string option escaped (`23\:30-04\:00`).
+        Some(|o| crate::options_file::escape_option_string(&o.dbmisc.daily_offpeak_time_utc)),
+        Some(|o, _, v| {
+            o.dbmisc.daily_offpeak_time_utc = crate::options_file::unescape_option_string(v);
+            Ok(true)
+        }),
+    ),
+    // The object-registry names (`options_dbmisc.rs` says what RocksDB does with each):
+    // parsed as RocksDB's `CreateFromString` with its default `ignore_unsupported_options`,
+    // never written by these rows (`env`, `statistics`: RocksDB's kDontSerialize;
+    // `listeners` has ids to write only when a registered listener was named, and RocksDB
+    // registers none; `wal_filter=nullptr` is the OPTIONS file's default line).
+    opt("env", Db, Function, No, None, Some(|o, _, v| crate::options_dbmisc::set_env(o, v))),
+    opt("statistics", Db, Function, No, None, Some(|o, _, v| crate::options_dbmisc::set_statistics(o, v))),
+    opt("listeners", Db, Function, No, None, Some(|o, _, v| crate::options_dbmisc::set_listeners(o, v))),
+    opt("wal_filter", Db, Function, No, None, Some(|o, _, v| crate::options_dbmisc::set_wal_filter(o, v))),
+    opt(
+        "max_compaction_trigger_wakeup_seconds",
+        Db,
+        Int,
+        Yes,
+        Some(|o| o.dbmisc.max_compaction_trigger_wakeup_seconds.to_string()),
+        Some(|o, n, v| {
+            o.dbmisc.max_compaction_trigger_wakeup_seconds = number(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "fast_sst_open",
+        Db,
+        Bool,
+        Yes,
+        Some(|o| o.dbmisc.fast_sst_open.to_string()),
+        Some(|o, n, v| {
+            o.dbmisc.fast_sst_open = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "open_files_async",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.dbmisc.open_files_async.to_string()),
+        Some(|o, n, v| {
+            o.dbmisc.open_files_async = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    // ---- end of helper `dbmisc` DB block ----
     // ---- CFOptions ----
     opt("comparator", Cf, Function, No, Some(|c| c.comparator.name().to_string()), None),
     opt(

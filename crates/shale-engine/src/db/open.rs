@@ -210,6 +210,8 @@ pub fn new_inner(
         wal_total,
         wal_archive_purged_at: std::sync::atomic::AtomicU64::new(0),
         low_pri_limiter: crate::rate_limiter::RateLimiter::new(1 << 20, 100_000, 10, false),
+        // RocksDB's trigger task starts one period after the open.
+        aged_trigger_at: std::sync::atomic::AtomicU64::new(crate::compaction::picker::unix_now()),
         _lock: lock,
     })
 }
@@ -229,13 +231,25 @@ pub fn load_tables(table_cache: &TableCache, cfs: &BTreeMap<u32, CfState>, confi
         // A quarter of the table cache (see TableCache::new), at most 16.
         ((config.max_open_files as usize).saturating_sub(10).max(16) / 4).min(16)
     };
-    let files: Vec<_> = cfs
-        .values()
-        .flat_map(|cf| cf.current.all_files().take(limit).map(move |(level, f)| (cf, level, f)))
+    let versions: Vec<_> = cfs.values().map(|cf| (&cf.handle, &*cf.current)).collect();
+    open_tables(table_cache, &versions, limit, config)
+}
+
+/// Opens the tables of each `(family, version)`, at most `limit` per family (see
+/// [`load_tables`]); the first error in their order.
+pub fn open_tables(
+    table_cache: &TableCache,
+    versions: &[(&Arc<super::cf::CfHandle>, &crate::version::Version)],
+    limit: usize,
+    config: &DbConfig,
+) -> Result<()> {
+    let files: Vec<_> = versions
+        .iter()
+        .flat_map(|(h, v)| v.all_files().take(limit).map(move |(level, f)| (*h, level, f)))
         .collect();
     let open = |i: usize| -> Result<()> {
-        let (cf, level, f) = files[i];
-        match table_cache.get_at(&cf.handle, f, Some(level as usize)) {
+        let (handle, level, f) = files[i];
+        match table_cache.get_at(handle, f, Some(level as usize)) {
             Ok(_) => Ok(()),
             Err(_) if !config.paranoid_checks => Ok(()),
             Err(e) if e.os_code() == Some(libc::ENOENT) => Err(Error::corruption(format!("Corruption: {e}"))),

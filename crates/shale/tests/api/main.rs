@@ -70,6 +70,7 @@ mod open_cf_default_options;
 mod option_rows_33;
 mod option_rows_cfblob;
 mod option_rows_cfopt;
+mod option_rows_dbmisc;
 mod option_rows_dbopt;
 mod option_rows_dbwal;
 mod perf_context_counts;

@@ -64,6 +64,7 @@ mod merge_operator;
 mod merge_without_operator;
 mod optimize_filters_for_memory;
 mod option_rows_cfopt;
+mod option_rows_dbmisc;
 mod option_rows_dbopt;
 mod option_rows_dbwal;
 mod options_file_hash_memtable;
