@@ -2439,6 +2439,20 @@ pub(crate) static ROWS: &[OptionRow] = &[
             Ok(true)
         }),
     ),
+    // The family's blob value cache by text, as RocksDB's Cache::CreateFromString (a size,
+    // `{capacity=..;...}`, or null: `options_tbl::parse_block_cache`), the same cache
+    // `set_blob_cache` gives; immutable and never written (kDontSerialize), as RocksDB's.
+    opt(
+        "blob_cache",
+        Cf,
+        Struct,
+        No,
+        None,
+        Some(|o, n, v| {
+            o.blob_cache = crate::options_tbl::parse_block_cache(n, v)?.map(|c| c.0.clone());
+            Ok(true)
+        }),
+    ),
     // ---- end of helper cfblob CF block ----
     // Deprecated in RocksDB 11.8.1 (`OptionVerificationType::kDeprecated` in its
     // `options/cf_options.cc`): its parser accepts any value and changes nothing, and its

@@ -353,3 +353,34 @@ fn compression_manager_builtin_v2_is_recorded_by_the_next_table() {
         assert_eq!(db.get(format!("{tag}042")).unwrap(), Some(util::value(42, 100)));
     }
 }
+
+#[test]
+fn blob_cache_by_text_caches_blob_values() {
+    use shale::statistics::Ticker::{BlobDbCacheAdd, BlobDbCacheHit, BlobDbCacheMiss};
+    let dir = tempfile::tempdir().unwrap();
+    let mut o =
+        base().get_options_from_string("enable_blob_files=true;min_blob_size=0;blob_cache=1M").unwrap();
+    o.create_if_missing(true);
+    o.enable_statistics();
+    let db = DB::open(&o, dir.path()).unwrap();
+    let text = util::latest_options_text(dir.path());
+    assert!(!text.lines().any(|l| l.trim_start().starts_with("blob_cache=")), "never written: {text}");
+    for i in 0..50u32 {
+        db.put(format!("k{i:03}"), util::value(u64::from(i), 200)).unwrap();
+    }
+    db.flush().unwrap();
+    assert_eq!(util::files_ending(dir.path(), ".blob").len(), 1);
+    for _ in 0..2 {
+        for i in 0..50u32 {
+            assert_eq!(db.get(format!("k{i:03}")).unwrap(), Some(util::value(u64::from(i), 200)));
+        }
+    }
+    // First reads miss and fill the cache the option made; second reads hit it.
+    assert_eq!(o.get_ticker_count(BlobDbCacheMiss), 50);
+    assert_eq!(o.get_ticker_count(BlobDbCacheAdd), 50);
+    assert_eq!(o.get_ticker_count(BlobDbCacheHit), 50);
+    // Immutable, as RocksDB's.
+    let e = db.set_options(&[("blob_cache", "2M")]).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+    assert!(e.to_string().contains("Option not changeable: blob_cache"), "{e}");
+}
