@@ -19,14 +19,8 @@ use crate::statistics::{Histogram, HistogramData, StatsLevel, Ticker};
 /// Info-log verbosity, as rust-rocksdb's `LogLevel` (the engine's type).
 pub use shale_engine::config::LogLevel;
 
-/// Where reads may be served from, as rust-rocksdb's `ReadTier`.
-#[derive(Debug, Copy, Clone, PartialEq, Eq)]
-pub enum ReadTier {
-    All = 0,
-    BlockCache,
-    Persisted,
-    Memtable,
-}
+/// Where reads may be served from, as rust-rocksdb's `ReadTier` (the engine's type).
+pub use shale_engine::config::ReadTier;
 
 /// Which file a level compaction picks first, as rust-rocksdb's `CompactionPri`.
 #[derive(Debug, Copy, Clone, PartialEq, Eq)]

@@ -208,6 +208,7 @@ impl Options {
             auto_readahead: self.table.auto_readahead,
             meta_pinning: self.table.meta_pinning(),
             index_block_search: self.table.index_block_search_type.to_engine(),
+            read_amp_bytes_per_bit: self.table.read_amp_bytes_per_bit,
             prepopulate_block_cache: {
                 use crate::options_tbl::PrepopulateBlockCache as P;
                 let mode = self.table.prepopulate_block_cache;

@@ -2785,6 +2785,13 @@ pub(crate) static ROWS: &[OptionRow] = &[
         t.set_uniform_cv_threshold(number(n, v)?);
         Ok(true)
     }),
+    // helper tbl3 (issue 33): the read-amplification bitmap of data blocks (`table/block.rs`).
+    // RocksDB 11.8.1 parses the text as a u64 and keeps its low 32 bits (its fix for the
+    // 6.10-6.14 releases, which wrote 8 bytes from the u32's address).
+    tbl("read_amp_bytes_per_bit", Int, Some(|t| t.read_amp_bytes_per_bit.to_string()), |t, n, v| {
+        t.set_read_amp_bytes_per_bit(number::<u64>(n, v)? as u32);
+        Ok(true)
+    }),
     // helper tbl2 (issue 33): how table readers search index blocks (`table/block_iter.rs`).
     tbl(
         "index_block_search_type",

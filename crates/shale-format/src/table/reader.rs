@@ -388,6 +388,9 @@ pub struct Table {
     /// A kHashSearch table's prefixes (`hash_index.rs`), consulted while the family's
     /// extractor is the table's.
     hash_prefixes: Option<super::hash_index::PrefixSet>,
+    /// RocksDB's `read_amp_bytes_per_bit` (0: off): each data block read from the file gets
+    /// a read-amplification bitmap (`block.rs`) when statistics are on.
+    read_amp_bytes_per_bit: u32,
 }
 
 /// The global seqno of an external file (0 when the table is not one or has none), from
@@ -786,6 +789,7 @@ impl Table {
             whole_key_filtering,
             prefix_filtering,
             hash_prefixes,
+            read_amp_bytes_per_bit: 0,
         };
         table.hold_partitions()?;
         Ok(table)
@@ -913,6 +917,12 @@ impl Table {
     /// partitions): see [`IndexBlockSearch`](super::block::IndexBlockSearch).
     pub fn set_index_block_search(&mut self, search: super::block::IndexBlockSearch) {
         self.index_format.search = search;
+    }
+
+    /// RocksDB's `read_amp_bytes_per_bit` for the data blocks this reader reads from its
+    /// file from now on (0: none): see [`ReadAmpBitmap`](super::block::ReadAmpBitmap).
+    pub fn set_read_amp_bytes_per_bit(&mut self, bytes_per_bit: u32) {
+        self.read_amp_bytes_per_bit = bytes_per_bit;
     }
 
     pub fn properties(&self) -> &TableProperties {
@@ -1241,7 +1251,11 @@ impl Table {
             })?
         };
         self.data_blocks_read.0.fetch_add(1, AtomicOrdering::Relaxed);
-        let block = Arc::new(Block::new(data).map_err(|e| in_file(e, name, handle))?);
+        let block = Arc::new(
+            Block::new(data)
+                .map_err(|e| in_file(e, name, handle))?
+                .with_read_amp(self.read_amp_bytes_per_bit, self.opts.statistics.as_ref()),
+        );
         if fill_cache {
             if let Some(cache) = &self.opts.block_cache {
                 if let Err(e) = cache.insert(self.opts.cache_key.with_offset(handle.offset), block.clone()) {

@@ -181,6 +181,8 @@ const TABLE_MUTABLE: &[&str] = &[
     "uniform_cv_threshold",
     // helper tbl2 (issue 33): read by each table reader opened from then on.
     "index_block_search_type",
+    // helper tbl3 (issue 33): read by each table reader opened from then on.
+    "read_amp_bytes_per_bit",
 ];
 
 /// `block_based_table_factory={name=value;...}` (RocksDB's `TableFactoryParseFn`): the
@@ -214,10 +216,11 @@ fn apply_table_factory(o: &mut Options, v: &str) -> Result<()> {
     Ok(())
 }
 
-impl DbInner {
-    /// RocksDB's SetOptions on one family: all of `pairs` or none of them take effect.
-    pub(crate) fn set_cf_options(&self, handle: &Arc<CfHandle>, pairs: &[(&str, &str)]) -> Result<()> {
-        self.check_writable()?;
+/// RocksDB's SetOptions on one family: all of `pairs` or none of them take effect.
+pub(crate) fn set_cf_options(inner: &DbInner, handle: &Arc<CfHandle>, pairs: &[(&str, &str)]) -> Result<()> {
+    {
+        let this = inner;
+        this.check_writable()?;
         let mut new = cf_options(handle)?.clone();
         for (k, v) in pairs {
             apply_mutable(&mut new, k, v)?;
@@ -227,14 +230,14 @@ impl DbInner {
             new.level0_stop_writes_trigger = new.level0_slowdown_writes_trigger;
         }
         let (config, record) = settings_of(new);
-        self.publish_cf_settings(handle, config, record);
+        this.publish_cf_settings(handle, config, record);
         let listed: Vec<String> = pairs.iter().map(|(k, v)| format!("{k}: {v}")).collect();
-        self.info_log.log(format_args!(
+        this.info_log.log(format_args!(
             "SetOptions() on column family [{}], inputs: {}; succeeded",
             handle.name,
             listed.join(", ")
         ));
-        self.hooks.write_options_file(self)
+        this.hooks.write_options_file(this)
     }
 }
 

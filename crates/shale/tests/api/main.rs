@@ -76,6 +76,7 @@ mod pinned_table_readers;
 mod prefix_seek_filter;
 mod properties;
 mod rate_limiter_compaction;
+mod read_amp_bitmap;
 mod read_only_open;
 mod read_write_options;
 mod readahead;
