@@ -571,6 +571,10 @@ pub struct Options {
     /// on compress blobs with (`BlobSettings::compression_opts`); `enabled` is only kept.
     pub(crate) blob_compression_opts: crate::table::builder::CompressionOpts,
     pub(crate) blob_compression_opts_enabled: bool,
+    /// helper cfblob (issue 33): RocksDB 11's mutable `compression_manager` is the built-in
+    /// V2 manager (set by its id "BuiltinV2"; false: nullptr, the same codecs). Tables
+    /// written from then on record it in their compression options property.
+    pub(crate) builtin_compression_manager: bool,
     /// Universal compaction's options (RocksDB's `compaction_options_universal`).
     pub(crate) universal: shale_engine::config::UniversalSettings,
     pub(crate) compression: DBCompressionType,
@@ -941,6 +945,7 @@ impl Default for Options {
             fifo_age_for_warm: 0,
             blob_compression_opts: crate::table::builder::CompressionOpts::default(),
             blob_compression_opts_enabled: false,
+            builtin_compression_manager: false,
             universal: shale_engine::config::UniversalSettings::default(),
             compression: default_compression(),
             compression_opts: Default::default(),

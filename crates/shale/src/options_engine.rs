@@ -255,6 +255,7 @@ impl Options {
         b.index_shortening = t.index_shortening;
         b.compression = self.flush_compression().to_table();
         b.compression_opts = self.compression_opts.clone();
+        b.builtin_compression_manager = self.builtin_compression_manager;
         b.filter_bits_per_key = t.bloom_bits_per_key;
         b.filter_rounding = t.optimize_filters_for_memory.then(|| t.filter_rounding.clone());
         b.filter_ribbon_before_level = t.ribbon_bloom_before_level;

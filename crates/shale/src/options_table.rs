@@ -2492,6 +2492,47 @@ pub(crate) static ROWS: &[OptionRow] = &[
             Ok(true)
         }),
     ),
+    // RocksDB 11's compression manager by id (kByNameAllowNull): "nullptr" (or empty) none;
+    // "BuiltinV2", the one id RocksDB 11.8.1 registers, its built-in manager, which
+    // compresses as without one but is recorded in each table's compression options
+    // (`TableBuilderOptions::builtin_compression_manager`); RocksDB writes it by its
+    // GetId(), "BuiltinCompressionManagerV2". Any other id is, as RocksDB's
+    // CreateFromString under ConfigOptions' default ignore_unsupported_options, accepted
+    // as none (so is RocksDB's own written name, which its registry does not hold).
+    opt(
+        "compression_manager",
+        Cf,
+        Function,
+        Yes,
+        Some(|c| {
+            if c.builtin_compression_manager { "BuiltinCompressionManagerV2" } else { "nullptr" }.to_string()
+        }),
+        Some(|o, _, v| {
+            let id = v.trim();
+            let id = match id.strip_prefix('{').and_then(|x| x.strip_suffix('}')) {
+                Some(fields) => {
+                    fields.split(';').find_map(|f| f.trim().strip_prefix("id=")).unwrap_or("").trim()
+                }
+                None => id,
+            };
+            o.builtin_compression_manager = id == "BuiltinV2";
+            Ok(true)
+        }),
+    ),
+    // The family's blob value cache by text, as RocksDB's Cache::CreateFromString (a size,
+    // `{capacity=..;...}`, or null: `options_tbl::parse_block_cache`), the same cache
+    // `set_blob_cache` gives; immutable and never written (kDontSerialize), as RocksDB's.
+    opt(
+        "blob_cache",
+        Cf,
+        Struct,
+        No,
+        None,
+        Some(|o, n, v| {
+            o.blob_cache = crate::options_tbl::parse_block_cache(n, v)?.map(|c| c.0.clone());
+            Ok(true)
+        }),
+    ),
     // ---- end of helper cfblob CF block ----
     // Deprecated in RocksDB 11.8.1 (`OptionVerificationType::kDeprecated` in its
     // `options/cf_options.cc`): its parser accepts any value and changes nothing, and its
