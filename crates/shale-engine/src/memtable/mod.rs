@@ -109,6 +109,10 @@ pub struct MemTable {
     protection: u8,
     /// `paranoid_memory_checks` when this memtable was made.
     paranoid: bool,
+    /// RocksDB's `MemTable::MarkForFlush`: an iterator scanned more hidden entries of this
+    /// (active) memtable than `memtable_op_scan_flush_trigger` allows; the write path then
+    /// switches it and flushes it however small it is ([`MemTable::should_flush_now`]).
+    marked_for_flush: std::sync::atomic::AtomicBool,
     /// A hash memtable factory (HashSkipList, HashLinkList) with this prefix extractor:
     /// prefix iterators see one prefix's bucket only (see [`MemTable::iter_prefix_filtered`]).
     hash_buckets: Option<crate::slice_transform::SliceTransformRef>,
@@ -249,6 +253,23 @@ impl MemTable {
         self.max_range_deletions > 0 && self.num_range_deletes() >= self.max_range_deletions
     }
 
+    /// RocksDB's `MemTable::MarkForFlush` (`memtable_op_scan_flush_trigger`): the write
+    /// path switches and flushes this memtable at the next write to its family.
+    pub fn mark_for_flush(&self) {
+        self.marked_for_flush.store(true, MemOrder::Relaxed);
+    }
+
+    /// Whether an iterator marked this memtable for flush ([`MemTable::mark_for_flush`]).
+    pub fn is_marked_for_flush(&self) -> bool {
+        self.marked_for_flush.load(MemOrder::Relaxed)
+    }
+
+    /// RocksDB's `MemTable::ShouldFlushNow` apart from the size test: marked for flush by an
+    /// iterator, or `memtable_max_range_deletions` reached.
+    pub fn should_flush_now(&self) -> bool {
+        self.is_marked_for_flush() || self.range_deletions_full()
+    }
+
     /// The family's `max_successive_merges` when this memtable was made.
     pub fn max_successive_merges(&self) -> usize {
         self.max_successive_merges
@@ -325,6 +346,7 @@ impl MemTable {
             max_range_deletions: 0,
             protection: 0,
             paranoid: false,
+            marked_for_flush: std::sync::atomic::AtomicBool::new(false),
         }
     }
 

@@ -48,6 +48,7 @@ mod delete_files;
 pub(crate) mod dyn_options;
 mod error_handler;
 mod record_count;
+mod verify_output;
 pub(crate) use shale_format::filename;
 mod flush;
 mod halt;
