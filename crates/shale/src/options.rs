@@ -643,6 +643,9 @@ pub struct Options {
     /// RocksDB's mutable `verify_output_flags` (default 0, kVerifyNone): the checks a
     /// compaction makes of its output tables (`db/compact.rs`).
     pub(crate) verify_output_flags: u32,
+    /// RocksDB's immutable `memtable_batch_lookup_optimization` (default false): multi_get
+    /// looks a family's keys up in its memtables as one sorted batch (`db/read.rs`).
+    pub(crate) memtable_batch_lookup_optimization: bool,
     // ---- end of helper cfmisc ----
     /// Flush and compaction LOG lines carry the time spent writing.
     pub(crate) report_bg_io_stats: bool,
@@ -961,6 +964,7 @@ impl Default for Options {
             memtable_op_scan_flush_trigger: 0,
             memtable_avg_op_scan_flush_trigger: 0,
             verify_output_flags: 0,
+            memtable_batch_lookup_optimization: false,
             report_bg_io_stats: false,
             atomic_flush: false,
             ttl_db: None,

@@ -183,6 +183,7 @@ impl Options {
             memtable_op_scan_flush_trigger: self.memtable_op_scan_flush_trigger,
             memtable_avg_op_scan_flush_trigger: self.memtable_avg_op_scan_flush_trigger,
             verify_output_flags: self.verify_output_flags,
+            memtable_batch_lookup_optimization: self.memtable_batch_lookup_optimization,
             force_consistency_checks: self.force_consistency_checks,
             report_bg_io_stats: self.report_bg_io_stats,
             optimize_filters_for_hits: self.optimize_filters_for_hits,

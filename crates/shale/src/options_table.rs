@@ -2349,6 +2349,19 @@ pub(crate) static ROWS: &[OptionRow] = &[
             Ok(true)
         }),
     ),
+    // multi_get looks a family's keys up in sorted order, each skip-list memtable searched
+    // from the path the previous key left (`db/read.rs`, `memtable::skiplist::Finger`).
+    opt(
+        "memtable_batch_lookup_optimization",
+        Cf,
+        Bool,
+        No,
+        Some(|c| c.memtable_batch_lookup_optimization.to_string()),
+        Some(|o, n, v| {
+            o.memtable_batch_lookup_optimization = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
     // ---- end of helper cfmisc CF block ----
     // Deprecated in RocksDB 11.8.1 (`OptionVerificationType::kDeprecated` in its
     // `options/cf_options.cc`): its parser accepts any value and changes nothing, and its

@@ -282,7 +282,7 @@ impl MemTable {
         let mut n = 0;
         // RocksDB's CountSuccessiveMergeEntries reads types only: no checksum is checked,
         // and the walk cannot fail.
-        let walk = self.walk_versions(user_key, snapshot, false, |_, t, _| {
+        let walk = self.walk_versions(user_key, snapshot, false, None, |_, t, _| {
             if t != ValueType::Merge || n >= limit {
                 return false;
             }
@@ -661,7 +661,22 @@ impl MemTable {
         snapshot: SequenceNumber,
         f: impl FnMut(SequenceNumber, ValueType, &[u8]) -> bool,
     ) -> Result<()> {
-        self.walk_versions(user_key, snapshot, true, f)
+        self.walk_versions(user_key, snapshot, true, None, f)
+    }
+
+    /// [`MemTable::try_for_each_version`] for one key of a sorted batch
+    /// (`memtable_batch_lookup_optimization`, RocksDB's batched `MemTable::MultiGet`): a
+    /// skip-list memtable searches from `finger`, the path the batch's previous key left;
+    /// other representations look each key up alone, as RocksDB's do. The keys a finger
+    /// serves must come in the comparator's order.
+    pub fn try_for_each_version_batched(
+        &self,
+        user_key: &[u8],
+        snapshot: SequenceNumber,
+        finger: &mut skiplist::Finger,
+        f: impl FnMut(SequenceNumber, ValueType, &[u8]) -> bool,
+    ) -> Result<()> {
+        self.walk_versions(user_key, snapshot, true, Some(finger), f)
     }
 
     /// The walk of `try_for_each_version`; `checked`: verify protection bytes and order.
@@ -670,6 +685,7 @@ impl MemTable {
         user_key: &[u8],
         snapshot: SequenceNumber,
         checked: bool,
+        finger: Option<&mut skiplist::Finger>,
         mut f: impl FnMut(SequenceNumber, ValueType, &[u8]) -> bool,
     ) -> Result<()> {
         let seq = snapshot.min(MAX_SEQUENCE_NUMBER);
@@ -679,7 +695,10 @@ impl MemTable {
             crate::key::lookup_key(user_key, seq)
         };
         let mut it = self.point_iter();
-        it.seek(&lookup);
+        match (&mut it, finger) {
+            (PointIter::Skip(s), Some(finger)) => s.seek_with_finger(&lookup, finger),
+            (it, _) => it.seek(&lookup),
+        }
         let paranoid = checked && self.paranoid;
         let mut prev: Vec<u8> = Vec::new();
         if paranoid && it.valid() {

@@ -7,7 +7,9 @@
 //!   positioning calls, once the window's count reaches the first option;
 //! - `verify_output_flags`: a compaction reads its outputs back as the flags say, and a
 //!   data block that reads back damaged fails it with Corruption; without the flags the
-//!   same compaction succeeds.
+//!   same compaction succeeds;
+//! - `memtable_batch_lookup_optimization`: a multi_get's keys are searched in the memtable
+//!   from the previous key's path: the same results, far fewer user-key comparisons.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -265,4 +267,68 @@ fn cfmisc_rows_round_trip_through_the_options_file() {
     drop(db);
     let e = base().get_options_from_string("verify_output_flags=x").err().unwrap();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+}
+
+/// A multi_get of `keys` on a database of 20000 keys in its memtable, with
+/// `memtable_batch_lookup_optimization` as `on` says: the results and the perf context's
+/// user-key comparisons.
+fn multi_get_in_memtable(on: bool, keys: &[Vec<u8>]) -> (Vec<Option<Vec<u8>>>, u64) {
+    use shale::perf::{set_perf_stats, PerfContext, PerfMetric, PerfStatsLevel};
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = base().get_options_from_string(format!("memtable_batch_lookup_optimization={on}")).unwrap();
+    o.create_if_missing(true);
+    let db = DB::open(&o, dir.path()).unwrap();
+    assert!(util::latest_options_text(dir.path())
+        .contains(&format!("  memtable_batch_lookup_optimization={on}\n")));
+    for i in (0..20000u32).rev() {
+        db.put(format!("k{i:05}"), i.to_string()).unwrap();
+    }
+    db.delete("k05003").unwrap();
+    db.put("k05004", "newer").unwrap();
+    assert_eq!(util::int_prop(&db, "rocksdb.num-files-at-level0"), 0, "all in the memtable");
+    set_perf_stats(PerfStatsLevel::EnableCount);
+    let mut ctx = PerfContext::default();
+    ctx.reset();
+    let got: Vec<_> = db.multi_get(keys).into_iter().map(|r| r.unwrap()).collect();
+    let comparisons = ctx.metric(PerfMetric::UserKeyComparisonCount);
+    set_perf_stats(PerfStatsLevel::Disable);
+    // Immutable, as RocksDB's: set_options refuses it.
+    let e = db.set_options(&[("memtable_batch_lookup_optimization", "true")]).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+    (got, comparisons)
+}
+
+#[test]
+fn memtable_batch_lookup_optimization_searches_from_the_previous_key() {
+    // 2000 neighbouring keys in order: each search starts from the last one's path.
+    let sorted: Vec<Vec<u8>> = (5000..7000u32).map(|i| format!("k{i:05}").into_bytes()).collect();
+    let (off, off_cmp) = multi_get_in_memtable(false, &sorted);
+    let (on, on_cmp) = multi_get_in_memtable(true, &sorted);
+    assert_eq!(on, off);
+    assert_eq!(on[3], None, "deleted");
+    assert_eq!(on[4].as_deref(), Some(&b"newer"[..]));
+    assert_eq!(on[10].as_deref(), Some(&b"5010"[..]));
+    assert!(on_cmp * 2 < off_cmp, "finger searches: {on_cmp} comparisons, one search per key: {off_cmp}");
+    // Any order, duplicates and missing keys: the same results, in the caller's order.
+    let mut mixed: Vec<Vec<u8>> = Vec::new();
+    for i in 0..600u32 {
+        let k = (i * 7919) % 21000;
+        mixed.push(format!("k{k:05}").into_bytes());
+        if i % 50 == 0 {
+            mixed.push(format!("k{k:05}x").into_bytes());
+            mixed.push(format!("k{k:05}").into_bytes());
+        }
+    }
+    let (off, _) = multi_get_in_memtable(false, &mixed);
+    let (on, _) = multi_get_in_memtable(true, &mixed);
+    assert_eq!(on, off);
+    for (k, v) in mixed.iter().zip(&on) {
+        let i: u32 = std::str::from_utf8(&k[1..6]).unwrap().parse().unwrap();
+        let expect = match i {
+            _ if k.len() > 6 || i >= 20000 || i == 5003 => None,
+            5004 => Some(b"newer".to_vec()),
+            _ => Some(i.to_string().into_bytes()),
+        };
+        assert_eq!(v, &expect, "{}", String::from_utf8_lossy(k));
+    }
 }

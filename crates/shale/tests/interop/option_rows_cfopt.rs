@@ -19,6 +19,7 @@ const SET: &[(&str, &str)] = &[
     ("memtable_op_scan_flush_trigger", "300"),
     ("memtable_avg_op_scan_flush_trigger", "20"),
     ("verify_output_flags", "1027"),
+    ("memtable_batch_lookup_optimization", "true"),
 ];
 
 #[test]
