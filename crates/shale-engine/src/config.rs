@@ -331,6 +331,19 @@ pub struct CfConfig {
     /// TTL database.
     pub ttl_db: Option<i32>,
     pub paranoid_file_checks: bool,
+    // ---- helper cfmisc (issue 33) ----
+    /// RocksDB's `memtable_op_scan_flush_trigger` (0: off) and
+    /// `memtable_avg_op_scan_flush_trigger`: iterators made from then on mark the active
+    /// memtable for flush (`iter::db_iter::ScanFlush`).
+    pub memtable_op_scan_flush_trigger: u32,
+    pub memtable_avg_op_scan_flush_trigger: u32,
+    /// RocksDB's `verify_output_flags` (`VerifyOutputFlags` bits, 0: none): what a
+    /// compaction checks of its output tables before installing them.
+    pub verify_output_flags: u32,
+    /// RocksDB's `memtable_batch_lookup_optimization`: a multi_get looks a family's sorted
+    /// keys up in each skip-list memtable from the path the previous key left.
+    pub memtable_batch_lookup_optimization: bool,
+    // ---- end of helper cfmisc ----
     /// RocksDB's `force_consistency_checks`: a version's level order is checked.
     pub force_consistency_checks: bool,
     pub report_bg_io_stats: bool,
@@ -422,6 +435,10 @@ impl Default for CfConfig {
             ingest_behind: false,
             ttl_db: None,
             paranoid_file_checks: false,
+            memtable_op_scan_flush_trigger: 0,
+            memtable_avg_op_scan_flush_trigger: 0,
+            verify_output_flags: 0,
+            memtable_batch_lookup_optimization: false,
             force_consistency_checks: true,
             report_bg_io_stats: false,
             optimize_filters_for_hits: false,

@@ -653,6 +653,20 @@ pub struct Options {
     /// Tables written by flushes and compactions are read back whole before they are
     /// installed (`db/dyn_options.rs`; set with `set_options`).
     pub(crate) paranoid_file_checks: bool,
+    // ---- helper cfmisc (issue 33): column-family options, rows in `options_table.rs` ----
+    /// RocksDB's mutable `memtable_op_scan_flush_trigger` (default 0: off): an iterator step
+    /// passing this many hidden entries of the active memtable marks it for flush.
+    pub(crate) memtable_op_scan_flush_trigger: u32,
+    /// RocksDB's mutable `memtable_avg_op_scan_flush_trigger` (default 0: off): the same for
+    /// the average per step between two seeks (only with the option above).
+    pub(crate) memtable_avg_op_scan_flush_trigger: u32,
+    /// RocksDB's mutable `verify_output_flags` (default 0, kVerifyNone): the checks a
+    /// compaction makes of its output tables (`db/compact.rs`).
+    pub(crate) verify_output_flags: u32,
+    /// RocksDB's immutable `memtable_batch_lookup_optimization` (default false): multi_get
+    /// looks a family's keys up in its memtables as one sorted batch (`db/read.rs`).
+    pub(crate) memtable_batch_lookup_optimization: bool,
+    // ---- end of helper cfmisc ----
     /// Flush and compaction LOG lines carry the time spent writing.
     pub(crate) report_bg_io_stats: bool,
     /// Flushes of several families are installed together, one MANIFEST atomic group
@@ -977,6 +991,10 @@ impl Default for Options {
             unsupported: Vec::new(),
             statistics: None,
             paranoid_file_checks: false,
+            memtable_op_scan_flush_trigger: 0,
+            memtable_avg_op_scan_flush_trigger: 0,
+            verify_output_flags: 0,
+            memtable_batch_lookup_optimization: false,
             report_bg_io_stats: false,
             atomic_flush: false,
             ttl_db: None,

@@ -2534,6 +2534,62 @@ pub(crate) static ROWS: &[OptionRow] = &[
         }),
     ),
     // ---- end of helper cfblob CF block ----
+    // ---- helper cfmisc (issue 33): CF options that had no row ----
+    // Iterators made from then on (not tailing ones; 0 in a read-only or secondary
+    // database) mark the active memtable for flush when one step passes this many hidden
+    // entries of it (`shale_engine::iter::db_iter::ScanFlush`); the next write switches it.
+    opt(
+        "memtable_op_scan_flush_trigger",
+        Cf,
+        Int,
+        Yes,
+        Some(|c| c.memtable_op_scan_flush_trigger.to_string()),
+        Some(|o, n, v| {
+            o.memtable_op_scan_flush_trigger = number(n, v)?;
+            Ok(true)
+        }),
+    ),
+    // The same for the average of hidden entries per step between two positioning calls
+    // (only with memtable_op_scan_flush_trigger, whose count the window must reach).
+    opt(
+        "memtable_avg_op_scan_flush_trigger",
+        Cf,
+        Int,
+        Yes,
+        Some(|c| c.memtable_avg_op_scan_flush_trigger.to_string()),
+        Some(|o, n, v| {
+            o.memtable_avg_op_scan_flush_trigger = number(n, v)?;
+            Ok(true)
+        }),
+    ),
+    // RocksDB's VerifyOutputFlags bits (written as the number): compactions from then on
+    // check their output tables' block checksums and/or re-read them against a hash of
+    // what was written (`db/compact.rs`, `db/verify_output.rs`).
+    opt(
+        "verify_output_flags",
+        Cf,
+        Int,
+        Yes,
+        Some(|c| c.verify_output_flags.to_string()),
+        Some(|o, n, v| {
+            o.verify_output_flags = number(n, v)?;
+            Ok(true)
+        }),
+    ),
+    // multi_get looks a family's keys up in sorted order, each skip-list memtable searched
+    // from the path the previous key left (`db/read.rs`, `memtable::skiplist::Finger`).
+    opt(
+        "memtable_batch_lookup_optimization",
+        Cf,
+        Bool,
+        No,
+        Some(|c| c.memtable_batch_lookup_optimization.to_string()),
+        Some(|o, n, v| {
+            o.memtable_batch_lookup_optimization = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    // ---- end of helper cfmisc CF block ----
     // Deprecated in RocksDB 11.8.1 (`OptionVerificationType::kDeprecated` in its
     // `options/cf_options.cc`): its parser accepts any value and changes nothing, and its
     // OPTIONS files and LOG leave them out; so do these rows (`deprecated`).
@@ -2988,6 +3044,8 @@ pub(crate) const LOG_CF_ORDER: &[&str] = &[
     "target_file_size_multiplier",
     "max_bytes_for_level_base",
     "max_bytes_for_level_multiplier",
+    "memtable_op_scan_flush_trigger",
+    "memtable_avg_op_scan_flush_trigger",
     "max_compaction_bytes",
     "disable_auto_compactions",
     "paranoid_file_checks",

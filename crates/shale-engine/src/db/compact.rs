@@ -246,6 +246,7 @@ impl DbInner {
                         statistics: this.config.statistics.as_deref(),
                         range,
                         preallocation: this.output_preallocation(cf, plan, target_file_size),
+                        output_hash: super::verify_output::wants_hash(cf.config()),
                     })
                 };
                 let mut rest = ranges.split_off(1);
@@ -299,11 +300,9 @@ impl DbInner {
                 if local {
                     this.verify_input_records(cf, plan, r.entries_in)?;
                 }
-                if cf.config().paranoid_file_checks {
-                    for m in &r.outputs {
-                        this.verify_new_table(cf, m)?;
-                    }
-                }
+                // RocksDB's VerifyOutputFiles: `verify_output_flags`, and
+                // `paranoid_file_checks` (`verify_output.rs`).
+                this.verify_compaction_outputs(cf, &r, local)?;
                 for m in &r.outputs {
                     super::info_log::log_table_created(&this.info_log, &this.table_cache, job, cf, m);
                 }

@@ -53,6 +53,7 @@ pub mod mempurge;
 pub mod obsolete;
 pub mod open;
 pub mod open_async;
+pub mod verify_output;
 pub mod paths;
 pub mod properties;
 pub mod read;

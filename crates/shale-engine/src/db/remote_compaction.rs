@@ -166,6 +166,7 @@ impl super::DbInner {
             statistics: None,
             // The whole job: a subcompaction's key range is refused above.
             range: (None, None),
+            output_hash: super::verify_output::wants_hash(cf.config()),
         });
         for n in created.into_inner() {
             inner.versions.release_output(n);
@@ -182,7 +183,7 @@ impl super::DbInner {
             ..Default::default()
         };
         let mut num_output_records = 0u64;
-        for m in &run.outputs {
+        for (i, m) in run.outputs.iter().enumerate() {
             let path = super::filename::table_file(output_dir, m.number);
             let file = inner.fs.new_random_access_file(&path)?;
             let table = crate::table::any::AnyTable::open(
@@ -214,6 +215,8 @@ impl super::DbInner {
                 marked_for_compaction: m.marked_for_compaction,
                 unique_id: m.unique_id.unwrap_or([0, 0]),
                 file_temperature: "kUnknown".into(),
+                // RocksDB's worker: its OutputValidator's hash (0 when not computed).
+                paranoid_hash: run.output_hashes.get(i).copied().unwrap_or(0),
                 ..Default::default()
             };
             f.set_table_properties(props);
@@ -336,6 +339,7 @@ impl super::DbInner {
             return Err(Error::not_supported("remote compaction result with proximal-level outputs"));
         }
         let mut outputs = Vec::new();
+        let mut output_hashes = Vec::new();
         let mut output_records = 0u64;
         for f in &result.output_files {
             let number = new_number();
@@ -367,6 +371,7 @@ impl super::DbInner {
                 tail_size,
                 ..Default::default()
             });
+            output_hashes.push(f.paranoid_hash);
         }
         // RocksDB's VerifyOutputRecordCount: the records the worker says it wrote are those
         // its tables hold.
@@ -388,6 +393,7 @@ impl super::DbInner {
             drops: Default::default(),
             blobs_relocated: 0,
             blob_bytes_relocated: 0,
+            output_hashes,
         })
     }
 }

@@ -1342,7 +1342,7 @@ impl DbInner {
                     st.cfs.get(id).is_some_and(|c| {
                         !c.mem.is_empty()
                             && (c.mem.approximate_memory_usage() >= c.handle.config().write_buffer_size
-                                || c.mem.range_deletions_full())
+                                || c.mem.should_flush_now())
                     })
                 })
                 .collect();
@@ -1774,7 +1774,7 @@ fn insert_batch(
 ) -> Result<()> {
     let check = |id: u32, full: &mut Vec<u32>| {
         if let Some(Some(m)) = mems.get(id as usize) {
-            let is_full = m.mem.approximate_memory_usage() >= m.limit || m.mem.range_deletions_full();
+            let is_full = m.mem.approximate_memory_usage() >= m.limit || m.mem.should_flush_now();
             if is_full && !full.contains(&id) {
                 full.push(id);
             }

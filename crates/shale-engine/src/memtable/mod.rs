@@ -114,6 +114,10 @@ pub struct MemTable {
     verify_on_seek: bool,
     /// The database's `allow_data_in_errors`: Corruption messages name keys.
     data_in_errors: bool,
+    /// RocksDB's `MemTable::MarkForFlush`: an iterator scanned more hidden entries of this
+    /// (active) memtable than `memtable_op_scan_flush_trigger` allows; the write path then
+    /// switches it and flushes it however small it is ([`MemTable::should_flush_now`]).
+    marked_for_flush: std::sync::atomic::AtomicBool,
     /// A hash memtable factory (HashSkipList, HashLinkList) with this prefix extractor:
     /// prefix iterators see one prefix's bucket only (see [`MemTable::iter_prefix_filtered`]).
     hash_buckets: Option<crate::slice_transform::SliceTransformRef>,
@@ -257,6 +261,23 @@ impl MemTable {
         self.max_range_deletions > 0 && self.num_range_deletes() >= self.max_range_deletions
     }
 
+    /// RocksDB's `MemTable::MarkForFlush` (`memtable_op_scan_flush_trigger`): the write
+    /// path switches and flushes this memtable at the next write to its family.
+    pub fn mark_for_flush(&self) {
+        self.marked_for_flush.store(true, MemOrder::Relaxed);
+    }
+
+    /// Whether an iterator marked this memtable for flush ([`MemTable::mark_for_flush`]).
+    pub fn is_marked_for_flush(&self) -> bool {
+        self.marked_for_flush.load(MemOrder::Relaxed)
+    }
+
+    /// RocksDB's `MemTable::ShouldFlushNow` apart from the size test: marked for flush by an
+    /// iterator, or `memtable_max_range_deletions` reached.
+    pub fn should_flush_now(&self) -> bool {
+        self.is_marked_for_flush() || self.range_deletions_full()
+    }
+
     /// The family's `max_successive_merges` when this memtable was made.
     pub fn max_successive_merges(&self) -> usize {
         self.max_successive_merges
@@ -269,7 +290,7 @@ impl MemTable {
         let mut n = 0;
         // RocksDB's CountSuccessiveMergeEntries reads types only: no checksum is checked,
         // and the walk cannot fail.
-        let walk = self.walk_versions(user_key, snapshot, false, |_, t, _| {
+        let walk = self.walk_versions(user_key, snapshot, false, None, |_, t, _| {
             if t != ValueType::Merge || n >= limit {
                 return false;
             }
@@ -335,6 +356,7 @@ impl MemTable {
             paranoid: false,
             verify_on_seek: false,
             data_in_errors: false,
+            marked_for_flush: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -679,7 +701,22 @@ impl MemTable {
         snapshot: SequenceNumber,
         f: impl FnMut(SequenceNumber, ValueType, &[u8]) -> bool,
     ) -> Result<()> {
-        self.walk_versions(user_key, snapshot, true, f)
+        self.walk_versions(user_key, snapshot, true, None, f)
+    }
+
+    /// [`MemTable::try_for_each_version`] for one key of a sorted batch
+    /// (`memtable_batch_lookup_optimization`, RocksDB's batched `MemTable::MultiGet`): a
+    /// skip-list memtable searches from `finger`, the path the batch's previous key left;
+    /// other representations look each key up alone, as RocksDB's do. The keys a finger
+    /// serves must come in the comparator's order.
+    pub fn try_for_each_version_batched(
+        &self,
+        user_key: &[u8],
+        snapshot: SequenceNumber,
+        finger: &mut skiplist::Finger,
+        f: impl FnMut(SequenceNumber, ValueType, &[u8]) -> bool,
+    ) -> Result<()> {
+        self.walk_versions(user_key, snapshot, true, Some(finger), f)
     }
 
     /// The walk of `try_for_each_version`; `checked`: verify protection bytes and order.
@@ -688,6 +725,7 @@ impl MemTable {
         user_key: &[u8],
         snapshot: SequenceNumber,
         checked: bool,
+        finger: Option<&mut skiplist::Finger>,
         mut f: impl FnMut(SequenceNumber, ValueType, &[u8]) -> bool,
     ) -> Result<()> {
         let seq = snapshot.min(MAX_SEQUENCE_NUMBER);
@@ -700,7 +738,10 @@ impl MemTable {
             self.check_seek_path(&lookup)?;
         }
         let mut it = self.point_iter();
-        it.seek(&lookup);
+        match (&mut it, finger) {
+            (PointIter::Skip(s), Some(finger)) => s.seek_with_finger(&lookup, finger),
+            (it, _) => it.seek(&lookup),
+        }
         let paranoid = checked && self.paranoid;
         let mut prev: Vec<u8> = Vec::new();
         if paranoid && it.valid() {

@@ -895,6 +895,104 @@ impl InternalIterator for SkipListIter {
     }
 }
 
+// ---- helper cfmisc (issue 33): `memtable_batch_lookup_optimization` ----
+
+/// The search path one lookup of a sorted batch leaves for the next (RocksDB's "finger", a
+/// `Splice` reused by `InlineSkipList::MultiGet`): at each level a node before the last key
+/// looked up and one not before it, so the next, larger key is looked up from the lowest
+/// level whose bracket still holds it, in O(log d) for a distance d, not O(log n).
+/// It holds the list it was last used on, so its nodes stay alive as long as it does.
+pub struct Finger {
+    splice: Box<Splice>,
+    list: Option<Arc<SkipList>>,
+}
+
+impl Default for Finger {
+    fn default() -> Self {
+        Finger { splice: Box::new(Splice::EMPTY), list: None }
+    }
+}
+
+impl SkipList {
+    /// RocksDB's `FindGreaterOrEqualWithFinger`: the first node with key >= `key` (null if
+    /// none), searched from `finger`, which it leaves bracketing `key`. The keys a finger
+    /// is used for must come in non-decreasing order; the finger must have been last used
+    /// on this list, or be reset ([`SkipListIter::seek_with_finger`] sees to both). Counts its comparisons in the perf context's `user_key_comparison_count`.
+    fn find_greater_or_equal_with_finger(&self, key: &[u8], finger: &mut Finger) -> *mut u8 {
+        let f = &mut *finger.splice;
+        let head = self.head();
+        let max_height = self.max_height.load(MemOrder::Relaxed);
+        let mut comparisons = 0u64;
+        // True when `n` is a node whose key is before `key` (null: false).
+        let after = |n: *mut u8, comparisons: &mut u64| {
+            if n.is_null() {
+                return false;
+            }
+            *comparisons += 1;
+            self.key_is_after_node(key, n)
+        };
+        let start = if f.height == 0 || f.head != head {
+            let top = max_height - 1;
+            f.head = head;
+            f.prev[top] = head;
+            f.next[top] = ptr::null_mut();
+            f.height = max_height;
+            top
+        } else {
+            // The list grew taller since the last lookup.
+            while f.height < max_height {
+                f.prev[f.height] = head;
+                f.next[f.height] = ptr::null_mut();
+                f.height += 1;
+            }
+            // The lowest level whose bracket still holds `key`.
+            let mut level = 0;
+            while level < max_height - 1 && after(f.next[level], &mut comparisons) {
+                level += 1;
+            }
+            if after(f.next[level], &mut comparisons) {
+                f.prev[level] = head;
+                f.next[level] = ptr::null_mut();
+            }
+            level
+        };
+        for level in (0..=start).rev() {
+            let (before, bound) = if level == start {
+                (f.prev[level], f.next[level])
+            } else {
+                (f.prev[level + 1], f.next[level + 1])
+            };
+            let mut x = before;
+            let next = loop {
+                // SAFETY: `x` is the head or a node linked at `level` (a bracket's left node
+                // at this level or the one above, or a node reached at this level), so it
+                // has a slot there.
+                let next = unsafe { slot(x, level) }.load(MemOrder::Acquire);
+                if next == bound || !after(next, &mut comparisons) {
+                    break next;
+                }
+                x = next;
+            };
+            f.prev[level] = x;
+            f.next[level] = next;
+        }
+        crate::perf::count(crate::perf::Field::UserKeyComparisonCount, comparisons);
+        f.next[0]
+    }
+}
+
+impl SkipListIter {
+    /// `seek(target)` from `finger` (see [`Finger`]).
+    pub fn seek_with_finger(&mut self, target: &[u8], finger: &mut Finger) {
+        if !finger.list.as_ref().is_some_and(|l| Arc::ptr_eq(l, &self.list)) {
+            // A finger of another list (or a new one): start from the top.
+            finger.splice.height = 0;
+            finger.list = Some(Arc::clone(&self.list));
+        }
+        self.node = self.list.find_greater_or_equal_with_finger(target, finger);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

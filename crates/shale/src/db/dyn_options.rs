@@ -55,6 +55,10 @@
 //! - `bottommost_file_compaction_delay`: the picker's next look at bottommost files uses it.
 //! - `target_file_size_is_upper_bound`: compactions from then on cut outputs counting
 //!   their estimated tail.
+//! - `memtable_op_scan_flush_trigger`, `memtable_avg_op_scan_flush_trigger`: iterators
+//!   made from then on count the hidden active-memtable entries they pass.
+//! - `verify_output_flags`: compactions from then on check their outputs as the flags say
+//!   (`verify_output.rs`).
 //! - `compression_opts={level=..;...}`: the fields named change, the others keep their
 //!   values; tables written from then on compress with them.
 //! - `block_based_table_factory={block_size=..;...}`: the table options named change (see

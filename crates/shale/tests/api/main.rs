@@ -69,6 +69,7 @@ mod obsolete_files;
 mod open_cf_default_options;
 mod option_rows_33;
 mod option_rows_cfblob;
+mod option_rows_cfmisc;
 mod option_rows_cfopt;
 mod option_rows_dbmisc;
 mod option_rows_dbopt;

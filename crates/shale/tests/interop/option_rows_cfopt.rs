@@ -15,6 +15,11 @@ const SET: &[(&str, &str)] = &[
     ("target_file_size_is_upper_bound", "true"),
     ("memtable_prefix_bloom_size_ratio", "0.125000"),
     ("memtable_whole_key_filtering", "true"),
+    // helper cfmisc's rows
+    ("memtable_op_scan_flush_trigger", "300"),
+    ("memtable_avg_op_scan_flush_trigger", "20"),
+    ("verify_output_flags", "1027"),
+    ("memtable_batch_lookup_optimization", "true"),
 ];
 
 #[test]
