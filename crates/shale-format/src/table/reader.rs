@@ -1084,7 +1084,8 @@ impl Table {
     /// partition of a partitioned filter).
     fn prefix_may_match_at(&self, target_ikey: &[u8], seek: &PrefixSeek, backward: bool) -> Option<bool> {
         let target = user_key(target_ikey);
-        let need_upper_bound_check = seek.auto_prefix_mode || self.prefix_extractor_changed;
+        let need_upper_bound_check =
+            seek.auto_prefix_mode || self.prefix_extractor_changed_for(&seek.extractor);
         // A hash index answers first, both directions, when no upper-bound proof is needed
         // (RocksDB disables its prefix index then).
         if !need_upper_bound_check && self.hash_index_excludes(target, &seek.extractor) {
@@ -1106,6 +1107,20 @@ impl Table {
         // A filter that cannot be loaded (read error, cache full) is not consulted.
         let f = self.filter_for(target_ikey).ok()??;
         Some(f.may_match(prefix))
+    }
+
+    /// RocksDB's `PrefixExtractorChanged` against the extractor a read is made with (the
+    /// family's in force, which `set_options` may have changed since this reader was
+    /// opened; helper cfblob, issue 33): the table's property names another one, or none.
+    #[inline]
+    fn prefix_extractor_changed_for(&self, current: &SliceTransformRef) -> bool {
+        match &self.cf_prefix_extractor {
+            Some(cf) if Arc::ptr_eq(cf, current) => self.prefix_extractor_changed,
+            _ => {
+                let name = self.props.prefix_extractor_name.as_str();
+                name.is_empty() || name != current.name()
+            }
+        }
     }
 
     /// True when the table has a hash index and no key with `user_key`'s prefix (of

@@ -68,6 +68,7 @@ mod mutable_cf_options;
 mod obsolete_files;
 mod open_cf_default_options;
 mod option_rows_33;
+mod option_rows_cfblob;
 mod option_rows_cfopt;
 mod option_rows_dbopt;
 mod perf_context_counts;
