@@ -1596,11 +1596,6 @@ impl Options {
             if self.prefix_extractor.is_none() && p.encoding == crate::table::plain::PlainEncoding::Prefix {
                 return Err(Error::invalid_argument("PlainTable kPrefix encoding needs a prefix extractor"));
             }
-            if p.store_index_in_file {
-                return Err(Error::not_supported(
-                    "option plain table store_index_in_file is not supported by Shale (its index and Bloom blocks are not written)",
-                ));
-            }
         }
         // RocksDB lets universal and FIFO families have a single level (everything in level 0).
         let min_levels = if self.compaction_style == crate::DBCompactionStyle::Level { 2 } else { 1 };

@@ -30,6 +30,20 @@ use crate::options_api::CompactionPri;
 use crate::DBCompactionStyle;
 
 impl Options {
+    /// The table format new tables are written in; a plain table takes the family's
+    /// `bloom_locality` (RocksDB's plain table builder reads it from the family's options).
+    fn engine_table_format(&self) -> crate::table::TableFormat {
+        match &self.table_format {
+            crate::table::TableFormat::Plain(p) => {
+                crate::table::TableFormat::Plain(crate::table::plain::PlainTableOptions {
+                    bloom_locality: self.bloom_locality,
+                    ..p.clone()
+                })
+            }
+            other => other.clone(),
+        }
+    }
+
     /// What the database at `path` reads of these DB-wide options, sanitized as RocksDB's
     /// `SanitizeOptions` leaves them. The write buffer manager, the TTL and the table
     /// identities are taken as they are: `db/open.rs` sets them on the options first.
@@ -213,7 +227,7 @@ impl Options {
             block_cache: self.table.block_cache.as_ref().map(|c| c.0.clone()),
             no_block_cache: self.table.no_block_cache,
             cf_paths: self.cf_paths.clone(),
-            table_format: self.table_format.clone(),
+            table_format: self.engine_table_format(),
             prefix_extractor: self.prefix_extractor.clone(),
             table: self.table_template(),
             auto_readahead: self.table.auto_readahead,
@@ -276,7 +290,7 @@ impl Options {
         b.prefix_extractor = self.prefix_extractor.clone();
         b.format_version = t.format_version;
         b.deletion_collectors = self.deletion_collectors.clone();
-        b.table_format = self.table_format.clone();
+        b.table_format = self.engine_table_format();
         // Flushes are high-priority writes; compactions lower it (`db/compact.rs`).
         b.rate_limiter = self.rate_limiter.clone().map(|l| (l, crate::rate_limiter::IoPriority::High));
         if t.data_block_index_type == crate::DataBlockIndexType::BinaryAndHash {
