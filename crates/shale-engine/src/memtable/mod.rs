@@ -1113,6 +1113,12 @@ impl InternalIterator for MemTableIterator {
                 self.error = Some(out_of_order());
             }
             self.check_bucket();
+            // RocksDB's SeekForPrev validates the search for the target as Seek does.
+            if self.error.is_none() && self.bucket.is_none() {
+                if let Err(e) = self.mem.check_seek_path(target) {
+                    self.error = Some(e);
+                }
+            }
         }
         self.load();
     }
