@@ -662,9 +662,11 @@ impl MemTable {
     /// `memtable_verify_per_key_checksum_on_seek`: the search for `target` an iterator's or
     /// a version walk's seek makes, run once more checking every entry it compares against
     /// (RocksDB's `SeekAndValidate`); nothing to do for a vector memtable (RocksDB checks
-    /// only in its skip lists) or when the option is off.
+    /// only in its skip lists), when the option is off, or with in-place updates (an entry
+    /// passed on the way may be being rewritten under its key's lock, which this check does
+    /// not take: it would read a value half written; entries read are checked under it).
     fn check_seek_path(&self, target: &[u8]) -> Result<()> {
-        if !self.verify_on_seek || self.vector.is_some() {
+        if !self.verify_on_seek || self.vector.is_some() || self.inplace.is_some() {
             return Ok(());
         }
         self.points.seek_entry_checked(target, |k, v| self.check_entry(k, v)).map(|_| ())
@@ -1180,6 +1182,12 @@ impl InternalIterator for MemTableIterator {
                 self.error = Some(self.mem.out_of_order(target, self.inner.key()));
             }
             self.check_bucket();
+            // RocksDB's SeekForPrev validates the search for the target as Seek does.
+            if self.error.is_none() && self.bucket.is_none() {
+                if let Err(e) = self.mem.check_seek_path(target) {
+                    self.error = Some(e);
+                }
+            }
         }
         self.load();
     }

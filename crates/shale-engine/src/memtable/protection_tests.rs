@@ -212,6 +212,9 @@ fn verify_on_seek_checks_the_entries_a_search_passes() {
     it.seek(&lookup_key(b"c", 10));
     assert!(!it.valid());
     assert_eq!(it.status().unwrap_err().kind(), ErrorKind::Corruption, "an iterator's seek too");
+    it.seek_for_prev(&lookup_key(b"c", 0));
+    assert!(!it.valid());
+    assert_eq!(it.status().unwrap_err().kind(), ErrorKind::Corruption, "and its seek_for_prev");
     // Off: the landing entry alone is checked, and "c" is sound.
     let m = make(false, 4);
     assert_eq!(m.try_get(b"c", 10).unwrap().map(|e| e.2), Some(b"vc".to_vec()));
