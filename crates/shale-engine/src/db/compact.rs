@@ -861,8 +861,10 @@ impl DbInner {
     pub fn schedule_aged_compactions(&self, st: &mut DbState) {
         use std::sync::atomic::Ordering as AtomicOrdering;
         let now = crate::compaction::picker::unix_now();
-        let period =
-            crate::compaction::trigger::trigger_period(&self.config, st.cfs.values().map(|c| c.handle.config()));
+        let period = crate::compaction::trigger::trigger_period(
+            &self.config,
+            st.cfs.values().map(|c| c.handle.config()),
+        );
         if now < self.aged_trigger_at.load(AtomicOrdering::Relaxed).saturating_add(period) {
             return;
         }

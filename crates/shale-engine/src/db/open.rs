@@ -88,7 +88,11 @@ pub fn wals_to_replay(
 
 /// The oldest WAL recovery replays (RocksDB's `min_wal_number` of `SetupLogFilesRecovery`):
 /// see [`wals_to_replay`].
-pub fn replay_floor(recovered: &manifest::RecoveredManifest, cfs: &BTreeMap<u32, CfState>, allow_2pc: bool) -> u64 {
+pub fn replay_floor(
+    recovered: &manifest::RecoveredManifest,
+    cfs: &BTreeMap<u32, CfState>,
+    allow_2pc: bool,
+) -> u64 {
     let mut floor = recovered.min_log_number_to_keep.max(recovered.prev_log_number);
     if !allow_2pc {
         floor = floor.max(cfs.values().map(|c| c.log_number).min().unwrap_or(0));

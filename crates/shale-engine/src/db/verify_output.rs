@@ -19,9 +19,9 @@
 //! walk of the table (the table cache's readers check every block they read).
 
 use super::{CfHandle, DbInner};
-use crate::error::{Error, Result};
 use crate::compaction::job::{output_hash_step, JobResult};
 use crate::config::CfConfig;
+use crate::error::{Error, Result};
 
 const VERIFY_BLOCK_CHECKSUM: u32 = 1 << 0;
 const VERIFY_ITERATION: u32 = 1 << 1;
