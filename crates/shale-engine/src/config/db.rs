@@ -148,6 +148,9 @@ pub struct DbConfig {
     /// `track_and_verify_wals`: each new WAL records its predecessor; recovery checks the
     /// chain (a missing or mismatched WAL is Corruption).
     pub track_and_verify_wals: bool,
+    /// `verify_sst_unique_id_in_manifest`: a block-based table opened whose MANIFEST entry
+    /// records a unique id must give the same one from its properties (else Corruption).
+    pub verify_sst_unique_id_in_manifest: bool,
     /// `max_manifest_file_size`.
     pub max_manifest_file_size: u64,
     /// `write_dbid_to_manifest`.
@@ -279,6 +282,7 @@ impl Default for DbConfig {
             flush_verify_memtable_count: true,
             compaction_verify_record_count: true,
             track_and_verify_wals: false,
+            verify_sst_unique_id_in_manifest: true,
             max_manifest_file_size: 1024 * 1024 * 1024,
             write_dbid_to_manifest: true,
             write_identity_file: true,
