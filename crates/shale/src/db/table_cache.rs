@@ -133,6 +133,7 @@ impl TableCache {
             cache: cf.block_cache.clone()?,
             key: OffsetableCacheKey::new(self.cache_session, number),
             statistics: self.statistics.clone(),
+            read_amp_bytes_per_bit: cf.config().read_amp_bytes_per_bit,
         })
     }
 
@@ -284,14 +285,11 @@ impl TableCache {
         }
         if let shale_format::table::AnyTable::Block(t) = &mut table {
             // The reader was just opened: nothing else holds it yet.
-            Arc::get_mut(t)
-                .ok_or_else(|| {
-                    crate::Error::new(
-                        crate::ErrorKind::Unknown,
-                        "a table reader just opened is already shared",
-                    )
-                })?
-                .set_index_block_search(cf.config().index_block_search);
+            let t = Arc::get_mut(t).ok_or_else(|| {
+                crate::Error::new(crate::ErrorKind::Unknown, "a table reader just opened is already shared")
+            })?;
+            t.set_index_block_search(cf.config().index_block_search);
+            t.set_read_amp_bytes_per_bit(cf.config().read_amp_bytes_per_bit);
         }
         let tombstones = range_del::from_table_entries(table.range_tombstones())?;
         let entry = Arc::new(TableEntry {
