@@ -1154,6 +1154,17 @@ pub(crate) static ROWS: &[OptionRow] = &[
             Ok(true)
         }),
     ),
+    opt(
+        "verify_sst_unique_id_in_manifest",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.dbwal.verify_sst_unique_id_in_manifest.to_string()),
+        Some(|o, n, v| {
+            o.dbwal.verify_sst_unique_id_in_manifest = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
     // ---- end of helper `dbwal` DB block ----
     // Deprecated in RocksDB 11.8.1 (`OptionVerificationType::kDeprecated` in its
     // `options/db_options.cc`): its parser accepts any value and changes nothing, and its
