@@ -19,14 +19,8 @@ use crate::statistics::{Histogram, HistogramData, StatsLevel, Ticker};
 /// Info-log verbosity, as rust-rocksdb's `LogLevel` (the engine's type).
 pub use shale_engine::config::LogLevel;
 
-/// Where reads may be served from, as rust-rocksdb's `ReadTier`.
-#[derive(Debug, Copy, Clone, PartialEq, Eq)]
-pub enum ReadTier {
-    All = 0,
-    BlockCache,
-    Persisted,
-    Memtable,
-}
+/// Where reads may be served from, as rust-rocksdb's `ReadTier` (the engine's type).
+pub use shale_engine::config::ReadTier;
 
 /// Which file a level compaction picks first, as rust-rocksdb's `CompactionPri`.
 #[derive(Debug, Copy, Clone, PartialEq, Eq)]
@@ -875,9 +869,6 @@ impl Options {
     /// Sets one DB or column-family option by RocksDB's name from its text form, through its
     /// row of the option table (`options_table.rs`).
     pub(crate) fn apply_option(&mut self, name: &str, value: &str) -> Result<()> {
-        if name == "block_based_table_factory" {
-            return crate::options_tbl::apply_block_based_table_factory(self, value);
-        }
         if crate::options_table::apply_named(self, name, value)? {
             return Ok(());
         }

@@ -25,6 +25,18 @@ pub trait SystemClock: Send + Sync {
     fn now_micros(&self) -> u64;
 }
 
+/// The system's clock.
+pub struct RealClock;
+
+impl SystemClock for RealClock {
+    fn now_micros(&self) -> u64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_micros() as u64)
+            .unwrap_or(0)
+    }
+}
+
 /// Info-log verbosity (RocksDB's `InfoLogLevel`, rust-rocksdb's `LogLevel`).
 #[derive(Debug, Copy, Clone, PartialEq, Eq)]
 pub enum LogLevel {

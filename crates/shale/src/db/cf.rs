@@ -215,7 +215,7 @@ pub(crate) struct SuperVersion {
     pub history: Vec<Arc<MemTable>>,
     pub current: Arc<Version>,
     /// What iterators need from `current`, computed by the first iterator.
-    pub iter_parts: OnceLock<Arc<super::iterator::IterParts>>,
+    pub iter_parts: OnceLock<Arc<super::iter_build::IterParts>>,
 }
 
 impl SuperVersion {

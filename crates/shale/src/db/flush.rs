@@ -64,6 +64,7 @@ pub(crate) fn blob_write_options(
         min_blob_size: b.min_blob_size,
         blob_file_size: b.blob_file_size,
         compression: b.compression,
+        codec: b.compression_opts,
         column_family_id: cf.id,
     })
 }

@@ -55,6 +55,7 @@ mod halt;
 pub(crate) mod info_log;
 mod ingest;
 pub(crate) mod internal_stats;
+mod iter_build;
 mod iterator;
 pub(crate) mod layer_hooks;
 pub(crate) mod live_files;
@@ -62,6 +63,7 @@ mod local_sv;
 mod mempurge;
 mod obsolete;
 mod open;
+mod open_api;
 pub(crate) mod options_dump;
 pub(crate) mod options_writer;
 mod paths;
@@ -69,16 +71,24 @@ mod pinnable;
 mod properties;
 mod properties_api;
 mod read;
+mod read_api;
+pub(crate) use read_api::HandleOf;
 mod wal_archive;
 mod wal_limit;
 pub(crate) use read::ts_unsupported as ts_unsupported_error;
 mod readonly;
+mod readonly_api;
 mod remote_compaction;
-pub use remote_compaction::{open_and_compact, CompactionService};
+mod remote_compaction_api;
+pub use remote_compaction::CompactionService;
+pub use remote_compaction_api::open_and_compact;
 mod repair;
+mod repair_api;
 mod scheduler;
 mod snapshot;
+mod snapshots;
 mod stats_history;
+mod stats_history_api;
 mod table_cache;
 pub(crate) mod thread_mode;
 mod timestamps;
@@ -113,13 +123,14 @@ pub use crate::cf_descriptor::{ColumnFamilyDescriptor, ColumnFamilyTtl};
 pub use cf::DEFAULT_COLUMN_FAMILY_NAME;
 pub use column_family::ColumnFamily;
 pub use common::{ColumnFamilyMetaData, LiveFile, Range};
-pub(crate) use iterator::PrefixMode;
+pub(crate) use iter_build::PrefixMode;
 pub use iterator::{
     DBIterator, DBIteratorWithThreadMode, DBRawIterator, DBRawIteratorWithThreadMode, Direction, IteratorMode,
 };
 pub use pinnable::DBPinnableSlice;
 pub use snapshot::{Snapshot, SnapshotWithThreadMode};
-pub use stats_history::{StatsHistoryIterator, PERSISTENT_STATS_COLUMN_FAMILY_NAME};
+pub use stats_history::PERSISTENT_STATS_COLUMN_FAMILY_NAME;
+pub use stats_history_api::StatsHistoryIterator;
 
 pub(crate) use cf::SuperVersion;
 pub(crate) use cf::{CfHandle, CfState};
@@ -618,7 +629,7 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
         P: AsRef<Path>,
         I: IntoIterator<Item = ColumnFamilyDescriptor>,
     {
-        let db = open::open::<T>(opts, path.as_ref(), cfs.into_iter().collect())?;
+        let db = open_api::open::<T>(opts, path.as_ref(), cfs.into_iter().collect())?;
         // RocksDB's LOG header states the allocator; Shale uses the system allocator (the
         // `jemalloc` feature is accepted for rust-rocksdb's sake and changes nothing).
         db.inner.info_log.log(format_args!("Jemalloc supported: 0"));
@@ -629,12 +640,12 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
 impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
     /// Names of the column families recorded in the database's MANIFEST.
     pub fn list_cf<P: AsRef<Path>>(opts: &Options, path: P) -> Result<Vec<String>> {
-        open::list_cf(opts, path.as_ref())
+        open_api::list_cf(opts, path.as_ref())
     }
 
     /// Removes the database's files and directory. Fails if the database is open.
     pub fn destroy<P: AsRef<Path>>(opts: &Options, path: P) -> Result<()> {
-        open::destroy(opts, path.as_ref())
+        open_api::destroy(opts, path.as_ref())
     }
 
     pub fn path(&self) -> &Path {

@@ -25,7 +25,6 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::{DBCommon, DBInner, ThreadMode};
 use crate::compaction::job::{self, JobInput};
 use crate::compaction::picker::CompactionPlan;
 use crate::compaction::service::{
@@ -37,12 +36,12 @@ use crate::error::{Error, Result};
 /// index in the per-reason counts of the result's level statistics.
 const MANUAL_COMPACTION_REASON: usize = 9;
 
-impl<T: ThreadMode, I: DBInner> DBCommon<T, I> {
+impl super::DbInner {
     /// Compacts the tables `input` names into `output_dir` (which must exist) and returns
     /// what RocksDB's `OpenAndCompact` returns; `output_path` in the result is `output_dir`
     /// as given. Meant for a secondary instance; the database's own Version is not changed.
-    pub fn compact_for_service(
-        &self,
+    pub(crate) fn compact_for_service(
+        self: &Arc<Self>,
         input: &CompactionServiceInput,
         output_dir: &Path,
     ) -> Result<CompactionServiceResult> {
@@ -52,7 +51,7 @@ impl<T: ThreadMode, I: DBInner> DBCommon<T, I> {
             ));
         }
         let started = std::time::Instant::now();
-        let inner = &self.inner;
+        let inner = self;
         let (cf, plan) = {
             let st = inner.lock_state();
             let cfs = st.cfs.values().find(|c| c.handle.name == input.cf_name).ok_or_else(|| {
@@ -271,26 +270,9 @@ impl<T: ThreadMode, I: DBInner> DBCommon<T, I> {
     }
 }
 
-fn st_total_files<T: ThreadMode, I: DBInner>(db: &DBCommon<T, I>, cf: &super::CfHandle) -> usize {
-    let st = db.inner.lock_state();
+fn st_total_files(db: &super::DbInner, cf: &super::CfHandle) -> usize {
+    let st = db.lock_state();
     st.cfs.get(&cf.id).map_or(0, |c| (0..c.current.num_levels()).map(|l| c.current.files(l).len()).sum())
-}
-
-/// RocksDB's `DB::OpenAndCompact`: opens the database at `db_path` as a secondary (its info
-/// log in `output_dir`) with the options of the OPTIONS file the input names, compacts what the
-/// serialized `input` names into `output_dir`, and returns the serialized result.
-pub fn open_and_compact(db_path: &Path, output_dir: &Path, input: &[u8]) -> Result<Vec<u8>> {
-    let input = CompactionServiceInput::decode(input)?;
-    let (opts, descs) = crate::options_load::load_numbered(
-        db_path,
-        input.options_file_number,
-        &crate::Env::new()?,
-        true,
-        &crate::Cache::new_lru_cache(8 << 20),
-    )?;
-    let db: crate::DB = crate::DB::open_cf_descriptors_as_secondary(&opts, db_path, output_dir, descs)?;
-    let result = db.compact_for_service(&input, output_dir)?;
-    Ok(result.encode())
 }
 
 /// Where a primary hands out its compactions (RocksDB's `CompactionService`, its Schedule
@@ -299,15 +281,6 @@ pub fn open_and_compact(db_path: &Path, output_dir: &Path, input: &[u8]) -> Resu
 /// mutex, on the thread that runs the compaction.
 pub trait CompactionService: Send + Sync {
     fn compact(&self, input: &[u8]) -> Result<Vec<u8>>;
-}
-
-impl<T: ThreadMode, I: DBInner> DBCommon<T, I> {
-    /// Hands every compaction that rewrites tables to `service` from now on (None: run them
-    /// here again), as RocksDB's `Options::compaction_service`. Trivial moves and FIFO
-    /// deletions still run here, as in RocksDB.
-    pub fn set_compaction_service(&self, service: Option<Arc<dyn CompactionService>>) {
-        **self.inner.compaction_service.lock() = service;
-    }
 }
 
 impl super::DbInner {

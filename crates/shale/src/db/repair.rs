@@ -23,7 +23,8 @@
 //!    column family so the WALs' contents are in tables, and close.
 //!
 //! Unlike RocksDB, step 5 goes through the engine's own recovery rather than a private WAL
-//! converter: the same code path that replays WALs at every open.
+//! converter: the same code path that replays WALs at every open. Steps 1 to 4 are here
+//! (`RepairSettings::repair`); step 5 is the facade's `DB::repair` (`repair_api.rs`).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -34,12 +35,9 @@ use crate::fs::FileSystem;
 use crate::key::{
     make_internal_key, parse_internal_key, InternalKeyComparator, ValueType, MAX_SEQUENCE_NUMBER,
 };
-use crate::options::Options;
 use crate::table::{Table, TableReaderOptions};
 use crate::version::edit::{BlobFileAddition, FileMetaData, VersionEdit};
 use crate::version::manifest::{set_current_file, ManifestWriter};
-
-use super::DB;
 
 /// A table found in the directory, read back whole.
 struct Found {
@@ -186,12 +184,21 @@ fn archive(fs: &dyn FileSystem, dir: &Path, name: &str) -> Result<()> {
     fs.rename(&dir.join(name), &lost.join(name))
 }
 
-impl<T: super::ThreadMode, D: super::DBInner> super::DBCommon<T, D> {
+/// What a repair reads of the user's options (the facade fills it from its `Options`).
+pub(crate) struct RepairSettings {
+    pub fs: Option<crate::fs::FileSystemRef>,
+    pub db_paths: Vec<(std::path::PathBuf, u64)>,
+    pub cf_paths: Vec<(std::path::PathBuf, u64)>,
+    pub comparator: crate::comparator::ComparatorRef,
+}
+
+impl RepairSettings {
     /// Rebuilds the MANIFEST of the database at `path` from its tables and WALs (RocksDB's
     /// RepairDB, rust-rocksdb's `DB::repair`). Tables that cannot be read whole are moved
     /// to `path/lost/`, as are the old MANIFESTs.
-    pub fn repair<P: AsRef<Path>>(opts: &Options, path: P) -> Result<()> {
-        let dir = path.as_ref();
+    pub(crate) fn repair(&self, path: &Path) -> Result<()> {
+        let opts = self;
+        let dir = path;
         let fs = opts.fs.clone().unwrap_or_else(crate::fs::default_fs);
         if !fs.file_exists(dir) {
             return Err(Error::invalid_argument(format!("{}: does not exist", dir.display())));
@@ -325,19 +332,6 @@ impl<T: super::ThreadMode, D: super::DBInner> super::DBCommon<T, D> {
             drop(ManifestWriter::create(&*fs, dir, manifest_number, &edits)?);
             set_current_file(&*fs, dir, manifest_number, manifest_number + 1)?;
         }
-        // Replay the WALs through the engine and flush them into tables.
-        let mut o = opts.clone();
-        o.create_if_missing(false);
-        let names = DB::list_cf(&o, dir)?;
-        // RocksDB's repairer gives every family the options it was given.
-        let descs = names.iter().map(|n| crate::ColumnFamilyDescriptor::new(n, o.clone()));
-        let db = DB::open_cf_descriptors(&o, dir, descs)?;
-        for n in &names {
-            if let Some(cf) = db.cf_handle(n) {
-                db.flush_cf(cf)?;
-            }
-        }
-        drop(db);
         Ok(())
     }
 }

@@ -34,20 +34,18 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::cf::CfHandle;
-use super::column_family::ColumnFamily;
-use super::{DBCommon, DBInner, DbInner, ThreadMode};
-use crate::env::{RealClock, SystemClock};
+use super::DbInner;
 use crate::error::{Error, Result};
-use crate::options::Options;
 use crate::statistics::Ticker;
+use shale_engine::config::{RealClock, SystemClock};
 
 /// RocksDB's `kPersistentStatsColumnFamilyName`.
 pub const PERSISTENT_STATS_COLUMN_FAMILY_NAME: &str = "___rocksdb_stats_history___";
-const FORMAT_VERSION_KEY: &str = "__persistent_stats_format_version__";
-const COMPATIBLE_VERSION_KEY: &str = "__persistent_stats_compatible_version__";
+pub(crate) const FORMAT_VERSION_KEY: &str = "__persistent_stats_format_version__";
+pub(crate) const COMPATIBLE_VERSION_KEY: &str = "__persistent_stats_compatible_version__";
 /// RocksDB's `kStatsCFCurrentFormatVersion` and `kStatsCFCompatibleFormatVersion`.
-const FORMAT_VERSION: u64 = 1;
-const COMPATIBLE_VERSION: u64 = 1;
+pub(crate) const FORMAT_VERSION: u64 = 1;
+pub(crate) const COMPATIBLE_VERSION: u64 = 1;
 
 /// The stats history's state (`Stats::history`, a leaf lock).
 #[derive(Default)]
@@ -55,7 +53,7 @@ pub(crate) struct StatsHistory {
     /// The tickers at the last run (RocksDB's `stats_slice_`); None before the first.
     slice: Option<BTreeMap<String, u64>>,
     /// The in-memory snapshots by time in seconds (RocksDB's `stats_history_`).
-    in_memory: BTreeMap<u64, BTreeMap<String, u64>>,
+    pub(crate) in_memory: BTreeMap<u64, BTreeMap<String, u64>>,
     /// When the last run was, in the stats clock's seconds (None before the first).
     last_run: Option<u64>,
 }
@@ -74,21 +72,8 @@ fn estimate_size(history: &BTreeMap<u64, BTreeMap<String, u64>>) -> usize {
     per_slice * history.len()
 }
 
-/// RocksDB's `OptimizeForPersistentStats` on default column-family options.
-pub(crate) fn stats_cf_options() -> Options {
-    Options {
-        write_buffer_size: 2 << 20,
-        target_file_size_base: 2 * 1048576,
-        max_bytes_for_level_base: 10 * 1048576,
-        soft_pending_compaction_bytes_limit: 256 * 1048576,
-        hard_pending_compaction_bytes_limit: 1073741824,
-        compression: crate::options::DBCompressionType::None,
-        ..Options::default()
-    }
-}
-
 /// The write options of RocksDB's stats writes: low priority, no slowdown, not synced.
-fn low_pri_write() -> shale_engine::config::WriteSettings {
+pub(crate) fn low_pri_write() -> shale_engine::config::WriteSettings {
     shale_engine::config::WriteSettings { low_pri: true, no_slowdown: true, ..Default::default() }
 }
 
@@ -99,7 +84,7 @@ fn stats_key(seconds: u64, name: &str) -> String {
 
 /// RocksDB's `parseKey`: the time and the ticker name of a key; None for a key without `#`
 /// (the version keys), which ends a scan.
-fn parse_key(key: &[u8]) -> Result<Option<(u64, String)>> {
+pub(crate) fn parse_key(key: &[u8]) -> Result<Option<(u64, String)>> {
     let Some(pos) = key.iter().position(|&b| b == b'#') else {
         return Ok(None);
     };
@@ -109,7 +94,7 @@ fn parse_key(key: &[u8]) -> Result<Option<(u64, String)>> {
     Ok(Some((time, name)))
 }
 
-fn parse_u64(what: &[u8], key: &[u8]) -> Result<u64> {
+pub(crate) fn parse_u64(what: &[u8], key: &[u8]) -> Result<u64> {
     std::str::from_utf8(what).ok().and_then(|s| s.parse::<u64>().ok()).ok_or_else(|| {
         Error::corruption(format!(
             "{PERSISTENT_STATS_COLUMN_FAMILY_NAME}: value of {:?} is not a number: {:?}",
@@ -117,19 +102,6 @@ fn parse_u64(what: &[u8], key: &[u8]) -> Result<u64> {
             String::from_utf8_lossy(what)
         ))
     })
-}
-
-/// The snapshots of `DB::get_stats_history`, oldest first: each its time in seconds and the
-/// tickers' deltas since the snapshot before (RocksDB's `StatsHistoryIterator`).
-pub struct StatsHistoryIterator {
-    snapshots: std::vec::IntoIter<(u64, BTreeMap<String, u64>)>,
-}
-
-impl Iterator for StatsHistoryIterator {
-    type Item = (u64, BTreeMap<String, u64>);
-    fn next(&mut self) -> Option<Self::Item> {
-        self.snapshots.next()
-    }
 }
 
 impl DbInner {
@@ -150,7 +122,7 @@ impl DbInner {
     }
 
     /// The hidden stats family, if open.
-    fn stats_cf(&self) -> Option<Arc<CfHandle>> {
+    pub(crate) fn stats_cf(&self) -> Option<Arc<CfHandle>> {
         self.handles.read().iter().flatten().find(|h| h.name == PERSISTENT_STATS_COLUMN_FAMILY_NAME).cloned()
     }
 
@@ -216,119 +188,6 @@ impl DbInner {
                 h.in_memory.len()
             ));
         }
-    }
-}
-
-/// At open, with `persist_stats_to_disk`: the hidden family created when missing (with its
-/// version keys), or checked and created again when its version keys are missing or
-/// incompatible (RocksDB's `InitPersistStatsColumnFamily` and
-/// `PersistentStatsProcessFormatVersion`).
-pub(crate) fn init_stats_cf(inner: &Arc<DbInner>, created_now: bool) -> Result<()> {
-    let write_versions = |cf: &Arc<CfHandle>| -> Result<()> {
-        let mut batch = shale_engine::batch::Batch::default();
-        batch.put_cf(cf.id, FORMAT_VERSION_KEY, FORMAT_VERSION.to_string());
-        batch.put_cf(cf.id, COMPATIBLE_VERSION_KEY, COMPATIBLE_VERSION.to_string());
-        inner.write(&low_pri_write(), batch)
-    };
-    let create = || -> Result<Arc<CfHandle>> {
-        let mut o = stats_cf_options();
-        o.write_buffer_manager = inner.config.write_buffer_manager.clone();
-        o.rate_limiter = inner.config.rate_limiter.clone();
-        let mut made =
-            super::create_cf::create_cfs(inner, &[(PERSISTENT_STATS_COLUMN_FAMILY_NAME.to_string(), o)])?;
-        made.pop().ok_or_else(|| Error::corruption("creating the persistent stats column family made none"))
-    };
-    let Some(cf) = inner.stats_cf() else {
-        return write_versions(&create()?);
-    };
-    if created_now {
-        return write_versions(&cf);
-    }
-    let ro = crate::ReadOptions::default();
-    let read = |key: &str| -> Result<Option<u64>> {
-        match inner.get_impl(&cf, key.as_bytes(), &ro)? {
-            Some(v) if !v.is_empty() => Ok(Some(parse_u64(&v, key.as_bytes())?)),
-            _ => Ok(None),
-        }
-    };
-    let (format, compatible) = (read(FORMAT_VERSION_KEY), read(COMPATIBLE_VERSION_KEY));
-    let recreate = match (&format, &compatible) {
-        (Ok(Some(f)), Ok(Some(c))) => {
-            let incompatible = FORMAT_VERSION < *f && COMPATIBLE_VERSION < *c;
-            if incompatible {
-                inner.info_log.log_at(
-                    crate::LogLevel::Warn,
-                    format_args!(
-                        "Recreating persistent stats column family due to corrupted or incompatible format \
-                     version. Recovered format: {f}; recovered format compatible since: {c}"
-                    ),
-                );
-            }
-            incompatible
-        }
-        _ => {
-            let show = |r: &Result<Option<u64>>, key: &str| match r {
-                Ok(Some(_)) => "OK".to_string(),
-                Ok(None) => format!("NotFound: Persistent stats version key {key} not found."),
-                Err(e) => e.to_string(),
-            };
-            inner.info_log.log_at(
-                crate::LogLevel::Warn,
-                format_args!(
-                    "Recreating persistent stats column family since reading persistent stats version key \
-                 failed. Format key: {}, compatible key: {}",
-                    show(&format, FORMAT_VERSION_KEY),
-                    show(&compatible, COMPATIBLE_VERSION_KEY)
-                ),
-            );
-            true
-        }
-    };
-    if recreate {
-        super::cf::drop_cf(inner, &cf)?;
-        write_versions(&create()?)?;
-    }
-    Ok(())
-}
-
-impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
-    /// The stats snapshots taken at times in `[start_time, end_time)` seconds (RocksDB's
-    /// `GetStatsHistory`; a Shale extension, rust-rocksdb 0.25 has none). In memory or read
-    /// from the hidden family as `persist_stats_to_disk` says; from the family, a snapshot at
-    /// `end_time` itself is included too, as RocksDB's `PersistentStatsHistoryIterator` does.
-    pub fn get_stats_history(&self, start_time: u64, end_time: u64) -> Result<StatsHistoryIterator> {
-        let mut out = Vec::new();
-        if self.inner.config.persist_stats_to_disk {
-            let Some(handle) = self.inner.stats_cf() else {
-                return Ok(StatsHistoryIterator { snapshots: out.into_iter() });
-            };
-            let cf = ColumnFamily::new(handle);
-            let from = format!("{start_time:010}");
-            let mode = crate::IteratorMode::From(from.as_bytes(), crate::Direction::Forward);
-            let mut current: Option<(u64, BTreeMap<String, u64>)> = None;
-            for item in self.iterator_cf(&cf, mode) {
-                let (k, v) = item?;
-                let Some((time, name)) = parse_key(&k)? else { break };
-                if time > end_time {
-                    break;
-                }
-                if current.as_ref().is_some_and(|(t, _)| *t != time) {
-                    out.extend(current.take());
-                }
-                let value = parse_u64(&v, &k)?;
-                current.get_or_insert_with(|| (time, BTreeMap::new())).1.insert(name, value);
-            }
-            out.extend(current);
-        } else {
-            let h = self
-                .inner
-                .stats
-                .history
-                .lock()
-                .map_err(|_| Error::corruption("stats history lock poisoned"))?;
-            out.extend(h.in_memory.range(start_time..end_time.max(start_time)).map(|(t, m)| (*t, m.clone())));
-        }
-        Ok(StatsHistoryIterator { snapshots: out.into_iter() })
     }
 }
 

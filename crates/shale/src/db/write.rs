@@ -812,7 +812,7 @@ impl DbInner {
             // whole, table files included (RocksDB's MergeCF reads without
             // `kBlockCacheTier`); not found or failed, the operand is stored.
             None if cf.config().strict_max_successive_merges => {
-                let ro = crate::options::ReadOptions { snapshot: Some(seq), ..Default::default() };
+                let ro = shale_engine::config::ReadSettings { snapshot: Some(seq), ..Default::default() };
                 let existing = self.get_impl(&cf, key, &ro).ok()??;
                 let stats = self.config.statistics.as_deref();
                 return op.full_merge(key, Some(&existing), vec![operand.to_vec()], stats).ok();

@@ -17,6 +17,7 @@
 //! two optimistic transactions touching a common key cannot both pass their checks
 //! (RocksDB's `kValidateParallel`).
 
+use crate::db::HandleOf;
 use std::collections::HashMap;
 use std::sync::Arc;
 
