@@ -572,6 +572,9 @@ pub struct MemTableConfig {
     /// seeks) checks the protection bytes of every entry it compares against on its way,
     /// not only of the entry it lands on.
     pub verify_checksum_on_seek: bool,
+    /// RocksDB's `memtable_insert_with_hint_prefix_extractor` (helper cfmisc, issue 33): the
+    /// write leader's skip-list inserts start from a splice kept per prefix.
+    pub insert_with_hint_prefix_extractor: Option<SliceTransformRef>,
 }
 
 impl std::fmt::Debug for MemTableConfig {

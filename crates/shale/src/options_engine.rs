@@ -309,6 +309,7 @@ impl Options {
             protection_bytes_per_key: self.memtable_protection_bytes_per_key.min(8) as u8,
             paranoid_memory_checks: self.paranoid_memory_checks,
             verify_checksum_on_seek: self.memtable_verify_per_key_checksum_on_seek,
+            insert_with_hint_prefix_extractor: self.memtable_insert_with_hint_prefix_extractor.clone(),
         }
     }
 
