@@ -333,6 +333,7 @@ impl Options {
             paranoid_memory_checks: self.paranoid_memory_checks,
             verify_checksum_on_seek: self.memtable_verify_per_key_checksum_on_seek,
             allow_data_in_errors: self.dbmisc.allow_data_in_errors,
+            insert_with_hint_prefix_extractor: self.memtable_insert_with_hint_prefix_extractor.clone(),
         }
     }
 

@@ -981,6 +981,56 @@ impl SkipList {
     }
 }
 
+/// The splice an insert leaves for the next insert of the same prefix
+/// (`memtable_insert_with_hint_prefix_extractor`, RocksDB's `InsertWithHint`): kept by the
+/// memtable per prefix, used by one writer at a time.
+pub struct InsertHint {
+    splice: Box<Splice>,
+}
+
+impl Default for InsertHint {
+    fn default() -> Self {
+        InsertHint { splice: Box::new(Splice::EMPTY) }
+    }
+}
+
+impl InsertHint {
+    /// The bytes a hint takes (for the memtable's memory usage).
+    pub const SIZE: usize = std::mem::size_of::<Splice>();
+}
+
+impl SkipList {
+    /// [`SkipList::insert`] starting from `hint`, the splice the last insert through it left
+    /// (RocksDB's `InlineSkipList::InsertWithHint`), which it leaves after the new node. For
+    /// one writer at a time (not beside `insert_concurrently`).
+    pub fn insert_with_hint(
+        &self,
+        user_key: &[u8],
+        trailer: u64,
+        value: &[u8],
+        hint: &mut InsertHint,
+    ) -> bool {
+        let height = random_height();
+        let len = entry_len(user_key, value);
+        let size = height * SLOT + len;
+        let base = self.arena.with_main(|a| a.allocate_aligned(size, SLOT));
+        // SAFETY: the allocation holds `height` slots then the entry; the node pointer is the
+        // last slot.
+        let node = unsafe { base.as_ptr().add((height - 1) * SLOT) };
+        // SAFETY: the entry's `len` bytes lie inside the fresh allocation, which no other
+        // thread can reach before the node is linked and which the slices (caller memory)
+        // do not overlap.
+        unsafe { encode_entry(entry_of(node), user_key, trailer, value) };
+        let splice = &mut *hint.splice;
+        let head = self.head();
+        if splice.head != head {
+            splice.height = 0;
+            splice.head = head;
+        }
+        self.link(node, height, splice)
+    }
+}
+
 impl SkipListIter {
     /// `seek(target)` from `finger` (see [`Finger`]).
     pub fn seek_with_finger(&mut self, target: &[u8], finger: &mut Finger) {
