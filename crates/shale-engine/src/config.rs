@@ -280,6 +280,10 @@ pub struct CfConfig {
     /// `SanitizeCfOptions`): `(ttl, periodic_compaction_seconds)`, 0 meaning off.
     pub age_ttl: u64,
     pub age_periodic: u64,
+    /// The database's `daily_offpeak_time_utc` (None: no window): in the window, periodic
+    /// compaction takes the tables due by the next window's start
+    /// (`compaction::offpeak::periodic_limit`).
+    pub daily_offpeak: Option<crate::compaction::offpeak::DailyOffpeak>,
     /// RocksDB's `bottommost_file_compaction_delay` (seconds, 0: none): a bottommost file
     /// becomes a "BottommostFiles" compaction's input only this long after it was created
     /// (`compaction::picker::pick_bottommost_files`).
@@ -405,6 +409,7 @@ impl Default for CfConfig {
             ttl: THIRTY_DAYS,
             age_ttl: THIRTY_DAYS,
             age_periodic: 0,
+            daily_offpeak: None,
             bottommost_file_compaction_delay: 0,
             target_file_size_is_upper_bound: false,
             default_temperature: 0,
@@ -575,6 +580,9 @@ pub struct MemTableConfig {
     /// RocksDB's `memtable_insert_with_hint_prefix_extractor` (helper cfmisc, issue 33): the
     /// write leader's skip-list inserts start from a splice kept per prefix.
     pub insert_with_hint_prefix_extractor: Option<SliceTransformRef>,
+    /// The database's `allow_data_in_errors` (RocksDB's memtable options carry it): the
+    /// memtable's Corruption messages name the entry's key and sequence when true.
+    pub allow_data_in_errors: bool,
 }
 
 impl std::fmt::Debug for MemTableConfig {
@@ -597,6 +605,7 @@ impl std::fmt::Debug for MemTableConfig {
             .field("protection_bytes_per_key", &self.protection_bytes_per_key)
             .field("paranoid_memory_checks", &self.paranoid_memory_checks)
             .field("verify_checksum_on_seek", &self.verify_checksum_on_seek)
+            .field("allow_data_in_errors", &self.allow_data_in_errors)
             .finish()
     }
 }

@@ -571,6 +571,10 @@ pub struct Options {
     /// on compress blobs with (`BlobSettings::compression_opts`); `enabled` is only kept.
     pub(crate) blob_compression_opts: crate::table::builder::CompressionOpts,
     pub(crate) blob_compression_opts_enabled: bool,
+    /// helper cfblob (issue 33): RocksDB 11's mutable `compression_manager` is the built-in
+    /// V2 manager (set by its id "BuiltinV2"; false: nullptr, the same codecs). Tables
+    /// written from then on record it in their compression options property.
+    pub(crate) builtin_compression_manager: bool,
     /// Universal compaction's options (RocksDB's `compaction_options_universal`).
     pub(crate) universal: shale_engine::config::UniversalSettings,
     pub(crate) compression: DBCompressionType,
@@ -744,6 +748,11 @@ pub struct Options {
     pub(crate) log_readahead_size: usize,
     /// RocksDB's DB-wide options rust-rocksdb has no setter for (`options_dbopt.rs`).
     pub(crate) dbopt: crate::options_dbopt::DbOptExtra,
+    /// RocksDB's WAL-chain, MANIFEST and recovery options rust-rocksdb has no setter for
+    /// (`options_dbwal.rs`).
+    pub(crate) dbwal: crate::options_dbwal::DbWalExtra,
+    /// More of them (`options_dbmisc.rs`).
+    pub(crate) dbmisc: crate::options_dbmisc::DbMiscExtra,
     /// The family's merge operator (`set_merge_operator*`, issue 15; `merge_operator.rs`).
     pub(crate) merge_operator: Option<Arc<crate::merge_operator::MergeOperator>>,
     /// The family's compaction filter and filter factory (`compaction_filter.rs`).
@@ -953,6 +962,7 @@ impl Default for Options {
             fifo_age_for_warm: 0,
             blob_compression_opts: crate::table::builder::CompressionOpts::default(),
             blob_compression_opts_enabled: false,
+            builtin_compression_manager: false,
             universal: shale_engine::config::UniversalSettings::default(),
             compression: default_compression(),
             compression_opts: Default::default(),
@@ -1014,6 +1024,8 @@ impl Default for Options {
             db_host_id: HOSTNAME_FOR_DB_HOST_ID.to_string(),
             log_readahead_size: 0,
             dbopt: crate::options_dbopt::DbOptExtra::default(),
+            dbwal: crate::options_dbwal::DbWalExtra::default(),
+            dbmisc: crate::options_dbmisc::DbMiscExtra::default(),
             merge_operator: None,
             compaction_filter: None,
             compaction_filter_factory: None,
@@ -1588,11 +1600,6 @@ impl Options {
             if self.prefix_extractor.is_none() && p.encoding == crate::table::plain::PlainEncoding::Prefix {
                 return Err(Error::invalid_argument("PlainTable kPrefix encoding needs a prefix extractor"));
             }
-            if p.store_index_in_file {
-                return Err(Error::not_supported(
-                    "option plain table store_index_in_file is not supported by Shale (its index and Bloom blocks are not written)",
-                ));
-            }
         }
         // RocksDB lets universal and FIFO families have a single level (everything in level 0).
         let min_levels = if self.compaction_style == crate::DBCompactionStyle::Level { 2 } else { 1 };
@@ -1644,6 +1651,19 @@ impl Options {
             return Err(Error::invalid_argument(
                 "max_successive_merges > 0 is incompatible with unordered_write",
             ));
+        }
+        // RocksDB's ColumnFamilyData::ValidateOptions with `open_files_async`.
+        if db.open_files_async {
+            if cf.compaction_style == crate::DBCompactionStyle::Fifo {
+                return Err(Error::not_supported(
+                    "FIFO compaction is not supported with open_files_async = true.",
+                ));
+            }
+            if !db.skip_stats_update_on_db_open {
+                return Err(Error::invalid_argument(
+                    "open_files_async requires skip_stats_update_on_db_open = true.",
+                ));
+            }
         }
         // RocksDB's CheckCFPathsSupported: several paths work with level and universal
         // compaction only.

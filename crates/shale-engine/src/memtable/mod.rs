@@ -109,13 +109,15 @@ pub struct MemTable {
     protection: u8,
     /// `paranoid_memory_checks` when this memtable was made.
     paranoid: bool,
+    /// `memtable_verify_per_key_checksum_on_seek` (with `protection` above 0) when this
+    /// memtable was made: skip-list searches check every entry they compare against.
+    verify_on_seek: bool,
+    /// The database's `allow_data_in_errors`: Corruption messages name keys.
+    data_in_errors: bool,
     /// RocksDB's `MemTable::MarkForFlush`: an iterator scanned more hidden entries of this
     /// (active) memtable than `memtable_op_scan_flush_trigger` allows; the write path then
     /// switches it and flushes it however small it is ([`MemTable::should_flush_now`]).
     marked_for_flush: std::sync::atomic::AtomicBool,
-    /// `memtable_verify_per_key_checksum_on_seek` (with `protection` above 0) when this
-    /// memtable was made: skip-list searches check every entry they compare against.
-    verify_on_seek: bool,
     /// `memtable_insert_with_hint_prefix_extractor`: a splice kept per prefix that a
     /// writer's insert of a key with that prefix starts from ([`InsertHints`]).
     insert_hints: Option<Box<InsertHints>>,
@@ -228,6 +230,7 @@ impl MemTable {
         self.paranoid = o.paranoid_memory_checks;
         // RocksDB's key_validation_callback_ exists only with protection bytes to check.
         self.verify_on_seek = o.verify_checksum_on_seek && o.protection_bytes_per_key > 0;
+        self.data_in_errors = o.allow_data_in_errors;
         // RocksDB's memtable arena takes `memtable_huge_page_size` (its one arena holds
         // point entries and range tombstones alike; here each list has its arena).
         if o.huge_page_size > 0 {
@@ -376,8 +379,9 @@ impl MemTable {
             max_range_deletions: 0,
             protection: 0,
             paranoid: false,
-            marked_for_flush: std::sync::atomic::AtomicBool::new(false),
             verify_on_seek: false,
+            data_in_errors: false,
+            marked_for_flush: std::sync::atomic::AtomicBool::new(false),
             insert_hints: None,
         }
     }
@@ -668,9 +672,18 @@ impl MemTable {
             return Ok(stored);
         }
         let corrupted = || {
-            crate::error::Error::corruption(
-                "Corrupted memtable entry, per key-value checksum verification failed.",
-            )
+            let mut msg = "Corrupted memtable entry, per key-value checksum verification failed.".to_string();
+            // RocksDB's `MemTable::VerifyEntryChecksum` words, with `allow_data_in_errors`.
+            if self.data_in_errors && ikey.len() >= 8 {
+                let t = trailer(ikey);
+                msg.push_str(&format!(
+                    "Unrecognized value type: {}. User key: {}. seq: {}.",
+                    t & 0xff,
+                    upper_hex(crate::key::user_key(ikey)),
+                    t >> 8
+                ));
+            }
+            crate::error::Error::corruption(msg)
         };
         let Some(split) = stored.len().checked_sub(n) else { return Err(corrupted()) };
         let (value, sum) = stored.split_at(split);
@@ -690,9 +703,11 @@ impl MemTable {
     /// `memtable_verify_per_key_checksum_on_seek`: the search for `target` an iterator's or
     /// a version walk's seek makes, run once more checking every entry it compares against
     /// (RocksDB's `SeekAndValidate`); nothing to do for a vector memtable (RocksDB checks
-    /// only in its skip lists) or when the option is off.
+    /// only in its skip lists), when the option is off, or with in-place updates (an entry
+    /// passed on the way may be being rewritten under its key's lock, which this check does
+    /// not take: it would read a value half written; entries read are checked under it).
     fn check_seek_path(&self, target: &[u8]) -> Result<()> {
-        if !self.verify_on_seek || self.vector.is_some() {
+        if !self.verify_on_seek || self.vector.is_some() || self.inplace.is_some() {
             return Ok(());
         }
         self.points.seek_entry_checked(target, |k, v| self.check_entry(k, v)).map(|_| ())
@@ -702,7 +717,7 @@ impl MemTable {
     #[inline]
     fn check_landing(&self, found: &[u8], target: &[u8]) -> Result<()> {
         if self.paranoid && self.icmp.compare(found, target) == Ordering::Less {
-            return Err(out_of_order());
+            return Err(self.out_of_order(target, found));
         }
         Ok(())
     }
@@ -779,7 +794,7 @@ impl MemTable {
             let ikey = it.key();
             if paranoid {
                 if !prev.is_empty() && self.icmp.compare(&prev, ikey) != Ordering::Less {
-                    return Err(out_of_order());
+                    return Err(self.out_of_order(&prev, ikey));
                 }
                 prev.clear();
                 prev.extend_from_slice(ikey);
@@ -974,9 +989,22 @@ fn entry_checksum(ikey: &[u8], value: &[u8]) -> u64 {
     xxhash_rust::xxh3::xxh3_64_with_seed(value, xxhash_rust::xxh3::xxh3_64(ikey))
 }
 
-/// `paranoid_memory_checks`' answer to entries out of key order (RocksDB's message).
-fn out_of_order() -> crate::error::Error {
-    crate::error::Error::corruption("Out-of-order keys found in skiplist.")
+impl MemTable {
+    /// `paranoid_memory_checks`' answer to entries out of key order: RocksDB's
+    /// `InlineSkipList::Corruption` message, which with `allow_data_in_errors` names the two
+    /// keys (here the internal keys, in upper-case hex as RocksDB's `Slice::ToString(true)`).
+    fn out_of_order(&self, prev: &[u8], next: &[u8]) -> crate::error::Error {
+        let mut msg = "Out-of-order keys found in skiplist.".to_string();
+        if self.data_in_errors {
+            msg.push_str(&format!(" prev key: {} next key: {}", upper_hex(prev), upper_hex(next)));
+        }
+        crate::error::Error::corruption(msg)
+    }
+}
+
+/// Bytes in upper-case hex, RocksDB's `Slice::ToString(/*hex=*/true)`.
+fn upper_hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02X}")).collect()
 }
 
 impl std::fmt::Debug for MemTable {
@@ -1125,7 +1153,7 @@ impl MemTableIterator {
         }
         let want = if forward { Ordering::Less } else { Ordering::Greater };
         if self.mem.icmp.compare(&self.last_key, self.inner.key()) != want {
-            self.error = Some(out_of_order());
+            self.error = Some(self.mem.out_of_order(&self.last_key, self.inner.key()));
         }
     }
 
@@ -1200,9 +1228,15 @@ impl InternalIterator for MemTableIterator {
                 && self.inner.valid()
                 && self.mem.icmp.compare(self.inner.key(), target) == Ordering::Greater
             {
-                self.error = Some(out_of_order());
+                self.error = Some(self.mem.out_of_order(target, self.inner.key()));
             }
             self.check_bucket();
+            // RocksDB's SeekForPrev validates the search for the target as Seek does.
+            if self.error.is_none() && self.bucket.is_none() {
+                if let Err(e) = self.mem.check_seek_path(target) {
+                    self.error = Some(e);
+                }
+            }
         }
         self.load();
     }

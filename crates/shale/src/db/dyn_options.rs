@@ -68,6 +68,13 @@
 //!   entry a search passes (with `memtable_protection_bytes_per_key` above 0).
 //! - `plain_table_factory={user_key_len=..;...}` on a PlainTable family: the plain table
 //!   options named change; flushes and compactions from then on write tables with them.
+//! - `prefix_extractor`: memtables and tables made from then on use the new extractor; reads
+//!   consult a table's or memtable's prefix filter only while its extractor is the one in
+//!   force (helper cfblob).
+//! - `blob_compression_opts={level=..;...}`: the next flush or compaction compresses blobs
+//!   with the fields named changed, the others kept.
+//! - `compression_manager`: tables written from then on record the built-in manager
+//!   ("BuiltinV2") in their compression options, or none.
 //!
 //! The OPTIONS file is then rewritten, as RocksDB does after each SetOptions.
 
