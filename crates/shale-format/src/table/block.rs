@@ -5,10 +5,17 @@
 //! footer       : num_restarts (low 28 bits) | data-block hash index flag (bit 31)
 //!                | uniform-keys flag (bit 29: RocksDB 11's `uniform_cv_threshold`, index
 //!                  blocks whose restart keys are evenly spread) | separated keys and
-//!                  values (bit 28: RocksDB 11's `separate_key_value_in_data_block`, which
-//!                  Shale refuses at table open by the table's property); bit 30 reserved
+//!                  values (bit 28: RocksDB 11's `separate_key_value_in_data_block`, below);
+//!                  bit 30 reserved
 //! data entry   : shared varint32 | unshared varint32 | value_len varint32
 //!                | key[shared..] (unshared bytes) | value
+//! separated    : (bit 28, data blocks only)
+//!   block      : key entry* | value* | restart offset fixed32 * num_restarts
+//!                | [hash index] | values_section_offset fixed32 | footer fixed32
+//!   key entry  : shared varint32 | unshared varint32 | value_len varint32
+//!                | value_offset varint32 (restart entries only: the value's offset from
+//!                  values_section_offset) | key[shared..]
+//!                another entry's value starts where the previous entry's value ends
 //! index entry  : (format_version >= 4, "value delta encoded")
 //!                shared varint32 | unshared varint32 | key delta | handle
 //!                handle = offset varint64 | size varint64        when shared == 0
@@ -16,10 +23,11 @@
 //!                         previous offset + previous size + 5
 //! ```
 //! A restart point is an entry stored with `shared == 0`; a reader binary-searches the
-//! restart points and then scans forward. With the hash-index flag set (RocksDB's
-//! kDataBlockBinaryAndHash, blocks up to 64 KiB), a hash map of `num_buckets` bytes and a
-//! fixed16 `num_buckets` sit between the restart array and the footer
-//! (`data_block_hash.rs`); point lookups (`BlockIter::seek_for_get`) probe it.
+//! restart points and then scans forward. A separated block is rewritten into the ordinary
+//! layout when it is read (`interleave_separated`), so the iterator knows one layout. With
+//! the hash-index flag set (RocksDB's kDataBlockBinaryAndHash, blocks up to 64 KiB), a hash
+//! map of `num_buckets` bytes and a fixed16 `num_buckets` sit between the restart array and
+//! the footer (`data_block_hash.rs`); point lookups (`BlockIter::seek_for_get`) probe it.
 //!
 //! A data block read from a file with `read_amp_bytes_per_bit` set (and statistics on)
 //! carries RocksDB's read-amplification bitmap ([`ReadAmpBitmap`], in memory only): one bit
@@ -29,7 +37,7 @@
 use std::sync::atomic::{AtomicU32, Ordering as AtomicOrdering};
 use std::sync::Arc;
 
-use crate::coding::{decode_fixed32, put_fixed32, put_varint32, put_varint64};
+use crate::coding::{decode_fixed32, decode_varint32, put_fixed32, put_varint32, put_varint64};
 use crate::error::{Error, Result};
 use crate::key::InternalKeyComparator;
 
@@ -62,6 +70,9 @@ pub struct BlockBuilder {
     hash: Option<HashIndexBuilder>,
     /// RocksDB's `uniform_cv_threshold` on an index block: (threshold, keys are user keys).
     uniform: Option<(f64, bool)>,
+    /// RocksDB 11's `separate_key_value_in_data_block` (data blocks): the values gathered
+    /// apart, written after the keys by `finish`.
+    values: Option<Vec<u8>>,
 }
 
 impl BlockBuilder {
@@ -87,6 +98,7 @@ impl BlockBuilder {
             finished: false,
             hash: None,
             uniform: None,
+            values: None,
         }
     }
 
@@ -168,6 +180,13 @@ impl BlockBuilder {
         self
     }
 
+    /// RocksDB 11's `separate_key_value_in_data_block`: a data block with its keys first,
+    /// then its values, each restart entry naming its value's offset among the values.
+    pub fn with_separated_values(mut self) -> Self {
+        self.values = Some(Vec::new());
+        self
+    }
+
     /// A data-block builder that also writes the hash index, `util_ratio` keys per bucket.
     pub fn new_with_hash_index(restart_interval: usize, util_ratio: f64) -> Self {
         let mut b = Self::new(restart_interval);
@@ -182,6 +201,9 @@ impl BlockBuilder {
         self.counter = 0;
         self.last_key.clear();
         self.finished = false;
+        if let Some(v) = self.values.as_mut() {
+            v.clear();
+        }
         // As RocksDB's BlockBuilder::Reset: an index turned off by too many restart
         // intervals stays off for the rest of the table.
         if let Some(h) = self.hash.as_mut().filter(|h| h.valid()) {
@@ -199,6 +221,7 @@ impl BlockBuilder {
             + 4 * self.restarts.len()
             + 4
             + self.hash.as_ref().filter(|h| h.valid()).map_or(0, |h| h.estimate_size())
+            + self.values.as_ref().map_or(0, |v| v.len() + 4)
     }
 
     /// RocksDB's estimate of the size after adding `key`/`value` (used by the flush policy).
@@ -211,6 +234,9 @@ impl BlockBuilder {
             self.current_size_estimate() + key.len() + if full_value { value.len() } else { value.len() / 2 };
         if restart {
             est += 4;
+        }
+        if let Some(v) = self.values.as_ref().filter(|_| restart || self.counter == 0) {
+            est += crate::coding::varint_length(v.len() as u64);
         }
         est += 4 + crate::coding::varint_length(key.len() as u64);
         if full_value {
@@ -235,6 +261,9 @@ impl BlockBuilder {
         if let Some(n) = value_len {
             put_varint32(&mut self.buf, n as u32);
         }
+        if let Some(v) = self.values.as_ref().filter(|_| self.counter == 0) {
+            put_varint32(&mut self.buf, v.len() as u32);
+        }
         self.buf.extend_from_slice(&key[shared..]);
         self.last_key.clear();
         self.last_key.extend_from_slice(key);
@@ -245,7 +274,7 @@ impl BlockBuilder {
     /// Adds an entry; keys must arrive in increasing order.
     pub fn add(&mut self, key: &[u8], value: &[u8]) {
         self.start_entry(key, Some(value.len()), true);
-        self.buf.extend_from_slice(value);
+        self.values.as_mut().unwrap_or(&mut self.buf).extend_from_slice(value);
         if let Some(h) = self.hash.as_mut().filter(|h| h.valid()) {
             // Data blocks hold internal keys: the index maps their user keys.
             h.add(&key[..key.len().saturating_sub(8)], self.restarts.len() - 1);
@@ -282,6 +311,10 @@ impl BlockBuilder {
                 .as_ref()
                 .is_some_and(|h| h.valid() && self.current_size_estimate() <= MAX_HASH_INDEX_BLOCK);
             let uniform = self.keys_are_uniform();
+            let values_offset = self.buf.len() as u32;
+            if let Some(v) = self.values.as_ref() {
+                self.buf.extend_from_slice(v);
+            }
             for &r in &self.restarts {
                 put_fixed32(&mut self.buf, r);
             }
@@ -292,6 +325,10 @@ impl BlockBuilder {
             if let (true, Some(h)) = (with_hash, self.hash.as_ref()) {
                 h.finish(&mut self.buf);
                 footer |= HASH_INDEX_FLAG;
+            }
+            if self.values.is_some() {
+                put_fixed32(&mut self.buf, values_offset);
+                footer |= SEPARATED_KV_FLAG;
             }
             put_fixed32(&mut self.buf, footer);
             self.finished = true;
@@ -407,6 +444,119 @@ impl ReadAmpBitmap {
     }
 }
 
+/// Rewrites a data block written with RocksDB 11's `separate_key_value_in_data_block`
+/// (footer bit 28) into the ordinary layout: each entry's value moved back behind its key,
+/// the restart offsets recomputed, the hash index and the uniform flag kept. An entry at a
+/// restart point (its offset is in the restart array, as RocksDB's reader counts it by
+/// `block_restart_interval`) carries its value's offset in the values section; every other
+/// entry's value follows the previous entry's. Only data blocks use the layout (RocksDB's
+/// table builder sets it on the data block builder alone), so entries are read as
+/// `shared | unshared | value_len`.
+///
+/// Why a rewrite and not a second decoding path in the iterator: the iterator's entry
+/// loops (forward, backward cache, seek scans, hash lookups) stay as they are, so tables of
+/// the ordinary layout pay nothing; a separated block costs one copy when it is read from
+/// the file (the block cache then keeps the rewritten block).
+fn interleave_separated(data: &[u8]) -> Result<Vec<u8>> {
+    let size = data.len();
+    let corrupt =
+        |what: &str| Error::corruption(format!("separated key/value block of {size} bytes: {what}"));
+    if size < 8 {
+        return Err(corrupt("too small for its values-section offset"));
+    }
+    let packed = decode_fixed32(&data[size - 4..]);
+    let values_off = decode_fixed32(&data[size - 8..size - 4]) as usize;
+    let num_restarts = (packed & MAX_NUM_RESTARTS) as usize;
+    if packed & !(HASH_INDEX_FLAG | UNIFORM_KEYS_FLAG | SEPARATED_KV_FLAG) > MAX_NUM_RESTARTS {
+        return Err(Error::corruption("Unrecognized feature in block footer (reserved bits set)"));
+    }
+    let mut end = size - 8;
+    let mut hash = &data[end..end];
+    if packed & HASH_INDEX_FLAG != 0 {
+        if end < 2 {
+            return Err(corrupt("too small for its hash index"));
+        }
+        let buckets = u16::from_le_bytes([data[end - 2], data[end - 1]]) as usize;
+        let start = end
+            .checked_sub(2 + buckets)
+            .filter(|_| buckets > 0)
+            .ok_or_else(|| corrupt(&format!("hash index of {buckets} buckets overruns the block")))?;
+        hash = &data[start..end];
+        end = start;
+    }
+    let restart_offset = num_restarts
+        .checked_mul(4)
+        .and_then(|n| end.checked_sub(n))
+        .ok_or_else(|| corrupt(&format!("cannot hold {num_restarts} restarts")))?;
+    if values_off > restart_offset {
+        return Err(corrupt(&format!(
+            "values section offset {values_off} beyond the restart array at {restart_offset}"
+        )));
+    }
+    let restart_at = |i: usize| decode_fixed32(&data[restart_offset + 4 * i..]) as usize;
+    let mut out = Vec::with_capacity(size);
+    let mut restarts = Vec::with_capacity(num_restarts);
+    let mut next_restart = 0usize;
+    let mut p = 0usize;
+    let mut value_pos = values_off;
+    let keys = &data[..values_off];
+    let varint = |p: &mut usize| -> Result<usize> {
+        let (v, n) = decode_varint32(keys.get(*p..).unwrap_or_default())
+            .ok_or_else(|| corrupt(&format!("bad entry header at offset {}", *p)))?;
+        *p += n;
+        Ok(v as usize)
+    };
+    while p < values_off {
+        let entry = p;
+        let at_restart = next_restart < num_restarts && restart_at(next_restart) == entry;
+        let shared = varint(&mut p)?;
+        let non_shared = varint(&mut p)?;
+        let value_len = varint(&mut p)?;
+        if at_restart {
+            value_pos = values_off
+                .checked_add(varint(&mut p)?)
+                .ok_or_else(|| corrupt(&format!("value offset overflows at offset {entry}")))?;
+            restarts.push(out.len());
+            next_restart += 1;
+        } else if restarts.is_empty() {
+            return Err(corrupt("first entry is not a restart point"));
+        }
+        let key_end = p
+            .checked_add(non_shared)
+            .filter(|&e| e <= values_off)
+            .ok_or_else(|| corrupt(&format!("key of the entry at offset {entry} overruns the keys")))?;
+        let value_end = value_pos
+            .checked_add(value_len)
+            .filter(|&e| e <= restart_offset)
+            .ok_or_else(|| corrupt(&format!("value of the entry at offset {entry} overruns the values")))?;
+        put_varint32(&mut out, shared as u32);
+        put_varint32(&mut out, non_shared as u32);
+        put_varint32(&mut out, value_len as u32);
+        out.extend_from_slice(&data[p..key_end]);
+        out.extend_from_slice(&data[value_pos..value_end]);
+        p = key_end;
+        value_pos = value_end;
+    }
+    // An empty block's restart points (RocksDB writes one) sit at the end of the keys.
+    while next_restart < num_restarts && restart_at(next_restart) == values_off {
+        restarts.push(out.len());
+        next_restart += 1;
+    }
+    if next_restart != num_restarts {
+        return Err(corrupt(&format!(
+            "{} of {num_restarts} restart points name no entry start",
+            num_restarts - next_restart
+        )));
+    }
+    for r in restarts {
+        let r = u32::try_from(r).map_err(|_| corrupt("rewritten block exceeds 4 GiB"))?;
+        put_fixed32(&mut out, r);
+    }
+    out.extend_from_slice(hash);
+    put_fixed32(&mut out, packed & !SEPARATED_KV_FLAG);
+    Ok(out)
+}
+
 impl std::fmt::Debug for Block {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Block({} bytes, {} restarts)", self.data.len(), self.num_restarts)
@@ -428,15 +578,13 @@ impl Block {
         let mut footer = decode_fixed32(&data[size - 4..]);
         let mut end = size - 4;
         // RocksDB 11's feature bits (28, 29) below the hash-index bit: the uniform-keys hint
-        // is a search hint only; separated keys and values are a layout Shale does not read
-        // (tables with them are refused at open by their property, this is the backstop).
+        // is a search hint only; a block with keys and values stored apart is rewritten in
+        // memory into the ordinary layout (`interleave_separated`) before it is used.
         let low = footer & !HASH_INDEX_FLAG;
         let mut uniform = false;
         if low > MAX_NUM_RESTARTS {
             if low & SEPARATED_KV_FLAG != 0 {
-                return Err(Error::not_supported(
-                    "block with keys and values stored apart (RocksDB's separate_key_value_in_data_block)",
-                ));
+                return Block::new(interleave_separated(&data)?);
             }
             uniform = footer & UNIFORM_KEYS_FLAG != 0;
             footer &= !UNIFORM_KEYS_FLAG;

@@ -326,15 +326,10 @@ fn is_same_length_immediate_successor(s: &[u8], t: &[u8]) -> bool {
     s[d + 1..].iter().all(|&b| b == 0xff) && t[d + 1..].iter().all(|&b| b == 0)
 }
 
-/// Refuses what a table's properties say it needs and Shale does not read: keys and values
-/// stored apart in data blocks, a user-defined primary index, a compression manager other
-/// than RocksDB's built-in one (format_version 7).
+/// Refuses what a table's properties say it needs and Shale does not read: a user-defined
+/// primary index, a compression manager other than RocksDB's built-in one (format_version
+/// 7). Data blocks with keys and values stored apart are read (`block.rs`).
 fn check_table_features(props: &TableProperties, format_version: u32) -> Result<()> {
-    if props.raw_u64(names::SEPARATE_KEY_VALUE_IN_DATA_BLOCK).unwrap_or(0) != 0 {
-        return Err(Error::not_supported(
-            "data blocks with keys and values stored apart (separate_key_value_in_data_block)",
-        ));
-    }
     if props.raw_u64(names::UDI_IS_PRIMARY_INDEX).unwrap_or(0) != 0 {
         return Err(Error::not_supported("a user-defined index as the primary index"));
     }

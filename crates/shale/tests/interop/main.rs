@@ -48,6 +48,7 @@ mod interop_prefix_bloom;
 mod interop_rocksdb_11;
 mod interop_rocksdb_formats;
 mod interop_rocksdb_to_shale;
+mod interop_separated_kv;
 mod interop_shale_to_rocksdb;
 mod interop_table_layout_options;
 mod interop_table_properties_11;
