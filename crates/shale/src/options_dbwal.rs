@@ -24,16 +24,28 @@
 //!   the id its properties give must match: otherwise Corruption "Mismatch in unique ID on
 //!   table file N. Expected: {..} Actual: {..}" (a table overwritten or misplaced). False:
 //!   not compared. Tables without a recorded id (RocksDB before 7.3) are opened unchecked.
+//! - `max_manifest_space_amp_pct` (default 500; mutable in RocksDB through `SetDBOptions`,
+//!   which rust-rocksdb lacks, so fixed at open as every DB-wide option in Shale): a change
+//!   starts a new MANIFEST (the whole state, then the change) once the current one is over
+//!   `max(max_manifest_file_size, C x (100 + pct) / 100)`, C being the size of the last
+//!   MANIFEST written new (at open, or at the last roll), as RocksDB's
+//!   `TuneMaxManifestFileSize` (`VersionSet::tuned_max_manifest_file_size`). Negative
+//!   values count as 0.
 
 /// The options of this module, at RocksDB 11.8.1's defaults.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct DbWalExtra {
     pub track_and_verify_wals: bool,
     pub verify_sst_unique_id_in_manifest: bool,
+    pub max_manifest_space_amp_pct: i32,
 }
 
 impl Default for DbWalExtra {
     fn default() -> Self {
-        DbWalExtra { track_and_verify_wals: false, verify_sst_unique_id_in_manifest: true }
+        DbWalExtra {
+            track_and_verify_wals: false,
+            verify_sst_unique_id_in_manifest: true,
+            max_manifest_space_amp_pct: 500,
+        }
     }
 }

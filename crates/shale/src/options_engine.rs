@@ -94,6 +94,7 @@ impl Options {
             compaction_verify_record_count: self.dbopt.compaction_verify_record_count,
             track_and_verify_wals: self.dbwal.track_and_verify_wals,
             verify_sst_unique_id_in_manifest: self.dbwal.verify_sst_unique_id_in_manifest,
+            max_manifest_space_amp_pct: self.dbwal.max_manifest_space_amp_pct,
             max_manifest_file_size: self.max_manifest_file_size,
             write_dbid_to_manifest: self.write_dbid_to_manifest,
             write_identity_file: self.write_identity_file,

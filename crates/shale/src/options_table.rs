@@ -1165,6 +1165,17 @@ pub(crate) static ROWS: &[OptionRow] = &[
             Ok(true)
         }),
     ),
+    opt(
+        "max_manifest_space_amp_pct",
+        Db,
+        Int,
+        Yes,
+        Some(|o| o.dbwal.max_manifest_space_amp_pct.to_string()),
+        Some(|o, n, v| {
+            o.dbwal.max_manifest_space_amp_pct = number(n, v)?;
+            Ok(true)
+        }),
+    ),
     // ---- end of helper `dbwal` DB block ----
     // Deprecated in RocksDB 11.8.1 (`OptionVerificationType::kDeprecated` in its
     // `options/db_options.cc`): its parser accepts any value and changes nothing, and its

@@ -178,6 +178,9 @@ pub struct DbConfig {
     pub verify_sst_unique_id_in_manifest: bool,
     /// `max_manifest_file_size`.
     pub max_manifest_file_size: u64,
+    /// `max_manifest_space_amp_pct`: a new MANIFEST once the current one passes
+    /// `max(max_manifest_file_size, last compacted size x (1 + pct/100))`.
+    pub max_manifest_space_amp_pct: i32,
     /// `write_dbid_to_manifest`.
     pub write_dbid_to_manifest: bool,
     /// `write_identity_file`.
@@ -314,6 +317,7 @@ impl Default for DbConfig {
             skip_stats_update_on_db_open: false,
             verify_sst_unique_id_in_manifest: true,
             max_manifest_file_size: 1024 * 1024 * 1024,
+            max_manifest_space_amp_pct: 500,
             write_dbid_to_manifest: true,
             write_identity_file: true,
             avoid_flush_during_recovery: false,

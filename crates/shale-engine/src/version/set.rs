@@ -61,6 +61,11 @@ pub struct VersionSet {
     write_failed: AtomicBool,
     /// The DB id each new MANIFEST starts with (None with `write_dbid_to_manifest = false`).
     db_id: Option<String>,
+    /// `max_manifest_space_amp_pct` (RocksDB's default 500).
+    max_manifest_space_amp_pct: u64,
+    /// The size of the last MANIFEST written new, snapshot and batch (RocksDB's
+    /// `last_compacted_manifest_file_size_`): the estimate of a compacted MANIFEST.
+    last_compacted_manifest_size: AtomicU64,
 }
 
 impl VersionSet {
@@ -82,7 +87,27 @@ impl VersionSet {
             manifest: Ranked::new(ranks::MANIFEST, Mutex::new(ManifestState { writer })),
             write_failed: AtomicBool::new(false),
             db_id: None,
+            max_manifest_space_amp_pct: 500,
+            last_compacted_manifest_size: AtomicU64::new(0),
         }
+    }
+
+    /// RocksDB's `max_manifest_space_amp_pct` (negative values count as 0); the MANIFEST in
+    /// use was just written new (at open), so its size is the first compacted size.
+    pub fn with_manifest_space_amp(mut self, pct: i32) -> VersionSet {
+        self.max_manifest_space_amp_pct = u64::try_from(pct).unwrap_or(0);
+        let size = self.manifest.lock().writer.file_size();
+        self.last_compacted_manifest_size = AtomicU64::new(size);
+        self
+    }
+
+    /// The size past which the next change starts a new MANIFEST (RocksDB's
+    /// `TuneMaxManifestFileSize`): `max_manifest_file_size`, or the last compacted size times
+    /// `1 + max_manifest_space_amp_pct / 100` when that is larger.
+    pub fn tuned_max_manifest_file_size(&self) -> u64 {
+        let compacted = self.last_compacted_manifest_size.load(Ordering::Relaxed);
+        let amp = compacted.saturating_mul(100 + self.max_manifest_space_amp_pct) / 100;
+        self.max_manifest_file_size.max(amp)
     }
 
     /// Sets the DB id that every new MANIFEST records (RocksDB's `write_dbid_to_manifest`).
@@ -145,11 +170,14 @@ impl VersionSet {
     }
 
     /// True when the next change must start a new MANIFEST (the current one is over
-    /// `max_manifest_file_size`, or its last write failed). The caller then passes the
+    /// [`tuned_max_manifest_file_size`](Self::tuned_max_manifest_file_size), or its last
+    /// write failed). The caller then passes the
     /// whole state as `snapshot` to `write`.
     /// Called by the change in flight only, so the MANIFEST lock is free.
     pub fn needs_new_manifest(&self) -> bool {
-        self.manifest_write_failed() || self.manifest.lock().writer.file_size() > self.max_manifest_file_size
+        self.manifest_write_failed()
+            // RocksDB's `ProcessManifestWrites`: `manifest_file_size_ >= enforced_limit`.
+            || self.manifest.lock().writer.file_size() >= self.tuned_max_manifest_file_size()
     }
 
     pub fn manifest_write_failed(&self) -> bool {
@@ -177,6 +205,7 @@ impl VersionSet {
                 }
                 ManifestWriter::create(&*self.fs, &self.dir, number, &snap).and_then(|w| {
                     manifest::set_current_file(&*self.fs, &self.dir, number, tmp)?;
+                    self.last_compacted_manifest_size.store(w.file_size(), Ordering::Relaxed);
                     let old = std::mem::replace(&mut m.writer, w);
                     let _ = self.fs.remove_file(&self.dir.join(manifest::descriptor_file_name(old.number())));
                     Ok(())

@@ -428,6 +428,7 @@ pub(crate) fn open<T: ThreadMode>(
         last_sequence,
         config.max_manifest_file_size,
     )
+    .with_manifest_space_amp(config.max_manifest_space_amp_pct)
     .with_db_id(manifest_db_id);
     let parts = InnerParts { fs: fs.clone(), versions, table_cache, info_log, lock, max_column_family };
     let hooks = Box::new(super::options_writer::RocksOptionsHooks::new(opts.clone()));

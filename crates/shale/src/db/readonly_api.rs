@@ -152,7 +152,8 @@ fn open_view<T: ThreadMode>(
         next_file_number,
         last_sequence,
         config.max_manifest_file_size,
-    );
+    )
+    .with_manifest_space_amp(config.max_manifest_space_amp_pct);
     let wal_number = wals.last().copied().unwrap_or(0);
     let wal_writer = LogWriter::new(Box::new(RefusingFile(mode)), wal_number);
     let parts = InnerParts { fs, versions, table_cache, info_log, lock: Box::new(NoLock), max_column_family };

@@ -262,3 +262,41 @@ fn verify_sst_unique_id_in_manifest_finds_a_swapped_table() {
     let log = std::fs::read_to_string(dir.join("LOG")).unwrap();
     assert!(log.contains("Options.verify_sst_unique_id_in_manifest: 0"), "the LOG shows it");
 }
+
+/// How many times the MANIFEST is replaced over 30 flushes, with `max_manifest_file_size`
+/// 1 byte and `max_manifest_space_amp_pct` = `pct`.
+fn manifest_rolls(pct: i32) -> usize {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut o =
+        Options::default().get_options_from_string(format!("max_manifest_space_amp_pct={pct}")).unwrap();
+    o.create_if_missing(true);
+    o.set_max_manifest_file_size(1);
+    o.set_disable_auto_compactions(true);
+    let db = DB::open(&o, tmp.path()).unwrap();
+    let current = || std::fs::read_to_string(tmp.path().join("CURRENT")).unwrap();
+    let mut last = current();
+    let mut rolls = 0;
+    for i in 0..30u32 {
+        db.put(format!("key{i:04}"), b"v").unwrap();
+        db.flush().unwrap();
+        let now = current();
+        if now != last {
+            rolls += 1;
+            last = now;
+        }
+    }
+    assert!(util::latest_options_text(tmp.path()).contains(&format!("max_manifest_space_amp_pct={pct}")));
+    rolls
+}
+
+#[test]
+fn max_manifest_space_amp_pct_sets_how_far_a_manifest_grows_past_its_compacted_size() {
+    // 0: each change finds the MANIFEST over its compacted size and writes a new one.
+    assert_eq!(manifest_rolls(0), 30);
+    // RocksDB's default 500: a MANIFEST grows to six times its compacted size first; as the
+    // table count grows, each new compacted MANIFEST is larger, so rolls grow rarer.
+    let default = manifest_rolls(500);
+    assert!((1..10).contains(&default), "{default} rolls");
+    // 10000: the open's small MANIFEST still rolls, but rarely.
+    assert!(manifest_rolls(10_000) < default);
+}

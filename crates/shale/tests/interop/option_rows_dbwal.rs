@@ -17,8 +17,11 @@ use shale::{DBRecoveryMode, ErrorKind, IteratorMode, Options, DB};
 
 const TEST: &str = "interop option_rows_dbwal";
 
-const SET: &[(&str, &str)] =
-    &[("track_and_verify_wals", "true"), ("verify_sst_unique_id_in_manifest", "false")];
+const SET: &[(&str, &str)] = &[
+    ("track_and_verify_wals", "true"),
+    ("verify_sst_unique_id_in_manifest", "false"),
+    ("max_manifest_space_amp_pct", "77"),
+];
 
 #[test]
 fn rocksdb_11_loads_and_keeps_the_dbwal_rows() {
