@@ -358,6 +358,9 @@ pub struct CfConfig {
     pub meta_pinning: MetaPinning,
     /// `index_block_search_type`: how the family's table readers search index blocks.
     pub index_block_search: crate::table::block::IndexBlockSearch,
+    /// `read_amp_bytes_per_bit`: the read-amplification bitmap of the data blocks the
+    /// family's table readers read (0: none).
+    pub read_amp_bytes_per_bit: u32,
     pub prepopulate_block_cache: PrepopulateBlocks,
     /// What a new memtable of the family takes.
     pub memtable: MemTableConfig,
@@ -433,6 +436,7 @@ impl Default for CfConfig {
             auto_readahead: AutoReadahead::default(),
             meta_pinning: MetaPinning::default(),
             index_block_search: Default::default(),
+            read_amp_bytes_per_bit: 0,
             prepopulate_block_cache: PrepopulateBlocks::default(),
             memtable: MemTableConfig {
                 arena_block_size: 1 << 20,
@@ -546,6 +550,11 @@ pub struct MemTableConfig {
     /// RocksDB's `paranoid_memory_checks`: reads check the order of the entries they land on
     /// and step over, and answer Corruption when it is broken.
     pub paranoid_memory_checks: bool,
+    /// RocksDB's `memtable_verify_per_key_checksum_on_seek` (helper cfblob, issue 33): with
+    /// `protection_bytes_per_key` above 0, a skip-list search (point lookups, iterator
+    /// seeks) checks the protection bytes of every entry it compares against on its way,
+    /// not only of the entry it lands on.
+    pub verify_checksum_on_seek: bool,
 }
 
 impl std::fmt::Debug for MemTableConfig {
@@ -567,6 +576,7 @@ impl std::fmt::Debug for MemTableConfig {
             .field("max_range_deletions", &self.max_range_deletions)
             .field("protection_bytes_per_key", &self.protection_bytes_per_key)
             .field("paranoid_memory_checks", &self.paranoid_memory_checks)
+            .field("verify_checksum_on_seek", &self.verify_checksum_on_seek)
             .finish()
     }
 }

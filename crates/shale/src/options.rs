@@ -174,6 +174,8 @@ pub struct BlockBasedOptions {
     pub(crate) uniform_cv_threshold: f64,
     /// RocksDB's `index_block_search_type` (`options_tbl.rs`).
     pub(crate) index_block_search_type: crate::options_tbl::BlockSearchType,
+    /// RocksDB's `read_amp_bytes_per_bit` (`options_tbl.rs`; 0: off).
+    pub(crate) read_amp_bytes_per_bit: u32,
 }
 
 impl Default for BlockBasedOptions {
@@ -222,6 +224,7 @@ impl Default for BlockBasedOptions {
             detect_filter_construct_corruption: false,
             uniform_cv_threshold: -1.0,
             index_block_search_type: crate::options_tbl::BlockSearchType::Binary,
+            read_amp_bytes_per_bit: 0,
         }
     }
 }
@@ -559,6 +562,15 @@ pub struct Options {
     pub(crate) fifo_max_table_files_size: u64,
     /// FIFO: level-0 tables may be merged (intra-L0) to keep their count down.
     pub(crate) fifo_allow_compaction: bool,
+    /// helper cfblob (issue 33): `compaction_options_fifo.age_for_warm`, DEPRECATED in
+    /// RocksDB 11.8.1 (its header says so and no code of it reads the field, yet its parser
+    /// keeps the value and its OPTIONS file writes it): kept and written the same, no effect.
+    pub(crate) fifo_age_for_warm: u64,
+    /// helper cfblob (issue 33): RocksDB's mutable `blob_compression_opts` (RocksDB's
+    /// `CompressionOptions` defaults): the codec settings flushes and compactions from then
+    /// on compress blobs with (`BlobSettings::compression_opts`); `enabled` is only kept.
+    pub(crate) blob_compression_opts: crate::table::builder::CompressionOpts,
+    pub(crate) blob_compression_opts_enabled: bool,
     /// Universal compaction's options (RocksDB's `compaction_options_universal`).
     pub(crate) universal: shale_engine::config::UniversalSettings,
     pub(crate) compression: DBCompressionType,
@@ -596,6 +608,10 @@ pub struct Options {
     /// RocksDB's mutable `paranoid_memory_checks` (default false): memtable reads check the
     /// order of the entries they land on and step over.
     pub(crate) paranoid_memory_checks: bool,
+    /// helper cfblob (issue 33): RocksDB's mutable `memtable_verify_per_key_checksum_on_seek`
+    /// (default false): with `memtable_protection_bytes_per_key` above 0, memtables made from
+    /// then on check every entry a search compares against on its way.
+    pub(crate) memtable_verify_per_key_checksum_on_seek: bool,
     /// RocksDB's mutable `bottommost_file_compaction_delay` (seconds, default 0): how old a
     /// bottommost file must be before a "BottommostFiles" compaction takes it.
     pub(crate) bottommost_file_compaction_delay: u32,
@@ -917,6 +933,9 @@ impl Default for Options {
             compaction_style: crate::DBCompactionStyle::Level,
             fifo_max_table_files_size: 1 << 30,
             fifo_allow_compaction: false,
+            fifo_age_for_warm: 0,
+            blob_compression_opts: crate::table::builder::CompressionOpts::default(),
+            blob_compression_opts_enabled: false,
             universal: shale_engine::config::UniversalSettings::default(),
             compression: default_compression(),
             compression_opts: Default::default(),
@@ -934,6 +953,7 @@ impl Default for Options {
             memtable_max_range_deletions: 0,
             memtable_protection_bytes_per_key: 0,
             paranoid_memory_checks: false,
+            memtable_verify_per_key_checksum_on_seek: false,
             bottommost_file_compaction_delay: 0,
             target_file_size_is_upper_bound: false,
             default_temperature: 0,

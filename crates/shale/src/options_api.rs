@@ -869,9 +869,6 @@ impl Options {
     /// Sets one DB or column-family option by RocksDB's name from its text form, through its
     /// row of the option table (`options_table.rs`).
     pub(crate) fn apply_option(&mut self, name: &str, value: &str) -> Result<()> {
-        if name == "block_based_table_factory" {
-            return crate::options_tbl::apply_block_based_table_factory(self, value);
-        }
         if crate::options_table::apply_named(self, name, value)? {
             return Ok(());
         }

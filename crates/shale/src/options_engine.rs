@@ -193,6 +193,7 @@ impl Options {
                 min_blob_size: self.blob.min_blob_size,
                 blob_file_size: self.blob.blob_file_size,
                 compression: self.blob.compression.to_table(),
+                compression_opts: self.blob_compression_opts.codec(),
                 file_starting_level: self.blob.file_starting_level,
                 compaction_readahead_size: self.blob.compaction_readahead_size,
                 prepopulate_cache: self.blob.prepopulate_cache,
@@ -207,6 +208,7 @@ impl Options {
             auto_readahead: self.table.auto_readahead,
             meta_pinning: self.table.meta_pinning(),
             index_block_search: self.table.index_block_search_type.to_engine(),
+            read_amp_bytes_per_bit: self.table.read_amp_bytes_per_bit,
             prepopulate_block_cache: {
                 use crate::options_tbl::PrepopulateBlockCache as P;
                 let mode = self.table.prepopulate_block_cache;
@@ -302,6 +304,7 @@ impl Options {
             // check_supported refused anything but 0, 1, 2, 4 and 8 before a memtable is made.
             protection_bytes_per_key: self.memtable_protection_bytes_per_key.min(8) as u8,
             paranoid_memory_checks: self.paranoid_memory_checks,
+            verify_checksum_on_seek: self.memtable_verify_per_key_checksum_on_seek,
         }
     }
 

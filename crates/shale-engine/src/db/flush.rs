@@ -61,6 +61,7 @@ pub fn blob_write_options(cf: &CfHandle, output_level: usize) -> Option<crate::b
         min_blob_size: b.min_blob_size,
         blob_file_size: b.blob_file_size,
         compression: b.compression,
+        codec: b.compression_opts,
         column_family_id: cf.id,
     })
 }

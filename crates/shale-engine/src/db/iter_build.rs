@@ -33,6 +33,8 @@ pub struct PrefixMode {
     memtable: bool,
     /// Level iterators stop at the end of the target's prefix (legacy prefix seek).
     level_stop: Option<crate::slice_transform::SliceTransformRef>,
+    /// The family's prefix extractor in force when the iterator was made.
+    extractor: Option<crate::slice_transform::SliceTransformRef>,
 }
 
 impl PrefixMode {
@@ -54,6 +56,7 @@ impl PrefixMode {
             table,
             memtable: ro.prefix_same_as_start || legacy,
             level_stop: stop.then(|| pe.clone()),
+            extractor: Some(pe.clone()),
         }
     }
 }
@@ -136,7 +139,11 @@ impl DbInner {
         let mut children: Vec<BoxedIterator> = Vec::new();
         let mut mem_tombstones: Vec<RangeTombstone> = Vec::new();
         for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
-            children.push(if prefix.memtable { mem.iter_prefix_filtered() } else { mem.iter() });
+            // A memtable made under another prefix extractor (set_options changed it since)
+            // is read without its prefix Bloom, as RocksDB's.
+            let filtered =
+                prefix.memtable && prefix.extractor.as_ref().is_none_or(|pe| mem.prefix_bloom_matches(pe));
+            children.push(if filtered { mem.iter_prefix_filtered() } else { mem.iter() });
             if mem.num_range_deletes() > 0 && !ro.ignore_range_deletions {
                 mem_tombstones.extend(range_del::from_table_entries(&mem.range_tombstones())?);
             }

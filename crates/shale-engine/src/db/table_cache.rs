@@ -122,6 +122,7 @@ impl TableCache {
             cache: cf.block_cache.clone()?,
             key: OffsetableCacheKey::new(self.cache_session, number),
             statistics: self.statistics.clone(),
+            read_amp_bytes_per_bit: cf.config().read_amp_bytes_per_bit,
         })
     }
 
@@ -252,14 +253,11 @@ impl TableCache {
         let mut table = opened.inspect_err(|_| record_tick(stats, Ticker::NoFileErrors, 1))?;
         if let shale_format::table::AnyTable::Block(t) = &mut table {
             // The reader was just opened: nothing else holds it yet.
-            Arc::get_mut(t)
-                .ok_or_else(|| {
-                    crate::Error::new(
-                        crate::ErrorKind::Unknown,
-                        "a table reader just opened is already shared",
-                    )
-                })?
-                .set_index_block_search(cf.config().index_block_search);
+            let t = Arc::get_mut(t).ok_or_else(|| {
+                crate::Error::new(crate::ErrorKind::Unknown, "a table reader just opened is already shared")
+            })?;
+            t.set_index_block_search(cf.config().index_block_search);
+            t.set_read_amp_bytes_per_bit(cf.config().read_amp_bytes_per_bit);
         }
         let tombstones = range_del::from_table_entries(table.range_tombstones())?;
         let entry = Arc::new(TableEntry {

@@ -109,6 +109,9 @@ pub struct MemTable {
     protection: u8,
     /// `paranoid_memory_checks` when this memtable was made.
     paranoid: bool,
+    /// `memtable_verify_per_key_checksum_on_seek` (with `protection` above 0) when this
+    /// memtable was made: skip-list searches check every entry they compare against.
+    verify_on_seek: bool,
     /// A hash memtable factory (HashSkipList, HashLinkList) with this prefix extractor:
     /// prefix iterators see one prefix's bucket only (see [`MemTable::iter_prefix_filtered`]).
     hash_buckets: Option<crate::slice_transform::SliceTransformRef>,
@@ -204,6 +207,8 @@ impl MemTable {
         self.max_range_deletions = o.max_range_deletions;
         self.protection = o.protection_bytes_per_key;
         self.paranoid = o.paranoid_memory_checks;
+        // RocksDB's key_validation_callback_ exists only with protection bytes to check.
+        self.verify_on_seek = o.verify_checksum_on_seek && o.protection_bytes_per_key > 0;
         // RocksDB's memtable arena takes `memtable_huge_page_size` (its one arena holds
         // point entries and range tombstones alike; here each list has its arena).
         if o.huge_page_size > 0 {
@@ -325,6 +330,7 @@ impl MemTable {
             max_range_deletions: 0,
             protection: 0,
             paranoid: false,
+            verify_on_seek: false,
         }
     }
 
@@ -562,6 +568,9 @@ impl MemTable {
         }
         let found = match &self.vector {
             Some(v) => v.seek_entry(lookup),
+            None if self.verify_on_seek => {
+                self.points.seek_entry_checked(lookup, |k, v| self.check_entry(k, v))?
+            }
             None => self.points.seek_entry(lookup),
         };
         let Some((ikey, value)) = found else { return Ok(None) };
@@ -606,6 +615,24 @@ impl MemTable {
             return Err(corrupted());
         }
         Ok(value)
+    }
+
+    /// `memtable_verify_per_key_checksum_on_seek`: the protection bytes of an entry a search
+    /// compares against on its way (RocksDB's `MemTable::ValidateKey`).
+    #[inline]
+    fn check_entry(&self, ikey: &[u8], stored: &[u8]) -> Result<()> {
+        self.unprotect(ikey, stored).map(|_| ())
+    }
+
+    /// `memtable_verify_per_key_checksum_on_seek`: the search for `target` an iterator's or
+    /// a version walk's seek makes, run once more checking every entry it compares against
+    /// (RocksDB's `SeekAndValidate`); nothing to do for a vector memtable (RocksDB checks
+    /// only in its skip lists) or when the option is off.
+    fn check_seek_path(&self, target: &[u8]) -> Result<()> {
+        if !self.verify_on_seek || self.vector.is_some() {
+            return Ok(());
+        }
+        self.points.seek_entry_checked(target, |k, v| self.check_entry(k, v)).map(|_| ())
     }
 
     /// `paranoid_memory_checks`: a search for `target` may not land before it.
@@ -656,6 +683,9 @@ impl MemTable {
         } else {
             crate::key::lookup_key(user_key, seq)
         };
+        if checked {
+            self.check_seek_path(&lookup)?;
+        }
         let mut it = self.point_iter();
         it.seek(&lookup);
         let paranoid = checked && self.paranoid;
@@ -750,6 +780,18 @@ impl MemTable {
             error: None,
             last_key: Vec::new(),
         })
+    }
+
+    /// Whether a prefix seek under the family's extractor `current` may use this memtable's
+    /// prefix Bloom: the Bloom was built with the same extractor (RocksDB's
+    /// `MemTableIterator` uses its Bloom only while the memtable's extractor is the
+    /// family's; `set_options` may have changed it since this memtable was made). Compared
+    /// by name, which names a built-in extractor's function fully.
+    pub fn prefix_bloom_matches(&self, current: &crate::slice_transform::SliceTransformRef) -> bool {
+        match self.bloom.as_ref().and_then(|b| b.extractor.as_ref()) {
+            Some(own) => Arc::ptr_eq(own, current) || own.name() == current.name(),
+            None => true,
+        }
     }
 
     /// A cursor over the point entries: the skip list's, or the vector's sorted view.
@@ -1048,6 +1090,11 @@ impl InternalIterator for MemTableIterator {
             self.inner.seek(target);
             self.after_seek(target);
             self.check_bucket();
+            if self.error.is_none() && self.bucket.is_none() {
+                if let Err(e) = self.mem.check_seek_path(target) {
+                    self.error = Some(e);
+                }
+            }
         }
         self.load();
     }

@@ -133,6 +133,9 @@ impl Splice {
 // that owns the splice, behind its mutex.
 unsafe impl Send for Splice {}
 
+/// An entry's internal key and stored value.
+pub type Entry<'a> = (&'a [u8], &'a [u8]);
+
 /// A sorted set of encoded entries (see the module comment). Share it through `Arc`.
 pub struct SkipList {
     icmp: InternalKeyComparator,
@@ -705,8 +708,43 @@ impl SkipList {
         unsafe { slot(self.head(), 0) }.load(MemOrder::Acquire)
     }
 
+    /// [`SkipList::seek_entry`] calling `check(ikey, value)` on every entry the search
+    /// compares against on its way, the one it lands on included (RocksDB's
+    /// `FindGreaterOrEqual` with a `key_validation_callback`); the first error ends it.
+    pub fn seek_entry_checked<E>(
+        &self,
+        target: &[u8],
+        mut check: impl FnMut(&[u8], &[u8]) -> std::result::Result<(), E>,
+    ) -> std::result::Result<Option<Entry<'_>>, E> {
+        let mut failed = None;
+        let n = self.find_greater_or_equal_visiting(target, |n| {
+            // SAFETY: the search hands over linked, written nodes of this live list.
+            let (k, v) = unsafe { (node_key(n), node_value(n)) };
+            match check(k, v) {
+                Ok(()) => true,
+                Err(e) => {
+                    failed = Some(e);
+                    false
+                }
+            }
+        });
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        // SAFETY: a non-null result is a linked node; the list (and arena) outlive `&self`.
+        Ok((!n.is_null()).then(|| unsafe { (node_key(n), node_value(n)) }))
+    }
+
     /// The first node with key >= `key` (null if none): RocksDB's `FindGreaterOrEqual`.
+    #[inline]
     fn find_greater_or_equal(&self, key: &[u8]) -> *mut u8 {
+        self.find_greater_or_equal_visiting(key, |_| true)
+    }
+
+    /// `find_greater_or_equal` calling `visit` on each node it compares against (before the
+    /// comparison); when `visit` returns false the search stops and answers null.
+    #[inline(always)]
+    fn find_greater_or_equal_visiting(&self, key: &[u8], mut visit: impl FnMut(*mut u8) -> bool) -> *mut u8 {
         let mut x = self.head();
         let mut level = self.max_height.load(MemOrder::Relaxed) - 1;
         // A node already found >= key at a higher level need not be compared again.
@@ -720,6 +758,9 @@ impl SkipList {
             let cmp = if next.is_null() || next == last_bigger {
                 Ordering::Greater
             } else {
+                if !visit(next) {
+                    return ptr::null_mut();
+                }
                 comparisons += 1;
                 // SAFETY: a non-null link points at a published, fully written node.
                 self.icmp.compare_uncounted(unsafe { node_key(next) }, key)

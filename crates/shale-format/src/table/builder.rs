@@ -224,6 +224,10 @@ pub struct WarmCache {
     pub key: crate::cache::OffsetableCacheKey,
     /// Counts each block added, as RocksDB's `UpdateCacheInsertionMetrics`.
     pub statistics: Option<std::sync::Arc<crate::statistics::Statistics>>,
+    /// RocksDB's `read_amp_bytes_per_bit`: a block put in the cache gets the bitmap a block
+    /// read from the file would (`Block::with_read_amp`), as RocksDB's warming goes through
+    /// the table's block-creation context.
+    pub read_amp_bytes_per_bit: u32,
 }
 
 impl std::fmt::Debug for WarmCache {
@@ -1143,7 +1147,9 @@ impl TableBuilder {
     fn warm(&mut self, handle: BlockHandle, raw: Vec<u8>) -> Result<()> {
         use crate::statistics::Ticker;
         let Some(w) = &self.opts.warm_cache else { return Ok(()) };
-        let block = std::sync::Arc::new(super::block::Block::new(raw)?);
+        let block = std::sync::Arc::new(
+            super::block::Block::new(raw)?.with_read_amp(w.read_amp_bytes_per_bit, w.statistics.as_ref()),
+        );
         let n = block.size() as u64;
         let stats = w.statistics.as_deref();
         if let Err(e) = w.cache.insert(w.key.with_offset(handle.offset), block) {

@@ -59,6 +59,11 @@
 //!   values; tables written from then on compress with them.
 //! - `block_based_table_factory={block_size=..;...}`: the table options named change (see
 //!   [`TABLE_MUTABLE`]); flushes and compactions from then on write tables with them.
+//! - `memtable_verify_per_key_checksum_on_seek` (and RocksDB's misspelled alias
+//!   `memtable_veirfy_per_key_checksum_on_seek`): memtables made from then on check every
+//!   entry a search passes (with `memtable_protection_bytes_per_key` above 0).
+//! - `plain_table_factory={user_key_len=..;...}` on a PlainTable family: the plain table
+//!   options named change; flushes and compactions from then on write tables with them.
 //!
 //! The OPTIONS file is then rewritten, as RocksDB does after each SetOptions.
 
@@ -91,14 +96,8 @@ pub(crate) fn cf_options(h: &CfHandle) -> Result<&Options> {
 
 /// RocksDB's mutable column-family options Shale cannot change yet, besides the option
 /// table's rows marked so (`options_table.rs`).
-const MUTABLE_NOT_BUILT: &[&str] = &[
-    "block_protection_bytes_per_key",
-    "preserve_internal_time_seconds",
-    "preclude_last_level_data_seconds",
-    // RocksDB 11.8.1's alias of the next, with its spelling.
-    "memtable_veirfy_per_key_checksum_on_seek",
-    "memtable_verify_per_key_checksum_on_seek",
-];
+const MUTABLE_NOT_BUILT: &[&str] =
+    &["block_protection_bytes_per_key", "preserve_internal_time_seconds", "preclude_last_level_data_seconds"];
 
 /// Column-family options that exist but cannot change while the database is open, besides
 /// the option table's immutable rows.
@@ -175,6 +174,8 @@ const TABLE_MUTABLE: &[&str] = &[
     "uniform_cv_threshold",
     // helper tbl2 (issue 33): read by each table reader opened from then on.
     "index_block_search_type",
+    // helper tbl3 (issue 33): read by each table reader opened from then on.
+    "read_amp_bytes_per_bit",
 ];
 
 /// `block_based_table_factory={name=value;...}` (RocksDB's `TableFactoryParseFn`): the
@@ -284,12 +285,15 @@ mod tests {
 
     #[test]
     fn values_and_refusals() {
-        // Not an option of RocksDB 11.8.1: unknown, as there; its per-key checksum option is
-        // mutable there and not built here.
+        // Not an option of RocksDB 11.8.1: unknown, as there.
         let kind = |n: &str| apply_mutable(&mut Options::default(), n, "true").unwrap_err().kind();
         assert_eq!(kind("level0_file_num_compaction_trigger_for_ingest"), ErrorKind::InvalidArgument);
-        assert_eq!(kind("memtable_verify_per_key_checksum_on_seek"), ErrorKind::NotSupported);
         let mut o = Options::default();
+        // helper cfblob: the per-key checksum check on seek, by its name and RocksDB's alias.
+        apply_mutable(&mut o, "memtable_verify_per_key_checksum_on_seek", "true").unwrap();
+        assert!(o.memtable_verify_per_key_checksum_on_seek);
+        apply_mutable(&mut o, "memtable_veirfy_per_key_checksum_on_seek", "false").unwrap();
+        assert!(!o.memtable_verify_per_key_checksum_on_seek);
         apply_mutable(&mut o, "write_buffer_size", "1048576").unwrap();
         assert_eq!(o.write_buffer_size, 1 << 20);
         apply_mutable(&mut o, "disable_auto_compactions", "true").unwrap();
@@ -338,7 +342,10 @@ mod tests {
         assert!(o.universal.allow_trivial_move);
         apply_mutable(&mut o, "compaction_options_fifo", "{ttl=99;}").unwrap();
         assert_eq!(kind("compaction_options_universal", "{no_such=1;}"), ErrorKind::InvalidArgument);
-        assert_eq!(kind("compaction_options_fifo", "{age_for_warm=10;}"), ErrorKind::NotSupported);
+        // Deprecated in RocksDB 11.8.1 yet kept and written (helper cfblob).
+        apply_mutable(&mut o, "compaction_options_fifo", "{age_for_warm=10;}").unwrap();
+        assert_eq!(o.fifo_age_for_warm, 10);
+        assert_eq!(kind("compaction_options_fifo", "{max_data_files_size=10;}"), ErrorKind::NotSupported);
         assert_eq!(kind("compaction_options_fifo", "{max_table_files_size=x;}"), ErrorKind::InvalidArgument);
     }
 }
