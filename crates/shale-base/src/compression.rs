@@ -884,6 +884,32 @@ mod lz4hc {
 mod tests {
     use super::*;
 
+    /// helper cfblob: a blob's compression takes every codec setting and no size limit.
+    #[test]
+    fn forced_compression_takes_the_codec_settings() {
+        let raw: Vec<u8> = (0..4000u32).map(|i| (i % 7) as u8 + b'a').collect();
+        let plain = compress_forced(CompressionType::Zstd, &CodecOpts::default(), &raw).unwrap();
+        let summed = compress_forced(
+            CompressionType::Zstd,
+            &CodecOpts { checksum: true, ..CodecOpts::default() },
+            &raw,
+        )
+        .unwrap();
+        assert_eq!(summed.len(), plain.len() + 4, "ZSTD's frame checksum");
+        assert_eq!(uncompress(CompressionType::Zstd, &summed).unwrap(), raw);
+        // Kept whatever its size: a 3-byte value grows.
+        let tiny = compress_forced(CompressionType::Zstd, &CodecOpts::default(), b"abc").unwrap();
+        assert!(tiny.len() > 3);
+        assert_eq!(uncompress(CompressionType::Zstd, &tiny).unwrap(), b"abc");
+        // zlib with a strategy other than the default: raw deflate still, read back.
+        let z = CodecOpts { strategy: 1, level: Some(1), ..CodecOpts::default() };
+        let zb = compress_forced(CompressionType::Zlib, &z, &raw).unwrap();
+        assert_eq!(uncompress(CompressionType::Zlib, &zb).unwrap(), raw);
+        let bad = CodecOpts { window_bits: 3, strategy: 1, ..CodecOpts::default() };
+        let e = compress_forced(CompressionType::Zlib, &bad, &raw).unwrap_err();
+        assert!(e.to_string().contains("window_bits 3"), "{e}");
+    }
+
     const ALL: [CompressionType; 7] = [
         CompressionType::None,
         CompressionType::Snappy,

@@ -280,6 +280,10 @@ pub struct CfConfig {
     /// `SanitizeCfOptions`): `(ttl, periodic_compaction_seconds)`, 0 meaning off.
     pub age_ttl: u64,
     pub age_periodic: u64,
+    /// The database's `daily_offpeak_time_utc` (None: no window): in the window, periodic
+    /// compaction takes the tables due by the next window's start
+    /// (`compaction::offpeak::periodic_limit`).
+    pub daily_offpeak: Option<crate::compaction::offpeak::DailyOffpeak>,
     /// RocksDB's `bottommost_file_compaction_delay` (seconds, 0: none): a bottommost file
     /// becomes a "BottommostFiles" compaction's input only this long after it was created
     /// (`compaction::picker::pick_bottommost_files`).
@@ -327,6 +331,19 @@ pub struct CfConfig {
     /// TTL database.
     pub ttl_db: Option<i32>,
     pub paranoid_file_checks: bool,
+    // ---- helper cfmisc (issue 33) ----
+    /// RocksDB's `memtable_op_scan_flush_trigger` (0: off) and
+    /// `memtable_avg_op_scan_flush_trigger`: iterators made from then on mark the active
+    /// memtable for flush (`iter::db_iter::ScanFlush`).
+    pub memtable_op_scan_flush_trigger: u32,
+    pub memtable_avg_op_scan_flush_trigger: u32,
+    /// RocksDB's `verify_output_flags` (`VerifyOutputFlags` bits, 0: none): what a
+    /// compaction checks of its output tables before installing them.
+    pub verify_output_flags: u32,
+    /// RocksDB's `memtable_batch_lookup_optimization`: a multi_get looks a family's sorted
+    /// keys up in each skip-list memtable from the path the previous key left.
+    pub memtable_batch_lookup_optimization: bool,
+    // ---- end of helper cfmisc ----
     /// RocksDB's `force_consistency_checks`: a version's level order is checked.
     pub force_consistency_checks: bool,
     pub report_bg_io_stats: bool,
@@ -392,6 +409,7 @@ impl Default for CfConfig {
             ttl: THIRTY_DAYS,
             age_ttl: THIRTY_DAYS,
             age_periodic: 0,
+            daily_offpeak: None,
             bottommost_file_compaction_delay: 0,
             target_file_size_is_upper_bound: false,
             default_temperature: 0,
@@ -417,6 +435,10 @@ impl Default for CfConfig {
             ingest_behind: false,
             ttl_db: None,
             paranoid_file_checks: false,
+            memtable_op_scan_flush_trigger: 0,
+            memtable_avg_op_scan_flush_trigger: 0,
+            verify_output_flags: 0,
+            memtable_batch_lookup_optimization: false,
             force_consistency_checks: true,
             report_bg_io_stats: false,
             optimize_filters_for_hits: false,
@@ -555,6 +577,12 @@ pub struct MemTableConfig {
     /// seeks) checks the protection bytes of every entry it compares against on its way,
     /// not only of the entry it lands on.
     pub verify_checksum_on_seek: bool,
+    /// The database's `allow_data_in_errors` (RocksDB's memtable options carry it): the
+    /// memtable's Corruption messages name the entry's key and sequence when true.
+    pub allow_data_in_errors: bool,
+    /// RocksDB's `memtable_insert_with_hint_prefix_extractor` (helper cfmisc, issue 33): the
+    /// write leader's skip-list inserts start from a splice kept per prefix.
+    pub insert_with_hint_prefix_extractor: Option<SliceTransformRef>,
 }
 
 impl std::fmt::Debug for MemTableConfig {
@@ -577,6 +605,7 @@ impl std::fmt::Debug for MemTableConfig {
             .field("protection_bytes_per_key", &self.protection_bytes_per_key)
             .field("paranoid_memory_checks", &self.paranoid_memory_checks)
             .field("verify_checksum_on_seek", &self.verify_checksum_on_seek)
+            .field("allow_data_in_errors", &self.allow_data_in_errors)
             .finish()
     }
 }

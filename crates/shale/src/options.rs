@@ -571,6 +571,10 @@ pub struct Options {
     /// on compress blobs with (`BlobSettings::compression_opts`); `enabled` is only kept.
     pub(crate) blob_compression_opts: crate::table::builder::CompressionOpts,
     pub(crate) blob_compression_opts_enabled: bool,
+    /// helper cfblob (issue 33): RocksDB 11's mutable `compression_manager` is the built-in
+    /// V2 manager (set by its id "BuiltinV2"; false: nullptr, the same codecs). Tables
+    /// written from then on record it in their compression options property.
+    pub(crate) builtin_compression_manager: bool,
     /// Universal compaction's options (RocksDB's `compaction_options_universal`).
     pub(crate) universal: shale_engine::config::UniversalSettings,
     pub(crate) compression: DBCompressionType,
@@ -649,6 +653,23 @@ pub struct Options {
     /// Tables written by flushes and compactions are read back whole before they are
     /// installed (`db/dyn_options.rs`; set with `set_options`).
     pub(crate) paranoid_file_checks: bool,
+    // ---- helper cfmisc (issue 33): column-family options, rows in `options_table.rs` ----
+    /// RocksDB's mutable `memtable_op_scan_flush_trigger` (default 0: off): an iterator step
+    /// passing this many hidden entries of the active memtable marks it for flush.
+    pub(crate) memtable_op_scan_flush_trigger: u32,
+    /// RocksDB's mutable `memtable_avg_op_scan_flush_trigger` (default 0: off): the same for
+    /// the average per step between two seeks (only with the option above).
+    pub(crate) memtable_avg_op_scan_flush_trigger: u32,
+    /// RocksDB's mutable `verify_output_flags` (default 0, kVerifyNone): the checks a
+    /// compaction makes of its output tables (`db/compact.rs`).
+    pub(crate) verify_output_flags: u32,
+    /// RocksDB's immutable `memtable_batch_lookup_optimization` (default false): multi_get
+    /// looks a family's keys up in its memtables as one sorted batch (`db/read.rs`).
+    pub(crate) memtable_batch_lookup_optimization: bool,
+    /// RocksDB's immutable `memtable_insert_with_hint_prefix_extractor` (default nullptr):
+    /// memtable inserts start from a splice kept per prefix of this extractor.
+    pub(crate) memtable_insert_with_hint_prefix_extractor: Option<crate::slice_transform::SliceTransformRef>,
+    // ---- end of helper cfmisc ----
     /// Flush and compaction LOG lines carry the time spent writing.
     pub(crate) report_bg_io_stats: bool,
     /// Flushes of several families are installed together, one MANIFEST atomic group
@@ -727,6 +748,11 @@ pub struct Options {
     pub(crate) log_readahead_size: usize,
     /// RocksDB's DB-wide options rust-rocksdb has no setter for (`options_dbopt.rs`).
     pub(crate) dbopt: crate::options_dbopt::DbOptExtra,
+    /// RocksDB's WAL-chain, MANIFEST and recovery options rust-rocksdb has no setter for
+    /// (`options_dbwal.rs`).
+    pub(crate) dbwal: crate::options_dbwal::DbWalExtra,
+    /// More of them (`options_dbmisc.rs`).
+    pub(crate) dbmisc: crate::options_dbmisc::DbMiscExtra,
     /// The family's merge operator (`set_merge_operator*`, issue 15; `merge_operator.rs`).
     pub(crate) merge_operator: Option<Arc<crate::merge_operator::MergeOperator>>,
     /// The family's compaction filter and filter factory (`compaction_filter.rs`).
@@ -936,6 +962,7 @@ impl Default for Options {
             fifo_age_for_warm: 0,
             blob_compression_opts: crate::table::builder::CompressionOpts::default(),
             blob_compression_opts_enabled: false,
+            builtin_compression_manager: false,
             universal: shale_engine::config::UniversalSettings::default(),
             compression: default_compression(),
             compression_opts: Default::default(),
@@ -967,6 +994,11 @@ impl Default for Options {
             unsupported: Vec::new(),
             statistics: None,
             paranoid_file_checks: false,
+            memtable_op_scan_flush_trigger: 0,
+            memtable_avg_op_scan_flush_trigger: 0,
+            verify_output_flags: 0,
+            memtable_batch_lookup_optimization: false,
+            memtable_insert_with_hint_prefix_extractor: None,
             report_bg_io_stats: false,
             atomic_flush: false,
             ttl_db: None,
@@ -992,6 +1024,8 @@ impl Default for Options {
             db_host_id: HOSTNAME_FOR_DB_HOST_ID.to_string(),
             log_readahead_size: 0,
             dbopt: crate::options_dbopt::DbOptExtra::default(),
+            dbwal: crate::options_dbwal::DbWalExtra::default(),
+            dbmisc: crate::options_dbmisc::DbMiscExtra::default(),
             merge_operator: None,
             compaction_filter: None,
             compaction_filter_factory: None,
@@ -1566,11 +1600,6 @@ impl Options {
             if self.prefix_extractor.is_none() && p.encoding == crate::table::plain::PlainEncoding::Prefix {
                 return Err(Error::invalid_argument("PlainTable kPrefix encoding needs a prefix extractor"));
             }
-            if p.store_index_in_file {
-                return Err(Error::not_supported(
-                    "option plain table store_index_in_file is not supported by Shale (its index and Bloom blocks are not written)",
-                ));
-            }
         }
         // RocksDB lets universal and FIFO families have a single level (everything in level 0).
         let min_levels = if self.compaction_style == crate::DBCompactionStyle::Level { 2 } else { 1 };
@@ -1622,6 +1651,19 @@ impl Options {
             return Err(Error::invalid_argument(
                 "max_successive_merges > 0 is incompatible with unordered_write",
             ));
+        }
+        // RocksDB's ColumnFamilyData::ValidateOptions with `open_files_async`.
+        if db.open_files_async {
+            if cf.compaction_style == crate::DBCompactionStyle::Fifo {
+                return Err(Error::not_supported(
+                    "FIFO compaction is not supported with open_files_async = true.",
+                ));
+            }
+            if !db.skip_stats_update_on_db_open {
+                return Err(Error::invalid_argument(
+                    "open_files_async requires skip_stats_update_on_db_open = true.",
+                ));
+            }
         }
         // RocksDB's CheckCFPathsSupported: several paths work with level and universal
         // compaction only.

@@ -961,7 +961,7 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Db,
         Bool,
         No,
-        None,
+        Some(|o| o.dbmisc.skip_stats_update_on_db_open.to_string()),
         Some(|o, n, v| {
             o.set_skip_stats_update_on_db_open(boolean(n, v)?);
             Ok(true)
@@ -1142,6 +1142,30 @@ pub(crate) static ROWS: &[OptionRow] = &[
         }),
     ),
     // ---- end of helper `rows` DB block ----
+    // ---- helper `dbwal` DB block (`options_dbwal.rs` says what each does) ----
+    opt(
+        "track_and_verify_wals",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.dbwal.track_and_verify_wals.to_string()),
+        Some(|o, n, v| {
+            o.dbwal.track_and_verify_wals = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "verify_sst_unique_id_in_manifest",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.dbwal.verify_sst_unique_id_in_manifest.to_string()),
+        Some(|o, n, v| {
+            o.dbwal.verify_sst_unique_id_in_manifest = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    // ---- end of helper `dbwal` DB block ----
     // Deprecated in RocksDB 11.8.1 (`OptionVerificationType::kDeprecated` in its
     // `options/db_options.cc`): its parser accepts any value and changes nothing, and its
     // OPTIONS files and LOG leave them out; so do these rows (`deprecated`).
@@ -1320,6 +1344,73 @@ pub(crate) static ROWS: &[OptionRow] = &[
         }),
     ),
     // ---- end of helper `dbopt` DB block ----
+    // ---- helper `dbmisc` DB block (`options_dbmisc.rs` says what each does) ----
+    opt(
+        "allow_data_in_errors",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.dbmisc.allow_data_in_errors.to_string()),
+        Some(|o, n, v| {
+            o.dbmisc.allow_data_in_errors = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "daily_offpeak_time_utc",
+        Db,
+        Str,
+        Yes,
+        // RocksDB writes a string option escaped (`23\:30-04\:00`).
+        Some(|o| crate::options_file::escape_option_string(&o.dbmisc.daily_offpeak_time_utc)),
+        Some(|o, _, v| {
+            o.dbmisc.daily_offpeak_time_utc = crate::options_file::unescape_option_string(v);
+            Ok(true)
+        }),
+    ),
+    // The object-registry names (`options_dbmisc.rs` says what RocksDB does with each):
+    // parsed as RocksDB's `CreateFromString` with its default `ignore_unsupported_options`,
+    // never written by these rows (`env`, `statistics`: RocksDB's kDontSerialize;
+    // `listeners` has ids to write only when a registered listener was named, and RocksDB
+    // registers none; `wal_filter=nullptr` is the OPTIONS file's default line).
+    opt("env", Db, Function, No, None, Some(|o, _, v| crate::options_dbmisc::set_env(o, v))),
+    opt("statistics", Db, Function, No, None, Some(|o, _, v| crate::options_dbmisc::set_statistics(o, v))),
+    opt("listeners", Db, Function, No, None, Some(|o, _, v| crate::options_dbmisc::set_listeners(o, v))),
+    opt("wal_filter", Db, Function, No, None, Some(|o, _, v| crate::options_dbmisc::set_wal_filter(o, v))),
+    opt(
+        "max_compaction_trigger_wakeup_seconds",
+        Db,
+        Int,
+        Yes,
+        Some(|o| o.dbmisc.max_compaction_trigger_wakeup_seconds.to_string()),
+        Some(|o, n, v| {
+            o.dbmisc.max_compaction_trigger_wakeup_seconds = number(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "fast_sst_open",
+        Db,
+        Bool,
+        Yes,
+        Some(|o| o.dbmisc.fast_sst_open.to_string()),
+        Some(|o, n, v| {
+            o.dbmisc.fast_sst_open = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "open_files_async",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.dbmisc.open_files_async.to_string()),
+        Some(|o, n, v| {
+            o.dbmisc.open_files_async = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    // ---- end of helper `dbmisc` DB block ----
     // ---- CFOptions ----
     opt("comparator", Cf, Function, No, Some(|c| c.comparator.name().to_string()), None),
     opt(
@@ -2325,6 +2416,27 @@ pub(crate) static ROWS: &[OptionRow] = &[
         }),
     ),
     // ---- end of helper cfopt CF block ----
+    // Memtables' skip-list inserts by the write leader start from a splice kept per prefix
+    // of this extractor (`shale_engine::memtable::InsertHints`); RocksDB's built-in
+    // extractors by name, as prefix_extractor's row reads them.
+    opt(
+        "memtable_insert_with_hint_prefix_extractor",
+        Cf,
+        Function,
+        No,
+        Some(|c| name_or_null(c.memtable_insert_with_hint_prefix_extractor.as_ref().map(|t| t.name()))),
+        Some(|o, _, v| {
+            o.memtable_insert_with_hint_prefix_extractor = match v {
+                "nullptr" | "" => None,
+                _ => match crate::SliceTransform::from_name(v) {
+                    Some(t) => Some(std::sync::Arc::new(t)),
+                    None => return Ok(false),
+                },
+            };
+            Ok(true)
+        }),
+    ),
+    // ---- end of helper cfmisc CF block ----
     // ---- helper cfblob (issue 33): CF options that had no row ----
     // Memtables made from then on, with memtable_protection_bytes_per_key above 0, check
     // every entry a skip-list search compares against on its way
@@ -2412,7 +2524,104 @@ pub(crate) static ROWS: &[OptionRow] = &[
             Ok(true)
         }),
     ),
+    // RocksDB 11's compression manager by id (kByNameAllowNull): "nullptr" (or empty) none;
+    // "BuiltinV2", the one id RocksDB 11.8.1 registers, its built-in manager, which
+    // compresses as without one but is recorded in each table's compression options
+    // (`TableBuilderOptions::builtin_compression_manager`); RocksDB writes it by its
+    // GetId(), "BuiltinCompressionManagerV2". Any other id is, as RocksDB's
+    // CreateFromString under ConfigOptions' default ignore_unsupported_options, accepted
+    // as none (so is RocksDB's own written name, which its registry does not hold).
+    opt(
+        "compression_manager",
+        Cf,
+        Function,
+        Yes,
+        Some(|c| {
+            if c.builtin_compression_manager { "BuiltinCompressionManagerV2" } else { "nullptr" }.to_string()
+        }),
+        Some(|o, _, v| {
+            let id = v.trim();
+            let id = match id.strip_prefix('{').and_then(|x| x.strip_suffix('}')) {
+                Some(fields) => {
+                    fields.split(';').find_map(|f| f.trim().strip_prefix("id=")).unwrap_or("").trim()
+                }
+                None => id,
+            };
+            o.builtin_compression_manager = id == "BuiltinV2";
+            Ok(true)
+        }),
+    ),
+    // The family's blob value cache by text, as RocksDB's Cache::CreateFromString (a size,
+    // `{capacity=..;...}`, or null: `options_tbl::parse_block_cache`), the same cache
+    // `set_blob_cache` gives; immutable and never written (kDontSerialize), as RocksDB's.
+    opt(
+        "blob_cache",
+        Cf,
+        Struct,
+        No,
+        None,
+        Some(|o, n, v| {
+            o.blob_cache = crate::options_tbl::parse_block_cache(n, v)?.map(|c| c.0.clone());
+            Ok(true)
+        }),
+    ),
     // ---- end of helper cfblob CF block ----
+    // ---- helper cfmisc (issue 33): CF options that had no row ----
+    // Iterators made from then on (not tailing ones; 0 in a read-only or secondary
+    // database) mark the active memtable for flush when one step passes this many hidden
+    // entries of it (`shale_engine::iter::db_iter::ScanFlush`); the next write switches it.
+    opt(
+        "memtable_op_scan_flush_trigger",
+        Cf,
+        Int,
+        Yes,
+        Some(|c| c.memtable_op_scan_flush_trigger.to_string()),
+        Some(|o, n, v| {
+            o.memtable_op_scan_flush_trigger = number(n, v)?;
+            Ok(true)
+        }),
+    ),
+    // The same for the average of hidden entries per step between two positioning calls
+    // (only with memtable_op_scan_flush_trigger, whose count the window must reach).
+    opt(
+        "memtable_avg_op_scan_flush_trigger",
+        Cf,
+        Int,
+        Yes,
+        Some(|c| c.memtable_avg_op_scan_flush_trigger.to_string()),
+        Some(|o, n, v| {
+            o.memtable_avg_op_scan_flush_trigger = number(n, v)?;
+            Ok(true)
+        }),
+    ),
+    // RocksDB's VerifyOutputFlags bits (written as the number): compactions from then on
+    // check their output tables' block checksums and/or re-read them against a hash of
+    // what was written (`db/compact.rs`, `db/verify_output.rs`).
+    opt(
+        "verify_output_flags",
+        Cf,
+        Int,
+        Yes,
+        Some(|c| c.verify_output_flags.to_string()),
+        Some(|o, n, v| {
+            o.verify_output_flags = number(n, v)?;
+            Ok(true)
+        }),
+    ),
+    // multi_get looks a family's keys up in sorted order, each skip-list memtable searched
+    // from the path the previous key left (`db/read.rs`, `memtable::skiplist::Finger`).
+    opt(
+        "memtable_batch_lookup_optimization",
+        Cf,
+        Bool,
+        No,
+        Some(|c| c.memtable_batch_lookup_optimization.to_string()),
+        Some(|o, n, v| {
+            o.memtable_batch_lookup_optimization = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    // ---- end of helper cfmisc CF block ----
     // Deprecated in RocksDB 11.8.1 (`OptionVerificationType::kDeprecated` in its
     // `options/cf_options.cc`): its parser accepts any value and changes nothing, and its
     // OPTIONS files and LOG leave them out; so do these rows (`deprecated`).
@@ -2867,6 +3076,8 @@ pub(crate) const LOG_CF_ORDER: &[&str] = &[
     "target_file_size_multiplier",
     "max_bytes_for_level_base",
     "max_bytes_for_level_multiplier",
+    "memtable_op_scan_flush_trigger",
+    "memtable_avg_op_scan_flush_trigger",
     "max_compaction_bytes",
     "disable_auto_compactions",
     "paranoid_file_checks",

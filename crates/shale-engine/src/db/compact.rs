@@ -228,6 +228,7 @@ impl DbInner {
                         compaction_filter: if has_filter { Some(&mut filter_fn) } else { None },
                         merge_operator: cf.config().callbacks.merge(),
                         enforce_single_del_contracts: this.config.enforce_single_del_contracts,
+                        allow_data_in_errors: this.config.allow_data_in_errors,
                         full_history_ts_low: Some(cf.full_history_ts_low()).filter(|l| !l.is_empty()),
                         blob_fetcher: Some(crate::blob::BlobFetcher {
                             cache: this.blob_cache.clone(),
@@ -245,6 +246,7 @@ impl DbInner {
                         statistics: this.config.statistics.as_deref(),
                         range,
                         preallocation: this.output_preallocation(cf, plan, target_file_size),
+                        output_hash: super::verify_output::wants_hash(cf.config()),
                     })
                 };
                 let mut rest = ranges.split_off(1);
@@ -298,11 +300,9 @@ impl DbInner {
                 if local {
                     this.verify_input_records(cf, plan, r.entries_in)?;
                 }
-                if cf.config().paranoid_file_checks {
-                    for m in &r.outputs {
-                        this.verify_new_table(cf, m)?;
-                    }
-                }
+                // RocksDB's VerifyOutputFiles: `verify_output_flags`, and
+                // `paranoid_file_checks` (`verify_output.rs`).
+                this.verify_compaction_outputs(cf, &r, local)?;
                 for m in &r.outputs {
                     super::info_log::log_table_created(&this.info_log, &this.table_cache, job, cf, m);
                 }
@@ -855,8 +855,24 @@ impl DbInner {
     }
 
     /// Queues the families with `ttl` or periodic compaction on, so that the picker looks
-    /// at their tables' ages (called by idle compaction threads, about once a second).
+    /// at their tables' ages (called by idle compaction threads, about once a second; acts
+    /// once every RocksDB's `ComputeTriggerCompactionPeriod` seconds, which
+    /// `max_compaction_trigger_wakeup_seconds` bounds, logging RocksDB's INFO line).
     pub fn schedule_aged_compactions(&self, st: &mut DbState) {
+        use std::sync::atomic::Ordering as AtomicOrdering;
+        let now = crate::compaction::picker::unix_now();
+        let period = crate::compaction::trigger::trigger_period(
+            &self.config,
+            st.cfs.values().map(|c| c.handle.config()),
+        );
+        if now < self.aged_trigger_at.load(AtomicOrdering::Relaxed).saturating_add(period) {
+            return;
+        }
+        self.aged_trigger_at.store(now, AtomicOrdering::Relaxed);
+        self.info_log.buffer_line_at(
+            crate::config::LogLevel::Info,
+            format_args!("Running the periodic task to trigger compactions."),
+        );
         let ids: Vec<u32> = st
             .cfs
             .iter()

@@ -84,6 +84,9 @@ pub enum BgErrorReason {
     ManifestWrite,
     /// Switching memtables (starting a new WAL).
     MemTable,
+    /// Opening the live tables after the open (`open_files_async`, RocksDB's
+    /// `kAsyncFileOpen`).
+    AsyncFileOpen,
 }
 
 impl BgErrorReason {
@@ -94,6 +97,7 @@ impl BgErrorReason {
             BgErrorReason::WriteCallback => "WAL write",
             BgErrorReason::ManifestWrite => "MANIFEST write",
             BgErrorReason::MemTable => "memtable switch",
+            BgErrorReason::AsyncFileOpen => "async file open",
         }
     }
 }
@@ -110,7 +114,7 @@ pub fn classify(reason: BgErrorReason, e: &Error, paranoid: bool) -> Severity {
             (Compaction, true) => return SoftError,
             (Compaction, false) | (Flush, false) => return NoError,
             (Flush, true) | (WriteCallback, _) | (ManifestWrite, _) => return HardError,
-            (MemTable, _) => {}
+            (MemTable | AsyncFileOpen, _) => {}
         }
     }
     // By code.

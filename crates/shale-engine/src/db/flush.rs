@@ -104,6 +104,7 @@ pub fn write_level0_table(
 pub struct FlushChecks {
     pub enforce_single_del_contracts: bool,
     pub verify_memtable_count: bool,
+    pub allow_data_in_errors: bool,
 }
 
 impl FlushChecks {
@@ -111,6 +112,7 @@ impl FlushChecks {
         FlushChecks {
             enforce_single_del_contracts: config.enforce_single_del_contracts,
             verify_memtable_count: config.flush_verify_memtable_count,
+            allow_data_in_errors: config.allow_data_in_errors,
         }
     }
 }
@@ -334,6 +336,7 @@ fn write_table_inner(
         cf.config().callbacks.merge(),
         stats,
         checks.enforce_single_del_contracts,
+        checks.allow_data_in_errors,
         &mut emit,
     )?;
     let in_memtables: u64 = mems.iter().map(|m| m.num_entries()).sum();
@@ -362,6 +365,10 @@ fn write_table_inner(
     meta.file_creation_time = result.properties.file_creation_time;
     meta.oldest_ancester_time = result.properties.creation_time;
     meta.file_checksum_func_name = "Unknown".to_string();
+    // RocksDB's BuildTable records the table's unique id (none when an id is missing).
+    let p = &result.properties;
+    meta.unique_id =
+        crate::table::unique_id::internal_unique_id(&p.db_id, &p.db_session_id, p.orig_file_number, false);
     if table_dir != dir {
         // The callers sync the database directory; the table's is another.
         fs.sync_dir(table_dir)?;

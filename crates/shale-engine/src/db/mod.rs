@@ -52,6 +52,7 @@ pub mod local_sv;
 pub mod mempurge;
 pub mod obsolete;
 pub mod open;
+pub mod open_async;
 pub mod paths;
 pub mod properties;
 pub mod read;
@@ -66,6 +67,7 @@ pub mod table_cache;
 pub mod timestamps;
 pub mod ttl;
 pub mod twopc;
+pub mod verify_output;
 pub mod versions;
 pub mod wal_archive;
 pub mod wal_limit;
@@ -204,6 +206,9 @@ pub struct DbInner {
     /// Throttles `WriteOptions::low_pri` writes while compaction is behind (RocksDB's
     /// `WriteController::low_pri_rate_limiter`, 1 MiB/s).
     pub low_pri_limiter: crate::rate_limiter::RateLimiter,
+    /// When a quiet database last looked at its families' time-based compactions, seconds
+    /// since the epoch (`DbInner::schedule_aged_compactions`).
+    pub aged_trigger_at: std::sync::atomic::AtomicU64,
     _lock: Box<dyn FileLock>,
 }
 

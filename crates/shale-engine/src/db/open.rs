@@ -82,11 +82,31 @@ pub fn wals_to_replay(
     cfs: &BTreeMap<u32, CfState>,
     allow_2pc: bool,
 ) -> Vec<u64> {
+    let floor = replay_floor(recovered, cfs, allow_2pc);
+    wals.iter().copied().filter(|&n| n >= floor).collect()
+}
+
+/// The oldest WAL recovery replays (RocksDB's `min_wal_number` of `SetupLogFilesRecovery`):
+/// see [`wals_to_replay`].
+pub fn replay_floor(
+    recovered: &manifest::RecoveredManifest,
+    cfs: &BTreeMap<u32, CfState>,
+    allow_2pc: bool,
+) -> u64 {
     let mut floor = recovered.min_log_number_to_keep.max(recovered.prev_log_number);
     if !allow_2pc {
         floor = floor.max(cfs.values().map(|c| c.log_number).min().unwrap_or(0));
     }
-    wals.iter().copied().filter(|&n| n >= floor).collect()
+    floor
+}
+
+/// `track_and_verify_wals`: an existing database must have a WAL (RocksDB's `Recover`,
+/// before any is read; not with `best_efforts_recovery`, which reads none).
+pub fn check_some_wal(config: &DbConfig, existed: bool, wals: &[u64]) -> Result<()> {
+    if config.track_and_verify_wals && existed && !config.best_efforts_recovery && wals.is_empty() {
+        return Err(Error::corruption("Opening an existing DB with no WAL files"));
+    }
+    Ok(())
 }
 
 /// What a database needs besides its WAL to be built.
@@ -194,6 +214,8 @@ pub fn new_inner(
         wal_total,
         wal_archive_purged_at: std::sync::atomic::AtomicU64::new(0),
         low_pri_limiter: crate::rate_limiter::RateLimiter::new(1 << 20, 100_000, 10, false),
+        // RocksDB's trigger task starts one period after the open.
+        aged_trigger_at: std::sync::atomic::AtomicU64::new(crate::compaction::picker::unix_now()),
         _lock: lock,
     })
 }
@@ -213,13 +235,25 @@ pub fn load_tables(table_cache: &TableCache, cfs: &BTreeMap<u32, CfState>, confi
         // A quarter of the table cache (see TableCache::new), at most 16.
         ((config.max_open_files as usize).saturating_sub(10).max(16) / 4).min(16)
     };
-    let files: Vec<_> = cfs
-        .values()
-        .flat_map(|cf| cf.current.all_files().take(limit).map(move |(level, f)| (cf, level, f)))
+    let versions: Vec<_> = cfs.values().map(|cf| (&cf.handle, &*cf.current)).collect();
+    open_tables(table_cache, &versions, limit, config)
+}
+
+/// Opens the tables of each `(family, version)`, at most `limit` per family (see
+/// [`load_tables`]); the first error in their order.
+pub fn open_tables(
+    table_cache: &TableCache,
+    versions: &[(&Arc<super::cf::CfHandle>, &crate::version::Version)],
+    limit: usize,
+    config: &DbConfig,
+) -> Result<()> {
+    let files: Vec<_> = versions
+        .iter()
+        .flat_map(|(h, v)| v.all_files().take(limit).map(move |(level, f)| (*h, level, f)))
         .collect();
     let open = |i: usize| -> Result<()> {
-        let (cf, level, f) = files[i];
-        match table_cache.get_at(&cf.handle, f, Some(level as usize)) {
+        let (handle, level, f) = files[i];
+        match table_cache.get_at(handle, f, Some(level as usize)) {
             Ok(_) => Ok(()),
             Err(_) if !config.paranoid_checks => Ok(()),
             Err(e) if e.os_code() == Some(libc::ENOENT) => Err(Error::corruption(format!("Corruption: {e}"))),
@@ -314,6 +348,9 @@ pub struct RecoveryCtx<'a> {
     /// Prepared two-phase-commit sections met so far and not yet decided
     /// (`db/twopc.rs`).
     pub prepared: super::twopc::RecoveredPrepared,
+    /// The oldest WAL recovery needs ([`replay_floor`]): with `track_and_verify_wals`, a
+    /// first replayed WAL whose recorded predecessor is this one or newer misses a WAL.
+    pub min_wal_number: u64,
 }
 
 /// Where point-in-time recovery stands across WALs (RocksDB's `stop_replay_for_corruption`,
@@ -327,11 +364,15 @@ pub struct ReplayState {
     pub next_sequence: u64,
     /// The WAL where replay stopped.
     pub corrupted_wal: u64,
+    /// The last WAL replayed whole, as the next one's predecessor record must name it
+    /// (RocksDB's `UpdatePredecessorWALInfo`: number, size on disk, starting sequence of
+    /// its last batch).
+    pub observed: Option<crate::wal::PredecessorWalInfo>,
 }
 
 impl Default for ReplayState {
     fn default() -> Self {
-        ReplayState { stopped: false, next_sequence: u64::MAX, corrupted_wal: u64::MAX }
+        ReplayState { stopped: false, next_sequence: u64::MAX, corrupted_wal: u64::MAX, observed: None }
     }
 }
 
@@ -411,7 +452,15 @@ pub fn replay_wal(
     );
     let name = format!("{wal:06}.log");
     let mode = replay_mode(config);
-    let mut reader = LogReader::new(file, name.clone(), wal, mode);
+    // `track_and_verify_wals`: the WAL's predecessor record is checked, unless replay is
+    // stopped by an earlier corruption (RocksDB's `stop_replay_for_corruption`).
+    let check = (config.track_and_verify_wals && !replay.stopped).then_some(crate::wal::PredecessorCheck {
+        observed: replay.observed,
+        min_wal_number_to_keep: ctx.min_wal_number,
+    });
+    let mut reader = LogReader::new(file, name.clone(), wal, mode).with_predecessor_check(check);
+    // The starting sequence of the last batch read (RocksDB's `last_seqno_observed`).
+    let mut last_seqno_observed = 0u64;
     let mut record = Vec::new();
     let mut records = 0u64;
     // A record shorter than a batch header ended point-in-time replay of this WAL.
@@ -441,6 +490,7 @@ pub fn replay_wal(
             }
         }
         let batch = WriteBatch::from_data(&record);
+        last_seqno_observed = batch.sequence();
         if replay.stopped {
             // RocksDB's MaybeReviseStopReplayForCorruption: a WAL written after an earlier
             // point-in-time recovery continues the sequence; anything else is dropped.
@@ -498,7 +548,14 @@ pub fn replay_wal(
     info_log.log(format_args!("Recovered {records} records from WAL {name}"));
     if reader.stopped_at_corruption() || too_small {
         replay.stopped = true;
-        replay.corrupted_wal = wal;
+        // A failed predecessor check names the WAL it found missing or mismatched.
+        replay.corrupted_wal = reader.corrupted_log_number().unwrap_or(wal);
+    } else {
+        replay.observed = Some(crate::wal::PredecessorWalInfo {
+            log_number: wal,
+            size_bytes: ctx.fs.file_size(&path)?,
+            last_seqno_recorded: last_seqno_observed,
+        });
     }
     Ok(replay.stopped)
 }

@@ -38,6 +38,8 @@ struct MergeLookup<'a> {
     /// A column-aware read (`get_entity`): the result is an encoded entity whenever the
     /// base is one; other results are plain values.
     entity: bool,
+    /// `allow_data_in_errors`: a failed merge's Corruption names the key.
+    allow_data_in_errors: bool,
 }
 
 impl MergeLookup<'_> {
@@ -131,7 +133,9 @@ impl MergeLookup<'_> {
         let Some(op) = self.op else { return Err(no_merge_operator()) };
         let mut operands = std::mem::take(&mut self.operands);
         operands.reverse();
-        op.full_merge(self.key, base, operands, self.stats).map(Some)
+        op.full_merge(self.key, base, operands, self.stats)
+            .map(Some)
+            .map_err(|e| crate::merge::merge_error(e, self.key, self.allow_data_in_errors))
     }
 }
 
@@ -221,21 +225,30 @@ impl DbInner {
         // (RocksDB's MultiGet references each family's SuperVersion once). The sequence is
         // the call's snapshot (`with_pinned_read` registers one when the caller gave none),
         // so flushes and compactions meanwhile keep every version it sees.
-        let mut svs: Vec<(u32, Arc<SuperVersion>)> = Vec::new();
-        let mut out: Vec<Result<Option<Vec<u8>>>> = Vec::new();
-        for (h, k) in keys {
+        let mut svs: Vec<(u32, Arc<SuperVersion>, MemFingers)> = Vec::new();
+        let mut keys: Vec<PendingKey<'_>> = keys.map(|(h, k)| (Some(h), k)).collect();
+        let mut slots: Vec<Option<Result<Option<Vec<u8>>>>> = (0..keys.len()).map(|_| None).collect();
+        for i in batch_order(&keys) {
+            let (h, k) = &mut keys[i];
+            let Some(h) = h.take() else { continue };
+            let batched = h.as_ref().is_ok_and(|h| batches_memtable_lookups(h));
             let r = h.and_then(|h| {
-                let i = match svs.iter().position(|(id, _)| *id == h.id) {
+                let i = match svs.iter().position(|(id, _, _)| *id == h.id) {
                     Some(i) => i,
                     None => {
-                        svs.push((h.id, h.super_version()));
+                        svs.push((h.id, h.super_version(), Vec::new()));
                         svs.len() - 1
                     }
                 };
-                self.get_in(&h, k, ro, false, Some(&svs[i].1))
+                let (_, sv, fingers) = &mut svs[i];
+                self.get_in(&h, k, ro, false, Some(sv), batched.then_some(fingers))
             });
-            out.push(r);
+            slots[i] = Some(r);
         }
+        let out: Vec<Result<Option<Vec<u8>>>> = slots
+            .into_iter()
+            .map(|r| r.unwrap_or_else(|| Err(Error::corruption("multi_get: a key was not looked up"))))
+            .collect();
         if let Some(s) = stats {
             let found: Vec<u64> =
                 out.iter().filter_map(|r| r.as_ref().ok()?.as_ref().map(|v| v.len() as u64)).collect();
@@ -263,7 +276,7 @@ impl DbInner {
         ro: &ReadSettings,
         entity: bool,
     ) -> Result<Option<Vec<u8>>> {
-        self.get_in(cf, key, ro, entity, None)
+        self.get_in(cf, key, ro, entity, None, None)
     }
 
     /// `get_maybe_entity` in `pinned`, the family's SuperVersion a multi-get took for all
@@ -275,6 +288,7 @@ impl DbInner {
         ro: &ReadSettings,
         entity: bool,
         pinned: Option<&Arc<SuperVersion>>,
+        fingers: Option<&mut MemFingers>,
     ) -> Result<Option<Vec<u8>>> {
         // A halted database (a panic or a poisoned lock, `halt.rs`) serves no read.
         self.check_halted()?;
@@ -299,8 +313,8 @@ impl DbInner {
         let found = match ts {
             // The lookup key carries the read timestamp: the newest version at or before it
             // is the first entry of the key at or after it.
-            Some(ts) => self.get_from(cf, sv, &[key, ts].concat(), seq, ro, entity)?,
-            None => self.get_from(cf, sv, key, seq, ro, entity)?,
+            Some(ts) => self.get_from(cf, sv, &[key, ts].concat(), seq, ro, entity, None)?,
+            None => self.get_from(cf, sv, key, seq, ro, entity, fingers)?,
         };
         match found {
             Some(_) if entity && cf.config().ttl_db.is_some() => Err(Error::not_supported(
@@ -311,6 +325,8 @@ impl DbInner {
         }
     }
 
+    // The read's parts, each its own: a struct would only rename them.
+    #[allow(clippy::too_many_arguments)]
     fn get_from(
         &self,
         cf: &CfHandle,
@@ -319,6 +335,7 @@ impl DbInner {
         seq: SequenceNumber,
         ro: &ReadSettings,
         entity: bool,
+        mut fingers: Option<&mut MemFingers>,
     ) -> Result<Option<Vec<u8>>> {
         use crate::config::ReadTier;
         let stats = self.config.statistics.as_deref();
@@ -331,8 +348,15 @@ impl DbInner {
             fill_cache: ro.fill_cache,
             no_io: reads.no_io,
         };
-        let mut merge =
-            MergeLookup { op: cf.config().callbacks.merge(), stats, key, operands: Vec::new(), blob, entity };
+        let mut merge = MergeLookup {
+            op: cf.config().callbacks.merge(),
+            stats,
+            key,
+            operands: Vec::new(),
+            blob,
+            entity,
+            allow_data_in_errors: self.config.allow_data_in_errors,
+        };
         let with_ts = cf.icmp.timestamp_size() > 0;
         let mem_timer = PerfTimer::new(Field::GetFromMemtableTime);
         // RocksDB's `skip_memtable`: the persisted tier after a write without the WAL.
@@ -349,7 +373,7 @@ impl DbInner {
             }
             let mut done: Option<Result<Option<Vec<u8>>>> = None;
             // Corruption when a memtable entry's checks fail (RocksDB's SaveValue).
-            mem.try_for_each_version(key, seq, |s, t, v| {
+            let visit = |s, t, v: &[u8]| {
                 // With timestamps an older version may have a newer sequence than the
                 // snapshot (written later with an older timestamp): not visible, go on.
                 if with_ts && s > seq {
@@ -366,7 +390,13 @@ impl DbInner {
                         false
                     }
                 }
-            })?;
+            };
+            match fingers.as_deref_mut() {
+                Some(fingers) => {
+                    mem.try_for_each_version_batched(key, seq, finger_of(fingers, mem.id()), visit)?
+                }
+                None => mem.try_for_each_version(key, seq, visit)?,
+            }
             if let Some(r) = done {
                 record_tick(stats, Ticker::MemtableHit, 1);
                 return r;
@@ -497,4 +527,57 @@ impl DbInner {
         }
         self.wait_for_flushes(&targets)
     }
+}
+
+// ---- helper cfmisc (issue 33): `memtable_batch_lookup_optimization` ----
+
+/// A multi_get's key, its family taken out when it is looked up.
+type PendingKey<'k> = (Option<Result<Arc<CfHandle>>>, &'k [u8]);
+
+/// The search paths of one multi_get's sorted keys of a family, one per memtable (by id).
+type MemFingers = Vec<(u64, crate::memtable::skiplist::Finger)>;
+
+/// The finger of memtable `id` in `fingers`, made on first use.
+fn finger_of(fingers: &mut MemFingers, id: u64) -> &mut crate::memtable::skiplist::Finger {
+    let i = match fingers.iter().position(|(m, _)| *m == id) {
+        Some(i) => i,
+        None => {
+            fingers.push((id, Default::default()));
+            fingers.len() - 1
+        }
+    };
+    &mut fingers[i].1
+}
+
+/// Whether a multi_get looks this family's keys up in its memtables as one sorted batch
+/// (RocksDB's `memtable_batch_lookup_optimization`). A family with user-defined timestamps
+/// looks each key up alone (its lookup keys carry the read timestamp).
+fn batches_memtable_lookups(cf: &CfHandle) -> bool {
+    cf.config().memtable_batch_lookup_optimization && cf.icmp.timestamp_size() == 0
+}
+
+/// The order a multi_get looks its keys up in: keys of families without the batch
+/// optimization first, as given; then each batched family's keys sorted by its comparator
+/// (RocksDB's MultiGet sorts a family's keys before its batched memtable lookup). Results
+/// are put back in the caller's order. The sort's comparisons are not counted in the perf
+/// context (RocksDB's sort calls the comparator, not its counting wrapper).
+fn batch_order(keys: &[PendingKey<'_>]) -> Vec<usize> {
+    let batched = |i: usize| match &keys[i].0 {
+        Some(Ok(h)) if batches_memtable_lookups(h) => Some(h),
+        _ => None,
+    };
+    let mut order: Vec<usize> = (0..keys.len()).collect();
+    if (0..keys.len()).any(|i| batched(i).is_some()) {
+        order.sort_by(|&a, &b| match (batched(a), batched(b)) {
+            (None, None) => a.cmp(&b),
+            (None, Some(_)) => std::cmp::Ordering::Less,
+            (Some(_), None) => std::cmp::Ordering::Greater,
+            (Some(ha), Some(hb)) => ha
+                .id
+                .cmp(&hb.id)
+                .then_with(|| ha.icmp.user_comparator().compare(keys[a].1, keys[b].1))
+                .then(a.cmp(&b)),
+        });
+    }
+    order
 }

@@ -136,12 +136,15 @@ pub fn replay(
         new_files: &mut new_files,
         read_only: true,
         prepared: Default::default(),
+        min_wal_number: open::replay_floor(recovered, cfs, config.allow_2pc),
     };
     let mut secondary;
     let config = if mode == DbMode::Secondary {
         secondary = config.clone();
         secondary.wal_recovery_mode = WalRecoveryMode::TolerateCorruptedTailRecords;
         secondary.paranoid_checks = true;
+        // RocksDB's secondary reads WALs with no predecessor check.
+        secondary.track_and_verify_wals = false;
         &secondary
     } else {
         config

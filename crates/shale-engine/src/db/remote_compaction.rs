@@ -156,6 +156,7 @@ impl super::DbInner {
             compaction_filter: None,
             merge_operator: cf.config().callbacks.merge(),
             enforce_single_del_contracts: inner.config.enforce_single_del_contracts,
+            allow_data_in_errors: inner.config.allow_data_in_errors,
             full_history_ts_low: Some(cf.full_history_ts_low()).filter(|l| !l.is_empty()),
             blob_fetcher: None,
             blob_write: None,
@@ -165,6 +166,7 @@ impl super::DbInner {
             statistics: None,
             // The whole job: a subcompaction's key range is refused above.
             range: (None, None),
+            output_hash: super::verify_output::wants_hash(cf.config()),
         });
         for n in created.into_inner() {
             inner.versions.release_output(n);
@@ -181,7 +183,7 @@ impl super::DbInner {
             ..Default::default()
         };
         let mut num_output_records = 0u64;
-        for m in &run.outputs {
+        for (i, m) in run.outputs.iter().enumerate() {
             let path = super::filename::table_file(output_dir, m.number);
             let file = inner.fs.new_random_access_file(&path)?;
             let table = crate::table::any::AnyTable::open(
@@ -213,6 +215,8 @@ impl super::DbInner {
                 marked_for_compaction: m.marked_for_compaction,
                 unique_id: m.unique_id.unwrap_or([0, 0]),
                 file_temperature: "kUnknown".into(),
+                // RocksDB's worker: its OutputValidator's hash (0 when not computed).
+                paranoid_hash: run.output_hashes.get(i).copied().unwrap_or(0),
                 ..Default::default()
             };
             f.set_table_properties(props);
@@ -296,8 +300,16 @@ impl super::DbInner {
         new_number: &dyn Fn() -> u64,
         out_dir: &Path,
     ) -> Result<job::JobResult> {
+        // RocksDB 11.8.1's CompactionServiceResult lists table files only (its
+        // `CompactionServiceCompactionJob::Run` fills `output_files` from the table outputs and
+        // `cs_result_type_info` has no blob file field), so a worker's blob files could never
+        // be installed: RocksDB's primary would install tables whose blob references name
+        // files it never receives. Shale refuses before calling the service.
         if super::flush::blob_write_options(cf, plan.output_level).is_some() {
-            return Err(Error::not_supported("remote compaction of a family that writes blob files"));
+            return Err(Error::not_supported(
+                "remote compaction of a family that writes blob files (RocksDB 11.8.1's \
+                 CompactionServiceResult carries no blob files)",
+            ));
         }
         let options_file_number = crate::options_file::latest_options_file(&*self.fs, &self.path)?
             .map(|(n, _)| n)
@@ -335,6 +347,7 @@ impl super::DbInner {
             return Err(Error::not_supported("remote compaction result with proximal-level outputs"));
         }
         let mut outputs = Vec::new();
+        let mut output_hashes = Vec::new();
         let mut output_records = 0u64;
         for f in &result.output_files {
             let number = new_number();
@@ -366,6 +379,7 @@ impl super::DbInner {
                 tail_size,
                 ..Default::default()
             });
+            output_hashes.push(f.paranoid_hash);
         }
         // RocksDB's VerifyOutputRecordCount: the records the worker says it wrote are those
         // its tables hold.
@@ -387,6 +401,7 @@ impl super::DbInner {
             drops: Default::default(),
             blobs_relocated: 0,
             blob_bytes_relocated: 0,
+            output_hashes,
         })
     }
 }

@@ -112,6 +112,15 @@ pub struct MemTable {
     /// `memtable_verify_per_key_checksum_on_seek` (with `protection` above 0) when this
     /// memtable was made: skip-list searches check every entry they compare against.
     verify_on_seek: bool,
+    /// The database's `allow_data_in_errors`: Corruption messages name keys.
+    data_in_errors: bool,
+    /// RocksDB's `MemTable::MarkForFlush`: an iterator scanned more hidden entries of this
+    /// (active) memtable than `memtable_op_scan_flush_trigger` allows; the write path then
+    /// switches it and flushes it however small it is ([`MemTable::should_flush_now`]).
+    marked_for_flush: std::sync::atomic::AtomicBool,
+    /// `memtable_insert_with_hint_prefix_extractor`: a splice kept per prefix that a
+    /// writer's insert of a key with that prefix starts from ([`InsertHints`]).
+    insert_hints: Option<Box<InsertHints>>,
     /// A hash memtable factory (HashSkipList, HashLinkList) with this prefix extractor:
     /// prefix iterators see one prefix's bucket only (see [`MemTable::iter_prefix_filtered`]).
     hash_buckets: Option<crate::slice_transform::SliceTransformRef>,
@@ -121,6 +130,18 @@ pub struct MemTable {
     tombstones: SkipList,
     /// The vector memtable's entries (`MemtableFactory::Vector`); `points` lends its arena.
     vector: Option<Arc<VectorRep>>,
+}
+
+/// RocksDB's `memtable_insert_with_hint_prefix_extractor` (`MemTable::Add` with
+/// `insert_hints_`): a skip-list insert by the write leader (not a concurrent one) of a key
+/// in the extractor's domain starts from the splice the last insert of the same prefix
+/// left, so keys that arrive in order within a prefix link in O(1). The hints' memory is
+/// part of the memtable's usage, as RocksDB counts its `insert_hints_` map.
+struct InsertHints {
+    extractor: crate::slice_transform::SliceTransformRef,
+    hints: parking_lot::Mutex<std::collections::HashMap<Vec<u8>, skiplist::InsertHint>>,
+    /// The bytes of the map's hints and prefixes.
+    bytes: AtomicU64,
 }
 
 /// In-place updates (RocksDB's `inplace_update_support`, `MemTable::Update`): a Put whose
@@ -209,6 +230,7 @@ impl MemTable {
         self.paranoid = o.paranoid_memory_checks;
         // RocksDB's key_validation_callback_ exists only with protection bytes to check.
         self.verify_on_seek = o.verify_checksum_on_seek && o.protection_bytes_per_key > 0;
+        self.data_in_errors = o.allow_data_in_errors;
         // RocksDB's memtable arena takes `memtable_huge_page_size` (its one arena holds
         // point entries and range tombstones alike; here each list has its arena).
         if o.huge_page_size > 0 {
@@ -235,6 +257,16 @@ impl MemTable {
             self.vector = Some(Arc::new(VectorRep::new(Arc::clone(&self.points), reserve)));
             self.is_vector = true;
         }
+        if let Some(x) = &o.insert_with_hint_prefix_extractor {
+            // RocksDB: only the skip list implements it; other representations ignore it.
+            if o.vector_rep.is_none() && !o.hash_rep {
+                self.insert_hints = Some(Box::new(InsertHints {
+                    extractor: x.clone(),
+                    hints: parking_lot::Mutex::new(std::collections::HashMap::new()),
+                    bytes: AtomicU64::new(0),
+                }));
+            }
+        }
         if o.hash_rep {
             // RocksDB falls back to the skip list when there is no prefix extractor.
             self.hash_buckets = o.prefix_extractor.clone();
@@ -254,6 +286,23 @@ impl MemTable {
         self.max_range_deletions > 0 && self.num_range_deletes() >= self.max_range_deletions
     }
 
+    /// RocksDB's `MemTable::MarkForFlush` (`memtable_op_scan_flush_trigger`): the write
+    /// path switches and flushes this memtable at the next write to its family.
+    pub fn mark_for_flush(&self) {
+        self.marked_for_flush.store(true, MemOrder::Relaxed);
+    }
+
+    /// Whether an iterator marked this memtable for flush ([`MemTable::mark_for_flush`]).
+    pub fn is_marked_for_flush(&self) -> bool {
+        self.marked_for_flush.load(MemOrder::Relaxed)
+    }
+
+    /// RocksDB's `MemTable::ShouldFlushNow` apart from the size test: marked for flush by an
+    /// iterator, or `memtable_max_range_deletions` reached.
+    pub fn should_flush_now(&self) -> bool {
+        self.is_marked_for_flush() || self.range_deletions_full()
+    }
+
     /// The family's `max_successive_merges` when this memtable was made.
     pub fn max_successive_merges(&self) -> usize {
         self.max_successive_merges
@@ -266,7 +315,7 @@ impl MemTable {
         let mut n = 0;
         // RocksDB's CountSuccessiveMergeEntries reads types only: no checksum is checked,
         // and the walk cannot fail.
-        let walk = self.walk_versions(user_key, snapshot, false, |_, t, _| {
+        let walk = self.walk_versions(user_key, snapshot, false, None, |_, t, _| {
             if t != ValueType::Merge || n >= limit {
                 return false;
             }
@@ -331,6 +380,9 @@ impl MemTable {
             protection: 0,
             paranoid: false,
             verify_on_seek: false,
+            data_in_errors: false,
+            marked_for_flush: std::sync::atomic::AtomicBool::new(false),
+            insert_hints: None,
         }
     }
 
@@ -486,6 +538,21 @@ impl MemTable {
             }
         } else if concurrent {
             list.insert_concurrently(user_key, packed, value)
+        } else if let Some(h) = self.insert_hints.as_deref().filter(|_| t != ValueType::RangeDeletion) {
+            match h.extractor.transform(user_key).filter(|_| h.extractor.in_domain(user_key)) {
+                Some(prefix) => {
+                    let mut map = h.hints.lock();
+                    if !map.contains_key(prefix) {
+                        h.bytes.fetch_add(
+                            (skiplist::InsertHint::SIZE + prefix.len() + 32) as u64,
+                            MemOrder::Relaxed,
+                        );
+                    }
+                    let hint = map.entry(prefix.to_vec()).or_default();
+                    list.insert_with_hint(user_key, packed, value, hint)
+                }
+                None => list.insert(user_key, packed, value),
+            }
         } else {
             list.insert(user_key, packed, value)
         };
@@ -605,9 +672,18 @@ impl MemTable {
             return Ok(stored);
         }
         let corrupted = || {
-            crate::error::Error::corruption(
-                "Corrupted memtable entry, per key-value checksum verification failed.",
-            )
+            let mut msg = "Corrupted memtable entry, per key-value checksum verification failed.".to_string();
+            // RocksDB's `MemTable::VerifyEntryChecksum` words, with `allow_data_in_errors`.
+            if self.data_in_errors && ikey.len() >= 8 {
+                let t = trailer(ikey);
+                msg.push_str(&format!(
+                    "Unrecognized value type: {}. User key: {}. seq: {}.",
+                    t & 0xff,
+                    upper_hex(crate::key::user_key(ikey)),
+                    t >> 8
+                ));
+            }
+            crate::error::Error::corruption(msg)
         };
         let Some(split) = stored.len().checked_sub(n) else { return Err(corrupted()) };
         let (value, sum) = stored.split_at(split);
@@ -627,9 +703,11 @@ impl MemTable {
     /// `memtable_verify_per_key_checksum_on_seek`: the search for `target` an iterator's or
     /// a version walk's seek makes, run once more checking every entry it compares against
     /// (RocksDB's `SeekAndValidate`); nothing to do for a vector memtable (RocksDB checks
-    /// only in its skip lists) or when the option is off.
+    /// only in its skip lists), when the option is off, or with in-place updates (an entry
+    /// passed on the way may be being rewritten under its key's lock, which this check does
+    /// not take: it would read a value half written; entries read are checked under it).
     fn check_seek_path(&self, target: &[u8]) -> Result<()> {
-        if !self.verify_on_seek || self.vector.is_some() {
+        if !self.verify_on_seek || self.vector.is_some() || self.inplace.is_some() {
             return Ok(());
         }
         self.points.seek_entry_checked(target, |k, v| self.check_entry(k, v)).map(|_| ())
@@ -639,7 +717,7 @@ impl MemTable {
     #[inline]
     fn check_landing(&self, found: &[u8], target: &[u8]) -> Result<()> {
         if self.paranoid && self.icmp.compare(found, target) == Ordering::Less {
-            return Err(out_of_order());
+            return Err(self.out_of_order(target, found));
         }
         Ok(())
     }
@@ -666,7 +744,22 @@ impl MemTable {
         snapshot: SequenceNumber,
         f: impl FnMut(SequenceNumber, ValueType, &[u8]) -> bool,
     ) -> Result<()> {
-        self.walk_versions(user_key, snapshot, true, f)
+        self.walk_versions(user_key, snapshot, true, None, f)
+    }
+
+    /// [`MemTable::try_for_each_version`] for one key of a sorted batch
+    /// (`memtable_batch_lookup_optimization`, RocksDB's batched `MemTable::MultiGet`): a
+    /// skip-list memtable searches from `finger`, the path the batch's previous key left;
+    /// other representations look each key up alone, as RocksDB's do. The keys a finger
+    /// serves must come in the comparator's order.
+    pub fn try_for_each_version_batched(
+        &self,
+        user_key: &[u8],
+        snapshot: SequenceNumber,
+        finger: &mut skiplist::Finger,
+        f: impl FnMut(SequenceNumber, ValueType, &[u8]) -> bool,
+    ) -> Result<()> {
+        self.walk_versions(user_key, snapshot, true, Some(finger), f)
     }
 
     /// The walk of `try_for_each_version`; `checked`: verify protection bytes and order.
@@ -675,6 +768,7 @@ impl MemTable {
         user_key: &[u8],
         snapshot: SequenceNumber,
         checked: bool,
+        finger: Option<&mut skiplist::Finger>,
         mut f: impl FnMut(SequenceNumber, ValueType, &[u8]) -> bool,
     ) -> Result<()> {
         let seq = snapshot.min(MAX_SEQUENCE_NUMBER);
@@ -687,7 +781,10 @@ impl MemTable {
             self.check_seek_path(&lookup)?;
         }
         let mut it = self.point_iter();
-        it.seek(&lookup);
+        match (&mut it, finger) {
+            (PointIter::Skip(s), Some(finger)) => s.seek_with_finger(&lookup, finger),
+            (it, _) => it.seek(&lookup),
+        }
         let paranoid = checked && self.paranoid;
         let mut prev: Vec<u8> = Vec::new();
         if paranoid && it.valid() {
@@ -697,7 +794,7 @@ impl MemTable {
             let ikey = it.key();
             if paranoid {
                 if !prev.is_empty() && self.icmp.compare(&prev, ikey) != Ordering::Less {
-                    return Err(out_of_order());
+                    return Err(self.out_of_order(&prev, ikey));
                 }
                 prev.clear();
                 prev.extend_from_slice(ikey);
@@ -836,7 +933,15 @@ impl MemTable {
         } else {
             0
         };
-        self.points.memory_usage() + tombstones + self.bloom.as_ref().map_or(0, |b| b.bloom.size())
+        self.points.memory_usage()
+            + tombstones
+            + self.bloom.as_ref().map_or(0, |b| b.bloom.size())
+            + self.insert_hints.as_ref().map_or(0, |h| h.bytes.load(MemOrder::Relaxed) as usize)
+    }
+
+    /// How many prefixes have an insert hint (`memtable_insert_with_hint_prefix_extractor`).
+    pub fn insert_hint_count(&self) -> usize {
+        self.insert_hints.as_ref().map_or(0, |h| h.hints.lock().len())
     }
 
     /// Entries added, range tombstones included (as RocksDB counts them).
@@ -884,9 +989,22 @@ fn entry_checksum(ikey: &[u8], value: &[u8]) -> u64 {
     xxhash_rust::xxh3::xxh3_64_with_seed(value, xxhash_rust::xxh3::xxh3_64(ikey))
 }
 
-/// `paranoid_memory_checks`' answer to entries out of key order (RocksDB's message).
-fn out_of_order() -> crate::error::Error {
-    crate::error::Error::corruption("Out-of-order keys found in skiplist.")
+impl MemTable {
+    /// `paranoid_memory_checks`' answer to entries out of key order: RocksDB's
+    /// `InlineSkipList::Corruption` message, which with `allow_data_in_errors` names the two
+    /// keys (here the internal keys, in upper-case hex as RocksDB's `Slice::ToString(true)`).
+    fn out_of_order(&self, prev: &[u8], next: &[u8]) -> crate::error::Error {
+        let mut msg = "Out-of-order keys found in skiplist.".to_string();
+        if self.data_in_errors {
+            msg.push_str(&format!(" prev key: {} next key: {}", upper_hex(prev), upper_hex(next)));
+        }
+        crate::error::Error::corruption(msg)
+    }
+}
+
+/// Bytes in upper-case hex, RocksDB's `Slice::ToString(/*hex=*/true)`.
+fn upper_hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02X}")).collect()
 }
 
 impl std::fmt::Debug for MemTable {
@@ -1035,7 +1153,7 @@ impl MemTableIterator {
         }
         let want = if forward { Ordering::Less } else { Ordering::Greater };
         if self.mem.icmp.compare(&self.last_key, self.inner.key()) != want {
-            self.error = Some(out_of_order());
+            self.error = Some(self.mem.out_of_order(&self.last_key, self.inner.key()));
         }
     }
 
@@ -1110,9 +1228,15 @@ impl InternalIterator for MemTableIterator {
                 && self.inner.valid()
                 && self.mem.icmp.compare(self.inner.key(), target) == Ordering::Greater
             {
-                self.error = Some(out_of_order());
+                self.error = Some(self.mem.out_of_order(target, self.inner.key()));
             }
             self.check_bucket();
+            // RocksDB's SeekForPrev validates the search for the target as Seek does.
+            if self.error.is_none() && self.bucket.is_none() {
+                if let Err(e) = self.mem.check_seek_path(target) {
+                    self.error = Some(e);
+                }
+            }
         }
         self.load();
     }

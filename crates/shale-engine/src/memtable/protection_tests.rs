@@ -212,6 +212,9 @@ fn verify_on_seek_checks_the_entries_a_search_passes() {
     it.seek(&lookup_key(b"c", 10));
     assert!(!it.valid());
     assert_eq!(it.status().unwrap_err().kind(), ErrorKind::Corruption, "an iterator's seek too");
+    it.seek_for_prev(&lookup_key(b"c", 0));
+    assert!(!it.valid());
+    assert_eq!(it.status().unwrap_err().kind(), ErrorKind::Corruption, "and its seek_for_prev");
     // Off: the landing entry alone is checked, and "c" is sound.
     let m = make(false, 4);
     assert_eq!(m.try_get(b"c", 10).unwrap().map(|e| e.2), Some(b"vc".to_vec()));
@@ -221,4 +224,45 @@ fn verify_on_seek_checks_the_entries_a_search_passes() {
     // On without protection bytes: nothing to check (RocksDB's callback is not set).
     let m = make(true, 0);
     assert_eq!(m.try_get(b"c", 10).unwrap().map(|e| e.2), Some(b"vc".to_vec()));
+}
+
+/// `allow_data_in_errors` (helper dbmisc, issue 33): the memtable's Corruption messages keep
+/// the key out unless it is set; set, they name it in RocksDB's words.
+#[test]
+fn corruption_messages_name_the_key_only_with_allow_data_in_errors() {
+    for allow in [false, true] {
+        let cfg = MemTableConfig {
+            protection_bytes_per_key: 8,
+            allow_data_in_errors: allow,
+            ..MemTableConfig::default()
+        };
+        let m = MemTable::new(bytewise_internal_comparator(), 1).with_bloom_of(&cfg);
+        m.add(7, ValueType::Value, b"secret", b"vb");
+        overwrite_stored(&m, b"secret", &[b'x'; 10]);
+        let e = m.try_get(b"secret", 10).unwrap_err().to_string();
+        assert!(e.contains("Corrupted memtable entry, per key-value checksum verification failed."), "{e}");
+        // "secret" in RocksDB's upper-case hex.
+        let named = "Unrecognized value type: 1. User key: 736563726574. seq: 7.";
+        assert_eq!(e.contains(named), allow, "allow={allow}: {e}");
+        assert!(!e.contains("secret"), "{e}");
+
+        let cmp = Arc::new(Flippable(AtomicBool::new(false)));
+        let cfg = MemTableConfig {
+            paranoid_memory_checks: true,
+            allow_data_in_errors: allow,
+            ..MemTableConfig::default()
+        };
+        let m = Arc::new(MemTable::new(InternalKeyComparator::new(cmp.clone()), 1).with_bloom_of(&cfg));
+        m.add(1, ValueType::Value, b"a", b"v");
+        m.add(2, ValueType::Value, b"b", b"v");
+        cmp.0.store(true, MemOrder::Relaxed);
+        let mut it = m.iter();
+        it.seek_to_first();
+        it.next();
+        let e = it.status().unwrap_err().to_string();
+        assert!(e.contains("Out-of-order keys found in skiplist."), "{e}");
+        // The internal keys "a"@1 and "b"@2 (type 1), in upper-case hex.
+        let named = " prev key: 610101000000000000 next key: 620102000000000000";
+        assert_eq!(e.contains(named), allow, "allow={allow}: {e}");
+    }
 }

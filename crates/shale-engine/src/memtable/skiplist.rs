@@ -37,6 +37,15 @@
 //! [`SkipList::insert_concurrently`] starts from an empty splice, as RocksDB's
 //! `InsertConcurrently`.
 //!
+//! Prefetching: in a list far larger than the cache a search is a chain of misses, one per
+//! node compared. At each node of a level above 0 the insert's search asks for the node it
+//! would compare first one level down (the current node's next there) beside the one it
+//! compares now, so the miss of each descent overlaps the last one of the level above
+//! (random inserts into a 480,000-entry list took about 18% less CPU time); as RocksDB's
+//! search, it also asks for the node after the one it compares. A scan asks for the entry
+//! of the node after the one it stands on, which loads while the caller reads the current
+//! entry (a flush builds its blocks meanwhile).
+//!
 //! Concurrency: any number of writers and readers at once; readers never lock. A node is
 //! fully written (entry bytes and its own next pointers) before it is linked, level by
 //! level from the bottom, with a compare-and-swap on its predecessor's next pointer
@@ -199,6 +208,22 @@ fn prefetch_for_write(p: *const u8) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = p;
+}
+
+/// Asks the CPU to start loading the entry of the node after `node` (null: nothing), so that
+/// a scan's next step finds it in cache: the caller reads `node`'s entry meanwhile.
+#[inline(always)]
+fn prefetch_after(node: *mut u8) {
+    if !node.is_null() {
+        // SAFETY: a non-null node of a scan is a linked node of the live list; level 0 exists.
+        let after = unsafe { slot(node, 0) }.load(MemOrder::Relaxed);
+        if !after.is_null() {
+            // The entry's first two lines: its key and most of a short value.
+            let e = entry_of(after);
+            prefetch_at(e);
+            prefetch_at(e.wrapping_add(64));
+        }
+    }
 }
 
 /// Decodes the varint32 at `p`, returning the value and the pointer past it.
@@ -607,6 +632,17 @@ impl SkipList {
         loop {
             // SAFETY: `x` is the head or a node linked at `level`, so it has a slot there.
             let next = unsafe { slot(x, level) }.load(MemOrder::Acquire);
+            if level > 0 {
+                // The search goes down from `x` once `next` proves to be after the key, and
+                // the first node it then compares is `x`'s next one level down: ask for it
+                // now, beside `next`, so the two misses overlap (a miss a level, in a list
+                // far larger than the cache, where the walk is a chain of them).
+                // SAFETY: `x` has a slot at `level`, so at `level - 1` too.
+                let below = unsafe { slot(x, level - 1) }.load(MemOrder::Relaxed);
+                if !below.is_null() && below != next {
+                    prefetch_at(entry_of(below));
+                }
+            }
             if !next.is_null() && next != after {
                 // SAFETY: a non-null link points at a published node with a slot at `level`.
                 prefetch_at(unsafe { slot(next, level) }.load(MemOrder::Relaxed));
@@ -855,6 +891,7 @@ impl InternalIterator for SkipListIter {
         assert!(self.valid(), "next() on an invalid skiplist iterator");
         // SAFETY: a valid iterator is on a linked node of the live list; level 0 exists.
         self.node = unsafe { slot(self.node, 0) }.load(MemOrder::Acquire);
+        prefetch_after(self.node);
     }
 
     fn prev(&mut self) {
@@ -892,6 +929,154 @@ impl InternalIterator for SkipListIter {
     #[inline]
     fn value_if_pinned(&self) -> Option<&[u8]> {
         Some(self.value())
+    }
+}
+
+// ---- helper cfmisc (issue 33): `memtable_batch_lookup_optimization` ----
+
+/// The search path one lookup of a sorted batch leaves for the next (RocksDB's "finger", a
+/// `Splice` reused by `InlineSkipList::MultiGet`): at each level a node before the last key
+/// looked up and one not before it, so the next, larger key is looked up from the lowest
+/// level whose bracket still holds it, in O(log d) for a distance d, not O(log n).
+/// It holds the list it was last used on, so its nodes stay alive as long as it does.
+pub struct Finger {
+    splice: Box<Splice>,
+    list: Option<Arc<SkipList>>,
+}
+
+impl Default for Finger {
+    fn default() -> Self {
+        Finger { splice: Box::new(Splice::EMPTY), list: None }
+    }
+}
+
+impl SkipList {
+    /// RocksDB's `FindGreaterOrEqualWithFinger`: the first node with key >= `key` (null if
+    /// none), searched from `finger`, which it leaves bracketing `key`. The keys a finger
+    /// is used for must come in non-decreasing order; the finger must have been last used
+    /// on this list, or be reset ([`SkipListIter::seek_with_finger`] sees to both). Counts its comparisons in the perf context's `user_key_comparison_count`.
+    fn find_greater_or_equal_with_finger(&self, key: &[u8], finger: &mut Finger) -> *mut u8 {
+        let f = &mut *finger.splice;
+        let head = self.head();
+        let max_height = self.max_height.load(MemOrder::Relaxed);
+        let mut comparisons = 0u64;
+        // True when `n` is a node whose key is before `key` (null: false).
+        let after = |n: *mut u8, comparisons: &mut u64| {
+            if n.is_null() {
+                return false;
+            }
+            *comparisons += 1;
+            self.key_is_after_node(key, n)
+        };
+        let start = if f.height == 0 || f.head != head {
+            let top = max_height - 1;
+            f.head = head;
+            f.prev[top] = head;
+            f.next[top] = ptr::null_mut();
+            f.height = max_height;
+            top
+        } else {
+            // The list grew taller since the last lookup.
+            while f.height < max_height {
+                f.prev[f.height] = head;
+                f.next[f.height] = ptr::null_mut();
+                f.height += 1;
+            }
+            // The lowest level whose bracket still holds `key`.
+            let mut level = 0;
+            while level < max_height - 1 && after(f.next[level], &mut comparisons) {
+                level += 1;
+            }
+            if after(f.next[level], &mut comparisons) {
+                f.prev[level] = head;
+                f.next[level] = ptr::null_mut();
+            }
+            level
+        };
+        for level in (0..=start).rev() {
+            let (before, bound) = if level == start {
+                (f.prev[level], f.next[level])
+            } else {
+                (f.prev[level + 1], f.next[level + 1])
+            };
+            let mut x = before;
+            let next = loop {
+                // SAFETY: `x` is the head or a node linked at `level` (a bracket's left node
+                // at this level or the one above, or a node reached at this level), so it
+                // has a slot there.
+                let next = unsafe { slot(x, level) }.load(MemOrder::Acquire);
+                if next == bound || !after(next, &mut comparisons) {
+                    break next;
+                }
+                x = next;
+            };
+            f.prev[level] = x;
+            f.next[level] = next;
+        }
+        crate::perf::count(crate::perf::Field::UserKeyComparisonCount, comparisons);
+        f.next[0]
+    }
+}
+
+/// The splice an insert leaves for the next insert of the same prefix
+/// (`memtable_insert_with_hint_prefix_extractor`, RocksDB's `InsertWithHint`): kept by the
+/// memtable per prefix, used by one writer at a time.
+pub struct InsertHint {
+    splice: Box<Splice>,
+}
+
+impl Default for InsertHint {
+    fn default() -> Self {
+        InsertHint { splice: Box::new(Splice::EMPTY) }
+    }
+}
+
+impl InsertHint {
+    /// The bytes a hint takes (for the memtable's memory usage).
+    pub const SIZE: usize = std::mem::size_of::<Splice>();
+}
+
+impl SkipList {
+    /// [`SkipList::insert`] starting from `hint`, the splice the last insert through it left
+    /// (RocksDB's `InlineSkipList::InsertWithHint`), which it leaves after the new node. For
+    /// one writer at a time (not beside `insert_concurrently`).
+    pub fn insert_with_hint(
+        &self,
+        user_key: &[u8],
+        trailer: u64,
+        value: &[u8],
+        hint: &mut InsertHint,
+    ) -> bool {
+        let height = random_height();
+        let len = entry_len(user_key, value);
+        let size = height * SLOT + len;
+        let base = self.arena.with_main(|a| a.allocate_aligned(size, SLOT));
+        // SAFETY: the allocation holds `height` slots then the entry; the node pointer is the
+        // last slot.
+        let node = unsafe { base.as_ptr().add((height - 1) * SLOT) };
+        // SAFETY: the entry's `len` bytes lie inside the fresh allocation, which no other
+        // thread can reach before the node is linked and which the slices (caller memory)
+        // do not overlap.
+        unsafe { encode_entry(entry_of(node), user_key, trailer, value) };
+        let splice = &mut *hint.splice;
+        let head = self.head();
+        if splice.head != head {
+            splice.height = 0;
+            splice.head = head;
+        }
+        self.link(node, height, splice)
+    }
+}
+
+impl SkipListIter {
+    /// `seek(target)` from `finger` (see [`Finger`]).
+    pub fn seek_with_finger(&mut self, target: &[u8], finger: &mut Finger) {
+        if !finger.list.as_ref().is_some_and(|l| Arc::ptr_eq(l, &self.list)) {
+            // A finger of another list (or a new one): start from the top.
+            finger.splice.height = 0;
+            finger.list = Some(Arc::clone(&self.list));
+        }
+        self.node = self.list.find_greater_or_equal_with_finger(target, finger);
     }
 }
 

@@ -55,6 +55,10 @@
 //! - `bottommost_file_compaction_delay`: the picker's next look at bottommost files uses it.
 //! - `target_file_size_is_upper_bound`: compactions from then on cut outputs counting
 //!   their estimated tail.
+//! - `memtable_op_scan_flush_trigger`, `memtable_avg_op_scan_flush_trigger`: iterators
+//!   made from then on count the hidden active-memtable entries they pass.
+//! - `verify_output_flags`: compactions from then on check their outputs as the flags say
+//!   (`verify_output.rs`).
 //! - `compression_opts={level=..;...}`: the fields named change, the others keep their
 //!   values; tables written from then on compress with them.
 //! - `block_based_table_factory={block_size=..;...}`: the table options named change (see
@@ -64,6 +68,13 @@
 //!   entry a search passes (with `memtable_protection_bytes_per_key` above 0).
 //! - `plain_table_factory={user_key_len=..;...}` on a PlainTable family: the plain table
 //!   options named change; flushes and compactions from then on write tables with them.
+//! - `prefix_extractor`: memtables and tables made from then on use the new extractor; reads
+//!   consult a table's or memtable's prefix filter only while its extractor is the one in
+//!   force (helper cfblob).
+//! - `blob_compression_opts={level=..;...}`: the next flush or compaction compresses blobs
+//!   with the fields named changed, the others kept.
+//! - `compression_manager`: tables written from then on record the built-in manager
+//!   ("BuiltinV2") in their compression options, or none.
 //!
 //! The OPTIONS file is then rewritten, as RocksDB does after each SetOptions.
 

@@ -272,12 +272,26 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
         );
         iter.set_max_skippable_internal_keys(src.ro.max_skippable_internal_keys);
         iter.set_max_sequential_skip(cf.config().max_sequential_skip_in_iterations);
+        // `memtable_op_scan_flush_trigger`: not for tailing iterators (RocksDB gives those
+        // no active memtable), and sanitized to 0 in a read-only or secondary database.
+        let scan_trigger = cf.config().memtable_op_scan_flush_trigger;
+        if scan_trigger > 0
+            && inner.mode == super::readonly::DbMode::ReadWrite
+            && !matches!(follow, Follow::Tailing)
+        {
+            iter.set_memtable_scan_flush(
+                sv.mem.clone(),
+                scan_trigger,
+                cf.config().memtable_avg_op_scan_flush_trigger,
+            );
+        }
         iter.set_pin_data(src.ro.pin_data);
         if src.ro.prefix_same_as_start {
             iter.set_prefix_same_as_start(cf.config().prefix_extractor.clone());
         }
         iter.set_merge_operator(cf.config().callbacks.merge_operator.clone());
         iter.set_statistics(inner.config.statistics.clone());
+        iter.set_allow_data_in_errors(inner.config.allow_data_in_errors);
         iter.set_blob_fetcher(Some(crate::blob::BlobFetcher {
             cache: inner.blob_cache.clone(),
             cf_id: cf.id,

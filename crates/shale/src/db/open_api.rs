@@ -44,6 +44,7 @@ pub(crate) fn open<T: ThreadMode>(
         ));
     }
     opts.dbopt.validate()?;
+    opts.dbmisc.validate()?;
     // The hidden stats family has RocksDB's `OptimizeForPersistentStats` options whatever the
     // caller names it with (`stats_history.rs`).
     for d in &mut descs {
@@ -74,6 +75,8 @@ pub(crate) fn open<T: ThreadMode>(
         // RocksDB's statistics are a DB option every family's memtables count into
         // (`rocksdb.number.keys.updated`).
         d.options.statistics = config.statistics.clone();
+        // `allow_data_in_errors` is DB-wide in RocksDB; each family's memtables take it.
+        d.options.dbmisc.adopt_db_wide(&config);
     }
     // With `use_fsync` the default file system syncs with fsync; a file system given with
     // `set_file_system` syncs as it implements `sync`.
@@ -211,7 +214,8 @@ pub(crate) fn open<T: ThreadMode>(
         default_cache,
         config.statistics.clone(),
         config.row_cache.clone(),
-    );
+    )
+    .with_unique_id_check(config.verify_sst_unique_id_in_manifest);
     // The database's id, then the identities every table this open writes records
     // (RocksDB's "rocksdb.creating.db.identity", ".session.identity", ".host.identity").
     let db_id = setup_db_id(&*fs, path, recovered.db_id.as_deref(), config.write_identity_file)?;
@@ -224,7 +228,10 @@ pub(crate) fn open<T: ThreadMode>(
     config.table_ids = with_ids.table_ids.clone();
     let opts = &with_ids;
     let mut cfs = recovered_cf_states(&recovered, &descs, &table_cache, path, &config)?;
-    load_tables(&table_cache, &cfs, &config)?;
+    // `open_files_async`: a background thread opens them once the database is open.
+    if !config.open_files_async {
+        load_tables(&table_cache, &cfs, &config)?;
+    }
 
     let mut next_file_number = recovered.next_file_number.max(recovered.manifest_number + 1);
     let mut last_sequence = recovered.last_sequence;
@@ -235,11 +242,13 @@ pub(crate) fn open<T: ThreadMode>(
         let used = super::best_efforts::max_file_number(&*fs, &[path, &wal_dir]);
         next_file_number = next_file_number.max(used + 1);
     }
+    check_some_wal(&config, exists, &wals)?;
     if config.track_and_verify_wals_in_manifest && !config.best_efforts_recovery {
         super::wal_tracking::check_wals(&*fs, &wal_dir, &recovered.wals, &wals)?;
     }
     let mut new_files: Vec<RecoveredTable> = Vec::new();
     let to_replay = wals_to_replay(&wals, &recovered, &cfs, config.allow_2pc);
+    let min_wal_number = replay_floor(&recovered, &cfs, config.allow_2pc);
     for &n in &wals {
         next_file_number = next_file_number.max(n + 1);
     }
@@ -252,6 +261,7 @@ pub(crate) fn open<T: ThreadMode>(
         new_files: &mut new_files,
         read_only: false,
         prepared: Default::default(),
+        min_wal_number,
     };
     // RocksDB's RecoverLogFiles events (`info_log.rs`): with WALs in the directory, one job
     // from `recovery_started` to `recovery_finished` (or `recovery_failed`).
@@ -321,7 +331,10 @@ pub(crate) fn open<T: ThreadMode>(
     let mut wal_writer = LogWriter::new(wal_file, wal_number)
         .with_bytes_per_sync(config.wal_bytes_per_sync)
         .with_strict_range_sync(config.strict_bytes_per_sync)
-        .with_recycling(config.recycle_log_file_num > 0);
+        .with_recycling(config.recycle_log_file_num > 0)
+        .with_track_and_verify_wals(config.track_and_verify_wals);
+    // The first WAL of an open names no predecessor (RocksDB's `DBImpl::Open` passes an
+    // empty `PredecessorWALInfo`).
     wal_writer.add_compression_type_record(config.wal_compression)?;
     // Prepared transactions still undecided are written again to the new WAL (the old
     // ones go once the MANIFEST names it), so a crash before their decision keeps them.
@@ -451,7 +464,10 @@ pub(crate) fn open<T: ThreadMode>(
         "Recovered to sequence {last_sequence}; WAL {wal_number}, MANIFEST-{manifest_number:06}"
     ));
 
-    let threads = super::scheduler::start_background_threads(&inner)?;
+    let mut threads = super::scheduler::start_background_threads(&inner)?;
+    if inner.config.open_files_async {
+        threads.push(super::open_async::start(&inner)?);
+    }
     let mut db = into_db::<T>(inner, threads)?;
     // Families the caller names that the database lacks: created together, with one
     // MANIFEST write and one OPTIONS file.

@@ -113,10 +113,15 @@ fn open_view<T: ThreadMode>(
         default_cache,
         config.statistics.clone(),
         config.row_cache.clone(),
-    );
+    )
+    .with_unique_id_check(config.verify_sst_unique_id_in_manifest);
     let mut cfs = super::open_api::recovered_cf_states(&recovered, &descs, &table_cache, path, &config)?;
     open::load_tables(&table_cache, &cfs, &config)?;
 
+    if mode == DbMode::ReadOnly {
+        // RocksDB's read-only open runs `DBImpl::Recover` (its secondary does not).
+        open::check_some_wal(&config, true, &listed)?;
+    }
     let wals = open::wals_to_replay(&listed, &recovered, &cfs, config.allow_2pc);
     if error_if_wal_file_exists {
         // Every WAL in the directory, as RocksDB's Recover checks them before choosing

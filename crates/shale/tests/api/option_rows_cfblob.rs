@@ -201,8 +201,12 @@ fn fifo_age_for_warm_is_kept_and_written() {
     assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
 }
 
-/// The `rocksdb.prefix.extractor.name` of every live table, in file-number order.
-fn table_extractors(db: &DB, dir: &Path) -> Vec<String> {
+/// `prop` of the properties of every live table, in file-number order.
+fn table_props(
+    db: &DB,
+    dir: &Path,
+    prop: impl Fn(&shale::table::properties::TableProperties) -> String,
+) -> Vec<String> {
     let mut files: Vec<_> = db.live_files().unwrap().into_iter().map(|lf| lf.name).collect();
     files.sort();
     files
@@ -219,10 +223,14 @@ fn table_extractors(db: &DB, dir: &Path) -> Vec<String> {
                 cache_key: shale::cache::OffsetableCacheKey::unique(),
                 statistics: None,
             };
-            let t = shale::table::reader::Table::open(file, size, opts).unwrap();
-            t.properties().prefix_extractor_name.clone()
+            prop(shale::table::reader::Table::open(file, size, opts).unwrap().properties())
         })
         .collect()
+}
+
+/// The `rocksdb.prefix.extractor.name` of every live table, in file-number order.
+fn table_extractors(db: &DB, dir: &Path) -> Vec<String> {
+    table_props(db, dir, |p| p.prefix_extractor_name.clone())
 }
 
 /// `prefix_same_as_start` seeks to `k{i}aa` for 50 families of keys `k{i}bb?`: the keys
@@ -294,4 +302,85 @@ fn set_options_changes_the_prefix_extractor() {
     assert!(util::latest_options_text(path).contains("  prefix_extractor=nullptr\n"));
     let e = db.set_options(&[("prefix_extractor", "my.Extractor")]).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+}
+
+#[test]
+fn compression_manager_builtin_v2_is_recorded_by_the_next_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path();
+    let mut o = base();
+    o.set_compression_type(shale::DBCompressionType::Lz4);
+    o.set_disable_auto_compactions(true);
+    let db = DB::open(&o, path).unwrap();
+    assert!(util::latest_options_text(path).contains("  compression_manager=nullptr\n"));
+    let write = |db: &DB, tag: &str| {
+        for i in 0..100u32 {
+            db.put(format!("{tag}{i:03}"), util::value(u64::from(i), 100)).unwrap();
+        }
+        db.flush().unwrap();
+    };
+    write(&db, "a");
+    // RocksDB 11.8.1 registers one id, "BuiltinV2": the built-in manager, named in each
+    // table's compression options as RocksDB's builder names an explicit manager.
+    db.set_options(&[("compression_manager", "BuiltinV2")]).unwrap();
+    let text = util::latest_options_text(path);
+    assert!(text.contains("  compression_manager=BuiltinCompressionManagerV2\n"), "{text}");
+    write(&db, "b");
+    db.set_options(&[("compression", "kNoCompression")]).unwrap();
+    write(&db, "c");
+    // Any other id (RocksDB's own written name too) is none, as RocksDB's loader leaves it.
+    db.set_options(&[("compression_manager", "BuiltinCompressionManagerV2")]).unwrap();
+    assert!(util::latest_options_text(path).contains("  compression_manager=nullptr\n"));
+    db.set_options(&[("compression", "kLZ4Compression")]).unwrap();
+    write(&db, "d");
+    let props = table_props(&db, path, |p| p.compression_options.clone());
+    assert_eq!(props.len(), 4);
+    assert!(props[0].ends_with("checksum=0; _type=4; "), "{props:?}");
+    assert!(
+        props[1].ends_with(
+            "checksum=0; _type=4; _compression_manager=BuiltinCompressionManagerV2; \
+             _compressor=BuiltinLZ4CompressorV2; "
+        ),
+        "{props:?}"
+    );
+    assert!(
+        props[2].ends_with("_type=0; _compression_manager=BuiltinCompressionManagerV2; _compressor=; "),
+        "{props:?}"
+    );
+    assert!(props[3].ends_with("checksum=0; _type=4; "), "{props:?}");
+    // The data is the same either way.
+    for tag in ["a", "b", "c", "d"] {
+        assert_eq!(db.get(format!("{tag}042")).unwrap(), Some(util::value(42, 100)));
+    }
+}
+
+#[test]
+fn blob_cache_by_text_caches_blob_values() {
+    use shale::statistics::Ticker::{BlobDbCacheAdd, BlobDbCacheHit, BlobDbCacheMiss};
+    let dir = tempfile::tempdir().unwrap();
+    let mut o =
+        base().get_options_from_string("enable_blob_files=true;min_blob_size=0;blob_cache=1M").unwrap();
+    o.create_if_missing(true);
+    o.enable_statistics();
+    let db = DB::open(&o, dir.path()).unwrap();
+    let text = util::latest_options_text(dir.path());
+    assert!(!text.lines().any(|l| l.trim_start().starts_with("blob_cache=")), "never written: {text}");
+    for i in 0..50u32 {
+        db.put(format!("k{i:03}"), util::value(u64::from(i), 200)).unwrap();
+    }
+    db.flush().unwrap();
+    assert_eq!(util::files_ending(dir.path(), ".blob").len(), 1);
+    for _ in 0..2 {
+        for i in 0..50u32 {
+            assert_eq!(db.get(format!("k{i:03}")).unwrap(), Some(util::value(u64::from(i), 200)));
+        }
+    }
+    // First reads miss and fill the cache the option made; second reads hit it.
+    assert_eq!(o.get_ticker_count(BlobDbCacheMiss), 50);
+    assert_eq!(o.get_ticker_count(BlobDbCacheAdd), 50);
+    assert_eq!(o.get_ticker_count(BlobDbCacheHit), 50);
+    // Immutable, as RocksDB's.
+    let e = db.set_options(&[("blob_cache", "2M")]).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+    assert!(e.to_string().contains("Option not changeable: blob_cache"), "{e}");
 }

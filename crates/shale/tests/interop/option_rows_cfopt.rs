@@ -15,6 +15,12 @@ const SET: &[(&str, &str)] = &[
     ("target_file_size_is_upper_bound", "true"),
     ("memtable_prefix_bloom_size_ratio", "0.125000"),
     ("memtable_whole_key_filtering", "true"),
+    // helper cfmisc's rows
+    ("memtable_op_scan_flush_trigger", "300"),
+    ("memtable_avg_op_scan_flush_trigger", "20"),
+    ("verify_output_flags", "1027"),
+    ("memtable_batch_lookup_optimization", "true"),
+    ("memtable_insert_with_hint_prefix_extractor", "rocksdb.FixedPrefix.4"),
 ];
 
 #[test]
@@ -82,4 +88,48 @@ fn rocksdb_11_reads_blobs_of_blob_compression_opts() {
     assert!(crate::util::files_ending(path, ".blob").len() >= 3);
     assert_eq!(db.get("key00450").unwrap(), Some(value(450)));
     tools::rocksdb_reads(path, &db, "interop option_rows_cfopt blob_compression_opts");
+}
+
+/// `compression_manager=BuiltinV2` (helper cfblob): RocksDB 11.8.1 loads Shale's OPTIONS file
+/// strictly, reads its tables, and its `sst_dump` shows the compression options property
+/// as RocksDB's own builder writes it for that manager (checked against a db_bench run
+/// with the same OPTIONS line: `_compression_manager=BuiltinCompressionManagerV2;
+/// _compressor=BuiltinLZ4CompressorV2;`).
+#[test]
+fn rocksdb_11_reads_tables_of_compression_manager() {
+    use shale::{Options, DB};
+    if !tools::use_rocksdb_11(TEST) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let mut o = Options::default().get_options_from_string("compression_manager=BuiltinV2").unwrap();
+    o.create_if_missing(true);
+    o.set_compression_type(shale::DBCompressionType::Lz4);
+    let db = DB::open(&o, &path).unwrap();
+    for i in 0..200u32 {
+        db.put(format!("key{i:04}"), format!("value {i} ").repeat(8)).unwrap();
+    }
+    db.flush().unwrap();
+    tools::rocksdb_reads(&path, &db, "interop option_rows_cfopt compression_manager");
+    drop(db);
+    let (ok, out, err) = tools::try_tool(
+        "ldb",
+        &tools::args(&[&format!("--db={}", path.display()), "--try_load_options", "scan"]),
+    );
+    assert!(ok && out.contains("key0042 ==> value 42 "), "{out}{err}");
+    let sst = crate::util::files_ending(&path, ".sst");
+    assert_eq!(sst.len(), 1, "{sst:?}");
+    let file = path.join(&sst[0]);
+    let (ok, out, err) = tools::try_tool(
+        "sst_dump",
+        &tools::args(&[&format!("--file={}", file.display()), "--show_properties"]),
+    );
+    assert!(ok, "{out}{err}");
+    assert!(
+        out.contains(
+            "checksum=0; _type=4; _compression_manager=BuiltinCompressionManagerV2; _compressor=BuiltinLZ4CompressorV2; "
+        ),
+        "{out}"
+    );
 }
