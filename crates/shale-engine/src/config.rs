@@ -580,6 +580,9 @@ pub struct MemTableConfig {
     /// The database's `allow_data_in_errors` (RocksDB's memtable options carry it): the
     /// memtable's Corruption messages name the entry's key and sequence when true.
     pub allow_data_in_errors: bool,
+    /// RocksDB's `memtable_insert_with_hint_prefix_extractor` (helper cfmisc, issue 33): the
+    /// write leader's skip-list inserts start from a splice kept per prefix.
+    pub insert_with_hint_prefix_extractor: Option<SliceTransformRef>,
 }
 
 impl std::fmt::Debug for MemTableConfig {

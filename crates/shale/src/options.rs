@@ -666,6 +666,9 @@ pub struct Options {
     /// RocksDB's immutable `memtable_batch_lookup_optimization` (default false): multi_get
     /// looks a family's keys up in its memtables as one sorted batch (`db/read.rs`).
     pub(crate) memtable_batch_lookup_optimization: bool,
+    /// RocksDB's immutable `memtable_insert_with_hint_prefix_extractor` (default nullptr):
+    /// memtable inserts start from a splice kept per prefix of this extractor.
+    pub(crate) memtable_insert_with_hint_prefix_extractor: Option<crate::slice_transform::SliceTransformRef>,
     // ---- end of helper cfmisc ----
     /// Flush and compaction LOG lines carry the time spent writing.
     pub(crate) report_bg_io_stats: bool,
@@ -995,6 +998,7 @@ impl Default for Options {
             memtable_avg_op_scan_flush_trigger: 0,
             verify_output_flags: 0,
             memtable_batch_lookup_optimization: false,
+            memtable_insert_with_hint_prefix_extractor: None,
             report_bg_io_stats: false,
             atomic_flush: false,
             ttl_db: None,

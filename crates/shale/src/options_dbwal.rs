@@ -15,9 +15,25 @@
 //!   existing database with no WAL file at all fails the open with Corruption "Opening an
 //!   existing DB with no WAL files" (not with `best_efforts_recovery`). A secondary does not
 //!   check (RocksDB's `DBImplSecondary` reads WALs with the check off).
+//! - `verify_sst_unique_id_in_manifest` (default true, immutable): every table Shale writes
+//!   (flush, compaction, recovery, ingestion of a file whose properties name its database,
+//!   session and number, repair) is recorded in the MANIFEST with its internal unique id,
+//!   computed from its properties as RocksDB's `GetSstInternalUniqueId`
+//!   (`shale_format::table::unique_id`). When a block-based table is opened (the table cache:
+//!   at open with `max_open_files = -1`, else on first use) and its MANIFEST entry has an id,
+//!   the id its properties give must match: otherwise Corruption "Mismatch in unique ID on
+//!   table file N. Expected: {..} Actual: {..}" (a table overwritten or misplaced). False:
+//!   not compared. Tables without a recorded id (RocksDB before 7.3) are opened unchecked.
 
 /// The options of this module, at RocksDB 11.8.1's defaults.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct DbWalExtra {
     pub track_and_verify_wals: bool,
+    pub verify_sst_unique_id_in_manifest: bool,
+}
+
+impl Default for DbWalExtra {
+    fn default() -> Self {
+        DbWalExtra { track_and_verify_wals: false, verify_sst_unique_id_in_manifest: true }
+    }
 }

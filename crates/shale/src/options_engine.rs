@@ -93,6 +93,7 @@ impl Options {
             flush_verify_memtable_count: self.dbopt.flush_verify_memtable_count,
             compaction_verify_record_count: self.dbopt.compaction_verify_record_count,
             track_and_verify_wals: self.dbwal.track_and_verify_wals,
+            verify_sst_unique_id_in_manifest: self.dbwal.verify_sst_unique_id_in_manifest,
             max_manifest_file_size: self.max_manifest_file_size,
             write_dbid_to_manifest: self.write_dbid_to_manifest,
             write_identity_file: self.write_identity_file,
@@ -332,6 +333,7 @@ impl Options {
             paranoid_memory_checks: self.paranoid_memory_checks,
             verify_checksum_on_seek: self.memtable_verify_per_key_checksum_on_seek,
             allow_data_in_errors: self.dbmisc.allow_data_in_errors,
+            insert_with_hint_prefix_extractor: self.memtable_insert_with_hint_prefix_extractor.clone(),
         }
     }
 

@@ -1154,6 +1154,17 @@ pub(crate) static ROWS: &[OptionRow] = &[
             Ok(true)
         }),
     ),
+    opt(
+        "verify_sst_unique_id_in_manifest",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.dbwal.verify_sst_unique_id_in_manifest.to_string()),
+        Some(|o, n, v| {
+            o.dbwal.verify_sst_unique_id_in_manifest = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
     // ---- end of helper `dbwal` DB block ----
     // Deprecated in RocksDB 11.8.1 (`OptionVerificationType::kDeprecated` in its
     // `options/db_options.cc`): its parser accepts any value and changes nothing, and its
@@ -2405,6 +2416,27 @@ pub(crate) static ROWS: &[OptionRow] = &[
         }),
     ),
     // ---- end of helper cfopt CF block ----
+    // Memtables' skip-list inserts by the write leader start from a splice kept per prefix
+    // of this extractor (`shale_engine::memtable::InsertHints`); RocksDB's built-in
+    // extractors by name, as prefix_extractor's row reads them.
+    opt(
+        "memtable_insert_with_hint_prefix_extractor",
+        Cf,
+        Function,
+        No,
+        Some(|c| name_or_null(c.memtable_insert_with_hint_prefix_extractor.as_ref().map(|t| t.name()))),
+        Some(|o, _, v| {
+            o.memtable_insert_with_hint_prefix_extractor = match v {
+                "nullptr" | "" => None,
+                _ => match crate::SliceTransform::from_name(v) {
+                    Some(t) => Some(std::sync::Arc::new(t)),
+                    None => return Ok(false),
+                },
+            };
+            Ok(true)
+        }),
+    ),
+    // ---- end of helper cfmisc CF block ----
     // ---- helper cfblob (issue 33): CF options that had no row ----
     // Memtables made from then on, with memtable_protection_bytes_per_key above 0, check
     // every entry a skip-list search compares against on its way

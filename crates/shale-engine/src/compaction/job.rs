@@ -1094,6 +1094,11 @@ fn finish(
     o.meta.marked_for_compaction = built.marked_for_compaction;
     o.meta.file_creation_time = built.properties.file_creation_time;
     o.meta.oldest_ancester_time = built.properties.creation_time;
+    // RocksDB's CompactionJob records the output's unique id from the database's and the
+    // session's ids and the file number (`table::unique_id`).
+    let p = &built.properties;
+    o.meta.unique_id =
+        crate::table::unique_id::internal_unique_id(&p.db_id, &p.db_session_id, p.orig_file_number, false);
     result.bytes_written += built.file_size;
     result.outputs.push(o.meta);
     result.output_hashes.push(o.hash);

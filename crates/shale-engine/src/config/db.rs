@@ -173,6 +173,9 @@ pub struct DbConfig {
     pub open_files_async: bool,
     /// `skip_stats_update_on_db_open` (required by `open_files_async`).
     pub skip_stats_update_on_db_open: bool,
+    /// `verify_sst_unique_id_in_manifest`: a block-based table opened whose MANIFEST entry
+    /// records a unique id must give the same one from its properties (else Corruption).
+    pub verify_sst_unique_id_in_manifest: bool,
     /// `max_manifest_file_size`.
     pub max_manifest_file_size: u64,
     /// `write_dbid_to_manifest`.
@@ -309,6 +312,7 @@ impl Default for DbConfig {
             max_compaction_trigger_wakeup_seconds: 43_200,
             open_files_async: false,
             skip_stats_update_on_db_open: false,
+            verify_sst_unique_id_in_manifest: true,
             max_manifest_file_size: 1024 * 1024 * 1024,
             write_dbid_to_manifest: true,
             write_identity_file: true,

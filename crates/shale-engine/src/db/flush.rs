@@ -365,6 +365,10 @@ fn write_table_inner(
     meta.file_creation_time = result.properties.file_creation_time;
     meta.oldest_ancester_time = result.properties.creation_time;
     meta.file_checksum_func_name = "Unknown".to_string();
+    // RocksDB's BuildTable records the table's unique id (none when an id is missing).
+    let p = &result.properties;
+    meta.unique_id =
+        crate::table::unique_id::internal_unique_id(&p.db_id, &p.db_session_id, p.orig_file_number, false);
     if table_dir != dir {
         // The callers sync the database directory; the table's is another.
         fs.sync_dir(table_dir)?;

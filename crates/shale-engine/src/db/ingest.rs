@@ -73,6 +73,8 @@ struct Ingested {
     creation_time: u64,
     /// What the MANIFEST records (`TableProperties::tail_size`).
     tail_size: u64,
+    /// The unique id its properties give (RocksDB's ingestion job; none when they lack an id).
+    unique_id: Option<[u64; 2]>,
     /// The temperature recorded for it: kUnknown (0) when linked, the family's write
     /// temperature when copied (RocksDB's `ExternalSstFileIngestionJob::Prepare`).
     temperature: u8,
@@ -237,6 +239,12 @@ impl DbInner {
             file_creation_time: props.file_creation_time,
             creation_time: props.creation_time,
             tail_size: props.tail_size(size),
+            unique_id: crate::table::unique_id::internal_unique_id(
+                &props.db_id,
+                &props.db_session_id,
+                props.orig_file_number,
+                false,
+            ),
             temperature: 0,
         })
     }
@@ -432,6 +440,7 @@ impl DbInner {
                     oldest_ancester_time: f.creation_time,
                     file_checksum_func_name: "Unknown".to_string(),
                     tail_size: f.tail_size,
+                    unique_id: f.unique_id,
                     // RocksDB's kReservedEpochNumberForFileIngestedBehind.
                     epoch_number: if behind { 1 } else { 0 },
                     temperature: f.temperature,

@@ -64,7 +64,11 @@ fn scan_table(
         statistics: None,
     };
     let table = Table::open(file, size, opts)?;
-    let mut meta = FileMetaData { number, file_size: size, ..FileMetaData::default() };
+    // RocksDB's Repairer records the unique id the table's properties give.
+    let p = table.properties();
+    let unique_id =
+        crate::table::unique_id::internal_unique_id(&p.db_id, &p.db_session_id, p.orig_file_number, false);
+    let mut meta = FileMetaData { number, file_size: size, unique_id, ..FileMetaData::default() };
     let mut smallest: Option<Vec<u8>> = None;
     let mut largest: Option<Vec<u8>> = None;
     let note = |ikey: &[u8],

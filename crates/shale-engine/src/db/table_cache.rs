@@ -75,6 +75,8 @@ pub struct TableCache {
     /// file number -> (entry, last use tick; the tick stays 0 when `capacity` is None)
     map: RwLock<HashMap<u64, (Arc<TableEntry>, AtomicU64)>>,
     tick: AtomicU64,
+    /// `verify_sst_unique_id_in_manifest` (see [`TableCache::with_unique_id_check`]).
+    verify_unique_id: bool,
 }
 
 impl TableCache {
@@ -101,7 +103,16 @@ impl TableCache {
             row_cache,
             map: RwLock::new(HashMap::new()),
             tick: AtomicU64::new(0),
+            verify_unique_id: false,
         }
+    }
+
+    /// RocksDB's `verify_sst_unique_id_in_manifest`: a block-based table opened whose
+    /// MANIFEST entry records a unique id must give the same one from its properties
+    /// (`BlockBasedTable::Open` with `expected_unique_id`), else Corruption.
+    pub fn with_unique_id_check(mut self, on: bool) -> Self {
+        self.verify_unique_id = on;
+        self
     }
 
     /// `prepopulate_block_cache` for table `number` of `cf` that a flush (`compaction`
@@ -251,6 +262,27 @@ impl TableCache {
             })
         };
         let mut table = opened.inspect_err(|_| record_tick(stats, Ticker::NoFileErrors, 1))?;
+        if let (true, shale_format::table::AnyTable::Block(t), Some(expected)) =
+            (self.verify_unique_id, &table, file.unique_id.filter(|u| *u != [0, 0]))
+        {
+            let p = t.properties();
+            let actual = shale_format::table::unique_id::internal_unique_id(
+                &p.db_id,
+                &p.db_session_id,
+                p.orig_file_number,
+                true,
+            );
+            if actual != Some(expected) {
+                record_tick(stats, Ticker::NoFileErrors, 1);
+                let human = shale_format::table::unique_id::human_string;
+                return Err(crate::Error::corruption(format!(
+                    "Mismatch in unique ID on table file {}. Expected: {} Actual: {}",
+                    file.number,
+                    human(&expected),
+                    actual.as_ref().map_or_else(|| "{0,0}".to_string(), human)
+                )));
+            }
+        }
         if let shale_format::table::AnyTable::Block(t) = &mut table {
             // The reader was just opened: nothing else holds it yet.
             let t = Arc::get_mut(t).ok_or_else(|| {

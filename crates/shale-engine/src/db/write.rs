@@ -8,12 +8,14 @@
 //! signal ([`Writer`]): whoever changes what it waits for — its write done, a memtable insert
 //! handed to it, it reached the front of the queue and leads — sets the signal and unparks
 //! its thread, so a finished group wakes its own writers and the next leader, not every
-//! waiter. A waiter spins about a microsecond, then (`enable_write_thread_adaptive_yield`,
-//! default true) yields the processor in a loop for up to `write_thread_max_yield_usec`
-//! (default 100), giving up after three yields of `write_thread_slow_yield_usec` (default
-//! 3) or more, then parks. Whether the yield loop is tried at all follows a decaying credit
-//! of sampled waits, one per place a writer waits (`WaitSite`), as RocksDB's: when yielding mostly ends in blocking anyway (more
-//! runnable threads than processors), writers block at once. A handoff caught while
+//! waiter. A waiter spins about a microsecond (at most 200 pauses, as RocksDB's, and at most
+//! a microsecond by the clock: a pause takes 7 ns on some processors, 100 on others), then
+//! (`enable_write_thread_adaptive_yield`, default true) yields the processor in a loop for up
+//! to `write_thread_max_yield_usec` (default 100), giving up after three yields of
+//! `write_thread_slow_yield_usec` (default 3) or more, then parks. Whether the yield loop is
+//! tried at all follows a decaying credit of sampled waits, one per place a writer waits
+//! (`WaitSite`), as RocksDB's: when yielding mostly ends in blocking anyway (more runnable
+//! threads than processors), writers block at once. A handoff caught while
 //! spinning or yielding costs no futex wait and wake.
 //!
 //! **Parallel memtable inserts** (`allow_concurrent_memtable_write`, on by default, as
@@ -24,7 +26,13 @@
 //! (`ParallelGroup::remaining`) notes the full memtables, publishes the group's last
 //! sequence — only then, so no reader sees part of a group — and completes the group. The
 //! group stays at the front of the queue until then, so the memtables cannot be switched
-//! under it. With the option off, the leader inserts every batch in order.
+//! under it. With the option off, the leader inserts every batch in order. A member found
+//! blocked (`Writer::parked`: it spun and yielded, then parked) is not woken to insert: the
+//! leader inserts its batch too, and a group whose members all are blocked is inserted by
+//! the leader in order, as with the option off. Waking a parked thread costs the waker a
+//! system call and the batch a scheduling delay, more than inserting a small batch; the
+//! option still lets every member that is running insert at once, and the records, their
+//! sequences and what readers see are the same either way.
 //!
 //! The cost of a write does not depend on the number of column families: a record finds
 //! its memtable by family id in a vector, and the leader takes the DB mutex only when the
@@ -225,8 +233,9 @@ pub struct MemWriters {
 enum GroupOutcome {
     /// Inserted and published: complete the group.
     Done,
-    /// Members insert in parallel; the leader's own share, if its batch has records.
-    Parallel(Option<InsertTask>),
+    /// Members insert in parallel; the leader's share: its own batch, if it has records, and
+    /// the batches of members that were blocked (`Writer::parked`).
+    Parallel(smallvec::SmallVec<[InsertTask; 1]>),
     /// Pipelined: in the WAL, left to the memtable stage (`memtable_stage`).
     Logged(Logged),
 }
@@ -246,6 +255,10 @@ pub struct Writer {
     signal: AtomicBool,
     /// The writer's thread, unparked with the signal.
     thread: std::thread::Thread,
+    /// The writer is blocked (parked) waiting for its signal, not spinning or yielding: a
+    /// write leader inserts such a member's batch itself rather than wake it to do so (see
+    /// "Parallel memtable inserts" in the module comment).
+    parked: AtomicBool,
 }
 
 impl Writer {
@@ -254,6 +267,7 @@ impl Writer {
             state: Mutex::new(w),
             signal: AtomicBool::new(false),
             thread: std::thread::current(),
+            parked: AtomicBool::new(false),
         })
     }
 
@@ -324,6 +338,13 @@ fn lock(w: &Arc<Writer>) -> parking_lot::MutexGuard<'_, PendingWrite> {
 /// One time in this many, a waiting writer yields whatever the yield credit says, to
 /// update it (RocksDB's `sampling_base`).
 const YIELD_SAMPLING: u32 = 256;
+/// The most pauses a waiting writer spins before it yields or blocks (RocksDB's 200).
+const SPIN_PAUSES: u32 = 200;
+/// The longest a waiting writer spins (RocksDB's intent for its 200 pauses).
+const SPIN_TIME: Duration = Duration::from_micros(1);
+/// The spin reads the clock once every this many pauses (a clock read costs about a
+/// fast pause's time).
+const SPIN_CLOCK_EVERY: u32 = 4;
 /// Slow yields that end a waiting writer's yield loop (RocksDB's `kMaxSlowYieldsWhileSpinning`).
 const MAX_SLOW_YIELDS: u32 = 3;
 
@@ -530,8 +551,8 @@ impl DbInner {
         let result = match outcome {
             Ok(GroupOutcome::Done) => Ok(()),
             Err(e) => Err(e),
-            Ok(GroupOutcome::Parallel(task)) => {
-                if let Some(task) = task {
+            Ok(GroupOutcome::Parallel(tasks)) => {
+                for task in tasks {
                     self.run_insert_task(task);
                 }
                 // The last insert to finish completes the group.
@@ -884,11 +905,23 @@ impl DbInner {
     /// loop saw the signal and takes from it when it had to block.
     fn await_signal(&self, w: &Writer, site: WaitSite) {
         let credit = &self.write_yield_credit[site as usize];
-        for _ in 0..200 {
+        if w.signal.load(Ordering::Acquire) {
+            return;
+        }
+        // RocksDB spins 200 pauses, "a bit more than a microsecond" at the 7 ns a pause takes
+        // on the Xeons it was tuned on; a pause can take 100 ns (measured on AMD EPYC under a
+        // hypervisor: 200 of them 19-21 µs), and a waiter spinning 20 µs holds a processor
+        // the writer it waits for may need. So the spin ends at SPIN_PAUSES pauses or at
+        // SPIN_TIME, whichever comes first: about a microsecond everywhere.
+        let spin_start = Instant::now();
+        for i in 1..=SPIN_PAUSES {
+            std::hint::spin_loop();
             if w.signal.load(Ordering::Acquire) {
                 return;
             }
-            std::hint::spin_loop();
+            if i % SPIN_CLOCK_EVERY == 0 && spin_start.elapsed() >= SPIN_TIME {
+                break;
+            }
         }
         let max_yield = if self.config.enable_write_thread_adaptive_yield {
             self.config.write_thread_max_yield_usec
@@ -929,9 +962,11 @@ impl DbInner {
             }
         }
         if !succeeded {
+            w.parked.store(true, Ordering::SeqCst);
             while !w.signal.load(Ordering::Acquire) {
                 std::thread::park();
             }
+            w.parked.store(false, Ordering::Relaxed);
         }
         if update {
             // Fixed-point decay by 1/1024 per update, +-2^17 per outcome (RocksDB's): the
@@ -1052,9 +1087,13 @@ impl DbInner {
         if guards.len() == 1 && guards[0].batch.is_none() {
             return Err(Error::invalid_argument("empty write"));
         }
+        // A group whose members all block in their wait is inserted by the leader alone (see
+        // "Parallel memtable inserts" in the module comment): the same records with the same
+        // sequences, without the compare-and-swap inserts.
         let parallel = self.config.allow_concurrent_memtable_write
             && guards.len() > 1
-            && guards.iter().all(|g| g.batch.as_ref().is_none_or(|b| !b.has_merge()));
+            && guards.iter().all(|g| g.batch.as_ref().is_none_or(|b| !b.has_merge()))
+            && group.iter().skip(1).any(|w| !w.parked.load(Ordering::SeqCst));
         // The group's records as one batch: for the WAL record, and for the leader to insert
         // when it inserts them all. Not built for a parallel group without the WAL.
         // A lone writer's batch is its own WAL record: nothing is allocated for it.
@@ -1261,7 +1300,10 @@ impl DbInner {
         };
         if parallel {
             let mut guards: smallvec::SmallVec<[_; GROUP_INLINE]> = group.iter().map(lock).collect();
-            // Hand each member its own batch and first sequence; the leader inserts its own.
+            // Hand each member its own batch and first sequence; the leader inserts its own,
+            // and those of members blocked in their wait: waking a parked thread costs the
+            // waker a system call and the batch a scheduling delay, more than inserting it
+            // (db_bench's one-record batches), and the member waits for the group anyway.
             let tasks = guards.iter().filter(|g| g.batch.as_ref().is_some_and(|b| b.count() > 0)).count();
             let shared = Arc::new(ParallelGroup {
                 mems,
@@ -1273,18 +1315,20 @@ impl DbInner {
                 pipelined,
             });
             let mut seq = first_seq;
-            let mut own = None;
-            for (i, g) in guards.iter_mut().enumerate() {
+            let mut own = smallvec::SmallVec::new();
+            let mut handed: smallvec::SmallVec<[&Arc<Writer>; GROUP_INLINE]> = smallvec::SmallVec::new();
+            for (i, (g, w)) in guards.iter_mut().zip(group).enumerate() {
                 let Some(b) = g.batch.take_if(|b| b.count() > 0) else { continue };
                 let n = u64::from(b.count());
                 let ignore_missing = g.ignore_missing;
                 let task =
                     InsertTask { batch: b, first_seq: seq, group: Arc::clone(&shared), ignore_missing };
                 seq += n;
-                if i == 0 {
-                    own = Some(task);
+                if i == 0 || w.parked.load(Ordering::SeqCst) {
+                    own.push(task);
                 } else {
                     g.task = Some(task);
+                    handed.push(w);
                 }
             }
             // Counted before any member can see its task (and so return).
@@ -1292,7 +1336,7 @@ impl DbInner {
                 s.record_write(None, Some(c));
             }
             drop(guards);
-            for w in group.iter().skip(1) {
+            for w in handed {
                 w.wake();
             }
             return Ok(GroupOutcome::Parallel(own));

@@ -118,6 +118,9 @@ pub struct MemTable {
     /// (active) memtable than `memtable_op_scan_flush_trigger` allows; the write path then
     /// switches it and flushes it however small it is ([`MemTable::should_flush_now`]).
     marked_for_flush: std::sync::atomic::AtomicBool,
+    /// `memtable_insert_with_hint_prefix_extractor`: a splice kept per prefix that a
+    /// writer's insert of a key with that prefix starts from ([`InsertHints`]).
+    insert_hints: Option<Box<InsertHints>>,
     /// A hash memtable factory (HashSkipList, HashLinkList) with this prefix extractor:
     /// prefix iterators see one prefix's bucket only (see [`MemTable::iter_prefix_filtered`]).
     hash_buckets: Option<crate::slice_transform::SliceTransformRef>,
@@ -127,6 +130,18 @@ pub struct MemTable {
     tombstones: SkipList,
     /// The vector memtable's entries (`MemtableFactory::Vector`); `points` lends its arena.
     vector: Option<Arc<VectorRep>>,
+}
+
+/// RocksDB's `memtable_insert_with_hint_prefix_extractor` (`MemTable::Add` with
+/// `insert_hints_`): a skip-list insert by the write leader (not a concurrent one) of a key
+/// in the extractor's domain starts from the splice the last insert of the same prefix
+/// left, so keys that arrive in order within a prefix link in O(1). The hints' memory is
+/// part of the memtable's usage, as RocksDB counts its `insert_hints_` map.
+struct InsertHints {
+    extractor: crate::slice_transform::SliceTransformRef,
+    hints: parking_lot::Mutex<std::collections::HashMap<Vec<u8>, skiplist::InsertHint>>,
+    /// The bytes of the map's hints and prefixes.
+    bytes: AtomicU64,
 }
 
 /// In-place updates (RocksDB's `inplace_update_support`, `MemTable::Update`): a Put whose
@@ -241,6 +256,16 @@ impl MemTable {
         if let Some(reserve) = o.vector_rep {
             self.vector = Some(Arc::new(VectorRep::new(Arc::clone(&self.points), reserve)));
             self.is_vector = true;
+        }
+        if let Some(x) = &o.insert_with_hint_prefix_extractor {
+            // RocksDB: only the skip list implements it; other representations ignore it.
+            if o.vector_rep.is_none() && !o.hash_rep {
+                self.insert_hints = Some(Box::new(InsertHints {
+                    extractor: x.clone(),
+                    hints: parking_lot::Mutex::new(std::collections::HashMap::new()),
+                    bytes: AtomicU64::new(0),
+                }));
+            }
         }
         if o.hash_rep {
             // RocksDB falls back to the skip list when there is no prefix extractor.
@@ -357,6 +382,7 @@ impl MemTable {
             verify_on_seek: false,
             data_in_errors: false,
             marked_for_flush: std::sync::atomic::AtomicBool::new(false),
+            insert_hints: None,
         }
     }
 
@@ -512,6 +538,21 @@ impl MemTable {
             }
         } else if concurrent {
             list.insert_concurrently(user_key, packed, value)
+        } else if let Some(h) = self.insert_hints.as_deref().filter(|_| t != ValueType::RangeDeletion) {
+            match h.extractor.transform(user_key).filter(|_| h.extractor.in_domain(user_key)) {
+                Some(prefix) => {
+                    let mut map = h.hints.lock();
+                    if !map.contains_key(prefix) {
+                        h.bytes.fetch_add(
+                            (skiplist::InsertHint::SIZE + prefix.len() + 32) as u64,
+                            MemOrder::Relaxed,
+                        );
+                    }
+                    let hint = map.entry(prefix.to_vec()).or_default();
+                    list.insert_with_hint(user_key, packed, value, hint)
+                }
+                None => list.insert(user_key, packed, value),
+            }
         } else {
             list.insert(user_key, packed, value)
         };
@@ -903,7 +944,15 @@ impl MemTable {
         } else {
             0
         };
-        self.points.memory_usage() + tombstones + self.bloom.as_ref().map_or(0, |b| b.bloom.size())
+        self.points.memory_usage()
+            + tombstones
+            + self.bloom.as_ref().map_or(0, |b| b.bloom.size())
+            + self.insert_hints.as_ref().map_or(0, |h| h.bytes.load(MemOrder::Relaxed) as usize)
+    }
+
+    /// How many prefixes have an insert hint (`memtable_insert_with_hint_prefix_extractor`).
+    pub fn insert_hint_count(&self) -> usize {
+        self.insert_hints.as_ref().map_or(0, |h| h.hints.lock().len())
     }
 
     /// Entries added, range tombstones included (as RocksDB counts them).

@@ -37,6 +37,15 @@
 //! [`SkipList::insert_concurrently`] starts from an empty splice, as RocksDB's
 //! `InsertConcurrently`.
 //!
+//! Prefetching: in a list far larger than the cache a search is a chain of misses, one per
+//! node compared. At each node of a level above 0 the insert's search asks for the node it
+//! would compare first one level down (the current node's next there) beside the one it
+//! compares now, so the miss of each descent overlaps the last one of the level above
+//! (random inserts into a 480,000-entry list took about 18% less CPU time); as RocksDB's
+//! search, it also asks for the node after the one it compares. A scan asks for the entry
+//! of the node after the one it stands on, which loads while the caller reads the current
+//! entry (a flush builds its blocks meanwhile).
+//!
 //! Concurrency: any number of writers and readers at once; readers never lock. A node is
 //! fully written (entry bytes and its own next pointers) before it is linked, level by
 //! level from the bottom, with a compare-and-swap on its predecessor's next pointer
@@ -199,6 +208,22 @@ fn prefetch_for_write(p: *const u8) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = p;
+}
+
+/// Asks the CPU to start loading the entry of the node after `node` (null: nothing), so that
+/// a scan's next step finds it in cache: the caller reads `node`'s entry meanwhile.
+#[inline(always)]
+fn prefetch_after(node: *mut u8) {
+    if !node.is_null() {
+        // SAFETY: a non-null node of a scan is a linked node of the live list; level 0 exists.
+        let after = unsafe { slot(node, 0) }.load(MemOrder::Relaxed);
+        if !after.is_null() {
+            // The entry's first two lines: its key and most of a short value.
+            let e = entry_of(after);
+            prefetch_at(e);
+            prefetch_at(e.wrapping_add(64));
+        }
+    }
 }
 
 /// Decodes the varint32 at `p`, returning the value and the pointer past it.
@@ -607,6 +632,17 @@ impl SkipList {
         loop {
             // SAFETY: `x` is the head or a node linked at `level`, so it has a slot there.
             let next = unsafe { slot(x, level) }.load(MemOrder::Acquire);
+            if level > 0 {
+                // The search goes down from `x` once `next` proves to be after the key, and
+                // the first node it then compares is `x`'s next one level down: ask for it
+                // now, beside `next`, so the two misses overlap (a miss a level, in a list
+                // far larger than the cache, where the walk is a chain of them).
+                // SAFETY: `x` has a slot at `level`, so at `level - 1` too.
+                let below = unsafe { slot(x, level - 1) }.load(MemOrder::Relaxed);
+                if !below.is_null() && below != next {
+                    prefetch_at(entry_of(below));
+                }
+            }
             if !next.is_null() && next != after {
                 // SAFETY: a non-null link points at a published node with a slot at `level`.
                 prefetch_at(unsafe { slot(next, level) }.load(MemOrder::Relaxed));
@@ -855,6 +891,7 @@ impl InternalIterator for SkipListIter {
         assert!(self.valid(), "next() on an invalid skiplist iterator");
         // SAFETY: a valid iterator is on a linked node of the live list; level 0 exists.
         self.node = unsafe { slot(self.node, 0) }.load(MemOrder::Acquire);
+        prefetch_after(self.node);
     }
 
     fn prev(&mut self) {
@@ -978,6 +1015,56 @@ impl SkipList {
         }
         crate::perf::count(crate::perf::Field::UserKeyComparisonCount, comparisons);
         f.next[0]
+    }
+}
+
+/// The splice an insert leaves for the next insert of the same prefix
+/// (`memtable_insert_with_hint_prefix_extractor`, RocksDB's `InsertWithHint`): kept by the
+/// memtable per prefix, used by one writer at a time.
+pub struct InsertHint {
+    splice: Box<Splice>,
+}
+
+impl Default for InsertHint {
+    fn default() -> Self {
+        InsertHint { splice: Box::new(Splice::EMPTY) }
+    }
+}
+
+impl InsertHint {
+    /// The bytes a hint takes (for the memtable's memory usage).
+    pub const SIZE: usize = std::mem::size_of::<Splice>();
+}
+
+impl SkipList {
+    /// [`SkipList::insert`] starting from `hint`, the splice the last insert through it left
+    /// (RocksDB's `InlineSkipList::InsertWithHint`), which it leaves after the new node. For
+    /// one writer at a time (not beside `insert_concurrently`).
+    pub fn insert_with_hint(
+        &self,
+        user_key: &[u8],
+        trailer: u64,
+        value: &[u8],
+        hint: &mut InsertHint,
+    ) -> bool {
+        let height = random_height();
+        let len = entry_len(user_key, value);
+        let size = height * SLOT + len;
+        let base = self.arena.with_main(|a| a.allocate_aligned(size, SLOT));
+        // SAFETY: the allocation holds `height` slots then the entry; the node pointer is the
+        // last slot.
+        let node = unsafe { base.as_ptr().add((height - 1) * SLOT) };
+        // SAFETY: the entry's `len` bytes lie inside the fresh allocation, which no other
+        // thread can reach before the node is linked and which the slices (caller memory)
+        // do not overlap.
+        unsafe { encode_entry(entry_of(node), user_key, trailer, value) };
+        let splice = &mut *hint.splice;
+        let head = self.head();
+        if splice.head != head {
+            splice.height = 0;
+            splice.head = head;
+        }
+        self.link(node, height, splice)
     }
 }
 

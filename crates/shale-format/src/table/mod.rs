@@ -22,6 +22,7 @@ mod prefetch;
 pub use prefetch::AutoReadahead;
 pub mod properties;
 pub mod reader;
+pub mod unique_id;
 
 pub use any::{AnyTable, AnyTableBuilder, TableFormat};
 pub use builder::{TableBuildResult, TableBuilder, TableBuilderOptions, WarmCache};

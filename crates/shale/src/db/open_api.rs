@@ -214,7 +214,8 @@ pub(crate) fn open<T: ThreadMode>(
         default_cache,
         config.statistics.clone(),
         config.row_cache.clone(),
-    );
+    )
+    .with_unique_id_check(config.verify_sst_unique_id_in_manifest);
     // The database's id, then the identities every table this open writes records
     // (RocksDB's "rocksdb.creating.db.identity", ".session.identity", ".host.identity").
     let db_id = setup_db_id(&*fs, path, recovered.db_id.as_deref(), config.write_identity_file)?;

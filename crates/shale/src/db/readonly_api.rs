@@ -113,7 +113,8 @@ fn open_view<T: ThreadMode>(
         default_cache,
         config.statistics.clone(),
         config.row_cache.clone(),
-    );
+    )
+    .with_unique_id_check(config.verify_sst_unique_id_in_manifest);
     let mut cfs = super::open_api::recovered_cf_states(&recovered, &descs, &table_cache, path, &config)?;
     open::load_tables(&table_cache, &cfs, &config)?;
 

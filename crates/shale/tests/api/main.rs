@@ -87,6 +87,7 @@ mod readonly_2pc;
 mod reads_iterators;
 mod recycle_log_file_num;
 mod refused_options;
+mod remote_compaction_blob;
 mod row_cache;
 mod secondary_instance;
 mod set_options;

@@ -6,6 +6,9 @@
 //! missing from the middle or the front of what recovery needs is RocksDB's Corruption
 //! (without the option the hole goes unseen and its writes are lost quietly), and an
 //! existing database with no WAL fails the open.
+//!
+//! `verify_sst_unique_id_in_manifest`: the MANIFEST records each table's unique id; a table
+//! file swapped for another is RocksDB's Corruption at open (unchecked when off).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 use crate::util;
@@ -197,4 +200,65 @@ fn point_in_time_recovery_stops_at_the_hole_and_newer_tables_fail_the_open() {
     o.set_wal_recovery_mode(DBRecoveryMode::PointInTime);
     let db = DB::open_cf(&o, &dir, ["a", "b"]).unwrap();
     assert_eq!(db.get_cf(db.cf_handle("b").unwrap(), b"b1-000").unwrap(), None);
+}
+
+/// Two tables of the same size in the default family, flushed one after the other; returns
+/// their paths (older first).
+fn two_tables(dir: &Path) -> (PathBuf, PathBuf) {
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_compression_type(shale::DBCompressionType::None);
+    o.set_disable_auto_compactions(true);
+    let db = DB::open(&o, dir).unwrap();
+    // Sequence numbers 1..=200 go elsewhere, so both tables' numbers take two varint bytes.
+    let mut burn = shale::WriteBatch::default();
+    for i in 0..200u32 {
+        burn.delete(format!("gone{i}"));
+    }
+    db.write(burn).unwrap();
+    db.delete_range(b"gone", b"gonf").unwrap();
+    db.flush().unwrap();
+    db.compact_range(None::<&[u8]>, None::<&[u8]>);
+    for prefix in ["k", "m"] {
+        for i in 0..100u32 {
+            db.put(format!("{prefix}{i:03}"), b"value").unwrap();
+        }
+        db.flush().unwrap();
+    }
+    drop(db);
+    let t: Vec<PathBuf> = util::files_ending(dir, ".sst").into_iter().map(|n| dir.join(n)).collect();
+    let t = &t[t.len() - 2..];
+    assert_eq!(std::fs::metadata(&t[0]).unwrap().len(), std::fs::metadata(&t[1]).unwrap().len());
+    (t[0].clone(), t[1].clone())
+}
+
+#[test]
+fn verify_sst_unique_id_in_manifest_finds_a_swapped_table() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let (first, second) = two_tables(&dir);
+    // RocksDB 11.8.1's default: on, written to the OPTIONS file.
+    assert!(util::latest_options_text(&dir).contains("verify_sst_unique_id_in_manifest=true"));
+    let db = DB::open(&Options::default(), &dir).unwrap();
+    assert_eq!(db.get(b"k000").unwrap(), Some(b"value".to_vec()));
+    drop(db);
+    // The first table's file now holds the second's bytes.
+    std::fs::copy(&second, &first).unwrap();
+    let e = match DB::open(&Options::default(), &dir) {
+        Ok(_) => panic!("the swapped table must be found"),
+        Err(e) => e,
+    };
+    assert_eq!(e.kind(), ErrorKind::Corruption, "{e}");
+    let number: u64 = first.file_stem().unwrap().to_str().unwrap().parse().unwrap();
+    let want = format!("Mismatch in unique ID on table file {number}. Expected: {{");
+    assert!(e.to_string().contains(&want) && e.to_string().contains("} Actual: {"), "{e}");
+    // Off: the table opens unchecked and answers with the other table's keys.
+    let o = Options::default().get_options_from_string("verify_sst_unique_id_in_manifest=false").unwrap();
+    let db = DB::open(&o, &dir).unwrap();
+    assert_eq!(db.get(b"k000").unwrap(), None);
+    assert_eq!(db.get(b"m000").unwrap(), Some(b"value".to_vec()));
+    drop(db);
+    assert!(util::latest_options_text(&dir).contains("verify_sst_unique_id_in_manifest=false"));
+    let log = std::fs::read_to_string(dir.join("LOG")).unwrap();
+    assert!(log.contains("Options.verify_sst_unique_id_in_manifest: 0"), "the LOG shows it");
 }

@@ -10,6 +10,8 @@
 //!   pairs, and `sst_dump --command=scan` reads every table file. RocksDB's cuckoo reader
 //!   needs `allow_mmap_reads`, which ldb takes only from the OPTIONS file: the test adds it
 //!   there for ldb (Shale itself does not need it).
+//! - `store_index_in_file` both ways: RocksDB reads Shale's stored hash index and Bloom
+//!   (`ldb get`, and no index rebuilt in db_bench's LOG), Shale reads db_bench's.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 use crate::tools;

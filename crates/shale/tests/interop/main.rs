@@ -73,6 +73,7 @@ mod partitioned_timestamps;
 mod partitioned_write_bytes;
 mod partitioned_write_db;
 mod partitioned_write_rocksdb7;
+mod read_amp_options;
 mod ribbon_filter_write;
 mod sst_writer_formats_33;
 mod stats_history;

@@ -20,6 +20,7 @@ const SET: &[(&str, &str)] = &[
     ("memtable_avg_op_scan_flush_trigger", "20"),
     ("verify_output_flags", "1027"),
     ("memtable_batch_lookup_optimization", "true"),
+    ("memtable_insert_with_hint_prefix_extractor", "rocksdb.FixedPrefix.4"),
 ];
 
 #[test]

@@ -2,7 +2,10 @@
 //! keeps them from Shale's OPTIONS file, and `track_and_verify_wals` works both ways:
 //! RocksDB replays Shale's WAL chain (and reports the same Corruption when a WAL is taken
 //! out of it), Shale replays the chain `db_bench --track_and_verify_wals` writes (and reports
-//! RocksDB's Corruption when one of its WALs is taken out).
+//! RocksDB's Corruption when one of its WALs is taken out). `verify_sst_unique_id_in_manifest`:
+//! the unique ids Shale records in its MANIFEST are the ones RocksDB computes from the tables
+//! (its open checks them, and finds a table file swapped for another), and Shale checks the
+//! ones RocksDB records.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
@@ -14,7 +17,8 @@ use shale::{DBRecoveryMode, ErrorKind, IteratorMode, Options, DB};
 
 const TEST: &str = "interop option_rows_dbwal";
 
-const SET: &[(&str, &str)] = &[("track_and_verify_wals", "true")];
+const SET: &[(&str, &str)] =
+    &[("track_and_verify_wals", "true"), ("verify_sst_unique_id_in_manifest", "false")];
 
 #[test]
 fn rocksdb_11_loads_and_keeps_the_dbwal_rows() {
@@ -147,4 +151,76 @@ fn shale_verifies_rocksdb_11s_wal_chain() {
     // Whole: every key of the chain is read back.
     let db = DB::open(&o, &dir).unwrap();
     assert_eq!(db.iterator(IteratorMode::Start).count(), 3000);
+}
+
+#[test]
+fn unique_ids_agree_with_rocksdb_11() {
+    if !tools::use_rocksdb_11(TEST) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    // Shale's tables: RocksDB's open compares each with the id Shale recorded.
+    let dir = tmp.path().join("shale");
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_compression_type(shale::DBCompressionType::None);
+    o.set_disable_auto_compactions(true);
+    {
+        let db = DB::open(&o, &dir).unwrap();
+        // Sequence numbers 1..=200 spent first, so both tables' numbers are two varint bytes.
+        let mut burn = shale::WriteBatch::default();
+        for i in 0..200u32 {
+            burn.delete(format!("gone{i}"));
+        }
+        db.write(burn).unwrap();
+        db.flush().unwrap();
+        for prefix in ["k", "m"] {
+            for i in 0..100u32 {
+                db.put(format!("{prefix}{i:03}"), b"value").unwrap();
+            }
+            db.flush().unwrap();
+        }
+    }
+    let dump = tools::run_tool(
+        "ldb",
+        &[format!("--db={}", dir.display()), "manifest_dump".into(), "--verbose".into()],
+    );
+    assert!(dump.matches("unique_id(internal): {").count() >= 3, "{dump}");
+    let out = tools::run_tool(
+        "ldb",
+        &[format!("--db={}", dir.display()), "--try_load_options".into(), "scan".into()],
+    );
+    assert!(out.contains("k000 ==> value") && out.contains("m099 ==> value"), "{out}");
+    // A table swapped for another of the same size: RocksDB's Corruption.
+    let t = tools::sst_files(&dir);
+    let (a, b) = (&t[t.len() - 2], &t[t.len() - 1]);
+    assert_eq!(std::fs::metadata(a).unwrap().len(), std::fs::metadata(b).unwrap().len());
+    std::fs::copy(b, a).unwrap();
+    let (ok, out, err) = tools::try_tool(
+        "ldb",
+        &[format!("--db={}", dir.display()), "--try_load_options".into(), "scan".into()],
+    );
+    let text = format!("{out}{err}");
+    assert!(
+        !ok && text.contains(&format!("Mismatch in unique ID on table file {}", log_number(a))),
+        "{text}"
+    );
+
+    // RocksDB's tables: Shale's open (every table opened, max_open_files -1) checks each id
+    // RocksDB recorded against the one it computes.
+    let theirs = tmp.path().join("rocksdb");
+    tools::db_bench_run(
+        &theirs,
+        "fillrandom",
+        20000,
+        &["--write_buffer_size=131072", "--target_file_size_base=131072", "--value_size=100"],
+    );
+    let dump = tools::run_tool(
+        "ldb",
+        &[format!("--db={}", theirs.display()), "manifest_dump".into(), "--verbose".into()],
+    );
+    assert!(dump.contains("unique_id(internal): {"), "{dump}");
+    assert!(tools::sst_files(&theirs).len() >= 3);
+    let db = DB::open(&Options::default(), &theirs).unwrap();
+    assert!(db.iterator(IteratorMode::Start).count() > 1000);
 }
