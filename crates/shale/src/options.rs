@@ -1583,11 +1583,6 @@ impl Options {
         {
             return Err(Error::not_supported("FIFO compaction only supported with max_open_files = -1."));
         }
-        if self.comparator.timestamp_size() > 0 && self.prefix_extractor.is_some() {
-            return Err(Error::not_supported(
-                "a prefix extractor in a column family with user-defined timestamps is not supported by Shale",
-            ));
-        }
         if let crate::table::TableFormat::Plain(p) = &self.table_format {
             // RocksDB's PlainTableReader refuses these when it opens a table; Shale refuses
             // them at open, before a table is written.

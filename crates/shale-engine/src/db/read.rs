@@ -391,10 +391,15 @@ impl DbInner {
                     }
                 }
             };
+            // The memtable's Bloom (RocksDB's `MemTable::Get`; its batched `MultiGet` checks
+            // it only without range deletions to consider); range tombstones are counted above.
+            let no_range_del = ro.ignore_range_deletions || mem.num_range_deletes() == 0;
             match fingers.as_deref_mut() {
+                Some(_) if no_range_del && !mem.get_may_contain(key) => {}
                 Some(fingers) => {
                     mem.try_for_each_version_batched(key, seq, finger_of(fingers, mem.id()), visit)?
                 }
+                None if !mem.get_may_contain(key) => {}
                 None => mem.try_for_each_version(key, seq, visit)?,
             }
             if let Some(r) = done {

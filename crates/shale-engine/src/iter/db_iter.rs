@@ -347,9 +347,16 @@ impl DBIter {
     #[inline]
     fn prefix_ok(&self, user_key: &[u8]) -> bool {
         match (&self.prefix, &self.prefix_extractor) {
-            (Some(p), Some(t)) => {
-                t.transform(user_key).is_some_and(|k| self.icmp.compare_user(k, p) == Ordering::Equal)
-            }
+            // Prefixes are of user keys without timestamps (RocksDB's `PrefixCheck` compares
+            // them with `CompareWithoutTimestamp(.., false, .., false)`).
+            (Some(p), Some(t)) => t.transform(user_key).is_some_and(|k| {
+                let c = if self.icmp.timestamp_size() == 0 {
+                    self.icmp.compare_user(k, p)
+                } else {
+                    self.icmp.user_comparator().compare_without_timestamp(k, false, p, false)
+                };
+                c == Ordering::Equal
+            }),
             _ => true,
         }
     }
@@ -1273,17 +1280,37 @@ impl DBIter {
         self.ts_clear();
         self.inner.seek_to_first();
         self.ts_forward_load();
+        self.ts_set_prefix_from_current();
     }
 
     fn ts_seek_to_last(&mut self) {
         self.reset(Direction::Reverse);
         self.ts_clear();
-        if self.upper.is_some() {
+        if let Some(upper) = self.upper.take() {
+            // RocksDB seeks for prev at the upper bound: the prefix is the bound's.
+            self.set_prefix_from(false, Some(&upper));
+            self.upper = Some(upper);
             self.ts_position_before_upper();
+            self.ts_forward_or_back(false);
         } else {
             self.inner.seek_to_last();
+            self.ts_forward_or_back(false);
+            self.ts_set_prefix_from_current();
         }
-        self.ts_forward_or_back(false);
+    }
+
+    /// `prefix_same_as_start` after a seek to the first or last key: the prefix of the key
+    /// landed on, without its timestamp (RocksDB's `StripTimestampFromUserKey` before
+    /// `ShouldSetPrefix`), also when `key()` is the internal key (`iter_start_ts`).
+    fn ts_set_prefix_from_current(&mut self) {
+        if self.prefix_extractor.is_none() || !self.valid {
+            return;
+        }
+        let Some(t) = self.ts.as_deref() else { return };
+        let key = t.current().map(|c| t.strip(user_key(&c.ikey)).to_vec());
+        if let Some(k) = key {
+            self.set_prefix_from(false, Some(&k));
+        }
     }
 
     fn ts_seek(&mut self, target: &[u8]) {

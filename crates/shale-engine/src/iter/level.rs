@@ -80,13 +80,24 @@ impl LevelIterator {
         if self.file_valid() || self.file_failed() || target.len() < 8 {
             return true;
         }
-        let Some(prefix) = t.transform(crate::key::user_key(target)) else { return true };
+        // Prefixes are of user keys without timestamps (RocksDB's LevelIterator strips them
+        // before its extractor, and compares prefixes without timestamps).
+        let strip = |k: &'_ [u8]| -> Vec<u8> { self.icmp.strip_ts(crate::key::user_key(k)).to_vec() };
+        let target_uk = strip(target);
+        let Some(prefix) = t.transform(&target_uk) else { return true };
         let Some(next) = self.files.get(self.file_index + 1) else { return true };
         if next.smallest.len() < 8 {
             return true;
         }
-        match t.transform(crate::key::user_key(&next.smallest)) {
-            Some(p) => self.icmp.compare_user(p, prefix) == Ordering::Equal,
+        let next_uk = strip(&next.smallest);
+        match t.transform(&next_uk) {
+            Some(p) if self.icmp.timestamp_size() == 0 => {
+                self.icmp.compare_user(p, prefix) == Ordering::Equal
+            }
+            Some(p) => {
+                self.icmp.user_comparator().compare_without_timestamp(p, false, prefix, false)
+                    == Ordering::Equal
+            }
             None => false,
         }
     }

@@ -71,11 +71,15 @@ impl DynamicBloom {
 }
 
 /// A memtable's Bloom with what it holds: prefixes of `extractor` (when there is one) and
-/// whole keys (with `whole_key_filtering`).
+/// whole keys (with `whole_key_filtering`). With user-defined timestamps it holds user keys
+/// without their timestamp (RocksDB's `StripTimestampFromUserKey` before `Add`/`MayContain`),
+/// so every version of a key, and a lookup at any read timestamp, meet the same bits.
 pub struct MemTableBloom {
     pub bloom: DynamicBloom,
     pub extractor: Option<SliceTransformRef>,
     pub whole_key_filtering: bool,
+    /// Bytes of user-defined timestamp at the end of each user key (0 without).
+    pub ts_sz: usize,
 }
 
 impl MemTableBloom {
@@ -91,11 +95,26 @@ impl MemTableBloom {
         if bits == 0 || (extractor.is_none() && !whole_key_filtering) {
             return None;
         }
-        Some(MemTableBloom { bloom: DynamicBloom::new(bits), extractor, whole_key_filtering })
+        Some(MemTableBloom { bloom: DynamicBloom::new(bits), extractor, whole_key_filtering, ts_sz: 0 })
+    }
+
+    /// This filter for a family whose user keys end in `ts_sz` bytes of timestamp.
+    pub fn with_timestamp_size(mut self, ts_sz: usize) -> MemTableBloom {
+        self.ts_sz = ts_sz;
+        self
+    }
+
+    /// `user_key` without its timestamp (a key shorter than a timestamp is kept whole).
+    fn strip<'a>(&self, user_key: &'a [u8]) -> &'a [u8] {
+        match user_key.len().checked_sub(self.ts_sz) {
+            Some(n) => &user_key[..n],
+            None => user_key,
+        }
     }
 
     /// Records a user key written to the memtable (RocksDB's `MemTable::Add`).
     pub fn add(&self, user_key: &[u8]) {
+        let user_key = self.strip(user_key);
         if let Some(p) = self.extractor.as_deref().and_then(|t| t.transform(user_key)) {
             self.bloom.add(p);
         }
@@ -107,20 +126,35 @@ impl MemTableBloom {
     /// For `get` (RocksDB's `MemTable::Get`): the whole key when whole keys are held, else
     /// the key's prefix; None when neither applies (not checked).
     pub fn get_may_contain(&self, user_key: &[u8]) -> Option<bool> {
-        if self.whole_key_filtering {
-            return Some(self.bloom.may_contain(user_key));
-        }
-        let p = self.extractor.as_deref()?.transform(user_key)?;
-        Some(self.bloom.may_contain(p))
+        let user_key = self.strip(user_key);
+        let found = if self.whole_key_filtering {
+            self.bloom.may_contain(user_key)
+        } else {
+            self.bloom.may_contain(self.extractor.as_deref()?.transform(user_key)?)
+        };
+        count_check(found);
+        Some(found)
     }
 
     /// For a prefix seek to `user_key`: false when its prefix is certainly absent.
     pub fn seek_may_match(&self, user_key: &[u8]) -> bool {
+        let user_key = self.strip(user_key);
         match self.extractor.as_deref().and_then(|t| t.transform(user_key)) {
-            Some(p) => self.bloom.may_contain(p),
+            Some(p) => {
+                let found = self.bloom.may_contain(p);
+                count_check(found);
+                found
+            }
             None => true,
         }
     }
+}
+
+/// The perf context's `bloom_memtable_hit_count` / `bloom_memtable_miss_count`, counted
+/// where RocksDB's `MemTable::Get` and `MemTableIterator::Seek` count them: once per check.
+fn count_check(found: bool) {
+    use crate::perf::{count, Field};
+    count(if found { Field::BloomMemtableHitCount } else { Field::BloomMemtableMissCount }, 1);
 }
 
 #[cfg(test)]

@@ -243,7 +243,7 @@ impl MemTable {
             o.prefix_extractor.clone(),
             o.whole_key_filtering,
         )
-        .map(Box::new);
+        .map(|b| Box::new(b.with_timestamp_size(self.icmp.timestamp_size())));
         if o.inplace_update_support {
             // RocksDB sizes its lock array with `inplace_update_num_locks` (0 would leave it
             // no stripe to hash to; one lock then).
@@ -731,6 +731,17 @@ impl MemTable {
         f: impl FnMut(SequenceNumber, ValueType, &[u8]) -> bool,
     ) {
         self.try_for_each_version(user_key, snapshot, f).expect("memtable entry checks")
+    }
+
+    /// For a point read of `user_key` (RocksDB's `MemTable::Get` and batched `MultiGet`):
+    /// false when the memtable's Bloom proves the key absent. Counts the perf context's
+    /// `bloom_memtable_hit_count`/`bloom_memtable_miss_count` for each check, as RocksDB's;
+    /// an empty memtable is not checked (RocksDB's `Get` returns before its Bloom).
+    pub fn get_may_contain(&self, user_key: &[u8]) -> bool {
+        if self.is_empty() {
+            return true;
+        }
+        self.bloom.as_ref().and_then(|b| b.get_may_contain(user_key)) != Some(false)
     }
 
     /// Calls `f(sequence, type, value)` on the point entries of `user_key` with sequence <=

@@ -1095,7 +1095,10 @@ impl Table {
             None if need_upper_bound_check => return None,
             None => &seek.extractor,
         };
-        let prefix = extractor.transform(target)?;
+        // The filter holds prefixes of user keys without their timestamps (RocksDB's
+        // `ExtractUserKeyAndStripTimestamp` in `PrefixRangeMayMatch`); the hash index above
+        // keeps them, as RocksDB's does.
+        let prefix = extractor.transform(self.opts.icmp.strip_ts(target))?;
         if need_upper_bound_check && !self.filter_compatible(seek.upper_bound.as_deref(), prefix) {
             return None;
         }
@@ -1133,8 +1136,15 @@ impl Table {
         let Some(t) = self.table_prefix_extractor.as_deref().filter(|_| self.prefix_filtering) else {
             return false;
         };
+        // The upper bound, as the prefix, is without a timestamp (RocksDB compares them with
+        // `CompareWithoutTimestamp(.., false, .., false)`).
         let Some(upper_prefix) = t.transform(upper) else { return false };
-        if self.opts.icmp.compare_user(prefix, upper_prefix) == Ordering::Equal {
+        let same = if self.opts.icmp.timestamp_size() == 0 {
+            self.opts.icmp.compare_user(prefix, upper_prefix)
+        } else {
+            self.opts.icmp.user_comparator().compare_without_timestamp(prefix, false, upper_prefix, false)
+        };
+        if same == Ordering::Equal {
             return true;
         }
         let bytewise = self.opts.icmp.user_comparator().name() == "leveldb.BytewiseComparator";

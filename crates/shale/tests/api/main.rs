@@ -104,6 +104,7 @@ mod table_options_tbl;
 mod thread_modes;
 mod timestamps_bottommost_compaction;
 mod timestamps_gc;
+mod timestamps_prefix_extractor;
 mod ttl_database;
 mod txn_bank;
 mod txn_semantics;

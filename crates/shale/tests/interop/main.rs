@@ -80,6 +80,7 @@ mod sst_writer_formats_33;
 mod stats_history;
 mod subcompactions;
 mod timestamps_blob_33;
+mod timestamps_prefix_extractor;
 mod tools_ldb_get;
 mod txn_interop_2pc;
 mod wal_options;
