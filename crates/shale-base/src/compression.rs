@@ -391,6 +391,41 @@ pub fn compress_block_opts(
     }
 }
 
+/// A blob's compression (helper cfblob, issue 33): RocksDB 11.8.1's BlobFileBuilder
+/// compresses every blob with its `blob_compression_opts` through
+/// `LegacyForceBuiltinCompression`, and keeps the result whatever its size (its blob index
+/// names the file's one codec). So here: the codec's level, zlib's window bits and strategy
+/// and ZSTD's frame checksum of `opts`, no size limit (`max_compressed_bytes_per_kb` is the
+/// table builder's, not read). InvalidArgument when the codec refuses the settings.
+pub fn compress_forced(t: CompressionType, opts: &CodecOpts, raw: &[u8]) -> Result<Vec<u8>> {
+    match t {
+        CompressionType::Zstd if opts.checksum => {
+            if raw.len() > u32::MAX as usize {
+                return Err(Error::invalid_argument("block too large to compress"));
+            }
+            let mut out = Vec::with_capacity(raw.len() / 2 + 16);
+            put_varint32(&mut out, raw.len() as u32);
+            let mut c = zstd::bulk::Compressor::new(opts.level.unwrap_or(3))
+                .map_err(|e| Error::io("zstd compress", e))?;
+            c.include_checksum(true).map_err(|e| Error::io("zstd compress", e))?;
+            out.extend_from_slice(&c.compress(raw).map_err(|e| Error::io("zstd compress", e))?);
+            Ok(out)
+        }
+        CompressionType::Zlib if opts.window_bits != -14 || opts.strategy != 0 => {
+            // deflate's worst case is a few bytes per 16 KiB stored block over the input.
+            let room = raw.len() + raw.len() / 64 + 64;
+            match zlib_block(raw, opts, &[], room) {
+                Zlib::Kept(b) => Ok(b),
+                Zlib::Rejected | Zlib::Bypassed => Err(Error::invalid_argument(format!(
+                    "zlib cannot compress with level {:?}, window_bits {}, strategy {}",
+                    opts.level, opts.window_bits, opts.strategy
+                ))),
+            }
+        }
+        _ => compress(t, opts.level, raw),
+    }
+}
+
 /// The most bytes `len` compressed bytes of codec `t` can expand to, so that a corrupt size
 /// prefix cannot make the reader allocate far more than the data could ever fill:
 /// Snappy copies emit at most 64 bytes per 2-3 input bytes; an LZ4 match grows by 255 per
@@ -848,6 +883,32 @@ mod lz4hc {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// helper cfblob: a blob's compression takes every codec setting and no size limit.
+    #[test]
+    fn forced_compression_takes_the_codec_settings() {
+        let raw: Vec<u8> = (0..4000u32).map(|i| (i % 7) as u8 + b'a').collect();
+        let plain = compress_forced(CompressionType::Zstd, &CodecOpts::default(), &raw).unwrap();
+        let summed = compress_forced(
+            CompressionType::Zstd,
+            &CodecOpts { checksum: true, ..CodecOpts::default() },
+            &raw,
+        )
+        .unwrap();
+        assert_eq!(summed.len(), plain.len() + 4, "ZSTD's frame checksum");
+        assert_eq!(uncompress(CompressionType::Zstd, &summed).unwrap(), raw);
+        // Kept whatever its size: a 3-byte value grows.
+        let tiny = compress_forced(CompressionType::Zstd, &CodecOpts::default(), b"abc").unwrap();
+        assert!(tiny.len() > 3);
+        assert_eq!(uncompress(CompressionType::Zstd, &tiny).unwrap(), b"abc");
+        // zlib with a strategy other than the default: raw deflate still, read back.
+        let z = CodecOpts { strategy: 1, level: Some(1), ..CodecOpts::default() };
+        let zb = compress_forced(CompressionType::Zlib, &z, &raw).unwrap();
+        assert_eq!(uncompress(CompressionType::Zlib, &zb).unwrap(), raw);
+        let bad = CodecOpts { window_bits: 3, strategy: 1, ..CodecOpts::default() };
+        let e = compress_forced(CompressionType::Zlib, &bad, &raw).unwrap_err();
+        assert!(e.to_string().contains("window_bits 3"), "{e}");
+    }
 
     const ALL: [CompressionType; 7] = [
         CompressionType::None,

@@ -23,7 +23,7 @@ use shale_base::compression::CompressionType;
 
 mod db;
 mod family;
-pub use db::{DbConfig, LogCallback, LogLevel, SystemClock, TableIds, UserLogger, UserSink};
+pub use db::{DbConfig, LogCallback, LogLevel, RealClock, SystemClock, TableIds, UserLogger, UserSink};
 pub use family::{BlobSettings, CfCallbacks, MetaPinning, Pin, PrepopulateBlocks};
 
 /// How a family compacts (RocksDB's `CompactionStyle`).
@@ -71,6 +71,106 @@ pub struct WriteSettings {
     pub ignore_missing_column_families: bool,
     /// Throttled while compaction is behind.
     pub low_pri: bool,
+}
+
+/// Where reads may be served from (RocksDB's `ReadTier`; the facade re-exports it as
+/// rust-rocksdb's).
+#[derive(Debug, Copy, Clone, PartialEq, Eq)]
+pub enum ReadTier {
+    All = 0,
+    BlockCache,
+    Persisted,
+    Memtable,
+}
+
+/// How one read or iterator runs (RocksDB's `ReadOptions`), RocksDB's defaults by
+/// `Default`. The facade's `ReadOptions` holds one and hands it to the engine by reference.
+#[derive(Clone)]
+pub struct ReadSettings {
+    pub snapshot: Option<crate::key::SequenceNumber>,
+    pub lower_bound: Option<Vec<u8>>,
+    pub upper_bound: Option<Vec<u8>>,
+    pub fill_cache: bool,
+    pub verify_checksums: bool,
+    pub prefix_same_as_start: bool,
+    pub total_order_seek: bool,
+    /// `set_auto_prefix_mode` (a Shale extension: RocksDB's `ReadOptions::auto_prefix_mode`).
+    pub auto_prefix_mode: bool,
+    /// `set_tailing`: iterators see writes made after their creation (`db/iterator.rs`).
+    pub tailing: bool,
+    /// `set_auto_refresh_iterator_with_snapshot` (`db/iterator.rs`).
+    pub auto_refresh_iterator_with_snapshot: bool,
+    /// `set_pin_data`: iterators keep every data block they read (`iter/db_iter.rs`).
+    pub pin_data: bool,
+    /// `set_max_skippable_internal_keys` (0: no limit; `iter/db_iter.rs`).
+    pub max_skippable_internal_keys: u64,
+    /// `set_timestamp`: reads see the newest version with a timestamp <= this one
+    /// (column families with user-defined timestamps only; docs/timestamps.md).
+    pub timestamp: Option<Vec<u8>>,
+    /// `set_iter_start_ts`: iterators return every version with a timestamp in
+    /// `[iter_start_ts, timestamp]`.
+    pub iter_start_ts: Option<Vec<u8>>,
+    /// `set_read_tier` (RocksDB's `read_tier`).
+    pub read_tier: ReadTier,
+    /// `set_deadline`: microseconds since the epoch (0: none).
+    pub deadline_us: u64,
+    /// `set_io_timeout`: microseconds (0: none).
+    pub io_timeout_us: u64,
+    /// `set_ignore_range_deletions`: reads do not apply range tombstones.
+    pub ignore_range_deletions: bool,
+    /// `set_readahead_size` (0: implicit auto readahead; `table/prefetch.rs`).
+    pub readahead_size: usize,
+    /// `set_auto_readahead_size` (RocksDB's default true): with an upper bound, reads ahead
+    /// stop at the data block that holds it.
+    pub auto_readahead_size: bool,
+}
+
+impl Default for ReadSettings {
+    fn default() -> Self {
+        ReadSettings {
+            snapshot: None,
+            lower_bound: None,
+            upper_bound: None,
+            fill_cache: true,
+            verify_checksums: true,
+            prefix_same_as_start: false,
+            total_order_seek: false,
+            auto_prefix_mode: false,
+            tailing: false,
+            auto_refresh_iterator_with_snapshot: false,
+            pin_data: false,
+            max_skippable_internal_keys: 0,
+            timestamp: None,
+            iter_start_ts: None,
+            read_tier: ReadTier::All,
+            deadline_us: 0,
+            io_timeout_us: 0,
+            ignore_range_deletions: false,
+            readahead_size: 0,
+            auto_readahead_size: true,
+        }
+    }
+}
+
+impl ReadSettings {
+    /// What this read asks of the table blocks it loads (`table/reader.rs`).
+    pub fn block_reads(&self) -> crate::table::reader::BlockReads {
+        crate::table::reader::BlockReads {
+            fill_cache: self.fill_cache,
+            verify_checksums: self.verify_checksums,
+            no_io: self.read_tier == ReadTier::BlockCache,
+            deadline_us: self.deadline_us,
+            io_timeout_us: self.io_timeout_us,
+            readahead_size: self.readahead_size,
+            for_compaction: false,
+            auto_readahead: crate::table::AutoReadahead::default(),
+        }
+    }
+
+    /// The upper bound a table iterator's reads ahead stop at (`auto_readahead_size`).
+    pub fn readahead_upper(&self) -> Option<Arc<Vec<u8>>> {
+        self.upper_bound.as_ref().filter(|_| self.auto_readahead_size).map(|u| Arc::new(u.clone()))
+    }
 }
 
 /// How an ingestion of external table files runs (RocksDB's `IngestExternalFileOptions`),
@@ -180,6 +280,10 @@ pub struct CfConfig {
     /// `SanitizeCfOptions`): `(ttl, periodic_compaction_seconds)`, 0 meaning off.
     pub age_ttl: u64,
     pub age_periodic: u64,
+    /// The database's `daily_offpeak_time_utc` (None: no window): in the window, periodic
+    /// compaction takes the tables due by the next window's start
+    /// (`compaction::offpeak::periodic_limit`).
+    pub daily_offpeak: Option<crate::compaction::offpeak::DailyOffpeak>,
     /// RocksDB's `bottommost_file_compaction_delay` (seconds, 0: none): a bottommost file
     /// becomes a "BottommostFiles" compaction's input only this long after it was created
     /// (`compaction::picker::pick_bottommost_files`).
@@ -227,6 +331,19 @@ pub struct CfConfig {
     /// TTL database.
     pub ttl_db: Option<i32>,
     pub paranoid_file_checks: bool,
+    // ---- helper cfmisc (issue 33) ----
+    /// RocksDB's `memtable_op_scan_flush_trigger` (0: off) and
+    /// `memtable_avg_op_scan_flush_trigger`: iterators made from then on mark the active
+    /// memtable for flush (`iter::db_iter::ScanFlush`).
+    pub memtable_op_scan_flush_trigger: u32,
+    pub memtable_avg_op_scan_flush_trigger: u32,
+    /// RocksDB's `verify_output_flags` (`VerifyOutputFlags` bits, 0: none): what a
+    /// compaction checks of its output tables before installing them.
+    pub verify_output_flags: u32,
+    /// RocksDB's `memtable_batch_lookup_optimization`: a multi_get looks a family's sorted
+    /// keys up in each skip-list memtable from the path the previous key left.
+    pub memtable_batch_lookup_optimization: bool,
+    // ---- end of helper cfmisc ----
     /// RocksDB's `force_consistency_checks`: a version's level order is checked.
     pub force_consistency_checks: bool,
     pub report_bg_io_stats: bool,
@@ -258,6 +375,9 @@ pub struct CfConfig {
     pub meta_pinning: MetaPinning,
     /// `index_block_search_type`: how the family's table readers search index blocks.
     pub index_block_search: crate::table::block::IndexBlockSearch,
+    /// `read_amp_bytes_per_bit`: the read-amplification bitmap of the data blocks the
+    /// family's table readers read (0: none).
+    pub read_amp_bytes_per_bit: u32,
     pub prepopulate_block_cache: PrepopulateBlocks,
     /// What a new memtable of the family takes.
     pub memtable: MemTableConfig,
@@ -289,6 +409,7 @@ impl Default for CfConfig {
             ttl: THIRTY_DAYS,
             age_ttl: THIRTY_DAYS,
             age_periodic: 0,
+            daily_offpeak: None,
             bottommost_file_compaction_delay: 0,
             target_file_size_is_upper_bound: false,
             default_temperature: 0,
@@ -314,6 +435,10 @@ impl Default for CfConfig {
             ingest_behind: false,
             ttl_db: None,
             paranoid_file_checks: false,
+            memtable_op_scan_flush_trigger: 0,
+            memtable_avg_op_scan_flush_trigger: 0,
+            verify_output_flags: 0,
+            memtable_batch_lookup_optimization: false,
             force_consistency_checks: true,
             report_bg_io_stats: false,
             optimize_filters_for_hits: false,
@@ -333,6 +458,7 @@ impl Default for CfConfig {
             auto_readahead: AutoReadahead::default(),
             meta_pinning: MetaPinning::default(),
             index_block_search: Default::default(),
+            read_amp_bytes_per_bit: 0,
             prepopulate_block_cache: PrepopulateBlocks::default(),
             memtable: MemTableConfig {
                 arena_block_size: 1 << 20,
@@ -446,6 +572,14 @@ pub struct MemTableConfig {
     /// RocksDB's `paranoid_memory_checks`: reads check the order of the entries they land on
     /// and step over, and answer Corruption when it is broken.
     pub paranoid_memory_checks: bool,
+    /// RocksDB's `memtable_verify_per_key_checksum_on_seek` (helper cfblob, issue 33): with
+    /// `protection_bytes_per_key` above 0, a skip-list search (point lookups, iterator
+    /// seeks) checks the protection bytes of every entry it compares against on its way,
+    /// not only of the entry it lands on.
+    pub verify_checksum_on_seek: bool,
+    /// The database's `allow_data_in_errors` (RocksDB's memtable options carry it): the
+    /// memtable's Corruption messages name the entry's key and sequence when true.
+    pub allow_data_in_errors: bool,
 }
 
 impl std::fmt::Debug for MemTableConfig {
@@ -467,6 +601,8 @@ impl std::fmt::Debug for MemTableConfig {
             .field("max_range_deletions", &self.max_range_deletions)
             .field("protection_bytes_per_key", &self.protection_bytes_per_key)
             .field("paranoid_memory_checks", &self.paranoid_memory_checks)
+            .field("verify_checksum_on_seek", &self.verify_checksum_on_seek)
+            .field("allow_data_in_errors", &self.allow_data_in_errors)
             .finish()
     }
 }

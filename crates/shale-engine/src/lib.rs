@@ -16,9 +16,13 @@
 //!   merge operator interface.
 //! - `batch`: RocksDB's WriteBatch encoding (`Batch`), what the write path applies and the
 //!   WAL holds.
-//!
-//! The database itself (write path, flush, recovery, scheduler: `shale::db`) still lives in
-//! the facade crate; it moves here next (docs/architecture.md, "Crates").
+//! - `db`: the database over them: `DbInner` and its locks (`db/mod.rs`), the write path,
+//!   WAL sync, flush, the compaction driver, the scheduler, the open's steps (recovery, WAL
+//!   replay, new WAL and MANIFEST), read-only and secondary instances, point reads and the
+//!   merged iterator of a SuperVersion, snapshots, properties, ingestion, repair's MANIFEST
+//!   rebuild, the info LOG. It calls the layer above only through `db::layer_hooks`
+//!   (the OPTIONS file, a family's options in the LOG) and the opaque record each family's
+//!   `db::cf_settings::CfSettings` keeps beside its `CfConfig`.
 //!
 //! This is an internal crate of Shale: items are `pub` where the facade (`shale`) or the
 //! tools (`shale-cli`) use them. It may import `shale-base` and `shale-format` only. For the
@@ -28,12 +32,14 @@
 pub use shale_base::error::{Error, ErrorKind, Result};
 pub use shale_base::{coding, error, fs};
 pub use shale_format::{
-    blob, cache, comparator, key, perf, slice_transform, statistics, table, wal, wide_columns,
+    blob, cache, comparator, key, options_file, perf, rate_limiter, slice_transform, statistics, table, wal,
+    wide_columns,
 };
 
 pub mod batch;
 pub mod compaction;
 pub mod config;
+pub mod db;
 pub mod iter;
 pub mod memtable;
 pub mod merge;

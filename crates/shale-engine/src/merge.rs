@@ -11,8 +11,8 @@ pub trait MergeOperatorCore: Send + Sync {
     /// The operator's name (RocksDB's `MergeOperator::Name()`).
     fn name(&self) -> &str;
 
-    /// The full merge of `operands` (oldest first) onto `existing`: Corruption naming the
-    /// key when the function fails or panics, counted in `stats` as
+    /// The full merge of `operands` (oldest first) onto `existing`: Corruption starting
+    /// [`MERGE_FAILED`], without the key, when the function fails or panics, counted in `stats` as
     /// rocksdb.number.merge.failures.
     fn full_merge(
         &self,
@@ -25,6 +25,21 @@ pub trait MergeOperatorCore: Send + Sync {
     /// The partial merge of two or more operands (oldest first): Ok(None) when the operator
     /// has none or declines; an error when it panics.
     fn partial_merge(&self, key: &[u8], operands: &[Vec<u8>]) -> Result<Option<Vec<u8>>>;
+}
+
+/// The start of every failed merge's message: RocksDB's `Status::Corruption` of sub-code
+/// `kMergeOperatorFailed` ("Merge operator failed"), which never names the key.
+pub const MERGE_FAILED: &str = "Merge operator failed";
+
+/// A failed merge of `key`'s operands as the database reports it: as the operator answered
+/// (the key left out, as RocksDB's), and, with `allow_data_in_errors`, the key added in
+/// upper-case hex (RocksDB's `Slice::ToString(true)`): the user asked for data in errors.
+pub fn merge_error(e: Error, key: &[u8], allow_data_in_errors: bool) -> Error {
+    if !allow_data_in_errors || !e.state().starts_with(MERGE_FAILED) {
+        return e;
+    }
+    let hex: String = key.iter().map(|b| format!("{b:02X}")).collect();
+    Error::new(e.kind(), format!("{} for key 0x{hex}", e.state()))
 }
 
 /// RocksDB's status for merge operands read without a merge operator.
@@ -67,9 +82,10 @@ pub mod testing {
             _: Option<&Statistics>,
         ) -> Result<Vec<u8>> {
             if self.fails {
-                return Err(Error::corruption(format!(
-                    "Merge operator failed: merge operator 'fails' returned no value for key {key:?}"
-                )));
+                let _ = key;
+                return Err(Error::corruption(
+                    "Merge operator failed: merge operator 'fails' returned no value",
+                ));
             }
             let mut v = existing.map(<[u8]>::to_vec).unwrap_or_default();
             for o in operands {

@@ -1931,6 +1931,10 @@ pub const COUNTED_TICKERS: &[Ticker] = &[
     // A merge operator's failure, wherever a full merge runs (merge_operator.rs;
     // tests/api/statistics_merge_failures.rs).
     Ticker::NumberMergeFailures,
+    // `read_amp_bytes_per_bit`'s bitmap of each data block read (table/block.rs
+    // ReadAmpBitmap; tests/api/read_amp_bitmap.rs).
+    Ticker::ReadAmpEstimateUsefulBytes,
+    Ticker::ReadAmpTotalReadBytes,
 ];
 
 /// Why Shale does not count `t` (None: it does, see [`COUNTED_TICKERS`]). Most name features
@@ -2009,7 +2013,6 @@ pub fn why_not_counted(t: Ticker) -> Option<&'static str> {
         MergeOperationTotalTime => "not timed yet: merge operators run untimed (merge_operator.rs)",
         FilterOperationTotalTime => "not timed yet (compaction filters, compaction/job.rs)",
         CompactionCpuTotalTime => "not timed yet (per-thread CPU time of compaction jobs)",
-        ReadAmpEstimateUsefulBytes | ReadAmpTotalReadBytes => "read_amp_bytes_per_bit is not built",
         NumberRateLimiterDrains
         | RateLimiterBytesRead
         | RateLimiterBytesWrite

@@ -155,18 +155,6 @@ pub(crate) fn new_session_id() -> String {
 /// stats history (`Options::set_stats_history_clock`). A Shale extension; the engine's trait.
 pub use shale_engine::config::SystemClock;
 
-/// The system's clock.
-pub(crate) struct RealClock;
-
-impl SystemClock for RealClock {
-    fn now_micros(&self) -> u64 {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_micros() as u64)
-            .unwrap_or(0)
-    }
-}
-
 /// A clock that moves only when told (RocksDB's `MockSystemClock`), for tests of the
 /// periodic stats snapshots. A Shale extension.
 pub struct MockSystemClock {

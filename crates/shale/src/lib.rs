@@ -1,18 +1,19 @@
 //! Shale: an LSM-tree key-value store with RocksDB's on-disk formats and the API of the
 //! `rocksdb` crate (rust-rocksdb).
 //!
-//! This crate is the rust-rocksdb facade and, for now, the database around the engine:
-//! `db` (open, write path, reads, flush, the compaction driver, recovery, the scheduler),
-//! `write_batch` (rust-rocksdb's WriteBatch over the engine's `Batch`), and the rust-rocksdb API (`options` and the one option table,
-//! transactions, backup, checkpoint, `perf`, `SstFileWriter`). `options_engine` turns a
-//! family's `Options` into the engine's configuration. Inside the crate the options tier
-//! (`options*`, `cf_descriptor`, `env`) imports nothing of `db`, and `db` none of the API
-//! modules above it (`transactions`, `backup`, `checkpoint`, `perf`, ...):
-//! docs/architecture.md, "Crates".
+//! This crate is the rust-rocksdb facade over the engine (`shale_engine::db`): `db` (the
+//! `DB` types and thread modes, the calls on them, and the open path that turns `Options`
+//! and column-family descriptors into the engine's configuration), `write_batch`
+//! (rust-rocksdb's WriteBatch over the engine's `Batch`), and the rest of the rust-rocksdb
+//! API (`options` and the one option table, transactions, backup, checkpoint, `perf`,
+//! `SstFileWriter`). `options_engine` turns the user's `Options` into the engine's
+//! configuration. Inside the crate the options tier (`options*`, `cf_descriptor`, `env`)
+//! imports nothing of `db`, and `db` none of the API modules above it (`transactions`,
+//! `backup`, `checkpoint`, `perf`, ...): docs/architecture.md, "Crates".
 //!
-//! Below it, three crates (docs/architecture.md, "Crates"): `shale-engine` (the WriteBatch
-//! encoding, memtables, iterators, versions and the MANIFEST, compaction pickers and jobs,
-//! on the engine's own config and per-call settings), `shale-format` (the on-disk formats: `key`, `comparator`, `wal`, `table`,
+//! Below it, three crates (docs/architecture.md, "Crates"): `shale-engine` (the database:
+//! the WriteBatch encoding, memtables, iterators, versions and the MANIFEST, compaction
+//! pickers and jobs, and `db`, on the engine's own config and per-call settings), `shale-format` (the on-disk formats: `key`, `comparator`, `wal`, `table`,
 //! `blob`, `version::edit`, `options_file`, `wide_columns`, and the leaves they use) and
 //! `shale-base` (`fs`, `coding`, `error`, checksums, compression). Their modules are used
 //! here under the old names (`crate::version`, `crate::table`, ...).
@@ -41,7 +42,9 @@ pub mod merge_operator;
 pub mod merge_operators;
 pub mod options;
 mod options_api;
+mod options_dbmisc;
 mod options_dbopt;
+mod options_dbwal;
 mod options_engine;
 pub use shale_format::options_file;
 mod options_load;

@@ -174,6 +174,8 @@ pub struct BlockBasedOptions {
     pub(crate) uniform_cv_threshold: f64,
     /// RocksDB's `index_block_search_type` (`options_tbl.rs`).
     pub(crate) index_block_search_type: crate::options_tbl::BlockSearchType,
+    /// RocksDB's `read_amp_bytes_per_bit` (`options_tbl.rs`; 0: off).
+    pub(crate) read_amp_bytes_per_bit: u32,
 }
 
 impl Default for BlockBasedOptions {
@@ -222,6 +224,7 @@ impl Default for BlockBasedOptions {
             detect_filter_construct_corruption: false,
             uniform_cv_threshold: -1.0,
             index_block_search_type: crate::options_tbl::BlockSearchType::Binary,
+            read_amp_bytes_per_bit: 0,
         }
     }
 }
@@ -559,6 +562,19 @@ pub struct Options {
     pub(crate) fifo_max_table_files_size: u64,
     /// FIFO: level-0 tables may be merged (intra-L0) to keep their count down.
     pub(crate) fifo_allow_compaction: bool,
+    /// helper cfblob (issue 33): `compaction_options_fifo.age_for_warm`, DEPRECATED in
+    /// RocksDB 11.8.1 (its header says so and no code of it reads the field, yet its parser
+    /// keeps the value and its OPTIONS file writes it): kept and written the same, no effect.
+    pub(crate) fifo_age_for_warm: u64,
+    /// helper cfblob (issue 33): RocksDB's mutable `blob_compression_opts` (RocksDB's
+    /// `CompressionOptions` defaults): the codec settings flushes and compactions from then
+    /// on compress blobs with (`BlobSettings::compression_opts`); `enabled` is only kept.
+    pub(crate) blob_compression_opts: crate::table::builder::CompressionOpts,
+    pub(crate) blob_compression_opts_enabled: bool,
+    /// helper cfblob (issue 33): RocksDB 11's mutable `compression_manager` is the built-in
+    /// V2 manager (set by its id "BuiltinV2"; false: nullptr, the same codecs). Tables
+    /// written from then on record it in their compression options property.
+    pub(crate) builtin_compression_manager: bool,
     /// Universal compaction's options (RocksDB's `compaction_options_universal`).
     pub(crate) universal: shale_engine::config::UniversalSettings,
     pub(crate) compression: DBCompressionType,
@@ -596,6 +612,10 @@ pub struct Options {
     /// RocksDB's mutable `paranoid_memory_checks` (default false): memtable reads check the
     /// order of the entries they land on and step over.
     pub(crate) paranoid_memory_checks: bool,
+    /// helper cfblob (issue 33): RocksDB's mutable `memtable_verify_per_key_checksum_on_seek`
+    /// (default false): with `memtable_protection_bytes_per_key` above 0, memtables made from
+    /// then on check every entry a search compares against on its way.
+    pub(crate) memtable_verify_per_key_checksum_on_seek: bool,
     /// RocksDB's mutable `bottommost_file_compaction_delay` (seconds, default 0): how old a
     /// bottommost file must be before a "BottommostFiles" compaction takes it.
     pub(crate) bottommost_file_compaction_delay: u32,
@@ -633,6 +653,20 @@ pub struct Options {
     /// Tables written by flushes and compactions are read back whole before they are
     /// installed (`db/dyn_options.rs`; set with `set_options`).
     pub(crate) paranoid_file_checks: bool,
+    // ---- helper cfmisc (issue 33): column-family options, rows in `options_table.rs` ----
+    /// RocksDB's mutable `memtable_op_scan_flush_trigger` (default 0: off): an iterator step
+    /// passing this many hidden entries of the active memtable marks it for flush.
+    pub(crate) memtable_op_scan_flush_trigger: u32,
+    /// RocksDB's mutable `memtable_avg_op_scan_flush_trigger` (default 0: off): the same for
+    /// the average per step between two seeks (only with the option above).
+    pub(crate) memtable_avg_op_scan_flush_trigger: u32,
+    /// RocksDB's mutable `verify_output_flags` (default 0, kVerifyNone): the checks a
+    /// compaction makes of its output tables (`db/compact.rs`).
+    pub(crate) verify_output_flags: u32,
+    /// RocksDB's immutable `memtable_batch_lookup_optimization` (default false): multi_get
+    /// looks a family's keys up in its memtables as one sorted batch (`db/read.rs`).
+    pub(crate) memtable_batch_lookup_optimization: bool,
+    // ---- end of helper cfmisc ----
     /// Flush and compaction LOG lines carry the time spent writing.
     pub(crate) report_bg_io_stats: bool,
     /// Flushes of several families are installed together, one MANIFEST atomic group
@@ -711,6 +745,11 @@ pub struct Options {
     pub(crate) log_readahead_size: usize,
     /// RocksDB's DB-wide options rust-rocksdb has no setter for (`options_dbopt.rs`).
     pub(crate) dbopt: crate::options_dbopt::DbOptExtra,
+    /// RocksDB's WAL-chain, MANIFEST and recovery options rust-rocksdb has no setter for
+    /// (`options_dbwal.rs`).
+    pub(crate) dbwal: crate::options_dbwal::DbWalExtra,
+    /// More of them (`options_dbmisc.rs`).
+    pub(crate) dbmisc: crate::options_dbmisc::DbMiscExtra,
     /// The family's merge operator (`set_merge_operator*`, issue 15; `merge_operator.rs`).
     pub(crate) merge_operator: Option<Arc<crate::merge_operator::MergeOperator>>,
     /// The family's compaction filter and filter factory (`compaction_filter.rs`).
@@ -917,6 +956,10 @@ impl Default for Options {
             compaction_style: crate::DBCompactionStyle::Level,
             fifo_max_table_files_size: 1 << 30,
             fifo_allow_compaction: false,
+            fifo_age_for_warm: 0,
+            blob_compression_opts: crate::table::builder::CompressionOpts::default(),
+            blob_compression_opts_enabled: false,
+            builtin_compression_manager: false,
             universal: shale_engine::config::UniversalSettings::default(),
             compression: default_compression(),
             compression_opts: Default::default(),
@@ -934,6 +977,7 @@ impl Default for Options {
             memtable_max_range_deletions: 0,
             memtable_protection_bytes_per_key: 0,
             paranoid_memory_checks: false,
+            memtable_verify_per_key_checksum_on_seek: false,
             bottommost_file_compaction_delay: 0,
             target_file_size_is_upper_bound: false,
             default_temperature: 0,
@@ -947,6 +991,10 @@ impl Default for Options {
             unsupported: Vec::new(),
             statistics: None,
             paranoid_file_checks: false,
+            memtable_op_scan_flush_trigger: 0,
+            memtable_avg_op_scan_flush_trigger: 0,
+            verify_output_flags: 0,
+            memtable_batch_lookup_optimization: false,
             report_bg_io_stats: false,
             atomic_flush: false,
             ttl_db: None,
@@ -972,6 +1020,8 @@ impl Default for Options {
             db_host_id: HOSTNAME_FOR_DB_HOST_ID.to_string(),
             log_readahead_size: 0,
             dbopt: crate::options_dbopt::DbOptExtra::default(),
+            dbwal: crate::options_dbwal::DbWalExtra::default(),
+            dbmisc: crate::options_dbmisc::DbMiscExtra::default(),
             merge_operator: None,
             compaction_filter: None,
             compaction_filter_factory: None,
@@ -1546,11 +1596,6 @@ impl Options {
             if self.prefix_extractor.is_none() && p.encoding == crate::table::plain::PlainEncoding::Prefix {
                 return Err(Error::invalid_argument("PlainTable kPrefix encoding needs a prefix extractor"));
             }
-            if p.store_index_in_file {
-                return Err(Error::not_supported(
-                    "option plain table store_index_in_file is not supported by Shale (its index and Bloom blocks are not written)",
-                ));
-            }
         }
         // RocksDB lets universal and FIFO families have a single level (everything in level 0).
         let min_levels = if self.compaction_style == crate::DBCompactionStyle::Level { 2 } else { 1 };
@@ -1602,6 +1647,19 @@ impl Options {
             return Err(Error::invalid_argument(
                 "max_successive_merges > 0 is incompatible with unordered_write",
             ));
+        }
+        // RocksDB's ColumnFamilyData::ValidateOptions with `open_files_async`.
+        if db.open_files_async {
+            if cf.compaction_style == crate::DBCompactionStyle::Fifo {
+                return Err(Error::not_supported(
+                    "FIFO compaction is not supported with open_files_async = true.",
+                ));
+            }
+            if !db.skip_stats_update_on_db_open {
+                return Err(Error::invalid_argument(
+                    "open_files_async requires skip_stats_update_on_db_open = true.",
+                ));
+            }
         }
         // RocksDB's CheckCFPathsSupported: several paths work with level and universal
         // compaction only.
@@ -1687,94 +1745,39 @@ impl WriteOptions {
     }
 }
 
-/// Options of one read or iterator, as rust-rocksdb's `ReadOptions`.
-#[derive(Clone)]
+/// Options of one read or iterator, as rust-rocksdb's `ReadOptions`: the engine's
+/// `ReadSettings`, which the engine's reads take by reference (no conversion per call).
+#[derive(Clone, Default)]
 pub struct ReadOptions {
-    pub(crate) snapshot: Option<crate::key::SequenceNumber>,
-    pub(crate) lower_bound: Option<Vec<u8>>,
-    pub(crate) upper_bound: Option<Vec<u8>>,
-    pub(crate) fill_cache: bool,
-    pub(crate) verify_checksums: bool,
-    pub(crate) prefix_same_as_start: bool,
-    pub(crate) total_order_seek: bool,
-    /// `set_auto_prefix_mode` (a Shale extension: RocksDB's `ReadOptions::auto_prefix_mode`).
-    pub(crate) auto_prefix_mode: bool,
-    /// `set_tailing`: iterators see writes made after their creation (`db/iterator.rs`).
-    pub(crate) tailing: bool,
-    /// `set_auto_refresh_iterator_with_snapshot` (`db/iterator.rs`).
-    pub(crate) auto_refresh_iterator_with_snapshot: bool,
-    /// `set_pin_data`: iterators keep every data block they read (`iter/db_iter.rs`).
-    pub(crate) pin_data: bool,
-    /// `set_max_skippable_internal_keys` (0: no limit; `iter/db_iter.rs`).
-    pub(crate) max_skippable_internal_keys: u64,
-    /// `set_timestamp`: reads see the newest version with a timestamp <= this one
-    /// (column families with user-defined timestamps only; docs/timestamps.md).
-    pub(crate) timestamp: Option<Vec<u8>>,
-    /// `set_iter_start_ts`: iterators return every version with a timestamp in
-    /// `[iter_start_ts, timestamp]`.
-    pub(crate) iter_start_ts: Option<Vec<u8>>,
-    /// `set_read_tier` (RocksDB's `read_tier`).
-    pub(crate) read_tier: crate::options_api::ReadTier,
-    /// `set_deadline`: microseconds since the epoch (0: none).
-    pub(crate) deadline_us: u64,
-    /// `set_io_timeout`: microseconds (0: none).
-    pub(crate) io_timeout_us: u64,
-    /// `set_ignore_range_deletions`: reads do not apply range tombstones.
-    pub(crate) ignore_range_deletions: bool,
-    /// `set_readahead_size` (0: implicit auto readahead; `table/prefetch.rs`).
-    pub(crate) readahead_size: usize,
-    /// `set_auto_readahead_size` (RocksDB's default true): with an upper bound, reads ahead
-    /// stop at the data block that holds it.
-    pub(crate) auto_readahead_size: bool,
+    pub(crate) settings: shale_engine::config::ReadSettings,
 }
 
-impl Default for ReadOptions {
-    fn default() -> Self {
-        ReadOptions {
-            snapshot: None,
-            lower_bound: None,
-            upper_bound: None,
-            fill_cache: true,
-            verify_checksums: true,
-            prefix_same_as_start: false,
-            total_order_seek: false,
-            auto_prefix_mode: false,
-            tailing: false,
-            auto_refresh_iterator_with_snapshot: false,
-            pin_data: false,
-            max_skippable_internal_keys: 0,
-            timestamp: None,
-            iter_start_ts: None,
-            read_tier: crate::options_api::ReadTier::All,
-            deadline_us: 0,
-            io_timeout_us: 0,
-            ignore_range_deletions: false,
-            readahead_size: 0,
-            auto_readahead_size: true,
-        }
+impl std::ops::Deref for ReadOptions {
+    type Target = shale_engine::config::ReadSettings;
+    fn deref(&self) -> &Self::Target {
+        &self.settings
+    }
+}
+
+impl std::borrow::Borrow<shale_engine::config::ReadSettings> for ReadOptions {
+    fn borrow(&self) -> &shale_engine::config::ReadSettings {
+        &self.settings
+    }
+}
+
+impl std::borrow::BorrowMut<shale_engine::config::ReadSettings> for ReadOptions {
+    fn borrow_mut(&mut self) -> &mut shale_engine::config::ReadSettings {
+        &mut self.settings
+    }
+}
+
+impl std::ops::DerefMut for ReadOptions {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.settings
     }
 }
 
 impl ReadOptions {
-    /// What this read asks of the table blocks it loads (`table/reader.rs`).
-    pub(crate) fn block_reads(&self) -> crate::table::reader::BlockReads {
-        crate::table::reader::BlockReads {
-            fill_cache: self.fill_cache,
-            verify_checksums: self.verify_checksums,
-            no_io: self.read_tier == crate::options_api::ReadTier::BlockCache,
-            deadline_us: self.deadline_us,
-            io_timeout_us: self.io_timeout_us,
-            readahead_size: self.readahead_size,
-            for_compaction: false,
-            auto_readahead: crate::table::AutoReadahead::default(),
-        }
-    }
-
-    /// The upper bound a table iterator's reads ahead stop at (`auto_readahead_size`).
-    pub(crate) fn readahead_upper(&self) -> Option<Arc<Vec<u8>>> {
-        self.upper_bound.as_ref().filter(|_| self.auto_readahead_size).map(|u| Arc::new(u.clone()))
-    }
-
     pub fn set_iterate_lower_bound<K: Into<Vec<u8>>>(&mut self, key: K) {
         self.lower_bound = Some(key.into());
     }

@@ -19,14 +19,8 @@ use crate::statistics::{Histogram, HistogramData, StatsLevel, Ticker};
 /// Info-log verbosity, as rust-rocksdb's `LogLevel` (the engine's type).
 pub use shale_engine::config::LogLevel;
 
-/// Where reads may be served from, as rust-rocksdb's `ReadTier`.
-#[derive(Debug, Copy, Clone, PartialEq, Eq)]
-pub enum ReadTier {
-    All = 0,
-    BlockCache,
-    Persisted,
-    Memtable,
-}
+/// Where reads may be served from, as rust-rocksdb's `ReadTier` (the engine's type).
+pub use shale_engine::config::ReadTier;
 
 /// Which file a level compaction picks first, as rust-rocksdb's `CompactionPri`.
 #[derive(Debug, Copy, Clone, PartialEq, Eq)]
@@ -875,9 +869,6 @@ impl Options {
     /// Sets one DB or column-family option by RocksDB's name from its text form, through its
     /// row of the option table (`options_table.rs`).
     pub(crate) fn apply_option(&mut self, name: &str, value: &str) -> Result<()> {
-        if name == "block_based_table_factory" {
-            return crate::options_tbl::apply_block_based_table_factory(self, value);
-        }
         if crate::options_table::apply_named(self, name, value)? {
             return Ok(());
         }
@@ -1531,7 +1522,10 @@ impl Options {
     /// New tables are plain tables (`table/plain/`, docs/plain-table-format.md). As in
     /// RocksDB, a plain table needs a prefix extractor unless `hash_table_ratio` is 0
     /// (total-order mode), and kPrefix encoding needs one; open refuses these otherwise.
-    /// `store_index_in_file` is refused (Shale does not write the index and Bloom blocks).
+    /// `store_index_in_file` writes RocksDB's hash index (sized by `hash_table_ratio`, one
+    /// record every `index_sparseness` keys of a prefix) and Bloom filter (`bloom_bits_per_key`
+    /// per key, laid out by `bloom_locality`) into each table as meta blocks; Shale's reader
+    /// checks the stored index and asks the stored Bloom first on point lookups. Otherwise
     /// `bloom_bits_per_key`, `hash_table_ratio`, `huge_page_tlb_size` size RocksDB's
     /// in-memory hash index and Bloom filter, which Shale's reader replaces by a sorted
     /// record array (binary search): they change no result. `full_scan_mode` makes point
@@ -1549,6 +1543,7 @@ impl Options {
             },
             full_scan_mode: options.full_scan_mode,
             store_index_in_file: options.store_index_in_file,
+            bloom_locality: 0,
         });
     }
 
@@ -1708,9 +1703,11 @@ impl Options {
         self.manifest_preallocation_size = size as u64;
     }
 
-    /// Accepted: Shale loads no stats at open either way.
+    /// RocksDB's `skip_stats_update_on_db_open` (default false): Shale loads no table stats at
+    /// open either way (its picker reads each table's counts when it needs them); what the
+    /// value decides is whether `open_files_async` may be set, as RocksDB's check.
     pub fn set_skip_stats_update_on_db_open(&mut self, skip: bool) {
-        let _ = skip;
+        self.dbmisc.skip_stats_update_on_db_open = skip;
     }
 
     /// RocksDB's `allow_mmap_writes` (default false): the table and blob files the database

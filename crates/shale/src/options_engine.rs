@@ -30,6 +30,20 @@ use crate::options_api::CompactionPri;
 use crate::DBCompactionStyle;
 
 impl Options {
+    /// The table format new tables are written in; a plain table takes the family's
+    /// `bloom_locality` (RocksDB's plain table builder reads it from the family's options).
+    fn engine_table_format(&self) -> crate::table::TableFormat {
+        match &self.table_format {
+            crate::table::TableFormat::Plain(p) => {
+                crate::table::TableFormat::Plain(crate::table::plain::PlainTableOptions {
+                    bloom_locality: self.bloom_locality,
+                    ..p.clone()
+                })
+            }
+            other => other.clone(),
+        }
+    }
+
     /// What the database at `path` reads of these DB-wide options, sanitized as RocksDB's
     /// `SanitizeOptions` leaves them. The write buffer manager, the TTL and the table
     /// identities are taken as they are: `db/open.rs` sets them on the options first.
@@ -68,11 +82,17 @@ impl Options {
             manual_wal_flush: self.manual_wal_flush,
             track_and_verify_wals_in_manifest: self.track_and_verify_wals_in_manifest,
             enforce_single_del_contracts: self.dbopt.enforce_single_del_contracts,
+            allow_data_in_errors: self.dbmisc.allow_data_in_errors,
+            daily_offpeak: self.dbmisc.daily_offpeak(),
+            max_compaction_trigger_wakeup_seconds: self.dbmisc.max_compaction_trigger_wakeup_seconds,
+            open_files_async: self.dbmisc.open_files_async,
+            skip_stats_update_on_db_open: self.dbmisc.skip_stats_update_on_db_open,
             best_efforts_recovery: self.dbopt.best_efforts_recovery,
             prefix_seek_opt_in_only: self.dbopt.prefix_seek_opt_in_only,
             strict_bytes_per_sync: self.dbopt.strict_bytes_per_sync,
             flush_verify_memtable_count: self.dbopt.flush_verify_memtable_count,
             compaction_verify_record_count: self.dbopt.compaction_verify_record_count,
+            track_and_verify_wals: self.dbwal.track_and_verify_wals,
             max_manifest_file_size: self.max_manifest_file_size,
             write_dbid_to_manifest: self.write_dbid_to_manifest,
             write_identity_file: self.write_identity_file,
@@ -149,6 +169,7 @@ impl Options {
             ttl: self.sanitized_ttl(),
             age_ttl,
             age_periodic,
+            daily_offpeak: self.dbmisc.daily_offpeak(),
             bottommost_file_compaction_delay: self.bottommost_file_compaction_delay,
             target_file_size_is_upper_bound: self.target_file_size_is_upper_bound,
             default_temperature: self.default_temperature,
@@ -180,6 +201,10 @@ impl Options {
             ingest_behind: self.ingest_behind_allowed(),
             ttl_db: self.ttl_db,
             paranoid_file_checks: self.paranoid_file_checks,
+            memtable_op_scan_flush_trigger: self.memtable_op_scan_flush_trigger,
+            memtable_avg_op_scan_flush_trigger: self.memtable_avg_op_scan_flush_trigger,
+            verify_output_flags: self.verify_output_flags,
+            memtable_batch_lookup_optimization: self.memtable_batch_lookup_optimization,
             force_consistency_checks: self.force_consistency_checks,
             report_bg_io_stats: self.report_bg_io_stats,
             optimize_filters_for_hits: self.optimize_filters_for_hits,
@@ -193,6 +218,7 @@ impl Options {
                 min_blob_size: self.blob.min_blob_size,
                 blob_file_size: self.blob.blob_file_size,
                 compression: self.blob.compression.to_table(),
+                compression_opts: self.blob_compression_opts.codec(),
                 file_starting_level: self.blob.file_starting_level,
                 compaction_readahead_size: self.blob.compaction_readahead_size,
                 prepopulate_cache: self.blob.prepopulate_cache,
@@ -201,12 +227,13 @@ impl Options {
             block_cache: self.table.block_cache.as_ref().map(|c| c.0.clone()),
             no_block_cache: self.table.no_block_cache,
             cf_paths: self.cf_paths.clone(),
-            table_format: self.table_format.clone(),
+            table_format: self.engine_table_format(),
             prefix_extractor: self.prefix_extractor.clone(),
             table: self.table_template(),
             auto_readahead: self.table.auto_readahead,
             meta_pinning: self.table.meta_pinning(),
             index_block_search: self.table.index_block_search_type.to_engine(),
+            read_amp_bytes_per_bit: self.table.read_amp_bytes_per_bit,
             prepopulate_block_cache: {
                 use crate::options_tbl::PrepopulateBlockCache as P;
                 let mode = self.table.prepopulate_block_cache;
@@ -246,6 +273,7 @@ impl Options {
         b.index_shortening = t.index_shortening;
         b.compression = self.flush_compression().to_table();
         b.compression_opts = self.compression_opts.clone();
+        b.builtin_compression_manager = self.builtin_compression_manager;
         b.filter_bits_per_key = t.bloom_bits_per_key;
         b.filter_rounding = t.optimize_filters_for_memory.then(|| t.filter_rounding.clone());
         b.filter_ribbon_before_level = t.ribbon_bloom_before_level;
@@ -262,7 +290,7 @@ impl Options {
         b.prefix_extractor = self.prefix_extractor.clone();
         b.format_version = t.format_version;
         b.deletion_collectors = self.deletion_collectors.clone();
-        b.table_format = self.table_format.clone();
+        b.table_format = self.engine_table_format();
         // Flushes are high-priority writes; compactions lower it (`db/compact.rs`).
         b.rate_limiter = self.rate_limiter.clone().map(|l| (l, crate::rate_limiter::IoPriority::High));
         if t.data_block_index_type == crate::DataBlockIndexType::BinaryAndHash {
@@ -302,6 +330,8 @@ impl Options {
             // check_supported refused anything but 0, 1, 2, 4 and 8 before a memtable is made.
             protection_bytes_per_key: self.memtable_protection_bytes_per_key.min(8) as u8,
             paranoid_memory_checks: self.paranoid_memory_checks,
+            verify_checksum_on_seek: self.memtable_verify_per_key_checksum_on_seek,
+            allow_data_in_errors: self.dbmisc.allow_data_in_errors,
         }
     }
 

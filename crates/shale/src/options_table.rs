@@ -961,7 +961,7 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Db,
         Bool,
         No,
-        None,
+        Some(|o| o.dbmisc.skip_stats_update_on_db_open.to_string()),
         Some(|o, n, v| {
             o.set_skip_stats_update_on_db_open(boolean(n, v)?);
             Ok(true)
@@ -1142,6 +1142,19 @@ pub(crate) static ROWS: &[OptionRow] = &[
         }),
     ),
     // ---- end of helper `rows` DB block ----
+    // ---- helper `dbwal` DB block (`options_dbwal.rs` says what each does) ----
+    opt(
+        "track_and_verify_wals",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.dbwal.track_and_verify_wals.to_string()),
+        Some(|o, n, v| {
+            o.dbwal.track_and_verify_wals = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    // ---- end of helper `dbwal` DB block ----
     // Deprecated in RocksDB 11.8.1 (`OptionVerificationType::kDeprecated` in its
     // `options/db_options.cc`): its parser accepts any value and changes nothing, and its
     // OPTIONS files and LOG leave them out; so do these rows (`deprecated`).
@@ -1320,6 +1333,73 @@ pub(crate) static ROWS: &[OptionRow] = &[
         }),
     ),
     // ---- end of helper `dbopt` DB block ----
+    // ---- helper `dbmisc` DB block (`options_dbmisc.rs` says what each does) ----
+    opt(
+        "allow_data_in_errors",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.dbmisc.allow_data_in_errors.to_string()),
+        Some(|o, n, v| {
+            o.dbmisc.allow_data_in_errors = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "daily_offpeak_time_utc",
+        Db,
+        Str,
+        Yes,
+        // RocksDB writes a string option escaped (`23\:30-04\:00`).
+        Some(|o| crate::options_file::escape_option_string(&o.dbmisc.daily_offpeak_time_utc)),
+        Some(|o, _, v| {
+            o.dbmisc.daily_offpeak_time_utc = crate::options_file::unescape_option_string(v);
+            Ok(true)
+        }),
+    ),
+    // The object-registry names (`options_dbmisc.rs` says what RocksDB does with each):
+    // parsed as RocksDB's `CreateFromString` with its default `ignore_unsupported_options`,
+    // never written by these rows (`env`, `statistics`: RocksDB's kDontSerialize;
+    // `listeners` has ids to write only when a registered listener was named, and RocksDB
+    // registers none; `wal_filter=nullptr` is the OPTIONS file's default line).
+    opt("env", Db, Function, No, None, Some(|o, _, v| crate::options_dbmisc::set_env(o, v))),
+    opt("statistics", Db, Function, No, None, Some(|o, _, v| crate::options_dbmisc::set_statistics(o, v))),
+    opt("listeners", Db, Function, No, None, Some(|o, _, v| crate::options_dbmisc::set_listeners(o, v))),
+    opt("wal_filter", Db, Function, No, None, Some(|o, _, v| crate::options_dbmisc::set_wal_filter(o, v))),
+    opt(
+        "max_compaction_trigger_wakeup_seconds",
+        Db,
+        Int,
+        Yes,
+        Some(|o| o.dbmisc.max_compaction_trigger_wakeup_seconds.to_string()),
+        Some(|o, n, v| {
+            o.dbmisc.max_compaction_trigger_wakeup_seconds = number(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "fast_sst_open",
+        Db,
+        Bool,
+        Yes,
+        Some(|o| o.dbmisc.fast_sst_open.to_string()),
+        Some(|o, n, v| {
+            o.dbmisc.fast_sst_open = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "open_files_async",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.dbmisc.open_files_async.to_string()),
+        Some(|o, n, v| {
+            o.dbmisc.open_files_async = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    // ---- end of helper `dbmisc` DB block ----
     // ---- CFOptions ----
     opt("comparator", Cf, Function, No, Some(|c| c.comparator.name().to_string()), None),
     opt(
@@ -1726,8 +1806,8 @@ pub(crate) static ROWS: &[OptionRow] = &[
             format!(
                 "{{use_kv_ratio_compaction=false;max_data_files_size=0;trivial_copy_buffer_size=4096;\
                  allow_trivial_copy_when_change_temperature=false;file_temperature_age_thresholds=;\
-                 allow_compaction={};age_for_warm=0;max_table_files_size={};}}",
-                c.fifo_allow_compaction, c.fifo_max_table_files_size
+                 allow_compaction={};age_for_warm={};max_table_files_size={};}}",
+                c.fifo_allow_compaction, c.fifo_age_for_warm, c.fifo_max_table_files_size
             )
         }),
         Some(|o, name, v| {
@@ -1738,15 +1818,17 @@ pub(crate) static ROWS: &[OptionRow] = &[
                     // Deprecated in RocksDB 11.8.1 (`kDeprecated`): any text, no effect; the
                     // family's `ttl` is FIFO's age limit.
                     "ttl" => {}
-                    "age_for_warm" | "max_data_files_size" if number::<u64>(k, x)? == 0 => {}
+                    // helper cfblob: deprecated in RocksDB 11.8.1, whose parser keeps the
+                    // value (written back to the OPTIONS file) and whose code reads it nowhere.
+                    "age_for_warm" => o.fifo_age_for_warm = number(k, x)?,
+                    "max_data_files_size" if number::<u64>(k, x)? == 0 => {}
                     "use_kv_ratio_compaction" | "allow_trivial_copy_when_change_temperature"
                         if !boolean(k, x)? => {}
                     "file_temperature_age_thresholds" if x.is_empty() => {}
                     "trivial_copy_buffer_size" => {
                         number::<u64>(k, x)?;
                     }
-                    "age_for_warm"
-                    | "max_data_files_size"
+                    "max_data_files_size"
                     | "use_kv_ratio_compaction"
                     | "allow_trivial_copy_when_change_temperature"
                     | "file_temperature_age_thresholds" => return Err(not_built(name, k)),
@@ -1840,13 +1922,29 @@ pub(crate) static ROWS: &[OptionRow] = &[
             Ok(true)
         }),
     ),
+    // helper cfblob (issue 33): mutable as RocksDB's. Memtables and tables made from then
+    // on are built with the new extractor; a read compares it with each table's recorded
+    // extractor (`Table::prefix_extractor_changed_for`) and each memtable's
+    // (`MemTable::prefix_bloom_matches`) and consults their prefix filters only where they
+    // agree (or an upper bound proves the seek stays within one prefix). RocksDB's built-in
+    // extractors by name (`rocksdb.FixedPrefix.N`, `rocksdb.CappedPrefix.N`, `fixed:N`,
+    // `capped:N`, `rocksdb.Noop`) or `nullptr`; another name is not applied.
     opt(
         "prefix_extractor",
         Cf,
         Function,
-        NotBuilt,
+        Yes,
         Some(|c| name_or_null(c.prefix_extractor.as_ref().map(|t| t.name()))),
-        None,
+        Some(|o, _, v| {
+            o.prefix_extractor = match v {
+                "nullptr" | "" => None,
+                _ => match crate::SliceTransform::from_name(v) {
+                    Some(t) => Some(std::sync::Arc::new(t)),
+                    None => return Ok(false),
+                },
+            };
+            Ok(true)
+        }),
     ),
     opt(
         "memtable_prefix_bloom_size_ratio",
@@ -2307,6 +2405,191 @@ pub(crate) static ROWS: &[OptionRow] = &[
         }),
     ),
     // ---- end of helper cfopt CF block ----
+    // ---- helper cfblob (issue 33): CF options that had no row ----
+    // Memtables made from then on, with memtable_protection_bytes_per_key above 0, check
+    // every entry a skip-list search compares against on its way
+    // (`shale_engine::memtable`, `MemTableConfig::verify_checksum_on_seek`).
+    opt(
+        "memtable_verify_per_key_checksum_on_seek",
+        Cf,
+        Bool,
+        Yes,
+        Some(|c| c.memtable_verify_per_key_checksum_on_seek.to_string()),
+        Some(|o, n, v| {
+            o.memtable_verify_per_key_checksum_on_seek = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    // RocksDB 11.8.1's misspelled name of the same option (kAlias): read, never written.
+    opt(
+        "memtable_veirfy_per_key_checksum_on_seek",
+        Cf,
+        Bool,
+        Yes,
+        None,
+        Some(|o, n, v| {
+            o.memtable_verify_per_key_checksum_on_seek = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    // RocksDB's aliases of table_factory (kAlias, never written): the family's block-based
+    // or plain table options with the fields named changed, the others kept; InvalidArgument
+    // "Cannot modify <factory> as <name>" on a family of another table format, as RocksDB's
+    // TableFactoryParseFn. Flushes and compactions from then on write tables with them
+    // (`set_options` of block_based_table_factory: `db/dyn_options.rs::apply_table_factory`).
+    opt(
+        "block_based_table_factory",
+        Cf,
+        Struct,
+        Yes,
+        None,
+        Some(|o, _, v| {
+            crate::options_tbl::apply_block_based_table_factory(o, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "plain_table_factory",
+        Cf,
+        Struct,
+        Yes,
+        None,
+        Some(|o, _, v| {
+            apply_plain_table_factory(o, v)?;
+            Ok(true)
+        }),
+    ),
+    // The codec settings blobs are compressed with by flushes and compactions from then on
+    // (`shale_base::compression::compress_forced`, RocksDB's BlobFileBuilder); the fields
+    // named change, the others keep their values.
+    opt(
+        "blob_compression_opts",
+        Cf,
+        Struct,
+        Yes,
+        Some(|c| compression_opts_text(&c.blob_compression_opts, c.blob_compression_opts_enabled)),
+        Some(|o, name, v| {
+            let mut b = o.blob_compression_opts.clone();
+            let mut enabled = o.blob_compression_opts_enabled;
+            for (k, x) in struct_fields(name, v)? {
+                match k {
+                    "window_bits" => b.window_bits = number(k, x)?,
+                    "level" => b.level = number(k, x)?,
+                    "strategy" => b.strategy = number(k, x)?,
+                    "max_dict_bytes" => b.max_dict_bytes = number(k, x)?,
+                    "zstd_max_train_bytes" => b.zstd_max_train_bytes = number(k, x)?,
+                    "max_dict_buffer_bytes" => b.max_dict_buffer_bytes = number(k, x)?,
+                    "use_zstd_dict_trainer" => b.use_zstd_dict_trainer = boolean(k, x)?,
+                    "enabled" => enabled = boolean(k, x)?,
+                    "parallel_threads" => b.parallel_threads = number(k, x)?,
+                    "checksum" => b.checksum = boolean(k, x)?,
+                    "max_compressed_bytes_per_kb" => b.max_compressed_bytes_per_kb = number(k, x)?,
+                    _ => return Err(Error::invalid_argument(format!("Unrecognized option {name}.{k}"))),
+                }
+            }
+            o.blob_compression_opts = b;
+            o.blob_compression_opts_enabled = enabled;
+            Ok(true)
+        }),
+    ),
+    // RocksDB 11's compression manager by id (kByNameAllowNull): "nullptr" (or empty) none;
+    // "BuiltinV2", the one id RocksDB 11.8.1 registers, its built-in manager, which
+    // compresses as without one but is recorded in each table's compression options
+    // (`TableBuilderOptions::builtin_compression_manager`); RocksDB writes it by its
+    // GetId(), "BuiltinCompressionManagerV2". Any other id is, as RocksDB's
+    // CreateFromString under ConfigOptions' default ignore_unsupported_options, accepted
+    // as none (so is RocksDB's own written name, which its registry does not hold).
+    opt(
+        "compression_manager",
+        Cf,
+        Function,
+        Yes,
+        Some(|c| {
+            if c.builtin_compression_manager { "BuiltinCompressionManagerV2" } else { "nullptr" }.to_string()
+        }),
+        Some(|o, _, v| {
+            let id = v.trim();
+            let id = match id.strip_prefix('{').and_then(|x| x.strip_suffix('}')) {
+                Some(fields) => {
+                    fields.split(';').find_map(|f| f.trim().strip_prefix("id=")).unwrap_or("").trim()
+                }
+                None => id,
+            };
+            o.builtin_compression_manager = id == "BuiltinV2";
+            Ok(true)
+        }),
+    ),
+    // The family's blob value cache by text, as RocksDB's Cache::CreateFromString (a size,
+    // `{capacity=..;...}`, or null: `options_tbl::parse_block_cache`), the same cache
+    // `set_blob_cache` gives; immutable and never written (kDontSerialize), as RocksDB's.
+    opt(
+        "blob_cache",
+        Cf,
+        Struct,
+        No,
+        None,
+        Some(|o, n, v| {
+            o.blob_cache = crate::options_tbl::parse_block_cache(n, v)?.map(|c| c.0.clone());
+            Ok(true)
+        }),
+    ),
+    // ---- end of helper cfblob CF block ----
+    // ---- helper cfmisc (issue 33): CF options that had no row ----
+    // Iterators made from then on (not tailing ones; 0 in a read-only or secondary
+    // database) mark the active memtable for flush when one step passes this many hidden
+    // entries of it (`shale_engine::iter::db_iter::ScanFlush`); the next write switches it.
+    opt(
+        "memtable_op_scan_flush_trigger",
+        Cf,
+        Int,
+        Yes,
+        Some(|c| c.memtable_op_scan_flush_trigger.to_string()),
+        Some(|o, n, v| {
+            o.memtable_op_scan_flush_trigger = number(n, v)?;
+            Ok(true)
+        }),
+    ),
+    // The same for the average of hidden entries per step between two positioning calls
+    // (only with memtable_op_scan_flush_trigger, whose count the window must reach).
+    opt(
+        "memtable_avg_op_scan_flush_trigger",
+        Cf,
+        Int,
+        Yes,
+        Some(|c| c.memtable_avg_op_scan_flush_trigger.to_string()),
+        Some(|o, n, v| {
+            o.memtable_avg_op_scan_flush_trigger = number(n, v)?;
+            Ok(true)
+        }),
+    ),
+    // RocksDB's VerifyOutputFlags bits (written as the number): compactions from then on
+    // check their output tables' block checksums and/or re-read them against a hash of
+    // what was written (`db/compact.rs`, `db/verify_output.rs`).
+    opt(
+        "verify_output_flags",
+        Cf,
+        Int,
+        Yes,
+        Some(|c| c.verify_output_flags.to_string()),
+        Some(|o, n, v| {
+            o.verify_output_flags = number(n, v)?;
+            Ok(true)
+        }),
+    ),
+    // multi_get looks a family's keys up in sorted order, each skip-list memtable searched
+    // from the path the previous key left (`db/read.rs`, `memtable::skiplist::Finger`).
+    opt(
+        "memtable_batch_lookup_optimization",
+        Cf,
+        Bool,
+        No,
+        Some(|c| c.memtable_batch_lookup_optimization.to_string()),
+        Some(|o, n, v| {
+            o.memtable_batch_lookup_optimization = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    // ---- end of helper cfmisc CF block ----
     // Deprecated in RocksDB 11.8.1 (`OptionVerificationType::kDeprecated` in its
     // `options/cf_options.cc`): its parser accepts any value and changes nothing, and its
     // OPTIONS files and LOG leave them out; so do these rows (`deprecated`).
@@ -2638,6 +2921,13 @@ pub(crate) static ROWS: &[OptionRow] = &[
         t.set_uniform_cv_threshold(number(n, v)?);
         Ok(true)
     }),
+    // helper tbl3 (issue 33): the read-amplification bitmap of data blocks (`table/block.rs`).
+    // RocksDB 11.8.1 parses the text as a u64 and keeps its low 32 bits (its fix for the
+    // 6.10-6.14 releases, which wrote 8 bytes from the u32's address).
+    tbl("read_amp_bytes_per_bit", Int, Some(|t| t.read_amp_bytes_per_bit.to_string()), |t, n, v| {
+        t.set_read_amp_bytes_per_bit(number::<u64>(n, v)? as u32);
+        Ok(true)
+    }),
     // helper tbl2 (issue 33): how table readers search index blocks (`table/block_iter.rs`).
     tbl(
         "index_block_search_type",
@@ -2651,6 +2941,43 @@ pub(crate) static ROWS: &[OptionRow] = &[
 ];
 
 /// A table option RocksDB 11.8.1 marks deprecated: parsed by neither RocksDB nor Shale.
+/// helper cfblob: `plain_table_factory={name=value;...}` (RocksDB's `TableFactoryParseFn`
+/// on a PlainTable family: every field of `plain_table_type_info` may change, for the tables
+/// written from then on).
+pub(crate) fn apply_plain_table_factory(o: &mut Options, v: &str) -> Result<()> {
+    use crate::table::plain::PlainEncoding;
+    use crate::table::TableFormat;
+    let name = "plain_table_factory";
+    let TableFormat::Plain(current) = &o.table_format else {
+        return Err(Error::invalid_argument(format!(
+            "Cannot modify {} as {name}",
+            o.table_format.factory_name()
+        )));
+    };
+    let mut p = current.clone();
+    for (k, x) in struct_fields(name, v)? {
+        match k {
+            "user_key_len" => p.user_key_len = number(k, x)?,
+            "bloom_bits_per_key" => p.bloom_bits_per_key = number(k, x)?,
+            "hash_table_ratio" => p.hash_table_ratio = number(k, x)?,
+            "index_sparseness" => p.index_sparseness = number(k, x)?,
+            "huge_page_tlb_size" => p.huge_page_tlb_size = number(k, x)?,
+            "encoding_type" => {
+                p.encoding = match x {
+                    "kPlain" => PlainEncoding::Plain,
+                    "kPrefix" => PlainEncoding::Prefix,
+                    _ => return Err(bad_value(k, x)),
+                }
+            }
+            "full_scan_mode" => p.full_scan_mode = boolean(k, x)?,
+            "store_index_in_file" => p.store_index_in_file = boolean(k, x)?,
+            _ => return Err(Error::invalid_argument(format!("Could not find option: {k}"))),
+        }
+    }
+    o.table_format = TableFormat::Plain(p);
+    Ok(())
+}
+
 fn deprecated_table(_: &mut BlockBasedOptions, _: &str, _: &str) -> Result<bool> {
     Ok(true)
 }
@@ -2717,6 +3044,8 @@ pub(crate) const LOG_CF_ORDER: &[&str] = &[
     "target_file_size_multiplier",
     "max_bytes_for_level_base",
     "max_bytes_for_level_multiplier",
+    "memtable_op_scan_flush_trigger",
+    "memtable_avg_op_scan_flush_trigger",
     "max_compaction_bytes",
     "disable_auto_compactions",
     "paranoid_file_checks",

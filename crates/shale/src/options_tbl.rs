@@ -82,6 +82,18 @@ impl BlockBasedOptions {
     pub fn set_index_block_search_type(&mut self, search: BlockSearchType) {
         self.index_block_search_type = search;
     }
+
+    /// RocksDB's `read_amp_bytes_per_bit` (default 0, off; a Shale extension of
+    /// rust-rocksdb's API, as RocksDB's C API `rocksdb_block_based_options_set_read_amp_bytes_per_bit`):
+    /// each data block read from a table file gets a bitmap of one bit per this many bytes
+    /// (rounded down to a power of two) marking the entries read, and with statistics on,
+    /// `rocksdb.read.amp.total.read.bytes` counts the blocks' bytes and
+    /// `rocksdb.read.amp.estimate.useful.bytes` the bytes of the entries read from them.
+    /// Their ratio is the read amplification. Costs `1 / (8 * bytes_per_bit)` of each
+    /// block's size in memory. Table readers opened from then on take it.
+    pub fn set_read_amp_bytes_per_bit(&mut self, bytes_per_bit: u32) {
+        self.read_amp_bytes_per_bit = bytes_per_bit;
+    }
 }
 
 /// `block_based_table_factory={name=value;...}` in an options string (RocksDB's

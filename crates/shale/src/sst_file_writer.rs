@@ -63,6 +63,7 @@ fn builder_options(o: &Options) -> TableBuilderOptions {
     b.index_shortening = o.table.index_shortening;
     b.compression = o.compression.to_table();
     b.compression_opts = o.compression_opts.clone();
+    b.builtin_compression_manager = o.builtin_compression_manager;
     b.filter_bits_per_key = o.table.bloom_bits_per_key;
     b.filter_rounding = o.table.optimize_filters_for_memory.then(|| o.table.filter_rounding.clone());
     b.filter_ribbon_before_level = o.table.ribbon_bloom_before_level;

@@ -112,6 +112,8 @@ pub struct JobInput<'a> {
     pub merge_operator: Option<&'a dyn MergeOperatorCore>,
     /// `enforce_single_del_contracts` (see `KeyCompactor::single_del_meets_delete`).
     pub enforce_single_del_contracts: bool,
+    /// `allow_data_in_errors`: a failed merge's Corruption names the key.
+    pub allow_data_in_errors: bool,
     /// User-defined timestamps: the family's `full_history_ts_low` (None: not set).
     pub full_history_ts_low: Option<Vec<u8>>,
     /// BlobDB: resolves blob indexes (merge bases, filters, garbage collection).
@@ -135,6 +137,18 @@ pub struct JobInput<'a> {
     /// Each output table's preallocation (RocksDB's `Compaction::OutputFilePreallocationSize`
     /// blocks, space reserved with `allow_fallocate`).
     pub preallocation: crate::fs::Preallocation,
+    /// Hash each output's point entries as they are written (RocksDB's `OutputValidator`
+    /// with its hash on: `paranoid_file_checks` or `verify_output_flags`' kVerifyIteration),
+    /// into [`JobResult::output_hashes`].
+    pub output_hash: bool,
+}
+
+/// RocksDB's `OutputValidator::Add` hash step: the running 64-bit hash of an output's point
+/// entries, key then value, each hashed with the one before as its seed (xxh3, as RocksDB's
+/// `NPHash64`; never persisted, compared only with a re-read of the same file).
+pub fn output_hash_step(hash: u64, key: &[u8], value: &[u8]) -> u64 {
+    let h = xxhash_rust::xxh3::xxh3_64_with_seed(key, hash);
+    xxhash_rust::xxh3::xxh3_64_with_seed(value, h)
 }
 
 /// RocksDB's `Compaction::OutputFilePreallocationSize`: the inputs' total size, at most
@@ -155,6 +169,8 @@ struct Output {
     builder: AnyTableBuilder,
     meta: FileMetaData,
     empty: bool,
+    /// [`output_hash_step`] over the point entries written so far (0 when not asked for).
+    hash: u64,
 }
 
 /// The outcome: output files (synced) and bytes read and written.
@@ -175,6 +191,9 @@ pub struct JobResult {
     /// `num_blobs_relocated`, `total_blob_bytes_relocated`: the blob indexes' sizes).
     pub blobs_relocated: u64,
     pub blob_bytes_relocated: u64,
+    /// Per output (in `outputs`' order): the hash of its point entries as written, when
+    /// `JobInput::output_hash` asked for it (0 otherwise).
+    pub output_hashes: Vec<u64>,
 }
 
 impl JobResult {
@@ -183,6 +202,7 @@ impl JobResult {
     /// subcompactions' stats into one job's.
     pub fn absorb(&mut self, next: JobResult) {
         self.outputs.extend(next.outputs);
+        self.output_hashes.extend(next.output_hashes);
         self.bytes_written += next.bytes_written;
         self.entries_dropped += next.entries_dropped;
         self.blob_additions.extend(next.blob_additions);
@@ -354,6 +374,7 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
         blob_garbage: Vec::new(),
         blobs_relocated: 0,
         blob_bytes_relocated: 0,
+        output_hashes: Vec::new(),
     };
     let mut out: Option<Output> = None;
     let (range_start, range_end) = input.range.clone();
@@ -366,6 +387,7 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
         builder_options: input.builder_options,
         new_file_number: input.new_file_number,
         preallocation: input.preallocation,
+        output_hash: input.output_hash,
     };
     let mut kc = KeyCompactor {
         snapshots: &snapshots,
@@ -382,6 +404,7 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
         drops: DropReasons::default(),
         may_drop_deletions: true,
         enforce_single_del_contracts: input.enforce_single_del_contracts,
+        allow_data_in_errors: input.allow_data_in_errors,
     };
     let ts_sz = ucmp.timestamp_size();
     let ts_low = input.full_history_ts_low.clone().filter(|l| ts_sz > 0 && l.len() == ts_sz);
@@ -447,6 +470,9 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
                     }
                     let seq = crate::key::trailer(&k) >> 8;
                     o.builder.add(&k, &v)?;
+                    if ctx.output_hash {
+                        o.hash = output_hash_step(o.hash, &k, &v);
+                    }
                     extend(&icmp, &mut o.meta, &k, o.empty);
                     o.empty = false;
                     o.meta.smallest_seqno = o.meta.smallest_seqno.min(seq);
@@ -601,6 +627,7 @@ pub fn flush_entries(
     merge_operator: Option<&dyn MergeOperatorCore>,
     stats: Option<&crate::statistics::Statistics>,
     enforce_single_del_contracts: bool,
+    allow_data_in_errors: bool,
     emit: &mut EmitFn<'_>,
 ) -> Result<(u64, u64)> {
     let frag = FragmentedTombstones::new(ucmp.clone(), tombstones);
@@ -619,6 +646,7 @@ pub fn flush_entries(
         drops: DropReasons::default(),
         may_drop_deletions: true,
         enforce_single_del_contracts,
+        allow_data_in_errors,
     };
     let ts_sz = ucmp.timestamp_size();
     let ts_low = full_history_ts_low.filter(|l| ts_sz > 0 && l.len() == ts_sz);
@@ -674,6 +702,8 @@ struct KeyCompactor<'a, 'b> {
     may_drop_deletions: bool,
     /// RocksDB's `enforce_single_del_contracts`.
     enforce_single_del_contracts: bool,
+    /// RocksDB's `allow_data_in_errors` (a failed merge names its key).
+    allow_data_in_errors: bool,
 }
 
 /// RocksDB 11.8.1's words when a SingleDelete meets a Delete of its key
@@ -931,7 +961,9 @@ impl KeyCompactor<'_, '_> {
         match base {
             Some(b) => {
                 let n = operands.len() as u64 + u64::from(reached_base);
-                let merged = op.full_merge(key, b, operands, self.stats)?;
+                let merged = op
+                    .full_merge(key, b, operands, self.stats)
+                    .map_err(|e| crate::merge::merge_error(e, key, self.allow_data_in_errors))?;
                 // The operands and the base (if any) become one Put (one entity onto an
                 // entity).
                 self.dropped += n - 1;
@@ -967,6 +999,7 @@ struct Ctx<'a> {
     builder_options: &'a dyn Fn(u64) -> TableBuilderOptions,
     new_file_number: &'a dyn Fn() -> u64,
     preallocation: crate::fs::Preallocation,
+    output_hash: bool,
 }
 
 fn open_output(ctx: &Ctx<'_>) -> Result<Output> {
@@ -982,7 +1015,7 @@ fn open_output(ctx: &Ctx<'_>) -> Result<Output> {
         file_checksum_func_name: "Unknown".to_string(),
         ..Default::default()
     };
-    Ok(Output { builder, meta, empty: true })
+    Ok(Output { builder, meta, empty: true, hash: 0 })
 }
 
 fn extend(icmp: &crate::key::InternalKeyComparator, meta: &mut FileMetaData, k: &[u8], empty: bool) {
@@ -1063,6 +1096,7 @@ fn finish(
     o.meta.oldest_ancester_time = built.properties.creation_time;
     result.bytes_written += built.file_size;
     result.outputs.push(o.meta);
+    result.output_hashes.push(o.hash);
     Ok(())
 }
 
@@ -1112,6 +1146,7 @@ mod tests {
             op,
             None,
             enforce_single_del,
+            false,
             &mut |k, v| {
                 let t = crate::key::trailer(k);
                 out.push((user_key(k).to_vec(), t >> 8, (t & 0xff) as u8, v.to_vec()));
@@ -1251,6 +1286,7 @@ mod tests {
             drops: DropReasons::default(),
             may_drop_deletions: whole_history,
             enforce_single_del_contracts: true,
+            allow_data_in_errors: false,
         };
         kc.compact_key(entries).unwrap();
         kc.emitted

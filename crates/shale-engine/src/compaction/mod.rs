@@ -4,9 +4,11 @@
 pub mod fifo;
 pub mod filter;
 pub mod job;
+pub mod offpeak;
 pub mod picker;
 #[cfg(test)]
 mod picker_bottommost_tests;
 pub mod picker_ttl;
 pub mod service;
+pub mod trigger;
 pub mod universal;

@@ -368,7 +368,7 @@ pub fn pick(v: &Version, opts: &CfConfig, busy: Busy<'_>) -> Option<CompactionPl
         })
         .or_else(|| pick_marked(v, opts, busy).map(|p| with(p, "FilesMarkedForCompaction")))
         .or_else(|| pick_bottommost_files(v, opts, busy, unix_now()).map(|p| with(p, "BottommostFiles")))
-        .or_else(|| pick_by_age(v, opts, busy))
+        .or_else(|| pick_by_age(v, opts, busy, unix_now()))
         .or_else(|| pick_forced_blob_gc(v, opts, busy).map(|p| with(p, "ForcedBlobGC")))
 }
 
@@ -580,13 +580,16 @@ fn plan_one_level_down(
 ///
 /// A table whose time is unknown (0, written by a RocksDB that did not record it) is left
 /// alone (RocksDB falls back to the file's modification time).
-pub fn pick_by_age(v: &Version, opts: &CfConfig, busy: Busy<'_>) -> Option<CompactionPlan> {
+///
+/// With `daily_offpeak_time_utc`, in the window, the periodic limit is moved on to the next
+/// window's start (`offpeak::periodic_limit`).
+pub fn pick_by_age(v: &Version, opts: &CfConfig, busy: Busy<'_>, now: u64) -> Option<CompactionPlan> {
     let (ttl, periodic) = (opts.age_ttl, opts.age_periodic);
     if ttl == 0 && periodic == 0 {
         return None;
     }
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).ok()?;
     let older = |t: u64, age: u64| age > 0 && t > 0 && now.saturating_sub(age) > t;
+    let periodic_limit = super::offpeak::periodic_limit(now, periodic, opts.daily_offpeak);
     let n = v.num_levels();
     let last = (0..n).rev().find(|&l| v.num_files(l) > 0)?;
     for level in 0..=last {
@@ -595,7 +598,8 @@ pub fn pick_by_age(v: &Version, opts: &CfConfig, busy: Busy<'_>) -> Option<Compa
                 continue;
             }
             let expired = level < last && older(f.oldest_ancester_time, ttl);
-            let periodic_due = older(f.file_creation_time, periodic);
+            let periodic_due =
+                periodic_limit.is_some_and(|limit| f.file_creation_time > 0 && f.file_creation_time < limit);
             if !expired && !periodic_due {
                 continue;
             }

@@ -87,11 +87,12 @@ pub fn pick_universal(v: &Version, opts: &CfConfig, busy: Busy<'_>, now: u64) ->
     let trigger = opts.level0_file_num_compaction_trigger.max(1) as usize;
     let max_output_level = opts.max_output_level.min(v.num_levels() - 1);
     let runs = sorted_runs_to(v, busy, max_output_level);
-    let periodic = periodic_due(v, opts.age_periodic, now);
+    let periodic_limit = super::offpeak::periodic_limit(now, opts.age_periodic, opts.daily_offpeak);
+    let periodic = periodic_due(v, periodic_limit);
     if runs.is_empty() || (!periodic && runs.len() < trigger) {
         return None;
     }
-    let picker = Picker { v, opts, u, runs: &runs, busy, periodic: opts.age_periodic, now, max_output_level };
+    let picker = Picker { v, opts, u, runs: &runs, busy, periodic_limit, max_output_level };
     let mut plan = if periodic { picker.periodic() } else { None };
     let by_period = plan.is_some();
     if runs.len() >= trigger {
@@ -141,12 +142,13 @@ fn disjoint(v: &Version, mut files: Vec<&Arc<FileMetaData>>) -> bool {
         .all(|w| icmp.compare_user_without_ts(user_key(&w[0].largest), user_key(&w[1].smallest)).is_lt())
 }
 
-/// A table written (`file_creation_time`) more than `periodic` seconds ago; tables of unknown
-/// age (0) are left alone.
-fn periodic_due(v: &Version, periodic: u64, now: u64) -> bool {
-    periodic > 0
-        && now > periodic
-        && v.all_files().any(|(_, f)| f.file_creation_time > 0 && f.file_creation_time < now - periodic)
+/// A table written (`file_creation_time`) before `limit` (`offpeak::periodic_limit`: more
+/// than `periodic_compaction_seconds` ago, brought forward in the off-peak window); tables of
+/// unknown age (0) are left alone.
+fn periodic_due(v: &Version, limit: Option<u64>) -> bool {
+    limit.is_some_and(|limit| {
+        v.all_files().any(|(_, f)| f.file_creation_time > 0 && f.file_creation_time < limit)
+    })
 }
 
 struct Picker<'a> {
@@ -155,8 +157,8 @@ struct Picker<'a> {
     u: &'a UniversalSettings,
     runs: &'a [SortedRun],
     busy: Busy<'a>,
-    periodic: u64,
-    now: u64,
+    /// Tables created before this are due for periodic compaction (None: none is).
+    periodic_limit: Option<u64>,
     /// The deepest level a compaction may write (`CfConfig::max_output_level`).
     max_output_level: usize,
 }
@@ -184,7 +186,8 @@ impl Picker<'_> {
                 None => self.v.files(last.level).to_vec(),
             };
             let due = |f: &Arc<FileMetaData>| {
-                f.file_creation_time > 0 && f.file_creation_time < self.now.saturating_sub(self.periodic)
+                self.periodic_limit
+                    .is_some_and(|limit| f.file_creation_time > 0 && f.file_creation_time < limit)
             };
             if !files.iter().any(due) {
                 return None;

@@ -25,6 +25,18 @@ pub trait SystemClock: Send + Sync {
     fn now_micros(&self) -> u64;
 }
 
+/// The system's clock.
+pub struct RealClock;
+
+impl SystemClock for RealClock {
+    fn now_micros(&self) -> u64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_micros() as u64)
+            .unwrap_or(0)
+    }
+}
+
 /// Info-log verbosity (RocksDB's `InfoLogLevel`, rust-rocksdb's `LogLevel`).
 #[derive(Debug, Copy, Clone, PartialEq, Eq)]
 pub enum LogLevel {
@@ -145,6 +157,22 @@ pub struct DbConfig {
     pub flush_verify_memtable_count: bool,
     /// `compaction_verify_record_count`: a compaction whose record counts differ fails.
     pub compaction_verify_record_count: bool,
+    /// `track_and_verify_wals`: each new WAL records its predecessor; recovery checks the
+    /// chain (a missing or mismatched WAL is Corruption).
+    pub track_and_verify_wals: bool,
+    /// `allow_data_in_errors`: error messages may show user keys (a failed merge's key, the
+    /// memtable's corruption details); false keeps them out, as RocksDB's default.
+    pub allow_data_in_errors: bool,
+    /// `daily_offpeak_time_utc`, parsed (None: no window); each family's settings take it
+    /// (`CfConfig::daily_offpeak`).
+    pub daily_offpeak: Option<crate::compaction::offpeak::DailyOffpeak>,
+    /// `max_compaction_trigger_wakeup_seconds`: the longest wait between two checks of the
+    /// families' time-based compactions on a quiet database.
+    pub max_compaction_trigger_wakeup_seconds: u64,
+    /// `open_files_async`: the live tables are opened in the background after the open.
+    pub open_files_async: bool,
+    /// `skip_stats_update_on_db_open` (required by `open_files_async`).
+    pub skip_stats_update_on_db_open: bool,
     /// `max_manifest_file_size`.
     pub max_manifest_file_size: u64,
     /// `write_dbid_to_manifest`.
@@ -275,6 +303,12 @@ impl Default for DbConfig {
             strict_bytes_per_sync: false,
             flush_verify_memtable_count: true,
             compaction_verify_record_count: true,
+            track_and_verify_wals: false,
+            allow_data_in_errors: false,
+            daily_offpeak: None,
+            max_compaction_trigger_wakeup_seconds: 43_200,
+            open_files_async: false,
+            skip_stats_update_on_db_open: false,
             max_manifest_file_size: 1024 * 1024 * 1024,
             write_dbid_to_manifest: true,
             write_identity_file: true,

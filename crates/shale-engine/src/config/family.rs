@@ -19,6 +19,9 @@ pub struct BlobSettings {
     pub min_blob_size: u64,
     pub blob_file_size: u64,
     pub compression: CompressionType,
+    /// `blob_compression_opts` (helper cfblob, issue 33): the codec's settings blobs are
+    /// compressed with (level, zlib's window bits and strategy, ZSTD's checksum).
+    pub compression_opts: shale_base::compression::CodecOpts,
     /// Flushes and compactions write blob files only at output levels at least this.
     pub file_starting_level: i32,
     pub compaction_readahead_size: u64,
@@ -34,6 +37,7 @@ impl Default for BlobSettings {
             min_blob_size: 0,
             blob_file_size: 256 << 20,
             compression: CompressionType::None,
+            compression_opts: shale_base::compression::CodecOpts::default(),
             file_starting_level: 0,
             compaction_readahead_size: 0,
             prepopulate_cache: false,

@@ -52,6 +52,7 @@ use crate::key::{
     append_internal_key, parse_internal_key, user_key, InternalKeyComparator, SequenceNumber, ValueType,
     MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK,
 };
+use crate::memtable::MemTable;
 use crate::merge::{no_merge_operator, MergeOperatorCore};
 use crate::perf::{self, Field};
 
@@ -118,6 +119,8 @@ pub struct DBIter {
     merge_operator: Option<Arc<dyn MergeOperatorCore>>,
     /// The database's statistics (failed merges and reseeks are counted there).
     stats: Option<Arc<crate::statistics::Statistics>>,
+    /// `allow_data_in_errors`: a failed merge's Corruption names the key.
+    allow_data_in_errors: bool,
     /// Forward: the current entry is a merge result, in `saved_key` / `saved_value`, and the
     /// inner iterator is already past (some of) the key's entries.
     merged: bool,
@@ -130,6 +133,50 @@ pub struct DBIter {
     /// The current entry is a wide-column entity (`wide_columns.rs`): its encoding (after
     /// any merge onto its default column); `value()` is its default column's value.
     entity: Option<Vec<u8>>,
+    /// `memtable_op_scan_flush_trigger` (and its average form) on the active memtable the
+    /// iterator was made over; None: off (the default, a tailing or read-only iterator).
+    scan_flush: Option<Box<ScanFlush>>,
+}
+
+/// RocksDB's `memtable_op_scan_flush_trigger` and `memtable_avg_op_scan_flush_trigger`
+/// (`DBIter::MarkMemtableForFlushForPerOpTrigger` / `...ForAvgTrigger`): a forward step
+/// that passes over `trigger` or more hidden entries of the active memtable (a deletion, or
+/// an older version of a key already decided, visible at the snapshot, not covered by a
+/// range tombstone, with a sequence at or above the memtable's first), or a window between
+/// two positioning calls whose hidden entries reach `trigger` and average `avg_trigger` or
+/// more per step, marks that memtable for flush ([`MemTable::mark_for_flush`]); once
+/// marked, the iterator stops counting.
+struct ScanFlush {
+    mem: Arc<MemTable>,
+    /// The memtable's first sequence when the iterator was made (its earliest when empty).
+    seqno_lb: SequenceNumber,
+    trigger: u64,
+    avg_trigger: u64,
+    /// Positioning calls and `next`s since the last positioning call (RocksDB's
+    /// `iter_step_since_seek_`, from 1).
+    steps_since_seek: u64,
+    /// Hidden memtable entries passed since the last positioning call.
+    hidden_since_seek: u64,
+}
+
+impl ScanFlush {
+    /// RocksDB's `MarkMemtableForFlushForPerOpTrigger`: one hidden entry of sequence `seq`
+    /// passed by the current step (`scanned` counts the step's memtable ones).
+    #[inline]
+    fn count(&mut self, seq: SequenceNumber, scanned: &mut u64) {
+        if self.trigger == 0 || seq < self.seqno_lb {
+            return;
+        }
+        *scanned += 1;
+        if *scanned >= self.trigger {
+            self.mem.mark_for_flush();
+            self.trigger = 0;
+            self.avg_trigger = 0;
+        }
+        if self.avg_trigger > 0 {
+            self.hidden_since_seek += 1;
+        }
+    }
 }
 
 impl DBIter {
@@ -167,11 +214,50 @@ impl DBIter {
             prefix: None,
             merge_operator: None,
             stats: None,
+            allow_data_in_errors: false,
             merged: false,
             ts: None,
             blob: None,
             entity: None,
+            scan_flush: None,
         }
+    }
+
+    /// RocksDB's `memtable_op_scan_flush_trigger` (0: off) and
+    /// `memtable_avg_op_scan_flush_trigger` (used only with the first) on `active`, the
+    /// active memtable of the SuperVersion the iterator reads (see [`ScanFlush`]).
+    pub fn set_memtable_scan_flush(&mut self, active: Arc<MemTable>, trigger: u32, avg_trigger: u32) {
+        if trigger == 0 {
+            self.scan_flush = None;
+            return;
+        }
+        // RocksDB's DBIter: the first sequence (its earliest when empty; see its FIXME on
+        // GetEarliestSequenceNumber).
+        let seqno_lb = if active.is_empty() { active.earliest_seqno() } else { active.first_seqno() };
+        self.scan_flush = Some(Box::new(ScanFlush {
+            mem: active,
+            seqno_lb,
+            trigger: trigger.into(),
+            avg_trigger: avg_trigger.into(),
+            steps_since_seek: 1,
+            hidden_since_seek: 0,
+        }));
+    }
+
+    /// RocksDB's `MarkMemtableForFlushForAvgTrigger`: at each positioning call and when the
+    /// iterator is dropped, the window since the last one is judged and a new one starts.
+    fn end_scan_window(&mut self) {
+        let Some(f) = self.scan_flush.as_deref_mut() else { return };
+        if f.avg_trigger > 0
+            && f.hidden_since_seek >= f.trigger
+            && f.hidden_since_seek >= f.steps_since_seek.saturating_mul(f.avg_trigger)
+        {
+            f.mem.mark_for_flush();
+            f.avg_trigger = 0;
+            f.trigger = 0;
+        }
+        f.steps_since_seek = 1;
+        f.hidden_since_seek = 0;
     }
 
     /// RocksDB's `pin_data`: every data block the iterator reads stays alive until it is
@@ -278,6 +364,11 @@ impl DBIter {
         self.stats = stats;
     }
 
+    /// The database's `allow_data_in_errors`: a failed merge's Corruption names the key.
+    pub fn set_allow_data_in_errors(&mut self, allow: bool) {
+        self.allow_data_in_errors = allow;
+    }
+
     /// The family's `max_sequential_skip_in_iterations`: stepping over more than `n` entries
     /// of one user key reseeks past the rest (RocksDB's DBIter `max_skip_`), each reseek
     /// counted as `rocksdb.number.reseeks.iteration` in the statistics of `set_statistics`.
@@ -355,6 +446,7 @@ impl DBIter {
     }
 
     pub fn seek_to_first(&mut self) {
+        self.end_scan_window();
         if self.ts.is_some() {
             return self.ts_seek_to_first();
         }
@@ -371,6 +463,7 @@ impl DBIter {
     }
 
     pub fn seek_to_last(&mut self) {
+        self.end_scan_window();
         if self.ts.is_some() {
             return self.ts_seek_to_last();
         }
@@ -391,6 +484,7 @@ impl DBIter {
 
     /// Positions at the first key `>= target` (and `>= lower bound`).
     pub fn seek(&mut self, target: &[u8]) {
+        self.end_scan_window();
         if self.ts.is_some() {
             return self.ts_seek(target);
         }
@@ -420,6 +514,7 @@ impl DBIter {
 
     /// Positions at the last key `<= target` (and below the upper bound).
     pub fn seek_for_prev(&mut self, target: &[u8]) {
+        self.end_scan_window();
         if self.ts.is_some() {
             return self.ts_seek_for_prev(target);
         }
@@ -449,6 +544,9 @@ impl DBIter {
         debug_assert!(self.valid);
         if !self.valid {
             return;
+        }
+        if let Some(f) = self.scan_flush.as_deref_mut() {
+            f.steps_since_seek += 1;
         }
         if self.ts.is_some() {
             return self.ts_next();
@@ -564,6 +662,7 @@ impl DBIter {
     fn find_next_user_entry(&mut self, mut skipping: bool) {
         self.skipped = 0;
         let mut num_skipped = 0usize;
+        let mut mem_hidden = 0u64;
         while self.inner.valid() {
             let p = match parse_internal_key(self.inner.key()) {
                 Ok(p) => p,
@@ -582,6 +681,13 @@ impl DBIter {
                 perf::count(Field::InternalRecentSkippedCount, 1);
             } else if hidden {
                 perf::count(Field::InternalKeySkippedCount, 1);
+                // RocksDB's merging iterator drops covered entries before its DBIter sees
+                // them: those are not counted.
+                if self.scan_flush.is_some() && !self.covered(p.user_key, p.sequence) {
+                    if let Some(f) = self.scan_flush.as_deref_mut() {
+                        f.count(p.sequence, &mut mem_hidden);
+                    }
+                }
             }
             if hidden || p.sequence > self.sequence {
                 self.skipped += 1;
@@ -647,6 +753,11 @@ impl DBIter {
                     None => {}
                     Some(Found::Hidden) => {
                         perf::count(Field::InternalDeleteSkippedCount, 1);
+                        if let Some(f) = self.scan_flush.as_deref_mut() {
+                            if matches!(p.value_type, ValueType::Deletion | ValueType::SingleDeletion) {
+                                f.count(p.sequence, &mut mem_hidden);
+                            }
+                        }
                         self.skipped += 1;
                         if self.skip_limit_exceeded() {
                             return self.fail_skipped();
@@ -931,6 +1042,7 @@ impl DBIter {
     fn full_merge(&self, base: Option<&[u8]>, operands: Vec<Vec<u8>>) -> Result<Vec<u8>> {
         let op = self.merge_operator.as_deref().ok_or_else(no_merge_operator)?;
         op.full_merge(&self.saved_key, base, operands, self.stats.as_deref())
+            .map_err(|e| crate::merge::merge_error(e, &self.saved_key, self.allow_data_in_errors))
     }
 
     /// Puts the inner iterator on the last entry whose user key is below `saved_key`.
@@ -983,6 +1095,7 @@ impl Drop for DBIter {
     /// Pinned file iterators hold the pinned data too: letting go of them here breaks
     /// that cycle.
     fn drop(&mut self) {
+        self.end_scan_window();
         self.pins.release();
     }
 }

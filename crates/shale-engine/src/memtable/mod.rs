@@ -109,6 +109,15 @@ pub struct MemTable {
     protection: u8,
     /// `paranoid_memory_checks` when this memtable was made.
     paranoid: bool,
+    /// `memtable_verify_per_key_checksum_on_seek` (with `protection` above 0) when this
+    /// memtable was made: skip-list searches check every entry they compare against.
+    verify_on_seek: bool,
+    /// The database's `allow_data_in_errors`: Corruption messages name keys.
+    data_in_errors: bool,
+    /// RocksDB's `MemTable::MarkForFlush`: an iterator scanned more hidden entries of this
+    /// (active) memtable than `memtable_op_scan_flush_trigger` allows; the write path then
+    /// switches it and flushes it however small it is ([`MemTable::should_flush_now`]).
+    marked_for_flush: std::sync::atomic::AtomicBool,
     /// A hash memtable factory (HashSkipList, HashLinkList) with this prefix extractor:
     /// prefix iterators see one prefix's bucket only (see [`MemTable::iter_prefix_filtered`]).
     hash_buckets: Option<crate::slice_transform::SliceTransformRef>,
@@ -204,6 +213,9 @@ impl MemTable {
         self.max_range_deletions = o.max_range_deletions;
         self.protection = o.protection_bytes_per_key;
         self.paranoid = o.paranoid_memory_checks;
+        // RocksDB's key_validation_callback_ exists only with protection bytes to check.
+        self.verify_on_seek = o.verify_checksum_on_seek && o.protection_bytes_per_key > 0;
+        self.data_in_errors = o.allow_data_in_errors;
         // RocksDB's memtable arena takes `memtable_huge_page_size` (its one arena holds
         // point entries and range tombstones alike; here each list has its arena).
         if o.huge_page_size > 0 {
@@ -249,6 +261,23 @@ impl MemTable {
         self.max_range_deletions > 0 && self.num_range_deletes() >= self.max_range_deletions
     }
 
+    /// RocksDB's `MemTable::MarkForFlush` (`memtable_op_scan_flush_trigger`): the write
+    /// path switches and flushes this memtable at the next write to its family.
+    pub fn mark_for_flush(&self) {
+        self.marked_for_flush.store(true, MemOrder::Relaxed);
+    }
+
+    /// Whether an iterator marked this memtable for flush ([`MemTable::mark_for_flush`]).
+    pub fn is_marked_for_flush(&self) -> bool {
+        self.marked_for_flush.load(MemOrder::Relaxed)
+    }
+
+    /// RocksDB's `MemTable::ShouldFlushNow` apart from the size test: marked for flush by an
+    /// iterator, or `memtable_max_range_deletions` reached.
+    pub fn should_flush_now(&self) -> bool {
+        self.is_marked_for_flush() || self.range_deletions_full()
+    }
+
     /// The family's `max_successive_merges` when this memtable was made.
     pub fn max_successive_merges(&self) -> usize {
         self.max_successive_merges
@@ -261,7 +290,7 @@ impl MemTable {
         let mut n = 0;
         // RocksDB's CountSuccessiveMergeEntries reads types only: no checksum is checked,
         // and the walk cannot fail.
-        let walk = self.walk_versions(user_key, snapshot, false, |_, t, _| {
+        let walk = self.walk_versions(user_key, snapshot, false, None, |_, t, _| {
             if t != ValueType::Merge || n >= limit {
                 return false;
             }
@@ -325,6 +354,9 @@ impl MemTable {
             max_range_deletions: 0,
             protection: 0,
             paranoid: false,
+            verify_on_seek: false,
+            data_in_errors: false,
+            marked_for_flush: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -562,6 +594,9 @@ impl MemTable {
         }
         let found = match &self.vector {
             Some(v) => v.seek_entry(lookup),
+            None if self.verify_on_seek => {
+                self.points.seek_entry_checked(lookup, |k, v| self.check_entry(k, v))?
+            }
             None => self.points.seek_entry(lookup),
         };
         let Some((ikey, value)) = found else { return Ok(None) };
@@ -596,9 +631,18 @@ impl MemTable {
             return Ok(stored);
         }
         let corrupted = || {
-            crate::error::Error::corruption(
-                "Corrupted memtable entry, per key-value checksum verification failed.",
-            )
+            let mut msg = "Corrupted memtable entry, per key-value checksum verification failed.".to_string();
+            // RocksDB's `MemTable::VerifyEntryChecksum` words, with `allow_data_in_errors`.
+            if self.data_in_errors && ikey.len() >= 8 {
+                let t = trailer(ikey);
+                msg.push_str(&format!(
+                    "Unrecognized value type: {}. User key: {}. seq: {}.",
+                    t & 0xff,
+                    upper_hex(crate::key::user_key(ikey)),
+                    t >> 8
+                ));
+            }
+            crate::error::Error::corruption(msg)
         };
         let Some(split) = stored.len().checked_sub(n) else { return Err(corrupted()) };
         let (value, sum) = stored.split_at(split);
@@ -608,11 +652,31 @@ impl MemTable {
         Ok(value)
     }
 
+    /// `memtable_verify_per_key_checksum_on_seek`: the protection bytes of an entry a search
+    /// compares against on its way (RocksDB's `MemTable::ValidateKey`).
+    #[inline]
+    fn check_entry(&self, ikey: &[u8], stored: &[u8]) -> Result<()> {
+        self.unprotect(ikey, stored).map(|_| ())
+    }
+
+    /// `memtable_verify_per_key_checksum_on_seek`: the search for `target` an iterator's or
+    /// a version walk's seek makes, run once more checking every entry it compares against
+    /// (RocksDB's `SeekAndValidate`); nothing to do for a vector memtable (RocksDB checks
+    /// only in its skip lists), when the option is off, or with in-place updates (an entry
+    /// passed on the way may be being rewritten under its key's lock, which this check does
+    /// not take: it would read a value half written; entries read are checked under it).
+    fn check_seek_path(&self, target: &[u8]) -> Result<()> {
+        if !self.verify_on_seek || self.vector.is_some() || self.inplace.is_some() {
+            return Ok(());
+        }
+        self.points.seek_entry_checked(target, |k, v| self.check_entry(k, v)).map(|_| ())
+    }
+
     /// `paranoid_memory_checks`: a search for `target` may not land before it.
     #[inline]
     fn check_landing(&self, found: &[u8], target: &[u8]) -> Result<()> {
         if self.paranoid && self.icmp.compare(found, target) == Ordering::Less {
-            return Err(out_of_order());
+            return Err(self.out_of_order(target, found));
         }
         Ok(())
     }
@@ -639,7 +703,22 @@ impl MemTable {
         snapshot: SequenceNumber,
         f: impl FnMut(SequenceNumber, ValueType, &[u8]) -> bool,
     ) -> Result<()> {
-        self.walk_versions(user_key, snapshot, true, f)
+        self.walk_versions(user_key, snapshot, true, None, f)
+    }
+
+    /// [`MemTable::try_for_each_version`] for one key of a sorted batch
+    /// (`memtable_batch_lookup_optimization`, RocksDB's batched `MemTable::MultiGet`): a
+    /// skip-list memtable searches from `finger`, the path the batch's previous key left;
+    /// other representations look each key up alone, as RocksDB's do. The keys a finger
+    /// serves must come in the comparator's order.
+    pub fn try_for_each_version_batched(
+        &self,
+        user_key: &[u8],
+        snapshot: SequenceNumber,
+        finger: &mut skiplist::Finger,
+        f: impl FnMut(SequenceNumber, ValueType, &[u8]) -> bool,
+    ) -> Result<()> {
+        self.walk_versions(user_key, snapshot, true, Some(finger), f)
     }
 
     /// The walk of `try_for_each_version`; `checked`: verify protection bytes and order.
@@ -648,6 +727,7 @@ impl MemTable {
         user_key: &[u8],
         snapshot: SequenceNumber,
         checked: bool,
+        finger: Option<&mut skiplist::Finger>,
         mut f: impl FnMut(SequenceNumber, ValueType, &[u8]) -> bool,
     ) -> Result<()> {
         let seq = snapshot.min(MAX_SEQUENCE_NUMBER);
@@ -656,8 +736,14 @@ impl MemTable {
         } else {
             crate::key::lookup_key(user_key, seq)
         };
+        if checked {
+            self.check_seek_path(&lookup)?;
+        }
         let mut it = self.point_iter();
-        it.seek(&lookup);
+        match (&mut it, finger) {
+            (PointIter::Skip(s), Some(finger)) => s.seek_with_finger(&lookup, finger),
+            (it, _) => it.seek(&lookup),
+        }
         let paranoid = checked && self.paranoid;
         let mut prev: Vec<u8> = Vec::new();
         if paranoid && it.valid() {
@@ -667,7 +753,7 @@ impl MemTable {
             let ikey = it.key();
             if paranoid {
                 if !prev.is_empty() && self.icmp.compare(&prev, ikey) != Ordering::Less {
-                    return Err(out_of_order());
+                    return Err(self.out_of_order(&prev, ikey));
                 }
                 prev.clear();
                 prev.extend_from_slice(ikey);
@@ -750,6 +836,18 @@ impl MemTable {
             error: None,
             last_key: Vec::new(),
         })
+    }
+
+    /// Whether a prefix seek under the family's extractor `current` may use this memtable's
+    /// prefix Bloom: the Bloom was built with the same extractor (RocksDB's
+    /// `MemTableIterator` uses its Bloom only while the memtable's extractor is the
+    /// family's; `set_options` may have changed it since this memtable was made). Compared
+    /// by name, which names a built-in extractor's function fully.
+    pub fn prefix_bloom_matches(&self, current: &crate::slice_transform::SliceTransformRef) -> bool {
+        match self.bloom.as_ref().and_then(|b| b.extractor.as_ref()) {
+            Some(own) => Arc::ptr_eq(own, current) || own.name() == current.name(),
+            None => true,
+        }
     }
 
     /// A cursor over the point entries: the skip list's, or the vector's sorted view.
@@ -842,9 +940,22 @@ fn entry_checksum(ikey: &[u8], value: &[u8]) -> u64 {
     xxhash_rust::xxh3::xxh3_64_with_seed(value, xxhash_rust::xxh3::xxh3_64(ikey))
 }
 
-/// `paranoid_memory_checks`' answer to entries out of key order (RocksDB's message).
-fn out_of_order() -> crate::error::Error {
-    crate::error::Error::corruption("Out-of-order keys found in skiplist.")
+impl MemTable {
+    /// `paranoid_memory_checks`' answer to entries out of key order: RocksDB's
+    /// `InlineSkipList::Corruption` message, which with `allow_data_in_errors` names the two
+    /// keys (here the internal keys, in upper-case hex as RocksDB's `Slice::ToString(true)`).
+    fn out_of_order(&self, prev: &[u8], next: &[u8]) -> crate::error::Error {
+        let mut msg = "Out-of-order keys found in skiplist.".to_string();
+        if self.data_in_errors {
+            msg.push_str(&format!(" prev key: {} next key: {}", upper_hex(prev), upper_hex(next)));
+        }
+        crate::error::Error::corruption(msg)
+    }
+}
+
+/// Bytes in upper-case hex, RocksDB's `Slice::ToString(/*hex=*/true)`.
+fn upper_hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02X}")).collect()
 }
 
 impl std::fmt::Debug for MemTable {
@@ -993,7 +1104,7 @@ impl MemTableIterator {
         }
         let want = if forward { Ordering::Less } else { Ordering::Greater };
         if self.mem.icmp.compare(&self.last_key, self.inner.key()) != want {
-            self.error = Some(out_of_order());
+            self.error = Some(self.mem.out_of_order(&self.last_key, self.inner.key()));
         }
     }
 
@@ -1048,6 +1159,11 @@ impl InternalIterator for MemTableIterator {
             self.inner.seek(target);
             self.after_seek(target);
             self.check_bucket();
+            if self.error.is_none() && self.bucket.is_none() {
+                if let Err(e) = self.mem.check_seek_path(target) {
+                    self.error = Some(e);
+                }
+            }
         }
         self.load();
     }
@@ -1063,9 +1179,15 @@ impl InternalIterator for MemTableIterator {
                 && self.inner.valid()
                 && self.mem.icmp.compare(self.inner.key(), target) == Ordering::Greater
             {
-                self.error = Some(out_of_order());
+                self.error = Some(self.mem.out_of_order(target, self.inner.key()));
             }
             self.check_bucket();
+            // RocksDB's SeekForPrev validates the search for the target as Seek does.
+            if self.error.is_none() && self.bucket.is_none() {
+                if let Err(e) = self.mem.check_seek_path(target) {
+                    self.error = Some(e);
+                }
+            }
         }
         self.load();
     }

@@ -177,3 +177,92 @@ fn paranoid_checks_find_keys_out_of_order() {
     it.next();
     assert!(it.valid() && it.status().is_ok());
 }
+
+/// `memtable_verify_per_key_checksum_on_seek` (helper cfblob, issue 33): a search checks the
+/// entries it passes on its way, so a stray write to an entry no read lands on is found by
+/// a lookup of the key after it; without the option (or without protection bytes) only the
+/// entry landed on is checked, as RocksDB's.
+#[test]
+fn verify_on_seek_checks_the_entries_a_search_passes() {
+    let make = |verify: bool, n: u8| {
+        let cfg = MemTableConfig {
+            protection_bytes_per_key: n,
+            verify_checksum_on_seek: verify,
+            ..MemTableConfig::default()
+        };
+        let m = Arc::new(MemTable::new(bytewise_internal_comparator(), 1).with_bloom_of(&cfg));
+        m.add(1, ValueType::Value, b"a", b"va");
+        m.add(2, ValueType::Value, b"b", b"vb");
+        m.add(3, ValueType::Value, b"c", b"vc");
+        if n > 0 {
+            let (_, stored) = m.points.seek_entry(&lookup_key(b"b", 10)).unwrap();
+            let mut bad = stored.to_vec();
+            bad[0] ^= 0x40;
+            overwrite_stored(&m, b"b", &bad);
+        }
+        m
+    };
+    // The search for "c" compares against "b" (its predecessor) at level 0 at least.
+    let m = make(true, 4);
+    let e = m.try_get(b"c", 10).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Corruption);
+    assert!(e.to_string().contains("per key-value checksum verification failed"), "{e}");
+    assert!(m.try_for_each_version(b"c", 10, |_, _, _| true).is_err(), "a version walk's seek too");
+    let mut it = m.iter();
+    it.seek(&lookup_key(b"c", 10));
+    assert!(!it.valid());
+    assert_eq!(it.status().unwrap_err().kind(), ErrorKind::Corruption, "an iterator's seek too");
+    it.seek_for_prev(&lookup_key(b"c", 0));
+    assert!(!it.valid());
+    assert_eq!(it.status().unwrap_err().kind(), ErrorKind::Corruption, "and its seek_for_prev");
+    // Off: the landing entry alone is checked, and "c" is sound.
+    let m = make(false, 4);
+    assert_eq!(m.try_get(b"c", 10).unwrap().map(|e| e.2), Some(b"vc".to_vec()));
+    let mut it = m.iter();
+    it.seek(&lookup_key(b"c", 10));
+    assert!(it.valid() && it.status().is_ok());
+    // On without protection bytes: nothing to check (RocksDB's callback is not set).
+    let m = make(true, 0);
+    assert_eq!(m.try_get(b"c", 10).unwrap().map(|e| e.2), Some(b"vc".to_vec()));
+}
+
+/// `allow_data_in_errors` (helper dbmisc, issue 33): the memtable's Corruption messages keep
+/// the key out unless it is set; set, they name it in RocksDB's words.
+#[test]
+fn corruption_messages_name_the_key_only_with_allow_data_in_errors() {
+    for allow in [false, true] {
+        let cfg = MemTableConfig {
+            protection_bytes_per_key: 8,
+            allow_data_in_errors: allow,
+            ..MemTableConfig::default()
+        };
+        let m = MemTable::new(bytewise_internal_comparator(), 1).with_bloom_of(&cfg);
+        m.add(7, ValueType::Value, b"secret", b"vb");
+        overwrite_stored(&m, b"secret", &[b'x'; 10]);
+        let e = m.try_get(b"secret", 10).unwrap_err().to_string();
+        assert!(e.contains("Corrupted memtable entry, per key-value checksum verification failed."), "{e}");
+        // "secret" in RocksDB's upper-case hex.
+        let named = "Unrecognized value type: 1. User key: 736563726574. seq: 7.";
+        assert_eq!(e.contains(named), allow, "allow={allow}: {e}");
+        assert!(!e.contains("secret"), "{e}");
+
+        let cmp = Arc::new(Flippable(AtomicBool::new(false)));
+        let cfg = MemTableConfig {
+            paranoid_memory_checks: true,
+            allow_data_in_errors: allow,
+            ..MemTableConfig::default()
+        };
+        let m = Arc::new(MemTable::new(InternalKeyComparator::new(cmp.clone()), 1).with_bloom_of(&cfg));
+        m.add(1, ValueType::Value, b"a", b"v");
+        m.add(2, ValueType::Value, b"b", b"v");
+        cmp.0.store(true, MemOrder::Relaxed);
+        let mut it = m.iter();
+        it.seek_to_first();
+        it.next();
+        let e = it.status().unwrap_err().to_string();
+        assert!(e.contains("Out-of-order keys found in skiplist."), "{e}");
+        // The internal keys "a"@1 and "b"@2 (type 1), in upper-case hex.
+        let named = " prev key: 610101000000000000 next key: 620102000000000000";
+        assert_eq!(e.contains(named), allow, "allow={allow}: {e}");
+    }
+}

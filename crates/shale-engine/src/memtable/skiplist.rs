@@ -133,6 +133,9 @@ impl Splice {
 // that owns the splice, behind its mutex.
 unsafe impl Send for Splice {}
 
+/// An entry's internal key and stored value.
+pub type Entry<'a> = (&'a [u8], &'a [u8]);
+
 /// A sorted set of encoded entries (see the module comment). Share it through `Arc`.
 pub struct SkipList {
     icmp: InternalKeyComparator,
@@ -705,8 +708,43 @@ impl SkipList {
         unsafe { slot(self.head(), 0) }.load(MemOrder::Acquire)
     }
 
+    /// [`SkipList::seek_entry`] calling `check(ikey, value)` on every entry the search
+    /// compares against on its way, the one it lands on included (RocksDB's
+    /// `FindGreaterOrEqual` with a `key_validation_callback`); the first error ends it.
+    pub fn seek_entry_checked<E>(
+        &self,
+        target: &[u8],
+        mut check: impl FnMut(&[u8], &[u8]) -> std::result::Result<(), E>,
+    ) -> std::result::Result<Option<Entry<'_>>, E> {
+        let mut failed = None;
+        let n = self.find_greater_or_equal_visiting(target, |n| {
+            // SAFETY: the search hands over linked, written nodes of this live list.
+            let (k, v) = unsafe { (node_key(n), node_value(n)) };
+            match check(k, v) {
+                Ok(()) => true,
+                Err(e) => {
+                    failed = Some(e);
+                    false
+                }
+            }
+        });
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        // SAFETY: a non-null result is a linked node; the list (and arena) outlive `&self`.
+        Ok((!n.is_null()).then(|| unsafe { (node_key(n), node_value(n)) }))
+    }
+
     /// The first node with key >= `key` (null if none): RocksDB's `FindGreaterOrEqual`.
+    #[inline]
     fn find_greater_or_equal(&self, key: &[u8]) -> *mut u8 {
+        self.find_greater_or_equal_visiting(key, |_| true)
+    }
+
+    /// `find_greater_or_equal` calling `visit` on each node it compares against (before the
+    /// comparison); when `visit` returns false the search stops and answers null.
+    #[inline(always)]
+    fn find_greater_or_equal_visiting(&self, key: &[u8], mut visit: impl FnMut(*mut u8) -> bool) -> *mut u8 {
         let mut x = self.head();
         let mut level = self.max_height.load(MemOrder::Relaxed) - 1;
         // A node already found >= key at a higher level need not be compared again.
@@ -720,6 +758,9 @@ impl SkipList {
             let cmp = if next.is_null() || next == last_bigger {
                 Ordering::Greater
             } else {
+                if !visit(next) {
+                    return ptr::null_mut();
+                }
                 comparisons += 1;
                 // SAFETY: a non-null link points at a published, fully written node.
                 self.icmp.compare_uncounted(unsafe { node_key(next) }, key)
@@ -851,6 +892,104 @@ impl InternalIterator for SkipListIter {
     #[inline]
     fn value_if_pinned(&self) -> Option<&[u8]> {
         Some(self.value())
+    }
+}
+
+// ---- helper cfmisc (issue 33): `memtable_batch_lookup_optimization` ----
+
+/// The search path one lookup of a sorted batch leaves for the next (RocksDB's "finger", a
+/// `Splice` reused by `InlineSkipList::MultiGet`): at each level a node before the last key
+/// looked up and one not before it, so the next, larger key is looked up from the lowest
+/// level whose bracket still holds it, in O(log d) for a distance d, not O(log n).
+/// It holds the list it was last used on, so its nodes stay alive as long as it does.
+pub struct Finger {
+    splice: Box<Splice>,
+    list: Option<Arc<SkipList>>,
+}
+
+impl Default for Finger {
+    fn default() -> Self {
+        Finger { splice: Box::new(Splice::EMPTY), list: None }
+    }
+}
+
+impl SkipList {
+    /// RocksDB's `FindGreaterOrEqualWithFinger`: the first node with key >= `key` (null if
+    /// none), searched from `finger`, which it leaves bracketing `key`. The keys a finger
+    /// is used for must come in non-decreasing order; the finger must have been last used
+    /// on this list, or be reset ([`SkipListIter::seek_with_finger`] sees to both). Counts its comparisons in the perf context's `user_key_comparison_count`.
+    fn find_greater_or_equal_with_finger(&self, key: &[u8], finger: &mut Finger) -> *mut u8 {
+        let f = &mut *finger.splice;
+        let head = self.head();
+        let max_height = self.max_height.load(MemOrder::Relaxed);
+        let mut comparisons = 0u64;
+        // True when `n` is a node whose key is before `key` (null: false).
+        let after = |n: *mut u8, comparisons: &mut u64| {
+            if n.is_null() {
+                return false;
+            }
+            *comparisons += 1;
+            self.key_is_after_node(key, n)
+        };
+        let start = if f.height == 0 || f.head != head {
+            let top = max_height - 1;
+            f.head = head;
+            f.prev[top] = head;
+            f.next[top] = ptr::null_mut();
+            f.height = max_height;
+            top
+        } else {
+            // The list grew taller since the last lookup.
+            while f.height < max_height {
+                f.prev[f.height] = head;
+                f.next[f.height] = ptr::null_mut();
+                f.height += 1;
+            }
+            // The lowest level whose bracket still holds `key`.
+            let mut level = 0;
+            while level < max_height - 1 && after(f.next[level], &mut comparisons) {
+                level += 1;
+            }
+            if after(f.next[level], &mut comparisons) {
+                f.prev[level] = head;
+                f.next[level] = ptr::null_mut();
+            }
+            level
+        };
+        for level in (0..=start).rev() {
+            let (before, bound) = if level == start {
+                (f.prev[level], f.next[level])
+            } else {
+                (f.prev[level + 1], f.next[level + 1])
+            };
+            let mut x = before;
+            let next = loop {
+                // SAFETY: `x` is the head or a node linked at `level` (a bracket's left node
+                // at this level or the one above, or a node reached at this level), so it
+                // has a slot there.
+                let next = unsafe { slot(x, level) }.load(MemOrder::Acquire);
+                if next == bound || !after(next, &mut comparisons) {
+                    break next;
+                }
+                x = next;
+            };
+            f.prev[level] = x;
+            f.next[level] = next;
+        }
+        crate::perf::count(crate::perf::Field::UserKeyComparisonCount, comparisons);
+        f.next[0]
+    }
+}
+
+impl SkipListIter {
+    /// `seek(target)` from `finger` (see [`Finger`]).
+    pub fn seek_with_finger(&mut self, target: &[u8], finger: &mut Finger) {
+        if !finger.list.as_ref().is_some_and(|l| Arc::ptr_eq(l, &self.list)) {
+            // A finger of another list (or a new one): start from the top.
+            finger.splice.height = 0;
+            finger.list = Some(Arc::clone(&self.list));
+        }
+        self.node = self.list.find_greater_or_equal_with_finger(target, finger);
     }
 }
 

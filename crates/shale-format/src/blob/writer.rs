@@ -27,7 +27,7 @@ use crate::error::Result;
 use crate::fs::{FileSystem, WritableFile};
 use crate::statistics::{record_tick, Histogram, Statistics, StopWatch, Ticker};
 use crate::version::edit::BlobFileAddition;
-use shale_base::compression::{compress, CompressionType};
+use shale_base::compression::{compress_forced, CodecOpts, CompressionType};
 
 /// Appends `data`, timed as RocksDB's `WritableFileWriter::Append` of a blob file.
 fn append(stats: Option<&Statistics>, file: &mut dyn WritableFile, data: &[u8]) -> Result<()> {
@@ -41,6 +41,9 @@ pub struct BlobWriteOptions {
     pub min_blob_size: u64,
     pub blob_file_size: u64,
     pub compression: CompressionType,
+    /// `blob_compression_opts`: the codec's settings every blob is compressed with
+    /// ([`compress_forced`]).
+    pub codec: CodecOpts,
     pub column_family_id: u32,
 }
 
@@ -116,7 +119,7 @@ impl<'a> BlobFileBuilder<'a> {
             value
         } else {
             let _t = StopWatch::new(self.stats, Histogram::BlobDbCompressionMicros);
-            stored = compress(self.opts.compression, None, value)?;
+            stored = compress_forced(self.opts.compression, &self.opts.codec, value)?;
             &stored
         };
         if self.current.is_none() {
@@ -237,6 +240,7 @@ mod tests {
             min_blob_size: 8,
             blob_file_size: 300,
             compression: CompressionType::None,
+            codec: CodecOpts::default(),
             column_family_id: 0,
         };
         let mut b = BlobFileBuilder::new(&fs, dir, opts, &alloc);
@@ -285,6 +289,7 @@ mod tests {
             min_blob_size: 0,
             blob_file_size: 1 << 20,
             compression: CompressionType::Lz4,
+            codec: CodecOpts::default(),
             column_family_id: 2,
         };
         let mut b = BlobFileBuilder::new(&fs, dir, opts, &alloc);

@@ -379,7 +379,9 @@ impl BlockCache {
 
     /// Caches a data block (low priority).
     pub fn insert(&self, key: CacheKey, block: Arc<Block>) -> Result<()> {
-        let charge = block.size();
+        // A read-amplification bitmap is charged with its block, as RocksDB's
+        // `Block::ApproximateMemoryUsage`.
+        let charge = block.size() + block.read_amp().map_or(0, |b| b.memory());
         self.insert_entry(Key::Block(key), block, charge, role::DATA_BLOCK, false)
     }
 

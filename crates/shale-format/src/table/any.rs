@@ -75,7 +75,8 @@ impl AnyTable {
             }
             PLAIN_TABLE_MAGIC | LEGACY_PLAIN_TABLE_MAGIC => {
                 let full_scan = matches!(format, TableFormat::Plain(p) if p.full_scan_mode);
-                PlainTable::open(file, file_size, opts.icmp, &name, full_scan).map(AnyTable::Plain)
+                PlainTable::open_for_cf(file, file_size, opts.icmp, &name, full_scan, prefix_extractor)
+                    .map(AnyTable::Plain)
             }
             CUCKOO_TABLE_MAGIC => CuckooTable::open(file, file_size, opts.icmp, &name).map(AnyTable::Cuckoo),
             magic => Err(Error::corruption(format!(

@@ -20,7 +20,13 @@
 //! kDataBlockBinaryAndHash, blocks up to 64 KiB), a hash map of `num_buckets` bytes and a
 //! fixed16 `num_buckets` sit between the restart array and the footer
 //! (`data_block_hash.rs`); point lookups (`BlockIter::seek_for_get`) probe it.
+//!
+//! A data block read from a file with `read_amp_bytes_per_bit` set (and statistics on)
+//! carries RocksDB's read-amplification bitmap ([`ReadAmpBitmap`], in memory only): one bit
+//! per `bytes_per_bit` bytes of the entries (up to the restart array), set as a cursor hands
+//! out an entry's value.
 
+use std::sync::atomic::{AtomicU32, Ordering as AtomicOrdering};
 use std::sync::Arc;
 
 use crate::coding::{decode_fixed32, put_fixed32, put_varint32, put_varint64};
@@ -305,6 +311,100 @@ pub struct Block {
     /// The footer's uniform-keys flag (RocksDB 11's `is_uniform`): `IndexBlockSearch::Auto`
     /// searches such an index block by interpolation.
     pub(super) uniform: bool,
+    /// RocksDB's read-amplification bitmap (`read_amp_bytes_per_bit`; data blocks only).
+    pub(super) read_amp: Option<Box<ReadAmpBitmap>>,
+}
+
+/// RocksDB's `BlockReadAmpBitmap`: which parts of a data block's entries were handed out.
+///
+/// ```text
+/// bit i : bytes [i * 2^pow - rnd, (i + 1) * 2^pow - rnd) of the entries were read
+///         (2^pow: bytes_per_bit rounded down to a power of two; rnd: a random offset in
+///          0..bytes_per_bit drawn per block, so that estimates are unbiased)
+/// ```
+/// Made when the block is read from its file, which counts the entries' bytes in
+/// `rocksdb.read.amp.total.read.bytes`; marking an entry whose first bit is new counts the
+/// bits it spans, times `2^pow`, in `rocksdb.read.amp.estimate.useful.bytes`. The bits are
+/// atomic: cursors on several threads share a cached block.
+pub struct ReadAmpBitmap {
+    bits: Box<[AtomicU32]>,
+    pow: u32,
+    rnd: u32,
+    statistics: Arc<crate::statistics::Statistics>,
+}
+
+thread_local! {
+    /// This thread's xorshift64 state for the bitmaps' random offsets (RocksDB draws them
+    /// from its thread-local `Random`); seeded on first use.
+    static READ_AMP_RNG: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// A draw in `0..n` (n > 0) from this thread's generator.
+fn uniform_below(n: u32) -> u32 {
+    let x = READ_AMP_RNG
+        .try_with(|c| {
+            let mut x = c.get();
+            if x == 0 {
+                use std::hash::{BuildHasher, Hasher};
+                let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+                h.write_u64(0x5eed);
+                x = h.finish() | 1;
+            }
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            c.set(x);
+            x
+        })
+        .unwrap_or(0);
+    (x % u64::from(n.max(1))) as u32
+}
+
+impl ReadAmpBitmap {
+    /// A bitmap over `block_size` bytes (> 0) at `bytes_per_bit` (> 0) bytes a bit; counts
+    /// the bytes in `rocksdb.read.amp.total.read.bytes`.
+    pub fn new(
+        block_size: usize,
+        bytes_per_bit: u32,
+        statistics: Arc<crate::statistics::Statistics>,
+    ) -> Self {
+        // As RocksDB's: the offset is drawn below the value as given, the bit width is that
+        // value rounded down to a power of two.
+        let rnd = uniform_below(bytes_per_bit);
+        let pow = bytes_per_bit.max(1).ilog2();
+        let bits_needed = ((block_size.max(1) - 1) >> pow) + 1;
+        let words = (bits_needed - 1) / 32 + 1;
+        statistics.record_tick(crate::statistics::Ticker::ReadAmpTotalReadBytes, block_size as u64);
+        ReadAmpBitmap { bits: (0..words).map(|_| AtomicU32::new(0)).collect(), pow, rnd, statistics }
+    }
+
+    /// The bytes one bit stands for (a power of two).
+    pub fn bytes_per_bit(&self) -> u32 {
+        1 << self.pow
+    }
+
+    /// Marks the entry at `start..=end` (block offsets) as read, as RocksDB's `Mark`: when
+    /// the bit of its first whole `2^pow` span was clear, the spans it covers count as
+    /// useful bytes. The arithmetic wraps as RocksDB's 32-bit arithmetic does.
+    pub fn mark(&self, start: u32, end: u32) {
+        let unit = 1u32 << self.pow;
+        let start_bit = start.wrapping_add(unit).wrapping_sub(self.rnd).wrapping_sub(1) >> self.pow;
+        let end_bit = end.wrapping_add(unit).wrapping_sub(self.rnd) >> self.pow;
+        if start_bit >= end_bit {
+            return;
+        }
+        let Some(word) = self.bits.get((start_bit / 32) as usize) else { return };
+        let mask = 1u32 << (start_bit % 32);
+        if word.fetch_or(mask, AtomicOrdering::Relaxed) & mask == 0 {
+            let useful = u64::from(end_bit - start_bit) << self.pow;
+            self.statistics.record_tick(crate::statistics::Ticker::ReadAmpEstimateUsefulBytes, useful);
+        }
+    }
+
+    /// The bitmap's memory, as RocksDB's `ApproximateMemoryUsage` adds it to its block's.
+    pub fn memory(&self) -> usize {
+        std::mem::size_of::<Self>() + self.bits.len() * 4
+    }
 }
 
 impl std::fmt::Debug for Block {
@@ -361,7 +461,26 @@ impl Block {
             num_restarts.checked_mul(4).and_then(|n| end.checked_sub(n)).ok_or_else(|| {
                 Error::corruption(format!("block of {size} bytes cannot hold {num_restarts} restarts"))
             })?;
-        Ok(Block { data, restart_offset, num_restarts, hash_buckets, uniform })
+        Ok(Block { data, restart_offset, num_restarts, hash_buckets, uniform, read_amp: None })
+    }
+
+    /// This data block with RocksDB's read-amplification bitmap (`read_amp_bytes_per_bit`,
+    /// 0: none) over its entries, counting in `statistics`, as RocksDB's `Block` constructor
+    /// makes one for a data block read with statistics on (and entries to cover).
+    pub fn with_read_amp(
+        mut self,
+        bytes_per_bit: u32,
+        statistics: Option<&Arc<crate::statistics::Statistics>>,
+    ) -> Block {
+        if let (true, Some(s)) = (bytes_per_bit != 0 && self.restart_offset != 0, statistics) {
+            self.read_amp = Some(Box::new(ReadAmpBitmap::new(self.restart_offset, bytes_per_bit, s.clone())));
+        }
+        self
+    }
+
+    /// The block's read-amplification bitmap, if it has one.
+    pub fn read_amp(&self) -> Option<&ReadAmpBitmap> {
+        self.read_amp.as_deref()
     }
 
     pub fn size(&self) -> usize {

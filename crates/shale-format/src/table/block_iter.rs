@@ -146,6 +146,9 @@ pub struct BlockIter<B: Deref<Target = Block> = Arc<Block>> {
     prev_cache: PrevCache,
     /// An index block searched by interpolation (`IndexBlockSearch`, resolved per block).
     interpolation: bool,
+    /// The entry last marked in the block's read-amplification bitmap (RocksDB's
+    /// `last_bitmap_offset_`; `usize::MAX`: none yet).
+    last_marked: std::cell::Cell<usize>,
 }
 
 /// One decoded entry of a restart interval, as `prev` needs it back: block offsets and
@@ -246,6 +249,7 @@ impl<B: Deref<Target = Block>> BlockIter<B> {
             status: Ok(()),
             prev_cache: PrevCache::default(),
             interpolation: false,
+            last_marked: std::cell::Cell::new(usize::MAX),
         }
     }
 
@@ -261,6 +265,7 @@ impl<B: Deref<Target = Block>> BlockIter<B> {
         self.block = block;
         self.status = Ok(());
         self.prev_cache.clear();
+        self.last_marked.set(usize::MAX);
         self.invalidate();
     }
 
@@ -985,6 +990,14 @@ impl<B: Deref<Target = Block> + Send> crate::iter::InternalIterator for BlockIte
         self.cur_key()
     }
     fn value(&self) -> &[u8] {
+        // RocksDB's `DataBlockIter::value`: the entry handed out is marked in the block's
+        // read-amplification bitmap, once per entry moved to.
+        if let Some(bitmap) = self.block.read_amp.as_deref() {
+            if self.current < self.block.restart_offset && self.current != self.last_marked.get() {
+                bitmap.mark(self.current as u32, (self.next as u32).wrapping_sub(1));
+                self.last_marked.set(self.current);
+            }
+        }
         self.raw_value()
     }
     fn status(&self) -> Result<()> {

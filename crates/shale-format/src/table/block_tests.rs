@@ -717,3 +717,96 @@ proptest::proptest! {
         }
     }
 }
+
+/// RocksDB's read-amplification bitmap at one byte a bit: reading every entry's value once
+/// counts exactly the bytes of the entries, and reading one again counts nothing more.
+#[test]
+fn read_amp_bitmap_counts_each_entry_once() {
+    use crate::statistics::{Statistics, Ticker};
+    let icmp = bytewise_internal_comparator();
+    let (block, entries) = build(100, 16);
+    let stats = Arc::new(Statistics::new());
+    let data = block.data().to_vec();
+    let block = Arc::new(Block::new(data).unwrap().with_read_amp(1, Some(&stats)));
+    let total = stats.ticker_count(Ticker::ReadAmpTotalReadBytes);
+    assert_eq!(total, block.restart_offset as u64);
+    assert_eq!(stats.ticker_count(Ticker::ReadAmpEstimateUsefulBytes), 0);
+    let mut it = block.iter(&icmp);
+    // Keys alone mark nothing: RocksDB marks in `value()`.
+    it.seek_to_first();
+    while it.valid() {
+        it.next();
+    }
+    assert_eq!(stats.ticker_count(Ticker::ReadAmpEstimateUsefulBytes), 0);
+    it.seek(&entries[10].0);
+    assert_eq!(it.value(), &entries[10].1[..]);
+    let one = stats.ticker_count(Ticker::ReadAmpEstimateUsefulBytes);
+    assert!(one > 0);
+    assert_eq!(it.value(), &entries[10].1[..]);
+    it.seek(&entries[10].0);
+    let _ = it.value();
+    assert_eq!(stats.ticker_count(Ticker::ReadAmpEstimateUsefulBytes), one);
+    it.seek_to_first();
+    while it.valid() {
+        let _ = it.value();
+        it.next();
+    }
+    assert_eq!(stats.ticker_count(Ticker::ReadAmpEstimateUsefulBytes), total);
+    // A second cursor on the same block finds every bit set.
+    let mut again = block.iter(&icmp);
+    again.seek_to_last();
+    while again.valid() {
+        let _ = again.value();
+        again.prev();
+    }
+    assert_eq!(stats.ticker_count(Ticker::ReadAmpEstimateUsefulBytes), total);
+    assert_eq!(stats.ticker_count(Ticker::ReadAmpTotalReadBytes), total);
+}
+
+/// Wider bits: the estimate of reading everything is the entries' bytes within a bit at each
+/// end; half the entries, about half of them. The width is rounded down to a power of two.
+#[test]
+fn read_amp_bitmap_estimates_with_wider_bits() {
+    use crate::statistics::{Statistics, Ticker};
+    let icmp = bytewise_internal_comparator();
+    let (block, _) = build(400, 16);
+    for (bytes_per_bit, unit) in [(32u32, 32u64), (7, 4), (16, 16), (100, 64)] {
+        let stats = Arc::new(Statistics::new());
+        let b =
+            Arc::new(Block::new(block.data().to_vec()).unwrap().with_read_amp(bytes_per_bit, Some(&stats)));
+        assert_eq!(b.read_amp().unwrap().bytes_per_bit() as u64, unit);
+        let total = stats.ticker_count(Ticker::ReadAmpTotalReadBytes);
+        let mut it = b.iter(&icmp);
+        it.seek_to_first();
+        let mut i = 0;
+        while it.valid() {
+            if i % 2 == 0 {
+                let _ = it.value();
+            }
+            i += 1;
+            it.next();
+        }
+        let half = stats.ticker_count(Ticker::ReadAmpEstimateUsefulBytes);
+        assert!(half > total / 4 && half < total * 3 / 4, "{bytes_per_bit}: {half} of {total}");
+        it.seek_to_first();
+        while it.valid() {
+            let _ = it.value();
+            it.next();
+        }
+        let all = stats.ticker_count(Ticker::ReadAmpEstimateUsefulBytes);
+        assert!(all <= total + unit && all + 2 * unit >= total, "{bytes_per_bit}: {all} of {total}");
+    }
+}
+
+/// No bitmap without statistics or with 0 bytes a bit, and none on an empty block.
+#[test]
+fn read_amp_bitmap_needs_statistics_and_entries() {
+    use crate::statistics::{Statistics, Ticker};
+    let (block, _) = build(10, 16);
+    let stats = Arc::new(Statistics::new());
+    assert!(Block::new(block.data().to_vec()).unwrap().with_read_amp(8, None).read_amp().is_none());
+    assert!(Block::new(block.data().to_vec()).unwrap().with_read_amp(0, Some(&stats)).read_amp().is_none());
+    let empty = BlockBuilder::new(16).finish().to_vec();
+    assert!(Block::new(empty).unwrap().with_read_amp(8, Some(&stats)).read_amp().is_none());
+    assert_eq!(stats.ticker_count(Ticker::ReadAmpTotalReadBytes), 0);
+}

@@ -157,6 +157,13 @@ pub struct TableBuilderOptions {
     /// RocksDB's `compression_opts` (dictionary sizes, and the values recorded in the
     /// "rocksdb.compression_options" property).
     pub compression_opts: CompressionOpts,
+    /// RocksDB 11's `compression_manager` set to its built-in manager by the one id RocksDB
+    /// 11.8.1 registers, "BuiltinV2" (helper cfblob, issue 33): blocks are compressed as
+    /// without one (the built-in manager is the default), and, as RocksDB's builder does for
+    /// an explicit manager, "rocksdb.compression_options" ends with the pseudo-options
+    /// `_compression_manager=BuiltinCompressionManagerV2; ` (after `_type`) and
+    /// `_compressor=<the data blocks' compressor>; `.
+    pub builtin_compression_manager: bool,
     /// The output's target size (compactions), 0 for a flush: bounds the dictionary
     /// buffering with `max_dict_buffer_bytes`, as RocksDB's.
     pub target_file_size: u64,
@@ -224,6 +231,10 @@ pub struct WarmCache {
     pub key: crate::cache::OffsetableCacheKey,
     /// Counts each block added, as RocksDB's `UpdateCacheInsertionMetrics`.
     pub statistics: Option<std::sync::Arc<crate::statistics::Statistics>>,
+    /// RocksDB's `read_amp_bytes_per_bit`: a block put in the cache gets the bitmap a block
+    /// read from the file would (`Block::with_read_amp`), as RocksDB's warming goes through
+    /// the table's block-creation context.
+    pub read_amp_bytes_per_bit: u32,
 }
 
 impl std::fmt::Debug for WarmCache {
@@ -320,6 +331,21 @@ impl CompressionOpts {
     }
 }
 
+/// The name (`GetId()`) of RocksDB 11.8.1's built-in compressor of codec `t`
+/// (`util/compression.cc`'s `Builtin<Codec>CompressorV2`).
+pub fn builtin_compressor_name(t: CompressionType) -> &'static str {
+    match t {
+        CompressionType::None => "",
+        CompressionType::Snappy => "BuiltinSnappyCompressorV2",
+        CompressionType::Zlib => "BuiltinZlibCompressorV2",
+        CompressionType::BZip2 => "BuiltinBZip2CompressorV2",
+        CompressionType::Lz4 => "BuiltinLZ4CompressorV2",
+        CompressionType::Lz4hc => "BuiltinLZ4HCCompressorV2",
+        CompressionType::Xpress => "BuiltinXpressCompressorV2",
+        CompressionType::Zstd => "BuiltinZSTDCompressorV2",
+    }
+}
+
 impl TableBuilderOptions {
     /// RocksDB's block-based table defaults.
     pub fn new(icmp: InternalKeyComparator) -> Self {
@@ -354,6 +380,7 @@ impl TableBuilderOptions {
             deletion_collectors: Vec::new(),
             table_format: super::any::TableFormat::BlockBased,
             compression_opts: CompressionOpts::default(),
+            builtin_compression_manager: false,
             target_file_size: 0,
             newest_key_time: 0,
             partitioned_index: false,
@@ -1143,7 +1170,9 @@ impl TableBuilder {
     fn warm(&mut self, handle: BlockHandle, raw: Vec<u8>) -> Result<()> {
         use crate::statistics::Ticker;
         let Some(w) = &self.opts.warm_cache else { return Ok(()) };
-        let block = std::sync::Arc::new(super::block::Block::new(raw)?);
+        let block = std::sync::Arc::new(
+            super::block::Block::new(raw)?.with_read_amp(w.read_amp_bytes_per_bit, w.statistics.as_ref()),
+        );
         let n = block.size() as u64;
         let stats = w.statistics.as_deref();
         if let Err(e) = w.cache.insert(w.key.with_offset(handle.offset), block) {
@@ -1438,6 +1467,20 @@ impl TableBuilder {
             self.opts.compression.name().to_string()
         };
         p.compression_options = self.opts.compression_opts.to_property(self.configured_compression);
+        if self.opts.builtin_compression_manager {
+            // RocksDB's data block compressor: none without compression (or with
+            // max_compressed_bytes_per_kb at 0 or less), else the built-in one of the codec.
+            let compressor = if self.opts.compression == CompressionType::None
+                || !self.opts.compression_opts.compresses()
+            {
+                ""
+            } else {
+                builtin_compressor_name(self.opts.compression)
+            };
+            p.compression_options.push_str(&format!(
+                "_compression_manager=BuiltinCompressionManagerV2; _compressor={compressor}; "
+            ));
+        }
         p.index_key_is_user_key = u64::from(!self.separator_is_key_plus_seq);
         p.index_value_is_delta_encoded = u64::from(self.opts.format_version >= 4 && !self.opts.block_align);
         if self.opts.sample_for_compression > 0 {

@@ -388,6 +388,9 @@ pub struct Table {
     /// A kHashSearch table's prefixes (`hash_index.rs`), consulted while the family's
     /// extractor is the table's.
     hash_prefixes: Option<super::hash_index::PrefixSet>,
+    /// RocksDB's `read_amp_bytes_per_bit` (0: off): each data block read from the file gets
+    /// a read-amplification bitmap (`block.rs`) when statistics are on.
+    read_amp_bytes_per_bit: u32,
 }
 
 /// The global seqno of an external file (0 when the table is not one or has none), from
@@ -786,6 +789,7 @@ impl Table {
             whole_key_filtering,
             prefix_filtering,
             hash_prefixes,
+            read_amp_bytes_per_bit: 0,
         };
         table.hold_partitions()?;
         Ok(table)
@@ -913,6 +917,12 @@ impl Table {
     /// partitions): see [`IndexBlockSearch`](super::block::IndexBlockSearch).
     pub fn set_index_block_search(&mut self, search: super::block::IndexBlockSearch) {
         self.index_format.search = search;
+    }
+
+    /// RocksDB's `read_amp_bytes_per_bit` for the data blocks this reader reads from its
+    /// file from now on (0: none): see [`ReadAmpBitmap`](super::block::ReadAmpBitmap).
+    pub fn set_read_amp_bytes_per_bit(&mut self, bytes_per_bit: u32) {
+        self.read_amp_bytes_per_bit = bytes_per_bit;
     }
 
     pub fn properties(&self) -> &TableProperties {
@@ -1074,7 +1084,8 @@ impl Table {
     /// partition of a partitioned filter).
     fn prefix_may_match_at(&self, target_ikey: &[u8], seek: &PrefixSeek, backward: bool) -> Option<bool> {
         let target = user_key(target_ikey);
-        let need_upper_bound_check = seek.auto_prefix_mode || self.prefix_extractor_changed;
+        let need_upper_bound_check =
+            seek.auto_prefix_mode || self.prefix_extractor_changed_for(&seek.extractor);
         // A hash index answers first, both directions, when no upper-bound proof is needed
         // (RocksDB disables its prefix index then).
         if !need_upper_bound_check && self.hash_index_excludes(target, &seek.extractor) {
@@ -1096,6 +1107,20 @@ impl Table {
         // A filter that cannot be loaded (read error, cache full) is not consulted.
         let f = self.filter_for(target_ikey).ok()??;
         Some(f.may_match(prefix))
+    }
+
+    /// RocksDB's `PrefixExtractorChanged` against the extractor a read is made with (the
+    /// family's in force, which `set_options` may have changed since this reader was
+    /// opened; helper cfblob, issue 33): the table's property names another one, or none.
+    #[inline]
+    fn prefix_extractor_changed_for(&self, current: &SliceTransformRef) -> bool {
+        match &self.cf_prefix_extractor {
+            Some(cf) if Arc::ptr_eq(cf, current) => self.prefix_extractor_changed,
+            _ => {
+                let name = self.props.prefix_extractor_name.as_str();
+                name.is_empty() || name != current.name()
+            }
+        }
     }
 
     /// True when the table has a hash index and no key with `user_key`'s prefix (of
@@ -1226,7 +1251,11 @@ impl Table {
             })?
         };
         self.data_blocks_read.0.fetch_add(1, AtomicOrdering::Relaxed);
-        let block = Arc::new(Block::new(data).map_err(|e| in_file(e, name, handle))?);
+        let block = Arc::new(
+            Block::new(data)
+                .map_err(|e| in_file(e, name, handle))?
+                .with_read_amp(self.read_amp_bytes_per_bit, self.opts.statistics.as_ref()),
+        );
         if fill_cache {
             if let Some(cache) = &self.opts.block_cache {
                 if let Err(e) = cache.insert(self.opts.cache_key.with_offset(handle.offset), block.clone()) {

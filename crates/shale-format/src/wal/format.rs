@@ -95,6 +95,52 @@ impl RecordType {
 
 pub use shale_base::checksum::{mask_crc, unmask_crc};
 
+/// RocksDB 9+'s `PredecessorWALInfo` (`track_and_verify_wals`): what a new WAL records of
+/// the WAL before it, as the payload of a type 130 (131 recyclable) record written right
+/// after the compression-type record, never split across blocks:
+///
+/// ```text
+/// offset 0             8              16                      24
+///        | log number  | size in bytes | last sequence recorded |   three fixed64 LE
+/// ```
+/// The size is every byte the previous writer appended (RocksDB's `GetFileSize` of its
+/// `WritableFileWriter`); the last sequence is the largest starting sequence number of the
+/// write batches it holds (0: none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PredecessorWalInfo {
+    pub log_number: u64,
+    pub size_bytes: u64,
+    pub last_seqno_recorded: u64,
+}
+
+/// The payload size of a predecessor-WAL record.
+pub const PREDECESSOR_WAL_INFO_SIZE: usize = 24;
+
+impl PredecessorWalInfo {
+    /// The record's payload.
+    pub fn encode(&self) -> [u8; PREDECESSOR_WAL_INFO_SIZE] {
+        let mut out = [0u8; PREDECESSOR_WAL_INFO_SIZE];
+        out[..8].copy_from_slice(&self.log_number.to_le_bytes());
+        out[8..16].copy_from_slice(&self.size_bytes.to_le_bytes());
+        out[16..].copy_from_slice(&self.last_seqno_recorded.to_le_bytes());
+        out
+    }
+
+    /// Reads a payload as RocksDB's `DecodeFrom`: three fixed64, bytes after them ignored;
+    /// None when fewer than 24 bytes.
+    pub fn decode(payload: &[u8]) -> Option<PredecessorWalInfo> {
+        let field = |i: usize| -> Option<u64> {
+            let b: [u8; 8] = payload.get(i * 8..i * 8 + 8)?.try_into().ok()?;
+            Some(u64::from_le_bytes(b))
+        };
+        Some(PredecessorWalInfo {
+            log_number: field(0)?,
+            size_bytes: field(1)?,
+            last_seqno_recorded: field(2)?,
+        })
+    }
+}
+
 /// The (unmasked) CRC of each single type byte 0..=MAX_RECORD_TYPE, so a record's checksum
 /// is one `crc32c_append` over its payload.
 pub fn type_crcs() -> [u32; MAX_RECORD_TYPE as usize + 1] {
@@ -153,5 +199,17 @@ mod tests {
         assert!(!RecordType::Last.is_recyclable());
         assert_eq!(RecordType::RecyclableFirst.header_size(), 11);
         assert_eq!(RecordType::Full.header_size(), 7);
+    }
+
+    #[test]
+    fn predecessor_info_round_trips_and_short_payloads_fail() {
+        let i = PredecessorWalInfo { log_number: 7, size_bytes: 1234, last_seqno_recorded: 99 };
+        let e = i.encode();
+        assert_eq!(&e[..8], &7u64.to_le_bytes());
+        assert_eq!(PredecessorWalInfo::decode(&e), Some(i));
+        let mut longer = e.to_vec();
+        longer.push(1);
+        assert_eq!(PredecessorWalInfo::decode(&longer), Some(i));
+        assert_eq!(PredecessorWalInfo::decode(&e[..23]), None);
     }
 }

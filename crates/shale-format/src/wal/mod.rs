@@ -15,8 +15,8 @@ pub mod format;
 pub mod reader;
 pub mod writer;
 
-pub use format::{BLOCK_SIZE, HEADER_SIZE, RECYCLABLE_HEADER_SIZE};
-pub use reader::LogReader;
+pub use format::{PredecessorWalInfo, BLOCK_SIZE, HEADER_SIZE, RECYCLABLE_HEADER_SIZE};
+pub use reader::{LogReader, PredecessorCheck};
 pub use writer::LogWriter;
 
 /// How WAL replay treats damage, as RocksDB's `WALRecoveryMode` (same numeric values).

@@ -31,7 +31,7 @@ use crate::error::{Error, Result};
 use crate::fs::SequentialFile;
 
 use super::format::{
-    is_recyclable_type, unmask_crc, BLOCK_SIZE, HEADER_SIZE, PREDECESSOR_WAL_INFO,
+    is_recyclable_type, unmask_crc, PredecessorWalInfo, BLOCK_SIZE, HEADER_SIZE, PREDECESSOR_WAL_INFO,
     RECORD_TYPE_SAFE_IGNORE_MASK, RECYCLABLE_HEADER_SIZE, RECYCLABLE_PREDECESSOR_WAL_INFO,
     RECYCLABLE_USER_DEFINED_TIMESTAMP_SIZE, SET_COMPRESSION_TYPE, USER_DEFINED_TIMESTAMP_SIZE,
 };
@@ -93,6 +93,23 @@ pub struct LogReader {
     compressed: bool,
     /// A logical record was returned (RocksDB's `first_record_read_`).
     first_record_read: bool,
+    /// `track_and_verify_wals`: how a predecessor-WAL record is checked.
+    predecessor_check: Option<PredecessorCheck>,
+    /// The log number a failed predecessor check named (RocksDB's reporter's
+    /// `corrupted_log_number`): the WAL found missing or mismatched.
+    corrupted_log_number: Option<u64>,
+}
+
+/// What recovery knows when it opens a WAL with `track_and_verify_wals` (RocksDB's
+/// `log::Reader` arguments `min_wal_number_to_keep` and `observed_predecessor_wal_info`).
+#[derive(Debug, Clone, Copy)]
+pub struct PredecessorCheck {
+    /// The WAL replayed before this one, as recovery saw it: its number, its size on disk,
+    /// the starting sequence number of its last batch. None: this is the first WAL replayed.
+    pub observed: Option<PredecessorWalInfo>,
+    /// The oldest WAL recovery needs: a first WAL whose recorded predecessor is at least
+    /// this one is missing a WAL.
+    pub min_wal_number_to_keep: u64,
 }
 
 /// How many skipped corruptions a reader remembers the place of.
@@ -129,6 +146,54 @@ impl LogReader {
             compression_record_read: false,
             compressed: false,
             first_record_read: false,
+            predecessor_check: None,
+            corrupted_log_number: None,
+        }
+    }
+
+    /// RocksDB's `track_and_verify_wals` on recovery: a predecessor-WAL record this log
+    /// holds is compared with `check` (RocksDB's `MaybeVerifyPredecessorWALInfo`); a
+    /// missing or mismatched WAL is a Corruption the mode handles as any other damage
+    /// (an error in TolerateCorruptedTailRecords and AbsoluteConsistency, the end of replay
+    /// in PointInTime). None, or SkipAnyCorruptedRecord: not checked.
+    pub fn with_predecessor_check(mut self, check: Option<PredecessorCheck>) -> LogReader {
+        self.predecessor_check = check;
+        self
+    }
+
+    /// The WAL a failed predecessor check found missing or mismatched.
+    pub fn corrupted_log_number(&self) -> Option<u64> {
+        self.corrupted_log_number
+    }
+
+    /// RocksDB's `MaybeVerifyPredecessorWALInfo`: the reason `recorded` fails the check.
+    fn predecessor_mismatch(&self, recorded: &PredecessorWalInfo) -> Option<String> {
+        let check = self.predecessor_check.as_ref()?;
+        if self.mode == WalRecoveryMode::SkipAnyCorruptedRecord {
+            return None;
+        }
+        let n = recorded.log_number;
+        let Some(observed) = check.observed else {
+            return (n >= check.min_wal_number_to_keep).then(|| format!("Missing WAL of log number {n}"));
+        };
+        if observed.log_number != n {
+            Some(format!(
+                "Mismatched predecessor log number of WAL file {} Recorded {n}. Observed {}",
+                self.file_name, observed.log_number
+            ))
+        } else if observed.last_seqno_recorded != recorded.last_seqno_recorded {
+            Some(format!(
+                "Mismatched last sequence number recorded in the WAL of log number {n}. Recorded {}. \
+                 Observed {}. (Last sequence number equal to 0 indicates no WAL records)",
+                recorded.last_seqno_recorded, observed.last_seqno_recorded
+            ))
+        } else if observed.size_bytes != recorded.size_bytes {
+            Some(format!(
+                "Mismatched size of the WAL of log number {n}. Recorded {} bytes. Observed {} bytes.",
+                recorded.size_bytes, observed.size_bytes
+            ))
+        } else {
+            None
         }
     }
 
@@ -313,12 +378,16 @@ impl LogReader {
                         }
                     }
                     PREDECESSOR_WAL_INFO | RECYCLABLE_PREDECESSOR_WAL_INFO => {
-                        // Checked for its size only: Shale does not verify the WAL chain
-                        // (RocksDB does so with track_and_verify_wals).
                         in_fragmented = false;
                         record.clear();
-                        if len != 24 {
-                            report!("could not decode PredecessorWALInfoType record", offset);
+                        match PredecessorWalInfo::decode(&self.block[start..start + len]) {
+                            None => report!("could not decode PredecessorWALInfoType record", offset),
+                            Some(recorded) => {
+                                if let Some(reason) = self.predecessor_mismatch(&recorded) {
+                                    self.corrupted_log_number = Some(recorded.log_number);
+                                    report!(&reason, offset);
+                                }
+                            }
                         }
                     }
                     _ if ty & RECORD_TYPE_SAFE_IGNORE_MASK != 0 => {

@@ -589,3 +589,92 @@ fn rocksdb_8_to_11_record_types() {
         assert_eq!(err.unwrap().kind(), ErrorKind::Corruption, "type {ty}");
     }
 }
+
+/// `track_and_verify_wals`: the writer notes batch sequence numbers and writes the
+/// predecessor record (legacy type 130, recyclable 131) after which the log still counts as
+/// empty; the reader checks it against what recovery observed, per mode.
+#[test]
+fn predecessor_wal_record_is_written_and_checked() {
+    use super::{PredecessorCheck, PredecessorWalInfo};
+    let batch = |seq: u64| {
+        let mut b = seq.to_le_bytes().to_vec();
+        b.extend_from_slice(&[1, 0, 0, 0, 1, 1, b'k', 1, b'v']);
+        b
+    };
+    // The first WAL: two batches at sequences 5 and 9.
+    let first = MemFile::default();
+    let mut w = LogWriter::new(Box::new(first.clone()), 4).with_track_and_verify_wals(true);
+    w.add_record(&batch(5)).unwrap();
+    w.add_record(&batch(9)).unwrap();
+    let info = w.predecessor_info();
+    assert_eq!(info, PredecessorWalInfo { log_number: 4, size_bytes: first.size(), last_seqno_recorded: 9 });
+    // Without tracking no sequence is noted and no record written.
+    let mut off = LogWriter::new(Box::new(MemFile::default()), 4);
+    off.add_record(&batch(5)).unwrap();
+    assert_eq!(off.predecessor_info().last_seqno_recorded, 0);
+    off.add_predecessor_wal_info(&info).unwrap();
+
+    for recycle in [false, true] {
+        let next = MemFile::default();
+        let mut w = LogWriter::new(Box::new(next.clone()), 7)
+            .with_track_and_verify_wals(true)
+            .with_recycling(recycle);
+        w.add_predecessor_wal_info(&info).unwrap();
+        assert!(w.is_empty_log(), "the predecessor record is no logical record");
+        let data = next.0.lock().clone();
+        let (ty, header) = if recycle { (131u8, 11) } else { (130u8, 7) };
+        assert_eq!(data.len(), header + 24);
+        assert_eq!(data[6], ty);
+        assert_eq!(&data[header..header + 8], &4u64.to_le_bytes());
+        w.add_record(&batch(10)).unwrap();
+        assert!(!w.is_empty_log());
+        let data = next.0.lock().clone();
+
+        let read = |check: Option<PredecessorCheck>, mode| {
+            let file = MemSeq { data: data.clone(), pos: 0, chunk: usize::MAX };
+            let mut r =
+                LogReader::new(Box::new(file), "000007.log".into(), 7, mode).with_predecessor_check(check);
+            let mut rec = Vec::new();
+            let got = r.read_record(&mut rec);
+            (got, r)
+        };
+        let check = |observed, min| Some(PredecessorCheck { observed, min_wal_number_to_keep: min });
+        // Matching, or no check: the batch is read.
+        for c in [None, check(Some(info), 0), check(None, 5)] {
+            assert!(read(c, WalRecoveryMode::AbsoluteConsistency).0.unwrap());
+        }
+        // The first WAL replayed names a predecessor recovery needs: missing.
+        let (got, r) = read(check(None, 4), WalRecoveryMode::AbsoluteConsistency);
+        let e = got.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Corruption);
+        assert!(e.to_string().contains("Missing WAL of log number 4"), "{e}");
+        assert_eq!(r.corrupted_log_number(), Some(4));
+        // Point in time: replay stops there; skipping mode: not checked.
+        let (got, r) = read(check(None, 4), WalRecoveryMode::PointInTime);
+        assert!(!got.unwrap());
+        assert!(r.stopped_at_corruption());
+        assert!(read(check(None, 4), WalRecoveryMode::SkipAnyCorruptedRecord).0.unwrap());
+        // Each field compared, in RocksDB's order and words.
+        let other = |f: fn(&mut PredecessorWalInfo)| {
+            let mut o = info;
+            f(&mut o);
+            read(check(Some(o), 0), WalRecoveryMode::TolerateCorruptedTailRecords).0.unwrap_err().to_string()
+        };
+        let e = other(|o| o.log_number = 3);
+        assert!(
+            e.contains("Mismatched predecessor log number of WAL file 000007.log Recorded 4. Observed 3"),
+            "{e}"
+        );
+        let e = other(|o| o.last_seqno_recorded = 8);
+        assert!(e.contains("Mismatched last sequence number recorded in the WAL of log number 4. Recorded 9. Observed 8."), "{e}");
+        let e = other(|o| o.size_bytes += 1);
+        assert!(
+            e.contains(&format!(
+                "Mismatched size of the WAL of log number 4. Recorded {} bytes. Observed {} bytes.",
+                info.size_bytes,
+                info.size_bytes + 1
+            )),
+            "{e}"
+        );
+    }
+}

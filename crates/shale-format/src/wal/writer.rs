@@ -22,7 +22,8 @@ use crate::error::{Error, Result};
 use crate::fs::WritableFile;
 
 use super::format::{
-    record_crc, type_crcs, RecordType, BLOCK_SIZE, HEADER_SIZE, MAX_RECORD_TYPE, RECYCLABLE_HEADER_SIZE,
+    record_crc, type_crcs, PredecessorWalInfo, RecordType, BLOCK_SIZE, HEADER_SIZE, MAX_RECORD_TYPE,
+    PREDECESSOR_WAL_INFO, RECYCLABLE_HEADER_SIZE, RECYCLABLE_PREDECESSOR_WAL_INFO,
 };
 
 /// Appends records to a WAL or MANIFEST file.
@@ -48,6 +49,14 @@ pub struct LogWriter {
     /// `strict_bytes_per_sync`: write-back asked for with `range_sync_strict`.
     strict_range_sync: bool,
     range_synced: u64,
+    /// `track_and_verify_wals`: batch sequence numbers are noted in `last_seqno_recorded`.
+    track_wals: bool,
+    /// The largest starting sequence number of the batches added (RocksDB's
+    /// `last_seqno_recorded_`).
+    last_seqno_recorded: u64,
+    /// The file's size after its leading compression-type and predecessor records: up to
+    /// there the log holds no logical record.
+    prelude_end: u64,
 }
 
 /// RocksDB's `WritableFileWriter` leaves the last MiB out of a range sync (pages written
@@ -71,6 +80,9 @@ impl LogWriter {
             bytes_per_sync: 0,
             strict_range_sync: false,
             range_synced: 0,
+            track_wals: false,
+            last_seqno_recorded: 0,
+            prelude_end: 0,
         }
     }
 
@@ -118,6 +130,7 @@ impl LogWriter {
             return result;
         }
         self.compressor = Some(compressor);
+        self.prelude_end = self.file.size();
         Ok(())
     }
 
@@ -161,6 +174,12 @@ impl LogWriter {
         if self.failed {
             return Err(Error::io_msg("log writer saw an earlier write error; not writing"));
         }
+        if self.track_wals {
+            // A WAL record is a write batch: its starting sequence number comes first.
+            if let Some(seq) = payload.get(..8).and_then(|b| <[u8; 8]>::try_from(b).ok()) {
+                self.last_seqno_recorded = self.last_seqno_recorded.max(u64::from_le_bytes(seq));
+            }
+        }
         let result = match self.compressor.as_mut() {
             Some(c) => match c.compress_record(payload) {
                 Ok(frame) => self.write_fragments(&frame),
@@ -196,39 +215,87 @@ impl LogWriter {
             payload.extend_from_slice(&sz.to_le_bytes());
         }
         let header_size = if self.recycle { RECYCLABLE_HEADER_SIZE } else { HEADER_SIZE };
-        let result = (|| -> Result<()> {
-            if header_size + payload.len() > BLOCK_SIZE {
-                return Err(Error::invalid_argument(
-                    "too many column families with timestamps for one WAL record",
-                ));
-            }
-            // RocksDB's MaybeSwitchToNewBlock: the record stays in one block.
-            let left_in_block = BLOCK_SIZE - self.block_offset;
-            if left_in_block < header_size + payload.len() {
-                self.file.append(&vec![0u8; left_in_block])?;
-                self.block_offset = 0;
-            }
-            let t = if self.recycle {
-                super::format::RECYCLABLE_USER_DEFINED_TIMESTAMP_SIZE
-            } else {
-                super::format::USER_DEFINED_TIMESTAMP_SIZE
-            };
-            let mut header = [0u8; RECYCLABLE_HEADER_SIZE];
-            header[4..6].copy_from_slice(&(payload.len() as u16).to_le_bytes());
-            header[6] = t;
-            let log = self.recycle.then_some(self.log_number as u32);
-            if let Some(n) = log {
-                header[7..11].copy_from_slice(&n.to_le_bytes());
-            }
-            header[..4].copy_from_slice(&record_crc(t, log, &payload).to_le_bytes());
-            self.file.append(&header[..header_size])?;
-            self.file.append(&payload)?;
-            self.block_offset += header_size + payload.len();
-            Ok(())
-        })();
+        let result = if header_size + payload.len() > BLOCK_SIZE {
+            Err(Error::invalid_argument("too many column families with timestamps for one WAL record"))
+        } else {
+            self.emit_whole(
+                super::format::USER_DEFINED_TIMESTAMP_SIZE,
+                super::format::RECYCLABLE_USER_DEFINED_TIMESTAMP_SIZE,
+                &payload,
+            )
+        };
         match result {
             Ok(()) => {
                 self.recorded_ts.extend(new.iter().map(|(cf, _)| *cf));
+                Ok(())
+            }
+            Err(e) => {
+                self.failed = true;
+                Err(e)
+            }
+        }
+    }
+
+    /// Emits one physical record that is never split (RocksDB's `MaybeSwitchToNewBlock`
+    /// then `EmitPhysicalRecord`): the rest of the block is zero-filled when the record does
+    /// not fit; `legacy` or, when recycling, `recyclable` (with the log number) is its type.
+    /// The caller keeps `payload` within a block.
+    fn emit_whole(&mut self, legacy: u8, recyclable: u8, payload: &[u8]) -> Result<()> {
+        let header_size = if self.recycle { RECYCLABLE_HEADER_SIZE } else { HEADER_SIZE };
+        let left_in_block = BLOCK_SIZE - self.block_offset;
+        if left_in_block < header_size + payload.len() {
+            self.file.append(&vec![0u8; left_in_block])?;
+            self.block_offset = 0;
+        }
+        let t = if self.recycle { recyclable } else { legacy };
+        let mut header = [0u8; RECYCLABLE_HEADER_SIZE];
+        header[4..6].copy_from_slice(&(payload.len() as u16).to_le_bytes());
+        header[6] = t;
+        let log = self.recycle.then_some(self.log_number as u32);
+        if let Some(n) = log {
+            header[7..11].copy_from_slice(&n.to_le_bytes());
+        }
+        header[..4].copy_from_slice(&record_crc(t, log, payload).to_le_bytes());
+        self.file.append(&header[..header_size])?;
+        self.file.append(payload)?;
+        self.block_offset += header_size + payload.len();
+        Ok(())
+    }
+
+    /// RocksDB's `track_and_verify_wals`: the writer notes the largest starting sequence
+    /// number of the write batches it is given ([`predecessor_info`](Self::predecessor_info))
+    /// and [`add_predecessor_wal_info`](Self::add_predecessor_wal_info) writes the record.
+    /// Set before the first record.
+    pub fn with_track_and_verify_wals(mut self, on: bool) -> LogWriter {
+        self.track_wals = on;
+        self
+    }
+
+    /// What the next WAL records of this one (RocksDB's `PredecessorWALInfo` made in
+    /// `SwitchMemtable`): its number, every byte appended so far, the largest batch
+    /// sequence number added (0: none; noted only with `track_and_verify_wals`).
+    pub fn predecessor_info(&self) -> PredecessorWalInfo {
+        PredecessorWalInfo {
+            log_number: self.log_number,
+            size_bytes: self.file.size(),
+            last_seqno_recorded: self.last_seqno_recorded,
+        }
+    }
+
+    /// RocksDB's `MaybeAddPredecessorWALInfo`: with `track_and_verify_wals`, records `info`
+    /// (the WAL before this one) as a type 130 record (131 when recycling), right after the
+    /// compression-type record. Without it, nothing is written.
+    pub fn add_predecessor_wal_info(&mut self, info: &PredecessorWalInfo) -> Result<()> {
+        if !self.track_wals {
+            return Ok(());
+        }
+        if self.failed {
+            return Err(Error::io_msg("log writer saw an earlier write error; not writing"));
+        }
+        let result = self.emit_whole(PREDECESSOR_WAL_INFO, RECYCLABLE_PREDECESSOR_WAL_INFO, &info.encode());
+        match result {
+            Ok(()) => {
+                self.prelude_end = self.file.size();
                 Ok(())
             }
             Err(e) => {
@@ -333,10 +400,10 @@ impl LogWriter {
         self.file.size()
     }
 
-    /// True when no logical record was added (a compression-type record alone does not count).
+    /// True when no logical record was added (the compression-type and predecessor records
+    /// alone do not count).
     pub fn is_empty_log(&self) -> bool {
-        let prelude = if self.compressor.is_some() { (HEADER_SIZE + 4) as u64 } else { 0 };
-        self.file.size() <= prelude
+        self.file.size() <= self.prelude_end
     }
 
     /// True once an append failed (the writer refuses further records).

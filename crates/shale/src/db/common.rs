@@ -5,6 +5,7 @@
 //! NotSupported naming the feature and the issue.
 
 use crate::cf_descriptor::{ColumnFamilyDescriptor, ColumnFamilyTtl};
+use crate::db::HandleOf;
 use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -122,7 +123,7 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
         P: AsRef<Path>,
         I: IntoIterator<Item = ColumnFamilyDescriptor>,
     {
-        super::readonly::open_read_only(
+        super::readonly_api::open_read_only(
             opts,
             path.as_ref(),
             cfs.into_iter().collect(),
@@ -167,7 +168,7 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
         P: AsRef<Path>,
         I: IntoIterator<Item = ColumnFamilyDescriptor>,
     {
-        super::readonly::open_secondary(
+        super::readonly_api::open_secondary(
             opts,
             path.as_ref(),
             secondary_path.as_ref(),
@@ -552,14 +553,14 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
     /// name or a bad value is InvalidArgument naming it, and nothing changes.
     pub fn set_options(&self, opts: &[(&str, &str)]) -> Result<()> {
         check_option_pairs(opts)?;
-        self.inner.set_cf_options(&self.default_handle().handle, opts)
+        super::dyn_options::set_cf_options(&self.inner, &self.default_handle().handle, opts)
     }
 
     /// `set_options` on the family `cf`.
     pub fn set_options_cf(&self, cf: &impl AsColumnFamilyRef, opts: &[(&str, &str)]) -> Result<()> {
         let h = self.inner.handle_of(cf)?;
         check_option_pairs(opts)?;
-        self.inner.set_cf_options(&h, opts)
+        super::dyn_options::set_cf_options(&self.inner, &h, opts)
     }
 
     /// Approximate on-disk bytes of each range in the default family: the sizes of the

@@ -1,6 +1,7 @@
 //! rust-rocksdb's manual compaction calls (`compact_range`, `compact_range_cf`), over the
 //! engine's `DbInner::compact_range_impl` (`compact.rs`).
 
+use crate::db::HandleOf;
 use std::sync::Arc;
 
 use super::cf::CfHandle;

@@ -2,6 +2,7 @@
 
 use super::{DBCommon, DBInner, ThreadMode};
 use crate::cf_ref::AsColumnFamilyRef;
+use crate::db::HandleOf;
 use crate::error::Result;
 use crate::options::FlushOptions;
 

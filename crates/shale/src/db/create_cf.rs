@@ -53,6 +53,7 @@ pub(crate) fn create_cfs(inner: &Arc<DbInner>, new: &[(String, Options)]) -> Res
             opts.write_buffer_manager = inner.config.write_buffer_manager.clone();
             opts.rate_limiter = inner.config.rate_limiter.clone();
             opts.statistics = inner.config.statistics.clone();
+            opts.dbmisc.adopt_db_wide(&inner.config);
             opts.table_ids = inner.config.table_ids.clone();
             let table_dirs = super::paths::table_dirs(&inner.path, &inner.config.db_paths, &opts.cf_paths);
             if table_dirs.len() > 1 {

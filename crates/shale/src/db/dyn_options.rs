@@ -55,10 +55,26 @@
 //! - `bottommost_file_compaction_delay`: the picker's next look at bottommost files uses it.
 //! - `target_file_size_is_upper_bound`: compactions from then on cut outputs counting
 //!   their estimated tail.
+//! - `memtable_op_scan_flush_trigger`, `memtable_avg_op_scan_flush_trigger`: iterators
+//!   made from then on count the hidden active-memtable entries they pass.
+//! - `verify_output_flags`: compactions from then on check their outputs as the flags say
+//!   (`verify_output.rs`).
 //! - `compression_opts={level=..;...}`: the fields named change, the others keep their
 //!   values; tables written from then on compress with them.
 //! - `block_based_table_factory={block_size=..;...}`: the table options named change (see
 //!   [`TABLE_MUTABLE`]); flushes and compactions from then on write tables with them.
+//! - `memtable_verify_per_key_checksum_on_seek` (and RocksDB's misspelled alias
+//!   `memtable_veirfy_per_key_checksum_on_seek`): memtables made from then on check every
+//!   entry a search passes (with `memtable_protection_bytes_per_key` above 0).
+//! - `plain_table_factory={user_key_len=..;...}` on a PlainTable family: the plain table
+//!   options named change; flushes and compactions from then on write tables with them.
+//! - `prefix_extractor`: memtables and tables made from then on use the new extractor; reads
+//!   consult a table's or memtable's prefix filter only while its extractor is the one in
+//!   force (helper cfblob).
+//! - `blob_compression_opts={level=..;...}`: the next flush or compaction compresses blobs
+//!   with the fields named changed, the others kept.
+//! - `compression_manager`: tables written from then on record the built-in manager
+//!   ("BuiltinV2") in their compression options, or none.
 //!
 //! The OPTIONS file is then rewritten, as RocksDB does after each SetOptions.
 
@@ -91,14 +107,8 @@ pub(crate) fn cf_options(h: &CfHandle) -> Result<&Options> {
 
 /// RocksDB's mutable column-family options Shale cannot change yet, besides the option
 /// table's rows marked so (`options_table.rs`).
-const MUTABLE_NOT_BUILT: &[&str] = &[
-    "block_protection_bytes_per_key",
-    "preserve_internal_time_seconds",
-    "preclude_last_level_data_seconds",
-    // RocksDB 11.8.1's alias of the next, with its spelling.
-    "memtable_veirfy_per_key_checksum_on_seek",
-    "memtable_verify_per_key_checksum_on_seek",
-];
+const MUTABLE_NOT_BUILT: &[&str] =
+    &["block_protection_bytes_per_key", "preserve_internal_time_seconds", "preclude_last_level_data_seconds"];
 
 /// Column-family options that exist but cannot change while the database is open, besides
 /// the option table's immutable rows.
@@ -175,6 +185,8 @@ const TABLE_MUTABLE: &[&str] = &[
     "uniform_cv_threshold",
     // helper tbl2 (issue 33): read by each table reader opened from then on.
     "index_block_search_type",
+    // helper tbl3 (issue 33): read by each table reader opened from then on.
+    "read_amp_bytes_per_bit",
 ];
 
 /// `block_based_table_factory={name=value;...}` (RocksDB's `TableFactoryParseFn`): the
@@ -208,10 +220,11 @@ fn apply_table_factory(o: &mut Options, v: &str) -> Result<()> {
     Ok(())
 }
 
-impl DbInner {
-    /// RocksDB's SetOptions on one family: all of `pairs` or none of them take effect.
-    pub(crate) fn set_cf_options(&self, handle: &Arc<CfHandle>, pairs: &[(&str, &str)]) -> Result<()> {
-        self.check_writable()?;
+/// RocksDB's SetOptions on one family: all of `pairs` or none of them take effect.
+pub(crate) fn set_cf_options(inner: &DbInner, handle: &Arc<CfHandle>, pairs: &[(&str, &str)]) -> Result<()> {
+    {
+        let this = inner;
+        this.check_writable()?;
         let mut new = cf_options(handle)?.clone();
         for (k, v) in pairs {
             apply_mutable(&mut new, k, v)?;
@@ -221,14 +234,14 @@ impl DbInner {
             new.level0_stop_writes_trigger = new.level0_slowdown_writes_trigger;
         }
         let (config, record) = settings_of(new);
-        self.publish_cf_settings(handle, config, record);
+        this.publish_cf_settings(handle, config, record);
         let listed: Vec<String> = pairs.iter().map(|(k, v)| format!("{k}: {v}")).collect();
-        self.info_log.log(format_args!(
+        this.info_log.log(format_args!(
             "SetOptions() on column family [{}], inputs: {}; succeeded",
             handle.name,
             listed.join(", ")
         ));
-        self.hooks.write_options_file(self)
+        this.hooks.write_options_file(this)
     }
 }
 
@@ -283,12 +296,15 @@ mod tests {
 
     #[test]
     fn values_and_refusals() {
-        // Not an option of RocksDB 11.8.1: unknown, as there; its per-key checksum option is
-        // mutable there and not built here.
+        // Not an option of RocksDB 11.8.1: unknown, as there.
         let kind = |n: &str| apply_mutable(&mut Options::default(), n, "true").unwrap_err().kind();
         assert_eq!(kind("level0_file_num_compaction_trigger_for_ingest"), ErrorKind::InvalidArgument);
-        assert_eq!(kind("memtable_verify_per_key_checksum_on_seek"), ErrorKind::NotSupported);
         let mut o = Options::default();
+        // helper cfblob: the per-key checksum check on seek, by its name and RocksDB's alias.
+        apply_mutable(&mut o, "memtable_verify_per_key_checksum_on_seek", "true").unwrap();
+        assert!(o.memtable_verify_per_key_checksum_on_seek);
+        apply_mutable(&mut o, "memtable_veirfy_per_key_checksum_on_seek", "false").unwrap();
+        assert!(!o.memtable_verify_per_key_checksum_on_seek);
         apply_mutable(&mut o, "write_buffer_size", "1048576").unwrap();
         assert_eq!(o.write_buffer_size, 1 << 20);
         apply_mutable(&mut o, "disable_auto_compactions", "true").unwrap();
@@ -337,7 +353,10 @@ mod tests {
         assert!(o.universal.allow_trivial_move);
         apply_mutable(&mut o, "compaction_options_fifo", "{ttl=99;}").unwrap();
         assert_eq!(kind("compaction_options_universal", "{no_such=1;}"), ErrorKind::InvalidArgument);
-        assert_eq!(kind("compaction_options_fifo", "{age_for_warm=10;}"), ErrorKind::NotSupported);
+        // Deprecated in RocksDB 11.8.1 yet kept and written (helper cfblob).
+        apply_mutable(&mut o, "compaction_options_fifo", "{age_for_warm=10;}").unwrap();
+        assert_eq!(o.fifo_age_for_warm, 10);
+        assert_eq!(kind("compaction_options_fifo", "{max_data_files_size=10;}"), ErrorKind::NotSupported);
         assert_eq!(kind("compaction_options_fifo", "{max_table_files_size=x;}"), ErrorKind::InvalidArgument);
     }
 }

@@ -89,7 +89,7 @@ pub(crate) fn table_factory_options(t: &BlockBasedOptions, cache: Option<&Arc<Bl
     line!("fail_if_no_udi_on_open", &u8::from(t.fail_if_no_udi_on_open));
     line!("whole_key_filtering", &u8::from(t.whole_key_filtering));
     line!("verify_compression", &u8::from(t.verify_compression));
-    line!("read_amp_bytes_per_bit", &0);
+    line!("read_amp_bytes_per_bit", &t.read_amp_bytes_per_bit);
     line!("format_version", &t.format_version);
     line!("uniform_cv_threshold", &format_args!("{:.6}", t.uniform_cv_threshold));
     line!("enable_index_compression", &u8::from(t.enable_index_compression));
@@ -113,6 +113,10 @@ pub(crate) fn log_db_options(log: &super::info_log::InfoLog, o: &crate::Options)
         let v = match v.as_str() {
             "true" => "1".to_string(),
             "false" => "0".to_string(),
+            // The OPTIONS file's text is escaped; the LOG prints the string itself.
+            _ if row.kind == crate::options_table::Kind::String => {
+                crate::options_file::unescape_option_string(&v)
+            }
             _ => v,
         };
         log.header(format_args!("{:>47}: {v}", format!("Options.{}", row.name)));

@@ -54,6 +54,10 @@ fn db_options(o: &crate::Options) -> Vec<(String, String)> {
     let mut l = OptionsFile::rocksdb_11_defaults_ref().db_options.clone();
     for r in options_table::rows(Section::Db) {
         if let Some(v) = r.get(o) {
+            // An empty string option RocksDB does not write (daily_offpeak_time_utc).
+            if v.is_empty() && !l.iter().any(|(k, _)| k == r.name) {
+                continue;
+            }
             put(&mut l, r.name, v);
         }
     }

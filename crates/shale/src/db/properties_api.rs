@@ -1,6 +1,7 @@
 //! rust-rocksdb's property calls (`property_value`, `property_int_value` and their `_cf`
 //! forms), over the engine's `DbInner::string_property` / `int_property` (`properties.rs`).
 
+use crate::db::HandleOf;
 use std::sync::Arc;
 
 use super::cf::CfHandle;

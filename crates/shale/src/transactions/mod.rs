@@ -14,6 +14,7 @@
 //! A `TransactionDB`'s own writes (`put`, `delete`, `merge`, `write`) lock their keys as
 //! a one-operation transaction would, with `default_lock_timeout`, as RocksDB's do.
 
+use crate::db::HandleOf;
 use std::marker::PhantomData;
 use std::path::Path;
 use std::sync::Arc;

@@ -17,6 +17,7 @@
 //! two optimistic transactions touching a common key cannot both pass their checks
 //! (RocksDB's `kValidateParallel`).
 
+use crate::db::HandleOf;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -358,6 +359,7 @@ impl TxnCore {
         }
         it.set_merge_operator(cf.config().callbacks.merge_operator.clone());
         it.set_statistics(self.inner.config.statistics.clone());
+        it.set_allow_data_in_errors(self.inner.config.allow_data_in_errors);
         it.set_blob_fetcher(Some(crate::blob::BlobFetcher {
             cache: self.inner.blob_cache.clone(),
             cf_id: cf.id,

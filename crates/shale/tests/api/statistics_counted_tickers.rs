@@ -128,6 +128,10 @@ fn workload_moves_every_counted_ticker() {
         ) {
             continue;
         }
+        // The read-amplification bitmap needs read_amp_bytes_per_bit: tests/api/read_amp_bitmap.rs.
+        if matches!(t, Ticker::ReadAmpEstimateUsefulBytes | Ticker::ReadAmpTotalReadBytes) {
+            continue;
+        }
         // In-place updates need inplace_update_support: tests/api/inplace_update.rs.
         if *t == Ticker::NumberKeysUpdated {
             continue;

@@ -224,3 +224,180 @@ fn plain_table_without_prefix_extractor_needs_total_order_mode() {
     let d = DB::open(&opts, dir.path().join("b")).unwrap();
     assert_same_pairs(&shale_scan(&d, "default"), &want, "total order");
 }
+
+/// `store_index_in_file` (helper tbl3, issue 33): Shale's plain tables carry RocksDB's hash
+/// index and Bloom blocks, and RocksDB 11.8.1's reader, which takes them instead of building
+/// its own (ldb loads `store_index_in_file=true` from Shale's OPTIONS file), finds every key
+/// `ldb get` asks for through them and none that is absent; `ldb scan` and `sst_dump` read
+/// every pair. Prefix mode (both encodings) and total order (no extractor, ratio 0).
+#[test]
+fn shale_plain_tables_with_stored_index_read_by_rocksdb_11() {
+    let test = "shale_plain_tables_with_stored_index_read_by_rocksdb_11";
+    if !use_rocksdb_11(test) {
+        return;
+    }
+    for (encoding, key_len, prefix, locality) in [
+        (KeyEncodingType::Plain, 13, true, 0),
+        (KeyEncodingType::Prefix, 0, true, 1),
+        (KeyEncodingType::Plain, 0, false, 0),
+        (KeyEncodingType::Plain, 0, false, 1),
+    ] {
+        let ctx =
+            format!("{test} {encoding:?} user_key_len {key_len} prefix {prefix} bloom_locality {locality}");
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("db");
+        let mut opts = Options::default();
+        opts.create_if_missing(true);
+        if prefix {
+            opts.set_prefix_extractor(SliceTransform::create_fixed_prefix(8));
+        }
+        opts.set_bloom_locality(locality);
+        opts.set_plain_table_factory(&PlainTableFactoryOptions {
+            user_key_length: key_len,
+            bloom_bits_per_key: 10,
+            hash_table_ratio: if prefix { 0.75 } else { 0.0 },
+            index_sparseness: 3,
+            huge_page_tlb_size: 0,
+            encoding_type: encoding,
+            full_scan_mode: false,
+            store_index_in_file: true,
+        });
+        let want = shale_writes(&db, &opts, 2000, true);
+        assert!(latest_options_text(&db).contains("store_index_in_file=true"), "{ctx}");
+        for f in sst_files(&db) {
+            let b = std::fs::read(&f).unwrap();
+            // The metaindex stores its keys whole (restart interval 1).
+            for name in ["PlainTableIndexBlock", "kBloomBlock"] {
+                assert!(b.windows(name.len()).any(|w| w == name.as_bytes()), "{ctx}: {name} in {f:?}");
+            }
+        }
+        sst_dump_reads_every_table(&db, Some(2000), &ctx);
+        for f in sst_files(&db) {
+            let out = run_tool("sst_dump", &args(&[&format!("--file={}", f.display()), "--show_properties"]));
+            assert!(out.contains("rocksdb.plain.table.bloom.version: 0x31"), "{ctx}: {out}");
+        }
+        assert_same_pairs(&ldb_scan(&db, None), &want, &ctx);
+        for (k, v) in want.iter().step_by(151) {
+            assert_eq!(ldb_get(&db, None, k).as_deref(), Some(&v[..]), "{ctx}: ldb get {k:?}");
+        }
+        for absent in [&b"key00003-9999"[..], b"key00049-0000", b"zzz00000-0000"] {
+            assert_eq!(ldb_get(&db, None, absent), None, "{ctx}: ldb get {absent:?}");
+        }
+        // RocksDB logs "Number of Keys per prefix Histogram" when it builds a hash index (its
+        // reader does without a stored one): a db_bench scan with Shale's OPTIONS file (ldb
+        // writes no LOG) opens the tables and logs none.
+        let options_file = files_with_suffix(&db, "")
+            .into_iter()
+            .filter(|f| f.file_name().unwrap().to_string_lossy().starts_with("OPTIONS-"))
+            .max()
+            .unwrap();
+        db_bench_run(
+            &db,
+            "readseq",
+            2000,
+            &["--use_existing_db=1", &format!("--options_file={}", options_file.display())],
+        );
+        let log = std::fs::read_to_string(db.join("LOG")).unwrap();
+        assert!(
+            log.contains("RocksDB version: 11.8.1") && log.contains("PlainTable"),
+            "{ctx}: db_bench's LOG"
+        );
+        assert!(!log.contains("Number of Keys per prefix Histogram"), "{ctx}: RocksDB rebuilt the index");
+        // Shale reopens what it wrote and reads it through the stored Bloom.
+        let d = DB::open(&opts, &db).unwrap();
+        assert_same_pairs(&shale_scan(&d, "default"), &want, &ctx);
+        for (k, v) in want.iter().step_by(7) {
+            assert_eq!(d.get(k).unwrap().as_deref(), Some(&v[..]), "{ctx}: get");
+        }
+        assert_eq!(d.get(b"zzz00000-0000").unwrap(), None, "{ctx}");
+    }
+}
+
+/// RocksDB 11.8.1 writes plain tables with `store_index_in_file` too when its OPTIONS say so
+/// (db_bench has no flag for it; `--options_file` with Shale's OPTIONS file does it): Shale
+/// reads them, checks their stored index and uses their stored Bloom on point reads, with
+/// the pairs `ldb scan` prints.
+#[test]
+fn rocksdb_11_plain_tables_with_stored_index_read_by_shale() {
+    let test = "rocksdb_11_plain_tables_with_stored_index_read_by_shale";
+    if !use_rocksdb_11(test) {
+        return;
+    }
+    for (encoding, prefix, locality) in [
+        (KeyEncodingType::Prefix, true, 0),
+        (KeyEncodingType::Plain, true, 1),
+        (KeyEncodingType::Plain, false, 0),
+        (KeyEncodingType::Plain, false, 1),
+    ] {
+        let ctx = format!("{test} {encoding:?} prefix {prefix} bloom_locality {locality}");
+        let dir = tempfile::tempdir().unwrap();
+        let mut opts = Options::default();
+        opts.create_if_missing(true);
+        if prefix {
+            opts.set_prefix_extractor(SliceTransform::create_fixed_prefix(8));
+        }
+        opts.set_bloom_locality(locality);
+        opts.set_plain_table_factory(&PlainTableFactoryOptions {
+            user_key_length: 0,
+            bloom_bits_per_key: 10,
+            hash_table_ratio: if prefix { 0.75 } else { 0.0 },
+            index_sparseness: 4,
+            huge_page_tlb_size: 0,
+            encoding_type: encoding,
+            full_scan_mode: false,
+            store_index_in_file: true,
+        });
+        // Shale's OPTIONS file, for db_bench (which then takes no table or buffer flags: it
+        // flushes where asked).
+        let seed = dir.path().join("seed");
+        drop(DB::open(&opts, &seed).unwrap());
+        let options_file = files_with_suffix(&seed, "")
+            .into_iter()
+            .filter(|f| f.file_name().unwrap().to_string_lossy().starts_with("OPTIONS-"))
+            .max()
+            .unwrap();
+        let db = dir.path().join("db");
+        db_bench_run(
+            &db,
+            "fillrandom,flush,overwrite,flush",
+            20_000,
+            &[&format!("--options_file={}", options_file.display()), "--key_size=16", "--value_size=50"],
+        );
+        let tables = sst_files(&db);
+        assert!(!tables.is_empty(), "{ctx}");
+        for f in &tables {
+            let b = std::fs::read(f).unwrap();
+            assert!(b.windows(20).any(|w| w == b"PlainTableIndexBlock"), "{ctx}: no stored index in {f:?}");
+        }
+        let want = ldb_scan(&db, None);
+        assert!(want.len() > 1000, "{ctx}: db_bench wrote {} pairs", want.len());
+        let d = DB::open(&opts, &db).unwrap_or_else(|e| panic!("{ctx}: Shale cannot open: {e}"));
+        assert_same_pairs(&shale_scan(&d, "default"), &want, &ctx);
+        // The stored Bloom is asked on each point read (the perf context's SST Bloom hits);
+        // in total order it holds whole keys and turns away most absent ones within the
+        // tables' key ranges (db_bench's keys all share their first 8 bytes, so a prefix
+        // Bloom cannot).
+        shale::perf::set_perf_stats(shale::perf::PerfStatsLevel::EnableCount);
+        let mut perf = shale::perf::PerfContext::default();
+        perf.reset();
+        for (k, v) in want.iter().step_by(37) {
+            assert_eq!(d.get(k).unwrap().as_deref(), Some(&v[..]), "{ctx}: get");
+        }
+        let hits = perf.metric(shale::perf::PerfMetric::BloomSstHitCount);
+        perf.reset();
+        let mut absent = 0;
+        for (k, _) in want.iter().step_by(37) {
+            let mut k = k.clone();
+            *k.last_mut().unwrap() = b'x';
+            if d.get(&k).unwrap().is_none() {
+                absent += 1;
+            }
+        }
+        let misses = perf.metric(shale::perf::PerfMetric::BloomSstMissCount);
+        shale::perf::set_perf_stats(shale::perf::PerfStatsLevel::Disable);
+        assert!(hits >= (want.len() / 37) as u64, "{ctx}: {hits} Bloom hits");
+        if !prefix {
+            assert!(misses * 10 > absent * 8, "{ctx}: {misses} Bloom misses for {absent} absent keys");
+        }
+    }
+}

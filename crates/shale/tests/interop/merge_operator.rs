@@ -144,7 +144,9 @@ fn compaction_respects_snapshots_and_uses_partial_merge() {
 #[test]
 fn failing_merge_function_gives_corruption_naming_the_key() {
     let dir = tempfile::tempdir().unwrap();
-    let mut o = opts();
+    // The key is named only with allow_data_in_errors, as RocksDB keeps data out of errors
+    // by default (`tests/api/option_rows_dbmisc.rs` checks both ways).
+    let mut o = opts().get_options_from_string("allow_data_in_errors=true").unwrap();
     o.set_merge_operator_associative("fails", |_: &[u8], _: Option<&[u8]>, _: &MergeOperands| None);
     let db = DB::open(&o, dir.path()).unwrap();
     db.put(b"key", b"v").unwrap();

@@ -1,10 +1,12 @@
 //! Writes a plain table (layout in `table/plain/mod.rs`) as RocksDB's PlainTableBuilder
-//! does with `store_index_in_file = false`: the records, then properties, metaindex and
-//! a format_version 0 footer.
+//! does: the records, then (with `store_index_in_file` and at least one record) the Bloom
+//! and hash index blocks (`stored_index.rs`), properties, metaindex and a format_version 0
+//! footer.
 //!
 //! ```text
 //! add    : record = [key size] key (| 0xFF for sequence 0 + Value) | value size | value
-//! finish : properties block | metaindex block | footer (48 bytes)
+//! finish : [bloom block] | [index block] | properties block | metaindex block
+//!          | footer (48 bytes)
 //! ```
 
 use std::cmp::Ordering;
@@ -18,10 +20,15 @@ use crate::table::deletion_collector::CompactOnDeletionCollector;
 use crate::table::meta_tail::{write_raw_tail, PLAIN_TABLE_MAGIC};
 use crate::table::properties::TableProperties;
 
+use super::stored_index::{
+    slice_hash, IndexBuilder, PlainBloom, BLOOM_BLOCK, BLOOM_VERSION_PROPERTY, INDEX_BLOCK,
+    NUM_BLOOM_BLOCKS_PROPERTY,
+};
 use super::{
     encode_size, PlainEncoding, PlainTableOptions, ENCODING_TYPE_PROPERTY, FULL_KEY, KEY_SUFFIX,
     MAX_FILE_SIZE, PREFIX_FROM_PREVIOUS_KEY, VALUE_TYPE_SEQ_ID_0,
 };
+use crate::table::format::BlockHandle;
 
 /// Builds one plain table file.
 pub struct PlainTableBuilder {
@@ -36,6 +43,10 @@ pub struct PlainTableBuilder {
     key_count_for_prefix: usize,
     buf: Vec<u8>,
     collectors: Vec<CompactOnDeletionCollector>,
+    /// `store_index_in_file`: the hash of each record's prefix (or user key in total order)
+    /// for the Bloom, and the hash index being collected.
+    key_hashes: Vec<u32>,
+    index: Option<IndexBuilder>,
 }
 
 impl PlainTableBuilder {
@@ -63,6 +74,10 @@ impl PlainTableBuilder {
         let mut enc = Vec::new();
         put_fixed32(&mut enc, popts.encoding as u32);
         props.user_collected.insert(ENCODING_TYPE_PROPERTY.to_string(), enc);
+        if popts.store_index_in_file {
+            props.user_collected.insert(BLOOM_VERSION_PROPERTY.to_string(), b"1".to_vec());
+        }
+        let index = popts.store_index_in_file.then(|| IndexBuilder::new(popts.index_sparseness));
         PlainTableBuilder {
             collectors: opts.deletion_collectors.iter().map(|f| f.new_collector()).collect(),
             opts,
@@ -74,6 +89,8 @@ impl PlainTableBuilder {
             pre_prefix: Vec::new(),
             key_count_for_prefix: 0,
             buf: Vec::new(),
+            key_hashes: Vec::new(),
+            index,
         }
     }
 
@@ -145,6 +162,16 @@ impl PlainTableBuilder {
                 "a plain table larger than {MAX_FILE_SIZE} bytes (its offsets are 32-bit)"
             )));
         }
+        if let Some(index) = self.index.as_mut() {
+            // RocksDB's `GetPrefix`: the extractor's prefix, empty in total order (the Bloom
+            // then takes the whole user key).
+            let prefix = match self.opts.prefix_extractor.as_deref() {
+                Some(t) => t.transform(uk).unwrap_or(uk),
+                None => &[],
+            };
+            self.key_hashes.push(slice_hash(if self.opts.prefix_extractor.is_some() { prefix } else { uk }));
+            index.add(prefix, self.offset as u32);
+        }
         self.file.append(&self.buf)?;
         self.file.append(value)?;
         self.offset = new_offset;
@@ -191,8 +218,34 @@ impl PlainTableBuilder {
             Some(t) => t.name().to_string(),
             None => "nullptr".to_string(),
         };
-        let end =
-            write_raw_tail(self.file.as_mut(), self.offset, &self.props, Vec::new(), PLAIN_TABLE_MAGIC, 0)?;
+        let mut meta = Vec::new();
+        if let (Some(index), true) = (self.index.as_ref(), self.props.num_entries > 0) {
+            let bits_per_key = u32::try_from(self.popts.bloom_bits_per_key).unwrap_or(0);
+            if bits_per_key > 0 {
+                let total =
+                    u32::try_from(self.props.num_entries).unwrap_or(u32::MAX).saturating_mul(bits_per_key);
+                let mut bloom = PlainBloom::new(total, self.popts.bloom_locality);
+                let mut lines = Vec::new();
+                put_varint32(&mut lines, bloom.lines());
+                self.props.user_collected.insert(NUM_BLOOM_BLOCKS_PROPERTY.to_string(), lines);
+                for &h in &self.key_hashes {
+                    bloom.add(h);
+                }
+                self.file.append(bloom.bytes())?;
+                meta.push((
+                    BLOOM_BLOCK.to_string(),
+                    BlockHandle::new(self.offset, bloom.bytes().len() as u64),
+                ));
+                self.props.filter_size = bloom.bytes().len() as u64;
+                self.offset += bloom.bytes().len() as u64;
+            }
+            let block = index.finish(self.opts.prefix_extractor.is_none(), self.popts.hash_table_ratio);
+            self.file.append(&block)?;
+            meta.push((INDEX_BLOCK.to_string(), BlockHandle::new(self.offset, block.len() as u64)));
+            self.props.index_size = block.len() as u64;
+            self.offset += block.len() as u64;
+        }
+        let end = write_raw_tail(self.file.as_mut(), self.offset, &self.props, meta, PLAIN_TABLE_MAGIC, 0)?;
         self.file.flush()?;
         self.file.sync()?;
         let mut marked_for_compaction = false;

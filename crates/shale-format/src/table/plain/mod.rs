@@ -3,8 +3,8 @@
 //!
 //! ```text
 //! file     : record* (the data, props "rocksdb.data.size" bytes)
-//!            | [bloom block] | [index block]   (only with store_index_in_file; Shale does not
-//!                                               write them and does not need them to read)
+//!            | [bloom block] | [index block]   (only with store_index_in_file: RocksDB's
+//!                                               hash index and Bloom, `stored_index.rs`)
 //!            | properties block | metaindex block | footer (48 bytes, legacy plain magic)
 //!            (tail and footer: table/meta_tail.rs)
 //!
@@ -38,10 +38,13 @@
 //! Shale instead reads the data part of the file into memory once at open, decodes every
 //! record, checks that keys ascend, and keeps a sorted array of records: point lookups and
 //! seeks are binary searches, and iterators go both ways in total order (a superset of what
-//! RocksDB's prefix-mode iterator gives). See docs/plain-table-format.md.
+//! RocksDB's prefix-mode iterator gives). A stored index block is read and checked; a stored
+//! Bloom filter answers point lookups first, as RocksDB's `MatchBloom`, while the family's
+//! prefix extractor is the table's. See docs/plain-table-format.md.
 
 pub mod builder;
 pub mod reader;
+pub mod stored_index;
 
 pub use builder::PlainTableBuilder;
 pub use reader::PlainTable;
@@ -79,7 +82,11 @@ pub struct PlainTableOptions {
     pub huge_page_tlb_size: usize,
     pub encoding: PlainEncoding,
     pub full_scan_mode: bool,
+    /// The hash index and Bloom filter are written as meta blocks (`stored_index.rs`).
     pub store_index_in_file: bool,
+    /// RocksDB's `bloom_locality` (a column family option, which RocksDB's plain table
+    /// builder reads): > 0 lays the stored Bloom out in cache lines.
+    pub bloom_locality: u32,
 }
 
 impl Default for PlainTableOptions {
@@ -93,6 +100,7 @@ impl Default for PlainTableOptions {
             encoding: PlainEncoding::Plain,
             full_scan_mode: false,
             store_index_in_file: false,
+            bloom_locality: 0,
         }
     }
 }

@@ -1,13 +1,17 @@
 //! Reads plain tables (layout in `table/plain/mod.rs`) written by Shale or RocksDB, in
-//! either key encoding, with or without RocksDB's stored index and Bloom blocks (which
-//! Shale does not need).
+//! either key encoding, with or without RocksDB's stored index and Bloom blocks
+//! (`stored_index.rs`).
 //!
 //! ```text
 //! open : footer -> metaindex -> properties ("rocksdb.data.size", fixed key length,
 //!        encoding type) -> the data part [0, data size) read into memory once
 //!        -> every record decoded: keys (internal keys, materialized) and value positions,
 //!           keys checked to ascend
-//! get  : binary search for the first key >= the lookup key
+//!        -> a stored index block read and checked (offsets inside the data), a stored
+//!           Bloom block kept
+//! get  : the stored Bloom asked first (prefix hash, or user-key hash in total order;
+//!        only while the family's extractor is the table's), then binary search for the
+//!        first key >= the lookup key
 //! iter : a position in the sorted records (seek, next, prev, first, last)
 //! ```
 //! Damaged data gives Corruption naming the file and the record's offset.
@@ -43,6 +47,11 @@ pub struct PlainTable {
     values: Vec<(u32, u32)>,
     /// RocksDB's `full_scan_mode`: only scans from the first key are allowed.
     full_scan_mode: bool,
+    /// The stored Bloom filter, with the extractor its hashes were taken by (None: whole
+    /// user keys, total order); set only when the family's extractor is the table's.
+    bloom: Option<(super::stored_index::PlainBloom, Option<crate::slice_transform::SliceTransformRef>)>,
+    /// The stored hash index's shape, when the table has one.
+    stored_index: Option<super::stored_index::IndexShape>,
 }
 
 /// Decodes records of the data part one after another.
@@ -158,6 +167,19 @@ impl PlainTable {
         file_name: &str,
         full_scan_mode: bool,
     ) -> Result<Arc<PlainTable>> {
+        Self::open_for_cf(file, file_size, icmp, file_name, full_scan_mode, None)
+    }
+
+    /// `open` in a family with `prefix_extractor`: a stored Bloom filter is used when the
+    /// table was built with the same extractor (by name; none and none in total order).
+    pub fn open_for_cf(
+        file: Arc<dyn RandomAccessFile>,
+        file_size: u64,
+        icmp: InternalKeyComparator,
+        file_name: &str,
+        full_scan_mode: bool,
+        prefix_extractor: Option<crate::slice_transform::SliceTransformRef>,
+    ) -> Result<Arc<PlainTable>> {
         if file_size > MAX_FILE_SIZE {
             return Err(Error::not_supported(format!(
                 "File size {file_size} exceeds PlainTableReader max file size {MAX_FILE_SIZE}: {file_name}"
@@ -239,6 +261,44 @@ impl PlainTable {
                 props.num_entries
             )));
         }
+        // RocksDB's `PopulateIndex`: the Bloom block counts only with an index block.
+        let read_block = |h: &crate::table::format::BlockHandle| -> Result<Vec<u8>> {
+            let end = h.offset.checked_add(h.size).filter(|&e| e <= tail.footer.footer_offset);
+            if end.is_none() {
+                return Err(Error::corruption(format!(
+                    "plain table meta block of {} bytes runs past the footer in {file_name} offset {}",
+                    h.size, h.offset
+                )));
+            }
+            let mut b = vec![0u8; h.size as usize];
+            read_exact_at(file.as_ref(), h.offset, &mut b, file_name)?;
+            Ok(b)
+        };
+        let mut stored_index = None;
+        let mut bloom = None;
+        if let Some(ih) = tail.meta.get(super::stored_index::INDEX_BLOCK) {
+            let block = read_block(ih)?;
+            stored_index =
+                Some(super::stored_index::check_index(&block, props.data_size, file_name, ih.offset)?);
+            let same_extractor = match &prefix_extractor {
+                Some(t) => props.prefix_extractor_name == t.name(),
+                None => matches!(props.prefix_extractor_name.as_str(), "" | "nullptr"),
+            };
+            if let (Some(bh), true) = (tail.meta.get(super::stored_index::BLOOM_BLOCK), same_extractor) {
+                let bits = read_block(bh)?;
+                if !bits.is_empty() {
+                    let lines = props
+                        .user_collected
+                        .get(super::stored_index::NUM_BLOOM_BLOCKS_PROPERTY)
+                        .and_then(|v| decode_varint32(v))
+                        .map_or(0, |(n, _)| n);
+                    // A line count the bits cannot hold is read as none (RocksDB would read
+                    // past the block).
+                    let lines = if (lines as usize) * 64 <= bits.len() { lines } else { 0 };
+                    bloom = Some((super::stored_index::PlainBloom::from_raw(bits, lines), prefix_extractor));
+                }
+            }
+        }
         Ok(Arc::new(PlainTable {
             icmp,
             file_name: file_name.to_string(),
@@ -248,7 +308,34 @@ impl PlainTable {
             key_starts,
             values,
             full_scan_mode,
+            bloom,
+            stored_index,
         }))
+    }
+
+    /// The stored hash index's shape (buckets, prefixes), when the table has one.
+    pub fn stored_index(&self) -> Option<super::stored_index::IndexShape> {
+        self.stored_index
+    }
+
+    /// Whether the stored Bloom filter (if used) may hold `user_key`, as RocksDB's
+    /// `MatchBloom` in `Get` (counting the perf context's SST Bloom hits and misses).
+    pub(super) fn bloom_may_match(&self, user_key: &[u8]) -> bool {
+        let Some((bloom, extractor)) = &self.bloom else { return true };
+        let h = match extractor {
+            Some(t) => match t.transform(user_key) {
+                Some(p) => super::stored_index::slice_hash(p),
+                // A key outside the extractor's domain: no prefix to ask for.
+                None => return true,
+            },
+            None => super::stored_index::slice_hash(user_key),
+        };
+        let may = bloom.may_contain(h);
+        crate::perf::count(
+            if may { crate::perf::Field::BloomSstHitCount } else { crate::perf::Field::BloomSstMissCount },
+            1,
+        );
+        may
     }
 
     pub fn properties(&self) -> &TableProperties {
@@ -294,6 +381,9 @@ impl PlainTable {
                 "Get() is not allowed in full scan mode: {}",
                 self.file_name
             )));
+        }
+        if !self.bloom_may_match(user_key(lookup_ikey)) {
+            return Ok(None);
         }
         let i = self.lower_bound(lookup_ikey);
         if i < self.len()

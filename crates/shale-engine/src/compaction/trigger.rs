@@ -1,0 +1,60 @@
+//! How often a quiet database looks at its families' time-based compactions (`ttl`,
+//! periodic compaction, delayed bottommost files): RocksDB 11.8.1's periodic task
+//! `kTriggerCompaction`, every `DBImpl::ComputeTriggerCompactionPeriod` seconds. Writes,
+//! flushes and compactions run the picker anyway; this check is what finds tables that only
+//! aged.
+
+use crate::config::{CfConfig, DbConfig};
+
+/// RocksDB's `GetMinTimeBasedCompactionInterval`: the shortest of a family's time-based
+/// compaction intervals (`periodic_compaction_seconds`, `ttl`,
+/// `bottommost_file_compaction_delay`), 0 when it has none.
+pub fn min_time_based_interval(cf: &CfConfig) -> u64 {
+    [cf.age_periodic, cf.ttl, u64::from(cf.bottommost_file_compaction_delay)]
+        .into_iter()
+        .filter(|&s| s > 0)
+        .min()
+        // RocksDB takes sentinel values near u64::MAX as "off".
+        .filter(|&s| s <= u64::MAX / 2)
+        .unwrap_or(0)
+}
+
+/// RocksDB's `ComputeTriggerCompactionPeriod`: `max_compaction_trigger_wakeup_seconds`, no
+/// longer than the stats dump and persist periods (the database wakes for them anyway) nor a
+/// fifth of the shortest time-based interval of the families, and at least 1 second.
+pub fn trigger_period<'a>(db: &DbConfig, cfs: impl Iterator<Item = &'a CfConfig>) -> u64 {
+    let mut period = db.max_compaction_trigger_wakeup_seconds;
+    if db.stats_dump_period_sec > 0 {
+        period = period.min(u64::from(db.stats_dump_period_sec));
+    }
+    if db.stats_persist_period_sec > 0 {
+        period = period.min(u64::from(db.stats_persist_period_sec));
+    }
+    let shortest = cfs.map(min_time_based_interval).filter(|&s| s > 0).min().unwrap_or(u64::MAX);
+    period.min(shortest / 5).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_period_is_rocksdb_11s() {
+        let cf = |periodic: u64, ttl: u64| CfConfig { age_periodic: periodic, ttl, ..CfConfig::default() };
+        let db = DbConfig::default();
+        // Defaults: 43200, capped by the 600-second stats periods.
+        assert_eq!(trigger_period(&db, [cf(0, 0)].iter()), 600);
+        let quiet = DbConfig { stats_dump_period_sec: 0, stats_persist_period_sec: 0, ..DbConfig::default() };
+        assert_eq!(trigger_period(&quiet, [cf(0, 0)].iter()), 43_200);
+        // RocksDB's 30-day ttl: a fifth of it is longer than 43200.
+        assert_eq!(trigger_period(&quiet, [cf(0, 30 * 86_400)].iter()), 43_200);
+        let short = DbConfig { max_compaction_trigger_wakeup_seconds: 5, ..quiet.clone() };
+        assert_eq!(trigger_period(&short, [cf(0, 30 * 86_400)].iter()), 5);
+        // A fifth of the shortest interval of any family.
+        assert_eq!(trigger_period(&quiet, [cf(0, 0), cf(3600, 0), cf(0, 7200)].iter()), 720);
+        // At least one second.
+        let zero = DbConfig { max_compaction_trigger_wakeup_seconds: 0, ..quiet };
+        assert_eq!(trigger_period(&zero, [cf(0, 0)].iter()), 1);
+        assert_eq!(trigger_period(&DbConfig::default(), [cf(1, 0)].iter()), 1);
+    }
+}

@@ -1,0 +1,1055 @@
+//! Running compactions (the job the scheduler's compaction threads run, see
+//! `scheduler.rs`) and manual compaction (`compact_range`).
+
+use std::collections::HashSet;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use parking_lot::MutexGuard;
+
+use super::cf::CfHandle;
+use super::error_handler::BgErrorReason;
+use super::scheduler::counts_as_bg_error;
+use super::{DbInner, DbState};
+use crate::compaction::filter::FilterContext;
+use crate::compaction::job::FilterDecision;
+use crate::compaction::job::{self, JobInput};
+use crate::compaction::picker::{self, CompactionPlan};
+use crate::config::{BottommostLevel, CompactionStyle};
+use crate::error::{Error, Result};
+use crate::iter::merging::MergingIterator;
+use crate::iter::range_del;
+use crate::iter::BoxedIterator;
+use crate::version::edit::VersionEdit;
+
+/// Whether the family has a compaction filter (its own, its factory's, or a TTL family's
+/// expiry): manual compactions then never move a file unchanged and rewrite the bottommost
+/// level (RocksDB's `IsTrivialMove` and `BottommostLevelCompaction::IfHaveCompactionFilter`).
+/// The table path of a compaction's outputs (`paths.rs`).
+fn output_path_id(cf: &CfHandle, plan: &CompactionPlan) -> u32 {
+    if cf.table_dirs.len() <= 1 {
+        0
+    } else if cf.config().style == CompactionStyle::Universal {
+        super::paths::universal_path_id(&cf.table_dirs, 1, plan.input_bytes())
+    } else {
+        super::paths::level_path_id(&cf.table_dirs, cf.config(), plan.output_level)
+    }
+}
+
+/// Whether `plan` runs as a trivial move (RocksDB's `Compaction::IsTrivialMove`): one file
+/// moved down unchanged, within its path. A compaction of a level into itself (bottommost,
+/// periodic) rewrites its file.
+pub fn moves_trivially(cf: &CfHandle, plan: &CompactionPlan, manual: bool) -> bool {
+    if plan.move_all {
+        // Universal's `allow_trivial_move`: the picker found the inputs disjoint; RocksDB
+        // moves them whatever their path or codec.
+        return plan.level != plan.output_level && !(manual && has_compaction_filter(cf));
+    }
+    plan.is_trivial_move()
+        && plan.level != plan.output_level
+        && !(manual && has_compaction_filter(cf))
+        && plan.inputs.first().is_some_and(|f| f.path_id == output_path_id(cf, plan))
+        && input_compression_matches_output(cf, plan)
+}
+
+fn has_compaction_filter(cf: &CfHandle) -> bool {
+    cf.config().has_compaction_filter()
+}
+
+impl DbInner {
+    /// Runs `plan` on `cf` and installs the result. The DB mutex is released while files
+    /// are written and while the MANIFEST records them; the caller has registered the plan
+    /// as running (its files are busy).
+    pub fn run_compaction(
+        self: &Arc<Self>,
+        st: &mut MutexGuard<'_, DbState>,
+        cf: &Arc<CfHandle>,
+        plan: &CompactionPlan,
+    ) -> Result<()> {
+        self.run_compaction_as(st, cf, plan, false)
+    }
+
+    /// `run_compaction`; a `manual` one never moves a file unchanged when the family has a
+    /// compaction filter (a TTL database's), so that the filter sees every entry, as
+    /// RocksDB's `Compaction::IsTrivialMove` decides.
+    fn run_compaction_as(
+        self: &Arc<Self>,
+        st: &mut MutexGuard<'_, DbState>,
+        cf: &Arc<CfHandle>,
+        plan: &CompactionPlan,
+        manual: bool,
+    ) -> Result<()> {
+        let output_path_id = output_path_id(cf, plan);
+        let trivial_move = moves_trivially(cf, plan, manual);
+        let mut edit = VersionEdit { column_family: cf.id, ..Default::default() };
+        // kRoundRobin: the start level's next cursor goes in with the compaction's result.
+        edit.compact_cursors.extend(plan.compact_cursor.clone());
+        // RocksDB's job id; a compaction that rewrites files logs `compaction_started`
+        // before it reads (`info_log.rs`).
+        let job = self.info_log.new_job_id();
+        let subcompactions = std::cell::Cell::new(1usize);
+        for (level, f) in plan.all_inputs() {
+            edit.deleted_files.push((level as u32, f.number));
+        }
+        let mut outputs_numbers = Vec::new();
+        let mut finished: Option<FinishedCounts> = None;
+        // CPU time of the subcompactions run on threads of their own (the first runs here).
+        let mut subcompaction_cpu = 0u64;
+        // RocksDB's per-job CompactionStats (rocksdb.cfstats), added once installed.
+        let job_started = std::time::Instant::now();
+        let cpu_started = super::internal_stats::thread_cpu_micros();
+        let mut job_stats = super::internal_stats::CompactionStats {
+            count: 1,
+            num_input_files: (plan.inputs.len() + plan.next_inputs.len()) as u64,
+            ..Default::default()
+        };
+        if plan.deletion_only {
+            // FIFO: the inputs are dropped; nothing is read or written. Counted by reason
+            // when the job runs, as RocksDB's BackgroundCompaction counts it.
+            let t = if plan.fifo_ttl {
+                crate::statistics::Ticker::FifoTtlCompactions
+            } else {
+                crate::statistics::Ticker::FifoMaxSizeCompactions
+            };
+            crate::statistics::record_tick(self.config.statistics.as_deref(), t, 1);
+        } else if trivial_move {
+            // Every input moves to the output level (one file, or with universal's
+            // `allow_trivial_move` all of them); those already there stay.
+            edit.deleted_files.retain(|(level, _)| *level as usize != plan.output_level);
+            for (_, f) in plan.all_inputs().filter(|(l, _)| *l != plan.output_level) {
+                job_stats.bytes_moved += f.file_size;
+                edit.new_files.push((plan.output_level as u32, (**f).clone()));
+            }
+        } else {
+            let snapshots = self.snapshot_list()?;
+            // RocksDB's `Compaction::is_full_compaction`: every file of the family is an input.
+            let is_full_compaction = st.cfs.get(&cf.id).is_some_and(|c| {
+                let total: usize = (0..c.current.num_levels()).map(|l| c.current.files(l).len()).sum();
+                total == plan.num_input_files()
+            });
+            // BlobDB garbage collection: blobs in the oldest `age_cutoff` of the blob files
+            // are relocated (RocksDB's `ComputeBlobGarbageCollectionCutoffFileNumber`).
+            let blob_gc_cutoff = match st.cfs.get(&cf.id) {
+                Some(c) if cf.config().blob_gc.enable => {
+                    let blobs: Vec<u64> = c.current.blob_files().keys().copied().collect();
+                    let at = (cf.config().blob_gc.age_cutoff * blobs.len() as f64) as usize;
+                    blobs.get(at).copied().unwrap_or(u64::MAX)
+                }
+                _ => 0,
+            };
+            let this = self.clone();
+            let created = parking_lot::Mutex::new(Vec::new());
+            let started = std::time::Instant::now();
+            let should_form = self.should_form_subcompactions(cf, plan, manual);
+            let started_event = st
+                .cfs
+                .get(&cf.id)
+                .map(|c| compaction_started_event(job, cf, plan, manual, &c.current, &snapshots));
+            let result = super::unlocked(st, || -> Result<(job::JobResult, u64)> {
+                if let Some(w) = started_event {
+                    this.info_log.event(w);
+                }
+                // RocksDB's GenSubcompactionBoundaries and RunSubcompactions: the key ranges
+                // [start, end) each compacted on its own thread (the first on this one).
+                let boundaries = if should_form {
+                    let stats = this.config.statistics.as_deref();
+                    let _t = crate::statistics::StopWatch::new(
+                        stats,
+                        crate::statistics::Histogram::SubcompactionSetupTime,
+                    );
+                    this.subcompaction_boundaries(cf, plan)
+                } else {
+                    Vec::new()
+                };
+                if let Some(s) = this.config.statistics.as_deref().filter(|_| !boundaries.is_empty()) {
+                    s.record_in_histogram(
+                        crate::statistics::Histogram::NumSubcompactionsScheduled,
+                        boundaries.len() as u64 + 1,
+                    );
+                }
+                let mut ranges: Vec<job::KeyRange> = Vec::with_capacity(boundaries.len() + 1);
+                let mut prev: Option<Vec<u8>> = None;
+                for b in boundaries {
+                    ranges.push((prev.take(), Some(b.clone())));
+                    prev = Some(b);
+                }
+                ranges.push((prev, None));
+                subcompactions.set(ranges.len());
+                let target_file_size =
+                    plan.output_file_size.unwrap_or_else(|| cf.config().target_file_size(plan.output_level));
+                let run_range = |range: job::KeyRange| -> Result<job::JobResult> {
+                    let (iter, tombstones) = this.compaction_input(cf, plan)?;
+                    let builder_options = this.compaction_builder_options(cf, plan);
+                    let ttl_filter = super::ttl::stale_filter(cf);
+                    // The family's compaction filter, or one its factory makes for this
+                    // subcompaction (as RocksDB's: on its thread, dropped at its end).
+                    let level = plan.level as u32;
+                    let callbacks = &cf.config().callbacks;
+                    let single = callbacks.compaction_filter.clone();
+                    let mut made = match (&single, &callbacks.compaction_filter_factory) {
+                        (None, Some(factory)) => Some(
+                            factory
+                                .create(FilterContext { is_full_compaction, is_manual_compaction: manual }),
+                        ),
+                        _ => None,
+                    };
+                    let has_filter = single.is_some() || made.is_some();
+                    let mut filter_fn = |k: &[u8], v: &[u8]| -> FilterDecision {
+                        if let Some(f) = &single {
+                            f.filter(level, k, v)
+                        } else if let Some(f) = made.as_mut() {
+                            f.filter(level, k, v)
+                        } else {
+                            FilterDecision::Keep
+                        }
+                    };
+                    let new_number = || {
+                        let n = this.new_output_number();
+                        created.lock().push(n);
+                        n
+                    };
+                    let out_dir = cf.table_dir(&this.path, output_path_id);
+                    job::run(JobInput {
+                        fs: &*this.fs,
+                        dir: out_dir,
+                        blob_dir: &this.path,
+                        path_id: output_path_id,
+                        iter,
+                        tombstones,
+                        snapshots: snapshots.clone(),
+                        // With the last level kept for ingestion behind, nothing is
+                        // bottommost (RocksDB's CompactionIterator).
+                        bottommost: plan.bottommost && !cf.config().ingest_behind,
+                        target_file_size,
+                        target_file_size_is_upper_bound: cf.config().target_file_size_is_upper_bound,
+                        builder_options: &builder_options,
+                        new_file_number: &new_number,
+                        remove_value: ttl_filter.as_ref().map(|f| f as &job::ValueFilter),
+                        compaction_filter: if has_filter { Some(&mut filter_fn) } else { None },
+                        merge_operator: cf.config().callbacks.merge(),
+                        enforce_single_del_contracts: this.config.enforce_single_del_contracts,
+                        allow_data_in_errors: this.config.allow_data_in_errors,
+                        full_history_ts_low: Some(cf.full_history_ts_low()).filter(|l| !l.is_empty()),
+                        blob_fetcher: Some(crate::blob::BlobFetcher {
+                            cache: this.blob_cache.clone(),
+                            cf_id: cf.id,
+                            // Looked up, never filled (RocksDB's compactions read with
+                            // fill_cache = false).
+                            value_cache: cf.config().blob_cache.clone(),
+                            fill_cache: false,
+                            no_io: false,
+                        }),
+                        blob_write: super::flush::blob_write_options(cf, plan.output_level),
+                        blob_gc_cutoff,
+                        blob_readahead: cf.config().blob.compaction_readahead_size,
+                        cancel: Some(&this.shutting_down),
+                        statistics: this.config.statistics.as_deref(),
+                        range,
+                        preallocation: this.output_preallocation(cf, plan, target_file_size),
+                        output_hash: super::verify_output::wants_hash(cf.config()),
+                    })
+                };
+                let mut rest = ranges.split_off(1);
+                let first = ranges.pop().unwrap_or((None, None));
+                // A compaction service compacts the whole job elsewhere (one input, one
+                // result; no subcompactions are formed when one is set).
+                let service = this.compaction_service.lock().clone();
+                let local = service.is_none();
+                let (r, extra_cpu) = if let Some(service) = service {
+                    let new_number = || {
+                        let n = this.new_output_number();
+                        created.lock().push(n);
+                        n
+                    };
+                    let out_dir = cf.table_dir(&this.path, output_path_id);
+                    (this.run_remote_compaction(cf, plan, &snapshots, &*service, &new_number, out_dir)?, 0)
+                } else if rest.is_empty() {
+                    (run_range(first)?, 0)
+                } else {
+                    std::thread::scope(|s| -> Result<(job::JobResult, u64)> {
+                        let run_range = &run_range;
+                        let handles: Vec<_> = rest
+                            .drain(..)
+                            .map(|range| {
+                                s.spawn(move || {
+                                    let cpu = super::internal_stats::thread_cpu_micros();
+                                    let r = run_range(range);
+                                    (r, super::internal_stats::thread_cpu_micros().saturating_sub(cpu))
+                                })
+                            })
+                            .collect();
+                        let mut all = run_range(first);
+                        let mut extra_cpu = 0;
+                        for h in handles {
+                            let (next, cpu) = h.join().unwrap_or_else(|_| {
+                                (Err(Error::corruption("a subcompaction thread panicked")), 0)
+                            });
+                            extra_cpu += cpu;
+                            all = match (all, next) {
+                                (Ok(mut a), Ok(n)) => {
+                                    a.absorb(n);
+                                    Ok(a)
+                                }
+                                (Err(e), _) | (_, Err(e)) => Err(e),
+                            };
+                        }
+                        Ok((all?, extra_cpu))
+                    })?
+                };
+                // `compaction_verify_record_count` (`record_count.rs`).
+                if local {
+                    this.verify_input_records(cf, plan, r.entries_in)?;
+                }
+                // RocksDB's VerifyOutputFiles: `verify_output_flags`, and
+                // `paranoid_file_checks` (`verify_output.rs`).
+                this.verify_compaction_outputs(cf, &r, local)?;
+                for m in &r.outputs {
+                    super::info_log::log_table_created(&this.info_log, &this.table_cache, job, cf, m);
+                }
+                if !r.outputs.is_empty() {
+                    this.fs.sync_dir(cf.table_dir(&this.path, output_path_id))?;
+                }
+                if !r.blob_additions.is_empty() {
+                    this.fs.sync_dir(&this.path)?;
+                }
+                Ok((r, extra_cpu))
+            });
+            let result = match result {
+                Ok((r, cpu)) => {
+                    subcompaction_cpu = cpu;
+                    r
+                }
+                Err(e) => {
+                    // Under the DB mutex: buffered, written with the files' removal below.
+                    self.info_log.buffer_line(format_args!("[{}] compaction failed: {e}", cf.name));
+                    // Its partial outputs are garbage now.
+                    let created = created.into_inner();
+                    super::unlocked(st, || {
+                        for n in &created {
+                            let _ = self.fs.remove_file(&super::filename::table_file(
+                                cf.table_dir(&self.path, output_path_id),
+                                *n,
+                            ));
+                            let _ = self.fs.remove_file(&crate::blob::blob_file_path(&self.path, *n));
+                            self.versions.release_output(*n);
+                        }
+                    });
+                    return Err(e);
+                }
+            };
+            job_stats.bytes_read_non_output_levels = plan.inputs.iter().map(|f| f.file_size).sum();
+            job_stats.bytes_read_output_level = plan.next_inputs.iter().map(|f| f.file_size).sum();
+            job_stats.bytes_written = result.bytes_written;
+            job_stats.num_output_files = result.outputs.len() as u64;
+            job_stats.num_input_records = result.entries_in;
+            job_stats.num_dropped_records = result.entries_dropped;
+            finished = Some(FinishedCounts {
+                records_in: result.entries_in,
+                records_out: result.entries_in.saturating_sub(result.entries_dropped),
+                output_files: result.outputs.len(),
+                output_bytes: result.outputs.iter().map(|m| m.file_size).sum(),
+                blob_files: result.blob_additions.len(),
+                blob_bytes: result.blob_additions.iter().map(super::flush::blob_file_bytes).sum(),
+            });
+            self.stats.compaction_bytes_read.fetch_add(plan.input_bytes(), Ordering::Relaxed);
+            self.stats.compaction_bytes_written.fetch_add(result.bytes_written, Ordering::Relaxed);
+            if let Some(s) = self.config.statistics.as_deref() {
+                // As RocksDB's CompactionJob: input bytes read, output bytes written, the
+                // job's input file count and duration (trivial moves read and write nothing).
+                use crate::statistics::{Histogram, Ticker};
+                s.record_tick(Ticker::CompactReadBytes, plan.input_bytes());
+                s.record_tick(Ticker::CompactWriteBytes, result.bytes_written);
+                // RocksDB's CompactionIterator counts, by reason of the drop.
+                s.record_ticks(&[
+                    (Ticker::CompactionKeyDropNewerEntry, result.drops.newer_entry),
+                    (Ticker::CompactionKeyDropObsolete, result.drops.obsolete),
+                    (Ticker::CompactionKeyDropRangeDel, result.drops.range_del),
+                    (Ticker::CompactionKeyDropUser, result.drops.user),
+                    // Its blob garbage collection (RocksDB's CompactionJob, integrated BlobDB).
+                    (Ticker::BlobDbGcNumKeysRelocated, result.blobs_relocated),
+                    (Ticker::BlobDbGcBytesRelocated, result.blob_bytes_relocated),
+                ]);
+                s.record_in_histogram(Histogram::NumFilesInSingleCompaction, plan.num_input_files() as u64);
+                s.report_time(Histogram::CompactionTime, started.elapsed().as_micros() as u64);
+            }
+            outputs_numbers = created.into_inner();
+            let temperature = cf.config().output_temperature(plan.output_level, cf.config().num_levels);
+            for mut m in result.outputs {
+                m.temperature = temperature;
+                edit.new_files.push((plan.output_level as u32, m));
+            }
+            edit.blob_file_additions = result.blob_additions;
+            edit.blob_file_garbages = result.blob_garbage;
+            if cf.config().report_bg_io_stats {
+                self.info_log.buffer_line(format_args!(
+                    "[{}] compaction to L{} wrote {} bytes, write micros {}",
+                    cf.name,
+                    plan.output_level,
+                    result.bytes_written,
+                    started.elapsed().as_micros()
+                ));
+            }
+        }
+        let outputs = edit.new_files.len();
+        let installed = self.log_and_apply(st, vec![edit], |_| {});
+        for n in &outputs_numbers {
+            self.versions.release_output(*n);
+        }
+        installed?;
+        self.stats.compactions.fetch_add(1, Ordering::Relaxed);
+        if !plan.deletion_only {
+            job_stats.micros = job_started.elapsed().as_micros() as u64;
+            job_stats.cpu_micros =
+                super::internal_stats::thread_cpu_micros().saturating_sub(cpu_started) + subcompaction_cpu;
+            cf.internal_stats.add_compaction(
+                plan.output_level,
+                super::internal_stats::Priority::Low,
+                &job_stats,
+            );
+        }
+        if let Some(c) = st.cfs.get(&cf.id) {
+            if trivial_move {
+                let mut w = super::info_log::JsonWriter::event();
+                w.field("job", job)
+                    .field("event", "trivial_move")
+                    .field("destination_level", plan.output_level)
+                    .field("files", outputs)
+                    .field("total_files_size", job_stats.bytes_moved);
+                self.info_log.buffer_event(w);
+            } else if let Some(f) = &finished {
+                self.info_log.buffer_event(compaction_finished_event(
+                    job,
+                    cf,
+                    plan,
+                    &job_stats,
+                    f,
+                    subcompactions.get(),
+                    &c.current,
+                ));
+            }
+        }
+        st.purge_job = Some(job);
+        // Under the DB mutex: buffered, written by the purge that follows the compaction.
+        self.info_log.buffer_line(format_args!(
+            "[{}] {} {}@{} + {}@{} files to L{} ({} outputs){}",
+            cf.name,
+            if plan.deletion_only { "FIFO compaction deleted" } else { "Compacted" },
+            plan.num_input_files() - plan.next_inputs.len(),
+            plan.level,
+            plan.next_inputs.len(),
+            plan.output_level,
+            plan.output_level,
+            outputs,
+            if trivial_move { " (trivial move)" } else { "" }
+        ));
+        Ok(())
+    }
+
+    /// RocksDB's `Compaction::ShouldFormSubcompactions`: with `max_subcompactions` above 1,
+    /// a leveled compaction from level 0 or a manual one, or a universal one, into a level
+    /// below 0, of tables other than plain tables. Families with user-defined timestamps run one
+    /// subcompaction in Shale (their boundaries would need timestamp-free key ranges).
+    fn should_form_subcompactions(&self, cf: &CfHandle, plan: &CompactionPlan, manual: bool) -> bool {
+        if self.config.max_subcompactions <= 1
+            || self.compaction_service.lock().is_some()
+            || cf.icmp.user_comparator().timestamp_size() > 0
+            || matches!(cf.config().table_format, crate::table::TableFormat::Plain(_))
+        {
+            return false;
+        }
+        match cf.config().style {
+            CompactionStyle::Level => (plan.level == 0 || manual) && plan.output_level > 0,
+            CompactionStyle::Universal => cf.config().num_levels > 1 && plan.output_level > 0,
+            CompactionStyle::Fifo => false,
+        }
+    }
+
+    /// RocksDB's `CompactionJob::GenSubcompactionBoundaries`: each input table's key anchors
+    /// (`Table::key_anchors`; the file's largest key and size when it has none), cut into up
+    /// to `max_subcompactions` ranges of at least the output level's target file size
+    /// (`job::subcompaction_boundaries`).
+    fn subcompaction_boundaries(&self, cf: &Arc<CfHandle>, plan: &CompactionPlan) -> Vec<Vec<u8>> {
+        let mut anchors = Vec::new();
+        for (_, f) in plan.all_inputs() {
+            let mine = self
+                .table_cache
+                .get(cf, f)
+                .ok()
+                .and_then(|e| e.table.key_anchors().ok())
+                .filter(|a| !a.is_empty())
+                .unwrap_or_else(|| vec![(crate::key::user_key(&f.largest).to_vec(), f.file_size)]);
+            anchors.extend(mine);
+        }
+        // RocksDB's MaxFileSizeForLevel of the output level: the level's target file size,
+        // for universal too (whose outputs are not cut by size).
+        let target = cf.config().target_file_size(plan.output_level);
+        job::subcompaction_boundaries(
+            &**cf.icmp.user_comparator(),
+            anchors,
+            u64::from(self.config.max_subcompactions),
+            target,
+        )
+    }
+
+    /// The preallocation of a compaction's output tables: RocksDB's
+    /// `Compaction::OutputFilePreallocationSize` blocks, space reserved with `allow_fallocate`.
+    pub fn output_preallocation(
+        &self,
+        cf: &CfHandle,
+        plan: &crate::compaction::picker::CompactionPlan,
+        max_output_file_size: u64,
+    ) -> crate::fs::Preallocation {
+        let input_bytes: u64 = plan.all_inputs().map(|(_, f)| f.file_size).sum();
+        let capped = cf.config().style == CompactionStyle::Level || plan.output_level > 0;
+        crate::fs::Preallocation {
+            block_size: job::output_preallocation_size(input_bytes, max_output_file_size, capped),
+            fallocate: self.config.allow_fallocate,
+        }
+    }
+
+    /// What a compaction's output tables are built with, the same for a compaction run here
+    /// and one a remote compaction worker runs (`remote_compaction.rs`): the family's table
+    /// options (`flush::builder_options`) with the output level's target file size, low I/O
+    /// priority under a rate limiter (RocksDB's compactions write at `Env::IO_LOW`), the
+    /// inputs' oldest ancestor time as creation time (what `ttl` compaction goes by), the
+    /// inputs' newest `rocksdb.newest.key.time` (RocksDB's `MaxInputFileNewestKeyTime`; 0
+    /// where a table has none), and no compression when the plan says so. Returns the
+    /// options for an output numbered `n`.
+    pub fn compaction_builder_options<'a>(
+        &self,
+        cf: &'a CfHandle,
+        plan: &'a CompactionPlan,
+    ) -> impl Fn(u64) -> crate::table::builder::TableBuilderOptions + 'a {
+        let ancestor = plan.all_inputs().map(|(_, f)| f.oldest_ancester_time).filter(|t| *t > 0).min();
+        let newest_key_time = plan
+            .all_inputs()
+            .filter_map(|(_, f)| self.table_cache.get(cf, f).ok())
+            .filter_map(|e| e.table.properties().raw_u64(crate::table::properties::names::NEWEST_KEY_TIME))
+            .max()
+            .unwrap_or(0);
+        let (compression, compression_opts) = compaction_compression(cf, plan);
+        // `prepopulate_block_cache` kFlushAndCompaction: the outputs' key bases differ by
+        // file number only.
+        let warm = self.table_cache.warm_cache(cf, 0, true);
+        move |n: u64| {
+            let mut b = super::flush::builder_options(cf, n);
+            b.compression = compression;
+            b.compression_opts = compression_opts.clone();
+            // RocksDB's table builder skips the filter of a bottommost compaction's outputs.
+            if cf.config().optimize_filters_for_hits && plan.bottommost {
+                b.filter_bits_per_key = None;
+            }
+            b.target_file_size = cf.config().target_file_size(plan.output_level);
+            b.filter_level = super::flush::filter_level(cf, plan.output_level as i32);
+            if let Some((_, pri)) = b.rate_limiter.as_mut() {
+                *pri = crate::rate_limiter::IoPriority::Low;
+            }
+            if let Some(t) = ancestor {
+                b.creation_time = b.creation_time.min(t);
+            }
+            b.newest_key_time = newest_key_time;
+            b.warm_cache = warm.clone().map(|w| crate::table::WarmCache { key: w.key.for_file(n), ..w });
+            b
+        }
+    }
+
+    /// The merged iterator over a compaction's inputs, and their range tombstones.
+    pub fn compaction_input(
+        self: &Arc<Self>,
+        cf: &Arc<CfHandle>,
+        plan: &CompactionPlan,
+    ) -> Result<(BoxedIterator, Vec<range_del::RangeTombstone>)> {
+        let mut children: Vec<BoxedIterator> = Vec::new();
+        let mut tombstones = Vec::new();
+        // RocksDB's compaction reads: no block cache fill, `compaction_readahead_size` ahead.
+        let reads = crate::table::reader::BlockReads {
+            for_compaction: true,
+            readahead_size: usize::try_from(self.config.compaction_readahead_size).unwrap_or(usize::MAX),
+            ..crate::table::reader::BlockReads::from(false)
+        };
+        let mut add_level = |level: usize, files: &[Arc<crate::version::edit::FileMetaData>]| -> Result<()> {
+            for f in files {
+                let e = self.table_cache.get(cf, f)?;
+                tombstones.extend(range_del::from_table_entries(e.table.range_tombstones())?);
+                if level == 0 {
+                    children.push(e.table.iter(reads));
+                }
+            }
+            if level > 0 && !files.is_empty() {
+                children.push(Box::new(self.level_iterator_of(cf, files, reads)));
+            }
+            Ok(())
+        };
+        add_level(plan.level, &plan.inputs)?;
+        for (level, files) in &plan.middle {
+            add_level(*level, files)?;
+        }
+        add_level(plan.output_level, &plan.next_inputs)?;
+        Ok((Box::new(MergingIterator::new(cf.icmp.clone(), children)), tombstones))
+    }
+
+    /// RocksDB's CompactRange: flush, then compact each level holding keys of the range
+    /// into the next, down to the deepest such level. Automatic compactions of the family
+    /// wait meanwhile, and this waits for those already running. With `change_level`
+    /// (`CompactOptions::set_change_level`, holding the target level) the level the
+    /// compaction ended on then moves (`refit_level`).
+    pub fn compact_range_impl(
+        self: &Arc<Self>,
+        cf: &Arc<CfHandle>,
+        begin: Option<&[u8]>,
+        end: Option<&[u8]>,
+        bottommost: BottommostLevel,
+        change_level: Option<i32>,
+    ) -> Result<()> {
+        if change_level.is_some() && cf.config().style == CompactionStyle::Fifo {
+            return Err(Error::not_supported("FIFO compaction does not support change_level."));
+        }
+        self.check_writable()?;
+        self.flush_memtables(true, Some(cf.id))?;
+        let mut st = self.lock_state();
+        let dropped = || Error::invalid_argument("column family dropped");
+        st.cfs.get_mut(&cf.id).ok_or_else(dropped)?.manual_compactions += 1;
+        // The level the compaction ended on (RocksDB's `final_output_level`); None when it
+        // found nothing to compact in the range (leveled).
+        let r = (|| -> Result<Option<usize>> {
+            let style = cf.config().style;
+            if style != CompactionStyle::Level {
+                // RocksDB ignores the range under FIFO (it runs FIFO's own pick, once) and
+                // under universal (every file of every level goes into the last level).
+                while st.cfs.get(&cf.id).is_some_and(|c| !c.running.is_empty()) {
+                    self.done_cv.wait(&mut st);
+                }
+                let c = st.cfs.get(&cf.id).ok_or_else(dropped)?;
+                let busy = picker::Busy::default();
+                let plan = if style == CompactionStyle::Fifo {
+                    crate::compaction::fifo::pick_fifo(&c.current, cf.config(), busy, picker::unix_now())
+                } else {
+                    crate::compaction::universal::pick_manual_universal(
+                        &c.current,
+                        cf.config().max_output_level,
+                    )
+                };
+                // Universal compacts everything into the last level (FIFO, refused a level
+                // change above, stays at level 0).
+                // With one level RocksDB takes the leveled path: nothing to compact, no move.
+                let last = if style == CompactionStyle::Fifo { 0 } else { cf.config().max_output_level };
+                let Some(plan) = plan else { return Ok((last > 0).then_some(last)) };
+                self.run_manual(&mut st, cf, plan)?;
+                return Ok(Some(last));
+            }
+            // As RocksDB's DBImpl::CompactRangeInternal (leveled): from the first level
+            // holding keys of the range, compact one level down at a time. Level 0 always
+            // goes down; with dynamic level sizes it goes to the base level
+            // (kCompactToBaseLevel: the last level of a database with nothing below level 0)
+            // and then every level moves down until the last level; otherwise the steps stop
+            // at the deepest non-empty level of the family (not only of the range).
+            let num_levels = cf.config().num_levels;
+            let first = {
+                let c = st.cfs.get(&cf.id).ok_or_else(dropped)?;
+                (0..num_levels).find(|&l| !c.current.overlapping_files(l, begin, end).is_empty())
+            };
+            let Some(first) = first else { return Ok(None) };
+            let dynamic = cf.config().dynamic_level_bytes_in_force();
+            // The tables there before this compaction: the bottommost compaction below
+            // leaves the others (RocksDB's `max_file_num_to_ignore`, the next file number at
+            // the start).
+            let before: HashSet<u64> = {
+                let c = st.cfs.get(&cf.id).ok_or_else(dropped)?;
+                (0..c.current.num_levels())
+                    .flat_map(|l| c.current.files(l).iter().map(|f| f.number))
+                    .collect()
+            };
+            // The level the steps end on (the bottommost the range reaches) is then compacted
+            // into itself as `CompactOptions::set_bottommost_level_compaction` says, over the
+            // tables of the range there that this compaction did not write, as RocksDB
+            // 11.8.1's CompactRangeInternal does: IfHaveCompactionFilter (the default) when
+            // the family has a compaction filter (a TTL family's); Force and ForceOptimized
+            // always (RocksDB 11 runs both with the same `max_file_num_to_ignore`); Skip never.
+            let filtered = has_compaction_filter(cf);
+            let mut level = first;
+            loop {
+                // Wait until no compaction of this family runs (automatic or manual).
+                while st.cfs.get(&cf.id).is_some_and(|c| !c.running.is_empty()) {
+                    self.done_cv.wait(&mut st);
+                }
+                let c = st.cfs.get(&cf.id).ok_or_else(dropped)?;
+                if level > 0 {
+                    let stop = if dynamic {
+                        level + 1 >= num_levels
+                    } else {
+                        let non_empty =
+                            (0..c.current.num_levels()).rev().find(|&l| c.current.num_files(l) > 0);
+                        non_empty.is_none_or(|l| level + 1 > l)
+                    };
+                    if stop {
+                        break;
+                    }
+                }
+                let output = if dynamic && level == 0 {
+                    picker::level_targets(&c.current, cf.config()).base_level.max(1)
+                } else {
+                    level + 1
+                };
+                if output >= num_levels {
+                    break;
+                }
+                let plan = picker::pick_manual_into(&c.current, level, output, begin, end);
+                level = output;
+                let Some(plan) = plan else { continue };
+                self.run_manual(&mut st, cf, plan)?;
+            }
+            let self_compact = match bottommost {
+                BottommostLevel::Skip => false,
+                BottommostLevel::IfHaveCompactionFilter => filtered,
+                BottommostLevel::Force | BottommostLevel::ForceOptimized => true,
+            };
+            if self_compact {
+                let c = st.cfs.get(&cf.id).ok_or_else(dropped)?;
+                if let Some(plan) = bottommost_plan(&c.current, cf, level, begin, end, &before) {
+                    self.run_manual(&mut st, cf, plan)?;
+                }
+            }
+            Ok(Some(level))
+        })();
+        // RocksDB runs ReFitLevel while its manual compactions are disabled and background
+        // work paused; here automatic compactions of the family still wait (the count below
+        // is not yet dropped) and `refit_level` waits for those running.
+        let r = match (r, change_level) {
+            (Ok(Some(level)), Some(target)) => self.refit_level(&mut st, cf, level, target),
+            (r, _) => r.map(|_| ()),
+        };
+        if let Some(c) = st.cfs.get_mut(&cf.id) {
+            c.manual_compactions -= 1;
+        }
+        self.schedule_compaction(&mut st, cf.id);
+        self.done_cv.notify_all();
+        r
+    }
+}
+
+impl DbInner {
+    /// RocksDB 11.8.1's `DBImpl::ReFitLevel`, run by a manual compaction with
+    /// `change_level` after its last step: every table of `level` (not only the ones the
+    /// compaction wrote) moves to `target`, or for a negative target to the smallest level
+    /// above `level` that is empty, as every level between, and whose target size holds
+    /// `level`'s bytes (`FindMinimumEmptyLevelFitting`; with dynamic level bytes the levels
+    /// above the base level have no target, so any empty one fits). One MANIFEST edit
+    /// deletes and re-adds each table with its metadata unchanged: nothing is read or
+    /// written. Refused with RocksDB's Status and texts: a target beyond the last level
+    /// (InvalidArgument), a move down from level 0 or across a non-empty level or a level a
+    /// running compaction writes (NotSupported), more than one table up to level 0
+    /// (Aborted), a second level change at the same time (NotSupported).
+    ///
+    /// The caller holds the family's manual-compaction count, so no automatic compaction of
+    /// the family starts; this waits for those running and registers the move as a running
+    /// compaction (its tables busy, its range at `target` claimed) so that no other manual
+    /// compaction, DeleteFilesInRange or ingestion touches them until it is installed.
+    fn refit_level(
+        self: &Arc<Self>,
+        st: &mut MutexGuard<'_, DbState>,
+        cf: &Arc<CfHandle>,
+        level: usize,
+        target: i32,
+    ) -> Result<()> {
+        let dropped = || Error::invalid_argument("column family dropped");
+        let num_levels = st.cfs.get(&cf.id).ok_or_else(dropped)?.current.num_levels();
+        if target >= 0 && target as usize >= num_levels {
+            return Err(Error::invalid_argument("Target level exceeds number of levels"));
+        }
+        while st.cfs.get(&cf.id).is_some_and(|c| !c.running.is_empty()) {
+            self.done_cv.wait(st);
+        }
+        let c = st.cfs.get(&cf.id).ok_or_else(dropped)?;
+        let v = c.current.clone();
+        if v.files(level).is_empty() {
+            return Ok(());
+        }
+        if st.refitting_level {
+            self.info_log.buffer_line(format_args!("[ReFitLevel] another thread is refitting"));
+            return Err(Error::not_supported("another thread is refitting"));
+        }
+        let to = if target < 0 { min_empty_level_fitting(&v, cf, level) } else { target as usize };
+        if to == level {
+            return Ok(());
+        }
+        let files = v.files(level).to_vec();
+        let plan = CompactionPlan { level, output_level: to, inputs: files.clone(), ..Default::default() };
+        let range = picker::RunningCompaction::of(&v, &plan);
+        let ucmp = cf.icmp.user_comparator();
+        // RocksDB's `RangeOverlapWithCompaction`: a running compaction writing `l` there.
+        let written = |l: usize| {
+            c.running.iter().any(|r| {
+                r.output_level == l
+                    && ucmp.compare(&r.smallest, &range.largest) != std::cmp::Ordering::Greater
+                    && ucmp.compare(&range.smallest, &r.largest) != std::cmp::Ordering::Greater
+            })
+        };
+        let between: Vec<usize> = if to > level {
+            if level == 0 {
+                return Err(Error::not_supported("Cannot change from level 0 to other levels."));
+            }
+            (level + 1..=to).collect()
+        } else {
+            if to == 0 && files.len() > 1 {
+                return Err(Error::new(
+                    crate::error::ErrorKind::Aborted,
+                    "Moving more than 1 file from non-L0 to L0 is not allowed as it does not bring any \
+                     benefit to read nor write throughput.",
+                ));
+            }
+            (to..level).collect()
+        };
+        for l in between {
+            if v.num_files(l) > 0 {
+                return Err(Error::not_supported(
+                    "Levels between source and target are not empty for a move.",
+                ));
+            }
+            if written(l) {
+                return Err(Error::not_supported(
+                    "Levels between source and target will have some ongoing compaction's output.",
+                ));
+            }
+        }
+        st.refitting_level = true;
+        let mut edit = VersionEdit { column_family: cf.id, ..Default::default() };
+        for f in &files {
+            edit.deleted_files.push((level as u32, f.number));
+            edit.new_files.push((to as u32, (**f).clone()));
+        }
+        let running = self.start_compaction(st, cf.id, &plan);
+        let installed = self.log_and_apply(st, vec![edit], |_| {});
+        self.end_compaction(st, cf.id, plan, &running);
+        st.refitting_level = false;
+        installed?;
+        self.info_log.buffer_line(format_args!(
+            "[{}] ReFitLevel moved {} files from L{level} to L{to}",
+            cf.name,
+            files.len()
+        ));
+        Ok(())
+    }
+
+    /// Runs one step of a manual compaction and records its outcome.
+    fn run_manual(
+        self: &Arc<Self>,
+        st: &mut MutexGuard<'_, DbState>,
+        cf: &Arc<CfHandle>,
+        plan: CompactionPlan,
+    ) -> Result<()> {
+        let running = self.start_compaction(st, cf.id, &plan);
+        // A panic (a user's filter, merge operator or comparator, or a bug) halts the
+        // database (`halt.rs`) instead of unwinding into the caller with the plan running.
+        let result =
+            self.catch_job_panic("manual compaction", || self.run_compaction_as(st, cf, &plan, true));
+        self.note_halt(st);
+        self.end_compaction(st, cf.id, plan, &running);
+        if let Err(e) = result {
+            if counts_as_bg_error(&e) {
+                self.set_bg_error_in(st, e.clone(), BgErrorReason::Compaction);
+            }
+            return Err(e);
+        }
+        st.errors.background_job_succeeded();
+        Ok(())
+    }
+
+    /// Queues the families with `ttl` or periodic compaction on, so that the picker looks
+    /// at their tables' ages (called by idle compaction threads, about once a second; acts
+    /// once every RocksDB's `ComputeTriggerCompactionPeriod` seconds, which
+    /// `max_compaction_trigger_wakeup_seconds` bounds, logging RocksDB's INFO line).
+    pub fn schedule_aged_compactions(&self, st: &mut DbState) {
+        use std::sync::atomic::Ordering as AtomicOrdering;
+        let now = crate::compaction::picker::unix_now();
+        let period = crate::compaction::trigger::trigger_period(
+            &self.config,
+            st.cfs.values().map(|c| c.handle.config()),
+        );
+        if now < self.aged_trigger_at.load(AtomicOrdering::Relaxed).saturating_add(period) {
+            return;
+        }
+        self.aged_trigger_at.store(now, AtomicOrdering::Relaxed);
+        self.info_log.buffer_line_at(
+            crate::config::LogLevel::Info,
+            format_args!("Running the periodic task to trigger compactions."),
+        );
+        let ids: Vec<u32> = st
+            .cfs
+            .iter()
+            .filter(|(_, c)| {
+                let cfg = c.handle.config();
+                // A delayed bottommost file becomes eligible with time too.
+                (cfg.age_ttl, cfg.age_periodic) != (0, 0) || cfg.bottommost_file_compaction_delay > 0
+            })
+            .map(|(id, _)| *id)
+            .collect();
+        for id in ids {
+            self.schedule_compaction(st, id);
+        }
+    }
+}
+
+/// A manual compaction of `level` (the one CompactRange's steps ended on) into itself,
+/// over the files holding keys of `[begin, end]` that are numbered in `only`.
+fn bottommost_plan(
+    v: &crate::version::Version,
+    cf: &CfHandle,
+    level: usize,
+    begin: Option<&[u8]>,
+    end: Option<&[u8]>,
+    only: &HashSet<u64>,
+) -> Option<CompactionPlan> {
+    let mut inputs = v.overlapping_files(level, begin, end);
+    inputs.retain(|f| only.contains(&f.number));
+    // Every table holding a version of the inputs' boundary keys (timestamps: a key's
+    // versions may span two tables), so the level stays disjoint once rewritten.
+    let inputs = picker::clean_cut(v, level, inputs);
+    let ucmp = cf.icmp.user_comparator();
+    let lo = inputs.iter().map(|f| crate::key::user_key(&f.smallest)).min_by(|a, b| ucmp.compare(a, b))?;
+    let hi = inputs.iter().map(|f| crate::key::user_key(&f.largest)).max_by(|a, b| ucmp.compare(a, b))?;
+    let bottommost =
+        (level + 1..v.num_levels()).all(|l| v.overlapping_files(l, Some(lo), Some(hi)).is_empty());
+    Some(CompactionPlan { level, output_level: level, inputs, bottommost, ..Default::default() })
+}
+
+/// RocksDB's `DBImpl::FindMinimumEmptyLevelFitting`: going up from `level`, the last level
+/// (above level 0) that is empty, with every level between, and whose target size is at
+/// least `level`'s bytes; `level` itself if there is none.
+fn min_empty_level_fitting(v: &crate::version::Version, cf: &CfHandle, level: usize) -> usize {
+    let bytes = v.level_bytes(level);
+    // Target sizes as the Version's (RocksDB's `MaxBytesForLevel`): dynamic level bytes
+    // only under leveled compaction (RocksDB's options sanitizing turns it off otherwise).
+    let targets =
+        cf.config().dynamic_level_bytes_in_force().then(|| picker::level_targets(v, cf.config()).max_bytes);
+    let max_bytes = |l: usize| match &targets {
+        Some(t) => t.get(l).copied().unwrap_or(u64::MAX),
+        None => cf.config().max_bytes_for_level(l),
+    };
+    let mut minimum = level;
+    for l in (1..level).rev() {
+        if v.num_files(l) > 0 || max_bytes(l) < bytes {
+            break;
+        }
+        minimum = l;
+    }
+    minimum
+}
+
+/// What `compaction_finished` reports of a compaction that wrote files.
+struct FinishedCounts {
+    records_in: u64,
+    records_out: u64,
+    output_files: usize,
+    output_bytes: u64,
+    blob_files: usize,
+    blob_bytes: u64,
+}
+
+/// The codec and options the outputs of `plan` are written with, from the family's current
+/// version (`compaction/picker.rs::output_compression`).
+fn compaction_compression(
+    cf: &CfHandle,
+    plan: &CompactionPlan,
+) -> (shale_base::compression::CompressionType, crate::table::builder::CompressionOpts) {
+    let sv = cf.super_version();
+    crate::compaction::picker::output_compression(
+        &sv.current,
+        cf.config(),
+        plan.output_level,
+        !plan.disable_compression,
+    )
+}
+
+/// RocksDB's `Compaction::InputCompressionMatchesOutput`: a table moves to another level
+/// unchanged only when its level's codec is the output level's (per-level compression);
+/// universal compaction's trivial moves do not ask (RocksDB returns before the check).
+fn input_compression_matches_output(cf: &CfHandle, plan: &CompactionPlan) -> bool {
+    if cf.config().style == CompactionStyle::Universal {
+        return true;
+    }
+    let sv = cf.super_version();
+    let input = crate::compaction::picker::output_compression(&sv.current, cf.config(), plan.level, true).0;
+    input == compaction_compression(cf, plan).0
+}
+
+/// The name of the codec the outputs of `plan` are written with.
+fn output_compression(cf: &CfHandle, plan: &CompactionPlan) -> &'static str {
+    compaction_compression(cf, plan).0.name()
+}
+
+/// `compaction_started` (RocksDB's `CompactionJob::LogCompaction`) for `plan` on `cf`
+/// whose current version is `v`; `snapshots` sorted. The values Shale lacks are in
+/// `info_log.rs`.
+fn compaction_started_event(
+    job: i32,
+    cf: &CfHandle,
+    plan: &CompactionPlan,
+    manual: bool,
+    v: &crate::version::Version,
+    snapshots: &[u64],
+) -> super::info_log::JsonWriter {
+    let reason = if manual {
+        "ManualCompaction"
+    } else if plan.deletion_only && plan.fifo_ttl {
+        "FIFOTtl"
+    } else if plan.deletion_only {
+        "FIFOMaxSize"
+    } else {
+        plan.reason.unwrap_or("Unknown")
+    };
+    let mut w = super::info_log::JsonWriter::event();
+    w.field("job", job).field("event", "compaction_started").field("cf_name", cf.name.as_str());
+    w.field("compaction_reason", reason);
+    w.array(&format!("files_L{}", plan.level), plan.inputs.iter().map(|f| f.number));
+    for (level, files) in &plan.middle {
+        w.array(&format!("files_L{level}"), files.iter().map(|f| f.number));
+    }
+    if !plan.next_inputs.is_empty() && plan.output_level != plan.level {
+        w.array(&format!("files_L{}", plan.output_level), plan.next_inputs.iter().map(|f| f.number));
+    }
+    let score = if !manual && cf.config().style == CompactionStyle::Level {
+        picker::level_scores(v, cf.config()).get(plan.level).copied().unwrap_or(-1.0)
+    } else {
+        -1.0
+    };
+    w.field("score", score).field("input_data_size", plan.input_bytes());
+    w.field("oldest_snapshot_seqno", snapshots.first().map_or(-1, |s| *s as i64));
+    w
+}
+
+/// `compaction_finished` (RocksDB's `CompactionJob::Install`), once installed (DB mutex
+/// held: the caller buffers it); `v` the family's version then.
+fn compaction_finished_event(
+    job: i32,
+    cf: &CfHandle,
+    plan: &CompactionPlan,
+    stats: &super::internal_stats::CompactionStats,
+    f: &FinishedCounts,
+    subcompactions: usize,
+    v: &crate::version::Version,
+) -> super::info_log::JsonWriter {
+    let mut w = super::info_log::JsonWriter::event();
+    w.field("job", job)
+        .field("event", "compaction_finished")
+        .field("compaction_time_micros", stats.micros)
+        .field("compaction_time_cpu_micros", stats.cpu_micros)
+        .field("output_level", plan.output_level)
+        .field("num_output_files", f.output_files)
+        .field("total_output_size", f.output_bytes);
+    if f.blob_files > 0 {
+        w.field("num_blob_output_files", f.blob_files).field("total_blob_output_size", f.blob_bytes);
+    }
+    w.field("num_input_records", f.records_in)
+        .field("num_output_records", f.records_out)
+        .field("num_subcompactions", subcompactions)
+        .field("output_compression", output_compression(cf, plan))
+        // Not counted by Shale's compaction (`info_log.rs`).
+        .field("num_single_delete_mismatches", 0u64)
+        .field("num_single_delete_fallthrough", 0u64);
+    w.array("lsm_state", super::info_log::lsm_state(v));
+    let blobs = v.blob_files();
+    if let (Some(head), Some(tail)) = (blobs.keys().next(), blobs.keys().next_back()) {
+        w.field("blob_file_head", *head).field("blob_file_tail", *tail);
+    }
+    w
+}

@@ -1,0 +1,579 @@
+//! Background jobs: a flush queue and a compaction queue of column families, drained by two
+//! pools of threads (RocksDB's push model, its `flush_queue_` / `compaction_queue_` and the
+//! HIGH and LOW thread pools).
+//!
+//! A family is pushed when it needs work, never found by a loop over all families: onto the
+//! flush queue when a memtable becomes immutable (`schedule_flush`), onto the compaction
+//! queue when a new Version makes a compaction pickable (`schedule_compaction`, called
+//! after every install and after every compaction). A family is in each queue at most once
+//! (`CfState::flush_queued` / `compaction_queued`), and queues are first in, first out, so
+//! no family starves whatever its id.
+//!
+//! Pool sizes come from `max_background_jobs` split as RocksDB's `GetBGJobLimits` (a quarter
+//! for flushes, at least one each) or from `max_background_flushes` /
+//! `max_background_compactions` when set. As in RocksDB, only one compaction runs at a time
+//! unless some family is under compaction pressure (write stall near, `DbState::speedup_cfs`);
+//! then all compaction threads may run, on inputs the picker keeps apart. Flushes have their
+//! own threads, so they never wait behind compactions. One flush per family runs at a time
+//! (its memtables reach level 0 in order); flushes of different families run in parallel.
+//!
+//! `work_cv` says "work available" to the pools; `done_cv` says "job done" to whoever waits
+//! for one (stalled writers, manual flushes and compactions, recovery, drop).
+
+use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use parking_lot::MutexGuard;
+
+use super::error_handler::BgErrorReason;
+use super::{DbInner, DbState};
+use crate::compaction::picker::{self, Busy, CompactionPlan, RunningCompaction};
+use crate::error::{Error, ErrorKind, Result};
+
+/// The queues and what runs, guarded by the DB mutex.
+pub struct JobQueues {
+    flush_queue: VecDeque<u32>,
+    compaction_queue: VecDeque<u32>,
+    /// Compactions a LOW thread picked and handed to the BOTTOM pool (RocksDB's
+    /// `ForwardToBottomPriPool`), waiting for a BOTTOM thread; already registered by
+    /// `start_compaction` (their files busy, counted in `running_compactions`).
+    bottom_queue: VecDeque<BottomJob>,
+    pub running_flushes: usize,
+    /// Every compaction picked and not yet ended: LOW ones and BOTTOM ones, queued or running.
+    pub running_compactions: usize,
+    /// Of `running_compactions`, those of the BOTTOM pool (RocksDB's
+    /// `bg_bottom_compaction_scheduled_`), which do not count against the LOW pool's limit.
+    pub bottom_compactions: usize,
+    pub max_flushes: usize,
+    pub max_compactions: usize,
+}
+
+impl JobQueues {
+    pub fn new(max_flushes: usize, max_compactions: usize) -> JobQueues {
+        JobQueues {
+            flush_queue: VecDeque::new(),
+            compaction_queue: VecDeque::new(),
+            bottom_queue: VecDeque::new(),
+            running_flushes: 0,
+            running_compactions: 0,
+            bottom_compactions: 0,
+            max_flushes,
+            max_compactions,
+        }
+    }
+
+    /// Takes a dropped family out of the queues.
+    pub fn forget(&mut self, id: u32) {
+        self.flush_queue.retain(|&x| x != id);
+        self.compaction_queue.retain(|&x| x != id);
+    }
+}
+
+/// A compaction handed to the BOTTOM pool.
+struct BottomJob {
+    id: u32,
+    plan: CompactionPlan,
+    running: RunningCompaction,
+}
+
+/// Whether a picked automatic compaction goes to the BOTTOM pool (RocksDB's
+/// `BackgroundCompaction`: not a trivial move nor a FIFO deletion, its output level above 0
+/// and the deepest one a compaction may write, and the pool has threads).
+fn forwards_to_bottom(
+    config: &crate::config::DbConfig,
+    cf: &super::cf::CfHandle,
+    plan: &CompactionPlan,
+) -> bool {
+    let max_output_level = cf.config().max_output_level;
+    config.env_bottom_threads > 0
+        && !plan.deletion_only
+        && plan.output_level > 0
+        && plan.output_level == max_output_level
+        && !super::compact::moves_trivially(cf, plan, false)
+}
+
+/// Pause after a failed background job before the next (RocksDB's, fixed).
+const RETRY_PAUSE: Duration = Duration::from_secs(1);
+
+impl DbInner {
+    /// The counts of `file`'s table properties `compaction_pri` kByCompensatedSize weighs
+    /// (RocksDB's `MaybeInitializeFileMetaData`): None when the table cannot be opened, and
+    /// the file then counts by its size alone, as in RocksDB.
+    pub fn file_stats(
+        &self,
+        cf: &super::cf::CfHandle,
+        file: &crate::version::edit::FileMetaData,
+    ) -> Option<picker::FileStats> {
+        let t = self.table_cache.get(cf, file).ok()?;
+        let p = t.table.properties();
+        Some(picker::FileStats {
+            num_entries: p.num_entries,
+            num_deletions: p.num_deletions,
+            num_range_deletions: p.num_range_deletions,
+            raw_key_size: p.raw_key_size,
+            raw_value_size: p.raw_value_size,
+        })
+    }
+
+    /// Queues family `id` for a flush if it has immutable memtables and none is queued or
+    /// running (a running flush takes every immutable memtable before it ends).
+    pub fn schedule_flush(&self, st: &mut DbState, id: u32) {
+        let Some(cf) = st.cfs.get_mut(&id) else { return };
+        if cf.flush_queued || cf.flush_running || cf.dropping || !cf.imm_wants_flush() {
+            return;
+        }
+        // min_write_buffer_number_to_merge: wait for enough memtables to merge.
+        if !cf.force_flush && cf.imm.len() < cf.handle.config().flush_merge_min {
+            return;
+        }
+        cf.flush_queued = true;
+        st.jobs.flush_queue.push_back(id);
+        self.work_cv.notify_all();
+    }
+
+    /// Queues family `id` for compaction if a compaction of it can be picked now.
+    pub fn schedule_compaction(&self, st: &mut DbState, id: u32) {
+        let Some(cf) = st.cfs.get_mut(&id) else { return };
+        if cf.compaction_queued || cf.dropping || cf.manual_compactions > 0 {
+            return;
+        }
+        let handle = cf.handle.clone();
+        let stats = |f: &crate::version::edit::FileMetaData| self.file_stats(&handle, f);
+        let oldest_snapshot = self.oldest_snapshot_released.load(Ordering::Acquire);
+        let busy = Busy {
+            files: Some(&cf.being_compacted),
+            running: &cf.running,
+            stats: Some(&stats),
+            oldest_snapshot,
+        };
+        // A bottommost file this family's version holds that the oldest snapshot does not yet
+        // free lowers the DB's threshold (RocksDB recomputes it at each new version).
+        let threshold = picker::bottommost_mark_threshold(&cf.current, cf.handle.config(), oldest_snapshot);
+        self.bottommost_threshold.fetch_min(threshold, Ordering::AcqRel);
+        if picker::pick(&cf.current, cf.handle.config(), busy).is_none() {
+            return;
+        }
+        cf.compaction_queued = true;
+        st.jobs.compaction_queue.push_back(id);
+        self.work_cv.notify_all();
+    }
+
+    /// Waits until the queues are empty and no job runs (`timeout_micros` 0: no limit).
+    pub fn wait_for_background_work(&self, timeout_micros: u64) -> Result<()> {
+        let deadline = (timeout_micros > 0).then(|| Instant::now() + Duration::from_micros(timeout_micros));
+        let mut st = self.lock_state();
+        loop {
+            if let Some(e) = st.errors.stop_error() {
+                return Err(e);
+            }
+            let j = &st.jobs;
+            if j.flush_queue.is_empty()
+                && j.compaction_queue.is_empty()
+                && j.running_flushes == 0
+                && j.running_compactions == 0
+            {
+                return Ok(());
+            }
+            if self.shutting_down.load(Ordering::Acquire) {
+                return Err(Error::shutdown("Database shutdown"));
+            }
+            let wait = match deadline {
+                Some(d) if Instant::now() >= d => {
+                    return Err(Error::new(ErrorKind::TimedOut, "wait_for_compact timed out"));
+                }
+                Some(d) => d.saturating_duration_since(Instant::now()).min(Duration::from_millis(100)),
+                None => Duration::from_millis(100),
+            };
+            self.done_cv.wait_for(&mut st, wait);
+        }
+    }
+
+    /// Registers `plan` as running in family `id`: its files are busy and its output range
+    /// taken, for the picker (DB mutex held).
+    pub fn start_compaction(&self, st: &mut DbState, id: u32, plan: &CompactionPlan) -> RunningCompaction {
+        st.jobs.running_compactions += 1;
+        let Some(cf) = st.cfs.get_mut(&id) else {
+            return RunningCompaction {
+                level: plan.level,
+                output_level: plan.output_level,
+                smallest: Vec::new(),
+                largest: Vec::new(),
+            };
+        };
+        let running = RunningCompaction::of(&cf.current, plan);
+        cf.being_compacted.extend(plan.all_inputs().map(|(_, f)| f.number));
+        cf.running.push(running.clone());
+        running
+    }
+
+    /// Undoes `start_compaction` once `plan` has finished, deletes the tables nothing holds
+    /// any more (the plan's inputs among them) and wakes the waiters.
+    pub fn end_compaction(
+        &self,
+        st: &mut MutexGuard<'_, DbState>,
+        id: u32,
+        plan: CompactionPlan,
+        running: &RunningCompaction,
+    ) {
+        st.jobs.running_compactions -= 1;
+        if let Some(cf) = st.cfs.get_mut(&id) {
+            for (_, f) in plan.all_inputs() {
+                cf.being_compacted.remove(&f.number);
+            }
+            if let Some(i) = cf.running.iter().position(|r| {
+                r.level == running.level && r.smallest == running.smallest && r.largest == running.largest
+            }) {
+                cf.running.remove(i);
+            }
+        }
+        drop(plan); // its inputs may be deleted now
+        self.purge_obsolete_files(st);
+        self.done_cv.notify_all();
+    }
+
+    /// How many compactions may run now.
+    fn compaction_limit(st: &DbState) -> usize {
+        if st.speedup_cfs > 0 {
+            st.jobs.max_compactions
+        } else {
+            1
+        }
+    }
+}
+
+pub fn start_background_threads(inner: &Arc<DbInner>) -> Result<Vec<JoinHandle<()>>> {
+    let (flushes, compactions) = {
+        let st = inner.lock_state();
+        // An Env's pool sizes raise the thread counts (the job limits still decide how many
+        // run at once), as RocksDB raises the Env's pools to the limits.
+        let (low, high) = inner.config.env_threads;
+        (st.jobs.max_flushes.max(high.unwrap_or(0)), st.jobs.max_compactions.max(low.unwrap_or(0)))
+    };
+    let spawn = |name: String, f: fn(Arc<DbInner>), (lower_cpu, lower_io): (bool, bool)| {
+        let i = inner.clone();
+        std::thread::Builder::new()
+            .name(name)
+            .spawn(move || {
+                lower_thread_priority(lower_cpu, lower_io);
+                f(i)
+            })
+            .map_err(|e| Error::io("spawning a background thread", e))
+    };
+    let (cpu, io) = (inner.config.env_lower_cpu, inner.config.env_lower_io);
+    let mut threads = Vec::new();
+    for n in 0..flushes {
+        threads.push(spawn(format!("shale:flush{n}"), flush_worker, (cpu.1, io.1))?);
+    }
+    for n in 0..compactions {
+        threads.push(spawn(format!("shale:compact{n}"), compaction_worker, (cpu.0, io.0))?);
+    }
+    for n in 0..inner.config.env_bottom_threads {
+        threads.push(spawn(format!("shale:bottom{n}"), bottom_compaction_worker, (false, false))?);
+    }
+    if inner.config.stats_dump_period_sec > 0 {
+        threads.push(spawn("shale:dump_st".to_string(), stats_dump_worker, (false, false))?);
+    }
+    if inner.config.stats_persist_period_sec > 0 && inner.config.statistics.is_some() {
+        threads.push(spawn("shale:pst_st".to_string(), stats_persist_worker, (false, false))?);
+    }
+    Ok(threads)
+}
+
+// The Env's `lower_*_priority` calls, applied by a pool thread to itself as RocksDB's thread
+// pools do (`shale_base::sys::lower_thread_priority`; other systems refuse the calls at open,
+// `env.rs`).
+use shale_base::sys::lower_thread_priority;
+
+/// Dumps the statistics texts into the info LOG every `stats_dump_period_sec` (RocksDB's
+/// periodic `DumpStats` task). It waits on `work_cv` so that close wakes it at once, and
+/// builds the texts without the DB mutex (each takes it briefly, as a property read does).
+fn stats_dump_worker(inner: Arc<DbInner>) {
+    let period = Duration::from_secs(u64::from(inner.config.stats_dump_period_sec));
+    let mut next = Instant::now() + period;
+    loop {
+        {
+            let mut st = inner.lock_state();
+            if inner.shutting_down.load(Ordering::Acquire) {
+                return;
+            }
+            let left = next.saturating_duration_since(Instant::now());
+            if !left.is_zero() {
+                inner.work_cv.wait_for(&mut st, left.min(Duration::from_secs(1)));
+                continue;
+            }
+        }
+        inner.dump_stats();
+        next = Instant::now() + period;
+    }
+}
+
+/// Takes a stats snapshot every `stats_persist_period_sec` seconds of the stats clock
+/// (RocksDB's periodic `PersistStats` task, `stats_history.rs`); open took the first. It
+/// waits on `work_cv` so that close wakes it at once, looking at the clock at least every
+/// second (every 50 ms with a clock of the caller's, which moves when a test says).
+fn stats_persist_worker(inner: Arc<DbInner>) {
+    let poll = if inner.config.stats_history_clock.is_some() {
+        Duration::from_millis(50)
+    } else {
+        Duration::from_secs(1)
+    };
+    loop {
+        {
+            let mut st = inner.lock_state();
+            if inner.shutting_down.load(Ordering::Acquire) {
+                return;
+            }
+            // Due a period after the last run (open's first one included), whenever this
+            // thread got to start.
+            let now = inner.stats_now_seconds();
+            match inner.stats_next_due() {
+                Some(due) if now >= due => {}
+                due => {
+                    let left = due.map_or(poll, |d| Duration::from_secs(d - now));
+                    inner.work_cv.wait_for(&mut st, left.min(poll));
+                    continue;
+                }
+            }
+        }
+        inner.persist_stats();
+    }
+}
+
+/// Failures that are background errors (not a shutdown or a dropped family).
+pub fn counts_as_bg_error(e: &Error) -> bool {
+    !matches!(
+        e.kind(),
+        ErrorKind::ShutdownInProgress | ErrorKind::ColumnFamilyDropped | ErrorKind::InvalidArgument
+    )
+}
+
+/// A flush thread (HIGH pool). The flush threads also make the automatic recovery
+/// attempts after a hard background error (`error_handler.rs`).
+fn flush_worker(inner: Arc<DbInner>) {
+    let interval = Duration::from_micros(inner.config.bgerror_resume_retry_interval);
+    let mut st = inner.lock_state();
+    loop {
+        if inner.shutting_down.load(Ordering::Acquire) {
+            return;
+        }
+        let mut idle = Duration::from_secs(1);
+        if let Some(wait) = st.errors.auto_recovery_wait(Instant::now()) {
+            if wait.is_zero() {
+                st.errors.start_auto_attempt(interval);
+                let _ = super::unlocked(&mut st, || inner.recover(false));
+                continue;
+            }
+            idle = idle.min(wait);
+        }
+        if inner.purge_requested.swap(false, Ordering::AcqRel) {
+            inner.purge_now(&mut st);
+            continue;
+        }
+        let id = if st.errors.is_db_stopped() { None } else { st.jobs.flush_queue.pop_front() };
+        let Some(id) = id else {
+            inner.work_cv.wait_for(&mut st, idle);
+            continue;
+        };
+        let Some(cf) = st.cfs.get_mut(&id) else { continue };
+        cf.flush_queued = false;
+        if cf.flush_running || cf.dropping {
+            continue;
+        }
+        cf.flush_running = true;
+        st.jobs.running_flushes += 1;
+        // A panic in the flush (a user's comparator or collector, or a bug) halts the
+        // database (`halt.rs`); the unwinding released the DB mutex and took it back.
+        let r = inner.catch_job_panic("flush", || inner.flush_cf(&mut st, id));
+        inner.note_halt(&mut st);
+        if let Some(cf) = st.cfs.get_mut(&id) {
+            cf.flush_running = false;
+        }
+        st.jobs.running_flushes -= 1;
+        inner.done_cv.notify_all();
+        match r {
+            Ok(()) => st.errors.background_job_succeeded(),
+            Err(e) if counts_as_bg_error(&e) => {
+                st.errors.bg_error_count += 1;
+                // An automatic recovery attempt (due at once) comes before the pause.
+                if st.errors.auto_recovery_wait(Instant::now()).is_none() {
+                    inner.work_cv.wait_for(&mut st, RETRY_PAUSE);
+                }
+            }
+            Err(_) => {}
+        }
+        // Memtables that became immutable meanwhile.
+        inner.schedule_flush(&mut st, id);
+    }
+}
+
+impl DbInner {
+    /// At close, before background work stops: runs the queued compactions that are trivial
+    /// moves (a MANIFEST edit moving a table down a level, no table read or written), so the
+    /// shape a finished manual compaction leads to does not depend on whether a compaction
+    /// thread woke before the close. RocksDB skips a queued job once shutting down; on a
+    /// loaded machine that left rust-rocksdb's `get_with_cache_and_bulkload_test` (its L1
+    /// table over the level's target, moved to L2 after `compact_range`) to chance here.
+    /// Compactions that rewrite tables are still left to the next open.
+    pub fn run_queued_trivial_moves_at_close(self: &Arc<Self>) {
+        let mut st = self.lock_state();
+        // Bounded: each move goes one level down.
+        for _ in 0..64 {
+            if st.errors.is_db_stopped() {
+                return;
+            }
+            let mut ran = false;
+            let queued: Vec<u32> = st.jobs.compaction_queue.iter().copied().collect();
+            for id in queued {
+                let Some(cf) = st.cfs.get_mut(&id) else { continue };
+                if cf.dropping || cf.manual_compactions > 0 || !cf.running.is_empty() {
+                    continue;
+                }
+                let handle = cf.handle.clone();
+                let stats = |f: &crate::version::edit::FileMetaData| self.file_stats(&handle, f);
+                let oldest_snapshot = self.oldest_snapshot_released.load(Ordering::Acquire);
+                let busy = Busy {
+                    files: Some(&cf.being_compacted),
+                    running: &cf.running,
+                    stats: Some(&stats),
+                    oldest_snapshot,
+                };
+                let Some(plan) = picker::pick(&cf.current, cf.handle.config(), busy) else {
+                    continue;
+                };
+                if !plan.is_trivial_move() || plan.level == plan.output_level {
+                    continue;
+                }
+                cf.compaction_queued = false;
+                let handle = cf.handle.clone();
+                st.jobs.compaction_queue.retain(|&q| q != id);
+                let running = self.start_compaction(&mut st, id, &plan);
+                let r = self.catch_job_panic("compaction", || self.run_compaction(&mut st, &handle, &plan));
+                self.note_halt(&mut st);
+                self.end_compaction(&mut st, id, plan, &running);
+                self.done_cv.notify_all();
+                if let Err(e) = r {
+                    self.info_log
+                        .buffer_line(format_args!("[{}] trivial move at close failed: {e}", handle.name));
+                    return;
+                }
+                self.schedule_compaction(&mut st, id);
+                ran = true;
+            }
+            if !ran {
+                return;
+            }
+        }
+    }
+}
+
+/// A compaction thread (LOW pool).
+fn compaction_worker(inner: Arc<DbInner>) {
+    let mut st = inner.lock_state();
+    loop {
+        if inner.shutting_down.load(Ordering::Acquire) {
+            return;
+        }
+        if inner.bottommost_recheck.swap(false, Ordering::AcqRel) {
+            inner.recheck_bottommost_files(&mut st);
+        }
+        let can_run = !st.errors.is_db_stopped()
+            && st.jobs.running_compactions - st.jobs.bottom_compactions < DbInner::compaction_limit(&st)
+            && !st.jobs.compaction_queue.is_empty();
+        if !can_run {
+            if inner.work_cv.wait_for(&mut st, Duration::from_secs(1)).timed_out() {
+                // Tables age with nothing else happening (ttl, periodic compaction).
+                inner.schedule_aged_compactions(&mut st);
+            }
+            continue;
+        }
+        let Some(id) = st.jobs.compaction_queue.pop_front() else { continue };
+        let Some(cf) = st.cfs.get_mut(&id) else { continue };
+        cf.compaction_queued = false;
+        if cf.dropping || cf.manual_compactions > 0 {
+            continue;
+        }
+        let handle = cf.handle.clone();
+        let stats = |f: &crate::version::edit::FileMetaData| inner.file_stats(&handle, f);
+        let oldest_snapshot = inner.oldest_snapshot_released.load(Ordering::Acquire);
+        let busy = Busy {
+            files: Some(&cf.being_compacted),
+            running: &cf.running,
+            stats: Some(&stats),
+            oldest_snapshot,
+        };
+        let Some(plan) = picker::pick(&cf.current, cf.handle.config(), busy) else {
+            continue;
+        };
+        let running = inner.start_compaction(&mut st, id, &plan);
+        if forwards_to_bottom(&inner.config, &handle, &plan) {
+            st.jobs.bottom_compactions += 1;
+            st.jobs.bottom_queue.push_back(BottomJob { id, plan, running });
+            inner.schedule_compaction(&mut st, id);
+            inner.work_cv.notify_all();
+            continue;
+        }
+        // Another compaction of this family may run beside this one.
+        inner.schedule_compaction(&mut st, id);
+        // A panic in the compaction (a user's compaction filter, merge operator or
+        // comparator, or a bug) halts the database (`halt.rs`).
+        let r = inner.catch_job_panic("compaction", || inner.run_compaction(&mut st, &handle, &plan));
+        after_compaction(&inner, &mut st, id, plan, &running, r, false);
+    }
+}
+
+/// What a LOW or BOTTOM thread does after a compaction job: notes a halt, releases the job's
+/// inputs (and, `bottom`, its place in the BOTTOM count), records its outcome as the error
+/// handler says, and schedules the family again.
+fn after_compaction(
+    inner: &DbInner,
+    st: &mut MutexGuard<'_, DbState>,
+    id: u32,
+    plan: CompactionPlan,
+    running: &RunningCompaction,
+    r: Result<()>,
+    bottom: bool,
+) {
+    inner.note_halt(st);
+    inner.end_compaction(st, id, plan, running);
+    if bottom {
+        st.jobs.bottom_compactions -= 1;
+    }
+    inner.work_cv.notify_all();
+    match r {
+        Ok(()) => st.errors.background_job_succeeded(),
+        Err(e) if counts_as_bg_error(&e) => {
+            // ENOSPC is a soft error: writes go on and compaction retries after the pause.
+            st.errors.bg_error_count += 1;
+            inner.set_bg_error_in(st, e, BgErrorReason::Compaction);
+            inner.work_cv.wait_for(st, RETRY_PAUSE);
+        }
+        Err(_) => {}
+    }
+    inner.schedule_compaction(st, id);
+}
+
+/// A BOTTOM pool thread: runs the compactions the LOW threads handed over (RocksDB's
+/// `BGWorkBottomCompaction`), one at a time per thread, with the LOW threads' error handling.
+/// Jobs still queued at close are dropped with the database, as RocksDB unschedules them.
+fn bottom_compaction_worker(inner: Arc<DbInner>) {
+    let mut st = inner.lock_state();
+    loop {
+        if inner.shutting_down.load(Ordering::Acquire) {
+            return;
+        }
+        let job = if st.errors.is_db_stopped() { None } else { st.jobs.bottom_queue.pop_front() };
+        let Some(BottomJob { id, plan, running }) = job else {
+            inner.work_cv.wait_for(&mut st, Duration::from_secs(1));
+            continue;
+        };
+        let handle = st.cfs.get(&id).map(|cf| cf.handle.clone());
+        let r = match &handle {
+            Some(h) => inner.catch_job_panic("compaction", || inner.run_compaction(&mut st, h, &plan)),
+            None => Ok(()),
+        };
+        after_compaction(&inner, &mut st, id, plan, &running, r, true);
+    }
+}
