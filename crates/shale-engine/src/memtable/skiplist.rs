@@ -91,6 +91,19 @@ thread_local! {
     static HEIGHT_RNG: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Tests only: a height every node this thread makes gets (0: random), so a test can
+    /// lay out a list whose search paths it knows.
+    static FORCED_HEIGHT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Tests only: nodes this thread makes from now on get `height` (0: random again).
+#[cfg(test)]
+pub(crate) fn force_height_for_tests(height: usize) {
+    FORCED_HEIGHT.with(|h| h.set(height.min(MAX_HEIGHT)));
+}
+
 /// Seeds the height generators of new threads apart from each other.
 static RNG_SEEDS: AtomicU64 = AtomicU64::new(0x9E37_79B9_7F4A_7C15);
 
@@ -98,6 +111,10 @@ static RNG_SEEDS: AtomicU64 = AtomicU64::new(0x9E37_79B9_7F4A_7C15);
 /// branching factor 4): one more level per pair of zero bits at the bottom of a random
 /// word (a per-thread generator, so concurrent inserters share nothing).
 fn random_height() -> usize {
+    #[cfg(test)]
+    if let h @ 1.. = FORCED_HEIGHT.with(|h| h.get()) {
+        return h;
+    }
     HEIGHT_RNG.with(|c| {
         let mut x = c.get();
         if x == 0 {
