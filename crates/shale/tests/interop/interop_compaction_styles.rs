@@ -171,8 +171,16 @@ fn shale_to_rocksdb(style: DBCompactionStyle, style_name: &str) {
             let n = db.live_files().unwrap().len();
             assert!(n < 20, "{test}: allow_compaction merged level 0 ({n} tables for 20 flushes)");
         } else {
-            assert!(used.contains(&6), "{test}: universal runs settle in the bottom levels: {used:?}");
-            assert!(used.iter().all(|&l| l == 0 || l >= 4), "{test}: levels {used:?}");
+            assert!(used.contains(&6), "{test}: universal runs settle in the bottom level: {used:?}");
+            // Once compactions are done, at most the trigger's number of sorted runs (3) is
+            // left: each level-0 table is one, each non-empty level above 0 another; more
+            // and RocksDB's picker reduces their number (at the trigger itself it compacts
+            // only by size amplification or ratio). Which levels hold them depends on how
+            // far compactions lagged the flushes (a loaded machine leaves runs higher up),
+            // so only their number is checked.
+            let l0 = db.live_files().unwrap().iter().filter(|f| f.level == 0).count();
+            let runs = l0 + used.iter().filter(|&&l| l > 0).count();
+            assert!(runs <= 3, "{test}: {runs} sorted runs left (levels {used:?}, {l0} level-0 tables)");
         }
     }
     assert_same_pairs(&ldb_scan(dir.path(), None), &pairs(&model), &format!("{test}: ldb scan"));
