@@ -134,26 +134,32 @@ impl DbInner {
         self.work_cv.notify_all();
     }
 
-    /// Queues family `id` for compaction if a compaction of it can be picked now.
-    pub fn schedule_compaction(&self, st: &mut DbState, id: u32) {
-        let Some(cf) = st.cfs.get_mut(&id) else { return };
-        if cf.compaction_queued || cf.dropping || cf.manual_compactions > 0 {
-            return;
-        }
-        let handle = cf.handle.clone();
-        let stats = |f: &crate::version::edit::FileMetaData| self.file_stats(&handle, f);
-        let oldest_snapshot = self.oldest_snapshot_released.load(Ordering::Acquire);
+    /// The picker's plan for family `cf` now: the tables its running compactions hold are
+    /// kept out, file statistics come from the table cache, and `oldest_snapshot` is the
+    /// oldest snapshot left after the last release (bottommost-files compactions).
+    fn pick_compaction(&self, cf: &super::CfState, oldest_snapshot: u64) -> Option<CompactionPlan> {
+        let stats = |f: &crate::version::edit::FileMetaData| self.file_stats(&cf.handle, f);
         let busy = Busy {
             files: Some(&cf.being_compacted),
             running: &cf.running,
             stats: Some(&stats),
             oldest_snapshot,
         };
+        picker::pick(&cf.current, cf.handle.config(), busy)
+    }
+
+    /// Queues family `id` for compaction if a compaction of it can be picked now.
+    pub fn schedule_compaction(&self, st: &mut DbState, id: u32) {
+        let Some(cf) = st.cfs.get_mut(&id) else { return };
+        if cf.compaction_queued || cf.dropping || cf.manual_compactions > 0 {
+            return;
+        }
+        let oldest_snapshot = self.oldest_snapshot_released.load(Ordering::Acquire);
         // A bottommost file this family's version holds that the oldest snapshot does not yet
         // free lowers the DB's threshold (RocksDB recomputes it at each new version).
         let threshold = picker::bottommost_mark_threshold(&cf.current, cf.handle.config(), oldest_snapshot);
         self.bottommost_threshold.fetch_min(threshold, Ordering::AcqRel);
-        if picker::pick(&cf.current, cf.handle.config(), busy).is_none() {
+        if self.pick_compaction(cf, oldest_snapshot).is_none() {
             return;
         }
         cf.compaction_queued = true;
@@ -431,16 +437,8 @@ impl DbInner {
                 if cf.dropping || cf.manual_compactions > 0 || !cf.running.is_empty() {
                     continue;
                 }
-                let handle = cf.handle.clone();
-                let stats = |f: &crate::version::edit::FileMetaData| self.file_stats(&handle, f);
                 let oldest_snapshot = self.oldest_snapshot_released.load(Ordering::Acquire);
-                let busy = Busy {
-                    files: Some(&cf.being_compacted),
-                    running: &cf.running,
-                    stats: Some(&stats),
-                    oldest_snapshot,
-                };
-                let Some(plan) = picker::pick(&cf.current, cf.handle.config(), busy) else {
+                let Some(plan) = self.pick_compaction(cf, oldest_snapshot) else {
                     continue;
                 };
                 if !plan.is_trivial_move() || plan.level == plan.output_level {
@@ -496,15 +494,8 @@ fn compaction_worker(inner: Arc<DbInner>) {
             continue;
         }
         let handle = cf.handle.clone();
-        let stats = |f: &crate::version::edit::FileMetaData| inner.file_stats(&handle, f);
         let oldest_snapshot = inner.oldest_snapshot_released.load(Ordering::Acquire);
-        let busy = Busy {
-            files: Some(&cf.being_compacted),
-            running: &cf.running,
-            stats: Some(&stats),
-            oldest_snapshot,
-        };
-        let Some(plan) = picker::pick(&cf.current, cf.handle.config(), busy) else {
+        let Some(plan) = inner.pick_compaction(cf, oldest_snapshot) else {
             continue;
         };
         let running = inner.start_compaction(&mut st, id, &plan);
