@@ -258,6 +258,36 @@ fn not_built(name: &str, field: &str) -> Error {
     ))
 }
 
+/// A compression-options struct (`{level=..;checksum=..}`) parsed over `base` and its
+/// `enabled` flag, as RocksDB parses a struct option over the value in force: the fields
+/// named change, the others keep theirs (`bottommost_compression_opts`,
+/// `blob_compression_opts`).
+fn compression_opts_over(
+    name: &str,
+    v: &str,
+    base: &crate::table::builder::CompressionOpts,
+    enabled: bool,
+) -> Result<(crate::table::builder::CompressionOpts, bool)> {
+    let (mut b, mut enabled) = (base.clone(), enabled);
+    for (k, x) in struct_fields(name, v)? {
+        match k {
+            "window_bits" => b.window_bits = number(k, x)?,
+            "level" => b.level = number(k, x)?,
+            "strategy" => b.strategy = number(k, x)?,
+            "max_dict_bytes" => b.max_dict_bytes = number(k, x)?,
+            "zstd_max_train_bytes" => b.zstd_max_train_bytes = number(k, x)?,
+            "max_dict_buffer_bytes" => b.max_dict_buffer_bytes = number(k, x)?,
+            "use_zstd_dict_trainer" => b.use_zstd_dict_trainer = boolean(k, x)?,
+            "enabled" => enabled = boolean(k, x)?,
+            "parallel_threads" => b.parallel_threads = number(k, x)?,
+            "checksum" => b.checksum = boolean(k, x)?,
+            "max_compressed_bytes_per_kb" => b.max_compressed_bytes_per_kb = number(k, x)?,
+            _ => return Err(Error::invalid_argument(format!("Unrecognized option {name}.{k}"))),
+        }
+    }
+    Ok((b, enabled))
+}
+
 /// A `CompressionOptions` value as RocksDB 11.8.1 writes it: its fields in its order, those
 /// Shale lacks at their defaults.
 fn compression_opts_text(z: &crate::table::builder::CompressionOpts, enabled: bool) -> String {
@@ -1722,24 +1752,12 @@ pub(crate) static ROWS: &[OptionRow] = &[
             compression_opts_text(&c.bottommost_compression_opts, c.bottommost_compression_opts_enabled)
         }),
         Some(|o, name, v| {
-            let mut b = o.bottommost_compression_opts.clone();
-            let mut enabled = o.bottommost_compression_opts_enabled;
-            for (k, x) in struct_fields(name, v)? {
-                match k {
-                    "window_bits" => b.window_bits = number(k, x)?,
-                    "level" => b.level = number(k, x)?,
-                    "strategy" => b.strategy = number(k, x)?,
-                    "max_dict_bytes" => b.max_dict_bytes = number(k, x)?,
-                    "zstd_max_train_bytes" => b.zstd_max_train_bytes = number(k, x)?,
-                    "max_dict_buffer_bytes" => b.max_dict_buffer_bytes = number(k, x)?,
-                    "use_zstd_dict_trainer" => b.use_zstd_dict_trainer = boolean(k, x)?,
-                    "enabled" => enabled = boolean(k, x)?,
-                    "parallel_threads" => b.parallel_threads = number(k, x)?,
-                    "checksum" => b.checksum = boolean(k, x)?,
-                    "max_compressed_bytes_per_kb" => b.max_compressed_bytes_per_kb = number(k, x)?,
-                    _ => return Err(Error::invalid_argument(format!("Unrecognized option {name}.{k}"))),
-                }
-            }
+            let (b, enabled) = compression_opts_over(
+                name,
+                v,
+                &o.bottommost_compression_opts,
+                o.bottommost_compression_opts_enabled,
+            )?;
             o.bottommost_compression_opts = b;
             o.bottommost_compression_opts_enabled = enabled;
             Ok(true)
@@ -2491,24 +2509,8 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Yes,
         Some(|c| compression_opts_text(&c.blob_compression_opts, c.blob_compression_opts_enabled)),
         Some(|o, name, v| {
-            let mut b = o.blob_compression_opts.clone();
-            let mut enabled = o.blob_compression_opts_enabled;
-            for (k, x) in struct_fields(name, v)? {
-                match k {
-                    "window_bits" => b.window_bits = number(k, x)?,
-                    "level" => b.level = number(k, x)?,
-                    "strategy" => b.strategy = number(k, x)?,
-                    "max_dict_bytes" => b.max_dict_bytes = number(k, x)?,
-                    "zstd_max_train_bytes" => b.zstd_max_train_bytes = number(k, x)?,
-                    "max_dict_buffer_bytes" => b.max_dict_buffer_bytes = number(k, x)?,
-                    "use_zstd_dict_trainer" => b.use_zstd_dict_trainer = boolean(k, x)?,
-                    "enabled" => enabled = boolean(k, x)?,
-                    "parallel_threads" => b.parallel_threads = number(k, x)?,
-                    "checksum" => b.checksum = boolean(k, x)?,
-                    "max_compressed_bytes_per_kb" => b.max_compressed_bytes_per_kb = number(k, x)?,
-                    _ => return Err(Error::invalid_argument(format!("Unrecognized option {name}.{k}"))),
-                }
-            }
+            let (b, enabled) =
+                compression_opts_over(name, v, &o.blob_compression_opts, o.blob_compression_opts_enabled)?;
             o.blob_compression_opts = b;
             o.blob_compression_opts_enabled = enabled;
             Ok(true)
