@@ -113,15 +113,7 @@ impl DbInner {
                 blob_sizes.insert(*n, size);
             }
         }
-        let wal_now = st.alive_wals.back().copied().unwrap_or(0);
-        let min_log = st
-            .cfs
-            .values()
-            .map(|c| if c.mem.is_empty() && c.imm.is_empty() { wal_now } else { c.log_number })
-            .min()
-            .unwrap_or(wal_now);
-        // WALs holding prepare sections of two-phase commits go along (`db/twopc.rs`).
-        let min_log = self.prep_tracker().min_log_to_keep(min_log).map_or(min_log, |p| min_log.min(p));
+        let min_log = self.min_wal_to_keep(&st);
         let wal_numbers: Vec<u64> = st.alive_wals.iter().copied().filter(|w| *w >= min_log).collect();
         let last_sequence = self.versions.last_sequence();
         let (manifest_number, manifest_size) = self.versions.manifest_number_and_size();

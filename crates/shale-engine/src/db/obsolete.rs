@@ -53,6 +53,20 @@ impl ObsoleteFiles {
 }
 
 impl DbInner {
+    /// The oldest WAL still needed: the log number of every family with unflushed data
+    /// (the newest WAL when none has any), lowered to the oldest WAL holding a prepare
+    /// section of a two-phase commit still undecided (`db/twopc.rs`).
+    pub fn min_wal_to_keep(&self, st: &DbState) -> u64 {
+        let wal_now = st.alive_wals.back().copied().unwrap_or(0);
+        let min_log = st
+            .cfs
+            .values()
+            .map(|c| if c.mem.is_empty() && c.imm.is_empty() { wal_now } else { c.log_number })
+            .min()
+            .unwrap_or(wal_now);
+        self.prep_tracker().min_log_to_keep(min_log).map_or(min_log, |p| min_log.min(p))
+    }
+
     /// The WALs and tables that nothing needs any more, taken off the lists.
     pub fn find_obsolete_files(&self, st: &mut DbState) -> ObsoleteFiles {
         let job = st.purge_job.take();
@@ -63,14 +77,7 @@ impl DbInner {
             return out;
         }
         let wal_now = st.alive_wals.back().copied().unwrap_or(0);
-        let min_log = st
-            .cfs
-            .values()
-            .map(|c| if c.mem.is_empty() && c.imm.is_empty() { wal_now } else { c.log_number })
-            .min()
-            .unwrap_or(wal_now);
-        // WALs holding prepare sections of two-phase commits still needed stay.
-        let min_log = self.prep_tracker().min_log_to_keep(min_log).map_or(min_log, |p| min_log.min(p));
+        let min_log = self.min_wal_to_keep(st);
         let recycle = self.config.recycle_log_file_num;
         let mut recycled = Vec::new();
         while let Some(&w) = st.alive_wals.front() {
