@@ -417,15 +417,7 @@ impl DbInner {
         let icmp = &cf.icmp;
         let version = &sv.current;
         for level in 0..version.num_levels() {
-            let files = version.files(level);
-            let candidates: &[Arc<crate::version::edit::FileMetaData>] = if level == 0 {
-                files
-            } else {
-                match version.find_file(level, &lookup) {
-                    Some(i) if i < files.len() => &files[i..i + 1],
-                    _ => &[],
-                }
-            };
+            let candidates = version.files_for_key(level, &lookup);
             for f in candidates {
                 // With timestamps a file whose smallest key is a newer version than the read
                 // timestamp may still hold older ones: compare without timestamps.

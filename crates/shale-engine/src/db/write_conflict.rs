@@ -59,15 +59,7 @@ impl DbInner {
         let lookup = lookup_key(key, MAX_SEQUENCE_NUMBER);
         let version = &sv.current;
         for level in 0..version.num_levels() {
-            let files = version.files(level);
-            let candidates: &[std::sync::Arc<crate::version::edit::FileMetaData>] = if level == 0 {
-                files
-            } else {
-                match version.find_file(level, &lookup) {
-                    Some(i) if i < files.len() => &files[i..i + 1],
-                    _ => &[],
-                }
-            };
+            let candidates = version.files_for_key(level, &lookup);
             for f in candidates {
                 if cf.icmp.compare_user(key, user_key(&f.smallest)).is_lt()
                     || cf.icmp.compare_user(key, user_key(&f.largest)).is_gt()

@@ -215,6 +215,19 @@ impl Version {
         (i < files.len()).then_some(i)
     }
 
+    /// The files of `level` that can hold the internal key `ikey`: every file of level 0
+    /// (newest first, as stored), at most one file of a level above it ([`Version::find_file`]).
+    pub fn files_for_key(&self, level: usize, ikey: &[u8]) -> &[Arc<FileMetaData>] {
+        let files = self.files(level);
+        if level == 0 {
+            return files;
+        }
+        match self.find_file(level, ikey) {
+            Some(i) => &files[i..i + 1],
+            None => &[],
+        }
+    }
+
     /// Checks the invariants RocksDB checks: no file sits on a level the column family does
     /// not have, and the level layout ([`Version::check_level_order`]).
     pub fn check_consistency(&self) -> Result<()> {
