@@ -156,14 +156,8 @@ pub(crate) fn open<T: ThreadMode>(
         None => manifest::recover_with_readahead(&*fs, path, config.log_readahead_size)?,
     };
     // Which families the caller opens, with which options.
-    // As rust-rocksdb: with no descriptors the default family gets the DB's options; a
-    // list that names other families but not "default" opens it with `Options::default()`.
-    if !descs.iter().any(|d| d.name == DEFAULT_COLUMN_FAMILY_NAME) {
-        let default_opts = if descs.is_empty() { opts.clone() } else { Options::default() };
-        descs.insert(0, ColumnFamilyDescriptor::new(DEFAULT_COLUMN_FAMILY_NAME, default_opts));
-    }
-    for d in &mut descs {
-        d.options.sanitize_ingest_behind(config.allow_ingest_behind);
+    with_default_family(&mut descs, opts, config.allow_ingest_behind);
+    for d in &descs {
         // RocksDB's DBImpl::ValidateOptions.
         if d.name == DEFAULT_COLUMN_FAMILY_NAME && d.options.disallow_memtable_writes {
             return Err(Error::invalid_argument(
@@ -206,16 +200,7 @@ pub(crate) fn open<T: ThreadMode>(
         )));
     }
 
-    let default_cache = Arc::new(crate::cache::BlockCache::new(32 << 20));
-    let table_cache = TableCache::new(
-        fs.clone(),
-        path.to_path_buf(),
-        config.max_open_files,
-        default_cache,
-        config.statistics.clone(),
-        config.row_cache.clone(),
-    )
-    .with_unique_id_check(config.verify_sst_unique_id_in_manifest);
+    let table_cache = new_table_cache(&fs, path, &config);
     // The database's id, then the identities every table this open writes records
     // (RocksDB's "rocksdb.creating.db.identity", ".session.identity", ".host.identity").
     let db_id = setup_db_id(&*fs, path, recovered.db_id.as_deref(), config.write_identity_file)?;
@@ -595,4 +580,37 @@ pub(crate) fn list_cf(opts: &Options, path: &Path) -> Result<Vec<String>> {
 
 pub(crate) fn destroy(opts: &Options, path: &Path) -> Result<()> {
     super::open::destroy(&opts.engine_db_config(path), path)
+}
+
+/// The families an open names, completed as rust-rocksdb completes them: with no
+/// descriptors the default family gets the DB's options; a list that names other families
+/// but not "default" opens it with `Options::default()`. Each family's options are then
+/// sanitized for `allow_ingest_behind`.
+pub(super) fn with_default_family(
+    descs: &mut Vec<ColumnFamilyDescriptor>,
+    opts: &Options,
+    allow_ingest_behind: bool,
+) {
+    if !descs.iter().any(|d| d.name == DEFAULT_COLUMN_FAMILY_NAME) {
+        let default_opts = if descs.is_empty() { opts.clone() } else { Options::default() };
+        descs.insert(0, ColumnFamilyDescriptor::new(DEFAULT_COLUMN_FAMILY_NAME, default_opts));
+    }
+    for d in descs.iter_mut() {
+        d.options.sanitize_ingest_behind(allow_ingest_behind);
+    }
+}
+
+/// The table cache of an open (read-write, read-only or secondary): families without a
+/// block cache of their own share a 32 MiB one, as RocksDB's default table factory does.
+pub(super) fn new_table_cache(fs: &Arc<dyn FileSystem>, path: &Path, config: &DbConfig) -> TableCache {
+    let default_cache = Arc::new(crate::cache::BlockCache::new(32 << 20));
+    TableCache::new(
+        fs.clone(),
+        path.to_path_buf(),
+        config.max_open_files,
+        default_cache,
+        config.statistics.clone(),
+        config.row_cache.clone(),
+    )
+    .with_unique_id_check(config.verify_sst_unique_id_in_manifest)
 }

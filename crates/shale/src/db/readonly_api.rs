@@ -3,13 +3,10 @@
 //! `readonly.rs`; see its module comment).
 
 use std::path::Path;
-use std::sync::Arc;
 
-use super::cf::DEFAULT_COLUMN_FAMILY_NAME;
 use super::info_log::InfoLog;
 use super::open::{self, InnerParts};
 use super::readonly::{replay, DbMode, NoLock, RefusingFile};
-use super::table_cache::TableCache;
 use super::{DBWithThreadMode, ThreadMode};
 use crate::cf_descriptor::ColumnFamilyDescriptor;
 use crate::error::{Error, Result};
@@ -89,15 +86,7 @@ fn open_view<T: ThreadMode>(
         Some(r) => r,
         None => manifest::recover_with_readahead(&*fs, path, config.log_readahead_size)?,
     };
-    // As rust-rocksdb: with no descriptors the default family gets the DB's options; a
-    // list that names other families but not "default" opens it with `Options::default()`.
-    if !descs.iter().any(|d| d.name == DEFAULT_COLUMN_FAMILY_NAME) {
-        let default_opts = if descs.is_empty() { opts.clone() } else { Options::default() };
-        descs.insert(0, ColumnFamilyDescriptor::new(DEFAULT_COLUMN_FAMILY_NAME, default_opts));
-    }
-    for d in &mut descs {
-        d.options.sanitize_ingest_behind(config.allow_ingest_behind);
-    }
+    super::open_api::with_default_family(&mut descs, opts, config.allow_ingest_behind);
     // Unlike a read-write open, a subset of the families may be opened; a family the
     // database lacks is an error whatever create_missing_column_families says.
     for d in &descs {
@@ -105,16 +94,7 @@ fn open_view<T: ThreadMode>(
             return Err(Error::invalid_argument(format!("Column family not found: {}", d.name)));
         }
     }
-    let default_cache = Arc::new(crate::cache::BlockCache::new(32 << 20));
-    let table_cache = TableCache::new(
-        fs.clone(),
-        path.to_path_buf(),
-        config.max_open_files,
-        default_cache,
-        config.statistics.clone(),
-        config.row_cache.clone(),
-    )
-    .with_unique_id_check(config.verify_sst_unique_id_in_manifest);
+    let table_cache = super::open_api::new_table_cache(&fs, path, &config);
     let mut cfs = super::open_api::recovered_cf_states(&recovered, &descs, &table_cache, path, &config)?;
     open::load_tables(&table_cache, &cfs, &config)?;
 
