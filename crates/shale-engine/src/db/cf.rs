@@ -31,7 +31,9 @@ pub struct CfHandle {
     /// facade's `set_options` replaces both (`cf_settings.rs`, `dyn_options.rs`).
     pub settings: super::cf_settings::CfSettings,
     pub icmp: InternalKeyComparator,
-    pub block_cache: Option<Arc<BlockCache>>,
+    /// The block cache of tables read without one named in the configuration (the
+    /// database's 32 MiB default, as RocksDB's default table factory's).
+    default_cache: Arc<BlockCache>,
     /// Replaced (under the DB mutex) on every memtable switch, flush and compaction.
     pub super_version: RwLock<Arc<SuperVersion>>,
     /// `super_version` cached per reader thread, emptied at every install (`local_sv.rs`).
@@ -71,11 +73,7 @@ impl CfHandle {
         default_cache: &Arc<BlockCache>,
         sv: SuperVersion,
     ) -> CfHandle {
-        let block_cache = if config.no_block_cache {
-            None
-        } else {
-            Some(config.block_cache.clone().unwrap_or_else(|| default_cache.clone()))
-        };
+        let block_cache = resolve_block_cache(&config, default_cache);
         let _cache_stats_entry = block_cache.as_ref().and_then(|c| c.stats_collector_entry());
         CfHandle {
             _cache_stats_entry,
@@ -83,7 +81,7 @@ impl CfHandle {
             name: name.to_string(),
             icmp: config.table.icmp.clone(),
             settings: super::cf_settings::CfSettings::new(config, record),
-            block_cache,
+            default_cache: default_cache.clone(),
             super_version_number: AtomicU64::new(sv.number),
             iterator_refreshes: AtomicU64::new(0),
             live_mems: Mutex::new(
@@ -96,6 +94,13 @@ impl CfHandle {
             table_dirs: Vec::new(),
             internal_stats: Default::default(),
         }
+    }
+
+    /// The block cache of the configuration in force (None with `no_block_cache`): a table
+    /// reader takes it when it is opened, so a `set_options` that names another cache acts
+    /// on the readers opened from then on, as RocksDB's cloned table factory does.
+    pub fn block_cache(&self) -> Option<Arc<BlockCache>> {
+        resolve_block_cache(self.config(), &self.default_cache)
     }
 
     /// Sets the family's table directories (`paths::table_dirs`).
@@ -527,4 +532,14 @@ pub fn drop_cf(inner: &Arc<DbInner>, handle: &Arc<CfHandle>) -> Result<()> {
     inner.hooks.write_options_file(inner)?;
     inner.info_log.log(format_args!("Dropped column family [{}] (ID {})", handle.name, handle.id));
     Ok(())
+}
+
+/// The block cache a family with `config` reads through: none with `no_block_cache`, else
+/// the one it names, else the database's default.
+fn resolve_block_cache(config: &CfConfig, default_cache: &Arc<BlockCache>) -> Option<Arc<BlockCache>> {
+    if config.no_block_cache {
+        None
+    } else {
+        Some(config.block_cache.clone().unwrap_or_else(|| default_cache.clone()))
+    }
 }

@@ -91,8 +91,8 @@ impl DbInner {
             }
             "num-running-flushes" => st.jobs.running_flushes as u64,
             "num-running-compactions" => st.jobs.running_compactions as u64,
-            "block-cache-capacity" => cf.block_cache.as_ref().map_or(0, |b| b.capacity() as u64),
-            "block-cache-usage" => cf.block_cache.as_ref().map_or(0, |b| b.usage() as u64),
+            "block-cache-capacity" => cf.block_cache().as_ref().map_or(0, |b| b.capacity() as u64),
+            "block-cache-usage" => cf.block_cache().as_ref().map_or(0, |b| b.usage() as u64),
             "estimate-table-readers-mem" => {
                 v.all_files().map(|(_, f)| self.table_cache.reader_memory(f.number)).sum()
             }
@@ -123,10 +123,10 @@ impl DbInner {
             "sstables" => self.sstables_text(cf),
             // Walked without the DB mutex (see cache/entry_stats.rs); None without a cache.
             "block-cache-entry-stats" => {
-                cf.block_cache.as_ref().map(|c| c.collect_entry_stats(true).to_text())
+                cf.block_cache().as_ref().map(|c| c.collect_entry_stats(true).to_text())
             }
             "fast-block-cache-entry-stats" => {
-                cf.block_cache.as_ref().map(|c| c.collect_entry_stats(false).to_text())
+                cf.block_cache().as_ref().map(|c| c.collect_entry_stats(false).to_text())
             }
             "levelstats" => Some(self.level_stats(cf)),
             "num-files-at-level" => None,
@@ -235,7 +235,7 @@ impl DbInner {
     pub fn cf_stats_no_file_histogram(&self, cf: &CfHandle, periodic: bool) -> String {
         let shape = self.level_shape(cf);
         let mut s = cf.internal_stats.cf_text(&cf.name, &shape, self.stats.seconds_up(), periodic);
-        if let Some(c) = &cf.block_cache {
+        if let Some(c) = &cf.block_cache() {
             let e = c.last_entry_stats();
             let now = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
@@ -259,7 +259,7 @@ impl DbInner {
     pub fn dump_stats(&self) {
         let handles: Vec<Arc<CfHandle>> = self.lock_state().cfs.values().map(|c| c.handle.clone()).collect();
         for h in &handles {
-            if let Some(c) = &h.block_cache {
+            if let Some(c) = &h.block_cache() {
                 let _ = c.collect_entry_stats(false);
             }
         }

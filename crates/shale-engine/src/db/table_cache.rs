@@ -130,7 +130,7 @@ impl TableCache {
             return None;
         }
         Some(crate::table::builder::WarmCache {
-            cache: cf.block_cache.clone()?,
+            cache: cf.block_cache()?,
             key: OffsetableCacheKey::new(self.cache_session, number),
             statistics: self.statistics.clone(),
             read_amp_bytes_per_bit: cf.config().read_amp_bytes_per_bit,
@@ -241,7 +241,7 @@ impl TableCache {
                 };
                 let opts = TableReaderOptions {
                     icmp: cf.icmp.clone(),
-                    block_cache: cf.block_cache.clone(),
+                    block_cache: cf.block_cache(),
                     verify_checksums: true,
                     file_name: name,
                     cache_key: OffsetableCacheKey::new(self.cache_session, file.number),

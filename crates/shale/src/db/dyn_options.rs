@@ -61,8 +61,13 @@
 //!   (`verify_output.rs`).
 //! - `compression_opts={level=..;...}`: the fields named change, the others keep their
 //!   values; tables written from then on compress with them.
-//! - `block_based_table_factory={block_size=..;...}`: the table options named change (see
-//!   [`TABLE_MUTABLE`]); flushes and compactions from then on write tables with them.
+//! - `block_based_table_factory={block_size=..;...}`: any block-based table option, as
+//!   RocksDB's `TableFactoryParseFn` clones the factory with the fields named changed.
+//!   Flushes and compactions from then on write tables with them, iterators made from then
+//!   on read ahead by them, and table readers opened from then on take the block cache
+//!   (`block_cache`, `no_block_cache`), the index and filter caching and pinning choices,
+//!   `index_block_search_type` and `read_amp_bytes_per_bit`; readers already open keep
+//!   theirs, as RocksDB's do.
 //! - `memtable_verify_per_key_checksum_on_seek` (and RocksDB's misspelled alias
 //!   `memtable_veirfy_per_key_checksum_on_seek`): memtables made from then on check every
 //!   entry a search passes (with `memtable_protection_bytes_per_key` above 0).
@@ -141,54 +146,6 @@ pub(crate) fn apply_mutable(o: &mut Options, name: &str, v: &str) -> Result<()> 
     Ok(())
 }
 
-/// Block-based table options `set_options` changes: those read when a table is written
-/// (flushes and compactions from then on) or when an iterator is made. The block cache and
-/// the cache and pinning choices are taken by each table reader when it is opened; Shale
-/// does not change them on an open database.
-const TABLE_MUTABLE: &[&str] = &[
-    "block_size",
-    "block_restart_interval",
-    "index_block_restart_interval",
-    "format_version",
-    "whole_key_filtering",
-    "optimize_filters_for_memory",
-    "filter_policy",
-    "checksum",
-    "index_type",
-    "metadata_block_size",
-    "partition_filters",
-    "decouple_partitioned_filters",
-    "index_shortening",
-    "data_block_index_type",
-    "data_block_hash_table_util_ratio",
-    "block_size_deviation",
-    "use_delta_encoding",
-    "enable_index_compression",
-    "verify_compression",
-    "block_align",
-    "super_block_alignment_size",
-    "super_block_alignment_space_overhead_ratio",
-    "max_auto_readahead_size",
-    "initial_auto_readahead_size",
-    "num_file_reads_for_auto_readahead",
-    "fail_if_no_udi_on_open",
-    "use_udi_as_primary_index",
-    "hash_index_allow_collision",
-    "index_per_partition",
-    "reserve_table_builder_memory",
-    "reserve_table_reader_memory",
-    "skip_table_builder_flush",
-    "block_cache_compressed",
-    // helper tbl (issue 33): read by each table a flush or compaction writes.
-    "prepopulate_block_cache",
-    "detect_filter_construct_corruption",
-    "uniform_cv_threshold",
-    // helper tbl2 (issue 33): read by each table reader opened from then on.
-    "index_block_search_type",
-    // helper tbl3 (issue 33): read by each table reader opened from then on.
-    "read_amp_bytes_per_bit",
-];
-
 /// `block_based_table_factory={name=value;...}` (RocksDB's `TableFactoryParseFn`): the
 /// family's block-based table options with the fields named changed, the others kept.
 /// Tables written from then on are built with them; iterators made from then on read ahead
@@ -204,15 +161,10 @@ fn apply_table_factory(o: &mut Options, v: &str) -> Result<()> {
     }
     for (k, x) in struct_fields(name, v)? {
         match find(Section::Table, k) {
-            Some(r) if TABLE_MUTABLE.contains(&k) => {
+            Some(r) => {
                 if !r.set_table(&mut o.table, x)? {
                     return Err(bad_value(&format!("{name}.{k}"), x));
                 }
-            }
-            Some(_) => {
-                return Err(Error::not_supported(format!(
-                    "set_options: option {name}.{k} cannot be changed by Shale on an open database"
-                )))
             }
             None => return Err(Error::invalid_argument(format!("Could not find option: {name}.{k}"))),
         }

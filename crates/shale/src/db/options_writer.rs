@@ -171,7 +171,7 @@ impl super::layer_hooks::LayerHooks for RocksOptionsHooks {
 
     fn log_cf_options(&self, inner: &DbInner, h: &CfHandle) -> Result<()> {
         let o = super::dyn_options::cf_options(h)?;
-        super::dyn_options::log_cf_options(&inner.info_log, &h.name, o, h.block_cache.as_ref());
+        super::dyn_options::log_cf_options(&inner.info_log, &h.name, o, h.block_cache().as_ref());
         Ok(())
     }
 }

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use shale::statistics::Ticker;
 use shale::table::{Table, TableReaderOptions};
-use shale::{DBCompressionType, ErrorKind, Options, ReadOptions, DB};
+use shale::{BlockBasedOptions, DBCompressionType, ErrorKind, Options, ReadOptions, DB};
 
 fn ssts(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -107,11 +107,54 @@ fn table_factory_fields_change_the_next_tables() {
     let e = db.set_options(&[("block_based_table_factory", "{no_such_field=1;}")]).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
     assert!(e.to_string().contains("no_such_field"), "{e}");
-    // A bad value, and a reader-side field Shale takes at table open only.
+    // A bad value.
     let e = db.set_options(&[("block_based_table_factory", "{block_size=big;}")]).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
-    let e = db.set_options(&[("block_based_table_factory", "{no_block_cache=true;}")]).unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
+}
+
+/// The reader-side fields act on the table readers opened from then on, as RocksDB's cloned
+/// table factory does; readers already open keep theirs: `cache_index_and_filter_blocks`
+/// puts the next table's index and filter into the block cache, `block_cache` names the
+/// cache later readers use, `no_block_cache` leaves later readers without one.
+#[test]
+fn reader_side_fields_act_on_readers_opened_from_then_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = opts();
+    o.enable_statistics();
+    let mut t = BlockBasedOptions::default();
+    t.set_bloom_filter(10.0, false);
+    o.set_block_based_table_factory(&t);
+    let db = DB::open(&o, dir.path()).unwrap();
+    flush_one(&db, dir.path(), 0);
+    let get = |k: &str| assert!(db.get(k).unwrap().is_some(), "{k}");
+    let tick = |t: Ticker| o.get_ticker_count(t);
+    get("key0-000001");
+    assert_eq!(tick(Ticker::BlockCacheIndexAdd), 0, "the reader holds its index");
+    assert_eq!(tick(Ticker::BlockCacheFilterAdd), 0, "the reader holds its filter");
+
+    db.set_options(&[("block_based_table_factory", "{cache_index_and_filter_blocks=true;}")]).unwrap();
+    assert!(options_file(dir.path()).contains("  cache_index_and_filter_blocks=true\n"));
+    get("key0-000002");
+    assert_eq!(tick(Ticker::BlockCacheIndexAdd), 0, "the open reader keeps its choice");
+    flush_one(&db, dir.path(), 1);
+    get("key1-000001");
+    assert!(tick(Ticker::BlockCacheIndexAdd) >= 1, "the new table's index is cached");
+    assert!(tick(Ticker::BlockCacheFilterAdd) >= 1, "the new table's filter is cached");
+
+    let capacity = || db.property_int_value("rocksdb.block-cache-capacity").unwrap().unwrap();
+    assert_eq!(capacity(), 32 << 20, "the default cache");
+    db.set_options(&[("block_based_table_factory", "{block_cache=1M;}")]).unwrap();
+    assert_eq!(capacity(), 1 << 20, "the cache named");
+
+    db.set_options(&[("block_based_table_factory", "{no_block_cache=true;}")]).unwrap();
+    flush_one(&db, dir.path(), 2);
+    let data_adds = tick(Ticker::BlockCacheDataAdd);
+    for i in (0..2000).step_by(50) {
+        get(&format!("key2-{i:06}"));
+    }
+    assert_eq!(tick(Ticker::BlockCacheDataAdd), data_adds, "a reader without a block cache");
+    get("key1-000500");
+    assert!(tick(Ticker::BlockCacheDataAdd) > data_adds, "an older reader keeps its cache");
 }
 
 #[test]
