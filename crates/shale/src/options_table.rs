@@ -3072,64 +3072,557 @@ fn set_filter_policy(t: &mut BlockBasedOptions, name: &str, v: &str) -> Result<b
     Ok(true)
 }
 
-/// The column-family options RocksDB 11.8.1's LOG lists as `Options.<name>: <value>` that
-/// Shale writes, in its order; `a.b` is field `b` of struct option `a`. Each value is its
-/// row's getter, in the LOG's spelling ([`log_value`]).
-pub(crate) const LOG_CF_ORDER: &[&str] = &[
-    "comparator",
-    "write_buffer_size",
-    "max_write_buffer_number",
-    "min_write_buffer_number_to_merge",
-    "num_levels",
-    "level0_file_num_compaction_trigger",
-    "level0_slowdown_writes_trigger",
-    "level0_stop_writes_trigger",
-    "target_file_size_base",
-    "target_file_size_multiplier",
-    "max_bytes_for_level_base",
-    "max_bytes_for_level_multiplier",
-    "memtable_op_scan_flush_trigger",
-    "memtable_avg_op_scan_flush_trigger",
-    "max_compaction_bytes",
-    "disable_auto_compactions",
-    "paranoid_file_checks",
-    "force_consistency_checks",
-    "report_bg_io_stats",
-    "ttl",
-    "periodic_compaction_seconds",
-    "atomic_flush",
-    "experimental_mempurge_threshold",
-    "compaction_style",
-    "level_compaction_dynamic_level_bytes",
-    "compaction_options_universal.size_ratio",
-    "compaction_options_universal.min_merge_width",
-    "compaction_options_universal.max_merge_width",
-    "compaction_options_universal.max_size_amplification_percent",
-    "compaction_options_universal.compression_size_percent",
-    "compaction_options_universal.stop_style",
-    "compaction_options_universal.max_read_amp",
-    "compaction_options_fifo.max_table_files_size",
-    "compaction_options_fifo.allow_compaction",
+/// How a value of RocksDB's `ColumnFamilyOptions::Dump` is printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LogFmt {
+    /// The row's text, booleans as 0/1 (`%d`); doubles already print as `%f`.
+    Plain,
+    /// A boolean as `true`/`false` (`%s`).
+    TrueFalse,
+    /// A user object's `Name()`, or `None` when there is none.
+    Callback,
+    /// A prefix extractor's `Name()` (its id without the length), or `nullptr`.
+    Extractor,
+    /// A compression type by RocksDB's `CompressionTypeToString`.
+    Codec,
+}
+
+/// One line of RocksDB 11.8.1's `ColumnFamilyOptions::Dump`, in its order: the label as
+/// RocksDB pads it, the entry (a row's name, `a.b` for field `b` of struct option `a`, or
+/// `@...` for a line the LOG writer builds itself), how its value prints, and the value
+/// printed when no row holds the entry (an option Shale keeps at RocksDB's default).
+#[derive(Clone, Copy)]
+pub(crate) struct LogCfLine {
+    pub label: &'static str,
+    pub entry: &'static str,
+    pub fmt: LogFmt,
+    pub default: Option<&'static str>,
+}
+
+const fn log_line(
+    label: &'static str,
+    entry: &'static str,
+    fmt: LogFmt,
+    default: Option<&'static str>,
+) -> LogCfLine {
+    LogCfLine { label, entry, fmt, default }
+}
+
+/// The column-family part of the LOG's options dump, line by line as RocksDB 11.8.1's
+/// `ColumnFamilyOptions::Dump` writes it (options/options.cc).
+pub(crate) static LOG_CF_LINES: &[LogCfLine] = &[
+    log_line("              Options.comparator", "comparator", LogFmt::Plain, None),
+    log_line(
+        "              Options.persist_user_defined_timestamps",
+        "@persist_ts",
+        LogFmt::TrueFalse,
+        Some("true"),
+    ),
+    log_line("          Options.merge_operator", "merge_operator", LogFmt::Callback, None),
+    log_line("       Options.compaction_filter", "compaction_filter", LogFmt::Callback, None),
+    log_line("       Options.compaction_filter_factory", "compaction_filter_factory", LogFmt::Callback, None),
+    log_line(" Options.sst_partitioner_factory", "sst_partitioner_factory", LogFmt::Callback, Some("None")),
+    log_line("        Options.memtable_factory", "memtable_factory", LogFmt::Callback, None),
+    log_line("           Options.table_factory", "@table_factory", LogFmt::Plain, None),
+    log_line("       Options.write_buffer_size", "write_buffer_size", LogFmt::Plain, None),
+    log_line(" Options.max_write_buffer_number", "max_write_buffer_number", LogFmt::Plain, None),
+    log_line("         Options.compression", "@compression", LogFmt::Plain, None),
+    log_line(
+        "                 Options.bottommost_compression",
+        "@bottommost_compression",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line("      Options.prefix_extractor", "prefix_extractor", LogFmt::Extractor, None),
+    log_line(
+        "  Options.memtable_insert_with_hint_prefix_extractor",
+        "memtable_insert_with_hint_prefix_extractor",
+        LogFmt::Extractor,
+        None,
+    ),
+    log_line("            Options.num_levels", "num_levels", LogFmt::Plain, None),
+    log_line(
+        "       Options.min_write_buffer_number_to_merge",
+        "min_write_buffer_number_to_merge",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line(
+        "    Options.max_write_buffer_size_to_maintain",
+        "max_write_buffer_size_to_maintain",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line(
+        "           Options.bottommost_compression_opts.window_bits",
+        "bottommost_compression_opts.window_bits",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line(
+        "                 Options.bottommost_compression_opts.level",
+        "bottommost_compression_opts.level",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line(
+        "              Options.bottommost_compression_opts.strategy",
+        "bottommost_compression_opts.strategy",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line(
+        "        Options.bottommost_compression_opts.max_dict_bytes",
+        "bottommost_compression_opts.max_dict_bytes",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line(
+        "        Options.bottommost_compression_opts.zstd_max_train_bytes",
+        "bottommost_compression_opts.zstd_max_train_bytes",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line(
+        "        Options.bottommost_compression_opts.parallel_threads",
+        "bottommost_compression_opts.parallel_threads",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line(
+        "                 Options.bottommost_compression_opts.enabled",
+        "bottommost_compression_opts.enabled",
+        LogFmt::TrueFalse,
+        None,
+    ),
+    log_line(
+        "        Options.bottommost_compression_opts.max_dict_buffer_bytes",
+        "bottommost_compression_opts.max_dict_buffer_bytes",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line(
+        "        Options.bottommost_compression_opts.use_zstd_dict_trainer",
+        "bottommost_compression_opts.use_zstd_dict_trainer",
+        LogFmt::TrueFalse,
+        None,
+    ),
+    log_line(
+        "           Options.compression_opts.window_bits",
+        "compression_opts.window_bits",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line(
+        "                 Options.compression_opts.level",
+        "compression_opts.level",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line(
+        "              Options.compression_opts.strategy",
+        "compression_opts.strategy",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line(
+        "        Options.compression_opts.max_dict_bytes",
+        "compression_opts.max_dict_bytes",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line(
+        "        Options.compression_opts.zstd_max_train_bytes",
+        "compression_opts.zstd_max_train_bytes",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line(
+        "        Options.compression_opts.use_zstd_dict_trainer",
+        "compression_opts.use_zstd_dict_trainer",
+        LogFmt::TrueFalse,
+        None,
+    ),
+    log_line(
+        "        Options.compression_opts.parallel_threads",
+        "compression_opts.parallel_threads",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line(
+        "                 Options.compression_opts.enabled",
+        "compression_opts.enabled",
+        LogFmt::TrueFalse,
+        None,
+    ),
+    log_line(
+        "        Options.compression_opts.max_dict_buffer_bytes",
+        "compression_opts.max_dict_buffer_bytes",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line(
+        "     Options.level0_file_num_compaction_trigger",
+        "level0_file_num_compaction_trigger",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line(
+        "         Options.level0_slowdown_writes_trigger",
+        "level0_slowdown_writes_trigger",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line(
+        "             Options.level0_stop_writes_trigger",
+        "level0_stop_writes_trigger",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line("                  Options.target_file_size_base", "target_file_size_base", LogFmt::Plain, None),
+    log_line(
+        "            Options.target_file_size_multiplier",
+        "target_file_size_multiplier",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line(
+        "           Options.target_file_size_is_upper_bound",
+        "target_file_size_is_upper_bound",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line(
+        "               Options.max_bytes_for_level_base",
+        "max_bytes_for_level_base",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line(
+        "Options.level_compaction_dynamic_level_bytes",
+        "level_compaction_dynamic_level_bytes",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line(
+        "         Options.max_bytes_for_level_multiplier",
+        "max_bytes_for_level_multiplier",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line("Options.max_bytes_for_level_multiplier_addtl", "@addtl", LogFmt::Plain, None),
+    log_line(
+        "      Options.max_sequential_skip_in_iterations",
+        "max_sequential_skip_in_iterations",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line(
+        "         Options.memtable_op_scan_flush_trigger",
+        "memtable_op_scan_flush_trigger",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line(
+        "     Options.memtable_avg_op_scan_flush_trigger",
+        "memtable_avg_op_scan_flush_trigger",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line(
+        "     Options.min_tombstones_for_range_conversion",
+        "min_tombstones_for_range_conversion",
+        LogFmt::Plain,
+        Some("0"),
+    ),
+    log_line("                   Options.max_compaction_bytes", "max_compaction_bytes", LogFmt::Plain, None),
+    log_line("                       Options.arena_block_size", "arena_block_size", LogFmt::Plain, None),
+    log_line(
+        "  Options.soft_pending_compaction_bytes_limit",
+        "soft_pending_compaction_bytes_limit",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line(
+        "  Options.hard_pending_compaction_bytes_limit",
+        "hard_pending_compaction_bytes_limit",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line(
+        "               Options.disable_auto_compactions",
+        "disable_auto_compactions",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line("                       Options.compaction_style", "compaction_style", LogFmt::Plain, None),
+    log_line("                         Options.compaction_pri", "compaction_pri", LogFmt::Plain, None),
+    log_line(
+        "Options.compaction_options_universal.size_ratio",
+        "compaction_options_universal.size_ratio",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line(
+        "Options.compaction_options_universal.min_merge_width",
+        "compaction_options_universal.min_merge_width",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line(
+        "Options.compaction_options_universal.max_merge_width",
+        "compaction_options_universal.max_merge_width",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line(
+        "Options.compaction_options_universal.max_size_amplification_percent",
+        "compaction_options_universal.max_size_amplification_percent",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line(
+        "Options.compaction_options_universal.compression_size_percent",
+        "compaction_options_universal.compression_size_percent",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line(
+        "Options.compaction_options_universal.stop_style",
+        "compaction_options_universal.stop_style",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line(
+        "Options.compaction_options_universal.max_read_amp",
+        "compaction_options_universal.max_read_amp",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line(
+        "Options.compaction_options_universal.reduce_file_locking",
+        "compaction_options_universal.reduce_file_locking",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line(
+        "Options.compaction_options_fifo.max_table_files_size",
+        "compaction_options_fifo.max_table_files_size",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line(
+        "Options.compaction_options_fifo.allow_compaction",
+        "compaction_options_fifo.allow_compaction",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line("                  Options.table_properties_collectors", "@collectors", LogFmt::Plain, None),
+    log_line(
+        "                  Options.inplace_update_support",
+        "inplace_update_support",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line(
+        "                Options.inplace_update_num_locks",
+        "inplace_update_num_locks",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line(
+        "              Options.memtable_prefix_bloom_size_ratio",
+        "memtable_prefix_bloom_size_ratio",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line(
+        "              Options.memtable_whole_key_filtering",
+        "memtable_whole_key_filtering",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line("  Options.memtable_huge_page_size", "memtable_huge_page_size", LogFmt::Plain, None),
+    log_line("                          Options.bloom_locality", "bloom_locality", LogFmt::Plain, None),
+    log_line(
+        "                   Options.max_successive_merges",
+        "max_successive_merges",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line(
+        "            Options.strict_max_successive_merges",
+        "strict_max_successive_merges",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line(
+        "               Options.optimize_filters_for_hits",
+        "optimize_filters_for_hits",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line("               Options.paranoid_file_checks", "paranoid_file_checks", LogFmt::Plain, None),
+    log_line(
+        "               Options.force_consistency_checks",
+        "force_consistency_checks",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line("               Options.report_bg_io_stats", "report_bg_io_stats", LogFmt::Plain, None),
+    log_line(
+        "               Options.disallow_memtable_writes",
+        "disallow_memtable_writes",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line("                              Options.ttl", "@ttl", LogFmt::Plain, None),
+    log_line(
+        "         Options.periodic_compaction_seconds",
+        "periodic_compaction_seconds",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line(
+        "                       Options.default_temperature",
+        "default_temperature",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line(
+        " Options.preclude_last_level_data_seconds",
+        "preclude_last_level_data_seconds",
+        LogFmt::Plain,
+        Some("0"),
+    ),
+    log_line(
+        "   Options.preserve_internal_time_seconds",
+        "preserve_internal_time_seconds",
+        LogFmt::Plain,
+        Some("0"),
+    ),
+    log_line("                      Options.enable_blob_files", "enable_blob_files", LogFmt::TrueFalse, None),
+    log_line("                          Options.min_blob_size", "min_blob_size", LogFmt::Plain, None),
+    log_line("                         Options.blob_file_size", "blob_file_size", LogFmt::Plain, None),
+    log_line("                  Options.blob_compression_type", "blob_compression_type", LogFmt::Codec, None),
+    log_line(
+        "            Options.blob_compression_opts.level",
+        "blob_compression_opts.level",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line(
+        "         Options.enable_blob_garbage_collection",
+        "enable_blob_garbage_collection",
+        LogFmt::TrueFalse,
+        None,
+    ),
+    log_line(
+        "     Options.blob_garbage_collection_age_cutoff",
+        "blob_garbage_collection_age_cutoff",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line(
+        "Options.blob_garbage_collection_force_threshold",
+        "blob_garbage_collection_force_threshold",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line(
+        "         Options.blob_compaction_readahead_size",
+        "blob_compaction_readahead_size",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line(
+        "               Options.blob_file_starting_level",
+        "blob_file_starting_level",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line("                          Options.blob_cache", "@blob_cache", LogFmt::Plain, None),
+    log_line(
+        "        Options.experimental_mempurge_threshold",
+        "experimental_mempurge_threshold",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line(
+        "           Options.memtable_max_range_deletions",
+        "memtable_max_range_deletions",
+        LogFmt::Plain,
+        None,
+    ),
+    log_line(
+        "                 Options.cf_allow_ingest_behind",
+        "cf_allow_ingest_behind",
+        LogFmt::TrueFalse,
+        None,
+    ),
+    log_line(
+        "  Options.memtable_batch_lookup_optimization",
+        "memtable_batch_lookup_optimization",
+        LogFmt::TrueFalse,
+        None,
+    ),
+    log_line(
+        "             Options.enable_blob_direct_write",
+        "enable_blob_direct_write",
+        LogFmt::TrueFalse,
+        Some("false"),
+    ),
+    log_line(
+        "           Options.blob_direct_write_partitions",
+        "blob_direct_write_partitions",
+        LogFmt::Plain,
+        Some("1"),
+    ),
 ];
 
-/// The LOG's `Options.<entry>` value of `o` for an entry of [`LOG_CF_ORDER`]: booleans as
-/// 0/1, as RocksDB's `ColumnFamilyOptions::Dump` prints them. `ttl` is the age RocksDB's
-/// sanitizing leaves for the picker (`age_compaction_seconds`), the LOG's value.
-pub(crate) fn log_value(o: &Options, entry: &str) -> Option<String> {
-    let text = match entry {
-        "ttl" => return Some(o.age_compaction_seconds().0.to_string()),
-        _ => match entry.split_once('.') {
-            Some((name, field)) => {
-                let whole = find(Section::Cf, name)?.get(o)?;
-                struct_fields(name, &whole).ok()?.into_iter().find(|(k, _)| *k == field)?.1.to_string()
-            }
-            None => find(Section::Db, entry).or_else(|| find(Section::Cf, entry))?.get(o)?,
+/// The LOG's value of `o` for `line` (not an `@` line): the row's getter in the LOG's
+/// spelling, or the line's default when no row holds the entry.
+pub(crate) fn log_value(o: &Options, line: &LogCfLine) -> Option<String> {
+    let text = match line.entry.split_once('.') {
+        Some((name, field)) => {
+            let whole = find(Section::Cf, name)?.get(o)?;
+            struct_fields(name, &whole).ok()?.into_iter().find(|(k, _)| *k == field)?.1.to_string()
+        }
+        None => match find(Section::Cf, line.entry).or_else(|| find(Section::Db, line.entry)) {
+            Some(row) => row.get(o)?,
+            None => return line.default.map(str::to_string),
         },
     };
-    Some(match text.as_str() {
-        "true" => "1".to_string(),
-        "false" => "0".to_string(),
-        _ => text,
+    Some(match line.fmt {
+        LogFmt::Plain => match text.as_str() {
+            "true" => "1".to_string(),
+            "false" => "0".to_string(),
+            _ => text,
+        },
+        LogFmt::TrueFalse => text,
+        LogFmt::Callback => match text.as_str() {
+            "nullptr" | "" => "None".to_string(),
+            // A struct-valued callback (`{id=StringAppendOperator;delimiter=..;}`): its id.
+            t if t.starts_with('{') => struct_fields(line.entry, t)
+                .ok()
+                .and_then(|f| f.into_iter().find(|(k, _)| *k == "id").map(|(_, v)| v.to_string()))
+                .unwrap_or_else(|| t.to_string()),
+            t => t.to_string(),
+        },
+        LogFmt::Extractor => {
+            // RocksDB's built-in extractors' `Name()` is their class name; the OPTIONS
+            // file's id adds the length ("rocksdb.FixedPrefix.3").
+            match text.rsplit_once('.') {
+                Some((class, len))
+                    if (class == "rocksdb.FixedPrefix" || class == "rocksdb.CappedPrefix")
+                        && len.bytes().all(|b| b.is_ascii_digit()) =>
+                {
+                    class.to_string()
+                }
+                _ => text,
+            }
+        }
+        LogFmt::Codec => compression(line.entry, &text).ok()?.to_table().name().to_string(),
     })
 }
 
@@ -3263,11 +3756,22 @@ mod tests {
     #[test]
     fn every_log_entry_has_a_value() {
         let o = Options::default();
-        for e in LOG_CF_ORDER {
-            assert!(log_value(&o, e).is_some(), "{e}");
+        let line = |e: &str| LOG_CF_LINES.iter().find(|l| l.entry == e).unwrap();
+        for l in LOG_CF_LINES.iter().filter(|l| !l.entry.starts_with('@')) {
+            assert!(log_value(&o, l).is_some(), "{}", l.entry);
         }
-        assert_eq!(log_value(&o, "disable_auto_compactions").as_deref(), Some("0"));
-        assert_eq!(log_value(&o, "compaction_options_universal.size_ratio").as_deref(), Some("1"));
+        assert_eq!(log_value(&o, line("disable_auto_compactions")).as_deref(), Some("0"));
+        assert_eq!(log_value(&o, line("compaction_options_universal.size_ratio")).as_deref(), Some("1"));
+        assert_eq!(log_value(&o, line("enable_blob_files")).as_deref(), Some("false"));
+        assert_eq!(log_value(&o, line("merge_operator")).as_deref(), Some("None"));
+        assert_eq!(log_value(&o, line("prefix_extractor")).as_deref(), Some("nullptr"));
+        assert_eq!(log_value(&o, line("blob_compression_type")).as_deref(), Some("NoCompression"));
+        assert_eq!(log_value(&o, line("max_bytes_for_level_multiplier")).as_deref(), Some("10.000000"));
+        let mut o = Options::default();
+        o.set_prefix_extractor(crate::SliceTransform::create_fixed_prefix(3));
+        o.set_merge_operator_associative("concat", |_, _, _| None);
+        assert_eq!(log_value(&o, line("prefix_extractor")).as_deref(), Some("rocksdb.FixedPrefix"));
+        assert_eq!(log_value(&o, line("merge_operator")).as_deref(), Some("concat"));
     }
 }
 

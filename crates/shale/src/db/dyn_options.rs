@@ -197,47 +197,85 @@ pub(crate) fn set_cf_options(inner: &DbInner, handle: &Arc<CfHandle>, pairs: &[(
     }
 }
 
-/// Writes a family's options to LOG as RocksDB does when it opens or creates one
-/// (`Options.<name>: <value>`, the values in force after sanitizing).
+/// Writes a family's options to LOG as RocksDB 11.8.1 does when it opens or creates one:
+/// `ColumnFamilyOptions::Dump`'s lines in its order and padding
+/// ([`crate::options_table::LOG_CF_LINES`]), the values in force after sanitizing.
 pub(crate) fn log_cf_options(
     log: &super::info_log::InfoLog,
     name: &str,
     o: &Options,
     cache: Option<&Arc<crate::cache::BlockCache>>,
 ) {
+    use crate::options_table::{log_value, LOG_CF_LINES};
     log.log(format_args!("--------------- Options for column family [{name}]:"));
-    log.header(format_args!("{:>40}: {}", "Options.table_factory", "BlockBasedTable"));
-    let table = super::options_dump::table_factory_options(&o.table, cache);
-    log.header(format_args!("           table_factory options: {}", table.trim_end_matches('\n')));
-    for entry in crate::options_table::LOG_CF_ORDER {
-        if let Some(v) = crate::options_table::log_value(o, entry) {
-            log.header(format_args!("{:>40}: {v}", format!("Options.{entry}")));
-        }
-        if *entry == "max_write_buffer_number" {
-            // RocksDB's ColumnFamilyOptions::Dump: the codec (per level when set) by
-            // CompressionTypeToString's name, then the bottommost one ("Disabled": none set).
-            if o.compression_per_level.is_empty() {
-                log.header(format_args!(
-                    "{:>40}: {}",
-                    "Options.compression",
-                    o.compression.to_table().name()
-                ));
-            } else {
-                for (i, c) in o.compression_per_level.iter().enumerate() {
+    for line in LOG_CF_LINES {
+        let label = line.label;
+        match line.entry {
+            "@persist_ts" => {
+                // Printed only for a comparator with timestamps.
+                if o.comparator.timestamp_size() > 0 {
+                    let row =
+                        crate::options_table::LogCfLine { entry: "persist_user_defined_timestamps", ..*line };
+                    log.header(format_args!("{label}: {}", log_value(o, &row).as_deref().unwrap_or("true")));
+                }
+            }
+            "@table_factory" => {
+                log.header(format_args!("{label}: {}", o.table_format.factory_name()));
+                if o.table_format == crate::table::TableFormat::BlockBased {
+                    let table = super::options_dump::table_factory_options(&o.table, cache);
                     log.header(format_args!(
-                        "{:>40}: {}",
-                        format!("Options.compression[{i}]"),
-                        c.to_table().name()
+                        "           table_factory options: {}",
+                        table.trim_end_matches('\n')
                     ));
                 }
             }
-            let bottom = o.bottommost_compression.map_or("Disabled", |c| c.to_table().name());
-            log.header(format_args!("{:>40}: {bottom}", "Options.bottommost_compression"));
+            "@compression" => {
+                // The codec per level when set, by CompressionTypeToString's name.
+                if o.compression_per_level.is_empty() {
+                    log.header(format_args!("{label}: {}", o.compression.to_table().name()));
+                } else {
+                    for (i, c) in o.compression_per_level.iter().enumerate() {
+                        log.header(format_args!("       Options.compression[{i}]: {}", c.to_table().name()));
+                    }
+                }
+            }
+            "@bottommost_compression" => {
+                let bottom = o.bottommost_compression.map_or("Disabled", |c| c.to_table().name());
+                log.header(format_args!("{label}: {bottom}"));
+            }
+            "@addtl" => {
+                for (i, m) in o.max_bytes_for_level_multiplier_additional.iter().enumerate() {
+                    log.header(format_args!("{label}[{i}]: {m}"));
+                }
+            }
+            "@collectors" => {
+                // RocksDB prints each factory's ToString() followed by ';'.
+                let collectors: String =
+                    o.deletion_collectors.iter().map(|f| f.description() + ";").collect();
+                log.header(format_args!("{label}: {collectors}"));
+            }
+            "@ttl" => log.header(format_args!("{label}: {}", o.age_compaction_seconds().0)),
+            "@blob_cache" => {
+                if let Some(c) = &o.blob_cache {
+                    log.header(format_args!("{label}: {}", super::options_dump::cache_name(c)));
+                    let text = super::options_dump::cache_printable_options(c);
+                    log.header(format_args!(
+                        "                          blob_cache options: {}",
+                        text.trim_end_matches('\n')
+                    ));
+                    let prepopulated = if o.blob.prepopulate_cache { "flush only" } else { "disabled" };
+                    log.header(format_args!(
+                        "                          blob_cache prepopulated: {prepopulated}"
+                    ));
+                }
+            }
+            _ => {
+                if let Some(v) = log_value(o, line) {
+                    log.header(format_args!("{label}: {v}"));
+                }
+            }
         }
     }
-    // RocksDB prints each factory's ToString() followed by ';'.
-    let collectors: String = o.deletion_collectors.iter().map(|f| f.description() + ";").collect();
-    log.header(format_args!("                  Options.table_properties_collectors: {collectors}"));
 }
 
 #[cfg(test)]

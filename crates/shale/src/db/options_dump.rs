@@ -48,19 +48,9 @@ pub(crate) fn table_factory_options(t: &BlockBasedOptions, cache: Option<&Arc<Bl
     match cache {
         Some(c) => {
             line!("block_cache", &format_args!("{:p}", Arc::as_ptr(c)));
-            // RocksDB's cache names: LRUCache, or AutoHyperClockCache (a HyperClockCache
-            // that sizes its table itself, as Shale's clock shards do).
-            let lru = c.kind() == crate::cache::CacheKind::Lru;
-            line!("block_cache_name", &if lru { "LRUCache" } else { "AutoHyperClockCache" });
+            line!("block_cache_name", &cache_name(c));
             s.push_str("  block_cache_options:\n");
-            let _ = writeln!(s, "    capacity : {}", c.capacity());
-            let _ = writeln!(s, "    num_shard_bits : {}", c.num_shard_bits());
-            let _ = writeln!(s, "    strict_capacity_limit : {}", u8::from(c.strict_capacity_limit()));
-            s.push_str("    memory_allocator : None\n");
-            if lru {
-                let _ = writeln!(s, "    high_pri_pool_ratio: {:.3}", c.high_pri_pool_ratio());
-                s.push_str("    low_pri_pool_ratio: 0.000\n");
-            }
+            s.push_str(&cache_printable_options(c));
         }
         None => s.push_str("  block_cache: (nil)\n"),
     }
@@ -100,6 +90,30 @@ pub(crate) fn table_factory_options(t: &BlockBasedOptions, cache: Option<&Arc<Bl
     line!("prepopulate_block_cache", &(t.prepopulate_block_cache as u8));
     line!("initial_auto_readahead_size", &t.auto_readahead.initial);
     line!("num_file_reads_for_auto_readahead", &t.auto_readahead.num_file_reads);
+    s
+}
+
+/// RocksDB's name of cache `c`: LRUCache, or AutoHyperClockCache (a HyperClockCache that
+/// sizes its table itself, as Shale's clock shards do).
+pub(crate) fn cache_name(c: &BlockCache) -> &'static str {
+    if c.kind() == crate::cache::CacheKind::Lru {
+        "LRUCache"
+    } else {
+        "AutoHyperClockCache"
+    }
+}
+
+/// A cache's `GetPrintableOptions` (RocksDB's `ShardedCache` and `LRUCache` lines).
+pub(crate) fn cache_printable_options(c: &BlockCache) -> String {
+    let mut s = String::with_capacity(200);
+    let _ = writeln!(s, "    capacity : {}", c.capacity());
+    let _ = writeln!(s, "    num_shard_bits : {}", c.num_shard_bits());
+    let _ = writeln!(s, "    strict_capacity_limit : {}", u8::from(c.strict_capacity_limit()));
+    s.push_str("    memory_allocator : None\n");
+    if c.kind() == crate::cache::CacheKind::Lru {
+        let _ = writeln!(s, "    high_pri_pool_ratio: {:.3}", c.high_pri_pool_ratio());
+        s.push_str("    low_pri_pool_ratio: 0.000\n");
+    }
     s
 }
 

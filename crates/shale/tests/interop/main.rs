@@ -59,6 +59,7 @@ mod interop_wal_compression;
 mod interop_wide_columns;
 mod interop_zlib_parallel;
 mod load_latest_options;
+mod log_cf_options_11;
 mod memtable_vector;
 mod merge_at_flush;
 mod merge_operator;
