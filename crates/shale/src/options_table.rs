@@ -3079,12 +3079,14 @@ pub(crate) enum LogFmt {
     Plain,
     /// A boolean as `true`/`false` (`%s`).
     TrueFalse,
-    /// A user object's `Name()`, or `None` when there is none.
+    /// A user object's `Name()`; when there is none, the line's default, else `None`.
     Callback,
     /// A prefix extractor's `Name()` (its id without the length), or `nullptr`.
     Extractor,
     /// A compression type by RocksDB's `CompressionTypeToString`.
     Codec,
+    /// An enum printed as its value: the name's index in the list.
+    Index(&'static [&'static str]),
 }
 
 /// One line of RocksDB 11.8.1's `ColumnFamilyOptions::Dump`, in its order: the label as
@@ -3092,7 +3094,7 @@ pub(crate) enum LogFmt {
 /// `@...` for a line the LOG writer builds itself), how its value prints, and the value
 /// printed when no row holds the entry (an option Shale keeps at RocksDB's default).
 #[derive(Clone, Copy)]
-pub(crate) struct LogCfLine {
+pub(crate) struct LogLine {
     pub label: &'static str,
     pub entry: &'static str,
     pub fmt: LogFmt,
@@ -3104,13 +3106,13 @@ const fn log_line(
     entry: &'static str,
     fmt: LogFmt,
     default: Option<&'static str>,
-) -> LogCfLine {
-    LogCfLine { label, entry, fmt, default }
+) -> LogLine {
+    LogLine { label, entry, fmt, default }
 }
 
 /// The column-family part of the LOG's options dump, line by line as RocksDB 11.8.1's
 /// `ColumnFamilyOptions::Dump` writes it (options/options.cc).
-pub(crate) static LOG_CF_LINES: &[LogCfLine] = &[
+pub(crate) static LOG_CF_LINES: &[LogLine] = &[
     log_line("              Options.comparator", "comparator", LogFmt::Plain, None),
     log_line(
         "              Options.persist_user_defined_timestamps",
@@ -3580,16 +3582,472 @@ pub(crate) static LOG_CF_LINES: &[LogCfLine] = &[
     ),
 ];
 
+/// RocksDB's `WALRecoveryMode` names by value (the LOG prints the number).
+const WAL_RECOVERY_MODES: &[&str] = &[
+    "kTolerateCorruptedTailRecords",
+    "kAbsoluteConsistency",
+    "kPointInTimeRecovery",
+    "kSkipAnyCorruptedRecords",
+];
+
+/// RocksDB's built-in `CompressionType` names by value 0..=7 (the LOG prints the number).
+const COMPRESSION_CODES: &[&str] = &[
+    "kNoCompression",
+    "kSnappyCompression",
+    "kZlibCompression",
+    "kBZip2Compression",
+    "kLZ4Compression",
+    "kLZ4HCCompression",
+    "kXpressCompression",
+    "kZSTD",
+];
+
+/// The database part of the LOG's options dump, line by line as RocksDB 11.8.1's
+/// `ImmutableDBOptions::Dump` then `MutableDBOptions::Dump` write it (options/db_options.cc);
+/// the defaults are RocksDB's, printed for options Shale has no row for yet.
+pub(crate) static LOG_DB_LINES: &[LogLine] = &[
+    log_line("                        Options.error_if_exists", "error_if_exists", LogFmt::Plain, Some("0")),
+    log_line(
+        "                      Options.create_if_missing",
+        "create_if_missing",
+        LogFmt::Plain,
+        Some("1"),
+    ),
+    log_line("                        Options.paranoid_checks", "paranoid_checks", LogFmt::Plain, Some("1")),
+    log_line("                       Options.open_files_async", "open_files_async", LogFmt::Plain, Some("0")),
+    log_line(
+        "            Options.flush_verify_memtable_count",
+        "flush_verify_memtable_count",
+        LogFmt::Plain,
+        Some("1"),
+    ),
+    log_line(
+        "         Options.compaction_verify_record_count",
+        "compaction_verify_record_count",
+        LogFmt::Plain,
+        Some("1"),
+    ),
+    log_line(
+        "                              Options.track_and_verify_wals_in_manifest",
+        "track_and_verify_wals_in_manifest",
+        LogFmt::Plain,
+        Some("0"),
+    ),
+    log_line(
+        "                              Options.track_and_verify_wals",
+        "track_and_verify_wals",
+        LogFmt::Plain,
+        Some("0"),
+    ),
+    log_line(
+        "       Options.verify_sst_unique_id_in_manifest",
+        "verify_sst_unique_id_in_manifest",
+        LogFmt::Plain,
+        Some("1"),
+    ),
+    log_line("                                    Options.env", "@env", LogFmt::Plain, None),
+    log_line("                                     Options.fs", "@fs", LogFmt::Plain, None),
+    log_line("                               Options.info_log", "@info_log", LogFmt::Plain, None),
+    log_line(
+        "               Options.max_file_opening_threads",
+        "max_file_opening_threads",
+        LogFmt::Plain,
+        Some("16"),
+    ),
+    log_line(
+        "               Options.read_io_executor_threads",
+        "read_io_executor_threads",
+        LogFmt::Plain,
+        Some("1"),
+    ),
+    log_line("                             Options.statistics", "@statistics", LogFmt::Plain, None),
+    log_line("                              Options.use_fsync", "use_fsync", LogFmt::Plain, Some("0")),
+    log_line(
+        "                      Options.max_log_file_size",
+        "max_log_file_size",
+        LogFmt::Plain,
+        Some("0"),
+    ),
+    log_line(
+        "                  Options.log_file_time_to_roll",
+        "log_file_time_to_roll",
+        LogFmt::Plain,
+        Some("0"),
+    ),
+    log_line(
+        "                      Options.keep_log_file_num",
+        "keep_log_file_num",
+        LogFmt::Plain,
+        Some("1000"),
+    ),
+    log_line(
+        "                   Options.recycle_log_file_num",
+        "recycle_log_file_num",
+        LogFmt::Plain,
+        Some("0"),
+    ),
+    log_line(
+        "                    Options.async_wal_precreate",
+        "async_wal_precreate",
+        LogFmt::Plain,
+        Some("0"),
+    ),
+    log_line("                        Options.allow_fallocate", "allow_fallocate", LogFmt::Plain, Some("1")),
+    log_line("                       Options.allow_mmap_reads", "allow_mmap_reads", LogFmt::Plain, Some("0")),
+    log_line(
+        "                      Options.allow_mmap_writes",
+        "allow_mmap_writes",
+        LogFmt::Plain,
+        Some("0"),
+    ),
+    log_line("                       Options.use_direct_reads", "use_direct_reads", LogFmt::Plain, Some("0")),
+    log_line(
+        "            Options.use_direct_io_for_compaction_reads",
+        "use_direct_io_for_compaction_reads",
+        LogFmt::Plain,
+        Some("0"),
+    ),
+    log_line(
+        "        Options.use_direct_io_for_flush_and_compaction",
+        "use_direct_io_for_flush_and_compaction",
+        LogFmt::Plain,
+        Some("0"),
+    ),
+    log_line(
+        "         Options.create_missing_column_families",
+        "create_missing_column_families",
+        LogFmt::Plain,
+        Some("0"),
+    ),
+    log_line("                             Options.db_log_dir", "@db_log_dir", LogFmt::Plain, None),
+    log_line("                                Options.wal_dir", "@wal_dir", LogFmt::Plain, None),
+    log_line(
+        "               Options.table_cache_numshardbits",
+        "table_cache_numshardbits",
+        LogFmt::Plain,
+        Some("6"),
+    ),
+    log_line("                        Options.WAL_ttl_seconds", "WAL_ttl_seconds", LogFmt::Plain, Some("0")),
+    log_line(
+        "                      Options.WAL_size_limit_MB",
+        "WAL_size_limit_MB",
+        LogFmt::Plain,
+        Some("0"),
+    ),
+    log_line(
+        "                       Options.max_write_batch_group_size_bytes",
+        "max_write_batch_group_size_bytes",
+        LogFmt::Plain,
+        Some("1048576"),
+    ),
+    log_line(
+        "                    Options.is_fd_close_on_exec",
+        "is_fd_close_on_exec",
+        LogFmt::Plain,
+        Some("1"),
+    ),
+    log_line(
+        "                  Options.advise_random_on_open",
+        "advise_random_on_open",
+        LogFmt::Plain,
+        Some("1"),
+    ),
+    log_line(
+        "                   Options.db_write_buffer_size",
+        "db_write_buffer_size",
+        LogFmt::Plain,
+        Some("0"),
+    ),
+    log_line("                   Options.write_buffer_manager", "@write_buffer_manager", LogFmt::Plain, None),
+    log_line(
+        "                     Options.use_adaptive_mutex",
+        "use_adaptive_mutex",
+        LogFmt::Plain,
+        Some("0"),
+    ),
+    log_line("                           Options.rate_limiter", "@rate_limiter", LogFmt::Plain, None),
+    log_line("    Options.sst_file_manager.rate_bytes_per_sec", "@sfm_rate", LogFmt::Plain, None),
+    log_line(
+        "                      Options.wal_recovery_mode",
+        "wal_recovery_mode",
+        LogFmt::Index(WAL_RECOVERY_MODES),
+        Some("2"),
+    ),
+    log_line(
+        "                 Options.enable_thread_tracking",
+        "enable_thread_tracking",
+        LogFmt::Plain,
+        Some("0"),
+    ),
+    log_line(
+        "                 Options.enable_pipelined_write",
+        "enable_pipelined_write",
+        LogFmt::Plain,
+        Some("0"),
+    ),
+    log_line("                 Options.unordered_write", "unordered_write", LogFmt::Plain, Some("0")),
+    log_line(
+        "        Options.allow_concurrent_memtable_write",
+        "allow_concurrent_memtable_write",
+        LogFmt::Plain,
+        Some("1"),
+    ),
+    log_line(
+        "     Options.enable_write_thread_adaptive_yield",
+        "enable_write_thread_adaptive_yield",
+        LogFmt::Plain,
+        Some("1"),
+    ),
+    log_line(
+        "            Options.write_thread_max_yield_usec",
+        "write_thread_max_yield_usec",
+        LogFmt::Plain,
+        Some("100"),
+    ),
+    log_line(
+        "           Options.write_thread_slow_yield_usec",
+        "write_thread_slow_yield_usec",
+        LogFmt::Plain,
+        Some("3"),
+    ),
+    log_line("                              Options.row_cache", "@row_cache", LogFmt::Plain, None),
+    log_line("                             Options.wal_filter", "wal_filter", LogFmt::Callback, Some("None")),
+    log_line(
+        "            Options.avoid_flush_during_recovery",
+        "avoid_flush_during_recovery",
+        LogFmt::Plain,
+        Some("0"),
+    ),
+    log_line(
+        "        Options.enforce_write_buffer_manager_during_recovery",
+        "enforce_write_buffer_manager_during_recovery",
+        LogFmt::Plain,
+        Some("1"),
+    ),
+    log_line("            Options.allow_ingest_behind", "allow_ingest_behind", LogFmt::Plain, Some("0")),
+    log_line("            Options.two_write_queues", "two_write_queues", LogFmt::Plain, Some("0")),
+    log_line("            Options.manual_wal_flush", "manual_wal_flush", LogFmt::Plain, Some("0")),
+    log_line(
+        "            Options.wal_compression",
+        "wal_compression",
+        LogFmt::Index(COMPRESSION_CODES),
+        Some("0"),
+    ),
+    log_line(
+        "            Options.background_close_inactive_wals",
+        "background_close_inactive_wals",
+        LogFmt::Plain,
+        Some("0"),
+    ),
+    log_line("            Options.atomic_flush", "atomic_flush", LogFmt::Plain, Some("0")),
+    log_line(
+        "            Options.avoid_unnecessary_blocking_io",
+        "avoid_unnecessary_blocking_io",
+        LogFmt::Plain,
+        Some("0"),
+    ),
+    log_line(
+        "            Options.prefix_seek_opt_in_only",
+        "prefix_seek_opt_in_only",
+        LogFmt::Plain,
+        Some("0"),
+    ),
+    log_line(
+        "                Options.persist_stats_to_disk",
+        "persist_stats_to_disk",
+        LogFmt::Plain,
+        Some("0"),
+    ),
+    log_line(
+        "                Options.write_dbid_to_manifest",
+        "write_dbid_to_manifest",
+        LogFmt::Plain,
+        Some("1"),
+    ),
+    log_line(
+        "                Options.reuse_manifest_on_open",
+        "reuse_manifest_on_open",
+        LogFmt::Plain,
+        Some("0"),
+    ),
+    log_line("                Options.write_identity_file", "write_identity_file", LogFmt::Plain, Some("1")),
+    log_line("                Options.log_readahead_size", "log_readahead_size", LogFmt::Plain, Some("0")),
+    log_line(
+        "                Options.file_checksum_gen_factory",
+        "file_checksum_gen_factory",
+        LogFmt::Callback,
+        Some("Unknown"),
+    ),
+    log_line(
+        "                Options.best_efforts_recovery",
+        "best_efforts_recovery",
+        LogFmt::Plain,
+        Some("0"),
+    ),
+    log_line(
+        "               Options.max_bgerror_resume_count",
+        "max_bgerror_resume_count",
+        LogFmt::Plain,
+        Some("2147483647"),
+    ),
+    log_line(
+        "           Options.bgerror_resume_retry_interval",
+        "bgerror_resume_retry_interval",
+        LogFmt::Plain,
+        Some("1000000"),
+    ),
+    log_line("            Options.allow_data_in_errors", "allow_data_in_errors", LogFmt::Plain, Some("0")),
+    log_line("            Options.db_host_id", "db_host_id", LogFmt::Plain, Some("__hostname__")),
+    log_line(
+        "            Options.enforce_single_del_contracts",
+        "enforce_single_del_contracts",
+        LogFmt::TrueFalse,
+        Some("true"),
+    ),
+    log_line(
+        "            Options.metadata_write_temperature",
+        "metadata_write_temperature",
+        LogFmt::Plain,
+        Some("kUnknown"),
+    ),
+    log_line(
+        "            Options.wal_write_temperature",
+        "wal_write_temperature",
+        LogFmt::Plain,
+        Some("kUnknown"),
+    ),
+    log_line("            Options.max_background_jobs", "max_background_jobs", LogFmt::Plain, Some("2")),
+    log_line(
+        "            Options.max_background_compactions",
+        "max_background_compactions",
+        LogFmt::Plain,
+        Some("-1"),
+    ),
+    log_line("            Options.max_subcompactions", "max_subcompactions", LogFmt::Plain, Some("1")),
+    log_line(
+        "            Options.avoid_flush_during_shutdown",
+        "avoid_flush_during_shutdown",
+        LogFmt::Plain,
+        Some("0"),
+    ),
+    log_line(
+        "          Options.writable_file_max_buffer_size",
+        "writable_file_max_buffer_size",
+        LogFmt::Plain,
+        Some("1048576"),
+    ),
+    log_line(
+        "            Options.delayed_write_rate ",
+        "delayed_write_rate",
+        LogFmt::Plain,
+        Some("16777216"),
+    ),
+    log_line("            Options.max_total_wal_size", "max_total_wal_size", LogFmt::Plain, Some("0")),
+    log_line(
+        "            Options.delete_obsolete_files_period_micros",
+        "delete_obsolete_files_period_micros",
+        LogFmt::Plain,
+        Some("21600000000"),
+    ),
+    log_line(
+        "                  Options.stats_dump_period_sec",
+        "stats_dump_period_sec",
+        LogFmt::Plain,
+        Some("600"),
+    ),
+    log_line(
+        "                Options.stats_persist_period_sec",
+        "stats_persist_period_sec",
+        LogFmt::Plain,
+        Some("600"),
+    ),
+    log_line(
+        "                Options.stats_history_buffer_size",
+        "stats_history_buffer_size",
+        LogFmt::Plain,
+        Some("1048576"),
+    ),
+    log_line("                         Options.max_open_files", "max_open_files", LogFmt::Plain, Some("-1")),
+    log_line("                         Options.bytes_per_sync", "bytes_per_sync", LogFmt::Plain, Some("0")),
+    log_line(
+        "                     Options.wal_bytes_per_sync",
+        "wal_bytes_per_sync",
+        LogFmt::Plain,
+        Some("0"),
+    ),
+    log_line(
+        "                  Options.strict_bytes_per_sync",
+        "strict_bytes_per_sync",
+        LogFmt::Plain,
+        Some("0"),
+    ),
+    log_line(
+        "      Options.compaction_readahead_size",
+        "compaction_readahead_size",
+        LogFmt::Plain,
+        Some("2097152"),
+    ),
+    log_line(
+        "                 Options.max_background_flushes",
+        "max_background_flushes",
+        LogFmt::Plain,
+        Some("-1"),
+    ),
+    log_line(
+        "                 Options.max_manifest_file_size",
+        "max_manifest_file_size",
+        LogFmt::Plain,
+        Some("1073741824"),
+    ),
+    log_line(
+        "                 Options.max_manifest_space_amp_pct",
+        "max_manifest_space_amp_pct",
+        LogFmt::Plain,
+        Some("500"),
+    ),
+    log_line(
+        "            Options.manifest_preallocation_size",
+        "manifest_preallocation_size",
+        LogFmt::Plain,
+        Some("4194304"),
+    ),
+    log_line(
+        "      Options.verify_manifest_content_on_close",
+        "verify_manifest_content_on_close",
+        LogFmt::Plain,
+        Some("0"),
+    ),
+    log_line(
+        "         Options.optimize_manifest_for_recovery",
+        "optimize_manifest_for_recovery",
+        LogFmt::Plain,
+        Some("0"),
+    ),
+    log_line("Options.daily_offpeak_time_utc", "daily_offpeak_time_utc", LogFmt::Plain, Some("")),
+    log_line(
+        "Options.max_compaction_trigger_wakeup_seconds",
+        "max_compaction_trigger_wakeup_seconds",
+        LogFmt::Plain,
+        Some("43200"),
+    ),
+    log_line("                         Options.fast_sst_open", "fast_sst_open", LogFmt::Plain, Some("0")),
+];
+
 /// The LOG's value of `o` for `line` (not an `@` line): the row's getter in the LOG's
 /// spelling, or the line's default when no row holds the entry.
-pub(crate) fn log_value(o: &Options, line: &LogCfLine) -> Option<String> {
+pub(crate) fn log_value(o: &Options, line: &LogLine) -> Option<String> {
     let text = match line.entry.split_once('.') {
         Some((name, field)) => {
             let whole = find(Section::Cf, name)?.get(o)?;
             struct_fields(name, &whole).ok()?.into_iter().find(|(k, _)| *k == field)?.1.to_string()
         }
-        None => match find(Section::Cf, line.entry).or_else(|| find(Section::Db, line.entry)) {
-            Some(row) => row.get(o)?,
+        // A row with no getter is one RocksDB's OPTIONS file does not hold either: the LOG
+        // prints RocksDB's default, which such an option keeps in Shale.
+        None => match find(Section::Cf, line.entry)
+            .or_else(|| find(Section::Db, line.entry))
+            .and_then(|r| r.get(o))
+        {
+            Some(v) => v,
             None => return line.default.map(str::to_string),
         },
     };
@@ -3601,7 +4059,7 @@ pub(crate) fn log_value(o: &Options, line: &LogCfLine) -> Option<String> {
         },
         LogFmt::TrueFalse => text,
         LogFmt::Callback => match text.as_str() {
-            "nullptr" | "" => "None".to_string(),
+            "nullptr" | "" => line.default.unwrap_or("None").to_string(),
             // A struct-valued callback (`{id=StringAppendOperator;delimiter=..;}`): its id.
             t if t.starts_with('{') => struct_fields(line.entry, t)
                 .ok()
@@ -3623,6 +4081,7 @@ pub(crate) fn log_value(o: &Options, line: &LogCfLine) -> Option<String> {
             }
         }
         LogFmt::Codec => compression(line.entry, &text).ok()?.to_table().name().to_string(),
+        LogFmt::Index(names) => names.iter().position(|n| *n == text)?.to_string(),
     })
 }
 

@@ -215,7 +215,7 @@ pub(crate) fn log_cf_options(
                 // Printed only for a comparator with timestamps.
                 if o.comparator.timestamp_size() > 0 {
                     let row =
-                        crate::options_table::LogCfLine { entry: "persist_user_defined_timestamps", ..*line };
+                        crate::options_table::LogLine { entry: "persist_user_defined_timestamps", ..*line };
                     log.header(format_args!("{label}: {}", log_value(o, &row).as_deref().unwrap_or("true")));
                 }
             }

@@ -117,23 +117,60 @@ pub(crate) fn cache_printable_options(c: &BlockCache) -> String {
     s
 }
 
-/// The database options, one `Options.<name>: <value>` line each, as RocksDB's
-/// `DBOptions::Dump` writes them at open (header lines; the name right-aligned to column 47,
-/// flags as 0/1): every DB option Shale keeps, in the option table's order
-/// (`options_table.rs`, RocksDB's OPTIONS-file order).
+/// The database options as RocksDB 11.8.1's `DBOptions::Dump` writes them at open: its
+/// lines in its order and padding ([`crate::options_table::LOG_DB_LINES`]), flags as 0/1.
+/// Where RocksDB prints an object's address, Shale prints the address of its own object of
+/// that role, or `(nil)` when the option is not set.
 pub(crate) fn log_db_options(log: &super::info_log::InfoLog, o: &crate::Options) {
-    for row in crate::options_table::rows(crate::options_table::Section::Db) {
-        let Some(v) = row.get(o) else { continue };
-        let v = match v.as_str() {
-            "true" => "1".to_string(),
-            "false" => "0".to_string(),
-            // The OPTIONS file's text is escaped; the LOG prints the string itself.
-            _ if row.kind == crate::options_table::Kind::String => {
-                crate::options_file::unescape_option_string(&v)
+    use crate::options_table::{log_value, LOG_DB_LINES};
+    fn ptr<T: ?Sized>(a: Option<&Arc<T>>) -> String {
+        a.map_or_else(|| "(nil)".to_string(), |a| format!("{:p}", Arc::as_ptr(a).cast::<u8>()))
+    }
+    for line in LOG_DB_LINES {
+        let label = line.label;
+        let v = match line.entry {
+            "@env" | "@fs" => {
+                let fs = o.fs.clone().unwrap_or_else(crate::fs::default_fs);
+                if line.entry == "@fs" {
+                    // Shale's own file system is RocksDB's POSIX one; a user's is named so.
+                    if o.fs.is_some() { "CustomFileSystem" } else { "PosixFileSystem" }.to_string()
+                } else {
+                    ptr(Some(&fs))
+                }
             }
-            _ => v,
+            "@info_log" => format!("{:p}", log as *const super::info_log::InfoLog),
+            "@statistics" => {
+                log.header(format_args!("{label}: {}", ptr(o.statistics.as_ref())));
+                if let Some(s) = &o.statistics {
+                    // rust-rocksdb's numbering skips RocksDB's kExceptTickers (= 1 there,
+                    // an alias of kDisableAll in RocksDB 11.8.1's enum): RocksDB's value is
+                    // one less above kDisableAll.
+                    let level = s.level().saturating_sub(1);
+                    log.header(format_args!(
+                        "                             Options.statistics stats level: {level}"
+                    ));
+                }
+                continue;
+            }
+            "@db_log_dir" => o.db_log_dir.display().to_string(),
+            "@wal_dir" => o.wal_dir.display().to_string(),
+            "@write_buffer_manager" => ptr(o.write_buffer_manager.as_ref()),
+            "@rate_limiter" => ptr(o.rate_limiter.as_ref()),
+            // Shale keeps no SstFileManager delete-rate limit: RocksDB's 0 (none).
+            "@sfm_rate" => "0".to_string(),
+            "@row_cache" => {
+                o.row_cache.as_ref().map_or_else(|| "None".to_string(), |c| c.0.capacity().to_string())
+            }
+            _ => match log_value(o, line) {
+                Some(v) if line.fmt == crate::options_table::LogFmt::Plain => {
+                    // The OPTIONS file's text is escaped; the LOG prints the string itself.
+                    crate::options_file::unescape_option_string(&v)
+                }
+                Some(v) => v,
+                None => continue,
+            },
         };
-        log.header(format_args!("{:>47}: {v}", format!("Options.{}", row.name)));
+        log.header(format_args!("{label}: {v}"));
     }
 }
 
