@@ -31,17 +31,6 @@ pub trait MergeOperatorCore: Send + Sync {
 /// `kMergeOperatorFailed` ("Merge operator failed"), which never names the key.
 pub const MERGE_FAILED: &str = "Merge operator failed";
 
-/// A failed merge of `key`'s operands as the database reports it: as the operator answered
-/// (the key left out, as RocksDB's), and, with `allow_data_in_errors`, the key added in
-/// upper-case hex (RocksDB's `Slice::ToString(true)`): the user asked for data in errors.
-pub fn merge_error(e: Error, key: &[u8], allow_data_in_errors: bool) -> Error {
-    if !allow_data_in_errors || !e.state().starts_with(MERGE_FAILED) {
-        return e;
-    }
-    let hex: String = key.iter().map(|b| format!("{b:02X}")).collect();
-    Error::new(e.kind(), format!("{} for key 0x{hex}", e.state()))
-}
-
 /// RocksDB's status for merge operands read without a merge operator.
 pub fn no_merge_operator() -> Error {
     Error::invalid_argument("merge_operator is not properly initialized.")

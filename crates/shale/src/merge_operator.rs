@@ -175,8 +175,7 @@ impl MergeOperatorCore for MergeOperator {
 }
 
 /// RocksDB's Corruption "Merge operator failed" (sub-code `kMergeOperatorFailed`), with the
-/// operator's name and what went wrong; never the key: the database adds it when
-/// `allow_data_in_errors` is set (`shale_engine::merge::merge_error`).
+/// operator's name and what went wrong; never the key, as RocksDB's.
 fn merge_failed(name: &str, how: &str) -> crate::Error {
     crate::Error::corruption(format!("{}: merge operator '{name}' {how}", shale_engine::merge::MERGE_FAILED))
 }

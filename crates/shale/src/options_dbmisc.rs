@@ -5,8 +5,8 @@
 //!
 //! - `allow_data_in_errors` (default false, immutable): error messages keep user keys out
 //!   unless it is set. A failed merge is RocksDB's Corruption "Merge operator failed" (with
-//!   Shale's name of the operator and what went wrong), the key added only when set
-//!   (`shale_engine::merge::merge_error`); the memtable's per-key checksum and
+//!   Shale's name of the operator and what went wrong) and never names the key, set or not,
+//!   as RocksDB's `kMergeOperatorFailed` status; the memtable's per-key checksum and
 //!   `paranoid_memory_checks` Corruptions add RocksDB's details (the entry's type, user key
 //!   and sequence; the two keys out of order) only when set (`shale_engine::memtable`).
 //! - `daily_offpeak_time_utc` (default "", mutable in RocksDB through `SetDBOptions`, which

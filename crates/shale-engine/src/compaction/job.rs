@@ -112,8 +112,6 @@ pub struct JobInput<'a> {
     pub merge_operator: Option<&'a dyn MergeOperatorCore>,
     /// `enforce_single_del_contracts` (see `KeyCompactor::single_del_meets_delete`).
     pub enforce_single_del_contracts: bool,
-    /// `allow_data_in_errors`: a failed merge's Corruption names the key.
-    pub allow_data_in_errors: bool,
     /// User-defined timestamps: the family's `full_history_ts_low` (None: not set).
     pub full_history_ts_low: Option<Vec<u8>>,
     /// BlobDB: resolves blob indexes (merge bases, filters, garbage collection).
@@ -404,7 +402,6 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
         drops: DropReasons::default(),
         may_drop_deletions: true,
         enforce_single_del_contracts: input.enforce_single_del_contracts,
-        allow_data_in_errors: input.allow_data_in_errors,
     };
     let ts_sz = ucmp.timestamp_size();
     let ts_low = input.full_history_ts_low.clone().filter(|l| ts_sz > 0 && l.len() == ts_sz);
@@ -627,7 +624,6 @@ pub fn flush_entries(
     merge_operator: Option<&dyn MergeOperatorCore>,
     stats: Option<&crate::statistics::Statistics>,
     enforce_single_del_contracts: bool,
-    allow_data_in_errors: bool,
     emit: &mut EmitFn<'_>,
 ) -> Result<(u64, u64)> {
     let frag = FragmentedTombstones::new(ucmp.clone(), tombstones);
@@ -646,7 +642,6 @@ pub fn flush_entries(
         drops: DropReasons::default(),
         may_drop_deletions: true,
         enforce_single_del_contracts,
-        allow_data_in_errors,
     };
     let ts_sz = ucmp.timestamp_size();
     let ts_low = full_history_ts_low.filter(|l| ts_sz > 0 && l.len() == ts_sz);
@@ -702,8 +697,6 @@ struct KeyCompactor<'a, 'b> {
     may_drop_deletions: bool,
     /// RocksDB's `enforce_single_del_contracts`.
     enforce_single_del_contracts: bool,
-    /// RocksDB's `allow_data_in_errors` (a failed merge names its key).
-    allow_data_in_errors: bool,
 }
 
 /// RocksDB 11.8.1's words when a SingleDelete meets a Delete of its key
@@ -961,9 +954,7 @@ impl KeyCompactor<'_, '_> {
         match base {
             Some(b) => {
                 let n = operands.len() as u64 + u64::from(reached_base);
-                let merged = op
-                    .full_merge(key, b, operands, self.stats)
-                    .map_err(|e| crate::merge::merge_error(e, key, self.allow_data_in_errors))?;
+                let merged = op.full_merge(key, b, operands, self.stats)?;
                 // The operands and the base (if any) become one Put (one entity onto an
                 // entity).
                 self.dropped += n - 1;
@@ -1151,7 +1142,6 @@ mod tests {
             op,
             None,
             enforce_single_del,
-            false,
             &mut |k, v| {
                 let t = crate::key::trailer(k);
                 out.push((user_key(k).to_vec(), t >> 8, (t & 0xff) as u8, v.to_vec()));
@@ -1291,7 +1281,6 @@ mod tests {
             drops: DropReasons::default(),
             may_drop_deletions: whole_history,
             enforce_single_del_contracts: true,
-            allow_data_in_errors: false,
         };
         kc.compact_key(entries).unwrap();
         kc.emitted

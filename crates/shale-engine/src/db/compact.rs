@@ -228,7 +228,6 @@ impl DbInner {
                         compaction_filter: if has_filter { Some(&mut filter_fn) } else { None },
                         merge_operator: cf.config().callbacks.merge(),
                         enforce_single_del_contracts: this.config.enforce_single_del_contracts,
-                        allow_data_in_errors: this.config.allow_data_in_errors,
                         full_history_ts_low: Some(cf.full_history_ts_low()).filter(|l| !l.is_empty()),
                         blob_fetcher: Some(crate::blob::BlobFetcher {
                             cache: this.blob_cache.clone(),

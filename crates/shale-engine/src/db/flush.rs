@@ -104,7 +104,6 @@ pub fn write_level0_table(
 pub struct FlushChecks {
     pub enforce_single_del_contracts: bool,
     pub verify_memtable_count: bool,
-    pub allow_data_in_errors: bool,
 }
 
 impl FlushChecks {
@@ -112,7 +111,6 @@ impl FlushChecks {
         FlushChecks {
             enforce_single_del_contracts: config.enforce_single_del_contracts,
             verify_memtable_count: config.flush_verify_memtable_count,
-            allow_data_in_errors: config.allow_data_in_errors,
         }
     }
 }
@@ -336,7 +334,6 @@ fn write_table_inner(
         cf.config().callbacks.merge(),
         stats,
         checks.enforce_single_del_contracts,
-        checks.allow_data_in_errors,
         &mut emit,
     )?;
     let in_memtables: u64 = mems.iter().map(|m| m.num_entries()).sum();

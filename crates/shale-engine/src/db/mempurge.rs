@@ -77,7 +77,6 @@ pub fn mempurge(
         handle.config().callbacks.merge(),
         stats,
         enforce_single_del,
-        handle.config().memtable.allow_data_in_errors,
         &mut |ikey, value| {
             let tr = trailer(ikey);
             let t = match (tr & 0xff) as u8 {

@@ -38,8 +38,6 @@ struct MergeLookup<'a> {
     /// A column-aware read (`get_entity`): the result is an encoded entity whenever the
     /// base is one; other results are plain values.
     entity: bool,
-    /// `allow_data_in_errors`: a failed merge's Corruption names the key.
-    allow_data_in_errors: bool,
 }
 
 impl MergeLookup<'_> {
@@ -133,9 +131,7 @@ impl MergeLookup<'_> {
         let Some(op) = self.op else { return Err(no_merge_operator()) };
         let mut operands = std::mem::take(&mut self.operands);
         operands.reverse();
-        op.full_merge(self.key, base, operands, self.stats)
-            .map(Some)
-            .map_err(|e| crate::merge::merge_error(e, self.key, self.allow_data_in_errors))
+        op.full_merge(self.key, base, operands, self.stats).map(Some)
     }
 }
 
@@ -348,15 +344,8 @@ impl DbInner {
             fill_cache: ro.fill_cache,
             no_io: reads.no_io,
         };
-        let mut merge = MergeLookup {
-            op: cf.config().callbacks.merge(),
-            stats,
-            key,
-            operands: Vec::new(),
-            blob,
-            entity,
-            allow_data_in_errors: self.config.allow_data_in_errors,
-        };
+        let mut merge =
+            MergeLookup { op: cf.config().callbacks.merge(), stats, key, operands: Vec::new(), blob, entity };
         let with_ts = cf.icmp.timestamp_size() > 0;
         let mem_timer = PerfTimer::new(Field::GetFromMemtableTime);
         // RocksDB's `skip_memtable`: the persisted tier after a write without the WAL.

@@ -156,7 +156,6 @@ impl super::DbInner {
             compaction_filter: None,
             merge_operator: cf.config().callbacks.merge(),
             enforce_single_del_contracts: inner.config.enforce_single_del_contracts,
-            allow_data_in_errors: inner.config.allow_data_in_errors,
             full_history_ts_low: Some(cf.full_history_ts_low()).filter(|l| !l.is_empty()),
             blob_fetcher: None,
             blob_write: None,

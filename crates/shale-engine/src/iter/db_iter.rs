@@ -119,8 +119,6 @@ pub struct DBIter {
     merge_operator: Option<Arc<dyn MergeOperatorCore>>,
     /// The database's statistics (failed merges and reseeks are counted there).
     stats: Option<Arc<crate::statistics::Statistics>>,
-    /// `allow_data_in_errors`: a failed merge's Corruption names the key.
-    allow_data_in_errors: bool,
     /// Forward: the current entry is a merge result, in `saved_key` / `saved_value`, and the
     /// inner iterator is already past (some of) the key's entries.
     merged: bool,
@@ -214,7 +212,6 @@ impl DBIter {
             prefix: None,
             merge_operator: None,
             stats: None,
-            allow_data_in_errors: false,
             merged: false,
             ts: None,
             blob: None,
@@ -369,11 +366,6 @@ impl DBIter {
     /// The database's statistics, where failed merges and reseeks are counted.
     pub fn set_statistics(&mut self, stats: Option<Arc<crate::statistics::Statistics>>) {
         self.stats = stats;
-    }
-
-    /// The database's `allow_data_in_errors`: a failed merge's Corruption names the key.
-    pub fn set_allow_data_in_errors(&mut self, allow: bool) {
-        self.allow_data_in_errors = allow;
     }
 
     /// The family's `max_sequential_skip_in_iterations`: stepping over more than `n` entries
@@ -1049,7 +1041,6 @@ impl DBIter {
     fn full_merge(&self, base: Option<&[u8]>, operands: Vec<Vec<u8>>) -> Result<Vec<u8>> {
         let op = self.merge_operator.as_deref().ok_or_else(no_merge_operator)?;
         op.full_merge(&self.saved_key, base, operands, self.stats.as_deref())
-            .map_err(|e| crate::merge::merge_error(e, &self.saved_key, self.allow_data_in_errors))
     }
 
     /// Puts the inner iterator on the last entry whose user key is below `saved_key`.

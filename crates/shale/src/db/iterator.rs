@@ -291,7 +291,6 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
         }
         iter.set_merge_operator(cf.config().callbacks.merge_operator.clone());
         iter.set_statistics(inner.config.statistics.clone());
-        iter.set_allow_data_in_errors(inner.config.allow_data_in_errors);
         iter.set_blob_fetcher(Some(crate::blob::BlobFetcher {
             cache: inner.blob_cache.clone(),
             cf_id: cf.id,

@@ -359,7 +359,6 @@ impl TxnCore {
         }
         it.set_merge_operator(cf.config().callbacks.merge_operator.clone());
         it.set_statistics(self.inner.config.statistics.clone());
-        it.set_allow_data_in_errors(self.inner.config.allow_data_in_errors);
         it.set_blob_fetcher(Some(crate::blob::BlobFetcher {
             cache: self.inner.blob_cache.clone(),
             cf_id: cf.id,

@@ -33,8 +33,11 @@ fn failing(mut o: Options) -> Options {
 /// "secret" in RocksDB's upper-case hex.
 const SECRET_HEX: &str = "736563726574";
 
+/// RocksDB 11.8.1's failed merge is `Status::Corruption(kMergeOperatorFailed)`, which never
+/// names the key, whatever `allow_data_in_errors` says (that option adds data to the
+/// messages of damaged internal keys and memtable checks only).
 #[test]
-fn a_failed_merge_names_its_key_only_with_allow_data_in_errors() {
+fn a_failed_merge_never_names_its_key_whatever_allow_data_in_errors() {
     for allow in [false, true] {
         let dir = tempfile::tempdir().unwrap();
         let o = failing(with(&format!("allow_data_in_errors={allow}")));
@@ -45,18 +48,18 @@ fn a_failed_merge_names_its_key_only_with_allow_data_in_errors() {
             assert_eq!(e.kind(), ErrorKind::Corruption, "{e}");
             assert!(e.to_string().starts_with("Corruption: Merge operator failed"), "{e}");
             assert!(!e.to_string().contains("secret"), "{e}");
-            e.to_string().contains(&format!("for key 0x{SECRET_HEX}"))
+            e.to_string().contains(SECRET_HEX)
         };
         // A point read, from the memtable and then from a table.
-        assert_eq!(named(&err(db.get(b"secret"))), allow, "get, allow={allow}");
+        assert!(!named(&err(db.get(b"secret"))), "get, allow={allow}");
         // An iterator.
         let mut it = db.iterator(IteratorMode::Start);
         let e = it.find_map(|r| r.err()).expect("the iterator fails");
-        assert_eq!(named(&e), allow, "iterator, allow={allow}");
+        assert!(!named(&e), "iterator, allow={allow}");
         drop(it);
         // A flush: the merge is resolved into a Put, and fails.
         let e = err(db.flush());
-        assert_eq!(named(&e), allow, "flush, allow={allow}");
+        assert!(!named(&e), "flush, allow={allow}");
         drop(db);
         let log = std::fs::read_to_string(dir.path().join("LOG")).unwrap();
         assert!(
@@ -68,7 +71,7 @@ fn a_failed_merge_names_its_key_only_with_allow_data_in_errors() {
 }
 
 #[test]
-fn a_failed_merge_in_a_compaction_names_its_key_only_with_allow_data_in_errors() {
+fn a_failed_merge_in_a_compaction_never_names_its_key() {
     for allow in [false, true] {
         let dir = tempfile::tempdir().unwrap();
         // The merge reaches a table unresolved: no base, so the flush keeps the operand.
@@ -89,7 +92,10 @@ fn a_failed_merge_in_a_compaction_names_its_key_only_with_allow_data_in_errors()
         // The compaction's failure is the database's background error.
         let e = err(db.put(b"x", b"y"));
         assert!(e.to_string().contains("Merge operator failed"), "{e}");
-        assert_eq!(e.to_string().contains(&format!("for key 0x{SECRET_HEX}")), allow, "allow={allow}: {e}");
+        assert!(
+            !e.to_string().contains(SECRET_HEX) && !e.to_string().contains("secret"),
+            "allow={allow}: {e}"
+        );
     }
 }
 
@@ -107,9 +113,14 @@ fn allow_data_in_errors_is_read_from_the_options_file_and_fixed_while_open() {
         shale::Cache::new_lru_cache(1 << 20),
     )
     .unwrap();
-    let db = DB::open(&failing(loaded), dir.path()).unwrap();
-    db.merge(b"secret", b"op").unwrap();
-    assert!(err(db.get(b"secret")).to_string().contains(SECRET_HEX));
+    // The loaded value is the one in force: the reopen logs it and writes it back.
+    let log_before = std::fs::read_to_string(dir.path().join("LOG")).unwrap();
+    assert!(log_before.contains("Options.allow_data_in_errors: 1"), "the first open");
+    let db = DB::open(&loaded, dir.path()).unwrap();
+    let log = std::fs::read_to_string(dir.path().join("LOG")).unwrap();
+    assert!(log.contains("Options.allow_data_in_errors: 1"), "the reopen logs it");
+    assert!(util::latest_options_text(dir.path()).contains("allow_data_in_errors=true"));
+    drop(db);
     assert!(base().get_options_from_string("allow_data_in_errors=maybe").is_err());
 }
 
