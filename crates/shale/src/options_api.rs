@@ -2011,12 +2011,14 @@ impl Options {
         deletion_ratio: f64,
     ) {
         use crate::table::deletion_collector::{CollectorFactory, CompactOnDeletionCollectorFactory};
-        self.deletion_collectors.push(CollectorFactory::CompactOnDeletion(CompactOnDeletionCollectorFactory {
-            window_size,
-            deletion_trigger: num_dels_trigger,
-            deletion_ratio,
-            min_file_size: 0,
-        }));
+        self.deletion_collectors.push(CollectorFactory::CompactOnDeletion(
+            CompactOnDeletionCollectorFactory {
+                window_size,
+                deletion_trigger: num_dels_trigger,
+                deletion_ratio,
+                min_file_size: 0,
+            },
+        ));
     }
 
     /// RocksDB's `sst_partitioner_factory` (default none; a Shale extension, as rust-rocksdb

@@ -3198,10 +3198,13 @@ fn unbraced(v: &str) -> &str {
     t.strip_prefix('{').and_then(|x| x.strip_suffix('}')).map_or(t, str::trim)
 }
 
+/// A customizable object's id and its other fields (`name=value`).
+type CustomObject<'a> = (&'a str, Vec<(&'a str, &'a str)>);
+
 /// A customizable object's text (RocksDB's `LoadSharedObject`): `nullptr` or empty (none), a
 /// bare id, or `{id=<id>;field=value;...}` (braces optional). Returns the id and the other
 /// fields.
-fn custom_object<'a>(name: &str, v: &'a str) -> Result<Option<(&'a str, Vec<(&'a str, &'a str)>)>> {
+fn custom_object<'a>(name: &str, v: &'a str) -> Result<Option<CustomObject<'a>>> {
     let t = unbraced(v);
     if t.is_empty() || t == "nullptr" {
         return Ok(None);

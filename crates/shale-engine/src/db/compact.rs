@@ -55,14 +55,14 @@ pub fn moves_trivially(cf: &CfHandle, plan: &CompactionPlan, manual: bool) -> bo
 
 /// RocksDB's `Compaction::IsTrivialMove` asks the family's SST partitioner (when the output
 /// level is not the last) whether each input file may move without being cut.
-fn partitioner_allows_move(cf: &CfHandle, plan: &CompactionPlan) -> bool {
+pub(super) fn partitioner_allows_move(cf: &CfHandle, plan: &CompactionPlan) -> bool {
     let Some(p) = cf.config().sst_partitioner.as_ref() else { return true };
     if plan.output_level + 1 >= cf.config().num_levels {
         return true;
     }
-    plan.inputs.iter().all(|f| {
-        p.can_do_trivial_move(crate::key::user_key(&f.smallest), crate::key::user_key(&f.largest))
-    })
+    plan.inputs
+        .iter()
+        .all(|f| p.can_do_trivial_move(crate::key::user_key(&f.smallest), crate::key::user_key(&f.largest)))
 }
 
 fn has_compaction_filter(cf: &CfHandle) -> bool {

@@ -1456,7 +1456,8 @@ impl TableBuilder {
             Some(t) => t.name().to_string(),
             None => self.opts.prefix_extractor_name.clone(),
         };
-        p.property_collectors_names = super::deletion_collector::property_collectors_names(&self.opts.collectors);
+        p.property_collectors_names =
+            super::deletion_collector::property_collectors_names(&self.opts.collectors);
         if self.opts.icmp.timestamp_size() > 0 {
             // RocksDB records both, empty for a table without point entries.
             let (lo, hi) = self.ts_min_max.clone().unwrap_or_default();

@@ -237,20 +237,29 @@ mod tests {
     #[test]
     fn options_text_is_rocksdbs() {
         // What RocksDB 11.8.1's ldb wrote back for these two factories.
-        let d = CollectorFactory::from_fields("CompactOnDeletionCollector", &[("window_size", "100"), ("deletion_trigger", "10")])
-            .unwrap()
-            .unwrap();
+        let d = CollectorFactory::from_fields(
+            "CompactOnDeletionCollector",
+            &[("window_size", "100"), ("deletion_trigger", "10")],
+        )
+        .unwrap()
+        .unwrap();
         assert_eq!(
             d.options_text(),
             "{id=CompactOnDeletionCollector;min_file_size=0;deletion_ratio=0.000000;deletion_trigger=10;window_size=100;}"
         );
-        let t = CollectorFactory::from_fields("CompactForTieringCollector", &[("compaction_trigger_ratio", "0.3")])
-            .unwrap()
-            .unwrap();
+        let t = CollectorFactory::from_fields(
+            "CompactForTieringCollector",
+            &[("compaction_trigger_ratio", "0.3")],
+        )
+        .unwrap()
+        .unwrap();
         assert_eq!(t.options_text(), "{id=CompactForTieringCollector;compaction_trigger_ratio=0.300000;}");
         assert_eq!(t.description(), "CompactForTieringCollector, compaction trigger ratio:0.3\n");
         assert!(t.new_collector().is_none());
-        assert_eq!(property_collectors_names(&[d, t]), "[CompactOnDeletionCollector,CompactForTieringCollector]");
+        assert_eq!(
+            property_collectors_names(&[d, t]),
+            "[CompactOnDeletionCollector,CompactForTieringCollector]"
+        );
         assert!(CollectorFactory::from_fields("Nope", &[]).unwrap().is_none());
         assert!(CollectorFactory::from_fields("CompactOnDeletionCollector", &[("x", "1")]).is_err());
         assert!(CollectorFactory::from_fields("CompactOnDeletionCollector", &[("window_size", "z")]).is_err());

@@ -60,7 +60,9 @@ fn sst_partitioner_cuts_compaction_outputs_at_prefix_boundaries() {
     // By options string, as RocksDB's: one table per 3-byte prefix.
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path();
-    let mut o = base().get_options_from_string("sst_partitioner_factory={id=SstPartitionerFixedPrefixFactory;length=3}").unwrap();
+    let mut o = base()
+        .get_options_from_string("sst_partitioner_factory={id=SstPartitionerFixedPrefixFactory;length=3}")
+        .unwrap();
     o.create_if_missing(true);
     o.set_disable_auto_compactions(true);
     let db = DB::open(&o, path).unwrap();
@@ -159,9 +161,11 @@ fn sst_partitioner_option_text() {
     // A bare id: RocksDB's registry makes the factory with length 0 (never cuts).
     assert!(o("sst_partitioner_factory=SstPartitionerFixedPrefixFactory").is_ok());
     assert!(o("sst_partitioner_factory=nullptr").is_ok());
-    let e = o("sst_partitioner_factory={id=SstPartitionerFixedPrefixFactory;length=x}").err().expect("refused");
+    let e =
+        o("sst_partitioner_factory={id=SstPartitionerFixedPrefixFactory;length=x}").err().expect("refused");
     assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
-    let e = o("sst_partitioner_factory={id=SstPartitionerFixedPrefixFactory;width=2}").err().expect("refused");
+    let e =
+        o("sst_partitioner_factory={id=SstPartitionerFixedPrefixFactory;width=2}").err().expect("refused");
     assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
     // Immutable, as RocksDB's.
     let dir = tempfile::tempdir().unwrap();
@@ -188,7 +192,11 @@ fn collectors_of_tables(db: &DB, dir: &Path) -> Vec<String> {
                 cache_key: shale::cache::OffsetableCacheKey::unique(),
                 statistics: None,
             };
-            shale::table::reader::Table::open(file, size, opts).unwrap().properties().property_collectors_names.clone()
+            shale::table::reader::Table::open(file, size, opts)
+                .unwrap()
+                .properties()
+                .property_collectors_names
+                .clone()
         })
         .collect()
 }
@@ -230,7 +238,8 @@ fn table_properties_collectors_by_name_drive_the_deletion_collector() {
     assert_eq!(l0, 0, "the marked table was not compacted");
     assert_eq!(names, ["[CompactOnDeletionCollector]"]);
     // RocksDB 11.8.1's spelling and place (after memtable_factory).
-    let want = "  memtable_factory=SkipListFactory\n  table_properties_collectors={{id=CompactOnDeletionCollector;\
+    let want =
+        "  memtable_factory=SkipListFactory\n  table_properties_collectors={{id=CompactOnDeletionCollector;\
                 min_file_size=0;deletion_ratio=0.000000;deletion_trigger=100;window_size=128;}}\n";
     assert!(text.contains(want), "{text}");
 
@@ -243,7 +252,9 @@ fn table_properties_collectors_by_name_drive_the_deletion_collector() {
     assert_eq!(names, ["[CompactOnDeletionCollector,CompactForTieringCollector]"]);
 
     // The ratio alone (300 of 300 entries in the second table are deletions).
-    let (l0, _, _) = deletion_scenario("table_properties_collectors={{id=CompactOnDeletionCollector;deletion_ratio=0.9;}}");
+    let (l0, _, _) = deletion_scenario(
+        "table_properties_collectors={{id=CompactOnDeletionCollector;deletion_ratio=0.9;}}",
+    );
     assert_eq!(l0, 0);
 }
 
@@ -261,7 +272,8 @@ fn table_properties_collectors_round_trip_and_refusals() {
                 deletion_trigger=20;window_size=64;}}\n";
     assert!(util::latest_options_text(path).contains(line), "{}", util::latest_options_text(path));
     let (loaded, _) =
-        Options::load_latest(path, shale::Env::new().unwrap(), false, shale::Cache::new_lru_cache(1 << 20)).unwrap();
+        Options::load_latest(path, shale::Env::new().unwrap(), false, shale::Cache::new_lru_cache(1 << 20))
+            .unwrap();
     let db = DB::open(&loaded, path).unwrap();
     drop(db);
     assert!(util::latest_options_text(path).contains(line), "{}", util::latest_options_text(path));
@@ -273,9 +285,13 @@ fn table_properties_collectors_round_trip_and_refusals() {
     let parse = |s: &str| Options::default().get_options_from_string(s);
     // An id RocksDB 11.8.1 does not register is left out (ignore_unsupported_options).
     assert!(parse("table_properties_collectors={{id=MyCollector;x=1}}").is_ok());
-    let e = parse("table_properties_collectors={{id=CompactOnDeletionCollector;window=1}}").err().expect("refused");
+    let e = parse("table_properties_collectors={{id=CompactOnDeletionCollector;window=1}}")
+        .err()
+        .expect("refused");
     assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
-    let e = parse("table_properties_collectors={{id=CompactOnDeletionCollector;window_size=-}}").err().expect("refused");
+    let e = parse("table_properties_collectors={{id=CompactOnDeletionCollector;window_size=-}}")
+        .err()
+        .expect("refused");
     assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
     let e = parse("table_properties_collectors={{window_size=1}}").err().expect("refused");
     assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
