@@ -388,6 +388,10 @@ pub struct CfConfig {
     /// RocksDB's `last_level_temperature` (sanitized to 0 under FIFO): the temperature of
     /// compaction outputs written to the last level, when set.
     pub last_level_temperature: u8,
+    /// RocksDB's `sst_partitioner_factory` (issue 33, helper cftbl): compactions into levels
+    /// below 0 cut their outputs where it asks (`compaction/job.rs`), and a file spanning
+    /// one of its boundaries is not moved down unchanged (`db/compact.rs::moves_trivially`).
+    pub sst_partitioner: Option<crate::compaction::partitioner::SstPartitionerFactory>,
 }
 
 impl Default for CfConfig {
@@ -469,6 +473,7 @@ impl Default for CfConfig {
             callbacks: CfCallbacks::default(),
             default_write_temperature: 0,
             last_level_temperature: 0,
+            sst_partitioner: None,
         }
     }
 }

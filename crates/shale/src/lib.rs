@@ -86,7 +86,7 @@ pub use iter_range::{IterateBounds, PrefixRange};
 pub use merge_operator::MergeOperands;
 pub use options::{
     BlockBasedOptions, Cache, DBCompressionType, DBRecoveryMode, FlushOptions, Options, ReadOptions,
-    WriteOptions,
+    SstPartitionerFactory, WriteOptions,
 };
 pub use options_api::{
     BlockBasedIndexType, BlockBasedTablePinningTier, BottommostLevelCompaction, ChecksumType, CompactOptions,

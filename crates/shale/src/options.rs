@@ -13,6 +13,8 @@ use crate::error::{Error, Result};
 use crate::fs::FileSystemRef;
 use crate::table::compression::CompressionType;
 pub use crate::wal::WalRecoveryMode as DBRecoveryMode;
+/// RocksDB's `SstPartitionerFactory` (its built-in `SstPartitionerFixedPrefixFactory`).
+pub use shale_engine::compaction::partitioner::SstPartitionerFactory;
 
 /// Block compression, as rust-rocksdb's `DBCompressionType`.
 #[derive(Debug, Copy, Clone, PartialEq, Eq)]
@@ -758,7 +760,6 @@ pub struct Options {
     /// The family's compaction filter and filter factory (`compaction_filter.rs`).
     pub(crate) compaction_filter: Option<Arc<crate::compaction_filter::FilterSlot>>,
     pub(crate) compaction_filter_factory: Option<Arc<crate::compaction_filter::FactorySlot>>,
-    /// `add_compact_on_deletion_collector_factory` (`table/deletion_collector.rs`).
     /// `set_ratelimiter` / `set_auto_tuned_ratelimiter` (database-wide; `rate_limiter.rs`).
     /// `set_avoid_unnecessary_blocking_io`: obsolete files are deleted by a background
     /// thread, never by a user thread (`db/obsolete.rs`).
@@ -767,7 +768,12 @@ pub struct Options {
     /// `set_row_cache`: point lookups cache the entry they find in each table
     /// (`db/table_cache.rs`, RocksDB's row cache).
     pub(crate) row_cache: Option<Cache>,
-    pub(crate) deletion_collectors: Vec<crate::table::deletion_collector::CompactOnDeletionCollectorFactory>,
+    /// RocksDB's `table_properties_collectors`: `add_compact_on_deletion_collector_factory`,
+    /// or the option by name (`table/deletion_collector.rs`).
+    pub(crate) deletion_collectors: Vec<crate::table::deletion_collector::CollectorFactory>,
+    /// RocksDB's `sst_partitioner_factory` (`set_sst_partitioner_factory`, or the option by
+    /// name): compaction outputs are cut at its boundaries (`shale_engine::compaction::partitioner`).
+    pub(crate) sst_partitioner_factory: Option<SstPartitionerFactory>,
     /// `set_experimental_mempurge_threshold` (0: off; `db/mempurge.rs`).
     pub(crate) experimental_mempurge_threshold: f64,
     /// Set at open: the identities the tables of this open record.
@@ -1030,6 +1036,7 @@ impl Default for Options {
             compaction_filter: None,
             compaction_filter_factory: None,
             deletion_collectors: Vec::new(),
+            sst_partitioner_factory: None,
             rate_limiter: None,
             row_cache: None,
             avoid_unnecessary_blocking_io: false,

@@ -2010,12 +2010,26 @@ impl Options {
         num_dels_trigger: usize,
         deletion_ratio: f64,
     ) {
-        self.deletion_collectors.push(crate::table::deletion_collector::CompactOnDeletionCollectorFactory {
-            window_size,
-            deletion_trigger: num_dels_trigger,
-            deletion_ratio,
-            min_file_size: 0,
-        });
+        use crate::table::deletion_collector::{CollectorFactory, CompactOnDeletionCollectorFactory};
+        self.deletion_collectors.push(CollectorFactory::CompactOnDeletion(
+            CompactOnDeletionCollectorFactory {
+                window_size,
+                deletion_trigger: num_dels_trigger,
+                deletion_ratio,
+                min_file_size: 0,
+            },
+        ));
+    }
+
+    /// RocksDB's `sst_partitioner_factory` (default none; a Shale extension, as rust-rocksdb
+    /// 0.25 has no setter; options strings and OPTIONS files name it as RocksDB's,
+    /// `sst_partitioner_factory={id=SstPartitionerFixedPrefixFactory;length=4}`): a
+    /// compaction into a level below 0 ends an output table before the first key the
+    /// partitioner puts past a boundary, and a file spanning a boundary is not moved down
+    /// unchanged (unless into the last level), as RocksDB's `CompactionOutputs` and
+    /// `Compaction::IsTrivialMove`. Immutable while the family is open.
+    pub fn set_sst_partitioner_factory(&mut self, factory: crate::SstPartitionerFactory) {
+        self.sst_partitioner_factory = Some(factory);
     }
 
     /// The memtables of this database charge `write_buffer_manager` (shared with every other

@@ -260,6 +260,7 @@ impl Options {
             } else {
                 self.last_level_temperature
             },
+            sst_partitioner: self.sst_partitioner_factory.clone(),
         }
     }
 
@@ -291,7 +292,7 @@ impl Options {
         b.sample_for_compression = self.sample_for_compression;
         b.prefix_extractor = self.prefix_extractor.clone();
         b.format_version = t.format_version;
-        b.deletion_collectors = self.deletion_collectors.clone();
+        b.collectors = self.deletion_collectors.clone();
         b.table_format = self.engine_table_format();
         // Flushes are high-priority writes; compactions lower it (`db/compact.rs`).
         b.rate_limiter = self.rate_limiter.clone().map(|l| (l, crate::rate_limiter::IoPriority::High));

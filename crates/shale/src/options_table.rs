@@ -2634,6 +2634,48 @@ pub(crate) static ROWS: &[OptionRow] = &[
         }),
     ),
     // ---- end of helper cfmisc CF block ----
+    // ---- helper cftbl CF block (issue 33) ----
+    // RocksDB's built-in partitioner factory by its id and `length` (`SstPartitionerFactory::
+    // CreateFromString`): compaction outputs are cut at prefix boundaries
+    // (`shale_engine::compaction::partitioner`). An id RocksDB 11.8.1 does not register is
+    // accepted as none, as its ConfigOptions' ignore_unsupported_options does.
+    opt(
+        "sst_partitioner_factory",
+        Cf,
+        Function,
+        No,
+        Some(|c| match &c.sst_partitioner_factory {
+            None => "nullptr".to_string(),
+            Some(crate::SstPartitionerFactory::FixedPrefix { length }) => {
+                format!("{{id=SstPartitionerFixedPrefixFactory;length={length};}}")
+            }
+        }),
+        Some(|o, n, v| {
+            o.sst_partitioner_factory = parse_sst_partitioner(n, v)?;
+            Ok(true)
+        }),
+    ),
+    // The collector factories RocksDB 11.8.1 registers, as a vector (`{{id=..;..}:{id=..}}`),
+    // the same list `add_compact_on_deletion_collector_factory` adds to
+    // (`table/deletion_collector.rs`). Not written when empty, as RocksDB's.
+    opt(
+        "table_properties_collectors",
+        Cf,
+        Function,
+        No,
+        Some(|c| {
+            if c.deletion_collectors.is_empty() {
+                return String::new();
+            }
+            let items: Vec<String> = c.deletion_collectors.iter().map(|f| f.options_text()).collect();
+            format!("{{{}}}", items.join(":"))
+        }),
+        Some(|o, n, v| {
+            o.deletion_collectors = parse_collectors(n, v)?;
+            Ok(true)
+        }),
+    ),
+    // ---- end of helper cftbl CF block ----
     // Deprecated in RocksDB 11.8.1 (`OptionVerificationType::kDeprecated` in its
     // `options/cf_options.cc`): its parser accepts any value and changes nothing, and its
     // OPTIONS files and LOG leave them out; so do these rows (`deprecated`).
@@ -4100,6 +4142,88 @@ pub(crate) fn number<T: std::str::FromStr>(name: &str, v: &str) -> Result<T> {
 
 pub(crate) fn bad_value(name: &str, v: &str) -> Error {
     Error::invalid_argument(format!("Error parsing option {name}: invalid value `{v}`"))
+}
+
+/// `v` without one pair of outer braces (and surrounding blanks).
+fn unbraced(v: &str) -> &str {
+    let t = v.trim();
+    t.strip_prefix('{').and_then(|x| x.strip_suffix('}')).map_or(t, str::trim)
+}
+
+/// A customizable object's id and its other fields (`name=value`).
+type CustomObject<'a> = (&'a str, Vec<(&'a str, &'a str)>);
+
+/// A customizable object's text (RocksDB's `LoadSharedObject`): `nullptr` or empty (none), a
+/// bare id, or `{id=<id>;field=value;...}` (braces optional). Returns the id and the other
+/// fields.
+fn custom_object<'a>(name: &str, v: &'a str) -> Result<Option<CustomObject<'a>>> {
+    let t = unbraced(v);
+    if t.is_empty() || t == "nullptr" {
+        return Ok(None);
+    }
+    if !t.contains('=') {
+        return Ok(Some((t, Vec::new())));
+    }
+    let mut fields = struct_fields(name, t)?;
+    let Some(at) = fields.iter().position(|(k, _)| *k == "id") else {
+        return Err(Error::invalid_argument(format!("Error parsing option {name}: No id given in `{v}`")));
+    };
+    let id = fields.remove(at).1;
+    Ok(Some((id, fields)))
+}
+
+/// `sst_partitioner_factory`'s value (see its row).
+fn parse_sst_partitioner(name: &str, v: &str) -> Result<Option<crate::SstPartitionerFactory>> {
+    let Some((id, fields)) = custom_object(name, v)? else { return Ok(None) };
+    if id != "SstPartitionerFixedPrefixFactory" {
+        return Ok(None);
+    }
+    // RocksDB's registry makes the factory with length 0, then sets the fields given.
+    let mut length = 0usize;
+    for (k, x) in fields {
+        match k {
+            "length" => length = number(name, x)?,
+            _ => {
+                return Err(Error::invalid_argument(format!(
+                    "Error parsing option {name}: Could not find option: {k}"
+                )))
+            }
+        }
+    }
+    Ok(Some(crate::SstPartitionerFactory::FixedPrefix { length }))
+}
+
+/// `table_properties_collectors`' value (RocksDB's vector of customizable objects: elements
+/// split at top-level ':', each a custom object; ids it does not register are left out).
+fn parse_collectors(name: &str, v: &str) -> Result<Vec<crate::table::deletion_collector::CollectorFactory>> {
+    let t = unbraced(v);
+    let mut elems = Vec::new();
+    let (mut depth, mut start) = (0usize, 0usize);
+    for (i, c) in t.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth = depth.checked_sub(1).ok_or_else(|| bad_value(name, v))?,
+            ':' if depth == 0 => {
+                elems.push(&t[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if depth != 0 {
+        return Err(bad_value(name, v));
+    }
+    elems.push(&t[start..]);
+    let mut out = Vec::new();
+    for e in elems {
+        let Some((id, fields)) = custom_object(name, e)? else { continue };
+        match crate::table::deletion_collector::CollectorFactory::from_fields(id, &fields) {
+            Ok(Some(f)) => out.push(f),
+            Ok(None) => {}
+            Err(why) => return Err(Error::invalid_argument(format!("Error parsing option {name}: {why}"))),
+        }
+    }
+    Ok(out)
 }
 
 /// The fields of a struct-valued option, `{a=1;b=2;}` (braces optional). A field's value

@@ -14,7 +14,8 @@
 //! `zero_sequence`).
 //!
 //! Outputs are cut at `target_file_size`, never inside one user key, so files of a level
-//! stay disjoint by user key.
+//! stay disjoint by user key; with an SST partitioner (`partitioner.rs`) also before the
+//! first key written after a boundary it names.
 //!
 //! Merge operands (RocksDB's `MergeHelper::MergeUntil`), the same at flush
 //! (`flush_entries`) and compaction: from the newest operand of a stripe, the operands of
@@ -139,6 +140,10 @@ pub struct JobInput<'a> {
     /// with its hash on: `paranoid_file_checks` or `verify_output_flags`' kVerifyIteration),
     /// into [`JobResult::output_hashes`].
     pub output_hash: bool,
+    /// The family's `sst_partitioner_factory` when the output level is not 0 (RocksDB's
+    /// `CompactionOutputs` makes no partitioner for level 0): an output ends before the
+    /// first key it asks a boundary for (RocksDB's `ShouldStopBefore`).
+    pub partitioner: Option<&'a super::partitioner::SstPartitionerFactory>,
 }
 
 /// RocksDB's `OutputValidator::Add` hash step: the running 64-bit hash of an output's point
@@ -405,6 +410,8 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
     };
     let ts_sz = ucmp.timestamp_size();
     let ts_low = input.full_history_ts_low.clone().filter(|l| ts_sz > 0 && l.len() == ts_sz);
+    // The user key last written to the open output (RocksDB's `last_key_for_partitioner_`).
+    let mut last_written: Vec<u8> = Vec::new();
     // The entries of one user key, newest first.
     let mut group: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
     let cancel = input.cancel;
@@ -435,7 +442,7 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
             if out.as_ref().is_some_and(full) {
                 let o = out.take();
                 finish(&ctx, o, &kept_tombstones, lower.as_deref(), Some(&uk), &mut result)?;
-                lower = Some(uk);
+                lower = Some(uk.clone());
             }
             if ts_sz > 0 {
                 kc.compact_ts_versions(&group, &*ucmp, ts_low.as_deref())?;
@@ -453,6 +460,14 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
                     k
                 };
                 let (k, v) = stage.process(k, v)?;
+                if let (Some(p), 0) = (input.partitioner, i) {
+                    if out.as_ref().is_some_and(|o| !o.empty) && p.should_partition(&last_written, &uk) {
+                        let o = out.take();
+                        finish(&ctx, o, &kept_tombstones, lower.as_deref(), Some(&uk), &mut result)?;
+                        lower = Some(uk.clone());
+                    }
+                    last_written.clone_from(&uk);
+                }
                 if out.is_none() {
                     out = Some(open_output(&ctx)?);
                 }

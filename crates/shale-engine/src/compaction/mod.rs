@@ -5,6 +5,7 @@ pub mod fifo;
 pub mod filter;
 pub mod job;
 pub mod offpeak;
+pub mod partitioner;
 pub mod picker;
 #[cfg(test)]
 mod picker_bottommost_tests;

@@ -50,6 +50,19 @@ pub fn moves_trivially(cf: &CfHandle, plan: &CompactionPlan, manual: bool) -> bo
         && !(manual && has_compaction_filter(cf))
         && plan.inputs.first().is_some_and(|f| f.path_id == output_path_id(cf, plan))
         && input_compression_matches_output(cf, plan)
+        && partitioner_allows_move(cf, plan)
+}
+
+/// RocksDB's `Compaction::IsTrivialMove` asks the family's SST partitioner (when the output
+/// level is not the last) whether each input file may move without being cut.
+pub(super) fn partitioner_allows_move(cf: &CfHandle, plan: &CompactionPlan) -> bool {
+    let Some(p) = cf.config().sst_partitioner.as_ref() else { return true };
+    if plan.output_level + 1 >= cf.config().num_levels {
+        return true;
+    }
+    plan.inputs
+        .iter()
+        .all(|f| p.can_do_trivial_move(crate::key::user_key(&f.smallest), crate::key::user_key(&f.largest)))
 }
 
 fn has_compaction_filter(cf: &CfHandle) -> bool {
@@ -246,6 +259,7 @@ impl DbInner {
                         range,
                         preallocation: this.output_preallocation(cf, plan, target_file_size),
                         output_hash: super::verify_output::wants_hash(cf.config()),
+                        partitioner: cf.config().sst_partitioner.as_ref().filter(|_| plan.output_level != 0),
                     })
                 };
                 let mut rest = ranges.split_off(1);

@@ -166,6 +166,7 @@ impl super::DbInner {
             // The whole job: a subcompaction's key range is refused above.
             range: (None, None),
             output_hash: super::verify_output::wants_hash(cf.config()),
+            partitioner: cf.config().sst_partitioner.as_ref().filter(|_| plan.output_level != 0),
         });
         for n in created.into_inner() {
             inner.versions.release_output(n);

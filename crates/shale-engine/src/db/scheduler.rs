@@ -441,7 +441,12 @@ impl DbInner {
                 let Some(plan) = self.pick_compaction(cf, oldest_snapshot) else {
                     continue;
                 };
-                if !plan.is_trivial_move() || plan.level == plan.output_level {
+                // A table its family's SST partitioner will not let move is rewritten:
+                // left to the next open, as other rewrites.
+                if !plan.is_trivial_move()
+                    || plan.level == plan.output_level
+                    || !super::compact::partitioner_allows_move(&cf.handle, &plan)
+                {
                     continue;
                 }
                 cf.compaction_queued = false;

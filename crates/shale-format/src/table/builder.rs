@@ -146,12 +146,14 @@ pub struct TableBuilderOptions {
     /// util ratio; None: binary search only. Taken only with a bytewise or reverse-bytewise
     /// comparator, as RocksDB.
     pub data_block_hash_ratio: Option<f64>,
-    /// Appends ask this rate limiter first, at this priority (flushes high, compactions low).
-    /// `add_compact_on_deletion_collector_factory`: each watches the entries added; any
-    /// that fires marks the table for compaction (`TableBuildResult::marked_for_compaction`).
-    pub deletion_collectors: Vec<super::deletion_collector::CompactOnDeletionCollectorFactory>,
+    /// `table_properties_collectors` (`add_compact_on_deletion_collector_factory`): the
+    /// collectors they make watch the entries added; any that fires marks the table for
+    /// compaction (`TableBuildResult::marked_for_compaction`). Their names are the table's
+    /// `rocksdb.property.collectors`.
+    pub collectors: Vec<super::deletion_collector::CollectorFactory>,
     /// The format `AnyTableBuilder` writes (this builder writes block-based tables only).
     pub table_format: super::any::TableFormat,
+    /// Appends ask this rate limiter first, at this priority (flushes high, compactions low).
     pub rate_limiter:
         Option<(std::sync::Arc<crate::rate_limiter::RateLimiter>, crate::rate_limiter::IoPriority)>,
     /// RocksDB's `compression_opts` (dictionary sizes, and the values recorded in the
@@ -377,7 +379,7 @@ impl TableBuilderOptions {
             db_host_id: String::new(),
             data_block_hash_ratio: None,
             rate_limiter: None,
-            deletion_collectors: Vec::new(),
+            collectors: Vec::new(),
             table_format: super::any::TableFormat::BlockBased,
             compression_opts: CompressionOpts::default(),
             builtin_compression_manager: false,
@@ -740,7 +742,7 @@ impl TableBuilder {
             seqno_range: None,
             blocks_compression_rejected: 0,
             blocks_compression_bypassed: 0,
-            collectors: opts.deletion_collectors.iter().map(|f| f.new_collector()).collect(),
+            collectors: opts.collectors.iter().filter_map(|f| f.new_collector()).collect(),
             dict_buffer: (opts.compression_opts.max_dict_bytes > 0
                 && opts.compression != CompressionType::None)
                 .then(|| DictBuffer {
@@ -1454,7 +1456,8 @@ impl TableBuilder {
             Some(t) => t.name().to_string(),
             None => self.opts.prefix_extractor_name.clone(),
         };
-        p.property_collectors_names = "[]".to_string();
+        p.property_collectors_names =
+            super::deletion_collector::property_collectors_names(&self.opts.collectors);
         if self.opts.icmp.timestamp_size() > 0 {
             // RocksDB records both, empty for a table without point entries.
             let (lo, hi) = self.ts_min_max.clone().unwrap_or_default();

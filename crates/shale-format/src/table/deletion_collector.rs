@@ -52,6 +52,112 @@ impl CompactOnDeletionCollectorFactory {
     }
 }
 
+/// A table properties collector factory RocksDB 11.8.1 can name in options (its registry's
+/// `TablePropertiesCollectorFactory`s, `table_properties_collectors` in options strings and
+/// OPTIONS files).
+#[derive(Clone, Debug, PartialEq)]
+pub enum CollectorFactory {
+    /// `CompactOnDeletionCollector`.
+    CompactOnDeletion(CompactOnDeletionCollectorFactory),
+    /// `CompactForTieringCollector` (`compaction_trigger_ratio`): RocksDB makes a collector
+    /// only for a table written with a last-level sequence threshold, which exists only with
+    /// `preclude_last_level_data_seconds` above 0; Shale keeps that option at RocksDB's
+    /// default 0, so, as RocksDB's factory then does, it makes none and the table is only
+    /// named in `rocksdb.property.collectors`.
+    CompactForTiering { compaction_trigger_ratio: f64 },
+}
+
+impl CollectorFactory {
+    /// RocksDB's `Name()` (the `id`, and the names in `rocksdb.property.collectors`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            CollectorFactory::CompactOnDeletion(_) => "CompactOnDeletionCollector",
+            CollectorFactory::CompactForTiering { .. } => "CompactForTieringCollector",
+        }
+    }
+
+    /// RocksDB's `ToString()` (the LOG's `Options.table_properties_collectors`).
+    pub fn description(&self) -> String {
+        match self {
+            CollectorFactory::CompactOnDeletion(f) => f.description(),
+            // RocksDB ends it with std::endl.
+            CollectorFactory::CompactForTiering { compaction_trigger_ratio } => format!(
+                "CompactForTieringCollector, compaction trigger ratio:{}\n",
+                cpp_ostream_double(*compaction_trigger_ratio)
+            ),
+        }
+    }
+
+    /// The element as RocksDB 11.8.1 serialises it in an OPTIONS file: `{id=<name>;` and the
+    /// registered options in its order, numbers by `std::to_string`, then `}`.
+    pub fn options_text(&self) -> String {
+        match self {
+            CollectorFactory::CompactOnDeletion(f) => format!(
+                "{{id=CompactOnDeletionCollector;min_file_size={};deletion_ratio={:.6};deletion_trigger={};window_size={};}}",
+                f.min_file_size, f.deletion_ratio, f.deletion_trigger, f.window_size
+            ),
+            CollectorFactory::CompactForTiering { compaction_trigger_ratio } => {
+                format!("{{id=CompactForTieringCollector;compaction_trigger_ratio={compaction_trigger_ratio:.6};}}")
+            }
+        }
+    }
+
+    /// RocksDB's `TablePropertiesCollectorFactory::CreateFromString` for a registered `id`
+    /// with its `fields` (`name=value`): the factory its registry makes (all settings 0, a
+    /// disabled collector) with the fields set over it. None: an id RocksDB 11.8.1 does not
+    /// register. Err names a field that is not the factory's or a value that does not parse.
+    pub fn from_fields(id: &str, fields: &[(&str, &str)]) -> Result<Option<Self>, String> {
+        fn num<T: std::str::FromStr>(k: &str, v: &str) -> Result<T, String> {
+            v.trim().parse().map_err(|_| format!("invalid value `{v}` for {k}"))
+        }
+        match id {
+            "CompactOnDeletionCollector" => {
+                let mut f = CompactOnDeletionCollectorFactory {
+                    window_size: 0,
+                    deletion_trigger: 0,
+                    deletion_ratio: 0.0,
+                    min_file_size: 0,
+                };
+                for &(k, v) in fields {
+                    match k {
+                        "window_size" => f.window_size = num(k, v)?,
+                        "deletion_trigger" => f.deletion_trigger = num(k, v)?,
+                        "deletion_ratio" => f.deletion_ratio = num(k, v)?,
+                        "min_file_size" => f.min_file_size = num(k, v)?,
+                        _ => return Err(format!("Could not find option: {k}")),
+                    }
+                }
+                Ok(Some(CollectorFactory::CompactOnDeletion(f)))
+            }
+            "CompactForTieringCollector" => {
+                let mut ratio = 0.0;
+                for &(k, v) in fields {
+                    match k {
+                        "compaction_trigger_ratio" => ratio = num(k, v)?,
+                        _ => return Err(format!("Could not find option: {k}")),
+                    }
+                }
+                Ok(Some(CollectorFactory::CompactForTiering { compaction_trigger_ratio: ratio }))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// The collector for one new table (None: this factory makes none, see the variants).
+    pub fn new_collector(&self) -> Option<CompactOnDeletionCollector> {
+        match self {
+            CollectorFactory::CompactOnDeletion(f) => Some(f.new_collector()),
+            CollectorFactory::CompactForTiering { .. } => None,
+        }
+    }
+}
+
+/// RocksDB's `rocksdb.property.collectors` value: `[name,name,...]`, one per factory.
+pub fn property_collectors_names(factories: &[CollectorFactory]) -> String {
+    let names: Vec<&str> = factories.iter().map(CollectorFactory::name).collect();
+    format!("[{}]", names.join(","))
+}
+
 /// One table's collector.
 pub struct CompactOnDeletionCollector {
     bucket_size: usize,
@@ -126,6 +232,37 @@ mod tests {
             deletion_ratio: ratio,
             min_file_size: 0,
         }
+    }
+
+    #[test]
+    fn options_text_is_rocksdbs() {
+        // What RocksDB 11.8.1's ldb wrote back for these two factories.
+        let d = CollectorFactory::from_fields(
+            "CompactOnDeletionCollector",
+            &[("window_size", "100"), ("deletion_trigger", "10")],
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(
+            d.options_text(),
+            "{id=CompactOnDeletionCollector;min_file_size=0;deletion_ratio=0.000000;deletion_trigger=10;window_size=100;}"
+        );
+        let t = CollectorFactory::from_fields(
+            "CompactForTieringCollector",
+            &[("compaction_trigger_ratio", "0.3")],
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(t.options_text(), "{id=CompactForTieringCollector;compaction_trigger_ratio=0.300000;}");
+        assert_eq!(t.description(), "CompactForTieringCollector, compaction trigger ratio:0.3\n");
+        assert!(t.new_collector().is_none());
+        assert_eq!(
+            property_collectors_names(&[d, t]),
+            "[CompactOnDeletionCollector,CompactForTieringCollector]"
+        );
+        assert!(CollectorFactory::from_fields("Nope", &[]).unwrap().is_none());
+        assert!(CollectorFactory::from_fields("CompactOnDeletionCollector", &[("x", "1")]).is_err());
+        assert!(CollectorFactory::from_fields("CompactOnDeletionCollector", &[("window_size", "z")]).is_err());
     }
 
     #[test]

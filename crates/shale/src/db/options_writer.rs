@@ -73,6 +73,12 @@ fn cf_options(c: &crate::Options) -> Vec<(String, String)> {
             if v.is_empty() && !l.iter().any(|(k, _)| k == r.name) {
                 continue;
             }
+            // Not in the defaults (written only when set): where RocksDB 11.8.1 writes it.
+            if r.name == "table_properties_collectors" && !l.iter().any(|(k, _)| k == r.name) {
+                let at = l.iter().position(|(k, _)| k == "memtable_factory").map_or(l.len(), |i| i + 1);
+                l.insert(at, (r.name.to_string(), v));
+                continue;
+            }
             put(&mut l, r.name, v);
         }
     }

@@ -71,6 +71,7 @@ mod option_rows_33;
 mod option_rows_cfblob;
 mod option_rows_cfmisc;
 mod option_rows_cfopt;
+mod option_rows_cftbl;
 mod option_rows_dbmisc;
 mod option_rows_dbopt;
 mod option_rows_dbwal;

@@ -133,3 +133,73 @@ fn rocksdb_11_reads_tables_of_compression_manager() {
         "{out}"
     );
 }
+
+/// helper cftbl's rows (issue 33) at non-default values, in RocksDB 11.8.1's spelling (what
+/// its ldb wrote back for the same options).
+const SET_CFTBL: &[(&str, &str)] = &[
+    ("sst_partitioner_factory", "{id=SstPartitionerFixedPrefixFactory;length=3;}"),
+    (
+        "table_properties_collectors",
+        "{{id=CompactOnDeletionCollector;min_file_size=0;deletion_ratio=0.500000;deletion_trigger=10;window_size=100;}:\
+         {id=CompactForTieringCollector;compaction_trigger_ratio=0.300000;}}",
+    ),
+];
+
+#[test]
+fn rocksdb_11_loads_and_keeps_the_cftbl_rows() {
+    if !tools::use_rocksdb_11(TEST) {
+        return;
+    }
+    tools::ldb_keeps_option_rows(SET_CFTBL, true);
+}
+
+/// Tables Shale writes with `table_properties_collectors` and a partitioner: RocksDB 11.8.1's
+/// `sst_dump --show_properties` names the collectors as its own builder does, and every table
+/// of the partitioned compaction holds one prefix in RocksDB's reading too.
+#[test]
+fn rocksdb_11_reads_collector_names_and_partitioned_tables() {
+    use shale::{Options, DB};
+    if !tools::use_rocksdb_11(TEST) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let mut o = Options::default()
+        .get_options_from_string(
+            "sst_partitioner_factory={id=SstPartitionerFixedPrefixFactory;length=2};\
+             table_properties_collectors={{id=CompactOnDeletionCollector;window_size=100;deletion_trigger=10}:\
+             {id=CompactForTieringCollector;compaction_trigger_ratio=0.3}}",
+        )
+        .unwrap();
+    o.create_if_missing(true);
+    o.set_disable_auto_compactions(true);
+    // Level 0 compacts into level 1, not the last level (where a table would move whole).
+    o.set_level_compaction_dynamic_level_bytes(false);
+    let db = DB::open(&o, &path).unwrap();
+    for p in ["aa", "ab", "zz"] {
+        for i in 0..100u32 {
+            db.put(format!("{p}{i:03}"), format!("value {i}")).unwrap();
+        }
+    }
+    db.flush().unwrap();
+    db.compact_range::<&[u8], &[u8]>(None, None);
+    tools::rocksdb_reads(&path, &db, "interop option_rows_cfopt cftbl");
+    drop(db);
+    let ssts = tools::sst_files(&path);
+    assert_eq!(ssts.len(), 3, "{ssts:?}");
+    for sst in ssts {
+        let props =
+            tools::run_tool("sst_dump", &[format!("--file={}", sst.display()), "--show_properties".into()]);
+        assert!(
+            props.contains(
+                "property collectors names: [CompactOnDeletionCollector,CompactForTieringCollector]"
+            ),
+            "{props}"
+        );
+        let scan =
+            tools::run_tool("sst_dump", &[format!("--file={}", sst.display()), "--command=scan".into()]);
+        let prefixes: std::collections::BTreeSet<String> =
+            scan.lines().filter_map(|l| l.strip_prefix('\'')).map(|k| k.chars().take(2).collect()).collect();
+        assert_eq!(prefixes.len(), 1, "{scan}");
+    }
+}

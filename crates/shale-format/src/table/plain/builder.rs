@@ -79,7 +79,7 @@ impl PlainTableBuilder {
         }
         let index = popts.store_index_in_file.then(|| IndexBuilder::new(popts.index_sparseness));
         PlainTableBuilder {
-            collectors: opts.deletion_collectors.iter().map(|f| f.new_collector()).collect(),
+            collectors: opts.collectors.iter().filter_map(|f| f.new_collector()).collect(),
             opts,
             popts,
             file,
