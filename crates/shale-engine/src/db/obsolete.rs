@@ -305,8 +305,13 @@ impl DbInner {
         let Ok(children) = self.fs.children(&self.path) else { return };
         for name in children {
             let dead = match filename::parse_file_name(&name) {
-                Some(FileType::Table(n)) | Some(FileType::Blob(n)) => {
-                    !live.contains(&n) && !self.versions.is_pending_output(n)
+                Some(FileType::Table(n)) => !live.contains(&n) && !self.versions.is_pending_output(n),
+                // RocksDB 11.8.1 keeps a blob file without a valid footer (one blob direct
+                // write was appending to; `blob_direct.rs`).
+                Some(FileType::Blob(n)) => {
+                    !live.contains(&n)
+                        && !self.versions.is_pending_output(n)
+                        && !super::blob_direct::should_keep_footerless_blob(&*self.fs, &self.path.join(&name))
                 }
                 Some(FileType::Wal(n)) if wal_dir == self.path => {
                     if n < min_wal {
