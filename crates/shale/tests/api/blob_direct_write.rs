@@ -291,3 +291,30 @@ fn option_rows_parse_sanitize_and_serialize_as_rocksdb() {
     };
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
 }
+
+#[test]
+fn a_checkpoint_without_a_flush_is_refused_while_blob_files_are_unflushed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let db = DB::open(&opts(2), &path).unwrap();
+    for i in 0..10 {
+        db.put(format!("k{i:03}"), big(i)).unwrap();
+    }
+    db.put("small", "tiny").unwrap();
+    let cp = shale::checkpoint::Checkpoint::new(&db).unwrap();
+    // The WAL is smaller than the size that would ask for a flush: RocksDB's
+    // GetLiveFilesStorageInfo refuses, the blob files being in no MANIFEST yet.
+    let e = cp.create_checkpoint_with_log_size(dir.path().join("cp1"), u64::MAX / 2).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
+    assert_eq!(
+        e.to_string(),
+        "Not implemented: Blob direct write requires flushing active blob files before capturing live \
+         files. Retry with flush enabled."
+    );
+    // With a flush (log_size_for_flush 0) the checkpoint holds them.
+    cp.create_checkpoint(dir.path().join("cp2")).unwrap();
+    let copy = DB::open(&opts(2), dir.path().join("cp2")).unwrap();
+    check(&copy, 10, "checkpoint");
+    // Once flushed, a checkpoint without a flush is taken too.
+    cp.create_checkpoint_with_log_size(dir.path().join("cp3"), u64::MAX / 2).unwrap();
+}
