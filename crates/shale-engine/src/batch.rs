@@ -88,6 +88,10 @@ pub struct BatchEntry<'a> {
     pub value: &'a [u8],
 }
 
+/// What [`Batch::with_blob_indexes`] asks of each Put: `(family, key, value)` to the blob
+/// index that replaces the value, or None to keep it.
+pub type BlobValueFn<'a> = dyn FnMut(u32, &[u8], &[u8]) -> Result<Option<Vec<u8>>> + 'a;
+
 /// An atomic group of writes, encoded the way RocksDB writes it to the WAL. Families are
 /// named by id (0: the default family).
 #[derive(Clone, Debug)]
@@ -516,10 +520,7 @@ impl Batch {
     /// whose value `f(family, key, value)` turns into a blob index is a PutBlobIndex record
     /// of it; the other records stay as they are, uncounted ones byte for byte. None when
     /// `f` turned no value (the batch is used as it is). The sequence is set later.
-    pub fn with_blob_indexes(
-        &self,
-        f: &mut dyn FnMut(u32, &[u8], &[u8]) -> Result<Option<Vec<u8>>>,
-    ) -> Result<Option<Self>> {
+    pub fn with_blob_indexes(&self, f: &mut BlobValueFn<'_>) -> Result<Option<Self>> {
         let mut out = Self::new();
         out.unsupported = self.unsupported;
         out.has_merge = self.has_merge;

@@ -328,7 +328,11 @@ impl super::DbInner {
         for m in mems {
             let mut g = m.direct_blobs.lock();
             if !g.is_empty() {
-                out.extend(seal_for_flush(&mut [&mut *g], &self.blob_cache, self.config.statistics.as_deref())?);
+                out.extend(seal_for_flush(
+                    &mut [&mut *g],
+                    &self.blob_cache,
+                    self.config.statistics.as_deref(),
+                )?);
             }
         }
         Ok(out)

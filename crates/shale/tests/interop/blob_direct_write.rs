@@ -71,15 +71,17 @@ fn shale_direct_write_db_read_by_rocksdb_11() {
     copy_dir(&crashed, &crashed2);
     // The crash copy: RocksDB resolves the flushed values, not the WAL's blob index.
     assert_eq!(ldb_get(&crashed, None, b"key0001"), Some(format!("{:0>500}", 1).into_bytes()));
-    let ldb_get_late = || {
-        try_tool("ldb", &[format!("--db={}", crashed.display()), "get".to_string(), "late".to_string()])
-    };
+    let ldb_get_late =
+        || try_tool("ldb", &[format!("--db={}", crashed.display()), "get".to_string(), "late".to_string()]);
     // Opened read-only by ldb: the blob index stays in a memtable RocksDB cannot resolve.
     let (ok, out, err) = ldb_get_late();
     assert!(!ok && format!("{out}{err}").contains("Corruption"), "ldb get late: {out} {err}");
     // Opened for writing (the recovery flush puts the index in a table): the file is in
     // no Version.
-    run_tool("ldb", &[format!("--db={}", crashed.display()), "put".to_string(), "zz".to_string(), "1".to_string()]);
+    run_tool(
+        "ldb",
+        &[format!("--db={}", crashed.display()), "put".to_string(), "zz".to_string(), "1".to_string()],
+    );
     let (ok, out, err) = ldb_get_late();
     assert!(!ok && format!("{out}{err}").contains("Corruption: Invalid blob file number"), "{out} {err}");
     // Shale, opening another copy of the crashed files, answers the same.
