@@ -32,6 +32,9 @@
 //! the files, footerless, are kept by the open's purge (`should_keep_footerless_blob`) but
 //! never registered. A clean close flushes first (`open.rs::close`).
 //!
+//! With `prepopulate_blob_cache` kFlushOnly and a blob cache, each value written also goes
+//! into the blob cache (RocksDB's `MaybePrepopulateBlobCache`).
+//!
 //! Statistics as RocksDB's `BlobLogWriter`: every byte appended in
 //! `rocksdb.blobdb.blob.file.bytes.written` (each append timed in
 //! `rocksdb.blobdb.blob.file.write.micros`), each sync counted in
@@ -179,6 +182,7 @@ impl DirectBlobWriter {
         blob: &BlobSettings,
         key: &[u8],
         value: &[u8],
+        warm: Option<(&std::sync::Arc<crate::cache::BlockCache>, u64)>,
     ) -> Result<Option<Vec<u8>>> {
         if (value.len() as u64) < blob.min_blob_size {
             return Ok(None);
@@ -245,6 +249,21 @@ impl DirectBlobWriter {
             compression: blob.compression as u8,
             expiration: None,
         };
+        drop(st);
+        // `prepopulate_blob_cache` kFlushOnly (RocksDB's MaybePrepopulateBlobCache): the
+        // value, uncompressed, goes into the blob cache under the key reads look it up by. A
+        // refusal is only logged there (no ticker): the write goes on.
+        if let Some((cache, session)) = warm {
+            let ck =
+                crate::cache::OffsetableCacheKey::new(session, index.file_number).with_offset(index.offset);
+            // A cached value is stored as a block without restarts: the value, then 0u32.
+            let mut data = Vec::with_capacity(value.len() + 4);
+            data.extend_from_slice(value);
+            data.extend_from_slice(&[0, 0, 0, 0]);
+            if let Ok(b) = crate::table::block::Block::new(data) {
+                let _ = cache.insert(ck, std::sync::Arc::new(b));
+            }
+        }
         Ok(Some(index.encode()))
     }
 
@@ -372,7 +391,13 @@ impl super::DbInner {
                         h
                     }
                 };
-                let index = w.write_blob(&io, &handle.config().blob, key, value)?;
+                let config = handle.config();
+                let warm = config
+                    .blob_cache
+                    .as_ref()
+                    .filter(|_| config.blob.prepopulate_cache)
+                    .map(|c| (c, self.blob_cache.session()));
+                let index = w.write_blob(&io, &config.blob, key, value, warm)?;
                 if index.is_some() && !touched.iter().any(|t| std::sync::Arc::ptr_eq(t, w)) {
                     touched.push(w.clone());
                 }

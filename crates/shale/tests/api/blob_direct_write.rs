@@ -319,3 +319,24 @@ fn a_checkpoint_without_a_flush_is_refused_while_blob_files_are_unflushed() {
     // Once flushed, a checkpoint without a flush is taken too.
     cp.create_checkpoint_with_log_size(dir.path().join("cp3"), u64::MAX / 2).unwrap();
 }
+
+#[test]
+fn prepopulate_blob_cache_puts_direct_writes_into_the_blob_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path();
+    let mut o = opts(1).get_options_from_string("prepopulate_blob_cache=kFlushOnly").unwrap();
+    let cache = shale::Cache::new_lru_cache(1 << 20);
+    o.set_blob_cache(&cache);
+    let db = DB::open(&o, path).unwrap();
+    for i in 0..5 {
+        db.put(format!("k{i:03}"), big(i)).unwrap();
+    }
+    // Put into the cache as written (RocksDB's MaybePrepopulateBlobCache counts no add).
+    assert_eq!(o.get_ticker_count(Ticker::BlobDbCacheAdd), 0);
+    for i in 0..5 {
+        assert_eq!(db.get(format!("k{i:03}")).unwrap(), Some(big(i)));
+    }
+    assert_eq!(o.get_ticker_count(Ticker::BlobDbCacheHit), 5);
+    assert_eq!(o.get_ticker_count(Ticker::BlobDbCacheMiss), 0);
+    assert_eq!(o.get_ticker_count(Ticker::BlobDbBlobFileBytesRead), 0);
+}
