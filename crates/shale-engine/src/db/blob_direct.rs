@@ -30,7 +30,8 @@
 //! of its memtable. After a crash the WAL's blob indexes name files the MANIFEST does not
 //! hold; they are replayed as they are (the recovery flush keeps them in its table), and
 //! the files, footerless, are kept by the open's purge (`should_keep_footerless_blob`) but
-//! never registered. A clean close flushes first (`open.rs::close`).
+//! never registered: reading such an index is `Corruption: Invalid blob file number`, as
+//! RocksDB's `Version::GetBlob` answers. A clean close flushes first (`open.rs::close`).
 //!
 //! With `prepopulate_blob_cache` kFlushOnly and a blob cache, each value written also goes
 //! into the blob cache (RocksDB's `MaybePrepopulateBlobCache`).

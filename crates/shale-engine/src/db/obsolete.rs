@@ -308,11 +308,16 @@ impl DbInner {
                 Some(FileType::Table(n)) => !live.contains(&n) && !self.versions.is_pending_output(n),
                 // RocksDB 11.8.1 keeps a blob file without a valid footer (one blob direct
                 // write was appending to; `blob_direct.rs`).
-                Some(FileType::Blob(n)) => {
-                    !live.contains(&n)
-                        && !self.versions.is_pending_output(n)
-                        && !super::blob_direct::should_keep_footerless_blob(&*self.fs, &self.path.join(&name))
+                Some(FileType::Blob(n)) if !live.contains(&n) && !self.versions.is_pending_output(n) => {
+                    let keep =
+                        super::blob_direct::should_keep_footerless_blob(&*self.fs, &self.path.join(&name));
+                    if keep {
+                        // Kept, but in no Version: reads of its blob indexes fail as RocksDB's.
+                        self.blob_cache.mark_unregistered(n);
+                    }
+                    !keep
                 }
+                Some(FileType::Blob(_)) => false,
                 Some(FileType::Wal(n)) if wal_dir == self.path => {
                     if n < min_wal {
                         self.dispose_wal(&wal_dir, n);

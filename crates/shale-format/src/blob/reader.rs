@@ -244,6 +244,10 @@ pub struct BlobFileCache {
     /// Blob files the write path still appends to (blob direct write): read without a
     /// footer and never cached.
     unsealed: Mutex<std::collections::HashSet<u64>>,
+    /// Blob files on disk that no Version names and no writer owns (left by a process that
+    /// stopped while blob direct write appended to them): a blob index naming one is
+    /// Corruption, as RocksDB's `Version::GetBlob` finds no such file.
+    unregistered: Mutex<std::collections::HashSet<u64>>,
     /// This open's key base in blob caches (`set_blob_cache`), as tables have theirs in
     /// block caches (`cache/block_cache.rs`).
     session: u64,
@@ -258,6 +262,7 @@ impl BlobFileCache {
             dir,
             map: Mutex::new(HashMap::new()),
             unsealed: Mutex::new(std::collections::HashSet::new()),
+            unregistered: Mutex::new(std::collections::HashSet::new()),
             session: crate::cache::new_cache_session(),
             stats,
         }
@@ -280,7 +285,15 @@ impl BlobFileCache {
         self.evict(number);
     }
 
+    /// Blob file `number` is kept on disk but belongs to no Version (see `unregistered`).
+    pub fn mark_unregistered(&self, number: u64) {
+        self.unregistered.lock().insert(number);
+    }
+
     pub fn reader(&self, number: u64, cf_id: u32) -> Result<Arc<BlobFileReader>> {
+        if self.unregistered.lock().contains(&number) {
+            return Err(Error::corruption("Invalid blob file number"));
+        }
         if self.unsealed.lock().contains(&number) {
             return Ok(Arc::new(BlobFileReader::open_unsealed(
                 &*self.fs,

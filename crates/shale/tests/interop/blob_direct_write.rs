@@ -89,6 +89,7 @@ fn shale_direct_write_db_read_by_rocksdb_11() {
     assert_eq!(db.get("key0001").unwrap(), Some(format!("{:0>500}", 1).into_bytes()));
     let e = db.get("late").unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Corruption, "{e}");
+    assert_eq!(e.to_string(), "Corruption: Invalid blob file number");
 }
 
 #[test]
