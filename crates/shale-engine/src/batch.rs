@@ -24,9 +24,10 @@
 //! commit   = header(seq, count=0) | 0xB xid     (the WAL part; the memtables get the n records)
 //! rollback = header(seq, count=0) | 0xC xid     (WAL only)
 //! ```
-//! Other tags of transactions (0x12, 0x13, 0x15: write-prepared/unprepared policies),
-//! blob indexes (0x10, 0x11) and timestamps (0x14) are recognised and refused as
-//! NotSupported. A wide-column entity (RocksDB's PutEntity) is
+//! Other tags of transactions (0x12, 0x13, 0x15: write-prepared/unprepared policies)
+//! and timestamps (0x14) are recognised and refused as NotSupported. A blob index
+//! (`0x11 key index | 0x10 cf key index`, RocksDB's PutBlobIndex) is what blob direct write
+//! leaves in the WAL and the memtables in place of a large value. A wide-column entity (RocksDB's PutEntity) is
 //! `0x16 key entity | 0x17 cf key entity`, the entity encoded as `wide_columns.rs` draws it.
 
 use crate::coding::{put_length_prefixed_slice, put_varint32, Decoder};
@@ -86,6 +87,10 @@ pub struct BatchEntry<'a> {
     /// The value of a Put or Merge, the end key of a RangeDeletion, empty for deletions.
     pub value: &'a [u8],
 }
+
+/// What [`Batch::with_blob_indexes`] asks of each Put: `(family, key, value)` to the blob
+/// index that replaces the value, or None to keep it.
+pub type BlobValueFn<'a> = dyn FnMut(u32, &[u8], &[u8]) -> Result<Option<Vec<u8>>> + 'a;
 
 /// An atomic group of writes, encoded the way RocksDB writes it to the WAL. Families are
 /// named by id (0: the default family).
@@ -511,6 +516,43 @@ impl Batch {
         Ok(out)
     }
 
+    /// Blob direct write (RocksDB's `BlobWriteBatchTransformer`): a copy in which every Put
+    /// whose value `f(family, key, value)` turns into a blob index is a PutBlobIndex record
+    /// of it; the other records stay as they are, uncounted ones byte for byte. None when
+    /// `f` turned no value (the batch is used as it is). The sequence is set later.
+    pub fn with_blob_indexes(&self, f: &mut BlobValueFn<'_>) -> Result<Option<Self>> {
+        let mut out = Self::new();
+        out.unsupported = self.unsupported;
+        out.has_merge = self.has_merge;
+        out.ts_writes = self.ts_writes.clone();
+        let body = self.rep.get(HEADER_SIZE..).unwrap_or(&[]);
+        let mut input = Decoder::new(body);
+        let mut changed = false;
+        while !input.is_empty() {
+            let before = input.remaining();
+            let offset = self.rep.len() - before.len();
+            let record = decode_record(&mut input, offset)?;
+            let raw = &before[..before.len() - input.remaining().len()];
+            if let Record::Entry(e) = &record {
+                if e.value_type == ValueType::Value {
+                    if let Some(index) = f(e.cf_id, e.key, e.value)? {
+                        out.add_kv(e.cf_id, (tag::BLOB_INDEX, tag::CF_BLOB_INDEX), e.key, Some(&index));
+                        changed = true;
+                        continue;
+                    }
+                }
+                // A counted record copied byte for byte.
+                out.ensure_header();
+                out.set_count(out.count().wrapping_add(1));
+                out.rep.extend_from_slice(raw);
+            } else {
+                out.ensure_header();
+                out.rep.extend_from_slice(raw);
+            }
+        }
+        Ok(changed.then_some(out))
+    }
+
     /// Calls `f` with each counted record in order (LogData and Noop are skipped), then
     /// checks the header's count. Stops at the first error from `f` or from decoding.
     pub fn for_each(&self, f: &mut dyn FnMut(BatchEntry<'_>) -> Result<()>) -> Result<()> {
@@ -606,8 +648,6 @@ impl<'a> Iterator for Records<'a> {
 /// The name RocksDB gives a tag in its error messages.
 fn unsupported_tag_name(t: u8) -> Option<&'static str> {
     Some(match t {
-        tag::CF_BLOB_INDEX => "ColumnFamilyBlobIndex",
-        tag::BLOB_INDEX => "BlobIndex",
         tag::BEGIN_PERSISTED_PREPARE_XID => "BeginPersistedPrepareXID",
         tag::BEGIN_UNPREPARE_XID => "BeginUnprepareXID",
         tag::DELETION_WITH_TIMESTAMP => "DeletionWithTimestamp",
@@ -630,6 +670,10 @@ fn decode_record<'a>(input: &mut Decoder<'a>, offset: usize) -> Result<Record<'a
         tag::CF_RANGE_DELETION => (ValueType::RangeDeletion, true, true, "DeleteRange"),
         tag::MERGE => (ValueType::Merge, false, true, "Merge"),
         tag::CF_MERGE => (ValueType::Merge, true, true, "Merge"),
+        // A blob reference (RocksDB's PutBlobIndex): what blob direct write puts in the WAL
+        // and the memtables in place of a large value (`db/blob_direct.rs`).
+        tag::BLOB_INDEX => (ValueType::BlobIndex, false, true, "PutBlobIndex"),
+        tag::CF_BLOB_INDEX => (ValueType::BlobIndex, true, true, "PutBlobIndex"),
         tag::WIDE_COLUMN_ENTITY => (ValueType::WideColumnEntity, false, true, "PutEntity"),
         tag::CF_WIDE_COLUMN_ENTITY => (ValueType::WideColumnEntity, true, true, "PutEntity"),
         tag::NOOP => return Ok(Record::Noop),

@@ -886,6 +886,13 @@ pub(crate) struct BlobOptions {
     /// RocksDB's `prepopulate_blob_cache` (mutable, default kDisable): kFlushOnly puts each
     /// blob a flush writes into the family's blob cache (`set_blob_cache`).
     pub prepopulate_cache: bool,
+    /// RocksDB 11.8.1's `enable_blob_direct_write` (immutable, default false): with blob
+    /// files on, values of at least `min_blob_size` go to blob files as they are written,
+    /// and the WAL and memtables hold blob indexes (`shale_engine::db::blob_direct`).
+    pub direct_write: bool,
+    /// `blob_direct_write_partitions` (immutable, default 1; 0 counts as 1): how many blob
+    /// files direct writes keep open, filled round robin.
+    pub direct_write_partitions: u32,
 }
 
 impl Default for BlobOptions {
@@ -901,6 +908,8 @@ impl Default for BlobOptions {
             compaction_readahead_size: 0,
             file_starting_level: 0,
             prepopulate_cache: false,
+            direct_write: false,
+            direct_write_partitions: 1,
         }
     }
 }
@@ -1632,7 +1641,44 @@ impl Options {
     }
 
     /// A family's options against the database's (RocksDB's `ColumnFamilyData::ValidateOptions`).
+    /// RocksDB 11.8.1's ColumnFamilyData::ValidateOptions for blob direct write (judged as
+    /// given, before sanitizing turns it off without blob files, and before the DB options'
+    /// own checks): it needs the ordered, single-memtable-writer write path.
+    pub(crate) fn check_blob_direct_write(
+        &self,
+        pipelined: bool,
+        concurrent: bool,
+        unordered: bool,
+        two_queues: bool,
+    ) -> Result<()> {
+        if !self.blob.direct_write {
+            return Ok(());
+        }
+        let refused = if pipelined {
+            "Blob direct write v1 does not support pipelined writes."
+        } else if concurrent {
+            "Blob direct write v1 does not support concurrent memtable writes."
+        } else if unordered {
+            "Blob direct write v1 does not support unordered writes."
+        } else if two_queues {
+            "Blob direct write v1 does not support two write queues."
+        } else if self.experimental_mempurge_threshold > 0.0 {
+            "Blob direct write does not support MemPurge."
+        } else if self.comparator.timestamp_size() > 0 {
+            "Blob direct write does not support user-defined timestamps."
+        } else {
+            return Ok(());
+        };
+        Err(Error::not_supported(refused))
+    }
+
     pub(crate) fn check_with_db(db: &shale_engine::config::DbConfig, cf: &Options) -> Result<()> {
+        cf.check_blob_direct_write(
+            db.enable_pipelined_write,
+            db.allow_concurrent_memtable_write,
+            db.unordered_write,
+            db.two_write_queues,
+        )?;
         // RocksDB's CheckConcurrentWritesSupported.
         if db.allow_concurrent_memtable_write && cf.inplace_update_support {
             return Err(Error::invalid_argument(

@@ -1947,6 +1947,23 @@ impl Options {
         self.blob.blob_file_size = val;
     }
 
+    /// RocksDB 11.8.1's `enable_blob_direct_write` (its C API's
+    /// `rocksdb_options_set_enable_blob_direct_write`): with `enable_blob_files`, values of at
+    /// least `min_blob_size` are written to blob files by the write itself, and the WAL and
+    /// memtable hold blob indexes. Needs `allow_concurrent_memtable_write` off and no
+    /// pipelined, unordered or two-queue writes (NotSupported at open otherwise); without
+    /// `enable_blob_files` it is turned off at open, as RocksDB's sanitizing does.
+    pub fn set_enable_blob_direct_write(&mut self, val: bool) {
+        self.blob.direct_write = val;
+    }
+
+    /// RocksDB 11.8.1's `blob_direct_write_partitions` (default 1; 0 counts as 1): how many
+    /// blob files direct writes keep open at once, each write going to the next (RocksDB's
+    /// default round-robin strategy).
+    pub fn set_blob_direct_write_partitions(&mut self, val: u32) {
+        self.blob.direct_write_partitions = val;
+    }
+
     /// The compression of blob values.
     pub fn set_blob_compression_type(&mut self, val: DBCompressionType) {
         self.blob.compression = val;

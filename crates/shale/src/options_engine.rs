@@ -224,6 +224,9 @@ impl Options {
                 file_starting_level: self.blob.file_starting_level,
                 compaction_readahead_size: self.blob.compaction_readahead_size,
                 prepopulate_cache: self.blob.prepopulate_cache,
+                // RocksDB's SanitizeCfOptions: off without blob files, 0 partitions is 1.
+                direct_write: self.blob.direct_write && self.blob.enable_blob_files,
+                direct_write_partitions: self.blob.direct_write_partitions.max(1),
             },
             blob_cache: self.blob_cache.clone(),
             block_cache: self.table.block_cache.as_ref().map(|c| c.0.clone()),

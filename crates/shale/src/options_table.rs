@@ -2557,6 +2557,44 @@ pub(crate) static ROWS: &[OptionRow] = &[
             Ok(true)
         }),
     ),
+    // ---- helper blobdw (issue 33): blob direct write (RocksDB 11.8.1) ----
+    // Taken when the family is opened (`CfHandle::new` makes its `DirectBlobWriter`); written
+    // as RocksDB's sanitizing leaves it (false without blob files), as its OPTIONS file and
+    // LOG show it.
+    opt(
+        "enable_blob_direct_write",
+        Cf,
+        Bool,
+        No,
+        Some(|c| (c.blob.direct_write && c.blob.enable_blob_files).to_string()),
+        Some(|o, n, v| {
+            o.set_enable_blob_direct_write(boolean(n, v)?);
+            Ok(true)
+        }),
+    ),
+    // 0 is written as 1, as RocksDB's SanitizeCfOptions leaves it.
+    opt(
+        "blob_direct_write_partitions",
+        Cf,
+        Int,
+        No,
+        Some(|c| c.blob.direct_write_partitions.max(1).to_string()),
+        Some(|o, n, v| {
+            o.set_blob_direct_write_partitions(number(n, v)?);
+            Ok(true)
+        }),
+    ),
+    // An application callback in RocksDB (kUnknown type, no parser, kDontSerialize): never
+    // written, and any text is refused as its `OptionTypeInfo::Parse` refuses it; null keeps
+    // the default round-robin choice.
+    opt(
+        "blob_direct_write_partition_strategy",
+        Cf,
+        Function,
+        No,
+        None,
+        Some(|_, n, _| Err(Error::invalid_argument(format!("Error parsing:: {n}")))),
+    ),
     // ---- end of helper cfblob CF block ----
     // ---- helper cfmisc (issue 33): CF options that had no row ----
     // Iterators made from then on (not tailing ones; 0 in a read-only or secondary

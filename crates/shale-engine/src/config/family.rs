@@ -28,6 +28,12 @@ pub struct BlobSettings {
     /// `prepopulate_blob_cache` kFlushOnly: a flush puts the blobs it writes into the
     /// family's blob cache.
     pub prepopulate_cache: bool,
+    /// `enable_blob_direct_write` as sanitized (only with blob files): writes put values of
+    /// at least `min_blob_size` into blob files themselves (`db/blob_direct.rs`). Taken
+    /// when the family is opened; immutable.
+    pub direct_write: bool,
+    /// `blob_direct_write_partitions` as sanitized (at least 1): blob files open at once.
+    pub direct_write_partitions: u32,
 }
 
 impl Default for BlobSettings {
@@ -41,6 +47,8 @@ impl Default for BlobSettings {
             file_starting_level: 0,
             compaction_readahead_size: 0,
             prepopulate_cache: false,
+            direct_write: false,
+            direct_write_partitions: 1,
         }
     }
 }

@@ -286,7 +286,18 @@ fn write_table_inner(
         added += 1;
         smallest_seq = smallest_seq.min(seq);
         largest_seq = largest_seq.max(seq);
-        let is_value = (crate::key::trailer(k) & 0xff) as u8 == crate::key::ValueType::Value as u8;
+        let value_type = (crate::key::trailer(k) & 0xff) as u8;
+        let is_value = value_type == crate::key::ValueType::Value as u8;
+        // A blob index already in the memtable (blob direct write's, or one recovered from
+        // a WAL) links the table to its file, as RocksDB's FileMetaData::UpdateBoundaries.
+        if value_type == crate::key::ValueType::BlobIndex as u8 {
+            let bi = crate::blob::BlobIndex::decode(value)?;
+            if bi.file_number != 0
+                && (meta.oldest_blob_file_number == 0 || bi.file_number < meta.oldest_blob_file_number)
+            {
+                meta.oldest_blob_file_number = bi.file_number;
+            }
+        }
         match blobs.as_deref_mut().filter(|_| is_value) {
             Some(b) => match b.add(crate::key::user_key(k), value)? {
                 Some(index) => {
@@ -506,6 +517,15 @@ impl DbInner {
                     Some(self.blob_cache.session()),
                     self.table_cache.warm_cache(&handle, number, false),
                 )
+                .and_then(|m| match m {
+                    // Blob direct write: the memtables' blob files are sealed and added with
+                    // the table (`blob_direct.rs`).
+                    Some((meta, mut blobs)) => {
+                        blobs.extend(self.seal_direct_blobs(&mems)?);
+                        Ok(Some((meta, blobs)))
+                    }
+                    None => Ok(None),
+                })
                 .and_then(|m| {
                     if let Some((meta, _)) = m.as_ref().filter(|_| handle.config().paranoid_file_checks) {
                         self.verify_new_table(&handle, meta)?;
@@ -795,7 +815,8 @@ impl DbInner {
         let snapshots = self.snapshot_list()?;
         // One job id for the group, as RocksDB's atomic flush gives its flush jobs.
         let job = self.info_log.new_job_id();
-        let written = super::unlocked(st, || -> Result<Vec<Vec<FileMetaData>>> {
+        type Written = (Vec<FileMetaData>, Vec<crate::version::edit::BlobFileAddition>);
+        let written = super::unlocked(st, || -> Result<Vec<Written>> {
             let mut out = Vec::with_capacity(group.len());
             for (handle, mems, _) in group.iter() {
                 self.info_log.event(flush_started_event(job, mems));
@@ -827,7 +848,9 @@ impl DbInner {
                         metas.push(meta);
                     }
                 }
-                out.push(metas);
+                // Blob direct write: the memtables' blob files go with their tables.
+                let blobs = if metas.is_empty() { Vec::new() } else { self.seal_direct_blobs(mems)? };
+                out.push((metas, blobs));
             }
             self.fs.sync_dir(&self.path)?;
             Ok(out)
@@ -850,16 +873,17 @@ impl DbInner {
             .iter()
             .zip(&tables)
             .enumerate()
-            .map(|(i, ((handle, _, next_log), metas))| VersionEdit {
+            .map(|(i, ((handle, _, next_log), (metas, blobs)))| VersionEdit {
                 column_family: handle.id,
                 log_number: Some(*next_log),
                 new_files: metas.iter().map(|m| (0, m.clone())).collect(),
+                blob_file_additions: blobs.clone(),
                 is_in_atomic_group: count > 1,
                 remaining_entries: if count > 1 { (count - 1 - i) as u32 } else { 0 },
                 ..Default::default()
             })
             .collect();
-        let bytes: u64 = tables.iter().flatten().map(|m| m.file_size).sum();
+        let bytes: u64 = tables.iter().flat_map(|(m, _)| m).map(|m| m.file_size).sum();
         let r = self.log_and_apply(st, edits, |st| {
             for (handle, mems, next_log) in group {
                 if let Some(cf) = st.cfs.get_mut(&handle.id) {
@@ -891,7 +915,7 @@ impl DbInner {
         self.info_log.buffer_line(format_args!(
             "Atomic flush of [{}]: {} tables ({bytes} bytes) in one MANIFEST write",
             names.join(", "),
-            tables.iter().map(Vec::len).sum::<usize>()
+            tables.iter().map(|(m, _)| m.len()).sum::<usize>()
         ));
         Ok(())
     }

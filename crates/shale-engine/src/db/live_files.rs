@@ -87,6 +87,14 @@ impl DbInner {
     /// Captures the live files (see the module comment); with `flush`, every memtable is
     /// flushed first so the WALs captured hold nothing the tables lack.
     pub fn capture_live_files(self: &Arc<Self>, flush: bool) -> Result<LiveFiles> {
+        // RocksDB 11.8.1's GetLiveFilesStorageInfo: blob files the write path holds are
+        // in no MANIFEST yet, so a capture without a flush cannot name them.
+        if !flush && self.has_in_flight_direct_blobs(&self.lock_state()) {
+            return Err(crate::Error::not_supported(
+                "Blob direct write requires flushing active blob files before capturing live files. \
+                 Retry with flush enabled.",
+            ));
+        }
         let hold = DeletionHold::new(self);
         if flush {
             self.flush_memtables(true, None)?;

@@ -34,6 +34,7 @@
 //! with `state` held). The ranks in [`ranks`] put these in one order, each written on its
 //! field, and debug builds check every acquisition against it (`shale_base::lock_rank`).
 
+pub mod blob_direct;
 pub mod buffered_fs;
 pub mod cf;
 pub mod cf_settings;
@@ -291,6 +292,10 @@ pub struct WalMeta {
     pub full: Vec<u32>,
 }
 
+/// What `WalMeta::set_mem` publishes of a family: its active memtable, write buffer size,
+/// `disallow_memtable_writes` and direct-write blob files.
+pub type ActiveMemOf = (Arc<MemTable>, usize, bool, Option<Arc<blob_direct::DirectBlobWriter>>);
+
 /// The active memtable of every family by id, with its write buffer size.
 pub type ActiveMems = Vec<Option<ActiveMem>>;
 
@@ -305,12 +310,19 @@ pub struct ActiveMem {
     pub hint: crate::memtable::InsertHint,
     /// `disallow_memtable_writes`: a write to the family is refused.
     pub disallow: bool,
+    /// `enable_blob_direct_write`: the family's write-path blob files (`blob_direct.rs`).
+    pub direct: Option<Arc<blob_direct::DirectBlobWriter>>,
 }
 
 impl WalMeta {
-    pub fn set_mem(&mut self, id: u32, mem: Option<(Arc<MemTable>, usize, bool)>) {
-        let mem =
-            mem.map(|(mem, limit, disallow)| ActiveMem { hint: mem.insert_hint(), mem, limit, disallow });
+    pub fn set_mem(&mut self, id: u32, mem: Option<ActiveMemOf>) {
+        let mem = mem.map(|(mem, limit, disallow, direct)| ActiveMem {
+            hint: mem.insert_hint(),
+            mem,
+            limit,
+            disallow,
+            direct,
+        });
         let i = id as usize;
         let mems = Arc::make_mut(&mut self.mems);
         if mems.len() <= i {
@@ -511,7 +523,12 @@ impl DbInner {
     /// Publishes family `id`'s active memtable to the write leader (None: dropped).
     pub fn publish_active_memtable(&self, id: u32, cf: Option<&CfState>) {
         let entry = cf.map(|c| {
-            (c.mem.clone(), c.handle.config().write_buffer_size, c.handle.config().disallow_memtable_writes)
+            (
+                c.mem.clone(),
+                c.handle.config().write_buffer_size,
+                c.handle.config().disallow_memtable_writes,
+                c.handle.direct_write.clone(),
+            )
         });
         let mut meta = self.wal_meta.lock();
         meta.set_mem(id, entry);

@@ -305,9 +305,19 @@ impl DbInner {
         let Ok(children) = self.fs.children(&self.path) else { return };
         for name in children {
             let dead = match filename::parse_file_name(&name) {
-                Some(FileType::Table(n)) | Some(FileType::Blob(n)) => {
-                    !live.contains(&n) && !self.versions.is_pending_output(n)
+                Some(FileType::Table(n)) => !live.contains(&n) && !self.versions.is_pending_output(n),
+                // RocksDB 11.8.1 keeps a blob file without a valid footer (one blob direct
+                // write was appending to; `blob_direct.rs`).
+                Some(FileType::Blob(n)) if !live.contains(&n) && !self.versions.is_pending_output(n) => {
+                    let keep =
+                        super::blob_direct::should_keep_footerless_blob(&*self.fs, &self.path.join(&name));
+                    if keep {
+                        // Kept, but in no Version: reads of its blob indexes fail as RocksDB's.
+                        self.blob_cache.mark_unregistered(n);
+                    }
+                    !keep
                 }
+                Some(FileType::Blob(_)) => false,
                 Some(FileType::Wal(n)) if wal_dir == self.path => {
                     if n < min_wal {
                         self.dispose_wal(&wal_dir, n);

@@ -685,7 +685,14 @@ pub fn new_db_id() -> String {
 pub fn close(inner: &Arc<DbInner>) {
     // Writes made without the WAL exist only in memtables: flush them, as RocksDB does
     // unless `avoid_flush_during_shutdown` (its CancelAllBackgroundWork).
-    if inner.unpersisted.load(Ordering::Acquire) && !inner.config.avoid_flush_during_shutdown {
+    // Blob direct write: a family's write-path blob files reach the MANIFEST only by a
+    // flush, so one is made whenever such a family is open (RocksDB 11.8.1's
+    // `force_flush_for_blob_direct_write`, whatever `avoid_flush_during_shutdown`).
+    let direct_write = inner.mode == super::readonly::DbMode::ReadWrite
+        && inner.handles.read().iter().flatten().any(|h| h.direct_write.is_some() && !h.is_dropped());
+    if direct_write
+        || (inner.unpersisted.load(Ordering::Acquire) && !inner.config.avoid_flush_during_shutdown)
+    {
         if let Err(e) = inner.flush_memtables(true, None) {
             inner.info_log.log_at(crate::config::LogLevel::Error, format_args!("flush at close failed: {e}"));
         }

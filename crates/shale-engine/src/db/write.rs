@@ -1087,6 +1087,15 @@ impl DbInner {
         if guards.len() == 1 && guards[0].batch.is_none() {
             return Err(Error::invalid_argument("empty write"));
         }
+        // The active memtables, published under `wal_meta` (changed only with write
+        // leadership, which this leader holds).
+        let mems = Arc::clone(&self.wal_meta.lock().mems);
+        // Blob direct write (`blob_direct.rs`): large values go to blob files now, after any
+        // memtable switch, and the group's records become blob indexes.
+        if mems.iter().any(|m| m.as_ref().is_some_and(|m| m.direct.is_some())) {
+            let mut slots: Vec<&mut Option<WriteBatch>> = guards.iter_mut().map(|g| &mut g.batch).collect();
+            self.direct_write_blobs(&mems, &mut slots, sync)?;
+        }
         // A group whose members all block in their wait is inserted by the leader alone (see
         // "Parallel memtable inserts" in the module comment): the same records with the same
         // sequences, without the compare-and-swap inserts.
@@ -1126,9 +1135,6 @@ impl DbInner {
         } as u64;
         let mut wal_guard = self.lock_or_halt(&self.wal, "WAL")?;
         let wal = &mut *wal_guard;
-        // The active memtables, published under `wal_meta` (changed only with write
-        // leadership, which this leader holds).
-        let mems = Arc::clone(&self.wal_meta.lock().mems);
         // Every record must name a live column family before anything is written. The
         // leader, which inserts next, asks for the memtables' cold lines meanwhile (see
         // `PREFETCH_RECORDS`), and keeps their families with the first 8 bytes of the
@@ -1600,6 +1606,11 @@ impl DbInner {
             fresh.set_earliest_seqno(self.last_sequence());
             let old = std::mem::replace(&mut cf.mem, fresh);
             old.mark_immutable();
+            // Blob direct write: the open blob files go with the memtable their indexes are
+            // in (RocksDB's RotateCurrentGeneration; no I/O).
+            if let Some(w) = &cf.handle.direct_write {
+                *old.direct_blobs.lock() = w.rotate();
+            }
             cf.imm.push((old, new_wal));
             cf.mems_switched += 1;
             cf.install_super_version();

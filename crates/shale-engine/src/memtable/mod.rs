@@ -85,6 +85,10 @@ const TOMBSTONE_ARENA_BLOCK: usize = 16 << 10;
 /// its memtable, which [`InsertHint::prefetch`] can ask for early.
 #[repr(C, align(64))]
 pub struct MemTable {
+    /// Blob direct write: the blob files this memtable's blob indexes point into, handed
+    /// over when it was switched; its flush seals them and adds them to the MANIFEST
+    /// (`db/blob_direct.rs`).
+    pub direct_blobs: parking_lot::Mutex<crate::db::blob_direct::Generation>,
     // The write's line.
     points: Arc<SkipList>,
     num_entries: AtomicU64,
@@ -360,6 +364,7 @@ impl MemTable {
         tracker: Option<Arc<WriteBufferManagerState>>,
     ) -> MemTable {
         MemTable {
+            direct_blobs: parking_lot::Mutex::new(Default::default()),
             points: Arc::new(SkipList::with_tracker(icmp.clone(), block, tracker.clone())),
             tombstones: SkipList::with_tracker(icmp.clone(), TOMBSTONE_ARENA_BLOCK, tracker),
             timestamps: icmp.timestamp_size() > 0,

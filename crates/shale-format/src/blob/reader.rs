@@ -128,6 +128,41 @@ impl BlobFileReader {
         Ok(BlobFileReader { number, file, file_size, header, stats })
     }
 
+    /// Opens blob file `number` while its writer still appends to it (blob direct write,
+    /// RocksDB's `ResolveBlobDirectWriteIndex` with `allow_footer_skip_retry`): the header is
+    /// checked, there is no footer yet, and the records written so far (the file's size now)
+    /// are readable. Not cached: the next read sees the records appended meanwhile.
+    pub fn open_unsealed(
+        fs: &dyn FileSystem,
+        dir: &Path,
+        number: u64,
+        cf_id: u32,
+        stats: Option<Arc<Statistics>>,
+    ) -> Result<BlobFileReader> {
+        let st = stats.as_deref();
+        let path = blob_file_path(dir, number);
+        let file = fs.new_random_access_file(&path)?;
+        let size = file.size()?;
+        if size < HEADER_SIZE as u64 {
+            return Err(corrupt_at(number, 0, format!("Malformed blob file: {size} bytes")));
+        }
+        let header = BlobHeader::decode(&read_exact(&*file, st, number, 0, HEADER_SIZE)?)
+            .map_err(|e| corrupt_at(number, 0, crate::table::format::strip_prefix(&e)))?;
+        if header.column_family_id != cf_id {
+            return Err(corrupt_at(
+                number,
+                0,
+                format!(
+                    "Column family ID mismatch: {} in the file, {cf_id} expected",
+                    header.column_family_id
+                ),
+            ));
+        }
+        // The records end where the file ends now: counted as if the footer followed, so
+        // `valid_blob_offset` bounds a record by the bytes written.
+        Ok(BlobFileReader { number, file, file_size: size + FOOTER_SIZE as u64, header, stats })
+    }
+
     pub fn number(&self) -> u64 {
         self.number
     }
@@ -206,6 +241,13 @@ pub struct BlobFileCache {
     fs: FileSystemRef,
     dir: PathBuf,
     map: Mutex<HashMap<u64, Arc<BlobFileReader>>>,
+    /// Blob files the write path still appends to (blob direct write): read without a
+    /// footer and never cached.
+    unsealed: Mutex<std::collections::HashSet<u64>>,
+    /// Blob files on disk that no Version names and no writer owns (left by a process that
+    /// stopped while blob direct write appended to them): a blob index naming one is
+    /// Corruption, as RocksDB's `Version::GetBlob` finds no such file.
+    unregistered: Mutex<std::collections::HashSet<u64>>,
     /// This open's key base in blob caches (`set_blob_cache`), as tables have theirs in
     /// block caches (`cache/block_cache.rs`).
     session: u64,
@@ -219,6 +261,8 @@ impl BlobFileCache {
             fs,
             dir,
             map: Mutex::new(HashMap::new()),
+            unsealed: Mutex::new(std::collections::HashSet::new()),
+            unregistered: Mutex::new(std::collections::HashSet::new()),
             session: crate::cache::new_cache_session(),
             stats,
         }
@@ -229,7 +273,36 @@ impl BlobFileCache {
         self.session
     }
 
+    /// Blob file `number` is being written by the write path (blob direct write): reads
+    /// open it without a footer and do not cache the reader until [`Self::mark_sealed`].
+    pub fn mark_unsealed(&self, number: u64) {
+        self.unsealed.lock().insert(number);
+    }
+
+    /// Blob file `number` has its footer: from now on it is read (and cached) as any other.
+    pub fn mark_sealed(&self, number: u64) {
+        self.unsealed.lock().remove(&number);
+        self.evict(number);
+    }
+
+    /// Blob file `number` is kept on disk but belongs to no Version (see `unregistered`).
+    pub fn mark_unregistered(&self, number: u64) {
+        self.unregistered.lock().insert(number);
+    }
+
     pub fn reader(&self, number: u64, cf_id: u32) -> Result<Arc<BlobFileReader>> {
+        if self.unregistered.lock().contains(&number) {
+            return Err(Error::corruption("Invalid blob file number"));
+        }
+        if self.unsealed.lock().contains(&number) {
+            return Ok(Arc::new(BlobFileReader::open_unsealed(
+                &*self.fs,
+                &self.dir,
+                number,
+                cf_id,
+                self.stats.clone(),
+            )?));
+        }
         if let Some(r) = self.map.lock().get(&number) {
             return Ok(r.clone());
         }

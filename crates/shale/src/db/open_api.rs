@@ -36,6 +36,15 @@ pub(crate) fn open<T: ThreadMode>(
     path: &Path,
     mut descs: Vec<ColumnFamilyDescriptor>,
 ) -> Result<DBWithThreadMode<T>> {
+    // RocksDB's DBImpl::ValidateOptions: the families' checks come before the DB options'.
+    for o in descs.iter().map(|d| &d.options).chain(std::iter::once(opts)) {
+        o.check_blob_direct_write(
+            opts.enable_pipelined_write,
+            opts.allow_concurrent_memtable_write,
+            opts.unordered_write,
+            opts.two_write_queues,
+        )?;
+    }
     opts.check_supported()?;
     // RocksDB's DBImpl::ValidateOptions.
     if !opts.write_dbid_to_manifest && !opts.write_identity_file {
@@ -226,6 +235,22 @@ pub(crate) fn open<T: ThreadMode>(
     if config.best_efforts_recovery {
         let used = super::best_efforts::max_file_number(&*fs, &[path, &wal_dir]);
         next_file_number = next_file_number.max(used + 1);
+    }
+    // RocksDB's MaybeUpdateNextFileNumber: no new file takes the number of a data file
+    // already there, such as a blob file blob direct write was appending to when the
+    // process stopped (numbered after the MANIFEST's last record; `blob_direct.rs`). Only
+    // tables and blob files are counted here (RocksDB counts every kind, which would renumber
+    // what follows a reopen of every database).
+    let data_dirs = super::paths::table_dirs(path, &config.db_paths, &[]).into_iter().map(|(d, _)| d);
+    for dir in std::iter::once(path.to_path_buf()).chain(data_dirs) {
+        let Ok(children) = fs.children(&dir) else { continue };
+        for name in children {
+            if let Some(filename::FileType::Table(n) | filename::FileType::Blob(n)) =
+                filename::parse_file_name(&name)
+            {
+                next_file_number = next_file_number.max(n + 1);
+            }
+        }
     }
     check_some_wal(&config, exists, &wals)?;
     if config.track_and_verify_wals_in_manifest && !config.best_efforts_recovery {

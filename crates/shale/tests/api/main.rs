@@ -18,6 +18,7 @@ mod api_compat;
 mod arena_block_size;
 mod atomic_flush;
 mod blob_db;
+mod blob_direct_write;
 mod block_cache_destroy_recreate;
 mod block_cache_set_capacity;
 mod block_cache_shared_two_dbs;

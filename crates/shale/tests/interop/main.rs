@@ -14,6 +14,7 @@ mod tools;
 mod util;
 
 mod backup;
+mod blob_direct_write;
 mod checkpoint;
 mod checkpoint_backup_blob;
 mod compact_range_change_level;
