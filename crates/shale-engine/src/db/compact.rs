@@ -180,6 +180,7 @@ impl DbInner {
                 let run_range = |range: job::KeyRange| -> Result<job::JobResult> {
                     let (iter, tombstones) = this.compaction_input(cf, plan)?;
                     let builder_options = this.compaction_builder_options(cf, plan);
+                    let (seqno_time, preserve_time_min_seqno) = this.compaction_seqno_time(cf, plan);
                     let ttl_filter = super::ttl::stale_filter(cf);
                     // The family's compaction filter, or one its factory makes for this
                     // subcompaction (as RocksDB's: on its thread, dropped at its end).
@@ -247,6 +248,8 @@ impl DbInner {
                         range,
                         preallocation: this.output_preallocation(cf, plan, target_file_size),
                         output_hash: super::verify_output::wants_hash(cf.config()),
+                        seqno_time,
+                        preserve_time_min_seqno,
                     })
                 };
                 let mut rest = ranges.split_off(1);

@@ -108,7 +108,7 @@ pub(crate) fn cf_options(h: &CfHandle) -> Result<&Options> {
 /// RocksDB's mutable column-family options Shale cannot change yet, besides the option
 /// table's rows marked so (`options_table.rs`).
 const MUTABLE_NOT_BUILT: &[&str] =
-    &["block_protection_bytes_per_key", "preserve_internal_time_seconds", "preclude_last_level_data_seconds"];
+    &["block_protection_bytes_per_key", "preclude_last_level_data_seconds"];
 
 /// Column-family options that exist but cannot change while the database is open, besides
 /// the option table's immutable rows.
@@ -163,6 +163,7 @@ const TABLE_MUTABLE: &[&str] = &[
     "data_block_hash_table_util_ratio",
     "block_size_deviation",
     "use_delta_encoding",
+    "separate_key_value_in_data_block",
     "enable_index_compression",
     "verify_compression",
     "block_align",

@@ -77,6 +77,7 @@ mod partitioned_write_rocksdb7;
 mod read_amp_options;
 mod ribbon_filter_write;
 mod sst_writer_formats_33;
+mod seqno_time;
 mod stats_history;
 mod subcompactions;
 mod timestamps_blob_33;
