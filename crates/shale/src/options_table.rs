@@ -3119,6 +3119,7 @@ pub(crate) const LOG_CF_ORDER: &[&str] = &[
     "report_bg_io_stats",
     "ttl",
     "periodic_compaction_seconds",
+    "preserve_internal_time_seconds",
     "atomic_flush",
     "experimental_mempurge_threshold",
     "compaction_style",

@@ -384,7 +384,7 @@ impl DbInner {
         }
         // RocksDB's `InstallSuperVersionForConfigChange` and `RegisterRecordSeqnoTimeWorker`:
         // the mapping's limits follow the settings, with a sample taken now.
-        self.record_seqno_time(true);
+        self.record_seqno_time(super::seqno_time::Sampling::ConfigChange);
     }
 }
 
@@ -476,7 +476,7 @@ pub fn create_families(inner: &Arc<DbInner>, new: Vec<NewFamily>) -> Result<Vec<
     // A family created with `preserve_internal_time_seconds` gets the mapping at once
     // (RocksDB's `InstallSuperVersionForConfigChange` at CreateColumnFamily).
     if handles.iter().any(|h| h.config().preserve_internal_time_seconds > 0) {
-        inner.record_seqno_time(true);
+        inner.record_seqno_time(super::seqno_time::Sampling::ConfigChange);
     }
     Ok(handles)
 }

@@ -29,8 +29,18 @@ use crate::table::seqno_time::{SeqnoToTimeMapping, MAX_ENTRIES, MAX_PAIRS_PER_CF
 #[derive(Default)]
 pub struct SeqnoTime {
     pub mapping: SeqnoToTimeMapping,
-    /// The clock's seconds at the last periodic sample (None: none yet).
+    /// The clock's seconds at the last scheduled sample (None: none yet).
     last_sample: Option<u64>,
+    /// The sampling period registered (None: sampling off).
+    cadence: Option<u64>,
+}
+
+/// Why `DbInner::record_seqno_time` runs.
+#[derive(Debug, Copy, Clone, PartialEq, Eq)]
+pub enum Sampling {
+    Periodic,
+    Register,
+    ConfigChange,
 }
 
 /// RocksDB's `MinAndMaxPreserveSeconds` over some families' settings: (min, max), None when
@@ -88,35 +98,68 @@ impl DbInner {
         )
     }
 
-    /// RocksDB's `RecordSeqnoToTimeMapping` with `RegisterRecordSeqnoTimeWorker`'s limits:
-    /// when the feature is on and a sample is due (`force`: now, as at open and after an
-    /// option change), appends one and hands every family with the feature on a copy. With
-    /// the feature off everywhere the mapping is emptied.
-    pub fn record_seqno_time(&self, force: bool) {
+    /// The mapping's sampling, by `when`:
+    /// - `Periodic` (RocksDB's `RecordSeqnoToTimeMapping`): a sample when one is due, a
+    ///   cadence after the last;
+    /// - `Register` (at open; RocksDB's `RegisterRecordSeqnoTimeWorker`): the limits follow
+    ///   the families' settings, and a sample is taken when the cadence changed (the task's
+    ///   `run_immediately`);
+    /// - `ConfigChange` (a family created or its options set; RocksDB's
+    ///   `InstallSuperVersionForConfigChange` then `RegisterRecordSeqnoTimeWorker`): first a
+    ///   sample when the newest known time is more than `cadence + 3 + cadence / 100` seconds
+    ///   old (`EnsureSeqnoToTimeMapping`), then as `Register`.
+    ///
+    /// Every family with the feature on then gets a copy; the others none. With the feature
+    /// off everywhere the mapping is emptied and sampling stops.
+    pub fn record_seqno_time(&self, when: Sampling) {
         let Some((min, max)) = self.preserve_settings() else {
             let mut g = self.seqno_time.lock();
-            if !g.mapping.is_empty() || g.last_sample.is_some() {
+            if !g.mapping.is_empty() || g.cadence.is_some() {
                 g.mapping.set_capacity(0).set_max_time_span(u64::MAX);
+                g.cadence = None;
                 g.last_sample = None;
-            }
-            drop(g);
-            for h in self.handles.read().iter().flatten() {
-                *h.seqno_time.lock() = None;
+                drop(g);
+                for h in self.handles.read().iter().flatten() {
+                    *h.seqno_time.lock() = None;
+                }
             }
             return;
         };
         let now = self.clock_seconds();
+        let every = cadence(min);
         let copy = {
             let mut g = self.seqno_time.lock();
-            let due = force || g.last_sample.is_none_or(|t| now >= t.saturating_add(cadence(min)));
-            if !due {
+            let mut sampled = false;
+            if when == Sampling::ConfigChange {
+                let last = if g.mapping.is_empty() {
+                    g.mapping.set_capacity(MAX_ENTRIES);
+                    0
+                } else {
+                    g.mapping.proximal_time_before_seqno(u64::MAX)
+                };
+                let wait = every + 3 + every / 100;
+                if now >= wait && last <= now - wait {
+                    g.mapping.append(self.last_sequence().max(1), now);
+                    sampled = true;
+                }
+            }
+            if when != Sampling::Periodic {
+                let cap = MAX_ENTRIES.min((max as u128 * MAX_PAIRS_PER_CF as u128 / min as u128) as u64);
+                g.mapping.set_capacity(cap).set_max_time_span(max);
+            }
+            let due = match (when, g.cadence) {
+                // Not registered yet (before open's registration): nothing runs.
+                (Sampling::Periodic, None) => return,
+                (Sampling::Periodic, Some(_)) => g.last_sample.is_none_or(|t| now >= t.saturating_add(every)),
+                (_, registered) => registered != Some(every),
+            };
+            g.cadence = Some(every);
+            if due {
+                g.mapping.append(self.last_sequence().max(1), now);
+                g.last_sample = Some(now);
+            } else if !sampled && when == Sampling::Periodic {
                 return;
             }
-            let cap = MAX_ENTRIES.min((max as u128 * MAX_PAIRS_PER_CF as u128 / min as u128) as u64);
-            g.mapping.set_capacity(cap).set_max_time_span(max);
-            let seqno = self.last_sequence().max(1);
-            g.mapping.append(seqno, now);
-            g.last_sample = Some(now);
             Arc::new(g.mapping.clone())
         };
         for h in self.handles.read().iter().flatten() {

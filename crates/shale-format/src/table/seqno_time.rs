@@ -69,7 +69,12 @@ pub struct SeqnoToTimeMapping {
 
 impl Default for SeqnoToTimeMapping {
     fn default() -> Self {
-        SeqnoToTimeMapping { max_time_span: u64::MAX, capacity: u64::MAX, pairs: VecDeque::new(), enforced: true }
+        SeqnoToTimeMapping {
+            max_time_span: u64::MAX,
+            capacity: u64::MAX,
+            pairs: VecDeque::new(),
+            enforced: true,
+        }
     }
 }
 

@@ -500,7 +500,7 @@ pub(crate) fn open<T: ThreadMode>(
             db.inner.start_sequence_at(seq)?;
         }
     }
-    db.inner.record_seqno_time(true);
+    db.inner.record_seqno_time(shale_engine::db::seqno_time::Sampling::Register);
     // The stats history's first run, which records the tickers the next one subtracts (the
     // periodic task's run at registration, RocksDB's `run_immediately`), done here so that
     // what follows open falls in the first period.

@@ -65,9 +65,15 @@ fn rocksdb_11_separated_kv_tables_read_in_shale() {
 
 /// The pairs `sst_dump --command=scan --output_hex` prints (lines `'KEY' seq:N, type:T => VALUE`).
 fn sst_dump_scan(sst: &Path) -> Pairs {
-    let (ok, out, err) =
-        try_tool("sst_dump", &args(&[&format!("--file={}", sst.display()), "--command=scan", "--output_hex"]));
-    assert!(ok && !out.contains("Corruption") && !err.contains("Corruption"), "{}: {out}{err}", sst.display());
+    let (ok, out, err) = try_tool(
+        "sst_dump",
+        &args(&[&format!("--file={}", sst.display()), "--command=scan", "--output_hex"]),
+    );
+    assert!(
+        ok && !out.contains("Corruption") && !err.contains("Corruption"),
+        "{}: {out}{err}",
+        sst.display()
+    );
     let mut pairs = Vec::new();
     for line in out.lines().filter(|l| l.starts_with('\'')) {
         let (k, rest) = line[1..].split_once('\'').unwrap();
@@ -135,7 +141,13 @@ fn shale_separated_kv_tables_read_by_rocksdb_11() {
         assert_same_pairs(&ldb_scan(&dir, None), &ours, &format!("{ctx}: ldb scan"));
         let out = run_tool(
             "ldb",
-            &args(&[&format!("--db={}", dir.display()), "--try_load_options", "--hex", "scan", "--max_keys=3"]),
+            &args(&[
+                &format!("--db={}", dir.display()),
+                "--try_load_options",
+                "--hex",
+                "scan",
+                "--max_keys=3",
+            ]),
         );
         assert_eq!(out.lines().filter(|l| l.contains("==>")).count(), 3, "{ctx}: {out}");
     }

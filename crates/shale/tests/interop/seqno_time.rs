@@ -68,8 +68,9 @@ fn preserve_internal_time_maps_sequences_to_times() {
         db.put(format!("a{i}"), "old").unwrap();
     }
     clock.sleep_for_seconds(5);
-    // An option change takes a sample at once (seqno 110 at T0 + 5).
-    db.set_options(&[("preserve_internal_time_seconds", "1000")]).unwrap();
+    // A change of the sampling period (10 s to 11 s) takes a sample at once (seqno 110 at
+    // T0 + 5), as RocksDB's re-registered task runs immediately.
+    db.set_options(&[("preserve_internal_time_seconds", "1001")]).unwrap();
     db.flush().unwrap();
     let t = tables(&db, &dir);
     assert_eq!(t.len(), 1);
@@ -80,6 +81,7 @@ fn preserve_internal_time_maps_sequences_to_times() {
     for i in 0..10u32 {
         db.put(format!("b{i}"), "new").unwrap();
     }
+    // The newest sample is older than a period (and the period changes back): a sample.
     db.set_options(&[("preserve_internal_time_seconds", "1000")]).unwrap();
     db.flush().unwrap();
     let t = tables(&db, &dir);
@@ -134,6 +136,7 @@ fn rocksdb_11_reads_the_mapping_shale_wrote() {
         db.put(format!("key{i:03}"), format!("value{i}")).unwrap();
     }
     clock.sleep_for_seconds(40);
+    // The newest sample (T0) is older than the period plus 3 s: the change takes one.
     db.set_options(&[("preserve_internal_time_seconds", "3600")]).unwrap();
     db.flush().unwrap();
     let t = tables(&db, &dir);
@@ -142,11 +145,17 @@ fn rocksdb_11_reads_the_mapping_shale_wrote() {
     assert!(text.contains("  preserve_internal_time_seconds=3600\n"), "{text}");
     let ours = tools::shale_scan_default(&db);
     drop(db);
+    let log = std::fs::read_to_string(dir.join("LOG")).unwrap();
+    assert!(log.contains("Options.preserve_internal_time_seconds: 3600\n"), "no LOG line");
     if !tools::use_rocksdb_11(test) {
         return;
     }
+    tools::ldb_keeps_option_rows(&[("preserve_internal_time_seconds", "3600")], true);
     let sst = tools::sst_files(&dir);
-    let out = tools::run_tool("sst_dump", &tools::args(&[&format!("--file={}", sst[0].display()), "--show_properties"]));
+    let out = tools::run_tool(
+        "sst_dump",
+        &tools::args(&[&format!("--file={}", sst[0].display()), "--show_properties"]),
+    );
     let want = format!("Sequence number to time mapping: 100->{T0},150->{},", T0 + 40);
     assert!(out.contains(&want), "{want} not in\n{out}");
     tools::assert_same_pairs(&tools::ldb_scan(&dir, None), &ours, "ldb scan");
@@ -155,4 +164,30 @@ fn rocksdb_11_reads_the_mapping_shale_wrote() {
         &tools::args(&[&format!("--db={}", dir.display()), "--try_load_options", "scan", "--max_keys=2"]),
     );
     assert_eq!(out.lines().filter(|l| l.contains("==>")).count(), 2, "{out}");
+}
+
+#[test]
+fn samples_are_taken_as_the_clock_moves() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let clock = MockSystemClock::new(T0);
+    // A sample every ceil(300 / 100) = 3 s of the clock.
+    let db = open(&dir, &clock, 300);
+    db.put(b"k0", b"v").unwrap();
+    clock.sleep_for_seconds(3);
+    // The background sampler looks at the clock about every second; each round writes one
+    // more key and flushes, until a table holds a sample at T0 + 3 (of the last sequence
+    // number when it was taken).
+    let mut seen = false;
+    for i in 1..100u32 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        db.put(format!("k{i}"), "v").unwrap();
+        db.flush().unwrap();
+        let at = |p: &SeqnoTimePair| p.time == T0 + 3 && p.seqno > 100;
+        if tables(&db, &dir).iter().any(|(_, pairs, _)| pairs.iter().any(at)) {
+            seen = true;
+            break;
+        }
+    }
+    assert!(seen, "no sample at T0 + 3 reached a table");
 }
