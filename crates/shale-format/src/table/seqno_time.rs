@@ -246,7 +246,7 @@ impl SeqnoToTimeMapping {
         if cap == 1 {
             cap = 2;
         }
-        let effective = cap.checked_add(if strict { 0 } else { cap / 8 }).unwrap_or(u64::MAX);
+        let effective = cap.saturating_add(if strict { 0 } else { cap / 8 });
         if self.pairs.len() as u64 <= effective {
             return;
         }

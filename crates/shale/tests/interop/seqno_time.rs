@@ -27,8 +27,11 @@ fn open(dir: &Path, clock: &Arc<MockSystemClock>, preserve: u64) -> DB {
     DB::open(&o, dir).unwrap()
 }
 
-/// Every live table's mapping pairs and its entries' (user key, sequence), by file name.
-fn tables(db: &DB, dir: &Path) -> Vec<(String, Vec<SeqnoTimePair>, Vec<(Vec<u8>, u64)>)> {
+/// A live table: its file name, its mapping's pairs, its entries' (user key, sequence).
+type TableSeen = (String, Vec<SeqnoTimePair>, Vec<(Vec<u8>, u64)>);
+
+/// Every live table, by file name.
+fn tables(db: &DB, dir: &Path) -> Vec<TableSeen> {
     let mut out = Vec::new();
     for lf in db.live_files().unwrap() {
         let path = dir.join(lf.name.trim_start_matches('/'));
