@@ -5,7 +5,8 @@
 //! - Settings over the families (RocksDB's `MinAndMaxPreserveSeconds`): the smallest and the
 //!   largest setting above 0. A sample is taken every `ceil(min / 100)` seconds of the
 //!   database's clock (checked by the flush threads each time they wake, at least every
-//!   second); the mapping keeps `min(1000, max * 100 / min)` pairs over `max` seconds.
+//!   second), from open on, and at once when that period changes (`Sampling`); the mapping
+//!   keeps `min(1000, max * 100 / min)` pairs over `max` seconds.
 //! - A sample is (the last sequence number, at least 1; now in seconds). Samples that add
 //!   nothing are merged (`SeqnoToTimeMapping::append`).
 //! - Opening a new database (last sequence 0) with the feature on allocates sequence numbers
@@ -15,7 +16,12 @@
 //! - Each family with the feature on holds a copy (RocksDB keeps it in the SuperVersion),
 //!   renewed at each sample and when its options change; a flush writes the part for its
 //!   memtables' sequence range into the table (`rocksdb.seqno.time.map`, at most 100
-//!   pairs). A compaction reads its inputs' mappings (`compact.rs`).
+//!   pairs). A compaction reads its inputs' mappings (`compaction_seqno_time`), keeps the
+//!   sequence numbers of entries newer than now minus the setting, and writes each output's
+//!   part. A read-only or secondary database keeps no mapping.
+//!
+//! Not built: `preclude_last_level_data_seconds` (RocksDB's per-key placement of recent
+//! data into the level above the last), which has no option row.
 //!
 //! The lock is a leaf: no other lock is taken under it, and nothing under it does I/O.
 
