@@ -723,8 +723,13 @@ pub fn properties_to_string(p: &TableProperties, pd: &str, kd: &str) -> Vec<u8> 
     add("DB host id", p.db_host_id.clone());
     add("original file number", p.orig_file_number.to_string());
     add("unique ID", table_unique_id(p).unwrap_or_else(|| "N/A".to_string()));
-    // An empty mapping prints as nothing; a non-empty one is not decoded yet.
-    let seqno_time = if p.seqno_to_time_mapping.is_empty() { String::new() } else { "N/A".to_string() };
+    // As RocksDB's TableProperties::ToString: the decoded pairs (none: nothing), "N/A" when
+    // they do not decode.
+    let mut m = shale_format::table::seqno_time::SeqnoToTimeMapping::new();
+    let seqno_time = match m.decode_from(&p.seqno_to_time_mapping) {
+        Ok(()) => m.to_human_string(),
+        Err(_) => "N/A".to_string(),
+    };
     add("Sequence number to time mapping", seqno_time);
     r
 }

@@ -280,6 +280,12 @@ pub struct CfConfig {
     /// `SanitizeCfOptions`): `(ttl, periodic_compaction_seconds)`, 0 meaning off.
     pub age_ttl: u64,
     pub age_periodic: u64,
+    /// RocksDB's `preserve_internal_time_seconds` (0: off; mutable): while set, the database
+    /// samples its sequence-number-to-time mapping (`db/seqno_time.rs`), tables written
+    /// carry the part of it their sequence range needs (`rocksdb.seqno.time.map`), and a
+    /// compaction keeps the sequence numbers of entries written within that many seconds
+    /// (it does not zero them at the bottommost level).
+    pub preserve_internal_time_seconds: u64,
     /// The database's `daily_offpeak_time_utc` (None: no window): in the window, periodic
     /// compaction takes the tables due by the next window's start
     /// (`compaction::offpeak::periodic_limit`).
@@ -413,6 +419,7 @@ impl Default for CfConfig {
             ttl: THIRTY_DAYS,
             age_ttl: THIRTY_DAYS,
             age_periodic: 0,
+            preserve_internal_time_seconds: 0,
             daily_offpeak: None,
             bottommost_file_compaction_delay: 0,
             target_file_size_is_upper_bound: false,

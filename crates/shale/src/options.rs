@@ -150,6 +150,8 @@ pub struct BlockBasedOptions {
     pub(crate) block_size_deviation: i32,
     /// RocksDB's `use_delta_encoding` (default true): data-block keys share prefixes.
     pub(crate) use_delta_encoding: bool,
+    /// RocksDB 11's `separate_key_value_in_data_block` (`options_tbl.rs`; default false).
+    pub(crate) separate_key_value_in_data_block: bool,
     /// RocksDB's `enable_index_compression` (default true): index blocks compressed.
     pub(crate) enable_index_compression: bool,
     /// RocksDB's `verify_compression`: each compressed block is decompressed and compared.
@@ -214,6 +216,7 @@ impl Default for BlockBasedOptions {
             decouple_partitioned_filters: true,
             block_size_deviation: 10,
             use_delta_encoding: true,
+            separate_key_value_in_data_block: false,
             enable_index_compression: true,
             verify_compression: false,
             block_align: false,
@@ -239,6 +242,7 @@ impl BlockBasedOptions {
         b.block_size_deviation =
             u32::try_from(self.block_size_deviation).ok().filter(|d| *d <= 100).unwrap_or(0);
         b.use_delta_encoding = self.use_delta_encoding;
+        b.separate_key_value_in_data_block = self.separate_key_value_in_data_block;
         b.enable_index_compression = self.enable_index_compression;
         b.verify_compression = self.verify_compression;
         b.block_align = self.block_align;
@@ -694,6 +698,9 @@ pub struct Options {
     /// `compaction/picker.rs`); `u64::MAX - 1` is RocksDB's "default" value.
     pub(crate) ttl: u64,
     pub(crate) periodic_compaction_seconds: u64,
+    /// RocksDB's `preserve_internal_time_seconds` (mutable, default 0): the engine's
+    /// sequence-number-to-time mapping (`CfConfig::preserve_internal_time_seconds`).
+    pub(crate) preserve_internal_time_seconds: u64,
     /// `set_prefix_extractor` (issue 15): prefix Bloom filters and prefix seeks.
     pub(crate) prefix_extractor: Option<crate::slice_transform::SliceTransformRef>,
     /// `set_memtable_prefix_bloom_ratio`: the memtable Bloom's share of the write buffer
@@ -1022,6 +1029,7 @@ impl Default for Options {
             strict_max_successive_merges: false,
             ttl: u64::MAX - 1,
             periodic_compaction_seconds: u64::MAX - 1,
+            preserve_internal_time_seconds: 0,
             prefix_extractor: None,
             memtable_prefix_bloom_ratio: 0.0,
             memtable_whole_key_filtering: false,

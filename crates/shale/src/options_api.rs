@@ -1640,7 +1640,8 @@ impl Options {
     }
 
     /// The clock the stats snapshots of `stats_persist_period_sec` read, for their times and
-    /// their period (a Shale extension, as RocksDB's `Env` clock; default the system clock).
+    /// their period, and the one `preserve_internal_time_seconds`' sequence-number-to-time
+    /// samples read (a Shale extension, as RocksDB's `Env` clock; default the system clock).
     /// A [`MockSystemClock`](crate::MockSystemClock) lets a test move time forward.
     pub fn set_stats_history_clock(&mut self, clock: std::sync::Arc<dyn crate::env::SystemClock>) {
         self.stats_history_clock = Some(clock);

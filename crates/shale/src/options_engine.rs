@@ -171,6 +171,7 @@ impl Options {
             ttl: self.sanitized_ttl(),
             age_ttl,
             age_periodic,
+            preserve_internal_time_seconds: self.preserve_internal_time_seconds,
             daily_offpeak: self.dbmisc.daily_offpeak(),
             bottommost_file_compaction_delay: self.bottommost_file_compaction_delay,
             target_file_size_is_upper_bound: self.target_file_size_is_upper_bound,

@@ -1940,6 +1940,18 @@ pub(crate) static ROWS: &[OptionRow] = &[
             Ok(true)
         }),
     ),
+    // The engine's sequence-number-to-time mapping (`db/seqno_time.rs` of shale-engine).
+    opt(
+        "preserve_internal_time_seconds",
+        Cf,
+        Int,
+        Yes,
+        Some(|c| c.preserve_internal_time_seconds.to_string()),
+        Some(|o, n, v| {
+            o.preserve_internal_time_seconds = number(n, v)?;
+            Ok(true)
+        }),
+    ),
     opt(
         "periodic_compaction_seconds",
         Cf,
@@ -2945,6 +2957,16 @@ pub(crate) static ROWS: &[OptionRow] = &[
         t.use_delta_encoding = boolean(n, v)?;
         Ok(true)
     }),
+    // Data blocks with their keys first, then their values (`table/block.rs`).
+    tbl(
+        "separate_key_value_in_data_block",
+        Bool,
+        Some(|t| t.separate_key_value_in_data_block.to_string()),
+        |t, n, v| {
+            t.set_separate_key_value_in_data_block(boolean(n, v)?);
+            Ok(true)
+        },
+    ),
     // Index blocks and partitions stored uncompressed when false.
     tbl("enable_index_compression", Bool, Some(|t| t.enable_index_compression.to_string()), |t, n, v| {
         t.enable_index_compression = boolean(n, v)?;

@@ -75,6 +75,15 @@ impl BlockBasedOptions {
         self.uniform_cv_threshold = threshold;
     }
 
+    /// RocksDB 11's `separate_key_value_in_data_block` (default false; a Shale extension of
+    /// rust-rocksdb's API): the data blocks of tables written from then on store their keys
+    /// first and their values after them, each restart entry naming where its values start,
+    /// and the table's properties carry `rocksdb.separate.key.value.in.data.block = 1`.
+    /// RocksDB before 11 cannot read such tables.
+    pub fn set_separate_key_value_in_data_block(&mut self, on: bool) {
+        self.separate_key_value_in_data_block = on;
+    }
+
     /// RocksDB's `index_block_search_type` (default `Binary`; a Shale extension of
     /// rust-rocksdb's API): how table readers opened from then on search index blocks.
     /// Results are the same whatever the choice; interpolation probes fewer restart keys on

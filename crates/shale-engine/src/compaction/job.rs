@@ -144,6 +144,12 @@ pub struct JobInput<'a> {
     /// `CompactionOutputs` makes no partitioner for level 0): an output ends before the
     /// first key it asks a boundary for (RocksDB's `ShouldStopBefore`).
     pub partitioner: Option<&'a super::partitioner::SstPartitionerFactory>,
+    /// `preserve_internal_time_seconds` (`db/seqno_time.rs`): the inputs' sequence-number-to-
+    /// time mappings merged (each output stores its range's part), and RocksDB's
+    /// `preserve_time_min_seqno`: entries from this sequence on keep their sequence numbers
+    /// at the bottommost level (u64::MAX: the feature is off).
+    pub seqno_time: Option<std::sync::Arc<crate::table::seqno_time::SeqnoToTimeMapping>>,
+    pub preserve_time_min_seqno: u64,
 }
 
 /// RocksDB's `OutputValidator::Add` hash step: the running 64-bit hash of an output's point
@@ -362,6 +368,8 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
     let icmp = (input.builder_options)(0).icmp.clone();
     let ucmp = icmp.user_comparator().clone();
     let earliest = input.snapshots.first().copied().unwrap_or(MAX_SEQUENCE_NUMBER);
+    // RocksDB's `preserve_seqno_after_`: sequence numbers above it are never zeroed.
+    let zero_limit = earliest.min(input.preserve_time_min_seqno.max(1) - 1);
     let snapshots = input.snapshots.clone();
     let kept_tombstones: Vec<RangeTombstone> =
         input.tombstones.iter().filter(|t| !(input.bottommost && t.seq <= earliest)).cloned().collect();
@@ -391,6 +399,7 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
         new_file_number: input.new_file_number,
         preallocation: input.preallocation,
         output_hash: input.output_hash,
+        seqno_time: input.seqno_time.clone(),
     };
     let mut kc = KeyCompactor {
         snapshots: &snapshots,
@@ -455,7 +464,7 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
                 // Only a key's last entry can have its sequence zeroed (the only one a
                 // snapshot stripe leaves that low).
                 let k = if input.bottommost && i + 1 == n {
-                    zero_sequence(k, earliest, &*ucmp, ts_low.as_deref())?
+                    zero_sequence(k, zero_limit, &*ucmp, ts_low.as_deref())?
                 } else {
                     k
                 };
@@ -1006,6 +1015,7 @@ struct Ctx<'a> {
     new_file_number: &'a dyn Fn() -> u64,
     preallocation: crate::fs::Preallocation,
     output_hash: bool,
+    seqno_time: Option<std::sync::Arc<crate::table::seqno_time::SeqnoToTimeMapping>>,
 }
 
 fn open_output(ctx: &Ctx<'_>) -> Result<Output> {
@@ -1093,6 +1103,13 @@ fn finish(
         drop(o);
         let _ = ctx.fs.remove_file(&filename::table_file(ctx.dir, number));
         return Ok(());
+    }
+    // RocksDB's `CompactionOutputs::Finish`: the output's part of the mapping.
+    if let Some(m) = ctx.seqno_time.as_deref() {
+        let (lo, hi) = (o.meta.smallest_seqno, o.meta.largest_seqno);
+        if lo <= hi {
+            o.builder.set_seqno_time_mapping(crate::db::seqno_time::table_mapping(m, lo, hi, None));
+        }
     }
     let built = o.builder.finish()?;
     o.meta.file_size = built.file_size;

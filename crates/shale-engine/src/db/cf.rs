@@ -52,6 +52,10 @@ pub struct CfHandle {
     /// User-defined timestamps: reads below this timestamp are refused and compaction may
     /// collect versions older than it (empty: none set). Persisted in the MANIFEST.
     pub full_history_ts_low: Mutex<Vec<u8>>,
+    /// The database's sequence-number-to-time mapping as this family last got it (RocksDB
+    /// keeps it in the SuperVersion; None while the family's `preserve_internal_time_seconds`
+    /// is 0): what a flush of the family stores (`seqno_time.rs`). A leaf lock.
+    pub seqno_time: Mutex<Option<Arc<crate::table::seqno_time::SeqnoToTimeMapping>>>,
     /// The family's table directories with target sizes (`paths.rs`); path ids index it.
     pub table_dirs: Vec<(std::path::PathBuf, u64)>,
     /// The block cache's entry-statistics collector entry, held while the family is open
@@ -102,6 +106,7 @@ impl CfHandle {
             local_sv: super::local_sv::LocalSv::new(),
             dropped: AtomicBool::new(false),
             full_history_ts_low: Mutex::new(Vec::new()),
+            seqno_time: Mutex::new(None),
             table_dirs: Vec::new(),
             internal_stats: Default::default(),
         }
@@ -393,6 +398,9 @@ impl DbInner {
             self.stall_changed(&mut st, handle.id);
             self.schedule_compaction(&mut st, handle.id);
         }
+        // RocksDB's `InstallSuperVersionForConfigChange` and `RegisterRecordSeqnoTimeWorker`:
+        // the mapping's limits follow the settings, with a sample taken now.
+        self.record_seqno_time(super::seqno_time::Sampling::ConfigChange);
     }
 }
 
@@ -480,6 +488,11 @@ pub fn create_families(inner: &Arc<DbInner>, new: Vec<NewFamily>) -> Result<Vec<
     for h in &handles {
         inner.info_log.log(format_args!("Created column family [{}] (ID {})", h.name, h.id));
         inner.hooks.log_cf_options(inner, h)?;
+    }
+    // A family created with `preserve_internal_time_seconds` gets the mapping at once
+    // (RocksDB's `InstallSuperVersionForConfigChange` at CreateColumnFamily).
+    if handles.iter().any(|h| h.config().preserve_internal_time_seconds > 0) {
+        inner.record_seqno_time(super::seqno_time::Sampling::ConfigChange);
     }
     Ok(handles)
 }

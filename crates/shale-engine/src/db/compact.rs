@@ -193,6 +193,7 @@ impl DbInner {
                 let run_range = |range: job::KeyRange| -> Result<job::JobResult> {
                     let (iter, tombstones) = this.compaction_input(cf, plan)?;
                     let builder_options = this.compaction_builder_options(cf, plan);
+                    let (seqno_time, preserve_time_min_seqno) = this.compaction_seqno_time(cf, plan);
                     let ttl_filter = super::ttl::stale_filter(cf);
                     // The family's compaction filter, or one its factory makes for this
                     // subcompaction (as RocksDB's: on its thread, dropped at its end).
@@ -260,6 +261,8 @@ impl DbInner {
                         preallocation: this.output_preallocation(cf, plan, target_file_size),
                         output_hash: super::verify_output::wants_hash(cf.config()),
                         partitioner: cf.config().sst_partitioner.as_ref().filter(|_| plan.output_level != 0),
+                        seqno_time,
+                        preserve_time_min_seqno,
                     })
                 };
                 let mut rest = ranges.split_off(1);

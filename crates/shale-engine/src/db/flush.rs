@@ -361,6 +361,13 @@ fn write_table_inner(
             crate::key::make_internal_key(end, MAX_SEQUENCE_NUMBER, crate::key::ValueType::RangeDeletion);
         range(&mut meta, &sentinel, &mut first);
     }
+    // The family's copy of the sequence-number-to-time mapping, for the table's range
+    // (RocksDB's BuildTable; its time span is unlimited, so enforcing it at the file's
+    // creation time changes nothing).
+    let mapping = cf.seqno_time.lock().clone();
+    if let Some(m) = mapping.filter(|_| smallest_seq <= largest_seq) {
+        builder.set_seqno_time_mapping(super::seqno_time::table_mapping(&m, smallest_seq, largest_seq, None));
+    }
     let result = builder.finish()?;
     // RocksDB compares the table's count for block-based and plain tables.
     let added = (!dedup).then_some((added + tombstones.len() as u64, result.properties.num_entries));

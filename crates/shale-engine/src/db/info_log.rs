@@ -790,14 +790,17 @@ pub fn table_file_creation_event(
         .field("db_id", p.db_id.as_str())
         .field("db_session_id", p.db_session_id.as_str())
         .field("orig_file_number", p.orig_file_number)
-        // Shale writes no seqno-to-time mapping and does not decode one: a table that has
-        // one (written by RocksDB, never an output of Shale's) shows its size.
+        // The sequence-number-to-time mapping as RocksDB's EventHelpers prints it.
         .field(
             "seqno_to_time_mapping",
             if p.seqno_to_time_mapping.is_empty() {
                 "N/A".to_string()
             } else {
-                format!("({} bytes, not decoded)", p.seqno_to_time_mapping.len())
+                let mut m = crate::table::seqno_time::SeqnoToTimeMapping::new();
+                match m.decode_from(&p.seqno_to_time_mapping) {
+                    Ok(()) => m.to_human_string(),
+                    Err(_) => "Invalid".to_string(),
+                }
             },
         );
     w.end_object();

@@ -62,6 +62,7 @@ pub mod record_count;
 pub mod remote_compaction;
 pub mod repair;
 pub mod scheduler;
+pub mod seqno_time;
 pub mod snapshots;
 pub mod stats_history;
 pub mod table_cache;
@@ -186,6 +187,8 @@ pub struct DbInner {
     pub snapshots: Ranked<Mutex<BTreeMap<u64, usize>>>,
     pub info_log: InfoLog,
     pub stats: Stats,
+    /// The sequence-number-to-time mapping (`seqno_time.rs`). A leaf lock.
+    pub seqno_time: parking_lot::Mutex<seqno_time::SeqnoTime>,
     /// Read-write, read-only or secondary (`readonly.rs`): the latter two write no file.
     pub mode: readonly::DbMode,
     /// WALs holding prepare sections of two-phase commits still needed

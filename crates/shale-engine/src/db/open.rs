@@ -206,6 +206,7 @@ pub fn new_inner(
         snapshots: Ranked::new(ranks::SNAPSHOTS, Mutex::new(BTreeMap::new())),
         info_log,
         stats: Stats::default(),
+        seqno_time: Default::default(),
         mode,
         prep: Ranked::new(ranks::PREP, PlMutex::new(Default::default())),
         ts_families: AtomicBool::new(false),

@@ -128,6 +128,7 @@ impl super::DbInner {
         // The compaction's own table options (`compact.rs`), as RocksDB's worker runs the
         // primary's CompactionJob.
         let builder_options = inner.compaction_builder_options(&cf, &plan);
+        let (seqno_time, preserve_time_min_seqno) = inner.compaction_seqno_time(&cf, &plan);
         let created = parking_lot::Mutex::new(Vec::new());
         let new_number = || {
             let n = inner.new_output_number();
@@ -167,6 +168,8 @@ impl super::DbInner {
             range: (None, None),
             output_hash: super::verify_output::wants_hash(cf.config()),
             partitioner: cf.config().sst_partitioner.as_ref().filter(|_| plan.output_level != 0),
+            seqno_time,
+            preserve_time_min_seqno,
         });
         for n in created.into_inner() {
             inner.versions.release_output(n);

@@ -374,6 +374,8 @@ fn flush_worker(inner: Arc<DbInner>) {
             }
             idle = idle.min(wait);
         }
+        // RocksDB's periodic `kRecordSeqnoTime` task (`seqno_time.rs`): a sample when due.
+        inner.record_seqno_time(super::seqno_time::Sampling::Periodic);
         if inner.purge_requested.swap(false, Ordering::AcqRel) {
             inner.purge_now(&mut st);
             continue;

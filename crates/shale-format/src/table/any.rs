@@ -255,6 +255,14 @@ impl AnyTableBuilder {
         }
     }
 
+    /// The table's sequence-number-to-time mapping (`seqno_time.rs`): block-based tables
+    /// store it; RocksDB's plain and cuckoo builders drop it.
+    pub fn set_seqno_time_mapping(&mut self, encoded: Vec<u8>) {
+        if let AnyTableBuilder::Block(b) = self {
+            b.set_seqno_time_mapping(encoded);
+        }
+    }
+
     pub fn num_entries(&self) -> u64 {
         match self {
             AnyTableBuilder::Block(b) => b.num_entries(),

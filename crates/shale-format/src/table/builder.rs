@@ -194,6 +194,9 @@ pub struct TableBuilderOptions {
     /// RocksDB's `use_delta_encoding`: data-block keys share a prefix with the key before
     /// (off: every key is stored whole).
     pub use_delta_encoding: bool,
+    /// RocksDB 11's `separate_key_value_in_data_block`: data blocks hold their keys first,
+    /// then their values (`block.rs`), and the table's properties say so.
+    pub separate_key_value_in_data_block: bool,
     /// RocksDB's `enable_index_compression`: index blocks and partitions are compressed
     /// with the table's codec (off: stored uncompressed).
     pub enable_index_compression: bool,
@@ -392,6 +395,7 @@ impl TableBuilderOptions {
             hash_index: false,
             block_size_deviation: 10,
             use_delta_encoding: true,
+            separate_key_value_in_data_block: false,
             enable_index_compression: true,
             verify_compression: false,
             block_align: false,
@@ -708,8 +712,13 @@ impl TableBuilder {
             }
             _ => BlockBuilder::new(opts.block_restart_interval),
         };
+        let data_block = if opts.use_delta_encoding { data_block } else { data_block.without_key_delta() };
         TableBuilder {
-            data_block: if opts.use_delta_encoding { data_block } else { data_block.without_key_delta() },
+            data_block: if opts.separate_key_value_in_data_block {
+                data_block.with_separated_values()
+            } else {
+                data_block
+            },
             index_with_seq: BlockBuilder::new_index(opts.index_block_restart_interval, delta)
                 .with_uniform_cv_threshold(opts.uniform_cv_threshold, false),
             index_user_keys: BlockBuilder::new_index(opts.index_block_restart_interval, delta)
@@ -925,6 +934,12 @@ impl TableBuilder {
     /// properties the builder computes take precedence).
     pub fn set_user_property(&mut self, name: &str, value: Vec<u8>) {
         self.props.user_collected.insert(name.to_string(), value);
+    }
+
+    /// RocksDB's `SetSeqnoTimeTableProperties`: the table's part of the database's
+    /// sequence-number-to-time mapping, encoded (`seqno_time.rs`; empty: no property).
+    pub fn set_seqno_time_mapping(&mut self, encoded: Vec<u8>) {
+        self.props.seqno_to_time_mapping = encoded;
     }
 
     /// Entries added so far (range tombstones included).
@@ -1526,6 +1541,11 @@ impl TableBuilder {
         }
         if self.opts.index_block_restart_interval > 0 {
             more.push((names::INDEX_BLOCK_RESTART_INTERVAL, self.opts.index_block_restart_interval as u64));
+        }
+        // Written only when set, as RocksDB 11.8.1's PropertyBlockBuilder (its readers take
+        // the layout of every data block from it).
+        if self.opts.separate_key_value_in_data_block {
+            more.push((names::SEPARATE_KEY_VALUE_IN_DATA_BLOCK, 1));
         }
         for (name, v) in more {
             let mut enc = Vec::new();

@@ -22,6 +22,7 @@ mod prefetch;
 pub use prefetch::AutoReadahead;
 pub mod properties;
 pub mod reader;
+pub mod seqno_time;
 pub mod unique_id;
 
 pub use any::{AnyTable, AnyTableBuilder, TableFormat};

@@ -134,6 +134,7 @@ pub(crate) fn open<T: ThreadMode>(
         None
     };
     let exists = if config.best_efforts_recovery { best_efforts.is_some() } else { fs.file_exists(&current) };
+    let mut is_new_db = false;
     if !exists {
         if !config.create_if_missing {
             return Err(Error::invalid_argument(format!(
@@ -142,6 +143,7 @@ pub(crate) fn open<T: ThreadMode>(
             )));
         }
         new_db(&*fs, path, opts.comparator.name())?;
+        is_new_db = true;
     } else if config.error_if_exists {
         return Err(Error::invalid_argument(format!("{}: exists (error_if_exists is true)", path.display())));
     }
@@ -499,6 +501,16 @@ pub(crate) fn open<T: ThreadMode>(
     if db.inner.config.persist_stats_to_disk {
         super::stats_history_api::init_stats_cf(&db.inner, stats_cf_created)?;
     }
+    // The sequence-number-to-time mapping (`preserve_internal_time_seconds`): a new
+    // database starts at sequence 100 with pairs for 1..=100 (RocksDB's
+    // `PrepopulateSeqnoToTimeMapping`), then the first sample is taken (its periodic task's
+    // run at registration).
+    if is_new_db {
+        if let Some(seq) = db.inner.prepopulate_seqno_time() {
+            db.inner.start_sequence_at(seq)?;
+        }
+    }
+    db.inner.record_seqno_time(shale_engine::db::seqno_time::Sampling::Register);
     // The stats history's first run, which records the tickers the next one subtracts (the
     // periodic task's run at registration, RocksDB's `run_immediately`), done here so that
     // what follows open falls in the first period.
