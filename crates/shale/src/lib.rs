@@ -45,6 +45,7 @@ mod options_api;
 mod options_dbmisc;
 mod options_dbopt;
 mod options_dbwal;
+mod options_mfst;
 mod options_engine;
 pub use shale_format::options_file;
 mod options_load;

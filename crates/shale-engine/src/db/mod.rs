@@ -47,6 +47,7 @@ pub mod ingest;
 pub mod internal_stats;
 pub mod iter_build;
 pub mod layer_hooks;
+pub mod manifest_close;
 pub mod live_files;
 pub mod local_sv;
 pub mod mempurge;
@@ -71,6 +72,7 @@ pub mod verify_output;
 pub mod versions;
 pub mod wal_archive;
 pub mod wal_limit;
+pub mod wal_precreate;
 pub mod wal_sync;
 pub mod wal_tracking;
 pub mod write;
@@ -257,6 +259,9 @@ pub struct DbState {
     /// The job id the next purge's `table_file_deletion` events carry: the flush or
     /// compaction that just finished (`info_log.rs`); a purge of its own when None.
     pub purge_job: Option<i32>,
+    /// `async_wal_precreate`: the next WAL's file, scheduled, being made or made
+    /// (`wal_precreate.rs`).
+    pub wal_precreate: wal_precreate::Precreate,
 }
 
 /// The active WAL, guarded by `DbInner::wal`: held across the current WAL's appends and

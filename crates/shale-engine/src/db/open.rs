@@ -109,6 +109,134 @@ pub fn check_some_wal(config: &DbConfig, existed: bool, wals: &[u64]) -> Result<
     Ok(())
 }
 
+/// What a read-write open records about its recovery, for `reuse_manifest_on_open` to
+/// append to the MANIFEST it recovered from (see [`reuse_manifest`]).
+pub struct ReuseCtx<'a> {
+    pub recovered: &'a manifest::RecoveredManifest,
+    /// The WAL directory held WALs (RocksDB's `RecoverLogFiles` ran and made its edits).
+    pub wals_seen: bool,
+    /// The families open (every one gets its recovery edit when WALs were seen).
+    pub cf_ids: Vec<u32>,
+    /// Per family, the tables written from the WALs and the new log number (absent when
+    /// the family's memtable kept replayed data).
+    pub cf_edits: BTreeMap<u32, VersionEdit>,
+    /// The DB id the MANIFEST is to record (`write_dbid_to_manifest`).
+    pub manifest_db_id: Option<&'a str>,
+    /// Every family's memtable is empty after recovery (RocksDB's `flushed || !data_seen`).
+    pub all_flushed: bool,
+    /// The open's new WAL.
+    pub wal_number: u64,
+    pub next_file_number: u64,
+    pub last_sequence: u64,
+}
+
+/// `reuse_manifest_on_open` (RocksDB 11.8.1's `VersionSet::ReopenManifestForAppend` and the
+/// open's `LogAndApplyForRecovery` appending to it): the MANIFEST CURRENT names is reopened
+/// and the open's edits appended to it, in RocksDB's order: the DB id when the MANIFEST had
+/// none; the tracked WALs dropped when `track_and_verify_wals_in_manifest` is off; each
+/// family's tables written from the WALs and new log number; then (all memtables empty) the
+/// oldest WAL to keep (not with two-phase commit) and the tracked WALs below the new one
+/// deleted; the last edit with the next file number and last sequence. None (the caller
+/// writes a new MANIFEST, as RocksDB falls back) when the file does not end at its last
+/// whole record or whole atomic group (a torn tail) or the file system cannot reopen it.
+/// Errors are the append's and the directory sync's.
+pub fn reuse_manifest(
+    fs: &dyn FileSystem,
+    path: &Path,
+    config: &DbConfig,
+    info_log: &InfoLog,
+    ctx: ReuseCtx<'_>,
+) -> Result<Option<ManifestWriter>> {
+    let r = ctx.recovered;
+    let name = path.join(manifest::descriptor_file_name(r.manifest_number));
+    if r.last_valid_record_end == 0 {
+        return Ok(None);
+    }
+    match fs.file_size(&name) {
+        Ok(size) if size == r.last_valid_record_end => {}
+        Ok(size) => {
+            info_log.log_at(
+                crate::config::LogLevel::Warn,
+                format_args!(
+                    "reuse_manifest_on_open: physical size {size} != last valid record end {} (tail \
+                     corruption?); falling back to fresh MANIFEST",
+                    r.last_valid_record_end
+                ),
+            );
+            return Ok(None);
+        }
+        Err(e) => {
+            info_log.log_at(
+                crate::config::LogLevel::Warn,
+                format_args!("reuse_manifest_on_open: {e}; falling back to fresh MANIFEST"),
+            );
+            return Ok(None);
+        }
+    }
+    let mut writer = match ManifestWriter::reopen(fs, path, r.manifest_number, r.last_valid_record_end) {
+        Ok(w) => w,
+        Err(e) => {
+            info_log.log_at(
+                crate::config::LogLevel::Warn,
+                format_args!("Failed to reopen MANIFEST for append: {e}"),
+            );
+            return Ok(None);
+        }
+    };
+    info_log.log(format_args!(
+        "Reusing existing MANIFEST file: {} (valid data size: {})",
+        name.display(),
+        r.last_valid_record_end
+    ));
+    // The open's write then goes through RocksDB's `ProcessManifestWrites`, which starts a
+    // new MANIFEST when the one in use is at `max_manifest_file_size` (no compacted size is
+    // known for a reused MANIFEST, so that is the whole limit).
+    if r.last_valid_record_end >= config.max_manifest_file_size {
+        return Ok(None);
+    }
+    let mut edits = Vec::new();
+    if r.db_id.is_none() {
+        if let Some(id) = ctx.manifest_db_id {
+            edits.push(VersionEdit { db_id: Some(id.to_string()), ..Default::default() });
+        }
+    }
+    if !config.track_and_verify_wals_in_manifest {
+        if let Some(&max) = r.wals.keys().next_back() {
+            edits.push(VersionEdit { wal_deletion: Some(max + 1), ..Default::default() });
+        }
+    }
+    let mut cf_edits = ctx.cf_edits;
+    if ctx.wals_seen {
+        for id in &ctx.cf_ids {
+            edits.push(cf_edits.remove(id).unwrap_or_else(|| VersionEdit { column_family: *id, ..Default::default() }));
+        }
+    }
+    // Tables written without WALs to replay (none in practice) still need recording.
+    edits.extend(cf_edits.into_values().filter(|e| !e.new_files.is_empty()));
+    if ctx.wals_seen && ctx.all_flushed {
+        let mut e = VersionEdit::default();
+        if config.track_and_verify_wals_in_manifest {
+            e.wal_deletion = Some(ctx.wal_number);
+        }
+        if !config.allow_2pc {
+            e.min_log_number_to_keep = Some(ctx.wal_number);
+        }
+        edits.push(e);
+    }
+    if edits.is_empty() {
+        edits.push(VersionEdit::default());
+    }
+    if let Some(last) = edits.last_mut() {
+        last.next_file_number = Some(ctx.next_file_number);
+        last.last_sequence = Some(ctx.last_sequence);
+    }
+    writer.append(&edits)?;
+    // The open's new WAL (and tables) are named by no new CURRENT, whose directory sync
+    // would have made them durable: sync the directory here.
+    fs.sync_dir(path)?;
+    Ok(Some(writer))
+}
+
 /// What a database needs besides its WAL to be built.
 pub struct InnerParts {
     pub fs: FileSystemRef,
@@ -164,6 +292,7 @@ pub fn new_inner(
                 atomic_flush_busy: false,
                 refitting_level: false,
                 purge_job: None,
+                wal_precreate: Default::default(),
             }),
         ),
         work_cv: Condvar::new(),

@@ -248,6 +248,14 @@ impl<T: ThreadMode, I: DBInner> Drop for DBCommon<T, I> {
         for t in self.threads.drain(..) {
             let _ = t.join();
         }
+        // `verify_manifest_content_on_close`, once no background change can run; the close
+        // of rust-rocksdb returns nothing, so a failure goes to the LOG.
+        if let Err(e) = self.inner.verify_manifest_on_close() {
+            self.inner.info_log.log_at(
+                shale_engine::config::LogLevel::Error,
+                format_args!("Unable to close MANIFEST with error -- {e}"),
+            );
+        }
     }
 }
 
