@@ -32,6 +32,12 @@
 //!   starts a new WAL takes it (waiting if it is being made) and writes its first records
 //!   (`db/wal_precreate.rs`). The `rocksdb.wal.precreate.*` tickers count hits, misses,
 //!   waits and failures. An unused file is left empty at close, as RocksDB leaves it.
+//! - `background_close_inactive_wals` (default false, immutable; deprecated in RocksDB as a
+//!   kill switch): an inactive WAL (one a memtable switch left) that a sync finds synced
+//!   whole keeps its file open until the next purge (after a flush or compaction, or a
+//!   scheduled purge) closes it, instead of being closed by that sync (RocksDB's
+//!   `SyncWalImpl`/`MarkLogsSynced` and `wals_to_free_`). Not with `recycle_log_file_num`,
+//!   whose WALs are closed at their last sync so the file can be reused.
 
 /// The options of this module, at RocksDB 11.8.1's defaults.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -39,4 +45,5 @@ pub(crate) struct MfstExtra {
     pub verify_manifest_content_on_close: bool,
     pub reuse_manifest_on_open: bool,
     pub async_wal_precreate: bool,
+    pub background_close_inactive_wals: bool,
 }

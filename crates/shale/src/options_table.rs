@@ -1242,6 +1242,17 @@ pub(crate) static ROWS: &[OptionRow] = &[
             Ok(true)
         }),
     ),
+    opt(
+        "background_close_inactive_wals",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.mfst.background_close_inactive_wals.to_string()),
+        Some(|o, n, v| {
+            o.mfst.background_close_inactive_wals = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
     // ---- end of helper `mfst` DB block ----
     // Deprecated in RocksDB 11.8.1 (`OptionVerificationType::kDeprecated` in its
     // `options/db_options.cc`): its parser accepts any value and changes nothing, and its

@@ -191,6 +191,9 @@ pub struct DbConfig {
     /// `async_wal_precreate`: the next WAL's file is created ahead by a background thread
     /// (`db/wal_precreate.rs`; off with `recycle_log_file_num`).
     pub async_wal_precreate: bool,
+    /// `background_close_inactive_wals`: an inactive WAL synced whole is not closed by the
+    /// sync (or the switch) that found it so, but by the next purge (`wal_sync.rs`).
+    pub background_close_inactive_wals: bool,
     /// `write_dbid_to_manifest`.
     pub write_dbid_to_manifest: bool,
     /// `write_identity_file`.
@@ -331,6 +334,7 @@ impl Default for DbConfig {
             verify_manifest_content_on_close: false,
             reuse_manifest_on_open: false,
             async_wal_precreate: false,
+            background_close_inactive_wals: false,
             write_dbid_to_manifest: true,
             write_identity_file: true,
             avoid_flush_during_recovery: false,

@@ -286,6 +286,10 @@ pub struct WalMeta {
     pub closed: Vec<wal_sync::ClosedWal>,
     /// Closed WALs found synced, for the MANIFEST (`track_and_verify_wals_in_manifest`).
     pub synced_closed: Vec<crate::version::edit::WalAddition>,
+    /// `background_close_inactive_wals`: writers of inactive WALs found synced whole, kept
+    /// open until the next purge closes them off the writers' path (RocksDB's
+    /// `wals_to_free_`, freed by `PurgeObsoleteFiles`).
+    pub to_free: Vec<Arc<parking_lot::Mutex<crate::wal::LogWriter>>>,
     /// The active memtable of every family by id, with its write buffer size, for the
     /// write leader. Changed only with write leadership held (memtable switch, column
     /// family create/drop), under the DB mutex. Shared (`Arc`) with the members of a write

@@ -316,6 +316,7 @@ pub fn new_inner(
             PlMutex::new(super::WalMeta {
                 closed: Vec::new(),
                 synced_closed: Vec::new(),
+                to_free: Vec::new(),
                 mems: Arc::new(Vec::new()),
                 full: Vec::new(),
             }),

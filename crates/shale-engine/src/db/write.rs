@@ -1712,6 +1712,10 @@ impl DbInner {
                 } else {
                     // Synced whole by the last sync write: RocksDB's MarkLogsSynced records it.
                     closed = Some((old_number, size));
+                    if self.closes_inactive_wals_in_background() {
+                        // `background_close_inactive_wals`: the next purge closes it.
+                        self.wal_meta.lock().to_free.push(std::sync::Arc::new(parking_lot::Mutex::new(old)));
+                    }
                 }
             }
             wal.unsynced = false;

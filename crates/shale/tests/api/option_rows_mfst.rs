@@ -314,3 +314,47 @@ fn async_wal_precreate_is_off_with_wal_recycling() {
     let log = std::fs::read_to_string(dir.join("LOG")).unwrap();
     assert!(log.contains("async_wal_precreate is disabled since recycle_log_file_num is non-zero"), "{log}");
 }
+
+/// How many of this process's descriptors are open on `path` (Linux's /proc/self/fd).
+fn open_fds(path: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir("/proc/self/fd") else { return usize::MAX };
+    entries.filter_map(|e| std::fs::read_link(e.ok()?.path()).ok()).filter(|p| p == path).count()
+}
+
+/// An inactive WAL found synced whole: by the switch (after a sync write) or by the sync a
+/// flush of several families makes first. File deletions are held so that no purge runs
+/// after the flush. Returns the descriptors left open on that WAL then, and after the hold
+/// ends (a purge runs).
+fn inactive_wal_fds(background_close: bool, synced_by_write: bool) -> (usize, usize) {
+    if !Path::new("/proc/self/fd").exists() {
+        return (usize::from(background_close), 0);
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let mut o = opts(&format!("background_close_inactive_wals={background_close}"));
+    o.create_missing_column_families(true);
+    let db = DB::open_cf(&o, &dir, ["a", "b"]).unwrap();
+    let mut w = shale::WriteOptions::default();
+    w.set_sync(synced_by_write);
+    db.put_cf_opt(db.cf_handle("a").unwrap(), b"ka", b"va", &w).unwrap();
+    db.put_cf_opt(db.cf_handle("b").unwrap(), b"kb", b"vb", &w).unwrap();
+    let wal = std::fs::canonicalize(dir.join(format!("{:06}.log", wals(&dir)[0].0))).unwrap();
+    assert_eq!(open_fds(&wal), 1, "the current WAL is open");
+    db.disable_file_deletions().unwrap();
+    db.flush_cf(db.cf_handle("a").unwrap()).unwrap();
+    let held = open_fds(&wal);
+    db.enable_file_deletions().unwrap();
+    db.flush_cf(db.cf_handle("b").unwrap()).unwrap();
+    let after = open_fds(&wal);
+    (held, after)
+}
+
+#[test]
+fn background_close_inactive_wals_leaves_a_synced_wal_open_until_a_purge() {
+    for synced_by_write in [true, false] {
+        // Off (RocksDB's default): the switch or the sync that finds it synced closes it.
+        assert_eq!(inactive_wal_fds(false, synced_by_write), (0, 0), "synced by write: {synced_by_write}");
+        // On: it stays open until the purge once deletions are allowed again.
+        assert_eq!(inactive_wal_fds(true, synced_by_write), (1, 0), "synced by write: {synced_by_write}");
+    }
+}

@@ -20,6 +20,7 @@ const SET: &[(&str, &str)] = &[
     ("verify_manifest_content_on_close", "true"),
     ("reuse_manifest_on_open", "true"),
     ("async_wal_precreate", "true"),
+    ("background_close_inactive_wals", "true"),
 ];
 
 fn opts(rows: &str) -> Options {
