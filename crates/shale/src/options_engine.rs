@@ -99,6 +99,7 @@ impl Options {
             reuse_manifest_on_open: self.mfst.reuse_manifest_on_open,
             async_wal_precreate: self.mfst.async_wal_precreate,
             background_close_inactive_wals: self.mfst.background_close_inactive_wals,
+            optimize_manifest_for_recovery: self.mfst.optimize_manifest_for_recovery,
             max_manifest_file_size: self.max_manifest_file_size,
             write_dbid_to_manifest: self.write_dbid_to_manifest,
             write_identity_file: self.write_identity_file,

@@ -38,6 +38,17 @@
 //!   scheduled purge) closes it, instead of being closed by that sync (RocksDB's
 //!   `SyncWalImpl`/`MarkLogsSynced` and `wals_to_free_`). Not with `recycle_log_file_num`,
 //!   whose WALs are closed at their last sync so the file can be reused.
+//! - `optimize_manifest_for_recovery` (default false; mutable in RocksDB through
+//!   `SetDBOptions`, fixed at open in Shale; not with `best_efforts_recovery`): the open
+//!   records only the recovery edits that change something (RocksDB 11.8.1's
+//!   `ShouldEmitPerColumnFamilyRecoveryEdit` and the checks of `MaybeUpdateNextFileNumber`
+//!   and the WAL-deletion edit; `engine::db::open::recovery_edits`), and with none it writes
+//!   no MANIFEST: CURRENT keeps naming the recovered one and the first change writes a new
+//!   one (RocksDB's `LogAndApply` with no writer); with `reuse_manifest_on_open`, nothing is
+//!   appended. A close (after the background work stopped) records the WAL markers
+//!   (`MaybeWriteWalMarkersToManifestOnClose`): each family holding nothing in memtables gets
+//!   the log number one past the current WAL, and when all are empty (not with two-phase
+//!   commit) the oldest WAL to keep moves there too, so a warm reopen has nothing to record.
 
 /// The options of this module, at RocksDB 11.8.1's defaults.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -46,4 +57,5 @@ pub(crate) struct MfstExtra {
     pub reuse_manifest_on_open: bool,
     pub async_wal_precreate: bool,
     pub background_close_inactive_wals: bool,
+    pub optimize_manifest_for_recovery: bool,
 }

@@ -1253,6 +1253,17 @@ pub(crate) static ROWS: &[OptionRow] = &[
             Ok(true)
         }),
     ),
+    opt(
+        "optimize_manifest_for_recovery",
+        Db,
+        Bool,
+        Yes,
+        Some(|o| o.mfst.optimize_manifest_for_recovery.to_string()),
+        Some(|o, n, v| {
+            o.mfst.optimize_manifest_for_recovery = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
     // ---- end of helper `mfst` DB block ----
     // Deprecated in RocksDB 11.8.1 (`OptionVerificationType::kDeprecated` in its
     // `options/db_options.cc`): its parser accepts any value and changes nothing, and its

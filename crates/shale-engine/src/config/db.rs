@@ -194,6 +194,10 @@ pub struct DbConfig {
     /// `background_close_inactive_wals`: an inactive WAL synced whole is not closed by the
     /// sync (or the switch) that found it so, but by the next purge (`wal_sync.rs`).
     pub background_close_inactive_wals: bool,
+    /// `optimize_manifest_for_recovery`: the open records only the recovery edits that change
+    /// something (none after a clean close: no MANIFEST is written), and a close records the
+    /// WALs the next open need not read (`db/manifest_close.rs`).
+    pub optimize_manifest_for_recovery: bool,
     /// `write_dbid_to_manifest`.
     pub write_dbid_to_manifest: bool,
     /// `write_identity_file`.
@@ -335,6 +339,7 @@ impl Default for DbConfig {
             reuse_manifest_on_open: false,
             async_wal_precreate: false,
             background_close_inactive_wals: false,
+            optimize_manifest_for_recovery: false,
             write_dbid_to_manifest: true,
             write_identity_file: true,
             avoid_flush_during_recovery: false,

@@ -29,9 +29,10 @@ impl DbInner {
         if !self.config.verify_manifest_content_on_close || self.mode != super::readonly::DbMode::ReadWrite {
             return Ok(());
         }
-        if self.halted.get().is_some() {
+        if self.halted.get().is_some() || self.versions.roll_pending() {
             // A poisoned lock halted the database (`halt.rs`): its state in memory is not
-            // trusted to write a MANIFEST from.
+            // trusted to write a MANIFEST from. Or no MANIFEST was written since the open
+            // (`optimize_manifest_for_recovery`): RocksDB's close has no writer to check.
             return Ok(());
         }
         for check in 0..MAX_CONTENT_CHECKS {
@@ -78,6 +79,66 @@ impl DbInner {
             }
         }
         Ok(())
+    }
+
+    /// `optimize_manifest_for_recovery` at close (RocksDB 11.8.1's
+    /// `MaybeWriteWalMarkersToManifestOnClose`, after the background work stopped and before
+    /// the MANIFEST check): every family holding nothing in memtables gets the log number one
+    /// past the current WAL (the next open then replays none of it), the file numbering is
+    /// reserved past it, and when every family is empty (not with two-phase commit) the
+    /// oldest WAL to keep (and, with `track_and_verify_wals_in_manifest`, the tracked WALs
+    /// deleted below it) moves there too. Nothing is written when nothing advances.
+    pub fn write_wal_markers_on_close(&self) -> Result<()> {
+        if !self.config.optimize_manifest_for_recovery
+            || self.config.best_efforts_recovery
+            || self.mode != super::readonly::DbMode::ReadWrite
+            || self.halted.get().is_some()
+        {
+            return Ok(());
+        }
+        let mut st = self.lock_state();
+        let Some(&current) = st.alive_wals.back() else { return Ok(()) };
+        let new_log = current + 1;
+        let mut edits = Vec::new();
+        let mut all_empty = true;
+        let mut moved = Vec::new();
+        for (id, cf) in &st.cfs {
+            if !(cf.mem.is_empty() && cf.mem.num_range_deletes() == 0 && cf.imm.is_empty()) {
+                all_empty = false;
+                continue;
+            }
+            if new_log > cf.log_number {
+                edits.push(VersionEdit { column_family: *id, log_number: Some(new_log), ..Default::default() });
+                moved.push(*id);
+            }
+        }
+        if !edits.is_empty() {
+            // RocksDB reserves the number so that no file takes it.
+            while self.versions.next_file_number() <= new_log {
+                self.versions.new_file_number();
+            }
+        }
+        let mut global = VersionEdit::default();
+        if all_empty && !self.config.allow_2pc {
+            global.min_log_number_to_keep = Some(new_log);
+            if self.config.track_and_verify_wals_in_manifest && new_log > st.wals_deleted_before {
+                global.wal_deletion = Some(new_log);
+                st.wals_deleted_before = new_log;
+            }
+        }
+        if global != VersionEdit::default() {
+            edits.push(global);
+        }
+        if edits.is_empty() {
+            return Ok(());
+        }
+        self.log_and_apply(&mut st, edits, |st| {
+            for id in moved {
+                if let Some(cf) = st.cfs.get_mut(&id) {
+                    cf.log_number = new_log;
+                }
+            }
+        })
     }
 
     /// What is wrong with the MANIFEST at `path` (None: every record whole and decodable).

@@ -132,6 +132,15 @@ impl ManifestWriter {
         self.number
     }
 
+    /// MANIFEST-`number`, `size` bytes long, named by CURRENT but not open for writing
+    /// (RocksDB's null `descriptor_log_` after an open that wrote no MANIFEST,
+    /// `optimize_manifest_for_recovery`): its number and size are what checkpoints and
+    /// backups copy; the VersionSet starts a new MANIFEST at the first change
+    /// (`VersionSet::roll_manifest_next`), so nothing is ever appended to it.
+    pub fn unopened(number: u64, size: u64) -> ManifestWriter {
+        ManifestWriter { log: LogWriter::new(Box::new(UnopenedFile(size)), 0), number }
+    }
+
     /// MANIFEST-`number` of `dir`, `size` bytes long, reopened to append to (RocksDB's
     /// `ReopenManifestForAppend`; `reuse_manifest_on_open`). An error when the file system
     /// cannot reopen it or the reopened file is not `size` bytes: the caller then writes a
@@ -145,6 +154,24 @@ impl ManifestWriter {
             )));
         }
         Ok(ManifestWriter { log: LogWriter::new(file, 0), number })
+    }
+}
+
+/// The file of [`ManifestWriter::unopened`]: its size, and no write.
+struct UnopenedFile(u64);
+
+impl crate::fs::WritableFile for UnopenedFile {
+    fn append(&mut self, _data: &[u8]) -> Result<()> {
+        Err(Error::io_msg("the MANIFEST is not open for writing"))
+    }
+    fn flush(&mut self) -> Result<()> {
+        Ok(())
+    }
+    fn sync(&mut self) -> Result<()> {
+        Err(Error::io_msg("the MANIFEST is not open for writing"))
+    }
+    fn size(&self) -> u64 {
+        self.0
     }
 }
 
@@ -204,6 +231,9 @@ pub struct RecoveredManifest {
     /// RocksDB's `manifest_last_valid_record_end_`. Less than `manifest_size` when the file
     /// has a torn tail or an unfinished group. 0 when not known (best-efforts recovery).
     pub last_valid_record_end: u64,
+    /// The WAL number below which the tracked WALs were deleted (RocksDB's WalSet
+    /// `min_wal_number_to_keep_`).
+    pub min_wal_to_keep: u64,
 }
 
 impl RecoveredManifest {

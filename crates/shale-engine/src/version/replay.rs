@@ -295,6 +295,7 @@ impl Replay {
             column_families,
             wals: self.wals,
             last_valid_record_end: 0,
+            min_wal_to_keep: self.min_wal_to_keep,
         })
     }
 }

@@ -105,6 +105,12 @@ impl VersionSet {
         self
     }
 
+    /// True until a MANIFEST is written when the open wrote none (`ManifestWriter::unopened`)
+    /// or a roll was asked for: RocksDB's `descriptor_log_` is null.
+    pub fn roll_pending(&self) -> bool {
+        self.roll_next.load(Ordering::Acquire)
+    }
+
     /// Makes the next change start a new MANIFEST (see `roll_next`).
     pub fn roll_manifest_next(&self) {
         self.roll_next.store(true, Ordering::Release);

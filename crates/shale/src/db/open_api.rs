@@ -249,6 +249,14 @@ pub(crate) fn open<T: ThreadMode>(
         next_file_number = next_file_number.max(used + 1);
     }
     check_some_wal(&config, exists, &wals)?;
+    // RocksDB's `MaybeUpdateNextFileNumber`, before recovery writes anything: a file at or
+    // above the MANIFEST's next file number (`optimize_manifest_for_recovery` records the
+    // number only then).
+    let file_number_advanced = {
+        let mut dirs: Vec<&Path> = vec![path, &wal_dir];
+        dirs.extend(config.db_paths.iter().map(|(d, _)| d.as_path()));
+        super::best_efforts::max_file_number(&*fs, &dirs) >= recovered.next_file_number
+    };
     if config.track_and_verify_wals_in_manifest && !config.best_efforts_recovery {
         super::wal_tracking::check_wals(&*fs, &wal_dir, &recovered.wals, &wals)?;
     }
@@ -425,24 +433,45 @@ pub(crate) fn open<T: ThreadMode>(
         let at = usize::from(manifest_db_id.is_some());
         snapshot.insert(at, VersionEdit { wal_additions, ..Default::default() });
     }
-    let reused = if config.reuse_manifest_on_open && !config.best_efforts_recovery {
-        let ctx = ReuseCtx {
+    // `optimize_manifest_for_recovery` (not with best-efforts recovery, which needs the
+    // MANIFEST rewritten): only the recovery edits that change something.
+    let optimize = config.optimize_manifest_for_recovery && !config.best_efforts_recovery;
+    let edits = recovery_edits(
+        &config,
+        RecoveryEditsCtx {
             recovered: &recovered,
-            wals_seen: !wals.is_empty(),
+            max_wal: wals.last().copied(),
             cf_ids: cfs.keys().copied().collect(),
             cf_edits,
             manifest_db_id: manifest_db_id.as_deref(),
             all_flushed: min_kept_log.is_none(),
+            file_number_advanced,
             wal_number,
             next_file_number,
             last_sequence,
-        };
-        reuse_manifest(fsr, path, &config, &info_log, ctx)?
+        },
+        optimize,
+    );
+    let reused = if config.reuse_manifest_on_open && !config.best_efforts_recovery {
+        let mut edits = edits.clone();
+        if edits.is_empty() && !optimize {
+            // An open without WALs still records the numbering.
+            edits.push(VersionEdit::default());
+        }
+        reuse_manifest(fsr, path, &config, &info_log, &recovered, edits, (next_file_number, last_sequence))?
     } else {
         None
     };
+    // With nothing to record RocksDB's open writes no MANIFEST (its LogAndApply of no edit):
+    // CURRENT keeps naming the recovered one, and the first change writes a new one.
+    let unwritten = reused.is_none() && optimize && edits.is_empty();
     let manifest = match reused {
         Some(w) => w,
+        None if unwritten => {
+            // The new WAL's name is made durable as CURRENT's rename would have.
+            fs.sync_dir(path)?;
+            ManifestWriter::unopened(recovered.manifest_number, recovered.manifest_size)
+        }
         None => {
             let w = ManifestWriter::create(fsr, path, manifest_number, &snapshot)?;
             manifest::set_current_file(fsr, path, manifest_number, next_file_number)?;
@@ -471,6 +500,9 @@ pub(crate) fn open<T: ThreadMode>(
     .with_manifest_space_amp(config.max_manifest_space_amp_pct)
     .with_db_id(manifest_db_id);
     let versions = if manifest_reused { versions.with_reused_manifest() } else { versions };
+    if unwritten {
+        versions.roll_manifest_next();
+    }
     let parts = InnerParts { fs: fs.clone(), versions, table_cache, info_log, lock, max_column_family };
     let hooks = Box::new(super::options_writer::RocksOptionsHooks::new(opts.clone()));
     let inner = new_inner(path, hooks, config, parts, wal_writer, wal_number, DbMode::ReadWrite);

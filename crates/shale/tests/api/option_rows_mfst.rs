@@ -358,3 +358,75 @@ fn background_close_inactive_wals_leaves_a_synced_wal_open_until_a_purge() {
         assert_eq!(inactive_wal_fds(true, synced_by_write), (1, 0), "synced by write: {synced_by_write}");
     }
 }
+
+#[test]
+fn optimize_manifest_for_recovery_writes_no_manifest_at_a_warm_reopen() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let o = opts("optimize_manifest_for_recovery=true");
+    let db = DB::open(&o, &dir).unwrap();
+    write_and_flush(&db, 0);
+    drop(db);
+    // The close recorded that no WAL holds anything unflushed: the open after it has nothing
+    // to record and writes no MANIFEST; CURRENT keeps naming the one the close wrote.
+    let (closed_with, path) = current_manifest(&dir);
+    let size = std::fs::metadata(&path).unwrap().len();
+    let db = DB::open(&o, &dir).unwrap();
+    assert_eq!(current_manifest(&dir).0, closed_with);
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), size);
+    has_all(&db, 1);
+    // The first change writes a new MANIFEST (RocksDB's LogAndApply with no writer).
+    write_and_flush(&db, 1);
+    let (after_flush, _) = current_manifest(&dir);
+    assert!(after_flush > closed_with);
+    assert_eq!(manifests(&dir), vec![format!("MANIFEST-{after_flush:06}")]);
+    drop(db);
+    let db = DB::open(&o, &dir).unwrap();
+    has_all(&db, 2);
+    // Unflushed writes at close: their family's log number stays, the next open replays the
+    // WAL and records the table it writes (a new MANIFEST).
+    db.put(b"unflushed", b"u").unwrap();
+    drop(db);
+    let (before, _) = current_manifest(&dir);
+    let db = DB::open(&o, &dir).unwrap();
+    assert!(current_manifest(&dir).0 > before);
+    assert_eq!(db.get(b"unflushed").unwrap(), Some(b"u".to_vec()));
+    has_all(&db, 2);
+}
+
+#[test]
+fn without_optimize_manifest_for_recovery_every_open_writes_a_manifest() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let db = DB::open(&opts(""), &dir).unwrap();
+    write_and_flush(&db, 0);
+    drop(db);
+    let (before, _) = current_manifest(&dir);
+    let db = DB::open(&opts(""), &dir).unwrap();
+    assert!(current_manifest(&dir).0 > before);
+    has_all(&db, 1);
+}
+
+#[test]
+fn optimize_manifest_for_recovery_with_reuse_appends_only_at_close() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let o = opts("optimize_manifest_for_recovery=true;reuse_manifest_on_open=true");
+    let db = DB::open(&o, &dir).unwrap();
+    write_and_flush(&db, 0);
+    drop(db);
+    let (first, path) = current_manifest(&dir);
+    for _ in 0..3 {
+        let size = std::fs::metadata(&path).unwrap().len();
+        let db = DB::open(&o, &dir).unwrap();
+        // Nothing appended by the open, one record of markers by the close.
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), size);
+        has_all(&db, 1);
+        drop(db);
+        assert_eq!(current_manifest(&dir).0, first);
+        assert!(std::fs::metadata(&path).unwrap().len() > size);
+    }
+    // A plain open reads it whole.
+    let db = DB::open(&opts(""), &dir).unwrap();
+    has_all(&db, 1);
+}
