@@ -4,6 +4,10 @@
 //! OPTIONS file) appends to in turn, CURRENT naming the same file throughout; Shale then
 //! reuses the MANIFEST RocksDB appended to. `verify_manifest_content_on_close`: the MANIFEST
 //! Shale writes at close in place of a damaged one is one RocksDB opens.
+//! `optimize_manifest_for_recovery`: the WAL markers Shale records at close are RocksDB's
+//! (`ldb manifest_dump` shows the oldest WAL to keep one past the last WAL), and after
+//! RocksDB's own close (the row loaded from the OPTIONS file) Shale's open finds nothing to
+//! record, as RocksDB's does: CURRENT and the MANIFEST stay as RocksDB left them.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
@@ -21,6 +25,7 @@ const SET: &[(&str, &str)] = &[
     ("reuse_manifest_on_open", "true"),
     ("async_wal_precreate", "true"),
     ("background_close_inactive_wals", "true"),
+    ("optimize_manifest_for_recovery", "true"),
 ];
 
 fn opts(rows: &str) -> Options {
@@ -113,4 +118,43 @@ fn rocksdb_11_opens_the_manifest_written_at_close_for_a_damaged_one() {
     assert_ne!(current_manifest(&dir), before);
     let pairs = tools::ldb_scan(&dir, None);
     assert_eq!(pairs.len(), 10, "{pairs:?}");
+}
+
+#[test]
+fn optimize_manifest_for_recovery_markers_agree_with_rocksdb_11() {
+    if !tools::use_rocksdb_11(TEST) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let o = opts("optimize_manifest_for_recovery=true");
+    let db = DB::open(&o, &dir).unwrap();
+    for i in 0..10u32 {
+        db.put(format!("k{i}"), b"v").unwrap();
+    }
+    db.flush().unwrap();
+    drop(db);
+    let wals = tools::wal_files(&dir);
+    assert_eq!(wals.len(), 1, "{wals:?}");
+    let wal: u64 = wals[0].file_stem().unwrap().to_str().unwrap().parse().unwrap();
+    let manifest = current_manifest(&dir);
+    let dump = tools::run_tool(
+        "ldb",
+        &["manifest_dump".to_string(), format!("--path={}", dir.join(&manifest).display())],
+    );
+    assert!(dump.contains(&format!("min_log_number_to_keep {}", wal + 1)), "{dump}");
+    // RocksDB writes, flushes (its compaction flushes first) and closes with its markers.
+    let db_arg = format!("--db={}", dir.display());
+    let load = "--try_load_options".to_string();
+    tools::run_tool("ldb", &[db_arg.clone(), load.clone(), "put".into(), "kr".into(), "vr".into()]);
+    tools::run_tool("ldb", &[db_arg.clone(), load.clone(), "compact".into()]);
+    let theirs = current_manifest(&dir);
+    let size = std::fs::metadata(dir.join(&theirs)).unwrap().len();
+    // Shale's open finds nothing to record: no MANIFEST written.
+    let db = DB::open(&o, &dir).unwrap();
+    assert_eq!(current_manifest(&dir), theirs);
+    assert_eq!(std::fs::metadata(dir.join(&theirs)).unwrap().len(), size);
+    assert_eq!(db.get(b"kr").unwrap(), Some(b"vr".to_vec()));
+    drop(db);
+    assert_eq!(tools::ldb_scan(&dir, None).len(), 11);
 }
