@@ -108,7 +108,11 @@ impl DbInner {
                 continue;
             }
             if new_log > cf.log_number {
-                edits.push(VersionEdit { column_family: *id, log_number: Some(new_log), ..Default::default() });
+                edits.push(VersionEdit {
+                    column_family: *id,
+                    log_number: Some(new_log),
+                    ..Default::default()
+                });
                 moved.push(*id);
             }
         }

@@ -166,7 +166,9 @@ pub fn recovery_edits(config: &DbConfig, ctx: RecoveryEditsCtx<'_>, optimize: bo
     if let Some(max_wal) = ctx.max_wal {
         let new_min_log = max_wal + 1;
         for id in &ctx.cf_ids {
-            let e = cf_edits.remove(id).unwrap_or_else(|| VersionEdit { column_family: *id, ..Default::default() });
+            let e = cf_edits
+                .remove(id)
+                .unwrap_or_else(|| VersionEdit { column_family: *id, ..Default::default() });
             let recorded = r.column_families.get(id).map_or(0, |c| c.log_number);
             let advances = e.log_number.is_some() && new_min_log > recorded;
             if !optimize || !e.new_files.is_empty() || advances {

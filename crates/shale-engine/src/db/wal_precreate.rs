@@ -65,7 +65,10 @@ impl DbInner {
     /// The precreated WAL file, waiting while it is being made (RocksDB's
     /// `WaitForAsyncWALPrecreate`); None when there is none (a miss, counted by the caller
     /// once it makes a WAL: see [`count_wal_precreate`](Self::count_wal_precreate)).
-    pub fn take_wal_precreate(&self, st: &mut MutexGuard<'_, DbState>) -> Option<(u64, Box<dyn WritableFile>)> {
+    pub fn take_wal_precreate(
+        &self,
+        st: &mut MutexGuard<'_, DbState>,
+    ) -> Option<(u64, Box<dyn WritableFile>)> {
         if !self.wal_precreate_enabled() {
             return None;
         }

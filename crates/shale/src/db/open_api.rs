@@ -369,7 +369,8 @@ pub(crate) fn open<T: ThreadMode>(
             e.new_files.push((0, meta));
             b.apply(&e)?;
             cf.set_current(Arc::new(b.build()));
-            let all = cf_edits.entry(id).or_insert_with(|| VersionEdit { column_family: id, ..Default::default() });
+            let all =
+                cf_edits.entry(id).or_insert_with(|| VersionEdit { column_family: id, ..Default::default() });
             all.new_files.append(&mut e.new_files);
             all.blob_file_additions.append(&mut e.blob_file_additions);
         }
@@ -386,8 +387,10 @@ pub(crate) fn open<T: ThreadMode>(
             cf.mem = cf.handle.new_memtable(wal_number);
             cf.mem.set_earliest_seqno(last_sequence);
             let id = cf.handle.id;
-            cf_edits.entry(id).or_insert_with(|| VersionEdit { column_family: id, ..Default::default() }).log_number =
-                Some(wal_number);
+            cf_edits
+                .entry(id)
+                .or_insert_with(|| VersionEdit { column_family: id, ..Default::default() })
+                .log_number = Some(wal_number);
         }
         cf.install_super_version();
     }

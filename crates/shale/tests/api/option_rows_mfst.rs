@@ -100,7 +100,7 @@ fn without_verify_manifest_content_on_close_the_damage_fails_the_next_open() {
     damage_first_record(&path);
     drop(db);
     assert_eq!(current_manifest(&dir).0, before);
-    let e = DB::open(&opts(""), &dir).err().expect("the open must fail");
+    let Err(e) = DB::open(&opts(""), &dir) else { panic!("the open must fail") };
     assert_eq!(e.kind(), ErrorKind::Corruption, "{e}");
 }
 
@@ -235,7 +235,9 @@ fn reuse_manifest_on_open_rolls_a_manifest_at_max_manifest_file_size() {
 fn wals(dir: &Path) -> Vec<(u64, u64)> {
     let mut v: Vec<(u64, u64)> = util::files_ending(dir, ".log")
         .into_iter()
-        .map(|n| (n.trim_end_matches(".log").parse().unwrap(), std::fs::metadata(dir.join(&n)).unwrap().len()))
+        .map(|n| {
+            (n.trim_end_matches(".log").parse().unwrap(), std::fs::metadata(dir.join(&n)).unwrap().len())
+        })
         .collect();
     v.sort_unstable();
     v

@@ -79,7 +79,13 @@ fn rocksdb_11_reads_and_reuses_a_manifest_shale_reused() {
     let size = std::fs::metadata(dir.join(&manifest)).unwrap().len();
     tools::run_tool(
         "ldb",
-        &[format!("--db={}", dir.display()), "--try_load_options".to_string(), "put".into(), "kr".into(), "vr".into()],
+        &[
+            format!("--db={}", dir.display()),
+            "--try_load_options".to_string(),
+            "put".into(),
+            "kr".into(),
+            "vr".into(),
+        ],
     );
     assert_eq!(current_manifest(&dir), manifest, "RocksDB reused Shale's MANIFEST");
     assert!(std::fs::metadata(dir.join(&manifest)).unwrap().len() > size);
