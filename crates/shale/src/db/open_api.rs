@@ -456,11 +456,7 @@ pub(crate) fn open<T: ThreadMode>(
         optimize,
     );
     let reused = if config.reuse_manifest_on_open && !config.best_efforts_recovery {
-        let mut edits = edits.clone();
-        if edits.is_empty() && !optimize {
-            // An open without WALs still records the numbering.
-            edits.push(VersionEdit::default());
-        }
+        let edits = edits.clone();
         reuse_manifest(fsr, path, &config, &info_log, &recovered, edits, (next_file_number, last_sequence))?
     } else {
         None
