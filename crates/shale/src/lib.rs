@@ -46,6 +46,7 @@ mod options_dbmisc;
 mod options_dbopt;
 mod options_dbwal;
 mod options_engine;
+mod options_mfst;
 pub use shale_format::options_file;
 mod options_load;
 mod options_table;

@@ -760,6 +760,9 @@ pub struct Options {
     /// RocksDB's WAL-chain, MANIFEST and recovery options rust-rocksdb has no setter for
     /// (`options_dbwal.rs`).
     pub(crate) dbwal: crate::options_dbwal::DbWalExtra,
+    /// RocksDB 11.8.1's MANIFEST-at-open/close and WAL-creation options rust-rocksdb has no
+    /// setter for (`options_mfst.rs`).
+    pub(crate) mfst: crate::options_mfst::MfstExtra,
     /// More of them (`options_dbmisc.rs`).
     pub(crate) dbmisc: crate::options_dbmisc::DbMiscExtra,
     /// The family's merge operator (`set_merge_operator*`, issue 15; `merge_operator.rs`).
@@ -1048,6 +1051,7 @@ impl Default for Options {
             log_readahead_size: 0,
             dbopt: crate::options_dbopt::DbOptExtra::default(),
             dbwal: crate::options_dbwal::DbWalExtra::default(),
+            mfst: crate::options_mfst::MfstExtra::default(),
             dbmisc: crate::options_dbmisc::DbMiscExtra::default(),
             merge_operator: None,
             compaction_filter: None,

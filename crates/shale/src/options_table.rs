@@ -1207,6 +1207,64 @@ pub(crate) static ROWS: &[OptionRow] = &[
         }),
     ),
     // ---- end of helper `dbwal` DB block ----
+    // ---- helper `mfst` DB block (`options_mfst.rs` says what each does) ----
+    opt(
+        "verify_manifest_content_on_close",
+        Db,
+        Bool,
+        Yes,
+        Some(|o| o.mfst.verify_manifest_content_on_close.to_string()),
+        Some(|o, n, v| {
+            o.mfst.verify_manifest_content_on_close = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "reuse_manifest_on_open",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.mfst.reuse_manifest_on_open.to_string()),
+        Some(|o, n, v| {
+            o.mfst.reuse_manifest_on_open = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "async_wal_precreate",
+        Db,
+        Bool,
+        No,
+        // RocksDB's SanitizeOptions turns it off with WAL recycling.
+        Some(|o| (o.mfst.async_wal_precreate && o.sanitized_recycle_log_file_num() == 0).to_string()),
+        Some(|o, n, v| {
+            o.mfst.async_wal_precreate = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "background_close_inactive_wals",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.mfst.background_close_inactive_wals.to_string()),
+        Some(|o, n, v| {
+            o.mfst.background_close_inactive_wals = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "optimize_manifest_for_recovery",
+        Db,
+        Bool,
+        Yes,
+        Some(|o| o.mfst.optimize_manifest_for_recovery.to_string()),
+        Some(|o, n, v| {
+            o.mfst.optimize_manifest_for_recovery = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    // ---- end of helper `mfst` DB block ----
     // Deprecated in RocksDB 11.8.1 (`OptionVerificationType::kDeprecated` in its
     // `options/db_options.cc`): its parser accepts any value and changes nothing, and its
     // OPTIONS files and LOG leave them out; so do these rows (`deprecated`).

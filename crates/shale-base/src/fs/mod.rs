@@ -206,6 +206,14 @@ pub trait FileSystem: Send + Sync {
         self.rename(old, path)?;
         self.new_writable_file_with_buffer(path, max_buffer_size)
     }
+    /// Opens the existing `path` to append to, its size the file's, with a write buffer as
+    /// [`new_writable_file_with_buffer`](Self::new_writable_file_with_buffer)'s (RocksDB's
+    /// `ReopenWritableFile`: what `reuse_manifest_on_open` reopens the MANIFEST with). The
+    /// default is NotSupported, as RocksDB's `FileSystem` default: the caller does without.
+    fn reopen_writable_file(&self, path: &Path, max_buffer_size: usize) -> Result<Box<dyn WritableFile>> {
+        let _ = max_buffer_size;
+        Err(crate::error::Error::not_supported(format!("reopening a file to append ({})", path.display())))
+    }
     fn new_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>>;
     /// Opens `path` for reads at offsets as `o` says. The default, for a file system without
     /// direct I/O (in memory): direct reads are NotSupported, as RocksDB's MockFileSystem

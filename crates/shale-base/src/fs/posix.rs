@@ -102,6 +102,26 @@ impl PosixFileSystem {
         Self::writable_from(file, path, use_fsync, max_buf, close_on_exec)
     }
 
+    /// RocksDB's `PosixFileSystem::ReopenWritableFile`: `path` opened for writing (created
+    /// if missing, not truncated), appends going to its end.
+    fn reopen_writable_with(
+        &self,
+        path: &Path,
+        use_fsync: bool,
+        max_buf: usize,
+        close_on_exec: bool,
+    ) -> Result<Box<dyn WritableFile>> {
+        let file = OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(path)
+            .map_err(|e| Error::io(ctx("open a file to reopen for appending", path), e))?;
+        let size = file.metadata().map_err(|e| Error::io(ctx("stat a reopened file", path), e))?.len();
+        let mut w = Self::posix_writable_from(file, path, use_fsync, max_buf, close_on_exec)?;
+        w.size = size;
+        Ok(Box::new(w))
+    }
+
     fn writable_from(
         file: File,
         path: &Path,
@@ -109,10 +129,20 @@ impl PosixFileSystem {
         max_buf: usize,
         close_on_exec: bool,
     ) -> Result<Box<dyn WritableFile>> {
+        Ok(Box::new(Self::posix_writable_from(file, path, use_fsync, max_buf, close_on_exec)?))
+    }
+
+    fn posix_writable_from(
+        file: File,
+        path: &Path,
+        use_fsync: bool,
+        max_buf: usize,
+        close_on_exec: bool,
+    ) -> Result<PosixWritableFile> {
         if !close_on_exec {
             inheritable(&file, path)?;
         }
-        Ok(Box::new(PosixWritableFile {
+        Ok(PosixWritableFile {
             file,
             path: path.to_path_buf(),
             // Grows up to `max_buf` as appends need, as RocksDB's buffer (64 KiB at first).
@@ -123,7 +153,7 @@ impl PosixFileSystem {
             use_fsync,
             allocated_end: 0,
             preallocated: false,
-        }))
+        })
     }
 }
 
@@ -181,6 +211,9 @@ impl FileSystem for PosixFsyncFileSystem {
         max_buffer_size: usize,
     ) -> Result<Box<dyn WritableFile>> {
         PosixFileSystem.open_writable(path, true, max_buffer_size)
+    }
+    fn reopen_writable_file(&self, path: &Path, max_buffer_size: usize) -> Result<Box<dyn WritableFile>> {
+        PosixFileSystem.reopen_writable_with(path, true, max_buffer_size, true)
     }
     fn reuse_writable_file(
         &self,
@@ -255,6 +288,9 @@ impl FileSystem for PosixInheritableFileSystem {
         max_buffer_size: usize,
     ) -> Result<Box<dyn WritableFile>> {
         PosixFileSystem.open_writable_with(path, self.use_fsync, max_buffer_size, false)
+    }
+    fn reopen_writable_file(&self, path: &Path, max_buffer_size: usize) -> Result<Box<dyn WritableFile>> {
+        PosixFileSystem.reopen_writable_with(path, self.use_fsync, max_buffer_size, false)
     }
     fn reuse_writable_file(
         &self,
@@ -638,6 +674,9 @@ impl FileSystem for PosixFileSystem {
         self.open_writable(path, false, max_buffer_size)
     }
 
+    fn reopen_writable_file(&self, path: &Path, max_buffer_size: usize) -> Result<Box<dyn WritableFile>> {
+        PosixFileSystem.reopen_writable_with(path, false, max_buffer_size, true)
+    }
     fn reuse_writable_file(
         &self,
         path: &Path,

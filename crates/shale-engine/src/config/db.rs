@@ -181,6 +181,23 @@ pub struct DbConfig {
     /// `max_manifest_space_amp_pct`: a new MANIFEST once the current one passes
     /// `max(max_manifest_file_size, last compacted size x (1 + pct/100))`.
     pub max_manifest_space_amp_pct: i32,
+    /// `verify_manifest_content_on_close`: at close the MANIFEST is read back (checksums and
+    /// every record decoded); a damaged one is replaced by a new MANIFEST, checked again.
+    pub verify_manifest_content_on_close: bool,
+    /// `reuse_manifest_on_open`: a read-write open appends its changes to the MANIFEST it
+    /// recovered from (when that ends at its last whole record and the file system can
+    /// reopen it for appending) instead of writing a new one.
+    pub reuse_manifest_on_open: bool,
+    /// `async_wal_precreate`: the next WAL's file is created ahead by a background thread
+    /// (`db/wal_precreate.rs`; off with `recycle_log_file_num`).
+    pub async_wal_precreate: bool,
+    /// `background_close_inactive_wals`: an inactive WAL synced whole is not closed by the
+    /// sync (or the switch) that found it so, but by the next purge (`wal_sync.rs`).
+    pub background_close_inactive_wals: bool,
+    /// `optimize_manifest_for_recovery`: the open records only the recovery edits that change
+    /// something (none after a clean close: no MANIFEST is written), and a close records the
+    /// WALs the next open need not read (`db/manifest_close.rs`).
+    pub optimize_manifest_for_recovery: bool,
     /// `write_dbid_to_manifest`.
     pub write_dbid_to_manifest: bool,
     /// `write_identity_file`.
@@ -318,6 +335,11 @@ impl Default for DbConfig {
             verify_sst_unique_id_in_manifest: true,
             max_manifest_file_size: 1024 * 1024 * 1024,
             max_manifest_space_amp_pct: 500,
+            verify_manifest_content_on_close: false,
+            reuse_manifest_on_open: false,
+            async_wal_precreate: false,
+            background_close_inactive_wals: false,
+            optimize_manifest_for_recovery: false,
             write_dbid_to_manifest: true,
             write_identity_file: true,
             avoid_flush_during_recovery: false,

@@ -204,6 +204,18 @@ impl FileSystem for BufferedWritesFs {
         let f = self.inner.reuse_writable_file(path, old, max_buffer_size)?;
         Ok(self.with_write_back(path, f))
     }
+    /// The MANIFEST `reuse_manifest_on_open` appends to, with this file system's buffer,
+    /// preallocation and write-back as a MANIFEST it creates.
+    fn reopen_writable_file(&self, path: &Path, _max_buffer_size: usize) -> Result<Box<dyn WritableFile>> {
+        let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+        let f = self.inner.reopen_writable_file(path, self.max_buffer_size)?;
+        let f = if name.starts_with("MANIFEST-") {
+            crate::fs::Preallocating::wrap(f, self.manifest_preallocation)
+        } else {
+            f
+        };
+        Ok(self.with_write_back(path, f))
+    }
     /// Table and blob files as `use_direct_reads` / `allow_mmap_reads` say (RocksDB's
     /// `FileOptions` of table readers and blob readers); other files read plainly.
     fn new_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {

@@ -50,6 +50,7 @@ pub mod iter_build;
 pub mod layer_hooks;
 pub mod live_files;
 pub mod local_sv;
+pub mod manifest_close;
 pub mod mempurge;
 pub mod obsolete;
 pub mod open;
@@ -73,6 +74,7 @@ pub mod verify_output;
 pub mod versions;
 pub mod wal_archive;
 pub mod wal_limit;
+pub mod wal_precreate;
 pub mod wal_sync;
 pub mod wal_tracking;
 pub mod write;
@@ -261,6 +263,9 @@ pub struct DbState {
     /// The job id the next purge's `table_file_deletion` events carry: the flush or
     /// compaction that just finished (`info_log.rs`); a purge of its own when None.
     pub purge_job: Option<i32>,
+    /// `async_wal_precreate`: the next WAL's file, scheduled, being made or made
+    /// (`wal_precreate.rs`).
+    pub wal_precreate: wal_precreate::Precreate,
 }
 
 /// The active WAL, guarded by `DbInner::wal`: held across the current WAL's appends and
@@ -285,6 +290,10 @@ pub struct WalMeta {
     pub closed: Vec<wal_sync::ClosedWal>,
     /// Closed WALs found synced, for the MANIFEST (`track_and_verify_wals_in_manifest`).
     pub synced_closed: Vec<crate::version::edit::WalAddition>,
+    /// `background_close_inactive_wals`: writers of inactive WALs found synced whole, kept
+    /// open until the next purge closes them off the writers' path (RocksDB's
+    /// `wals_to_free_`, freed by `PurgeObsoleteFiles`).
+    pub to_free: Vec<Arc<parking_lot::Mutex<crate::wal::LogWriter>>>,
     /// The active memtable of every family by id, with its write buffer size, for the
     /// write leader. Changed only with write leadership held (memtable switch, column
     /// family create/drop), under the DB mutex. Shared (`Arc`) with the members of a write

@@ -41,6 +41,9 @@ pub struct ObsoleteFiles {
     /// Writers of those WALs closed and never synced (`wal_sync.rs`), dropped (closed)
     /// without the DB mutex, before their files are unlinked.
     closed_wals: Vec<super::wal_sync::ClosedWal>,
+    /// `background_close_inactive_wals`: writers of synced inactive WALs kept open until
+    /// now, closed without the DB mutex.
+    freed_wals: Vec<std::sync::Arc<parking_lot::Mutex<crate::wal::LogWriter>>>,
     blobs: Vec<u64>,
     /// The job id of the deletion events (`info_log.rs`).
     job: i32,
@@ -48,7 +51,7 @@ pub struct ObsoleteFiles {
 
 impl ObsoleteFiles {
     pub fn is_empty(&self) -> bool {
-        self.tables.is_empty() && self.wals.is_empty() && self.blobs.is_empty()
+        self.tables.is_empty() && self.wals.is_empty() && self.blobs.is_empty() && self.freed_wals.is_empty()
     }
 }
 
@@ -76,6 +79,7 @@ impl DbInner {
             // keep everything until the last hold goes (`live_files.rs`).
             return out;
         }
+        out.freed_wals = self.take_wals_to_free();
         let wal_now = st.alive_wals.back().copied().unwrap_or(0);
         let min_log = self.min_wal_to_keep(st);
         let recycle = self.config.recycle_log_file_num;
@@ -237,6 +241,7 @@ impl DbInner {
             self.info_log.event(super::info_log::blob_file_deletion_event(job, n, &status));
         }
         drop(files.closed_wals);
+        drop(files.freed_wals);
         let wal_dir = self.wal_dir();
         for w in files.wals {
             self.dispose_wal(&wal_dir, w);

@@ -109,6 +109,170 @@ pub fn check_some_wal(config: &DbConfig, existed: bool, wals: &[u64]) -> Result<
     Ok(())
 }
 
+/// What a read-write open records about its recovery: the edits RocksDB's recovery hands
+/// to its `LogAndApplyForRecovery` ([`recovery_edits`]), which `reuse_manifest_on_open`
+/// appends to the MANIFEST it recovered from and `optimize_manifest_for_recovery` thins out.
+pub struct RecoveryEditsCtx<'a> {
+    pub recovered: &'a manifest::RecoveredManifest,
+    /// The largest WAL number in the WAL directory, if any (RocksDB's `RecoverLogFiles`
+    /// ran and made its edits when there was one).
+    pub max_wal: Option<u64>,
+    /// The families open (every one gets its recovery edit when WALs were seen).
+    pub cf_ids: Vec<u32>,
+    /// Per family, the tables written from the WALs and the new log number (absent when
+    /// the family's memtable kept replayed data).
+    pub cf_edits: BTreeMap<u32, VersionEdit>,
+    /// The DB id the MANIFEST is to record (`write_dbid_to_manifest`).
+    pub manifest_db_id: Option<&'a str>,
+    /// Every family's memtable is empty after recovery (RocksDB's `flushed || !data_seen`).
+    pub all_flushed: bool,
+    /// A file of the database's directories is numbered at or above the MANIFEST's next
+    /// file number (RocksDB's `MaybeUpdateNextFileNumber` then records the number).
+    pub file_number_advanced: bool,
+    /// The open's new WAL.
+    pub wal_number: u64,
+    pub next_file_number: u64,
+    pub last_sequence: u64,
+}
+
+/// The edits a read-write open records, in RocksDB 11.8.1's order: the DB id when the
+/// MANIFEST had none; the next file number; the tracked WALs dropped when
+/// `track_and_verify_wals_in_manifest` is off; each family's tables written from the WALs
+/// and new log number; then (all memtables empty) the oldest WAL to keep (not with
+/// two-phase commit) and the tracked WALs below it deleted. With `optimize` (RocksDB's
+/// `optimize_manifest_for_recovery`) an edit that changes nothing is left out: the next
+/// file number unless a file reached it, a family's edit unless it adds tables or moves its
+/// log number past the one recorded (RocksDB's `ShouldEmitPerColumnFamilyRecoveryEdit`,
+/// the new log number being one past the newest WAL), the oldest WAL to keep and the WAL
+/// deletion unless they advance. The last edit, when there is one, is for the caller to
+/// give the next file number and last sequence.
+pub fn recovery_edits(config: &DbConfig, ctx: RecoveryEditsCtx<'_>, optimize: bool) -> Vec<VersionEdit> {
+    let r = ctx.recovered;
+    let mut edits = Vec::new();
+    if r.db_id.is_none() {
+        if let Some(id) = ctx.manifest_db_id {
+            edits.push(VersionEdit { db_id: Some(id.to_string()), ..Default::default() });
+        }
+    }
+    if !optimize || ctx.file_number_advanced {
+        edits.push(VersionEdit { next_file_number: Some(ctx.next_file_number), ..Default::default() });
+    }
+    if !config.track_and_verify_wals_in_manifest {
+        if let Some(&max) = r.wals.keys().next_back() {
+            edits.push(VersionEdit { wal_deletion: Some(max + 1), ..Default::default() });
+        }
+    }
+    let mut cf_edits = ctx.cf_edits;
+    if let Some(max_wal) = ctx.max_wal {
+        let new_min_log = max_wal + 1;
+        for id in &ctx.cf_ids {
+            let e = cf_edits
+                .remove(id)
+                .unwrap_or_else(|| VersionEdit { column_family: *id, ..Default::default() });
+            let recorded = r.column_families.get(id).map_or(0, |c| c.log_number);
+            let advances = e.log_number.is_some() && new_min_log > recorded;
+            if !optimize || !e.new_files.is_empty() || advances {
+                edits.push(e);
+            }
+        }
+        if ctx.all_flushed {
+            let mut e = VersionEdit::default();
+            if config.track_and_verify_wals_in_manifest && (!optimize || new_min_log > r.min_wal_to_keep) {
+                e.wal_deletion = Some(ctx.wal_number);
+            }
+            if !config.allow_2pc && (!optimize || new_min_log > r.min_log_number_to_keep) {
+                e.min_log_number_to_keep = Some(ctx.wal_number);
+            }
+            if !optimize || e != VersionEdit::default() {
+                edits.push(e);
+            }
+        }
+    }
+    // Tables written without WALs to replay (none in practice) still need recording.
+    edits.extend(cf_edits.into_values().filter(|e| !e.new_files.is_empty()));
+    edits
+}
+
+/// `reuse_manifest_on_open` (RocksDB 11.8.1's `VersionSet::ReopenManifestForAppend` and the
+/// open's `LogAndApplyForRecovery` appending to it): the MANIFEST CURRENT names is reopened
+/// and `edits` ([`recovery_edits`]) appended to it, the last with the next file number and
+/// last sequence (none appended when there are none). None (the caller writes a new
+/// MANIFEST, as RocksDB falls back) when the file does not end at its last whole record or
+/// whole atomic group (a torn tail), the file system cannot reopen it, or it is already at
+/// `max_manifest_file_size` (the append would start a new one). Errors are the append's
+/// and the directory sync's.
+pub fn reuse_manifest(
+    fs: &dyn FileSystem,
+    path: &Path,
+    config: &DbConfig,
+    info_log: &InfoLog,
+    recovered: &manifest::RecoveredManifest,
+    mut edits: Vec<VersionEdit>,
+    (next_file_number, last_sequence): (u64, u64),
+) -> Result<Option<ManifestWriter>> {
+    let r = recovered;
+    let name = path.join(manifest::descriptor_file_name(r.manifest_number));
+    if r.last_valid_record_end == 0 {
+        return Ok(None);
+    }
+    match fs.file_size(&name) {
+        Ok(size) if size == r.last_valid_record_end => {}
+        Ok(size) => {
+            info_log.log_at(
+                crate::config::LogLevel::Warn,
+                format_args!(
+                    "reuse_manifest_on_open: physical size {size} != last valid record end {} (tail \
+                     corruption?); falling back to fresh MANIFEST",
+                    r.last_valid_record_end
+                ),
+            );
+            return Ok(None);
+        }
+        Err(e) => {
+            info_log.log_at(
+                crate::config::LogLevel::Warn,
+                format_args!("reuse_manifest_on_open: {e}; falling back to fresh MANIFEST"),
+            );
+            return Ok(None);
+        }
+    }
+    let mut writer = match ManifestWriter::reopen(fs, path, r.manifest_number, r.last_valid_record_end) {
+        Ok(w) => w,
+        Err(e) => {
+            info_log.log_at(
+                crate::config::LogLevel::Warn,
+                format_args!("Failed to reopen MANIFEST for append: {e}"),
+            );
+            return Ok(None);
+        }
+    };
+    info_log.log(format_args!(
+        "Reusing existing MANIFEST file: {} (valid data size: {})",
+        name.display(),
+        r.last_valid_record_end
+    ));
+    if edits.is_empty() {
+        // RocksDB's LogAndApply of no edit writes nothing.
+        fs.sync_dir(path)?;
+        return Ok(Some(writer));
+    }
+    // The open's write then goes through RocksDB's `ProcessManifestWrites`, which starts a
+    // new MANIFEST when the one in use is at `max_manifest_file_size` (no compacted size is
+    // known for a reused MANIFEST, so that is the whole limit).
+    if r.last_valid_record_end >= config.max_manifest_file_size {
+        return Ok(None);
+    }
+    if let Some(last) = edits.last_mut() {
+        last.next_file_number = Some(next_file_number);
+        last.last_sequence = Some(last_sequence);
+    }
+    writer.append(&edits)?;
+    // The open's new WAL (and tables) are named by no new CURRENT, whose directory sync
+    // would have made them durable: sync the directory here.
+    fs.sync_dir(path)?;
+    Ok(Some(writer))
+}
+
 /// What a database needs besides its WAL to be built.
 pub struct InnerParts {
     pub fs: FileSystemRef,
@@ -164,6 +328,7 @@ pub fn new_inner(
                 atomic_flush_busy: false,
                 refitting_level: false,
                 purge_job: None,
+                wal_precreate: Default::default(),
             }),
         ),
         work_cv: Condvar::new(),
@@ -187,6 +352,7 @@ pub fn new_inner(
             PlMutex::new(super::WalMeta {
                 closed: Vec::new(),
                 synced_closed: Vec::new(),
+                to_free: Vec::new(),
                 mems: Arc::new(Vec::new()),
                 full: Vec::new(),
             }),

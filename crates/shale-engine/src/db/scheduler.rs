@@ -279,6 +279,13 @@ pub fn start_background_threads(inner: &Arc<DbInner>) -> Result<Vec<JoinHandle<(
     for n in 0..inner.config.env_bottom_threads {
         threads.push(spawn(format!("shale:bottom{n}"), bottom_compaction_worker, (false, false))?);
     }
+    if inner.wal_precreate_enabled() {
+        threads.push(spawn(
+            "shale:walpre".to_string(),
+            super::wal_precreate::precreate_worker,
+            (false, false),
+        )?);
+    }
     if inner.config.stats_dump_period_sec > 0 {
         threads.push(spawn("shale:dump_st".to_string(), stats_dump_worker, (false, false))?);
     }

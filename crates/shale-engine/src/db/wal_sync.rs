@@ -143,15 +143,34 @@ impl DbInner {
         synced: &[(u64, u64, Arc<parking_lot::Mutex<LogWriter>>)],
     ) {
         let track = self.config.track_and_verify_wals_in_manifest;
+        let keep_open = self.closes_inactive_wals_in_background();
         for (number, size, _) in synced {
             // Another sync may have synced and removed it meanwhile.
             if let Some(pos) = meta.closed.iter().position(|c| c.number == *number) {
-                meta.closed.remove(pos);
+                let wal = meta.closed.remove(pos);
+                if keep_open {
+                    // Closed by the next purge, not by this sync (RocksDB's `MarkLogsSynced`
+                    // moving it to `wals_to_free_`).
+                    meta.to_free.push(wal.writer);
+                }
                 if track && *size > 0 {
                     meta.synced_closed.push(WalAddition { number: *number, synced_size: Some(*size) });
                 }
             }
         }
+    }
+
+    /// `background_close_inactive_wals` in force: RocksDB's `SyncWalImpl` closes an inactive
+    /// WAL after its last sync when WALs are recycled (the file is reused) or the option is
+    /// off; else it stays open until a purge frees it.
+    pub fn closes_inactive_wals_in_background(&self) -> bool {
+        self.config.background_close_inactive_wals && self.config.recycle_log_file_num == 0
+    }
+
+    /// Takes the writers of synced inactive WALs kept open (`WalMeta::to_free`), for the
+    /// purge to drop (close) without the DB mutex.
+    pub fn take_wals_to_free(&self) -> Vec<Arc<parking_lot::Mutex<LogWriter>>> {
+        std::mem::take(&mut self.wal_meta.lock().to_free)
     }
 
     /// RocksDB's `SyncClosedWals`: syncs the closed WALs not yet synced (and the directory

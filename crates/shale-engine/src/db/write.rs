@@ -1618,6 +1618,8 @@ impl DbInner {
             self.schedule_flush(st, *id);
             self.stall_changed(st, *id);
         }
+        // RocksDB's `SwitchMemtable` ends by scheduling the next WAL's precreation.
+        self.maybe_schedule_wal_precreate(st, write_buffer_size);
         Ok(new_wal)
     }
 
@@ -1650,39 +1652,63 @@ impl DbInner {
             None
         };
         let recycling = self.config.recycle_log_file_num > 0;
+        // `async_wal_precreate`: the file made ahead, with its number (`wal_precreate.rs`).
+        let mut precreated = self.take_wal_precreate(st);
         let r = super::unlocked(st, || -> Result<(u64, bool)> {
             let mut wal = self.lock_or_halt(&self.wal, "WAL")?;
             if wal.writer.is_empty_log() && !(recovering && wal.writer.has_failed()) {
                 return Ok((wal.number, false));
             }
+            self.count_wal_precreate(precreated.is_some());
             // A writer that saw a failed append (only replaced when recovering) is abandoned.
             let keep_old = !(recovering && wal.writer.has_failed());
             if keep_old {
                 // What the old writer holds reaches the file before it is closed.
                 wal.writer.flush()?;
             }
-            let number = self.versions.new_file_number();
-            let path = super::filename::wal_file(&self.wal_dir(), number);
-            let file = match recycle {
-                Some(old) => {
-                    self.info_log.log(format_args!("reusing log {old} from recycle list"));
-                    let old_path = super::filename::wal_file(&self.wal_dir(), old);
-                    let max =
-                        usize::try_from(self.config.writable_file_max_buffer_size).unwrap_or(usize::MAX);
-                    self.fs.reuse_writable_file(&path, &old_path, max)?
+            let (number, file, was_precreated) = match precreated.take() {
+                Some((number, file)) => (number, file, true),
+                None => {
+                    let number = self.versions.new_file_number();
+                    let path = super::filename::wal_file(&self.wal_dir(), number);
+                    let file = match recycle {
+                        Some(old) => {
+                            self.info_log.log(format_args!("reusing log {old} from recycle list"));
+                            let old_path = super::filename::wal_file(&self.wal_dir(), old);
+                            let max = usize::try_from(self.config.writable_file_max_buffer_size)
+                                .unwrap_or(usize::MAX);
+                            self.fs.reuse_writable_file(&path, &old_path, max)?
+                        }
+                        None => self.fs.new_writable_file(&path)?,
+                    };
+                    let prealloc = self.config.wal_preallocation(write_buffer_size);
+                    (number, crate::fs::Preallocating::wrap(file, prealloc), false)
                 }
-                None => self.fs.new_writable_file(&path)?,
             };
-            let file = crate::fs::Preallocating::wrap(file, self.config.wal_preallocation(write_buffer_size));
             let mut writer = LogWriter::new(file, number)
                 .with_bytes_per_sync(self.config.wal_bytes_per_sync)
                 .with_strict_range_sync(self.config.strict_bytes_per_sync)
                 .with_recycling(recycling)
                 .with_track_and_verify_wals(self.config.track_and_verify_wals);
-            writer.add_compression_type_record(self.config.wal_compression)?;
             // `track_and_verify_wals`: the new WAL names the current one (RocksDB's
             // `SwitchMemtable` takes `logs_.back()`'s number, size and last sequence).
-            writer.add_predecessor_wal_info(&wal.writer.predecessor_info())?;
+            let started = writer
+                .add_compression_type_record(self.config.wal_compression)
+                .and_then(|()| writer.add_predecessor_wal_info(&wal.writer.predecessor_info()));
+            if let Err(e) = started {
+                if was_precreated {
+                    // RocksDB deletes a precreated WAL it could not start.
+                    drop(writer);
+                    let path = super::filename::wal_file(&self.wal_dir(), number);
+                    if let Err(d) = self.fs.remove_file(&path) {
+                        self.info_log.log_at(
+                            crate::config::LogLevel::Warn,
+                            format_args!("Failed to delete unstarted async precreated WAL #{number}: {d}"),
+                        );
+                    }
+                }
+                return Err(e);
+            }
             let old = std::mem::replace(&mut wal.writer, writer);
             let old_number = std::mem::replace(&mut wal.number, number);
             if keep_old {
@@ -1697,6 +1723,10 @@ impl DbInner {
                 } else {
                     // Synced whole by the last sync write: RocksDB's MarkLogsSynced records it.
                     closed = Some((old_number, size));
+                    if self.closes_inactive_wals_in_background() {
+                        // `background_close_inactive_wals`: the next purge closes it.
+                        self.wal_meta.lock().to_free.push(std::sync::Arc::new(parking_lot::Mutex::new(old)));
+                    }
                 }
             }
             wal.unsynced = false;
@@ -1705,6 +1735,10 @@ impl DbInner {
         });
         if let (Some(old), Ok((_, false))) = (recycle, &r) {
             st.wal_recycle.push_front(old);
+        }
+        if let Some((number, file)) = precreated {
+            // Not used (the current WAL was empty): it waits for the next switch.
+            self.return_wal_precreate(st, number, file);
         }
         match r {
             Ok((number, rolled)) => {

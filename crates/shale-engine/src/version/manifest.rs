@@ -131,6 +131,48 @@ impl ManifestWriter {
     pub fn number(&self) -> u64 {
         self.number
     }
+
+    /// MANIFEST-`number`, `size` bytes long, named by CURRENT but not open for writing
+    /// (RocksDB's null `descriptor_log_` after an open that wrote no MANIFEST,
+    /// `optimize_manifest_for_recovery`): its number and size are what checkpoints and
+    /// backups copy; the VersionSet starts a new MANIFEST at the first change
+    /// (`VersionSet::roll_manifest_next`), so nothing is ever appended to it.
+    pub fn unopened(number: u64, size: u64) -> ManifestWriter {
+        ManifestWriter { log: LogWriter::new(Box::new(UnopenedFile(size)), 0), number }
+    }
+
+    /// MANIFEST-`number` of `dir`, `size` bytes long, reopened to append to (RocksDB's
+    /// `ReopenManifestForAppend`; `reuse_manifest_on_open`). An error when the file system
+    /// cannot reopen it or the reopened file is not `size` bytes: the caller then writes a
+    /// new MANIFEST, as RocksDB falls back.
+    pub fn reopen(fs: &dyn FileSystem, dir: &Path, number: u64, size: u64) -> Result<ManifestWriter> {
+        let file = fs.reopen_writable_file(&dir.join(descriptor_file_name(number)), 64 << 10)?;
+        if file.size() != size {
+            return Err(Error::io_msg(format!(
+                "reopened handle size {} != last valid record end {size}",
+                file.size()
+            )));
+        }
+        Ok(ManifestWriter { log: LogWriter::new(file, 0), number })
+    }
+}
+
+/// The file of [`ManifestWriter::unopened`]: its size, and no write.
+struct UnopenedFile(u64);
+
+impl crate::fs::WritableFile for UnopenedFile {
+    fn append(&mut self, _data: &[u8]) -> Result<()> {
+        Err(Error::io_msg("the MANIFEST is not open for writing"))
+    }
+    fn flush(&mut self) -> Result<()> {
+        Ok(())
+    }
+    fn sync(&mut self) -> Result<()> {
+        Err(Error::io_msg("the MANIFEST is not open for writing"))
+    }
+    fn size(&self) -> u64 {
+        self.0
+    }
 }
 
 /// One live column family as the MANIFEST describes it.
@@ -185,6 +227,13 @@ pub struct RecoveredManifest {
     /// Live WALs tracked in the MANIFEST (only with track_and_verify_wals_in_manifest):
     /// number -> synced size.
     pub wals: BTreeMap<u64, Option<u64>>,
+    /// Where the last record replayed whole ends (an atomic group counts once complete):
+    /// RocksDB's `manifest_last_valid_record_end_`. Less than `manifest_size` when the file
+    /// has a torn tail or an unfinished group. 0 when not known (best-efforts recovery).
+    pub last_valid_record_end: u64,
+    /// The WAL number below which the tracked WALs were deleted (RocksDB's WalSet
+    /// `min_wal_number_to_keep_`).
+    pub min_wal_to_keep: u64,
 }
 
 impl RecoveredManifest {
@@ -336,15 +385,21 @@ fn replay_from(
         LogReader::new(file, file_name.clone(), 0, WalRecoveryMode::TolerateCorruptedTailRecords);
     let mut replay = Replay::new();
     let mut record = Vec::new();
+    let mut valid_end = 0;
     while reader.read_record(&mut record)? {
         let offset = reader.last_record_offset();
         let in_file = |e: Error| name_file(e, &file_name, Some(offset));
         let edit = VersionEdit::decode(&record).map_err(in_file)?;
         visit(&edit, offset);
         replay.add(edit).map_err(in_file)?;
+        if !replay.in_group() {
+            valid_end = reader.last_record_end();
+        }
     }
     let manifest_size = fs.file_size(path)?;
-    replay.finish(number, manifest_size).map_err(|e| name_file(e, &file_name, None))
+    let mut r = replay.finish(number, manifest_size).map_err(|e| name_file(e, &file_name, None))?;
+    r.last_valid_record_end = valid_end;
+    Ok(r)
 }
 
 /// Adds "in file <path>" (and the record's offset) to a Corruption, as RocksDB does.

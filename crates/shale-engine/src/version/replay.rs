@@ -100,6 +100,11 @@ impl Replay {
         Ok(())
     }
 
+    /// True while an atomic group is buffered, not yet complete.
+    pub fn in_group(&self) -> bool {
+        !self.group.is_empty()
+    }
+
     /// [`add`](Self::add) for best-efforts recovery: after each edit (each whole atomic
     /// group) the families it changed whose files are all `present` are remembered at that
     /// point in time; `finish` recovers each family at its last such point (RocksDB's
@@ -289,6 +294,8 @@ impl Replay {
             db_id: self.db_id,
             column_families,
             wals: self.wals,
+            last_valid_record_end: 0,
+            min_wal_to_keep: self.min_wal_to_keep,
         })
     }
 }

@@ -66,6 +66,9 @@ pub struct VersionSet {
     /// The size of the last MANIFEST written new, snapshot and batch (RocksDB's
     /// `last_compacted_manifest_file_size_`): the estimate of a compacted MANIFEST.
     last_compacted_manifest_size: AtomicU64,
+    /// The next change starts a new MANIFEST whatever the current one's size (RocksDB's
+    /// `descriptor_log_` closed: `verify_manifest_content_on_close` found it damaged).
+    roll_next: AtomicBool,
 }
 
 impl VersionSet {
@@ -89,7 +92,28 @@ impl VersionSet {
             db_id: None,
             max_manifest_space_amp_pct: 500,
             last_compacted_manifest_size: AtomicU64::new(0),
+            roll_next: AtomicBool::new(false),
         }
+    }
+
+    /// `reuse_manifest_on_open`: the MANIFEST in use is the one the open recovered from, not
+    /// one it wrote, so no compacted size is known (RocksDB's
+    /// `last_compacted_manifest_file_size_` stays 0 until the next roll, and the roll
+    /// happens at `max_manifest_file_size`).
+    pub fn with_reused_manifest(self) -> VersionSet {
+        self.last_compacted_manifest_size.store(0, Ordering::Relaxed);
+        self
+    }
+
+    /// True until a MANIFEST is written when the open wrote none (`ManifestWriter::unopened`)
+    /// or a roll was asked for: RocksDB's `descriptor_log_` is null.
+    pub fn roll_pending(&self) -> bool {
+        self.roll_next.load(Ordering::Acquire)
+    }
+
+    /// Makes the next change start a new MANIFEST (see `roll_next`).
+    pub fn roll_manifest_next(&self) {
+        self.roll_next.store(true, Ordering::Release);
     }
 
     /// RocksDB's `max_manifest_space_amp_pct` (negative values count as 0); the MANIFEST in
@@ -176,6 +200,7 @@ impl VersionSet {
     /// Called by the change in flight only, so the MANIFEST lock is free.
     pub fn needs_new_manifest(&self) -> bool {
         self.manifest_write_failed()
+            || self.roll_next.load(Ordering::Acquire)
             // RocksDB's `ProcessManifestWrites`: `manifest_file_size_ >= enforced_limit`.
             || self.manifest.lock().writer.file_size() >= self.tuned_max_manifest_file_size()
     }
@@ -206,6 +231,7 @@ impl VersionSet {
                 ManifestWriter::create(&*self.fs, &self.dir, number, &snap).and_then(|w| {
                     manifest::set_current_file(&*self.fs, &self.dir, number, tmp)?;
                     self.last_compacted_manifest_size.store(w.file_size(), Ordering::Relaxed);
+                    self.roll_next.store(false, Ordering::Release);
                     let old = std::mem::replace(&mut m.writer, w);
                     let _ = self.fs.remove_file(&self.dir.join(manifest::descriptor_file_name(old.number())));
                     Ok(())

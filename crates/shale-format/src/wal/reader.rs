@@ -79,6 +79,8 @@ pub struct LogReader {
     /// The file's first logical record is in the recyclable format.
     recycled: bool,
     last_record_offset: u64,
+    /// File offset just past the last record returned (RocksDB's `LastRecordEnd`).
+    last_record_end: u64,
     /// The reader returned its end (or an error) and will not read further.
     finished: bool,
     stopped_at_corruption: bool,
@@ -138,6 +140,7 @@ impl LogReader {
             end_of_buffer_offset: 0,
             recycled: false,
             last_record_offset: 0,
+            last_record_end: 0,
             finished: false,
             stopped_at_corruption: false,
             skipped_corruptions: 0,
@@ -214,7 +217,9 @@ impl LogReader {
             return Ok(false);
         }
         let result = self.read_logical(record);
-        if !matches!(result, Ok(true)) {
+        if matches!(result, Ok(true)) {
+            self.last_record_end = self.offset_of_pos();
+        } else {
             self.finished = true;
             record.clear();
         }
@@ -224,6 +229,12 @@ impl LogReader {
     /// File offset of the first header of the last record returned.
     pub fn last_record_offset(&self) -> u64 {
         self.last_record_offset
+    }
+
+    /// File offset just past the last record returned (RocksDB's `LastRecordEnd`): where a
+    /// writer appending to the file would continue after its last whole record.
+    pub fn last_record_end(&self) -> u64 {
+        self.last_record_end
     }
 
     /// True when PointInTime replay stopped early because of damage (including a cut-short

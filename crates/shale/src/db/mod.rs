@@ -248,6 +248,22 @@ impl<T: ThreadMode, I: DBInner> Drop for DBCommon<T, I> {
         for t in self.threads.drain(..) {
             let _ = t.join();
         }
+        // `optimize_manifest_for_recovery`'s WAL markers, then
+        // `verify_manifest_content_on_close`, once no background change can run (RocksDB's
+        // CloseHelper order); the close of rust-rocksdb returns nothing, so a failure goes to
+        // the LOG.
+        if let Err(e) = self.inner.write_wal_markers_on_close() {
+            self.inner.info_log.log_at(
+                shale_engine::config::LogLevel::Warn,
+                format_args!("optimize_manifest_for_recovery close-time write failed: {e}"),
+            );
+        }
+        if let Err(e) = self.inner.verify_manifest_on_close() {
+            self.inner.info_log.log_at(
+                shale_engine::config::LogLevel::Error,
+                format_args!("Unable to close MANIFEST with error -- {e}"),
+            );
+        }
     }
 }
 

@@ -161,6 +161,12 @@ pub(crate) fn open<T: ThreadMode>(
     info_log.header(format_args!("DB path: {}", path.display()));
     info_log.header(format_args!("Fast CRC32 supported: {}", fast_crc32_supported()));
     super::options_dump::log_db_options(&info_log, opts);
+    if opts.mfst.async_wal_precreate && config.recycle_log_file_num != 0 {
+        info_log.log_at(
+            shale_engine::config::LogLevel::Warn,
+            format_args!("async_wal_precreate is disabled since recycle_log_file_num is non-zero"),
+        );
+    }
 
     let recovered = match best_efforts {
         Some(r) => r,
@@ -255,6 +261,14 @@ pub(crate) fn open<T: ThreadMode>(
         }
     }
     check_some_wal(&config, exists, &wals)?;
+    // RocksDB's `MaybeUpdateNextFileNumber`, before recovery writes anything: a file at or
+    // above the MANIFEST's next file number (`optimize_manifest_for_recovery` records the
+    // number only then).
+    let file_number_advanced = {
+        let mut dirs: Vec<&Path> = vec![path, &wal_dir];
+        dirs.extend(config.db_paths.iter().map(|(d, _)| d.as_path()));
+        super::best_efforts::max_file_number(&*fs, &dirs) >= recovered.next_file_number
+    };
     if config.track_and_verify_wals_in_manifest && !config.best_efforts_recovery {
         super::wal_tracking::check_wals(&*fs, &wal_dir, &recovered.wals, &wals)?;
     }
@@ -356,6 +370,10 @@ pub(crate) fn open<T: ThreadMode>(
         // The database directory is synced with CURRENT below; the WAL's is its own.
         fs.sync_dir(&wal_dir)?;
     }
+    // Each family's recovery edit (`reuse_manifest_on_open` appends them; else the new
+    // MANIFEST's snapshot holds their result): the tables written from the WALs, then the
+    // family's new log number below.
+    let mut cf_edits: BTreeMap<u32, VersionEdit> = BTreeMap::new();
     for (id, meta, blobs) in new_files {
         if let Some(cf) = cfs.get_mut(&id) {
             let mut b = VersionBuilder::new(&cf.current);
@@ -363,6 +381,10 @@ pub(crate) fn open<T: ThreadMode>(
             e.new_files.push((0, meta));
             b.apply(&e)?;
             cf.set_current(Arc::new(b.build()));
+            let all =
+                cf_edits.entry(id).or_insert_with(|| VersionEdit { column_family: id, ..Default::default() });
+            all.new_files.append(&mut e.new_files);
+            all.blob_file_additions.append(&mut e.blob_file_additions);
         }
     }
     // A family whose memtable kept replayed data (`avoid_flush_during_recovery`) keeps its
@@ -376,6 +398,11 @@ pub(crate) fn open<T: ThreadMode>(
             cf.log_number = wal_number;
             cf.mem = cf.handle.new_memtable(wal_number);
             cf.mem.set_earliest_seqno(last_sequence);
+            let id = cf.handle.id;
+            cf_edits
+                .entry(id)
+                .or_insert_with(|| VersionEdit { column_family: id, ..Default::default() })
+                .log_number = Some(wal_number);
         }
         cf.install_super_version();
     }
@@ -421,8 +448,49 @@ pub(crate) fn open<T: ThreadMode>(
         let at = usize::from(manifest_db_id.is_some());
         snapshot.insert(at, VersionEdit { wal_additions, ..Default::default() });
     }
-    let manifest = ManifestWriter::create(fsr, path, manifest_number, &snapshot)?;
-    manifest::set_current_file(fsr, path, manifest_number, next_file_number)?;
+    // `optimize_manifest_for_recovery` (not with best-efforts recovery, which needs the
+    // MANIFEST rewritten): only the recovery edits that change something.
+    let optimize = config.optimize_manifest_for_recovery && !config.best_efforts_recovery;
+    let edits = recovery_edits(
+        &config,
+        RecoveryEditsCtx {
+            recovered: &recovered,
+            max_wal: wals.last().copied(),
+            cf_ids: cfs.keys().copied().collect(),
+            cf_edits,
+            manifest_db_id: manifest_db_id.as_deref(),
+            all_flushed: min_kept_log.is_none(),
+            file_number_advanced,
+            wal_number,
+            next_file_number,
+            last_sequence,
+        },
+        optimize,
+    );
+    let reused = if config.reuse_manifest_on_open && !config.best_efforts_recovery {
+        let edits = edits.clone();
+        reuse_manifest(fsr, path, &config, &info_log, &recovered, edits, (next_file_number, last_sequence))?
+    } else {
+        None
+    };
+    // With nothing to record RocksDB's open writes no MANIFEST (its LogAndApply of no edit):
+    // CURRENT keeps naming the recovered one, and the first change writes a new one.
+    let unwritten = reused.is_none() && optimize && edits.is_empty();
+    let manifest = match reused {
+        Some(w) => w,
+        None if unwritten => {
+            // The new WAL's name is made durable as CURRENT's rename would have.
+            fs.sync_dir(path)?;
+            ManifestWriter::unopened(recovered.manifest_number, recovered.manifest_size)
+        }
+        None => {
+            let w = ManifestWriter::create(fsr, path, manifest_number, &snapshot)?;
+            manifest::set_current_file(fsr, path, manifest_number, next_file_number)?;
+            w
+        }
+    };
+    let manifest_number = manifest.number();
+    let manifest_reused = manifest_number == recovered.manifest_number;
     if !config.write_identity_file {
         // RocksDB deletes an obsolete IDENTITY once recovery succeeded (its id is in the
         // MANIFEST now), so the two cannot disagree later.
@@ -442,6 +510,10 @@ pub(crate) fn open<T: ThreadMode>(
     )
     .with_manifest_space_amp(config.max_manifest_space_amp_pct)
     .with_db_id(manifest_db_id);
+    let versions = if manifest_reused { versions.with_reused_manifest() } else { versions };
+    if unwritten {
+        versions.roll_manifest_next();
+    }
     let parts = InnerParts { fs: fs.clone(), versions, table_cache, info_log, lock, max_column_family };
     let hooks = Box::new(super::options_writer::RocksOptionsHooks::new(opts.clone()));
     let inner = new_inner(path, hooks, config, parts, wal_writer, wal_number, DbMode::ReadWrite);
@@ -466,6 +538,9 @@ pub(crate) fn open<T: ThreadMode>(
             inner.schedule_compaction(&mut st, id);
         }
         inner.purge_unreferenced(&mut st);
+        // `async_wal_precreate`: the first WAL after this one is made ahead (RocksDB schedules
+        // it once the open's obsolete files are deleted).
+        inner.maybe_schedule_wal_precreate(&mut st, max_write_buffer_size);
     }
     // The families' options go to the LOG without the DB mutex.
     let handles: Vec<_> = inner.lock_state().cfs.values().map(|cf| cf.handle.clone()).collect();
