@@ -58,11 +58,18 @@
 //! writes (and syncs) the WAL as above, taking its first sequence after the last one given out
 //! (`MemWriters::last_allocated`, ahead of the published one while groups wait), then queues
 //! its group on the memtable writers' queue and leaves the write queue, waking the next
-//! leader, whose WAL write now runs while this group inserts. The group at the front of the
-//! memtable writers' queue inserts (its leader alone, or every member at once as above),
-//! publishes its last sequence and completes, then wakes the next group's leader: groups
-//! publish in WAL order, and a writer returns only once its batch is in the memtables, as on
-//! the ordinary path. A leader about to switch memtables (the slow path) and an exclusive
+//! leader, whose WAL write now runs while this group inserts. A group without merges (with
+//! `allow_concurrent_memtable_write`) inserts at once (its leader alone, or every member at
+//! once as above), with compare-and-swap inserts, while earlier groups may still insert: it
+//! does not wait for them, so no writer waits out another's insert before its own. Any other
+//! group waits for the front of the queue (every earlier group published), and the groups
+//! queued behind it wait for the front too. Whoever finishes its inserts publishes the
+//! finished groups at the front of the queue — their last sequences set in WAL order, their
+//! writers completed — so no reader sees part of a group or a later group before an earlier
+//! one, and a writer returns only once its batch is in the memtables and published, as on
+//! the ordinary path. (RocksDB's memtable writer group inserts in order instead, and a
+//! WAL leader whose group is not at the front waits: with one-record groups that wait is
+//! most writes' on a machine with fewer processors than writers.) A leader about to switch memtables (the slow path) and an exclusive
 //! writer first wait for the queue to drain (RocksDB's `WaitForPendingWrites`,
 //! `WaitForMemTableWriters`), so no group inserts into a memtable that was switched. A failed
 //! memtable insert is a background error (RocksDB's `HandleMemTableInsertFailure`). RocksDB's
