@@ -1177,7 +1177,8 @@ impl DbInner {
         let concurrent = self.config.allow_concurrent_memtable_write
             && (pipelined || guards.len() > 1)
             && guards.iter().all(|g| g.batch.as_ref().is_none_or(|b| !b.has_merge()));
-        let parallel = concurrent && guards.len() > 1 && group.iter().skip(1).any(|w| !w.parked.load(Ordering::SeqCst));
+        let parallel =
+            concurrent && guards.len() > 1 && group.iter().skip(1).any(|w| !w.parked.load(Ordering::SeqCst));
         // The group's records as one batch: for the WAL record, and for the leader to insert
         // when it inserts them all. Not built for a parallel group without the WAL.
         // A lone writer's batch is its own WAL record: nothing is allocated for it.

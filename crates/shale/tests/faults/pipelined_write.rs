@@ -287,7 +287,10 @@ fn concurrent_groups_publish_whole_batches_in_wal_order() {
     drop(db);
     let db = DB::open(&o, dir.path()).unwrap();
     for t in 0..THREADS {
-        assert_eq!(db.get(format!("b{t}-{:05}", WRITES - 1)).unwrap(), Some(format!("{}", WRITES - 1).into_bytes()));
+        assert_eq!(
+            db.get(format!("b{t}-{:05}", WRITES - 1)).unwrap(),
+            Some(format!("{}", WRITES - 1).into_bytes())
+        );
     }
 }
 
