@@ -611,9 +611,11 @@ impl DbInner {
     }
 
     /// Pipelined: queues the group of leader `me` (its WAL written) on the memtable writers'
-    /// queue, takes it off the write queue (waking the next WAL leader), then waits until
-    /// it is at the front of the memtable writers' queue (RocksDB's
-    /// `ExitAsBatchGroupLeader` then `STATE_MEMTABLE_WRITER_LEADER`).
+    /// queue, takes it off the write queue (waking the next WAL leader), then, for a `serial`
+    /// group or one queued behind a serial group, waits until it is at the front of the
+    /// memtable writers' queue (RocksDB's `ExitAsBatchGroupLeader` then
+    /// `STATE_MEMTABLE_WRITER_LEADER`); any other group inserts at once. `last_seq`: the
+    /// group's last sequence, published in WAL order (`finish_memtable_group`).
     fn enter_memtable_writers(&self, me: &Arc<Writer>, group: &[Arc<Writer>], last_seq: u64, serial: bool) {
         let wait = {
             let mut mq = self.mem_writers.queue.lock();
