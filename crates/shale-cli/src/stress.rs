@@ -100,6 +100,10 @@ pub struct StressArgs {
     /// Background jobs (flushes and compactions running at once).
     #[arg(long, default_value_t = 2)]
     pub max_background_jobs: i32,
+    /// Pipelined writes (`Options::set_enable_pipelined_write`): a group's WAL write overlaps
+    /// the memtable inserts of the groups before it.
+    #[arg(long, default_value_t = false)]
+    pub enable_pipelined_write: bool,
 }
 
 #[derive(Args)]
@@ -179,6 +183,7 @@ fn options(a: &StressArgs, fs: Option<FileSystemRef>) -> Options {
     o.set_target_file_size_base(a.write_buffer_size as u64);
     o.set_max_bytes_for_level_base(4 * a.write_buffer_size as u64);
     o.set_max_background_jobs(a.max_background_jobs);
+    o.set_enable_pipelined_write(a.enable_pipelined_write);
     if let Some(fs) = fs {
         o.set_file_system(fs);
     }
@@ -607,6 +612,7 @@ pub fn crash_test(a: &CrashTestArgs) -> Result<(), String> {
             .args(["--max_background_jobs", &s.max_background_jobs.to_string()])
             .args(["--seed", &(rng.next() | 1).to_string()])
             .args(if s.sync { vec!["--sync"] } else { vec![] })
+            .args(if s.enable_pipelined_write { vec!["--enable_pipelined_write"] } else { vec![] })
             .args(if s.power_loss { vec!["--power_loss"] } else { vec![] })
             .args(if s.unsynced_writes { vec!["--unsynced_writes"] } else { vec![] })
             .stdout(Stdio::null())

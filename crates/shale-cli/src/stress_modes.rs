@@ -175,6 +175,7 @@ fn bank_options(a: &StressArgs, fs: Option<FileSystemRef>) -> Options {
     o.set_target_file_size_base(a.write_buffer_size as u64);
     o.set_max_bytes_for_level_base(4 * a.write_buffer_size as u64);
     o.set_max_background_jobs(a.max_background_jobs);
+    o.set_enable_pipelined_write(a.enable_pipelined_write);
     if let Some(fs) = fs {
         o.set_file_system(fs);
     }

@@ -123,10 +123,7 @@ pub fn families(quick: bool) -> Vec<Family> {
             "db_bench defaults with `--threads`. `--num` and `--reads` count per thread in db_bench, so they \
              are divided by the thread count: the same total work in every row (fillrandom: {num} writes \
              into a key space of {num}/threads; readrandom: {reads} Gets on the {num}-key database; \
-             readwhilewriting: {seeks} Gets while one more thread writes). One default differs: \
-             db_bench 11.8.1 turns `enable_pipelined_write` on, `shale bench` leaves it off (Shale's \
-             pipelined path is the slower of its two), so the writing rows compare Shale's ordinary write \
-             path with RocksDB's pipelined one."
+             readwhilewriting: {seeks} Gets while one more thread writes)."
         ),
         base: Some(words(&format!("--benchmarks=fillrandom,waitforcompaction {n}"))),
         rows,

@@ -297,13 +297,8 @@ pub struct BenchArgs {
           default_missing_value = "true", value_parser = parse_bool)]
     pub allow_concurrent_memtable_write: bool,
     /// A write group's WAL write overlaps the memtable inserts of the group before it
-    /// (db_bench's `--enable_pipelined_write`). Off by default here, where db_bench 11.8.1
-    /// defaults to true: on a two-core machine Shale's pipelined path was measured slower
-    /// than its ordinary one (fillrandom --threads=4: 3.4x the wall time), so the default
-    /// stays the path the published comparisons used until the pipeline is tuned; pass
-    /// `--enable_pipelined_write=true` to compare like with like. Not in `ours()` below
-    /// (whose defaults must equal db_bench's) for that reason.
-    #[arg(long, default_value_t = false, num_args = 0..=1, require_equals = true,
+    /// (db_bench's `--enable_pipelined_write`; on by default, as db_bench 11.8.1's).
+    #[arg(long, default_value_t = true, num_args = 0..=1, require_equals = true,
           default_missing_value = "true", value_parser = parse_bool)]
     pub enable_pipelined_write: bool,
     /// Each writer inserts its batch after its group's WAL write, outside the group's
@@ -560,6 +555,7 @@ mod tests {
             ("disable_wal", a.disable_wal.to_string()),
             ("allow_concurrent_memtable_write", a.allow_concurrent_memtable_write.to_string()),
             ("unordered_write", a.unordered_write.to_string()),
+            ("enable_pipelined_write", a.enable_pipelined_write.to_string()),
             ("enable_write_thread_adaptive_yield", a.enable_write_thread_adaptive_yield.to_string()),
             ("write_thread_max_yield_usec", a.write_thread_max_yield_usec.to_string()),
             ("write_thread_slow_yield_usec", a.write_thread_slow_yield_usec.to_string()),

@@ -58,11 +58,18 @@
 //! writes (and syncs) the WAL as above, taking its first sequence after the last one given out
 //! (`MemWriters::last_allocated`, ahead of the published one while groups wait), then queues
 //! its group on the memtable writers' queue and leaves the write queue, waking the next
-//! leader, whose WAL write now runs while this group inserts. The group at the front of the
-//! memtable writers' queue inserts (its leader alone, or every member at once as above),
-//! publishes its last sequence and completes, then wakes the next group's leader: groups
-//! publish in WAL order, and a writer returns only once its batch is in the memtables, as on
-//! the ordinary path. A leader about to switch memtables (the slow path) and an exclusive
+//! leader, whose WAL write now runs while this group inserts. A group without merges (with
+//! `allow_concurrent_memtable_write`) inserts at once (its leader alone, or every member at
+//! once as above), with compare-and-swap inserts, while earlier groups may still insert: it
+//! does not wait for them, so no writer waits out another's insert before its own. Any other
+//! group waits for the front of the queue (every earlier group published), and the groups
+//! queued behind it wait for the front too. Whoever finishes its inserts publishes the
+//! finished groups at the front of the queue — their last sequences set in WAL order, their
+//! writers completed — so no reader sees part of a group or a later group before an earlier
+//! one, and a writer returns only once its batch is in the memtables and published, as on
+//! the ordinary path. (RocksDB's memtable writer group inserts in order instead, and a
+//! WAL leader whose group is not at the front waits: with one-record groups that wait is
+//! most writes' on a machine with fewer processors than writers.) A leader about to switch memtables (the slow path) and an exclusive
 //! writer first wait for the queue to drain (RocksDB's `WaitForPendingWrites`,
 //! `WaitForMemTableWriters`), so no group inserts into a memtable that was switched. A failed
 //! memtable insert is a background error (RocksDB's `HandleMemTableInsertFailure`). RocksDB's
@@ -203,18 +210,46 @@ pub struct Logged {
     /// The group's records as one batch when it has several writers and inserts serially
     /// (None: the leader's own batch).
     merged: Option<WriteBatch>,
+    /// Its records may go into the memtables while other groups insert
+    /// (`allow_concurrent_memtable_write` and no merge): pipelined, such a group inserts as
+    /// soon as it leaves the write queue, not when it reaches the front of the memtable
+    /// writers' queue.
+    concurrent: bool,
+}
+
+/// A pipelined group in the memtable writers' queue (`MemWriters`), from its WAL write until
+/// its sequences are published.
+struct MemEntry {
+    /// The group's leader (the group's identity in the queue).
+    leader: Arc<Writer>,
+    /// Every writer of the group, leader first, completed when the group is published.
+    members: Group,
+    /// The group's last sequence.
+    last_seq: u64,
+    /// The group inserts with plain (not compare-and-swap) inserts: no other group may insert
+    /// meanwhile, so it waits for the front and the groups after it wait for it.
+    serial: bool,
+    /// The leader waits for the front (`PendingWrite::mem_lead`) before it inserts.
+    waiting: bool,
+    /// Its inserts finished with this result; published (and completed) once every group
+    /// before it is.
+    finished: Option<Result<()>>,
 }
 
 /// `enable_pipelined_write` (RocksDB's `PipelinedWriteImpl`): the memtable writers' queue.
 /// A write group that wrote the WAL leaves the write queue (so the next group's WAL write
-/// starts) and queues here; the group at the front inserts into the memtables (its leader
-/// alone, or every member at once), publishes its last sequence and completes, then the
-/// next group's leader is woken. Groups insert one after the other in WAL order, so
-/// sequences are published in order. Its lock is a leaf.
+/// starts) and queues here. A group whose records may be inserted concurrently
+/// (`Logged::concurrent`) inserts at once (its leader alone, or every member at once), while
+/// earlier groups may still insert; any other group (merges, or
+/// `allow_concurrent_memtable_write` off) waits for the front, and the groups queued after it
+/// wait for the front too. A group whose inserts finished is published — its last sequence
+/// set, its writers completed — when every group before it was: whoever finishes pops the
+/// finished groups at the front, so sequences are published in WAL order and no reader sees
+/// part of a group. Its lock is a leaf.
 #[derive(Default)]
 pub struct MemWriters {
-    /// The leaders of the groups waiting to insert (or inserting: the front).
-    queue: Mutex<VecDeque<Arc<Writer>>>,
+    /// The groups past their WAL write and not yet published, in WAL order.
+    queue: Mutex<VecDeque<MemEntry>>,
     /// Notified when the queue empties (`wait_for_memtable_writers`).
     drained: parking_lot::Condvar,
     /// The last sequence given to a group by its WAL leader (WAL leaders only, one at a
@@ -528,7 +563,8 @@ impl DbInner {
                 };
             }
             Ok(GroupOutcome::Logged(logged)) => {
-                self.enter_memtable_writers(&me, &group);
+                let last_seq = logged.first_seq + logged.count - 1;
+                self.enter_memtable_writers(&me, &group, last_seq, !logged.concurrent);
                 handed = true;
                 let o = self.memtable_stage(&group, logged, &mut counts, true);
                 if let Err(e) = &o {
@@ -564,7 +600,9 @@ impl DbInner {
         };
         record(counts);
         if handed {
-            self.complete_memtable_group(&group, result);
+            self.finish_memtable_group(&me, result);
+            // Published once every earlier group is.
+            return self.await_done(&me);
         } else {
             self.complete_group(&group, result);
         }
@@ -573,18 +611,30 @@ impl DbInner {
     }
 
     /// Pipelined: queues the group of leader `me` (its WAL written) on the memtable writers'
-    /// queue, takes it off the write queue (waking the next WAL leader), then waits until
-    /// it is at the front of the memtable writers' queue (RocksDB's
-    /// `ExitAsBatchGroupLeader` then `STATE_MEMTABLE_WRITER_LEADER`).
-    fn enter_memtable_writers(&self, me: &Arc<Writer>, group: &[Arc<Writer>]) {
-        let front = {
+    /// queue, takes it off the write queue (waking the next WAL leader), then, for a `serial`
+    /// group or one queued behind a serial group, waits until it is at the front of the
+    /// memtable writers' queue (RocksDB's `ExitAsBatchGroupLeader` then
+    /// `STATE_MEMTABLE_WRITER_LEADER`); any other group inserts at once. `last_seq`: the
+    /// group's last sequence, published in WAL order (`finish_memtable_group`).
+    fn enter_memtable_writers(&self, me: &Arc<Writer>, group: &[Arc<Writer>], last_seq: u64, serial: bool) {
+        let wait = {
             let mut mq = self.mem_writers.queue.lock();
-            mq.push_back(Arc::clone(me));
-            mq.len() == 1
+            // A serial group waits for every earlier group; a concurrent one only for a
+            // serial group before it (which inserts with plain inserts).
+            let wait = !mq.is_empty() && (serial || mq.iter().any(|e| e.serial));
+            mq.push_back(MemEntry {
+                leader: Arc::clone(me),
+                members: group.iter().cloned().collect(),
+                last_seq,
+                serial,
+                waiting: wait,
+                finished: None,
+            });
+            wait
         };
         // Off the write queue, its writers still waiting for their results.
         self.leave_write_queue(group);
-        if front {
+        if !wait {
             return;
         }
         loop {
@@ -596,29 +646,54 @@ impl DbInner {
         }
     }
 
-    /// Pipelined: completes the group at the front of the memtable writers' queue with
-    /// `result`, and hands the front to the next group's leader.
-    fn complete_memtable_group(&self, group: &[Arc<Writer>], result: Result<()>) {
-        for w in group {
-            let mut g = lock(w);
-            g.done = true;
-            g.result = Some(result.clone());
-        }
+    /// Pipelined: the inserts of the group led by `leader` finished with `result`. Every
+    /// finished group at the front of the memtable writers' queue (this one once the groups
+    /// before it are) is published — its last sequence set when it succeeded (a failed
+    /// group's partial inserts are not published; its failure stopped the database) — and
+    /// completed, and a group left waiting for the front is handed it. The writers of this
+    /// group wait for their results (`await_done`): an earlier group may still insert.
+    fn finish_memtable_group(&self, leader: &Arc<Writer>, result: Result<()>) {
+        let mut published: smallvec::SmallVec<[MemEntry; 2]> = smallvec::SmallVec::new();
         let next = {
             let mut mq = self.mem_writers.queue.lock();
-            let popped = mq.pop_front();
-            debug_assert!(popped.is_some_and(|p| group.first().is_some_and(|f| Arc::ptr_eq(&p, f))));
+            if let Some(e) = mq.iter_mut().find(|e| Arc::ptr_eq(&e.leader, leader)) {
+                e.finished = Some(result);
+            }
+            while mq.front().is_some_and(|e| e.finished.is_some()) {
+                let Some(e) = mq.pop_front() else { break };
+                if matches!(e.finished, Some(Ok(()))) {
+                    // In WAL order, under this lock: the published sequence only grows.
+                    self.versions.set_last_sequence(e.last_seq);
+                }
+                published.push(e);
+            }
             if mq.is_empty() {
                 self.mem_writers.drained.notify_all();
             }
-            mq.front().cloned()
+            match mq.front_mut() {
+                Some(f) if f.waiting && !published.is_empty() => {
+                    f.waiting = false;
+                    Some(Arc::clone(&f.leader))
+                }
+                _ => None,
+            }
         };
         if let Some(n) = next {
             lock(&n).mem_lead = true;
             n.wake();
         }
-        for w in group {
-            w.wake();
+        for e in &published {
+            let r = e.finished.clone().unwrap_or(Ok(()));
+            for w in &e.members {
+                let mut g = lock(w);
+                g.done = true;
+                g.result = Some(r.clone());
+            }
+        }
+        for e in &published {
+            for w in &e.members {
+                w.wake();
+            }
         }
     }
 
@@ -1002,7 +1077,22 @@ impl DbInner {
         // Every insert finished (the AcqRel decrements order them before this point).
         let full = std::mem::take(&mut *group.full.lock());
         self.mark_memtables_full(full);
-        let result = match group.error.lock().take() {
+        let error = group.error.lock().take();
+        if group.pipelined {
+            // Other pipelined groups may finish at once: locked adds.
+            self.stats.write_groups.fetch_add(1, Ordering::Relaxed);
+            self.stats.writes.fetch_add(group.members.len() as u64, Ordering::Relaxed);
+            if let Some(e) = &error {
+                self.set_bg_error(e.clone(), BgErrorReason::MemTable);
+            }
+            // Published in WAL order by `finish_memtable_group`.
+            let result = error.map_or(Ok(()), Err);
+            if let Some(leader) = group.members.first() {
+                self.finish_memtable_group(leader, result);
+            }
+            return;
+        }
+        let result = match error {
             Some(e) => Err(e),
             None => {
                 self.versions.set_last_sequence(group.last_seq);
@@ -1015,11 +1105,7 @@ impl DbInner {
         };
         bump(&self.stats.write_groups, 1);
         bump(&self.stats.writes, group.members.len() as u64);
-        if group.pipelined {
-            self.complete_memtable_group(&group.members, result);
-        } else {
-            self.complete_group(&group.members, result);
-        }
+        self.complete_group(&group.members, result);
     }
 
     /// Runs `f` as the only writer: no write group runs meanwhile.
@@ -1099,10 +1185,11 @@ impl DbInner {
         // A group whose members all block in their wait is inserted by the leader alone (see
         // "Parallel memtable inserts" in the module comment): the same records with the same
         // sequences, without the compare-and-swap inserts.
-        let parallel = self.config.allow_concurrent_memtable_write
-            && guards.len() > 1
-            && guards.iter().all(|g| g.batch.as_ref().is_none_or(|b| !b.has_merge()))
-            && group.iter().skip(1).any(|w| !w.parked.load(Ordering::SeqCst));
+        let concurrent = self.config.allow_concurrent_memtable_write
+            && (pipelined || guards.len() > 1)
+            && guards.iter().all(|g| g.batch.as_ref().is_none_or(|b| !b.has_merge()));
+        let parallel =
+            concurrent && guards.len() > 1 && group.iter().skip(1).any(|w| !w.parked.load(Ordering::SeqCst));
         // The group's records as one batch: for the WAL record, and for the leader to insert
         // when it inserts them all. Not built for a parallel group without the WAL.
         // A lone writer's batch is its own WAL record: nothing is allocated for it.
@@ -1269,7 +1356,7 @@ impl DbInner {
             }
         }
         let merged = if parallel { None } else { merged };
-        let logged = Logged { mems, first_seq, count, parallel, skip_missing, merged };
+        let logged = Logged { mems, first_seq, count, parallel, skip_missing, merged, concurrent };
         if pipelined {
             return Ok(GroupOutcome::Logged(logged));
         }
@@ -1299,7 +1386,7 @@ impl DbInner {
         counts: &mut Option<WriteGroupCounts>,
         pipelined: bool,
     ) -> Result<GroupOutcome> {
-        let Logged { mems, first_seq, count, parallel, skip_missing, merged } = logged;
+        let Logged { mems, first_seq, count, parallel, skip_missing, merged, concurrent } = logged;
         let stats = self.config.statistics.as_deref();
         let bump = |a: &std::sync::atomic::AtomicU64, n: u64| {
             a.store(a.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed)
@@ -1362,12 +1449,21 @@ impl DbInner {
             self.merge_on_write(cf, mem, seq, key, op)
         };
         let mut full = Vec::new();
-        insert_batch(&mems, batch, first_seq, false, skip_missing, &mut full, Some(&merge))?;
+        // Pipelined, a concurrent group inserts while other groups may (see `MemWriters`).
+        let cas = pipelined && concurrent;
+        insert_batch(&mems, batch, first_seq, cas, skip_missing, &mut full, Some(&merge))?;
         drop(memtable_timer);
         self.mark_memtables_full(full);
-        self.versions.set_last_sequence(first_seq + count - 1);
-        bump(&self.stats.write_groups, 1);
-        bump(&self.stats.writes, group.len() as u64);
+        if pipelined {
+            // Published in WAL order by `finish_memtable_group`; other pipelined groups may
+            // count at once: locked adds.
+            self.stats.write_groups.fetch_add(1, Ordering::Relaxed);
+            self.stats.writes.fetch_add(group.len() as u64, Ordering::Relaxed);
+        } else {
+            self.versions.set_last_sequence(first_seq + count - 1);
+            bump(&self.stats.write_groups, 1);
+            bump(&self.stats.writes, group.len() as u64);
+        }
         Ok(GroupOutcome::Done)
     }
 

@@ -224,6 +224,76 @@ fn the_next_groups_wal_write_overlaps_a_groups_memtable_insert() {
     assert_eq!(db.get(b"p").unwrap().as_deref(), Some(&b"v"[..]));
 }
 
+/// Groups without merges insert at once, earlier groups possibly still inserting, and are
+/// published in WAL order: a writer reads its write as soon as it returns, and a reader's
+/// snapshot never holds half of a batch (two keys written together), nor a thread's later
+/// write without its earlier one.
+#[test]
+fn concurrent_groups_publish_whole_batches_in_wal_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_enable_pipelined_write(true);
+    o.set_write_buffer_size(256 << 10);
+    let db = Arc::new(DB::open(&o, dir.path()).unwrap());
+    let stop = Arc::new(AtomicBool::new(false));
+    const WRITES: u64 = 1500;
+    let writers: Vec<_> = (0..THREADS)
+        .map(|t| {
+            let db = db.clone();
+            std::thread::spawn(move || {
+                for i in 0..WRITES {
+                    let mut b = WriteBatch::default();
+                    b.put(format!("a{t}-{i:05}"), format!("{i}"));
+                    b.put(format!("b{t}-{i:05}"), format!("{i}"));
+                    db.write(b).unwrap();
+                    // Read-your-own-writes: published before the write returned.
+                    assert_eq!(db.get(format!("b{t}-{i:05}")).unwrap(), Some(format!("{i}").into_bytes()));
+                }
+            })
+        })
+        .collect();
+    let reader = {
+        let (db, stop) = (db.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut checks = 0u64;
+            while !stop.load(Ordering::SeqCst) || checks == 0 {
+                let snap = db.snapshot();
+                let mut a = vec![0u64; THREADS as usize];
+                let mut b = vec![0u64; THREADS as usize];
+                for kv in snap.iterator(shale::IteratorMode::Start) {
+                    let (k, _) = kv.unwrap();
+                    let k = String::from_utf8(k.to_vec()).unwrap();
+                    let (side, rest) = k.split_at(1);
+                    let (t, i) = rest.split_once('-').unwrap();
+                    let (t, i): (usize, u64) = (t.parse().unwrap(), i.parse().unwrap());
+                    let seen = if side == "a" { &mut a } else { &mut b };
+                    // Each thread's writes are visible as a prefix, in order.
+                    assert_eq!(seen[t], i, "thread {t}: key {k} visible without an earlier write");
+                    seen[t] = i + 1;
+                }
+                assert_eq!(a, b, "half of a batch visible");
+                checks += 1;
+            }
+            checks
+        })
+    };
+    for w in writers {
+        w.join().unwrap();
+    }
+    stop.store(true, Ordering::SeqCst);
+    assert!(reader.join().unwrap() > 0);
+    assert_eq!(db.latest_sequence_number(), THREADS * WRITES * 2);
+    drop(db);
+    let db = DB::open(&o, dir.path()).unwrap();
+    for t in 0..THREADS {
+        assert_eq!(
+            db.get(format!("b{t}-{:05}", WRITES - 1)).unwrap(),
+            Some(format!("{}", WRITES - 1).into_bytes())
+        );
+    }
+}
+
 #[test]
 fn pipelined_write_is_refused_with_unordered_write_and_atomic_flush() {
     let dir = tempfile::tempdir().unwrap();
