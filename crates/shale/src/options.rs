@@ -753,6 +753,9 @@ pub struct Options {
     pub(crate) dbwal: crate::options_dbwal::DbWalExtra,
     /// More of them (`options_dbmisc.rs`).
     pub(crate) dbmisc: crate::options_dbmisc::DbMiscExtra,
+    /// RocksDB's whole-file checksum and file I/O options rust-rocksdb has no setter for
+    /// (`options_dbfile.rs`).
+    pub(crate) dbfile: crate::options_dbfile::DbFileExtra,
     /// The family's merge operator (`set_merge_operator*`, issue 15; `merge_operator.rs`).
     pub(crate) merge_operator: Option<Arc<crate::merge_operator::MergeOperator>>,
     /// The family's compaction filter and filter factory (`compaction_filter.rs`).
@@ -1026,6 +1029,7 @@ impl Default for Options {
             dbopt: crate::options_dbopt::DbOptExtra::default(),
             dbwal: crate::options_dbwal::DbWalExtra::default(),
             dbmisc: crate::options_dbmisc::DbMiscExtra::default(),
+            dbfile: crate::options_dbfile::DbFileExtra::default(),
             merge_operator: None,
             compaction_filter: None,
             compaction_filter_factory: None,

@@ -95,6 +95,7 @@ impl Options {
             track_and_verify_wals: self.dbwal.track_and_verify_wals,
             verify_sst_unique_id_in_manifest: self.dbwal.verify_sst_unique_id_in_manifest,
             max_manifest_space_amp_pct: self.dbwal.max_manifest_space_amp_pct,
+            file_checksum_crc32c: self.dbfile.file_checksum_crc32c,
             max_manifest_file_size: self.max_manifest_file_size,
             write_dbid_to_manifest: self.write_dbid_to_manifest,
             write_identity_file: self.write_identity_file,

@@ -1207,6 +1207,25 @@ pub(crate) static ROWS: &[OptionRow] = &[
         }),
     ),
     // ---- end of helper `dbwal` DB block ----
+    // ---- helper `fchk` DB block (`options_dbfile.rs` says what each does) ----
+    // RocksDB's built-in factory by name (kByNameAllowFromNull); `nullptr` or empty: none;
+    // another name is none too (its registry holds no other, and an unsupported name is
+    // accepted under ConfigOptions' default `ignore_unsupported_options`).
+    opt(
+        "file_checksum_gen_factory",
+        Db,
+        Function,
+        No,
+        Some(|o| {
+            if o.dbfile.file_checksum_crc32c { shale_format::file_checksum::CRC32C_FACTORY_NAME } else { "nullptr" }
+                .to_string()
+        }),
+        Some(|o, _, v| {
+            o.dbfile.file_checksum_crc32c = v.trim() == shale_format::file_checksum::CRC32C_FACTORY_NAME;
+            Ok(true)
+        }),
+    ),
+    // ---- end of helper `fchk` DB block ----
     // Deprecated in RocksDB 11.8.1 (`OptionVerificationType::kDeprecated` in its
     // `options/db_options.cc`): its parser accepts any value and changes nothing, and its
     // OPTIONS files and LOG leave them out; so do these rows (`deprecated`).

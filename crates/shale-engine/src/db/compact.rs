@@ -239,7 +239,11 @@ impl DbInner {
                             fill_cache: false,
                             no_io: false,
                         }),
-                        blob_write: super::flush::blob_write_options(cf, plan.output_level),
+                        blob_write: super::flush::blob_write_options(
+                            cf,
+                            plan.output_level,
+                            this.config.file_checksum_crc32c,
+                        ),
                         blob_gc_cutoff,
                         blob_readahead: cf.config().blob.compaction_readahead_size,
                         cancel: Some(&this.shutting_down),
@@ -247,6 +251,7 @@ impl DbInner {
                         range,
                         preallocation: this.output_preallocation(cf, plan, target_file_size),
                         output_hash: super::verify_output::wants_hash(cf.config()),
+                        file_checksum: this.config.file_checksum_crc32c,
                     })
                 };
                 let mut rest = ranges.split_off(1);

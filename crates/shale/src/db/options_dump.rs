@@ -113,6 +113,8 @@ pub(crate) fn log_db_options(log: &super::info_log::InfoLog, o: &crate::Options)
         let v = match v.as_str() {
             "true" => "1".to_string(),
             "false" => "0".to_string(),
+            // RocksDB's LOG names no factory `Unknown` (kUnknownFileChecksumFuncName).
+            "nullptr" if row.name == "file_checksum_gen_factory" => "Unknown".to_string(),
             // The OPTIONS file's text is escaped; the LOG prints the string itself.
             _ if row.kind == crate::options_table::Kind::String => {
                 crate::options_file::unescape_option_string(&v)

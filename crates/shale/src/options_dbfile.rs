@@ -1,0 +1,26 @@
+//! DB-wide options of RocksDB 11.8.1 about the files the database writes that rust-rocksdb
+//! 0.25 has no setter for, set by name (an options string, an OPTIONS file), written to the
+//! OPTIONS file and the LOG, and acting as RocksDB's (their rows are the `dbfile` block of
+//! `options_table.rs`):
+//!
+//! - `file_checksum_gen_factory` (default nullptr, immutable): RocksDB's one built-in
+//!   factory, `FileChecksumGenCrc32cFactory`, by that name (`nullptr` or an empty value: none;
+//!   another name, which RocksDB's registry does not hold, is accepted as none, as RocksDB's
+//!   `ignore_unsupported_options` default has it). With it, every table and blob file the
+//!   database writes records its whole-file checksum in the MANIFEST: the CRC32C of all its
+//!   bytes, 4 bytes big-endian, function name "FileChecksumCrc32c"
+//!   (`shale_format::file_checksum`), gathered as the file is written by a flush, a table
+//!   written at recovery or by repair, a compaction (local or as a compaction service's
+//!   worker) and read back from an ingested file once placed. Without it tables record the
+//!   empty checksum and "Unknown", blob files nothing. A compaction whose
+//!   `verify_output_flags` hold kVerifyFileChecksum reads each output back and compares.
+//!   RocksDB's `ldb file_checksum_dump` lists what was recorded. The OPTIONS file writes
+//!   `file_checksum_gen_factory=FileChecksumGenCrc32cFactory` (or `nullptr`); the LOG,
+//!   `Options.file_checksum_gen_factory: FileChecksumGenCrc32cFactory` (or `Unknown`).
+
+/// The options of this module, at RocksDB 11.8.1's defaults.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct DbFileExtra {
+    /// `file_checksum_gen_factory` is `FileChecksumGenCrc32cFactory` (false: nullptr).
+    pub file_checksum_crc32c: bool,
+}
