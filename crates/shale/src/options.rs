@@ -1571,6 +1571,11 @@ impl Options {
                 "If memory mapped reads (allow_mmap_reads) are enabled then direct I/O reads (use_direct_reads) must be disabled. ",
             ));
         }
+        if self.allow_mmap_reads && self.dbfile.use_direct_io_for_compaction_reads {
+            return Err(Error::not_supported(
+                "If memory mapped reads (allow_mmap_reads) are enabled then compaction-only direct I/O reads (use_direct_io_for_compaction_reads) must be disabled. ",
+            ));
+        }
         if self.allow_mmap_writes && self.use_direct_io_for_flush_and_compaction {
             return Err(Error::not_supported(
                 "If memory mapped writes (allow_mmap_writes) are enabled then direct I/O writes (use_direct_io_for_flush_and_compaction) must be disabled. ",

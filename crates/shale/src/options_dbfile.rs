@@ -17,10 +17,22 @@
 //!   RocksDB's `ldb file_checksum_dump` lists what was recorded. The OPTIONS file writes
 //!   `file_checksum_gen_factory=FileChecksumGenCrc32cFactory` (or `nullptr`); the LOG,
 //!   `Options.file_checksum_gen_factory: FileChecksumGenCrc32cFactory` (or `Unknown`).
+//! - `use_direct_io_for_compaction_reads` (default false, immutable; new in RocksDB 11):
+//!   a compaction reads its input tables with O_DIRECT while every other read stays
+//!   buffered. As RocksDB's `CompactionJob`, each input table is opened anew for the
+//!   compaction (an ephemeral reader, not the table cache's, counted in `NO_FILE_OPENS` and
+//!   `TABLE_OPEN_IO_MICROS`) with direct reads (`TableCache::open_ephemeral`). No effect
+//!   with `use_direct_reads` (every read is direct already). With `allow_mmap_reads` the
+//!   open is NotSupported (RocksDB's `ValidateOptions`); the open probes the file system
+//!   for O_DIRECT as it does for `use_direct_reads` (InvalidArgument "Direct I/O is not
+//!   supported by the specified DB." where it has none). Blob files and the checks of
+//!   compaction outputs read through the buffered path, as RocksDB's.
 
 /// The options of this module, at RocksDB 11.8.1's defaults.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct DbFileExtra {
     /// `file_checksum_gen_factory` is `FileChecksumGenCrc32cFactory` (false: nullptr).
     pub file_checksum_crc32c: bool,
+    /// `use_direct_io_for_compaction_reads`.
+    pub use_direct_io_for_compaction_reads: bool,
 }

@@ -1225,6 +1225,17 @@ pub(crate) static ROWS: &[OptionRow] = &[
             Ok(true)
         }),
     ),
+    opt(
+        "use_direct_io_for_compaction_reads",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.dbfile.use_direct_io_for_compaction_reads.to_string()),
+        Some(|o, n, v| {
+            o.dbfile.use_direct_io_for_compaction_reads = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
     // ---- end of helper `fchk` DB block ----
     // Deprecated in RocksDB 11.8.1 (`OptionVerificationType::kDeprecated` in its
     // `options/db_options.cc`): its parser accepts any value and changes nothing, and its

@@ -181,6 +181,10 @@ pub struct DbConfig {
     /// ingestion, repair) records its whole-file CRC32C in the MANIFEST
     /// (`shale_format::file_checksum`). False: no factory (RocksDB's nullptr default).
     pub file_checksum_crc32c: bool,
+    /// `use_direct_io_for_compaction_reads`: compaction inputs are read through readers of
+    /// their own opened with O_DIRECT (`TableCache::open_ephemeral`), unless
+    /// `use_direct_reads` makes every read direct already.
+    pub use_direct_io_for_compaction_reads: bool,
     /// `max_manifest_file_size`.
     pub max_manifest_file_size: u64,
     /// `max_manifest_space_amp_pct`: a new MANIFEST once the current one passes
@@ -322,6 +326,7 @@ impl Default for DbConfig {
             skip_stats_update_on_db_open: false,
             verify_sst_unique_id_in_manifest: true,
             file_checksum_crc32c: false,
+            use_direct_io_for_compaction_reads: false,
             max_manifest_file_size: 1024 * 1024 * 1024,
             max_manifest_space_amp_pct: 500,
             write_dbid_to_manifest: true,

@@ -52,9 +52,12 @@ pub fn wal_numbers(fs: &dyn FileSystem, path: &Path) -> Result<Vec<u64>> {
 /// CURRENT opened with direct reads; when that fails and a plain open works, direct I/O is
 /// what the file system lacks.
 pub fn check_direct_io(fs: &dyn crate::fs::FileSystem, current: &Path, config: &DbConfig) -> Result<()> {
-    // RocksDB opens CURRENT with `use_direct_reads |= use_direct_io_for_flush_and_compaction`
-    // (mmap reads, when asked for, win over direct reads).
-    let direct = config.use_direct_reads || config.use_direct_io_for_flush_and_compaction;
+    // RocksDB opens CURRENT with `use_direct_reads |= use_direct_io_for_flush_and_compaction
+    // || use_direct_io_for_compaction_reads` (mmap reads, when asked for, win over direct
+    // reads).
+    let direct = config.use_direct_reads
+        || config.use_direct_io_for_flush_and_compaction
+        || config.use_direct_io_for_compaction_reads;
     if !direct || config.allow_mmap_reads {
         return Ok(());
     }

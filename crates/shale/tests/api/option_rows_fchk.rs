@@ -209,3 +209,103 @@ fn verify_file_checksum_of_compaction_outputs_finds_bytes_not_written() {
     compact_with_damaged_output(false, flags).unwrap();
     compact_with_damaged_output(true, 0).unwrap();
 }
+
+/// Records each table file opened for reads: (file name, whether with O_DIRECT).
+#[derive(Default)]
+struct TableOpens(std::sync::Mutex<Vec<(String, bool)>>);
+
+impl util::FsHooks for Arc<TableOpens> {
+    fn random_access_with(
+        &self,
+        path: &Path,
+        o: shale::fs::ReadFileOptions,
+        file: Arc<dyn shale::fs::RandomAccessFile>,
+    ) -> Arc<dyn shale::fs::RandomAccessFile> {
+        if path.extension().is_some_and(|e| e == "sst") {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            self.0.lock().unwrap().push((name, o.direct));
+        }
+        file
+    }
+    fn random_access(
+        &self,
+        path: &Path,
+        file: Arc<dyn shale::fs::RandomAccessFile>,
+    ) -> Arc<dyn shale::fs::RandomAccessFile> {
+        if path.extension().is_some_and(|e| e == "sst") {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            self.0.lock().unwrap().push((name, false));
+        }
+        file
+    }
+}
+
+/// Two flushed tables read by the user, then compacted (with `use_direct_io_for_compaction_reads`
+/// = `on`): the tables opened during the compaction (name, with O_DIRECT, still live after
+/// it: its output), and the data reads back.
+fn compaction_opens(on: bool, direct_reads: bool) -> Vec<(String, bool, bool)> {
+    // The build directory: a disk file system (O_DIRECT), unlike a tmpfs /tmp may be.
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let opens = Arc::new(TableOpens::default());
+    let fs = util::HookedFs::new(Arc::new(PosixFileSystem), opens.clone());
+    let mut o = Options::default()
+        .get_options_from_string(format!("use_direct_io_for_compaction_reads={on}"))
+        .unwrap();
+    o.create_if_missing(true);
+    o.set_disable_auto_compactions(true);
+    o.set_use_direct_reads(direct_reads);
+    o.set_file_system(fs as Arc<dyn FileSystem>);
+    let db = DB::open(&o, tmp.path()).unwrap();
+    for round in 0..2u32 {
+        for i in 0..500u32 {
+            db.put(format!("k{i:04}"), format!("value-{round}-{i}")).unwrap();
+        }
+        db.flush().unwrap();
+    }
+    // User reads open the tables through the table cache (buffered unless use_direct_reads).
+    assert_eq!(db.get(b"k0007").unwrap().unwrap(), b"value-1-7");
+    let before = opens.0.lock().unwrap().len();
+    db.try_compact_range_cf(&db.cf_handle("default").unwrap(), None::<&[u8]>, None::<&[u8]>).unwrap();
+    let live = util::files_ending(tmp.path(), ".sst");
+    let during: Vec<(String, bool, bool)> =
+        opens.0.lock().unwrap()[before..].iter().map(|(n, d)| (n.clone(), *d, live.contains(n))).collect();
+    for i in (0..500u32).step_by(13) {
+        assert_eq!(db.get(format!("k{i:04}")).unwrap().unwrap(), format!("value-1-{i}").as_bytes());
+    }
+    assert!(util::latest_options_text(tmp.path()).contains(&format!("  use_direct_io_for_compaction_reads={on}\n")));
+    let log = std::fs::read_to_string(tmp.path().join("LOG")).unwrap();
+    assert!(log.contains(&format!("Options.use_direct_io_for_compaction_reads: {}", u8::from(on))));
+    during
+}
+
+#[test]
+fn use_direct_io_for_compaction_reads_reads_compaction_inputs_with_o_direct() {
+    // On: both inputs are opened again for the compaction, with O_DIRECT (the output,
+    // opened once written, is buffered as every other read).
+    let on = compaction_opens(true, false);
+    let mut direct: Vec<&String> = on.iter().filter(|(_, d, _)| *d).map(|(n, _, _)| n).collect();
+    direct.dedup();
+    assert_eq!(direct.len(), 2, "{on:?}");
+    assert!(on.iter().filter(|(_, d, _)| *d).all(|(_, _, live)| !live), "only the inputs: {on:?}");
+    assert!(on.iter().any(|(_, d, live)| !*d && *live), "the output opened buffered: {on:?}");
+    // Off: the inputs are read through the table cache's readers, opened already.
+    let off = compaction_opens(false, false);
+    assert!(off.iter().all(|(_, d, _)| !*d), "{off:?}");
+    assert!(off.iter().all(|(_, _, live)| *live), "no input opened again: {off:?}");
+    assert!(off.len() < on.len(), "{off:?} / {on:?}");
+    // With use_direct_reads it changes nothing: every table is opened direct by the file
+    // system's table options (not per call), and no ephemeral reader is made.
+    let both = compaction_opens(true, true);
+    assert_eq!(both.len(), compaction_opens(false, true).len(), "{both:?}");
+}
+
+#[test]
+fn use_direct_io_for_compaction_reads_with_mmap_reads_is_not_supported() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut o = Options::default().get_options_from_string("use_direct_io_for_compaction_reads=true").unwrap();
+    o.create_if_missing(true);
+    o.set_allow_mmap_reads(true);
+    let e = DB::open(&o, tmp.path()).map(|_| ()).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
+    assert!(e.to_string().contains("compaction-only direct I/O reads (use_direct_io_for_compaction_reads) must be disabled"), "{e}");
+}
