@@ -27,12 +27,33 @@
 //!   for O_DIRECT as it does for `use_direct_reads` (InvalidArgument "Direct I/O is not
 //!   supported by the specified DB." where it has none). Blob files and the checks of
 //!   compaction outputs read through the buffered path, as RocksDB's.
+//! - `enforce_write_buffer_manager_during_recovery` (default true, immutable): while the
+//!   open replays the WALs, each batch replayed asks the database's write buffer manager
+//!   (`set_write_buffer_manager`, or the one `db_write_buffer_size` makes) whether to flush
+//!   (RocksDB's `ShouldFlush`); when it says so, every family whose memtable holds replayed
+//!   data is written to a level-0 table and starts a new memtable, as RocksDB's
+//!   `InsertLogRecordToMemtable` schedules them. A flush made so also overrides
+//!   `avoid_flush_during_recovery`: the memtables left at the end are flushed too. False:
+//!   only a memtable reaching `write_buffer_size` is flushed during replay. A read-only
+//!   open flushes nothing either way.
 
 /// The options of this module, at RocksDB 11.8.1's defaults.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct DbFileExtra {
     /// `file_checksum_gen_factory` is `FileChecksumGenCrc32cFactory` (false: nullptr).
     pub file_checksum_crc32c: bool,
     /// `use_direct_io_for_compaction_reads`.
     pub use_direct_io_for_compaction_reads: bool,
+    /// `enforce_write_buffer_manager_during_recovery`.
+    pub enforce_write_buffer_manager_during_recovery: bool,
+}
+
+impl Default for DbFileExtra {
+    fn default() -> Self {
+        DbFileExtra {
+            file_checksum_crc32c: false,
+            use_direct_io_for_compaction_reads: false,
+            enforce_write_buffer_manager_during_recovery: true,
+        }
+    }
 }

@@ -1236,6 +1236,17 @@ pub(crate) static ROWS: &[OptionRow] = &[
             Ok(true)
         }),
     ),
+    opt(
+        "enforce_write_buffer_manager_during_recovery",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.dbfile.enforce_write_buffer_manager_during_recovery.to_string()),
+        Some(|o, n, v| {
+            o.dbfile.enforce_write_buffer_manager_during_recovery = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
     // ---- end of helper `fchk` DB block ----
     // Deprecated in RocksDB 11.8.1 (`OptionVerificationType::kDeprecated` in its
     // `options/db_options.cc`): its parser accepts any value and changes nothing, and its

@@ -185,6 +185,10 @@ pub struct DbConfig {
     /// their own opened with O_DIRECT (`TableCache::open_ephemeral`), unless
     /// `use_direct_reads` makes every read direct already.
     pub use_direct_io_for_compaction_reads: bool,
+    /// `enforce_write_buffer_manager_during_recovery` (RocksDB's default true): WAL replay
+    /// flushes every family holding replayed data whenever the write buffer manager says
+    /// flush (`open.rs::replay_wal`).
+    pub enforce_write_buffer_manager_during_recovery: bool,
     /// `max_manifest_file_size`.
     pub max_manifest_file_size: u64,
     /// `max_manifest_space_amp_pct`: a new MANIFEST once the current one passes
@@ -327,6 +331,7 @@ impl Default for DbConfig {
             verify_sst_unique_id_in_manifest: true,
             file_checksum_crc32c: false,
             use_direct_io_for_compaction_reads: false,
+            enforce_write_buffer_manager_during_recovery: true,
             max_manifest_file_size: 1024 * 1024 * 1024,
             max_manifest_space_amp_pct: 500,
             write_dbid_to_manifest: true,

@@ -309,3 +309,56 @@ fn use_direct_io_for_compaction_reads_with_mmap_reads_is_not_supported() {
     assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
     assert!(e.to_string().contains("compaction-only direct I/O reads (use_direct_io_for_compaction_reads) must be disabled"), "{e}");
 }
+
+/// Writes about 3.5 MiB to two families' WALs (never flushed: 64 MiB write buffers), then
+/// reopens with a 2 MiB write buffer manager, `avoid_flush_during_recovery` and
+/// `enforce_write_buffer_manager_during_recovery` = `enforce`: the tables the open wrote.
+fn tables_written_by_recovery(enforce: bool, with_manager: bool) -> usize {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.create_missing_column_families(true);
+    o.set_write_buffer_size(64 << 20);
+    {
+        let db = DB::open_cf(&o, tmp.path(), ["a"]).unwrap();
+        for i in 0..3000u32 {
+            db.put(format!("k{i:05}"), vec![b'v'; 1000]).unwrap();
+            db.put_cf(&db.cf_handle("a").unwrap(), format!("a{i:05}"), vec![b'w'; 100]).unwrap();
+        }
+    }
+    assert!(util::files_ending(tmp.path(), ".sst").is_empty(), "all in the WAL");
+    let mut o = Options::default()
+        .get_options_from_string(format!("enforce_write_buffer_manager_during_recovery={enforce}"))
+        .unwrap();
+    o.set_write_buffer_size(64 << 20);
+    // Memtables charge the manager by arena block (RocksDB's AllocTracker): small blocks.
+    o.set_arena_block_size(64 << 10);
+    o.set_avoid_flush_during_recovery(true);
+    o.set_disable_auto_compactions(true);
+    if with_manager {
+        o.set_write_buffer_manager(&shale::WriteBufferManager::new_write_buffer_manager(2 << 20, false));
+    }
+    let descs = ["default", "a"].map(|n| shale::ColumnFamilyDescriptor::new(n, o.clone()));
+    let db = DB::open_cf_descriptors(&o, tmp.path(), descs).unwrap();
+    let tables = util::files_ending(tmp.path(), ".sst").len();
+    assert_eq!(db.get(b"k02999").unwrap().unwrap(), vec![b'v'; 1000]);
+    assert_eq!(db.get_cf(&db.cf_handle("a").unwrap(), b"a00000").unwrap().unwrap(), vec![b'w'; 100]);
+    assert_eq!(db.iterator(shale::IteratorMode::Start).count(), 3000);
+    let text = util::latest_options_text(tmp.path());
+    assert!(text.contains(&format!("  enforce_write_buffer_manager_during_recovery={enforce}\n")), "{text}");
+    tables
+}
+
+#[test]
+fn enforce_write_buffer_manager_during_recovery_flushes_when_the_manager_says_so() {
+    // RocksDB's default (true): the manager's limit is passed several times during replay,
+    // each time both families are flushed; the data left at the end is flushed too
+    // (overriding avoid_flush_during_recovery).
+    let on = tables_written_by_recovery(true, true);
+    assert!((6..=40).contains(&on), "{on} tables");
+    // Off: nothing fills a 64 MiB memtable, and avoid_flush_during_recovery keeps it all in
+    // the memtables.
+    assert_eq!(tables_written_by_recovery(false, true), 0);
+    // On, without a manager (nor db_write_buffer_size): nothing asks for a flush.
+    assert_eq!(tables_written_by_recovery(true, false), 0);
+}
