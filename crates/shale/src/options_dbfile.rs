@@ -10,9 +10,10 @@
 //!   database writes records its whole-file checksum in the MANIFEST: the CRC32C of all its
 //!   bytes, 4 bytes big-endian, function name "FileChecksumCrc32c"
 //!   (`shale_format::file_checksum`), gathered as the file is written by a flush, a table
-//!   written at recovery or by repair, a compaction (local or as a compaction service's
+//!   written at recovery, a compaction (local or as a compaction service's
 //!   worker) and read back from an ingested file once placed. Without it tables record the
-//!   empty checksum and "Unknown", blob files nothing. A compaction whose
+//!   empty checksum and "Unknown", blob files nothing (so do the tables repair scans, as
+//!   RocksDB's repairer). A compaction whose
 //!   `verify_output_flags` hold kVerifyFileChecksum reads each output back and compares.
 //!   RocksDB's `ldb file_checksum_dump` lists what was recorded. The OPTIONS file writes
 //!   `file_checksum_gen_factory=FileChecksumGenCrc32cFactory` (or `nullptr`); the LOG,

@@ -97,7 +97,9 @@ impl Options {
             max_manifest_space_amp_pct: self.dbwal.max_manifest_space_amp_pct,
             file_checksum_crc32c: self.dbfile.file_checksum_crc32c,
             use_direct_io_for_compaction_reads: self.dbfile.use_direct_io_for_compaction_reads,
-            enforce_write_buffer_manager_during_recovery: self.dbfile.enforce_write_buffer_manager_during_recovery,
+            enforce_write_buffer_manager_during_recovery: self
+                .dbfile
+                .enforce_write_buffer_manager_during_recovery,
             max_manifest_file_size: self.max_manifest_file_size,
             write_dbid_to_manifest: self.write_dbid_to_manifest,
             write_identity_file: self.write_identity_file,

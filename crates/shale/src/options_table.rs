@@ -1217,8 +1217,12 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Function,
         No,
         Some(|o| {
-            if o.dbfile.file_checksum_crc32c { shale_format::file_checksum::CRC32C_FACTORY_NAME } else { "nullptr" }
-                .to_string()
+            if o.dbfile.file_checksum_crc32c {
+                shale_format::file_checksum::CRC32C_FACTORY_NAME
+            } else {
+                "nullptr"
+            }
+            .to_string()
         }),
         Some(|o, _, v| {
             o.dbfile.file_checksum_crc32c = v.trim() == shale_format::file_checksum::CRC32C_FACTORY_NAME;

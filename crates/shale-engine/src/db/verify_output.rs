@@ -115,7 +115,11 @@ impl DbInner {
     /// kVerifyFileChecksum of one output, after its block and iteration checks: RocksDB
     /// reads the file back only where the output recorded a checksum (not
     /// `kUnknownFileChecksum`) and compares the two.
-    fn verify_output_file_checksum(&self, cf: &CfHandle, meta: &crate::version::edit::FileMetaData) -> Result<()> {
+    fn verify_output_file_checksum(
+        &self,
+        cf: &CfHandle,
+        meta: &crate::version::edit::FileMetaData,
+    ) -> Result<()> {
         if meta.file_checksum.is_empty() {
             return Ok(());
         }

@@ -38,7 +38,11 @@ fn recorded(dir: &Path) -> (Vec<(std::path::PathBuf, Vec<u8>, String)>, usize) {
     let mut blobs = 0;
     for cf in m.column_families.values() {
         for (_, f) in &cf.files {
-            out.push((dir.join(format!("{:06}.sst", f.number)), f.file_checksum.clone(), f.file_checksum_func_name.clone()));
+            out.push((
+                dir.join(format!("{:06}.sst", f.number)),
+                f.file_checksum.clone(),
+                f.file_checksum_func_name.clone(),
+            ));
         }
         for (n, b) in &cf.blob_files {
             blobs += 1;
@@ -95,17 +99,25 @@ fn file_checksum_gen_factory_records_each_files_crc32c_in_the_manifest() {
         assert_eq!(checksum, &crc32c::crc32c(&bytes).to_be_bytes().to_vec(), "{}", path.display());
     }
     // The row is written to the OPTIONS file and the LOG, and read back from the OPTIONS file.
-    assert!(util::latest_options_text(&dir).contains("  file_checksum_gen_factory=FileChecksumGenCrc32cFactory\n"));
+    assert!(util::latest_options_text(&dir)
+        .contains("  file_checksum_gen_factory=FileChecksumGenCrc32cFactory\n"));
     let log = std::fs::read_to_string(dir.join("LOG")).unwrap();
-    assert!(log.contains("Options.file_checksum_gen_factory: FileChecksumGenCrc32cFactory"), "the LOG shows it");
+    assert!(
+        log.contains("Options.file_checksum_gen_factory: FileChecksumGenCrc32cFactory"),
+        "the LOG shows it"
+    );
     let (loaded, _) =
-        Options::load_latest(&dir, shale::Env::new().unwrap(), false, shale::Cache::new_lru_cache(8 << 20)).unwrap();
+        Options::load_latest(&dir, shale::Env::new().unwrap(), false, shale::Cache::new_lru_cache(8 << 20))
+            .unwrap();
     let db = DB::open(&loaded, &dir).unwrap();
     db.put(b"after-load", b"v").unwrap();
     db.flush().unwrap();
     drop(db);
     let (files, _) = recorded(&dir);
-    assert!(files.iter().all(|(_, _, func)| func == "FileChecksumCrc32c"), "the loaded options have the factory");
+    assert!(
+        files.iter().all(|(_, _, func)| func == "FileChecksumCrc32c"),
+        "the loaded options have the factory"
+    );
 }
 
 #[test]
@@ -272,7 +284,8 @@ fn compaction_opens(on: bool, direct_reads: bool) -> Vec<(String, bool, bool)> {
     for i in (0..500u32).step_by(13) {
         assert_eq!(db.get(format!("k{i:04}")).unwrap().unwrap(), format!("value-1-{i}").as_bytes());
     }
-    assert!(util::latest_options_text(tmp.path()).contains(&format!("  use_direct_io_for_compaction_reads={on}\n")));
+    assert!(util::latest_options_text(tmp.path())
+        .contains(&format!("  use_direct_io_for_compaction_reads={on}\n")));
     let log = std::fs::read_to_string(tmp.path().join("LOG")).unwrap();
     assert!(log.contains(&format!("Options.use_direct_io_for_compaction_reads: {}", u8::from(on))));
     during
@@ -302,12 +315,18 @@ fn use_direct_io_for_compaction_reads_reads_compaction_inputs_with_o_direct() {
 #[test]
 fn use_direct_io_for_compaction_reads_with_mmap_reads_is_not_supported() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut o = Options::default().get_options_from_string("use_direct_io_for_compaction_reads=true").unwrap();
+    let mut o =
+        Options::default().get_options_from_string("use_direct_io_for_compaction_reads=true").unwrap();
     o.create_if_missing(true);
     o.set_allow_mmap_reads(true);
     let e = DB::open(&o, tmp.path()).map(|_| ()).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
-    assert!(e.to_string().contains("compaction-only direct I/O reads (use_direct_io_for_compaction_reads) must be disabled"), "{e}");
+    assert!(
+        e.to_string().contains(
+            "compaction-only direct I/O reads (use_direct_io_for_compaction_reads) must be disabled"
+        ),
+        "{e}"
+    );
 }
 
 /// Writes about 3.5 MiB to two families' WALs (never flushed: 64 MiB write buffers), then

@@ -27,7 +27,10 @@ fn rocksdb_11_loads_and_keeps_the_fchk_rows() {
 /// RocksDB 11.8.1's `ldb file_checksum_dump --hex` of `dir`: file number -> (function,
 /// checksum bytes).
 fn ldb_checksums(dir: &Path) -> BTreeMap<u64, (String, Vec<u8>)> {
-    let out = tools::run_tool("ldb", &[format!("--db={}", dir.display()), "file_checksum_dump".into(), "--hex".into()]);
+    let out = tools::run_tool(
+        "ldb",
+        &[format!("--db={}", dir.display()), "file_checksum_dump".into(), "--hex".into()],
+    );
     let mut m = BTreeMap::new();
     for line in out.lines().filter(|l| !l.starts_with("Print SST file checksum")) {
         let parts: Vec<&str> = line.split(", ").collect();
@@ -56,7 +59,9 @@ fn rocksdb_11_dumps_the_checksums_shale_records() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("db");
-    let mut o = Options::default().get_options_from_string("file_checksum_gen_factory=FileChecksumGenCrc32cFactory").unwrap();
+    let mut o = Options::default()
+        .get_options_from_string("file_checksum_gen_factory=FileChecksumGenCrc32cFactory")
+        .unwrap();
     o.create_if_missing(true);
     o.set_enable_blob_files(true);
     o.set_min_blob_size(200);
@@ -92,7 +97,11 @@ fn shale_computes_the_checksums_db_bench_records() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("db");
-    tools::db_bench_fill(&dir, 20000, &["--file_checksum=true", "--write_buffer_size=65536", "--compression_type=none"]);
+    tools::db_bench_fill(
+        &dir,
+        20000,
+        &["--file_checksum=true", "--write_buffer_size=65536", "--compression_type=none"],
+    );
     let theirs = ldb_checksums(&dir);
     assert!(!theirs.is_empty());
     for (n, (func, sum)) in &theirs {
@@ -101,7 +110,8 @@ fn shale_computes_the_checksums_db_bench_records() {
     }
     // Shale opens it from RocksDB's OPTIONS file (the factory by name) and goes on recording.
     let (mut loaded, cfs) =
-        Options::load_latest(&dir, shale::Env::new().unwrap(), false, shale::Cache::new_lru_cache(8 << 20)).unwrap();
+        Options::load_latest(&dir, shale::Env::new().unwrap(), false, shale::Cache::new_lru_cache(8 << 20))
+            .unwrap();
     loaded.create_if_missing(false);
     {
         let db = DB::open_cf_descriptors(&loaded, &dir, cfs).unwrap();
