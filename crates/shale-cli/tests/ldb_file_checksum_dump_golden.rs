@@ -59,3 +59,49 @@ fn file_checksum_dump_order_with_many_files() {
     assert!(r.stdout.lines().count() > 14, "{}", r.stdout);
     assert_eq!(r.stdout, s.stdout);
 }
+
+/// A database written by 11.8.1's db_bench with `--file_checksum` (the CRC32C factory) and
+/// blob files: the checksums of its tables and the blob files its MANIFEST adds, as RocksDB
+/// prints them.
+#[test]
+fn file_checksum_dump_with_checksums_and_blob_files() {
+    let oracles = oracles();
+    let Some(o11) = oracles.iter().find(|o| o.major == 11) else {
+        println!("skipping: needs RocksDB 11.8.1 to write the database");
+        return;
+    };
+    let d = tempfile::tempdir().unwrap();
+    let db = format!("--db={}", d.path().join("db").display());
+    ok(
+        &run_in(
+            d.path(),
+            &o11.ldb.with_file_name("db_bench"),
+            &[],
+            &[
+                "--benchmarks=fillrandom",
+                "--num=3000",
+                &db,
+                "--seed=42",
+                "--threads=1",
+                "--file_checksum=true",
+                "--enable_blob_files=true",
+                "--min_blob_size=50",
+                "--value_size=100",
+                "--write_buffer_size=65536",
+                "--compression_type=none",
+            ],
+        ),
+        "db_bench",
+    );
+    for args in [&["--db=db", "file_checksum_dump"][..], &["--db=db", "file_checksum_dump", "--hex"][..]] {
+        let (r, s) = run_both(d.path(), &o11.ldb, "ldb", args);
+        assert!(r.stdout.contains(", FileChecksumCrc32c, "), "{}", r.stdout);
+        assert!(r.stdout.lines().count() > 3, "{}", r.stdout);
+        assert_eq!(r.stdout, s.stdout);
+    }
+    let blobs = std::fs::read_dir(d.path().join("db"))
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().ends_with(".blob"))
+        .count();
+    assert!(blobs > 0, "db_bench wrote blob files");
+}

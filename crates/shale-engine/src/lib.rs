@@ -32,8 +32,8 @@
 pub use shale_base::error::{Error, ErrorKind, Result};
 pub use shale_base::{coding, error, fs};
 pub use shale_format::{
-    blob, cache, comparator, key, options_file, perf, rate_limiter, slice_transform, statistics, table, wal,
-    wide_columns,
+    blob, cache, comparator, file_checksum, key, options_file, perf, rate_limiter, slice_transform,
+    statistics, table, wal, wide_columns,
 };
 
 pub mod batch;

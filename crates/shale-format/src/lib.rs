@@ -8,6 +8,8 @@
 //! - `blob`: blob files (format, reader, writer) and blob indexes.
 //! - `version::edit`: version edits, the MANIFEST's records (encode and decode);
 //!   `version::progress`: RocksDB 11's compaction progress records.
+//! - `file_checksum`: whole-file checksums of table and blob files (RocksDB's
+//!   `FileChecksumGenCrc32c`).
 //! - `filename`: the names of a database's files (`000012.log`, `MANIFEST-000005`, ...).
 //! - `options_file`: the OPTIONS-NNNNNN text file.
 //! - `wide_columns`: the wide-column entity encoding.
@@ -28,6 +30,7 @@ pub use shale_base::{coding, error, fs};
 pub mod blob;
 pub mod cache;
 pub mod comparator;
+pub mod file_checksum;
 pub mod filename;
 pub mod io_stats;
 pub mod iter;

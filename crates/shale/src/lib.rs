@@ -42,6 +42,7 @@ pub mod merge_operator;
 pub mod merge_operators;
 pub mod options;
 mod options_api;
+mod options_dbfile;
 mod options_dbmisc;
 mod options_dbopt;
 mod options_dbwal;

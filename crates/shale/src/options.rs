@@ -765,6 +765,9 @@ pub struct Options {
     pub(crate) mfst: crate::options_mfst::MfstExtra,
     /// More of them (`options_dbmisc.rs`).
     pub(crate) dbmisc: crate::options_dbmisc::DbMiscExtra,
+    /// RocksDB's whole-file checksum and file I/O options rust-rocksdb has no setter for
+    /// (`options_dbfile.rs`).
+    pub(crate) dbfile: crate::options_dbfile::DbFileExtra,
     /// The family's merge operator (`set_merge_operator*`, issue 15; `merge_operator.rs`).
     pub(crate) merge_operator: Option<Arc<crate::merge_operator::MergeOperator>>,
     /// The family's compaction filter and filter factory (`compaction_filter.rs`).
@@ -1053,6 +1056,7 @@ impl Default for Options {
             dbwal: crate::options_dbwal::DbWalExtra::default(),
             mfst: crate::options_mfst::MfstExtra::default(),
             dbmisc: crate::options_dbmisc::DbMiscExtra::default(),
+            dbfile: crate::options_dbfile::DbFileExtra::default(),
             merge_operator: None,
             compaction_filter: None,
             compaction_filter_factory: None,
@@ -1593,6 +1597,11 @@ impl Options {
         if self.allow_mmap_reads && self.use_direct_reads {
             return Err(Error::not_supported(
                 "If memory mapped reads (allow_mmap_reads) are enabled then direct I/O reads (use_direct_reads) must be disabled. ",
+            ));
+        }
+        if self.allow_mmap_reads && self.dbfile.use_direct_io_for_compaction_reads {
+            return Err(Error::not_supported(
+                "If memory mapped reads (allow_mmap_reads) are enabled then compaction-only direct I/O reads (use_direct_io_for_compaction_reads) must be disabled. ",
             ));
         }
         if self.allow_mmap_writes && self.use_direct_io_for_flush_and_compaction {

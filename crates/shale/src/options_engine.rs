@@ -100,6 +100,11 @@ impl Options {
             async_wal_precreate: self.mfst.async_wal_precreate,
             background_close_inactive_wals: self.mfst.background_close_inactive_wals,
             optimize_manifest_for_recovery: self.mfst.optimize_manifest_for_recovery,
+            file_checksum_crc32c: self.dbfile.file_checksum_crc32c,
+            use_direct_io_for_compaction_reads: self.dbfile.use_direct_io_for_compaction_reads,
+            enforce_write_buffer_manager_during_recovery: self
+                .dbfile
+                .enforce_write_buffer_manager_during_recovery,
             max_manifest_file_size: self.max_manifest_file_size,
             write_dbid_to_manifest: self.write_dbid_to_manifest,
             write_identity_file: self.write_identity_file,

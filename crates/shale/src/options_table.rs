@@ -1207,6 +1207,51 @@ pub(crate) static ROWS: &[OptionRow] = &[
         }),
     ),
     // ---- end of helper `dbwal` DB block ----
+    // ---- helper `fchk` DB block (`options_dbfile.rs` says what each does) ----
+    // RocksDB's built-in factory by name (kByNameAllowFromNull); `nullptr` or empty: none;
+    // another name is none too (its registry holds no other, and an unsupported name is
+    // accepted under ConfigOptions' default `ignore_unsupported_options`).
+    opt(
+        "file_checksum_gen_factory",
+        Db,
+        Function,
+        No,
+        Some(|o| {
+            if o.dbfile.file_checksum_crc32c {
+                shale_format::file_checksum::CRC32C_FACTORY_NAME
+            } else {
+                "nullptr"
+            }
+            .to_string()
+        }),
+        Some(|o, _, v| {
+            o.dbfile.file_checksum_crc32c = v.trim() == shale_format::file_checksum::CRC32C_FACTORY_NAME;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "use_direct_io_for_compaction_reads",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.dbfile.use_direct_io_for_compaction_reads.to_string()),
+        Some(|o, n, v| {
+            o.dbfile.use_direct_io_for_compaction_reads = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    opt(
+        "enforce_write_buffer_manager_during_recovery",
+        Db,
+        Bool,
+        No,
+        Some(|o| o.dbfile.enforce_write_buffer_manager_during_recovery.to_string()),
+        Some(|o, n, v| {
+            o.dbfile.enforce_write_buffer_manager_during_recovery = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    // ---- end of helper `fchk` DB block ----
     // ---- helper `mfst` DB block (`options_mfst.rs` says what each does) ----
     opt(
         "verify_manifest_content_on_close",

@@ -966,10 +966,11 @@ pub fn new_manifest(
 }
 
 /// ldb's `file_checksum_dump`: `<file number>, <checksum function>, <checksum>` for every
-/// live table (`Unknown` and an empty checksum where none was generated, as Shale does not
-/// generate file checksums yet), then `Print SST file checksum information finished `.
-/// `--hex` prints the checksums as `0x...`. Like RocksDB 11.8.1, it reads the MANIFEST of
-/// `--db` whatever `--path` says.
+/// live table and every blob file the MANIFEST adds (RocksDB's `FileChecksumRetriever`
+/// keeps each blob file addition of a family not dropped; a blob file without a checksum
+/// shows as `Unknown` and an empty checksum), then `Print SST file checksum information
+/// finished `. `--hex` prints the checksums as `0x...`. Like RocksDB 11.8.1, it reads the
+/// MANIFEST of `--db` whatever `--path` says.
 ///
 /// RocksDB prints the files in the order of the `std::unordered_map` they pass through
 /// (FileChecksumListImpl): [`unordered_map_order`] gives libstdc++'s order.
@@ -979,21 +980,40 @@ pub fn file_checksum_dump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     let db = db_arg(p)?;
     super::db_cmds::missing_db(&db, true)?;
     let r = replay(&current_manifest(Path::new(&db))?)?;
-    let mut files: Vec<FileMetaData> = Vec::new();
+    // (number, function, checksum)
+    let mut files: Vec<(u64, String, Vec<u8>)> = Vec::new();
     for cf in &r.cfs {
         for level in r.levels(cf, 7) {
-            files.extend(level);
+            files.extend(level.into_iter().map(|f| (f.number, f.file_checksum_func_name, f.file_checksum)));
         }
     }
-    let numbers: Vec<u64> = files.iter().map(|f| f.number).collect();
+    // Family ids are never reused: a family not live now was dropped.
+    let live: std::collections::HashSet<u32> = r.cfs.iter().map(|c| c.id).collect();
+    for e in &r.edits {
+        if !live.contains(&e.column_family) {
+            continue;
+        }
+        for b in &e.blob_file_additions {
+            if files.iter().any(|(n, _, _)| *n == b.number) {
+                continue;
+            }
+            let func = if b.checksum_method.is_empty() {
+                "Unknown".to_string()
+            } else {
+                String::from_utf8_lossy(&b.checksum_method).into_owned()
+            };
+            files.push((b.number, func, b.checksum_value.clone()));
+        }
+    }
+    let numbers: Vec<u64> = files.iter().map(|f| f.0).collect();
     let hex = p.flag("hex");
     for i in unordered_map_order(&numbers) {
-        let f = &files[i];
-        let mut line = format!("{}, {}, ", f.number, f.file_checksum_func_name).into_bytes();
+        let (number, func, sum) = &files[i];
+        let mut line = format!("{number}, {func}, ").into_bytes();
         if hex {
-            line.extend(super::fmt::string_to_hex(&f.file_checksum).into_bytes());
+            line.extend(super::fmt::string_to_hex(sum).into_bytes());
         } else {
-            line.extend_from_slice(&f.file_checksum);
+            line.extend_from_slice(sum);
         }
         line.push(b'\n');
         w(out, &line)?;

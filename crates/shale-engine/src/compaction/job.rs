@@ -150,6 +150,10 @@ pub struct JobInput<'a> {
     /// at the bottommost level (u64::MAX: the feature is off).
     pub seqno_time: Option<std::sync::Arc<crate::table::seqno_time::SeqnoToTimeMapping>>,
     pub preserve_time_min_seqno: u64,
+    /// `file_checksum_gen_factory` is the CRC32C one: each output table records its
+    /// whole-file checksum (`crate::file_checksum`), as RocksDB's `CompactionOutputs`
+    /// take it from the file's writer. (Blob files: `blob_write`'s own flag.)
+    pub file_checksum: bool,
 }
 
 /// RocksDB's `OutputValidator::Add` hash step: the running 64-bit hash of an output's point
@@ -180,6 +184,8 @@ struct Output {
     empty: bool,
     /// [`output_hash_step`] over the point entries written so far (0 when not asked for).
     hash: u64,
+    /// The whole-file checksum being gathered (with a checksum factory).
+    checksum: Option<crate::file_checksum::ChecksumTap>,
 }
 
 /// The outcome: output files (synced) and bytes read and written.
@@ -400,6 +406,7 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
         preallocation: input.preallocation,
         output_hash: input.output_hash,
         seqno_time: input.seqno_time.clone(),
+        file_checksum: input.file_checksum,
     };
     let mut kc = KeyCompactor {
         snapshots: &snapshots,
@@ -1016,22 +1023,23 @@ struct Ctx<'a> {
     preallocation: crate::fs::Preallocation,
     output_hash: bool,
     seqno_time: Option<std::sync::Arc<crate::table::seqno_time::SeqnoToTimeMapping>>,
+    file_checksum: bool,
 }
 
 fn open_output(ctx: &Ctx<'_>) -> Result<Output> {
     let number = (ctx.new_file_number)();
     let file = ctx.fs.new_writable_file(&filename::table_file(ctx.dir, number))?;
     let file = crate::fs::Preallocating::wrap(file, ctx.preallocation);
+    let (file, checksum) = crate::file_checksum::ChecksummedFile::wrap(file, ctx.file_checksum);
     let builder = AnyTableBuilder::new((ctx.builder_options)(number), file);
     let meta = FileMetaData {
         number,
         path_id: ctx.path_id,
         smallest_seqno: MAX_SEQUENCE_NUMBER,
         largest_seqno: 0,
-        file_checksum_func_name: "Unknown".to_string(),
         ..Default::default()
     };
-    Ok(Output { builder, meta, empty: true, hash: 0 })
+    Ok(Output { builder, meta, empty: true, hash: 0, checksum })
 }
 
 fn extend(icmp: &crate::key::InternalKeyComparator, meta: &mut FileMetaData, k: &[u8], empty: bool) {
@@ -1117,6 +1125,9 @@ fn finish(
     o.meta.marked_for_compaction = built.marked_for_compaction;
     o.meta.file_creation_time = built.properties.file_creation_time;
     o.meta.oldest_ancester_time = built.properties.creation_time;
+    // The writer's whole-file checksum, or "Unknown" without a factory.
+    (o.meta.file_checksum, o.meta.file_checksum_func_name) =
+        crate::file_checksum::recorded(o.checksum.as_ref());
     // RocksDB's CompactionJob records the output's unique id from the database's and the
     // session's ids and the file number (`table::unique_id`).
     let p = &built.properties;

@@ -176,6 +176,19 @@ pub struct DbConfig {
     /// `verify_sst_unique_id_in_manifest`: a block-based table opened whose MANIFEST entry
     /// records a unique id must give the same one from its properties (else Corruption).
     pub verify_sst_unique_id_in_manifest: bool,
+    /// `file_checksum_gen_factory` is RocksDB's built-in `FileChecksumGenCrc32cFactory`:
+    /// every table and blob file the database writes (flush, recovery, compaction,
+    /// ingestion, repair) records its whole-file CRC32C in the MANIFEST
+    /// (`shale_format::file_checksum`). False: no factory (RocksDB's nullptr default).
+    pub file_checksum_crc32c: bool,
+    /// `use_direct_io_for_compaction_reads`: compaction inputs are read through readers of
+    /// their own opened with O_DIRECT (`TableCache::open_ephemeral`), unless
+    /// `use_direct_reads` makes every read direct already.
+    pub use_direct_io_for_compaction_reads: bool,
+    /// `enforce_write_buffer_manager_during_recovery` (RocksDB's default true): WAL replay
+    /// flushes every family holding replayed data whenever the write buffer manager says
+    /// flush (`open.rs::replay_wal`).
+    pub enforce_write_buffer_manager_during_recovery: bool,
     /// `max_manifest_file_size`.
     pub max_manifest_file_size: u64,
     /// `max_manifest_space_amp_pct`: a new MANIFEST once the current one passes
@@ -333,6 +346,9 @@ impl Default for DbConfig {
             open_files_async: false,
             skip_stats_update_on_db_open: false,
             verify_sst_unique_id_in_manifest: true,
+            file_checksum_crc32c: false,
+            use_direct_io_for_compaction_reads: false,
+            enforce_write_buffer_manager_during_recovery: true,
             max_manifest_file_size: 1024 * 1024 * 1024,
             max_manifest_space_amp_pct: 500,
             verify_manifest_content_on_close: false,

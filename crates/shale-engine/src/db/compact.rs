@@ -252,7 +252,11 @@ impl DbInner {
                             fill_cache: false,
                             no_io: false,
                         }),
-                        blob_write: super::flush::blob_write_options(cf, plan.output_level),
+                        blob_write: super::flush::blob_write_options(
+                            cf,
+                            plan.output_level,
+                            this.config.file_checksum_crc32c,
+                        ),
                         blob_gc_cutoff,
                         blob_readahead: cf.config().blob.compaction_readahead_size,
                         cancel: Some(&this.shutting_down),
@@ -263,6 +267,7 @@ impl DbInner {
                         partitioner: cf.config().sst_partitioner.as_ref().filter(|_| plan.output_level != 0),
                         seqno_time,
                         preserve_time_min_seqno,
+                        file_checksum: this.config.file_checksum_crc32c,
                     })
                 };
                 let mut rest = ranges.split_off(1);
@@ -583,16 +588,28 @@ impl DbInner {
             readahead_size: usize::try_from(self.config.compaction_readahead_size).unwrap_or(usize::MAX),
             ..crate::table::reader::BlockReads::from(false)
         };
+        // `use_direct_io_for_compaction_reads` (without `use_direct_reads`): the inputs are
+        // read through readers of their own opened with O_DIRECT, as RocksDB's
+        // `open_ephemeral_table_reader`; level 0's all at once, a deeper level's one at a
+        // time as its level iterator reaches them.
+        let direct = (self.config.use_direct_io_for_compaction_reads && !self.config.use_direct_reads)
+            .then_some(crate::fs::ReadFileOptions { direct: true, mmap: false });
         let mut add_level = |level: usize, files: &[Arc<crate::version::edit::FileMetaData>]| -> Result<()> {
             for f in files {
-                let e = self.table_cache.get(cf, f)?;
+                let e = match direct {
+                    Some(o) if level == 0 => self.table_cache.open_ephemeral(cf, f, Some(level), o)?,
+                    _ => self.table_cache.get(cf, f)?,
+                };
                 tombstones.extend(range_del::from_table_entries(e.table.range_tombstones())?);
                 if level == 0 {
                     children.push(e.table.iter(reads));
                 }
             }
             if level > 0 && !files.is_empty() {
-                children.push(Box::new(self.level_iterator_of(cf, files, reads)));
+                children.push(match direct {
+                    Some(o) => Box::new(self.ephemeral_level_iterator(cf, files, level, reads, o)),
+                    None => Box::new(self.level_iterator_of(cf, files, reads)),
+                });
             }
             Ok(())
         };

@@ -50,7 +50,12 @@ pub fn builder_options(cf: &CfHandle, orig_file_number: u64) -> TableBuilderOpti
 /// BlobDB: where a flush or compaction of `cf` into `output_level` writes large values
 /// (None: blob files off, or below `blob_file_starting_level`, where values stay in the
 /// tables and blob references pass through, as RocksDB's).
-pub fn blob_write_options(cf: &CfHandle, output_level: usize) -> Option<crate::blob::BlobWriteOptions> {
+/// `file_checksum`: the database's `file_checksum_gen_factory` is the CRC32C one.
+pub fn blob_write_options(
+    cf: &CfHandle,
+    output_level: usize,
+    file_checksum: bool,
+) -> Option<crate::blob::BlobWriteOptions> {
     let b = &cf.config().blob;
     if i64::try_from(output_level).unwrap_or(i64::MAX) < i64::from(b.file_starting_level) {
         return None;
@@ -63,6 +68,7 @@ pub fn blob_write_options(cf: &CfHandle, output_level: usize) -> Option<crate::b
         compression: b.compression,
         codec: b.compression_opts,
         column_family_id: cf.id,
+        file_checksum,
     })
 }
 
@@ -104,6 +110,9 @@ pub fn write_level0_table(
 pub struct FlushChecks {
     pub enforce_single_del_contracts: bool,
     pub verify_memtable_count: bool,
+    /// `file_checksum_gen_factory` (the CRC32C one): the table and its blob files record
+    /// their whole-file checksums, as RocksDB's `BuildTable`.
+    pub file_checksum: bool,
 }
 
 impl FlushChecks {
@@ -111,6 +120,7 @@ impl FlushChecks {
         FlushChecks {
             enforce_single_del_contracts: config.enforce_single_del_contracts,
             verify_memtable_count: config.flush_verify_memtable_count,
+            file_checksum: config.file_checksum_crc32c,
         }
     }
 }
@@ -168,7 +178,7 @@ pub fn write_level0_table_of(
     warm: Option<crate::table::WarmCache>,
 ) -> Result<Option<(FileMetaData, Vec<crate::version::edit::BlobFileAddition>)>> {
     // A flush (and a table written at open) goes to level 0.
-    let mut blob_builder = match (blob_write_options(cf, 0), blobs) {
+    let mut blob_builder = match (blob_write_options(cf, 0, checks.file_checksum), blobs) {
         (Some(o), Some(numbers)) => {
             let b = crate::blob::BlobFileBuilder::new(fs, dir, o, numbers).counted(stats);
             // `prepopulate_blob_cache` kFlushOnly: a flush (`warm_blob_cache`: this open's
@@ -236,6 +246,7 @@ fn write_table_inner(
     let table_dir = cf.table_dir(dir, 0);
     let path = filename::table_file(table_dir, number);
     let file = fs.new_writable_file(&path)?;
+    let (file, checksum) = crate::file_checksum::ChecksummedFile::wrap(file, checks.file_checksum);
     let mut builder = AnyTableBuilder::new(
         TableBuilderOptions {
             filter_level: filter_level(cf, level),
@@ -379,7 +390,9 @@ fn write_table_inner(
     meta.largest_seqno = largest_seq;
     meta.file_creation_time = result.properties.file_creation_time;
     meta.oldest_ancester_time = result.properties.creation_time;
-    meta.file_checksum_func_name = "Unknown".to_string();
+    // RocksDB's BuildTable: the writer's whole-file checksum, or "Unknown" without a
+    // factory.
+    (meta.file_checksum, meta.file_checksum_func_name) = crate::file_checksum::recorded(checksum.as_ref());
     // RocksDB's BuildTable records the table's unique id (none when an id is missing).
     let p = &result.properties;
     meta.unique_id =

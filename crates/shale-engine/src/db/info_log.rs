@@ -59,8 +59,8 @@
 //!   leveled one, -1 for other styles (their picker keeps no score).
 //! - `compaction_finished.num_single_delete_mismatches`/`_fallthrough`: 0 (Shale's
 //!   compaction does not count them); `num_output_records`: input records minus the dropped.
-//! - `table_file_creation.file_checksum`: `""` and `file_checksum_func_name`: `"Unknown"`
-//!   (Shale writes no file checksums); `table_properties` has RocksDB's fields from the
+//! - `table_file_creation.file_checksum` (hex) and `file_checksum_func_name`: the table's
+//!   MANIFEST values (`""` and `"Unknown"` without `file_checksum_gen_factory`); `table_properties` has RocksDB's fields from the
 //!   table's properties block, and no user-collected readable properties (Shale's
 //!   collectors have none). The event is written once the table is built (its properties
 //!   read back through the table cache, as RocksDB's verification opens it); a table that

@@ -78,6 +78,11 @@ struct Ingested {
     /// The temperature recorded for it: kUnknown (0) when linked, the family's write
     /// temperature when copied (RocksDB's `ExternalSstFileIngestionJob::Prepare`).
     temperature: u8,
+    /// The MANIFEST's whole-file checksum and its function's name: with the CRC32C
+    /// `file_checksum_gen_factory`, read from the file as placed in the database (RocksDB's
+    /// `GenerateOneFileChecksum` in `Prepare`); else empty and "Unknown".
+    file_checksum: Vec<u8>,
+    file_checksum_func_name: String,
 }
 
 impl DbInner {
@@ -246,6 +251,8 @@ impl DbInner {
                 false,
             ),
             temperature: 0,
+            file_checksum: Vec::new(),
+            file_checksum_func_name: crate::file_checksum::UNKNOWN_FUNC_NAME.to_string(),
         })
     }
 
@@ -263,21 +270,35 @@ impl DbInner {
             staged.push(number);
             f.number = number;
             let dst = filename::table_file(dir, number);
+            let mut linked = false;
             if move_files {
                 match self.fs.link_file(&f.source, &dst) {
                     // The writer of the file may not have synced it.
                     Ok(()) => {
                         self.fs.sync_file(&dst)?;
-                        continue;
+                        linked = true;
                     }
                     Err(e) if e.kind() == ErrorKind::NotSupported => {}
                     Err(e) => return Err(e),
                 }
             }
-            crate::fs::copy_file(&*self.fs, &f.source, &dst, Some(f.size))?;
-            f.temperature = copy_temperature;
+            if !linked {
+                crate::fs::copy_file(&*self.fs, &f.source, &dst, Some(f.size))?;
+                f.temperature = copy_temperature;
+            }
         }
-        self.fs.sync_dir(dir)
+        self.fs.sync_dir(dir)?;
+        // RocksDB's Prepare, after the directory sync: with a checksum factory, each file
+        // as the database holds it is read whole for its checksum (Shale never rewrites an
+        // ingested file: its global sequence number is kept in the MANIFEST only).
+        if self.config.file_checksum_crc32c {
+            for f in files.iter_mut() {
+                let path = filename::table_file(dir, f.number);
+                f.file_checksum = crate::file_checksum::file_checksum_of(&*self.fs, &path, 0)?;
+                f.file_checksum_func_name = crate::file_checksum::CRC32C_FUNC_NAME.to_string();
+            }
+        }
+        Ok(())
     }
 
     /// Step 2 and 3 of the module comment; the caller holds write leadership.
@@ -438,7 +459,8 @@ impl DbInner {
                     largest_seqno: seqno,
                     file_creation_time: f.file_creation_time,
                     oldest_ancester_time: f.creation_time,
-                    file_checksum_func_name: "Unknown".to_string(),
+                    file_checksum: f.file_checksum.clone(),
+                    file_checksum_func_name: f.file_checksum_func_name.clone(),
                     tail_size: f.tail_size,
                     unique_id: f.unique_id,
                     // RocksDB's kReservedEpochNumberForFileIngestedBehind.

@@ -206,6 +206,33 @@ impl DbInner {
         LevelIterator::new(icmp, run, opener)
     }
 
+    /// A level iterator over `files` of `level` reading each through a reader of its own
+    /// opened with `direct` (`use_direct_io_for_compaction_reads`), one table at a time.
+    pub fn ephemeral_level_iterator(
+        self: &Arc<Self>,
+        cf: &Arc<CfHandle>,
+        files: &[Arc<FileMetaData>],
+        level: usize,
+        reads: BlockReads,
+        direct: crate::fs::ReadFileOptions,
+    ) -> LevelIterator {
+        let run: Arc<[LevelFile]> = files
+            .iter()
+            .map(|f| LevelFile { number: f.number, smallest: f.smallest.clone(), largest: f.largest.clone() })
+            .collect();
+        let by_number: FilesByNumber = Arc::new(files.iter().map(|f| (f.number, f.clone())).collect());
+        let inner = self.clone();
+        let cf2 = cf.clone();
+        let opener = Arc::new(move |lf: &LevelFile| -> Result<BoxedIterator> {
+            let meta = by_number
+                .get(&lf.number)
+                .ok_or_else(|| crate::Error::corruption(format!("level file {} vanished", lf.number)))?;
+            // The iterator holds the reader (closed when the iterator is dropped).
+            Ok(inner.table_cache.open_ephemeral(&cf2, meta, Some(level), direct)?.table.iter(reads))
+        });
+        LevelIterator::new(cf.icmp.clone(), run, opener)
+    }
+
     /// A level iterator over `files` (used by compaction).
     pub fn level_iterator_of(
         self: &Arc<Self>,

@@ -52,9 +52,12 @@ pub fn wal_numbers(fs: &dyn FileSystem, path: &Path) -> Result<Vec<u64>> {
 /// CURRENT opened with direct reads; when that fails and a plain open works, direct I/O is
 /// what the file system lacks.
 pub fn check_direct_io(fs: &dyn crate::fs::FileSystem, current: &Path, config: &DbConfig) -> Result<()> {
-    // RocksDB opens CURRENT with `use_direct_reads |= use_direct_io_for_flush_and_compaction`
-    // (mmap reads, when asked for, win over direct reads).
-    let direct = config.use_direct_reads || config.use_direct_io_for_flush_and_compaction;
+    // RocksDB opens CURRENT with `use_direct_reads |= use_direct_io_for_flush_and_compaction
+    // || use_direct_io_for_compaction_reads` (mmap reads, when asked for, win over direct
+    // reads).
+    let direct = config.use_direct_reads
+        || config.use_direct_io_for_flush_and_compaction
+        || config.use_direct_io_for_compaction_reads;
     if !direct || config.allow_mmap_reads {
         return Ok(());
     }
@@ -692,9 +695,18 @@ pub fn replay_wal(
         }
         replay.next_sequence = seq;
         records += 1;
+        // `enforce_write_buffer_manager_during_recovery` (RocksDB's InsertLogRecordToMemtable):
+        // when the write buffer manager says flush, every family with replayed data is
+        // flushed, not only one whose memtable is full (a read-only open flushes nothing).
+        let wbm_flush = !ctx.read_only
+            && config.enforce_write_buffer_manager_during_recovery
+            && config.write_buffer_manager.as_ref().is_some_and(|w| w.should_flush());
         // A memtable that fills during replay goes to a level-0 table at once.
         for (id, cf) in cfs.iter_mut().filter(|_| !ctx.read_only) {
-            if cf.mem.approximate_memory_usage() >= cf.handle.config().write_buffer_size {
+            let has_data = !cf.mem.is_empty() || cf.mem.num_range_deletes() > 0;
+            if (wbm_flush && has_data)
+                || cf.mem.approximate_memory_usage() >= cf.handle.config().write_buffer_size
+            {
                 if let Some(t) = recovery_table(
                     ctx.fs,
                     ctx.path,
@@ -706,6 +718,10 @@ pub fn replay_wal(
                 )? {
                     ctx.new_files.push((*id, t.0, t.1));
                 }
+                // Written out: its memory stops counting as active in the write buffer
+                // manager (the open's first memtable is still held by the family's
+                // SuperVersion until recovery ends), as RocksDB's flushed memtable leaves it.
+                cf.mem.mark_immutable();
                 // The family's own kind of memtable (its factory, Bloom, in-place updates),
                 // as RocksDB's recovery makes with `CreateNewMemtable`.
                 cf.mem = cf.handle.new_memtable(0);

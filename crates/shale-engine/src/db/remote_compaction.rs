@@ -170,6 +170,9 @@ impl super::DbInner {
             partitioner: cf.config().sst_partitioner.as_ref().filter(|_| plan.output_level != 0),
             seqno_time,
             preserve_time_min_seqno,
+            // The worker's own factory (RocksDB's OpenAndCompact takes the override
+            // options' `file_checksum_gen_factory`).
+            file_checksum: inner.config.file_checksum_crc32c,
         });
         for n in created.into_inner() {
             inner.versions.release_output(n);
@@ -308,7 +311,7 @@ impl super::DbInner {
         // `cs_result_type_info` has no blob file field), so a worker's blob files could never
         // be installed: RocksDB's primary would install tables whose blob references name
         // files it never receives. Shale refuses before calling the service.
-        if super::flush::blob_write_options(cf, plan.output_level).is_some() {
+        if super::flush::blob_write_options(cf, plan.output_level, false).is_some() {
             return Err(Error::not_supported(
                 "remote compaction of a family that writes blob files (RocksDB 11.8.1's \
                  CompactionServiceResult carries no blob files)",

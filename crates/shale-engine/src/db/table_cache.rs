@@ -220,12 +220,52 @@ impl TableCache {
             self.maybe_pin(file, &e);
             return Ok(e);
         }
+        let entry = self.open_entry(cf, file, level, None)?;
+        let tick = if self.capacity.is_some() { self.tick.fetch_add(1, Ordering::Relaxed) } else { 0 };
+        self.maybe_pin(file, &entry);
+        let mut map = self.map.write();
+        map.insert(file.number, (entry.clone(), AtomicU64::new(tick)));
+        if let Some(cap) = self.capacity {
+            while map.len() > cap {
+                let Some(oldest) =
+                    map.iter().min_by_key(|(_, (_, t))| t.load(Ordering::Relaxed)).map(|(n, _)| *n)
+                else {
+                    break;
+                };
+                map.remove(&oldest);
+            }
+        }
+        Ok(entry)
+    }
+
+    /// A reader of table `file` of its own, opened with `reads` and kept out of the cache
+    /// (RocksDB's ephemeral table reader of a compaction with
+    /// `use_direct_io_for_compaction_reads`): counted as any open, dropped with its user.
+    pub fn open_ephemeral(
+        &self,
+        cf: &CfHandle,
+        file: &FileMetaData,
+        level: Option<usize>,
+        reads: crate::fs::ReadFileOptions,
+    ) -> Result<Arc<TableEntry>> {
+        self.open_entry(cf, file, level, Some(reads))
+    }
+
+    /// Opens table `file` (`reads`: with these file options, else as the file system
+    /// opens tables) and checks it as [`Self::get_at`] does.
+    fn open_entry(
+        &self,
+        cf: &CfHandle,
+        file: &FileMetaData,
+        level: Option<usize>,
+        reads: Option<crate::fs::ReadFileOptions>,
+    ) -> Result<Arc<TableEntry>> {
         let stats = self.statistics.as_deref();
         let name = filename::table_file_name(file.number);
         let opened = {
             let _t = StopWatch::new(stats, Histogram::TableOpenIoMicros);
             record_tick(stats, Ticker::NoFileOpens, 1);
-            self.open_file(cf, file).and_then(|f| {
+            self.open_file(cf, file, reads).and_then(|f| {
                 // RocksDB's RandomAccessFileReader counts each read by the file's temperature
                 // (`default_temperature` for kUnknown) and by the last level.
                 let f = match &self.statistics {
@@ -292,37 +332,31 @@ impl TableCache {
             t.set_read_amp_bytes_per_bit(cf.config().read_amp_bytes_per_bit);
         }
         let tombstones = range_del::from_table_entries(table.range_tombstones())?;
-        let entry = Arc::new(TableEntry {
+        Ok(Arc::new(TableEntry {
             tombstones: Arc::new(FragmentedTombstones::new(cf.icmp.user_comparator().clone(), tombstones)),
             table,
-        });
-        let tick = if self.capacity.is_some() { self.tick.fetch_add(1, Ordering::Relaxed) } else { 0 };
-        self.maybe_pin(file, &entry);
-        let mut map = self.map.write();
-        map.insert(file.number, (entry.clone(), AtomicU64::new(tick)));
-        if let Some(cap) = self.capacity {
-            while map.len() > cap {
-                let Some(oldest) =
-                    map.iter().min_by_key(|(_, (_, t))| t.load(Ordering::Relaxed)).map(|(n, _)| *n)
-                else {
-                    break;
-                };
-                map.remove(&oldest);
-            }
-        }
-        Ok(entry)
+        }))
     }
 
     /// Opens table `file` of `cf` under its path id; not found there, in the family's other
     /// table paths (paths given in another order than when it was written).
-    fn open_file(&self, cf: &CfHandle, file: &FileMetaData) -> Result<Arc<dyn crate::fs::RandomAccessFile>> {
-        let first = self.fs.new_random_access_file(&cf.table_path(&self.dir, file));
+    fn open_file(
+        &self,
+        cf: &CfHandle,
+        file: &FileMetaData,
+        reads: Option<crate::fs::ReadFileOptions>,
+    ) -> Result<Arc<dyn crate::fs::RandomAccessFile>> {
+        let open = |p: &std::path::Path| match reads {
+            Some(o) => self.fs.new_random_access_file_with(p, o),
+            None => self.fs.new_random_access_file(p),
+        };
+        let first = open(&cf.table_path(&self.dir, file));
         match first {
             Err(e) if e.os_code() == Some(libc::ENOENT) && cf.table_dirs.len() > 1 => {
                 for (dir, _) in &cf.table_dirs {
                     let p = filename::table_file(dir, file.number);
                     if self.fs.file_exists(&p) {
-                        return self.fs.new_random_access_file(&p);
+                        return open(&p);
                     }
                 }
                 Err(e)

@@ -7,9 +7,10 @@
 //! bit 0  kVerifyBlockChecksum        every block read back, its checksum checked
 //! bit 1  kVerifyIteration            every point entry read back in order, hashed, and
 //!                                    the hash compared with the one made while writing
-//! bit 2  kVerifyFileChecksum         the whole-file checksum: RocksDB checks it only with
-//!                                    a file_checksum_gen_factory, which Shale has no way to
-//!                                    set (nullptr), so, as RocksDB's then, nothing
+//! bit 2  kVerifyFileChecksum         the whole-file checksum read back and compared with
+//!                                    the one made while writing; only with a
+//!                                    file_checksum_gen_factory and an output that
+//!                                    recorded one (RocksDB's condition)
 //! bit 10 kEnableForLocalCompaction   the checks above run for compactions made here
 //! bit 11 kEnableForRemoteCompaction  ... for those a compaction service made
 //! ```
@@ -25,6 +26,7 @@ use crate::error::{Error, Result};
 
 const VERIFY_BLOCK_CHECKSUM: u32 = 1 << 0;
 const VERIFY_ITERATION: u32 = 1 << 1;
+const VERIFY_FILE_CHECKSUM: u32 = 1 << 2;
 const ENABLE_FOR_LOCAL: u32 = 1 << 10;
 const ENABLE_FOR_REMOTE: u32 = 1 << 11;
 
@@ -51,11 +53,18 @@ impl DbInner {
         let cfg = cf.config();
         let f = flags(cfg);
         let enabled = if local { f & ENABLE_FOR_LOCAL != 0 } else { f & ENABLE_FOR_REMOTE != 0 };
-        if !enabled || f & (VERIFY_BLOCK_CHECKSUM | VERIFY_ITERATION) == 0 {
+        if !enabled || f & (VERIFY_BLOCK_CHECKSUM | VERIFY_ITERATION | VERIFY_FILE_CHECKSUM) == 0 {
             return Ok(());
         }
         let iteration = f & VERIFY_ITERATION != 0;
+        let file_checksum = f & VERIFY_FILE_CHECKSUM != 0 && self.config.file_checksum_crc32c;
         for (i, meta) in r.outputs.iter().enumerate() {
+            if f & (VERIFY_BLOCK_CHECKSUM | VERIFY_ITERATION) == 0 {
+                if file_checksum {
+                    self.verify_output_file_checksum(cf, meta)?;
+                }
+                continue;
+            }
             let t = self.table_cache.get(cf, meta)?;
             let mut it = t.table.iter(false);
             it.seek_to_first();
@@ -96,6 +105,31 @@ impl DbInner {
                     }
                 }
             }
+            if file_checksum {
+                self.verify_output_file_checksum(cf, meta)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// kVerifyFileChecksum of one output, after its block and iteration checks: RocksDB
+    /// reads the file back only where the output recorded a checksum (not
+    /// `kUnknownFileChecksum`) and compares the two.
+    fn verify_output_file_checksum(
+        &self,
+        cf: &CfHandle,
+        meta: &crate::version::edit::FileMetaData,
+    ) -> Result<()> {
+        if meta.file_checksum.is_empty() {
+            return Ok(());
+        }
+        let path = super::filename::table_file(cf.table_dir(&self.path, meta.path_id), meta.number);
+        let read = crate::file_checksum::file_checksum_of(&*self.fs, &path, 0)?;
+        if read != meta.file_checksum {
+            return Err(Error::corruption(format!(
+                "File checksum mismatch for compaction output file {}",
+                path.display()
+            )));
         }
         Ok(())
     }

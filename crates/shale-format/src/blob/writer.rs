@@ -45,6 +45,10 @@ pub struct BlobWriteOptions {
     /// ([`compress_forced`]).
     pub codec: CodecOpts,
     pub column_family_id: u32,
+    /// The database's `file_checksum_gen_factory` is the built-in CRC32C one: each file's
+    /// whole-file checksum is recorded in its addition (`crate::file_checksum`), as
+    /// RocksDB's `BlobLogWriter::AppendFooter` takes it from the file's writer.
+    pub file_checksum: bool,
 }
 
 struct OpenBlob {
@@ -52,6 +56,7 @@ struct OpenBlob {
     file: Box<dyn WritableFile>,
     count: u64,
     bytes: u64,
+    checksum: Option<crate::file_checksum::ChecksumTap>,
 }
 
 pub struct BlobFileBuilder<'a> {
@@ -125,7 +130,9 @@ impl<'a> BlobFileBuilder<'a> {
         if self.current.is_none() {
             let number = (self.new_file_number)();
             self.created.push(number);
-            let mut file = self.fs.new_writable_file(&blob_file_path(self.dir, number))?;
+            let file = self.fs.new_writable_file(&blob_file_path(self.dir, number))?;
+            let (mut file, checksum) =
+                crate::file_checksum::ChecksummedFile::wrap(file, self.opts.file_checksum);
             let header = BlobHeader {
                 column_family_id: self.opts.column_family_id,
                 compression: self.opts.compression as u8,
@@ -135,7 +142,7 @@ impl<'a> BlobFileBuilder<'a> {
             let header = header.encode();
             append(self.stats, &mut *file, &header)?;
             record_tick(self.stats, Ticker::BlobDbBlobFileBytesWritten, header.len() as u64);
-            self.current = Some(OpenBlob { number, file, count: 0, bytes: 0 });
+            self.current = Some(OpenBlob { number, file, count: 0, bytes: 0, checksum });
         }
         let Some(cur) = self.current.as_mut() else { return Ok(None) };
         let record_offset = cur.file.size();
@@ -194,12 +201,18 @@ impl<'a> BlobFileBuilder<'a> {
         // RocksDB's AppendFooter: the sync, then the footer's bytes once the file is closed.
         record_tick(self.stats, Ticker::BlobDbBlobFileSynced, 1);
         record_tick(self.stats, Ticker::BlobDbBlobFileBytesWritten, footer.len() as u64);
+        // With a checksum factory, the file's name and value; without, none (RocksDB keeps
+        // "Unknown" out of a blob file's addition).
+        let (checksum_method, checksum_value) = match &cur.checksum {
+            Some(tap) => (crate::file_checksum::CRC32C_FUNC_NAME.as_bytes().to_vec(), tap.value()),
+            None => (Vec::new(), Vec::new()),
+        };
         self.additions.push(BlobFileAddition {
             number: cur.number,
             total_blob_count: cur.count,
             total_blob_bytes: cur.bytes,
-            checksum_method: Vec::new(),
-            checksum_value: Vec::new(),
+            checksum_method,
+            checksum_value,
         });
         Ok(())
     }
@@ -242,6 +255,7 @@ mod tests {
             compression: CompressionType::None,
             codec: CodecOpts::default(),
             column_family_id: 0,
+            file_checksum: true,
         };
         let mut b = BlobFileBuilder::new(&fs, dir, opts, &alloc);
         assert_eq!(b.add(b"k", b"short").unwrap(), None);
@@ -254,6 +268,12 @@ mod tests {
         b.finish().unwrap();
         assert!(b.additions.len() >= 2, "blob_file_size rolls files");
         assert_eq!(b.additions.iter().map(|a| a.total_blob_count).sum::<u64>(), 6);
+        // Each addition carries the CRC32C of its whole file, big-endian.
+        for a in &b.additions {
+            let bytes = crate::fs::read_file(&fs, &blob_file_path(dir, a.number)).unwrap();
+            assert_eq!(a.checksum_method, b"FileChecksumCrc32c");
+            assert_eq!(a.checksum_value, crc32c::crc32c(&bytes).to_be_bytes());
+        }
         for (key, value, index) in &idx {
             let bi = BlobIndex::decode(index).unwrap();
             let r = BlobFileReader::open(&fs, dir, bi.file_number, 0).unwrap();
@@ -291,11 +311,14 @@ mod tests {
             compression: CompressionType::Lz4,
             codec: CodecOpts::default(),
             column_family_id: 2,
+            file_checksum: false,
         };
         let mut b = BlobFileBuilder::new(&fs, dir, opts, &alloc);
         let value = vec![b'z'; 5000];
         let index = b.add(b"key", &value).unwrap().unwrap();
         b.finish().unwrap();
+        // Without a checksum factory, none is recorded.
+        assert!(b.additions[0].checksum_method.is_empty() && b.additions[0].checksum_value.is_empty());
         let bi = BlobIndex::decode(&index).unwrap();
         assert!(bi.size < 5000);
         let r = BlobFileReader::open(&fs, dir, 5, 2).unwrap();

@@ -71,6 +71,7 @@ mod option_rows_dbmisc;
 mod option_rows_dbopt;
 mod option_rows_dbwal;
 mod option_rows_mfst;
+mod option_rows_fchk;
 mod options_file_hash_memtable;
 mod partitioned_coupled_filters;
 mod partitioned_timestamps;

@@ -111,6 +111,16 @@ pub trait FsHooks: Send + Sync {
     fn random_access(&self, _path: &Path, file: Arc<dyn RandomAccessFile>) -> Arc<dyn RandomAccessFile> {
         file
     }
+    /// A file just opened for reads at offsets with file options `o` (direct, mmap); the
+    /// default is [`Self::random_access`].
+    fn random_access_with(
+        &self,
+        path: &Path,
+        _o: ReadFileOptions,
+        file: Arc<dyn RandomAccessFile>,
+    ) -> Arc<dyn RandomAccessFile> {
+        self.random_access(path, file)
+    }
     /// A file about to be removed.
     fn before_remove(&self, _path: &Path) {}
     /// The file `old` about to be renamed to `path` and reused for writing.
@@ -160,7 +170,7 @@ impl<H: FsHooks> FileSystem for HookedFs<H> {
         path: &Path,
         o: ReadFileOptions,
     ) -> shale::Result<Arc<dyn RandomAccessFile>> {
-        Ok(self.hooks.random_access(path, self.base.new_random_access_file_with(path, o)?))
+        Ok(self.hooks.random_access_with(path, o, self.base.new_random_access_file_with(path, o)?))
     }
     fn new_sequential_file(&self, path: &Path) -> shale::Result<Box<dyn SequentialFile>> {
         self.base.new_sequential_file(path)
