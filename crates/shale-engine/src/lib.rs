@@ -37,6 +37,7 @@ pub use shale_format::{
 };
 
 pub mod batch;
+pub mod blob_direct;
 pub mod compaction;
 pub mod config;
 pub mod db;

@@ -1116,7 +1116,7 @@ fn finish(
     if let Some(m) = ctx.seqno_time.as_deref() {
         let (lo, hi) = (o.meta.smallest_seqno, o.meta.largest_seqno);
         if lo <= hi {
-            o.builder.set_seqno_time_mapping(crate::db::seqno_time::table_mapping(m, lo, hi, None));
+            o.builder.set_seqno_time_mapping(m.encode_for_table(lo, hi, None));
         }
     }
     let built = o.builder.finish()?;

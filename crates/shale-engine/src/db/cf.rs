@@ -65,7 +65,7 @@ pub struct CfHandle {
     pub internal_stats: super::internal_stats::CfInternalStats,
     /// `enable_blob_direct_write` (with blob files, as sanitized): the family's write-path
     /// blob files, made when the family is opened (`blob_direct.rs`).
-    pub direct_write: Option<Arc<super::blob_direct::DirectBlobWriter>>,
+    pub direct_write: Option<Arc<crate::blob_direct::DirectBlobWriter>>,
 }
 
 impl CfHandle {
@@ -83,7 +83,7 @@ impl CfHandle {
         let block_cache = resolve_block_cache(&config, default_cache);
         let _cache_stats_entry = block_cache.as_ref().and_then(|c| c.stats_collector_entry());
         let direct_write = config.blob.direct_write.then(|| {
-            Arc::new(super::blob_direct::DirectBlobWriter::new(
+            Arc::new(crate::blob_direct::DirectBlobWriter::new(
                 id,
                 config.blob.direct_write_partitions,
                 config.blob.blob_file_size,

@@ -377,7 +377,7 @@ fn write_table_inner(
     // creation time changes nothing).
     let mapping = cf.seqno_time.lock().clone();
     if let Some(m) = mapping.filter(|_| smallest_seq <= largest_seq) {
-        builder.set_seqno_time_mapping(super::seqno_time::table_mapping(&m, smallest_seq, largest_seq, None));
+        builder.set_seqno_time_mapping(m.encode_for_table(smallest_seq, largest_seq, None));
     }
     let result = builder.finish()?;
     // RocksDB compares the table's count for block-based and plain tables.

@@ -306,7 +306,7 @@ pub struct WalMeta {
 
 /// What `WalMeta::set_mem` publishes of a family: its active memtable, write buffer size,
 /// `disallow_memtable_writes` and direct-write blob files.
-pub type ActiveMemOf = (Arc<MemTable>, usize, bool, Option<Arc<blob_direct::DirectBlobWriter>>);
+pub type ActiveMemOf = (Arc<MemTable>, usize, bool, Option<Arc<crate::blob_direct::DirectBlobWriter>>);
 
 /// The active memtable of every family by id, with its write buffer size.
 pub type ActiveMems = Vec<Option<ActiveMem>>;
@@ -323,7 +323,7 @@ pub struct ActiveMem {
     /// `disallow_memtable_writes`: a write to the family is refused.
     pub disallow: bool,
     /// `enable_blob_direct_write`: the family's write-path blob files (`blob_direct.rs`).
-    pub direct: Option<Arc<blob_direct::DirectBlobWriter>>,
+    pub direct: Option<Arc<crate::blob_direct::DirectBlobWriter>>,
 }
 
 impl WalMeta {

@@ -315,7 +315,7 @@ impl DbInner {
                 // write was appending to; `blob_direct.rs`).
                 Some(FileType::Blob(n)) if !live.contains(&n) && !self.versions.is_pending_output(n) => {
                     let keep =
-                        super::blob_direct::should_keep_footerless_blob(&*self.fs, &self.path.join(&name));
+                        crate::blob_direct::should_keep_footerless_blob(&*self.fs, &self.path.join(&name));
                     if keep {
                         // Kept, but in no Version: reads of its blob indexes fail as RocksDB's.
                         self.blob_cache.mark_unregistered(n);

@@ -63,22 +63,6 @@ fn cadence(min: u64) -> u64 {
     min.div_ceil(MAX_PAIRS_PER_CF)
 }
 
-/// The part of `mapping` a table holding sequence numbers `smallest..=largest` stores, as
-/// RocksDB's flush and compaction outputs: the pairs of the range and the one before it, at
-/// most 100 of them (`now`: the time span's reference, 0 for the newest pair). Empty when
-/// the feature is off.
-pub fn table_mapping(mapping: &SeqnoToTimeMapping, smallest: u64, largest: u64, now: Option<u64>) -> Vec<u8> {
-    let mut relevant = SeqnoToTimeMapping::new();
-    relevant.copy_from_seqno_range(mapping, smallest, largest);
-    relevant.set_capacity(MAX_PAIRS_PER_SST);
-    if let Some(now) = now {
-        relevant.enforce(now);
-    }
-    let mut out = Vec::new();
-    relevant.encode_to(&mut out);
-    out
-}
-
 impl DbInner {
     /// The database clock's seconds (the Env's clock; the system clock by default).
     pub fn clock_seconds(&self) -> u64 {
@@ -260,13 +244,13 @@ mod tests {
         for i in 1..=300u64 {
             m.append(i * 10, 1000 + i);
         }
-        let enc = table_mapping(&m, 1005, 2000, None);
+        let enc = m.encode_for_table(1005, 2000, None);
         let mut d = SeqnoToTimeMapping::new();
         d.decode_from(&enc).unwrap_or_default();
         let pairs: Vec<_> = d.pairs().copied().collect();
         assert_eq!(pairs.len(), 100);
         assert_eq!(pairs.first().map(|p| p.seqno), Some(1000));
         assert_eq!(pairs.last().map(|p| p.seqno), Some(2000));
-        assert!(table_mapping(&SeqnoToTimeMapping::new(), 1, 5, None).is_empty());
+        assert!(SeqnoToTimeMapping::new().encode_for_table(1, 5, None).is_empty());
     }
 }

@@ -88,7 +88,7 @@ pub struct MemTable {
     /// Blob direct write: the blob files this memtable's blob indexes point into, handed
     /// over when it was switched; its flush seals them and adds them to the MANIFEST
     /// (`db/blob_direct.rs`).
-    pub direct_blobs: parking_lot::Mutex<crate::db::blob_direct::Generation>,
+    pub direct_blobs: parking_lot::Mutex<crate::blob_direct::Generation>,
     // The write's line.
     points: Arc<SkipList>,
     num_entries: AtomicU64,

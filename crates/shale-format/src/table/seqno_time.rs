@@ -326,6 +326,21 @@ impl SeqnoToTimeMapping {
         });
         (Some(preserve), preclude)
     }
+    /// The part of this mapping a table holding sequence numbers `smallest..=largest`
+    /// stores, encoded, as RocksDB's flush and compaction outputs: the pairs of the range and
+    /// the one before it, at most [`MAX_PAIRS_PER_SST`] (`now`: the time span's reference,
+    /// None for the newest pair). Empty when the mapping holds nothing for the range.
+    pub fn encode_for_table(&self, smallest: u64, largest: u64, now: Option<u64>) -> Vec<u8> {
+        let mut relevant = SeqnoToTimeMapping::new();
+        relevant.copy_from_seqno_range(self, smallest, largest);
+        relevant.set_capacity(MAX_PAIRS_PER_SST);
+        if let Some(now) = now {
+            relevant.enforce(now);
+        }
+        let mut out = Vec::new();
+        relevant.encode_to(&mut out);
+        out
+    }
 
     /// RocksDB's `EncodeTo` (the mapping must be enforced; empty: nothing).
     pub fn encode_to(&self, dst: &mut Vec<u8>) {
