@@ -1,8 +1,8 @@
-//! The info LOG's column-family options dump matches RocksDB 11.8.1's
-//! `ColumnFamilyOptions::Dump`: a database made by RocksDB 11.8.1's `ldb` and one made by
-//! Shale, both with default options, print the same `Options.<name>` lines in the same
-//! order with the same padding, and the same values where neither side's value is an
-//! address or a choice of `ldb` (its merge operator).
+//! The info LOG's options dump matches RocksDB 11.8.1's: a database made by RocksDB
+//! 11.8.1's `ldb` and one made by Shale, both with default options, print the same
+//! `Options.<name>` lines in the same order with the same padding (`DBOptions::Dump`, then
+//! `ColumnFamilyOptions::Dump` for the default family), and the same values where neither
+//! side's value is an address or a choice of `ldb` (its merge operator).
 //!
 //! Skips (printing why) without RocksDB 11.8.1's tools unless `SHALE_REQUIRE_ROCKSDB_11` is set.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
@@ -14,108 +14,88 @@ use std::path::Path;
 use shale::{Options, DB};
 use tools::*;
 
-/// The `(label, value)` lines of the default family's options dump in `dir`'s LOG: the
-/// text after the time and thread id, split at the first ": ", from the section's header
-/// to the first line that is not an option line. The table factory's continuation lines
-/// (no time stamp) are left out.
-fn cf_dump(dir: &Path) -> Vec<(String, String)> {
+type Lines = Vec<(String, String)>;
+
+/// The `(label, value)` option lines of `dir`'s LOG from the first line whose text
+/// `starts` (that line included when `include_start`) to the first line that is not an
+/// option line: the text after the time and thread id, padding kept, split at the first
+/// ": ". Continuation lines (no time stamp, the table factory's options) are left out.
+fn dump(dir: &Path, starts: &str, include_start: bool) -> Lines {
     let log = std::fs::read_to_string(dir.join("LOG")).unwrap();
     let mut out = Vec::new();
     let mut inside = false;
     for line in log.lines().filter(|l| l.starts_with(|c: char| c.is_ascii_digit())) {
-        // "<date-time> <thread id> <text>": the text keeps its leading padding.
+        // "<date-time> <thread id> <text>".
         let Some((_, rest)) = line.split_once(' ') else { continue };
         let Some((_, text)) = rest.split_once(' ') else { continue };
-        if text.contains("Options for column family [default]") {
-            inside = true;
-            continue;
-        }
         if !inside {
-            continue;
+            inside = text.contains(starts);
+            if !(inside && include_start) {
+                continue;
+            }
         }
-        let is_option = text.trim_start().starts_with("Options.")
-            || text.trim_start().starts_with("table_factory options")
-            || text.trim_start().starts_with("blob_cache ");
-        if !is_option {
+        let t = text.trim_start();
+        if !["Options.", "table_factory options", "blob_cache "].iter().any(|p| t.starts_with(p)) {
             break;
         }
         let (label, value) = text.split_once(": ").unwrap_or((text, ""));
         out.push((label.to_string(), value.to_string()));
     }
     out
+}
+
+/// RocksDB's and Shale's LOGs for default options: (RocksDB's dir, Shale's dir), or None
+/// when RocksDB 11.8.1's tools cannot run here.
+fn both_logs(test: &str, tmp: &Path) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
+    if !use_rocksdb_11(test) {
+        return None;
+    }
+    let theirs = tmp.join("rocksdb");
+    run_tool("ldb", &args(&[&format!("--db={}", theirs.display()), "--create_if_missing", "put", "a", "b"]));
+    let ours = tmp.join("shale");
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    drop(DB::open(&o, &ours).unwrap());
+    Some((theirs, ours))
+}
+
+/// The same labels in the same order, and the same values but for the `skipped` labels.
+fn assert_same(theirs: &Lines, ours: &Lines, at_least: usize, skipped: &[&str]) {
+    assert!(theirs.len() >= at_least, "RocksDB's dump is {} lines", theirs.len());
+    let labels = |d: &Lines| d.iter().map(|(l, _)| l.clone()).collect::<Vec<_>>();
+    assert_eq!(labels(ours), labels(theirs), "the lines, in order, with RocksDB's padding");
+    for ((label, t), (_, o)) in theirs.iter().zip(ours) {
+        let label = label.trim_start();
+        if !skipped.contains(&label) {
+            assert_eq!(o, t, "{label}");
+        }
+    }
 }
 
 #[test]
 fn cf_options_dump_has_rocksdb_11_lines_order_and_padding() {
-    if !use_rocksdb_11("cf_options_dump_has_rocksdb_11_lines_order_and_padding") {
-        return;
-    }
     let tmp = tempfile::tempdir().unwrap();
-    let theirs = tmp.path().join("rocksdb");
-    run_tool("ldb", &args(&[&format!("--db={}", theirs.display()), "--create_if_missing", "put", "a", "b"]));
-    let ours = tmp.path().join("shale");
-    let mut o = Options::default();
-    o.create_if_missing(true);
-    drop(DB::open(&o, &ours).unwrap());
-
-    let (r, s) = (cf_dump(&theirs), cf_dump(&ours));
-    assert!(r.len() > 100, "RocksDB's dump is {} lines", r.len());
-    let labels = |d: &[(String, String)]| d.iter().map(|(l, _)| l.clone()).collect::<Vec<_>>();
-    assert_eq!(labels(&s), labels(&r), "the lines, in order, with RocksDB's padding");
-    for ((label, theirs), (_, ours)) in r.iter().zip(&s) {
-        let label = label.trim_start();
-        // Addresses, and ldb's own merge operator.
-        if label == "table_factory options" || label == "Options.merge_operator" {
-            continue;
-        }
-        assert_eq!(ours, theirs, "{label}");
-    }
-}
-
-/// The `(label, value)` lines of the database options dump in `dir`'s LOG, from
-/// `Options.error_if_exists` to the last `Options.` line before the first other line.
-fn db_dump(dir: &Path) -> Vec<(String, String)> {
-    let log = std::fs::read_to_string(dir.join("LOG")).unwrap();
-    let mut out = Vec::new();
-    for line in log.lines().filter(|l| l.starts_with(|c: char| c.is_ascii_digit())) {
-        let Some((_, rest)) = line.split_once(' ') else { continue };
-        let Some((_, text)) = rest.split_once(' ') else { continue };
-        let is_option = text.trim_start().starts_with("Options.");
-        if out.is_empty() && !text.trim_start().starts_with("Options.error_if_exists") {
-            continue;
-        }
-        if !is_option {
-            break;
-        }
-        let (label, value) = text.split_once(": ").unwrap_or((text, ""));
-        out.push((label.to_string(), value.to_string()));
-    }
-    out
+    let Some((theirs, ours)) =
+        both_logs("cf_options_dump_has_rocksdb_11_lines_order_and_padding", tmp.path())
+    else {
+        return;
+    };
+    let section = "Options for column family [default]";
+    // Addresses, and ldb's own merge operator.
+    let skipped = ["table_factory options", "Options.merge_operator"];
+    assert_same(&dump(&theirs, section, false), &dump(&ours, section, false), 100, &skipped);
 }
 
 #[test]
 fn db_options_dump_has_rocksdb_11_lines_order_and_padding() {
-    if !use_rocksdb_11("db_options_dump_has_rocksdb_11_lines_order_and_padding") {
-        return;
-    }
     let tmp = tempfile::tempdir().unwrap();
-    let theirs = tmp.path().join("rocksdb");
-    run_tool("ldb", &args(&[&format!("--db={}", theirs.display()), "--create_if_missing", "put", "a", "b"]));
-    let ours = tmp.path().join("shale");
-    let mut o = Options::default();
-    o.create_if_missing(true);
-    drop(DB::open(&o, &ours).unwrap());
-
-    let (r, s) = (db_dump(&theirs), db_dump(&ours));
-    assert!(r.len() > 90, "RocksDB's dump is {} lines", r.len());
-    let labels = |d: &[(String, String)]| d.iter().map(|(l, _)| l.clone()).collect::<Vec<_>>();
-    assert_eq!(labels(&s), labels(&r), "the lines, in order, with RocksDB's padding");
-    for ((label, theirs), (_, ours)) in r.iter().zip(&s) {
-        let label = label.trim_start();
-        // Addresses (Shale's database makes its write buffer manager at open, after the dump).
-        if ["Options.env", "Options.info_log", "Options.write_buffer_manager"].contains(&label) {
-            continue;
-        }
-        assert_eq!(ours, theirs, "{label}");
-    }
+    let Some((theirs, ours)) =
+        both_logs("db_options_dump_has_rocksdb_11_lines_order_and_padding", tmp.path())
+    else {
+        return;
+    };
+    let first = "Options.error_if_exists";
+    // Addresses (Shale makes its write buffer manager at open, after the dump).
+    let skipped = ["Options.env", "Options.info_log", "Options.write_buffer_manager"];
+    assert_same(&dump(&theirs, first, true), &dump(&ours, first, true), 90, &skipped);
 }
