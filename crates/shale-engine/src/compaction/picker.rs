@@ -370,6 +370,57 @@ pub fn pick(v: &Version, opts: &CfConfig, busy: Busy<'_>) -> Option<CompactionPl
         .or_else(|| pick_bottommost_files(v, opts, busy, unix_now()).map(|p| with(p, "BottommostFiles")))
         .or_else(|| pick_by_age(v, opts, busy, unix_now()))
         .or_else(|| pick_forced_blob_gc(v, opts, busy).map(|p| with(p, "ForcedBlobGC")))
+        .or_else(|| pick_read_triggered(v, opts, busy).map(|p| with(p, "ReadTriggered")))
+}
+
+/// RocksDB's `ComputeFilesMarkedForReadTriggeredCompaction` and its leveled pick
+/// (`PickFileToCompact(.., CompactToNextLevel::kYes)`), asked last: with
+/// `read_triggered_compaction_threshold` above 0, the tables whose sampled collapsible reads
+/// per byte (`FileMetaData::sampled`) exceed it, hottest first, skipping busy ones and those
+/// on the last non-empty level (level 0 excepted); the first that can go is compacted into
+/// the next level (level 0: all of level 0 into the base level, or, when level 0 is the only
+/// non-empty level, the table into level 0 again). None while a level-0 compaction runs for
+/// a level-0 table.
+pub fn pick_read_triggered(v: &Version, opts: &CfConfig, busy: Busy<'_>) -> Option<CompactionPlan> {
+    let threshold = opts.read_triggered_compaction_threshold;
+    if !(threshold > 0.0) || opts.style == CompactionStyle::Fifo {
+        return None;
+    }
+    let last = (0..v.num_levels()).rev().find(|&l| v.num_files(l) > 0)?;
+    let mut hot: Vec<(f64, usize, &Arc<FileMetaData>)> = Vec::new();
+    for level in 0..v.num_levels() {
+        if level >= last && level != 0 {
+            continue;
+        }
+        for f in v.files(level) {
+            if busy.file(f.number) || f.file_size == 0 {
+                continue;
+            }
+            let per_byte = f.sampled.collapsible() as f64 / f.file_size as f64;
+            if per_byte > threshold {
+                hot.push((per_byte, level, f));
+            }
+        }
+    }
+    hot.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap_or(std::cmp::Ordering::Equal));
+    for (_, level, f) in hot {
+        let plan = if level == 0 && last == 0 {
+            if busy.running.iter().any(|r| r.level == 0) {
+                continue;
+            }
+            // On level 0 older files of the level may hold the same keys: never bottommost.
+            CompactionPlan { level: 0, output_level: 0, inputs: vec![f.clone()], ..Default::default() }
+        } else {
+            let Some(plan) = plan_one_level_down(v, opts, busy, level, f) else {
+                continue;
+            };
+            plan
+        };
+        if !busy.conflicts(v, &plan) {
+            return Some(plan);
+        }
+    }
+    None
 }
 
 /// RocksDB's `ComputeFilesMarkedForForcedBlobGC` and its pick (`CompactToNextLevel::kNo`):
