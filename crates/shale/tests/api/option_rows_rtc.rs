@@ -67,6 +67,22 @@ fn a_table_reads_go_through_is_compacted_with_the_option_on() {
 }
 
 #[test]
+fn under_universal_compaction_the_table_goes_to_the_first_non_empty_level_below() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = DB::open(
+        &opts("compaction_style=kCompactionStyleUniversal;read_triggered_compaction_threshold=0.01"),
+        dir.path(),
+    )
+    .unwrap();
+    two_tables(&db);
+    read_through_level0(&db);
+    util::wait_until(30, "the read-triggered compaction of the level-0 table", || levels(&db) == vec![6]);
+    drop(db);
+    let log = std::fs::read_to_string(dir.path().join("LOG")).unwrap();
+    assert!(log.contains("\"compaction_reason\": \"ReadTriggered\""), "RocksDB's EVENT_LOG reason");
+}
+
+#[test]
 fn without_the_option_the_table_stays_and_set_options_turns_it_on() {
     let dir = tempfile::tempdir().unwrap();
     let db = DB::open(&opts(""), dir.path()).unwrap();
