@@ -464,9 +464,13 @@ pub fn pick_forced_blob_gc(v: &Version, opts: &CfConfig, busy: Busy<'_>) -> Opti
 /// levels, whose sampled collapsible reads per byte (`FileMetaData::sampled`) exceed it,
 /// hottest first; busy tables, empty ones and those on the last non-empty level (level 0
 /// excepted) are left out.
-pub fn read_hot_files<'v>(v: &'v Version, opts: &CfConfig, busy: Busy<'_>) -> Vec<(usize, &'v Arc<FileMetaData>)> {
+pub fn read_hot_files<'v>(
+    v: &'v Version,
+    opts: &CfConfig,
+    busy: Busy<'_>,
+) -> Vec<(usize, &'v Arc<FileMetaData>)> {
     let threshold = opts.read_triggered_compaction_threshold;
-    if !(threshold > 0.0) || opts.style == CompactionStyle::Fifo {
+    if threshold <= 0.0 || threshold.is_nan() || opts.style == CompactionStyle::Fifo {
         return Vec::new();
     }
     let Some(last) = (0..v.num_levels()).rev().find(|&l| v.num_files(l) > 0) else {

@@ -15,8 +15,8 @@ use crate::config::ReadSettings;
 use crate::error::{Error, Result};
 use crate::key::{lookup_key, parse_internal_key, user_key, SequenceNumber, ValueType};
 use crate::merge::no_merge_operator;
-use crate::version::FileMetaData;
 use crate::statistics::{record_tick, Histogram, Statistics, StopWatch, Ticker};
+use crate::version::FileMetaData;
 use shale_format::perf::{self, Field, PerfTimer};
 
 /// Where a point lookup stands after one entry.
@@ -595,7 +595,7 @@ fn batch_order(keys: &[PendingKey<'_>]) -> Vec<usize> {
 }
 
 /// RocksDB's `kFileReadSampleRate`: one read in this many is sampled, and counts this many.
-const FILE_READ_SAMPLE_RATE: u64 = 1024;
+pub(crate) const FILE_READ_SAMPLE_RATE: u64 = 1024;
 
 thread_local! {
     /// This thread's xorshift64 state for read sampling (never 0 once seeded).
@@ -607,7 +607,7 @@ static SAMPLE_SEEDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64
 
 /// RocksDB's `should_sample_file_read`: true for one read in [`FILE_READ_SAMPLE_RATE`], at
 /// random (a per-thread generator, so readers share nothing).
-fn sample_read() -> bool {
+pub(crate) fn sample_read() -> bool {
     SAMPLE_RNG.with(|c| {
         let mut x = c.get();
         if x == 0 {
@@ -622,5 +622,20 @@ fn sample_read() -> bool {
         x ^= x << 17;
         c.set(x);
         (x >> 32) % FILE_READ_SAMPLE_RATE == 307
+    })
+}
+
+thread_local! {
+    /// This thread's count of iterator steps (RocksDB's `should_sample_file_read_next`).
+    static STEP_COUNT: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// RocksDB's `should_sample_file_read_next`: every 65536th iterator step of a thread (steps
+/// are cheaper than seeks, so sampled 64 times less often).
+pub(crate) fn sample_step() -> bool {
+    STEP_COUNT.with(|c| {
+        let n = c.get().wrapping_add(1);
+        c.set(n);
+        n & (FILE_READ_SAMPLE_RATE as u32 * 64 - 1) == 0
     })
 }

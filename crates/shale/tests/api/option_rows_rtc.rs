@@ -12,7 +12,7 @@ use shale::{ErrorKind, Options, DB};
 
 fn opts(rows: &str) -> Options {
     let mut o = Options::default()
-        .get_options_from_string(&format!(
+        .get_options_from_string(format!(
             "max_compaction_trigger_wakeup_seconds=1;stats_dump_period_sec=0;stats_persist_period_sec=0;{rows}"
         ))
         .unwrap();
@@ -104,7 +104,8 @@ fn without_the_option_the_table_stays_and_set_options_turns_it_on() {
 fn only_a_finite_threshold_of_zero_or_more_is_taken() {
     for bad in ["-0.5", "nan", "inf"] {
         let dir = tempfile::tempdir().unwrap();
-        let e = DB::open(&opts(&format!("read_triggered_compaction_threshold={bad}")), dir.path()).unwrap_err();
+        let e =
+            DB::open(&opts(&format!("read_triggered_compaction_threshold={bad}")), dir.path()).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{bad}: {e}");
         assert!(e.to_string().contains("read_triggered_compaction_threshold must be >= 0.0 and finite"));
     }
