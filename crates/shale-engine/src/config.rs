@@ -280,6 +280,13 @@ pub struct CfConfig {
     /// `SanitizeCfOptions`): `(ttl, periodic_compaction_seconds)`, 0 meaning off.
     pub age_ttl: u64,
     pub age_periodic: u64,
+    /// RocksDB's `read_triggered_compaction_threshold` (0.0: off): point reads are sampled
+    /// (1 in 1024, each counting 1024) and a file's collapsible ones (it held no final
+    /// value: not found, a deletion, merge operands) are added to its
+    /// `FileMetaData::sampled`; a table above the last non-empty level (or on level 0)
+    /// whose count per byte exceeds this is compacted into the next level, reason
+    /// ReadTriggered (`compaction::picker::pick_read_triggered`). Leveled style only here.
+    pub read_triggered_compaction_threshold: f64,
     /// RocksDB's `preserve_internal_time_seconds` (0: off; mutable): while set, the database
     /// samples its sequence-number-to-time mapping (`db/seqno_time.rs`), tables written
     /// carry the part of it their sequence range needs (`rocksdb.seqno.time.map`), and a
@@ -419,6 +426,7 @@ impl Default for CfConfig {
             ttl: THIRTY_DAYS,
             age_ttl: THIRTY_DAYS,
             age_periodic: 0,
+            read_triggered_compaction_threshold: 0.0,
             preserve_internal_time_seconds: 0,
             daily_offpeak: None,
             bottommost_file_compaction_delay: 0,

@@ -698,6 +698,10 @@ pub struct Options {
     /// `compaction/picker.rs`); `u64::MAX - 1` is RocksDB's "default" value.
     pub(crate) ttl: u64,
     pub(crate) periodic_compaction_seconds: u64,
+    /// RocksDB's `read_triggered_compaction_threshold` (mutable, default 0.0: off): a table
+    /// whose sampled collapsible reads per byte exceed it is compacted (reason
+    /// ReadTriggered, `CfConfig::read_triggered_compaction_threshold`).
+    pub(crate) read_triggered_compaction_threshold: f64,
     /// RocksDB's `preserve_internal_time_seconds` (mutable, default 0): the engine's
     /// sequence-number-to-time mapping (`CfConfig::preserve_internal_time_seconds`).
     pub(crate) preserve_internal_time_seconds: u64,
@@ -1035,6 +1039,7 @@ impl Default for Options {
             strict_max_successive_merges: false,
             ttl: u64::MAX - 1,
             periodic_compaction_seconds: u64::MAX - 1,
+            read_triggered_compaction_threshold: 0.0,
             preserve_internal_time_seconds: 0,
             prefix_extractor: None,
             memtable_prefix_bloom_ratio: 0.0,
@@ -1569,6 +1574,12 @@ impl Options {
             return Err(Error::not_supported(format!("option {name} is not supported by Shale")));
         }
         // RocksDB's ColumnFamilyData::ValidateOptions (at open and at each SetOptions).
+        let rt = self.read_triggered_compaction_threshold;
+        if rt < 0.0 || !rt.is_finite() {
+            return Err(Error::invalid_argument(
+                "read_triggered_compaction_threshold must be >= 0.0 and finite. Use 0.0 to disable.",
+            ));
+        }
         if ![0, 1, 2, 4, 8].contains(&self.memtable_protection_bytes_per_key) {
             return Err(Error::not_supported(
                 "Memtable per key-value checksum protection only supports 0, 1, 2, 4 or 8 bytes per key.",

@@ -181,6 +181,7 @@ impl Options {
             ttl: self.sanitized_ttl(),
             age_ttl,
             age_periodic,
+            read_triggered_compaction_threshold: self.read_triggered_compaction_threshold,
             preserve_internal_time_seconds: self.preserve_internal_time_seconds,
             daily_offpeak: self.dbmisc.daily_offpeak(),
             bottommost_file_compaction_delay: self.bottommost_file_compaction_delay,

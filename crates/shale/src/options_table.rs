@@ -2066,6 +2066,19 @@ pub(crate) static ROWS: &[OptionRow] = &[
             Ok(true)
         }),
     ),
+    // Read by each point read (whether to sample it) and by the picker at each pick, so
+    // `set_options` takes effect at once.
+    opt(
+        "read_triggered_compaction_threshold",
+        Cf,
+        Dbl,
+        Yes,
+        Some(|c| double(c.read_triggered_compaction_threshold)),
+        Some(|o, n, v| {
+            o.read_triggered_compaction_threshold = number(n, v)?;
+            Ok(true)
+        }),
+    ),
     opt(
         "level_compaction_dynamic_level_bytes",
         Cf,

@@ -370,6 +370,36 @@ pub fn pick(v: &Version, opts: &CfConfig, busy: Busy<'_>) -> Option<CompactionPl
         .or_else(|| pick_bottommost_files(v, opts, busy, unix_now()).map(|p| with(p, "BottommostFiles")))
         .or_else(|| pick_by_age(v, opts, busy, unix_now()))
         .or_else(|| pick_forced_blob_gc(v, opts, busy).map(|p| with(p, "ForcedBlobGC")))
+        .or_else(|| pick_read_triggered(v, opts, busy).map(|p| with(p, "ReadTriggered")))
+}
+
+/// RocksDB's leveled pick of read-triggered compactions (`PickFileToCompact(..,
+/// CompactToNextLevel::kYes)` over [`read_hot_files`]), asked last: the first hot table
+/// that can go is compacted into
+/// the next level (level 0: all of level 0 into the base level, or, when level 0 is the only
+/// non-empty level, the table into level 0 again). None while a level-0 compaction runs for
+/// a level-0 table.
+pub fn pick_read_triggered(v: &Version, opts: &CfConfig, busy: Busy<'_>) -> Option<CompactionPlan> {
+    let hot = read_hot_files(v, opts, busy);
+    let last = (0..v.num_levels()).rev().find(|&l| v.num_files(l) > 0)?;
+    for (level, f) in hot {
+        let plan = if level == 0 && last == 0 {
+            if busy.running.iter().any(|r| r.level == 0) {
+                continue;
+            }
+            // On level 0 older files of the level may hold the same keys: never bottommost.
+            CompactionPlan { level: 0, output_level: 0, inputs: vec![f.clone()], ..Default::default() }
+        } else {
+            let Some(plan) = plan_one_level_down(v, opts, busy, level, f) else {
+                continue;
+            };
+            plan
+        };
+        if !busy.conflicts(v, &plan) {
+            return Some(plan);
+        }
+    }
+    None
 }
 
 /// RocksDB's `ComputeFilesMarkedForForcedBlobGC` and its pick (`CompactToNextLevel::kNo`):
@@ -427,6 +457,42 @@ pub fn pick_forced_blob_gc(v: &Version, opts: &CfConfig, busy: Busy<'_>) -> Opti
         }
     }
     None
+}
+
+/// RocksDB's `ComputeFilesMarkedForReadTriggeredCompaction`: with
+/// `read_triggered_compaction_threshold` above 0 (and not FIFO), the tables, with their
+/// levels, whose sampled collapsible reads per byte (`FileMetaData::sampled`) exceed it,
+/// hottest first; busy tables, empty ones and those on the last non-empty level (level 0
+/// excepted) are left out.
+pub fn read_hot_files<'v>(
+    v: &'v Version,
+    opts: &CfConfig,
+    busy: Busy<'_>,
+) -> Vec<(usize, &'v Arc<FileMetaData>)> {
+    let threshold = opts.read_triggered_compaction_threshold;
+    if threshold <= 0.0 || threshold.is_nan() || opts.style == CompactionStyle::Fifo {
+        return Vec::new();
+    }
+    let Some(last) = (0..v.num_levels()).rev().find(|&l| v.num_files(l) > 0) else {
+        return Vec::new();
+    };
+    let mut hot: Vec<(f64, usize, &Arc<FileMetaData>)> = Vec::new();
+    for level in 0..v.num_levels() {
+        if level >= last && level != 0 {
+            continue;
+        }
+        for f in v.files(level) {
+            if busy.file(f.number) || f.file_size == 0 {
+                continue;
+            }
+            let per_byte = f.sampled.collapsible() as f64 / f.file_size as f64;
+            if per_byte > threshold {
+                hot.push((per_byte, level, f));
+            }
+        }
+    }
+    hot.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap_or(std::cmp::Ordering::Equal));
+    hot.into_iter().map(|(_, level, f)| (level, f)).collect()
 }
 
 /// Seconds since the epoch (0 if the clock is before it).
@@ -837,7 +903,7 @@ pub fn pick_manual_into(
     Some(plan_for(v, level, output_level, inputs))
 }
 
-fn plan_for(
+pub(super) fn plan_for(
     v: &Version,
     level: usize,
     output_level: usize,
@@ -894,7 +960,7 @@ pub fn clean_cut(v: &Version, level: usize, inputs: Vec<Arc<FileMetaData>>) -> V
 }
 
 /// The smallest and largest user keys of `files`.
-fn key_range(v: &Version, files: &[Arc<FileMetaData>]) -> (Vec<u8>, Vec<u8>) {
+pub(super) fn key_range(v: &Version, files: &[Arc<FileMetaData>]) -> (Vec<u8>, Vec<u8>) {
     let icmp = v.icmp();
     let mut lo: Option<&[u8]> = None;
     let mut hi: Option<&[u8]> = None;

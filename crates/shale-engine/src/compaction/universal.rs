@@ -89,7 +89,8 @@ pub fn pick_universal(v: &Version, opts: &CfConfig, busy: Busy<'_>, now: u64) ->
     let runs = sorted_runs_to(v, busy, max_output_level);
     let periodic_limit = super::offpeak::periodic_limit(now, opts.age_periodic, opts.daily_offpeak);
     let periodic = periodic_due(v, periodic_limit);
-    if runs.is_empty() || (!periodic && runs.len() < trigger) {
+    let hot = super::picker::read_hot_files(v, opts, busy);
+    if runs.is_empty() || (!periodic && hot.is_empty() && runs.len() < trigger) {
         return None;
     }
     let picker = Picker { v, opts, u, runs: &runs, busy, periodic_limit, max_output_level };
@@ -107,18 +108,65 @@ pub fn pick_universal(v: &Version, opts: &CfConfig, busy: Busy<'_>, now: u64) ->
                 picker.reduce_sorted_runs(u32::MAX, max_files)
             });
     }
+    let by_read = plan.is_none() && !hot.is_empty();
+    if by_read {
+        plan = read_triggered(v, busy, &hot, max_output_level).map(|mut p| {
+            p.reason = Some("ReadTriggered");
+            p
+        });
+    }
     // RocksDB's PickCompaction: with `allow_trivial_move`, any pick but a periodic one moves
     // its files unchanged when no two of them overlap (`Compaction::IsTrivialMove`: not into
     // level 0, and from level 0 only while the version's level-0 files do not overlap).
     if let Some(p) = plan.as_mut() {
         p.move_all = u.allow_trivial_move
             && !by_period
+            && !by_read
             && p.output_level != 0
             && p.output_level != p.level
             && (p.level != 0 || level0_non_overlapping(v))
             && inputs_non_overlapping(v, p);
     }
     plan
+}
+
+/// RocksDB's `PickReadTriggeredCompaction` and `BuildCompactionToNextLevel`, asked last: the
+/// first hot table (`picker::read_hot_files`; on level 0 none while a level-0 compaction
+/// runs) is compacted into the first non-empty level below it (from level 0 with every
+/// level below empty: the last level; from a middle level with none below: nothing),
+/// with the level-0 files overlapping it; with a single level, the level-0 files
+/// overlapping it are compacted together into level 0 (not a lone file).
+fn read_triggered(
+    v: &Version,
+    busy: Busy<'_>,
+    hot: &[(usize, &Arc<FileMetaData>)],
+    max_output_level: usize,
+) -> Option<CompactionPlan> {
+    let l0_running = busy.running.iter().any(|r| r.level == 0);
+    let &(level, f) = hot.iter().find(|(level, _)| *level != 0 || !l0_running)?;
+    let mut inputs = super::picker::clean_cut(v, level, vec![f.clone()]);
+    let (lo, hi) = super::picker::key_range(v, &inputs);
+    if v.num_levels() == 1 && level == 0 {
+        inputs = v.overlapping_files(0, Some(&lo), Some(&hi));
+    }
+    let output_level = match (level + 1..=max_output_level).find(|&l| v.num_files(l) > 0) {
+        Some(l) => l,
+        None if level == 0 => max_output_level,
+        None => return None,
+    };
+    if inputs.len() <= 1 && output_level == 0 {
+        return None;
+    }
+    let plan = if output_level == 0 {
+        // Every level-0 file holding the range is an input, and there is no other level.
+        CompactionPlan { level: 0, output_level: 0, inputs, bottommost: true, ..Default::default() }
+    } else {
+        if level == 0 {
+            inputs = v.overlapping_files(0, Some(&lo), Some(&hi));
+        }
+        super::picker::plan_for(v, level, output_level, inputs)
+    };
+    (!busy.conflicts(v, &plan)).then_some(plan)
 }
 
 /// RocksDB's `VersionStorageInfo::level0_non_overlapping`: the level-0 files of `v`, ordered

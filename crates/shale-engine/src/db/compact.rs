@@ -887,8 +887,8 @@ impl DbInner {
         Ok(())
     }
 
-    /// Queues the families with `ttl` or periodic compaction on, so that the picker looks
-    /// at their tables' ages (called by idle compaction threads, about once a second; acts
+    /// Queues the families with `ttl`, periodic or read-triggered compaction on, so that the
+    /// picker looks at their tables' ages and reads (called by idle compaction threads, about once a second; acts
     /// once every RocksDB's `ComputeTriggerCompactionPeriod` seconds, which
     /// `max_compaction_trigger_wakeup_seconds` bounds, logging RocksDB's INFO line).
     pub fn schedule_aged_compactions(&self, st: &mut DbState) {
@@ -911,8 +911,11 @@ impl DbInner {
             .iter()
             .filter(|(_, c)| {
                 let cfg = c.handle.config();
-                // A delayed bottommost file becomes eligible with time too.
-                (cfg.age_ttl, cfg.age_periodic) != (0, 0) || cfg.bottommost_file_compaction_delay > 0
+                // A delayed bottommost file becomes eligible with time too, and a table with
+                // reads (RocksDB's `read_triggered_compaction_threshold > 0.0` test).
+                (cfg.age_ttl, cfg.age_periodic) != (0, 0)
+                    || cfg.bottommost_file_compaction_delay > 0
+                    || cfg.read_triggered_compaction_threshold > 0.0
             })
             .map(|(id, _)| *id)
             .collect();

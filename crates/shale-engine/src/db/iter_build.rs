@@ -162,6 +162,13 @@ impl DbInner {
                     upper.clone(),
                 );
                 level.set_prefix_seek(prefix.level_stop.clone());
+                // RocksDB's LevelIterator samples its reads; Shale only while
+                // `read_triggered_compaction_threshold`, which reads the counts, is on.
+                if cf.config().read_triggered_compaction_threshold > 0.0 {
+                    let metas: Vec<_> =
+                        run.iter().filter_map(|lf| by_number.get(&lf.number).cloned()).collect();
+                    level.set_read_sampling(metas.into());
+                }
                 children.push(Box::new(level));
             }
         }

@@ -49,6 +49,10 @@ pub struct LevelIterator {
     /// Where a file's iterator goes when this one moves off it while pinning is on, and
     /// what every file iterator opened is given (`InternalIterator::set_pinned_data`).
     pins: Option<crate::iter::PinRef>,
+    /// The metadata of `files` (same order) whose sampled read counts this cursor feeds
+    /// (RocksDB's `LevelIterator::SampleRead`; `read_triggered_compaction_threshold`).
+    /// None: no sampling.
+    sampled: Option<Arc<[Arc<crate::version::FileMetaData>]>>,
 }
 
 impl LevelIterator {
@@ -65,6 +69,39 @@ impl LevelIterator {
             open_err: None,
             prefix_seek: None,
             pins: None,
+            sampled: None,
+        }
+    }
+
+    /// Feeds the sampled read counts of `metas` (the run's files, in order) from now on;
+    /// ignored unless there is one per file.
+    pub fn set_read_sampling(&mut self, metas: Arc<[Arc<crate::version::FileMetaData>]>) {
+        if metas.len() == self.files.len() {
+            self.sampled = Some(metas);
+        }
+    }
+
+    /// RocksDB's `LevelIterator::SampleRead`: one seek in 1024 (at random) or one step in
+    /// 65536 (per thread) that lands on a deletion or a merge operand counts 1024
+    /// collapsible reads for the file it is in.
+    #[inline]
+    fn sample_read(&self, is_seek: bool) {
+        let Some(metas) = &self.sampled else { return };
+        let hit = if is_seek { crate::db::read::sample_read() } else { crate::db::read::sample_step() };
+        if !hit || !self.file_valid() {
+            return;
+        }
+        let Some(it) = self.file_iter.as_ref() else { return };
+        let key = it.key();
+        let Some(&kind) = key.len().checked_sub(8).and_then(|i| key.get(i)) else { return };
+        let collapsible = kind == crate::key::ValueType::Deletion as u8
+            || kind == crate::key::ValueType::SingleDeletion as u8
+            || kind == crate::key::DELETION_WITH_TIMESTAMP
+            || kind == crate::key::ValueType::Merge as u8;
+        if collapsible {
+            if let Some(m) = metas.get(self.file_index) {
+                m.sampled.add_collapsible(crate::db::read::FILE_READ_SAMPLE_RATE);
+            }
         }
     }
 
@@ -201,6 +238,7 @@ impl InternalIterator for LevelIterator {
             }
         }
         self.skip_empty_forward();
+        self.sample_read(true);
     }
 
     fn seek_to_last(&mut self) {
@@ -214,6 +252,7 @@ impl InternalIterator for LevelIterator {
             }
         }
         self.skip_empty_backward();
+        self.sample_read(true);
     }
 
     fn seek(&mut self, target: &[u8]) {
@@ -233,6 +272,7 @@ impl InternalIterator for LevelIterator {
             return;
         }
         self.skip_empty_forward();
+        self.sample_read(true);
     }
 
     fn seek_for_prev(&mut self, target: &[u8]) {
@@ -248,6 +288,7 @@ impl InternalIterator for LevelIterator {
             }
         }
         self.skip_empty_backward();
+        self.sample_read(true);
     }
 
     fn next(&mut self) {
@@ -255,6 +296,7 @@ impl InternalIterator for LevelIterator {
             it.next();
         }
         self.skip_empty_forward();
+        self.sample_read(false);
     }
 
     fn prev(&mut self) {
@@ -262,6 +304,7 @@ impl InternalIterator for LevelIterator {
             it.prev();
         }
         self.skip_empty_backward();
+        self.sample_read(false);
     }
 
     fn key(&self) -> &[u8] {
@@ -339,6 +382,46 @@ mod tests {
             next_key = lo + span + 1;
         }
         (files, Arc::new(contents), all)
+    }
+
+    /// Seeks landing on a deletion in file 0 and on a value in file 1, 100 000 of each:
+    /// with sampling on, about one in 1024 of the first counts 1024 for file 0 (RocksDB's
+    /// `SampleRead`), none for file 1; without it nothing is counted.
+    #[test]
+    fn sampled_seeks_count_collapsible_entries_of_their_file() {
+        let icmp = bytewise_internal_comparator();
+        let del = make_internal_key(b"a", 2, ValueType::Deletion);
+        let val = make_internal_key(b"b", 1, ValueType::Value);
+        let contents: Arc<Vec<Entries>> =
+            Arc::new(vec![vec![(del.clone(), Vec::new())], vec![(val.clone(), b"v".to_vec())]]);
+        let files = vec![
+            LevelFile { number: 0, smallest: del.clone(), largest: del.clone() },
+            LevelFile { number: 1, smallest: val.clone(), largest: val.clone() },
+        ];
+        let i2 = icmp.clone();
+        let opener: FileOpener = Arc::new(move |f: &LevelFile| {
+            Ok(Box::new(VecIterator::new(contents[f.number as usize].clone(), i2.clone())) as BoxedIterator)
+        });
+        let metas: Vec<Arc<crate::version::FileMetaData>> = (0..2)
+            .map(|n| Arc::new(crate::version::FileMetaData { number: n, ..Default::default() }))
+            .collect();
+        let mut off = LevelIterator::new(icmp.clone(), files.clone(), opener.clone());
+        let mut on = LevelIterator::new(icmp, files, opener);
+        on.set_read_sampling(metas.clone().into());
+        for _ in 0..100_000 {
+            off.seek(&del);
+            assert!(off.valid());
+            off.seek(&val);
+        }
+        assert_eq!((metas[0].sampled.collapsible(), metas[1].sampled.collapsible()), (0, 0));
+        for _ in 0..100_000 {
+            on.seek(&del);
+            assert_eq!(on.key(), &del[..]);
+            on.seek(&val);
+        }
+        let counted = metas[0].sampled.collapsible();
+        assert!(counted > 0 && counted.is_multiple_of(1024) && counted < 400 * 1024, "{counted}");
+        assert_eq!(metas[1].sampled.collapsible(), 0);
     }
 
     #[test]

@@ -178,6 +178,54 @@ pub struct FileMetaData {
     /// The file's open reader, kept here while the database's table cache is unbounded
     /// (`max_open_files = -1`), as RocksDB's `FileDescriptor::pinned_reader`. Not recorded.
     pub pinned_reader: PinnedReader,
+    /// Sampled read counts (RocksDB's `FileSampledStats`). Not recorded.
+    pub sampled: FileSampledStats,
+}
+
+/// RocksDB's `FileSampledStats`: the reads a file served, estimated by sampling, that
+/// `read_triggered_compaction_threshold` weighs against the file's size. Counted only
+/// while that option is on (the read path skips it otherwise). A clone copies the counts
+/// (as RocksDB's copy does); like [`PinnedReader`] it is no part of what the MANIFEST
+/// records and compares equal to any other.
+#[derive(Default)]
+pub struct FileSampledStats {
+    /// Sampled reads where the file gave no final value: not found, a deletion, or merge
+    /// operands (RocksDB's `num_collapsible_entry_reads_sampled`).
+    pub collapsible_reads: std::sync::atomic::AtomicU64,
+}
+
+impl FileSampledStats {
+    /// Adds `n` estimated collapsible reads.
+    #[inline]
+    pub fn add_collapsible(&self, n: u64) {
+        self.collapsible_reads.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The estimated collapsible reads so far.
+    #[inline]
+    pub fn collapsible(&self) -> u64 {
+        self.collapsible_reads.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+impl Clone for FileSampledStats {
+    fn clone(&self) -> Self {
+        FileSampledStats { collapsible_reads: std::sync::atomic::AtomicU64::new(self.collapsible()) }
+    }
+}
+
+impl PartialEq for FileSampledStats {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for FileSampledStats {}
+
+impl std::fmt::Debug for FileSampledStats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "FileSampledStats({})", self.collapsible())
+    }
 }
 
 /// A slot for an open table reader, set once (RocksDB's `FileDescriptor::pinned_reader`):
@@ -254,6 +302,7 @@ impl Default for FileMetaData {
             max_timestamp: Vec::new(),
             file_open_metadata: Vec::new(),
             pinned_reader: PinnedReader::default(),
+            sampled: FileSampledStats::default(),
         }
     }
 }
