@@ -134,6 +134,31 @@ pub struct DBIter {
     /// `memtable_op_scan_flush_trigger` (and its average form) on the active memtable the
     /// iterator was made over; None: off (the default, a tailing or read-only iterator).
     scan_flush: Option<Box<ScanFlush>>,
+    /// `min_tombstones_for_range_conversion` on the active memtable the iterator was made
+    /// over; None: off (the default, and wherever RocksDB turns it off).
+    range_conv: Option<Box<RangeConv>>,
+}
+
+/// RocksDB's read-path range conversion (`min_tombstones_for_range_conversion`,
+/// `DBIter::TrackContiguousTombstone` / `FlushPendingTombstoneRun` /
+/// `MaybeInsertRangeTombstone`): a forward step that passes `min` or more point tombstones
+/// (Deletion, SingleDeletion: the newest visible entries of their keys, not covered by a
+/// range tombstone) with no live key between them adds the range tombstone
+/// `[first tombstone's key, end)` to the active memtable at the iterator's sequence, `end`
+/// being the live key (or merge) that ends the run, or else the last key the step passed
+/// (the run ran into the upper bound, the prefix's end or the data's end).
+/// Counted as `rocksdb.read.path.range.tombstones.inserted`; a run long enough that is not
+/// added (the memtable's earliest sequence is above the read's, a tombstone of the memtable
+/// already covers the range, the memtable was switched out, an ingestion is under way or
+/// assigned a later sequence) as `...discarded`.
+struct RangeConv {
+    mem: Arc<MemTable>,
+    /// The family's ingestion lock (`CfHandle::ingest_lock`).
+    ingest_lock: Arc<parking_lot::RwLock<()>>,
+    min: u32,
+    count: u32,
+    first: Vec<u8>,
+    last: Vec<u8>,
 }
 
 /// RocksDB's `memtable_op_scan_flush_trigger` and `memtable_avg_op_scan_flush_trigger`
@@ -173,6 +198,89 @@ impl ScanFlush {
         }
         if self.avg_trigger > 0 {
             self.hidden_since_seek += 1;
+        }
+    }
+}
+
+impl RangeConv {
+    /// A point tombstone of `user_key` (the newest visible entry of its key, not covered
+    /// by a range tombstone) passed by a forward step: it extends the run.
+    fn track(&mut self, user_key: &[u8]) {
+        if self.count == 0 {
+            self.first.clear();
+            self.first.extend_from_slice(user_key);
+        }
+        self.count = self.count.saturating_add(1);
+        self.last.clear();
+        self.last.extend_from_slice(user_key);
+    }
+
+    /// An entry newer than the snapshot of a key past the run's last one: RocksDB's
+    /// `saved_key_` moves to it, and a run that ends with the step ends there.
+    fn newer_key(&mut self, icmp: &InternalKeyComparator, user_key: &[u8]) {
+        if self.count > 0 && icmp.compare_user(user_key, &self.last) == Ordering::Greater {
+            self.last.clear();
+            self.last.extend_from_slice(user_key);
+        }
+    }
+
+    /// Ends the pending run at `end` (None: at its last key), adding its range tombstone
+    /// when it is long enough (RocksDB's `FlushPendingTombstoneRun`).
+    fn flush(
+        &mut self,
+        icmp: &InternalKeyComparator,
+        sequence: SequenceNumber,
+        stats: Option<&crate::statistics::Statistics>,
+        end: Option<&[u8]>,
+    ) {
+        if self.count >= self.min {
+            let tick = self.insert(icmp, sequence, end.unwrap_or(&self.last));
+            crate::statistics::record_tick(stats, tick, 1);
+        }
+        self.count = 0;
+    }
+
+    /// RocksDB's `MaybeInsertRangeTombstone` for the run ending at `end`, read at
+    /// `sequence`: the ticker to count.
+    fn insert(
+        &self,
+        icmp: &InternalKeyComparator,
+        sequence: SequenceNumber,
+        end: &[u8],
+    ) -> crate::statistics::Ticker {
+        use crate::statistics::Ticker;
+        // The read's snapshot predates the memtable: the tombstone would cover writes made
+        // between the two.
+        if sequence < self.mem.earliest_seqno() {
+            return Ticker::ReadPathRangeTombstonesDiscarded;
+        }
+        // RocksDB looks for one fragment of the memtable's tombstones (split at every
+        // tombstone's start and end, visible at the read's sequence) that contains the
+        // whole range.
+        if self.mem.num_range_deletes() > 0 {
+            let first = &self.first[..];
+            let inside = |k: &[u8]| {
+                icmp.compare_user(k, first) == Ordering::Greater
+                    && icmp.compare_user(k, end) == Ordering::Less
+            };
+            let all = self.mem.range_tombstones();
+            let split = all.iter().any(|(k, e)| inside(user_key(k)) || inside(e));
+            let covering = all.iter().any(|(k, e)| {
+                parse_internal_key(k).is_ok_and(|p| {
+                    p.sequence <= sequence
+                        && icmp.compare_user(p.user_key, first) != Ordering::Greater
+                        && icmp.compare_user(e, end) != Ordering::Less
+                        && icmp.compare_user(e, first) == Ordering::Greater
+                })
+            });
+            if covering && !split {
+                return Ticker::ReadPathRangeTombstonesDiscarded;
+            }
+        }
+        if self.mem.add_redundant_range_tombstone(sequence, &self.first, end, &self.ingest_lock) {
+            Ticker::ReadPathRangeTombstonesInserted
+        } else {
+            Ticker::ReadPathRangeTombstonesDiscarded
         }
     }
 }
@@ -217,7 +325,29 @@ impl DBIter {
             blob: None,
             entity: None,
             scan_flush: None,
+            range_conv: None,
         }
+    }
+
+    /// RocksDB's `min_tombstones_for_range_conversion` (0: off) on `active`, the active
+    /// memtable of the SuperVersion the iterator reads, with the family's ingestion lock
+    /// (see [`RangeConv`]). The caller leaves it off where RocksDB does.
+    pub fn set_range_conversion(
+        &mut self,
+        active: Arc<MemTable>,
+        ingest_lock: Arc<parking_lot::RwLock<()>>,
+        min: u32,
+    ) {
+        self.range_conv = (min > 0).then(|| {
+            Box::new(RangeConv {
+                mem: active,
+                ingest_lock,
+                min,
+                count: 0,
+                first: Vec::new(),
+                last: Vec::new(),
+            })
+        });
     }
 
     /// RocksDB's `memtable_op_scan_flush_trigger` (0: off) and
@@ -660,6 +790,9 @@ impl DBIter {
     /// passed over (they are older versions of a key already dealt with).
     fn find_next_user_entry(&mut self, mut skipping: bool) {
         self.skipped = 0;
+        if let Some(rc) = self.range_conv.as_deref_mut() {
+            rc.count = 0;
+        }
         let mut num_skipped = 0usize;
         let mut mem_hidden = 0u64;
         while self.inner.valid() {
@@ -678,6 +811,11 @@ impl DBIter {
             let hidden = skipping && self.icmp.compare_user(p.user_key, &self.saved_key) != Ordering::Greater;
             if p.sequence > self.sequence {
                 perf::count(Field::InternalRecentSkippedCount, 1);
+                if !hidden {
+                    if let Some(rc) = self.range_conv.as_deref_mut() {
+                        rc.newer_key(&self.icmp, p.user_key);
+                    }
+                }
             } else if hidden {
                 perf::count(Field::InternalKeySkippedCount, 1);
                 // RocksDB's merging iterator drops covered entries before its DBIter sees
@@ -718,6 +856,9 @@ impl DBIter {
                 num_skipped = 0;
                 match self.classify(p.user_key, p.sequence, p.value_type) {
                     Some(Found::Value) => {
+                        if let Some(rc) = self.range_conv.as_deref_mut() {
+                            rc.flush(&self.icmp, self.sequence, self.stats.as_deref(), Some(p.user_key));
+                        }
                         self.entity = None;
                         if needs_resolve(p.value_type) {
                             // The blob's value (an entity's default column), kept as a
@@ -737,6 +878,9 @@ impl DBIter {
                         return;
                     }
                     Some(Found::Merge) => {
+                        if let Some(rc) = self.range_conv.as_deref_mut() {
+                            rc.flush(&self.icmp, self.sequence, self.stats.as_deref(), Some(p.user_key));
+                        }
                         self.saved_key.clear();
                         self.saved_key.extend_from_slice(p.user_key);
                         match self.merge_values_new_to_old() {
@@ -757,6 +901,16 @@ impl DBIter {
                                 f.count(p.sequence, &mut mem_hidden);
                             }
                         }
+                        // RocksDB's merging iterator drops tombstones a range tombstone
+                        // covers before its DBIter sees them: those are not counted.
+                        if self.range_conv.is_some()
+                            && matches!(p.value_type, ValueType::Deletion | ValueType::SingleDeletion)
+                            && !self.covered(p.user_key, p.sequence)
+                        {
+                            if let Some(rc) = self.range_conv.as_deref_mut() {
+                                rc.track(p.user_key);
+                            }
+                        }
                         self.skipped += 1;
                         if self.skip_limit_exceeded() {
                             return self.fail_skipped();
@@ -769,6 +923,11 @@ impl DBIter {
                 }
             }
             self.inner.next();
+        }
+        if self.range_conv.is_some() && self.inner.status().is_ok() {
+            if let Some(rc) = self.range_conv.as_deref_mut() {
+                rc.flush(&self.icmp, self.sequence, self.stats.as_deref(), None);
+            }
         }
         self.valid = false;
     }

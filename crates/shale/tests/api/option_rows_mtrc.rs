@@ -1,0 +1,260 @@
+//! `min_tombstones_for_range_conversion` (a mutable column-family option, default 0: off),
+//! acting as RocksDB 11.8.1's read-path range conversion (`DBIter::MaybeInsertRangeTombstone`):
+//! a forward step that passes at least that many point tombstones in a row, with no live key
+//! between them, adds one range tombstone over them to the active memtable at the read's
+//! sequence (`rocksdb.read.path.range.tombstones.inserted`); later scans do not count the
+//! covered tombstones again, and what every read returns never changes. A run RocksDB would add
+//! but cannot (the read's snapshot predates the memtable, a tombstone already covers the
+//! range) counts as `...discarded`; read-only databases, tailing iterators and legacy prefix
+//! seeks convert nothing.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
+
+use crate::util;
+
+use shale::statistics::Ticker;
+use shale::{Cache, ErrorKind, IteratorMode, Options, ReadOptions, SliceTransform, DB};
+
+fn opts(min: u32) -> Options {
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_disable_auto_compactions(true);
+    o.enable_statistics();
+    if min > 0 {
+        o = o.get_options_from_string(&format!("min_tombstones_for_range_conversion={min}")).unwrap();
+        o.create_if_missing(true);
+        o.set_disable_auto_compactions(true);
+    }
+    o
+}
+
+fn inserted(o: &Options) -> u64 {
+    o.get_ticker_count(Ticker::ReadPathRangeTombstonesInserted)
+}
+
+fn discarded(o: &Options) -> u64 {
+    o.get_ticker_count(Ticker::ReadPathRangeTombstonesDiscarded)
+}
+
+fn active_entries(db: &DB) -> u64 {
+    util::int_prop(db, "rocksdb.num-entries-active-mem-table")
+}
+
+/// `a` live, `n` deleted keys `k0000..` (each put, then deleted), `z` live.
+fn fill(db: &DB, n: u32) {
+    db.put("a", "A").unwrap();
+    for i in 0..n {
+        db.put(format!("k{i:04}"), "v").unwrap();
+    }
+    for i in 0..n {
+        db.delete(format!("k{i:04}")).unwrap();
+    }
+    db.put("z", "Z").unwrap();
+}
+
+fn scan(db: &DB, ro: ReadOptions) -> Vec<(Vec<u8>, Vec<u8>)> {
+    db.iterator_opt(IteratorMode::Start, ro)
+        .map(|r| r.map(|(k, v)| (k.to_vec(), v.to_vec())).unwrap())
+        .collect()
+}
+
+fn live() -> Vec<(Vec<u8>, Vec<u8>)> {
+    vec![(b"a".to_vec(), b"A".to_vec()), (b"z".to_vec(), b"Z".to_vec())]
+}
+
+#[test]
+fn a_long_run_of_tombstones_becomes_one_range_tombstone() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = opts(10);
+    let db = DB::open(&o, dir.path()).unwrap();
+    fill(&db, 100);
+    let before = active_entries(&db);
+    assert_eq!(scan(&db, ReadOptions::default()), live());
+    assert_eq!(inserted(&o), 1);
+    assert_eq!(discarded(&o), 0);
+    assert_eq!(active_entries(&db), before + 1, "one range tombstone added to the active memtable");
+    // Later scans: same results, the covered tombstones are not counted again, nothing added.
+    assert_eq!(scan(&db, ReadOptions::default()), live());
+    assert_eq!((inserted(&o), discarded(&o)), (1, 0));
+    assert_eq!(active_entries(&db), before + 1);
+    // The tombstone ends at the live key that ended the run, and sits at the read's
+    // sequence: later writes into its range are seen.
+    assert_eq!(db.get("z").unwrap(), Some(b"Z".to_vec()));
+    assert_eq!(db.get("k0050").unwrap(), None);
+    db.put("k0050", "again").unwrap();
+    assert_eq!(db.get("k0050").unwrap(), Some(b"again".to_vec()));
+    let got = scan(&db, ReadOptions::default());
+    assert_eq!(got.len(), 3, "{got:?}");
+    assert_eq!(got[1], (b"k0050".to_vec(), b"again".to_vec()));
+    // Flushed and reopened: the data is the same.
+    db.flush().unwrap();
+    drop(db);
+    let db = DB::open(&opts(0), dir.path()).unwrap();
+    assert_eq!(scan(&db, ReadOptions::default()).len(), 3);
+    assert_eq!(db.get("k0050").unwrap(), Some(b"again".to_vec()));
+    assert_eq!(db.get("k0049").unwrap(), None);
+}
+
+#[test]
+fn nothing_happens_when_off_or_the_run_is_short() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = opts(0);
+    let db = DB::open(&o, dir.path()).unwrap();
+    fill(&db, 100);
+    let before = active_entries(&db);
+    assert_eq!(scan(&db, ReadOptions::default()), live());
+    assert_eq!((inserted(&o), discarded(&o)), (0, 0));
+    assert_eq!(active_entries(&db), before);
+    drop(db);
+
+    let dir = tempfile::tempdir().unwrap();
+    let o = opts(101);
+    let db = DB::open(&o, dir.path()).unwrap();
+    fill(&db, 100);
+    let before = active_entries(&db);
+    assert_eq!(scan(&db, ReadOptions::default()), live());
+    assert_eq!((inserted(&o), discarded(&o)), (0, 0), "100 tombstones, 101 needed");
+    assert_eq!(active_entries(&db), before);
+    // A live key in the middle splits the run in two of 50: neither is long enough for 51.
+    db.set_options(&[("min_tombstones_for_range_conversion", "51")]).unwrap();
+    db.put("k0050", "mid").unwrap();
+    assert_eq!(scan(&db, ReadOptions::default()).len(), 3);
+    assert_eq!((inserted(&o), discarded(&o)), (0, 0));
+    // 49 is enough: both runs convert (the first ends at k0050, the second at z).
+    db.set_options(&[("min_tombstones_for_range_conversion", "49")]).unwrap();
+    let before = active_entries(&db);
+    assert_eq!(scan(&db, ReadOptions::default()).len(), 3);
+    assert_eq!(inserted(&o), 2);
+    assert_eq!(active_entries(&db), before + 2);
+}
+
+#[test]
+fn set_options_turns_it_on_and_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = opts(0);
+    let db = DB::open(&o, dir.path()).unwrap();
+    fill(&db, 100);
+    db.set_options(&[("min_tombstones_for_range_conversion", "10")]).unwrap();
+    assert_eq!(scan(&db, ReadOptions::default()), live());
+    assert_eq!(inserted(&o), 1);
+    // Off again: a new run elsewhere is left alone.
+    db.set_options(&[("min_tombstones_for_range_conversion", "0")]).unwrap();
+    for i in 0..50u32 {
+        db.delete(format!("m{i:04}")).unwrap();
+    }
+    let before = active_entries(&db);
+    assert_eq!(scan(&db, ReadOptions::default()), live());
+    assert_eq!((inserted(&o), discarded(&o)), (1, 0));
+    assert_eq!(active_entries(&db), before);
+    let e = db.set_options(&[("min_tombstones_for_range_conversion", "x")]).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+}
+
+#[test]
+fn a_run_at_the_upper_bound_ends_at_its_last_tombstone() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = opts(10);
+    let db = DB::open(&o, dir.path()).unwrap();
+    fill(&db, 100);
+    let mut ro = ReadOptions::default();
+    ro.set_iterate_upper_bound("k0050");
+    assert_eq!(scan(&db, ro), vec![(b"a".to_vec(), b"A".to_vec())]);
+    assert_eq!(inserted(&o), 1);
+    // [k0000, k0049) is covered now; k0049 still has its own tombstone: a scan of the rest
+    // converts k0049..z (a new range, not covered by the first).
+    assert_eq!(scan(&db, ReadOptions::default()), live());
+    assert_eq!(inserted(&o), 2);
+    assert_eq!(db.get("k0049").unwrap(), None);
+}
+
+#[test]
+fn an_older_snapshot_than_the_memtable_discards_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = opts(10);
+    let db = DB::open(&o, dir.path()).unwrap();
+    fill(&db, 100);
+    let snap = db.snapshot();
+    db.put("b", "B").unwrap();
+    db.flush().unwrap();
+    db.put("c", "C").unwrap();
+    let before = active_entries(&db);
+    let mut ro = ReadOptions::default();
+    ro.set_snapshot(&snap);
+    assert_eq!(scan(&db, ro), live());
+    assert_eq!((inserted(&o), discarded(&o)), (0, 1));
+    assert_eq!(active_entries(&db), before);
+    // The latest state converts (the run is in the table, the tombstone goes to the memtable).
+    assert_eq!(scan(&db, ReadOptions::default()).len(), 4);
+    assert_eq!(inserted(&o), 1);
+    assert_eq!(active_entries(&db), before + 1);
+}
+
+#[test]
+fn read_only_tailing_and_legacy_prefix_reads_convert_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = opts(10);
+    {
+        let db = DB::open(&o, dir.path()).unwrap();
+        fill(&db, 100);
+        // Tailing.
+        let mut ro = ReadOptions::default();
+        ro.set_tailing(true);
+        let before = active_entries(&db);
+        assert_eq!(scan(&db, ro), live());
+        assert_eq!((inserted(&o), discarded(&o)), (0, 0));
+        assert_eq!(active_entries(&db), before);
+        db.flush().unwrap();
+    }
+    let ro_opts = opts(10);
+    let db = DB::open_for_read_only(&ro_opts, dir.path(), false).unwrap();
+    assert_eq!(scan(&db, ReadOptions::default()), live());
+    assert_eq!((inserted(&ro_opts), discarded(&ro_opts)), (0, 0));
+    drop(db);
+
+    // A legacy prefix seek (an extractor, no total_order_seek nor prefix_same_as_start).
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = opts(10);
+    o.set_prefix_extractor(SliceTransform::create_fixed_prefix(1));
+    let db = DB::open(&o, dir.path()).unwrap();
+    fill(&db, 100);
+    let before = active_entries(&db);
+    let mut it = db.raw_iterator_opt(ReadOptions::default());
+    it.seek("k");
+    while it.valid() {
+        it.next();
+    }
+    assert!(it.status().is_ok());
+    drop(it);
+    assert_eq!((inserted(&o), discarded(&o)), (0, 0));
+    assert_eq!(active_entries(&db), before);
+    // With prefix_same_as_start it converts, within the prefix (the run ends at its last
+    // tombstone, as at a bound).
+    let mut ro = ReadOptions::default();
+    ro.set_prefix_same_as_start(true);
+    let mut it = db.raw_iterator_opt(ro);
+    it.seek("k");
+    assert!(!it.valid());
+    drop(it);
+    assert_eq!(inserted(&o), 1);
+    assert_eq!(active_entries(&db), before + 1);
+}
+
+#[test]
+fn mtrc_row_round_trips_through_the_options_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path();
+    let o = opts(33);
+    drop(DB::open(&o, path).unwrap());
+    let text = util::latest_options_text(path);
+    assert!(text.contains("  min_tombstones_for_range_conversion=33\n"), "{text}");
+    let (mut again, _) =
+        Options::load_latest(path, shale::Env::new().unwrap(), false, Cache::new_lru_cache(1 << 20)).unwrap();
+    again.enable_statistics();
+    let db = DB::open(&again, path).unwrap();
+    fill(&db, 40);
+    assert_eq!(scan(&db, ReadOptions::default()), live());
+    assert_eq!(inserted(&again), 1, "33 read back from the OPTIONS file");
+    drop(db);
+    let e =
+        Options::default().get_options_from_string("min_tombstones_for_range_conversion=-1").err().unwrap();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+}
