@@ -258,3 +258,47 @@ fn mtrc_row_round_trips_through_the_options_file() {
         Options::default().get_options_from_string("min_tombstones_for_range_conversion=-1").err().unwrap();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
 }
+
+#[test]
+fn a_range_already_covered_in_the_memtable_is_discarded() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = opts(10);
+    let db = DB::open(&o, dir.path()).unwrap();
+    fill(&db, 100);
+    // Both made before either scans: the second does not see the first's tombstone among
+    // its own, meets the same run, and finds it covered in the memtable.
+    let first = db.iterator(IteratorMode::Start);
+    let second = db.iterator(IteratorMode::Start);
+    let before = active_entries(&db);
+    assert_eq!(first.map(|r| r.unwrap().0.to_vec()).collect::<Vec<_>>(), vec![b"a".to_vec(), b"z".to_vec()]);
+    assert_eq!((inserted(&o), discarded(&o)), (1, 0));
+    assert_eq!(second.map(|r| r.unwrap().0.to_vec()).collect::<Vec<_>>(), vec![b"a".to_vec(), b"z".to_vec()]);
+    assert_eq!((inserted(&o), discarded(&o)), (1, 1));
+    assert_eq!(active_entries(&db), before + 1);
+}
+
+#[test]
+fn an_ingestion_after_the_iterator_was_made_discards_its_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = opts(10);
+    let db = DB::open(&o, dir.path().join("db")).unwrap();
+    fill(&db, 100);
+    // A held snapshot makes the ingestion take a new sequence, above the iterator's.
+    let snap = db.snapshot();
+    let it = db.iterator(IteratorMode::Start);
+    let sst = dir.path().join("in.sst");
+    let wo = Options::default();
+    let mut w = shale::SstFileWriter::create(&wo);
+    w.open(&sst).unwrap();
+    w.put(b"zz", b"ingested").unwrap();
+    w.finish().unwrap();
+    db.ingest_external_file(vec![&sst]).unwrap();
+    let before = active_entries(&db);
+    assert_eq!(it.map(|r| r.unwrap().0.to_vec()).collect::<Vec<_>>(), vec![b"a".to_vec(), b"z".to_vec()]);
+    assert_eq!((inserted(&o), discarded(&o)), (0, 1));
+    assert_eq!(active_entries(&db), before);
+    // A new iterator reads at or above the ingested sequence: it converts.
+    assert_eq!(scan(&db, ReadOptions::default()).len(), 3);
+    assert_eq!(inserted(&o), 1);
+    drop(snap);
+}
