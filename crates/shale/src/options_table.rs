@@ -2742,8 +2742,8 @@ pub(crate) static ROWS: &[OptionRow] = &[
     // ---- helper mtrc (issue 33) ----
     // Iterators made from then on (read-write, not tailing, not of a family with
     // user-defined timestamps, total-order or prefix_same_as_start) add a range tombstone
-    // to the active memtable over a forward run of this many point tombstones
-    // (`shale_engine::iter::db_iter::RangeConv`).
+    // to the active memtable over a run of this many point tombstones a step passes, in
+    // either direction (`shale_engine::iter::db_iter::RangeConv`).
     opt(
         "min_tombstones_for_range_conversion",
         Cf,

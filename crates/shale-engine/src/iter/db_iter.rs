@@ -146,7 +146,10 @@ pub struct DBIter {
 /// range tombstone) with no live key between them adds the range tombstone
 /// `[first tombstone's key, end)` to the active memtable at the iterator's sequence, `end`
 /// being the live key (or merge) that ends the run, or else the last key the step passed
-/// (the run ran into the upper bound, the prefix's end or the data's end).
+/// (the run ran into the upper bound, the prefix's end or the data's end). Backward, the run
+/// is tracked below a key above it ([`RangeConv::end`]) down to a live key, the lower
+/// bound, the prefix's start or the data's start, and the range is
+/// `[lowest tombstone's key, end)` (only when `end` is within the seek's prefix).
 /// Counted as `rocksdb.read.path.range.tombstones.inserted`; a run long enough that is not
 /// added (the memtable's earliest sequence is above the read's, a tombstone of the memtable
 /// already covers the range, the memtable was switched out, an ingestion is under way or
@@ -159,6 +162,13 @@ struct RangeConv {
     count: u32,
     first: Vec<u8>,
     last: Vec<u8>,
+    /// Reverse: the key above the run (RocksDB's `range_tomb_end_key_`): the current key
+    /// when `prev` is called, a `seek_for_prev`'s target (or the upper bound it is clamped
+    /// to); None (nothing is tracked) after `seek_to_last` without an upper bound.
+    end: Option<Vec<u8>>,
+    /// Reverse: the key `find_value_for_current_key` just decided has an uncovered point
+    /// tombstone as its newest visible entry.
+    tomb: bool,
 }
 
 /// RocksDB's `memtable_op_scan_flush_trigger` and `memtable_avg_op_scan_flush_trigger`
@@ -213,6 +223,33 @@ impl RangeConv {
         self.count = self.count.saturating_add(1);
         self.last.clear();
         self.last.extend_from_slice(user_key);
+    }
+
+    /// Reverse: a point tombstone of `user_key`, below the ones tracked so far (RocksDB's
+    /// `TrackContiguousTombstone` with `always_update_first_key`).
+    fn track_reverse(&mut self, user_key: &[u8]) {
+        self.first.clear();
+        self.first.extend_from_slice(user_key);
+        self.count = self.count.saturating_add(1);
+    }
+
+    /// Reverse: ends the pending run at `end`, the key above it (RocksDB's
+    /// `FlushPendingTombstoneRun` with `check_prefix_match`: `end_in_prefix` says whether
+    /// `end` is within the seek's prefix).
+    fn flush_reverse(
+        &mut self,
+        icmp: &InternalKeyComparator,
+        sequence: SequenceNumber,
+        stats: Option<&crate::statistics::Statistics>,
+        end_in_prefix: bool,
+    ) {
+        if self.count > 0 && self.count >= self.min && end_in_prefix {
+            if let Some(end) = &self.end {
+                let tick = self.insert(icmp, sequence, end);
+                crate::statistics::record_tick(stats, tick, 1);
+            }
+        }
+        self.count = 0;
     }
 
     /// An entry newer than the snapshot of a key past the run's last one: RocksDB's
@@ -346,6 +383,8 @@ impl DBIter {
                 count: 0,
                 first: Vec::new(),
                 last: Vec::new(),
+                end: None,
+                tomb: false,
             })
         });
     }
@@ -385,6 +424,36 @@ impl DBIter {
         }
         f.steps_since_seek = 1;
         f.hidden_since_seek = 0;
+    }
+
+    /// Reverse: ends the pending run at the key above it (see [`RangeConv::flush_reverse`]).
+    #[cold]
+    fn flush_reverse_run(&mut self) {
+        let in_prefix =
+            self.range_conv.as_deref().and_then(|rc| rc.end.as_deref()).is_some_and(|e| self.prefix_ok(e));
+        if let Some(rc) = self.range_conv.as_deref_mut() {
+            rc.flush_reverse(&self.icmp, self.sequence, self.stats.as_deref(), in_prefix);
+        }
+    }
+
+    /// Reverse: the newest visible entry of `saved_key` so far has sequence `seq` and type
+    /// `t`: whether it is a point tombstone no range tombstone covers (RocksDB's merging
+    /// iterator drops covered entries before its DBIter sees them).
+    #[cold]
+    fn note_reverse_tombstone(&mut self, seq: SequenceNumber, t: ValueType) {
+        let tomb = matches!(t, ValueType::Deletion | ValueType::SingleDeletion)
+            && !self.covered(&self.saved_key, seq);
+        if let Some(rc) = self.range_conv.as_deref_mut() {
+            rc.tomb = tomb;
+        }
+    }
+
+    /// Reverse: the key above a run the next backward step may track (None: none).
+    fn set_reverse_end(&mut self, end: Option<&[u8]>) {
+        if let Some(rc) = self.range_conv.as_deref_mut() {
+            rc.count = 0;
+            rc.end = end.map(<[u8]>::to_vec);
+        }
     }
 
     /// RocksDB's `pin_data`: every data block the iterator reads stays alive until it is
@@ -598,6 +667,10 @@ impl DBIter {
         }
         self.start_step(true);
         self.reset(Direction::Reverse);
+        if self.range_conv.is_some() {
+            let upper = self.upper.clone();
+            self.set_reverse_end(upper.as_deref());
+        }
         if let Some(upper) = self.upper.take() {
             // RocksDB seeks for prev at the upper bound: the prefix is the bound's.
             self.set_prefix_from(false, Some(&upper));
@@ -649,6 +722,14 @@ impl DBIter {
         }
         self.start_step(true);
         self.reset(Direction::Reverse);
+        if self.range_conv.is_some() {
+            // RocksDB's `SetSavedKeyToSeekForPrevTarget`: the target, clamped to the bound.
+            let end = match &self.upper {
+                Some(up) if self.icmp.compare_user(target, up) != Ordering::Less => up.clone(),
+                _ => target.to_vec(),
+            };
+            self.set_reverse_end(Some(&end));
+        }
         self.set_prefix_from(false, Some(target));
         if let Some(lo) = &self.lower {
             if self.icmp.compare_user(target, lo) == Ordering::Less {
@@ -715,6 +796,10 @@ impl DBIter {
         }
         if self.ts.is_some() {
             return self.ts_prev();
+        }
+        if self.range_conv.is_some() {
+            let current = self.key().to_vec();
+            self.set_reverse_end(Some(&current));
         }
         self.start_step(true);
         if self.direction == Direction::Forward && self.merged {
@@ -938,15 +1023,26 @@ impl DBIter {
     fn prev_user_entry(&mut self) {
         self.skipped = 0;
         while self.inner.valid() {
+            if let Some(rc) = self.range_conv.as_deref_mut() {
+                rc.tomb = false;
+            }
             // The inner iterator is on the last (oldest) entry of the next candidate key.
             match self.find_value_for_current_key() {
                 Ok(Some(Found::Value)) => {
+                    if self.range_conv.is_some() {
+                        self.flush_reverse_run();
+                    }
                     self.valid = true;
                     return;
                 }
                 // Merges are resolved into a Value by `find_value_for_current_key`.
                 Ok(Some(Found::Merge)) => return self.fail(Error::corruption("unresolved merge in DBIter")),
                 Ok(Some(Found::Hidden)) => {
+                    if let Some(rc) = self.range_conv.as_deref_mut() {
+                        if rc.tomb && rc.end.is_some() {
+                            rc.track_reverse(&self.saved_key);
+                        }
+                    }
                     if self.skip_limit_exceeded() {
                         return self.fail_skipped();
                     }
@@ -954,6 +1050,10 @@ impl DBIter {
                 Ok(None) => break,
                 Err(e) => return self.fail(e),
             }
+        }
+        // Below the lower bound, out of the prefix or at the data's start.
+        if self.range_conv.is_some() {
+            self.flush_reverse_run();
         }
         self.set_invalid();
     }
@@ -1013,6 +1113,9 @@ impl DBIter {
                         has_base = true;
                         operands.clear();
                         self.entity = None;
+                        if let Some(rc) = self.range_conv.as_deref_mut() {
+                            rc.tomb = false;
+                        }
                         if needs_resolve(value_type) {
                             self.pinned_value = None;
                             let (uk, raw) = (self.saved_key.clone(), self.inner.value().to_vec());
@@ -1029,6 +1132,9 @@ impl DBIter {
                         perf::count(Field::InternalMergeCount, 1);
                         found = Found::Merge;
                         operands.push(self.inner.value().to_vec());
+                        if let Some(rc) = self.range_conv.as_deref_mut() {
+                            rc.tomb = false;
+                        }
                     }
                     Some(f) => {
                         perf::count(Field::InternalDeleteSkippedCount, 1);
@@ -1036,6 +1142,9 @@ impl DBIter {
                         has_base = false;
                         operands.clear();
                         self.entity = None;
+                        if self.range_conv.is_some() {
+                            self.note_reverse_tombstone(sequence, value_type);
+                        }
                     }
                     None => {}
                 }
@@ -1087,6 +1196,9 @@ impl DBIter {
     /// puts the inner iterator before the key's entries.
     fn find_value_for_current_key_using_seek(&mut self) -> Result<Found> {
         self.pinned_value = None;
+        if let Some(rc) = self.range_conv.as_deref_mut() {
+            rc.tomb = false;
+        }
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
         append_internal_key(&mut scratch, &self.saved_key, self.sequence, crate::key::VALUE_TYPE_FOR_LOOKUP);
@@ -1122,6 +1234,13 @@ impl DBIter {
                 }
                 Some(f) => {
                     self.entity = None;
+                    if self.range_conv.is_some() {
+                        let tomb = matches!(p.value_type, ValueType::Deletion | ValueType::SingleDeletion)
+                            && !self.covered(&self.saved_key, p.sequence);
+                        if let Some(rc) = self.range_conv.as_deref_mut() {
+                            rc.tomb = tomb;
+                        }
+                    }
                     if f == Found::Value && needs_resolve(p.value_type) {
                         let (uk, raw) = (self.saved_key.clone(), self.inner.value().to_vec());
                         let v = match self.resolve_stored(p.value_type, &uk, &raw) {

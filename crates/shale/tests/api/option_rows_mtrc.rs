@@ -1,6 +1,6 @@
 //! `min_tombstones_for_range_conversion` (a mutable column-family option, default 0: off),
 //! acting as RocksDB 11.8.1's read-path range conversion (`DBIter::MaybeInsertRangeTombstone`):
-//! a forward step that passes at least that many point tombstones in a row, with no live key
+//! a step (forward or backward) that passes at least that many point tombstones in a row, with no live key
 //! between them, adds one range tombstone over them to the active memtable at the read's
 //! sequence (`rocksdb.read.path.range.tombstones.inserted`); later scans do not count the
 //! covered tombstones again, and what every read returns never changes. A run RocksDB would add
@@ -20,7 +20,7 @@ fn opts(min: u32) -> Options {
     o.set_disable_auto_compactions(true);
     o.enable_statistics();
     if min > 0 {
-        o = o.get_options_from_string(&format!("min_tombstones_for_range_conversion={min}")).unwrap();
+        o = o.get_options_from_string(format!("min_tombstones_for_range_conversion={min}")).unwrap();
         o.create_if_missing(true);
         o.set_disable_auto_compactions(true);
     }
@@ -301,4 +301,161 @@ fn an_ingestion_after_the_iterator_was_made_discards_its_run() {
     assert_eq!(scan(&db, ReadOptions::default()).len(), 3);
     assert_eq!(inserted(&o), 1);
     drop(snap);
+}
+
+#[test]
+fn a_reverse_scan_converts_the_run_below_a_live_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = opts(10);
+    let db = DB::open(&o, dir.path()).unwrap();
+    fill(&db, 100);
+    let before = active_entries(&db);
+    let back: Vec<_> = db.iterator(IteratorMode::End).map(|r| r.unwrap().0.to_vec()).collect();
+    assert_eq!(back, vec![b"z".to_vec(), b"a".to_vec()]);
+    assert_eq!((inserted(&o), discarded(&o)), (1, 0));
+    assert_eq!(active_entries(&db), before + 1);
+    // Covered now: neither direction counts the run again.
+    assert_eq!(scan(&db, ReadOptions::default()), live());
+    let back: Vec<_> = db.iterator(IteratorMode::End).map(|r| r.unwrap().0.to_vec()).collect();
+    assert_eq!(back.len(), 2);
+    assert_eq!((inserted(&o), discarded(&o)), (1, 0));
+    assert_eq!(db.get("z").unwrap(), Some(b"Z".to_vec()));
+    assert_eq!(db.get("a").unwrap(), Some(b"A".to_vec()));
+}
+
+#[test]
+fn a_reverse_run_needs_a_key_above_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = opts(10);
+    let db = DB::open(&o, dir.path()).unwrap();
+    db.put("a", "A").unwrap();
+    for i in 0..100u32 {
+        db.delete(format!("k{i:04}")).unwrap();
+    }
+    let before = active_entries(&db);
+    // seek_to_last without a bound: the run has no key above it.
+    let mut it = db.raw_iterator();
+    it.seek_to_last();
+    assert_eq!(it.key(), Some(&b"a"[..]));
+    drop(it);
+    assert_eq!((inserted(&o), discarded(&o)), (0, 0));
+    assert_eq!(active_entries(&db), before);
+    // seek_for_prev's target is one: [k0000, k0100) is added.
+    let mut it = db.raw_iterator();
+    it.seek_for_prev("k0100");
+    assert_eq!(it.key(), Some(&b"a"[..]));
+    drop(it);
+    assert_eq!(inserted(&o), 1);
+    assert_eq!(active_entries(&db), before + 1);
+    db.put("k0100", "x").unwrap();
+    assert_eq!(db.get("k0100").unwrap(), Some(b"x".to_vec()), "the end is exclusive");
+}
+
+/// One database with the option (3) and one without, given the same writes (puts, deletes,
+/// range deletions, flushes) and the same random iterator moves in both
+/// directions, with and without bounds and snapshots: every position and value is the
+/// same, and the converting one did add range tombstones.
+#[test]
+fn results_never_change() {
+    let tmp = tempfile::tempdir().unwrap();
+    let on_opts = opts(3);
+    let off_opts = opts(0);
+    let on = DB::open(&on_opts, tmp.path().join("on")).unwrap();
+    let off = DB::open(&off_opts, tmp.path().join("off")).unwrap();
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut rnd = move |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    let key = |i: u64| format!("k{i:03}");
+    for round in 0..6u64 {
+        for _ in 0..300 {
+            let k = key(rnd(200));
+            match rnd(10) {
+                0..=3 => {
+                    let v = format!("v{round}-{}", rnd(1000));
+                    on.put(&k, &v).unwrap();
+                    off.put(&k, &v).unwrap();
+                }
+                4..=8 => {
+                    on.delete(&k).unwrap();
+                    off.delete(&k).unwrap();
+                }
+                _ => {
+                    let end = key(rnd(200));
+                    on.delete_range(&k, &end).unwrap();
+                    off.delete_range(&k, &end).unwrap();
+                }
+            }
+        }
+        if round % 2 == 1 {
+            on.flush().unwrap();
+            off.flush().unwrap();
+        }
+        let (snap_on, snap_off) = (on.snapshot(), off.snapshot());
+        for _ in 0..40 {
+            let mut ro = (ReadOptions::default(), ReadOptions::default());
+            if rnd(3) == 0 {
+                let up = key(rnd(220));
+                ro.0.set_iterate_upper_bound(up.clone());
+                ro.1.set_iterate_upper_bound(up);
+            }
+            if rnd(3) == 0 {
+                let lo = key(rnd(200));
+                ro.0.set_iterate_lower_bound(lo.clone());
+                ro.1.set_iterate_lower_bound(lo);
+            }
+            if rnd(4) == 0 {
+                ro.0.set_snapshot(&snap_on);
+                ro.1.set_snapshot(&snap_off);
+            }
+            let mut a = on.raw_iterator_opt(ro.0);
+            let mut b = off.raw_iterator_opt(ro.1);
+            for _ in 0..30 {
+                match rnd(6) {
+                    0 => {
+                        let t = key(rnd(210));
+                        a.seek(&t);
+                        b.seek(&t);
+                    }
+                    1 => {
+                        let t = key(rnd(210));
+                        a.seek_for_prev(&t);
+                        b.seek_for_prev(&t);
+                    }
+                    2 => {
+                        a.seek_to_first();
+                        b.seek_to_first();
+                    }
+                    3 => {
+                        a.seek_to_last();
+                        b.seek_to_last();
+                    }
+                    4 if a.valid() => {
+                        a.next();
+                        b.next();
+                    }
+                    _ if a.valid() => {
+                        a.prev();
+                        b.prev();
+                    }
+                    _ => {}
+                }
+                assert_eq!(a.valid(), b.valid());
+                assert_eq!(a.key(), b.key());
+                assert_eq!(a.value(), b.value());
+                assert!(a.status().is_ok() && b.status().is_ok());
+            }
+        }
+        drop((snap_on, snap_off));
+        let all = |db: &DB| db.iterator(IteratorMode::Start).map(|r| r.unwrap()).collect::<Vec<_>>();
+        assert_eq!(all(&on), all(&off));
+        for i in 0..200 {
+            assert_eq!(on.get(key(i)).unwrap(), off.get(key(i)).unwrap());
+        }
+    }
+    assert!(inserted(&on_opts) > 0);
+    assert_eq!(inserted(&off_opts), 0);
 }
