@@ -350,6 +350,10 @@ pub struct CfConfig {
     /// memtable for flush (`iter::db_iter::ScanFlush`).
     pub memtable_op_scan_flush_trigger: u32,
     pub memtable_avg_op_scan_flush_trigger: u32,
+    /// RocksDB's `min_tombstones_for_range_conversion` (0: off): iterators made from then
+    /// on add a range tombstone over long runs of point tombstones they pass
+    /// (`iter::db_iter::RangeConv`).
+    pub min_tombstones_for_range_conversion: u32,
     /// RocksDB's `verify_output_flags` (`VerifyOutputFlags` bits, 0: none): what a
     /// compaction checks of its output tables before installing them.
     pub verify_output_flags: u32,
@@ -456,6 +460,7 @@ impl Default for CfConfig {
             paranoid_file_checks: false,
             memtable_op_scan_flush_trigger: 0,
             memtable_avg_op_scan_flush_trigger: 0,
+            min_tombstones_for_range_conversion: 0,
             verify_output_flags: 0,
             memtable_batch_lookup_optimization: false,
             force_consistency_checks: true,

@@ -1935,6 +1935,10 @@ pub const COUNTED_TICKERS: &[Ticker] = &[
     // ReadAmpBitmap; tests/api/read_amp_bitmap.rs).
     Ticker::ReadAmpEstimateUsefulBytes,
     Ticker::ReadAmpTotalReadBytes,
+    // An iterator's range conversion (`min_tombstones_for_range_conversion`; shale-engine
+    // iter/db_iter.rs RangeConv; tests/api/option_rows_mtrc.rs).
+    Ticker::ReadPathRangeTombstonesInserted,
+    Ticker::ReadPathRangeTombstonesDiscarded,
 ];
 
 /// Why Shale does not count `t` (None: it does, see [`COUNTED_TICKERS`]). Most name features
@@ -2089,9 +2093,6 @@ pub fn why_not_counted(t: Ticker) -> Option<&'static str> {
         | MultiscanIoRequests
         | MultiscanIoCoalescedNonadjacent
         | MultiscanSeekErrors => "no multiscan in Shale",
-        ReadPathRangeTombstonesInserted | ReadPathRangeTombstonesDiscarded => {
-            "no read-path range tombstone insertion in Shale"
-        }
         FileOpenMetadataRetrieved | FileOpenMetadataPassed => "not counted yet (table cache open)",
         ManifestValidationFailureCount => "not counted yet (version/manifest)",
         FlushReasonWriteBufferFull | FlushReasonWriteBufferManager | FlushReasonMemtableMaxRangeDeletions => {

@@ -666,6 +666,10 @@ pub struct Options {
     /// RocksDB's mutable `memtable_avg_op_scan_flush_trigger` (default 0: off): the same for
     /// the average per step between two seeks (only with the option above).
     pub(crate) memtable_avg_op_scan_flush_trigger: u32,
+    /// RocksDB's mutable `min_tombstones_for_range_conversion` (default 0: off): a forward
+    /// step passing this many point tombstones in a row adds a range tombstone over them to
+    /// the active memtable.
+    pub(crate) min_tombstones_for_range_conversion: u32,
     /// RocksDB's mutable `verify_output_flags` (default 0, kVerifyNone): the checks a
     /// compaction makes of its output tables (`db/compact.rs`).
     pub(crate) verify_output_flags: u32,
@@ -1028,6 +1032,7 @@ impl Default for Options {
             paranoid_file_checks: false,
             memtable_op_scan_flush_trigger: 0,
             memtable_avg_op_scan_flush_trigger: 0,
+            min_tombstones_for_range_conversion: 0,
             verify_output_flags: 0,
             memtable_batch_lookup_optimization: false,
             memtable_insert_with_hint_prefix_extractor: None,

@@ -2752,6 +2752,23 @@ pub(crate) static ROWS: &[OptionRow] = &[
             Ok(true)
         }),
     ),
+    // ---- helper mtrc (issue 33) ----
+    // Iterators made from then on (read-write, not tailing, not of a family with
+    // user-defined timestamps, total-order or prefix_same_as_start) add a range tombstone
+    // to the active memtable over a run of this many point tombstones a step passes, in
+    // either direction (`shale_engine::iter::db_iter::RangeConv`).
+    opt(
+        "min_tombstones_for_range_conversion",
+        Cf,
+        Int,
+        Yes,
+        Some(|c| c.min_tombstones_for_range_conversion.to_string()),
+        Some(|o, n, v| {
+            o.min_tombstones_for_range_conversion = number(n, v)?;
+            Ok(true)
+        }),
+    ),
+    // ---- end of helper mtrc block ----
     // RocksDB's VerifyOutputFlags bits (written as the number): compactions from then on
     // check their output tables' block checksums and/or re-read them against a hash of
     // what was written (`db/compact.rs`, `db/verify_output.rs`).
@@ -3553,7 +3570,7 @@ pub(crate) static LOG_CF_LINES: &[LogLine] = &[
         "     Options.min_tombstones_for_range_conversion",
         "min_tombstones_for_range_conversion",
         LogFmt::Plain,
-        Some("0"),
+        None,
     ),
     log_line("                   Options.max_compaction_bytes", "max_compaction_bytes", LogFmt::Plain, None),
     log_line("                       Options.arena_block_size", "arena_block_size", LogFmt::Plain, None),

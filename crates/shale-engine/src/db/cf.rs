@@ -66,6 +66,10 @@ pub struct CfHandle {
     /// `enable_blob_direct_write` (with blob files, as sanitized): the family's write-path
     /// blob files, made when the family is opened (`blob_direct.rs`).
     pub direct_write: Option<Arc<crate::blob_direct::DirectBlobWriter>>,
+    /// RocksDB's `ColumnFamilyData::ingest_sst_lock_`: every ingestion into the family holds
+    /// it shared; an iterator's range conversion (`min_tombstones_for_range_conversion`)
+    /// tries it exclusively and gives up when it cannot have it. A leaf lock.
+    pub ingest_lock: Arc<parking_lot::RwLock<()>>,
 }
 
 impl CfHandle {
@@ -107,6 +111,7 @@ impl CfHandle {
             dropped: AtomicBool::new(false),
             full_history_ts_low: Mutex::new(Vec::new()),
             seqno_time: Mutex::new(None),
+            ingest_lock: Arc::new(parking_lot::RwLock::new(())),
             table_dirs: Vec::new(),
             internal_stats: Default::default(),
         }

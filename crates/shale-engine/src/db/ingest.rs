@@ -108,6 +108,9 @@ impl DbInner {
         if paths.is_empty() {
             return Err(Error::invalid_argument("The list of files is empty"));
         }
+        // Held shared until the files are installed: no iterator's range conversion adds to
+        // the family's memtable meanwhile (RocksDB's per-family `ingest_sst_lock_`).
+        let _ingest = h.ingest_lock.read();
         let mut files = Vec::with_capacity(paths.len());
         for p in paths {
             files.push(self.inspect_external_file(h, p)?);
@@ -473,6 +476,11 @@ impl DbInner {
         if need_seqno {
             let n = if files_overlap { files.len() as u64 } else { 1 };
             self.versions.set_last_sequence(last + n);
+            // Range conversions by iterators reading below the assigned sequence are
+            // refused from now on (RocksDB's `BumpIngestSeqnoBarrier`).
+            if let Some(c) = st.cfs.get(&id) {
+                c.mem.bump_ingest_barrier(last + n);
+            }
         }
         self.log_and_apply(&mut st, vec![edit], |_| {})?;
         self.purge_after_ingest(&mut st);

@@ -134,6 +134,41 @@ pub struct DBIter {
     /// `memtable_op_scan_flush_trigger` (and its average form) on the active memtable the
     /// iterator was made over; None: off (the default, a tailing or read-only iterator).
     scan_flush: Option<Box<ScanFlush>>,
+    /// `min_tombstones_for_range_conversion` on the active memtable the iterator was made
+    /// over; None: off (the default, and wherever RocksDB turns it off).
+    range_conv: Option<Box<RangeConv>>,
+}
+
+/// RocksDB's read-path range conversion (`min_tombstones_for_range_conversion`,
+/// `DBIter::TrackContiguousTombstone` / `FlushPendingTombstoneRun` /
+/// `MaybeInsertRangeTombstone`): a forward step that passes `min` or more point tombstones
+/// (Deletion, SingleDeletion: the newest visible entries of their keys, not covered by a
+/// range tombstone) with no live key between them adds the range tombstone
+/// `[first tombstone's key, end)` to the active memtable at the iterator's sequence, `end`
+/// being the live key (or merge) that ends the run, or else the last key the step passed
+/// (the run ran into the upper bound, the prefix's end or the data's end). Backward, the run
+/// is tracked below a key above it ([`RangeConv::end`]) down to a live key, the lower
+/// bound, the prefix's start or the data's start, and the range is
+/// `[lowest tombstone's key, end)` (only when `end` is within the seek's prefix).
+/// Counted as `rocksdb.read.path.range.tombstones.inserted`; a run long enough that is not
+/// added (the memtable's earliest sequence is above the read's, a tombstone of the memtable
+/// already covers the range, the memtable was switched out, an ingestion is under way or
+/// assigned a later sequence) as `...discarded`.
+struct RangeConv {
+    mem: Arc<MemTable>,
+    /// The family's ingestion lock (`CfHandle::ingest_lock`).
+    ingest_lock: Arc<parking_lot::RwLock<()>>,
+    min: u32,
+    count: u32,
+    first: Vec<u8>,
+    last: Vec<u8>,
+    /// Reverse: the key above the run (RocksDB's `range_tomb_end_key_`): the current key
+    /// when `prev` is called, a `seek_for_prev`'s target (or the upper bound it is clamped
+    /// to); None (nothing is tracked) after `seek_to_last` without an upper bound.
+    end: Option<Vec<u8>>,
+    /// Reverse: the key `find_value_for_current_key` just decided has an uncovered point
+    /// tombstone as its newest visible entry.
+    tomb: bool,
 }
 
 /// RocksDB's `memtable_op_scan_flush_trigger` and `memtable_avg_op_scan_flush_trigger`
@@ -173,6 +208,116 @@ impl ScanFlush {
         }
         if self.avg_trigger > 0 {
             self.hidden_since_seek += 1;
+        }
+    }
+}
+
+impl RangeConv {
+    /// A point tombstone of `user_key` (the newest visible entry of its key, not covered
+    /// by a range tombstone) passed by a forward step: it extends the run.
+    fn track(&mut self, user_key: &[u8]) {
+        if self.count == 0 {
+            self.first.clear();
+            self.first.extend_from_slice(user_key);
+        }
+        self.count = self.count.saturating_add(1);
+        self.last.clear();
+        self.last.extend_from_slice(user_key);
+    }
+
+    /// Reverse: a point tombstone of `user_key`, below the ones tracked so far (RocksDB's
+    /// `TrackContiguousTombstone` with `always_update_first_key`).
+    fn track_reverse(&mut self, user_key: &[u8]) {
+        self.first.clear();
+        self.first.extend_from_slice(user_key);
+        self.count = self.count.saturating_add(1);
+    }
+
+    /// Reverse: ends the pending run at `end`, the key above it (RocksDB's
+    /// `FlushPendingTombstoneRun` with `check_prefix_match`: `end_in_prefix` says whether
+    /// `end` is within the seek's prefix).
+    fn flush_reverse(
+        &mut self,
+        icmp: &InternalKeyComparator,
+        sequence: SequenceNumber,
+        stats: Option<&crate::statistics::Statistics>,
+        end_in_prefix: bool,
+    ) {
+        if self.count > 0 && self.count >= self.min && end_in_prefix {
+            if let Some(end) = &self.end {
+                let tick = self.insert(icmp, sequence, end);
+                crate::statistics::record_tick(stats, tick, 1);
+            }
+        }
+        self.count = 0;
+    }
+
+    /// An entry newer than the snapshot of a key past the run's last one: RocksDB's
+    /// `saved_key_` moves to it, and a run that ends with the step ends there.
+    fn newer_key(&mut self, icmp: &InternalKeyComparator, user_key: &[u8]) {
+        if self.count > 0 && icmp.compare_user(user_key, &self.last) == Ordering::Greater {
+            self.last.clear();
+            self.last.extend_from_slice(user_key);
+        }
+    }
+
+    /// Ends the pending run at `end` (None: at its last key), adding its range tombstone
+    /// when it is long enough (RocksDB's `FlushPendingTombstoneRun`).
+    fn flush(
+        &mut self,
+        icmp: &InternalKeyComparator,
+        sequence: SequenceNumber,
+        stats: Option<&crate::statistics::Statistics>,
+        end: Option<&[u8]>,
+    ) {
+        if self.count >= self.min {
+            let tick = self.insert(icmp, sequence, end.unwrap_or(&self.last));
+            crate::statistics::record_tick(stats, tick, 1);
+        }
+        self.count = 0;
+    }
+
+    /// RocksDB's `MaybeInsertRangeTombstone` for the run ending at `end`, read at
+    /// `sequence`: the ticker to count.
+    fn insert(
+        &self,
+        icmp: &InternalKeyComparator,
+        sequence: SequenceNumber,
+        end: &[u8],
+    ) -> crate::statistics::Ticker {
+        use crate::statistics::Ticker;
+        // The read's snapshot predates the memtable: the tombstone would cover writes made
+        // between the two.
+        if sequence < self.mem.earliest_seqno() {
+            return Ticker::ReadPathRangeTombstonesDiscarded;
+        }
+        // RocksDB looks for one fragment of the memtable's tombstones (split at every
+        // tombstone's start and end, visible at the read's sequence) that contains the
+        // whole range.
+        if self.mem.num_range_deletes() > 0 {
+            let first = &self.first[..];
+            let inside = |k: &[u8]| {
+                icmp.compare_user(k, first) == Ordering::Greater
+                    && icmp.compare_user(k, end) == Ordering::Less
+            };
+            let all = self.mem.range_tombstones();
+            let split = all.iter().any(|(k, e)| inside(user_key(k)) || inside(e));
+            let covering = all.iter().any(|(k, e)| {
+                parse_internal_key(k).is_ok_and(|p| {
+                    p.sequence <= sequence
+                        && icmp.compare_user(p.user_key, first) != Ordering::Greater
+                        && icmp.compare_user(e, end) != Ordering::Less
+                        && icmp.compare_user(e, first) == Ordering::Greater
+                })
+            });
+            if covering && !split {
+                return Ticker::ReadPathRangeTombstonesDiscarded;
+            }
+        }
+        if self.mem.add_redundant_range_tombstone(sequence, &self.first, end, &self.ingest_lock) {
+            Ticker::ReadPathRangeTombstonesInserted
+        } else {
+            Ticker::ReadPathRangeTombstonesDiscarded
         }
     }
 }
@@ -217,7 +362,31 @@ impl DBIter {
             blob: None,
             entity: None,
             scan_flush: None,
+            range_conv: None,
         }
+    }
+
+    /// RocksDB's `min_tombstones_for_range_conversion` (0: off) on `active`, the active
+    /// memtable of the SuperVersion the iterator reads, with the family's ingestion lock
+    /// (see [`RangeConv`]). The caller leaves it off where RocksDB does.
+    pub fn set_range_conversion(
+        &mut self,
+        active: Arc<MemTable>,
+        ingest_lock: Arc<parking_lot::RwLock<()>>,
+        min: u32,
+    ) {
+        self.range_conv = (min > 0).then(|| {
+            Box::new(RangeConv {
+                mem: active,
+                ingest_lock,
+                min,
+                count: 0,
+                first: Vec::new(),
+                last: Vec::new(),
+                end: None,
+                tomb: false,
+            })
+        });
     }
 
     /// RocksDB's `memtable_op_scan_flush_trigger` (0: off) and
@@ -255,6 +424,36 @@ impl DBIter {
         }
         f.steps_since_seek = 1;
         f.hidden_since_seek = 0;
+    }
+
+    /// Reverse: ends the pending run at the key above it (see [`RangeConv::flush_reverse`]).
+    #[cold]
+    fn flush_reverse_run(&mut self) {
+        let in_prefix =
+            self.range_conv.as_deref().and_then(|rc| rc.end.as_deref()).is_some_and(|e| self.prefix_ok(e));
+        if let Some(rc) = self.range_conv.as_deref_mut() {
+            rc.flush_reverse(&self.icmp, self.sequence, self.stats.as_deref(), in_prefix);
+        }
+    }
+
+    /// Reverse: the newest visible entry of `saved_key` so far has sequence `seq` and type
+    /// `t`: whether it is a point tombstone no range tombstone covers (RocksDB's merging
+    /// iterator drops covered entries before its DBIter sees them).
+    #[cold]
+    fn note_reverse_tombstone(&mut self, seq: SequenceNumber, t: ValueType) {
+        let tomb = matches!(t, ValueType::Deletion | ValueType::SingleDeletion)
+            && !self.covered(&self.saved_key, seq);
+        if let Some(rc) = self.range_conv.as_deref_mut() {
+            rc.tomb = tomb;
+        }
+    }
+
+    /// Reverse: the key above a run the next backward step may track (None: none).
+    fn set_reverse_end(&mut self, end: Option<&[u8]>) {
+        if let Some(rc) = self.range_conv.as_deref_mut() {
+            rc.count = 0;
+            rc.end = end.map(<[u8]>::to_vec);
+        }
     }
 
     /// RocksDB's `pin_data`: every data block the iterator reads stays alive until it is
@@ -468,6 +667,10 @@ impl DBIter {
         }
         self.start_step(true);
         self.reset(Direction::Reverse);
+        if self.range_conv.is_some() {
+            let upper = self.upper.clone();
+            self.set_reverse_end(upper.as_deref());
+        }
         if let Some(upper) = self.upper.take() {
             // RocksDB seeks for prev at the upper bound: the prefix is the bound's.
             self.set_prefix_from(false, Some(&upper));
@@ -519,6 +722,14 @@ impl DBIter {
         }
         self.start_step(true);
         self.reset(Direction::Reverse);
+        if self.range_conv.is_some() {
+            // RocksDB's `SetSavedKeyToSeekForPrevTarget`: the target, clamped to the bound.
+            let end = match &self.upper {
+                Some(up) if self.icmp.compare_user(target, up) != Ordering::Less => up.clone(),
+                _ => target.to_vec(),
+            };
+            self.set_reverse_end(Some(&end));
+        }
         self.set_prefix_from(false, Some(target));
         if let Some(lo) = &self.lower {
             if self.icmp.compare_user(target, lo) == Ordering::Less {
@@ -585,6 +796,10 @@ impl DBIter {
         }
         if self.ts.is_some() {
             return self.ts_prev();
+        }
+        if self.range_conv.is_some() {
+            let current = self.key().to_vec();
+            self.set_reverse_end(Some(&current));
         }
         self.start_step(true);
         if self.direction == Direction::Forward && self.merged {
@@ -660,6 +875,9 @@ impl DBIter {
     /// passed over (they are older versions of a key already dealt with).
     fn find_next_user_entry(&mut self, mut skipping: bool) {
         self.skipped = 0;
+        if let Some(rc) = self.range_conv.as_deref_mut() {
+            rc.count = 0;
+        }
         let mut num_skipped = 0usize;
         let mut mem_hidden = 0u64;
         while self.inner.valid() {
@@ -678,6 +896,11 @@ impl DBIter {
             let hidden = skipping && self.icmp.compare_user(p.user_key, &self.saved_key) != Ordering::Greater;
             if p.sequence > self.sequence {
                 perf::count(Field::InternalRecentSkippedCount, 1);
+                if !hidden {
+                    if let Some(rc) = self.range_conv.as_deref_mut() {
+                        rc.newer_key(&self.icmp, p.user_key);
+                    }
+                }
             } else if hidden {
                 perf::count(Field::InternalKeySkippedCount, 1);
                 // RocksDB's merging iterator drops covered entries before its DBIter sees
@@ -718,6 +941,9 @@ impl DBIter {
                 num_skipped = 0;
                 match self.classify(p.user_key, p.sequence, p.value_type) {
                     Some(Found::Value) => {
+                        if let Some(rc) = self.range_conv.as_deref_mut() {
+                            rc.flush(&self.icmp, self.sequence, self.stats.as_deref(), Some(p.user_key));
+                        }
                         self.entity = None;
                         if needs_resolve(p.value_type) {
                             // The blob's value (an entity's default column), kept as a
@@ -737,6 +963,9 @@ impl DBIter {
                         return;
                     }
                     Some(Found::Merge) => {
+                        if let Some(rc) = self.range_conv.as_deref_mut() {
+                            rc.flush(&self.icmp, self.sequence, self.stats.as_deref(), Some(p.user_key));
+                        }
                         self.saved_key.clear();
                         self.saved_key.extend_from_slice(p.user_key);
                         match self.merge_values_new_to_old() {
@@ -757,6 +986,16 @@ impl DBIter {
                                 f.count(p.sequence, &mut mem_hidden);
                             }
                         }
+                        // RocksDB's merging iterator drops tombstones a range tombstone
+                        // covers before its DBIter sees them: those are not counted.
+                        if self.range_conv.is_some()
+                            && matches!(p.value_type, ValueType::Deletion | ValueType::SingleDeletion)
+                            && !self.covered(p.user_key, p.sequence)
+                        {
+                            if let Some(rc) = self.range_conv.as_deref_mut() {
+                                rc.track(p.user_key);
+                            }
+                        }
                         self.skipped += 1;
                         if self.skip_limit_exceeded() {
                             return self.fail_skipped();
@@ -770,6 +1009,11 @@ impl DBIter {
             }
             self.inner.next();
         }
+        if self.range_conv.is_some() && self.inner.status().is_ok() {
+            if let Some(rc) = self.range_conv.as_deref_mut() {
+                rc.flush(&self.icmp, self.sequence, self.stats.as_deref(), None);
+            }
+        }
         self.valid = false;
     }
 
@@ -779,15 +1023,26 @@ impl DBIter {
     fn prev_user_entry(&mut self) {
         self.skipped = 0;
         while self.inner.valid() {
+            if let Some(rc) = self.range_conv.as_deref_mut() {
+                rc.tomb = false;
+            }
             // The inner iterator is on the last (oldest) entry of the next candidate key.
             match self.find_value_for_current_key() {
                 Ok(Some(Found::Value)) => {
+                    if self.range_conv.is_some() {
+                        self.flush_reverse_run();
+                    }
                     self.valid = true;
                     return;
                 }
                 // Merges are resolved into a Value by `find_value_for_current_key`.
                 Ok(Some(Found::Merge)) => return self.fail(Error::corruption("unresolved merge in DBIter")),
                 Ok(Some(Found::Hidden)) => {
+                    if let Some(rc) = self.range_conv.as_deref_mut() {
+                        if rc.tomb && rc.end.is_some() {
+                            rc.track_reverse(&self.saved_key);
+                        }
+                    }
                     if self.skip_limit_exceeded() {
                         return self.fail_skipped();
                     }
@@ -795,6 +1050,10 @@ impl DBIter {
                 Ok(None) => break,
                 Err(e) => return self.fail(e),
             }
+        }
+        // Below the lower bound, out of the prefix or at the data's start.
+        if self.range_conv.is_some() {
+            self.flush_reverse_run();
         }
         self.set_invalid();
     }
@@ -854,6 +1113,9 @@ impl DBIter {
                         has_base = true;
                         operands.clear();
                         self.entity = None;
+                        if let Some(rc) = self.range_conv.as_deref_mut() {
+                            rc.tomb = false;
+                        }
                         if needs_resolve(value_type) {
                             self.pinned_value = None;
                             let (uk, raw) = (self.saved_key.clone(), self.inner.value().to_vec());
@@ -870,6 +1132,9 @@ impl DBIter {
                         perf::count(Field::InternalMergeCount, 1);
                         found = Found::Merge;
                         operands.push(self.inner.value().to_vec());
+                        if let Some(rc) = self.range_conv.as_deref_mut() {
+                            rc.tomb = false;
+                        }
                     }
                     Some(f) => {
                         perf::count(Field::InternalDeleteSkippedCount, 1);
@@ -877,6 +1142,9 @@ impl DBIter {
                         has_base = false;
                         operands.clear();
                         self.entity = None;
+                        if self.range_conv.is_some() {
+                            self.note_reverse_tombstone(sequence, value_type);
+                        }
                     }
                     None => {}
                 }
@@ -928,6 +1196,9 @@ impl DBIter {
     /// puts the inner iterator before the key's entries.
     fn find_value_for_current_key_using_seek(&mut self) -> Result<Found> {
         self.pinned_value = None;
+        if let Some(rc) = self.range_conv.as_deref_mut() {
+            rc.tomb = false;
+        }
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
         append_internal_key(&mut scratch, &self.saved_key, self.sequence, crate::key::VALUE_TYPE_FOR_LOOKUP);
@@ -963,6 +1234,13 @@ impl DBIter {
                 }
                 Some(f) => {
                     self.entity = None;
+                    if self.range_conv.is_some() {
+                        let tomb = matches!(p.value_type, ValueType::Deletion | ValueType::SingleDeletion)
+                            && !self.covered(&self.saved_key, p.sequence);
+                        if let Some(rc) = self.range_conv.as_deref_mut() {
+                            rc.tomb = tomb;
+                        }
+                    }
                     if f == Found::Value && needs_resolve(p.value_type) {
                         let (uk, raw) = (self.saved_key.clone(), self.inner.value().to_vec());
                         let v = match self.resolve_stored(p.value_type, &uk, &raw) {

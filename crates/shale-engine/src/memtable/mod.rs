@@ -59,7 +59,7 @@ pub mod vector;
 pub mod write_buffer_manager;
 
 use std::cmp::Ordering;
-use std::sync::atomic::{AtomicU64, Ordering as MemOrder};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering as MemOrder};
 use std::sync::Arc;
 
 use crate::error::Result;
@@ -134,6 +134,14 @@ pub struct MemTable {
     tombstones: SkipList,
     /// The vector memtable's entries (`MemtableFactory::Vector`); `points` lends its arena.
     vector: Option<Arc<VectorRep>>,
+    /// RocksDB's `is_immutable_` and `immutable_mutex_`: set by [`MemTable::mark_immutable`]
+    /// under the write lock, so no [`MemTable::add_redundant_range_tombstone`] (which adds
+    /// under the read lock) lands after the memtable was switched out.
+    immutable: AtomicBool,
+    immutable_lock: parking_lot::RwLock<()>,
+    /// RocksDB's `ingest_seqno_barrier_`: the largest sequence an ingestion assigned while
+    /// this memtable was active; read-path range tombstones below it are refused.
+    ingest_barrier: AtomicU64,
 }
 
 /// RocksDB's `memtable_insert_with_hint_prefix_extractor` (`MemTable::Add` with
@@ -388,12 +396,19 @@ impl MemTable {
             data_in_errors: false,
             marked_for_flush: std::sync::atomic::AtomicBool::new(false),
             insert_hints: None,
+            immutable: AtomicBool::new(false),
+            immutable_lock: parking_lot::RwLock::new(()),
+            ingest_barrier: AtomicU64::new(0),
         }
     }
 
     /// The memtable became immutable (switched out for a flush): its memory stops counting
     /// as active in the write buffer manager.
     pub fn mark_immutable(&self) {
+        {
+            let _w = self.immutable_lock.write();
+            self.immutable.store(true, MemOrder::Relaxed);
+        }
         if let Some(v) = &self.vector {
             v.mark_immutable();
         }
@@ -403,6 +418,40 @@ impl MemTable {
 
     pub fn id(&self) -> u64 {
         self.id
+    }
+
+    /// RocksDB's `MemTable::AddLogicallyRedundantRangeTombstone` (the read path's range
+    /// conversion, `min_tombstones_for_range_conversion`): adds the range tombstone
+    /// `[start, end)` at `seq` as a concurrent writer would, unless the memtable became
+    /// immutable, an ingestion into the family is under way (`ingest_lock`, the family's,
+    /// held shared by every ingestion: taken exclusively here without waiting), or `seq` is
+    /// below the sequence of an ingestion made while this memtable was active. Returns
+    /// whether it was added.
+    pub fn add_redundant_range_tombstone(
+        &self,
+        seq: SequenceNumber,
+        start: &[u8],
+        end: &[u8],
+        ingest_lock: &parking_lot::RwLock<()>,
+    ) -> bool {
+        if self.immutable.load(MemOrder::Relaxed) {
+            return false;
+        }
+        let _r = self.immutable_lock.read();
+        if self.immutable.load(MemOrder::Relaxed) {
+            return false;
+        }
+        let Some(_ingest) = ingest_lock.try_write() else { return false };
+        if seq < self.ingest_barrier.load(MemOrder::Relaxed) {
+            return false;
+        }
+        self.add_impl(seq, ValueType::RangeDeletion, start, end, true)
+    }
+
+    /// RocksDB's `MemTable::BumpIngestSeqnoBarrier`: an ingestion assigned `seq` while this
+    /// memtable was active.
+    pub fn bump_ingest_barrier(&self, seq: SequenceNumber) {
+        self.ingest_barrier.fetch_max(seq, MemOrder::Relaxed);
     }
 
     pub fn comparator(&self) -> &InternalKeyComparator {

@@ -302,3 +302,30 @@ fn add_from_several_threads_is_serialized() {
         assert_eq!(m.get(&conc_key(i), MAX_SEQUENCE_NUMBER), Some((i + 1, ValueType::Value, conc_value(i))));
     }
 }
+
+/// The read path's range conversion (`add_redundant_range_tombstone`): added while the
+/// memtable is active, no ingestion holds the family's lock and the sequence is not below
+/// an ingestion's; refused otherwise.
+#[test]
+fn redundant_range_tombstones_respect_immutability_and_ingestion() {
+    let m = MemTable::new(bytewise_internal_comparator(), 1);
+    let lock = parking_lot::RwLock::new(());
+    m.add(5, ValueType::Deletion, b"b", b"");
+    assert!(m.add_redundant_range_tombstone(7, b"a", b"c", &lock));
+    assert_eq!((m.num_entries(), m.num_range_deletes()), (2, 1));
+    assert_eq!(m.max_covering_tombstone_seq(b"b", 7), 7);
+    assert_eq!(m.max_covering_tombstone_seq(b"b", 6), 0, "invisible below its sequence");
+    // An ingestion under way holds the lock shared.
+    {
+        let _ingest = lock.read();
+        assert!(!m.add_redundant_range_tombstone(8, b"d", b"e", &lock));
+    }
+    // An ingestion assigned sequence 20: conversions read below it are refused.
+    m.bump_ingest_barrier(20);
+    m.bump_ingest_barrier(10);
+    assert!(!m.add_redundant_range_tombstone(19, b"d", b"e", &lock));
+    assert!(m.add_redundant_range_tombstone(20, b"d", b"e", &lock));
+    m.mark_immutable();
+    assert!(!m.add_redundant_range_tombstone(30, b"f", b"g", &lock));
+    assert_eq!(m.num_range_deletes(), 2);
+}

@@ -57,6 +57,8 @@
 //!   their estimated tail.
 //! - `memtable_op_scan_flush_trigger`, `memtable_avg_op_scan_flush_trigger`: iterators
 //!   made from then on count the hidden active-memtable entries they pass.
+//! - `min_tombstones_for_range_conversion`: iterators made from then on convert runs of
+//!   point tombstones into range tombstones in the active memtable (`db_iter.rs` RangeConv).
 //! - `verify_output_flags`: compactions from then on check their outputs as the flags say
 //!   (`verify_output.rs`).
 //! - `compression_opts={level=..;...}`: the fields named change, the others keep their

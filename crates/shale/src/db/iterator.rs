@@ -285,6 +285,23 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
                 cf.config().memtable_avg_op_scan_flush_trigger,
             );
         }
+        // `min_tombstones_for_range_conversion`: RocksDB's DBIter turns it off without an
+        // active memtable (tailing, read-only, secondary) and where the scan may not see
+        // every live key between the tombstones (a legacy prefix seek without
+        // prefix_same_as_start). Shale's timestamp mode does not convert either.
+        let min_conv = cf.config().min_tombstones_for_range_conversion;
+        if min_conv > 0
+            && inner.mode == super::readonly::DbMode::ReadWrite
+            && !matches!(follow, Follow::Tailing)
+            && cf.icmp.timestamp_size() == 0
+            && (cf.config().prefix_extractor.is_none()
+                || src.ro.total_order_seek
+                || inner.config.prefix_seek_opt_in_only
+                || src.ro.auto_prefix_mode
+                || src.ro.prefix_same_as_start)
+        {
+            iter.set_range_conversion(sv.mem.clone(), cf.ingest_lock.clone(), min_conv);
+        }
         iter.set_pin_data(src.ro.pin_data);
         if src.ro.prefix_same_as_start {
             iter.set_prefix_same_as_start(cf.config().prefix_extractor.clone());

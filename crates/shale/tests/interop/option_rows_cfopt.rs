@@ -21,6 +21,8 @@ const SET: &[(&str, &str)] = &[
     ("verify_output_flags", "1027"),
     ("memtable_batch_lookup_optimization", "true"),
     ("memtable_insert_with_hint_prefix_extractor", "rocksdb.FixedPrefix.4"),
+    // helper mtrc's row
+    ("min_tombstones_for_range_conversion", "33"),
 ];
 
 #[test]
