@@ -44,4 +44,5 @@ pub mod db;
 pub mod iter;
 pub mod memtable;
 pub mod merge;
+pub mod read_sample;
 pub mod version;

@@ -87,7 +87,7 @@ impl LevelIterator {
     #[inline]
     fn sample_read(&self, is_seek: bool) {
         let Some(metas) = &self.sampled else { return };
-        let hit = if is_seek { crate::db::read::sample_read() } else { crate::db::read::sample_step() };
+        let hit = if is_seek { crate::read_sample::sample_read() } else { crate::read_sample::sample_step() };
         if !hit || !self.file_valid() {
             return;
         }
@@ -100,7 +100,7 @@ impl LevelIterator {
             || kind == crate::key::ValueType::Merge as u8;
         if collapsible {
             if let Some(m) = metas.get(self.file_index) {
-                m.sampled.add_collapsible(crate::db::read::FILE_READ_SAMPLE_RATE);
+                m.sampled.add_collapsible(crate::read_sample::FILE_READ_SAMPLE_RATE);
             }
         }
     }
