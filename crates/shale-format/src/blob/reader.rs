@@ -77,6 +77,25 @@ pub struct BlobFileReader {
     stats: Option<Arc<Statistics>>,
 }
 
+/// The header of blob file `number`, checked to belong to column family `cf_id`.
+fn read_header(
+    file: &dyn crate::fs::RandomAccessFile,
+    st: Option<&Statistics>,
+    number: u64,
+    cf_id: u32,
+) -> Result<BlobHeader> {
+    let header = BlobHeader::decode(&read_exact(file, st, number, 0, HEADER_SIZE)?)
+        .map_err(|e| corrupt_at(number, 0, crate::table::format::strip_prefix(&e)))?;
+    if header.column_family_id != cf_id {
+        return Err(corrupt_at(
+            number,
+            0,
+            format!("Column family ID mismatch: {} in the file, {cf_id} expected", header.column_family_id),
+        ));
+    }
+    Ok(header)
+}
+
 impl BlobFileReader {
     /// Opens blob file `number` of column family `cf_id` in `dir`.
     pub fn open(fs: &dyn FileSystem, dir: &Path, number: u64, cf_id: u32) -> Result<BlobFileReader> {
@@ -104,18 +123,7 @@ impl BlobFileReader {
         if file_size < (HEADER_SIZE + FOOTER_SIZE) as u64 {
             return Err(corrupt_at(number, 0, format!("Malformed blob file: {file_size} bytes")));
         }
-        let header = BlobHeader::decode(&read_exact(&*file, st, number, 0, HEADER_SIZE)?)
-            .map_err(|e| corrupt_at(number, 0, crate::table::format::strip_prefix(&e)))?;
-        if header.column_family_id != cf_id {
-            return Err(corrupt_at(
-                number,
-                0,
-                format!(
-                    "Column family ID mismatch: {} in the file, {cf_id} expected",
-                    header.column_family_id
-                ),
-            ));
-        }
+        let header = read_header(&*file, st, number, cf_id)?;
         if header.has_ttl || header.expiration_range != (0, 0) {
             return Err(corrupt_at(number, 0, "Unexpected TTL blob file"));
         }
@@ -146,18 +154,7 @@ impl BlobFileReader {
         if size < HEADER_SIZE as u64 {
             return Err(corrupt_at(number, 0, format!("Malformed blob file: {size} bytes")));
         }
-        let header = BlobHeader::decode(&read_exact(&*file, st, number, 0, HEADER_SIZE)?)
-            .map_err(|e| corrupt_at(number, 0, crate::table::format::strip_prefix(&e)))?;
-        if header.column_family_id != cf_id {
-            return Err(corrupt_at(
-                number,
-                0,
-                format!(
-                    "Column family ID mismatch: {} in the file, {cf_id} expected",
-                    header.column_family_id
-                ),
-            ));
-        }
+        let header = read_header(&*file, st, number, cf_id)?;
         // The records end where the file ends now: counted as if the footer followed, so
         // `valid_blob_offset` bounds a record by the bytes written.
         Ok(BlobFileReader { number, file, file_size: size + FOOTER_SIZE as u64, header, stats })
