@@ -280,12 +280,13 @@ pub struct CfConfig {
     /// `SanitizeCfOptions`): `(ttl, periodic_compaction_seconds)`, 0 meaning off.
     pub age_ttl: u64,
     pub age_periodic: u64,
-    /// RocksDB's `read_triggered_compaction_threshold` (0.0: off): point reads are sampled
-    /// (1 in 1024, each counting 1024) and a file's collapsible ones (it held no final
-    /// value: not found, a deletion, merge operands) are added to its
-    /// `FileMetaData::sampled`; a table above the last non-empty level (or on level 0)
-    /// whose count per byte exceeds this is compacted into the next level, reason
-    /// ReadTriggered (`compaction::picker::pick_read_triggered`). Leveled style only here.
+    /// RocksDB's `read_triggered_compaction_threshold` (0.0: off). Whatever its value, point
+    /// reads and iterator moves are sampled (1 in 1024, each counting 1024) and a file's
+    /// collapsible ones (it held no final value: not found, a deletion, merge operands) are
+    /// added to its `FileMetaData::sampled`; while it is above 0, a table above the last
+    /// non-empty level (or on level 0) whose count per byte exceeds it is compacted into the
+    /// next level, reason ReadTriggered (`compaction::picker::pick_read_triggered`, and
+    /// universal's `compaction::universal`); never under FIFO.
     pub read_triggered_compaction_threshold: f64,
     /// RocksDB's `preserve_internal_time_seconds` (0: off; mutable): while set, the database
     /// samples its sequence-number-to-time mapping (`db/seqno_time.rs`), tables written

@@ -64,7 +64,9 @@ impl PrefixMode {
 /// What iterators of one SuperVersion share: its tables, level runs and range tombstones.
 pub struct IterParts {
     l0: Vec<Arc<TableEntry>>,
-    levels: Vec<(Arc<[LevelFile]>, FilesByNumber)>,
+    /// Each level's run, its files by number, and their metadata in run order (whose
+    /// sampled read counts the run's iterators feed).
+    levels: Vec<(Arc<[LevelFile]>, FilesByNumber, Arc<[Arc<FileMetaData>]>)>,
     tombstones: Vec<RangeTombstone>,
     /// `tombstones` fragmented, for views whose memtables hold none.
     fragmented: Arc<FragmentedTombstones>,
@@ -102,7 +104,8 @@ impl DbInner {
                 })
                 .collect();
             let by_number = Arc::new(files.iter().map(|f| (f.number, f.clone())).collect());
-            levels.push((run, by_number));
+            let metas: Arc<[Arc<FileMetaData>]> = files.iter().cloned().collect();
+            levels.push((run, by_number, metas));
         }
         let fragmented =
             Arc::new(FragmentedTombstones::new(cf.icmp.user_comparator().clone(), tombstones.clone()));
@@ -152,7 +155,7 @@ impl DbInner {
             for e in &parts.l0 {
                 children.push(e.table.iter_bounded(reads, prefix.table.clone(), upper.clone()));
             }
-            for (run, by_number) in &parts.levels {
+            for (run, by_number, metas) in &parts.levels {
                 let mut level = self.level_iterator_with(
                     cf,
                     run.clone(),
@@ -162,13 +165,10 @@ impl DbInner {
                     upper.clone(),
                 );
                 level.set_prefix_seek(prefix.level_stop.clone());
-                // RocksDB's LevelIterator samples its reads; Shale only while
-                // `read_triggered_compaction_threshold`, which reads the counts, is on.
-                if cf.config().read_triggered_compaction_threshold > 0.0 {
-                    let metas: Vec<_> =
-                        run.iter().filter_map(|lf| by_number.get(&lf.number).cloned()).collect();
-                    level.set_read_sampling(metas.into());
-                }
+                // RocksDB's LevelIterator samples its reads whatever
+                // `read_triggered_compaction_threshold` is, so turning it on by `set_options`
+                // acts on the reads made before.
+                level.set_read_sampling(metas.clone());
                 children.push(Box::new(level));
             }
         }

@@ -404,10 +404,9 @@ impl DbInner {
         }
         let _files_timer = PerfTimer::new(Field::GetFromOutputFilesTime);
         // RocksDB's `GetContext::sample_`: one read in 1024 counts for 1024 in each file it
-        // met that gave no final value. Only with `read_triggered_compaction_threshold` on
-        // (off, the check is this one comparison).
-        let sampled =
-            cf.config().read_triggered_compaction_threshold > 0.0 && crate::read_sample::sample_read();
+        // met that gave no final value, whatever `read_triggered_compaction_threshold` is (as
+        // RocksDB's, so turning it on by `set_options` acts on the reads made before).
+        let sampled = crate::read_sample::sample_read();
         let collapsible = |f: &FileMetaData| {
             if sampled {
                 f.sampled.add_collapsible(crate::read_sample::FILE_READ_SAMPLE_RATE);
