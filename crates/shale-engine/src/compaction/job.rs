@@ -15,7 +15,10 @@
 //!
 //! Outputs are cut at `target_file_size`, never inside one user key, so files of a level
 //! stay disjoint by user key; with an SST partitioner (`partitioner.rs`) also before the
-//! first key written after a boundary it names.
+//! first key written after a boundary it names. Above the bottommost level the start of each
+//! range tombstone is a cut candidate too, as the range-deletion sentinel keys RocksDB's
+//! compaction iterator emits are (`CompactionOutputs::AddToOutput`): an output may end, or
+//! open, at a tombstone's start, so a partition boundary is never crossed by a tombstone.
 //!
 //! Merge operands (RocksDB's `MergeHelper::MergeUntil`), the same at flush
 //! (`flush_entries`) and compaction: from the newest operand of a stripe, the operands of
@@ -438,6 +441,49 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
         None => iter.seek_to_first(),
     }
     let in_range = |k: &[u8]| range_end.as_deref().is_none_or(|e| ucmp.compare(user_key(k), e).is_lt());
+    let full = |o: &Output| {
+        let tail = if input.target_file_size_is_upper_bound { o.builder.estimated_tail_size() } else { 0 };
+        o.builder.estimated_file_size().saturating_add(tail) >= input.target_file_size
+    };
+    // The range tombstones' starts inside this compaction's range, ascending: RocksDB's
+    // range-deletion sentinel keys, none at the bottommost level (`AddToOutput` skips them).
+    let mut starts: Vec<&[u8]> = if input.bottommost {
+        Vec::new()
+    } else {
+        kept_tombstones
+            .iter()
+            .map(|t| t.start.as_slice())
+            .filter(|s| range_start.as_deref().is_none_or(|r| ucmp.compare(s, r).is_gt()))
+            .filter(|s| range_end.as_deref().is_none_or(|e| ucmp.compare(s, e).is_lt()))
+            .collect()
+    };
+    starts.sort_by(|a, b| ucmp.compare(a, b));
+    starts.dedup_by(|a, b| ucmp.compare(a, b).is_eq());
+    let mut next_start = 0usize;
+    // A sentinel at `s`: the open output ends before it when full or when the partitioner
+    // asks; an output opens for it (its tombstone part starts there).
+    let sentinel = |s: &[u8],
+                    out: &mut Option<Output>,
+                    lower: &mut Option<Vec<u8>>,
+                    last_written: &mut Vec<u8>,
+                    result: &mut JobResult|
+     -> Result<()> {
+        if let Some(o) = out.as_ref() {
+            let cut = full(o) || input.partitioner.is_some_and(|p| p.should_partition(last_written, s));
+            if cut && lower.as_deref().is_none_or(|l| ucmp.compare(l, s).is_lt()) {
+                finish(&ctx, out.take(), &kept_tombstones, lower.as_deref(), Some(s), result)?;
+                *lower = Some(s.to_vec());
+            }
+        }
+        if out.is_none() {
+            *out = Some(open_output(&ctx)?);
+        }
+        if input.partitioner.is_some() {
+            last_written.clear();
+            last_written.extend_from_slice(s);
+        }
+        Ok(())
+    };
     loop {
         until_check -= 1;
         if until_check == 0 {
@@ -450,11 +496,10 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
         let boundary = !group.is_empty() && (!valid || !same_key(&*ucmp, iter.key(), &group[0].0));
         if boundary {
             let uk = user_key(&group[0].0).to_vec();
-            let full = |o: &Output| {
-                let tail =
-                    if input.target_file_size_is_upper_bound { o.builder.estimated_tail_size() } else { 0 };
-                o.builder.estimated_file_size().saturating_add(tail) >= input.target_file_size
-            };
+            while let Some(&s) = starts.get(next_start).filter(|s| ucmp.compare(s, &uk).is_le()) {
+                next_start += 1;
+                sentinel(s, &mut out, &mut lower, &mut last_written, &mut result)?;
+            }
             if out.as_ref().is_some_and(full) {
                 let o = out.take();
                 finish(&ctx, o, &kept_tombstones, lower.as_deref(), Some(&uk), &mut result)?;
@@ -477,7 +522,7 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
                 };
                 let (k, v) = stage.process(k, v)?;
                 if let (Some(p), 0) = (input.partitioner, i) {
-                    if out.as_ref().is_some_and(|o| !o.empty) && p.should_partition(&last_written, &uk) {
+                    if out.is_some() && p.should_partition(&last_written, &uk) {
                         let o = out.take();
                         finish(&ctx, o, &kept_tombstones, lower.as_deref(), Some(&uk), &mut result)?;
                         lower = Some(uk.clone());
@@ -509,6 +554,9 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
             }
         }
         if !valid {
+            for &s in &starts[next_start..] {
+                sentinel(s, &mut out, &mut lower, &mut last_written, &mut result)?;
+            }
             break;
         }
         if is_blob_index(iter.key()) {

@@ -156,6 +156,55 @@ fn sst_partitioner_refuses_moving_a_table_that_spans_prefixes() {
 }
 
 #[test]
+fn sst_partitioner_cuts_at_a_range_tombstone_start_above_the_last_level() {
+    // RocksDB's compaction iterator hands each range tombstone's start to the output cutter
+    // (a range-deletion sentinel key) above the bottommost level, so with a partitioner a
+    // tombstone of its own prefix gets a table of its own instead of widening its
+    // neighbour's range across a partition boundary.
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_disable_auto_compactions(true);
+    o.set_level_compaction_dynamic_level_bytes(false);
+    o.set_sst_partitioner_factory(SstPartitionerFactory::FixedPrefix { length: 3 });
+    let dir = tempfile::tempdir().unwrap();
+    let db = DB::open(&o, dir.path()).unwrap();
+    // Older data on level 6, under everything the tombstone covers, so the next compaction
+    // (level 0 into level 1) is not the bottommost and keeps the tombstone.
+    for k in ["aa0-000", "aa2-500", "zz9-999"] {
+        db.put(k, "old").unwrap();
+    }
+    db.flush().unwrap();
+    let mut co = shale::CompactOptions::default();
+    co.set_change_level(true);
+    co.set_target_level(6);
+    db.compact_range_opt(None::<&[u8]>, None::<&[u8]>, &co);
+    assert!(tables(&db).iter().all(|(l, _, _)| *l == 6), "{:?}", tables(&db));
+    db.put("aa1-000", "new").unwrap();
+    db.delete_range("aa2-000", "aa2-999").unwrap();
+    db.put("ab1-000", "new").unwrap();
+    db.flush().unwrap();
+    db.set_options(&[("disable_auto_compactions", "false"), ("level0_file_num_compaction_trigger", "1")])
+        .unwrap();
+    db.wait_for_compact(&WaitForCompactOptions::default()).unwrap();
+    let upper: Vec<_> = tables(&db).into_iter().filter(|(l, _, _)| *l < 6).collect();
+    assert!(upper.iter().all(|(l, _, _)| *l == 1), "{upper:?}");
+    // The tombstone's own table, between the two prefixes' point keys.
+    assert_eq!(
+        upper.iter().map(|(_, lo, hi)| (lo.clone(), hi.clone())).collect::<Vec<_>>(),
+        [
+            (b"aa1-000".to_vec(), b"aa1-000".to_vec()),
+            (b"aa2-000".to_vec(), b"aa2-999".to_vec()),
+            (b"ab1-000".to_vec(), b"ab1-000".to_vec()),
+        ],
+        "{upper:?}"
+    );
+    // The tombstone still deletes what it covers on level 6.
+    assert_eq!(db.get("aa2-500").unwrap(), None);
+    assert_eq!(db.get("aa0-000").unwrap().as_deref(), Some(&b"old"[..]));
+    assert_eq!(db.get("ab1-000").unwrap().as_deref(), Some(&b"new"[..]));
+}
+
+#[test]
 fn sst_partitioner_option_text() {
     let o = |s: &str| Options::default().get_options_from_string(s);
     // A bare id: RocksDB's registry makes the factory with length 0 (never cuts).
