@@ -123,6 +123,10 @@ pub struct ReadSettings {
     /// `set_auto_readahead_size` (RocksDB's default true): with an upper bound, reads ahead
     /// stop at the data block that holds it.
     pub auto_readahead_size: bool,
+    /// `set_background_purge_on_iterator_cleanup` (RocksDB's default false): the files an
+    /// iterator was the last to hold are deleted by the thread dropping it (false) or by a
+    /// flush-pool thread (true; `db/obsolete.rs::reader_released`).
+    pub background_purge_on_iterator_cleanup: bool,
 }
 
 impl Default for ReadSettings {
@@ -148,6 +152,7 @@ impl Default for ReadSettings {
             ignore_range_deletions: false,
             readahead_size: 0,
             auto_readahead_size: true,
+            background_purge_on_iterator_cleanup: false,
         }
     }
 }

@@ -721,11 +721,14 @@ impl ReadOptions {
         self.max_skippable_internal_keys = num;
     }
 
-    /// Either way, tables an iterator was the last to hold are deleted by a flush thread
-    /// when it is dropped, never on the dropping thread (`db/obsolete.rs`), which is what
-    /// `true` asks for; `false` cannot make them go sooner.
+    /// RocksDB's `background_purge_on_iterator_cleanup` (default false): the obsolete files
+    /// an iterator was the last to hold (tables and blob files a compaction replaced, old
+    /// WALs) are deleted by the thread dropping (or refreshing) it, without the DB mutex,
+    /// before `drop` returns; true: a flush-pool thread deletes them soon after (RocksDB's
+    /// high-priority pool). The DB option `avoid_unnecessary_blocking_io` makes every
+    /// iterator's purge a background one, as RocksDB's.
     pub fn set_background_purge_on_iterator_cleanup(&mut self, v: bool) {
-        let _ = v;
+        self.settings.background_purge_on_iterator_cleanup = v;
     }
 
     /// RocksDB's `ignore_range_deletions`: reads do not apply range tombstones (keys a

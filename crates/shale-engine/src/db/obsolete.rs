@@ -15,8 +15,8 @@
 //!
 //! The lists are made under the DB mutex (`find_obsolete_files`); the unlinks happen after
 //! it is released (`delete_obsolete_files`). A purge runs after every flush and compaction,
-//! and, when an iterator is dropped while tables wait, on a flush thread
-//! (`reader_released`). While a MANIFEST write has failed no table is
+//! and, when an iterator is dropped while tables wait, on the dropping thread or, with
+//! `background_purge_on_iterator_cleanup`, on a flush thread (`reader_released`). While a MANIFEST write has failed no table is
 //! deleted: the MANIFEST on disk may still name it. While `DbState::file_deletion_holds`
 //! is above zero (`disable_file_deletions`, a checkpoint or backup copying) nothing is
 //! deleted; the files wait on the lists (`live_files.rs`).
@@ -136,15 +136,23 @@ impl DbInner {
         );
     }
 
-    /// Called when a reader lets go of a SuperVersion (an iterator is dropped): if tables
-    /// wait for their last reader, a flush thread purges them soon, off the reader's thread
-    /// (as RocksDB's `background_purge_on_iterator_cleanup`).
-    pub fn reader_released(&self) {
+    /// Called when an iterator lets go of a SuperVersion (dropped or refreshed), as
+    /// RocksDB's `CleanupIteratorState`: if files wait for their last reader, with
+    /// `background` (the read's `background_purge_on_iterator_cleanup`, or the DB's
+    /// `avoid_unnecessary_blocking_io`) a flush thread purges them soon; otherwise this
+    /// thread does, finding them under the DB mutex and deleting them without it. Never call
+    /// with the DB mutex held.
+    pub fn reader_released(&self, background: bool) {
         use std::sync::atomic::Ordering;
-        if self.has_obsolete.load(Ordering::Acquire) {
-            self.purge_requested.store(true, Ordering::Release);
-            self.work_cv.notify_all();
+        if !self.has_obsolete.load(Ordering::Acquire) {
+            return;
         }
+        if background || self.config.avoid_unnecessary_blocking_io {
+            self.schedule_purge();
+            return;
+        }
+        let mut st = self.lock_state();
+        self.purge_now(&mut st);
     }
 
     /// Finds obsolete files under the DB mutex and deletes them with it released; with

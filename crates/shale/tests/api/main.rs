@@ -66,6 +66,7 @@ mod memtable_vector;
 mod mmap_writes;
 mod multi_get_one_view;
 mod mutable_cf_options;
+mod issue33_options;
 mod obsolete_files;
 mod open_cf_default_options;
 mod option_rows_33;
