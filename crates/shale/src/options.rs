@@ -785,6 +785,8 @@ pub struct Options {
     /// `set_avoid_unnecessary_blocking_io`: obsolete files are deleted by a background
     /// thread, never by a user thread (`db/obsolete.rs`).
     pub(crate) avoid_unnecessary_blocking_io: bool,
+    /// `set_delete_obsolete_files_period_micros` (RocksDB's default 6 hours).
+    pub(crate) delete_obsolete_files_period_micros: u64,
     pub(crate) rate_limiter: Option<Arc<crate::rate_limiter::RateLimiter>>,
     /// `set_row_cache`: point lookups cache the entry they find in each table
     /// (`db/table_cache.rs`, RocksDB's row cache).
@@ -1075,6 +1077,7 @@ impl Default for Options {
             rate_limiter: None,
             row_cache: None,
             avoid_unnecessary_blocking_io: false,
+            delete_obsolete_files_period_micros: 6 * 60 * 60 * 1_000_000,
             table_ids: None,
             experimental_mempurge_threshold: 0.0,
             wal_bytes_per_sync: 0,

@@ -1158,9 +1158,14 @@ impl Options {
         self.optimize_filters_for_hits = optimize_for_hits;
     }
 
-    /// Accepted: obsolete files are deleted as soon as nothing uses them, which every period allows.
+    /// RocksDB's `delete_obsolete_files_period_micros` (default 6 hours): the period of the
+    /// full scan of the database's directories for files nothing references (a crash's
+    /// leftover table, blob file, WAL or MANIFEST): a purge after a flush, compaction or
+    /// iterator cleanup scans when the period has passed since the last scan (0: every
+    /// purge). Files a compaction replaces are deleted once unused whatever the period. A
+    /// mutable DB option: `DB::set_db_options` changes it on an open database.
     pub fn set_delete_obsolete_files_period_micros(&mut self, micros: u64) {
-        let _ = micros;
+        self.delete_obsolete_files_period_micros = micros;
     }
 
     /// RocksDB's `Options::PrepareForBulkLoad`, value for value: no level-0 trigger,

@@ -1057,7 +1057,7 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Db,
         Int,
         Yes,
-        None,
+        Some(|o| o.delete_obsolete_files_period_micros.to_string()),
         Some(|o, n, v| {
             o.set_delete_obsolete_files_period_micros(number(n, v)?);
             Ok(true)

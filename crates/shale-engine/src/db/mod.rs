@@ -180,6 +180,11 @@ pub struct DbInner {
     pub bottommost_recheck: AtomicBool,
     /// Tables wait in `DbState::obsolete_tables` for their last reader (`obsolete.rs`).
     pub has_obsolete: AtomicBool,
+    /// `delete_obsolete_files_period_micros` in force (set at open, changed by
+    /// `set_db_options`), and when (microseconds since the epoch) the last full scan for
+    /// obsolete files was decided (`obsolete.rs`).
+    pub delete_obsolete_files_period: std::sync::atomic::AtomicU64,
+    pub delete_obsolete_files_last_run: std::sync::atomic::AtomicU64,
     /// A reader let go of a SuperVersion while tables waited: a flush thread purges soon.
     pub purge_requested: AtomicBool,
     pub table_cache: TableCache,

@@ -76,3 +76,67 @@ fn iterator_cleanup_purges_on_the_dropping_thread_unless_background() {
     let (_, by_me) = purge_after_iterator(true);
     assert!(!by_me, "background purge: deleted by the dropping thread");
 }
+
+/// Writes a table file no Version names (a crash's leftover) into `dir`, numbered below
+/// every file the database has made since; returns its path.
+fn orphan_table(dir: &Path) -> std::path::PathBuf {
+    let live = crate::util::files_ending(dir, ".sst");
+    let path = dir.join("000003.sst");
+    assert!(!live.iter().any(|t| t == "000003.sst"), "{live:?}");
+    std::fs::copy(dir.join(&live[0]), &path).unwrap();
+    path
+}
+
+fn flush_one(db: &DB, i: u32) {
+    db.put(format!("x{i}"), b"v").unwrap();
+    db.flush().unwrap();
+    crate::util::wait_for_background(db);
+}
+
+/// `delete_obsolete_files_period_micros`: the purge after a flush scans the directory for
+/// files nothing references only once the period has passed since the last scan (RocksDB's
+/// default: 6 hours), so an orphan table stays under the default and goes with a short
+/// period; `set_db_options` changes the period of the open database.
+#[test]
+fn obsolete_files_period_paces_the_full_directory_scan() {
+    // The default: no scan within six hours of open.
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    let db = DB::open(&o, dir.path()).unwrap();
+    flush_one(&db, 0);
+    let orphan = orphan_table(dir.path());
+    for i in 1..4 {
+        flush_one(&db, i);
+    }
+    db.compact_range(None::<&[u8]>, None::<&[u8]>);
+    crate::util::wait_for_background(&db);
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert!(orphan.exists(), "the orphan table was deleted under the default period");
+    assert!(crate::util::latest_options_text(dir.path()).contains("delete_obsolete_files_period_micros=21600000000"));
+
+    // Changed on the open database: the next purge scans.
+    db.set_db_options(&[("delete_obsolete_files_period_micros", "1000")]).unwrap();
+    assert!(crate::util::latest_options_text(dir.path()).contains("delete_obsolete_files_period_micros=1000\n"));
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    flush_one(&db, 9);
+    crate::util::wait_until(30, "the orphan table deleted", || !orphan.exists());
+    for (k, v) in [("delete_obsolete_files_period_micros", "x")] {
+        assert!(db.set_db_options(&[(k, v)]).is_err());
+    }
+    let e = db.set_db_options(&[("use_adaptive_mutex", "true")]).unwrap_err();
+    assert!(e.to_string().contains("Option not changeable: use_adaptive_mutex"), "{e}");
+    drop(db);
+
+    // A short period from open: the first purge after it has passed scans.
+    let dir = tempfile::tempdir().unwrap();
+    o.set_delete_obsolete_files_period_micros(1000);
+    let db = DB::open(&o, dir.path()).unwrap();
+    flush_one(&db, 0);
+    let orphan = orphan_table(dir.path());
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    flush_one(&db, 1);
+    crate::util::wait_until(30, "the orphan table deleted", || !orphan.exists());
+    assert_eq!(db.get(b"x0").unwrap().as_deref(), Some(&b"v"[..]));
+    assert_eq!(db.get(b"x1").unwrap().as_deref(), Some(&b"v"[..]));
+}
