@@ -71,6 +71,9 @@ pub struct WriteSettings {
     pub ignore_missing_column_families: bool,
     /// Throttled while compaction is behind.
     pub low_pri: bool,
+    /// A concurrent insert of the batch keeps one insert hint per memtable for the batch
+    /// (`db/write.rs::insert_batch`).
+    pub memtable_insert_hint_per_batch: bool,
 }
 
 /// Where reads may be served from (RocksDB's `ReadTier`; the facade re-exports it as

@@ -682,9 +682,16 @@ impl WriteOptions {
         self.low_pri = v;
     }
 
-    /// An insert-hint speed choice; memtable contents are the same.
+    /// RocksDB's `memtable_insert_hint_per_batch` (default false): while this write's batch
+    /// is inserted into the memtables concurrently with other writers' (a parallel write
+    /// group with `allow_concurrent_memtable_write`, `unordered_write`, a pipelined
+    /// concurrent insert), each insert into a memtable starts from where the batch's last
+    /// insert into it ended (one skip-list splice per memtable, kept for the batch only, so
+    /// not in the memtable's usage), which speeds batches of sequential keys. Inserts by a
+    /// lone writer ignore it, as RocksDB's. Contents are the same; the property
+    /// `rocksdb.shale.mem-table-hinted-inserts` counts the hinted inserts.
     pub fn set_memtable_insert_hint_per_batch(&mut self, v: bool) {
-        let _ = v;
+        self.memtable_insert_hint_per_batch = v;
     }
 }
 
@@ -1665,9 +1672,12 @@ impl Options {
         self.advise_random_on_open = advise;
     }
 
-    /// Accepted: a spinning choice of the DB mutex (Shale's parking_lot mutexes always spin briefly); results are the same.
+    /// RocksDB's `use_adaptive_mutex` (default false): true, a thread taking the DB mutex
+    /// while another holds it first spins, trying it up to 100 times, before it blocks (as a
+    /// glibc adaptive mutex); false, it blocks at once. The property
+    /// `rocksdb.shale.db-mutex-spins` counts the tries that found it held. Results are the same.
     pub fn set_use_adaptive_mutex(&mut self, enabled: bool) {
-        let _ = enabled;
+        self.use_adaptive_mutex = enabled;
     }
 
     /// A Bloom filter in each memtable of `write_buffer_size * ratio` bytes (ratio capped at

@@ -1079,7 +1079,7 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Db,
         Bool,
         No,
-        None,
+        Some(|o| o.use_adaptive_mutex.to_string()),
         Some(|o, n, v| {
             o.set_use_adaptive_mutex(boolean(n, v)?);
             Ok(true)

@@ -263,6 +263,8 @@ pub struct DbConfig {
     /// purge scans): the period of the purge's full directory scan (`db/obsolete.rs`). A
     /// mutable DB option: the live value is `DbInner::delete_obsolete_files_period`.
     pub delete_obsolete_files_period_micros: u64,
+    /// `use_adaptive_mutex`: the DB mutex spins before it blocks (`DbInner::lock_state`).
+    pub use_adaptive_mutex: bool,
     /// `max_bgerror_resume_count` (0 or less: no automatic recovery).
     pub max_bgerror_resume_count: i32,
     /// `bgerror_resume_retry_interval`, microseconds.
@@ -385,6 +387,7 @@ impl Default for DbConfig {
             compaction_readahead_size: 2 << 20,
             avoid_unnecessary_blocking_io: false,
             delete_obsolete_files_period_micros: 6 * 60 * 60 * 1_000_000,
+            use_adaptive_mutex: false,
             max_bgerror_resume_count: i32::MAX,
             bgerror_resume_retry_interval: 1_000_000,
             stats_dump_period_sec: 600,

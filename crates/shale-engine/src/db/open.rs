@@ -371,6 +371,7 @@ pub fn new_inner(
         bottommost_recheck: AtomicBool::new(false),
         has_obsolete: AtomicBool::new(false),
         delete_obsolete_files_period: std::sync::atomic::AtomicU64::new(obsolete_period),
+        db_mutex_spins: std::sync::atomic::AtomicU64::new(0),
         delete_obsolete_files_last_run: std::sync::atomic::AtomicU64::new(super::obsolete::now_micros()),
         purge_requested: AtomicBool::new(false),
         table_cache,

@@ -1054,6 +1054,40 @@ impl InsertHint {
 }
 
 impl SkipList {
+    /// [`SkipList::insert_concurrently`] starting from `hint`, the splice the same writer's
+    /// last insert through it left (RocksDB's `InsertWithHintConcurrently`): other writers
+    /// may link nodes inside it meanwhile, which `link` finds (a level no longer tight is
+    /// searched again, a failed compare-and-swap retried), so the hint only saves search.
+    pub fn insert_concurrently_with_hint(
+        &self,
+        user_key: &[u8],
+        trailer: u64,
+        value: &[u8],
+        hint: &mut InsertHint,
+    ) -> bool {
+        let height = random_height();
+        let len = entry_len(user_key, value);
+        let size = height * SLOT + len;
+        let base = match self.arena.try_main(|a| a.allocate_aligned(size, SLOT)) {
+            Some(p) => p,
+            None => self.arena.with_shard(|s| s.bottom(size, SLOT)),
+        };
+        // SAFETY: the allocation holds `height` slots then the entry; the node pointer is the
+        // last slot.
+        let node = unsafe { base.as_ptr().add((height - 1) * SLOT) };
+        // SAFETY: the entry's `len` bytes lie inside the fresh allocation, which no other
+        // thread can reach before the node is linked and which the slices (caller memory)
+        // do not overlap.
+        unsafe { encode_entry(entry_of(node), user_key, trailer, value) };
+        let splice = &mut *hint.splice;
+        let head = self.head();
+        if splice.head != head {
+            splice.height = 0;
+            splice.head = head;
+        }
+        self.link(node, height, splice)
+    }
+
     /// [`SkipList::insert`] starting from `hint`, the splice the last insert through it left
     /// (RocksDB's `InlineSkipList::InsertWithHint`), which it leaves after the new node. For
     /// one writer at a time (not beside `insert_concurrently`).

@@ -140,3 +140,68 @@ fn obsolete_files_period_paces_the_full_directory_scan() {
     assert_eq!(db.get(b"x0").unwrap().as_deref(), Some(&b"v"[..]));
     assert_eq!(db.get(b"x1").unwrap().as_deref(), Some(&b"v"[..]));
 }
+
+/// `use_adaptive_mutex`: with it, a thread that finds the DB mutex held tries it again
+/// (spins) before blocking, which `rocksdb.shale.db-mutex-spins` counts; without it, the
+/// thread blocks at once and the count stays 0. Threads reading a property that takes the
+/// DB mutex contend for it.
+#[test]
+fn adaptive_mutex_spins_before_blocking() {
+    let spins = |adaptive: bool| {
+        let dir = tempfile::tempdir().unwrap();
+        let mut o = Options::default();
+        o.create_if_missing(true);
+        o.set_use_adaptive_mutex(adaptive);
+        let db = DB::open(&o, dir.path()).unwrap();
+        db.put(b"k", b"v").unwrap();
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| {
+                    for _ in 0..20_000 {
+                        db.property_int_value("rocksdb.num-files-at-level0").unwrap();
+                    }
+                });
+            }
+        });
+        let n = db.property_int_value("rocksdb.shale.db-mutex-spins").unwrap().unwrap();
+        drop(db);
+        let log = std::fs::read_to_string(dir.path().join("LOG")).unwrap();
+        let want = format!("Options.use_adaptive_mutex: {}", u8::from(adaptive));
+        assert!(log.contains(&want), "no `{want}` in LOG");
+        n
+    };
+    assert_eq!(spins(false), 0);
+    assert!(spins(true) > 0, "an adaptive DB mutex never spun under contention");
+}
+
+/// `memtable_insert_hint_per_batch`: a batch inserted concurrently (here `unordered_write`,
+/// whose memtable inserts are always concurrent ones) starts each insert from where its
+/// previous one into that memtable ended; without it, or written by a lone writer, no
+/// insert is hinted. The hints are the batch's, so the memtable's usage does not count
+/// them (RocksDB counts only the per-memtable prefix hints).
+#[test]
+fn insert_hint_per_batch_hints_concurrent_batch_inserts() {
+    let run = |unordered: bool, per_batch: bool| {
+        let dir = tempfile::tempdir().unwrap();
+        let mut o = Options::default();
+        o.create_if_missing(true);
+        o.set_unordered_write(unordered);
+        let db = DB::open(&o, dir.path()).unwrap();
+        let mut wo = shale::WriteOptions::default();
+        wo.set_memtable_insert_hint_per_batch(per_batch);
+        for b in 0..10 {
+            let mut batch = shale::WriteBatch::default();
+            for i in 0..100 {
+                batch.put(format!("k{b:02}{i:03}"), b"v");
+            }
+            db.write_opt(batch, &wo).unwrap();
+        }
+        assert_eq!(db.get(b"k05050").unwrap().as_deref(), Some(&b"v"[..]));
+        assert_eq!(db.iterator(IteratorMode::Start).count(), 1000);
+        db.property_int_value("rocksdb.shale.mem-table-hinted-inserts").unwrap().unwrap()
+    };
+    assert_eq!(run(true, true), 1000);
+    assert_eq!(run(true, false), 0);
+    // A lone writer's insert is not a concurrent one: ignored, as RocksDB's.
+    assert_eq!(run(false, true), 0);
+}
