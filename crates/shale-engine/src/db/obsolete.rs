@@ -204,13 +204,18 @@ impl DbInner {
     /// table, blob file, WAL, MANIFEST and temporary file of the database's directories that
     /// `scan` does not keep is deleted. Call without the DB mutex.
     fn delete_unreferenced(&self, scan: &FullScan, job: i32) {
-        let dead_number = |n: u64| !scan.live.contains(&n) && n < scan.keep_from && !self.versions.is_pending_output(n);
+        let dead_number =
+            |n: u64| !scan.live.contains(&n) && n < scan.keep_from && !self.versions.is_pending_output(n);
         let stats = self.config.statistics.as_deref();
         let delete_table = |path: &std::path::Path, n: u64| {
             self.table_cache.evict(n);
             let status = match self.fs.remove_file(path) {
                 Ok(()) => {
-                    crate::statistics::record_tick(stats, crate::statistics::Ticker::FilesDeletedImmediately, 1);
+                    crate::statistics::record_tick(
+                        stats,
+                        crate::statistics::Ticker::FilesDeletedImmediately,
+                        1,
+                    );
                     "OK".to_string()
                 }
                 Err(e) => e.to_string(),
@@ -257,7 +262,9 @@ impl DbInner {
                     };
                     self.info_log.event(super::info_log::blob_file_deletion_event(job, n, &status));
                 }
-                Some(FileType::Wal(n)) if wal_dir == self.path && dead_wal(n) => self.dispose_wal(&wal_dir, n),
+                Some(FileType::Wal(n)) if wal_dir == self.path && dead_wal(n) => {
+                    self.dispose_wal(&wal_dir, n)
+                }
                 Some(FileType::Manifest(n)) if n < scan.manifest => {
                     let _ = self.fs.remove_file(&path);
                 }

@@ -1369,7 +1369,8 @@ impl DbInner {
         }
         let merged = if parallel { None } else { merged };
         let leader_hint = guards[0].hint_per_batch;
-        let logged = Logged { mems, first_seq, count, parallel, skip_missing, leader_hint, merged, concurrent };
+        let logged =
+            Logged { mems, first_seq, count, parallel, skip_missing, leader_hint, merged, concurrent };
         if pipelined {
             return Ok(GroupOutcome::Logged(logged));
         }
@@ -1399,7 +1400,8 @@ impl DbInner {
         counts: &mut Option<WriteGroupCounts>,
         pipelined: bool,
     ) -> Result<GroupOutcome> {
-        let Logged { mems, first_seq, count, parallel, skip_missing, leader_hint, merged, concurrent } = logged;
+        let Logged { mems, first_seq, count, parallel, skip_missing, leader_hint, merged, concurrent } =
+            logged;
         let stats = self.config.statistics.as_deref();
         let bump = |a: &std::sync::atomic::AtomicU64, n: u64| {
             a.store(a.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed)

@@ -472,7 +472,14 @@ impl MemTable {
     }
 
     #[inline]
-    fn add_impl(&self, seq: SequenceNumber, t: ValueType, user_key: &[u8], value: &[u8], concurrent: bool) -> bool {
+    fn add_impl(
+        &self,
+        seq: SequenceNumber,
+        t: ValueType,
+        user_key: &[u8],
+        value: &[u8],
+        concurrent: bool,
+    ) -> bool {
         self.add_hinted(seq, t, user_key, value, concurrent, None)
     }
 

@@ -341,7 +341,8 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
         };
         self.mem_range_dels = sv.mem.num_range_deletes();
         drop(self._sv.replace(sv));
-        let background = self.source.as_ref().is_some_and(|s| s.ro.settings.background_purge_on_iterator_cleanup);
+        let background =
+            self.source.as_ref().is_some_and(|s| s.ro.settings.background_purge_on_iterator_cleanup);
         inner.reader_released(background);
     }
 
