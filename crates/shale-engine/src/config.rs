@@ -71,6 +71,9 @@ pub struct WriteSettings {
     pub ignore_missing_column_families: bool,
     /// Throttled while compaction is behind.
     pub low_pri: bool,
+    /// A concurrent insert of the batch keeps one insert hint per memtable for the batch
+    /// (`db/write.rs::insert_batch`).
+    pub memtable_insert_hint_per_batch: bool,
 }
 
 /// Where reads may be served from (RocksDB's `ReadTier`; the facade re-exports it as
@@ -123,6 +126,10 @@ pub struct ReadSettings {
     /// `set_auto_readahead_size` (RocksDB's default true): with an upper bound, reads ahead
     /// stop at the data block that holds it.
     pub auto_readahead_size: bool,
+    /// `set_background_purge_on_iterator_cleanup` (RocksDB's default false): the files an
+    /// iterator was the last to hold are deleted by the thread dropping it (false) or by a
+    /// flush-pool thread (true; `db/obsolete.rs::reader_released`).
+    pub background_purge_on_iterator_cleanup: bool,
 }
 
 impl Default for ReadSettings {
@@ -148,6 +155,7 @@ impl Default for ReadSettings {
             ignore_range_deletions: false,
             readahead_size: 0,
             auto_readahead_size: true,
+            background_purge_on_iterator_cleanup: false,
         }
     }
 }

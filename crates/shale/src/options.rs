@@ -785,6 +785,10 @@ pub struct Options {
     /// `set_avoid_unnecessary_blocking_io`: obsolete files are deleted by a background
     /// thread, never by a user thread (`db/obsolete.rs`).
     pub(crate) avoid_unnecessary_blocking_io: bool,
+    /// `set_delete_obsolete_files_period_micros` (RocksDB's default 6 hours).
+    pub(crate) delete_obsolete_files_period_micros: u64,
+    /// `set_use_adaptive_mutex` (default false).
+    pub(crate) use_adaptive_mutex: bool,
     pub(crate) rate_limiter: Option<Arc<crate::rate_limiter::RateLimiter>>,
     /// `set_row_cache`: point lookups cache the entry they find in each table
     /// (`db/table_cache.rs`, RocksDB's row cache).
@@ -1075,6 +1079,8 @@ impl Default for Options {
             rate_limiter: None,
             row_cache: None,
             avoid_unnecessary_blocking_io: false,
+            delete_obsolete_files_period_micros: 6 * 60 * 60 * 1_000_000,
+            use_adaptive_mutex: false,
             table_ids: None,
             experimental_mempurge_threshold: 0.0,
             wal_bytes_per_sync: 0,
@@ -1800,6 +1806,8 @@ pub struct WriteOptions {
     pub(crate) ignore_missing_column_families: bool,
     /// `set_low_pri`: the write is throttled while compaction is behind (`write.rs`).
     pub(crate) low_pri: bool,
+    /// `set_memtable_insert_hint_per_batch` (`write.rs::insert_batch`).
+    pub(crate) memtable_insert_hint_per_batch: bool,
 }
 
 impl WriteOptions {
@@ -1830,6 +1838,7 @@ impl WriteOptions {
             no_slowdown: self.no_slowdown,
             ignore_missing_column_families: self.ignore_missing_column_families,
             low_pri: self.low_pri,
+            memtable_insert_hint_per_batch: self.memtable_insert_hint_per_batch,
         }
     }
 }

@@ -682,9 +682,16 @@ impl WriteOptions {
         self.low_pri = v;
     }
 
-    /// An insert-hint speed choice; memtable contents are the same.
+    /// RocksDB's `memtable_insert_hint_per_batch` (default false): while this write's batch
+    /// is inserted into the memtables concurrently with other writers' (a parallel write
+    /// group with `allow_concurrent_memtable_write`, `unordered_write`, a pipelined
+    /// concurrent insert), each insert into a memtable starts from where the batch's last
+    /// insert into it ended (one skip-list splice per memtable, kept for the batch only, so
+    /// not in the memtable's usage), which speeds batches of sequential keys. Inserts by a
+    /// lone writer ignore it, as RocksDB's. Contents are the same; the property
+    /// `rocksdb.shale.mem-table-hinted-inserts` counts the hinted inserts.
     pub fn set_memtable_insert_hint_per_batch(&mut self, v: bool) {
-        let _ = v;
+        self.memtable_insert_hint_per_batch = v;
     }
 }
 
@@ -721,11 +728,14 @@ impl ReadOptions {
         self.max_skippable_internal_keys = num;
     }
 
-    /// Either way, tables an iterator was the last to hold are deleted by a flush thread
-    /// when it is dropped, never on the dropping thread (`db/obsolete.rs`), which is what
-    /// `true` asks for; `false` cannot make them go sooner.
+    /// RocksDB's `background_purge_on_iterator_cleanup` (default false): the obsolete files
+    /// an iterator was the last to hold (tables and blob files a compaction replaced, old
+    /// WALs) are deleted by the thread dropping (or refreshing) it, without the DB mutex,
+    /// before `drop` returns; true: a flush-pool thread deletes them soon after (RocksDB's
+    /// high-priority pool). The DB option `avoid_unnecessary_blocking_io` makes every
+    /// iterator's purge a background one, as RocksDB's.
     pub fn set_background_purge_on_iterator_cleanup(&mut self, v: bool) {
-        let _ = v;
+        self.settings.background_purge_on_iterator_cleanup = v;
     }
 
     /// RocksDB's `ignore_range_deletions`: reads do not apply range tombstones (keys a
@@ -1155,9 +1165,14 @@ impl Options {
         self.optimize_filters_for_hits = optimize_for_hits;
     }
 
-    /// Accepted: obsolete files are deleted as soon as nothing uses them, which every period allows.
+    /// RocksDB's `delete_obsolete_files_period_micros` (default 6 hours): the period of the
+    /// full scan of the database's directories for files nothing references (a crash's
+    /// leftover table, blob file, WAL or MANIFEST): a purge after a flush, compaction or
+    /// iterator cleanup scans when the period has passed since the last scan (0: every
+    /// purge). Files a compaction replaces are deleted once unused whatever the period. A
+    /// mutable DB option: `DB::set_db_options` changes it on an open database.
     pub fn set_delete_obsolete_files_period_micros(&mut self, micros: u64) {
-        let _ = micros;
+        self.delete_obsolete_files_period_micros = micros;
     }
 
     /// RocksDB's `Options::PrepareForBulkLoad`, value for value: no level-0 trigger,
@@ -1657,9 +1672,12 @@ impl Options {
         self.advise_random_on_open = advise;
     }
 
-    /// Accepted: a spinning choice of the DB mutex (Shale's parking_lot mutexes always spin briefly); results are the same.
+    /// RocksDB's `use_adaptive_mutex` (default false): true, a thread taking the DB mutex
+    /// while another holds it first spins, trying it up to 100 times, before it blocks (as a
+    /// glibc adaptive mutex); false, it blocks at once. The property
+    /// `rocksdb.shale.db-mutex-spins` counts the tries that found it held. Results are the same.
     pub fn set_use_adaptive_mutex(&mut self, enabled: bool) {
-        let _ = enabled;
+        self.use_adaptive_mutex = enabled;
     }
 
     /// A Bloom filter in each memtable of `write_buffer_size * ratio` bytes (ratio capped at

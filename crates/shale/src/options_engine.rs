@@ -130,6 +130,8 @@ impl Options {
             max_subcompactions: self.max_subcompactions,
             compaction_readahead_size: self.compaction_readahead_size,
             avoid_unnecessary_blocking_io: self.avoid_unnecessary_blocking_io,
+            delete_obsolete_files_period_micros: self.delete_obsolete_files_period_micros,
+            use_adaptive_mutex: self.use_adaptive_mutex,
             max_bgerror_resume_count: self.max_bgerror_resume_count,
             bgerror_resume_retry_interval: self.bgerror_resume_retry_interval,
             stats_dump_period_sec: self.stats_dump_period_sec,
@@ -539,6 +541,8 @@ mod tests {
             (d.stats_persist_period_sec, d.persist_stats_to_disk, d.stats_history_buffer_size)
         );
         assert_eq!((c.dump_malloc_stats, c.ttl_db), (d.dump_malloc_stats, d.ttl_db));
+        assert_eq!(c.delete_obsolete_files_period_micros, d.delete_obsolete_files_period_micros);
+        assert_eq!(c.use_adaptive_mutex, d.use_adaptive_mutex);
         assert_eq!(
             (c.write_identity_file, c.avoid_flush_during_recovery, c.avoid_flush_during_shutdown),
             (d.write_identity_file, d.avoid_flush_during_recovery, d.avoid_flush_during_shutdown)

@@ -1057,7 +1057,7 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Db,
         Int,
         Yes,
-        None,
+        Some(|o| o.delete_obsolete_files_period_micros.to_string()),
         Some(|o, n, v| {
             o.set_delete_obsolete_files_period_micros(number(n, v)?);
             Ok(true)
@@ -1079,7 +1079,7 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Db,
         Bool,
         No,
-        None,
+        Some(|o| o.use_adaptive_mutex.to_string()),
         Some(|o, n, v| {
             o.set_use_adaptive_mutex(boolean(n, v)?);
             Ok(true)

@@ -259,6 +259,12 @@ pub struct DbConfig {
     pub compaction_readahead_size: u64,
     /// `avoid_unnecessary_blocking_io`.
     pub avoid_unnecessary_blocking_io: bool,
+    /// `delete_obsolete_files_period_micros` at open (RocksDB's default 6 hours; 0: every
+    /// purge scans): the period of the purge's full directory scan (`db/obsolete.rs`). A
+    /// mutable DB option: the live value is `DbInner::delete_obsolete_files_period`.
+    pub delete_obsolete_files_period_micros: u64,
+    /// `use_adaptive_mutex`: the DB mutex spins before it blocks (`DbInner::lock_state`).
+    pub use_adaptive_mutex: bool,
     /// `max_bgerror_resume_count` (0 or less: no automatic recovery).
     pub max_bgerror_resume_count: i32,
     /// `bgerror_resume_retry_interval`, microseconds.
@@ -380,6 +386,8 @@ impl Default for DbConfig {
             max_subcompactions: 1,
             compaction_readahead_size: 2 << 20,
             avoid_unnecessary_blocking_io: false,
+            delete_obsolete_files_period_micros: 6 * 60 * 60 * 1_000_000,
+            use_adaptive_mutex: false,
             max_bgerror_resume_count: i32::MAX,
             bgerror_resume_retry_interval: 1_000_000,
             stats_dump_period_sec: 600,

@@ -180,6 +180,14 @@ pub struct DbInner {
     pub bottommost_recheck: AtomicBool,
     /// Tables wait in `DbState::obsolete_tables` for their last reader (`obsolete.rs`).
     pub has_obsolete: AtomicBool,
+    /// `delete_obsolete_files_period_micros` in force (set at open, changed by
+    /// `set_db_options`), and when (microseconds since the epoch) the last full scan for
+    /// obsolete files was decided (`obsolete.rs`).
+    pub delete_obsolete_files_period: std::sync::atomic::AtomicU64,
+    pub delete_obsolete_files_last_run: std::sync::atomic::AtomicU64,
+    /// `use_adaptive_mutex`: tries of the DB mutex's spin that found it held
+    /// (`lock_state`; the property `rocksdb.shale.db-mutex-spins`).
+    pub db_mutex_spins: AtomicU64,
     /// A reader let go of a SuperVersion while tables waited: a flush thread purges soon.
     pub purge_requested: AtomicBool,
     pub table_cache: TableCache,
@@ -349,6 +357,10 @@ impl WalMeta {
 /// variables. While it lives, this thread counts as holding the DB mutex for the file system
 /// layer's debug check that no file is synced under it (`shale_base::fs::db_mutex_check`);
 /// [`unlocked`] releases the mutex and the count together.
+/// How many times an adaptive DB mutex is tried before the thread blocks (glibc's
+/// `PTHREAD_MUTEX_ADAPTIVE_NP` spins up to 100 times by default).
+const ADAPTIVE_SPINS: u32 = 100;
+
 pub struct DbGuard<'a>(shale_base::lock_rank::RankedGuard<MutexGuard<'a, DbState>>);
 
 impl<'a> std::ops::Deref for DbGuard<'a> {
@@ -476,6 +488,24 @@ impl DbInner {
         self.config.wal_dir.clone()
     }
 
+    /// The DB mutex taken as RocksDB's `use_adaptive_mutex` says: adaptive, up to
+    /// [`ADAPTIVE_SPINS`] tries (a spin-loop hint between them) before blocking; otherwise
+    /// blocking at once.
+    fn lock_db_mutex(&self) -> shale_base::lock_rank::RankedGuard<MutexGuard<'_, DbState>> {
+        if self.config.use_adaptive_mutex {
+            // The order check `lock` makes (a try cannot deadlock, but the spin may end in `lock`).
+            shale_base::lock_rank::check(self.state.rank());
+            for _ in 0..ADAPTIVE_SPINS {
+                if let Some(g) = self.state.try_lock() {
+                    return g;
+                }
+                self.db_mutex_spins.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                std::hint::spin_loop();
+            }
+        }
+        self.state.lock()
+    }
+
     pub fn lock_state(&self) -> DbGuard<'_> {
         // RocksDB's db_mutex_lock_nanos (timed only at PerfStatsLevel::EnableTime).
         let _p = shale_format::perf::PerfTimer::for_mutex(shale_format::perf::Field::DbMutexLockNanos);
@@ -487,11 +517,11 @@ impl DbInner {
             .filter(|s| s.level() == crate::statistics::StatsLevel::All as u8)
         {
             let t = std::time::Instant::now();
-            let g = self.state.lock();
+            let g = self.lock_db_mutex();
             s.record_tick(crate::statistics::Ticker::DbMutexWaitMicros, t.elapsed().as_micros() as u64);
             g
         } else {
-            self.state.lock()
+            self.lock_db_mutex()
         };
         // A halt (`halt.rs`) becomes the background error at the first DB mutex taken after it.
         self.note_halt(&mut g);

@@ -15,8 +15,8 @@
 //!
 //! The lists are made under the DB mutex (`find_obsolete_files`); the unlinks happen after
 //! it is released (`delete_obsolete_files`). A purge runs after every flush and compaction,
-//! and, when an iterator is dropped while tables wait, on a flush thread
-//! (`reader_released`). While a MANIFEST write has failed no table is
+//! and, when an iterator is dropped while tables wait, on the dropping thread or, with
+//! `background_purge_on_iterator_cleanup`, on a flush thread (`reader_released`). While a MANIFEST write has failed no table is
 //! deleted: the MANIFEST on disk may still name it. While `DbState::file_deletion_holds`
 //! is above zero (`disable_file_deletions`, a checkpoint or backup copying) nothing is
 //! deleted; the files wait on the lists (`live_files.rs`).
@@ -47,11 +47,43 @@ pub struct ObsoleteFiles {
     blobs: Vec<u64>,
     /// The job id of the deletion events (`info_log.rs`).
     job: i32,
+    /// A full scan of the directories is due (`delete_obsolete_files_period_micros`).
+    full_scan: Option<FullScan>,
+}
+
+/// What a full scan of the database's directories keeps, taken under the DB mutex (RocksDB's
+/// `FindObsoleteFiles` with `doing_the_full_scan`); the scan itself runs without it.
+pub struct FullScan {
+    /// Table and blob files of every Version still alive (current ones, and those waiting
+    /// for their last reader on the obsolete lists).
+    live: BTreeSet<u64>,
+    /// Files numbered this or above are kept (RocksDB's `min_pending_output`): the smallest
+    /// output being written, or the next file number when none is.
+    keep_from: u64,
+    /// WALs below this one and not kept for recycling are obsolete.
+    min_wal: u64,
+    recycle: Vec<u64>,
+    manifest: u64,
+    /// Blob files are left alone while a family writes blobs on the write path: its files
+    /// are named by no Version until a flush (`blob_direct.rs`).
+    blobs: bool,
+}
+
+/// Microseconds since the epoch (RocksDB's `SystemClock::NowMicros`).
+pub fn now_micros() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_micros() as u64)
+        .unwrap_or(0)
 }
 
 impl ObsoleteFiles {
     pub fn is_empty(&self) -> bool {
-        self.tables.is_empty() && self.wals.is_empty() && self.blobs.is_empty() && self.freed_wals.is_empty()
+        self.tables.is_empty()
+            && self.wals.is_empty()
+            && self.blobs.is_empty()
+            && self.freed_wals.is_empty()
+            && self.full_scan.is_none()
     }
 }
 
@@ -122,10 +154,126 @@ impl DbInner {
             false
         });
         self.note_obsolete(st);
-        if !out.tables.is_empty() || !out.blobs.is_empty() {
+        if self.full_scan_due() {
+            out.full_scan = Some(self.full_scan_of(st));
+        }
+        if !out.tables.is_empty() || !out.blobs.is_empty() || out.full_scan.is_some() {
             out.job = job.unwrap_or_else(|| self.info_log.new_job_id());
         }
         out
+    }
+
+    /// RocksDB's `FindObsoleteFiles(force=false)`: the purge scans the directories when
+    /// `delete_obsolete_files_period_micros` is 0 or has passed since the last scan (that
+    /// time starts at open).
+    fn full_scan_due(&self) -> bool {
+        use std::sync::atomic::Ordering;
+        let period = self.delete_obsolete_files_period.load(Ordering::Relaxed);
+        if period == 0 {
+            return true;
+        }
+        let now = now_micros();
+        let last = self.delete_obsolete_files_last_run.load(Ordering::Relaxed);
+        if last.saturating_add(period) < now {
+            self.delete_obsolete_files_last_run.store(now, Ordering::Relaxed);
+            return true;
+        }
+        false
+    }
+
+    /// What a full scan keeps (DB mutex held).
+    fn full_scan_of(&self, st: &DbState) -> FullScan {
+        let mut live: BTreeSet<u64> = BTreeSet::new();
+        for c in st.cfs.values() {
+            live.extend(c.current.all_files().map(|(_, f)| f.number));
+            live.extend(c.current.blob_files().keys().copied());
+        }
+        live.extend(st.obsolete_tables.iter().map(|(n, _, _)| *n));
+        live.extend(st.obsolete_blobs.iter().map(|(n, _)| *n));
+        FullScan {
+            live,
+            keep_from: self.versions.min_pending_output(),
+            min_wal: st.alive_wals.front().copied().unwrap_or(0),
+            recycle: st.wal_recycle.iter().copied().collect(),
+            manifest: self.versions.manifest_number(),
+            blobs: st.cfs.values().all(|c| c.handle.direct_write.is_none()),
+        }
+    }
+
+    /// The full scan (RocksDB's `PurgeObsoleteFiles` of a full scan's candidates): every
+    /// table, blob file, WAL, MANIFEST and temporary file of the database's directories that
+    /// `scan` does not keep is deleted. Call without the DB mutex.
+    fn delete_unreferenced(&self, scan: &FullScan, job: i32) {
+        let dead_number =
+            |n: u64| !scan.live.contains(&n) && n < scan.keep_from && !self.versions.is_pending_output(n);
+        let stats = self.config.statistics.as_deref();
+        let delete_table = |path: &std::path::Path, n: u64| {
+            self.table_cache.evict(n);
+            let status = match self.fs.remove_file(path) {
+                Ok(()) => {
+                    crate::statistics::record_tick(
+                        stats,
+                        crate::statistics::Ticker::FilesDeletedImmediately,
+                        1,
+                    );
+                    "OK".to_string()
+                }
+                Err(e) => e.to_string(),
+            };
+            self.info_log.event(super::info_log::table_file_deletion_event(job, n, &status));
+        };
+        for dir in self.table_dirs_all().into_iter().filter(|d| *d != self.path) {
+            let Ok(children) = self.fs.children(&dir) else { continue };
+            for name in children {
+                if let Some(FileType::Table(n)) = filename::parse_file_name(&name) {
+                    if dead_number(n) {
+                        delete_table(&dir.join(&name), n);
+                    }
+                }
+            }
+        }
+        let wal_dir = self.wal_dir();
+        let dead_wal = |n: u64| n < scan.min_wal && n < scan.keep_from && !scan.recycle.contains(&n);
+        if wal_dir != self.path {
+            if let Ok(children) = self.fs.children(&wal_dir) {
+                for name in children {
+                    if let Some(FileType::Wal(n)) = filename::parse_file_name(&name) {
+                        if dead_wal(n) {
+                            self.dispose_wal(&wal_dir, n);
+                        }
+                    }
+                }
+            }
+        }
+        let Ok(children) = self.fs.children(&self.path) else { return };
+        for name in children {
+            let path = self.path.join(&name);
+            match filename::parse_file_name(&name) {
+                Some(FileType::Table(n)) if dead_number(n) => delete_table(&path, n),
+                Some(FileType::Blob(n))
+                    if scan.blobs
+                        && dead_number(n)
+                        && !crate::blob_direct::should_keep_footerless_blob(&*self.fs, &path) =>
+                {
+                    self.blob_cache.evict(n);
+                    let status = match self.fs.remove_file(&path) {
+                        Ok(()) => "OK".to_string(),
+                        Err(e) => e.to_string(),
+                    };
+                    self.info_log.event(super::info_log::blob_file_deletion_event(job, n, &status));
+                }
+                Some(FileType::Wal(n)) if wal_dir == self.path && dead_wal(n) => {
+                    self.dispose_wal(&wal_dir, n)
+                }
+                Some(FileType::Manifest(n)) if n < scan.manifest => {
+                    let _ = self.fs.remove_file(&path);
+                }
+                Some(FileType::Temp(n)) if dead_number(n) => {
+                    let _ = self.fs.remove_file(&path);
+                }
+                _ => {}
+            }
+        }
     }
 
     /// Records whether tables wait for their last reader (DB mutex held).
@@ -136,15 +284,23 @@ impl DbInner {
         );
     }
 
-    /// Called when a reader lets go of a SuperVersion (an iterator is dropped): if tables
-    /// wait for their last reader, a flush thread purges them soon, off the reader's thread
-    /// (as RocksDB's `background_purge_on_iterator_cleanup`).
-    pub fn reader_released(&self) {
+    /// Called when an iterator lets go of a SuperVersion (dropped or refreshed), as
+    /// RocksDB's `CleanupIteratorState`: if files wait for their last reader, with
+    /// `background` (the read's `background_purge_on_iterator_cleanup`, or the DB's
+    /// `avoid_unnecessary_blocking_io`) a flush thread purges them soon; otherwise this
+    /// thread does, finding them under the DB mutex and deleting them without it. Never call
+    /// with the DB mutex held.
+    pub fn reader_released(&self, background: bool) {
         use std::sync::atomic::Ordering;
-        if self.has_obsolete.load(Ordering::Acquire) {
-            self.purge_requested.store(true, Ordering::Release);
-            self.work_cv.notify_all();
+        if !self.has_obsolete.load(Ordering::Acquire) {
+            return;
         }
+        if background || self.config.avoid_unnecessary_blocking_io {
+            self.schedule_purge();
+            return;
+        }
+        let mut st = self.lock_state();
+        self.purge_now(&mut st);
     }
 
     /// Finds obsolete files under the DB mutex and deletes them with it released; with
@@ -245,6 +401,9 @@ impl DbInner {
         let wal_dir = self.wal_dir();
         for w in files.wals {
             self.dispose_wal(&wal_dir, w);
+        }
+        if let Some(scan) = &files.full_scan {
+            self.delete_unreferenced(scan, job);
         }
         self.purge_wal_archive();
     }

@@ -302,6 +302,7 @@ pub fn new_inner(
     let write_control = WriteController::new(config.delayed_write_rate);
     let blob_stats = config.statistics.clone();
     let wal_total = super::wal_limit::WalTotal::new(&config);
+    let obsolete_period = config.delete_obsolete_files_period_micros;
     Arc::new(DbInner {
         path: path.to_path_buf(),
         fs,
@@ -369,6 +370,9 @@ pub fn new_inner(
         bottommost_threshold: std::sync::atomic::AtomicU64::new(u64::MAX),
         bottommost_recheck: AtomicBool::new(false),
         has_obsolete: AtomicBool::new(false),
+        delete_obsolete_files_period: std::sync::atomic::AtomicU64::new(obsolete_period),
+        db_mutex_spins: std::sync::atomic::AtomicU64::new(0),
+        delete_obsolete_files_last_run: std::sync::atomic::AtomicU64::new(super::obsolete::now_micros()),
         purge_requested: AtomicBool::new(false),
         table_cache,
         blob_cache: Arc::new(crate::blob::BlobFileCache::new(fs_for_blobs, path.to_path_buf(), blob_stats)),

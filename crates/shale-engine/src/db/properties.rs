@@ -18,6 +18,9 @@ impl DbInner {
             // Shale's own: moves of auto-refreshing and tailing iterators onto a newer
             // SuperVersion of the family (`db/iterator.rs`).
             "shale.iterator-auto-refreshes" => return Some(cf.iterator_refreshes.load(Ordering::Relaxed)),
+            // Shale's own: tries of the adaptive DB mutex's spin that found it held
+            // (`use_adaptive_mutex`; always 0 without it).
+            "shale.db-mutex-spins" => return Some(self.db_mutex_spins.load(Ordering::Relaxed)),
             // Active, immutable, and flushed memtables readers still pin (RocksDB's meaning).
             "size-all-mem-tables" => return Some(cf.all_mem_tables_size()),
             "actual-delayed-write-rate" => {
@@ -51,6 +54,10 @@ impl DbInner {
             "cur-size-active-mem-table" => c.mem.approximate_memory_usage() as u64,
             "cur-size-all-mem-tables" => mems().map(|m| m.approximate_memory_usage() as u64).sum(),
             "num-entries-active-mem-table" => c.mem.num_entries(),
+            // Shale's own: inserts into the active memtable that started from an insert
+            // hint (`memtable_insert_with_hint_prefix_extractor`'s per prefix, or
+            // `memtable_insert_hint_per_batch`'s per batch).
+            "shale.mem-table-hinted-inserts" => c.mem.hinted_inserts(),
             "num-entries-imm-mem-tables" => c.imm.iter().map(|(m, _)| m.num_entries()).sum(),
             "num-deletes-active-mem-table" => c.mem.num_deletes(),
             "estimate-num-keys" => {

@@ -145,6 +145,8 @@ pub struct PendingWrite {
     /// `WriteOptions::ignore_missing_column_families`: records of a family that does not
     /// exist (dropped) are skipped (their sequence numbers used), not an error.
     ignore_missing: bool,
+    /// `WriteOptions::memtable_insert_hint_per_batch`.
+    hint_per_batch: bool,
     done: bool,
     result: Option<Result<()>>,
     /// This writer's share of a parallel memtable insert, handed over by its group's leader.
@@ -164,6 +166,7 @@ pub struct OwnInsert {
     first_seq: u64,
     mems: Arc<ActiveMems>,
     ignore_missing: bool,
+    hint_per_batch: bool,
 }
 
 /// One writer's batch to insert into the memtables, in parallel with the rest of its group.
@@ -173,6 +176,8 @@ pub struct InsertTask {
     group: Arc<ParallelGroup>,
     /// The writer's `ignore_missing_column_families`.
     ignore_missing: bool,
+    /// The writer's `memtable_insert_hint_per_batch`.
+    hint_per_batch: bool,
 }
 
 /// A write group whose members insert their own batches at once (RocksDB's parallel
@@ -207,6 +212,8 @@ pub struct Logged {
     parallel: bool,
     /// Some writer ignores missing families.
     skip_missing: bool,
+    /// The leader's `memtable_insert_hint_per_batch` (a serial group's insert).
+    leader_hint: bool,
     /// The group's records as one batch when it has several writers and inserts serially
     /// (None: the leader's own batch).
     merged: Option<WriteBatch>,
@@ -461,6 +468,7 @@ impl DbInner {
             disable_wal: opts.disable_wal,
             exclusive: false,
             ignore_missing: opts.ignore_missing_column_families,
+            hint_per_batch: opts.memtable_insert_hint_per_batch,
             done: false,
             result: None,
             task: None,
@@ -728,6 +736,7 @@ impl DbInner {
                         first_seq: seq,
                         mems: Arc::clone(&mems),
                         ignore_missing: g.ignore_missing,
+                        hint_per_batch: g.hint_per_batch,
                     };
                     seq += n;
                     if Arc::ptr_eq(w, me) {
@@ -770,10 +779,11 @@ impl DbInner {
     }
 
     fn run_own_insert(&self, own: OwnInsert) -> Result<()> {
-        let OwnInsert { batch, first_seq, mems, ignore_missing } = own;
+        let OwnInsert { batch, first_seq, mems, ignore_missing, hint_per_batch } = own;
         let timer = PerfTimer::new(Field::WriteMemtableTime);
         let mut full = Vec::new();
-        let r = insert_batch(&mems, &batch, first_seq, true, ignore_missing, &mut full, None);
+        let how = Insert { concurrent: true, skip_missing: ignore_missing, hint_per_batch };
+        let r = insert_batch(&mems, &batch, first_seq, how, &mut full, None);
         drop(timer);
         drop(mems);
         self.mark_memtables_full(full);
@@ -1056,10 +1066,11 @@ impl DbInner {
     /// group's sequence (RocksDB sets the last sequence after the parallel inserts) and
     /// completes it.
     fn run_insert_task(&self, task: InsertTask) {
-        let InsertTask { batch, first_seq, group, ignore_missing } = task;
+        let InsertTask { batch, first_seq, group, ignore_missing, hint_per_batch } = task;
         let timer = PerfTimer::new(Field::WriteMemtableTime);
         let mut full = Vec::new();
-        if let Err(e) = insert_batch(&group.mems, &batch, first_seq, true, ignore_missing, &mut full, None) {
+        let how = Insert { concurrent: true, skip_missing: ignore_missing, hint_per_batch };
+        if let Err(e) = insert_batch(&group.mems, &batch, first_seq, how, &mut full, None) {
             group.error.lock().get_or_insert(e);
         }
         drop(timer);
@@ -1116,6 +1127,7 @@ impl DbInner {
             disable_wal: false,
             exclusive: true,
             ignore_missing: false,
+            hint_per_batch: false,
             done: false,
             result: None,
             task: None,
@@ -1356,7 +1368,9 @@ impl DbInner {
             }
         }
         let merged = if parallel { None } else { merged };
-        let logged = Logged { mems, first_seq, count, parallel, skip_missing, merged, concurrent };
+        let leader_hint = guards[0].hint_per_batch;
+        let logged =
+            Logged { mems, first_seq, count, parallel, skip_missing, leader_hint, merged, concurrent };
         if pipelined {
             return Ok(GroupOutcome::Logged(logged));
         }
@@ -1386,7 +1400,8 @@ impl DbInner {
         counts: &mut Option<WriteGroupCounts>,
         pipelined: bool,
     ) -> Result<GroupOutcome> {
-        let Logged { mems, first_seq, count, parallel, skip_missing, merged, concurrent } = logged;
+        let Logged { mems, first_seq, count, parallel, skip_missing, leader_hint, merged, concurrent } =
+            logged;
         let stats = self.config.statistics.as_deref();
         let bump = |a: &std::sync::atomic::AtomicU64, n: u64| {
             a.store(a.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed)
@@ -1413,9 +1428,14 @@ impl DbInner {
             for (i, (g, w)) in guards.iter_mut().zip(group).enumerate() {
                 let Some(b) = g.batch.take_if(|b| b.count() > 0) else { continue };
                 let n = u64::from(b.count());
-                let ignore_missing = g.ignore_missing;
-                let task =
-                    InsertTask { batch: b, first_seq: seq, group: Arc::clone(&shared), ignore_missing };
+                let (ignore_missing, hint_per_batch) = (g.ignore_missing, g.hint_per_batch);
+                let task = InsertTask {
+                    batch: b,
+                    first_seq: seq,
+                    group: Arc::clone(&shared),
+                    ignore_missing,
+                    hint_per_batch,
+                };
                 seq += n;
                 if i == 0 || w.parked.load(Ordering::SeqCst) {
                     own.push(task);
@@ -1451,7 +1471,9 @@ impl DbInner {
         let mut full = Vec::new();
         // Pipelined, a concurrent group inserts while other groups may (see `MemWriters`).
         let cas = pipelined && concurrent;
-        insert_batch(&mems, batch, first_seq, cas, skip_missing, &mut full, Some(&merge))?;
+        // RocksDB's InsertInto of a group takes the leader's `memtable_insert_hint_per_batch`.
+        let how = Insert { concurrent: cas, skip_missing, hint_per_batch: leader_hint };
+        insert_batch(&mems, batch, first_seq, how, &mut full, Some(&merge))?;
         drop(memtable_timer);
         self.mark_memtables_full(full);
         if pipelined {
@@ -1948,15 +1970,30 @@ fn build_group(queue: &VecDeque<Arc<Writer>>, max_bytes: u64) -> Group {
 /// operand); see `DbInner::merge_on_write`.
 type MergeOnWrite<'a> = &'a dyn Fn(u32, &Arc<MemTable>, SequenceNumber, &[u8], &[u8]) -> Option<Vec<u8>>;
 
+/// How `insert_batch` inserts: `concurrent` (other writers insert into the same memtables at
+/// once), `skip_missing` (records of missing families are skipped), `hint_per_batch`
+/// (RocksDB's `memtable_insert_hint_per_batch`: a concurrent insert keeps one skip-list
+/// splice per memtable for this batch, RocksDB's `MemTableInserter::GetHintMap`).
+#[derive(Clone, Copy)]
+struct Insert {
+    concurrent: bool,
+    skip_missing: bool,
+    hint_per_batch: bool,
+}
+
 fn insert_batch(
     mems: &ActiveMems,
     batch: &WriteBatch,
     mut seq: u64,
-    concurrent: bool,
-    skip_missing: bool,
+    how: Insert,
     full: &mut Vec<u32>,
     merge: Option<MergeOnWrite<'_>>,
 ) -> Result<()> {
+    let Insert { concurrent, skip_missing, hint_per_batch } = how;
+    // The batch's hints, one per memtable it inserted into (by the memtable's address),
+    // freed when the batch is done: they are no part of any memtable's usage.
+    let mut hints: smallvec::SmallVec<[(*const MemTable, crate::memtable::skiplist::InsertHint); 2]> =
+        smallvec::SmallVec::new();
     let check = |id: u32, full: &mut Vec<u32>| {
         if let Some(Some(m)) = mems.get(id as usize) {
             let is_full = m.mem.approximate_memory_usage() >= m.limit || m.mem.should_flush_now();
@@ -1976,7 +2013,17 @@ fn insert_batch(
             return Err(Error::invalid_argument("column family vanished"));
         };
         let mem = &m.mem;
-        if concurrent {
+        if concurrent && hint_per_batch {
+            let at = Arc::as_ptr(mem);
+            let i = match hints.iter().position(|(m, _)| *m == at) {
+                Some(i) => i,
+                None => {
+                    hints.push((at, Default::default()));
+                    hints.len() - 1
+                }
+            };
+            mem.add_concurrently_with_hint(seq, e.value_type, e.key, e.value, &mut hints[i].1);
+        } else if concurrent {
             mem.add_concurrently(seq, e.value_type, e.key, e.value);
         } else {
             let merged = match merge {
@@ -2022,6 +2069,7 @@ mod tests {
             disable_wal: false,
             exclusive: false,
             ignore_missing: false,
+            hint_per_batch: false,
             done: false,
             result: None,
             task: None,

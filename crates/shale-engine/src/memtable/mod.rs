@@ -125,6 +125,8 @@ pub struct MemTable {
     /// `memtable_insert_with_hint_prefix_extractor`: a splice kept per prefix that a
     /// writer's insert of a key with that prefix starts from ([`InsertHints`]).
     insert_hints: Option<Box<InsertHints>>,
+    /// Skip-list inserts started from an insert hint (`hinted_inserts`).
+    hinted_inserts: AtomicU64,
     /// A hash memtable factory (HashSkipList, HashLinkList) with this prefix extractor:
     /// prefix iterators see one prefix's bucket only (see [`MemTable::iter_prefix_filtered`]).
     hash_buckets: Option<crate::slice_transform::SliceTransformRef>,
@@ -396,6 +398,7 @@ impl MemTable {
             data_in_errors: false,
             marked_for_flush: std::sync::atomic::AtomicBool::new(false),
             insert_hints: None,
+            hinted_inserts: AtomicU64::new(0),
             immutable: AtomicBool::new(false),
             immutable_lock: parking_lot::RwLock::new(()),
             ingest_barrier: AtomicU64::new(0),
@@ -468,11 +471,44 @@ impl MemTable {
         self.add_impl(seq, t, user_key, value, false)
     }
 
+    #[inline]
+    fn add_impl(
+        &self,
+        seq: SequenceNumber,
+        t: ValueType,
+        user_key: &[u8],
+        value: &[u8],
+        concurrent: bool,
+    ) -> bool {
+        self.add_hinted(seq, t, user_key, value, concurrent, None)
+    }
+
     /// As [`MemTable::add`], for writers adding to this memtable at the same time (the
     /// members of a write group with `allow_concurrent_memtable_write`): the skiplist's
     /// memory comes from a per-thread shard of its arena.
     pub fn add_concurrently(&self, seq: SequenceNumber, t: ValueType, user_key: &[u8], value: &[u8]) -> bool {
         self.add_impl(seq, t, user_key, value, true)
+    }
+
+    /// As [`MemTable::add_concurrently`], starting a point entry's skip-list insert from
+    /// `hint`, the splice the writer's previous insert through it left (RocksDB's
+    /// `InsertKeyWithHintConcurrently` with `memtable_insert_hint_per_batch`). The hint is
+    /// the caller's (one per batch and memtable), so its memory is not this memtable's. A
+    /// vector memtable and range deletions insert without it, as RocksDB's reps do.
+    pub fn add_concurrently_with_hint(
+        &self,
+        seq: SequenceNumber,
+        t: ValueType,
+        user_key: &[u8],
+        value: &[u8],
+        hint: &mut skiplist::InsertHint,
+    ) -> bool {
+        self.add_hinted(seq, t, user_key, value, true, Some(hint))
+    }
+
+    /// Skip-list inserts that started from an insert hint (a prefix's, or a batch's).
+    pub fn hinted_inserts(&self) -> u64 {
+        self.hinted_inserts.load(MemOrder::Relaxed)
     }
 
     /// A Put (of type `t`: Value, BlobIndex or WideColumnEntity) as RocksDB's
@@ -557,14 +593,16 @@ impl MemTable {
         }
     }
 
+    /// `add_impl` with a concurrent writer's batch hint (`add_concurrently_with_hint`).
     #[inline]
-    fn add_impl(
+    fn add_hinted(
         &self,
         seq: SequenceNumber,
         t: ValueType,
         user_key: &[u8],
         value: &[u8],
         concurrent: bool,
+        batch_hint: Option<&mut skiplist::InsertHint>,
     ) -> bool {
         let seq = seq.min(MAX_SEQUENCE_NUMBER);
         let packed = crate::key::pack_seq_and_type_ts(seq, t, self.timestamps);
@@ -591,7 +629,13 @@ impl MemTable {
                 None => false,
             }
         } else if concurrent {
-            list.insert_concurrently(user_key, packed, value)
+            match batch_hint.filter(|_| t != ValueType::RangeDeletion) {
+                Some(hint) => {
+                    self.hinted_inserts.fetch_add(1, MemOrder::Relaxed);
+                    list.insert_concurrently_with_hint(user_key, packed, value, hint)
+                }
+                None => list.insert_concurrently(user_key, packed, value),
+            }
         } else if let Some(h) = self.insert_hints.as_deref().filter(|_| t != ValueType::RangeDeletion) {
             match h.extractor.transform(user_key).filter(|_| h.extractor.in_domain(user_key)) {
                 Some(prefix) => {
@@ -603,6 +647,7 @@ impl MemTable {
                         );
                     }
                     let hint = map.entry(prefix.to_vec()).or_default();
+                    self.hinted_inserts.fetch_add(1, MemOrder::Relaxed);
                     list.insert_with_hint(user_key, packed, value, hint)
                 }
                 None => list.insert(user_key, packed, value),

@@ -167,6 +167,13 @@ impl VersionSet {
         self.pending_outputs.lock().remove(&number);
     }
 
+    /// RocksDB's `min_pending_output`: the smallest file number being written, or the next
+    /// file number when none is; files numbered this or above may be in the making.
+    pub fn min_pending_output(&self) -> u64 {
+        let p = self.pending_outputs.lock();
+        p.first().copied().unwrap_or_else(|| self.next_file_number())
+    }
+
     pub fn is_pending_output(&self, number: u64) -> bool {
         self.pending_outputs.lock().contains(&number)
     }

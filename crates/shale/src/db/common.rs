@@ -556,6 +556,15 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
         super::dyn_options::set_cf_options(&self.inner, &self.default_handle().handle, opts)
     }
 
+    /// RocksDB's `SetDBOptions` (rust-rocksdb's `set_db_options` of later releases): changes
+    /// mutable DB-wide options by RocksDB's names, all or none. `delete_obsolete_files_period_micros`
+    /// takes effect at the next purge (`db/dyn_options.rs::set_db_options`); an option
+    /// that is not a DB option or cannot change is InvalidArgument naming it.
+    pub fn set_db_options(&self, opts: &[(&str, &str)]) -> Result<()> {
+        check_option_pairs(opts)?;
+        super::dyn_options::set_db_options(&self.inner, opts)
+    }
+
     /// `set_options` on the family `cf`.
     pub fn set_options_cf(&self, cf: &impl AsColumnFamilyRef, opts: &[(&str, &str)]) -> Result<()> {
         let h = self.inner.handle_of(cf)?;

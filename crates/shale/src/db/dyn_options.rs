@@ -198,6 +198,41 @@ pub(crate) fn set_cf_options(inner: &DbInner, handle: &Arc<CfHandle>, pairs: &[(
     }
 }
 
+/// RocksDB's SetDBOptions: all of `pairs` or none of them take effect. Applied live:
+/// `delete_obsolete_files_period_micros` (the purge's next full-scan decision reads it,
+/// `shale-engine/src/db/obsolete.rs`). RocksDB's other mutable DB options answer NotSupported
+/// naming the option; options that cannot change answer InvalidArgument, as RocksDB's.
+pub(crate) fn set_db_options(inner: &DbInner, pairs: &[(&str, &str)]) -> Result<()> {
+    use crate::options_table::{find, Mutable, Section};
+    inner.check_writable()?;
+    let mut new = Options::default();
+    for (name, v) in pairs {
+        match find(Section::Db, name) {
+            Some(r) if r.mutable == Mutable::Yes && *name == "delete_obsolete_files_period_micros" => {
+                if !r.set(&mut new, v)? {
+                    return Err(bad_value(name, v));
+                }
+            }
+            Some(r) if r.mutable == Mutable::Yes || r.mutable == Mutable::NotBuilt => {
+                return Err(Error::not_supported(format!(
+                    "set_db_options: option {name} cannot be changed by Shale yet (issue 10)"
+                )))
+            }
+            Some(_) => return Err(Error::invalid_argument(format!("Option not changeable: {name}"))),
+            None => return Err(Error::invalid_argument(format!("Unrecognized option: {name}"))),
+        }
+    }
+    let set = |name: &str| pairs.iter().any(|(k, _)| *k == name);
+    if set("delete_obsolete_files_period_micros") {
+        inner
+            .delete_obsolete_files_period
+            .store(new.delete_obsolete_files_period_micros, std::sync::atomic::Ordering::Relaxed);
+    }
+    let listed: Vec<String> = pairs.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+    inner.info_log.log(format_args!("SetDBOptions(), inputs: {}; succeeded", listed.join(", ")));
+    inner.hooks.write_options_file(inner)
+}
+
 /// Writes a family's options to LOG as RocksDB 11.8.1 does when it opens or creates one:
 /// `ColumnFamilyOptions::Dump`'s lines in its order and padding
 /// ([`crate::options_table::LOG_CF_LINES`]), the values in force after sanitizing.

@@ -53,11 +53,11 @@ impl<D: DBAccess> Drop for DBRawIteratorWithThreadMode<'_, D> {
             return;
         }
         // Let go of the read view (the SuperVersion and the table iterators, which hold the
-        // tables' metadata) first, then ask for the purge: tables no other reader holds are
-        // deleted by a flush thread.
+        // tables' metadata) first, then purge: tables no other reader holds are deleted here,
+        // or by a flush thread with `background_purge_on_iterator_cleanup`.
         self.iter = empty_iter(&src.cf);
         self._sv = None;
-        inner.reader_released();
+        inner.reader_released(src.ro.settings.background_purge_on_iterator_cleanup);
     }
 }
 
@@ -341,7 +341,9 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
         };
         self.mem_range_dels = sv.mem.num_range_deletes();
         drop(self._sv.replace(sv));
-        inner.reader_released();
+        let background =
+            self.source.as_ref().is_some_and(|s| s.ro.settings.background_purge_on_iterator_cleanup);
+        inner.reader_released(background);
     }
 
     /// The database and family to rebuild from, or why not.

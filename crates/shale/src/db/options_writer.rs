@@ -172,7 +172,11 @@ impl RocksOptionsHooks {
 
 impl super::layer_hooks::LayerHooks for RocksOptionsHooks {
     fn write_options_file(&self, inner: &DbInner) -> Result<()> {
-        write_options_file(inner, &self.db)
+        // The mutable DB options `set_db_options` changed are the engine's live values.
+        let mut db = self.db.clone();
+        db.delete_obsolete_files_period_micros =
+            inner.delete_obsolete_files_period.load(std::sync::atomic::Ordering::Relaxed);
+        write_options_file(inner, &db)
     }
 
     fn log_cf_options(&self, inner: &DbInner, h: &CfHandle) -> Result<()> {

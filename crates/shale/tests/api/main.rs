@@ -47,6 +47,7 @@ mod info_log_level;
 mod ingest_timestamps;
 mod inplace_update;
 mod interop_rocksdb_9x;
+mod issue33_options;
 mod iterator_auto_refresh;
 mod iterator_pinned_blocks;
 mod iterator_refresh;
