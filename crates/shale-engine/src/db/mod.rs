@@ -352,15 +352,15 @@ impl WalMeta {
     }
 }
 
+/// How many times an adaptive DB mutex is tried before the thread blocks (glibc's
+/// `PTHREAD_MUTEX_ADAPTIVE_NP` spins up to 100 times by default).
+const ADAPTIVE_SPINS: u32 = 100;
+
 /// The DB mutex's guard (`DbInner::lock_state`): derefs to parking_lot's guard, so it is
 /// passed where a `&mut MutexGuard<'_, DbState>` is taken and waited on with the condition
 /// variables. While it lives, this thread counts as holding the DB mutex for the file system
 /// layer's debug check that no file is synced under it (`shale_base::fs::db_mutex_check`);
 /// [`unlocked`] releases the mutex and the count together.
-/// How many times an adaptive DB mutex is tried before the thread blocks (glibc's
-/// `PTHREAD_MUTEX_ADAPTIVE_NP` spins up to 100 times by default).
-const ADAPTIVE_SPINS: u32 = 100;
-
 pub struct DbGuard<'a>(shale_base::lock_rank::RankedGuard<MutexGuard<'a, DbState>>);
 
 impl<'a> std::ops::Deref for DbGuard<'a> {
