@@ -7,10 +7,12 @@
 use crate::config::{CfConfig, DbConfig};
 
 /// RocksDB's `GetMinTimeBasedCompactionInterval`: the shortest of a family's time-based
-/// compaction intervals (`periodic_compaction_seconds`, `ttl`,
-/// `bottommost_file_compaction_delay`), 0 when it has none.
+/// compaction intervals (`periodic_compaction_seconds`, `ttl`, FIFO's first
+/// `file_temperature_age_thresholds` age, `bottommost_file_compaction_delay`), 0 when it has
+/// none.
 pub fn min_time_based_interval(cf: &CfConfig) -> u64 {
-    [cf.age_periodic, cf.ttl, u64::from(cf.bottommost_file_compaction_delay)]
+    let first_age = cf.fifo_temperature_ages.first().map_or(0, |&(age, _)| age);
+    [cf.age_periodic, cf.ttl, first_age, u64::from(cf.bottommost_file_compaction_delay)]
         .into_iter()
         .filter(|&s| s > 0)
         .min()

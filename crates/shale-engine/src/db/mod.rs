@@ -40,6 +40,7 @@ pub mod cf;
 pub mod cf_settings;
 pub mod compact;
 pub mod delete_files;
+pub mod fifo_copy;
 pub mod error_handler;
 pub mod flush;
 pub mod halt;
