@@ -4490,7 +4490,9 @@ fn temperature_ages_text(ages: &[(u64, u8)]) -> String {
     }
     let items: Vec<String> = ages
         .iter()
-        .map(|&(age, t)| format!("{{age={age};temperature={};}}", enum_names::name_of(enum_names::TEMPERATURE, t)))
+        .map(|&(age, t)| {
+            format!("{{age={age};temperature={};}}", enum_names::name_of(enum_names::TEMPERATURE, t))
+        })
         .collect();
     format!("{{{}}}", items.join(":"))
 }

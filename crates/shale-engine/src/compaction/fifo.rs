@@ -467,7 +467,14 @@ mod tests {
                 total_blob_bytes: bytes,
                 ..Default::default()
             });
-            map.insert(n, crate::version::blob_files::BlobFileMeta { shared, garbage_blob_count: 0, garbage_blob_bytes: 0 });
+            map.insert(
+                n,
+                crate::version::blob_files::BlobFileMeta {
+                    shared,
+                    garbage_blob_count: 0,
+                    garbage_blob_bytes: 0,
+                },
+            );
         }
         v.with_blob_files(&map)
     }
@@ -610,7 +617,11 @@ mod tests {
         o.max_compaction_bytes = 40_000;
         let v = l0(&[(5, 30_000, 0), (4, 30_000, 0), (3, 30_000, 0), (2, 100_000, 0), (1, 30_000, 0)]);
         let p = pick_fifo(&v, &o, Busy::default(), 0).unwrap();
-        assert_eq!(numbers(&p), vec![4, 3], "table 1 alone is a run of one; 3+4 reach 40000; 5 would pass 80000");
+        assert_eq!(
+            numbers(&p),
+            vec![4, 3],
+            "table 1 alone is a run of one; 3+4 reach 40000; 5 would pass 80000"
+        );
         // A data limit below the table limit: RocksDB falls back to the cost-based pick.
         o.fifo_max_data_files_size = 1 << 20;
         o.write_buffer_size = 1 << 20;

@@ -1,5 +1,5 @@
 //! How often a quiet database looks at its families' time-based compactions (`ttl`,
-//! periodic compaction, delayed bottommost files): RocksDB 11.8.1's periodic task
+//! periodic compaction, FIFO temperature ages, delayed bottommost files): RocksDB 11.8.1's periodic task
 //! `kTriggerCompaction`, every `DBImpl::ComputeTriggerCompactionPeriod` seconds. Writes,
 //! flushes and compactions run the picker anyway; this check is what finds tables that only
 //! aged.
@@ -58,5 +58,8 @@ mod tests {
         let zero = DbConfig { max_compaction_trigger_wakeup_seconds: 0, ..quiet };
         assert_eq!(trigger_period(&zero, [cf(0, 0)].iter()), 1);
         assert_eq!(trigger_period(&DbConfig::default(), [cf(1, 0)].iter()), 1);
+        // FIFO's first temperature age counts too (RocksDB 11.8.1's case 7: 1000 -> 200).
+        let fifo = CfConfig { fifo_temperature_ages: vec![(1000, 8), (5000, 12)], ..CfConfig::default() };
+        assert_eq!(trigger_period(&quiet, [fifo].iter()), 200);
     }
 }

@@ -67,7 +67,8 @@ impl DbInner {
                     temperature_name(temperature),
                     cf.config().fifo_trivial_copy_buffer_size
                 ));
-                let (checksum, func) = copy_table(&*this.fs, &from, &to, buffer, this.config.file_checksum_crc32c)?;
+                let (checksum, func) =
+                    copy_table(&*this.fs, &from, &to, buffer, this.config.file_checksum_crc32c)?;
                 this.fs.sync_dir(cf.table_dir(&this.path, output_path_id))?;
                 let mut m = f.as_ref().clone();
                 m.number = number;
@@ -87,9 +88,10 @@ impl DbInner {
         if let Err(e) = r {
             super::unlocked(st, || {
                 for n in &numbers {
-                    let _ = self
-                        .fs
-                        .remove_file(&super::filename::table_file(cf.table_dir(&self.path, output_path_id), *n));
+                    let _ = self.fs.remove_file(&super::filename::table_file(
+                        cf.table_dir(&self.path, output_path_id),
+                        *n,
+                    ));
                     self.versions.release_output(*n);
                 }
             });

@@ -32,7 +32,11 @@
 //!   them from the next pick (fields Shale does not build accept only their default).
 //!   Universal's `allow_trivial_move`: the next pick whose files do not overlap moves them
 //!   unchanged (`compaction/universal.rs`). FIFO's `ttl` is deprecated in RocksDB 11.8.1:
-//!   any value, no effect.
+//!   any value, no effect. FIFO's `max_data_files_size`, `use_kv_ratio_compaction`,
+//!   `file_temperature_age_thresholds` (checked as RocksDB's ValidateOptions: FIFO only, one
+//!   level, ages increasing), `allow_trivial_copy_when_change_temperature` and
+//!   `trivial_copy_buffer_size`: the next pick and the compaction it starts use them
+//!   (`compaction/fifo.rs`, `db/fifo_copy.rs`).
 //! - BlobDB's `enable_blob_files`, `min_blob_size`, `blob_file_size`,
 //!   `blob_compression_type`, `enable_blob_garbage_collection`,
 //!   `blob_garbage_collection_age_cutoff`, `blob_garbage_collection_force_threshold`,

@@ -63,8 +63,13 @@ fn fields_parse_write_back_change_and_validate() {
     // RocksDB leaves max_compaction_bytes 0 under FIFO with kv-ratio compaction.
     assert!(text.contains("  max_compaction_bytes=0\n"), "{text}");
     // The OPTIONS file reads back to the same text.
-    let (_, cfs) = Options::load_latest(dir.path(), shale::Env::new().unwrap(), false, shale::Cache::new_lru_cache(1 << 20))
-        .unwrap();
+    let (_, cfs) = Options::load_latest(
+        dir.path(),
+        shale::Env::new().unwrap(),
+        false,
+        shale::Cache::new_lru_cache(1 << 20),
+    )
+    .unwrap();
     drop(cfs);
 
     // set_options changes them (one element without the outer braces, as RocksDB's parser
@@ -78,7 +83,10 @@ fn fields_parse_write_back_change_and_validate() {
     let text = options_file(dir.path());
     assert!(text.contains("file_temperature_age_thresholds={{age=1000;temperature=kCold;}};"), "{text}");
     assert!(text.contains("max_data_files_size=0;"), "{text}");
-    assert!(text.contains("allow_trivial_copy_when_change_temperature=true;"), "fields not named stay: {text}");
+    assert!(
+        text.contains("allow_trivial_copy_when_change_temperature=true;"),
+        "fields not named stay: {text}"
+    );
 
     // RocksDB's ValidateOptions, on set_options too (nothing changes then).
     let e = db
@@ -92,10 +100,15 @@ fn fields_parse_write_back_change_and_validate() {
     assert!(options_file(dir.path()).contains("{{age=1000;temperature=kCold;}}"));
     // Bad values are refused by name.
     let e = db
-        .set_options(&[("compaction_options_fifo", "{file_temperature_age_thresholds={age=1;temperature=kLukewarm}}")])
+        .set_options(&[(
+            "compaction_options_fifo",
+            "{file_temperature_age_thresholds={age=1;temperature=kLukewarm}}",
+        )])
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
-    let e = db.set_options(&[("compaction_options_fifo", "{file_temperature_age_thresholds={agee=1}}")]).unwrap_err();
+    let e = db
+        .set_options(&[("compaction_options_fifo", "{file_temperature_age_thresholds={agee=1}}")])
+        .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
     drop(db);
 
@@ -119,7 +132,9 @@ fn max_data_files_size_counts_blob_files() {
     // blob files about 100 KB each.
     let blobs = "enable_blob_files=true;min_blob_size=0;";
     let limit: u64 = 350_000;
-    let o = fifo(&format!("{blobs}compaction_options_fifo={{max_table_files_size=1073741824;max_data_files_size={limit}}}"));
+    let o = fifo(&format!(
+        "{blobs}compaction_options_fifo={{max_table_files_size=1073741824;max_data_files_size={limit}}}"
+    ));
     let db = DB::open(&o, dir.path()).unwrap();
     for t in 0..10 {
         table(&db, t, 50, 2000);
@@ -150,7 +165,8 @@ fn max_data_files_size_counts_blob_files() {
     db.set_options(&[("compaction_options_fifo", &format!("{{max_data_files_size={limit}}}"))]).unwrap();
     table(&db, 10, 50, 2000);
     wait(&db);
-    let total = int_property(&db, "rocksdb.total-sst-files-size") + int_property(&db, "rocksdb.total-blob-file-size");
+    let total =
+        int_property(&db, "rocksdb.total-sst-files-size") + int_property(&db, "rocksdb.total-blob-file-size");
     assert!(total <= limit, "{total}");
     assert_eq!(db.get(format!("k{:07}", 0)).unwrap(), None);
 }
@@ -170,7 +186,9 @@ fn live_names(db: &DB) -> Vec<String> {
 #[test]
 fn tables_past_an_age_are_rewritten_to_its_temperature() {
     let dir = tempfile::tempdir().unwrap();
-    let mut o = fifo("num_levels=1;compaction_options_fifo={file_temperature_age_thresholds={{age=2;temperature=kWarm}}}");
+    let mut o = fifo(
+        "num_levels=1;compaction_options_fifo={file_temperature_age_thresholds={{age=2;temperature=kWarm}}}",
+    );
     o.enable_statistics();
     let db = DB::open(&o, dir.path()).unwrap();
     table(&db, 0, 50, 100);
@@ -230,7 +248,10 @@ fn trivial_copy_moves_the_same_bytes_and_is_counted() {
     for i in 0..50 {
         assert_eq!(db.get(format!("k{:07}", i)).unwrap(), Some(vec![b'a'; 100]));
     }
-    assert_eq!((&files[0].start_key, &files[0].end_key, files[0].num_entries), (&old.start_key, &old.end_key, old.num_entries));
+    assert_eq!(
+        (&files[0].start_key, &files[0].end_key, files[0].num_entries),
+        (&old.start_key, &old.end_key, old.num_entries)
+    );
     assert_eq!(o.get_ticker_count(Ticker::FifoChangeTemperatureCompactions), 1);
     // RocksDB's LOG line names the copy's buffer size.
     let log = std::fs::read_to_string(dir.path().join("LOG")).unwrap();
@@ -262,7 +283,8 @@ fn kv_ratio_compaction_merges_tables_in_tiers_up_to_the_target() {
         wait(&db);
     }
     assert!((4000..10_000).contains(&one), "a table of {one} bytes");
-    let mut sizes: Vec<(String, usize)> = db.live_files().unwrap().into_iter().map(|f| (f.name, f.size)).collect();
+    let mut sizes: Vec<(String, usize)> =
+        db.live_files().unwrap().into_iter().map(|f| (f.name, f.size)).collect();
     sizes.sort();
     // Merged tables reach the boundary and stay under twice it plus a table; they are never
     // merged again (graduated). What is left under the boundary is the newest run, together
