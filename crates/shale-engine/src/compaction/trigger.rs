@@ -55,7 +55,7 @@ mod tests {
         // A fifth of the shortest interval of any family.
         assert_eq!(trigger_period(&quiet, [cf(0, 0), cf(3600, 0), cf(0, 7200)].iter()), 720);
         // At least one second.
-        let zero = DbConfig { max_compaction_trigger_wakeup_seconds: 0, ..quiet };
+        let zero = DbConfig { max_compaction_trigger_wakeup_seconds: 0, ..quiet.clone() };
         assert_eq!(trigger_period(&zero, [cf(0, 0)].iter()), 1);
         assert_eq!(trigger_period(&DbConfig::default(), [cf(1, 0)].iter()), 1);
         // FIFO's first temperature age counts too (RocksDB 11.8.1's case 7: 1000 -> 200).

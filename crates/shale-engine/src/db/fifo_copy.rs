@@ -30,6 +30,9 @@ fn temperature_name(t: u8) -> &'static str {
     }
 }
 
+/// The files a copy adds (level, metadata) and the file numbers it took.
+type Copied = (Vec<(u32, FileMetaData)>, Vec<u64>);
+
 /// RocksDB's `CopyFile` reads at least this many bytes at a time.
 const MIN_COPY_BUFFER: u64 = 4096;
 
@@ -44,7 +47,7 @@ impl DbInner {
         plan: &CompactionPlan,
         output_path_id: u32,
         job: i32,
-    ) -> Result<(Vec<(u32, FileMetaData)>, Vec<u64>)> {
+    ) -> Result<Copied> {
         let temperature = plan.output_temperature.unwrap_or(0);
         let buffer = cf.config().fifo_trivial_copy_buffer_size.max(MIN_COPY_BUFFER);
         let mut outputs = Vec::new();

@@ -16,7 +16,7 @@ fn fifo(extra: &str) -> Options {
     let mut o = Options::default();
     o.create_if_missing(true);
     let base = "compaction_style=kCompactionStyleFIFO;compression=kNoCompression;";
-    o.get_options_from_string(&format!("{base}{extra}")).unwrap()
+    o.get_options_from_string(format!("{base}{extra}")).unwrap()
 }
 
 fn wait(db: &DB) {
