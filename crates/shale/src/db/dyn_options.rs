@@ -351,7 +351,24 @@ mod tests {
         // Deprecated in RocksDB 11.8.1 yet kept and written (helper cfblob).
         apply_mutable(&mut o, "compaction_options_fifo", "{age_for_warm=10;}").unwrap();
         assert_eq!(o.fifo_age_for_warm, 10);
-        assert_eq!(kind("compaction_options_fifo", "{max_data_files_size=10;}"), ErrorKind::NotSupported);
+        // issue 33 (fifo): every field is built.
+        apply_mutable(
+            &mut o,
+            "compaction_options_fifo",
+            "{max_data_files_size=10;use_kv_ratio_compaction=true;trivial_copy_buffer_size=8192;\
+             allow_trivial_copy_when_change_temperature=true;\
+             file_temperature_age_thresholds={{age=5;temperature=kWarm}:{age=9;temperature=kIce}}}",
+        )
+        .unwrap();
+        assert_eq!((o.fifo_max_data_files_size, o.fifo_use_kv_ratio_compaction), (10, true));
+        assert_eq!((o.fifo_trivial_copy, o.fifo_trivial_copy_buffer_size), (true, 8192));
+        assert_eq!(o.fifo_temperature_ages, vec![(5, 0x08), (9, 0x10)]);
+        apply_mutable(&mut o, "compaction_options_fifo", "{file_temperature_age_thresholds=}").unwrap();
+        assert!(o.fifo_temperature_ages.is_empty());
+        assert_eq!(
+            kind("compaction_options_fifo", "{file_temperature_age_thresholds={age=x}}"),
+            ErrorKind::InvalidArgument
+        );
         assert_eq!(kind("compaction_options_fifo", "{max_table_files_size=x;}"), ErrorKind::InvalidArgument);
     }
 }
