@@ -585,6 +585,9 @@ pub struct Options {
     pub(crate) fifo_trivial_copy: bool,
     /// `compaction_options_fifo.trivial_copy_buffer_size` (default 4096).
     pub(crate) fifo_trivial_copy_buffer_size: u64,
+    /// `max_compaction_bytes` holds the value RocksDB's SanitizeCfOptions chose when the
+    /// family opened (`dyn_options::sanitized_at_open`); `set_options` does not sanitize again.
+    pub(crate) max_compaction_bytes_sanitized: bool,
     /// helper cfblob (issue 33): RocksDB's mutable `blob_compression_opts` (RocksDB's
     /// `CompressionOptions` defaults): the codec settings flushes and compactions from then
     /// on compress blobs with (`BlobSettings::compression_opts`); `enabled` is only kept.
@@ -1014,6 +1017,7 @@ impl Default for Options {
             fifo_temperature_ages: Vec::new(),
             fifo_trivial_copy: false,
             fifo_trivial_copy_buffer_size: 4096,
+            max_compaction_bytes_sanitized: false,
             blob_compression_opts: crate::table::builder::CompressionOpts::default(),
             blob_compression_opts_enabled: false,
             builtin_compression_manager: false,
@@ -1802,6 +1806,7 @@ impl Options {
     /// `use_kv_ratio_compaction`, where 0 stays (the kv-ratio pick then derives its target).
     pub(crate) fn max_compaction_bytes(&self) -> u64 {
         if self.max_compaction_bytes == 0
+            && !self.max_compaction_bytes_sanitized
             && !(self.compaction_style == crate::DBCompactionStyle::Fifo && self.fifo_use_kv_ratio_compaction)
         {
             self.target_file_size_base.saturating_mul(25)

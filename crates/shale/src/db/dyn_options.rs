@@ -105,6 +105,18 @@ pub(crate) fn settings_of(opts: Options) -> (CfConfig, LayerRecord) {
     (opts.engine_cf_config(), Arc::new(opts))
 }
 
+/// RocksDB's SanitizeCfOptions values that then stay in the family's mutable options:
+/// `max_compaction_bytes` 0 becomes 25 target files (unless FIFO with
+/// `use_kv_ratio_compaction` keeps it 0) once, when the family opens or is created; a later
+/// `set_options` does not sanitize again (RocksDB's SetOptions builds on the sanitized
+/// options), so turning `use_kv_ratio_compaction` on or changing `target_file_size_base`
+/// keeps the value the family opened with.
+pub(crate) fn sanitized_at_open(mut opts: Options) -> Options {
+    opts.max_compaction_bytes = opts.max_compaction_bytes();
+    opts.max_compaction_bytes_sanitized = true;
+    opts
+}
+
 /// The user's options in force of family `h`, for the facade's own work (the OPTIONS file,
 /// the info LOG's dump, `set_options`' copy): the database reads `h.config()`.
 pub(crate) fn cf_options(h: &CfHandle) -> Result<&Options> {

@@ -98,6 +98,9 @@ fn fields_parse_write_back_change_and_validate() {
     assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
     assert!(e.to_string().contains("requires elements to be sorted in increasing order"), "{e}");
     assert!(options_file(dir.path()).contains("{{age=1000;temperature=kCold;}}"));
+    // RocksDB's SetOptions does not sanitize again: max_compaction_bytes stays 0 though the
+    // kv-ratio pick is off now.
+    assert!(options_file(dir.path()).contains("  max_compaction_bytes=0\n"));
     // Bad values are refused by name.
     let e = db
         .set_options(&[(
@@ -110,6 +113,19 @@ fn fields_parse_write_back_change_and_validate() {
         .set_options(&[("compaction_options_fifo", "{file_temperature_age_thresholds={agee=1}}")])
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+    drop(db);
+
+    // The other way: opened without kv-ratio, max_compaction_bytes is sanitized to 25 target
+    // files and stays so when set_options turns kv-ratio on.
+    let dir2 = tempfile::tempdir().unwrap();
+    let db = DB::open(&fifo(""), dir2.path()).unwrap();
+    assert!(options_file(dir2.path()).contains("  max_compaction_bytes=1677721600\n"));
+    db.set_options(&[("compaction_options_fifo", "{use_kv_ratio_compaction=true}")]).unwrap();
+    let text = options_file(dir2.path());
+    assert!(
+        text.contains("use_kv_ratio_compaction=true;")
+            && text.contains("  max_compaction_bytes=1677721600\n")
+    );
     drop(db);
 
     let thresholds = "compaction_options_fifo={file_temperature_age_thresholds={age=10;temperature=kWarm}}";
