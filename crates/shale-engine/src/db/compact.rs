@@ -201,8 +201,15 @@ impl DbInner {
                 }
                 ranges.push((prev, None));
                 subcompactions.set(ranges.len());
-                let target_file_size =
-                    plan.output_file_size.unwrap_or_else(|| cf.config().target_file_size(plan.output_level));
+                // RocksDB never cuts a compaction's level-0 outputs (CompactionOutputs::
+                // ShouldStopBefore): FIFO's intra-L0 and temperature-change outputs are one file
+                // each, whatever the plan's output size (its max_output_file_size).
+                let target_file_size = if plan.output_level == 0 && cf.config().style == CompactionStyle::Fifo
+                {
+                    u64::MAX
+                } else {
+                    plan.output_file_size.unwrap_or_else(|| cf.config().target_file_size(plan.output_level))
+                };
                 let run_range = |range: job::KeyRange| -> Result<job::JobResult> {
                     let (iter, tombstones) = this.compaction_input(cf, plan)?;
                     let builder_options = this.compaction_builder_options(cf, plan);
