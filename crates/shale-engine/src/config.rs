@@ -318,6 +318,22 @@ pub struct CfConfig {
     pub default_temperature: u8,
     pub fifo_max_table_files_size: u64,
     pub fifo_allow_compaction: bool,
+    /// RocksDB's `compaction_options_fifo.max_data_files_size` (0: off): when set, FIFO's
+    /// size limit, counting table *and* blob file bytes (`compaction::fifo`).
+    pub fifo_max_data_files_size: u64,
+    /// RocksDB's `compaction_options_fifo.use_kv_ratio_compaction`: intra-L0 compaction merges
+    /// tables in tiers toward a target size derived from `fifo_max_data_files_size` and the
+    /// observed table/blob byte ratio (`compaction::fifo::pick_ratio_intra_l0`).
+    pub fifo_use_kv_ratio_compaction: bool,
+    /// RocksDB's `compaction_options_fifo.file_temperature_age_thresholds`: (age in seconds,
+    /// temperature byte), ages increasing; a level-0 table whose data is older than an age is
+    /// rewritten (or copied) to that temperature, one table at a time.
+    pub fifo_temperature_ages: Vec<(u64, u8)>,
+    /// RocksDB's `allow_trivial_copy_when_change_temperature`: a temperature change copies the
+    /// file's bytes instead of rewriting its entries.
+    pub fifo_trivial_copy: bool,
+    /// RocksDB's `trivial_copy_buffer_size`: the copy's read buffer, bytes.
+    pub fifo_trivial_copy_buffer_size: u64,
     pub universal: UniversalSettings,
     pub compression: CompressionType,
     pub compression_opts: CompressionOpts,
@@ -447,6 +463,11 @@ impl Default for CfConfig {
             default_temperature: 0,
             fifo_max_table_files_size: 1 << 30,
             fifo_allow_compaction: false,
+            fifo_max_data_files_size: 0,
+            fifo_use_kv_ratio_compaction: false,
+            fifo_temperature_ages: Vec::new(),
+            fifo_trivial_copy: false,
+            fifo_trivial_copy_buffer_size: 4096,
             universal: UniversalSettings::default(),
             compression: CompressionType::Lz4,
             compression_opts: CompressionOpts::default(),

@@ -1913,6 +1913,7 @@ pub const COUNTED_TICKERS: &[Ticker] = &[
     // FIFO compaction's deletions, by reason (db/compact.rs).
     Ticker::FifoMaxSizeCompactions,
     Ticker::FifoTtlCompactions,
+    Ticker::FifoChangeTemperatureCompactions,
     // Integrated BlobDB, where RocksDB 11.8.1's counts them: blob file bytes and syncs
     // (blob/writer.rs, blob/reader.rs), the blob cache (blob/reader.rs BlobFetcher), garbage
     // collection's relocations (compaction/job.rs, db/compact.rs);
@@ -2075,9 +2076,6 @@ pub fn why_not_counted(t: Ticker) -> Option<&'static str> {
         }
         PrefetchMemoryBytesGranted | PrefetchMemoryBytesReleased | PrefetchMemoryRequestsBlocked => {
             "no prefetch memory limit in Shale: each iterator's readahead buffer is its own"
-        }
-        FifoChangeTemperatureCompactions => {
-            "no file temperatures in Shale, so FIFO never changes a table's temperature"
         }
         SstFooterCorruptionCount | FileReadCorruptionRetryCount | FileReadCorruptionRetrySuccessCount => {
             "not counted yet: Shale does not retry corrupt reads"

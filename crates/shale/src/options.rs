@@ -572,6 +572,22 @@ pub struct Options {
     /// RocksDB 11.8.1 (its header says so and no code of it reads the field, yet its parser
     /// keeps the value and its OPTIONS file writes it): kept and written the same, no effect.
     pub(crate) fifo_age_for_warm: u64,
+    /// issue 33 (fifo): `compaction_options_fifo.max_data_files_size` (0: off): FIFO's size
+    /// limit counting table and blob file bytes (`compaction/fifo.rs`).
+    pub(crate) fifo_max_data_files_size: u64,
+    /// `compaction_options_fifo.use_kv_ratio_compaction`: intra-L0 merges in size tiers
+    /// derived from the data limit and the table/blob ratio (`compaction/fifo.rs`).
+    pub(crate) fifo_use_kv_ratio_compaction: bool,
+    /// `compaction_options_fifo.file_temperature_age_thresholds`: (age seconds, temperature
+    /// byte) pairs; tables older than an age are moved to its temperature.
+    pub(crate) fifo_temperature_ages: Vec<(u64, u8)>,
+    /// `compaction_options_fifo.allow_trivial_copy_when_change_temperature`.
+    pub(crate) fifo_trivial_copy: bool,
+    /// `compaction_options_fifo.trivial_copy_buffer_size` (default 4096).
+    pub(crate) fifo_trivial_copy_buffer_size: u64,
+    /// `max_compaction_bytes` holds the value RocksDB's SanitizeCfOptions chose when the
+    /// family opened (`dyn_options::sanitized_at_open`); `set_options` does not sanitize again.
+    pub(crate) max_compaction_bytes_sanitized: bool,
     /// helper cfblob (issue 33): RocksDB's mutable `blob_compression_opts` (RocksDB's
     /// `CompressionOptions` defaults): the codec settings flushes and compactions from then
     /// on compress blobs with (`BlobSettings::compression_opts`); `enabled` is only kept.
@@ -1000,6 +1016,12 @@ impl Default for Options {
             fifo_max_table_files_size: 1 << 30,
             fifo_allow_compaction: false,
             fifo_age_for_warm: 0,
+            fifo_max_data_files_size: 0,
+            fifo_use_kv_ratio_compaction: false,
+            fifo_temperature_ages: Vec::new(),
+            fifo_trivial_copy: false,
+            fifo_trivial_copy_buffer_size: 4096,
+            max_compaction_bytes_sanitized: false,
             blob_compression_opts: crate::table::builder::CompressionOpts::default(),
             blob_compression_opts_enabled: false,
             builtin_compression_manager: false,
@@ -1636,6 +1658,24 @@ impl Options {
                 "writes in direct IO require writable_file_max_buffer_size > 0",
             ));
         }
+        // RocksDB's ColumnFamilyData::ValidateOptions.
+        if !self.fifo_temperature_ages.is_empty() {
+            if self.compaction_style != crate::DBCompactionStyle::Fifo {
+                return Err(Error::not_supported(
+                    "Option file_temperature_age_thresholds only supports FIFO compaction.",
+                ));
+            }
+            if self.num_levels > 1 {
+                return Err(Error::not_supported(
+                    "Option file_temperature_age_thresholds is only supported when num_levels = 1.",
+                ));
+            }
+            if self.fifo_temperature_ages.windows(2).any(|w| w[0].0 >= w[1].0) {
+                return Err(Error::not_supported(
+                    "Option file_temperature_age_thresholds requires elements to be sorted in increasing order with respect to `age` field.",
+                ));
+            }
+        }
         if self.compaction_style == crate::DBCompactionStyle::Fifo
             && self.max_open_files != -1
             && self.age_compaction_seconds().0 > 0
@@ -1768,8 +1808,13 @@ impl Options {
     }
 
     /// `max_compaction_bytes`, with RocksDB's default for 0.
+    /// RocksDB's SanitizeCfOptions: 0 means 25 target files, except under FIFO with
+    /// `use_kv_ratio_compaction`, where 0 stays (the kv-ratio pick then derives its target).
     pub(crate) fn max_compaction_bytes(&self) -> u64 {
-        if self.max_compaction_bytes == 0 {
+        if self.max_compaction_bytes == 0
+            && !self.max_compaction_bytes_sanitized
+            && !(self.compaction_style == crate::DBCompactionStyle::Fifo && self.fifo_use_kv_ratio_compaction)
+        {
             self.target_file_size_base.saturating_mul(25)
         } else {
             self.max_compaction_bytes

@@ -1945,12 +1945,21 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Cf,
         Struct,
         Yes,
+        // RocksDB serializes the struct's fields in its map's order (libstdc++'s: the reverse
+        // of their insertion) and the thresholds as `{{age=..;temperature=..;}:{...}}`.
         Some(|c| {
             format!(
-                "{{use_kv_ratio_compaction=false;max_data_files_size=0;trivial_copy_buffer_size=4096;\
-                 allow_trivial_copy_when_change_temperature=false;file_temperature_age_thresholds=;\
+                "{{use_kv_ratio_compaction={};max_data_files_size={};trivial_copy_buffer_size={};\
+                 allow_trivial_copy_when_change_temperature={};file_temperature_age_thresholds={};\
                  allow_compaction={};age_for_warm={};max_table_files_size={};}}",
-                c.fifo_allow_compaction, c.fifo_age_for_warm, c.fifo_max_table_files_size
+                c.fifo_use_kv_ratio_compaction,
+                c.fifo_max_data_files_size,
+                c.fifo_trivial_copy_buffer_size,
+                c.fifo_trivial_copy,
+                temperature_ages_text(&c.fifo_temperature_ages),
+                c.fifo_allow_compaction,
+                c.fifo_age_for_warm,
+                c.fifo_max_table_files_size
             )
         }),
         Some(|o, name, v| {
@@ -1964,17 +1973,11 @@ pub(crate) static ROWS: &[OptionRow] = &[
                     // helper cfblob: deprecated in RocksDB 11.8.1, whose parser keeps the
                     // value (written back to the OPTIONS file) and whose code reads it nowhere.
                     "age_for_warm" => o.fifo_age_for_warm = number(k, x)?,
-                    "max_data_files_size" if number::<u64>(k, x)? == 0 => {}
-                    "use_kv_ratio_compaction" | "allow_trivial_copy_when_change_temperature"
-                        if !boolean(k, x)? => {}
-                    "file_temperature_age_thresholds" if x.is_empty() => {}
-                    "trivial_copy_buffer_size" => {
-                        number::<u64>(k, x)?;
-                    }
-                    "max_data_files_size"
-                    | "use_kv_ratio_compaction"
-                    | "allow_trivial_copy_when_change_temperature"
-                    | "file_temperature_age_thresholds" => return Err(not_built(name, k)),
+                    "max_data_files_size" => o.fifo_max_data_files_size = number(k, x)?,
+                    "use_kv_ratio_compaction" => o.fifo_use_kv_ratio_compaction = boolean(k, x)?,
+                    "allow_trivial_copy_when_change_temperature" => o.fifo_trivial_copy = boolean(k, x)?,
+                    "trivial_copy_buffer_size" => o.fifo_trivial_copy_buffer_size = number(k, x)?,
+                    "file_temperature_age_thresholds" => o.fifo_temperature_ages = temperature_ages(k, x)?,
                     _ => return Err(Error::invalid_argument(format!("Could not find option: {name}.{k}"))),
                 }
             }
@@ -4421,6 +4424,79 @@ fn parse_collectors(name: &str, v: &str) -> Result<Vec<crate::table::deletion_co
 
 /// The fields of a struct-valued option, `{a=1;b=2;}` (braces optional). A field's value
 /// may itself be a struct (`{a={x=1;y=2;};b=3}`): its ';'s stay inside it.
+/// The index of the `}` closing the `{` at the start of `t`.
+fn closing_brace(t: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, c) in t.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// RocksDB's `compaction_options_fifo.file_temperature_age_thresholds` text (its
+/// `ParseVector` with separator `:` over `FileTemperatureAge` structs): `{{age=10;
+/// temperature=kWarm}:{age=20;temperature=kCold}}`, or one element without the outer braces;
+/// empty for none. Fields left out are RocksDB's defaults (age 0, kUnknown).
+fn temperature_ages(name: &str, v: &str) -> Result<Vec<(u64, u8)>> {
+    let mut t = v.trim();
+    if t.starts_with('{') && closing_brace(t) == Some(t.len() - 1) {
+        t = &t[1..t.len() - 1];
+    }
+    let mut out = Vec::new();
+    let mut rest = t.trim_start();
+    while !rest.is_empty() {
+        let (token, after) = if rest.starts_with('{') {
+            let end = closing_brace(rest).ok_or_else(|| bad_value(name, v))?;
+            let after = rest[end + 1..].trim_start();
+            let after = match after.strip_prefix(':') {
+                Some(a) => a,
+                None if after.is_empty() => after,
+                None => return Err(bad_value(name, v)),
+            };
+            (&rest[1..end], after)
+        } else {
+            match rest.find(':') {
+                Some(i) => (&rest[..i], &rest[i + 1..]),
+                None => (rest, ""),
+            }
+        };
+        let (mut age, mut temperature) = (0u64, 0u8);
+        for (k, x) in struct_fields(name, token)? {
+            match k {
+                "age" => age = number(k, x)?,
+                "temperature" => temperature = parse_enum(enum_names::TEMPERATURE, k, x)?,
+                _ => return Err(Error::invalid_argument(format!("Could not find option: {name}.{k}"))),
+            }
+        }
+        out.push((age, temperature));
+        rest = after.trim_start();
+    }
+    Ok(out)
+}
+
+/// The text RocksDB's `SerializeVector` writes for the thresholds (see [`temperature_ages`]).
+fn temperature_ages_text(ages: &[(u64, u8)]) -> String {
+    if ages.is_empty() {
+        return String::new();
+    }
+    let items: Vec<String> = ages
+        .iter()
+        .map(|&(age, t)| {
+            format!("{{age={age};temperature={};}}", enum_names::name_of(enum_names::TEMPERATURE, t))
+        })
+        .collect();
+    format!("{{{}}}", items.join(":"))
+}
+
 pub(crate) fn struct_fields<'a>(name: &str, v: &'a str) -> Result<Vec<(&'a str, &'a str)>> {
     let t = v.trim();
     let t = t.strip_prefix('{').and_then(|t| t.strip_suffix('}')).unwrap_or(t);

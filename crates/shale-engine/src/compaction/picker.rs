@@ -62,6 +62,13 @@ pub struct CompactionPlan {
     /// `compaction_pri` kRoundRobin: the compact cursor the compaction records for its start
     /// level (RocksDB's `AddCompactCursor` with `GetNextCompactCursor`), installed with it.
     pub compact_cursor: Option<(u32, Vec<u8>)>,
+    /// FIFO's temperature change (`file_temperature_age_thresholds`): the temperature the
+    /// outputs are recorded at, instead of the family's write temperature.
+    pub output_temperature: Option<u8>,
+    /// FIFO's temperature change with `allow_trivial_copy_when_change_temperature`: the one
+    /// input's bytes are copied to a new file, not rewritten (RocksDB's
+    /// `Compaction::is_trivial_copy_compaction`).
+    pub trivial_copy: bool,
 }
 
 /// RocksDB's `GetCompressionType` and `GetCompressionOptions`: the codec and options of a
@@ -264,6 +271,8 @@ pub struct FileStats {
     pub num_range_deletions: u64,
     pub raw_key_size: u64,
     pub raw_value_size: u64,
+    /// The table's `rocksdb.newest.key.time` (0: unknown), FIFO's temperature change reads.
+    pub newest_key_time: u64,
 }
 
 /// RocksDB's `ComputeCompensatedSizes`: a file's size, plus, when its point deletions are at

@@ -1,5 +1,5 @@
 //! How often a quiet database looks at its families' time-based compactions (`ttl`,
-//! periodic compaction, delayed bottommost files): RocksDB 11.8.1's periodic task
+//! periodic compaction, FIFO temperature ages, delayed bottommost files): RocksDB 11.8.1's periodic task
 //! `kTriggerCompaction`, every `DBImpl::ComputeTriggerCompactionPeriod` seconds. Writes,
 //! flushes and compactions run the picker anyway; this check is what finds tables that only
 //! aged.
@@ -7,10 +7,12 @@
 use crate::config::{CfConfig, DbConfig};
 
 /// RocksDB's `GetMinTimeBasedCompactionInterval`: the shortest of a family's time-based
-/// compaction intervals (`periodic_compaction_seconds`, `ttl`,
-/// `bottommost_file_compaction_delay`), 0 when it has none.
+/// compaction intervals (`periodic_compaction_seconds`, `ttl`, FIFO's first
+/// `file_temperature_age_thresholds` age, `bottommost_file_compaction_delay`), 0 when it has
+/// none.
 pub fn min_time_based_interval(cf: &CfConfig) -> u64 {
-    [cf.age_periodic, cf.ttl, u64::from(cf.bottommost_file_compaction_delay)]
+    let first_age = cf.fifo_temperature_ages.first().map_or(0, |&(age, _)| age);
+    [cf.age_periodic, cf.ttl, first_age, u64::from(cf.bottommost_file_compaction_delay)]
         .into_iter()
         .filter(|&s| s > 0)
         .min()
@@ -53,8 +55,11 @@ mod tests {
         // A fifth of the shortest interval of any family.
         assert_eq!(trigger_period(&quiet, [cf(0, 0), cf(3600, 0), cf(0, 7200)].iter()), 720);
         // At least one second.
-        let zero = DbConfig { max_compaction_trigger_wakeup_seconds: 0, ..quiet };
+        let zero = DbConfig { max_compaction_trigger_wakeup_seconds: 0, ..quiet.clone() };
         assert_eq!(trigger_period(&zero, [cf(0, 0)].iter()), 1);
         assert_eq!(trigger_period(&DbConfig::default(), [cf(1, 0)].iter()), 1);
+        // FIFO's first temperature age counts too (RocksDB 11.8.1's case 7: 1000 -> 200).
+        let fifo = CfConfig { fifo_temperature_ages: vec![(1000, 8), (5000, 12)], ..CfConfig::default() };
+        assert_eq!(trigger_period(&quiet, [fifo].iter()), 200);
     }
 }

@@ -125,6 +125,19 @@ impl DbInner {
                 crate::statistics::Ticker::FifoMaxSizeCompactions
             };
             crate::statistics::record_tick(self.config.statistics.as_deref(), t, 1);
+        } else if plan.trivial_copy {
+            // FIFO's temperature change by copy (RocksDB's trivial copy): the input's bytes
+            // go to a new file at the target temperature; nothing is read as entries.
+            match self.trivial_copy(st, cf, plan, output_path_id, job) {
+                Ok((outputs, numbers)) => {
+                    edit.new_files.extend(outputs);
+                    outputs_numbers = numbers;
+                }
+                Err(e) => {
+                    self.info_log.buffer_line(format_args!("[{}] compaction failed: {e}", cf.name));
+                    return Err(e);
+                }
+            }
         } else if trivial_move {
             // Every input moves to the output level (one file, or with universal's
             // `allow_trivial_move` all of them); those already there stay.
@@ -188,8 +201,15 @@ impl DbInner {
                 }
                 ranges.push((prev, None));
                 subcompactions.set(ranges.len());
-                let target_file_size =
-                    plan.output_file_size.unwrap_or_else(|| cf.config().target_file_size(plan.output_level));
+                // RocksDB never cuts a compaction's level-0 outputs (CompactionOutputs::
+                // ShouldStopBefore): FIFO's intra-L0 and temperature-change outputs are one file
+                // each, whatever the plan's output size (its max_output_file_size).
+                let target_file_size = if plan.output_level == 0 && cf.config().style == CompactionStyle::Fifo
+                {
+                    u64::MAX
+                } else {
+                    plan.output_file_size.unwrap_or_else(|| cf.config().target_file_size(plan.output_level))
+                };
                 let run_range = |range: job::KeyRange| -> Result<job::JobResult> {
                     let (iter, tombstones) = this.compaction_input(cf, plan)?;
                     let builder_options = this.compaction_builder_options(cf, plan);
@@ -394,7 +414,9 @@ impl DbInner {
                 s.report_time(Histogram::CompactionTime, started.elapsed().as_micros() as u64);
             }
             outputs_numbers = created.into_inner();
-            let temperature = cf.config().output_temperature(plan.output_level, cf.config().num_levels);
+            let temperature = plan
+                .output_temperature
+                .unwrap_or_else(|| cf.config().output_temperature(plan.output_level, cf.config().num_levels));
             for mut m in result.outputs {
                 m.temperature = temperature;
                 edit.new_files.push((plan.output_level as u32, m));
@@ -418,7 +440,16 @@ impl DbInner {
         }
         installed?;
         self.stats.compactions.fetch_add(1, Ordering::Relaxed);
-        if !plan.deletion_only {
+        if plan.trivial_copy {
+            // Counted once installed, as RocksDB's UpdateFIFOCompactionStatus (a temperature
+            // change that rewrites its input is not counted there).
+            crate::statistics::record_tick(
+                self.config.statistics.as_deref(),
+                crate::statistics::Ticker::FifoChangeTemperatureCompactions,
+                1,
+            );
+        }
+        if !plan.deletion_only && !plan.trivial_copy {
             job_stats.micros = job_started.elapsed().as_micros() as u64;
             job_stats.cpu_micros =
                 super::internal_stats::thread_cpu_micros().saturating_sub(cpu_started) + subcompaction_cpu;
@@ -653,7 +684,9 @@ impl DbInner {
                     self.done_cv.wait(&mut st);
                 }
                 let c = st.cfs.get(&cf.id).ok_or_else(dropped)?;
-                let busy = picker::Busy::default();
+                // Table properties (newest key times) for FIFO's temperature change.
+                let stats = |f: &crate::version::edit::FileMetaData| self.file_stats(cf, f);
+                let busy = picker::Busy { stats: Some(&stats), ..Default::default() };
                 let plan = if style == CompactionStyle::Fifo {
                     crate::compaction::fifo::pick_fifo(&c.current, cf.config(), busy, picker::unix_now())
                 } else {
@@ -887,7 +920,8 @@ impl DbInner {
         Ok(())
     }
 
-    /// Queues the families with `ttl`, periodic or read-triggered compaction on, so that the
+    /// Queues the families with `ttl`, periodic, FIFO temperature-age or read-triggered
+    /// compaction on, so that the
     /// picker looks at their tables' ages and reads (called by idle compaction threads, about once a second; acts
     /// once every RocksDB's `ComputeTriggerCompactionPeriod` seconds, which
     /// `max_compaction_trigger_wakeup_seconds` bounds, logging RocksDB's INFO line).
@@ -915,6 +949,7 @@ impl DbInner {
                 // reads (RocksDB's `read_triggered_compaction_threshold > 0.0` test).
                 (cfg.age_ttl, cfg.age_periodic) != (0, 0)
                     || cfg.bottommost_file_compaction_delay > 0
+                    || !cfg.fifo_temperature_ages.is_empty()
                     || cfg.read_triggered_compaction_threshold > 0.0
             })
             .map(|(id, _)| *id)

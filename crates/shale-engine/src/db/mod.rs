@@ -41,6 +41,7 @@ pub mod cf_settings;
 pub mod compact;
 pub mod delete_files;
 pub mod error_handler;
+pub mod fifo_copy;
 pub mod flush;
 pub mod halt;
 pub mod info_log;

@@ -119,6 +119,8 @@ impl super::DbInner {
                 move_all: false,
                 reason: None,
                 compact_cursor: None,
+                output_temperature: None,
+                trivial_copy: false,
             };
             (cfs.handle.clone(), plan)
         };

@@ -115,6 +115,7 @@ impl DbInner {
             num_range_deletions: p.num_range_deletions,
             raw_key_size: p.raw_key_size,
             raw_value_size: p.raw_value_size,
+            newest_key_time: p.raw_u64(crate::table::properties::names::NEWEST_KEY_TIME).unwrap_or(0),
         })
     }
 

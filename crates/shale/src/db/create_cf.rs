@@ -61,7 +61,8 @@ pub(crate) fn create_cfs(inner: &Arc<DbInner>, new: &[(String, Options)]) -> Res
                 // together.
                 opts.level_compaction_dynamic_level_bytes = false;
             }
-            let (config, record) = super::dyn_options::settings_of(opts);
+            let (config, record) =
+                super::dyn_options::settings_of(super::dyn_options::sanitized_at_open(opts));
             NewFamily { name: name.clone(), config, record, table_dirs }
         })
         .collect();

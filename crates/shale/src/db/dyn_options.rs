@@ -32,7 +32,11 @@
 //!   them from the next pick (fields Shale does not build accept only their default).
 //!   Universal's `allow_trivial_move`: the next pick whose files do not overlap moves them
 //!   unchanged (`compaction/universal.rs`). FIFO's `ttl` is deprecated in RocksDB 11.8.1:
-//!   any value, no effect.
+//!   any value, no effect. FIFO's `max_data_files_size`, `use_kv_ratio_compaction`,
+//!   `file_temperature_age_thresholds` (checked as RocksDB's ValidateOptions: FIFO only, one
+//!   level, ages increasing), `allow_trivial_copy_when_change_temperature` and
+//!   `trivial_copy_buffer_size`: the next pick and the compaction it starts use them
+//!   (`compaction/fifo.rs`, `db/fifo_copy.rs`).
 //! - BlobDB's `enable_blob_files`, `min_blob_size`, `blob_file_size`,
 //!   `blob_compression_type`, `enable_blob_garbage_collection`,
 //!   `blob_garbage_collection_age_cutoff`, `blob_garbage_collection_force_threshold`,
@@ -99,6 +103,18 @@ use shale_engine::config::CfConfig;
 /// the `Options` themselves as the record the facade keeps beside it (`cf_settings.rs`).
 pub(crate) fn settings_of(opts: Options) -> (CfConfig, LayerRecord) {
     (opts.engine_cf_config(), Arc::new(opts))
+}
+
+/// RocksDB's SanitizeCfOptions values that then stay in the family's mutable options:
+/// `max_compaction_bytes` 0 becomes 25 target files (unless FIFO with
+/// `use_kv_ratio_compaction` keeps it 0) once, when the family opens or is created; a later
+/// `set_options` does not sanitize again (RocksDB's SetOptions builds on the sanitized
+/// options), so turning `use_kv_ratio_compaction` on or changing `target_file_size_base`
+/// keeps the value the family opened with.
+pub(crate) fn sanitized_at_open(mut opts: Options) -> Options {
+    opts.max_compaction_bytes = opts.max_compaction_bytes();
+    opts.max_compaction_bytes_sanitized = true;
+    opts
 }
 
 /// The user's options in force of family `h`, for the facade's own work (the OPTIONS file,
@@ -382,7 +398,24 @@ mod tests {
         // Deprecated in RocksDB 11.8.1 yet kept and written (helper cfblob).
         apply_mutable(&mut o, "compaction_options_fifo", "{age_for_warm=10;}").unwrap();
         assert_eq!(o.fifo_age_for_warm, 10);
-        assert_eq!(kind("compaction_options_fifo", "{max_data_files_size=10;}"), ErrorKind::NotSupported);
+        // issue 33 (fifo): every field is built.
+        apply_mutable(
+            &mut o,
+            "compaction_options_fifo",
+            "{max_data_files_size=10;use_kv_ratio_compaction=true;trivial_copy_buffer_size=8192;\
+             allow_trivial_copy_when_change_temperature=true;\
+             file_temperature_age_thresholds={{age=5;temperature=kWarm}:{age=9;temperature=kIce}}}",
+        )
+        .unwrap();
+        assert_eq!((o.fifo_max_data_files_size, o.fifo_use_kv_ratio_compaction), (10, true));
+        assert_eq!((o.fifo_trivial_copy, o.fifo_trivial_copy_buffer_size), (true, 8192));
+        assert_eq!(o.fifo_temperature_ages, vec![(5, 0x08), (9, 0x10)]);
+        apply_mutable(&mut o, "compaction_options_fifo", "{file_temperature_age_thresholds=}").unwrap();
+        assert!(o.fifo_temperature_ages.is_empty());
+        assert_eq!(
+            kind("compaction_options_fifo", "{file_temperature_age_thresholds={age=x}}"),
+            ErrorKind::InvalidArgument
+        );
         assert_eq!(kind("compaction_options_fifo", "{max_table_files_size=x;}"), ErrorKind::InvalidArgument);
     }
 }

@@ -654,7 +654,8 @@ pub(crate) fn recovered_cf_states(
             // together.
             cf_opts.level_compaction_dynamic_level_bytes = false;
         }
-        let (cf_config, record) = super::dyn_options::settings_of(cf_opts);
+        let (cf_config, record) =
+            super::dyn_options::settings_of(super::dyn_options::sanitized_at_open(cf_opts));
         let handle = Arc::new(
             CfHandle::new(*id, &rc.name, cf_config, record, &table_cache.default_block_cache, sv)
                 .with_table_dirs(dirs),

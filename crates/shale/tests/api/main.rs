@@ -41,6 +41,7 @@ mod dump_malloc_stats;
 mod event_log_compaction_reason;
 mod feature_combinations_33;
 mod fifo_compaction;
+mod fifo_options;
 mod hash_memtable_concurrent_writes;
 mod hint_options;
 mod info_log_level;

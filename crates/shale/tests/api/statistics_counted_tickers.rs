@@ -179,6 +179,7 @@ fn workload_moves_every_counted_ticker() {
                 | Ticker::RowCacheMiss
                 | Ticker::FifoMaxSizeCompactions
                 | Ticker::FifoTtlCompactions
+                | Ticker::FifoChangeTemperatureCompactions
         ) {
             continue;
         }

@@ -26,6 +26,7 @@ mod db_option_rows;
 mod direct_writes;
 mod event_log_flush_data_size;
 mod event_log_rocksdb_11;
+mod fifo_temperature;
 mod flush_drops_hidden_versions;
 mod ingest;
 mod ingest_behind;
