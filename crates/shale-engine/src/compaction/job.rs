@@ -150,6 +150,10 @@ pub struct JobInput<'a> {
     /// at the bottommost level (u64::MAX: the feature is off).
     pub seqno_time: Option<std::sync::Arc<crate::table::seqno_time::SeqnoToTimeMapping>>,
     pub preserve_time_min_seqno: u64,
+    /// Per-key placement (`proximal.rs`, RocksDB's `proximal_after_seqno_`): an entry whose
+    /// sequence number (after zeroing) is above this goes to the proximal level's outputs,
+    /// and so does a range tombstone above it (u64::MAX: one output level).
+    pub proximal_after_seqno: u64,
     /// `file_checksum_gen_factory` is the CRC32C one: each output table records its
     /// whole-file checksum (`crate::file_checksum`), as RocksDB's `CompactionOutputs`
     /// take it from the file's writer. (Blob files: `blob_write`'s own flag.)
@@ -209,6 +213,11 @@ pub struct JobResult {
     /// Per output (in `outputs`' order): the hash of its point entries as written, when
     /// `JobInput::output_hash` asked for it (0 otherwise).
     pub output_hashes: Vec<u64>,
+    /// Per output (in `outputs`' order): it belongs to the proximal level, not the output
+    /// level (`JobInput::proximal_after_seqno`).
+    pub proximal: Vec<bool>,
+    /// Point entries written to the proximal level's outputs.
+    pub proximal_records: u64,
 }
 
 impl JobResult {
@@ -218,6 +227,8 @@ impl JobResult {
     pub fn absorb(&mut self, next: JobResult) {
         self.outputs.extend(next.outputs);
         self.output_hashes.extend(next.output_hashes);
+        self.proximal.extend(next.proximal);
+        self.proximal_records += next.proximal_records;
         self.bytes_written += next.bytes_written;
         self.entries_dropped += next.entries_dropped;
         self.blob_additions.extend(next.blob_additions);
@@ -377,8 +388,16 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
     // RocksDB's `preserve_seqno_after_`: sequence numbers above it are never zeroed.
     let zero_limit = earliest.min(input.preserve_time_min_seqno.max(1) - 1);
     let snapshots = input.snapshots.clone();
-    let kept_tombstones: Vec<RangeTombstone> =
-        input.tombstones.iter().filter(|t| !(input.bottommost && t.seq <= earliest)).cloned().collect();
+    // The range tombstones each output stream writes: [0] the output level's, [1] the
+    // proximal level's (RocksDB's `keep_seqno_range`, split after `proximal_after_seqno`).
+    let proximal_after = input.proximal_after_seqno;
+    let split = proximal_after.saturating_add(1);
+    let kept_tombstones: [Vec<RangeTombstone>; 2] = {
+        let kept = input.tombstones.iter().filter(|t| !(input.bottommost && t.seq <= earliest));
+        let (up, down): (Vec<RangeTombstone>, Vec<RangeTombstone>) =
+            kept.cloned().partition(|t| proximal_after != MAX_SEQUENCE_NUMBER && t.seq >= split);
+        [down, up]
+    };
     let frag = FragmentedTombstones::new(ucmp.clone(), input.tombstones.clone());
 
     let mut result = JobResult {
@@ -392,10 +411,14 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
         blobs_relocated: 0,
         blob_bytes_relocated: 0,
         output_hashes: Vec::new(),
+        proximal: Vec::new(),
+        proximal_records: 0,
     };
-    let mut out: Option<Output> = None;
+    // The open output of each stream ([0] output level, [1] proximal level) and where its
+    // next output's range tombstones start.
+    let mut outs: [Option<Output>; 2] = [None, None];
     let (range_start, range_end) = input.range.clone();
-    let mut lower: Option<Vec<u8>> = range_start.clone();
+    let mut lowers: [Option<Vec<u8>>; 2] = [range_start.clone(), range_start.clone()];
 
     let ctx = Ctx {
         fs: input.fs,
@@ -426,8 +449,9 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
     };
     let ts_sz = ucmp.timestamp_size();
     let ts_low = input.full_history_ts_low.clone().filter(|l| ts_sz > 0 && l.len() == ts_sz);
-    // The user key last written to the open output (RocksDB's `last_key_for_partitioner_`).
-    let mut last_written: Vec<u8> = Vec::new();
+    // Per stream, the user key last written to the open output (RocksDB's
+    // `last_key_for_partitioner_`).
+    let mut last_written: [Vec<u8>; 2] = [Vec::new(), Vec::new()];
     // The entries of one user key, newest first.
     let mut group: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
     let cancel = input.cancel;
@@ -455,10 +479,12 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
                     if input.target_file_size_is_upper_bound { o.builder.estimated_tail_size() } else { 0 };
                 o.builder.estimated_file_size().saturating_add(tail) >= input.target_file_size
             };
-            if out.as_ref().is_some_and(full) {
-                let o = out.take();
-                finish(&ctx, o, &kept_tombstones, lower.as_deref(), Some(&uk), &mut result)?;
-                lower = Some(uk.clone());
+            for (s, out) in outs.iter_mut().enumerate() {
+                if out.as_ref().is_some_and(full) {
+                    let o = out.take();
+                    finish(&ctx, o, &kept_tombstones[s], lowers[s].as_deref(), Some(&uk), s == 1, &mut result)?;
+                    lowers[s] = Some(uk.clone());
+                }
             }
             if ts_sz > 0 {
                 kc.compact_ts_versions(&group, &*ucmp, ts_low.as_deref())?;
@@ -467,6 +493,8 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
             }
             group.clear();
             let n = kc.emitted.len();
+            // Whether this key has written to each stream yet.
+            let mut started = [false, false];
             for (i, (k, v)) in kc.emitted.drain(..).enumerate() {
                 // Only a key's last entry can have its sequence zeroed (the only one a
                 // snapshot stripe leaves that low).
@@ -476,16 +504,21 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
                     k
                 };
                 let (k, v) = stage.process(k, v)?;
-                if let (Some(p), 0) = (input.partitioner, i) {
-                    if out.as_ref().is_some_and(|o| !o.empty) && p.should_partition(&last_written, &uk) {
+                let seq = crate::key::trailer(&k) >> 8;
+                let s = usize::from(seq > proximal_after);
+                let out = &mut outs[s];
+                if let (Some(p), false) = (input.partitioner, started[s]) {
+                    if out.as_ref().is_some_and(|o| !o.empty) && p.should_partition(&last_written[s], &uk) {
                         let o = out.take();
-                        finish(&ctx, o, &kept_tombstones, lower.as_deref(), Some(&uk), &mut result)?;
-                        lower = Some(uk.clone());
+                        finish(&ctx, o, &kept_tombstones[s], lowers[s].as_deref(), Some(&uk), s == 1, &mut result)?;
+                        lowers[s] = Some(uk.clone());
                     }
-                    last_written.clone_from(&uk);
+                    last_written[s].clone_from(&uk);
                 }
+                started[s] = true;
+                result.proximal_records += s as u64;
                 if out.is_none() {
-                    out = Some(open_output(&ctx)?);
+                    *out = Some(open_output(&ctx)?);
                 }
                 if let Some(o) = out.as_mut() {
                     if is_blob_index(&k) {
@@ -496,7 +529,6 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
                             }
                         }
                     }
-                    let seq = crate::key::trailer(&k) >> 8;
                     o.builder.add(&k, &v)?;
                     if ctx.output_hash {
                         o.hash = output_hash_step(o.hash, &k, &v);
@@ -521,10 +553,12 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
     iter.status()?;
     result.entries_dropped = kc.dropped;
     result.drops = kc.drops;
-    if out.is_none() && overlaps_any(&ucmp, &kept_tombstones, lower.as_deref(), range_end.as_deref()) {
-        out = Some(open_output(&ctx)?);
+    for (s, mut out) in outs.into_iter().enumerate() {
+        if out.is_none() && overlaps_any(&ucmp, &kept_tombstones[s], lowers[s].as_deref(), range_end.as_deref()) {
+            out = Some(open_output(&ctx)?);
+        }
+        finish(&ctx, out, &kept_tombstones[s], lowers[s].as_deref(), range_end.as_deref(), s == 1, &mut result)?;
     }
-    finish(&ctx, out, &kept_tombstones, lower.as_deref(), range_end.as_deref(), &mut result)?;
     Ok(result)
 }
 
@@ -1084,6 +1118,7 @@ fn finish(
     tombstones: &[RangeTombstone],
     lower: Option<&[u8]>,
     upper: Option<&[u8]>,
+    proximal: bool,
     result: &mut JobResult,
 ) -> Result<()> {
     let Some(mut o) = out else { return Ok(()) };
@@ -1136,6 +1171,7 @@ fn finish(
     result.bytes_written += built.file_size;
     result.outputs.push(o.meta);
     result.output_hashes.push(o.hash);
+    result.proximal.push(proximal);
     Ok(())
 }
 
