@@ -118,3 +118,91 @@ pub fn range_excluding(v: &Version, plan: &CompactionPlan, level: usize) -> Opti
         plan.all_inputs().filter(|(l, _)| *l != level).map(|(_, f)| f.clone()).collect();
     (!files.is_empty()).then(|| super::picker::key_range(v, &files))
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::key::{bytewise_internal_comparator, make_internal_key, ValueType};
+
+    fn file(number: u64, lo: &str, hi: &str, seq: u64) -> Arc<FileMetaData> {
+        Arc::new(FileMetaData {
+            number,
+            file_size: 100,
+            smallest: make_internal_key(lo.as_bytes(), seq, ValueType::Value),
+            largest: make_internal_key(hi.as_bytes(), seq, ValueType::Value),
+            smallest_seqno: seq,
+            largest_seqno: seq,
+            ..Default::default()
+        })
+    }
+
+    fn opts(style: CompactionStyle, preclude: u64) -> CfConfig {
+        CfConfig { style, num_levels: 7, preclude_last_level_data_seconds: preclude, ..CfConfig::default() }
+    }
+
+    #[test]
+    fn only_compactions_into_the_last_level_place_per_key() {
+        let v = Version::new(bytewise_internal_comparator(), 7, vec![(5, file(1, "a", "c", 5))]);
+        let level = opts(CompactionStyle::Level, 100);
+        assert_eq!(evaluate_level(&v, &level, 5, 6), Some(5));
+        assert_eq!(evaluate_level(&v, &level, 0, 6), Some(5));
+        assert_eq!(evaluate_level(&v, &level, 4, 5), None);
+        // From the last level: never under leveled; under universal only with the proximal
+        // level empty.
+        assert_eq!(evaluate_level(&v, &level, 6, 6), None);
+        let uni = opts(CompactionStyle::Universal, 100);
+        assert_eq!(evaluate_level(&v, &uni, 6, 6), None);
+        let empty = Version::new(bytewise_internal_comparator(), 7, vec![]);
+        assert_eq!(evaluate_level(&empty, &uni, 6, 6), Some(5));
+        assert_eq!(evaluate_level(&v, &opts(CompactionStyle::Fifo, 100), 0, 6), None);
+        assert_eq!(evaluate_level(&v, &opts(CompactionStyle::Level, 0), 5, 6), None);
+        let two = CfConfig { num_levels: 2, ..level };
+        assert_eq!(evaluate_level(&v, &two, 0, 1), None);
+    }
+
+    #[test]
+    fn the_proximal_range_and_what_stays_in_the_last_level() {
+        let l5 = file(1, "c", "f", 50);
+        let l6 = file(2, "a", "z", 30);
+        let other5 = file(3, "x", "y", 40);
+        let v = Version::new(
+            bytewise_internal_comparator(),
+            7,
+            vec![(5, l5.clone()), (5, other5), (6, l6.clone())],
+        );
+        let plan = CompactionPlan {
+            level: 5,
+            output_level: 6,
+            inputs: vec![l5],
+            next_inputs: vec![l6],
+            ..Default::default()
+        };
+        // Leveled: the range of the level-5 inputs; the last level's entries stay (through
+        // its largest sequence number, 30).
+        let p = proximal_output(&v, &opts(CompactionStyle::Level, 100), &plan).unwrap();
+        assert_eq!(p.range, Some((b"c".to_vec(), b"f".to_vec())));
+        assert!(!p.full_range);
+        assert_eq!(p.keep_in_last_level_through_seqno, 30);
+        assert_eq!(proximal_after_seqno(&p, 20, u64::MAX), 30);
+        assert_eq!(proximal_after_seqno(&p, 45, u64::MAX), 45);
+        // A snapshot older than the cut-off lowers it.
+        assert_eq!(proximal_after_seqno(&p, 45, 35), 35);
+        assert!(overlaps(&v, &p, b"e", b"g"));
+        assert!(!overlaps(&v, &p, b"g", b"h"));
+        // Universal, another level-5 file left out: the same; with every level-5 file in,
+        // the whole range and nothing kept down.
+        let p = proximal_output(&v, &opts(CompactionStyle::Universal, 100), &plan).unwrap();
+        assert!(!p.full_range);
+        let v2 = Version::new(bytewise_internal_comparator(), 7, vec![(5, plan.inputs[0].clone())]);
+        let p = proximal_output(&v2, &opts(CompactionStyle::Universal, 100), &plan).unwrap();
+        assert!(p.full_range);
+        assert_eq!(p.range, Some((b"a".to_vec(), b"z".to_vec())));
+        assert_eq!(p.keep_in_last_level_through_seqno, 0);
+        // Only last-level inputs outside the full range: nothing may move up.
+        let last_only = CompactionPlan { level: 6, output_level: 6, inputs: vec![file(9, "a", "b", 1)], ..Default::default() };
+        let empty5 = Version::new(bytewise_internal_comparator(), 7, vec![(4, file(8, "q", "r", 2))]);
+        let p = proximal_output(&empty5, &opts(CompactionStyle::Level, 100), &last_only);
+        assert_eq!(p, None);
+    }
+}

@@ -166,7 +166,25 @@ impl DbInner {
                 .get(&cf.id)
                 .map(|c| compaction_started_event(job, cf, plan, manual, &c.current, &snapshots));
             let result = super::unlocked(st, || -> Result<(job::JobResult, u64)> {
-                if let Some(w) = started_event {
+                // RocksDB's `CompactionJob::PrepareTimes`, once for the job: the inputs'
+                // sequence-number-to-time mappings and the tiering cut-offs.
+                let times = this.compaction_seqno_time(cf, plan);
+                let earliest_snapshot = snapshots.first().copied().unwrap_or(u64::MAX);
+                let proximal_after_seqno = proximal.as_ref().map_or(u64::MAX, |p| {
+                    crate::compaction::proximal::proximal_after_seqno(p, times.preclude_min_seqno, earliest_snapshot)
+                });
+                if let Some(mut w) = started_event {
+                    if let Some(p) = &proximal {
+                        // RocksDB's `preserve_seqno_after_`.
+                        let preserve_after = (times.preserve_time_min_seqno.max(1) - 1).min(earliest_snapshot);
+                        w.field("proximal_after_seqno", proximal_after_seqno)
+                            .field("preserve_seqno_after", preserve_after)
+                            .field("proximal_output_level", p.level)
+                            .field(
+                                "proximal_output_range",
+                                if p.full_range { "FullRange" } else { "NonLastRange" },
+                            );
+                    }
                     this.info_log.event(w);
                 }
                 // RocksDB's GenSubcompactionBoundaries and RunSubcompactions: the key ranges
@@ -200,14 +218,7 @@ impl DbInner {
                 let run_range = |range: job::KeyRange| -> Result<job::JobResult> {
                     let (iter, tombstones) = this.compaction_input(cf, plan)?;
                     let builder_options = this.compaction_builder_options(cf, plan);
-                    let times = this.compaction_seqno_time(cf, plan);
-                    let proximal_after_seqno = proximal.as_ref().map_or(u64::MAX, |p| {
-                        crate::compaction::proximal::proximal_after_seqno(
-                            p,
-                            times.preclude_min_seqno,
-                            snapshots.first().copied().unwrap_or(u64::MAX),
-                        )
-                    });
+
                     let ttl_filter = super::ttl::stale_filter(cf);
                     // The family's compaction filter, or one its factory makes for this
                     // subcompaction (as RocksDB's: on its thread, dropped at its end).
@@ -279,7 +290,7 @@ impl DbInner {
                         preallocation: this.output_preallocation(cf, plan, target_file_size),
                         output_hash: super::verify_output::wants_hash(cf.config()),
                         partitioner: cf.config().sst_partitioner.as_ref().filter(|_| plan.output_level != 0),
-                        seqno_time: times.mapping,
+                        seqno_time: times.mapping.clone(),
                         preserve_time_min_seqno: times.preserve_time_min_seqno,
                         proximal_after_seqno,
                         file_checksum: this.config.file_checksum_crc32c,

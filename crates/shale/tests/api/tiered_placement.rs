@@ -84,6 +84,7 @@ fn recent_keys_stay_out_of_the_last_level_after_a_full_compaction() {
     assert!(log.contains("Options.preclude_last_level_data_seconds: 86400\n"), "no LOG option line");
     assert!(log.contains("\"proximal_level_num_output_files\": 1"), "no proximal output in the LOG");
     assert!(log.contains("has Proximal Level output:"), "no proximal LOG line");
+    assert!(log.contains("\"proximal_output_level\": 5, \"proximal_output_range\": \"NonLastRange\""), "{log}");
 }
 
 #[test]
@@ -214,4 +215,37 @@ fn the_option_is_a_row_of_the_options_string_file_and_set_options() {
     drop(db);
     let text = crate::util::latest_options_text(&dir);
     assert!(text.contains("  preclude_last_level_data_seconds=7200\n"), "{text}");
+}
+
+#[test]
+fn a_recent_range_deletion_goes_to_the_proximal_level() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let clock = MockSystemClock::new(T0);
+    let db = open(&dir, &clock, "preclude_last_level_data_seconds=1000", false);
+    put_all(&db, "a", 50);
+    clock.sleep_for_seconds(20);
+    db.set_options(&[("preclude_last_level_data_seconds", "1000")]).unwrap();
+    db.flush().unwrap();
+    clock.sleep_for_seconds(2000);
+    db.compact_range(None::<&[u8]>, None::<&[u8]>);
+    assert_eq!(all_levels(&db), vec![6]);
+    // A snapshot keeps the deleted keys; the tombstone, written now, is recent.
+    let snap = db.snapshot();
+    db.delete_range(b"a010", b"a020").unwrap();
+    db.flush().unwrap();
+    db.compact_range(None::<&[u8]>, None::<&[u8]>);
+    let files = db.live_files().unwrap();
+    let l5: Vec<_> = files.iter().filter(|f| f.level == 5).collect();
+    assert_eq!(l5.len(), 1, "{files:?}");
+    // Level 5 holds the tombstone only (counted as an entry and a deletion, as RocksDB's
+    // table properties count range deletions); level 6 every `a` key.
+    assert_eq!((l5[0].num_entries, l5[0].num_deletions), (1, 1));
+    assert_eq!(l5[0].start_key.as_deref(), Some(&b"a010"[..]));
+    let l6: u64 = files.iter().filter(|f| f.level == 6).map(|f| f.num_entries).sum();
+    assert_eq!(l6, 50);
+    assert_eq!(db.get(b"a015").unwrap(), None);
+    assert_eq!(db.get(b"a025").unwrap(), Some(b"value-a25".to_vec()));
+    assert_eq!(snap.get(b"a015").unwrap(), Some(b"value-a15".to_vec()));
+    drop(snap);
 }
