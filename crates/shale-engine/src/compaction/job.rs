@@ -482,7 +482,15 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
             for (s, out) in outs.iter_mut().enumerate() {
                 if out.as_ref().is_some_and(full) {
                     let o = out.take();
-                    finish(&ctx, o, &kept_tombstones[s], lowers[s].as_deref(), Some(&uk), s == 1, &mut result)?;
+                    finish(
+                        &ctx,
+                        o,
+                        &kept_tombstones[s],
+                        lowers[s].as_deref(),
+                        Some(&uk),
+                        s == 1,
+                        &mut result,
+                    )?;
                     lowers[s] = Some(uk.clone());
                 }
             }
@@ -510,7 +518,15 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
                 if let (Some(p), false) = (input.partitioner, started[s]) {
                     if out.as_ref().is_some_and(|o| !o.empty) && p.should_partition(&last_written[s], &uk) {
                         let o = out.take();
-                        finish(&ctx, o, &kept_tombstones[s], lowers[s].as_deref(), Some(&uk), s == 1, &mut result)?;
+                        finish(
+                            &ctx,
+                            o,
+                            &kept_tombstones[s],
+                            lowers[s].as_deref(),
+                            Some(&uk),
+                            s == 1,
+                            &mut result,
+                        )?;
                         lowers[s] = Some(uk.clone());
                     }
                     last_written[s].clone_from(&uk);
@@ -554,10 +570,20 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
     result.entries_dropped = kc.dropped;
     result.drops = kc.drops;
     for (s, mut out) in outs.into_iter().enumerate() {
-        if out.is_none() && overlaps_any(&ucmp, &kept_tombstones[s], lowers[s].as_deref(), range_end.as_deref()) {
+        if out.is_none()
+            && overlaps_any(&ucmp, &kept_tombstones[s], lowers[s].as_deref(), range_end.as_deref())
+        {
             out = Some(open_output(&ctx)?);
         }
-        finish(&ctx, out, &kept_tombstones[s], lowers[s].as_deref(), range_end.as_deref(), s == 1, &mut result)?;
+        finish(
+            &ctx,
+            out,
+            &kept_tombstones[s],
+            lowers[s].as_deref(),
+            range_end.as_deref(),
+            s == 1,
+            &mut result,
+        )?;
     }
     Ok(result)
 }

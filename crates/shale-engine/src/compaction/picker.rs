@@ -236,7 +236,13 @@ impl RunningCompaction {
     pub fn of(v: &Version, plan: &CompactionPlan) -> RunningCompaction {
         let all: Vec<Arc<FileMetaData>> = plan.all_inputs().map(|(_, f)| f.clone()).collect();
         let (smallest, largest) = key_range(v, &all);
-        RunningCompaction { level: plan.level, output_level: plan.output_level, smallest, largest, proximal: None }
+        RunningCompaction {
+            level: plan.level,
+            output_level: plan.output_level,
+            smallest,
+            largest,
+            proximal: None,
+        }
     }
 
     /// `plan` as the family's options make it run: with its proximal output, if any.

@@ -43,7 +43,12 @@ pub struct ProximalOutput {
 
 /// RocksDB's `Compaction::EvaluateProximalLevel` for a compaction from `start_level` into
 /// `output_level`.
-pub fn evaluate_level(v: &Version, opts: &CfConfig, start_level: usize, output_level: usize) -> Option<usize> {
+pub fn evaluate_level(
+    v: &Version,
+    opts: &CfConfig,
+    start_level: usize,
+    output_level: usize,
+) -> Option<usize> {
     if !matches!(opts.style, CompactionStyle::Level | CompactionStyle::Universal) {
         return None;
     }
@@ -52,7 +57,9 @@ pub fn evaluate_level(v: &Version, opts: &CfConfig, start_level: usize, output_l
         return None;
     }
     let proximal = output_level - 1;
-    if start_level + 1 == num_levels && (opts.style != CompactionStyle::Universal || !v.files(proximal).is_empty()) {
+    if start_level + 1 == num_levels
+        && (opts.style != CompactionStyle::Universal || !v.files(proximal).is_empty())
+    {
         return None;
     }
     (opts.preclude_last_level_data_seconds > 0).then_some(proximal)
@@ -83,7 +90,11 @@ pub fn proximal_output(v: &Version, opts: &CfConfig, plan: &CompactionPlan) -> O
     let keep_in_last_level_through_seqno = if full_range {
         0
     } else {
-        plan.all_inputs().filter(|(l, _)| *l == plan.output_level).map(|(_, f)| f.largest_seqno).max().unwrap_or(0)
+        plan.all_inputs()
+            .filter(|(l, _)| *l == plan.output_level)
+            .map(|(_, f)| f.largest_seqno)
+            .max()
+            .unwrap_or(0)
     };
     Some(ProximalOutput { level, range, full_range, keep_in_last_level_through_seqno })
 }
@@ -200,7 +211,12 @@ mod tests {
         assert_eq!(p.range, Some((b"a".to_vec(), b"z".to_vec())));
         assert_eq!(p.keep_in_last_level_through_seqno, 0);
         // Only last-level inputs outside the full range: nothing may move up.
-        let last_only = CompactionPlan { level: 6, output_level: 6, inputs: vec![file(9, "a", "b", 1)], ..Default::default() };
+        let last_only = CompactionPlan {
+            level: 6,
+            output_level: 6,
+            inputs: vec![file(9, "a", "b", 1)],
+            ..Default::default()
+        };
         let empty5 = Version::new(bytewise_internal_comparator(), 7, vec![(4, file(8, "q", "r", 2))]);
         let p = proximal_output(&empty5, &opts(CompactionStyle::Level, 100), &last_only);
         assert_eq!(p, None);

@@ -171,12 +171,17 @@ impl DbInner {
                 let times = this.compaction_seqno_time(cf, plan);
                 let earliest_snapshot = snapshots.first().copied().unwrap_or(u64::MAX);
                 let proximal_after_seqno = proximal.as_ref().map_or(u64::MAX, |p| {
-                    crate::compaction::proximal::proximal_after_seqno(p, times.preclude_min_seqno, earliest_snapshot)
+                    crate::compaction::proximal::proximal_after_seqno(
+                        p,
+                        times.preclude_min_seqno,
+                        earliest_snapshot,
+                    )
                 });
                 if let Some(mut w) = started_event {
                     if let Some(p) = &proximal {
                         // RocksDB's `preserve_seqno_after_`.
-                        let preserve_after = (times.preserve_time_min_seqno.max(1) - 1).min(earliest_snapshot);
+                        let preserve_after =
+                            (times.preserve_time_min_seqno.max(1) - 1).min(earliest_snapshot);
                         w.field("proximal_after_seqno", proximal_after_seqno)
                             .field("preserve_seqno_after", preserve_after)
                             .field("proximal_output_level", p.level)
@@ -394,7 +399,8 @@ impl DbInner {
             job_stats.num_dropped_records = result.entries_dropped;
             // The output level's counts; the proximal level's apart (RocksDB's
             // `output_level_stats` and `proximal_level_stats`).
-            let on_proximal = |i: usize| proximal.is_some() && result.proximal.get(i).copied().unwrap_or(false);
+            let on_proximal =
+                |i: usize| proximal.is_some() && result.proximal.get(i).copied().unwrap_or(false);
             let (mut pl_files, mut pl_bytes) = (0usize, 0u64);
             for (i, m) in result.outputs.iter().enumerate() {
                 if on_proximal(i) {

@@ -206,7 +206,11 @@ impl DbInner {
         let config = cf.config();
         let span = config.seqno_time_seconds();
         if span == 0 {
-            return CompactionTimes { mapping: None, preserve_time_min_seqno: u64::MAX, preclude_min_seqno: u64::MAX };
+            return CompactionTimes {
+                mapping: None,
+                preserve_time_min_seqno: u64::MAX,
+                preclude_min_seqno: u64::MAX,
+            };
         }
         let mut m = SeqnoToTimeMapping::new();
         m.set_max_time_span(span);

@@ -84,7 +84,10 @@ fn recent_keys_stay_out_of_the_last_level_after_a_full_compaction() {
     assert!(log.contains("Options.preclude_last_level_data_seconds: 86400\n"), "no LOG option line");
     assert!(log.contains("\"proximal_level_num_output_files\": 1"), "no proximal output in the LOG");
     assert!(log.contains("has Proximal Level output:"), "no proximal LOG line");
-    assert!(log.contains("\"proximal_output_level\": 5, \"proximal_output_range\": \"NonLastRange\""), "{log}");
+    assert!(
+        log.contains("\"proximal_output_level\": 5, \"proximal_output_range\": \"NonLastRange\""),
+        "{log}"
+    );
 }
 
 #[test]
@@ -210,7 +213,8 @@ fn the_option_is_a_row_of_the_options_string_file_and_set_options() {
     assert_eq!(db.latest_sequence_number(), 100);
     drop(db);
     let (loaded, _) =
-        Options::load_latest(&dir, shale::Env::new().unwrap(), false, shale::Cache::new_lru_cache(1 << 20)).unwrap();
+        Options::load_latest(&dir, shale::Env::new().unwrap(), false, shale::Cache::new_lru_cache(1 << 20))
+            .unwrap();
     let db = DB::open(&loaded, &dir).unwrap();
     drop(db);
     let text = crate::util::latest_options_text(&dir);
