@@ -302,6 +302,12 @@ pub struct CfConfig {
     /// compaction keeps the sequence numbers of entries written within that many seconds
     /// (it does not zero them at the bottommost level).
     pub preserve_internal_time_seconds: u64,
+    /// RocksDB's `preclude_last_level_data_seconds` (0: off; mutable): a compaction into the
+    /// last level (level or universal style, at least 3 levels) writes entries written
+    /// within that many seconds to the level above it instead (`compaction/proximal.rs`).
+    /// It turns the sequence-number-to-time mapping on as `preserve_internal_time_seconds`
+    /// does (the larger of the two is its span).
+    pub preclude_last_level_data_seconds: u64,
     /// The database's `daily_offpeak_time_utc` (None: no window): in the window, periodic
     /// compaction takes the tables due by the next window's start
     /// (`compaction::offpeak::periodic_limit`).
@@ -457,6 +463,7 @@ impl Default for CfConfig {
             age_periodic: 0,
             read_triggered_compaction_threshold: 0.0,
             preserve_internal_time_seconds: 0,
+            preclude_last_level_data_seconds: 0,
             daily_offpeak: None,
             bottommost_file_compaction_delay: 0,
             target_file_size_is_upper_bound: false,
@@ -562,6 +569,13 @@ impl CfConfig {
         self.ttl_db.is_some_and(|t| t > 0)
             || self.callbacks.compaction_filter.is_some()
             || self.callbacks.compaction_filter_factory.is_some()
+    }
+
+    /// RocksDB's `MinAndMaxPreserveSeconds` for one family: the span its
+    /// sequence-number-to-time mapping covers, the larger of `preserve_internal_time_seconds`
+    /// and `preclude_last_level_data_seconds` (0: the family needs no mapping).
+    pub fn seqno_time_seconds(&self) -> u64 {
+        self.preserve_internal_time_seconds.max(self.preclude_last_level_data_seconds)
     }
 
     /// RocksDB's `Compaction::GetOutputTemperature` (no override): a compaction into the

@@ -92,6 +92,8 @@ fn run(seed: u64) {
                 stats: None,
                 // No snapshot ever released: no bottommost-files compaction.
                 oldest_snapshot: 0,
+                // `pick` sets it.
+                opts: None,
             };
             let Some(plan) = pick(&f.version, &opts, busy) else { continue };
             let mine = RunningCompaction::of(&f.version, &plan);

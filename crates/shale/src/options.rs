@@ -725,6 +725,9 @@ pub struct Options {
     /// RocksDB's `preserve_internal_time_seconds` (mutable, default 0): the engine's
     /// sequence-number-to-time mapping (`CfConfig::preserve_internal_time_seconds`).
     pub(crate) preserve_internal_time_seconds: u64,
+    /// RocksDB's `preclude_last_level_data_seconds` (mutable, default 0): per-key placement
+    /// of recent data above the last level (`CfConfig::preclude_last_level_data_seconds`).
+    pub(crate) preclude_last_level_data_seconds: u64,
     /// `set_prefix_extractor` (issue 15): prefix Bloom filters and prefix seeks.
     pub(crate) prefix_extractor: Option<crate::slice_transform::SliceTransformRef>,
     /// `set_memtable_prefix_bloom_ratio`: the memtable Bloom's share of the write buffer
@@ -1072,6 +1075,7 @@ impl Default for Options {
             periodic_compaction_seconds: u64::MAX - 1,
             read_triggered_compaction_threshold: 0.0,
             preserve_internal_time_seconds: 0,
+            preclude_last_level_data_seconds: 0,
             prefix_extractor: None,
             memtable_prefix_bloom_ratio: 0.0,
             memtable_whole_key_filtering: false,

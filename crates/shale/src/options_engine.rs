@@ -185,6 +185,7 @@ impl Options {
             age_periodic,
             read_triggered_compaction_threshold: self.read_triggered_compaction_threshold,
             preserve_internal_time_seconds: self.preserve_internal_time_seconds,
+            preclude_last_level_data_seconds: self.preclude_last_level_data_seconds,
             daily_offpeak: self.dbmisc.daily_offpeak(),
             bottommost_file_compaction_delay: self.bottommost_file_compaction_delay,
             target_file_size_is_upper_bound: self.target_file_size_is_upper_bound,

@@ -2058,6 +2058,19 @@ pub(crate) static ROWS: &[OptionRow] = &[
             Ok(true)
         }),
     ),
+    // Tiered storage (shale-engine `compaction/proximal.rs`): data younger than this many
+    // seconds stays out of the last level (per-key placement into the level above it).
+    opt(
+        "preclude_last_level_data_seconds",
+        Cf,
+        Int,
+        Yes,
+        Some(|c| c.preclude_last_level_data_seconds.to_string()),
+        Some(|o, n, v| {
+            o.preclude_last_level_data_seconds = number(n, v)?;
+            Ok(true)
+        }),
+    ),
     opt(
         "periodic_compaction_seconds",
         Cf,

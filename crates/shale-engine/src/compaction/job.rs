@@ -153,6 +153,10 @@ pub struct JobInput<'a> {
     /// at the bottommost level (u64::MAX: the feature is off).
     pub seqno_time: Option<std::sync::Arc<crate::table::seqno_time::SeqnoToTimeMapping>>,
     pub preserve_time_min_seqno: u64,
+    /// Per-key placement (`proximal.rs`, RocksDB's `proximal_after_seqno_`): an entry whose
+    /// sequence number (after zeroing) is above this goes to the proximal level's outputs,
+    /// and so does a range tombstone above it (u64::MAX: one output level).
+    pub proximal_after_seqno: u64,
     /// `file_checksum_gen_factory` is the CRC32C one: each output table records its
     /// whole-file checksum (`crate::file_checksum`), as RocksDB's `CompactionOutputs`
     /// take it from the file's writer. (Blob files: `blob_write`'s own flag.)
@@ -212,6 +216,11 @@ pub struct JobResult {
     /// Per output (in `outputs`' order): the hash of its point entries as written, when
     /// `JobInput::output_hash` asked for it (0 otherwise).
     pub output_hashes: Vec<u64>,
+    /// Per output (in `outputs`' order): it belongs to the proximal level, not the output
+    /// level (`JobInput::proximal_after_seqno`).
+    pub proximal: Vec<bool>,
+    /// Point entries written to the proximal level's outputs.
+    pub proximal_records: u64,
 }
 
 impl JobResult {
@@ -221,6 +230,8 @@ impl JobResult {
     pub fn absorb(&mut self, next: JobResult) {
         self.outputs.extend(next.outputs);
         self.output_hashes.extend(next.output_hashes);
+        self.proximal.extend(next.proximal);
+        self.proximal_records += next.proximal_records;
         self.bytes_written += next.bytes_written;
         self.entries_dropped += next.entries_dropped;
         self.blob_additions.extend(next.blob_additions);
@@ -380,8 +391,16 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
     // RocksDB's `preserve_seqno_after_`: sequence numbers above it are never zeroed.
     let zero_limit = earliest.min(input.preserve_time_min_seqno.max(1) - 1);
     let snapshots = input.snapshots.clone();
-    let kept_tombstones: Vec<RangeTombstone> =
-        input.tombstones.iter().filter(|t| !(input.bottommost && t.seq <= earliest)).cloned().collect();
+    // The range tombstones each output stream writes: [0] the output level's, [1] the
+    // proximal level's (RocksDB's `keep_seqno_range`, split after `proximal_after_seqno`).
+    let proximal_after = input.proximal_after_seqno;
+    let split = proximal_after.saturating_add(1);
+    let kept_tombstones: [Vec<RangeTombstone>; 2] = {
+        let kept = input.tombstones.iter().filter(|t| !(input.bottommost && t.seq <= earliest));
+        let (up, down): (Vec<RangeTombstone>, Vec<RangeTombstone>) =
+            kept.cloned().partition(|t| proximal_after != MAX_SEQUENCE_NUMBER && t.seq >= split);
+        [down, up]
+    };
     let frag = FragmentedTombstones::new(ucmp.clone(), input.tombstones.clone());
 
     let mut result = JobResult {
@@ -395,10 +414,14 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
         blobs_relocated: 0,
         blob_bytes_relocated: 0,
         output_hashes: Vec::new(),
+        proximal: Vec::new(),
+        proximal_records: 0,
     };
-    let mut out: Option<Output> = None;
+    // The open output of each stream ([0] output level, [1] proximal level) and where its
+    // next output's range tombstones start.
+    let mut outs: [Option<Output>; 2] = [None, None];
     let (range_start, range_end) = input.range.clone();
-    let mut lower: Option<Vec<u8>> = range_start.clone();
+    let mut lowers: [Option<Vec<u8>>; 2] = [range_start.clone(), range_start.clone()];
 
     let ctx = Ctx {
         fs: input.fs,
@@ -429,8 +452,9 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
     };
     let ts_sz = ucmp.timestamp_size();
     let ts_low = input.full_history_ts_low.clone().filter(|l| ts_sz > 0 && l.len() == ts_sz);
-    // The user key last written to the open output (RocksDB's `last_key_for_partitioner_`).
-    let mut last_written: Vec<u8> = Vec::new();
+    // Per stream, the user key last written to the open output (RocksDB's
+    // `last_key_for_partitioner_`).
+    let mut last_written: [Vec<u8>; 2] = [Vec::new(), Vec::new()];
     // The entries of one user key, newest first.
     let mut group: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
     let cancel = input.cancel;
@@ -445,34 +469,38 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
         let tail = if input.target_file_size_is_upper_bound { o.builder.estimated_tail_size() } else { 0 };
         o.builder.estimated_file_size().saturating_add(tail) >= input.target_file_size
     };
-    // The range tombstones' starts inside this compaction's range, ascending: RocksDB's
-    // range-deletion sentinel keys, none at the bottommost level (`AddToOutput` skips them).
-    let mut starts: Vec<&[u8]> = if input.bottommost {
-        Vec::new()
-    } else {
-        kept_tombstones
+    // Per stream, its range tombstones' starts inside this compaction's range, ascending:
+    // RocksDB's range-deletion sentinel keys, none at the bottommost level (`AddToOutput`
+    // skips them).
+    let starts: [Vec<&[u8]>; 2] = std::array::from_fn(|s| {
+        if input.bottommost {
+            return Vec::new();
+        }
+        let mut v: Vec<&[u8]> = kept_tombstones[s]
             .iter()
             .map(|t| t.start.as_slice())
-            .filter(|s| range_start.as_deref().is_none_or(|r| ucmp.compare(s, r).is_gt()))
-            .filter(|s| range_end.as_deref().is_none_or(|e| ucmp.compare(s, e).is_lt()))
-            .collect()
-    };
-    starts.sort_by(|a, b| ucmp.compare(a, b));
-    starts.dedup_by(|a, b| ucmp.compare(a, b).is_eq());
-    let mut next_start = 0usize;
-    // A sentinel at `s`: the open output ends before it when full or when the partitioner
-    // asks; an output opens for it (its tombstone part starts there).
-    let sentinel = |s: &[u8],
+            .filter(|k| range_start.as_deref().is_none_or(|r| ucmp.compare(k, r).is_gt()))
+            .filter(|k| range_end.as_deref().is_none_or(|e| ucmp.compare(k, e).is_lt()))
+            .collect();
+        v.sort_by(|a, b| ucmp.compare(a, b));
+        v.dedup_by(|a, b| ucmp.compare(a, b).is_eq());
+        v
+    });
+    let mut next_start = [0usize; 2];
+    // A sentinel at `key` in stream `s`: the stream's open output ends before it when full or
+    // when the partitioner asks; an output opens for it (its tombstone part starts there).
+    let sentinel = |key: &[u8],
+                    s: usize,
                     out: &mut Option<Output>,
                     lower: &mut Option<Vec<u8>>,
                     last_written: &mut Vec<u8>,
                     result: &mut JobResult|
      -> Result<()> {
         if let Some(o) = out.as_ref() {
-            let cut = full(o) || input.partitioner.is_some_and(|p| p.should_partition(last_written, s));
-            if cut && lower.as_deref().is_none_or(|l| ucmp.compare(l, s).is_lt()) {
-                finish(&ctx, out.take(), &kept_tombstones, lower.as_deref(), Some(s), result)?;
-                *lower = Some(s.to_vec());
+            let cut = full(o) || input.partitioner.is_some_and(|p| p.should_partition(last_written, key));
+            if cut && lower.as_deref().is_none_or(|l| ucmp.compare(l, key).is_lt()) {
+                finish(&ctx, out.take(), &kept_tombstones[s], lower.as_deref(), Some(key), s == 1, result)?;
+                *lower = Some(key.to_vec());
             }
         }
         if out.is_none() {
@@ -480,7 +508,7 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
         }
         if input.partitioner.is_some() {
             last_written.clear();
-            last_written.extend_from_slice(s);
+            last_written.extend_from_slice(key);
         }
         Ok(())
     };
@@ -496,14 +524,26 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
         let boundary = !group.is_empty() && (!valid || !same_key(&*ucmp, iter.key(), &group[0].0));
         if boundary {
             let uk = user_key(&group[0].0).to_vec();
-            while let Some(&s) = starts.get(next_start).filter(|s| ucmp.compare(s, &uk).is_le()) {
-                next_start += 1;
-                sentinel(s, &mut out, &mut lower, &mut last_written, &mut result)?;
+            for s in 0..2 {
+                while let Some(&key) = starts[s].get(next_start[s]).filter(|k| ucmp.compare(k, &uk).is_le()) {
+                    next_start[s] += 1;
+                    sentinel(key, s, &mut outs[s], &mut lowers[s], &mut last_written[s], &mut result)?;
+                }
             }
-            if out.as_ref().is_some_and(full) {
-                let o = out.take();
-                finish(&ctx, o, &kept_tombstones, lower.as_deref(), Some(&uk), &mut result)?;
-                lower = Some(uk.clone());
+            for (s, out) in outs.iter_mut().enumerate() {
+                if out.as_ref().is_some_and(full) {
+                    let o = out.take();
+                    finish(
+                        &ctx,
+                        o,
+                        &kept_tombstones[s],
+                        lowers[s].as_deref(),
+                        Some(&uk),
+                        s == 1,
+                        &mut result,
+                    )?;
+                    lowers[s] = Some(uk.clone());
+                }
             }
             if ts_sz > 0 {
                 kc.compact_ts_versions(&group, &*ucmp, ts_low.as_deref())?;
@@ -512,6 +552,8 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
             }
             group.clear();
             let n = kc.emitted.len();
+            // Whether this key has written to each stream yet.
+            let mut started = [false, false];
             for (i, (k, v)) in kc.emitted.drain(..).enumerate() {
                 // Only a key's last entry can have its sequence zeroed (the only one a
                 // snapshot stripe leaves that low).
@@ -521,16 +563,29 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
                     k
                 };
                 let (k, v) = stage.process(k, v)?;
-                if let (Some(p), 0) = (input.partitioner, i) {
-                    if out.is_some() && p.should_partition(&last_written, &uk) {
+                let seq = crate::key::trailer(&k) >> 8;
+                let s = usize::from(seq > proximal_after);
+                let out = &mut outs[s];
+                if let (Some(p), false) = (input.partitioner, started[s]) {
+                    if out.is_some() && p.should_partition(&last_written[s], &uk) {
                         let o = out.take();
-                        finish(&ctx, o, &kept_tombstones, lower.as_deref(), Some(&uk), &mut result)?;
-                        lower = Some(uk.clone());
+                        finish(
+                            &ctx,
+                            o,
+                            &kept_tombstones[s],
+                            lowers[s].as_deref(),
+                            Some(&uk),
+                            s == 1,
+                            &mut result,
+                        )?;
+                        lowers[s] = Some(uk.clone());
                     }
-                    last_written.clone_from(&uk);
+                    last_written[s].clone_from(&uk);
                 }
+                started[s] = true;
+                result.proximal_records += s as u64;
                 if out.is_none() {
-                    out = Some(open_output(&ctx)?);
+                    *out = Some(open_output(&ctx)?);
                 }
                 if let Some(o) = out.as_mut() {
                     if is_blob_index(&k) {
@@ -541,7 +596,6 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
                             }
                         }
                     }
-                    let seq = crate::key::trailer(&k) >> 8;
                     o.builder.add(&k, &v)?;
                     if ctx.output_hash {
                         o.hash = output_hash_step(o.hash, &k, &v);
@@ -554,8 +608,10 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
             }
         }
         if !valid {
-            for &s in &starts[next_start..] {
-                sentinel(s, &mut out, &mut lower, &mut last_written, &mut result)?;
+            for s in 0..2 {
+                for &key in &starts[s][next_start[s]..] {
+                    sentinel(key, s, &mut outs[s], &mut lowers[s], &mut last_written[s], &mut result)?;
+                }
             }
             break;
         }
@@ -569,10 +625,22 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
     iter.status()?;
     result.entries_dropped = kc.dropped;
     result.drops = kc.drops;
-    if out.is_none() && overlaps_any(&ucmp, &kept_tombstones, lower.as_deref(), range_end.as_deref()) {
-        out = Some(open_output(&ctx)?);
+    for (s, mut out) in outs.into_iter().enumerate() {
+        if out.is_none()
+            && overlaps_any(&ucmp, &kept_tombstones[s], lowers[s].as_deref(), range_end.as_deref())
+        {
+            out = Some(open_output(&ctx)?);
+        }
+        finish(
+            &ctx,
+            out,
+            &kept_tombstones[s],
+            lowers[s].as_deref(),
+            range_end.as_deref(),
+            s == 1,
+            &mut result,
+        )?;
     }
-    finish(&ctx, out, &kept_tombstones, lower.as_deref(), range_end.as_deref(), &mut result)?;
     Ok(result)
 }
 
@@ -1132,6 +1200,7 @@ fn finish(
     tombstones: &[RangeTombstone],
     lower: Option<&[u8]>,
     upper: Option<&[u8]>,
+    proximal: bool,
     result: &mut JobResult,
 ) -> Result<()> {
     let Some(mut o) = out else { return Ok(()) };
@@ -1184,6 +1253,7 @@ fn finish(
     result.bytes_written += built.file_size;
     result.outputs.push(o.meta);
     result.output_hashes.push(o.hash);
+    result.proximal.push(proximal);
     Ok(())
 }
 

@@ -10,6 +10,7 @@ pub mod picker;
 #[cfg(test)]
 mod picker_bottommost_tests;
 pub mod picker_ttl;
+pub mod proximal;
 pub mod service;
 pub mod trigger;
 pub mod universal;

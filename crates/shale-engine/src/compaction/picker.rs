@@ -234,13 +234,41 @@ pub struct RunningCompaction {
     /// The user-key range the compaction writes at `output_level`.
     pub smallest: Vec<u8>,
     pub largest: Vec<u8>,
+    /// With per-key placement (`proximal.rs`): what it may write to the proximal level.
+    pub proximal: Option<super::proximal::ProximalOutput>,
 }
 
 impl RunningCompaction {
+    /// `plan` without per-key placement (a level refit).
     pub fn of(v: &Version, plan: &CompactionPlan) -> RunningCompaction {
         let all: Vec<Arc<FileMetaData>> = plan.all_inputs().map(|(_, f)| f.clone()).collect();
         let (smallest, largest) = key_range(v, &all);
-        RunningCompaction { level: plan.level, output_level: plan.output_level, smallest, largest }
+        RunningCompaction {
+            level: plan.level,
+            output_level: plan.output_level,
+            smallest,
+            largest,
+            proximal: None,
+        }
+    }
+
+    /// `plan` as the family's options make it run: with its proximal output, if any.
+    pub fn of_plan(v: &Version, opts: &CfConfig, plan: &CompactionPlan) -> RunningCompaction {
+        RunningCompaction { proximal: super::proximal::proximal_output(v, opts, plan), ..Self::of(v, plan) }
+    }
+
+    /// RocksDB's `CompactionPicker::RangeOverlapWithCompaction` for this one: it writes
+    /// `level` in a range meeting `[smallest, largest]`, or its proximal output range meets
+    /// it (whatever `level`).
+    fn writes_into(&self, v: &Version, level: usize, smallest: &[u8], largest: &[u8]) -> bool {
+        let icmp = v.icmp();
+        if self.output_level == level
+            && icmp.compare_user_without_ts(smallest, &self.largest).is_le()
+            && icmp.compare_user_without_ts(&self.smallest, largest).is_le()
+        {
+            return true;
+        }
+        self.proximal.as_ref().is_some_and(|p| super::proximal::overlaps(v, p, smallest, largest))
     }
 }
 
@@ -257,6 +285,9 @@ pub struct Busy<'a> {
     /// is. Bottommost files whose entries are all older may be compacted in place
     /// ([`pick_bottommost_files`]).
     pub oldest_snapshot: u64,
+    /// The family's options, for per-key placement's conflicts (`proximal.rs`); [`pick`]
+    /// sets it.
+    pub opts: Option<&'a CfConfig>,
 }
 
 /// How the picker learns a table's counts (`Busy::stats`).
@@ -337,13 +368,21 @@ impl Busy<'_> {
             return true;
         }
         let mine = RunningCompaction::of(v, plan);
-        let icmp = v.icmp();
-        // Without timestamps, as RocksDB's `RangeOverlapWithCompaction`.
-        self.running.iter().any(|r| {
-            r.output_level == mine.output_level
-                && icmp.compare_user_without_ts(&r.smallest, &mine.largest).is_le()
-                && icmp.compare_user_without_ts(&mine.smallest, &r.largest).is_le()
-        })
+        // Without timestamps, as RocksDB's `FilesRangeOverlapWithCompaction`: with per-key
+        // placement the proximal level is checked too (universal: the whole range; leveled:
+        // the range of the inputs above the output level).
+        if let Some(p) = self.opts.and_then(|o| super::proximal::proximal_output(v, o, plan)) {
+            let range = match self.opts.map(|o| o.style) {
+                Some(CompactionStyle::Universal) => Some((mine.smallest.clone(), mine.largest.clone())),
+                _ => super::proximal::range_excluding(v, plan, plan.output_level),
+            };
+            if let Some((lo, hi)) = range {
+                if self.running.iter().any(|r| r.writes_into(v, p.level, &lo, &hi)) {
+                    return true;
+                }
+            }
+        }
+        self.running.iter().any(|r| r.writes_into(v, mine.output_level, &mine.smallest, &mine.largest))
     }
 }
 
@@ -353,6 +392,7 @@ pub fn pick(v: &Version, opts: &CfConfig, busy: Busy<'_>) -> Option<CompactionPl
     if opts.disable_auto_compactions {
         return None;
     }
+    let busy = Busy { opts: Some(opts), ..busy };
     match opts.style {
         CompactionStyle::Fifo => return super::fifo::pick_fifo(v, opts, busy, unix_now()),
         CompactionStyle::Universal => {

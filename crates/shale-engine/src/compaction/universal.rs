@@ -244,10 +244,18 @@ impl Picker<'_> {
         self.plan_range(start, runs.len() - 1, true)
     }
 
-    /// RocksDB's PickCompactionToReduceSizeAmp.
+    /// RocksDB's PickCompactionToReduceSizeAmp. With `preclude_last_level_data_seconds`
+    /// (more than 2 levels, the oldest run on the last level, and another run) the last
+    /// level's run is left out: the runs above it are measured against the next one
+    /// (RocksDB's `ShouldSkipLastSortedRunForSizeAmpCompaction`).
     fn size_amp(&self) -> Option<CompactionPlan> {
         let runs = self.runs;
-        let end = runs.len() - 1;
+        let num_levels = self.opts.num_levels;
+        let skip_last = self.opts.preclude_last_level_data_seconds > 0
+            && num_levels > 2
+            && runs.last().is_some_and(|r| r.level + 1 == num_levels)
+            && runs.len() > 1;
+        let end = runs.len() - if skip_last { 2 } else { 1 };
         if runs[end].being_compacted {
             return None;
         }
@@ -553,6 +561,25 @@ mod tests {
         assert_eq!(p.inputs.len(), 3);
         assert_eq!(p.next_inputs.len(), 1);
         assert!(p.bottommost);
+    }
+
+    #[test]
+    fn size_amplification_leaves_the_last_level_out_with_preclude() {
+        // Runs 100, 100 over level 5's 50 over the last level's 100: measured against level
+        // 5's run (200 > 200% of 50) and merged into it, the last level's run left alone.
+        let v = version(&[(104, 100), (103, 100)], &[(5, 50), (6, 100)]);
+        let mut o = opts();
+        o.universal.size_ratio = 0;
+        o.universal.min_merge_width = 10;
+        o.preclude_last_level_data_seconds = 100;
+        let p = pick_universal(&v, &o, Busy::default(), 0).unwrap();
+        assert_eq!((p.level, p.output_level), (0, 5));
+        assert_eq!(p.next_inputs.len(), 1);
+        // Without it, the size amplification over the last level (250 < 200% of 100 is
+        // false: 250 > 200) merges everything into level 6.
+        o.preclude_last_level_data_seconds = 0;
+        let p = pick_universal(&v, &o, Busy::default(), 0).unwrap();
+        assert_eq!(p.output_level, 6);
     }
 
     #[test]

@@ -494,9 +494,10 @@ pub fn create_families(inner: &Arc<DbInner>, new: Vec<NewFamily>) -> Result<Vec<
         inner.info_log.log(format_args!("Created column family [{}] (ID {})", h.name, h.id));
         inner.hooks.log_cf_options(inner, h)?;
     }
-    // A family created with `preserve_internal_time_seconds` gets the mapping at once
-    // (RocksDB's `InstallSuperVersionForConfigChange` at CreateColumnFamily).
-    if handles.iter().any(|h| h.config().preserve_internal_time_seconds > 0) {
+    // A family created with `preserve_internal_time_seconds` (or
+    // `preclude_last_level_data_seconds`) gets the mapping at once (RocksDB's
+    // `InstallSuperVersionForConfigChange` at CreateColumnFamily).
+    if handles.iter().any(|h| h.config().seqno_time_seconds() > 0) {
         inner.record_seqno_time(super::seqno_time::Sampling::ConfigChange);
     }
     Ok(handles)

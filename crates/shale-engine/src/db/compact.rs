@@ -93,7 +93,14 @@ impl DbInner {
         manual: bool,
     ) -> Result<()> {
         let output_path_id = output_path_id(cf, plan);
-        let trivial_move = moves_trivially(cf, plan, manual);
+        // Per-key placement (`preclude_last_level_data_seconds`, `compaction/proximal.rs`),
+        // from the version the plan was picked on; such a compaction is never a trivial move
+        // (RocksDB's `Compaction::IsTrivialMove`).
+        let proximal = st
+            .cfs
+            .get(&cf.id)
+            .and_then(|c| crate::compaction::proximal::proximal_output(&c.current, cf.config(), plan));
+        let trivial_move = proximal.is_none() && moves_trivially(cf, plan, manual);
         let mut edit = VersionEdit { column_family: cf.id, ..Default::default() };
         // kRoundRobin: the start level's next cursor goes in with the compaction's result.
         edit.compact_cursors.extend(plan.compact_cursor.clone());
@@ -172,7 +179,30 @@ impl DbInner {
                 .get(&cf.id)
                 .map(|c| compaction_started_event(job, cf, plan, manual, &c.current, &snapshots));
             let result = super::unlocked(st, || -> Result<(job::JobResult, u64)> {
-                if let Some(w) = started_event {
+                // RocksDB's `CompactionJob::PrepareTimes`, once for the job: the inputs'
+                // sequence-number-to-time mappings and the tiering cut-offs.
+                let times = this.compaction_seqno_time(cf, plan);
+                let earliest_snapshot = snapshots.first().copied().unwrap_or(u64::MAX);
+                let proximal_after_seqno = proximal.as_ref().map_or(u64::MAX, |p| {
+                    crate::compaction::proximal::proximal_after_seqno(
+                        p,
+                        times.preclude_min_seqno,
+                        earliest_snapshot,
+                    )
+                });
+                if let Some(mut w) = started_event {
+                    if let Some(p) = &proximal {
+                        // RocksDB's `preserve_seqno_after_`.
+                        let preserve_after =
+                            (times.preserve_time_min_seqno.max(1) - 1).min(earliest_snapshot);
+                        w.field("proximal_after_seqno", proximal_after_seqno)
+                            .field("preserve_seqno_after", preserve_after)
+                            .field("proximal_output_level", p.level)
+                            .field(
+                                "proximal_output_range",
+                                if p.full_range { "FullRange" } else { "NonLastRange" },
+                            );
+                    }
                     this.info_log.event(w);
                 }
                 // RocksDB's GenSubcompactionBoundaries and RunSubcompactions: the key ranges
@@ -213,7 +243,7 @@ impl DbInner {
                 let run_range = |range: job::KeyRange| -> Result<job::JobResult> {
                     let (iter, tombstones) = this.compaction_input(cf, plan)?;
                     let builder_options = this.compaction_builder_options(cf, plan);
-                    let (seqno_time, preserve_time_min_seqno) = this.compaction_seqno_time(cf, plan);
+
                     let ttl_filter = super::ttl::stale_filter(cf);
                     // The family's compaction filter, or one its factory makes for this
                     // subcompaction (as RocksDB's: on its thread, dropped at its end).
@@ -285,8 +315,9 @@ impl DbInner {
                         preallocation: this.output_preallocation(cf, plan, target_file_size),
                         output_hash: super::verify_output::wants_hash(cf.config()),
                         partitioner: cf.config().sst_partitioner.as_ref().filter(|_| plan.output_level != 0),
-                        seqno_time,
-                        preserve_time_min_seqno,
+                        seqno_time: times.mapping.clone(),
+                        preserve_time_min_seqno: times.preserve_time_min_seqno,
+                        proximal_after_seqno,
                         file_checksum: this.config.file_checksum_crc32c,
                     })
                 };
@@ -294,7 +325,9 @@ impl DbInner {
                 let first = ranges.pop().unwrap_or((None, None));
                 // A compaction service compacts the whole job elsewhere (one input, one
                 // result; no subcompactions are formed when one is set).
-                let service = this.compaction_service.lock().clone();
+                // Shale's worker side writes one level (its result names no proximal
+                // outputs): a compaction with per-key placement runs here.
+                let service = this.compaction_service.lock().clone().filter(|_| proximal.is_none());
                 let local = service.is_none();
                 let (r, extra_cpu) = if let Some(service) = service {
                     let new_number = || {
@@ -384,13 +417,31 @@ impl DbInner {
             job_stats.num_output_files = result.outputs.len() as u64;
             job_stats.num_input_records = result.entries_in;
             job_stats.num_dropped_records = result.entries_dropped;
+            // The output level's counts; the proximal level's apart (RocksDB's
+            // `output_level_stats` and `proximal_level_stats`).
+            let on_proximal =
+                |i: usize| proximal.is_some() && result.proximal.get(i).copied().unwrap_or(false);
+            let (mut pl_files, mut pl_bytes) = (0usize, 0u64);
+            for (i, m) in result.outputs.iter().enumerate() {
+                if on_proximal(i) {
+                    pl_files += 1;
+                    pl_bytes += m.file_size;
+                }
+            }
+            let records_out = result.entries_in.saturating_sub(result.entries_dropped);
             finished = Some(FinishedCounts {
                 records_in: result.entries_in,
-                records_out: result.entries_in.saturating_sub(result.entries_dropped),
-                output_files: result.outputs.len(),
-                output_bytes: result.outputs.iter().map(|m| m.file_size).sum(),
+                records_out: records_out.saturating_sub(result.proximal_records),
+                output_files: result.outputs.len() - pl_files,
+                output_bytes: result.outputs.iter().map(|m| m.file_size).sum::<u64>() - pl_bytes,
                 blob_files: result.blob_additions.len(),
                 blob_bytes: result.blob_additions.iter().map(super::flush::blob_file_bytes).sum(),
+                proximal: (pl_files > 0).then(|| ProximalCounts {
+                    level: proximal.as_ref().map_or(0, |p| p.level),
+                    files: pl_files,
+                    bytes: pl_bytes,
+                    records: result.proximal_records,
+                }),
             });
             self.stats.compaction_bytes_read.fetch_add(plan.input_bytes(), Ordering::Relaxed);
             self.stats.compaction_bytes_written.fetch_add(result.bytes_written, Ordering::Relaxed);
@@ -414,12 +465,25 @@ impl DbInner {
                 s.report_time(Histogram::CompactionTime, started.elapsed().as_micros() as u64);
             }
             outputs_numbers = created.into_inner();
-            let temperature = plan
-                .output_temperature
-                .unwrap_or_else(|| cf.config().output_temperature(plan.output_level, cf.config().num_levels));
-            for mut m in result.outputs {
-                m.temperature = temperature;
-                edit.new_files.push((plan.output_level as u32, m));
+            // RocksDB's `GetOutputTemperature(is_proximal_level)`: the proximal level's
+            // outputs are not the last level's (no `last_level_temperature`).
+            // The level's compaction stats (rocksdb.cfstats) count the output level's
+            // outputs only: RocksDB keeps the proximal level's apart and reports them nowhere
+            // but the event and LOG line below.
+            let num_levels = cf.config().num_levels;
+            for (i, mut m) in result.outputs.into_iter().enumerate() {
+                let level = match (&proximal, result.proximal.get(i)) {
+                    (Some(p), Some(true)) => {
+                        job_stats.num_output_files -= 1;
+                        job_stats.bytes_written -= m.file_size;
+                        p.level
+                    }
+                    _ => plan.output_level,
+                };
+                // A FIFO temperature change names its output's temperature.
+                m.temperature =
+                    plan.output_temperature.unwrap_or_else(|| cf.config().output_temperature(level, num_levels));
+                edit.new_files.push((level as u32, m));
             }
             edit.blob_file_additions = result.blob_additions;
             edit.blob_file_garbages = result.blob_garbage;
@@ -469,6 +533,12 @@ impl DbInner {
                     .field("total_files_size", job_stats.bytes_moved);
                 self.info_log.buffer_event(w);
             } else if let Some(f) = &finished {
+                if let Some(p) = &f.proximal {
+                    self.info_log.buffer_line(format_args!(
+                        "[{}] has Proximal Level output: {}, level {}, number of files: {}, number of records: {}",
+                        cf.name, p.bytes, p.level, p.files, p.records
+                    ));
+                }
                 self.info_log.buffer_event(compaction_finished_event(
                     job,
                     cf,
@@ -1014,6 +1084,16 @@ struct FinishedCounts {
     output_bytes: u64,
     blob_files: usize,
     blob_bytes: u64,
+    /// What went to the proximal level (per-key placement), if anything.
+    proximal: Option<ProximalCounts>,
+}
+
+/// RocksDB's `proximal_level_stats` as its event and LOG line give them.
+struct ProximalCounts {
+    level: usize,
+    files: usize,
+    bytes: u64,
+    records: u64,
 }
 
 /// The codec and options the outputs of `plan` are written with, from the family's current
@@ -1121,6 +1201,13 @@ fn compaction_finished_event(
     let blobs = v.blob_files();
     if let (Some(head), Some(tail)) = (blobs.keys().next(), blobs.keys().next_back()) {
         w.field("blob_file_head", *head).field("blob_file_tail", *tail);
+    }
+    if let Some(p) = &f.proximal {
+        w.field("proximal_level_num_output_files", p.files)
+            .field("proximal_level_bytes_written", p.bytes)
+            .field("proximal_level_num_output_records", p.records)
+            .field("proximal_level_num_output_files_blob", 0u64)
+            .field("proximal_level_bytes_written_blob", 0u64);
     }
     w
 }

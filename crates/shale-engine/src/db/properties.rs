@@ -42,6 +42,7 @@ impl DbInner {
             files: Some(&c.being_compacted),
             running: &c.running,
             stats: Some(&stats),
+            opts: None,
             oldest_snapshot: self.oldest_snapshot_released.load(std::sync::atomic::Ordering::Acquire),
         };
         Some(match prop {

@@ -130,7 +130,7 @@ impl super::DbInner {
         // The compaction's own table options (`compact.rs`), as RocksDB's worker runs the
         // primary's CompactionJob.
         let builder_options = inner.compaction_builder_options(&cf, &plan);
-        let (seqno_time, preserve_time_min_seqno) = inner.compaction_seqno_time(&cf, &plan);
+        let times = inner.compaction_seqno_time(&cf, &plan);
         let created = parking_lot::Mutex::new(Vec::new());
         let new_number = || {
             let n = inner.new_output_number();
@@ -170,8 +170,10 @@ impl super::DbInner {
             range: (None, None),
             output_hash: super::verify_output::wants_hash(cf.config()),
             partitioner: cf.config().sst_partitioner.as_ref().filter(|_| plan.output_level != 0),
-            seqno_time,
-            preserve_time_min_seqno,
+            seqno_time: times.mapping,
+            preserve_time_min_seqno: times.preserve_time_min_seqno,
+            // The primary runs a compaction with per-key placement itself (`compact.rs`).
+            proximal_after_seqno: u64::MAX,
             // The worker's own factory (RocksDB's OpenAndCompact takes the override
             // options' `file_checksum_gen_factory`).
             file_checksum: inner.config.file_checksum_crc32c,
@@ -409,6 +411,8 @@ impl super::DbInner {
             drops: Default::default(),
             blobs_relocated: 0,
             blob_bytes_relocated: 0,
+            proximal: vec![false; output_hashes.len()],
+            proximal_records: 0,
             output_hashes,
         })
     }

@@ -144,6 +144,7 @@ impl DbInner {
             files: Some(&cf.being_compacted),
             running: &cf.running,
             stats: Some(&stats),
+            opts: None,
             oldest_snapshot,
         };
         picker::pick(&cf.current, cf.handle.config(), busy)
@@ -208,9 +209,10 @@ impl DbInner {
                 output_level: plan.output_level,
                 smallest: Vec::new(),
                 largest: Vec::new(),
+                proximal: None,
             };
         };
-        let running = RunningCompaction::of(&cf.current, plan);
+        let running = RunningCompaction::of_plan(&cf.current, cf.handle.config(), plan);
         cf.being_compacted.extend(plan.all_inputs().map(|(_, f)| f.number));
         cf.running.push(running.clone());
         running

@@ -1,6 +1,7 @@
 //! The database's sequence-number-to-time mapping (RocksDB's `DBImpl::seqno_to_time_mapping_`
 //! and its `kRecordSeqnoTime` periodic task), kept while some family has
-//! `preserve_internal_time_seconds` set (`CfConfig::preserve_internal_time_seconds`).
+//! `preserve_internal_time_seconds` or `preclude_last_level_data_seconds` set
+//! (`CfConfig::seqno_time_seconds`, the larger of the two, is what "the setting" means below).
 //!
 //! - Settings over the families (RocksDB's `MinAndMaxPreserveSeconds`): the smallest and the
 //!   largest setting above 0. A sample is taken every `ceil(min / 100)` seconds of the
@@ -20,8 +21,9 @@
 //!   sequence numbers of entries newer than now minus the setting, and writes each output's
 //!   part. A read-only or secondary database keeps no mapping.
 //!
-//! Not built: `preclude_last_level_data_seconds` (RocksDB's per-key placement of recent
-//! data into the level above the last), which has no option row.
+//! `preclude_last_level_data_seconds` also gives a compaction the oldest sequence number
+//! kept out of the last level (`compaction_seqno_time`; the placement itself is
+//! `compaction/proximal.rs`).
 //!
 //! The lock is a leaf: no other lock is taken under it, and nothing under it does I/O.
 
@@ -39,6 +41,17 @@ pub struct SeqnoTime {
     last_sample: Option<u64>,
     /// The sampling period registered (None: sampling off).
     cadence: Option<u64>,
+}
+
+/// What `DbInner::compaction_seqno_time` gives a compaction.
+pub struct CompactionTimes {
+    /// The inputs' mappings merged (None: the feature is off).
+    pub mapping: Option<Arc<SeqnoToTimeMapping>>,
+    /// Entries from this sequence number on keep it at the bottommost level (MAX: off).
+    pub preserve_time_min_seqno: u64,
+    /// RocksDB's `preclude_last_level_min_seqno`: entries from this sequence number on are
+    /// kept out of the last level (MAX: `preclude_last_level_data_seconds` is 0).
+    pub preclude_min_seqno: u64,
 }
 
 /// Why `DbInner::record_seqno_time` runs.
@@ -84,7 +97,7 @@ impl DbInner {
             handles
                 .iter()
                 .filter(|h| !h.dropped.load(std::sync::atomic::Ordering::Acquire))
-                .map(|h| h.config().preserve_internal_time_seconds),
+                .map(|h| h.config().seqno_time_seconds()),
         )
     }
 
@@ -153,7 +166,7 @@ impl DbInner {
             Arc::new(g.mapping.clone())
         };
         for h in self.handles.read().iter().flatten() {
-            let on = h.config().preserve_internal_time_seconds > 0;
+            let on = h.config().seqno_time_seconds() > 0;
             *h.seqno_time.lock() = on.then(|| copy.clone());
         }
     }
@@ -178,22 +191,29 @@ impl DbInner {
         Some(last)
     }
 
-    /// RocksDB's `CompactionJob::PrepareTimes`: with the family's setting above 0, the
-    /// inputs' mappings (their table property; one that cannot be read or decoded is left
-    /// out, with a line in the info LOG), enforced at now over the setting's span, and the
-    /// oldest sequence number whose write time must be kept (from the mapping, now minus the
-    /// setting; 0 when the clock gives nothing). `(None, u64::MAX)` with the feature off.
+    /// RocksDB's `CompactionJob::PrepareTimes`: with the family's mapping span above 0
+    /// (`CfConfig::seqno_time_seconds`), the inputs' mappings (their table property; one
+    /// that cannot be read or decoded is left out, with a line in the info LOG), enforced at
+    /// now over the span, and the tiering cut-offs: the oldest sequence number whose write
+    /// time must be kept, and (with `preclude_last_level_data_seconds`) the oldest kept out
+    /// of the last level (both from the mapping at now minus the setting; 0 when the clock
+    /// gives nothing). `(None, MAX, MAX)` with the feature off.
     pub fn compaction_seqno_time(
         &self,
         cf: &super::cf::CfHandle,
         plan: &crate::compaction::picker::CompactionPlan,
-    ) -> (Option<Arc<SeqnoToTimeMapping>>, u64) {
-        let preserve = cf.config().preserve_internal_time_seconds;
-        if preserve == 0 {
-            return (None, u64::MAX);
+    ) -> CompactionTimes {
+        let config = cf.config();
+        let span = config.seqno_time_seconds();
+        if span == 0 {
+            return CompactionTimes {
+                mapping: None,
+                preserve_time_min_seqno: u64::MAX,
+                preclude_min_seqno: u64::MAX,
+            };
         }
         let mut m = SeqnoToTimeMapping::new();
-        m.set_max_time_span(preserve);
+        m.set_max_time_span(span);
         for (_, f) in plan.all_inputs() {
             let r = self
                 .table_cache
@@ -204,16 +224,26 @@ impl DbInner {
             }
         }
         let now = self.clock_seconds();
-        let min_seqno = if now == 0 {
+        let (preserve, preclude) = if now == 0 {
             m.enforce(0);
-            0
+            (0, 0)
         } else {
             m.enforce(now);
-            m.tiering_cutoff_seqnos(now, preserve, 0).0.unwrap_or(u64::MAX)
+            let (p, c) = m.tiering_cutoff_seqnos(
+                now,
+                config.preserve_internal_time_seconds,
+                config.preclude_last_level_data_seconds,
+            );
+            (p.unwrap_or(u64::MAX), c.unwrap_or(u64::MAX))
         };
         // Limited after the lookup, for its accuracy (as RocksDB's).
         m.set_capacity(MAX_ENTRIES);
-        (Some(Arc::new(m)), min_seqno)
+        CompactionTimes {
+            mapping: Some(Arc::new(m)),
+            // RocksDB keeps `preserve <= preclude`.
+            preserve_time_min_seqno: preserve.min(preclude),
+            preclude_min_seqno: preclude,
+        }
     }
 
     /// Makes `seq` the last sequence number, recorded in the MANIFEST (so that a reopen does

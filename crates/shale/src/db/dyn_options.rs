@@ -130,7 +130,7 @@ pub(crate) fn cf_options(h: &CfHandle) -> Result<&Options> {
 
 /// RocksDB's mutable column-family options Shale cannot change yet, besides the option
 /// table's rows marked so (`options_table.rs`).
-const MUTABLE_NOT_BUILT: &[&str] = &["block_protection_bytes_per_key", "preclude_last_level_data_seconds"];
+const MUTABLE_NOT_BUILT: &[&str] = &["block_protection_bytes_per_key"];
 
 /// Column-family options that exist but cannot change while the database is open, besides
 /// the option table's immutable rows.

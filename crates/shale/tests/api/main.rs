@@ -110,6 +110,7 @@ mod table_formats_db;
 mod table_options_set;
 mod table_options_tbl;
 mod thread_modes;
+mod tiered_placement;
 mod timestamps_bottommost_compaction;
 mod timestamps_gc;
 mod timestamps_prefix_extractor;

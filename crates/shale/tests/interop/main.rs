@@ -86,6 +86,7 @@ mod seqno_time;
 mod sst_writer_formats_33;
 mod stats_history;
 mod subcompactions;
+mod tiered_placement;
 mod timestamps_blob_33;
 mod timestamps_prefix_extractor;
 mod tools_ldb_get;
