@@ -712,7 +712,13 @@ impl Table {
                         count_meta_add(stats, false, f.size());
                     }
                     if let Some((h, f)) = &filter_top {
-                        cache.insert_entry(key(*h), f.clone(), f.size() + f.extra_memory(), ROLE_FILTER_META, hp)?;
+                        cache.insert_entry(
+                            key(*h),
+                            f.clone(),
+                            f.size() + f.extra_memory(),
+                            ROLE_FILTER_META,
+                            hp,
+                        )?;
                         count_meta_add(stats, false, f.size());
                     }
                     // RocksDB's pin_index / pin_filter: the top level of a partitioned
@@ -1055,7 +1061,8 @@ impl Table {
         // A block's per-entry checksums are charged with it (RocksDB's
         // `Block::ApproximateMemoryUsage`).
         let extra = (&*v as &dyn std::any::Any).downcast_ref::<Block>().map_or(0, Block::extra_memory);
-        if let Err(e) = cache.insert_entry(key, v.clone(), size + extra, role, self.meta_policy.high_priority) {
+        if let Err(e) = cache.insert_entry(key, v.clone(), size + extra, role, self.meta_policy.high_priority)
+        {
             crate::statistics::record_tick(stats, Ticker::BlockCacheAddFailures, 1);
             return Err(e);
         }

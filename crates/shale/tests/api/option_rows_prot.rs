@@ -19,10 +19,13 @@ use crate::util;
 
 const KEYS: u32 = 3000;
 
+/// The pairs a read saw.
+type Pairs = Vec<(Box<[u8]>, Box<[u8]>)>;
+
 fn options(protection: Option<&str>, cache: &Cache, index_in_cache: bool, partitioned: bool) -> Options {
     let mut o = match protection {
         Some(n) => {
-            Options::default().get_options_from_string(&format!("block_protection_bytes_per_key={n}")).unwrap()
+            Options::default().get_options_from_string(format!("block_protection_bytes_per_key={n}")).unwrap()
         }
         None => Options::default(),
     };
@@ -54,7 +57,7 @@ fn fill(db: &DB, prefix: char) {
 
 /// Reads every key of `prefix` (gets and a scan, both directions) and checks the values;
 /// returns the entries seen.
-fn read_all(db: &DB, prefix: char) -> Vec<(Box<[u8]>, Box<[u8]>)> {
+fn read_all(db: &DB, prefix: char) -> Pairs {
     for i in (0..KEYS).step_by(7) {
         assert_eq!(db.get(key(prefix, i)).unwrap(), Some(util::value(u64::from(i), 50 + (i % 7) as usize)));
     }
@@ -79,11 +82,7 @@ fn read_all(db: &DB, prefix: char) -> Vec<(Box<[u8]>, Box<[u8]>)> {
 
 /// The block cache usage after a DB with `protection` reads a table of KEYS entries from
 /// its file (reopened: no block cached), and the entries it read.
-fn usage_after_reads(
-    protection: Option<&str>,
-    index_in_cache: bool,
-    partitioned: bool,
-) -> (usize, Vec<(Box<[u8]>, Box<[u8]>)>) {
+fn usage_after_reads(protection: Option<&str>, index_in_cache: bool, partitioned: bool) -> (usize, Pairs) {
     let dir = tempfile::tempdir().unwrap();
     let cache = Cache::new_lru_cache(256 << 20);
     let o = options(protection, &cache, index_in_cache, partitioned);
@@ -116,7 +115,11 @@ fn protected_blocks_are_charged_to_the_cache_and_read_the_same() {
     let (plain, _) = usage_after_reads(None, true, true);
     let (usage, seen) = usage_after_reads(Some("4"), true, true);
     assert_eq!(seen, plain_seen);
-    assert!(usage - plain > KEYS as usize * 4, "data, partitions and top level: {} over {plain}", usage - plain);
+    assert!(
+        usage - plain > KEYS as usize * 4,
+        "data, partitions and top level: {} over {plain}",
+        usage - plain
+    );
 }
 
 #[test]
@@ -133,7 +136,8 @@ fn block_protection_row_validation_and_set_options() {
     let e = db.set_options(&[("block_protection_bytes_per_key", "3")]).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
     assert!(
-        e.to_string().contains("Block per key-value checksum protection only supports 0, 1, 2, 4 or 8 bytes per key."),
+        e.to_string()
+            .contains("Block per key-value checksum protection only supports 0, 1, 2, 4 or 8 bytes per key."),
         "{e}"
     );
     assert!(util::latest_options_text(path).contains("  block_protection_bytes_per_key=8\n"));
@@ -141,7 +145,9 @@ fn block_protection_row_validation_and_set_options() {
     let e = db.set_options(&[("block_protection_bytes_per_key", "256")]).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
     drop(db);
-    let e = DB::open(&options(Some("5"), &cache, false, false), tempfile::tempdir().unwrap().path()).err().unwrap();
+    let e = DB::open(&options(Some("5"), &cache, false, false), tempfile::tempdir().unwrap().path())
+        .err()
+        .unwrap();
     assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
     assert!(e.to_string().contains("Block per key-value checksum protection only supports"), "{e}");
 
@@ -168,7 +174,8 @@ fn block_protection_row_validation_and_set_options() {
     drop(db);
     // The OPTIONS file's value comes back through load_latest.
     let (again, _) =
-        Options::load_latest(dir.path(), shale::Env::new().unwrap(), false, Cache::new_lru_cache(1 << 20)).unwrap();
+        Options::load_latest(dir.path(), shale::Env::new().unwrap(), false, Cache::new_lru_cache(1 << 20))
+            .unwrap();
     let db = DB::open(&again, dir.path()).unwrap();
     assert!(util::latest_options_text(dir.path()).contains("  block_protection_bytes_per_key=8\n"));
     read_all(&db, 'a');

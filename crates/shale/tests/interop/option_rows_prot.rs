@@ -30,7 +30,8 @@ fn shale_opens_a_db_bench_database_with_its_block_protection() {
     let theirs = crate::util::latest_options_text(&dir);
     assert!(theirs.contains("  block_protection_bytes_per_key=2\n"), "{theirs}");
     let want = tools::ldb_scan(&dir, None);
-    let (o, _) = Options::load_latest(&dir, shale::Env::new().unwrap(), false, Cache::new_lru_cache(8 << 20)).unwrap();
+    let (o, _) =
+        Options::load_latest(&dir, shale::Env::new().unwrap(), false, Cache::new_lru_cache(8 << 20)).unwrap();
     let db = DB::open(&o, &dir).unwrap();
     assert!(crate::util::latest_options_text(&dir).contains("  block_protection_bytes_per_key=2\n"));
     let mine: Vec<_> = db.iterator(shale::IteratorMode::Start).map(|r| r.unwrap()).collect();
