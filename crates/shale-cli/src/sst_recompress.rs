@@ -155,6 +155,7 @@ fn show_one(
         file_name: "test_file_name".to_string(),
         cache_key: shale_format::cache::OffsetableCacheKey::unique(),
         statistics: None,
+        block_protection_bytes_per_key: 0,
     };
     let t = Table::open(file.clone(), built.file_size, ropts)?;
     let mut it = t.iter(false);

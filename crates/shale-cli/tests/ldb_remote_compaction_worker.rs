@@ -75,6 +75,7 @@ fn newest_key_time(path: &Path) -> u64 {
         file_name: path.display().to_string(),
         cache_key: shale_format::cache::OffsetableCacheKey::unique(),
         statistics: None,
+        block_protection_bytes_per_key: 0,
     };
     let table = shale_format::table::reader::Table::open(file, size, opts).unwrap();
     table.properties().raw_u64("rocksdb.newest.key.time").unwrap()

@@ -426,6 +426,11 @@ pub struct CfConfig {
     /// `read_amp_bytes_per_bit`: the read-amplification bitmap of the data blocks the
     /// family's table readers read (0: none).
     pub read_amp_bytes_per_bit: u32,
+    /// RocksDB's `block_protection_bytes_per_key` (0, 1, 2, 4 or 8): table readers opened
+    /// from then on (and blocks warmed into the cache as tables are written) keep that many
+    /// checksum bytes per entry of each data, index and metaindex block they parse, checked
+    /// by every cursor step (`shale_format::table::block`).
+    pub block_protection_bytes_per_key: u8,
     pub prepopulate_block_cache: PrepopulateBlocks,
     /// What a new memtable of the family takes.
     pub memtable: MemTableConfig,
@@ -520,6 +525,7 @@ impl Default for CfConfig {
             meta_pinning: MetaPinning::default(),
             index_block_search: Default::default(),
             read_amp_bytes_per_bit: 0,
+            block_protection_bytes_per_key: 0,
             prepopulate_block_cache: PrepopulateBlocks::default(),
             memtable: MemTableConfig {
                 arena_block_size: 1 << 20,

@@ -292,6 +292,17 @@ pub fn bytewise_internal_comparator() -> InternalKeyComparator {
     InternalKeyComparator::new(Arc::new(crate::comparator::BytewiseComparator))
 }
 
+/// The per-entry protection checksum of a key and its value, of which RocksDB's per
+/// key-value protection keeps the low 1, 2, 4 or 8 bytes (little-endian): the XXH3 of the
+/// value seeded with the XXH3 of the key. Used by the memtable
+/// (`memtable_protection_bytes_per_key`) and by parsed blocks
+/// (`block_protection_bytes_per_key`, `table::block`). The bytes never leave memory, so the
+/// hash need not be RocksDB's `ProtectionInfo64`.
+#[inline]
+pub fn kv_checksum(key: &[u8], value: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64_with_seed(value, xxhash_rust::xxh3::xxh3_64(key))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

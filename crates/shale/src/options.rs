@@ -638,6 +638,11 @@ pub struct Options {
     /// (default false): with `memtable_protection_bytes_per_key` above 0, memtables made from
     /// then on check every entry a search compares against on its way.
     pub(crate) memtable_verify_per_key_checksum_on_seek: bool,
+    /// helper prot (issue 33): RocksDB's mutable `block_protection_bytes_per_key` (0, 1, 2, 4
+    /// or 8; default 0): table readers opened from then on keep that many checksum bytes per
+    /// entry of each data, index and metaindex block they parse, checked at every cursor
+    /// step, and charged to the block's memory.
+    pub(crate) block_protection_bytes_per_key: u8,
     /// RocksDB's mutable `bottommost_file_compaction_delay` (seconds, default 0): how old a
     /// bottommost file must be before a "BottommostFiles" compaction takes it.
     pub(crate) bottommost_file_compaction_delay: u32,
@@ -1046,6 +1051,7 @@ impl Default for Options {
             memtable_protection_bytes_per_key: 0,
             paranoid_memory_checks: false,
             memtable_verify_per_key_checksum_on_seek: false,
+            block_protection_bytes_per_key: 0,
             bottommost_file_compaction_delay: 0,
             target_file_size_is_upper_bound: false,
             default_temperature: 0,
@@ -1620,6 +1626,11 @@ impl Options {
         if ![0, 1, 2, 4, 8].contains(&self.memtable_protection_bytes_per_key) {
             return Err(Error::not_supported(
                 "Memtable per key-value checksum protection only supports 0, 1, 2, 4 or 8 bytes per key.",
+            ));
+        }
+        if ![0, 1, 2, 4, 8].contains(&self.block_protection_bytes_per_key) {
+            return Err(Error::not_supported(
+                "Block per key-value checksum protection only supports 0, 1, 2, 4 or 8 bytes per key.",
             ));
         }
         // RocksDB's BlockBasedTableFactory::ValidateOptions.

@@ -260,6 +260,7 @@ impl Options {
             meta_pinning: self.table.meta_pinning(),
             index_block_search: self.table.index_block_search_type.to_engine(),
             read_amp_bytes_per_bit: self.table.read_amp_bytes_per_bit,
+            block_protection_bytes_per_key: self.block_protection_bytes_per_key,
             prepopulate_block_cache: {
                 use crate::options_tbl::PrepopulateBlockCache as P;
                 let mode = self.table.prepopulate_block_cache;

@@ -2740,6 +2740,23 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Some(|_, n, _| Err(Error::invalid_argument(format!("Error parsing:: {n}")))),
     ),
     // ---- end of helper cfblob CF block ----
+    // ---- helper prot (issue 33) ----
+    // Table readers opened from then on protect each entry of the data, index and metaindex
+    // blocks they parse with that many checksum bytes (`shale_format::table::block`); open
+    // and set_options refuse other than 0, 1, 2, 4, 8 with RocksDB's NotSupported
+    // (`Options::check_supported`). RocksDB 11.8.1's LOG dump prints no line for it.
+    opt(
+        "block_protection_bytes_per_key",
+        Cf,
+        Int,
+        Yes,
+        Some(|c| c.block_protection_bytes_per_key.to_string()),
+        Some(|o, n, v| {
+            o.block_protection_bytes_per_key = number(n, v)?;
+            Ok(true)
+        }),
+    ),
+    // ---- end of helper prot CF block ----
     // ---- helper cfmisc (issue 33): CF options that had no row ----
     // Iterators made from then on (not tailing ones; 0 in a read-only or secondary
     // database) mark the active memtable for flush when one step passes this many hidden

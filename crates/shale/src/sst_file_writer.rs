@@ -267,6 +267,7 @@ mod tests {
             file_name: "x.sst".into(),
             cache_key: crate::cache::block_cache::OffsetableCacheKey::unique(),
             statistics: None,
+            block_protection_bytes_per_key: 0,
         };
         let t = Table::open(f, size, opts).expect("table");
         let mut it = t.iter(false);

@@ -682,6 +682,7 @@ pub fn open_table(path: &str, size: u64) -> Res<Arc<Table>> {
         file_name: path.to_string(),
         cache_key: shale_format::cache::OffsetableCacheKey::unique(),
         statistics: None,
+        block_protection_bytes_per_key: 0,
     };
     Table::open(file, size, opts).map_err(Failure::db)
 }

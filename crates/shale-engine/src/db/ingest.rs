@@ -166,6 +166,8 @@ impl DbInner {
             file_name: name.clone(),
             cache_key: crate::cache::block_cache::OffsetableCacheKey::unique(),
             statistics: None,
+            // RocksDB's ingestion opens the file with the family's value.
+            block_protection_bytes_per_key: h.config().block_protection_bytes_per_key,
         };
         // The family's table factory reads the file, as RocksDB's ingestion does (any
         // format: the reader is picked by the file's magic number).

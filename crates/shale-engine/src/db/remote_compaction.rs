@@ -206,6 +206,7 @@ impl super::DbInner {
                     file_name: path.to_string_lossy().into_owned(),
                     cache_key: crate::cache::OffsetableCacheKey::unique(),
                     statistics: None,
+                    block_protection_bytes_per_key: 0,
                 },
             )?;
             let props = table.properties();

@@ -62,6 +62,7 @@ fn scan_table(
         file_name: path.display().to_string(),
         cache_key: crate::cache::OffsetableCacheKey::unique(),
         statistics: None,
+        block_protection_bytes_per_key: 0,
     };
     let table = Table::open(file, size, opts)?;
     // RocksDB's Repairer records the unique id the table's properties give.

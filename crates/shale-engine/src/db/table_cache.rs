@@ -134,6 +134,7 @@ impl TableCache {
             key: OffsetableCacheKey::new(self.cache_session, number),
             statistics: self.statistics.clone(),
             read_amp_bytes_per_bit: cf.config().read_amp_bytes_per_bit,
+            block_protection_bytes_per_key: cf.config().block_protection_bytes_per_key,
         })
     }
 
@@ -286,6 +287,9 @@ impl TableCache {
                     file_name: name,
                     cache_key: OffsetableCacheKey::new(self.cache_session, file.number),
                     statistics: self.statistics.clone(),
+                    // As RocksDB's `TableCache::GetTableReader`: the family's value when
+                    // the reader is opened (a later SetOptions reaches readers opened after).
+                    block_protection_bytes_per_key: cf.config().block_protection_bytes_per_key,
                 };
                 let pe = cf.config().prefix_extractor.clone();
                 let meta =

@@ -838,6 +838,7 @@ fn open_table(path: &std::path::Path) -> std::sync::Arc<crate::table::Table> {
             file_name: path.display().to_string(),
             cache_key: crate::cache::OffsetableCacheKey::unique(),
             statistics: None,
+            block_protection_bytes_per_key: 0,
         },
     )
     .unwrap()

@@ -1095,8 +1095,9 @@ impl MemTable {
 
 /// The per-key protection checksum of the point entry `ikey` (user key and 8 trailer bytes)
 /// with value `value` (see the module comment); its low bytes are kept.
+/// (`shale_format::key::kv_checksum`, shared with the blocks' protection).
 fn entry_checksum(ikey: &[u8], value: &[u8]) -> u64 {
-    xxhash_rust::xxh3::xxh3_64_with_seed(value, xxhash_rust::xxh3::xxh3_64(ikey))
+    crate::key::kv_checksum(ikey, value)
 }
 
 impl MemTable {

@@ -379,9 +379,9 @@ impl BlockCache {
 
     /// Caches a data block (low priority).
     pub fn insert(&self, key: CacheKey, block: Arc<Block>) -> Result<()> {
-        // A read-amplification bitmap is charged with its block, as RocksDB's
-        // `Block::ApproximateMemoryUsage`.
-        let charge = block.size() + block.read_amp().map_or(0, |b| b.memory());
+        // A read-amplification bitmap and per-entry checksums are charged with their block,
+        // as RocksDB's `Block::ApproximateMemoryUsage`.
+        let charge = block.size() + block.extra_memory();
         self.insert_entry(Key::Block(key), block, charge, role::DATA_BLOCK, false)
     }
 

@@ -33,6 +33,22 @@
 //! carries RocksDB's read-amplification bitmap ([`ReadAmpBitmap`], in memory only): one bit
 //! per `bytes_per_bit` bytes of the entries (up to the restart array), set as a cursor hands
 //! out an entry's value.
+//!
+//! With `block_protection_bytes_per_key` = N (1, 2, 4 or 8; RocksDB's per key-value
+//! checksum protection of in-memory blocks), a data, index or metaindex block read from
+//! its file carries, in memory only, one checksum of N bytes per entry ([`KvProtection`]):
+//!
+//! ```text
+//! sums  : entry 0's N bytes | entry 1's N bytes | ...   (entries in block order)
+//! entry : low N bytes (little-endian) of key::kv_checksum(stored key, value as stored)
+//! index : entry i of restart interval r is entry  r * interval + i  (every interval but
+//!         the last holds `interval` entries, as RocksDB's builder writes them), or
+//!         bases[r] + i when a block's intervals differ
+//! ```
+//! Every entry a cursor lands on is checked against its bytes (`block_iter.rs`); a
+//! mismatch leaves the cursor invalid with RocksDB's Corruption "Corrupted block entry:
+//! per key-value checksum verification failed. Offset: <o>. Entry index: <i>.". The sums
+//! are charged to the block's memory (block cache usage), as RocksDB's `checksum_size_`.
 
 use std::sync::atomic::{AtomicU32, Ordering as AtomicOrdering};
 use std::sync::Arc;
@@ -350,6 +366,47 @@ pub struct Block {
     pub(super) uniform: bool,
     /// RocksDB's read-amplification bitmap (`read_amp_bytes_per_bit`; data blocks only).
     pub(super) read_amp: Option<Box<ReadAmpBitmap>>,
+    /// The per-entry checksums (`block_protection_bytes_per_key`; see the module doc).
+    pub(super) kv: Option<Box<KvProtection>>,
+}
+
+/// The per-entry checksums of a protected block (see the module doc).
+pub struct KvProtection {
+    /// N: bytes kept per entry (1, 2, 4 or 8).
+    pub(super) bytes: u8,
+    /// Entry i's checksum is `sums[i * N..(i + 1) * N]`.
+    pub(super) sums: Box<[u8]>,
+    /// Entries per restart interval (every interval but the last).
+    pub(super) interval: u32,
+    /// The index of each restart interval's first entry, when the intervals are not all
+    /// `interval` entries long.
+    pub(super) bases: Option<Box<[u32]>>,
+}
+
+impl KvProtection {
+    /// The index of the first entry of restart interval `r`.
+    #[inline]
+    pub(super) fn base(&self, r: usize) -> Option<u32> {
+        match &self.bases {
+            Some(b) => b.get(r).copied(),
+            None => u32::try_from(r).ok()?.checked_mul(self.interval),
+        }
+    }
+
+    /// Whether entry `i` with `key` and (stored) `value` matches its checksum.
+    #[inline]
+    pub(super) fn matches(&self, i: u32, key: &[u8], value: &[u8]) -> bool {
+        let n = usize::from(self.bytes);
+        let at = i as usize * n;
+        self.sums
+            .get(at..at + n)
+            .is_some_and(|s| crate::key::kv_checksum(key, value).to_le_bytes()[..n] == *s)
+    }
+
+    /// The memory the checksums take (RocksDB's `checksum_size_`, plus the bases when kept).
+    pub fn memory(&self) -> usize {
+        self.sums.len() + self.bases.as_ref().map_or(0, |b| b.len() * 4)
+    }
 }
 
 /// RocksDB's `BlockReadAmpBitmap`: which parts of a data block's entries were handed out.
@@ -609,7 +666,7 @@ impl Block {
             num_restarts.checked_mul(4).and_then(|n| end.checked_sub(n)).ok_or_else(|| {
                 Error::corruption(format!("block of {size} bytes cannot hold {num_restarts} restarts"))
             })?;
-        Ok(Block { data, restart_offset, num_restarts, hash_buckets, uniform, read_amp: None })
+        Ok(Block { data, restart_offset, num_restarts, hash_buckets, uniform, read_amp: None, kv: None })
     }
 
     /// This data block with RocksDB's read-amplification bitmap (`read_amp_bytes_per_bit`,
@@ -624,6 +681,101 @@ impl Block {
             self.read_amp = Some(Box::new(ReadAmpBitmap::new(self.restart_offset, bytes_per_bit, s.clone())));
         }
         self
+    }
+
+    /// This data or metaindex block (entries `shared | unshared | value_len | key | value`)
+    /// with a checksum of `bytes` bytes per entry (`block_protection_bytes_per_key`; 0:
+    /// none), as RocksDB's `InitializeDataBlockProtectionInfo` and
+    /// `InitializeMetaIndexBlockProtectionInfo`.
+    pub fn protected(self, bytes: u8) -> Result<Block> {
+        self.with_protection(bytes, EntryFormat::Plain)
+    }
+
+    /// This index block (a flat index, an index partition, the top level of a partitioned
+    /// index or filter) of format `opts` with a checksum of `bytes` bytes per entry over its
+    /// key and its value as stored, as RocksDB's `InitializeIndexBlockProtectionInfo`.
+    pub fn protected_index(self, bytes: u8, opts: IndexFormat) -> Result<Block> {
+        self.with_protection(bytes, Self::index_entry(opts))
+    }
+
+    fn with_protection(mut self, bytes: u8, format: EntryFormat) -> Result<Block> {
+        if bytes == 0 || self.num_restarts == 0 {
+            return Ok(self);
+        }
+        if ![1, 2, 4, 8].contains(&bytes) {
+            return Err(Error::invalid_argument(
+                "Block per key-value checksum protection only supports 0, 1, 2, 4 or 8 bytes per key.",
+            ));
+        }
+        let n = usize::from(bytes);
+        let mut sums = Vec::new();
+        let mut bases = Vec::with_capacity(self.num_restarts);
+        let count = {
+            let mut it = BlockIter::new(&self, KeyOrder::Bytewise, format);
+            it.seek_to_first_impl();
+            let mut count = 0u32;
+            while it.is_valid() {
+                // Each restart point must be the start of an entry.
+                while bases.len() < self.num_restarts {
+                    let Some(r) = it.restart_point(bases.len()) else { break };
+                    if r > it.current {
+                        break;
+                    }
+                    if r < it.current {
+                        return Err(Error::corruption(format!(
+                            "bad entry in block: restart point {} at offset {r} is inside an entry",
+                            bases.len()
+                        )));
+                    }
+                    bases.push(count);
+                }
+                let sum = crate::key::kv_checksum(it.cur_key(), it.raw_value()).to_le_bytes();
+                sums.extend_from_slice(&sum[..n]);
+                count = count.checked_add(1).ok_or_else(|| Error::corruption("block of 2^32 entries"))?;
+                it.next_impl();
+            }
+            it.status.clone()?;
+            count
+        };
+        if count == 0 {
+            return Ok(self);
+        }
+        if bases.len() != self.num_restarts {
+            return Err(Error::corruption(format!(
+                "bad entry in block: restart point {} does not start an entry",
+                bases.len()
+            )));
+        }
+        let interval = bases.get(1).copied().unwrap_or(u32::try_from(sums.len() / n).unwrap_or(u32::MAX));
+        let uniform = bases.iter().enumerate().all(|(r, &b)| Some(b) == (r as u32).checked_mul(interval));
+        self.kv = Some(Box::new(KvProtection {
+            bytes,
+            sums: sums.into_boxed_slice(),
+            interval,
+            bases: (!uniform).then(|| bases.into_boxed_slice()),
+        }));
+        Ok(self)
+    }
+
+    /// The block's per-entry checksums, if it has them (`block_protection_bytes_per_key`).
+    pub fn kv_protection(&self) -> Option<&KvProtection> {
+        self.kv.as_deref()
+    }
+
+    /// Bytes this block takes in memory beyond its contents, charged with it to the block
+    /// cache: the read-amplification bitmap and the per-entry checksums, as RocksDB's
+    /// `Block::ApproximateMemoryUsage` adds them.
+    pub fn extra_memory(&self) -> usize {
+        self.read_amp.as_ref().map_or(0, |b| b.memory()) + self.kv.as_ref().map_or(0, |k| k.memory())
+    }
+
+    /// Test hook: flips the bits of byte `at` of the block's contents after it was parsed
+    /// (and protected), as an in-memory corruption would.
+    #[cfg(test)]
+    pub fn corrupt_byte_for_test(&mut self, at: usize) {
+        if let Some(b) = self.data.get_mut(at) {
+            *b ^= 0xff;
+        }
     }
 
     /// The block's read-amplification bitmap, if it has one.

@@ -130,7 +130,7 @@ pub struct BlockIter<B: Deref<Target = Block> = Arc<Block>> {
     order: KeyOrder,
     format: EntryFormat,
     /// Offset of the current entry; `restart_offset` when not valid.
-    current: usize,
+    pub(super) current: usize,
     next: usize,
     restart_index: usize,
     /// The current key is `key_buf[key_start..]`. While `prev` scans an interval, each
@@ -141,7 +141,7 @@ pub struct BlockIter<B: Deref<Target = Block> = Arc<Block>> {
     /// The current value is `block.data[value_start..next]`.
     value_start: usize,
     handle: BlockHandle,
-    status: Result<()>,
+    pub(super) status: Result<()>,
     /// Entries of the restart interval last scanned backward, up to the current one.
     prev_cache: PrevCache,
     /// An index block searched by interpolation (`IndexBlockSearch`, resolved per block).
@@ -149,6 +149,12 @@ pub struct BlockIter<B: Deref<Target = Block> = Arc<Block>> {
     /// The entry last marked in the block's read-amplification bitmap (RocksDB's
     /// `last_bitmap_offset_`; `usize::MAX`: none yet).
     last_marked: std::cell::Cell<usize>,
+    /// The block carries per-entry checksums (`block_protection_bytes_per_key`): each
+    /// entry the cursor lands on is checked (`verify_entry`). Read once per block.
+    pub(super) protected: bool,
+    /// (offset, end, index) of the entry last checked, so that a step to a neighbour
+    /// finds its entry index without a scan (`usize::MAX`: none yet).
+    verified: (usize, usize, u32),
 }
 
 /// One decoded entry of a restart interval, as `prev` needs it back: block offsets and
@@ -250,7 +256,89 @@ impl<B: Deref<Target = Block>> BlockIter<B> {
             prev_cache: PrevCache::default(),
             interpolation: false,
             last_marked: std::cell::Cell::new(usize::MAX),
+            protected: false,
+            verified: (usize::MAX, usize::MAX, 0),
         }
+        .with_protection_state()
+    }
+
+    /// Reads whether the block carries per-entry checksums (once per block).
+    fn with_protection_state(mut self) -> Self {
+        self.protected = self.block.kv.is_some();
+        self
+    }
+
+    /// After a move: checks the entry the cursor landed on against its checksum, when the
+    /// block has them (one test of a flag otherwise).
+    #[inline(always)]
+    fn check_entry(&mut self) {
+        if self.protected {
+            self.verify_entry();
+        }
+    }
+
+    /// RocksDB's per key-value check in `BlockIter::UpdateKey`: the current entry's key and
+    /// value against its checksum; on a mismatch the cursor is invalid with RocksDB's
+    /// Corruption, naming the entry's offset and index.
+    #[inline(never)]
+    fn verify_entry(&mut self) {
+        if !self.is_valid() {
+            return;
+        }
+        let (vc, vn, vi) = self.verified;
+        let index = if self.current == vc {
+            Some(vi)
+        } else if self.current == vn {
+            vi.checked_add(1)
+        } else if self.next == vc {
+            vi.checked_sub(1)
+        } else {
+            self.entry_index()
+        };
+        let ok = match (self.block.kv.as_deref(), index) {
+            (Some(kv), Some(i)) => kv.matches(i, self.cur_key(), self.raw_value()),
+            _ => false,
+        };
+        if ok {
+            self.verified = (self.current, self.next, index.unwrap_or(0));
+            return;
+        }
+        let shown = index.map_or_else(|| "unknown".to_string(), |i| i.to_string());
+        self.status = Err(Error::corruption(format!(
+            "Corrupted block entry: per key-value checksum verification failed. Offset: {}. Entry index: {shown}.",
+            self.current
+        )));
+        self.invalidate();
+    }
+
+    /// The index of the current entry among the block's: its restart interval's first
+    /// entry index, plus the entries from the interval's start to it (counted by a second
+    /// cursor). None when the restart array does not lead to it.
+    fn entry_index(&self) -> Option<u32> {
+        let kv = self.block.kv.as_deref()?;
+        // The last restart point at or before the current entry.
+        let (mut lo, mut hi) = (0usize, self.block.num_restarts.checked_sub(1)?);
+        while lo < hi {
+            let mid = (lo + hi).div_ceil(2);
+            if self.restart_point(mid)? <= self.current {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        let mut index = kv.base(lo)?;
+        let mut walk = BlockIter::new(&*self.block, KeyOrder::Bytewise, self.format);
+        if !walk.seek_to_restart(lo) {
+            return None;
+        }
+        while walk.parse_next() {
+            match walk.current.cmp(&self.current) {
+                Ordering::Equal => return Some(index),
+                Ordering::Greater => return None,
+                Ordering::Less => index = index.checked_add(1)?,
+            }
+        }
+        None
     }
 
     /// Seeks search the restart points by interpolation (index blocks in bytewise order
@@ -266,6 +354,8 @@ impl<B: Deref<Target = Block>> BlockIter<B> {
         self.status = Ok(());
         self.prev_cache.clear();
         self.last_marked.set(usize::MAX);
+        self.protected = self.block.kv.is_some();
+        self.verified = (usize::MAX, usize::MAX, 0);
         self.invalidate();
     }
 
@@ -275,11 +365,11 @@ impl<B: Deref<Target = Block>> BlockIter<B> {
     }
 
     #[inline]
-    fn is_valid(&self) -> bool {
+    pub(super) fn is_valid(&self) -> bool {
         self.status.is_ok() && self.current < self.block.restart_offset
     }
 
-    fn raw_value(&self) -> &[u8] {
+    pub(super) fn raw_value(&self) -> &[u8] {
         &self.block.data[self.value_start..self.next]
     }
 
@@ -296,7 +386,7 @@ impl<B: Deref<Target = Block>> BlockIter<B> {
         self.restart_index = self.block.num_restarts;
     }
 
-    fn restart_point(&self, i: usize) -> Option<usize> {
+    pub(super) fn restart_point(&self, i: usize) -> Option<usize> {
         let p = self.block.restart_offset + 4 * i;
         let off = decode_fixed32(self.block.data.get(p..p + 4)?) as usize;
         (off <= self.block.restart_offset).then_some(off)
@@ -322,7 +412,7 @@ impl<B: Deref<Target = Block>> BlockIter<B> {
 
     /// The current key.
     #[inline]
-    fn cur_key(&self) -> &[u8] {
+    pub(super) fn cur_key(&self) -> &[u8] {
         &self.key_buf[self.key_start..]
     }
 
@@ -479,7 +569,7 @@ impl<B: Deref<Target = Block>> BlockIter<B> {
         }
     }
 
-    fn seek_to_first_impl(&mut self) {
+    pub(super) fn seek_to_first_impl(&mut self) {
         self.status = Ok(());
         if self.block.num_restarts == 0 {
             self.invalidate();
@@ -857,6 +947,12 @@ impl<B: Deref<Target = Block>> BlockIter<B> {
     /// cursor's position then means nothing); otherwise the cursor is where `seek` would
     /// put it for the lookup, or past the end of the block.
     pub fn seek_for_get(&mut self, target: &[u8]) -> bool {
+        let found = self.seek_for_get_impl(target);
+        self.check_entry();
+        found
+    }
+
+    fn seek_for_get_impl(&mut self, target: &[u8]) -> bool {
         let Some((start, end)) = self.block.hash_buckets else {
             self.seek_impl(target);
             return true;
@@ -930,7 +1026,7 @@ impl<B: Deref<Target = Block>> BlockIter<B> {
         }
     }
 
-    fn next_impl(&mut self) {
+    pub(super) fn next_impl(&mut self) {
         if self.is_valid() {
             self.parse_next();
         }
@@ -969,22 +1065,28 @@ impl<B: Deref<Target = Block> + Send> crate::iter::InternalIterator for BlockIte
         self.is_valid()
     }
     fn seek_to_first(&mut self) {
-        self.seek_to_first_impl()
+        self.seek_to_first_impl();
+        self.check_entry();
     }
     fn seek_to_last(&mut self) {
-        self.seek_to_last_impl()
+        self.seek_to_last_impl();
+        self.check_entry();
     }
     fn seek(&mut self, target: &[u8]) {
-        self.seek_impl(target)
+        self.seek_impl(target);
+        self.check_entry();
     }
     fn seek_for_prev(&mut self, target: &[u8]) {
-        self.seek_for_prev_impl(target)
+        self.seek_for_prev_impl(target);
+        self.check_entry();
     }
     fn next(&mut self) {
-        self.next_impl()
+        self.next_impl();
+        self.check_entry();
     }
     fn prev(&mut self) {
-        self.prev_impl()
+        self.prev_impl();
+        self.check_entry();
     }
     fn key(&self) -> &[u8] {
         self.cur_key()
@@ -1017,20 +1119,25 @@ impl<B: Deref<Target = Block>> IndexBlockIter<B> {
         self.inner.is_valid()
     }
     pub fn seek_to_first(&mut self) {
-        self.inner.seek_to_first_impl()
+        self.inner.seek_to_first_impl();
+        self.inner.check_entry();
     }
     pub fn seek_to_last(&mut self) {
-        self.inner.seek_to_last_impl()
+        self.inner.seek_to_last_impl();
+        self.inner.check_entry();
     }
     /// Positions at the first entry whose key is >= `target` (an internal key).
     pub fn seek(&mut self, target: &[u8]) {
-        self.inner.seek_impl(target)
+        self.inner.seek_impl(target);
+        self.inner.check_entry();
     }
     pub fn next(&mut self) {
-        self.inner.next_impl()
+        self.inner.next_impl();
+        self.inner.check_entry();
     }
     pub fn prev(&mut self) {
-        self.inner.prev_impl()
+        self.inner.prev_impl();
+        self.inner.check_entry();
     }
     /// The separator key as stored (an internal key or a user key).
     pub fn key(&self) -> &[u8] {

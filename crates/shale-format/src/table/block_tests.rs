@@ -920,3 +920,248 @@ proptest::proptest! {
         }
     }
 }
+
+/// `build`'s block, unparsed: its bytes and entries.
+fn build_raw(n: usize, interval: usize) -> (Vec<u8>, Entries) {
+    let mut b = BlockBuilder::new(interval);
+    let mut entries = Vec::new();
+    for i in 0..n {
+        let v = format!("value-{i}").repeat(i % 4).into_bytes();
+        b.add(&ikey(i), &v);
+        entries.push((ikey(i), v));
+    }
+    (b.finish().to_vec(), entries)
+}
+
+const CHECKSUM_ERROR: &str = "Corrupted block entry: per key-value checksum verification failed.";
+
+#[test]
+fn protection_zero_keeps_no_checksums() {
+    let (raw, _) = build_raw(40, 16);
+    let block = Block::new(raw).unwrap().protected(0).unwrap();
+    assert!(block.kv_protection().is_none());
+    assert_eq!(block.extra_memory(), 0);
+    let icmp = bytewise_internal_comparator();
+    let block = Arc::new(block);
+    let it = block.iter(&icmp);
+    assert!(!it.protected, "a cursor over an unprotected block checks nothing");
+}
+
+#[test]
+fn protection_widths_keep_n_bytes_an_entry_and_every_move_passes() {
+    let icmp = bytewise_internal_comparator();
+    let mut rng = SmallRng::seed_from_u64(33);
+    for bytes in [1u8, 2, 4, 8] {
+        for (n, interval) in [(200, 16), (37, 5), (10, 1), (17, 16), (1, 16)] {
+            let (raw, entries) = build_raw(n, interval);
+            let block = Block::new(raw).unwrap().protected(bytes).unwrap();
+            let kv = block.kv_protection().expect("protected");
+            assert_eq!(kv.sums.len(), n * usize::from(bytes));
+            assert!(kv.bases.is_none(), "the builder's intervals are uniform");
+            assert_eq!(block.extra_memory(), n * usize::from(bytes), "charged as RocksDB's checksum_size_");
+            let block = Arc::new(block);
+            let mut it = block.iter(&icmp);
+            let mut pos: Option<usize> = None;
+            for _ in 0..3000 {
+                match rng.gen_range(0..12) {
+                    0 => {
+                        it.seek_to_last();
+                        pos = Some(n - 1);
+                    }
+                    1 => {
+                        let i = rng.gen_range(0..n);
+                        it.seek(&entries[i].0);
+                        pos = Some(i);
+                    }
+                    2 => {
+                        let i = rng.gen_range(0..n);
+                        it.seek_for_prev(&entries[i].0);
+                        pos = Some(i);
+                    }
+                    3 => {
+                        let i = rng.gen_range(0..n);
+                        assert!(it.seek_for_get(&entries[i].0));
+                        pos = Some(i);
+                    }
+                    4..=6 if pos.is_some() => {
+                        it.prev();
+                        pos = pos.and_then(|p| p.checked_sub(1));
+                    }
+                    _ if pos.is_some() => {
+                        it.next();
+                        pos = pos.map(|p| p + 1).filter(|&p| p < n);
+                    }
+                    _ => {
+                        it.seek_to_first();
+                        pos = Some(0);
+                    }
+                }
+                it.status().unwrap();
+                match pos {
+                    Some(p) => assert_eq!((it.key(), it.value()), (&entries[p].0[..], &entries[p].1[..])),
+                    None => assert!(!it.valid()),
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn protected_block_corrupted_in_memory_gives_corruption() {
+    let icmp = bytewise_internal_comparator();
+    // Entry 7's value, "value-7" three times, lies whole in the block.
+    let (raw, entries) = build_raw(40, 16);
+    let at = raw.windows(21).position(|w| w == b"value-7value-7value-7").unwrap() + 3;
+    // Unprotected, the flipped byte goes unnoticed: the value read is just different.
+    let mut plain = Block::new(raw.clone()).unwrap();
+    plain.corrupt_byte_for_test(at);
+    let plain = Arc::new(plain);
+    let mut it = plain.iter(&icmp);
+    it.seek(&entries[7].0);
+    assert!(it.valid());
+    assert_ne!(it.value(), &entries[7].1[..]);
+    it.status().unwrap();
+    for bytes in [1u8, 2, 4, 8] {
+        let mut block = Block::new(raw.clone()).unwrap().protected(bytes).unwrap();
+        block.corrupt_byte_for_test(at);
+        let block = Arc::new(block);
+        let mut it = block.iter(&icmp);
+        // A scan passes entries 0..7, then stops at entry 7 with Corruption.
+        it.seek_to_first();
+        for (k, _) in &entries[..7] {
+            assert_eq!(it.key(), &k[..]);
+            it.next();
+        }
+        assert!(!it.valid());
+        let e = it.status().unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::Corruption);
+        let msg = e.to_string();
+        assert!(msg.contains(CHECKSUM_ERROR), "{msg}");
+        assert!(msg.contains("Entry index: 7."), "{msg}");
+        // A seek to it, a seek_for_prev, a point lookup and a backward scan find it too.
+        it.seek(&entries[7].0);
+        assert!(!it.valid() && it.status().is_err());
+        it.seek_for_prev(&entries[7].0);
+        assert!(!it.valid() && it.status().is_err());
+        it.seek_for_get(&entries[7].0);
+        assert!(it.status().unwrap_err().to_string().contains(CHECKSUM_ERROR));
+        it.seek(&entries[9].0);
+        it.status().unwrap();
+        it.prev();
+        it.status().unwrap();
+        assert_eq!(it.key(), &entries[8].0[..]);
+        it.prev();
+        assert!(!it.valid() && it.status().unwrap_err().to_string().contains(CHECKSUM_ERROR));
+        // Other entries still read.
+        it.seek(&entries[20].0);
+        it.status().unwrap();
+        assert_eq!(it.value(), &entries[20].1[..]);
+    }
+}
+
+#[test]
+fn protected_index_block_checks_keys_and_handles() {
+    let icmp = bytewise_internal_comparator();
+    for delta in [true, false] {
+        for bytes in [1u8, 2, 4, 8] {
+            let mut b = BlockBuilder::new_index(4, delta);
+            let mut prev = None;
+            let mut handles = Vec::new();
+            let mut offset = 0;
+            for i in 0..40usize {
+                let h = BlockHandle::new(offset, 4000 + (i as u64 * 37) % 300);
+                offset += h.size + BLOCK_TRAILER_SIZE as u64;
+                b.add_index(&ikey(i), h, prev);
+                prev = Some(h);
+                handles.push((ikey(i), h));
+            }
+            let raw = b.finish().to_vec();
+            let fmt = IndexFormat { value_delta_encoded: delta, ..Default::default() };
+            let block = Arc::new(Block::new(raw.clone()).unwrap().protected_index(bytes, fmt).unwrap());
+            assert_eq!(block.extra_memory(), 40 * usize::from(bytes));
+            let mut it = block.index_iter(&icmp, fmt);
+            it.seek_to_last();
+            for (_, h) in handles.iter().rev() {
+                assert_eq!(it.handle(), *h);
+                it.prev();
+            }
+            it.status().unwrap();
+            for (k, h) in &handles {
+                it.seek(k);
+                assert_eq!(it.handle(), *h);
+            }
+            it.status().unwrap();
+            // Flip a byte of entry 12's key (a restart entry, stored whole; the byte before
+            // its trailer).
+            let k12 = &handles[12].0;
+            let at = raw.windows(k12.len()).position(|w| w == &k12[..]).unwrap();
+            let mut bad = Block::new(raw.clone()).unwrap().protected_index(bytes, fmt).unwrap();
+            bad.corrupt_byte_for_test(at + k12.len() - 9);
+            let bad = Arc::new(bad);
+            let mut it = bad.index_iter(&icmp, fmt);
+            it.seek_to_first();
+            let mut seen = 0;
+            while it.valid() {
+                seen += 1;
+                it.next();
+            }
+            let msg = it.status().unwrap_err().to_string();
+            assert!(msg.contains(CHECKSUM_ERROR) && msg.contains("Entry index: 12."), "{msg}");
+            assert_eq!(seen, 12);
+        }
+    }
+}
+
+#[test]
+fn protected_meta_block_checks_its_entries() {
+    let mut b = BlockBuilder::new(1);
+    for i in 0..10 {
+        b.add(format!("meta.{i}").as_bytes(), format!("handle-{i}").as_bytes());
+    }
+    let raw = b.finish().to_vec();
+    let block = Arc::new(Block::new(raw.clone()).unwrap().protected(4).unwrap());
+    assert_eq!(block.entries().unwrap().len(), 10);
+    let at = raw.windows(8).position(|w| w == b"handle-5").unwrap();
+    let mut bad = Block::new(raw).unwrap().protected(4).unwrap();
+    bad.corrupt_byte_for_test(at);
+    let msg = Arc::new(bad).entries().unwrap_err().to_string();
+    assert!(msg.contains(CHECKSUM_ERROR) && msg.contains("Entry index: 5."), "{msg}");
+}
+
+#[test]
+fn protection_refuses_other_widths() {
+    let (raw, _) = build_raw(5, 16);
+    let e = Block::new(raw).unwrap().protected(3).unwrap_err();
+    assert_eq!(e.kind(), crate::ErrorKind::InvalidArgument);
+}
+
+#[test]
+fn protection_of_uneven_restart_intervals_keeps_their_bases() {
+    let icmp = bytewise_internal_comparator();
+    // Every entry stored whole (interval 1), then only some of them kept as restart
+    // points: intervals of 3, 1, 5 and 3 entries.
+    let (raw, entries) = build_raw(12, 1);
+    let restarts_at = raw.len() - 4 - 4 * 12;
+    let offset = |i: usize| &raw[restarts_at + 4 * i..restarts_at + 4 * i + 4];
+    let mut uneven = raw[..restarts_at].to_vec();
+    for i in [0, 3, 4, 9] {
+        uneven.extend_from_slice(offset(i));
+    }
+    uneven.extend_from_slice(&4u32.to_le_bytes());
+    let block = Block::new(uneven).unwrap().protected(2).unwrap();
+    let kv = block.kv_protection().unwrap();
+    assert_eq!(kv.bases.as_deref(), Some(&[0u32, 3, 4, 9][..]));
+    assert_eq!(block.extra_memory(), 12 * 2 + 4 * 4);
+    let block = Arc::new(block);
+    let mut it = block.iter(&icmp);
+    for (i, (k, v)) in entries.iter().enumerate() {
+        it.seek(k);
+        assert_eq!((it.key(), it.value()), (&k[..], &v[..]), "entry {i}");
+    }
+    it.seek_to_last();
+    for (k, _) in entries.iter().rev() {
+        assert_eq!(it.key(), &k[..]);
+        it.prev();
+    }
+    it.status().unwrap();
+}

@@ -240,6 +240,9 @@ pub struct WarmCache {
     /// read from the file would (`Block::with_read_amp`), as RocksDB's warming goes through
     /// the table's block-creation context.
     pub read_amp_bytes_per_bit: u32,
+    /// RocksDB's `block_protection_bytes_per_key`: a block put in the cache gets the
+    /// per-entry checksums a block read from the file would (`Block::protected`).
+    pub block_protection_bytes_per_key: u8,
 }
 
 impl std::fmt::Debug for WarmCache {
@@ -1188,7 +1191,9 @@ impl TableBuilder {
         use crate::statistics::Ticker;
         let Some(w) = &self.opts.warm_cache else { return Ok(()) };
         let block = std::sync::Arc::new(
-            super::block::Block::new(raw)?.with_read_amp(w.read_amp_bytes_per_bit, w.statistics.as_ref()),
+            super::block::Block::new(raw)?
+                .protected(w.block_protection_bytes_per_key)?
+                .with_read_amp(w.read_amp_bytes_per_bit, w.statistics.as_ref()),
         );
         let n = block.size() as u64;
         let stats = w.statistics.as_deref();

@@ -46,6 +46,7 @@ fn open(path: &Path) -> Arc<Table> {
             file_name: path.display().to_string(),
             cache_key: crate::cache::OffsetableCacheKey::unique(),
             statistics: None,
+            block_protection_bytes_per_key: 0,
         },
     )
     .unwrap()
@@ -428,7 +429,13 @@ fn warm_cache_puts_each_data_block_in_the_cache() {
     let key = crate::cache::OffsetableCacheKey::unique();
     let mut o = opts();
     o.compression = crate::table::CompressionType::Snappy;
-    o.warm_cache = Some(WarmCache { cache: cache.clone(), key, statistics: None, read_amp_bytes_per_bit: 0 });
+    o.warm_cache = Some(WarmCache {
+        cache: cache.clone(),
+        key,
+        statistics: None,
+        read_amp_bytes_per_bit: 0,
+        block_protection_bytes_per_key: 0,
+    });
     let path = dir.path().join("warm.sst");
     let r = build(&path, o, &d);
     let handles = data_handles(&path);
@@ -452,6 +459,7 @@ fn warm_cache_puts_each_data_block_in_the_cache() {
             file_name: path.display().to_string(),
             cache_key: key,
             statistics: None,
+            block_protection_bytes_per_key: 0,
         },
     )
     .unwrap();

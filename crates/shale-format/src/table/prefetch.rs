@@ -420,6 +420,7 @@ mod tests {
                 file_name: path.display().to_string(),
                 cache_key: crate::cache::OffsetableCacheKey::unique(),
                 statistics: Some(stats.clone()),
+                block_protection_bytes_per_key: 0,
             },
         )
         .unwrap();
@@ -561,6 +562,7 @@ mod tests {
                 file_name: path.display().to_string(),
                 cache_key: crate::cache::OffsetableCacheKey::unique(),
                 statistics: None,
+                block_protection_bytes_per_key: 0,
             },
         )
         .unwrap();

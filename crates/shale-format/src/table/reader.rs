@@ -77,6 +77,11 @@ pub struct TableReaderOptions {
     /// Where block cache hits and misses, bloom filter results and block reads are counted
     /// (the database's `Options::enable_statistics`), if anywhere.
     pub statistics: Option<Arc<Statistics>>,
+    /// RocksDB's `block_protection_bytes_per_key` (0, 1, 2, 4 or 8) when this reader was
+    /// opened, as RocksDB's table reader takes it from the family's options at open: the
+    /// data, index and metaindex blocks it parses carry that many checksum bytes per entry
+    /// (`block.rs`).
+    pub block_protection_bytes_per_key: u8,
 }
 
 /// What one read asks of the data blocks it reads: the table reader's share of RocksDB's
@@ -597,8 +602,10 @@ impl Table {
         let mut footer = read_footer(file.as_ref(), file_size, &name)?;
         let checksum = footer.block_checksum();
         let read_meta = |h: BlockHandle| read_block_with(file.as_ref(), h, checksum, true, &name);
+        let protection = opts.block_protection_bytes_per_key;
         let metaindex = Arc::new(
             Block::new(read_meta(footer.metaindex_handle)?)
+                .and_then(|b| b.protected(protection))
                 .map_err(|e| in_file(e, &name, footer.metaindex_handle))?,
         );
         let mut meta: HashMap<String, BlockHandle> = HashMap::new();
@@ -655,7 +662,11 @@ impl Table {
         };
         let ih = footer.index_handle;
         let index_data = read_block_with(file.as_ref(), ih, checksum, opts.verify_checksums, &name)?;
-        let index_block = Arc::new(Block::new(index_data).map_err(|e| in_file(e, &name, ih))?);
+        let index_block = Arc::new(
+            Block::new(index_data)
+                .and_then(|b| b.protected_index(protection, index_format))
+                .map_err(|e| in_file(e, &name, ih))?,
+        );
 
         let filter_name = format!("{FULL_FILTER_PREFIX}{BLOOM_POLICY_NAME}");
         let partitioned_filter_name = format!("{PARTITIONED_FILTER_PREFIX}{BLOOM_POLICY_NAME}");
@@ -670,7 +681,8 @@ impl Table {
         // A partitioned filter's top-level index (empty when no key was added: no filter).
         let filter_top = match meta.get(&partitioned_filter_name) {
             Some(&h) if filter.is_none() && h.size > 0 => {
-                Some((h, Arc::new(Block::new(read_meta(h)?).map_err(|e| in_file(e, &name, h))?)))
+                let top = Block::new(read_meta(h)?).and_then(|b| b.protected_index(protection, index_format));
+                Some((h, Arc::new(top.map_err(|e| in_file(e, &name, h))?)))
             }
             _ => None,
         };
@@ -690,7 +702,7 @@ impl Table {
                     cache.insert_entry(
                         key(ih),
                         index_block.clone(),
-                        index_block.size(),
+                        index_block.size() + index_block.extra_memory(),
                         role::INDEX_BLOCK,
                         hp,
                     )?;
@@ -700,7 +712,13 @@ impl Table {
                         count_meta_add(stats, false, f.size());
                     }
                     if let Some((h, f)) = &filter_top {
-                        cache.insert_entry(key(*h), f.clone(), f.size(), ROLE_FILTER_META, hp)?;
+                        cache.insert_entry(
+                            key(*h),
+                            f.clone(),
+                            f.size() + f.extra_memory(),
+                            ROLE_FILTER_META,
+                            hp,
+                        )?;
                         count_meta_add(stats, false, f.size());
                     }
                     // RocksDB's pin_index / pin_filter: the top level of a partitioned
@@ -807,14 +825,14 @@ impl Table {
             let top = self.index_block()?;
             let mut held = HashMap::new();
             for h in self.partition_handles(&top, self.footer.index_handle)? {
-                held.insert(h.offset, self.read_meta_block(h, role::INDEX_BLOCK, Block::new)?);
+                held.insert(h.offset, self.read_meta_block(h, role::INDEX_BLOCK, |d| self.parse_index(d))?);
             }
             self.index_partitions = Some(Partitions::Held(held));
         }
         let top = match &self.filter {
             Some(TableFilter::Partitioned { top: Meta::Held(b), .. }) => b.clone(),
             Some(TableFilter::Partitioned { top: Meta::Cached(h), .. }) => {
-                self.cached_meta(*h, ROLE_FILTER_META, Block::new)?
+                self.cached_meta(*h, ROLE_FILTER_META, |d| self.parse_index(d))?
             }
             _ => return Ok(()),
         };
@@ -864,6 +882,12 @@ impl Table {
         Ok(Arc::new(parse(data).map_err(|e| in_file(e, name, h))?))
     }
 
+    /// An index block (flat index, index partition, top level of a partitioned index or
+    /// filter) parsed, with this reader's per-entry protection.
+    fn parse_index(&self, data: Vec<u8>) -> Result<Block> {
+        Block::new(data)?.protected_index(self.opts.block_protection_bytes_per_key, self.index_format)
+    }
+
     /// The index partition at `h` (held, else from the block cache or the file).
     pub(super) fn index_partition(&self, h: BlockHandle) -> Result<Arc<Block>> {
         if let Some(Partitions::Held(m)) = &self.index_partitions {
@@ -871,7 +895,7 @@ impl Table {
                 return Ok(b.clone());
             }
         }
-        self.read_meta_block(h, role::INDEX_BLOCK, Block::new)
+        self.read_meta_block(h, role::INDEX_BLOCK, |d| self.parse_index(d))
     }
 
     /// The file name errors carry.
@@ -886,10 +910,11 @@ impl Table {
     pub fn approximate_memory_usage(&self) -> usize {
         let cached = self.meta_policy.cache_index_and_filter_blocks && self.opts.block_cache.is_some();
         let held = |size: usize| if cached { 0 } else { size };
+        let block_bytes = |b: &Block| b.size() + b.extra_memory();
         let index = match &self.index_block {
-            Meta::Held(b) => held(b.size()),
+            Meta::Held(b) => held(block_bytes(b)),
             Meta::Cached(_) => 0,
-        } + self.index_partitions.as_ref().map_or(0, |p| held(p.held_bytes(Block::size)));
+        } + self.index_partitions.as_ref().map_or(0, |p| held(p.held_bytes(block_bytes)));
         let filter = match &self.filter {
             Some(TableFilter::Full(Meta::Held(f))) => held(f.size()),
             Some(TableFilter::Partitioned { top, parts }) => {
@@ -952,7 +977,7 @@ impl Table {
     fn index_block(&self) -> Result<Arc<Block>> {
         match &self.index_block {
             Meta::Held(b) => Ok(b.clone()),
-            Meta::Cached(h) => self.cached_meta(*h, role::INDEX_BLOCK, Block::new),
+            Meta::Cached(h) => self.cached_meta(*h, role::INDEX_BLOCK, |d| self.parse_index(d)),
         }
     }
 
@@ -971,7 +996,7 @@ impl Table {
         };
         let top = match top {
             Meta::Held(b) => b.clone(),
-            Meta::Cached(h) => self.cached_meta(*h, ROLE_FILTER_META, Block::new)?,
+            Meta::Cached(h) => self.cached_meta(*h, ROLE_FILTER_META, |d| self.parse_index(d))?,
         };
         let mut it = top.index_iter(&self.opts.icmp, self.index_format.binary());
         it.seek(ikey);
@@ -1033,7 +1058,11 @@ impl Table {
         )?;
         let size = data.len();
         let v = Arc::new(parse(data).map_err(|e| in_file(e, name, h))?);
-        if let Err(e) = cache.insert_entry(key, v.clone(), size, role, self.meta_policy.high_priority) {
+        // A block's per-entry checksums are charged with it (RocksDB's
+        // `Block::ApproximateMemoryUsage`).
+        let extra = (&*v as &dyn std::any::Any).downcast_ref::<Block>().map_or(0, Block::extra_memory);
+        if let Err(e) = cache.insert_entry(key, v.clone(), size + extra, role, self.meta_policy.high_priority)
+        {
             crate::statistics::record_tick(stats, Ticker::BlockCacheAddFailures, 1);
             return Err(e);
         }
@@ -1258,6 +1287,7 @@ impl Table {
         self.data_blocks_read.0.fetch_add(1, AtomicOrdering::Relaxed);
         let block = Arc::new(
             Block::new(data)
+                .and_then(|b| b.protected(self.opts.block_protection_bytes_per_key))
                 .map_err(|e| in_file(e, name, handle))?
                 .with_read_amp(self.read_amp_bytes_per_bit, self.opts.statistics.as_ref()),
         );
@@ -1333,7 +1363,7 @@ impl Table {
             let top: &Block = match &self.index_block {
                 Meta::Held(b) => b,
                 Meta::Cached(h) => {
-                    cached = self.cached_meta(*h, role::INDEX_BLOCK, Block::new)?;
+                    cached = self.cached_meta(*h, role::INDEX_BLOCK, |d| self.parse_index(d))?;
                     &cached
                 }
             };

@@ -58,6 +58,7 @@ fn open_with(
             file_name: path.display().to_string(),
             cache_key: crate::cache::OffsetableCacheKey::unique(),
             statistics: None,
+            block_protection_bytes_per_key: 0,
         },
     )
 }

@@ -74,6 +74,9 @@
 //!   (`block_cache`, `no_block_cache`), the index and filter caching and pinning choices,
 //!   `index_block_search_type` and `read_amp_bytes_per_bit`; readers already open keep
 //!   theirs, as RocksDB's do.
+//! - `block_protection_bytes_per_key`: table readers opened from then on (new tables, and
+//!   tables the table cache opens again) protect the blocks they parse; readers already
+//!   open keep theirs, as RocksDB's (`TableCache::GetTableReader` takes the value at open).
 //! - `memtable_verify_per_key_checksum_on_seek` (and RocksDB's misspelled alias
 //!   `memtable_veirfy_per_key_checksum_on_seek`): memtables made from then on check every
 //!   entry a search passes (with `memtable_protection_bytes_per_key` above 0).

@@ -222,6 +222,7 @@ fn table_props(
                 file_name: f.display().to_string(),
                 cache_key: shale::cache::OffsetableCacheKey::unique(),
                 statistics: None,
+                block_protection_bytes_per_key: 0,
             };
             prop(shale::table::reader::Table::open(file, size, opts).unwrap().properties())
         })

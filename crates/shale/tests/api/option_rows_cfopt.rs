@@ -139,6 +139,7 @@ fn compression_options(db: &DB, dir: &Path) -> Vec<String> {
             file_name: f.display().to_string(),
             cache_key: shale::cache::OffsetableCacheKey::unique(),
             statistics: None,
+            block_protection_bytes_per_key: 0,
         };
         out.push(Table::open(file, size, opts).unwrap().properties().compression_options.clone());
     }

@@ -240,6 +240,7 @@ fn collectors_of_tables(db: &DB, dir: &Path) -> Vec<String> {
                 file_name: f.display().to_string(),
                 cache_key: shale::cache::OffsetableCacheKey::unique(),
                 statistics: None,
+                block_protection_bytes_per_key: 0,
             };
             shale::table::reader::Table::open(file, size, opts)
                 .unwrap()

@@ -78,6 +78,7 @@ fn open_table(path: &Path) -> std::sync::Arc<Table> {
         file_name: path.display().to_string(),
         cache_key: shale::cache::OffsetableCacheKey::unique(),
         statistics: None,
+        block_protection_bytes_per_key: 0,
     };
     Table::open(file, size, opts).unwrap()
 }

@@ -33,6 +33,7 @@ fn open_table(path: &Path) -> Arc<Table> {
         file_name: path.display().to_string(),
         cache_key: shale::cache::OffsetableCacheKey::unique(),
         statistics: None,
+        block_protection_bytes_per_key: 0,
     };
     Table::open(file, size, opts).unwrap()
 }

@@ -38,6 +38,7 @@ fn entries(db: &DB, dir: &Path) -> Vec<(i32, String, u64, u8)> {
             file_name: f.display().to_string(),
             cache_key: shale::cache::OffsetableCacheKey::unique(),
             statistics: None,
+            block_protection_bytes_per_key: 0,
         };
         let table = std::sync::Arc::new(Table::open(file, size, opts).unwrap());
         let mut it = table.iter(false);

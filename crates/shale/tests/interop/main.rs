@@ -73,6 +73,7 @@ mod option_rows_dbopt;
 mod option_rows_dbwal;
 mod option_rows_fchk;
 mod option_rows_mfst;
+mod option_rows_prot;
 mod option_rows_rtc;
 mod options_file_hash_memtable;
 mod partitioned_coupled_filters;

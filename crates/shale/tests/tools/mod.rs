@@ -407,6 +407,7 @@ pub fn table_file(
         file_name: f.display().to_string(),
         cache_key: shale::cache::OffsetableCacheKey::unique(),
         statistics: None,
+        block_protection_bytes_per_key: 0,
     };
     (file, size, opts)
 }
