@@ -559,6 +559,11 @@ pub fn drop_cf(inner: &Arc<DbInner>, handle: &Arc<CfHandle>) -> Result<()> {
         inner.purge_obsolete_files(&mut st);
         Ok(())
     })?;
+    // RocksDB's `DropColumnFamilyImpl` registers the mapping's task again when the family
+    // had `preserve_internal_time_seconds`: the limits follow the families left.
+    if handle.config().preserve_internal_time_seconds > 0 {
+        inner.record_seqno_time(super::seqno_time::Sampling::Register);
+    }
     inner.hooks.write_options_file(inner)?;
     inner.info_log.log(format_args!("Dropped column family [{}] (ID {})", handle.name, handle.id));
     Ok(())

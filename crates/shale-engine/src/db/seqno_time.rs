@@ -41,6 +41,11 @@ pub struct SeqnoTime {
     last_sample: Option<u64>,
     /// The sampling period registered (None: sampling off).
     cadence: Option<u64>,
+    /// The families' settings as the last registration found them (`preserve_settings`):
+    /// the periodic check reads this instead of walking every family's configuration each
+    /// time a flush thread wakes. Registrations (open, a family created, dropped or its
+    /// options set) refresh it.
+    settings: Option<(u64, u64)>,
 }
 
 /// What `DbInner::compaction_seqno_time` gives a compaction.
@@ -115,7 +120,19 @@ impl DbInner {
     /// Every family with the feature on then gets a copy; the others none. With the feature
     /// off everywhere the mapping is emptied and sampling stops.
     pub fn record_seqno_time(&self, when: Sampling) {
-        let Some((min, max)) = self.preserve_settings() else {
+        let settings = if when == Sampling::Periodic {
+            let g = self.seqno_time.lock();
+            // Nothing registered (the feature off everywhere, the usual case): no work.
+            if g.cadence.is_none() {
+                return;
+            }
+            g.settings
+        } else {
+            let s = self.preserve_settings();
+            self.seqno_time.lock().settings = s;
+            s
+        };
+        let Some((min, max)) = settings else {
             let mut g = self.seqno_time.lock();
             if !g.mapping.is_empty() || g.cadence.is_some() {
                 g.mapping.set_capacity(0).set_max_time_span(u64::MAX);

@@ -229,7 +229,8 @@ pub struct Logged {
 struct MemEntry {
     /// The group's leader (the group's identity in the queue).
     leader: Arc<Writer>,
-    /// Every writer of the group, leader first, completed when the group is published.
+    /// Every writer of the group, leader first, completed when the group is published;
+    /// empty for a group of the leader alone (`MemEntry::writers`).
     members: Group,
     /// The group's last sequence.
     last_seq: u64,
@@ -241,6 +242,17 @@ struct MemEntry {
     /// Its inserts finished with this result; published (and completed) once every group
     /// before it is.
     finished: Option<Result<()>>,
+}
+
+impl MemEntry {
+    /// The writers to complete when the group is published.
+    fn writers(&self) -> &[Arc<Writer>] {
+        if self.members.is_empty() {
+            std::slice::from_ref(&self.leader)
+        } else {
+            &self.members
+        }
+    }
 }
 
 /// `enable_pipelined_write` (RocksDB's `PipelinedWriteImpl`): the memtable writers' queue.
@@ -608,7 +620,9 @@ impl DbInner {
         };
         record(counts);
         if handed {
-            self.finish_memtable_group(&me, result);
+            if let Some(r) = self.finish_memtable_group(&me, result, true) {
+                return r;
+            }
             // Published once every earlier group is.
             return self.await_done(&me);
         } else {
@@ -632,7 +646,8 @@ impl DbInner {
             let wait = !mq.is_empty() && (serial || mq.iter().any(|e| e.serial));
             mq.push_back(MemEntry {
                 leader: Arc::clone(me),
-                members: group.iter().cloned().collect(),
+                // A lone leader is its group (no second reference to keep).
+                members: if group.len() == 1 { Group::new() } else { group.iter().cloned().collect() },
                 last_seq,
                 serial,
                 waiting: wait,
@@ -660,18 +675,33 @@ impl DbInner {
     /// group's partial inserts are not published; its failure stopped the database) — and
     /// completed, and a group left waiting for the front is handed it. The writers of this
     /// group wait for their results (`await_done`): an earlier group may still insert.
-    fn finish_memtable_group(&self, leader: &Arc<Writer>, result: Result<()>) {
+    ///
+    /// `own`: the caller is `leader`'s thread. When its group is the leader alone and is
+    /// published by this call (the usual case: nothing before it still inserts), the result
+    /// is returned for the caller to return at once, the leader's state untouched (no lock,
+    /// no wake, no wait); otherwise None and the caller waits (`await_done`).
+    fn finish_memtable_group(
+        &self,
+        leader: &Arc<Writer>,
+        result: Result<()>,
+        own: bool,
+    ) -> Option<Result<()>> {
         let mut published: smallvec::SmallVec<[MemEntry; 2]> = smallvec::SmallVec::new();
+        let mut own_result = None;
         let next = {
             let mut mq = self.mem_writers.queue.lock();
             if let Some(e) = mq.iter_mut().find(|e| Arc::ptr_eq(&e.leader, leader)) {
                 e.finished = Some(result);
             }
             while mq.front().is_some_and(|e| e.finished.is_some()) {
-                let Some(e) = mq.pop_front() else { break };
+                let Some(mut e) = mq.pop_front() else { break };
                 if matches!(e.finished, Some(Ok(()))) {
                     // In WAL order, under this lock: the published sequence only grows.
                     self.versions.set_last_sequence(e.last_seq);
+                }
+                if own && e.members.is_empty() && Arc::ptr_eq(&e.leader, leader) {
+                    own_result = e.finished.take();
+                    continue;
                 }
                 published.push(e);
             }
@@ -679,7 +709,7 @@ impl DbInner {
                 self.mem_writers.drained.notify_all();
             }
             match mq.front_mut() {
-                Some(f) if f.waiting && !published.is_empty() => {
+                Some(f) if f.waiting && (!published.is_empty() || own_result.is_some()) => {
                     f.waiting = false;
                     Some(Arc::clone(&f.leader))
                 }
@@ -692,17 +722,18 @@ impl DbInner {
         }
         for e in &published {
             let r = e.finished.clone().unwrap_or(Ok(()));
-            for w in &e.members {
+            for w in e.writers() {
                 let mut g = lock(w);
                 g.done = true;
                 g.result = Some(r.clone());
             }
         }
         for e in &published {
-            for w in &e.members {
+            for w in e.writers() {
                 w.wake();
             }
         }
+        own_result
     }
 
     /// `unordered_write`, after the group's WAL write (RocksDB's `WriteImplWALOnly` with
@@ -1099,7 +1130,7 @@ impl DbInner {
             // Published in WAL order by `finish_memtable_group`.
             let result = error.map_or(Ok(()), Err);
             if let Some(leader) = group.members.first() {
-                self.finish_memtable_group(leader, result);
+                self.finish_memtable_group(leader, result, false);
             }
             return;
         }

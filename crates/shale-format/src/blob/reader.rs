@@ -245,6 +245,9 @@ pub struct BlobFileCache {
     /// stopped while blob direct write appended to them): a blob index naming one is
     /// Corruption, as RocksDB's `Version::GetBlob` finds no such file.
     unregistered: Mutex<std::collections::HashSet<u64>>,
+    /// How many numbers `unsealed` and `unregistered` hold together, kept under their
+    /// locks: at 0 (no blob direct write, no file left by a crash) a read takes neither.
+    special: std::sync::atomic::AtomicUsize,
     /// This open's key base in blob caches (`set_blob_cache`), as tables have theirs in
     /// block caches (`cache/block_cache.rs`).
     session: u64,
@@ -260,6 +263,7 @@ impl BlobFileCache {
             map: Mutex::new(HashMap::new()),
             unsealed: Mutex::new(std::collections::HashSet::new()),
             unregistered: Mutex::new(std::collections::HashSet::new()),
+            special: std::sync::atomic::AtomicUsize::new(0),
             session: crate::cache::new_cache_session(),
             stats,
         }
@@ -273,25 +277,37 @@ impl BlobFileCache {
     /// Blob file `number` is being written by the write path (blob direct write): reads
     /// open it without a footer and do not cache the reader until [`Self::mark_sealed`].
     pub fn mark_unsealed(&self, number: u64) {
-        self.unsealed.lock().insert(number);
+        let mut g = self.unsealed.lock();
+        if g.insert(number) {
+            self.special.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
     }
 
     /// Blob file `number` has its footer: from now on it is read (and cached) as any other.
     pub fn mark_sealed(&self, number: u64) {
-        self.unsealed.lock().remove(&number);
+        {
+            let mut g = self.unsealed.lock();
+            if g.remove(&number) {
+                self.special.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
         self.evict(number);
     }
 
     /// Blob file `number` is kept on disk but belongs to no Version (see `unregistered`).
     pub fn mark_unregistered(&self, number: u64) {
-        self.unregistered.lock().insert(number);
+        let mut g = self.unregistered.lock();
+        if g.insert(number) {
+            self.special.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
     }
 
     pub fn reader(&self, number: u64, cf_id: u32) -> Result<Arc<BlobFileReader>> {
-        if self.unregistered.lock().contains(&number) {
+        let special = self.special.load(std::sync::atomic::Ordering::SeqCst) != 0;
+        if special && self.unregistered.lock().contains(&number) {
             return Err(Error::corruption("Invalid blob file number"));
         }
-        if self.unsealed.lock().contains(&number) {
+        if special && self.unsealed.lock().contains(&number) {
             return Ok(Arc::new(BlobFileReader::open_unsealed(
                 &*self.fs,
                 &self.dir,
