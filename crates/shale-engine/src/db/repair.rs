@@ -56,6 +56,7 @@ fn scan_table(
     let size = fs.file_size(&path)?;
     let file = fs.new_random_access_file(&path)?;
     let opts = TableReaderOptions {
+        timestamps_persisted: true,
         icmp: icmp.clone(),
         block_cache: None,
         verify_checksums: true,
@@ -194,6 +195,8 @@ pub struct RepairSettings {
     pub db_paths: Vec<(std::path::PathBuf, u64)>,
     pub cf_paths: Vec<(std::path::PathBuf, u64)>,
     pub comparator: crate::comparator::ComparatorRef,
+    /// Recorded with the comparator, as RocksDB's repairer records its options' flag.
+    pub persist_user_defined_timestamps: bool,
 }
 
 impl RepairSettings {
@@ -302,6 +305,7 @@ impl RepairSettings {
                     column_family: id,
                     column_family_add: (id != 0).then(|| name.clone()),
                     comparator: Some(comparator.clone()),
+                    persist_user_defined_timestamps: Some(opts.persist_user_defined_timestamps),
                     ..VersionEdit::default()
                 });
                 let new_files = found

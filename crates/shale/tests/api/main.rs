@@ -79,6 +79,7 @@ mod option_rows_dbwal;
 mod option_rows_fchk;
 mod option_rows_mfst;
 mod option_rows_mtrc;
+mod option_rows_ts;
 mod option_rows_rtc;
 mod perf_context_counts;
 mod pinned_table_readers;
