@@ -683,8 +683,11 @@ impl DbInner {
 /// RocksDB's `ColumnFamilyData::ShouldPostponeFlushToRetainUDT` with the write-stall
 /// exception of `DBImpl::ShouldRescheduleFlushRequestToRetainUDT`: a family whose timestamps
 /// are not persisted, with `full_history_ts_low` set, keeps immutable memtables holding
-/// timestamps at or above it, unless their number would stall writes.
-fn postpone_to_retain_udt(cf: &super::CfState) -> bool {
+/// timestamps at or above it, unless their number would stall writes. RocksDB puts such a
+/// request back on the queue at once; here it is not queued (`schedule_flush`) until one of
+/// the events that can change the answer: the bound rising, a memtable switch, a manual
+/// flush.
+pub(super) fn postpone_to_retain_udt(cf: &super::CfState) -> bool {
     let c = cf.handle.config();
     if cf.handle.icmp.timestamp_size() == 0 || c.persist_user_defined_timestamps {
         return false;

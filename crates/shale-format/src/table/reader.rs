@@ -637,7 +637,14 @@ impl Table {
             None => TableProperties::default(),
         };
         let ours = opts.icmp.user_comparator().name();
-        if !props.comparator_name.is_empty() && props.comparator_name != ours {
+        // A table without timestamps written before the family's timestamps were enabled,
+        // or before they were disabled (RocksDB allows both with
+        // `persist_user_defined_timestamps = false`), names the comparator with or without
+        // `.u64ts`.
+        let table_cmp = props.comparator_name.as_str();
+        let udt_toggled = !opts.timestamps_persisted
+            && (ours.strip_suffix(".u64ts") == Some(table_cmp) || table_cmp.strip_suffix(".u64ts") == Some(ours));
+        if !props.comparator_name.is_empty() && props.comparator_name != ours && !udt_toggled {
             return Err(Error::invalid_argument(format!(
                 "{name}: comparator {ours} does not match the table's comparator {}",
                 props.comparator_name

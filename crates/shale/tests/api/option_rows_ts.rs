@@ -42,8 +42,17 @@ fn opts(persist: bool, with_ts: bool) -> Options {
 }
 
 /// (key bytes as stored, value) of every entry of every live table, with the table's raw
-/// properties, read as stored (no timestamp handling).
-fn raw_tables(db: &DB, dir: &Path) -> Vec<(Vec<(Vec<u8>, Vec<u8>)>, shale::table::properties::TableProperties)> {
+/// properties, read as stored (no timestamp handling), with the family's comparator.
+fn raw_tables(
+    db: &DB,
+    dir: &Path,
+    with_ts: bool,
+) -> Vec<(Vec<(Vec<u8>, Vec<u8>)>, shale::table::properties::TableProperties)> {
+    let icmp = if with_ts {
+        shale::key::InternalKeyComparator::new(Arc::new(U64TsComparator::bytewise()))
+    } else {
+        shale::key::bytewise_internal_comparator()
+    };
     let mut out = Vec::new();
     for lf in db.live_files().unwrap() {
         let f = dir.join(lf.name.trim_start_matches('/'));
@@ -51,7 +60,7 @@ fn raw_tables(db: &DB, dir: &Path) -> Vec<(Vec<(Vec<u8>, Vec<u8>)>, shale::table
         let file = shale::fs::default_fs().new_random_access_file(&f).unwrap();
         let opts = TableReaderOptions {
             timestamps_persisted: true,
-            icmp: shale::key::bytewise_internal_comparator(),
+            icmp: icmp.clone(),
             block_cache: None,
             verify_checksums: true,
             file_name: f.display().to_string(),
@@ -119,7 +128,7 @@ fn refusals_carry_rocksdb_texts() {
     assert_eq!(e.kind(), ErrorKind::NotSupported);
     assert_eq!(
         e.to_string(),
-        "Not supported: Not persisting user-defined timestamps feature is not supported in \
+        "Not implemented: Not persisting user-defined timestamps feature is not supported in \
          combination with concurrent memtable write."
     );
     let mut o = opts(false, true);
@@ -127,7 +136,7 @@ fn refusals_carry_rocksdb_texts() {
     let e = DB::open(&o, dir.path()).err().unwrap();
     assert_eq!(
         e.to_string(),
-        "Not supported: Not persisting user-defined timestamps feature is not supportedin \
+        "Not implemented: Not persisting user-defined timestamps feature is not supportedin \
          combination with atomic flush."
     );
     // A comparator with timestamps whose name does not end in ".u64ts".
@@ -142,18 +151,17 @@ fn refusals_carry_rocksdb_texts() {
     let e = DB::open(&o, dir.path()).err().unwrap();
     assert_eq!(
         e.to_string(),
-        "Not supported: Not persisting user-defined timestampsfeature only support \
+        "Not implemented: Not persisting user-defined timestampsfeature only support \
          user-defined timestamps formatted as uint64_t."
     );
-    // A new family is checked the same way.
-    let mut db = DB::open(&opts(true, false), dir.path()).unwrap();
-    let mut bad = opts(false, true);
-    bad.set_allow_concurrent_memtable_write(true);
-    assert_eq!(db.create_cf("t", &bad).unwrap_err().kind(), ErrorKind::NotSupported);
+    // A new family is checked against the database's options the same way.
+    let mut db_opts = opts(true, false);
+    db_opts.set_allow_concurrent_memtable_write(true);
+    let mut db = DB::open(&db_opts, dir.path()).unwrap();
+    let e = db.create_cf("t", &opts(false, true)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
     // Without timestamps the flag is allowed whatever the rest.
-    let mut fine = opts(false, false);
-    fine.set_allow_concurrent_memtable_write(true);
-    db.create_cf("plain", &fine).unwrap();
+    db.create_cf("plain", &opts(false, false)).unwrap();
 }
 
 #[test]
@@ -170,7 +178,7 @@ fn flush_writes_keys_without_timestamps_and_reads_see_the_minimum() {
     assert!(db.get_full_history_ts_low(&db.cf_handle("default").unwrap()).unwrap().is_empty());
     db.flush().unwrap();
 
-    let tables = raw_tables(&db, dir.path());
+    let tables = raw_tables(&db, dir.path(), true);
     assert_eq!(tables.len(), 1);
     let (entries, props) = &tables[0];
     // Keys as stored: user key, no timestamp, then the 8-byte trailer.
@@ -205,21 +213,26 @@ fn flush_writes_keys_without_timestamps_and_reads_see_the_minimum() {
     db.put_with_ts(b"c", ts(7), b"c7").unwrap();
     drop(db);
     let db = DB::open(&o, dir.path()).unwrap();
-    assert_eq!(db.get_opt(b"c", &read_at(7)).unwrap().as_deref(), Some(&b"c7"[..]));
-    assert_eq!(db.get_opt(b"c", &read_at(6)).unwrap(), None);
-    assert_eq!(db.get_opt(b"a", &read_at(9)).unwrap().as_deref(), Some(&b"a3"[..]));
-    db.flush().unwrap();
+    // The open flushed the WAL's data (RocksDB's WriteLevel0TableForRecovery strips the
+    // timestamps too, and leaves full_history_ts_low as it was).
     let cf = db.cf_handle("default").unwrap();
-    assert_eq!(db.get_full_history_ts_low(&cf).unwrap(), ts(8).to_vec());
+    assert_eq!(db.get_full_history_ts_low(&cf).unwrap(), ts(4).to_vec());
+    assert_eq!(db.get_opt(b"c", &read_at(7)).unwrap().as_deref(), Some(&b"c7"[..]));
+    assert_eq!(db.get_opt(b"c", &read_at(4)).unwrap().as_deref(), Some(&b"c7"[..]));
+    assert_eq!(db.get_opt(b"a", &read_at(9)).unwrap().as_deref(), Some(&b"a3"[..]));
+    db.put_with_ts(b"d", ts(9), b"d9").unwrap();
+    assert_eq!(db.get_opt(b"d", &read_at(8)).unwrap(), None);
+    db.flush().unwrap();
+    assert_eq!(db.get_full_history_ts_low(&cf).unwrap(), ts(10).to_vec());
     db.compact_range(None::<&[u8]>, None::<&[u8]>);
-    let tables = raw_tables(&db, dir.path());
+    let tables = raw_tables(&db, dir.path(), true);
     assert!(tables.iter().all(|(_, p)| persisted_prop(p) == Some(0)));
     drop(db);
     let db = DB::open(&o, dir.path()).unwrap();
-    for (k, v) in [(&b"a"[..], &b"a3"[..]), (b"b", b"b2"), (b"c", b"c7")] {
-        assert_eq!(db.get_opt(k, &read_at(9)).unwrap().as_deref(), Some(v));
+    for (k, v) in [(&b"a"[..], &b"a3"[..]), (b"b", b"b2"), (b"c", b"c7"), (b"d", b"d9")] {
+        assert_eq!(db.get_opt(k, &read_at(10)).unwrap().as_deref(), Some(v));
     }
-    assert_eq!(db.get_opt(b"zz", &read_at(9)).unwrap(), None);
+    assert_eq!(db.get_opt(b"zz", &read_at(10)).unwrap(), None);
 }
 
 #[test]
@@ -316,7 +329,7 @@ fn toggling_follows_rocksdbs_rules() {
     let db = DB::open(&opts(false, false), dir.path()).unwrap();
     db.put(b"k", b"2").unwrap();
     db.flush().unwrap();
-    let props: Vec<Option<u64>> = raw_tables(&db, dir.path()).iter().map(|(_, p)| persisted_prop(p)).collect();
+    let props: Vec<Option<u64>> = raw_tables(&db, dir.path(), false).iter().map(|(_, p)| persisted_prop(p)).collect();
     assert_eq!(props.iter().filter(|p| **p == Some(0)).count(), 1, "{props:?}");
     assert_eq!(props.iter().filter(|p| p.is_none()).count(), 1, "{props:?}");
     assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"2"[..]));
