@@ -158,10 +158,8 @@ pub fn pad_file_boundaries(f: &mut crate::version::edit::FileMetaData, ts: usize
         return;
     }
     f.smallest = crate::key::pad_ikey_ts(&f.smallest, ts, 0);
-    let sentinel = crate::key::pack_seq_and_type(
-        crate::key::MAX_SEQUENCE_NUMBER,
-        crate::key::ValueType::RangeDeletion,
-    );
+    let sentinel =
+        crate::key::pack_seq_and_type(crate::key::MAX_SEQUENCE_NUMBER, crate::key::ValueType::RangeDeletion);
     let fill = if crate::key::trailer(&f.largest) == sentinel { 0xff } else { 0 };
     f.largest = crate::key::pad_ikey_ts(&f.largest, ts, fill);
     f.stripped_ts_size = ts;

@@ -643,7 +643,8 @@ impl Table {
         // `.u64ts`.
         let table_cmp = props.comparator_name.as_str();
         let udt_toggled = !opts.timestamps_persisted
-            && (ours.strip_suffix(".u64ts") == Some(table_cmp) || table_cmp.strip_suffix(".u64ts") == Some(ours));
+            && (ours.strip_suffix(".u64ts") == Some(table_cmp)
+                || table_cmp.strip_suffix(".u64ts") == Some(ours));
         if !props.comparator_name.is_empty() && props.comparator_name != ours && !udt_toggled {
             return Err(Error::invalid_argument(format!(
                 "{name}: comparator {ours} does not match the table's comparator {}",
@@ -1322,9 +1323,7 @@ impl Table {
         }
         // Keys stored without timestamps: looked up without, found with the minimum one.
         let target = super::ts_pad::target_without_ts(lookup_ikey, self.pad_ts, true);
-        Ok(self
-            .get_stored(&target, reads)?
-            .map(|(k, v)| (crate::key::pad_ikey_ts(&k, self.pad_ts, 0), v)))
+        Ok(self.get_stored(&target, reads)?.map(|(k, v)| (crate::key::pad_ikey_ts(&k, self.pad_ts, 0), v)))
     }
 
     /// `get` of a key as the table stores it.

@@ -99,9 +99,13 @@ fn row_parses_writes_the_options_file_and_the_log() {
     assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
     drop(db);
     // The OPTIONS file reads back with the flag.
-    let (_, cfs) =
-        Options::load_latest(dir.path(), shale::Env::new().unwrap(), false, shale::Cache::new_lru_cache(1 << 20))
-            .unwrap();
+    let (_, cfs) = Options::load_latest(
+        dir.path(),
+        shale::Env::new().unwrap(),
+        false,
+        shale::Cache::new_lru_cache(1 << 20),
+    )
+    .unwrap();
     let mut back = cfs.into_iter().find(|d| d.name() == "default").unwrap().options().clone();
     back.set_comparator_object(Arc::new(U64TsComparator::bytewise()));
     back.set_allow_concurrent_memtable_write(false);
@@ -329,7 +333,8 @@ fn toggling_follows_rocksdbs_rules() {
     let db = DB::open(&opts(false, false), dir.path()).unwrap();
     db.put(b"k", b"2").unwrap();
     db.flush().unwrap();
-    let props: Vec<Option<u64>> = raw_tables(&db, dir.path(), false).iter().map(|(_, p)| persisted_prop(p)).collect();
+    let props: Vec<Option<u64>> =
+        raw_tables(&db, dir.path(), false).iter().map(|(_, p)| persisted_prop(p)).collect();
     assert_eq!(props.iter().filter(|p| **p == Some(0)).count(), 1, "{props:?}");
     assert_eq!(props.iter().filter(|p| p.is_none()).count(), 1, "{props:?}");
     assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"2"[..]));
@@ -354,6 +359,7 @@ fn families_keep_their_own_flag() {
     let text = util::latest_options_text(dir.path());
     let ts_section = text.split("[CFOptions \"ts\"]").nth(1).unwrap();
     assert!(ts_section.contains("  persist_user_defined_timestamps=false\n"));
-    let default_section = text.split("[CFOptions \"default\"]").nth(1).unwrap().split("[CFOptions").next().unwrap();
+    let default_section =
+        text.split("[CFOptions \"default\"]").nth(1).unwrap().split("[CFOptions").next().unwrap();
     assert!(default_section.contains("  persist_user_defined_timestamps=true\n"));
 }

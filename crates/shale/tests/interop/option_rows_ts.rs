@@ -60,7 +60,8 @@ fn rocksdb_tools_read_a_table_without_timestamps() {
         "{scan}"
     );
 
-    let manifest = tools::run_tool("ldb", &tools::args(&["manifest_dump", &format!("--db={}", path.display())]));
+    let manifest =
+        tools::run_tool("ldb", &tools::args(&["manifest_dump", &format!("--db={}", path.display())]));
     assert!(manifest.contains("comparator: leveldb.BytewiseComparator.u64ts"), "{manifest}");
     // The file's boundaries as RocksDB reads them back from the MANIFEST.
     assert!(manifest.contains("['key1' seq:3, type:1 .. 'key2' seq:4, type:1]"), "{manifest}");
