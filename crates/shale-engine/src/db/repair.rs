@@ -64,12 +64,28 @@ fn scan_table(
         cache_key: crate::cache::OffsetableCacheKey::unique(),
         statistics: None,
     };
-    let table = Table::open(file, size, opts)?;
+    let mut table = Table::open(file.clone(), size, opts.clone())?;
+    // RocksDB's Repairer takes `user_defined_timestamps_persisted` from the table's
+    // property; a table without timestamps of a family with them is read with the minimum
+    // one (and recorded without it, `FileMetaData::stripped_ts_size`).
+    let persisted =
+        table.properties().raw_u64(crate::table::properties::names::USER_DEFINED_TIMESTAMPS_PERSISTED)
+            != Some(0);
+    if !persisted && icmp.timestamp_size() > 0 {
+        table = Table::open(file, size, TableReaderOptions { timestamps_persisted: false, ..opts })?;
+    }
     // RocksDB's Repairer records the unique id the table's properties give.
     let p = table.properties();
     let unique_id =
         crate::table::unique_id::internal_unique_id(&p.db_id, &p.db_session_id, p.orig_file_number, false);
-    let mut meta = FileMetaData { number, file_size: size, unique_id, ..FileMetaData::default() };
+    let mut meta = FileMetaData {
+        number,
+        file_size: size,
+        unique_id,
+        user_defined_timestamps_persisted: persisted,
+        stripped_ts_size: if persisted { 0 } else { icmp.timestamp_size() },
+        ..FileMetaData::default()
+    };
     let mut smallest: Option<Vec<u8>> = None;
     let mut largest: Option<Vec<u8>> = None;
     let note = |ikey: &[u8],

@@ -363,3 +363,22 @@ fn families_keep_their_own_flag() {
         text.split("[CFOptions \"default\"]").nth(1).unwrap().split("[CFOptions").next().unwrap();
     assert!(default_section.contains("  persist_user_defined_timestamps=true\n"));
 }
+
+#[test]
+fn repair_keeps_tables_without_timestamps_readable() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = opts(false, true);
+    let db = DB::open(&o, dir.path()).unwrap();
+    db.put_with_ts(b"r1", ts(3), b"x").unwrap();
+    db.put_with_ts(b"r2", ts(4), b"y").unwrap();
+    db.flush().unwrap();
+    drop(db);
+    // RocksDB's repairer takes the flag from the table's property.
+    DB::repair(&o, dir.path()).unwrap();
+    let db = DB::open(&o, dir.path()).unwrap();
+    assert_eq!(db.get_opt(b"r1", &read_at(9)).unwrap().as_deref(), Some(&b"x"[..]));
+    assert_eq!(db.get_opt(b"r2", &read_at(9)).unwrap().as_deref(), Some(&b"y"[..]));
+    let mut it = db.raw_iterator_opt(read_at(9));
+    it.seek_to_last();
+    assert_eq!((it.key(), it.timestamp()), (Some(&b"r2"[..]), Some(&ts(0)[..])));
+}
