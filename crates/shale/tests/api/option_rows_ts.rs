@@ -41,13 +41,11 @@ fn opts(persist: bool, with_ts: bool) -> Options {
     o
 }
 
-/// (key bytes as stored, value) of every entry of every live table, with the table's raw
-/// properties, read as stored (no timestamp handling), with the family's comparator.
-fn raw_tables(
-    db: &DB,
-    dir: &Path,
-    with_ts: bool,
-) -> Vec<(Vec<(Vec<u8>, Vec<u8>)>, shale::table::properties::TableProperties)> {
+/// A table's entries (key bytes as stored, value) and its properties.
+type RawTable = (Vec<(Vec<u8>, Vec<u8>)>, shale::table::properties::TableProperties);
+
+/// Every live table, read as stored (no timestamp handling), with the family's comparator.
+fn raw_tables(db: &DB, dir: &Path, with_ts: bool) -> Vec<RawTable> {
     let icmp = if with_ts {
         shale::key::InternalKeyComparator::new(Arc::new(U64TsComparator::bytewise()))
     } else {
