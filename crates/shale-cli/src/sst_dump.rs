@@ -437,6 +437,7 @@ fn open(path: &str, verify: bool) -> Res<std::sync::Arc<Table>> {
     let fs = shale_format::fs::default_fs();
     let file = fs.new_random_access_file(std::path::Path::new(path)).map_err(Failure::db)?;
     let opts = shale_format::table::TableReaderOptions {
+        timestamps_persisted: true,
         icmp: shale_format::key::bytewise_internal_comparator(),
         block_cache: None,
         verify_checksums: verify,

@@ -149,6 +149,7 @@ fn show_one(
     let start = Instant::now();
     let file = fs.new_random_access_file(path)?;
     let ropts = shale_format::table::TableReaderOptions {
+        timestamps_persisted: true,
         icmp: shale_format::key::bytewise_internal_comparator(),
         block_cache: None,
         verify_checksums: false,

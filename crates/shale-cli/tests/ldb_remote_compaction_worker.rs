@@ -69,6 +69,7 @@ fn newest_key_time(path: &Path) -> u64 {
     let size = std::fs::metadata(path).unwrap().len();
     let file = shale_format::fs::default_fs().new_random_access_file(path).unwrap();
     let opts = shale_format::table::reader::TableReaderOptions {
+        timestamps_persisted: true,
         icmp: shale_format::key::bytewise_internal_comparator(),
         block_cache: None,
         verify_checksums: true,

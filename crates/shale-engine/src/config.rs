@@ -385,6 +385,11 @@ pub struct CfConfig {
     /// on add a range tombstone over long runs of point tombstones they pass
     /// (`iter::db_iter::RangeConv`).
     pub min_tombstones_for_range_conversion: u32,
+    /// RocksDB's `persist_user_defined_timestamps` (immutable, default true). False: the
+    /// tables this family writes hold user keys without timestamps (`TableBuilderOptions::
+    /// strip_timestamps`), flush writes each key with the minimum timestamp and waits for
+    /// `full_history_ts_low` (`db/flush.rs`), tables read back see the minimum timestamp.
+    pub persist_user_defined_timestamps: bool,
     /// RocksDB's `verify_output_flags` (`VerifyOutputFlags` bits, 0: none): what a
     /// compaction checks of its output tables before installing them.
     pub verify_output_flags: u32,
@@ -503,6 +508,7 @@ impl Default for CfConfig {
             memtable_op_scan_flush_trigger: 0,
             memtable_avg_op_scan_flush_trigger: 0,
             min_tombstones_for_range_conversion: 0,
+            persist_user_defined_timestamps: true,
             verify_output_flags: 0,
             memtable_batch_lookup_optimization: false,
             force_consistency_checks: true,

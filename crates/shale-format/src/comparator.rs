@@ -192,6 +192,32 @@ impl Comparator for U64TsComparator {
     }
 }
 
+/// A comparator with timestamps seen over user keys that have none: the order of
+/// `compare_without_timestamp`, the same name (what a table's properties record). The
+/// tables of a family with `persist_user_defined_timestamps = false` are written and read
+/// in it (RocksDB's block builder and block iterators strip and pad the timestamps with
+/// the family's comparator; every timestamp in such a table is the minimum one, so the
+/// order is the same). Index keys are not shortened, as with RocksDB's `.u64ts` comparators.
+pub struct TsStrippedComparator {
+    inner: ComparatorRef,
+}
+
+impl TsStrippedComparator {
+    pub fn new(inner: ComparatorRef) -> Self {
+        TsStrippedComparator { inner }
+    }
+}
+
+impl Comparator for TsStrippedComparator {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+        self.inner.compare_without_timestamp(a, false, b, false)
+    }
+}
+
 /// Reverse byte order, RocksDB's `ReverseBytewiseComparator`.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct ReverseBytewiseComparator;

@@ -287,6 +287,34 @@ pub fn lookup_key_ts(user_key: &[u8], seq: SequenceNumber) -> Vec<u8> {
     v
 }
 
+/// `ikey` with the last `ts` bytes of its user key left out (RocksDB's
+/// `StripTimestampFromInternalKey`); a key too short to hold them is returned whole.
+pub fn strip_ikey_ts(ikey: &[u8], ts: usize) -> Vec<u8> {
+    if ikey.len() < 8 + ts {
+        return ikey.to_vec();
+    }
+    let (uk, tail) = ikey.split_at(ikey.len() - 8);
+    let mut v = Vec::with_capacity(ikey.len() - ts);
+    v.extend_from_slice(&uk[..uk.len() - ts]);
+    v.extend_from_slice(tail);
+    v
+}
+
+/// `ikey` with a timestamp of `ts` bytes of `fill` appended to its user key: 0 is RocksDB's
+/// minimum timestamp (`PadInternalKeyWithMinTimestamp`), 0xff its maximum
+/// (`PadInternalKeyWithMaxTimestamp`). A key shorter than a trailer is returned whole.
+pub fn pad_ikey_ts(ikey: &[u8], ts: usize, fill: u8) -> Vec<u8> {
+    if ikey.len() < 8 {
+        return ikey.to_vec();
+    }
+    let (uk, tail) = ikey.split_at(ikey.len() - 8);
+    let mut v = Vec::with_capacity(ikey.len() + ts);
+    v.extend_from_slice(uk);
+    v.resize(uk.len() + ts, fill);
+    v.extend_from_slice(tail);
+    v
+}
+
 /// Shortcut for tests and callers that want the default ordering.
 pub fn bytewise_internal_comparator() -> InternalKeyComparator {
     InternalKeyComparator::new(Arc::new(crate::comparator::BytewiseComparator))

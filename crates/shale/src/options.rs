@@ -691,6 +691,12 @@ pub struct Options {
     /// step passing this many point tombstones in a row adds a range tombstone over them to
     /// the active memtable.
     pub(crate) min_tombstones_for_range_conversion: u32,
+    /// RocksDB's immutable `persist_user_defined_timestamps` (default true). False: tables
+    /// hold user keys without their timestamps (flush replaces each by the minimum one and
+    /// the table builder drops it; reads of such a table see the minimum timestamp), the
+    /// table property and the MANIFEST say so; only with a `.u64ts` comparator, without
+    /// atomic flush or concurrent memtable writes (RocksDB's `ValidateOptions`).
+    pub(crate) persist_user_defined_timestamps: bool,
     /// RocksDB's mutable `verify_output_flags` (default 0, kVerifyNone): the checks a
     /// compaction makes of its output tables (`db/compact.rs`).
     pub(crate) verify_output_flags: u32,
@@ -1068,6 +1074,7 @@ impl Default for Options {
             memtable_op_scan_flush_trigger: 0,
             memtable_avg_op_scan_flush_trigger: 0,
             min_tombstones_for_range_conversion: 0,
+            persist_user_defined_timestamps: true,
             verify_output_flags: 0,
             memtable_batch_lookup_optimization: false,
             memtable_insert_with_hint_prefix_extractor: None,
@@ -1770,6 +1777,31 @@ impl Options {
         Err(Error::not_supported(refused))
     }
 
+    /// RocksDB 11.8.1's ColumnFamilyData::ValidateOptions for
+    /// `persist_user_defined_timestamps = false` on a family with timestamps: no atomic
+    /// flush, no concurrent memtable writes, and a comparator whose name ends in `.u64ts`
+    /// (the texts are RocksDB's, missing spaces included).
+    pub(crate) fn check_udt_not_persisted(&self, atomic_flush: bool, concurrent: bool) -> Result<()> {
+        if self.comparator.timestamp_size() == 0 || self.persist_user_defined_timestamps {
+            return Ok(());
+        }
+        let refused = if atomic_flush {
+            "Not persisting user-defined timestamps feature is not supported\
+             in combination with atomic flush."
+        } else if concurrent {
+            "Not persisting user-defined timestamps feature is not supported \
+             in combination with concurrent memtable write."
+        } else {
+            let name = self.comparator.name();
+            if name.len() > ".u64ts".len() && name.ends_with(".u64ts") {
+                return Ok(());
+            }
+            "Not persisting user-defined timestamps\
+             feature only support user-defined timestamps formatted as uint64_t."
+        };
+        Err(Error::not_supported(refused))
+    }
+
     pub(crate) fn check_with_db(db: &shale_engine::config::DbConfig, cf: &Options) -> Result<()> {
         cf.check_blob_direct_write(
             db.enable_pipelined_write,
@@ -1777,6 +1809,7 @@ impl Options {
             db.unordered_write,
             db.two_write_queues,
         )?;
+        cf.check_udt_not_persisted(db.atomic_flush, db.allow_concurrent_memtable_write)?;
         // RocksDB's CheckConcurrentWritesSupported.
         if db.allow_concurrent_memtable_write && cf.inplace_update_support {
             return Err(Error::invalid_argument(

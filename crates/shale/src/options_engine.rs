@@ -226,6 +226,7 @@ impl Options {
             memtable_op_scan_flush_trigger: self.memtable_op_scan_flush_trigger,
             memtable_avg_op_scan_flush_trigger: self.memtable_avg_op_scan_flush_trigger,
             min_tombstones_for_range_conversion: self.min_tombstones_for_range_conversion,
+            persist_user_defined_timestamps: self.persist_user_defined_timestamps,
             verify_output_flags: self.verify_output_flags,
             memtable_batch_lookup_optimization: self.memtable_batch_lookup_optimization,
             force_consistency_checks: self.force_consistency_checks,

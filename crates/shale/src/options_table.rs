@@ -2802,6 +2802,22 @@ pub(crate) static ROWS: &[OptionRow] = &[
         }),
     ),
     // ---- end of helper mtrc block ----
+    // ---- helper ts (issue 33) ----
+    // Immutable: what the family's tables hold of user-defined timestamps (see
+    // `Options::persist_user_defined_timestamps`); rust-rocksdb 0.25 has no setter, so it
+    // comes from an options string or an OPTIONS file.
+    opt(
+        "persist_user_defined_timestamps",
+        Cf,
+        Bool,
+        No,
+        Some(|o| o.persist_user_defined_timestamps.to_string()),
+        Some(|o, n, v| {
+            o.persist_user_defined_timestamps = boolean(n, v)?;
+            Ok(true)
+        }),
+    ),
+    // ---- end of helper ts block ----
     // RocksDB's VerifyOutputFlags bits (written as the number): compactions from then on
     // check their output tables' block checksums and/or re-read them against a hash of
     // what was written (`db/compact.rs`, `db/verify_output.rs`).

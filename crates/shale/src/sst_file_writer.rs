@@ -261,6 +261,7 @@ mod tests {
         let size = fs.file_size(path).expect("size");
         let f = fs.new_random_access_file(path).expect("open");
         let opts = TableReaderOptions {
+            timestamps_persisted: true,
             icmp: crate::key::bytewise_internal_comparator(),
             block_cache: None,
             verify_checksums: true,

@@ -676,6 +676,7 @@ pub fn open_table(path: &str, size: u64) -> Res<Arc<Table>> {
     let fs = default_fs();
     let file = fs.new_random_access_file(Path::new(path)).map_err(Failure::db)?;
     let opts = TableReaderOptions {
+        timestamps_persisted: true,
         icmp: shale_format::key::bytewise_internal_comparator(),
         block_cache: None,
         verify_checksums: true,

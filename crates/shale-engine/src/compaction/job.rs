@@ -1239,6 +1239,10 @@ fn finish(
     let built = o.builder.finish()?;
     o.meta.file_size = built.file_size;
     o.meta.tail_size = built.properties.tail_size(built.file_size);
+    // RocksDB's CompactionOutputs: the table's own property says it.
+    o.meta.user_defined_timestamps_persisted =
+        built.properties.raw_u64(crate::table::properties::names::USER_DEFINED_TIMESTAMPS_PERSISTED)
+            != Some(0);
     o.meta.marked_for_compaction = built.marked_for_compaction;
     o.meta.file_creation_time = built.properties.file_creation_time;
     o.meta.oldest_ancester_time = built.properties.creation_time;

@@ -450,6 +450,7 @@ pub fn create_families(inner: &Arc<DbInner>, new: Vec<NewFamily>) -> Result<Vec<
                     column_family: id,
                     column_family_add: Some(f.name.clone()),
                     comparator: Some(f.config.table.icmp.user_comparator().name().to_string()),
+                    persist_user_defined_timestamps: Some(f.config.persist_user_defined_timestamps),
                     log_number: Some(wal_number),
                     max_column_family: Some(id),
                     ..Default::default()

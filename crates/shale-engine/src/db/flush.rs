@@ -44,6 +44,7 @@ pub fn builder_options(cf: &CfHandle, orig_file_number: u64) -> TableBuilderOpti
     // compaction replaces it with its inputs' newest (`compact.rs`).
     b.newest_key_time = now;
     b.orig_file_number = orig_file_number;
+    b.strip_timestamps = !cf.config().persist_user_defined_timestamps;
     b
 }
 
@@ -238,9 +239,24 @@ fn write_table_inner(
     level: i32,
     warm: Option<crate::table::WarmCache>,
 ) -> Result<Option<FileMetaData>> {
-    let tombstones: Vec<(Vec<u8>, Vec<u8>)> = mems.iter().flat_map(|m| m.range_tombstones()).collect();
+    let mut tombstones: Vec<(Vec<u8>, Vec<u8>)> = mems.iter().flat_map(|m| m.range_tombstones()).collect();
     if mems.iter().all(|m| m.is_empty()) && tombstones.is_empty() {
         return Ok(None);
+    }
+    // Timestamps not persisted: every key is flushed with the minimum timestamp (RocksDB's
+    // logical strip; the table builder leaves it out), range tombstones' both ends too.
+    let strip_ts = match cf.icmp.timestamp_size() {
+        ts if ts > 0 && !cf.config().persist_user_defined_timestamps => ts,
+        _ => 0,
+    };
+    if strip_ts > 0 {
+        for (start, end) in tombstones.iter_mut() {
+            *start = crate::key::pad_ikey_ts(&crate::key::strip_ikey_ts(start, strip_ts), strip_ts, 0);
+            let keep = end.len().saturating_sub(strip_ts);
+            end.truncate(keep);
+            end.resize(keep + strip_ts, 0);
+        }
+        tombstones.sort_by(|a, b| cf.icmp.compare(&a.0, &b.0));
     }
     // A flush writes to the family's first table path (RocksDB's FlushJob: path id 0).
     let table_dir = cf.table_dir(dir, 0);
@@ -268,6 +284,10 @@ fn write_table_inner(
             mems.iter().map(|m| m.iter()).collect(),
         )),
     };
+    if strip_ts > 0 {
+        use crate::table::ts_pad::{MinTsIter, MinTsMode};
+        iter = Box::new(MinTsIter::new(iter, strip_ts, MinTsMode::Replace));
+    }
     let mut first = true;
     let range = |meta: &mut FileMetaData, k: &[u8], first: &mut bool| {
         if *first || cf.icmp.compare(k, &meta.smallest).is_lt() {
@@ -385,6 +405,8 @@ fn write_table_inner(
     verify_flush_counts(checks.verify_memtable_count, in_memtables, read, added)?;
     meta.file_size = result.file_size;
     meta.tail_size = result.properties.tail_size(result.file_size);
+    // RocksDB's BuildTable records the family's option (with or without timestamps).
+    meta.user_defined_timestamps_persisted = cf.config().persist_user_defined_timestamps;
     meta.marked_for_compaction = result.marked_for_compaction;
     meta.smallest_seqno = smallest_seq;
     meta.largest_seqno = largest_seq;
@@ -430,6 +452,16 @@ impl DbInner {
             }
             // A MemPurge's output alone waits for the memtables switched after it.
             if !cf.imm_wants_flush() {
+                return Ok(());
+            }
+            // Timestamps not persisted: a background flush waits while a memtable holds
+            // timestamps at or above `full_history_ts_low`, unless writes would stall
+            // (raising the bound, or the next switch, schedules it again).
+            if !cf.force_flush && postpone_to_retain_udt(cf) {
+                self.info_log.buffer_line(format_args!(
+                    "FlushRequest for column family {} is re-scheduled to retain user-defined timestamps.",
+                    cf.handle.name
+                ));
                 return Ok(());
             }
             // A flush of full write buffers may be a MemPurge instead (`mempurge.rs`): all
@@ -609,6 +641,7 @@ impl DbInner {
             // On failure the table stays: the MANIFEST may name it after all. Once a new
             // MANIFEST is written without it, the next open removes it.
             r?;
+            self.raise_ts_low_above_flushed(st, &handle, &mems)?;
             // The flushed memtables go before anyone waiting for the flush can look (the
             // purge below may release the DB mutex).
             drop(mems);
@@ -644,6 +677,65 @@ impl DbInner {
             st.purge_job = Some(job);
             self.purge_obsolete_files(st);
         }
+    }
+}
+
+/// RocksDB's `ColumnFamilyData::ShouldPostponeFlushToRetainUDT` with the write-stall
+/// exception of `DBImpl::ShouldRescheduleFlushRequestToRetainUDT`: a family whose timestamps
+/// are not persisted, with `full_history_ts_low` set, keeps immutable memtables holding
+/// timestamps at or above it, unless their number would stall writes. RocksDB puts such a
+/// request back on the queue at once; here it is not queued (`schedule_flush`) until one of
+/// the events that can change the answer: the bound rising, a memtable switch, a manual
+/// flush.
+pub(super) fn postpone_to_retain_udt(cf: &super::CfState) -> bool {
+    let c = cf.handle.config();
+    if cf.handle.icmp.timestamp_size() == 0 || c.persist_user_defined_timestamps {
+        return false;
+    }
+    let low = cf.handle.full_history_ts_low();
+    if low.is_empty() {
+        return false;
+    }
+    let low = crate::comparator::decode_u64_ts(&low);
+    if !cf.imm.iter().any(|(m, _)| m.newest_udt().is_some_and(|t| t >= low)) {
+        return false;
+    }
+    // RocksDB's GetWriteStallConditionAndCause on the unflushed memtables alone.
+    let unflushed = cf.imm.len() + usize::from(!cf.mem.is_empty());
+    let max = usize::try_from(c.max_write_buffer_number).unwrap_or(0);
+    let stalls = unflushed >= max || (max > 3 && unflushed + 1 >= max);
+    !stalls
+}
+
+impl DbInner {
+    /// RocksDB's `FlushJob::MaybeIncreaseFullHistoryTsLowToAboveCutoffUDT`: after a flush of
+    /// a family whose timestamps are not persisted, `full_history_ts_low` rises to just above
+    /// the newest timestamp the flushed memtables held (the history the flush collapsed),
+    /// recorded in the MANIFEST by an edit of its own.
+    fn raise_ts_low_above_flushed(
+        &self,
+        st: &mut MutexGuard<'_, DbState>,
+        handle: &Arc<CfHandle>,
+        mems: &[Arc<MemTable>],
+    ) -> Result<()> {
+        if handle.icmp.timestamp_size() == 0 || handle.config().persist_user_defined_timestamps {
+            return Ok(());
+        }
+        let Some(cutoff) = mems.iter().filter_map(|m| m.newest_udt()).max() else { return Ok(()) };
+        let low = handle.full_history_ts_low();
+        if !low.is_empty() && cutoff < crate::comparator::decode_u64_ts(&low) {
+            return Ok(());
+        }
+        let new_low = crate::comparator::encode_u64_ts(cutoff.saturating_add(1)).to_vec();
+        let edit = VersionEdit {
+            column_family: handle.id,
+            full_history_ts_low: Some(new_low.clone()),
+            ..Default::default()
+        };
+        let h = handle.clone();
+        self.log_and_apply(st, vec![edit], move |_| {
+            *h.full_history_ts_low.lock() = new_low;
+        })
     }
 }
 

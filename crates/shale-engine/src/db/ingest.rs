@@ -160,6 +160,7 @@ impl DbInner {
         let size = self.fs.file_size(path)?;
         let file = self.fs.new_random_access_file(path)?;
         let ropts = TableReaderOptions {
+            timestamps_persisted: true,
             icmp: h.icmp.clone(),
             block_cache: None,
             verify_checksums: true,

@@ -797,9 +797,10 @@ pub fn check_wal_timestamp_sizes(
     })
 }
 
-pub fn new_db(fs: &dyn FileSystem, path: &Path, comparator: &str) -> Result<()> {
+pub fn new_db(fs: &dyn FileSystem, path: &Path, comparator: &str, persist_udt: bool) -> Result<()> {
     let edit = VersionEdit {
         comparator: Some(comparator.to_string()),
+        persist_user_defined_timestamps: Some(persist_udt),
         log_number: Some(0),
         next_file_number: Some(2),
         last_sequence: Some(0),

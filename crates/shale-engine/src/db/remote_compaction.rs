@@ -200,6 +200,7 @@ impl super::DbInner {
                 file,
                 m.file_size,
                 crate::table::TableReaderOptions {
+                    timestamps_persisted: m.user_defined_timestamps_persisted,
                     icmp: cf.icmp.clone(),
                     block_cache: None,
                     verify_checksums: true,

@@ -56,6 +56,7 @@ fn scan_table(
     let size = fs.file_size(&path)?;
     let file = fs.new_random_access_file(&path)?;
     let opts = TableReaderOptions {
+        timestamps_persisted: true,
         icmp: icmp.clone(),
         block_cache: None,
         verify_checksums: true,
@@ -64,12 +65,28 @@ fn scan_table(
         statistics: None,
         block_protection_bytes_per_key: 0,
     };
-    let table = Table::open(file, size, opts)?;
+    let mut table = Table::open(file.clone(), size, opts.clone())?;
+    // RocksDB's Repairer takes `user_defined_timestamps_persisted` from the table's
+    // property; a table without timestamps of a family with them is read with the minimum
+    // one (and recorded without it, `FileMetaData::stripped_ts_size`).
+    let persisted =
+        table.properties().raw_u64(crate::table::properties::names::USER_DEFINED_TIMESTAMPS_PERSISTED)
+            != Some(0);
+    if !persisted && icmp.timestamp_size() > 0 {
+        table = Table::open(file, size, TableReaderOptions { timestamps_persisted: false, ..opts })?;
+    }
     // RocksDB's Repairer records the unique id the table's properties give.
     let p = table.properties();
     let unique_id =
         crate::table::unique_id::internal_unique_id(&p.db_id, &p.db_session_id, p.orig_file_number, false);
-    let mut meta = FileMetaData { number, file_size: size, unique_id, ..FileMetaData::default() };
+    let mut meta = FileMetaData {
+        number,
+        file_size: size,
+        unique_id,
+        user_defined_timestamps_persisted: persisted,
+        stripped_ts_size: if persisted { 0 } else { icmp.timestamp_size() },
+        ..FileMetaData::default()
+    };
     let mut smallest: Option<Vec<u8>> = None;
     let mut largest: Option<Vec<u8>> = None;
     let note = |ikey: &[u8],
@@ -195,6 +212,8 @@ pub struct RepairSettings {
     pub db_paths: Vec<(std::path::PathBuf, u64)>,
     pub cf_paths: Vec<(std::path::PathBuf, u64)>,
     pub comparator: crate::comparator::ComparatorRef,
+    /// Recorded with the comparator, as RocksDB's repairer records its options' flag.
+    pub persist_user_defined_timestamps: bool,
 }
 
 impl RepairSettings {
@@ -303,6 +322,7 @@ impl RepairSettings {
                     column_family: id,
                     column_family_add: (id != 0).then(|| name.clone()),
                     comparator: Some(comparator.clone()),
+                    persist_user_defined_timestamps: Some(opts.persist_user_defined_timestamps),
                     ..VersionEdit::default()
                 });
                 let new_files = found

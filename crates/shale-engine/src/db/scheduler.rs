@@ -130,6 +130,13 @@ impl DbInner {
         if !cf.force_flush && cf.imm.len() < cf.handle.config().flush_merge_min {
             return;
         }
+        if !cf.force_flush && super::flush::postpone_to_retain_udt(cf) {
+            self.info_log.buffer_line(format_args!(
+                "FlushRequest for column family {} is re-scheduled to retain user-defined timestamps.",
+                cf.handle.name
+            ));
+            return;
+        }
         cf.flush_queued = true;
         st.jobs.flush_queue.push_back(id);
         self.work_cv.notify_all();

@@ -281,6 +281,7 @@ impl TableCache {
                     None => f,
                 };
                 let opts = TableReaderOptions {
+                    timestamps_persisted: file.user_defined_timestamps_persisted,
                     icmp: cf.icmp.clone(),
                     block_cache: cf.block_cache(),
                     verify_checksums: true,

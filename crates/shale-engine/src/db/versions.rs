@@ -42,6 +42,14 @@ impl DbInner {
             self.take_synced_wal_additions(st);
             super::wal_tracking::add_wal_edits(st, &mut edits);
         }
+        // A family with timestamps records the boundaries of its tables without them when the
+        // tables hold none (RocksDB's `EncodeFileBoundaries`).
+        for e in edits.iter_mut() {
+            let ts = st.cfs.get(&e.column_family).map_or(0, |cf| cf.handle.icmp.timestamp_size());
+            for (_, f) in e.new_files.iter_mut().filter(|(_, f)| !f.user_defined_timestamps_persisted) {
+                f.stripped_ts_size = ts;
+            }
+        }
         // Families whose files change, with their base Versions.
         let mut bases: BTreeMap<u32, Arc<Version>> = BTreeMap::new();
         for e in &edits {
@@ -180,6 +188,8 @@ pub fn snapshot_edits(
             add.column_family_add = Some(cf.handle.name.clone());
         }
         add.comparator = Some(cf.handle.icmp.user_comparator().name().to_string());
+        // RocksDB records the flag in the edit that names the comparator.
+        add.persist_user_defined_timestamps = Some(cf.handle.config().persist_user_defined_timestamps);
         edits.push(add);
         let mut e = VersionEdit { column_family: *id, ..Default::default() };
         e.log_number = Some(cf.log_number);

@@ -832,6 +832,7 @@ fn open_table(path: &std::path::Path) -> std::sync::Arc<crate::table::Table> {
         file,
         size,
         crate::table::TableReaderOptions {
+            timestamps_persisted: true,
             icmp: bytewise_internal_comparator(),
             block_cache: None,
             verify_checksums: true,

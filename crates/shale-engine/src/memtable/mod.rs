@@ -100,6 +100,10 @@ pub struct MemTable {
     num_deletes: AtomicU64,
     /// `icmp.timestamp_size() > 0`, kept here for the write's entry encoding.
     timestamps: bool,
+    /// The newest u64 timestamp added (RocksDB's `MemTable::GetNewestUDT`, which a family
+    /// with `persist_user_defined_timestamps = false` flushes by), valid once `has_udt`.
+    newest_udt: AtomicU64,
+    has_udt: AtomicBool,
     /// Point entries go to `vector` (a vector memtable), not to `points`.
     is_vector: bool,
     // Read by writes of merges, reads, flushes.
@@ -378,6 +382,8 @@ impl MemTable {
             points: Arc::new(SkipList::with_tracker(icmp.clone(), block, tracker.clone())),
             tombstones: SkipList::with_tracker(icmp.clone(), TOMBSTONE_ARENA_BLOCK, tracker),
             timestamps: icmp.timestamp_size() > 0,
+            newest_udt: AtomicU64::new(0),
+            has_udt: AtomicBool::new(false),
             icmp,
             id,
             num_entries: AtomicU64::new(0),
@@ -403,6 +409,12 @@ impl MemTable {
             immutable_lock: parking_lot::RwLock::new(()),
             ingest_barrier: AtomicU64::new(0),
         }
+    }
+
+    /// The newest u64 user-defined timestamp added, None when none was (or the family has
+    /// no timestamps).
+    pub fn newest_udt(&self) -> Option<u64> {
+        self.has_udt.load(MemOrder::Relaxed).then(|| self.newest_udt.load(MemOrder::Relaxed))
     }
 
     /// The memtable became immutable (switched out for a flush): its memory stops counting
@@ -606,6 +618,11 @@ impl MemTable {
     ) -> bool {
         let seq = seq.min(MAX_SEQUENCE_NUMBER);
         let packed = crate::key::pack_seq_and_type_ts(seq, t, self.timestamps);
+        if self.timestamps && user_key.len() >= crate::comparator::U64_TS_SIZE {
+            let ts = &user_key[user_key.len() - crate::comparator::U64_TS_SIZE..];
+            self.newest_udt.fetch_max(crate::comparator::decode_u64_ts(ts), MemOrder::Relaxed);
+            self.has_udt.store(true, MemOrder::Relaxed);
+        }
         let list = if t == ValueType::RangeDeletion { &self.tombstones } else { &self.points };
         if t != ValueType::RangeDeletion {
             // Before the entry is linked, so a reader that can see it sees its bits too.

@@ -211,6 +211,10 @@ impl Replay {
             }
             if let Some(c) = &edit.comparator {
                 cf.comparator = Some(c.clone());
+                // RocksDB records the flag in the edit naming the comparator; an edit
+                // without it (older RocksDB) means the default, true.
+                cf.persist_user_defined_timestamps =
+                    Some(edit.persist_user_defined_timestamps.unwrap_or(true));
             }
             if let Some(ts) = &edit.full_history_ts_low {
                 cf.full_history_ts_low = ts.clone();

@@ -107,6 +107,13 @@ pub struct TableBuilderOptions {
     pub icmp: InternalKeyComparator,
     /// Which index keys are shortened (RocksDB's `index_shortening`).
     pub index_shortening: IndexShorteningMode,
+    /// RocksDB's `persist_user_defined_timestamps = false` (with a comparator with
+    /// timestamps): keys are written without their timestamps (every block, the filter, the
+    /// range tombstones' both ends), the table is built in the comparator's order without
+    /// them ([`crate::comparator::TsStrippedComparator`]), no timestamp range is collected,
+    /// and "rocksdb.user.defined.timestamps.persisted" is written as 0. Without timestamps
+    /// only that property is written.
+    pub strip_timestamps: bool,
     pub block_size: usize,
     pub block_restart_interval: usize,
     pub index_block_restart_interval: usize,
@@ -360,6 +367,7 @@ impl TableBuilderOptions {
         TableBuilderOptions {
             icmp,
             index_shortening: IndexShorteningMode::ShortenSeparators,
+            strip_timestamps: false,
             block_size: 4096,
             block_restart_interval: 16,
             index_block_restart_interval: 1,
@@ -456,6 +464,8 @@ fn hash_index_allowed(c: &dyn crate::comparator::Comparator) -> bool {
 /// Builds one table file.
 pub struct TableBuilder {
     opts: TableBuilderOptions,
+    /// The timestamp size `add` strips from each key (`TableBuilderOptions::strip_timestamps`).
+    strip_ts: usize,
     file: Box<dyn WritableFile>,
     offset: u64,
     data_block: BlockBuilder,
@@ -636,6 +646,11 @@ fn dictionary_samples(blocks: &[&[u8]], max_sample_bytes: usize) -> (Vec<u8>, Ve
 
 impl TableBuilder {
     pub fn new(mut opts: TableBuilderOptions, file: Box<dyn WritableFile>) -> Self {
+        let strip_ts = if opts.strip_timestamps { opts.icmp.timestamp_size() } else { 0 };
+        if strip_ts > 0 {
+            let view = crate::comparator::TsStrippedComparator::new(opts.icmp.user_comparator().clone());
+            opts.icmp = InternalKeyComparator::new(std::sync::Arc::new(view));
+        }
         // No compressor (`max_compressed_bytes_per_kb` <= 0): the table is written as one
         // without compression, its properties still naming the configured options.
         let configured_compression = opts.compression;
@@ -717,6 +732,7 @@ impl TableBuilder {
         };
         let data_block = if opts.use_delta_encoding { data_block } else { data_block.without_key_delta() };
         TableBuilder {
+            strip_ts,
             data_block: if opts.separate_key_value_in_data_block {
                 data_block.with_separated_values()
             } else {
@@ -816,6 +832,39 @@ impl TableBuilder {
     /// Adds an entry; internal keys must arrive in increasing order. A RangeDeletion key
     /// is taken as a range tombstone whose value is the end user key.
     pub fn add(&mut self, ikey: &[u8], value: &[u8]) -> Result<()> {
+        if self.strip_ts > 0 {
+            return self.add_stripped(ikey, value);
+        }
+        self.add_entry(ikey, value)
+    }
+
+    /// `add` of a table without timestamps: the key's timestamp is left out, and a range
+    /// tombstone's end key's (RocksDB counts the end key whole in the raw value size).
+    fn add_stripped(&mut self, ikey: &[u8], value: &[u8]) -> Result<()> {
+        let ts = self.strip_ts;
+        if ikey.len() < 8 + ts {
+            return Err(Error::invalid_argument(format!(
+                "internal key too short for a {ts}-byte timestamp: {} bytes",
+                ikey.len()
+            )));
+        }
+        let key = crate::key::strip_ikey_ts(ikey, ts);
+        if (trailer(ikey) & 0xff) as u8 == ValueType::RangeDeletion as u8 {
+            if value.len() < ts {
+                return Err(Error::invalid_argument(format!(
+                    "range tombstone end key too short for a {ts}-byte timestamp: {} bytes",
+                    value.len()
+                )));
+            }
+            self.note_seqno(trailer(ikey) >> 8);
+            self.add_range_tombstone_parts(key, &value[..value.len() - ts])?;
+            self.props.raw_value_size += ts as u64;
+            return Ok(());
+        }
+        self.add_entry(&key, value)
+    }
+
+    fn add_entry(&mut self, ikey: &[u8], value: &[u8]) -> Result<()> {
         if ikey.len() < 8 {
             return Err(Error::invalid_argument(format!("internal key too short: {} bytes", ikey.len())));
         }
@@ -910,6 +959,9 @@ impl TableBuilder {
     pub fn add_range_tombstone(&mut self, start_ikey: &[u8], end_user_key: &[u8]) -> Result<()> {
         if start_ikey.len() < 8 {
             return Err(Error::invalid_argument("range tombstone start key too short"));
+        }
+        if self.strip_ts > 0 {
+            return self.add_stripped(start_ikey, end_user_key);
         }
         self.note_seqno(trailer(start_ikey) >> 8);
         self.add_range_tombstone_parts(start_ikey.to_vec(), end_user_key)
@@ -1537,6 +1589,10 @@ impl TableBuilder {
         // Shale's index blocks are never "uniform" (RocksDB's uniform_cv_threshold is off).
         more.push((names::NUM_UNIFORM_BLOCKS, 0));
         more.push((names::NEWEST_KEY_TIME, self.opts.newest_key_time));
+        // RocksDB's PropertyBlockBuilder writes it only when false.
+        if self.opts.strip_timestamps {
+            more.push((names::USER_DEFINED_TIMESTAMPS_PERSISTED, 0));
+        }
         more.push((names::KEY_LARGEST_SEQNO, largest_seqno));
         if let Some(lo) = smallest_seqno {
             more.push((names::KEY_SMALLEST_SEQNO, lo));

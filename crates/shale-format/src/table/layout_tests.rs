@@ -40,6 +40,7 @@ fn open(path: &Path) -> Arc<Table> {
         fs.new_random_access_file(path).unwrap(),
         fs.file_size(path).unwrap(),
         TableReaderOptions {
+            timestamps_persisted: true,
             icmp: bytewise_internal_comparator(),
             block_cache: None,
             verify_checksums: true,
@@ -453,6 +454,7 @@ fn warm_cache_puts_each_data_block_in_the_cache() {
         fs.new_random_access_file(&path).unwrap(),
         fs.file_size(&path).unwrap(),
         TableReaderOptions {
+            timestamps_persisted: true,
             icmp: bytewise_internal_comparator(),
             block_cache: Some(cache.clone()),
             verify_checksums: true,

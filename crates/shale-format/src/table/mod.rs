@@ -23,6 +23,7 @@ pub use prefetch::AutoReadahead;
 pub mod properties;
 pub mod reader;
 pub mod seqno_time;
+pub mod ts_pad;
 pub mod unique_id;
 
 pub use any::{AnyTable, AnyTableBuilder, TableFormat};

@@ -414,6 +414,7 @@ mod tests {
             rec.clone(),
             size,
             TableReaderOptions {
+                timestamps_persisted: true,
                 icmp: bytewise_internal_comparator(),
                 block_cache: None,
                 verify_checksums: true,
@@ -556,6 +557,7 @@ mod tests {
             rec.clone(),
             size,
             TableReaderOptions {
+                timestamps_persisted: true,
                 icmp: bytewise_internal_comparator(),
                 block_cache: Some(Arc::new(crate::cache::BlockCache::new(64 << 20))),
                 verify_checksums: true,

@@ -82,6 +82,12 @@ pub struct TableReaderOptions {
     /// data, index and metaindex blocks it parses carry that many checksum bytes per entry
     /// (`block.rs`).
     pub block_protection_bytes_per_key: u8,
+    /// False for a table of a family with user-defined timestamps whose keys were written
+    /// without them (the MANIFEST's `user_defined_timestamps_persisted`, RocksDB's
+    /// `TableReaderOptions::user_defined_timestamps_persisted`): the table is read in the
+    /// comparator's order without timestamps and every key read carries the minimum one
+    /// (`ts_pad.rs`). Ignored without timestamps.
+    pub timestamps_persisted: bool,
 }
 
 /// What one read asks of the data blocks it reads: the table reader's share of RocksDB's
@@ -363,6 +369,9 @@ pub struct Table {
     filter_handle: Option<BlockHandle>,
     meta_policy: MetaCachePolicy,
     range_tombstones: Vec<(Vec<u8>, Vec<u8>)>,
+    /// The timestamp size the keys are read without and padded with (see
+    /// `TableReaderOptions::timestamps_persisted`); 0: keys as stored.
+    pad_ts: usize,
     /// The `rocksdb.compression_dict` meta block (empty when the table has none).
     compression_dict: Vec<u8>,
     /// Counted at every data block read from the file: on a cache line of its own, so that
@@ -598,6 +607,12 @@ impl Table {
         largest_seqno: u64,
         meta_policy: MetaCachePolicy,
     ) -> Result<Table> {
+        let mut opts = opts;
+        let pad_ts = if opts.timestamps_persisted { 0 } else { opts.icmp.timestamp_size() };
+        if pad_ts > 0 {
+            let view = crate::comparator::TsStrippedComparator::new(opts.icmp.user_comparator().clone());
+            opts.icmp = InternalKeyComparator::new(Arc::new(view));
+        }
         let name = opts.file_name.clone();
         let mut footer = read_footer(file.as_ref(), file_size, &name)?;
         let checksum = footer.block_checksum();
@@ -629,7 +644,15 @@ impl Table {
             None => TableProperties::default(),
         };
         let ours = opts.icmp.user_comparator().name();
-        if !props.comparator_name.is_empty() && props.comparator_name != ours {
+        // A table without timestamps written before the family's timestamps were enabled,
+        // or before they were disabled (RocksDB allows both with
+        // `persist_user_defined_timestamps = false`), names the comparator with or without
+        // `.u64ts`.
+        let table_cmp = props.comparator_name.as_str();
+        let udt_toggled = !opts.timestamps_persisted
+            && (ours.strip_suffix(".u64ts") == Some(table_cmp)
+                || table_cmp.strip_suffix(".u64ts") == Some(ours));
+        if !props.comparator_name.is_empty() && props.comparator_name != ours && !udt_toggled {
             return Err(Error::invalid_argument(format!(
                 "{name}: comparator {ours} does not match the table's comparator {}",
                 props.comparator_name
@@ -753,6 +776,12 @@ impl Table {
                     std::mem::swap(k, &mut buf);
                 }
             }
+            if pad_ts > 0 {
+                for (k, e) in range_tombstones.iter_mut() {
+                    *k = crate::key::pad_ikey_ts(k, pad_ts, 0);
+                    *e = super::ts_pad::user_key_with_min_ts(e, pad_ts);
+                }
+            }
         }
 
         let compression_dict = match meta.get(COMPRESSION_DICT_BLOCK) {
@@ -792,6 +821,7 @@ impl Table {
             filter_handle,
             meta_policy,
             range_tombstones,
+            pad_ts,
             compression_dict,
             data_blocks_read: OwnLine(AtomicU64::new(0)),
             uncache: std::sync::atomic::AtomicU32::new(0),
@@ -1318,6 +1348,20 @@ impl Table {
         lookup_ikey: &[u8],
         reads: impl Into<BlockReads>,
     ) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        if self.pad_ts == 0 {
+            return self.get_stored(lookup_ikey, reads);
+        }
+        // Keys stored without timestamps: looked up without, found with the minimum one.
+        let target = super::ts_pad::target_without_ts(lookup_ikey, self.pad_ts, true);
+        Ok(self.get_stored(&target, reads)?.map(|(k, v)| (crate::key::pad_ikey_ts(&k, self.pad_ts, 0), v)))
+    }
+
+    /// `get` of a key as the table stores it.
+    fn get_stored(
+        &self,
+        lookup_ikey: &[u8],
+        reads: impl Into<BlockReads>,
+    ) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
         let reads: BlockReads = reads.into();
         let uk = user_key(lookup_ikey);
         let stats = self.opts.statistics.as_deref();
@@ -1479,6 +1523,11 @@ impl Table {
         if count != 0 {
             anchors.push((last_key, range_size));
         }
+        if self.pad_ts > 0 {
+            for (k, _) in anchors.iter_mut() {
+                *k = super::ts_pad::user_key_with_min_ts(k, self.pad_ts);
+            }
+        }
         Ok(anchors)
     }
 
@@ -1535,6 +1584,13 @@ impl Table {
     /// The approximate file offset where `ikey` would be.
     pub fn approximate_offset_of(&self, ikey: &[u8]) -> u64 {
         let Ok(mut index) = self.index_iter() else { return 0 };
+        let stored;
+        let ikey = if self.pad_ts > 0 {
+            stored = super::ts_pad::target_without_ts(ikey, self.pad_ts, true);
+            &stored[..]
+        } else {
+            ikey
+        };
         index.seek(self, ikey);
         if index.valid() {
             index.handle().offset
@@ -1613,10 +1669,15 @@ impl Table {
             prefix_seek,
             pins: None,
         });
-        if self.global_seqno == 0 {
+        let it: Box<dyn InternalIterator> = if self.global_seqno == 0 {
+            it
+        } else {
+            Box::new(GlobalSeqnoIter { inner: it, seqno: self.global_seqno, key: Vec::new() })
+        };
+        if self.pad_ts == 0 {
             return it;
         }
-        Box::new(GlobalSeqnoIter { inner: it, seqno: self.global_seqno, key: Vec::new() })
+        Box::new(super::ts_pad::MinTsIter::new(it, self.pad_ts, super::ts_pad::MinTsMode::Pad))
     }
 
     /// The global seqno of an external file (0: none).

@@ -52,6 +52,7 @@ fn open_with(
         file,
         size,
         TableReaderOptions {
+            timestamps_persisted: true,
             icmp,
             block_cache: cache,
             verify_checksums: true,

@@ -178,6 +178,12 @@ pub struct FileMetaData {
     /// The file's open reader, kept here while the database's table cache is unbounded
     /// (`max_open_files = -1`), as RocksDB's `FileDescriptor::pinned_reader`. Not recorded.
     pub pinned_reader: PinnedReader,
+    /// The timestamp size the MANIFEST leaves out of `smallest` and `largest` (RocksDB's
+    /// `EncodeFileBoundaries`): a file of a family with timestamps whose keys hold none
+    /// (`user_defined_timestamps_persisted` false) keeps its boundaries here with the
+    /// minimum timestamp (the maximum one on a range tombstone's end sentinel) and records
+    /// them without. Set by the engine, which knows the family's comparator; not recorded.
+    pub stripped_ts_size: usize,
     /// Sampled read counts (RocksDB's `FileSampledStats`). Not recorded.
     pub sampled: FileSampledStats,
 }
@@ -302,6 +308,7 @@ impl Default for FileMetaData {
             max_timestamp: Vec::new(),
             file_open_metadata: Vec::new(),
             pinned_reader: PinnedReader::default(),
+            stripped_ts_size: 0,
             sampled: FileSampledStats::default(),
         }
     }
@@ -506,8 +513,13 @@ impl VersionEdit {
         put_varint32(dst, level);
         put_varint64(dst, f.number);
         put_varint64(dst, f.file_size);
-        put_length_prefixed_slice(dst, &f.smallest);
-        put_length_prefixed_slice(dst, &f.largest);
+        if f.stripped_ts_size > 0 && !f.user_defined_timestamps_persisted {
+            put_length_prefixed_slice(dst, &crate::key::strip_ikey_ts(&f.smallest, f.stripped_ts_size));
+            put_length_prefixed_slice(dst, &crate::key::strip_ikey_ts(&f.largest, f.stripped_ts_size));
+        } else {
+            put_length_prefixed_slice(dst, &f.smallest);
+            put_length_prefixed_slice(dst, &f.largest);
+        }
         put_varint64(dst, f.smallest_seqno);
         put_varint64(dst, f.largest_seqno);
         put_field(dst, FIELD_OLDEST_ANCESTER_TIME, &varint64_bytes(f.oldest_ancester_time));

@@ -137,7 +137,7 @@ const MUTABLE_NOT_BUILT: &[&str] = &["block_protection_bytes_per_key"];
 
 /// Column-family options that exist but cannot change while the database is open, besides
 /// the option table's immutable rows.
-const NOT_CHANGEABLE: &[&str] = &["persist_user_defined_timestamps", "cf_paths"];
+const NOT_CHANGEABLE: &[&str] = &["cf_paths"];
 
 /// Applies one RocksDB option to `o` by its row in the option table (see the module comment
 /// for what each does).

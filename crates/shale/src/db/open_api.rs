@@ -44,6 +44,7 @@ pub(crate) fn open<T: ThreadMode>(
             opts.unordered_write,
             opts.two_write_queues,
         )?;
+        o.check_udt_not_persisted(opts.atomic_flush, opts.allow_concurrent_memtable_write)?;
     }
     opts.check_supported()?;
     // RocksDB's DBImpl::ValidateOptions.
@@ -142,7 +143,7 @@ pub(crate) fn open<T: ThreadMode>(
                 current.display()
             )));
         }
-        new_db(&*fs, path, opts.comparator.name())?;
+        new_db(&*fs, path, opts.comparator.name(), opts.persist_user_defined_timestamps)?;
         is_new_db = true;
     } else if config.error_if_exists {
         return Err(Error::invalid_argument(format!("{}: exists (error_if_exists is true)", path.display())));
@@ -607,23 +608,28 @@ pub(crate) fn recovered_cf_states(
     let mut cfs = BTreeMap::new();
     for (id, rc) in &recovered.column_families {
         let Some(d) = descs.iter().find(|d| d.name == rc.name) else { continue };
-        let given = d.options.comparator.name();
+        // RocksDB's VersionEditHandler: the comparator and `persist_user_defined_timestamps`
+        // against what the MANIFEST records (`ValidateUserDefinedTimestampsOptions`).
+        let mut mark_no_udt = false;
         if let Some(stored) = &rc.comparator {
-            if stored != given {
-                return Err(Error::invalid_argument(format!(
-                    "{given}: does not match existing comparator {stored}"
-                )));
-            }
+            mark_no_udt = shale_engine::db::timestamps::validate_udt_options(
+                d.options.comparator.as_ref(),
+                stored,
+                d.options.persist_user_defined_timestamps,
+                rc.persist_user_defined_timestamps.unwrap_or(true),
+            )?;
         }
         let icmp = InternalKeyComparator::new(d.options.comparator.clone());
-        if icmp.timestamp_size() > 0 && rc.persist_user_defined_timestamps == Some(false) {
-            return Err(Error::not_supported(format!(
-                "column family {}: user-defined timestamps not persisted in its files \
-                 (persist_user_defined_timestamps=false)",
-                rc.name
-            )));
-        }
-        let files = rc.files.iter().map(|(l, f)| (*l, Arc::new(f.clone()))).collect::<Vec<_>>();
+        let ts = icmp.timestamp_size();
+        let files = rc
+            .files
+            .iter()
+            .map(|(l, f)| {
+                let mut f = f.clone();
+                shale_engine::db::timestamps::pad_file_boundaries(&mut f, ts, mark_no_udt);
+                (*l, Arc::new(f))
+            })
+            .collect::<Vec<_>>();
         if let Some((l, _)) = files.iter().find(|(l, _)| *l as i32 >= d.options.num_levels) {
             return Err(Error::invalid_argument(format!(
                 "db has more levels than options.num_levels: file at level {l}, num_levels {}",

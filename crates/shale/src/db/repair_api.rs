@@ -20,6 +20,7 @@ impl<T: super::ThreadMode, D: super::DBInner> super::DBCommon<T, D> {
             db_paths: opts.db_paths.clone(),
             cf_paths: opts.cf_paths.clone(),
             comparator: opts.comparator.clone(),
+            persist_user_defined_timestamps: opts.persist_user_defined_timestamps,
         }
         .repair(dir)?;
         // Replay the WALs through the engine and flush them into tables.

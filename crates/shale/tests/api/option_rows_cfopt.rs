@@ -133,6 +133,7 @@ fn compression_options(db: &DB, dir: &Path) -> Vec<String> {
         let size = std::fs::metadata(&f).unwrap().len();
         let file = shale::fs::default_fs().new_random_access_file(&f).unwrap();
         let opts = shale::table::reader::TableReaderOptions {
+            timestamps_persisted: true,
             icmp: shale::key::bytewise_internal_comparator(),
             block_cache: None,
             verify_checksums: true,

@@ -27,6 +27,7 @@ fn open_table(path: &Path) -> Arc<Table> {
     let size = std::fs::metadata(path).unwrap().len();
     let file = shale::fs::default_fs().new_random_access_file(path).unwrap();
     let opts = TableReaderOptions {
+        timestamps_persisted: true,
         icmp: shale::key::bytewise_internal_comparator(),
         block_cache: None,
         verify_checksums: true,

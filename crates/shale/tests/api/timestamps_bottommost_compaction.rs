@@ -38,6 +38,7 @@ fn entries(db: &DB, dir: &Path) -> Vec<(i32, String, u64, u64, u8)> {
         let size = std::fs::metadata(&f).unwrap().len();
         let file = shale::fs::default_fs().new_random_access_file(&f).unwrap();
         let opts = TableReaderOptions {
+            timestamps_persisted: true,
             icmp: InternalKeyComparator::new(Arc::new(U64TsComparator::bytewise())),
             block_cache: None,
             verify_checksums: true,

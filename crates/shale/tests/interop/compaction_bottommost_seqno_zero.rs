@@ -32,6 +32,7 @@ fn entries(db: &DB, dir: &Path) -> Vec<(i32, String, u64, u8)> {
         let size = std::fs::metadata(&f).unwrap().len();
         let file = shale::fs::default_fs().new_random_access_file(&f).unwrap();
         let opts = TableReaderOptions {
+            timestamps_persisted: true,
             icmp: shale::key::bytewise_internal_comparator(),
             block_cache: None,
             verify_checksums: true,

@@ -75,6 +75,7 @@ mod option_rows_fchk;
 mod option_rows_mfst;
 mod option_rows_prot;
 mod option_rows_rtc;
+mod option_rows_ts;
 mod options_file_hash_memtable;
 mod partitioned_coupled_filters;
 mod partitioned_timestamps;

@@ -401,6 +401,7 @@ pub fn table_file(
     let size = std::fs::metadata(f).expect("table file size").len();
     let file = shale::fs::default_fs().new_random_access_file(f).expect("open table file");
     let opts = shale::table::reader::TableReaderOptions {
+        timestamps_persisted: true,
         icmp: shale::key::bytewise_internal_comparator(),
         block_cache: None,
         verify_checksums: true,
