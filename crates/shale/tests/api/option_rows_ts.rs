@@ -64,6 +64,7 @@ fn raw_tables(db: &DB, dir: &Path, with_ts: bool) -> Vec<RawTable> {
             file_name: f.display().to_string(),
             cache_key: shale::cache::OffsetableCacheKey::unique(),
             statistics: None,
+            block_protection_bytes_per_key: 0,
         };
         let t = Table::open(file, size, opts).unwrap();
         let mut it = t.iter(true);
