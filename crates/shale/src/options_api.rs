@@ -1584,7 +1584,11 @@ impl Options {
         self.statistics.as_ref().map(|s| s.to_text())
     }
 
-    /// How much the statistics object collects (no effect without `enable_statistics`).
+    /// How much the statistics object collects (no effect without `enable_statistics`). As
+    /// rust-rocksdb 0.25, whose discriminants RocksDB's C API takes as RocksDB's `StatsLevel`
+    /// (clamped to kAll): `ExceptHistogramOrTimers` sets RocksDB's kExceptTimers (histograms
+    /// but no timings), `ExceptTimers` kExceptDetailedTimers, `ExceptDetailedTimers`
+    /// kExceptTimeForMutex, `ExceptTimeForMutex` and `All` kAll (`statistics.rs`).
     pub fn set_statistics_level(&self, level: StatsLevel) {
         if let Some(s) = &self.statistics {
             s.set_level(level);

@@ -142,10 +142,8 @@ pub(crate) fn log_db_options(log: &super::info_log::InfoLog, o: &crate::Options)
             "@statistics" => {
                 log.header(format_args!("{label}: {}", ptr(o.statistics.as_ref())));
                 if let Some(s) = &o.statistics {
-                    // rust-rocksdb's numbering skips RocksDB's kExceptTickers (= 1 there,
-                    // an alias of kDisableAll in RocksDB 11.8.1's enum): RocksDB's value is
-                    // one less above kDisableAll.
-                    let level = s.level().saturating_sub(1);
+                    // The statistics object holds RocksDB's value (`statistics.rs`).
+                    let level = s.level();
                     log.header(format_args!(
                         "                             Options.statistics stats level: {level}"
                     ));
