@@ -123,6 +123,9 @@ pub struct ReadSettings {
     /// `set_auto_readahead_size` (RocksDB's default true): with an upper bound, reads ahead
     /// stop at the data block that holds it.
     pub auto_readahead_size: bool,
+    /// `set_async_io` (RocksDB's default false): iterators read the next readahead window in
+    /// the background (`table/prefetch.rs`).
+    pub async_io: bool,
 }
 
 impl Default for ReadSettings {
@@ -148,6 +151,7 @@ impl Default for ReadSettings {
             ignore_range_deletions: false,
             readahead_size: 0,
             auto_readahead_size: true,
+            async_io: false,
         }
     }
 }
@@ -164,6 +168,7 @@ impl ReadSettings {
             readahead_size: self.readahead_size,
             for_compaction: false,
             auto_readahead: crate::table::AutoReadahead::default(),
+            async_io: self.async_io,
         }
     }
 

@@ -93,14 +93,10 @@ pub(crate) fn table_factory_options(t: &BlockBasedOptions, cache: Option<&Arc<Bl
     s
 }
 
-/// RocksDB's name of cache `c`: LRUCache, or AutoHyperClockCache (a HyperClockCache that
-/// sizes its table itself, as Shale's clock shards do).
+/// RocksDB's name of cache `c`: LRUCache, AutoHyperClockCache (estimated entry charge 0: a
+/// table that grows) or FixedHyperClockCache.
 pub(crate) fn cache_name(c: &BlockCache) -> &'static str {
-    if c.kind() == crate::cache::CacheKind::Lru {
-        "LRUCache"
-    } else {
-        "AutoHyperClockCache"
-    }
+    c.name()
 }
 
 /// A cache's `GetPrintableOptions` (RocksDB's `ShardedCache` and `LRUCache` lines).
