@@ -2095,8 +2095,13 @@ pub fn why_not_counted(t: Ticker) -> Option<&'static str> {
         BlockChecksumComputeCount | BlockChecksumMismatchCount => {
             "not counted yet: checksums are verified in table/format.rs, which takes no statistics"
         }
-        MultigetCoroutineCount | ReadAsyncMicros | AsyncReadErrorCount | FileSubmitAsyncReadFallback => {
-            "no asynchronous reads in Shale"
+        MultigetCoroutineCount | FileSubmitAsyncReadFallback => {
+            "no asynchronous MultiGet and no io_uring submission in Shale (async_io's background \
+             reads are plain reads on a thread: table/prefetch.rs)"
+        }
+        ReadAsyncMicros | AsyncReadErrorCount => {
+            "not counted yet: async_io's background reads (table/prefetch.rs) count their bytes \
+             and waits, not the time to start one or a failed one (its error fails the read)"
         }
         TableOpenPrefetchTailMiss | TableOpenPrefetchTailHit => "not counted yet (table open reads)",
         TimestampFilterTableChecked | TimestampFilterTableFiltered => {

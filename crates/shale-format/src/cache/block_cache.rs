@@ -421,12 +421,17 @@ impl BlockCache {
         role: u8,
         high_pri: bool,
     ) -> Result<()> {
-        let what = match self.shard(&key).insert(key.clone(), value, charge + self.entry_metadata, role, high_pri) {
-            Insert::Kept | Insert::Dropped => return Ok(()),
-            Insert::NoRoom if self.kind == CacheKind::Lru => "Insert failed due to LRU cache being full.",
-            Insert::NoRoom => "Insert failed because unable to evict entries to stay within capacity limit.",
-            Insert::NoSlot => "Insert failed because unable to evict entries to stay within table occupancy limit.",
-        };
+        let what =
+            match self.shard(&key).insert(key.clone(), value, charge + self.entry_metadata, role, high_pri) {
+                Insert::Kept | Insert::Dropped => return Ok(()),
+                Insert::NoRoom if self.kind == CacheKind::Lru => "Insert failed due to LRU cache being full.",
+                Insert::NoRoom => {
+                    "Insert failed because unable to evict entries to stay within capacity limit."
+                }
+                Insert::NoSlot => {
+                    "Insert failed because unable to evict entries to stay within table occupancy limit."
+                }
+            };
         Err(Error::new(ErrorKind::Aborted, format!("Memory limit reached: {what}")))
     }
 
@@ -808,8 +813,9 @@ mod tests {
         let e = err.expect("a full table of pinned entries refuses");
         assert_eq!(e.kind(), ErrorKind::Aborted);
         assert!(
-            e.to_string()
-                .contains("Insert failed because unable to evict entries to stay within table occupancy limit."),
+            e.to_string().contains(
+                "Insert failed because unable to evict entries to stay within table occupancy limit."
+            ),
             "{e}"
         );
         assert!(held.len() <= 4 * 26);

@@ -215,7 +215,14 @@ impl ClockShard {
 
     /// Sweeps the stripes other than `own`, one lock at a time, until `charge` more bytes fit
     /// and `need` entries (with those `freed` already) were evicted; returns `freed` then.
-    fn evict_others(&self, own: usize, charge: usize, need: usize, mut freed: usize, out: &mut Vec<Value>) -> usize {
+    fn evict_others(
+        &self,
+        own: usize,
+        charge: usize,
+        need: usize,
+        mut freed: usize,
+        out: &mut Vec<Value>,
+    ) -> usize {
         let n = self.stripes.len();
         for k in 1..n {
             if self.fits(charge) && freed >= need {
@@ -355,7 +362,8 @@ impl Shard for ClockShard {
 
     fn erase(&self, key: &Key) -> bool {
         let Some(mut g) = self.stripes[self.stripe_of(key)].write() else { return false };
-        let removed = g.map.get(key).copied().and_then(|i| g.remove(i as usize, &self.usage, &self.occupancy));
+        let removed =
+            g.map.get(key).copied().and_then(|i| g.remove(i as usize, &self.usage, &self.occupancy));
         drop(g);
         removed.is_some()
     }
@@ -424,7 +432,10 @@ mod tests {
         let mut i = 0u64;
         // Fill the shard, then keep inserting: usage never goes over the strict capacity.
         while i < 200 {
-            assert_eq!(shard.insert(Key::Block(f.with_offset(i)), Arc::new(()), entry, 0, false), Insert::Kept);
+            assert_eq!(
+                shard.insert(Key::Block(f.with_offset(i)), Arc::new(()), entry, 0, false),
+                Insert::Kept
+            );
             assert!(shard.usage() <= cap, "{} > {cap}", shard.usage());
             i += 1;
         }

@@ -172,7 +172,13 @@ struct Pending {
 
 impl Pending {
     /// Starts reading `len` bytes at `offset` of `file` on a thread of its own.
-    fn start(file: &Arc<dyn RandomAccessFile>, offset: u64, len: usize, reads: &BlockReads, name: &str) -> Result<Pending> {
+    fn start(
+        file: &Arc<dyn RandomAccessFile>,
+        offset: u64,
+        len: usize,
+        reads: &BlockReads,
+        name: &str,
+    ) -> Result<Pending> {
         let file = file.clone();
         let reads = *reads;
         let what = name.to_string();
@@ -375,8 +381,9 @@ impl Readahead {
         let end = offset + len as u64;
         let mut prefetched = false;
         if end > b.offset + b.filled as u64 && async_io {
-            // The bytes read in the background, if they are the ones the scan reached.
-            b.take_pending(offset, stats)?;
+            // The bytes read in the background, if they are the ones the scan reached: a
+            // read ahead, so the readahead grows as after a synchronous one.
+            prefetched = b.take_pending(offset, stats)?;
         }
         if end > b.offset + b.filled as u64 {
             if b.readahead_size == 0 {
@@ -416,10 +423,14 @@ impl Readahead {
             }
             let file_size = b.file_size.get_or_insert_with(|| file.size().unwrap_or(u64::MAX));
             n = n.min(file_size.saturating_sub(at));
+            // A thread that cannot start leaves the bytes to the next synchronous read, as
+            // RocksDB falls back to a synchronous read where asynchronous I/O is not supported.
             if n > 0 && b.filled > 0 {
-                b.pending = Some(Pending::start(file, at, n as usize, reads, name)?);
-                if b.user_scan {
-                    crate::statistics::record_tick(stats, Ticker::PrefetchBytes, n);
+                if let Ok(p) = Pending::start(file, at, n as usize, reads, name) {
+                    b.pending = Some(p);
+                    if b.user_scan {
+                        crate::statistics::record_tick(stats, Ticker::PrefetchBytes, n);
+                    }
                 }
             }
         }
@@ -444,13 +455,13 @@ impl PrefetchBuffer {
     /// The background read, when the block at `offset` starts inside its bytes or the
     /// buffer's: waits for it (`rocksdb.poll.wait.micros`), and the buffer becomes its own
     /// bytes from `offset` on followed by the read's. Otherwise the read is left alone.
-    fn take_pending(&mut self, offset: u64, stats: Option<&Statistics>) -> Result<()> {
+    fn take_pending(&mut self, offset: u64, stats: Option<&Statistics>) -> Result<bool> {
         let held_end = self.offset + self.filled as u64;
-        let Some(p) = self.pending.as_ref() else { return Ok(()) };
+        let Some(p) = self.pending.as_ref() else { return Ok(false) };
         if p.offset != held_end || offset < self.offset || offset >= p.offset + p.len as u64 {
-            return Ok(());
+            return Ok(false);
         }
-        let Some(p) = self.pending.take() else { return Ok(()) };
+        let Some(p) = self.pending.take() else { return Ok(false) };
         let data = {
             let _t = StopWatch::new(stats, Histogram::PollWaitMicros);
             p.wait()?
@@ -468,7 +479,7 @@ impl PrefetchBuffer {
         self.data[kept..total].copy_from_slice(&data[skip..]);
         self.offset = offset;
         self.filled = total;
-        Ok(())
+        Ok(true)
     }
 
     /// RocksDB's `IsEligibleForPrefetch`.

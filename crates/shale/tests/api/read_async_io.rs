@@ -49,5 +49,7 @@ fn a_long_scan_with_async_io_reads_ahead_in_the_background() {
     }
     let text = o.get_statistics().unwrap();
     assert!(text.contains("\nrocksdb.prefetched.bytes.discarded P50 : "), "{text}");
-    assert!(!text.contains("\nrocksdb.async.read.bytes P50 : 0.000000 P95 : 0.000000 P99 : 0.000000 P100 : 0.000000 COUNT : 0 "));
+    assert!(!text.contains(
+        "\nrocksdb.async.read.bytes P50 : 0.000000 P95 : 0.000000 P99 : 0.000000 P100 : 0.000000 COUNT : 0 "
+    ));
 }

@@ -116,7 +116,8 @@ fn table_factory_block(dir: &Path) -> Vec<String> {
 #[test]
 fn default_block_cache_is_rocksdb_11s_auto_hyper_clock_cache() {
     let tmp = tempfile::tempdir().unwrap();
-    let Some((theirs, ours)) = both_logs("default_block_cache_is_rocksdb_11s_auto_hyper_clock_cache", tmp.path())
+    let Some((theirs, ours)) =
+        both_logs("default_block_cache_is_rocksdb_11s_auto_hyper_clock_cache", tmp.path())
     else {
         return;
     };
