@@ -1618,7 +1618,7 @@ impl Statistics {
     /// Adds `n` to `ticker` (RocksDB's `RecordTick`).
     #[inline]
     pub fn record_tick(&self, ticker: Ticker, n: u64) {
-        if self.level() <= rocks_level::EXCEPT_TICKERS {
+        if self.level() == rocks_level::EXCEPT_TICKERS {
             return;
         }
         self.shard().tickers[ticker as usize].fetch_add(n, Ordering::Relaxed);
@@ -1628,7 +1628,7 @@ impl Statistics {
     /// counts are skipped (the write and read paths count four to six tickers each).
     #[inline]
     pub fn record_ticks(&self, ticks: &[(Ticker, u64)]) {
-        if self.level() <= rocks_level::EXCEPT_TICKERS {
+        if self.level() == rocks_level::EXCEPT_TICKERS {
             return;
         }
         let shard = self.shard();
@@ -1676,7 +1676,7 @@ impl Statistics {
     #[inline]
     pub fn record_write(&self, started: Option<u64>, group: Option<WriteGroupCounts>) {
         let level = self.level();
-        if level <= rocks_level::EXCEPT_TICKERS {
+        if level == rocks_level::EXCEPT_TICKERS {
             return;
         }
         let shard = self.shard();
@@ -1711,7 +1711,7 @@ impl Statistics {
     #[inline]
     pub fn record_get(&self, started: Option<u64>, found: u64) {
         let level = self.level();
-        if level <= rocks_level::EXCEPT_TICKERS {
+        if level == rocks_level::EXCEPT_TICKERS {
             return;
         }
         let shard = self.shard();

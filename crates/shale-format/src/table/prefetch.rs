@@ -741,7 +741,7 @@ mod tests {
         assert_eq!(it.key(), &key(n - 10)[..]);
         it.seek(&key(5));
         assert_eq!(it.key(), &key(5)[..]);
-        assert_eq!(it.value(), format!("value 5 ").repeat(12).as_bytes());
+        assert_eq!(it.value(), "value 5 ".repeat(12).as_bytes());
         drop(it);
         rec.take();
         // The read after the first blocks was thrown away by the seek near the end (whose

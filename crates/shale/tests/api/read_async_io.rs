@@ -7,7 +7,9 @@
 use shale::statistics::{Histogram, Ticker};
 use shale::{Options, ReadOptions, DB};
 
-fn scan(db: &DB, async_io: bool, readahead: usize) -> Vec<(Box<[u8]>, Box<[u8]>)> {
+type Entries = Vec<(Box<[u8]>, Box<[u8]>)>;
+
+fn scan(db: &DB, async_io: bool, readahead: usize) -> Entries {
     let mut r = ReadOptions::default();
     r.set_async_io(async_io);
     r.set_readahead_size(readahead);
