@@ -130,6 +130,9 @@ pub struct ReadSettings {
     /// iterator was the last to hold are deleted by the thread dropping it (false) or by a
     /// flush-pool thread (true; `db/obsolete.rs::reader_released`).
     pub background_purge_on_iterator_cleanup: bool,
+    /// `set_async_io` (RocksDB's default false): iterators read the next readahead window in
+    /// the background (`table/prefetch.rs`).
+    pub async_io: bool,
 }
 
 impl Default for ReadSettings {
@@ -156,6 +159,7 @@ impl Default for ReadSettings {
             readahead_size: 0,
             auto_readahead_size: true,
             background_purge_on_iterator_cleanup: false,
+            async_io: false,
         }
     }
 }
@@ -172,6 +176,7 @@ impl ReadSettings {
             readahead_size: self.readahead_size,
             for_compaction: false,
             auto_readahead: crate::table::AutoReadahead::default(),
+            async_io: self.async_io,
         }
     }
 

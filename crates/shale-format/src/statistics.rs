@@ -17,9 +17,20 @@
 //!
 //! # Levels
 //!
-//! As RocksDB's `StatsLevel`: tickers count above `kExceptTickers`, histograms above
-//! `kExceptHistogramOrTimers`, timings (the `*.micros` histograms) above `kExceptTimers`. The
-//! default level is `kExceptDetailedTimers`, RocksDB's.
+//! The object keeps RocksDB 11.8.1's `StatsLevel` value ([`rocks_level`]: kDisableAll =
+//! kExceptTickers = 0, kExceptHistogramOrTimers = 1, kExceptTimers = 2, kExceptDetailedTimers
+//! = 3, kExceptTimeForMutex = 4, kAll = 5), and gates as RocksDB does: tickers count above
+//! kExceptTickers, histograms above kExceptHistogramOrTimers, timings (the `*.micros`
+//! histograms) above kExceptTimers, the DB mutex's waits above kExceptTimeForMutex. The
+//! default is kExceptDetailedTimers (3), RocksDB's.
+//!
+//! rust-rocksdb 0.25's [`StatsLevel`] is numbered differently (DisableAll = 0, then 2..=6: it
+//! skips 1), and its `set_statistics_level` hands the discriminant to RocksDB's C API
+//! `rocksdb_options_set_statistics_level`, which clamps it to 0..=5 and casts it to RocksDB's
+//! enum. So under rust-rocksdb `ExceptHistogramOrTimers` (2) sets RocksDB's kExceptTimers,
+//! `ExceptTimers` (3) kExceptDetailedTimers, `ExceptDetailedTimers` (4) kExceptTimeForMutex,
+//! and `ExceptTimeForMutex` (5) and `All` (6) both kAll; [`Statistics::set_level`] does the
+//! same, and the LOG prints the value RocksDB holds.
 //!
 //! # Text
 //!
@@ -45,8 +56,9 @@ impl std::fmt::Display for NameParseError {
 
 impl std::error::Error for NameParseError {}
 
-/// How much the statistics object collects, as rust-rocksdb's `StatsLevel` (the values are
-/// RocksDB's; RocksDB's `kExceptTickers` = 1 has no name in rust-rocksdb).
+/// How much the statistics object collects, as rust-rocksdb 0.25's `StatsLevel`, with its
+/// discriminants (one above RocksDB 11.8.1's numbering past DisableAll: see the module
+/// comment for the level each one sets).
 #[derive(Debug, Copy, Clone, PartialEq, Eq)]
 #[repr(u8)]
 pub enum StatsLevel {
@@ -56,6 +68,26 @@ pub enum StatsLevel {
     ExceptDetailedTimers,
     ExceptTimeForMutex,
     All,
+}
+
+/// RocksDB 11.8.1's `StatsLevel` values (`include/rocksdb/statistics.h`), which the
+/// statistics object holds.
+pub mod rocks_level {
+    pub const DISABLE_ALL: u8 = 0;
+    pub const EXCEPT_TICKERS: u8 = DISABLE_ALL;
+    pub const EXCEPT_HISTOGRAM_OR_TIMERS: u8 = 1;
+    pub const EXCEPT_TIMERS: u8 = 2;
+    pub const EXCEPT_DETAILED_TIMERS: u8 = 3;
+    pub const EXCEPT_TIME_FOR_MUTEX: u8 = 4;
+    pub const ALL: u8 = 5;
+}
+
+impl StatsLevel {
+    /// The RocksDB level rust-rocksdb 0.25's `set_statistics_level(self)` sets: the
+    /// discriminant, clamped to RocksDB's range as `rocksdb_options_set_statistics_level`.
+    pub fn rocksdb_level(self) -> u8 {
+        (self as u8).min(rocks_level::ALL)
+    }
 }
 
 /// A histogram's summary, as rust-rocksdb's `HistogramData` (RocksDB's `HistogramData`).
@@ -1562,16 +1594,18 @@ impl Statistics {
         let cores = std::thread::available_parallelism().map_or(4, |n| n.get());
         let shards = cores.next_power_of_two().clamp(1, 64);
         Statistics {
-            level: AtomicU8::new(StatsLevel::ExceptDetailedTimers as u8),
+            level: AtomicU8::new(rocks_level::EXCEPT_DETAILED_TIMERS),
             mask: shards - 1,
             shards: (0..shards).map(|_| Shard::new()).collect(),
         }
     }
 
+    /// rust-rocksdb's `set_statistics_level`: RocksDB's level [`StatsLevel::rocksdb_level`].
     pub fn set_level(&self, level: StatsLevel) {
-        self.level.store(level as u8, Ordering::Relaxed);
+        self.level.store(level.rocksdb_level(), Ordering::Relaxed);
     }
 
+    /// RocksDB's `get_stats_level()`: a [`rocks_level`] value.
     pub fn level(&self) -> u8 {
         self.level.load(Ordering::Relaxed)
     }
@@ -1584,7 +1618,7 @@ impl Statistics {
     /// Adds `n` to `ticker` (RocksDB's `RecordTick`).
     #[inline]
     pub fn record_tick(&self, ticker: Ticker, n: u64) {
-        if self.level() <= 1 {
+        if self.level() == rocks_level::EXCEPT_TICKERS {
             return;
         }
         self.shard().tickers[ticker as usize].fetch_add(n, Ordering::Relaxed);
@@ -1594,7 +1628,7 @@ impl Statistics {
     /// counts are skipped (the write and read paths count four to six tickers each).
     #[inline]
     pub fn record_ticks(&self, ticks: &[(Ticker, u64)]) {
-        if self.level() <= 1 {
+        if self.level() == rocks_level::EXCEPT_TICKERS {
             return;
         }
         let shard = self.shard();
@@ -1608,7 +1642,7 @@ impl Statistics {
     /// Adds a sample to a histogram (RocksDB's `RecordInHistogram`).
     #[inline]
     pub fn record_in_histogram(&self, h: Histogram, value: u64) {
-        if self.level() <= StatsLevel::ExceptHistogramOrTimers as u8 {
+        if self.level() <= rocks_level::EXCEPT_HISTOGRAM_OR_TIMERS {
             return;
         }
         self.shard().hists[h as usize].add(value);
@@ -1617,7 +1651,7 @@ impl Statistics {
     /// True when timings are recorded (above `kExceptTimers`): callers read the clock only then.
     #[inline]
     pub fn timers_enabled(&self) -> bool {
-        self.level() > StatsLevel::ExceptTimers as u8
+        self.level() > rocks_level::EXCEPT_TIMERS
     }
 
     /// Adds a timing to a histogram (RocksDB's `reportTimeToHistogram`).
@@ -1642,7 +1676,7 @@ impl Statistics {
     #[inline]
     pub fn record_write(&self, started: Option<u64>, group: Option<WriteGroupCounts>) {
         let level = self.level();
-        if level <= 1 {
+        if level == rocks_level::EXCEPT_TICKERS {
             return;
         }
         let shard = self.shard();
@@ -1658,7 +1692,7 @@ impl Statistics {
                 t[Ticker::WriteWithWal as usize].fetch_add(g.writers, Ordering::Relaxed);
                 t[Ticker::WalFileBytes as usize].fetch_add(g.bytes, Ordering::Relaxed);
             }
-            if level > StatsLevel::ExceptHistogramOrTimers as u8 {
+            if level > rocks_level::EXCEPT_HISTOGRAM_OR_TIMERS {
                 shard.hists[Histogram::BytesPerWrite as usize].add(g.bytes);
             }
         }
@@ -1677,7 +1711,7 @@ impl Statistics {
     #[inline]
     pub fn record_get(&self, started: Option<u64>, found: u64) {
         let level = self.level();
-        if level <= 1 {
+        if level == rocks_level::EXCEPT_TICKERS {
             return;
         }
         let shard = self.shard();
@@ -1685,7 +1719,7 @@ impl Statistics {
         if found != 0 {
             shard.tickers[Ticker::BytesRead as usize].fetch_add(found, Ordering::Relaxed);
         }
-        if level > StatsLevel::ExceptHistogramOrTimers as u8 {
+        if level > rocks_level::EXCEPT_HISTOGRAM_OR_TIMERS {
             shard.hists[Histogram::BytesPerRead as usize].add(found);
         }
         // The level was checked when the clock was read (as RocksDB's StopWatch does).
@@ -2062,8 +2096,13 @@ pub fn why_not_counted(t: Ticker) -> Option<&'static str> {
         BlockChecksumComputeCount | BlockChecksumMismatchCount => {
             "not counted yet: checksums are verified in table/format.rs, which takes no statistics"
         }
-        MultigetCoroutineCount | ReadAsyncMicros | AsyncReadErrorCount | FileSubmitAsyncReadFallback => {
-            "no asynchronous reads in Shale"
+        MultigetCoroutineCount | FileSubmitAsyncReadFallback => {
+            "no asynchronous MultiGet and no io_uring submission in Shale (async_io's background \
+             reads are plain reads on a thread: table/prefetch.rs)"
+        }
+        ReadAsyncMicros | AsyncReadErrorCount => {
+            "not counted yet: async_io's background reads (table/prefetch.rs) count their bytes \
+             and waits, not the time to start one or a failed one (its error fails the read)"
         }
         TableOpenPrefetchTailMiss | TableOpenPrefetchTailHit => "not counted yet (table open reads)",
         TimestampFilterTableChecked | TimestampFilterTableFiltered => {
@@ -2309,22 +2348,36 @@ mod tests {
     #[test]
     fn levels_gate_tickers_histograms_and_timers() {
         let s = Statistics::new();
+        assert_eq!(s.level(), rocks_level::EXCEPT_DETAILED_TIMERS, "RocksDB's default");
         s.set_level(StatsLevel::DisableAll);
-        s.record_tick(Ticker::BytesRead, 5);
-        assert_eq!(s.ticker_count(Ticker::BytesRead), 0);
-        s.set_level(StatsLevel::ExceptHistogramOrTimers);
+        assert_eq!(s.level(), rocks_level::DISABLE_ALL);
         s.record_tick(Ticker::BytesRead, 5);
         s.record_in_histogram(Histogram::BytesPerRead, 5);
-        assert_eq!(s.ticker_count(Ticker::BytesRead), 5);
+        assert_eq!(s.ticker_count(Ticker::BytesRead), 0);
         assert_eq!(s.histogram_data(Histogram::BytesPerRead).count(), 0);
-        s.set_level(StatsLevel::ExceptTimers);
+        // rust-rocksdb's ExceptHistogramOrTimers is 2: RocksDB's kExceptTimers, so histograms
+        // are recorded and timings are not.
+        s.set_level(StatsLevel::ExceptHistogramOrTimers);
+        assert_eq!(s.level(), rocks_level::EXCEPT_TIMERS);
+        s.record_tick(Ticker::BytesRead, 5);
         s.record_in_histogram(Histogram::BytesPerRead, 5);
         s.report_time(Histogram::DbGet, 5);
+        assert_eq!(s.ticker_count(Ticker::BytesRead), 5);
         assert_eq!(s.histogram_data(Histogram::BytesPerRead).count(), 1);
         assert_eq!(s.histogram_data(Histogram::DbGet).count(), 0);
-        s.set_level(StatsLevel::ExceptDetailedTimers);
+        assert!(!s.timers_enabled());
+        // ExceptTimers is 3: RocksDB's kExceptDetailedTimers, so timings are recorded.
+        s.set_level(StatsLevel::ExceptTimers);
+        assert_eq!(s.level(), rocks_level::EXCEPT_DETAILED_TIMERS);
         s.report_time(Histogram::DbGet, 5);
         assert_eq!(s.histogram_data(Histogram::DbGet).count(), 1);
+        s.set_level(StatsLevel::ExceptDetailedTimers);
+        assert_eq!(s.level(), rocks_level::EXCEPT_TIME_FOR_MUTEX);
+        // ExceptTimeForMutex (5) and All (6, clamped) are both RocksDB's kAll.
+        s.set_level(StatsLevel::ExceptTimeForMutex);
+        assert_eq!(s.level(), rocks_level::ALL);
+        s.set_level(StatsLevel::All);
+        assert_eq!(s.level(), rocks_level::ALL);
         s.reset();
         assert_eq!(s.ticker_count(Ticker::BytesRead), 0);
         assert_eq!(s.histogram_data(Histogram::DbGet).count(), 0);

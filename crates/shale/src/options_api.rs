@@ -466,11 +466,13 @@ impl Cache {
     }
 
     /// RocksDB's HyperClockCache: CLOCK eviction, lookups under a shared lock
-    /// (`cache/clock.rs`). `estimated_entry_charge` sizes RocksDB's fixed slot table; Shale's
-    /// tables grow as they fill, so it changes nothing here.
+    /// (`cache/clock.rs`). `estimated_entry_charge` 0 makes RocksDB's AutoHyperClockCache,
+    /// whose table grows with its entries; above 0 a FixedHyperClockCache, whose shards' slot
+    /// tables are sized from their capacity and the estimate (RocksDB's `CalcHashBits`) and
+    /// hold at most 84% of their slots in entries: a large estimate bounds the number of
+    /// entries below what the capacity would hold of small ones.
     pub fn new_hyper_clock_cache(capacity: usize, estimated_entry_charge: usize) -> Cache {
-        let _ = estimated_entry_charge;
-        Cache(std::sync::Arc::new(crate::cache::BlockCache::new_hyper_clock(capacity, -1, false)))
+        Self::new_hyper_clock_cache_with_shard_bits(capacity, estimated_entry_charge, -1)
     }
 
     /// `new_hyper_clock_cache` with RocksDB's `HyperClockCacheOptions::num_shard_bits` (negative:
@@ -480,8 +482,13 @@ impl Cache {
         estimated_entry_charge: usize,
         num_shard_bits: i32,
     ) -> Cache {
-        let _ = estimated_entry_charge;
-        Cache(std::sync::Arc::new(crate::cache::BlockCache::new_hyper_clock(capacity, num_shard_bits, false)))
+        let opts = crate::cache::HyperClockOptions {
+            capacity,
+            estimated_entry_charge,
+            num_shard_bits,
+            strict_capacity_limit: false,
+        };
+        Cache(std::sync::Arc::new(crate::cache::BlockCache::new_hyper_clock_opts(&opts)))
     }
 
     /// Changes the capacity of this cache in place: every database and clone sharing it
@@ -805,8 +812,16 @@ impl ReadOptions {
         self.pin_data = v;
     }
 
+    /// RocksDB's `async_io` (default false): an iterator's readahead in a table (fixed
+    /// `readahead_size` or the implicit auto readahead) is split in two halves, as RocksDB's
+    /// two prefetch buffers: the block and the first half are read, and the next half is read
+    /// in the background through the file system while the scan consumes the first
+    /// (`table/prefetch.rs`). Counted as RocksDB does: `rocksdb.async.read.bytes` for each
+    /// background read, `rocksdb.prefetched.bytes.discarded` for what an iterator read ahead
+    /// and never used, `rocksdb.async.prefetch.abort.micros` for the wait on a background read
+    /// an iterator no longer needs. The same keys and values are returned either way.
     pub fn set_async_io(&mut self, v: bool) {
-        let _ = v;
+        self.async_io = v;
     }
 
     /// The read timestamp of a column family with user-defined timestamps: reads see, per
@@ -1599,7 +1614,11 @@ impl Options {
         self.statistics.as_ref().map(|s| s.to_text())
     }
 
-    /// How much the statistics object collects (no effect without `enable_statistics`).
+    /// How much the statistics object collects (no effect without `enable_statistics`). As
+    /// rust-rocksdb 0.25, whose discriminants RocksDB's C API takes as RocksDB's `StatsLevel`
+    /// (clamped to kAll): `ExceptHistogramOrTimers` sets RocksDB's kExceptTimers (histograms
+    /// but no timings), `ExceptTimers` kExceptDetailedTimers, `ExceptDetailedTimers`
+    /// kExceptTimeForMutex, `ExceptTimeForMutex` and `All` kAll (`statistics.rs`).
     pub fn set_statistics_level(&self, level: StatsLevel) {
         if let Some(s) = &self.statistics {
             s.set_level(level);

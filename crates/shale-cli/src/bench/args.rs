@@ -104,9 +104,9 @@ pub struct BenchArgs {
     /// Block cache size in bytes (db_bench 11.8.1's default: 32 MiB; 7.x had 8 MiB).
     #[arg(long, default_value_t = 32 << 20, allow_negative_numbers = true)]
     pub cache_size: i64,
-    /// Type of block cache: hyper_clock_cache (db_bench 11.8.1's default; also
-    /// auto_hyper_clock_cache, fixed_hyper_clock_cache: the same clock cache in Shale), or
-    /// lru_cache.
+    /// Type of block cache: hyper_clock_cache (db_bench 11.8.1's default) or
+    /// auto_hyper_clock_cache (both an AutoHyperClockCache), fixed_hyper_clock_cache (a
+    /// FixedHyperClockCache, `--block_size` its estimated entry charge), or lru_cache.
     #[arg(long, default_value = "hyper_clock_cache")]
     pub cache_type: String,
     /// The block cache has 2^cache_numshardbits shards; negative: RocksDB's default.

@@ -150,9 +150,15 @@ pub fn options(a: &BenchArgs) -> Result<Options, String> {
                 lo.set_high_pri_pool_ratio(a.cache_high_pri_pool_ratio);
                 Cache::new_lru_cache_opts(&lo)
             }
-            "hyper_clock_cache" | "auto_hyper_clock_cache" | "fixed_hyper_clock_cache" => {
+            "hyper_clock_cache" | "auto_hyper_clock_cache" => {
                 Cache::new_hyper_clock_cache_with_shard_bits(cap, 0, a.cache_numshardbits)
             }
+            // db_bench: the block size is the estimated entry charge.
+            "fixed_hyper_clock_cache" => Cache::new_hyper_clock_cache_with_shard_bits(
+                cap,
+                usize::try_from(a.block_size).unwrap_or(0),
+                a.cache_numshardbits,
+            ),
             other => return Err(format!("cache_type {other}: not built (lru_cache, hyper_clock_cache)")),
         };
         t.set_block_cache(&cache);

@@ -510,12 +510,12 @@ impl DbInner {
     pub fn lock_state(&self) -> DbGuard<'_> {
         // RocksDB's db_mutex_lock_nanos (timed only at PerfStatsLevel::EnableTime).
         let _p = shale_format::perf::PerfTimer::for_mutex(shale_format::perf::Field::DbMutexLockNanos);
-        // RocksDB's InstrumentedMutex: DB_MUTEX_WAIT_MICROS only at StatsLevel::All.
+        // RocksDB's InstrumentedMutex: DB_MUTEX_WAIT_MICROS only above kExceptTimeForMutex.
         let mut g = if let Some(s) = self
             .config
             .statistics
             .as_deref()
-            .filter(|s| s.level() == crate::statistics::StatsLevel::All as u8)
+            .filter(|s| s.level() > crate::statistics::rocks_level::EXCEPT_TIME_FOR_MUTEX)
         {
             let t = std::time::Instant::now();
             let g = self.lock_db_mutex();

@@ -47,7 +47,7 @@ use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use super::clock::ClockShard;
+use super::clock::{ClockShard, FixedTable};
 use super::entry_stats::{Collector, EntryStats, ScanHook, Walkable, DATA_BLOCK};
 use super::lru::LruShard;
 use crate::error::{Error, ErrorKind, Result};
@@ -190,11 +190,25 @@ impl BuildHasher for FxBuild {
     }
 }
 
+/// What a shard did with an insert.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Insert {
+    /// The entry is in the cache.
+    Kept,
+    /// Not kept, and no error: a fixed clock table whose entries are all pinned, under a
+    /// limit that is not strict (as if inserted and evicted at once).
+    Dropped,
+    /// Refused under the strict limit: no room within the capacity.
+    NoRoom,
+    /// Refused under the strict limit: no slot within a fixed table's occupancy limit.
+    NoSlot,
+}
+
 /// One shard of a cache: the operations the LRU and clock shards share.
 pub trait Shard: Send + Sync {
     fn lookup(&self, key: &Key) -> Option<Value>;
-    /// False when the entry does not fit and the limit is strict (nothing was inserted).
-    fn insert(&self, key: Key, value: Value, charge: usize, role: u8, high_pri: bool) -> bool;
+    /// Nothing is inserted unless the outcome is `Kept`.
+    fn insert(&self, key: Key, value: Value, charge: usize, role: u8, high_pri: bool) -> Insert;
     /// Removes `key`'s entry; true when there was one.
     fn erase(&self, key: &Key) -> bool;
     fn usage(&self) -> usize;
@@ -247,9 +261,26 @@ fn default_shard_bits(capacity: usize, min_shard_size: usize) -> u32 {
     }
 }
 
+/// RocksDB's `HyperClockCacheOptions` (the fields Shale builds).
+#[derive(Debug, Clone, Default)]
+pub struct HyperClockOptions {
+    pub capacity: usize,
+    /// 0: an AutoHyperClockCache (its table grows); above 0: a FixedHyperClockCache, whose
+    /// slot table is sized from each shard's capacity and this estimate of an entry's charge.
+    pub estimated_entry_charge: usize,
+    /// < 0: RocksDB's default (shards of at least 32 MiB, at most 64 shards).
+    pub num_shard_bits: i32,
+    pub strict_capacity_limit: bool,
+}
+
 /// The block cache. Cheap to share behind an `Arc`.
 pub struct BlockCache {
     kind: CacheKind,
+    /// A HyperClockCache's `estimated_entry_charge` (0: automatic table; always 0 for LRU).
+    estimated_entry_charge: usize,
+    /// Bytes charged per entry besides its own charge: [`ENTRY_METADATA`], or 0 for a fixed
+    /// clock table, whose slots are charged once, up front.
+    entry_metadata: usize,
     shards: Vec<Box<dyn Shard>>,
     shard_bits: u32,
     /// Bytes; changed in place by `set_capacity`, so every holder of the cache sees it.
@@ -291,20 +322,39 @@ impl BlockCache {
         Self::with_shards(CacheKind::Lru, shards, bits, opts.capacity, opts.strict_capacity_limit, ratio)
     }
 
-    /// RocksDB's `HyperClockCacheOptions(capacity, estimated_entry_charge).MakeSharedCache()`:
-    /// the estimate only sizes RocksDB's fixed table, which Shale's clock shards grow as they
-    /// fill, so it changes no behaviour here.
+    /// An AutoHyperClockCache: RocksDB's `HyperClockCacheOptions(capacity, 0)`.
     pub fn new_hyper_clock(capacity_bytes: usize, num_shard_bits: i32, strict: bool) -> Self {
-        let bits = if num_shard_bits < 0 {
-            default_shard_bits(capacity_bytes, 32 * 1024 * 1024)
+        Self::new_hyper_clock_opts(&HyperClockOptions {
+            capacity: capacity_bytes,
+            estimated_entry_charge: 0,
+            num_shard_bits,
+            strict_capacity_limit: strict,
+        })
+    }
+
+    /// RocksDB's `HyperClockCacheOptions::MakeSharedCache`: an AutoHyperClockCache when the
+    /// estimated entry charge is 0, else a FixedHyperClockCache whose shards each hold at most
+    /// their table's occupancy limit of entries (`clock.rs`).
+    pub fn new_hyper_clock_opts(opts: &HyperClockOptions) -> Self {
+        let bits = if opts.num_shard_bits < 0 {
+            default_shard_bits(opts.capacity, 32 * 1024 * 1024)
         } else {
-            (num_shard_bits as u32).min(19)
+            (opts.num_shard_bits as u32).min(19)
         };
         let n = 1usize << bits;
+        let shard_capacity = per_shard(opts.capacity, n);
+        let est = opts.estimated_entry_charge;
+        let fixed = (est > 0).then(|| FixedTable::new(shard_capacity, est));
+        let strict = opts.strict_capacity_limit;
         let shards = (0..n)
-            .map(|_| Box::new(ClockShard::new(per_shard(capacity_bytes, n), strict)) as Box<dyn Shard>)
+            .map(|_| Box::new(ClockShard::new(shard_capacity, strict, fixed)) as Box<dyn Shard>)
             .collect();
-        Self::with_shards(CacheKind::HyperClock, shards, bits, capacity_bytes, strict, 0.0)
+        let mut c = Self::with_shards(CacheKind::HyperClock, shards, bits, opts.capacity, strict, 0.0);
+        c.estimated_entry_charge = est;
+        if est > 0 {
+            c.entry_metadata = 0;
+        }
+        c
     }
 
     fn with_shards(
@@ -317,6 +367,8 @@ impl BlockCache {
     ) -> Self {
         BlockCache {
             kind,
+            estimated_entry_charge: 0,
+            entry_metadata: ENTRY_METADATA,
             shards,
             shard_bits,
             capacity: AtomicUsize::new(capacity),
@@ -330,6 +382,21 @@ impl BlockCache {
 
     pub fn kind(&self) -> CacheKind {
         self.kind
+    }
+
+    /// A HyperClockCache's `estimated_entry_charge` (0: an automatic table, or LRU).
+    pub fn estimated_entry_charge(&self) -> usize {
+        self.estimated_entry_charge
+    }
+
+    /// RocksDB's `Cache::Name()` of this cache: LRUCache, AutoHyperClockCache or
+    /// FixedHyperClockCache.
+    pub fn name(&self) -> &'static str {
+        match self.kind {
+            CacheKind::Lru => "LRUCache",
+            CacheKind::HyperClock if self.estimated_entry_charge > 0 => "FixedHyperClockCache",
+            CacheKind::HyperClock => "AutoHyperClockCache",
+        }
     }
 
     fn shard(&self, key: &Key) -> &dyn Shard {
@@ -354,15 +421,17 @@ impl BlockCache {
         role: u8,
         high_pri: bool,
     ) -> Result<()> {
-        if self.shard(&key).insert(key.clone(), value, charge + ENTRY_METADATA, role, high_pri) {
-            return Ok(());
-        }
-        let what = match self.kind {
-            CacheKind::Lru => "Insert failed due to LRU cache being full.",
-            CacheKind::HyperClock => {
-                "Insert failed because unable to evict entries to stay within capacity limit."
-            }
-        };
+        let what =
+            match self.shard(&key).insert(key.clone(), value, charge + self.entry_metadata, role, high_pri) {
+                Insert::Kept | Insert::Dropped => return Ok(()),
+                Insert::NoRoom if self.kind == CacheKind::Lru => "Insert failed due to LRU cache being full.",
+                Insert::NoRoom => {
+                    "Insert failed because unable to evict entries to stay within capacity limit."
+                }
+                Insert::NoSlot => {
+                    "Insert failed because unable to evict entries to stay within table occupancy limit."
+                }
+            };
         Err(Error::new(ErrorKind::Aborted, format!("Memory limit reached: {what}")))
     }
 
@@ -515,11 +584,8 @@ impl BlockCache {
 
 impl Walkable for BlockCache {
     fn id(&self) -> String {
-        let name = match self.kind {
-            CacheKind::Lru => "LRUCache",
-            CacheKind::HyperClock => "HyperClockCache",
-        };
-        format!("{name}@{:p}#{}", self as *const Self, std::process::id())
+        // RocksDB's `CacheEntryRoleStats::BeginCollection`: Name()@address#pid.
+        format!("{}@{:p}#{}", self.name(), self as *const Self, std::process::id())
     }
 
     fn capacity(&self) -> u64 {
@@ -697,6 +763,62 @@ mod tests {
                 .unwrap();
         }
         assert!(c.lookup(&k0).is_none());
+    }
+
+    /// `estimated_entry_charge` picks RocksDB's cache: 0 an AutoHyperClockCache, above 0 a
+    /// FixedHyperClockCache whose shards hold at most their table's occupancy limit of
+    /// entries (4 shards of 1 MiB with a 64 KiB estimate: 26 each), entries charged without
+    /// per-entry metadata; under the strict limit a full table of pinned entries refuses with
+    /// RocksDB's message.
+    #[test]
+    fn estimated_entry_charge_makes_a_fixed_table() {
+        let opts = |est, strict| HyperClockOptions {
+            capacity: 4 << 20,
+            estimated_entry_charge: est,
+            num_shard_bits: 2,
+            strict_capacity_limit: strict,
+        };
+        let auto = BlockCache::new_hyper_clock_opts(&opts(0, false));
+        assert_eq!((auto.name(), auto.usage()), ("AutoHyperClockCache", 0));
+        let fixed = BlockCache::new_hyper_clock_opts(&opts(64 << 10, false));
+        assert_eq!((fixed.name(), fixed.estimated_entry_charge()), ("FixedHyperClockCache", 64 << 10));
+        assert_eq!(fixed.usage(), 4 * 2048, "four tables of 32 slots");
+        let f = OffsetableCacheKey::unique();
+        let entries = |c: &BlockCache| {
+            let mut n = 0;
+            c.for_each_entry(&mut |_, _| n += 1);
+            n
+        };
+        for i in 0..1000 {
+            auto.insert(f.with_offset(i), block(100)).unwrap();
+            fixed.insert(f.with_offset(i), block(100)).unwrap();
+        }
+        assert_eq!(entries(&auto), 1000);
+        assert_eq!(entries(&fixed), 4 * 26);
+        let b = block(100).size();
+        assert_eq!(fixed.usage(), 4 * 2048 + 4 * 26 * b);
+        assert_eq!(auto.usage(), 1000 * (b + ENTRY_METADATA));
+        let strict = BlockCache::new_hyper_clock_opts(&opts(64 << 10, true));
+        let mut held = Vec::new();
+        let mut err = None;
+        for i in 0..1000 {
+            match strict.insert(f.with_offset(i), block(100)) {
+                Ok(()) => held.push(strict.get(&f.with_offset(i)).unwrap()),
+                Err(e) => {
+                    err = Some(e);
+                    break;
+                }
+            }
+        }
+        let e = err.expect("a full table of pinned entries refuses");
+        assert_eq!(e.kind(), ErrorKind::Aborted);
+        assert!(
+            e.to_string().contains(
+                "Insert failed because unable to evict entries to stay within table occupancy limit."
+            ),
+            "{e}"
+        );
+        assert!(held.len() <= 4 * 26);
     }
 
     /// The clock cache stays within its capacity under a stream of inserts and hits from many

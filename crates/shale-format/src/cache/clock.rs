@@ -47,6 +47,22 @@
 //! reaches 0 in three), so an entry that does not fit because everything left is pinned
 //! fails with `strict_capacity_limit`, or else goes over the capacity, as RocksDB's clock
 //! cache does.
+//!
+//! **Fixed and automatic tables.** RocksDB 11.8.1 builds two HyperClockCaches
+//! (`HyperClockCacheOptions::MakeSharedCache`): with `estimated_entry_charge` 0 an
+//! AutoHyperClockCache, whose slot table grows as it fills (Shale's stripes grow their maps
+//! the same way: no bound on the number of entries), and with an estimate a
+//! FixedHyperClockCache, whose table has a fixed number of slots sized from the shard's
+//! capacity and the estimate ([`FixedTable`], `FixedHyperClockTable::CalcHashBits`). A fixed
+//! table holds at most its occupancy limit of entries (84% of its slots): an insert into a
+//! full table must evict at least one entry even when the capacity has room, and when none
+//! can be evicted (all pinned) the insert fails with `strict_capacity_limit` ("... table
+//! occupancy limit"), or else the entry is not kept and the insert succeeds, as RocksDB's
+//! insert without a handle (RocksDB keeps an entry a reader holds outside the table,
+//! charged while held; Shale's reader holds its block either way, uncharged). Each of a
+//! fixed table's slots is charged to the shard's usage from the start (64 bytes, RocksDB's
+//! `kFullChargeCacheMetadata` with `sizeof(HandleImpl)`), and its entries carry no metadata
+//! charge of their own.
 
 use std::collections::HashMap;
 use std::hash::BuildHasher;
@@ -55,7 +71,7 @@ use std::sync::Arc;
 
 use std::sync::RwLock;
 
-use super::block_cache::{FxBuild, Key, Shard, Value};
+use super::block_cache::{FxBuild, Insert, Key, Shard, Value};
 
 const HIGH_COUNTDOWN: u8 = 3;
 const LOW_COUNTDOWN: u8 = 2;
@@ -64,6 +80,49 @@ const MAX_COUNTDOWN: u8 = 3;
 /// The smallest stripe (bytes of capacity), and the most stripes a shard has.
 const MIN_STRIPE_BYTES: usize = 256 << 10;
 const MAX_STRIPES: usize = 128;
+
+/// Bytes charged per slot of a fixed table (RocksDB's `sizeof(HandleImpl)`).
+pub const SLOT_BYTES: usize = 64;
+
+/// The slot table of one shard of a FixedHyperClockCache (RocksDB's `FixedHyperClockTable`):
+/// 2^hash_bits slots, of which at most `occupancy_limit` hold entries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FixedTable {
+    pub hash_bits: u32,
+    pub occupancy_limit: usize,
+}
+
+impl FixedTable {
+    /// RocksDB's `kLoadFactor`: the share of slots the estimate plans to fill.
+    const LOAD_FACTOR: f64 = 0.7;
+    /// RocksDB's `kStrictLoadFactor`: the share of slots that may ever be filled.
+    const STRICT_LOAD_FACTOR: f64 = 0.84;
+
+    /// The table of a shard of `capacity` bytes whose entries are estimated at
+    /// `estimated_entry_charge` bytes (> 0), as RocksDB's `CalcHashBits` with
+    /// `kFullChargeCacheMetadata`: enough slots for the estimated entries at the load factor,
+    /// rounded up to a power of two, but never slots whose own charge exceeds the capacity.
+    pub fn new(capacity: usize, estimated_entry_charge: usize) -> FixedTable {
+        let average_slot_charge = estimated_entry_charge as f64 * Self::LOAD_FACTOR + SLOT_BYTES as f64;
+        let num_slots = (capacity as f64 / average_slot_charge + 0.999999) as u64;
+        // FloorLog2((num_slots << 1) - 1), with RocksDB's wrap when num_slots is 0.
+        let mut hash_bits = 63 - (num_slots << 1).wrapping_sub(1).max(1).leading_zeros();
+        while hash_bits > 0 && (SLOT_BYTES as u128) << hash_bits > capacity as u128 {
+            hash_bits -= 1;
+        }
+        let slots = 1u64 << hash_bits;
+        FixedTable { hash_bits, occupancy_limit: (slots as f64 * Self::STRICT_LOAD_FACTOR) as usize }
+    }
+
+    pub fn slots(&self) -> usize {
+        1usize << self.hash_bits
+    }
+
+    /// The table's own charge: every slot's.
+    pub fn charge(&self) -> usize {
+        self.slots() * SLOT_BYTES
+    }
+}
 
 struct Slot {
     key: Key,
@@ -100,10 +159,14 @@ impl Stripe {
 
 pub struct ClockShard {
     stripes: Box<[Stripe]>,
-    /// Charges of every entry of every stripe.
+    /// Charges of every entry of every stripe (and of a fixed table's slots).
     usage: AtomicUsize,
     capacity: AtomicUsize,
     strict: AtomicBool,
+    /// Entries in every stripe (RocksDB's `occupancy_`).
+    occupancy: AtomicUsize,
+    /// The most entries the shard holds: a fixed table's occupancy limit, else unbounded.
+    occupancy_limit: usize,
 }
 
 /// How many stripes a shard of `capacity` bytes gets (a power of two).
@@ -116,7 +179,9 @@ fn stripes_for(capacity: usize) -> usize {
 }
 
 impl ClockShard {
-    pub fn new(capacity: usize, strict: bool) -> ClockShard {
+    /// A shard of `capacity` bytes; with `fixed`, of a FixedHyperClockCache (its table's
+    /// slots charged from the start, at most its occupancy limit of entries).
+    pub fn new(capacity: usize, strict: bool, fixed: Option<FixedTable>) -> ClockShard {
         let stripes = (0..stripes_for(capacity))
             .map(|_| {
                 Stripe(RwLock::new(Inner {
@@ -129,9 +194,11 @@ impl ClockShard {
             .collect();
         ClockShard {
             stripes,
-            usage: AtomicUsize::new(0),
+            usage: AtomicUsize::new(fixed.map_or(0, |t| t.charge())),
             capacity: AtomicUsize::new(capacity),
             strict: AtomicBool::new(strict),
+            occupancy: AtomicUsize::new(0),
+            occupancy_limit: fixed.map_or(usize::MAX, |t| t.occupancy_limit),
         }
     }
 
@@ -146,35 +213,46 @@ impl ClockShard {
         self.usage.load(Ordering::Relaxed) + charge <= self.capacity.load(Ordering::Relaxed)
     }
 
-    /// Sweeps the stripes other than `own`, one lock at a time, until `charge` more bytes fit.
-    fn evict_others(&self, own: usize, charge: usize, out: &mut Vec<Value>) {
+    /// Sweeps the stripes other than `own`, one lock at a time, until `charge` more bytes fit
+    /// and `need` entries (with those `freed` already) were evicted; returns `freed` then.
+    fn evict_others(
+        &self,
+        own: usize,
+        charge: usize,
+        need: usize,
+        mut freed: usize,
+        out: &mut Vec<Value>,
+    ) -> usize {
         let n = self.stripes.len();
         for k in 1..n {
-            if self.fits(charge) {
-                return;
+            if self.fits(charge) && freed >= need {
+                break;
             }
             if let Some(mut g) = self.stripes[(own + k) % n].write() {
-                g.evict_for(self, charge, out);
+                freed += g.evict_for(self, charge, need.saturating_sub(freed), out);
             }
         }
+        freed
     }
 }
 
 impl Inner {
-    fn remove(&mut self, i: usize, usage: &AtomicUsize) -> Option<Slot> {
+    fn remove(&mut self, i: usize, usage: &AtomicUsize, occupancy: &AtomicUsize) -> Option<Slot> {
         let s = self.slots.get_mut(i)?.take()?;
         self.free.push(i as u32);
         self.map.remove(&s.key);
         usage.fetch_sub(s.charge, Ordering::Relaxed);
+        occupancy.fetch_sub(1, Ordering::Relaxed);
         Some(s)
     }
 
-    /// Sweeps the hand until `charge` more bytes fit in the shard, or four turns found
-    /// nothing to evict.
-    fn evict_for(&mut self, shard: &ClockShard, charge: usize, out: &mut Vec<Value>) {
+    /// Sweeps the hand until `charge` more bytes fit in the shard and at least `need` entries
+    /// were evicted, or four turns found nothing to evict; returns how many it evicted.
+    fn evict_for(&mut self, shard: &ClockShard, charge: usize, need: usize, out: &mut Vec<Value>) -> usize {
         let n = self.slots.len();
         let mut steps = 0;
-        while !shard.fits(charge) && steps < n * (MAX_COUNTDOWN as usize + 1) {
+        let mut freed = 0;
+        while (!shard.fits(charge) || freed < need) && steps < n * (MAX_COUNTDOWN as usize + 1) {
             steps += 1;
             let i = self.hand % n.max(1);
             self.hand = i + 1;
@@ -187,10 +265,12 @@ impl Inner {
                 s.countdown.store(c - 1, Ordering::Relaxed);
                 continue;
             }
-            if let Some(s) = self.remove(i, &shard.usage) {
+            if let Some(s) = self.remove(i, &shard.usage, &shard.occupancy) {
                 out.push(s.value);
+                freed += 1;
             }
         }
+        freed
     }
 }
 
@@ -207,40 +287,57 @@ impl Shard for ClockShard {
         Some(s.value.clone())
     }
 
-    fn insert(&self, key: Key, value: Value, charge: usize, role: u8, high_pri: bool) -> bool {
+    fn insert(&self, key: Key, value: Value, charge: usize, role: u8, high_pri: bool) -> Insert {
         let mut dropped = Vec::new();
         let own = self.stripe_of(&key);
         let stripe = &self.stripes[own];
-        let Some(mut g) = stripe.write() else { return false };
+        let Some(mut g) = stripe.write() else { return Insert::NoRoom };
         if let Some(&old) = g.map.get(&key) {
-            if let Some(s) = g.remove(old as usize, &self.usage) {
+            if let Some(s) = g.remove(old as usize, &self.usage, &self.occupancy) {
                 dropped.push(s.value);
             }
         }
-        g.evict_for(self, charge, &mut dropped);
-        if !self.fits(charge) && self.stripes.len() > 1 {
+        // Take a slot optimistically, as RocksDB's `occupancy_.FetchAdd(1)`: over the limit,
+        // the insert must evict an entry to keep it.
+        let old_occupancy = self.occupancy.fetch_add(1, Ordering::Relaxed);
+        let need = usize::from(old_occupancy >= self.occupancy_limit);
+        let mut freed = g.evict_for(self, charge, need, &mut dropped);
+        if (!self.fits(charge) || freed < need) && self.stripes.len() > 1 {
             // Never two stripe locks at once: this one is taken again after the others.
             drop(g);
-            self.evict_others(own, charge, &mut dropped);
+            freed = self.evict_others(own, charge, need, freed, &mut dropped);
             g = match stripe.write() {
                 Some(g) => g,
-                None => return false,
+                None => {
+                    self.occupancy.fetch_sub(1, Ordering::Relaxed);
+                    return Insert::NoRoom;
+                }
             };
             // Another insert of the same key may have come in meanwhile.
             if let Some(&old) = g.map.get(&key) {
-                if let Some(s) = g.remove(old as usize, &self.usage) {
+                if let Some(s) = g.remove(old as usize, &self.usage, &self.occupancy) {
                     dropped.push(s.value);
                 }
             }
         }
-        if self.strict.load(Ordering::Relaxed) {
+        let strict = self.strict.load(Ordering::Relaxed);
+        if freed < need {
+            // No slot: every entry is pinned (RocksDB's "unable to evict entries to stay
+            // within table occupancy limit"); without the strict limit the entry is simply
+            // not kept.
+            self.occupancy.fetch_sub(1, Ordering::Relaxed);
+            drop(g);
+            return if strict { Insert::NoSlot } else { Insert::Dropped };
+        }
+        if strict {
             let cap = self.capacity.load(Ordering::Relaxed);
             let charged = self.usage.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |u| {
                 (u + charge <= cap).then_some(u + charge)
             });
             if charged.is_err() {
+                self.occupancy.fetch_sub(1, Ordering::Relaxed);
                 drop(g);
-                return false;
+                return Insert::NoRoom;
             }
         } else {
             self.usage.fetch_add(charge, Ordering::Relaxed);
@@ -260,12 +357,13 @@ impl Shard for ClockShard {
         g.map.insert(key, i);
         drop(g);
         drop(dropped);
-        true
+        Insert::Kept
     }
 
     fn erase(&self, key: &Key) -> bool {
         let Some(mut g) = self.stripes[self.stripe_of(key)].write() else { return false };
-        let removed = g.map.get(key).copied().and_then(|i| g.remove(i as usize, &self.usage));
+        let removed =
+            g.map.get(key).copied().and_then(|i| g.remove(i as usize, &self.usage, &self.occupancy));
         drop(g);
         removed.is_some()
     }
@@ -282,7 +380,7 @@ impl Shard for ClockShard {
                 break;
             }
             if let Some(mut g) = s.write() {
-                g.evict_for(self, 0, &mut dropped);
+                g.evict_for(self, 0, 0, &mut dropped);
             }
         }
         drop(dropped);
@@ -327,14 +425,17 @@ mod tests {
     #[test]
     fn capacity_is_shared_by_the_stripes() {
         let cap = 1 << 20;
-        let shard = ClockShard::new(cap, true);
+        let shard = ClockShard::new(cap, true, None);
         assert_eq!(shard.stripes.len(), 4);
         let f = OffsetableCacheKey::unique();
         let entry = 16 * 1024;
         let mut i = 0u64;
         // Fill the shard, then keep inserting: usage never goes over the strict capacity.
         while i < 200 {
-            assert!(shard.insert(Key::Block(f.with_offset(i)), Arc::new(()), entry, 0, false));
+            assert_eq!(
+                shard.insert(Key::Block(f.with_offset(i)), Arc::new(()), entry, 0, false),
+                Insert::Kept
+            );
             assert!(shard.usage() <= cap, "{} > {cap}", shard.usage());
             i += 1;
         }
@@ -358,7 +459,7 @@ mod tests {
             .map(|k| Key::Block(f.with_offset(k)))
             .find(|k| shard.stripe_of(k) == pinned_stripe)
             .unwrap();
-        assert!(shard.insert(next.clone(), Arc::new(()), entry, 0, false));
+        assert_eq!(shard.insert(next.clone(), Arc::new(()), entry, 0, false), Insert::Kept);
         assert!(shard.lookup(&next).is_some());
         assert!(shard.usage() <= cap);
         // Everything pinned: the strict limit refuses.
@@ -366,7 +467,7 @@ mod tests {
             (0..2000u64).filter_map(|k| shard.lookup(&Key::Block(f.with_offset(k)))).collect();
         let extra = Key::Block(f.with_offset(5000));
         assert_eq!(shard.usage(), cap, "full: every entry is the same size");
-        assert!(!shard.insert(extra.clone(), Arc::new(()), entry, 0, false));
+        assert_eq!(shard.insert(extra.clone(), Arc::new(()), entry, 0, false), Insert::NoRoom);
         assert!(shard.lookup(&extra).is_none());
         drop(all);
         drop(held);
@@ -374,15 +475,77 @@ mod tests {
         assert!(shard.usage() <= cap / 4);
     }
 
+    /// RocksDB 11.8.1's `FixedHyperClockTable::CalcHashBits` and occupancy limit, worked by
+    /// hand: slots = ceil(capacity / (estimate * 0.7 + 64)), rounded up to a power of two,
+    /// limit = floor(slots * 0.84).
+    #[test]
+    fn fixed_table_size_is_rocksdb_11s() {
+        // 1 MiB / 45939.2 = 22.8 -> 23 slots -> 32; 26 entries at most.
+        let t = FixedTable::new(1 << 20, 64 << 10);
+        assert_eq!((t.hash_bits, t.slots(), t.occupancy_limit, t.charge()), (5, 32, 26, 2048));
+        // db_bench's fixed_hyper_clock_cache: 32 MiB, block size 4096 -> 11448 -> 16384 slots.
+        let t = FixedTable::new(32 << 20, 4096);
+        assert_eq!((t.slots(), t.occupancy_limit), (16384, 13762));
+        // Slots whose own charge would exceed the capacity are cut: 100 bytes, 1 slot.
+        assert_eq!(FixedTable::new(100, 1), FixedTable { hash_bits: 0, occupancy_limit: 0 });
+        assert_eq!(FixedTable::new(0, 4096), FixedTable { hash_bits: 0, occupancy_limit: 0 });
+        // An exact power of two: 10 slots' worth -> (20 - 1) -> 16.
+        assert_eq!(FixedTable::new(10 * (700 + 64), 1000).slots(), 16);
+    }
+
+    /// A fixed table holds at most its occupancy limit of entries though the capacity has
+    /// room for many more; with every entry pinned, an insert is dropped (not strict) or
+    /// refused for want of a slot (strict). An automatic table of the same capacity keeps all.
+    #[test]
+    fn a_fixed_table_bounds_the_entries() {
+        let f = OffsetableCacheKey::unique();
+        let key = |i: u64| Key::Block(f.with_offset(i));
+        let count = |shard: &ClockShard| {
+            let mut n = 0;
+            shard.for_each(&mut |_, _, _| n += 1);
+            n
+        };
+        let table = FixedTable::new(1 << 20, 64 << 10);
+        for strict in [false, true] {
+            let shard = ClockShard::new(1 << 20, strict, Some(table));
+            assert_eq!(shard.usage(), 2048, "the table's slots are charged up front");
+            for i in 0..100 {
+                assert_eq!(shard.insert(key(i), Arc::new(()), 100, 0, false), Insert::Kept);
+                assert!(count(&shard) <= 26);
+            }
+            assert_eq!(count(&shard), 26);
+            assert_eq!(shard.usage(), 2048 + 26 * 100);
+            assert!(shard.lookup(&key(99)).is_some(), "the newest entry is kept");
+            let held: Vec<Value> = (0..100).filter_map(|i| shard.lookup(&key(i))).collect();
+            assert_eq!(held.len(), 26);
+            let want = if strict { Insert::NoSlot } else { Insert::Dropped };
+            assert_eq!(shard.insert(key(1000), Arc::new(()), 100, 0, false), want);
+            assert!(shard.lookup(&key(1000)).is_none());
+            assert_eq!((count(&shard), shard.usage()), (26, 2048 + 26 * 100));
+            drop(held);
+            assert_eq!(shard.insert(key(1000), Arc::new(()), 100, 0, false), Insert::Kept);
+            assert_eq!(count(&shard), 26);
+            shard.erase(&key(1000));
+            assert_eq!(count(&shard), 25);
+            assert_eq!(shard.occupancy.load(Ordering::Relaxed), 25);
+        }
+        let auto = ClockShard::new(1 << 20, false, None);
+        for i in 0..100 {
+            assert_eq!(auto.insert(key(i), Arc::new(()), 100, 0, false), Insert::Kept);
+        }
+        assert_eq!(count(&auto), 100);
+        assert_eq!(auto.usage(), 100 * 100);
+    }
+
     /// A stripe a panic poisoned is bypassed: its keys miss and are not inserted again,
     /// while the other stripes serve on.
     #[test]
     fn a_poisoned_stripe_is_bypassed() {
-        let shard = ClockShard::new(1 << 20, false);
+        let shard = ClockShard::new(1 << 20, false, None);
         let f = OffsetableCacheKey::unique();
         let keys: Vec<Key> = (0..64u64).map(|k| Key::Block(f.with_offset(k))).collect();
         for k in &keys {
-            assert!(shard.insert(k.clone(), Arc::new(()), 100, 0, false));
+            assert_eq!(shard.insert(k.clone(), Arc::new(()), 100, 0, false), Insert::Kept);
         }
         let bad = shard.stripe_of(&keys[0]);
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -393,7 +556,7 @@ mod tests {
         for k in &keys {
             if shard.stripe_of(k) == bad {
                 assert!(shard.lookup(k).is_none());
-                assert!(!shard.insert(k.clone(), Arc::new(()), 100, 0, false));
+                assert_eq!(shard.insert(k.clone(), Arc::new(()), 100, 0, false), Insert::NoRoom);
             } else {
                 assert!(shard.lookup(k).is_some());
             }

@@ -28,7 +28,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use super::block_cache::{FxBuild, Key, Shard, Value};
+use super::block_cache::{FxBuild, Insert, Key, Shard, Value};
 
 const NIL: u32 = u32::MAX;
 
@@ -193,7 +193,7 @@ impl Shard for LruShard {
         Some(v)
     }
 
-    fn insert(&self, key: Key, value: Value, charge: usize, role: u8, high_pri: bool) -> bool {
+    fn insert(&self, key: Key, value: Value, charge: usize, role: u8, high_pri: bool) -> Insert {
         let mut dropped = Vec::new();
         let mut g = self.inner.lock();
         if let Some(&old) = g.map.get(&key) {
@@ -204,7 +204,7 @@ impl Shard for LruShard {
         g.evict_for(charge, &mut dropped);
         if g.usage + charge > g.capacity && g.strict {
             drop(g);
-            return false;
+            return Insert::NoRoom;
         }
         let use_high = high_pri && g.high_pri_pool_ratio > 0.0;
         let node = Node { key: key.clone(), value, charge, role, in_high: false, prev: NIL, next: NIL };
@@ -226,7 +226,7 @@ impl Shard for LruShard {
         }
         drop(g);
         drop(dropped);
-        true
+        Insert::Kept
     }
 
     fn erase(&self, key: &Key) -> bool {

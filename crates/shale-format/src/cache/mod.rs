@@ -7,6 +7,6 @@ pub mod entry_stats;
 mod lru;
 
 pub use block_cache::{
-    new_cache_session, role, BlockCache, CacheKey, CacheKind, CacheReservation, Key, LruOptions,
-    OffsetableCacheKey,
+    new_cache_session, role, BlockCache, CacheKey, CacheKind, CacheReservation, HyperClockOptions, Key,
+    LruOptions, OffsetableCacheKey,
 };

@@ -42,6 +42,28 @@
 //! from memory (uncompressed straight out of the buffer). With direct I/O the file rounds each
 //! read to its alignment, as RocksDB's aligned buffer does.
 //!
+//! **Asynchronously** (RocksDB's `ReadOptions::async_io`: a `FilePrefetchBuffer` of two
+//! buffers, `PrefetchAsync`): the readahead is split in halves. A read ahead reads the block
+//! and the first half into the buffer, then starts a background read of the second half
+//! (the bytes right after the buffer, no further than the upper bound's block) on a thread
+//! of its own, through the same `RandomAccessFile`. When the scan reaches bytes past the
+//! buffer it waits for that read (`rocksdb.poll.wait.micros`), the read's bytes join the
+//! buffer's unconsumed tail, and the next background read starts; a read that the scan no
+//! longer needs (it moved elsewhere, or the iterator is dropped) is waited for and thrown
+//! away (`rocksdb.async.prefetch.abort.micros`). Each background read's bytes go to
+//! `rocksdb.async.read.bytes` (and `rocksdb.prefetch.bytes` when started), as RocksDB's
+//! `ReadAsync` callback counts them on a file system without io_uring. Direct I/O and
+//! deadlines apply to the background read as to any other read of the file.
+//!
+//! ```text
+//!   buffer:  [ block | first half ............ )[ second half (background) ...... )
+//!             offset                     offset+filled               +readahead/2
+//! ```
+//!
+//! A buffer counts, when it goes, the bytes it read ahead that no block read used
+//! (`rocksdb.prefetched.bytes.discarded`, RocksDB's `~FilePrefetchBuffer`), synchronous or
+//! not.
+//!
 //! **Counts**, as RocksDB's: `rocksdb.prefetch.bytes` for each read into the buffer,
 //! `rocksdb.prefetch.hits` and `rocksdb.prefetch.bytes.useful` for each block served from it;
 //! a block served from the buffer is no block read (`block_read_count`, `block_read_byte` and
@@ -128,9 +150,61 @@ pub(super) struct Readahead {
     num_file_reads: u64,
     pattern: Pattern,
     buffer: Option<Box<PrefetchBuffer>>,
+    /// `ReadOptions::async_io`: the buffer reads its second half in the background.
+    async_io: bool,
+    /// The statistics the buffer counts into when it goes (discarded bytes, aborts).
+    stats: Option<Arc<Statistics>>,
 }
 
-/// RocksDB's `FilePrefetchBuffer` with one buffer and synchronous reads.
+/// Adds a sample to `h` when there are statistics.
+fn hist(stats: Option<&Statistics>, h: Histogram, value: u64) {
+    if let Some(s) = stats {
+        s.record_in_histogram(h, value);
+    }
+}
+
+/// A background read of the bytes after the buffer (RocksDB's second buffer, in flight).
+struct Pending {
+    offset: u64,
+    len: usize,
+    read: std::thread::JoinHandle<Result<Vec<u8>>>,
+}
+
+impl Pending {
+    /// Starts reading `len` bytes at `offset` of `file` on a thread of its own.
+    fn start(
+        file: &Arc<dyn RandomAccessFile>,
+        offset: u64,
+        len: usize,
+        reads: &BlockReads,
+        name: &str,
+    ) -> Result<Pending> {
+        let file = file.clone();
+        let reads = *reads;
+        let what = name.to_string();
+        let read = std::thread::Builder::new()
+            .name("shale-prefetch".to_string())
+            .spawn(move || {
+                let mut data = vec![0u8; len];
+                // `read_at` returns fewer bytes only at the end of the file.
+                let got = reads.io(&what, || file.read_at(offset, &mut data))?;
+                data.truncate(got);
+                Ok(data)
+            })
+            .map_err(|e| crate::error::Error::io(format!("starting a prefetch read of {name}"), e))?;
+        Ok(Pending { offset, len, read })
+    }
+
+    /// Waits for the read: its bytes, or its error (a panic on its thread is an error too).
+    fn wait(self) -> Result<Vec<u8>> {
+        self.read.join().unwrap_or_else(|_| {
+            Err(crate::error::Error::new(crate::error::ErrorKind::IOError, "a prefetch read panicked"))
+        })
+    }
+}
+
+/// RocksDB's `FilePrefetchBuffer`: one buffer read synchronously, and with `async_io` the
+/// bytes after it read in the background ([`Pending`]).
 struct PrefetchBuffer {
     /// RocksDB's `kUserScanPrefetch` (not a compaction's): counts the prefetch tickers.
     user_scan: bool,
@@ -146,6 +220,31 @@ struct PrefetchBuffer {
     auto: AutoReadahead,
     num_file_reads: u64,
     pattern: Pattern,
+    /// With `async_io`: the background read of the bytes right after the buffer.
+    pending: Option<Pending>,
+    /// The file's size, asked once, so that no background read starts past its end.
+    file_size: Option<u64>,
+    /// Where the last block served from the file or the buffer ended (discarded bytes are
+    /// the bytes read ahead past it, RocksDB's `prev_offset_ + prev_len_`).
+    consumed_to: u64,
+    stats: Option<Arc<Statistics>>,
+}
+
+impl Drop for PrefetchBuffer {
+    fn drop(&mut self) {
+        let stats = self.stats.as_deref();
+        let held_end = self.offset + self.filled as u64;
+        let mut discarded = held_end.saturating_sub(self.consumed_to.max(self.offset));
+        if let Some(p) = self.pending.take() {
+            let _t = StopWatch::new(stats, Histogram::AsyncPrefetchAbortMicros);
+            if let Ok(data) = p.wait() {
+                hist(stats, Histogram::AsyncReadBytes, data.len() as u64);
+                discarded += data.len() as u64;
+            }
+        }
+        // RocksDB's `~FilePrefetchBuffer` records it for every buffer, 0 included.
+        hist(stats, Histogram::PrefetchedBytesDiscarded, discarded);
+    }
 }
 
 impl Readahead {
@@ -171,7 +270,17 @@ impl Readahead {
             num_file_reads: 0,
             pattern: Pattern::default(),
             buffer: None,
+            async_io: false,
+            stats: None,
         }
+    }
+
+    /// RocksDB's `ReadOptions::async_io`: reads ahead in two halves, the second in the
+    /// background; `stats` gets the buffer's counts when it goes.
+    pub(super) fn with_async_io(mut self, async_io: bool, stats: Option<Arc<Statistics>>) -> Readahead {
+        self.async_io = async_io;
+        self.stats = stats;
+        self
     }
 
     /// The upper bound whose end offset the next `try_read` needs first (`set_bound`).
@@ -202,6 +311,10 @@ impl Readahead {
                 auto: self.auto,
                 num_file_reads,
                 pattern: Pattern::default(),
+                pending: None,
+                file_size: None,
+                consumed_to: 0,
+                stats: self.stats.clone(),
             }));
         }
     }
@@ -259,25 +372,37 @@ impl Readahead {
         name: &str,
     ) -> Result<Option<&[u8]>> {
         let limit = self.bound.flatten();
+        let async_io = self.async_io;
         let Some(b) = self.buffer.as_deref_mut() else { return Ok(None) };
         if offset < b.offset {
+            b.abort_pending(stats);
             return Ok(None);
         }
         let end = offset + len as u64;
         let mut prefetched = false;
+        if end > b.offset + b.filled as u64 && async_io {
+            // The bytes read in the background, if they are the ones the scan reached: a
+            // read ahead, so the readahead grows as after a synchronous one.
+            prefetched = b.take_pending(offset, stats)?;
+        }
         if end > b.offset + b.filled as u64 {
             if b.readahead_size == 0 {
                 return Ok(None);
             }
             if b.implicit && !b.eligible(offset, len as u64) {
+                b.abort_pending(stats);
                 return Ok(None);
             }
+            // With async_io the readahead is split in halves, as RocksDB's two buffers: the
+            // first is read now with the block, the second in the background below.
+            let ahead = if async_io { b.readahead_size / 2 } else { b.readahead_size };
             // RocksDB's `auto_readahead_size`: no bytes past the block holding the upper
             // bound are read ahead (the block itself is always read).
-            let mut want = len + b.readahead_size;
+            let mut want = len + ahead;
             if let Some(end) = limit {
                 want = want.min(end.saturating_sub(offset) as usize).max(len);
             }
+            b.abort_pending(stats);
             b.fill(file.as_ref(), offset, want, reads, stats, name)?;
             prefetched = true;
         } else if b.user_scan {
@@ -285,8 +410,29 @@ impl Readahead {
             crate::statistics::record_tick(stats, Ticker::PrefetchBytesUseful, len as u64);
         }
         b.pattern.update(offset, len as u64);
+        b.consumed_to = b.consumed_to.max(end);
         if prefetched {
             b.readahead_size = b.max_readahead_size.min(b.readahead_size * 2);
+        }
+        if async_io && b.pending.is_none() && b.readahead_size > 0 {
+            // The next half, after the buffer, in the background.
+            let at = b.offset + b.filled as u64;
+            let mut n = (b.readahead_size / 2) as u64;
+            if let Some(end) = limit {
+                n = n.min(end.saturating_sub(at));
+            }
+            let file_size = b.file_size.get_or_insert_with(|| file.size().unwrap_or(u64::MAX));
+            n = n.min(file_size.saturating_sub(at));
+            // A thread that cannot start leaves the bytes to the next synchronous read, as
+            // RocksDB falls back to a synchronous read where asynchronous I/O is not supported.
+            if n > 0 && b.filled > 0 {
+                if let Ok(p) = Pending::start(file, at, n as usize, reads, name) {
+                    b.pending = Some(p);
+                    if b.user_scan {
+                        crate::statistics::record_tick(stats, Ticker::PrefetchBytes, n);
+                    }
+                }
+            }
         }
         let start = (offset - b.offset) as usize;
         // Short at the end of the file: the usual read reports the truncation.
@@ -295,6 +441,47 @@ impl Readahead {
 }
 
 impl PrefetchBuffer {
+    /// Waits for a background read the scan no longer needs and throws its bytes away
+    /// (RocksDB's `AbortAllIOs`, timed in `rocksdb.async.prefetch.abort.micros`).
+    fn abort_pending(&mut self, stats: Option<&Statistics>) {
+        if let Some(p) = self.pending.take() {
+            let _t = StopWatch::new(stats, Histogram::AsyncPrefetchAbortMicros);
+            if let Ok(data) = p.wait() {
+                hist(stats, Histogram::AsyncReadBytes, data.len() as u64);
+            }
+        }
+    }
+
+    /// The background read, when the block at `offset` starts inside its bytes or the
+    /// buffer's: waits for it (`rocksdb.poll.wait.micros`), and the buffer becomes its own
+    /// bytes from `offset` on followed by the read's. Otherwise the read is left alone.
+    fn take_pending(&mut self, offset: u64, stats: Option<&Statistics>) -> Result<bool> {
+        let held_end = self.offset + self.filled as u64;
+        let Some(p) = self.pending.as_ref() else { return Ok(false) };
+        if p.offset != held_end || offset < self.offset || offset >= p.offset + p.len as u64 {
+            return Ok(false);
+        }
+        let Some(p) = self.pending.take() else { return Ok(false) };
+        let data = {
+            let _t = StopWatch::new(stats, Histogram::PollWaitMicros);
+            p.wait()?
+        };
+        hist(stats, Histogram::AsyncReadBytes, data.len() as u64);
+        // Keep what the buffer holds from `offset` on, then the read's bytes.
+        let from = (offset.min(held_end) - self.offset) as usize;
+        self.data.copy_within(from..self.filled, 0);
+        let kept = self.filled - from;
+        let skip = (offset.saturating_sub(held_end) as usize).min(data.len());
+        let total = kept + data.len() - skip;
+        if self.data.len() < total {
+            self.data.resize(total, 0);
+        }
+        self.data[kept..total].copy_from_slice(&data[skip..]);
+        self.offset = offset;
+        self.filled = total;
+        Ok(true)
+    }
+
     /// RocksDB's `IsEligibleForPrefetch`.
     fn eligible(&mut self, offset: u64, len: u64) -> bool {
         if !self.pattern.is_sequential(offset) {
@@ -508,6 +695,61 @@ mod tests {
             stats.ticker_count(Ticker::PrefetchBytesUseful)
                 >= blocks[3..].iter().map(|b| b.1 as u64).sum::<u64>() / 2
         );
+    }
+
+    /// With `async_io` a forward scan reads the second half of each readahead in the
+    /// background (the reads come from another thread through the same file), reads no
+    /// byte twice, returns the same entries, and counts the background reads in
+    /// `rocksdb.async.read.bytes`; without it there are none.
+    #[test]
+    fn async_io_reads_the_next_half_in_the_background() {
+        for fixed in [0, 64 << 10] {
+            let dir = tempfile::tempdir().unwrap();
+            let (t, rec, stats, n) = table(dir.path());
+            let blocks = blocks(&t, &rec, n);
+            let data: u64 = blocks.iter().map(|b| b.1 as u64).sum();
+            scan_forward(&t, BlockReads { async_io: true, ..reads(fixed) }, n);
+            let mut r = rec.take();
+            r.sort_unstable();
+            for w in r.windows(2) {
+                assert!(w[0].0 + w[0].1 as u64 <= w[1].0, "a byte read twice: {r:?}");
+            }
+            let covered: u64 = r.iter().map(|x| x.1 as u64).sum();
+            assert!(covered >= data, "every data block read: {covered} < {data}");
+            let d = stats.histogram_data(Histogram::AsyncReadBytes);
+            assert!(d.count() > 2, "readahead {fixed}: {} background reads", d.count());
+            assert!(d.sum() > data / 3, "readahead {fixed}: {} of {data} bytes in the background", d.sum());
+            assert!(stats.histogram_data(Histogram::PrefetchedBytesDiscarded).count() >= 1);
+            assert!(stats.ticker_count(Ticker::PrefetchHits) > 0);
+
+            let (t, rec, stats, n) = table(dir.path());
+            scan_forward(&t, reads(fixed), n);
+            rec.take();
+            assert_eq!(stats.histogram_data(Histogram::AsyncReadBytes).count(), 0);
+            assert_eq!(stats.histogram_data(Histogram::PrefetchedBytesDiscarded).count(), 1);
+        }
+    }
+
+    /// A background read the scan no longer needs (it seeks elsewhere) is waited for and
+    /// thrown away; the entries are right.
+    #[test]
+    fn async_io_aborts_a_read_the_scan_left() {
+        let dir = tempfile::tempdir().unwrap();
+        let (t, rec, stats, n) = table(dir.path());
+        let mut it = t.iter(BlockReads { async_io: true, ..reads(64 << 10) });
+        it.seek_to_first();
+        assert_eq!(it.key(), &key(0)[..]);
+        it.seek(&key(n - 10));
+        assert_eq!(it.key(), &key(n - 10)[..]);
+        it.seek(&key(5));
+        assert_eq!(it.key(), &key(5)[..]);
+        assert_eq!(it.value(), "value 5 ".repeat(12).as_bytes());
+        drop(it);
+        rec.take();
+        // The read after the first blocks was thrown away by the seek near the end (whose
+        // own buffer reaches the end of the file, so nothing is read after it).
+        assert!(stats.histogram_data(Histogram::AsyncPrefetchAbortMicros).count() >= 1);
+        assert!(stats.histogram_data(Histogram::AsyncReadBytes).count() >= 1);
     }
 
     #[test]

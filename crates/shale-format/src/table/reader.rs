@@ -120,6 +120,9 @@ pub struct BlockReads {
     pub for_compaction: bool,
     /// The implicit auto readahead's settings (the family's block-based table options).
     pub auto_readahead: super::prefetch::AutoReadahead,
+    /// RocksDB's `ReadOptions::async_io`: an iterator's readahead reads the next window in
+    /// the background while the current one is consumed (`prefetch.rs`).
+    pub async_io: bool,
 }
 
 impl From<bool> for BlockReads {
@@ -133,6 +136,7 @@ impl From<bool> for BlockReads {
             readahead_size: 0,
             for_compaction: false,
             auto_readahead: super::prefetch::AutoReadahead::default(),
+            async_io: false,
         }
     }
 }
@@ -1664,7 +1668,8 @@ impl Table {
                 reads.for_compaction,
                 reads.auto_readahead,
                 readahead_upper,
-            ),
+            )
+            .with_async_io(reads.async_io && !reads.for_compaction, self.opts.statistics.clone()),
             status: Ok(()),
             prefix_seek,
             pins: None,

@@ -720,9 +720,11 @@ pub(super) fn with_default_family(
 }
 
 /// The table cache of an open (read-write, read-only or secondary): families without a
-/// block cache of their own share a 32 MiB one, as RocksDB's default table factory does.
+/// block cache of their own share a 32 MiB one, as RocksDB 11.8.1's default table factory
+/// does (`BlockBasedTableFactory::InitializeOptions`: `HyperClockCacheOptions{32 MiB}`, so an
+/// AutoHyperClockCache, estimated entry charge 0, of one shard: shards of at least 32 MiB).
 pub(super) fn new_table_cache(fs: &Arc<dyn FileSystem>, path: &Path, config: &DbConfig) -> TableCache {
-    let default_cache = Arc::new(crate::cache::BlockCache::new(32 << 20));
+    let default_cache = Arc::new(crate::cache::BlockCache::new_hyper_clock(32 << 20, -1, false));
     TableCache::new(
         fs.clone(),
         path.to_path_buf(),

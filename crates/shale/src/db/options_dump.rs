@@ -93,14 +93,10 @@ pub(crate) fn table_factory_options(t: &BlockBasedOptions, cache: Option<&Arc<Bl
     s
 }
 
-/// RocksDB's name of cache `c`: LRUCache, or AutoHyperClockCache (a HyperClockCache that
-/// sizes its table itself, as Shale's clock shards do).
+/// RocksDB's name of cache `c`: LRUCache, AutoHyperClockCache (estimated entry charge 0: a
+/// table that grows) or FixedHyperClockCache.
 pub(crate) fn cache_name(c: &BlockCache) -> &'static str {
-    if c.kind() == crate::cache::CacheKind::Lru {
-        "LRUCache"
-    } else {
-        "AutoHyperClockCache"
-    }
+    c.name()
 }
 
 /// A cache's `GetPrintableOptions` (RocksDB's `ShardedCache` and `LRUCache` lines).
@@ -142,10 +138,8 @@ pub(crate) fn log_db_options(log: &super::info_log::InfoLog, o: &crate::Options)
             "@statistics" => {
                 log.header(format_args!("{label}: {}", ptr(o.statistics.as_ref())));
                 if let Some(s) = &o.statistics {
-                    // rust-rocksdb's numbering skips RocksDB's kExceptTickers (= 1 there,
-                    // an alias of kDisableAll in RocksDB 11.8.1's enum): RocksDB's value is
-                    // one less above kDisableAll.
-                    let level = s.level().saturating_sub(1);
+                    // The statistics object holds RocksDB's value (`statistics.rs`).
+                    let level = s.level();
                     log.header(format_args!(
                         "                             Options.statistics stats level: {level}"
                     ));

@@ -255,6 +255,47 @@ fn statistics_off_and_disabled_level_count_nothing() {
     assert_eq!(o.get_histogram_data(Histogram::DbWrite).count(), 0, "no timers at this level");
 }
 
+/// rust-rocksdb 0.25's `StatsLevel` discriminants skip 1 (DisableAll = 0, then 2..=6), and
+/// its `set_statistics_level` hands them to RocksDB 11.8.1's C API, which takes them as
+/// RocksDB's own `StatsLevel` (0..=5, clamped). So `ExceptHistogramOrTimers` (2) is RocksDB's
+/// kExceptTimers: histograms are recorded, timings are not; the LOG's
+/// `Options.statistics stats level` line prints the value RocksDB holds.
+#[test]
+fn statistics_level_is_the_one_rocksdb_11_gets_from_rust_rocksdb() {
+    let stats_level_line = |dir: &std::path::Path| {
+        let log = std::fs::read_to_string(dir.join("LOG")).unwrap();
+        let line = log.lines().find(|l| l.contains("Options.statistics stats level: ")).unwrap().to_string();
+        line.rsplit(' ').next().unwrap().parse::<u8>().unwrap()
+    };
+    for (level, rocksdb) in [
+        (None, 3),
+        (Some(StatsLevel::DisableAll), 0),
+        (Some(StatsLevel::ExceptHistogramOrTimers), 2),
+        (Some(StatsLevel::ExceptTimers), 3),
+        (Some(StatsLevel::ExceptDetailedTimers), 4),
+        (Some(StatsLevel::ExceptTimeForMutex), 5),
+        (Some(StatsLevel::All), 5),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut o = Options::default();
+        o.create_if_missing(true);
+        o.enable_statistics();
+        if let Some(l) = level {
+            o.set_statistics_level(l);
+        }
+        let db = DB::open(&o, tmp.path()).unwrap();
+        assert_eq!(stats_level_line(tmp.path()), rocksdb, "{level:?}");
+        db.put(b"a", b"b").unwrap();
+        let hist = o.get_histogram_data(Histogram::BytesPerWrite).count();
+        let timed = o.get_histogram_data(Histogram::DbWrite).count();
+        // kExceptTickers = kDisableAll (0) counts nothing; above kExceptHistogramOrTimers (1)
+        // histograms; above kExceptTimers (2) timings.
+        assert_eq!(o.get_ticker_count(Ticker::NumberKeysWritten), u64::from(rocksdb > 0), "{level:?}");
+        assert_eq!(hist, u64::from(rocksdb > 1), "{level:?}");
+        assert_eq!(timed, u64::from(rocksdb > 2), "{level:?}");
+    }
+}
+
 #[test]
 fn other_tickers_move_where_rocksdb_counts_them() {
     let tmp = tempfile::tempdir().unwrap();

@@ -99,3 +99,47 @@ fn db_options_dump_has_rocksdb_11_lines_order_and_padding() {
     let skipped = ["Options.env", "Options.info_log", "Options.write_buffer_manager"];
     assert_same(&dump(&theirs, first, true), &dump(&ours, first, true), 90, &skipped);
 }
+
+/// The table factory's options (the LOG's lines after `table_factory options:`, which carry
+/// no time stamp) up to the next stamped line, padding kept.
+fn table_factory_block(dir: &Path) -> Vec<String> {
+    let log = std::fs::read_to_string(dir.join("LOG")).unwrap();
+    let mut lines = log.lines().skip_while(|l| !l.contains("table_factory options:"));
+    lines.next();
+    lines.take_while(|l| !l.starts_with(|c: char| c.is_ascii_digit())).map(str::to_string).collect()
+}
+
+/// With no block cache set, a family's table factory makes RocksDB 11.8.1's default cache: an
+/// AutoHyperClockCache of 32 MiB in one shard (`BlockBasedTableFactory::InitializeOptions`),
+/// printed as RocksDB prints it (no LRU pool ratios); the whole table-factory block matches
+/// but for addresses.
+#[test]
+fn default_block_cache_is_rocksdb_11s_auto_hyper_clock_cache() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some((theirs, ours)) =
+        both_logs("default_block_cache_is_rocksdb_11s_auto_hyper_clock_cache", tmp.path())
+    else {
+        return;
+    };
+    let (theirs, ours) = (table_factory_block(&theirs), table_factory_block(&ours));
+    for want in [
+        "  block_cache_name: AutoHyperClockCache",
+        "  block_cache_options:",
+        "    capacity : 33554432",
+        "    num_shard_bits : 0",
+        "    strict_capacity_limit : 0",
+        "    memory_allocator : None",
+    ] {
+        assert!(theirs.iter().any(|l| l == want), "RocksDB's LOG lacks {want:?}: {theirs:#?}");
+    }
+    assert!(theirs.len() > 40, "{theirs:#?}");
+    assert_eq!(ours.len(), theirs.len(), "ours {ours:#?}\ntheirs {theirs:#?}");
+    for (o, t) in ours.iter().zip(&theirs) {
+        // Addresses: "<label>: 0x..." or "<label>: <name> (0x...)".
+        if t.contains("0x") {
+            assert_eq!(o.split(':').next(), t.split(':').next(), "{t}");
+        } else {
+            assert_eq!(o, t);
+        }
+    }
+}
