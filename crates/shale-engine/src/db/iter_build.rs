@@ -20,6 +20,8 @@ use crate::version::edit::FileMetaData;
 
 /// Files of a level by number, for opening them from a `LevelFile`.
 type FilesByNumber = Arc<HashMap<u64, Arc<FileMetaData>>>;
+/// A level run's file metadata, in run order.
+type RunMetas = Arc<[Arc<FileMetaData>]>;
 
 /// How an iterator's seeks use prefix filters (RocksDB's prefix seek), from its
 /// ReadOptions and the family's prefix extractor.
@@ -66,7 +68,7 @@ pub struct IterParts {
     l0: Vec<Arc<TableEntry>>,
     /// Each level's run, its files by number, and their metadata in run order (whose
     /// sampled read counts the run's iterators feed).
-    levels: Vec<(Arc<[LevelFile]>, FilesByNumber, Arc<[Arc<FileMetaData>]>)>,
+    levels: Vec<(Arc<[LevelFile]>, FilesByNumber, RunMetas)>,
     tombstones: Vec<RangeTombstone>,
     /// `tombstones` fragmented, for views whose memtables hold none.
     fragmented: Arc<FragmentedTombstones>,
@@ -104,7 +106,7 @@ impl DbInner {
                 })
                 .collect();
             let by_number = Arc::new(files.iter().map(|f| (f.number, f.clone())).collect());
-            let metas: Arc<[Arc<FileMetaData>]> = files.iter().cloned().collect();
+            let metas: RunMetas = files.iter().cloned().collect();
             levels.push((run, by_number, metas));
         }
         let fragmented =
