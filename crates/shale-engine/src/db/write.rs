@@ -526,13 +526,11 @@ impl DbInner {
         // times.
         let pipelined = self.config.enable_pipelined_write;
         let attention = self.write_control.needs_attention() || self.write_buffer_manager_wants_attention();
-        // With the group, whether any writer was queued behind it (`alone`: none was).
-        let gather = |queue: &VecDeque<Arc<Writer>>| {
-            let group = build_group(queue, self.config.max_write_batch_group_size_bytes);
-            let alone = queue.len() == group.len();
-            (group, alone)
+        let early_group = if attention {
+            None
+        } else {
+            Some(build_group(&q.queue, self.config.max_write_batch_group_size_bytes))
         };
-        let early_group = if attention { None } else { Some(gather(&q.queue)) };
         drop(q);
         drop(wait_timer);
         let room = if attention {
@@ -545,9 +543,9 @@ impl DbInner {
         } else {
             Ok(())
         };
-        let (group, alone) = match early_group {
+        let group = match early_group {
             Some(g) => g,
-            None => gather(&self.writers.lock().queue),
+            None => build_group(&self.writers.lock().queue, self.config.max_write_batch_group_size_bytes),
         };
         let mut counts = None;
         let outcome = match room {
@@ -570,11 +568,9 @@ impl DbInner {
             }
             Ok(GroupOutcome::Logged(mut logged)) => {
                 let last_seq = logged.first_seq + logged.count - 1;
-                // The leader alone inserts (not in parallel) and no writer was queued
-                // behind the group: it may insert with plain inserts when no other group
-                // is left to insert (`enter_memtable_writers`).
-                let lone = alone && !logged.parallel;
-                if self.enter_memtable_writers(&me, &group, last_seq, !logged.concurrent, lone) {
+                // The leader alone inserts (not in parallel): with no other writer, it may
+                // insert with plain inserts (`enter_memtable_writers`).
+                if self.enter_memtable_writers(&me, &group, last_seq, !logged.concurrent, !logged.parallel) {
                     logged.concurrent = false;
                 }
                 handed = true;
@@ -629,12 +625,13 @@ impl DbInner {
     /// `STATE_MEMTABLE_WRITER_LEADER`); any other group inserts at once. `last_seq`: the
     /// group's last sequence, published in WAL order (`finish_memtable_group`).
     ///
-    /// `lone`: the group is inserted by its leader alone and no writer was queued behind it.
-    /// Such a group, found with no other group left to insert, is made serial: its leader
-    /// inserts with plain (not compare-and-swap) inserts, as RocksDB's memtable writer group
-    /// of one writer does (`concurrent_memtable_writes` false), and a group whose WAL write
-    /// follows meanwhile waits for it before inserting (the WAL writes still overlap the
-    /// insert). Returns whether the group is serial (asked for, or made so).
+    /// `lone`: the group is inserted by its leader alone. Such a group, found with no writer
+    /// queued behind it (none came during its WAL write) and no other group left to insert,
+    /// is made serial: its leader inserts with plain (not compare-and-swap) inserts, as
+    /// RocksDB's memtable writer group of one writer does (`concurrent_memtable_writes`
+    /// false), and a group whose WAL write follows meanwhile waits for it before inserting
+    /// (the WAL writes still overlap the insert). Returns whether the group is serial (asked
+    /// for, or made so).
     fn enter_memtable_writers(
         &self,
         me: &Arc<Writer>,
@@ -644,11 +641,21 @@ impl DbInner {
         lone: bool,
     ) -> bool {
         let members: Group = group.iter().cloned().collect();
-        let (wait, serial) = {
+        // Queued on the memtable writers' queue and off the write queue under the write
+        // queue's lock (then the memtable writers' queue's, a leaf): the next WAL leader,
+        // which needs that lock to lead, finds this group queued, and whether a writer
+        // waits behind the group is known when the group is made serial.
+        let (wait, serial, next) = {
+            let mut q = self.writers.lock();
+            for w in group {
+                let popped = q.queue.pop_front();
+                debug_assert!(popped.is_some_and(|p| Arc::ptr_eq(&p, w)));
+            }
+            let next = q.queue.front().cloned();
             let mut mq = self.mem_writers.queue.lock();
             // Nothing else inserts now, and no later group can insert before this one
             // finishes: a serial group is waited for by every group queued after it.
-            let serial = serial || (lone && mq.is_empty());
+            let serial = serial || (lone && next.is_none() && mq.is_empty());
             // A serial group waits for every earlier group; a concurrent one only for a
             // serial group before it (which inserts with plain inserts).
             let wait = !mq.is_empty() && (serial || mq.iter().any(|e| e.serial));
@@ -660,10 +667,13 @@ impl DbInner {
                 waiting: wait,
                 finished: None,
             });
-            (wait, serial)
+            (wait, serial, next)
         };
-        // Off the write queue, its writers still waiting for their results.
-        self.leave_write_queue(group);
+        // Off the write queue, its writers still waiting for their results: the next WAL
+        // leader may start.
+        if let Some(n) = next {
+            n.wake();
+        }
         if !wait {
             return serial;
         }
