@@ -63,7 +63,11 @@
 //! once as above), with compare-and-swap inserts, while earlier groups may still insert: it
 //! does not wait for them, so no writer waits out another's insert before its own. Any other
 //! group waits for the front of the queue (every earlier group published), and the groups
-//! queued behind it wait for the front too. Whoever finishes its inserts publishes the
+//! queued behind it wait for the front too. A group its leader inserts alone, with no writer
+//! queued behind it and no group left to insert (one writer thread, as db_bench's fill
+//! benchmarks), is such a serial group: it inserts at once with plain inserts, as RocksDB's
+//! memtable writer group of one writer does (compare-and-swap inserts cost it about a tenth
+//! more processor time), and a group whose WAL write runs meanwhile waits for it to insert. Whoever finishes its inserts publishes the
 //! finished groups at the front of the queue — their last sequences set in WAL order, their
 //! writers completed — so no reader sees part of a group or a later group before an earlier
 //! one, and a writer returns only once its batch is in the memtables and published, as on
@@ -220,7 +224,7 @@ pub struct Logged {
     /// Its records may go into the memtables while other groups insert
     /// (`allow_concurrent_memtable_write` and no merge): pipelined, such a group inserts as
     /// soon as it leaves the write queue, not when it reaches the front of the memtable
-    /// writers' queue.
+    /// writers' queue. Cleared for a lone group made serial (`enter_memtable_writers`).
     concurrent: bool,
 }
 
@@ -582,9 +586,13 @@ impl DbInner {
                     None => Ok(()),
                 };
             }
-            Ok(GroupOutcome::Logged(logged)) => {
+            Ok(GroupOutcome::Logged(mut logged)) => {
                 let last_seq = logged.first_seq + logged.count - 1;
-                self.enter_memtable_writers(&me, &group, last_seq, !logged.concurrent);
+                // The leader alone inserts (not in parallel): with no other writer, it may
+                // insert with plain inserts (`enter_memtable_writers`).
+                if self.enter_memtable_writers(&me, &group, last_seq, !logged.concurrent, !logged.parallel) {
+                    logged.concurrent = false;
+                }
                 handed = true;
                 let o = self.memtable_stage(&group, logged, &mut counts, true);
                 if let Err(e) = &o {
@@ -638,32 +646,64 @@ impl DbInner {
     /// memtable writers' queue (RocksDB's `ExitAsBatchGroupLeader` then
     /// `STATE_MEMTABLE_WRITER_LEADER`); any other group inserts at once. `last_seq`: the
     /// group's last sequence, published in WAL order (`finish_memtable_group`).
-    fn enter_memtable_writers(&self, me: &Arc<Writer>, group: &[Arc<Writer>], last_seq: u64, serial: bool) {
-        let wait = {
+    ///
+    /// `lone`: the group is inserted by its leader alone. Such a group, found with no writer
+    /// queued behind it (none came during its WAL write) and no other group left to insert,
+    /// is made serial: its leader inserts with plain (not compare-and-swap) inserts, as
+    /// RocksDB's memtable writer group of one writer does (`concurrent_memtable_writes`
+    /// false), and a group whose WAL write follows meanwhile waits for it before inserting
+    /// (the WAL writes still overlap the insert). Returns whether the group is serial (asked
+    /// for, or made so).
+    fn enter_memtable_writers(
+        &self,
+        me: &Arc<Writer>,
+        group: &[Arc<Writer>],
+        last_seq: u64,
+        serial: bool,
+        lone: bool,
+    ) -> bool {
+        // A lone leader is its group (no second reference to keep; `MemEntry::writers`).
+        let members: Group = if group.len() == 1 { Group::new() } else { group.iter().cloned().collect() };
+        // Queued on the memtable writers' queue and off the write queue under the write
+        // queue's lock (then the memtable writers' queue's, a leaf): the next WAL leader,
+        // which needs that lock to lead, finds this group queued, and whether a writer
+        // waits behind the group is known when the group is made serial.
+        let (wait, serial, next) = {
+            let mut q = self.writers.lock();
+            for w in group {
+                let popped = q.queue.pop_front();
+                debug_assert!(popped.is_some_and(|p| Arc::ptr_eq(&p, w)));
+            }
+            let next = q.queue.front().cloned();
             let mut mq = self.mem_writers.queue.lock();
+            // Nothing else inserts now, and no later group can insert before this one
+            // finishes: a serial group is waited for by every group queued after it.
+            let serial = serial || (lone && next.is_none() && mq.is_empty());
             // A serial group waits for every earlier group; a concurrent one only for a
             // serial group before it (which inserts with plain inserts).
             let wait = !mq.is_empty() && (serial || mq.iter().any(|e| e.serial));
             mq.push_back(MemEntry {
                 leader: Arc::clone(me),
-                // A lone leader is its group (no second reference to keep).
-                members: if group.len() == 1 { Group::new() } else { group.iter().cloned().collect() },
+                members,
                 last_seq,
                 serial,
                 waiting: wait,
                 finished: None,
             });
-            wait
+            (wait, serial, next)
         };
-        // Off the write queue, its writers still waiting for their results.
-        self.leave_write_queue(group);
+        // Off the write queue, its writers still waiting for their results: the next WAL
+        // leader may start.
+        if let Some(n) = next {
+            n.wake();
+        }
         if !wait {
-            return;
+            return serial;
         }
         loop {
             me.signal.store(false, Ordering::SeqCst);
             if lock(me).mem_lead {
-                return;
+                return serial;
             }
             self.await_signal(me, WaitSite::Join);
         }
