@@ -1502,8 +1502,10 @@ impl Options {
         self.max_write_buffer_size_to_maintain = size;
     }
 
-    /// Accepted: pipelining changes when the WAL and memtable steps overlap, not what is written.
-    /// `true` with `unordered_write` fails the open with InvalidArgument, as in RocksDB.
+    /// RocksDB's pipelined write path (`db/write.rs`): a write group that wrote the WAL leaves
+    /// the write queue before its memtable insert, so the next group's WAL write overlaps it;
+    /// groups are published in WAL order. `true` with `unordered_write` or `atomic_flush`
+    /// fails the open with InvalidArgument, as in RocksDB.
     pub fn set_enable_pipelined_write(&mut self, value: bool) {
         self.enable_pipelined_write = value;
     }
