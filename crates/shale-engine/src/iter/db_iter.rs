@@ -498,11 +498,19 @@ impl DBIter {
     /// is kept as the current entry's columns.
     fn resolve_stored(&mut self, t: ValueType, user_key: &[u8], raw: &[u8]) -> Result<Vec<u8>> {
         if t == ValueType::WideColumnEntity {
-            let v = crate::wide_columns::default_column_value(raw)?.to_vec();
-            self.entity = Some(raw.to_vec());
+            let e = self.resolve_entity(user_key, raw)?;
+            let v = crate::wide_columns::default_column_value(&e)?.to_vec();
+            self.entity = Some(e);
             return Ok(v);
         }
         self.fetch_blob(user_key, raw)
+    }
+
+    /// A stored entity of `user_key` with its columns in blob files read and put inline
+    /// (RocksDB's DBIter resolves them all when it lands on the entity, and before a merge).
+    fn resolve_entity(&self, user_key: &[u8], raw: &[u8]) -> Result<Vec<u8>> {
+        let resolved = crate::wide_columns::resolve_blob_columns(raw, |i| self.fetch_blob(user_key, i))?;
+        Ok(resolved.unwrap_or_else(|| raw.to_vec()))
     }
 
     /// The current entry's wide columns, as RocksDB's `Iterator::columns()`: an entity's
@@ -1296,8 +1304,9 @@ impl DBIter {
                     break;
                 }
                 ValueType::WideColumnEntity => {
-                    base = Some(crate::wide_columns::default_column_value(self.inner.value())?.to_vec());
-                    entity_base = Some(self.inner.value().to_vec());
+                    let e = self.resolve_entity(&self.saved_key, self.inner.value())?;
+                    base = Some(crate::wide_columns::default_column_value(&e)?.to_vec());
+                    entity_base = Some(e);
                     break;
                 }
                 ValueType::Deletion | ValueType::SingleDeletion => break,
@@ -1871,7 +1880,8 @@ impl DBIter {
         match vt {
             ValueType::BlobIndex => Ok((self.fetch_blob(uk, raw)?, None)),
             ValueType::WideColumnEntity => {
-                Ok((crate::wide_columns::default_column_value(raw)?.to_vec(), Some(raw.to_vec())))
+                let e = self.resolve_entity(uk, raw)?;
+                Ok((crate::wide_columns::default_column_value(&e)?.to_vec(), Some(e)))
             }
             _ => Ok((raw.to_vec(), None)),
         }
