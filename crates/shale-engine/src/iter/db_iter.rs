@@ -1113,6 +1113,10 @@ impl DBIter {
         // Put (in `saved_value`) is their base.
         let mut operands: Vec<Vec<u8>> = Vec::new();
         let mut has_base = false;
+        // The base in `saved_value` is a stored blob index or entity of this type, resolved
+        // once the walk ends (RocksDB's FindValueForCurrentKey resolves the newest visible
+        // one only: older versions walked over fetch nothing).
+        let mut unresolved: Option<ValueType> = None;
         loop {
             if sequence <= self.sequence {
                 match self.classify(&self.saved_key, sequence, value_type) {
@@ -1124,10 +1128,12 @@ impl DBIter {
                         if let Some(rc) = self.range_conv.as_deref_mut() {
                             rc.tomb = false;
                         }
+                        unresolved = None;
                         if needs_resolve(value_type) {
                             self.pinned_value = None;
-                            let (uk, raw) = (self.saved_key.clone(), self.inner.value().to_vec());
-                            self.saved_value = self.resolve_stored(value_type, &uk, &raw)?;
+                            self.saved_value.clear();
+                            self.saved_value.extend_from_slice(self.inner.value());
+                            unresolved = Some(value_type);
                         } else if let Some(v) = self.inner.value_if_pinned() {
                             self.pinned_value = Some(PinnedValue::new(v));
                         } else {
@@ -1148,6 +1154,7 @@ impl DBIter {
                         perf::count(Field::InternalDeleteSkippedCount, 1);
                         found = f;
                         has_base = false;
+                        unresolved = None;
                         operands.clear();
                         self.entity = None;
                         if self.range_conv.is_some() {
@@ -1184,6 +1191,10 @@ impl DBIter {
         }
         // Entries of this key passed over (all of them when it is hidden).
         self.skipped += steps as u64 - u64::from(found != Found::Hidden);
+        if let Some(t) = unresolved.filter(|_| has_base) {
+            let (uk, raw) = (self.saved_key.clone(), std::mem::take(&mut self.saved_value));
+            self.saved_value = self.resolve_stored(t, &uk, &raw)?;
+        }
         if found == Found::Merge {
             let base = match self.pinned_value.take() {
                 // SAFETY: as in `value`: the inner iterator keeps pinned bytes alive.

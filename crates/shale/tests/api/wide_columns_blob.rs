@@ -3,7 +3,8 @@
 //! values of one key to two blob files, the test reads their blob indexes out of the
 //! tables and writes (as a raw write batch) an entity whose default column and column "b"
 //! point at them, beside an inline column "a". Every read resolves the blob columns: `get`,
-//! `get_pinned`, `multi_get`, `get_entity`, the iterator's `value()` / `columns()`, a merge
+//! `get_pinned`, `multi_get` (the default column only), `get_entity`, the iterator's
+//! `value()` / `columns()` (backward fetching the newest visible version only), a merge
 //! onto the entity (whose result holds the values inline), through flushes, compactions and
 //! reopens. (That Shale's tables link to the blob files an entity points into is checked by
 //! interop_wide_columns_blob, where the entities own their blob records.)
@@ -163,6 +164,16 @@ fn entity_with_blob_columns_reads_resolved() {
         let cf = db.cf_handle("default").unwrap();
         db.get_entity_cf_opt(cf, b"k", &ReadOptions::default()).unwrap();
         assert_eq!((ticks(Ticker::BlobDbCacheHit) - hit0, ticks(Ticker::BlobDbCacheMiss) - miss0), (1, 2));
+        // An iterator landing on the entity backward fetches its two blob columns, not
+        // the older plain versions it walks over (RocksDB's FindValueForCurrentKey).
+        let lookups = || ticks(Ticker::BlobDbCacheHit) + ticks(Ticker::BlobDbCacheMiss);
+        let mut it = db.raw_iterator();
+        it.seek_to_last();
+        let before = lookups();
+        it.prev();
+        assert_eq!(it.key(), Some(&b"k"[..]));
+        assert_eq!(lookups() - before, 2);
+        drop(it);
 
         check(&db, &dv, &cols, "memtable");
         db.flush().unwrap();
