@@ -18,8 +18,11 @@
 //! Names are strictly ascending (bytewise); the default column has the empty name, so it is
 //! the first when present. A read that is not column-aware (Get, an iterator's `value()`)
 //! sees the default column's value, or an empty value when the entity has none, as RocksDB's.
-//! A column whose value is a blob reference (version 2, type 0x11) is decoded but not
-//! resolved: reading its value fails with NotSupported.
+//! A column whose value is a blob reference (version 2, type 0x11) holds a blob index
+//! (`blob/format.rs`); readers resolve it through their blob fetcher before the entity
+//! leaves the read path (`resolve_blob_columns`, `default_column_resolved`), as RocksDB's
+//! `WideColumnSerialization::ResolveEntityBlobColumns` / `ResolveDefaultColumnBlobReference`.
+//! The functions here that take no fetcher refuse a blob column with RocksDB's Corruption.
 
 use crate::coding::{put_length_prefixed_slice, put_varint32, Decoder};
 use crate::error::{Error, Result};
@@ -148,12 +151,15 @@ fn decode_v2(mut d: Decoder<'_>, n: usize) -> Result<Vec<Column<'_>>> {
 }
 
 /// The value a column-unaware read returns for an entity: its default column's, or empty.
+/// A default column stored in a blob file is refused (see `default_column_resolved`).
 pub fn default_column_value(entity: &[u8]) -> Result<&[u8]> {
     let columns = deserialize(entity)?;
     match columns.first() {
         Some(c) if c.name.is_empty() => {
             if c.blob {
-                return Err(blob_column_unsupported());
+                return Err(Error::corruption(
+                    "Cannot resolve blob-backed default column without a blob fetcher",
+                ));
             }
             Ok(c.value)
         }
@@ -161,30 +167,83 @@ pub fn default_column_value(entity: &[u8]) -> Result<&[u8]> {
     }
 }
 
+/// Whether the entity holds a column whose value is in a blob file.
+pub fn has_blob_columns(entity: &[u8]) -> Result<bool> {
+    Ok(deserialize(entity)?.iter().any(|c| c.blob))
+}
+
+/// The default column's value, or empty, as `default_column_value`; a default column in a
+/// blob file is read with `fetch` (given its blob index), and only that column is fetched,
+/// as RocksDB's `GetValueOfDefaultColumn` + `ResolveDefaultColumnBlobReference`.
+pub fn default_column_resolved(
+    entity: &[u8],
+    fetch: impl FnOnce(&[u8]) -> Result<Vec<u8>>,
+) -> Result<Vec<u8>> {
+    let columns = deserialize(entity)?;
+    match columns.first() {
+        Some(c) if c.name.is_empty() && c.blob => fetch(c.value),
+        Some(c) if c.name.is_empty() => Ok(c.value.to_vec()),
+        _ => Ok(Vec::new()),
+    }
+}
+
+/// The entity with every blob column's value read with `fetch` (given the column's blob
+/// index) and put inline, encoded as version 1; None when it has no blob column (the
+/// entity is used as it is). RocksDB's `ResolveEntityBlobColumns`: what `GetEntity`, an
+/// iterator's columns and a merge onto the entity see.
+pub fn resolve_blob_columns(
+    entity: &[u8],
+    mut fetch: impl FnMut(&[u8]) -> Result<Vec<u8>>,
+) -> Result<Option<Vec<u8>>> {
+    let columns = deserialize(entity)?;
+    if !columns.iter().any(|c| c.blob) {
+        return Ok(None);
+    }
+    let mut values = Vec::with_capacity(columns.len());
+    for c in &columns {
+        values.push(if c.blob { Some(fetch(c.value)?) } else { None });
+    }
+    let pairs: Vec<(&[u8], &[u8])> =
+        columns.iter().zip(&values).map(|(c, v)| (c.name, v.as_deref().unwrap_or(c.value))).collect();
+    serialize(&pairs).map(Some)
+}
+
+/// Calls `f` with the blob index of each column stored in a blob file (RocksDB's
+/// `ForEachBlobFileNumber`, which links a table to the blob files its entities use).
+pub fn for_each_blob_index(entity: &[u8], mut f: impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
+    for c in deserialize(entity)? {
+        if c.blob {
+            f(c.value)?;
+        }
+    }
+    Ok(())
+}
+
 /// `entity` with its default column's value replaced by `value` (added when it has none):
 /// the result of a merge onto an entity, as RocksDB's `MergeHelper` builds it.
 pub fn with_default_column(entity: &[u8], value: &[u8]) -> Result<Vec<u8>> {
     let columns = deserialize(entity)?;
     if columns.iter().any(|c| c.blob) {
-        return Err(blob_column_unsupported());
+        return Err(blob_column_unresolved());
     }
     let mut out: Vec<(&[u8], &[u8])> = vec![(&[], value)];
     out.extend(columns.iter().filter(|c| !c.name.is_empty()).map(|c| (c.name, c.value)));
     serialize(&out)
 }
 
-/// The columns of an entity as owned pairs; a column stored in a blob file is refused.
+/// The columns of an entity as owned pairs; a column stored in a blob file is refused
+/// (resolve it first with `resolve_blob_columns`).
 pub fn owned_columns(entity: &[u8]) -> Result<WideColumns> {
     deserialize(entity)?
         .into_iter()
-        .map(
-            |c| if c.blob { Err(blob_column_unsupported()) } else { Ok((c.name.to_vec(), c.value.to_vec())) },
-        )
+        .map(|c| if c.blob { Err(blob_column_unresolved()) } else { Ok((c.name.to_vec(), c.value.to_vec())) })
         .collect()
 }
 
-fn blob_column_unsupported() -> Error {
-    Error::not_supported("wide-column entities with column values in blob files are not supported by Shale")
+/// RocksDB's error for a blob column met where no blob fetcher resolves it (the callers of
+/// the fetcher-less functions resolve blob columns first).
+fn blob_column_unresolved() -> Error {
+    Error::corruption("Cannot resolve blob columns in entity without a blob fetcher")
 }
 
 #[cfg(test)]
@@ -237,9 +296,86 @@ mod tests {
         assert_eq!(c[0], Column { name: b"", value: b"v", blob: false });
         assert_eq!(c[1], Column { name: b"b", value: b"\x01\x02\x03", blob: true });
         assert_eq!(default_column_value(&e).unwrap(), b"v");
-        assert_eq!(owned_columns(&e).unwrap_err().kind(), crate::ErrorKind::NotSupported);
+        assert_eq!(owned_columns(&e).unwrap_err().kind(), crate::ErrorKind::Corruption);
+        assert!(with_default_column(&e, b"m").is_err());
         let mut bad_type = e.clone();
         bad_type[5] = 0x2;
         assert!(deserialize(&bad_type).is_err());
+    }
+
+    /// A version-2 entity: `cols` are (name, value, blob) sorted by name.
+    fn v2(cols: &[(&[u8], &[u8], bool)]) -> Vec<u8> {
+        let (mut ns, mut vs, mut names, mut values) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for (n, v, _) in cols {
+            put_varint32(&mut ns, n.len() as u32);
+            put_varint32(&mut vs, v.len() as u32);
+            names.extend_from_slice(n);
+            values.extend_from_slice(v);
+        }
+        let mut e = Vec::new();
+        for x in [2, cols.len(), ns.len(), vs.len(), names.len()] {
+            put_varint32(&mut e, x as u32);
+        }
+        e.extend(cols.iter().map(|c| if c.2 { COLUMN_BLOB } else { COLUMN_INLINE }));
+        for part in [ns, vs, names, values] {
+            e.extend_from_slice(&part);
+        }
+        e
+    }
+
+    #[test]
+    fn v2_blob_columns_resolve() {
+        let e = v2(&[(b"", b"#d", true), (b"a", b"inline", false), (b"b", b"#bb", true)]);
+        assert!(has_blob_columns(&e).unwrap());
+        let fetch = |i: &[u8]| -> Result<Vec<u8>> { Ok([b"value of ", i].concat()) };
+        let mut seen = Vec::new();
+        let r = resolve_blob_columns(&e, |i| {
+            seen.push(i.to_vec());
+            fetch(i)
+        })
+        .unwrap()
+        .unwrap();
+        assert_eq!(seen, vec![b"#d".to_vec(), b"#bb".to_vec()]);
+        assert_eq!(
+            owned_columns(&r).unwrap(),
+            vec![
+                (b"".to_vec(), b"value of #d".to_vec()),
+                (b"a".to_vec(), b"inline".to_vec()),
+                (b"b".to_vec(), b"value of #bb".to_vec()),
+            ]
+        );
+        assert_eq!(r[0], 1, "resolved entities are version 1");
+        // Only the default column is fetched for a column-unaware read.
+        let mut n = 0;
+        let d = default_column_resolved(&e, |i| {
+            n += 1;
+            fetch(i)
+        })
+        .unwrap();
+        assert_eq!((d.as_slice(), n), (&b"value of #d"[..], 1));
+        assert_eq!(default_column_value(&e).unwrap_err().kind(), crate::ErrorKind::Corruption);
+        let mut idx = Vec::new();
+        for_each_blob_index(&e, |i| {
+            idx.push(i.to_vec());
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(idx, vec![b"#d".to_vec(), b"#bb".to_vec()]);
+        // A fetch failure is the read's failure.
+        let err = resolve_blob_columns(&e, |_| Err(Error::corruption("gone"))).unwrap_err();
+        assert_eq!(err.kind(), crate::ErrorKind::Corruption);
+    }
+
+    #[test]
+    fn v2_without_blob_columns_or_default() {
+        let e = v2(&[(b"a", b"1", false), (b"b", b"#x", true)]);
+        // No default column: empty, nothing fetched.
+        assert_eq!(default_column_resolved(&e, |_| panic!("no fetch")).unwrap(), b"");
+        let inline = v2(&[(b"", b"d", false), (b"a", b"1", false)]);
+        assert!(!has_blob_columns(&inline).unwrap());
+        assert_eq!(resolve_blob_columns(&inline, |_| panic!("no fetch")).unwrap(), None);
+        assert_eq!(default_column_resolved(&inline, |_| panic!("no fetch")).unwrap(), b"d");
+        let v1 = serialize(&[(b"", b"d")]).unwrap();
+        assert_eq!(resolve_blob_columns(&v1, |_| panic!("no fetch")).unwrap(), None);
     }
 }

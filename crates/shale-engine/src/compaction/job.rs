@@ -595,6 +595,10 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
                                 *oldest = bi.file_number;
                             }
                         }
+                    } else if (crate::key::trailer(&k) & 0xff) as u8 == ValueType::WideColumnEntity as u8 {
+                        // An entity's columns in blob files link the table to those files
+                        // too (RocksDB's `FileMetaData::UpdateBoundaries`).
+                        crate::version::link_entity_blob_files(&mut o.meta, &v)?;
                     }
                     o.builder.add(&k, &v)?;
                     if ctx.output_hash {
@@ -1046,6 +1050,9 @@ impl KeyCompactor<'_, '_> {
         // is the entity with that column replaced (RocksDB's MergeHelper).
         let mut entity_base: Option<&[u8]> = None;
         let resolved: Vec<u8>;
+        // The entity base with its columns in blob files read inline (RocksDB's
+        // `ResolveEntityForMerge`): the merge result carries them as values.
+        let resolved_entity: Vec<u8>;
         let mut covered = 0u64;
         let mut reached_base = false;
         let mut j = i;
@@ -1079,8 +1086,12 @@ impl KeyCompactor<'_, '_> {
                         base = Some(Some(&resolved));
                     }
                     ValueType::WideColumnEntity => {
-                        entity_base = Some(&entries[j].1);
-                        base = Some(Some(crate::wide_columns::default_column_value(&entries[j].1)?));
+                        let raw = &entries[j].1;
+                        resolved_entity =
+                            crate::wide_columns::resolve_blob_columns(raw, |i| self.resolve(key, i))?
+                                .unwrap_or_else(|| raw.clone());
+                        entity_base = Some(&resolved_entity);
+                        base = Some(Some(crate::wide_columns::default_column_value(&resolved_entity)?));
                     }
                     _ => {}
                 }

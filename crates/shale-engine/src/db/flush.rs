@@ -328,6 +328,8 @@ fn write_table_inner(
             {
                 meta.oldest_blob_file_number = bi.file_number;
             }
+        } else if value_type == crate::key::ValueType::WideColumnEntity as u8 {
+            crate::version::link_entity_blob_files(&mut meta, value)?;
         }
         match blobs.as_deref_mut().filter(|_| is_value) {
             Some(b) => match b.add(crate::key::user_key(k), value)? {

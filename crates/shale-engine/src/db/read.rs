@@ -65,7 +65,18 @@ impl MergeLookup<'_> {
             }
             // A column-unaware read sees the default column; a column-aware one
             // (`get_entity`) gets the entity, with operands merged onto that column.
+            // Columns stored in blob files are read as RocksDB's GetContext reads them: a
+            // column-unaware read without operands fetches the default column only; a
+            // column-aware one, or a merge onto the entity, fetches them all.
             ValueType::WideColumnEntity => {
+                let blob = &self.blob;
+                if !self.entity && self.operands.is_empty() {
+                    let default =
+                        crate::wide_columns::default_column_resolved(value, |i| blob.fetch(found, i))?;
+                    return Ok(Lookup::Done(Some(default)));
+                }
+                let resolved = crate::wide_columns::resolve_blob_columns(value, |i| blob.fetch(found, i))?;
+                let value = resolved.as_deref().unwrap_or(value);
                 let default = crate::wide_columns::default_column_value(value)?;
                 if !self.entity {
                     return self.finish(Some(default)).map(Lookup::Done);

@@ -109,11 +109,14 @@ fn scan_table(
     it.seek_to_first();
     while it.valid() {
         note(it.key(), &mut meta, &mut smallest, &mut largest)?;
-        if parse_internal_key(it.key())?.value_type == ValueType::BlobIndex {
+        let vt = parse_internal_key(it.key())?.value_type;
+        if vt == ValueType::BlobIndex {
             let n = crate::blob::BlobIndex::decode(it.value())?.file_number;
             if meta.oldest_blob_file_number == 0 || n < meta.oldest_blob_file_number {
                 meta.oldest_blob_file_number = n;
             }
+        } else if vt == ValueType::WideColumnEntity {
+            crate::version::link_entity_blob_files(&mut meta, it.value())?;
         }
         it.next();
     }

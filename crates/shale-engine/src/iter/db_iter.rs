@@ -498,11 +498,19 @@ impl DBIter {
     /// is kept as the current entry's columns.
     fn resolve_stored(&mut self, t: ValueType, user_key: &[u8], raw: &[u8]) -> Result<Vec<u8>> {
         if t == ValueType::WideColumnEntity {
-            let v = crate::wide_columns::default_column_value(raw)?.to_vec();
-            self.entity = Some(raw.to_vec());
+            let e = self.resolve_entity(user_key, raw)?;
+            let v = crate::wide_columns::default_column_value(&e)?.to_vec();
+            self.entity = Some(e);
             return Ok(v);
         }
         self.fetch_blob(user_key, raw)
+    }
+
+    /// A stored entity of `user_key` with its columns in blob files read and put inline
+    /// (RocksDB's DBIter resolves them all when it lands on the entity, and before a merge).
+    fn resolve_entity(&self, user_key: &[u8], raw: &[u8]) -> Result<Vec<u8>> {
+        let resolved = crate::wide_columns::resolve_blob_columns(raw, |i| self.fetch_blob(user_key, i))?;
+        Ok(resolved.unwrap_or_else(|| raw.to_vec()))
     }
 
     /// The current entry's wide columns, as RocksDB's `Iterator::columns()`: an entity's
@@ -1105,6 +1113,10 @@ impl DBIter {
         // Put (in `saved_value`) is their base.
         let mut operands: Vec<Vec<u8>> = Vec::new();
         let mut has_base = false;
+        // The base in `saved_value` is a stored blob index or entity of this type, resolved
+        // once the walk ends (RocksDB's FindValueForCurrentKey resolves the newest visible
+        // one only: older versions walked over fetch nothing).
+        let mut unresolved: Option<ValueType> = None;
         loop {
             if sequence <= self.sequence {
                 match self.classify(&self.saved_key, sequence, value_type) {
@@ -1116,10 +1128,12 @@ impl DBIter {
                         if let Some(rc) = self.range_conv.as_deref_mut() {
                             rc.tomb = false;
                         }
+                        unresolved = None;
                         if needs_resolve(value_type) {
                             self.pinned_value = None;
-                            let (uk, raw) = (self.saved_key.clone(), self.inner.value().to_vec());
-                            self.saved_value = self.resolve_stored(value_type, &uk, &raw)?;
+                            self.saved_value.clear();
+                            self.saved_value.extend_from_slice(self.inner.value());
+                            unresolved = Some(value_type);
                         } else if let Some(v) = self.inner.value_if_pinned() {
                             self.pinned_value = Some(PinnedValue::new(v));
                         } else {
@@ -1140,6 +1154,7 @@ impl DBIter {
                         perf::count(Field::InternalDeleteSkippedCount, 1);
                         found = f;
                         has_base = false;
+                        unresolved = None;
                         operands.clear();
                         self.entity = None;
                         if self.range_conv.is_some() {
@@ -1176,6 +1191,10 @@ impl DBIter {
         }
         // Entries of this key passed over (all of them when it is hidden).
         self.skipped += steps as u64 - u64::from(found != Found::Hidden);
+        if let Some(t) = unresolved.filter(|_| has_base) {
+            let (uk, raw) = (self.saved_key.clone(), std::mem::take(&mut self.saved_value));
+            self.saved_value = self.resolve_stored(t, &uk, &raw)?;
+        }
         if found == Found::Merge {
             let base = match self.pinned_value.take() {
                 // SAFETY: as in `value`: the inner iterator keeps pinned bytes alive.
@@ -1296,8 +1315,9 @@ impl DBIter {
                     break;
                 }
                 ValueType::WideColumnEntity => {
-                    base = Some(crate::wide_columns::default_column_value(self.inner.value())?.to_vec());
-                    entity_base = Some(self.inner.value().to_vec());
+                    let e = self.resolve_entity(&self.saved_key, self.inner.value())?;
+                    base = Some(crate::wide_columns::default_column_value(&e)?.to_vec());
+                    entity_base = Some(e);
                     break;
                 }
                 ValueType::Deletion | ValueType::SingleDeletion => break,
@@ -1871,7 +1891,8 @@ impl DBIter {
         match vt {
             ValueType::BlobIndex => Ok((self.fetch_blob(uk, raw)?, None)),
             ValueType::WideColumnEntity => {
-                Ok((crate::wide_columns::default_column_value(raw)?.to_vec(), Some(raw.to_vec())))
+                let e = self.resolve_entity(uk, raw)?;
+                Ok((crate::wide_columns::default_column_value(&e)?.to_vec(), Some(e)))
             }
             _ => Ok((raw.to_vec(), None)),
         }

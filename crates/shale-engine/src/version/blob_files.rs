@@ -15,6 +15,23 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::version::edit::{BlobFileAddition, FileMetaData, VersionEdit};
 
+/// Links table `meta` to the blob files the blob columns of `entity` (a wide-column entity
+/// being written to the table) point into: its `oldest_blob_file_number` becomes the
+/// smallest of them, as RocksDB's `FileMetaData::UpdateBoundaries` does with
+/// `ForEachBlobFileNumber` (TTL blob indexes are skipped there too). Without the link a
+/// Version would drop a blob file the entity still reads.
+pub fn link_entity_blob_files(meta: &mut FileMetaData, entity: &[u8]) -> Result<()> {
+    shale_format::wide_columns::for_each_blob_index(entity, |index| {
+        let bi = shale_format::blob::BlobIndex::decode(index)?;
+        if bi.expiration.is_none()
+            && (meta.oldest_blob_file_number == 0 || bi.file_number < meta.oldest_blob_file_number)
+        {
+            meta.oldest_blob_file_number = bi.file_number;
+        }
+        Ok(())
+    })
+}
+
 /// One blob file in a Version: what never changes (shared by every Version holding the
 /// file: its weak reference tells when the file may be deleted) and its garbage so far.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -12,6 +12,7 @@ pub mod set;
 #[allow(clippy::module_inception)]
 pub mod version;
 
+pub use blob_files::link_entity_blob_files;
 pub use builder::{FileSetBuilder, VersionBuilder};
 pub use edit::{FileMetaData, VersionEdit, WalAddition};
 pub use manifest::{

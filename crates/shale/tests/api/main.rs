@@ -124,6 +124,7 @@ mod txn_semantics;
 mod txn_two_phase;
 mod universal_compaction;
 mod wide_columns;
+mod wide_columns_blob;
 mod writable_file_buffer;
 mod write_buffer_manager;
 mod write_ops;

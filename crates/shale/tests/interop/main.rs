@@ -59,6 +59,7 @@ mod interop_tail_size;
 mod interop_timestamps;
 mod interop_wal_compression;
 mod interop_wide_columns;
+mod interop_wide_columns_blob;
 mod interop_zlib_parallel;
 mod load_latest_options;
 mod log_cf_options_11;
