@@ -481,8 +481,9 @@ impl DbInner {
                     _ => plan.output_level,
                 };
                 // A FIFO temperature change names its output's temperature.
-                m.temperature =
-                    plan.output_temperature.unwrap_or_else(|| cf.config().output_temperature(level, num_levels));
+                m.temperature = plan
+                    .output_temperature
+                    .unwrap_or_else(|| cf.config().output_temperature(level, num_levels));
                 edit.new_files.push((level as u32, m));
             }
             edit.blob_file_additions = result.blob_additions;
