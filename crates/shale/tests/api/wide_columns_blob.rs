@@ -65,6 +65,8 @@ fn only_value(f: &Path) -> Vec<u8> {
         file_name: f.display().to_string(),
         cache_key: shale::cache::OffsetableCacheKey::unique(),
         statistics: None,
+        block_protection_bytes_per_key: 0,
+        timestamps_persisted: true,
     };
     let t = Table::open(file, size, opts).unwrap();
     let mut it = t.iter(false);
