@@ -48,6 +48,31 @@ fn assert_clean(mode: &str, kills: u32, extra: &[&str]) {
 }
 
 #[test]
+fn a_new_database_does_not_inherit_an_earlier_runs_expected_state() {
+    // A run leaves `<db>.expected` beside the database; the database is removed, the state
+    // is not. The next run starts afresh instead of finding every earlier key lost.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let run = || {
+        Command::new(env!("CARGO_BIN_EXE_shale"))
+            .args(["crash-test", "--mode", "kv", "--kills", "3", "--max_run_ms", "500"])
+            .args(["--threads", "2", "--max_key", "2000"])
+            .arg("--db")
+            .arg(&db)
+            .output()
+            .unwrap()
+    };
+    let first = run();
+    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    assert!(dir.path().join("db.expected").exists());
+    std::fs::remove_dir_all(&db).unwrap();
+    let second = run();
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert!(second.status.success(), "{stderr}");
+    assert!(!stderr.contains("(lost)"), "{stderr}");
+}
+
+#[test]
 fn crash_test_kv_twenty_kills_lose_nothing() {
     assert_clean("kv", 20, &[]);
 }
