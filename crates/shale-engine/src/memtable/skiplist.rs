@@ -494,6 +494,24 @@ impl SkipList {
 
     /// [`SkipList::insert`] (`concurrent`: [`SkipList::insert_concurrently`]).
     fn insert_impl(&self, user_key: &[u8], trailer: u64, value: &[u8], concurrent: bool) -> bool {
+        let (node, height) = self.new_node(user_key, trailer, value, concurrent);
+        if concurrent {
+            let mut splice = Splice::EMPTY;
+            return self.link(node, height, &mut splice);
+        }
+        let Some(mut kept) = self.splice.try_lock() else {
+            let mut splice = Splice::EMPTY;
+            return self.link(node, height, &mut splice);
+        };
+        self.refresh_splice(&mut kept);
+        self.link(node, height, &mut kept)
+    }
+
+    /// A node of random height holding `user_key | trailer -> value`, not yet linked: its
+    /// pointer and height. Memory from the arena itself, or with `concurrent` from a shard
+    /// of it while the arena's lock is taken (see [`SkipList::insert_concurrently`]).
+    #[inline]
+    fn new_node(&self, user_key: &[u8], trailer: u64, value: &[u8], concurrent: bool) -> (*mut u8, usize) {
         let height = random_height();
         let len = entry_len(user_key, value);
         let size = height * SLOT + len;
@@ -512,22 +530,18 @@ impl SkipList {
         // thread can reach before the node is linked and which the slices (caller memory)
         // do not overlap.
         unsafe { encode_entry(entry_of(node), user_key, trailer, value) };
-        if concurrent {
-            let mut splice = Splice::EMPTY;
-            return self.link(node, height, &mut splice);
-        }
-        let Some(mut kept) = self.splice.try_lock() else {
-            let mut splice = Splice::EMPTY;
-            return self.link(node, height, &mut splice);
-        };
-        // The kept splice names the head by its address when it was kept: a list that moved
-        // since (before it was shared) starts afresh.
+        (node, height)
+    }
+
+    /// A kept splice names the head by its address when it was kept: a list that moved since
+    /// (before it was shared) starts it afresh.
+    #[inline]
+    fn refresh_splice(&self, splice: &mut Splice) {
         let head = self.head();
-        if kept.head != head {
-            kept.height = 0;
-            kept.head = head;
+        if splice.head != head {
+            splice.height = 0;
+            splice.head = head;
         }
-        self.link(node, height, &mut kept)
     }
 
     /// Links the written `node` of `height` into every level below it, starting from
@@ -1065,27 +1079,9 @@ impl SkipList {
         value: &[u8],
         hint: &mut InsertHint,
     ) -> bool {
-        let height = random_height();
-        let len = entry_len(user_key, value);
-        let size = height * SLOT + len;
-        let base = match self.arena.try_main(|a| a.allocate_aligned(size, SLOT)) {
-            Some(p) => p,
-            None => self.arena.with_shard(|s| s.bottom(size, SLOT)),
-        };
-        // SAFETY: the allocation holds `height` slots then the entry; the node pointer is the
-        // last slot.
-        let node = unsafe { base.as_ptr().add((height - 1) * SLOT) };
-        // SAFETY: the entry's `len` bytes lie inside the fresh allocation, which no other
-        // thread can reach before the node is linked and which the slices (caller memory)
-        // do not overlap.
-        unsafe { encode_entry(entry_of(node), user_key, trailer, value) };
-        let splice = &mut *hint.splice;
-        let head = self.head();
-        if splice.head != head {
-            splice.height = 0;
-            splice.head = head;
-        }
-        self.link(node, height, splice)
+        let (node, height) = self.new_node(user_key, trailer, value, true);
+        self.refresh_splice(&mut hint.splice);
+        self.link(node, height, &mut hint.splice)
     }
 
     /// [`SkipList::insert`] starting from `hint`, the splice the last insert through it left
@@ -1098,24 +1094,9 @@ impl SkipList {
         value: &[u8],
         hint: &mut InsertHint,
     ) -> bool {
-        let height = random_height();
-        let len = entry_len(user_key, value);
-        let size = height * SLOT + len;
-        let base = self.arena.with_main(|a| a.allocate_aligned(size, SLOT));
-        // SAFETY: the allocation holds `height` slots then the entry; the node pointer is the
-        // last slot.
-        let node = unsafe { base.as_ptr().add((height - 1) * SLOT) };
-        // SAFETY: the entry's `len` bytes lie inside the fresh allocation, which no other
-        // thread can reach before the node is linked and which the slices (caller memory)
-        // do not overlap.
-        unsafe { encode_entry(entry_of(node), user_key, trailer, value) };
-        let splice = &mut *hint.splice;
-        let head = self.head();
-        if splice.head != head {
-            splice.height = 0;
-            splice.head = head;
-        }
-        self.link(node, height, splice)
+        let (node, height) = self.new_node(user_key, trailer, value, false);
+        self.refresh_splice(&mut hint.splice);
+        self.link(node, height, &mut hint.splice)
     }
 }
 
