@@ -437,14 +437,11 @@ fn open(path: &str, verify: bool) -> Res<std::sync::Arc<Table>> {
     let fs = shale_format::fs::default_fs();
     let file = fs.new_random_access_file(std::path::Path::new(path)).map_err(Failure::db)?;
     let opts = shale_format::table::TableReaderOptions {
-        timestamps_persisted: true,
-        icmp: shale_format::key::bytewise_internal_comparator(),
-        block_cache: None,
         verify_checksums: verify,
-        file_name: path.to_string(),
-        cache_key: shale_format::cache::OffsetableCacheKey::unique(),
-        statistics: None,
-        block_protection_bytes_per_key: 0,
+        ..shale_format::table::TableReaderOptions::standalone(
+            shale_format::key::bytewise_internal_comparator(),
+            path.to_string(),
+        )
     };
     Table::open(file, size, opts).map_err(Failure::db)
 }

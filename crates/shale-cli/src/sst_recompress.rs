@@ -149,14 +149,11 @@ fn show_one(
     let start = Instant::now();
     let file = fs.new_random_access_file(path)?;
     let ropts = shale_format::table::TableReaderOptions {
-        timestamps_persisted: true,
-        icmp: shale_format::key::bytewise_internal_comparator(),
-        block_cache: None,
         verify_checksums: false,
-        file_name: "test_file_name".to_string(),
-        cache_key: shale_format::cache::OffsetableCacheKey::unique(),
-        statistics: None,
-        block_protection_bytes_per_key: 0,
+        ..shale_format::table::TableReaderOptions::standalone(
+            shale_format::key::bytewise_internal_comparator(),
+            "test_file_name",
+        )
     };
     let t = Table::open(file.clone(), built.file_size, ropts)?;
     let mut it = t.iter(false);

@@ -68,16 +68,10 @@ fn input_for(db: &Path) -> CompactionServiceInput {
 fn newest_key_time(path: &Path) -> u64 {
     let size = std::fs::metadata(path).unwrap().len();
     let file = shale_format::fs::default_fs().new_random_access_file(path).unwrap();
-    let opts = shale_format::table::reader::TableReaderOptions {
-        timestamps_persisted: true,
-        icmp: shale_format::key::bytewise_internal_comparator(),
-        block_cache: None,
-        verify_checksums: true,
-        file_name: path.display().to_string(),
-        cache_key: shale_format::cache::OffsetableCacheKey::unique(),
-        statistics: None,
-        block_protection_bytes_per_key: 0,
-    };
+    let opts = shale_format::table::reader::TableReaderOptions::standalone(
+        shale_format::key::bytewise_internal_comparator(),
+        path.display().to_string(),
+    );
     let table = shale_format::table::reader::Table::open(file, size, opts).unwrap();
     table.properties().raw_u64("rocksdb.newest.key.time").unwrap()
 }

@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use crate::error::Result;
-use crate::fs::{FileSystem, SyncHandle, WritableFile};
+use crate::fs::{FileSystem, WritableFile};
 
 /// The name of RocksDB's built-in factory, as OPTIONS files and option strings give it.
 pub const CRC32C_FACTORY_NAME: &str = "FileChecksumGenCrc32cFactory";
@@ -72,32 +72,12 @@ impl ChecksummedFile {
 }
 
 impl WritableFile for ChecksummedFile {
+    shale_base::forward_writable!(inner: flush, sync, size, range_sync, range_sync_strict, allocate, sync_handle);
     fn append(&mut self, data: &[u8]) -> Result<()> {
         self.inner.append(data)?;
         self.crc = crc32c::crc32c_append(self.crc, data);
         self.tap.0.store(self.crc, Ordering::Release);
         Ok(())
-    }
-    fn flush(&mut self) -> Result<()> {
-        self.inner.flush()
-    }
-    fn sync(&mut self) -> Result<()> {
-        self.inner.sync()
-    }
-    fn size(&self) -> u64 {
-        self.inner.size()
-    }
-    fn range_sync(&mut self, offset: u64, len: u64) -> Result<()> {
-        self.inner.range_sync(offset, len)
-    }
-    fn range_sync_strict(&mut self, end: u64) -> Result<()> {
-        self.inner.range_sync_strict(end)
-    }
-    fn allocate(&mut self, offset: u64, len: u64, reserve: bool) -> Result<()> {
-        self.inner.allocate(offset, len, reserve)
-    }
-    fn sync_handle(&self) -> Option<Arc<dyn SyncHandle>> {
-        self.inner.sync_handle()
     }
 }
 

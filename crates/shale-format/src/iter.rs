@@ -64,6 +64,59 @@ pub trait InternalIterator: Send {
 
 pub type BoxedIterator = Box<dyn InternalIterator>;
 
+/// The `InternalIterator` methods a wrapper that rewrites keys or skips entries passes
+/// through to the iterator in its field `$inner`: validity, the value, its pinning and the
+/// status. Each wrapper writes only its moves and its `key`.
+#[macro_export]
+macro_rules! forward_iter_values {
+    ($inner:ident) => {
+        fn valid(&self) -> bool {
+            self.$inner.valid()
+        }
+        fn value(&self) -> &[u8] {
+            self.$inner.value()
+        }
+        fn status(&self) -> $crate::error::Result<()> {
+            self.$inner.status()
+        }
+        fn value_pinned(&self) -> bool {
+            self.$inner.value_pinned()
+        }
+        fn value_if_pinned(&self) -> Option<&[u8]> {
+            self.$inner.value_if_pinned()
+        }
+        fn set_pinned_data(&mut self, pins: &$crate::iter::PinRef) {
+            self.$inner.set_pinned_data(pins);
+        }
+    };
+}
+
+/// The four moves that need no target (`seek_to_first`, `seek_to_last`, `next`, `prev`)
+/// for a wrapper: move the iterator in its field `$inner`, then call `$forward` after a
+/// forward move and `$backward` after a backward one (a wrapper's own step: rewrite the
+/// key, or skip entries it hides).
+#[macro_export]
+macro_rules! forward_iter_moves {
+    ($inner:ident, $forward:ident, $backward:ident) => {
+        fn seek_to_first(&mut self) {
+            self.$inner.seek_to_first();
+            self.$forward();
+        }
+        fn seek_to_last(&mut self) {
+            self.$inner.seek_to_last();
+            self.$backward();
+        }
+        fn next(&mut self) {
+            self.$inner.next();
+            self.$forward();
+        }
+        fn prev(&mut self) {
+            self.$inner.prev();
+            self.$backward();
+        }
+    };
+}
+
 /// What iterators below one `DBIter` let go of while pinning is on, kept until the
 /// `DBIter` releases it (RocksDB's `PinnedIteratorsManager`).
 ///

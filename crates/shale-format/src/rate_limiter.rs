@@ -222,25 +222,11 @@ pub struct RateLimitedFile {
 }
 
 impl crate::fs::WritableFile for RateLimitedFile {
+    // Only appends ask the limiter; the rest (write-back, syncs) pass through.
+    shale_base::forward_writable!(inner: flush, sync, size, range_sync, range_sync_strict, allocate, sync_handle);
     fn append(&mut self, data: &[u8]) -> crate::error::Result<()> {
         self.limiter.request(data.len(), self.pri);
         self.inner.append(data)
-    }
-
-    fn flush(&mut self) -> crate::error::Result<()> {
-        self.inner.flush()
-    }
-
-    fn sync(&mut self) -> crate::error::Result<()> {
-        self.inner.sync()
-    }
-
-    fn size(&self) -> u64 {
-        self.inner.size()
-    }
-
-    fn allocate(&mut self, offset: u64, len: u64, reserve: bool) -> crate::error::Result<()> {
-        self.inner.allocate(offset, len, reserve)
     }
 }
 

@@ -260,16 +260,7 @@ mod tests {
         let fs = crate::fs::default_fs();
         let size = fs.file_size(path).expect("size");
         let f = fs.new_random_access_file(path).expect("open");
-        let opts = TableReaderOptions {
-            timestamps_persisted: true,
-            icmp: crate::key::bytewise_internal_comparator(),
-            block_cache: None,
-            verify_checksums: true,
-            file_name: "x.sst".into(),
-            cache_key: crate::cache::block_cache::OffsetableCacheKey::unique(),
-            statistics: None,
-            block_protection_bytes_per_key: 0,
-        };
+        let opts = TableReaderOptions::standalone(crate::key::bytewise_internal_comparator(), "x.sst");
         let t = Table::open(f, size, opts).expect("table");
         let mut it = t.iter(false);
         it.seek_to_first();

@@ -109,6 +109,58 @@ pub trait WritableFile: Send {
     }
 }
 
+/// Writes `WritableFile` methods that pass straight through to the file in the field
+/// `$inner`, one per name listed: a wrapper (checksum tap, preallocation, write-back, rate
+/// limit) writes the methods it changes and forwards the rest with
+/// `forward_writable!(inner: flush, sync, size, ...)`, so no method falls back to the trait's
+/// default (which does nothing) by being forgotten.
+#[macro_export]
+macro_rules! forward_writable {
+    ($inner:ident: $($method:ident),+ $(,)?) => {
+        $($crate::forward_writable!(@one $inner $method);)+
+    };
+    (@one $inner:ident append) => {
+        fn append(&mut self, data: &[u8]) -> $crate::error::Result<()> {
+            self.$inner.append(data)
+        }
+    };
+    (@one $inner:ident flush) => {
+        fn flush(&mut self) -> $crate::error::Result<()> {
+            self.$inner.flush()
+        }
+    };
+    (@one $inner:ident sync) => {
+        fn sync(&mut self) -> $crate::error::Result<()> {
+            self.$inner.sync()
+        }
+    };
+    (@one $inner:ident size) => {
+        fn size(&self) -> u64 {
+            self.$inner.size()
+        }
+    };
+    (@one $inner:ident range_sync) => {
+        fn range_sync(&mut self, offset: u64, len: u64) -> $crate::error::Result<()> {
+            self.$inner.range_sync(offset, len)
+        }
+    };
+    (@one $inner:ident range_sync_strict) => {
+        fn range_sync_strict(&mut self, end: u64) -> $crate::error::Result<()> {
+            self.$inner.range_sync_strict(end)
+        }
+    };
+    (@one $inner:ident allocate) => {
+        fn allocate(&mut self, offset: u64, len: u64, reserve: bool) -> $crate::error::Result<()> {
+            self.$inner.allocate(offset, len, reserve)
+        }
+    };
+    (@one $inner:ident sync_handle) => {
+        fn sync_handle(&self) -> Option<std::sync::Arc<dyn $crate::fs::SyncHandle>> {
+            self.$inner.sync_handle()
+        }
+    };
+}
+
 /// See [`WritableFile::sync_handle`].
 pub trait SyncHandle: Send + Sync {
     /// Makes durable every byte the file's `flush` had handed to the OS when it was called.

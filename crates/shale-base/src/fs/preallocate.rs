@@ -17,9 +17,7 @@
 //! A failed reservation is not an error of the append (RocksDB ignores `Allocate`'s status
 //! there): the write itself reports a full disk.
 
-use std::sync::Arc;
-
-use super::{SyncHandle, WritableFile};
+use super::WritableFile;
 use crate::error::Result;
 
 /// A file's preallocation: RocksDB's `SetPreallocationBlockSize` and `allow_fallocate`.
@@ -67,37 +65,18 @@ impl Preallocating {
 }
 
 impl WritableFile for Preallocating {
+    crate::forward_writable!(inner: flush, sync, size, range_sync, range_sync_strict, allocate, sync_handle);
     fn append(&mut self, data: &[u8]) -> Result<()> {
         let at = self.inner.size();
         self.prepare_write(at, data.len() as u64);
         self.inner.append(data)
-    }
-    fn flush(&mut self) -> Result<()> {
-        self.inner.flush()
-    }
-    fn sync(&mut self) -> Result<()> {
-        self.inner.sync()
-    }
-    fn size(&self) -> u64 {
-        self.inner.size()
-    }
-    fn range_sync(&mut self, offset: u64, len: u64) -> Result<()> {
-        self.inner.range_sync(offset, len)
-    }
-    fn range_sync_strict(&mut self, end: u64) -> Result<()> {
-        self.inner.range_sync_strict(end)
-    }
-    fn allocate(&mut self, offset: u64, len: u64, reserve: bool) -> Result<()> {
-        self.inner.allocate(offset, len, reserve)
-    }
-    fn sync_handle(&self) -> Option<Arc<dyn SyncHandle>> {
-        self.inner.sync_handle()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
     use std::sync::Mutex;
 
     struct Recording {

@@ -675,16 +675,8 @@ pub fn checkconsistency(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
 pub fn open_table(path: &str, size: u64) -> Res<Arc<Table>> {
     let fs = default_fs();
     let file = fs.new_random_access_file(Path::new(path)).map_err(Failure::db)?;
-    let opts = TableReaderOptions {
-        timestamps_persisted: true,
-        icmp: shale_format::key::bytewise_internal_comparator(),
-        block_cache: None,
-        verify_checksums: true,
-        file_name: path.to_string(),
-        cache_key: shale_format::cache::OffsetableCacheKey::unique(),
-        statistics: None,
-        block_protection_bytes_per_key: 0,
-    };
+    let opts =
+        TableReaderOptions::standalone(shale_format::key::bytewise_internal_comparator(), path.to_string());
     Table::open(file, size, opts).map_err(Failure::db)
 }
 

@@ -129,6 +129,7 @@ impl WriteBackFile {
 }
 
 impl WritableFile for WriteBackFile {
+    shale_base::forward_writable!(inner: sync, size, range_sync, range_sync_strict, allocate, sync_handle);
     fn append(&mut self, data: &[u8]) -> Result<()> {
         self.inner.append(data)?;
         self.maybe_range_sync()
@@ -136,24 +137,6 @@ impl WritableFile for WriteBackFile {
     fn flush(&mut self) -> Result<()> {
         self.inner.flush()?;
         self.maybe_range_sync()
-    }
-    fn sync(&mut self) -> Result<()> {
-        self.inner.sync()
-    }
-    fn size(&self) -> u64 {
-        self.inner.size()
-    }
-    fn sync_handle(&self) -> Option<Arc<dyn crate::fs::SyncHandle>> {
-        self.inner.sync_handle()
-    }
-    fn range_sync(&mut self, offset: u64, len: u64) -> Result<()> {
-        self.inner.range_sync(offset, len)
-    }
-    fn range_sync_strict(&mut self, end: u64) -> Result<()> {
-        self.inner.range_sync_strict(end)
-    }
-    fn allocate(&mut self, offset: u64, len: u64, reserve: bool) -> Result<()> {
-        self.inner.allocate(offset, len, reserve)
     }
 }
 

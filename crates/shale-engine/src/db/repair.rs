@@ -55,16 +55,7 @@ fn scan_table(
     let path = table_file(dir, number);
     let size = fs.file_size(&path)?;
     let file = fs.new_random_access_file(&path)?;
-    let opts = TableReaderOptions {
-        timestamps_persisted: true,
-        icmp: icmp.clone(),
-        block_cache: None,
-        verify_checksums: true,
-        file_name: path.display().to_string(),
-        cache_key: crate::cache::OffsetableCacheKey::unique(),
-        statistics: None,
-        block_protection_bytes_per_key: 0,
-    };
+    let opts = TableReaderOptions::standalone(icmp.clone(), path.display().to_string());
     let mut table = Table::open(file.clone(), size, opts.clone())?;
     // RocksDB's Repairer takes `user_defined_timestamps_persisted` from the table's
     // property; a table without timestamps of a family with them is read with the minimum

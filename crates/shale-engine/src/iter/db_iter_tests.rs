@@ -831,16 +831,10 @@ fn open_table(path: &std::path::Path) -> std::sync::Arc<crate::table::Table> {
     crate::table::Table::open(
         file,
         size,
-        crate::table::TableReaderOptions {
-            timestamps_persisted: true,
-            icmp: bytewise_internal_comparator(),
-            block_cache: None,
-            verify_checksums: true,
-            file_name: path.display().to_string(),
-            cache_key: crate::cache::OffsetableCacheKey::unique(),
-            statistics: None,
-            block_protection_bytes_per_key: 0,
-        },
+        crate::table::TableReaderOptions::standalone(
+            bytewise_internal_comparator(),
+            path.display().to_string(),
+        ),
     )
     .unwrap()
 }

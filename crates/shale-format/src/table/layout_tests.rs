@@ -39,16 +39,7 @@ fn open(path: &Path) -> Arc<Table> {
     Table::open(
         fs.new_random_access_file(path).unwrap(),
         fs.file_size(path).unwrap(),
-        TableReaderOptions {
-            timestamps_persisted: true,
-            icmp: bytewise_internal_comparator(),
-            block_cache: None,
-            verify_checksums: true,
-            file_name: path.display().to_string(),
-            cache_key: crate::cache::OffsetableCacheKey::unique(),
-            statistics: None,
-            block_protection_bytes_per_key: 0,
-        },
+        TableReaderOptions::standalone(bytewise_internal_comparator(), path.display().to_string()),
     )
     .unwrap()
 }

@@ -601,14 +601,8 @@ mod tests {
             rec.clone(),
             size,
             TableReaderOptions {
-                timestamps_persisted: true,
-                icmp: bytewise_internal_comparator(),
-                block_cache: None,
-                verify_checksums: true,
-                file_name: path.display().to_string(),
-                cache_key: crate::cache::OffsetableCacheKey::unique(),
                 statistics: Some(stats.clone()),
-                block_protection_bytes_per_key: 0,
+                ..TableReaderOptions::standalone(bytewise_internal_comparator(), path.display().to_string())
             },
         )
         .unwrap();
@@ -799,14 +793,8 @@ mod tests {
             rec.clone(),
             size,
             TableReaderOptions {
-                timestamps_persisted: true,
-                icmp: bytewise_internal_comparator(),
                 block_cache: Some(Arc::new(crate::cache::BlockCache::new(64 << 20))),
-                verify_checksums: true,
-                file_name: path.display().to_string(),
-                cache_key: crate::cache::OffsetableCacheKey::unique(),
-                statistics: None,
-                block_protection_bytes_per_key: 0,
+                ..TableReaderOptions::standalone(bytewise_internal_comparator(), path.display().to_string())
             },
         )
         .unwrap();

@@ -90,6 +90,25 @@ pub struct TableReaderOptions {
     pub timestamps_persisted: bool,
 }
 
+impl TableReaderOptions {
+    /// A table opened outside a database (tools, tests, ingestion checks): no block cache, checksums
+    /// verified, a cache key unique to this reader, no statistics, no per-entry protection, and
+    /// timestamps (if the comparator has them) persisted in the keys. Change a field with struct
+    /// update syntax: `TableReaderOptions { verify_checksums: false, ..TableReaderOptions::standalone(..) }`.
+    pub fn standalone(icmp: InternalKeyComparator, file_name: impl Into<String>) -> Self {
+        TableReaderOptions {
+            icmp,
+            block_cache: None,
+            verify_checksums: true,
+            file_name: file_name.into(),
+            cache_key: OffsetableCacheKey::unique(),
+            statistics: None,
+            block_protection_bytes_per_key: 0,
+            timestamps_persisted: true,
+        }
+    }
+}
+
 /// What one read asks of the data blocks it reads: the table reader's share of RocksDB's
 /// `ReadOptions` (`fill_cache`, `verify_checksums`, `read_tier`, `deadline`, `io_timeout`).
 /// A plain `bool` converts to the defaults with that `fill_cache`.
@@ -2090,17 +2109,8 @@ impl GlobalSeqnoIter {
 }
 
 impl InternalIterator for GlobalSeqnoIter {
-    fn valid(&self) -> bool {
-        self.inner.valid()
-    }
-    fn seek_to_first(&mut self) {
-        self.inner.seek_to_first();
-        self.fix();
-    }
-    fn seek_to_last(&mut self) {
-        self.inner.seek_to_last();
-        self.fix();
-    }
+    crate::forward_iter_values!(inner);
+    crate::forward_iter_moves!(inner, fix, fix);
     // The file holds each user key once, so the order with global seqnos differs from the
     // stored order only against a target of the same user key: an entry whose global
     // trailer is above the target's sorts before it (RocksDB's block iterators compare
@@ -2128,31 +2138,8 @@ impl InternalIterator for GlobalSeqnoIter {
         }
         self.fix();
     }
-    fn next(&mut self) {
-        self.inner.next();
-        self.fix();
-    }
-    fn prev(&mut self) {
-        self.inner.prev();
-        self.fix();
-    }
     fn key(&self) -> &[u8] {
         &self.key
-    }
-    fn value(&self) -> &[u8] {
-        self.inner.value()
-    }
-    fn status(&self) -> Result<()> {
-        self.inner.status()
-    }
-    fn value_pinned(&self) -> bool {
-        self.inner.value_pinned()
-    }
-    fn value_if_pinned(&self) -> Option<&[u8]> {
-        self.inner.value_if_pinned()
-    }
-    fn set_pinned_data(&mut self, pins: &crate::iter::PinRef) {
-        self.inner.set_pinned_data(pins);
     }
 }
 

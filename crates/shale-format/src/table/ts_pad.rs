@@ -10,8 +10,7 @@
 //! The minimum timestamp is `ts_sz` zero bytes, as RocksDB's (`kMinU64Ts` for the `.u64ts`
 //! comparators, the only ones the option is allowed with).
 
-use crate::error::Result;
-use crate::iter::{InternalIterator, PinRef};
+use crate::iter::InternalIterator;
 use crate::key::{pad_ikey_ts, strip_ikey_ts, MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK};
 
 /// What [`MinTsIter`] does to each key of the iterator below.
@@ -100,17 +99,8 @@ impl MinTsIter {
 }
 
 impl InternalIterator for MinTsIter {
-    fn valid(&self) -> bool {
-        self.inner.valid()
-    }
-    fn seek_to_first(&mut self) {
-        self.inner.seek_to_first();
-        self.fix();
-    }
-    fn seek_to_last(&mut self) {
-        self.inner.seek_to_last();
-        self.fix();
-    }
+    crate::forward_iter_values!(inner);
+    crate::forward_iter_moves!(inner, fix, fix);
     fn seek(&mut self, target: &[u8]) {
         let t = self.target(target, true);
         self.inner.seek(&t);
@@ -121,31 +111,8 @@ impl InternalIterator for MinTsIter {
         self.inner.seek_for_prev(&t);
         self.fix();
     }
-    fn next(&mut self) {
-        self.inner.next();
-        self.fix();
-    }
-    fn prev(&mut self) {
-        self.inner.prev();
-        self.fix();
-    }
     fn key(&self) -> &[u8] {
         &self.key
-    }
-    fn value(&self) -> &[u8] {
-        self.inner.value()
-    }
-    fn status(&self) -> Result<()> {
-        self.inner.status()
-    }
-    fn value_pinned(&self) -> bool {
-        self.inner.value_pinned()
-    }
-    fn value_if_pinned(&self) -> Option<&[u8]> {
-        self.inner.value_if_pinned()
-    }
-    fn set_pinned_data(&mut self, pins: &PinRef) {
-        self.inner.set_pinned_data(pins);
     }
 }
 

@@ -19,7 +19,6 @@ use std::sync::Arc;
 
 use crate::batch::WriteBatchWithTransaction;
 use crate::cf_ref::CfId;
-use crate::error::Result;
 use crate::iter::range_del::{FragmentedTombstones, RangeTombstone};
 use crate::iter::{BoxedIterator, InternalIterator, VecIterator};
 use crate::key::{make_internal_key, trailer, InternalKeyComparator, SequenceNumber, ValueType};
@@ -164,17 +163,9 @@ impl SeqCap {
 }
 
 impl InternalIterator for SeqCap {
-    fn valid(&self) -> bool {
-        self.inner.valid()
-    }
-    fn seek_to_first(&mut self) {
-        self.inner.seek_to_first();
-        self.skip_forward();
-    }
-    fn seek_to_last(&mut self) {
-        self.inner.seek_to_last();
-        self.skip_backward();
-    }
+    // Values pass through unchanged: pinned where the database's are.
+    shale_format::forward_iter_values!(inner);
+    shale_format::forward_iter_moves!(inner, skip_forward, skip_backward);
     fn seek(&mut self, target: &[u8]) {
         self.inner.seek(target);
         self.skip_forward();
@@ -183,32 +174,8 @@ impl InternalIterator for SeqCap {
         self.inner.seek_for_prev(target);
         self.skip_backward();
     }
-    fn next(&mut self) {
-        self.inner.next();
-        self.skip_forward();
-    }
-    fn prev(&mut self) {
-        self.inner.prev();
-        self.skip_backward();
-    }
     fn key(&self) -> &[u8] {
         self.inner.key()
-    }
-    fn value(&self) -> &[u8] {
-        self.inner.value()
-    }
-    fn status(&self) -> Result<()> {
-        self.inner.status()
-    }
-    // Values pass through unchanged: pinned where the database's are.
-    fn value_pinned(&self) -> bool {
-        self.inner.value_pinned()
-    }
-    fn value_if_pinned(&self) -> Option<&[u8]> {
-        self.inner.value_if_pinned()
-    }
-    fn set_pinned_data(&mut self, pins: &crate::iter::PinRef) {
-        self.inner.set_pinned_data(pins);
     }
 }
 

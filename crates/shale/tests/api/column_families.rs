@@ -11,11 +11,7 @@ use shale::{ColumnFamilyDescriptor, ErrorKind, IteratorMode, Options, ReverseByt
 
 use util::{files_ending, value};
 
-fn base() -> Options {
-    let mut o = Options::default();
-    o.create_if_missing(true);
-    o
-}
+use util::create_options as base;
 
 fn reverse_small() -> Options {
     let mut o = Options::default();

@@ -28,12 +28,7 @@ fn sst_count(dir: &Path) -> usize {
     util::files_ending(dir, ".sst").len()
 }
 
-fn err<T>(r: shale::Result<T>) -> shale::Error {
-    match r {
-        Ok(_) => panic!("expected an error"),
-        Err(e) => e,
-    }
-}
+use util::expect_err as err;
 
 /// Writes `n` keys starting at `from` into the default family and `other`.
 fn write(db: &DB, from: u32, n: u32) {

@@ -21,16 +21,7 @@ use std::sync::Arc;
 use shale::fs::{FaultInjectionFs, OpKind, PosixFileSystem};
 use shale::{Cache, ErrorKind, Options, DB};
 
-fn base() -> Options {
-    let mut o = Options::default();
-    o.create_if_missing(true);
-    o
-}
-
-fn latest_options_text(dir: &Path) -> String {
-    let name = util::files_ending(dir, "").into_iter().filter(|n| n.starts_with("OPTIONS-")).max().unwrap();
-    std::fs::read_to_string(dir.join(name)).unwrap()
-}
+use util::create_options as base;
 
 fn log_text(dir: &Path) -> String {
     std::fs::read_to_string(dir.join("LOG")).unwrap()
@@ -127,7 +118,7 @@ fn allow_fallocate_and_thread_tracking_rows_round_trip() {
     let mut o = o;
     o.create_if_missing(true);
     let db = DB::open(&o, path).unwrap();
-    let text = latest_options_text(path);
+    let text = util::latest_options_text(path);
     assert!(text.contains("  allow_fallocate=false\n"), "{text}");
     assert!(text.contains("  enable_thread_tracking=true\n"), "{text}");
     let log = log_text(path);
@@ -137,7 +128,7 @@ fn allow_fallocate_and_thread_tracking_rows_round_trip() {
     let (loaded, _) =
         Options::load_latest(path, shale::Env::new().unwrap(), false, Cache::new_lru_cache(1 << 20)).unwrap();
     let db = DB::open(&loaded, path).unwrap();
-    let text = latest_options_text(path);
+    let text = util::latest_options_text(path);
     assert!(text.contains("  allow_fallocate=false\n"), "kept through load_latest: {text}");
     assert!(text.contains("  enable_thread_tracking=true\n"), "kept through load_latest: {text}");
     drop(db);
@@ -222,7 +213,7 @@ fn force_consistency_checks_refuses_overlapping_level_files() {
     let db = DB::open(&o, path).unwrap();
     assert_eq!(db.get(b"a").unwrap().unwrap(), b"v");
     assert_eq!(db.get(b"k").unwrap().unwrap(), b"v");
-    let text = latest_options_text(path);
+    let text = util::latest_options_text(path);
     assert!(text.contains("  force_consistency_checks=false\n"), "{text}");
     assert!(log_text(path).contains("Options.force_consistency_checks: 0"), "LOG dump");
     // Immutable, as in RocksDB.
@@ -297,7 +288,7 @@ fn disallow_memtable_writes_runs_a_vector_memtable() {
         shale::ColumnFamilyDescriptor::new("bulk", bulk),
     ];
     let db = DB::open_cf_descriptors(&o, path, cfs).unwrap();
-    let text = latest_options_text(path);
+    let text = util::latest_options_text(path);
     let section = |name: &str| {
         let at = text.find(&format!("[CFOptions \"{name}\"]")).unwrap();
         let rest = &text[at + 1..];

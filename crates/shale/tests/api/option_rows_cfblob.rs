@@ -12,15 +12,11 @@
 
 use std::path::Path;
 
-use shale::{ErrorKind, KeyEncodingType, Options, PlainTableFactoryOptions, SliceTransform, DB};
+use shale::{ErrorKind, KeyEncodingType, PlainTableFactoryOptions, SliceTransform, DB};
 
 use crate::util;
 
-fn base() -> Options {
-    let mut o = Options::default();
-    o.create_if_missing(true);
-    o
-}
+use util::create_options as base;
 
 #[test]
 fn verify_per_key_checksum_on_seek_row_and_alias() {
@@ -215,16 +211,10 @@ fn table_props(
             let f = dir.join(name.trim_start_matches('/'));
             let size = std::fs::metadata(&f).unwrap().len();
             let file = shale::fs::default_fs().new_random_access_file(&f).unwrap();
-            let opts = shale::table::reader::TableReaderOptions {
-                timestamps_persisted: true,
-                icmp: shale::key::bytewise_internal_comparator(),
-                block_cache: None,
-                verify_checksums: true,
-                file_name: f.display().to_string(),
-                cache_key: shale::cache::OffsetableCacheKey::unique(),
-                statistics: None,
-                block_protection_bytes_per_key: 0,
-            };
+            let opts = shale::table::reader::TableReaderOptions::standalone(
+                shale::key::bytewise_internal_comparator(),
+                f.display().to_string(),
+            );
             prop(shale::table::reader::Table::open(file, size, opts).unwrap().properties())
         })
         .collect()

@@ -18,11 +18,7 @@ use shale::{Cache, DBCompressionType, ErrorKind, Options, DB};
 
 use crate::util;
 
-fn base() -> Options {
-    let mut o = Options::default();
-    o.create_if_missing(true);
-    o
-}
+use util::create_options as base;
 
 #[test]
 fn memtable_protection_and_paranoid_checks_rows() {
@@ -132,16 +128,10 @@ fn compression_options(db: &DB, dir: &Path) -> Vec<String> {
         let f = dir.join(lf.name.trim_start_matches('/'));
         let size = std::fs::metadata(&f).unwrap().len();
         let file = shale::fs::default_fs().new_random_access_file(&f).unwrap();
-        let opts = shale::table::reader::TableReaderOptions {
-            timestamps_persisted: true,
-            icmp: shale::key::bytewise_internal_comparator(),
-            block_cache: None,
-            verify_checksums: true,
-            file_name: f.display().to_string(),
-            cache_key: shale::cache::OffsetableCacheKey::unique(),
-            statistics: None,
-            block_protection_bytes_per_key: 0,
-        };
+        let opts = shale::table::reader::TableReaderOptions::standalone(
+            shale::key::bytewise_internal_comparator(),
+            f.display().to_string(),
+        );
         out.push(Table::open(file, size, opts).unwrap().properties().compression_options.clone());
     }
     out

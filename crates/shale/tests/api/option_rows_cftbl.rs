@@ -233,16 +233,10 @@ fn collectors_of_tables(db: &DB, dir: &Path) -> Vec<String> {
             let f = dir.join(name.trim_start_matches('/'));
             let size = std::fs::metadata(&f).unwrap().len();
             let file = shale::fs::default_fs().new_random_access_file(&f).unwrap();
-            let opts = shale::table::reader::TableReaderOptions {
-                timestamps_persisted: true,
-                icmp: shale::key::bytewise_internal_comparator(),
-                block_cache: None,
-                verify_checksums: true,
-                file_name: f.display().to_string(),
-                cache_key: shale::cache::OffsetableCacheKey::unique(),
-                statistics: None,
-                block_protection_bytes_per_key: 0,
-            };
+            let opts = shale::table::reader::TableReaderOptions::standalone(
+                shale::key::bytewise_internal_comparator(),
+                f.display().to_string(),
+            );
             shale::table::reader::Table::open(file, size, opts)
                 .unwrap()
                 .properties()

@@ -6,22 +6,13 @@ use crate::util;
 
 use shale::{ErrorKind, IteratorMode, Options, DB};
 
-fn base() -> Options {
-    let mut o = Options::default();
-    o.create_if_missing(true);
-    o
-}
+use util::create_options as base;
 
 fn with(s: &str) -> Options {
     base().get_options_from_string(s).unwrap()
 }
 
-fn err<T>(r: shale::Result<T>) -> shale::Error {
-    match r {
-        Ok(_) => panic!("expected an error"),
-        Err(e) => e,
-    }
-}
+use util::expect_err as err;
 
 /// A merge operator that fails every full merge.
 fn failing(mut o: Options) -> Options {

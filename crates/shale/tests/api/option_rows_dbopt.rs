@@ -14,22 +14,13 @@ use std::time::{Duration, Instant};
 
 use shale::{ColumnFamilyDescriptor, Env, ErrorKind, Options, DB};
 
-fn base() -> Options {
-    let mut o = Options::default();
-    o.create_if_missing(true);
-    o
-}
+use util::create_options as base;
 
 fn with(s: &str) -> Options {
     base().get_options_from_string(s).unwrap()
 }
 
-fn err<T>(r: shale::Result<T>) -> shale::Error {
-    match r {
-        Ok(_) => panic!("expected an error"),
-        Err(e) => e,
-    }
-}
+use util::expect_err as err;
 
 const SD_MESSAGE: &str = "Found SD and type: 0 on the same key, violating the contract of SingleDelete";
 

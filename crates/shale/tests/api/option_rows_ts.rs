@@ -56,16 +56,7 @@ fn raw_tables(db: &DB, dir: &Path, with_ts: bool) -> Vec<RawTable> {
         let f = dir.join(lf.name.trim_start_matches('/'));
         let size = std::fs::metadata(&f).unwrap().len();
         let file = shale::fs::default_fs().new_random_access_file(&f).unwrap();
-        let opts = TableReaderOptions {
-            timestamps_persisted: true,
-            icmp: icmp.clone(),
-            block_cache: None,
-            verify_checksums: true,
-            file_name: f.display().to_string(),
-            cache_key: shale::cache::OffsetableCacheKey::unique(),
-            statistics: None,
-            block_protection_bytes_per_key: 0,
-        };
+        let opts = TableReaderOptions::standalone(icmp.clone(), f.display().to_string());
         let t = Table::open(file, size, opts).unwrap();
         let mut it = t.iter(true);
         it.seek_to_first();

@@ -26,16 +26,10 @@ fn ssts(dir: &Path) -> Vec<PathBuf> {
 fn open_table(path: &Path) -> Arc<Table> {
     let size = std::fs::metadata(path).unwrap().len();
     let file = shale::fs::default_fs().new_random_access_file(path).unwrap();
-    let opts = TableReaderOptions {
-        timestamps_persisted: true,
-        icmp: shale::key::bytewise_internal_comparator(),
-        block_cache: None,
-        verify_checksums: true,
-        file_name: path.display().to_string(),
-        cache_key: shale::cache::OffsetableCacheKey::unique(),
-        statistics: None,
-        block_protection_bytes_per_key: 0,
-    };
+    let opts = TableReaderOptions::standalone(
+        shale::key::bytewise_internal_comparator(),
+        path.display().to_string(),
+    );
     Table::open(file, size, opts).unwrap()
 }
 

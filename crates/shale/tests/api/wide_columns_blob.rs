@@ -58,16 +58,8 @@ fn files(dir: &Path, suffix: &str) -> Vec<PathBuf> {
 fn only_value(f: &Path) -> Vec<u8> {
     let size = std::fs::metadata(f).unwrap().len();
     let file = shale::fs::default_fs().new_random_access_file(f).unwrap();
-    let opts = TableReaderOptions {
-        icmp: shale::key::bytewise_internal_comparator(),
-        block_cache: None,
-        verify_checksums: true,
-        file_name: f.display().to_string(),
-        cache_key: shale::cache::OffsetableCacheKey::unique(),
-        statistics: None,
-        block_protection_bytes_per_key: 0,
-        timestamps_persisted: true,
-    };
+    let opts =
+        TableReaderOptions::standalone(shale::key::bytewise_internal_comparator(), f.display().to_string());
     let t = Table::open(file, size, opts).unwrap();
     let mut it = t.iter(false);
     it.seek_to_first();

@@ -31,16 +31,10 @@ fn entries(db: &DB, dir: &Path) -> Vec<(i32, String, u64, u8)> {
         let f = dir.join(lf.name.trim_start_matches('/'));
         let size = std::fs::metadata(&f).unwrap().len();
         let file = shale::fs::default_fs().new_random_access_file(&f).unwrap();
-        let opts = TableReaderOptions {
-            timestamps_persisted: true,
-            icmp: shale::key::bytewise_internal_comparator(),
-            block_cache: None,
-            verify_checksums: true,
-            file_name: f.display().to_string(),
-            cache_key: shale::cache::OffsetableCacheKey::unique(),
-            statistics: None,
-            block_protection_bytes_per_key: 0,
-        };
+        let opts = TableReaderOptions::standalone(
+            shale::key::bytewise_internal_comparator(),
+            f.display().to_string(),
+        );
         let table = std::sync::Arc::new(Table::open(file, size, opts).unwrap());
         let mut it = table.iter(false);
         it.seek_to_first();

@@ -400,16 +400,10 @@ pub fn table_file(
 ) -> (std::sync::Arc<dyn shale::fs::RandomAccessFile>, u64, shale::table::reader::TableReaderOptions) {
     let size = std::fs::metadata(f).expect("table file size").len();
     let file = shale::fs::default_fs().new_random_access_file(f).expect("open table file");
-    let opts = shale::table::reader::TableReaderOptions {
-        timestamps_persisted: true,
-        icmp: shale::key::bytewise_internal_comparator(),
-        block_cache: None,
-        verify_checksums: true,
-        file_name: f.display().to_string(),
-        cache_key: shale::cache::OffsetableCacheKey::unique(),
-        statistics: None,
-        block_protection_bytes_per_key: 0,
-    };
+    let opts = shale::table::reader::TableReaderOptions::standalone(
+        shale::key::bytewise_internal_comparator(),
+        f.display().to_string(),
+    );
     (file, size, opts)
 }
 

@@ -26,6 +26,21 @@ pub fn files_ending(dir: &Path, suffix: &str) -> Vec<String> {
     v
 }
 
+/// `Options::default()` with `create_if_missing`: the start of most tests' options.
+pub fn create_options() -> shale::Options {
+    let mut o = shale::Options::default();
+    o.create_if_missing(true);
+    o
+}
+
+/// The error of a call that must fail (panics when it succeeds).
+pub fn expect_err<T>(r: shale::Result<T>) -> shale::Error {
+    match r {
+        Ok(_) => panic!("expected an error"),
+        Err(e) => e,
+    }
+}
+
 /// The text of the newest OPTIONS file in `dir` (by its number; `.dbtmp` files left aside).
 pub fn latest_options_text(dir: &Path) -> String {
     let name = files_ending(dir, "")
