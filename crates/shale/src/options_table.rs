@@ -472,7 +472,7 @@ pub(crate) static ROWS: &[OptionRow] = &[
         "max_manifest_file_size",
         Db,
         Int,
-        No,
+        Yes,
         Some(|o| o.max_manifest_file_size.to_string()),
         Some(|o, n, v| {
             o.set_max_manifest_file_size(number(n, v)?);
@@ -1045,7 +1045,7 @@ pub(crate) static ROWS: &[OptionRow] = &[
         "manifest_preallocation_size",
         Db,
         Int,
-        No,
+        Yes,
         Some(|o| o.manifest_preallocation_size.to_string()),
         Some(|o, n, v| {
             o.set_manifest_preallocation_size(number(n, v)?);

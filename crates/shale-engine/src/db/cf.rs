@@ -486,7 +486,7 @@ pub fn create_families(inner: &Arc<DbInner>, new: Vec<NewFamily>) -> Result<Vec<
                 st.max_column_family = id;
                 created.push(handle);
             }
-            inner.wal_total.refresh(&inner.config, st);
+            inner.wal_total.refresh(st);
         })?;
         Ok(created)
     })?;

@@ -573,7 +573,7 @@ impl DbInner {
     /// below 0, of tables other than plain tables. Families with user-defined timestamps run one
     /// subcompaction in Shale (their boundaries would need timestamp-free key ranges).
     fn should_form_subcompactions(&self, cf: &CfHandle, plan: &CompactionPlan, manual: bool) -> bool {
-        if self.config.max_subcompactions <= 1
+        if self.live_options.max_subcompactions() <= 1
             || self.compaction_service.lock().is_some()
             || cf.icmp.user_comparator().timestamp_size() > 0
             || matches!(cf.config().table_format, crate::table::TableFormat::Plain(_))
@@ -609,7 +609,7 @@ impl DbInner {
         job::subcompaction_boundaries(
             &**cf.icmp.user_comparator(),
             anchors,
-            u64::from(self.config.max_subcompactions),
+            u64::from(self.live_options.max_subcompactions()),
             target,
         )
     }
@@ -687,7 +687,8 @@ impl DbInner {
         // RocksDB's compaction reads: no block cache fill, `compaction_readahead_size` ahead.
         let reads = crate::table::reader::BlockReads {
             for_compaction: true,
-            readahead_size: usize::try_from(self.config.compaction_readahead_size).unwrap_or(usize::MAX),
+            readahead_size: usize::try_from(self.live_options.compaction_readahead_size())
+                .unwrap_or(usize::MAX),
             ..crate::table::reader::BlockReads::from(false)
         };
         // `use_direct_io_for_compaction_reads` (without `use_direct_reads`): the inputs are

@@ -18,4 +18,8 @@ pub trait LayerHooks: Send + Sync {
 
     /// Writes family `handle`'s options to the info LOG (at open and at its creation).
     fn log_cf_options(&self, inner: &DbInner, handle: &CfHandle) -> Result<()>;
+
+    /// The hooks as `Any`, so the layer that made them can reach the options it keeps in
+    /// them (the facade's `set_db_options` changes the DB-wide options it holds).
+    fn as_any(&self) -> &dyn std::any::Any;
 }

@@ -26,7 +26,9 @@ impl DbInner {
     /// read-write database; see the module comment. Called once background work is over
     /// (no MANIFEST change can start any more), without the DB mutex.
     pub fn verify_manifest_on_close(&self) -> Result<()> {
-        if !self.config.verify_manifest_content_on_close || self.mode != super::readonly::DbMode::ReadWrite {
+        if !self.live_options.verify_manifest_content_on_close()
+            || self.mode != super::readonly::DbMode::ReadWrite
+        {
             return Ok(());
         }
         if self.halted.get().is_some() || self.versions.roll_pending() {
@@ -89,7 +91,7 @@ impl DbInner {
     /// oldest WAL to keep (and, with `track_and_verify_wals_in_manifest`, the tracked WALs
     /// deleted below it) moves there too. Nothing is written when nothing advances.
     pub fn write_wal_markers_on_close(&self) -> Result<()> {
-        if !self.config.optimize_manifest_for_recovery
+        if !self.live_options.optimize_manifest_for_recovery()
             || self.config.best_efforts_recovery
             || self.mode != super::readonly::DbMode::ReadWrite
             || self.halted.get().is_some()

@@ -50,6 +50,7 @@ pub mod internal_stats;
 pub mod iter_build;
 pub mod layer_hooks;
 pub mod live_files;
+pub mod live_options;
 pub mod local_sv;
 pub mod manifest_close;
 pub mod mempurge;
@@ -185,6 +186,8 @@ pub struct DbInner {
     /// `set_db_options`), and when (microseconds since the epoch) the last full scan for
     /// obsolete files was decided (`obsolete.rs`).
     pub delete_obsolete_files_period: std::sync::atomic::AtomicU64,
+    /// The other mutable DB options in force (`live_options.rs`).
+    pub live_options: live_options::LiveDbOptions,
     pub delete_obsolete_files_last_run: std::sync::atomic::AtomicU64,
     /// `use_adaptive_mutex`: tries of the DB mutex's spin that found it held
     /// (`lock_state`; the property `rocksdb.shale.db-mutex-spins`).

@@ -135,7 +135,7 @@ impl DbInner {
             self.wal_total.removed(&out.wals);
             self.wal_total.removed(&recycled);
         }
-        self.wal_total.refresh(&self.config, st);
+        self.wal_total.refresh(st);
         if self.versions.manifest_write_failed() {
             return out;
         }

@@ -300,6 +300,7 @@ pub fn new_inner(
     let (max_flushes, max_compactions) = (config.max_background_flushes, config.max_background_compactions);
     let fs_for_blobs = fs.clone();
     let write_control = WriteController::new(config.delayed_write_rate);
+    let live_options = super::live_options::LiveDbOptions::new(&config);
     let blob_stats = config.statistics.clone();
     let wal_total = super::wal_limit::WalTotal::new(&config);
     let obsolete_period = config.delete_obsolete_files_period_micros;
@@ -371,6 +372,7 @@ pub fn new_inner(
         bottommost_recheck: AtomicBool::new(false),
         has_obsolete: AtomicBool::new(false),
         delete_obsolete_files_period: std::sync::atomic::AtomicU64::new(obsolete_period),
+        live_options,
         db_mutex_spins: std::sync::atomic::AtomicU64::new(0),
         delete_obsolete_files_last_run: std::sync::atomic::AtomicU64::new(super::obsolete::now_micros()),
         purge_requested: AtomicBool::new(false),
@@ -879,7 +881,7 @@ pub fn close(inner: &Arc<DbInner>) {
     let direct_write = inner.mode == super::readonly::DbMode::ReadWrite
         && inner.handles.read().iter().flatten().any(|h| h.direct_write.is_some() && !h.is_dropped());
     if direct_write
-        || (inner.unpersisted.load(Ordering::Acquire) && !inner.config.avoid_flush_during_shutdown)
+        || (inner.unpersisted.load(Ordering::Acquire) && !inner.live_options.avoid_flush_during_shutdown())
     {
         if let Err(e) = inner.flush_memtables(true, None) {
             inner.info_log.log_at(crate::config::LogLevel::Error, format_args!("flush at close failed: {e}"));

@@ -176,7 +176,7 @@ impl DbInner {
                 let d = deltas(prev, &current);
                 h.in_memory.insert(now, d);
             }
-            let limit = self.config.stats_history_buffer_size;
+            let limit = usize::try_from(self.live_options.stats_history_buffer_size()).unwrap_or(usize::MAX);
             let size = estimate_size(&h.in_memory);
             self.info_log.log(format_args!(
                 "[Pre-GC] In-memory stats history size: {size} bytes, slice count: {}",

@@ -27,6 +27,9 @@ use crate::config::DbConfig;
 pub struct WalTotal {
     /// Sum of the closed live WALs' sizes.
     closed_bytes: AtomicU64,
+    /// `max_total_wal_size` in force (0: four times the memtable memory); `set_db_options`
+    /// changes it.
+    configured: AtomicU64,
     /// The limit in bytes (recomputed as families and options change).
     limit: AtomicU64,
     /// More than one column family: the only case where the limit acts.
@@ -46,6 +49,7 @@ impl WalTotal {
     pub fn new(config: &DbConfig) -> WalTotal {
         let t = WalTotal {
             closed_bytes: AtomicU64::new(0),
+            configured: AtomicU64::new(config.max_total_wal_size),
             limit: AtomicU64::new(u64::MAX),
             multi_family: AtomicBool::new(false),
             over: AtomicBool::new(false),
@@ -59,8 +63,19 @@ impl WalTotal {
         t
     }
 
+    /// `max_total_wal_size` in force.
+    pub fn configured(&self) -> u64 {
+        self.configured.load(Ordering::Relaxed)
+    }
+
+    /// `SetDBOptions`' `max_total_wal_size`: the limit follows at once (DB mutex held).
+    pub fn set_configured(&self, bytes: u64, st: &DbState) {
+        self.configured.store(bytes, Ordering::Relaxed);
+        self.refresh(st);
+    }
+
     /// Recomputes the limit and the family count from the open families (DB mutex held).
-    pub fn refresh(&self, config: &DbConfig, st: &DbState) {
+    pub fn refresh(&self, st: &DbState) {
         let live = st.cfs.values().filter(|c| !c.dropping);
         let mut families = 0usize;
         let mut in_memory: u64 = 0;
@@ -71,11 +86,8 @@ impl WalTotal {
                 (o.write_buffer_size as u64).saturating_mul(o.max_write_buffer_number as u64),
             );
         }
-        let limit = if config.max_total_wal_size > 0 {
-            config.max_total_wal_size
-        } else {
-            in_memory.saturating_mul(4)
-        };
+        let configured = self.configured();
+        let limit = if configured > 0 { configured } else { in_memory.saturating_mul(4) };
         self.limit.store(limit, Ordering::Relaxed);
         self.multi_family.store(families > 1, Ordering::Relaxed);
     }

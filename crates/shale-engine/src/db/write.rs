@@ -1936,7 +1936,7 @@ impl DbInner {
                     if let Some((n, size)) = closed_size {
                         self.wal_total.closed(n, size);
                     }
-                    self.wal_total.refresh(&self.config, st);
+                    self.wal_total.refresh(st);
                     if let (true, Some((n, size))) = (self.config.track_and_verify_wals_in_manifest, closed) {
                         if size > 0 {
                             st.pending_wal_additions.push(crate::version::edit::WalAddition {

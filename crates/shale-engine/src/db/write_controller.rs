@@ -179,6 +179,12 @@ impl WriteController {
         self.rate.load(Ordering::Relaxed)
     }
 
+    /// `SetDBOptions`' `delayed_write_rate` (RocksDB's `set_max_delayed_write_rate`: 0 counts
+    /// as 1 byte a second): delays from then on follow it.
+    pub fn set_delayed_write_rate(&self, rate: u64) {
+        self.rate.store(rate.max(1), Ordering::Relaxed);
+    }
+
     /// Microseconds a delayed write of `bytes` must wait (RocksDB's `GetDelay`).
     pub fn delay_micros(&self, bytes: u64) -> u64 {
         let rate = self.delayed_write_rate();

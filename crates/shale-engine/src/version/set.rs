@@ -18,7 +18,7 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -48,7 +48,9 @@ pub mod ranks {
 pub struct VersionSet {
     fs: FileSystemRef,
     dir: PathBuf,
-    max_manifest_file_size: u64,
+    /// `max_manifest_file_size` and (below) `max_manifest_space_amp_pct` in force: mutable
+    /// DB options (`set_manifest_limits`).
+    max_manifest_file_size: AtomicU64,
     next_file_number: AtomicU64,
     last_sequence: AtomicU64,
     /// Rank `ranks::PENDING_OUTPUTS`.
@@ -61,8 +63,8 @@ pub struct VersionSet {
     write_failed: AtomicBool,
     /// The DB id each new MANIFEST starts with (None with `write_dbid_to_manifest = false`).
     db_id: Option<String>,
-    /// `max_manifest_space_amp_pct` (RocksDB's default 500).
-    max_manifest_space_amp_pct: u64,
+    /// `max_manifest_space_amp_pct` (RocksDB's default 500; negative values count as 0).
+    max_manifest_space_amp_pct: AtomicI32,
     /// The size of the last MANIFEST written new, snapshot and batch (RocksDB's
     /// `last_compacted_manifest_file_size_`): the estimate of a compacted MANIFEST.
     last_compacted_manifest_size: AtomicU64,
@@ -83,14 +85,14 @@ impl VersionSet {
         VersionSet {
             fs,
             dir: dir.to_path_buf(),
-            max_manifest_file_size,
+            max_manifest_file_size: AtomicU64::new(max_manifest_file_size),
             next_file_number: AtomicU64::new(next_file_number),
             last_sequence: AtomicU64::new(last_sequence),
             pending_outputs: Ranked::new(ranks::PENDING_OUTPUTS, Mutex::new(BTreeSet::new())),
             manifest: Ranked::new(ranks::MANIFEST, Mutex::new(ManifestState { writer })),
             write_failed: AtomicBool::new(false),
             db_id: None,
-            max_manifest_space_amp_pct: 500,
+            max_manifest_space_amp_pct: AtomicI32::new(500),
             last_compacted_manifest_size: AtomicU64::new(0),
             roll_next: AtomicBool::new(false),
         }
@@ -119,7 +121,7 @@ impl VersionSet {
     /// RocksDB's `max_manifest_space_amp_pct` (negative values count as 0); the MANIFEST in
     /// use was just written new (at open), so its size is the first compacted size.
     pub fn with_manifest_space_amp(mut self, pct: i32) -> VersionSet {
-        self.max_manifest_space_amp_pct = u64::try_from(pct).unwrap_or(0);
+        self.max_manifest_space_amp_pct = AtomicI32::new(pct);
         let size = self.manifest.lock().writer.file_size();
         self.last_compacted_manifest_size = AtomicU64::new(size);
         self
@@ -130,8 +132,20 @@ impl VersionSet {
     /// `1 + max_manifest_space_amp_pct / 100` when that is larger.
     pub fn tuned_max_manifest_file_size(&self) -> u64 {
         let compacted = self.last_compacted_manifest_size.load(Ordering::Relaxed);
-        let amp = compacted.saturating_mul(100 + self.max_manifest_space_amp_pct) / 100;
-        self.max_manifest_file_size.max(amp)
+        let pct = u64::try_from(self.max_manifest_space_amp_pct.load(Ordering::Relaxed)).unwrap_or(0);
+        let amp = compacted.saturating_mul(100 + pct) / 100;
+        self.max_manifest_file_size.load(Ordering::Relaxed).max(amp)
+    }
+
+    /// `SetDBOptions`' `max_manifest_file_size` and `max_manifest_space_amp_pct` (RocksDB's
+    /// `VersionSet::UpdatedMutableDbOptions`): the next change's roll decision uses them.
+    pub fn set_manifest_limits(&self, max_file_size: Option<u64>, space_amp_pct: Option<i32>) {
+        if let Some(v) = max_file_size {
+            self.max_manifest_file_size.store(v, Ordering::Relaxed);
+        }
+        if let Some(v) = space_amp_pct {
+            self.max_manifest_space_amp_pct.store(v, Ordering::Relaxed);
+        }
     }
 
     /// Sets the DB id that every new MANIFEST records (RocksDB's `write_dbid_to_manifest`).

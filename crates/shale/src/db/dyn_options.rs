@@ -217,36 +217,104 @@ pub(crate) fn set_cf_options(inner: &DbInner, handle: &Arc<CfHandle>, pairs: &[(
     }
 }
 
-/// RocksDB's SetDBOptions: all of `pairs` or none of them take effect. Applied live:
-/// `delete_obsolete_files_period_micros` (the purge's next full-scan decision reads it,
-/// `shale-engine/src/db/obsolete.rs`). RocksDB's other mutable DB options answer NotSupported
-/// naming the option; options that cannot change answer InvalidArgument, as RocksDB's.
+/// The mutable DB options `set_db_options` applies on an open database (see
+/// `shale_engine::db::live_options` for where each acts; `daily_offpeak_time_utc` reaches
+/// every family's settings, `fast_sst_open` is kept and written, with no effect on Shale's
+/// file systems as on RocksDB's posix one).
+const DB_OPTIONS_BUILT: &[&str] = &[
+    "max_total_wal_size",
+    "delayed_write_rate",
+    "max_subcompactions",
+    "compaction_readahead_size",
+    "stats_history_buffer_size",
+    "avoid_flush_during_shutdown",
+    "verify_manifest_content_on_close",
+    "optimize_manifest_for_recovery",
+    "max_manifest_file_size",
+    "max_manifest_space_amp_pct",
+    "delete_obsolete_files_period_micros",
+    "daily_offpeak_time_utc",
+    "fast_sst_open",
+];
+
+/// RocksDB 11.8.1's deprecated mutable DB options: any value is accepted and changes nothing
+/// (`OptionVerificationType::kDeprecated`).
+const DB_OPTIONS_DEPRECATED: &[&str] = &["allow_os_buffer", "base_background_compactions"];
+
+/// RocksDB's SetDBOptions: all of `pairs` or none of them take effect (every value is parsed
+/// and checked before any is applied). The options of [`DB_OPTIONS_BUILT`] change live;
+/// RocksDB's other mutable DB options answer NotSupported naming the option; options that
+/// cannot change answer InvalidArgument, as RocksDB's. The OPTIONS file written after holds
+/// the values in force.
 pub(crate) fn set_db_options(inner: &DbInner, pairs: &[(&str, &str)]) -> Result<()> {
     use crate::options_table::{find, Mutable, Section};
+    use shale_engine::db::live_options::DbOptionsUpdate;
+    if pairs.is_empty() {
+        return Err(Error::invalid_argument("empty input"));
+    }
     inner.check_writable()?;
-    let mut new = Options::default();
+    let Some(hooks) = inner.hooks.as_any().downcast_ref::<super::options_writer::RocksOptionsHooks>() else {
+        return Err(Error::invalid_argument(
+            "set_db_options: the database was not opened by the rust-rocksdb facade",
+        ));
+    };
+    let mut new = hooks.db_options();
     for (name, v) in pairs {
         match find(Section::Db, name) {
-            Some(r) if r.mutable == Mutable::Yes && *name == "delete_obsolete_files_period_micros" => {
+            Some(r) if r.mutable == Mutable::Yes && DB_OPTIONS_BUILT.contains(name) => {
                 if !r.set(&mut new, v)? {
                     return Err(bad_value(name, v));
                 }
             }
+            Some(r) if r.mutable == Mutable::Yes && DB_OPTIONS_DEPRECATED.contains(name) => {
+                r.set(&mut new, v)?;
+            }
             Some(r) if r.mutable == Mutable::Yes || r.mutable == Mutable::NotBuilt => {
                 return Err(Error::not_supported(format!(
-                    "set_db_options: option {name} cannot be changed by Shale yet (issue 10)"
+                    "set_db_options: option {name} cannot be changed by Shale yet (issue 33)"
                 )))
             }
             Some(_) => return Err(Error::invalid_argument(format!("Option not changeable: {name}"))),
             None => return Err(Error::invalid_argument(format!("Unrecognized option: {name}"))),
         }
     }
+    // RocksDB's ValidateOptions of the DB options set.
+    new.dbmisc.validate()?;
     let set = |name: &str| pairs.iter().any(|(k, _)| *k == name);
-    if set("delete_obsolete_files_period_micros") {
-        inner
-            .delete_obsolete_files_period
-            .store(new.delete_obsolete_files_period_micros, std::sync::atomic::Ordering::Relaxed);
+    let pick = |name: &str| set(name).then_some(());
+    let u = DbOptionsUpdate {
+        max_total_wal_size: pick("max_total_wal_size").map(|_| new.max_total_wal_size),
+        // RocksDB's `set_max_delayed_write_rate`: the value as given (0 counts as 1).
+        delayed_write_rate: pick("delayed_write_rate").map(|_| new.delayed_write_rate),
+        max_subcompactions: pick("max_subcompactions").map(|_| new.max_subcompactions),
+        compaction_readahead_size: pick("compaction_readahead_size").map(|_| new.compaction_readahead_size),
+        stats_history_buffer_size: pick("stats_history_buffer_size")
+            .map(|_| new.stats_history_buffer_size as u64),
+        avoid_flush_during_shutdown: pick("avoid_flush_during_shutdown")
+            .map(|_| new.avoid_flush_during_shutdown),
+        verify_manifest_content_on_close: pick("verify_manifest_content_on_close")
+            .map(|_| new.mfst.verify_manifest_content_on_close),
+        optimize_manifest_for_recovery: pick("optimize_manifest_for_recovery")
+            .map(|_| new.mfst.optimize_manifest_for_recovery),
+        max_manifest_file_size: pick("max_manifest_file_size").map(|_| new.max_manifest_file_size),
+        max_manifest_space_amp_pct: pick("max_manifest_space_amp_pct")
+            .map(|_| new.dbwal.max_manifest_space_amp_pct),
+        delete_obsolete_files_period_micros: pick("delete_obsolete_files_period_micros")
+            .map(|_| new.delete_obsolete_files_period_micros),
+    };
+    inner.set_db_options(&u);
+    if set("daily_offpeak_time_utc") {
+        // RocksDB's `ChangeOffpeakTimeOption`: each family's picker takes the new window
+        // (`CfConfig::daily_offpeak`) and is asked again at once.
+        let handles: Vec<Arc<CfHandle>> = inner.lock_state().cfs.values().map(|c| c.handle.clone()).collect();
+        for h in handles {
+            let mut o = cf_options(&h)?.clone();
+            o.dbmisc.daily_offpeak_time_utc = new.dbmisc.daily_offpeak_time_utc.clone();
+            let (config, record) = settings_of(o);
+            inner.publish_cf_settings(&h, config, record);
+        }
     }
+    hooks.set_db_options(new);
     let listed: Vec<String> = pairs.iter().map(|(k, v)| format!("{k}: {v}")).collect();
     inner.info_log.log(format_args!("SetDBOptions(), inputs: {}; succeeded", listed.join(", ")));
     inner.hooks.write_options_file(inner)

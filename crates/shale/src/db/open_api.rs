@@ -532,7 +532,7 @@ pub(crate) fn open<T: ThreadMode>(
             inner.set_handle(id, Some(cf.handle.clone()));
             st.cfs.insert(id, cf);
         }
-        inner.wal_total.refresh(&inner.config, &st);
+        inner.wal_total.refresh(&st);
         let ids: Vec<u32> = st.cfs.keys().copied().collect();
         for id in ids {
             inner.stall_changed(&mut st, id);

@@ -9,6 +9,7 @@ use super::DbInner;
 use crate::error::Result;
 use crate::options_file::{self, CfSection, OptionsFile};
 use crate::options_table::{self, Section};
+use shale_base::lock_rank::{Rank, Ranked};
 
 /// RocksDB 11.8.1's PlainTable options, in the order it writes them.
 const PLAIN_TABLE_ORDER: &[&str] = &[
@@ -161,28 +162,43 @@ pub(crate) fn options_file_of(db: &crate::Options, cfs: &[(&str, &crate::Options
 /// The rust-rocksdb facade's hooks (`layer_hooks.rs`): they hold the DB-wide `Options` the
 /// database was opened with and read each family's from its settings' record.
 pub(crate) struct RocksOptionsHooks {
-    db: crate::Options,
+    /// The DB-wide options in force: the open's, then as `set_db_options` changed them.
+    /// Rank `DB_OPTIONS`, a leaf: held only to copy or replace the options.
+    db: Ranked<parking_lot::Mutex<crate::Options>>,
 }
+
+/// See `RocksOptionsHooks::db`.
+const DB_OPTIONS: Rank = Rank::new(99, "db_options (the facade's DB-wide options in force)");
 
 impl RocksOptionsHooks {
     pub(crate) fn new(db: crate::Options) -> RocksOptionsHooks {
-        RocksOptionsHooks { db }
+        RocksOptionsHooks { db: Ranked::new(DB_OPTIONS, parking_lot::Mutex::new(db)) }
+    }
+
+    /// A copy of the DB-wide options in force.
+    pub(crate) fn db_options(&self) -> crate::Options {
+        self.db.lock().clone()
+    }
+
+    /// Replaces the DB-wide options in force (`set_db_options`, once applied).
+    pub(crate) fn set_db_options(&self, db: crate::Options) {
+        **self.db.lock() = db;
     }
 }
 
 impl super::layer_hooks::LayerHooks for RocksOptionsHooks {
     fn write_options_file(&self, inner: &DbInner) -> Result<()> {
-        // The mutable DB options `set_db_options` changed are the engine's live values.
-        let mut db = self.db.clone();
-        db.delete_obsolete_files_period_micros =
-            inner.delete_obsolete_files_period.load(std::sync::atomic::Ordering::Relaxed);
-        write_options_file(inner, &db)
+        write_options_file(inner, &self.db_options())
     }
 
     fn log_cf_options(&self, inner: &DbInner, h: &CfHandle) -> Result<()> {
         let o = super::dyn_options::cf_options(h)?;
         super::dyn_options::log_cf_options(&inner.info_log, &h.name, o, h.block_cache().as_ref());
         Ok(())
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
 }
 

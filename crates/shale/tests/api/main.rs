@@ -102,6 +102,7 @@ mod refused_options;
 mod remote_compaction_blob;
 mod row_cache;
 mod secondary_instance;
+mod set_db_options;
 mod set_options;
 mod set_options_built;
 mod statistics_blob_tickers;
