@@ -42,9 +42,12 @@
 //! with `enable_blob_files` a Put of at least `min_blob_size` goes to a new blob file (its
 //! entry becomes a blob index); with garbage collection, a blob index into a file below the
 //! cutoff is read and written again (to a new blob file, or inline when it no longer
-//! qualifies). Blob indexes read minus those written, per blob file, are the job's
-//! `BlobFileGarbage` (RocksDB's `BlobGarbageMeter`); each output records the oldest blob
-//! file it references.
+//! qualifies). A wide-column entity without blob columns has each column value of at least
+//! `min_blob_size` moved to the blob file (version 2, blob-index columns); one with blob
+//! columns has those below the cutoff relocated the same way (RocksDB's `PrepareOutput`).
+//! Blob indexes read minus those written, per blob file, entities' blob columns included,
+//! are the job's `BlobFileGarbage` (RocksDB's `BlobGarbageMeter`); each output records the
+//! oldest blob file it references.
 
 use std::collections::BTreeMap;
 use std::path::Path;
