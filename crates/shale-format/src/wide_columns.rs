@@ -97,7 +97,8 @@ pub fn serialize_v2(columns: &[Column<'_>]) -> Result<Vec<u8>> {
     let too_large = |what: &str| Error::invalid_argument(format!("Wide column {what} too large"));
     let name_sizes_len = u32::try_from(name_sizes.len()).map_err(|_| too_large("metadata"))?;
     let value_sizes_len = u32::try_from(value_sizes.len()).map_err(|_| too_large("metadata"))?;
-    let names_len = u32::try_from(names_bytes).map_err(|_| Error::invalid_argument("Wide column names too large"))?;
+    let names_len =
+        u32::try_from(names_bytes).map_err(|_| Error::invalid_argument("Wide column names too large"))?;
     u32::try_from(values_bytes).map_err(|_| Error::invalid_argument("Wide column values too large"))?;
     let mut out = Vec::with_capacity(
         16 + columns.len() + name_sizes.len() + value_sizes.len() + names_bytes + values_bytes,
@@ -502,7 +503,8 @@ mod tests {
         let none = serialize_v2(&[]).unwrap();
         assert_eq!(none, [2, 0, 0, 0, 0]);
         assert!(deserialize(&none).unwrap().is_empty());
-        let dup = [Column { name: b"a", value: b"1", blob: false }, Column { name: b"a", value: b"2", blob: true }];
+        let dup =
+            [Column { name: b"a", value: b"1", blob: false }, Column { name: b"a", value: b"2", blob: true }];
         assert!(serialize_v2(&dup).is_err());
     }
 

@@ -53,8 +53,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::blob::{BlobFetcher, BlobFileBuilder, BlobIndex, BlobWriteOptions};
-use crate::wide_columns::Relocation;
 use crate::version::edit::{BlobFileAddition, BlobFileGarbage};
+use crate::wide_columns::Relocation;
 
 use crate::error::Result;
 use crate::fs::FileSystem;
@@ -360,7 +360,11 @@ impl BlobStage<'_> {
                 }
                 let value = match fetcher {
                     Some(f) => f.fetch_with_readahead(uk, index, *readahead)?,
-                    None => return Err(crate::error::Error::corruption("blob index met where no blob files are known")),
+                    None => {
+                        return Err(crate::error::Error::corruption(
+                            "blob index met where no blob files are known",
+                        ))
+                    }
                 };
                 if let Some(b) = builder.as_mut() {
                     if let Some(new_index) = b.add(uk, &value)? {

@@ -80,7 +80,11 @@ fn entities() -> Vec<(&'static [u8], Cols)> {
     vec![
         (
             b"big",
-            vec![(Vec::new(), vec![b'd'; 40]), (b"a".to_vec(), b"short".to_vec()), (b"b".to_vec(), vec![b'b'; 50])],
+            vec![
+                (Vec::new(), vec![b'd'; 40]),
+                (b"a".to_vec(), b"short".to_vec()),
+                (b"b".to_vec(), vec![b'b'; 50]),
+            ],
         ),
         (b"nodef", vec![(b"x".to_vec(), vec![b'x'; 30])]),
         (b"small", vec![(Vec::new(), b"tiny".to_vec()), (b"c".to_vec(), b"also tiny".to_vec())]),

@@ -111,7 +111,12 @@ fn shale_entities_with_blob_columns_read_by_rocksdb() {
         let db = DB::open(&o, &dir).unwrap();
         // Large default and other column; large non-default only; small default, large
         // other; all small.
-        put(&db, &mut want, "e0", vec![(vec![], big("D0")), (b"a".to_vec(), b"short".to_vec()), (b"b".to_vec(), big("B0"))]);
+        put(
+            &db,
+            &mut want,
+            "e0",
+            vec![(vec![], big("D0")), (b"a".to_vec(), b"short".to_vec()), (b"b".to_vec(), big("B0"))],
+        );
         put(&db, &mut want, "e1", vec![(b"x".to_vec(), big("X1"))]);
         put(&db, &mut want, "e2", vec![(vec![], b"small".to_vec()), (b"y".to_vec(), big("Y2"))]);
         put(&db, &mut want, "e3", vec![(vec![], b"tiny".to_vec()), (b"t".to_vec(), b"1".to_vec())]);
