@@ -88,9 +88,10 @@ pub struct BatchEntry<'a> {
     pub value: &'a [u8],
 }
 
-/// What [`Batch::with_blob_indexes`] asks of each Put: `(family, key, value)` to the blob
-/// index that replaces the value, or None to keep it.
-pub type BlobValueFn<'a> = dyn FnMut(u32, &[u8], &[u8]) -> Result<Option<Vec<u8>>> + 'a;
+/// What [`Batch::with_blob_indexes`] asks of each Put and PutEntity: `(family, type, key,
+/// value)` to what replaces the value (a Put's blob index; an entity re-serialized with
+/// blob columns), or None to keep it.
+pub type BlobValueFn<'a> = dyn FnMut(u32, ValueType, &[u8], &[u8]) -> Result<Option<Vec<u8>>> + 'a;
 
 /// An atomic group of writes, encoded the way RocksDB writes it to the WAL. Families are
 /// named by id (0: the default family).
@@ -517,9 +518,11 @@ impl Batch {
     }
 
     /// Blob direct write (RocksDB's `BlobWriteBatchTransformer`): a copy in which every Put
-    /// whose value `f(family, key, value)` turns into a blob index is a PutBlobIndex record
-    /// of it; the other records stay as they are, uncounted ones byte for byte. None when
-    /// `f` turned no value (the batch is used as it is). The sequence is set later.
+    /// whose value `f(family, Value, key, value)` turns into a blob index is a PutBlobIndex
+    /// record of it, and every PutEntity `f(family, WideColumnEntity, key, entity)` rewrites
+    /// is a PutEntity of the new entity; the other records stay as they are, uncounted ones
+    /// byte for byte. None when `f` turned no value (the batch is used as it is). The
+    /// sequence is set later.
     pub fn with_blob_indexes(&self, f: &mut BlobValueFn<'_>) -> Result<Option<Self>> {
         let mut out = Self::new();
         out.unsupported = self.unsupported;
@@ -535,8 +538,15 @@ impl Batch {
             let raw = &before[..before.len() - input.remaining().len()];
             if let Record::Entry(e) = &record {
                 if e.value_type == ValueType::Value {
-                    if let Some(index) = f(e.cf_id, e.key, e.value)? {
+                    if let Some(index) = f(e.cf_id, ValueType::Value, e.key, e.value)? {
                         out.add_kv(e.cf_id, (tag::BLOB_INDEX, tag::CF_BLOB_INDEX), e.key, Some(&index));
+                        changed = true;
+                        continue;
+                    }
+                } else if e.value_type == ValueType::WideColumnEntity {
+                    if let Some(entity) = f(e.cf_id, ValueType::WideColumnEntity, e.key, e.value)? {
+                        let tags = (tag::WIDE_COLUMN_ENTITY, tag::CF_WIDE_COLUMN_ENTITY);
+                        out.add_kv(e.cf_id, tags, e.key, Some(&entity));
                         changed = true;
                         continue;
                     }

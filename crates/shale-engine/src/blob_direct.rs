@@ -185,6 +185,44 @@ impl DirectBlobWriter {
         value: &[u8],
         warm: Option<(&std::sync::Arc<crate::cache::BlockCache>, u64)>,
     ) -> Result<Option<Vec<u8>>> {
+        self.write_blob_in(io, blob, key, value, warm, &mut None)
+    }
+
+    /// RocksDB's `PutEntityCF` of the transformer (`MaybePreprocessWideColumns`): `entity`
+    /// (a PutEntity's value) with each column value of at least `min_blob_size` appended to
+    /// one partition's file (the round robin's next, chosen at the first such column, as
+    /// `SelectWideColumnPartition`) and the entity re-serialized as version 2 with those
+    /// columns as blob indexes; None when no column qualifies. An entity that already holds
+    /// blob references is refused with RocksDB's NotSupported.
+    pub fn write_entity(
+        &self,
+        io: &BlobIo<'_>,
+        blob: &BlobSettings,
+        key: &[u8],
+        entity: &[u8],
+        warm: Option<(&std::sync::Arc<crate::cache::BlockCache>, u64)>,
+    ) -> Result<Option<Vec<u8>>> {
+        if crate::wide_columns::has_blob_columns(entity)? {
+            return Err(crate::error::Error::not_supported(
+                "Blob direct write does not support pre-serialized wide entities with blob references",
+            ));
+        }
+        let mut partition = None;
+        crate::wide_columns::extract_large_columns(entity, |value| {
+            self.write_blob_in(io, blob, key, value, warm, &mut partition)
+        })
+    }
+
+    /// `write_blob` into `partition`, or the round robin's next (then kept in `partition`).
+    fn write_blob_in(
+        &self,
+        io: &BlobIo<'_>,
+        blob: &BlobSettings,
+        key: &[u8],
+        value: &[u8],
+        warm: Option<(&std::sync::Arc<crate::cache::BlockCache>, u64)>,
+        partition: &mut Option<usize>,
+    ) -> Result<Option<Vec<u8>>> {
         if (value.len() as u64) < blob.min_blob_size {
             return Ok(None);
         }
@@ -197,7 +235,11 @@ impl DirectBlobWriter {
         };
         let mut st = self.state.lock();
         let partitions = st.slots.len() as u64;
-        let idx = (self.next.fetch_add(1, Ordering::Relaxed) % partitions) as usize;
+        let idx = match *partition {
+            Some(p) => p % partitions as usize,
+            None => (self.next.fetch_add(1, Ordering::Relaxed) % partitions) as usize,
+        };
+        *partition = Some(idx);
         let State { slots, sealed } = &mut *st;
         let slot = &mut slots[idx];
         let record_size = (RECORD_HEADER_SIZE + key.len() + data.len()) as u64;

@@ -71,6 +71,130 @@ fn bad(what: &str) -> Error {
     Error::corruption(what)
 }
 
+/// Encodes `columns` (sorted by name, no duplicates) as version 2; a column with `blob`
+/// set has its blob index as `value` (type 0x11), the others are inline (0x1). RocksDB's
+/// `WideColumnSerialization::SerializeV2`, which flush and compaction use when they move
+/// column values to blob files. Out-of-order or duplicate names are refused as RocksDB's
+/// `ValidateColumnOrder` refuses them, sizes beyond 32 bits with its InvalidArgument.
+pub fn serialize_v2(columns: &[Column<'_>]) -> Result<Vec<u8>> {
+    let len_of = |n: usize, what: &str| {
+        u32::try_from(n).map_err(|_| Error::invalid_argument(format!("Wide column {what} too long")))
+    };
+    len_of(columns.len(), "count").map_err(|_| Error::invalid_argument("Too many wide columns"))?;
+    for w in columns.windows(2) {
+        if w[0].name >= w[1].name {
+            return Err(Error::corruption("Wide columns out of order"));
+        }
+    }
+    let (mut name_sizes, mut value_sizes) = (Vec::new(), Vec::new());
+    let (mut names_bytes, mut values_bytes) = (0usize, 0usize);
+    for c in columns {
+        put_varint32(&mut name_sizes, len_of(c.name.len(), "name")?);
+        put_varint32(&mut value_sizes, len_of(c.value.len(), "value")?);
+        names_bytes += c.name.len();
+        values_bytes += c.value.len();
+    }
+    let too_large = |what: &str| Error::invalid_argument(format!("Wide column {what} too large"));
+    let name_sizes_len = u32::try_from(name_sizes.len()).map_err(|_| too_large("metadata"))?;
+    let value_sizes_len = u32::try_from(value_sizes.len()).map_err(|_| too_large("metadata"))?;
+    let names_len =
+        u32::try_from(names_bytes).map_err(|_| Error::invalid_argument("Wide column names too large"))?;
+    u32::try_from(values_bytes).map_err(|_| Error::invalid_argument("Wide column values too large"))?;
+    let mut out = Vec::with_capacity(
+        16 + columns.len() + name_sizes.len() + value_sizes.len() + names_bytes + values_bytes,
+    );
+    put_varint32(&mut out, 2);
+    put_varint32(&mut out, columns.len() as u32);
+    put_varint32(&mut out, name_sizes_len);
+    put_varint32(&mut out, value_sizes_len);
+    put_varint32(&mut out, names_len);
+    out.extend(columns.iter().map(|c| if c.blob { COLUMN_BLOB } else { COLUMN_INLINE }));
+    out.extend_from_slice(&name_sizes);
+    out.extend_from_slice(&value_sizes);
+    for c in columns {
+        out.extend_from_slice(c.name);
+    }
+    for c in columns {
+        out.extend_from_slice(c.value);
+    }
+    Ok(out)
+}
+
+/// Flush and compaction with blob files: `add` is offered each column value of an entity
+/// that has no blob column yet and returns the value's blob index when it went to a blob
+/// file (RocksDB's `BlobFileBuilder::Add`, which applies `min_blob_size`). The entity
+/// written instead, version 2 with those columns as blob indexes; None when the entity is
+/// kept as it is (nothing extracted, or it already has blob columns: RocksDB's
+/// `ExtractLargeColumnValuesIfNeeded` leaves those to blob garbage collection).
+pub fn extract_large_columns(
+    entity: &[u8],
+    mut add: impl FnMut(&[u8]) -> Result<Option<Vec<u8>>>,
+) -> Result<Option<Vec<u8>>> {
+    let columns = deserialize(entity)?;
+    if columns.iter().any(|c| c.blob) {
+        return Ok(None);
+    }
+    let mut indexes = Vec::with_capacity(columns.len());
+    for c in &columns {
+        indexes.push(add(c.value)?);
+    }
+    if indexes.iter().all(Option::is_none) {
+        return Ok(None);
+    }
+    let out: Vec<Column<'_>> = columns
+        .iter()
+        .zip(&indexes)
+        .map(|(c, i)| match i {
+            Some(index) => Column { name: c.name, value: index, blob: true },
+            None => *c,
+        })
+        .collect();
+    serialize_v2(&out).map(Some)
+}
+
+/// What blob garbage collection does with one blob column (see `relocate_blob_columns`).
+pub enum Relocation {
+    /// The column stays where it is.
+    Keep,
+    /// The value moved to a new blob file: its new blob index.
+    Blob(Vec<u8>),
+    /// The value was read and no longer qualifies for a blob file: it goes inline.
+    Inline(Vec<u8>),
+}
+
+/// Blob garbage collection of an entity: `relocate` is given each blob column's blob index
+/// and says what became of it. The entity written instead (version 2 while a blob column
+/// remains, else version 1, as RocksDB's `SerializeEntityAfterGC`); None when every column
+/// was kept.
+pub fn relocate_blob_columns(
+    entity: &[u8],
+    mut relocate: impl FnMut(&[u8]) -> Result<Relocation>,
+) -> Result<Option<Vec<u8>>> {
+    let columns = deserialize(entity)?;
+    let mut moves = Vec::with_capacity(columns.len());
+    for c in &columns {
+        moves.push(if c.blob { relocate(c.value)? } else { Relocation::Keep });
+    }
+    if moves.iter().all(|m| matches!(m, Relocation::Keep)) {
+        return Ok(None);
+    }
+    let out: Vec<Column<'_>> = columns
+        .iter()
+        .zip(&moves)
+        .map(|(c, m)| match m {
+            Relocation::Keep => *c,
+            Relocation::Blob(index) => Column { name: c.name, value: index, blob: true },
+            Relocation::Inline(value) => Column { name: c.name, value, blob: false },
+        })
+        .collect();
+    if out.iter().any(|c| c.blob) {
+        serialize_v2(&out).map(Some)
+    } else {
+        let pairs: Vec<(&[u8], &[u8])> = out.iter().map(|c| (c.name, c.value)).collect();
+        serialize(&pairs).map(Some)
+    }
+}
+
 /// Decodes an entity (version 1 or 2); the whole input must be one entity.
 pub fn deserialize(entity: &[u8]) -> Result<Vec<Column<'_>>> {
     let mut d = Decoder::new(entity);
@@ -364,6 +488,62 @@ mod tests {
         // A fetch failure is the read's failure.
         let err = resolve_blob_columns(&e, |_| Err(Error::corruption("gone"))).unwrap_err();
         assert_eq!(err.kind(), crate::ErrorKind::Corruption);
+    }
+
+    #[test]
+    fn serialize_v2_matches_the_layout() {
+        let cols = [(&b""[..], &b"#d"[..], true), (b"a", b"inline", false), (b"bb", b"#b", true)];
+        let as_columns: Vec<Column<'_>> =
+            cols.iter().map(|(n, v, b)| Column { name: n, value: v, blob: *b }).collect();
+        let e = serialize_v2(&as_columns).unwrap();
+        assert_eq!(e, v2(&cols));
+        assert_eq!(deserialize(&e).unwrap(), as_columns);
+        // version 2, 3 columns, 3 bytes of name sizes, 3 of value sizes, 3 of names
+        assert_eq!(&e[..8], &[2, 3, 3, 3, 3, COLUMN_BLOB, COLUMN_INLINE, COLUMN_BLOB]);
+        let none = serialize_v2(&[]).unwrap();
+        assert_eq!(none, [2, 0, 0, 0, 0]);
+        assert!(deserialize(&none).unwrap().is_empty());
+        let dup =
+            [Column { name: b"a", value: b"1", blob: false }, Column { name: b"a", value: b"2", blob: true }];
+        assert!(serialize_v2(&dup).is_err());
+    }
+
+    #[test]
+    fn extract_and_relocate_columns() {
+        let e = serialize(&[(b"", b"long default"), (b"a", b"s"), (b"b", b"long b value")]).unwrap();
+        let mut offered = Vec::new();
+        let x = extract_large_columns(&e, |v| {
+            offered.push(v.to_vec());
+            Ok((v.len() >= 5).then(|| [b"#", v].concat()))
+        })
+        .unwrap()
+        .unwrap();
+        assert_eq!(offered.len(), 3);
+        assert_eq!(
+            deserialize(&x).unwrap(),
+            vec![
+                Column { name: b"", value: b"#long default", blob: true },
+                Column { name: b"a", value: b"s", blob: false },
+                Column { name: b"b", value: b"#long b value", blob: true },
+            ]
+        );
+        // Nothing large, or blob columns already there: kept as it is.
+        assert_eq!(extract_large_columns(&e, |_| Ok(None)).unwrap(), None);
+        assert_eq!(extract_large_columns(&x, |_| panic!("not offered")).unwrap(), None);
+        // Relocation: one column moves, one is kept: still version 2.
+        let r = relocate_blob_columns(&x, |i| {
+            Ok(if i == b"#long default" { Relocation::Blob(b"#new".to_vec()) } else { Relocation::Keep })
+        })
+        .unwrap()
+        .unwrap();
+        assert_eq!(r[0], 2);
+        let c = deserialize(&r).unwrap();
+        assert_eq!((c[0].value, c[0].blob, c[2].value), (&b"#new"[..], true, &b"#long b value"[..]));
+        // Every blob column inline again: version 1.
+        let r = relocate_blob_columns(&x, |i| Ok(Relocation::Inline(i[1..].to_vec()))).unwrap().unwrap();
+        assert_eq!(r, e);
+        assert_eq!(relocate_blob_columns(&x, |_| Ok(Relocation::Keep)).unwrap(), None);
+        assert_eq!(relocate_blob_columns(&e, |_| panic!("no blob column")).unwrap(), None);
     }
 
     #[test]

@@ -42,15 +42,19 @@
 //! with `enable_blob_files` a Put of at least `min_blob_size` goes to a new blob file (its
 //! entry becomes a blob index); with garbage collection, a blob index into a file below the
 //! cutoff is read and written again (to a new blob file, or inline when it no longer
-//! qualifies). Blob indexes read minus those written, per blob file, are the job's
-//! `BlobFileGarbage` (RocksDB's `BlobGarbageMeter`); each output records the oldest blob
-//! file it references.
+//! qualifies). A wide-column entity without blob columns has each column value of at least
+//! `min_blob_size` moved to the blob file (version 2, blob-index columns); one with blob
+//! columns has those below the cutoff relocated the same way (RocksDB's `PrepareOutput`).
+//! Blob indexes read minus those written, per blob file, entities' blob columns included,
+//! are the job's `BlobFileGarbage` (RocksDB's `BlobGarbageMeter`); each output records the
+//! oldest blob file it references.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::blob::{BlobFetcher, BlobFileBuilder, BlobIndex, BlobWriteOptions};
 use crate::version::edit::{BlobFileAddition, BlobFileGarbage};
+use crate::wide_columns::Relocation;
 
 use crate::error::Result;
 use crate::fs::FileSystem;
@@ -275,6 +279,20 @@ fn meter(flow: &mut BlobFlow, ikey: &[u8], index: &[u8]) {
     }
 }
 
+/// The blob columns of an entity counted as blob indexes are (RocksDB's
+/// `BlobGarbageMeter::ProcessEntityBlobReferences`): a blob file whose only references
+/// were entity columns becomes garbage when those entities go.
+fn meter_entity(flow: &mut BlobFlow, ikey: &[u8], entity: &[u8]) -> Result<()> {
+    crate::wide_columns::for_each_blob_index(entity, |index| {
+        meter(flow, ikey, index);
+        Ok(())
+    })
+}
+
+fn is_entity(ikey: &[u8]) -> bool {
+    (crate::key::trailer(ikey) & 0xff) as u8 == ValueType::WideColumnEntity as u8
+}
+
 fn is_blob_index(ikey: &[u8]) -> bool {
     (crate::key::trailer(ikey) & 0xff) as u8 == ValueType::BlobIndex as u8
 }
@@ -315,7 +333,55 @@ impl BlobStage<'_> {
         if (crate::key::trailer(&k) & 0xff) as u8 == ValueType::Value as u8 && self.builder.is_some() {
             return self.write_value(&k, v);
         }
+        if is_entity(&k) {
+            let v = self.process_entity(&k, v)?;
+            meter_entity(&mut self.outflow, &k, &v)?;
+            return Ok((k, v));
+        }
         Ok((k, v))
+    }
+
+    /// An entity on its way out, as RocksDB's `CompactionIterator::PrepareOutput`: one
+    /// without blob columns has its large column values moved to blob files
+    /// (`ExtractLargeColumnValuesIfNeeded`); one with blob columns has those in files below
+    /// the garbage collection cutoff read and written again, to a new blob file or inline
+    /// when they no longer qualify (`GarbageCollectEntityBlobsIfNeeded`).
+    fn process_entity(&mut self, k: &[u8], v: Vec<u8>) -> Result<Vec<u8>> {
+        let uk = user_key(k);
+        if crate::wide_columns::has_blob_columns(&v)? {
+            if self.gc_cutoff == 0 {
+                return Ok(v);
+            }
+            let BlobStage { builder, fetcher, gc_cutoff, readahead, relocated, .. } = self;
+            let rewritten = crate::wide_columns::relocate_blob_columns(&v, |index| {
+                let bi = BlobIndex::decode(index)?;
+                if bi.file_number >= *gc_cutoff {
+                    return Ok(Relocation::Keep);
+                }
+                let value = match fetcher {
+                    Some(f) => f.fetch_with_readahead(uk, index, *readahead)?,
+                    None => {
+                        return Err(crate::error::Error::corruption(
+                            "blob index met where no blob files are known",
+                        ))
+                    }
+                };
+                if let Some(b) = builder.as_mut() {
+                    if let Some(new_index) = b.add(uk, &value)? {
+                        // RocksDB's RelocateBlobValues counts the value's size here.
+                        relocated.0 += 1;
+                        relocated.1 += value.len() as u64;
+                        return Ok(Relocation::Blob(new_index));
+                    }
+                }
+                Ok(Relocation::Inline(value))
+            })?;
+            return Ok(rewritten.unwrap_or(v));
+        }
+        match self.builder.as_mut() {
+            Some(b) => Ok(crate::wide_columns::extract_large_columns(&v, |c| b.add(uk, c))?.unwrap_or(v)),
+            None => Ok(v),
+        }
     }
 
     /// A Put of `value` at `k`'s key and sequence: to a blob file when it qualifies.
@@ -621,6 +687,8 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
         }
         if is_blob_index(iter.key()) {
             meter(&mut stage.inflow, iter.key(), iter.value());
+        } else if is_entity(iter.key()) {
+            meter_entity(&mut stage.inflow, iter.key(), iter.value())?;
         }
         group.push((iter.key().to_vec(), iter.value().to_vec()));
         result.entries_in += 1;
@@ -775,6 +843,7 @@ pub fn flush_entries(
     merge_operator: Option<&dyn MergeOperatorCore>,
     stats: Option<&crate::statistics::Statistics>,
     enforce_single_del_contracts: bool,
+    blob: Option<BlobFetcher>,
     emit: &mut EmitFn<'_>,
 ) -> Result<(u64, u64)> {
     let frag = FragmentedTombstones::new(ucmp.clone(), tombstones);
@@ -787,7 +856,7 @@ pub fn flush_entries(
         filter: None,
         merge_operator,
         stats,
-        blob: None,
+        blob,
         emitted: Vec::new(),
         dropped: 0,
         drops: DropReasons::default(),
@@ -1318,6 +1387,7 @@ mod tests {
             op,
             None,
             enforce_single_del,
+            None,
             &mut |k, v| {
                 let t = crate::key::trailer(k);
                 out.push((user_key(k).to_vec(), t >> 8, (t & 0xff) as u8, v.to_vec()));

@@ -61,7 +61,7 @@ impl DbInner {
             // A two-phase commit's batch (its WAL part cut at `wal_end`) stays as it is.
             let Some(batch) = slot.as_ref().filter(|b| b.wal_end.is_none()) else { continue };
             let mut handles: Vec<(u32, std::sync::Arc<CfHandle>)> = Vec::new();
-            let transformed = batch.with_blob_indexes(&mut |cf_id, key, value| {
+            let transformed = batch.with_blob_indexes(&mut |cf_id, value_type, key, value| {
                 let Some(Some(m)) = mems.get(cf_id as usize) else { return Ok(None) };
                 let Some(w) = m.direct.as_ref() else { return Ok(None) };
                 let handle = match handles.iter().find(|(id, _)| *id == cf_id) {
@@ -78,7 +78,11 @@ impl DbInner {
                     .as_ref()
                     .filter(|_| config.blob.prepopulate_cache)
                     .map(|c| (c, self.blob_cache.session()));
-                let index = w.write_blob(&io, &config.blob, key, value, warm)?;
+                let index = if value_type == crate::key::ValueType::WideColumnEntity {
+                    w.write_entity(&io, &config.blob, key, value, warm)?
+                } else {
+                    w.write_blob(&io, &config.blob, key, value, warm)?
+                };
                 if index.is_some() && !touched.iter().any(|t| std::sync::Arc::ptr_eq(t, w)) {
                     touched.push(w.clone());
                 }

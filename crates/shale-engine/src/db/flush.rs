@@ -101,6 +101,7 @@ pub fn write_level0_table(
         -1,
         None,
         warm,
+        None,
     )?
     .map(|(m, _)| m))
 }
@@ -177,6 +178,7 @@ pub fn write_level0_table_of(
     level: i32,
     warm_blob_cache: Option<u64>,
     warm: Option<crate::table::WarmCache>,
+    blob_fetcher: Option<crate::blob::BlobFetcher>,
 ) -> Result<Option<(FileMetaData, Vec<crate::version::edit::BlobFileAddition>)>> {
     // A flush (and a table written at open) goes to level 0.
     let mut blob_builder = match (blob_write_options(cf, 0, checks.file_checksum), blobs) {
@@ -206,6 +208,7 @@ pub fn write_level0_table_of(
         checks,
         level,
         warm,
+        blob_fetcher,
     );
     match (r, blob_builder) {
         (Ok(Some(meta)), Some(mut b)) => match b.finish() {
@@ -238,6 +241,7 @@ fn write_table_inner(
     checks: FlushChecks,
     level: i32,
     warm: Option<crate::table::WarmCache>,
+    blob_fetcher: Option<crate::blob::BlobFetcher>,
 ) -> Result<Option<FileMetaData>> {
     let mut tombstones: Vec<(Vec<u8>, Vec<u8>)> = mems.iter().flat_map(|m| m.range_tombstones()).collect();
     if mems.iter().all(|m| m.is_empty()) && tombstones.is_empty() {
@@ -329,7 +333,20 @@ fn write_table_inner(
                 meta.oldest_blob_file_number = bi.file_number;
             }
         } else if value_type == crate::key::ValueType::WideColumnEntity as u8 {
+            // With blob files, an entity's large column values go to them and it is written
+            // as version 2 (RocksDB's flush runs the same `ExtractLargeColumnValuesIfNeeded`
+            // as compaction); one that has blob columns already is kept as it is.
+            let rewritten = match blobs.as_deref_mut() {
+                Some(b) => {
+                    crate::wide_columns::extract_large_columns(value, |c| b.add(crate::key::user_key(k), c))?
+                }
+                None => None,
+            };
+            let value = rewritten.as_deref().unwrap_or(value);
             crate::version::link_entity_blob_files(&mut meta, value)?;
+            builder.add(k, value)?;
+            range(&mut meta, k, &mut first);
+            return Ok(());
         }
         match blobs.as_deref_mut().filter(|_| is_value) {
             Some(b) => match b.add(crate::key::user_key(k), value)? {
@@ -378,6 +395,7 @@ fn write_table_inner(
         cf.config().callbacks.merge(),
         stats,
         checks.enforce_single_del_contracts,
+        blob_fetcher,
         &mut emit,
     )?;
     let in_memtables: u64 = mems.iter().map(|m| m.num_entries()).sum();
@@ -570,6 +588,17 @@ impl DbInner {
                     -1,
                     Some(self.blob_cache.session()),
                     self.table_cache.warm_cache(&handle, number, false),
+                    // A merge onto a blob value or an entity with blob columns in the
+                    // memtable (blob direct write's) reads the blob, as RocksDB's flush
+                    // (BuildTable sets its CompactionIterator's blob fetcher; compaction
+                    // reads with fill_cache off).
+                    Some(crate::blob::BlobFetcher {
+                        cache: self.blob_cache.clone(),
+                        cf_id: handle.id,
+                        value_cache: handle.config().blob_cache.clone(),
+                        fill_cache: false,
+                        no_io: false,
+                    }),
                 )
                 .and_then(|m| match m {
                     // Blob direct write: the memtables' blob files are sealed and added with

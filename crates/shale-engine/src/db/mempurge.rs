@@ -77,6 +77,7 @@ pub fn mempurge(
         handle.config().callbacks.merge(),
         stats,
         enforce_single_del,
+        None,
         &mut |ikey, value| {
             let tr = trailer(ikey);
             let t = match (tr & 0xff) as u8 {

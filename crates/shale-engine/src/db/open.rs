@@ -507,6 +507,9 @@ pub fn recovery_table(
         None,
         // RocksDB warms no cache with a recovery's tables (reason kRecovery).
         None,
+        // The blob files a recovered WAL's blob indexes name are not registered yet (see
+        // `blob_direct.rs`): a merge onto one fails as its read would.
+        None,
     );
     *next_file_number = next.get();
     r

@@ -126,6 +126,7 @@ mod txn_two_phase;
 mod universal_compaction;
 mod wide_columns;
 mod wide_columns_blob;
+mod wide_columns_blob_write;
 mod writable_file_buffer;
 mod write_buffer_manager;
 mod write_ops;

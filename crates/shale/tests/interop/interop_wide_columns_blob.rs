@@ -11,8 +11,9 @@
 //!   `value()` / `columns()` forward and backward;
 //! - the blob cache sees what RocksDB's reads fetch: a column-unaware `get` fetches the
 //!   default column only, `get_entity` every blob column;
-//! - Shale's compaction keeps the blob files the entities point into (the output tables
-//!   link to them) and 11.8.1 still scans the same; a merge onto an entity with blob
+//! - Shale's compaction keeps the blob files the live entities point into (the output tables
+//!   link to them), frees the one only a superseded entity used, and 11.8.1 still scans the
+//!   same; a merge onto an entity with blob
 //!   columns sees the resolved default column and keeps the others, before and after a
 //!   compaction and a reopen.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
@@ -152,6 +153,8 @@ fn rocksdb_entities_with_blob_columns_read_by_shale() {
     );
     let files_before = blob_files(&dir);
     assert!(files_before.len() >= 2, "blob files: {files_before:?}");
+    let contents_before: Vec<(std::path::PathBuf, Vec<u8>)> =
+        files_before.iter().map(|f| (f.clone(), std::fs::read(f).unwrap())).collect();
     let scan = ldb(&dir, &["scan"]);
     for (k, cols) in &want {
         let line: Vec<String> = cols
@@ -202,9 +205,16 @@ fn rocksdb_entities_with_blob_columns_read_by_shale() {
         db.compact_range(None::<&[u8]>, None::<&[u8]>);
         check(&db, &want, "compacted");
     }
-    for f in &files_before {
-        assert!(f.exists(), "Shale's compaction kept {f:?}, which its entities still read");
-    }
+    // The blob files live entities read stay (the output tables link to them). The one blob
+    // file whose only record was the superseded first version of e1 (its column "x") is
+    // all garbage once that version is dropped, and goes (RocksDB's BlobGarbageMeter counts
+    // entity blob columns).
+    let gone: Vec<_> = files_before.iter().filter(|f| !f.exists()).collect();
+    assert_eq!(gone.len(), 1, "{gone:?} of {files_before:?}");
+    let old_e1 = &contents_before.iter().find(|(f, _)| f == gone[0]).unwrap().1;
+    // Header, one record (32-byte header, key "e1", the 42-byte value), footer.
+    assert_eq!(old_e1.len(), 30 + 32 + 2 + 42 + 32, "{:?}", gone[0]);
+    assert!(old_e1.windows(42).any(|w| w == big("X1").as_bytes()));
     {
         let db = DB::open(&o, &dir).unwrap();
         check(&db, &want, "reopened");

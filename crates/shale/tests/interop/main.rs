@@ -60,6 +60,7 @@ mod interop_timestamps;
 mod interop_wal_compression;
 mod interop_wide_columns;
 mod interop_wide_columns_blob;
+mod interop_wide_columns_blob_write;
 mod interop_zlib_parallel;
 mod load_latest_options;
 mod log_cf_options_11;
