@@ -35,10 +35,35 @@ struct MergeLookup<'a> {
     key: &'a [u8],
     operands: Vec<Vec<u8>>,
     /// Resolves a blob index base (BlobDB).
-    blob: crate::blob::BlobFetcher,
+    blob: BlobSource<'a>,
     /// A column-aware read (`get_entity`): the result is an encoded entity whenever the
     /// base is one; other results are plain values.
     entity: bool,
+}
+
+/// What a point lookup needs to read a value from a blob file, made into a `BlobFetcher`
+/// only when the lookup meets a blob index: the fetcher holds references on the database's
+/// blob file cache and the family's blob cache, and taking them at every read would write
+/// the caches' reference counts, one cache line all reader threads share, at every Get.
+struct BlobSource<'a> {
+    cache: &'a Arc<crate::blob::BlobFileCache>,
+    cf_id: u32,
+    value_cache: &'a Option<Arc<crate::cache::BlockCache>>,
+    fill_cache: bool,
+    no_io: bool,
+}
+
+impl BlobSource<'_> {
+    fn fetch(&self, user_key: &[u8], index_bytes: &[u8]) -> Result<Vec<u8>> {
+        let fetcher = crate::blob::BlobFetcher {
+            cache: Arc::clone(self.cache),
+            cf_id: self.cf_id,
+            value_cache: self.value_cache.clone(),
+            fill_cache: self.fill_cache,
+            no_io: self.no_io,
+        };
+        fetcher.fetch(user_key, index_bytes)
+    }
 }
 
 impl MergeLookup<'_> {
@@ -349,10 +374,10 @@ impl DbInner {
         let stats = self.config.statistics.as_deref();
         let reads = ro.block_reads();
         let mut max_cov = 0;
-        let blob = crate::blob::BlobFetcher {
-            cache: self.blob_cache.clone(),
+        let blob = BlobSource {
+            cache: &self.blob_cache,
             cf_id: cf.id,
-            value_cache: cf.config().blob_cache.clone(),
+            value_cache: &cf.config().blob_cache,
             fill_cache: ro.fill_cache,
             no_io: reads.no_io,
         };

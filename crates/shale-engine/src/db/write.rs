@@ -218,8 +218,9 @@ pub struct Logged {
     skip_missing: bool,
     /// The leader's `memtable_insert_hint_per_batch` (a serial group's insert).
     leader_hint: bool,
-    /// The group's records as one batch when it has several writers and inserts serially
-    /// (None: the leader's own batch).
+    /// The group's records as one batch when it inserts serially: several writers' merged,
+    /// or a lone leader's own, taken from its state (None: the leader's own batch, still in
+    /// its state, or a parallel group's).
     merged: Option<WriteBatch>,
     /// Its records may go into the memtables while other groups insert
     /// (`allow_concurrent_memtable_write` and no merge): pipelined, such a group inserts as
@@ -281,6 +282,9 @@ pub struct MemWriters {
     /// Groups that began their WAL write while an earlier group had not finished its
     /// memtable inserts: the pipeline at work (`DB::pipelined_write_overlaps`).
     overlaps: std::sync::atomic::AtomicU64,
+    /// The queue's length, stored under its lock whenever it changes: the WAL leader reads
+    /// it (for `overlaps`) without the lock.
+    queued: AtomicUsize,
     /// `unordered_write`: writers whose batch is in the WAL, its sequences published, and
     /// not yet in the memtables (RocksDB's `pending_memtable_writes_`); `drained` is
     /// notified, under `queue`'s lock, when it falls to zero.
@@ -478,7 +482,7 @@ impl DbInner {
         let stats = self.config.statistics.as_deref();
         let started = stats.and_then(Statistics::timer_start);
         self.prefetch_active_mem(&batch);
-        let me = OwnWriter::new(PendingWrite {
+        let pending = PendingWrite {
             batch: Some(batch),
             sync: opts.sync,
             disable_wal: opts.disable_wal,
@@ -490,12 +494,28 @@ impl DbInner {
             task: None,
             mem_lead: false,
             own_insert: None,
-        });
+        };
+        let lead = Lead::of(&pending);
+        let me = OwnWriter::new(pending);
         let mut q = self.writers.lock();
         q.queue.push_back(me.clone());
         // The perf context's wait in the write queue (RocksDB's write_thread_wait_nanos).
         let wait_timer = PerfTimer::new(Field::WriteThreadWaitNanos);
+        // Just queued, under the queue's lock: no other writer has seen this one yet (a
+        // leader finds its group's writers, and completes them, under that lock), so its
+        // state is as made (not done, no task) and its signal clear (`OwnWriter::new`). A
+        // writer at the front leads at once, without locking its state.
+        if q.queue.len() > 1 {
+            drop(q);
+            self.await_signal(&me, WaitSite::Join);
+            q = self.writers.lock();
+        }
         loop {
+            // A writer is handed its result or an insert only once its group left the queue
+            // or behind its leader, never while it is the front: at the front it leads.
+            if q.queue.front().is_some_and(|f| Arc::ptr_eq(f, &me)) {
+                break;
+            }
             // Cleared before the state is read, so a change made after the read is signalled.
             me.signal.store(false, Ordering::SeqCst);
             let task = {
@@ -534,9 +554,6 @@ impl DbInner {
                 }
                 return r;
             }
-            if q.queue.front().is_some_and(|f| Arc::ptr_eq(f, &me)) {
-                break;
-            }
             drop(q);
             self.await_signal(&me, WaitSite::Join);
             q = self.writers.lock();
@@ -549,7 +566,7 @@ impl DbInner {
         let early_group = if attention {
             None
         } else {
-            Some(build_group(&q.queue, self.config.max_write_batch_group_size_bytes))
+            Some(build_group(&q.queue, self.config.max_write_batch_group_size_bytes, lead))
         };
         drop(q);
         drop(wait_timer);
@@ -565,7 +582,9 @@ impl DbInner {
         };
         let group = match early_group {
             Some(g) => g,
-            None => build_group(&self.writers.lock().queue, self.config.max_write_batch_group_size_bytes),
+            None => {
+                build_group(&self.writers.lock().queue, self.config.max_write_batch_group_size_bytes, lead)
+            }
         };
         let mut counts = None;
         let outcome = match room {
@@ -690,6 +709,7 @@ impl DbInner {
                 waiting: wait,
                 finished: None,
             });
+            self.mem_writers.queued.store(mq.len(), Ordering::Relaxed);
             (wait, serial, next)
         };
         // Off the write queue, its writers still waiting for their results: the next WAL
@@ -726,10 +746,26 @@ impl DbInner {
         result: Result<()>,
         own: bool,
     ) -> Option<Result<()>> {
+        let mut mq = self.mem_writers.queue.lock();
+        // The usual case (one writer thread): the caller's own lone group is the only one
+        // queued, so it is published now and nobody waits for it to be.
+        if own
+            && mq.len() == 1
+            && mq.front().is_some_and(|e| e.members.is_empty() && Arc::ptr_eq(&e.leader, leader))
+        {
+            let e = mq.pop_front();
+            if let (Ok(()), Some(e)) = (&result, &e) {
+                self.versions.set_last_sequence(e.last_seq);
+            }
+            self.mem_writers.queued.store(0, Ordering::Relaxed);
+            self.mem_writers.drained.notify_all();
+            drop(mq);
+            drop(e);
+            return Some(result);
+        }
         let mut published: smallvec::SmallVec<[MemEntry; 2]> = smallvec::SmallVec::new();
         let mut own_result = None;
         let next = {
-            let mut mq = self.mem_writers.queue.lock();
             if let Some(e) = mq.iter_mut().find(|e| Arc::ptr_eq(&e.leader, leader)) {
                 e.finished = Some(result);
             }
@@ -745,16 +781,20 @@ impl DbInner {
                 }
                 published.push(e);
             }
+            self.mem_writers.queued.store(mq.len(), Ordering::Relaxed);
             if mq.is_empty() {
                 self.mem_writers.drained.notify_all();
             }
-            match mq.front_mut() {
+            let next = match mq.front_mut() {
                 Some(f) if f.waiting && (!published.is_empty() || own_result.is_some()) => {
                     f.waiting = false;
                     Some(Arc::clone(&f.leader))
                 }
                 _ => None,
-            }
+            };
+            // A leaf lock: released before the writers' states are locked.
+            drop(mq);
+            next
         };
         if let Some(n) = next {
             lock(&n).mem_lead = true;
@@ -1355,7 +1395,7 @@ impl DbInner {
         };
         if pipelined && !self.config.unordered_write {
             self.mem_writers.last_allocated.store(first_seq + count - 1, Ordering::Relaxed);
-            if !self.mem_writers.queue.lock().is_empty() {
+            if self.mem_writers.queued.load(Ordering::Relaxed) != 0 {
                 self.mem_writers.overlaps.fetch_add(1, Ordering::Relaxed);
             }
         }
@@ -1395,10 +1435,10 @@ impl DbInner {
             // alone: `build_group`).
             let ts_sizes = self.timestamp_sizes_for_wal();
             let _wal_timer = PerfTimer::new(Field::WriteWalTime);
-            let r = wal
-                .writer
-                .maybe_add_timestamp_sizes(&ts_sizes)
-                .and_then(|_| wal.writer.add_record(&batch.wal_data()));
+            // No family with timestamps (the common case): no record of their sizes to add.
+            let r =
+                if ts_sizes.is_empty() { Ok(()) } else { wal.writer.maybe_add_timestamp_sizes(&ts_sizes) };
+            let r = r.and_then(|_| wal.writer.add_record(&batch.wal_data()));
             // The memtables' lines asked for above had the record's encoding to arrive: now
             // the arena tails they name, which the write to the file gives time to load.
             let r = r.and_then(|_| {
@@ -1438,7 +1478,15 @@ impl DbInner {
                 self.write_control.set_attention(true);
             }
         }
-        let merged = if parallel { None } else { merged };
+        // A lone writer's batch goes with the group to its insert (no second lock of the
+        // leader's state there); `unordered_write` hands it out from the state.
+        let merged = if parallel {
+            None
+        } else if merged.is_none() && guards.len() == 1 && !self.config.unordered_write {
+            guards[0].batch.take()
+        } else {
+            merged
+        };
         let leader_hint = guards[0].hint_per_batch;
         let logged =
             Logged { mems, first_seq, count, parallel, skip_missing, leader_hint, merged, concurrent };
@@ -1996,18 +2044,39 @@ fn first_family(data: &[u8]) -> u32 {
     0
 }
 
+/// What of a write group's leader decides which writers join its group (`build_group`).
+#[derive(Clone, Copy)]
+struct Lead {
+    sync: bool,
+    disable_wal: bool,
+    /// The leader's batch's size in bytes.
+    size: usize,
+    /// The leader writes alone: an exclusive writer, or a two-phase commit's batch.
+    alone: bool,
+}
+
+impl Lead {
+    fn of(w: &PendingWrite) -> Lead {
+        Lead {
+            sync: w.sync,
+            disable_wal: w.disable_wal,
+            size: w.batch.as_ref().map_or(0, |b| b.size_in_bytes()),
+            alone: w.exclusive || w.batch.as_ref().is_some_and(|b| b.wal_end.is_some()),
+        }
+    }
+}
+
 /// Leader plus the writers queued behind it that can share its WAL record, up to
 /// `max_bytes` (`max_write_batch_group_size_bytes`) in all, or the leader's size plus an
 /// eighth of it when the leader is at most that eighth (RocksDB's
 /// `WriteThread::EnterAsBatchGroupLeader`).
-fn build_group(queue: &VecDeque<Arc<Writer>>, max_bytes: u64) -> Group {
+///
+/// `lead`: what of the leader (the queue's front) decides the group, read by the leader's
+/// own thread before it queued (its state is not locked again for it).
+fn build_group(queue: &VecDeque<Arc<Writer>>, max_bytes: u64, lead: Lead) -> Group {
     let mut group = Group::new();
     let Some(first) = queue.front() else { return group };
-    let (lead_sync, lead_nowal, lead_size, lead_excl) = {
-        let g = lock(first);
-        let alone = g.exclusive || g.batch.as_ref().is_some_and(|b| b.wal_end.is_some());
-        (g.sync, g.disable_wal, g.batch.as_ref().map_or(0, |b| b.size_in_bytes()), alone)
-    };
+    let Lead { sync: lead_sync, disable_wal: lead_nowal, size: lead_size, alone: lead_excl } = lead;
     group.push(first.clone());
     if lead_excl {
         return group;
@@ -2126,7 +2195,7 @@ fn insert_batch(
 
 #[cfg(test)]
 mod tests {
-    use super::{build_group, first_family, PendingWrite, Writer};
+    use super::{build_group, first_family, Lead, PendingWrite, Writer};
     use crate::batch::{tag, Batch as WriteBatch, HEADER_SIZE};
     use std::collections::VecDeque;
     use std::sync::Arc;
@@ -2154,15 +2223,16 @@ mod tests {
     #[test]
     fn group_size_follows_max_write_batch_group_size_bytes() {
         let queue: VecDeque<Arc<Writer>> = (0..10).map(|_| writer(100)).collect();
-        let size = super::lock(&queue[0]).batch.as_ref().map_or(0, |b| b.size_in_bytes()) as u64;
+        let lead = Lead::of(&super::lock(&queue[0]));
+        let size = lead.size as u64;
         // RocksDB's default (1 MiB): all ten share the leader's WAL record.
-        assert_eq!(build_group(&queue, 1 << 20).len(), 10);
+        assert_eq!(build_group(&queue, 1 << 20, lead).len(), 10);
         // A leader no larger than an eighth of the limit grows by that eighth: two more.
-        assert_eq!(build_group(&queue, 8 * 2 * size).len(), 3);
+        assert_eq!(build_group(&queue, 8 * 2 * size, lead).len(), 3);
         // A leader above the eighth: the limit itself, here four writers' worth.
-        assert_eq!(build_group(&queue, 4 * size).len(), 4);
+        assert_eq!(build_group(&queue, 4 * size, lead).len(), 4);
         // Below one batch: the leader alone.
-        assert_eq!(build_group(&queue, 1).len(), 1);
+        assert_eq!(build_group(&queue, 1, lead).len(), 1);
     }
 
     fn record(tag: u8, rest: &[u8]) -> Vec<u8> {
