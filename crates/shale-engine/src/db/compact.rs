@@ -1000,10 +1000,14 @@ impl DbInner {
     pub fn schedule_aged_compactions(&self, st: &mut DbState) {
         use std::sync::atomic::Ordering as AtomicOrdering;
         let now = crate::compaction::picker::unix_now();
-        let period = crate::compaction::trigger::trigger_period(
-            &self.config,
-            st.cfs.values().map(|c| c.handle.config()),
-        );
+        let live = &self.live_options;
+        let settings = crate::compaction::trigger::TriggerSettings {
+            max_compaction_trigger_wakeup_seconds: live.max_compaction_trigger_wakeup_seconds(),
+            stats_dump_period_sec: live.stats_dump_period_sec(),
+            stats_persist_period_sec: live.stats_persist_period_sec(),
+        };
+        let period =
+            crate::compaction::trigger::trigger_period(&settings, st.cfs.values().map(|c| c.handle.config()));
         if now < self.aged_trigger_at.load(AtomicOrdering::Relaxed).saturating_add(period) {
             return;
         }

@@ -12,7 +12,13 @@
 //!   `optimize_manifest_for_recovery`: the close;
 //! - `max_manifest_file_size`, `max_manifest_space_amp_pct`: the next MANIFEST write's roll
 //!   decision (`version/set.rs`);
-//! - `delete_obsolete_files_period_micros`: the next purge (`obsolete.rs`).
+//! - `delete_obsolete_files_period_micros`: the next purge (`obsolete.rs`);
+//! - `stats_dump_period_sec`, `stats_persist_period_sec`: the periodic stats tasks
+//!   (`scheduler.rs`): a new period above 0 runs the task at once and then every period, 0
+//!   stops it (RocksDB's `PeriodicTaskScheduler::Register(.., run_immediately = true)` and
+//!   `Unregister`);
+//! - `max_compaction_trigger_wakeup_seconds`: the period of the time-based compaction
+//!   trigger (`compaction/trigger.rs`), from its next look.
 //!
 //! As RocksDB's `SetDBOptions`, the facade checks every value before any is applied, and
 //! writes a new OPTIONS file after.
@@ -31,6 +37,12 @@ pub struct LiveDbOptions {
     pub avoid_flush_during_shutdown: AtomicBool,
     pub verify_manifest_content_on_close: AtomicBool,
     pub optimize_manifest_for_recovery: AtomicBool,
+    pub stats_dump_period_sec: AtomicU32,
+    pub stats_persist_period_sec: AtomicU32,
+    pub max_compaction_trigger_wakeup_seconds: AtomicU64,
+    /// A new stats period was set: its task runs at once (taken by the task's thread).
+    pub stats_dump_now: AtomicBool,
+    pub stats_persist_now: AtomicBool,
 }
 
 impl LiveDbOptions {
@@ -42,6 +54,11 @@ impl LiveDbOptions {
             avoid_flush_during_shutdown: AtomicBool::new(c.avoid_flush_during_shutdown),
             verify_manifest_content_on_close: AtomicBool::new(c.verify_manifest_content_on_close),
             optimize_manifest_for_recovery: AtomicBool::new(c.optimize_manifest_for_recovery),
+            stats_dump_period_sec: AtomicU32::new(c.stats_dump_period_sec),
+            stats_persist_period_sec: AtomicU32::new(c.stats_persist_period_sec),
+            max_compaction_trigger_wakeup_seconds: AtomicU64::new(c.max_compaction_trigger_wakeup_seconds),
+            stats_dump_now: AtomicBool::new(false),
+            stats_persist_now: AtomicBool::new(false),
         }
     }
 
@@ -63,6 +80,15 @@ impl LiveDbOptions {
     pub fn optimize_manifest_for_recovery(&self) -> bool {
         self.optimize_manifest_for_recovery.load(Ordering::Relaxed)
     }
+    pub fn stats_dump_period_sec(&self) -> u32 {
+        self.stats_dump_period_sec.load(Ordering::Relaxed)
+    }
+    pub fn stats_persist_period_sec(&self) -> u32 {
+        self.stats_persist_period_sec.load(Ordering::Relaxed)
+    }
+    pub fn max_compaction_trigger_wakeup_seconds(&self) -> u64 {
+        self.max_compaction_trigger_wakeup_seconds.load(Ordering::Relaxed)
+    }
 }
 
 /// One `SetDBOptions` call: the new value of each option named (None: unchanged).
@@ -79,6 +105,9 @@ pub struct DbOptionsUpdate {
     pub max_manifest_file_size: Option<u64>,
     pub max_manifest_space_amp_pct: Option<i32>,
     pub delete_obsolete_files_period_micros: Option<u64>,
+    pub stats_dump_period_sec: Option<u32>,
+    pub stats_persist_period_sec: Option<u32>,
+    pub max_compaction_trigger_wakeup_seconds: Option<u64>,
 }
 
 impl DbInner {
@@ -102,6 +131,27 @@ impl DbInner {
         }
         if let Some(v) = u.optimize_manifest_for_recovery {
             live.optimize_manifest_for_recovery.store(v, Ordering::Relaxed);
+        }
+        if let Some(v) = u.max_compaction_trigger_wakeup_seconds {
+            live.max_compaction_trigger_wakeup_seconds.store(v, Ordering::Relaxed);
+        }
+        let mut wake = false;
+        if let Some(v) = u.stats_dump_period_sec {
+            // As RocksDB's Register: an unchanged period keeps its schedule.
+            if live.stats_dump_period_sec.swap(v, Ordering::Relaxed) != v && v > 0 {
+                live.stats_dump_now.store(true, Ordering::Release);
+                wake = true;
+            }
+        }
+        if let Some(v) = u.stats_persist_period_sec {
+            if live.stats_persist_period_sec.swap(v, Ordering::Relaxed) != v && v > 0 {
+                live.stats_persist_now.store(true, Ordering::Release);
+                wake = true;
+            }
+        }
+        if wake {
+            let _st = self.lock_state();
+            self.work_cv.notify_all();
         }
         if let Some(v) = u.delete_obsolete_files_period_micros {
             self.delete_obsolete_files_period.store(v, Ordering::Relaxed);

@@ -296,10 +296,10 @@ pub fn start_background_threads(inner: &Arc<DbInner>) -> Result<Vec<JoinHandle<(
             (false, false),
         )?);
     }
-    if inner.config.stats_dump_period_sec > 0 {
-        threads.push(spawn("shale:dump_st".to_string(), stats_dump_worker, (false, false))?);
-    }
-    if inner.config.stats_persist_period_sec > 0 && inner.config.statistics.is_some() {
+    // Both periods change through `set_db_options` (`live_options.rs`): the threads run
+    // whatever the open's values, idle while their period is 0.
+    threads.push(spawn("shale:dump_st".to_string(), stats_dump_worker, (false, false))?);
+    if inner.config.statistics.is_some() {
         threads.push(spawn("shale:pst_st".to_string(), stats_persist_worker, (false, false))?);
     }
     Ok(threads)
@@ -311,16 +311,27 @@ pub fn start_background_threads(inner: &Arc<DbInner>) -> Result<Vec<JoinHandle<(
 use shale_base::sys::lower_thread_priority;
 
 /// Dumps the statistics texts into the info LOG every `stats_dump_period_sec` (RocksDB's
-/// periodic `DumpStats` task). It waits on `work_cv` so that close wakes it at once, and
-/// builds the texts without the DB mutex (each takes it briefly, as a property read does).
+/// periodic `DumpStats` task), the period in force read at each step (0: idle; a new period
+/// set by `set_db_options` dumps at once, `stats_dump_now`). It waits on `work_cv` so that
+/// close wakes it at once, and builds the texts without the DB mutex (each takes it
+/// briefly, as a property read does).
 fn stats_dump_worker(inner: Arc<DbInner>) {
-    let period = Duration::from_secs(u64::from(inner.config.stats_dump_period_sec));
-    let mut next = Instant::now() + period;
+    let live = &inner.live_options;
+    let period = |p: u32| Duration::from_secs(u64::from(p));
+    let mut next = Instant::now() + period(live.stats_dump_period_sec());
     loop {
         {
             let mut st = inner.lock_state();
             if inner.shutting_down.load(Ordering::Acquire) {
                 return;
+            }
+            let p = live.stats_dump_period_sec();
+            if live.stats_dump_now.swap(false, Ordering::AcqRel) {
+                next = Instant::now();
+            }
+            if p == 0 {
+                inner.work_cv.wait_for(&mut st, Duration::from_secs(1));
+                continue;
             }
             let left = next.saturating_duration_since(Instant::now());
             if !left.is_zero() {
@@ -329,7 +340,7 @@ fn stats_dump_worker(inner: Arc<DbInner>) {
             }
         }
         inner.dump_stats();
-        next = Instant::now() + period;
+        next = Instant::now() + period(live.stats_dump_period_sec());
     }
 }
 
@@ -350,9 +361,17 @@ fn stats_persist_worker(inner: Arc<DbInner>) {
                 return;
             }
             // Due a period after the last run (open's first one included), whenever this
-            // thread got to start.
+            // thread got to start; at once after `set_db_options` set a new period; never
+            // while the period is 0.
             let now = inner.stats_now_seconds();
+            let period = inner.live_options.stats_persist_period_sec();
+            let asked = period > 0 && inner.live_options.stats_persist_now.swap(false, Ordering::AcqRel);
             match inner.stats_next_due() {
+                _ if asked => {}
+                _ if period == 0 => {
+                    inner.work_cv.wait_for(&mut st, poll);
+                    continue;
+                }
                 Some(due) if now >= due => {}
                 due => {
                     let left = due.map_or(poll, |d| Duration::from_secs(d - now));

@@ -118,7 +118,7 @@ impl DbInner {
     /// which open takes).
     pub fn stats_next_due(&self) -> Option<u64> {
         let h = self.stats.history.lock().ok()?;
-        h.last_run.map(|t| t + u64::from(self.config.stats_persist_period_sec))
+        h.last_run.map(|t| t + u64::from(self.live_options.stats_persist_period_sec()))
     }
 
     /// The hidden stats family, if open.

@@ -235,6 +235,9 @@ const DB_OPTIONS_BUILT: &[&str] = &[
     "delete_obsolete_files_period_micros",
     "daily_offpeak_time_utc",
     "fast_sst_open",
+    "stats_dump_period_sec",
+    "stats_persist_period_sec",
+    "max_compaction_trigger_wakeup_seconds",
 ];
 
 /// RocksDB 11.8.1's deprecated mutable DB options: any value is accepted and changes nothing
@@ -301,6 +304,10 @@ pub(crate) fn set_db_options(inner: &DbInner, pairs: &[(&str, &str)]) -> Result<
             .map(|_| new.dbwal.max_manifest_space_amp_pct),
         delete_obsolete_files_period_micros: pick("delete_obsolete_files_period_micros")
             .map(|_| new.delete_obsolete_files_period_micros),
+        stats_dump_period_sec: pick("stats_dump_period_sec").map(|_| new.stats_dump_period_sec),
+        stats_persist_period_sec: pick("stats_persist_period_sec").map(|_| new.stats_persist_period_sec),
+        max_compaction_trigger_wakeup_seconds: pick("max_compaction_trigger_wakeup_seconds")
+            .map(|_| new.dbmisc.max_compaction_trigger_wakeup_seconds),
     };
     inner.set_db_options(&u);
     if set("daily_offpeak_time_utc") {

@@ -215,3 +215,41 @@ fn daily_offpeak_time_utc_set_live_brings_periodic_compactions_forward() {
     assert!(text.contains(&format!("  daily_offpeak_time_utc={escaped}\n")), "{text}");
     assert!(text.contains("  fast_sst_open=true\n"), "{text}");
 }
+
+/// The stats periods set live: a period above 0 runs its task at once and then every
+/// period (RocksDB's Register with `run_immediately`), 0 stops it; the compaction trigger's
+/// period follows `max_compaction_trigger_wakeup_seconds` from its next look.
+#[test]
+fn stats_periods_and_the_compaction_trigger_follow_values_set_live() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = util::create_options();
+    o.set_stats_dump_period_sec(0);
+    o.set_stats_persist_period_sec(0);
+    o.enable_statistics();
+    let db = DB::open(&o, dir.path()).unwrap();
+    let log = || std::fs::read_to_string(dir.path().join("LOG")).unwrap();
+    let count = |what: &str| log().matches(what).count();
+    const DUMP: &str = "------- DUMPING STATS -------";
+    const PERSIST: &str = "stats with timestamp";
+    const TRIGGER: &str = "Running the periodic task to trigger compactions.";
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert_eq!((count(DUMP), count(PERSIST)), (0, 0), "both periods 0 at open");
+    let triggers_before = count(TRIGGER);
+    db.set_db_options(&[
+        ("stats_dump_period_sec", "1"),
+        ("stats_persist_period_sec", "1"),
+        ("max_compaction_trigger_wakeup_seconds", "1"),
+    ])
+    .unwrap();
+    util::wait_until(30, "two stats dumps", || count(DUMP) >= 2);
+    util::wait_until(30, "two stats snapshots", || count(PERSIST) >= 1);
+    util::wait_until(30, "the compaction trigger every second", || count(TRIGGER) >= triggers_before + 2);
+    db.set_db_options(&[("stats_dump_period_sec", "0")]).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let dumps = count(DUMP);
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    assert_eq!(count(DUMP), dumps, "period 0: no more dumps");
+    let text = util::latest_options_text(dir.path());
+    assert!(text.contains("  stats_persist_period_sec=1\n"), "{text}");
+    assert!(text.contains("  max_compaction_trigger_wakeup_seconds=1\n"), "{text}");
+}
