@@ -557,7 +557,10 @@ mod tests {
     }
 
     /// The running-compaction view of `plan` registered: its files busy, its range taken.
-    fn registered(v: &Version, plan: &CompactionPlan) -> (HashSet<u64>, Vec<super::super::picker::RunningCompaction>) {
+    fn registered(
+        v: &Version,
+        plan: &CompactionPlan,
+    ) -> (HashSet<u64>, Vec<super::super::picker::RunningCompaction>) {
         let files = plan.all_inputs().map(|(_, f)| f.number).collect();
         (files, vec![super::super::picker::RunningCompaction::of(v, plan)])
     }
@@ -589,7 +592,12 @@ mod tests {
         // The BOTTOM thread's repick while that runs: only compactions into level 6 count,
         // and the one free run cannot make one.
         let (files, running) = registered(&v, &low);
-        let busy = Busy { files: Some(&files), running: &running, require_max_output_level: true, ..Default::default() };
+        let busy = Busy {
+            files: Some(&files),
+            running: &running,
+            require_max_output_level: true,
+            ..Default::default()
+        };
         assert!(pick_universal(&v, &o, busy, 0).is_none());
         // Once it is done, the repick takes everything into level 6 again.
         let busy = Busy { require_max_output_level: true, ..Default::default() };
@@ -631,7 +639,8 @@ mod tests {
         let i = super::super::picker::intended_for_bottom(CompactionStyle::Level, &p);
         assert_eq!((i.level, i.inputs.len()), (1, 2));
         // Without level-6 inputs: position 0, only the last input file.
-        let p = CompactionPlan { level: 5, output_level: 6, inputs: v.files(6).to_vec(), ..Default::default() };
+        let p =
+            CompactionPlan { level: 5, output_level: 6, inputs: v.files(6).to_vec(), ..Default::default() };
         let i = super::super::picker::intended_for_bottom(CompactionStyle::Level, &p);
         assert_eq!((i.level, numbers(&i.inputs)), (0, vec![v.files(6)[1].number]));
     }

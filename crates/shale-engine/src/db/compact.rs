@@ -851,8 +851,9 @@ impl DbInner {
                 BottommostLevel::Force | BottommostLevel::ForceOptimized => true,
             };
             if self_compact {
-                let mut pick =
-                    |_: &DbInner, c: &super::CfState| bottommost_plan(&c.current, cf, level, begin, end, &before);
+                let mut pick = |_: &DbInner, c: &super::CfState| {
+                    bottommost_plan(&c.current, cf, level, begin, end, &before)
+                };
                 self.manual_step(&mut st, cf, exclusive, &mut pick)?;
             }
             Ok(Some(level))
@@ -861,7 +862,8 @@ impl DbInner {
         // compaction starts, and it waits for every running one to end).
         let r = match (r, change_level) {
             (Ok(Some(level)), Some(target)) => {
-                self.info_log.buffer_line(format_args!("[RefitLevel] waiting for background threads to stop"));
+                self.info_log
+                    .buffer_line(format_args!("[RefitLevel] waiting for background threads to stop"));
                 st.jobs.compactions_paused += 1;
                 let r = (|| {
                     while st.jobs.running_compactions > 0 {
@@ -974,7 +976,12 @@ fn manual_conflict(c: &super::CfState, plan: &CompactionPlan) -> bool {
         // FIFO's manual pick is its automatic one, which leaves busy files out already.
         return false;
     }
-    let busy = picker::Busy { files: Some(&c.being_compacted), running: &c.running, opts: Some(cfg), ..Default::default() };
+    let busy = picker::Busy {
+        files: Some(&c.being_compacted),
+        running: &c.running,
+        opts: Some(cfg),
+        ..Default::default()
+    };
     busy.conflicts(&c.current, plan)
 }
 

@@ -536,7 +536,9 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
         // Then it raises the family's full_history_ts_low, refusing it with a range.
         if let Some(ts) = opts.full_history_ts_low().filter(|t| !t.is_empty()) {
             if start.is_some() || end.is_some() {
-                return Err(crate::Error::invalid_argument("Cannot specify compaction range with full_history_ts_low"));
+                return Err(crate::Error::invalid_argument(
+                    "Cannot specify compaction range with full_history_ts_low",
+                ));
             }
             if let Err(e) = self.inner.increase_full_history_ts_low(&h, ts) {
                 self.inner.info_log.log(format_args!("compact_range refused: {e}"));

@@ -50,7 +50,14 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
         end: Option<E>,
     ) -> Result<()> {
         let h = self.inner.handle_of(cf)?;
-        self.compact_range_opt_result(&h, start, end, BottommostLevelCompaction::IfHaveCompactionFilter, None, true)
+        self.compact_range_opt_result(
+            &h,
+            start,
+            end,
+            BottommostLevelCompaction::IfHaveCompactionFilter,
+            None,
+            true,
+        )
     }
 
     pub(crate) fn compact_range_opt_result<S: AsRef<[u8]>, E: AsRef<[u8]>>(
@@ -76,7 +83,14 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
             BottommostLevelCompaction::Force => BottommostLevel::Force,
             BottommostLevelCompaction::ForceOptimized => BottommostLevel::ForceOptimized,
         };
-        let r = self.inner.compact_range_impl(cf, s.as_deref(), e.as_deref(), bottommost, change_level, exclusive);
+        let r = self.inner.compact_range_impl(
+            cf,
+            s.as_deref(),
+            e.as_deref(),
+            bottommost,
+            change_level,
+            exclusive,
+        );
         match &r {
             Err(err) => {
                 self.inner.info_log.log(format_args!("[{}] manual compaction failed: {err}", cf.name))

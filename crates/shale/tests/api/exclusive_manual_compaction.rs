@@ -72,8 +72,12 @@ fn open(dir: &std::path::Path, a: Options, b: Options) -> DB {
     o.create_if_missing(true);
     o.create_missing_column_families(true);
     o.set_max_background_jobs(4);
-    DB::open_cf_descriptors(&o, dir, vec![ColumnFamilyDescriptor::new("a", a), ColumnFamilyDescriptor::new("b", b)])
-        .unwrap()
+    DB::open_cf_descriptors(
+        &o,
+        dir,
+        vec![ColumnFamilyDescriptor::new("a", a), ColumnFamilyDescriptor::new("b", b)],
+    )
+    .unwrap()
 }
 
 /// Two level-0 tables in family `name`.
@@ -129,7 +133,8 @@ fn other_family_compacts_beside_manual(exclusive: bool) -> bool {
         });
         assert!(gate.wait_entered(Duration::from_secs(20)), "the manual compaction started");
         two_tables(&db, "b");
-        let compacted = becomes(Duration::from_secs(if exclusive { 2 } else { 20 }), || l0_files(&db, "b") == 0);
+        let compacted =
+            becomes(Duration::from_secs(if exclusive { 2 } else { 20 }), || l0_files(&db, "b") == 0);
         assert!(!manual.is_finished(), "the manual compaction is still held");
         if exclusive {
             assert_eq!(running(&db), 1, "only the manual compaction runs");
@@ -275,6 +280,9 @@ fn same_family_compacts_beside_manual(exclusive: bool) -> bool {
 
 #[test]
 fn non_exclusive_manual_compaction_lets_its_familys_automatic_ones_run() {
-    assert!(same_family_compacts_beside_manual(false), "not exclusive: the family's level 0 compaction starts");
+    assert!(
+        same_family_compacts_beside_manual(false),
+        "not exclusive: the family's level 0 compaction starts"
+    );
     assert!(!same_family_compacts_beside_manual(true), "exclusive: the family's level 0 waits");
 }
