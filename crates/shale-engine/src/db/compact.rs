@@ -899,9 +899,9 @@ impl DbInner {
     /// One step of a manual compaction (RocksDB's `RunManualCompaction`): registers it
     /// (`JobQueues::add_manual`), waits as `exclusive` says, then picks with `pick` on the
     /// family's current version and runs the plan on this thread. A pick that would read a
-    /// file or write a range another compaction holds (RocksDB's `manual_conflict`,
-    /// `manual_conflict`) waits for a compaction to end and picks again. Ok(false): nothing
-    /// to compact.
+    /// file or write a range another compaction holds (RocksDB's `manual_conflict`, see
+    /// [`manual_conflict`]) waits for a compaction to end and picks again. Ok(false):
+    /// nothing to compact.
     fn manual_step(
         self: &Arc<Self>,
         st: &mut MutexGuard<'_, DbState>,

@@ -182,6 +182,11 @@ fn manual_runs_beside_automatic(exclusive: bool) -> bool {
         manual.join().unwrap().unwrap();
         assert_eq!(l0_files(&db, "a"), 0);
         assert!(becomes(Duration::from_secs(20), || l0_files(&db, "b") == 0), "b compacted");
+        // RocksDB's LOG line of an exclusive step that waits.
+        let log = std::fs::read_to_string(dir.path().join("LOG")).unwrap();
+        let waited = "[a] Manual compaction waiting for all other scheduled background compactions to finish";
+        assert_eq!(log.contains(waited), exclusive, "{waited}");
+        assert!(log.contains("[a] Manual compaction starting"));
         done
     })
 }
