@@ -241,6 +241,12 @@ pub struct UniversalSettings {
     /// output level unchanged (RocksDB's `allow_trivial_move`; never for periodic
     /// compactions or into level 0).
     pub allow_trivial_move: bool,
+    /// RocksDB's `reduce_file_locking` (default true, mutable; a field of the universal
+    /// options, read for every style): a compaction handed to the BOTTOM pool holds only
+    /// its deepest input level's files (level 0: one file) while it waits, and the BOTTOM
+    /// thread picks again (`db/scheduler.rs`, `picker::intended_for_bottom`). False: it
+    /// holds every input and runs as picked. Manual compactions are not handed over.
+    pub reduce_file_locking: bool,
 }
 
 impl Default for UniversalSettings {
@@ -254,6 +260,7 @@ impl Default for UniversalSettings {
             stop_style: StopStyle::Total,
             max_read_amp: -1,
             allow_trivial_move: false,
+            reduce_file_locking: true,
         }
     }
 }

@@ -94,6 +94,8 @@ fn run(seed: u64) {
                 oldest_snapshot: 0,
                 // `pick` sets it.
                 opts: None,
+                // A LOW thread's pick.
+                require_max_output_level: false,
             };
             let Some(plan) = pick(&f.version, &opts, busy) else { continue };
             let mine = RunningCompaction::of(&f.version, &plan);

@@ -251,7 +251,12 @@ impl Default for CompactOptions {
 }
 
 impl CompactOptions {
-    /// Shale's manual compactions always run alone (exclusive).
+    /// True (the default), as RocksDB 11.8.1's `exclusive_manual_compaction`: each step of
+    /// the manual compaction first waits for every running compaction of the database (LOW
+    /// and BOTTOM pools) to end, and while it is registered no automatic compaction of any
+    /// column family starts. False: automatic compactions (of this family too, on the files
+    /// it does not hold) are scheduled and run beside it; a step whose files or output range
+    /// another compaction holds waits for it. See `db/compact.rs` of shale-engine.
     pub fn set_exclusive_manual_compaction(&mut self, v: bool) {
         self.exclusive_manual_compaction = v;
     }
@@ -293,8 +298,11 @@ impl CompactOptions {
     /// The level the tables are moved to after the compaction (negative: the smallest
     /// fitting one), when `set_change_level` asked for a move.
     pub(crate) fn change_level(&self) -> Option<i32> {
-        let _ = self.exclusive_manual_compaction;
         self.change_level.then_some(self.target_level)
+    }
+
+    pub(crate) fn exclusive_manual_compaction(&self) -> bool {
+        self.exclusive_manual_compaction
     }
 
     pub(crate) fn bottommost_level_compaction(&self) -> BottommostLevelCompaction {
@@ -1373,9 +1381,16 @@ impl Options {
         self.compaction_style = style;
     }
 
-    /// The options of universal compaction (used when the style is universal).
+    /// The options of universal compaction (used when the style is universal). As RocksDB's
+    /// C API (`rocksdb_options_set_universal_compaction_options` copies the whole struct),
+    /// the fields `UniversalCompactOptions` cannot set go back to their defaults
+    /// (`max_read_amp` -1, `allow_trivial_move` false, `reduce_file_locking` true).
     pub fn set_universal_compaction_options(&mut self, uco: &UniversalCompactOptions) {
         use shale_engine::config::StopStyle;
+        let defaults = shale_engine::config::UniversalSettings::default();
+        self.universal.max_read_amp = defaults.max_read_amp;
+        self.universal.allow_trivial_move = defaults.allow_trivial_move;
+        self.universal.reduce_file_locking = defaults.reduce_file_locking;
         // RocksDB's fields are unsigned: a negative value wraps as it does through the C API.
         self.universal.size_ratio = uco.size_ratio as u32;
         self.universal.min_merge_width = uco.min_merge_width as u32;

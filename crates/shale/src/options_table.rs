@@ -1992,9 +1992,10 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Some(|c| {
             let u = &c.universal;
             format!(
-                "{{reduce_file_locking=true;incremental=false;compression_size_percent={};\
+                "{{reduce_file_locking={};incremental=false;compression_size_percent={};\
                  allow_trivial_move={};max_size_amplification_percent={};max_merge_width={};\
                  stop_style={};min_merge_width={};max_read_amp={};size_ratio={};}}",
+                u.reduce_file_locking,
                 u.compression_size_percent,
                 u.allow_trivial_move,
                 u.max_size_amplification_percent,
@@ -2018,10 +2019,9 @@ pub(crate) static ROWS: &[OptionRow] = &[
                     // `max_files_for_read_amp`; checked by `Options::check_supported`).
                     "max_read_amp" => u.max_read_amp = number(k, x)?,
                     "stop_style" => u.stop_style = parse_enum(enum_names::STOP_STYLE, k, x)?,
-                    // Which files a running compaction locks: no effect on what Shale picks.
-                    "reduce_file_locking" => {
-                        boolean(k, x)?;
-                    }
+                    // What a compaction handed to the BOTTOM pool holds while it waits
+                    // (`shale-engine` `db/scheduler.rs`, `picker::intended_for_bottom`).
+                    "reduce_file_locking" => u.reduce_file_locking = boolean(k, x)?,
                     // Disjoint inputs move unchanged (`compaction/universal.rs::pick_universal`).
                     "allow_trivial_move" => u.allow_trivial_move = boolean(k, x)?,
                     "incremental" if !boolean(k, x)? => {}

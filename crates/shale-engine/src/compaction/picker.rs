@@ -288,6 +288,10 @@ pub struct Busy<'a> {
     /// The family's options, for per-key placement's conflicts (`proximal.rs`); [`pick`]
     /// sets it.
     pub opts: Option<&'a CfConfig>,
+    /// A BOTTOM thread's repick (RocksDB's `require_max_output_level`): universal picks
+    /// only a compaction writing the deepest level a compaction may write, not level 0
+    /// (`MeetsOutputLevelRequirements`); the leveled and FIFO pickers ignore it, as RocksDB's.
+    pub require_max_output_level: bool,
 }
 
 /// How the picker learns a table's counts (`Busy::stats`).
@@ -383,6 +387,42 @@ impl Busy<'_> {
             }
         }
         self.running.iter().any(|r| r.writes_into(v, mine.output_level, &mine.smallest, &mine.largest))
+    }
+}
+
+/// RocksDB 11.8.1's `CreateIntendedCompactionForwardedToBottomPriorityPool`
+/// (`compaction_options_universal.reduce_file_locking`): what a compaction handed to the
+/// BOTTOM pool keeps held until a BOTTOM thread picks again. RocksDB takes the compaction's
+/// last non-empty input level by its *position* in the compaction's inputs (universal:
+/// `level - start level`; leveled: 0 for the start level, 1 for the output level) and makes
+/// that position the intended compaction's start level; at position 0 it holds only the
+/// last file, else every file there. Its output level is the picked one's. Positions are
+/// kept as RocksDB has them (so an intended compaction at position 0 counts as a level-0
+/// compaction, holding other level-0 compactions back while it waits, as in RocksDB).
+pub fn intended_for_bottom(style: CompactionStyle, plan: &CompactionPlan) -> CompactionPlan {
+    let position = |level: usize| match style {
+        CompactionStyle::Universal => level - plan.level,
+        _ => usize::from(level != plan.level),
+    };
+    let mut levels: Vec<(usize, &Vec<Arc<FileMetaData>>)> = vec![(plan.level, &plan.inputs)];
+    levels.extend(plan.middle.iter().map(|(l, f)| (*l, f)));
+    if plan.output_level != plan.level {
+        levels.push((plan.output_level, &plan.next_inputs));
+    }
+    let (at, files) = levels
+        .into_iter()
+        .filter(|(_, f)| !f.is_empty())
+        .map(|(l, f)| (position(l), f))
+        .max_by_key(|(p, _)| *p)
+        .unwrap_or((0, &plan.inputs));
+    let inputs = if at == 0 { files.last().cloned().into_iter().collect() } else { files.clone() };
+    CompactionPlan {
+        level: at,
+        output_level: plan.output_level,
+        inputs,
+        bottommost: plan.bottommost,
+        reason: plan.reason,
+        ..Default::default()
     }
 }
 

@@ -86,6 +86,11 @@ pub fn pick_universal(v: &Version, opts: &CfConfig, busy: Busy<'_>, now: u64) ->
     let u = &opts.universal;
     let trigger = opts.level0_file_num_compaction_trigger.max(1) as usize;
     let max_output_level = opts.max_output_level.min(v.num_levels() - 1);
+    // A BOTTOM thread's repick (RocksDB's `MeetsOutputLevelRequirements`): nothing with a
+    // single output level.
+    if busy.require_max_output_level && max_output_level == 0 {
+        return None;
+    }
     let runs = sorted_runs_to(v, busy, max_output_level);
     let periodic_limit = super::offpeak::periodic_limit(now, opts.age_periodic, opts.daily_offpeak);
     let periodic = periodic_due(v, periodic_limit);
@@ -154,6 +159,9 @@ fn read_triggered(
         None if level == 0 => max_output_level,
         None => return None,
     };
+    if output_level != 0 && !meets_output_level_requirements(busy, output_level, max_output_level) {
+        return None;
+    }
     if inputs.len() <= 1 && output_level == 0 {
         return None;
     }
@@ -193,6 +201,13 @@ fn disjoint(v: &Version, mut files: Vec<&Arc<FileMetaData>>) -> bool {
 /// A table written (`file_creation_time`) before `limit` (`offpeak::periodic_limit`: more
 /// than `periodic_compaction_seconds` ago, brought forward in the off-peak window); tables of
 /// unknown age (0) are left alone.
+/// RocksDB's `UniversalCompactionBuilder::MeetsOutputLevelRequirements`: without
+/// `require_max_output_level` any output level; with it only the deepest one, and not 0
+/// (`Compaction::OutputToNonZeroMaxOutputLevel`).
+fn meets_output_level_requirements(busy: Busy<'_>, output_level: usize, max_output_level: usize) -> bool {
+    !busy.require_max_output_level || (output_level > 0 && output_level == max_output_level)
+}
+
 fn periodic_due(v: &Version, limit: Option<u64>) -> bool {
     limit.is_some_and(|limit| {
         v.all_files().any(|(_, f)| f.file_creation_time > 0 && f.file_creation_time < limit)
@@ -430,6 +445,11 @@ impl Picker<'_> {
         } else {
             runs[end + 1].level - 1
         };
+        // A BOTTOM thread's repick takes only a compaction into the deepest level
+        // (RocksDB's `MeetsOutputLevelRequirements`, asked before the range check).
+        if !meets_output_level_requirements(self.busy, output_level, self.max_output_level()) {
+            return None;
+        }
         let start_level = runs[start].level;
         let mut l0_inputs = Vec::new();
         let mut level_inputs: Vec<(usize, Vec<Arc<FileMetaData>>)> = Vec::new();
@@ -534,6 +554,95 @@ mod tests {
 
     fn numbers(files: &[Arc<FileMetaData>]) -> Vec<u64> {
         files.iter().map(|f| f.number).collect()
+    }
+
+    /// The running-compaction view of `plan` registered: its files busy, its range taken.
+    fn registered(
+        v: &Version,
+        plan: &CompactionPlan,
+    ) -> (HashSet<u64>, Vec<super::super::picker::RunningCompaction>) {
+        let files = plan.all_inputs().map(|(_, f)| f.number).collect();
+        (files, vec![super::super::picker::RunningCompaction::of(v, plan)])
+    }
+
+    #[test]
+    fn reduce_file_locking_frees_all_but_the_last_file_of_a_bottom_bound_compaction() {
+        // Eight level-0 runs: everything goes into the last level (a BOTTOM pool compaction).
+        let l0: Vec<(u64, u64)> = (101..=108).rev().map(|n| (n, 10)).collect();
+        let v = version(&l0, &[]);
+        let o = opts();
+        let picked = pick_universal(&v, &o, Busy::default(), 0).unwrap();
+        assert_eq!((picked.level, picked.output_level), (0, 6));
+        assert_eq!(picked.inputs.len(), 8);
+        // reduce_file_locking=false: the picked compaction waits holding all eight; a LOW
+        // thread finds nothing to pick meanwhile.
+        let (files, running) = registered(&v, &picked);
+        let busy = Busy { files: Some(&files), running: &running, ..Default::default() };
+        assert!(pick_universal(&v, &o, busy, 0).is_none());
+        // reduce_file_locking=true: only the last (oldest) level-0 file stays held, by the
+        // intended compaction into level 6; the seven newer runs compact into level 0 now.
+        let intended = super::super::picker::intended_for_bottom(CompactionStyle::Universal, &picked);
+        assert_eq!((intended.level, intended.output_level), (0, 6));
+        assert_eq!(numbers(&intended.inputs), vec![101]);
+        let (files, running) = registered(&v, &intended);
+        let busy = Busy { files: Some(&files), running: &running, ..Default::default() };
+        let low = pick_universal(&v, &o, busy, 0).unwrap();
+        assert_eq!(numbers(&low.inputs), vec![108, 107, 106, 105, 104, 103, 102]);
+        assert_eq!(low.output_level, 0);
+        // The BOTTOM thread's repick while that runs: only compactions into level 6 count,
+        // and the one free run cannot make one.
+        let (files, running) = registered(&v, &low);
+        let busy = Busy {
+            files: Some(&files),
+            running: &running,
+            require_max_output_level: true,
+            ..Default::default()
+        };
+        assert!(pick_universal(&v, &o, busy, 0).is_none());
+        // Once it is done, the repick takes everything into level 6 again.
+        let busy = Busy { require_max_output_level: true, ..Default::default() };
+        assert_eq!(pick_universal(&v, &o, busy, 0).unwrap().output_level, 6);
+    }
+
+    #[test]
+    fn a_bottom_repick_takes_only_compactions_into_the_last_level() {
+        // The three new runs would go above the big old run (level 5), not into level 6.
+        let v = version(&[(104, 10), (103, 10), (102, 10)], &[(6, 10_000)]);
+        assert_eq!(pick_universal(&v, &opts(), Busy::default(), 0).unwrap().output_level, 5);
+        let busy = Busy { require_max_output_level: true, ..Default::default() };
+        assert!(pick_universal(&v, &opts(), busy, 0).is_none());
+    }
+
+    #[test]
+    fn the_intended_compaction_takes_the_last_input_position_as_rocksdb() {
+        // Universal from level 4: the last position with files is level 6's (position 2),
+        // all of whose files stay held, the intended compaction starting at "level" 2.
+        let v = version(&[], &[(4, 10), (5, 10), (6, 10), (6, 10)]);
+        let p = CompactionPlan {
+            level: 4,
+            output_level: 6,
+            inputs: v.files(4).to_vec(),
+            middle: vec![(5, v.files(5).to_vec())],
+            next_inputs: v.files(6).to_vec(),
+            ..Default::default()
+        };
+        let i = super::super::picker::intended_for_bottom(CompactionStyle::Universal, &p);
+        assert_eq!((i.level, i.output_level, i.inputs.len()), (2, 6, 2));
+        // Leveled 5 -> 6 with files in level 6: position 1, every level-6 input.
+        let p = CompactionPlan {
+            level: 5,
+            output_level: 6,
+            inputs: v.files(5).to_vec(),
+            next_inputs: v.files(6).to_vec(),
+            ..Default::default()
+        };
+        let i = super::super::picker::intended_for_bottom(CompactionStyle::Level, &p);
+        assert_eq!((i.level, i.inputs.len()), (1, 2));
+        // Without level-6 inputs: position 0, only the last input file.
+        let p =
+            CompactionPlan { level: 5, output_level: 6, inputs: v.files(6).to_vec(), ..Default::default() };
+        let i = super::super::picker::intended_for_bottom(CompactionStyle::Level, &p);
+        assert_eq!((i.level, numbers(&i.inputs)), (0, vec![v.files(6)[1].number]));
     }
 
     #[test]

@@ -290,8 +290,6 @@ pub struct CfState {
     pub compaction_queued: bool,
     pub running: Vec<RunningCompaction>,
     pub being_compacted: HashSet<u64>,
-    /// Manual compactions waiting or running: automatic ones leave the family alone.
-    pub manual_compactions: usize,
     /// Being dropped: no new job starts.
     pub dropping: bool,
     /// A manual flush (or recovery) wants every immutable memtable flushed, however few
@@ -327,7 +325,6 @@ impl CfState {
             compaction_queued: false,
             running: Vec::new(),
             being_compacted: HashSet::new(),
-            manual_compactions: 0,
             dropping: false,
             force_flush: false,
             stall: StallCondition::Normal,

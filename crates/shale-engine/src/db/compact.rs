@@ -725,8 +725,13 @@ impl DbInner {
     }
 
     /// RocksDB's CompactRange: flush, then compact each level holding keys of the range
-    /// into the next, down to the deepest such level. Automatic compactions of the family
-    /// wait meanwhile, and this waits for those already running. With `change_level`
+    /// into the next, down to the deepest such level, one step at a time (`manual_step`,
+    /// RocksDB's `RunManualCompaction`). `exclusive` (`CompactOptions::
+    /// set_exclusive_manual_compaction`, RocksDB's `exclusive_manual_compaction`): each step
+    /// first waits for every compaction of the database to end, and while it is registered
+    /// no automatic compaction of any family starts; otherwise automatic compactions go on
+    /// beside it on the files it does not hold, and a step whose files or output range
+    /// another compaction holds waits for it. With `change_level`
     /// (`CompactOptions::set_change_level`, holding the target level) the level the
     /// compaction ended on then moves (`refit_level`).
     pub fn compact_range_impl(
@@ -736,6 +741,7 @@ impl DbInner {
         end: Option<&[u8]>,
         bottommost: BottommostLevel,
         change_level: Option<i32>,
+        exclusive: bool,
     ) -> Result<()> {
         if change_level.is_some() && cf.config().style == CompactionStyle::Fifo {
             return Err(Error::not_supported("FIFO compaction does not support change_level."));
@@ -744,7 +750,7 @@ impl DbInner {
         self.flush_memtables(true, Some(cf.id))?;
         let mut st = self.lock_state();
         let dropped = || Error::invalid_argument("column family dropped");
-        st.cfs.get_mut(&cf.id).ok_or_else(dropped)?.manual_compactions += 1;
+        st.cfs.get(&cf.id).ok_or_else(dropped)?;
         // The level the compaction ended on (RocksDB's `final_output_level`); None when it
         // found nothing to compact in the range (leveled).
         let r = (|| -> Result<Option<usize>> {
@@ -752,27 +758,31 @@ impl DbInner {
             if style != CompactionStyle::Level {
                 // RocksDB ignores the range under FIFO (it runs FIFO's own pick, once) and
                 // under universal (every file of every level goes into the last level).
-                while st.cfs.get(&cf.id).is_some_and(|c| !c.running.is_empty()) {
-                    self.done_cv.wait(&mut st);
-                }
-                let c = st.cfs.get(&cf.id).ok_or_else(dropped)?;
-                // Table properties (newest key times) for FIFO's temperature change.
-                let stats = |f: &crate::version::edit::FileMetaData| self.file_stats(cf, f);
-                let busy = picker::Busy { stats: Some(&stats), ..Default::default() };
-                let plan = if style == CompactionStyle::Fifo {
-                    crate::compaction::fifo::pick_fifo(&c.current, cf.config(), busy, picker::unix_now())
-                } else {
-                    crate::compaction::universal::pick_manual_universal(
-                        &c.current,
-                        cf.config().max_output_level,
-                    )
+                let mut pick = |this: &DbInner, c: &super::CfState| {
+                    if style == CompactionStyle::Fifo {
+                        // Table properties (newest key times) for FIFO's temperature change.
+                        let stats = |f: &crate::version::edit::FileMetaData| this.file_stats(cf, f);
+                        let busy = picker::Busy {
+                            files: Some(&c.being_compacted),
+                            running: &c.running,
+                            stats: Some(&stats),
+                            ..Default::default()
+                        };
+                        crate::compaction::fifo::pick_fifo(&c.current, cf.config(), busy, picker::unix_now())
+                    } else {
+                        crate::compaction::universal::pick_manual_universal(
+                            &c.current,
+                            cf.config().max_output_level,
+                        )
+                    }
                 };
                 // Universal compacts everything into the last level (FIFO, refused a level
                 // change above, stays at level 0).
                 // With one level RocksDB takes the leveled path: nothing to compact, no move.
                 let last = if style == CompactionStyle::Fifo { 0 } else { cf.config().max_output_level };
-                let Some(plan) = plan else { return Ok((last > 0).then_some(last)) };
-                self.run_manual(&mut st, cf, plan)?;
+                if !self.manual_step(&mut st, cf, exclusive, &mut pick)? {
+                    return Ok((last > 0).then_some(last));
+                }
                 return Ok(Some(last));
             }
             // As RocksDB's DBImpl::CompactRangeInternal (leveled): from the first level
@@ -806,12 +816,8 @@ impl DbInner {
             let filtered = has_compaction_filter(cf);
             let mut level = first;
             loop {
-                // Wait until no compaction of this family runs (automatic or manual).
-                while st.cfs.get(&cf.id).is_some_and(|c| !c.running.is_empty()) {
-                    self.done_cv.wait(&mut st);
-                }
-                let c = st.cfs.get(&cf.id).ok_or_else(dropped)?;
                 if level > 0 {
+                    let c = st.cfs.get(&cf.id).ok_or_else(dropped)?;
                     let stop = if dynamic {
                         level + 1 >= num_levels
                     } else {
@@ -823,18 +829,22 @@ impl DbInner {
                         break;
                     }
                 }
-                let output = if dynamic && level == 0 {
-                    picker::level_targets(&c.current, cf.config()).base_level.max(1)
-                } else {
-                    level + 1
+                // The output level as the picker sees it when the step picks (RocksDB's
+                // kCompactToBaseLevel is resolved then).
+                let mut output = level + 1;
+                let mut pick = |_: &DbInner, c: &super::CfState| {
+                    output = if dynamic && level == 0 {
+                        picker::level_targets(&c.current, cf.config()).base_level.max(1)
+                    } else {
+                        level + 1
+                    };
+                    picker::pick_manual_into(&c.current, level, output, begin, end)
                 };
+                self.manual_step(&mut st, cf, exclusive, &mut pick)?;
                 if output >= num_levels {
                     break;
                 }
-                let plan = picker::pick_manual_into(&c.current, level, output, begin, end);
                 level = output;
-                let Some(plan) = plan else { continue };
-                self.run_manual(&mut st, cf, plan)?;
             }
             let self_compact = match bottommost {
                 BottommostLevel::Skip => false,
@@ -842,27 +852,138 @@ impl DbInner {
                 BottommostLevel::Force | BottommostLevel::ForceOptimized => true,
             };
             if self_compact {
-                let c = st.cfs.get(&cf.id).ok_or_else(dropped)?;
-                if let Some(plan) = bottommost_plan(&c.current, cf, level, begin, end, &before) {
-                    self.run_manual(&mut st, cf, plan)?;
-                }
+                let mut pick = |_: &DbInner, c: &super::CfState| {
+                    bottommost_plan(&c.current, cf, level, begin, end, &before)
+                };
+                self.manual_step(&mut st, cf, exclusive, &mut pick)?;
             }
             Ok(Some(level))
         })();
-        // RocksDB runs ReFitLevel while its manual compactions are disabled and background
-        // work paused; here automatic compactions of the family still wait (the count below
-        // is not yet dropped) and `refit_level` waits for those running.
+        // RocksDB runs ReFitLevel with background work paused (`PauseBackgroundWork`: no
+        // compaction starts, and it waits for every running one to end).
         let r = match (r, change_level) {
-            (Ok(Some(level)), Some(target)) => self.refit_level(&mut st, cf, level, target),
+            (Ok(Some(level)), Some(target)) => {
+                self.info_log
+                    .buffer_line(format_args!("[RefitLevel] waiting for background threads to stop"));
+                st.jobs.compactions_paused += 1;
+                let r = (|| {
+                    while st.jobs.running_compactions > 0 {
+                        self.manual_wait_check(&st)?;
+                        self.done_cv.wait_for(&mut st, std::time::Duration::from_secs(1));
+                    }
+                    self.refit_level(&mut st, cf, level, target)
+                })();
+                st.jobs.compactions_paused -= 1;
+                r
+            }
             (r, _) => r.map(|_| ()),
         };
-        if let Some(c) = st.cfs.get_mut(&cf.id) {
-            c.manual_compactions -= 1;
-        }
+        // An automatic compaction held back meanwhile may start now (RocksDB's
+        // `MaybeScheduleFlushOrCompaction` at the end of CompactRange).
         self.schedule_compaction(&mut st, cf.id);
+        self.work_cv.notify_all();
         self.done_cv.notify_all();
         r
     }
+
+    /// Whether a manual step or a refit stops waiting: the database is closing or stopped.
+    fn manual_wait_check(&self, st: &DbState) -> Result<()> {
+        if self.shutting_down.load(Ordering::Acquire) {
+            return Err(Error::shutdown("Database shutdown"));
+        }
+        match st.errors.stop_error() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// One step of a manual compaction (RocksDB's `RunManualCompaction`): registers it
+    /// (`JobQueues::add_manual`), waits as `exclusive` says, then picks with `pick` on the
+    /// family's current version and runs the plan on this thread. A pick that would read a
+    /// file or write a range another compaction holds (RocksDB's `manual_conflict`, see
+    /// [`manual_conflict`]) waits for a compaction to end and picks again. Ok(false):
+    /// nothing to compact.
+    fn manual_step(
+        self: &Arc<Self>,
+        st: &mut MutexGuard<'_, DbState>,
+        cf: &Arc<CfHandle>,
+        exclusive: bool,
+        pick: &mut dyn FnMut(&DbInner, &super::CfState) -> Option<CompactionPlan>,
+    ) -> Result<bool> {
+        let token = st.jobs.add_manual(exclusive);
+        let r = self.manual_step_registered(st, cf, token, exclusive, pick);
+        st.jobs.remove_manual(token);
+        self.work_cv.notify_all();
+        self.done_cv.notify_all();
+        r
+    }
+
+    fn manual_step_registered(
+        self: &Arc<Self>,
+        st: &mut MutexGuard<'_, DbState>,
+        cf: &Arc<CfHandle>,
+        token: u64,
+        exclusive: bool,
+        pick: &mut dyn FnMut(&DbInner, &super::CfState) -> Option<CompactionPlan>,
+    ) -> Result<bool> {
+        let dropped = || Error::invalid_argument("column family dropped");
+        let wait = std::time::Duration::from_secs(1);
+        if exclusive {
+            while st.jobs.running_compactions > 0 {
+                self.manual_wait_check(st)?;
+                self.info_log.buffer_line(format_args!(
+                    "[{}] Manual compaction waiting for all other scheduled background compactions to finish",
+                    cf.name
+                ));
+                self.done_cv.wait_for(st, wait);
+            }
+        }
+        self.info_log.buffer_line(format_args!("[{}] Manual compaction starting", cf.name));
+        loop {
+            self.manual_wait_check(st)?;
+            // An exclusive step registered before this one, or (exclusive) any compaction
+            // running; a refit's pause.
+            if !st.jobs.shouldnt_run_manual(token) && st.jobs.compactions_paused == 0 {
+                let c = st.cfs.get(&cf.id).ok_or_else(dropped)?;
+                let Some(plan) = pick(self, c) else { return Ok(false) };
+                if !manual_conflict(c, &plan) {
+                    st.jobs.set_manual_in_progress(token, true);
+                    let r = self.run_manual(st, cf, plan);
+                    st.jobs.set_manual_in_progress(token, false);
+                    return r.map(|()| true);
+                }
+            }
+            self.done_cv.wait_for(st, wait);
+        }
+    }
+}
+
+/// RocksDB's `manual_conflict` of `PickCompactionForCompactRange`: a manual compaction
+/// from level 0 while a level-0 compaction runs (universal: while any compaction of the
+/// family runs, every universal compaction counting as one from level 0), or one reading a
+/// file another compaction reads (`AreFilesInCompaction`) or writing a range another writes
+/// at its output level (`FilesRangeOverlapWithCompaction`, with per-key placement's
+/// proximal level).
+fn manual_conflict(c: &super::CfState, plan: &CompactionPlan) -> bool {
+    let cfg = c.handle.config();
+    let level0_running = match cfg.style {
+        CompactionStyle::Universal => !c.running.is_empty(),
+        _ => c.running.iter().any(|r| r.level == 0),
+    };
+    if plan.level == 0 && level0_running && cfg.style != CompactionStyle::Fifo {
+        return true;
+    }
+    if cfg.style == CompactionStyle::Fifo {
+        // FIFO's manual pick is its automatic one, which leaves busy files out already.
+        return false;
+    }
+    let busy = picker::Busy {
+        files: Some(&c.being_compacted),
+        running: &c.running,
+        opts: Some(cfg),
+        ..Default::default()
+    };
+    busy.conflicts(&c.current, plan)
 }
 
 impl DbInner {
@@ -878,8 +999,8 @@ impl DbInner {
     /// running compaction writes (NotSupported), more than one table up to level 0
     /// (Aborted), a second level change at the same time (NotSupported).
     ///
-    /// The caller holds the family's manual-compaction count, so no automatic compaction of
-    /// the family starts; this waits for those running and registers the move as a running
+    /// The caller has paused background compactions (`JobQueues::compactions_paused`), so no
+    /// compaction starts; this waits for those of the family running and registers the move as a running
     /// compaction (its tables busy, its range at `target` claimed) so that no other manual
     /// compaction, DeleteFilesInRange or ingestion touches them until it is installed.
     fn refit_level(

@@ -44,6 +44,7 @@ impl DbInner {
             stats: Some(&stats),
             opts: None,
             oldest_snapshot: self.oldest_snapshot_released.load(std::sync::atomic::Ordering::Acquire),
+            require_max_output_level: false,
         };
         Some(match prop {
             "num-immutable-mem-table" => c.imm.len() as u64,

@@ -49,6 +49,21 @@ pub struct JobQueues {
     pub bottom_compactions: usize,
     pub max_flushes: usize,
     pub max_compactions: usize,
+    /// Manual compaction steps registered, oldest first (RocksDB's
+    /// `manual_compaction_dequeue_`; `compact.rs::manual_step`).
+    manual: VecDeque<ManualEntry>,
+    next_manual: u64,
+    /// Background compactions paused (RocksDB's `bg_compaction_paused_`, raised by a level
+    /// refit's `PauseBackgroundWork`): no automatic or manual compaction starts.
+    pub compactions_paused: usize,
+}
+
+/// One registered manual compaction step (RocksDB's `ManualCompactionState`).
+struct ManualEntry {
+    token: u64,
+    exclusive: bool,
+    /// Its compaction job runs (RocksDB's `in_progress`).
+    in_progress: bool,
 }
 
 impl JobQueues {
@@ -62,7 +77,48 @@ impl JobQueues {
             bottom_compactions: 0,
             max_flushes,
             max_compactions,
+            manual: VecDeque::new(),
+            next_manual: 0,
+            compactions_paused: 0,
         }
+    }
+
+    /// Registers a manual compaction step (RocksDB's `AddManualCompaction`); its token.
+    pub fn add_manual(&mut self, exclusive: bool) -> u64 {
+        self.next_manual += 1;
+        self.manual.push_back(ManualEntry { token: self.next_manual, exclusive, in_progress: false });
+        self.next_manual
+    }
+
+    /// RocksDB's `RemoveManualCompaction`.
+    pub fn remove_manual(&mut self, token: u64) {
+        self.manual.retain(|m| m.token != token);
+    }
+
+    pub fn set_manual_in_progress(&mut self, token: u64, v: bool) {
+        if let Some(m) = self.manual.iter_mut().find(|m| m.token == token) {
+            m.in_progress = v;
+        }
+    }
+
+    /// RocksDB's `HasExclusiveManualCompaction`: while one is registered no automatic
+    /// compaction of any family starts (`MaybeScheduleFlushOrCompaction`,
+    /// `BackgroundCompaction`).
+    pub fn has_exclusive_manual(&self) -> bool {
+        self.manual.iter().any(|m| m.exclusive)
+    }
+
+    /// RocksDB's `ShouldntRunManualCompaction`: an exclusive step waits while any
+    /// compaction of the database (LOW or BOTTOM, automatic or manual) runs or is handed
+    /// over; a non-exclusive one while an exclusive step registered before it has not
+    /// started (`MCOverlap`: two non-exclusive steps never wait for each other here, their
+    /// files and ranges keep them apart).
+    pub fn shouldnt_run_manual(&self, token: u64) -> bool {
+        let Some(me) = self.manual.iter().find(|m| m.token == token) else { return false };
+        if me.exclusive {
+            return self.running_compactions > 0;
+        }
+        self.manual.iter().take_while(|m| m.token != token).any(|m| m.exclusive && !m.in_progress)
     }
 
     /// Takes a dropped family out of the queues.
@@ -77,6 +133,10 @@ struct BottomJob {
     id: u32,
     plan: CompactionPlan,
     running: RunningCompaction,
+    /// `plan` is only the intended compaction (`compaction_options_universal.
+    /// reduce_file_locking`, `picker::intended_for_bottom`): the BOTTOM thread releases it
+    /// and picks again (RocksDB's `need_repick`).
+    repick: bool,
 }
 
 /// Whether a picked automatic compaction goes to the BOTTOM pool (RocksDB's
@@ -146,6 +206,18 @@ impl DbInner {
     /// kept out, file statistics come from the table cache, and `oldest_snapshot` is the
     /// oldest snapshot left after the last release (bottommost-files compactions).
     fn pick_compaction(&self, cf: &super::CfState, oldest_snapshot: u64) -> Option<CompactionPlan> {
+        self.pick_compaction_as(cf, oldest_snapshot, false)
+    }
+
+    /// `pick_compaction`; `require_max_output_level`: only a compaction writing the deepest
+    /// level a compaction may write (a BOTTOM thread's repick, RocksDB's
+    /// `require_max_output_level`; only universal's picker asks).
+    fn pick_compaction_as(
+        &self,
+        cf: &super::CfState,
+        oldest_snapshot: u64,
+        require_max_output_level: bool,
+    ) -> Option<CompactionPlan> {
         let stats = |f: &crate::version::edit::FileMetaData| self.file_stats(&cf.handle, f);
         let busy = Busy {
             files: Some(&cf.being_compacted),
@@ -153,6 +225,7 @@ impl DbInner {
             stats: Some(&stats),
             opts: None,
             oldest_snapshot,
+            require_max_output_level,
         };
         picker::pick(&cf.current, cf.handle.config(), busy)
     }
@@ -160,7 +233,7 @@ impl DbInner {
     /// Queues family `id` for compaction if a compaction of it can be picked now.
     pub fn schedule_compaction(&self, st: &mut DbState, id: u32) {
         let Some(cf) = st.cfs.get_mut(&id) else { return };
-        if cf.compaction_queued || cf.dropping || cf.manual_compactions > 0 {
+        if cf.compaction_queued || cf.dropping {
             return;
         }
         let oldest_snapshot = self.oldest_snapshot_released.load(Ordering::Acquire);
@@ -210,6 +283,12 @@ impl DbInner {
     /// taken, for the picker (DB mutex held).
     pub fn start_compaction(&self, st: &mut DbState, id: u32, plan: &CompactionPlan) -> RunningCompaction {
         st.jobs.running_compactions += 1;
+        Self::register_compaction(st, id, plan)
+    }
+
+    /// The bookkeeping half of `start_compaction`: `plan`'s files busy, its output range
+    /// taken (RocksDB's `RegisterCompaction`), the count of compactions unchanged.
+    fn register_compaction(st: &mut DbState, id: u32, plan: &CompactionPlan) -> RunningCompaction {
         let Some(cf) = st.cfs.get_mut(&id) else {
             return RunningCompaction {
                 level: plan.level,
@@ -225,6 +304,23 @@ impl DbInner {
         running
     }
 
+    /// Undoes `register_compaction` (RocksDB's `ReleaseCompactionFiles`).
+    fn unregister_compaction(st: &mut DbState, id: u32, plan: &CompactionPlan, running: &RunningCompaction) {
+        if let Some(cf) = st.cfs.get_mut(&id) {
+            for (_, f) in plan.all_inputs() {
+                cf.being_compacted.remove(&f.number);
+            }
+            if let Some(i) = cf.running.iter().position(|r| {
+                r.level == running.level
+                    && r.output_level == running.output_level
+                    && r.smallest == running.smallest
+                    && r.largest == running.largest
+            }) {
+                cf.running.remove(i);
+            }
+        }
+    }
+
     /// Undoes `start_compaction` once `plan` has finished, deletes the tables nothing holds
     /// any more (the plan's inputs among them) and wakes the waiters.
     pub fn end_compaction(
@@ -235,16 +331,7 @@ impl DbInner {
         running: &RunningCompaction,
     ) {
         st.jobs.running_compactions -= 1;
-        if let Some(cf) = st.cfs.get_mut(&id) {
-            for (_, f) in plan.all_inputs() {
-                cf.being_compacted.remove(&f.number);
-            }
-            if let Some(i) = cf.running.iter().position(|r| {
-                r.level == running.level && r.smallest == running.smallest && r.largest == running.largest
-            }) {
-                cf.running.remove(i);
-            }
-        }
+        Self::unregister_compaction(st, id, &plan, running);
         drop(plan); // its inputs may be deleted now
         self.purge_obsolete_files(st);
         self.done_cv.notify_all();
@@ -465,14 +552,16 @@ impl DbInner {
         let mut st = self.lock_state();
         // Bounded: each move goes one level down.
         for _ in 0..64 {
-            if st.errors.is_db_stopped() {
+            // An exclusive manual compaction or a paused background holds every automatic
+            // compaction back.
+            if st.errors.is_db_stopped() || st.jobs.has_exclusive_manual() || st.jobs.compactions_paused > 0 {
                 return;
             }
             let mut ran = false;
             let queued: Vec<u32> = st.jobs.compaction_queue.iter().copied().collect();
             for id in queued {
                 let Some(cf) = st.cfs.get_mut(&id) else { continue };
-                if cf.dropping || cf.manual_compactions > 0 || !cf.running.is_empty() {
+                if cf.dropping || !cf.running.is_empty() {
                     continue;
                 }
                 let oldest_snapshot = self.oldest_snapshot_released.load(Ordering::Acquire);
@@ -520,7 +609,12 @@ fn compaction_worker(inner: Arc<DbInner>) {
         if inner.bottommost_recheck.swap(false, Ordering::AcqRel) {
             inner.recheck_bottommost_files(&mut st);
         }
+        // RocksDB's `MaybeScheduleFlushOrCompaction` and `BackgroundCompaction`: nothing
+        // automatic starts while background compaction is paused or an exclusive manual
+        // compaction is registered (the family stays queued).
         let can_run = !st.errors.is_db_stopped()
+            && st.jobs.compactions_paused == 0
+            && !st.jobs.has_exclusive_manual()
             && st.jobs.running_compactions - st.jobs.bottom_compactions < DbInner::compaction_limit(&st)
             && !st.jobs.compaction_queue.is_empty();
         if !can_run {
@@ -533,7 +627,7 @@ fn compaction_worker(inner: Arc<DbInner>) {
         let Some(id) = st.jobs.compaction_queue.pop_front() else { continue };
         let Some(cf) = st.cfs.get_mut(&id) else { continue };
         cf.compaction_queued = false;
-        if cf.dropping || cf.manual_compactions > 0 {
+        if cf.dropping {
             continue;
         }
         let handle = cf.handle.clone();
@@ -544,8 +638,24 @@ fn compaction_worker(inner: Arc<DbInner>) {
         let running = inner.start_compaction(&mut st, id, &plan);
         if forwards_to_bottom(&inner.config, &handle, &plan) {
             st.jobs.bottom_compactions += 1;
-            st.jobs.bottom_queue.push_back(BottomJob { id, plan, running });
+            // As RocksDB's `BackgroundCompaction`: the family is queued again while the
+            // picked compaction holds its files, then the hand-over.
             inner.schedule_compaction(&mut st, id);
+            let job = if handle.config().universal.reduce_file_locking {
+                // `reduce_file_locking` (RocksDB's
+                // `CreateIntendedCompactionForwardedToBottomPriorityPool`): the picked
+                // compaction lets its files go; only its deepest input level's files (level 0:
+                // the last file) stay held by an intended compaction until a BOTTOM thread
+                // picks again.
+                DbInner::unregister_compaction(&mut st, id, &plan, &running);
+                let intended = picker::intended_for_bottom(handle.config().style, &plan);
+                drop(plan);
+                let running = DbInner::register_compaction(&mut st, id, &intended);
+                BottomJob { id, plan: intended, running, repick: true }
+            } else {
+                BottomJob { id, plan, running, repick: false }
+            };
+            st.jobs.bottom_queue.push_back(job);
             inner.work_cv.notify_all();
             continue;
         }
@@ -599,9 +709,43 @@ fn bottom_compaction_worker(inner: Arc<DbInner>) {
             return;
         }
         let job = if st.errors.is_db_stopped() { None } else { st.jobs.bottom_queue.pop_front() };
-        let Some(BottomJob { id, plan, running }) = job else {
+        let Some(BottomJob { id, plan, running, repick }) = job else {
             inner.work_cv.wait_for(&mut st, Duration::from_secs(1));
             continue;
+        };
+        let (plan, running) = if repick {
+            // RocksDB's `ResetBottomPriCompactionIntent` and a pick that must write the
+            // deepest level (universal; the other pickers pick as a LOW thread does). An
+            // exclusive manual compaction does not hold this pick back (RocksDB's TODO).
+            DbInner::unregister_compaction(&mut st, id, &plan, &running);
+            drop(plan);
+            let oldest_snapshot = inner.oldest_snapshot_released.load(Ordering::Acquire);
+            let picked = st
+                .cfs
+                .get(&id)
+                .filter(|cf| !cf.dropping)
+                .and_then(|cf| inner.pick_compaction_as(cf, oldest_snapshot, true));
+            let Some(plan) = picked else {
+                if let Some(cf) = st.cfs.get(&id) {
+                    inner.info_log.buffer_line(format_args!(
+                        "[{}] Pre-picked compaction repicked files for compaction as required, but upon \
+                         re-evaluation, no compaction was found necessary ",
+                        cf.handle.name
+                    ));
+                    inner.info_log.buffer_line(format_args!("Compaction nothing to do"));
+                }
+                st.jobs.running_compactions -= 1;
+                st.jobs.bottom_compactions -= 1;
+                inner.done_cv.notify_all();
+                inner.work_cv.notify_all();
+                inner.schedule_compaction(&mut st, id);
+                continue;
+            };
+            let running = DbInner::register_compaction(&mut st, id, &plan);
+            inner.schedule_compaction(&mut st, id);
+            (plan, running)
+        } else {
+            (plan, running)
         };
         let handle = st.cfs.get(&id).map(|cf| cf.handle.clone());
         let r = match &handle {

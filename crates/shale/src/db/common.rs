@@ -529,14 +529,30 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
         opts: &CompactOptions,
     ) -> Result<()> {
         let h = self.inner.handle_of(cf)?;
-        // RocksDB's CompactRange raises the family's full_history_ts_low first.
-        if let Some(ts) = opts.full_history_ts_low() {
+        // RocksDB's CompactRange refuses a level change under FIFO first.
+        if opts.change_level().is_some() && h.config().style == shale_engine::config::CompactionStyle::Fifo {
+            return Err(crate::Error::not_supported("FIFO compaction does not support change_level."));
+        }
+        // Then it raises the family's full_history_ts_low, refusing it with a range.
+        if let Some(ts) = opts.full_history_ts_low().filter(|t| !t.is_empty()) {
+            if start.is_some() || end.is_some() {
+                return Err(crate::Error::invalid_argument(
+                    "Cannot specify compaction range with full_history_ts_low",
+                ));
+            }
             if let Err(e) = self.inner.increase_full_history_ts_low(&h, ts) {
                 self.inner.info_log.log(format_args!("compact_range refused: {e}"));
                 return Err(e);
             }
         }
-        self.compact_range_opt_result(&h, start, end, opts.bottommost_level_compaction(), opts.change_level())
+        self.compact_range_opt_result(
+            &h,
+            start,
+            end,
+            opts.bottommost_level_compaction(),
+            opts.change_level(),
+            opts.exclusive_manual_compaction(),
+        )
     }
 
     /// Waits until no flush or compaction is queued or running (RocksDB's WaitForCompact);

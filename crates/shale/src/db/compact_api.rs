@@ -20,6 +20,7 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
             end,
             BottommostLevelCompaction::IfHaveCompactionFilter,
             None,
+            true,
         );
     }
 
@@ -36,6 +37,7 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
                 end,
                 BottommostLevelCompaction::IfHaveCompactionFilter,
                 None,
+                true,
             );
         }
     }
@@ -48,7 +50,14 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
         end: Option<E>,
     ) -> Result<()> {
         let h = self.inner.handle_of(cf)?;
-        self.compact_range_opt_result(&h, start, end, BottommostLevelCompaction::IfHaveCompactionFilter, None)
+        self.compact_range_opt_result(
+            &h,
+            start,
+            end,
+            BottommostLevelCompaction::IfHaveCompactionFilter,
+            None,
+            true,
+        )
     }
 
     pub(crate) fn compact_range_opt_result<S: AsRef<[u8]>, E: AsRef<[u8]>>(
@@ -58,6 +67,7 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
         end: Option<E>,
         bottommost: BottommostLevelCompaction,
         change_level: Option<i32>,
+        exclusive: bool,
     ) -> Result<()> {
         // With timestamps the range's keys come without them; as RocksDB's CompactRange
         // (`MaybeAddTimestampsToRange`), the start gets the maximum timestamp and the end the
@@ -73,7 +83,14 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
             BottommostLevelCompaction::Force => BottommostLevel::Force,
             BottommostLevelCompaction::ForceOptimized => BottommostLevel::ForceOptimized,
         };
-        let r = self.inner.compact_range_impl(cf, s.as_deref(), e.as_deref(), bottommost, change_level);
+        let r = self.inner.compact_range_impl(
+            cf,
+            s.as_deref(),
+            e.as_deref(),
+            bottommost,
+            change_level,
+            exclusive,
+        );
         match &r {
             Err(err) => {
                 self.inner.info_log.log(format_args!("[{}] manual compaction failed: {err}", cf.name))

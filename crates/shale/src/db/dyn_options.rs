@@ -471,6 +471,13 @@ mod tests {
         let kind = |n: &str, v: &str| apply_mutable(&mut Options::default(), n, v).unwrap_err().kind();
         apply_mutable(&mut o, "compaction_options_universal", "{allow_trivial_move=true;}").unwrap();
         assert!(o.universal.allow_trivial_move);
+        // Kept and written back (the BOTTOM hand-over reads it, `db/scheduler.rs`).
+        assert!(o.universal.reduce_file_locking, "default true");
+        apply_mutable(&mut o, "compaction_options_universal", "{reduce_file_locking=false;}").unwrap();
+        assert!(!o.universal.reduce_file_locking);
+        // rust-rocksdb's setter copies a whole struct, as RocksDB's C API: the field is true again.
+        o.set_universal_compaction_options(&crate::UniversalCompactOptions::default());
+        assert!(o.universal.reduce_file_locking && !o.universal.allow_trivial_move);
         apply_mutable(&mut o, "compaction_options_fifo", "{ttl=99;}").unwrap();
         assert_eq!(kind("compaction_options_universal", "{no_such=1;}"), ErrorKind::InvalidArgument);
         // Deprecated in RocksDB 11.8.1 yet kept and written (helper cfblob).

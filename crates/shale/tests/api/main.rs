@@ -39,6 +39,7 @@ mod deletion_collector_compaction;
 mod direct_writes;
 mod dump_malloc_stats;
 mod event_log_compaction_reason;
+mod exclusive_manual_compaction;
 mod feature_combinations_33;
 mod fifo_compaction;
 mod fifo_options;

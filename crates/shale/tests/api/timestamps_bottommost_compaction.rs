@@ -57,11 +57,18 @@ fn entries(db: &DB, dir: &Path) -> Vec<(i32, String, u64, u64, u8)> {
 }
 
 /// A manual compaction of `[begin, end]` (keys without timestamps, as RocksDB's
-/// CompactRange takes them) with `full_history_ts_low` raised to `low`.
+/// CompactRange takes them) with `full_history_ts_low` raised to `low`: by the compaction's
+/// own option over the whole range; with a range, which RocksDB 11.8.1 refuses with that
+/// option ("Cannot specify compaction range with full_history_ts_low"), by
+/// `increase_full_history_ts_low` first.
 fn compact_with_low(db: &DB, low: u64, begin: Option<&[u8]>, end: Option<&[u8]>) {
     let mut co = CompactOptions::default();
-    co.set_full_history_ts_low(ts(low));
     let cf = db.cf_handle("default").unwrap();
+    if begin.is_some() || end.is_some() {
+        db.increase_full_history_ts_low(&cf, ts(low)).unwrap();
+    } else {
+        co.set_full_history_ts_low(ts(low));
+    }
     db.try_compact_range_cf_opt(&cf, begin, end, &co).unwrap();
 }
 
