@@ -241,6 +241,12 @@ pub struct UniversalSettings {
     /// output level unchanged (RocksDB's `allow_trivial_move`; never for periodic
     /// compactions or into level 0).
     pub allow_trivial_move: bool,
+    /// RocksDB's EXPERIMENTAL `incremental`: a size-amplification compaction takes, when it
+    /// can, only a window of the second-last run's files (with what they overlap in the last
+    /// run and the runs above) of about `max_compaction_bytes / 2`, not every run
+    /// (`compaction/universal.rs`); outputs into the last level are then cut at the next
+    /// older run's file boundaries as well (`CompactionPlan::grandparents`).
+    pub incremental: bool,
 }
 
 impl Default for UniversalSettings {
@@ -254,6 +260,7 @@ impl Default for UniversalSettings {
             stop_style: StopStyle::Total,
             max_read_amp: -1,
             allow_trivial_move: false,
+            incremental: false,
         }
     }
 }

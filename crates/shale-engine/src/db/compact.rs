@@ -761,10 +761,7 @@ impl DbInner {
                 let plan = if style == CompactionStyle::Fifo {
                     crate::compaction::fifo::pick_fifo(&c.current, cf.config(), busy, picker::unix_now())
                 } else {
-                    crate::compaction::universal::pick_manual_universal(
-                        &c.current,
-                        cf.config().max_output_level,
-                    )
+                    crate::compaction::universal::pick_manual_universal(&c.current, cf.config())
                 };
                 // Universal compacts everything into the last level (FIFO, refused a level
                 // change above, stays at level 0).
