@@ -282,6 +282,13 @@ impl Picker<'_> {
         self.max_output_level
     }
 
+    /// RocksDB's GetMaxOverlappingBytes: with `incremental`, an output crossing a
+    /// grandparent boundary ends once it and the grandparents it overlaps pass 1.5 target
+    /// files (`target_file_size_base / 2 * 3`); without, never.
+    fn max_grandparent_overlap(&self) -> Option<u64> {
+        self.u.incremental.then(|| self.opts.target_file_size_base / 2 * 3)
+    }
+
     /// RocksDB's PickPeriodicCompaction: every run from the oldest back to the first busy one.
     fn periodic(&self) -> Option<CompactionPlan> {
         let runs = self.runs;
@@ -493,6 +500,7 @@ impl Picker<'_> {
             bottommost: true,
             output_file_size: Some(max_output_file_size(self.opts, output_level)),
             rewrite: true,
+            max_grandparent_overlap: self.max_grandparent_overlap(),
             ..Default::default()
         };
         (!self.busy.conflicts(v, &plan)).then_some(plan)
@@ -720,13 +728,27 @@ impl Picker<'_> {
                 None => level_inputs.push((r.level, self.v.files(r.level).to_vec())),
             }
         }
+        // With `incremental`, outputs are also cut at the next older run's file boundaries
+        // when that run is deeper than level 1 (to align the runs' files for later
+        // incremental picks), and may then grow to twice the target size.
+        let bottommost = end == runs.len() - 1;
+        let grandparents = match runs.get(end + 1) {
+            Some(next) if self.u.incremental && next.level > 1 => self.v.files(next.level).to_vec(),
+            _ => Vec::new(),
+        };
+        let mut output_file_size = max_output_file_size(self.opts, output_level);
+        if !bottommost && !grandparents.is_empty() {
+            output_file_size = output_file_size.saturating_mul(2);
+        }
         let mut plan = CompactionPlan {
             level: start_level,
             output_level,
-            bottommost: end == runs.len() - 1,
+            bottommost,
             disable_compression: !compress,
-            output_file_size: Some(max_output_file_size(self.opts, output_level)),
+            output_file_size: Some(output_file_size),
             rewrite: true,
+            grandparents,
+            max_grandparent_overlap: self.max_grandparent_overlap(),
             ..Default::default()
         };
         if start_level == 0 {

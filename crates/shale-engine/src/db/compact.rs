@@ -315,6 +315,8 @@ impl DbInner {
                         preallocation: this.output_preallocation(cf, plan, target_file_size),
                         output_hash: super::verify_output::wants_hash(cf.config()),
                         partitioner: cf.config().sst_partitioner.as_ref().filter(|_| plan.output_level != 0),
+                        grandparents: if plan.output_level == 0 { &[] } else { &plan.grandparents },
+                        max_grandparent_overlap: plan.max_grandparent_overlap.unwrap_or(u64::MAX),
                         seqno_time: times.mapping.clone(),
                         preserve_time_min_seqno: times.preserve_time_min_seqno,
                         proximal_after_seqno,
