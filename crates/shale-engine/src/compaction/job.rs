@@ -586,7 +586,8 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
                     let g = &mut grandparents[s];
                     let crossed = g.update(&*ucmp, &k);
                     let over = out.as_ref().is_some_and(|o| {
-                        g.overlapped.saturating_add(o.builder.estimated_file_size()) > input.max_grandparent_overlap
+                        g.overlapped.saturating_add(o.builder.estimated_file_size())
+                            > input.max_grandparent_overlap
                     });
                     if crossed > 0 && over {
                         let o = out.take();
@@ -1196,7 +1197,11 @@ struct Ctx<'a> {
 
 /// RocksDB's `sstableKeyCompare` of internal keys: by user key without timestamp; at one
 /// user key a range tombstone's end (its sentinel) sorts first.
-fn sst_key_compare(ucmp: &dyn shale_format::comparator::Comparator, a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+fn sst_key_compare(
+    ucmp: &dyn shale_format::comparator::Comparator,
+    a: &[u8],
+    b: &[u8],
+) -> std::cmp::Ordering {
     use std::cmp::Ordering;
     let c = ucmp.compare_without_timestamp(user_key(a), true, user_key(b), true);
     if c != Ordering::Equal {
@@ -1742,7 +1747,13 @@ mod tests {
         let ucmp = crate::key::bytewise_internal_comparator().user_comparator().clone();
         let ik = |k: u32| make_internal_key(format!("{k:03}").as_bytes(), 5, ValueType::Value);
         let gp = |n: u64, lo: u32, hi: u32| {
-            std::sync::Arc::new(FileMetaData { number: n, file_size: 100, smallest: ik(lo), largest: ik(hi), ..Default::default() })
+            std::sync::Arc::new(FileMetaData {
+                number: n,
+                file_size: 100,
+                smallest: ik(lo),
+                largest: ik(hi),
+                ..Default::default()
+            })
         };
         let files = vec![gp(1, 10, 19), gp(2, 20, 29), gp(3, 40, 49)];
         let mut g = GrandparentCursor::new(&files);

@@ -10,6 +10,8 @@
 //! 2. size amplification: when the runs newer than the oldest hold at least
 //!    `max_size_amplification_percent`% of the oldest run's bytes, they all merge into it
 //!    (leaving out some of the newest level-0 files when that keeps writes from stopping);
+//!    with `incremental`, only a window of the last two runs' files of about
+//!    `max_compaction_bytes` when one has a low enough fanout (`incremental_size_amp`);
 //! 3. size ratio: starting from the newest run not being compacted, runs are added while the
 //!    next run is at most `(100 + size_ratio)%` of what was picked so far (the total, or with
 //!    the `Similar` stop style the last run); `min_merge_width`..`max_merge_width` runs;
@@ -22,7 +24,9 @@
 //! writes to the last level; otherwise to the level just above the next older run (level 0
 //! when that run is a level-0 file), so with `num_levels` levels the runs settle in the
 //! bottom levels. `compression_size_percent`: a size-ratio compaction whose older, untouched
-//! runs already hold that share of the data writes uncompressed output.
+//! runs already hold that share of the data writes uncompressed output. Outputs below level
+//! 0 are cut at the output level's target file size (RocksDB's `MaxFileSizeForLevel`), so a
+//! run of level 1 or deeper is several files.
 
 use std::sync::Arc;
 
@@ -403,7 +407,8 @@ impl Picker<'_> {
         for (end, end_file) in files.iter().enumerate() {
             // The last run's files wholly before this one.
             let mut skipped = 0;
-            while bottom_end < bottom.len() && icmp.compare(&bottom[bottom_end].largest, &end_file.smallest).is_lt()
+            while bottom_end < bottom.len()
+                && icmp.compare(&bottom[bottom_end].largest, &end_file.smallest).is_lt()
             {
                 if !end_bottom_counted {
                     bottom_size = bottom_size.wrapping_add(bottom[bottom_end].file_size);
@@ -424,7 +429,8 @@ impl Picker<'_> {
             }
             non_bottom = non_bottom.wrapping_add(end_file.file_size);
             // The last run's files overlapping this one.
-            while bottom_end < bottom.len() && icmp.compare(&bottom[bottom_end].smallest, &end_file.largest).is_lt()
+            while bottom_end < bottom.len()
+                && icmp.compare(&bottom[bottom_end].smallest, &end_file.largest).is_lt()
             {
                 if !end_bottom_counted {
                     bottom_size = bottom_size.wrapping_add(bottom[bottom_end].file_size);
@@ -565,7 +571,10 @@ impl Picker<'_> {
         }
         if expanded.is_none() {
             let within = clean_inputs_within(v, level, all_start, all_limit);
-            if within.len() > inputs.len() && !busy(&within) && out_size.saturating_add(total(&within)) < limit {
+            if within.len() > inputs.len()
+                && !busy(&within)
+                && out_size.saturating_add(total(&within)) < limit
+            {
                 expanded = Some(within);
             }
         }
@@ -1053,11 +1062,7 @@ mod tests {
     /// level-0 run, which is never split); the start level is then the highest.
     #[test]
     fn incremental_takes_upper_runs_within_the_range() {
-        let more = vec![
-            (0, ranged(90, 0, 59, 1)),
-            (4, ranged(41, 22, 28, 1)),
-            (4, ranged(42, 52, 58, 1)),
-        ];
+        let more = vec![(0, ranged(90, 0, 59, 1)), (4, ranged(41, 22, 28, 1)), (4, ranged(42, 52, 58, 1))];
         let v = two_runs([100, 100, 5, 5, 100, 100], more);
         let p = pick_universal(&v, &incremental_opts(100), Busy::default(), 0).unwrap();
         assert_eq!((p.level, p.output_level), (4, 6));
@@ -1165,7 +1170,11 @@ mod tests {
         let mut o = opts();
         o.num_levels = 1;
         o.max_output_level = 0;
-        let v1 = Version::new(bytewise_internal_comparator(), 1, v.files(0).iter().map(|f| (0, f.clone())).collect());
+        let v1 = Version::new(
+            bytewise_internal_comparator(),
+            1,
+            v.files(0).iter().map(|f| (0, f.clone())).collect(),
+        );
         let p = pick_universal(&v1, &o, Busy::default(), 0).unwrap();
         assert_eq!((p.output_level, p.output_file_size), (0, Some(u64::MAX)));
     }

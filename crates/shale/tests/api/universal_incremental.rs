@@ -74,7 +74,11 @@ fn run(incremental: bool) -> (Vec<(BTreeMap<u32, usize>, u64)>, usize) {
     }
     let files_at = |db: &DB, level: i32| db.live_files().unwrap().iter().filter(|f| f.level == level).count();
     let l6 = files_at(&db, 6);
-    assert!(l6 > 8 && files_at(&db, 5) > 4, "runs in levels 5 and 6 of many files: {:?}", db.live_files().unwrap().iter().map(|f| f.level).collect::<Vec<_>>());
+    assert!(
+        l6 > 8 && files_at(&db, 5) > 4,
+        "runs in levels 5 and 6 of many files: {:?}",
+        db.live_files().unwrap().iter().map(|f| f.level).collect::<Vec<_>>()
+    );
     let before = compactions(&dir).len();
     db.set_options(&[
         ("level0_file_num_compaction_trigger", "2"),
@@ -110,7 +114,8 @@ fn incremental_size_amplification_compacts_a_window_under_max_compaction_bytes()
 
     let (incr, l6) = run(true);
     // With it: compactions of part of levels 5 and 6, each under max_compaction_bytes.
-    let partial: Vec<_> = incr.iter().filter(|(levels, _)| levels.contains_key(&5) && levels.contains_key(&6)).collect();
+    let partial: Vec<_> =
+        incr.iter().filter(|(levels, _)| levels.contains_key(&5) && levels.contains_key(&6)).collect();
     assert!(!partial.is_empty(), "{incr:?}");
     for (levels, bytes) in &partial {
         assert!(levels[&6] < l6, "a part of level 6: {incr:?}");
@@ -137,7 +142,10 @@ fn incremental_in_the_options_file_and_set_options() {
         std::fs::read_to_string(dir.join(name)).unwrap()
     };
     let universal_line = |text: &str| {
-        text.lines().find(|l| l.trim_start().starts_with("compaction_options_universal=")).unwrap().to_string()
+        text.lines()
+            .find(|l| l.trim_start().starts_with("compaction_options_universal="))
+            .unwrap()
+            .to_string()
     };
     assert!(universal_line(&options_file(&dir)).contains("incremental=true"), "{}", options_file(&dir));
     db.set_options(&[("compaction_options_universal", "{incremental=false}")]).unwrap();
@@ -147,7 +155,8 @@ fn incremental_in_the_options_file_and_set_options() {
     assert!(line.contains("incremental=true"), "{line}");
     drop(db);
     // Read back from the file: a database opened with the loaded options writes it again.
-    let (mut loaded, _) = Options::load_latest(&dir, Env::new().unwrap(), false, Cache::new_lru_cache(1 << 20)).unwrap();
+    let (mut loaded, _) =
+        Options::load_latest(&dir, Env::new().unwrap(), false, Cache::new_lru_cache(1 << 20)).unwrap();
     loaded.create_if_missing(true);
     let other = tmp.path().join("other");
     drop(DB::open(&loaded, &other).unwrap());

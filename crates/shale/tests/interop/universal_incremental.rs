@@ -43,7 +43,8 @@ fn first_compaction(dir: &Path) -> Vec<(u32, Vec<u64>)> {
         .map(|part| {
             let level: u32 = part[..part.find('"').unwrap()].parse().unwrap();
             let list = &part[part.find('[').unwrap() + 1..part.find(']').unwrap()];
-            let files = list.split(',').filter(|s| !s.trim().is_empty()).map(|s| s.trim().parse().unwrap()).collect();
+            let files =
+                list.split(',').filter(|s| !s.trim().is_empty()).map(|s| s.trim().parse().unwrap()).collect();
             (level, files)
         })
         .collect()
@@ -62,7 +63,11 @@ fn latest_options_file(dir: &Path) -> String {
 /// The `compaction_options_universal` row of the newest OPTIONS file of `dir`.
 fn universal_row(dir: &Path) -> String {
     let text = std::fs::read_to_string(dir.join(latest_options_file(dir))).unwrap();
-    text.lines().find(|l| l.trim_start().starts_with("compaction_options_universal=")).unwrap().trim().to_string()
+    text.lines()
+        .find(|l| l.trim_start().starts_with("compaction_options_universal="))
+        .unwrap()
+        .trim()
+        .to_string()
 }
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -171,7 +176,8 @@ fn incremental_crosses_the_options_file_both_ways() {
     // RocksDB -> Shale: a database db_bench wrote with --universal_incremental=1.
     let rocks = tmp.path().join("rocksdb");
     db_bench_fill(&rocks, 2000, &["--compaction_style=1", "--universal_incremental=1"]);
-    let (mut loaded, _) = Options::load_latest(&rocks, Env::new().unwrap(), false, Cache::new_lru_cache(1 << 20)).unwrap();
+    let (mut loaded, _) =
+        Options::load_latest(&rocks, Env::new().unwrap(), false, Cache::new_lru_cache(1 << 20)).unwrap();
     loaded.create_if_missing(true);
     let copy = tmp.path().join("copy");
     drop(DB::open(&loaded, &copy).unwrap());
@@ -180,5 +186,9 @@ fn incremental_crosses_the_options_file_both_ways() {
     let pairs = ldb_scan(&rocks, None);
     assert!(pairs.len() > 1000, "{test}: ldb saw {} pairs", pairs.len());
     let db = DB::open(&loaded, &rocks).unwrap();
-    assert_same_pairs(&shale_scan(&db, "default"), &pairs, &format!("{test}: Shale reads db_bench's database"));
+    assert_same_pairs(
+        &shale_scan(&db, "default"),
+        &pairs,
+        &format!("{test}: Shale reads db_bench's database"),
+    );
 }
