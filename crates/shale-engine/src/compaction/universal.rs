@@ -269,6 +269,9 @@ fn periodic_due(v: &Version, limit: Option<u64>) -> bool {
     })
 }
 
+/// Files of one level, in key order.
+type Files = Vec<Arc<FileMetaData>>;
+
 struct Picker<'a> {
     v: &'a Version,
     opts: &'a CfConfig,
@@ -523,7 +526,7 @@ impl Picker<'_> {
         level: usize,
         inputs: Vec<Arc<FileMetaData>>,
         output_level: usize,
-    ) -> Option<(Vec<Arc<FileMetaData>>, Vec<Arc<FileMetaData>>)> {
+    ) -> Option<(Files, Files)> {
         use super::picker::clean_cut;
         let v = self.v;
         let icmp = v.icmp();

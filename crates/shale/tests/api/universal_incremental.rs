@@ -39,9 +39,11 @@ fn wait(db: &DB) {
     db.wait_for_compact(&WaitForCompactOptions::default()).unwrap();
 }
 
-/// Per compaction started (the LOG's EVENT_LOG_v1 `compaction_started`): its input levels
-/// with their file counts, and its input bytes.
-fn compactions(dir: &Path) -> Vec<(BTreeMap<u32, usize>, u64)> {
+/// One compaction started: its input levels with their file counts, and its input bytes.
+type Started = (BTreeMap<u32, usize>, u64);
+
+/// Per compaction started (the LOG's EVENT_LOG_v1 `compaction_started`), in order.
+fn compactions(dir: &Path) -> Vec<Started> {
     let log = std::fs::read_to_string(dir.join("LOG")).unwrap();
     log.lines()
         .filter(|l| l.contains("\"compaction_started\""))
@@ -63,7 +65,7 @@ fn compactions(dir: &Path) -> Vec<(BTreeMap<u32, usize>, u64)> {
 /// Runs in level 6 (tables 0-3) and level 5 (tables 4-6), then size amplification made due
 /// (`max_size_amplification_percent` 50, a trigger of 2) with `incremental` as given and one
 /// more table; returns the compactions after that point and how many files level 6 held.
-fn run(incremental: bool) -> (Vec<(BTreeMap<u32, usize>, u64)>, usize) {
+fn run(incremental: bool) -> (Vec<Started>, usize) {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("db");
     let db = DB::open(&options(), &dir).unwrap();
